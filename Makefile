@@ -1,0 +1,23 @@
+# The two commands a new user needs. Both create .venv and install everything first.
+VENV ?= .venv
+PYTEST_ARGS ?=
+
+.PHONY: install demo test test-slow bench clean
+
+install:
+	bash scripts/install.sh
+
+demo: install
+	$(VENV)/bin/servops demo
+
+test: install
+	$(VENV)/bin/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+test-slow: install
+	$(VENV)/bin/python -m pytest -q -m slow $(PYTEST_ARGS)
+
+bench: install
+	$(VENV)/bin/python -m pytest -q tests/benchmarks --benchmark-enable
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,100 @@
+"""The `servops` command line: the one place that wires advisor, rules, loadtest and reports.
+
+Each subcommand lives in its own module under `advisor/commands/` and exposes
+`register(subparsers) -> argparse.ArgumentParser` and `run(args) -> int`. Keeping them
+apart lets each grow (and be tested) without touching the others; this file only lists
+them, sets up logging and applies the one error style: a user error is one line on
+stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from advisor import __version__
+from advisor.errors import EXIT_USAGE, is_user_facing
+
+# Order is the order `servops --help` lists them in.
+COMMAND_MODULES: tuple[str, ...] = (
+    "advise",
+    "serve",
+    "ramp",
+    "triage",
+    "rules",
+    "report",
+    "demo",
+    "tune",
+)
+
+log = logging.getLogger("servops")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with our error style: one line naming the problem, exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="servops",
+        description=(
+            "Operations agent for vLLM-style LLM serving: size a deployment (advise), "
+            "serve the bundled engine (serve), load-test an endpoint (ramp), triage a "
+            "live server (triage), and render reports (report)."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"servops {__version__}")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="logging verbosity on stderr (default: INFO)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        module = _load_command(name)
+        if module is None:
+            continue
+        sub = module.register(subparsers)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def _load_command(name: str):
+    spec = importlib.util.find_spec(f"advisor.commands.{name}")
+    if spec is None:  # a command whose issue has not landed yet
+        return None
+    return importlib.import_module(f"advisor.commands.{name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level),
+        format="%(levelname)s %(asctime)s [servops] %(message)s",
+        datefmt="%m-%d %H:%M:%S",
+    )
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print(f"servops {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line for user errors; the traceback only for bugs
+        if is_user_facing(exc):
+            print(f"servops {args.command}: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `servops` subcommand: `register(subparsers)` and `run(args) -> int`."""
