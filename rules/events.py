@@ -1,0 +1,181 @@
+"""Typed log events: what the log collector recognised in vLLM's (or our engine's) log lines.
+
+Rules read events, never raw text (DESIGN.md): the collector matches vLLM's wording of every
+version (§3 of the format reference) and fills one `LogEvent` per recognised line. A single
+flat model with optional fields keeps collectors and rules simple; `FIELDS_BY_KIND` says which
+fields each kind carries, and every event keeps the raw line, its line number and file, so a
+finding can quote its evidence exactly.
+
+Units are normalised by the collector: fractions 0–1 (the stats line prints KV usage and hit
+rate ×100 with a `%`; store /100), GiB as floats, token counts as ints (commas removed).
+
+Stability contract: kinds and fields are only ever added, never renamed.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+
+class LogEventKind(str, Enum):
+    """Every log signature the rules understand."""
+
+    VERSION = "version"  # vLLM API server version X / vLLM server version X, serving model M
+    NON_DEFAULT_ARGS = "non_default_args"  # non-default args: {...} / args: Namespace(...)
+    CHUNKED_PREFILL = "chunked_prefill"  # Chunked prefill is enabled with max_num_batched_tokens=N
+    MODEL_LOADING = "model_loading"  # Model loading took X GiB [memory] and Y seconds
+    AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB
+    KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
+    MAX_CONCURRENCY = "max_concurrency"  # Maximum concurrency for L tokens per request: C x
+    V0_GPU_BLOCKS = "v0_gpu_blocks"  # # cuda blocks: N, # CPU blocks: M (V0 only)
+    CUDA_GRAPH_MEMORY = "cuda_graph_memory"  # Graph capturing finished in S secs, took X GiB
+    STATS_LINE = "stats_line"  # Engine 000: Avg prompt throughput … (periodic)
+    SPEC_DECODE_METRICS = "spec_decode_metrics"  # SpecDecoding metrics: … acceptance …
+    V0_PREEMPTION_WARNING = "v0_preemption_warning"  # Sequence group … is preempted by PreemptionMode…
+    MAX_MODEL_LEN_TOO_LARGE = "max_model_len_too_large"  # To serve at least one request with the model(s)'s max seq len …
+    V0_MAX_SEQ_LEN_TOO_LARGE = "v0_max_seq_len_too_large"  # The model's max seq len (N) is larger than … (M)
+    NO_CACHE_BLOCKS = "no_cache_blocks"  # No available memory for the cache blocks
+    FREE_MEMORY_BELOW_REQUESTED = "free_memory_below_requested"  # Free memory on device (F/T GiB) … (U, R GiB)
+    CUDA_OOM = "cuda_oom"  # CUDA out of memory / Failed to load model - not enough GPU memory / warming up sampler
+    MEMORY_PROFILING_ERROR = "memory_profiling_error"  # Error in memory profiling. Initial free memory …
+    ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
+    ENGINE_DEAD = "engine_dead"  # EngineDeadError / AsyncLLM output_handler failed.
+    FATAL_ERROR = "fatal_error"  # EngineCore encountered a fatal error.
+    RPC_TIMEOUT = "rpc_timeout"  # RPC call to execute_model timed out.
+    SHM_BROADCAST_HANG = "shm_broadcast_hang"  # No available shared memory broadcast block found in N second(s)
+    WORKER_DIED = "worker_died"  # Worker proc … died unexpectedly / Engine core proc … died unexpectedly
+    NCCL_WATCHDOG_TIMEOUT = "nccl_watchdog_timeout"  # Watchdog caught collective operation timeout …
+    NCCL_ERROR = "nccl_error"  # torch.distributed.DistBackendError: NCCL error in: …
+    STATS_DISABLED = "stats_disabled"  # AsyncLLM created with api_server_count more than 1; disabling stats …
+    REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
+    AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
+
+
+class OomPhase(str, Enum):
+    """Where a CUDA out-of-memory happened; the remedy depends on it."""
+
+    WEIGHT_LOAD = "weight_load"
+    SAMPLER_WARMUP = "sampler_warmup"
+    CUDAGRAPH_CAPTURE = "cudagraph_capture"
+    RUNTIME = "runtime"
+    UNKNOWN = "unknown"
+
+
+class LogEvent(BaseModel):
+    """One recognised log line; only the fields of its kind are set (see FIELDS_BY_KIND)."""
+
+    kind: LogEventKind
+    raw: str = ""
+    line_no: int | None = None
+    source_file: str | None = None
+    level: str | None = None  # INFO, WARNING, ERROR …
+    process: str | None = None  # APIServer, EngineCore_DP0, Worker_TP1 … when the prefix says
+    timestamp: str | None = None  # as printed (`07-28 06:40:59`); vLLM prints no year
+    time_s: float | None = None  # seconds since the log's first line, when the collector can tell
+
+    # version / args
+    version: str | None = None
+    model: str | None = None
+    args: dict[str, str] = Field(default_factory=dict)  # flag spelled as `vllm serve` -> value text
+
+    # sizing
+    kv_cache_tokens: int | None = None
+    max_model_len: int | None = None
+    max_concurrency: float | None = None
+    available_kv_gib: float | None = None
+    weights_gib: float | None = None
+    load_seconds: float | None = None
+    num_gpu_blocks: int | None = None
+    max_num_batched_tokens: int | None = None
+    cudagraph_gib: float | None = None
+    device: str | None = None  # "GPU", "CPU", "cuda:0" …
+
+    # startup failures
+    kv_needed_gib: float | None = None
+    estimated_max_model_len: int | None = None
+    max_seq_len_tokens: int | None = None  # V0: tokens that fit in the KV cache
+    free_gib: float | None = None
+    total_gib: float | None = None
+    gpu_memory_utilization: float | None = None
+    requested_gib: float | None = None
+    oom_phase: OomPhase | None = None
+    tried_to_allocate_gib: float | None = None
+    num_dummy_requests: int | None = None
+    initial_free_gib: float | None = None
+    current_free_gib: float | None = None
+
+    # stats line (fractions 0–1; throughputs tokens/s; preemptions = count in the interval)
+    engine: str | None = None
+    prompt_throughput_tps: float | None = None
+    generation_throughput_tps: float | None = None
+    running: int | None = None
+    waiting: int | None = None
+    deferred: int | None = None
+    preemptions: int | None = None
+    kv_usage: float | None = None
+    prefix_hit_rate: float | None = None
+    total_preemptions: int | None = None  # V0 warning: cumulative count
+
+    # speculative decoding (fractions 0–1)
+    acceptance_rate: float | None = None
+    mean_acceptance_length: float | None = None
+    accepted_tps: float | None = None
+    drafted_tps: float | None = None
+    accepted_tokens: int | None = None
+    drafted_tokens: int | None = None
+
+    # runtime failures
+    rpc_method: str | None = None
+    hang_seconds: float | None = None
+    exit_code: int | None = None
+    rank: int | None = None
+    timeout_ms: int | None = None
+    ran_ms: int | None = None
+    op_type: str | None = None
+    prompt_tokens: int | None = None
+    requested_tokens: int | None = None
+    message: str | None = None  # the error text for kinds without typed fields
+
+
+#: which optional fields each kind carries (documentation for collectors; checked in tests).
+FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
+    LogEventKind.VERSION: ("version", "model"),
+    LogEventKind.NON_DEFAULT_ARGS: ("args",),
+    LogEventKind.CHUNKED_PREFILL: ("max_num_batched_tokens",),
+    LogEventKind.MODEL_LOADING: ("weights_gib", "load_seconds"),
+    LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib",),
+    LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
+    LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),
+    LogEventKind.V0_GPU_BLOCKS: ("num_gpu_blocks", "device"),
+    LogEventKind.CUDA_GRAPH_MEMORY: ("cudagraph_gib",),
+    LogEventKind.STATS_LINE: (
+        "engine", "prompt_throughput_tps", "generation_throughput_tps", "running", "waiting",
+        "deferred", "preemptions", "kv_usage", "prefix_hit_rate",
+    ),
+    LogEventKind.SPEC_DECODE_METRICS: (
+        "acceptance_rate", "mean_acceptance_length", "accepted_tps", "drafted_tps",
+        "accepted_tokens", "drafted_tokens",
+    ),
+    LogEventKind.V0_PREEMPTION_WARNING: ("total_preemptions",),
+    LogEventKind.MAX_MODEL_LEN_TOO_LARGE: (
+        "max_model_len", "kv_needed_gib", "available_kv_gib", "estimated_max_model_len",
+    ),
+    LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE: ("max_model_len", "max_seq_len_tokens"),
+    LogEventKind.NO_CACHE_BLOCKS: (),
+    LogEventKind.FREE_MEMORY_BELOW_REQUESTED: ("free_gib", "total_gib", "gpu_memory_utilization", "requested_gib"),
+    LogEventKind.CUDA_OOM: ("oom_phase", "tried_to_allocate_gib", "total_gib", "free_gib", "num_dummy_requests"),
+    LogEventKind.MEMORY_PROFILING_ERROR: ("initial_free_gib", "current_free_gib"),
+    LogEventKind.ENGINE_CORE_FAILED: ("message",),
+    LogEventKind.ENGINE_DEAD: ("message",),
+    LogEventKind.FATAL_ERROR: ("message",),
+    LogEventKind.RPC_TIMEOUT: ("rpc_method",),
+    LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds",),
+    LogEventKind.WORKER_DIED: ("exit_code", "process"),
+    LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),
+    LogEventKind.NCCL_ERROR: ("message",),
+    LogEventKind.STATS_DISABLED: (),
+    LogEventKind.REQUEST_TOO_LONG: ("max_model_len", "prompt_tokens", "requested_tokens"),
+    LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
+}
