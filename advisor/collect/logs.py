@@ -1,0 +1,210 @@
+"""Read a vLLM (or bundled-engine) log — a file or stdin — into typed `LogEvent`s.
+
+Rules read events, never raw text. This reader strips what varies between releases and
+processes (the `(EngineCore_DP0 pid=…)` prefixes, nested or not; the `LEVEL MM-DD HH:MM:SS
+[file.py:NNN]` header) and hands the bare message to the wording table in
+`log_patterns.py`. A partial or truncated log still yields the events it holds; only a
+text in which nothing at all is recognisable (no vLLM-style line, no known event) is an
+error, because then the user passed the wrong file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from advisor.collect.log_patterns import PATTERNS
+from advisor.collect.server_args import args_from_repr
+from advisor.errors import UserError
+from rules.events import LogEvent, LogEventKind, OomPhase
+
+MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
+MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
+
+_PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*")
+_HEADER = re.compile(
+    r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
+    r"(?: \[[^\]]*\])? ?(?P<msg>.*)$"
+)
+_FAILURE_KINDS = frozenset(
+    {
+        LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
+        LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
+        LogEventKind.NO_CACHE_BLOCKS,
+        LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+        LogEventKind.CUDA_OOM,
+        LogEventKind.MEMORY_PROFILING_ERROR,
+        LogEventKind.ENGINE_CORE_FAILED,
+    }
+)
+
+
+class LogReadError(UserError):
+    """A log that cannot be read, or holds nothing recognisable; names the input and the fix."""
+
+
+@dataclass(slots=True)
+class LogReadResult:
+    """Events in log order, and how much of the text was recognisable (for 'sources')."""
+
+    source: str
+    events: list[LogEvent] = field(default_factory=list)
+    lines_read: int = 0
+    vllm_lines: int = 0
+    dropped_stats_events: int = 0
+
+    def of_kind(self, kind: LogEventKind) -> list[LogEvent]:
+        return [event for event in self.events if event.kind == kind]
+
+
+def read_log(path: str) -> LogReadResult:
+    """Read `path` (or stdin for '-') and return its events; see the module docstring."""
+    label = "--logs -" if path == "-" else f"--logs {path}"
+    if path == "-":
+        return parse_lines(sys.stdin, source="stdin", label=label)
+    try:
+        with open(Path(path), encoding="utf-8", errors="replace") as handle:
+            return parse_lines(handle, source=path, label=label)
+    except OSError as exc:
+        raise LogReadError(f"{label}: cannot read it ({exc.strerror}); pass a vLLM server log file or '-'") from None
+
+
+def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = None) -> LogReadResult:
+    """Events from an iterable of log lines; raises `LogReadError` only for unrecognisable text."""
+    result = LogReadResult(source=source)
+    state = _ParseState()
+    for line_no, raw_line in enumerate(_bounded(lines), start=1):
+        result.lines_read = line_no
+        line = raw_line.rstrip("\r\n")
+        event, message = _parse_line(line, line_no, source, state)
+        if state.last_was_vllm:
+            result.vllm_lines += 1
+        if event is None or _is_repeat(event, message, state):
+            continue
+        result.events.append(event)
+    stats = [event for event in result.events if event.kind == LogEventKind.STATS_LINE]
+    if len(stats) > MAX_STATS_EVENTS:
+        dropped = {id(event) for event in stats[: len(stats) - MAX_STATS_EVENTS]}
+        result.events = [event for event in result.events if id(event) not in dropped]
+        result.dropped_stats_events = len(dropped)
+    if not result.events and result.vllm_lines == 0:
+        where = label or source
+        if result.lines_read == 0:
+            raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log")
+        raise LogReadError(
+            f"{where}: none of its {result.lines_read} lines looks like a vLLM log; "
+            "pass the server's stdout/stderr log (e.g. `vllm serve … 2>&1 | tee server.log`)"
+        )
+    return result
+
+
+@dataclass(slots=True)
+class _ParseState:
+    """What earlier lines tell about later ones: the clock origin and the startup phase."""
+
+    first_time: datetime | None = None
+    capturing_graphs: bool = False
+    serving: bool = False
+    last_was_vllm: bool = False
+    seen_failures: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _bounded(lines: Iterable[str]) -> Iterator[str]:
+    for line in lines:
+        yield line[:MAX_LINE_CHARS]
+
+
+def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tuple[LogEvent | None, str]:
+    """The event a line holds (or None), and its bare message (prefixes and header removed)."""
+    message, process = line, None
+    while True:  # prefixes can nest: (APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR …
+        prefix = _PREFIX.match(message)
+        if not prefix:
+            break
+        process, message = prefix.group("proc").strip(), message[prefix.end():]
+    header = _HEADER.match(message)
+    level = timestamp = None
+    if header:
+        level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
+    state.last_was_vllm = header is not None or process is not None
+    _track_phase(message, state)
+    for pattern in PATTERNS:
+        match = pattern.regex.search(message)
+        if match is None:
+            continue
+        fields = dict(pattern.fields(match))
+        if pattern.kind == LogEventKind.NON_DEFAULT_ARGS:
+            fields = {"args": _args_from_text(match.group("args"))}
+        if pattern.kind == LogEventKind.CUDA_OOM and "oom_phase" not in fields:
+            fields["oom_phase"] = _oom_phase(state)
+        fields.setdefault("process", process)
+        return LogEvent(
+            kind=pattern.kind,
+            raw=line,
+            line_no=line_no,
+            source_file=source,
+            level=level,
+            timestamp=timestamp,
+            time_s=_seconds_since_start(timestamp, state),
+            **fields,
+        ), message
+    return None, message
+
+
+def _track_phase(message: str, state: _ParseState) -> None:
+    """Whether an OOM happened during CUDA-graph capture or while serving decides its fix."""
+    if "Capturing CUDA graph" in message or "Capturing cudagraphs" in message:
+        state.capturing_graphs = True
+    elif "Graph capturing finished" in message:
+        state.capturing_graphs = False
+    if "Application startup complete" in message or "Avg prompt throughput" in message:
+        state.serving, state.capturing_graphs = True, False
+
+
+def _oom_phase(state: _ParseState) -> OomPhase:
+    if state.capturing_graphs:
+        return OomPhase.CUDAGRAPH_CAPTURE
+    return OomPhase.RUNTIME if state.serving else OomPhase.UNKNOWN
+
+
+def _is_repeat(event: LogEvent, message: str, state: _ParseState) -> bool:
+    """A startup failure is printed by several processes and again in tracebacks: keep one."""
+    if event.kind not in _FAILURE_KINDS:
+        return False
+    key = (event.kind.value, re.sub(r"^[\w.]*(?:Error|Exception): ", "", message.strip()))
+    if key in state.seen_failures:
+        return True
+    state.seen_failures.add(key)
+    return False
+
+
+def _seconds_since_start(timestamp: str | None, state: _ParseState) -> float | None:
+    if timestamp is None:
+        return None
+    try:  # vLLM prints no year; 2000 is a leap year, so 02-29 parses
+        when = datetime.strptime(f"2000-{timestamp}", "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    if state.first_time is None:
+        state.first_time = when
+    elapsed = (when - state.first_time).total_seconds()
+    return elapsed if elapsed >= 0 else elapsed + 366 * 86400  # the log crossed New Year
+
+
+def _args_from_text(text: str) -> dict[str, str]:
+    """`{'max_model_len': 32768, …}` (0.10+) or `Namespace(…)` (≤0.9) → {flag: value text}."""
+    if text.startswith("{"):
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return args_from_repr(text[1:-1], separator=":")
+        if isinstance(value, dict):
+            return args_from_repr(", ".join(f"{k}={v!r}" for k, v in value.items()))
+    if text.startswith("Namespace("):
+        return args_from_repr(text[len("Namespace("):-1], drop_defaults=True)
+    return {}
