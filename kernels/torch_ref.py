@@ -47,9 +47,27 @@ def _gather_kv(
     return dense[:, :max_context_len].transpose(1, 2)
 
 
-def _expand_kv_heads(kv: torch.Tensor, num_heads: int) -> torch.Tensor:
-    group = num_heads // kv.shape[1]
-    return kv if group == 1 else kv.repeat_interleave(group, dim=1)
+def _grouped_sdpa(
+    query_rows: torch.Tensor,  # [B, num_heads, rows, head_dim]
+    keys: torch.Tensor,  # [B, num_kv_heads, L, head_dim]
+    values: torch.Tensor,
+    mask: torch.Tensor,  # [B, rows, L] bool
+    scale: float,
+) -> torch.Tensor:
+    """SDPA with grouped-query heads folded into the query rows: [B, num_heads, rows, d].
+
+    Why fold instead of repeating K/V per query head: the query heads sharing a KV head
+    become extra rows of one matmul against that KV head, so keys and values are neither
+    copied nor read more than once.
+    """
+    batch, num_heads, rows, head_dim = query_rows.shape
+    num_kv_heads = keys.shape[1]
+    group = num_heads // num_kv_heads
+    q = query_rows.reshape(batch, num_kv_heads, group * rows, head_dim)
+    folded_mask = mask[:, None, None].expand(batch, 1, group, rows, mask.shape[-1])
+    folded_mask = folded_mask.reshape(batch, 1, group * rows, mask.shape[-1])
+    out = F.scaled_dot_product_attention(q.to(keys.dtype), keys, values, attn_mask=folded_mask, scale=scale)
+    return out.reshape(batch, num_heads, rows, head_dim)
 
 
 def paged_decode_attention(
@@ -59,18 +77,20 @@ def paged_decode_attention(
     block_tables: torch.Tensor,  # [B, max_blocks_per_seq] int
     context_lens: torch.Tensor,  # [B] int: tokens in the cache, including this one
     scale: float,
+    *,
+    max_context_len: int | None = None,
 ) -> torch.Tensor:
     """Attention of one query token per sequence over all of its cached tokens."""
     batch, num_heads, head_dim = query.shape
+    if batch == 0:
+        return torch.empty_like(query)
     lens = context_lens.to(torch.long)
-    max_len = int(lens.max())
-    keys = _expand_kv_heads(_gather_kv(k_cache, block_tables, max_len), num_heads)
-    values = _expand_kv_heads(_gather_kv(v_cache, block_tables, max_len), num_heads)
+    max_len = int(lens.max()) if max_context_len is None else max_context_len
+    keys = _gather_kv(k_cache, block_tables, max_len)
+    values = _gather_kv(v_cache, block_tables, max_len)
     positions = torch.arange(max_len, device=query.device)
-    mask = (positions[None, :] < lens[:, None])[:, None, None, :]  # [B,1,1,L]
-    out = F.scaled_dot_product_attention(
-        query.unsqueeze(2).to(keys.dtype), keys, values, attn_mask=mask, scale=scale
-    )
+    mask = (positions[None, :] < lens[:, None])[:, None, :]  # [B, 1, L]
+    out = _grouped_sdpa(query.unsqueeze(2), keys, values, mask, scale)
     return out.squeeze(2).to(query.dtype)
 
 
@@ -82,6 +102,8 @@ def paged_prefill_attention(
     cu_seqlens_q: torch.Tensor,  # [B + 1] int: query-token offsets per sequence
     context_lens: torch.Tensor,  # [B] int: cached tokens after this chunk is written
     scale: float,
+    *,
+    max_query_len: int | None = None,
 ) -> torch.Tensor:
     """A chunk of query tokens per sequence over its cached prefix plus, causally, itself.
 
@@ -90,27 +112,26 @@ def paged_prefill_attention(
     chunk's own keys and values must already be in the cache (write, then attend).
     """
     total_q, num_heads, head_dim = query.shape
-    cu = cu_seqlens_q.to(torch.long).tolist()
+    batch = cu_seqlens_q.shape[0] - 1
+    if total_q == 0 or batch == 0:
+        return torch.empty_like(query)
+    cu = cu_seqlens_q.to(torch.long)
+    q_lens = cu[1:] - cu[:-1]
     lens = context_lens.to(torch.long)
-    batch = len(cu) - 1
-    q_lens = [cu[b + 1] - cu[b] for b in range(batch)]
-    max_q = max(q_lens)
+    max_q = int(q_lens.max()) if max_query_len is None else max_query_len
     max_len = int(lens.max())
-    keys = _expand_kv_heads(_gather_kv(k_cache, block_tables, max_len), num_heads)
-    values = _expand_kv_heads(_gather_kv(v_cache, block_tables, max_len), num_heads)
+    keys = _gather_kv(k_cache, block_tables, max_len)
+    values = _gather_kv(v_cache, block_tables, max_len)
 
-    padded_q = query.new_zeros(batch, max_q, num_heads, head_dim)
-    for b in range(batch):
-        padded_q[b, : q_lens[b]] = query[cu[b] : cu[b + 1]]
-    q_len_t = torch.tensor(q_lens, device=query.device)
-    # absolute position of each padded query row; padding rows get position -1 (see nothing
-    # but key 0, to keep softmax finite; their output is dropped below)
+    # pad the varlen batch to [B, max_q] with one gather; padding rows repeat a real token
     rows = torch.arange(max_q, device=query.device)
-    q_pos = lens[:, None] - q_len_t[:, None] + rows[None, :]
-    q_pos = torch.where(rows[None, :] < q_len_t[:, None], q_pos, torch.zeros_like(q_pos))
+    real = rows[None, :] < q_lens[:, None]  # [B, max_q]
+    token_index = (cu[:-1, None] + rows[None, :]).clamp(max=total_q - 1)
+    padded_q = query[token_index]  # [B, max_q, h, d]
+    # absolute position of each query row; padding rows land past the context and so see
+    # every key (finite softmax); their output is dropped below
+    q_pos = lens[:, None] - q_lens[:, None] + rows[None, :]
     k_pos = torch.arange(max_len, device=query.device)
     mask = (k_pos[None, None, :] <= q_pos[:, :, None]) & (k_pos[None, None, :] < lens[:, None, None])
-    out = F.scaled_dot_product_attention(
-        padded_q.transpose(1, 2).to(keys.dtype), keys, values, attn_mask=mask[:, None], scale=scale
-    ).transpose(1, 2)
-    return torch.cat([out[b, : q_lens[b]] for b in range(batch)]).to(query.dtype)
+    out = _grouped_sdpa(padded_q.transpose(1, 2), keys, values, mask, scale)  # [B, h, max_q, d]
+    return out.transpose(1, 2)[real].to(query.dtype)
