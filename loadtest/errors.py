@@ -1,0 +1,13 @@
+"""The one error a load-test user can fix themselves.
+
+loadtest may not import advisor, so it keeps its own class; the CLI treats any exception
+with `user_facing = True` as a one-line error with exit code 2 (see advisor/errors.py).
+"""
+
+from __future__ import annotations
+
+
+class LoadTestError(Exception):
+    """A bad flag, an unreachable endpoint, an unreadable prompt file: one actionable line."""
+
+    user_facing = True

@@ -1,0 +1,147 @@
+"""The full-precision record kept for every request, and how one streamed request fills it.
+
+Why: Locust's own statistics round response times to two significant digits and keep only
+cumulative totals, which cannot give a per-step p99 of TTFT or inter-token latency. Each
+request instead leaves one `RequestRecord` with its intended and actual send times, TTFT,
+every inter-chunk gap, its token count and how it ended; per-step statistics are computed
+from these records only (stats.py).
+
+Times: `intended_send_ts` / `actual_send_ts` are wall-clock (`time.time()`) so records from
+several load-generator processes share one timeline; all durations come from
+`time.perf_counter()` differences, so a clock adjustment mid-run cannot corrupt them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from pydantic import BaseModel, Field
+
+from loadtest.http_stream import Endpoint, stream_post
+from loadtest.sse import SSEEvent
+
+TOKEN_SOURCES = ("usage", "tokenizer", "chunks")
+
+
+class RequestRecord(BaseModel):
+    """One request as the load generator saw it."""
+
+    step: int = Field(description="ramp step whose schedule issued this request")
+    index: int = Field(description="arrival number within the step (global across workers)")
+    worker: int = 0
+    intended_send_ts: float = Field(description="wall-clock time the schedule asked for")
+    actual_send_ts: float = Field(description="wall-clock time the request was written to the socket")
+    ttft_s: float | None = Field(default=None, description="send → first chunk with content")
+    gaps_s: list[float] = Field(default_factory=list, description="every gap between content chunks")
+    e2e_s: float | None = Field(default=None, description="send → end of stream ([DONE])")
+    output_tokens: int | None = Field(default=None, description="from the server's usage, when given")
+    content_chunks: int = 0
+    output_text: str | None = Field(default=None, description="kept only when usage is missing")
+    token_source: str = "chunks"
+    status: int = 0
+    error_type: str = ""
+    error_message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error_type
+
+    @property
+    def send_lateness_s(self) -> float:
+        return self.actual_send_ts - self.intended_send_ts
+
+    @property
+    def tokens(self) -> int:
+        """Output tokens by the best source available (usage, else tokenizer-filled, else chunks)."""
+        return self.output_tokens if self.output_tokens is not None else self.content_chunks
+
+
+def measure_request(
+    endpoint: Endpoint,
+    path: str,
+    payload: dict,
+    *,
+    step: int,
+    index: int,
+    intended_send_ts: float,
+    timeout_s: float,
+    worker: int = 0,
+    keep_text_without_usage: bool = True,
+) -> RequestRecord:
+    """Send one streaming request and return its record; never raises for server trouble."""
+    chunk_times: list[float] = []
+    text_parts: list[str] = []
+    state = {"tokens": None, "error": "", "message": ""}
+
+    def on_event(recv_perf: float, event: SSEEvent) -> None:
+        if state["error"]:
+            return
+        try:
+            obj = json.loads(event.data)
+        except json.JSONDecodeError:
+            state["error"], state["message"] = "malformed_sse", f"event data is not JSON: {event.data[:80]!r}"
+            return
+        if not isinstance(obj, dict):
+            state["error"], state["message"] = "malformed_sse", "event data is not a JSON object"
+            return
+        if "error" in obj:
+            err = obj["error"]
+            state["error"] = "stream_error"
+            state["message"] = str(err.get("message", err) if isinstance(err, dict) else err)[:300]
+            return
+        usage = obj.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            state["tokens"] = max(state["tokens"] or 0, usage["completion_tokens"])
+        content = _content_of(obj)
+        if content:
+            chunk_times.append(recv_perf)
+            text_parts.append(content)
+
+    actual_send_ts = time.time()
+    outcome = stream_post(endpoint, path, payload, on_event, timeout_s)
+    error_type = outcome.error_type or state["error"]
+    message = outcome.error_message or state["message"]
+    if not error_type and not outcome.saw_done_marker:
+        error_type, message = "incomplete_stream", "stream ended without data: [DONE]"
+    if not error_type and not chunk_times:
+        error_type, message = "empty_response", "stream carried no content"
+    tokens = state["tokens"]
+    record = RequestRecord(
+        step=step, index=index, worker=worker, intended_send_ts=intended_send_ts,
+        actual_send_ts=actual_send_ts, status=outcome.status, error_type=error_type,
+        error_message=message[:300], content_chunks=len(chunk_times), output_tokens=tokens,
+        token_source="usage" if tokens is not None else "chunks",
+    )
+    if chunk_times:
+        record.ttft_s = chunk_times[0] - outcome.sent_perf
+        record.gaps_s = [b - a for a, b in zip(chunk_times, chunk_times[1:])]
+    if not error_type:
+        record.e2e_s = outcome.done_perf - outcome.sent_perf
+    if tokens is None and keep_text_without_usage:
+        record.output_text = "".join(text_parts)
+    return record
+
+
+def _content_of(obj: dict) -> str:
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return ""
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    delta = choice.get("delta")
+    if isinstance(delta, dict):
+        for key in ("content", "reasoning_content", "reasoning"):
+            value = delta.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+    text = choice.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def cancelled_record(step: int, index: int, intended_send_ts: float, actual_send_ts: float,
+                     worker: int = 0) -> RequestRecord:
+    """Record for a request still in flight when the cool-down ended."""
+    return RequestRecord(step=step, index=index, worker=worker, intended_send_ts=intended_send_ts,
+                         actual_send_ts=actual_send_ts, error_type="cancelled",
+                         error_message="still in flight when the cool-down ended")

@@ -1,0 +1,258 @@
+"""A streaming OpenAI-compatible test server with exactly known timing.
+
+Why it exists: to check that the load generator measures what a server really does, we need
+a server whose TTFT and inter-token gaps are known in advance. This one streams SSE chunks
+on an absolute schedule (first token at admit + ttft, token i at admit + ttft + i * gap),
+so scheduling errors do not accumulate, and stamps each chunk with the server's own wall
+clock send time (`servops_sent_at`) so a test can compare client receive times with it.
+
+It is a legitimate test server, not a mock of the engine: it speaks the HTTP/SSE protocol
+(`/v1/models`, `/v1/chat/completions`, `/v1/completions`, `/metrics`, `/health`) and can
+misbehave on purpose (non-streaming replies, malformed SSE, HTTP 500, dropping the stream).
+
+Run it: `python -m tests.helpers.fake_openai_server --port 0 --ttft 0.05 --gap 0.01`; it
+prints `READY <port>` on stdout once it listens. `FakeServer` below starts it as a
+subprocess for tests and always stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+MODES = ("stream", "non_streaming", "malformed", "error_500", "drop_mid_stream", "error_event")
+
+
+@dataclass
+class ServerBehaviour:
+    """What the server does; every field is a command-line flag."""
+
+    ttft_s: float = 0.05
+    gap_s: float = 0.01
+    tokens: int = 16
+    honor_max_tokens: bool = False
+    max_concurrency: int = 0  # 0 = unlimited; otherwise extra requests queue
+    mode: str = "stream"
+    metrics: bool = True
+    old_metric_names: bool = False
+    model: str = "fake-model"
+    running: int = 0
+    waiting: int = 0
+    preemptions: int = 0
+    served: int = 0
+    semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
+
+
+def build_app(behaviour: ServerBehaviour) -> web.Application:
+    """The aiohttp application; routes close over `behaviour` for state and counters."""
+    app = web.Application()
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response(
+            {"object": "list", "data": [{"id": behaviour.model, "object": "model", "owned_by": "fake"}]}
+        )
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def metrics(_: web.Request) -> web.Response:
+        if not behaviour.metrics:
+            return web.Response(status=404, text="not found")
+        kv_name = "vllm:gpu_cache_usage_perc" if behaviour.old_metric_names else "vllm:kv_cache_usage_perc"
+        cap = behaviour.max_concurrency or 64
+        labels = f'{{engine="0",model_name="{behaviour.model}"}}'
+        lines = [
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{labels} {float(behaviour.running)}",
+            "# TYPE vllm:num_requests_waiting gauge",
+            f"vllm:num_requests_waiting{labels} {float(behaviour.waiting)}",
+            f"# TYPE {kv_name} gauge",
+            f"{kv_name}{labels} {min(1.0, behaviour.running / cap)}",
+            "# TYPE vllm:num_preemptions_total counter",
+            f"vllm:num_preemptions_total{labels} {float(behaviour.preemptions)}",
+        ]
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+    async def generate(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        chat = request.path.endswith("/chat/completions")
+        tokens = behaviour.tokens
+        if behaviour.honor_max_tokens and isinstance(body.get("max_tokens"), int):
+            tokens = max(1, body["max_tokens"])
+        if behaviour.mode == "error_500":
+            return web.json_response({"error": {"message": "boom", "type": "InternalServerError"}}, status=500)
+        if behaviour.mode == "non_streaming" or not body.get("stream"):
+            await asyncio.sleep(behaviour.ttft_s + behaviour.gap_s * (tokens - 1))
+            return web.json_response(_full_reply(chat, tokens, behaviour.model))
+        behaviour.waiting += 1
+        try:
+            if behaviour.semaphore is not None:
+                await behaviour.semaphore.acquire()
+        finally:
+            behaviour.waiting -= 1
+        behaviour.running += 1
+        try:
+            return await _stream(request, body, chat, tokens)
+        finally:
+            behaviour.running -= 1
+            behaviour.served += 1
+            if behaviour.semaphore is not None:
+                behaviour.semaphore.release()
+
+    async def _stream(request: web.Request, body: dict, chat: bool, tokens: int) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        admitted = loop.time()
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        usage_opts = body.get("stream_options") or {}
+        continuous = bool(usage_opts.get("continuous_usage_stats"))
+        for index in range(tokens):
+            target = admitted + behaviour.ttft_s + index * behaviour.gap_s
+            delay = target - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if behaviour.mode == "drop_mid_stream" and index == tokens // 2:
+                request.transport.close()  # type: ignore[union-attr]
+                return resp
+            if behaviour.mode == "malformed" and index == 1:
+                await resp.write(b"data: {not json\n\n")
+                continue
+            if behaviour.mode == "error_event" and index == 1:
+                await resp.write(b'data: {"error": {"message": "engine died", "type": "InternalServerError"}}\n\n')
+                break
+            chunk = _chunk(chat, index, tokens, behaviour.model)
+            if continuous:
+                chunk["usage"] = {"prompt_tokens": 8, "completion_tokens": index + 1, "total_tokens": 9 + index}
+            await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+        if usage_opts.get("include_usage"):
+            final = {"id": "x", "object": "chunk", "choices": [],
+                     "usage": {"prompt_tokens": 8, "completion_tokens": tokens, "total_tokens": 8 + tokens}}
+            await resp.write(b"data: " + json.dumps(final).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_post("/v1/chat/completions", generate)
+    app.router.add_post("/v1/completions", generate)
+    return app
+
+
+def _chunk(chat: bool, index: int, tokens: int, model: str) -> dict:
+    text = f" tok{index}"
+    finish = "length" if index == tokens - 1 else None
+    choice: dict = {"index": 0, "finish_reason": finish}
+    if chat:
+        choice["delta"] = {"role": "assistant", "content": text} if index == 0 else {"content": text}
+    else:
+        choice["text"] = text
+    return {"id": "fake-1", "object": "chat.completion.chunk" if chat else "text_completion",
+            "model": model, "choices": [choice], "servops_sent_at": time.time()}
+
+
+def _full_reply(chat: bool, tokens: int, model: str) -> dict:
+    text = "".join(f" tok{i}" for i in range(tokens))
+    choice = {"index": 0, "finish_reason": "length"}
+    choice.update({"message": {"role": "assistant", "content": text}} if chat else {"text": text})
+    return {"id": "fake-1", "object": "chat.completion" if chat else "text_completion", "model": model,
+            "choices": [choice], "usage": {"prompt_tokens": 8, "completion_tokens": tokens}}
+
+
+async def _serve(behaviour: ServerBehaviour, host: str, port: int) -> None:
+    if behaviour.max_concurrency > 0:
+        behaviour.semaphore = asyncio.Semaphore(behaviour.max_concurrency)
+    runner = web.AppRunner(build_app(behaviour), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, backlog=1024)
+    await site.start()
+    bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    print(f"READY {bound}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback only for tests)")
+    parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one")
+    parser.add_argument("--ttft", type=float, default=0.05, help="seconds from admission to the first token")
+    parser.add_argument("--gap", type=float, default=0.01, help="seconds between tokens")
+    parser.add_argument("--tokens", type=int, default=16, help="tokens per reply")
+    parser.add_argument("--honor-max-tokens", action="store_true", help="reply with the request's max_tokens")
+    parser.add_argument("--max-concurrency", type=int, default=0, help="streams served at once; 0 = no cap")
+    parser.add_argument("--mode", choices=MODES, default="stream", help="normal or deliberately broken replies")
+    parser.add_argument("--no-metrics", action="store_true", help="answer /metrics with 404")
+    parser.add_argument("--old-metric-names", action="store_true", help="use vllm:gpu_cache_usage_perc")
+    args = parser.parse_args(argv)
+    behaviour = ServerBehaviour(
+        ttft_s=args.ttft, gap_s=args.gap, tokens=args.tokens, honor_max_tokens=args.honor_max_tokens,
+        max_concurrency=args.max_concurrency, mode=args.mode, metrics=not args.no_metrics,
+        old_metric_names=args.old_metric_names,
+    )
+    asyncio.run(_serve(behaviour, args.host, args.port))
+
+
+class FakeServer:
+    """Starts the server as a subprocess on a free loopback port; a context manager that always stops it."""
+
+    def __init__(self, *flags: str, startup_timeout_s: float = 30.0) -> None:
+        self.flags = list(flags)
+        self.startup_timeout_s = startup_timeout_s
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "FakeServer":
+        root = Path(__file__).resolve().parents[2]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.fake_openai_server", "--port", "0", *self.flags],
+            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        deadline = time.monotonic() + self.startup_timeout_s
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if line.startswith("READY"):
+                self.port = int(line.split()[1])
+                return self
+            if not line and self.proc.poll() is not None:
+                break
+        self.__exit__(None, None, None)
+        raise RuntimeError(f"fake OpenAI server did not start within {self.startup_timeout_s} s")
+
+    def __exit__(self, *_: object) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        finally:
+            if self.proc.stdout:
+                self.proc.stdout.close()
+
+
+if __name__ == "__main__":
+    main()
