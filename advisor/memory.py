@@ -1,0 +1,235 @@
+"""Memory math: what a vLLM launch does with one GPU's memory, and whether it starts.
+
+`estimate_memory(model, gpu, config)` replays vLLM V1's KV budget (vllm-formats.md §4.1)
+for one GPU of the deployment: requested = total × util; available KV = requested −
+weights − peak activation − non-torch [− CUDA graphs from 0.20]; blocks, KV tokens and
+max concurrency at max_model_len; and either "fits" or the exact error vLLM would raise.
+It is pure and cheap (no I/O, microseconds), so triage can call it per ConfigChange.
+
+Not predictable from a launch config alone: the "Free memory on device … is less than
+desired GPU memory utilization" failure depends on what *other* processes hold. Pass
+`free_memory_gib` when known (from a log or nvidia-smi); otherwise that check is skipped.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from advisor import failure_texts
+from advisor.errors import UserError
+from advisor.hardware import GpuSpec
+from advisor.memory_terms import (
+    DTYPE_BYTES,
+    GIB,
+    activation_gib,
+    blocks_per_request,
+    cudagraph_gib,
+    kv_bytes_per_token_per_gpu,
+    non_torch_gib,
+    weights_gib_per_gpu,
+)
+from advisor.modelspec import ModelSpec
+from advisor.versions import (
+    FREE_MEMORY_CHECK_FROM,
+    NEWEST_VLLM,
+    TOKENS_AS_CONCURRENCY_FROM,
+    default_block_size,
+    default_gpu_memory_utilization,
+    default_max_num_batched_tokens,
+    default_max_num_seqs,
+    parse_version,
+)
+
+KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
+DTYPES = ("auto", "bfloat16", "float16", "half", "float32", "float")
+
+
+class LaunchConfig(BaseModel):
+    """A `vllm serve` launch, fields named as vLLM's flags. None = vLLM's default for the version."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tensor_parallel_size: int = Field(1, ge=1)
+    pipeline_parallel_size: int = Field(1, ge=1)
+    dtype: str = "auto"
+    quantization: str | None = None
+    kv_cache_dtype: str = "auto"
+    gpu_memory_utilization: float | None = Field(None, gt=0, le=1)
+    max_model_len: int | None = Field(None, ge=1)
+    max_num_seqs: int | None = Field(None, ge=1)
+    max_num_batched_tokens: int | None = Field(None, ge=1)
+    block_size: int | None = Field(None, ge=1)
+    enforce_eager: bool = False
+    enable_prefix_caching: bool | None = None
+    vllm_version: str = NEWEST_VLLM  # not a flag: which vLLM's rules and texts to apply
+
+
+class MemoryBreakdown(BaseModel):
+    """Per-GPU budget of one launch; GiB unless the name says otherwise."""
+
+    total_gib: float
+    requested_gib: float
+    weights_gib: float
+    activation_gib: float
+    non_torch_gib: float
+    cudagraph_gib: float
+    kv_pool_gib: float  # vLLM's "Available KV cache memory"; negative = does not start
+    kv_bytes_per_token: int  # per GPU: this rank's layers and KV heads
+    kv_cache_tokens: int  # as vLLM logs "GPU KV cache size: N tokens" for this version
+    num_blocks: int
+    max_concurrency: float  # requests of max_model_len tokens that fit at once
+    fits: bool
+    failure: str | None  # vLLM's exact error text, or None
+    max_model_len_that_fits: int  # largest max_model_len this KV pool can serve (0 = none)
+    # the resolved launch (defaults filled in for the version)
+    max_model_len: int
+    block_size: int
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    vllm_version: str
+
+    MEMORY_KEYS: ClassVar[tuple[str, ...]] = (
+        "total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib",
+        "cudagraph_gib", "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks",
+        "max_concurrency",
+    )
+
+    def memory_section(self) -> dict[str, float | int]:
+        """The `memory` object of the advise JSON (stable keys, issue #2)."""
+        return {key: getattr(self, key) for key in self.MEMORY_KEYS}
+
+
+def estimate_memory(
+    model: ModelSpec, gpu: GpuSpec, config: LaunchConfig, free_memory_gib: float | None = None
+) -> MemoryBreakdown:
+    """Replay vLLM's KV sizing for the worst GPU of the launch. Raises UserError for launches
+    vLLM rejects at argument parsing (TP not dividing heads, PP > layers, unknown dtypes)."""
+    check_launch(model, config)
+    version = parse_version(config.vllm_version)
+    tp, pp = config.tensor_parallel_size, config.pipeline_parallel_size
+    util = config.gpu_memory_utilization or default_gpu_memory_utilization(version)
+    max_num_seqs = config.max_num_seqs or default_max_num_seqs(version, gpu)
+    batched_tokens = config.max_num_batched_tokens or default_max_num_batched_tokens(version, gpu)
+    block_size = config.block_size or default_block_size(model.attention == "mla", gpu)
+    max_model_len = config.max_model_len or model.max_position_embeddings
+    dtype_bytes = model_dtype_bytes(model, config.dtype)
+    kv_dtype_bytes = 1.0 if config.kv_cache_dtype.startswith("fp8") else dtype_bytes
+    quantization = config.quantization or model.native_quantization
+
+    total = gpu.usable_gib
+    requested = total * util
+    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp)
+    activation = activation_gib(model, batched_tokens, max_num_seqs, pp, version)
+    non_torch = non_torch_gib(tp, pp, version)
+    if free_memory_gib is not None and version < FREE_MEMORY_CHECK_FROM:
+        non_torch += max(0.0, total - free_memory_gib)  # 0.8–0.9.0 charged others' memory here
+    cudagraph = cudagraph_gib(model, max_num_seqs, pp, config.enforce_eager, version)
+    available = requested - weights - activation - non_torch - cudagraph
+
+    kv_per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tp, pp)
+    page_bytes = block_size * kv_per_token
+    num_blocks = max(0, int(available * GIB // page_bytes))
+    per_request = blocks_per_request(model, max_model_len, block_size, batched_tokens)
+    concurrency = num_blocks / per_request
+    if version >= TOKENS_AS_CONCURRENCY_FROM:
+        kv_tokens = int(concurrency * max_model_len)
+    else:
+        kv_tokens = num_blocks * block_size
+    fitting_len = max_len_for_kv_bytes(
+        model, available * GIB, kv_per_token, block_size, batched_tokens
+    )
+
+    failure: str | None = None
+    if free_memory_gib is not None and free_memory_gib < requested:
+        failure = failure_texts.free_memory_below_requested(version, free_memory_gib, total, util, requested)
+    if failure is None and weights > (free_memory_gib if free_memory_gib is not None else total):
+        failure = failure_texts.weights_do_not_fit(version, weights, total)
+    if failure is None and num_blocks == 0:
+        failure = failure_texts.no_cache_blocks(version)
+    if failure is None and per_request * page_bytes > available * GIB:
+        failure = failure_texts.max_seq_len_does_not_fit(
+            version, max_model_len, per_request * page_bytes / GIB, available, fitting_len
+        )
+
+    return MemoryBreakdown(
+        total_gib=round(total, 4),
+        requested_gib=round(requested, 4),
+        weights_gib=round(weights, 4),
+        activation_gib=round(activation, 4),
+        non_torch_gib=round(non_torch, 4),
+        cudagraph_gib=round(cudagraph, 4),
+        kv_pool_gib=round(available, 4),
+        kv_bytes_per_token=kv_per_token,
+        kv_cache_tokens=kv_tokens,
+        num_blocks=num_blocks,
+        max_concurrency=round(concurrency, 2),
+        fits=failure is None,
+        failure=failure,
+        max_model_len_that_fits=fitting_len,
+        max_model_len=max_model_len,
+        block_size=block_size,
+        gpu_memory_utilization=util,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=batched_tokens,
+        vllm_version=".".join(str(p) for p in version),
+    )
+
+
+def max_len_for_kv_bytes(
+    model: ModelSpec, available_bytes: float, kv_bytes_per_token: int, block_size: int,
+    max_num_batched_tokens: int,
+) -> int:
+    """Largest max_model_len (≤ the model's limit) whose one request fits in `available_bytes`.
+
+    The same binary search vLLM runs for "the estimated maximum model length is M".
+    """
+    page_bytes = block_size * kv_bytes_per_token
+
+    def fits(length: int) -> bool:
+        return blocks_per_request(model, length, block_size, max_num_batched_tokens) * page_bytes <= available_bytes
+
+    low, high = 0, model.max_position_embeddings
+    if high < 1 or not fits(1):
+        return 0
+    while low < high:  # invariant: fits(low) or low == 0; at most ~18 iterations
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def model_dtype_bytes(model: ModelSpec, dtype: str) -> float:
+    """`--dtype auto` takes the checkpoint's dtype, casting float32 down to bfloat16 as vLLM does."""
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype {dtype!r}: unknown; choose one of {', '.join(DTYPES)}")
+    if dtype == "auto":
+        return 2.0 if model.torch_dtype in {"float32", "float"} else DTYPE_BYTES.get(model.torch_dtype, 2.0)
+    return DTYPE_BYTES[dtype]
+
+
+def check_launch(model: ModelSpec, config: LaunchConfig) -> None:
+    """The argument checks vLLM makes before touching memory, as one-line UserErrors."""
+    tp, pp = config.tensor_parallel_size, config.pipeline_parallel_size
+    if model.num_attention_heads % tp:
+        raise UserError(
+            f"--tensor-parallel-size {tp}: {model.name} has {model.num_attention_heads} attention "
+            "heads, which must divide evenly; pick a divisor of the head count"
+        )
+    kv_heads = model.num_key_value_heads
+    if model.attention == "gqa" and (kv_heads % tp if kv_heads >= tp else tp % kv_heads):
+        raise UserError(
+            f"--tensor-parallel-size {tp}: {model.name} has {kv_heads} KV heads; TP must divide "
+            "them or be a multiple of them"
+        )
+    if pp > model.num_hidden_layers:
+        raise UserError(
+            f"--pipeline-parallel-size {pp}: {model.name} has only {model.num_hidden_layers} layers; "
+            "use at most that many stages"
+        )
+    if config.kv_cache_dtype not in KV_DTYPES:
+        raise UserError(f"--kv-cache-dtype {config.kv_cache_dtype!r}: unknown; choose one of {', '.join(KV_DTYPES)}")

@@ -1,0 +1,163 @@
+"""The terms of vLLM's per-GPU memory budget, each calibrated against a published measurement.
+
+vLLM V1 (`gpu_worker.py::determine_available_memory`, vllm-formats.md §4.1):
+
+    requested    = total × gpu_memory_utilization
+    available_kv = requested − weights − peak_activation − non_torch [− cudagraph, 0.20+]
+
+This module computes each term on its own so that memory.py reads as the formula and each
+constant sits next to its source (memory-math.md §6–§7 unless noted). All functions are pure
+and return bytes or GiB as their names say.
+"""
+
+from __future__ import annotations
+
+import math
+
+from advisor.modelspec import ModelSpec
+from advisor.versions import CUDAGRAPH_PROFILED_FROM, LOW_ACTIVATION_FROM, Version
+
+GIB = 1024**3
+
+# --- weights ---------------------------------------------------------------------------
+
+DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "float": 4.0}
+
+# Bytes per weight of the quantized linear layers. fp8: 1 byte (+ block scales, negligible);
+# checked: Llama-3.1-8B `--quantization fp8` → 8.49 GiB and Llama-3.3-70B FP8 → 67.72 GiB
+# (memory-math.md §7) are reproduced to 0.1 % when embeddings and lm_head stay 16-bit.
+# int4 (AWQ/GPTQ/bnb): 4 bits + one fp16 scale and a 4-bit zero per group of 128 weights
+# = 0.52 bytes (assumption from the formats' group size 128; not measured in the reference).
+QUANT_WEIGHT_BYTES = {
+    "fp8": 1.0, "fbgemm_fp8": 1.0, "modelopt": 1.0, "ptpc_fp8": 1.0,
+    "int8": 1.0, "w8a8": 1.0, "experts_int8": 1.0,
+    "awq": 0.52, "awq_marlin": 0.52, "gptq": 0.52, "gptq_marlin": 0.52,
+    "bitsandbytes": 0.52, "compressed-tensors": 0.52, "marlin": 0.52,
+}
+
+
+def weight_bytes_per_param(dtype_bytes: float, quantization: str | None) -> float:
+    """Linear-layer bytes per parameter under a `--quantization` method (None = dtype)."""
+    if quantization is None:
+        return dtype_bytes
+    return QUANT_WEIGHT_BYTES.get(quantization.lower(), dtype_bytes)
+
+
+def weights_gib_per_gpu(
+    model: ModelSpec, dtype_bytes: float, quantization: str | None, tp: int, pp: int
+) -> float:
+    """Weights one GPU holds: linear layers at the quantized width, embeddings at dtype width.
+
+    Sharded evenly over TP×PP ranks (an approximation for PP, where the first and last stage
+    also hold the embeddings). Plus one rotary cos/sin cache per process
+    (max_position × rotary_dim × 2 bytes): it is what makes Llama-3.1-8B's 14.96 GiB of
+    parameters load as the 14.99 GiB vLLM reports.
+    """
+    if model.native_weight_bytes is not None and quantization in (None, model.native_quantization):
+        sharded = float(model.native_weight_bytes)
+    else:
+        linear = model.param_count - model.embedding_param_count
+        sharded = linear * weight_bytes_per_param(dtype_bytes, quantization)
+        sharded += model.embedding_param_count * dtype_bytes
+    rotary_dim = model.qk_rope_head_dim or model.head_dim
+    rope_cache = model.max_position_embeddings * rotary_dim * 2
+    return (sharded / (tp * pp) + rope_cache) / GIB
+
+
+# --- KV cache --------------------------------------------------------------------------
+
+
+def kv_bytes_per_token_per_gpu(model: ModelSpec, kv_dtype_bytes: float, tp: int, pp: int) -> int:
+    """KV bytes one GPU stores per token, all its layers (vLLM `kv_cache_interface.py`).
+
+    GQA: 2 (K and V) × layers/PP × max(1, kv_heads/TP) × head_dim × bytes — KV heads are
+    replicated, not split, when kv_heads < TP. MLA: coef 1 × layers/PP × (kv_lora_rank +
+    qk_rope_head_dim) × bytes — one latent per token, held whole on every TP rank.
+    """
+    layers = math.ceil(model.num_hidden_layers / pp)
+    if model.attention == "mla":
+        return int(layers * model.head_dim * kv_dtype_bytes)
+    heads = max(1, model.num_key_value_heads // tp)
+    return int(2 * layers * heads * model.head_dim * kv_dtype_bytes)
+
+
+def blocks_per_request(model: ModelSpec, max_model_len: int, block_size: int, max_num_batched_tokens: int) -> int:
+    """Blocks one request of `max_model_len` tokens needs (vLLM `max_memory_usage_bytes`).
+
+    Full attention: ceil(L / block). Sliding window (Mistral v0.1): the window plus one
+    prefill chunk, + 1 block, never more than full attention would need.
+    """
+    full = math.ceil(max_model_len / block_size)
+    if model.sliding_window is None:
+        return full
+    tokens = min(model.sliding_window - 1 + max_num_batched_tokens, max_model_len)
+    return min(full, math.ceil(tokens / block_size) + 1)
+
+
+# --- peak activation of the profiling pass ----------------------------------------------
+
+# activation = A × T × (hidden + ffn_active) × 2 B  +  B × S × vocab × 4 B
+#   T = max_num_batched_tokens (tokens in the dummy forward), S = max_num_seqs (dummy
+#   sampler requests, fp32 logits). A, B: least-squares fit to vLLM 0.19.0 on H100
+#   (T 8192, S 1024): Llama-3.1-8B 1.89 GiB (model 1.87), Qwen2.5-7B 2.21 (2.23),
+#   Mixtral 1.21 (1.21); Qwen3-8B 2.21 is under-predicted (2.07, −6 %).
+ACTIVATION_TOKEN_COEF = 1.73
+ACTIVATION_LOGITS_COEF = 2.82
+# Older vLLM (before LOW_ACTIVATION_FROM) measured 4.76 GiB for Llama-3.1-8B on H100 at
+# util 0.90 (llm-d empirical doc, the 51.38 GiB KV line): 4.76 / 1.866 = 2.551.
+OLD_ACTIVATION_FACTOR = 2.551
+# Peak falls with PP: Llama-8B 1.89 → 1.10 (PP2), 1.05 (PP4). Ratios used per stage count.
+PP_ACTIVATION_FACTOR = {1: 1.0, 2: 0.582, 3: 0.57}
+PP_ACTIVATION_FACTOR_4_PLUS = 0.556
+
+
+def activation_gib(
+    model: ModelSpec, max_num_batched_tokens: int, max_num_seqs: int, pp: int, version: Version
+) -> float:
+    """Peak activation of vLLM's profiling run; does not change with TP or max_model_len."""
+    ffn = model.intermediate_size
+    if model.is_moe:
+        ffn = model.intermediate_size * max(1, model.num_experts_per_tok)
+    tokens_term = ACTIVATION_TOKEN_COEF * max_num_batched_tokens * (model.hidden_size + ffn) * 2
+    logits_term = ACTIVATION_LOGITS_COEF * max_num_seqs * model.vocab_size * 4
+    peak = (tokens_term + logits_term) / GIB
+    if version < LOW_ACTIVATION_FROM:
+        peak *= OLD_ACTIVATION_FACTOR
+    return peak * PP_ACTIVATION_FACTOR.get(pp, PP_ACTIVATION_FACTOR_4_PLUS)
+
+
+# --- non-torch memory (CUDA context, cuBLAS, NCCL buffers) -------------------------------
+
+NON_TORCH_TP1_OLD_GIB = 0.13  # older vLLM, Llama-3.1-8B H100 (the 51.38 GiB KV line)
+NON_TORCH_TP1_GIB = 0.20  # mid-range of the measured 0.13–0.27 GiB at TP 1
+NON_TORCH_TP_GIB = 2.1  # ~2.1 GiB per GPU at TP ≥ 2 (NCCL buffers)
+NON_TORCH_PP_GIB = 0.07  # ~0.07 GiB at PP ≥ 2 (TP 1)
+
+
+def non_torch_gib(tp: int, pp: int, version: Version) -> float:
+    """Memory outside torch's allocator; dominated by NCCL buffers once TP > 1."""
+    if tp >= 2:
+        return NON_TORCH_TP_GIB
+    if pp >= 2:
+        return NON_TORCH_PP_GIB
+    return NON_TORCH_TP1_OLD_GIB if version < LOW_ACTIVATION_FROM else NON_TORCH_TP1_GIB
+
+
+# --- CUDA-graph pool (subtracted from the KV budget from 0.20) ----------------------------
+
+# Estimate: K × layers/PP × capture size × hidden × 2 B, capture size = min(2 × max_num_seqs,
+# 512) (vLLM's default largest capture size). K = 8 puts Llama-3.1-8B at 1.0 GiB, the mean of
+# the measured 0.51–1.85 GiB (v0.19.0); capped at the measured maximum 1.85 GiB.
+CUDAGRAPH_COEF = 8
+CUDAGRAPH_MAX_CAPTURE = 512
+CUDAGRAPH_CAP_GIB = 1.85
+
+
+def cudagraph_gib(model: ModelSpec, max_num_seqs: int, pp: int, enforce_eager: bool, version: Version) -> float:
+    """CUDA-graph memory vLLM subtracts before sizing KV; 0 before 0.20 or with --enforce-eager."""
+    if enforce_eager or version < CUDAGRAPH_PROFILED_FROM:
+        return 0.0
+    layers = math.ceil(model.num_hidden_layers / pp)
+    capture = min(2 * max_num_seqs, CUDAGRAPH_MAX_CAPTURE)
+    estimate = CUDAGRAPH_COEF * layers * capture * model.hidden_size * 2 / GIB
+    return min(estimate, CUDAGRAPH_CAP_GIB)

@@ -1,0 +1,299 @@
+"""Recommend a `vllm serve` launch, following the runbook's four steps in order.
+
+1. Precision by hardware support: BF16 while its weights leave ≥ 25 % of each GPU for KV;
+   otherwise FP8 weights where the GPU runs FP8 W8A8 (Ada, Hopper, Blackwell, AMD).
+2. Parallelism by interconnect: the fewest GPUs per replica that serve the workload; spread
+   a model over GPUs with TP on NVLink/XGMI, with PP on PCIe (TP all-reduces every layer);
+   leftover GPUs become data-parallel replicas.
+3. Memory and batch envelope: utilisation at the version default, max_model_len at the
+   model's own unless it does not fit, max_num_seqs no higher than the KV pool holds at the
+   workload's p95 length (beyond it vLLM preempts), max_num_batched_tokens ≥ a p95 prompt.
+4. Free wins: prefix caching pinned on when reuse is high; FP8 KV when capacity is short.
+
+Every flag comes with its reason; what the user pinned is kept and only warned about.
+Pure: memory figures come from `advisor.memory.estimate_memory`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from pydantic import BaseModel, Field
+
+from advisor.hardware import GpuSpec, Interconnect
+from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
+from advisor.modelspec import ModelSpec
+from advisor.versions import default_max_num_batched_tokens, default_max_num_seqs, parse_version
+
+WEIGHTS_SHARE_WARNING = 0.75  # playbook: weights > 75 % of VRAM → expect low concurrency
+HIGH_PREFIX_REUSE = 0.3  # llm-d runbook: hit rate < 30 % is the "check cacheability" line
+
+
+class Workload(BaseModel):
+    """What the deployment must serve; every field optional."""
+
+    p95_input_tokens: int | None = Field(None, ge=1)
+    p95_output_tokens: int | None = Field(None, ge=1)
+    prefix_reuse: float | None = Field(None, ge=0, le=1)
+    target_concurrency: int | None = Field(None, ge=1)
+
+    @property
+    def p95_total_tokens(self) -> int | None:
+        if self.p95_input_tokens is None and self.p95_output_tokens is None:
+            return None
+        return (self.p95_input_tokens or 0) + (self.p95_output_tokens or 0)
+
+    def kv_tokens_needed(self) -> int | None:
+        """KV tokens for target_concurrency requests of p95 length, a reused prefix stored once."""
+        length = self.p95_total_tokens
+        if length is None or self.target_concurrency is None:
+            return None
+        shared = int((self.p95_input_tokens or 0) * (self.prefix_reuse or 0.0))
+        return self.target_concurrency * (length - shared) + shared
+
+
+class Recommendation(BaseModel):
+    flag: str
+    value: str
+    reason: str
+
+
+class Plan(BaseModel):
+    launch: LaunchConfig
+    data_parallel_size: int
+    memory: MemoryBreakdown
+    recommendations: list[Recommendation]
+    warnings: list[str]
+    command: str
+
+
+def recommend(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    gpus: int,
+    interconnect: Interconnect,
+    given: LaunchConfig,
+    pinned: frozenset[str],
+    workload: Workload,
+) -> Plan:
+    """The recommended launch for `gpus` GPUs; `pinned` names LaunchConfig fields the user set."""
+    version = parse_version(given.vllm_version)
+    need = workload.kv_tokens_needed()
+    choice = _choose(model, gpu, gpus, interconnect, given, pinned, workload, need)
+    launch, memory = _envelope(model, gpu, choice, pinned, workload)
+    replicas = max(1, gpus // (launch.tensor_parallel_size * launch.pipeline_parallel_size))
+    recs = _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version)
+    warnings = _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need)
+    target = model.hf_id or model.name
+    command = " ".join(["vllm serve", target, *(f"{r.flag} {r.value}".strip() for r in recs)])
+    return Plan(launch=launch, data_parallel_size=replicas, memory=memory,
+                recommendations=recs, warnings=warnings, command=command)
+
+
+# --- steps 1 and 2: precision and parallelism ---------------------------------------------
+
+
+def _choose(model, gpu, gpus, interconnect, given, pinned, workload, need) -> LaunchConfig:
+    """First candidate, in runbook preference order, that starts and serves the workload."""
+    best: tuple[float, LaunchConfig] | None = None
+    for candidate in _candidates(model, gpu, gpus, interconnect, given, pinned):
+        memory = estimate_memory(model, gpu, candidate)
+        replicas = max(1, gpus // (candidate.tensor_parallel_size * candidate.pipeline_parallel_size))
+        heavy = memory.weights_gib > WEIGHTS_SHARE_WARNING * memory.total_gib
+        starts = memory.fits or (
+            "max_model_len" not in pinned and memory.num_blocks > 0
+            and memory.max_model_len_that_fits >= _required_len(model, workload)
+        )
+        served = need is None or memory.num_blocks * memory.block_size * replicas >= need
+        if starts and served and not (heavy and _has_lighter_option(model, gpu, candidate, pinned)):
+            return candidate
+        capacity = memory.num_blocks * memory.block_size * replicas if starts else -memory.weights_gib
+        if best is None or capacity > best[0]:
+            best = (capacity, candidate)
+    assert best is not None  # _candidates always yields the given launch
+    return best[1]
+
+
+def _required_len(model: ModelSpec, workload: Workload) -> int:
+    """Context a launch must serve to be acceptable when max_model_len may be capped:
+    the workload's p95 request, else the model's limit up to 32K (an assumption: a cap
+    below 32K without a workload to justify it would surprise users)."""
+    return workload.p95_total_tokens or min(model.max_position_embeddings, 32768)
+
+
+def _candidates(model, gpu, gpus, interconnect, given, pinned) -> Iterator[LaunchConfig]:
+    quants: list[str | None] = [given.quantization]
+    if "quantization" not in pinned and model.native_quantization is None and gpu.fp8_w8a8:
+        quants.append("fp8")
+    kv_dtypes = [given.kv_cache_dtype]
+    if "kv_cache_dtype" not in pinned and gpu.fp8_kv_cache:
+        kv_dtypes.append("fp8")
+    for quant in quants:
+        for kv_dtype in kv_dtypes:
+            for tp, pp in _layouts(model, gpus, interconnect, given, pinned):
+                yield given.model_copy(update={
+                    "quantization": quant, "kv_cache_dtype": kv_dtype,
+                    "tensor_parallel_size": tp, "pipeline_parallel_size": pp,
+                })
+
+
+def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
+    """(tp, pp) options by GPUs per replica, then TP-first on NVLink/XGMI, PP-first on PCIe."""
+    sizes = [1 << i for i in range(0, max(1, gpus).bit_length())]
+    tps = [given.tensor_parallel_size] if "tensor_parallel_size" in pinned else sizes
+    pps = [given.pipeline_parallel_size] if "pipeline_parallel_size" in pinned else sizes
+    options = [
+        (tp, pp) for tp in tps for pp in pps
+        if (tp * pp <= gpus or {"tensor_parallel_size", "pipeline_parallel_size"} & pinned)
+        and _valid_tp(model, tp) and pp <= model.num_hidden_layers
+    ]
+    prefer_pp = interconnect == "pcie"
+    options.sort(key=lambda o: (o[0] * o[1], o[0] if prefer_pp else o[1]))
+    return options or [(given.tensor_parallel_size, given.pipeline_parallel_size)]
+
+
+def _valid_tp(model: ModelSpec, tp: int) -> bool:
+    kv = model.num_key_value_heads
+    kv_ok = model.attention == "mla" or (kv % tp == 0 if kv >= tp else tp % kv == 0)
+    return model.num_attention_heads % tp == 0 and kv_ok
+
+
+def _has_lighter_option(model, gpu, candidate: LaunchConfig, pinned) -> bool:
+    return candidate.quantization is None and model.native_quantization is None and gpu.fp8_w8a8 and (
+        "quantization" not in pinned
+    )
+
+
+# --- step 3: memory and batch envelope ----------------------------------------------------
+
+
+def _envelope(model, gpu, choice: LaunchConfig, pinned, workload) -> tuple[LaunchConfig, MemoryBreakdown]:
+    version = parse_version(choice.vllm_version)
+    memory = estimate_memory(model, gpu, choice)
+    update: dict[str, object] = {}
+    if "max_model_len" not in pinned and not memory.fits and memory.max_model_len_that_fits > 0:
+        fitting = memory.max_model_len_that_fits
+        update["max_model_len"] = max(fitting // 1024 * 1024, min(fitting, 1024))
+    length = workload.p95_total_tokens
+    if "max_num_seqs" not in pinned and length and memory.max_model_len_that_fits:
+        probe = estimate_memory(model, gpu, choice.model_copy(update=update))
+        shared = int((workload.p95_input_tokens or 0) * (workload.prefix_reuse or 0.0))
+        holds = (probe.num_blocks * probe.block_size - shared) // max(1, length - shared)
+        if 0 < holds < default_max_num_seqs(version, gpu):
+            update["max_num_seqs"] = holds
+    prompt = workload.p95_input_tokens
+    default_batch = default_max_num_batched_tokens(version, gpu)
+    if "max_num_batched_tokens" not in pinned and prompt and prompt > default_batch:
+        update["max_num_batched_tokens"] = min(16384, math.ceil(prompt / 2048) * 2048)
+    if "enable_prefix_caching" not in pinned and (workload.prefix_reuse or 0) >= HIGH_PREFIX_REUSE:
+        update["enable_prefix_caching"] = True
+    launch = choice.model_copy(update=update)
+    return launch, estimate_memory(model, gpu, launch)
+
+
+# --- reasons and warnings -------------------------------------------------------------------
+
+
+def _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version) -> list[Recommendation]:
+    recs: list[Recommendation] = []
+
+    def add(flag: str, value: object, reason: str) -> None:
+        recs.append(Recommendation(flag=flag, value="" if value is True else str(value), reason=reason))
+
+    tp, pp = launch.tensor_parallel_size, launch.pipeline_parallel_size
+    if launch.quantization and launch.quantization != model.native_quantization:
+        add("--quantization", launch.quantization, "pinned by you" if "quantization" in pinned else
+            _quantization_reason(model, gpu, launch, memory))
+    if tp > 1:
+        add("--tensor-parallel-size", tp, "pinned by you" if "tensor_parallel_size" in pinned else
+            f"weights and KV need {tp} GPUs per replica; TP over {interconnect} keeps per-token latency low")
+    if pp > 1:
+        add("--pipeline-parallel-size", pp, "pinned by you" if "pipeline_parallel_size" in pinned else
+            f"spread over {pp} stages by layer: on {interconnect} PP moves activations once per stage "
+            "instead of all-reducing every layer")
+    if replicas > 1:
+        add("--data-parallel-size", replicas, f"the remaining GPUs serve as {replicas} independent replicas "
+            "(more throughput without cross-GPU traffic per token)")
+    add("--gpu-memory-utilization", memory.gpu_memory_utilization,
+        "pinned by you" if "gpu_memory_utilization" in pinned else
+        f"vLLM {'.'.join(map(str, version[:2]))} default; the profiled non-KV memory leaves "
+        f"{memory.kv_pool_gib:.2f} GiB per GPU for KV")
+    add("--max-model-len", memory.max_model_len, "pinned by you" if "max_model_len" in pinned else (
+        f"the model's {model.max_position_embeddings} does not fit; this is the largest 1024-multiple "
+        "that does" if memory.max_model_len < model.max_position_embeddings else
+        f"the model's own limit fits ({memory.max_concurrency:.2f} requests of that length at once)"))
+    if launch.max_num_seqs is not None:
+        add("--max-num-seqs", launch.max_num_seqs, "pinned by you" if "max_num_seqs" in pinned else
+            f"the KV pool holds {launch.max_num_seqs} sequences of the p95 length "
+            f"({workload.p95_total_tokens} tokens, reused prefix counted once); admitting more "
+            "makes vLLM preempt and recompute")
+    if launch.max_num_batched_tokens is not None:
+        add("--max-num-batched-tokens", launch.max_num_batched_tokens,
+            "pinned by you" if "max_num_batched_tokens" in pinned else
+            f"a p95 prompt ({workload.p95_input_tokens} tokens) prefills in one step: lower TTFT "
+            "(larger steps raise ITL; 2048 favours ITL)")
+    if launch.kv_cache_dtype != "auto":
+        add("--kv-cache-dtype", launch.kv_cache_dtype, "pinned by you" if "kv_cache_dtype" in pinned else
+            "KV capacity is short of the target concurrency; FP8 KV doubles KV tokens "
+            "(calibrate scales for quality)")
+    if launch.enable_prefix_caching:
+        add("--enable-prefix-caching", True, "pinned by you" if "enable_prefix_caching" in pinned else
+            f"prefix reuse {workload.prefix_reuse:.0%} ≥ {HIGH_PREFIX_REUSE:.0%}: cached prefixes skip "
+            "prefill (on by default in V1; pinned so it survives config changes)")
+    if launch.block_size is not None:
+        add("--block-size", launch.block_size, "pinned by you")
+    if launch.enforce_eager:
+        add("--enforce-eager", True, "pinned by you; frees the CUDA-graph pool at some decode speed")
+    return recs
+
+
+def _quantization_reason(model, gpu, launch: LaunchConfig, memory: MemoryBreakdown) -> str:
+    bf16 = estimate_memory(model, gpu, launch.model_copy(update={"quantization": None}))
+    share = bf16.weights_gib / bf16.total_gib
+    why = (
+        f"BF16 weights would take {share:.0%} of each GPU (> {WEIGHTS_SHARE_WARNING:.0%})"
+        if share > WEIGHTS_SHARE_WARNING
+        else f"BF16 leaves {max(bf16.kv_pool_gib, 0):.2f} GiB KV per GPU, short of the workload"
+    )
+    return (f"{why}; {gpu.name} runs FP8 W8A8: weights {memory.weights_gib:.2f} GiB per GPU, "
+            f"KV {memory.kv_pool_gib:.2f} GiB (small accuracy risk)")
+
+
+def _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need) -> list[str]:
+    warnings: list[str] = []
+    tp = launch.tensor_parallel_size
+    if memory.weights_gib > WEIGHTS_SHARE_WARNING * memory.total_gib:
+        warnings.append(
+            f"weights {memory.weights_gib:.2f} GiB > {WEIGHTS_SHARE_WARNING:.0%} of {memory.total_gib:.2f} GiB "
+            "per GPU: expect low concurrency; a larger GPU, more TP or a quantized model helps")
+    if not memory.fits:
+        warnings.append(f"this launch does not start on {gpu.name}: {memory.failure}")
+    p95 = workload.p95_total_tokens
+    if p95 and memory.max_model_len < p95:
+        warnings.append(
+            f"--max-model-len {memory.max_model_len} is below the workload's p95 request "
+            f"({p95} tokens): longer requests are rejected with HTTP 400")
+    if p95 and p95 > model.max_position_embeddings:
+        warnings.append(f"the workload's p95 request ({p95} tokens) exceeds {model.name}'s "
+                        f"max_position_embeddings {model.max_position_embeddings}")
+    if need is not None and memory.fits and memory.kv_cache_tokens * replicas < need:
+        warnings.append(
+            f"KV capacity {memory.kv_cache_tokens * replicas} tokens is short of the "
+            f"{need} that {workload.target_concurrency} concurrent p95 requests need: expect "
+            "queueing/preemption; add GPUs or replicas")
+    if tp > 1 and interconnect == "pcie":
+        warnings.append(f"TP {tp} over PCIe all-reduces every layer: per-token latency suffers; "
+                        "prefer NVLink or PP")
+    if model.attention == "gqa" and tp > model.num_key_value_heads:
+        warnings.append(f"{model.name} has {model.num_key_value_heads} KV heads and TP {tp}: KV heads are "
+                        "replicated, so KV per GPU does not shrink past TP "
+                        f"{model.num_key_value_heads}")
+    if launch.quantization == "fp8" and not gpu.fp8_w8a8:
+        warnings.append(f"{gpu.name} has no FP8 W8A8 in vLLM: FP8 runs weight-only via Marlin "
+                        "(memory saved, no FP8 compute speedup)")
+    if launch.max_model_len and launch.max_model_len > model.max_position_embeddings:
+        warnings.append(f"--max-model-len {launch.max_model_len} exceeds the model's "
+                        f"{model.max_position_embeddings}; vLLM refuses it unless "
+                        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    return warnings
