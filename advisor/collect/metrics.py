@@ -54,7 +54,7 @@ def parse_exposition(text: str, source: str, taken_at_s: float | None = None) ->
         raise MetricsError(
             f"{source}: no vllm:* metrics in it; point at a vLLM-compatible server's /metrics"
         )
-    return _snapshot(vllm_samples, source, taken_at_s)
+    return snapshot_from_samples(vllm_samples, source, taken_at_s)
 
 
 def load_file(path: str | Path) -> MetricSnapshot:
@@ -134,7 +134,7 @@ def window_between(
     return MetricWindow.from_snapshots(before, after, interval_s)
 
 
-def _snapshot(
+def snapshot_from_samples(
     items: list[tuple[str, str, dict[str, str], float]], source: str, taken_at_s: float | None
 ) -> MetricSnapshot:
     """Sort samples into gauges, counters and histograms by family type and suffix.

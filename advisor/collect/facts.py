@@ -1,0 +1,183 @@
+"""Assemble what the collectors read into the parts of `rules.facts.Facts` they imply.
+
+The server's configuration and its memory figures are each told by several sources at
+once — the user's `--server-args`, the log's `non-default args` line, the startup sizing
+lines, `vllm:cache_config_info` — and this module decides, field by field, which one to
+believe (explicit flags over effective values over nothing) and records where each came
+from, so a rule can tell a user's choice from a default.
+"""
+
+from __future__ import annotations
+
+from rules.events import LogEvent, LogEventKind
+from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
+from rules.metrics import MetricSnapshot
+
+from advisor.collect.server_args import ServeCommand, command_from_args, command_from_cache_config
+
+# ServerConfig's typed fields, with the type their flag text converts to.
+_TYPED_FIELDS: dict[str, type] = {
+    "max_model_len": int,
+    "max_num_seqs": int,
+    "max_num_batched_tokens": int,
+    "gpu_memory_utilization": float,
+    "block_size": int,
+    "enable_prefix_caching": bool,
+    "enable_chunked_prefill": bool,
+    "kv_cache_dtype": str,
+    "enforce_eager": bool,
+    "tensor_parallel_size": int,
+    "pipeline_parallel_size": int,
+    "data_parallel_size": int,
+    "quantization": str,
+    "dtype": str,
+    "speculative_config": str,
+    "api_server_count": int,
+    "num_gpu_blocks_override": int,
+}
+_ORIGIN_TO_SOURCE = {
+    "server-args": ConfigSource.ARGS,
+    "log": ConfigSource.ARGS,
+    "metrics": ConfigSource.CACHE_CONFIG_INFO,
+}
+_SHORT_FLAGS = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+                "-q": "--quantization"}
+
+
+def effective_command(
+    server_args: ServeCommand | None, events: list[LogEvent], snapshot: MetricSnapshot | None
+) -> ServeCommand | None:
+    """The server's flags from every source, the user's own command line winning."""
+    layers: list[ServeCommand] = []
+    cache_labels = cache_config_labels(snapshot)
+    if cache_labels:
+        layers.append(command_from_cache_config(cache_labels))
+    for event in events:
+        if event.kind == LogEventKind.NON_DEFAULT_ARGS and event.args:
+            layers.append(command_from_args(event.args, origin="log"))
+    if server_args is not None:
+        layers.append(server_args)
+    if not layers:
+        return None
+    merged = layers[0]
+    for stronger in layers[1:]:
+        merged = merged.merged_under(stronger)
+    return merged
+
+
+def server_config(
+    command: ServeCommand | None, events: list[LogEvent], snapshot: MetricSnapshot | None
+) -> ServerConfig | None:
+    """A `ServerConfig` from the effective command, startup log lines and cache_config_info."""
+    config = ServerConfig()
+    if command is not None:
+        config.model = command.model
+        for raw_flag, value in command.flags.items():
+            flag = _SHORT_FLAGS.get(raw_flag, raw_flag)
+            text, flag = ("false", "--" + flag[5:]) if flag.startswith("--no-") else (value or "true", flag)
+            config.flags[flag] = text
+            source = _ORIGIN_TO_SOURCE.get(command.origin.get(raw_flag, "server-args"), ConfigSource.ARGS)
+            if _set_typed(config, flag, text):
+                config.sources[flag] = source
+    _fill_from_log(config, events)
+    labels = cache_config_labels(snapshot)
+    if labels.get("num_gpu_blocks") not in (None, "", "None"):
+        config.num_gpu_blocks = _int(labels["num_gpu_blocks"])
+    empty = ServerConfig()
+    return None if config == empty else config
+
+
+def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
+    """The memory figures vLLM itself printed at startup (its own truth, when present)."""
+    memory = MemoryFacts(source="startup_log")
+    for event in events:
+        if event.kind == LogEventKind.MODEL_LOADING and event.weights_gib is not None:
+            memory.weights_gib = event.weights_gib
+        elif event.kind == LogEventKind.AVAILABLE_KV_MEMORY:
+            memory.available_kv_gib = event.available_kv_gib
+        elif event.kind == LogEventKind.KV_CACHE_SIZE:
+            memory.kv_cache_tokens = event.kv_cache_tokens
+            memory.max_concurrency = event.max_concurrency or memory.max_concurrency
+        elif event.kind == LogEventKind.MAX_CONCURRENCY:
+            memory.max_concurrency = event.max_concurrency
+        elif event.kind == LogEventKind.V0_GPU_BLOCKS:
+            memory.num_blocks = event.num_gpu_blocks
+        elif event.kind == LogEventKind.CUDA_GRAPH_MEMORY:
+            memory.cudagraph_gib = event.cudagraph_gib
+        elif event.kind == LogEventKind.MAX_MODEL_LEN_TOO_LARGE:
+            memory.available_kv_gib = event.available_kv_gib
+            memory.max_model_len_that_fits = event.estimated_max_model_len
+        elif event.kind == LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE:
+            memory.max_model_len_that_fits = event.max_seq_len_tokens
+        elif event.kind == LogEventKind.FREE_MEMORY_BELOW_REQUESTED:
+            memory.total_gib = event.total_gib
+            memory.requested_gib = event.requested_gib
+    return None if memory == MemoryFacts(source="startup_log") else memory
+
+
+def cache_config_labels(snapshot: MetricSnapshot | None) -> dict[str, str]:
+    """The labels of `vllm:cache_config_info` (engine 0's when there are several)."""
+    if snapshot is None:
+        return {}
+    samples = snapshot.samples("vllm:cache_config_info")
+    return dict(samples[0].labels) if samples else {}
+
+
+def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
+    """Figures the startup log states even when the flag was left at its default."""
+    for event in events:
+        if event.kind == LogEventKind.VERSION and event.version:
+            config.vllm_version = event.version
+            config.model = config.model or event.model
+        elif event.kind == LogEventKind.CHUNKED_PREFILL and config.max_num_batched_tokens is None:
+            config.max_num_batched_tokens = event.max_num_batched_tokens
+            config.sources[flag_name("max_num_batched_tokens")] = ConfigSource.STARTUP_LOG
+        elif event.kind in (LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRENCY) and event.max_model_len:
+            if config.max_model_len is None:
+                config.max_model_len = event.max_model_len
+                config.sources[flag_name("max_model_len")] = ConfigSource.STARTUP_LOG
+        elif event.kind == LogEventKind.MAX_MODEL_LEN_TOO_LARGE and config.max_model_len is None:
+            config.max_model_len = event.max_model_len
+            config.sources[flag_name("max_model_len")] = ConfigSource.STARTUP_LOG
+        elif event.kind == LogEventKind.FREE_MEMORY_BELOW_REQUESTED and config.gpu_memory_utilization is None:
+            config.gpu_memory_utilization = event.gpu_memory_utilization
+            config.sources[flag_name("gpu_memory_utilization")] = ConfigSource.STARTUP_LOG
+        elif event.kind == LogEventKind.STATS_DISABLED and config.api_server_count is None:
+            config.api_server_count = 2  # vLLM disables stats only when there is more than one
+            config.sources[flag_name("api_server_count")] = ConfigSource.STARTUP_LOG
+
+
+def _set_typed(config: ServerConfig, flag: str, text: str) -> bool:
+    name = flag.lstrip("-").replace("-", "_")
+    if name == "model":
+        config.model = text
+        return True
+    if name == "kv_cache_memory":
+        config.kv_cache_memory_bytes = _int(text)
+        return config.kv_cache_memory_bytes is not None
+    kind = _TYPED_FIELDS.get(name)
+    if kind is None or name not in ServerConfig.model_fields:
+        return False
+    value: object
+    if kind is bool:
+        value = text.lower() in ("true", "1", "yes", "on")
+    elif kind is int:
+        value = _int(text)
+    elif kind is float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = None
+    else:
+        value = text
+    if value is None:
+        return False
+    setattr(config, name, value)
+    return True
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(float(text.replace(",", "").replace("_", "")))
+    except ValueError:
+        return None

@@ -1,0 +1,162 @@
+"""`servops triage`: why is this vLLM server slow, failing or not starting — and which flag to change.
+
+Inputs are whatever the on-call engineer has: a live `--endpoint`, a `--prometheus` server
+in front of many replicas, saved `--metrics` dumps (two, with `--metrics-interval`, for
+rates), a `--logs` file or stdin, and the `--server-args` it was started with. Output is
+ranked findings with their evidence and flag changes (human text on stdout; the full JSON
+with `--json PATH`), or, with `--every 5m --out DIR`, a scheduled run with history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from advisor.collect.prometheus import DEFAULT_WINDOW_S
+from advisor.errors import UserError
+from advisor.schedule import HistoryEntry, parse_duration, run_schedule
+from advisor.triage import TriageRequest, TriageResult, run_triage
+from advisor.triage_text import render_text
+from rules.facts import Workload
+
+NAME = "triage"
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        NAME,
+        help="diagnose a vLLM-style server from its metrics, Prometheus, logs and launch flags",
+        description=(
+            "Collect what the inputs support (live /metrics, a Prometheus server, saved metrics "
+            "files, a log file or stdin, the launch command), run the rules, and print ranked "
+            "findings with evidence and the `vllm serve` flag changes to make, each with the "
+            "effect the memory model predicts. Exit code 0 when triage ran (findings or not), "
+            "2 for unusable input."
+        ),
+    )
+    source = parser.add_argument_group("where to look (at least one)")
+    source.add_argument("--endpoint", metavar="URL", help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)")
+    source.add_argument("--prometheus", metavar="URL", help="Prometheus base URL to query for every replica (e.g. http://127.0.0.1:9090)")
+    source.add_argument("--selector", default="", metavar="MATCHER",
+                        help="PromQL label matcher picking the servers, e.g. '{job=\"vllm\"}' (default: all vllm:* series)")
+    source.add_argument("--window", default=None, metavar="DURATION",
+                        help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)")
+    source.add_argument("--metrics", action="append", default=[], metavar="FILE",
+                        help="saved /metrics text; give it twice (before, after) with --metrics-interval for rates")
+    source.add_argument("--metrics-interval", type=float, default=None, metavar="SECONDS",
+                        help="seconds between the two --metrics files, or between two scrapes of --endpoint")
+    source.add_argument("--logs", metavar="FILE", help="server log file, or '-' to read stdin")
+    source.add_argument("--server-args", metavar="ARGS",
+                        help="the launch command or its flags, e.g. \"vllm serve MODEL --max-model-len 32768\"")
+
+    deployment = parser.add_argument_group("deployment (for predicted effects)")
+    deployment.add_argument("--model", help="catalog model name, HF config.json or model dir (default: from args/log)")
+    deployment.add_argument("--gpu", help="GPU catalog name, e.g. H100-SXM-80GB")
+    deployment.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs per replica")
+    deployment.add_argument("--gpu-memory-gib", type=float, default=None, metavar="GIB",
+                            help="device memory size when the GPU is not in the catalog")
+
+    workload = parser.add_argument_group("workload hints (optional)")
+    workload.add_argument("--input-tokens", type=float, default=None, metavar="N", help="typical (p50) prompt length")
+    workload.add_argument("--output-tokens", type=float, default=None, metavar="N", help="typical (p50) output length")
+    workload.add_argument("--concurrency", type=int, default=None, metavar="N", help="requests clients keep in flight")
+    workload.add_argument("--replicas", type=int, default=None, metavar="N", help="number of server replicas")
+    workload.add_argument("--prefix-reuse", type=float, default=None, metavar="FRACTION",
+                          help="share of prompt tokens in shared prefixes, 0–1")
+    workload.add_argument("--ttft-slo", type=float, default=None, metavar="SECONDS", help="p99 time-to-first-token target")
+    workload.add_argument("--itl-slo", type=float, default=None, metavar="SECONDS", help="p99 inter-token latency target")
+
+    output = parser.add_argument_group("output and scheduling")
+    output.add_argument("--json", metavar="PATH", help="also write the triage JSON document to PATH ('-' for stdout only)")
+    output.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="per-request timeout for endpoints and Prometheus (default 10)")
+    output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
+    output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
+    output.add_argument("--count", type=int, default=None, metavar="N",
+                        help="with --every: stop after N runs (default: run until interrupted)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    request = request_from_args(args)
+    if args.every or args.out or args.count is not None:
+        return _scheduled(args, request)
+    result = run_triage(request)
+    _emit(result, args.json)
+    return 0
+
+
+def request_from_args(args: argparse.Namespace) -> TriageRequest:
+    if args.metrics_interval is not None and args.metrics_interval <= 0:
+        raise UserError(f"--metrics-interval {args.metrics_interval:g}: must be more than 0 seconds")
+    if args.prefix_reuse is not None and not 0.0 <= args.prefix_reuse <= 1.0:
+        raise UserError(f"--prefix-reuse {args.prefix_reuse:g}: must be a fraction between 0 and 1")
+    hints = {
+        "p50_input_tokens": args.input_tokens,
+        "p50_output_tokens": args.output_tokens,
+        "client_concurrency": args.concurrency,
+        "num_replicas": args.replicas,
+        "prefix_reuse_share": args.prefix_reuse,
+        "ttft_slo_s": args.ttft_slo,
+        "itl_slo_s": args.itl_slo,
+    }
+    workload = Workload(**hints) if any(value is not None for value in hints.values()) else None
+    request = TriageRequest(
+        endpoint=args.endpoint,
+        prometheus=args.prometheus,
+        selector=args.selector,
+        metrics_files=list(args.metrics),
+        metrics_interval_s=args.metrics_interval,
+        logs=args.logs,
+        server_args=args.server_args,
+        model=args.model,
+        gpu=args.gpu,
+        gpus=args.gpus,
+        gpu_memory_gib=args.gpu_memory_gib,
+        timeout_s=args.timeout,
+        workload=workload,
+    )
+    if args.window:
+        request.window_s = parse_duration(args.window, "--window")
+    return request
+
+
+def _emit(result: TriageResult, json_path: str | None) -> None:
+    document = result.model_dump_json(indent=2)
+    if json_path == "-":
+        sys.stdout.write(document + "\n")
+        return
+    sys.stdout.write(render_text(result))
+    if json_path:
+        try:
+            Path(json_path).write_text(document + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--json {json_path}: cannot write it ({exc.strerror}); pick a writable path") from None
+        sys.stdout.write(f"JSON written to {json_path}\n")
+
+
+def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
+    if not args.out:
+        raise UserError("--every/--count need --out DIR, where each run's JSON and the history are kept")
+    if args.count is not None and args.count < 1:
+        raise UserError(f"--count {args.count}: must be at least 1")
+    every_s = parse_duration(args.every or "5m")
+    out_dir = Path(args.out)
+    failures: list[str] = []
+
+    def report(run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
+        if result is None:
+            failures.append(entry.error or "")
+            print(f"servops triage: run {run_no}: error: {entry.error}", file=sys.stderr)
+            return
+        top = result.top
+        headline = f"{top.rule} [{top.severity.value}] {top.title}" if top else "no findings"
+        print(f"run {run_no} at {entry.created_at}: {len(result.findings)} finding(s); top: {headline}")
+        if result.changes_since_last is not None:
+            print(f"  {result.changes_since_last.summary()}")
+        print(f"  written: {out_dir / (entry.result_file or '')}")
+        sys.stdout.flush()
+
+    entries = run_schedule(request, every_s, out_dir, args.count, report)
+    return 2 if entries and len(failures) == len(entries) else 0

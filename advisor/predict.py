@@ -1,0 +1,186 @@
+"""Predict what a proposed flag change does to the KV cache, before anyone restarts a server.
+
+For each `ConfigChange` that touches memory (`--max-model-len`, `--gpu-memory-utilization`,
+`--kv-cache-dtype`, `--tensor-parallel-size`, `--max-num-seqs`, …) the advisor's memory
+model is run twice — the launch as it is, and with the change — and the difference is
+reported: KV tokens, max concurrency at max_model_len, whether the server would start.
+
+When the server's own log says how much KV memory it really had ("Available KV cache
+memory", or the startup error's figure), the model is calibrated to it: the prediction is
+*measured pool + modelled change*, so an imperfect activation estimate does not leak into
+the answer. Without a model spec or device size there is no prediction, and the change
+says so rather than guessing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.errors import UserError
+from advisor.hardware import GpuSpec
+from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
+from advisor.memory_terms import GIB, blocks_per_request
+from advisor.modelspec import ModelSpec
+from rules.facts import ServerConfig
+from rules.model import ConfigChange, Finding, PredictedEffect
+
+# Flag → LaunchConfig field, with how to read the proposed text.
+LAUNCH_FLAGS: dict[str, tuple[str, type]] = {
+    "--max-model-len": ("max_model_len", int),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", float),
+    "--kv-cache-dtype": ("kv_cache_dtype", str),
+    "--tensor-parallel-size": ("tensor_parallel_size", int),
+    "--pipeline-parallel-size": ("pipeline_parallel_size", int),
+    "--max-num-seqs": ("max_num_seqs", int),
+    "--max-num-batched-tokens": ("max_num_batched_tokens", int),
+    "--block-size": ("block_size", int),
+    "--enforce-eager": ("enforce_eager", bool),
+    "--quantization": ("quantization", str),
+    "--dtype": ("dtype", str),
+}
+
+
+@dataclass(slots=True)
+class Deployment:
+    """What the memory model needs: the model, one GPU, the launch, and the measured pool."""
+
+    model: ModelSpec
+    gpu: GpuSpec
+    launch: LaunchConfig
+    measured_kv_pool_gib: float | None = None
+
+
+@dataclass(slots=True)
+class KvFigures:
+    kv_pool_gib: float
+    kv_cache_tokens: int
+    max_concurrency: float
+    max_model_len: int
+    fits: bool
+    max_model_len_that_fits: int
+
+
+def launch_from_config(config: ServerConfig | None, device_util_default: float | None = None) -> LaunchConfig:
+    """The LaunchConfig a ServerConfig describes; unknown fields stay at vLLM's defaults."""
+    fields: dict[str, object] = {}
+    if config is not None:
+        for flag, (name, _) in LAUNCH_FLAGS.items():
+            value = getattr(config, name, None)
+            if value is not None:
+                fields[name] = value
+        if config.vllm_version:
+            fields["vllm_version"] = _major_minor(config.vllm_version)
+    if "gpu_memory_utilization" not in fields and device_util_default is not None:
+        fields["gpu_memory_utilization"] = device_util_default
+    try:
+        return LaunchConfig(**fields)
+    except ValueError:
+        fields.pop("vllm_version", None)
+        return LaunchConfig(**{k: v for k, v in fields.items() if k in LaunchConfig.model_fields})
+
+
+def predict_findings(findings: list[Finding], deployment: Deployment | None) -> None:
+    """Fill `predicted_effect` on every change (and alternative) of every finding, in place."""
+    for finding in findings:
+        for change in [*finding.changes, *finding.alternatives]:
+            change.predicted_effect = predict_change(change, deployment)
+
+
+def predict_change(change: ConfigChange, deployment: Deployment | None) -> PredictedEffect:
+    """Before → after KV figures for one change, or a note saying why there is none."""
+    if change.flag not in LAUNCH_FLAGS:
+        return PredictedEffect(text="no memory effect modelled for this flag")
+    if deployment is None:
+        return PredictedEffect(text="not predicted: pass --model and --gpu (or --gpu-memory-gib) to size it")
+    name, kind = LAUNCH_FLAGS[change.flag]
+    try:
+        after_launch = deployment.launch.model_copy(update={name: _convert(change.proposed, kind)})
+        after_launch = LaunchConfig.model_validate(after_launch.model_dump())
+        before = figures(deployment, deployment.launch)
+        after = figures(deployment, after_launch)
+    except (UserError, ValueError) as exc:
+        return PredictedEffect(text=f"not predicted: {str(exc).splitlines()[0][:160]}")
+    return _effect(before, after)
+
+
+def figures(deployment: Deployment, launch: LaunchConfig) -> KvFigures:
+    """KV pool, tokens and concurrency for `launch`, calibrated to the measured pool if known."""
+    baseline = estimate_memory(deployment.model, deployment.gpu, deployment.launch)
+    breakdown = baseline if launch == deployment.launch else estimate_memory(deployment.model, deployment.gpu, launch)
+    offset = 0.0
+    if deployment.measured_kv_pool_gib is not None:
+        offset = deployment.measured_kv_pool_gib - baseline.kv_pool_gib
+    return _kv_figures(deployment.model, breakdown, breakdown.kv_pool_gib + offset)
+
+
+def _kv_figures(model: ModelSpec, breakdown: MemoryBreakdown, pool_gib: float) -> KvFigures:
+    block_bytes = breakdown.block_size * breakdown.kv_bytes_per_token
+    num_blocks = max(0, int(pool_gib * GIB // block_bytes)) if block_bytes > 0 else 0
+    per_request = blocks_per_request(
+        model, breakdown.max_model_len, breakdown.block_size, breakdown.max_num_batched_tokens
+    )
+    fitting = _fitting_len(model, breakdown, num_blocks)
+    return KvFigures(
+        kv_pool_gib=round(pool_gib, 3),
+        kv_cache_tokens=num_blocks * breakdown.block_size,
+        max_concurrency=round(num_blocks / per_request, 2) if per_request else 0.0,
+        max_model_len=breakdown.max_model_len,
+        fits=num_blocks > 0 and per_request <= num_blocks,
+        max_model_len_that_fits=fitting,
+    )
+
+
+def _fitting_len(model: ModelSpec, breakdown: MemoryBreakdown, num_blocks: int) -> int:
+    """Largest max_model_len one request of which fits in `num_blocks` (vLLM's estimate)."""
+    low, high = 0, max(model.max_position_embeddings, breakdown.max_model_len)
+    while low < high:  # ≤ ~20 iterations
+        mid = (low + high + 1) // 2
+        if blocks_per_request(model, mid, breakdown.block_size, breakdown.max_num_batched_tokens) <= num_blocks:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _effect(before: KvFigures, after: KvFigures) -> PredictedEffect:
+    parts = []
+    if before.fits != after.fits:
+        parts.append("server starts" if after.fits else "server would NOT start (one max-length request no longer fits)")
+    elif not after.fits:
+        parts.append(f"still does not start: longest request that fits is {after.max_model_len_that_fits:,} tokens")
+    parts.append(f"KV cache {before.kv_pool_gib:.2f} → {after.kv_pool_gib:.2f} GiB")
+    parts.append(f"KV tokens {before.kv_cache_tokens:,} → {after.kv_cache_tokens:,}")
+    parts.append(
+        f"max concurrency {before.max_concurrency:.2f}x at {before.max_model_len:,} tokens → "
+        f"{after.max_concurrency:.2f}x at {after.max_model_len:,} tokens"
+    )
+    return PredictedEffect(
+        text="; ".join(parts),
+        figures={
+            "kv_pool_gib_before": before.kv_pool_gib,
+            "kv_pool_gib_after": after.kv_pool_gib,
+            "kv_cache_tokens_before": float(before.kv_cache_tokens),
+            "kv_cache_tokens_after": float(after.kv_cache_tokens),
+            "max_concurrency_before": before.max_concurrency,
+            "max_concurrency_after": after.max_concurrency,
+            "max_model_len_before": float(before.max_model_len),
+            "max_model_len_after": float(after.max_model_len),
+            "starts_before": float(before.fits),
+            "starts_after": float(after.fits),
+        },
+    )
+
+
+def _convert(text: str, kind: type) -> object:
+    if kind is bool:
+        return text.lower() in ("true", "1", "yes", "on")
+    if kind is int:
+        return int(float(text.replace(",", "")))
+    if kind is float:
+        return float(text)
+    return text
+
+
+def _major_minor(version: str) -> str:
+    parts = [part for part in version.lstrip("v").split(".") if part.isdigit()]
+    return ".".join(parts[:2]) if len(parts) >= 2 else version

@@ -1,0 +1,122 @@
+"""Scheduled triage: run every N minutes, keep a history, say what changed since last time.
+
+On-call wants "is it getting worse?" more than a fresh wall of findings. Each run writes
+its full `TriageResult` to `DIR/triage-<time>.json` (what `servops report` renders), the
+same document to `DIR/latest.json`, and one line to `DIR/history.jsonl`; the comparison
+with the previous line — new findings, resolved findings, severity changes — goes into the
+result's `changes_since_last` and the terminal. The history survives restarts, so a
+cron-driven `--count 1` compares with the run before it just the same.
+
+A run that fails (the endpoint went down) is recorded as such and the schedule continues:
+an unreachable server is exactly what a scheduled triage must report, not die on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from advisor.errors import UserError, is_user_facing
+from advisor.run_diff import FindingState, RunDiff, diff_runs, finding_states
+from advisor.triage import TriageRequest, TriageResult, run_triage
+
+HISTORY_FILE = "history.jsonl"
+LATEST_FILE = "latest.json"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?")
+_UNIT_S = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+class HistoryEntry(BaseModel):
+    kind: str = "triage_history_entry"
+    created_at: str
+    result_file: str | None = None
+    findings: list[FindingState] = Field(default_factory=list)
+    error: str | None = None
+    diff: RunDiff | None = None
+
+
+def parse_duration(text: str, flag: str = "--every") -> float:
+    """`5m`, `30s`, `1h30m`, `90` (seconds) → seconds; anything else is a one-line error."""
+    cleaned = text.strip().lower()
+    matches = list(_DURATION.finditer(cleaned))
+    if not cleaned or "".join(m.group(0) for m in matches).replace(" ", "") != cleaned.replace(" ", ""):
+        raise UserError(f"{flag} {text!r}: not a duration; write it like 30s, 5m or 1h")
+    seconds = sum(float(m.group(1)) * _UNIT_S[m.group(2)] for m in matches)
+    if seconds <= 0:
+        raise UserError(f"{flag} {text!r}: must be longer than zero; write it like 30s, 5m or 1h")
+    return seconds
+
+
+def last_entry(out_dir: Path) -> HistoryEntry | None:
+    path = out_dir / HISTORY_FILE
+    if not path.exists():
+        return None
+    last = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                last = HistoryEntry.model_validate_json(line)
+            except ValueError:
+                continue  # a torn line from a killed run: skip it, keep the rest
+    return last
+
+
+def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, TriageResult | None]:
+    """One scheduled iteration: triage, compare with the previous entry, write the files."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    previous = last_entry(out_dir)
+    now = datetime.now(timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+    try:
+        result = run_triage(request)
+    except Exception as exc:  # noqa: BLE001 - record user errors, re-raise bugs after recording
+        entry = HistoryEntry(created_at=now.isoformat(timespec="seconds"), error=str(exc).splitlines()[0][:300])
+        entry.diff = diff_runs(previous, [])
+        _append(out_dir, entry)
+        if not is_user_facing(exc):
+            raise
+        return entry, None
+    states = finding_states(result.findings)
+    result.changes_since_last = diff_runs(previous, states)
+    result_file = out_dir / f"triage-{stamp}.json"
+    document = result.model_dump_json(indent=2)
+    result_file.write_text(document, encoding="utf-8")
+    (out_dir / LATEST_FILE).write_text(document, encoding="utf-8")
+    entry = HistoryEntry(created_at=result.created_at, result_file=result_file.name, findings=states,
+                         diff=result.changes_since_last)
+    _append(out_dir, entry)
+    return entry, result
+
+
+def run_schedule(
+    request: TriageRequest,
+    every_s: float,
+    out_dir: Path,
+    count: int | None,
+    report: Callable[[int, HistoryEntry, TriageResult | None], None],
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[HistoryEntry]:
+    """Run `count` times (forever when None, until interrupted), `every_s` apart start to start."""
+    entries: list[HistoryEntry] = []
+    run = 0
+    while count is None or run < count:
+        run += 1
+        started = time.monotonic()
+        entry, result = run_once(request, out_dir)
+        entries.append(entry)
+        report(run, entry, result)
+        if count is not None and run >= count:
+            break
+        sleep(max(0.0, every_s - (time.monotonic() - started)))
+    return entries
+
+
+def _append(out_dir: Path, entry: HistoryEntry) -> None:
+    with open(out_dir / HISTORY_FILE, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(json.loads(entry.model_dump_json())) + "\n")

@@ -1,0 +1,197 @@
+"""Triage: collect → Facts → rules.evaluate → predicted effects → one `TriageResult`.
+
+This is the on-call path: given whatever the engineer has at hand — a live endpoint, a
+Prometheus server in front of many replicas, saved /metrics dumps, a log file, the launch
+command — build the facts those inputs support, let the rules rank what is wrong, and
+attach to every proposed flag change what the memory model predicts it will do. Missing
+inputs shrink the answer instead of failing it; unusable inputs fail with one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from pydantic import BaseModel, Field
+
+from advisor import __version__
+from advisor.collect import metrics as metrics_collector
+from advisor.collect import prometheus as prometheus_collector
+from advisor.collect.facts import effective_command, memory_from_log, server_config
+from advisor.collect.logs import read_log
+from advisor.collect.probe import probe_endpoint
+from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.errors import UserError
+from advisor.predict import Deployment, launch_from_config, predict_findings
+from advisor.run_diff import RunDiff
+from advisor.triage_context import hardware_for, memory_from_advisor, model_facts, resolve_deployment
+from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
+from rules.facts import Facts, FactSource, Workload
+from rules.model import Finding, Rule
+
+
+class TriageRequest(BaseModel):
+    """Everything `servops triage` was given; echoed in the result as `inputs`."""
+
+    endpoint: str | None = None
+    prometheus: str | None = None
+    selector: str = ""
+    window_s: float = prometheus_collector.DEFAULT_WINDOW_S
+    metrics_files: list[str] = Field(default_factory=list)
+    metrics_interval_s: float | None = None
+    logs: str | None = None
+    server_args: str | None = None
+    model: str | None = None
+    gpu: str | None = None
+    gpus: int | None = None
+    gpu_memory_gib: float | None = None
+    timeout_s: float = metrics_collector.DEFAULT_TIMEOUT_S
+    workload: Workload | None = None
+
+    def has_input(self) -> bool:
+        return bool(self.endpoint or self.prometheus or self.metrics_files or self.logs or self.server_args)
+
+
+class TriageResult(BaseModel):
+    """The JSON document `servops triage --json` writes and `servops report` renders."""
+
+    kind: str = "triage"
+    servops_version: str = __version__
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    inputs: TriageRequest
+    sources: list[FactSource] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    resolutions: list[Resolution] = Field(default_factory=list)
+    current_command: str | None = None
+    proposed_command: str | None = None
+    rules_run: list[str] = Field(default_factory=list)
+    rules_skipped: list[str] = Field(default_factory=list)
+    rule_errors: list[RuleError] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    changes_since_last: RunDiff | None = None  # scheduled runs only
+    facts: Facts | None = Field(default=None, description="what the rules saw (omitted with --no-facts)")
+
+    @property
+    def top(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+
+class Collected(BaseModel):
+    """Facts plus what prediction needs that is not a fact (the command as typed, the deployment)."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    facts: Facts
+    command: ServeCommand | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> TriageResult:
+    """Collect, evaluate, predict; the one entry point for the CLI and scheduled runs.
+
+    `rules` defaults to the whole catalog; tests may narrow it to the rules they specify.
+    """
+    if not request.has_input():
+        raise UserError(
+            "nothing to triage; pass --endpoint URL, --prometheus URL, --metrics FILE, --logs FILE or --server-args"
+        )
+    collected = collect(request)
+    evaluation: Evaluation = evaluate(collected.facts, rules)
+    deployment, notes = resolve_deployment(request, collected.facts)
+    predict_findings(evaluation.findings, deployment)
+    result = TriageResult(
+        inputs=request,
+        sources=collected.facts.sources,
+        findings=evaluation.findings,
+        resolutions=evaluation.resolutions,
+        rules_run=evaluation.rules_run,
+        rules_skipped=evaluation.rules_skipped,
+        rule_errors=evaluation.errors,
+        notes=[*collected.notes, *notes],
+        facts=collected.facts,
+    )
+    if collected.command is not None:
+        result.current_command = collected.command.render()
+        changes = {c.flag: c.proposed for f in evaluation.findings for c in f.changes}
+        if changes:
+            result.proposed_command = collected.command.with_changes(changes).render()
+    return result
+
+
+def collect(request: TriageRequest) -> Collected:
+    """Run every collector the request names and assemble one `Facts`."""
+    facts = Facts()
+    notes: list[str] = []
+    _collect_metrics(request, facts)
+    if request.endpoint:
+        facts.endpoint = probe_endpoint(request.endpoint, request.timeout_s)
+        facts.sources.append(FactSource(kind="probe", location=request.endpoint))
+    if request.logs:
+        log = read_log(request.logs)
+        facts.events = log.events
+        note = f"{len(log.events)} events from {log.lines_read} lines"
+        if log.dropped_stats_events:
+            note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
+        facts.sources.append(FactSource(kind="log", location=log.source, note=note))
+    typed = parse_command(request.server_args) if request.server_args else None
+    command = effective_command(typed, facts.events, facts.snapshot)
+    facts.config = server_config(command, facts.events, facts.snapshot)
+    if request.server_args:
+        facts.sources.append(FactSource(kind="config", location="--server-args"))
+    facts.memory = memory_from_log(facts.events)
+    facts.hardware = hardware_for(request, facts)
+    facts.model = model_facts(request, facts)
+    if facts.memory is None:
+        facts.memory = memory_from_advisor(request, facts)
+    facts.workload = request.workload
+    if command is not None and not command.program and typed is None:
+        command.program = ["vllm", "serve"]
+        notes.append("current command rebuilt from the log/metrics; flags left at defaults are not shown")
+    return Collected(facts=facts, command=command, notes=notes)
+
+
+def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
+    if request.prometheus:
+        snapshot, window = prometheus_collector.collect(
+            request.prometheus, request.selector, request.window_s, request.timeout_s
+        )
+        facts.snapshot, facts.window = snapshot, window
+        facts.sources.append(
+            FactSource(kind="prometheus", location=request.prometheus,
+                       note=f"selector {request.selector or '{}'}; window {request.window_s:g} s; "
+                            f"{len(window.per_instance)} instance(s)")
+        )
+        return
+    if request.endpoint:
+        if request.metrics_interval_s:
+            before, after = metrics_collector.scrape_pair(request.endpoint, request.metrics_interval_s, request.timeout_s)
+            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after, request.metrics_interval_s)
+        else:
+            facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s)
+        facts.sources.append(FactSource(kind="metrics", location=metrics_collector.metrics_url(request.endpoint),
+                                        note=_window_note(request.metrics_interval_s)))
+        return
+    if request.metrics_files:
+        if len(request.metrics_files) > 2:
+            raise UserError(
+                f"--metrics given {len(request.metrics_files)} times; pass one file, or two with --metrics-interval"
+            )
+        snapshots = [metrics_collector.load_file(path) for path in request.metrics_files]
+        facts.snapshot = snapshots[-1]
+        if len(snapshots) == 2:
+            facts.window = metrics_collector.window_between(snapshots[0], snapshots[1], request.metrics_interval_s)
+        for path in request.metrics_files:
+            facts.sources.append(FactSource(kind="metrics", location=path,
+                                            note=_window_note(request.metrics_interval_s if len(snapshots) == 2 else None)))
+
+
+def _window_note(interval_s: float | None) -> str:
+    return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
+
+
+def deployment_for(request: TriageRequest, facts: Facts) -> Deployment | None:
+    """Exposed for tests: the deployment the predictions are computed for."""
+    return resolve_deployment(request, facts)[0]
+
+
+__all__ = ["Collected", "TriageRequest", "TriageResult", "collect", "deployment_for", "launch_from_config", "run_triage"]

@@ -1,0 +1,138 @@
+"""The deployment behind a triage: which model, which device, and the memory model's view.
+
+Separate from triage.py because it is where the advisor's catalogs meet the collected
+facts: a model named on the command line must resolve (or the user hears why), while one
+merely mentioned in a log may be unknown to the catalog — then triage carries on without
+predictions and says so. The device comes from `--gpu`, `--gpu-memory-gib`, the bundled
+engine's `--device-memory-gib`, or the total a startup error printed, in that order.
+"""
+
+from __future__ import annotations
+
+from advisor.errors import UserError
+from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.memory import estimate_memory
+from advisor.modelspec import ModelSpec, resolve_model
+from advisor.predict import Deployment, launch_from_config
+from rules.events import LogEventKind
+from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
+
+ENGINE_DEFAULT_UTIL = 0.92  # the bundled engine's and vLLM ≥0.20's default
+
+
+def gpu_spec_for(request, facts: Facts) -> GpuSpec | None:
+    """The device one replica runs on, from the most explicit source available."""
+    if request.gpu:
+        return resolve_gpu(request.gpu)
+    if request.gpu_memory_gib:
+        return gpu_from_memory(request.gpu_memory_gib)
+    device = (facts.config.flags.get("--device-memory-gib") if facts.config else None)
+    if device:
+        try:
+            return gpu_from_memory(float(device))
+        except (UserError, ValueError):
+            return None
+    event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
+    if event is not None and event.total_gib:
+        return gpu_from_memory(event.total_gib)
+    return None
+
+
+def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]:
+    """The model's architecture; an explicit --model must resolve, a logged name may not."""
+    if request.model:
+        return resolve_model(request.model), None
+    name = facts.config.model if facts.config else None
+    if not name:
+        return None, None
+    try:
+        return resolve_model(name), None
+    except UserError:
+        return None, f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
+
+
+def hardware_for(request, facts: Facts) -> Hardware | None:
+    gpu = gpu_spec_for(request, facts)
+    if gpu is None:
+        return None
+    tp = (facts.config.tensor_parallel_size if facts.config else None) or 1
+    pp = (facts.config.pipeline_parallel_size if facts.config else None) or 1
+    return Hardware(
+        gpu_name=gpu.name,
+        usable_gib=gpu.usable_gib,
+        gpu_count=request.gpus or tp * pp,
+        interconnect=gpu.interconnect,
+        fp8_supported=gpu.fp8_w8a8,
+        memory_bandwidth_gbps=gpu.memory_bandwidth_tbps * 1000 if gpu.memory_bandwidth_tbps else None,
+        bf16_tflops=gpu.bf16_tflops,
+    )
+
+
+def model_facts(request, facts: Facts) -> ModelFacts | None:
+    spec, _ = model_spec_for(request, facts)
+    if spec is None:
+        return None
+    return ModelFacts(
+        name=spec.name,
+        num_layers=spec.num_hidden_layers,
+        num_attention_heads=spec.num_attention_heads,
+        num_kv_heads=spec.num_key_value_heads,
+        head_dim=spec.head_dim,
+        hidden_size=spec.hidden_size,
+        params_billion=spec.param_count / 1e9,
+        max_position_embeddings=spec.max_position_embeddings,
+        dtype_bytes=4.0 if spec.torch_dtype in ("float32", "float") else 2.0,
+        is_mla=spec.attention == "mla",
+        is_moe=spec.is_moe,
+        sliding_window=spec.sliding_window,
+        prequantized=spec.native_quantization,
+    )
+
+
+def memory_from_advisor(request, facts: Facts) -> MemoryFacts | None:
+    """The memory model's figures when the log did not print vLLM's own."""
+    deployment, _ = resolve_deployment(request, facts)
+    if deployment is None:
+        return None
+    try:
+        breakdown = estimate_memory(deployment.model, deployment.gpu, deployment.launch)
+    except UserError:
+        return None
+    return MemoryFacts(
+        total_gib=breakdown.total_gib,
+        requested_gib=breakdown.requested_gib,
+        weights_gib=breakdown.weights_gib,
+        activation_peak_gib=breakdown.activation_gib,
+        non_torch_gib=breakdown.non_torch_gib,
+        cudagraph_gib=breakdown.cudagraph_gib,
+        available_kv_gib=breakdown.kv_pool_gib,
+        kv_bytes_per_token=float(breakdown.kv_bytes_per_token),
+        kv_cache_tokens=breakdown.kv_cache_tokens,
+        num_blocks=breakdown.num_blocks,
+        block_size=breakdown.block_size,
+        max_concurrency=breakdown.max_concurrency,
+        max_model_len_that_fits=breakdown.max_model_len_that_fits,
+        source="advisor",
+    )
+
+
+def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[str]]:
+    """Model + device + launch (+ the KV pool the log measured), or None and why."""
+    notes: list[str] = []
+    try:
+        spec, note = model_spec_for(request, facts)
+    except UserError:
+        raise
+    if note:
+        notes.append(note)
+    gpu = gpu_spec_for(request, facts)
+    if spec is None or gpu is None:
+        if spec is not None and gpu is None:
+            notes.append("device size unknown; pass --gpu or --gpu-memory-gib for predicted effects")
+        return None, notes
+    is_engine = bool(facts.config and "--device-memory-gib" in facts.config.flags)
+    launch = launch_from_config(facts.config, ENGINE_DEFAULT_UTIL if is_engine else None)
+    measured = None
+    if facts.memory is not None and facts.memory.source == "startup_log":
+        measured = facts.memory.available_kv_gib
+    return Deployment(model=spec, gpu=gpu, launch=launch, measured_kv_pool_gib=measured), notes

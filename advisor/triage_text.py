@@ -1,0 +1,74 @@
+"""The human view of a `TriageResult`: what an on-call engineer reads in a terminal.
+
+Ranked findings, each with its severity, title, evidence (value vs threshold, and where it
+came from) and the `vllm serve` flag changes with their predicted effect; then the whole
+proposed command, ready to paste. Plain text, no colour: it ends up in tickets.
+"""
+
+from __future__ import annotations
+
+from advisor.triage import TriageResult
+from rules.model import Evidence, Finding
+
+MAX_EVIDENCE = 4
+
+
+def render_text(result: TriageResult) -> str:
+    lines: list[str] = []
+    sources = ", ".join(f"{source.kind} {source.location}".strip() for source in result.sources) or "none"
+    lines.append(f"servops triage — based on: {sources}")
+    if not result.findings:
+        lines.append("")
+        lines.append("No findings: nothing the collected facts support looks wrong.")
+        if result.rules_skipped:
+            lines.append(f"({len(result.rules_skipped)} rules skipped for lack of input: {', '.join(result.rules_skipped[:8])}"
+                         + (" …)" if len(result.rules_skipped) > 8 else ")"))
+    for index, finding in enumerate(result.findings, start=1):
+        lines.append("")
+        lines.extend(_finding(index, finding))
+    if result.proposed_command:
+        lines.append("")
+        lines.append("Current command:")
+        lines.append(f"  {result.current_command}")
+        lines.append("Proposed command:")
+        lines.append(f"  {result.proposed_command}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    for error in result.rule_errors:
+        lines.append(f"note: rule {error.rule} failed ({error.error}); other findings are unaffected")
+    return "\n".join(lines) + "\n"
+
+
+def _finding(index: int, finding: Finding) -> list[str]:
+    out = [f"{index}. [{finding.severity.value.upper()}] {finding.rule} {finding.title}"]
+    if finding.summary:
+        out.append(f"   {finding.summary}")
+    for evidence in finding.evidence[:MAX_EVIDENCE]:
+        out.append(f"   - {_evidence(evidence)}")
+    if len(finding.evidence) > MAX_EVIDENCE:
+        out.append(f"   - … {len(finding.evidence) - MAX_EVIDENCE} more in the JSON")
+    for change in finding.changes:
+        current = change.current if change.current is not None else "(default)"
+        out.append(f"   change {change.flag}: {current} → {change.proposed}  ({change.reason})")
+        if change.cost:
+            out.append(f"     cost: {change.cost} [{change.safety}]")
+        if change.predicted_effect and change.predicted_effect.text:
+            out.append(f"     predicted: {change.predicted_effect.text}")
+    for change in finding.alternatives:
+        out.append(f"   or {change.command_line()}  ({change.reason})")
+    for action in finding.actions:
+        out.append(f"   action: {action}")
+    for dropped in finding.superseded:
+        out.append(f"   ({dropped.change.flag} {dropped.change.proposed} dropped: {dropped.note})")
+    return out
+
+
+def _evidence(evidence: Evidence) -> str:
+    text = evidence.description or evidence.name
+    if evidence.value is not None:
+        value = f"{evidence.value:.4g}" if isinstance(evidence.value, float) else str(evidence.value)
+        text += f": {value}{(' ' + evidence.unit) if evidence.unit else ''}"
+        if evidence.threshold is not None:
+            text += f" {evidence.comparison or 'vs'} {evidence.threshold}"
+    where = evidence.location or evidence.source
+    return f"{text} [{where}]"
