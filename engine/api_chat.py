@@ -1,0 +1,145 @@
+"""POST /v1/chat/completions, non-streaming and SSE, as vLLM 0.33 answers it.
+
+The prompt is the tokenizer's own chat template (`apply_chat_template`, generation prompt
+added), tokenized without extra special tokens, as vLLM does. Stream shape (vLLM's
+`chat_completion_stream_generator`): a first chunk `delta: {"role": "assistant",
+"content": ""}`, then content chunks (empty deltas are skipped), the last with
+`finish_reason` and `stop_reason`; optional usage chunk with `"choices": []`; `data: [DONE]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from engine import api_errors
+from engine.api_completions import start_sse
+from engine.api_errors import SSE_DONE, ApiError, sse_event
+from engine.api_protocol import (
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    ChatCompletionResponseChoice,
+    ChatCompletionResponseStreamChoice,
+    ChatCompletionStreamResponse,
+    ChatMessageOut,
+    DeltaMessage,
+    UsageInfo,
+    dump_chunk,
+    now_s,
+    random_id,
+)
+from engine.api_serving import OpenAIServing, PreparedRequest
+from engine.async_engine import EngineDeadError, RequestStream
+
+NO_TEMPLATE_MESSAGE = ("As of transformers v4.44, default chat template is no longer allowed, so you must "
+                       "provide a chat template if the tokenizer does not define one.")
+
+
+async def create_chat_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:
+    request: ChatCompletionRequest = await serving.parse(http_request, ChatCompletionRequest)
+    serving.check_model(request.model)
+    if request.logprobs or request.top_logprobs:
+        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
+                                     param="logprobs")
+    prompt_text = render_chat_prompt(serving.tokenizer, request)
+    prompt_ids = serving.encode(prompt_text, request.add_special_tokens)
+    serving.check_admission()
+    prepared = serving.prepare(random_id("chatcmpl"), prompt_ids, request.sampling_kwargs(),
+                               request.requested_max_tokens())
+    serving.log_received(prepared, prompt_text)
+    model = serving.options.served_model_name
+    async with serving.run(prepared, http_request) as stream:
+        if request.stream:
+            options = request.stream_options
+            include_usage = serving.options.force_include_usage or bool(options and options.include_usage)
+            continuous = bool(options and options.continuous_usage_stats) and include_usage
+            return await _stream(http_request, stream, prepared, model, include_usage, continuous)
+        return await _full(stream, prepared, model)
+
+
+def render_chat_prompt(tokenizer: Any, request: ChatCompletionRequest) -> str:
+    """The chat template applied to the messages, as text (400 if there is no template)."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise api_errors.bad_request(NO_TEMPLATE_MESSAGE)
+    messages = [_plain_message(message.model_dump(exclude_none=True)) for message in request.messages]
+    try:
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=request.add_generation_prompt and not
+            request.continue_final_message, continue_final_message=request.continue_final_message,
+            **(request.chat_template_kwargs or {}),
+        )
+    except Exception as exc:  # noqa: BLE001 - template errors are the request's fault (vLLM: 400)
+        raise api_errors.bad_request(f"Error applying the chat template: {exc}") from None
+
+
+def _plain_message(message: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI content parts ([{"type": "text", "text": …}]) joined into one string."""
+    content = message.get("content")
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if part.get("type") != "text":
+                raise api_errors.bad_request(f"Content part type {part.get('type')!r} is not supported; "
+                                             "send text parts only.", param="messages")
+            texts.append(str(part.get("text", "")))
+        message["content"] = "\n".join(texts)
+    return message
+
+
+async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) -> web.Response:
+    final = None
+    try:
+        async for output in stream:
+            final = output
+    except EngineDeadError:
+        raise api_errors.engine_dead() from None
+    if final is None:
+        raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
+    response = ChatCompletionResponse(
+        id=prepared.request_id, model=model,
+        choices=[ChatCompletionResponseChoice(index=0, message=ChatMessageOut(content=final.text),
+                                              finish_reason=final.finish_reason, stop_reason=final.stop_reason)],
+        usage=UsageInfo.of(len(prepared.prompt_token_ids), len(final.output_token_ids)),
+    )
+    return web.Response(text=response.model_dump_json(), content_type="application/json")
+
+
+async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
+                  include_usage: bool, continuous: bool) -> web.StreamResponse:
+    response = await start_sse(http_request)
+    created = now_s()
+    prompt_tokens = len(prepared.prompt_token_ids)
+    completion_tokens = 0
+
+    def chunk(delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None,
+              final: bool = False) -> bytes:
+        choice = (ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None,
+                                                     finish_reason=finish_reason, stop_reason=stop_reason)
+                  if final else
+                  ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None))
+        body = ChatCompletionStreamResponse(id=prepared.request_id, object="chat.completion.chunk",
+                                            created=created, model=model, choices=[choice])
+        if continuous:
+            body.usage = UsageInfo.of(prompt_tokens, completion_tokens)
+        return sse_event(dump_chunk(body))
+
+    try:
+        await response.write(chunk(DeltaMessage(role="assistant", content="")))
+        async for output in stream:
+            completion_tokens = len(output.output_token_ids)
+            if output.finished:
+                await response.write(chunk(DeltaMessage(content=output.new_text or ""), output.finish_reason,
+                                           output.stop_reason, final=True))
+            elif output.new_text:
+                await response.write(chunk(DeltaMessage(content=output.new_text)))
+        if include_usage:
+            usage_chunk = ChatCompletionStreamResponse(id=prepared.request_id, object="chat.completion.chunk",
+                                                       created=created, model=model, choices=[],
+                                                       usage=UsageInfo.of(prompt_tokens, completion_tokens))
+            await response.write(sse_event(dump_chunk(usage_chunk)))
+    except EngineDeadError:
+        await response.write(sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
+    await response.write(SSE_DONE)
+    await response.write_eof()
+    return response

@@ -1,0 +1,125 @@
+"""POST /v1/completions, non-streaming and SSE, as vLLM 0.33 answers it.
+
+Stream shape (vLLM's `completion_stream_generator`): one `text_completion` chunk per engine
+step that produced text, each choice carrying `text`, `logprobs: null`, `finish_reason` and
+`stop_reason` (null until the last); with `stream_options.include_usage` a final chunk with
+`"choices": []` and `usage`; `continuous_usage_stats` adds usage to every chunk; then
+`data: [DONE]`.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from engine import api_errors
+from engine.api_errors import SSE_DONE, ApiError, sse_event
+from engine.api_protocol import (
+    CompletionRequest,
+    CompletionResponse,
+    CompletionResponseChoice,
+    CompletionResponseStreamChoice,
+    CompletionStreamResponse,
+    UsageInfo,
+    dump_chunk,
+    now_s,
+    random_id,
+)
+from engine.api_serving import OpenAIServing, PreparedRequest
+from engine.async_engine import EngineDeadError, RequestStream
+from engine.logger import init_logger
+
+logger = init_logger(__name__)
+
+
+async def create_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:
+    request: CompletionRequest = await serving.parse(http_request, CompletionRequest)
+    serving.check_model(request.model)
+    if request.echo:
+        raise api_errors.bad_request("echo is not supported by this engine; drop it.", param="echo")
+    if request.logprobs:
+        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
+                                     param="logprobs")
+    prompt_text, prompt_ids = _prompt(serving, request)
+    serving.check_admission()
+    prepared = serving.prepare(random_id("cmpl"), prompt_ids, request.sampling_kwargs(), request.max_tokens)
+    serving.log_received(prepared, prompt_text)
+    model = serving.options.served_model_name
+    async with serving.run(prepared, http_request) as stream:
+        if request.stream:
+            options = request.stream_options
+            include_usage = serving.options.force_include_usage or bool(options and options.include_usage)
+            continuous = bool(options and options.continuous_usage_stats) and include_usage
+            return await _stream(http_request, stream, prepared, model, include_usage, continuous)
+        return await _full(stream, prepared, model)
+
+
+def _prompt(serving: OpenAIServing, request: CompletionRequest) -> tuple[str | None, list[int]]:
+    prompt = request.prompt
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], (str, list)):
+        prompt = prompt[0]  # a batch of one
+    if isinstance(prompt, str):
+        return prompt, serving.encode(prompt, request.add_special_tokens)
+    if isinstance(prompt, list) and all(isinstance(token, int) for token in prompt):
+        return None, list(prompt)
+    raise api_errors.bad_request("Batched prompts are not supported by this engine; send one prompt per request.",
+                                 param="prompt")
+
+
+async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) -> web.Response:
+    final = None
+    try:
+        async for output in stream:
+            final = output
+    except EngineDeadError:
+        raise api_errors.engine_dead() from None
+    if final is None:  # aborted before any output (client gone); nobody reads this
+        raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
+    completion_tokens = len(final.output_token_ids)
+    response = CompletionResponse(
+        id=prepared.request_id, model=model,
+        choices=[CompletionResponseChoice(index=0, text=final.text, finish_reason=final.finish_reason,
+                                          stop_reason=final.stop_reason)],
+        usage=UsageInfo.of(len(prepared.prompt_token_ids), completion_tokens),
+    )
+    return web.Response(text=response.model_dump_json(), content_type="application/json")
+
+
+async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
+                  include_usage: bool, continuous: bool) -> web.StreamResponse:
+    response = await start_sse(http_request)
+    created = now_s()
+    prompt_tokens = len(prepared.prompt_token_ids)
+    completion_tokens = 0
+    try:
+        async for output in stream:
+            completion_tokens = len(output.output_token_ids)
+            if not output.new_text and not output.finished:
+                continue
+            chunk = CompletionStreamResponse(
+                id=prepared.request_id, object="text_completion", created=created, model=model,
+                choices=[CompletionResponseStreamChoice(
+                    index=0, text=output.new_text or "", logprobs=None,
+                    finish_reason=output.finish_reason if output.finished else None,
+                    stop_reason=output.stop_reason if output.finished else None)],
+            )
+            if continuous:
+                chunk.usage = UsageInfo.of(prompt_tokens, completion_tokens)
+            await response.write(sse_event(dump_chunk(chunk)))
+        if include_usage:
+            usage_chunk = CompletionStreamResponse(id=prepared.request_id, object="text_completion",
+                                                   created=created, model=model, choices=[],
+                                                   usage=UsageInfo.of(prompt_tokens, completion_tokens))
+            await response.write(sse_event(dump_chunk(usage_chunk)))
+    except EngineDeadError:
+        await response.write(sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
+    await response.write(SSE_DONE)
+    await response.write_eof()
+    return response
+
+
+async def start_sse(http_request: web.Request) -> web.StreamResponse:
+    """A 200 text/event-stream response, headers sent."""
+    response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream; charset=utf-8",
+                                                       "Cache-Control": "no-cache"})
+    await response.prepare(http_request)
+    return response

@@ -1,0 +1,80 @@
+"""`python -m engine serve` / `servops serve` flags: vLLM's names, one-line errors, exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from engine.cli_args import CliArgsError, engine_config_kwargs, non_default_args, parse_serve_args
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--tensor-parallel-size", "2"], "--tensor-parallel-size 2"),
+        (["--quantization", "awq"], "--quantization awq"),
+        (["--kv-cache-dtype", "fp8"], "--kv-cache-dtype fp8"),
+        (["--speculative-config", "{}"], "--speculative-config"),
+        (["--enable-lora"], "--enable-lora"),
+    ],
+)
+def test_known_but_unsupported_vllm_flag_is_one_line_naming_it_and_exit_2(flags, named):
+    proc = _run("-m", "engine", "serve", *flags)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert named in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_unknown_flag_is_one_line_and_exit_2():
+    proc = _run("-m", "engine", "serve", "--no-such-flag", "3")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0
+    assert "--no-such-flag" in proc.stderr
+
+
+def test_servops_serve_passes_flags_to_the_engine_and_names_itself():
+    proc = _run("-m", "advisor", "serve", "--max-num-seqs", "zero")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("servops serve: error:")
+    assert "--max-num-seqs" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_servops_serve_help_lists_the_engine_flags():
+    proc = _run("-m", "advisor", "serve", "--help")
+    assert proc.returncode == 0
+    for flag in ("--max-model-len", "--enable-prefix-caching", "--max-num-queued-reqs", "--served-model-name"):
+        assert flag in proc.stdout
+
+
+def test_single_device_values_of_parallel_flags_are_accepted():
+    args = parse_serve_args(["--tensor-parallel-size", "1", "--kv-cache-dtype", "auto"])
+    assert args.tensor_parallel_size == "1"
+
+
+def test_check_rejects_quantization_in_process():
+    with pytest.raises(CliArgsError, match="--quantization gptq"):
+        parse_serve_args(["--quantization", "gptq"])
+
+
+def test_only_given_engine_flags_reach_engine_config():
+    args = parse_serve_args(["m", "--max-model-len", "512", "--no-enable-prefix-caching", "--block-size", "8"])
+    assert engine_config_kwargs(args) == {
+        "model": "m", "max_model_len": 512, "enable_prefix_caching": False, "block_size": 8,
+    }
+
+
+def test_non_default_args_lists_what_the_user_typed():
+    args = parse_serve_args(["tiny", "--port", "8123", "--max-num-seqs", "4"])
+    assert non_default_args(args) == {"model": "tiny", "port": 8123, "max_num_seqs": 4}
+
+
+def test_max_num_queued_reqs_must_be_positive():
+    proc = _run("-m", "engine", "serve", "--max-num-queued-reqs", "0")
+    assert proc.returncode == 2 and "--max-num-queued-reqs" in proc.stderr
