@@ -1,0 +1,121 @@
+"""HL-1 … HL-3: engine health — hung or dead, whatever /health says.
+
+A /health 200 does not prove progress (§7): hang incidents answer /v1/models while nothing is
+generated and `No available shared memory broadcast block found` repeats every 60 s. Death
+shows as `EngineCore encountered a fatal error` / EngineDeadError and, from 0.11, /health 503.
+"""
+
+from __future__ import annotations
+
+from rules import signals
+from rules.catalog import _common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
+from rules.signals import fmt
+
+MIN_STALL_WINDOW_S = 30.0
+EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
+
+
+def _stalled(facts: Facts) -> list[Evidence]:
+    """Evidence that work is pending but no token was generated over a long enough window."""
+    if facts.window is None or facts.window.interval_s < MIN_STALL_WINDOW_S:
+        return []
+    tokens = signals.counter_rate(facts, "vllm:generation_tokens_total")
+    run, queue = signals.running(facts), signals.waiting(facts)
+    pending = (run.value if run else 0.0) + (queue.value if queue else 0.0)
+    if tokens is None or tokens.value > 0 or pending < 1:
+        return []
+    evidence = [tokens.evidence.model_copy(update={"threshold": 0, "comparison": "=="})]
+    evidence += [s.evidence for s in (run, queue) if s is not None]
+    return evidence
+
+
+def _check_hang(facts: Facts) -> list[Finding]:
+    shm = facts.events_of(LogEventKind.SHM_BROADCAST_HANG)
+    stall = _stalled(facts)
+    if not shm and not stall:
+        return []
+    evidence = list(stall)
+    if shm:
+        evidence.append(c.log_evidence(shm[-1], "shm_broadcast warnings", len(shm), 1,
+                                       ">" if len(shm) > 1 else ">=", "lines"))
+    health = facts.endpoint.health_status if facts.endpoint else None
+    if health is not None:
+        evidence.append(Evidence(source="probe", name="GET /health", value=health))
+    confidence = 0.9 if (stall and shm) or len(shm) >= 2 else 0.6
+    parts = []
+    if stall:
+        parts.append(f"0 tokens/s over {fmt(facts.window.interval_s)} s with requests pending")
+    if shm:
+        parts.append(f"{len(shm)} shm_broadcast warning(s)")
+    return [RULE_HANG.finding(
+        Severity.CRITICAL, "engine hung: " + "; ".join(parts) + (f" (/health {health})" if health else ""),
+        evidence=evidence, confidence=confidence,
+        summary="The engine accepts requests but makes no progress; a worker is stuck (NCCL, compile, quantization).",
+        actions=["Dump stacks of the worker processes (py-spy dump --pid …) to find the stuck rank.",
+                 "Restart the server; /health may keep returning 200 while hung, so alert on token throughput."])]
+
+
+def _check_dead(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+    health = facts.endpoint.health_status if facts.endpoint else None
+    if not events and health not in (500, 503):
+        return []
+    evidence = [c.log_evidence(e) for e in events[:2]]
+    if health is not None:
+        evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
+    title = "engine dead" + (f": {events[0].kind.value.replace('_', ' ')}" if events else "") + (
+        f" (/health {health})" if health else "")
+    return [RULE_DEAD.finding(
+        Severity.CRITICAL, title, evidence=evidence, confidence=0.95 if events else 0.8,
+        summary="The engine loop stopped; every request fails until the server restarts.",
+        actions=["Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
+                 "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1)."])]
+
+
+def _check_rpc_timeout(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.RPC_TIMEOUT)
+    if not events:
+        return []
+    method = events[-1].rpc_method or "execute_model"
+    return [RULE_RPC.finding(
+        Severity.CRITICAL, f"RPC call to {method} timed out ({len(events)}x, > {EXECUTE_MODEL_TIMEOUT_S} s)",
+        evidence=[c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")], confidence=0.9,
+        summary="A model step did not return within VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS: a worker hangs or died.",
+        actions=["Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3).",
+                 "If the step is legitimately slow (huge batch, compilation), raise "
+                 "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS."])]
+
+
+RULE_HANG = Rule(
+    code="HL-1", title="engine hung (no progress)", category=Category.HEALTH, check=_check_hang,
+    needs=("window", "events"), page=RulePage(
+        checks="`No available shared memory broadcast block found …` warnings, or a window of >= 30 s with "
+               "requests running or waiting and zero generated tokens.",
+        why="/health only checks that the engine process answers; a stuck worker blocks every step.",
+        example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
+                "every 60 s (#51921).",
+        fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
+        limits="One shm warning can be a long compilation; confidence rises with repeats or a stalled window.",
+        references=["https://github.com/vllm-project/vllm/issues/51921"]))
+RULE_DEAD = Rule(
+    code="HL-2", title="engine dead", category=Category.HEALTH, check=_check_dead,
+    needs=("events", "endpoint"), page=RulePage(
+        checks="`EngineCore encountered a fatal error`, `EngineDeadError` / `AsyncLLM output_handler failed`, or "
+               "/health answering 503 (0.11+) or 500.",
+        why="After engine death every request fails (HTTP 500) until a restart.",
+        example="EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        fix="Fix the root cause in the traceback; restart.",
+        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.", references=[]))
+RULE_RPC = Rule(
+    code="HL-3", title="worker RPC timeout", category=Category.HEALTH, check=_check_rpc_timeout,
+    needs=("events",), page=RulePage(
+        checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33).",
+        why="The engine waited VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (300 s) for a model step.",
+        example="TimeoutError: RPC call to execute_model timed out. (#17965)",
+        fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps.",
+        limits="The timeout is the symptom; the stuck rank is the cause.", references=[]))
+
+RULES: list[Rule] = [RULE_HANG, RULE_DEAD, RULE_RPC]

@@ -1,0 +1,337 @@
+"""OP-1: the server does not start. One sub-rule per startup failure vLLM reports (§3.6).
+
+Each reads the typed log event the collector produced from vLLM's error text (every version's
+wording maps to the same event kind) and proposes concrete flag values computed from the
+numbers in that text: the estimated maximum length rounded down to the block size, the
+utilisation that would fit, and so on.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules.catalog import _common as c
+from rules.events import LogEventKind, OomPhase
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
+from rules.signals import fmt
+
+DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+STARTUP_FAILURE_KINDS = (
+    LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
+    LogEventKind.NO_CACHE_BLOCKS, LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+    LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR,
+)
+
+
+def _util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
+    return ConfigChange(
+        flag="--gpu-memory-utilization", current=c.util_text(c.gpu_memory_utilization(facts)),
+        proposed=c.util_text(proposed), reason=reason, cost=cost,
+    )
+
+
+# --- OP-1.1 max-model-len does not fit ------------------------------------------------------
+
+def _check_max_model_len(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE)
+    if event is None:
+        return []
+    block = c.block_size(facts)
+    current = event.max_model_len or (facts.config.max_model_len if facts.config else None)
+    estimated = event.estimated_max_model_len or event.max_seq_len_tokens
+    how = "vLLM's estimate"
+    if not estimated and current and event.kv_needed_gib and event.available_kv_gib is not None:
+        estimated = int(current * event.available_kv_gib / event.kv_needed_gib)  # KV grows linearly with length
+        how = "max-model-len × available / needed"
+    evidence = [c.log_evidence(event, "KV cache needed for one max-length request", event.kv_needed_gib,
+                               event.available_kv_gib, ">", "GiB")]
+    if estimated is None or current is None:
+        return [RULE_MAX_MODEL_LEN.finding(
+            Severity.CRITICAL, f"max-model-len {fmt(current)} does not fit the KV cache",
+            summary="vLLM refused to start: one request of the maximum length does not fit the KV cache.",
+            evidence=evidence, actions=["Lower --max-model-len or raise --gpu-memory-utilization."], confidence=0.7)]
+    proposed = c.round_down(estimated, block)
+    workload = c.workload_tokens_p95(facts)
+    if workload:
+        evidence.append(c.workload_evidence(facts))
+    title = (f"max-model-len {fmt(current)} needs {fmt(event.kv_needed_gib)} GiB KV > "
+             f"{fmt(event.available_kv_gib)} GiB available; {fmt(estimated)} tokens fit"
+             if event.kv_needed_gib else f"max-model-len {fmt(current)} > {fmt(estimated)} tokens the KV cache holds")
+    change = ConfigChange(
+        flag="--max-model-len", current=str(current), proposed=str(proposed),
+        reason=f"{how} is {estimated:,} tokens; rounded down to the block size {block}",
+        cost="requests longer than this are rejected with HTTP 400",
+        safety="unsafe" if workload is None or workload > proposed else "safe",
+    )
+    alternatives = []
+    total, util = c.total_gib(facts), c.gpu_memory_utilization(facts)
+    if total and event.kv_needed_gib and event.available_kv_gib is not None:
+        needed_util = math.ceil((util + (event.kv_needed_gib - event.available_kv_gib) / total) * 100) / 100
+        if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
+            alternatives.append(_util_change(
+                facts, needed_util, f"{fmt(event.kv_needed_gib - event.available_kv_gib)} GiB more KV memory "
+                f"keeps max-model-len {current:,}", "less headroom for other processes and activation spikes"))
+    return [RULE_MAX_MODEL_LEN.finding(
+        Severity.CRITICAL, title, evidence=evidence, changes=[change], alternatives=alternatives,
+        summary="vLLM refuses to start when a single request of --max-model-len tokens does not fit the KV cache.",
+        confidence=0.95)]
+
+
+# --- OP-1.2 no memory for the cache blocks --------------------------------------------------
+
+def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.NO_CACHE_BLOCKS)
+    available = facts.last_event(LogEventKind.AVAILABLE_KV_MEMORY)
+    negative = available is not None and available.available_kv_gib is not None and available.available_kv_gib <= 0
+    if event is None and not negative:
+        return []
+    evidence = [c.log_evidence(e, value=e.available_kv_gib, threshold=0, comparison="<=", unit="GiB")
+                for e in (available, event) if e is not None and (e is event or negative)]
+    weights, total, util, tp = c.weights_gib(facts), c.total_gib(facts), c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
+    changes, alternatives, actions = [], [], []
+    if weights and total:
+        evidence.append(Evidence(source="log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor",
+                                 name="weights per GPU", value=weights, threshold=round(0.75 * total, 2),
+                                 comparison=">" if weights > 0.75 * total else "<=", unit="GiB"))
+    if weights and total and weights > 0.75 * total * util:
+        changes.append(ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed=str(tp * 2),
+                                    reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
+                                    "TP splits weights and KV heads", cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU"))
+        if c.fp8_supported(facts) is not False and not (facts.model and facts.model.prequantized):
+            alternatives.append(ConfigChange(flag="--quantization", current=facts.config.quantization if facts.config else None,
+                                             proposed="fp8", reason="halves weight memory", safety="unsafe",
+                                             cost="small accuracy risk; W8A8 needs Ada/Hopper"))
+    else:
+        proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
+        if available and available.available_kv_gib is not None and total:
+            proposed = min(proposed, math.ceil((util + (1.0 - available.available_kv_gib) / total) * 100) / 100)
+        if proposed > util:
+            changes.append(_util_change(facts, proposed, "the non-KV memory (weights, activations) used all of the "
+                                        "requested budget", "less headroom for other processes"))
+    version = c.vllm_version(facts)
+    if version is None or version <= (0, 9):
+        actions.append("vLLM 0.8–0.9.0 charges other processes' GPU memory to this instance: stop them or give "
+                       "this instance its own GPU.")
+    title = "no GPU memory left for the KV cache" + (
+        f" (available {fmt(available.available_kv_gib)} GiB <= 0)" if negative else "")
+    return [RULE_NO_CACHE_BLOCKS.finding(Severity.CRITICAL, title, evidence=evidence, changes=changes,
+                                         alternatives=alternatives, actions=actions, confidence=0.9,
+                                         summary="After weights and activations nothing was left of the requested memory.")]
+
+
+# --- OP-1.3 free memory below the requested budget ------------------------------------------
+
+def _check_free_memory(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
+    if event is None:
+        return []
+    util = event.gpu_memory_utilization or c.gpu_memory_utilization(facts)
+    evidence = [c.log_evidence(event, "free memory at startup", event.free_gib, event.requested_gib, "<", "GiB")]
+    changes = []
+    if event.free_gib and event.total_gib:
+        proposed = math.floor(event.free_gib / event.total_gib * 100) / 100 - 0.01
+        changes.append(_util_change(facts, proposed, f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free; "
+                                    "the budget must fit in free memory", "a smaller KV cache (fewer concurrent tokens)"))
+    title = (f"free memory {fmt(event.free_gib)} GiB < requested {fmt(event.requested_gib)} GiB "
+             f"(gpu-memory-utilization {fmt(util)})")
+    return [RULE_FREE_MEMORY.finding(
+        Severity.CRITICAL, title, evidence=evidence, changes=changes, confidence=0.95,
+        summary="Another process (often a second vLLM instance) holds memory on this GPU.",
+        actions=["Find and stop other processes on the GPU (nvidia-smi), or give this instance its own GPU."])]
+
+
+# --- OP-1.4 … OP-1.6, OP-1.8: CUDA out of memory by phase -----------------------------------
+
+def _oom(facts: Facts, phases: tuple[OomPhase, ...]):
+    for event in reversed(facts.events_of(LogEventKind.CUDA_OOM)):
+        if (event.oom_phase or OomPhase.UNKNOWN) in phases:
+            return event
+    return None
+
+
+def _oom_evidence(event) -> list[Evidence]:
+    return [c.log_evidence(event, "CUDA out of memory", event.tried_to_allocate_gib, event.free_gib, ">", "GiB")]
+
+
+def _check_oom_weight_load(facts: Facts) -> list[Finding]:
+    event = _oom(facts, (OomPhase.WEIGHT_LOAD,))
+    if event is None:
+        return []
+    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
+    changes, alternatives = [], []
+    quant = ConfigChange(flag="--quantization", current=facts.config.quantization if facts.config else None,
+                         proposed="fp8", reason="FP8 weights take half the memory of BF16",
+                         cost="small accuracy risk; W8A8 needs Ada/Hopper (Ampere falls back to weight-only Marlin)",
+                         safety="unsafe")
+    if count is None or count >= tp * 2:
+        changes.append(ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed=str(tp * 2),
+                                    reason="weights do not fit one GPU; TP splits them across GPUs",
+                                    cost=f"{tp * 2} GPUs per replica"))
+        if not (facts.model and facts.model.prequantized):
+            alternatives.append(quant)
+    elif not (facts.model and facts.model.prequantized):
+        changes.append(quant)
+    return [RULE_OOM_WEIGHTS.finding(
+        Severity.CRITICAL, f"CUDA out of memory while loading weights (tried {fmt(event.tried_to_allocate_gib)} GiB, "
+        f"{fmt(event.free_gib)} GiB free)", evidence=_oom_evidence(event), changes=changes, alternatives=alternatives,
+        actions=["Use a larger GPU or a quantized checkpoint."], confidence=0.9,
+        summary="The model's weights do not fit the GPU memory left to them.")]
+
+
+def _check_oom_sampler(facts: Facts) -> list[Finding]:
+    event = _oom(facts, (OomPhase.SAMPLER_WARMUP,))
+    if event is None:
+        return []
+    current = event.num_dummy_requests or c.max_num_seqs(facts) or c.DEFAULT_MAX_NUM_SEQS
+    util = c.gpu_memory_utilization(facts)
+    change = ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, current // 2)),
+                          reason=f"the sampler warm-up with {current} dummy requests ran out of memory",
+                          cost="fewer requests batched at once (lower peak throughput)")
+    alternative = _util_change(facts, round(util - 0.05, 2), "leaves more memory outside the KV pool for the sampler",
+                               "a smaller KV cache")
+    return [RULE_OOM_SAMPLER.finding(
+        Severity.CRITICAL, f"CUDA out of memory warming up the sampler with {current} dummy requests",
+        evidence=_oom_evidence(event), changes=[change], alternatives=[alternative], confidence=0.9,
+        summary="The sampler's warm-up batch (max-num-seqs requests) does not fit.")]
+
+
+def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
+    event = _oom(facts, (OomPhase.CUDAGRAPH_CAPTURE,))
+    if event is None:
+        return []
+    seqs = c.max_num_seqs(facts) or c.DEFAULT_MAX_NUM_SEQS
+    change = ConfigChange(flag="--enforce-eager", current="false", proposed="true",
+                          reason="skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
+                          cost="slower decode at small batch sizes (no CUDA graphs)")
+    alternative = ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(max(1, seqs // 2)),
+                               reason="capture sizes go up to max-num-seqs; fewer, smaller graphs",
+                               cost="fewer requests batched at once")
+    return [RULE_OOM_CUDAGRAPH.finding(
+        Severity.CRITICAL, "CUDA out of memory during CUDA-graph capture", evidence=_oom_evidence(event),
+        changes=[change], alternatives=[alternative], confidence=0.9,
+        summary="The CUDA-graph pool did not fit next to the KV cache.",
+        actions=["Or lower --gpu-memory-utilization by 0.02–0.05 to leave room for the graph pool."])]
+
+
+def _check_oom_other(facts: Facts) -> list[Finding]:
+    event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
+    if event is None:
+        return []
+    util = c.gpu_memory_utilization(facts)
+    change = _util_change(facts, round(util - 0.05, 2), "leaves headroom for activation spikes the profile missed",
+                          "a smaller KV cache")
+    tokens = facts.config.max_num_batched_tokens if facts.config else None
+    alternatives = []
+    if tokens and tokens > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
+        alternatives.append(ConfigChange(flag="--max-num-batched-tokens", current=str(tokens),
+                                         proposed=str(c.DEFAULT_MAX_NUM_BATCHED_TOKENS),
+                                         reason="smaller steps need smaller activations", cost="longer TTFT for long prompts"))
+    return [RULE_OOM_OTHER.finding(
+        Severity.CRITICAL if event.oom_phase == OomPhase.UNKNOWN else Severity.HIGH,
+        f"CUDA out of memory ({(event.oom_phase or OomPhase.UNKNOWN).value}; tried {fmt(event.tried_to_allocate_gib)} GiB, "
+        f"{fmt(event.free_gib)} GiB free)", evidence=_oom_evidence(event), changes=[change],
+        alternatives=alternatives, confidence=0.6,
+        summary="Memory use grew beyond what the startup profile measured.")]
+
+
+# --- OP-1.7 memory profiling error, OP-1.9 unexplained startup failure ------------------------
+
+def _check_profiling(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.MEMORY_PROFILING_ERROR)
+    if event is None:
+        return []
+    evidence = [c.log_evidence(event, "free memory grew during profiling", event.current_free_gib,
+                               event.initial_free_gib, ">", "GiB")]
+    return [RULE_PROFILING.finding(
+        Severity.CRITICAL, f"free memory changed during profiling ({fmt(event.initial_free_gib)} -> "
+        f"{fmt(event.current_free_gib)} GiB)", evidence=evidence, confidence=0.9,
+        summary="Another process released GPU memory while vLLM measured its own use.",
+        actions=["Run vLLM in its own container/GPU, or set --kv-cache-memory (0.10.2+) to skip profiling."])]
+
+
+def _check_unexplained(facts: Facts) -> list[Finding]:
+    failed = facts.last_event(LogEventKind.ENGINE_CORE_FAILED)
+    if failed is None or facts.events_of(*STARTUP_FAILURE_KINDS):
+        return []
+    return [RULE_UNEXPLAINED.finding(
+        Severity.CRITICAL, "engine core failed to start; no known cause in the log",
+        evidence=[c.log_evidence(failed)], confidence=0.5,
+        summary="The log says the engine failed to start but shows none of the known causes.",
+        actions=["Read the traceback above 'EngineCore failed to start.' in the EngineCore/worker output."])]
+
+
+def _page(checks: str, why: str, example: str, fix: str, limits: str) -> RulePage:
+    return RulePage(checks=checks, why=why, example=example, fix=fix, limits=limits, references=[DOCS])
+
+
+def _rule(code: str, title: str, check, page: RulePage) -> Rule:
+    return Rule(code=code, title=title, category=Category.STARTUP, page=page, check=check, needs=("events",))
+
+
+RULE_MAX_MODEL_LEN = _rule("OP-1.1", "max-model-len does not fit the KV cache", _check_max_model_len, _page(
+    "The startup error `To serve at least one request with the model's max seq len (N) …` (every V1 wording, "
+    "with or without `estimated maximum model length is M`) and the V0 text `The model's max seq len (N) is "
+    "larger than the maximum number of tokens that can be stored in KV cache (M)`.",
+    "vLLM refuses to start unless one request of --max-model-len tokens fits the KV cache.",
+    "max seq len (131072), (16.0 GiB KV cache is needed … available KV cache memory (3.18 GiB)… estimated "
+    "maximum model length is 26048 -> --max-model-len 26048.",
+    "Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization by "
+    "the missing GiB / total GiB; or --kv-cache-dtype fp8 to halve KV bytes per token. vLLM 0.33 also accepts "
+    "--max-model-len -1 (auto-fit).",
+    "Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
+    "attention; sliding-window and MLA models fit more."))
+RULE_NO_CACHE_BLOCKS = _rule("OP-1.2", "no memory left for the KV cache", _check_no_cache_blocks, _page(
+    "`No available memory for the cache blocks` or `Available KV cache memory` <= 0 GiB.",
+    "Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
+    "Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
+    "When weights exceed 75 % of the GPU: tensor parallelism or quantization; else raise "
+    "--gpu-memory-utilization (up to 0.95).",
+    "On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading line "
+    "or the advisor's figure."))
+RULE_FREE_MEMORY = _rule("OP-1.3", "free GPU memory below the requested budget", _check_free_memory, _page(
+    "`Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, R GiB)`.",
+    "The budget is a fraction of total memory and must be free at startup; another process holds the rest.",
+    "Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65.",
+    "Free the GPU, or set --gpu-memory-utilization to (free / total) − 0.01.",
+    "A lower budget shrinks the KV cache; two instances on one GPU each need their own share."))
+RULE_OOM_WEIGHTS = _rule("OP-1.4", "CUDA out of memory loading weights", _check_oom_weight_load, _page(
+    "A CUDA OOM classified as weight load (`Failed to load model - not enough GPU memory` in 0.14+).",
+    "The weights alone do not fit the GPU.",
+    "A 70B BF16 model (131 GiB) on one 80 GiB GPU -> --tensor-parallel-size 2.",
+    "Double --tensor-parallel-size when GPUs are available; else --quantization fp8 (unsafe: accuracy).",
+    "The phase comes from the collector's reading of the surrounding lines."))
+RULE_OOM_SAMPLER = _rule("OP-1.5", "CUDA out of memory warming up the sampler", _check_oom_sampler, _page(
+    "`CUDA out of memory occurred when warming up sampler with N dummy requests`.",
+    "The warm-up runs max-num-seqs requests at once; their logits do not fit beside the KV cache.",
+    "warming up sampler with 1024 dummy requests -> --max-num-seqs 512.",
+    "Halve --max-num-seqs, or lower --gpu-memory-utilization by 0.05.",
+    "Large vocabularies make this worse; the halving is a first step, not a computed optimum."))
+RULE_OOM_CUDAGRAPH = _rule("OP-1.6", "CUDA out of memory during CUDA-graph capture", _check_oom_cudagraph, _page(
+    "A CUDA OOM raised inside CUDA-graph capture (`Capturing CUDA graphs` / capture_model).",
+    "The graph pool (0.5–1.9 GiB) is allocated after the KV cache; if nothing is left, capture fails.",
+    "OOM under the `Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)` bar -> --enforce-eager.",
+    "--enforce-eager (slower decode), or halve --max-num-seqs (capture sizes go up to it), or lower "
+    "--gpu-memory-utilization.",
+    "0.20+ estimates graph memory during profiling, so this is rarer there."))
+RULE_PROFILING = _rule("OP-1.7", "GPU memory changed during profiling", _check_profiling, _page(
+    "`Error in memory profiling. Initial free memory X GiB, current free memory Y GiB`.",
+    "vLLM sizes the KV cache from a measurement that another process disturbed.",
+    "Initial free memory 40.1 GiB, current free memory 44.3 GiB.",
+    "Isolate vLLM on its GPU; or pass --kv-cache-memory to skip profiling (0.10.2+).",
+    "No flag fixes a neighbour that allocates and frees memory."))
+RULE_OOM_OTHER = _rule("OP-1.8", "CUDA out of memory outside a known phase", _check_oom_other, _page(
+    "A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture.",
+    "Activation peaks larger than profiled (long prompts, large batches) exhaust memory left outside the KV pool.",
+    "Tried to allocate 2.00 GiB, 448 KiB free, util 0.95 -> --gpu-memory-utilization 0.90.",
+    "Lower --gpu-memory-utilization by 0.05; or lower --max-num-batched-tokens.",
+    "A guess by elimination: confidence 0.6."))
+RULE_UNEXPLAINED = _rule("OP-1.9", "engine failed to start for an unrecognised reason", _check_unexplained, _page(
+    "`Engine core initialization failed` / `EngineCore failed to start.` with no other startup-failure event.",
+    "The real cause is in a traceback the collector did not recognise.",
+    "Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
+    "Read the traceback above that line; re-run triage with the worker logs.",
+    "Only says that something failed."))
+
+RULES: list[Rule] = [RULE_MAX_MODEL_LEN, RULE_NO_CACHE_BLOCKS, RULE_FREE_MEMORY, RULE_OOM_WEIGHTS,
+                     RULE_OOM_SAMPLER, RULE_OOM_CUDAGRAPH, RULE_PROFILING, RULE_OOM_OTHER, RULE_UNEXPLAINED]

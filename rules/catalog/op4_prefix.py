@@ -1,0 +1,158 @@
+"""OP-4: prefix caching — is the reuse the workload offers actually turned into cache hits?
+
+Hit rate = rate(prefix_cache_hits)/rate(prefix_cache_queries) (tokens; 0.8.x counted blocks,
+the ratio is the same). A low hit rate is only a problem when the workload reuses prefixes:
+unique prompts legitimately miss. So these rules weigh the measured rate against the
+workload's reuse share when it is known, and stay low-severity when it is not.
+"""
+
+from __future__ import annotations
+
+from rules import signals
+from rules.catalog import _common as c
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
+from rules.signals import fmt
+
+LOW_HIT_RATE = 0.30
+REUSE_WORTH_CACHING = 0.30
+CUDA_BLOCK_SIZES = (8, 16, 32)
+REFS = ["https://docs.vllm.ai/en/latest/design/prefix_caching.html"]
+
+
+def _caching_disabled(facts: Facts) -> bool:
+    return facts.config is not None and facts.config.enable_prefix_caching is False
+
+
+def _reuse(facts: Facts) -> float | None:
+    return facts.workload.prefix_reuse_share if facts.workload else None
+
+
+def _check_low_hit_rate(facts: Facts) -> list[Finding]:
+    hit = signals.prefix_hit_rate(facts)
+    if hit is None or _caching_disabled(facts) or hit.value >= LOW_HIT_RATE:
+        return []
+    reuse = _reuse(facts)
+    if reuse is not None and reuse < REUSE_WORTH_CACHING:
+        return []  # little to reuse: a low hit rate is expected
+    evidence = [hit.evidence.model_copy(update={"threshold": LOW_HIT_RATE, "comparison": "<"})]
+    severity, confidence = Severity.LOW, 0.4
+    if reuse is not None:
+        evidence.append(Evidence(source="workload", name="prefix reuse share", value=reuse,
+                                 threshold=REUSE_WORTH_CACHING, comparison=">="))
+        severity, confidence = Severity.MEDIUM, 0.7 if hit.strong else 0.5
+    title = f"prefix cache hit rate {hit.value:.0%} < {LOW_HIT_RATE:.0%}" + (
+        f" while {reuse:.0%} of prompt tokens are shared" if reuse is not None else "")
+    return [RULE_LOW_HIT.finding(
+        severity, title, evidence=evidence, confidence=confidence,
+        summary="Shared prompt prefixes are being recomputed instead of read from the cache.",
+        actions=["Put the shared part (system prompt, documents) first and byte-identical; no timestamps or "
+                 "request ids before it.",
+                 "If KV usage is high, cached blocks are evicted early: more KV memory helps (OP-5.3).",
+                 "With several replicas, route by prefix (OP-4.3)."])]
+
+
+def _check_block_size(facts: Facts) -> list[Finding]:
+    shared = facts.workload.shared_prefix_tokens if facts.workload else None
+    if not shared or _caching_disabled(facts):
+        return []
+    block = c.block_size(facts)
+    cached = (shared // block) * block
+    if cached >= 0.75 * shared:
+        return []
+    evidence = [Evidence(source="workload", name="shared prefix tokens", value=shared),
+                Evidence(source="config", name="--block-size", value=block),
+                Evidence(source="advisor", name="share of the prefix in full blocks", value=round(cached / shared, 2),
+                         threshold=0.75, comparison="<")]
+    fitting = [b for b in CUDA_BLOCK_SIZES if b <= shared and b < block]
+    changes = []
+    if fitting:
+        proposed = max(b for b in fitting if (shared // b) * b >= 0.75 * shared) if any(
+            (shared // b) * b >= 0.75 * shared for b in fitting) else min(fitting)
+        changes.append(ConfigChange(flag="--block-size", current=str(block), proposed=str(proposed),
+                                    reason=f"only full blocks are cached: {(shared // proposed) * proposed} of {shared} "
+                                    f"shared tokens would be, instead of {cached}",
+                                    cost="more blocks to manage; some attention backends/models force their size"))
+    return [RULE_BLOCK_SIZE.finding(
+        Severity.MEDIUM if cached == 0 else Severity.LOW,
+        f"block size {block} caches {cached} of the {shared}-token shared prefix (< 75 %)",
+        summary="Prefix caching hashes full blocks only; a prefix shorter than a block is never reused.",
+        evidence=evidence, changes=changes, confidence=0.7)]
+
+
+def _instance_hit_rates(facts: Facts) -> dict[str, float]:
+    if facts.window is None:
+        return {}
+    rates = {}
+    for part in facts.window.per_instance:
+        ratio = part.ratio("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
+        if ratio is not None:
+            rates[part.instance] = ratio
+    return rates
+
+
+def _check_routing(facts: Facts) -> list[Finding]:
+    per_instance = _instance_hit_rates(facts)
+    replicas = max(len(per_instance), (facts.workload.num_replicas or 0) if facts.workload else 0)
+    routing = facts.workload.routing if facts.workload else None
+    hit = signals.prefix_hit_rate(facts)
+    reuse = _reuse(facts)
+    if replicas < 2 or routing in ("prefix_aware", "session_affinity") or hit is None or reuse is None:
+        return []
+    if reuse < REUSE_WORTH_CACHING or hit.value >= 0.6 * reuse:
+        return []
+    evidence = [hit.evidence.model_copy(update={"threshold": round(0.6 * reuse, 3), "comparison": "<"}),
+                Evidence(source="workload", name="replicas", value=replicas),
+                Evidence(source="workload", name="routing", value=routing or "unknown")]
+    evidence += [Evidence(source="prometheus", name="prefix cache hit rate", value=round(v, 3), location=k)
+                 for k, v in sorted(per_instance.items())]
+    return [RULE_ROUTING.finding(
+        Severity.MEDIUM, f"hit rate {hit.value:.0%} across {replicas} replicas < 60 % of the {reuse:.0%} reuse share",
+        summary="Requests sharing a prefix land on different replicas, so each replica caches it separately.",
+        evidence=evidence, confidence=0.6,
+        actions=["Route by prefix or session (llm-d inference scheduler, vLLM production-stack router, "
+                 "consistent hashing on the system-prompt id)."])]
+
+
+def _check_salting(facts: Facts) -> list[Finding]:
+    hit = signals.prefix_hit_rate(facts)
+    if not (facts.workload and facts.workload.uses_cache_salt) or hit is None or hit.value >= LOW_HIT_RATE:
+        return []
+    return [RULE_SALT.finding(
+        Severity.INFO, f"cache_salt in use and hit rate {hit.value:.0%} < {LOW_HIT_RATE:.0%}",
+        summary="Salted requests only share cache entries with the same salt (per tenant, by design).",
+        evidence=[hit.evidence, Evidence(source="workload", name="cache_salt", value=True)], confidence=0.6,
+        actions=["Salt per tenant, not per request, if tenants may share their own prefixes."])]
+
+
+def _rule(code, title, check, needs, page) -> Rule:
+    return Rule(code=code, title=title, category=Category.PREFIX_CACHE, check=check, needs=needs, page=page)
+
+
+RULE_LOW_HIT = _rule("OP-4.1", "low prefix-cache hit rate", _check_low_hit_rate, ("window", "snapshot", "events"), RulePage(
+    checks="Prefix-cache hit rate (window, stats line, or since-start counters) below 30 %, with prefix caching on.",
+    why="Every missed shared prefix is recomputed: higher TTFT and prefill load.",
+    example="hit rate 8 % while 70 % of prompt tokens are a shared system prompt.",
+    fix="Make prefixes byte-identical and first; keep enough free KV; route by prefix across replicas.",
+    limits="Without workload facts a low rate may simply mean unique prompts: reported as low severity.",
+    references=REFS))
+RULE_BLOCK_SIZE = _rule("OP-4.2", "block size larger than the shared prefix", _check_block_size, ("workload",), RulePage(
+    checks="The workload's shared prefix length against --block-size: the share of the prefix in full blocks.",
+    why="Prefix caching hashes full blocks; the tail of a prefix shorter than a block is recomputed.",
+    example="40-token system prompt, --block-size 64 -> 0 tokens cached; --block-size 16 caches 32.",
+    fix="A smaller --block-size (16 on CUDA) when the backend allows it.",
+    limits="MLA and hybrid models force their own block size (64, 128, hundreds).", references=REFS))
+RULE_ROUTING = _rule("OP-4.3", "replicas split the prefix cache", _check_routing, ("window", "workload"), RulePage(
+    checks="Two or more replicas, round-robin or unknown routing, fleet hit rate below 60 % of the reuse share.",
+    why="Each replica caches its own copy; with N replicas each sees 1/N of a prefix's traffic.",
+    example="4 replicas, reuse 80 %, hit rate 25 %.",
+    fix="Prefix-aware or session-affinity routing in the gateway.",
+    limits="Needs the workload's reuse share; per-instance rates need Prometheus.", references=REFS))
+RULE_SALT = _rule("OP-4.4", "cache salting limits reuse", _check_salting, ("workload",), RulePage(
+    checks="Requests carry cache_salt and the hit rate is below 30 %.",
+    why="vLLM mixes the salt into block hashes so tenants cannot probe each other's cache.",
+    example="cache_salt = request id: no two requests ever share a block.",
+    fix="Salt per tenant (or not at all) when reuse within a tenant is safe.",
+    limits="Informational: salting is a security decision.", references=REFS))
+
+RULES: list[Rule] = [RULE_LOW_HIT, RULE_BLOCK_SIZE, RULE_ROUTING, RULE_SALT]

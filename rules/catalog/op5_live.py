@@ -1,0 +1,291 @@
+"""OP-5: a live server that is slow — where the time goes and which knob moves it.
+
+The split follows the reference's §11 pairs: TTFT high with an empty queue is prefill-bound
+(OP-5.1); a queue means saturation, by batch cap or by KV capacity (OP-5.2); preemptions mean
+the KV cache is over-committed (OP-5.3); ITL high under load is prefill interference
+(OP-5.4), ITL high with one user is bandwidth or interconnect (OP-5.5); fewer requests in the
+server than the clients have in flight is a bottleneck upstream (OP-5.6). OP-5.7 ties long
+prompts to the per-step token budget, OP-5.8 watches aborts/errors, OP-5.9 reads a ramp: past
+the knee more load buys latency, not throughput.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules import signals
+from rules.catalog import _common as c
+from rules.catalog import op3_parallelism, op5_pages
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, Severity
+from rules.signals import fmt
+
+DEFAULT_TTFT_SLO_S = 2.0
+KV_HIGH = 0.90
+MAX_BATCHED_TOKENS_CAP = 16384
+ABORT_SHARE = 0.05
+TTFT = "vllm:time_to_first_token_seconds"
+ITL = "vllm:inter_token_latency_seconds"
+
+
+def ttft_slo(facts: Facts) -> float:
+    return facts.workload.ttft_slo_s if facts.workload and facts.workload.ttft_slo_s else DEFAULT_TTFT_SLO_S
+
+
+def _over(signal: signals.Signal | None, threshold: float, unit: str = "s") -> Evidence | None:
+    if signal is None:
+        return None
+    return signal.evidence.model_copy(update={"threshold": threshold, "comparison": ">" if signal.value > threshold
+                                              else "<=", "unit": unit})
+
+
+def _batched_tokens(facts: Facts) -> int:
+    if facts.config and facts.config.max_num_batched_tokens:
+        return facts.config.max_num_batched_tokens
+    return c.DEFAULT_MAX_NUM_BATCHED_TOKENS
+
+
+def _prompt_p95(facts: Facts) -> signals.Signal | None:
+    measured = signals.quantile(facts, "vllm:request_prompt_tokens", "p95")
+    if measured is not None:
+        return measured
+    if facts.workload and facts.workload.p95_input_tokens:
+        value = facts.workload.p95_input_tokens
+        return signals.Signal(value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens"))
+    return None
+
+
+def _batched_tokens_up(facts: Facts, reason: str) -> ConfigChange:
+    current = _batched_tokens(facts)
+    prompt = _prompt_p95(facts)
+    target = max(current * 2, c.next_power_of_two(prompt.value) if prompt else 0)
+    return ConfigChange(flag="--max-num-batched-tokens", current=str(current),
+                        proposed=str(min(MAX_BATCHED_TOKENS_CAP, target)), reason=reason,
+                        cost="longer steps: ITL of running requests rises while long prompts prefill")
+
+
+def _check_ttft_prefill(facts: Facts) -> list[Finding]:
+    ttft, queue = signals.quantile(facts, TTFT, "p99"), signals.waiting(facts)
+    slo = ttft_slo(facts)
+    if ttft is None or ttft.value <= slo or queue is None or queue.value >= 1:
+        return []
+    current = _batched_tokens(facts)
+    changes = [] if current >= MAX_BATCHED_TOKENS_CAP else [
+        _batched_tokens_up(facts, "more prompt tokens per step finishes prefill in fewer steps")]
+    return [RULE_TTFT.finding(
+        Severity.HIGH, f"TTFT p99 {fmt(ttft.value)} s > {fmt(slo)} s with {fmt(queue.value)} requests waiting",
+        summary="Requests are not queueing, so the time goes into prefill itself.",
+        evidence=[_over(ttft, slo), queue.evidence], changes=changes, confidence=0.7,
+        actions=["For very long prompts: more GPUs per replica or prefill/decode disaggregation."])]
+
+
+def _check_saturation(facts: Facts) -> list[Finding]:
+    queue, run, kv = signals.waiting(facts), signals.running(facts), signals.kv_usage(facts)
+    if queue is None or run is None or queue.value < 1:
+        return []
+    ttft = signals.quantile(facts, TTFT, "p99")
+    seqs = c.max_num_seqs(facts)
+    evidence = [queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}), run.evidence]
+    changes, alternatives, actions = [], [], []
+    if kv is not None and kv.value >= KV_HIGH:
+        evidence.append(_over(kv, KV_HIGH, ""))
+        cause = f"KV usage {fmt(kv.value)} >= {KV_HIGH}"
+        if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
+            alternatives.append(ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8",
+                                             reason="doubles the KV tokens each replica holds",
+                                             cost="small accuracy risk", safety="unsafe"))
+        actions.append("Add replicas or larger GPUs: the KV cache is full.")
+    elif seqs and run.value >= 0.95 * seqs:
+        evidence.append(Evidence(source="config", name="--max-num-seqs", value=seqs))
+        cause = f"running {fmt(run.value)} at --max-num-seqs {seqs}"
+        proposed = seqs * 2
+        if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
+            proposed = min(proposed, max(seqs, int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))))
+        if proposed > seqs:
+            changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(proposed),
+                                        reason="the batch cap, not memory, holds requests back",
+                                        cost="higher ITL per request as batches grow"))
+    else:
+        cause = "compute-bound"
+        actions.append("Add replicas: the engine is busy with its current batch.")
+    slow = ttft is not None and ttft.value > ttft_slo(facts)
+    if ttft is not None:
+        evidence.append(_over(ttft, ttft_slo(facts)))
+    return [RULE_SATURATION.finding(
+        Severity.HIGH if slow else Severity.MEDIUM,
+        f"{fmt(queue.value)} requests waiting > 0 ({cause})", evidence=evidence, changes=changes,
+        alternatives=alternatives, actions=actions, confidence=0.8 if facts.window else 0.6,
+        summary="Requests queue before they start: TTFT grows with the queue.")]
+
+
+def _check_preemptions(facts: Facts) -> list[Finding]:
+    rate = signals.preemption_rate(facts)
+    if rate is None or rate.value <= 0:
+        return []
+    kv, run = signals.kv_usage(facts), signals.running(facts)
+    evidence = [rate.evidence.model_copy(update={"threshold": 0, "comparison": ">"})]
+    if kv is not None:
+        evidence.append(_over(kv, KV_HIGH, ""))
+    seqs = c.max_num_seqs(facts)
+    changes, alternatives = [], []
+    fits = None
+    if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
+        fits = int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))
+    elif run is not None and run.value >= 2:
+        fits = int(run.value * 0.75)
+    current = seqs or (c.DEFAULT_MAX_NUM_SEQS if fits else None)
+    if fits and current and fits < current:
+        changes.append(ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, fits)),
+                                    reason="admit only as many requests as the KV cache holds, so none is "
+                                    "evicted and recomputed", cost="lower peak concurrency; requests wait instead"))
+    util = c.gpu_memory_utilization(facts)
+    if util < 0.92:
+        alternatives.append(ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util), proposed="0.92",
+                                         reason="more memory for KV blocks", cost="less headroom on the GPU"))
+    if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
+        alternatives.append(ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8",
+                                         reason="doubles KV tokens", cost="small accuracy risk", safety="unsafe"))
+    per_s = rate.evidence.unit == "/s"
+    amount = f"{fmt(rate.value)} preemptions/s" if per_s else f"{fmt(rate.value)} preemptions"
+    kv_text = f"KV usage {fmt(kv.value)} > {KV_HIGH} with " if kv is not None and kv.value > KV_HIGH else ""
+    return [RULE_PREEMPTION.finding(
+        Severity.HIGH if (per_s and rate.value >= 1) or (kv is not None and kv.value > KV_HIGH) else Severity.MEDIUM,
+        f"{kv_text}{amount} > 0", evidence=evidence, changes=changes, alternatives=alternatives,
+        confidence=0.85 if rate.strong else 0.5,
+        actions=["Or add replicas / limit --max-model-len for rare very long requests."],
+        summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.")]
+
+
+def _check_itl_under_load(facts: Facts) -> list[Finding]:
+    itl, run = signals.quantile(facts, ITL, "p99"), signals.running(facts)
+    slo = op3_parallelism.itl_slo(facts)
+    if itl is None or run is None or run.value < 2 or itl.value <= slo:
+        return []
+    current = _batched_tokens(facts)
+    changes = []
+    if current > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
+        changes.append(ConfigChange(flag="--max-num-batched-tokens", current=str(current), proposed="2048",
+                                    reason="smaller prefill chunks interrupt running decodes less",
+                                    cost="longer TTFT for long prompts"))
+    return [RULE_ITL_LOAD.finding(
+        Severity.HIGH, f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running",
+        evidence=[_over(itl, slo), run.evidence], changes=changes, confidence=0.7,
+        actions=["Cap --max-num-seqs or add replicas if ITL matters more than throughput."],
+        summary="Decode steps are slow because the batch is large or prefill chunks share the step.")]
+
+
+def _check_itl_single_user(facts: Facts) -> list[Finding]:
+    itl, run = signals.quantile(facts, ITL, "p50"), signals.running(facts)
+    slo = op3_parallelism.itl_slo(facts)
+    if itl is None or run is None or run.value > 1 or itl.value <= slo:
+        return []
+    link = facts.hardware.interconnect if facts.hardware else None
+    changes: list[ConfigChange] = []
+    if c.tensor_parallel_size(facts) > 1 and link == "pcie":
+        changes, _ = op3_parallelism.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
+    return [RULE_ITL_SINGLE.finding(
+        Severity.MEDIUM, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} request running",
+        evidence=[_over(itl, slo), run.evidence], changes=changes, confidence=0.6,
+        actions=["Single-stream decode is memory-bandwidth bound: a faster GPU, FP8 weights, or speculative "
+                 "decoding (OP-6) lower it."],
+        summary="Even alone, a request decodes slowly: bandwidth or interconnect, not load.")]
+
+
+def _check_upstream(facts: Facts) -> list[Finding]:
+    clients = facts.workload.client_concurrency if facts.workload else None
+    run, queue = signals.running(facts), signals.waiting(facts)
+    if not clients or run is None:
+        return []
+    inside = run.value + (queue.value if queue else 0.0)
+    if inside >= 0.8 * clients:
+        return []
+    return [RULE_UPSTREAM.finding(
+        Severity.MEDIUM, f"running + waiting {fmt(inside)} < 80 % of {clients} client requests in flight",
+        evidence=[run.evidence, Evidence(source="workload", name="client concurrency", value=clients,
+                                         threshold=round(0.8 * clients, 1), comparison=">")],
+        confidence=0.6, summary="Requests are held before they reach vLLM.",
+        actions=["Check the load balancer, gateway, auth/vector-DB hops and client connection pools."])]
+
+
+def _check_long_prompts(facts: Facts) -> list[Finding]:
+    prompt = _prompt_p95(facts)
+    current = _batched_tokens(facts)
+    if prompt is None or prompt.value <= current or current >= MAX_BATCHED_TOKENS_CAP:
+        return []
+    steps = math.ceil(prompt.value / current)
+    return [RULE_LONG_PROMPTS.finding(
+        Severity.LOW, f"p95 prompt {fmt(prompt.value)} tokens > --max-num-batched-tokens {current} "
+        f"({steps} prefill steps)", evidence=[prompt.evidence.model_copy(update={"threshold": current, "comparison": ">"})],
+        changes=[_batched_tokens_up(facts, f"a p95 prompt needs {steps} steps to prefill")], confidence=0.5,
+        summary="Long prompts are prefilled in chunks over several steps, adding to their TTFT.")]
+
+
+def _check_aborts(facts: Facts) -> list[Finding]:
+    if facts.window is None:
+        return []
+    by_reason = facts.window.total.by_label("vllm:request_success_total")
+    total = sum(by_reason.values())
+    failed = by_reason.get("abort", 0.0) + by_reason.get("error", 0.0)
+    if total <= 0 or failed / total <= ABORT_SHARE:
+        return []
+    share = failed / total
+    return [RULE_ABORTS.finding(
+        Severity.MEDIUM, f"{share:.0%} of finished requests aborted or failed > {ABORT_SHARE:.0%}",
+        evidence=[Evidence(source=signals._window_source(facts), name="vllm:request_success_total{abort,error} share",
+                           value=round(share, 3), threshold=ABORT_SHARE, comparison=">")],
+        confidence=0.7, summary="Clients gave up (timeouts, disconnects) or requests errored.",
+        actions=["Compare client timeouts with TTFT/e2e p99; check the server log for request errors."])]
+
+
+def _check_past_knee(facts: Facts) -> list[Finding]:
+    test = facts.loadtest
+    knee = test.knee_offered() if test else None
+    steps = test.valid_steps if test else []
+    at_knee = next((s for s in steps if s.offered == knee), None)
+    later = [s for s in steps if knee is not None and s.offered > knee]
+    if at_knee is None or not later or not at_knee.output_tokens_per_s or not at_knee.itl_s.p99:
+        return []
+    best = max((s.output_tokens_per_s or 0.0) for s in later)
+    last = later[-1]
+    gain = best / at_knee.output_tokens_per_s
+    slowdown = (last.itl_s.p99 or at_knee.itl_s.p99) / at_knee.itl_s.p99
+    if gain >= 1.1 or slowdown < 1.5:
+        return []
+    evidence = [Evidence(source="ramp", name="throughput gain past the knee", value=round(gain, 2), threshold=1.1,
+                         comparison="<"),
+                Evidence(source="ramp", name="ITL p99 growth past the knee", value=round(slowdown, 2), threshold=1.5,
+                         comparison=">=")]
+    changes = []
+    running_at_knee = at_knee.server.get("num_requests_running", at_knee.server.get("running"))
+    if isinstance(running_at_knee, (int, float)) and running_at_knee >= 1:
+        seqs = c.max_num_seqs(facts)
+        changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs) if seqs else None,
+                                    proposed=str(int(math.ceil(running_at_knee))),
+                                    reason="the batch size at the knee gave the throughput; more only adds latency",
+                                    cost="excess load queues (visible as waiting) instead of slowing everyone"))
+    return [RULE_KNEE.finding(
+        Severity.MEDIUM, f"past the knee ({fmt(knee)} req/s) throughput +{gain - 1:.0%} < 10 % while ITL p99 "
+        f"x{slowdown:.1f}", evidence=evidence, changes=changes, confidence=0.7,
+        actions=[f"Keep offered load at or below the safe operating point {test.safe_operating_point}."
+                 if test.safe_operating_point else "Keep offered load at or below the knee."],
+        summary="The server is at its throughput ceiling: extra load only adds latency.")]
+
+
+def _rule(code: str, check, category: Category, needs: tuple[str, ...]) -> Rule:
+    title, page = op5_pages.PAGES[code]
+    return Rule(code=code, title=title, category=category, page=page, check=check, needs=needs)
+
+
+LIVE = ("window", "snapshot", "events")
+RULE_TTFT = _rule("OP-5.1", _check_ttft_prefill, Category.LATENCY, ("window",))
+RULE_SATURATION = _rule("OP-5.2", _check_saturation, Category.SATURATION, LIVE)
+RULE_PREEMPTION = _rule("OP-5.3", _check_preemptions, Category.KV_CACHE, LIVE)
+RULE_ITL_LOAD = _rule("OP-5.4", _check_itl_under_load, Category.LATENCY, ("window",))
+RULE_ITL_SINGLE = _rule("OP-5.5", _check_itl_single_user, Category.LATENCY, ("window",))
+RULE_UPSTREAM = _rule("OP-5.6", _check_upstream, Category.SATURATION, ("workload",))
+RULE_LONG_PROMPTS = _rule("OP-5.7", _check_long_prompts, Category.LATENCY, ("window", "workload"))
+RULE_ABORTS = _rule("OP-5.8", _check_aborts, Category.RELIABILITY, ("window",))
+RULE_KNEE = _rule("OP-5.9", _check_past_knee, Category.SATURATION, ("loadtest",))
+
+RULES: list[Rule] = [RULE_TTFT, RULE_SATURATION, RULE_PREEMPTION, RULE_ITL_LOAD, RULE_ITL_SINGLE,
+                     RULE_UPSTREAM, RULE_LONG_PROMPTS, RULE_ABORTS, RULE_KNEE]

@@ -1,0 +1,117 @@
+"""Evaluation: run the catalog over Facts, rank the findings, resolve conflicting flag changes.
+
+Ranking (most urgent first): severity, then confidence, then evidence strength (measured
+evidence weighs more than configured or assumed), then the rule code so that equal findings
+always come out in the same order.
+
+Conflict resolution: DESIGN.md says conflicting changes to one flag are resolved, not both
+emitted. Walking the ranked list, the first finding to propose a flag keeps it; a later
+finding's change to the same flag is moved to its `superseded` list with a note naming the
+winner (a different value is a conflict; the same value is a duplicate). The finding itself
+stays: its evidence still matters. Alternatives are advisory and never conflict.
+
+A rule that raises is recorded in `errors` instead of stopping the others: triage on a
+broken server must still report what it can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, Field
+
+from rules.facts import Facts
+from rules.model import Finding, Rule, Severity, SupersededChange
+
+
+class Resolution(BaseModel):
+    """One dropped change: which rule wanted what, and which rule's value was kept."""
+
+    flag: str
+    kept_rule: str
+    kept_proposed: str
+    dropped_rule: str
+    dropped_proposed: str
+    duplicate: bool
+
+
+class RuleError(BaseModel):
+    rule: str
+    error: str
+
+
+class Evaluation(BaseModel):
+    """Ranked findings plus what was skipped, resolved or broken along the way."""
+
+    findings: list[Finding] = Field(default_factory=list)
+    resolutions: list[Resolution] = Field(default_factory=list)
+    rules_run: list[str] = Field(default_factory=list)
+    rules_skipped: list[str] = Field(default_factory=list)  # inputs absent
+    errors: list[RuleError] = Field(default_factory=list)
+
+    @property
+    def top(self) -> Finding | None:
+        return self.findings[0] if self.findings else None
+
+    def by_rule(self, code: str) -> list[Finding]:
+        return [f for f in self.findings if f.rule == code]
+
+    def worst_severity(self) -> Severity | None:
+        return self.findings[0].severity if self.findings else None
+
+
+def rank_key(finding: Finding) -> tuple:
+    return (finding.severity.rank, -finding.confidence, -finding.evidence_strength, finding.rule, finding.title)
+
+
+def rank(findings: Iterable[Finding]) -> list[Finding]:
+    """Most urgent first (see module docstring)."""
+    return sorted(findings, key=rank_key)
+
+
+def resolve(ranked: list[Finding]) -> tuple[list[Finding], list[Resolution]]:
+    """Keep one change per flag, from the highest-ranked finding; record the rest."""
+    kept: dict[str, tuple[str, str]] = {}  # flag -> (rule, proposed)
+    resolutions: list[Resolution] = []
+    out: list[Finding] = []
+    for finding in ranked:
+        finding = finding.model_copy(deep=True)
+        survivors = []
+        for change in finding.changes:
+            if change.flag not in kept:
+                kept[change.flag] = (finding.rule, change.proposed)
+                survivors.append(change)
+                continue
+            winner_rule, winner_value = kept[change.flag]
+            duplicate = winner_value == change.proposed
+            note = (f"same change already proposed by {winner_rule}" if duplicate else
+                    f"conflicts with {winner_rule}, which proposes {change.flag} {winner_value} and ranks higher")
+            finding.superseded.append(SupersededChange(change=change, kept_rule=winner_rule,
+                                                       kept_proposed=winner_value, note=note))
+            resolutions.append(Resolution(flag=change.flag, kept_rule=winner_rule, kept_proposed=winner_value,
+                                          dropped_rule=finding.rule, dropped_proposed=change.proposed,
+                                          duplicate=duplicate))
+        finding.changes = survivors
+        out.append(finding)
+    return out, resolutions
+
+
+def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> Evaluation:
+    """Run `rules` (default: the whole catalog) over `facts`; ranked, resolved findings."""
+    if rules is None:
+        from rules.catalog import ALL_RULES
+
+        rules = ALL_RULES
+    evaluation = Evaluation()
+    findings: list[Finding] = []
+    for rule in rules:
+        if not rule.applies_to(facts):
+            evaluation.rules_skipped.append(rule.code)
+            continue
+        evaluation.rules_run.append(rule.code)
+        try:
+            findings.extend(rule.check(facts))
+        except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
+            evaluation.errors.append(RuleError(rule=rule.code, error=f"{type(exc).__name__}: {exc}"))
+    evaluation.findings, evaluation.resolutions = resolve(rank(findings))
+    return evaluation

@@ -1,0 +1,190 @@
+"""The rule model: stable codes, a page per rule, findings with the measured value beside the threshold.
+
+Modelled on ruff / kube-score / Popeye (STYLE.md): a rule has a code users can grep and cite
+(`OP-5.3`, `AP-1`, `HL-1`), a page (what it checks, why, an example, the fix, its limits), and
+produces `Finding`s. A finding's title puts the measured value beside the threshold
+("KV usage 0.99 > 0.95"); its evidence says where each number came from; its `changes` name
+flags exactly as `vllm serve` spells them, with what the change costs and whether it is
+safe (no behaviour change beyond the stated cost) or unsafe (may change accuracy or reject
+requests), like ruff's fix safety. The advisor fills `predicted_effect` later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from rules.facts import Facts
+
+
+class Severity(str, Enum):
+    """Small scale, most urgent first: critical = not serving; high = hurting users now;
+    medium = a measured risk or waste; low = a configuration smell; info = a note."""
+
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """0 for critical … 4 for info (sort ascending = most urgent first)."""
+        return list(Severity).index(self)
+
+
+class Category(str, Enum):
+    STARTUP = "startup"
+    MEMORY = "memory"
+    QUANTIZATION = "quantization"
+    PARALLELISM = "parallelism"
+    PREFIX_CACHE = "prefix_cache"
+    LATENCY = "latency"
+    SATURATION = "saturation"
+    KV_CACHE = "kv_cache"
+    SPEC_DECODE = "spec_decode"
+    RELIABILITY = "reliability"
+    CONFIGURATION = "configuration"
+    HEALTH = "health"
+
+
+class Evidence(BaseModel):
+    """One measured fact behind a finding: a metric value, a log line, a ramp figure or a flag."""
+
+    source: str  # "metrics" | "prometheus" | "log" | "config" | "advisor" | "ramp" | "probe" | "workload"
+    name: str  # metric name, event kind, flag or figure
+    description: str = ""
+    value: float | str | bool | None = None
+    threshold: float | str | None = None
+    comparison: str | None = None  # ">", "<", ">=", "==" …: how value relates to threshold
+    unit: str | None = None
+    location: str | None = None  # file:line for logs, instance for metrics
+    raw: str | None = None  # the log line as printed
+
+    @property
+    def weight(self) -> float:
+        """How strongly this evidence supports a finding: measured > configured > assumed."""
+        if self.source in ("metrics", "prometheus", "log", "ramp", "probe"):
+            return 1.0
+        if self.source in ("config", "advisor", "workload"):
+            return 0.6
+        return 0.3
+
+
+class PredictedEffect(BaseModel):
+    """What the advisor's memory model predicts the change does (filled outside rules/)."""
+
+    text: str = ""
+    figures: dict[str, float] = Field(default_factory=dict)
+
+
+class ConfigChange(BaseModel):
+    """One flag change, as `vllm serve` spells the flag."""
+
+    flag: str
+    current: str | None = None
+    proposed: str
+    reason: str
+    cost: str = ""
+    safety: str = "safe"  # "safe" | "unsafe" (may change accuracy or reject requests)
+    predicted_effect: PredictedEffect | None = None
+
+    def command_line(self) -> str:
+        """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`."""
+        if self.proposed.lower() == "true":
+            return self.flag
+        if self.proposed.lower() == "false":
+            return "--no-" + self.flag.removeprefix("--")
+        return f"{self.flag} {self.proposed}"
+
+
+class SupersededChange(BaseModel):
+    """A change dropped in conflict resolution, kept so the report can show the alternative."""
+
+    change: ConfigChange
+    kept_rule: str
+    kept_proposed: str
+    note: str
+
+
+class Finding(BaseModel):
+    rule: str
+    severity: Severity
+    category: Category
+    title: str  # one line, measured value beside the threshold
+    summary: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+    changes: list[ConfigChange] = Field(default_factory=list)  # apply together
+    alternatives: list[ConfigChange] = Field(default_factory=list)  # or instead of `changes`
+    actions: list[str] = Field(default_factory=list)  # remedies that are not flags
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    superseded: list[SupersededChange] = Field(default_factory=list)
+
+    @property
+    def evidence_strength(self) -> float:
+        return sum(e.weight for e in self.evidence)
+
+
+class RulePage(BaseModel):
+    """The page `servops rules explain CODE` prints and reports render."""
+
+    checks: str
+    why: str
+    example: str
+    fix: str
+    limits: str
+    references: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A stable code, a page, and a pure check over Facts.
+
+    `needs` lists Facts attributes of which at least one must be present for the rule to
+    run; when none is, evaluation records the rule as skipped instead of silently passing.
+    """
+
+    code: str
+    title: str
+    category: Category
+    page: RulePage
+    check: Callable[[Facts], list[Finding]]
+    needs: tuple[str, ...] = field(default_factory=tuple)
+
+    def applies_to(self, facts: Facts) -> bool:
+        if not self.needs:
+            return True
+        for name in self.needs:
+            value = getattr(facts, name, None)
+            if value:  # None, empty list and empty models are absent
+                return True
+        return False
+
+    def evaluate(self, facts: Facts) -> list[Finding]:
+        return self.check(facts) if self.applies_to(facts) else []
+
+    def finding(self, severity: Severity, title: str, **fields) -> Finding:
+        """A Finding stamped with this rule's code and category."""
+        return Finding(rule=self.code, severity=severity, category=self.category, title=title, **fields)
+
+    def explain(self) -> str:
+        """The rule page as plain text (also what reports show)."""
+        page = self.page
+        parts = [
+            f"{self.code}  {self.title}",
+            f"category: {self.category.value}",
+            "",
+            "What it checks\n" + page.checks,
+            "Why it matters\n" + page.why,
+            "Example\n" + page.example,
+            "Fix\n" + page.fix,
+            "Limits\n" + page.limits,
+        ]
+        if page.references:
+            parts.append("References\n" + "\n".join(f"- {ref}" for ref in page.references))
+        return "\n\n".join(parts) + "\n"

@@ -1,0 +1,169 @@
+"""Derived signals: one number per question, from the best source available, with its evidence.
+
+Rules ask "what is the KV usage?" and should not care whether the answer came from a window
+between two scrapes, a single scrape, or the last periodic stats line in the log. Each
+function here tries the sources strongest first (window > snapshot > log), returns a
+`Signal` carrying the value and an `Evidence` that names the source, or None when no source
+has it — which is how rules skip cleanly on partial facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rules.events import LogEvent, LogEventKind
+from rules.facts import ConfigSource, Facts, flag_name
+from rules.metrics import canonical_name
+from rules.model import Evidence
+
+STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default
+
+
+@dataclass(frozen=True)
+class Signal:
+    value: float
+    evidence: Evidence
+    strong: bool = True  # False for cumulative-since-start or assumed figures
+
+
+def _window_source(facts: Facts) -> str:
+    return "prometheus" if facts.window and facts.window.origin == "prometheus" else "metrics"
+
+
+def _log_evidence(event: LogEvent, name: str, value: float | None, unit: str | None = None) -> Evidence:
+    where = f"{event.source_file or 'log'}:{event.line_no}" if event.line_no is not None else event.source_file
+    return Evidence(source="log", name=name, value=value, unit=unit, location=where, raw=event.raw or None)
+
+
+def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bool = False) -> Signal | None:
+    """A gauge from the window's end, else the snapshot, else the last stats line."""
+    if facts.window is not None:
+        table = facts.window.total.gauges_max if hottest else facts.window.total.gauges
+        value = table.get(canonical_name(metric))
+        if value is not None:
+            where = f"{facts.window.interval_s:.0f} s window"
+            return Signal(value, Evidence(source=_window_source(facts), name=metric, value=value, location=where))
+    if facts.snapshot is not None:
+        value = facts.snapshot.max_value(metric) if hottest else facts.snapshot.value(metric)
+        if value is not None:
+            return Signal(value, Evidence(source="metrics", name=metric, value=value, location=facts.snapshot.source or None))
+    if stats_field:
+        event = _last_stats_with(facts, stats_field)
+        if event is not None:
+            value = float(getattr(event, stats_field))
+            return Signal(value, _log_evidence(event, f"stats line {stats_field}", value))
+    return None
+
+
+def _last_stats_with(facts: Facts, stats_field: str) -> LogEvent | None:
+    for event in reversed(facts.events_of(LogEventKind.STATS_LINE)):
+        if getattr(event, stats_field) is not None:
+            return event
+    return None
+
+
+def kv_usage(facts: Facts, hottest: bool = True) -> Signal | None:
+    """KV-cache usage 0–1 (the fullest engine by default: one full engine preempts)."""
+    return gauge(facts, "vllm:kv_cache_usage_perc", "kv_usage", hottest=hottest)
+
+
+def running(facts: Facts) -> Signal | None:
+    return gauge(facts, "vllm:num_requests_running", "running")
+
+
+def waiting(facts: Facts) -> Signal | None:
+    return gauge(facts, "vllm:num_requests_waiting", "waiting")
+
+
+def counter_rate(facts: Facts, metric: str) -> Signal | None:
+    """Per-second rate over the window; None without a window."""
+    if facts.window is None:
+        return None
+    value = facts.window.total.rate(metric)
+    if value is None:
+        return None
+    where = f"{facts.window.interval_s:.0f} s window"
+    return Signal(value, Evidence(source=_window_source(facts), name=f"rate({metric})", value=value, unit="/s", location=where))
+
+
+def preemption_rate(facts: Facts) -> Signal | None:
+    """Preemptions per second: window rate, else stats lines (0.12+), else cumulative counts (weak)."""
+    signal = counter_rate(facts, "vllm:num_preemptions_total")
+    if signal is not None:
+        return signal
+    stats = facts.events_of(LogEventKind.STATS_LINE)
+    counted = [e for e in stats if e.preemptions is not None]
+    if counted:
+        total = sum(e.preemptions or 0 for e in counted)
+        rate = total / (STATS_INTERVAL_S * len(stats))
+        return Signal(rate, _log_evidence(counted[-1], "stats line Preemptions", rate, "/s"))
+    v0 = facts.last_event(LogEventKind.V0_PREEMPTION_WARNING)
+    if v0 is not None:
+        count = float(v0.total_preemptions or 1)
+        return Signal(count, _log_evidence(v0, "V0 preemption warning (cumulative)", count, "preemptions"), strong=False)
+    if facts.snapshot is not None:
+        total = facts.snapshot.value("vllm:num_preemptions_total")
+        if total is not None:
+            evidence = Evidence(source="metrics", name="vllm:num_preemptions_total (since start)", value=total, unit="preemptions")
+            return Signal(total, evidence, strong=False)
+    return None
+
+
+def prefix_hit_rate(facts: Facts) -> Signal | None:
+    """rate(hits)/rate(queries) over the window, else the stats line, else since-start totals."""
+    if facts.window is not None:
+        ratio = facts.window.total.ratio("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
+        if ratio is not None:
+            evidence = Evidence(source=_window_source(facts), name="prefix cache hit rate", value=ratio,
+                                description="rate(prefix_cache_hits) / rate(prefix_cache_queries)")
+            return Signal(ratio, evidence)
+    event = _last_stats_with(facts, "prefix_hit_rate")
+    if event is not None:
+        value = float(event.prefix_hit_rate or 0.0)
+        return Signal(value, _log_evidence(event, "stats line Prefix cache hit rate", value))
+    if facts.snapshot is not None:
+        hits = facts.snapshot.value("vllm:prefix_cache_hits_total")
+        queries = facts.snapshot.value("vllm:prefix_cache_queries_total")
+        if hits is not None and queries:
+            evidence = Evidence(source="metrics", name="prefix cache hit rate (since start)", value=hits / queries)
+            return Signal(hits / queries, evidence, strong=False)
+    return None
+
+
+def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
+    """A windowed histogram percentile (Prometheus interpolation)."""
+    if facts.window is None:
+        return None
+    value = facts.window.total.quantile(metric, which)
+    if value is None:
+        return None
+    evidence = Evidence(source=_window_source(facts), name=f"{metric} {which}", value=value,
+                        location=f"{facts.window.interval_s:.0f} s window")
+    return Signal(value, evidence)
+
+
+def config_value(facts: Facts, field_name: str) -> tuple[object | None, Evidence | None]:
+    """A typed ServerConfig field and the evidence naming its source."""
+    if facts.config is None:
+        return None, None
+    value = getattr(facts.config, field_name, None)
+    if value is None:
+        return None, None
+    flag = flag_name(field_name)
+    source = facts.config.source_of(flag)
+    evidence = Evidence(source="config", name=flag, value=value if isinstance(value, (int, float, bool, str)) else str(value),
+                        description=f"from {source.value}" if source else "")
+    return value, evidence
+
+
+def is_default(facts: Facts, field_name: str) -> bool:
+    return facts.config is not None and facts.config.source_of(field_name) == ConfigSource.DEFAULT
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    """Numbers for titles: compact, no trailing zeros."""
+    if value is None:
+        return "?"
+    if abs(value) >= 100 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}".rstrip("0").rstrip(".")
