@@ -1,0 +1,127 @@
+"""KVCacheManager: per-request block tables on top of the BlockPool, and prefix hashing.
+
+A full block's hash chains its parent's hash, its token ids and extra keys (e.g. a cache
+salt), so equal hashes mean equal whole prefixes. A prompt that is entirely cached still
+recomputes its last token, because the model must produce logits for it
+(`get_computed_blocks` never returns more than `num_tokens - 1` tokens).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable
+
+from engine.block_pool import BlockKey, BlockPool, KVCacheBlock
+from engine.sequence import Request
+
+HashFn = Callable[[BlockKey], int]
+
+
+def hash_block_key(key: BlockKey) -> int:
+    """Python's tuple hash (64-bit, deterministic for ints); collisions are caught by the key check."""
+    return hash(key)
+
+
+class KVCacheManager:
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        enable_caching: bool = True,
+        hash_fn: HashFn = hash_block_key,
+        extra_keys: Hashable = None,
+    ) -> None:
+        self.block_size = block_size
+        self.enable_caching = enable_caching
+        self.pool = BlockPool(num_blocks, enable_caching)
+        self.hash_fn = hash_fn
+        self.extra_keys = extra_keys
+        self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}
+        self._num_cached_blocks: dict[str, int] = {}
+        self.prefix_cache_queries = 0  # tokens, like vllm:prefix_cache_queries
+        self.prefix_cache_hits = 0
+
+    @property
+    def num_blocks(self) -> int:
+        return self.pool.num_blocks
+
+    def usage(self) -> float:
+        return self.pool.usage()
+
+    def block_ids(self, request_id: str) -> list[int]:
+        return [b.block_id for b in self.req_to_blocks.get(request_id, ())]
+
+    def blocks_needed(self, num_tokens: int) -> int:
+        return -(-num_tokens // self.block_size)
+
+    # ---- prefix cache ---------------------------------------------------------------
+    def get_computed_blocks(self, request: Request) -> tuple[list[KVCacheBlock], int]:
+        """Longest cached prefix of full blocks, leaving at least the last token to compute."""
+        if not self.enable_caching:
+            return [], 0
+        self._update_block_hashes(request)
+        max_hit_blocks = (request.num_tokens - 1) // self.block_size
+        hits: list[KVCacheBlock] = []
+        for i in range(min(max_hit_blocks, len(request.block_hashes))):
+            block = self.pool.lookup(request.block_hashes[i], self._block_key(request, i))
+            if block is None:
+                break
+            hits.append(block)
+        num_hit_tokens = len(hits) * self.block_size
+        self.prefix_cache_queries += request.num_tokens
+        self.prefix_cache_hits += num_hit_tokens
+        return hits, num_hit_tokens
+
+    # ---- allocation -----------------------------------------------------------------
+    def allocate_slots(
+        self, request: Request, num_new_tokens: int, new_computed_blocks: list[KVCacheBlock] | None = None
+    ) -> bool:
+        """Reserve blocks for `num_new_tokens` more tokens (after any cache hits); False if the pool
+        is too full, in which case nothing changes."""
+        new_computed_blocks = new_computed_blocks or []
+        blocks = self.req_to_blocks.setdefault(request.request_id, [])
+        num_computed = request.num_computed_tokens + len(new_computed_blocks) * self.block_size
+        num_required = self.blocks_needed(num_computed + num_new_tokens)
+        num_new_blocks = num_required - len(blocks) - len(new_computed_blocks)
+        evictable_hits = sum(1 for b in new_computed_blocks if b.ref_cnt == 0)
+        if num_new_blocks > self.pool.num_free_blocks() - evictable_hits:
+            if not blocks:
+                del self.req_to_blocks[request.request_id]
+            return False
+        self.pool.touch(new_computed_blocks)
+        blocks.extend(new_computed_blocks)
+        if num_new_blocks > 0:
+            blocks.extend(self.pool.get_new_blocks(num_new_blocks))
+        if self.enable_caching:
+            self._cache_full_blocks(request, blocks, min(num_computed + num_new_tokens, request.num_tokens))
+        return True
+
+    def free(self, request: Request) -> None:
+        """Release a request's blocks, tail first; cached content stays reusable until evicted."""
+        blocks = self.req_to_blocks.pop(request.request_id, [])
+        self._num_cached_blocks.pop(request.request_id, None)
+        self.pool.free_blocks(list(reversed(blocks)))
+
+    def reset_prefix_cache(self) -> bool:
+        return self.pool.reset_prefix_cache()
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _cache_full_blocks(self, request: Request, blocks: list[KVCacheBlock], num_known_tokens: int) -> None:
+        num_full = num_known_tokens // self.block_size
+        start = self._num_cached_blocks.get(request.request_id, 0)
+        if num_full <= start:
+            return
+        self._update_block_hashes(request)
+        for i in range(start, num_full):
+            self.pool.cache_block(blocks[i], request.block_hashes[i], self._block_key(request, i))
+        self._num_cached_blocks[request.request_id] = num_full
+
+    def _update_block_hashes(self, request: Request) -> None:
+        """Extend the request's hash chain to all of its full blocks."""
+        hashes = request.block_hashes
+        for i in range(len(hashes), request.num_tokens // self.block_size):
+            hashes.append(self.hash_fn(self._block_key(request, i)))
+
+    def _block_key(self, request: Request, index: int) -> BlockKey:
+        parent = request.block_hashes[index - 1] if index > 0 else None
+        start = index * self.block_size
+        return (parent, tuple(request.all_token_ids[start : start + self.block_size]), self.extra_keys)

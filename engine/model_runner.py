@@ -1,0 +1,129 @@
+"""ModelRunner: loads the model, owns the KV cache, turns a SchedulerOutput into tokens.
+
+Per step it builds the flattened batch (input ids, positions, slot mapping, block tables,
+context lengths) with numpy — one vectorised call per request, never one per token — runs
+the model once, computes logits only for the rows that sample, and samples.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import torch
+from transformers import AutoConfig
+
+from engine.errors import EngineStartupError
+from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, rope_cos_sin
+from engine.sampler import sample
+from engine.scheduler import ScheduledRequest, SchedulerOutput
+
+
+def load_hf_config(model_dir: str):
+    """The model's HF config; a user-facing error if the dir is not a supported checkpoint."""
+    if not os.path.isfile(os.path.join(model_dir, "config.json")):
+        raise EngineStartupError(
+            f"--model {model_dir!r} is not a model directory with a config.json; pass a local Hugging Face "
+            f"model dir (this engine never downloads)."
+        )
+    config = AutoConfig.from_pretrained(model_dir)
+    arch = (getattr(config, "architectures", None) or ["?"])[0]
+    if arch not in SUPPORTED_ARCHITECTURES:
+        raise EngineStartupError(
+            f"Model architectures ['{arch}'] are not supported by this engine; supported: "
+            f"{', '.join(SUPPORTED_ARCHITECTURES)}."
+        )
+    return config
+
+
+def checkpoint_dtype(model_dir: str) -> torch.dtype | None:
+    with open(os.path.join(model_dir, "config.json")) as f:
+        raw = json.load(f)
+    name = raw.get("torch_dtype") or raw.get("dtype")
+    return getattr(torch, name, None) if isinstance(name, str) else None
+
+
+class ModelRunner:
+    def __init__(self, model_dir: str, hf_config, device: torch.device, dtype: torch.dtype,
+                 block_size: int, max_model_len: int) -> None:
+        self.device = device
+        self.dtype = dtype
+        self.block_size = block_size
+        with torch.device("meta"):
+            model = LlamaForCausalLM(hf_config)
+        model = model.to_empty(device=device).to(dtype)
+        model.load_weights(model_dir)
+        self.model = model.eval()
+        self.num_layers = hf_config.num_hidden_layers
+        self.num_kv_heads = model.num_kv_heads
+        self.head_dim = model.head_dim
+        cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
+        self.cos, self.sin = cos.to(dtype), sin.to(dtype)
+        self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def weights_bytes(self) -> int:
+        return sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def kv_bytes_per_block(self) -> int:
+        """All layers, keys and values: block_size × kv_heads × (2 × head_dim) × dtype bytes × layers."""
+        element = torch.empty((), dtype=self.dtype).element_size()
+        return self.block_size * self.num_kv_heads * 2 * self.head_dim * element * self.num_layers
+
+    def allocate_kv_cache(self, num_blocks: int) -> None:
+        # zeros, not empty: padded gathers read unused slots, and garbage could be NaN
+        shape = (num_blocks, self.block_size, self.num_kv_heads, self.head_dim)
+        self.kv_caches = [
+            (torch.zeros(shape, dtype=self.dtype, device=self.device),
+             torch.zeros(shape, dtype=self.dtype, device=self.device))
+            for _ in range(self.num_layers)
+        ]
+
+    @torch.inference_mode()
+    def execute(self, out: SchedulerOutput, block_ids: dict[str, list[int]]) -> list[int]:
+        """Run one step; returns one sampled token per scheduled request with `samples` True, in order."""
+        if not out.scheduled:
+            return []
+        input_ids, meta, logits_rows = self._prepare(out.scheduled, out.num_decodes, block_ids)
+        hidden = self.model(input_ids, meta, self.kv_caches)
+        sampling = [s.request for s in out.scheduled if s.samples]
+        if not sampling:
+            return []
+        logits = self.model.compute_logits(hidden[logits_rows])
+        return sample(logits, sampling)
+
+    def _prepare(self, scheduled: list[ScheduledRequest], num_decodes: int, block_ids: dict[str, list[int]]):
+        bs = self.block_size
+        ids, positions, slots, tables, context_lens, q_lens, logits_rows = [], [], [], [], [], [], []
+        offset = 0
+        for s in scheduled:
+            start, n = s.num_computed_tokens, s.num_new_tokens
+            table = np.asarray(block_ids[s.request.request_id], dtype=np.int64)
+            pos = np.arange(start, start + n, dtype=np.int64)
+            ids.append(np.asarray(s.request.all_token_ids[start : start + n], dtype=np.int64))
+            positions.append(pos)
+            slots.append(table[pos // bs] * bs + pos % bs)
+            tables.append(table)
+            context_lens.append(start + n)
+            q_lens.append(n)
+            offset += n
+            if s.samples:
+                logits_rows.append(offset - 1)
+        max_blocks = max(len(t) for t in tables)
+        block_tables = np.zeros((len(tables), max_blocks), dtype=np.int32)
+        for row, table in enumerate(tables):
+            block_tables[row, : len(table)] = table
+        pos_t = torch.from_numpy(np.concatenate(positions)).to(self.device)
+        cu = np.zeros(len(q_lens) - num_decodes + 1, dtype=np.int64)
+        cu[1:] = np.cumsum(q_lens[num_decodes:])
+        meta = AttentionMetadata(
+            slot_mapping=torch.from_numpy(np.concatenate(slots)).to(self.device),
+            num_decodes=num_decodes,
+            block_tables=torch.from_numpy(block_tables).to(self.device),
+            context_lens=torch.tensor(context_lens, dtype=torch.int32, device=self.device),
+            cu_seqlens_q_prefill=torch.from_numpy(cu).to(self.device),
+            cos=self.cos[pos_t],
+            sin=self.sin[pos_t],
+        )
+        input_ids = torch.from_numpy(np.concatenate(ids)).to(self.device)
+        return input_ids, meta, torch.tensor(logits_rows, dtype=torch.long, device=self.device)

@@ -1,0 +1,205 @@
+"""Llama-family decoder (Llama, Mistral, Qwen2, SmolLM2) over a paged KV cache.
+
+Tokens of all scheduled requests are flattened into one `[num_tokens]` batch (no padding).
+Each attention layer writes the new keys/values into its cache slots, then attends: decode
+tokens (first `num_decodes` rows) with `paged_decode_attention`, prompt chunks with
+`paged_prefill_attention`. q/k/v and gate/up projections are fused into one matmul each
+(fewer, larger GEMMs are faster on CPU). RoPE inverse frequencies come from transformers'
+own init functions, so every rope type they support (default, linear, dynamic, yarn,
+llama3, longrope) matches Hugging Face exactly up to the original context length.
+Numerics follow the HF modules (float32 RMSNorm, rotate-half RoPE) so greedy outputs are
+token-identical in float32.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+from kernels.attention import paged_decode_attention, paged_prefill_attention, reshape_and_cache
+
+SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
+
+
+@dataclasses.dataclass
+class AttentionMetadata:
+    """Per-step tensors shared by every layer (vLLM's names)."""
+
+    slot_mapping: torch.Tensor  # [T] long
+    num_decodes: int  # the first num_decodes tokens are decodes, one per sequence
+    block_tables: torch.Tensor  # [B, max_blocks] int32, decodes first
+    context_lens: torch.Tensor  # [B] int32, tokens in cache after this step's write
+    cu_seqlens_q_prefill: torch.Tensor  # [num_prefills + 1], offsets into the prefill tokens
+    cos: torch.Tensor  # [T, head_dim]
+    sin: torch.Tensor  # [T, head_dim]
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden_size: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.to(torch.float32)
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, config, bias: bool) -> None:
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.num_kv_heads = config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.num_heads
+        self.q_size = self.num_heads * self.head_dim
+        self.kv_size = self.num_kv_heads * self.head_dim
+        self.scale = self.head_dim**-0.5
+        self.qkv_proj = nn.Linear(config.hidden_size, self.q_size + 2 * self.kv_size, bias=bias)
+        self.o_proj = nn.Linear(self.q_size, config.hidden_size, bias=getattr(config, "attention_bias", False) and bias)
+
+    def forward(self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        num_tokens = x.shape[0]
+        q, k, v = self.qkv_proj(x).split([self.q_size, self.kv_size, self.kv_size], dim=-1)
+        q = q.view(num_tokens, self.num_heads, self.head_dim)
+        k = k.view(num_tokens, self.num_kv_heads, self.head_dim)
+        v = v.view(num_tokens, self.num_kv_heads, self.head_dim)
+        cos, sin = meta.cos.unsqueeze(1), meta.sin.unsqueeze(1)
+        q = (q * cos) + (_rotate_half(q) * sin)
+        k = (k * cos) + (_rotate_half(k) * sin)
+        k_cache, v_cache = kv_cache
+        reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping)
+        nd = meta.num_decodes
+        if nd == num_tokens:
+            out = paged_decode_attention(q, k_cache, v_cache, meta.block_tables, meta.context_lens, self.scale)
+        elif nd == 0:
+            out = paged_prefill_attention(
+                q, k_cache, v_cache, meta.block_tables, meta.cu_seqlens_q_prefill, meta.context_lens, self.scale
+            )
+        else:
+            out = torch.cat(
+                [
+                    paged_decode_attention(
+                        q[:nd], k_cache, v_cache, meta.block_tables[:nd], meta.context_lens[:nd], self.scale
+                    ),
+                    paged_prefill_attention(
+                        q[nd:], k_cache, v_cache, meta.block_tables[nd:], meta.cu_seqlens_q_prefill,
+                        meta.context_lens[nd:], self.scale,
+                    ),
+                ]
+            )
+        return self.o_proj(out.reshape(num_tokens, self.q_size))
+
+
+class MLP(nn.Module):
+    def __init__(self, config) -> None:
+        super().__init__()
+        bias = getattr(config, "mlp_bias", False)
+        self.intermediate_size = config.intermediate_size
+        self.gate_up_proj = nn.Linear(config.hidden_size, 2 * config.intermediate_size, bias=bias)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gate, up = self.gate_up_proj(x).split(self.intermediate_size, dim=-1)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config, qkv_bias: bool) -> None:
+        super().__init__()
+        self.self_attn = Attention(config, qkv_bias)
+        self.mlp = MLP(config)
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+
+    def forward(self, h: torch.Tensor, meta: AttentionMetadata, kv_cache) -> torch.Tensor:
+        h = h + self.self_attn(self.input_layernorm(h), meta, kv_cache)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+class LlamaForCausalLM(nn.Module):
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.config = config
+        arch = (getattr(config, "architectures", None) or ["LlamaForCausalLM"])[0]
+        qkv_bias = arch == "Qwen2ForCausalLM" or bool(getattr(config, "attention_bias", False))
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = nn.ModuleList([DecoderLayer(config, qkv_bias) for _ in range(config.num_hidden_layers)])
+        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.tie_word_embeddings = bool(getattr(config, "tie_word_embeddings", False))
+        self.lm_head = None if self.tie_word_embeddings else nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.head_dim = self.layers[0].self_attn.head_dim
+        self.num_kv_heads = config.num_key_value_heads
+
+    def forward(self, input_ids: torch.Tensor, meta: AttentionMetadata, kv_caches: list) -> torch.Tensor:
+        h = self.embed_tokens(input_ids)
+        for layer, kv_cache in zip(self.layers, kv_caches):
+            h = layer(h, meta, kv_cache)
+        return self.norm(h)
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(hidden, weight).float()
+
+    # ---- weights -------------------------------------------------------------------
+    def load_weights(self, model_dir: str) -> None:
+        """Load HF safetensors names (q/k/v, gate/up separate) into the fused modules."""
+        files = sorted(glob.glob(os.path.join(model_dir, "*.safetensors")))
+        if not files:
+            raise FileNotFoundError(f"no *.safetensors files in {model_dir}")
+        hf: dict[str, torch.Tensor] = {}
+        for path in files:
+            hf.update(load_file(path))
+        hf = {k.removeprefix("model."): v for k, v in hf.items()}
+        own: dict[str, torch.Tensor] = {}
+        for i in range(len(self.layers)):
+            p = f"layers.{i}."
+            for suffix in ("weight", "bias"):
+                parts = [hf.get(f"{p}self_attn.{n}_proj.{suffix}") for n in "qkv"]
+                if parts[0] is not None:
+                    own[f"{p}self_attn.qkv_proj.{suffix}"] = torch.cat(parts)
+                parts = [hf.get(f"{p}mlp.{n}_proj.{suffix}") for n in ("gate", "up")]
+                if parts[0] is not None:
+                    own[f"{p}mlp.gate_up_proj.{suffix}"] = torch.cat(parts)
+            for name in ("self_attn.o_proj.weight", "self_attn.o_proj.bias", "mlp.down_proj.weight",
+                         "mlp.down_proj.bias", "input_layernorm.weight", "post_attention_layernorm.weight"):
+                if p + name in hf:
+                    own[p + name] = hf[p + name]
+        own["embed_tokens.weight"] = hf["embed_tokens.weight"]
+        own["norm.weight"] = hf["norm.weight"]
+        if self.lm_head is not None:
+            own["lm_head.weight"] = hf.get("lm_head.weight", hf["embed_tokens.weight"])
+        missing, unexpected = self.load_state_dict(own, strict=False, assign=False)
+        if missing:
+            raise ValueError(f"checkpoint in {model_dir} lacks weights: {', '.join(missing[:5])}")
+
+
+def rope_cos_sin(config, max_positions: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos/sin tables [max_positions, head_dim] in float32, computed as HF's rotary embedding does."""
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    params = getattr(config, "rope_parameters", None) or {"rope_type": "default"}
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type == "default":
+        base = params.get("rope_theta", getattr(config, "rope_theta", 10000.0))
+        dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+        attention_scaling = 1.0
+    else:
+        inv_freq, attention_scaling = ROPE_INIT_FUNCTIONS[rope_type](config, torch.device("cpu"))
+    positions = torch.arange(max_positions, dtype=torch.float32)
+    freqs = positions[:, None] * inv_freq.float()[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return (emb.cos() * attention_scaling).to(device), (emb.sin() * attention_scaling).to(device)

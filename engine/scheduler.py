@@ -1,0 +1,146 @@
+"""Scheduler: vLLM V1-style iteration-level scheduling with a token budget.
+
+Each step spends at most `max_num_batched_tokens` tokens: running requests first (decodes,
+and the next chunk of prompts being prefilled in chunks), then waiting requests in arrival
+order while there is budget, a free sequence slot (`max_num_seqs`) and KV blocks. There is
+no separate prefill phase: a step can mix decode tokens and prompt chunks.
+
+When a running request needs a block and the pool is full, the newest running request is
+preempted by recompute: its blocks are freed, `num_computed_tokens` goes back to 0 and it
+goes to the head of the waiting queue (its prefix may still be cached, so recompute is often
+cheap). No request is admitted from the waiting queue in a step that preempted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import deque
+
+from engine.kv_cache_manager import KVCacheManager
+from engine.sequence import Request, RequestStatus
+
+
+@dataclasses.dataclass(slots=True)
+class ScheduledRequest:
+    request: Request
+    num_computed_tokens: int  # KV already cached before this step (start position of the chunk)
+    num_new_tokens: int  # tokens whose KV this step computes
+
+    @property
+    def samples(self) -> bool:
+        """True when this chunk reaches the end of the known tokens, so a token is sampled."""
+        return self.num_computed_tokens + self.num_new_tokens == self.request.num_tokens
+
+
+@dataclasses.dataclass
+class SchedulerOutput:
+    scheduled: list[ScheduledRequest]  # decodes (one token, no chunk) first, then prefill chunks
+    num_decodes: int
+    num_preemptions: int
+    num_prompt_tokens: int  # computed prompt tokens this step (cached ones excluded)
+
+    @property
+    def total_num_scheduled_tokens(self) -> int:
+        return sum(s.num_new_tokens for s in self.scheduled)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        kv_cache_manager: KVCacheManager,
+        max_num_seqs: int,
+        max_num_batched_tokens: int,
+        max_model_len: int,
+        enable_chunked_prefill: bool = True,
+    ) -> None:
+        self.kv = kv_cache_manager
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+        self.max_model_len = max_model_len
+        self.enable_chunked_prefill = enable_chunked_prefill
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []
+        self.num_preemptions_total = 0
+
+    def add_request(self, request: Request) -> None:
+        self.waiting.append(request)
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def schedule(self) -> SchedulerOutput:
+        token_budget = self.max_num_batched_tokens
+        scheduled: list[ScheduledRequest] = []
+        num_preemptions = 0
+
+        # 1. running requests, oldest first
+        index = 0
+        while index < len(self.running) and token_budget > 0:
+            request = self.running[index]
+            num_new = min(request.num_tokens - request.num_computed_tokens, token_budget)
+            if num_new <= 0:
+                index += 1
+                continue
+            while not self.kv.allocate_slots(request, num_new):
+                victim = self.running.pop()  # the newest running request
+                self._preempt(victim)
+                num_preemptions += 1
+                if victim is request:
+                    break
+            else:
+                scheduled.append(ScheduledRequest(request, request.num_computed_tokens, num_new))
+                token_budget -= num_new
+                index += 1
+                continue
+            break  # the request itself was preempted: nothing else can run either
+
+        # 2. waiting requests, in order, unless this step had to preempt
+        if num_preemptions == 0:
+            while self.waiting and token_budget > 0 and len(self.running) < self.max_num_seqs:
+                request = self.waiting[0]
+                computed_blocks, num_cached = self.kv.get_computed_blocks(request)
+                num_new = request.num_tokens - num_cached
+                if num_new > token_budget and not self.enable_chunked_prefill:
+                    break
+                num_new = min(num_new, token_budget)
+                if not self.kv.allocate_slots(request, num_new, computed_blocks):
+                    break
+                self.waiting.popleft()
+                request.status = RequestStatus.RUNNING
+                request.num_computed_tokens = num_cached
+                if request.num_cached_tokens < 0:
+                    request.num_cached_tokens = num_cached
+                if request.first_scheduled_time is None:
+                    request.first_scheduled_time = time.monotonic()
+                self.running.append(request)
+                scheduled.append(ScheduledRequest(request, num_cached, num_new))
+                token_budget -= num_new
+
+        decodes = [s for s in scheduled if s.num_new_tokens == 1 and s.samples]
+        prefills = [s for s in scheduled if not (s.num_new_tokens == 1 and s.samples)]
+        num_prompt_tokens = sum(
+            max(0, min(s.num_computed_tokens + s.num_new_tokens, s.request.num_prompt_tokens) - s.num_computed_tokens)
+            for s in scheduled
+        )
+        for s in scheduled:
+            s.request.num_computed_tokens += s.num_new_tokens
+        self.num_preemptions_total += num_preemptions
+        return SchedulerOutput(decodes + prefills, len(decodes), num_preemptions, num_prompt_tokens)
+
+    def finish_request(self, request: Request, status: RequestStatus) -> None:
+        """Mark finished and free its blocks; works for running and waiting requests."""
+        if request.status == RequestStatus.RUNNING:
+            self.running.remove(request)
+        elif request in self.waiting:
+            self.waiting.remove(request)
+        request.status = status
+        request.finished_time = time.monotonic()
+        self.kv.free(request)
+
+    def _preempt(self, request: Request) -> None:
+        self.kv.free(request)
+        request.status = RequestStatus.PREEMPTED
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.waiting.appendleft(request)
