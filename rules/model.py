@@ -178,7 +178,6 @@ class Rule:
         parts = [
             f"{self.code}  {self.title}",
             f"category: {self.category.value}",
-            "",
             "What it checks\n" + page.checks,
             "Why it matters\n" + page.why,
             "Example\n" + page.example,
