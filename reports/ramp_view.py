@@ -1,0 +1,237 @@
+"""Turn a ramp result (JSON kind "ramp") into what the ramp template shows.
+
+Why a view layer: the ramp JSON is written by loadtest and may grow or rename optional
+fields; the template should not have to guess. This module reads the fields tolerantly
+(missing optional figures become gaps, never errors), builds the per-step table rows and
+draws the charts against offered load with the knee and safe operating point marked.
+It only re-arranges numbers the ramp already measured; it computes no verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reports.charts import PALETTE, Marker, Series, line_chart
+from reports.fields import number, pick
+
+__all__ = ["ramp_view", "overlay_charts", "DEFAULT_METRIC_DEFINITIONS", "server_figure"]
+
+LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
+
+# Shown when a ramp document carries no `metric_definitions` of its own (older files);
+# they state the formulas loadtest documents, so a reader can always check a number.
+DEFAULT_METRIC_DEFINITIONS: dict[str, str] = {
+    "offered": "target load of the step: requests/s (rate ramps) or concurrent users (concurrency ramps)",
+    "achieved_rate": "completed requests / step duration (s)",
+    "ttft_s": "time to first token = first streamed content token time − request send time",
+    "itl_s": "inter-token latency = gap between consecutive streamed tokens, pooled over all requests",
+    "tpot_s": "time per output token = (e2e − ttft) / (output tokens − 1), per request",
+    "e2e_s": "end-to-end latency = last token (or [DONE]) time − request send time",
+    "output_tokens_per_s": "sum of output tokens of requests finished in the step / step duration (s)",
+    "goodput_rps": "requests finished in the step that met every latency SLO / step duration (s)",
+    "errors": "requests that failed (HTTP error, broken stream) in the step",
+    "server.kv_cache_usage": "mean of vllm:kv_cache_usage_perc (0–1) sampled during the step",
+    "server.waiting": "mean of vllm:num_requests_waiting sampled during the step",
+    "server.preemptions_per_s": "increase of vllm:num_preemptions_total over the step / step duration (s)",
+}
+
+# Alternative spellings accepted for the server block, first match wins.
+_SERVER_KEYS: dict[str, tuple[str, ...]] = {
+    "kv_cache_usage": ("kv_cache_usage", "kv_cache_usage_perc", "kv_usage", "kv_cache_usage_mean"),
+    "running": ("running", "num_requests_running", "running_mean"),
+    "waiting": ("waiting", "num_requests_waiting", "waiting_mean"),
+    "preemptions_per_s": ("preemptions_per_s", "preemption_rate", "preemptions_rate"),
+}
+
+
+def server_figure(step: Mapping[str, Any], name: str) -> float | None:
+    """One server-side figure of a step, under any of its accepted spellings."""
+    server = step.get("server") or {}
+    if not isinstance(server, Mapping):
+        return None
+    return number(pick(server, *_SERVER_KEYS[name]))
+
+
+def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
+    """Table rows, charts and markers for one ramp document."""
+    steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+    offered = [number(s.get("offered")) or 0.0 for s in steps]
+    valid = [bool(s.get("valid", True)) for s in steps]
+    load_label = _load_label(ramp)
+    markers = _markers(ramp)
+    rows = [_row(i, s) for i, s in enumerate(steps)]
+    charts: list[dict[str, str]] = []
+    if steps:
+        charts = [
+            {"title": "TTFT vs offered load",
+             "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[:1])},
+            {"title": "ITL and TPOT vs offered load",
+             "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[1:3])},
+            {"title": "Throughput vs offered load", "svg": _throughput_chart(steps, offered, valid, load_label, markers)},
+            {"title": "Server state vs offered load", "svg": _server_chart(steps, offered, valid, load_label, markers)},
+        ]
+    definitions = dict(DEFAULT_METRIC_DEFINITIONS)
+    given = ramp.get("metric_definitions")
+    if isinstance(given, Mapping):
+        definitions.update({str(k): _definition_text(v) for k, v in given.items()})
+    return {
+        "rows": rows,
+        "charts": charts,
+        "load_label": load_label,
+        "knee": _knee(ramp),
+        "safe": _safe(ramp),
+        "definitions": definitions,
+        "target": pick(ramp, "target", "base_url", "endpoint"),
+        "model": pick(ramp, "model", "served_model"),
+        "workload": ramp.get("workload"),
+        "slo": ramp.get("slo"),
+    }
+
+
+def overlay_charts(
+    before: Mapping[str, Any], after: Mapping[str, Any], labels: Sequence[str] = ("before", "after")
+) -> list[dict[str, str]]:
+    """Before/after charts on shared axes: p99 latencies and output throughput."""
+    out: list[dict[str, str]] = []
+    load_label = _load_label(after)
+    for key, name in (("ttft_s", "TTFT p99"), ("itl_s", "ITL p99")):
+        series = []
+        for label, ramp, dashed in ((labels[0], before, True), (labels[1], after, False)):
+            steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+            series.append(Series(
+                label=f"{name} ({label})",
+                x=[number(s.get("offered")) or 0.0 for s in steps],
+                y=[_ms(_percentile(s, key, "p99")) for s in steps],
+                valid=[bool(s.get("valid", True)) for s in steps],
+                dashed=dashed,
+            ))
+        out.append({"title": f"{name}: {labels[0]} vs {labels[1]}",
+                    "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series)})
+    series = []
+    for label, ramp, dashed in ((labels[0], before, True), (labels[1], after, False)):
+        steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+        series.append(Series(
+            label=f"output tokens/s ({label})",
+            x=[number(s.get("offered")) or 0.0 for s in steps],
+            y=[number(s.get("output_tokens_per_s")) for s in steps],
+            valid=[bool(s.get("valid", True)) for s in steps],
+            dashed=dashed,
+        ))
+    out.append({"title": f"Throughput: {labels[0]} vs {labels[1]}",
+                "svg": line_chart(f"Output throughput, {labels[0]} vs {labels[1]}", load_label,
+                                  "tokens/s", series)})
+    return out
+
+
+def _row(index: int, step: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "index": pick(step, "index", "step", default=index),
+        "offered": number(step.get("offered")),
+        "achieved_rate": number(pick(step, "achieved_rate", "achieved_rps")),
+        "requests": step.get("requests"),
+        "errors": step.get("errors"),
+        "output_tokens_per_s": number(step.get("output_tokens_per_s")),
+        "goodput_rps": number(step.get("goodput_rps")),
+        "valid": bool(step.get("valid", True)),
+        "invalid_reason": step.get("invalid_reason") or "",
+        "kv_cache_usage": server_figure(step, "kv_cache_usage"),
+        "running": server_figure(step, "running"),
+        "waiting": server_figure(step, "waiting"),
+        "preemptions_per_s": server_figure(step, "preemptions_per_s"),
+    }
+    for key, _ in LATENCY_METRICS:
+        row[key] = {p: _percentile(step, key, p) for p in ("p50", "p90", "p95", "p99")}
+    return row
+
+
+def _percentile(step: Mapping[str, Any], key: str, which: str) -> float | None:
+    block = step.get(key)
+    if not isinstance(block, Mapping):
+        return None
+    return number(block.get(which))
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000.0
+
+
+def _load_label(ramp: Mapping[str, Any]) -> str:
+    mode = str(pick(ramp, "mode", "shape", "load_mode", default="")).lower()
+    unit = pick(ramp, "offered_unit", "load_unit")
+    if unit:
+        return f"offered load ({unit})"
+    if "concurr" in mode or "user" in mode:
+        return "offered load (concurrent users)"
+    return "offered load (requests/s)"
+
+
+def _knee(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
+    knee = ramp.get("knee")
+    if isinstance(knee, Mapping):
+        return {"offered": number(knee.get("offered")), "step": knee.get("step"),
+                "reason": knee.get("reason") or ""}
+    return None
+
+
+def _safe(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
+    safe = ramp.get("safe_operating_point")
+    if isinstance(safe, Mapping):
+        return {"offered": number(pick(safe, "offered", "load", "value")),
+                "reason": pick(safe, "reason", "rule", default="") or "",
+                "extra": {k: v for k, v in safe.items() if k not in ("offered", "reason")}}
+    value = number(safe)
+    return None if value is None else {"offered": value, "reason": "", "extra": {}}
+
+
+def _markers(ramp: Mapping[str, Any]) -> list[Marker]:
+    markers = []
+    knee, safe = _knee(ramp), _safe(ramp)
+    if knee and knee["offered"] is not None:
+        markers.append(Marker(knee["offered"], f"knee ({knee['offered']:g})", "#d62728", "--"))
+    if safe and safe["offered"] is not None:
+        markers.append(Marker(safe["offered"], f"safe operating point ({safe['offered']:g})", "#2ca02c", ":"))
+    return markers
+
+
+def _latency_chart(steps, offered, valid, load_label, markers, metrics) -> str:
+    series = []
+    for (key, name), colour in zip(metrics, PALETTE):
+        for which, dashed in (("p50", True), ("p99", False)):
+            ys = [_ms(_percentile(s, key, which)) for s in steps]
+            if any(y is not None for y in ys):
+                series.append(Series(f"{name} {which}", offered, ys, valid, dashed=dashed, colour=colour))
+    names = " and ".join(name for _, name in metrics)
+    return line_chart(f"{names} (p50 dashed, p99 solid)", load_label, "ms", series, markers)
+
+
+def _throughput_chart(steps, offered, valid, load_label, markers) -> str:
+    series = [
+        Series("output tokens/s", offered, [number(s.get("output_tokens_per_s")) for s in steps], valid),
+        Series("achieved req/s", offered, [number(pick(s, "achieved_rate", "achieved_rps")) for s in steps],
+               valid, secondary_axis=True),
+        Series("goodput req/s", offered, [number(s.get("goodput_rps")) for s in steps], valid,
+               dashed=True, secondary_axis=True),
+    ]
+    return line_chart("Throughput", load_label, "output tokens/s", series, markers, y2_label="requests/s")
+
+
+def _server_chart(steps, offered, valid, load_label, markers) -> str:
+    kv = [server_figure(s, "kv_cache_usage") for s in steps]
+    series = [
+        Series("KV cache usage (0–1)", offered, kv, valid),
+        Series("waiting requests", offered, [server_figure(s, "waiting") for s in steps], valid,
+               secondary_axis=True),
+        Series("running requests", offered, [server_figure(s, "running") for s in steps], valid,
+               dashed=True, secondary_axis=True),
+        Series("preemptions/s", offered, [server_figure(s, "preemptions_per_s") for s in steps], valid,
+               dashed=True, secondary_axis=True),
+    ]
+    return line_chart("Server KV usage, queue and preemptions", load_label, "KV cache usage (fraction)",
+                      series, markers, y2_label="requests · preemptions/s")
+
+
+def _definition_text(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(pick(value, "formula", "definition", "description", default=value))
+    return str(value)

@@ -1,0 +1,45 @@
+"""`servops report`: files in, one HTML file out, one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from advisor.cli import main
+
+from .conftest import FIXTURES
+
+
+def test_report_command_writes_one_html_file_from_several_results(tmp_path, capsys):
+    out = tmp_path / "sub" / "report.html"
+    code = main(["report", str(FIXTURES / "triage.json"), str(FIXTURES / "advise.json"), "-o", str(out)])
+    assert code == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "from <code>triage.json</code>" in page and "from <code>advise.json</code>" in page
+    assert str(out) in capsys.readouterr().out
+
+
+def test_missing_file_is_one_line_exit_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "advisor", "report", str(tmp_path / "nope.json"),
+                           "-o", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "nope.json: no such file" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_invalid_json_names_the_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "ramp",\n oops}', encoding="utf-8")
+    assert main(["report", str(bad), "-o", str(tmp_path / "r.html")]) == 2
+    assert "bad.json: not valid JSON (line 2" in capsys.readouterr().err
+
+
+def test_json_of_another_kind_is_refused_with_the_kinds_listed(tmp_path, capsys):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"kind": "profile"}), encoding="utf-8")
+    assert main(["report", str(other), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "'profile' is not a servops result" in err and "triage" in err
