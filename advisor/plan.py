@@ -175,13 +175,6 @@ def _envelope(model, gpu, choice: LaunchConfig, pinned, workload) -> tuple[Launc
     if "max_model_len" not in pinned and not memory.fits and memory.max_model_len_that_fits > 0:
         fitting = memory.max_model_len_that_fits
         update["max_model_len"] = max(fitting // 1024 * 1024, min(fitting, 1024))
-    length = workload.p95_total_tokens
-    if "max_num_seqs" not in pinned and length and memory.max_model_len_that_fits:
-        probe = estimate_memory(model, gpu, choice.model_copy(update=update))
-        shared = int((workload.p95_input_tokens or 0) * (workload.prefix_reuse or 0.0))
-        holds = (probe.num_blocks * probe.block_size - shared) // max(1, length - shared)
-        if 0 < holds < default_max_num_seqs(version, gpu):
-            update["max_num_seqs"] = holds
     prompt = workload.p95_input_tokens
     default_batch = default_max_num_batched_tokens(version, gpu)
     if "max_num_batched_tokens" not in pinned and prompt and prompt > default_batch:
@@ -189,7 +182,23 @@ def _envelope(model, gpu, choice: LaunchConfig, pinned, workload) -> tuple[Launc
     if "enable_prefix_caching" not in pinned and (workload.prefix_reuse or 0) >= HIGH_PREFIX_REUSE:
         update["enable_prefix_caching"] = True
     launch = choice.model_copy(update=update)
+    length = workload.p95_total_tokens
+    if "max_num_seqs" not in pinned and length:
+        # Fewer sequences shrink the sampler's activation and the graph pool, which frees
+        # blocks: two passes settle it (the second can only hold more, never fewer).
+        for _ in range(2):
+            probe = estimate_memory(model, gpu, launch)
+            holds = _sequences_held(probe, workload, length)
+            if not 0 < holds < default_max_num_seqs(version, gpu):
+                break
+            launch = launch.model_copy(update={"max_num_seqs": holds})
     return launch, estimate_memory(model, gpu, launch)
+
+
+def _sequences_held(memory: MemoryBreakdown, workload: Workload, length: int) -> int:
+    """Sequences of the p95 length the KV pool holds at once, a reused prefix stored once."""
+    shared = int((workload.p95_input_tokens or 0) * (workload.prefix_reuse or 0.0))
+    return (memory.num_blocks * memory.block_size - shared) // max(1, length - shared)
 
 
 # --- reasons and warnings -------------------------------------------------------------------
