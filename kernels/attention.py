@@ -1,42 +1,104 @@
 """Backend choice for paged attention: what the engine calls.
 
 Triton on CUDA, the PyTorch twins on CPU; `SERVOPS_ATTENTION_BACKEND=torch|triton` forces
-one (triton on CPU needs `TRITON_INTERPRET=1`, which is how the tests run it). The
-functions here keep one signature whatever the backend, documented in `kernels.torch_ref`.
+one. Triton on a CPU runs only under the Triton interpreter, which must be switched on
+(`TRITON_INTERPRET=1`) *before* the kernel modules are imported, because `triton.jit`
+decides at decoration time whether to compile or interpret; that is how the tests run it.
+
+The functions here keep one signature whatever the backend (documented in
+`kernels.torch_ref`); the Triton modules are imported lazily, on the first call that needs
+them, so a CPU-only process never pays for importing Triton.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
 
 import torch
 
 from kernels import torch_ref
+from kernels.errors import AttentionBackendError
 
 BACKENDS = ("torch", "triton")
+BACKEND_ENV = "SERVOPS_ATTENTION_BACKEND"
 
 
 def backend_for(device: torch.device | str) -> str:
     """The backend to use on `device`, honouring SERVOPS_ATTENTION_BACKEND."""
-    forced = os.environ.get("SERVOPS_ATTENTION_BACKEND", "").strip().lower()
+    forced = os.environ.get(BACKEND_ENV, "").strip().lower()
     if forced:
         if forced not in BACKENDS:
-            raise ValueError(
-                f"SERVOPS_ATTENTION_BACKEND={forced!r} is not a backend; use one of {', '.join(BACKENDS)}"
+            raise AttentionBackendError(
+                f"{BACKEND_ENV}={forced!r} is not a backend; use one of {', '.join(BACKENDS)}"
             )
         return forced
-    return "triton" if torch.device(device).type == "cuda" else "torch"
+    if torch.device(device).type == "cuda" and _triton_importable():
+        return "triton"
+    return "torch"
 
 
 def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
+    """Write new keys/values at their slots (negative slot = padding); see torch_ref."""
+    if backend_for(key.device) == "triton":
+        return _triton_module("cache_write", key.device).reshape_and_cache(
+            key, value, k_cache, v_cache, slot_mapping
+        )
     return torch_ref.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
 
 
-def paged_decode_attention(query, k_cache, v_cache, block_tables, context_lens, scale):
-    return torch_ref.paged_decode_attention(query, k_cache, v_cache, block_tables, context_lens, scale)
+def paged_decode_attention(
+    query, k_cache, v_cache, block_tables, context_lens, scale, *, max_context_len: int | None = None
+):
+    """One query token per sequence over its paged KV -> [B, num_heads, head_dim].
 
-
-def paged_prefill_attention(query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale):
-    return torch_ref.paged_prefill_attention(
-        query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale
+    `max_context_len`, when the caller knows it, saves a device-to-host sync.
+    """
+    if backend_for(query.device) == "triton":
+        return _triton_module("paged_decode", query.device).paged_decode_attention(
+            query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
+        )
+    return torch_ref.paged_decode_attention(
+        query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
     )
+
+
+def paged_prefill_attention(
+    query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, *, max_query_len: int | None = None
+):
+    """Varlen query chunks over their paged prefix plus, causally, themselves -> [T, h, d].
+
+    `max_query_len`, when the caller knows it, saves a device-to-host sync.
+    """
+    if backend_for(query.device) == "triton":
+        return _triton_module("paged_prefill", query.device).paged_prefill_attention(
+            query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
+        )
+    return torch_ref.paged_prefill_attention(
+        query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
+    )
+
+
+def _triton_importable() -> bool:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _triton_module(name: str, device: torch.device) -> ModuleType:
+    """Import kernels.<name> and check it can run on `device` (compiled on CUDA, else interpreted)."""
+    try:
+        module = importlib.import_module(f"kernels.{name}")
+    except ImportError as exc:
+        raise AttentionBackendError(
+            f"{BACKEND_ENV}=triton needs the triton package ({exc}); install triton or set {BACKEND_ENV}=torch"
+        ) from exc
+    if torch.device(device).type != "cuda" and not module.INTERPRETED:
+        raise AttentionBackendError(
+            f"{BACKEND_ENV}=triton on {torch.device(device).type} needs TRITON_INTERPRET=1 in the environment "
+            f"before Python starts (the kernels were loaded for a GPU); set it, or set {BACKEND_ENV}=torch"
+        )
+    return module

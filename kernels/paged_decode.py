@@ -169,16 +169,18 @@ def paged_decode_attention(
     *,
     max_context_len: int | None = None,
     partition_size: int | None = None,
+    out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Decode attention over the paged cache; `partition_size=0` forbids split-K, None picks.
 
-    `max_context_len` saves a device-to-host sync when the caller already knows it.
+    `max_context_len` saves a device-to-host sync when the caller already knows it; `out`
+    (shaped like `query`) is written in place, which lets tests poison it first.
     """
     batch, num_heads, head_dim = query.shape
     _, block_size, num_kv_heads, _ = k_cache.shape
     if num_heads % num_kv_heads:
         raise ValueError(f"num_heads={num_heads} is not a multiple of num_kv_heads={num_kv_heads}")
-    out = torch.empty_like(query)
+    out = torch.empty_like(query) if out is None else out
     if batch == 0:
         return out
     if query.stride(-1) != 1:
@@ -205,6 +207,9 @@ def paged_decode_attention(
         partial = torch.empty(batch, num_heads, num_parts, head_dim, dtype=torch.float32, device=query.device)
         max_logits = torch.empty(batch, num_heads, num_parts, dtype=torch.float32, device=query.device)
         exp_sums = torch.empty_like(max_logits)
+        if INTERPRETED:  # the interpreter is the test vehicle: a partition never written fails loudly
+            for workspace in (partial, max_logits, exp_sums):
+                workspace.fill_(float("nan"))
         target, t_strides = partial, (partial.stride(0), partial.stride(1), partial.stride(2))
         m_strides = (max_logits.stride(0), max_logits.stride(1))
     else:

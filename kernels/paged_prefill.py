@@ -109,16 +109,18 @@ def paged_prefill_attention(
     scale: float,
     *,
     max_query_len: int | None = None,
+    out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Varlen causal attention of query chunks over their paged prefix and themselves.
 
-    `max_query_len` saves a device-to-host sync when the caller already knows it.
+    `max_query_len` saves a device-to-host sync when the caller already knows it; `out`
+    (shaped like `query`) is written in place, which lets tests poison it first.
     """
     total_q, num_heads, head_dim = query.shape
     _, block_size, num_kv_heads, _ = k_cache.shape
     if num_heads % num_kv_heads:
         raise ValueError(f"num_heads={num_heads} is not a multiple of num_kv_heads={num_kv_heads}")
-    out = torch.empty_like(query)
+    out = torch.empty_like(query) if out is None else out
     batch = cu_seqlens_q.shape[0] - 1
     if total_q == 0 or batch == 0:
         return out

@@ -1,0 +1,83 @@
+"""Triton paged decode attention agrees with its PyTorch twin (interpreted on CPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernels import torch_ref
+from kernels.paged_decode import paged_decode_attention
+from tests.unit.kernels.paged_inputs import DTYPES, REL_TOL, poisoned_like, random_paged_cache, relative_error
+
+SCALE = 0.125
+
+
+def _run_case(device, *, context_lens, group, num_kv_heads, head_dim, block_size, dtype,
+              partition_size, index_dtype=torch.int32, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    cache = random_paged_cache(context_lens, num_kv_heads=num_kv_heads, head_dim=head_dim,
+                               block_size=block_size, dtype=dtype, device=device,
+                               index_dtype=index_dtype, generator=gen)
+    num_heads = group * num_kv_heads
+    query = torch.randn(len(context_lens), num_heads, head_dim, generator=gen).to(dtype=dtype, device=device)
+    args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
+    expected = torch_ref.paged_decode_attention(*args)
+    actual = paged_decode_attention(*args, partition_size=partition_size, out=poisoned_like(query))
+    assert torch.isfinite(actual).all(), "kernel left output elements unwritten (NaN poison survived)"
+    assert relative_error(actual, expected) <= REL_TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("group", [1, 2, 4, 8])
+def test_decode_matches_torch_for_gqa_ratio_and_block_size(device, group, block_size, dtype):
+    # ragged: one token, a partly filled block, exactly one block, one past, several blocks
+    contexts = [1, block_size - 3, block_size, block_size + 1, 3 * block_size + 5]
+    _run_case(device, context_lens=contexts, group=group, num_kv_heads=2, head_dim=32,
+              block_size=block_size, dtype=dtype, partition_size=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("group", [1, 4])
+def test_split_k_partitions_merge_to_the_unsplit_result(device, group, dtype):
+    # partitions of 32 tokens: contexts cover one partial, exactly two, and five-and-a-bit
+    contexts = [7, 64, 165]
+    _run_case(device, context_lens=contexts, group=group, num_kv_heads=2, head_dim=32,
+              block_size=16, dtype=dtype, partition_size=32, seed=1)
+
+
+def test_split_k_with_one_sequence_shorter_than_one_partition(device):
+    # partitions past a short sequence's end must be skipped by both kernels
+    _run_case(device, context_lens=[3, 100], group=2, num_kv_heads=1, head_dim=32,
+              block_size=16, dtype=torch.float32, partition_size=64, seed=2)
+
+
+def test_head_dim_that_is_not_a_power_of_two(device):
+    _run_case(device, context_lens=[5, 40], group=4, num_kv_heads=1, head_dim=24,
+              block_size=16, dtype=torch.float16, partition_size=0, seed=3)
+
+
+def test_int64_block_tables_and_context_lens(device):
+    _run_case(device, context_lens=[9, 33], group=2, num_kv_heads=2, head_dim=16,
+              block_size=16, dtype=torch.float32, partition_size=0, index_dtype=torch.int64, seed=4)
+
+
+def test_strided_query_from_a_fused_qkv_projection(device):
+    gen = torch.Generator().manual_seed(5)
+    cache = random_paged_cache([20, 50], num_kv_heads=2, head_dim=16, block_size=16,
+                               dtype=torch.float32, device=device, generator=gen)
+    qkv = torch.randn(2, (4 + 2 + 2) * 16, generator=gen).to(device)
+    query = qkv[:, : 4 * 16].view(2, 4, 16)  # row stride 128, not 64
+    args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
+    expected = torch_ref.paged_decode_attention(*args)
+    actual = paged_decode_attention(*args, partition_size=0)
+    assert relative_error(actual, expected) <= REL_TOL[torch.float32]
+
+
+def test_rejects_heads_not_a_multiple_of_kv_heads(device):
+    cache = random_paged_cache([4], num_kv_heads=2, head_dim=16, block_size=16,
+                               dtype=torch.float32, device=device)
+    query = torch.randn(1, 3, 16, device=device)
+    with pytest.raises(ValueError, match="num_heads=3"):
+        paged_decode_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
+                               cache.context_lens, SCALE)
