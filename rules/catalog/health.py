@@ -16,6 +16,8 @@ from rules.signals import fmt
 
 MIN_STALL_WINDOW_S = 30.0
 EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
+SPECIFIC_CAUSES = (LogEventKind.RPC_TIMEOUT, LogEventKind.NCCL_WATCHDOG_TIMEOUT, LogEventKind.NCCL_ERROR,
+                   LogEventKind.WORKER_DIED, LogEventKind.CUDA_OOM)
 
 
 def _stalled(facts: Facts) -> list[Evidence]:
@@ -68,8 +70,11 @@ def _check_dead(facts: Facts) -> list[Finding]:
         evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
     title = "engine dead" + (f": {events[0].kind.value.replace('_', ' ')}" if events else "") + (
         f" (/health {health})" if health else "")
+    # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding.
+    specific = facts.events_of(*SPECIFIC_CAUSES)
+    confidence = 0.7 if specific else 0.95 if events else 0.8
     return [RULE_DEAD.finding(
-        Severity.CRITICAL, title, evidence=evidence, confidence=0.95 if events else 0.8,
+        Severity.CRITICAL, title, evidence=evidence, confidence=confidence,
         summary="The engine loop stopped; every request fails until the server restarts.",
         actions=["Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
                  "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1)."])]

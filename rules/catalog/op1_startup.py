@@ -150,6 +150,13 @@ def _oom(facts: Facts, phases: tuple[OomPhase, ...]):
     return None
 
 
+def _oom_numbers(event) -> str:
+    """` (tried 2 GiB, 0.01 GiB free)` when torch's text gave the numbers, else nothing."""
+    if event.tried_to_allocate_gib is None or event.free_gib is None:
+        return ""
+    return f" (tried {fmt(event.tried_to_allocate_gib, 3)} GiB > {fmt(event.free_gib, 3)} GiB free)"
+
+
 def _oom_evidence(event) -> list[Evidence]:
     return [c.log_evidence(event, "CUDA out of memory", event.tried_to_allocate_gib, event.free_gib, ">", "GiB")]
 
@@ -173,8 +180,7 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
     elif not (facts.model and facts.model.prequantized):
         changes.append(quant)
     return [RULE_OOM_WEIGHTS.finding(
-        Severity.CRITICAL, f"CUDA out of memory while loading weights (tried {fmt(event.tried_to_allocate_gib)} GiB, "
-        f"{fmt(event.free_gib)} GiB free)", evidence=_oom_evidence(event), changes=changes, alternatives=alternatives,
+        Severity.CRITICAL, "CUDA out of memory while loading weights" + _oom_numbers(event), evidence=_oom_evidence(event), changes=changes, alternatives=alternatives,
         actions=["Use a larger GPU or a quantized checkpoint."], confidence=0.9,
         summary="The model's weights do not fit the GPU memory left to them.")]
 
@@ -229,8 +235,7 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
                                          reason="smaller steps need smaller activations", cost="longer TTFT for long prompts"))
     return [RULE_OOM_OTHER.finding(
         Severity.CRITICAL if event.oom_phase == OomPhase.UNKNOWN else Severity.HIGH,
-        f"CUDA out of memory ({(event.oom_phase or OomPhase.UNKNOWN).value}; tried {fmt(event.tried_to_allocate_gib)} GiB, "
-        f"{fmt(event.free_gib)} GiB free)", evidence=_oom_evidence(event), changes=[change],
+        f"CUDA out of memory ({(event.oom_phase or OomPhase.UNKNOWN).value})" + _oom_numbers(event), evidence=_oom_evidence(event), changes=[change],
         alternatives=alternatives, confidence=0.6,
         summary="Memory use grew beyond what the startup profile measured.")]
 

@@ -109,7 +109,7 @@ def _check_routing(facts: Facts) -> list[Finding]:
     return [RULE_ROUTING.finding(
         Severity.MEDIUM, f"hit rate {hit.value:.0%} across {replicas} replicas < 60 % of the {reuse:.0%} reuse share",
         summary="Requests sharing a prefix land on different replicas, so each replica caches it separately.",
-        evidence=evidence, confidence=0.6,
+        evidence=evidence, confidence=0.75 if len(per_instance) >= 2 else 0.6,
         actions=["Route by prefix or session (llm-d inference scheduler, vLLM production-stack router, "
                  "consistent hashing on the system-prompt id)."])]
 

@@ -8,6 +8,7 @@ and rejected drafts are pure waste.
 
 from __future__ import annotations
 
+import ast
 import json
 
 from rules import signals
@@ -45,13 +46,23 @@ def speculating(facts: Facts) -> bool:
     return bool(facts.snapshot and facts.snapshot.has(DRAFTED))
 
 
+def _parse_spec(text: str | None) -> dict | None:
+    """--speculative-config as JSON (the flag) or a Python dict repr (the `non-default args` log line)."""
+    if not text:
+        return None
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError):
+            continue
+        return value if isinstance(value, dict) else None
+    return None
+
+
 def _fewer_tokens(facts: Facts, reason: str) -> ConfigChange:
     current = facts.config.speculative_config if facts.config else None
     proposed = "none (remove --speculative-config)"
-    try:
-        spec = json.loads(current) if current else None
-    except ValueError:
-        spec = None
+    spec = _parse_spec(current)
     if isinstance(spec, dict) and isinstance(spec.get("num_speculative_tokens"), int) and spec["num_speculative_tokens"] > 1:
         spec["num_speculative_tokens"] = max(1, spec["num_speculative_tokens"] // 2)
         proposed = json.dumps(spec, separators=(",", ":"))
