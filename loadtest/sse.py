@@ -39,7 +39,7 @@ class SSEParser:
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Add bytes; return the events they complete, in order."""
         self._buffer += data
-        if b"\r" in data:
+        if b"\r" in self._buffer:  # CRLF may straddle two reads, so normalise the whole buffer
             self._buffer = bytearray(self._buffer.replace(b"\r\n", b"\n"))
         events: list[SSEEvent] = []
         while True:

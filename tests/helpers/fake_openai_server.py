@@ -9,6 +9,8 @@ clock send time (`servops_sent_at`) so a test can compare client receive times w
 It is a legitimate test server, not a mock of the engine: it speaks the HTTP/SSE protocol
 (`/v1/models`, `/v1/chat/completions`, `/v1/completions`, `/metrics`, `/health`) and can
 misbehave on purpose (non-streaming replies, malformed SSE, HTTP 500, dropping the stream).
+A path prefix overrides the behaviour per request (`/mode=malformed,ttft=0.2/v1/...`), so one
+process can serve every variant a test module needs.
 
 Run it: `python -m tests.helpers.fake_openai_server --port 0 --ttft 0.05 --gap 0.01`; it
 prints `READY <port>` on stdout once it listens. `FakeServer` below starts it as a
@@ -86,13 +88,14 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
     async def generate(request: web.Request) -> web.StreamResponse:
         body = await request.json()
         chat = request.path.endswith("/chat/completions")
-        tokens = behaviour.tokens
-        if behaviour.honor_max_tokens and isinstance(body.get("max_tokens"), int):
+        timing = _overrides(behaviour, request.match_info.get("cfg", ""))
+        tokens = timing.tokens
+        if timing.honor_max_tokens and isinstance(body.get("max_tokens"), int):
             tokens = max(1, body["max_tokens"])
-        if behaviour.mode == "error_500":
+        if timing.mode == "error_500":
             return web.json_response({"error": {"message": "boom", "type": "InternalServerError"}}, status=500)
-        if behaviour.mode == "non_streaming" or not body.get("stream"):
-            await asyncio.sleep(behaviour.ttft_s + behaviour.gap_s * (tokens - 1))
+        if timing.mode == "non_streaming" or not body.get("stream"):
+            await asyncio.sleep(timing.ttft_s + timing.gap_s * (tokens - 1))
             return web.json_response(_full_reply(chat, tokens, behaviour.model))
         behaviour.waiting += 1
         try:
@@ -102,14 +105,15 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             behaviour.waiting -= 1
         behaviour.running += 1
         try:
-            return await _stream(request, body, chat, tokens)
+            return await _stream(request, body, chat, tokens, timing)
         finally:
             behaviour.running -= 1
             behaviour.served += 1
             if behaviour.semaphore is not None:
                 behaviour.semaphore.release()
 
-    async def _stream(request: web.Request, body: dict, chat: bool, tokens: int) -> web.StreamResponse:
+    async def _stream(request: web.Request, body: dict, chat: bool, tokens: int,
+                      timing: "ServerBehaviour") -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -117,17 +121,17 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         usage_opts = body.get("stream_options") or {}
         continuous = bool(usage_opts.get("continuous_usage_stats"))
         for index in range(tokens):
-            target = admitted + behaviour.ttft_s + index * behaviour.gap_s
+            target = admitted + timing.ttft_s + index * timing.gap_s
             delay = target - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            if behaviour.mode == "drop_mid_stream" and index == tokens // 2:
+            if timing.mode == "drop_mid_stream" and index == tokens // 2:
                 request.transport.close()  # type: ignore[union-attr]
                 return resp
-            if behaviour.mode == "malformed" and index == 1:
+            if timing.mode == "malformed" and index == 1:
                 await resp.write(b"data: {not json\n\n")
                 continue
-            if behaviour.mode == "error_event" and index == 1:
+            if timing.mode == "error_event" and index == 1:
                 await resp.write(b'data: {"error": {"message": "engine died", "type": "InternalServerError"}}\n\n')
                 break
             chunk = _chunk(chat, index, tokens, behaviour.model)
@@ -142,12 +146,29 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         await resp.write_eof()
         return resp
 
-    app.router.add_get("/v1/models", models)
-    app.router.add_get("/health", health)
-    app.router.add_get("/metrics", metrics)
-    app.router.add_post("/v1/chat/completions", generate)
-    app.router.add_post("/v1/completions", generate)
+    for prefix in ("", "/{cfg:[^/]+}"):
+        app.router.add_get(prefix + "/v1/models", models)
+        app.router.add_get(prefix + "/health", health)
+        app.router.add_get(prefix + "/metrics", metrics)
+        app.router.add_post(prefix + "/v1/chat/completions", generate)
+        app.router.add_post(prefix + "/v1/completions", generate)
     return app
+
+
+def _overrides(base: ServerBehaviour, cfg: str) -> ServerBehaviour:
+    """Per-URL variants, so one server process serves many behaviours.
+
+    `http://host:port/mode=malformed,ttft=0.2,gap=0.01,tokens=8/v1/chat/completions`; the
+    concurrency cap and the counters stay those of the server.
+    """
+    if not cfg:
+        return base
+    fields = dict(item.split("=", 1) for item in cfg.split(",") if "=" in item)
+    return ServerBehaviour(
+        ttft_s=float(fields.get("ttft", base.ttft_s)), gap_s=float(fields.get("gap", base.gap_s)),
+        tokens=int(fields.get("tokens", base.tokens)), mode=fields.get("mode", base.mode),
+        honor_max_tokens=fields.get("honor_max_tokens", str(base.honor_max_tokens)) in ("1", "True", "true"),
+    )
 
 
 def _chunk(chat: bool, index: int, tokens: int, model: str) -> dict:
@@ -173,7 +194,7 @@ def _full_reply(chat: bool, tokens: int, model: str) -> dict:
 async def _serve(behaviour: ServerBehaviour, host: str, port: int) -> None:
     if behaviour.max_concurrency > 0:
         behaviour.semaphore = asyncio.Semaphore(behaviour.max_concurrency)
-    runner = web.AppRunner(build_app(behaviour), access_log=None)
+    runner = web.AppRunner(build_app(behaviour), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=1024)
     await site.start()

@@ -1,0 +1,106 @@
+"""The ramp result document (`kind: "ramp"`), JSON first: `servops report` renders it later.
+
+Keys named in issue #7 are stable: `steps[*].offered`, `achieved_rate`, `requests`, `errors`,
+`ttft_s` / `itl_s` / `tpot_s` / `e2e_s` (each p50/p90/p95/p99), `output_tokens_per_s`,
+`goodput_rps`, `valid`, `invalid_reason`, `server`; `knee`, `safe_operating_point`,
+`metric_definitions`. Other fields are additions, never renames.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from importlib import metadata
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+def servops_version() -> str:
+    try:
+        return metadata.version("servops")
+    except metadata.PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+class Percentiles(BaseModel):
+    """Linear-interpolated percentiles of one metric over a step; null when nothing was measured."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    count: int = 0
+
+
+class ServerSignals(BaseModel):
+    """What the endpoint's /metrics said during the step (sampled by the controller)."""
+
+    samples: int
+    kv_cache_usage_mean: float | None = None
+    kv_cache_usage_max: float | None = None
+    kv_metric: str | None = Field(default=None, description="which spelling the server exposes")
+    running_mean: float | None = None
+    running_max: float | None = None
+    waiting_mean: float | None = None
+    waiting_max: float | None = None
+    preemptions_per_s: float | None = None
+
+
+class ClientHealth(BaseModel):
+    """Could the load generator keep its schedule? If not, the step's numbers describe the client."""
+
+    cpu_percent_max: float | None = None
+    send_lateness_p50_s: float | None = None
+    send_lateness_p99_s: float | None = None
+    load_processes: int = 1
+
+
+class StepResult(BaseModel):
+    step: int
+    offered: float = Field(description="requests/s (rate ramp) or concurrent streams (concurrency ramp)")
+    offered_unit: Literal["rps", "concurrency"]
+    window_s: float
+    achieved_rate: float
+    requests: int
+    ok_requests: int
+    errors: dict[str, int]
+    error_examples: dict[str, str] = Field(default_factory=dict)
+    ttft_s: Percentiles
+    itl_s: Percentiles
+    itl_request_mean_s: Percentiles
+    tpot_s: Percentiles
+    e2e_s: Percentiles
+    output_tokens: int
+    output_tokens_per_s: float
+    goodput_rps: float
+    slo_met: bool | None = None
+    valid: bool
+    invalid_reason: str | None = None
+    client: ClientHealth
+    server: ServerSignals | None = None
+
+
+class Knee(BaseModel):
+    step: int
+    offered: float
+    metric: str
+    reason: str
+
+
+class SafeOperatingPoint(BaseModel):
+    step: int
+    offered: float
+    reason: str
+
+
+class RampResult(BaseModel):
+    kind: Literal["ramp"] = "ramp"
+    servops_version: str = Field(default_factory=servops_version)
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    config: dict
+    steps: list[StepResult]
+    knee: Knee | None
+    safe_operating_point: SafeOperatingPoint | None
+    stopped_early: str | None = None
+    summary: str = ""
+    metric_definitions: dict[str, str]

@@ -1,0 +1,265 @@
+"""The ramp controller: preflight, run the Locust process, print progress, compute the result.
+
+Why a controller outside Locust: Locust's gevent monkey-patching must not leak into servops
+(or into a test session), so Locust runs in `python -m loadtest.locust_main` and this module
+talks to it over a pipe of JSON lines. The controller also samples the server's /metrics in
+a thread, decides when a step is complete (every load process closed it), prints one line
+per step on stderr, and stops the run early when every request of a step failed or its
+median TTFT passed `--max-ttft`.
+
+Everything is bounded: the child gets a hard deadline (plan length + grace), after which it
+is terminated, then killed; a stalled pipe cannot block past that deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from loadtest.errors import LoadTestError
+from loadtest.http_stream import Endpoint
+from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
+from loadtest.plan import RampPlan
+from loadtest.records import RequestRecord
+from loadtest.results import RampResult, StepResult
+from loadtest.server_signals import MetricsSampler, summarise
+from loadtest.slo import parse_slos
+from loadtest.stats import METRIC_DEFINITIONS, fill_tokens_with_tokenizer, step_stats
+from loadtest.workload import Workload, WorkloadSpec
+
+CHILD_GRACE_S = 90.0
+Progress = Callable[[str], None]
+
+
+class RampConfig(BaseModel):
+    """What `servops ramp` was asked to do; echoed as `config` in the result."""
+
+    endpoint: str
+    model: str | None = None
+    mode: Literal["rate", "concurrency"]
+    levels: list[float] = Field(min_length=1)
+    step_s: float = Field(gt=0)
+    warmup_s: float = Field(ge=0)
+    cooldown_s: float = Field(default=10.0, ge=0)
+    arrival: Literal["constant", "poisson"] = "constant"
+    workload: WorkloadSpec = WorkloadSpec()
+    slo: str | None = None
+    request_timeout_s: float = Field(default=60.0, gt=0)
+    workers: int = Field(default=0, ge=0, description="local Locust worker processes; 0 = one local runner")
+    master: bool = False
+    expect_workers: int = Field(default=1, ge=1)
+    master_bind_host: str = "*"
+    master_port: int = 5557
+    max_ttft_s: float = Field(default=30.0, gt=0, description="early stop when a step's median TTFT exceeds it")
+    tokenizer: str | None = None
+    knee_factor: float = DEFAULT_FACTOR
+    max_client_cpu_percent: float = 90.0
+    max_send_lateness_s: float = 0.025
+    metrics_url: str | None = None
+
+
+def preflight(config: RampConfig) -> str:
+    """Check the endpoint answers and return the model name (the first id of GET /v1/models)."""
+    try:
+        endpoint = Endpoint.parse(config.endpoint)
+    except ValueError as exc:
+        raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; pass e.g. http://127.0.0.1:8000") from exc
+    url = endpoint.url("/v1/models")
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            listing = json.loads(resp.read(4 * 1024 * 1024) or b"{}")
+    except urllib.error.HTTPError as exc:
+        if config.model:
+            return config.model
+        raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
+                            f"pass --model NAME") from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise LoadTestError(f"--endpoint {config.endpoint}: cannot reach {url} ({reason}); "
+                            f"start the server or fix the URL") from exc
+    if config.model:
+        return config.model
+    models = listing.get("data") if isinstance(listing, dict) else None
+    if not models or not isinstance(models[0], dict) or not models[0].get("id"):
+        raise LoadTestError(f"--endpoint {config.endpoint}: /v1/models lists no model; pass --model NAME")
+    return str(models[0]["id"])
+
+
+def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> RampResult:
+    """Run the whole ramp and return its result; raises LoadTestError for user-fixable trouble."""
+    slos = parse_slos(config.slo)
+    model = preflight(config)
+    if config.workload.kind == "file":
+        Workload(config.workload)  # fail now, with a clear message, not inside the child
+    plan = RampPlan(
+        endpoint=config.endpoint, model=model, mode=config.mode, levels=config.levels, step_s=config.step_s,
+        warmup_s=min(config.warmup_s, config.step_s * 0.9), cooldown_s=config.cooldown_s,
+        arrival=config.arrival, workload=config.workload, request_timeout_s=config.request_timeout_s,
+        workers=max(1, config.workers if not config.master else config.expect_workers),
+    )
+    sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
+    has_metrics = sampler.probe()
+    if has_metrics:
+        sampler.start()
+    with tempfile.TemporaryDirectory(prefix="servops-ramp-") as tmp:
+        plan_path = Path(tmp) / "plan.json"
+        plan_path.write_text(plan.model_dump_json())
+        try:
+            records, plan, closed, stopped_early = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
+        finally:
+            if has_metrics:
+                sampler.stop()
+    fill_tokens_with_tokenizer(records, config.tokenizer)
+    steps = [_final_step(config, plan, k, records, slos, closed, sampler if has_metrics else None)
+             for k in sorted(closed)]
+    knee = find_knee(steps, factor=config.knee_factor)
+    safe = safe_operating_point(steps, knee, bool(slos))
+    echo = config.model_dump()
+    echo["model"] = model
+    return RampResult(config=echo, steps=steps, knee=knee, safe_operating_point=safe,
+                      stopped_early=stopped_early, summary=_summary(steps, knee, safe, stopped_early),
+                      metric_definitions=METRIC_DEFINITIONS)
+
+
+def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos, progress: Progress):
+    role = "master" if config.master else "local"
+    cmd = [sys.executable, "-m", "loadtest.locust_main", role, "--plan", str(plan_path)]
+    if config.master:
+        cmd += ["--workers", str(config.expect_workers), "--master-bind-host", config.master_bind_host,
+                "--master-port", str(config.master_port)]
+    elif config.workers:
+        cmd += ["--workers", str(config.workers)]
+    stderr_path = tmp / "locust.stderr"
+    records: list[RequestRecord] = []
+    cpu: dict[int, list[float]] = {}
+    closed_by: dict[int, set[int]] = {}
+    closed: dict[int, list[float]] = {}
+    done_workers: set[int] = set()
+    stopped_early: str | None = None
+    lines: queue.Queue[str | None] = queue.Queue()
+    with open(stderr_path, "w") as stderr_file:
+        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr_file, text=True,
+                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
+        reader.start()
+        connect_s = 60.0 if (config.master or config.workers) else 0.0
+        deadline = time.time() + plan.steps * plan.step_s + plan.cooldown_s + CHILD_GRACE_S + connect_s
+        try:
+            while time.time() < deadline and len(done_workers) < plan.workers:
+                try:
+                    line = lines.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if line is None:
+                    break  # child exited
+                message = json.loads(line)
+                kind = message.get("type")
+                if kind == "error":
+                    raise LoadTestError(message.get("message", "load generator failed"))
+                if kind == "started":
+                    plan.start_ts = float(message["start_ts"])
+                    plan.workers = int(message.get("workers", plan.workers))
+                    progress(f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
+                             f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)")
+                    continue
+                records.extend(RequestRecord.model_validate(r) for r in message.get("records", []))
+                if kind == "done":
+                    done_workers.add(int(message["worker"]))
+                    continue
+                step, worker = int(message["step"]), int(message["worker"])
+                if message.get("cpu_percent") is not None:
+                    cpu.setdefault(step, []).append(float(message["cpu_percent"]))
+                closed_by.setdefault(step, set()).add(worker)
+                if len(closed_by[step]) == plan.workers and step not in closed:
+                    closed[step] = cpu.get(step, [])
+                    result = step_stats(plan, step, records, slos, closed[step],
+                                        config.max_client_cpu_percent, config.max_send_lateness_s)
+                    progress(_progress_line(result, plan.steps))
+                    stopped_early = _early_stop_reason(result, config)
+                    if stopped_early:
+                        progress(f"ramp: stopping early: {stopped_early}")
+                        break
+        finally:
+            _stop_child(child)
+            reader.join(timeout=5)
+    if plan.start_ts == 0.0:
+        tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
+        raise LoadTestError(f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
+                            f"run `python -m loadtest.locust_main local --plan FILE` to see why")
+    if not stopped_early and len(closed) < plan.steps:
+        stopped_early = f"load generator ended after {len(closed)} of {plan.steps} steps"
+    return records, plan, closed, stopped_early
+
+
+def _pump(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        if line.strip():
+            lines.put(line)
+    lines.put(None)
+
+
+def _stop_child(child: subprocess.Popen) -> None:
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=15)
+
+
+def _final_step(config: RampConfig, plan: RampPlan, step: int, records, slos, closed,
+                sampler: MetricsSampler | None) -> StepResult:
+    result = step_stats(plan, step, records, slos, closed[step], config.max_client_cpu_percent,
+                        config.max_send_lateness_s)
+    if sampler is not None:
+        result.server = summarise(sampler.samples, *plan.window(step))
+    return result
+
+
+def _early_stop_reason(step: StepResult, config: RampConfig) -> str | None:
+    if step.requests and step.ok_requests == 0:
+        kinds = ", ".join(f"{k}: {v}" for k, v in step.errors.items())
+        return f"every request of step {step.step} failed ({kinds})"
+    if step.ttft_s.p50 is not None and step.ttft_s.p50 > config.max_ttft_s:
+        return f"median TTFT {step.ttft_s.p50:.1f} s at step {step.step} exceeds --max-ttft {config.max_ttft_s:g} s"
+    return None
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1e3:.1f}"
+
+
+def _progress_line(s: StepResult, total: int) -> str:
+    unit = "rps" if s.offered_unit == "rps" else "streams"
+    errors = sum(s.errors.values())
+    state = "valid" if s.valid else f"INVALID: {s.invalid_reason}"
+    return (f"step {s.step + 1}/{total} offered {s.offered:g} {unit}: achieved {s.achieved_rate:.2f} rps, "
+            f"{s.requests} req, {errors} err, TTFT p50/p99 {_ms(s.ttft_s.p50)}/{_ms(s.ttft_s.p99)} ms, "
+            f"ITL p50/p99 {_ms(s.itl_s.p50)}/{_ms(s.itl_s.p99)} ms, {s.output_tokens_per_s:.0f} tok/s, "
+            f"goodput {s.goodput_rps:.2f} rps [{state}]")
+
+
+def _summary(steps, knee, safe, stopped_early) -> str:
+    parts = [f"{len(steps)} steps measured"]
+    errors = sum(sum(s.errors.values()) for s in steps)
+    requests = sum(s.requests for s in steps)
+    parts.append(f"{errors} of {requests} requests failed")
+    parts.append(f"knee at offered {knee.offered:g} ({knee.metric})" if knee else "no knee found")
+    parts.append(f"safe operating point {safe.offered:g}" if safe else "no safe operating point")
+    if stopped_early:
+        parts.append(f"stopped early: {stopped_early}")
+    return "; ".join(parts)

@@ -1,0 +1,158 @@
+"""Per-step statistics from full-precision request records (never from Locust's rounded stats).
+
+Which requests belong to a step: those the step's schedule issued with an *intended* send
+time inside its measured window [step start + warm-up, step end). Requests that finish after
+the step ended still count for the step that sent them. The formulas are declared once, in
+METRIC_DEFINITIONS, and copied into every result document.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from loadtest.plan import RampPlan
+from loadtest.records import RequestRecord
+from loadtest.results import ClientHealth, Percentiles, StepResult
+from loadtest.slo import SLO
+
+METRIC_DEFINITIONS: dict[str, str] = {
+    "percentiles": "linear interpolation between closest ranks: value at rank p/100*(n-1) of the sorted sample",
+    "measured_requests": "requests whose intended send time lies in [step start + warmup_s, step end)",
+    "offered": "rate ramp: scheduled requests/s; concurrency ramp: concurrent closed-loop streams",
+    "achieved_rate": "requests actually sent (socket write) inside the measured window / window length",
+    "ttft_s": "actual send -> receipt of the first SSE event carrying output text (successful requests)",
+    "itl_s": "pooled: every gap between consecutive content-carrying SSE events of successful requests",
+    "itl_request_mean_s": "per request: mean of its gaps; percentiles over requests with at least one gap",
+    "tpot_s": "(e2e_s - ttft_s) / (output_tokens - 1), per successful request with output_tokens > 1",
+    "e2e_s": "actual send -> receipt of data: [DONE]",
+    "output_tokens": "server usage.completion_tokens (stream_options include_usage/continuous_usage_stats); "
+                     "else a tokenizer's count of the streamed text when --tokenizer is given; else content events",
+    "output_tokens_per_s": "sum of output tokens of successful measured requests / window length",
+    "goodput_rps": "successful measured requests whose own ttft, mean itl, tpot and e2e are within every "
+                   "--slo bound / window length (without SLOs: successful requests / window length)",
+    "errors": "count of measured requests by error type (http_<status>, connect_refused, timeout, "
+              "not_streaming, malformed_sse, stream_error, incomplete_stream, empty_response, cancelled)",
+    "send_lateness_s": "actual send time - intended send time (open loop); p99 above the bound invalidates the step",
+    "valid": "false when the measured window has no requests, the load generator's CPU exceeded its bound, "
+             "or send lateness p99 exceeded its bound; invalid steps are ignored by knee detection",
+    "server": "/metrics sampled during the step: KV usage (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) "
+              "mean/max, running and waiting mean/max, preemptions/s = delta of vllm:num_preemptions_total / time",
+    "knee": "first valid step (by offered load) from which p99 ITL or p99 TTFT stays above "
+            "max(factor x baseline, baseline + floor); baseline = the lowest-load valid step; see docs/loadtest.md",
+    "safe_operating_point": "highest valid step meeting every SLO with error rate <= max_error_rate; "
+                            "without SLOs, the highest valid step below the knee",
+}
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = pct / 100.0 * (len(ordered) - 1)
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def percentiles(values: Sequence[float]) -> Percentiles:
+    return Percentiles(p50=percentile(values, 50), p90=percentile(values, 90), p95=percentile(values, 95),
+                       p99=percentile(values, 99), count=len(values))
+
+
+def tpot_of(record: RequestRecord) -> float | None:
+    if record.e2e_s is None or record.ttft_s is None or record.tokens <= 1:
+        return None
+    return (record.e2e_s - record.ttft_s) / (record.tokens - 1)
+
+
+def request_meets(record: RequestRecord, slos: Sequence[SLO]) -> bool:
+    """Per-request SLO conformance used for goodput (see slo.py)."""
+    if not record.ok:
+        return False
+    values = {"ttft": record.ttft_s, "e2e": record.e2e_s, "tpot": tpot_of(record),
+              "itl": sum(record.gaps_s) / len(record.gaps_s) if record.gaps_s else 0.0}
+    for slo in slos:
+        value = values[slo.metric]
+        if value is not None and value > slo.bound_s:
+            return False
+    return True
+
+
+def step_stats(
+    plan: RampPlan,
+    step: int,
+    records: Sequence[RequestRecord],
+    slos: Sequence[SLO] = (),
+    cpu_percents: Sequence[float] = (),
+    max_client_cpu_percent: float = 90.0,
+    max_send_lateness_s: float = 0.025,
+    max_error_rate: float = 0.01,
+) -> StepResult:
+    """Statistics of one step from all records of the run."""
+    win_start, win_end = plan.window(step)
+    window_s = win_end - win_start
+    measured = [r for r in records if r.step == step and win_start <= r.intended_send_ts < win_end]
+    sent_in_window = sum(1 for r in records if win_start <= r.actual_send_ts < win_end)
+    ok = [r for r in measured if r.ok]
+    failed = [r for r in measured if not r.ok]
+    errors = Counter(r.error_type for r in failed)
+    examples = {}
+    for r in failed:
+        examples.setdefault(r.error_type, r.error_message)
+    gaps = [g for r in ok for g in r.gaps_s]
+    tokens = sum(r.tokens for r in ok)
+    lateness = [r.send_lateness_s for r in measured] if plan.mode == "rate" else []
+    client = ClientHealth(
+        cpu_percent_max=max(cpu_percents) if cpu_percents else None,
+        send_lateness_p50_s=percentile(lateness, 50), send_lateness_p99_s=percentile(lateness, 99),
+        load_processes=plan.workers,
+    )
+    ttft = percentiles([r.ttft_s for r in ok if r.ttft_s is not None])
+    itl = percentiles(gaps)
+    tpot = percentiles([t for t in map(tpot_of, ok) if t is not None])
+    e2e = percentiles([r.e2e_s for r in ok if r.e2e_s is not None])
+    slo_met = None
+    if slos:
+        by_metric = {"ttft": ttft, "itl": itl, "tpot": tpot, "e2e": e2e}
+        error_rate = len(failed) / len(measured) if measured else 1.0
+        slo_met = bool(ok) and error_rate <= max_error_rate and all(
+            (v := getattr(by_metric[s.metric], s.percentile)) is not None and v <= s.bound_s for s in slos
+        )
+    invalid = _invalid_reason(measured, client, max_client_cpu_percent, max_send_lateness_s)
+    return StepResult(
+        step=step, offered=plan.levels[step], offered_unit="rps" if plan.mode == "rate" else "concurrency",
+        window_s=window_s, achieved_rate=sent_in_window / window_s, requests=len(measured),
+        ok_requests=len(ok), errors=dict(errors), error_examples=examples, ttft_s=ttft, itl_s=itl,
+        itl_request_mean_s=percentiles([sum(r.gaps_s) / len(r.gaps_s) for r in ok if r.gaps_s]),
+        tpot_s=tpot, e2e_s=e2e, output_tokens=tokens, output_tokens_per_s=tokens / window_s,
+        goodput_rps=sum(1 for r in ok if request_meets(r, slos)) / window_s, slo_met=slo_met,
+        valid=invalid is None, invalid_reason=invalid, client=client,
+    )
+
+
+def _invalid_reason(measured: Sequence[RequestRecord], client: ClientHealth,
+                    max_cpu: float, max_lateness_s: float) -> str | None:
+    if not measured:
+        return "no requests in the measured window (step shorter than warm-up or nothing sent)"
+    if client.cpu_percent_max is not None and client.cpu_percent_max > max_cpu:
+        return (f"load generator CPU {client.cpu_percent_max:.0f}% > {max_cpu:.0f}% of a core: "
+                f"its timings are not trustworthy; add --workers")
+    if client.send_lateness_p99_s is not None and client.send_lateness_p99_s > max_lateness_s:
+        return (f"send lateness p99 {client.send_lateness_p99_s * 1e3:.1f} ms > {max_lateness_s * 1e3:.0f} ms: "
+                f"the load generator could not keep the schedule; add --workers")
+    return None
+
+
+def fill_tokens_with_tokenizer(records: Sequence[RequestRecord], tokenizer_path: str | None) -> None:
+    """Count output tokens of records without server usage, using a local Hugging Face tokenizer."""
+    missing = [r for r in records if r.output_tokens is None and r.output_text is not None]
+    if not missing or not tokenizer_path:
+        return
+    from transformers import AutoTokenizer  # heavy; only when asked for
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_path)
+    for record in missing:
+        record.output_tokens = len(tokenizer.encode(record.output_text or "", add_special_tokens=False))
+        record.token_source = "tokenizer"

@@ -1,0 +1,39 @@
+"""Reading the four server signals from Prometheus text, old and new vLLM spellings."""
+
+import pytest
+
+from loadtest.server_signals import Sample, parse_prometheus_text, summarise
+
+TEXT = """# HELP vllm:num_requests_running Number of requests
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+vllm:num_requests_running{engine="1",model_name="m"} 2.0
+vllm:num_requests_waiting{model_name="m",engine="0"} 4.0
+vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.5
+vllm:gpu_cache_usage_perc{engine="1",model_name="m"} 0.7
+vllm:num_preemptions_total{engine="0",model_name="m"} 10.0
+vllm:num_preemptions_created{engine="0",model_name="m"} 1.7e9
+vllm:time_to_first_token_seconds_bucket{le="0.5",model_name="m"} 3.0
+"""
+
+
+def test_series_are_collected_per_name_and_others_ignored():
+    values = parse_prometheus_text(TEXT)
+    assert values["vllm:num_requests_running"] == [3.0, 2.0]
+    assert values["vllm:gpu_cache_usage_perc"] == [0.5, 0.7]
+    assert "vllm:time_to_first_token_seconds_bucket" not in values
+
+
+def test_summary_sums_engines_averages_kv_and_rates_preemptions():
+    first = parse_prometheus_text(TEXT)
+    later = parse_prometheus_text(TEXT.replace("} 10.0", "} 16.0"))
+    samples = [Sample(ts=100.0, values=first), Sample(ts=103.0, values=later), Sample(ts=200.0, values=first)]
+    signals = summarise(samples, 99.0, 110.0)
+    assert signals.samples == 2 and signals.kv_metric == "vllm:gpu_cache_usage_perc"
+    assert signals.kv_cache_usage_mean == pytest.approx(0.6)
+    assert signals.running_max == 5.0 and signals.waiting_mean == 4.0
+    assert signals.preemptions_per_s == pytest.approx(2.0)
+
+
+def test_no_samples_in_the_window_means_no_server_signals():
+    assert summarise([Sample(ts=1.0, values={})], 5.0, 6.0) is None
