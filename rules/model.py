@@ -59,8 +59,8 @@ class Evidence(BaseModel):
     source: str  # "metrics" | "prometheus" | "log" | "config" | "advisor" | "ramp" | "probe" | "workload"
     name: str  # metric name, event kind, flag or figure
     description: str = ""
-    value: float | str | bool | None = None
-    threshold: float | str | None = None
+    value: bool | int | float | str | None = None
+    threshold: int | float | str | None = None
     comparison: str | None = None  # ">", "<", ">=", "==" …: how value relates to threshold
     unit: str | None = None
     location: str | None = None  # file:line for logs, instance for metrics

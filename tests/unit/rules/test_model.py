@@ -1,0 +1,61 @@
+"""The rule model and catalog: stable codes, a full page per rule, the severity order, pasteable flags."""
+
+import re
+
+import pytest
+
+from rules.catalog import ALL_RULES, UnknownRuleError, codes, get_rule
+from rules.model import ConfigChange, Severity
+
+CODE = re.compile(r"^(OP-[1-6]\.\d+|AP-[1-7]|HL-\d+)$")
+
+
+def test_severity_orders_critical_first_info_last():
+    assert [s.rank for s in Severity] == [0, 1, 2, 3, 4]
+    assert Severity.CRITICAL.rank < Severity.HIGH.rank < Severity.INFO.rank
+
+
+def test_codes_are_unique_and_well_formed():
+    assert len(codes()) == len(set(codes()))
+    assert all(CODE.match(code) for code in codes()), codes()
+
+
+def test_catalog_covers_op1_to_op6_all_seven_antipatterns_and_health():
+    families = {code.split(".")[0] for code in codes()}
+    assert {"OP-1", "OP-2", "OP-3", "OP-4", "OP-5", "OP-6"} <= families
+    assert {f"AP-{n}" for n in range(1, 8)} <= set(codes())
+    assert {"HL-1", "HL-2", "HL-3"} <= set(codes())
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_every_rule_has_a_complete_page(rule):
+    page = rule.page
+    for part in (page.checks, page.why, page.example, page.fix, page.limits):
+        assert len(part.strip()) > 10
+    text = rule.explain()
+    for heading in ("What it checks", "Why it matters", "Example", "Fix", "Limits"):
+        assert heading in text
+    assert text.startswith(rule.code)
+
+
+def test_lookup_is_case_insensitive():
+    assert get_rule("op-5.3").code == "OP-5.3"
+
+
+def test_unknown_code_is_a_user_facing_error_that_names_the_code_and_the_fix():
+    with pytest.raises(UnknownRuleError) as caught:
+        get_rule("OP-9.9")
+    assert caught.value.user_facing
+    assert "OP-9.9" in str(caught.value) and "servops rules list" in str(caught.value)
+
+
+def test_a_family_code_points_to_its_sub_rules():
+    with pytest.raises(UnknownRuleError, match="OP-5.1"):
+        get_rule("OP-5")
+
+
+def test_boolean_changes_render_as_vllm_flags():
+    assert ConfigChange(flag="--enforce-eager", proposed="true", reason="r").command_line() == "--enforce-eager"
+    assert ConfigChange(flag="--enable-prefix-caching", proposed="false", reason="r").command_line() == \
+        "--no-enable-prefix-caching"
+    assert ConfigChange(flag="--max-num-seqs", proposed="64", reason="r").command_line() == "--max-num-seqs 64"
