@@ -37,12 +37,11 @@ def test_decode_matches_torch_for_gqa_ratio_and_block_size(device, group, block_
               block_size=block_size, dtype=dtype, partition_size=0)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("group", [1, 4])
+@pytest.mark.parametrize(("group", "dtype"), [(1, torch.float16), (4, torch.float32)], ids=str)
 def test_split_k_partitions_merge_to_the_unsplit_result(device, group, dtype):
     # partitions of 32 tokens: contexts cover one partial, exactly two, and five-and-a-bit
     contexts = [7, 64, 165]
-    _run_case(device, context_lens=contexts, group=group, num_kv_heads=2, head_dim=32,
+    _run_case(device, context_lens=contexts, group=group, num_kv_heads=1, head_dim=32,
               block_size=16, dtype=dtype, partition_size=32, seed=1)
 
 
