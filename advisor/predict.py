@@ -21,6 +21,7 @@ from advisor.hardware import GpuSpec
 from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
 from advisor.memory_terms import GIB, blocks_per_request
 from advisor.modelspec import ModelSpec
+from advisor.versions import parse_bounds, parse_version
 from rules.facts import ServerConfig
 from rules.model import ConfigChange, Finding, PredictedEffect
 
@@ -68,7 +69,7 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
             value = getattr(config, name, None)
             if value is not None:
                 fields[name] = value
-        if config.vllm_version:
+        if config.vllm_version and _modelled(config.vllm_version):
             fields["vllm_version"] = _major_minor(config.vllm_version)
     if "gpu_memory_utilization" not in fields and device_util_default is not None:
         fields["gpu_memory_utilization"] = device_util_default
@@ -179,6 +180,15 @@ def _convert(text: str, kind: type) -> object:
     if kind is float:
         return float(text)
     return text
+
+
+def _modelled(version: str) -> bool:
+    """Whether the memory model covers this vLLM version (else its newest rules apply)."""
+    try:
+        low, high = parse_bounds()
+        return low <= parse_version(_major_minor(version)) <= high
+    except (UserError, ValueError):
+        return False
 
 
 def _major_minor(version: str) -> str:

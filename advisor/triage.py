@@ -134,8 +134,9 @@ def collect(request: TriageRequest) -> Collected:
             note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
         facts.sources.append(FactSource(kind="log", location=log.source, note=note))
     typed = parse_command(request.server_args) if request.server_args else None
-    command = effective_command(typed, facts.events, facts.snapshot)
-    facts.config = server_config(command, facts.events, facts.snapshot)
+    merged = effective_command(typed, facts.events, facts.snapshot)
+    facts.config = server_config(merged, facts.events, facts.snapshot)
+    command = typed if typed is not None else merged  # the user's own command, when given, is what we edit
     if request.server_args:
         facts.sources.append(FactSource(kind="config", location="--server-args"))
     facts.memory = memory_from_log(facts.events)

@@ -9,6 +9,8 @@ from, so a rule can tell a user's choice from a default.
 
 from __future__ import annotations
 
+import re
+
 from rules.events import LogEvent, LogEventKind
 from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
 from rules.metrics import MetricSnapshot
@@ -35,6 +37,15 @@ _TYPED_FIELDS: dict[str, type] = {
     "api_server_count": int,
     "num_gpu_blocks_override": int,
 }
+# keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields
+_ENGINE_CONFIG_NAMES = {
+    "dtype": "dtype", "max_seq_len": "max_model_len", "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size", "data_parallel_size": "data_parallel_size",
+    "quantization": "quantization", "enforce_eager": "enforce_eager", "kv_cache_dtype": "kv_cache_dtype",
+    "enable_prefix_caching": "enable_prefix_caching", "chunked_prefill_enabled": "enable_chunked_prefill",
+    "block_size": "block_size", "max_num_seqs": "max_num_seqs", "max_num_batched_tokens": "max_num_batched_tokens",
+}
+_ENGINE_CONFIG_KEY = re.compile(r"(?:^|, )(\w+)=('[^']*'|[^,]*)")
 _ORIGIN_TO_SOURCE = {
     "server-args": ConfigSource.ARGS,
     "log": ConfigSource.ARGS,
@@ -127,8 +138,10 @@ def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
     """Figures the startup log states even when the flag was left at its default."""
     for event in events:
         if event.kind == LogEventKind.VERSION and event.version:
-            config.vllm_version = event.version
+            # the server's banner comes first; the engine-config line may carry another number
+            config.vllm_version = config.vllm_version or event.version
             config.model = config.model or event.model
+            _fill_from_engine_config(config, event.raw)
         elif event.kind == LogEventKind.CHUNKED_PREFILL and config.max_num_batched_tokens is None:
             config.max_num_batched_tokens = event.max_num_batched_tokens
             config.sources[flag_name("max_num_batched_tokens")] = ConfigSource.STARTUP_LOG
@@ -145,6 +158,24 @@ def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
         elif event.kind == LogEventKind.STATS_DISABLED and config.api_server_count is None:
             config.api_server_count = 2  # vLLM disables stats only when there is more than one
             config.sources[flag_name("api_server_count")] = ConfigSource.STARTUP_LOG
+
+
+def _fill_from_engine_config(config: ServerConfig, raw: str) -> None:
+    """`Initializing a V1 LLM engine (v…) with config: model=…, dtype=torch.bfloat16, max_seq_len=…`:
+    the effective values, including those left at their defaults (dtype on a CPU is float32)."""
+    _, found, text = raw.partition("with config: ")
+    if not found:
+        return
+    for key, value in _ENGINE_CONFIG_KEY.findall(text):
+        name = _ENGINE_CONFIG_NAMES.get(key)
+        if name is None or getattr(config, name, None) is not None:
+            continue
+        value = value.strip().strip("'\"").removeprefix("torch.")
+        if value in ("None", ""):
+            continue
+        flag = flag_name(name)
+        if _set_typed(config, flag, value):
+            config.sources[flag] = ConfigSource.STARTUP_LOG
 
 
 def _set_typed(config: ServerConfig, flag: str, text: str) -> bool:
