@@ -1,0 +1,89 @@
+"""Predicted effects: each memory flag change is sized by the advisor's memory model."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.hardware import gpu_from_memory, resolve_gpu
+from advisor.memory import LaunchConfig, estimate_memory
+from advisor.modelspec import resolve_model
+from advisor.predict import Deployment, launch_from_config, predict_change
+from rules.facts import ServerConfig
+from rules.model import ConfigChange
+
+
+@pytest.fixture(scope="module")
+def llama_on_h100() -> Deployment:
+    return Deployment(model=resolve_model("Llama-3.1-8B"), gpu=resolve_gpu("H100-SXM-80GB"),
+                      launch=LaunchConfig(max_model_len=32768))
+
+
+def change(flag: str, proposed: str, current: str | None = None) -> ConfigChange:
+    return ConfigChange(flag=flag, current=current, proposed=proposed, reason="test")
+
+
+def test_fp8_kv_cache_doubles_kv_tokens_and_concurrency(llama_on_h100):
+    effect = predict_change(change("--kv-cache-dtype", "fp8"), llama_on_h100)
+    figures = effect.figures
+    assert figures["kv_cache_tokens_after"] == pytest.approx(2 * figures["kv_cache_tokens_before"], rel=0.01)
+    assert figures["max_concurrency_after"] == pytest.approx(2 * figures["max_concurrency_before"], rel=0.01)
+    assert "KV tokens" in effect.text
+
+
+def test_higher_memory_utilization_grows_the_pool_by_the_extra_share(llama_on_h100):
+    effect = predict_change(change("--gpu-memory-utilization", "0.95"), llama_on_h100)
+    grown = effect.figures["kv_pool_gib_after"] - effect.figures["kv_pool_gib_before"]
+    assert grown == pytest.approx(79.18 * (0.95 - 0.92), abs=0.02)
+
+
+def test_shorter_max_model_len_keeps_tokens_and_raises_concurrency(llama_on_h100):
+    effect = predict_change(change("--max-model-len", "8192"), llama_on_h100)
+    figures = effect.figures
+    assert figures["kv_cache_tokens_after"] == figures["kv_cache_tokens_before"]
+    assert figures["max_concurrency_after"] == pytest.approx(4 * figures["max_concurrency_before"], rel=0.01)
+
+
+def test_a_max_model_len_that_fits_is_predicted_to_start():
+    model, gpu = resolve_model("Llama-3.1-8B"), resolve_gpu("L4")
+    failing = LaunchConfig(max_model_len=131072)
+    assert not estimate_memory(model, gpu, failing).fits
+    fitting = estimate_memory(model, gpu, failing).max_model_len_that_fits
+    effect = predict_change(change("--max-model-len", str(fitting)), Deployment(model, gpu, failing))
+    assert effect.figures["starts_before"] == 0.0 and effect.figures["starts_after"] == 1.0
+    assert effect.text.startswith("server starts")
+
+
+def test_tensor_parallel_two_halves_per_gpu_kv_bytes():
+    deployment = Deployment(resolve_model("Llama-3.1-70B"), resolve_gpu("H100-SXM-80GB"),
+                            LaunchConfig(tensor_parallel_size=2, max_model_len=8192))
+    effect = predict_change(change("--tensor-parallel-size", "4"), deployment)
+    assert effect.figures["kv_cache_tokens_after"] > 2 * effect.figures["kv_cache_tokens_before"]
+
+
+def test_measured_pool_calibrates_the_prediction():
+    model, gpu = resolve_model("Llama-3.1-8B"), gpu_from_memory(24.0)
+    launch = LaunchConfig(max_model_len=8192)
+    calibrated = Deployment(model, gpu, launch, measured_kv_pool_gib=2.0)
+    effect = predict_change(change("--max-model-len", "4096"), calibrated)
+    assert effect.figures["kv_pool_gib_before"] == pytest.approx(2.0)
+    # 2 GiB / 128 KiB per token = 16,384 tokens, whatever the activation estimate said
+    assert effect.figures["kv_cache_tokens_before"] == 16384
+
+
+def test_flags_without_a_memory_model_and_unknown_deployments_say_so(llama_on_h100):
+    assert "no memory effect" in predict_change(change("--enable-prefix-caching", "true"), llama_on_h100).text
+    assert "--model" in predict_change(change("--max-model-len", "4096"), None).text
+
+
+def test_impossible_change_is_explained_not_raised(llama_on_h100):
+    effect = predict_change(change("--tensor-parallel-size", "3"), llama_on_h100)
+    assert effect.text.startswith("not predicted") and not effect.figures
+
+
+def test_launch_from_config_takes_known_fields_and_ignores_unmodelled_versions():
+    config = ServerConfig(max_model_len=4096, tensor_parallel_size=2, kv_cache_dtype="fp8",
+                          vllm_version="0.33.0+servops.0.1.0")
+    launch = launch_from_config(config)
+    assert (launch.max_model_len, launch.tensor_parallel_size, launch.kv_cache_dtype) == (4096, 2, "fp8")
+    assert launch.vllm_version == "0.33"
+    assert launch_from_config(ServerConfig(vllm_version="0.1.0")).vllm_version == LaunchConfig().vllm_version

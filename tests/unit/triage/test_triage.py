@@ -1,0 +1,69 @@
+"""Triage orchestration: partial inputs give the findings they support; the JSON has its contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.errors import UserError
+from advisor.triage import TriageRequest, run_triage
+from advisor.triage_text import render_text
+
+CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm"
+COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
+
+
+def test_nothing_to_triage_is_a_user_error():
+    with pytest.raises(UserError, match="--endpoint"):
+        run_triage(TriageRequest())
+
+
+def test_json_document_has_kind_version_time_and_ranked_findings():
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
+                                      gpu="L4"))
+    document = json.loads(result.model_dump_json())
+    assert document["kind"] == "triage" and document["servops_version"] and document["created_at"]
+    top = document["findings"][0]
+    assert {"rule", "severity", "category", "title", "evidence", "changes"} <= set(top)
+    change = top["changes"][0]
+    assert {"flag", "current", "proposed", "reason", "predicted_effect"} <= set(change)
+    assert (change["flag"], change["current"], change["proposed"]) == ("--max-model-len", "262144", "23152")
+    assert change["predicted_effect"]["figures"]["starts_after"] == 1.0
+    assert document["inputs"]["logs"].endswith(".log") and document["sources"][0]["kind"] == "log"
+
+
+def test_proposed_command_is_the_current_one_with_the_changes():
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"),
+                                      server_args="vllm serve Qwen/Qwen3-8B --max-model-len 262144 --port 8000"))
+    assert result.current_command == "vllm serve Qwen/Qwen3-8B --max-model-len 262144 --port 8000"
+    assert result.proposed_command == "vllm serve Qwen/Qwen3-8B --max-model-len 23152 --port 8000"
+
+
+def test_a_log_alone_gives_startup_findings_without_predictions_when_the_device_is_unknown():
+    result = run_triage(TriageRequest(logs=str(CORPUS / "v0_15_max_model_len_no_fit.log")))
+    assert result.top.rule == "OP-1.1"
+    assert result.facts.snapshot is None and result.facts.window is None
+
+
+def test_one_metrics_scrape_alone_still_finds_preemptions():
+    result = run_triage(TriageRequest(metrics_files=[str(COLLECT / "metrics_v0_8_0.txt")]))
+    assert result.top.rule == "OP-5.3"
+    assert result.facts.config.block_size == 16  # from cache_config_info
+
+
+def test_more_than_two_metrics_files_is_a_user_error():
+    path = str(COLLECT / "metrics_v0_33_0.txt")
+    with pytest.raises(UserError, match="--metrics"):
+        run_triage(TriageRequest(metrics_files=[path, path, path]))
+
+
+def test_human_text_shows_severity_evidence_change_and_prediction():
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
+                                      gpu="L4"))
+    text = render_text(result)
+    assert "1. [CRITICAL] OP-1.1" in text
+    assert "change --max-model-len: 262144 → 23152" in text
+    assert "predicted: server starts" in text
+    assert "Proposed command:" in text
