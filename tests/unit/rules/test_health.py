@@ -1,0 +1,54 @@
+"""HL-1 … HL-3: hung or dead engines, whatever /health answers."""
+
+from rules.catalog import health
+from rules.evaluate import evaluate
+from rules.events import LogEventKind as K
+from rules.facts import EndpointFacts, Facts
+from tests.unit.rules.factories import event, live
+
+
+def test_zero_tokens_over_a_window_with_requests_pending_and_health_200_is_a_hang():
+    facts = live(running=4, waiting=2, generated=0, interval_s=60.0)
+    facts.endpoint = EndpointFacts(health_status=200, models_ok=True)
+    [finding] = health.RULE_HANG.evaluate(facts)
+    assert finding.severity.value == "critical"
+    assert "0 tokens/s over 60 s" in finding.title and "/health 200" in finding.title
+
+
+def test_an_idle_server_generating_nothing_is_not_hung():
+    assert health.RULE_HANG.evaluate(live(running=0, waiting=0, generated=0, interval_s=60.0)) == []
+
+
+def test_a_short_window_is_not_enough_to_call_a_hang():
+    assert health.RULE_HANG.evaluate(live(running=4, generated=0, interval_s=10.0)) == []
+
+
+def test_repeated_shm_broadcast_warnings_are_a_confident_hang():
+    facts = Facts(events=[event(K.SHM_BROADCAST_HANG, i, hang_seconds=60) for i in range(1, 4)])
+    [finding] = health.RULE_HANG.evaluate(facts)
+    assert finding.confidence == 0.9 and finding.evidence[-1].value == 3
+
+
+def test_a_single_shm_warning_is_a_weaker_hang_signal():
+    assert health.RULE_HANG.evaluate(Facts(events=[event(K.SHM_BROADCAST_HANG, hang_seconds=60)]))[0].confidence == 0.6
+
+
+def test_health_503_means_the_engine_is_dead():
+    [finding] = health.RULE_DEAD.evaluate(Facts(endpoint=EndpointFacts(health_status=503)))
+    assert finding.evidence[0].value == 503 and "/health 503" in finding.title
+
+
+def test_a_fatal_error_line_means_the_engine_is_dead():
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=[event(K.FATAL_ERROR)]))
+    assert finding.confidence == 0.95
+
+
+def test_rpc_timeout_outranks_the_generic_engine_death_it_caused():
+    facts = Facts(events=[event(K.RPC_TIMEOUT, 1, rpc_method="execute_model"), event(K.FATAL_ERROR, 2)])
+    assert evaluate(facts).top.rule == "HL-3"
+
+
+def test_a_healthy_probe_and_clean_log_raise_nothing():
+    facts = live()
+    facts.endpoint = EndpointFacts(health_status=200)
+    assert all(rule.evaluate(facts) == [] for rule in health.RULES)

@@ -1,0 +1,143 @@
+"""OP-5: where a live server's time goes, each sub-rule on its own signal."""
+
+from rules.catalog import op5_live as op5
+from rules.events import LogEventKind as K
+from rules.facts import ConfigSource, Facts, LoadTestFacts, MemoryFacts, MetricSnapshot, MetricWindow, Sample, Workload
+from tests.unit.rules.factories import config, event, live, snapshot
+
+
+def _flags(finding):
+    return {c.flag: c.proposed for c in finding.changes}
+
+
+def test_high_ttft_with_an_empty_queue_is_prefill_bound_and_raises_the_step_budget():
+    facts = live(waiting=0, ttft={6.0: 20})
+    facts.config = config(max_num_batched_tokens=2048)
+    [finding] = op5.RULE_TTFT.evaluate(facts)
+    assert _flags(finding) == {"--max-num-batched-tokens": "4096"}
+    assert finding.evidence[0].threshold == 2.0 and finding.evidence[0].value > 5.0
+
+
+def test_ttft_target_from_the_workload_replaces_the_default():
+    facts = live(waiting=0, ttft={0.8: 50})
+    facts.workload = Workload(ttft_slo_s=0.5)
+    assert op5.RULE_TTFT.evaluate(facts)[0].evidence[0].threshold == 0.5
+
+
+def test_high_ttft_with_a_queue_is_not_called_prefill_bound():
+    assert op5.RULE_TTFT.evaluate(live(waiting=5, ttft={6.0: 20})) == []
+
+
+def test_queue_at_the_batch_cap_with_free_kv_raises_max_num_seqs_within_kv_capacity():
+    facts = live(running=256, waiting=12, kv=0.55, ttft={3.0: 50})
+    facts.config = config(max_num_seqs=256)
+    facts.memory = MemoryFacts(kv_cache_tokens=1_000_000)
+    facts.workload = Workload(p95_input_tokens=2000, p95_output_tokens=500)
+    [finding] = op5.RULE_SATURATION.evaluate(facts)
+    assert _flags(finding) == {"--max-num-seqs": "400"}  # 1,000,000 / 2,500 caps the doubling (512)
+    assert finding.severity.value == "high"
+
+
+def test_queue_with_full_kv_is_capacity_and_offers_fp8_kv():
+    facts = live(running=60, waiting=14, kv=0.99)
+    [finding] = op5.RULE_SATURATION.evaluate(facts)
+    assert "KV usage 0.99" in finding.title
+    assert [a.flag for a in finding.alternatives] == ["--kv-cache-dtype"]
+
+
+def test_no_queue_no_saturation_finding():
+    assert op5.RULE_SATURATION.evaluate(live(running=60, waiting=0, kv=0.99)) == []
+
+
+def test_preemptions_with_full_kv_cap_max_num_seqs_at_what_fits():
+    facts = live(running=60, waiting=14, kv=0.99, preemptions_added=12)
+    facts.config = config(max_num_seqs=256)
+    facts.memory = MemoryFacts(kv_cache_tokens=162_704)
+    facts.workload = Workload(p95_input_tokens=3000, p95_output_tokens=1000)
+    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    assert finding.title == "KV usage 0.99 > 0.9 with 1.2 preemptions/s > 0"
+    assert _flags(finding) == {"--max-num-seqs": "40"}  # 162,704 / 4,000
+    assert finding.severity.value == "high"
+    rate = finding.evidence[0]
+    assert (rate.value, rate.threshold, rate.unit) == (1.2, 0, "/s")
+
+
+def test_preemptions_from_stats_lines_are_a_rate_over_their_intervals():
+    facts = Facts(events=[event(K.STATS_LINE, i, running=48, waiting=9, kv_usage=0.98, preemptions=n)
+                          for i, n in enumerate((5, 7, 6), start=1)],
+                  config=config(max_num_seqs=128))
+    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    assert finding.evidence[0].value == 0.6  # 18 preemptions / 30 s
+    assert _flags(finding) == {"--max-num-seqs": "36"}  # 75 % of 48 running
+
+
+def test_since_start_preemption_counter_alone_is_weak_evidence():
+    facts = Facts(snapshot=snapshot(gauges={"vllm:num_requests_running": 8, "vllm:gpu_cache_usage_perc": 0.5},
+                                    counters={"vllm:num_preemptions_total": 42}))
+    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    assert finding.confidence == 0.5 and finding.severity.value == "medium"
+
+
+def test_no_preemptions_no_finding_even_at_high_kv_usage():
+    assert op5.RULE_PREEMPTION.evaluate(live(running=60, kv=0.97, preemptions_added=0)) == []
+
+
+def test_high_itl_under_load_lowers_a_large_step_budget_to_2048():
+    facts = live(running=120, itl={0.04: 20_000, 0.25: 10_000})
+    facts.config = config(max_num_batched_tokens=8192)
+    [finding] = op5.RULE_ITL_LOAD.evaluate(facts)
+    assert _flags(finding) == {"--max-num-batched-tokens": "2048"}
+    assert finding.evidence[0].threshold == 0.1 and finding.evidence[0].value > 0.2
+
+
+def test_high_itl_with_one_request_is_not_a_load_problem():
+    facts = live(running=1, itl={0.14: 2000})
+    assert op5.RULE_ITL_LOAD.evaluate(facts) == []
+    assert op5.RULE_ITL_SINGLE.evaluate(facts)[0].severity.value == "medium"
+
+
+def test_fewer_requests_in_the_server_than_clients_sent_points_upstream():
+    facts = live(running=20, waiting=0)
+    facts.workload = Workload(client_concurrency=64)
+    [finding] = op5.RULE_UPSTREAM.evaluate(facts)
+    assert "running + waiting 20 < 80 % of 64" in finding.title
+
+
+def test_p95_prompt_above_the_step_budget_is_a_low_note_with_a_power_of_two_budget():
+    facts = Facts(config=config(max_num_batched_tokens=2048), workload=Workload(p95_input_tokens=6000))
+    [finding] = op5.RULE_LONG_PROMPTS.evaluate(facts)
+    assert finding.severity.value == "low" and _flags(finding) == {"--max-num-batched-tokens": "8192"}
+
+
+def test_abort_share_above_five_percent_is_flagged():
+    def snap(stop, abort):
+        return MetricSnapshot(counters={"vllm:request_success_total": [
+            Sample(labels={"finished_reason": "stop"}, value=stop), Sample(labels={"finished_reason": "abort"}, value=abort)]})
+    facts = Facts(window=MetricWindow.from_snapshots(snap(0, 0), snap(88, 12), 10.0))
+    [finding] = op5.RULE_ABORTS.evaluate(facts)
+    assert finding.evidence[0].value == 0.12 and finding.evidence[0].threshold == 0.05
+
+
+def _ramp(itl_after_knee: float, throughput_after_knee: float) -> LoadTestFacts:
+    return LoadTestFacts.model_validate({
+        "steps": [
+            {"offered": 4, "requests": 200, "output_tokens_per_s": 900, "itl_s": {"p99": 0.04},
+             "server": {"num_requests_running": 30}},
+            {"offered": 8, "requests": 400, "output_tokens_per_s": 1600, "itl_s": {"p99": 0.05},
+             "server": {"num_requests_running": 62}},
+            {"offered": 12, "requests": 600, "output_tokens_per_s": throughput_after_knee,
+             "itl_s": {"p99": itl_after_knee}, "server": {"num_requests_running": 140}},
+        ],
+        "knee": {"offered": 8}, "safe_operating_point": {"offered": 7.2}})
+
+
+def test_past_the_knee_latency_grows_but_throughput_does_not_so_cap_at_the_knee_batch():
+    facts = Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=1650),
+                  config=config(ConfigSource.DEFAULT, max_num_seqs=256))
+    [finding] = op5.RULE_KNEE.evaluate(facts)
+    assert _flags(finding) == {"--max-num-seqs": "62"}
+    assert {e.name: e.value for e in finding.evidence}["ITL p99 growth past the knee"] == 2.4
+
+
+def test_past_the_knee_with_real_throughput_gains_is_fine():
+    assert op5.RULE_KNEE.evaluate(Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=2200))) == []

@@ -1,0 +1,44 @@
+"""OP-6: speculative decoding pays at low load with good acceptance, not otherwise."""
+
+from rules.catalog import op6_specdec as op6
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+from tests.unit.rules.factories import config, event, live
+
+SPEC = '{"method":"eagle","model":"draft","num_speculative_tokens":4}'
+
+
+def test_low_acceptance_from_counters_halves_the_speculative_tokens():
+    facts = live(running=3, extra_counters={"vllm:spec_decode_num_draft_tokens_total": (0, 1000),
+                                            "vllm:spec_decode_num_accepted_tokens_total": (0, 300)})
+    facts.config = config(speculative_config=SPEC)
+    [finding] = op6.RULE_ACCEPTANCE.evaluate(facts)
+    assert (finding.evidence[0].value, finding.evidence[0].threshold) == (0.3, 0.5)
+    assert finding.changes[0].proposed == '{"method":"eagle","model":"draft","num_speculative_tokens":2}'
+
+
+def test_low_acceptance_from_the_log_line_with_a_python_repr_config():
+    facts = Facts(config=config(speculative_config="{'method': 'ngram', 'num_speculative_tokens': 5}"),
+                  events=[event(K.SPEC_DECODE_METRICS, acceptance_rate=0.312)])
+    [finding] = op6.RULE_ACCEPTANCE.evaluate(facts)
+    assert finding.changes[0].proposed == '{"method":"ngram","num_speculative_tokens":2}'
+
+
+def test_good_acceptance_is_fine():
+    assert op6.RULE_ACCEPTANCE.evaluate(Facts(events=[event(K.SPEC_DECODE_METRICS, acceptance_rate=0.72)])) == []
+
+
+def test_speculation_under_high_load_proposes_removing_it():
+    facts = live(running=120, waiting=14)
+    facts.config = config(speculative_config=SPEC)
+    [finding] = op6.RULE_BUSY.evaluate(facts)
+    assert finding.changes[0].flag == "--speculative-config" and "remove" in finding.changes[0].proposed
+
+
+def test_no_speculation_means_no_load_finding():
+    assert op6.RULE_BUSY.evaluate(live(running=120, waiting=14)) == []
+
+
+def test_slow_decode_at_low_concurrency_suggests_trying_speculation():
+    [finding] = op6.RULE_CANDIDATE.evaluate(live(running=2, itl={0.14: 3000}))
+    assert finding.severity.value == "info"
