@@ -11,8 +11,9 @@ latency per token, per-request histograms at finish) and feeds the stats logger.
 
 If a step raises, the loop is dead for good, as vLLM's EngineCore is: it logs
 `EngineCore encountered a fatal error.` with the traceback, every waiting request gets
-`EngineDeadError`, /health answers 503. `SERVOPS_TEST_FAULT_AFTER_STEPS=N` raises inside
-the step call after N steps, so tests exercise exactly that path.
+`EngineDeadError`, /health answers 503. Test-only fault hook: with
+`SERVOPS_TEST_FAULT_FILE=<path>` set, the next step after that file appears raises inside the
+step call, so tests exercise exactly that path on a live server.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from engine.stats_logger import LoggingStatLogger, StatsSnapshot
 
 logger = init_logger(__name__)
 
-FAULT_ENV = "SERVOPS_TEST_FAULT_AFTER_STEPS"
+FAULT_ENV = "SERVOPS_TEST_FAULT_FILE"
 IDLE_WAIT_S = 0.5  # how long the idle loop sleeps before re-checking (commands wake it at once)
 
 
@@ -88,8 +89,7 @@ class AsyncEngine:
         self._tracked: dict[str, _Tracked] = {}
         self._thread: threading.Thread | None = None
         self.dead_error: BaseException | None = None
-        self._steps = 0
-        self._fault_after_steps = _int_env(FAULT_ENV)
+        self._fault_file = os.environ.get(FAULT_ENV) or None
         self._last_cumulative: dict[str, int] = {"preemptions": 0, "queries": 0, "hits": 0}
         self.snapshot = StatsSnapshot(running=0, waiting=0, kv_cache_usage=0.0)
 
@@ -158,9 +158,8 @@ class AsyncEngine:
             self._die(exc)
 
     def _step(self) -> list[Any]:
-        self._steps += 1
-        if self._fault_after_steps is not None and self._steps > self._fault_after_steps:
-            raise RuntimeError(f"injected engine fault after {self._fault_after_steps} steps ({FAULT_ENV})")
+        if self._fault_file is not None and os.path.exists(self._fault_file):
+            raise RuntimeError(f"injected engine fault: {self._fault_file} exists ({FAULT_ENV})")
         return self.engine.step()
 
     def _apply_commands(self) -> None:
@@ -357,7 +356,3 @@ def _iteration_prompt_tokens(engine: Any) -> int:
             return int(value)
     return 0
 
-
-def _int_env(name: str) -> int | None:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw.isdigit() else None
