@@ -173,12 +173,19 @@ class LatencyPercentiles(BaseModel):
 
 
 class LoadStep(BaseModel):
-    """One ramp step (issue #7 keys). `server` holds metric values sampled during the step."""
+    """One ramp step (issue #7 keys). `server` holds metric values sampled during the step.
+
+    `errors` is the total; loadtest's RampResult writes a dict by kind, kept in `errors_by_kind`.
+    `server` may be loadtest's ServerSignals (`running_mean`, `running_max`, `kv_cache_usage_max`,
+    `preemptions_per_s`, …) or plain metric values; None becomes {}.
+    """
 
     offered: float
+    offered_unit: str | None = None  # "rps" | "concurrency"
     achieved_rate: float | None = None
     requests: int = 0
     errors: int = 0
+    errors_by_kind: dict[str, int] = Field(default_factory=dict)
     ttft_s: LatencyPercentiles = Field(default_factory=LatencyPercentiles)
     itl_s: LatencyPercentiles = Field(default_factory=LatencyPercentiles)
     tpot_s: LatencyPercentiles = Field(default_factory=LatencyPercentiles)
@@ -189,9 +196,29 @@ class LoadStep(BaseModel):
     invalid_reason: str | None = None
     server: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if isinstance(data.get("errors"), dict):
+                data["errors_by_kind"] = {str(k): int(v) for k, v in data["errors"].items()}
+                data["errors"] = sum(data["errors_by_kind"].values())
+            if data.get("server") is None:
+                data["server"] = {}
+        return data
+
     @property
     def error_rate(self) -> float:
         return self.errors / self.requests if self.requests else 0.0
+
+    def server_value(self, *names: str) -> float | None:
+        """The first of `names` present in `server` as a number (e.g. running_mean, running)."""
+        for name in names:
+            value = self.server.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+        return None
 
 
 class LoadTestFacts(BaseModel):

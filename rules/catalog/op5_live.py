@@ -256,8 +256,8 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
                 Evidence(source="ramp", name="ITL p99 growth past the knee", value=round(slowdown, 2), threshold=1.5,
                          comparison=">=")]
     changes = []
-    running_at_knee = at_knee.server.get("num_requests_running", at_knee.server.get("running"))
-    if isinstance(running_at_knee, (int, float)) and running_at_knee >= 1:
+    running_at_knee = at_knee.server_value("running_mean", "num_requests_running", "running", "running_max")
+    if running_at_knee is not None and running_at_knee >= 1:
         seqs = c.max_num_seqs(facts)
         changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs) if seqs else None,
                                     proposed=str(int(math.ceil(running_at_knee))),

@@ -64,3 +64,25 @@ def test_facts_round_trip_through_json():
     facts = Facts(events=[event(LogEventKind.KV_CACHE_SIZE, kv_cache_tokens=162704)],
                   loadtest=LoadTestFacts.model_validate(RAMP_JSON))
     assert Facts.model_validate_json(facts.model_dump_json()) == facts
+
+
+def test_loadtest_ramp_result_with_errors_by_kind_and_server_signals_loads():
+    from loadtest.results import ServerSignals
+
+    step = {"offered": 4.0, "offered_unit": "rps", "requests": 200, "errors": {"http_503": 3, "timeout": 1},
+            "server": ServerSignals(samples=10, running_mean=31.5, kv_cache_usage_max=0.9).model_dump(),
+            "knee_extra_field_is_ignored": True}
+    loaded = LoadTestFacts.model_validate({"steps": [step, {"offered": 8.0, "server": None}],
+                                           "knee": {"step": 1, "offered": 8.0, "metric": "itl_p99", "reason": "r"}})
+    assert loaded.steps[0].errors == 4 and loaded.steps[0].errors_by_kind == {"http_503": 3, "timeout": 1}
+    assert loaded.steps[0].server_value("running_mean") == 31.5
+    assert loaded.steps[1].server == {} and loaded.knee_offered() == 8.0
+
+
+def test_the_reports_ramp_fixture_loads_as_loadtest_facts():
+    import json
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).parents[2] / "fixtures" / "reports" / "ramp.json").read_text())
+    loaded = LoadTestFacts.model_validate(document)
+    assert loaded.steps and loaded.knee_offered() == document["knee"]["offered"]
