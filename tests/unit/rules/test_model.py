@@ -59,3 +59,11 @@ def test_boolean_changes_render_as_vllm_flags():
     assert ConfigChange(flag="--enable-prefix-caching", proposed="false", reason="r").command_line() == \
         "--no-enable-prefix-caching"
     assert ConfigChange(flag="--max-num-seqs", proposed="64", reason="r").command_line() == "--max-num-seqs 64"
+
+
+def test_docs_catalog_lists_every_rule_code():
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs" / "rules.md").read_text()
+    missing = [code for code in codes() if f"`{code}`" not in docs]
+    assert not missing, f"docs/rules.md lacks {missing}"
