@@ -1,9 +1,12 @@
 """The exact startup-failure texts vLLM prints, by version (vllm-formats.md §3.6).
 
 Why exact: triage matches these texts in real logs, and a user who pastes the advisor's
-prediction next to their own log should see the same sentence. Where a detail is not pinned
-by the reference it is said here: the stray "(" before the GiB figure is in the 0.8.x and
-0.15 texts and absent in real 0.22+ logs, so we drop it from 0.22 (the typo-fix release).
+prediction next to their own log should see the same sentence. Checked against real logs:
+0.15 (#34076) and 0.22+ (public logs quoting "model's max seq len (49152), (1.82 GiB … is
+45472. Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU
+backend) …" and "… when initializing the engine (this flag also controls CPU memory
+reservation on the CPU backend, despite its name). See …"). Not pinned by any source: where
+between 0.8.x (two spaces before "Try") and 0.22 (one) the spacing changed; we switch at 0.14.
 """
 
 from __future__ import annotations
@@ -15,12 +18,10 @@ DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 
 def no_cache_blocks(version: Version) -> str:
     """Available KV memory ≤ 0 (weights + activation + overheads ≥ requested memory)."""
-    cpu_note = (
-        " (this flag also controls CPU memory reservation on the CPU backend, despite its name)"
-        if version >= (0, 22, 0)
-        else ""
-    )
-    text = f"No available memory for the cache blocks. Try increasing `gpu_memory_utilization`{cpu_note} when initializing the engine."
+    text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine"
+    if version >= (0, 22, 0):
+        text += " (this flag also controls CPU memory reservation on the CPU backend, despite its name)"
+    text += "."
     if version >= (0, 14, 0):
         text += f" See {DOCS_URL} for more details."
     return text
@@ -32,14 +33,13 @@ def max_seq_len_does_not_fit(
     """One request at max_model_len needs more KV than is available (`check_enough_kv_cache_memory`)."""
     fixed = version >= (0, 22, 0)
     owner = "model's" if fixed else "models's"
-    paren = "" if fixed else "("
     if version < (0, 14, 0):
         needed, available = f"{needed_gib:.2f}", f"{available_gib:.2f}"
     else:
         needed, available = format_gib(needed_gib, version), format_gib(available_gib, version)
     text = (
         f"To serve at least one request with the {owner} max seq len ({max_model_len}), "
-        f"{paren}{needed} GiB KV cache is needed, which is larger than the available KV cache "
+        f"({needed} GiB KV cache is needed, which is larger than the available KV cache "
         f"memory ({available} GiB)."
     )
     if estimated_max_len > 0 and version >= (0, 8, 5):
@@ -47,7 +47,8 @@ def max_seq_len_does_not_fit(
     advice = "`gpu_memory_utilization`"
     if fixed:
         advice += " (which also controls CPU memory on the CPU backend)"
-    text += f"  Try increasing {advice} or decreasing `max_model_len` when initializing the engine."
+    gap = "  " if version < (0, 14, 0) else " "  # 0.8.x text has two spaces; real 0.22+ logs one
+    text += f"{gap}Try increasing {advice} or decreasing `max_model_len` when initializing the engine."
     if version >= (0, 13, 0):
         text += f" See {DOCS_URL} for more details."
     return text

@@ -152,26 +152,30 @@ def resolve_gpu(name: str) -> GpuSpec:
 
 
 def gpu_from_memory(
-    memory_gib: float, interconnect: Interconnect = "pcie", fp8: bool = False
+    memory_gib: float, interconnect: Interconnect = "pcie", fp8: bool = False,
+    device: Literal["cuda", "cpu"] = "cuda",
 ) -> GpuSpec:
-    """A device known only by its memory size (the bundled engine's CPU budget, an unlisted GPU).
+    """A device known only by its memory size: an unlisted GPU, or (device="cpu") the bundled
+    engine's CPU "device" budget (`servops serve --device-memory-gib`).
 
     Capabilities default to the conservative side (no FP8 W8A8, PCIe) so the planner never
-    recommends something the device may not do; the caller can say otherwise.
+    recommends something the device may not do; the caller can say otherwise. A "cpu" device
+    has arch "cpu", which memory math reads as: no CUDA context, no CUDA graphs, and the
+    engine's own activation estimate.
     """
     if not memory_gib > 0:
         raise UserError(f"--gpu-memory-gib {memory_gib}: must be a positive number of GiB, e.g. 79.18")
     return GpuSpec(
-        name=f"custom-{memory_gib:g}GiB",
+        name=f"{'cpu' if device == 'cpu' else 'custom'}-{memory_gib:g}GiB",
         vendor="custom",
-        arch="unknown",
+        arch="cpu" if device == "cpu" else "unknown",
         usable_gib=float(memory_gib),
         usable_source="given by the user (--gpu-memory-gib)",
         memory_bandwidth_tbps=None,
         bf16_tflops=None,
         fp8_w8a8=fp8,
         fp8_weight_only_marlin=False,
-        fp8_kv_cache=True,
+        fp8_kv_cache=device != "cpu",  # the bundled engine supports only --kv-cache-dtype auto
         interconnect=interconnect,
         interconnect_gbps_per_direction=None,
         sources="user input",

@@ -26,6 +26,7 @@ from advisor.memory_terms import (
     activation_gib,
     blocks_per_request,
     cudagraph_gib,
+    engine_cpu_activation_gib,
     kv_bytes_per_token_per_gpu,
     non_torch_gib,
     weights_gib_per_gpu,
@@ -115,18 +116,23 @@ def estimate_memory(
     batched_tokens = config.max_num_batched_tokens or default_max_num_batched_tokens(version, gpu)
     block_size = config.block_size or default_block_size(model.attention == "mla", gpu)
     max_model_len = config.max_model_len or model.max_position_embeddings
-    dtype_bytes = model_dtype_bytes(model, config.dtype)
+    cpu = gpu.arch == "cpu"  # the bundled engine's CPU device budget
+    dtype_bytes = model_dtype_bytes(model, config.dtype, cpu)
     kv_dtype_bytes = 1.0 if config.kv_cache_dtype.startswith("fp8") else dtype_bytes
     quantization = config.quantization or model.native_quantization
 
     total = gpu.usable_gib
     requested = total * util
-    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp)
-    activation = activation_gib(model, batched_tokens, max_num_seqs, pp, version)
-    non_torch = non_torch_gib(tp, pp, version)
+    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp, rope_cache=not cpu)
+    if cpu:  # no CUDA context, NCCL or graphs; the engine's own activation estimate
+        activation = engine_cpu_activation_gib(model, dtype_bytes, batched_tokens, max_num_seqs)
+        non_torch = cudagraph = 0.0
+    else:
+        activation = activation_gib(model, batched_tokens, max_num_seqs, pp, version)
+        non_torch = non_torch_gib(tp, pp, version)
+        cudagraph = cudagraph_gib(model, max_num_seqs, pp, config.enforce_eager, version)
     if free_memory_gib is not None and version < FREE_MEMORY_CHECK_FROM:
         non_torch += max(0.0, total - free_memory_gib)  # 0.8–0.9.0 charged others' memory here
-    cudagraph = cudagraph_gib(model, max_num_seqs, pp, config.enforce_eager, version)
     available = requested - weights - activation - non_torch - cudagraph
 
     kv_per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tp, pp)
@@ -203,12 +209,14 @@ def max_len_for_kv_bytes(
     return low
 
 
-def model_dtype_bytes(model: ModelSpec, dtype: str) -> float:
-    """`--dtype auto` takes the checkpoint's dtype, casting float32 down to bfloat16 as vLLM does."""
+def model_dtype_bytes(model: ModelSpec, dtype: str, cpu: bool = False) -> float:
+    """`--dtype auto` takes the checkpoint's dtype; a float32 checkpoint is cast to bfloat16 by
+    vLLM on GPUs but kept float32 by the bundled engine on the CPU (engine/config.py)."""
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype!r}: unknown; choose one of {', '.join(DTYPES)}")
     if dtype == "auto":
-        return 2.0 if model.torch_dtype in {"float32", "float"} else DTYPE_BYTES.get(model.torch_dtype, 2.0)
+        checkpoint = DTYPE_BYTES.get(model.torch_dtype, 2.0)
+        return min(checkpoint, 2.0) if not cpu else checkpoint
     return DTYPE_BYTES[dtype]
 
 

@@ -44,7 +44,8 @@ def weight_bytes_per_param(dtype_bytes: float, quantization: str | None) -> floa
 
 
 def weights_gib_per_gpu(
-    model: ModelSpec, dtype_bytes: float, quantization: str | None, tp: int, pp: int
+    model: ModelSpec, dtype_bytes: float, quantization: str | None, tp: int, pp: int,
+    rope_cache: bool = True,
 ) -> float:
     """Weights one GPU holds: linear layers at the quantized width, embeddings at dtype width.
 
@@ -60,8 +61,8 @@ def weights_gib_per_gpu(
         sharded = linear * weight_bytes_per_param(dtype_bytes, quantization)
         sharded += model.embedding_param_count * dtype_bytes
     rotary_dim = model.qk_rope_head_dim or model.head_dim
-    rope_cache = model.max_position_embeddings * rotary_dim * 2
-    return (sharded / (tp * pp) + rope_cache) / GIB
+    rope_bytes = model.max_position_embeddings * rotary_dim * 2 if rope_cache else 0
+    return (sharded / (tp * pp) + rope_bytes) / GIB
 
 
 # --- KV cache --------------------------------------------------------------------------
@@ -124,6 +125,18 @@ def activation_gib(
     if version < LOW_ACTIVATION_FROM:
         peak *= OLD_ACTIVATION_FACTOR
     return peak * PP_ACTIVATION_FACTOR.get(pp, PP_ACTIVATION_FACTOR_4_PLUS)
+
+
+def engine_cpu_activation_gib(model: ModelSpec, dtype_bytes: float, tokens: int, seqs: int) -> float:
+    """The bundled engine's deterministic CPU estimate (engine/memory_profile.py
+    `estimate_activation_bytes`, its documented contract): per-token hidden/q/k/v/MLP buffers,
+    fp32 attention scores of one T-token prefill chunk, and fp32 logits/probs/sorted copy."""
+    q_width = model.num_attention_heads * model.head_dim
+    kv_width = model.num_key_value_heads * model.head_dim
+    per_token = (3 * model.hidden_size + 2 * q_width + 2 * kv_width + 3 * model.intermediate_size) * dtype_bytes
+    attention = model.num_attention_heads * tokens * tokens * 4 + 2 * tokens * q_width * dtype_bytes
+    sampling = 3 * min(seqs, tokens) * model.vocab_size * 4
+    return (tokens * per_token + attention + sampling) / GIB
 
 
 # --- non-torch memory (CUDA context, cuBLAS, NCCL buffers) -------------------------------

@@ -57,6 +57,9 @@ MODEL_CATALOG: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen2.5-72B": ("Qwen/Qwen2.5-72B-Instruct", _qwen(
         "qwen2", 8192, 29568, 80, 64, 8, vocab_size=152064, max_position_embeddings=32768,
         sliding_window=131072)),
+    "Qwen2.5-32B": ("Qwen/Qwen2.5-32B-Instruct", _qwen(
+        "qwen2", 5120, 27648, 64, 40, 8, vocab_size=152064, max_position_embeddings=32768,
+        sliding_window=131072)),
     "Qwen3-4B": ("Qwen/Qwen3-4B", _qwen("qwen3", 2560, 9728, 36, 32, 8, tie_word_embeddings=True)),
     "Qwen3-8B": ("Qwen/Qwen3-8B", _qwen("qwen3", 4096, 12288, 36, 32, 8)),
     "Qwen3-30B-A3B": ("Qwen/Qwen3-30B-A3B", _qwen(

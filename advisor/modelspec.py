@@ -55,6 +55,7 @@ class ModelSpec(BaseModel):
     torch_dtype: str = "bfloat16"
     native_quantization: str | None = None  # fp8, awq, gptq, ... from quantization_config
     native_weight_bytes: int | None = None  # exact checkpoint bytes (safetensors), if known
+    source_path: str | None = None  # the config.json or model dir it was read from, if any
 
     @property
     def is_moe(self) -> bool:
@@ -65,9 +66,10 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     """A catalog name or HF id (case-insensitive), a config.json path, or a model dir."""
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        return _spec_from_dir(path)
+        return _spec_from_dir(path).model_copy(update={"source_path": str(path)})
     if path.is_file():
-        return spec_from_config(_read_json(path), name=path.parent.name or path.name)
+        spec = spec_from_config(_read_json(path), name=path.parent.name or path.name)
+        return spec.model_copy(update={"source_path": str(path.parent)})
     key = _normalise(name_or_path)
     for name, (hf_id, config) in MODEL_CATALOG.items():
         names = {_normalise(name), _normalise(hf_id), _normalise(hf_id.split("/")[-1])}

@@ -85,8 +85,11 @@ def recommend(
     replicas = max(1, gpus // (launch.tensor_parallel_size * launch.pipeline_parallel_size))
     recs = _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version)
     warnings = _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need)
-    target = model.hf_id or model.name
-    command = " ".join(["vllm serve", target, *(f"{r.flag} {r.value}".strip() for r in recs)])
+    target = model.source_path or model.hf_id or model.name
+    launcher = ["vllm serve", target]
+    if gpu.arch == "cpu":  # the bundled engine speaks vLLM's flags; its budget is stated
+        launcher = ["servops serve", target, f"--device cpu --device-memory-gib {gpu.usable_gib:g}"]
+    command = " ".join([*launcher, *(f"{r.flag} {r.value}".strip() for r in recs)])
     return Plan(launch=launch, data_parallel_size=replicas, memory=memory,
                 recommendations=recs, warnings=warnings, command=command)
 

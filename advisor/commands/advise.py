@@ -70,6 +70,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200")
     device.add_argument("--gpu-memory-gib", type=_positive_float, metavar="GIB",
                         help="device memory as torch reports it, for unlisted GPUs or the bundled engine's budget")
+    add("--device", choices=["cuda", "cpu"], default="cuda",
+        help="with --gpu-memory-gib: 'cpu' sizes the bundled engine's CPU budget (servops serve "
+             "--device cpu --device-memory-gib GIB): no CUDA context or graphs, the engine's activation estimate")
     add("--gpus", type=_positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
     add("--tensor-parallel-size", "-tp", type=_positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
@@ -113,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
 def advise(args: argparse.Namespace) -> AdviseResult:
     """Build the result from parsed arguments (pure apart from reading a model path)."""
     model = resolve_model(args.model)
-    gpu = resolve_gpu(args.gpu) if args.gpu else gpu_from_memory(args.gpu_memory_gib)
+    if args.gpu and args.device == "cpu":
+        raise UserError("--device cpu: goes with --gpu-memory-gib (the engine's CPU budget), not --gpu")
+    gpu = resolve_gpu(args.gpu) if args.gpu else gpu_from_memory(args.gpu_memory_gib, device=args.device)
     interconnect = args.interconnect or gpu.interconnect
     set_fields = {f: getattr(args, f) for f in LAUNCH_FIELDS if getattr(args, f) is not None}
     try:
@@ -131,7 +136,8 @@ def advise(args: argparse.Namespace) -> AdviseResult:
         )
     memory = estimate_memory(model, gpu, given, free_memory_gib=args.free_memory_gib)
     plan = recommend(model, gpu, gpus, interconnect, given, frozenset(set_fields), workload)
-    inputs = {"model": args.model, "gpu": args.gpu, "gpu_memory_gib": args.gpu_memory_gib, "gpus": gpus,
+    inputs = {"model": args.model, "gpu": args.gpu, "gpu_memory_gib": args.gpu_memory_gib, "device": args.device,
+              "gpus": gpus,
               "interconnect": interconnect, "free_memory_gib": args.free_memory_gib,
               "vllm_version": args.vllm_version, **{f: getattr(args, f) for f in LAUNCH_FIELDS},
               **{f: getattr(args, f) for f in WORKLOAD_FIELDS}}

@@ -32,6 +32,7 @@ def test_llama_8b_h100_util_090_kv_pool_is_51_38_gib_within_3_percent():
     ("Qwen2.5-7B", None, 1, 14.25),
     ("Llama-3.3-70B", "fp8", 1, 67.72),
     ("Llama-3.3-70B", "fp8", 2, 33.88),
+    ("Qwen2.5-32B", "awq", 1, 18.14),  # public vLLM log, Qwen2.5-32B-Instruct-AWQ "took 18.14 GiB"
 ])
 def test_weights_match_vllm_loaded_figures_within_1_percent(name, quantization, tp, expected_gib):
     assert weights_gib_per_gpu(resolve_model(name), 2, quantization, tp, 1) == pytest.approx(expected_gib, rel=0.01)
@@ -103,3 +104,10 @@ def test_free_memory_check_reproduces_vllm_issue_20305_text():
     assert memory.failure == (
         "Free memory on device (31.44/47.38 GiB) on startup is less than desired GPU memory utilization "
         "(0.95, 45.01 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.")
+
+
+def test_estimated_maximum_model_length_matches_a_qwen2_5_32b_awq_log():
+    """Public vLLM log: 0.58 GiB available, 256 KiB/token → "estimated maximum model length is 2368"."""
+    qwen = resolve_model("Qwen2.5-32B")
+    per_token = 64 * 2 * 8 * 128 * 2
+    assert max_len_for_kv_bytes(qwen, 0.58 * GIB, per_token, 16, 2048) == 2368

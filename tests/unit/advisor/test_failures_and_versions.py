@@ -3,6 +3,7 @@ version-dependent defaults that move the KV budget."""
 
 import pytest
 
+from advisor import failure_texts
 from advisor.errors import UserError
 from advisor.hardware import resolve_gpu
 from advisor.memory import LaunchConfig, estimate_memory
@@ -38,9 +39,26 @@ def test_max_seq_len_failure_names_the_length_and_the_fitting_estimate():
     memory = estimate_memory(LLAMA_8B, L4, LaunchConfig())  # 128K context on a 22 GiB GPU
     assert not memory.fits
     assert memory.failure.startswith(
-        "To serve at least one request with the model's max seq len (131072), 16.0 GiB KV cache is needed")
+        "To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is needed")
     assert f"the estimated maximum model length is {memory.max_model_len_that_fits}." in memory.failure
     assert "(which also controls CPU memory on the CPU backend)" in memory.failure
+
+
+def test_max_seq_len_text_for_0_22_plus_matches_a_real_log_verbatim():
+    """A public vLLM log (0.22+ wording): max seq len 49152, 1.82 GiB needed, 1.68 available."""
+    real = ("To serve at least one request with the model's max seq len (49152), (1.82 GiB KV cache is needed, "
+            "which is larger than the available KV cache memory (1.68 GiB). Based on the available memory, the "
+            "estimated maximum model length is 45472. Try increasing `gpu_memory_utilization` (which also "
+            "controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    assert failure_texts.max_seq_len_does_not_fit(parse_version("0.33"), 49152, 1.82, 1.68, 45472) == real
+
+
+def test_no_cache_blocks_text_for_0_22_plus_matches_a_real_log_verbatim():
+    real = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+            "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    assert failure_texts.no_cache_blocks(parse_version("0.33")) == real
 
 
 def test_max_seq_len_failure_keeps_the_models_s_typo_before_0_22():

@@ -1,0 +1,50 @@
+"""The advisor's CPU-device estimate against the bundled engine's real KV pool.
+
+`servops advise --gpu-memory-gib G --device cpu` must predict what `servops serve --device cpu
+--device-memory-gib G` allocates, so an operator can size the engine's budget and triage can
+predict the effect of a flag change on it. The engine here is the real one, in-process, on a
+tiny random Llama built locally (no download).
+"""
+
+import pytest
+
+from advisor.hardware import gpu_from_memory
+from advisor.memory import LaunchConfig, estimate_memory
+from advisor.modelspec import resolve_model
+from engine.config import EngineConfig
+from engine.errors import EngineStartupError
+from engine.llm_engine import LLMEngine
+from tests.helpers.server_process import tiny_model_dir  # noqa: F401  (session fixture)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("budget_gib, max_num_seqs", [(0.1, 256), (0.25, 32)])
+def test_predicted_blocks_equal_the_engines_allocated_blocks(tiny_model_dir, budget_gib, max_num_seqs):  # noqa: F811
+    engine = LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=budget_gib,
+                                    max_num_seqs=max_num_seqs))
+    predicted = estimate_memory(resolve_model(str(tiny_model_dir)), gpu_from_memory(budget_gib, device="cpu"),
+                                LaunchConfig(max_num_seqs=max_num_seqs))
+    assert predicted.fits
+    assert predicted.num_blocks == engine.num_total_blocks()
+
+
+def test_too_small_a_budget_fails_with_the_same_text_in_both(tiny_model_dir):  # noqa: F811
+    with pytest.raises(EngineStartupError) as raised:
+        LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=0.05))
+    predicted = estimate_memory(resolve_model(str(tiny_model_dir)), gpu_from_memory(0.05, device="cpu"),
+                                LaunchConfig())
+    assert predicted.failure == str(raised.value)
+
+
+def test_a_pool_smaller_than_one_max_len_request_fails_with_the_same_text(tiny_model_dir):  # noqa: F811
+    spec = resolve_model(str(tiny_model_dir))
+    reference = estimate_memory(spec, gpu_from_memory(1.0, device="cpu"), LaunchConfig())
+    overhead_gib = reference.weights_gib + reference.activation_gib
+    half_a_request_gib = reference.kv_bytes_per_token * spec.max_position_embeddings / 2 / 1024**3
+    budget_gib = (overhead_gib + half_a_request_gib) / 0.92  # leaves room for half of one request
+    predicted = estimate_memory(spec, gpu_from_memory(budget_gib, device="cpu"), LaunchConfig())
+    with pytest.raises(EngineStartupError) as raised:
+        LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=budget_gib))
+    assert predicted.failure.startswith("To serve at least one request")
+    assert predicted.failure == str(raised.value)
