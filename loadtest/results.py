@@ -60,6 +60,8 @@ class StepResult(BaseModel):
     offered: float = Field(description="requests/s (rate ramp) or concurrent streams (concurrency ramp)")
     offered_unit: Literal["rps", "concurrency"]
     window_s: float
+    window_start_ts: float = Field(description="wall-clock start of the measured window (after warm-up)")
+    window_end_ts: float
     achieved_rate: float
     requests: int
     ok_requests: int

@@ -4,7 +4,9 @@ Why it exists: to check that the load generator measures what a server really do
 a server whose TTFT and inter-token gaps are known in advance. This one streams SSE chunks
 on an absolute schedule (first token at admit + ttft, token i at admit + ttft + i * gap),
 so scheduling errors do not accumulate, and stamps each chunk with the server's own wall
-clock send time (`servops_sent_at`) so a test can compare client receive times with it.
+clock send time (`servops_sent_at`). `GET /fake/truth` lists, per streamed request, when the
+handler received it and when each content chunk was written: on a busy shared machine the
+server itself can run late, and a test must compare the client with what the server did.
 
 It is a legitimate test server, not a mock of the engine: it speaks the HTTP/SSE protocol
 (`/v1/models`, `/v1/chat/completions`, `/v1/completions`, `/metrics`, `/health`) and can
@@ -27,6 +29,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +55,7 @@ class ServerBehaviour:
     waiting: int = 0
     preemptions: int = 0
     served: int = 0
+    truth: deque = field(default_factory=lambda: deque(maxlen=20_000), repr=False)
     semaphore: asyncio.Semaphore | None = field(default=None, repr=False)
 
 
@@ -85,7 +89,11 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
+    async def truth(_: web.Request) -> web.Response:
+        return web.json_response(list(behaviour.truth))
+
     async def generate(request: web.Request) -> web.StreamResponse:
+        received_wall = time.time()
         body = await request.json()
         chat = request.path.endswith("/chat/completions")
         timing = _overrides(behaviour, request.match_info.get("cfg", ""))
@@ -105,7 +113,7 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             behaviour.waiting -= 1
         behaviour.running += 1
         try:
-            return await _stream(request, body, chat, tokens, timing)
+            return await _stream(request, body, chat, tokens, timing, received_wall)
         finally:
             behaviour.running -= 1
             behaviour.served += 1
@@ -113,13 +121,15 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
                 behaviour.semaphore.release()
 
     async def _stream(request: web.Request, body: dict, chat: bool, tokens: int,
-                      timing: "ServerBehaviour") -> web.StreamResponse:
+                      timing: "ServerBehaviour", received_wall: float) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         usage_opts = body.get("stream_options") or {}
         continuous = bool(usage_opts.get("continuous_usage_stats"))
+        sent_walls: list[float] = []
+        behaviour.truth.append({"received": received_wall, "sent": sent_walls})
         for index in range(tokens):
             target = admitted + timing.ttft_s + index * timing.gap_s
             delay = target - loop.time()
@@ -138,6 +148,7 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             if continuous:
                 chunk["usage"] = {"prompt_tokens": 8, "completion_tokens": index + 1, "total_tokens": 9 + index}
             await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            sent_walls.append(chunk["servops_sent_at"])
         if usage_opts.get("include_usage"):
             final = {"id": "x", "object": "chunk", "choices": [],
                      "usage": {"prompt_tokens": 8, "completion_tokens": tokens, "total_tokens": 8 + tokens}}
@@ -150,6 +161,7 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         app.router.add_get(prefix + "/v1/models", models)
         app.router.add_get(prefix + "/health", health)
         app.router.add_get(prefix + "/metrics", metrics)
+        app.router.add_get(prefix + "/fake/truth", truth)
         app.router.add_post(prefix + "/v1/chat/completions", generate)
         app.router.add_post(prefix + "/v1/completions", generate)
     return app

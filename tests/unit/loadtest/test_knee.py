@@ -6,7 +6,7 @@ from loadtest.results import ClientHealth, Percentiles, StepResult
 
 def _step(i, offered, ttft_p99, itl_p99, valid=True, slo_met=None):
     p = lambda v: Percentiles(p50=v, p90=v, p95=v, p99=v, count=10)  # noqa: E731
-    return StepResult(step=i, offered=offered, offered_unit="rps", window_s=10, achieved_rate=offered,
+    return StepResult(step=i, offered=offered, offered_unit="rps", window_s=10, window_start_ts=0, window_end_ts=10, achieved_rate=offered,
                       requests=10, ok_requests=10, errors={}, ttft_s=p(ttft_p99), itl_s=p(itl_p99),
                       itl_request_mean_s=p(itl_p99), tpot_s=p(itl_p99), e2e_s=p(1.0), output_tokens=100,
                       output_tokens_per_s=10, goodput_rps=offered, slo_met=slo_met, valid=valid,

@@ -1,0 +1,141 @@
+"""Ramps end to end (controller -> Locust process -> fake SSE server with known timing).
+
+The fake server's timing is exact by construction (absolute send schedule), so the figures
+a ramp reports can be checked against it: medians within 2 ms or 5%, achieved open-loop
+rate within 2% of offered, and queueing behind a concurrency cap showing in TTFT, not ITL.
+"""
+
+import json
+import statistics
+import subprocess
+import urllib.request
+import sys
+import time
+
+import pytest
+
+from advisor.cli import main
+from loadtest.runner import RampConfig, run_ramp
+from loadtest.workload import LengthSpec, WorkloadSpec
+from tests.helpers.fake_openai_server import FakeServer
+
+pytestmark = pytest.mark.integration
+
+SMALL = WorkloadSpec(input_len=LengthSpec(mean=16), output_len=LengthSpec(mean=8))
+
+
+def _close(measured: float, expected: float) -> bool:
+    return abs(measured - expected) <= max(0.002, 0.05 * expected)
+
+
+def _server_truth(url: str, start_ts: float, end_ts: float) -> tuple[float, float]:
+    """Median TTFT and pooled gap that the server itself produced for requests received in a window."""
+    with urllib.request.urlopen(url + "/fake/truth", timeout=10) as resp:
+        truth = [t for t in json.load(resp) if start_ts <= t["received"] < end_ts and t["sent"]]
+    ttfts = [t["sent"][0] - t["received"] for t in truth]
+    gaps = [b - a for t in truth for a, b in zip(t["sent"], t["sent"][1:])]
+    return statistics.median(ttfts), statistics.median(gaps)
+
+
+def _matches_server(step, url: str) -> None:
+    """Client-measured medians within 2 ms (or 5%) of what the server did; and near the configured values."""
+    truth_ttft, truth_gap = _server_truth(url, step["window_start_ts"], step["window_end_ts"])
+    assert _close(step["ttft_s"]["p50"], truth_ttft), (step["ttft_s"], truth_ttft)
+    assert _close(step["itl_s"]["p50"], truth_gap), (step["itl_s"], truth_gap)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeServer("--ttft", "0.2", "--gap", "0.04", "--tokens", "8") as running:
+        yield running
+
+
+def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path):
+    out = tmp_path / "ramp.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "advisor", "ramp", "--endpoint", server.url, "--rates", "4,8",
+         "--step-seconds", "3", "--warmup-seconds", "1", "--cooldown-seconds", "3", "--input-len", "16",
+         "--output-len", "8", "--slo", "ttft_p99=1s,itl_p99=100ms", "--json", str(out)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "step 1/2" in proc.stderr and "step 2/2" in proc.stderr
+    result = json.loads(out.read_text())
+    assert result["kind"] == "ramp" and result["servops_version"] and result["created_at"]
+    assert result["config"]["model"] == "fake-model"
+    for step, offered in zip(result["steps"], (4.0, 8.0)):
+        assert step["offered"] == offered and step["valid"], step["invalid_reason"]
+        assert step["errors"] == {} and step["requests"] == int(offered * 2)
+        assert abs(step["achieved_rate"] - offered) <= 0.02 * offered
+        _matches_server(step, server.url)
+        # The configured timing, loosely: a busy shared machine can make the server itself late.
+        assert step["ttft_s"]["p50"] == pytest.approx(0.2, rel=0.15)
+        assert _close(step["itl_s"]["p50"], 0.04) and _close(step["tpot_s"]["p50"], 0.04), step["itl_s"]
+        assert step["e2e_s"]["p50"] == pytest.approx(0.2 + 7 * 0.04, rel=0.15)
+        assert step["server"]["kv_metric"] == "vllm:kv_cache_usage_perc"
+        assert step["goodput_rps"] == pytest.approx(offered, rel=0.01)
+        assert set(step["ttft_s"]) >= {"p50", "p90", "p95", "p99"}
+    assert result["safe_operating_point"]["offered"] == 8.0
+    assert set(result["metric_definitions"]) >= {"ttft_s", "itl_s", "tpot_s", "e2e_s", "goodput_rps", "knee"}
+
+
+def test_concurrency_cap_gives_the_knee_and_queueing_in_ttft_not_itl():
+    with FakeServer("--ttft", "0.1", "--gap", "0.02", "--tokens", "10", "--max-concurrency", "4") as capped:
+        config = RampConfig(endpoint=capped.url, mode="concurrency", levels=[1, 2, 4, 8], step_s=2.5,
+                            warmup_s=0.5, cooldown_s=3, workload=SMALL)
+        result = run_ramp(config)
+    steps = result.steps
+    assert [s.offered for s in steps] == [1, 2, 4, 8]
+    assert result.knee is not None and result.knee.offered == 8 and result.knee.metric == "ttft_p99"
+    below, above = steps[2], steps[3]
+    assert above.ttft_s.p50 > 2 * below.ttft_s.p50
+    assert _close(above.itl_s.p50, 0.02) and _close(below.itl_s.p50, 0.02)  # gaps unchanged by the queue
+    assert above.server.waiting_max >= 1 and below.server.waiting_max == 0
+    assert result.safe_operating_point.offered == 4
+
+
+def test_workers_merge_full_precision_records_at_the_master(server):
+    config = RampConfig(endpoint=server.url, mode="rate", levels=[10], step_s=3.0, warmup_s=1.0, cooldown_s=3,
+                        workers=2, workload=SMALL)
+    result = run_ramp(config)
+    (step,) = result.steps
+    assert step.client.load_processes == 2
+    assert step.requests == 20 and step.errors == {}
+    assert abs(step.achieved_rate - 10) <= 0.2
+    _matches_server(step.model_dump(), server.url)
+
+
+def test_non_streaming_server_fails_every_request_and_stops_early(server):
+    started = time.monotonic()
+    config = RampConfig(endpoint=f"{server.url}/mode=non_streaming,ttft=0.01,gap=0.001", mode="rate",
+                        levels=[5, 10, 20], step_s=2.0, warmup_s=0.5, cooldown_s=2, workload=SMALL)
+    result = run_ramp(config)
+    assert len(result.steps) == 1 and result.steps[0].ok_requests == 0
+    assert set(result.steps[0].errors) == {"not_streaming"}
+    assert "every request of step 0 failed" in result.stopped_early
+    assert "text/event-stream" in result.steps[0].error_examples["not_streaming"]
+    assert time.monotonic() - started < 60
+
+
+def test_malformed_sse_is_counted_per_request(server):
+    config = RampConfig(endpoint=f"{server.url}/mode=malformed,ttft=0.01,gap=0.005", mode="concurrency",
+                        levels=[2], step_s=2.0, warmup_s=0.5, cooldown_s=2, workload=SMALL)
+    result = run_ramp(config)
+    assert result.steps[0].errors.get("malformed_sse", 0) == result.steps[0].requests > 0
+
+
+def test_unreachable_endpoint_is_one_line_and_exit_2(capsys):
+    code = main(["ramp", "--endpoint", "http://127.0.0.1:9", "--rates", "1", "--step-seconds", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "--endpoint http://127.0.0.1:9" in err and "cannot reach" in err
+
+
+@pytest.mark.parametrize("flags", [["--rates", "1,x"], ["--concurrency", "1.5"], ["--slo", "latency=1"],
+                                   ["--input-len", "normal:abc"], ["--warmup-seconds", "5"]])
+def test_bad_flags_are_one_line_and_exit_2(server, capsys, flags):
+    args = ["--rates", "1"] if flags[0] not in ("--rates", "--concurrency") else []
+    code = main(["ramp", "--endpoint", server.url, "--step-seconds", "1", *args, *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert flags[0] in err
