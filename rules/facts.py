@@ -133,12 +133,12 @@ class MemoryFacts(BaseModel):
 
     total_gib: float | None = None
     requested_gib: float | None = None  # total × gpu_memory_utilization
-    weights_gib: float | None = None
+    weights_gib: float | None = None  # per GPU
     activation_peak_gib: float | None = None
     non_torch_gib: float | None = None
     cudagraph_gib: float | None = None
     available_kv_gib: float | None = None
-    kv_bytes_per_token: float | None = None  # whole model, per GPU replica share not applied
+    kv_bytes_per_token: float | None = None  # per GPU (this rank's layers and KV heads), as advisor.memory
     kv_cache_tokens: int | None = None
     num_blocks: int | None = None
     block_size: int | None = None

@@ -17,6 +17,7 @@ from rules.metrics import canonical_name
 from rules.model import Evidence
 
 STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL default
+RECENT_STATS_LINES = 30  # the last ~5 minutes of stats lines: an old burst is not today's problem
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,10 @@ def _log_evidence(event: LogEvent, name: str, value: float | None, unit: str | N
 def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bool = False) -> Signal | None:
     """A gauge from the window's end, else the snapshot, else the last stats line."""
     if facts.window is not None:
-        table = facts.window.total.gauges_max if hottest else facts.window.total.gauges
-        value = table.get(canonical_name(metric))
+        key = canonical_name(metric)
+        value = facts.window.total.gauges_max.get(key) if hottest else None
+        if value is None:  # a Prometheus window may carry only the mean
+            value = facts.window.total.gauges.get(key)
         if value is not None:
             where = f"{facts.window.interval_s:.0f} s window"
             return Signal(value, Evidence(source=_window_source(facts), name=metric, value=value, location=where))
@@ -91,7 +94,7 @@ def preemption_rate(facts: Facts) -> Signal | None:
     signal = counter_rate(facts, "vllm:num_preemptions_total")
     if signal is not None:
         return signal
-    stats = facts.events_of(LogEventKind.STATS_LINE)
+    stats = facts.events_of(LogEventKind.STATS_LINE)[-RECENT_STATS_LINES:]
     counted = [e for e in stats if e.preemptions is not None]
     if counted:
         total = sum(e.preemptions or 0 for e in counted)

@@ -58,6 +58,15 @@ def max_num_seqs(facts: Facts) -> int | None:
     return facts.config.max_num_seqs if facts.config else None
 
 
+def default_max_num_seqs(facts: Facts) -> int:
+    """vLLM's API-server default: 1024 on GPUs with >= 70 GiB (not A100, from 0.9), else 256 (§4.2)."""
+    hardware = facts.hardware
+    if hardware and hardware.usable_gib and hardware.usable_gib >= 70:
+        if "A100" not in (hardware.gpu_name or "").upper():
+            return 1024
+    return DEFAULT_MAX_NUM_SEQS
+
+
 def tensor_parallel_size(facts: Facts) -> int:
     if facts.config and facts.config.tensor_parallel_size:
         return facts.config.tensor_parallel_size

@@ -4,7 +4,9 @@ Defined from the reference's §11 signal → remedy pairs and §7 pitfalls, read
 round: a configuration that sets up one of those signals. They fire on configuration (plus
 workload/memory facts where the cost depends on them) and are low severity unless a measured
 symptom (preemptions, OOM, high ITL) is present too, in which case they rise to medium.
-Defaults never fire: only values the user set, or figures derived from them.
+AP-1 and AP-5 fire only on values the user set; AP-2 and AP-6 also fire on vLLM's defaults
+(the default --max-model-len *is* the model maximum; the default --max-num-seqs is 256 or
+1024 whatever the KV cache holds), and say so.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _kv_tokens(facts: Facts) -> tuple[int | None, Evidence | None]:
 def _check_seqs_over_kv(facts: Facts) -> list[Finding]:
     seqs, tokens = c.max_num_seqs(facts), c.workload_tokens_p95(facts)
     kv, kv_evidence = _kv_tokens(facts)
-    if not seqs or not tokens or not kv or not _explicit(facts, "max_num_seqs"):
+    if not seqs or not tokens or not kv:
         return []
     fits = kv / tokens
     if seqs <= SEQS_OVER_CAPACITY * fits:
@@ -156,9 +158,11 @@ def _check_seqs_over_kv(facts: Facts) -> list[Finding]:
     evidence = [_config_evidence(facts, "max_num_seqs").model_copy(
         update={"threshold": round(SEQS_OVER_CAPACITY * fits, 1), "comparison": ">"}), kv_evidence,
         c.workload_evidence(facts)] + ([preempting.evidence] if preempting else [])
+    default = "" if _explicit(facts, "max_num_seqs") else " (vLLM's default)"
     return [RULE_SEQS.finding(
         Severity.MEDIUM if preempting else Severity.LOW,
-        f"--max-num-seqs {seqs} > {SEQS_OVER_CAPACITY:.0f}x the {fits:.0f} requests the KV cache holds at p95 length",
+        f"--max-num-seqs {seqs}{default} > {SEQS_OVER_CAPACITY:.0f}x the {fits:.0f} requests the KV cache holds "
+        "at p95 length",
         evidence=evidence, confidence=0.7 if preempting else 0.5,
         changes=[ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(max(1, int(fits))),
                               reason=f"{kv:,} KV tokens / {fmt(tokens)} tokens per p95 request",

@@ -34,6 +34,14 @@ def _stalled(facts: Facts) -> list[Evidence]:
     return evidence
 
 
+def _progress_after(facts: Facts, line_no: int | None) -> bool:
+    """A stats line with generation throughput > 0 after `line_no` (same log)."""
+    if line_no is None:
+        return False
+    return any(e.line_no is not None and e.line_no > line_no and (e.generation_throughput_tps or 0) > 0
+               for e in facts.events_of(LogEventKind.STATS_LINE))
+
+
 def _check_hang(facts: Facts) -> list[Finding]:
     shm = facts.events_of(LogEventKind.SHM_BROADCAST_HANG)
     stall = _stalled(facts)
@@ -47,6 +55,13 @@ def _check_hang(facts: Facts) -> list[Finding]:
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health))
     confidence = 0.9 if (stall and shm) or len(shm) >= 2 else 0.6
+    recovered = not stall and _progress_after(facts, shm[-1].line_no)
+    if recovered:
+        return [RULE_HANG.finding(
+            Severity.MEDIUM, f"engine stalled ({len(shm)} shm_broadcast warning(s)) but generated tokens afterwards",
+            evidence=evidence, confidence=0.5,
+            summary="A worker blocked for a while (compilation, quantization, a slow rank) and then recovered.",
+            actions=["If it recurs, dump worker stacks during the stall (py-spy dump --pid …)."])]
     parts = []
     if stall:
         parts.append(f"0 tokens/s over {fmt(facts.window.interval_s)} s with requests pending")

@@ -44,8 +44,12 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     if not estimated and current and event.kv_needed_gib and event.available_kv_gib is not None:
         estimated = int(current * event.available_kv_gib / event.kv_needed_gib)  # KV grows linearly with length
         how = "max-model-len × available / needed"
-    evidence = [c.log_evidence(event, "KV cache needed for one max-length request", event.kv_needed_gib,
-                               event.available_kv_gib, ">", "GiB")]
+    if event.kv_needed_gib is not None:
+        evidence = [c.log_evidence(event, "KV cache needed for one max-length request", event.kv_needed_gib,
+                                   event.available_kv_gib, ">", "GiB")]
+    else:  # V0: tokens, not GiB
+        evidence = [c.log_evidence(event, "max-model-len vs tokens the KV cache holds", event.max_model_len,
+                                   event.max_seq_len_tokens, ">", "tokens")]
     if estimated is None or current is None:
         return [RULE_MAX_MODEL_LEN.finding(
             Severity.CRITICAL, f"max-model-len {fmt(current)} does not fit the KV cache",
@@ -86,8 +90,11 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
     negative = available is not None and available.available_kv_gib is not None and available.available_kv_gib <= 0
     if event is None and not negative:
         return []
-    evidence = [c.log_evidence(e, value=e.available_kv_gib, threshold=0, comparison="<=", unit="GiB")
-                for e in (available, event) if e is not None and (e is event or negative)]
+    evidence = []
+    if negative:
+        evidence.append(c.log_evidence(available, "available KV cache memory", available.available_kv_gib, 0, "<=", "GiB"))
+    if event is not None:
+        evidence.append(c.log_evidence(event, "No available memory for the cache blocks"))
     weights, total, util, tp = c.weights_gib(facts), c.total_gib(facts), c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
     changes, alternatives, actions = [], [], []
     if weights and total:
@@ -189,7 +196,7 @@ def _check_oom_sampler(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.SAMPLER_WARMUP,))
     if event is None:
         return []
-    current = event.num_dummy_requests or c.max_num_seqs(facts) or c.DEFAULT_MAX_NUM_SEQS
+    current = event.num_dummy_requests or c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
     util = c.gpu_memory_utilization(facts)
     change = ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, current // 2)),
                           reason=f"the sampler warm-up with {current} dummy requests ran out of memory",
@@ -206,7 +213,7 @@ def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.CUDAGRAPH_CAPTURE,))
     if event is None:
         return []
-    seqs = c.max_num_seqs(facts) or c.DEFAULT_MAX_NUM_SEQS
+    seqs = c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
     change = ConfigChange(flag="--enforce-eager", current="false", proposed="true",
                           reason="skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
                           cost="slower decode at small batch sizes (no CUDA graphs)")

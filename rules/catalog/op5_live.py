@@ -105,6 +105,9 @@ def _check_saturation(facts: Facts) -> list[Finding]:
             changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(proposed),
                                         reason="the batch cap, not memory, holds requests back",
                                         cost="higher ITL per request as batches grow"))
+    elif kv is None and seqs is None:
+        cause = "limit unknown: no KV usage or --max-num-seqs"
+        actions.append("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.")
     else:
         cause = "compute-bound"
         actions.append("Add replicas: the engine is busy with its current batch.")
@@ -133,7 +136,7 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
         fits = int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))
     elif run is not None and run.value >= 2:
         fits = int(run.value * 0.75)
-    current = seqs or (c.DEFAULT_MAX_NUM_SEQS if fits else None)
+    current = seqs or (c.default_max_num_seqs(facts) if fits else None)
     if fits and current and fits < current:
         changes.append(ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, fits)),
                                     reason="admit only as many requests as the KV cache holds, so none is "

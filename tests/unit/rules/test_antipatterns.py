@@ -20,6 +20,10 @@ def test_util_099_is_flagged_with_value_beside_threshold_and_proposes_092():
     assert _flags(finding) == {"--gpu-memory-utilization": "0.92"} and finding.severity.value == "low"
 
 
+def test_default_utilization_is_never_flagged():
+    assert ap.RULE_UTIL.evaluate(Facts(config=config(ConfigSource.DEFAULT, gpu_memory_utilization=0.99))) == []
+
+
 def test_util_099_with_an_oom_in_the_log_is_medium():
     facts = Facts(config=config(gpu_memory_utilization=0.99), events=[event(K.CUDA_OOM, oom_phase=OomPhase.RUNTIME)])
     assert ap.RULE_UTIL.evaluate(facts)[0].severity.value == "medium"
@@ -80,10 +84,11 @@ def test_max_num_seqs_over_capacity_reads_kv_tokens_from_the_startup_log():
     assert ap.RULE_SEQS.evaluate(facts)[0].evidence[1].source == "log"
 
 
-def test_default_max_num_seqs_is_not_blamed_on_the_user():
+def test_default_max_num_seqs_over_capacity_is_flagged_as_the_default():
     facts = Facts(config=config(ConfigSource.DEFAULT, max_num_seqs=1024), memory=MemoryFacts(kv_cache_tokens=162_704),
                   workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000))
-    assert ap.RULE_SEQS.evaluate(facts) == []
+    [finding] = ap.RULE_SEQS.evaluate(facts)
+    assert "(vLLM's default)" in finding.title
 
 
 def test_tp_over_pcie_for_a_model_that_fits_one_gpu_proposes_replicas():

@@ -29,6 +29,13 @@ def test_repeated_shm_broadcast_warnings_are_a_confident_hang():
     assert finding.confidence == 0.9 and finding.evidence[-1].value == 3
 
 
+def test_a_stall_followed_by_generated_tokens_is_a_recovered_medium_finding():
+    facts = Facts(events=[event(K.SHM_BROADCAST_HANG, 1, hang_seconds=60),
+                          event(K.STATS_LINE, 2, running=4, waiting=0, generation_throughput_tps=350.0)])
+    [finding] = health.RULE_HANG.evaluate(facts)
+    assert finding.severity.value == "medium" and "generated tokens afterwards" in finding.title
+
+
 def test_a_single_shm_warning_is_a_weaker_hang_signal():
     assert health.RULE_HANG.evaluate(Facts(events=[event(K.SHM_BROADCAST_HANG, hang_seconds=60)]))[0].confidence == 0.6
 
