@@ -27,6 +27,7 @@ from advisor.modelspec import ModelSpec
 from advisor.versions import default_max_num_batched_tokens, default_max_num_seqs, parse_version
 
 WEIGHTS_SHARE_WARNING = 0.75  # playbook: weights > 75 % of VRAM → expect low concurrency
+NVLINK_DOMAIN_GPUS = 8  # GPUs on one HGX/DGX NVLink board (assumption: no NVL72-class racks)
 HIGH_PREFIX_REUSE = 0.3  # llm-d runbook: hit rate < 30 % is the "check cacheability" line
 
 
@@ -85,6 +86,8 @@ def recommend(
     replicas = max(1, gpus // (launch.tensor_parallel_size * launch.pipeline_parallel_size))
     recs = _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version)
     warnings = _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need)
+    if not memory.fits:
+        warnings.append(_gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload))
     target = model.source_path or model.hf_id or model.name
     launcher = ["vllm serve", target]
     if gpu.arch == "cpu":  # the bundled engine speaks vLLM's flags; its budget is stated
@@ -116,6 +119,25 @@ def _choose(model, gpu, gpus, interconnect, given, pinned, workload, need) -> La
             best = (capacity, candidate)
     assert best is not None  # _candidates always yields the given launch
     return best[1]
+
+
+def _gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload) -> str:
+    """When nothing fits: the smallest power-of-two GPU count (≤ 64) whose best plan starts."""
+    count = gpus
+    while count < 64:
+        count *= 2
+        pins = pinned - {"tensor_parallel_size", "pipeline_parallel_size"}
+        choice = _choose(model, gpu, count, interconnect, given, pins, workload, None)
+        if estimate_memory(model, gpu, choice).fits or _choose_caps_context(model, gpu, choice, pins, workload):
+            return (f"no launch of {model.name} starts on {gpus}× {gpu.name}; it needs at least {count} "
+                    f"(e.g. TP {choice.tensor_parallel_size} × PP {choice.pipeline_parallel_size}"
+                    f"{', --quantization ' + choice.quantization if choice.quantization else ''})")
+    return f"no launch of {model.name} starts on up to 64× {gpu.name}"
+
+
+def _choose_caps_context(model, gpu, choice: LaunchConfig, pinned, workload) -> bool:
+    launch, memory = _envelope(model, gpu, choice, pinned, workload)
+    return memory.fits
 
 
 def _required_len(model: ModelSpec, workload: Workload) -> int:
@@ -152,7 +174,8 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
         and _valid_tp(model, tp) and pp <= model.num_hidden_layers
     ]
     prefer_pp = interconnect == "pcie"
-    options.sort(key=lambda o: (o[0] * o[1], o[0] if prefer_pp else o[1]))
+    # TP beyond one NVLink board (8 GPUs) would all-reduce across nodes: PP goes there instead.
+    options.sort(key=lambda o: (o[0] * o[1], o[0] > NVLINK_DOMAIN_GPUS, o[0] if prefer_pp else o[1]))
     return options or [(given.tensor_parallel_size, given.pipeline_parallel_size)]
 
 
@@ -219,11 +242,13 @@ def _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workloa
             _quantization_reason(model, gpu, launch, memory))
     if tp > 1:
         add("--tensor-parallel-size", tp, "pinned by you" if "tensor_parallel_size" in pinned else
-            f"weights and KV need {tp} GPUs per replica; TP over {interconnect} keeps per-token latency low")
+            f"weights and KV need {tp * pp} GPUs per replica; TP over {interconnect} splits every layer "
+            "and keeps per-token latency low")
     if pp > 1:
-        add("--pipeline-parallel-size", pp, "pinned by you" if "pipeline_parallel_size" in pinned else
-            f"spread over {pp} stages by layer: on {interconnect} PP moves activations once per stage "
-            "instead of all-reducing every layer")
+        add("--pipeline-parallel-size", pp, "pinned by you" if "pipeline_parallel_size" in pinned else (
+            f"{pp} stages by layer: PP moves activations once per stage instead of all-reducing every "
+            f"layer, so it goes " + ("over PCIe" if interconnect == "pcie" else
+                                      f"across boards (TP stays within {NVLINK_DOMAIN_GPUS} NVLink GPUs)")))
     if replicas > 1:
         add("--data-parallel-size", replicas, f"the remaining GPUs serve as {replicas} independent replicas "
             "(more throughput without cross-GPU traffic per token)")

@@ -107,3 +107,15 @@ def test_deepseek_v3_fits_one_node_of_h200_with_tp8():
     plan = _plan("DeepSeek-V3", "H200", 8)
     assert _flags(plan)["--tensor-parallel-size"] == "8" and plan.memory.fits
     assert "--quantization" not in _flags(plan)  # native FP8 checkpoint: nothing to add
+
+
+def test_when_nothing_fits_the_warning_says_how_many_gpus_it_takes():
+    plan = _plan("DeepSeek-V3", "H100", 8)
+    assert not plan.memory.fits
+    assert any("needs at least 16 (e.g. TP 8 × PP 2)" in w for w in plan.warnings)
+
+
+def test_beyond_one_nvlink_board_tp_stays_at_8_and_pp_spans_boards():
+    plan = _plan("DeepSeek-V3", "H100", 16)
+    assert (plan.launch.tensor_parallel_size, plan.launch.pipeline_parallel_size) == (8, 2)
+    assert plan.memory.fits
