@@ -6,7 +6,8 @@ the KV cache is over-committed (OP-5.3); ITL high under load is prefill interfer
 (OP-5.4), ITL high with one user is bandwidth or interconnect (OP-5.5); fewer requests in the
 server than the clients have in flight is a bottleneck upstream (OP-5.6). OP-5.7 ties long
 prompts to the per-step token budget, OP-5.8 watches aborts/errors, OP-5.9 reads a ramp: past
-the knee more load buys latency, not throughput.
+the knee more load buys latency, not throughput. OP-5.10 correlates TTFT's tail with prompt
+length's tail; OP-5.11 compares replicas (one queues while another idles).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ DEFAULT_TTFT_SLO_S = 2.0
 KV_HIGH = 0.90
 MAX_BATCHED_TOKENS_CAP = 16384
 ABORT_SHARE = 0.05
+TAIL_RATIO = 5.0  # TTFT p99 / p50
+PROMPT_TAIL_RATIO = 4.0  # prompt tokens p99 / p50
+IMBALANCE_SHARE = 0.5
 TTFT = "vllm:time_to_first_token_seconds"
 ITL = "vllm:inter_token_latency_seconds"
 
@@ -274,6 +278,59 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
         summary="The server is at its throughput ceiling: extra load only adds latency.")]
 
 
+def _check_long_tail(facts: Facts) -> list[Finding]:
+    """TTFT's tail, not its body, is slow, and prompt lengths have a long tail too: long requests cause it."""
+    ttft_50, ttft_99 = signals.quantile(facts, TTFT, "p50"), signals.quantile(facts, TTFT, "p99")
+    prompt_50 = signals.quantile(facts, "vllm:request_prompt_tokens", "p50")
+    prompt_99 = signals.quantile(facts, "vllm:request_prompt_tokens", "p99")
+    if None in (ttft_50, ttft_99, prompt_50, prompt_99) or ttft_50.value <= 0 or prompt_50.value <= 0:
+        return []
+    ttft_ratio, prompt_ratio = ttft_99.value / ttft_50.value, prompt_99.value / prompt_50.value
+    if ttft_99.value <= ttft_slo(facts) or ttft_ratio < TAIL_RATIO or prompt_ratio < PROMPT_TAIL_RATIO:
+        return []
+    evidence = [_over(ttft_99, ttft_slo(facts)),
+                Evidence(source=ttft_50.evidence.source, name="TTFT p99 / p50", value=round(ttft_ratio, 1),
+                         threshold=TAIL_RATIO, comparison=">="),
+                Evidence(source=prompt_50.evidence.source, name="prompt tokens p99 / p50", value=round(prompt_ratio, 1),
+                         threshold=PROMPT_TAIL_RATIO, comparison=">=")]
+    changes = []
+    version = c.vllm_version(facts)
+    if version is not None and version >= (0, 32):
+        threshold = c.next_power_of_two(prompt_50.value * 2)
+        changes.append(ConfigChange(flag="--long-prefill-token-threshold", current="0", proposed=str(threshold),
+                                    reason="prompts above this count as long and are limited in how many prefill "
+                                    "at once, so they stop delaying everyone else", cost="longer TTFT for long prompts"))
+    return [RULE_LONG_TAIL.finding(
+        Severity.MEDIUM, f"TTFT p99 {fmt(ttft_99.value)} s is {ttft_ratio:.0f}x p50 while prompts p99 are "
+        f"{prompt_ratio:.0f}x p50 ({fmt(prompt_99.value)} tokens)", evidence=evidence, changes=changes,
+        confidence=0.6, summary="The slowest first tokens go with the longest prompts, not with load.",
+        actions=["Serve very long prompts from a separate pool, or cap prompt length for interactive traffic."])]
+
+
+def _check_imbalance(facts: Facts) -> list[Finding]:
+    """One replica queues while another has room: the balancer, not capacity, is the problem."""
+    parts = facts.window.per_instance if facts.window else []
+    if len(parts) < 2:
+        return []
+    loads = {p.instance: (p.gauge("vllm:num_requests_running") or 0.0, p.gauge("vllm:num_requests_waiting") or 0.0)
+             for p in parts}
+    busiest = max(loads, key=lambda k: loads[k][0] + loads[k][1])
+    idlest = min(loads, key=lambda k: loads[k][0] + loads[k][1])
+    busy_run, busy_wait = loads[busiest]
+    idle_total = sum(loads[idlest])
+    if busy_wait < 1 or idle_total >= IMBALANCE_SHARE * busy_run:
+        return []
+    evidence = [Evidence(source=signals._window_source(facts), name="running + waiting", value=busy_run + busy_wait,
+                         location=busiest),
+                Evidence(source=signals._window_source(facts), name="running + waiting", value=idle_total,
+                         threshold=round(IMBALANCE_SHARE * busy_run, 1), comparison="<", location=idlest)]
+    return [RULE_IMBALANCE.finding(
+        Severity.MEDIUM, f"{busiest} has {fmt(busy_wait)} waiting while {idlest} has {fmt(idle_total)} requests "
+        f"(< {IMBALANCE_SHARE:.0%} of the busiest's running)", evidence=evidence, confidence=0.7,
+        summary="Replicas are unevenly loaded: requests queue on one while another has room.",
+        actions=["Balance by outstanding requests (least-requests / KV-aware routing), not round-robin per connection."])]
+
+
 def _rule(code: str, check, category: Category, needs: tuple[str, ...]) -> Rule:
     title, page = op5_pages.PAGES[code]
     return Rule(code=code, title=title, category=category, page=page, check=check, needs=needs)
@@ -290,5 +347,8 @@ RULE_LONG_PROMPTS = _rule("OP-5.7", _check_long_prompts, Category.LATENCY, ("win
 RULE_ABORTS = _rule("OP-5.8", _check_aborts, Category.RELIABILITY, ("window",))
 RULE_KNEE = _rule("OP-5.9", _check_past_knee, Category.SATURATION, ("loadtest",))
 
+RULE_LONG_TAIL = _rule("OP-5.10", _check_long_tail, Category.LATENCY, ("window",))
+RULE_IMBALANCE = _rule("OP-5.11", _check_imbalance, Category.SATURATION, ("window",))
+
 RULES: list[Rule] = [RULE_TTFT, RULE_SATURATION, RULE_PREEMPTION, RULE_ITL_LOAD, RULE_ITL_SINGLE,
-                     RULE_UPSTREAM, RULE_LONG_PROMPTS, RULE_ABORTS, RULE_KNEE]
+                     RULE_UPSTREAM, RULE_LONG_PROMPTS, RULE_ABORTS, RULE_KNEE, RULE_LONG_TAIL, RULE_IMBALANCE]

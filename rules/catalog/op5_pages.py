@@ -78,4 +78,21 @@ PAGES: dict[str, tuple[str, RulePage]] = {
         example="knee 8 req/s; at 12 req/s throughput +4 %, ITL p99 x2.3 -> --max-num-seqs = running at the knee.",
         fix="Cap --max-num-seqs at the running count at the knee and keep load at the safe operating point.",
         limits="Needs the ramp's per-step server samples for a concrete cap.", references=[])),
+    "OP-5.10": ("TTFT tail driven by long prompts (sequence-length correlation)", RulePage(
+        checks="Over the window: TTFT p99 above target and >= 5x its p50, while vllm:request_prompt_tokens p99 is "
+               ">= 4x its p50.",
+        why="When the TTFT body is fast but its tail is slow and prompt lengths have a matching tail, the slow "
+            "first tokens belong to long prompts (and the short prompts queued behind their prefill).",
+        example="TTFT p50 0.3 s, p99 6.1 s; prompt p50 900, p99 14,000 tokens -> --long-prefill-token-threshold 2048.",
+        fix="vLLM 0.32+: --long-prefill-token-threshold (limits concurrent long prefills); otherwise a separate "
+            "pool for long prompts, or cap prompt length for interactive traffic.",
+        limits="A correlation of two distributions over one window, not per request; needs the prompt-tokens "
+               "histogram (all V1 versions have it).", references=[OPT])),
+    "OP-5.11": ("replicas unevenly loaded", RulePage(
+        checks="Per replica over the window: one has requests waiting while another's running + waiting is below "
+               "50 % of the busiest's running.",
+        why="Capacity exists but the balancer does not use it: queueing on one replica inflates TTFT for its users.",
+        example="10.0.0.1 has 60 running and 12 waiting; 10.0.0.2 has 9 running.",
+        fix="Balance on outstanding requests or KV usage (least-requests, llm-d/production-stack routers).",
+        limits="Needs per-instance series (Prometheus); a snapshot is one instant.", references=[METRICS])),
 }

@@ -141,3 +141,62 @@ def test_past_the_knee_latency_grows_but_throughput_does_not_so_cap_at_the_knee_
 
 def test_past_the_knee_with_real_throughput_gains_is_fine():
     assert op5.RULE_KNEE.evaluate(Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=2200))) == []
+
+
+PROMPT_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
+
+
+def _tail_facts(version: str | None) -> Facts:
+    from tests.unit.rules.factories import TTFT_BUCKETS, histogram
+
+    def snap(ttft, prompts):
+        return snapshot(histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                                    "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS)})
+    before = snap({}, {})
+    after = snap({0.2: 95, 6.0: 5}, {800: 95, 15000: 5})  # 5 % long prompts, 5 % slow first tokens
+    facts = Facts(window=MetricWindow.from_snapshots(before, after, 60.0))
+    if version:
+        facts.config = config(vllm_version=version)
+    return facts
+
+
+def test_ttft_tail_with_a_matching_prompt_tail_is_blamed_on_long_prompts():
+    [finding] = op5.RULE_LONG_TAIL.evaluate(_tail_facts("0.33.0"))
+    names = {e.name: e for e in finding.evidence}
+    assert names["TTFT p99 / p50"].value >= 5 and names["prompt tokens p99 / p50"].value >= 4
+    assert _flags(finding) == {"--long-prefill-token-threshold": "2048"}  # 2 x p50 prompt (~590) -> power of two
+
+
+def test_long_prefill_threshold_is_only_proposed_where_vllm_has_it():
+    [finding] = op5.RULE_LONG_TAIL.evaluate(_tail_facts("0.15.0"))
+    assert finding.changes == [] and finding.actions
+
+
+def test_uniform_slowness_is_not_a_long_prompt_tail():
+    from tests.unit.rules.factories import TTFT_BUCKETS, histogram
+
+    def snap(ttft, prompts):
+        return snapshot(histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                                    "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS)})
+    facts = Facts(window=MetricWindow.from_snapshots(snap({}, {}), snap({6.0: 100}, {800: 100}), 60.0))
+    assert op5.RULE_LONG_TAIL.evaluate(facts) == []
+
+
+def _two_replicas(a: tuple[float, float], b: tuple[float, float]) -> Facts:
+    def snap():
+        return MetricSnapshot(gauges={
+            "vllm:num_requests_running": [Sample(labels={"instance": "a:8000"}, value=a[0]),
+                                          Sample(labels={"instance": "b:8000"}, value=b[0])],
+            "vllm:num_requests_waiting": [Sample(labels={"instance": "a:8000"}, value=a[1]),
+                                          Sample(labels={"instance": "b:8000"}, value=b[1])]})
+    return Facts(window=MetricWindow.from_snapshots(snap(), snap(), 30.0))
+
+
+def test_one_replica_queueing_while_another_idles_is_an_imbalance():
+    [finding] = op5.RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (9, 0)))
+    assert finding.title.startswith("a:8000 has 12 waiting while b:8000 has 9 requests")
+    assert finding.evidence[1].threshold == 30.0
+
+
+def test_evenly_loaded_replicas_are_fine():
+    assert op5.RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (58, 10))) == []
