@@ -194,7 +194,7 @@ def paged_decode_attention(
     group = num_heads // num_kv_heads
     use_dot = group > 1
     group_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(group)) if use_dot else triton.next_power_of_2(group)
-    dim_pad = triton.next_power_of_2(head_dim)
+    dim_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(head_dim))  # tl.dot needs K >= 16
     precision = "ieee" if query.dtype == torch.float32 else "tf32"
     scale_log2 = float(scale) * LOG2E
     num_parts = math.ceil(max_context_len / partition_size) if partition_size else 1

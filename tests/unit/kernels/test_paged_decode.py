@@ -51,8 +51,9 @@ def test_split_k_with_one_sequence_shorter_than_one_partition(device):
               block_size=16, dtype=torch.float32, partition_size=64, seed=2)
 
 
-def test_head_dim_that_is_not_a_power_of_two(device):
-    _run_case(device, context_lens=[5, 40], group=4, num_kv_heads=1, head_dim=24,
+@pytest.mark.parametrize("head_dim", [24, 8])
+def test_head_dim_that_is_not_a_power_of_two_or_below_sixteen(device, head_dim):
+    _run_case(device, context_lens=[5, 40], group=4, num_kv_heads=1, head_dim=head_dim,
               block_size=16, dtype=torch.float16, partition_size=0, seed=3)
 
 
