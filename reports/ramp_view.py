@@ -82,10 +82,13 @@ def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
         "knee": _knee(ramp),
         "safe": _safe(ramp),
         "definitions": definitions,
-        "target": pick(ramp, "target", "base_url", "endpoint"),
-        "model": pick(ramp, "model", "served_model"),
-        "workload": ramp.get("workload"),
-        "slo": ramp.get("slo"),
+        "target": pick(ramp, "target", "base_url", "endpoint") or _config(ramp).get("endpoint"),
+        "model": pick(ramp, "model", "served_model") or _config(ramp).get("model"),
+        "workload": ramp.get("workload") or _config(ramp).get("workload"),
+        "slo": ramp.get("slo") or _config(ramp).get("slo"),
+        "summary": ramp.get("summary") or "",
+        "stopped_early": ramp.get("stopped_early"),
+        "step_s": _config(ramp).get("step_s"),
     }
 
 
@@ -130,7 +133,8 @@ def _row(index: int, step: Mapping[str, Any]) -> dict[str, Any]:
         "offered": number(step.get("offered")),
         "achieved_rate": number(pick(step, "achieved_rate", "achieved_rps")),
         "requests": step.get("requests"),
-        "errors": step.get("errors"),
+        "errors": _error_count(step.get("errors")),
+        "error_detail": step.get("errors") if isinstance(step.get("errors"), Mapping) else None,
         "output_tokens_per_s": number(step.get("output_tokens_per_s")),
         "goodput_rps": number(step.get("goodput_rps")),
         "valid": bool(step.get("valid", True)),
@@ -145,6 +149,13 @@ def _row(index: int, step: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _error_count(errors: Any) -> float | None:
+    """Errors as one number; loadtest writes a dict of counts by error type."""
+    if isinstance(errors, Mapping):
+        return float(sum(number(v) or 0.0 for v in errors.values()))
+    return number(errors)
+
+
 def _percentile(step: Mapping[str, Any], key: str, which: str) -> float | None:
     block = step.get(key)
     if not isinstance(block, Mapping):
@@ -156,12 +167,20 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * 1000.0
 
 
+def _config(ramp: Mapping[str, Any]) -> Mapping[str, Any]:
+    config = ramp.get("config")
+    return config if isinstance(config, Mapping) else {}
+
+
 def _load_label(ramp: Mapping[str, Any]) -> str:
-    mode = str(pick(ramp, "mode", "shape", "load_mode", default="")).lower()
-    unit = pick(ramp, "offered_unit", "load_unit")
-    if unit:
-        return f"offered load ({unit})"
-    if "concurr" in mode or "user" in mode:
+    mode = str(pick(ramp, "mode", "shape", "load_mode", default=None)
+               or _config(ramp).get("mode") or "").lower()
+    steps = ramp.get("steps") or []
+    unit = pick(ramp, "offered_unit", "load_unit") or next(
+        (s.get("offered_unit") for s in steps if isinstance(s, Mapping) and s.get("offered_unit")), None)
+    if unit == "rps" or mode == "rate":
+        return "offered load (requests/s)"
+    if unit == "concurrency" or "concurr" in mode or "user" in mode:
         return "offered load (concurrent users)"
     return "offered load (requests/s)"
 
@@ -170,7 +189,7 @@ def _knee(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
     knee = ramp.get("knee")
     if isinstance(knee, Mapping):
         return {"offered": number(knee.get("offered")), "step": knee.get("step"),
-                "reason": knee.get("reason") or ""}
+                "metric": knee.get("metric") or "", "reason": knee.get("reason") or ""}
     return None
 
 
@@ -179,7 +198,7 @@ def _safe(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(safe, Mapping):
         return {"offered": number(pick(safe, "offered", "load", "value")),
                 "reason": pick(safe, "reason", "rule", default="") or "",
-                "extra": {k: v for k, v in safe.items() if k not in ("offered", "reason")}}
+                "extra": {k: v for k, v in safe.items() if k not in ("offered", "reason", "step")}}
     value = number(safe)
     return None if value is None else {"offered": value, "reason": "", "extra": {}}
 

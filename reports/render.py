@@ -29,12 +29,14 @@ __all__ = ["KINDS", "render_html", "ReportInputError"]
 KINDS = ("triage", "ramp", "advise", "demo", "tune")
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 
+# rules' scale (critical/high/medium/low/info) plus common synonyms from older files.
 _SEVERITY_CLASS = {
-    "critical": "critical", "error": "critical", "high": "critical", "page": "critical",
-    "warning": "warning", "warn": "warning", "medium": "warning",
-    "info": "info", "low": "info", "notice": "info", "ok": "ok",
+    "critical": "critical", "error": "critical", "page": "critical",
+    "high": "high", "warning": "medium", "warn": "medium", "medium": "medium",
+    "low": "low", "notice": "low", "info": "info", "ok": "ok",
 }
-_SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
+SEVERITY_CLASSES = ("critical", "high", "medium", "low", "info", "ok")
+_SEVERITY_ORDER = {name: i for i, name in enumerate(SEVERITY_CLASSES)}
 
 
 def render_html(documents: Sequence[Mapping[str, Any]], title: str | None = None) -> str:
@@ -87,6 +89,10 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
             "summary": finding.get("summary") if finding.get("title") else None,
             "evidence": [_evidence(e) for e in (finding.get("evidence") or [])],
             "changes": [_change(c) for c in (finding.get("changes") or []) if isinstance(c, Mapping)],
+            "alternatives": [_change(c) for c in (finding.get("alternatives") or []) if isinstance(c, Mapping)],
+            "actions": [a for a in (finding.get("actions") or []) if a],
+            "superseded": [s for s in (finding.get("superseded") or []) if isinstance(s, Mapping)],
+            "confidence": number(finding.get("confidence")),
             "page": pick(finding, "page", "rule_page", default=None) or pages.get(rule),
         })
     if not any("rank" in f for f in findings):  # unranked input: most severe first, stable
@@ -106,10 +112,28 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "current_command": current,
         "proposed_command": proposed,
         "diff": diff,
-        "target": pick(doc, "target", "base_url", "endpoint", "metrics_url"),
-        "sources": doc.get("sources"),
-        "warnings": doc.get("warnings") or [],
+        "target": pick(doc, "target", "base_url", "endpoint", "metrics_url") or _inputs_target(doc),
+        "sources": [_source(s) for s in (doc.get("sources") or [])],
+        "warnings": [*(doc.get("warnings") or []), *(doc.get("notes") or [])],
+        "resolutions": [r for r in (doc.get("resolutions") or []) if isinstance(r, Mapping)],
+        "rule_errors": [e for e in (doc.get("rule_errors") or [])],
+        "rules_run": len(doc.get("rules_run") or []),
+        "severity_classes": SEVERITY_CLASSES,
     }
+
+
+def _inputs_target(doc: Mapping[str, Any]) -> str | None:
+    inputs = doc.get("inputs")
+    if isinstance(inputs, Mapping):
+        return pick(inputs, "endpoint", "prometheus")
+    return None
+
+
+def _source(source: Any) -> str:
+    if isinstance(source, Mapping):
+        text = " ".join(str(source.get(k)) for k in ("kind", "location") if source.get(k))
+        return f"{text} ({source['note']})" if source.get("note") else text
+    return str(source)
 
 
 def advise_view(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,12 +226,17 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def _evidence(item: Any) -> dict[str, Any]:
     if not isinstance(item, Mapping):
-        return {"source": "", "value": item, "threshold": None, "detail": ""}
-    known = ("source", "value", "threshold", "comparison", "unit", "detail", "message", "metric", "line")
-    detail = pick(item, "detail", "message", "line", default="")
-    extra = {k: v for k, v in item.items() if k not in known}
+        return {"source": "", "value": item, "threshold": None, "detail": "", "extra": {}}
+    known = ("source", "name", "value", "threshold", "comparison", "unit", "detail", "message", "metric",
+             "line", "description", "raw", "location")
+    detail = pick(item, "description", "detail", "message", default="")
+    extra = {k: v for k, v in item.items() if k not in known and v not in (None, "", [], {})}
+    name = pick(item, "name", "metric", default="")
+    source = item.get("source") or ""
     return {
-        "source": pick(item, "source", "metric", default=""),
+        "source": f"{source}: {name}" if source and name else (source or name),
+        "raw": pick(item, "raw", "line"),
+        "location": item.get("location"),
         "value": item.get("value"),
         "threshold": item.get("threshold"),
         "comparison": item.get("comparison") or "",
@@ -219,13 +248,24 @@ def _evidence(item: Any) -> dict[str, Any]:
 
 def _change(change: Mapping[str, Any]) -> dict[str, Any]:
     effect = pick(change, "predicted_effect", "effect", "prediction")
+    effect_text, effect_figures = None, {}
+    if isinstance(effect, Mapping):
+        effect_text = effect.get("text") or None
+        effect_figures = {k: v for k, v in (effect.get("figures") or {}).items()} \
+            if isinstance(effect.get("figures"), Mapping) else {}
+        if not effect_text and not effect_figures:
+            effect_figures = dict(effect)
+    elif effect is not None:
+        effect_text = str(effect)
     return {
         "flag": change.get("flag"),
         "current": change.get("current", change.get("from")),
         "proposed": change.get("proposed", change.get("to")),
         "reason": pick(change, "reason", "why", default=""),
-        "effect": effect,
-        "safety": pick(change, "safety", "cost", "risk"),
+        "effect_text": effect_text,
+        "effect_figures": effect_figures,
+        "cost": pick(change, "cost", "risk", default=""),
+        "safety": change.get("safety") or "",
     }
 
 

@@ -8,15 +8,10 @@ results (a ramp and the triage it led to) can share one page.
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 from pathlib import Path
-from typing import Any
 
-from advisor.errors import UserError
-from reports.render import KINDS, render_html
-
-log = logging.getLogger("servops.report")
+from advisor.report_files import load_result, write_html_report
+from reports.render import KINDS
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -40,40 +35,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     documents = [load_result(Path(p)) for p in args.results]
-    html_text = render_html(documents, title=args.title)
-    output = Path(args.output)
-    write_report(output, html_text)
-    print(f"wrote {output} ({len(html_text) // 1024} KiB) from {len(documents)} result(s)")
+    output = write_html_report(Path(args.output), documents, title=args.title)
+    size_kib = output.stat().st_size // 1024
+    print(f"wrote {output} ({size_kib} KiB) from {len(documents)} result(s)")
     return 0
-
-
-def load_result(path: Path) -> dict[str, Any]:
-    """Read one result file, with one-line errors naming the file and the fix."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file; pass a JSON result written by servops") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror}); check the path and permissions") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}); pass a servops result file"
-        ) from None
-    if not isinstance(document, dict) or document.get("kind") not in KINDS:
-        kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
-        raise UserError(
-            f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON"
-        )
-    document.setdefault("_source_file", path.name)
-    return document
-
-
-def write_report(output: Path, html_text: str) -> None:
-    """Write the HTML, creating the parent folder; one-line error if that fails."""
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(html_text, encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"-o {output}: cannot write ({exc.strerror}); choose a writable path") from None

@@ -57,7 +57,7 @@ def test_triage_findings_keep_rank_order_with_severity_badges(rendered):
     page = rendered["triage"]
     order = [page.index(rule) for rule in ("OP-5.1", "AP-2", "OP-4.1")]
     assert order == sorted(order)
-    assert 'class="badge critical"' in page and 'class="badge warning"' in page and 'class="badge info"' in page
+    assert 'class="badge critical"' in page and 'class="badge medium"' in page and 'class="badge info"' in page
 
 
 def test_triage_shows_evidence_value_beside_threshold(rendered):

@@ -1,0 +1,91 @@
+"""`servops demo`: the whole story on the bundled engine in a few minutes.
+
+Start the embedded model with a poor configuration, ramp it, triage it under load, apply
+the top recommended flag change, ramp again, and write demo.json plus one HTML report
+with before and after side by side. Everything it starts, it stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from advisor.demo import POOR_FLAGS, DemoSettings, run_demo
+from advisor.errors import UserError
+from advisor.measure import RampSettings
+from advisor.report_files import write_html_report, write_json
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "demo",
+        help="end to end: poor config → ramp → triage → apply top change → ramp → before/after report",
+        description=(
+            "Run the bundled engine with a deliberately poor configuration "
+            f"({' '.join(POOR_FLAGS)}), ramp it, triage it from its /metrics and log during the top "
+            "load step, apply the top recommended change, ramp again and write demo.json and an "
+            "HTML report with before and after side by side. Stops every process it starts."
+        ),
+    )
+    parser.add_argument("--out", default="demo-out", metavar="DIR",
+                        help="folder for demo.json, report.html and the engine logs (default: demo-out)")
+    parser.add_argument("--model", default=None,
+                        help="model for the engine (HF dir or .gguf); default: the embedded SmolLM2-135M-Instruct")
+    parser.add_argument("--concurrency", default="1,2,4", metavar="LIST",
+                        help="closed-loop concurrent streams per ramp step (default: 1,2,4)")
+    parser.add_argument("--step-seconds", type=float, default=20.0, metavar="S",
+                        help="duration of each ramp step (default: 20)")
+    parser.add_argument("--warmup-seconds", type=float, default=4.0, metavar="S",
+                        help="start of each step left out of the statistics (default: 4)")
+    parser.add_argument("--input-len", type=int, default=32, metavar="N", help="prompt length in words (default: 32)")
+    parser.add_argument("--output-len", type=int, default=16, metavar="N", help="output tokens per request (default: 16)")
+    parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
+                        help="SLOs that define the safe operating point (default: ttft_p99=3s)")
+    parser.add_argument("--poor-flags", default=" ".join(POOR_FLAGS), metavar="FLAGS",
+                        help=f"the poor configuration to start from (default: '{' '.join(POOR_FLAGS)}')")
+    parser.add_argument("--engine-flags", default=None, metavar="FLAGS",
+                        help="flags every engine run gets (default: '--max-model-len 2048 --dtype float32 "
+                             "--disable-log-requests')")
+    parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
+                        help="seconds to wait for each engine to answer /health (default: 600; the first run "
+                             "converts the embedded model once)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = DemoSettings(
+        model=args.model,
+        poor_flags=args.poor_flags.split(),
+        ramp=ramp_settings(args),
+    )
+    if args.engine_flags is not None:
+        settings.base_flags = args.engine_flags.split()
+    out_dir = Path(args.out)
+    result = run_demo(settings, out_dir, progress=_progress)
+    json_path = write_json(out_dir / "demo.json", result.model_dump_json(indent=1))
+    html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
+    print(result.summary)
+    print(f"wrote {json_path} and {html_path}")
+    return 0
+
+
+def ramp_settings(args: argparse.Namespace) -> RampSettings:
+    """The ramp flags shared by demo and tune, checked with one-line errors."""
+    try:
+        levels = [int(x) for x in args.concurrency.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"--concurrency {args.concurrency!r}: give whole numbers like 1,2,4") from None
+    if len(levels) < 2 or any(level < 1 for level in levels):
+        raise UserError(f"--concurrency {args.concurrency!r}: give at least two levels >= 1, like 1,2,4")
+    if args.input_len < 1 or args.output_len < 1:
+        raise UserError(f"--input-len {args.input_len} / --output-len {args.output_len}: both must be >= 1")
+    if args.step_seconds <= args.warmup_seconds:
+        raise UserError(f"--step-seconds {args.step_seconds:g} must exceed --warmup-seconds {args.warmup_seconds:g}")
+    return RampSettings(concurrency=levels, step_s=args.step_seconds, warmup_s=args.warmup_seconds,
+                        input_len=args.input_len, output_len=args.output_len, slo=args.slo or None,
+                        startup_timeout_s=args.startup_timeout)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,124 @@
+"""The end-to-end demo: a poorly configured engine, measured, triaged, fixed, measured again.
+
+Why this configuration: `--max-num-seqs 1` is what an operator ships after copying a
+debugging command (one request at a time is easy to reason about). Every client beyond the
+first waits in the queue, so TTFT grows with load while the KV pool sits almost empty.
+Triage sees exactly that on /metrics (running pinned at the cap, requests waiting, KV
+usage low) and proposes raising --max-num-seqs; the second ramp shows what it buys.
+
+JSON first: the result (kind "demo") embeds both ramps, the triage and the change; the
+HTML report is rendered from it and can be rendered again later with `servops report`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from advisor import __version__
+from advisor.collect.server_args import ServeCommand
+from advisor.comparison import Comparison, compare_ramps
+from advisor.launch import bundled_command
+from advisor.measure import Measurement, RampSettings, measure, top_change
+
+__all__ = ["DemoSettings", "DemoResult", "run_demo", "POOR_FLAGS"]
+
+Progress = Callable[[str], None]
+POOR_FLAGS: tuple[str, ...] = ("--max-num-seqs", "1")
+# float32 on CPU: bf16 matmuls without AMX are several times slower on common CPUs.
+BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32", "--disable-log-requests")
+
+
+class DemoSettings(BaseModel):
+    model: str | None = Field(default=None, description="engine model argument; None = embedded SmolLM2")
+    poor_flags: list[str] = Field(default_factory=lambda: list(POOR_FLAGS))
+    base_flags: list[str] = Field(default_factory=lambda: list(BASE_FLAGS))
+    ramp: RampSettings = Field(default_factory=RampSettings)
+
+
+class AppliedChange(BaseModel):
+    rule: str | None
+    title: str | None = None
+    flag: str
+    current: str | None
+    proposed: str
+    reason: str = ""
+    all_changes: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class DemoResult(BaseModel):
+    """The demo document `servops report` renders (before/after side by side)."""
+
+    kind: Literal["demo"] = "demo"
+    servops_version: str = __version__
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    model: str
+    settings: DemoSettings
+    summary: str
+    before: Measurement
+    triage: dict[str, Any] | None
+    applied_change: AppliedChange | None
+    after: Measurement | None
+    comparison: list[Comparison] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoResult:
+    """Poor config → ramp + triage → apply the top change → ramp again. Stops every engine it starts."""
+    started = time.monotonic()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    poor = bundled_command([*settings.base_flags, *settings.poor_flags], settings.model)
+    progress("demo 1/3: measuring the poor configuration (ramp, with triage during the last step)")
+    before = measure(poor, settings.ramp, out_dir, "before", progress)
+    notes: list[str] = []
+    if before.triage_error:
+        notes.append(f"triage failed: {before.triage_error}")
+    chosen = top_change(before.triage)
+    after: Measurement | None = None
+    applied: AppliedChange | None = None
+    if chosen is None:
+        notes.append("triage proposed no flag change, so there is no 'after' run")
+        progress("demo 2/3: triage proposed no flag change; skipping the second ramp")
+    else:
+        first = chosen["changes"][0]
+        applied = AppliedChange(rule=chosen["rule"], title=chosen["title"], flag=first["flag"],
+                                current=first.get("current"), proposed=str(first["proposed"]),
+                                reason=first.get("reason", ""), all_changes=chosen["changes"])
+        fixed = apply(poor, chosen["changes"])
+        progress(f"demo 2/3: applying {chosen['rule']}: "
+                 + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"]))
+        after = measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
+    comparison = compare_ramps(before.ramp, after.ramp) if after else []
+    progress("demo 3/3: writing the result and the report")
+    return DemoResult(
+        model=settings.model or "SmolLM2-135M-Instruct (embedded)", settings=settings,
+        summary=_summary(before, applied, comparison), before=before, triage=before.triage,
+        applied_change=applied, after=after, comparison=comparison,
+        timings={"total_s": round(time.monotonic() - started, 1), "before_startup_s": before.startup_s,
+                 "before_ramp_s": before.ramp_s,
+                 **({"after_startup_s": after.startup_s, "after_ramp_s": after.ramp_s} if after else {})},
+        notes=notes,
+    )
+
+
+def apply(command: ServeCommand, changes: list[dict[str, Any]]) -> ServeCommand:
+    """The command with every change's flag set to its proposed value."""
+    return command.with_changes({str(c["flag"]): str(c["proposed"]) for c in changes})
+
+
+def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison]) -> str:
+    if applied is None:
+        return f"Measured `{before.command}`; triage proposed no flag change."
+    moved = "; ".join(f"{c.name}: {_fmt(c.before)} → {_fmt(c.after)}" for c in comparison[:3])
+    return (f"Started with `{before.command}`. Triage ranked {applied.rule} first and proposed "
+            f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}.")
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"

@@ -1,0 +1,165 @@
+"""One measurement of one server configuration: launch → ramp (triage under load) → stop.
+
+Why one shared step for `servops demo` and `servops tune`: both ask the same question of a
+configuration ("how does it hold up, and what would triage change?") and must answer it
+the same way for a before/after comparison to be fair: same workload, same ramp, triage
+taken while the top load step is running (an idle server has no queue to diagnose).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from advisor.collect.server_args import ServeCommand
+from advisor.launch import EngineProcess, display_command
+from advisor.triage import TriageRequest, run_triage
+from loadtest.runner import RampConfig, run_ramp
+from loadtest.workload import LengthSpec, WorkloadSpec
+from rules.facts import Workload
+
+__all__ = ["RampSettings", "Measurement", "measure", "top_change"]
+
+Progress = Callable[[str], None]
+_STEP_LINE = re.compile(r"^step (\d+)/(\d+)\b")
+
+
+class RampSettings(BaseModel):
+    """The load both sides of a comparison get (defaults sized for a 2-core CPU and SmolLM2)."""
+
+    concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4], min_length=2)
+    step_s: float = Field(default=20.0, gt=0)
+    warmup_s: float = Field(default=4.0, ge=0)
+    cooldown_s: float = Field(default=5.0, ge=0)
+    input_len: int = Field(default=32, ge=1)
+    output_len: int = Field(default=16, ge=1)
+    slo: str | None = "ttft_p99=3s"
+    request_timeout_s: float = Field(default=90.0, gt=0)
+    triage_interval_s: float = Field(default=4.0, gt=0, description="seconds between the two /metrics scrapes")
+    startup_timeout_s: float = Field(default=600.0, gt=0)
+
+
+class Measurement(BaseModel):
+    """What one configuration did: its command, ramp result, the triage taken under load."""
+
+    label: str
+    command: str
+    ramp: dict[str, Any]
+    triage: dict[str, Any] | None = None
+    triage_error: str | None = None
+    log_path: str
+    startup_s: float
+    ramp_s: float
+
+
+def measure(command: ServeCommand, settings: RampSettings, out_dir: Path, label: str,
+            progress: Progress, with_triage: bool = True) -> Measurement:
+    """Launch `command`, ramp it (triaging during the last step), stop it; always stops it."""
+    shown = display_command(command)
+    log_path = out_dir / f"engine-{label}.log"
+    progress(f"[{label}] starting: {shown}")
+    started = time.monotonic()
+    with EngineProcess(command, log_path, startup_timeout_s=settings.startup_timeout_s,
+                       progress=lambda line: progress(f"[{label}] {line}")) as engine:
+        startup_s = time.monotonic() - started
+        triage_box: dict[str, Any] = {}
+        trigger = _TriageTrigger(engine.base_url, log_path, shown, settings, triage_box, progress, label)
+
+        def on_ramp_line(line: str) -> None:
+            progress(f"[{label}] {line}")
+            if with_triage:
+                trigger.observe(line)
+
+        ramp_started = time.monotonic()
+        ramp = run_ramp(_ramp_config(engine.base_url, settings), progress=on_ramp_line)
+        ramp_s = time.monotonic() - ramp_started
+        if with_triage:
+            trigger.finish()
+    progress(f"[{label}] engine stopped; {ramp.summary}")
+    return Measurement(
+        label=label, command=shown, ramp=ramp.model_dump(mode="json"),
+        triage=triage_box.get("result"), triage_error=triage_box.get("error"), log_path=str(log_path),
+        startup_s=round(startup_s, 1), ramp_s=round(ramp_s, 1),
+    )
+
+
+def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = frozenset()) -> dict[str, Any] | None:
+    """The highest-ranked finding's flag changes (applied together), minus pairs in `skip`.
+
+    Returns {"rule", "title", "changes": [{flag, current, proposed, reason}]} or None.
+    """
+    for finding in (triage or {}).get("findings") or []:
+        changes = [c for c in finding.get("changes") or []
+                   if (c.get("flag"), str(c.get("proposed"))) not in skip]
+        if changes:
+            return {"rule": finding.get("rule"), "title": finding.get("title"), "changes": changes}
+    return None
+
+
+def _ramp_config(base_url: str, settings: RampSettings) -> RampConfig:
+    return RampConfig(
+        endpoint=base_url, mode="concurrency", levels=[float(c) for c in settings.concurrency],
+        step_s=settings.step_s, warmup_s=settings.warmup_s, cooldown_s=settings.cooldown_s,
+        workload=WorkloadSpec(input_len=LengthSpec(mean=settings.input_len),
+                              output_len=LengthSpec(mean=settings.output_len)),
+        slo=settings.slo, request_timeout_s=settings.request_timeout_s,
+    )
+
+
+class _TriageTrigger:
+    """Runs triage in a thread once the ramp's last step begins, so it sees the server loaded."""
+
+    def __init__(self, base_url: str, log_path: Path, command: str, settings: RampSettings,
+                 box: dict[str, Any], progress: Progress, label: str) -> None:
+        self.request = TriageRequest(
+            endpoint=base_url, logs=str(log_path), server_args=command,
+            metrics_interval_s=min(settings.triage_interval_s, settings.step_s / 3), timeout_s=10.0,
+            workload=Workload(p50_input_tokens=settings.input_len, p95_input_tokens=settings.input_len,
+                              p50_output_tokens=settings.output_len, p95_output_tokens=settings.output_len,
+                              client_concurrency=max(settings.concurrency), ttft_slo_s=_ttft_slo(settings.slo)),
+        )
+        self.total = len(settings.concurrency)
+        self.box, self.progress, self.label = box, progress, label
+        self.thread: threading.Thread | None = None
+
+    def observe(self, line: str) -> None:
+        match = _STEP_LINE.match(line)
+        if match and self.thread is None and int(match.group(1)) == self.total - 1:
+            self.progress(f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step")
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def finish(self) -> None:
+        if self.thread is None:  # the ramp ended early: triage what is left
+            self._run()
+        else:
+            self.thread.join(timeout=120)
+            if self.thread.is_alive():
+                self.box["error"] = "triage did not finish within 120 s"
+        if "result" in self.box:
+            findings = self.box["result"].get("findings") or []
+            top = findings[0]["title"] if findings else "no findings"
+            self.progress(f"[{self.label}] triage: {len(findings)} finding(s); top: {top}")
+        elif "error" in self.box:
+            self.progress(f"[{self.label}] triage failed: {self.box['error']}")
+
+    def _run(self) -> None:
+        try:
+            result = run_triage(self.request)
+            self.box["result"] = result.model_dump(mode="json", exclude={"facts"})
+        except Exception as exc:  # recorded in the result; the measurement itself still stands
+            self.box["error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _ttft_slo(slo: str | None) -> float | None:
+    match = re.search(r"ttft_p99=([\d.]+)(ms|s)", slo or "")
+    if not match:
+        return None
+    value = float(match.group(1))
+    return value / 1000.0 if match.group(2) == "ms" else value

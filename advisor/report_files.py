@@ -1,0 +1,90 @@
+"""Reading result files and writing reports: the file side of `servops report`, demo and tune.
+
+Why here: reports/ renders what it is given and must not compute findings or know the rule
+catalog, so the command layer attaches each rule's page text (`servops rules explain`) to
+the triage documents before rendering. Loading and writing live here too, so every command
+gives the same one-line errors for the same file problems.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from advisor.errors import UserError
+from reports.render import KINDS, render_html
+from rules.catalog import UnknownRuleError, get_rule
+
+__all__ = ["load_result", "attach_rule_pages", "write_html_report", "write_json"]
+
+
+def load_result(path: Path) -> dict[str, Any]:
+    """Read one result file, with one-line errors naming the file and the fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file; pass a JSON result written by servops") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror}); check the path and permissions") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}); pass a servops result file"
+        ) from None
+    if not isinstance(document, dict) or document.get("kind") not in KINDS:
+        kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
+        raise UserError(
+            f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON"
+        )
+    document.setdefault("_source_file", path.name)
+    return document
+
+
+def attach_rule_pages(document: Any) -> None:
+    """Give every triage document found (also inside demo/tune) a `rule_pages` {code: page text}."""
+    for triage in _triage_documents(document):
+        pages = dict(triage.get("rule_pages") or {})
+        for finding in triage.get("findings") or []:
+            code = finding.get("rule") if isinstance(finding, Mapping) else None
+            if code and code not in pages:
+                try:
+                    pages[code] = get_rule(code).explain()
+                except UnknownRuleError:
+                    continue  # a rule from another servops version: the report points to `explain`
+        if pages:
+            triage["rule_pages"] = pages
+
+
+def write_html_report(output: Path, documents: list[dict[str, Any]], title: str | None = None) -> Path:
+    """Render documents (rule pages attached) into one HTML file; returns its path."""
+    for document in documents:
+        attach_rule_pages(document)
+    return _write(output, render_html(documents, title=title))
+
+
+def write_json(output: Path, text: str) -> Path:
+    return _write(output, text if text.endswith("\n") else text + "\n")
+
+
+def _write(output: Path, text: str) -> Path:
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror}); choose a writable path") from None
+    return output
+
+
+def _triage_documents(node: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(node, dict):
+        if node.get("kind") == "triage":
+            yield node
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                yield from _triage_documents(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _triage_documents(item)
