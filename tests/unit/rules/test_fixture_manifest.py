@@ -59,3 +59,11 @@ def test_fixture_yields_the_expected_top_finding_and_flag(case):
             assert changes.get(expect["flag"]) == expect["proposed"], changes
     fired = {f.rule for f in result.findings}
     assert set(expect.get("also", [])) <= fired
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.log")), ids=lambda p: p.name)
+def test_header_comments_quote_no_matchable_vllm_text(path):
+    from advisor.collect.logs import read_log
+
+    from_comments = [e for e in read_log(str(path)).events if e.raw.lstrip().startswith("#")]
+    assert from_comments == [], [(e.kind.value, e.line_no) for e in from_comments]
