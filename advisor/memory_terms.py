@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from advisor.errors import UserError
 from advisor.modelspec import ModelSpec
 from advisor.versions import CUDAGRAPH_PROFILED_FROM, LOW_ACTIVATION_FROM, Version
 
@@ -28,11 +29,14 @@ DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "fl
 # (memory-math.md §7) are reproduced to 0.1 % when embeddings and lm_head stay 16-bit.
 # int4 (AWQ/GPTQ/bnb): 4 bits + one fp16 scale and a 4-bit zero per group of 128 weights
 # = 0.52 bytes (assumption from the formats' group size 128; not measured in the reference).
+# mxfp4: 4 bits + an 8-bit scale per 32 = 0.53; nvfp4: 4 bits + an fp8 scale per 16 = 0.56
+# (the formats' block sizes; not measured in the reference).
 QUANT_WEIGHT_BYTES = {
     "fp8": 1.0, "fbgemm_fp8": 1.0, "modelopt": 1.0, "ptpc_fp8": 1.0,
     "int8": 1.0, "w8a8": 1.0, "experts_int8": 1.0,
     "awq": 0.52, "awq_marlin": 0.52, "gptq": 0.52, "gptq_marlin": 0.52,
-    "bitsandbytes": 0.52, "compressed-tensors": 0.52, "marlin": 0.52,
+    "bitsandbytes": 0.52, "marlin": 0.52, "int4": 0.52,
+    "mxfp4": 0.53, "modelopt_fp4": 0.56, "nvfp4": 0.56,
 }
 
 
@@ -40,7 +44,12 @@ def weight_bytes_per_param(dtype_bytes: float, quantization: str | None) -> floa
     """Linear-layer bytes per parameter under a `--quantization` method (None = dtype)."""
     if quantization is None:
         return dtype_bytes
-    return QUANT_WEIGHT_BYTES.get(quantization.lower(), dtype_bytes)
+    if quantization.lower() not in QUANT_WEIGHT_BYTES:
+        raise UserError(
+            f"--quantization {quantization!r}: not modelled; use one of {', '.join(QUANT_WEIGHT_BYTES)} "
+            "(or leave it out for the checkpoint's own)"
+        )
+    return QUANT_WEIGHT_BYTES[quantization.lower()]
 
 
 def weights_gib_per_gpu(

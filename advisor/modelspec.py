@@ -128,7 +128,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
         param_count=count_parameters(config),
         embedding_param_count=vocab * hidden * (1 if config.get("tie_word_embeddings") else 2),
         torch_dtype=str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"),
-        native_quantization=(quant.get("quant_method") or None) if isinstance(quant, dict) else None,
+        native_quantization=_native_quantization(quant),
     )
 
 
@@ -186,6 +186,24 @@ def _mlp_params(config: dict[str, Any], layer: int) -> int:
         shared_params = 3 * hidden * shared + hidden if shared else 0
         return experts * 3 * hidden * width + experts * hidden + shared_params
     return dense
+
+
+def _native_quantization(quant: Any) -> str | None:
+    """The checkpoint's weight format as a `--quantization`-style name memory math knows.
+
+    compressed-tensors and GPTQ/AWQ say their width in the config: 8-bit float → fp8,
+    8-bit int → int8, 4-bit → int4 (AWQ/GPTQ keep their names).
+    """
+    if not isinstance(quant, dict) or not quant.get("quant_method"):
+        return None
+    method = str(quant["quant_method"]).lower()
+    if method == "compressed-tensors":
+        weights = next(iter((quant.get("config_groups") or {}).values()), {}).get("weights") or {}
+        bits, kind = weights.get("num_bits", 8), weights.get("type", "int")
+        return "fp8" if bits == 8 and kind == "float" else "int8" if bits == 8 else "int4"
+    if method in {"gptq", "awq"} and quant.get("bits", 4) == 8:
+        return "int8"
+    return method
 
 
 def _spec_from_dir(path: Path) -> ModelSpec:

@@ -53,6 +53,8 @@ def default_gpu_memory_utilization(version: Version) -> float:
 def default_max_num_seqs(version: Version, gpu: GpuSpec) -> int:
     """API-server default by device memory (vllm-formats.md §4.2, `arg_utils.py`)."""
     memory_gib = gpu.usable_gib
+    if gpu.arch == "cpu":
+        return 256  # the bundled engine's default (engine/config.py), whatever its budget
     if version < (0, 8, 5):
         return 1024
     if version < (0, 9, 0):
@@ -65,6 +67,8 @@ def default_max_num_seqs(version: Version, gpu: GpuSpec) -> int:
 def default_max_num_batched_tokens(version: Version, gpu: GpuSpec) -> int:
     """API-server default: 2048; 8192 on ≥70 GiB (non-A100 from 0.9); 16384 on ≥160 GiB (0.28+)."""
     memory_gib = gpu.usable_gib
+    if gpu.arch == "cpu":
+        return 2048  # the bundled engine's default with chunked prefill
     if version >= LARGE_GPU_TIER_FROM and memory_gib >= 160:
         return 16384
     if memory_gib >= 70 and (version < (0, 9, 0) or not is_a100(gpu)):

@@ -116,3 +116,18 @@ def test_gpu_from_memory_is_conservative_about_fp8_and_rejects_zero():
     assert gpu.usable_gib == 2.5 and not gpu.fp8_w8a8
     with pytest.raises(UserError, match="--gpu-memory-gib"):
         gpu_from_memory(0)
+
+
+@pytest.mark.parametrize("quant, expected", [
+    ({"quant_method": "compressed-tensors",
+      "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}}, "fp8"),
+    ({"quant_method": "compressed-tensors",
+      "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}, "int4"),
+    ({"quant_method": "awq", "bits": 4}, "awq"),
+    ({"quant_method": "gptq", "bits": 8}, "int8"),
+])
+def test_native_quantization_is_read_from_the_checkpoint_config(tmp_path, quant, expected):
+    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "vocab_size": 256, "quantization_config": quant}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert resolve_model(str(tmp_path)).native_quantization == expected

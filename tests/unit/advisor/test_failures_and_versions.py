@@ -138,3 +138,16 @@ def test_versions_outside_the_modelled_range_are_user_errors(text):
 def test_versions_accept_patch_and_rc_suffixes():
     assert parse_version("0.15.2rc1") == (0, 15, 2)
     assert parse_version("v0.10.1.1") == (0, 10, 1)
+
+
+def test_an_unmodelled_quantization_is_a_user_error_listing_the_known_ones():
+    with pytest.raises(UserError, match=r"--quantization 'hqq': not modelled; use one of fp8"):
+        estimate_memory(LLAMA_8B, H100, LaunchConfig(quantization="hqq"))
+
+
+def test_cpu_device_uses_the_bundled_engines_batch_defaults_at_any_budget():
+    from advisor.hardware import gpu_from_memory
+
+    memory = estimate_memory(LLAMA_8B, gpu_from_memory(100, device="cpu"), LaunchConfig())
+    assert (memory.max_num_seqs, memory.max_num_batched_tokens) == (256, 2048)
+    assert memory.non_torch_gib == memory.cudagraph_gib == 0
