@@ -7,7 +7,8 @@ the KV cache is over-committed (OP-5.3); ITL high under load is prefill interfer
 server than the clients have in flight is a bottleneck upstream (OP-5.6). OP-5.7 ties long
 prompts to the per-step token budget, OP-5.8 watches aborts/errors, OP-5.9 reads a ramp: past
 the knee more load buys latency, not throughput. OP-5.10 correlates TTFT's tail with prompt
-length's tail; OP-5.11 compares replicas (one queues while another idles).
+length's tail; OP-5.11 compares replicas (one queues while another idles); OP-5.12 counts
+requests rejected as longer than --max-model-len.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 from rules import signals
 from rules.catalog import _common as c
 from rules.catalog import op3_parallelism, op5_pages
+from rules.events import LogEventKind as K
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, Severity
 from rules.signals import fmt
@@ -28,6 +30,7 @@ ABORT_SHARE = 0.05
 TAIL_RATIO = 5.0  # TTFT p99 / p50
 PROMPT_TAIL_RATIO = 4.0  # prompt tokens p99 / p50
 IMBALANCE_SHARE = 0.5
+TOO_LONG_MANY = 5
 TTFT = "vllm:time_to_first_token_seconds"
 ITL = "vllm:inter_token_latency_seconds"
 
@@ -331,6 +334,29 @@ def _check_imbalance(facts: Facts) -> list[Finding]:
         actions=["Balance by outstanding requests (least-requests / KV-aware routing), not round-robin per connection."])]
 
 
+def _check_too_long(facts: Facts) -> list[Finding]:
+    events = facts.events_of(K.REQUEST_TOO_LONG)
+    if not events:
+        return []
+    limit = max((e.max_model_len or 0) for e in events) or (facts.config.max_model_len if facts.config else None)
+    longest = max((e.requested_tokens or e.prompt_tokens or 0) for e in events)
+    changes = []
+    fits = facts.memory.max_model_len_that_fits if facts.memory else None
+    proposed = int(math.ceil(longest / 1024) * 1024) if longest else None
+    if limit and proposed and fits and limit < proposed <= fits:
+        changes.append(ConfigChange(flag="--max-model-len", current=str(limit), proposed=str(proposed),
+                                    reason=f"the longest rejected request needs {longest:,} tokens; up to {fits:,} fit "
+                                    "the KV cache", cost="fewer long requests run at once"))
+    return [RULE_TOO_LONG.finding(
+        Severity.MEDIUM if len(events) >= TOO_LONG_MANY else Severity.LOW,
+        f"{len(events)} request(s) rejected as longer than max-model-len {fmt(limit)} (longest {fmt(longest)} tokens)",
+        evidence=[c.log_evidence(events[-1], "rejected request tokens", longest or None, limit, ">", "tokens")],
+        changes=changes, confidence=0.7,
+        summary="Clients send prompts (plus max_tokens) longer than the server accepts: they get HTTP 400.",
+        actions=["Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows "
+                 "(servops advise)."])]
+
+
 def _rule(code: str, check, category: Category, needs: tuple[str, ...]) -> Rule:
     title, page = op5_pages.PAGES[code]
     return Rule(code=code, title=title, category=category, page=page, check=check, needs=needs)
@@ -349,6 +375,8 @@ RULE_KNEE = _rule("OP-5.9", _check_past_knee, Category.SATURATION, ("loadtest",)
 
 RULE_LONG_TAIL = _rule("OP-5.10", _check_long_tail, Category.LATENCY, ("window",))
 RULE_IMBALANCE = _rule("OP-5.11", _check_imbalance, Category.SATURATION, ("window",))
+RULE_TOO_LONG = _rule("OP-5.12", _check_too_long, Category.RELIABILITY, ("events",))
 
 RULES: list[Rule] = [RULE_TTFT, RULE_SATURATION, RULE_PREEMPTION, RULE_ITL_LOAD, RULE_ITL_SINGLE,
-                     RULE_UPSTREAM, RULE_LONG_PROMPTS, RULE_ABORTS, RULE_KNEE, RULE_LONG_TAIL, RULE_IMBALANCE]
+                     RULE_UPSTREAM, RULE_LONG_PROMPTS, RULE_ABORTS, RULE_KNEE, RULE_LONG_TAIL, RULE_IMBALANCE,
+                     RULE_TOO_LONG]

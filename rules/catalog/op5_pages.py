@@ -95,4 +95,14 @@ PAGES: dict[str, tuple[str, RulePage]] = {
         example="10.0.0.1 has 60 running and 12 waiting; 10.0.0.2 has 9 running.",
         fix="Balance on outstanding requests or KV usage (least-requests, llm-d/production-stack routers).",
         limits="Needs per-instance series (Prometheus); a snapshot is one instant.", references=[METRICS])),
+    "OP-5.12": ("requests rejected as too long", RulePage(
+        checks="Log lines of the request-too-long 400 errors (every version's wording, §3.8): how many, and the "
+               "longest prompt (+ max_tokens) against --max-model-len.",
+        why="These requests fail outright; either clients need to shorten them or the limit is set below what the "
+            "memory would allow.",
+        example="5 requests rejected: maximum context length 8,192, longest 11,300 tokens; 26,048 fit -> 12288.",
+        fix="Raise --max-model-len to the longest request rounded up to 1,024 when the memory figures say it fits; "
+            "else truncate client-side.",
+        limits="Only sees rejections that reached the server log; from 0.32 an over-long max_tokens is clamped "
+               "silently, not rejected.", references=[])),
 }

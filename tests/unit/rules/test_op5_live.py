@@ -200,3 +200,18 @@ def test_one_replica_queueing_while_another_idles_is_an_imbalance():
 
 def test_evenly_loaded_replicas_are_fine():
     assert op5.RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (58, 10))) == []
+
+
+def test_rejected_long_requests_raise_max_model_len_when_the_memory_allows():
+    events = [event(K.REQUEST_TOO_LONG, i, max_model_len=8192, prompt_tokens=9000 + i, requested_tokens=11300 if i == 3
+                    else None) for i in range(1, 6)]
+    facts = Facts(events=events, memory=MemoryFacts(max_model_len_that_fits=26048))
+    [finding] = op5.RULE_TOO_LONG.evaluate(facts)
+    assert finding.severity.value == "medium" and _flags(finding) == {"--max-model-len": "12288"}
+    assert (finding.evidence[0].value, finding.evidence[0].threshold) == (11300, 8192)
+
+
+def test_rejected_long_requests_without_memory_figures_only_advise():
+    facts = Facts(events=[event(K.REQUEST_TOO_LONG, max_model_len=8192, prompt_tokens=9000)])
+    [finding] = op5.RULE_TOO_LONG.evaluate(facts)
+    assert finding.severity.value == "low" and finding.changes == [] and finding.actions
