@@ -116,3 +116,17 @@ def test_evaluation_is_deterministic():
     facts = live(running=60, waiting=14, kv=0.99, preemptions_added=12, ttft={6.0: 20})
     facts.config = config(ConfigSource.DEFAULT, max_num_seqs=256)
     assert evaluate(facts).model_dump_json() == evaluate(facts).model_dump_json()
+
+
+def test_every_rule_survives_events_without_fields_and_zero_figures():
+    from rules.events import LogEvent
+    from rules.facts import EndpointFacts, Hardware, LoadTestFacts, MemoryFacts, ModelFacts, Workload
+
+    facts = Facts(events=[LogEvent(kind=kind) for kind in LogEventKind],
+                  config=config(max_num_seqs=0, max_num_batched_tokens=0, block_size=0, tensor_parallel_size=0,
+                                max_model_len=0, gpu_memory_utilization=0.0),
+                  memory=MemoryFacts(kv_cache_tokens=0, total_gib=0, weights_gib=0),
+                  workload=Workload(p95_input_tokens=0, p95_output_tokens=0, client_concurrency=0, target_concurrency=0),
+                  hardware=Hardware(usable_gib=0, gpu_count=0), model=ModelFacts(), loadtest=LoadTestFacts(),
+                  endpoint=EndpointFacts())
+    assert evaluate(facts).errors == []
