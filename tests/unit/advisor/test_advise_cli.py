@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from advisor.cli import main
-from tests.unit.advisor.conftest import DATA_DIR
+from tests.unit.advisor.data_paths import DATA_DIR
 
 MEMORY_KEYS = {"total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib",
                "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks", "max_concurrency"}
