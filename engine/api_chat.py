@@ -14,8 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from engine import api_errors
-from engine.api_completions import start_sse
-from engine.api_errors import SSE_DONE, ApiError, sse_event
+from engine.api_errors import ApiError
 from engine.api_protocol import (
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -30,6 +29,7 @@ from engine.api_protocol import (
     random_id,
 )
 from engine.api_serving import OpenAIServing, PreparedRequest
+from engine.api_sse import SSE_DONE, sse_event, start_sse, write_quietly
 from engine.async_engine import EngineDeadError, RequestStream
 
 NO_TEMPLATE_MESSAGE = ("As of transformers v4.44, default chat template is no longer allowed, so you must "
@@ -139,7 +139,8 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
                                                        usage=UsageInfo.of(prompt_tokens, completion_tokens))
             await response.write(sse_event(dump_chunk(usage_chunk)))
     except EngineDeadError:
-        await response.write(sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
-    await response.write(SSE_DONE)
-    await response.write_eof()
+        await write_quietly(response, sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
+    except ConnectionResetError:  # the client went away; leaving `serving.run` aborts the request
+        return response
+    await write_quietly(response, SSE_DONE, eof=True)
     return response

@@ -12,7 +12,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from engine import api_errors
-from engine.api_errors import SSE_DONE, ApiError, sse_event
+from engine.api_errors import ApiError
 from engine.api_protocol import (
     CompletionRequest,
     CompletionResponse,
@@ -25,10 +25,8 @@ from engine.api_protocol import (
     random_id,
 )
 from engine.api_serving import OpenAIServing, PreparedRequest
+from engine.api_sse import SSE_DONE, sse_event, start_sse, write_quietly
 from engine.async_engine import EngineDeadError, RequestStream
-from engine.logger import init_logger
-
-logger = init_logger(__name__)
 
 
 async def create_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:
@@ -111,15 +109,8 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
                                                    usage=UsageInfo.of(prompt_tokens, completion_tokens))
             await response.write(sse_event(dump_chunk(usage_chunk)))
     except EngineDeadError:
-        await response.write(sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
-    await response.write(SSE_DONE)
-    await response.write_eof()
-    return response
-
-
-async def start_sse(http_request: web.Request) -> web.StreamResponse:
-    """A 200 text/event-stream response, headers sent."""
-    response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream; charset=utf-8",
-                                                       "Cache-Control": "no-cache"})
-    await response.prepare(http_request)
+        await write_quietly(response, sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
+    except ConnectionResetError:  # the client went away; leaving `serving.run` aborts the request
+        return response
+    await write_quietly(response, SSE_DONE, eof=True)
     return response

@@ -1,4 +1,4 @@
-"""HTTP errors in vLLM 0.33's shape and wording, and SSE framing.
+"""HTTP errors in vLLM 0.33's shape and wording.
 
 Why vLLM's texts: clients and runbooks match on them (the too-long-prompt text, the 503
 `The engine is currently busy…`), and the advisor's rules quote them. The body is the
@@ -16,7 +16,6 @@ from aiohttp import web
 ENGINE_DEAD_MESSAGE = "The server had an error while processing your request."
 BUSY_MESSAGE = ("The engine is currently busy and cannot accept new requests. "
                 "Please try again later or on a different instance.")
-SSE_DONE = b"data: [DONE]\n\n"
 
 
 class ApiError(Exception):
@@ -83,8 +82,3 @@ def max_tokens_too_large(max_tokens: int, max_model_len: int) -> ApiError:
 
 def compact_json(payload: Any) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
-
-
-def sse_event(data: str) -> bytes:
-    """One server-sent event as vLLM frames it: `data: <json>` and a blank line."""
-    return f"data: {data}\n\n".encode()

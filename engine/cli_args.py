@@ -82,9 +82,9 @@ IGNORED_SWITCHES: tuple[str, ...] = (
 
 # Fields that map 1:1 onto EngineConfig (same name as the flag's dest).
 ENGINE_CONFIG_FIELDS: tuple[str, ...] = (
-    "model", "served_model_name", "num_gpu_blocks_override", "max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-    "device_memory_gib", "block_size", "enable_prefix_caching", "enable_chunked_prefill",
-    "dtype", "seed", "device", "tokenizer",
+    "model", "served_model_name", "num_gpu_blocks_override", "max_model_len", "max_num_seqs",
+    "max_num_batched_tokens", "gpu_memory_utilization", "device_memory_gib", "block_size",
+    "enable_prefix_caching", "enable_chunked_prefill", "dtype", "seed", "device", "tokenizer",
 )
 
 
@@ -116,9 +116,11 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     net = parser.add_argument_group("server")
     net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    net.add_argument("--port", type=_port, default=8000, help="TCP port to listen on (default: 8000; 0 picks a free one)")
+    net.add_argument("--port", type=_port, default=8000,
+                     help="TCP port to listen on (default: 8000; 0 picks a free one)")
     net.add_argument("--served-model-name", default=None,
-                     help="model name the API answers to and the metrics' model_name label (default: the model argument)")
+                     help="model name the API answers to and the metrics' model_name label "
+                     "(default: the model argument)")
     net.add_argument("--disable-log-requests", action="store_true",
                      help="do not log a line per received request")
     net.add_argument("--disable-log-stats", action="store_true",
@@ -126,7 +128,8 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     net.add_argument("--max-num-queued-reqs", type=_positive_int, default=None,
                      help="reject new requests with HTTP 503 when this many are already waiting (default: unlimited)")
     net.add_argument("--enable-force-include-usage", action="store_true",
-                     help="send the usage chunk at the end of every stream, as if stream_options.include_usage were set")
+                     help="send the usage chunk at the end of every stream, as if "
+                     "stream_options.include_usage were set")
     net.add_argument("--shutdown-timeout", type=_non_negative_float, default=30.0,
                      help="on SIGTERM, seconds to let in-flight requests finish before aborting them (default: 30)")
 
@@ -140,7 +143,8 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     eng.add_argument("--gpu-memory-utilization", type=_fraction, default=None,
                      help="fraction (0-1] of device memory the engine may use, KV cache included")
     eng.add_argument("--device-memory-gib", type=_positive_float, default=None,
-                     help="device memory budget in GiB (real GPU memory when a GPU is present; sizes the KV pool on CPU)")
+                     help="device memory budget in GiB (default: the GPU's memory; 4 on CPU); "
+                     "sizes the KV pool")
     eng.add_argument("--block-size", type=_positive_int, default=None, help="tokens per KV-cache block")
     eng.add_argument("--num-gpu-blocks-override", type=_positive_int, default=None,
                      help="use this many KV-cache blocks instead of the number the memory budget gives")
@@ -151,7 +155,8 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     eng.add_argument("--dtype", default=None, choices=["auto", "float32", "float16", "bfloat16", "half", "float"],
                      help="weight and activation dtype (default: auto)")
     eng.add_argument("--seed", type=int, default=None, help="random seed for sampling")
-    eng.add_argument("--device", default=None, help="torch device: auto, cpu, cuda or cuda:N (default: auto = cuda when available)")
+    eng.add_argument("--device", default=None,
+                     help="torch device: auto, cpu, cuda or cuda:N (default: auto = cuda when available)")
     eng.add_argument("--tokenizer", default=None, help="tokenizer directory or name (default: the model's)")
 
     unsupported = parser.add_argument_group("vLLM flags this engine rejects (other than the values shown)")

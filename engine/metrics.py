@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.exposition import generate_latest
 
-# vLLM serves /metrics as prometheus_client's text format 0.0.4.
-METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST  # "text/plain; version=0.0.4; charset=utf-8"
+# vLLM serves /metrics as text format 0.0.4 (newer prometheus_client defaults to announcing
+# 1.0.0, which some scrapers negotiate differently; the body is the same 0.0.4 text).
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # finished_reason values vLLM 0.33 pre-creates (0.13+ adds error, 0.17+ repetition).
 FINISHED_REASONS: tuple[str, ...] = ("stop", "length", "abort", "error", "repetition")

@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 from engine.async_engine import FAULT_ENV
-from tests.helpers.server_process import TINY_SERVER_FLAGS, ServerHandle, running_server
-from tests.helpers.server_process import tiny_model_dir  # noqa: F401 - a session fixture
+from tests.helpers.server_process import (
+    TINY_SERVER_FLAGS,
+    ServerHandle,
+    running_server,
+    tiny_model_dir,  # noqa: F401 - a session fixture
+)
 
 KILLS_SHARED_SERVER = "kills_shared_server"
 

@@ -50,7 +50,8 @@ def test_iteration_tokens_total_is_a_histogram_despite_its_suffix():
 
 def test_ttft_histogram_has_vllm_buckets():
     families = _families(_metrics())
-    bounds = [s.labels["le"] for s in families["vllm:time_to_first_token_seconds"].samples if s.name.endswith("_bucket")]
+    samples = families["vllm:time_to_first_token_seconds"].samples
+    bounds = [s.labels["le"] for s in samples if s.name.endswith("_bucket")]
     assert bounds == [str(float(b)) for b in TTFT_BUCKETS_S] + ["+Inf"]
 
 

@@ -1,0 +1,34 @@
+"""Server-sent events exactly as vLLM frames them: `data: <json>\\n\\n`, ending with `data: [DONE]`.
+
+Why its own module: both generation endpoints stream, and a client that disconnects must
+never turn into a logged traceback; the writes that may hit a closed socket live here.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+SSE_DONE = b"data: [DONE]\n\n"
+
+
+def sse_event(data: str) -> bytes:
+    """One server-sent event: `data: <json>` and a blank line."""
+    return f"data: {data}\n\n".encode()
+
+
+async def start_sse(http_request: web.Request) -> web.StreamResponse:
+    """A 200 text/event-stream response, headers sent."""
+    response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream; charset=utf-8",
+                                                       "Cache-Control": "no-cache"})
+    await response.prepare(http_request)
+    return response
+
+
+async def write_quietly(response: web.StreamResponse, data: bytes, eof: bool = False) -> None:
+    """Write, ignoring a client that has already gone (nothing is left to tell it)."""
+    try:
+        await response.write(data)
+        if eof:
+            await response.write_eof()
+    except ConnectionResetError:
+        pass
