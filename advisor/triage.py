@@ -25,6 +25,7 @@ from advisor.errors import UserError
 from advisor.predict import Deployment, launch_from_config, predict_findings
 from advisor.run_diff import RunDiff
 from advisor.triage_context import hardware_for, memory_from_advisor, model_facts, resolve_deployment
+from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, Workload
 from rules.model import Finding, Rule
@@ -68,6 +69,7 @@ class TriageResult(BaseModel):
     rules_skipped: list[str] = Field(default_factory=list)
     rule_errors: list[RuleError] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    rule_pages: dict[str, str] = Field(default_factory=dict, description="rule code → its page, for fired rules")
     changes_since_last: RunDiff | None = None  # scheduled runs only
     facts: Facts | None = Field(default=None, description="what the rules saw (omitted with --no-facts)")
 
@@ -108,6 +110,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         rules_skipped=evaluation.rules_skipped,
         rule_errors=evaluation.errors,
         notes=[*collected.notes, *notes],
+        rule_pages=_pages(evaluation.findings),
         facts=collected.facts,
     )
     if collected.command is not None:
@@ -184,6 +187,18 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
         for path in request.metrics_files:
             facts.sources.append(FactSource(kind="metrics", location=path,
                                             note=_window_note(request.metrics_interval_s if len(snapshots) == 2 else None)))
+
+
+def _pages(findings: list[Finding]) -> dict[str, str]:
+    """Each fired rule's page (what it checks, why, the fix, limits) so a report can show it."""
+    pages: dict[str, str] = {}
+    for finding in findings:
+        if finding.rule not in pages:
+            try:
+                pages[finding.rule] = get_rule(finding.rule).explain()
+            except LookupError:
+                continue
+    return pages
 
 
 def _window_note(interval_s: float | None) -> str:

@@ -67,3 +67,14 @@ def test_human_text_shows_severity_evidence_change_and_prediction():
     assert "change --max-model-len: 262144 → 23152" in text
     assert "predicted: server starts" in text
     assert "Proposed command:" in text
+
+
+def test_fired_rules_carry_their_page_and_the_document_renders_as_a_report():
+    from reports.render import render_html
+
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
+                                      gpu="L4"))
+    assert set(result.rule_pages) == {finding.rule for finding in result.findings}
+    assert result.rule_pages["OP-1.1"].startswith("OP-1.1")
+    html = render_html([json.loads(result.model_dump_json())])
+    assert "OP-1.1" in html and "23152" in html
