@@ -118,7 +118,7 @@ def estimate_memory(
     max_model_len = config.max_model_len or model.max_position_embeddings
     cpu = gpu.arch == "cpu"  # the bundled engine's CPU device budget
     dtype_bytes = model_dtype_bytes(model, config.dtype, cpu)
-    kv_dtype_bytes = 1.0 if config.kv_cache_dtype.startswith("fp8") else dtype_bytes
+    kv_dtype_bytes = {"auto": dtype_bytes, "bfloat16": 2.0, "float16": 2.0}.get(config.kv_cache_dtype, 1.0)
     quantization = config.quantization or model.native_quantization
 
     total = gpu.usable_gib
