@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from advisor import __version__
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
-from advisor.collect.facts import effective_command, memory_from_log, server_config
+from advisor.collect.facts import effective_command, memory_from_log, memory_from_metrics, merge_memory, server_config
 from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
@@ -142,11 +142,10 @@ def collect(request: TriageRequest) -> Collected:
     command = typed if typed is not None else merged  # the user's own command, when given, is what we edit
     if request.server_args:
         facts.sources.append(FactSource(kind="config", location="--server-args"))
-    facts.memory = memory_from_log(facts.events)
+    facts.memory = merge_memory(memory_from_log(facts.events), memory_from_metrics(facts.snapshot))
     facts.hardware = hardware_for(request, facts)
     facts.model = model_facts(request, facts)
-    if facts.memory is None:
-        facts.memory = memory_from_advisor(request, facts)
+    facts.memory = merge_memory(facts.memory, memory_from_advisor(request, facts))
     facts.workload = request.workload
     if command is not None and not command.program and typed is None:
         command.program = ["vllm", "serve"]

@@ -46,6 +46,9 @@ _ENGINE_CONFIG_NAMES = {
     "block_size": "block_size", "max_num_seqs": "max_num_seqs", "max_num_batched_tokens": "max_num_batched_tokens",
 }
 _ENGINE_CONFIG_KEY = re.compile(r"(?:^|, )(\w+)=('[^']*'|[^,]*)")
+# a modelled (advisor) figure must not stand in for these beside a measured source
+_MEASURED_ONLY = frozenset({"available_kv_gib", "kv_cache_tokens", "num_blocks", "max_concurrency",
+                            "max_model_len_that_fits"})
 _ORIGIN_TO_SOURCE = {
     "server-args": ConfigSource.ARGS,
     "log": ConfigSource.ARGS,
@@ -124,6 +127,31 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
             memory.total_gib = event.total_gib
             memory.requested_gib = event.requested_gib
     return None if memory == MemoryFacts(source="startup_log") else memory
+
+
+def memory_from_metrics(snapshot: MetricSnapshot | None) -> MemoryFacts | None:
+    """KV pool size from `vllm:cache_config_info` (num_gpu_blocks × block_size): measured, not modelled."""
+    labels = cache_config_labels(snapshot)
+    blocks, block_size = _int(labels.get("num_gpu_blocks", "")), _int(labels.get("block_size", ""))
+    if not blocks or not block_size:
+        return None
+    return MemoryFacts(num_blocks=blocks, block_size=block_size, kv_cache_tokens=blocks * block_size,
+                       source="cache_config_info")
+
+
+def merge_memory(*layers: MemoryFacts | None) -> MemoryFacts | None:
+    """The first layer's figures, gaps filled from the next ones (log › metrics › advisor)."""
+    present = [layer for layer in layers if layer is not None]
+    if not present:
+        return None
+    merged = present[0].model_copy()
+    for layer in present[1:]:
+        for name in MemoryFacts.model_fields:
+            if name == "source" or (layer.source == "advisor" and name in _MEASURED_ONLY):
+                continue
+            if getattr(merged, name) is None:
+                setattr(merged, name, getattr(layer, name))
+    return merged
 
 
 def cache_config_labels(snapshot: MetricSnapshot | None) -> dict[str, str]:
@@ -207,7 +235,9 @@ def _set_typed(config: ServerConfig, flag: str, text: str) -> bool:
     return True
 
 
-def _int(text: str) -> int | None:
+def _int(text: str | None) -> int | None:
+    if not text:
+        return None
     try:
         return int(float(text.replace(",", "").replace("_", "")))
     except ValueError:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.collect.facts import effective_command, memory_from_log, server_config
+from advisor.collect.facts import effective_command, memory_from_log, memory_from_metrics, merge_memory, server_config
 from advisor.collect.logs import parse_lines
 from advisor.collect.metrics import parse_exposition
 from advisor.collect.server_args import ServerArgsError, args_from_repr, command_from_cache_config, parse_command
-from rules.facts import ConfigSource
+from rules.facts import ConfigSource, MemoryFacts
 
 
 @pytest.mark.parametrize(
@@ -118,3 +118,19 @@ def test_memory_figures_come_from_the_startup_log():
         15.2683, 22.34, 162704, 10.17)
     assert memory.source == "startup_log"
     assert memory_from_log([]) is None
+
+
+def test_kv_pool_size_is_read_from_cache_config_info():
+    memory = memory_from_metrics(parse_exposition(CACHE_INFO, "m"))
+    assert (memory.num_blocks, memory.block_size, memory.kv_cache_tokens) == (10169, 16, 162704)
+    assert memory.source == "cache_config_info"
+
+
+def test_measured_memory_figures_are_never_replaced_by_modelled_ones():
+    measured = MemoryFacts(available_kv_gib=3.18, source="startup_log")
+    modelled = MemoryFacts(available_kv_gib=9.0, kv_cache_tokens=999, total_gib=24.0, weights_gib=15.0,
+                           source="advisor")
+    merged = merge_memory(measured, None, modelled)
+    assert merged.available_kv_gib == 3.18 and merged.kv_cache_tokens is None
+    assert (merged.total_gib, merged.weights_gib, merged.source) == (24.0, 15.0, "startup_log")
+    assert merge_memory(None, None) is None
