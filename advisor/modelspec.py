@@ -67,6 +67,11 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return _spec_from_dir(path).model_copy(update={"source_path": str(path)})
+    if path.is_file() and path.suffix == ".gguf":
+        raise UserError(
+            f"--model {name_or_path!r}: GGUF files are not read; pass the HF model dir it was converted "
+            "to (the bundled engine keeps its default in ~/.cache/servops/models/) or a catalog name"
+        )
     if path.is_file():
         spec = spec_from_config(_read_json(path), name=path.parent.name or path.name)
         return spec.model_copy(update={"source_path": str(path.parent)})

@@ -131,3 +131,14 @@ def test_native_quantization_is_read_from_the_checkpoint_config(tmp_path, quant,
               "num_attention_heads": 4, "vocab_size": 256, "quantization_config": quant}
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert resolve_model(str(tmp_path)).native_quantization == expected
+
+
+def test_a_gguf_file_is_refused_with_where_to_find_the_hf_dir(tmp_path):
+    gguf = tmp_path / "model.Q4_1.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(UserError, match="GGUF files are not read; pass the HF model dir"):
+        resolve_model(str(gguf))
+
+
+def test_the_bundled_engines_served_name_resolves_to_the_catalog_entry():
+    assert resolve_model("SmolLM2-135M-Instruct").name == "SmolLM2-135M"
