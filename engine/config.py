@@ -77,11 +77,13 @@ class EngineConfig:
         return torch.device(self.device)
 
     def torch_dtype(self, model_dtype: torch.dtype | None) -> torch.dtype:
-        """`auto` keeps a half-precision checkpoint's dtype (float16 → bfloat16 on CPU), else float32."""
+        """`auto`: on CUDA the checkpoint's half dtype; on CPU float32, because on CPUs without
+        native bf16 (AVX2 only, like our CI box) bf16 GEMMs are slower than float32 ones, not
+        faster (measured in docs/engine.md). float16 becomes bfloat16 on CPU."""
         name = DTYPE_ALIASES.get(self.dtype, self.dtype)
         if name != "auto":
             dtype = DTYPES[name]
-        elif model_dtype in (torch.bfloat16, torch.float16):
+        elif model_dtype in (torch.bfloat16, torch.float16) and self.torch_device().type == "cuda":
             dtype = model_dtype
         else:
             dtype = torch.float32

@@ -1,0 +1,105 @@
+"""Greedy outputs are token-identical to Hugging Face `generate()` on the same weights (float32),
+however the engine batches, chunks, caches or preempts, and every block returns to the pool."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine.sampling_params import SamplingParams
+
+from .conftest import hf_greedy, make_engine, run_to_completion
+
+MAX_NEW = 24
+
+
+def prompts(seed: int, lengths: list[int], vocab: int = 256) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [[rng.randrange(vocab) for _ in range(n)] for n in lengths]
+
+
+def generate_all(engine, batch: list[list[int]], max_new: int = MAX_NEW) -> list:
+    for i, prompt in enumerate(batch):
+        engine.add_request(f"r{i}", prompt, SamplingParams(temperature=0.0, max_tokens=max_new))
+    finished = run_to_completion(engine)
+    assert engine.num_free_blocks() == engine.num_total_blocks()
+    return [finished[f"r{i}"] for i in range(len(batch))]
+
+
+def assert_matches_hf(model_dir: str, batch: list[list[int]], outputs: list, max_new: int = MAX_NEW) -> None:
+    for prompt, output in zip(batch, outputs):
+        assert output.output_token_ids == hf_greedy(model_dir, prompt, max_new), f"prompt of {len(prompt)} tokens"
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_single_request_matches_hf_generate(tiny_model_dir, variant):
+    model_dir = tiny_model_dir(variant)
+    batch = prompts(1, [37])
+    assert_matches_hf(model_dir, batch, generate_all(make_engine(model_dir), batch))
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_batch_of_mixed_lengths_matches_hf_generate(tiny_model_dir, variant):
+    model_dir = tiny_model_dir(variant)
+    batch = prompts(2, [3, 16, 17, 50, 101])
+    assert_matches_hf(model_dir, batch, generate_all(make_engine(model_dir), batch))
+
+
+@pytest.mark.parametrize("variant", ["mistral", "llama3_rope_tied", "yarn"])
+def test_other_family_members_match_hf_generate(tiny_model_dir, variant):
+    model_dir = tiny_model_dir(variant)
+    batch = prompts(3, [9, 70, 180])
+    assert_matches_hf(model_dir, batch, generate_all(make_engine(model_dir), batch))
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_chunked_prefill_with_a_tiny_token_budget_matches_hf(tiny_model_dir, variant):
+    model_dir = tiny_model_dir(variant)
+    batch = prompts(4, [45, 90, 7])
+    engine = make_engine(model_dir, max_num_batched_tokens=16)  # prompts split into 16-token chunks
+    assert_matches_hf(model_dir, batch, generate_all(engine, batch))
+
+
+def test_chunked_prefill_disabled_matches_hf(tiny_model_dir):
+    model_dir = tiny_model_dir("llama")
+    batch = prompts(5, [45, 90, 7])
+    engine = make_engine(model_dir, enable_chunked_prefill=False, max_num_batched_tokens=256)
+    assert_matches_hf(model_dir, batch, generate_all(engine, batch))
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_prefix_cache_hits_give_the_same_tokens(tiny_model_dir, variant):
+    model_dir = tiny_model_dir(variant)
+    shared = prompts(6, [64])[0]
+    batch = [shared + tail for tail in prompts(7, [5, 11, 1])] + [list(shared)]
+    engine = make_engine(model_dir, block_size=16)
+    first = generate_all(engine, batch[:1])
+    rest = generate_all(engine, batch[1:])
+    assert first[0].num_cached_tokens == 0
+    assert [o.num_cached_tokens for o in rest] == [64, 64, 48]  # full-prompt hit recomputes its last block
+    assert engine.scheduler_stats().prefix_cache_hits == 176
+    assert_matches_hf(model_dir, batch, first + rest)
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+def test_forced_preemption_still_completes_every_request_with_hf_tokens(tiny_model_dir, chunked):
+    model_dir = tiny_model_dir("llama")
+    batch = prompts(8, [40, 33, 47, 20, 38, 29])
+    # 6 requests × ~5 blocks each do not fit in 12 blocks of 16 tokens: the scheduler must preempt
+    engine = make_engine(model_dir, num_gpu_blocks_override=12, max_model_len=128, block_size=16,
+                         enable_chunked_prefill=chunked, max_num_batched_tokens=128)
+    outputs = generate_all(engine, batch, max_new=40)
+    assert engine.scheduler_stats().num_preemptions_total > 0
+    assert sum(o.metrics.num_preemptions for o in outputs) == engine.scheduler_stats().num_preemptions_total
+    assert_matches_hf(model_dir, batch, outputs, max_new=40)
+
+
+def test_forced_preemption_without_prefix_caching_matches_hf(tiny_model_dir):
+    model_dir = tiny_model_dir("qwen2")
+    batch = prompts(9, [40, 33, 47, 20])
+    engine = make_engine(model_dir, num_gpu_blocks_override=9, max_model_len=128, block_size=16,
+                         enable_prefix_caching=False)
+    outputs = generate_all(engine, batch, max_new=40)
+    assert engine.scheduler_stats().num_preemptions_total > 0
+    assert_matches_hf(model_dir, batch, outputs, max_new=40)
