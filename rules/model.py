@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 if TYPE_CHECKING:
     from rules.facts import Facts
@@ -128,6 +128,12 @@ class Finding(BaseModel):
     @property
     def evidence_strength(self) -> float:
         return sum(e.weight for e in self.evidence)
+
+    @computed_field  # in the JSON too, like a Prometheus alert's runbook_url
+    @property
+    def explain(self) -> str:
+        """The command that prints this rule's page."""
+        return f"servops rules explain {self.rule}"
 
 
 class RulePage(BaseModel):

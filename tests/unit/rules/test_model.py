@@ -67,3 +67,13 @@ def test_docs_catalog_lists_every_rule_code():
     docs = (Path(__file__).parents[3] / "docs" / "rules.md").read_text()
     missing = [code for code in codes() if f"`{code}`" not in docs]
     assert not missing, f"docs/rules.md lacks {missing}"
+
+
+def test_a_finding_points_to_its_rule_page_in_its_json():
+    import json
+
+    from rules.model import Category, Finding
+
+    finding = Finding(rule="OP-5.3", severity=Severity.HIGH, category=Category.KV_CACHE, title="t")
+    assert json.loads(finding.model_dump_json())["explain"] == "servops rules explain OP-5.3"
+    assert Finding.model_validate_json(finding.model_dump_json()) == finding
