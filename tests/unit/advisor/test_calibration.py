@@ -111,3 +111,13 @@ def test_estimated_maximum_model_length_matches_a_qwen2_5_32b_awq_log():
     qwen = resolve_model("Qwen2.5-32B")
     per_token = 64 * 2 * 8 * 128 * 2
     assert max_len_for_kv_bytes(qwen, 0.58 * GIB, per_token, 16, 2048) == 2368
+
+
+def test_llm_d_h100_free_memory_passes_at_090_and_fails_above_what_is_free():
+    """llm-d: H100 79.18 GiB total, 78.57 GiB free at start; util 0.9 → 71.26 GiB requested."""
+    llama = resolve_model("Llama-3.1-8B")
+    ok = estimate_memory(llama, H100, LaunchConfig(gpu_memory_utilization=0.9), free_memory_gib=78.57)
+    too_much = estimate_memory(llama, H100, LaunchConfig(gpu_memory_utilization=0.995), free_memory_gib=78.57)
+    assert ok.fits
+    assert too_much.failure.startswith("Free memory on device cuda:0 (78.57/79.18 GiB) on startup is less than "
+                                       "desired GPU memory utilization (0.995, 78.78 GiB).")
