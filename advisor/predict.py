@@ -52,6 +52,23 @@ class Deployment:
 
 
 @dataclass(slots=True)
+class MeasuredPool:
+    """The KV pool as the server reported it (tokens), for when the device size is unknown.
+
+    Enough to predict changes that do not resize the pool: --max-model-len (concurrency),
+    --kv-cache-dtype (bytes per token), --max-num-seqs (tokens per running request).
+    """
+
+    kv_cache_tokens: int
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    kv_dtype_bytes: float = 2.0
+
+
+POOL_FLAGS = frozenset({"--max-model-len", "--kv-cache-dtype", "--max-num-seqs"})
+
+
+@dataclass(slots=True)
 class KvFigures:
     kv_pool_gib: float
     kv_cache_tokens: int
@@ -80,17 +97,23 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
         return LaunchConfig(**{k: v for k, v in fields.items() if k in LaunchConfig.model_fields})
 
 
-def predict_findings(findings: list[Finding], deployment: Deployment | None) -> None:
+def predict_findings(
+    findings: list[Finding], deployment: Deployment | None, pool: MeasuredPool | None = None
+) -> None:
     """Fill `predicted_effect` on every change (and alternative) of every finding, in place."""
     for finding in findings:
         for change in [*finding.changes, *finding.alternatives]:
-            change.predicted_effect = predict_change(change, deployment)
+            change.predicted_effect = predict_change(change, deployment, pool)
 
 
-def predict_change(change: ConfigChange, deployment: Deployment | None) -> PredictedEffect:
+def predict_change(
+    change: ConfigChange, deployment: Deployment | None, pool: MeasuredPool | None = None
+) -> PredictedEffect:
     """Before → after KV figures for one change, or a note saying why there is none."""
     if change.flag not in LAUNCH_FLAGS:
         return PredictedEffect(text="no memory effect modelled for this flag")
+    if deployment is None and pool is not None and change.flag in POOL_FLAGS:
+        return predict_from_pool(change, pool)
     if deployment is None:
         return PredictedEffect(text="not predicted: pass --model and --gpu (or --gpu-memory-gib) to size it")
     name, kind = LAUNCH_FLAGS[change.flag]
@@ -101,7 +124,52 @@ def predict_change(change: ConfigChange, deployment: Deployment | None) -> Predi
         after = figures(deployment, after_launch)
     except (UserError, ValueError) as exc:
         return PredictedEffect(text=f"not predicted: {str(exc).splitlines()[0][:160]}")
-    return _effect(before, after)
+    effect = _effect(before, after)
+    if change.flag == "--max-num-seqs":
+        _add_share(effect, after.kv_cache_tokens, deployment.launch.max_num_seqs or _number(change.current),
+                   after_launch.max_num_seqs)
+    return effect
+
+
+def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffect:
+    """Changes that keep the pool's bytes, sized from the token count the server reported."""
+    tokens_before = tokens_after = pool.kv_cache_tokens
+    length_before = length_after = pool.max_model_len
+    try:
+        if change.flag == "--max-model-len":
+            length_after = int(float(change.proposed))
+        elif change.flag == "--kv-cache-dtype":
+            after_bytes = 1.0 if change.proposed.startswith("fp8") else pool.kv_dtype_bytes
+            tokens_after = int(tokens_before * pool.kv_dtype_bytes / after_bytes)
+        elif change.flag == "--max-num-seqs":
+            effect = PredictedEffect(text=f"KV tokens {tokens_before:,} unchanged (measured pool)",
+                                     figures={"kv_cache_tokens_before": float(tokens_before),
+                                              "kv_cache_tokens_after": float(tokens_after)})
+            _add_share(effect, tokens_after, pool.max_num_seqs or _number(change.current), int(float(change.proposed)))
+            return effect
+    except ValueError:
+        return PredictedEffect(text=f"not predicted: {change.proposed!r} is not a value for {change.flag}")
+    figures = {"kv_cache_tokens_before": float(tokens_before), "kv_cache_tokens_after": float(tokens_after)}
+    parts = [f"KV tokens {tokens_before:,} → {tokens_after:,} (measured pool)"]
+    if length_before and length_after:
+        before, after = tokens_before / length_before, tokens_after / length_after
+        figures.update(max_concurrency_before=round(before, 2), max_concurrency_after=round(after, 2),
+                       starts_before=float(tokens_before >= length_before),
+                       starts_after=float(tokens_after >= length_after))
+        parts.append(f"max concurrency {before:.2f}x at {length_before:,} tokens → {after:.2f}x at {length_after:,} tokens")
+    return PredictedEffect(text="; ".join(parts), figures=figures)
+
+
+def _add_share(effect: PredictedEffect, tokens: int, seqs_before: int | None, seqs_after: int | None) -> None:
+    """What capping the batch buys: KV tokens each running request can hold without preemption."""
+    if not seqs_after:
+        return
+    effect.figures["kv_tokens_per_running_request_after"] = round(tokens / seqs_after, 1)
+    text = f"with at most {seqs_after} running, each can hold {tokens / seqs_after:,.0f} KV tokens"
+    if seqs_before:
+        effect.figures["kv_tokens_per_running_request_before"] = round(tokens / seqs_before, 1)
+        text += f" (was {tokens / seqs_before:,.0f} at {seqs_before})"
+    effect.text = f"{effect.text}; {text}"
 
 
 def figures(deployment: Deployment, launch: LaunchConfig) -> KvFigures:
@@ -170,6 +238,13 @@ def _effect(before: KvFigures, after: KvFigures) -> PredictedEffect:
             "starts_after": float(after.fits),
         },
     )
+
+
+def _number(text: str | None) -> int | None:
+    try:
+        return int(float(text)) if text else None
+    except ValueError:
+        return None
 
 
 def _convert(text: str, kind: type) -> object:

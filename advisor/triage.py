@@ -24,7 +24,7 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.predict import Deployment, launch_from_config, predict_findings
 from advisor.run_diff import RunDiff
-from advisor.triage_context import hardware_for, memory_from_advisor, model_facts, resolve_deployment
+from advisor.triage_context import hardware_for, measured_pool, memory_from_advisor, model_facts, resolve_deployment
 from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, Workload
@@ -100,7 +100,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     collected = collect(request)
     evaluation: Evaluation = evaluate(collected.facts, rules)
     deployment, notes = resolve_deployment(request, collected.facts)
-    predict_findings(evaluation.findings, deployment)
+    predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
         inputs=request,
         sources=collected.facts.sources,

@@ -13,7 +13,7 @@ from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.memory import estimate_memory
 from advisor.modelspec import ModelSpec, resolve_model
-from advisor.predict import Deployment, launch_from_config
+from advisor.predict import Deployment, MeasuredPool, launch_from_config
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
 
@@ -136,3 +136,18 @@ def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[s
     if facts.memory is not None and facts.memory.source == "startup_log":
         measured = facts.memory.available_kv_gib
     return Deployment(model=spec, gpu=gpu, launch=launch, measured_kv_pool_gib=measured), notes
+
+
+def measured_pool(facts: Facts) -> MeasuredPool | None:
+    """The KV pool in tokens as the server reported it (log sizing lines or cache_config_info)."""
+    memory = facts.memory
+    if memory is None or memory.source == "advisor" or not memory.kv_cache_tokens:
+        return None
+    config = facts.config
+    dtype = (config.dtype or "") if config else ""
+    return MeasuredPool(
+        kv_cache_tokens=memory.kv_cache_tokens,
+        max_model_len=config.max_model_len if config else None,
+        max_num_seqs=config.max_num_seqs if config else None,
+        kv_dtype_bytes=4.0 if dtype in ("float32", "float") else 2.0,
+    )

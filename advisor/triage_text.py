@@ -56,6 +56,8 @@ def _finding(index: int, finding: Finding) -> list[str]:
             out.append(f"     predicted: {change.predicted_effect.text}")
     for change in finding.alternatives:
         out.append(f"   or {change.command_line()}  ({change.reason})")
+        if change.predicted_effect and change.predicted_effect.figures:
+            out.append(f"     predicted: {change.predicted_effect.text}")
     for action in finding.actions:
         out.append(f"   action: {action}")
     for dropped in finding.superseded:

@@ -7,7 +7,7 @@ import pytest
 from advisor.hardware import gpu_from_memory, resolve_gpu
 from advisor.memory import LaunchConfig, estimate_memory
 from advisor.modelspec import resolve_model
-from advisor.predict import Deployment, launch_from_config, predict_change
+from advisor.predict import Deployment, MeasuredPool, launch_from_config, predict_change
 from rules.facts import ServerConfig
 from rules.model import ConfigChange
 
@@ -87,3 +87,16 @@ def test_launch_from_config_takes_known_fields_and_ignores_unmodelled_versions()
     assert (launch.max_model_len, launch.tensor_parallel_size, launch.kv_cache_dtype) == (4096, 2, "fp8")
     assert launch.vllm_version == "0.33"
     assert launch_from_config(ServerConfig(vllm_version="0.1.0")).vllm_version == LaunchConfig().vllm_version
+
+
+def test_without_a_device_the_measured_pool_still_sizes_pool_preserving_changes():
+    pool = MeasuredPool(kv_cache_tokens=128, max_model_len=128, max_num_seqs=8, kv_dtype_bytes=4.0)
+    seqs = predict_change(change("--max-num-seqs", "2", current="8"), None, pool)
+    assert seqs.figures["kv_tokens_per_running_request_after"] == 64.0
+    assert seqs.figures["kv_tokens_per_running_request_before"] == 16.0
+    fp8 = predict_change(change("--kv-cache-dtype", "fp8"), None, pool)
+    assert fp8.figures["kv_cache_tokens_after"] == 512.0  # float32 KV → 1-byte fp8
+    shorter = predict_change(change("--max-model-len", "64"), None, pool)
+    assert shorter.figures["max_concurrency_after"] == 2.0
+    resized = predict_change(change("--gpu-memory-utilization", "0.95"), None, pool)
+    assert resized.text.startswith("not predicted")
