@@ -51,18 +51,32 @@ def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bo
         if value is not None:
             return Signal(value, Evidence(source="metrics", name=metric, value=value, location=facts.snapshot.source or None))
     if stats_field:
-        event = _last_stats_with(facts, stats_field)
-        if event is not None:
-            value = float(getattr(event, stats_field))
+        latest = _latest_per_engine(facts, stats_field)
+        if latest:
+            values = [float(getattr(e, stats_field)) for e in latest]
+            if stats_field in FRACTION_FIELDS:
+                value = max(values) if hottest else sum(values) / len(values)
+            else:
+                value = sum(values)  # running/waiting: each data-parallel engine logs its own line
+            event = max(latest, key=lambda e: e.line_no or 0)
             return Signal(value, _log_evidence(event, f"stats line {stats_field}", value))
     return None
 
 
-def _last_stats_with(facts: Facts, stats_field: str) -> LogEvent | None:
-    for event in reversed(facts.events_of(LogEventKind.STATS_LINE)):
+FRACTION_FIELDS = frozenset({"kv_usage", "prefix_hit_rate"})
+
+
+def _latest_per_engine(facts: Facts, stats_field: str) -> list[LogEvent]:
+    """The last stats line carrying `stats_field` of each engine (`Engine 000:`, `Engine 001:` …)."""
+    latest: dict[str | None, LogEvent] = {}
+    for event in facts.events_of(LogEventKind.STATS_LINE):
         if getattr(event, stats_field) is not None:
-            return event
-    return None
+            latest[event.engine] = event
+    return list(latest.values())
+
+
+def _engine_count(stats: list[LogEvent]) -> int:
+    return max(1, len({e.engine for e in stats}))
 
 
 def kv_usage(facts: Facts, hottest: bool = True) -> Signal | None:
@@ -98,7 +112,8 @@ def preemption_rate(facts: Facts) -> Signal | None:
     counted = [e for e in stats if e.preemptions is not None]
     if counted:
         total = sum(e.preemptions or 0 for e in counted)
-        rate = total / (STATS_INTERVAL_S * len(stats))
+        intervals = len(stats) / _engine_count(stats)  # engines log one line each per interval
+        rate = total / (STATS_INTERVAL_S * intervals)
         return Signal(rate, _log_evidence(counted[-1], "stats line Preemptions", rate, "/s"))
     v0 = facts.last_event(LogEventKind.V0_PREEMPTION_WARNING)
     if v0 is not None:
@@ -120,9 +135,10 @@ def prefix_hit_rate(facts: Facts) -> Signal | None:
             evidence = Evidence(source=_window_source(facts), name="prefix cache hit rate", value=ratio,
                                 description="rate(prefix_cache_hits) / rate(prefix_cache_queries)")
             return Signal(ratio, evidence)
-    event = _last_stats_with(facts, "prefix_hit_rate")
-    if event is not None:
-        value = float(event.prefix_hit_rate or 0.0)
+    latest = _latest_per_engine(facts, "prefix_hit_rate")
+    if latest:
+        value = sum(float(e.prefix_hit_rate or 0.0) for e in latest) / len(latest)
+        event = max(latest, key=lambda e: e.line_no or 0)
         return Signal(value, _log_evidence(event, "stats line Prefix cache hit rate", value))
     if facts.snapshot is not None:
         hits = facts.snapshot.value("vllm:prefix_cache_hits_total")

@@ -215,3 +215,16 @@ def test_rejected_long_requests_without_memory_figures_only_advise():
     facts = Facts(events=[event(K.REQUEST_TOO_LONG, max_model_len=8192, prompt_tokens=9000)])
     [finding] = op5.RULE_TOO_LONG.evaluate(facts)
     assert finding.severity.value == "low" and finding.changes == [] and finding.actions
+
+
+def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
+    lines = []
+    for interval in range(3):
+        for engine, kv in (("0", 0.97), ("1", 0.40)):
+            lines.append(event(K.STATS_LINE, len(lines) + 1, engine=engine, running=20, waiting=3, kv_usage=kv,
+                               preemptions=3 if engine == "0" else None))
+    [finding] = op5.RULE_PREEMPTION.evaluate(Facts(events=lines))
+    assert finding.evidence[0].value == 0.3  # 9 preemptions over 3 intervals of 10 s, not 6
+    assert finding.evidence[1].value == 0.97
+    [queue] = op5.RULE_SATURATION.evaluate(Facts(events=lines))
+    assert queue.evidence[0].value == 6  # 3 waiting on each engine
