@@ -74,6 +74,7 @@ class EngineProcess:
         self.progress = progress
         self._proc: subprocess.Popen | None = None
         self._log_file = None
+        self.pid: int | None = None  # of the last process started (kept after stop, for checks)
 
     @property
     def base_url(self) -> str:
@@ -100,6 +101,7 @@ class EngineProcess:
         except OSError as exc:
             self._close_log()
             raise EngineStartError(f"cannot run {argv[0]!r} ({exc.strerror}); check the server command") from None
+        self.pid = self._proc.pid
         try:
             self._wait_healthy()
         except BaseException:
@@ -141,8 +143,8 @@ class EngineProcess:
                 return
             if time.monotonic() >= next_note:
                 last = self.log_tail(1)
-                self.progress(f"waiting for engine ({time.monotonic() - started:.0f} s): "
-                              f"{last[0][-120:] if last else 'no log yet'}")
+                message = last[0].split("] ", 1)[-1][:120] if last else "no log yet"
+                self.progress(f"waiting for engine ({time.monotonic() - started:.0f} s): {message}")
                 next_note += 15.0
             time.sleep(0.5)
         raise EngineStartError(

@@ -202,7 +202,7 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         before_cmd, after_cmd = rnd.get("command_before"), rnd.get("command")
         rounds.append({
             "round": rnd.get("round"),
-            "change": rnd.get("change") if isinstance(rnd.get("change"), Mapping) else None,
+            "change": _round_change(rnd.get("change")),
             "command": after_cmd,
             "diff": command_diff(before_cmd, after_cmd) if before_cmd and after_cmd else [],
             "kept": rnd.get("kept"),
@@ -222,6 +222,15 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "final_command": doc.get("final_command"),
         "stopped_reason": doc.get("stopped_reason"),
     }
+
+
+def _round_change(change: Any) -> dict[str, Any] | None:
+    """A tune round's change: {rule, title, changes: [...]} (or one bare change, older files)."""
+    if not isinstance(change, Mapping):
+        return None
+    items = change.get("changes") if isinstance(change.get("changes"), list) else [change]
+    return {"rule": change.get("rule"), "title": change.get("title") or "",
+            "changes": [_change(c) for c in items if isinstance(c, Mapping)]}
 
 
 def _evidence(item: Any) -> dict[str, Any]:
@@ -293,6 +302,8 @@ def _environment() -> jinja2.Environment:
 
 def format_number(value: Any, digits: int = 3) -> str:
     """Numbers to `digits` significant figures; missing → an en dash."""
+    if isinstance(value, jinja2.Undefined):
+        return "–"
     num = number(value)
     if num is None:
         return "–" if value is None else str(value)
@@ -305,12 +316,14 @@ def format_number(value: Any, digits: int = 3) -> str:
 
 def format_ms(seconds: Any) -> str:
     """Seconds shown as milliseconds (the unit on-call engineers read latencies in)."""
-    num = number(seconds)
+    num = None if isinstance(seconds, jinja2.Undefined) else number(seconds)
     return "–" if num is None else format_number(num * 1000.0)
 
 
 def format_value(value: Any) -> str:
     """Any JSON value as short text: numbers formatted, lists joined, dicts as k=v."""
+    if isinstance(value, jinja2.Undefined):
+        return "–"
     if isinstance(value, Mapping):
         return ", ".join(f"{k}={format_value(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):

@@ -19,7 +19,7 @@ from .chromium import Chromium, find_chromium
 pytestmark = pytest.mark.integration
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
-KINDS = ("triage", "ramp", "advise", "demo", "tune")
+KINDS = ("triage", "ramp", "advise", "demo", "tune", "recorded-demo-tiny", "recorded-tune-tiny")
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (apt-get install chromium, or run scripts/install.sh as root)"
@@ -47,8 +47,9 @@ def test_report_loads_with_no_console_errors_and_no_network_requests(browser, sh
     page_path = tmp_path / f"{kind}.html"
     page_path.write_text(render_html([doc]), encoding="utf-8")
     load = browser.load(page_path)
-    (shot_dir / f"{kind}-report.png").write_bytes(load.screenshot_png)
-    print(f"screenshot: {shot_dir / f'{kind}-report.png'}")
+    shot = shot_dir / f"{kind}-report.png"
+    shot.write_bytes(load.screenshot_png)
+    print(f"screenshot: {shot}")
     assert load.loaded
     assert load.console_errors == []
     assert load.network_requests == []

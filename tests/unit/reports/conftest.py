@@ -20,3 +20,12 @@ def load_fixture(kind: str) -> dict:
 def rendered() -> dict[str, str]:
     """kind -> HTML of that fixture rendered alone."""
     return {kind: render_html([load_fixture(kind)]) for kind in ("triage", "ramp", "advise", "demo", "tune")}
+
+
+RECORDED = ("recorded-triage-tiny", "recorded-ramp-tiny", "recorded-demo-tiny", "recorded-tune-tiny")
+
+
+@pytest.fixture(scope="session")
+def rendered_recorded() -> dict[str, str]:
+    """name -> HTML of a fixture recorded from a real servops run (see fixtures README)."""
+    return {name: render_html([load_fixture(name)]) for name in RECORDED}

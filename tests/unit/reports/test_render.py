@@ -8,9 +8,9 @@ from html.parser import HTMLParser
 import pytest
 
 from reports.errors import ReportInputError
-from reports.render import render_html
+from reports.render import format_number, render_html
 
-from .conftest import load_fixture
+from .conftest import RECORDED, load_fixture
 
 KINDS = ("triage", "ramp", "advise", "demo", "tune")
 
@@ -176,3 +176,34 @@ def test_unknown_kind_is_a_user_facing_error_naming_the_kind():
 def test_no_documents_is_a_user_facing_error():
     with pytest.raises(ReportInputError):
         render_html([])
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_recorded_results_render_self_contained(rendered_recorded, name):
+    page = rendered_recorded[name]
+    assert "<script" not in page and not re.search(r"(src|href)=\"https?://", page)
+    assert page.count("<html") == 1
+
+
+def test_recorded_ramp_shows_every_measured_step_and_its_server_figures(rendered_recorded):
+    doc = load_fixture("recorded-ramp-tiny")
+    page = rendered_recorded["recorded-ramp-tiny"]
+    assert page.count('<tr class="') == len(doc["steps"])
+    assert "offered load (concurrent users)" in page
+    waiting = doc["steps"][-1]["server"]["waiting_mean"]
+    assert f"<td>{format_number(waiting)}</td>" in page  # loadtest's *_mean spelling is read
+
+
+def test_recorded_tune_lists_each_round_with_its_flag_change(rendered_recorded):
+    doc = load_fixture("recorded-tune-tiny")
+    page = rendered_recorded["recorded-tune-tiny"]
+    for rnd in doc["rounds"]:
+        change = rnd["change"]["changes"][0]
+        assert f"<code>{change['flag']}</code> {change['current']} → <b>{change['proposed']}</b>" in page
+
+
+def test_recorded_demo_comparison_rows_show_before_after_and_ratio(rendered_recorded):
+    doc = load_fixture("recorded-demo-tiny")
+    page = rendered_recorded["recorded-demo-tiny"]
+    for row in doc["comparison"]:
+        assert row["name"] in page

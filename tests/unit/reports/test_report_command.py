@@ -43,3 +43,11 @@ def test_json_of_another_kind_is_refused_with_the_kinds_listed(tmp_path, capsys)
     assert main(["report", str(other), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "'profile' is not a servops result" in err and "triage" in err
+
+
+def test_report_command_attaches_rule_pages_to_triage_findings(tmp_path):
+    out = tmp_path / "triage.html"
+    assert main(["report", str(FIXTURES / "recorded-triage-tiny.json"), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    rule = json.loads((FIXTURES / "recorded-triage-tiny.json").read_text(encoding="utf-8"))["findings"][0]["rule"]
+    assert f"Rule page {rule}" in page and "What it checks" in page
