@@ -32,24 +32,12 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="folder for demo.json, report.html and the engine logs (default: demo-out)")
     parser.add_argument("--model", default=None,
                         help="model for the engine (HF dir or .gguf); default: the embedded SmolLM2-135M-Instruct")
-    parser.add_argument("--concurrency", default="1,2,4", metavar="LIST",
-                        help="closed-loop concurrent streams per ramp step (default: 1,2,4)")
-    parser.add_argument("--step-seconds", type=float, default=20.0, metavar="S",
-                        help="duration of each ramp step (default: 20)")
-    parser.add_argument("--warmup-seconds", type=float, default=4.0, metavar="S",
-                        help="start of each step left out of the statistics (default: 4)")
-    parser.add_argument("--input-len", type=int, default=32, metavar="N", help="prompt length in words (default: 32)")
-    parser.add_argument("--output-len", type=int, default=16, metavar="N", help="output tokens per request (default: 16)")
-    parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
-                        help="SLOs that define the safe operating point (default: ttft_p99=3s)")
+    add_ramp_arguments(parser)
     parser.add_argument("--poor-flags", default=" ".join(POOR_FLAGS), metavar="FLAGS",
                         help=f"the poor configuration to start from (default: '{' '.join(POOR_FLAGS)}')")
     parser.add_argument("--engine-flags", default=None, metavar="FLAGS",
                         help="flags every engine run gets (default: '--max-model-len 2048 --dtype float32 "
                              "--disable-log-requests')")
-    parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
-                        help="seconds to wait for each engine to answer /health (default: 600; the first run "
-                             "converts the embedded model once)")
     return parser
 
 
@@ -68,6 +56,23 @@ def run(args: argparse.Namespace) -> int:
     print(result.summary)
     print(f"wrote {json_path} and {html_path}")
     return 0
+
+
+def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ramp and startup flags demo and tune share (one workload for every run compared)."""
+    parser.add_argument("--concurrency", default="1,2,4", metavar="LIST",
+                        help="closed-loop concurrent streams per ramp step (default: 1,2,4)")
+    parser.add_argument("--step-seconds", type=float, default=20.0, metavar="S",
+                        help="duration of each ramp step (default: 20)")
+    parser.add_argument("--warmup-seconds", type=float, default=4.0, metavar="S",
+                        help="start of each step left out of the statistics (default: 4)")
+    parser.add_argument("--input-len", type=int, default=32, metavar="N", help="prompt length in words (default: 32)")
+    parser.add_argument("--output-len", type=int, default=16, metavar="N", help="output tokens per request (default: 16)")
+    parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
+                        help="SLOs that define the safe operating point (default: ttft_p99=3s)")
+    parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
+                        help="seconds to wait for each engine to answer /health (default: 600; the first run "
+                             "converts the embedded model once)")
 
 
 def ramp_settings(args: argparse.Namespace) -> RampSettings:
