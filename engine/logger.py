@@ -27,6 +27,18 @@ class _ProcessNameFilter(logging.Filter):
         return True
 
 
+class _StdoutHandler(logging.StreamHandler):
+    """Writes to whatever sys.stdout is at emit time (so redirection and capture work)."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def set_process_name(name: str) -> None:
     """Name shown in the `(<name> pid=N)` prefix, e.g. `EngineCore` or `APIServer`."""
     global _process_name
@@ -36,7 +48,7 @@ def set_process_name(name: str) -> None:
 def _configure_root() -> logging.Logger:
     root = logging.getLogger(ROOT_LOGGER_NAME)
     if not getattr(root, "_servops_configured", False):
-        handler = logging.StreamHandler(sys.stdout)
+        handler = _StdoutHandler()
         handler.setFormatter(logging.Formatter(LOG_FORMAT, datefmt=DATE_FORMAT))
         handler.addFilter(_ProcessNameFilter())
         root.addHandler(handler)
