@@ -82,7 +82,7 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
     """The LaunchConfig a ServerConfig describes; unknown fields stay at vLLM's defaults."""
     fields: dict[str, object] = {}
     if config is not None:
-        for flag, (name, _) in LAUNCH_FLAGS.items():
+        for name, _ in LAUNCH_FLAGS.values():
             value = getattr(config, name, None)
             if value is not None:
                 fields[name] = value
@@ -156,7 +156,8 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
         figures.update(max_concurrency_before=round(before, 2), max_concurrency_after=round(after, 2),
                        starts_before=float(tokens_before >= length_before),
                        starts_after=float(tokens_after >= length_after))
-        parts.append(f"max concurrency {before:.2f}x at {length_before:,} tokens → {after:.2f}x at {length_after:,} tokens")
+        parts.append(f"max concurrency {before:.2f}x at {length_before:,} tokens → "
+                     f"{after:.2f}x at {length_after:,} tokens")
     return PredictedEffect(text="; ".join(parts), figures=figures)
 
 
@@ -214,7 +215,8 @@ def _fitting_len(model: ModelSpec, breakdown: MemoryBreakdown, num_blocks: int) 
 def _effect(before: KvFigures, after: KvFigures) -> PredictedEffect:
     parts = []
     if before.fits != after.fits:
-        parts.append("server starts" if after.fits else "server would NOT start (one max-length request no longer fits)")
+        parts.append("server starts" if after.fits
+                     else "server would NOT start (one max-length request no longer fits)")
     elif not after.fits:
         parts.append(f"still does not start: longest request that fits is {after.max_model_len_that_fits:,} tokens")
     parts.append(f"KV cache {before.kv_pool_gib:.2f} → {after.kv_pool_gib:.2f} GiB")

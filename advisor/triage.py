@@ -17,14 +17,26 @@ from pydantic import BaseModel, Field
 from advisor import __version__
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
-from advisor.collect.facts import effective_command, memory_from_log, memory_from_metrics, merge_memory, server_config
+from advisor.collect.facts import (
+    effective_command,
+    memory_from_log,
+    memory_from_metrics,
+    merge_memory,
+    server_config,
+)
 from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.predict import Deployment, launch_from_config, predict_findings
+from advisor.predict import predict_findings
 from advisor.run_diff import RunDiff
-from advisor.triage_context import hardware_for, measured_pool, memory_from_advisor, model_facts, resolve_deployment
+from advisor.triage_context import (
+    hardware_for,
+    measured_pool,
+    memory_from_advisor,
+    model_facts,
+    resolve_deployment,
+)
 from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, Workload
@@ -167,8 +179,9 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
         return
     if request.endpoint:
         if request.metrics_interval_s:
-            before, after = metrics_collector.scrape_pair(request.endpoint, request.metrics_interval_s, request.timeout_s)
-            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after, request.metrics_interval_s)
+            interval_s = request.metrics_interval_s
+            before, after = metrics_collector.scrape_pair(request.endpoint, interval_s, request.timeout_s)
+            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after, interval_s)
         else:
             facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s)
         facts.sources.append(FactSource(kind="metrics", location=metrics_collector.metrics_url(request.endpoint),
@@ -181,11 +194,11 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
             )
         snapshots = [metrics_collector.load_file(path) for path in request.metrics_files]
         facts.snapshot = snapshots[-1]
+        interval_s = request.metrics_interval_s if len(snapshots) == 2 else None
         if len(snapshots) == 2:
-            facts.window = metrics_collector.window_between(snapshots[0], snapshots[1], request.metrics_interval_s)
+            facts.window = metrics_collector.window_between(snapshots[0], snapshots[1], interval_s)
         for path in request.metrics_files:
-            facts.sources.append(FactSource(kind="metrics", location=path,
-                                            note=_window_note(request.metrics_interval_s if len(snapshots) == 2 else None)))
+            facts.sources.append(FactSource(kind="metrics", location=path, note=_window_note(interval_s)))
 
 
 def _pages(findings: list[Finding]) -> dict[str, str]:
@@ -202,11 +215,3 @@ def _pages(findings: list[Finding]) -> dict[str, str]:
 
 def _window_note(interval_s: float | None) -> str:
     return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
-
-
-def deployment_for(request: TriageRequest, facts: Facts) -> Deployment | None:
-    """Exposed for tests: the deployment the predictions are computed for."""
-    return resolve_deployment(request, facts)[0]
-
-
-__all__ = ["Collected", "TriageRequest", "TriageResult", "collect", "deployment_for", "launch_from_config", "run_triage"]

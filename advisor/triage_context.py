@@ -48,7 +48,8 @@ def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]
     try:
         return resolve_model(name), None
     except UserError:
-        return None, f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
+        return None, (f"model {name!r} is not in the catalog; "
+                      "pass --model (a catalog name or config.json) for predictions")
 
 
 def hardware_for(request, facts: Facts) -> Hardware | None:

@@ -21,8 +21,8 @@ def render_text(result: TriageResult) -> str:
         lines.append("")
         lines.append("No findings: nothing the collected facts support looks wrong.")
         if result.rules_skipped:
-            lines.append(f"({len(result.rules_skipped)} rules skipped for lack of input: {', '.join(result.rules_skipped[:8])}"
-                         + (" …)" if len(result.rules_skipped) > 8 else ")"))
+            shown = ", ".join(result.rules_skipped[:8]) + (" …" if len(result.rules_skipped) > 8 else "")
+            lines.append(f"({len(result.rules_skipped)} rules skipped for lack of input: {shown})")
     for index, finding in enumerate(result.findings, start=1):
         lines.append("")
         lines.extend(_finding(index, finding))

@@ -91,7 +91,7 @@ class _Client:
 
 
 def _snapshot(client: _Client, url: str, matchers: str) -> MetricSnapshot:
-    joined = f'__name__=~"vllm:.+"' + (f", {matchers}" if matchers else "")
+    joined = '__name__=~"vllm:.+"' + (f", {matchers}" if matchers else "")
     result = client.query(f"{{{joined}}}")
     items: list[tuple[str, str, dict[str, str], float]] = []
     taken_at = None

@@ -180,7 +180,8 @@ def command_from_args(args: dict[str, str], origin: str) -> ServeCommand:
 
 def command_from_cache_config(labels: dict[str, str]) -> ServeCommand:
     """Flags recoverable from `vllm:cache_config_info` labels (the engine's effective values)."""
-    args = {flag: labels[label] for label, flag in CACHE_CONFIG_FLAGS.items() if labels.get(label) not in (None, "", "None")}
+    args = {flag: labels[label] for label, flag in CACHE_CONFIG_FLAGS.items()
+            if labels.get(label) not in (None, "", "None")}
     if "--enable-prefix-caching" in args:
         args["--enable-prefix-caching"] = args["--enable-prefix-caching"].lower()
     if args.get("--kv-cache-dtype") == "auto":

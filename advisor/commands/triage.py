@@ -36,10 +36,13 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     source = parser.add_argument_group("where to look (at least one)")
-    source.add_argument("--endpoint", metavar="URL", help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)")
-    source.add_argument("--prometheus", metavar="URL", help="Prometheus base URL to query for every replica (e.g. http://127.0.0.1:9090)")
+    source.add_argument("--endpoint", metavar="URL",
+                        help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)")
+    source.add_argument("--prometheus", metavar="URL",
+                        help="Prometheus base URL to query for every replica (e.g. http://127.0.0.1:9090)")
     source.add_argument("--selector", default="", metavar="MATCHER",
-                        help="PromQL label matcher picking the servers, e.g. '{job=\"vllm\"}' (default: all vllm:* series)")
+                        help="PromQL label matcher picking the servers, e.g. '{job=\"vllm\"}' "
+                             "(default: all vllm:* series)")
     source.add_argument("--window", default=None, metavar="DURATION",
                         help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)")
     source.add_argument("--metrics", action="append", default=[], metavar="FILE",
@@ -58,17 +61,23 @@ def register(subparsers) -> argparse.ArgumentParser:
                             help="device memory size when the GPU is not in the catalog")
 
     workload = parser.add_argument_group("workload hints (optional)")
-    workload.add_argument("--input-tokens", type=float, default=None, metavar="N", help="typical (p50) prompt length")
-    workload.add_argument("--output-tokens", type=float, default=None, metavar="N", help="typical (p50) output length")
-    workload.add_argument("--concurrency", type=int, default=None, metavar="N", help="requests clients keep in flight")
+    workload.add_argument("--input-tokens", type=float, default=None, metavar="N",
+                          help="typical (p50) prompt length")
+    workload.add_argument("--output-tokens", type=float, default=None, metavar="N",
+                          help="typical (p50) output length")
+    workload.add_argument("--concurrency", type=int, default=None, metavar="N",
+                          help="requests clients keep in flight")
     workload.add_argument("--replicas", type=int, default=None, metavar="N", help="number of server replicas")
     workload.add_argument("--prefix-reuse", type=float, default=None, metavar="FRACTION",
                           help="share of prompt tokens in shared prefixes, 0–1")
-    workload.add_argument("--ttft-slo", type=float, default=None, metavar="SECONDS", help="p99 time-to-first-token target")
-    workload.add_argument("--itl-slo", type=float, default=None, metavar="SECONDS", help="p99 inter-token latency target")
+    workload.add_argument("--ttft-slo", type=float, default=None, metavar="SECONDS",
+                          help="p99 time-to-first-token target")
+    workload.add_argument("--itl-slo", type=float, default=None, metavar="SECONDS",
+                          help="p99 inter-token latency target")
 
     output = parser.add_argument_group("output and scheduling")
-    output.add_argument("--json", metavar="PATH", help="also write the triage JSON document to PATH ('-' for stdout only)")
+    output.add_argument("--json", metavar="PATH",
+                        help="also write the triage JSON document to PATH ('-' for stdout only)")
     output.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="per-request timeout for endpoints and Prometheus (default 10)")
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")

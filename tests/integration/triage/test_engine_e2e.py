@@ -43,7 +43,8 @@ def long_context_model(tmp_path_factory) -> Path:
 
 
 def test_failed_launch_is_triaged_and_the_proposed_max_model_len_starts(long_context_model, tmp_path):
-    launch = f"python -m engine serve {long_context_model} --max-model-len {LONG_CONTEXT} --device-memory-gib {DEVICE_GIB}"
+    launch = (f"python -m engine serve {long_context_model} --max-model-len {LONG_CONTEXT} "
+              f"--device-memory-gib {DEVICE_GIB}")
     log_path = tmp_path / "failed.log"
     with open(log_path, "wb") as log:
         failed = subprocess.run(
