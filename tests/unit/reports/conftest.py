@@ -22,7 +22,8 @@ def rendered() -> dict[str, str]:
     return {kind: render_html([load_fixture(kind)]) for kind in ("triage", "ramp", "advise", "demo", "tune")}
 
 
-RECORDED = ("recorded-triage-tiny", "recorded-ramp-tiny", "recorded-demo-tiny", "recorded-tune-tiny")
+RECORDED = ("recorded-triage-tiny", "recorded-ramp-tiny", "recorded-demo-tiny", "recorded-tune-tiny",
+            "recorded-advise-l4")
 
 
 @pytest.fixture(scope="session")

@@ -207,3 +207,11 @@ def test_recorded_demo_comparison_rows_show_before_after_and_ratio(rendered_reco
     page = rendered_recorded["recorded-demo-tiny"]
     for row in doc["comparison"]:
         assert row["name"] in page
+
+
+def test_recorded_advise_shows_memory_as_requested_and_with_the_recommended_command(rendered_recorded):
+    doc = load_fixture("recorded-advise-l4")
+    page = rendered_recorded["recorded-advise-l4"]
+    assert "<h4>As requested</h4>" in page and "<h4>With the recommended command</h4>" in page
+    assert f"Model <code>{doc['model']['name']}</code> on <code>{doc['gpu']['name']}</code>" in page
+    assert "does not fit" in page
