@@ -21,6 +21,7 @@ from tests.helpers.server_process import (
 )
 
 KILLS_SHARED_SERVER = "kills_shared_server"
+SHARED_SERVER_BLOCKS = 64
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,7 +43,9 @@ def fault_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="package")
 def server(tiny_model_dir: Path, fault_file: Path) -> Iterator[ServerHandle]:  # noqa: F811
     env = {"VLLM_LOG_STATS_INTERVAL": "1", FAULT_ENV: str(fault_file)}
-    with running_server(tiny_model_dir, *TINY_SERVER_FLAGS, "--max-model-len", "256", env=env) as handle:
+    # 64 blocks x 16 tokens: room for 4 full-length requests, so a burst of long ones preempts.
+    flags = (*TINY_SERVER_FLAGS, "--max-model-len", "256", "--num-gpu-blocks-override", str(SHARED_SERVER_BLOCKS))
+    with running_server(tiny_model_dir, *flags, env=env) as handle:
         yield handle
 
 
