@@ -44,10 +44,14 @@ class Pattern:
     kind: K
     regex: re.Pattern[str]
     fields: Callable[[re.Match[str]], Fields]
+    keys: tuple[str, ...] = ()
 
 
-def _p(kind: K, pattern: str, fields: Callable[[re.Match[str]], Fields] = lambda m: {}) -> Pattern:
-    return Pattern(kind, re.compile(pattern), fields)
+def _p(
+    keys: tuple[str, ...], kind: K, pattern: str, fields: Callable[[re.Match[str]], Fields] = lambda m: {}
+) -> Pattern:
+    """`keys`: literal texts one of which every line of this wording contains (the prefilter)."""
+    return Pattern(kind, re.compile(pattern), fields, keys)
 
 
 def _stats_fields(match: re.Match[str]) -> Fields:
@@ -105,112 +109,272 @@ def _request_too_long(match: re.Match[str]) -> Fields:
 # Order matters only where one wording contains another: the first match of a line wins.
 PATTERNS: tuple[Pattern, ...] = (
     # --- identity and configuration ---------------------------------------------------------
-    _p(K.VERSION, r"vLLM server version (?P<v>\S+?),? serving model (?P<m>\S+)",
-       lambda m: {"version": m["v"], "model": m["m"]}),
-    _p(K.VERSION, r"vLLM API server version (?P<v>[^\s,]+)", lambda m: {"version": m["v"]}),
-    _p(K.VERSION, r"Initializing a V1 LLM engine \(v(?P<v>[^)]+)\) with config: model='(?P<m>[^']*)'",
-       lambda m: {"version": m["v"], "model": m["m"]}),
-    _p(K.NON_DEFAULT_ARGS, r"non-default args: (?P<args>\{.*\})\s*$"),
-    _p(K.NON_DEFAULT_ARGS, r"\bargs: (?P<args>Namespace\(.*\))\s*$"),
-    _p(K.CHUNKED_PREFILL, r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>[\d,]+)",
-       lambda m: {"max_num_batched_tokens": to_int(m["n"])}),
+    _p(
+        ("vLLM server version",),
+        K.VERSION,
+        r"vLLM server version (?P<v>\S+?),? serving model (?P<m>\S+)",
+        lambda m: {"version": m["v"], "model": m["m"]},
+    ),
+    _p(
+        ("vLLM API server version",),
+        K.VERSION,
+        r"vLLM API server version (?P<v>[^\s,]+)",
+        lambda m: {"version": m["v"]},
+    ),
+    _p(
+        ("Initializing a V1 LLM engine",),
+        K.VERSION,
+        r"Initializing a V1 LLM engine \(v(?P<v>[^)]+)\) with config: model='(?P<m>[^']*)'",
+        lambda m: {"version": m["v"], "model": m["m"]},
+    ),
+    _p(("non-default args: ",), K.NON_DEFAULT_ARGS, r"non-default args: (?P<args>\{.*\})\s*$"),
+    _p(("args: Namespace(",), K.NON_DEFAULT_ARGS, r"\bargs: (?P<args>Namespace\(.*\))\s*$"),
+    _p(
+        ("Chunked prefill is enabled",),
+        K.CHUNKED_PREFILL,
+        r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>[\d,]+)",
+        lambda m: {"max_num_batched_tokens": to_int(m["n"])},
+    ),
     # --- startup sizing ---------------------------------------------------------------------
-    _p(K.MODEL_LOADING, rf"Model loading took (?P<gib>{NUM}) (?P<unit>GiB|GB)(?: memory)? and (?P<s>{NUM}) seconds",
-       lambda m: {"weights_gib": to_gib(m["gib"], m["unit"]), "load_seconds": to_float(m["s"])}),
-    _p(K.AVAILABLE_KV_MEMORY, rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
-       lambda m: {"available_kv_gib": to_float(m["gib"])}),
-    _p(K.KV_CACHE_SIZE,
-       r"(?P<dev>[A-Za-z][\w+ ]*?) KV cache size: (?P<tok>[\d,]+) tokens"
-       r"(?:, Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x)?",
-       lambda m: {"device": m["dev"].strip(), "kv_cache_tokens": to_int(m["tok"]),
-                  "max_model_len": to_int(m["len"]), "max_concurrency": to_float(m["conc"])}),
-    _p(K.MAX_CONCURRENCY, r"Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x",
-       lambda m: {"max_model_len": to_int(m["len"]), "max_concurrency": to_float(m["conc"])}),
-    _p(K.V0_GPU_BLOCKS, r"# (?P<dev>\w+) blocks: (?P<n>\d+), # CPU blocks: \d+",
-       lambda m: {"device": m["dev"], "num_gpu_blocks": int(m["n"])}),
-    _p(K.CUDA_GRAPH_MEMORY, rf"Graph capturing finished in {NUM} secs?, took (?P<gib>{NUM}) GiB",
-       lambda m: {"cudagraph_gib": to_float(m["gib"])}),
-    _p(K.CUDA_GRAPH_MEMORY, rf"CUDA graph pool memory: (?P<gib>{NUM}) GiB \(actual\)",
-       lambda m: {"cudagraph_gib": to_float(m["gib"])}),
-    _p(K.AUTO_FIT,
-       r"Auto-fit max_model_len: reduced from (?P<a>[\d,]+) to (?P<b>[\d,]+) to fit in available KV cache memory"
-       rf"(?: \((?P<gib>{NUM}) ?GiB\))?",
-       lambda m: {"max_model_len": to_int(m["a"]), "estimated_max_model_len": to_int(m["b"]),
-                  "available_kv_gib": to_float(m["gib"])}),
+    _p(
+        ("Model loading took",),
+        K.MODEL_LOADING,
+        rf"Model loading took (?P<gib>{NUM}) (?P<unit>GiB|GB)(?: memory)? and (?P<s>{NUM}) seconds",
+        lambda m: {"weights_gib": to_gib(m["gib"], m["unit"]), "load_seconds": to_float(m["s"])},
+    ),
+    _p(
+        ("Available KV cache memory",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
+        lambda m: {"available_kv_gib": to_float(m["gib"])},
+    ),
+    _p(
+        (" KV cache size: ",),
+        K.KV_CACHE_SIZE,
+        r"(?P<dev>[A-Za-z][\w+ ]*?) KV cache size: (?P<tok>[\d,]+) tokens"
+        r"(?:, Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x)?",
+        lambda m: {
+            "device": m["dev"].strip(),
+            "kv_cache_tokens": to_int(m["tok"]),
+            "max_model_len": to_int(m["len"]),
+            "max_concurrency": to_float(m["conc"]),
+        },
+    ),
+    _p(
+        ("Maximum concurrency for",),
+        K.MAX_CONCURRENCY,
+        r"Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x",
+        lambda m: {"max_model_len": to_int(m["len"]), "max_concurrency": to_float(m["conc"])},
+    ),
+    _p(
+        (" CPU blocks: ",),
+        K.V0_GPU_BLOCKS,
+        r"# (?P<dev>\w+) blocks: (?P<n>\d+), # CPU blocks: \d+",
+        lambda m: {"device": m["dev"], "num_gpu_blocks": int(m["n"])},
+    ),
+    _p(
+        ("Graph capturing finished",),
+        K.CUDA_GRAPH_MEMORY,
+        rf"Graph capturing finished in {NUM} secs?, took (?P<gib>{NUM}) GiB",
+        lambda m: {"cudagraph_gib": to_float(m["gib"])},
+    ),
+    _p(
+        ("CUDA graph pool memory",),
+        K.CUDA_GRAPH_MEMORY,
+        rf"CUDA graph pool memory: (?P<gib>{NUM}) GiB \(actual\)",
+        lambda m: {"cudagraph_gib": to_float(m["gib"])},
+    ),
+    _p(
+        ("Auto-fit max_model_len",),
+        K.AUTO_FIT,
+        r"Auto-fit max_model_len: reduced from (?P<a>[\d,]+) to (?P<b>[\d,]+) to fit in available KV cache memory"
+        rf"(?: \((?P<gib>{NUM}) ?GiB\))?",
+        lambda m: {
+            "max_model_len": to_int(m["a"]),
+            "estimated_max_model_len": to_int(m["b"]),
+            "available_kv_gib": to_float(m["gib"]),
+        },
+    ),
     # --- periodic stats -----------------------------------------------------------------------
-    _p(K.STATS_LINE,
-       r"(?:Engine (?P<engine>\d+): |(?P<engines>\d+) Engines Aggregated: )?"
-       r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
-       r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs",
-       _stats_fields),
-    _p(K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
-    _p(K.V0_PREEMPTION_WARNING,
-       r"Sequence group \S+ is preempted by PreemptionMode\.\w+.*?"
-       r"(?:total_(?:num_)?cumulative_preemption(?:_cnt)?=(?P<n>\d+))?$",
-       lambda m: {"total_preemptions": to_int(m["n"])}),
-    _p(K.STATS_DISABLED, r"disabling stats logging"),
+    _p(
+        ("Avg prompt throughput",),
+        K.STATS_LINE,
+        r"(?:Engine (?P<engine>\d+): |(?P<engines>\d+) Engines Aggregated: )?"
+        r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
+        r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs",
+        _stats_fields,
+    ),
+    _p(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
+    _p(
+        ("is preempted by PreemptionMode",),
+        K.V0_PREEMPTION_WARNING,
+        r"Sequence group \S+ is preempted by PreemptionMode\.\w+.*?"
+        r"(?:total_(?:num_)?cumulative_preemption(?:_cnt)?=(?P<n>\d+))?$",
+        lambda m: {"total_preemptions": to_int(m["n"])},
+    ),
+    _p(("disabling stats logging",), K.STATS_DISABLED, r"disabling stats logging"),
     # --- startup failures ---------------------------------------------------------------------
-    _p(K.MAX_MODEL_LEN_TOO_LARGE,
-       r"To serve at least one request with the models?'s max seq len \((?P<len>[\d,]+)\), "
-       rf"\((?P<need>{NUM}) GiB KV cache is needed, which is larger than the available KV cache memory "
-       rf"\((?P<avail>{NUM}) GiB\)(?:.*?estimated maximum model length is (?P<est>[\d,]+))?",
-       lambda m: {"max_model_len": to_int(m["len"]), "kv_needed_gib": to_float(m["need"]),
-                  "available_kv_gib": to_float(m["avail"]), "estimated_max_model_len": to_int(m["est"])}),
-    _p(K.V0_MAX_SEQ_LEN_TOO_LARGE,
-       r"The model's max seq len \((?P<len>[\d,]+)\) is larger than the maximum number of tokens that can be "
-       r"stored in KV cache \((?P<kv>[\d,]+)\)",
-       lambda m: {"max_model_len": to_int(m["len"]), "max_seq_len_tokens": to_int(m["kv"])}),
-    _p(K.NO_CACHE_BLOCKS, r"No available memory for the cache blocks"),
-    _p(K.FREE_MEMORY_BELOW_REQUESTED,
-       rf"Free memory on device(?: \S+)? \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
-       rf"desired GPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
-       lambda m: {"free_gib": to_float(m["free"]), "total_gib": to_float(m["total"]),
-                  "gpu_memory_utilization": to_float(m["util"]), "requested_gib": to_float(m["req"])}),
-    _p(K.MEMORY_PROFILING_ERROR,
-       rf"Error in memory profiling\. Initial free memory (?P<a>{NUM}) ?GiB, current free memory (?P<b>{NUM}) ?GiB",
-       lambda m: {"initial_free_gib": to_float(m["a"]), "current_free_gib": to_float(m["b"])}),
-    _p(K.CUDA_OOM, r"Failed to load model - not enough GPU memory",
-       lambda m: {"oom_phase": OomPhase.WEIGHT_LOAD}),
-    _p(K.CUDA_OOM, r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
-       lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])}),
-    _p(K.CUDA_OOM,
-       rf"CUDA out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total capac(?:i)?ty "
-       rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free",
-       lambda m: {"tried_to_allocate_gib": to_gib(m["try"], m["tu"]), "total_gib": to_float(m["total"]),
-                  "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"])}),
-    _p(K.CUDA_OOM, r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)"),
-    _p(K.ENGINE_CORE_FAILED, r"Engine core initialization failed.*|EngineCore failed to start\.?",
-       lambda m: {"message": m.group(0)}),
+    _p(
+        ("To serve at least one request",),
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        r"To serve at least one request with the models?'s max seq len \((?P<len>[\d,]+)\), "
+        rf"\((?P<need>{NUM}) GiB KV cache is needed, which is larger than the available KV cache memory "
+        rf"\((?P<avail>{NUM}) GiB\)(?:.*?estimated maximum model length is (?P<est>[\d,]+))?",
+        lambda m: {
+            "max_model_len": to_int(m["len"]),
+            "kv_needed_gib": to_float(m["need"]),
+            "available_kv_gib": to_float(m["avail"]),
+            "estimated_max_model_len": to_int(m["est"]),
+        },
+    ),
+    _p(
+        ("maximum number of tokens that can be stored",),
+        K.V0_MAX_SEQ_LEN_TOO_LARGE,
+        r"The model's max seq len \((?P<len>[\d,]+)\) is larger than the maximum number of tokens that can be "
+        r"stored in KV cache \((?P<kv>[\d,]+)\)",
+        lambda m: {"max_model_len": to_int(m["len"]), "max_seq_len_tokens": to_int(m["kv"])},
+    ),
+    _p(("No available memory for the cache blocks",), K.NO_CACHE_BLOCKS, r"No available memory for the cache blocks"),
+    _p(
+        ("less than desired GPU memory utilization",),
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        rf"Free memory on device(?: \S+)? \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
+        rf"desired GPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
+        lambda m: {
+            "free_gib": to_float(m["free"]),
+            "total_gib": to_float(m["total"]),
+            "gpu_memory_utilization": to_float(m["util"]),
+            "requested_gib": to_float(m["req"]),
+        },
+    ),
+    _p(
+        ("Error in memory profiling",),
+        K.MEMORY_PROFILING_ERROR,
+        rf"Error in memory profiling\. Initial free memory (?P<a>{NUM}) ?GiB, current free memory (?P<b>{NUM}) ?GiB",
+        lambda m: {"initial_free_gib": to_float(m["a"]), "current_free_gib": to_float(m["b"])},
+    ),
+    _p(
+        ("Failed to load model - not enough GPU memory",),
+        K.CUDA_OOM,
+        r"Failed to load model - not enough GPU memory",
+        lambda m: {"oom_phase": OomPhase.WEIGHT_LOAD},
+    ),
+    _p(
+        ("out of memory occurred when warming up",),
+        K.CUDA_OOM,
+        r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
+        lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])},
+    ),
+    _p(
+        ("CUDA out of memory",),
+        K.CUDA_OOM,
+        rf"CUDA out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total capac(?:i)?ty "
+        rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free",
+        lambda m: {
+            "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
+            "total_gib": to_float(m["total"]),
+            "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
+        },
+    ),
+    _p(
+        ("OutOfMemoryError", "CUDA out of memory"),
+        K.CUDA_OOM,
+        r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)",
+    ),
+    _p(
+        ("Engine core initialization failed", "EngineCore failed to start"),
+        K.ENGINE_CORE_FAILED,
+        r"Engine core initialization failed.*|EngineCore failed to start\.?",
+        lambda m: {"message": m.group(0)},
+    ),
     # --- runtime failures ---------------------------------------------------------------------
-    _p(K.FATAL_ERROR, r"EngineCore encountered a fatal error", lambda m: {"message": m.group(0)}),
-    _p(K.ENGINE_DEAD, r"EngineDeadError.*|AsyncLLM output_handler failed\.?", lambda m: {"message": m.group(0)}),
-    _p(K.RPC_TIMEOUT, r"RPC call to (?P<method>\w+) timed out", lambda m: {"rpc_method": m["method"]}),
-    _p(K.SHM_BROADCAST_HANG, r"No available shared memory broadcast block found in (?P<s>[\d.]+) seconds?",
-       lambda m: {"hang_seconds": to_float(m["s"])}),
-    _p(K.WORKER_DIED,
-       r"(?P<who>Worker proc|Engine core proc(?:ess)?) (?P<name>\S+) died unexpectedly"
-       r"(?:.*?exit code:? (?P<code>-?\d+))?",
-       lambda m: {"process": m["name"], "exit_code": to_int(m["code"])}),
-    _p(K.NCCL_WATCHDOG_TIMEOUT,
-       r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+)"
-       r".*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
-       lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])}),
-    _p(K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
+    _p(
+        ("EngineCore encountered a fatal error",),
+        K.FATAL_ERROR,
+        r"EngineCore encountered a fatal error",
+        lambda m: {"message": m.group(0)},
+    ),
+    _p(
+        ("EngineDeadError", "AsyncLLM output_handler failed"),
+        K.ENGINE_DEAD,
+        r"EngineDeadError.*|AsyncLLM output_handler failed\.?",
+        lambda m: {"message": m.group(0)},
+    ),
+    _p(
+        ("RPC call to ",),
+        K.RPC_TIMEOUT,
+        r"RPC call to (?P<method>\w+) timed out",
+        lambda m: {"rpc_method": m["method"]},
+    ),
+    _p(
+        ("No available shared memory broadcast block",),
+        K.SHM_BROADCAST_HANG,
+        r"No available shared memory broadcast block found in (?P<s>[\d.]+) seconds?",
+        lambda m: {"hang_seconds": to_float(m["s"])},
+    ),
+    _p(
+        ("died unexpectedly",),
+        K.WORKER_DIED,
+        r"(?P<who>Worker proc|Engine core proc(?:ess)?) (?P<name>\S+) died unexpectedly"
+        r"(?:.*?exit code:? (?P<code>-?\d+))?",
+        lambda m: {"process": m["name"], "exit_code": to_int(m["code"])},
+    ),
+    _p(
+        ("Watchdog caught collective operation timeout",),
+        K.NCCL_WATCHDOG_TIMEOUT,
+        r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+)"
+        r".*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
+        lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
+    ),
+    _p(("NCCL error in: ",), K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
     # --- request errors (client-facing text that also reaches logs) -----------------------------
-    _p(K.REQUEST_TOO_LONG,
-       r"'max_tokens' or 'max_completion_tokens' is too large: (?P<maxtok>\d+)\. This model's maximum context "
-       r"length is (?P<limit>[\d,]+) tokens and your request has (?P<prompt>[\d,]+) input tokens",
-       _request_too_long),
-    _p(K.REQUEST_TOO_LONG,
-       r"This model's maximum context length is (?P<limit>[\d,]+) tokens\. However, (?:"
-       r"you requested (?P<total>[\d,]+) tokens(?: \((?P<prompt>[\d,]+) in the messages)?"
-       r"|your request has (?P<prompt2>[\d,]+) input tokens"
-       r"|you requested \d+ output tokens and your prompt contains (?:at least )?(?P<prompt3>[\d,]+) input tokens, "
-       r"for a total of (?:at least )?(?P<total2>[\d,]+) tokens"
-       r"|your prompt contains (?:at least )?(?P<prompt4>[\d,]+) input tokens)",
-       lambda m: {**_request_too_long(m), "prompt_tokens": to_int(
-           m["prompt"] or m["prompt2"] or m["prompt3"] or m["prompt4"])}),
-    _p(K.REQUEST_TOO_LONG,
-       r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
-       _request_too_long),
+    _p(
+        ("is too large: ",),
+        K.REQUEST_TOO_LONG,
+        r"'max_tokens' or 'max_completion_tokens' is too large: (?P<maxtok>\d+)\. This model's maximum context "
+        r"length is (?P<limit>[\d,]+) tokens and your request has (?P<prompt>[\d,]+) input tokens",
+        _request_too_long,
+    ),
+    _p(
+        ("maximum context length is",),
+        K.REQUEST_TOO_LONG,
+        r"This model's maximum context length is (?P<limit>[\d,]+) tokens\. However, (?:"
+        r"you requested (?P<total>[\d,]+) tokens(?: \((?P<prompt>[\d,]+) in the messages)?"
+        r"|your request has (?P<prompt2>[\d,]+) input tokens"
+        r"|you requested \d+ output tokens and your prompt contains (?:at least )?(?P<prompt3>[\d,]+) input tokens, "
+        r"for a total of (?:at least )?(?P<total2>[\d,]+) tokens"
+        r"|your prompt contains (?:at least )?(?P<prompt4>[\d,]+) input tokens)",
+        lambda m: {
+            **_request_too_long(m),
+            "prompt_tokens": to_int(m["prompt"] or m["prompt2"] or m["prompt3"] or m["prompt4"]),
+        },
+    ),
+    _p(
+        ("The decoder prompt",),
+        K.REQUEST_TOO_LONG,
+        r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
+        _request_too_long,
+    ),
 )
+
+
+# One pass over a line finds which wordings can possibly match: most lines of a busy server's log
+# (access lines, request logs) contain none of the keys and cost one regex search, not 38.
+_BY_KEY: dict[str, list[int]] = {}
+for _index, _pattern in enumerate(PATTERNS):
+    for _key in _pattern.keys:
+        _BY_KEY.setdefault(_key, []).append(_index)
+_TRIGGER = re.compile("|".join(re.escape(key) for key in sorted(_BY_KEY, key=len, reverse=True)))
+
+
+def candidates(message: str) -> list[Pattern]:
+    """The patterns worth trying on `message`, in table order (first match wins).
+
+    One combined search rejects the common line; for the rest, plain substring tests (keys can
+    overlap in one line, e.g. "CUDA out of memory occurred when warming up", which a single
+    non-overlapping scan would miss).
+    """
+    if _TRIGGER.search(message) is None:
+        return []
+    found = {index for key, indexes in _BY_KEY.items() if key in message for index in indexes}
+    return [PATTERNS[index] for index in sorted(found)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from advisor.collect.log_patterns import PATTERNS
+from advisor.collect.log_patterns import candidates
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
 from rules.events import LogEvent, LogEventKind, OomPhase
@@ -133,7 +133,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
     state.last_was_vllm = header is not None or process is not None
     _track_phase(message, state)
-    for pattern in PATTERNS:
+    for pattern in candidates(message):
         match = pattern.regex.search(message)
         if match is None:
             continue

@@ -266,3 +266,15 @@ def test_stdin_is_read_for_dash():
     proc = subprocess.run([sys.executable, "-c", code], input=line, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "stdin ['available_kv_memory']"
+
+
+def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
+    from advisor.collect.log_patterns import PATTERNS, candidates
+
+    corpus = Path(__file__).parents[2] / "fixtures" / "vllm"
+    lines = [case[0] for case in CASES] + [line for path in sorted(corpus.glob("*.log"))
+                                           for line in path.read_text().splitlines()]
+    for line in lines:
+        every = next((p.kind for p in PATTERNS if p.regex.search(line)), None)
+        prefiltered = next((p.kind for p in candidates(line) if p.regex.search(line)), None)
+        assert prefiltered == every, line
