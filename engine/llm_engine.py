@@ -78,7 +78,8 @@ class LLMEngine:
         logger.info("Model loading took %s GiB memory and %.6f seconds", format_gib(weights),
                     time.monotonic() - load_start)
 
-        activation = estimate_activation_bytes(hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs)
+        activation = estimate_activation_bytes(hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs,
+                                               self.max_model_len)
         budget = plan_kv_cache(
             int(config.device_memory_bytes() * config.gpu_memory_utilization), weights, activation,
             self.runner.kv_bytes_per_block(), config.block_size, self.max_model_len, None,

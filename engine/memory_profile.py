@@ -34,13 +34,15 @@ class KVBudget:
     num_blocks: int
 
 
-def estimate_activation_bytes(hf_config, dtype: torch.dtype, num_tokens: int, num_seqs: int) -> int:
+def estimate_activation_bytes(hf_config, dtype: torch.dtype, num_tokens: int, num_seqs: int,
+                              max_model_len: int) -> int:
     """Peak transient bytes of one forward over `num_tokens` tokens, `num_seqs` of them sampled.
 
     Per token, in the model dtype: hidden state, residual and normed input (3·H), q/k/v and
-    the attention output (2·Q + 2·KV), gate/up and the activated product (3·I). Attention of
-    one prefill chunk of `num_tokens` tokens (the worst case) materialises float32 scores
-    (heads × T²) and the gathered keys/values expanded to all heads (2 × T × heads × head_dim).
+    the attention output (2·Q + 2·KV), gate/up and the activated product (3·I). Prefill
+    attention materialises float32 scores for every query token against at most
+    `max_model_len` keys (heads × T × min(T, max_model_len)) and the gathered keys/values
+    expanded to all heads (2 × T × heads × head_dim).
     Sampling holds float32 logits, probabilities and a sorted copy (3 × seqs × vocab × 4).
     """
     element = torch.empty((), dtype=dtype).element_size()
@@ -51,7 +53,7 @@ def estimate_activation_bytes(hf_config, dtype: torch.dtype, num_tokens: int, nu
     kv = hf_config.num_key_value_heads * head_dim
     inter = hf_config.intermediate_size
     per_token = (3 * hidden + 2 * q + 2 * kv + 3 * inter) * element
-    attention = heads * num_tokens * num_tokens * 4 + 2 * num_tokens * q * element
+    attention = heads * num_tokens * min(num_tokens, max_model_len) * 4 + 2 * num_tokens * q * element
     sampling = 3 * min(num_seqs, num_tokens) * hf_config.vocab_size * 4
     return num_tokens * per_token + attention + sampling
 
