@@ -39,7 +39,7 @@ from advisor.triage_context import (
 )
 from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
-from rules.facts import Facts, FactSource, Workload
+from rules.facts import Facts, FactSource, ServerConfig, Workload
 from rules.model import Finding, Rule
 
 
@@ -151,6 +151,9 @@ def collect(request: TriageRequest) -> Collected:
     typed = parse_command(request.server_args) if request.server_args else None
     merged = effective_command(typed, facts.events, facts.snapshot)
     facts.config = server_config(merged, facts.events, facts.snapshot)
+    if facts.endpoint is not None and facts.endpoint.version:  # GET /version answers even when logs are absent
+        facts.config = facts.config or ServerConfig()
+        facts.config.vllm_version = facts.config.vllm_version or facts.endpoint.version
     command = typed if typed is not None else merged  # the user's own command, when given, is what we edit
     if request.server_args:
         facts.sources.append(FactSource(kind="config", location="--server-args"))

@@ -26,6 +26,7 @@ def render_text(result: TriageResult) -> str:
     for index, finding in enumerate(result.findings, start=1):
         lines.append("")
         lines.extend(_finding(index, finding))
+    lines.extend(_replicas(result))
     if result.proposed_command:
         lines.append("")
         lines.append("Current command:")
@@ -37,6 +38,29 @@ def render_text(result: TriageResult) -> str:
     for error in result.rule_errors:
         lines.append(f"note: rule {error.rule} failed ({error.error}); other findings are unaffected")
     return "\n".join(lines) + "\n"
+
+
+def _replicas(result: TriageResult) -> list[str]:
+    """One row per replica when Prometheus answered for several: where the trouble is."""
+    window = result.facts.window if result.facts else None
+    if window is None or len(window.per_instance) < 2:
+        return []
+    out = ["", f"Replicas ({window.interval_s:g} s window):",
+           f"  {'instance':<28} {'running':>7} {'waiting':>7} {'KV use':>6} {'preempt/s':>9} {'TTFT p99':>9}"]
+    for stats in sorted(window.per_instance, key=lambda s: s.instance):
+        ttft = stats.quantile("vllm:time_to_first_token_seconds", "p99")
+        out.append(
+            f"  {stats.instance[:28]:<28} {_cell(stats.gauge('vllm:num_requests_running'), 7, '.0f')} "
+            f"{_cell(stats.gauge('vllm:num_requests_waiting'), 7, '.0f')} "
+            f"{_cell(stats.gauge('vllm:kv_cache_usage_perc'), 6, '.2f')} "
+            f"{_cell(stats.rate('vllm:num_preemptions_total'), 9, '.2f')} "
+            f"{_cell(ttft, 8, '.2f')}{'s' if ttft is not None else ' '}"
+        )
+    return out
+
+
+def _cell(value: float | None, width: int, spec: str) -> str:
+    return f"{format(value, spec) if value is not None else '-':>{width}}"
 
 
 def _finding(index: int, finding: Finding) -> list[str]:

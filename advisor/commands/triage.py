@@ -150,6 +150,8 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
         raise UserError("--every/--count need --out DIR, where each run's JSON and the history are kept")
     if args.count is not None and args.count < 1:
         raise UserError(f"--count {args.count}: must be at least 1")
+    if args.logs == "-" and args.count != 1:
+        raise UserError("--logs - (stdin) can be read only once; pass the log file's path for scheduled runs")
     every_s = parse_duration(args.every or "5m")
     out_dir = Path(args.out)
     failures: list[str] = []

@@ -167,3 +167,8 @@ def test_help_lists_every_flag_with_text(cli, flag):
     for name in ("--endpoint", "--prometheus", "--selector", "--metrics", "--metrics-interval", "--logs",
                  "--server-args", "--model", "--gpu", "--gpus", "--json", "--every", "--out", "--count"):
         assert name in proc.stdout
+
+
+def test_stdin_cannot_feed_a_schedule(cli, tmp_path):
+    proc = cli("--logs", "-", "--every", "1m", "--out", str(tmp_path), "--count", "2", stdin="INFO x\n")
+    assert_one_line_error(proc, "--logs -")

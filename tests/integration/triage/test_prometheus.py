@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from advisor.collect.prometheus import PrometheusError, collect
 from advisor.triage import TriageRequest, run_triage
+from advisor.triage_text import render_text
 from tests.integration.triage.prometheus_proc import prometheus_binary, running_prometheus, wait_for_samples
 
 pytestmark = pytest.mark.integration
@@ -102,6 +103,9 @@ def test_triage_through_prometheus_ranks_the_preemption_finding_first(fleet):
     result = run_triage(TriageRequest(prometheus=url, selector='{job="vllm"}', window_s=5))
     assert result.sources[0].kind == "prometheus" and "2 instance(s)" in result.sources[0].note
     assert result.top.rule == "OP-5.3", [(f.rule, f.title) for f in result.findings]
+    table = render_text(result).split("Replicas (5 s window):", 1)[1]
+    hot_row = next(line for line in table.splitlines() if line.strip().startswith(hot))
+    assert hot_row.split()[3] == "0.98"  # the KV-usage column of the preempting replica
 
 
 def test_selector_matching_nothing_is_one_clear_error(fleet):
