@@ -23,6 +23,7 @@ monkey.patch_all()
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -39,6 +40,7 @@ START_LEAD_S = 1.5
 WORKER_CONNECT_TIMEOUT_S = 60.0
 END_GRACE_S = 30.0
 _protocol_out = sys.stdout
+_worker_procs: list[subprocess.Popen] = []
 
 
 def emit(message: dict) -> None:
@@ -112,12 +114,14 @@ def run_worker(master_host: str, master_port: int) -> int:
 
     runner.register_message("servops_plan", on_plan)
     runner.greenlet.join()
-    return 0
+    sys.stderr.flush()
+    os._exit(0)  # ZeroMQ's context teardown can block interpreter exit; nothing is left to flush
 
 
 def run_local_workers(plan: RampPlan, workers: int) -> int:
     port = _free_port()
-    procs = [
+    procs = _worker_procs
+    procs += [
         subprocess.Popen([sys.executable, "-m", "loadtest.locust_main", "worker",
                           "--master-host", "127.0.0.1", "--master-port", str(port)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -132,6 +136,19 @@ def run_local_workers(plan: RampPlan, workers: int) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
+
+
+def _on_sigterm() -> None:
+    """The controller stops us with SIGTERM: stop the local workers we started, then leave."""
+    for proc in _worker_procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in _worker_procs:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    os._exit(143)
 
 
 def _free_port() -> int:
@@ -156,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     _protocol_out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     setup_logging("WARNING")
+    gevent.signal_handler(signal.SIGTERM, _on_sigterm)
     if args.role == "worker":
         return run_worker(args.master_host, args.master_port)
     plan = RampPlan.model_validate_json(open(args.plan, encoding="utf-8").read())
@@ -167,4 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_code = main()
+    _protocol_out.flush()
+    sys.stderr.flush()
+    os._exit(exit_code)  # skip ZeroMQ/greenlet teardown, which can block exit; everything is flushed

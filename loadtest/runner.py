@@ -37,7 +37,7 @@ from loadtest.records import RequestRecord
 from loadtest.results import RampResult, StepResult
 from loadtest.server_signals import MetricsSampler, summarise
 from loadtest.slo import parse_slos
-from loadtest.stats import METRIC_DEFINITIONS, fill_tokens_with_tokenizer, step_stats
+from loadtest.stats import METRIC_DEFINITIONS, fill_tokens_with_tokenizer, load_tokenizer, step_stats
 from loadtest.workload import Workload, WorkloadSpec
 
 CHILD_GRACE_S = 90.0
@@ -101,6 +101,7 @@ def preflight(config: RampConfig) -> str:
 def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> RampResult:
     """Run the whole ramp and return its result; raises LoadTestError for user-fixable trouble."""
     slos = parse_slos(config.slo)
+    tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
     model = preflight(config)
     if config.workload.kind == "file":
         Workload(config.workload)  # fail now, with a clear message, not inside the child
@@ -122,13 +123,15 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         finally:
             if has_metrics:
                 sampler.stop()
-    fill_tokens_with_tokenizer(records, config.tokenizer)
+    fill_tokens_with_tokenizer(records, tokenizer)
     steps = [_final_step(config, plan, k, records, slos, closed, sampler if has_metrics else None)
              for k in sorted(closed)]
     knee = find_knee(steps, factor=config.knee_factor)
     safe = safe_operating_point(steps, knee, bool(slos))
     echo = config.model_dump()
     echo["model"] = model
+    echo["start_ts"] = plan.start_ts
+    echo["load_processes"] = plan.workers
     return RampResult(config=echo, steps=steps, knee=knee, safe_operating_point=safe,
                       stopped_early=stopped_early, summary=_summary(steps, knee, safe, stopped_early),
                       metric_definitions=METRIC_DEFINITIONS)
@@ -193,7 +196,7 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
                         progress(f"ramp: stopping early: {stopped_early}")
                         break
         finally:
-            _stop_child(child)
+            _stop_child(child, finish_s=20.0 if len(done_workers) >= plan.workers else 0.0)
             reader.join(timeout=5)
     if plan.start_ts == 0.0:
         tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
@@ -211,7 +214,13 @@ def _pump(stream, lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def _stop_child(child: subprocess.Popen) -> None:
+def _stop_child(child: subprocess.Popen, finish_s: float = 0.0) -> None:
+    """Let a finished child exit by itself (it tells its workers to quit), else SIGTERM, then SIGKILL."""
+    if finish_s > 0:
+        try:
+            child.wait(timeout=finish_s)
+        except subprocess.TimeoutExpired:
+            pass
     if child.poll() is None:
         child.terminate()
         try:

@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from loadtest.errors import LoadTestError
 from loadtest.plan import RampPlan
 from loadtest.records import RequestRecord
 from loadtest.results import ClientHealth, Percentiles, StepResult
@@ -145,14 +146,22 @@ def _invalid_reason(measured: Sequence[RequestRecord], client: ClientHealth,
     return None
 
 
-def fill_tokens_with_tokenizer(records: Sequence[RequestRecord], tokenizer_path: str | None) -> None:
-    """Count output tokens of records without server usage, using a local Hugging Face tokenizer."""
-    missing = [r for r in records if r.output_tokens is None and r.output_text is not None]
-    if not missing or not tokenizer_path:
-        return
-    from transformers import AutoTokenizer  # heavy; only when asked for
+def load_tokenizer(path: str):
+    """A local Hugging Face tokenizer for counting tokens when the server sends no usage."""
+    try:
+        from transformers import AutoTokenizer  # heavy; only when asked for
 
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_path)
+        return AutoTokenizer.from_pretrained(path)
+    except Exception as exc:  # transformers raises many types for a bad path
+        raise LoadTestError(f"--tokenizer {path!r}: cannot load a tokenizer there ({type(exc).__name__}); "
+                            f"pass a local Hugging Face model or tokenizer directory") from exc
+
+
+def fill_tokens_with_tokenizer(records: Sequence[RequestRecord], tokenizer) -> None:
+    """Count output tokens of records without server usage with `tokenizer` (None: leave chunk counts)."""
+    missing = [r for r in records if r.output_tokens is None and r.output_text is not None]
+    if not missing or tokenizer is None:
+        return
     for record in missing:
         record.output_tokens = len(tokenizer.encode(record.output_text or "", add_special_tokens=False))
         record.token_source = "tokenizer"
