@@ -69,24 +69,25 @@ class _Client:
     def query(self, promql: str) -> list[dict]:
         try:
             return self._prom.custom_query(promql, timeout=self.timeout_s)
-        except requests.exceptions.Timeout:
+        except ValueError:  # not JSON (requests' JSONDecodeError is also a RequestException)
             raise PrometheusError(
-                f"--prometheus {self.url}: no answer within {self.timeout_s:g} s; "
-                "check the server is up or raise --timeout"
+                f"--prometheus {self.url}: the answer is not Prometheus API JSON; pass the Prometheus base URL"
             ) from None
         except requests.exceptions.RequestException as exc:
-            reason = type(exc).__name__ if not str(exc) else _short(str(exc))
+            text = str(exc)
+            if isinstance(exc, requests.exceptions.Timeout) or "ReadTimeout" in text or "timed out" in text:
+                raise PrometheusError(
+                    f"--prometheus {self.url}: no answer within {self.timeout_s:g} s; "
+                    "check the server is up or raise --timeout"
+                ) from None
             raise PrometheusError(
-                f"--prometheus {self.url}: cannot reach it ({reason}); check the URL and that Prometheus is running"
+                f"--prometheus {self.url}: cannot reach it ({_reason(text, exc)}); "
+                "check the URL and that Prometheus is running"
             ) from None
         except PrometheusApiClientException as exc:
             raise PrometheusError(
                 f"--prometheus {self.url}: it rejected the query ({_short(str(exc))}); "
                 f"check --selector {self.selector!r}"
-            ) from None
-        except ValueError:  # not JSON: the URL is not a Prometheus server
-            raise PrometheusError(
-                f"--prometheus {self.url}: the answer is not Prometheus API JSON; pass the Prometheus base URL"
             ) from None
 
 
@@ -162,6 +163,16 @@ def _value(row: dict) -> float:
         return float(row["value"][1])
     except (KeyError, IndexError, TypeError, ValueError):
         return math.nan
+
+
+def _reason(text: str, exc: Exception) -> str:
+    """The part of a requests/urllib3 error a user can act on, not its connection-pool repr."""
+    for needle, reason in (("Connection refused", "connection refused"), ("Failed to resolve", "host not found"),
+                           ("Name or service not known", "host not found"), ("No route to host", "no route to host"),
+                           ("Invalid URL", "invalid URL"), ("No connection adapters", "invalid URL")):
+        if needle in text:
+            return reason
+    return type(exc).__name__
 
 
 def _short(text: str) -> str:
