@@ -139,3 +139,13 @@ def test_bad_flags_are_one_line_and_exit_2(server, capsys, flags):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert flags[0] in err
+
+
+def test_requests_still_running_at_the_end_of_the_cooldown_are_cancelled_not_waited_for(server):
+    started = time.monotonic()
+    config = RampConfig(endpoint=f"{server.url}/ttft=30,tokens=2", mode="rate", levels=[2], step_s=2.0,
+                        warmup_s=0.0, cooldown_s=1.0, workload=SMALL)
+    result = run_ramp(config)
+    (step,) = result.steps
+    assert step.errors == {"cancelled": step.requests} and step.requests == 4
+    assert time.monotonic() - started < 40
