@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
 from advisor.comparison import Comparison, compare_ramps
+from advisor.errors import UserError
 from advisor.launch import bundled_command
 from advisor.measure import Measurement, RampSettings, measure, top_change
 
@@ -93,7 +94,11 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
         fixed = apply(poor, chosen["changes"])
         progress(f"demo 2/3: applying {chosen['rule']}: "
                  + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"]))
-        after = measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
+        try:
+            after = measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
+        except UserError as exc:  # keep what was measured: the before run and its triage still stand
+            notes.append(f"the 'after' run failed: {exc}")
+            progress(f"demo: the 'after' run failed ({exc}); writing the result without it")
     comparison = compare_ramps(before.ramp, after.ramp) if after else []
     progress("demo 3/3: writing the result and the report")
     return DemoResult(
@@ -115,6 +120,9 @@ def apply(command: ServeCommand, changes: list[dict[str, Any]]) -> ServeCommand:
 def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison]) -> str:
     if applied is None:
         return f"Measured `{before.command}`; triage proposed no flag change."
+    if not comparison:
+        return (f"Started with `{before.command}`. Triage ranked {applied.rule} first and proposed "
+                f"{applied.flag} {applied.current} → {applied.proposed}; the 'after' run did not complete.")
     moved = "; ".join(f"{c.name}: {_fmt(c.before)} → {_fmt(c.after)}" for c in comparison[:3])
     return (f"Started with `{before.command}`. Triage ranked {applied.rule} first and proposed "
             f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}.")

@@ -125,7 +125,9 @@ class EngineProcess:
             text = self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
-        return [line for line in text.strip().splitlines() if line.strip()][-lines:]
+        # Skip traceback underline rows (^^^^ / ~~~~): they say nothing on one line.
+        return [line.strip() for line in text.strip().splitlines()
+                if line.strip() and line.strip().strip("^~ ")][-lines:]
 
     def _wait_healthy(self) -> None:
         started = time.monotonic()

@@ -34,11 +34,11 @@ class RampSettings(BaseModel):
     """The load both sides of a comparison get (defaults sized for a 2-core CPU and SmolLM2)."""
 
     concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4], min_length=2)
-    step_s: float = Field(default=20.0, gt=0)
-    warmup_s: float = Field(default=4.0, ge=0)
-    cooldown_s: float = Field(default=5.0, ge=0)
-    input_len: int = Field(default=32, ge=1)
-    output_len: int = Field(default=16, ge=1)
+    step_s: float = Field(default=25.0, gt=0)
+    warmup_s: float = Field(default=5.0, ge=0)
+    cooldown_s: float = Field(default=15.0, ge=0)
+    input_len: int = Field(default=24, ge=1)
+    output_len: int = Field(default=12, ge=1)
     slo: str | None = "ttft_p99=3s"
     request_timeout_s: float = Field(default=90.0, gt=0)
     triage_interval_s: float = Field(default=4.0, gt=0, description="seconds between the two /metrics scrapes")

@@ -55,19 +55,23 @@ def run(args: argparse.Namespace) -> int:
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     print(result.summary)
     print(f"wrote {json_path} and {html_path}")
-    return 0
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0 if result.after is not None or result.applied_change is None else 1
 
 
 def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
     """The ramp and startup flags demo and tune share (one workload for every run compared)."""
     parser.add_argument("--concurrency", default="1,2,4", metavar="LIST",
                         help="closed-loop concurrent streams per ramp step (default: 1,2,4)")
-    parser.add_argument("--step-seconds", type=float, default=20.0, metavar="S",
-                        help="duration of each ramp step (default: 20)")
-    parser.add_argument("--warmup-seconds", type=float, default=4.0, metavar="S",
-                        help="start of each step left out of the statistics (default: 4)")
-    parser.add_argument("--input-len", type=int, default=32, metavar="N", help="prompt length in words (default: 32)")
-    parser.add_argument("--output-len", type=int, default=16, metavar="N", help="output tokens per request (default: 16)")
+    parser.add_argument("--step-seconds", type=float, default=25.0, metavar="S",
+                        help="duration of each ramp step (default: 25)")
+    parser.add_argument("--warmup-seconds", type=float, default=5.0, metavar="S",
+                        help="start of each step left out of the statistics (default: 5)")
+    parser.add_argument("--cooldown-seconds", type=float, default=15.0, metavar="S",
+                        help="after the last step, time for in-flight requests to finish (default: 15)")
+    parser.add_argument("--input-len", type=int, default=24, metavar="N", help="prompt length in words (default: 24)")
+    parser.add_argument("--output-len", type=int, default=12, metavar="N", help="output tokens per request (default: 12)")
     parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
                         help="SLOs that define the safe operating point (default: ttft_p99=3s)")
     parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
@@ -87,7 +91,10 @@ def ramp_settings(args: argparse.Namespace) -> RampSettings:
         raise UserError(f"--input-len {args.input_len} / --output-len {args.output_len}: both must be >= 1")
     if args.step_seconds <= args.warmup_seconds:
         raise UserError(f"--step-seconds {args.step_seconds:g} must exceed --warmup-seconds {args.warmup_seconds:g}")
+    if args.cooldown_seconds < 0:
+        raise UserError(f"--cooldown-seconds {args.cooldown_seconds:g}: give 0 or more")
     return RampSettings(concurrency=levels, step_s=args.step_seconds, warmup_s=args.warmup_seconds,
+                        cooldown_s=args.cooldown_seconds,
                         input_len=args.input_len, output_len=args.output_len, slo=args.slo or None,
                         startup_timeout_s=args.startup_timeout)
 

@@ -22,7 +22,7 @@ from tests.helpers.server_process import tiny_model_dir  # noqa: F401  (session 
 
 pytestmark = pytest.mark.integration
 
-QUICK_RAMP = ["--concurrency", "1,3", "--step-seconds", "5", "--warmup-seconds", "1", "--input-len", "16",
+QUICK_RAMP = ["--concurrency", "1,3", "--step-seconds", "5", "--warmup-seconds", "1", "--cooldown-seconds", "3", "--input-len", "16",
               "--output-len", "12", "--startup-timeout", "240"]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
 
