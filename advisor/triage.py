@@ -184,7 +184,8 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
         if request.metrics_interval_s:
             interval_s = request.metrics_interval_s
             before, after = metrics_collector.scrape_pair(request.endpoint, interval_s, request.timeout_s)
-            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after, interval_s)
+            # live scrapes carry their own clock: the real gap includes a slow server's answer time
+            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after)
         else:
             facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s)
         facts.sources.append(FactSource(kind="metrics", location=metrics_collector.metrics_url(request.endpoint),
