@@ -21,7 +21,7 @@ def main(model_dir: str) -> None:
     from engine.sampling_params import SamplingParams
     from kernels.attention import backend_for
 
-    llm = LLM(model_dir, dtype="float32", device_memory_gib=0.25, max_model_len=256,
+    llm = LLM(model_dir, device="cpu", dtype="float32", device_memory_gib=0.25, max_model_len=256,
               max_num_batched_tokens=32, max_num_seqs=4, seed=0)
     greedy = SamplingParams(temperature=0.0, max_tokens=5, ignore_eos=True)
     prefix = "A paged cache keeps each block of keys once; "
