@@ -97,6 +97,7 @@ class Collected(BaseModel):
 
     facts: Facts
     command: ServeCommand | None = None
+    command_rebuilt: bool = False  # from the log/metrics, not typed by the user
     notes: list[str] = Field(default_factory=list)
 
 
@@ -130,6 +131,9 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         changes = {c.flag: c.proposed for f in evaluation.findings for c in f.changes}
         if changes:
             result.proposed_command = collected.command.with_changes(changes).render()
+            if collected.command_rebuilt:
+                result.notes.append("current command rebuilt from the log/metrics (flags left at defaults are "
+                                    "not shown); pass --server-args to edit your own")
     return result
 
 
@@ -162,10 +166,10 @@ def collect(request: TriageRequest) -> Collected:
     facts.model = model_facts(request, facts)
     facts.memory = merge_memory(facts.memory, memory_from_advisor(request, facts))
     facts.workload = request.workload
-    if command is not None and not command.program and typed is None:
+    rebuilt = command is not None and typed is None
+    if rebuilt and not command.program:
         command.program = ["vllm", "serve"]
-        notes.append("current command rebuilt from the log/metrics; flags left at defaults are not shown")
-    return Collected(facts=facts, command=command, notes=notes)
+    return Collected(facts=facts, command=command, command_rebuilt=rebuilt, notes=notes)
 
 
 def _collect_metrics(request: TriageRequest, facts: Facts) -> None:

@@ -17,6 +17,9 @@ def render_text(result: TriageResult) -> str:
     lines: list[str] = []
     sources = ", ".join(f"{source.kind} {source.location}".strip() for source in result.sources) or "none"
     lines.append(f"servops triage — based on: {sources}")
+    figures = _key_figures(result)
+    if figures:
+        lines.append(f"now: {figures}")
     if not result.findings:
         lines.append("")
         lines.append("No findings: nothing the collected facts support looks wrong.")
@@ -38,6 +41,36 @@ def render_text(result: TriageResult) -> str:
     for error in result.rule_errors:
         lines.append(f"note: rule {error.rule} failed ({error.error}); other findings are unaffected")
     return "\n".join(lines) + "\n"
+
+
+def _key_figures(result: TriageResult) -> str:
+    """The handful of numbers on-call looks at first, from the window (else the snapshot)."""
+    facts = result.facts
+    if facts is None or (facts.window is None and facts.snapshot is None):
+        return ""
+    window = facts.window.total if facts.window is not None else None
+    parts = []
+    for label, name, spec in (("running", "vllm:num_requests_running", ".0f"),
+                              ("waiting", "vllm:num_requests_waiting", ".0f"),
+                              ("KV usage", "vllm:kv_cache_usage_perc", ".2f")):
+        value = facts.gauge(name)
+        if value is not None:
+            parts.append(f"{label} {format(value, spec)}")
+    if window is not None:
+        rate = window.rate("vllm:num_preemptions_total")
+        if rate is not None:
+            parts.append(f"preemptions {rate:.2f}/s")
+        for label, name in (("TTFT p99", "vllm:time_to_first_token_seconds"),
+                            ("ITL p99", "vllm:inter_token_latency_seconds")):
+            value = window.quantile(name, "p99")
+            if value is not None:
+                parts.append(f"{label} {value:.3g} s")
+        parts.append(f"over {facts.window.interval_s:g} s")
+    elif facts.snapshot is not None:
+        total = facts.snapshot.value("vllm:num_preemptions_total")
+        if total is not None:
+            parts.append(f"preemptions {total:.0f} since start")
+    return ", ".join(parts)
 
 
 def _replicas(result: TriageResult) -> list[str]:

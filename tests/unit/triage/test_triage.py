@@ -78,3 +78,20 @@ def test_fired_rules_carry_their_page_and_the_document_renders_as_a_report():
     assert result.rule_pages["OP-1.1"].startswith("OP-1.1")
     html = render_html([json.loads(result.model_dump_json())])
     assert "OP-1.1" in html and "23152" in html
+
+
+def test_text_leads_with_the_key_figures_of_the_window():
+    corpus = CORPUS
+    result = run_triage(TriageRequest(metrics_files=[str(corpus / "v0_33_healthy_before.prom"),
+                                                     str(corpus / "v0_33_healthy_after.prom")], metrics_interval_s=10))
+    second_line = render_text(result).splitlines()[1]
+    assert second_line.startswith("now: running ") and "preemptions 0.00/s" in second_line
+    assert second_line.endswith("over 10 s")
+
+
+def test_a_rebuilt_command_is_flagged_only_when_something_is_proposed():
+    healthy = run_triage(TriageRequest(metrics_files=[str(CORPUS / "v0_33_healthy_before.prom")]))
+    assert healthy.proposed_command is None and not any("rebuilt" in note for note in healthy.notes)
+    failing = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log")))
+    assert failing.proposed_command.startswith("vllm serve Qwen/Qwen3-8B --max-model-len 23152")
+    assert any("rebuilt" in note for note in failing.notes)
