@@ -76,11 +76,12 @@ def _key_figures(result: TriageResult) -> str:
 def _replicas(result: TriageResult) -> list[str]:
     """One row per replica when Prometheus answered for several: where the trouble is."""
     window = result.facts.window if result.facts else None
-    if window is None or len(window.per_instance) < 2:
+    rows = [stats for stats in (window.per_instance if window else []) if _is_server(stats)]
+    if window is None or len(rows) < 2:
         return []
     out = ["", f"Replicas ({window.interval_s:g} s window):",
            f"  {'instance':<28} {'running':>7} {'waiting':>7} {'KV use':>6} {'preempt/s':>9} {'TTFT p99':>9}"]
-    for stats in sorted(window.per_instance, key=lambda s: s.instance):
+    for stats in sorted(rows, key=lambda s: s.instance):
         ttft = stats.quantile("vllm:time_to_first_token_seconds", "p99")
         out.append(
             f"  {stats.instance[:28]:<28} {_cell(stats.gauge('vllm:num_requests_running'), 7, '.0f')} "
@@ -90,6 +91,11 @@ def _replicas(result: TriageResult) -> list[str]:
             f"{_cell(ttft, 8, '.2f')}{'s' if ttft is not None else ' '}"
         )
     return out
+
+
+def _is_server(stats) -> bool:
+    """A replica row, not the label-less leftovers (e.g. cache_config_info without `instance`)."""
+    return any(stats.gauge(name) is not None for name in ("vllm:num_requests_running", "vllm:kv_cache_usage_perc"))
 
 
 def _cell(value: float | None, width: int, spec: str) -> str:

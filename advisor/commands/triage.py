@@ -65,6 +65,15 @@ def register(subparsers) -> argparse.ArgumentParser:
                           help="typical (p50) prompt length")
     workload.add_argument("--output-tokens", type=float, default=None, metavar="N",
                           help="typical (p50) output length")
+    workload.add_argument("--input-tokens-p95", type=float, default=None, metavar="N",
+                          help="p95 prompt length (long prompts drive KV sizing)")
+    workload.add_argument("--output-tokens-p95", type=float, default=None, metavar="N",
+                          help="p95 output length")
+    workload.add_argument("--shared-prefix-tokens", type=int, default=None, metavar="N",
+                          help="typical shared prefix (system prompt) length in tokens")
+    workload.add_argument("--routing", default=None,
+                          choices=["round_robin", "prefix_aware", "session_affinity", "unknown"],
+                          help="how the load balancer spreads requests over replicas")
     workload.add_argument("--concurrency", type=int, default=None, metavar="N",
                           help="requests clients keep in flight")
     workload.add_argument("--replicas", type=int, default=None, metavar="N", help="number of server replicas")
@@ -104,6 +113,10 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
     hints = {
         "p50_input_tokens": args.input_tokens,
         "p50_output_tokens": args.output_tokens,
+        "p95_input_tokens": args.input_tokens_p95,
+        "p95_output_tokens": args.output_tokens_p95,
+        "shared_prefix_tokens": args.shared_prefix_tokens,
+        "routing": args.routing,
         "client_concurrency": args.concurrency,
         "num_replicas": args.replicas,
         "prefix_reuse_share": args.prefix_reuse,

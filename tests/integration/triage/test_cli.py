@@ -172,3 +172,12 @@ def test_help_lists_every_flag_with_text(cli, flag):
 def test_stdin_cannot_feed_a_schedule(cli, tmp_path):
     proc = cli("--logs", "-", "--every", "1m", "--out", str(tmp_path), "--count", "2", stdin="INFO x\n")
     assert_one_line_error(proc, "--logs -")
+
+
+def test_workload_hints_reach_the_rules_and_replicas_are_tabled(cli):
+    proc = cli("--metrics", str(CORPUS / "v0_33_fleet_before.prom"), "--metrics", str(CORPUS / "v0_33_fleet_after.prom"),
+               "--metrics-interval", "10", "--prefix-reuse", "0.7", "--replicas", "2", "--routing", "round_robin")
+    assert proc.returncode == 0, proc.stderr
+    assert "OP-4.3" in proc.stdout.split("\n\n")[1]  # the first finding: prefix-unaware routing
+    table = proc.stdout.split("Replicas (10 s window):")[1].strip().splitlines()
+    assert [row.split()[0] for row in table[1:]] == ["10.0.0.1:8000", "10.0.0.2:8000"]
