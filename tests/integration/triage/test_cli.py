@@ -176,7 +176,8 @@ def test_stdin_cannot_feed_a_schedule(cli, tmp_path):
 
 def test_workload_hints_reach_the_rules_and_replicas_are_tabled(cli):
     before, after = str(CORPUS / "v0_33_fleet_before.prom"), str(CORPUS / "v0_33_fleet_after.prom")
-    proc = cli("--metrics", before, "--metrics", after, "--metrics-interval", "10", "--prefix-reuse", "0.7", "--replicas", "2", "--routing", "round_robin")
+    proc = cli("--metrics", before, "--metrics", after, "--metrics-interval", "10",
+               "--prefix-reuse", "0.7", "--replicas", "2", "--routing", "round_robin")
     assert proc.returncode == 0, proc.stderr
     assert "OP-4.3" in proc.stdout.split("\n\n")[1]  # the first finding: prefix-unaware routing
     table = proc.stdout.split("Replicas (10 s window):")[1].strip().splitlines()
