@@ -19,6 +19,7 @@ max and sum of exponentials, and a reduce kernel merges them with a log-sum-exp 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -141,22 +142,28 @@ def _decode_reduce_kernel(
              out.to(out_ptr.dtype.element_ty), mask=dim_mask)
 
 
-def choose_partition_size(batch: int, num_kv_heads: int, max_context_len: int, device: torch.device) -> int:
-    """Tokens per split-K partition, or 0 for no split.
+def choose_partition_size(batch: int, num_kv_heads: int, max_context_len: int, num_sms: int | None) -> int:
+    """Tokens per split-K partition, or 0 for no split (`num_sms=None`: not a GPU, never split).
 
-    Split only when (sequences x KV heads) programs cannot fill the GPU and the context is
-    long; aim for about four programs per SM. Sizes are powers of two so the number of
-    compiled kernel variants stays small.
+    Split only when (sequences x KV heads) programs cannot fill the GPU (fewer than two per
+    SM) and the context is long; aim for about four programs per SM. Sizes are powers of two
+    so the number of compiled kernel variants stays small.
     """
-    if device.type != "cuda" or max_context_len <= MIN_PARTITION_SIZE:
+    if not num_sms or max_context_len <= MIN_PARTITION_SIZE:
         return 0
-    num_sms = torch.cuda.get_device_properties(device).multi_processor_count
     programs = batch * num_kv_heads
     if programs >= 2 * num_sms:
         return 0
     wanted_parts = math.ceil(4 * num_sms / programs)
     size = max(MIN_PARTITION_SIZE, triton.next_power_of_2(math.ceil(max_context_len / wanted_parts)))
     return 0 if size >= max_context_len else size
+
+
+@functools.lru_cache(maxsize=None)
+def _num_sms(device: torch.device) -> int | None:
+    if device.type != "cuda":
+        return None
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def paged_decode_attention(
@@ -190,7 +197,7 @@ def paged_decode_attention(
     if max_context_len is None:
         max_context_len = int(context_lens.max())
     if partition_size is None:
-        partition_size = choose_partition_size(batch, num_kv_heads, max_context_len, query.device)
+        partition_size = choose_partition_size(batch, num_kv_heads, max_context_len, _num_sms(query.device))
     group = num_heads // num_kv_heads
     use_dot = group > 1
     group_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(group)) if use_dot else triton.next_power_of_2(group)

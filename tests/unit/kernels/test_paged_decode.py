@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernels import torch_ref
-from kernels.paged_decode import paged_decode_attention
+from kernels.paged_decode import choose_partition_size, paged_decode_attention
 from tests.unit.kernels.paged_inputs import DTYPES, REL_TOL, poisoned_like, random_paged_cache, relative_error
 
 SCALE = 0.125
@@ -81,3 +81,24 @@ def test_rejects_heads_not_a_multiple_of_kv_heads(device):
     with pytest.raises(ValueError, match="num_heads=3"):
         paged_decode_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
                                cache.context_lens, SCALE)
+
+
+def test_no_split_when_sequences_fill_the_gpu_or_context_is_short_or_no_gpu():
+    assert choose_partition_size(batch=64, num_kv_heads=8, max_context_len=32768, num_sms=132) == 0
+    assert choose_partition_size(batch=1, num_kv_heads=8, max_context_len=256, num_sms=132) == 0
+    assert choose_partition_size(batch=1, num_kv_heads=8, max_context_len=32768, num_sms=None) == 0
+
+
+def test_split_aims_for_about_four_programs_per_sm_in_power_of_two_partitions():
+    size = choose_partition_size(batch=1, num_kv_heads=8, max_context_len=32768, num_sms=132)
+    programs = 8 * -(-32768 // size)
+    assert size >= 256 and size & (size - 1) == 0
+    assert 2 * 132 <= programs <= 8 * 132
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: the split heuristic only splits on a GPU")
+def test_long_context_decode_with_the_default_split_matches_torch(device):
+    contexts = [8000, 3, 12345]  # few sequences, long contexts: the heuristic splits
+    _run_case(device, context_lens=contexts, group=4, num_kv_heads=2, head_dim=128,
+              block_size=16, dtype=torch.float16, partition_size=None, seed=6)
