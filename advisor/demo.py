@@ -119,12 +119,12 @@ def apply(command: ServeCommand, changes: list[dict[str, Any]]) -> ServeCommand:
 
 def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison]) -> str:
     if applied is None:
-        return f"Measured `{before.command}`; triage proposed no flag change."
+        return f"Measured '{before.command}'; triage proposed no flag change."
     if not comparison:
-        return (f"Started with `{before.command}`. Triage ranked {applied.rule} first and proposed "
+        return (f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
                 f"{applied.flag} {applied.current} → {applied.proposed}; the 'after' run did not complete.")
     moved = "; ".join(f"{c.name}: {_fmt(c.before)} → {_fmt(c.after)}" for c in comparison[:3])
-    return (f"Started with `{before.command}`. Triage ranked {applied.rule} first and proposed "
+    return (f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
             f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}.")
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
 KINDS = ("triage", "ramp", "advise", "demo", "tune", "recorded-demo-tiny", "recorded-tune-tiny",
-         "recorded-advise-l4")
+         "recorded-advise-l4", "recorded-demo-smollm2")
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (apt-get install chromium, or run scripts/install.sh as root)"

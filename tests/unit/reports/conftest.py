@@ -23,7 +23,7 @@ def rendered() -> dict[str, str]:
 
 
 RECORDED = ("recorded-triage-tiny", "recorded-ramp-tiny", "recorded-demo-tiny", "recorded-tune-tiny",
-            "recorded-advise-l4")
+            "recorded-advise-l4", "recorded-demo-smollm2")
 
 
 @pytest.fixture(scope="session")
