@@ -110,6 +110,9 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         raise UserError(
             "nothing to triage; pass --endpoint URL, --prometheus URL, --metrics FILE, --logs FILE or --server-args"
         )
+    if request.metrics_files and (request.endpoint or request.prometheus):
+        raise UserError("--metrics files and a live --endpoint/--prometheus were both given; "
+                        "pass saved files or a live source, not both")
     collected = collect(request)
     evaluation: Evaluation = evaluate(collected.facts, rules)
     deployment, notes = resolve_deployment(request, collected.facts)

@@ -95,3 +95,8 @@ def test_a_rebuilt_command_is_flagged_only_when_something_is_proposed():
     failing = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log")))
     assert failing.proposed_command.startswith("vllm serve Qwen/Qwen3-8B --max-model-len 23152")
     assert any("rebuilt" in note for note in failing.notes)
+
+
+def test_saved_files_and_a_live_source_together_are_refused():
+    with pytest.raises(UserError, match="not both"):
+        run_triage(TriageRequest(metrics_files=[str(COLLECT / "metrics_v0_33_0.txt")], endpoint="http://127.0.0.1:9"))
