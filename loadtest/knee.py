@@ -9,7 +9,8 @@ Kneedle because a ramp has 4-10 points and noisy tails):
    m(step) > max(factor * m(baseline), m(baseline) + floor_m).
    The floor keeps tiny baselines (a 10 ms ITL) from calling noise a knee.
 3. The knee is the first step from which some metric exceeds at that step *and at every
-   later valid step* - a single noisy spike followed by recovery is not a knee.
+   later valid step* - a single noisy spike followed by recovery is not a knee. When both
+   metrics turn at the same step, the knee names the one with the larger value/threshold.
 
 Queueing in the server (a concurrency cap, a full KV cache) shows first in TTFT, batching
 interference first in ITL, so both are watched; the reason names which one crossed.
@@ -46,6 +47,7 @@ def find_knee(steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR,
                 unit = "rps" if step.offered_unit == "rps" else "streams"
                 candidates.append(Knee(
                     step=step.step, offered=step.offered, metric=f"{metric}_p99",
+                    value_s=value, threshold_s=threshold, baseline_s=baseline,
                     reason=(f"p99 {metric.upper()} {value * 1e3:.1f} ms at offered {step.offered:g} {unit} exceeds "
                             f"{threshold * 1e3:.1f} ms (max of {factor:g}x and +{floors[metric] * 1e3:.0f} ms over "
                             f"the {baseline * 1e3:.1f} ms baseline at {base.offered:g}) and stays above at every "
@@ -54,7 +56,8 @@ def find_knee(steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR,
                 break
     if not candidates:
         return None
-    return min(candidates, key=lambda k: (k.offered, k.metric != "itl_p99"))
+    # Lowest load first; when both metrics turn at the same step, name the one that overshoots more.
+    return min(candidates, key=lambda k: (k.offered, -(k.value_s or 0.0) / (k.threshold_s or 1.0)))
 
 
 def safe_operating_point(steps: Sequence[StepResult], knee: Knee | None,

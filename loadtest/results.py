@@ -87,6 +87,9 @@ class Knee(BaseModel):
     offered: float
     metric: str
     reason: str
+    value_s: float | None = None
+    threshold_s: float | None = None
+    baseline_s: float | None = None
 
 
 class SafeOperatingPoint(BaseModel):

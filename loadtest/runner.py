@@ -69,6 +69,7 @@ class RampConfig(BaseModel):
     max_client_cpu_percent: float = 90.0
     max_send_lateness_s: float = 0.025
     metrics_url: str | None = None
+    records_path: str | None = Field(default=None, description="also write every RequestRecord here, as JSONL")
 
 
 def preflight(config: RampConfig) -> str:
@@ -124,6 +125,8 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
             if has_metrics:
                 sampler.stop()
     fill_tokens_with_tokenizer(records, tokenizer)
+    if config.records_path:
+        _write_records(config.records_path, records)
     steps = [_final_step(config, plan, k, records, slos, closed, sampler if has_metrics else None)
              for k in sorted(closed)]
     knee = find_knee(steps, factor=config.knee_factor)
@@ -205,6 +208,15 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     if not stopped_early and len(closed) < plan.steps:
         stopped_early = f"load generator ended after {len(closed)} of {plan.steps} steps"
     return records, plan, closed, stopped_early
+
+
+def _write_records(path: str, records: list[RequestRecord]) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            for record in sorted(records, key=lambda r: (r.step, r.index)):
+                out.write(record.model_dump_json() + "\n")
+    except OSError as exc:
+        raise LoadTestError(f"--records {path!r}: cannot write ({exc.strerror}); pass a writable path") from exc
 
 
 def _pump(stream, lines: queue.Queue) -> None:

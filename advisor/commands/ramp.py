@@ -53,6 +53,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed for prompts and Poisson arrivals (default 0)")
     p.add_argument("--slo", help="service-level objectives, e.g. ttft_p99=2s,itl_p99=100ms")
     p.add_argument("--json", dest="json_path", help="write the ramp result JSON here")
+    p.add_argument("--records", help="also write every request's full-precision record here (JSONL)")
     p.add_argument("--request-timeout", type=float, default=60.0, help="per-request time limit, s (default 60)")
     p.add_argument("--max-ttft", type=float, default=30.0,
                    help="stop early when a step's median TTFT exceeds this many seconds (default 30)")
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         master_port=args.master_port, max_ttft_s=args.max_ttft, tokenizer=args.tokenizer,
         knee_factor=args.knee_factor, max_client_cpu_percent=args.max_client_cpu,
         max_send_lateness_s=args.max_send_lateness_ms / 1000.0, metrics_url=args.metrics_url,
+        records_path=args.records,
     )
     result = run_ramp(config, progress=lambda line: print(line, file=sys.stderr, flush=True))
     document = result.model_dump_json(indent=2)

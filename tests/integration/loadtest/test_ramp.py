@@ -28,20 +28,29 @@ def _close(measured: float, expected: float) -> bool:
     return abs(measured - expected) <= max(0.002, 0.05 * expected)
 
 
-def _server_truth(url: str, start_ts: float, end_ts: float) -> tuple[float, float]:
-    """Median TTFT and pooled gap that the server itself produced for requests received in a window."""
+def _server_truth(url: str) -> list[dict]:
+    """Per streamed request: when the server's handler received it and when it wrote each chunk."""
     with urllib.request.urlopen(url + "/fake/truth", timeout=10) as resp:
-        truth = [t for t in json.load(resp) if start_ts <= t["received"] < end_ts and t["sent"]]
-    ttfts = [t["sent"][0] - t["received"] for t in truth]
-    gaps = [b - a for t in truth for a, b in zip(t["sent"], t["sent"][1:])]
-    return statistics.median(ttfts), statistics.median(gaps)
+        return [t for t in json.load(resp) if t["sent"]]
 
 
-def _matches_server(step, url: str) -> None:
-    """Client-measured medians within 2 ms (or 5%) of what the server did; and near the configured values."""
-    truth_ttft, truth_gap = _server_truth(url, step["window_start_ts"], step["window_end_ts"])
-    assert _close(step["ttft_s"]["p50"], truth_ttft), (step["ttft_s"], truth_ttft)
-    assert _close(step["itl_s"]["p50"], truth_gap), (step["itl_s"], truth_gap)
+def _matches_server(records: list[dict], url: str) -> None:
+    """What the client measured is what the server did: per request, TTFT (from the client's send)
+    and every gap agree with the server's own write times, median error within 2 ms (or 5%)."""
+    truth = sorted(_server_truth(url), key=lambda t: t["received"])
+    ttft_errors, gap_errors = [], []
+    for record in records:
+        match = min(truth, key=lambda t: abs(t["received"] - record["actual_send_ts"]))
+        assert abs(match["received"] - record["actual_send_ts"]) < 0.1, "no server entry for a request"
+        ttft_errors.append(record["ttft_s"] - (match["sent"][0] - record["actual_send_ts"]))
+        server_gaps = [b - a for a, b in zip(match["sent"], match["sent"][1:])]
+        gap_errors += [c - g for c, g in zip(record["gaps_s"], server_gaps)]
+    assert abs(statistics.median(ttft_errors)) <= max(0.002, 0.05 * 0.2), ttft_errors
+    assert abs(statistics.median(gap_errors)) <= 0.002, gap_errors
+
+
+def _records(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +64,8 @@ def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path
     proc = subprocess.run(
         [sys.executable, "-m", "advisor", "ramp", "--endpoint", server.url, "--rates", "4,8",
          "--step-seconds", "3", "--warmup-seconds", "1", "--cooldown-seconds", "3", "--input-len", "16",
-         "--output-len", "8", "--slo", "ttft_p99=1s,itl_p99=100ms", "--json", str(out)],
+         "--output-len", "8", "--slo", "ttft_p99=1s,itl_p99=100ms", "--json", str(out),
+         "--records", str(tmp_path / "records.jsonl")],
         capture_output=True, text=True, timeout=240,
     )
     assert proc.returncode == 0, proc.stderr
@@ -67,7 +77,6 @@ def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path
         assert step["offered"] == offered and step["valid"], step["invalid_reason"]
         assert step["errors"] == {} and step["requests"] == int(offered * 2)
         assert abs(step["achieved_rate"] - offered) <= 0.02 * offered
-        _matches_server(step, server.url)
         # The configured timing, loosely: a busy shared machine can make the server itself late.
         assert step["ttft_s"]["p50"] == pytest.approx(0.2, rel=0.15)
         assert _close(step["itl_s"]["p50"], 0.04) and _close(step["tpot_s"]["p50"], 0.04), step["itl_s"]
@@ -76,6 +85,10 @@ def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path
         assert step["goodput_rps"] == pytest.approx(offered, rel=0.01)
         assert set(step["ttft_s"]) >= {"p50", "p90", "p95", "p99"}
     assert result["safe_operating_point"]["offered"] == 8.0
+    records = _records(tmp_path / "records.jsonl")
+    assert len(records) == 4 * 3 + 8 * 3  # every scheduled request, warm-up included
+    assert all(len(r["gaps_s"]) == 7 and r["output_tokens"] == 8 for r in records)
+    _matches_server(records, server.url)
     assert set(result["metric_definitions"]) >= {"ttft_s", "itl_s", "tpot_s", "e2e_s", "goodput_rps", "knee"}
 
 
@@ -94,15 +107,18 @@ def test_concurrency_cap_gives_the_knee_and_queueing_in_ttft_not_itl():
     assert result.safe_operating_point.offered == 4
 
 
-def test_workers_merge_full_precision_records_at_the_master(server):
+def test_workers_merge_full_precision_records_at_the_master(server, tmp_path):
     config = RampConfig(endpoint=server.url, mode="rate", levels=[10], step_s=3.0, warmup_s=1.0, cooldown_s=3,
-                        workers=2, workload=SMALL)
+                        workers=2, workload=SMALL, records_path=str(tmp_path / "records.jsonl"))
     result = run_ramp(config)
     (step,) = result.steps
     assert step.client.load_processes == 2
     assert step.requests == 20 and step.errors == {}
     assert abs(step.achieved_rate - 10) <= 0.2
-    _matches_server(step.model_dump(), server.url)
+    records = _records(tmp_path / "records.jsonl")
+    assert sorted(r["index"] for r in records) == list(range(30))
+    assert {r["worker"] for r in records} == {0, 1}
+    _matches_server(records, server.url)
 
 
 def test_non_streaming_server_fails_every_request_and_stops_early(server):

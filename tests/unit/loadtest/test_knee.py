@@ -47,3 +47,10 @@ def test_safe_point_is_highest_step_meeting_slos_or_below_the_knee():
     knee = find_knee(steps)
     assert safe_operating_point(steps, knee, have_slos=False).offered == 2
     assert safe_operating_point([_step(0, 1, 1, 1, slo_met=False)], None, have_slos=True) is None
+
+
+def test_when_both_metrics_turn_together_the_larger_overshoot_names_the_knee():
+    steps = [_step(0, 1, 0.10, 0.040), _step(1, 4, 0.11, 0.041), _step(2, 8, 0.60, 0.090)]
+    knee = find_knee(steps)
+    assert (knee.offered, knee.metric) == (8, "ttft_p99")
+    assert knee.value_s == 0.60 and knee.baseline_s == 0.10 and knee.threshold_s == 0.20
