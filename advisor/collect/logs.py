@@ -26,6 +26,10 @@ from rules.events import LogEvent, LogEventKind, OomPhase
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
 
+# What log shippers add in front of vLLM's own line: terminal colours, and the RFC 3339 stamp of
+# `kubectl logs --timestamps` / `docker logs -t` (e.g. 2025-10-22T09:33:49.123456789Z).
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_SHIPPER_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+")
 _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
@@ -122,6 +126,10 @@ def _bounded(lines: Iterable[str]) -> Iterator[str]:
 def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tuple[LogEvent | None, str]:
     """The event a line holds (or None), and its bare message (prefixes and header removed)."""
     message, process = line, None
+    if "\x1b" in message:
+        message = _ANSI.sub("", message)
+    if message[:1].isdigit():
+        message = _SHIPPER_STAMP.sub("", message, count=1)
     while True:  # prefixes can nest: (APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR …
         prefix = _PREFIX.match(message)
         if not prefix:

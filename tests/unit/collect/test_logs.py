@@ -278,3 +278,14 @@ def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
         every = next((p.kind for p in PATTERNS if p.regex.search(line)), None)
         prefiltered = next((p.kind for p in candidates(line) if p.regex.search(line)), None)
         assert prefiltered == every, line
+
+
+@pytest.mark.parametrize(
+    "shipped",
+    ["2025-10-22T09:33:49.123456789Z (EngineCore_DP0 pid=7) INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}",
+     "\x1b[32mINFO\x1b[0m 10-22 09:33:49 \x1b[90m[kv_cache_utils.py:1]\x1b[0m {msg}",
+     "2025-10-22T09:33:49+02:00 INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}"],
+)
+def test_kubectl_timestamps_and_terminal_colours_do_not_hide_the_line(shipped):
+    event = only_event(shipped.format(msg="GPU KV cache size: 54,048 tokens"))
+    assert event.kv_cache_tokens == 54048 and event.level == "INFO" and event.timestamp == "10-22 09:33:49"
