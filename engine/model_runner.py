@@ -71,13 +71,30 @@ class ModelRunner:
         return self.block_size * self.num_kv_heads * 2 * self.head_dim * element * self.num_layers
 
     def allocate_kv_cache(self, num_blocks: int) -> None:
-        # zeros, not empty: padded gathers read unused slots, and garbage could be NaN
+        """Allocate uninitialised; each block is zeroed the first time a step uses it.
+
+        Why not torch.zeros: touching gigabytes at startup costs seconds on a CPU. Why zero at
+        all: attention gathers whole blocks and masks the unused slots, and a never-written
+        slot could hold NaN, which a zero attention weight does not cancel (0 × NaN = NaN).
+        """
         shape = (num_blocks, self.block_size, self.num_kv_heads, self.head_dim)
         self.kv_caches = [
-            (torch.zeros(shape, dtype=self.dtype, device=self.device),
-             torch.zeros(shape, dtype=self.dtype, device=self.device))
+            (torch.empty(shape, dtype=self.dtype, device=self.device),
+             torch.empty(shape, dtype=self.dtype, device=self.device))
             for _ in range(self.num_layers)
         ]
+        self._block_is_zeroed = np.zeros(num_blocks, dtype=bool)
+        self._zero_fresh_blocks([np.zeros(1, dtype=np.int64)])  # block 0 also pads block tables
+
+    def _zero_fresh_blocks(self, tables: list[np.ndarray]) -> None:
+        used = np.unique(np.concatenate(tables))
+        fresh = used[~self._block_is_zeroed[used]]
+        if fresh.size:
+            index = torch.from_numpy(fresh).to(self.device)
+            for k_cache, v_cache in self.kv_caches:
+                k_cache.index_fill_(0, index, 0)
+                v_cache.index_fill_(0, index, 0)
+            self._block_is_zeroed[fresh] = True
 
     @torch.inference_mode()
     def execute(self, out: SchedulerOutput, block_ids: dict[str, list[int]]) -> list[int]:
@@ -109,6 +126,7 @@ class ModelRunner:
             offset += n
             if s.samples:
                 logits_rows.append(offset - 1)
+        self._zero_fresh_blocks(tables)
         max_blocks = max(len(t) for t in tables)
         block_tables = np.zeros((len(tables), max_blocks), dtype=np.int32)
         for row, table in enumerate(tables):
@@ -124,6 +142,8 @@ class ModelRunner:
             cu_seqlens_q_prefill=torch.from_numpy(cu).to(self.device),
             cos=self.cos[pos_t],
             sin=self.sin[pos_t],
+            max_decode_context_len=max(context_lens[:num_decodes], default=0),
+            max_prefill_query_len=max(q_lens[num_decodes:], default=0),
         )
         input_ids = torch.from_numpy(np.concatenate(ids)).to(self.device)
         return input_ids, meta, torch.tensor(logits_rows, dtype=torch.long, device=self.device)

@@ -38,6 +38,8 @@ class AttentionMetadata:
     cu_seqlens_q_prefill: torch.Tensor  # [num_prefills + 1], offsets into the prefill tokens
     cos: torch.Tensor  # [T, head_dim]
     sin: torch.Tensor  # [T, head_dim]
+    max_decode_context_len: int = 0  # host-side maxima, so the kernels need no device sync
+    max_prefill_query_len: int = 0
 
 
 class RMSNorm(nn.Module):
@@ -82,24 +84,18 @@ class Attention(nn.Module):
         k_cache, v_cache = kv_cache
         reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping)
         nd = meta.num_decodes
-        if nd == num_tokens:
-            out = paged_decode_attention(q, k_cache, v_cache, meta.block_tables, meta.context_lens, self.scale)
-        elif nd == 0:
-            out = paged_prefill_attention(
-                q, k_cache, v_cache, meta.block_tables, meta.cu_seqlens_q_prefill, meta.context_lens, self.scale
-            )
-        else:
-            out = torch.cat(
-                [
-                    paged_decode_attention(
-                        q[:nd], k_cache, v_cache, meta.block_tables[:nd], meta.context_lens[:nd], self.scale
-                    ),
-                    paged_prefill_attention(
-                        q[nd:], k_cache, v_cache, meta.block_tables[nd:], meta.cu_seqlens_q_prefill,
-                        meta.context_lens[nd:], self.scale,
-                    ),
-                ]
-            )
+        parts = []
+        if nd:
+            parts.append(paged_decode_attention(
+                q[:nd], k_cache, v_cache, meta.block_tables[:nd], meta.context_lens[:nd], self.scale,
+                max_context_len=meta.max_decode_context_len,
+            ))
+        if nd < num_tokens:
+            parts.append(paged_prefill_attention(
+                q[nd:], k_cache, v_cache, meta.block_tables[nd:], meta.cu_seqlens_q_prefill,
+                meta.context_lens[nd:], self.scale, max_query_len=meta.max_prefill_query_len,
+            ))
+        out = parts[0] if len(parts) == 1 else torch.cat(parts)
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
 

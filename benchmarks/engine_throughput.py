@@ -1,0 +1,129 @@
+"""Engine throughput vs Hugging Face static batching, and prefix-cache TTFT (not a test).
+
+    .venv/bin/python benchmarks/engine_throughput.py            # 256 requests
+    .venv/bin/python benchmarks/engine_throughput.py --quick    # 48 requests, shorter runs
+
+Workload (same seeded random workload for both sides): prompts of 32–256 random tokens,
+outputs of 16–128 tokens forced with ignore_eos / min_new_tokens. "Useful" output tokens are
+the tokens each request asked for: a static HF batch keeps generating for its longest
+member, and those extra tokens do not count. Baseline: HF `generate()` on the same weights
+and dtype, static batches of 8 and of 32 in arrival order, left-padded; the best of the two
+is the baseline. Prefix caching: requests sharing a 90% prefix, submitted one at a time, mean
+TTFT with the cache on vs off (the first request, which fills the cache, is not counted).
+Prints a table and writes JSON (`--json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+
+import torch
+
+from engine.default_model import ensure_default_model
+from engine.llm import LLM
+from engine.sampling_params import SamplingParams
+
+
+def make_workload(num_requests: int, vocab: int, seed: int) -> list[tuple[list[int], int]]:
+    rng = random.Random(seed)
+    return [([rng.randrange(100, vocab - 100) for _ in range(rng.randint(32, 256))], rng.randint(16, 128))
+            for _ in range(num_requests)]
+
+
+def bench_engine(model_dir: str, dtype: str, workload, max_num_seqs: int, max_num_batched_tokens: int) -> dict:
+    llm = LLM(model_dir, dtype=dtype, max_model_len=512, max_num_seqs=max_num_seqs,
+              max_num_batched_tokens=max_num_batched_tokens)
+    warm = SamplingParams(temperature=0, max_tokens=4, ignore_eos=True)
+    llm.generate([workload[0][0]], warm, use_tqdm=False)
+    params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
+    start = time.perf_counter()
+    outputs = llm.generate([p for p, _ in workload], params)
+    elapsed = time.perf_counter() - start
+    useful = sum(len(o.output_token_ids) for o in outputs)
+    assert useful == sum(n for _, n in workload)
+    stats = llm.llm_engine.scheduler_stats()
+    return {"seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed,
+            "preemptions": stats.num_preemptions_total, "num_gpu_blocks": stats.num_gpu_blocks}
+
+
+def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
+    pad = model.generation_config.pad_token_id or 0
+    useful, start = 0, time.perf_counter()
+    for i in range(0, len(workload), batch_size):
+        batch = workload[i : i + batch_size]
+        width = max(len(p) for p, _ in batch)
+        ids = torch.tensor([[pad] * (width - len(p)) + p for p, _ in batch])
+        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p, _ in batch])
+        longest = max(n for _, n in batch)
+        with torch.inference_mode():
+            model.generate(ids, attention_mask=mask, max_new_tokens=longest, min_new_tokens=longest,
+                           do_sample=False, pad_token_id=pad)
+        useful += sum(n for _, n in batch)
+    elapsed = time.perf_counter() - start
+    return {"batch_size": batch_size, "seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed}
+
+
+def bench_prefix(model_dir: str, dtype: str, num_requests: int, prompt_len: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    shared = [rng.randrange(100, 40000) for _ in range(int(prompt_len * 0.9))]
+    prompts = [shared + [rng.randrange(100, 40000) for _ in range(prompt_len - len(shared))]
+               for _ in range(num_requests + 1)]
+    result = {}
+    for caching in (True, False):
+        llm = LLM(model_dir, dtype=dtype, max_model_len=2048, enable_prefix_caching=caching)
+        ttfts = []
+        for prompt in prompts:
+            out = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=1), use_tqdm=False)[0]
+            ttfts.append(out.metrics.ttft_s)
+        result["on" if caching else "off"] = {"mean_ttft_s": statistics.mean(ttfts[1:]), "ttfts_s": ttfts}
+    result["ttft_ratio_off_over_on"] = result["off"]["mean_ttft_s"] / result["on"]["mean_ttft_s"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="48 requests and a shorter prefix run")
+    parser.add_argument("--num-requests", type=int, default=None, help="requests in the throughput run (256)")
+    parser.add_argument("--dtype", default="bfloat16", help="model dtype for both sides (bfloat16 | float32)")
+    parser.add_argument("--hf-batch-sizes", default="8,32", help="static batch sizes for the HF baseline")
+    parser.add_argument("--max-num-seqs", type=int, default=256, help="engine --max-num-seqs")
+    parser.add_argument("--max-num-batched-tokens", type=int, default=2048, help="engine token budget per step")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--skip-hf", action="store_true", help="engine only (no baseline, no ratio)")
+    parser.add_argument("--seed", type=int, default=0, help="workload seed")
+    parser.add_argument("--json", default=None, help="write the results here as JSON")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    num_requests = args.num_requests or (48 if args.quick else 256)
+    model_dir = str(ensure_default_model())
+    workload = make_workload(num_requests, 49152, args.seed)
+    results: dict = {"num_requests": num_requests, "dtype": args.dtype, "threads": torch.get_num_threads()}
+    results["engine"] = bench_engine(model_dir, args.dtype, workload, args.max_num_seqs, args.max_num_batched_tokens)
+    print(f"engine: {results['engine']['tokens_per_s']:.1f} useful tok/s ({results['engine']['seconds']:.1f} s)")
+    if not args.skip_hf:
+        results["hf"] = [bench_hf(model_dir, args.dtype, workload, int(b)) for b in args.hf_batch_sizes.split(",")]
+        for r in results["hf"]:
+            print(f"hf generate, static batch {r['batch_size']}: {r['tokens_per_s']:.1f} useful tok/s")
+        best = max(r["tokens_per_s"] for r in results["hf"])
+        results["throughput_ratio"] = results["engine"]["tokens_per_s"] / best
+        print(f"throughput ratio engine / best HF: {results['throughput_ratio']:.2f}x")
+    results["prefix"] = bench_prefix(model_dir, args.dtype, 4 if args.quick else 8, 512 if args.quick else 1024,
+                                     args.seed)
+    p = results["prefix"]
+    print(f"prefix TTFT: cache on {p['on']['mean_ttft_s'] * 1e3:.0f} ms, off {p['off']['mean_ttft_s'] * 1e3:.0f} ms "
+          f"-> {p['ttft_ratio_off_over_on']:.1f}x lower with the cache")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
