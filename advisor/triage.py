@@ -83,7 +83,7 @@ class TriageResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     rule_pages: dict[str, str] = Field(default_factory=dict, description="rule code → its page, for fired rules")
     changes_since_last: RunDiff | None = None  # scheduled runs only
-    facts: Facts | None = Field(default=None, description="what the rules saw (omitted with --no-facts)")
+    facts: Facts | None = Field(default=None, description="what the rules saw (left out of the JSON by --no-facts)")
 
     @property
     def top(self) -> Finding | None:
@@ -91,9 +91,7 @@ class TriageResult(BaseModel):
 
 
 class Collected(BaseModel):
-    """Facts plus what prediction needs that is not a fact (the command as typed, the deployment)."""
-
-    model_config = {"arbitrary_types_allowed": True}
+    """Facts plus what is not a fact: the command to edit, and notes for the user."""
 
     facts: Facts
     command: ServeCommand | None = None

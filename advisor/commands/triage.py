@@ -10,6 +10,7 @@ with `--json PATH`), or, with `--every 5m --out DIR`, a scheduled run with histo
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -87,6 +88,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     output = parser.add_argument_group("output and scheduling")
     output.add_argument("--json", metavar="PATH",
                         help="also write the triage JSON document to PATH ('-' for stdout only)")
+    output.add_argument("--no-facts", action="store_true",
+                        help="leave the collected facts (snapshots, events) out of the JSON to keep it small "
+                             "(scheduled runs always keep them)")
     output.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="per-request timeout for endpoints and Prometheus (default 10)")
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
@@ -101,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
     result = run_triage(request)
-    _emit(result, args.json)
+    try:
+        _emit(result, args.json, include_facts=not args.no_facts)
+    except BrokenPipeError:  # `servops triage … | head`: the reader left; not an error worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -144,17 +151,18 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
     return request
 
 
-def _emit(result: TriageResult, json_path: str | None) -> None:
-    document = result.model_dump_json(indent=2)
+def _emit(result: TriageResult, json_path: str | None, include_facts: bool = True) -> None:
+    document = result.model_dump_json(indent=2, exclude=None if include_facts else {"facts"})
     if json_path == "-":
         sys.stdout.write(document + "\n")
         return
-    sys.stdout.write(render_text(result))
-    if json_path:
+    if json_path:  # the file first: it must exist even if stdout's reader goes away
         try:
             Path(json_path).write_text(document + "\n", encoding="utf-8")
         except OSError as exc:
             raise UserError(f"--json {json_path}: cannot write it ({exc.strerror}); pick a writable path") from None
+    sys.stdout.write(render_text(result))
+    if json_path:
         sys.stdout.write(f"JSON written to {json_path}\n")
 
 

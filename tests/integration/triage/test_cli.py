@@ -182,3 +182,11 @@ def test_workload_hints_reach_the_rules_and_replicas_are_tabled(cli):
     assert "OP-4.3" in proc.stdout.split("\n\n")[1]  # the first finding: prefix-unaware routing
     table = proc.stdout.split("Replicas (10 s window):")[1].strip().splitlines()
     assert [row.split()[0] for row in table[1:]] == ["10.0.0.1:8000", "10.0.0.2:8000"]
+
+
+def test_no_facts_keeps_the_json_small_and_the_text_whole(cli, tmp_path):
+    out = tmp_path / "t.json"
+    proc = cli("--metrics", str(COLLECT / "metrics_v0_33_0.txt"), "--no-facts", "--json", str(out))
+    assert proc.returncode == 0 and proc.stdout.splitlines()[1].startswith("now: running 8")
+    document = json.loads(out.read_text())
+    assert "facts" not in document and document["findings"]
