@@ -22,8 +22,10 @@ from tests.helpers.server_process import tiny_model_dir  # noqa: F401  (session 
 
 pytestmark = pytest.mark.integration
 
-QUICK_RAMP = ["--concurrency", "1,3", "--step-seconds", "5", "--warmup-seconds", "1", "--cooldown-seconds", "3", "--input-len", "16",
-              "--output-len", "12", "--startup-timeout", "240"]
+# 48 output tokens keep each request long enough that the queue behind --max-num-seqs 1 is
+# visible at any scrape instant (with 12, the tiny model answered between scrapes).
+QUICK_RAMP = ["--concurrency", "1,4", "--step-seconds", "5", "--warmup-seconds", "1", "--cooldown-seconds", "3",
+              "--input-len", "16", "--output-len", "48", "--startup-timeout", "240"]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
 
 
@@ -60,7 +62,7 @@ def test_demo_writes_json_with_both_ramps_the_triage_and_the_applied_change(demo
     assert f"--max-num-seqs {change['proposed']}" in demo["after"]["command"]
     for side in ("before", "after"):
         ramp = demo[side]["ramp"]
-        assert ramp["kind"] == "ramp" and [s["offered"] for s in ramp["steps"]] == [1.0, 3.0]
+        assert ramp["kind"] == "ramp" and [s["offered"] for s in ramp["steps"]] == [1.0, 4.0]
     assert any(c["name"].startswith("TTFT p99") for c in demo["comparison"])
 
 
