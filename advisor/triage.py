@@ -60,6 +60,7 @@ class TriageRequest(BaseModel):
     gpu_memory_gib: float | None = None
     timeout_s: float = metrics_collector.DEFAULT_TIMEOUT_S
     workload: Workload | None = None
+    headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)  # secrets: never echoed
 
     def has_input(self) -> bool:
         return bool(self.endpoint or self.prometheus or self.metrics_files or self.logs or self.server_args)
@@ -144,7 +145,7 @@ def collect(request: TriageRequest) -> Collected:
     notes: list[str] = []
     _collect_metrics(request, facts)
     if request.endpoint:
-        facts.endpoint = probe_endpoint(request.endpoint, request.timeout_s)
+        facts.endpoint = probe_endpoint(request.endpoint, request.timeout_s, request.headers)
         facts.sources.append(FactSource(kind="probe", location=request.endpoint))
     if request.logs:
         log = read_log(request.logs)
@@ -176,7 +177,7 @@ def collect(request: TriageRequest) -> Collected:
 def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
     if request.prometheus:
         snapshot, window = prometheus_collector.collect(
-            request.prometheus, request.selector, request.window_s, request.timeout_s
+            request.prometheus, request.selector, request.window_s, request.timeout_s, request.headers
         )
         facts.snapshot, facts.window = snapshot, window
         facts.sources.append(
@@ -188,11 +189,12 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
     if request.endpoint:
         if request.metrics_interval_s:
             interval_s = request.metrics_interval_s
-            before, after = metrics_collector.scrape_pair(request.endpoint, interval_s, request.timeout_s)
+            before, after = metrics_collector.scrape_pair(request.endpoint, interval_s, request.timeout_s,
+                                                          request.headers)
             # live scrapes carry their own clock: the real gap includes a slow server's answer time
             facts.snapshot, facts.window = after, metrics_collector.window_between(before, after)
         else:
-            facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s)
+            facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s, request.headers)
         facts.sources.append(FactSource(kind="metrics", location=metrics_collector.metrics_url(request.endpoint),
                                         note=_window_note(request.metrics_interval_s)))
         return

@@ -82,11 +82,14 @@ def metrics_url(endpoint: str) -> str:
     return f"{base}/metrics"
 
 
-def scrape(endpoint: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> MetricSnapshot:
+def scrape(
+    endpoint: str, timeout_s: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None
+) -> MetricSnapshot:
     """GET the endpoint's /metrics once; unreachable or slow endpoints are one-line errors."""
     url = metrics_url(endpoint)
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (user's URL)
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (user's URL)
             text = response.read().decode("utf-8", errors="replace")
     except urllib.error.HTTPError as exc:
         raise MetricsError(
@@ -108,12 +111,12 @@ def scrape(endpoint: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> MetricSnapsho
 
 
 def scrape_pair(
-    endpoint: str, interval_s: float, timeout_s: float = DEFAULT_TIMEOUT_S
+    endpoint: str, interval_s: float, timeout_s: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None
 ) -> tuple[MetricSnapshot, MetricSnapshot]:
     """Two scrapes `interval_s` apart, for rates; the wait is the caller's bounded flag."""
-    first = scrape(endpoint, timeout_s)
+    first = scrape(endpoint, timeout_s, headers)
     time.sleep(max(0.0, interval_s))
-    return first, scrape(endpoint, timeout_s)
+    return first, scrape(endpoint, timeout_s, headers)
 
 
 def window_between(

@@ -25,15 +25,15 @@ def base_url(endpoint: str) -> str:
     return base
 
 
-def probe_endpoint(endpoint: str, timeout_s: float) -> EndpointFacts:
+def probe_endpoint(endpoint: str, timeout_s: float, headers: dict[str, str] | None = None) -> EndpointFacts:
     base = base_url(endpoint)
     facts = EndpointFacts()
-    status, _ = _get(f"{base}/health", timeout_s)
+    status, _ = _get(f"{base}/health", timeout_s, headers)
     facts.health_status = status
     facts.health_reachable = status is not None
-    status, body = _get(f"{base}/v1/models", timeout_s)
+    status, body = _get(f"{base}/v1/models", timeout_s, headers)
     facts.models_ok = status == 200 and '"data"' in (body or "")
-    status, body = _get(f"{base}/version", timeout_s)
+    status, body = _get(f"{base}/version", timeout_s, headers)
     if status == 200 and body:
         try:
             facts.version = str(json.loads(body).get("version") or "") or None
@@ -42,9 +42,10 @@ def probe_endpoint(endpoint: str, timeout_s: float) -> EndpointFacts:
     return facts
 
 
-def _get(url: str, timeout_s: float) -> tuple[int | None, str | None]:
+def _get(url: str, timeout_s: float, headers: dict[str, str] | None) -> tuple[int | None, str | None]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310 (user's URL)
+        request = urllib.request.Request(url, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (user's URL)
             return response.status, response.read(65536).decode("utf-8", errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, None

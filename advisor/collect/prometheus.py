@@ -33,11 +33,12 @@ class PrometheusError(UserError):
 
 
 def collect(
-    url: str, selector: str = "", window_s: float = DEFAULT_WINDOW_S, timeout_s: float = DEFAULT_TIMEOUT_S
+    url: str, selector: str = "", window_s: float = DEFAULT_WINDOW_S, timeout_s: float = DEFAULT_TIMEOUT_S,
+    headers: dict[str, str] | None = None,
 ) -> tuple[MetricSnapshot, MetricWindow]:
     """The latest vLLM series matching `selector`, and their window of `window_s` seconds."""
     matchers = selector_matchers(selector)
-    client = _Client(url, timeout_s, selector)
+    client = _Client(url, timeout_s, selector, headers)
     snapshot = _snapshot(client, url, matchers)
     window = _window(client, snapshot, matchers, window_s)
     return snapshot, window
@@ -58,12 +59,13 @@ def selector_matchers(selector: str) -> str:
 class _Client:
     """PrometheusConnect with our timeout, no retries, and one-line errors."""
 
-    def __init__(self, url: str, timeout_s: float, selector: str) -> None:
+    def __init__(self, url: str, timeout_s: float, selector: str, headers: dict[str, str] | None = None) -> None:
         self.url, self.timeout_s, self.selector = url.rstrip("/"), timeout_s, selector
         if "://" not in self.url:
             self.url = f"http://{self.url}"
         self._prom = PrometheusConnect(
-            url=self.url, disable_ssl=True, retry=Retry(total=0, raise_on_status=False), timeout=timeout_s
+            url=self.url, headers=headers or None, disable_ssl=True, retry=Retry(total=0, raise_on_status=False),
+            timeout=timeout_s,
         )
 
     def query(self, promql: str) -> list[dict]:

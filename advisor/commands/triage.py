@@ -50,6 +50,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="saved /metrics text; give it twice (before, after) with --metrics-interval for rates")
     source.add_argument("--metrics-interval", type=float, default=None, metavar="SECONDS",
                         help="seconds between the two --metrics files, or between two scrapes of --endpoint")
+    source.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="HTTP header for --endpoint and --prometheus requests, e.g. 'Authorization: Bearer …' "
+                             "(repeatable; never written to the JSON)")
     source.add_argument("--logs", metavar="FILE", help="server log file, or '-' to read stdin")
     source.add_argument("--server-args", metavar="ARGS",
                         help="the launch command or its flags, e.g. \"vllm serve MODEL --max-model-len 32768\"")
@@ -145,10 +148,22 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         gpu_memory_gib=args.gpu_memory_gib,
         timeout_s=args.timeout,
         workload=workload,
+        headers=_headers(args.header),
     )
     if args.window:
         request.window_s = parse_duration(args.window, "--window")
     return request
+
+
+def _headers(values: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, colon, content = value.partition(":")
+        if not colon or not name.strip() or " " in name.strip():
+            shown = value.strip().split(" ")[0].split(":")[0][:40]  # never echo what may be a token
+            raise UserError(f"--header {shown!r}…: write it as 'NAME: VALUE', e.g. 'Authorization: Bearer TOKEN'")
+        headers[name.strip()] = content.strip()
+    return headers
 
 
 def _emit(result: TriageResult, json_path: str | None, include_facts: bool = True) -> None:
