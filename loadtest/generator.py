@@ -48,7 +48,7 @@ class LoadGenerator:
         self.finished = False
         self._user_numbers = itertools.count()
         self._closed_loop_counters: dict[int, itertools.count] = {}
-        self._cpu_samples: dict[int, float] = {}
+        self._headers = {"Authorization": f"Bearer {plan.api_key}"} if plan.api_key else None
 
     def next_user_number(self) -> int:
         return next(self._user_numbers)
@@ -62,6 +62,7 @@ class LoadGenerator:
         record = measure_request(
             self.endpoint, request.path, request.body, step=step, index=index,
             intended_send_ts=intended_ts, timeout_s=self.plan.request_timeout_s, worker=self.worker,
+            headers=self._headers,
         )
         if self.inflight.pop(key, None) is None:
             return  # the cool-down already recorded it as cancelled

@@ -41,6 +41,7 @@ class RampPlan(BaseModel):
     max_inflight_per_worker: int = Field(default=4096, ge=1)
     workers: int = Field(default=1, ge=1)
     start_ts: float = 0.0
+    api_key: str | None = Field(default=None, repr=False, description="sent as a Bearer token; never echoed")
 
     @property
     def steps(self) -> int:

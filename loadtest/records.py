@@ -68,6 +68,7 @@ def measure_request(
     timeout_s: float,
     worker: int = 0,
     keep_text_without_usage: bool = True,
+    headers: dict[str, str] | None = None,
 ) -> RequestRecord:
     """Send one streaming request and return its record; never raises for server trouble."""
     chunk_times: list[float] = []
@@ -99,7 +100,7 @@ def measure_request(
             text_parts.append(content)
 
     actual_send_ts = time.time()
-    outcome = stream_post(endpoint, path, payload, on_event, timeout_s)
+    outcome = stream_post(endpoint, path, payload, on_event, timeout_s, headers=headers)
     error_type = outcome.error_type or state["error"]
     message = outcome.error_message or state["message"]
     if not error_type and not outcome.saw_done_marker:

@@ -70,6 +70,7 @@ class RampConfig(BaseModel):
     max_send_lateness_s: float = 0.025
     metrics_url: str | None = None
     records_path: str | None = Field(default=None, description="also write every RequestRecord here, as JSONL")
+    api_key: str | None = Field(default=None, repr=False, exclude=True, description="Bearer token; never echoed")
 
 
 def preflight(config: RampConfig) -> str:
@@ -79,10 +80,14 @@ def preflight(config: RampConfig) -> str:
     except ValueError as exc:
         raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; pass e.g. http://127.0.0.1:8000") from exc
     url = endpoint.url("/v1/models")
+    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
             listing = json.loads(resp.read(4 * 1024 * 1024) or b"{}")
     except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
+                                f"pass the server's key with --api-key") from exc
         if config.model:
             return config.model
         raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
@@ -111,6 +116,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         warmup_s=min(config.warmup_s, config.step_s * 0.9), cooldown_s=config.cooldown_s,
         arrival=config.arrival, workload=config.workload, request_timeout_s=config.request_timeout_s,
         workers=max(1, config.workers if not config.master else config.expect_workers),
+        api_key=config.api_key,
     )
     sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
     has_metrics = sampler.probe()

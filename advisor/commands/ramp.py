@@ -23,6 +23,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--endpoint", help="base URL of the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--model", help="model name to request (default: first id from GET /v1/models)")
+    p.add_argument("--api-key", help="bearer token for servers started with --api-key (never written to JSON)")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--rates", help="open-loop request rates per step, requests/s, e.g. 1,2,4,8")
     load.add_argument("--concurrency", help="closed-loop concurrent streams per step, e.g. 1,2,4,8")
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         master_port=args.master_port, max_ttft_s=args.max_ttft, tokenizer=args.tokenizer,
         knee_factor=args.knee_factor, max_client_cpu_percent=args.max_client_cpu,
         max_send_lateness_s=args.max_send_lateness_ms / 1000.0, metrics_url=args.metrics_url,
-        records_path=args.records,
+        records_path=args.records, api_key=args.api_key,
     )
     result = run_ramp(config, progress=lambda line: print(line, file=sys.stderr, flush=True))
     document = result.model_dump_json(indent=2)

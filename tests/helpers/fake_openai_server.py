@@ -51,6 +51,7 @@ class ServerBehaviour:
     metrics: bool = True
     old_metric_names: bool = False
     model: str = "fake-model"
+    api_key: str = ""
     running: int = 0
     waiting: int = 0
     preemptions: int = 0
@@ -61,7 +62,15 @@ class ServerBehaviour:
 
 def build_app(behaviour: ServerBehaviour) -> web.Application:
     """The aiohttp application; routes close over `behaviour` for state and counters."""
-    app = web.Application()
+    @web.middleware
+    async def require_key(request: web.Request, handler):
+        if behaviour.api_key and "/v1/" in request.path and \
+                request.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
+            return web.json_response({"error": {"message": "Unauthorized", "type": "AuthenticationError"}},
+                                     status=401)
+        return await handler(request)
+
+    app = web.Application(middlewares=[require_key])
 
     async def models(_: web.Request) -> web.Response:
         return web.json_response(
@@ -232,11 +241,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=MODES, default="stream", help="normal or deliberately broken replies")
     parser.add_argument("--no-metrics", action="store_true", help="answer /metrics with 404")
     parser.add_argument("--old-metric-names", action="store_true", help="use vllm:gpu_cache_usage_perc")
+    parser.add_argument("--api-key", default="", help="require this bearer token on /v1/* (as vllm --api-key)")
     args = parser.parse_args(argv)
     behaviour = ServerBehaviour(
         ttft_s=args.ttft, gap_s=args.gap, tokens=args.tokens, honor_max_tokens=args.honor_max_tokens,
         max_concurrency=args.max_concurrency, mode=args.mode, metrics=not args.no_metrics,
-        old_metric_names=args.old_metric_names,
+        old_metric_names=args.old_metric_names, api_key=args.api_key,
     )
     asyncio.run(_serve(behaviour, args.host, args.port))
 

@@ -82,3 +82,21 @@ def test_slow_server_times_out_within_the_request_timeout(server):
     elapsed_s = time.monotonic() - started
     assert record.error_type == "timeout"
     assert elapsed_s < 3
+
+
+def test_api_key_is_sent_as_a_bearer_token_and_a_missing_one_is_a_clear_error():
+    from loadtest.errors import LoadTestError
+    from loadtest.runner import RampConfig, preflight
+
+    with FakeServer("--api-key", "s3cret", "--ttft", "0.01", "--gap", "0.005", "--tokens", "3") as keyed:
+        config = RampConfig(endpoint=keyed.url, mode="rate", levels=[1], step_s=1, warmup_s=0)
+        with pytest.raises(LoadTestError, match="--api-key"):
+            preflight(config)
+        assert preflight(config.model_copy(update={"api_key": "s3cret"})) == "fake-model"
+        assert "api_key" not in config.model_copy(update={"api_key": "s3cret"}).model_dump()
+        refused = _measure(keyed.url)
+        accepted = measure_request(Endpoint.parse(keyed.url), "/v1/chat/completions", BODY, step=0, index=0,
+                                   intended_send_ts=time.time(), timeout_s=10,
+                                   headers={"Authorization": "Bearer s3cret"})
+    assert refused.error_type == "http_401"
+    assert accepted.ok and accepted.output_tokens == 3
