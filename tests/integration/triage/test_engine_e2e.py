@@ -138,3 +138,17 @@ def test_prometheus_scraping_the_engine_gives_the_same_top_finding(loaded_server
         result = run_triage(TriageRequest(prometheus=url, selector='{job="vllm"}', window_s=5))
     assert [stats.instance for stats in result.facts.window.per_instance] == [target]
     assert result.top is not None and result.top.rule == "OP-5.3", [(f.rule, f.title) for f in result.findings]
+
+
+def test_scheduled_triage_of_the_live_server_keeps_a_history(loaded_server, tmp_path, capsys):
+    from advisor.cli import main
+
+    code = main(["triage", "--endpoint", loaded_server.base_url, "--metrics-interval", "1", "--every", "2s",
+                 "--out", str(tmp_path), "--count", "2"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert len(history) == 2 and all(entry["error"] is None for entry in history)
+    assert history[0]["findings"][0]["rule"] == "OP-5.3"
+    assert history[1]["diff"]["previous_run_at"] == history[0]["created_at"]
+    assert "run 2 at" in out and ("no change since" in out or "since " in out)
