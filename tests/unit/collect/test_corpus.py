@@ -81,3 +81,19 @@ def test_old_and_new_metric_names_fill_the_same_window_fields():
         assert window.gauge("vllm:kv_cache_usage_perc") is not None
         assert window.rate("vllm:prefix_cache_queries_total") is not None
         assert window.quantile("vllm:inter_token_latency_seconds", "p99") is not None
+
+
+COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
+
+
+def test_the_same_moment_in_three_versions_spellings_gives_the_same_facts_and_findings():
+    results = [run_triage(TriageRequest(metrics_files=[str(COLLECT / name)]))
+               for name in ("metrics_v0_8_0.txt", "metrics_v0_10_2.txt", "metrics_v0_33_0.txt")]
+    first = results[0]
+    for other in results[1:]:
+        assert other.facts.config.model_dump(exclude={"sources"}) == first.facts.config.model_dump(exclude={"sources"})
+        assert other.facts.memory == first.facts.memory
+        assert [(f.rule, f.severity, f.title) for f in other.findings] == [
+            (f.rule, f.severity, f.title) for f in first.findings]
+        for name in ("vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:prefix_cache_hits_total"):
+            assert other.facts.snapshot.value(name) == first.facts.snapshot.value(name)
