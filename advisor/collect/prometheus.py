@@ -24,7 +24,10 @@ from rules.metrics import QUANTILES, MetricSnapshot, MetricWindow, WindowStats, 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_WINDOW_S = 300.0
 INSTANCE = "instance"
-_SERIES_LABELS = ("engine", "model_name", INSTANCE, "job", "__name__")
+# labels that say *which* series, not *what kind*: no per-label rates for them (Kubernetes
+# service discovery adds the pod/namespace/… ones to every series)
+_SERIES_LABELS = ("engine", "model_name", INSTANCE, "job", "__name__", "pod", "namespace", "service", "endpoint",
+                  "container", "node", "cluster", "prometheus", "replica")
 _SELECTOR = re.compile(r'^\{\s*(?:[a-zA-Z_]\w*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?\s*)*\}$')
 
 
