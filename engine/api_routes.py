@@ -63,6 +63,8 @@ def route_table(app: web.Application) -> list[tuple[str, str]]:
     """(path, methods) pairs for vLLM's `Route: %s, Methods: %s` startup lines."""
     methods: dict[str, set[str]] = {}
     for route in app.router.routes():
+        if route.method == "HEAD":  # aiohttp adds HEAD to every GET; vLLM's list shows the declared ones
+            continue
         path = route.resource.canonical if route.resource is not None else ""
         methods.setdefault(path, set()).add(route.method)
     return [(path, ", ".join(sorted(found))) for path, found in methods.items()]
