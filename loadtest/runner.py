@@ -177,7 +177,10 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
                     continue
                 if line is None:
                     break  # child exited
-                message = json.loads(line)
+                try:
+                    message = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # not ours (the protocol owns the child's stdout, but be safe)
                 kind = message.get("type")
                 if kind == "error":
                     raise LoadTestError(message.get("message", "load generator failed"))
@@ -212,7 +215,9 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
         raise LoadTestError(f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
                             f"run `python -m loadtest.locust_main local --plan FILE` to see why")
     if not stopped_early and len(closed) < plan.steps:
-        stopped_early = f"load generator ended after {len(closed)} of {plan.steps} steps"
+        tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
+        stopped_early = (f"load generator ended after {len(closed)} of {plan.steps} steps"
+                         + (f" ({' / '.join(tail)})" if tail else ""))
     return records, plan, closed, stopped_early
 
 
