@@ -104,11 +104,17 @@ def run_worker(master_host: str, master_port: int) -> int:
     runner = env.create_worker_runner(master_host, master_port)
 
     def on_plan(environment, msg) -> None:
-        plan = RampPlan.model_validate(msg.data["plan"])
-        generator = LoadGenerator(
-            plan, int(msg.data["worker"]), lambda m: runner.send_message("servops_step", m),
-            on_record=lambda r: fire_locust_request_event(environment, r),
-        )
+        worker = int(msg.data["worker"])
+        try:
+            plan = RampPlan.model_validate(msg.data["plan"])
+            generator = LoadGenerator(
+                plan, worker, lambda m: runner.send_message("servops_step", m),
+                on_record=lambda r: fire_locust_request_event(environment, r),
+            )
+        except Exception as exc:  # e.g. a prompt file missing on this machine: tell the controller
+            runner.send_message("servops_step", {"type": "error", "step": None, "worker": worker,
+                                                 "message": f"Locust worker {worker}: {exc}"})
+            return
         environment.servops_generator = generator
         gevent.spawn(generator.run_closer)
 
