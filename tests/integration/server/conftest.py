@@ -29,9 +29,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the marked tests after this package's other tests (not after the whole session,
+    which would tear the package-scoped server down and start a second one for them)."""
+    here = Path(__file__).parent
     last = [item for item in items if item.get_closest_marker(KILLS_SHARED_SERVER)]
-    if last:
-        items[:] = [item for item in items if item not in last] + last
+    if not last:
+        return
+    rest = [item for item in items if item not in last]
+    ours = [index for index, item in enumerate(rest) if here in Path(str(item.path)).parents]
+    insert_at = ours[-1] + 1 if ours else len(rest)
+    items[:] = rest[:insert_at] + last + rest[insert_at:]
 
 
 @pytest.fixture(scope="package")
