@@ -3,9 +3,10 @@
 Shape of the work. One program owns one (sequence, KV head, partition): it loads the query
 rows of *every* query head that shares the KV head (grouped-query attention), so each key and
 value is read from memory once per KV head rather than once per query head. When the group
-has more than one head it is padded to 16 rows and scored with `tl.dot`, which puts the
-tensor cores to work for free on a memory-bound kernel; a group of one (plain multi-head
-attention) uses a multiply-and-sum instead of wasting 15/16 of a dot.
+is padded to at least 16 rows and scored with `tl.dot`, even a group of one (plain multi-head
+attention): decode moves ~2 bytes per 32 tensor-core FLOPs at 16 rows, far below what the
+tensor cores could do per byte, so the padding is free, while a multiply-and-sum over a
+[tile, head_dim] product needs about twice the registers (checked with ptxas for sm_90).
 
 Keys and values are gathered through the block table a tile of `KV_TILE` tokens at a time
 (a tile may span several cache blocks; the last block may be partly filled), with an online
@@ -46,7 +47,7 @@ def _decode_partition_kernel(
     GROUP: tl.constexpr, GROUP_PAD: tl.constexpr,
     HEAD_DIM: tl.constexpr, DIM_PAD: tl.constexpr,
     BLOCK_SIZE: tl.constexpr, KV_TILE: tl.constexpr, PARTITION_SIZE: tl.constexpr,
-    SPLIT: tl.constexpr, USE_DOT: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    SPLIT: tl.constexpr, DOT_PRECISION: tl.constexpr,
 ):
     seq = tl.program_id(0)
     kv_head = tl.program_id(1)
@@ -76,19 +77,13 @@ def _decode_partition_kernel(
             kv_mask = tok_mask[:, None] & dim_mask[None, :]
             k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0)
             v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0)
-            if USE_DOT:
-                s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION)
-            else:
-                s = tl.sum(q[:, None, :].to(tl.float32) * k[None, :, :].to(tl.float32), axis=2)
+            s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION)
             s = tl.where(tok_mask[None, :], s * scale_log2, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(s, axis=1))
             alpha = tl.exp2(m_i - m_new)
             p = tl.exp2(s - m_new[:, None])
             l_i = l_i * alpha + tl.sum(p, axis=1)
-            if USE_DOT:
-                pv = tl.dot(p.to(v.dtype), v, input_precision=DOT_PRECISION)
-            else:
-                pv = tl.sum(p[:, :, None] * v[None, :, :].to(tl.float32), axis=1)
+            pv = tl.dot(p.to(v.dtype), v, input_precision=DOT_PRECISION)
             acc = acc * alpha[:, None] + pv
             m_i = m_new
 
@@ -199,17 +194,17 @@ def paged_decode_attention(
     if partition_size is None:
         partition_size = choose_partition_size(batch, num_kv_heads, max_context_len, _num_sms(query.device))
     group = num_heads // num_kv_heads
-    use_dot = group > 1
-    group_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(group)) if use_dot else triton.next_power_of_2(group)
+    group_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(group))
     dim_pad = max(MIN_DOT_ROWS, triton.next_power_of_2(head_dim))  # tl.dot needs K >= 16
     precision = "ieee" if query.dtype == torch.float32 else "tf32"
     scale_log2 = float(scale) * LOG2E
     num_parts = math.ceil(max_context_len / partition_size) if partition_size else 1
+    kv_tile = 32 if query.dtype == torch.float32 else 64  # fp32 tiles of 64 spill registers on sm_90
     split = num_parts > 1
     if split:
         if partition_size & (partition_size - 1) or partition_size < 16:
             raise ValueError(f"partition_size={partition_size} must be a power of two >= 16")
-        kv_tile = min(64, partition_size)
+        kv_tile = min(kv_tile, partition_size)
         part_size = partition_size
         partial = torch.empty(batch, num_heads, num_parts, head_dim, dtype=torch.float32, device=query.device)
         max_logits = torch.empty(batch, num_heads, num_parts, dtype=torch.float32, device=query.device)
@@ -220,7 +215,6 @@ def paged_decode_attention(
         target, t_strides = partial, (partial.stride(0), partial.stride(1), partial.stride(2))
         m_strides = (max_logits.stride(0), max_logits.stride(1))
     else:
-        kv_tile = 64
         part_size = NO_SPLIT_PARTITION  # one partition covers any context: one compiled variant
         max_logits = exp_sums = out  # unused placeholders
         target, t_strides = out, (out.stride(0), out.stride(1), 0)
@@ -235,7 +229,7 @@ def paged_decode_attention(
         *t_strides, *m_strides,
         GROUP=group, GROUP_PAD=group_pad, HEAD_DIM=head_dim, DIM_PAD=dim_pad,
         BLOCK_SIZE=block_size, KV_TILE=kv_tile, PARTITION_SIZE=part_size,
-        SPLIT=split, USE_DOT=use_dot, DOT_PRECISION=precision,
+        SPLIT=split, DOT_PRECISION=precision,
     )
     if split:
         _decode_reduce_kernel[(batch, num_heads)](
