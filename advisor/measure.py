@@ -125,21 +125,25 @@ class _TriageTrigger:
                               client_concurrency=max(settings.concurrency), ttft_slo_s=_ttft_slo(settings.slo)),
         )
         self.total = len(settings.concurrency)
+        # Wait out the step's warm-up: new closed-loop streams are still being spawned then,
+        # and a scrape at the step boundary can see a half-empty server.
+        self.delay_s = settings.warmup_s
         self.box, self.progress, self.label = box, progress, label
         self.thread: threading.Thread | None = None
 
     def observe(self, line: str) -> None:
         match = _STEP_LINE.match(line)
         if match and self.thread is None and int(match.group(1)) == self.total - 1:
-            self.progress(f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step")
-            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.progress(f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step "
+                          f"(after its {self.delay_s:g} s warm-up)")
+            self.thread = threading.Thread(target=self._run, args=(self.delay_s,), daemon=True)
             self.thread.start()
 
     def finish(self) -> None:
         if self.thread is None:  # the ramp ended early: triage what is left
             self._run()
         else:
-            self.thread.join(timeout=120)
+            self.thread.join(timeout=120 + self.delay_s)
             if self.thread.is_alive():
                 self.box["error"] = "triage did not finish within 120 s"
         if "result" in self.box:
@@ -149,7 +153,8 @@ class _TriageTrigger:
         elif "error" in self.box:
             self.progress(f"[{self.label}] triage failed: {self.box['error']}")
 
-    def _run(self) -> None:
+    def _run(self, delay_s: float = 0.0) -> None:
+        time.sleep(delay_s)
         try:
             result = run_triage(self.request)
             self.box["result"] = result.model_dump(mode="json", exclude={"facts"})

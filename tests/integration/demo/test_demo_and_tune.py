@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 
 # 48 output tokens keep each request long enough that the queue behind --max-num-seqs 1 is
 # visible at any scrape instant (with 12, the tiny model answered between scrapes).
-QUICK_RAMP = ["--concurrency", "1,4", "--step-seconds", "5", "--warmup-seconds", "1", "--cooldown-seconds", "3",
+QUICK_RAMP = ["--concurrency", "1,4", "--step-seconds", "6", "--warmup-seconds", "1", "--cooldown-seconds", "3",
               "--input-len", "16", "--output-len", "48", "--startup-timeout", "240"]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
 
