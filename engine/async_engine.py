@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.logger import init_logger
+from engine.logger import init_logger, set_process_name
 from engine.metrics import EngineMetrics, FinishedRequestStats
 from engine.stats_logger import LoggingStatLogger, StatsSnapshot
 
@@ -278,7 +278,11 @@ class AsyncEngine:
 
     def _die(self, exc: BaseException) -> None:
         self.dead_error = exc
-        logger.error("EngineCore encountered a fatal error.", exc_info=exc)
+        set_process_name("EngineCore")  # vLLM prints this line from the EngineCore process
+        try:
+            logger.error("EngineCore encountered a fatal error.", exc_info=exc)
+        finally:
+            set_process_name("APIServer")
         logger.error("AsyncLLM output_handler failed.")
         dead = EngineDeadError("EngineCore encountered an issue. See stack trace (above) for the root cause.")
         for request_id, tracked in list(self._tracked.items()):

@@ -8,6 +8,7 @@ package's shared server for good, so it is marked to run after every other test.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -43,6 +44,7 @@ def test_dead_engine_loop_turns_health_503_and_requests_into_vllm_500s(server, f
     assert status == 500 and body["error"]["message"] == ENGINE_DEAD_MESSAGE
 
     log = server.log_text()
-    assert "EngineCore encountered a fatal error." in log
+    assert re.search(r"\(EngineCore pid=\d+\) ERROR .* EngineCore encountered a fatal error\.", log)
+    assert "AsyncLLM output_handler failed." in log
     assert "RuntimeError: injected engine fault" in log
     assert server.get("/metrics")[0] == 200  # still scrapeable, so triage can see what happened
