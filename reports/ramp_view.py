@@ -181,7 +181,7 @@ def _load_label(ramp: Mapping[str, Any]) -> str:
     if unit == "rps" or mode == "rate":
         return "offered load (requests/s)"
     if unit == "concurrency" or "concurr" in mode or "user" in mode:
-        return "offered load (concurrent users)"
+        return "offered load (concurrent streams)"
     return "offered load (requests/s)"
 
 

@@ -189,7 +189,7 @@ def test_recorded_ramp_shows_every_measured_step_and_its_server_figures(rendered
     doc = load_fixture("recorded-ramp-tiny")
     page = rendered_recorded["recorded-ramp-tiny"]
     assert page.count('<tr class="') == len(doc["steps"])
-    assert "offered load (concurrent users)" in page
+    assert "offered load (concurrent streams)" in page
     waiting = doc["steps"][-1]["server"]["waiting_mean"]
     assert f"<td>{format_number(waiting)}</td>" in page  # loadtest's *_mean spelling is read
 
@@ -215,3 +215,8 @@ def test_recorded_advise_shows_memory_as_requested_and_with_the_recommended_comm
     assert "<h4>As requested</h4>" in page and "<h4>With the recommended command</h4>" in page
     assert f"Model <code>{doc['model']['name']}</code> on <code>{doc['gpu']['name']}</code>" in page
     assert "does not fit" in page
+
+
+def test_ramp_column_headers_carry_their_formula(rendered):
+    doc = load_fixture("ramp")
+    assert f'<th title="{doc["metric_definitions"]["ttft_s"]}">TTFT p99</th>' in rendered["ramp"]
