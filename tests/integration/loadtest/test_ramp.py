@@ -169,3 +169,11 @@ def test_requests_still_running_at_the_end_of_the_cooldown_are_cancelled_not_wai
     (step,) = result.steps
     assert step.errors == {"cancelled": step.requests} and step.requests == 4
     assert time.monotonic() - started < 40
+
+
+def test_latency_past_the_bound_stops_the_ramp_after_that_step(server):
+    config = RampConfig(endpoint=f"{server.url}/ttft=1.0,gap=0.01,tokens=2", mode="concurrency", levels=[1, 2, 4],
+                        step_s=2.5, warmup_s=0.0, cooldown_s=3, max_ttft_s=0.5, workload=SMALL)
+    result = run_ramp(config)
+    assert len(result.steps) == 1 and result.steps[0].errors == {}
+    assert "median TTFT" in result.stopped_early and "--max-ttft 0.5" in result.stopped_early
