@@ -167,3 +167,29 @@ def test_health_version_and_load_answer_like_vllm(server):
     assert status == 200 and json.loads(body)["version"].startswith("0.33.0+servops")
     status, body, _ = server.get("/load")
     assert status == 200 and json.loads(body) == {"server_load": 0}
+
+
+
+def test_stop_token_id_ends_generation_with_stop_and_the_token_as_stop_reason(server, tokenizer):
+    every_token = list(range(len(tokenizer)))  # whatever comes first is a stop token
+    result = _client(server).completions.create(model=server.model, prompt="stop at once", max_tokens=10,
+                                                extra_body={**GREEDY_FIXED, "stop_token_ids": every_token})
+    choice = result.choices[0]
+    assert choice.finish_reason == "stop" and result.usage.completion_tokens == 1
+    assert isinstance(choice.model_extra["stop_reason"], int) and choice.model_extra["stop_reason"] in every_token
+
+
+def test_chat_content_parts_are_joined_and_non_text_parts_rejected(server):
+    client = _client(server)
+    parts = [{"type": "text", "text": "Name three"}, {"type": "text", "text": "colours."}]
+    result = client.chat.completions.create(model=server.model, max_tokens=3, extra_body=GREEDY_FIXED,
+                                            messages=[{"role": "user", "content": parts}])
+    assert result.usage.completion_tokens == 3
+    image = [{"type": "image_url", "image_url": {"url": "http://127.0.0.1/x.png"}}]
+    with pytest.raises(openai.BadRequestError, match="image_url"):
+        client.chat.completions.create(model=server.model, max_tokens=3, messages=[{"role": "user", "content": image}])
+
+
+def test_n_above_one_is_400_naming_n(server):
+    with pytest.raises(openai.BadRequestError, match="n must be 1"):
+        _client(server).completions.create(model=server.model, prompt="two please", max_tokens=2, n=2)
