@@ -1,6 +1,7 @@
 """--max-num-queued-reqs answers 503 like vLLM 0.32+; SIGTERM drains in-flight requests and exits 0.
 
-One server with one sequence slot and one queue slot serves this module. The SIGTERM test
+One server with one sequence slot, one queue slot and --enable-force-include-usage serves this
+module. The SIGTERM test
 stops it, so it is the last test here.
 """
 
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def limited(tiny_model_dir: Path) -> Iterator[ServerHandle]:
-    flags = ("--max-num-seqs", "1", "--max-num-queued-reqs", "1", "--shutdown-timeout", "60")
+    flags = ("--max-num-seqs", "1", "--max-num-queued-reqs", "1", "--shutdown-timeout", "60",
+             "--enable-force-include-usage")
     with running_server(tiny_model_dir, *TINY_SERVER_FLAGS, *flags) as handle:
         yield handle
 
@@ -59,6 +61,14 @@ def test_full_queue_answers_503_engine_busy_and_counts_the_rejection(limited):
     running.close()  # frees the slot: the queued request runs
     queued.join(120)
     assert queued_result.get("status") == 200
+
+
+def test_force_include_usage_sends_the_usage_chunk_unasked(limited):
+    stream = open_stream(limited.port, "/v1/chat/completions", {
+        "model": limited.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
+        "stream": True, "ignore_eos": True})
+    chunks = stream.chunks()
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 3
 
 
 def test_sigterm_stops_listening_lets_in_flight_stream_finish_and_exits_0(limited):
