@@ -1,7 +1,7 @@
 """What both generation endpoints share: checks, tokenization, limits, admission, request logs.
 
-Why one place: the model-name check, vLLM 0.32+'s length rules (prompt > max_model_len is a
-400; an oversized max_tokens is clamped to what remains), the `--max-num-queued-reqs` 503,
+Why one place: the model-name check, vLLM 0.32+'s length rules (a prompt that leaves no room
+for output is a 400; an oversized max_tokens is clamped to what remains), the `--max-num-queued-reqs` 503,
 and the request log lines must behave identically for /v1/completions and
 /v1/chat/completions, as they do in vLLM.
 """
@@ -18,7 +18,6 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from engine import api_errors
-from engine.api_errors import ApiError
 from engine.async_engine import AsyncEngine, EngineDeadError, RequestStream
 from engine.errors import RequestValidationError
 from engine.logger import init_logger
@@ -158,7 +157,3 @@ class OpenAIServing:
             if transport is None or transport.is_closing():
                 stream.close()
                 return
-
-
-def error_response(exc: ApiError) -> web.Response:
-    return exc.response()
