@@ -1,7 +1,7 @@
 """Engine throughput vs Hugging Face static batching, and prefix-cache TTFT (not a test).
 
     .venv/bin/python benchmarks/engine_throughput.py            # 256 requests
-    .venv/bin/python benchmarks/engine_throughput.py --quick    # 48 requests, shorter runs
+    .venv/bin/python benchmarks/engine_throughput.py --quick    # 24 requests, shorter runs
 
 Workload (same seeded random workload for both sides): prompts of 32–256 random tokens,
 outputs of 16–128 tokens forced with ignore_eos / min_new_tokens. "Useful" output tokens are
@@ -89,7 +89,7 @@ def bench_prefix(model_dir: str, dtype: str, num_requests: int, prompt_len: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="48 requests and a shorter prefix run")
+    parser.add_argument("--quick", action="store_true", help="24 requests and a shorter prefix run")
     parser.add_argument("--num-requests", type=int, default=None, help="requests in the throughput run (256)")
     parser.add_argument("--dtype", default="bfloat16", help="model dtype for both sides (bfloat16 | float32)")
     parser.add_argument("--hf-batch-sizes", default="8,32", help="static batch sizes for the HF baseline")
@@ -102,7 +102,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    num_requests = args.num_requests or (48 if args.quick else 256)
+    num_requests = args.num_requests or (24 if args.quick else 256)
     model_dir = str(ensure_default_model())
     workload = make_workload(num_requests, 49152, args.seed)
     results: dict = {"num_requests": num_requests, "dtype": args.dtype, "threads": torch.get_num_threads()}

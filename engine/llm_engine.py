@@ -16,7 +16,7 @@ from transformers import AutoTokenizer
 
 from engine.config import EngineConfig
 from engine.detokenizer import IncrementalDetokenizer
-from engine.errors import RequestValidationError
+from engine.errors import EngineStartupError, RequestValidationError
 from engine.kv_cache_manager import KVCacheManager
 from engine.logger import format_gib, init_logger
 from engine.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
@@ -78,10 +78,13 @@ class LLMEngine:
         logger.info("Model loading took %s GiB memory and %.6f seconds", format_gib(weights),
                     time.monotonic() - load_start)
 
+        requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
+        if device.type == "cuda" and config.device_memory_gib is None:
+            _check_free_device_memory(device, requested, config.gpu_memory_utilization)
         activation = estimate_activation_bytes(hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs,
                                                self.max_model_len)
         budget = plan_kv_cache(
-            int(config.device_memory_bytes() * config.gpu_memory_utilization), weights, activation,
+            requested, weights, activation,
             self.runner.kv_bytes_per_block(), config.block_size, self.max_model_len, None,
         )
         logger.info("Available KV cache memory: %s GiB", format_gib(budget.available_bytes))
@@ -247,3 +250,14 @@ class LLMEngine:
 
     def reset_prefix_cache(self) -> bool:
         return self.kv_cache_manager.reset_prefix_cache()
+
+
+def _check_free_device_memory(device: torch.device, requested: int, utilization: float) -> None:
+    """vLLM's startup check: the share of the GPU we ask for must be free now."""
+    free, total = torch.cuda.mem_get_info(device)
+    if free < requested:
+        raise EngineStartupError(
+            f"Free memory on device {device} ({format_gib(free)}/{format_gib(total)} GiB) on startup is less than "
+            f"desired GPU memory utilization ({utilization}, {format_gib(requested)} GiB). Decrease GPU memory "
+            f"utilization or reduce GPU memory used by other processes."
+        )

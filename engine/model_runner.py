@@ -18,6 +18,7 @@ from engine.errors import EngineStartupError
 from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, rope_cos_sin
 from engine.sampler import sample
 from engine.scheduler import ScheduledRequest, SchedulerOutput
+from kernels.attention import backend_for
 
 
 def load_hf_config(model_dir: str):
@@ -61,6 +62,7 @@ class ModelRunner:
         cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.use_fresh_prefill_path = backend_for(device) == "torch"
 
     def weights_bytes(self) -> int:
         return sum(p.numel() * p.element_size() for p in self.model.parameters())
@@ -109,6 +111,19 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[logits_rows])
         return sample(logits, sampling)
 
+    def _fresh_prefill_spans(self, scheduled: list[ScheduledRequest], num_decodes: int):
+        """Token spans of the prefill chunks when none has cached context (torch backend only:
+        on CUDA the Triton prefill kernel handles every case)."""
+        if not self.use_fresh_prefill_path:
+            return None
+        spans, start = [], num_decodes
+        for s in scheduled[num_decodes:]:
+            if s.num_computed_tokens != 0:
+                return None
+            spans.append((start, start + s.num_new_tokens))  # absolute token rows (decodes come first)
+            start += s.num_new_tokens
+        return spans
+
     def _prepare(self, scheduled: list[ScheduledRequest], num_decodes: int, block_ids: dict[str, list[int]]):
         bs = self.block_size
         ids, positions, slots, tables, context_lens, q_lens, logits_rows = [], [], [], [], [], [], []
@@ -144,6 +159,7 @@ class ModelRunner:
             sin=self.sin[pos_t],
             max_decode_context_len=max(context_lens[:num_decodes], default=0),
             max_prefill_query_len=max(q_lens[num_decodes:], default=0),
+            fresh_prefill_spans=self._fresh_prefill_spans(scheduled, num_decodes),
         )
         input_ids = torch.from_numpy(np.concatenate(ids)).to(self.device)
         return input_ids, meta, torch.tensor(logits_rows, dtype=torch.long, device=self.device)

@@ -12,14 +12,13 @@ from engine.sampling_params import SamplingParams
 
 from .conftest import hf_greedy
 
-pytestmark = pytest.mark.skipif(
-    not (default_model_dir() / ".servops-converted").is_file(),
-    reason="default model not converted yet (run test_smollm2_conversion, marked slow, or `servops serve` once)",
-)
+# Converting the GGUF takes 1–2 minutes on first use, and the 135M model is slow on 2 cores.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def smol():
+    ensure_default_model()
     return LLM("", dtype="float32", max_model_len=512, max_num_batched_tokens=512, max_num_seqs=8)
 
 
