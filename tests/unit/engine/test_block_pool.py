@@ -25,11 +25,12 @@ def test_second_request_reuses_cached_prefix_blocks():
     kv = KVCacheManager(num_blocks=16, block_size=BLOCK)
     first = make_request("a", list(range(10)))
     admit(kv, first)
+    first_blocks = kv.block_ids("a")
     kv.free(first)
     second = make_request("b", list(range(10)) + [99])
     assert admit(kv, second) == 8
-    assert kv.req_to_blocks["b"][:2] == [kv.pool.blocks[i] for i in kv.block_ids("b")[:2]]
-    assert kv.prefix_cache_hits == 8
+    assert kv.block_ids("b")[:2] == first_blocks[:2]
+    assert (kv.prefix_cache_queries, kv.prefix_cache_hits) == (21, 8)
 
 
 def test_full_prefix_hit_still_recomputes_last_token():
