@@ -137,6 +137,13 @@ def _decode_reduce_kernel(
              out.to(out_ptr.dtype.element_ty), mask=dim_mask)
 
 
+def decode_kv_tile(dtype: torch.dtype) -> int:
+    """Key tokens per loop step: 64 for 16-bit inputs; fp32 (dot on CUDA cores, `ieee`) spills
+    registers above 16 on sm_90 in the split variant (checked with ptxas, see
+    tests/unit/kernels/aot_compile_worker.py)."""
+    return 16 if dtype == torch.float32 else 64
+
+
 def choose_partition_size(batch: int, num_kv_heads: int, max_context_len: int, num_sms: int | None) -> int:
     """Tokens per split-K partition, or 0 for no split (`num_sms=None`: not a GPU, never split).
 
@@ -199,7 +206,7 @@ def paged_decode_attention(
     precision = "ieee" if query.dtype == torch.float32 else "tf32"
     scale_log2 = float(scale) * LOG2E
     num_parts = math.ceil(max_context_len / partition_size) if partition_size else 1
-    kv_tile = 32 if query.dtype == torch.float32 else 64  # fp32 tiles of 64 spill registers on sm_90
+    kv_tile = decode_kv_tile(query.dtype)
     split = num_parts > 1
     if split:
         if partition_size & (partition_size - 1) or partition_size < 16:

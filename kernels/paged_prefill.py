@@ -99,6 +99,22 @@ def _prefill_kernel(
         tl.store(out_ptr + o_off, out.to(out_ptr.dtype.element_ty), mask=io_mask)
 
 
+def prefill_tiles(dtype: torch.dtype, max_query_len: int) -> tuple[int, int, int]:
+    """(query rows, key tokens, warps) per program, sized to fit in registers.
+
+    Checked with ptxas for sm_80 and sm_90 (tests/unit/kernels/aot_compile_worker.py): 16-bit
+    inputs take up to 64 query rows against 64-token key tiles, 8 warps at 64 rows (4 spill on
+    sm_80). fp32 runs its dot on CUDA cores (`ieee`), whose operands take far more registers:
+    at most 32 rows against 16-token tiles (64 x 64 spills kilobytes of stack, 32 x 32 spills
+    on sm_90); fp32 on a GPU is the rare case. Query tiles shrink to the chunk (at least 16
+    rows, tl.dot's minimum) so short chunks waste no rows.
+    """
+    if dtype == torch.float32:
+        return max(16, min(32, triton.next_power_of_2(max_query_len))), 16, 4
+    block_m = max(16, min(64, triton.next_power_of_2(max_query_len)))
+    return block_m, 64, 8 if block_m == 64 else 4
+
+
 def paged_prefill_attention(
     query: torch.Tensor,  # [total_q_tokens, num_heads, head_dim]
     k_cache: torch.Tensor,  # [num_blocks, block_size, num_kv_heads, head_dim]
@@ -130,8 +146,7 @@ def paged_prefill_attention(
         raise ValueError("k_cache and v_cache must share one layout with a contiguous head_dim")
     if max_query_len is None:
         max_query_len = int((cu_seqlens_q[1:] - cu_seqlens_q[:-1]).max())
-    block_m = max(16, min(64, triton.next_power_of_2(max_query_len)))
-    block_n = 64
+    block_m, block_n, num_warps = prefill_tiles(query.dtype, max_query_len)
     grid = (batch, triton.cdiv(max_query_len, block_m), num_heads)
     _prefill_kernel[grid](
         query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, out,
@@ -141,5 +156,6 @@ def paged_prefill_attention(
         GROUP=num_heads // num_kv_heads, HEAD_DIM=head_dim, DIM_PAD=max(16, triton.next_power_of_2(head_dim)),
         BLOCK_SIZE=block_size, BLOCK_M=block_m, BLOCK_N=block_n,
         DOT_PRECISION="ieee" if query.dtype == torch.float32 else "tf32",
+        num_warps=num_warps,
     )
     return out
