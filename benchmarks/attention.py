@@ -5,7 +5,8 @@ For each (batch size, context length) it times every backend asked for and repor
 - achieved bandwidth = bytes that must move (K and V of every context token, the queries and
   the outputs) / time, and its ratio to the device's copy bandwidth, measured in the same run
   by a large device-to-device copy (2 x size bytes per copy: one read, one write),
-- the ratio of each backend's time to the PyTorch twin's (`torch`), the named baseline.
+- the ratio of each backend's time to the PyTorch twin's (`torch`), the named baseline, and
+  to `sdpa_dense` when it runs (the "prefill within 2x of PyTorch SDPA" goal reads it).
 
 Backends: `torch` (kernels.torch_ref: gather the blocks, then SDPA, what CPU runs),
 `triton` (kernels.paged_decode / paged_prefill), and `sdpa_dense` (PyTorch SDPA over keys
@@ -54,7 +55,8 @@ class CaseResult(BaseModel):
     bandwidth_gbps: float
     fraction_of_copy_bandwidth: float
     tflops: float
-    ratio_to_torch: float | None  # time / torch time; < 1 is faster than the PyTorch path
+    ratio_to_torch: float  # time / torch time; < 1 is faster than the PyTorch path
+    ratio_to_sdpa_dense: float | None  # time / sdpa_dense time (None when sdpa_dense was not run)
 
 
 class BenchmarkResult(BaseModel):
@@ -174,6 +176,7 @@ def _bench_case(args, phase, batch, context, backends, dtype, device, copy_gbps)
             time_ms=seconds * 1e3, min_time_ms=min(samples[name]) * 1e3, bytes_moved=bytes_moved, bandwidth_gbps=gbps,
             fraction_of_copy_bandwidth=gbps / copy_gbps, tflops=flops / seconds / 1e12,
             ratio_to_torch=seconds / times["torch"],
+            ratio_to_sdpa_dense=seconds / times["sdpa_dense"] if "sdpa_dense" in times else None,
         ))
     return results
 
@@ -248,11 +251,12 @@ def _print_table(result: BenchmarkResult) -> None:
           f"{result.num_kv_heads} kv, head_dim {result.head_dim}, block {result.block_size}; "
           f"copy bandwidth {result.copy_bandwidth_gbps:.1f} GB/s")
     print(f"{'phase':8} {'backend':10} {'B':>4} {'ctx':>6} {'q/seq':>5} {'ms':>9} {'GB/s':>8} "
-          f"{'of copy':>7} {'TFLOP/s':>8} {'vs torch':>8}")
+          f"{'of copy':>7} {'TFLOP/s':>8} {'vs torch':>8} {'vs dense':>8}")
     for c in result.cases:
         print(f"{c.phase:8} {c.backend:10} {c.batch_size:>4} {c.context_len:>6} {c.query_tokens_per_seq:>5} "
               f"{c.time_ms:>9.3f} {c.bandwidth_gbps:>8.1f} {c.fraction_of_copy_bandwidth:>7.0%} "
-              f"{c.tflops:>8.3f} {c.ratio_to_torch:>8.2f}")
+              f"{c.tflops:>8.3f} {c.ratio_to_torch:>8.2f} "
+              f"{'-' if c.ratio_to_sdpa_dense is None else f'{c.ratio_to_sdpa_dense:.2f}':>8}")
 
 
 def _ints(text: str) -> list[int]:

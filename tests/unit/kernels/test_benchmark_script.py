@@ -41,6 +41,8 @@ def test_tiny_cpu_run_reports_every_case_against_the_torch_baseline(tmp_path):
         assert case["time_ms"] > 0 and case["bandwidth_gbps"] > 0
         if case["backend"] == "torch":
             assert case["ratio_to_torch"] == 1.0
+        if case["backend"] == "sdpa_dense":
+            assert case["ratio_to_sdpa_dense"] == 1.0
     prefill = next(c for c in cases if c["phase"] == "prefill" and c["context_len"] == 40 and c["batch_size"] == 2)
     # K and V of 2 x 40 tokens x 2 kv heads x 16 dims in fp32, plus 2 x 8 query rows in and out
     assert prefill["bytes_moved"] == 2 * 2 * 40 * 2 * 16 * 4 + 2 * (2 * 8 * 4 * 16) * 4

@@ -102,3 +102,10 @@ def test_long_context_decode_with_the_default_split_matches_torch(device):
     contexts = [8000, 3, 12345]  # few sequences, long contexts: the heuristic splits
     _run_case(device, context_lens=contexts, group=4, num_kv_heads=2, head_dim=128,
               block_size=16, dtype=torch.float16, partition_size=None, seed=6)
+
+
+@pytest.mark.parametrize("block_size", [1, 128])
+def test_block_sizes_below_and_above_one_key_tile(device, block_size):
+    # the engine accepts --block-size 1..128; a 64-token tile spans many blocks or part of one
+    _run_case(device, context_lens=[1, 70, 130], group=2, num_kv_heads=1, head_dim=16,
+              block_size=block_size, dtype=torch.float16, partition_size=0, seed=7)

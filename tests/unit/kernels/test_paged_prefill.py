@@ -73,3 +73,9 @@ def test_one_token_chunks_equal_decode(device):
     decode = torch_ref.paged_decode_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
                                               cache.context_lens, SCALE)
     assert relative_error(prefill, decode) <= REL_TOL[torch.float32]
+
+
+@pytest.mark.parametrize("block_size", [1, 128])
+def test_block_sizes_below_and_above_one_key_tile(device, block_size):
+    _run_case(device, chunks=[(9, 70), (3, 3)], group=2, num_kv_heads=1, head_dim=16,
+              block_size=block_size, dtype=torch.float16, seed=4)
