@@ -18,13 +18,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display, ever: reports render on headless CI and servers
-
-import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
+from functools import cache
 
 __all__ = ["Series", "Marker", "line_chart", "svg_from_figure"]
+
+
+@cache
+def _matplotlib():
+    """matplotlib, imported on first use: it costs about a second, and every `servops`
+    command imports this module when the CLI registers `report`, `demo` and `tune`."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display, ever: reports render on headless CI and servers
+    import matplotlib.pyplot as plt
+
+    return matplotlib, plt
 
 _chart_ids = itertools.count(1)
 
@@ -71,6 +79,7 @@ def line_chart(
     The legend sits under the plot so it never hides a point; invalid steps get one
     shared legend entry ("invalid step") however many series have them.
     """
+    _, plt = _matplotlib()
     fig, ax = plt.subplots(figsize=(width_in, height_in))
     ax2 = ax.twinx() if any(s.secondary_axis for s in series) else None
     try:
@@ -113,6 +122,7 @@ def line_chart(
 def svg_from_figure(fig) -> str:
     """Serialise a figure to an SVG fragment with unique ids and no XML prologue."""
     buffer = io.StringIO()
+    matplotlib, _ = _matplotlib()
     with matplotlib.rc_context({"svg.hashsalt": "servops", "svg.fonttype": "none"}):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     return _make_inline(buffer.getvalue(), prefix=f"c{next(_chart_ids)}-")
