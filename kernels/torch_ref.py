@@ -35,16 +35,29 @@ def reshape_and_cache(
 
 
 def _gather_kv(
-    cache: torch.Tensor, block_tables: torch.Tensor, max_context_len: int
+    cache: torch.Tensor,
+    block_tables: torch.Tensor,
+    max_context_len: int,
+    context_lens: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """[B, max_blocks] block table → dense [B, num_kv_heads, max_context_len, head_dim]."""
+    """[B, max_blocks] block table → dense [B, num_kv_heads, max_context_len, head_dim].
+
+    With `context_lens`, positions past a sequence's context are zeroed in the (fresh) copy.
+    Why: they come from slots never written (or from padding entries of the block table),
+    which may hold NaN, and a masked-out position still enters SDPA's products (0 x NaN is
+    NaN). The Triton kernels never load them; zeroing gives the twin the same contract:
+    nothing past `context_lens` is ever read.
+    """
     num_blocks, block_size, num_kv_heads, head_dim = cache.shape
     blocks_needed = (max_context_len + block_size - 1) // block_size
     table = block_tables[:, :blocks_needed].to(torch.long).clamp_min(0)
-    dense = cache[table]  # [B, blocks, block_size, kvh, d]
+    dense = cache[table]  # [B, blocks, block_size, kvh, d], a copy
     batch = table.shape[0]
-    dense = dense.reshape(batch, blocks_needed * block_size, num_kv_heads, head_dim)
-    return dense[:, :max_context_len].transpose(1, 2)
+    dense = dense.reshape(batch, blocks_needed * block_size, num_kv_heads, head_dim)[:, :max_context_len]
+    if context_lens is not None:
+        beyond = torch.arange(max_context_len, device=cache.device)[None, :] >= context_lens[:, None]
+        dense.masked_fill_(beyond[:, :, None, None], 0)
+    return dense.transpose(1, 2)
 
 
 def _grouped_sdpa(
@@ -86,8 +99,8 @@ def paged_decode_attention(
         return torch.empty_like(query)
     lens = context_lens.to(torch.long)
     max_len = int(lens.max()) if max_context_len is None else max_context_len
-    keys = _gather_kv(k_cache, block_tables, max_len)
-    values = _gather_kv(v_cache, block_tables, max_len)
+    keys = _gather_kv(k_cache, block_tables, max_len, lens)
+    values = _gather_kv(v_cache, block_tables, max_len, lens)
     positions = torch.arange(max_len, device=query.device)
     mask = (positions[None, :] < lens[:, None])[:, None, :]  # [B, 1, L]
     out = _grouped_sdpa(query.unsqueeze(2), keys, values, mask, scale)
@@ -120,8 +133,8 @@ def paged_prefill_attention(
     lens = context_lens.to(torch.long)
     max_q = int(q_lens.max()) if max_query_len is None else max_query_len
     max_len = int(lens.max())
-    keys = _gather_kv(k_cache, block_tables, max_len)
-    values = _gather_kv(v_cache, block_tables, max_len)
+    keys = _gather_kv(k_cache, block_tables, max_len, lens)
+    values = _gather_kv(v_cache, block_tables, max_len, lens)
 
     # pad the varlen batch to [B, max_q] with one gather; padding rows repeat a real token
     rows = torch.arange(max_q, device=query.device)

@@ -42,8 +42,13 @@ def random_paged_cache(
     device: torch.device,
     index_dtype: torch.dtype = torch.int32,
     generator: torch.Generator | None = None,
+    poison_unused: bool = False,
 ) -> PagedCache:
-    """A cache holding random K/V with each sequence's blocks scattered over the pool."""
+    """A cache holding random K/V with each sequence's blocks scattered over the pool.
+
+    `poison_unused` fills every slot outside the sequences' contexts with NaN (as memory that
+    was never written may hold), so an attention that reads past a context fails.
+    """
     blocks_per_seq = [-(-n // block_size) for n in context_lens]
     max_blocks = max(blocks_per_seq) + 1  # a spare column: the kernels must not read past a row's blocks
     num_blocks = sum(blocks_per_seq) + 3
@@ -56,6 +61,14 @@ def random_paged_cache(
     for row, count in enumerate(blocks_per_seq):
         table[row, :count] = order[used : used + count]
         used += count
+    if poison_unused:
+        used = torch.zeros(num_blocks * block_size, dtype=torch.bool)
+        for row, length in enumerate(context_lens):
+            positions = torch.arange(length)
+            used[table[row, positions // block_size] * block_size + positions % block_size] = True
+        unused = (~used).view(num_blocks, block_size).to(device)
+        k_cache[unused] = float("nan")
+        v_cache[unused] = float("nan")
     return PagedCache(
         k_cache=k_cache,
         v_cache=v_cache,

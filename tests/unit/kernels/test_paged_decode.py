@@ -13,15 +13,16 @@ SCALE = 0.125
 
 
 def _run_case(device, *, context_lens, group, num_kv_heads, head_dim, block_size, dtype,
-              partition_size, index_dtype=torch.int32, seed=0):
+              partition_size, index_dtype=torch.int32, seed=0, poison_unused=False):
     gen = torch.Generator().manual_seed(seed)
     cache = random_paged_cache(context_lens, num_kv_heads=num_kv_heads, head_dim=head_dim,
                                block_size=block_size, dtype=dtype, device=device,
-                               index_dtype=index_dtype, generator=gen)
+                               index_dtype=index_dtype, generator=gen, poison_unused=poison_unused)
     num_heads = group * num_kv_heads
     query = torch.randn(len(context_lens), num_heads, head_dim, generator=gen).to(dtype=dtype, device=device)
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
     expected = torch_ref.paged_decode_attention(*args)
+    assert torch.isfinite(expected).all(), "the torch twin read a slot past a context"
     actual = paged_decode_attention(*args, partition_size=partition_size, out=poisoned_like(query))
     assert torch.isfinite(actual).all(), "kernel left output elements unwritten (NaN poison survived)"
     assert relative_error(actual, expected) <= REL_TOL[dtype]
@@ -109,3 +110,10 @@ def test_block_sizes_below_and_above_one_key_tile(device, block_size):
     # the engine accepts --block-size 1..128; a 64-token tile spans many blocks or part of one
     _run_case(device, context_lens=[1, 70, 130], group=2, num_kv_heads=1, head_dim=16,
               block_size=block_size, dtype=torch.float16, partition_size=0, seed=7)
+
+
+@pytest.mark.parametrize("partition_size", [0, 32])
+def test_slots_past_each_context_are_never_read(device, partition_size):
+    # every slot outside the contexts holds NaN: the partly filled last blocks and unused blocks
+    _run_case(device, context_lens=[1, 21, 50], group=2, num_kv_heads=1, head_dim=16,
+              block_size=16, dtype=torch.float16, partition_size=partition_size, seed=8, poison_unused=True)

@@ -12,16 +12,18 @@ from tests.unit.kernels.paged_inputs import DTYPES, REL_TOL, poisoned_like, rand
 SCALE = 0.125
 
 
-def _run_case(device, *, chunks, group, num_kv_heads, head_dim, block_size, dtype, seed=0):
+def _run_case(device, *, chunks, group, num_kv_heads, head_dim, block_size, dtype, seed=0, poison_unused=False):
     """chunks: (query tokens this step, cached tokens after writing them) per sequence."""
     gen = torch.Generator().manual_seed(seed)
     q_lens = [q for q, _ in chunks]
     cache = random_paged_cache([ctx for _, ctx in chunks], num_kv_heads=num_kv_heads, head_dim=head_dim,
-                               block_size=block_size, dtype=dtype, device=device, generator=gen)
+                               block_size=block_size, dtype=dtype, device=device, generator=gen,
+                               poison_unused=poison_unused)
     cu_seqlens = torch.tensor([0] + q_lens, dtype=torch.int32).cumsum(0).to(torch.int32).to(device)
     query = torch.randn(sum(q_lens), group * num_kv_heads, head_dim, generator=gen).to(dtype=dtype, device=device)
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cu_seqlens, cache.context_lens, SCALE)
     expected = torch_ref.paged_prefill_attention(*args)
+    assert torch.isfinite(expected).all(), "the torch twin read a slot past a context"
     actual = paged_prefill_attention(*args, out=poisoned_like(query))
     assert torch.isfinite(actual).all(), "kernel left output elements unwritten (NaN poison survived)"
     assert relative_error(actual, expected) <= REL_TOL[dtype]
@@ -79,3 +81,9 @@ def test_one_token_chunks_equal_decode(device):
 def test_block_sizes_below_and_above_one_key_tile(device, block_size):
     _run_case(device, chunks=[(9, 70), (3, 3)], group=2, num_kv_heads=1, head_dim=16,
               block_size=block_size, dtype=torch.float16, seed=4)
+
+
+def test_slots_past_each_context_are_never_read(device):
+    # every slot outside the contexts holds NaN: the partly filled last blocks and unused blocks
+    _run_case(device, chunks=[(5, 21), (1, 1), (12, 12)], group=2, num_kv_heads=1, head_dim=16,
+              block_size=16, dtype=torch.float16, seed=5, poison_unused=True)
