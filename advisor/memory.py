@@ -125,7 +125,7 @@ def estimate_memory(
     requested = total * util
     weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp, rope_cache=not cpu)
     if cpu:  # no CUDA context, NCCL or graphs; the engine's own activation estimate
-        activation = engine_cpu_activation_gib(model, dtype_bytes, batched_tokens, max_num_seqs)
+        activation = engine_cpu_activation_gib(model, dtype_bytes, batched_tokens, max_num_seqs, max_model_len)
         non_torch = cudagraph = 0.0
     else:
         activation = activation_gib(model, batched_tokens, max_num_seqs, pp, version)

@@ -136,14 +136,17 @@ def activation_gib(
     return peak * PP_ACTIVATION_FACTOR.get(pp, PP_ACTIVATION_FACTOR_4_PLUS)
 
 
-def engine_cpu_activation_gib(model: ModelSpec, dtype_bytes: float, tokens: int, seqs: int) -> float:
+def engine_cpu_activation_gib(
+    model: ModelSpec, dtype_bytes: float, tokens: int, seqs: int, max_model_len: int
+) -> float:
     """The bundled engine's deterministic CPU estimate (engine/memory_profile.py
     `estimate_activation_bytes`, its documented contract): per-token hidden/q/k/v/MLP buffers,
-    fp32 attention scores of one T-token prefill chunk, and fp32 logits/probs/sorted copy."""
+    fp32 attention scores of one T-token prefill chunk against at most max_model_len keys,
+    and fp32 logits/probs/sorted copy."""
     q_width = model.num_attention_heads * model.head_dim
     kv_width = model.num_key_value_heads * model.head_dim
     per_token = (3 * model.hidden_size + 2 * q_width + 2 * kv_width + 3 * model.intermediate_size) * dtype_bytes
-    attention = model.num_attention_heads * tokens * tokens * 4 + 2 * tokens * q_width * dtype_bytes
+    attention = model.num_attention_heads * tokens * min(tokens, max_model_len) * 4 + 2 * tokens * q_width * dtype_bytes
     sampling = 3 * min(seqs, tokens) * model.vocab_size * 4
     return (tokens * per_token + attention + sampling) / GIB
 

@@ -30,10 +30,13 @@ def test_predicted_blocks_equal_the_engines_allocated_blocks(tiny_model_dir, bud
 
 
 def test_too_small_a_budget_fails_with_the_same_text_in_both(tiny_model_dir):  # noqa: F811
+    spec = resolve_model(str(tiny_model_dir))
+    reference = estimate_memory(spec, gpu_from_memory(1.0, device="cpu"), LaunchConfig())
+    budget_gib = (reference.weights_gib + reference.activation_gib) / 2  # below the non-KV memory
     with pytest.raises(EngineStartupError) as raised:
-        LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=0.05))
-    predicted = estimate_memory(resolve_model(str(tiny_model_dir)), gpu_from_memory(0.05, device="cpu"),
-                                LaunchConfig())
+        LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=budget_gib))
+    predicted = estimate_memory(spec, gpu_from_memory(budget_gib, device="cpu"), LaunchConfig())
+    assert predicted.failure.startswith("No available memory for the cache blocks")
     assert predicted.failure == str(raised.value)
 
 
