@@ -122,7 +122,7 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
             weights = _unpermute(weights, num_heads)
         elif tensor.name.endswith("attn_k.weight"):
             weights = _unpermute(weights, num_kv_heads)
-        tensors[_hf_name(tensor.name)] = torch.from_numpy(np.ascontiguousarray(weights)).to(torch.bfloat16)
+        tensors[_hf_name(tensor.name)] = torch.tensor(weights).to(torch.bfloat16)  # copies: GGUF data is read-only
     if config["vocab_size"] is None:
         config["vocab_size"] = tensors["model.embed_tokens.weight"].shape[0]
     save_file(tensors, str(out_dir / "model.safetensors"), metadata={"format": "pt"})
