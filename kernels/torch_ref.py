@@ -93,18 +93,36 @@ def paged_decode_attention(
     *,
     max_context_len: int | None = None,
 ) -> torch.Tensor:
-    """Attention of one query token per sequence over all of its cached tokens."""
+    """Attention of one query token per sequence over all of its cached tokens.
+
+    Why not SDPA here: one query row per sequence makes SDPA's CPU path fall back to a
+    masked math kernel over non-contiguous keys, which measured 2.5x slower than two
+    strided batched matmuls on SmolLM2's shapes. Keys are gathered token by token with
+    one `index_select` (positions past a context repeat its last token, so no unwritten
+    slot is ever read), and grouped query heads ride as extra rows of the same matmul.
+    """
     batch, num_heads, head_dim = query.shape
     if batch == 0:
         return torch.empty_like(query)
+    num_blocks, block_size, num_kv_heads, _ = k_cache.shape
     lens = context_lens.to(torch.long)
     max_len = int(lens.max()) if max_context_len is None else max_context_len
-    keys = _gather_kv(k_cache, block_tables, max_len, lens)
-    values = _gather_kv(v_cache, block_tables, max_len, lens)
     positions = torch.arange(max_len, device=query.device)
-    mask = (positions[None, :] < lens[:, None])[:, None, :]  # [B, 1, L]
-    out = _grouped_sdpa(query.unsqueeze(2), keys, values, mask, scale)
-    return out.squeeze(2).to(query.dtype)
+    readable = torch.minimum(positions[None, :], (lens - 1).clamp_min(0)[:, None])  # [B, L]
+    blocks = block_tables.to(torch.long).gather(1, readable // block_size)
+    slots = (blocks * block_size + readable % block_size).reshape(-1)
+    flat_shape = (num_blocks * block_size, num_kv_heads, head_dim)
+    keys = k_cache.view(flat_shape).index_select(0, slots).view(batch, max_len, num_kv_heads, head_dim)
+    values = v_cache.view(flat_shape).index_select(0, slots).view(batch, max_len, num_kv_heads, head_dim)
+    keys, values = keys.transpose(1, 2), values.transpose(1, 2)  # [B, kvh, L, d], strided views
+    grouped_q = query.view(batch, num_kv_heads, num_heads // num_kv_heads, head_dim).to(keys.dtype)
+    scores = torch.matmul(grouped_q, keys.transpose(-1, -2)).float()  # [B, kvh, group, L]
+    scores.mul_(scale)
+    beyond = positions[None, :] >= lens[:, None]
+    scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(values.dtype)
+    out = torch.matmul(probs, values)  # [B, kvh, group, d]
+    return out.reshape(batch, num_heads, head_dim).to(query.dtype)
 
 
 def paged_prefill_attention(
