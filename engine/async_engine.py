@@ -92,6 +92,8 @@ class AsyncEngine:
         self._fault_file = os.environ.get(FAULT_ENV) or None
         self._last_cumulative: dict[str, int] = {"preemptions": 0, "queries": 0, "hits": 0}
         self.snapshot = StatsSnapshot(running=0, waiting=0, kv_cache_usage=0.0)
+        if hasattr(engine, "on_schedule"):  # gauges follow the batch while it executes
+            engine.on_schedule = self._publish_scheduler_state
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -241,7 +243,10 @@ class AsyncEngine:
                                          queries, hits)
 
     def _update_gauges(self) -> dict[str, Any]:
-        stats = scheduler_fields(self.engine.scheduler_stats())
+        return self._publish_scheduler_state(self.engine.scheduler_stats())
+
+    def _publish_scheduler_state(self, scheduler_stats: Any) -> dict[str, Any]:
+        stats = scheduler_fields(scheduler_stats)
         self.snapshot = StatsSnapshot(running=stats["running"], waiting=stats["waiting"],
                                       kv_cache_usage=stats["kv_cache_usage"])
         if self.metrics:

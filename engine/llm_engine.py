@@ -9,6 +9,7 @@ memory budget and logs vLLM 0.33's startup lines (see docs/engine.md for the lis
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Callable
 import time
 
 import torch
@@ -110,6 +111,10 @@ class LLMEngine:
         self.requests: dict[str, Request] = {}
         self._pending_outputs: list[RequestOutput] = []
         self._last_iteration = IterationStats()
+        # Called with scheduler_stats() right after each schedule(), before the model runs, so
+        # gauges show the batch being executed (a step can last seconds on a CPU; stats taken
+        # only after it would show a freshly admitted request as waiting for that whole time).
+        self.on_schedule: Callable[[SchedulerStats], None] | None = None
         logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
 
     # ---- requests ---------------------------------------------------------------------
@@ -166,6 +171,8 @@ class LLMEngine:
     def step(self) -> list[RequestOutput]:
         outputs, self._pending_outputs = self._pending_outputs, []
         sched = self.scheduler.schedule()
+        if self.on_schedule is not None:
+            self.on_schedule(self.scheduler_stats())
         block_ids = {s.request.request_id: self.kv_cache_manager.block_ids(s.request.request_id)
                      for s in sched.scheduled}
         tokens = iter(self.runner.execute(sched, block_ids))

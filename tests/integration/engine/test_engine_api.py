@@ -75,6 +75,19 @@ def test_scheduler_stats_and_iteration_stats(engine):
     run_to_completion(engine)
 
 
+def test_on_schedule_reports_the_batch_before_the_model_runs(engine):
+    seen = []
+    engine.on_schedule = lambda stats: seen.append((stats.num_running_reqs, stats.num_waiting_reqs))
+    try:
+        engine.add_request("b1", list(range(30)), SamplingParams(temperature=0, max_tokens=1, ignore_eos=True))
+        assert (engine.scheduler_stats().num_running_reqs, engine.scheduler_stats().num_waiting_reqs) == (0, 1)
+        engine.step()
+    finally:
+        engine.on_schedule = None
+    assert seen == [(1, 0)]  # admitted and running while its prefill executes
+    run_to_completion(engine)
+
+
 def test_prompt_longer_than_max_model_len_is_rejected_with_vllms_text(engine):
     with pytest.raises(RequestValidationError) as err:
         engine.add_request("long", list(range(200)), SamplingParams())
