@@ -29,7 +29,7 @@ from engine.api_protocol import (
     random_id,
 )
 from engine.api_serving import OpenAIServing, PreparedRequest
-from engine.api_sse import SSE_DONE, sse_event, start_sse, write_quietly
+from engine.api_sse import send_stream, sse_event
 from engine.async_engine import EngineDeadError, RequestStream
 
 NO_TEMPLATE_MESSAGE = ("As of transformers v4.44, default chat template is no longer allowed, so you must "
@@ -107,7 +107,6 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
 
 async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
                   include_usage: bool, continuous: bool) -> web.StreamResponse:
-    response = await start_sse(http_request)
     created = now_s()
     prompt_tokens = len(prepared.prompt_token_ids)
     completion_tokens = 0
@@ -124,23 +123,20 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
             body.usage = UsageInfo.of(prompt_tokens, completion_tokens)
         return sse_event(dump_chunk(body))
 
-    try:
-        await response.write(chunk(DeltaMessage(role="assistant", content="")))
+    async def events():
+        nonlocal completion_tokens
+        yield chunk(DeltaMessage(role="assistant", content=""))
         async for output in stream:
             completion_tokens = len(output.output_token_ids)
             if output.finished:
-                await response.write(chunk(DeltaMessage(content=output.new_text or ""), output.finish_reason,
-                                           output.stop_reason, final=True))
+                yield chunk(DeltaMessage(content=output.new_text or ""), output.finish_reason,
+                            output.stop_reason, final=True)
             elif output.new_text:
-                await response.write(chunk(DeltaMessage(content=output.new_text)))
+                yield chunk(DeltaMessage(content=output.new_text))
         if include_usage:
             usage_chunk = ChatCompletionStreamResponse(id=prepared.request_id, object="chat.completion.chunk",
                                                        created=created, model=model, choices=[],
                                                        usage=UsageInfo.of(prompt_tokens, completion_tokens))
-            await response.write(sse_event(dump_chunk(usage_chunk)))
-    except EngineDeadError:
-        await write_quietly(response, sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
-    except ConnectionResetError:  # the client went away; leaving `serving.run` aborts the request
-        return response
-    await write_quietly(response, SSE_DONE, eof=True)
-    return response
+            yield sse_event(dump_chunk(usage_chunk))
+
+    return await send_stream(http_request, events())

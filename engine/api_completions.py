@@ -25,7 +25,7 @@ from engine.api_protocol import (
     random_id,
 )
 from engine.api_serving import OpenAIServing, PreparedRequest
-from engine.api_sse import SSE_DONE, sse_event, start_sse, write_quietly
+from engine.api_sse import send_stream, sse_event
 from engine.async_engine import EngineDeadError, RequestStream
 
 
@@ -84,11 +84,11 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
 
 async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
                   include_usage: bool, continuous: bool) -> web.StreamResponse:
-    response = await start_sse(http_request)
     created = now_s()
     prompt_tokens = len(prepared.prompt_token_ids)
-    completion_tokens = 0
-    try:
+
+    async def events():
+        completion_tokens = 0
         async for output in stream:
             completion_tokens = len(output.output_token_ids)
             if not output.new_text and not output.finished:
@@ -102,15 +102,11 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
             )
             if continuous:
                 chunk.usage = UsageInfo.of(prompt_tokens, completion_tokens)
-            await response.write(sse_event(dump_chunk(chunk)))
+            yield sse_event(dump_chunk(chunk))
         if include_usage:
             usage_chunk = CompletionStreamResponse(id=prepared.request_id, object="text_completion",
                                                    created=created, model=model, choices=[],
                                                    usage=UsageInfo.of(prompt_tokens, completion_tokens))
-            await response.write(sse_event(dump_chunk(usage_chunk)))
-    except EngineDeadError:
-        await write_quietly(response, sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
-    except ConnectionResetError:  # the client went away; leaving `serving.run` aborts the request
-        return response
-    await write_quietly(response, SSE_DONE, eof=True)
-    return response
+            yield sse_event(dump_chunk(usage_chunk))
+
+    return await send_stream(http_request, events())

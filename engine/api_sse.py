@@ -6,7 +6,12 @@ never turn into a logged traceback; the writes that may hit a closed socket live
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from aiohttp import web
+
+from engine import api_errors
+from engine.async_engine import EngineDeadError
 
 SSE_DONE = b"data: [DONE]\n\n"
 
@@ -32,3 +37,21 @@ async def write_quietly(response: web.StreamResponse, data: bytes, eof: bool = F
             await response.write_eof()
     except ConnectionResetError:
         pass
+
+
+async def send_stream(http_request: web.Request, events: AsyncIterator[bytes]) -> web.StreamResponse:
+    """Stream `events`, then end as vLLM does: an error event if the engine died, then [DONE].
+
+    A client that went away ends the stream silently; leaving the request's generator is what
+    aborts it in the engine.
+    """
+    response = await start_sse(http_request)
+    try:
+        async for event in events:
+            await response.write(event)
+    except EngineDeadError:
+        await write_quietly(response, sse_event(api_errors.compact_json(api_errors.engine_dead().body())))
+    except ConnectionResetError:
+        return response
+    await write_quietly(response, SSE_DONE, eof=True)
+    return response
