@@ -1,34 +1,58 @@
 """A/B in one run: engine throughput with the SDPA decode twin vs the strided-matmul twin.
 
     git show 5b8c214:kernels/torch_ref.py > /tmp/torch_ref_old.py
-    .venv/bin/python benchmarks/decode_twin_ab.py
+    .venv/bin/python benchmarks/decode_twin_ab.py [/tmp/torch_ref_old.py]
 
 The baseline is kernels/torch_ref.py as of commit 5b8c214 (gather blocks, masked SDPA with
 grouped heads folded into query rows); the candidate is the current twin. Same engine, same
 SmolLM2 weights (float32), 24 seeded requests (prompts 32–256 tokens, 16–128 output tokens
 forced), alternating A and B twice so both see the same machine load.
 """
-import importlib.util, random, time, sys
-import torch
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import time
+
+import kernels.torch_ref as current_twin
 from engine.default_model import ensure_default_model
 from engine.llm import LLM
 from engine.sampling_params import SamplingParams
-import kernels.torch_ref as new_ref
-spec = importlib.util.spec_from_file_location("old_ref", sys.argv[1] if len(sys.argv) > 1 else "/tmp/torch_ref_old.py")
-old_ref = importlib.util.module_from_spec(spec); spec.loader.exec_module(old_ref)
-impls = {"old": old_ref.paged_decode_attention, "new": new_ref.paged_decode_attention}
-model = str(ensure_default_model())
-llm = LLM(model, dtype="float32", max_model_len=512)
-rng = random.Random(0)
-prompts = [[rng.randrange(100, 40000) for _ in range(rng.randint(32, 256))] for _ in range(24)]
-params = [SamplingParams(max_tokens=rng.randint(16, 128), ignore_eos=True, temperature=0) for _ in prompts]
-useful = sum(p.max_tokens for p in params)
-for rnd in range(2):
-    for name in ("old", "new"):
-        new_ref.paged_decode_attention = impls[name]
-        t = time.perf_counter()
 
-        t = time.perf_counter()
-        outs = llm.generate(prompts, params, use_tqdm=False)
-        dt = time.perf_counter() - t
-        print(f"round {rnd} {name}: {useful/dt:.1f} useful tok/s ({dt:.1f} s)", flush=True)
+
+def load_baseline(path: str):
+    spec = importlib.util.spec_from_file_location("baseline_torch_ref", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.paged_decode_attention
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("baseline", nargs="?", default="/tmp/torch_ref_old.py",
+                        help="the baseline torch_ref.py (default: /tmp/torch_ref_old.py)")
+    args = parser.parse_args()
+    # kernels.attention calls torch_ref.paged_decode_attention through the module, so
+    # swapping the module attribute swaps the twin the engine runs.
+    twins = {"sdpa (baseline)": load_baseline(args.baseline), "strided": current_twin.paged_decode_attention}
+    llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512)
+    rng = random.Random(0)
+    prompts = [[rng.randrange(100, 40000) for _ in range(rng.randint(32, 256))] for _ in range(24)]
+    params = [SamplingParams(max_tokens=rng.randint(16, 128), ignore_eos=True, temperature=0) for _ in prompts]
+    useful_tokens = sum(p.max_tokens for p in params)
+    for round_index in range(2):
+        rates = {}
+        for name, twin in twins.items():
+            current_twin.paged_decode_attention = twin
+            start = time.perf_counter()
+            llm.generate(prompts, params, use_tqdm=False)
+            rates[name] = useful_tokens / (time.perf_counter() - start)
+        ratio = rates["strided"] / rates["sdpa (baseline)"]
+        print(f"round {round_index}: " + ", ".join(f"{n} {r:.1f} tok/s" for n, r in rates.items())
+              + f", ratio {ratio:.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

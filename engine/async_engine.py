@@ -92,8 +92,7 @@ class AsyncEngine:
         self._fault_file = os.environ.get(FAULT_ENV) or None
         self._last_cumulative: dict[str, int] = {"preemptions": 0, "queries": 0, "hits": 0}
         self.snapshot = StatsSnapshot(running=0, waiting=0, kv_cache_usage=0.0)
-        if hasattr(engine, "on_schedule"):  # gauges follow the batch while it executes
-            engine.on_schedule = self._publish_scheduler_state
+        engine.on_schedule = self._publish_scheduler_state  # gauges follow the batch while it runs
 
     # --- lifecycle -----------------------------------------------------------------------
 
