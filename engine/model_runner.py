@@ -14,11 +14,12 @@ import numpy as np
 import torch
 from transformers import AutoConfig
 
+from engine.cpu_memory import advise_huge_pages, tune_glibc_malloc
 from engine.errors import EngineStartupError
-from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, rope_cos_sin
+from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, PrefillSplit, rope_cos_sin
 from engine.sampler import sample
 from engine.scheduler import ScheduledRequest, SchedulerOutput
-from kernels.attention import backend_for
+from kernels.attention import backend_for, plan_decode
 
 
 def load_hf_config(model_dir: str):
@@ -50,6 +51,8 @@ class ModelRunner:
                  block_size: int, max_model_len: int) -> None:
         self.device = device
         self.dtype = dtype
+        if device.type == "cpu":
+            tune_glibc_malloc()  # keep step activations' pages mapped (see engine.cpu_memory)
         self.block_size = block_size
         with torch.device("meta"):
             model = LlamaForCausalLM(hf_config)
@@ -62,7 +65,7 @@ class ModelRunner:
         cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.use_fresh_prefill_path = backend_for(device) == "torch"
+        self.split_prefills = backend_for(device) == "torch"
 
     def weights_bytes(self) -> int:
         return sum(p.numel() * p.element_size() for p in self.model.parameters())
@@ -85,6 +88,10 @@ class ModelRunner:
              torch.empty(shape, dtype=self.dtype, device=self.device))
             for _ in range(self.num_layers)
         ]
+        if self.device.type == "cpu":  # huge pages for the scattered decode gathers (engine.cpu_memory)
+            for k_cache, v_cache in self.kv_caches:
+                advise_huge_pages(k_cache)
+                advise_huge_pages(v_cache)
         self._block_is_zeroed = np.zeros(num_blocks, dtype=bool)
         self._zero_fresh_blocks([np.zeros(1, dtype=np.int64)])  # block 0 also pads block tables
 
@@ -111,18 +118,33 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[logits_rows])
         return sample(logits, sampling)
 
-    def _fresh_prefill_spans(self, scheduled: list[ScheduledRequest], num_decodes: int):
-        """Token spans of the prefill chunks when none has cached context (torch backend only:
-        on CUDA the Triton prefill kernel handles every case)."""
-        if not self.use_fresh_prefill_path:
+    def _prefill_split(self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray,
+                       context_lens: list[int]) -> PrefillSplit | None:
+        """Which prompt chunks attend directly and which through the paged cache (torch
+        backend only: on CUDA the Triton prefill kernel takes every chunk at once)."""
+        if not self.split_prefills or num_decodes == len(scheduled):
             return None
-        spans, start = [], num_decodes
-        for s in scheduled[num_decodes:]:
-            if s.num_computed_tokens != 0:
-                return None
-            spans.append((start, start + s.num_new_tokens))  # absolute token rows (decodes come first)
-            start += s.num_new_tokens
-        return spans
+        fresh, cached, cached_rows, start = [], [], [], num_decodes
+        for i, s in enumerate(scheduled[num_decodes:], start=num_decodes):
+            end = start + s.num_new_tokens  # absolute token rows (decodes come first)
+            if s.num_computed_tokens == 0:
+                fresh.append((start, end))
+            else:
+                cached.append(i)
+                cached_rows.append(np.arange(start, end, dtype=np.int64))
+            start = end
+        split = PrefillSplit(fresh_spans=fresh)
+        if cached:
+            q_lens = [scheduled[i].num_new_tokens for i in cached]
+            cu = np.zeros(len(cached) + 1, dtype=np.int64)
+            cu[1:] = np.cumsum(q_lens)
+            split.cached_rows = torch.from_numpy(np.concatenate(cached_rows)).to(self.device)
+            split.cached_block_tables = torch.from_numpy(block_tables[cached]).to(self.device)
+            split.cached_context_lens = torch.tensor([context_lens[i] for i in cached], dtype=torch.int32,
+                                                     device=self.device)
+            split.cached_cu_seqlens_q = torch.from_numpy(cu).to(self.device)
+            split.cached_max_query_len = max(q_lens)
+        return split
 
     def _prepare(self, scheduled: list[ScheduledRequest], num_decodes: int, block_ids: dict[str, list[int]]):
         bs = self.block_size
@@ -149,17 +171,21 @@ class ModelRunner:
         pos_t = torch.from_numpy(np.concatenate(positions)).to(self.device)
         cu = np.zeros(len(q_lens) - num_decodes + 1, dtype=np.int64)
         cu[1:] = np.cumsum(q_lens[num_decodes:])
+        block_tables_t = torch.from_numpy(block_tables).to(self.device)
+        context_lens_t = torch.tensor(context_lens, dtype=torch.int32, device=self.device)
         meta = AttentionMetadata(
             slot_mapping=torch.from_numpy(np.concatenate(slots)).to(self.device),
             num_decodes=num_decodes,
-            block_tables=torch.from_numpy(block_tables).to(self.device),
-            context_lens=torch.tensor(context_lens, dtype=torch.int32, device=self.device),
+            block_tables=block_tables_t,
+            context_lens=context_lens_t,
             cu_seqlens_q_prefill=torch.from_numpy(cu).to(self.device),
             cos=self.cos[pos_t],
             sin=self.sin[pos_t],
             max_decode_context_len=max(context_lens[:num_decodes], default=0),
             max_prefill_query_len=max(q_lens[num_decodes:], default=0),
-            fresh_prefill_spans=self._fresh_prefill_spans(scheduled, num_decodes),
+            prefill_split=self._prefill_split(scheduled, num_decodes, block_tables, context_lens),
+            decode_plan=plan_decode(block_tables_t[:num_decodes], context_lens_t[:num_decodes], self.kv_caches[0][0])
+            if num_decodes else None,
         )
         input_ids = torch.from_numpy(np.concatenate(ids)).to(self.device)
         return input_ids, meta, torch.tensor(logits_rows, dtype=torch.long, device=self.device)

@@ -18,8 +18,9 @@ from types import ModuleType
 
 import torch
 
-from kernels import torch_ref
+from kernels import torch_decode, torch_ref
 from kernels.errors import AttentionBackendError
+from kernels.torch_decode import DecodePlan
 
 BACKENDS = ("torch", "triton")
 BACKEND_ENV = "SERVOPS_ATTENTION_BACKEND"
@@ -49,19 +50,31 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
 
 
 def paged_decode_attention(
-    query, k_cache, v_cache, block_tables, context_lens, scale, *, max_context_len: int | None = None
+    query, k_cache, v_cache, block_tables, context_lens, scale, *, max_context_len: int | None = None,
+    plan: DecodePlan | None = None,
 ):
     """One query token per sequence over its paged KV -> [B, num_heads, head_dim].
 
-    `max_context_len`, when the caller knows it, saves a device-to-host sync.
+    `max_context_len`, when the caller knows it, saves a device-to-host sync. `plan` (from
+    `plan_decode`, torch backend only) carries the per-step gather shared by all layers.
     """
     if backend_for(query.device) == "triton":
         return _triton_module("paged_decode", query.device).paged_decode_attention(
             query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
         )
     return torch_ref.paged_decode_attention(
-        query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
+        query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len, plan=plan
     )
+
+
+def plan_decode(block_tables, context_lens, k_cache) -> DecodePlan | None:
+    """The decode gather plan for one step (built once, used by every layer), or None where
+    the backend needs none (Triton reads the block tables itself)."""
+    if backend_for(k_cache.device) == "triton":
+        return None
+    _, block_size, num_kv_heads, head_dim = k_cache.shape
+    return torch_decode.plan_decode(block_tables, context_lens, block_size,
+                                    num_kv_heads * head_dim * k_cache.element_size())
 
 
 def paged_prefill_attention(

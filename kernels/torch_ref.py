@@ -5,16 +5,18 @@ Cache layout (per layer), shared with the Triton kernels and the engine:
 A token's slot is `block_id * block_size + offset`; `slot_mapping` gives one slot per new
 token, and a negative slot means "padding, do not write".
 
-Why gather-then-SDPA: on a CPU the cost is dominated by memory traffic and Python
-overhead, so each call gathers every sequence's blocks once into a padded dense tensor
-and runs one batched scaled-dot-product attention with a mask, instead of looping over
-sequences or blocks.
+Prefill: on a CPU the cost is dominated by memory traffic and Python overhead, so each
+call gathers every sequence's blocks once into a padded dense tensor and runs one batched
+scaled-dot-product attention with a mask, instead of looping over sequences or blocks.
+Decode has its own module (`kernels.torch_decode`): it is the CPU engine's hot path.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from kernels.torch_decode import paged_decode_attention  # noqa: F401  (the decode twin lives there)
 
 
 def reshape_and_cache(
@@ -81,48 +83,6 @@ def _grouped_sdpa(
     folded_mask = folded_mask.reshape(batch, 1, group * rows, mask.shape[-1])
     out = F.scaled_dot_product_attention(q.to(keys.dtype), keys, values, attn_mask=folded_mask, scale=scale)
     return out.reshape(batch, num_heads, rows, head_dim)
-
-
-def paged_decode_attention(
-    query: torch.Tensor,  # [B, num_heads, head_dim], one new token per sequence
-    k_cache: torch.Tensor,
-    v_cache: torch.Tensor,
-    block_tables: torch.Tensor,  # [B, max_blocks_per_seq] int
-    context_lens: torch.Tensor,  # [B] int: tokens in the cache, including this one
-    scale: float,
-    *,
-    max_context_len: int | None = None,
-) -> torch.Tensor:
-    """Attention of one query token per sequence over all of its cached tokens.
-
-    Why not SDPA here: one query row per sequence makes SDPA's CPU path fall back to a
-    masked math kernel over non-contiguous keys, which measured 2.5x slower than two
-    strided batched matmuls on SmolLM2's shapes. Keys are gathered token by token with
-    one `index_select` (positions past a context repeat its last token, so no unwritten
-    slot is ever read), and grouped query heads ride as extra rows of the same matmul.
-    """
-    batch, num_heads, head_dim = query.shape
-    if batch == 0:
-        return torch.empty_like(query)
-    num_blocks, block_size, num_kv_heads, _ = k_cache.shape
-    lens = context_lens.to(torch.long)
-    max_len = int(lens.max()) if max_context_len is None else max_context_len
-    positions = torch.arange(max_len, device=query.device)
-    readable = torch.minimum(positions[None, :], (lens - 1).clamp_min(0)[:, None])  # [B, L]
-    blocks = block_tables.to(torch.long).gather(1, readable // block_size)
-    slots = (blocks * block_size + readable % block_size).reshape(-1)
-    flat_shape = (num_blocks * block_size, num_kv_heads, head_dim)
-    keys = k_cache.view(flat_shape).index_select(0, slots).view(batch, max_len, num_kv_heads, head_dim)
-    values = v_cache.view(flat_shape).index_select(0, slots).view(batch, max_len, num_kv_heads, head_dim)
-    keys, values = keys.transpose(1, 2), values.transpose(1, 2)  # [B, kvh, L, d], strided views
-    grouped_q = query.view(batch, num_kv_heads, num_heads // num_kv_heads, head_dim).to(keys.dtype)
-    scores = torch.matmul(grouped_q, keys.transpose(-1, -2)).float()  # [B, kvh, group, L]
-    scores.mul_(scale)
-    beyond = positions[None, :] >= lens[:, None]
-    scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
-    probs = torch.softmax(scores, dim=-1).to(values.dtype)
-    out = torch.matmul(probs, values)  # [B, kvh, group, d]
-    return out.reshape(batch, num_heads, head_dim).to(query.dtype)
 
 
 def paged_prefill_attention(

@@ -22,7 +22,7 @@ from torch import nn
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from kernels.attention import paged_decode_attention, paged_prefill_attention, reshape_and_cache
+from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 
@@ -40,9 +40,31 @@ class AttentionMetadata:
     sin: torch.Tensor  # [T, head_dim]
     max_decode_context_len: int = 0  # host-side maxima, so the kernels need no device sync
     max_prefill_query_len: int = 0
-    # set when every prefill chunk starts at position 0 and the torch backend is in use:
-    # (start, end) token spans of the prefills, attended directly (see Attention.forward)
-    fresh_prefill_spans: list[tuple[int, int]] | None = None
+    # torch backend only (None with Triton, whose prefill kernel takes every chunk at once):
+    # how this step's prompt chunks split between direct and paged attention
+    prefill_split: PrefillSplit | None = None
+    # torch backend only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
+    decode_plan: DecodePlan | None = None
+
+
+@dataclasses.dataclass
+class PrefillSplit:
+    """Prompt chunks of one step, split by whether they have cached context (torch backend).
+
+    A chunk starting at position 0 attends only to its own new keys, so it runs causal SDPA
+    on q/k/v as computed; only chunks continuing a prompt (chunked prefill, prefix-cache
+    hits) gather their context back from the paged cache. Why split per chunk: with a token
+    budget, nearly every step carries one continued chunk, and sending the whole step
+    through the paged path for it (a padded gather of every chunk's context plus a padded
+    mask) cost about a quarter of a mixed step on CPU.
+    """
+
+    fresh_spans: list[tuple[int, int]]  # (start, end) absolute token rows of chunks at position 0
+    cached_rows: torch.Tensor | None = None  # [n] long: absolute token rows of the other chunks
+    cached_block_tables: torch.Tensor | None = None  # their block tables, context lens, offsets
+    cached_context_lens: torch.Tensor | None = None
+    cached_cu_seqlens_q: torch.Tensor | None = None
+    cached_max_query_len: int = 0
 
 
 class RMSNorm(nn.Module):
@@ -91,10 +113,10 @@ class Attention(nn.Module):
         if nd:
             parts.append(paged_decode_attention(
                 q[:nd], k_cache, v_cache, meta.block_tables[:nd], meta.context_lens[:nd], self.scale,
-                max_context_len=meta.max_decode_context_len,
+                max_context_len=meta.max_decode_context_len, plan=meta.decode_plan,
             ))
-        if nd < num_tokens and meta.fresh_prefill_spans is not None:
-            parts.append(self._fresh_prefill(q, k, v, meta.fresh_prefill_spans))
+        if nd < num_tokens and meta.prefill_split is not None:
+            parts.append(self._split_prefill(q, k, v, kv_cache, meta.prefill_split, nd))
         elif nd < num_tokens:
             parts.append(paged_prefill_attention(
                 q[nd:], k_cache, v_cache, meta.block_tables[nd:], meta.cu_seqlens_q_prefill,
@@ -103,18 +125,26 @@ class Attention(nn.Module):
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
-    def _fresh_prefill(self, q, k, v, spans: list[tuple[int, int]]) -> torch.Tensor:
-        """Prompts with nothing cached attend only to their own new keys: causal SDPA per
-        sequence on q/k/v as computed, instead of gathering them back from the paged cache
-        into a padded batch (on CPU that gather and the padded mask cost ~25% of a prefill step)."""
-        outs = []
-        for start, end in spans:
-            out = F.scaled_dot_product_attention(
-                q[start:end].transpose(0, 1), k[start:end].transpose(0, 1), v[start:end].transpose(0, 1),
-                is_causal=True, scale=self.scale, enable_gqa=self.num_heads != self.num_kv_heads,
+    def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int) -> torch.Tensor:
+        """Prefill attention on the torch backend: see PrefillSplit."""
+        out = q.new_empty(q.shape[0] - num_decodes, self.num_heads, self.head_dim)
+        for start, end in split.fresh_spans:
+            # 4-D inputs: with 3-D ones (or GQA) PyTorch's CPU SDPA drops to its math kernel,
+            # measured 2.9x slower than the flash kernel on SmolLM2's 9/3 heads
+            out[start - num_decodes : end - num_decodes] = F.scaled_dot_product_attention(
+                q[None, start:end].transpose(1, 2), k[None, start:end].transpose(1, 2),
+                v[None, start:end].transpose(1, 2), is_causal=True, scale=self.scale,
+                enable_gqa=self.num_heads != self.num_kv_heads,
+            )[0].transpose(0, 1)
+        if split.cached_rows is not None:
+            k_cache, v_cache = kv_cache
+            cached = paged_prefill_attention(
+                q.index_select(0, split.cached_rows), k_cache, v_cache, split.cached_block_tables,
+                split.cached_cu_seqlens_q, split.cached_context_lens, self.scale,
+                max_query_len=split.cached_max_query_len,
             )
-            outs.append(out.transpose(0, 1))
-        return outs[0] if len(outs) == 1 else torch.cat(outs)
+            out.index_copy_(0, split.cached_rows - num_decodes, cached)
+        return out
 
 
 class MLP(nn.Module):

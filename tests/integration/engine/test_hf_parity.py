@@ -61,6 +61,28 @@ def test_chunked_prefill_with_a_tiny_token_budget_matches_hf(tiny_model_dir, var
     assert_matches_hf(model_dir, batch, generate_all(engine, batch))
 
 
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_dir, variant):
+    """On CPU a step's prompt chunks split: fresh ones attend directly, continued ones through
+    the paged cache (engine.models.llama.PrefillSplit); both kinds in one step, with decodes."""
+    model_dir = tiny_model_dir(variant)
+    batch = prompts(6, [40, 23, 61, 12, 35])
+    engine = make_engine(model_dir, max_num_batched_tokens=48)
+    runner = engine.runner
+    splits = []
+    original = runner._prefill_split
+
+    def recording(*args):
+        split = original(*args)
+        splits.append(split)
+        return split
+
+    runner._prefill_split = recording
+    outputs = generate_all(engine, batch)
+    assert any(s is not None and s.fresh_spans and s.cached_rows is not None for s in splits)
+    assert_matches_hf(model_dir, batch, outputs)
+
+
 def test_chunked_prefill_disabled_matches_hf(tiny_model_dir):
     model_dir = tiny_model_dir("llama")
     batch = prompts(5, [45, 90, 7])
