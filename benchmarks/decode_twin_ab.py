@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/decode_twin_ab.py [/tmp/torch_ref_old.py]
 
 The baseline is kernels/torch_ref.py as of commit 5b8c214 (gather blocks, masked SDPA with
-grouped heads folded into query rows); the candidate is the current twin. Same engine, same
+grouped heads folded into query rows); the candidate is the current twin (since then:
+kernels/torch_decode.py, length-sorted chunks with a per-step gather plan). Same engine, same
 SmolLM2 weights (float32), 24 seeded requests (prompts 32–256 tokens, 16–128 output tokens
 forced), alternating A and B twice so both see the same machine load.
 """
@@ -26,7 +27,12 @@ def load_baseline(path: str):
     spec = importlib.util.spec_from_file_location("baseline_torch_ref", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.paged_decode_attention
+    baseline = module.paged_decode_attention
+
+    def without_plan(*args, plan=None, **kwargs):  # that twin predates the per-step gather plan
+        return baseline(*args, **kwargs)
+
+    return without_plan
 
 
 def main() -> None:

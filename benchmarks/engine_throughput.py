@@ -52,12 +52,11 @@ def bench_engine(model_dir: str, dtype: str, workload, max_num_seqs: int, max_nu
             "preemptions": stats.num_preemptions_total, "num_gpu_blocks": stats.num_gpu_blocks}
 
 
-def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
+def hf_static_batches(model, workload, batch_size: int, on_batch=None) -> int:
+    """HF `generate()` over the workload in left-padded static batches of `batch_size`, each
+    run until its longest request has its tokens; returns the useful tokens generated."""
     pad = model.generation_config.pad_token_id or 0
-    useful, start = 0, time.perf_counter()
+    useful, total = 0, -(-len(workload) // batch_size)
     for i in range(0, len(workload), batch_size):
         batch = workload[i : i + batch_size]
         width = max(len(p) for p, _ in batch)
@@ -68,6 +67,17 @@ def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
             model.generate(ids, attention_mask=mask, max_new_tokens=longest, min_new_tokens=longest,
                            do_sample=False, pad_token_id=pad)
         useful += sum(n for _, n in batch)
+        if on_batch is not None:
+            on_batch(i // batch_size + 1, total)
+    return useful
+
+
+def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
+    start = time.perf_counter()
+    useful = hf_static_batches(model, workload, batch_size)
     elapsed = time.perf_counter() - start
     return {"batch_size": batch_size, "seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed}
 

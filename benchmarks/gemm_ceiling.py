@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from transformers import AutoConfig
 
-from engine_throughput import make_workload
+from engine_throughput import hf_static_batches, make_workload
 
 from engine.default_model import ensure_default_model
 from engine.llm import LLM
@@ -76,18 +76,9 @@ def run_hf(model_dir: str, workload, dtype: str, batch_size: int) -> dict:
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
     timer = LinearTimer()
     timer.attach(m for m in model.modules() if isinstance(m, nn.Linear))
-    pad = model.generation_config.pad_token_id or 0
     start = time.perf_counter()
-    for i in range(0, len(workload), batch_size):
-        batch = workload[i : i + batch_size]
-        width = max(len(p) for p, _ in batch)
-        ids = torch.tensor([[pad] * (width - len(p)) + p for p, _ in batch])
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p, _ in batch])
-        longest = max(n for _, n in batch)
-        with torch.inference_mode():
-            model.generate(ids, attention_mask=mask, max_new_tokens=longest, min_new_tokens=longest,
-                           do_sample=False, pad_token_id=pad)
-        print(f"  hf batch {i // batch_size + 1}/{-(-len(workload) // batch_size)}", flush=True)
+    hf_static_batches(model, workload, batch_size,
+                      on_batch=lambda done, total: print(f"  hf batch {done}/{total}", flush=True))
     return {"seconds": time.perf_counter() - start, "linear_seconds": timer.seconds, "batch_size": batch_size}
 
 

@@ -19,32 +19,30 @@ def _run(code: str, **env: str) -> str:
     return result.stdout.strip()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
-def test_applies_on_glibc_and_keeps_large_blocks_off_mmap():
-    # a fresh process, so the thresholds do not leak into the test runner
+def _malloc_16mib_is_mmapped(tune: bool) -> str:
+    """In a fresh process (the thresholds must not leak into the test runner): tuning result,
+    whether a 16 MiB malloc came from mmap, and whether a second tuning call still says True."""
     code = (
         "import ctypes, ctypes.util; from engine.cpu_memory import tune_glibc_malloc\n"
-        "ok = tune_glibc_malloc()\n"
-        "libc = ctypes.CDLL(ctypes.util.find_library('c'))\n"
-        "libc.malloc.restype = ctypes.c_void_p; libc.malloc_usable_size.argtypes = [ctypes.c_void_p]\n"
+        f"ok = tune_glibc_malloc() if {tune} else None\n"
+        "libc = ctypes.CDLL(ctypes.util.find_library('c')); libc.malloc.restype = ctypes.c_void_p\n"
         "p = libc.malloc(16 * 1024 * 1024)\n"
         # glibc marks an mmap-served chunk with bit 1 (IS_MMAPPED) of the size word before it
         "size_word = ctypes.c_size_t.from_address(p - ctypes.sizeof(ctypes.c_size_t)).value\n"
-        "print(ok, bool(size_word & 2), tune_glibc_malloc())\n"
+        f"print(ok, bool(size_word & 2), tune_glibc_malloc() if {tune} else None)\n"
     )
-    assert _run(code) == "True False True"
+    return _run(code)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
+def test_applies_on_glibc_and_keeps_large_blocks_off_mmap():
+    assert _malloc_16mib_is_mmapped(tune=True) == "True False True"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
 def test_untuned_glibc_serves_the_same_block_by_mmap():
     """The control for the test above: without tuning, a 16 MiB block is mmapped."""
-    code = (
-        "import ctypes, ctypes.util\n"
-        "libc = ctypes.CDLL(ctypes.util.find_library('c')); libc.malloc.restype = ctypes.c_void_p\n"
-        "p = libc.malloc(16 * 1024 * 1024)\n"
-        "print(bool(ctypes.c_size_t.from_address(p - ctypes.sizeof(ctypes.c_size_t)).value & 2))\n"
-    )
-    assert _run(code) == "True"
+    assert _malloc_16mib_is_mmapped(tune=False) == "None True None"
 
 
 def test_switch_turns_both_off(monkeypatch):
