@@ -72,9 +72,7 @@ def plan_decode(block_tables, context_lens, k_cache) -> DecodePlan | None:
     the backend needs none (Triton reads the block tables itself)."""
     if backend_for(k_cache.device) == "triton":
         return None
-    _, block_size, num_kv_heads, head_dim = k_cache.shape
-    return torch_decode.plan_decode(block_tables, context_lens, block_size,
-                                    num_kv_heads * head_dim * k_cache.element_size())
+    return torch_decode.plan_decode(block_tables, context_lens, k_cache)
 
 
 def paged_prefill_attention(

@@ -41,15 +41,13 @@ class DecodePlan:
     """How one step's decode batch is chunked and gathered; shared by every layer."""
 
     chunks: list[DecodeChunk]
-    batch: int
 
 
-def plan_decode(block_tables: torch.Tensor, context_lens: torch.Tensor, block_size: int,
-                token_bytes: int) -> DecodePlan:
-    """Chunk the batch by sorted context length and precompute each chunk's gather.
-
-    `token_bytes` is one token's keys in one layer (kv_heads × head_dim × element size).
-    """
+def plan_decode(block_tables: torch.Tensor, context_lens: torch.Tensor, k_cache: torch.Tensor) -> DecodePlan:
+    """Chunk the batch by sorted context length and precompute each chunk's gather
+    (`k_cache` gives the block size and one token's bytes of keys per layer)."""
+    _, block_size, num_kv_heads, head_dim = k_cache.shape
+    token_bytes = num_kv_heads * head_dim * k_cache.element_size()
     lens = context_lens.to(torch.long)
     order = torch.argsort(lens)
     sorted_lens = lens[order].tolist()
@@ -68,7 +66,7 @@ def plan_decode(block_tables: torch.Tensor, context_lens: torch.Tensor, block_si
         mask.masked_fill_((positions[None, :] >= chunk_lens[:, None])[:, None, :], float("-inf"))
         chunks.append(DecodeChunk(rows, (blocks * block_size + readable % block_size).reshape(-1), mask, length))
         start = end
-    return DecodePlan(chunks, batch)
+    return DecodePlan(chunks)
 
 
 def paged_decode_attention(
@@ -92,8 +90,7 @@ def paged_decode_attention(
     if batch == 0:
         return torch.empty_like(query)
     if plan is None:
-        token_bytes = k_cache.shape[2] * k_cache.shape[3] * k_cache.element_size()
-        plan = plan_decode(block_tables, context_lens, k_cache.shape[1], token_bytes)
+        plan = plan_decode(block_tables, context_lens, k_cache)
     out = torch.empty_like(query)
     for chunk in plan.chunks:
         out.index_copy_(0, chunk.rows, _attend(query[chunk.rows], k_cache, v_cache, chunk, scale))
