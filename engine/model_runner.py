@@ -76,11 +76,13 @@ class ModelRunner:
         return self.block_size * self.num_kv_heads * 2 * self.head_dim * element * self.num_layers
 
     def allocate_kv_cache(self, num_blocks: int) -> None:
-        """Allocate uninitialised; each block is zeroed the first time a step uses it.
+        """Allocate uninitialised, never zeroed.
 
-        Why not torch.zeros: touching gigabytes at startup costs seconds on a CPU. Why zero at
-        all: attention gathers whole blocks and masks the unused slots, and a never-written
-        slot could hold NaN, which a zero attention weight does not cancel (0 × NaN = NaN).
+        Why not torch.zeros: touching gigabytes at startup costs seconds on a CPU. Why no
+        zeroing at all: no attention path reads a slot past a sequence's context (the decode
+        twin clamps its gather to the context, the prefill twin zeroes past it in its own copy,
+        the Triton kernels mask their loads), so a never-written slot holding NaN is harmless;
+        the kernel tests poison every unused slot with NaN to hold them to that.
         """
         shape = (num_blocks, self.block_size, self.num_kv_heads, self.head_dim)
         self.kv_caches = [
@@ -92,18 +94,6 @@ class ModelRunner:
             for k_cache, v_cache in self.kv_caches:
                 advise_huge_pages(k_cache)
                 advise_huge_pages(v_cache)
-        self._block_is_zeroed = np.zeros(num_blocks, dtype=bool)
-        self._zero_fresh_blocks([np.zeros(1, dtype=np.int64)])  # block 0 also pads block tables
-
-    def _zero_fresh_blocks(self, tables: list[np.ndarray]) -> None:
-        used = np.unique(np.concatenate(tables))
-        fresh = used[~self._block_is_zeroed[used]]
-        if fresh.size:
-            index = torch.from_numpy(fresh).to(self.device)
-            for k_cache, v_cache in self.kv_caches:
-                k_cache.index_fill_(0, index, 0)
-                v_cache.index_fill_(0, index, 0)
-            self._block_is_zeroed[fresh] = True
 
     @torch.inference_mode()
     def execute(self, out: SchedulerOutput, block_ids: dict[str, list[int]]) -> list[int]:
@@ -163,7 +153,6 @@ class ModelRunner:
             offset += n
             if s.samples:
                 logits_rows.append(offset - 1)
-        self._zero_fresh_blocks(tables)
         max_blocks = max(len(t) for t in tables)
         block_tables = np.zeros((len(tables), max_blocks), dtype=np.int32)
         for row, table in enumerate(tables):

@@ -125,3 +125,16 @@ def test_forced_preemption_without_prefix_caching_matches_hf(tiny_model_dir):
     outputs = generate_all(engine, batch, max_new=40)
     assert engine.scheduler_stats().num_preemptions_total > 0
     assert_matches_hf(model_dir, batch, outputs, max_new=40)
+
+
+def test_a_nan_filled_cache_changes_nothing(tiny_model_dir):
+    """The cache is never zeroed: every attention path must ignore slots it has not written.
+    Fill the whole cache with NaN, then run chunked prompts, a shared prefix and decodes."""
+    model_dir = tiny_model_dir("llama")
+    shared = prompts(7, [40])[0]
+    batch = [shared + p for p in prompts(8, [9, 30])] + prompts(9, [61, 12])
+    engine = make_engine(model_dir, max_num_batched_tokens=48)
+    for k_cache, v_cache in engine.runner.kv_caches:
+        k_cache.fill_(float("nan"))
+        v_cache.fill_(float("nan"))
+    assert_matches_hf(model_dir, batch, generate_all(engine, batch))
