@@ -20,14 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
 from engine.default_model import ensure_default_model
 from engine.llm import LLM
 from engine.sampling_params import SamplingParams
+from kernels.attention import backend_for
 
 
 def make_workload(num_requests: int, vocab: int, seed: int) -> list[tuple[list[int], int]]:
@@ -36,20 +39,50 @@ def make_workload(num_requests: int, vocab: int, seed: int) -> list[tuple[list[i
             for _ in range(num_requests)]
 
 
+def machine_counters() -> dict:
+    """What else the machine did: CPU time stolen by the hypervisor (all CPUs, seconds), this
+    process's CPU time, and its anonymous huge pages. Recorded around each timed run, so a
+    slow run on a shared box can be told from a slow engine."""
+    steal = 0.0
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        steal = int(fields[8]) / 100.0  # USER_HZ ticks
+    except (OSError, IndexError, ValueError):
+        pass
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    huge_kib = 0
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("AnonHugePages:"):
+                huge_kib = int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return {"steal_s": steal, "cpu_s": usage.ru_utime + usage.ru_stime, "anon_huge_pages_mib": huge_kib / 1024}
+
+
+def counters_delta(before: dict, after: dict) -> dict:
+    return {"steal_s": round(after["steal_s"] - before["steal_s"], 2),
+            "process_cpu_s": round(after["cpu_s"] - before["cpu_s"], 2),
+            "anon_huge_pages_mib": after["anon_huge_pages_mib"]}
+
+
 def bench_engine(model_dir: str, dtype: str, workload, max_num_seqs: int, max_num_batched_tokens: int) -> dict:
     llm = LLM(model_dir, dtype=dtype, max_model_len=512, max_num_seqs=max_num_seqs,
               max_num_batched_tokens=max_num_batched_tokens)
     warm = SamplingParams(temperature=0, max_tokens=4, ignore_eos=True)
     llm.generate([workload[0][0]], warm, use_tqdm=False)
     params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
+    before = machine_counters()
     start = time.perf_counter()
     outputs = llm.generate([p for p, _ in workload], params)
     elapsed = time.perf_counter() - start
+    machine = counters_delta(before, machine_counters())
     useful = sum(len(o.output_token_ids) for o in outputs)
     assert useful == sum(n for _, n in workload)
     stats = llm.llm_engine.scheduler_stats()
     return {"seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed,
-            "preemptions": stats.num_preemptions_total, "num_gpu_blocks": stats.num_gpu_blocks}
+            "preemptions": stats.num_preemptions_total, "num_gpu_blocks": stats.num_gpu_blocks,
+            "attention_backend": backend_for("cpu"), "machine": machine}
 
 
 def hf_static_batches(model, workload, batch_size: int, on_batch=None) -> int:
@@ -76,10 +109,12 @@ def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype)).eval()
+    before = machine_counters()
     start = time.perf_counter()
     useful = hf_static_batches(model, workload, batch_size)
     elapsed = time.perf_counter() - start
-    return {"batch_size": batch_size, "seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed}
+    return {"batch_size": batch_size, "seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed,
+            "machine": counters_delta(before, machine_counters())}
 
 
 def bench_prefix(model_dir: str, dtype: str, num_requests: int, prompt_len: int, seed: int) -> dict:

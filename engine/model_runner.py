@@ -65,7 +65,7 @@ class ModelRunner:
         cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.split_prefills = backend_for(device) == "torch"
+        self.split_prefills = backend_for(device) != "triton"
 
     def weights_bytes(self) -> int:
         return sum(p.numel() * p.element_size() for p in self.model.parameters())

@@ -1,7 +1,9 @@
 """Backend choice for paged attention: what the engine calls.
 
-Triton on CUDA, the PyTorch twins on CPU; `SERVOPS_ATTENTION_BACKEND=torch|triton` forces
-one. Triton on a CPU runs only under the Triton interpreter, which must be switched on
+Triton on CUDA. On CPU, `cpu`: the native decode kernel (kernels/cpu_decode.py, built at
+first use) with the PyTorch twins for the KV write and prefill; where that kernel cannot be
+built (no compiler, no AVX2/FMA), `torch`: the twins alone, with one warning saying why.
+`SERVOPS_ATTENTION_BACKEND=cpu|torch|triton` forces one. Triton on a CPU runs only under the Triton interpreter, which must be switched on
 (`TRITON_INTERPRET=1`) *before* the kernel modules are imported, because `triton.jit`
 decides at decoration time whether to compile or interpret; that is how the tests run it.
 
@@ -12,18 +14,21 @@ them, so a CPU-only process never pays for importing Triton.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
 import os
 from types import ModuleType
 
 import torch
 
-from kernels import torch_decode, torch_ref
+from kernels import cpu_decode, torch_decode, torch_ref
 from kernels.errors import AttentionBackendError
 from kernels.torch_decode import DecodePlan
 
-BACKENDS = ("torch", "triton")
+BACKENDS = ("cpu", "torch", "triton")
 BACKEND_ENV = "SERVOPS_ATTENTION_BACKEND"
+_log = logging.getLogger(__name__)
 
 
 def backend_for(device: torch.device | str) -> str:
@@ -34,9 +39,14 @@ def backend_for(device: torch.device | str) -> str:
             raise AttentionBackendError(
                 f"{BACKEND_ENV}={forced!r} is not a backend; use one of {', '.join(BACKENDS)}"
             )
+        if forced == "cpu":
+            _check_native_cpu(device)
         return forced
-    if torch.device(device).type == "cuda" and _triton_importable():
+    kind = torch.device(device).type
+    if kind == "cuda" and _triton_importable():
         return "triton"
+    if kind == "cpu" and _native_cpu_available():
+        return "cpu"
     return "torch"
 
 
@@ -58,10 +68,13 @@ def paged_decode_attention(
     `max_context_len`, when the caller knows it, saves a device-to-host sync. `plan` (from
     `plan_decode`, torch backend only) carries the per-step gather shared by all layers.
     """
-    if backend_for(query.device) == "triton":
+    backend = backend_for(query.device)
+    if backend == "triton":
         return _triton_module("paged_decode", query.device).paged_decode_attention(
             query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
         )
+    if backend == "cpu" and cpu_decode.supports(query, k_cache, v_cache):
+        return cpu_decode.paged_decode_attention(query, k_cache, v_cache, block_tables, context_lens, scale)
     return torch_ref.paged_decode_attention(
         query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len, plan=plan
     )
@@ -69,8 +82,9 @@ def paged_decode_attention(
 
 def plan_decode(block_tables, context_lens, k_cache) -> DecodePlan | None:
     """The decode gather plan for one step (built once, used by every layer), or None where
-    the backend needs none (Triton reads the block tables itself)."""
-    if backend_for(k_cache.device) == "triton":
+    the backend needs none (Triton and the native CPU kernel read the block tables themselves)."""
+    backend = backend_for(k_cache.device)
+    if backend == "triton" or (backend == "cpu" and cpu_decode.supports_cache(k_cache)):
         return None
     return torch_decode.plan_decode(block_tables, context_lens, k_cache)
 
@@ -89,6 +103,28 @@ def paged_prefill_attention(
     return torch_ref.paged_prefill_attention(
         query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
     )
+
+
+@functools.cache
+def _native_cpu_available() -> bool:
+    if cpu_decode.available():
+        return True
+    _log.warning("native CPU decode kernel unavailable (%s); decode attention uses the PyTorch twin, "
+                 "which is slower on large batches", cpu_decode.unavailable_reason())
+    return False
+
+
+def _check_native_cpu(device: torch.device | str) -> None:
+    if torch.device(device).type != "cpu":
+        raise AttentionBackendError(
+            f"{BACKEND_ENV}=cpu runs on the CPU only, not on {torch.device(device).type}; "
+            f"unset it or set {BACKEND_ENV}=triton"
+        )
+    if not cpu_decode.available():
+        raise AttentionBackendError(
+            f"{BACKEND_ENV}=cpu needs the native decode kernel, which cannot be built here "
+            f"({cpu_decode.unavailable_reason()}); set {BACKEND_ENV}=torch"
+        )
 
 
 def _triton_importable() -> bool:

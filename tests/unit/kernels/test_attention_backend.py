@@ -9,14 +9,55 @@ import sys
 import pytest
 import torch
 
-from kernels import attention, torch_ref
+from kernels import attention, cpu_decode, torch_ref
 from kernels.errors import AttentionBackendError
 from tests.unit.kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
 
 
-def test_cpu_defaults_to_the_torch_backend(monkeypatch):
+def test_cpu_defaults_to_the_native_backend_where_it_builds(monkeypatch):
     monkeypatch.delenv(attention.BACKEND_ENV, raising=False)
-    assert attention.backend_for("cpu") == "torch"
+    assert attention.backend_for("cpu") == ("cpu" if cpu_decode.available() else "torch")
+
+
+def _in_a_fresh_process(script: str, **env_overrides: str) -> str:
+    env = dict(os.environ, **env_overrides)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip() + "\n" + proc.stderr.strip()
+
+
+def test_without_a_compiler_cpu_falls_back_to_the_torch_twin_with_one_warning(tmp_path):
+    script = (
+        "import logging; logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(message)s')\n"
+        "from kernels import attention\n"
+        "print(attention.backend_for('cpu'), attention.backend_for('cpu'))\n"
+    )
+    out = _in_a_fresh_process(script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path),
+                              SERVOPS_ATTENTION_BACKEND="")
+    assert out.startswith("torch torch")
+    warnings = [line for line in out.splitlines() if line.startswith("WARNING")]
+    assert len(warnings) == 1 and "no-such-compiler" in warnings[0] and "PyTorch twin" in warnings[0]
+
+
+def test_forcing_cpu_where_the_kernel_cannot_build_names_the_fix(tmp_path):
+    script = (
+        "from kernels import attention\n"
+        "try:\n"
+        "    attention.backend_for('cpu')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, getattr(exc, 'user_facing', False), exc)\n"
+    )
+    out = _in_a_fresh_process(script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path),
+                              SERVOPS_ATTENTION_BACKEND="cpu")
+    line = out.splitlines()[0]
+    assert line.startswith("AttentionBackendError True")
+    assert "no-such-compiler" in line and "SERVOPS_ATTENTION_BACKEND=torch" in line
+
+
+def test_forcing_cpu_on_a_gpu_device_is_a_user_error(monkeypatch):
+    monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
+    with pytest.raises(AttentionBackendError, match="runs on the CPU only, not on cuda"):
+        attention.backend_for("cuda")
 
 
 @pytest.mark.parametrize("name", ["torch", "triton", " Triton "])
@@ -32,7 +73,7 @@ def test_unknown_backend_is_a_one_line_user_error(monkeypatch):
     assert AttentionBackendError.user_facing is True
     message = str(err.value)
     assert "\n" not in message
-    assert "SERVOPS_ATTENTION_BACKEND='cuda-graphs'" in message and "torch, triton" in message
+    assert "SERVOPS_ATTENTION_BACKEND='cuda-graphs'" in message and "cpu, torch, triton" in message
 
 
 def test_forced_triton_runs_write_decode_and_prefill_like_torch(monkeypatch, device):

@@ -1,0 +1,97 @@
+"""Build the native CPU kernels once per machine and load them with ctypes.
+
+Why ctypes and a plain compiler call, not `torch.utils.cpp_extension`: the kernel takes raw
+pointers and includes no PyTorch header, so it compiles in about two seconds with no ninja
+and no Python headers, and a machine without a compiler loses only speed (the caller falls
+back to the PyTorch twin). It is built with `-march=native`, so the cache key holds the CPU
+model and flags as well as the source, the compiler and the flags: a cache shared between
+machines never hands one CPU code built for another.
+
+The library links OpenMP by soname (`libgomp.so.1`); PyTorch's CPU wheel has already loaded
+a library of that name, so both share one OpenMP runtime and one thread pool.
+
+`SERVOPS_KERNEL_CACHE` moves the cache (default `~/.cache/servops/kernels`); `CXX` picks
+the compiler (default `c++`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+CACHE_ENV = "SERVOPS_KERNEL_CACHE"
+FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
+SOURCES = Path(__file__).parent / "csrc"
+
+
+class NativeBuildError(RuntimeError):
+    """The native kernel could not be compiled or loaded here; the message says why."""
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "servops" / "kernels")
+
+
+def load(source_name: str) -> ctypes.CDLL:
+    """Compile `csrc/<source_name>` for this machine (or reuse the cached build) and load it."""
+    source = SOURCES / source_name
+    compiler = os.environ.get("CXX") or "c++"
+    if shutil.which(compiler) is None:
+        raise NativeBuildError(f"no C++ compiler {compiler!r} on PATH (set CXX)")
+    target = cache_dir() / f"{source.stem}-{_build_key(source, compiler)}.so"
+    if not target.exists():
+        _compile(compiler, source, target)
+    try:
+        return ctypes.CDLL(str(target))
+    except OSError as exc:
+        raise NativeBuildError(f"cannot load {target}: {exc}") from exc
+
+
+def _build_key(source: Path, compiler: str) -> str:
+    digest = hashlib.sha256(source.read_bytes())
+    for part in (compiler, _compiler_version(compiler), " ".join(FLAGS), platform.machine(), _cpu_identity()):
+        digest.update(part.encode())
+    return digest.hexdigest()[:16]
+
+
+def _compiler_version(compiler: str) -> str:
+    try:
+        return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _cpu_identity() -> str:
+    """Model name and feature flags of the first CPU: what -march=native compiles for."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor()
+    keep = [line for line in text.splitlines()[:40] if line.split(":")[0].strip() in ("model name", "flags")]
+    return "\n".join(keep)
+
+
+def _compile(compiler: str, source: Path, target: Path) -> None:
+    """Compile into a temporary file beside the target, then rename: processes that build at
+    the same time (a server and its tests) never load a half-written library."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=target.parent)
+    os.close(fd)
+    try:
+        result = subprocess.run([compiler, *FLAGS, "-o", partial, str(source)],
+                                capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
+            raise NativeBuildError(f"{compiler} failed on {source.name}: {first[:300]}")
+        os.replace(partial, target)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise NativeBuildError(f"{compiler} could not build {source.name}: {exc}") from exc
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
