@@ -19,7 +19,7 @@ from engine.errors import EngineStartupError
 from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, PrefillSplit, rope_cos_sin
 from engine.sampler import sample
 from engine.scheduler import ScheduledRequest, SchedulerOutput
-from kernels.attention import backend_for, plan_decode
+from kernels.attention import plan_decode, prefill_prefers_dense
 
 
 def load_hf_config(model_dir: str):
@@ -65,7 +65,7 @@ class ModelRunner:
         cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.split_prefills = backend_for(device) != "triton"
+        self.split_prefills = prefill_prefers_dense(device, dtype, self.head_dim)
 
     def weights_bytes(self) -> int:
         return sum(p.numel() * p.element_size() for p in self.model.parameters())
@@ -80,8 +80,9 @@ class ModelRunner:
 
         Why not torch.zeros: touching gigabytes at startup costs seconds on a CPU. Why no
         zeroing at all: no attention path reads a slot past a sequence's context (the decode
-        twin clamps its gather to the context, the prefill twin zeroes past it in its own copy,
-        the Triton kernels mask their loads), so a never-written slot holding NaN is harmless;
+        twin clamps its gather to the context, the native decode kernel stops at it, the
+        prefill twin zeroes past it in its own copy, the Triton kernels mask their loads),
+        so a never-written slot holding NaN is harmless;
         the kernel tests poison every unused slot with NaN to hold them to that.
         """
         shape = (num_blocks, self.block_size, self.num_kv_heads, self.head_dim)

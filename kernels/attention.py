@@ -1,11 +1,12 @@
 """Backend choice for paged attention: what the engine calls.
 
-Triton on CUDA. On CPU, `cpu`: the native decode kernel (kernels/cpu_decode.py, built at
-first use) with the PyTorch twins for the KV write and prefill; where that kernel cannot be
-built (no compiler, no AVX2/FMA), `torch`: the twins alone, with one warning saying why.
-`SERVOPS_ATTENTION_BACKEND=cpu|torch|triton` forces one. Triton on a CPU runs only under the Triton interpreter, which must be switched on
-(`TRITON_INTERPRET=1`) *before* the kernel modules are imported, because `triton.jit`
-decides at decoration time whether to compile or interpret; that is how the tests run it.
+Triton on CUDA. On a CPU, `cpu`: the native decode and prefill kernels
+(kernels/cpu_attention.py, built at first use) with the PyTorch twin for the KV write; where
+they cannot be built (no compiler, no AVX2/FMA), `torch`: the twins alone, with one warning
+saying why. `SERVOPS_ATTENTION_BACKEND=cpu|torch|triton` forces one. Triton on a CPU runs only
+under the Triton interpreter, which must be switched on (`TRITON_INTERPRET=1`) *before* the
+kernel modules are imported, because `triton.jit` decides at decoration time whether to
+compile or interpret; that is how the tests run it.
 
 The functions here keep one signature whatever the backend (documented in
 `kernels.torch_ref`); the Triton modules are imported lazily, on the first call that needs
@@ -22,7 +23,7 @@ from types import ModuleType
 
 import torch
 
-from kernels import cpu_decode, torch_decode, torch_ref
+from kernels import cpu_attention, torch_decode, torch_ref
 from kernels.errors import AttentionBackendError
 from kernels.torch_decode import DecodePlan
 
@@ -73,8 +74,8 @@ def paged_decode_attention(
         return _triton_module("paged_decode", query.device).paged_decode_attention(
             query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len
         )
-    if backend == "cpu" and cpu_decode.supports(query, k_cache, v_cache):
-        return cpu_decode.paged_decode_attention(query, k_cache, v_cache, block_tables, context_lens, scale)
+    if backend == "cpu" and cpu_attention.supports(query, k_cache, v_cache):
+        return cpu_attention.paged_decode_attention(query, k_cache, v_cache, block_tables, context_lens, scale)
     return torch_ref.paged_decode_attention(
         query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=max_context_len, plan=plan
     )
@@ -84,7 +85,7 @@ def plan_decode(block_tables, context_lens, k_cache) -> DecodePlan | None:
     """The decode gather plan for one step (built once, used by every layer), or None where
     the backend needs none (Triton and the native CPU kernel read the block tables themselves)."""
     backend = backend_for(k_cache.device)
-    if backend == "triton" or (backend == "cpu" and cpu_decode.supports_cache(k_cache)):
+    if backend == "triton" or (backend == "cpu" and cpu_attention.supports_cache(k_cache)):
         return None
     return torch_decode.plan_decode(block_tables, context_lens, k_cache)
 
@@ -96,21 +97,36 @@ def paged_prefill_attention(
 
     `max_query_len`, when the caller knows it, saves a device-to-host sync.
     """
-    if backend_for(query.device) == "triton":
+    backend = backend_for(query.device)
+    if backend == "triton":
         return _triton_module("paged_prefill", query.device).paged_prefill_attention(
             query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
         )
+    if backend == "cpu" and cpu_attention.supports(query, k_cache, v_cache):
+        return cpu_attention.paged_prefill_attention(query, k_cache, v_cache, block_tables, cu_seqlens_q,
+                                                     context_lens, scale)
     return torch_ref.paged_prefill_attention(
         query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
     )
 
 
+def prefill_prefers_dense(device: torch.device | str, dtype: torch.dtype, head_dim: int) -> bool:
+    """Whether a caller should attend fresh prompt chunks (no cached context) with dense causal
+    SDPA on their own q/k/v, and send only chunks with cached context here: true where
+    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks; false where
+    a kernel reads the cache itself (Triton, the native CPU kernels) and takes every chunk."""
+    backend = backend_for(device)
+    if backend == "triton":
+        return False
+    return not (backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim))
+
+
 @functools.cache
 def _native_cpu_available() -> bool:
-    if cpu_decode.available():
+    if cpu_attention.available():
         return True
-    _log.warning("native CPU decode kernel unavailable (%s); decode attention uses the PyTorch twin, "
-                 "which is slower on large batches", cpu_decode.unavailable_reason())
+    _log.warning("native CPU attention kernels unavailable (%s); attention uses the PyTorch twins, "
+                 "which are slower", cpu_attention.unavailable_reason())
     return False
 
 
@@ -120,10 +136,10 @@ def _check_native_cpu(device: torch.device | str) -> None:
             f"{BACKEND_ENV}=cpu runs on the CPU only, not on {torch.device(device).type}; "
             f"unset it or set {BACKEND_ENV}=triton"
         )
-    if not cpu_decode.available():
+    if not cpu_attention.available():
         raise AttentionBackendError(
-            f"{BACKEND_ENV}=cpu needs the native decode kernel, which cannot be built here "
-            f"({cpu_decode.unavailable_reason()}); set {BACKEND_ENV}=torch"
+            f"{BACKEND_ENV}=cpu needs the native attention kernels, which cannot be built here "
+            f"({cpu_attention.unavailable_reason()}); set {BACKEND_ENV}=torch"
         )
 
 

@@ -40,16 +40,16 @@ class AttentionMetadata:
     sin: torch.Tensor  # [T, head_dim]
     max_decode_context_len: int = 0  # host-side maxima, so the kernels need no device sync
     max_prefill_query_len: int = 0
-    # torch backend only (None with Triton, whose prefill kernel takes every chunk at once):
-    # how this step's prompt chunks split between direct and paged attention
+    # only where the prefill kernel is the PyTorch twin (None with Triton or the native CPU
+    # kernels, which take every chunk at once): how the chunks split between direct and paged attention
     prefill_split: PrefillSplit | None = None
-    # torch backend only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
+    # the decode twin only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
     decode_plan: DecodePlan | None = None
 
 
 @dataclasses.dataclass
 class PrefillSplit:
-    """Prompt chunks of one step, split by whether they have cached context (torch backend).
+    """Prompt chunks of one step, split by whether they have cached context (PyTorch twin only).
 
     A chunk starting at position 0 attends only to its own new keys, so it runs causal SDPA
     on q/k/v as computed; only chunks continuing a prompt (chunked prefill, prefix-cache
@@ -126,7 +126,7 @@ class Attention(nn.Module):
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
     def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int) -> torch.Tensor:
-        """Prefill attention on the torch backend: see PrefillSplit."""
+        """Prefill attention where the paged prefill is the PyTorch twin: see PrefillSplit."""
         out = q.new_empty(q.shape[0] - num_decodes, self.num_heads, self.head_dim)
         for start, end in split.fresh_spans:
             # 4-D inputs: with 3-D ones (or GQA) PyTorch's CPU SDPA drops to its math kernel,

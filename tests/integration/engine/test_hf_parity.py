@@ -61,10 +61,17 @@ def test_chunked_prefill_with_a_tiny_token_budget_matches_hf(tiny_model_dir, var
     assert_matches_hf(model_dir, batch, generate_all(engine, batch))
 
 
+@pytest.mark.parametrize("backend", ["torch", "cpu"])
 @pytest.mark.parametrize("variant", ["llama", "qwen2"])
-def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_dir, variant):
-    """On CPU a step's prompt chunks split: fresh ones attend directly, continued ones through
-    the paged cache (engine.models.llama.PrefillSplit); both kinds in one step, with decodes."""
+def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_dir, variant, backend, monkeypatch):
+    """One step carrying fresh prompt chunks, continued ones and decodes. On the torch backend the
+    chunks split: fresh ones attend directly, continued ones through the paged cache
+    (engine.models.llama.PrefillSplit); the native CPU kernels take them all in one call."""
+    from kernels import cpu_attention
+
+    if backend == "cpu" and not cpu_attention.available():
+        pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
+    monkeypatch.setenv("SERVOPS_ATTENTION_BACKEND", backend)
     model_dir = tiny_model_dir(variant)
     batch = prompts(6, [40, 23, 61, 12, 35])
     engine = make_engine(model_dir, max_num_batched_tokens=48)
@@ -79,7 +86,10 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
 
     runner._prefill_split = recording
     outputs = generate_all(engine, batch)
-    assert any(s is not None and s.fresh_spans and s.cached_rows is not None for s in splits)
+    if backend == "torch":
+        assert any(s is not None and s.fresh_spans and s.cached_rows is not None for s in splits)
+    else:
+        assert not runner.split_prefills and not any(splits)
     assert_matches_hf(model_dir, batch, outputs)
 
 

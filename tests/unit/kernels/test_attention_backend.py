@@ -9,14 +9,14 @@ import sys
 import pytest
 import torch
 
-from kernels import attention, cpu_decode, torch_ref
+from kernels import attention, cpu_attention, torch_ref
 from kernels.errors import AttentionBackendError
 from tests.unit.kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
 
 
 def test_cpu_defaults_to_the_native_backend_where_it_builds(monkeypatch):
     monkeypatch.delenv(attention.BACKEND_ENV, raising=False)
-    assert attention.backend_for("cpu") == ("cpu" if cpu_decode.available() else "torch")
+    assert attention.backend_for("cpu") == ("cpu" if cpu_attention.available() else "torch")
 
 
 def _in_a_fresh_process(script: str, **env_overrides: str) -> str:

@@ -1,4 +1,4 @@
-"""The engine's greedy output is the same with either attention backend (tiny model, CPU).
+"""The engine's greedy output is the same with every attention backend (tiny model, CPU).
 
 Each backend runs in its own process with TRITON_INTERPRET=1 (Triton must see it before its
 first import), so the Triton run goes through the interpreted kernels end to end: cache
@@ -44,3 +44,15 @@ def test_greedy_tokens_identical_with_torch_and_interpreted_triton(tiny_model):
     assert triton_run["cached_tokens"][-1] > 0, "the second round should hit the prefix cache"
     assert all(len(tokens) == 5 for tokens in torch_run["tokens"])
     assert triton_run["tokens"] == torch_run["tokens"]
+
+
+def test_greedy_tokens_identical_with_torch_and_the_native_cpu_kernel(tiny_model):
+    from kernels import cpu_attention
+
+    if not cpu_attention.available():
+        pytest.skip(f"native CPU kernel not built here: {cpu_attention.unavailable_reason()}")
+    torch_run = _greedy(tiny_model, "torch")
+    native_run = _greedy(tiny_model, "cpu")
+    assert native_run["backend"] == "cpu"
+    assert native_run["cached_tokens"][-1] > 0, "the second round should hit the prefix cache"
+    assert native_run["tokens"] == torch_run["tokens"]

@@ -1,0 +1,228 @@
+"""A/B in one run: the native CPU attention kernels vs the PyTorch twins.
+
+    .venv/bin/python benchmarks/cpu_attention_ab.py                  # kernels + engine, SmolLM2
+    .venv/bin/python benchmarks/cpu_attention_ab.py --skip-engine    # kernels only (seconds)
+
+Kernels, on SmolLM2's attention shapes (9 query / 3 KV heads, head_dim 64, block 16), every
+layer, caches allocated as the engine allocates them (huge pages, tuned malloc), blocks
+shuffled over the pool:
+- decode: one step of `--batch` sequences with contexts drawn from 40–380 tokens; the twin gets
+  its gather plan built once per step, as in the engine;
+- prefill of fresh prompts: one step's worth of chunks (2,048 tokens of prompts of 32–256
+  tokens) against what the torch backend does with them, one causal SDPA call per chunk;
+- prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
+  benchmark's hit) against the paged-prefill twin.
+Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)
+with SERVOPS_ATTENTION_BACKEND=torch (baseline) and =cpu, alternating, so both see the same
+machine load. Prints the ratios and writes JSON (`--json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+
+import torch
+import torch.nn.functional as F
+
+from engine_throughput import make_workload
+
+from engine.cpu_memory import advise_huge_pages, tune_glibc_malloc
+from engine.default_model import ensure_default_model
+from engine.llm import LLM
+from engine.sampling_params import SamplingParams
+from kernels import cpu_attention, torch_decode, torch_ref
+from kernels.attention import BACKEND_ENV
+
+HEADS, KV_HEADS, HEAD_DIM, BLOCK, LAYERS = 9, 3, 64, 16, 30
+SCALE = HEAD_DIM ** -0.5
+
+
+def paged_inputs(context_lens: list[int], dtype: torch.dtype, seed: int = 0):
+    """Caches holding random K/V for these contexts, blocks shuffled, allocated as the engine does."""
+    lens = torch.tensor(context_lens, dtype=torch.int32)
+    blocks = (lens + BLOCK - 1) // BLOCK
+    num_blocks = int(blocks.sum()) + 8
+    order = torch.randperm(num_blocks, generator=torch.Generator().manual_seed(seed))
+    tables = torch.zeros(len(context_lens), int(blocks.max()), dtype=torch.int32)
+    used = 0
+    for row, count in enumerate(blocks.tolist()):
+        tables[row, :count] = order[used : used + count]
+        used += count
+    caches = []
+    for _ in range(2):
+        cache = torch.empty(num_blocks, BLOCK, KV_HEADS, HEAD_DIM, dtype=dtype)
+        advise_huge_pages(cache)
+        cache.copy_(torch.randn(cache.shape))
+        caches.append(cache)
+    return caches[0], caches[1], tables, lens
+
+
+def best_of(repeats: int, sides: dict) -> dict[str, float]:
+    """Best wall time of each side over `repeats` rounds, sides alternating within a round."""
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(repeats):
+        for name, run in sides.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a.float() - b.float()).abs().max())
+
+
+def bench_decode(batch: int, dtype: torch.dtype, repeats: int) -> dict:
+    rng = random.Random(0)
+    k_cache, v_cache, tables, lens = paged_inputs([rng.randint(40, 380) for _ in range(batch)], dtype)
+    query = torch.randn(batch, HEADS, HEAD_DIM).to(dtype)
+    args = (query, k_cache, v_cache, tables, lens, SCALE)
+
+    def twin():
+        plan = torch_decode.plan_decode(tables, lens, k_cache)
+        for _ in range(LAYERS):
+            torch_decode.paged_decode_attention(*args, plan=plan)
+
+    def native():
+        for _ in range(LAYERS):
+            cpu_attention.paged_decode_attention(*args)
+
+    best = best_of(repeats, {"twin": twin, "native": native})
+    kv_bytes = int(lens.sum()) * KV_HEADS * HEAD_DIM * k_cache.element_size() * 2 * LAYERS
+    return {"case": f"decode, {batch} sequences", "dtype": str(dtype).removeprefix("torch."),
+            "baseline": "twin (gather plan per step)", "baseline_s": best["twin"], "native_s": best["native"],
+            "ratio": best["twin"] / best["native"], "native_kv_gb_per_s": kv_bytes / best["native"] / 1e9,
+            "max_abs_diff": max_abs_diff(cpu_attention.paged_decode_attention(*args),
+                                         torch_decode.paged_decode_attention(*args))}
+
+
+def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
+    rng = random.Random(1)
+    lengths: list[int] = []
+    while sum(lengths) < 2048:
+        lengths.append(min(rng.randint(32, 256), 2048 - sum(lengths)))
+    k_cache, v_cache, tables, lens = paged_inputs(lengths, dtype, seed=1)
+    tokens = sum(lengths)
+    qkv = torch.randn(tokens, (HEADS + 2 * KV_HEADS) * HEAD_DIM).to(dtype)
+    query, keys, values = qkv.split([HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM], dim=-1)
+    query = query.view(tokens, HEADS, HEAD_DIM)
+    keys, values = keys.view(tokens, KV_HEADS, HEAD_DIM), values.view(tokens, KV_HEADS, HEAD_DIM)
+    cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
+    torch_ref.reshape_and_cache(keys, values, k_cache, v_cache, _slots(tables, lens, cu))
+    spans = list(zip(cu[:-1].tolist(), cu[1:].tolist()))
+
+    def sdpa_per_chunk():  # what models/llama.py does with fresh chunks on the torch backend
+        out = torch.empty_like(query)
+        for _ in range(LAYERS):
+            for start, end in spans:
+                out[start:end] = F.scaled_dot_product_attention(
+                    query[None, start:end].transpose(1, 2), keys[None, start:end].transpose(1, 2),
+                    values[None, start:end].transpose(1, 2), is_causal=True, scale=SCALE, enable_gqa=True,
+                )[0].transpose(0, 1)
+        return out
+
+    def native():
+        for _ in range(LAYERS):
+            out = cpu_attention.paged_prefill_attention(query, k_cache, v_cache, tables, cu, lens, SCALE)
+        return out
+
+    best = best_of(repeats, {"sdpa": sdpa_per_chunk, "native": native})
+    return {"case": f"prefill, {len(lengths)} fresh prompts, {tokens} tokens", "dtype": str(dtype).removeprefix("torch."),
+            "baseline": "causal SDPA per chunk", "baseline_s": best["sdpa"], "native_s": best["native"],
+            "ratio": best["sdpa"] / best["native"], "max_abs_diff": max_abs_diff(native(), sdpa_per_chunk())}
+
+
+def bench_cached_prefill(dtype: torch.dtype, repeats: int) -> dict:
+    k_cache, v_cache, tables, lens = paged_inputs([1024], dtype, seed=2)
+    query = torch.randn(103, HEADS, HEAD_DIM).to(dtype)
+    cu = torch.tensor([0, 103], dtype=torch.int32)
+    args = (query, k_cache, v_cache, tables, cu, lens, SCALE)
+
+    def twin():
+        for _ in range(LAYERS):
+            torch_ref.paged_prefill_attention(*args)
+
+    def native():
+        for _ in range(LAYERS):
+            cpu_attention.paged_prefill_attention(*args)
+
+    best = best_of(repeats, {"twin": twin, "native": native})
+    return {"case": "prefill, 103 new tokens over 921 cached", "dtype": str(dtype).removeprefix("torch."),
+            "baseline": "paged-prefill twin", "baseline_s": best["twin"], "native_s": best["native"],
+            "ratio": best["twin"] / best["native"],
+            "max_abs_diff": max_abs_diff(cpu_attention.paged_prefill_attention(*args),
+                                         torch_ref.paged_prefill_attention(*args))}
+
+
+def _slots(tables: torch.Tensor, lens: torch.Tensor, cu: torch.Tensor) -> torch.Tensor:
+    """Cache slots of each chunk's tokens (the last q_len positions of each context)."""
+    slots = []
+    for row, (start, end) in enumerate(zip(cu[:-1].tolist(), cu[1:].tolist())):
+        positions = torch.arange(int(lens[row]) - (end - start), int(lens[row]))
+        slots.append(tables[row, positions // BLOCK].long() * BLOCK + positions % BLOCK)
+    return torch.cat(slots)
+
+
+def bench_engine(num_requests: int, rounds: int) -> dict:
+    llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512, max_num_seqs=256,
+              max_num_batched_tokens=2048)
+    workload = make_workload(num_requests, 49152, 0)
+    prompts = [p for p, _ in workload]
+    params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
+    useful = sum(n for _, n in workload)
+    runs: dict[str, list[float]] = {"torch": [], "cpu": []}
+    outputs = {}
+    try:
+        for round_index in range(rounds):
+            for backend in runs:
+                os.environ[BACKEND_ENV] = backend
+                start = time.perf_counter()
+                outputs[backend] = [o.output_token_ids for o in llm.generate(prompts, params, use_tqdm=False)]
+                runs[backend].append(useful / (time.perf_counter() - start))
+                print(f"round {round_index}, {backend}: {runs[backend][-1]:.1f} useful tok/s", flush=True)
+    finally:
+        os.environ.pop(BACKEND_ENV, None)
+    same = sum(a == b for a, b in zip(outputs["torch"], outputs["cpu"]))
+    return {"num_requests": num_requests, "tokens_per_s": runs, "ratio_of_best": max(runs["cpu"]) / max(runs["torch"]),
+            "requests_with_identical_tokens": same}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=240, help="sequences in the decode step (240)")
+    parser.add_argument("--repeats", type=int, default=5, help="kernel steps per side, best kept (5)")
+    parser.add_argument("--num-requests", type=int, default=96, help="requests per engine run (96)")
+    parser.add_argument("--rounds", type=int, default=2, help="engine A/B rounds (2)")
+    parser.add_argument("--skip-engine", action="store_true", help="kernel only")
+    parser.add_argument("--json", default=None, help="write the results here as JSON")
+    args = parser.parse_args(argv)
+    if not cpu_attention.available():
+        raise SystemExit(f"the native CPU attention kernels do not build here: {cpu_attention.unavailable_reason()}")
+    tune_glibc_malloc()
+    result: dict = {"threads": torch.get_num_threads(), "kernels": []}
+    cases = [lambda: bench_decode(args.batch, torch.float32, args.repeats),
+             lambda: bench_decode(args.batch, torch.bfloat16, args.repeats),
+             lambda: bench_fresh_prefill(torch.float32, args.repeats),
+             lambda: bench_cached_prefill(torch.float32, args.repeats)]
+    for case in cases:
+        row = case()
+        result["kernels"].append(row)
+        print(f"{row['case']}, {row['dtype']}, {LAYERS} layers: {row['baseline']} {row['baseline_s'] * 1e3:.0f} ms, "
+              f"native {row['native_s'] * 1e3:.0f} ms -> {row['ratio']:.2f}x (max abs diff {row['max_abs_diff']:.1e})",
+              flush=True)
+    if not args.skip_engine:
+        result["engine"] = bench_engine(args.num_requests, args.rounds)
+        print(f"engine, best of {args.rounds}: cpu / torch = {result['engine']['ratio_of_best']:.2f}x; "
+              f"{result['engine']['requests_with_identical_tokens']}/{args.num_requests} requests token-identical")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""The native CPU decode and prefill kernels agree with the PyTorch twins, and run only where they apply."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from kernels import attention, cpu_build, cpu_attention, torch_ref
+from tests.unit.kernels.paged_inputs import REL_TOL, poisoned_like, random_paged_cache, relative_error
+
+pytestmark = pytest.mark.skipif(not cpu_attention.available(),
+                                reason=f"native CPU kernel not built here: {cpu_attention.unavailable_reason()}")
+
+CPU = torch.device("cpu")
+SCALE = 0.125
+
+
+def _compare(context_lens, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0,
+             index_dtype=torch.int32, threads=None):
+    gen = torch.Generator().manual_seed(seed)
+    cache = random_paged_cache(context_lens, num_kv_heads=num_kv_heads, head_dim=head_dim, block_size=block_size,
+                               dtype=dtype, device=CPU, index_dtype=index_dtype, generator=gen, poison_unused=True)
+    query = torch.randn(len(context_lens), group * num_kv_heads, head_dim, generator=gen).to(dtype)
+    args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
+    assert cpu_attention.supports(query, cache.k_cache, cache.v_cache)
+    expected = torch_ref.paged_decode_attention(*args)
+    before = torch.get_num_threads()
+    try:
+        if threads:
+            torch.set_num_threads(threads)
+        actual = cpu_attention.paged_decode_attention(*args)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.isfinite(actual).all(), "the kernel read a never-written (NaN) slot"
+    assert actual.dtype == dtype and actual.shape == query.shape
+    assert relative_error(actual, expected) <= REL_TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("block_size", [1, 16, 32])
+@pytest.mark.parametrize("group", [1, 3, 4, 8])
+def test_matches_the_twin_for_gqa_ratio_block_size_and_dtype(group, block_size, dtype):
+    # ragged: one token, under a tile of 8, a partly filled block, exactly one block, one past, many
+    contexts = [1, 7, block_size + 3, 2 * block_size, 2 * block_size + 1, 9 * block_size + 5]
+    _compare(contexts, group=group, num_kv_heads=2, head_dim=32, block_size=block_size, dtype=dtype)
+
+
+@pytest.mark.parametrize("head_dim", [8, 64, 128])
+def test_head_dims(head_dim):
+    _compare([5, 40, 300], group=3, num_kv_heads=3, head_dim=head_dim, block_size=16, dtype=torch.float32, seed=1)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_same_result_on_any_thread_count(threads):
+    _compare([33, 1, 200, 17, 64], group=2, num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
+             seed=2, threads=threads)
+
+
+def test_int64_tables_and_lengths_and_a_strided_query():
+    gen = torch.Generator().manual_seed(3)
+    cache = random_paged_cache([20, 50], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
+                               device=CPU, index_dtype=torch.int64, generator=gen)
+    qkv = torch.randn(2, (4 + 2 + 2) * 16, generator=gen)
+    query = qkv[:, : 4 * 16].view(2, 4, 16)  # as the fused qkv projection leaves it: row stride 128
+    args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
+    assert relative_error(cpu_attention.paged_decode_attention(*args), torch_ref.paged_decode_attention(*args)) \
+        <= REL_TOL[torch.float32]
+
+
+def test_empty_batch():
+    cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
+    out = cpu_attention.paged_decode_attention(torch.empty(0, 2, 16), cache.k_cache, cache.v_cache,
+                                            cache.block_tables[:0], cache.context_lens[:0], SCALE)
+    assert out.shape == (0, 2, 16)
+
+
+def test_what_the_kernels_do_not_cover_goes_to_the_twins(monkeypatch):
+    monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
+    gen = torch.Generator().manual_seed(4)
+    for dtype, head_dim in ((torch.float16, 16), (torch.float32, 12)):  # dtype, head_dim not a multiple of 8
+        cache = random_paged_cache([9, 30], num_kv_heads=1, head_dim=head_dim, block_size=16, dtype=dtype,
+                                   device=CPU, generator=gen)
+        query = torch.randn(2, 2, head_dim, generator=gen).to(dtype)
+        assert not cpu_attention.supports(query, cache.k_cache, cache.v_cache)
+        assert attention.plan_decode(cache.block_tables, cache.context_lens, cache.k_cache) is not None
+        args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
+        assert torch.equal(attention.paged_decode_attention(*args), torch_ref.paged_decode_attention(*args))
+        cu_seqlens = torch.tensor([0, 1, 2], dtype=torch.int32)
+        args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cu_seqlens, cache.context_lens, SCALE)
+        assert torch.equal(attention.paged_prefill_attention(*args), torch_ref.paged_prefill_attention(*args))
+
+
+def test_the_cpu_backend_needs_no_gather_plan(monkeypatch):
+    monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
+    cache = random_paged_cache([9], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
+    assert attention.plan_decode(cache.block_tables, cache.context_lens, cache.k_cache) is None
+
+
+def test_a_build_is_cached_per_source_and_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path))
+    cpu_build.load("paged_attention_cpu.cpp")
+    built = list(tmp_path.glob("paged_attention_cpu-*.so"))
+    assert len(built) == 1 and not list(tmp_path.glob("*.partial"))
+    stamp = os.stat(built[0]).st_mtime_ns
+    cpu_build.load("paged_attention_cpu.cpp")
+    assert os.stat(built[0]).st_mtime_ns == stamp
+
+
+def test_a_source_that_does_not_compile_is_one_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "broken.cpp").write_text("int f( {\n")
+    monkeypatch.setattr(cpu_build, "SOURCES", tmp_path / "src")
+    monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
+    with pytest.raises(cpu_build.NativeBuildError) as err:
+        cpu_build.load("broken.cpp")
+    message = str(err.value)
+    assert "broken.cpp" in message and "error" in message and "\n" not in message
+    assert not list((tmp_path / "cache").glob("*"))  # no half-written library left behind
+
+
+def _compare_prefill(chunks, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0, threads=None,
+                     strided=False):
+    """chunks: (query tokens this step, cached tokens after writing them) per sequence."""
+    gen = torch.Generator().manual_seed(seed)
+    q_lens = [q for q, _ in chunks]
+    cache = random_paged_cache([ctx for _, ctx in chunks], num_kv_heads=num_kv_heads, head_dim=head_dim,
+                               block_size=block_size, dtype=dtype, device=CPU, generator=gen, poison_unused=True)
+    cu_seqlens = torch.tensor([0] + q_lens).cumsum(0).to(torch.int32)
+    num_heads, tokens = group * num_kv_heads, sum(q_lens)
+    if strided:  # as the fused qkv projection leaves it
+        qkv = torch.randn(tokens, (num_heads + 2 * num_kv_heads) * head_dim, generator=gen).to(dtype)
+        query = qkv[:, : num_heads * head_dim].view(tokens, num_heads, head_dim)
+    else:
+        query = torch.randn(tokens, num_heads, head_dim, generator=gen).to(dtype)
+    args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cu_seqlens, cache.context_lens, SCALE)
+    assert cpu_attention.supports(query, cache.k_cache, cache.v_cache)
+    expected = torch_ref.paged_prefill_attention(*args)
+    before = torch.get_num_threads()
+    try:
+        if threads:
+            torch.set_num_threads(threads)
+        actual = cpu_attention.paged_prefill_attention(*args)
+    finally:
+        torch.set_num_threads(before)
+    assert torch.isfinite(actual).all(), "the kernel read a never-written (NaN) slot or left output unwritten"
+    assert actual.dtype == dtype and actual.shape == query.shape
+    assert relative_error(actual, expected) <= REL_TOL[dtype]
+
+
+def _ragged_chunks(block_size: int) -> list[tuple[int, int]]:
+    # a one-token prompt; a fresh prompt; a prefix hit straddling a block boundary; a chunk over
+    # a partly filled block; a long cached prefix under a short chunk
+    return [(1, 1), (block_size + 5, block_size + 5), (7, block_size + 11), (3, 2 * block_size + 2),
+            (4, 6 * block_size + 2)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("block_size", [1, 16, 32])
+@pytest.mark.parametrize("group", [1, 3, 4, 8])
+def test_prefill_matches_the_twin_for_gqa_ratio_block_size_and_dtype(group, block_size, dtype):
+    _compare_prefill(_ragged_chunks(block_size), group=group, num_kv_heads=2, head_dim=32, block_size=block_size,
+                     dtype=dtype)
+
+
+def test_prefill_chunks_longer_than_one_query_tile():
+    # 70 rows = four full 16-row tiles and a partial one; 33 rows over a 60-token prefix
+    _compare_prefill([(70, 70), (33, 93), (16, 16)], group=3, num_kv_heads=3, head_dim=64, block_size=16,
+                     dtype=torch.float32, seed=1)
+
+
+@pytest.mark.parametrize("head_dim", [8, 128])
+def test_prefill_head_dims(head_dim):
+    _compare_prefill([(9, 30), (12, 12)], group=2, num_kv_heads=2, head_dim=head_dim, block_size=16,
+                     dtype=torch.float32, seed=2)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_prefill_same_result_on_any_thread_count_with_a_strided_query(threads):
+    _compare_prefill([(20, 50), (5, 5), (40, 40)], group=3, num_kv_heads=1, head_dim=16, block_size=16,
+                     dtype=torch.float32, seed=3, threads=threads, strided=True)
+
+
+def test_one_token_prefill_chunks_equal_decode():
+    gen = torch.Generator().manual_seed(4)
+    cache = random_paged_cache([17, 1, 40], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
+                               device=CPU, generator=gen)
+    query = torch.randn(3, 4, 16, generator=gen)
+    cu_seqlens = torch.arange(4, dtype=torch.int32)
+    prefill = cpu_attention.paged_prefill_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
+                                                     cu_seqlens, cache.context_lens, SCALE)
+    decode = cpu_attention.paged_decode_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
+                                                  cache.context_lens, SCALE)
+    assert relative_error(prefill, decode) <= REL_TOL[torch.float32]
+
+
+def test_prefill_of_no_tokens():
+    cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
+    out = cpu_attention.paged_prefill_attention(torch.empty(0, 2, 16), cache.k_cache, cache.v_cache,
+                                                cache.block_tables[:0], torch.zeros(1, dtype=torch.int32),
+                                                cache.context_lens[:0], SCALE)
+    assert out.shape == (0, 2, 16)
+
+
+def test_the_cpu_backend_sends_every_prefill_chunk_to_the_kernel(monkeypatch):
+    monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
+    assert not attention.prefill_prefers_dense("cpu", torch.float32, 64)
+    assert attention.prefill_prefers_dense("cpu", torch.float16, 64)  # the twin: dense SDPA for fresh chunks
+    monkeypatch.setenv(attention.BACKEND_ENV, "torch")
+    assert attention.prefill_prefers_dense("cpu", torch.float32, 64)
+
+
+def test_a_chunk_longer_than_its_context_is_refused_not_read_out_of_bounds():
+    cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
+    with pytest.raises(ValueError, match="longer than its context"):
+        cpu_attention.paged_prefill_attention(torch.randn(7, 2, 16), cache.k_cache, cache.v_cache,
+                                              cache.block_tables, torch.tensor([0, 7], dtype=torch.int32),
+                                              cache.context_lens, SCALE)
