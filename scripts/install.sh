@@ -54,8 +54,11 @@ else
 fi
 
 # System components the integration tests start for real (Prometheus, headless
-# Chromium). Installed when we are root with apt; otherwise those tests skip and say why.
+# Chromium), and the C++ compiler the engine builds its CPU attention kernels with.
+# Installed when we are root with apt; otherwise those tests skip and say why (and the
+# engine falls back to its PyTorch attention, with a warning).
 need=()
+command -v "${CXX:-c++}" >/dev/null 2>&1 || need+=(g++)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

@@ -24,18 +24,24 @@ def _compare(context_lens, *, group, num_kv_heads, head_dim, block_size, dtype, 
                                dtype=dtype, device=CPU, index_dtype=index_dtype, generator=gen, poison_unused=True)
     query = torch.randn(len(context_lens), group * num_kv_heads, head_dim, generator=gen).to(dtype)
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
-    assert cpu_attention.supports(query, cache.k_cache, cache.v_cache)
-    expected = torch_ref.paged_decode_attention(*args)
+    _check(cpu_attention.paged_decode_attention, torch_ref.paged_decode_attention, args, threads)
+
+
+def _check(native, twin, args: tuple, threads: int | None) -> None:
+    """Run the native kernel on `threads` threads and hold it to the twin on the same inputs."""
+    query = args[0]
+    assert cpu_attention.supports(query, args[1], args[2])
+    expected = twin(*args)
     before = torch.get_num_threads()
     try:
         if threads:
             torch.set_num_threads(threads)
-        actual = cpu_attention.paged_decode_attention(*args)
+        actual = native(*args)
     finally:
         torch.set_num_threads(before)
-    assert torch.isfinite(actual).all(), "the kernel read a never-written (NaN) slot"
-    assert actual.dtype == dtype and actual.shape == query.shape
-    assert relative_error(actual, expected) <= REL_TOL[dtype]
+    assert torch.isfinite(actual).all(), "the kernel read a never-written (NaN) slot or left output unwritten"
+    assert actual.dtype == query.dtype and actual.shape == query.shape
+    assert relative_error(actual, expected) <= REL_TOL[query.dtype]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
@@ -135,18 +141,7 @@ def _compare_prefill(chunks, *, group, num_kv_heads, head_dim, block_size, dtype
     else:
         query = torch.randn(tokens, num_heads, head_dim, generator=gen).to(dtype)
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cu_seqlens, cache.context_lens, SCALE)
-    assert cpu_attention.supports(query, cache.k_cache, cache.v_cache)
-    expected = torch_ref.paged_prefill_attention(*args)
-    before = torch.get_num_threads()
-    try:
-        if threads:
-            torch.set_num_threads(threads)
-        actual = cpu_attention.paged_prefill_attention(*args)
-    finally:
-        torch.set_num_threads(before)
-    assert torch.isfinite(actual).all(), "the kernel read a never-written (NaN) slot or left output unwritten"
-    assert actual.dtype == dtype and actual.shape == query.shape
-    assert relative_error(actual, expected) <= REL_TOL[dtype]
+    _check(cpu_attention.paged_prefill_attention, torch_ref.paged_prefill_attention, args, threads)
 
 
 def _ragged_chunks(block_size: int) -> list[tuple[int, int]]:
