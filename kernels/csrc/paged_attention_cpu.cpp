@@ -130,6 +130,19 @@ struct Shape {
   float scale;
 };
 
+// Element offset of each of a sequence's first `length` cached tokens' rows, padded to a multiple
+// of 8 by repeating the last row (so 8-token tiles never step past the context).
+inline void token_rows(const int32_t* table, int length, int block_size, int64_t row, std::vector<int64_t>& rows) {
+  const int padded = (length + 7) & ~7;
+  rows.resize(padded);
+  for (int start = 0, block = 0; start < length; start += block_size, ++block) {
+    const int64_t base = static_cast<int64_t>(table[block]) * block_size * row;
+    const int count = std::min(block_size, length - start);
+    for (int i = 0; i < count; ++i) rows[start + i] = base + i * row;
+  }
+  for (int t = length; t < padded; ++t) rows[t] = rows[length - 1];
+}
+
 // One sequence, all heads. Scores are computed 8 tokens at a time (8 dot products reduced
 // together), softmax per head, then values accumulated 8 tokens at a time. Positions past the
 // context are never read: the last tile repeats the last token's row and its scores are unused.
@@ -140,17 +153,11 @@ void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32
   const int padded = (length + 7) & ~7;
   const int64_t row = static_cast<int64_t>(shape.kv_heads) * head_dim;
   const int row_bytes = static_cast<int>(row * sizeof(T));
-  s.rows.resize(padded);
+  token_rows(table, length, shape.block_size, row, s.rows);
   s.scores.resize(static_cast<size_t>(heads) * padded);
   s.query.resize(static_cast<size_t>(heads) * head_dim);
   s.acc.assign(static_cast<size_t>(heads) * head_dim, 0.f);
   s.denom.resize(heads);
-  for (int start = 0, block = 0; start < length; start += shape.block_size, ++block) {
-    const int64_t base = static_cast<int64_t>(table[block]) * shape.block_size * row;
-    const int count = std::min(shape.block_size, length - start);
-    for (int i = 0; i < count; ++i) s.rows[start + i] = base + i * row;
-  }
-  for (int t = length; t < padded; ++t) s.rows[t] = s.rows[length - 1];
   for (int i = 0; i < heads * head_dim; ++i) s.query[i] = to_float(q[i]) * shape.scale;
 
   for (int t = 0; t < padded; t += 8) {
@@ -210,20 +217,6 @@ void paged_decode(const T* q, const T* k_cache, const T* v_cache, const int32_t*
   }
 }
 
-
-// Element offset of each of a sequence's first `length` cached tokens' rows, padded to a multiple
-// of 8 by repeating the last row (so 8-token tiles never step past the context).
-inline void token_rows(const int32_t* table, int length, int block_size, int64_t row, std::vector<int64_t>& rows) {
-  const int padded = (length + 7) & ~7;
-  rows.resize(padded);
-  for (int start = 0, block = 0; start < length; start += block_size, ++block) {
-    const int64_t base = static_cast<int64_t>(table[block]) * block_size * row;
-    const int count = std::min(block_size, length - start);
-    for (int i = 0; i < count; ++i) rows[start + i] = base + i * row;
-  }
-  for (int t = length; t < padded; ++t) rows[t] = rows[length - 1];
-}
-
 struct PrefillTile {
   int sequence, kv_head, first_row, num_rows;  // query rows [first_row, first_row + num_rows) of the chunk
 };
@@ -256,7 +249,7 @@ void prefill_tile(const T* q, int64_t q_token_stride, const T* k_cache, const T*
   float* kt = s.keys.data();
   for (int t = 0; t < padded; t += 8) {
     // the tile's 8 keys transposed to kt[d * 8 + i], as float: each query vector then scores all
-    // 8 at once with broadcast FMAs, four vectors side by side
+    // 8 at once with broadcast FMAs, up to eight vectors side by side (score_vectors)
     for (int i = 0; i < 8; ++i) {
       const T* k = k_cache + s.rows[t + i] + column;
       for (int d = 0; d < head_dim; ++d) kt[d * 8 + i] = to_float(k[d]);
