@@ -1,7 +1,7 @@
 """Backend choice for paged attention: what the engine calls.
 
 Triton on CUDA. On a CPU, `cpu`: the native decode and prefill kernels
-(kernels/cpu_attention.py, built at first use) with the PyTorch twin for the KV write; where
+(kernels/cpu_attention.py) and KV write (kernels/cpu_layer_ops.py), built at first use; where
 they cannot be built (no compiler, no AVX2/FMA), `torch`: the twins alone, with one warning
 saying why. `SERVOPS_ATTENTION_BACKEND=cpu|torch|triton` forces one. Triton on a CPU runs only
 under the Triton interpreter, which must be switched on (`TRITON_INTERPRET=1`) *before* the
@@ -23,7 +23,7 @@ from types import ModuleType
 
 import torch
 
-from kernels import cpu_attention, torch_decode, torch_ref
+from kernels import cpu_attention, cpu_layer_ops, torch_decode, torch_ref
 from kernels.errors import AttentionBackendError
 from kernels.torch_decode import DecodePlan
 
@@ -53,10 +53,14 @@ def backend_for(device: torch.device | str) -> str:
 
 def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
     """Write new keys/values at their slots (negative slot = padding); see torch_ref."""
-    if backend_for(key.device) == "triton":
+    backend = backend_for(key.device)
+    if backend == "triton":
         return _triton_module("cache_write", key.device).reshape_and_cache(
             key, value, k_cache, v_cache, slot_mapping
         )
+    if (backend == "cpu" and cpu_layer_ops.supports_cache_write(key, k_cache, v_cache)
+            and cpu_layer_ops.supports_cache_write(value, k_cache, v_cache)):
+        return cpu_layer_ops.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
     return torch_ref.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
 
 

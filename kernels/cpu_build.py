@@ -38,24 +38,32 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "servops" / "kernels")
 
 
-def load(source_name: str) -> ctypes.CDLL:
-    """Compile `csrc/<source_name>` for this machine (or reuse the cached build) and load it."""
+def load(source_name: str, extra_flags: tuple[str, ...] = ()) -> ctypes.CDLL:
+    """Compile `csrc/<source_name>` for this machine (or reuse the cached build) and load it.
+
+    `extra_flags` are added to FLAGS for this source only (the layer ops need
+    `-ffp-contract=off` to round as PyTorch does; the attention kernels want FMA).
+    """
     source = SOURCES / source_name
     compiler = os.environ.get("CXX") or "c++"
     if shutil.which(compiler) is None:
         raise NativeBuildError(f"no C++ compiler {compiler!r} on PATH (set CXX)")
-    target = cache_dir() / f"{source.stem}-{_build_key(source, compiler)}.so"
+    flags = (*FLAGS, *extra_flags)
+    target = cache_dir() / f"{source.stem}-{_build_key(source, compiler, flags)}.so"
     if not target.exists():
-        _compile(compiler, source, target)
+        _compile(compiler, flags, source, target)
     try:
         return ctypes.CDLL(str(target))
     except OSError as exc:
         raise NativeBuildError(f"cannot load {target}: {exc}") from exc
 
 
-def _build_key(source: Path, compiler: str) -> str:
+def _build_key(source: Path, compiler: str, flags: tuple[str, ...]) -> str:
+    """Source and every shared header (an edited header must rebuild), compiler, flags, CPU."""
     digest = hashlib.sha256(source.read_bytes())
-    for part in (compiler, _compiler_version(compiler), " ".join(FLAGS), platform.machine(), _cpu_identity()):
+    for header in sorted(SOURCES.glob("*.h")):
+        digest.update(header.read_bytes())
+    for part in (compiler, _compiler_version(compiler), " ".join(flags), platform.machine(), _cpu_identity()):
         digest.update(part.encode())
     return digest.hexdigest()[:16]
 
@@ -77,14 +85,14 @@ def _cpu_identity() -> str:
     return "\n".join(keep)
 
 
-def _compile(compiler: str, source: Path, target: Path) -> None:
+def _compile(compiler: str, flags: tuple[str, ...], source: Path, target: Path) -> None:
     """Compile into a temporary file beside the target, then rename: processes that build at
     the same time (a server and its tests) never load a half-written library."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=target.parent)
     os.close(fd)
     try:
-        result = subprocess.run([compiler, *FLAGS, "-o", partial, str(source)],
+        result = subprocess.run([compiler, *flags, "-o", partial, str(source)],
                                 capture_output=True, text=True, timeout=300)
         if result.returncode != 0:
             first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())

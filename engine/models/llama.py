@@ -8,7 +8,9 @@ tokens (first `num_decodes` rows) with `paged_decode_attention`, prompt chunks w
 own init functions, so every rope type they support (default, linear, dynamic, yarn,
 llama3, longrope) matches Hugging Face exactly up to the original context length.
 Numerics follow the HF modules (float32 RMSNorm, rotate-half RoPE) so greedy outputs are
-token-identical in float32.
+token-identical in float32; the norms, RoPE and SiLU-and-multiply come from `kernels.layer_ops`
+(native on the CPU backend, PyTorch twins elsewhere), with vLLM's residual stream: each norm
+adds the residual it is handed, in place where native.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
+from kernels.layer_ops import fused_add_rms_norm, rms_norm, rotary_embedding, silu_and_mul
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
+LM_HEAD_SLICE = 1024  # vocabulary rows per LM-head GEMM on a CPU (see compute_logits)
 
 
 @dataclasses.dataclass
@@ -68,21 +72,17 @@ class PrefillSplit:
 
 
 class RMSNorm(nn.Module):
+    """HF's RMSNorm; given a residual, vLLM's fused form: (norm(x + residual), x + residual)."""
+
     def __init__(self, hidden_size: int, eps: float) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.ones(hidden_size))
         self.eps = eps
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        dtype = x.dtype
-        x = x.to(torch.float32)
-        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
-        return self.weight * x.to(dtype)
-
-
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None):
+        if residual is None:
+            return rms_norm(x, self.weight, self.eps)
+        return fused_add_rms_norm(x, residual, self.weight, self.eps)
 
 
 class Attention(nn.Module):
@@ -99,13 +99,8 @@ class Attention(nn.Module):
 
     def forward(self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         num_tokens = x.shape[0]
-        q, k, v = self.qkv_proj(x).split([self.q_size, self.kv_size, self.kv_size], dim=-1)
-        q = q.view(num_tokens, self.num_heads, self.head_dim)
-        k = k.view(num_tokens, self.num_kv_heads, self.head_dim)
-        v = v.view(num_tokens, self.num_kv_heads, self.head_dim)
-        cos, sin = meta.cos.unsqueeze(1), meta.sin.unsqueeze(1)
-        q = (q * cos) + (_rotate_half(q) * sin)
-        k = (k * cos) + (_rotate_half(k) * sin)
+        q, k, v = rotary_embedding(self.qkv_proj(x), meta.cos, meta.sin, self.num_heads, self.num_kv_heads,
+                                   self.head_dim)
         k_cache, v_cache = kv_cache
         reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping)
         nd = meta.num_decodes
@@ -156,8 +151,7 @@ class MLP(nn.Module):
         self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up_proj(x).split(self.intermediate_size, dim=-1)
-        return self.down_proj(F.silu(gate) * up)
+        return self.down_proj(silu_and_mul(self.gate_up_proj(x)))
 
 
 class DecoderLayer(nn.Module):
@@ -168,9 +162,17 @@ class DecoderLayer(nn.Module):
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
 
-    def forward(self, h: torch.Tensor, meta: AttentionMetadata, kv_cache) -> torch.Tensor:
-        h = h + self.self_attn(self.input_layernorm(h), meta, kv_cache)
-        return h + self.mlp(self.post_attention_layernorm(h))
+    def forward(self, h: torch.Tensor, residual: torch.Tensor | None, meta: AttentionMetadata,
+                kv_cache) -> tuple[torch.Tensor, torch.Tensor]:
+        """vLLM's residual stream: returns (this layer's MLP output, the residual before it);
+        the next norm adds them. The sums are HF's `h = h + sublayer(norm(h))`, bit for bit."""
+        if residual is None:
+            residual, h = h, self.input_layernorm(h)
+        else:
+            h, residual = self.input_layernorm(h, residual)
+        h = self.self_attn(h, meta, kv_cache)
+        h, residual = self.post_attention_layernorm(h, residual)
+        return self.mlp(h), residual
 
 
 class LlamaForCausalLM(nn.Module):
@@ -188,14 +190,28 @@ class LlamaForCausalLM(nn.Module):
         self.num_kv_heads = config.num_key_value_heads
 
     def forward(self, input_ids: torch.Tensor, meta: AttentionMetadata, kv_caches: list) -> torch.Tensor:
-        h = self.embed_tokens(input_ids)
+        h, residual = self.embed_tokens(input_ids), None
         for layer, kv_cache in zip(self.layers, kv_caches):
-            h = layer(h, meta, kv_cache)
-        return self.norm(h)
+            h, residual = layer(h, residual, meta, kv_cache)
+        return self.norm(h, residual)[0]
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Logits [rows, vocab] in float32.
+
+        On a CPU the vocabulary goes through in slices of LM_HEAD_SLICE rows of the weight,
+        each GEMM writing straight into its columns of one output: a 1,024 x 576 float32
+        slice (2.4 MB) stays in cache across the batch's rows, where one GEMM over the whole
+        113 MB head streams it from memory. Measured 1.1-1.45x on SmolLM2's head at 64-240
+        rows, bit-identical (BENCHMARKS.md, "CPU layer ops").
+        """
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-        return F.linear(hidden, weight).float()
+        if hidden.device.type != "cpu" or hidden.shape[0] == 0:
+            return F.linear(hidden, weight).float()
+        out = torch.empty(hidden.shape[0], weight.shape[0], dtype=hidden.dtype)
+        for start in range(0, weight.shape[0], LM_HEAD_SLICE):
+            end = start + LM_HEAD_SLICE
+            torch.mm(hidden, weight[start:end].t(), out=out[:, start:end])
+        return out.float()
 
     # ---- weights -------------------------------------------------------------------
     def load_weights(self, model_dir: str) -> None:

@@ -24,31 +24,10 @@
 #endif
 #include <immintrin.h>
 
+#include "simd_common.h"
+
 namespace {
 
-inline float to_float(float x) { return x; }
-inline float to_float(uint16_t x) {
-  uint32_t bits = static_cast<uint32_t>(x) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-inline void store(float x, float* out) { *out = x; }
-inline void store(float x, uint16_t* out) {  // round to nearest even, NaN stays NaN (as torch)
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) {
-    *out = static_cast<uint16_t>((bits >> 16) | 0x40);
-    return;
-  }
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  *out = static_cast<uint16_t>(bits >> 16);
-}
-inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
-inline __m256 load8(const uint16_t* p) {
-  const __m128i half = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16));
-}
 // eight vectors -> one vector holding each one's horizontal sum
 inline __m256 horizontal_sums(const __m256 v[8]) {
   const __m256 s01 = _mm256_hadd_ps(v[0], v[1]), s23 = _mm256_hadd_ps(v[2], v[3]);
@@ -56,24 +35,6 @@ inline __m256 horizontal_sums(const __m256 v[8]) {
   const __m256 s0123 = _mm256_hadd_ps(s01, s23), s4567 = _mm256_hadd_ps(s45, s67);
   return _mm256_add_ps(_mm256_permute2f128_ps(s0123, s4567, 0x20), _mm256_permute2f128_ps(s0123, s4567, 0x31));
 }
-// exp(x) for x <= 0 (softmax arguments after subtracting the max): Cephes' expf polynomial,
-// ~1 ulp over the range; below -87 it returns ~0, as float exp does.
-inline __m256 exp_nonpositive(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-  x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
-  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
-  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
-  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
-  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
-  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
-  y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
-  y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
-  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(y, _mm256_castsi256_ps(exponent));
-}
-
 template <typename T>
 inline void prefetch_row(const T* row, int bytes) {
   for (int offset = 0; offset < bytes; offset += 64) _mm_prefetch(reinterpret_cast<const char*>(row) + offset, _MM_HINT_T0);
@@ -277,7 +238,7 @@ void prefill_tile(const T* q, int64_t q_token_stride, const T* k_cache, const T*
     __m256 sum8 = _mm256_setzero_ps();
     for (int t = 0; t < tail; t += 8) {
       const __m256 x = _mm256_loadu_ps(scores + t);
-      __m256 p = exp_nonpositive(_mm256_sub_ps(x, peak_v));
+      __m256 p = exp_clamped(_mm256_sub_ps(x, peak_v));
       p = _mm256_and_ps(p, _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));  // masked keys: exactly 0
       _mm256_storeu_ps(scores + t, p);
       sum8 = _mm256_add_ps(sum8, p);

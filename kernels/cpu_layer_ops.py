@@ -1,0 +1,133 @@
+"""Native CPU layer ops (csrc/layer_ops_cpu.cpp), called through ctypes.
+
+The decoder layer's elementwise work in one pass each: the KV-cache write, RMSNorm (alone and
+fused with the residual add), the rotate-half rotary embedding and SiLU-and-multiply, with
+vLLM's names and in-place conventions. Same results as the PyTorch twins in
+`kernels.layer_ops` (bit for bit for the KV write, the rotary embedding and the residual
+add; a few ulps for RMSNorm and SiLU). float32 only, except the KV write (any dtype): on a
+CPU without native bfloat16 the engine runs float32, and in bfloat16 the GEMMs dwarf these.
+Callers check `supports*` first; `kernels.layer_ops` does, and falls back to the twins.
+
+Compiled with `-ffp-contract=off`, so the compiler never fuses a product into a sum that
+PyTorch rounds separately.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import torch
+
+from kernels.cpu_build import NativeBuildError, load
+
+ABI_VERSION = 1
+EXTRA_FLAGS = ("-ffp-contract=off",)
+
+
+@functools.cache
+def _build() -> tuple[ctypes.CDLL | None, str]:
+    try:
+        lib = load("layer_ops_cpu.cpp", EXTRA_FLAGS)
+    except NativeBuildError as exc:
+        return None, str(exc)
+    if lib.servops_layer_ops_abi() != ABI_VERSION:
+        return None, f"the cached build has ABI {lib.servops_layer_ops_abi()}, expected {ABI_VERSION}"
+    pointer, i32, i64, f32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
+    signatures = {
+        "servops_reshape_and_cache": [pointer, i64, pointer, i64, pointer, pointer, pointer, i32, i64, i32],
+        "servops_rms_norm_f32": [pointer, i64, pointer, i64, pointer, i32, i32, f32, i32],
+        "servops_fused_add_rms_norm_f32": [pointer, i64, pointer, i64, pointer, i32, i32, f32, i32],
+        "servops_rotary_embedding_f32": [pointer, i64, i32, i32, pointer, pointer, i64, i32, i32],
+        "servops_silu_and_mul_f32": [pointer, i64, pointer, i64, i32, i32, i32],
+    }
+    for name, argtypes in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes, function.restype = argtypes, None
+    return lib, ""
+
+
+def library() -> ctypes.CDLL | None:
+    """The built library, or None where it cannot be built (`unavailable_reason` says why)."""
+    return _build()[0]
+
+
+def available() -> bool:
+    return library() is not None
+
+
+def unavailable_reason() -> str:
+    return _build()[1]
+
+
+def _rows_ok(tensor: torch.Tensor) -> bool:
+    """CPU, 2-D, elements contiguous within a row (rows may be strided)."""
+    return tensor.device.type == "cpu" and tensor.dim() == 2 and (tensor.stride(1) == 1 or tensor.shape[1] <= 1)
+
+
+def supports_rows(*tensors: torch.Tensor) -> bool:
+    """Whether float32 row-wise ops (norms, rotary, silu) can take these tensors natively."""
+    return all(t.dtype == torch.float32 and _rows_ok(t) for t in tensors) and available()
+
+
+def supports_cache_write(key: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
+    """key/value [T, kv_heads, head_dim] with each token's heads contiguous, into contiguous CPU caches."""
+    return (
+        key.device.type == "cpu" and key.dtype == k_cache.dtype == v_cache.dtype
+        and key.stride(-1) == 1 and key.stride(-2) == key.shape[-1]
+        and k_cache.is_contiguous() and v_cache.is_contiguous() and available()
+    )
+
+
+def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
+    """Write row t of key/value to cache slot slot_mapping[t]; a negative slot is padding."""
+    assert supports_cache_write(key, k_cache, v_cache) and supports_cache_write(value, k_cache, v_cache)
+    slots = slot_mapping.to(torch.int64).contiguous()
+    num_tokens = key.shape[0]
+    if num_tokens == 0:
+        return
+    row_bytes = key.shape[1] * key.shape[2] * key.element_size()
+    if slots.numel() and int(slots.max()) >= k_cache.shape[0] * k_cache.shape[1]:
+        raise ValueError(f"slot {int(slots.max())} is past the cache's {k_cache.shape[0] * k_cache.shape[1]} slots")
+    library().servops_reshape_and_cache(
+        key.data_ptr(), key.stride(0) * key.element_size(), value.data_ptr(), value.stride(0) * value.element_size(),
+        k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr(), num_tokens, row_bytes, torch.get_num_threads(),
+    )
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """weight * x / sqrt(mean(x^2) + eps), row by row, into a new tensor."""
+    weight = weight.contiguous()
+    out = torch.empty(x.shape, dtype=x.dtype)
+    if x.shape[0]:
+        library().servops_rms_norm_f32(x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0), weight.data_ptr(),
+                                       x.shape[0], x.shape[1], float(eps), torch.get_num_threads())
+    return out
+
+
+def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
+    """In place, as vLLM's op: residual += x, then x = RMSNorm(residual) * weight."""
+    weight = weight.contiguous()
+    if x.shape[0]:
+        library().servops_fused_add_rms_norm_f32(x.data_ptr(), x.stride(0), residual.data_ptr(), residual.stride(0),
+                                                 weight.data_ptr(), x.shape[0], x.shape[1], float(eps),
+                                                 torch.get_num_threads())
+
+
+def rotary_embedding(rows: torch.Tensor, num_heads: int, head_dim: int, cos: torch.Tensor, sin: torch.Tensor) -> None:
+    """In place: the first `num_heads` heads of every row (queries, then keys, of a fused
+    qkv projection) rotated by their token's cos/sin rows [T, head_dim]."""
+    assert rows.shape[1] >= num_heads * head_dim and cos.stride() == sin.stride() and head_dim % 2 == 0
+    if rows.shape[0]:
+        library().servops_rotary_embedding_f32(rows.data_ptr(), rows.stride(0), num_heads, head_dim, cos.data_ptr(),
+                                               sin.data_ptr(), cos.stride(0), rows.shape[0], torch.get_num_threads())
+
+
+def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
+    """[T, 2n] -> silu(gate_up[:, :n]) * gate_up[:, n:] in a new [T, n] tensor."""
+    half = gate_up.shape[1] // 2
+    out = torch.empty(gate_up.shape[0], half, dtype=gate_up.dtype)
+    if gate_up.shape[0]:
+        library().servops_silu_and_mul_f32(gate_up.data_ptr(), gate_up.stride(0), out.data_ptr(), out.stride(0),
+                                           gate_up.shape[0], half, torch.get_num_threads())
+    return out

@@ -1,0 +1,150 @@
+"""The native CPU layer ops agree with their PyTorch twins (bit for bit where PyTorch's rounding
+can be reproduced), write only where told, and run only where they apply."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+from kernels import attention, cpu_build, cpu_layer_ops, layer_ops
+
+pytestmark = pytest.mark.skipif(not cpu_layer_ops.available(),
+                                reason=f"native CPU layer ops not built here: {cpu_layer_ops.unavailable_reason()}")
+
+# RMSNorm sums its squares in another order and silu uses another exp: a few ulps
+ULPS = 4 * torch.finfo(torch.float32).eps
+
+
+@pytest.fixture
+def twins(monkeypatch):
+    """Run a call on the PyTorch twins (the torch backend)."""
+    def run(function, *args):
+        with monkeypatch.context() as patch:
+            patch.setenv(attention.BACKEND_ENV, "torch")
+            return function(*args)
+    return run
+
+
+@pytest.fixture(params=[1, 2], ids=lambda n: f"{n}-threads")
+def threads(request):
+    before = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(before)
+
+
+def _rows(rows: int, cols: int, *, strided: bool, scale: float = 3.0, seed: int = 0) -> torch.Tensor:
+    """[rows, cols] float32; `strided`: a column slice of a wider tensor (rows not contiguous)."""
+    wide = torch.randn(rows, cols + 24 if strided else cols, generator=torch.Generator().manual_seed(seed)) * scale
+    return wide[:, 8 : 8 + cols] if strided else wide
+
+
+def _close(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    return bool(((actual - expected).abs() <= ULPS * expected.abs() + 1e-30).all())
+
+
+@pytest.mark.parametrize("rows, cols", [(0, 576), (1, 576), (37, 576), (5, 100), (3, 7), (2048, 64)])
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_rms_norm_matches_the_twin(rows, cols, strided, threads, twins):
+    x, weight = _rows(rows, cols, strided=strided), torch.randn(cols)
+    actual = layer_ops.rms_norm(x, weight, 1e-6)
+    assert actual.shape == x.shape and torch.isfinite(actual).all()
+    assert _close(actual, twins(layer_ops.rms_norm, x, weight, 1e-6))
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 576), (37, 576), (5, 100), (2048, 64)])
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_fused_add_rms_norm_adds_in_place_bit_for_bit_and_normalises(rows, cols, strided, threads, twins):
+    x, residual = _rows(rows, cols, strided=strided, seed=1), _rows(rows, cols, strided=strided, seed=2)
+    weight = torch.randn(cols)
+    expected, expected_residual = twins(layer_ops.fused_add_rms_norm, x.clone(), residual.clone(), weight, 1e-5)
+    x_in, residual_in = x.clone(), residual.clone()
+    actual, actual_residual = layer_ops.fused_add_rms_norm(x_in, residual_in, weight, 1e-5)
+    assert actual.data_ptr() == x_in.data_ptr() and actual_residual.data_ptr() == residual_in.data_ptr()  # in place
+    assert torch.equal(actual_residual, expected_residual)  # the residual add rounds as PyTorch's
+    assert _close(actual, expected)
+
+
+@pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (4, 4, 8), (8, 2, 128), (2, 1, 6)])
+@pytest.mark.parametrize("rows", [1, 19, 300])
+def test_rotary_embedding_is_bit_identical_and_leaves_values_alone(num_heads, num_kv_heads, head_dim, rows, threads,
+                                                                   twins):
+    gen = torch.Generator().manual_seed(3)
+    qkv = torch.randn(rows, (num_heads + 2 * num_kv_heads) * head_dim, generator=gen)
+    cos, sin = torch.randn(rows, head_dim, generator=gen), torch.randn(rows, head_dim, generator=gen)
+    expected = twins(layer_ops.rotary_embedding, qkv.clone(), cos, sin, num_heads, num_kv_heads, head_dim)
+    fused = qkv.clone()
+    actual = layer_ops.rotary_embedding(fused, cos, sin, num_heads, num_kv_heads, head_dim)
+    for got, want in zip(actual, expected):
+        assert got.shape == want.shape and torch.equal(got, want)
+    assert all(t.untyped_storage().data_ptr() == fused.untyped_storage().data_ptr() for t in actual)  # views, in place
+    assert torch.equal(actual[2], qkv[:, (num_heads + num_kv_heads) * head_dim :].view_as(actual[2]))
+
+
+@pytest.mark.parametrize("rows, half", [(0, 1536), (1, 1536), (33, 1536), (7, 13)])
+def test_silu_and_mul_matches_the_twin(rows, half, threads, twins):
+    gate_up = _rows(rows, 2 * half, strided=False, scale=6.0, seed=4)
+    gate_up[:, :3] = torch.tensor([-100.0, 100.0, 0.0])[: min(3, half)] if rows else gate_up[:, :3]  # both tails, zero
+    actual = layer_ops.silu_and_mul(gate_up)
+    expected = twins(layer_ops.silu_and_mul, gate_up)
+    assert actual.shape == (rows, half) and torch.isfinite(actual).all()
+    assert bool(((actual - expected).abs() <= ULPS * expected.abs() + 1e-30).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_kv_write_puts_each_row_in_its_slot_and_nothing_elsewhere(dtype, threads, twins):
+    num_kv_heads, head_dim, tokens = 3, 64, 40
+    qkv = torch.randn(tokens, (9 + 2 * num_kv_heads) * head_dim).to(dtype)
+    key = qkv[:, 9 * head_dim : 12 * head_dim].view(tokens, num_kv_heads, head_dim)  # strided rows, as the model's
+    value = qkv[:, 12 * head_dim :].view(tokens, num_kv_heads, head_dim)
+    slots = torch.randperm(8 * 16, generator=torch.Generator().manual_seed(5))[:tokens]
+    slots[[0, 17]] = -1  # padding: not written
+    caches = [torch.full((8, 16, num_kv_heads, head_dim), float("nan"), dtype=dtype) for _ in range(4)]
+    assert cpu_layer_ops.supports_cache_write(key, caches[0], caches[1])
+    attention.reshape_and_cache(key, value, caches[0], caches[1], slots)
+    twins(attention.reshape_and_cache, key, value, caches[2], caches[3], slots)
+    for native, twin in ((caches[0], caches[2]), (caches[1], caches[3])):
+        assert torch.equal(native.nan_to_num(7.0), twin.nan_to_num(7.0))
+    assert int(torch.isfinite(caches[0]).all(-1).all(-1).sum()) == tokens - 2
+
+
+def test_kv_write_refuses_a_slot_past_the_cache():
+    cache = torch.empty(2, 16, 1, 8)
+    rows = torch.randn(3, 1, 8)
+    with pytest.raises(ValueError, match="past the cache"):
+        cpu_layer_ops.reshape_and_cache(rows, rows, cache, cache.clone(), torch.tensor([0, 5, 32]))
+
+
+def test_bfloat16_and_the_torch_backend_take_the_twins(monkeypatch):
+    x, weight = torch.randn(4, 64).bfloat16(), torch.randn(64).bfloat16()
+    assert not layer_ops._native(x, weight)
+    assert layer_ops._native(x.float(), weight.float())
+    monkeypatch.setenv(attention.BACKEND_ENV, "torch")
+    assert not layer_ops._native(x.float(), weight.float())
+
+
+def test_lm_head_slices_give_the_same_logits_as_one_gemm():
+    from engine.models import llama
+
+    config = type("Config", (), dict(vocab_size=2 * llama.LM_HEAD_SLICE + 37, hidden_size=64, num_attention_heads=4,
+                                     num_key_value_heads=2, intermediate_size=128, num_hidden_layers=1,
+                                     rms_norm_eps=1e-6, tie_word_embeddings=True))()
+    model = llama.LlamaForCausalLM(config)
+    hidden = torch.randn(13, 64)
+    with torch.inference_mode():  # as the model runner calls it
+        expected = torch.nn.functional.linear(hidden, model.embed_tokens.weight)
+        assert torch.equal(model.compute_logits(hidden), expected)
+
+
+def test_an_edited_shared_header_rebuilds_the_library(tmp_path, monkeypatch):
+    sources = tmp_path / "csrc"
+    shutil.copytree(cpu_build.SOURCES, sources)
+    monkeypatch.setattr(cpu_build, "SOURCES", sources)
+    monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
+    cpu_build.load("layer_ops_cpu.cpp", cpu_layer_ops.EXTRA_FLAGS)
+    header = sources / "simd_common.h"
+    header.write_text(header.read_text() + "\n// edited\n")
+    cpu_build.load("layer_ops_cpu.cpp", cpu_layer_ops.EXTRA_FLAGS)
+    assert len(list((tmp_path / "cache").glob("layer_ops_cpu-*.so"))) == 2
