@@ -95,8 +95,15 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
     )
 
 
+def _check_shapes(what: str, ok: bool) -> None:
+    """The kernels trust their shapes; a mismatch here would read or write out of bounds."""
+    if not ok:
+        raise ValueError(f"{what}: shapes do not match")
+
+
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """weight * x / sqrt(mean(x^2) + eps), row by row, into a new tensor."""
+    _check_shapes("rms_norm", weight.numel() == x.shape[1])
     weight = weight.contiguous()
     out = torch.empty(x.shape, dtype=x.dtype)
     if x.shape[0]:
@@ -107,6 +114,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
     """In place, as vLLM's op: residual += x, then x = RMSNorm(residual) * weight."""
+    _check_shapes("fused_add_rms_norm", x.shape == residual.shape and weight.numel() == x.shape[1])
     weight = weight.contiguous()
     if x.shape[0]:
         library().servops_fused_add_rms_norm_f32(x.data_ptr(), x.stride(0), residual.data_ptr(), residual.stride(0),
@@ -117,7 +125,9 @@ def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Te
 def rotary_embedding(rows: torch.Tensor, num_heads: int, head_dim: int, cos: torch.Tensor, sin: torch.Tensor) -> None:
     """In place: the first `num_heads` heads of every row (queries, then keys, of a fused
     qkv projection) rotated by their token's cos/sin rows [T, head_dim]."""
-    assert rows.shape[1] >= num_heads * head_dim and cos.stride() == sin.stride() and head_dim % 2 == 0
+    _check_shapes("rotary_embedding", rows.shape[1] >= num_heads * head_dim and head_dim % 2 == 0
+                  and cos.shape == sin.shape and cos.stride() == sin.stride()
+                  and cos.shape[0] >= rows.shape[0] and cos.shape[1] >= head_dim)
     if rows.shape[0]:
         library().servops_rotary_embedding_f32(rows.data_ptr(), rows.stride(0), num_heads, head_dim, cos.data_ptr(),
                                                sin.data_ptr(), cos.stride(0), rows.shape[0], torch.get_num_threads())
@@ -125,6 +135,7 @@ def rotary_embedding(rows: torch.Tensor, num_heads: int, head_dim: int, cos: tor
 
 def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
     """[T, 2n] -> silu(gate_up[:, :n]) * gate_up[:, n:] in a new [T, n] tensor."""
+    _check_shapes("silu_and_mul", gate_up.shape[1] % 2 == 0)
     half = gate_up.shape[1] // 2
     out = torch.empty(gate_up.shape[0], half, dtype=gate_up.dtype)
     if gate_up.shape[0]:

@@ -117,6 +117,18 @@ def test_kv_write_refuses_a_slot_past_the_cache():
         cpu_layer_ops.reshape_and_cache(rows, rows, cache, cache.clone(), torch.tensor([0, 5, 32]))
 
 
+def test_mismatched_shapes_are_refused_before_the_kernel_runs():
+    x = torch.randn(4, 64)
+    with pytest.raises(ValueError, match="rms_norm"):
+        cpu_layer_ops.rms_norm(x, torch.randn(32), 1e-6)
+    with pytest.raises(ValueError, match="fused_add_rms_norm"):
+        cpu_layer_ops.fused_add_rms_norm(x, torch.randn(3, 64), torch.randn(64), 1e-6)
+    with pytest.raises(ValueError, match="rotary_embedding"):  # fewer cos rows than tokens
+        cpu_layer_ops.rotary_embedding(torch.randn(4, 3 * 16), 2, 16, torch.randn(3, 16), torch.randn(3, 16))
+    with pytest.raises(ValueError, match="silu_and_mul"):
+        cpu_layer_ops.silu_and_mul(torch.randn(4, 7))
+
+
 def test_bfloat16_and_the_torch_backend_take_the_twins(monkeypatch):
     x, weight = torch.randn(4, 64).bfloat16(), torch.randn(64).bfloat16()
     assert not layer_ops._native(x, weight)
