@@ -201,7 +201,7 @@ class LlamaForCausalLM(nn.Module):
         On a CPU the vocabulary goes through in slices of LM_HEAD_SLICE rows of the weight,
         each GEMM writing straight into its columns of one output: a 1,024 x 576 float32
         slice (2.4 MB) stays in cache across the batch's rows, where one GEMM over the whole
-        113 MB head streams it from memory. Measured 1.1-1.45x on SmolLM2's head at 64-240
+        113 MB head streams it from memory. Measured 1.26-1.34x on SmolLM2's head at 16-240
         rows, bit-identical (BENCHMARKS.md, "CPU layer ops").
         """
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
