@@ -17,46 +17,24 @@ sequences, prefill over 16-token query tiles x KV heads), as many threads as
 from __future__ import annotations
 
 import ctypes
-import functools
 
 import torch
 
-from kernels.cpu_build import NativeBuildError, load
+from kernels.cpu_build import NativeLibrary
 
 ABI_VERSION = 2
 _SUFFIX = {torch.float32: "f32", torch.bfloat16: "bf16"}
 
 
-@functools.cache
-def _build() -> tuple[ctypes.CDLL | None, str]:
-    try:
-        lib = load("paged_attention_cpu.cpp")
-    except NativeBuildError as exc:
-        return None, str(exc)
-    if lib.servops_paged_attention_abi() != ABI_VERSION:
-        return None, f"the cached build has ABI {lib.servops_paged_attention_abi()}, expected {ABI_VERSION}"
-    pointer, i32, i64, f32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
-    for suffix in _SUFFIX.values():
-        decode = getattr(lib, f"servops_paged_decode_{suffix}")
-        decode.argtypes = [pointer] * 4 + [i64, pointer, pointer] + [i32] * 5 + [f32, i32]
-        decode.restype = None
-        prefill = getattr(lib, f"servops_paged_prefill_{suffix}")
-        prefill.argtypes = [pointer, i64, pointer, pointer, pointer, i64, pointer, pointer, pointer] + [i32] * 5 + [f32, i32]
-        prefill.restype = None
-    return lib, ""
-
-
-def library() -> ctypes.CDLL | None:
-    """The built kernel library, or None where it cannot be built (`unavailable_reason` says why)."""
-    return _build()[0]
-
-
-def available() -> bool:
-    return library() is not None
-
-
-def unavailable_reason() -> str:
-    return _build()[1]
+_POINTER, _I32, _I64, _F32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
+_NATIVE = NativeLibrary("paged_attention_cpu.cpp", "servops_paged_attention_abi", ABI_VERSION, {
+    **{f"servops_paged_decode_{suffix}": [_POINTER] * 4 + [_I64, _POINTER, _POINTER] + [_I32] * 5 + [_F32, _I32]
+       for suffix in _SUFFIX.values()},
+    **{f"servops_paged_prefill_{suffix}": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _POINTER, _POINTER,
+                                           _POINTER] + [_I32] * 5 + [_F32, _I32]
+       for suffix in _SUFFIX.values()},
+})
+library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
 
 
 def supports_layout(dtype: torch.dtype, head_dim: int) -> bool:

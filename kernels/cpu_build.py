@@ -17,6 +17,7 @@ the compiler (default `c++`).
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import platform
@@ -32,6 +33,43 @@ SOURCES = Path(__file__).parent / "csrc"
 
 class NativeBuildError(RuntimeError):
     """The native kernel could not be compiled or loaded here; the message says why."""
+
+
+class NativeLibrary:
+    """One csrc/ library, built and loaded at first use, its ABI version checked and its
+    functions typed; where it cannot be built, None and the reason (callers fall back to PyTorch).
+
+    `signatures` maps each exported function to its ctypes argument types (all return void).
+    """
+
+    def __init__(self, source_name: str, abi_function: str, abi_version: int,
+                 signatures: dict[str, list], extra_flags: tuple[str, ...] = ()) -> None:
+        self.source_name, self.abi_function, self.abi_version = source_name, abi_function, abi_version
+        self.signatures, self.extra_flags = signatures, extra_flags
+
+    @functools.cached_property
+    def _loaded(self) -> tuple[ctypes.CDLL | None, str]:
+        try:
+            lib = load(self.source_name, self.extra_flags)
+        except NativeBuildError as exc:
+            return None, str(exc)
+        abi = getattr(lib, self.abi_function)()
+        if abi != self.abi_version:
+            return None, f"the cached build of {self.source_name} has ABI {abi}, expected {self.abi_version}"
+        for name, argtypes in self.signatures.items():
+            function = getattr(lib, name)
+            function.argtypes, function.restype = argtypes, None
+        return lib, ""
+
+    def library(self) -> ctypes.CDLL | None:
+        """The loaded library, or None where it cannot be built (`unavailable_reason` says why)."""
+        return self._loaded[0]
+
+    def available(self) -> bool:
+        return self._loaded[0] is not None
+
+    def unavailable_reason(self) -> str:
+        return self._loaded[1]
 
 
 def cache_dir() -> Path:

@@ -15,49 +15,24 @@ PyTorch rounds separately.
 from __future__ import annotations
 
 import ctypes
-import functools
 
 import torch
 
-from kernels.cpu_build import NativeBuildError, load
+from kernels.cpu_build import NativeLibrary
 
 ABI_VERSION = 1
 EXTRA_FLAGS = ("-ffp-contract=off",)
 
 
-@functools.cache
-def _build() -> tuple[ctypes.CDLL | None, str]:
-    try:
-        lib = load("layer_ops_cpu.cpp", EXTRA_FLAGS)
-    except NativeBuildError as exc:
-        return None, str(exc)
-    if lib.servops_layer_ops_abi() != ABI_VERSION:
-        return None, f"the cached build has ABI {lib.servops_layer_ops_abi()}, expected {ABI_VERSION}"
-    pointer, i32, i64, f32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
-    signatures = {
-        "servops_reshape_and_cache": [pointer, i64, pointer, i64, pointer, pointer, pointer, i32, i64, i32],
-        "servops_rms_norm_f32": [pointer, i64, pointer, i64, pointer, i32, i32, f32, i32],
-        "servops_fused_add_rms_norm_f32": [pointer, i64, pointer, i64, pointer, i32, i32, f32, i32],
-        "servops_rotary_embedding_f32": [pointer, i64, i32, i32, pointer, pointer, i64, i32, i32],
-        "servops_silu_and_mul_f32": [pointer, i64, pointer, i64, i32, i32, i32],
-    }
-    for name, argtypes in signatures.items():
-        function = getattr(lib, name)
-        function.argtypes, function.restype = argtypes, None
-    return lib, ""
-
-
-def library() -> ctypes.CDLL | None:
-    """The built library, or None where it cannot be built (`unavailable_reason` says why)."""
-    return _build()[0]
-
-
-def available() -> bool:
-    return library() is not None
-
-
-def unavailable_reason() -> str:
-    return _build()[1]
+_POINTER, _I32, _I64, _F32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
+_NATIVE = NativeLibrary("layer_ops_cpu.cpp", "servops_layer_ops_abi", ABI_VERSION, {
+    "servops_reshape_and_cache": [_POINTER, _I64, _POINTER, _I64, _POINTER, _POINTER, _POINTER, _I32, _I64, _I32],
+    "servops_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+    "servops_fused_add_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+    "servops_rotary_embedding_f32": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
+    "servops_silu_and_mul_f32": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
+}, EXTRA_FLAGS)
+library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
 
 
 def _rows_ok(tensor: torch.Tensor) -> bool:
