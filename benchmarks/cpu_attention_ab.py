@@ -13,13 +13,15 @@ shuffled over the pool:
 - prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
   benchmark's hit) against the paged-prefill twin.
 Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)
-with SERVOPS_ATTENTION_BACKEND=torch (baseline) and =cpu, alternating, so both see the same
-machine load. Prints the ratios and writes JSON (`--json`).
+with SERVOPS_ATTENTION_BACKEND=torch (baseline) and =cpu, the order alternating round by round,
+so both see the same machine load (`engine_ab`, shared with cpu_layer_ops_ab.py). Prints the ratios and writes JSON (`--json`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import os
 import random
@@ -28,7 +30,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from engine_throughput import make_workload
+from engine_throughput import gemm_probe, make_workload
 
 from engine.cpu_memory import advise_huge_pages, tune_glibc_malloc
 from engine.default_model import ensure_default_model
@@ -167,27 +169,47 @@ def _slots(tables: torch.Tensor, lens: torch.Tensor, cu: torch.Tensor) -> torch.
     return torch.cat(slots)
 
 
-def bench_engine(num_requests: int, rounds: int) -> dict:
+@contextlib.contextmanager
+def attention_backend(name: str):
+    """SERVOPS_ATTENTION_BACKEND=name for the duration (the engine reads it per call)."""
+    before = os.environ.get(BACKEND_ENV)
+    os.environ[BACKEND_ENV] = name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(BACKEND_ENV, None)
+        else:
+            os.environ[BACKEND_ENV] = before
+
+
+def engine_ab(sides: dict, num_requests: int, rounds: int) -> dict:
+    """The same `LLM` generating the seeded benchmark workload under each side's context
+    (`sides`: name -> context-manager factory; the first is the baseline, the second the
+    candidate), the order alternating round by round so both see the same machine drift.
+    Returns each run's useful tok/s and GEMM probe, the ratio of best runs, and how many
+    requests came out token-identical."""
     llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512, max_num_seqs=256,
               max_num_batched_tokens=2048)
     workload = make_workload(num_requests, 49152, 0)
     prompts = [p for p, _ in workload]
     params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
     useful = sum(n for _, n in workload)
-    runs: dict[str, list[float]] = {"torch": [], "cpu": []}
+    baseline, candidate = sides
+    runs: dict[str, list[dict]] = {name: [] for name in sides}
     outputs = {}
-    try:
-        for round_index in range(rounds):
-            for backend in runs:
-                os.environ[BACKEND_ENV] = backend
+    for round_index in range(rounds):
+        for name in (sides if round_index % 2 == 0 else reversed(list(sides))):
+            with sides[name]():
+                probe = gemm_probe()
                 start = time.perf_counter()
-                outputs[backend] = [o.output_token_ids for o in llm.generate(prompts, params, use_tqdm=False)]
-                runs[backend].append(useful / (time.perf_counter() - start))
-                print(f"round {round_index}, {backend}: {runs[backend][-1]:.1f} useful tok/s", flush=True)
-    finally:
-        os.environ.pop(BACKEND_ENV, None)
-    same = sum(a == b for a, b in zip(outputs["torch"], outputs["cpu"]))
-    return {"num_requests": num_requests, "tokens_per_s": runs, "ratio_of_best": max(runs["cpu"]) / max(runs["torch"]),
+                outputs[name] = [o.output_token_ids for o in llm.generate(prompts, params, use_tqdm=False)]
+                runs[name].append({"tokens_per_s": useful / (time.perf_counter() - start), "probe_gflops": probe})
+            print(f"round {round_index}, {name}: {runs[name][-1]['tokens_per_s']:.1f} useful tok/s "
+                  f"(GEMM probe {probe} GFLOP/s)", flush=True)
+    best = {name: max(r["tokens_per_s"] for r in values) for name, values in runs.items()}
+    same = sum(a == b for a, b in zip(outputs[baseline], outputs[candidate]))
+    return {"num_requests": num_requests, "runs": runs, "ratio_of_best": best[candidate] / best[baseline],
             "requests_with_identical_tokens": same}
 
 
@@ -215,7 +237,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"native {row['native_s'] * 1e3:.0f} ms -> {row['ratio']:.2f}x (max abs diff {row['max_abs_diff']:.1e})",
               flush=True)
     if not args.skip_engine:
-        result["engine"] = bench_engine(args.num_requests, args.rounds)
+        sides = {backend: functools.partial(attention_backend, backend) for backend in ("torch", "cpu")}
+        result["engine"] = engine_ab(sides, args.num_requests, args.rounds)
         print(f"engine, best of {args.rounds}: cpu / torch = {result['engine']['ratio_of_best']:.2f}x; "
               f"{result['engine']['requests_with_identical_tokens']}/{args.num_requests} requests token-identical")
     if args.json:

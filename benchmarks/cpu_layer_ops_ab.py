@@ -23,19 +23,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import time
 
 import torch
 import torch.nn.functional as F
 
-from cpu_attention_ab import best_of
-from engine_throughput import gemm_probe, make_workload
+from cpu_attention_ab import best_of, engine_ab
+from engine_throughput import gemm_probe
 
 from engine.cpu_memory import tune_glibc_malloc
-from engine.default_model import ensure_default_model
-from engine.llm import LLM
 from engine.models import llama
-from engine.sampling_params import SamplingParams
 from kernels import attention, cpu_layer_ops, layer_ops
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE, VOCAB, LAYERS = 576, 9, 3, 64, 1536, 49152, 30
@@ -102,31 +98,6 @@ def bench_lm_head(rows: int, repeats: int) -> dict:
             "native_s": best["slices"], "ratio": best["one_gemm"] / best["slices"], "bit_identical": identical}
 
 
-def bench_engine(num_requests: int, rounds: int) -> dict:
-    llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512, max_num_seqs=256,
-              max_num_batched_tokens=2048)
-    workload = make_workload(num_requests, VOCAB, 0)
-    prompts = [p for p, _ in workload]
-    params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
-    useful = sum(n for _, n in workload)
-    sides = {"before": baseline_layer_ops, "native": contextlib.nullcontext}
-    runs: dict[str, list[dict]] = {name: [] for name in sides}
-    outputs = {}
-    for round_index in range(rounds):
-        for name in (sides if round_index % 2 == 0 else reversed(list(sides))):
-            with sides[name]():
-                probe = gemm_probe()
-                start = time.perf_counter()
-                outputs[name] = [o.output_token_ids for o in llm.generate(prompts, params, use_tqdm=False)]
-                runs[name].append({"tokens_per_s": useful / (time.perf_counter() - start), "probe_gflops": probe})
-            print(f"round {round_index}, {name}: {runs[name][-1]['tokens_per_s']:.1f} useful tok/s "
-                  f"(GEMM probe {probe} GFLOP/s)", flush=True)
-    best = {name: max(r["tokens_per_s"] for r in values) for name, values in runs.items()}
-    same = sum(a == b for a, b in zip(outputs["before"], outputs["native"]))
-    return {"num_requests": num_requests, "runs": runs, "ratio_of_best": best["native"] / best["before"],
-            "requests_with_identical_tokens": same}
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=10, help="calls per side, best kept (10)")
@@ -148,7 +119,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, new {row['native_s'] * 1e3:.2f} ms "
               f"-> {row['ratio']:.2f}x{extra}", flush=True)
     if not args.skip_engine:
-        result["engine"] = bench_engine(args.num_requests, args.rounds)
+        result["engine"] = engine_ab({"before": baseline_layer_ops, "native": contextlib.nullcontext},
+                                     args.num_requests, args.rounds)
         print(f"engine, best of {args.rounds} rounds: new / before = {result['engine']['ratio_of_best']:.2f}x; "
               f"{result['engine']['requests_with_identical_tokens']}/{args.num_requests} requests token-identical")
     if args.json:

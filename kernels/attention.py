@@ -58,8 +58,7 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
         return _triton_module("cache_write", key.device).reshape_and_cache(
             key, value, k_cache, v_cache, slot_mapping
         )
-    if (backend == "cpu" and cpu_layer_ops.supports_cache_write(key, k_cache, v_cache)
-            and cpu_layer_ops.supports_cache_write(value, k_cache, v_cache)):
+    if backend == "cpu" and cpu_layer_ops.supports_cache_write(key, value, k_cache, v_cache):
         return cpu_layer_ops.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
     return torch_ref.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
 

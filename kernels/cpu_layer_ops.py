@@ -45,18 +45,19 @@ def supports_rows(*tensors: torch.Tensor) -> bool:
     return all(t.dtype == torch.float32 and _rows_ok(t) for t in tensors) and available()
 
 
-def supports_cache_write(key: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
+def supports_cache_write(key: torch.Tensor, value: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
     """key/value [T, kv_heads, head_dim] with each token's heads contiguous, into contiguous CPU caches."""
     return (
-        key.device.type == "cpu" and key.dtype == k_cache.dtype == v_cache.dtype
-        and key.stride(-1) == 1 and key.stride(-2) == key.shape[-1]
+        all(rows.device.type == "cpu" and rows.dtype == k_cache.dtype == v_cache.dtype
+            and rows.stride(-1) == 1 and rows.stride(-2) == rows.shape[-1] for rows in (key, value))
         and k_cache.is_contiguous() and v_cache.is_contiguous() and available()
     )
 
 
 def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
-    """Write row t of key/value to cache slot slot_mapping[t]; a negative slot is padding."""
-    assert supports_cache_write(key, k_cache, v_cache) and supports_cache_write(value, k_cache, v_cache)
+    """Write row t of key/value to cache slot slot_mapping[t]; a negative slot is padding
+    (check `supports_cache_write` first)."""
+    assert supports_cache_write(key, value, k_cache, v_cache), "call supports_cache_write() first"
     slots = slot_mapping.to(torch.int64).contiguous()
     num_tokens = key.shape[0]
     if num_tokens == 0:

@@ -60,15 +60,13 @@ def rotary_embedding(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, nu
     """
     tokens = qkv.shape[0]
     q_size, kv_size = num_heads * head_dim, num_kv_heads * head_dim
-    if _native(qkv, cos, sin) and cos.stride() == sin.stride():
-        cpu_layer_ops.rotary_embedding(qkv, num_heads + num_kv_heads, head_dim, cos, sin)
-        q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
-        return (q.view(tokens, num_heads, head_dim), k.view(tokens, num_kv_heads, head_dim),
-                v.view(tokens, num_kv_heads, head_dim))
     q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
     q = q.view(tokens, num_heads, head_dim)
     k = k.view(tokens, num_kv_heads, head_dim)
     v = v.view(tokens, num_kv_heads, head_dim)
+    if _native(qkv, cos, sin) and cos.stride() == sin.stride():
+        cpu_layer_ops.rotary_embedding(qkv, num_heads + num_kv_heads, head_dim, cos, sin)  # q and k, in place
+        return q, k, v
     cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
     return (q * cos) + (_rotate_half(q) * sin), (k * cos) + (_rotate_half(k) * sin), v
 

@@ -102,7 +102,7 @@ def test_kv_write_puts_each_row_in_its_slot_and_nothing_elsewhere(dtype, threads
     slots = torch.randperm(8 * 16, generator=torch.Generator().manual_seed(5))[:tokens]
     slots[[0, 17]] = -1  # padding: not written
     caches = [torch.full((8, 16, num_kv_heads, head_dim), float("nan"), dtype=dtype) for _ in range(4)]
-    assert cpu_layer_ops.supports_cache_write(key, caches[0], caches[1])
+    assert cpu_layer_ops.supports_cache_write(key, value, caches[0], caches[1])
     attention.reshape_and_cache(key, value, caches[0], caches[1], slots)
     twins(attention.reshape_and_cache, key, value, caches[2], caches[3], slots)
     for native, twin in ((caches[0], caches[2]), (caches[1], caches[3])):
