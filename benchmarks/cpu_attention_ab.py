@@ -209,8 +209,10 @@ def engine_ab(sides: dict, num_requests: int, rounds: int) -> dict:
                   f"(GEMM probe {probe} GFLOP/s)", flush=True)
     best = {name: max(r["tokens_per_s"] for r in values) for name, values in runs.items()}
     same = sum(a == b for a, b in zip(outputs[baseline], outputs[candidate]))
-    return {"num_requests": num_requests, "runs": runs, "ratio_of_best": best[candidate] / best[baseline],
-            "requests_with_identical_tokens": same}
+    ratio = best[candidate] / best[baseline]
+    print(f"engine, best of {rounds} rounds: {candidate} / {baseline} = {ratio:.2f}x; "
+          f"{same}/{num_requests} requests token-identical", flush=True)
+    return {"num_requests": num_requests, "runs": runs, "ratio_of_best": ratio, "requests_with_identical_tokens": same}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -239,8 +241,6 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_engine:
         sides = {backend: functools.partial(attention_backend, backend) for backend in ("torch", "cpu")}
         result["engine"] = engine_ab(sides, args.num_requests, args.rounds)
-        print(f"engine, best of {args.rounds}: cpu / torch = {result['engine']['ratio_of_best']:.2f}x; "
-              f"{result['engine']['requests_with_identical_tokens']}/{args.num_requests} requests token-identical")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -121,8 +121,6 @@ def main(argv: list[str] | None = None) -> dict:
     if not args.skip_engine:
         result["engine"] = engine_ab({"before": baseline_layer_ops, "native": contextlib.nullcontext},
                                      args.num_requests, args.rounds)
-        print(f"engine, best of {args.rounds} rounds: new / before = {result['engine']['ratio_of_best']:.2f}x; "
-              f"{result['engine']['requests_with_identical_tokens']}/{args.num_requests} requests token-identical")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
