@@ -1,7 +1,9 @@
-"""The decoder layer's elementwise ops, each with its PyTorch twin: what the model calls.
+"""The decoder layer's ops, each with its PyTorch twin: what the model calls.
 
-RMSNorm (alone and fused with the residual add), the rotate-half rotary embedding and
-SiLU-and-multiply, with vLLM's semantics. On the `cpu` backend (`kernels.attention`) with
+The linear layers, RMSNorm (alone and fused with the residual add), the rotate-half rotary
+embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on a CPU without
+bf16 arithmetic run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16, where
+PyTorch's bf16 GEMM is a slow software path); every other linear layer is `F.linear`. On the `cpu` backend (`kernels.attention`) with
 float32 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
 are HF's module code, operation for operation, which is what keeps greedy outputs
@@ -21,10 +23,22 @@ import logging
 import torch
 import torch.nn.functional as F
 
-from kernels import cpu_layer_ops
+from kernels import cpu_gemm, cpu_layer_ops
 from kernels.attention import backend_for
 
 _log = logging.getLogger(__name__)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """`F.linear(x, weight, bias)` for x [T, K] (native for bf16 on the CPU backend, see above)."""
+    if x.dtype == torch.bfloat16 and _native_gemm(x, weight, bias):
+        return cpu_gemm.linear(x, weight, bias)
+    return F.linear(x, weight, bias)
+
+
+def native_linear(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Whether `linear(x, weight)` runs the native bf16 kernel (the LM head then needs no slicing)."""
+    return x.dtype == torch.bfloat16 and _native_gemm(x, weight, None)
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -89,6 +103,21 @@ def _native(*tensors: torch.Tensor) -> bool:
     if first.device.type != "cpu" or backend_for(first.device) != "cpu" or not _library_available():
         return False
     return cpu_layer_ops.supports_rows(*(t if t.dim() == 2 else t.view(1, -1) for t in tensors))
+
+
+def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
+    if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.needed():
+        return False
+    return cpu_gemm.supports(x, weight, bias) and _gemm_available()
+
+
+@functools.cache
+def _gemm_available() -> bool:
+    if cpu_gemm.available():
+        return True
+    _log.warning("native bfloat16 GEMM unavailable (%s); bf16 linear layers use PyTorch's software path, "
+                 "several times slower", cpu_gemm.unavailable_reason())
+    return False
 
 
 @functools.cache

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
-from kernels.layer_ops import fused_add_rms_norm, rms_norm, rotary_embedding, silu_and_mul
+from kernels.layer_ops import fused_add_rms_norm, linear, native_linear, rms_norm, rotary_embedding, silu_and_mul
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 LM_HEAD_SLICE = 1024  # vocabulary rows per LM-head GEMM on a CPU (see compute_logits)
@@ -71,6 +71,14 @@ class PrefillSplit:
     cached_max_query_len: int = 0
 
 
+class Linear(nn.Linear):
+    """nn.Linear (same parameters and names) whose product goes through `kernels.layer_ops.linear`:
+    natively in bfloat16 on a CPU without bf16 arithmetic, `F.linear` everywhere else."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return linear(x, self.weight, self.bias)
+
+
 class RMSNorm(nn.Module):
     """HF's RMSNorm; given a residual, vLLM's fused form: (norm(x + residual), x + residual)."""
 
@@ -94,8 +102,8 @@ class Attention(nn.Module):
         self.q_size = self.num_heads * self.head_dim
         self.kv_size = self.num_kv_heads * self.head_dim
         self.scale = self.head_dim**-0.5
-        self.qkv_proj = nn.Linear(config.hidden_size, self.q_size + 2 * self.kv_size, bias=bias)
-        self.o_proj = nn.Linear(self.q_size, config.hidden_size, bias=getattr(config, "attention_bias", False) and bias)
+        self.qkv_proj = Linear(config.hidden_size, self.q_size + 2 * self.kv_size, bias=bias)
+        self.o_proj = Linear(self.q_size, config.hidden_size, bias=getattr(config, "attention_bias", False) and bias)
 
     def forward(self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         num_tokens = x.shape[0]
@@ -147,8 +155,8 @@ class MLP(nn.Module):
         super().__init__()
         bias = getattr(config, "mlp_bias", False)
         self.intermediate_size = config.intermediate_size
-        self.gate_up_proj = nn.Linear(config.hidden_size, 2 * config.intermediate_size, bias=bias)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=bias)
+        self.gate_up_proj = Linear(config.hidden_size, 2 * config.intermediate_size, bias=bias)
+        self.down_proj = Linear(config.intermediate_size, config.hidden_size, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(silu_and_mul(self.gate_up_proj(x)))

@@ -1,0 +1,66 @@
+"""Native bfloat16 linear layer for CPUs without bfloat16 arithmetic (csrc/gemm_bf16_cpu.cpp).
+
+`linear(x, weight, bias)` is `F.linear` for bf16 CPU tensors, with float32 products and sums
+and one rounding to bf16, as PyTorch's. Why: on an AVX2 CPU (no AVX512-BF16, no AMX) PyTorch's
+bf16 GEMM is a software path, measured at about a sixth of its float32 speed; the native
+kernel widens bf16 in registers and runs at float32 FMA speed on half the weight bytes
+(BENCHMARKS.md, "bfloat16 GEMM"). Where the CPU has native bf16 (`needed()` is False) PyTorch's
+oneDNN path is the faster one and this is not used.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from pathlib import Path
+
+import torch
+
+from kernels.cpu_build import NativeLibrary
+
+ABI_VERSION = 1
+# CPU flags under which PyTorch's bf16 GEMM runs on hardware, not in software
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+
+_POINTER, _I32, _I64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
+_NATIVE = NativeLibrary("gemm_bf16_cpu.cpp", "servops_gemm_abi", ABI_VERSION, {
+    "servops_linear_bf16": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _I32, _I32, _I32, _I32],
+})
+library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
+
+
+@functools.cache
+def needed() -> bool:
+    """Whether this CPU lacks bf16 arithmetic, so PyTorch's bf16 GEMM is the slow software path."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return not NATIVE_BF16_FLAGS & set(flags)
+
+
+def supports(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:
+    """bf16 CPU tensors: x [M, K] with rows contiguous, weight [N, K] contiguous, bias [N]."""
+    return (
+        x.dtype == weight.dtype == torch.bfloat16 and x.device.type == weight.device.type == "cpu"
+        and x.dim() == 2 and weight.dim() == 2 and (x.stride(1) == 1 or x.shape[1] <= 1)
+        and weight.is_contiguous()
+        and (bias is None or (bias.dtype == torch.bfloat16 and bias.device.type == "cpu" and bias.dim() == 1))
+        and available()
+    )
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """x [M, K] @ weight[N, K]^T + bias -> new bf16 [M, N] (check `supports` first)."""
+    if x.shape[1] != weight.shape[1] or (bias is not None and bias.numel() != weight.shape[0]):
+        raise ValueError(f"linear: x {tuple(x.shape)}, weight {tuple(weight.shape)}"
+                         f"{'' if bias is None else f', bias {tuple(bias.shape)}'} do not match")
+    out = torch.empty(x.shape[0], weight.shape[0], dtype=torch.bfloat16)
+    if x.shape[0] and weight.shape[0]:
+        bias = None if bias is None else bias.contiguous()
+        library().servops_linear_bf16(
+            x.data_ptr(), x.stride(0), weight.data_ptr(), None if bias is None else bias.data_ptr(), out.data_ptr(),
+            out.stride(0), x.shape[0], weight.shape[0], x.shape[1], torch.get_num_threads(),
+        )
+    return out
