@@ -40,7 +40,10 @@ def _long_stream(server: ServerHandle, max_tokens: int = 200):
 
 
 def test_full_queue_answers_503_engine_busy_and_counts_the_rejection(limited):
-    running = _long_stream(limited)
+    # near the tiny model's 512-token limit: the slot must stay held while the queue fills and
+    # the third request is refused (200 tokens once finished first on a loaded 2-core box);
+    # closing the stream aborts it, so the length costs nothing
+    running = _long_stream(limited, max_tokens=480)
     events = iter(running)
     assert next(events) != "[DONE]"  # holds the only sequence slot
     queued_result: dict = {}
