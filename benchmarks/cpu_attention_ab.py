@@ -183,13 +183,13 @@ def attention_backend(name: str):
             os.environ[BACKEND_ENV] = before
 
 
-def engine_ab(sides: dict, num_requests: int, rounds: int) -> dict:
+def engine_ab(sides: dict, num_requests: int, rounds: int, dtype: str = "float32") -> dict:
     """The same `LLM` generating the seeded benchmark workload under each side's context
     (`sides`: name -> context-manager factory; the first is the baseline, the second the
     candidate), the order alternating round by round so both see the same machine drift.
     Returns each run's useful tok/s and GEMM probe, the ratio of best runs, and how many
     requests came out token-identical."""
-    llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512, max_num_seqs=256,
+    llm = LLM(str(ensure_default_model()), dtype=dtype, max_model_len=512, max_num_seqs=256,
               max_num_batched_tokens=2048)
     workload = make_workload(num_requests, 49152, 0)
     prompts = [p for p, _ in workload]
@@ -212,7 +212,7 @@ def engine_ab(sides: dict, num_requests: int, rounds: int) -> dict:
     ratio = best[candidate] / best[baseline]
     print(f"engine, best of {rounds} rounds: {candidate} / {baseline} = {ratio:.2f}x; "
           f"{same}/{num_requests} requests token-identical", flush=True)
-    return {"num_requests": num_requests, "runs": runs, "ratio_of_best": ratio, "requests_with_identical_tokens": same}
+    return {"num_requests": num_requests, "dtype": dtype, "runs": runs, "ratio_of_best": ratio, "requests_with_identical_tokens": same}
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -1,0 +1,100 @@
+"""A/B in one run: the native bfloat16 linear layer against PyTorch's bf16 `F.linear`.
+
+    .venv/bin/python benchmarks/cpu_gemm_ab.py                  # GEMMs, then the engine in bf16
+    .venv/bin/python benchmarks/cpu_gemm_ab.py --skip-engine    # GEMMs only (about a minute)
+
+- GEMMs: SmolLM2's linear layers (fused qkv 960 x 576, o 576 x 576, fused gate/up 3,072 x
+  576, down 576 x 1,536, the tied LM head 49,152 x 576) at the row counts the engine feeds
+  them (1 for a lone decode, 16-240 for decode batches, 2,048 for a prompt step), bf16 weights
+  and activations. Baseline: PyTorch's bf16 `F.linear` in the same run. Also timed, for
+  scale, float32 `F.linear` on the same shapes: what the native kernel, doing float32 FMAs,
+  can at best approach. Each case records how many outputs differ from PyTorch's bf16 result
+  and by how much (one bf16 rounding of float32 sums taken in another order).
+- Engine: the same bf16 `LLM` generating the seeded benchmark workload with the linear layers
+  on PyTorch's bf16 path (the baseline, patched in this process only) and natively,
+  alternating; greedy tokens are compared (bf16 sums in another order may flip a near-tie).
+Sides alternate and the best time of each is kept: the shared box's speed moves by 1.5x within
+minutes. Prints the ratios and writes JSON (`--json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+
+import torch
+import torch.nn.functional as F
+
+from cpu_attention_ab import best_of, engine_ab
+from engine_throughput import gemm_probe
+
+from engine.cpu_memory import tune_glibc_malloc
+from kernels import cpu_gemm, layer_ops
+
+SHAPES = {"qkv": (960, 576), "o": (576, 576), "gate_up": (3072, 576), "down": (576, 1536), "lm_head": (49152, 576)}
+CASES = [(name, rows) for name in ("qkv", "o", "gate_up", "down") for rows in (1, 16, 240, 2048)]
+CASES += [("lm_head", rows) for rows in (1, 16, 240)]
+
+
+@contextlib.contextmanager
+def pytorch_bf16_linear():
+    """The linear layers as before: PyTorch's bf16 `F.linear` (its software path on this CPU)."""
+    saved = layer_ops._native_gemm
+    layer_ops._native_gemm = lambda *tensors: False
+    try:
+        yield
+    finally:
+        layer_ops._native_gemm = saved
+
+
+def bench_gemm(name: str, rows: int, repeats: int) -> dict:
+    gen = torch.Generator().manual_seed(rows)
+    cols, k = SHAPES[name]
+    x = torch.randn(rows, k, generator=gen).bfloat16()
+    weight = (torch.randn(cols, k, generator=gen) * k**-0.5).bfloat16()
+    x32, weight32 = x.float(), weight.float()
+    best = best_of(repeats, {"pytorch_bf16": lambda: F.linear(x, weight), "native": lambda: cpu_gemm.linear(x, weight),
+                             "pytorch_fp32": lambda: F.linear(x32, weight32)})
+    ours, theirs = cpu_gemm.linear(x, weight), F.linear(x, weight)
+    flops = 2 * rows * cols * k
+    return {"case": f"{name} {cols}x{k}, {rows} rows", "baseline": "PyTorch bf16 F.linear",
+            "baseline_s": best["pytorch_bf16"], "native_s": best["native"], "float32_s": best["pytorch_fp32"],
+            "ratio": best["pytorch_bf16"] / best["native"],
+            "native_gflops": flops / best["native"] / 1e9, "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
+            "outputs_differing": float((ours != theirs).float().mean()),
+            "max_abs_diff": float((ours.float() - theirs.float()).abs().max())}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5, help="calls per side, best kept (5)")
+    parser.add_argument("--num-requests", type=int, default=32, help="requests per engine run (32)")
+    parser.add_argument("--rounds", type=int, default=2, help="engine A/B rounds, order alternating (2)")
+    parser.add_argument("--max-rows", type=int, default=2048, help="skip GEMM cases with more rows (2048: none)")
+    parser.add_argument("--skip-engine", action="store_true", help="GEMMs only")
+    parser.add_argument("--json", default=None, help="write the results here as JSON")
+    args = parser.parse_args(argv)
+    if not cpu_gemm.available():
+        raise SystemExit(f"the native bf16 GEMM does not build here: {cpu_gemm.unavailable_reason()}")
+    tune_glibc_malloc()
+    result: dict = {"threads": torch.get_num_threads(), "probe_gflops": gemm_probe(),
+                    "cpu_lacks_bf16": cpu_gemm.needed(), "cases": []}
+    for name, rows in [(name, rows) for name, rows in CASES if rows <= args.max_rows]:
+        row = bench_gemm(name, rows, args.repeats)
+        result["cases"].append(row)
+        print(f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, native {row['native_s'] * 1e3:.2f} ms "
+              f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s; float32 F.linear "
+              f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
+              f"max {row['max_abs_diff']:.3g}", flush=True)
+    if not args.skip_engine:
+        result["engine"] = engine_ab({"pytorch_bf16": pytorch_bf16_linear, "native": contextlib.nullcontext},
+                                     args.num_requests, args.rounds, dtype="bfloat16")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+if __name__ == "__main__":
+    main()
