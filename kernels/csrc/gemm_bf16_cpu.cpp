@@ -116,9 +116,10 @@ inline void output_tile(const float* xw, int64_t xw_stride, const uint16_t* w, i
     }
 }
 
-// Grows and is kept: a fresh buffer per call would fault its pages in every time.
+// Grows and is kept, one per calling thread: a fresh buffer per call would fault its pages in
+// every time, and a shared one would make concurrent callers overwrite each other.
 std::vector<float>& widened_buffer() {
-  static std::vector<float> buffer;
+  thread_local std::vector<float> buffer;
   return buffer;
 }
 
@@ -131,7 +132,7 @@ int servops_gemm_abi() { return 1; }
 
 // y[m, n] = bf16(sum_k x[m, k] w[n, k] + bias[n]) for m < rows, n < cols; x rows x_stride
 // elements apart, w contiguous [cols, k], bias [cols] or null, y rows y_stride apart.
-// Not reentrant (one widened-activation buffer): the engine calls it from one thread.
+// Callers on different threads each get their own widened-activation buffer.
 void servops_linear_bf16(const uint16_t* x, int64_t x_stride, const uint16_t* w, const uint16_t* bias, uint16_t* y,
                          int64_t y_stride, int rows, int cols, int k, int threads) {
   if (rows <= 0 || cols <= 0) return;

@@ -122,3 +122,15 @@ def test_bf16_model_layers_and_lm_head_match_f_linear(monkeypatch):
         _assert_rounded_product(model.compute_logits(hidden).bfloat16(), hidden, model.embed_tokens.weight, None)
         gate_up = model.layers[0].mlp.gate_up_proj
         _assert_rounded_product(gate_up(hidden), hidden, gate_up.weight, gate_up.bias)
+
+
+def test_concurrent_callers_each_get_their_own_result():
+    from concurrent.futures import ThreadPoolExecutor
+
+    weight = _bf16(130, 576, seed=11, scale=0.05)
+    inputs = [_bf16(rows, 576, seed=rows) for rows in (3, 64, 200, 17)]
+    expected = [cpu_gemm.linear(x, weight) for x in inputs]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            results = list(pool.map(lambda x: cpu_gemm.linear(x, weight), inputs))
+            assert all(torch.equal(a, b) for a, b in zip(results, expected))
