@@ -45,3 +45,12 @@ def pytest_collection_modifyitems(config, items):
 def device() -> torch.device:
     """CUDA when present (compiled kernels), else CPU (interpreted kernels)."""
     return torch.device("cuda" if HAS_CUDA else "cpu")
+
+
+@pytest.fixture(params=[1, 2], ids=lambda n: f"{n}-threads")
+def threads(request):
+    """Run the test on 1 and on 2 PyTorch threads (the native kernels split work by it)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(request.param)
+    yield request.param
+    torch.set_num_threads(before)

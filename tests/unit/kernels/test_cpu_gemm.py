@@ -14,14 +14,6 @@ pytestmark = pytest.mark.skipif(not cpu_gemm.available(),
                                 reason=f"native bf16 GEMM not built here: {cpu_gemm.unavailable_reason()}")
 
 
-@pytest.fixture(params=[1, 2], ids=lambda n: f"{n}-threads")
-def threads(request):
-    before = torch.get_num_threads()
-    torch.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(before)
-
-
 def _bf16(*shape: int, seed: int, scale: float = 1.0) -> torch.Tensor:
     return (torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * scale).bfloat16()
 

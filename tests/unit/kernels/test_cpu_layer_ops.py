@@ -27,14 +27,6 @@ def twins(monkeypatch):
     return run
 
 
-@pytest.fixture(params=[1, 2], ids=lambda n: f"{n}-threads")
-def threads(request):
-    before = torch.get_num_threads()
-    torch.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(before)
-
-
 def _rows(rows: int, cols: int, *, strided: bool, scale: float = 3.0, seed: int = 0) -> torch.Tensor:
     """[rows, cols] float32; `strided`: a column slice of a wider tensor (rows not contiguous)."""
     wide = torch.randn(rows, cols + 24 if strided else cols, generator=torch.Generator().manual_seed(seed)) * scale
