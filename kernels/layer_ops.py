@@ -1,9 +1,10 @@
 """The decoder layer's ops, each with its PyTorch twin: what the model calls.
 
 The linear layers, RMSNorm (alone and fused with the residual add), the rotate-half rotary
-embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on a CPU without
-bf16 arithmetic run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16, where
-PyTorch's bf16 GEMM is a slow software path); every other linear layer is `F.linear`. On the `cpu` backend (`kernels.attention`) with
+embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on the `cpu`
+backend of a CPU without bf16 arithmetic run natively (`kernels.cpu_gemm`: float32 FMAs on
+widened bf16, where PyTorch's bf16 GEMM is a slow software path); every other linear layer is
+`F.linear`. The other ops: on the `cpu` backend (`kernels.attention`) with
 float32 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
 are HF's module code, operation for operation, which is what keeps greedy outputs
@@ -108,7 +109,7 @@ def _native(*tensors: torch.Tensor) -> bool:
 def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
     if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.needed():
         return False
-    return cpu_gemm.supports(x, weight, bias) and _gemm_available()
+    return _gemm_available() and cpu_gemm.supports(x, weight, bias)  # warns once if it cannot build
 
 
 @functools.cache
