@@ -15,9 +15,7 @@ them, so a CPU-only process never pays for importing Triton.
 
 from __future__ import annotations
 
-import functools
 import importlib
-import logging
 import os
 from types import ModuleType
 
@@ -29,7 +27,6 @@ from kernels.torch_decode import DecodePlan
 
 BACKENDS = ("cpu", "torch", "triton")
 BACKEND_ENV = "SERVOPS_ATTENTION_BACKEND"
-_log = logging.getLogger(__name__)
 
 
 def backend_for(device: torch.device | str) -> str:
@@ -46,7 +43,8 @@ def backend_for(device: torch.device | str) -> str:
     kind = torch.device(device).type
     if kind == "cuda" and _triton_importable():
         return "triton"
-    if kind == "cpu" and _native_cpu_available():
+    if kind == "cpu" and cpu_attention.available_or_warn(
+            "native CPU attention kernels", "attention uses the PyTorch twins, which are slower"):
         return "cpu"
     return "torch"
 
@@ -122,15 +120,6 @@ def prefill_prefers_dense(device: torch.device | str, dtype: torch.dtype, head_d
     if backend == "triton":
         return False
     return not (backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim))
-
-
-@functools.cache
-def _native_cpu_available() -> bool:
-    if cpu_attention.available():
-        return True
-    _log.warning("native CPU attention kernels unavailable (%s); attention uses the PyTorch twins, "
-                 "which are slower", cpu_attention.unavailable_reason())
-    return False
 
 
 def _check_native_cpu(device: torch.device | str) -> None:

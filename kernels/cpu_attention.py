@@ -35,6 +35,7 @@ _NATIVE = NativeLibrary("paged_attention_cpu.cpp", "servops_paged_attention_abi"
        for suffix in _SUFFIX.values()},
 })
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
+available_or_warn = _NATIVE.available_or_warn
 
 
 def supports_layout(dtype: torch.dtype, head_dim: int) -> bool:

@@ -19,12 +19,15 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import logging
 import os
 import platform
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+_log = logging.getLogger(__name__)
 
 CACHE_ENV = "SERVOPS_KERNEL_CACHE"
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17")
@@ -46,6 +49,7 @@ class NativeLibrary:
                  signatures: dict[str, list], extra_flags: tuple[str, ...] = ()) -> None:
         self.source_name, self.abi_function, self.abi_version = source_name, abi_function, abi_version
         self.signatures, self.extra_flags = signatures, extra_flags
+        self._warned = False
 
     @functools.cached_property
     def _loaded(self) -> tuple[ctypes.CDLL | None, str]:
@@ -70,6 +74,16 @@ class NativeLibrary:
 
     def unavailable_reason(self) -> str:
         return self._loaded[1]
+
+    def available_or_warn(self, what: str, fallback: str) -> bool:
+        """`available()`; the first time it is not, one warning: what is unavailable, why, and
+        what runs instead (a dispatcher calls this on every call, so it must stay cheap)."""
+        if self._loaded[0] is not None:
+            return True
+        if not self._warned:
+            self._warned = True
+            _log.warning("%s unavailable (%s); %s", what, self._loaded[1], fallback)
+        return False
 
 
 def cache_dir() -> Path:

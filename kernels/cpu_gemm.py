@@ -27,6 +27,7 @@ _NATIVE = NativeLibrary("gemm_bf16_cpu.cpp", "servops_gemm_abi", ABI_VERSION, {
     "servops_linear_bf16": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _I32, _I32, _I32, _I32],
 })
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
+available_or_warn = _NATIVE.available_or_warn
 
 
 @functools.cache

@@ -33,6 +33,7 @@ _NATIVE = NativeLibrary("layer_ops_cpu.cpp", "servops_layer_ops_abi", ABI_VERSIO
     "servops_silu_and_mul_f32": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
 }, EXTRA_FLAGS)
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
+available_or_warn = _NATIVE.available_or_warn
 
 
 def _rows_ok(tensor: torch.Tensor) -> bool:

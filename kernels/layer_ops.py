@@ -18,28 +18,23 @@ layer ops").
 
 from __future__ import annotations
 
-import functools
-import logging
-
 import torch
 import torch.nn.functional as F
 
 from kernels import cpu_gemm, cpu_layer_ops
 from kernels.attention import backend_for
 
-_log = logging.getLogger(__name__)
-
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """`F.linear(x, weight, bias)` for x [T, K] (native for bf16 on the CPU backend, see above)."""
-    if x.dtype == torch.bfloat16 and _native_gemm(x, weight, bias):
+    if native_linear(x, weight, bias):
         return cpu_gemm.linear(x, weight, bias)
     return F.linear(x, weight, bias)
 
 
-def native_linear(x: torch.Tensor, weight: torch.Tensor) -> bool:
-    """Whether `linear(x, weight)` runs the native bf16 kernel (the LM head then needs no slicing)."""
-    return x.dtype == torch.bfloat16 and _native_gemm(x, weight, None)
+def native_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:
+    """Whether `linear(x, weight, bias)` runs the native bf16 kernel (the LM head then needs no slicing)."""
+    return x.dtype == torch.bfloat16 and _native_gemm(x, weight, bias)
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -101,7 +96,8 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 def _native(*tensors: torch.Tensor) -> bool:
     first = tensors[0]
-    if first.device.type != "cpu" or backend_for(first.device) != "cpu" or not _library_available():
+    if first.device.type != "cpu" or backend_for(first.device) != "cpu" or not cpu_layer_ops.available_or_warn(
+            "native CPU layer ops", "RMSNorm, RoPE and SiLU use PyTorch, which is slower"):
         return False
     return cpu_layer_ops.supports_rows(*(t if t.dim() == 2 else t.view(1, -1) for t in tensors))
 
@@ -109,22 +105,6 @@ def _native(*tensors: torch.Tensor) -> bool:
 def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
     if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.needed():
         return False
-    return _gemm_available() and cpu_gemm.supports(x, weight, bias)  # warns once if it cannot build
-
-
-@functools.cache
-def _gemm_available() -> bool:
-    if cpu_gemm.available():
-        return True
-    _log.warning("native bfloat16 GEMM unavailable (%s); bf16 linear layers use PyTorch's software path, "
-                 "several times slower", cpu_gemm.unavailable_reason())
-    return False
-
-
-@functools.cache
-def _library_available() -> bool:
-    if cpu_layer_ops.available():
-        return True
-    _log.warning("native CPU layer ops unavailable (%s); RMSNorm, RoPE and SiLU use PyTorch, which is slower",
-                 cpu_layer_ops.unavailable_reason())
-    return False
+    return (cpu_gemm.available_or_warn("native bfloat16 GEMM", "bf16 linear layers use PyTorch's software path, "
+                                       "several times slower")
+            and cpu_gemm.supports(x, weight, bias))
