@@ -215,14 +215,33 @@ def engine_ab(sides: dict, num_requests: int, rounds: int, dtype: str = "float32
     return {"num_requests": num_requests, "dtype": dtype, "runs": runs, "ratio_of_best": ratio, "requests_with_identical_tokens": same}
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batch", type=int, default=240, help="sequences in the decode step (240)")
-    parser.add_argument("--repeats", type=int, default=5, help="kernel steps per side, best kept (5)")
-    parser.add_argument("--num-requests", type=int, default=96, help="requests per engine run (96)")
-    parser.add_argument("--rounds", type=int, default=2, help="engine A/B rounds (2)")
-    parser.add_argument("--skip-engine", action="store_true", help="kernel only")
+def ab_arguments(description: str, *, repeats: int, num_requests: int, rounds: int,
+                 measured: str) -> argparse.ArgumentParser:
+    """The flags every CPU A/B script shares (`finish_ab` reads them); the script adds its own."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=repeats, help=f"timed calls per side, best kept ({repeats})")
+    parser.add_argument("--num-requests", type=int, default=num_requests,
+                        help=f"requests per engine run ({num_requests})")
+    parser.add_argument("--rounds", type=int, default=rounds, help=f"engine A/B rounds, order alternating ({rounds})")
+    parser.add_argument("--skip-engine", action="store_true", help=f"{measured} only, no engine A/B")
     parser.add_argument("--json", default=None, help="write the results here as JSON")
+    return parser
+
+
+def finish_ab(result: dict, args: argparse.Namespace, sides: dict, dtype: str = "float32") -> dict:
+    """The common tail of the CPU A/B scripts: the engine A/B of `sides` unless --skip-engine,
+    then the JSON file."""
+    if not args.skip_engine:
+        result["engine"] = engine_ab(sides, args.num_requests, args.rounds, dtype)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = ab_arguments(__doc__, repeats=5, num_requests=96, rounds=2, measured="kernels")
+    parser.add_argument("--batch", type=int, default=240, help="sequences in the decode step (240)")
     args = parser.parse_args(argv)
     if not cpu_attention.available():
         raise SystemExit(f"the native CPU attention kernels do not build here: {cpu_attention.unavailable_reason()}")
@@ -238,13 +257,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{row['case']}, {row['dtype']}, {LAYERS} layers: {row['baseline']} {row['baseline_s'] * 1e3:.0f} ms, "
               f"native {row['native_s'] * 1e3:.0f} ms -> {row['ratio']:.2f}x (max abs diff {row['max_abs_diff']:.1e})",
               flush=True)
-    if not args.skip_engine:
-        sides = {backend: functools.partial(attention_backend, backend) for backend in ("torch", "cpu")}
-        result["engine"] = engine_ab(sides, args.num_requests, args.rounds)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-    return result
+    sides = {backend: functools.partial(attention_backend, backend) for backend in ("torch", "cpu")}
+    return finish_ab(result, args, sides)
 
 
 if __name__ == "__main__":

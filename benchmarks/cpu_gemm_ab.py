@@ -19,14 +19,12 @@ minutes. Prints the ratios and writes JSON (`--json`).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 
 import torch
 import torch.nn.functional as F
 
-from cpu_attention_ab import best_of, engine_ab
+from cpu_attention_ab import ab_arguments, best_of, finish_ab
 from engine_throughput import gemm_probe
 
 from engine.cpu_memory import tune_glibc_malloc
@@ -67,13 +65,8 @@ def bench_gemm(name: str, rows: int, repeats: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5, help="calls per side, best kept (5)")
-    parser.add_argument("--num-requests", type=int, default=32, help="requests per engine run (32)")
-    parser.add_argument("--rounds", type=int, default=2, help="engine A/B rounds, order alternating (2)")
+    parser = ab_arguments(__doc__, repeats=5, num_requests=32, rounds=2, measured="GEMMs")
     parser.add_argument("--max-rows", type=int, default=2048, help="skip GEMM cases with more rows (2048: none)")
-    parser.add_argument("--skip-engine", action="store_true", help="GEMMs only")
-    parser.add_argument("--json", default=None, help="write the results here as JSON")
     args = parser.parse_args(argv)
     if not cpu_gemm.available():
         raise SystemExit(f"the native bf16 GEMM does not build here: {cpu_gemm.unavailable_reason()}")
@@ -87,13 +80,8 @@ def main(argv: list[str] | None = None) -> dict:
               f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s; float32 F.linear "
               f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
               f"max {row['max_abs_diff']:.3g}", flush=True)
-    if not args.skip_engine:
-        result["engine"] = engine_ab({"pytorch_bf16": pytorch_bf16_linear, "native": contextlib.nullcontext},
-                                     args.num_requests, args.rounds, dtype="bfloat16")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-    return result
+    return finish_ab(result, args, {"pytorch_bf16": pytorch_bf16_linear, "native": contextlib.nullcontext},
+                     dtype="bfloat16")
 
 
 if __name__ == "__main__":

@@ -20,14 +20,12 @@ minutes. Prints the ratios and writes JSON (`--json`).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 
 import torch
 import torch.nn.functional as F
 
-from cpu_attention_ab import best_of, engine_ab
+from cpu_attention_ab import ab_arguments, best_of, finish_ab
 from engine_throughput import gemm_probe
 
 from engine.cpu_memory import tune_glibc_malloc
@@ -99,13 +97,7 @@ def bench_lm_head(rows: int, repeats: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=10, help="calls per side, best kept (10)")
-    parser.add_argument("--num-requests", type=int, default=64, help="requests per engine run (64)")
-    parser.add_argument("--rounds", type=int, default=4, help="engine A/B rounds, order alternating (4)")
-    parser.add_argument("--skip-engine", action="store_true", help="ops and LM head only")
-    parser.add_argument("--json", default=None, help="write the results here as JSON")
-    args = parser.parse_args(argv)
+    args = ab_arguments(__doc__, repeats=10, num_requests=64, rounds=4, measured="ops and LM head").parse_args(argv)
     if not cpu_layer_ops.available():
         raise SystemExit(f"the native CPU layer ops do not build here: {cpu_layer_ops.unavailable_reason()}")
     tune_glibc_malloc()
@@ -118,13 +110,7 @@ def main(argv: list[str] | None = None) -> dict:
         extra = f", bit-identical: {row['bit_identical']}" if "bit_identical" in row else ""
         print(f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, new {row['native_s'] * 1e3:.2f} ms "
               f"-> {row['ratio']:.2f}x{extra}", flush=True)
-    if not args.skip_engine:
-        result["engine"] = engine_ab({"before": baseline_layer_ops, "native": contextlib.nullcontext},
-                                     args.num_requests, args.rounds)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
-    return result
+    return finish_ab(result, args, {"before": baseline_layer_ops, "native": contextlib.nullcontext})
 
 
 if __name__ == "__main__":
