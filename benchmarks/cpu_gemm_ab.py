@@ -24,7 +24,7 @@ import contextlib
 import torch
 import torch.nn.functional as F
 
-from cpu_attention_ab import ab_arguments, best_of, finish_ab
+from cpu_attention_ab import ab_arguments, best_of, finish_ab, max_abs_diff
 from engine_throughput import gemm_probe
 
 from engine.cpu_memory import tune_glibc_malloc
@@ -61,7 +61,7 @@ def bench_gemm(name: str, rows: int, repeats: int) -> dict:
             "ratio": best["pytorch_bf16"] / best["native"],
             "native_gflops": flops / best["native"] / 1e9, "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
             "outputs_differing": float((ours != theirs).float().mean()),
-            "max_abs_diff": float((ours.float() - theirs.float()).abs().max())}
+            "max_abs_diff": max_abs_diff(ours, theirs)}
 
 
 def main(argv: list[str] | None = None) -> dict:
