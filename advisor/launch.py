@@ -24,8 +24,10 @@ from pathlib import Path
 
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
+from advisor.vllm_launch import is_vllm_command, offline_env, resolve_vllm_words
 
-__all__ = ["EngineProcess", "EngineStartError", "bundled_command", "display_command", "launch_words", "free_port"]
+__all__ = ["EngineProcess", "EngineStartError", "bundled_command", "display_command", "launch_env", "launch_words",
+           "free_port"]
 
 log = logging.getLogger("servops.launch")
 Progress = Callable[[str], None]
@@ -47,11 +49,23 @@ def bundled_command(flags: Sequence[str], model: str | None = None) -> ServeComm
 
 
 def launch_words(command: ServeCommand) -> list[str]:
-    """argv for a ServeCommand: the bundled engine runs under this interpreter; others as given."""
-    words = shlex.split(command.render())
+    """argv for a ServeCommand (its env assignments left out: `launch_env` carries them).
+
+    The bundled engine runs under this interpreter; `vllm serve` runs through the vLLM
+    interpreter servops knows (advisor.vllm_launch) when no `vllm` program is on PATH, since
+    the CPU wheel's `vllm` script cannot start; anything else runs as given.
+    """
+    words = shlex.split(ServeCommand(program=command.program, model=command.model, flags=command.flags).render())
     if tuple(words[:4]) == BUNDLED_PROGRAM:
-        words = [sys.executable, *words[1:]]
-    return words
+        return [sys.executable, *words[1:]]
+    return resolve_vllm_words(words)
+
+
+def launch_env(command: ServeCommand) -> dict[str, str]:
+    """The environment a command runs in: ours, its own `NAME=value` assignments, and for a
+    vLLM command the offline switches (advisor.vllm_launch.VLLM_OFFLINE_ENV)."""
+    extra = offline_env() if is_vllm_command(command) else {}
+    return {**os.environ, "PYTHONUNBUFFERED": "1", **extra, **command.env}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -96,7 +110,7 @@ class EngineProcess:
         try:
             self._proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True, env=launch_env(self.command),
             )
         except OSError as exc:
             self._close_log()
@@ -176,4 +190,5 @@ def _healthy(base_url: str) -> bool:
 def display_command(command: ServeCommand) -> str:
     """The command as shown in reports and given to triage (launcher-owned flags left out)."""
     flags = {k: v for k, v in command.flags.items() if k not in _LAUNCHER_FLAGS}
-    return ServeCommand(program=list(command.program), model=command.model, flags=flags).render()
+    return ServeCommand(env=dict(command.env), program=list(command.program), model=command.model,
+                        flags=flags).render()

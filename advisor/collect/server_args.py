@@ -9,6 +9,7 @@ pasted back into a shell. When several sources say something, the user's explici
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from pydantic import BaseModel, Field
@@ -48,6 +49,10 @@ TRIAGE_FLAGS: frozenset[str] = frozenset(
 )
 
 
+# `NAME=value` before the program, as a shell reads it (`VLLM_CPU_KVCACHE_SPACE=4 vllm serve …`).
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 class ServerArgsError(UserError):
     """A --server-args text that cannot be split like a shell would; names the fix."""
 
@@ -56,9 +61,12 @@ class ServeCommand(BaseModel):
     """A server command split into program words, the model and its flags in order.
 
     `flags` maps a flag (`--max-model-len`) to its value text, or None for a bare boolean
-    flag. `origin` says, per flag, where it was learned (server-args, log, metrics).
+    flag. `origin` says, per flag, where it was learned (server-args, log, metrics). `env`
+    holds the environment assignments written before the program: vLLM's CPU backend takes
+    its KV space from `VLLM_CPU_KVCACHE_SPACE`, so that setting is part of the command.
     """
 
+    env: dict[str, str] = Field(default_factory=dict)
     program: list[str] = Field(default_factory=list)
     model: str | None = None
     flags: dict[str, str | None] = Field(default_factory=dict)
@@ -84,6 +92,7 @@ class ServeCommand(BaseModel):
             flags[flag] = value
             origin[flag] = stronger.origin.get(flag, "")
         return ServeCommand(
+            env={**self.env, **stronger.env},
             program=stronger.program or self.program,
             model=stronger.model or self.model,
             flags=flags,
@@ -104,11 +113,12 @@ class ServeCommand(BaseModel):
                     rebuilt[existing] = value
             rebuilt.setdefault(new_flag, None if bare else proposed)
             flags = rebuilt
-        return ServeCommand(program=list(self.program), model=self.model, flags=flags, origin=dict(self.origin))
+        return ServeCommand(env=dict(self.env), program=list(self.program), model=self.model, flags=flags,
+                            origin=dict(self.origin))
 
     def render(self) -> str:
         """A shell command line (quoted where needed) that can be pasted back."""
-        words = list(self.program)
+        words = [f"{name}={value}" for name, value in self.env.items()] + list(self.program)
         if self.model and "--model" not in self.flags:
             words.append(self.model)
         for flag, value in self.flags.items():
@@ -127,10 +137,14 @@ def parse_command(text: str, origin: str = "server-args") -> ServeCommand:
         raise ServerArgsError(
             f"--server-args {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes"
         ) from None
+    env: dict[str, str] = {}
+    while words and _ENV_ASSIGNMENT.match(words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
     end = next(
         (i + 1 for i, word in enumerate(words[:6]) if word == "serve" or word.endswith("api_server")), 0
     )
-    command = ServeCommand(program=words[:end])
+    command = ServeCommand(env=env, program=words[:end])
     rest = words[end:]
     if rest and not rest[0].startswith("-"):
         command.model, rest = rest[0], rest[1:]
@@ -151,8 +165,7 @@ def args_from_repr(text: str, separator: str = "=", drop_defaults: bool = False)
             continue
         key = key.strip().strip("'\"")
         value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
+        value = _unquote_repr(value)
         if key == "model_tag":
             key = "model"
         flag = "--" + key.replace("_", "-")
@@ -210,6 +223,17 @@ def _with_flags(command: ServeCommand, words: list[str], origin: str) -> ServeCo
     if "--model" in command.flags and command.model is None:
         command.model = command.flags["--model"]
     return command
+
+
+def _unquote_repr(value: str) -> str:
+    """A Python repr as the flag's value text: `'x'` → x, and a list (`['smol']`, from an
+    nargs flag such as --served-model-name) → its items joined by spaces, so the flag
+    renders back as `--served-model-name smol`, not as the list's repr."""
+    if value.startswith("[") and value.endswith("]"):
+        return " ".join(_unquote_repr(item.strip()) for item in _split_top_level(value[1:-1]) if item.strip())
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 def _is_number(word: str) -> bool:
