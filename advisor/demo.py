@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
@@ -26,20 +26,62 @@ from advisor.comparison import Comparison, compare_ramps
 from advisor.errors import UserError
 from advisor.launch import bundled_command
 from advisor.measure import Measurement, RampSettings, measure, top_change
+from advisor.vllm_launch import reference_command
 
-__all__ = ["DemoSettings", "DemoResult", "run_demo", "POOR_FLAGS"]
+__all__ = ["POOR_FLAGS", "DemoResult", "DemoSettings", "Engine", "default_base_flags", "poor_command", "run_demo",
+           "start_command"]
 
 Progress = Callable[[str], None]
+Engine = Literal["bundled", "vllm"]
 POOR_FLAGS: tuple[str, ...] = ("--max-num-seqs", "1")
 # float32 on CPU: bf16 matmuls without AMX are several times slower on common CPUs.
 BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32", "--disable-log-requests")
+# The bundled engine's flags that vLLM 0.32 rejects as unknown (vllm/engine/arg_utils.py and
+# vllm/entrypoints/launchers/cli_args.py define its flags), each with what vLLM has instead.
+BUNDLED_ONLY_FLAGS: dict[str, str] = {
+    "--device-memory-gib": "size its CPU KV cache with VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes",
+    "--device": "it picks its platform itself",
+    "--disable-log-requests": "it logs no requests unless --enable-log-requests",
+}
+# The same starting point on vLLM: BASE_FLAGS without the flags only the bundled engine has.
+VLLM_BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32")
+
+
+def default_base_flags(engine: Engine) -> tuple[str, ...]:
+    """The flags every run gets unless the user gives others: BASE_FLAGS, minus bundled-only ones on vLLM."""
+    return VLLM_BASE_FLAGS if engine == "vllm" else BASE_FLAGS
+
+
+def start_command(engine: Engine, flags: list[str], model: str | None = None) -> ServeCommand:
+    """The command demo and tune start from: the bundled engine, or vLLM as the reference deployment.
+
+    Why check the flags here: vLLM would reject a bundled-only flag too, but only after
+    importing itself for half a minute; here it is one line naming vLLM's equivalent.
+    """
+    if engine == "bundled":
+        return bundled_command(flags, model)
+    for word in flags:
+        flag = word.split("=", 1)[0]
+        if flag in BUNDLED_ONLY_FLAGS:
+            raise UserError(f"--engine vllm: {flag} is the bundled engine's flag and vLLM has none "
+                            f"({BUNDLED_ONLY_FLAGS[flag]}); leave it out")
+    return reference_command(flags, model)
 
 
 class DemoSettings(BaseModel):
     model: str | None = Field(default=None, description="engine model argument; None = embedded SmolLM2")
+    engine: Engine = Field(default="bundled", description="the server under test: bundled engine or vLLM")
     poor_flags: list[str] = Field(default_factory=lambda: list(POOR_FLAGS))
     base_flags: list[str] = Field(default_factory=lambda: list(BASE_FLAGS))
     ramp: RampSettings = Field(default_factory=RampSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_base_flags(cls, data: Any) -> Any:
+        """Without explicit base flags, the engine's own defaults (vLLM has no --disable-log-requests)."""
+        if isinstance(data, dict) and data.get("base_flags") is None:
+            data = {**data, "base_flags": list(default_base_flags(data.get("engine") or "bundled"))}
+        return data
 
 
 class AppliedChange(BaseModel):
@@ -73,8 +115,8 @@ class DemoResult(BaseModel):
 def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoResult:
     """Poor config → ramp + triage → apply the top change → ramp again. Stops every engine it starts."""
     started = time.monotonic()
+    poor = poor_command(settings)
     out_dir.mkdir(parents=True, exist_ok=True)
-    poor = bundled_command([*settings.base_flags, *settings.poor_flags], settings.model)
     progress("demo 1/3: measuring the poor configuration (ramp, with triage during the last step)")
     before = measure(poor, settings.ramp, out_dir, "before", progress)
     notes: list[str] = []
@@ -102,7 +144,7 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
     comparison = compare_ramps(before.ramp, after.ramp) if after else []
     progress("demo 3/3: writing the result and the report")
     return DemoResult(
-        model=settings.model or "SmolLM2-135M-Instruct (embedded)", settings=settings,
+        model=_model_label(settings), settings=settings,
         summary=_summary(before, applied, comparison), before=before, triage=before.triage,
         applied_change=applied, after=after, comparison=comparison,
         timings={"total_s": round(time.monotonic() - started, 1), "before_startup_s": before.startup_s,
@@ -112,9 +154,20 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
     )
 
 
+def poor_command(settings: DemoSettings) -> ServeCommand:
+    """The command the demo measures first: base flags, then the poor ones, on the chosen engine."""
+    return start_command(settings.engine, [*settings.base_flags, *settings.poor_flags], settings.model)
+
+
 def apply(command: ServeCommand, changes: list[dict[str, Any]]) -> ServeCommand:
     """The command with every change's flag set to its proposed value."""
     return command.with_changes({str(c["flag"]): str(c["proposed"]) for c in changes})
+
+
+def _model_label(settings: DemoSettings) -> str:
+    """The model as the report names it, with the engine when it is not the bundled one."""
+    label = settings.model or "SmolLM2-135M-Instruct (embedded)"
+    return f"{label} on vLLM" if settings.engine == "vllm" else label
 
 
 def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison]) -> str:

@@ -26,8 +26,8 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.vllm_launch import is_vllm_command, offline_env, resolve_vllm_words
 
-__all__ = ["EngineProcess", "EngineStartError", "bundled_command", "display_command", "launch_env", "launch_words",
-           "free_port"]
+__all__ = ["EngineProcess", "EngineStartError", "bundled_command", "display_command", "free_port", "launch_env",
+           "launch_words", "startup_note"]
 
 log = logging.getLogger("servops.launch")
 Progress = Callable[[str], None]
@@ -36,6 +36,9 @@ Progress = Callable[[str], None]
 BUNDLED_PROGRAM = ("python", "-m", "engine", "serve")
 # Flags the launcher owns: they change per run and are not configuration worth diffing.
 _LAUNCHER_FLAGS = ("--host", "--port")
+# Said while waiting for a compiled vLLM: its torch.compile start is silent for long stretches,
+# and the CPU build recompiles at every start (docs/vllm.md).
+VLLM_COMPILE_NOTE = "vLLM compiles the model at start, about a minute or two"
 
 
 class EngineStartError(UserError):
@@ -86,6 +89,7 @@ class EngineProcess:
         self.port = free_port(host)
         self.startup_timeout_s = startup_timeout_s
         self.progress = progress
+        self.startup_note = startup_note(command)
         self._proc: subprocess.Popen | None = None
         self._log_file = None
         self.pid: int | None = None  # of the last process started (kept after stop, for checks)
@@ -160,7 +164,8 @@ class EngineProcess:
             if time.monotonic() >= next_note:
                 last = self.log_tail(1)
                 message = last[0].split("] ", 1)[-1][:120] if last else "no log yet"
-                self.progress(f"waiting for engine ({time.monotonic() - started:.0f} s): {message}")
+                note = f"; {self.startup_note}" if self.startup_note else ""
+                self.progress(f"waiting for engine ({time.monotonic() - started:.0f} s{note}): {message}")
                 next_note += 15.0
             time.sleep(0.5)
         raise EngineStartError(
@@ -177,6 +182,14 @@ class EngineProcess:
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+
+
+def startup_note(command: ServeCommand) -> str | None:
+    """What the wait is for, said in each waiting line: a vLLM start without --enforce-eager compiles
+    for a minute or two, which looks like a hang without it."""
+    if is_vllm_command(command) and "--enforce-eager" not in command.flags:
+        return VLLM_COMPILE_NOTE
+    return None
 
 
 def _healthy(base_url: str) -> bool:

@@ -61,7 +61,8 @@ def vllm_unavailable_reason() -> str | None:
         return (f"no vLLM environment: run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run "
                 f"vLLM) or set SERVOPS_VLLM_PYTHON to the python of an environment with vLLM installed")
     if not python.is_file():
-        return f"SERVOPS_VLLM_PYTHON={python} does not exist; point it at the python of a vLLM environment"
+        return (f"SERVOPS_VLLM_PYTHON={python} does not exist; point it at the python of a vLLM environment, "
+                f"or unset it and run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run vLLM)")
     return None
 
 

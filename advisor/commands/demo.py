@@ -2,7 +2,8 @@
 
 Start the embedded model with a poor configuration, ramp it, triage it under load, apply
 the top recommended flag change, ramp again, and write demo.json plus one HTML report
-with before and after side by side. Everything it starts, it stops.
+with before and after side by side. Everything it starts, it stops. `--engine vllm` tells
+the same story on a real vLLM (the reference deployment, advisor.vllm_launch).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from advisor.demo import POOR_FLAGS, DemoSettings, run_demo
+from advisor.demo import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS, DemoSettings, run_demo
 from advisor.errors import UserError
 from advisor.measure import RampSettings
 from advisor.report_files import write_html_report, write_json
@@ -25,32 +26,28 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Run the bundled engine with a deliberately poor configuration "
             f"({' '.join(POOR_FLAGS)}), ramp it, triage it from its /metrics and log during the top "
             "load step, apply the top recommended change, ramp again and write demo.json and an "
-            "HTML report with before and after side by side. Stops every process it starts."
+            "HTML report with before and after side by side. Stops every process it starts. "
+            "--engine vllm runs the same on a real vLLM (scripts/install.sh builds it where the machine can)."
         ),
     )
     parser.add_argument("--out", default="demo-out", metavar="DIR",
                         help="folder for demo.json, report.html and the engine logs (default: demo-out)")
     parser.add_argument("--model", default=None,
-                        help="model for the engine (HF dir or .gguf); default: the embedded SmolLM2-135M-Instruct")
+                        help="model for the engine (HF dir or .gguf; vLLM: an HF dir); default: the embedded "
+                             "SmolLM2-135M-Instruct")
+    add_engine_argument(parser)
     add_ramp_arguments(parser)
     parser.add_argument("--poor-flags", default=" ".join(POOR_FLAGS), metavar="FLAGS",
                         help=f"the poor configuration to start from (default: '{' '.join(POOR_FLAGS)}')")
     parser.add_argument("--engine-flags", default=None, metavar="FLAGS",
-                        help="flags every engine run gets (default: '--max-model-len 2048 --dtype float32 "
-                             "--disable-log-requests')")
+                        help=f"flags every engine run gets (default: '{' '.join(BASE_FLAGS)}'; with --engine vllm "
+                             f"'{' '.join(VLLM_BASE_FLAGS)}')")
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = DemoSettings(
-        model=args.model,
-        poor_flags=args.poor_flags.split(),
-        ramp=ramp_settings(args),
-    )
-    if args.engine_flags is not None:
-        settings.base_flags = args.engine_flags.split()
     out_dir = Path(args.out)
-    result = run_demo(settings, out_dir, progress=_progress)
+    result = run_demo(demo_settings(args), out_dir, progress=_progress)
     json_path = write_json(out_dir / "demo.json", result.model_dump_json(indent=1))
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     print(result.summary)
@@ -58,6 +55,25 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0 if result.after is not None or result.applied_change is None else 1
+
+
+def demo_settings(args: argparse.Namespace) -> DemoSettings:
+    """The demo's settings from its flags (base flags: the engine's defaults unless --engine-flags)."""
+    return DemoSettings(
+        model=args.model,
+        engine=args.engine,
+        poor_flags=args.poor_flags.split(),
+        base_flags=args.engine_flags.split() if args.engine_flags is not None else None,
+        ramp=ramp_settings(args),
+    )
+
+
+def add_engine_argument(parser: argparse.ArgumentParser, default: str | None = "bundled") -> None:
+    """`--engine`, shared by demo and tune: which server the loop starts and measures."""
+    parser.add_argument("--engine", choices=["bundled", "vllm"], default=default,
+                        help="server to start: the bundled engine (default) or a real vLLM as the reference "
+                             "deployment, from .venv-vllm (scripts/install.sh) or $SERVOPS_VLLM_PYTHON; vLLM's "
+                             "start compiles the model (about 1-2 min on a CPU; --startup-timeout covers it)")
 
 
 def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +92,7 @@ def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
                         help="SLOs that define the safe operating point (default: ttft_p99=3s)")
     parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
                         help="seconds to wait for each engine to answer /health (default: 600; the first run "
-                             "converts the embedded model once)")
+                             "converts the embedded model once, and vLLM compiles the model at every start)")
 
 
 def ramp_settings(args: argparse.Namespace) -> RampSettings:

@@ -1,27 +1,34 @@
 """`servops tune`: recommend → apply → re-ramp → keep or roll back, for up to N rounds.
 
-Works on any engine servops can launch: the bundled engine (default), or a `vllm serve …`
-command where vLLM is installed (`--server-command`). Writes tune.json and one HTML report
-with every round, kept or rolled back, and the numbers each decision rests on.
+Works on any engine servops can launch: the bundled engine (default), a real vLLM started
+the way advisor.vllm_launch starts the reference deployment (`--engine vllm`), or any
+`vllm serve …` command (`--server-command`). Writes tune.json and one HTML report with every
+round, kept or rolled back, and the numbers each decision rests on.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import shutil
 import sys
 from pathlib import Path
 
-from advisor.collect.server_args import parse_command
-from advisor.commands.demo import add_ramp_arguments, ramp_settings
-from advisor.demo import BASE_FLAGS, POOR_FLAGS
+from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.commands.demo import add_engine_argument, add_ramp_arguments, ramp_settings
+from advisor.demo import POOR_FLAGS, Engine, default_base_flags, start_command
 from advisor.errors import UserError
-from advisor.launch import BUNDLED_PROGRAM, bundled_command
+from advisor.launch import BUNDLED_PROGRAM
 from advisor.report_files import write_html_report, write_json
 from advisor.tune import TuneCriterion, run_tune
+from advisor.vllm_launch import vllm_unavailable_reason
 
-DEFAULT_FLAGS = " ".join([*BASE_FLAGS, *POOR_FLAGS])
+
+def default_flags(engine: Engine) -> str:
+    """The starting flags when --flags is not given: the demo's poor configuration on that engine."""
+    return " ".join([*default_base_flags(engine), *POOR_FLAGS])
+
+
+DEFAULT_FLAGS = default_flags("bundled")
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -48,12 +55,16 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="relative improvement a latency criterion needs to keep a change (default: 0.10)")
     engine = parser.add_mutually_exclusive_group()
     engine.add_argument("--flags", default=None, metavar="FLAGS",
-                        help=f"starting flags for the bundled engine (default: '{DEFAULT_FLAGS}')")
+                        help=f"starting flags for --engine (default: '{DEFAULT_FLAGS}'; with --engine vllm "
+                             f"'{default_flags('vllm')}')")
     engine.add_argument("--server-command", default=None, metavar="CMD",
-                        help="a full launch command instead, e.g. \"vllm serve MODEL --max-num-seqs 8\" "
-                             "(servops adds --host/--port)")
+                        help="a full launch command instead of --engine, e.g. \"VLLM_CPU_KVCACHE_SPACE=1 vllm serve "
+                             "MODEL --max-num-seqs 8\" (servops adds --host/--port; `vllm` runs from the vLLM "
+                             "environment when servops has one)")
+    add_engine_argument(parser, default=None)
     parser.add_argument("--model", default=None,
-                        help="model for the bundled engine (HF dir or .gguf); default: the embedded SmolLM2")
+                        help="model for --engine (bundled: HF dir or .gguf; vllm: an HF dir); default: the "
+                             "embedded SmolLM2")
     add_ramp_arguments(parser)
     return parser
 
@@ -77,18 +88,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_command(args: argparse.Namespace):
+def _start_command(args: argparse.Namespace) -> ServeCommand:
+    """The starting command: --server-command as given (checked it can run), else --engine's."""
     if args.server_command:
-        command = parse_command(args.server_command)
-        program = shlex.split(args.server_command)[:1]
-        if tuple(command.program[:4]) != BUNDLED_PROGRAM and (not program or shutil.which(program[0]) is None):
-            raise UserError(f"--server-command: {program[0] if program else '(empty)'!r} is not on PATH; "
-                            f"install vLLM or leave --server-command out to tune the bundled engine")
-        if not command.program:
-            raise UserError("--server-command: give the whole command, e.g. \"vllm serve MODEL --max-num-seqs 8\"")
+        if args.engine is not None:
+            raise UserError("--engine and --server-command are mutually exclusive: --server-command is the whole "
+                            "launch command; leave one out")
+        return _server_command(args.server_command)
+    engine: Engine = args.engine or "bundled"
+    flags = (args.flags if args.flags is not None else default_flags(engine)).split()
+    return start_command(engine, flags, args.model)
+
+
+def _server_command(text: str) -> ServeCommand:
+    """`--server-command` parsed (NAME=value assignments into its env), refused early when it cannot start.
+
+    Why `vllm` is not looked up on PATH alone: the CPU wheel's `vllm` script cannot start, so
+    servops runs `vllm serve` through its vLLM environment (advisor.vllm_launch) when there is one.
+    """
+    command = parse_command(text)
+    if not command.program:
+        raise UserError("--server-command: give the whole command, e.g. \"vllm serve MODEL --max-num-seqs 8\"")
+    if tuple(command.program[:4]) == BUNDLED_PROGRAM:
         return command
-    flags = (args.flags if args.flags is not None else DEFAULT_FLAGS).split()
-    return bundled_command(flags, args.model)
+    program = command.program[0]
+    if program == "vllm":
+        reason = vllm_unavailable_reason()
+        if reason:
+            raise UserError(f"--server-command: {reason}")
+    elif shutil.which(program) is None:
+        raise UserError(f"--server-command: {program!r} is not on PATH; install it or leave --server-command out "
+                        f"to tune the bundled engine")
+    return command
 
 
 def _progress(line: str) -> None:

@@ -1,0 +1,136 @@
+"""`--engine vllm` on demo and tune, and `--server-command` with vLLM: the command servops would
+start, and the one-line refusals. Nothing here starts a server: a fake interpreter path stands
+in for .venv-vllm, so these run the same on machines with and without vLLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor import vllm_launch
+from advisor.cli import build_parser, main
+from advisor.collect.server_args import ServeCommand
+from advisor.commands.demo import demo_settings
+from advisor.commands.tune import _start_command
+from advisor.demo import VLLM_BASE_FLAGS, DemoSettings, poor_command, start_command
+from advisor.errors import UserError
+from advisor.launch import launch_env, launch_words, startup_note
+
+BUNDLED_ONLY = ("--disable-log-requests", "--device-memory-gib", "--device")
+
+
+@pytest.fixture()
+def vllm_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in .venv-vllm interpreter (never run), on a machine treated as CPU-only."""
+    python = tmp_path / ".venv-vllm" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    monkeypatch.setenv("SERVOPS_VLLM_PYTHON", str(python))
+    monkeypatch.setattr(vllm_launch, "_is_cpu", lambda: True)  # a CUDA test machine builds the CPU command too
+    return python
+
+
+@pytest.fixture()
+def no_vllm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    missing = tmp_path / "missing" / "bin" / "python"
+    monkeypatch.setenv("SERVOPS_VLLM_PYTHON", str(missing))
+    return missing
+
+
+@pytest.fixture()
+def model_dir(tmp_path: Path) -> Path:
+    """A local HF model directory as vLLM needs it (config.json), so the embedded model is not converted."""
+    directory = tmp_path / "smol"
+    directory.mkdir()
+    (directory / "config.json").write_text("{}")
+    return directory
+
+
+def _demo_command(*argv: str) -> ServeCommand:
+    return poor_command(demo_settings(build_parser().parse_args(["demo", *argv])))
+
+
+def _tune_command(*argv: str) -> ServeCommand:
+    return _start_command(build_parser().parse_args(["tune", *argv]))
+
+
+def _flag_words(words: list[str]) -> set[str]:
+    return {word.split("=", 1)[0] for word in words if word.startswith("--")}
+
+
+def test_demo_engine_vllm_launches_with_the_vllm_environment_interpreter(vllm_python, model_dir):
+    words = launch_words(_demo_command("--engine", "vllm", "--model", str(model_dir)))
+    assert words[:3] == [str(vllm_python), "-m", vllm_launch.VLLM_SERVE_MODULE]
+    assert str(model_dir.resolve()) in words
+
+
+def test_demo_engine_vllm_sets_the_cpu_kv_space_in_the_command_env(vllm_python, model_dir):
+    command = _demo_command("--engine", "vllm", "--model", str(model_dir))
+    assert command.env == {"VLLM_CPU_KVCACHE_SPACE": "1"}
+    assert launch_env(command)["VLLM_CPU_KVCACHE_SPACE"] == "1"
+
+
+def test_demo_engine_vllm_starts_from_the_poor_flags_without_bundled_only_ones(vllm_python, model_dir):
+    command = _demo_command("--engine", "vllm", "--model", str(model_dir))
+    assert command.flags["--max-num-seqs"] == "1" and command.flags["--max-model-len"] == "2048"
+    assert not _flag_words(launch_words(command)) & set(BUNDLED_ONLY)
+
+
+def test_demo_engine_vllm_defaults_its_base_flags_to_the_vllm_ones():
+    assert DemoSettings(engine="vllm").base_flags == list(VLLM_BASE_FLAGS)
+    assert "--disable-log-requests" in DemoSettings().base_flags
+
+
+def test_demo_default_engine_is_the_bundled_engine(model_dir):
+    words = launch_words(_demo_command("--model", str(model_dir)))
+    assert words[1:4] == ["-m", "engine", "serve"] and "--disable-log-requests" in words
+
+
+def test_vllm_start_with_a_bundled_only_flag_is_a_user_error_naming_vllms_equivalent(vllm_python, model_dir):
+    with pytest.raises(UserError, match="--device-memory-gib.*VLLM_CPU_KVCACHE_SPACE"):
+        start_command("vllm", ["--device-memory-gib", "2"], str(model_dir))
+
+
+@pytest.mark.parametrize("command", ["demo", "tune"])
+def test_engine_vllm_without_a_vllm_environment_is_one_line_and_exit_2(command, no_vllm, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([command, "--engine", "vllm", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "scripts/install.sh" in err and "SERVOPS_VLLM_PYTHON" in err
+    assert not out.exists()
+
+
+def test_tune_engine_vllm_starts_from_the_demo_poor_configuration(vllm_python, model_dir):
+    command = _tune_command("--engine", "vllm", "--model", str(model_dir))
+    assert command.program == ["vllm", "serve"] and command.flags["--max-num-seqs"] == "1"
+    assert not set(command.flags) & set(BUNDLED_ONLY)
+
+
+def test_tune_engine_and_server_command_together_is_one_line_and_exit_2(tmp_path, capsys):
+    argv = ["tune", "--engine", "vllm", "--server-command", "vllm serve m", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert "mutually exclusive" in capsys.readouterr().err
+
+
+def test_tune_server_command_with_env_prefix_runs_vllm_from_its_environment(vllm_python, model_dir):
+    command = _tune_command("--server-command", f"VLLM_CPU_KVCACHE_SPACE=1 vllm serve {model_dir} --max-num-seqs 2")
+    assert command.env == {"VLLM_CPU_KVCACHE_SPACE": "1"} and command.program == ["vllm", "serve"]
+    assert launch_words(command)[0] == str(vllm_python)
+
+
+def test_tune_server_command_vllm_without_a_vllm_environment_is_a_user_error(no_vllm, model_dir):
+    with pytest.raises(UserError, match="--server-command: SERVOPS_VLLM_PYTHON=.*scripts/install.sh"):
+        _tune_command("--server-command", f"VLLM_CPU_KVCACHE_SPACE=1 vllm serve {model_dir}")
+
+
+def test_tune_server_command_with_an_unknown_program_is_a_user_error():
+    with pytest.raises(UserError, match="'no-such-server-xyz' is not on PATH"):
+        _tune_command("--server-command", "no-such-server-xyz serve m")
+
+
+def test_waiting_for_a_compiled_vllm_says_it_compiles_and_eager_or_bundled_do_not(vllm_python, model_dir):
+    compiled = start_command("vllm", ["--max-num-seqs", "1"], str(model_dir))
+    eager = start_command("vllm", ["--enforce-eager"], str(model_dir))
+    assert "compiles" in (startup_note(compiled) or "")
+    assert startup_note(eager) is None and startup_note(start_command("bundled", [])) is None
