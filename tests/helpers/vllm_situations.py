@@ -1,0 +1,238 @@
+"""Situations produced on a real vLLM: a server in a known state, its log, and two /metrics scrapes.
+
+Why one module for both the live tests and the recorded corpus: the corpus under
+tests/fixtures/vllm_cpu/ must be exactly what the live tests see, so the recorder
+(`tests/fixtures/vllm_cpu/record.py`) and `tests/integration/vllm/` drive vLLM through the
+same functions. Every load here is real: `servops ramp` (Locust) as a subprocess, or the
+official `openai` client; every loop is bounded in count and time.
+
+    with vllm_server(out_dir, "--max-num-seqs", "8") as server:        # advisor's launcher
+        situation = under_ramp_load(server, concurrency=32, out_dir=out_dir, name="saturated")
+        situation.metrics_before, situation.metrics_after, situation.log_text
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from advisor.collect.server_args import ServeCommand
+from advisor.launch import EngineProcess, display_command
+from advisor.vllm_launch import reference_command, vllm_unavailable_reason
+
+# Served name used by every test server (short, so metric labels stay readable).
+SERVED_NAME = "smol"
+# vLLM's own startup can take ~2 min when it compiles (docs/vllm.md); the launcher waits this long.
+STARTUP_TIMEOUT_S = 420.0
+# Seconds between the two scrapes of a situation (triage's --metrics-interval).
+SCRAPE_INTERVAL_S = 8.0
+# Seconds after the load starts before the first scrape: Locust has spawned every user by then.
+SETTLE_S = 10.0
+
+
+@dataclass
+class VllmServer:
+    """A running vLLM: where it answers, its log, and the command it was started with."""
+
+    process: EngineProcess
+    command: ServeCommand
+
+    @property
+    def base_url(self) -> str:
+        return self.process.base_url
+
+    @property
+    def log_path(self) -> Path:
+        return self.process.log_path
+
+    @property
+    def shown_command(self) -> str:
+        return display_command(self.command)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def metrics_text(self) -> str:
+        with urllib.request.urlopen(self.base_url + "/metrics", timeout=10) as response:
+            return response.read().decode()
+
+
+@dataclass
+class Situation:
+    """What one situation left behind: two scrapes, the log so far, and what the client did."""
+
+    name: str
+    metrics_before: str
+    metrics_after: str
+    log_text: str
+    interval_s: float
+    client_concurrency: int | None = None
+    ramp: dict | None = None
+    notes: dict = field(default_factory=dict)
+
+
+def vllm_command(*flags: str, kv_space_gib: int | None = None) -> ServeCommand:
+    """The reference vLLM command for the embedded SmolLM2 with `flags` (served as 'smol')."""
+    return reference_command(list(flags), served_model_name=SERVED_NAME, kv_space_gib=kv_space_gib)
+
+
+@contextlib.contextmanager
+def vllm_server(log_dir: Path, *flags: str, kv_space_gib: int | None = None, label: str = "vllm",
+                command: ServeCommand | None = None) -> Iterator[VllmServer]:
+    """A healthy vLLM on a free loopback port for the block; always stopped afterwards."""
+    reason = vllm_unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    command = command or vllm_command(*flags, kv_space_gib=kv_space_gib)
+    process = EngineProcess(command, Path(log_dir) / f"{label}.log", startup_timeout_s=STARTUP_TIMEOUT_S,
+                            progress=lambda line: print(f"[{label}] {line}", file=sys.stderr, flush=True))
+    with process:
+        yield VllmServer(process=process, command=command)
+
+
+# Work to run while a situation holds (e.g. `servops triage --endpoint …` against the loaded server).
+During = Callable[[], object]
+
+
+class _Background:
+    """Runs `during` in a thread beside the scrapes and hands back its result (or its error)."""
+
+    def __init__(self, during: During | None) -> None:
+        self.box: dict = {}
+        self.thread = threading.Thread(target=self._run, args=(during,), daemon=True) if during else None
+        if self.thread:
+            self.thread.start()
+
+    def _run(self, during: During) -> None:
+        try:
+            self.box["result"] = during()
+        except Exception as exc:  # noqa: BLE001 (handed to the test, which reports it)
+            self.box["error"] = exc
+
+    def result(self, timeout_s: float = 300.0) -> object:
+        if self.thread is None:
+            return None
+        self.thread.join(timeout_s)
+        if "error" in self.box:
+            raise self.box["error"]
+        return self.box.get("result")
+
+
+def idle(server: VllmServer, name: str = "idle", interval_s: float = SCRAPE_INTERVAL_S,
+         during: During | None = None) -> Situation:
+    """Two scrapes of a server nobody is using."""
+    background = _Background(during)
+    before = server.metrics_text()
+    time.sleep(interval_s)
+    after = server.metrics_text()
+    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=server.log_text(),
+                     interval_s=interval_s, notes={"during": background.result()})
+
+
+def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: str, step_s: float = 30.0,
+                    input_len: int = 128, output_len: int = 64, interval_s: float = SCRAPE_INTERVAL_S,
+                    settle_s: float = SETTLE_S, during: During | None = None) -> Situation:
+    """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ramp_json = out_dir / f"{name}-ramp.json"
+    argv = [sys.executable, "-m", "advisor", "ramp", "--endpoint", server.base_url, "--model", SERVED_NAME,
+            "--concurrency", str(concurrency), "--step-seconds", str(step_s), "--warmup-seconds", "3",
+            "--cooldown-seconds", "5", "--input-len", str(input_len), "--output-len", str(output_len),
+            "--seed", "7", "--json", str(ramp_json)]
+    ramp = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(settle_s)
+        background = _Background(during)
+        before = server.metrics_text()
+        time.sleep(interval_s)
+        after = server.metrics_text()
+        log_text = server.log_text()
+        during_result = background.result()
+        output, _ = ramp.communicate(timeout=step_s + 120)
+    finally:
+        if ramp.poll() is None:
+            ramp.kill()
+            ramp.wait(30)
+    if ramp.returncode != 0:
+        raise RuntimeError(f"servops ramp exited {ramp.returncode}: {output[-2000:]}")
+    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
+                     interval_s=interval_s, client_concurrency=concurrency,
+                     ramp=json.loads(ramp_json.read_text()),
+                     notes={"ramp_output": output[-3000:], "during": during_result})
+
+
+def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int = 4, output_len: int = 64,
+                         duration_s: float = 30.0, interval_s: float = SCRAPE_INTERVAL_S,
+                         name: str = "client_overload", during: During | None = None) -> Situation:
+    """`clients` tasks share one official `openai` client whose HTTP pool holds `pool_size`
+    connections: the application has 64 requests in flight, vLLM sees 4 (the client is the
+    bottleneck). Bounded by `duration_s`."""
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.update(asyncio.run(
+        _pooled_clients(server.base_url, clients, pool_size, output_len, duration_s))), daemon=True)
+    thread.start()
+    time.sleep(SETTLE_S)
+    background = _Background(during)
+    before = server.metrics_text()
+    time.sleep(interval_s)
+    after = server.metrics_text()
+    log_text = server.log_text()
+    during_result = background.result()
+    thread.join(duration_s + 120)
+    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
+                     interval_s=interval_s, client_concurrency=clients, notes={**box, "during": during_result})
+
+
+async def _pooled_clients(base_url: str, clients: int, pool_size: int, output_len: int,
+                          duration_s: float) -> dict:
+    import openai  # noqa: PLC0415
+
+    # openai's own HTTP client class, built on whichever transport this openai version ships
+    # (httpx before 3.x, httpx2 since): its module provides the matching Limits.
+    transport = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
+    http_client = openai.DefaultAsyncHttpxClient(
+        limits=transport.Limits(max_connections=pool_size, max_keepalive_connections=pool_size), timeout=120.0)
+    client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", http_client=http_client)
+    deadline = time.monotonic() + duration_s
+    counts = {"completed": 0, "failed": 0}
+
+    async def one_client(index: int) -> None:
+        while time.monotonic() < deadline:
+            try:
+                await client.completions.create(model=SERVED_NAME, prompt=f"Client {index} asks: tell a story.",
+                                                max_tokens=output_len, extra_body={"ignore_eos": True})
+                counts["completed"] += 1
+            except openai.OpenAIError:
+                counts["failed"] += 1
+
+    try:
+        await asyncio.gather(*(one_client(i) for i in range(clients)))
+    finally:
+        await client.close()
+    return counts
+
+
+def failed_start_log(log_dir: Path, *flags: str, label: str, kv_space_gib: int | None = None,
+                     env_drop: tuple[str, ...] = (), timeout_s: float = STARTUP_TIMEOUT_S) -> tuple[int, str]:
+    """Start vLLM with flags that make it fail; (exit code, log text). Bounded by timeout_s."""
+    command = vllm_command(*flags, kv_space_gib=kv_space_gib)
+    command = command.model_copy(update={"env": {k: v for k, v in command.env.items() if k not in env_drop}})
+    process = EngineProcess(command, Path(log_dir) / f"{label}.log", startup_timeout_s=timeout_s)
+    try:
+        process.start()
+    except Exception:  # noqa: BLE001 (the failure is the point; its log is the result)
+        code = 1
+    else:
+        process.stop()
+        code = 0
+    return code, process.log_path.read_text(errors="replace")
