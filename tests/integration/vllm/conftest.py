@@ -1,0 +1,44 @@
+"""The live-vLLM tier: every test here starts or talks to a real vLLM from .venv-vllm.
+
+Marked `vllm` (and `integration`) automatically. It runs in `make test` whenever
+scripts/install.sh built the vLLM environment; on a machine that cannot run vLLM the whole
+tier skips with the one-line reason (printed by pytest's -ra summary), never silently.
+
+Fixtures:
+- `vllm_serving` (session): vLLM with its defaults on the embedded SmolLM2 (served as 'smol',
+  KV space 1 GiB), shared by the triage, ramp and report tests so it compiles only once.
+- `vllm_work` (session): a folder for logs and JSON of the whole tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from advisor.vllm_launch import vllm_unavailable_reason
+from tests.helpers import vllm_situations as vs
+
+_REASON = vllm_unavailable_reason()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.vllm)
+            item.add_marker(pytest.mark.integration)
+            if _REASON:
+                item.add_marker(pytest.mark.skip(reason=f"live vLLM tier: {_REASON}"))
+
+
+@pytest.fixture(scope="session")
+def vllm_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("vllm-tier")
+
+
+@pytest.fixture(scope="session")
+def vllm_serving(vllm_work: Path) -> Iterator[vs.VllmServer]:
+    with vs.vllm_server(vllm_work, label="serving") as server:
+        yield server

@@ -1,0 +1,70 @@
+"""Failures produced on a real vLLM, each triaged to the right top finding.
+
+- a KV space too small for --max-model-len: vLLM's own startup error, triaged from its log to
+  a --max-model-len that then starts for real;
+- preemptions under a tiny KV space with long outputs.
+(The client-side overload runs on the shared server in test_triage_live.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.vllm_cpu.record import KV_TOO_SMALL_BYTES, PREEMPTING_FLAGS, PREEMPTING_LOAD
+from tests.helpers import vllm_situations as vs
+from tests.integration.vllm.test_triage_live import findings, offline_triage, servops
+
+# Fast starts for the failure cases: the formats are the same, the torch.compile minute is not needed.
+EAGER = "--enforce-eager"
+
+
+@pytest.mark.timeout(900)
+def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_starts(vllm_work: Path) -> None:
+    code, log_text = vs.failed_start_log(vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, EAGER,
+                                         label="kv-too-small")
+    assert code != 0 and "estimated maximum model length" in log_text
+    log_path = vllm_work / "kv-too-small.log"
+    out = vllm_work / "kv-too-small-triage.json"
+    done = servops("triage", "--logs", str(log_path), "--json", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(out.read_text())
+    top = findings(document)[0]
+    assert top["rule"] == "OP-1.1", done.stdout
+    change = next(c for c in top["changes"] if c["flag"] == "--max-model-len")
+    proposed = document["proposed_command"]
+    assert proposed and f"--max-model-len {change['proposed']}" in proposed, proposed
+    fixed = vs.vllm_command(*_flags_of(proposed))
+    with vs.vllm_server(vllm_work, label="kv-fixed", command=fixed) as server:
+        assert f"max_model_len': {change['proposed']}" in server.log_text() or \
+               f"max_seq_len={change['proposed']}" in server.log_text()
+
+
+@pytest.mark.timeout(900)
+def test_tiny_kv_space_under_long_outputs_is_triaged_to_preemptions(vllm_work: Path) -> None:
+    with vs.vllm_server(vllm_work, *PREEMPTING_FLAGS, label="preempting") as server:
+        situation = vs.under_ramp_load(server, out_dir=vllm_work, name="preempting", **PREEMPTING_LOAD)
+    document = offline_triage(situation, vllm_work / "preempting")
+    assert findings(document)[0]["rule"] == "OP-5.3", [f["title"] for f in findings(document)]
+    assert situation.ramp["steps"][0]["server"]["preemptions_per_s"] > 0
+
+
+def _flags_of(command: str) -> list[str]:
+    """The flags of a proposed `vllm serve MODEL …` command, minus what vs.vllm_command adds itself."""
+    words = shlex.split(command)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)
+    flags = words[3:] if words[:2] == ["vllm", "serve"] else words
+    out, skip = [], False
+    for index, word in enumerate(flags):
+        if skip:
+            skip = False
+            continue
+        if word in ("--served-model-name", "--host", "--port", "--model"):
+            skip = index + 1 < len(flags) and not flags[index + 1].startswith("-")
+            continue
+        out.append(word)
+    return out

@@ -1,0 +1,56 @@
+"""`servops ramp` against a live vLLM (server signals in every step) and `servops report` of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import vllm_situations as vs
+from tests.integration.vllm.test_triage_live import live_triage, servops
+
+STEPS = ("1", "4", "16")
+
+
+@pytest.fixture(scope="module")
+def ramp_document(vllm_serving: vs.VllmServer, vllm_work: Path) -> dict:
+    out = vllm_work / "ramp.json"
+    done = servops("ramp", "--endpoint", vllm_serving.base_url, "--concurrency", ",".join(STEPS),
+                   "--step-seconds", "12", "--warmup-seconds", "2", "--cooldown-seconds", "5",
+                   "--input-len", "64", "--output-len", "32", "--seed", "3", "--json", str(out), timeout_s=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.timeout(900)
+def test_ramp_against_vllm_records_server_signals_in_every_step(ramp_document: dict) -> None:
+    steps = ramp_document["steps"]
+    assert [str(int(step["offered"])) for step in steps] == list(STEPS)
+    for step in steps:
+        server = step["server"]
+        assert server and server["samples"] >= 2, step
+        assert server["kv_metric"] == "vllm:kv_cache_usage_perc"
+        assert server["running_max"] >= 1 and server["kv_cache_usage_max"] > 0, server
+        assert step["ok_requests"] > 0 and step["output_tokens_per_s"] > 0
+
+
+@pytest.mark.timeout(900)
+def test_ramp_against_vllm_sees_more_streams_running_as_load_rises(ramp_document: dict) -> None:
+    running = [step["server"]["running_max"] for step in ramp_document["steps"]]
+    assert running[-1] > running[0], running
+
+
+@pytest.mark.timeout(900)
+def test_report_renders_vllm_triage_and_ramp_in_one_offline_page(vllm_serving: vs.VllmServer, vllm_work: Path,
+                                                                  ramp_document: dict) -> None:
+    triage = live_triage(vllm_serving, vllm_work / "report-triage.json", None)
+    html_path = vllm_work / "report.html"
+    done = servops("report", str(vllm_work / "report-triage.json"), str(vllm_work / "ramp.json"),
+                   "-o", str(html_path))
+    assert done.returncode == 0, done.stderr[-2000:]
+    html = html_path.read_text()
+    assert vs.SERVED_NAME in html and "<svg" in html
+    assert "http://" not in html.replace(vllm_serving.base_url, "") or "src=\"http" not in html
+    for finding in triage["json"]["findings"]:
+        assert finding["rule"] in html

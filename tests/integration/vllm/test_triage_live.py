@@ -1,0 +1,160 @@
+"""`servops triage` against a live vLLM: idle, moderate, saturated and a client-side overload.
+
+Each situation is held for real on the shared `vllm_serving` server (tests.helpers.vllm_situations);
+while it holds, triage runs twice through the real CLI against the live endpoint (one scrape;
+two scrapes with --metrics-interval) and its log, and once more offline from the two scrapes the
+situation saved, as a user would with `curl …/metrics > before.txt`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.vllm_launch import find_vllm_python
+from tests.helpers import vllm_situations as vs
+
+TRIAGE_TIMEOUT_S = 240
+SEVERE = {"high", "critical"}
+
+
+def servops(*args: str, timeout_s: float = TRIAGE_TIMEOUT_S) -> subprocess.CompletedProcess:
+    """The real CLI in a child process (`python -m advisor …`)."""
+    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True, text=True,
+                          timeout=timeout_s, check=False)
+
+
+def live_triage(server: vs.VllmServer, out: Path, interval_s: float | None, *extra: str) -> dict:
+    """`servops triage --endpoint URL --logs LOG [--metrics-interval S] --json OUT`; the parsed JSON."""
+    args = ["triage", "--endpoint", server.base_url, "--logs", str(server.log_path), "--json", str(out), *extra]
+    if interval_s:
+        args += ["--metrics-interval", str(interval_s)]
+    done = servops(*args)
+    assert done.returncode == 0, f"triage exited {done.returncode}: {done.stderr[-2000:]}"
+    return {"json": json.loads(out.read_text()), "stdout": done.stdout}
+
+
+def offline_triage(situation: vs.Situation, folder: Path, *extra: str) -> dict:
+    """Triage of the situation's saved scrapes and log, as files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "before.prom").write_text(situation.metrics_before)
+    (folder / "after.prom").write_text(situation.metrics_after)
+    (folder / "server.log").write_text(situation.log_text)
+    out = folder / "triage.json"
+    done = servops("triage", "--metrics", str(folder / "before.prom"), "--metrics", str(folder / "after.prom"),
+                   "--metrics-interval", str(situation.interval_s), "--logs", str(folder / "server.log"),
+                   "--json", str(out), *extra)
+    assert done.returncode == 0, f"offline triage exited {done.returncode}: {done.stderr[-2000:]}"
+    return json.loads(out.read_text())
+
+
+def both_live_triages(server: vs.VllmServer, folder: Path, *extra: str):
+    """What to run while a situation holds: one-scrape and two-scrape live triage."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def run() -> dict:
+        return {"one_scrape": live_triage(server, folder / "one.json", None, *extra),
+                "two_scrapes": live_triage(server, folder / "two.json", vs.SCRAPE_INTERVAL_S, *extra)}
+    return run
+
+
+@pytest.fixture(scope="module")
+def idle_case(vllm_serving: vs.VllmServer, vllm_work: Path) -> vs.Situation:
+    return vs.idle(vllm_serving, during=both_live_triages(vllm_serving, vllm_work / "idle"))
+
+
+@pytest.fixture(scope="module")
+def moderate_case(vllm_serving: vs.VllmServer, vllm_work: Path, idle_case: vs.Situation) -> vs.Situation:
+    return vs.under_ramp_load(vllm_serving, 4, vllm_work, "moderate",
+                              during=both_live_triages(vllm_serving, vllm_work / "moderate"))
+
+
+@pytest.fixture(scope="module")
+def saturated_case(vllm_serving: vs.VllmServer, vllm_work: Path, moderate_case: vs.Situation) -> vs.Situation:
+    return vs.under_ramp_load(vllm_serving, 32, vllm_work, "saturated",
+                              during=both_live_triages(vllm_serving, vllm_work / "saturated"))
+
+
+@pytest.fixture(scope="module")
+def overload_case(vllm_serving: vs.VllmServer, vllm_work: Path, saturated_case: vs.Situation) -> vs.Situation:
+    return vs.client_pool_overload(vllm_serving, clients=64, pool_size=4,
+                                   during=both_live_triages(vllm_serving, vllm_work / "overload",
+                                                            "--concurrency", "64"))
+
+
+def findings(document: dict) -> list[dict]:
+    return document.get("findings") or []
+
+
+def severe(document: dict) -> list[str]:
+    return [f"{f['rule']} {f['title']}" for f in findings(document) if f["severity"] in SEVERE]
+
+
+def vllm_accepts(command: str) -> None:
+    """vLLM's own argument parser takes the proposed command's flags (no server is started)."""
+    words = shlex.split(command)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)  # NAME=value environment assignments
+    assert words[:2] == ["vllm", "serve"], f"not a vllm serve command: {command}"
+    code = ("import sys; from vllm.entrypoints.openai.cli_args import make_arg_parser; "
+            "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
+            "make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])")
+    done = subprocess.run([str(find_vllm_python()), "-c", code, *words[2:]], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, f"vLLM's parser refused {command!r}: {done.stderr[-1500:]}"
+
+
+def test_idle_vllm_triage_finds_nothing_severe_from_one_or_two_scrapes(idle_case: vs.Situation) -> None:
+    live = idle_case.notes["during"]
+    for form in ("one_scrape", "two_scrapes"):
+        assert severe(live[form]["json"]) == [], live[form]["stdout"]
+
+
+def test_idle_vllm_log_and_metrics_read_back_the_launch_flags(idle_case: vs.Situation) -> None:
+    document = idle_case.notes["during"]["two_scrapes"]["json"]
+    command = document["current_command"]
+    words = shlex.split(command)
+    assert words[words.index("--served-model-name") + 1] == vs.SERVED_NAME, command
+    assert "SmolLM2-135M-Instruct" in command
+    assert "['" not in command, command
+    facts = json.dumps(document["facts"])
+    assert "46592" in facts or "46,592" in facts, "the KV size vLLM printed is not among the facts"
+
+
+def test_moderate_load_two_scrapes_see_the_running_requests(moderate_case: vs.Situation) -> None:
+    document = moderate_case.notes["during"]["two_scrapes"]["json"]
+    stdout = moderate_case.notes["during"]["two_scrapes"]["stdout"]
+    assert "running 4" in stdout or "running 3" in stdout, stdout
+    assert not [f for f in findings(document) if f["severity"] == "critical"], stdout
+
+
+def test_saturated_vllm_triage_names_the_bottleneck_from_its_own_metrics(saturated_case: vs.Situation) -> None:
+    document = saturated_case.notes["during"]["two_scrapes"]["json"]
+    stdout = saturated_case.notes["during"]["two_scrapes"]["stdout"]
+    top = findings(document)[0]
+    assert top["severity"] in SEVERE, stdout
+    assert any(e["name"].startswith("vllm:") for e in top["evidence"]), stdout
+
+
+def test_saturated_vllm_proposed_command_is_one_vllm_serve_accepts(saturated_case: vs.Situation) -> None:
+    document = saturated_case.notes["during"]["two_scrapes"]["json"]
+    proposed = document.get("proposed_command") or document["current_command"]
+    vllm_accepts(proposed)
+
+
+def test_saturated_offline_triage_of_saved_scrapes_agrees_with_live(saturated_case: vs.Situation,
+                                                                   vllm_work: Path) -> None:
+    offline = offline_triage(saturated_case, vllm_work / "saturated-offline")
+    live = saturated_case.notes["during"]["two_scrapes"]["json"]
+    assert findings(offline)[0]["rule"] == findings(live)[0]["rule"]
+
+
+def test_client_pool_overload_is_triaged_as_an_upstream_bottleneck(overload_case: vs.Situation) -> None:
+    document = overload_case.notes["during"]["two_scrapes"]["json"]
+    stdout = overload_case.notes["during"]["two_scrapes"]["stdout"]
+    assert findings(document)[0]["rule"] == "OP-5.6", stdout

@@ -1,0 +1,32 @@
+"""One `servops tune` round on a real vLLM: ramp, triage under load, apply the top flag change,
+restart vLLM with it, ramp again, keep or roll back."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import vllm_situations as vs
+from tests.integration.vllm.test_triage_live import servops
+
+
+@pytest.mark.timeout(900)
+def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> None:
+    start = vs.vllm_command("--max-num-seqs", "1", "--enforce-eager")
+    out = vllm_work / "tune"
+    done = servops("tune", "--server-command", start.render(), "--rounds", "1", "--concurrency", "1,4",
+                   "--step-seconds", "12", "--warmup-seconds", "2", "--cooldown-seconds", "5",
+                   "--out", str(out), timeout_s=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    document = json.loads((out / "tune.json").read_text())
+    assert len(document["rounds"]) == 1, document["stopped_reason"]
+    round_one = document["rounds"][0]
+    change = round_one["change"]["changes"][0]
+    assert change["flag"] == "--max-num-seqs" and int(change["proposed"]) > 1, change
+    restarted_log = Path(round_one["log_path"]).read_text()
+    assert re.search(rf"'max_num_seqs': {int(change['proposed'])}\b", restarted_log), "vLLM did not get the flag"
+    assert f"--max-num-seqs {change['proposed']}" in round_one["command"]
+    assert (out / "report.html").is_file()
