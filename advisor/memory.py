@@ -118,7 +118,6 @@ def estimate_memory(
     max_model_len = config.max_model_len or model.max_position_embeddings
     cpu = gpu.arch == "cpu"  # the bundled engine's CPU device budget
     dtype_bytes = model_dtype_bytes(model, config.dtype, cpu)
-    kv_dtype_bytes = {"auto": dtype_bytes, "bfloat16": 2.0, "float16": 2.0}.get(config.kv_cache_dtype, 1.0)
     quantization = config.quantization or model.native_quantization
 
     total = gpu.usable_gib
@@ -135,7 +134,7 @@ def estimate_memory(
         non_torch += max(0.0, total - free_memory_gib)  # 0.8–0.9.0 charged others' memory here
     available = requested - weights - activation - non_torch - cudagraph
 
-    kv_per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tp, pp)
+    kv_per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes(config.kv_cache_dtype, dtype_bytes), tp, pp)
     page_bytes = block_size * kv_per_token
     num_blocks = max(0, int(available * GIB // page_bytes))
     per_request = blocks_per_request(model, max_model_len, block_size, batched_tokens)
@@ -218,6 +217,11 @@ def model_dtype_bytes(model: ModelSpec, dtype: str, cpu: bool = False) -> float:
         checkpoint = DTYPE_BYTES.get(model.torch_dtype, 2.0)
         return min(checkpoint, 2.0) if not cpu else checkpoint
     return DTYPE_BYTES[dtype]
+
+
+def kv_dtype_bytes(kv_cache_dtype: str, dtype_bytes: float) -> float:
+    """Bytes per KV element: `auto` stores the model dtype, 16-bit names 2, every fp8 variant 1."""
+    return {"auto": dtype_bytes, "bfloat16": 2.0, "float16": 2.0}.get(kv_cache_dtype, 1.0)
 
 
 def check_launch(model: ModelSpec, config: LaunchConfig) -> None:
