@@ -4,6 +4,11 @@ Two answers in one run: what the launch *as given* does on the GPU (the KV budge
 tokens, max concurrency, and whether vLLM starts or which exact error it raises), and the
 launch we recommend for the hardware and workload, as a `vllm serve` command with a reason
 per flag. Human-readable by default; `--json PATH` (or `-`) writes the JSON document.
+
+`--device cpu` with `--cpu-kvcache-space-gib` or `--kv-cache-memory-bytes` sizes vLLM's CPU
+backend instead (advisor/vllm_cpu.py): there the KV space is given, not profiled, and the
+answer is vLLM's own block arithmetic; `--device cpu --gpu-memory-gib` stays the bundled
+engine's budget.
 """
 
 from __future__ import annotations
@@ -23,6 +28,14 @@ from advisor.memory import DTYPES, KV_DTYPES, LaunchConfig, MemoryBreakdown, est
 from advisor.modelspec import ModelSpec, resolve_model
 from advisor.plan import Plan, Recommendation, Workload, recommend
 from advisor.versions import NEWEST_VLLM
+from advisor.vllm_cpu import (
+    CpuKvSizing,
+    CpuKvSpace,
+    parse_cpu_kvcache_space,
+    parse_kv_cache_memory_bytes,
+    size_cpu_kv,
+)
+from advisor.vllm_cpu_plan import CpuPlan, recommend_cpu
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (
@@ -31,6 +44,8 @@ LAUNCH_FIELDS = (
     "block_size", "enforce_eager",
 )
 WORKLOAD_FIELDS = ("p95_input_tokens", "p95_output_tokens", "prefix_reuse", "target_concurrency")
+CPU_KV_FIELDS = ("cpu_kvcache_space_gib", "kv_cache_memory_bytes")
+CPU_KV_FLAGS = "--cpu-kvcache-space-gib/--kv-cache-memory-bytes"
 
 
 class AdviseResult(BaseModel):
@@ -41,7 +56,7 @@ class AdviseResult(BaseModel):
     created_at: str
     inputs: dict[str, Any]
     model: dict[str, Any]
-    gpu: GpuSpec
+    gpu: GpuSpec | None  # None on vLLM's CPU backend (vllm_cpu says what was sized)
     memory: dict[str, float | int]
     fits: bool
     failure: str | None
@@ -51,6 +66,7 @@ class AdviseResult(BaseModel):
     recommendations: list[Recommendation]
     warnings: list[str]
     recommended: dict[str, Any]  # launch, data_parallel_size and memory of the recommendation
+    vllm_cpu: CpuKvSizing | None = None  # vLLM's CPU backend: blocks, tokens, concurrency, verdict
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -65,14 +81,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--model", required=True, help="catalog name (Llama-3.1-8B, DeepSeek-V3, …), HF id, config.json or model dir")
-    device = parser.add_mutually_exclusive_group(required=True)
+    device = parser.add_mutually_exclusive_group()
     device.add_argument("--gpu", help="catalog GPU: H100-SXM-80GB, H100-PCIe-80GB, H200, A100-SXM-80GB, "
                         "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200")
     device.add_argument("--gpu-memory-gib", type=_positive_float, metavar="GIB",
                         help="device memory as torch reports it, for unlisted GPUs or the bundled engine's budget")
     add("--device", choices=["cuda", "cpu"], default="cuda",
-        help="with --gpu-memory-gib: 'cpu' sizes the bundled engine's CPU budget (servops serve "
-             "--device cpu --device-memory-gib GIB): no CUDA context or graphs, the engine's activation estimate")
+        help="'cpu' with --cpu-kvcache-space-gib or --kv-cache-memory-bytes: vLLM's CPU backend (vllm-cpu); "
+             "'cpu' with --gpu-memory-gib: the bundled engine's CPU budget (servops serve --device cpu "
+             "--device-memory-gib GIB)")
+    add("--cpu-kvcache-space-gib", type=_cpu_kvcache_space, metavar="GIB",
+        help="vLLM CPU backend: VLLM_CPU_KVCACHE_SPACE, whole GiB of KV cache (overrides --kv-cache-memory-bytes)")
+    add("--kv-cache-memory-bytes", type=_kv_cache_memory_bytes, metavar="BYTES",
+        help="vLLM --kv-cache-memory-bytes on the CPU backend (50000000, 50m, 45M, 1G)")
     add("--gpus", type=_positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
     add("--tensor-parallel-size", "-tp", type=_positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
@@ -115,19 +136,12 @@ def run(args: argparse.Namespace) -> int:
 
 def advise(args: argparse.Namespace) -> AdviseResult:
     """Build the result from parsed arguments (pure apart from reading a model path)."""
+    if _check_device(args) == "vllm-cpu":
+        return advise_vllm_cpu(args)
     model = resolve_model(args.model)
-    if args.gpu and args.device == "cpu":
-        raise UserError("--device cpu: goes with --gpu-memory-gib (the engine's CPU budget), not --gpu")
     gpu = resolve_gpu(args.gpu) if args.gpu else gpu_from_memory(args.gpu_memory_gib, device=args.device)
     interconnect = args.interconnect or gpu.interconnect
-    set_fields = {f: getattr(args, f) for f in LAUNCH_FIELDS if getattr(args, f) is not None}
-    try:
-        given = LaunchConfig(vllm_version=args.vllm_version, **set_fields)
-        workload = Workload(**{f: getattr(args, f) for f in WORKLOAD_FIELDS})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        flag = "--" + str(error["loc"][0]).replace("_", "-")
-        raise UserError(f"{flag}: {error['msg']}; see 'servops advise --help'") from None
+    given, workload, set_fields = _launch_and_workload(args)
     gpus = args.gpus or given.tensor_parallel_size * given.pipeline_parallel_size
     if gpus < given.tensor_parallel_size * given.pipeline_parallel_size:
         raise UserError(
@@ -136,14 +150,9 @@ def advise(args: argparse.Namespace) -> AdviseResult:
         )
     memory = estimate_memory(model, gpu, given, free_memory_gib=args.free_memory_gib)
     plan = recommend(model, gpu, gpus, interconnect, given, frozenset(set_fields), workload)
-    inputs = {"model": args.model, "gpu": args.gpu, "gpu_memory_gib": args.gpu_memory_gib, "device": args.device,
-              "gpus": gpus,
-              "interconnect": interconnect, "free_memory_gib": args.free_memory_gib,
-              "vllm_version": args.vllm_version, **{f: getattr(args, f) for f in LAUNCH_FIELDS},
-              **{f: getattr(args, f) for f in WORKLOAD_FIELDS}}
     return AdviseResult(
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        inputs=inputs,
+        created_at=_now(),
+        inputs=_inputs(args, gpus=gpus, interconnect=interconnect),
         model=_model_summary(model),
         gpu=gpu,
         memory=memory.memory_section(),
@@ -158,36 +167,142 @@ def advise(args: argparse.Namespace) -> AdviseResult:
     )
 
 
+def advise_vllm_cpu(args: argparse.Namespace) -> AdviseResult:
+    """vLLM's CPU backend: the given KV space in blocks, tokens and concurrency, or vLLM's error."""
+    model = resolve_model(args.model)
+    given, workload, set_fields = _launch_and_workload(args)
+    try:
+        space = CpuKvSpace(**{f: getattr(args, f) for f in CPU_KV_FIELDS})
+    except ValidationError as exc:
+        raise UserError(_validation_line(exc)) from None
+    plan = recommend_cpu(model, given, space, frozenset(set_fields), workload)
+    sizing = size_cpu_kv(model, given, space)
+    return AdviseResult(
+        created_at=_now(),
+        inputs=_inputs(args, gpus=None, interconnect=None),
+        model=_model_summary(model),
+        gpu=None,
+        memory=sizing.memory_section(),
+        fits=sizing.fits,
+        failure=sizing.failure,
+        max_model_len_that_fits=sizing.max_model_len_that_fits,
+        launch=_cpu_launch(given, sizing, space),
+        command=plan.command,
+        recommendations=plan.recommendations,
+        warnings=plan.warnings,
+        recommended=_cpu_recommended(plan),
+        vllm_cpu=sizing,
+    )
+
+
+def _check_device(args: argparse.Namespace) -> str:
+    """Which budget the flags ask for: "gpu", "engine-cpu" (bundled engine) or "vllm-cpu"."""
+    kv_space = any(getattr(args, f) is not None for f in CPU_KV_FIELDS)
+    if args.gpu and args.device == "cpu":
+        raise UserError("--device cpu: goes with --gpu-memory-gib (the engine's CPU budget) or "
+                        f"{CPU_KV_FLAGS} (vLLM's CPU backend), not --gpu")
+    if kv_space and args.device != "cpu":
+        raise UserError(f"{CPU_KV_FLAGS}: size vLLM's CPU backend; add --device cpu "
+                        "(an explicit KV size on a GPU is not modelled)")
+    if kv_space and args.gpu_memory_gib is not None:
+        raise UserError(f"--gpu-memory-gib sizes the bundled engine, {CPU_KV_FLAGS} vLLM's CPU backend; give one")
+    if kv_space:
+        unused = [f"--{f.replace('_', '-')}" for f in ("gpus", "interconnect", "free_memory_gib")
+                  if getattr(args, f) is not None]
+        if unused:
+            raise UserError(f"{', '.join(unused)}: not used when sizing vLLM's CPU backend; leave them out")
+        return "vllm-cpu"
+    if not args.gpu and args.gpu_memory_gib is None:
+        raise UserError(f"one of --gpu, --gpu-memory-gib, or --device cpu with {CPU_KV_FLAGS} is required "
+                        "(vLLM's CPU default, a share of the NUMA node's free memory, depends on the machine)")
+    return "engine-cpu" if args.device == "cpu" else "gpu"
+
+
+def _launch_and_workload(args: argparse.Namespace) -> tuple[LaunchConfig, Workload, dict[str, Any]]:
+    """The launch flags and workload as validated models; the flags the user set (pinned)."""
+    set_fields = {f: getattr(args, f) for f in LAUNCH_FIELDS if getattr(args, f) is not None}
+    try:
+        given = LaunchConfig(vllm_version=args.vllm_version, **set_fields)
+        workload = Workload(**{f: getattr(args, f) for f in WORKLOAD_FIELDS})
+    except ValidationError as exc:
+        raise UserError(_validation_line(exc)) from None
+    return given, workload, set_fields
+
+
+def _validation_line(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    flag = "--" + str(error["loc"][0]).replace("_", "-")
+    return f"{flag}: {error['msg']}; see 'servops advise --help'"
+
+
+def _inputs(args: argparse.Namespace, gpus: int | None, interconnect: str | None) -> dict[str, Any]:
+    return {"model": args.model, "gpu": args.gpu, "gpu_memory_gib": args.gpu_memory_gib, "device": args.device,
+            "gpus": gpus, "interconnect": interconnect, "free_memory_gib": args.free_memory_gib,
+            "vllm_version": args.vllm_version, **{f: getattr(args, f) for f in CPU_KV_FIELDS},
+            **{f: getattr(args, f) for f in LAUNCH_FIELDS}, **{f: getattr(args, f) for f in WORKLOAD_FIELDS}}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 def render_text(result: AdviseResult) -> str:
     """The on-call view: the budget as a subtraction, the verdict, the command, the reasons."""
+    if result.vllm_cpu is not None:
+        return render_cpu_text(result, result.vllm_cpu)
     m, launch, gpu = result.memory, result.launch, result.gpu
+    assert gpu is not None  # only vLLM's CPU backend has none
     lines = [
-        f"{result.model['name']} on {result.inputs['gpus']}× {gpu.name} ({gpu.usable_gib:.2f} GiB), "
-        f"vLLM {launch['vllm_version']}",
+        (f"{result.model['name']} on {result.inputs['gpus']}× {gpu.name} ({gpu.usable_gib:.2f} GiB), "
+         f"vLLM {launch['vllm_version']}"),
         "",
-        f"As given (TP {launch['tensor_parallel_size']}, PP {launch['pipeline_parallel_size']}, "
-        f"util {launch['gpu_memory_utilization']}, max-model-len {launch['max_model_len']:,}), per GPU:",
+        (f"As given (TP {launch['tensor_parallel_size']}, PP {launch['pipeline_parallel_size']}, "
+         f"util {launch['gpu_memory_utilization']}, max-model-len {launch['max_model_len']:,}), per GPU:"),
         f"  requested      {m['total_gib']:8.2f} GiB × {launch['gpu_memory_utilization']} = {m['requested_gib']:.2f} GiB",
         f"  − weights      {m['weights_gib']:8.2f} GiB",
         f"  − activation   {m['activation_gib']:8.2f} GiB  (profiling peak, calibrated; see docs/advisor.md)",
         f"  − non-torch    {m['non_torch_gib']:8.2f} GiB",
         f"  − CUDA graphs  {m['cudagraph_gib']:8.2f} GiB",
         f"  = KV pool      {m['kv_pool_gib']:8.2f} GiB",
-        f"  KV {m['kv_bytes_per_token']:,} B/token → {m['num_blocks']:,} blocks → {m['kv_cache_tokens']:,} tokens; "
-        f"max concurrency {m['max_concurrency']:.2f}x at {launch['max_model_len']:,} tokens",
+        (f"  KV {m['kv_bytes_per_token']:,} B/token → {m['num_blocks']:,} blocks → {m['kv_cache_tokens']:,} tokens; "
+         f"max concurrency {m['max_concurrency']:.2f}x at {launch['max_model_len']:,} tokens"),
         f"  largest max-model-len that fits: {result.max_model_len_that_fits:,}",
         "  starts: yes" if result.fits else f"  starts: NO — vLLM would fail with:\n    {result.failure}",
-        "",
-        "Recommended launch:",
-        f"  {result.command}",
     ]
+    return "\n".join(lines + _recommended_lines(result, "per replica")) + "\n"
+
+
+def render_cpu_text(result: AdviseResult, cpu: CpuKvSizing) -> str:
+    """vLLM's CPU backend: the KV space divided into blocks, vLLM's capacity line or its error."""
+    lines = [
+        f"{result.model['name']} on vLLM's CPU backend, vLLM {cpu.vllm_version} (KV sizing replayed from 0.32.0)",
+        "",
+        f"As given ({cpu.kv_space_source}, block size {cpu.block_size}, max-model-len {cpu.max_model_len:,}):",
+        (f"  KV space     {cpu.kv_space_bytes:>15,} B  ({cpu.kv_space_bytes / 1024**3:.2f} GiB; "
+         f"the weights' {cpu.weights_gib:.2f} GiB are held beside it)"),
+        (f"  ÷ block      {cpu.bytes_per_block:>15,} B  ({cpu.block_size} tokens × "
+         f"{cpu.kv_bytes_per_token:,} B/token)"),
+        f"  = blocks     {cpu.num_blocks:>15,}    (one is vLLM's null block)",
+        f"  one request of {cpu.max_model_len:,} tokens: {cpu.blocks_per_request:,} blocks",
+        f"  {cpu.log_line}" if cpu.log_line else
+        (f"  would be {cpu.kv_cache_tokens:,} tokens, {cpu.max_concurrency:.2f}x at {cpu.max_model_len:,} tokens "
+         "(vLLM stops before logging it)"),
+        f"  largest max-model-len that fits: {cpu.max_model_len_that_fits:,}",
+        "  starts: yes" if cpu.fits else f"  starts: NO — vLLM would fail with:\n    {cpu.failure}",
+    ]
+    return "\n".join(lines + _recommended_lines(result, "")) + "\n"
+
+
+def _recommended_lines(result: AdviseResult, scope: str) -> list[str]:
+    """The recommended command with a reason per flag, what it holds, and the warnings."""
+    lines = ["", "Recommended launch:", f"  {result.command}"]
     lines += [f"    {r.flag} {r.value}".rstrip() + f"  — {r.reason}" for r in result.recommendations]
     rec = result.recommended["memory"]
-    lines.append(f"  → {rec['kv_cache_tokens']:,} KV tokens per replica, max concurrency "
+    lines.append(f"  → {rec['kv_cache_tokens']:,} KV tokens{' ' + scope if scope else ''}, max concurrency "
                  f"{rec['max_concurrency']:.2f}x at {result.recommended['launch']['max_model_len']:,} tokens")
     if result.warnings:
         lines += ["", "Warnings:"] + [f"  ! {w}" for w in result.warnings]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _resolved_launch(config: LaunchConfig, memory: MemoryBreakdown) -> dict[str, Any]:
@@ -201,6 +316,20 @@ def _resolved_launch(config: LaunchConfig, memory: MemoryBreakdown) -> dict[str,
 def _recommended(plan: Plan) -> dict[str, Any]:
     return {"launch": _resolved_launch(plan.launch, plan.memory), "data_parallel_size": plan.data_parallel_size,
             "memory": plan.memory.memory_section(), "fits": plan.memory.fits, "failure": plan.memory.failure}
+
+
+def _cpu_launch(config: LaunchConfig, sizing: CpuKvSizing, space: CpuKvSpace) -> dict[str, Any]:
+    """The CPU launch with vLLM's defaults filled in and the KV space as vLLM takes it."""
+    resolved = config.model_dump()
+    resolved.update(max_model_len=sizing.max_model_len, block_size=sizing.block_size,
+                    vllm_version=sizing.vllm_version, env=space.env(), **space.model_dump())
+    return resolved
+
+
+def _cpu_recommended(plan: CpuPlan) -> dict[str, Any]:
+    return {"launch": _cpu_launch(plan.launch, plan.sizing, plan.space), "data_parallel_size": 1,
+            "memory": plan.sizing.memory_section(), "fits": plan.sizing.fits, "failure": plan.sizing.failure,
+            "vllm_cpu": plan.sizing.model_dump()}
 
 
 def _model_summary(model: ModelSpec) -> dict[str, Any]:
@@ -235,6 +364,20 @@ def _fraction(text: str) -> float:
     if value > 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be a fraction in (0, 1], e.g. 0.9")
     return value
+
+
+def _cpu_kvcache_space(text: str) -> int:
+    try:
+        return parse_cpu_kvcache_space(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _kv_cache_memory_bytes(text: str) -> int:
+    try:
+        return parse_kv_cache_memory_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _unit_interval(text: str) -> float:
