@@ -2,7 +2,7 @@
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-slow bench clean
+.PHONY: install demo test test-slow test-vllm bench clean
 
 install:
 	bash scripts/install.sh
@@ -16,8 +16,11 @@ test: install
 test-slow: install
 	$(VENV)/bin/python -m pytest -q -m slow $(PYTEST_ARGS)
 
+test-vllm: install
+	$(VENV)/bin/python -m pytest -q -rs -m vllm $(PYTEST_ARGS)
+
 bench: install
 	$(VENV)/bin/python -m pytest -q tests/benchmarks --benchmark-enable
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .venv-vllm .pytest_cache build *.egg-info

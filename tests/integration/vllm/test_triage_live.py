@@ -101,7 +101,7 @@ def vllm_accepts(command: str) -> None:
     while words and "=" in words[0] and not words[0].startswith("-"):
         words.pop(0)  # NAME=value environment assignments
     assert words[:2] == ["vllm", "serve"], f"not a vllm serve command: {command}"
-    code = ("import sys; from vllm.entrypoints.openai.cli_args import make_arg_parser; "
+    code = ("import sys; from vllm.entrypoints.launchers.cli_args import make_arg_parser; "
             "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
             "make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])")
     done = subprocess.run([str(find_vllm_python()), "-c", code, *words[2:]], capture_output=True, text=True,
