@@ -37,7 +37,7 @@ class LogEventKind(str, Enum):
     MAX_MODEL_LEN_TOO_LARGE = "max_model_len_too_large"  # To serve at least one request with the model(s)'s max seq len …
     V0_MAX_SEQ_LEN_TOO_LARGE = "v0_max_seq_len_too_large"  # The model's max seq len (N) is larger than … (M)
     NO_CACHE_BLOCKS = "no_cache_blocks"  # No available memory for the cache blocks
-    FREE_MEMORY_BELOW_REQUESTED = "free_memory_below_requested"  # Free memory on device (F/T GiB) … (U, R GiB)
+    FREE_MEMORY_BELOW_REQUESTED = "free_memory_below_requested"  # Free memory on device (F/T GiB) … (U, R GiB); CPU: Available memory on node …
     CUDA_OOM = "cuda_oom"  # CUDA out of memory / Failed to load model - not enough GPU memory / warming up sampler
     MEMORY_PROFILING_ERROR = "memory_profiling_error"  # Error in memory profiling. Initial free memory …
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
@@ -51,6 +51,7 @@ class LogEventKind(str, Enum):
     STATS_DISABLED = "stats_disabled"  # AsyncLLM created with api_server_count more than 1; disabling stats …
     REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
+    ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
 
 
 class OomPhase(str, Enum):
@@ -129,6 +130,8 @@ class LogEvent(BaseModel):
     # runtime failures
     rpc_method: str | None = None
     hang_seconds: float | None = None
+    during_startup: bool | None = None  # shm wait before the engine finished initialising (compilation)
+    init_seconds: float | None = None  # engine start: profile, KV cache, warm-up (compilation included)
     exit_code: int | None = None
     rank: int | None = None
     timeout_ms: int | None = None
@@ -164,18 +167,21 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     ),
     LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE: ("max_model_len", "max_seq_len_tokens"),
     LogEventKind.NO_CACHE_BLOCKS: (),
-    LogEventKind.FREE_MEMORY_BELOW_REQUESTED: ("free_gib", "total_gib", "gpu_memory_utilization", "requested_gib"),
+    LogEventKind.FREE_MEMORY_BELOW_REQUESTED: (
+        "free_gib", "total_gib", "gpu_memory_utilization", "requested_gib", "device",
+    ),
     LogEventKind.CUDA_OOM: ("oom_phase", "tried_to_allocate_gib", "total_gib", "free_gib", "num_dummy_requests"),
     LogEventKind.MEMORY_PROFILING_ERROR: ("initial_free_gib", "current_free_gib"),
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),
-    LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds",),
+    LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
     LogEventKind.WORKER_DIED: ("exit_code", "process"),
     LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),
     LogEventKind.NCCL_ERROR: ("message",),
     LogEventKind.STATS_DISABLED: (),
     LogEventKind.REQUEST_TOO_LONG: ("max_model_len", "prompt_tokens", "requested_tokens"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
+    LogEventKind.ENGINE_READY: ("init_seconds",),
 }

@@ -121,6 +121,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"vLLM API server version (?P<v>[^\s,]+)",
         lambda m: {"version": m["v"]},
     ),
+    _p(  # the ASCII-art banner of 0.32 (entrypoints/utils api_utils.py) replaced "vLLM API server version X"
+        ("█  version ",),
+        K.VERSION,
+        r"█\s+version (?P<v>\d[\w.+-]*)\s*$",
+        lambda m: {"version": m["v"]},
+    ),
     _p(
         ("Initializing a V1 LLM engine",),
         K.VERSION,
@@ -146,6 +152,12 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Available KV cache memory",),
         K.AVAILABLE_KV_MEMORY,
         rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
+        lambda m: {"available_kv_gib": to_float(m["gib"])},
+    ),
+    _p(  # vLLM's CPU backend (v1/worker/cpu_worker.py): the KV space it was given or derived, per NUMA node
+        ("GiB for KV cache on node",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"(?:Explicitly|Auto) set \((?P<gib>{NUM})/{NUM}\) GiB for KV cache on node \d+",
         lambda m: {"available_kv_gib": to_float(m["gib"])},
     ),
     _p(
@@ -194,6 +206,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "estimated_max_model_len": to_int(m["b"]),
             "available_kv_gib": to_float(m["gib"]),
         },
+    ),
+    _p(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
+        ("init engine (profile, create kv cache, warmup model) took",),
+        K.ENGINE_READY,
+        rf"init engine \(profile, create kv cache, warmup model\) took (?P<s>{NUM}) s",
+        lambda m: {"init_seconds": to_float(m["s"])},
     ),
     # --- periodic stats -----------------------------------------------------------------------
     _p(
@@ -245,6 +263,19 @@ PATTERNS: tuple[Pattern, ...] = (
             "total_gib": to_float(m["total"]),
             "gpu_memory_utilization": to_float(m["util"]),
             "requested_gib": to_float(m["req"]),
+        },
+    ),
+    _p(  # vLLM's CPU backend (v1/worker/cpu_worker.py, 0.32): the same check against the NUMA node's memory
+        ("less than desired CPU memory utilization",),
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        rf"Available memory on node \d+ \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
+        rf"desired CPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
+        lambda m: {
+            "free_gib": to_float(m["free"]),
+            "total_gib": to_float(m["total"]),
+            "gpu_memory_utilization": to_float(m["util"]),
+            "requested_gib": to_float(m["req"]),
+            "device": "CPU",
         },
     ),
     _p(

@@ -35,6 +35,15 @@ _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
     r"(?: \[[^\]]*\])? ?(?P<msg>.*)$"
 )
+# Lines that mean the engine has finished starting: what follows is serving, not start-up.
+# (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
+# uvicorn's "Application startup complete", the first periodic stats line.)
+_READY_MARKERS = ("init engine (profile, create kv cache, warmup model) took", "Starting vLLM server on",
+                  "Starting vLLM API server", "Application startup complete", "Avg prompt throughput")
+# The engine core's first line (V1, and V0's wording): from here until a ready marker it initialises
+# (loads weights, compiles, sizes the KV cache). The API server's banner alone is not enough: a
+# log that starts with it and then jumps to serving says nothing about when the engine was ready.
+_START_MARKERS = ("Initializing a V1 LLM engine", "Initializing an LLM engine")
 _FAILURE_KINDS = frozenset(
     {
         LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
@@ -114,6 +123,7 @@ class _ParseState:
     first_time: datetime | None = None
     capturing_graphs: bool = False
     serving: bool = False
+    starting: bool = False  # a start-up was seen and the engine has not finished initialising yet
     last_was_vllm: bool = False
     seen_failures: set[tuple[str, str]] = field(default_factory=set)
 
@@ -150,6 +160,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
             fields = {"args": _args_from_text(match.group("args"))}
         if pattern.kind == LogEventKind.CUDA_OOM and "oom_phase" not in fields:
             fields["oom_phase"] = _oom_phase(state)
+        if pattern.kind == LogEventKind.SHM_BROADCAST_HANG:
+            fields["during_startup"] = state.starting
         fields.setdefault("process", process)
         return LogEvent(
             kind=pattern.kind,
@@ -165,13 +177,18 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
 
 
 def _track_phase(message: str, state: _ParseState) -> None:
-    """Whether an OOM happened during CUDA-graph capture or while serving decides its fix."""
+    """Whether an OOM happened during CUDA-graph capture or while serving decides its fix; whether
+    a shm_broadcast wait came before the engine finished starting tells compilation from a hang."""
     if "Capturing CUDA graph" in message or "Capturing cudagraphs" in message:
         state.capturing_graphs = True
     elif "Graph capturing finished" in message:
         state.capturing_graphs = False
     if "Application startup complete" in message or "Avg prompt throughput" in message:
         state.serving, state.capturing_graphs = True, False
+    if any(marker in message for marker in _START_MARKERS):
+        state.starting = True
+    elif any(marker in message for marker in _READY_MARKERS):
+        state.starting = False  # a broadcast wait from now on is not start-up compilation
 
 
 def _oom_phase(state: _ParseState) -> OomPhase:

@@ -3,13 +3,16 @@
 A /health 200 does not prove progress (§7): hang incidents answer /v1/models while nothing is
 generated and `No available shared memory broadcast block found` repeats every 60 s. Death
 shows as `EngineCore encountered a fatal error` / EngineDeadError and, from 0.11, /health 503.
+The same shm wait printed while the engine is still starting (torch.compile on vLLM's CPU
+backend takes about a minute) is compilation, not a hang: the collector marks it
+`during_startup` and HL-1 leaves it out.
 """
 
 from __future__ import annotations
 
 from rules import signals
 from rules.catalog import _common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -42,8 +45,13 @@ def _progress_after(facts: Facts, line_no: int | None) -> bool:
                for e in facts.events_of(LogEventKind.STATS_LINE))
 
 
+def serving_shm_waits(facts: Facts) -> list[LogEvent]:
+    """shm_broadcast waits printed after the engine finished starting (a start-up one is compilation)."""
+    return [e for e in facts.events_of(LogEventKind.SHM_BROADCAST_HANG) if not e.during_startup]
+
+
 def _check_hang(facts: Facts) -> list[Finding]:
-    shm = facts.events_of(LogEventKind.SHM_BROADCAST_HANG)
+    shm = serving_shm_waits(facts)
     stall = _stalled(facts)
     if not shm and not stall:
         return []
@@ -118,7 +126,9 @@ RULE_HANG = Rule(
         example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
                 "every 60 s (#51921).",
         fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
-        limits="One shm warning can be a long compilation; confidence rises with repeats or a stalled window.",
+        limits="One shm warning after start-up can be a long compilation; confidence rises with repeats or a "
+               "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
+               "vLLM server on`) are start-up compilation and are not counted.",
         references=["https://github.com/vllm-project/vllm/issues/51921"]))
 RULE_DEAD = Rule(
     code="HL-2", title="engine dead", category=Category.HEALTH, check=_check_dead,

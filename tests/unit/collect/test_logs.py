@@ -112,6 +112,20 @@ CASES = [
      "during initialization.", K.MEMORY_PROFILING_ERROR, {"initial_free_gib": 70.1, "current_free_gib": 72.3}),
     ("(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
      "proc(s): {'EngineCore_DP0': 1}", K.ENGINE_CORE_FAILED, {}),
+    # vLLM 0.32's CPU backend (v1/worker/cpu_worker.py), as recorded in tests/fixtures/vllm_cpu
+    (("(VllmWorker-0 pid=9483) ERROR 11-23 20:43:19 [multiproc_executor.py:953] ValueError: Available memory on "
+      "node 0 (10.65/12.34 GiB) on startup is less than desired CPU memory utilization (0.92, 11.35 GiB). On the "
+      "CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory reserved."),
+     K.FREE_MEMORY_BELOW_REQUESTED, {"free_gib": 10.65, "total_gib": 12.34, "gpu_memory_utilization": 0.92,
+                                     "requested_gib": 11.35, "device": "CPU"}),
+    ("(Worker pid=6844) INFO 11-23 20:40:32 [cpu_worker.py:260] Explicitly set (1.0/12.34) GiB for KV cache on node 0.",
+     K.AVAILABLE_KV_MEMORY, {"available_kv_gib": 1.0}),
+    (("(EngineCore pid=6832) INFO 11-23 20:40:35 [core.py:402] init engine (profile, create kv cache, warmup "
+      "model) took 67.93 s"), K.ENGINE_READY, {"init_seconds": 67.93}),
+    ("INFO 05-01 10:00:00 [core.py:1] init engine (profile, create kv cache, warmup model) took 10.32 seconds",
+     K.ENGINE_READY, {"init_seconds": 10.32}),
+    ("(APIServer pid=6819) INFO 11-23 20:39:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
+     K.VERSION, {"version": "0.32.0"}),
     # runtime failures
     ("(EngineCore_DP0 pid=5) ERROR 01-01 00:00:00 [core.py:1] EngineCore encountered a fatal error.",
      K.FATAL_ERROR, {}),

@@ -59,3 +59,11 @@ def test_a_healthy_probe_and_clean_log_raise_nothing():
     facts = live()
     facts.endpoint = EndpointFacts(health_status=200)
     assert all(rule.evaluate(facts) == [] for rule in health.RULES)
+
+
+def test_a_broadcast_wait_during_startup_is_compilation_not_a_hang():
+    starting = event(K.SHM_BROADCAST_HANG, line_no=55, hang_seconds=60.0, during_startup=True)
+    assert health.RULE_HANG.evaluate(Facts(events=[starting])) == []
+    serving = event(K.SHM_BROADCAST_HANG, line_no=900, hang_seconds=60.0, during_startup=False)
+    [finding] = health.RULE_HANG.evaluate(Facts(events=[starting, serving]))
+    assert "1 shm_broadcast" in finding.title
