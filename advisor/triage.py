@@ -18,11 +18,13 @@ from advisor import __version__
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
 from advisor.collect.facts import (
+    cpu_backend_note,
     effective_command,
     memory_from_log,
     memory_from_metrics,
     merge_memory,
     server_config,
+    startup_compile_note,
 )
 from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
@@ -168,6 +170,7 @@ def collect(request: TriageRequest) -> Collected:
     facts.model = model_facts(request, facts)
     facts.memory = merge_memory(facts.memory, memory_from_advisor(request, facts))
     facts.workload = request.workload
+    notes += [note for note in (cpu_backend_note(facts.config), startup_compile_note(facts.events)) if note]
     rebuilt = command is not None and typed is None
     if rebuilt and not command.program:
         command.program = ["vllm", "serve"]

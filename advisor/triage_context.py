@@ -33,7 +33,7 @@ def gpu_spec_for(request, facts: Facts) -> GpuSpec | None:
         except (UserError, ValueError):
             return None
     event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
-    if event is not None and event.total_gib:
+    if event is not None and event.total_gib and (event.device or "").upper() != "CPU":  # a CPU node is no GPU
         return gpu_from_memory(event.total_gib)
     return None
 
@@ -129,7 +129,7 @@ def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[s
     gpu = gpu_spec_for(request, facts)
     if spec is None or gpu is None:
         if spec is not None and gpu is None:
-            notes.append("device size unknown; pass --gpu or --gpu-memory-gib for predicted effects")
+            notes.append(_no_device_note(facts))
         return None, notes
     is_engine = bool(facts.config and "--device-memory-gib" in facts.config.flags)
     launch = launch_from_config(facts.config, ENGINE_DEFAULT_UTIL if is_engine else None)
@@ -137,6 +137,14 @@ def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[s
     if facts.memory is not None and facts.memory.source == "startup_log":
         measured = facts.memory.available_kv_gib
     return Deployment(model=spec, gpu=gpu, launch=launch, measured_kv_pool_gib=measured), notes
+
+
+def _no_device_note(facts: Facts) -> str:
+    """Why no change is predicted; vLLM's CPU backend is sized by `servops advise --device cpu`, not --gpu."""
+    if facts.config is not None and facts.config.device == "cpu":
+        return ("vLLM's CPU backend: its KV space is given (VLLM_CPU_KVCACHE_SPACE / --kv-cache-memory-bytes), "
+                "not a device size; `servops advise --device cpu --kv-cache-memory-bytes N` sizes a change")
+    return "device size unknown; pass --gpu or --gpu-memory-gib for predicted effects"
 
 
 def measured_pool(facts: Facts) -> MeasuredPool | None:

@@ -23,20 +23,39 @@ LOW_ACTIVATION_FROM: Version = (0, 19, 0)  # first version with the lower measur
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)  # "Free memory on device ..." startup check
 TOKENS_AS_CONCURRENCY_FROM: Version = (0, 21, 0)  # logged tokens = concurrency x max_model_len
 LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # >=160 GiB tier for batch defaults
+CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the CPU backend's own defaults below, as read in vLLM 0.32.0
+
+# vLLM's CPU backend (device_config=cpu), read from vLLM 0.32.0. engine/arg_utils.py,
+# EngineArgs.get_batch_defaults, "cpu specific default values": the OpenAI server's defaults
+# are these, times world_size (TP x PP). They never appear in the log's `non-default args`, so
+# triage must know them to read back what a CPU server really runs with.
+CPU_API_SERVER_MAX_NUM_SEQS = 128
+CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS = 2048
+# platforms/cpu.py, CpuPlatform.check_and_update_config: a block size the user did not set
+# becomes 128 on the CPU backend (MLA gets 16 or, with AMX, keeps 128; DeepSeek-V4 256).
+CPU_DEFAULT_BLOCK_SIZE = 128
+
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\w+-]*)")
 
 
 def parse_version(text: str) -> Version:
     """'0.33', '0.8.5', 'v0.10.1.1', '0.15.2rc1' → (major, minor, patch); UserError otherwise."""
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\w+-]*)", text.strip())
-    if not match:
+    version = version_of(text)
+    if version is None:
         raise UserError(f"--vllm-version {text!r}: not a version; write it like 0.33 or 0.10.1")
-    version = (int(match[1]), int(match[2]), int(match[3] or 0))
     if not parse_bounds()[0] <= version[:2] + (0,) <= parse_bounds()[1]:
         raise UserError(
             f"--vllm-version {text!r}: outside the V1 range this advisor models "
             f"({OLDEST_VLLM}–{NEWEST_VLLM}); pick a version in that range"
         )
     return version
+
+
+def version_of(text: str | None) -> Version | None:
+    """Like parse_version, without the range check: for versions read from a server's own log
+    or /version (the bundled engine reports servops' version), None when it is not one."""
+    match = _VERSION.fullmatch((text or "").strip())
+    return (int(match[1]), int(match[2]), int(match[3] or 0)) if match else None
 
 
 def parse_bounds() -> tuple[Version, Version]:
@@ -74,6 +93,18 @@ def default_max_num_batched_tokens(version: Version, gpu: GpuSpec) -> int:
     if memory_gib >= 70 and (version < (0, 9, 0) or not is_a100(gpu)):
         return 8192
     return 2048
+
+
+def vllm_cpu_defaults(version: Version, world_size: int = 1) -> dict[str, int] | None:
+    """What vLLM's API server runs with on its CPU backend when the flags are left out:
+    {max_num_seqs, max_num_batched_tokens, block_size}. None before CPU_DEFAULTS_FROM: older
+    releases were not read, so nothing is assumed for them."""
+    if version < CPU_DEFAULTS_FROM:
+        return None
+    size = max(1, world_size)
+    return {"max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS * size,
+            "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * size,
+            "block_size": CPU_DEFAULT_BLOCK_SIZE}
 
 
 def default_block_size(is_mla: bool, gpu: GpuSpec) -> int:

@@ -33,14 +33,12 @@ from advisor.errors import UserError
 from advisor.memory import LaunchConfig, check_launch, kv_dtype_bytes, model_dtype_bytes
 from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 from advisor.modelspec import ModelSpec
-from advisor.versions import parse_version
+from advisor.versions import CPU_DEFAULT_BLOCK_SIZE, parse_version
 from advisor.vllm_launch import CPU_KV_SPACE_ENV
 
 # The vLLM release whose source these rules were read from.
 MODELLED_VLLM = "0.32.0"
-# platforms/cpu.py, CpuPlatform.check_and_update_config: a block size the user did not set
-# becomes 128 on the CPU backend (MLA gets 16 or, with AMX, keeps 128; DeepSeek-V4 256).
-CPU_DEFAULT_BLOCK_SIZE = 128
+# CPU_DEFAULT_BLOCK_SIZE (128, platforms/cpu.py) lives in advisor/versions.py with the other defaults.
 # v1/core/kv_cache_utils.py, get_kv_cache_configs: before the fit check, "the null block
 # BlockPool permanently holds back" is taken off the KV space (one block's bytes).
 NULL_BLOCKS = 1

@@ -81,6 +81,7 @@ class ServerConfig(BaseModel):
     num_gpu_blocks: int | None = None  # from cache_config_info / startup log, not a flag
     api_server_count: int | None = None
     kv_cache_memory_bytes: int | None = None
+    device: str | None = None  # the engine-config line's device_config: "cpu" is vLLM's CPU backend
     flags: dict[str, str] = Field(default_factory=dict)  # every flag seen, as text
     sources: dict[str, ConfigSource] = Field(default_factory=dict)
 

@@ -16,6 +16,9 @@ from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
 from rules.metrics import MetricSnapshot
 
 from advisor.collect.server_args import ServeCommand, command_from_args, command_from_cache_config
+from advisor.errors import UserError
+from advisor.versions import version_of, vllm_cpu_defaults
+from advisor.vllm_cpu import parse_kv_cache_memory_bytes
 
 # ServerConfig's typed fields, with the type their flag text converts to.
 _TYPED_FIELDS: dict[str, type] = {
@@ -36,7 +39,13 @@ _TYPED_FIELDS: dict[str, type] = {
     "speculative_config": str,
     "api_server_count": int,
     "num_gpu_blocks_override": int,
+    "device": str,
 }
+# startup lines that state max-model-len, the memory fraction or the device even at their defaults
+_SIZING_KINDS = frozenset({LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRENCY,
+                           LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.FREE_MEMORY_BELOW_REQUESTED})
+# vLLM's device_config value for its CPU backend (the engine-config line, `CPU KV cache size`).
+CPU_DEVICE = "cpu"
 # keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields
 _ENGINE_CONFIG_NAMES = {
     "dtype": "dtype", "max_seq_len": "max_model_len", "tensor_parallel_size": "tensor_parallel_size",
@@ -44,6 +53,7 @@ _ENGINE_CONFIG_NAMES = {
     "quantization": "quantization", "enforce_eager": "enforce_eager", "kv_cache_dtype": "kv_cache_dtype",
     "enable_prefix_caching": "enable_prefix_caching", "chunked_prefill_enabled": "enable_chunked_prefill",
     "block_size": "block_size", "max_num_seqs": "max_num_seqs", "max_num_batched_tokens": "max_num_batched_tokens",
+    "device_config": "device",
 }
 _ENGINE_CONFIG_KEY = re.compile(r"(?:^|, )(\w+)=('[^']*'|[^,]*)")
 # a modelled (advisor) figure must not stand in for these beside a measured source
@@ -97,8 +107,47 @@ def server_config(
     labels = cache_config_labels(snapshot)
     if labels.get("num_gpu_blocks") not in (None, "", "None"):
         config.num_gpu_blocks = _int(labels["num_gpu_blocks"])
+    if config.block_size is None and _int(labels.get("block_size")):
+        config.block_size = _int(labels["block_size"])  # the effective size, also when not the user's flag
+        config.sources[flag_name("block_size")] = ConfigSource.CACHE_CONFIG_INFO
+    _fill_cpu_defaults(config)
     empty = ServerConfig()
     return None if config == empty else config
+
+
+def _fill_cpu_defaults(config: ServerConfig) -> None:
+    """vLLM's CPU backend picks its own batch defaults and block size (advisor/versions.py);
+    its log never prints them, so without this triage would assume the GPU's."""
+    version = version_of(config.vllm_version)
+    if config.device != CPU_DEVICE or version is None:
+        return
+    world_size = (config.tensor_parallel_size or 1) * (config.pipeline_parallel_size or 1)
+    for name, value in (vllm_cpu_defaults(version, world_size) or {}).items():
+        if getattr(config, name) is None:
+            setattr(config, name, value)
+            config.sources[flag_name(name)] = ConfigSource.DEFAULT
+
+
+def startup_compile_note(events: list[LogEvent]) -> str | None:
+    """A shm_broadcast wait before the engine finished starting is compilation (HL-1 skips it): say so."""
+    waits = [e for e in events if e.kind == LogEventKind.SHM_BROADCAST_HANG and e.during_startup]
+    if not waits:
+        return None
+    ready = next((e for e in events if e.kind == LogEventKind.ENGINE_READY and e.init_seconds is not None), None)
+    took = f"; init engine took {ready.init_seconds:g} s" if ready else "; the engine had not finished starting"
+    where = f"{waits[0].source_file or 'log'}:{waits[0].line_no}"
+    return (f"start-up compiled: {len(waits)} shm_broadcast wait(s) before the engine was ready ({where}){took}; "
+            "compilation at start, not a hang")
+
+
+def cpu_backend_note(config: ServerConfig | None) -> str | None:
+    """Say that the server is vLLM's CPU backend and which of its own defaults triage assumed."""
+    if config is None or config.device != CPU_DEVICE:
+        return None
+    assumed = [f"{flag} {getattr(config, flag.lstrip('-').replace('-', '_'))}"
+               for flag, source in config.sources.items() if source == ConfigSource.DEFAULT]
+    defaults = f"; its defaults there, not in the log: {', '.join(assumed)}" if assumed else ""
+    return f"vLLM {config.vllm_version or '?'} on its CPU backend (device_config=cpu){defaults}"
 
 
 def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
@@ -130,13 +179,16 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
 
 
 def memory_from_metrics(snapshot: MetricSnapshot | None) -> MemoryFacts | None:
-    """KV pool size from `vllm:cache_config_info` (num_gpu_blocks × block_size): measured, not modelled."""
+    """KV pool size from `vllm:cache_config_info`: measured, not modelled. vLLM 0.32 labels the
+    tokens and concurrency it logged (`kv_cache_size_tokens`, `kv_cache_max_concurrency`); older
+    servers give num_gpu_blocks × block_size."""
     labels = cache_config_labels(snapshot)
     blocks, block_size = _int(labels.get("num_gpu_blocks", "")), _int(labels.get("block_size", ""))
     if not blocks or not block_size:
         return None
-    return MemoryFacts(num_blocks=blocks, block_size=block_size, kv_cache_tokens=blocks * block_size,
-                       source="cache_config_info")
+    tokens = _int(labels.get("kv_cache_size_tokens")) or blocks * block_size
+    return MemoryFacts(num_blocks=blocks, block_size=block_size, kv_cache_tokens=tokens,
+                       max_concurrency=_float(labels.get("kv_cache_max_concurrency")), source="cache_config_info")
 
 
 def merge_memory(*layers: MemoryFacts | None) -> MemoryFacts | None:
@@ -173,19 +225,28 @@ def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
         elif event.kind == LogEventKind.CHUNKED_PREFILL and config.max_num_batched_tokens is None:
             config.max_num_batched_tokens = event.max_num_batched_tokens
             config.sources[flag_name("max_num_batched_tokens")] = ConfigSource.STARTUP_LOG
-        elif event.kind in (LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRENCY) and event.max_model_len:
-            if config.max_model_len is None:
-                config.max_model_len = event.max_model_len
-                config.sources[flag_name("max_model_len")] = ConfigSource.STARTUP_LOG
-        elif event.kind == LogEventKind.MAX_MODEL_LEN_TOO_LARGE and config.max_model_len is None:
-            config.max_model_len = event.max_model_len
-            config.sources[flag_name("max_model_len")] = ConfigSource.STARTUP_LOG
-        elif event.kind == LogEventKind.FREE_MEMORY_BELOW_REQUESTED and config.gpu_memory_utilization is None:
-            config.gpu_memory_utilization = event.gpu_memory_utilization
-            config.sources[flag_name("gpu_memory_utilization")] = ConfigSource.STARTUP_LOG
+        elif event.kind in _SIZING_KINDS:
+            _fill_device(config, event.device)
+            _fill_from_sizing(config, event)
         elif event.kind == LogEventKind.STATS_DISABLED and config.api_server_count is None:
             config.api_server_count = 2  # vLLM disables stats only when there is more than one
             config.sources[flag_name("api_server_count")] = ConfigSource.STARTUP_LOG
+
+
+def _fill_device(config: ServerConfig, device: str | None) -> None:
+    """`CPU KV cache size` / `… desired CPU memory utilization`: the device the sizing ran on."""
+    if config.device is None and device and device.upper() in ("CPU", "GPU"):
+        config.device = CPU_DEVICE if device.upper() == "CPU" else "cuda"
+        config.sources[flag_name("device")] = ConfigSource.STARTUP_LOG
+
+
+def _fill_from_sizing(config: ServerConfig, event: LogEvent) -> None:
+    """Values a sizing line or startup error states: max-model-len, the memory fraction."""
+    found = {"max_model_len": event.max_model_len, "gpu_memory_utilization": event.gpu_memory_utilization}
+    for name, value in found.items():
+        if value is not None and getattr(config, name) is None:
+            setattr(config, name, value)
+            config.sources[flag_name(name)] = ConfigSource.STARTUP_LOG
 
 
 def _fill_from_engine_config(config: ServerConfig, raw: str) -> None:
@@ -211,8 +272,8 @@ def _set_typed(config: ServerConfig, flag: str, text: str) -> bool:
     if name == "model":
         config.model = text
         return True
-    if name == "kv_cache_memory":
-        config.kv_cache_memory_bytes = _int(text)
+    if name == "kv_cache_memory_bytes":  # takes vLLM's suffixes: 1G, 512M, 5e8 …
+        config.kv_cache_memory_bytes = _bytes(text)
         return config.kv_cache_memory_bytes is not None
     kind = _TYPED_FIELDS.get(name)
     if kind is None or name not in ServerConfig.model_fields:
@@ -233,6 +294,20 @@ def _set_typed(config: ServerConfig, flag: str, text: str) -> bool:
         return False
     setattr(config, name, value)
     return True
+
+
+def _bytes(text: str) -> int | None:
+    try:
+        return parse_kv_cache_memory_bytes(text)
+    except UserError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "", "None") else None
+    except ValueError:
+        return None
 
 
 def _int(text: str | None) -> int | None:

@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from advisor.errors import UserError
 
-# `vllm:cache_config_info` label → the flag that sets it.
+# `vllm:cache_config_info` label → the flag that sets it (vLLM 0.32: `kv_cache_memory_bytes` is
+# `--kv-cache-memory-bytes`, engine/arg_utils.py; there is no `--kv-cache-memory`).
 CACHE_CONFIG_FLAGS: dict[str, str] = {
     "block_size": "--block-size",
     "gpu_memory_utilization": "--gpu-memory-utilization",
@@ -25,8 +26,11 @@ CACHE_CONFIG_FLAGS: dict[str, str] = {
     "swap_space": "--swap-space",
     "num_gpu_blocks_override": "--num-gpu-blocks-override",
     "cpu_offload_gb": "--cpu-offload-gb",
-    "kv_cache_memory_bytes": "--kv-cache-memory",
+    "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
 }
+# cache_config_info's label saying whether the block size was the user's (vLLM 0.32+); "False"
+# means the platform chose it (128 on CPU), so it is read back as a value, never as a flag.
+USER_BLOCK_SIZE_LABEL = "user_specified_block_size"
 
 # Flags whose presence alone means "on" (argparse store_true / BooleanOptionalAction).
 BOOLEAN_FLAGS: frozenset[str] = frozenset(
@@ -44,7 +48,7 @@ TRIAGE_FLAGS: frozenset[str] = frozenset(
         "--gpu-memory-utilization", "--block-size", "--enable-prefix-caching", "--enable-chunked-prefill",
         "--kv-cache-dtype", "--enforce-eager", "--tensor-parallel-size", "--pipeline-parallel-size",
         "--data-parallel-size", "--quantization", "--dtype", "--speculative-config", "--device-memory-gib",
-        "--num-gpu-blocks-override", "--kv-cache-memory", "--swap-space", "--cpu-offload-gb",
+        "--num-gpu-blocks-override", "--kv-cache-memory-bytes", "--swap-space", "--cpu-offload-gb",
     }
 )
 
@@ -195,6 +199,8 @@ def command_from_cache_config(labels: dict[str, str]) -> ServeCommand:
     """Flags recoverable from `vllm:cache_config_info` labels (the engine's effective values)."""
     args = {flag: labels[label] for label, flag in CACHE_CONFIG_FLAGS.items()
             if labels.get(label) not in (None, "", "None")}
+    if labels.get(USER_BLOCK_SIZE_LABEL) == "False":
+        args.pop("--block-size", None)  # chosen by the platform: pinning it would change nothing but the text
     if "--enable-prefix-caching" in args:
         args["--enable-prefix-caching"] = args["--enable-prefix-caching"].lower()
     if args.get("--kv-cache-dtype") == "auto":

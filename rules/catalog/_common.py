@@ -35,6 +35,11 @@ def vllm_version(facts: Facts) -> tuple[int, int] | None:
         return None
 
 
+def on_cpu_backend(facts: Facts) -> bool:
+    """vLLM's CPU backend (device_config=cpu): no GPU, no CUDA graphs, KV space given in bytes."""
+    return facts.config is not None and facts.config.device == "cpu"
+
+
 def gpu_memory_utilization(facts: Facts) -> float:
     """The configured value, else the value a startup error printed, else vLLM's default."""
     if facts.config and facts.config.gpu_memory_utilization is not None:
