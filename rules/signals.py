@@ -161,6 +161,19 @@ def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
     return Signal(value, evidence)
 
 
+def observation_rate(facts: Facts, metric: str) -> Signal | None:
+    """Histogram observations per second over the window (e.g. engine steps from iteration_tokens)."""
+    if facts.window is None:
+        return None
+    count = facts.window.total.observations.get(canonical_name(metric))
+    if count is None:
+        return None
+    value = count / facts.window.interval_s
+    evidence = Evidence(source=_window_source(facts), name=f"rate({metric}_count)", value=round(value, 3), unit="/s",
+                        location=f"{facts.window.interval_s:.0f} s window")
+    return Signal(value, evidence)
+
+
 def config_value(facts: Facts, field_name: str) -> tuple[object | None, Evidence | None]:
     """A typed ServerConfig field and the evidence naming its source."""
     if facts.config is None:

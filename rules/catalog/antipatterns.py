@@ -127,13 +127,18 @@ def _check_eager(facts: Facts) -> list[Finding]:
     graph_oom = [e for e in facts.events_of(LogEventKind.CUDA_OOM) if e.oom_phase and e.oom_phase.value == "cudagraph_capture"]
     if graph_oom:
         return []  # eager is the fix OP-1.6 proposes
+    if c.on_cpu_backend(facts):  # no CUDA graphs there: eager turns off torch.compile (platforms/cpu.py)
+        reason, cost = ("vLLM's CPU backend compiles the model with torch.compile (inductor) unless eager",
+                        "a longer start-up while it compiles (cached for the next start)")
+        summary = "Eager mode runs the model uncompiled on vLLM's CPU backend."
+    else:
+        reason, cost = ("CUDA graphs cut per-step launch overhead, most at small batch sizes",
+                        "0.5–1.9 GiB for the graph pool; longer startup")
+        summary = "Without CUDA graphs every decode step pays kernel-launch overhead."
     return [RULE_EAGER.finding(
         Severity.LOW, "--enforce-eager set in production", evidence=[_config_evidence(facts, "enforce_eager")],
-        confidence=0.6,
-        changes=[ConfigChange(flag="--enforce-eager", current="true", proposed="false",
-                              reason="CUDA graphs cut per-step launch overhead, most at small batch sizes",
-                              cost="0.5–1.9 GiB for the graph pool; longer startup")],
-        summary="Without CUDA graphs every decode step pays kernel-launch overhead.")]
+        confidence=0.6, summary=summary,
+        changes=[ConfigChange(flag="--enforce-eager", current="true", proposed="false", reason=reason, cost=cost)])]
 
 
 def _kv_tokens(facts: Facts) -> tuple[int | None, Evidence | None]:

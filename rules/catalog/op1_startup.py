@@ -17,6 +17,11 @@ from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePag
 from rules.signals import fmt
 
 DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+MIB_BYTES = 1 << 20
+# vLLM's CPU backend without an explicit KV size reserves --gpu-memory-utilization of the NUMA node;
+# an explicit --kv-cache-memory-bytes skips that check (v1/worker/cpu_worker.py). Give KV this share
+# of the memory that was free, leaving the rest to the host.
+CPU_KV_SHARE_OF_FREE = 0.5
 STARTUP_FAILURE_KINDS = (
     LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
     LogEventKind.NO_CACHE_BLOCKS, LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
@@ -68,9 +73,9 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
         cost="requests longer than this are rejected with HTTP 400",
         safety="unsafe" if workload is None or workload > proposed else "safe",
     )
-    alternatives = []
+    alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
     total, util = c.total_gib(facts), c.gpu_memory_utilization(facts)
-    if total and event.kv_needed_gib and event.available_kv_gib is not None:
+    if total and event.kv_needed_gib and event.available_kv_gib is not None and not c.on_cpu_backend(facts):
         needed_util = math.ceil((util + (event.kv_needed_gib - event.available_kv_gib) / total) * 100) / 100
         if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
             alternatives.append(_util_change(
@@ -80,6 +85,25 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
         Severity.CRITICAL, title, evidence=evidence, changes=[change], alternatives=alternatives,
         summary="vLLM refuses to start when a single request of --max-model-len tokens does not fit the KV cache.",
         confidence=0.95)]
+
+
+def _cpu_kv_space_change(facts: Facts, length: int, estimated: int, block: int) -> ConfigChange | None:
+    """CPU backend with an explicit --kv-cache-memory-bytes B: the bytes that keep `length`.
+
+    vLLM's estimate E says B less one null block holds E // block blocks, so a block takes at most
+    B / (E // block + 1) bytes; `length` needs ceil(length / block) blocks plus the null one.
+    """
+    config = facts.config
+    space = config.kv_cache_memory_bytes if config else None
+    if not c.on_cpu_backend(facts) or not space or not config.is_explicit("kv_cache_memory_bytes"):
+        return None
+    fitting_blocks = estimated // block
+    needed = math.ceil(space * (math.ceil(length / block) + 1) / (fitting_blocks + 1))
+    proposed = f"{math.ceil(needed / MIB_BYTES)}M"
+    return ConfigChange(flag="--kv-cache-memory-bytes", current=str(space), proposed=proposed,
+                        reason=f"keeps max-model-len {length:,}: {fitting_blocks} blocks of {block} tokens fit "
+                        f"{space:,} bytes, {math.ceil(length / block)} are needed (plus vLLM's null block)",
+                        cost="that much more host memory for the KV cache")
 
 
 # --- OP-1.2 no memory for the cache blocks --------------------------------------------------
@@ -135,17 +159,46 @@ def _check_free_memory(facts: Facts) -> list[Finding]:
         return []
     util = event.gpu_memory_utilization or c.gpu_memory_utilization(facts)
     evidence = [c.log_evidence(event, "free memory at startup", event.free_gib, event.requested_gib, "<", "GiB")]
-    changes = []
+    util_change = None
     if event.free_gib and event.total_gib:
         proposed = math.floor(event.free_gib / event.total_gib * 100) / 100 - 0.01
-        changes.append(_util_change(facts, proposed, f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free; "
-                                    "the budget must fit in free memory", "a smaller KV cache (fewer concurrent tokens)"))
+        util_change = _util_change(facts, proposed, f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free; "
+                                   "the budget must fit in free memory", "a smaller KV cache (fewer concurrent tokens)")
     title = (f"free memory {fmt(event.free_gib)} GiB < requested {fmt(event.requested_gib)} GiB "
              f"(gpu-memory-utilization {fmt(util)})")
+    if (event.device or "").upper() == "CPU" or c.on_cpu_backend(facts):
+        return [_cpu_free_memory(facts, event, util, title, evidence, util_change)]
     return [RULE_FREE_MEMORY.finding(
-        Severity.CRITICAL, title, evidence=evidence, changes=changes, confidence=0.95,
+        Severity.CRITICAL, title, evidence=evidence, changes=[util_change] if util_change else [], confidence=0.95,
         summary="Another process (often a second vLLM instance) holds memory on this GPU.",
         actions=["Find and stop other processes on the GPU (nvidia-smi), or give this instance its own GPU."])]
+
+
+def _cpu_free_memory(facts: Facts, event, util: float, title: str, evidence: list[Evidence],
+                     util_change: ConfigChange | None) -> Finding:
+    """On the CPU backend the fraction is of the NUMA node's RAM; an explicit KV size avoids the check."""
+    changes = []
+    if event.free_gib:
+        kv_gib = int(event.free_gib * CPU_KV_SHARE_OF_FREE)
+        size = f"{kv_gib}G" if kv_gib >= 1 else f"{int(event.free_gib * CPU_KV_SHARE_OF_FREE * 1024)}M"
+        current = facts.config.kv_cache_memory_bytes if facts.config else None
+        changes.append(ConfigChange(
+            flag="--kv-cache-memory-bytes", current=str(current) if current else None, proposed=size,
+            reason=f"an explicit KV space skips the utilization check: {size} is about half of the "
+            f"{fmt(event.free_gib)} GiB free, instead of {fmt(util)} of the node",
+            cost="a fixed KV cache: fewer concurrent tokens than a node-sized one"))
+    if util_change is not None:
+        util_change = util_change.model_copy(update={
+            "reason": f"on the CPU backend it is the share of the node's memory vLLM reserves; "
+                      f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free",
+            "cost": "reserves most of the node: other processes may push free memory below it again"})
+    return RULE_FREE_MEMORY.finding(
+        Severity.CRITICAL, f"CPU backend: {title}", evidence=evidence, changes=changes,
+        alternatives=[util_change] if util_change else [], confidence=0.95,
+        summary="vLLM's CPU backend reserves --gpu-memory-utilization of the NUMA node's memory when no KV size "
+        "is given (VLLM_CPU_KVCACHE_SPACE unset); less than that was free.",
+        actions=["Or set VLLM_CPU_KVCACHE_SPACE (whole GiB) in the server's environment: it sets the same KV size.",
+                 "Check what else holds the node's memory (free -g, ps aux --sort=-rss)."])
 
 
 # --- OP-1.4 … OP-1.6, OP-1.8: CUDA out of memory by phase -----------------------------------
@@ -259,7 +312,7 @@ def _check_profiling(facts: Facts) -> list[Finding]:
         Severity.CRITICAL, f"free memory changed during profiling ({fmt(event.initial_free_gib)} -> "
         f"{fmt(event.current_free_gib)} GiB)", evidence=evidence, confidence=0.9,
         summary="Another process released GPU memory while vLLM measured its own use.",
-        actions=["Run vLLM in its own container/GPU, or set --kv-cache-memory (0.10.2+) to skip profiling."])]
+        actions=["Run vLLM in its own container/GPU, or set --kv-cache-memory-bytes (0.10.2+) to skip profiling."])]
 
 
 def _check_unexplained(facts: Facts) -> list[Finding]:
@@ -302,11 +355,17 @@ RULE_NO_CACHE_BLOCKS = _rule("OP-1.2", "no memory left for the KV cache", _check
     "On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading line "
     "or the advisor's figure."))
 RULE_FREE_MEMORY = _rule("OP-1.3", "free GPU memory below the requested budget", _check_free_memory, _page(
-    "`Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, R GiB)`.",
-    "The budget is a fraction of total memory and must be free at startup; another process holds the rest.",
-    "Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65.",
-    "Free the GPU, or set --gpu-memory-utilization to (free / total) − 0.01.",
-    "A lower budget shrinks the KV cache; two instances on one GPU each need their own share."))
+    "`Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, R GiB)`; on "
+    "vLLM's CPU backend (0.32) `Available memory on node N (F/T GiB) on startup is less than desired CPU memory "
+    "utilization (U, R GiB)`.",
+    "The budget is a fraction of total memory and must be free at startup; another process holds the rest. On "
+    "the CPU backend the fraction is of the NUMA node's RAM, taken when no KV size is given.",
+    "Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65. CPU: 10.65/12.34 GiB free, "
+    "0.92 (11.35 GiB) -> --kv-cache-memory-bytes 5G (or --gpu-memory-utilization 0.85).",
+    "Free the GPU, or set --gpu-memory-utilization to (free / total) − 0.01. CPU backend: an explicit "
+    "--kv-cache-memory-bytes (half the free memory) or VLLM_CPU_KVCACHE_SPACE skips the check.",
+    "A lower budget shrinks the KV cache; two instances on one GPU each need their own share. Half the free "
+    "memory is a first step, not sized for the workload."))
 RULE_OOM_WEIGHTS = _rule("OP-1.4", "CUDA out of memory loading weights", _check_oom_weight_load, _page(
     "A CUDA OOM classified as weight load (`Failed to load model - not enough GPU memory` in 0.14+).",
     "The weights alone do not fit the GPU.",
@@ -330,7 +389,7 @@ RULE_PROFILING = _rule("OP-1.7", "GPU memory changed during profiling", _check_p
     "`Error in memory profiling. Initial free memory X GiB, current free memory Y GiB`.",
     "vLLM sizes the KV cache from a measurement that another process disturbed.",
     "Initial free memory 40.1 GiB, current free memory 44.3 GiB.",
-    "Isolate vLLM on its GPU; or pass --kv-cache-memory to skip profiling (0.10.2+).",
+    "Isolate vLLM on its GPU; or pass --kv-cache-memory-bytes to skip profiling (0.10.2+).",
     "No flag fixes a neighbour that allocates and frees memory."))
 RULE_OOM_OTHER = _rule("OP-1.8", "CUDA out of memory outside a known phase", _check_oom_other, _page(
     "A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture.",

@@ -72,8 +72,22 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
                  "Restart the server: after a watchdog timeout the data may be corrupted."])]
 
 
+# A start-up that already failed: workers that die after it are being shut down, not the cause.
+_START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
+                 LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE, LogEventKind.NO_CACHE_BLOCKS,
+                 LogEventKind.FREE_MEMORY_BELOW_REQUESTED, LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR)
+
+
+def _after_failed_start(facts: Facts, death) -> bool:
+    """vLLM 0.32 prints `Worker proc VllmWorker-0 died unexpectedly (exit code: None)` while it shuts
+    down after `EngineCore failed to start.`: that death follows the failure, it did not cause it."""
+    return death.line_no is not None and any(
+        e.line_no is not None and e.line_no < death.line_no and e.source_file == death.source_file
+        for e in facts.events_of(*_START_FAILED))
+
+
 def _check_worker_died(facts: Facts) -> list[Finding]:
-    events = facts.events_of(LogEventKind.WORKER_DIED)
+    events = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if not _after_failed_start(facts, e)]
     if not events:
         return []
     first = events[0]
@@ -135,7 +149,9 @@ RULE_WORKER_DIED = Rule(
         why="vLLM shuts the executor down when any rank exits.",
         example="Worker proc VllmWorker-1 died unexpectedly, shutting down executor. (exit code: -9)",
         fix="Read the dead process's last lines; SIGKILL usually means host memory ran out.",
-        limits="The cause is in another line; this rule only dates the death.", references=[]))
+        limits="The cause is in another line; this rule only dates the death. A death printed after a failed "
+               "start-up (`EngineCore failed to start.`, a startup error) is the shutdown and is not reported.",
+        references=[]))
 RULE_NCCL_OOM = Rule(
     code="OP-3.4", title="NCCL out of GPU memory", category=Category.PARALLELISM, check=_check_nccl_oom,
     needs=("events",),

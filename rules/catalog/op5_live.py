@@ -33,6 +33,14 @@ IMBALANCE_SHARE = 0.5
 TOO_LONG_MANY = 5
 TTFT = "vllm:time_to_first_token_seconds"
 ITL = "vllm:inter_token_latency_seconds"
+STEP_TOKENS = "vllm:iteration_tokens_total"  # histogram: tokens each engine step carried
+PROMPT_TOKENS = "vllm:request_prompt_tokens"
+MAX_TOKENS = "vllm:request_params_max_tokens"
+# The budget binds when the median step carries at least this share of it (with vLLM's power-of-two
+# buckets: half the steps sit in the bucket ending at the budget), or when prompts exceed it.
+BUDGET_BOUND_SHARE = 0.5
+SHARED_STEP_ACTION = ("Fewer requests per replica (cap --max-num-seqs) or more replicas: every running request "
+                      "shares each step's compute.")
 
 
 def ttft_slo(facts: Facts) -> float:
@@ -71,18 +79,54 @@ def _batched_tokens_up(facts: Facts, reason: str) -> ConfigChange:
                         cost="longer steps: ITL of running requests rises while long prompts prefill")
 
 
+def _budget_binds(facts: Facts) -> tuple[bool | None, list[Evidence]]:
+    """Whether --max-num-batched-tokens is what holds prefill back, from vLLM's own histograms.
+
+    It binds when p99 prompts are longer than the budget (each is chunked over several steps) or
+    when the median step is filled to at least half of it. Steps far below the budget mean every
+    waiting prefill already fits one step: a bigger budget would change nothing but step length.
+    None when the window has neither histogram (older exports, a Prometheus without them).
+    """
+    budget = _batched_tokens(facts)
+    prompt = signals.quantile(facts, PROMPT_TOKENS, "p99")
+    step = signals.quantile(facts, STEP_TOKENS, "p50")
+    evidence = []
+    if prompt is not None:
+        evidence.append(prompt.evidence.model_copy(update={
+            "threshold": budget, "comparison": ">" if prompt.value > budget else "<=", "unit": "tokens"}))
+    if step is not None:
+        near = int(BUDGET_BOUND_SHARE * budget)
+        evidence.append(step.evidence.model_copy(update={
+            "threshold": near, "comparison": ">=" if step.value >= near else "<", "unit": "tokens"}))
+    if prompt is None and step is None:
+        return None, evidence
+    binds = (prompt is not None and prompt.value > budget) or (step is not None and step.value >= near)
+    return binds, evidence
+
+
 def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     ttft, queue = signals.quantile(facts, TTFT, "p99"), signals.waiting(facts)
     slo = ttft_slo(facts)
     if ttft is None or ttft.value <= slo or queue is None or queue.value >= 1:
         return []
     current = _batched_tokens(facts)
-    changes = [] if current >= MAX_BATCHED_TOKENS_CAP else [
-        _batched_tokens_up(facts, "more prompt tokens per step finishes prefill in fewer steps")]
+    binds, budget_evidence = _budget_binds(facts)
+    evidence = [_over(ttft, slo), queue.evidence, *budget_evidence]
+    title = f"TTFT p99 {fmt(ttft.value)} s > {fmt(slo)} s with {fmt(queue.value)} requests waiting"
+    if binds is False:
+        return [RULE_TTFT.finding(
+            Severity.HIGH, f"{title}; steps stay below --max-num-batched-tokens {current}", evidence=evidence,
+            confidence=0.5, summary="Requests are not queueing, yet the token budget is not what binds: prompts fit "
+            "one step and steps carry far fewer tokens than it allows. A bigger budget would only lengthen steps; "
+            "the steps themselves are slow (see OP-5.4 when ITL is high too).",
+            actions=[SHARED_STEP_ACTION])]
+    reason = "more prompt tokens per step finishes prefill in fewer steps"
+    if binds is None:
+        reason += " (step sizes not measured: check vllm:iteration_tokens_total before raising it)"
+    changes = [] if current >= MAX_BATCHED_TOKENS_CAP else [_batched_tokens_up(facts, reason)]
     return [RULE_TTFT.finding(
-        Severity.HIGH, f"TTFT p99 {fmt(ttft.value)} s > {fmt(slo)} s with {fmt(queue.value)} requests waiting",
-        summary="Requests are not queueing, so the time goes into prefill itself.",
-        evidence=[_over(ttft, slo), queue.evidence], changes=changes, confidence=0.7,
+        Severity.HIGH, title, summary="Requests are not queueing, so the time goes into prefill itself.",
+        evidence=evidence, changes=changes, confidence=0.7 if binds else 0.6,
         actions=["For very long prompts: more GPUs per replica or prefill/decode disaggregation."])]
 
 
@@ -139,8 +183,13 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     seqs = c.max_num_seqs(facts)
     changes, alternatives = [], []
     fits = None
-    if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
-        fits = int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))
+    request_tokens = c.workload_tokens_p95(facts)
+    if request_tokens is None and (measured := _measured_request_tokens(facts)) is not None:
+        request_tokens = measured
+        evidence.append(Evidence(source=signals._window_source(facts), name="p95 prompt + p95 max_tokens per request",
+                                 value=round(measured), unit="tokens", location=f"{facts.window.interval_s:.0f} s window"))
+    if facts.memory and facts.memory.kv_cache_tokens and request_tokens:
+        fits = int(facts.memory.kv_cache_tokens / request_tokens)
     elif run is not None and run.value >= 2:
         fits = int(run.value * 0.75)
     current = seqs or (c.default_max_num_seqs(facts) if fits else None)
@@ -166,6 +215,17 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
         summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.")]
 
 
+def _measured_request_tokens(facts: Facts) -> float | None:
+    """p95 prompt + p95 max_tokens of the requests vLLM finished in the window (its own histograms),
+    capped at max-model-len: the KV one request may need, when the workload gives no lengths."""
+    prompt = signals.quantile(facts, PROMPT_TOKENS, "p95")
+    output = signals.quantile(facts, MAX_TOKENS, "p95")
+    if prompt is None or output is None:
+        return None
+    limit = facts.config.max_model_len if facts.config else None
+    return min(prompt.value + output.value, limit or math.inf)
+
+
 def _check_itl_under_load(facts: Facts) -> list[Finding]:
     itl, run = signals.quantile(facts, ITL, "p99"), signals.running(facts)
     slo = op3_parallelism.itl_slo(facts)
@@ -177,11 +237,16 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
         changes.append(ConfigChange(flag="--max-num-batched-tokens", current=str(current), proposed="2048",
                                     reason="smaller prefill chunks interrupt running decodes less",
                                     cost="longer TTFT for long prompts"))
+    evidence = [_over(itl, slo), run.evidence]
+    steps = signals.observation_rate(facts, STEP_TOKENS)
+    if steps is not None:
+        evidence.append(steps.evidence.model_copy(update={"name": "engine steps/s (vllm:iteration_tokens_total)"}))
     return [RULE_ITL_LOAD.finding(
         Severity.HIGH, f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running",
-        evidence=[_over(itl, slo), run.evidence], changes=changes, confidence=0.7,
+        evidence=evidence, changes=changes, confidence=0.7,
         actions=["Cap --max-num-seqs or add replicas if ITL matters more than throughput."],
-        summary="Decode steps are slow because the batch is large or prefill chunks share the step.")]
+        summary="Every running request waits for the whole step: the batch is large or prefill chunks share "
+        "the step, so each decode step is slow.")]
 
 
 def _check_itl_single_user(facts: Facts) -> list[Finding]:

@@ -9,13 +9,20 @@ METRICS = "https://docs.vllm.ai/en/latest/design/metrics.html"
 
 PAGES: dict[str, tuple[str, RulePage]] = {
     "OP-5.1": ("TTFT high while nothing queues (prefill-bound)", RulePage(
-        checks="Windowed TTFT p99 above the TTFT target (workload SLO, default 2 s) while num_requests_waiting < 1.",
+        checks="Windowed TTFT p99 above the TTFT target (workload SLO, default 2 s) while num_requests_waiting < 1; "
+               "then whether --max-num-batched-tokens binds: vllm:request_prompt_tokens p99 above it, or the median "
+               "step (vllm:iteration_tokens_total p50) at half of it or more.",
         why="With an empty queue, first-token time is prefill time: the prompt is processed in steps of at most "
-            "--max-num-batched-tokens tokens, shared with running decodes.",
-        example="TTFT p99 4.8 s > 2 s, 0 waiting, --max-num-batched-tokens 2048, p95 prompt 6,000 tokens -> 8192.",
-        fix="Raise --max-num-batched-tokens (x2, or to the p95 prompt rounded up to a power of two, at most 16384). "
-            "For very long prompts: more GPUs or prefill/decode disaggregation.",
-        limits="Raising it lengthens steps, so ITL rises (OP-5.4 pulls the other way; the higher-ranked wins).",
+            "--max-num-batched-tokens tokens, shared with running decodes. Only when prompts or steps reach that "
+            "budget does a bigger one finish prefill in fewer steps.",
+        example="TTFT p99 4.8 s > 2 s, 0 waiting, --max-num-batched-tokens 2048, p95 prompt 6,000 tokens -> 8192. "
+                "Counter-example (vLLM 0.32 CPU, 32 streams): prompts p99 199 tokens, median step 26 tokens -> no "
+                "change; the shared step is slow (OP-5.4).",
+        fix="When the budget binds: raise --max-num-batched-tokens (x2, or to the p95 prompt rounded up to a power "
+            "of two, at most 16384). When it does not: fewer requests per replica or more replicas. For very long "
+            "prompts: more GPUs or prefill/decode disaggregation.",
+        limits="Raising it lengthens steps, so ITL rises (OP-5.4 pulls the other way; the higher-ranked wins). "
+               "Without the step and prompt histograms the change is still proposed, at lower confidence.",
         references=[OPT])),
     "OP-5.2": ("requests queue (saturation)", RulePage(
         checks="num_requests_waiting >= 1, and which limit holds them: KV usage >= 0.90 (capacity), running at "

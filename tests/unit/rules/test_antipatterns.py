@@ -65,6 +65,13 @@ def test_enforce_eager_set_explicitly_is_flagged():
     assert finding.changes[0].command_line() == "--no-enforce-eager"
 
 
+def test_enforce_eager_on_vllms_cpu_backend_speaks_of_compilation_not_cuda_graphs():
+    facts = Facts(config=config(enforce_eager=True))
+    facts.config.device = "cpu"
+    [finding] = ap.RULE_EAGER.evaluate(facts)
+    assert "torch.compile" in finding.changes[0].reason and "CUDA" not in finding.summary + finding.changes[0].cost
+
+
 def test_enforce_eager_after_a_graph_capture_oom_is_the_fix_not_an_antipattern():
     facts = Facts(config=config(enforce_eager=True), events=[event(K.CUDA_OOM, oom_phase=OomPhase.CUDAGRAPH_CAPTURE)])
     assert ap.RULE_EAGER.evaluate(facts) == []

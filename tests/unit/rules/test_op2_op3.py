@@ -80,6 +80,14 @@ def test_nccl_watchdog_timeout_names_the_rank_and_the_timeout():
     assert "rank(s) 1" in finding.title
 
 
+def test_a_worker_dying_in_the_shutdown_after_a_failed_start_is_not_reported():
+    failed = event(K.ENGINE_CORE_FAILED, line_no=57)
+    facts = Facts(events=[failed, event(K.WORKER_DIED, line_no=81, process="VllmWorker-0")])
+    assert op3.RULE_WORKER_DIED.evaluate(facts) == []
+    facts = Facts(events=[event(K.WORKER_DIED, line_no=50, process="VllmWorker-0", exit_code=-9), failed])
+    assert len(op3.RULE_WORKER_DIED.evaluate(facts)) == 1  # died first: a cause, not the shutdown
+
+
 def test_worker_death_by_sigkill_points_at_host_memory():
     facts = Facts(events=[event(K.WORKER_DIED, process="VllmWorker-1", exit_code=-9)])
     [finding] = op3.RULE_WORKER_DIED.evaluate(facts)

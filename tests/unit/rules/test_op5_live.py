@@ -228,3 +228,49 @@ def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
     assert finding.evidence[1].value == 0.97
     [queue] = op5.RULE_SATURATION.evaluate(Facts(events=lines))
     assert queue.evidence[0].value == 6  # 3 waiting on each engine
+
+
+
+STEP_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)  # vLLM's iteration_tokens
+
+
+def _budget_facts(steps: dict[float, int], prompts: dict[float, int]) -> Facts:
+    """TTFT 6 s with nothing waiting, and the window's step sizes and prompt lengths as vLLM exposes them."""
+    from tests.unit.rules.factories import TTFT_BUCKETS, histogram
+
+    def snap(ttft, step, prompt):
+        return snapshot(gauges={"vllm:num_requests_waiting": 0, "vllm:num_requests_running": 8},
+                        histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                                    "vllm:iteration_tokens_total": histogram(step, STEP_BUCKETS),
+                                    "vllm:request_prompt_tokens": histogram(prompt, PROMPT_BUCKETS)})
+    facts = Facts(window=MetricWindow.from_snapshots(snap({}, {}, {}), snap({6.0: 20}, steps, prompts), 10.0))
+    facts.config = config(max_num_batched_tokens=2048)
+    return facts
+
+
+def test_ttft_with_steps_far_below_the_budget_proposes_no_bigger_budget():
+    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 90, 1500: 10}, {150: 20}))
+    assert finding.changes == [] and "steps stay below --max-num-batched-tokens 2048" in finding.title
+    assert finding.confidence < op5.RULE_ITL_LOAD.evaluate(live(running=32, itl={2.0: 100}))[0].confidence
+
+
+def test_ttft_with_most_steps_at_the_budget_raises_it():
+    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 20, 2048: 80}, {150: 20}))
+    assert _flags(finding) == {"--max-num-batched-tokens": "4096"}
+
+
+def test_ttft_with_prompts_longer_than_the_budget_raises_it():
+    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 90, 2048: 10}, {4000: 20}))
+    assert _flags(finding) == {"--max-num-batched-tokens": "8192"}  # the p95 prompt as a power of two
+
+
+def test_itl_under_load_names_the_engine_step_rate():
+    from tests.unit.rules.factories import ITL_BUCKETS, histogram
+
+    after = snapshot(gauges={"vllm:num_requests_running": 32},
+                     histograms={"vllm:inter_token_latency_seconds": histogram({0.4: 100}, ITL_BUCKETS),
+                                 "vllm:iteration_tokens_total": histogram({30: 40}, STEP_BUCKETS)})
+    facts = Facts(window=MetricWindow.from_snapshots(snapshot(), after, 8.0))
+    [finding] = op5.RULE_ITL_LOAD.evaluate(facts)
+    steps = next(e for e in finding.evidence if e.name.startswith("engine steps/s"))
+    assert steps.value == 5.0 and finding.changes == []
