@@ -1,7 +1,8 @@
-"""The vLLM fixture corpus (tests/fixtures/vllm, owned by the rules engineer) through the real
-collectors and `run_triage`: every version's log and /metrics wording must lead to the top
-finding and flag change its manifest expects. This is the collectors' end of the contract
-the rules tests check from hand-built Facts.
+"""The vLLM fixture corpora through the real collectors and `run_triage`: every version's log and
+/metrics wording must lead to the top finding and flag change its manifest expects. Two corpora:
+tests/fixtures/vllm (hand-written, owned by the rules engineer) and tests/fixtures/vllm_cpu
+(recorded from a real vLLM 0.32.0 CPU build). This is the collectors' end of the contract the
+rules tests check from hand-built Facts.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ from rules.events import LogEventKind
 from rules.facts import Workload
 from rules.model import Severity
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+CORPUS = FIXTURES / "vllm"
 MANIFEST = CORPUS / "manifest.yaml"
-CASES = yaml.safe_load(MANIFEST.read_text())["cases"] if MANIFEST.exists() else []
+CORPORA = (CORPUS, FIXTURES / "vllm_cpu")
+CASES = [(folder, case) for folder in CORPORA if (folder / "manifest.yaml").exists()
+         for case in yaml.safe_load((folder / "manifest.yaml").read_text())["cases"]]
 
 
-def request_for(case: dict) -> TriageRequest:
+def request_for(case: dict, folder: Path = CORPUS) -> TriageRequest:
     return TriageRequest(
-        logs=str(CORPUS / case["log"]) if case.get("log") else None,
-        metrics_files=[str(CORPUS / name) for name in case.get("metrics", [])],
+        logs=str(folder / case["log"]) if case.get("log") else None,
+        metrics_files=[str(folder / name) for name in case.get("metrics", [])],
         metrics_interval_s=case.get("interval_s"),
         server_args=case.get("server_args"),
         gpu=case.get("gpu"),
@@ -33,10 +37,10 @@ def request_for(case: dict) -> TriageRequest:
     )
 
 
-@pytest.mark.skipif(not CASES, reason="tests/fixtures/vllm/manifest.yaml not present")
-@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
-def test_corpus_case_gives_its_expected_top_finding(case):
-    result = run_triage(request_for(case))
+@pytest.mark.skipif(not CASES, reason="no fixture manifest present")
+@pytest.mark.parametrize(("folder", "case"), CASES, ids=[f"{folder.name}:{case['id']}" for folder, case in CASES])
+def test_corpus_case_gives_its_expected_top_finding(folder, case):
+    result = run_triage(request_for(case, folder))
     expect = case["expect"]
     assert not result.rule_errors, result.rule_errors
     rules_fired = [finding.rule for finding in result.findings]
