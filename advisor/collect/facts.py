@@ -17,7 +17,7 @@ from rules.metrics import MetricSnapshot
 
 from advisor.collect.server_args import ServeCommand, command_from_args, command_from_cache_config
 from advisor.errors import UserError
-from advisor.versions import version_of, vllm_cpu_defaults
+from advisor.versions import parse_bounds, version_of, vllm_cpu_defaults
 from advisor.vllm_cpu import parse_kv_cache_memory_bytes
 
 # ServerConfig's typed fields, with the type their flag text converts to.
@@ -46,6 +46,10 @@ _SIZING_KINDS = frozenset({LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRE
                            LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.FREE_MEMORY_BELOW_REQUESTED})
 # vLLM's device_config value for its CPU backend (the engine-config line, `CPU KV cache size`).
 CPU_DEVICE = "cpu"
+# The bundled engine also prints device_config=cpu, but it is not vLLM's CPU backend (other flags,
+# other KV sizing): its banner says `0.33.0+servops.<ver>` (engine/server.py), its engine line
+# servops' own version, older than any vLLM V1.
+BUNDLED_ENGINE_MARK = "+servops"
 # keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields
 _ENGINE_CONFIG_NAMES = {
     "dtype": "dtype", "max_seq_len": "max_model_len", "tensor_parallel_size": "tensor_parallel_size",
@@ -110,19 +114,25 @@ def server_config(
     if config.block_size is None and _int(labels.get("block_size")):
         config.block_size = _int(labels["block_size"])  # the effective size, also when not the user's flag
         config.sources[flag_name("block_size")] = ConfigSource.CACHE_CONFIG_INFO
-    _fill_cpu_defaults(config)
+    _settle_cpu_backend(config)
     empty = ServerConfig()
     return None if config == empty else config
 
 
-def _fill_cpu_defaults(config: ServerConfig) -> None:
-    """vLLM's CPU backend picks its own batch defaults and block size (advisor/versions.py);
-    its log never prints them, so without this triage would assume the GPU's."""
+def _settle_cpu_backend(config: ServerConfig) -> None:
+    """On vLLM's CPU backend, fill the batch defaults and block size it picks (advisor/versions.py):
+    its log never prints them, so without this triage would assume the GPU's. The bundled engine
+    also runs on a CPU but is not that backend: its device is left unset."""
+    if config.device != CPU_DEVICE:
+        return
     version = version_of(config.vllm_version)
-    if config.device != CPU_DEVICE or version is None:
+    if version is not None and (version < parse_bounds()[0] or BUNDLED_ENGINE_MARK in config.vllm_version):
+        config.device = None  # the bundled engine: CPU, but none of vLLM's CPU-backend rules apply
+        config.sources.pop(flag_name("device"), None)
         return
     world_size = (config.tensor_parallel_size or 1) * (config.pipeline_parallel_size or 1)
-    for name, value in (vllm_cpu_defaults(version, world_size) or {}).items():
+    defaults = vllm_cpu_defaults(version, world_size) if version else None
+    for name, value in (defaults or {}).items():
         if getattr(config, name) is None:
             setattr(config, name, value)
             config.sources[flag_name(name)] = ConfigSource.DEFAULT

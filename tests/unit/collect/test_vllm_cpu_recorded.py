@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.collect.facts import server_config
 from advisor.collect.logs import parse_lines, read_log
 from advisor.collect.metrics import load_file
 from advisor.memory import LaunchConfig
@@ -201,3 +202,10 @@ def test_vllm_032_stats_lines_never_show_preemptions_so_the_window_is_needed():
     assert stats and all(e.preemptions is None for e in stats) and after > before
     log_only = triage("preempting", log_only=True)
     assert log_only.top.rule == "OP-5.2" and "OP-5.3" not in {f.rule for f in log_only.findings}
+
+
+def test_the_bundled_engine_on_a_cpu_is_not_taken_for_vllms_cpu_backend():
+    lines = [line.replace("(v0.32.0)", "(v0.1.0)").replace("version 0.32.0", "version 0.33.0+servops.0.1.0")
+             for line in (RECORDED / "idle.log").read_text().splitlines()]
+    config = server_config(None, parse_lines(lines).events, None)
+    assert config.device is None and config.max_num_seqs is None and config.max_num_batched_tokens is None
