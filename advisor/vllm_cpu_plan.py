@@ -40,11 +40,13 @@ PASSED_THROUGH = {
 
 
 class CpuPlan(BaseModel):
-    """The recommended CPU launch: flags, KV space, its sizing, reasons and the command."""
+    """The recommended CPU launch: flags, KV space, its sizing, reasons and the command, and the
+    sizing of the launch as given (what vLLM would do with it today)."""
 
     launch: LaunchConfig
     space: CpuKvSpace
     sizing: CpuKvSizing
+    given_sizing: CpuKvSizing
     recommendations: list[Recommendation]
     warnings: list[str]
     command: str
@@ -66,7 +68,7 @@ def recommend_cpu(
     env = " ".join(f"{k}={v}" for k, v in chosen.env().items())
     flags = " ".join(f"{r.flag} {r.value}".strip() for r in recs if r.flag.startswith("--"))
     command = " ".join(part for part in (env, "vllm serve", target, flags) if part)
-    return CpuPlan(launch=launch, space=chosen, sizing=after, recommendations=recs,
+    return CpuPlan(launch=launch, space=chosen, sizing=after, given_sizing=before, recommendations=recs,
                    warnings=_warnings(model, space, before, after, workload), command=command)
 
 

@@ -106,6 +106,17 @@ def _request_too_long(match: re.Match[str]) -> Fields:
     }
 
 
+def _memory_below_requested(match: re.Match[str]) -> Fields:
+    """vLLM's start-up memory check, worded for a GPU or a CPU NUMA node; the fraction is
+    --gpu-memory-utilization on both (it also sets CPU memory on the CPU backend)."""
+    return {
+        "free_gib": to_float(match["free"]),
+        "total_gib": to_float(match["total"]),
+        "gpu_memory_utilization": to_float(match["util"]),
+        "requested_gib": to_float(match["req"]),
+    }
+
+
 # Order matters only where one wording contains another: the first match of a line wins.
 PATTERNS: tuple[Pattern, ...] = (
     # --- identity and configuration ---------------------------------------------------------
@@ -258,25 +269,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.FREE_MEMORY_BELOW_REQUESTED,
         rf"Free memory on device(?: \S+)? \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
         rf"desired GPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
-        lambda m: {
-            "free_gib": to_float(m["free"]),
-            "total_gib": to_float(m["total"]),
-            "gpu_memory_utilization": to_float(m["util"]),
-            "requested_gib": to_float(m["req"]),
-        },
+        _memory_below_requested,
     ),
     _p(  # vLLM's CPU backend (v1/worker/cpu_worker.py, 0.32): the same check against the NUMA node's memory
         ("less than desired CPU memory utilization",),
         K.FREE_MEMORY_BELOW_REQUESTED,
         rf"Available memory on node \d+ \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
         rf"desired CPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
-        lambda m: {
-            "free_gib": to_float(m["free"]),
-            "total_gib": to_float(m["total"]),
-            "gpu_memory_utilization": to_float(m["util"]),
-            "requested_gib": to_float(m["req"]),
-            "device": "CPU",
-        },
+        lambda m: {**_memory_below_requested(m), "device": "CPU"},
     ),
     _p(
         ("Error in memory profiling",),

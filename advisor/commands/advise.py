@@ -33,7 +33,6 @@ from advisor.vllm_cpu import (
     CpuKvSpace,
     parse_cpu_kvcache_space,
     parse_kv_cache_memory_bytes,
-    size_cpu_kv,
 )
 from advisor.vllm_cpu_plan import CpuPlan, recommend_cpu
 
@@ -176,7 +175,7 @@ def advise_vllm_cpu(args: argparse.Namespace) -> AdviseResult:
     except ValidationError as exc:
         raise UserError(_validation_line(exc)) from None
     plan = recommend_cpu(model, given, space, frozenset(set_fields), workload)
-    sizing = size_cpu_kv(model, given, space)
+    sizing = plan.given_sizing
     return AdviseResult(
         created_at=_now(),
         inputs=_inputs(args, gpus=None, interconnect=None),

@@ -131,11 +131,18 @@ class _Background:
 def idle(server: VllmServer, name: str = "idle", interval_s: float = SCRAPE_INTERVAL_S,
          during: During | None = None) -> Situation:
     """Two scrapes of a server nobody is using."""
+    return _observe(server, name, interval_s, during)
+
+
+def _observe(server: VllmServer, name: str, interval_s: float, during: During | None) -> Situation:
+    """The situation as it holds now: a scrape, another `interval_s` later, the log so far, and
+    what `during` returned, run beside the scrapes."""
     background = _Background(during)
     before = server.metrics_text()
     time.sleep(interval_s)
     after = server.metrics_text()
-    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=server.log_text(),
+    log_text = server.log_text()
+    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
                      interval_s=interval_s, notes={"during": background.result()})
 
 
@@ -152,12 +159,7 @@ def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: s
     ramp = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(settle_s)
-        background = _Background(during)
-        before = server.metrics_text()
-        time.sleep(interval_s)
-        after = server.metrics_text()
-        log_text = server.log_text()
-        during_result = background.result()
+        situation = _observe(server, name, interval_s, during)
         output, _ = ramp.communicate(timeout=step_s + 120)
     finally:
         if ramp.poll() is None:
@@ -165,10 +167,10 @@ def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: s
             ramp.wait(30)
     if ramp.returncode != 0:
         raise RuntimeError(f"servops ramp exited {ramp.returncode}: {output[-2000:]}")
-    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
-                     interval_s=interval_s, client_concurrency=concurrency,
-                     ramp=json.loads(ramp_json.read_text()),
-                     notes={"ramp_output": output[-3000:], "during": during_result})
+    situation.client_concurrency = concurrency
+    situation.ramp = json.loads(ramp_json.read_text())
+    situation.notes["ramp_output"] = output[-3000:]
+    return situation
 
 
 def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int = 4, output_len: int = 64,
@@ -177,25 +179,18 @@ def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int =
     """`clients` tasks share one official `openai` client whose HTTP pool holds `pool_size`
     connections: the application has 64 requests in flight, vLLM sees 4 (the client is the
     bottleneck). Bounded by `duration_s`."""
-    box: dict = {}
-    thread = threading.Thread(target=lambda: box.update(asyncio.run(
-        _pooled_clients(server.base_url, clients, pool_size, output_len, duration_s))), daemon=True)
-    thread.start()
+    load = _Background(lambda: asyncio.run(_pooled_clients(server.base_url, clients, pool_size, output_len,
+                                                           duration_s)))
     time.sleep(SETTLE_S)
-    background = _Background(during)
-    before = server.metrics_text()
-    time.sleep(interval_s)
-    after = server.metrics_text()
-    log_text = server.log_text()
-    during_result = background.result()
-    thread.join(duration_s + 120)
-    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
-                     interval_s=interval_s, client_concurrency=clients, notes={**box, "during": during_result})
+    situation = _observe(server, name, interval_s, during)
+    situation.client_concurrency = clients
+    situation.notes.update(load.result(duration_s + 120))
+    return situation
 
 
 async def _pooled_clients(base_url: str, clients: int, pool_size: int, output_len: int,
                           duration_s: float) -> dict:
-    import openai  # noqa: PLC0415
+    import openai
 
     # openai's own HTTP client class, built on whichever transport this openai version ships
     # (httpx before 3.x, httpx2 since): its module provides the matching Limits.

@@ -51,6 +51,6 @@ def test_report_renders_vllm_triage_and_ramp_in_one_offline_page(vllm_serving: v
     assert done.returncode == 0, done.stderr[-2000:]
     html = html_path.read_text()
     assert vs.SERVED_NAME in html and "<svg" in html
-    assert "http://" not in html.replace(vllm_serving.base_url, "") or "src=\"http" not in html
+    assert 'src="http' not in html, "the report loads something from the network"
     for finding in triage["json"]["findings"]:
         assert finding["rule"] in html
