@@ -132,14 +132,14 @@ class ServeCommand(BaseModel):
         return shlex.join(words)
 
 
-def parse_command(text: str, origin: str = "server-args") -> ServeCommand:
+def parse_command(text: str, origin: str = "server-args", flag: str = "--server-args") -> ServeCommand:
     """Split `vllm serve MODEL --flag v …`, `python -m vllm.entrypoints.openai.api_server …`,
     `python -m engine serve …`, or just `--flag v …` into a `ServeCommand`."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
         raise ServerArgsError(
-            f"--server-args {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes"
+            f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes"
         ) from None
     env: dict[str, str] = {}
     while words and _ENV_ASSIGNMENT.match(words[0]):

@@ -106,7 +106,7 @@ def _server_command(text: str) -> ServeCommand:
     Why `vllm` is not looked up on PATH alone: the CPU wheel's `vllm` script cannot start, so
     servops runs `vllm serve` through its vLLM environment (advisor.vllm_launch) when there is one.
     """
-    command = parse_command(text)
+    command = parse_command(text, flag="--server-command")
     if not command.program:
         raise UserError("--server-command: give the whole command, e.g. \"vllm serve MODEL --max-num-seqs 8\"")
     if tuple(command.program[:4]) == BUNDLED_PROGRAM:

@@ -134,3 +134,8 @@ def test_waiting_for_a_compiled_vllm_says_it_compiles_and_eager_or_bundled_do_no
     eager = start_command("vllm", ["--enforce-eager"], str(model_dir))
     assert "compiles" in (startup_note(compiled) or "")
     assert startup_note(eager) is None and startup_note(start_command("bundled", [])) is None
+
+
+def test_tune_server_command_with_unbalanced_quotes_names_server_command_not_server_args():
+    with pytest.raises(UserError, match=r"^--server-command .*check its quotes"):
+        _tune_command("--server-command", "vllm serve 'unbalanced")
