@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "report",
     "demo",
     "tune",
+    "predict",
 )
 
 log = logging.getLogger("servops")
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Operations agent for vLLM-style LLM serving: size a deployment (advise), "
             "serve the bundled engine (serve), load-test an endpoint (ramp), triage a "
-            "live server (triage), and render reports (report)."
+            "live server (triage), render reports (report), and predict what a flag change does (predict)."
         ),
     )
     parser.add_argument("--version", action="version", version=f"servops {__version__}")
