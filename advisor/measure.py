@@ -89,14 +89,19 @@ def measure(command: ServeCommand, settings: RampSettings, out_dir: Path, label:
     )
 
 
-def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = frozenset()) -> dict[str, Any] | None:
+def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = frozenset(),
+               allow_unsafe: bool = False) -> dict[str, Any] | None:
     """The highest-ranked finding's flag changes (applied together), minus pairs in `skip`.
 
+    Changes marked `safety: unsafe` (they can reject requests or change outputs, e.g. a
+    shorter --max-model-len) are left out unless `allow_unsafe`: like ruff's unsafe fixes,
+    a loop that applies changes on its own applies only safe ones by default.
     Returns {"rule", "title", "changes": [{flag, current, proposed, reason}]} or None.
     """
     for finding in (triage or {}).get("findings") or []:
         changes = [c for c in finding.get("changes") or []
-                   if (c.get("flag"), str(c.get("proposed"))) not in skip]
+                   if (c.get("flag"), str(c.get("proposed"))) not in skip
+                   and (allow_unsafe or c.get("safety", "safe") != "unsafe")]
         if changes:
             return {"rule": finding.get("rule"), "title": finding.get("title"), "changes": changes}
     return None

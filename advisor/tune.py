@@ -83,7 +83,7 @@ class TuneResult(BaseModel):
 
 
 def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettings, rounds: int,
-             out_dir: Path, progress: Progress) -> TuneResult:
+             out_dir: Path, progress: Progress, allow_unsafe: bool = False) -> TuneResult:
     """Measure `start`, then up to `rounds` recommend/apply/measure/decide rounds."""
     began = time.monotonic()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -95,9 +95,10 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
     done: list[TuneRound] = []
     stopped = f"reached --rounds {rounds}"
     for number in range(1, rounds + 1):
-        chosen = top_change(kept_measurement.triage, skip=tried)
+        chosen = top_change(kept_measurement.triage, skip=tried, allow_unsafe=allow_unsafe)
         if chosen is None:
-            stopped = ("triage of the kept configuration proposes no further flag change"
+            stopped = (("triage of the kept configuration proposes no further flag change"
+                        + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
                        if kept_measurement.triage else "no triage result to take a change from")
             progress(f"tune: stopping: {stopped}")
             break

@@ -53,6 +53,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                              "both runs measured)")
     parser.add_argument("--min-improvement", type=float, default=0.10, metavar="FRACTION",
                         help="relative improvement a latency criterion needs to keep a change (default: 0.10)")
+    parser.add_argument("--unsafe-changes", action="store_true",
+                        help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
+                             "e.g. a shorter --max-model-len); default: safe changes only")
     engine = parser.add_mutually_exclusive_group()
     engine.add_argument("--flags", default=None, metavar="FLAGS",
                         help=f"starting flags for --engine (default: '{DEFAULT_FLAGS}'; with --engine vllm "
@@ -78,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
                               target_load=args.target_load, min_improvement=args.min_improvement)
     start = _start_command(args)
     out_dir = Path(args.out)
-    result = run_tune(start, criterion, ramp_settings(args), args.rounds, out_dir, progress=_progress)
+    result = run_tune(start, criterion, ramp_settings(args), args.rounds, out_dir, progress=_progress,
+                      allow_unsafe=args.unsafe_changes)
     json_path = write_json(out_dir / "tune.json", result.model_dump_json(indent=1))
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     kept = sum(r.kept for r in result.rounds)
