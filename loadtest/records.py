@@ -36,6 +36,8 @@ class RequestRecord(BaseModel):
     gaps_s: list[float] = Field(default_factory=list, description="every gap between content chunks")
     e2e_s: float | None = Field(default=None, description="send → end of stream ([DONE])")
     output_tokens: int | None = Field(default=None, description="from the server's usage, when given")
+    prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens (the prompt after the chat "
+                                      "template, as the engine counted it), when given")
     content_chunks: int = 0
     output_text: str | None = Field(default=None, description="kept only when usage is missing")
     token_source: str = "chunks"
@@ -73,7 +75,7 @@ def measure_request(
     """Send one streaming request and return its record; never raises for server trouble."""
     chunk_times: list[float] = []
     text_parts: list[str] = []
-    state = {"tokens": None, "error": "", "message": ""}
+    state = {"tokens": None, "prompt_tokens": None, "error": "", "message": ""}
 
     def on_event(recv_perf: float, event: SSEEvent) -> None:
         if state["error"]:
@@ -94,6 +96,8 @@ def measure_request(
         usage = obj.get("usage")
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             state["tokens"] = max(state["tokens"] or 0, usage["completion_tokens"])
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            state["prompt_tokens"] = usage["prompt_tokens"]
         content = _content_of(obj)
         if content:
             chunk_times.append(recv_perf)
@@ -112,7 +116,7 @@ def measure_request(
         step=step, index=index, worker=worker, intended_send_ts=intended_send_ts,
         actual_send_ts=actual_send_ts, status=outcome.status, error_type=error_type,
         error_message=message[:300], content_chunks=len(chunk_times), output_tokens=tokens,
-        token_source="usage" if tokens is not None else "chunks",
+        token_source="usage" if tokens is not None else "chunks", prompt_tokens=state["prompt_tokens"],
     )
     if chunk_times:
         record.ttft_s = chunk_times[0] - outcome.sent_perf

@@ -44,6 +44,16 @@ class ServerSignals(BaseModel):
     waiting_mean: float | None = None
     waiting_max: float | None = None
     preemptions_per_s: float | None = None
+    # Counter deltas between the first and last sample of the window (the performance model's
+    # calibration reads them): engine steps and tokens per step from vllm:iteration_tokens_total,
+    # per-request phase means from the request_{queue,prefill,decode}_time_seconds histograms.
+    engine_steps_per_s: float | None = None
+    tokens_per_step_mean: float | None = None
+    queue_time_mean_s: float | None = None
+    prefill_time_mean_s: float | None = None
+    decode_time_mean_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    generation_tokens_per_s: float | None = None
 
 
 class ClientHealth(BaseModel):
@@ -73,6 +83,7 @@ class StepResult(BaseModel):
     tpot_s: Percentiles
     e2e_s: Percentiles
     output_tokens: int
+    prompt_tokens: Percentiles | None = Field(default=None, description="usage.prompt_tokens of the ok requests")
     output_tokens_per_s: float
     goodput_rps: float
     slo_met: bool | None = None

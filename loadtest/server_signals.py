@@ -1,10 +1,12 @@
 """Sampling the endpoint's Prometheus /metrics during a ramp, and summarising it per step.
 
 Why here and not in advisor/collect: loadtest may import nothing else of the project, and it
-needs only four series, read the same way on vLLM and on our engine: KV usage
+needs only a few series, read the same way on vLLM and on our engine: KV usage
 (`vllm:kv_cache_usage_perc`, or `vllm:gpu_cache_usage_perc` before vLLM 0.9.2; a 0-1
 fraction), `vllm:num_requests_running`, `vllm:num_requests_waiting` and the counter
-`vllm:num_preemptions_total`. Series with several label sets (data-parallel engines) are
+`vllm:num_preemptions_total`, plus the counters the performance model calibrates from
+(`vllm:iteration_tokens_total`, the request phase-time histograms, prompt and generation
+token totals), summarised as deltas over the step. Series with several label sets (data-parallel engines) are
 summed, except KV usage, which is averaged.
 
 The sampler is a plain thread in the controller process, one GET per interval with a short
@@ -23,7 +25,14 @@ from dataclasses import dataclass
 from loadtest.results import ServerSignals
 
 KV_NAMES = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
-WANTED = (*KV_NAMES, "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_preemptions_total")
+# Counters whose deltas over a step feed the performance model's calibration (advisor/perf).
+ITERATION = "vllm:iteration_tokens_total"
+PHASES = {"queue": "vllm:request_queue_time_seconds", "prefill": "vllm:request_prefill_time_seconds",
+          "decode": "vllm:request_decode_time_seconds"}
+TOKEN_COUNTERS = {"prompt": "vllm:prompt_tokens_total", "generation": "vllm:generation_tokens_total"}
+HISTOGRAMS = (ITERATION, *PHASES.values())
+WANTED = (*KV_NAMES, "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_preemptions_total",
+          *(f"{h}_{part}" for h in HISTOGRAMS for part in ("sum", "count")), *TOKEN_COUNTERS.values())
 MAX_SAMPLES = 100_000
 
 
@@ -101,18 +110,42 @@ def summarise(samples: Sequence[Sample], start_ts: float, end_ts: float) -> Serv
     kv = [sum(s.values[kv_name]) / len(s.values[kv_name]) for s in window if kv_name and s.values.get(kv_name)]
     running = [sum(s.values["vllm:num_requests_running"]) for s in window if "vllm:num_requests_running" in s.values]
     waiting = [sum(s.values["vllm:num_requests_waiting"]) for s in window if "vllm:num_requests_waiting" in s.values]
-    preempt = [(s.ts, sum(s.values["vllm:num_preemptions_total"]))
-               for s in window if "vllm:num_preemptions_total" in s.values]
-    preempt_rate = None
-    if len(preempt) >= 2 and preempt[-1][0] > preempt[0][0]:
-        preempt_rate = max(0.0, preempt[-1][1] - preempt[0][1]) / (preempt[-1][0] - preempt[0][0])
+    preempt_rate = _rate(window, "vllm:num_preemptions_total")
+    steps = _delta(window, f"{ITERATION}_count")
+    elapsed = window[-1].ts - window[0].ts
     return ServerSignals(
         samples=len(window), kv_metric=kv_name,
         kv_cache_usage_mean=_mean(kv), kv_cache_usage_max=max(kv) if kv else None,
         running_mean=_mean(running), running_max=max(running) if running else None,
         waiting_mean=_mean(waiting), waiting_max=max(waiting) if waiting else None,
         preemptions_per_s=preempt_rate,
+        engine_steps_per_s=steps / elapsed if steps is not None and elapsed > 0 else None,
+        tokens_per_step_mean=_histogram_mean(window, ITERATION),
+        queue_time_mean_s=_histogram_mean(window, PHASES["queue"]),
+        prefill_time_mean_s=_histogram_mean(window, PHASES["prefill"]),
+        decode_time_mean_s=_histogram_mean(window, PHASES["decode"]),
+        prompt_tokens_per_s=_rate(window, TOKEN_COUNTERS["prompt"]),
+        generation_tokens_per_s=_rate(window, TOKEN_COUNTERS["generation"]),
     )
+
+
+def _delta(window: Sequence[Sample], name: str) -> float | None:
+    """Increase of a counter (summed over its series) from the first to the last sample that has it."""
+    seen = [sum(s.values[name]) for s in window if s.values.get(name)]
+    return max(0.0, seen[-1] - seen[0]) if len(seen) >= 2 else None
+
+
+def _rate(window: Sequence[Sample], name: str) -> float | None:
+    seen = [(s.ts, sum(s.values[name])) for s in window if s.values.get(name)]
+    if len(seen) < 2 or seen[-1][0] <= seen[0][0]:
+        return None
+    return max(0.0, seen[-1][1] - seen[0][1]) / (seen[-1][0] - seen[0][0])
+
+
+def _histogram_mean(window: Sequence[Sample], name: str) -> float | None:
+    """Mean observation over the window: delta of _sum over delta of _count (None when nothing was observed)."""
+    total, count = _delta(window, f"{name}_sum"), _delta(window, f"{name}_count")
+    return total / count if total is not None and count else None
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -30,6 +30,7 @@ METRIC_DEFINITIONS: dict[str, str] = {
     "e2e_s": "actual send -> receipt of data: [DONE]",
     "output_tokens": "server usage.completion_tokens (stream_options include_usage/continuous_usage_stats); "
                      "else a tokenizer's count of the streamed text when --tokenizer is given; else content events",
+    "prompt_tokens": "server usage.prompt_tokens per successful request (the prompt after the chat template)",
     "output_tokens_per_s": "sum of output tokens of successful measured requests / window length",
     "goodput_rps": "successful measured requests whose own ttft, mean itl, tpot and e2e are within every "
                    "--slo bound / window length (without SLOs: successful requests / window length)",
@@ -39,7 +40,9 @@ METRIC_DEFINITIONS: dict[str, str] = {
     "valid": "false when the measured window has no requests, the load generator's CPU exceeded its bound, "
              "or send lateness p99 exceeded its bound; invalid steps are ignored by knee detection",
     "server": "/metrics sampled during the step: KV usage (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) "
-              "mean/max, running and waiting mean/max, preemptions/s = delta of vllm:num_preemptions_total / time",
+              "mean/max, running and waiting mean/max, preemptions/s = delta of vllm:num_preemptions_total / time; "
+              "engine steps/s and tokens per step from vllm:iteration_tokens_total, mean queue/prefill/decode time "
+              "of requests that finished (vllm:request_*_time_seconds), prompt and generation tokens/s",
     "knee": "first valid step (by offered load) from which p99 ITL or p99 TTFT stays above "
             "max(factor x baseline, baseline + floor); baseline = the lowest-load valid step; see docs/loadtest.md",
     "safe_operating_point": "highest valid step meeting every SLO with error rate <= max_error_rate; "
@@ -128,9 +131,15 @@ def step_stats(
         ok_requests=len(ok), errors=dict(errors), error_examples=examples, ttft_s=ttft, itl_s=itl,
         itl_request_mean_s=percentiles([sum(r.gaps_s) / len(r.gaps_s) for r in ok if r.gaps_s]),
         tpot_s=tpot, e2e_s=e2e, output_tokens=tokens, output_tokens_per_s=tokens / window_s,
+        prompt_tokens=_prompt_tokens(ok),
         goodput_rps=sum(1 for r in ok if request_meets(r, slos)) / window_s, slo_met=slo_met,
         valid=invalid is None, invalid_reason=invalid, client=client,
     )
+
+
+def _prompt_tokens(ok: Sequence[RequestRecord]) -> Percentiles | None:
+    counts = [float(r.prompt_tokens) for r in ok if r.prompt_tokens is not None]
+    return percentiles(counts) if counts else None
 
 
 def _invalid_reason(measured: Sequence[RequestRecord], client: ClientHealth,

@@ -37,3 +37,29 @@ def test_summary_sums_engines_averages_kv_and_rates_preemptions():
 
 def test_no_samples_in_the_window_means_no_server_signals():
     assert summarise([Sample(ts=1.0, values={})], 5.0, 6.0) is None
+
+
+def test_calibration_counters_are_deltas_over_the_window_from_real_vllm_text():
+    """Two /metrics scrapes real vLLM 0.32 (CPU) exposed around a saturated step (the recorded corpus)."""
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+    before = parse_prometheus_text((corpus / "saturated_before.prom").read_text())
+    after = parse_prometheus_text((corpus / "saturated_after.prom").read_text())
+    signals = summarise([Sample(ts=100.0, values=before), Sample(ts=110.0, values=after)], 100.0, 111.0)
+    steps = after["vllm:iteration_tokens_total_count"][0] - before["vllm:iteration_tokens_total_count"][0]
+    tokens = after["vllm:iteration_tokens_total_sum"][0] - before["vllm:iteration_tokens_total_sum"][0]
+    assert steps > 0
+    assert signals.engine_steps_per_s == pytest.approx(steps / 10.0)
+    assert signals.tokens_per_step_mean == pytest.approx(tokens / steps)
+    done = (after["vllm:request_prefill_time_seconds_count"][0]
+            - before["vllm:request_prefill_time_seconds_count"][0])
+    spent = (after["vllm:request_prefill_time_seconds_sum"][0] - before["vllm:request_prefill_time_seconds_sum"][0])
+    assert signals.prefill_time_mean_s == pytest.approx(spent / done)
+    gen = after["vllm:generation_tokens_total"][0] - before["vllm:generation_tokens_total"][0]
+    assert signals.generation_tokens_per_s == pytest.approx(gen / 10.0)
+
+
+def test_calibration_counters_need_two_samples():
+    one = summarise([Sample(ts=1.0, values=parse_prometheus_text(TEXT))], 0.0, 2.0)
+    assert one.engine_steps_per_s is None and one.prefill_time_mean_s is None and one.tokens_per_step_mean is None

@@ -86,3 +86,12 @@ def test_busy_client_cpu_or_empty_window_invalidates_a_step():
     records = [_rec(0, START + 3)]
     assert "CPU" in step_stats(_plan(), 0, records, cpu_percents=[40.0, 97.0]).invalid_reason
     assert not step_stats(_plan(), 1, records).valid
+
+
+def test_prompt_tokens_come_from_server_usage_of_ok_requests_only():
+    records = [_rec(0, START + 3.0).model_copy(update={"prompt_tokens": 150}),
+               _rec(0, START + 4.0).model_copy(update={"prompt_tokens": 170}),
+               _rec(0, START + 5.0, error="http_500")]
+    step = step_stats(_plan(), 0, records)
+    assert step.prompt_tokens.p50 == pytest.approx(160.0) and step.prompt_tokens.count == 2
+    assert step_stats(_plan(), 0, [_rec(0, START + 3.0)]).prompt_tokens is None
