@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from advisor import __version__
+from advisor.cli_types import harden_numeric_options
 from advisor.errors import EXIT_USAGE, is_user_facing
 
 # Order is the order `servops --help` lists them in.
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         sub = module.register(subparsers)
         sub.set_defaults(_run=module.run)
+    harden_numeric_options(parser)  # no option of any command takes NaN or Inf
     return parser
 
 

@@ -13,6 +13,7 @@ given (as vLLM's log line does).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -254,9 +255,12 @@ def _fraction(text: str) -> float:
 
 def _float(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number; pass a number such as 30")
+    return value
 
 
 def main_error(message: str, prog: str | None = None) -> int:

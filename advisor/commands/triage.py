@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from advisor.cli_types import non_negative_int, positive_float, positive_int, unit_interval
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
 from advisor.schedule import HistoryEntry, parse_duration, run_schedule
@@ -48,7 +49,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)")
     source.add_argument("--metrics", action="append", default=[], metavar="FILE",
                         help="saved /metrics text; give it twice (before, after) with --metrics-interval for rates")
-    source.add_argument("--metrics-interval", type=float, default=None, metavar="SECONDS",
+    source.add_argument("--metrics-interval", type=positive_float, default=None, metavar="SECONDS",
                         help="seconds between the two --metrics files, or between two scrapes of --endpoint")
     source.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                         help="HTTP header for --endpoint and --prometheus requests, e.g. 'Authorization: Bearer …' "
@@ -60,32 +61,32 @@ def register(subparsers) -> argparse.ArgumentParser:
     deployment = parser.add_argument_group("deployment (for predicted effects)")
     deployment.add_argument("--model", help="catalog model name, HF config.json or model dir (default: from args/log)")
     deployment.add_argument("--gpu", help="GPU catalog name, e.g. H100-SXM-80GB")
-    deployment.add_argument("--gpus", type=int, default=None, metavar="N", help="GPUs per replica")
-    deployment.add_argument("--gpu-memory-gib", type=float, default=None, metavar="GIB",
+    deployment.add_argument("--gpus", type=positive_int, default=None, metavar="N", help="GPUs per replica")
+    deployment.add_argument("--gpu-memory-gib", type=positive_float, default=None, metavar="GIB",
                             help="device memory size when the GPU is not in the catalog")
 
     workload = parser.add_argument_group("workload hints (optional)")
-    workload.add_argument("--input-tokens", type=float, default=None, metavar="N",
+    workload.add_argument("--input-tokens", type=positive_float, default=None, metavar="N",
                           help="typical (p50) prompt length")
-    workload.add_argument("--output-tokens", type=float, default=None, metavar="N",
+    workload.add_argument("--output-tokens", type=positive_float, default=None, metavar="N",
                           help="typical (p50) output length")
-    workload.add_argument("--input-tokens-p95", type=float, default=None, metavar="N",
+    workload.add_argument("--input-tokens-p95", type=positive_float, default=None, metavar="N",
                           help="p95 prompt length (long prompts drive KV sizing)")
-    workload.add_argument("--output-tokens-p95", type=float, default=None, metavar="N",
+    workload.add_argument("--output-tokens-p95", type=positive_float, default=None, metavar="N",
                           help="p95 output length")
-    workload.add_argument("--shared-prefix-tokens", type=int, default=None, metavar="N",
+    workload.add_argument("--shared-prefix-tokens", type=non_negative_int, default=None, metavar="N",
                           help="typical shared prefix (system prompt) length in tokens")
     workload.add_argument("--routing", default=None,
                           choices=["round_robin", "prefix_aware", "session_affinity", "unknown"],
                           help="how the load balancer spreads requests over replicas")
-    workload.add_argument("--concurrency", type=int, default=None, metavar="N",
+    workload.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                           help="requests clients keep in flight")
-    workload.add_argument("--replicas", type=int, default=None, metavar="N", help="number of server replicas")
-    workload.add_argument("--prefix-reuse", type=float, default=None, metavar="FRACTION",
+    workload.add_argument("--replicas", type=positive_int, default=None, metavar="N", help="number of server replicas")
+    workload.add_argument("--prefix-reuse", type=unit_interval, default=None, metavar="FRACTION",
                           help="share of prompt tokens in shared prefixes, 0–1")
-    workload.add_argument("--ttft-slo", type=float, default=None, metavar="SECONDS",
+    workload.add_argument("--ttft-slo", type=positive_float, default=None, metavar="SECONDS",
                           help="p99 time-to-first-token target")
-    workload.add_argument("--itl-slo", type=float, default=None, metavar="SECONDS",
+    workload.add_argument("--itl-slo", type=positive_float, default=None, metavar="SECONDS",
                           help="p99 inter-token latency target")
 
     output = parser.add_argument_group("output and scheduling")
@@ -94,11 +95,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     output.add_argument("--no-facts", action="store_true",
                         help="leave the collected facts (snapshots, events) out of the JSON to keep it small "
                              "(scheduled runs always keep them)")
-    output.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    output.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
                         help="per-request timeout for endpoints and Prometheus (default 10)")
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
     output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
-    output.add_argument("--count", type=int, default=None, metavar="N",
+    output.add_argument("--count", type=positive_int, default=None, metavar="N",
                         help="with --every: stop after N runs (default: run until interrupted)")
     return parser
 
@@ -116,10 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def request_from_args(args: argparse.Namespace) -> TriageRequest:
-    if args.metrics_interval is not None and args.metrics_interval <= 0:
-        raise UserError(f"--metrics-interval {args.metrics_interval:g}: must be more than 0 seconds")
-    if args.prefix_reuse is not None and not 0.0 <= args.prefix_reuse <= 1.0:
-        raise UserError(f"--prefix-reuse {args.prefix_reuse:g}: must be a fraction between 0 and 1")
     hints = {
         "p50_input_tokens": args.input_tokens,
         "p50_output_tokens": args.output_tokens,
