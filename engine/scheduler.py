@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import deque
+from collections.abc import Callable
 
 from engine.kv_cache_manager import KVCacheManager
 from engine.sequence import Request, RequestStatus
@@ -53,7 +54,11 @@ class Scheduler:
         max_num_batched_tokens: int,
         max_model_len: int,
         enable_chunked_prefill: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        # `clock` stamps first-scheduled and finished times; the performance model
+        # (advisor/perf) replays this scheduler in virtual time by passing its own clock.
+        self.clock = clock
         self.kv = kv_cache_manager
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
@@ -112,7 +117,7 @@ class Scheduler:
                 if request.num_cached_tokens < 0:
                     request.num_cached_tokens = num_cached
                 if request.first_scheduled_time is None:
-                    request.first_scheduled_time = time.monotonic()
+                    request.first_scheduled_time = self.clock()
                 self.running.append(request)
                 scheduled.append(ScheduledRequest(request, num_cached, num_new))
                 token_budget -= num_new
@@ -135,7 +140,7 @@ class Scheduler:
         elif request in self.waiting:
             self.waiting.remove(request)
         request.status = status
-        request.finished_time = time.monotonic()
+        request.finished_time = self.clock()
         self.kv.free(request)
 
     def _preempt(self, request: Request) -> None:

@@ -1,0 +1,105 @@
+"""`servops predict`: what a flag change does to TTFT, ITL and throughput, before restarting anything.
+
+Why from a ramp: the ramp measured this server under this workload; the performance model
+(advisor/perf) fits its step cost to that ramp and replays the same load steps with the
+changed flags, so the answer is in the ramp's own units and can be checked by ramping again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from advisor.errors import UserError
+from advisor.perf.forecast import Prediction, figure
+from advisor.perf.limits import ENGINE_KINDS
+from advisor.perf.whatif import MODELLED_FLAGS, what_if
+from advisor.report_files import load_result, write_json
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "predict",
+        help="predict a ramp under changed flags (TTFT, ITL, tok/s, knee) from a measured ramp",
+        description=(
+            "Fit the performance model's step cost to a measured ramp (servops ramp --json), then replay "
+            "vLLM V1's scheduler over the same load steps with the changed flags. Prints each step before -> "
+            "after with its uncertainty and writes the predicted ramp as JSON (kind: prediction). "
+            f"Flags it predicts: {', '.join(MODELLED_FLAGS)}."
+        ),
+    )
+    parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
+    parser.add_argument("--server-args", default="", metavar="FLAGS",
+                        help="the flags (or whole command) the ramped server ran with, e.g. "
+                             "\"--max-num-seqs 4\"; flags left out take the engine's defaults")
+    parser.add_argument("--change", action="append", default=[], metavar="\"--FLAG VALUE\"",
+                        help="a flag change to predict, e.g. --change \"--max-num-seqs 8\" (repeatable; applied "
+                             "together); none: predict the ramped configuration itself")
+    parser.add_argument("--engine", choices=ENGINE_KINDS, default=None,
+                        help="whose defaults fill flags left out (default: read from --server-args: the bundled "
+                             "engine for servops serve / python -m engine, vllm-cpu with VLLM_CPU_KVCACHE_SPACE or "
+                             "--device cpu, else vllm-cuda)")
+    parser.add_argument("--kv-cache-tokens", type=int, default=None, metavar="N",
+                        help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'); default: "
+                             "estimated from the KV usage the ramp recorded")
+    parser.add_argument("--json", default=None, metavar="OUT.json", help="write the prediction here")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
+        raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
+    if args.json:
+        _check_writable(Path(args.json))
+    document = load_result(Path(args.ramp))
+    prediction = what_if(document, Path(args.ramp).name, args.server_args, args.change, engine=args.engine,
+                         kv_cache_tokens=args.kv_cache_tokens,
+                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(render_table(prediction))
+    if args.json:
+        path = write_json(Path(args.json), prediction.model_dump_json(indent=1))
+        print(f"wrote {path}")
+    return 0
+
+
+def render_table(prediction: Prediction) -> str:
+    """Each step: measured configuration (replayed) → changed, with the uncertainty band."""
+    unit = "rps" if prediction.offered_unit == "rps" else "streams"
+    lines = [f"predicted: {prediction.server_args_after or '(defaults)'}",
+             f"from:      {prediction.server_args or '(defaults)'}  [{prediction.engine}]",
+             f"{'offered':>10} | {'TTFT p50 s':>18} | {'TTFT p99 s':>18} | {'ITL p50 ms':>16} | "
+             f"{'ITL p99 ms':>16} | {'tok/s':>14}"]
+    base = prediction.baseline.steps if prediction.baseline else [None] * len(prediction.steps)
+    for k, (step, before) in enumerate(zip(prediction.steps, base)):
+        band = prediction.bands[k] if k < len(prediction.bands) else {}
+        cells = [f"{step.offered:>6g} {unit[:3]}"]
+        for name, scale, digits in (("ttft_p50", 1, 2), ("ttft_p99", 1, 2), ("itl_p50", 1e3, 0), ("itl_p99", 1e3, 0),
+                                    ("output_tokens_per_s", 1, 0)):
+            now = figure(step, name)
+            was = figure(before, name) if before is not None else None
+            text = "-" if now is None else f"{now * scale:.{digits}f}"
+            if was is not None and now is not None:
+                text = f"{was * scale:.{digits}f} -> {text}"
+            cells.append(text)
+        lines.append(f"{cells[0]:>10} | {cells[1]:>18} | {cells[2]:>18} | {cells[3]:>16} | {cells[4]:>16} | "
+                     f"{cells[5]:>14}")
+    for label, value in (("knee", prediction.knee), ("safe operating point", prediction.safe_operating_point)):
+        lines.append(f"{label}: {value.offered:g} {unit}" if value else f"{label}: none in the tested range")
+    lines.append(f"uncertainty: ±{prediction.cost.relative_error:.0%} on latencies and throughput "
+                 f"({prediction.cost.describe()})")
+    lines += [f"note: {note}" for note in prediction.notes]
+    return "\n".join(lines)
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse an output path that cannot be written before any work is done."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UserError(f"--json {path}: is a folder; give a file path such as {path / 'prediction.json'}")
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK):
+        raise UserError(f"--json {path}: {probe} is not writable; choose a writable path")

@@ -1,0 +1,193 @@
+"""Fitting the step cost to a measured ramp (and the server's /metrics during it).
+
+Method: replay every measured step with a cost guess; for each step take the replayed
+request at the measured median (TTFT p50, the pooled ITL p50, TPOT p50) and, when the server
+exposed them, the mean engine-side prefill and decode times of the step's requests
+(vllm:request_prefill_time_seconds, vllm:request_decode_time_seconds). Each of those is
+linear in the cost's coefficients (`features`), so one non-negative least-squares solve on
+relative errors gives the next guess; the schedule is replayed again with it, until the
+coefficients stop moving. The server-side rows are what tells engine time from the time a
+request spends outside the engine (HTTP, tokenisation), which the client's TTFT alone cannot.
+
+The stated uncertainty is the fit's own: the RMS relative error of TTFT p50, ITL p50 and
+output tok/s over the measured steps, replayed with the final cost (at least 5 %).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from advisor.errors import UserError
+from advisor.perf import features as F
+from advisor.perf.cost import StepCost
+from advisor.perf.limits import SchedulerLimits
+from advisor.perf.measured import MeasuredRamp
+from advisor.perf.replay import StepReplay, replay_step
+from advisor.perf.workload import ReplayWorkload
+from loadtest.results import StepResult
+
+MAX_ITERATIONS = 8
+CONVERGED = 0.01
+MIN_RELATIVE_ERROR = 0.05
+RIDGE = 1e-3
+# Relative ridge weight per column: the per-request overhead outside the engine is small on any
+# healthy server (HTTP, template, tokenisation: milliseconds), so a TTFT that one step cannot
+# split between prefill and overhead is put on the engine, which is what scales with load.
+RIDGE_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 100.0])
+COLUMNS = ("base_s", "prefill_token_s", "decode_seq_s", "context_token_s", "overhead_s")
+
+
+class FitRow(BaseModel):
+    offered: float
+    figure: str
+    measured: float
+    fitted: float
+
+    @property
+    def error(self) -> float:
+        return self.fitted / self.measured - 1.0
+
+
+class Calibration(BaseModel):
+    """The fitted cost and how well it reproduces the ramp it was fitted on."""
+
+    cost: StepCost
+    iterations: int
+    rows: list[FitRow] = Field(default_factory=list, description="in-sample: measured vs replayed, per step")
+    used_server_metrics: bool = False
+
+
+def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkload,
+              start: StepCost | None = None, source: str = "ramp") -> Calibration:
+    usable = [s for s in ramp.usable_steps if s.ttft_s.p50 and s.itl_s.p50]
+    if not usable:
+        raise UserError(f"{source}: no valid step with successful streamed requests to calibrate from; "
+                        f"re-run the ramp against a server that answers")
+    cost = start or _first_guess(usable)
+    server_rows = False
+    iterations = 0
+    for iterations in range(1, MAX_ITERATIONS + 1):
+        rows, targets = [], []
+        for step in usable:
+            replay = replay_step(ramp.plan, step.step, limits, cost, workload)
+            step_rows, step_targets, used = _rows(ramp, step, replay)
+            rows += step_rows
+            targets += step_targets
+            server_rows = server_rows or used
+        if not rows:
+            break
+        solved = _nonnegative_fit(np.array(rows), np.array(targets))
+        updated = cost.model_copy(update=dict(zip(COLUMNS, (float(x) for x in solved))))
+        moved = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(_vector(updated), _vector(cost))
+                    if max(abs(a), abs(b)) > 1e-9)
+        cost = updated
+        if moved < CONVERGED:
+            break
+    fit_rows = in_sample_rows(ramp, usable, limits, cost, workload)
+    errors = [row.error for row in fit_rows if row.measured > 0]
+    rms = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.5
+    cost = cost.model_copy(update={
+        "relative_error": round(max(MIN_RELATIVE_ERROR, rms), 3),
+        "source": f"fitted to {len(usable)} measured step(s) of {source}"
+                  + (" and the server's /metrics" if server_rows else "")})
+    return Calibration(cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows)
+
+
+def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost,
+                   workload: ReplayWorkload) -> list[FitRow]:
+    """Measured vs replayed TTFT p50, ITL p50 and output tok/s for each measured step."""
+    from advisor.perf.forecast import predicted_step  # forecast imports calibrate's callers
+
+    rows = []
+    for step in usable:
+        predicted = predicted_step(ramp, step.step, limits, cost, workload)
+        for figure, measured, fitted in (("ttft_p50", step.ttft_s.p50, predicted.ttft_s.p50),
+                                         ("itl_p50", step.itl_s.p50, predicted.itl_s.p50),
+                                         ("output_tokens_per_s", step.output_tokens_per_s,
+                                          predicted.output_tokens_per_s)):
+            if measured and fitted is not None:
+                rows.append(FitRow(offered=step.offered, figure=figure, measured=measured, fitted=fitted))
+    return rows
+
+
+def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay) -> tuple[list, list, bool]:
+    start, end = ramp.plan.window(step.step)
+    done = [r for r in replay.requests
+            if start <= r.send + ramp.plan.step_start(step.step) < end and not r.rejected
+            and len(r.token_times) == r.output_tokens and r.token_times]
+    if not done:
+        return [], [], False
+    index = F.StepIndex(replay.steps)
+    rows, targets = [], []
+
+    def add(features, measured: float | None) -> None:
+        if measured and measured > 0:
+            rows.append(features / measured)
+            targets.append(1.0)
+
+    by_ttft = sorted(done, key=lambda r: r.token_times[0] - r.send)
+    add(F.ttft(index, by_ttft[len(by_ttft) // 2]), step.ttft_s.p50)
+    gaps = sorted(((b - a, r.index, j) for r in done for j, (a, b) in enumerate(zip(r.token_times, r.token_times[1:]))),
+                  key=lambda g: g[0])
+    by_index = {r.index: r for r in done}
+    if gaps:
+        _, i, j = gaps[len(gaps) // 2]
+        add(F.gap(index, by_index[i], j), step.itl_s.p50)
+    multi = [r for r in done if len(r.token_times) > 1]
+    if multi:
+        by_tpot = sorted(multi, key=lambda r: (r.token_times[-1] - r.token_times[0]) / (len(r.token_times) - 1))
+        add(F.tpot(index, by_tpot[len(by_tpot) // 2]), step.tpot_s.p50)
+    server = step.server
+    used = False
+    if server is not None:
+        if server.prefill_time_mean_s:
+            add(np.mean([F.prefill_phase(index, r) for r in done], axis=0), server.prefill_time_mean_s)
+            used = True
+        if server.decode_time_mean_s and multi:
+            add(np.mean([F.decode_phase(index, r) for r in multi], axis=0), server.decode_time_mean_s)
+            used = True
+    return rows, targets, used
+
+
+def _nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """argmin ||a·x - y||² + ridge on scaled columns, x >= 0, by trying every support (5 unknowns)."""
+    scale = np.sqrt((a ** 2).mean(axis=0))
+    scale[scale == 0] = 1.0
+    scaled = a / scale
+    n = a.shape[1]
+    best, best_value = np.zeros(n), float(np.sum(y ** 2))
+    for size in range(1, n + 1):
+        for support in itertools.combinations(range(n), size):
+            cols = list(support)
+            sub = scaled[:, cols]
+            lhs = sub.T @ sub + RIDGE * len(y) * np.diag(RIDGE_WEIGHTS[cols])
+            x = np.linalg.solve(lhs, sub.T @ y)
+            if np.any(x < 0):
+                continue
+            full = np.zeros(n)
+            full[cols] = x
+            value = float(np.sum((scaled @ full - y) ** 2) + RIDGE * len(y) * np.sum(RIDGE_WEIGHTS * full ** 2))
+            if value < best_value:
+                best, best_value = full, value
+    return best / scale
+
+
+def _first_guess(usable: list[StepResult]) -> StepCost:
+    """A start for the fixed point from the lowest load's ITL (about one step at its batch size).
+
+    TTFT is not used: at load it holds queueing, and a prefill guess taken from it can make the
+    first replay too slow to finish any request."""
+    low = min(usable, key=lambda s: s.offered)
+    itl = low.itl_s.p50 or 0.05
+    batch = max(1.0, (low.server.running_mean if low.server and low.server.running_mean else low.offered
+                      if low.offered_unit == "concurrency" else 1.0))
+    return StepCost(base_s=0.6 * itl, prefill_token_s=0.4 * itl / 64, decode_seq_s=0.4 * itl / batch,
+                    context_token_s=0.0)
+
+
+def _vector(cost: StepCost) -> list[float]:
+    return [getattr(cost, c) for c in COLUMNS]

@@ -1,0 +1,129 @@
+"""A predicted ramp: the measured ramp's load steps, replayed under a (changed) configuration.
+
+Why the ramp's own statistics: each replayed step's requests become `RequestRecord`s and go
+through `loadtest.stats.step_stats`, the knee through `loadtest.knee`, so a predicted step
+and a measured one are computed by the same code over the same window; a prediction has the
+shape of a ramp result and reports can set them side by side.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from advisor.perf.calibrate import Calibration
+from advisor.perf.cost import StepCost
+from advisor.perf.limits import SchedulerLimits
+from advisor.perf.measured import MeasuredRamp
+from advisor.perf.replay import StepReplay, replay_step
+from advisor.perf.workload import ReplayWorkload
+from loadtest.knee import find_knee, safe_operating_point
+from loadtest.results import Knee, SafeOperatingPoint, ServerSignals, StepResult, servops_version
+from loadtest.stats import step_stats
+
+BAND_FIGURES = ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99", "output_tokens_per_s")
+
+
+class Band(BaseModel):
+    """A figure's range when every cost term is off by the stated relative error either way."""
+
+    low: float | None = None
+    high: float | None = None
+
+
+class PredictedRamp(BaseModel):
+    steps: list[StepResult]
+    knee: Knee | None
+    safe_operating_point: SafeOperatingPoint | None
+    bands: list[dict[str, Band]] = Field(default_factory=list, description="per step, BAND_FIGURES")
+
+
+class Prediction(BaseModel):
+    """`servops predict`'s result: the ramp's steps predicted under the changed flags."""
+
+    kind: Literal["prediction"] = "prediction"
+    servops_version: str = Field(default_factory=servops_version)
+    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    ramp: str
+    engine: str
+    server_args: str
+    changes: list[str]
+    server_args_after: str
+    limits_before: SchedulerLimits
+    limits_after: SchedulerLimits
+    cost: StepCost
+    calibration: Calibration | None = None
+    offered_unit: str
+    steps: list[StepResult]
+    bands: list[dict[str, Band]] = Field(default_factory=list)
+    knee: Knee | None
+    safe_operating_point: SafeOperatingPoint | None
+    baseline: PredictedRamp | None = Field(default=None, description="the unchanged configuration, replayed")
+    measured: dict[str, Any] | None = Field(default=None, description="the input ramp's knee and safe point")
+    notes: list[str] = Field(default_factory=list)
+
+
+def predicted_step(ramp: MeasuredRamp, step: int, limits: SchedulerLimits, cost: StepCost,
+                   workload: ReplayWorkload) -> StepResult:
+    replay = replay_step(ramp.plan, step, limits, cost, workload)
+    result = step_stats(ramp.plan, step, replay.records(step, ramp.plan.step_start(step)), ramp.slos)
+    result.server = _server_signals(replay, ramp, step, limits)
+    return result
+
+
+def predict_ramp(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload,
+                 with_bands: bool = True) -> PredictedRamp:
+    steps = [predicted_step(ramp, k, limits, cost, workload) for k in range(ramp.plan.steps)]
+    knee = find_knee(steps, factor=ramp.knee_factor)
+    safe = safe_operating_point(steps, knee, bool(ramp.slos))
+    bands: list[dict[str, Band]] = []
+    if with_bands and cost.relative_error > 0:
+        edges = [[predicted_step(ramp, k, limits, cost.scaled(factor), workload) for k in range(ramp.plan.steps)]
+                 for factor in (1 - min(cost.relative_error, 0.9), 1 + cost.relative_error)]
+        for k in range(ramp.plan.steps):
+            values = {name: [v for v in (figure(edges[0][k], name), figure(edges[1][k], name), figure(steps[k], name))
+                             if v is not None] for name in BAND_FIGURES}
+            bands.append({name: Band(low=min(v), high=max(v)) if v else Band() for name, v in values.items()})
+    return PredictedRamp(steps=steps, knee=knee, safe_operating_point=safe, bands=bands)
+
+
+def figure(step: StepResult, name: str) -> float | None:
+    """A headline figure of a step by its short name (ttft_p50, itl_p99, output_tokens_per_s, …)."""
+    if name == "output_tokens_per_s":
+        return step.output_tokens_per_s
+    if name == "achieved_rate":
+        return step.achieved_rate
+    metric, _, quantile = name.rpartition("_")
+    return getattr(getattr(step, f"{metric}_s"), quantile)
+
+
+def _server_signals(replay: StepReplay, ramp: MeasuredRamp, step: int, limits: SchedulerLimits) -> ServerSignals:
+    """What /metrics would have shown: time-weighted running/waiting, KV usage, preemptions."""
+    start, end = ramp.plan.window(step)
+    offset = ramp.plan.step_start(step)
+    window = [s for s in replay.steps if start <= s.start + offset < end]
+    busy = sum(s.end - s.start for s in window)
+    width = end - start
+    seqs = [(s.end - s.start, s.shape.decode_seqs + (1 if s.shape.prefill_tokens else 0)) for s in window]
+    running = sum(d * n for d, n in seqs) / busy if busy else 0.0
+    tokens = sum(s.shape.prefill_tokens + s.shape.decode_seqs for s in window)
+    kv = None
+    if limits.num_blocks:
+        used = sum((s.end - s.start) * s.used_blocks for s in window)
+        kv = min(1.0, used / busy / limits.num_blocks) if busy else 0.0
+    return ServerSignals(
+        samples=0, running_mean=round(running * busy / width, 3) if width else None,
+        running_max=float(max((n for _, n in seqs), default=0)),
+        kv_cache_usage_mean=round(kv, 4) if kv is not None else None,
+        preemptions_per_s=replay.preemptions / max(width, 1e-9),
+        engine_steps_per_s=len(window) / width if width else None,
+        tokens_per_step_mean=tokens / len(window) if window else None,
+    )
+
+
+def calibration_note(calibration: Calibration) -> str:
+    worst = max((abs(r.error) for r in calibration.rows), default=0.0)
+    return (f"cost {calibration.cost.source} in {calibration.iterations} fixed-point iteration(s); in-sample "
+            f"error RMS {calibration.cost.relative_error:.0%}, worst {worst:.0%}")

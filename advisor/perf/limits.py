@@ -1,0 +1,100 @@
+"""The scheduler's limits a launch command sets, with each engine's defaults for flags left out.
+
+Why per engine: the same `--max-num-seqs` left out means 256 on the bundled engine and on
+vLLM's CUDA API server, but 128 on vLLM's CPU backend (vLLM 0.32 `arg_utils.py`, CPU
+platform defaults); the block size is 16 on CUDA and on the bundled engine, 128 on vLLM CPU.
+vLLM's CPU defaults come from advisor/versions.py; the bundled engine's are restated here
+because engine/config.py imports torch, and a unit test holds them equal to EngineConfig's.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from advisor.collect.server_args import ServeCommand
+from advisor.errors import UserError
+from advisor.versions import CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS, CPU_API_SERVER_MAX_NUM_SEQS, CPU_DEFAULT_BLOCK_SIZE
+
+EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]
+ENGINE_KINDS: tuple[str, ...] = ("bundled", "vllm-cpu", "vllm-cuda")
+# vLLM's CUDA API server below 70 GiB of device memory (advisor/versions.py has the tiers).
+VLLM_CUDA_MAX_NUM_SEQS = 256
+VLLM_CUDA_MAX_NUM_BATCHED_TOKENS = 2048
+VLLM_CUDA_BLOCK_SIZE = 16
+DEFAULT_MAX_MODEL_LEN = 8192
+
+# The bundled engine's EngineConfig defaults (tests/unit/advisor/test_perf_limits.py checks them).
+BUNDLED_MAX_NUM_SEQS = 256
+BUNDLED_BLOCK_SIZE = 16
+BUNDLED_CHUNKED_BUDGET = 2048
+
+
+class SchedulerLimits(BaseModel):
+    """What the scheduler replay needs from a launch."""
+
+    max_num_seqs: int = Field(ge=1)
+    max_num_batched_tokens: int = Field(ge=1)
+    max_model_len: int = Field(ge=1)
+    block_size: int = Field(ge=1)
+    num_blocks: int | None = Field(default=None, ge=1, description="KV blocks; None: as many as the load needs")
+    enable_prefix_caching: bool = True
+    enable_chunked_prefill: bool = True
+
+    @property
+    def kv_tokens(self) -> int | None:
+        return self.num_blocks * self.block_size if self.num_blocks else None
+
+
+def engine_kind(command: ServeCommand, given: str | None = None) -> EngineKind:
+    """The engine whose defaults apply: as given, else read from the command (the bundled engine's
+    `servops serve`/`python -m engine`, vLLM's CPU backend by its KV env or `--device cpu`)."""
+    if given:
+        if given not in ENGINE_KINDS:
+            raise UserError(f"--engine {given!r}: choose one of {', '.join(ENGINE_KINDS)}")
+        return given  # type: ignore[return-value]
+    program = tuple(command.program)
+    if program[-2:] == ("engine", "serve") or program[:1] == ("servops",):
+        return "bundled"
+    if "VLLM_CPU_KVCACHE_SPACE" in command.env or command.value("--device") == "cpu":
+        return "vllm-cpu"
+    return "vllm-cuda"
+
+
+def limits_for(command: ServeCommand, engine: EngineKind, num_blocks: int | None = None,
+               kv_tokens: int | None = None) -> SchedulerLimits:
+    """The limits `command` runs with on `engine` (flags first, then that engine's defaults)."""
+    if engine == "vllm-cpu":
+        seqs, budget, block = CPU_API_SERVER_MAX_NUM_SEQS, CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS, CPU_DEFAULT_BLOCK_SIZE
+    elif engine == "vllm-cuda":
+        seqs, budget, block = VLLM_CUDA_MAX_NUM_SEQS, VLLM_CUDA_MAX_NUM_BATCHED_TOKENS, VLLM_CUDA_BLOCK_SIZE
+    else:
+        seqs, budget, block = BUNDLED_MAX_NUM_SEQS, None, BUNDLED_BLOCK_SIZE
+    max_model_len = _int(command, "--max-model-len") or DEFAULT_MAX_MODEL_LEN
+    chunked = command.value("--enable-chunked-prefill") != "false"
+    if budget is None:  # the bundled engine: 2048 with chunked prefill, else max(max_model_len, 2048)
+        budget = BUNDLED_CHUNKED_BUDGET if chunked else max(max_model_len, BUNDLED_CHUNKED_BUDGET)
+    block = _int(command, "--block-size") or block
+    if kv_tokens and not num_blocks:
+        num_blocks = max(1, kv_tokens // block)
+    return SchedulerLimits(
+        max_num_seqs=_int(command, "--max-num-seqs") or seqs,
+        max_num_batched_tokens=_int(command, "--max-num-batched-tokens") or budget,
+        max_model_len=max_model_len, block_size=block, num_blocks=num_blocks,
+        enable_prefix_caching=command.value("--enable-prefix-caching") != "false",
+        enable_chunked_prefill=chunked,
+    )
+
+
+def _int(command: ServeCommand, flag: str) -> int | None:
+    text = command.value(flag)
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: give a whole number") from None
+    if value < 1:
+        raise UserError(f"{flag} {value}: must be at least 1")
+    return value

@@ -1,0 +1,59 @@
+"""The measured ramp the model learns from and predicts for: its plan, steps, SLOs.
+
+Why rebuild the plan: the prediction must use the ramp's own timeline (step length, warm-up,
+arrival schedule, request timeout) and its own SLOs and knee factor, so that a predicted
+step and a measured step are computed by the same code over the same window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from advisor.errors import UserError
+from loadtest.knee import DEFAULT_FACTOR
+from loadtest.plan import RampPlan
+from loadtest.results import StepResult
+from loadtest.slo import SLO, parse_slos
+from loadtest.workload import WorkloadSpec
+
+
+class MeasuredRamp(BaseModel):
+    plan: RampPlan
+    steps: list[StepResult]
+    slos: list[SLO]
+    knee_factor: float = DEFAULT_FACTOR
+    config: dict[str, Any]
+
+    @property
+    def usable_steps(self) -> list[StepResult]:
+        """Valid steps with successful requests: the ones a knee or a fit may use."""
+        return [s for s in self.steps if s.valid and s.ok_requests > 0]
+
+
+def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> MeasuredRamp:
+    """A ramp result (`servops ramp --json`) as the model reads it; UserError naming `source` otherwise."""
+    if not isinstance(document, dict) or document.get("kind") != "ramp":
+        kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
+        raise UserError(f"{source}: kind {kind!r} is not a ramp result; give the JSON `servops ramp --json` wrote")
+    config = document.get("config") or {}
+    try:
+        steps = [StepResult.model_validate(s) for s in document.get("steps") or []]
+        levels = [float(x) for x in config["levels"]]
+        step_s = float(config["step_s"])
+        plan = RampPlan(
+            endpoint=str(config.get("endpoint") or "http://127.0.0.1"), model=str(config.get("model") or "m"),
+            mode=config["mode"], levels=levels, step_s=step_s,
+            warmup_s=min(float(config.get("warmup_s") or 0.0), step_s * 0.9),
+            cooldown_s=float(config.get("cooldown_s") or 0.0), arrival=config.get("arrival", "constant"),
+            workload=WorkloadSpec.model_validate(config.get("workload") or {}),
+            request_timeout_s=float(config.get("request_timeout_s") or 60.0), start_ts=0.0,
+        )
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
+        raise UserError(f"{source}: not a complete ramp result ({str(exc).splitlines()[0]}); "
+                        f"give the JSON `servops ramp --json` wrote") from None
+    if not steps:
+        raise UserError(f"{source}: the ramp has no steps; run a ramp with at least one load level")
+    return MeasuredRamp(plan=plan, steps=steps, slos=parse_slos(config.get("slo")),
+                        knee_factor=float(config.get("knee_factor") or DEFAULT_FACTOR), config=config)

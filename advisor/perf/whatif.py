@@ -1,0 +1,116 @@
+"""What-if: the measured ramp, the flags it ran with, flag changes → a predicted ramp.
+
+Steps: read the ramp; work out the scheduler limits of the ramped launch (its flags, then the
+engine's defaults); fit the step cost to the ramp (calibrate); estimate the KV pool from
+the KV usage the ramp saw when the size was not given; replay every step with the changed
+limits. The unchanged launch is replayed too, so the prediction's own error on the measured
+configuration is shown beside the answer.
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+
+from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.errors import UserError
+from advisor.perf.calibrate import calibrate
+from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
+from advisor.perf.limits import SchedulerLimits, engine_kind, limits_for
+from advisor.perf.measured import MeasuredRamp, measured_ramp
+from advisor.perf.replay import replay_step
+from advisor.perf.workload import workload_from_ramp
+
+# Flags whose effect the replay models (scheduling, KV pool in blocks, caching, chunking).
+MODELLED_FLAGS = ("--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--block-size",
+                  "--num-gpu-blocks-override", "--enable-prefix-caching", "--enable-chunked-prefill")
+BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
+
+
+def parse_change(text: str) -> dict[str, str]:
+    """`--max-num-seqs 8`, `--no-enable-prefix-caching` or `--enable-prefix-caching` → {flag: value}."""
+    words = shlex.split(text)
+    if not words or not words[0].startswith("--"):
+        raise UserError(f"--change {text!r}: give a flag and its value, e.g. --change \"--max-num-seqs 8\"")
+    flag = words[0].split("=", 1)[0]
+    value = words[0].split("=", 1)[1] if "=" in words[0] else (words[1] if len(words) > 1 else None)
+    if flag.startswith("--no-") and "--" + flag[5:] in BOOLEAN_FLAGS:
+        flag, value = "--" + flag[5:], "false"
+    elif flag in BOOLEAN_FLAGS and value is None:
+        value = "true"
+    if flag not in MODELLED_FLAGS:
+        raise UserError(f"--change {text!r}: the performance model does not predict {flag}; it predicts "
+                        f"{', '.join(MODELLED_FLAGS)}")
+    if value is None or len(words) > 2:
+        raise UserError(f"--change {text!r}: give one flag and one value, e.g. --change \"{flag} 8\"")
+    if flag in BOOLEAN_FLAGS and value.lower() not in ("true", "false"):
+        raise UserError(f"--change {text!r}: {flag} takes true or false (or --no-{flag[2:]})")
+    return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
+
+
+def what_if(document: dict, source: str, server_args: str, changes: list[str], engine: str | None = None,
+            kv_cache_tokens: int | None = None, progress=lambda line: None) -> Prediction:
+    ramp = measured_ramp(document, source)
+    before_command = parse_command(server_args or "", flag="--server-args")
+    applied: dict[str, str] = {}
+    for text in changes:
+        applied.update(parse_change(text))
+    after_command = before_command.with_changes(applied)
+    kind = engine_kind(before_command, engine)
+    notes: list[str] = []
+    workload = workload_from_ramp(ramp.config, [s.model_dump() for s in ramp.steps])
+    notes += workload.notes
+    overrides = _blocks_override(before_command)
+    before = limits_for(before_command, kind, num_blocks=overrides, kv_tokens=kv_cache_tokens)
+    progress(f"predict: calibrating the step cost on {len(ramp.usable_steps)} measured step(s) of {source}")
+    calibration = calibrate(ramp, before, workload, source=source)
+    notes.append(calibration_note(calibration))
+    if before.num_blocks is None:
+        estimated = estimate_kv_blocks(ramp, before, calibration.cost, workload)
+        if estimated:
+            before = before.model_copy(update={"num_blocks": estimated})
+            notes.append(f"KV pool: about {estimated * before.block_size:,} tokens ({estimated} blocks of "
+                         f"{before.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
+                         f"(the 'KV cache size: N tokens' line of the server's log) to state it")
+        else:
+            notes.append("KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay never "
+                         "runs out of blocks, so no preemption is predicted")
+    after = limits_for(after_command, kind, num_blocks=_blocks_override(after_command),
+                       kv_tokens=before.kv_tokens)
+    progress("predict: replaying the measured configuration and the changed one")
+    baseline = predict_ramp(ramp, before, calibration.cost, workload, with_bands=False)
+    predicted = predict_ramp(ramp, after, calibration.cost, workload)
+    return Prediction(
+        ramp=source, engine=kind, server_args=before_command.render(), changes=changes,
+        server_args_after=after_command.render(), limits_before=before, limits_after=after,
+        cost=calibration.cost, calibration=calibration, offered_unit=ramp.steps[0].offered_unit,
+        steps=predicted.steps, bands=predicted.bands, knee=predicted.knee,
+        safe_operating_point=predicted.safe_operating_point, baseline=baseline,
+        measured={"knee": document.get("knee"), "safe_operating_point": document.get("safe_operating_point")},
+        notes=notes,
+    )
+
+
+def estimate_kv_blocks(ramp: MeasuredRamp, limits: SchedulerLimits, cost, workload) -> int | None:
+    """Blocks in the pool ≈ blocks the replay holds on average / the KV usage /metrics showed (median over
+    steps with usage above 2 %, where rounding does not dominate)."""
+    estimates = []
+    for step in ramp.usable_steps:
+        usage = step.server.kv_cache_usage_mean if step.server else None
+        if not usage or usage < 0.02:
+            continue
+        replay = replay_step(ramp.plan, step.step, limits.model_copy(update={"num_blocks": None}), cost, workload)
+        start, end = ramp.plan.window(step.step)
+        offset = ramp.plan.step_start(step.step)
+        window = [s for s in replay.steps if start <= s.start + offset < end]
+        busy = sum(s.end - s.start for s in window)
+        if not busy:
+            continue
+        held = sum((s.end - s.start) * s.used_blocks for s in window) / busy
+        estimates.append(held / usage)
+    return max(1, round(statistics.median(estimates))) if estimates else None
+
+
+def _blocks_override(command: ServeCommand) -> int | None:
+    text = command.value("--num-gpu-blocks-override")
+    return int(text) if text and text.isdigit() and int(text) > 0 else None

@@ -1,0 +1,109 @@
+"""Calibration recovers a known cost, and `servops predict` keeps its contract.
+
+The 'measured' ramp here is itself a replay under a known cost, so the truth of every
+prediction is known: a fitted model must reproduce the ramp it saw and predict a changed
+configuration it never saw.
+"""
+
+import json
+
+import pytest
+
+from advisor.cli import main
+from advisor.perf.calibrate import calibrate
+from advisor.perf.cost import StepCost
+from advisor.perf.forecast import figure, predict_ramp
+from advisor.perf.limits import SchedulerLimits
+from advisor.perf.measured import measured_ramp
+from advisor.perf.workload import workload_from_ramp
+
+TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
+CONFIG = {"endpoint": "http://127.0.0.1:1", "model": "m", "mode": "concurrency", "levels": [1, 2, 4, 8, 16],
+          "step_s": 20.0, "warmup_s": 4.0, "request_timeout_s": 120.0, "slo": None, "knee_factor": 2.0,
+          "workload": {"kind": "random", "input_len": {"distribution": "uniform", "mean": 100, "spread": 40},
+                       "output_len": {"distribution": "uniform", "mean": 40, "spread": 20}, "seed": 3}}
+
+
+def _limits(seqs: int) -> SchedulerLimits:
+    return SchedulerLimits(max_num_seqs=seqs, max_num_batched_tokens=2048, max_model_len=2048, block_size=16,
+                           num_blocks=4096)
+
+
+def _measured(seqs: int) -> dict:
+    """A ramp document as `servops ramp` writes it, made by replaying under TRUE_COST."""
+    document = {"kind": "ramp", "config": CONFIG, "steps": [], "knee": None, "safe_operating_point": None}
+    ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
+    workload = workload_from_ramp(CONFIG, [])
+    truth = predict_ramp(ramp, _limits(seqs), TRUE_COST, workload, with_bands=False)
+    return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps],
+            "knee": truth.knee.model_dump() if truth.knee else None}
+
+
+def _placeholder(k: int) -> dict:
+    zero = {"p50": None, "p90": None, "p95": None, "p99": None, "count": 0}
+    return {"step": k, "offered": CONFIG["levels"][k], "offered_unit": "concurrency", "window_s": 16.0,
+            "window_start_ts": 0.0, "window_end_ts": 0.0, "achieved_rate": 0.0, "requests": 0, "ok_requests": 0,
+            "errors": {}, "ttft_s": zero, "itl_s": zero, "itl_request_mean_s": zero, "tpot_s": zero, "e2e_s": zero,
+            "output_tokens": 0, "output_tokens_per_s": 0.0, "goodput_rps": 0.0, "valid": True, "client": {}}
+
+
+@pytest.fixture(scope="module")
+def measured_at_8() -> dict:
+    return _measured(8)
+
+
+def test_the_fit_reproduces_the_ramp_it_was_fitted_on(measured_at_8):
+    ramp = measured_ramp(measured_at_8)
+    fit = calibrate(ramp, _limits(8), workload_from_ramp(CONFIG, measured_at_8["steps"]))
+    assert max(abs(row.error) for row in fit.rows) < 0.05
+    assert fit.cost.relative_error == pytest.approx(0.05)  # the stated floor: the fit itself is near exact
+
+
+def test_a_fitted_model_predicts_a_max_num_seqs_it_never_saw(measured_at_8):
+    ramp = measured_ramp(measured_at_8)
+    workload = workload_from_ramp(CONFIG, measured_at_8["steps"])
+    cost = calibrate(ramp, _limits(8), workload).cost
+    predicted = predict_ramp(ramp, _limits(2), cost, workload, with_bands=False)
+    truth = measured_ramp(_measured(2)).steps
+    for step, real in zip(predicted.steps, truth):
+        for name in ("ttft_p50", "itl_p50", "output_tokens_per_s"):
+            assert figure(step, name) == pytest.approx(figure(real, name), rel=0.10), (step.offered, name)
+
+
+def test_predict_writes_the_contracted_json_with_one_step_per_offered_load(tmp_path, measured_at_8, capsys):
+    ramp_path = tmp_path / "ramp.json"
+    ramp_path.write_text(json.dumps(measured_at_8))
+    out = tmp_path / "prediction.json"
+    code = main(["predict", "--ramp", str(ramp_path), "--server-args", "vllm serve m --max-num-seqs 8",
+                 "--change", "--max-num-seqs 2", "--kv-cache-tokens", "65536", "--json", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    assert document["kind"] == "prediction"
+    assert [s["offered"] for s in document["steps"]] == CONFIG["levels"]
+    for step in document["steps"]:
+        assert {"p50", "p99"} <= set(step["ttft_s"]) and {"p50", "p99"} <= set(step["itl_s"])
+        assert step["output_tokens_per_s"] > 0 and step["achieved_rate"] > 0
+    assert "knee" in document and "safe_operating_point" in document
+    assert document["limits_after"]["max_num_seqs"] == 2
+    assert "8 -> " not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--change=--max-num-seqs"], "give one flag and one value"),
+    (["--change", "--tensor-parallel-size 2"], "does not predict --tensor-parallel-size"),
+    (["--change", "max-num-seqs 8"], "give a flag and its value"),
+    (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
+])
+def test_bad_predict_inputs_are_one_line_errors(tmp_path, measured_at_8, capsys, argv, message):
+    ramp_path = tmp_path / "ramp.json"
+    ramp_path.write_text(json.dumps(measured_at_8))
+    assert main(["predict", "--ramp", str(ramp_path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_file_that_is_not_a_ramp_is_refused(tmp_path, capsys):
+    path = tmp_path / "triage.json"
+    path.write_text(json.dumps({"kind": "triage", "findings": []}))
+    assert main(["predict", "--ramp", str(path)]) == 2
+    assert "not a ramp result" in capsys.readouterr().err
