@@ -42,8 +42,8 @@ async def create_chat_completion(serving: OpenAIServing, http_request: web.Reque
     if request.logprobs or request.top_logprobs:
         raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
                                      param="logprobs")
-    prompt_text = render_chat_prompt(serving.tokenizer, request)
-    prompt_ids = serving.encode(prompt_text, request.add_special_tokens)
+    prompt_text = await serving.off_loop(render_chat_prompt, serving.tokenizer, request)
+    prompt_ids = await serving.encode(prompt_text, request.add_special_tokens)
     serving.check_admission()
     prepared = serving.prepare(random_id("chatcmpl"), prompt_ids, request.sampling_kwargs(),
                                request.requested_max_tokens())

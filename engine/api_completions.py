@@ -37,7 +37,7 @@ async def create_completion(serving: OpenAIServing, http_request: web.Request) -
     if request.logprobs:
         raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
                                      param="logprobs")
-    prompt_text, prompt_ids = _prompt(serving, request)
+    prompt_text, prompt_ids = await _prompt(serving, request)
     serving.check_admission()
     prepared = serving.prepare(random_id("cmpl"), prompt_ids, request.sampling_kwargs(), request.max_tokens)
     serving.log_received(prepared, prompt_text)
@@ -51,12 +51,12 @@ async def create_completion(serving: OpenAIServing, http_request: web.Request) -
         return await _full(stream, prepared, model)
 
 
-def _prompt(serving: OpenAIServing, request: CompletionRequest) -> tuple[str | None, list[int]]:
+async def _prompt(serving: OpenAIServing, request: CompletionRequest) -> tuple[str | None, list[int]]:
     prompt = request.prompt
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], (str, list)):
         prompt = prompt[0]  # a batch of one
     if isinstance(prompt, str):
-        return prompt, serving.encode(prompt, request.add_special_tokens)
+        return prompt, await serving.encode(prompt, request.add_special_tokens)
     if isinstance(prompt, list) and all(isinstance(token, int) for token in prompt):
         return None, list(prompt)
     raise api_errors.bad_request("Batched prompts are not supported by this engine; send one prompt per request.",

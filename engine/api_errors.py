@@ -14,6 +14,8 @@ from typing import Any
 from aiohttp import web
 
 ENGINE_DEAD_MESSAGE = "The server had an error while processing your request."
+BODY_PARSE_MESSAGE = "There was an error parsing the body"
+TEXT_ENCODE_MESSAGE = "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"
 BUSY_MESSAGE = ("The engine is currently busy and cannot accept new requests. "
                 "Please try again later or on a different instance.")
 
@@ -37,8 +39,44 @@ class ApiError(Exception):
         return web.json_response(self.body(), status=self.status, dumps=compact_json)
 
 
+class ClientDisconnected(Exception):
+    """The client hung up before its request body arrived: nothing to answer, nothing to log."""
+
+
+class BodyParseError(ApiError):
+    """A body the JSON parser gives up on (100,000 nested arrays): FastAPI's own 400, not vLLM's shape."""
+
+    def __init__(self) -> None:
+        super().__init__(BODY_PARSE_MESSAGE, status=400)
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.message}
+
+
+class Unauthorized(ApiError):
+    """vLLM's AuthenticationMiddleware answer for a missing or wrong `Authorization: Bearer` key."""
+
+    def __init__(self) -> None:
+        super().__init__("Unauthorized", status=401, err_type="Unauthorized")
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.message}
+
+
 def bad_request(message: str, param: str | None = None) -> ApiError:
     return ApiError(message, status=400, err_type="BadRequestError", param=param)
+
+
+def validation_error(message: str, parameter: str | None, value: Any = None) -> ApiError:
+    """vLLM's VLLMValidationError as a 400: `<message> (parameter=NAME, value=VALUE)`, param NAME."""
+    if parameter is None:
+        return bad_request(message)
+    return bad_request(f"{message} (parameter={parameter}, value={value})", param=parameter)
+
+
+def unencodable_text() -> ApiError:
+    """A prompt the tokenizer cannot take (a lone surrogate such as "\\ud800"): vLLM 0.32's 400."""
+    return bad_request(TEXT_ENCODE_MESSAGE)
 
 
 def model_not_found(requested: str) -> ApiError:
@@ -62,21 +100,26 @@ def shutting_down() -> ApiError:
 
 
 def prompt_too_long(max_model_len: int, prompt_tokens: int) -> ApiError:
-    """vLLM 0.32+ text for a prompt that leaves no room for output."""
-    return bad_request(
+    """vLLM 0.32's text for a prompt that leaves no room for output.
+
+    vLLM tokenizes at most max_model_len + 1 tokens, so it says "at least" that many.
+    """
+    counted = min(prompt_tokens, max_model_len + 1)
+    return validation_error(
         f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
-        f"contains {prompt_tokens} input tokens, which exceeds this limit even without any output "
+        f"contains at least {counted} input tokens, which exceeds this limit even without any output "
         f"tokens. Please reduce the length of the input prompt.",
-        param="input_tokens",
+        "input_tokens", counted,
     )
 
 
 def max_tokens_too_large(max_tokens: int, max_model_len: int) -> ApiError:
-    """vLLM 0.32+: only max_tokens > max_model_len is an error; otherwise it is clamped."""
-    return bad_request(
+    """vLLM 0.32: only max_tokens > max_model_len is an error; a prompt plus max_tokens beyond
+    max_model_len is clamped (observed: 200 with fewer tokens, not a 400)."""
+    return validation_error(
         f"max_tokens={max_tokens} cannot be greater than max_model_len={max_model_len}. "
         f"Please request fewer output tokens.",
-        param="max_tokens",
+        "max_tokens", max_tokens,
     )
 
 

@@ -53,6 +53,7 @@ class _SamplingFields(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = None
+    logit_bias: dict[str, float] | None = None  # keys checked as token ids by SamplingParams, as vLLM does
 
     def sampling_kwargs(self) -> dict[str, Any]:
         """SamplingParams keyword arguments; unset fields keep the engine's defaults."""
@@ -63,7 +64,7 @@ class _SamplingFields(BaseModel):
             "include_stop_str_in_output": self.include_stop_str_in_output,
             "skip_special_tokens": self.skip_special_tokens,
         }
-        for name in ("temperature", "top_p", "top_k", "seed", "stop", "stop_token_ids"):
+        for name in ("temperature", "top_p", "top_k", "seed", "stop", "stop_token_ids", "logit_bias"):
             value = getattr(self, name)
             if value is not None:
                 kwargs[name] = value

@@ -1,5 +1,8 @@
 """The aiohttp application: vLLM 0.33's routes, error middleware and uvicorn-style access lines.
 
+With `--api-key` (or VLLM_API_KEY), paths under /v1 answer 401 `{"error": "Unauthorized"}`
+without `Authorization: Bearer <key>`, as vLLM's AuthenticationMiddleware does.
+
 Routes: POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health,
 GET|POST /ping, GET /version, GET /load, GET /metrics. Every error leaves as vLLM's nested
 JSON (`{"error": {message, type, param, code}}`); a handler bug is a 500 with vLLM's text
@@ -8,7 +11,9 @@ and a logged traceback, never an HTML page.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import secrets
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -38,10 +43,17 @@ class ServerState:
     metrics: EngineMetrics
     version: str
     shutting_down: bool = False
+    api_key_digests: tuple[bytes, ...] = ()  # SHA-256 of each --api-key; empty: no authentication
+
+
+def api_key_digests(keys: list[str] | None) -> tuple[bytes, ...]:
+    """What the server keeps of its keys: digests, so the keys themselves are compared in constant time."""
+    return tuple(hashlib.sha256(key.encode("utf-8")).digest() for key in keys or () if key)
 
 
 STATE_KEY: web.AppKey[ServerState] = web.AppKey("servops_state", ServerState)
 GENERATION_PATHS = frozenset({"/v1/completions", "/v1/chat/completions"})
+GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")  # vLLM's AuthenticationMiddleware.GUARDED_PREFIX
 
 
 def build_app(state: ServerState) -> web.Application:
@@ -73,12 +85,16 @@ def route_table(app: web.Application) -> list[tuple[str, str]]:
 @web.middleware
 async def _errors_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     state = request.app[STATE_KEY]
+    if state.api_key_digests and not _authorized(request, state.api_key_digests):
+        return api_errors.Unauthorized().response()
     if state.shutting_down and request.path in GENERATION_PATHS:
         return api_errors.shutting_down().response()
     try:
         return await handler(request)
     except ApiError as exc:
         return exc.response()
+    except api_errors.ClientDisconnected:  # hung up mid-body: uvicorn (vLLM) logs nothing either
+        return web.Response(status=499)
     except web.HTTPException as exc:  # 404/405 from the router, in vLLM's JSON shape
         err_type = "NotFoundError" if exc.status == 404 else "BadRequestError"
         return ApiError(exc.reason, status=exc.status, err_type=err_type).response()
@@ -88,6 +104,21 @@ async def _errors_middleware(request: web.Request, handler: Handler) -> web.Stre
         logger.exception("Error in handling request %s %s", request.method, request.path)
         return api_errors.ApiError(api_errors.ENGINE_DEAD_MESSAGE, status=500,
                                    err_type="InternalServerError").response()
+
+
+def _authorized(request: web.Request, digests: tuple[bytes, ...]) -> bool:
+    """vLLM's rule: OPTIONS and paths outside /v1, /v2, /inference, /cohere (e.g. /health,
+    /metrics) pass; the rest need `Authorization: Bearer <one of the keys>`."""
+    if request.method == "OPTIONS" or not request.path.startswith(GUARDED_PREFIXES):
+        return True
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    given = hashlib.sha256(token.encode("utf-8")).digest()
+    matched = False
+    for digest in digests:  # no early exit: the time taken does not say which key nearly matched
+        matched |= secrets.compare_digest(given, digest)
+    return matched
 
 
 async def _completions(request: web.Request) -> web.StreamResponse:

@@ -9,11 +9,14 @@ and the request log lines must behave identically for /v1/completions and
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from pydantic import ValidationError
 
@@ -22,7 +25,7 @@ from engine.async_engine import AsyncEngine, EngineDeadError, RequestStream
 from engine.errors import RequestValidationError
 from engine.logger import init_logger
 from engine.metrics import EngineMetrics
-from engine.sampling_params import SamplingParams
+from engine.sampling_params import SamplingParams, check_logit_bias_vocab
 
 logger = init_logger(__name__)
 
@@ -37,6 +40,7 @@ class ServingOptions:
     log_requests: bool = True
     max_num_queued_reqs: int | None = None
     force_include_usage: bool = False
+    vocab_size: int | None = None  # for vLLM's logit_bias range check
 
 
 @dataclass(slots=True)
@@ -57,18 +61,34 @@ class OpenAIServing:
         self.options = options
         self.metrics = metrics
         self.in_flight = 0  # generation requests being served (what /load reports)
+        self._tokenizer_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tokenizer")
 
     # --- parsing and checks --------------------------------------------------------------
 
     @staticmethod
     async def parse(request: web.Request, model_class: type) -> Any:
-        """The JSON body as `model_class`, or a 400 in vLLM's shape."""
+        """The JSON body as `model_class`, or a 400 in vLLM's shape.
+
+        A client that hangs up before its body arrived raises ClientDisconnected (nobody is
+        left to answer, so nothing is logged). A body nested too deeply for the parser is
+        FastAPI's 400 `{"detail": "There was an error parsing the body"}`, as vLLM answers.
+        """
         try:
-            body = await request.json()
-        except ValueError as exc:
+            raw = await request.read()
+        except (ConnectionError, aiohttp.ClientPayloadError, asyncio.CancelledError) as exc:
+            if isinstance(exc, asyncio.CancelledError) and not _transport_closed(request):
+                raise
+            raise api_errors.ClientDisconnected() from None
+        try:
+            body = json.loads(raw)
+        except RecursionError:
+            raise api_errors.BodyParseError() from None
+        except ValueError as exc:  # UnicodeDecodeError included
             raise api_errors.bad_request(f"Invalid JSON in request body: {exc}") from None
         try:
             return model_class.model_validate(body)
+        except RecursionError:
+            raise api_errors.BodyParseError() from None
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first.get("loc", ())) or "body"
@@ -103,13 +123,28 @@ class OpenAIServing:
         max_tokens = room if requested_max_tokens is None else min(requested_max_tokens, room)
         try:
             params = SamplingParams(**sampling_kwargs, max_tokens=max_tokens)
+            if self.options.vocab_size is not None:
+                check_logit_bias_vocab(params, self.options.vocab_size)
         except RequestValidationError as exc:
-            raise api_errors.bad_request(str(exc)) from None
+            raise api_errors.validation_error(str(exc), exc.parameter, exc.value) from None
         except TypeError as exc:
             raise api_errors.bad_request(f"Unsupported sampling parameter: {exc}") from None
         return PreparedRequest(request_id, prompt_token_ids, params, max_tokens)
 
-    def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+    async def encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        """Token ids of `text`, computed off the event loop (a 10 MB prompt must not stall /health)."""
+        return await self.off_loop(self._encode, text, add_special_tokens)
+
+    async def off_loop(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run `function` in the one tokenizer thread: off the event loop, and never two at once
+        (a Hugging Face fast tokenizer is not safe to share between threads; vLLM uses one too)."""
+        return await asyncio.get_running_loop().run_in_executor(self._tokenizer_thread, function, *args)
+
+    def _encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800" in the JSON): vLLM's tokenizer error
+            raise api_errors.unencodable_text() from None
         return list(self.tokenizer.encode(text, add_special_tokens=add_special_tokens))
 
     def log_received(self, prepared: PreparedRequest, prompt: str | None) -> None:
@@ -157,3 +192,8 @@ class OpenAIServing:
             if transport is None or transport.is_closing():
                 stream.close()
                 return
+
+
+def _transport_closed(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()

@@ -68,7 +68,7 @@ class _Tracked:
 
 @dataclass(slots=True)
 class _Command:
-    kind: str  # "add" | "abort"
+    kind: str  # "add" | "abort" | "finish_all"
     request_id: str
     args: tuple[Any, ...] = ()
     done: concurrent.futures.Future | None = None
@@ -137,6 +137,12 @@ class AsyncEngine:
         if self.is_alive:
             self._post(_Command("abort", request_id))
 
+    def finish_all(self) -> None:
+        """Shutdown: abort every running request so that each stream still ends properly,
+        with a last output whose finish_reason is "abort" (then the handler sends [DONE])."""
+        if self.is_alive:
+            self._post(_Command("finish_all", ""))
+
     def _post(self, command: _Command) -> None:
         self._commands.append(command)
         self._wakeup.set()
@@ -172,6 +178,9 @@ class AsyncEngine:
                 self._apply_add(command)
             elif command.kind == "abort":
                 self._apply_abort(command.request_id)
+            elif command.kind == "finish_all":
+                for request_id in list(self._tracked):  # stays tracked: its final output comes next step
+                    self.engine.abort_request(request_id)
         if applied:
             self._update_gauges()
 
@@ -192,7 +201,7 @@ class AsyncEngine:
         self.engine.abort_request(request_id)
         logger.info("Aborted request %s.", request_id)
         self._record_finished(tracked, "abort", time.monotonic())
-        tracked.loop.call_soon_threadsafe(tracked.queue.put_nowait, ABORTED)
+        _deliver(tracked, ABORTED)
 
     def _after_step(self, outputs: list[Any]) -> None:
         now = time.monotonic()
@@ -226,7 +235,7 @@ class AsyncEngine:
             if output.finished:
                 del self._tracked[output.request_id]
                 self._record_finished(tracked, output.finish_reason or "stop", now)
-            tracked.loop.call_soon_threadsafe(tracked.queue.put_nowait, output)
+            _deliver(tracked, output)
         self._record_step(prompt_tokens, generation_tokens, new_requests)
 
     def _record_step(self, prompt_tokens: int, generation_tokens: int, new_requests: int) -> None:
@@ -290,7 +299,7 @@ class AsyncEngine:
         logger.error("AsyncLLM output_handler failed.")
         dead = EngineDeadError("EngineCore encountered an issue. See stack trace (above) for the root cause.")
         for request_id, tracked in list(self._tracked.items()):
-            tracked.loop.call_soon_threadsafe(tracked.queue.put_nowait, dead)
+            _deliver(tracked, dead)
             self._tracked.pop(request_id, None)
         self._fail_pending_commands()
 
@@ -299,6 +308,16 @@ class AsyncEngine:
             command = self._commands.popleft()
             if command.done is not None and not command.done.done():
                 command.done.set_exception(EngineDeadError("EngineCore encountered an issue."))
+
+
+def _deliver(tracked: _Tracked, item: Any) -> None:
+    """Hand `item` to the request's event loop; a loop already closed (the server has shut
+    down) has nobody left to read it, which is not an engine failure."""
+    try:
+        tracked.loop.call_soon_threadsafe(tracked.queue.put_nowait, item)
+    except RuntimeError:
+        if not tracked.loop.is_closed():
+            raise
 
 
 class RequestStream:

@@ -131,6 +131,9 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     net.add_argument("--enable-force-include-usage", action="store_true",
                      help="send the usage chunk at the end of every stream, as if "
                      "stream_options.include_usage were set")
+    net.add_argument("--api-key", nargs="+", default=None, metavar="KEY",
+                     help="require `Authorization: Bearer KEY` on /v1 routes (several keys allowed; "
+                          "default: $VLLM_API_KEY, else none); /health and /metrics stay open, as in vLLM")
     net.add_argument("--shutdown-timeout", type=_non_negative_float, default=30.0,
                      help="on SIGTERM, seconds to let in-flight requests finish before aborting them (default: 30)")
 
@@ -199,13 +202,22 @@ def engine_config_kwargs(args: argparse.Namespace) -> dict[str, object]:
     return {name: getattr(args, name) for name in ENGINE_CONFIG_FIELDS if getattr(args, name, None) is not None}
 
 
+# Never logged verbatim (vLLM's _SENSITIVE_ARG_FIELDS): shown as "***".
+SENSITIVE_ARGS: frozenset[str] = frozenset({"api_key", "hf_token"})
+
+
 def non_default_args(args: argparse.Namespace, prog: str | None = None) -> dict[str, object]:
-    """What differs from the parser's defaults, for vLLM's `non-default args: {…}` line."""
+    """What differs from the parser's defaults, for vLLM's `non-default args: {…}` line (keys as ***)."""
     defaults = build_serve_parser(prog).parse_args([])
     return {
-        key: value for key, value in vars(args).items()
+        key: "***" if key in SENSITIVE_ARGS else value for key, value in vars(args).items()
         if not key.startswith("_") and getattr(defaults, key, None) != value
     }
+
+
+def api_keys(args: argparse.Namespace) -> list[str]:
+    """The keys the server accepts: --api-key, else $VLLM_API_KEY (vLLM's order); empty: open."""
+    return [key for key in (args.api_key or [os.environ.get("VLLM_API_KEY", "")]) if key]
 
 
 def _dest(flag: str) -> str:

@@ -16,6 +16,16 @@ class EngineStartupError(ValueError):
 
 
 class RequestValidationError(ValueError):
-    """One request is invalid (too long, bad sampling parameters); the engine keeps running."""
+    """One request is invalid (too long, bad sampling parameters); the engine keeps running.
+
+    `parameter` and `value`, when set, name the offending request field as vLLM's
+    VLLMValidationError does; the server then answers with vLLM's
+    `… (parameter=NAME, value=VALUE)` text and `"param": NAME`.
+    """
 
     user_facing = True
+
+    def __init__(self, message: str, parameter: str | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.value = value

@@ -4,7 +4,8 @@ Vectorised over the batch: greedy rows take the argmax; random rows apply temper
 top-k and top-p (on one ascending sort, like vLLM), then sample with the exponential-race
 trick `argmax(probs / Exp(1))`, which equals a multinomial draw. A request with a `seed`
 draws its exponentials from its own generator, so its output does not depend on what else
-is in the batch. While a request has fewer than `min_tokens` outputs, EOS and its stop
+is in the batch. A request's `logit_bias` is added to its row first (as vLLM's
+LogitBiasLogitsProcessor does, before temperature). While a request has fewer than `min_tokens` outputs, EOS and its stop
 token ids are masked out.
 """
 
@@ -17,6 +18,7 @@ from engine.sequence import Request
 
 def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:
     """logits [B, V] float32, one row per request in `requests` → one token id each."""
+    _apply_logit_bias(logits, requests)
     _mask_min_tokens(logits, requests)
     params = [r.sampling_params for r in requests]
     greedy_tokens = logits.argmax(dim=-1)
@@ -64,3 +66,11 @@ def _mask_min_tokens(logits: torch.Tensor, requests: list[Request]) -> None:
             banned.append(request.eos_token_id)
         if banned:
             logits[row, banned] = float("-inf")
+
+
+def _apply_logit_bias(logits: torch.Tensor, requests: list[Request]) -> None:
+    for row, request in enumerate(requests):
+        bias = request.sampling_params.logit_bias
+        if bias:
+            token_ids = torch.tensor(list(bias), device=logits.device)
+            logits[row, token_ids] += torch.tensor(list(bias.values()), device=logits.device, dtype=logits.dtype)

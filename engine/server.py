@@ -6,8 +6,9 @@ Startup speaks vLLM's lines (APIServer side): `vLLM server version …, serving 
 `Application startup complete.`.
 
 SIGTERM/SIGINT: stop listening, answer new generation requests with 503, let in-flight
-requests finish for up to `--shutdown-timeout` seconds, abort the rest (their blocks are
-freed), stop the engine thread, exit 0.
+requests finish for up to `--shutdown-timeout` seconds, then abort the rest (their blocks are
+freed) so each stream still ends with `finish_reason: "abort"` and `data: [DONE]`, stop the
+engine thread, exit 0.
 
 Unlike vLLM (whose watchdog exits when the engine dies), the server stays up after the engine
 loop died and answers /health with 503, so orchestrators and the triage agent can see it.
@@ -27,7 +28,15 @@ from typing import Any
 from aiohttp import web
 
 from engine import cli_args
-from engine.api_routes import STATE_KEY, ServerState, UvicornStyleAccessLogger, access_line, build_app, route_table
+from engine.api_routes import (
+    STATE_KEY,
+    ServerState,
+    UvicornStyleAccessLogger,
+    access_line,
+    api_key_digests,
+    build_app,
+    route_table,
+)
 from engine.api_serving import OpenAIServing, ServingOptions
 from engine.async_engine import AsyncEngine, scheduler_fields
 from engine.errors import EngineStartupError
@@ -38,6 +47,8 @@ from engine.stats_logger import LoggingStatLogger, stats_interval_s
 logger = init_logger(__name__)
 
 VLLM_COMPAT_VERSION = "0.33.0"  # the vLLM release whose formats this server follows
+FINISH_GRACE_S = 5.0  # after aborting at shutdown: time for handlers to send the last chunk and [DONE]
+DRAIN_POLL_S = 0.05
 
 
 def server_version() -> str:
@@ -71,10 +82,11 @@ def serve(args: argparse.Namespace) -> int:
     options = ServingOptions(
         served_model_name=served_name, model_path=str(engine.model_dir), max_model_len=max_model_len,
         log_requests=not args.disable_log_requests, max_num_queued_reqs=args.max_num_queued_reqs,
-        force_include_usage=args.enable_force_include_usage,
+        force_include_usage=args.enable_force_include_usage, vocab_size=_vocab_size(engine),
     )
     state = ServerState(serving=OpenAIServing(async_engine, engine.tokenizer, options, metrics),
-                        metrics=metrics, version=server_version())
+                        metrics=metrics, version=server_version(),
+                        api_key_digests=api_key_digests(cli_args.api_keys(args)))
     async_engine.start()
     try:
         asyncio.run(_serve_http(state, args, stat_logger, sock))
@@ -124,6 +136,12 @@ def _cache_config_labels(engine: Any, config: Any) -> dict[str, object]:
     }
 
 
+def _vocab_size(engine: Any) -> int | None:
+    """The model's vocab_size (vLLM's get_vocab_size), which bounds logit_bias token ids."""
+    model = getattr(getattr(engine, "runner", None), "model", None)
+    return getattr(getattr(model, "config", None), "vocab_size", None)
+
+
 def _call(obj: Any, name: str) -> Any:
     method = getattr(obj, name, None)
     return method() if callable(method) else None
@@ -133,7 +151,7 @@ async def _serve_http(state: ServerState, args: argparse.Namespace, stat_logger:
                       sock: socket.socket) -> None:
     app = build_app(state)
     runner = web.AppRunner(app, handle_signals=False, access_log_class=UvicornStyleAccessLogger,
-                           shutdown_timeout=args.shutdown_timeout)
+                           shutdown_timeout=FINISH_GRACE_S)
     await runner.setup()
     site = web.SockSite(runner, sock)
     await site.start()
@@ -156,16 +174,35 @@ async def _serve_http(state: ServerState, args: argparse.Namespace, stat_logger:
     finally:
         state.shutting_down = True
         access_line("Shutting down")
-        in_flight = state.serving.in_flight
-        if in_flight:
-            logger.info("Waiting up to %.0f s for %d in-flight request(s) to finish.", args.shutdown_timeout,
-                        in_flight)
+        await site.stop()  # no new connections; open ones get 503 for new generation requests
+        await _drain(state, args.shutdown_timeout)
         access_line("Waiting for application shutdown.")
-        await runner.cleanup()  # stops listening, waits for handlers up to shutdown_timeout, then cancels
+        await runner.cleanup()  # every handler has finished by now, or is cancelled after FINISH_GRACE_S
         if stats_task:
             stats_task.cancel()
         access_line("Application shutdown complete.")
         access_line(f"Finished server process [{os.getpid()}]")
+
+
+async def _drain(state: ServerState, shutdown_timeout_s: float) -> None:
+    """Let in-flight requests finish for up to --shutdown-timeout, then abort the rest so that
+    each stream still ends with a finish_reason ("abort") and [DONE], not a cut connection."""
+    serving = state.serving
+    if serving.in_flight:
+        logger.info("Waiting up to %.0f s for %d in-flight request(s) to finish.", shutdown_timeout_s,
+                    serving.in_flight)
+    await _wait_idle(serving, shutdown_timeout_s)
+    if serving.in_flight:
+        logger.info("Aborting %d request(s) still running after --shutdown-timeout %.0f s.", serving.in_flight,
+                    shutdown_timeout_s)
+        serving.async_engine.finish_all()
+        await _wait_idle(serving, FINISH_GRACE_S)
+
+
+async def _wait_idle(serving: OpenAIServing, timeout_s: float) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while serving.in_flight and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(DRAIN_POLL_S)
 
 
 def _bind(host: str, port: int) -> socket.socket:

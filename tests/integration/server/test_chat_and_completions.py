@@ -129,8 +129,8 @@ def test_prompt_longer_than_max_model_len_is_400_with_vllm_text(server):
     error = caught.value.body
     assert caught.value.status_code == 400
     assert error["message"] == ("This model's maximum context length is 256 tokens. However, your prompt contains "
-                                "300 input tokens, which exceeds this limit even without any output tokens. "
-                                "Please reduce the length of the input prompt.")
+                                "at least 257 input tokens, which exceeds this limit even without any output tokens. "
+                                "Please reduce the length of the input prompt. (parameter=input_tokens, value=257)")
     assert error["type"] == "BadRequestError" and error["param"] == "input_tokens" and error["code"] == 400
 
 
@@ -139,7 +139,7 @@ def test_error_body_is_vllm_nested_json(server):
     assert status == 400
     assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}
     assert body["error"]["message"] == ("max_tokens=999 cannot be greater than max_model_len=256. "
-                                        "Please request fewer output tokens.")
+                                        "Please request fewer output tokens. (parameter=max_tokens, value=999)")
 
 
 def test_max_tokens_beyond_the_remaining_context_is_clamped_not_rejected(server):
