@@ -20,7 +20,10 @@ from pydantic import BaseModel, Field
 from advisor.collect.server_args import ServeCommand
 from advisor.launch import EngineProcess, display_command
 from advisor.triage import TriageRequest, run_triage
+from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
+from loadtest.results import RampResult
 from loadtest.runner import RampConfig, run_ramp
+from loadtest.slo import parse_slos
 from loadtest.workload import LengthSpec, WorkloadSpec
 from rules.facts import Workload
 
@@ -43,6 +46,10 @@ class RampSettings(BaseModel):
     request_timeout_s: float = Field(default=90.0, gt=0)
     triage_interval_s: float = Field(default=4.0, gt=0, description="seconds between the two /metrics scrapes")
     startup_timeout_s: float = Field(default=600.0, gt=0)
+    extend_to_knee: bool = Field(default=True, description="when the ramp finds no knee, ramp on at 2x and 4x the "
+                                 "top level (up to max_concurrency): a safe point at the top tested step "
+                                 "measures nothing")
+    max_concurrency: int = Field(default=64, ge=1)
 
 
 class Measurement(BaseModel):
@@ -78,9 +85,11 @@ def measure(command: ServeCommand, settings: RampSettings, out_dir: Path, label:
 
         ramp_started = time.monotonic()
         ramp = run_ramp(_ramp_config(engine.base_url, settings), progress=on_ramp_line)
-        ramp_s = time.monotonic() - ramp_started
         if with_triage:
             trigger.finish()
+            with_triage = False
+        ramp = _extend_to_knee(ramp, engine.base_url, settings, label, progress)
+        ramp_s = time.monotonic() - ramp_started
     progress(f"[{label}] engine stopped; {ramp.summary}")
     return Measurement(
         label=label, command=shown, ramp=ramp.model_dump(mode="json"),
@@ -107,9 +116,29 @@ def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = froze
     return None
 
 
-def _ramp_config(base_url: str, settings: RampSettings) -> RampConfig:
+def _extend_to_knee(ramp: RampResult, base_url: str, settings: RampSettings, label: str,
+                    progress: Progress) -> RampResult:
+    """Ramp on at 2x and 4x the top level while no knee is found, up to max_concurrency; one result."""
+    while settings.extend_to_knee and ramp.knee is None and not ramp.stopped_early:
+        top = int(max(s.offered for s in ramp.steps))
+        levels = [x for x in (top * 2, top * 4) if x <= settings.max_concurrency]
+        if not levels:
+            break
+        progress(f"[{label}] no knee up to {top} streams: ramping on at {', '.join(map(str, levels))}")
+        more = run_ramp(_ramp_config(base_url, settings, levels), progress=lambda line: progress(f"[{label}] {line}"))
+        steps = [*ramp.steps, *(s.model_copy(update={"step": len(ramp.steps) + s.step}) for s in more.steps)]
+        knee = find_knee(steps, factor=ramp.config.get("knee_factor", DEFAULT_FACTOR))
+        config = {**ramp.config, "levels": [s.offered for s in steps], "extended_at_step": len(ramp.steps)}
+        ramp = ramp.model_copy(update={
+            "steps": steps, "knee": knee, "config": config, "stopped_early": more.stopped_early,
+            "safe_operating_point": safe_operating_point(steps, knee, bool(parse_slos(settings.slo))),
+            "summary": more.summary})
+    return ramp
+
+
+def _ramp_config(base_url: str, settings: RampSettings, levels: list[int] | None = None) -> RampConfig:
     return RampConfig(
-        endpoint=base_url, mode="concurrency", levels=[float(c) for c in settings.concurrency],
+        endpoint=base_url, mode="concurrency", levels=[float(c) for c in (levels or settings.concurrency)],
         step_s=settings.step_s, warmup_s=settings.warmup_s, cooldown_s=settings.cooldown_s,
         workload=WorkloadSpec(input_len=LengthSpec(mean=settings.input_len),
                               output_len=LengthSpec(mean=settings.output_len)),

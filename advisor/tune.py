@@ -19,38 +19,26 @@ from pydantic import BaseModel, Field
 
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
-from advisor.comparison import common_top_load, p99_at, safe_point
 from advisor.demo import apply
 from advisor.launch import display_command
 from advisor.measure import Measurement, RampSettings, measure, top_change
+from advisor.errors import UserError
+from advisor.perf.whatif import Forecaster
+from advisor.tune_criterion import TuneCriterion, criterion_value, decide
+from advisor.tune_forecast import figure_errors, kv_tokens_from_log, rank_changes
 
 __all__ = ["TuneCriterion", "TuneRound", "TuneResult", "run_tune", "criterion_value", "decide"]
 
 Progress = Callable[[str], None]
 
 
-class TuneCriterion(BaseModel):
-    """How a round is judged. `safe_operating_point`: higher is better, ties broken by p99
-    TTFT at the top load both runs measured; `itl_p99`: p99 ITL at `target_load`, lower is better."""
-
-    metric: Literal["safe_operating_point", "itl_p99"] = "safe_operating_point"
-    target_load: float | None = None
-    min_improvement: float = Field(default=0.10, ge=0, lt=1)
-
-    @property
-    def description(self) -> str:
-        if self.metric == "itl_p99":
-            where = f"offered {self.target_load:g}" if self.target_load is not None else "the top load step"
-            return (f"keep a change when p99 ITL at {where} falls by at least {self.min_improvement:.0%}; "
-                    f"otherwise roll it back")
-        return (f"keep a change when the safe operating point rises; if it is unchanged, keep only when "
-                f"p99 TTFT at the highest load both runs measured falls by at least {self.min_improvement:.0%}; "
-                f"otherwise roll it back")
-
-
 class TuneRound(BaseModel):
     round: int
     change: dict[str, Any]
+    predicted: dict[str, Any] | None = Field(default=None, description="the model's ramp for this change")
+    predicted_decision: str | None = None
+    prediction_error: dict[str, Any] = Field(default_factory=dict, description="predicted vs measured, per step")
+    candidates: list[dict[str, Any]] = Field(default_factory=list, description="every change the model weighed")
     command_before: str
     command: str
     criterion_before: float | None
@@ -95,11 +83,9 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
     done: list[TuneRound] = []
     stopped = f"reached --rounds {rounds}"
     for number in range(1, rounds + 1):
-        chosen = top_change(kept_measurement.triage, skip=tried, allow_unsafe=allow_unsafe)
+        chosen, candidates, why_not = _choose(kept_measurement, current, criterion, tried, allow_unsafe, progress)
         if chosen is None:
-            stopped = (("triage of the kept configuration proposes no further flag change"
-                        + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
-                       if kept_measurement.triage else "no triage result to take a change from")
+            stopped = why_not
             progress(f"tune: stopping: {stopped}")
             break
         tried.update((c["flag"], str(c["proposed"])) for c in chosen["changes"])
@@ -109,8 +95,14 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
         trial = measure(candidate, settings, out_dir, f"round-{number}", progress)
         before_value, after_value, kept, decision = decide(criterion, kept_measurement.ramp, trial.ramp)
         progress(f"tune round {number}: {decision}")
+        errors = figure_errors(chosen.get("predicted"), trial.ramp)
+        if errors.get("median_abs_error"):
+            progress(f"tune round {number}: prediction error (median over steps): " + ", ".join(
+                f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items()))
         done.append(TuneRound(
-            round=number, change=chosen, command_before=display_command(current),
+            round=number, change={k: v for k, v in chosen.items() if k != "predicted"},
+            predicted=chosen.get("predicted"), predicted_decision=chosen.get("predicted_decision"),
+            prediction_error=errors, candidates=candidates, command_before=display_command(current),
             command=display_command(candidate), criterion_before=before_value, criterion_after=after_value,
             kept=kept, decision=decision, ramp=trial.ramp, triage=trial.triage, log_path=trial.log_path,
         ))
@@ -125,50 +117,30 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
     )
 
 
-def criterion_value(criterion: TuneCriterion, ramp: dict[str, Any], load: float | None = None) -> float | None:
-    """The criterion's headline figure for one ramp (safe point, or p99 ITL in seconds at `load`,
-    default the target load, else the ramp's top valid load)."""
-    if criterion.metric == "itl_p99":
-        load = load if load is not None else criterion.target_load
-        load = load if load is not None else _top_load(ramp)
-        return p99_at(ramp, "itl_s", load) if load is not None else None
-    return safe_point(ramp)
-
-
-def decide(criterion: TuneCriterion, kept_ramp: dict[str, Any],
-           trial_ramp: dict[str, Any]) -> tuple[float | None, float | None, bool, str]:
-    """(value before, value after, keep?, the sentence saying why)."""
-    load = criterion.target_load if criterion.target_load is not None else common_top_load(kept_ramp, trial_ramp)
-    before, after = criterion_value(criterion, kept_ramp, load), criterion_value(criterion, trial_ramp, load)
-    margin = criterion.min_improvement
-    if criterion.metric == "itl_p99":
-        if after is None:
-            return before, after, False, "rolled back: no valid p99 ITL at the target load after the change"
-        if before is None or after <= before * (1 - margin):
-            return before, after, True, f"kept: p99 ITL {_ms(before)} → {_ms(after)} (≥{margin:.0%} lower)"
-        return before, after, False, f"rolled back: p99 ITL {_ms(before)} → {_ms(after)} (not ≥{margin:.0%} lower)"
-    if after is not None and (before is None or after > before):
-        return before, after, True, f"kept: safe operating point {_num(before)} → {_num(after)}"
-    if after is not None and before is not None and after == before:
-        load = common_top_load(kept_ramp, trial_ramp)
-        old = p99_at(kept_ramp, "ttft_s", load) if load is not None else None
-        new = p99_at(trial_ramp, "ttft_s", load) if load is not None else None
-        if old and new is not None and new <= old * (1 - margin):
-            return before, after, True, (f"kept: safe operating point unchanged at {_num(after)}, p99 TTFT at "
-                                         f"offered {load:g} {_ms(old)} → {_ms(new)} (≥{margin:.0%} lower)")
-        return before, after, False, (f"rolled back: safe operating point unchanged at {_num(after)} and p99 TTFT "
-                                      f"at the top common load {_ms(old)} → {_ms(new)} (not ≥{margin:.0%} lower)")
-    return before, after, False, f"rolled back: safe operating point {_num(before)} → {_num(after)}"
-
-
-def _top_load(ramp: dict[str, Any]) -> float | None:
-    loads = [float(s["offered"]) for s in ramp.get("steps") or [] if s.get("valid")]
-    return max(loads) if loads else None
-
-
-def _ms(seconds: float | None) -> str:
-    return "–" if seconds is None else f"{seconds * 1000:.0f} ms"
-
-
-def _num(value: float | None) -> str:
-    return "none" if value is None else f"{value:g}"
+def _choose(kept: Measurement, current: ServeCommand, criterion: TuneCriterion, tried: set[tuple[str, str]],
+            allow_unsafe: bool, progress: Progress) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
+    """The round's change: the candidate the performance model predicts best, calibrated on the kept
+    ramp. (None, candidates, why) when no candidate is predicted to help. Without a usable ramp to
+    calibrate on, triage's own top change, and the round says it was not predicted."""
+    if not kept.triage:
+        return None, [], "no triage result to take a change from"
+    try:
+        forecaster = Forecaster(kept.ramp, kept.label, current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
+        ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe)
+    except UserError as exc:
+        progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
+        chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
+        why = ("triage of the kept configuration proposes no further flag change"
+               + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
+        return chosen, [], why
+    candidates = [r.model_dump() for r in ranked]
+    for forecast in ranked:
+        progress(f"tune: candidate {forecast.changes[0]['flag']} {forecast.changes[0]['proposed']}: "
+                 + (forecast.decision if forecast.prediction else f"rejected: {forecast.rejected}"))
+    best = next((r for r in ranked if r.helps), None)
+    if best is None:
+        reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
+        return None, candidates, ("no change is predicted to help" + (f" ({reasons})" if reasons else
+                                  ": triage of the kept configuration proposes no flag change"))
+    return ({"rule": best.rule, "title": best.title, "changes": best.changes, "predicted": best.prediction,
+             "predicted_decision": best.decision}, candidates, "")

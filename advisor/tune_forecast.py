@@ -1,0 +1,201 @@
+"""Choosing a tuning round's change by its predicted effect, before anything restarts.
+
+Why: a recommendation is a prediction; `servops tune` used to apply triage's top change and
+learn only from the next ramp whether it helped (`make demo` once took --max-num-seqs 1 → 2
+and measured safe point 4 → 4). Here every candidate change from triage — and, for the
+batch-size flags, every sensible value of them — is replayed by the performance model on the
+kept ramp, judged by the same criterion the measurement will be judged by, and the best one
+is tried. A candidate the model predicts not to help is rejected with its reason; when none
+is predicted to help, tuning stops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from advisor.errors import UserError
+from advisor.perf.forecast import BAND_FIGURES, Prediction, figure
+from advisor.perf.whatif import MODELLED_FLAGS, Forecaster
+from advisor.tune_criterion import TuneCriterion, decide
+
+# Values the model compares for the batch-size flags: triage's rule of thumb is only a candidate.
+SEARCH_VALUES: dict[str, tuple[int, ...]] = {
+    "--max-num-seqs": (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    "--max-num-batched-tokens": (256, 512, 1024, 2048, 4096, 8192),
+}
+
+
+class ChangeForecast(BaseModel):
+    """One candidate change with what the model predicts it does."""
+
+    rule: str | None = None
+    title: str | None = None
+    changes: list[dict[str, Any]]
+    criterion_before: float | None = None
+    criterion_after: float | None = None
+    helps: bool = False
+    decision: str = ""
+    prediction: dict[str, Any] | None = None
+    rejected: str | None = None
+
+
+def compact(prediction: Prediction) -> dict[str, Any]:
+    """A prediction's figures per step (the contract's keys), knee, safe point and uncertainty."""
+    steps = []
+    for k, step in enumerate(prediction.steps):
+        band = prediction.bands[k] if k < len(prediction.bands) else {}
+        steps.append({"offered": step.offered, "ttft_s": {"p50": step.ttft_s.p50, "p99": step.ttft_s.p99},
+                      "itl_s": {"p50": step.itl_s.p50, "p99": step.itl_s.p99},
+                      "output_tokens_per_s": step.output_tokens_per_s, "achieved_rate": step.achieved_rate,
+                      "valid": step.valid, "ok_requests": step.ok_requests,
+                      "band": {name: band[name].model_dump() for name in BAND_FIGURES if name in band}})
+    return {"server_args_after": prediction.server_args_after, "steps": steps,
+            "knee": prediction.knee.model_dump() if prediction.knee else None,
+            "safe_operating_point": (prediction.safe_operating_point.model_dump()
+                                     if prediction.safe_operating_point else None),
+            "relative_error": prediction.cost.relative_error, "cost": prediction.cost.describe()}
+
+
+def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[str, Any] | None,
+                 skip: set[tuple[str, str]], allow_unsafe: bool = False) -> list[ChangeForecast]:
+    """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last."""
+    baseline = {"steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
+                "safe_operating_point": _dump(forecaster.baseline.safe_operating_point)}
+    scored: list[tuple[tuple, ChangeForecast]] = []
+    for finding in (triage or {}).get("findings") or []:
+        for change in finding.get("changes") or []:
+            flag, proposed = change.get("flag"), str(change.get("proposed"))
+            if (flag, proposed) in skip:
+                continue
+            base = ChangeForecast(rule=finding.get("rule"), title=finding.get("title"), changes=[change])
+            if not allow_unsafe and change.get("safety", "safe") == "unsafe":
+                scored.append(((2,), base.model_copy(update={"rejected": "unsafe (--unsafe-changes to try it)"})))
+                continue
+            if flag not in MODELLED_FLAGS:
+                scored.append(((2,), base.model_copy(update={
+                    "rejected": f"the performance model does not predict {flag}, so its effect is unknown"})))
+                continue
+            for value in _values(flag, proposed, change.get("current"), forecaster):
+                if (flag, value) in skip:
+                    continue
+                candidate = dict(change, proposed=value)
+                if value != proposed:
+                    candidate["reason"] = (f"the value the performance model predicts best among "
+                                           f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed {proposed}: "
+                                           f"{change.get('reason', '')})")
+                forecast = _forecast(forecaster, criterion, baseline, base.model_copy(update={"changes": [candidate]}))
+                scored.append((_score(forecast, criterion), forecast))
+    scored.sort(key=lambda pair: pair[0])
+    seen: set[tuple[str, str]] = set()
+    ranked = []
+    for _, forecast in scored:
+        key = tuple((c.get("flag"), str(c.get("proposed"))) for c in forecast.changes)
+        if key in seen:
+            continue
+        seen.add(key)
+        ranked.append(forecast)
+    return _best_per_flag(ranked)
+
+
+def _forecast(forecaster: Forecaster, criterion: TuneCriterion, baseline: dict, item: ChangeForecast) -> ChangeForecast:
+    change = item.changes[0]
+    try:
+        prediction = forecaster.predict({change["flag"]: str(change["proposed"])})
+    except UserError as exc:
+        return item.model_copy(update={"rejected": str(exc)})
+    predicted = {"steps": [s.model_dump(mode="json") for s in prediction.steps],
+                 "safe_operating_point": _dump(prediction.safe_operating_point)}
+    before, after, helps, decision = decide(criterion, baseline, predicted)
+    decision = decision.replace("kept:", "predicted to help:").replace("rolled back:", "not predicted to help:")
+    return item.model_copy(update={"criterion_before": before, "criterion_after": after, "helps": helps,
+                                   "decision": decision, "prediction": compact(prediction),
+                                   "rejected": None if helps else decision})
+
+
+def _score(forecast: ChangeForecast, criterion: TuneCriterion) -> tuple:
+    """Sort key: predicted to help first, then the larger predicted gain, then the smaller change."""
+    if not forecast.helps:
+        return (1,)
+    before, after = forecast.criterion_before, forecast.criterion_after
+    if criterion.metric == "itl_p99":
+        gain = (before - after) / before if before and after is not None else 0.0
+    else:
+        gain = (after - before) / before if before and after is not None else 0.0
+        steps = (forecast.prediction or {}).get("steps") or []
+        top = steps[-1]["ttft_s"]["p99"] if steps and steps[-1]["ttft_s"]["p99"] else None
+        gain += 1e-3 / top if top else 0.0  # ties on the safe point: the lower predicted TTFT p99 wins
+    proposed = forecast.changes[0].get("proposed")
+    size = abs(float(proposed)) if str(proposed).replace(".", "", 1).isdigit() else 0.0
+    return (0, -round(gain, 6), size)
+
+
+def _values(flag: str, proposed: str, current: Any, forecaster: Forecaster) -> list[str]:
+    """Triage's value, and for the batch-size flags every search value except the current one."""
+    values = [proposed]
+    if flag in SEARCH_VALUES:
+        top = max((s.offered for s in forecaster.ramp.steps), default=1.0)
+        limit = max(int(top) * 2, 16) if forecaster.ramp.plan.mode == "concurrency" else max(SEARCH_VALUES[flag])
+        values += [str(v) for v in SEARCH_VALUES[flag] if v <= limit or flag != "--max-num-seqs"]
+    return [v for v in dict.fromkeys(values) if v != str(current)]
+
+
+def _best_per_flag(ranked: list[ChangeForecast]) -> list[ChangeForecast]:
+    """Keep each flag's best value and the rejected triage proposals; drop the other searched values."""
+    kept, flags = [], set()
+    for forecast in ranked:
+        flag = forecast.changes[0].get("flag")
+        if forecast.helps:
+            if flag in flags:
+                continue
+            flags.add(flag)
+        elif forecast.changes[0].get("reason", "").startswith("the value the performance model"):
+            continue
+        kept.append(forecast)
+    return kept
+
+
+def _dump(model) -> dict | None:
+    return model.model_dump() if model is not None else None
+
+
+def figure_errors(prediction: dict[str, Any] | None, measured: dict[str, Any]) -> dict[str, Any]:
+    """Predicted vs measured per step for the headline figures, and the median |error| of each."""
+    from loadtest.results import StepResult
+
+    if not prediction:
+        return {}
+    rows, errors = [], {"ttft_p50": [], "itl_p50": [], "output_tokens_per_s": []}
+    measured_steps = {float(s["offered"]): StepResult.model_validate(s) for s in measured.get("steps") or []}
+    for guess in prediction.get("steps") or []:
+        real = measured_steps.get(float(guess["offered"]))
+        if real is None or not real.valid or not real.ok_requests:
+            continue
+        row = {"offered": guess["offered"]}
+        for name in errors:
+            p = guess["output_tokens_per_s"] if name == "output_tokens_per_s" else guess[name[:-4] + "_s"]["p50"]
+            m = figure(real, name)
+            if p is not None and m:
+                row[name] = {"predicted": p, "measured": m, "error": p / m - 1}
+                errors[name].append(abs(p / m - 1))
+        rows.append(row)
+    median = {name: sorted(v)[len(v) // 2] for name, v in errors.items() if v}
+    knee = (measured.get("knee") or {}).get("offered")
+    return {"steps": rows, "median_abs_error": median,
+            "knee": {"predicted": (prediction.get("knee") or {}).get("offered"), "measured": knee},
+            "safe_operating_point": {"predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+                                     "measured": (measured.get("safe_operating_point") or {}).get("offered")}}
+
+
+def kv_tokens_from_log(path: str) -> int | None:
+    """The KV pool the server logged at start ('GPU/CPU KV cache size: N tokens'), if it did."""
+    from advisor.collect.logs import LogReadError, read_log
+    from rules.events import LogEventKind
+
+    try:
+        events = read_log(path).of_kind(LogEventKind.KV_CACHE_SIZE)
+    except LogReadError:
+        return None
+    tokens = [e.kv_cache_tokens for e in events if e.kv_cache_tokens]
+    return int(tokens[-1]) if tokens else None
