@@ -1,0 +1,194 @@
+"""How well the performance model predicts configurations it never saw (not a test).
+
+    .venv/bin/python -m benchmarks.predict_accuracy --engine both --out bench-out/predict
+    .venv/bin/python -m benchmarks.predict_accuracy --engine bundled --quick   # 3 levels, short steps
+
+Per engine (the bundled engine, and real vLLM from .venv-vllm when it is installed):
+1. Calibration: start the server with `--max-num-seqs 8`, ramp 1-16 closed-loop streams over a
+   random workload; start it again with prefix caching on and ramp a shared-prefix workload.
+2. Targets, each started and ramped for real over the same steps: `--max-num-seqs` 1, 2, 4, 32,
+   `--max-num-batched-tokens 64` (prompts then take several chunked steps), and prefix caching
+   off on the shared-prefix workload.
+3. For each target, `servops predict`'s model (advisor.perf.whatif) calibrates on the matching
+   calibration ramp and predicts the target's flags; the baseline is the measured target ramp.
+Reports |predicted/measured - 1| per step for TTFT p50, ITL p50 and output tok/s, and the knee
+(error in load steps), with the median and the worst over all targets. Writes every ramp, every
+prediction and a summary JSON under --out.
+
+vLLM runs with --enforce-eager: its compiled start takes about two minutes per server here
+(the compile cache does not reload), eager about 35 s, and eight servers are started per engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from advisor.demo import default_base_flags, start_command
+from advisor.launch import EngineProcess
+from advisor.perf.forecast import figure
+from advisor.perf.whatif import what_if
+from advisor.vllm_launch import vllm_unavailable_reason
+from loadtest.runner import RampConfig, run_ramp
+from loadtest.workload import LengthSpec, WorkloadSpec
+
+RANDOM = WorkloadSpec(kind="random", input_len=LengthSpec(distribution="uniform", mean=64, spread=32),
+                      output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=11)
+SHARED = WorkloadSpec(kind="shared-prefix", prefix_len=384, groups=2, share=1.0,
+                      input_len=LengthSpec(distribution="uniform", mean=32, spread=16),
+                      output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=12)
+CALIBRATION = {"random": ["--max-num-seqs", "8"], "shared-prefix": ["--max-num-seqs", "8", "--enable-prefix-caching"]}
+TARGETS = [  # (name, workload, change)
+    ("max-num-seqs 1", "random", "--max-num-seqs 1"),
+    ("max-num-seqs 2", "random", "--max-num-seqs 2"),
+    ("max-num-seqs 4", "random", "--max-num-seqs 4"),
+    ("max-num-seqs 32", "random", "--max-num-seqs 32"),
+    ("max-num-batched-tokens 64", "random", "--max-num-batched-tokens 64"),
+    ("prefix caching off", "shared-prefix", "--no-enable-prefix-caching"),
+]
+FIGURES = ("ttft_p50", "itl_p50", "output_tokens_per_s")
+KV_LINE = re.compile(r"(?:GPU|CPU) KV cache size: ([\d,]+) tokens")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=["bundled", "vllm", "both"], default="both")
+    parser.add_argument("--out", default="bench-out/predict", help="folder for ramps, predictions and summary.json")
+    parser.add_argument("--quick", action="store_true", help="levels 1,4,16 and 10 s steps (a smoke run)")
+    args = parser.parse_args(argv)
+    engines = ["bundled", "vllm"] if args.engine == "both" else [args.engine]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    levels = [1.0, 4.0, 16.0] if args.quick else [1.0, 2.0, 4.0, 8.0, 16.0]
+    step_s = 10.0 if args.quick else 15.0
+    summary = {"levels": levels, "step_s": step_s, "engines": {}}
+    for engine in engines:
+        if engine == "vllm" and (reason := vllm_unavailable_reason()):
+            print(f"vllm: skipped: {reason}", file=sys.stderr)
+            summary["engines"][engine] = {"skipped": reason}
+            continue
+        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s)
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(render(summary))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+def run_engine(engine: str, out: Path, levels: list[float], step_s: float) -> dict:
+    # The demo's base flags (float32 on the bundled engine); vLLM keeps its own dtype default.
+    base = ["--max-model-len", "2048"] + (["--enforce-eager"] if engine == "vllm" else
+                                          list(default_base_flags("bundled")))
+    workloads = {"random": RANDOM, "shared-prefix": SHARED}
+    calibrations = {}
+    for name, flags in CALIBRATION.items():
+        calibrations[name] = measure(engine, base + flags, workloads[name], levels, step_s, out / f"calib-{name}")
+    rows = []
+    for name, workload_name, change in TARGETS:
+        calib = calibrations[workload_name]
+        target_flags = calib["command"].with_changes(_change_dict(change))
+        measured = measure(engine, target_flags, workloads[workload_name], levels, step_s,
+                           out / f"target-{name.replace(' ', '-')}")
+        started = time.monotonic()
+        prediction = what_if(calib["ramp"], f"calib-{workload_name}", calib["command"].render(), [change],
+                             kv_cache_tokens=calib["kv_tokens"])
+        predict_s = time.monotonic() - started
+        (out / f"prediction-{name.replace(' ', '-')}.json").write_text(prediction.model_dump_json(indent=1))
+        rows.append(compare(name, prediction, measured["ramp"], predict_s))
+        print(f"[{engine}] {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in rows[-1]["median"].items()),
+              file=sys.stderr, flush=True)
+    return {"calibration_flags": {k: v["command"].render() for k, v in calibrations.items()},
+            "targets": rows, "overall": overall(rows)}
+
+
+def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
+    """Start the server, ramp it, stop it; the ramp JSON, the command and the KV size it logged."""
+    command = flags if not isinstance(flags, list) else start_command(engine, flags)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"[{engine}] {folder.name}: starting {command.render()}", file=sys.stderr, flush=True)
+    with EngineProcess(command, folder / "server.log", startup_timeout_s=600) as server:
+        ramp = run_ramp(RampConfig(endpoint=server.base_url, mode="concurrency", levels=levels, step_s=step_s,
+                                   warmup_s=3.0, cooldown_s=30.0, workload=workload, request_timeout_s=120.0),
+                        progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True))
+    document = ramp.model_dump(mode="json")
+    (folder / "ramp.json").write_text(json.dumps(document, indent=1))
+    kv = KV_LINE.findall((folder / "server.log").read_text(errors="replace"))
+    return {"ramp": document, "command": command, "kv_tokens": int(kv[-1].replace(",", "")) if kv else None}
+
+
+def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
+    from loadtest.results import StepResult
+
+    steps = [StepResult.model_validate(s) for s in measured["steps"]]
+    errors: dict[str, list[float]] = {f: [] for f in FIGURES}
+    per_step = []
+    for real, guess in zip(steps, prediction.steps):
+        if not (real.valid and real.ok_requests):
+            continue
+        row = {"offered": real.offered}
+        for name_ in FIGURES:
+            m, p = figure(real, name_), figure(guess, name_)
+            if m and p is not None:
+                errors[name_].append(abs(p / m - 1))
+                row[name_] = {"measured": m, "predicted": p}
+        per_step.append(row)
+    levels = [s.offered for s in steps]
+    knee_m, knee_p = (measured.get("knee") or {}).get("offered"), prediction.knee.offered if prediction.knee else None
+    knee_steps = (abs(_position(levels, knee_p) - _position(levels, knee_m)))
+    return {"target": name, "change": prediction.changes, "predict_s": round(predict_s, 2),
+            "median": {f: statistics.median(v) for f, v in errors.items() if v},
+            "worst": {f: max(v) for f, v in errors.items() if v},
+            "knee": {"measured": knee_m, "predicted": knee_p, "error_steps": knee_steps},
+            "relative_error_stated": prediction.cost.relative_error, "steps": per_step}
+
+
+def overall(rows: list[dict]) -> dict:
+    result = {}
+    for f in FIGURES:
+        values = [abs(s[f]["predicted"] / s[f]["measured"] - 1) for r in rows for s in r["steps"] if f in s]
+        if values:
+            result[f] = {"median": statistics.median(values), "worst": max(values), "n": len(values)}
+    knees = [r["knee"]["error_steps"] for r in rows]
+    result["knee_error_steps"] = {"median": statistics.median(knees), "worst": max(knees), "n": len(knees)}
+    return result
+
+
+def _position(levels: list[float], knee: float | None) -> int:
+    """A knee as a step index; no knee counts as one step past the last."""
+    return levels.index(knee) if knee in levels else len(levels)
+
+
+def _change_dict(change: str) -> dict[str, str]:
+    from advisor.perf.whatif import parse_change
+
+    return parse_change(change)
+
+
+def render(summary: dict) -> str:
+    lines = []
+    for engine, result in summary["engines"].items():
+        if "skipped" in result:
+            lines.append(f"{engine}: skipped ({result['skipped']})")
+            continue
+        lines.append(f"{engine}: calibrated on {result['calibration_flags']}")
+        lines.append("| target | TTFT p50 median / worst | ITL p50 median / worst | tok/s median / worst | knee "
+                     "(measured → predicted) |")
+        lines.append("|---|---|---|---|---|")
+        for row in result["targets"]:
+            cells = [f"{row['median'].get(f, float('nan')):.0%} / {row['worst'].get(f, float('nan')):.0%}"
+                     for f in FIGURES]
+            lines.append(f"| {row['target']} | " + " | ".join(cells)
+                         + f" | {row['knee']['measured']} → {row['knee']['predicted']} |")
+        o = result["overall"]
+        lines.append("| **all** | " + " | ".join(f"{o[f]['median']:.0%} / {o[f]['worst']:.0%}" for f in FIGURES if f in o)
+                     + f" | off by {o['knee_error_steps']['median']} step(s) median, "
+                       f"{o['knee_error_steps']['worst']} worst |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
