@@ -48,47 +48,76 @@ def parse_change(text: str) -> dict[str, str]:
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
 
 
+class Forecaster:
+    """One measured ramp, calibrated once, asked any number of what-if questions.
+
+    Why a class: tune and triage ask about several candidate changes (and several values of
+    one flag) against the same ramp; the fit and the replay of the unchanged launch are done once.
+    """
+
+    def __init__(self, document: dict, source: str, server_args: str | ServeCommand, engine: str | None = None,
+                 kv_cache_tokens: int | None = None, progress=lambda line: None) -> None:
+        self.document, self.source = document, source
+        self.ramp = measured_ramp(document, source)
+        self.command = (server_args if isinstance(server_args, ServeCommand)
+                        else parse_command(server_args or "", flag="--server-args"))
+        self.engine = engine_kind(self.command, engine)
+        self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
+        self.notes: list[str] = list(self.workload.notes)
+        before = limits_for(self.command, self.engine, num_blocks=_blocks_override(self.command),
+                            kv_tokens=kv_cache_tokens)
+        progress(f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) of {source}")
+        self.calibration = calibrate(self.ramp, before, self.workload, source=source)
+        self.cost = self.calibration.cost
+        self.notes.append(calibration_note(self.calibration))
+        if before.num_blocks is None:
+            estimated = estimate_kv_blocks(self.ramp, before, self.cost, self.workload)
+            if estimated:
+                before = before.model_copy(update={"num_blocks": estimated})
+                self.notes.append(
+                    f"KV pool: about {estimated * before.block_size:,} tokens ({estimated} blocks of "
+                    f"{before.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
+                    f"(the 'KV cache size: N tokens' line of the server's log) to state it")
+            else:
+                self.notes.append("KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay "
+                                  "never runs out of blocks, so no preemption is predicted")
+        self.limits = before
+        self.baseline = predict_ramp(self.ramp, before, self.cost, self.workload, with_bands=False)
+
+    def predict(self, changes: list[str] | dict[str, str], with_bands: bool = True) -> Prediction:
+        """The ramp predicted with `changes` (texts like "--max-num-seqs 8", or {flag: value}) applied."""
+        applied: dict[str, str] = {}
+        texts = list(changes) if not isinstance(changes, dict) else [f"{f} {v}" for f, v in changes.items()]
+        if isinstance(changes, dict):
+            for flag, value in changes.items():
+                applied.update(parse_change(f"{flag} {value}"))
+        else:
+            for text in changes:
+                applied.update(parse_change(text))
+        after_command = self.command.with_changes(applied)
+        after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command),
+                           kv_tokens=self.limits.kv_tokens)
+        predicted = predict_ramp(self.ramp, after, self.cost, self.workload, with_bands=with_bands)
+        return Prediction(
+            ramp=self.source, engine=self.engine, server_args=self.command.render(), changes=texts,
+            server_args_after=after_command.render(), limits_before=self.limits, limits_after=after,
+            cost=self.cost, calibration=self.calibration, offered_unit=self.ramp.steps[0].offered_unit,
+            steps=predicted.steps, bands=predicted.bands, knee=predicted.knee,
+            safe_operating_point=predicted.safe_operating_point, baseline=self.baseline,
+            measured={"knee": self.document.get("knee"),
+                      "safe_operating_point": self.document.get("safe_operating_point")},
+            notes=list(self.notes),
+        )
+
+
 def what_if(document: dict, source: str, server_args: str, changes: list[str], engine: str | None = None,
             kv_cache_tokens: int | None = None, progress=lambda line: None) -> Prediction:
-    ramp = measured_ramp(document, source)
-    before_command = parse_command(server_args or "", flag="--server-args")
-    applied: dict[str, str] = {}
-    for text in changes:
-        applied.update(parse_change(text))
-    after_command = before_command.with_changes(applied)
-    kind = engine_kind(before_command, engine)
-    notes: list[str] = []
-    workload = workload_from_ramp(ramp.config, [s.model_dump() for s in ramp.steps])
-    notes += workload.notes
-    overrides = _blocks_override(before_command)
-    before = limits_for(before_command, kind, num_blocks=overrides, kv_tokens=kv_cache_tokens)
-    progress(f"predict: calibrating the step cost on {len(ramp.usable_steps)} measured step(s) of {source}")
-    calibration = calibrate(ramp, before, workload, source=source)
-    notes.append(calibration_note(calibration))
-    if before.num_blocks is None:
-        estimated = estimate_kv_blocks(ramp, before, calibration.cost, workload)
-        if estimated:
-            before = before.model_copy(update={"num_blocks": estimated})
-            notes.append(f"KV pool: about {estimated * before.block_size:,} tokens ({estimated} blocks of "
-                         f"{before.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
-                         f"(the 'KV cache size: N tokens' line of the server's log) to state it")
-        else:
-            notes.append("KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay never "
-                         "runs out of blocks, so no preemption is predicted")
-    after = limits_for(after_command, kind, num_blocks=_blocks_override(after_command),
-                       kv_tokens=before.kv_tokens)
+    """One question: the ramp predicted under `changes` (`servops predict`)."""
+    for text in changes:  # refuse a bad change before the calibration's work
+        parse_change(text)
+    forecaster = Forecaster(document, source, server_args, engine, kv_cache_tokens, progress)
     progress("predict: replaying the measured configuration and the changed one")
-    baseline = predict_ramp(ramp, before, calibration.cost, workload, with_bands=False)
-    predicted = predict_ramp(ramp, after, calibration.cost, workload)
-    return Prediction(
-        ramp=source, engine=kind, server_args=before_command.render(), changes=changes,
-        server_args_after=after_command.render(), limits_before=before, limits_after=after,
-        cost=calibration.cost, calibration=calibration, offered_unit=ramp.steps[0].offered_unit,
-        steps=predicted.steps, bands=predicted.bands, knee=predicted.knee,
-        safe_operating_point=predicted.safe_operating_point, baseline=baseline,
-        measured={"knee": document.get("knee"), "safe_operating_point": document.get("safe_operating_point")},
-        notes=notes,
-    )
+    return forecaster.predict(changes)
 
 
 def estimate_kv_blocks(ramp: MeasuredRamp, limits: SchedulerLimits, cost, workload) -> int | None:
