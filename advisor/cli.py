@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from advisor import __version__
 from advisor.cli_types import harden_numeric_options
 from advisor.errors import EXIT_USAGE, is_user_facing
+from advisor.redact import redact
 
 # Order is the order `servops --help` lists them in.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # one line for user errors; the traceback only for bugs
         if is_user_facing(exc):
-            print(f"servops {args.command}: error: {exc}", file=sys.stderr)
+            print(f"servops {args.command}: error: {redact(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
         raise
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from advisor.errors import UserError
+from advisor.redact import redact, redact_document
 from reports.render import KINDS, render_html
 from rules.catalog import UnknownRuleError, get_rule
 
-__all__ = ["load_result", "attach_rule_pages", "write_html_report", "write_json"]
+__all__ = ["attach_rule_pages", "load_result", "write_html_report", "write_json"]
 
 
 def load_result(path: Path) -> dict[str, Any]:
@@ -39,8 +40,35 @@ def load_result(path: Path) -> dict[str, Any]:
         raise UserError(
             f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON"
         )
+    _check_complete(path, document)
     document.setdefault("_source_file", path.name)
     return document
+
+
+FINDING_KEYS = ("rule", "severity", "title")  # what every rendered finding shows
+
+
+def _check_complete(path: Path, document: dict[str, Any]) -> None:
+    """The list a triage or ramp report is made of must be there and well-formed: a truncated or
+    edited file must not render as a clean "0 findings" report."""
+    kind = document["kind"]
+    if kind not in ("triage", "ramp"):
+        return
+    key = "findings" if kind == "triage" else "steps"
+    items = document.get(key)
+    problem = None
+    if not isinstance(items, list):
+        problem = f"'{key}' is missing" if items is None else f"'{key}' is not a list"
+    elif not all(isinstance(item, dict) for item in items):
+        problem = f"'{key}' holds something other than objects"
+    elif kind == "triage":
+        broken = [index for index, finding in enumerate(items)
+                  if not all(isinstance(finding.get(field), str) and finding.get(field) for field in FINDING_KEYS)]
+        if broken:
+            problem = f"findings[{broken[0]}] lacks one of {', '.join(FINDING_KEYS)}"
+    if problem:
+        raise UserError(f"{path}: not a complete {kind} result ({problem}); pass the file "
+                        f"'servops {kind} --json' wrote, or run it again")
 
 
 def attach_rule_pages(document: Any) -> None:
@@ -59,13 +87,16 @@ def attach_rule_pages(document: Any) -> None:
 
 
 def write_html_report(output: Path, documents: list[dict[str, Any]], title: str | None = None) -> Path:
-    """Render documents (rule pages attached) into one HTML file; returns its path."""
+    """Render documents (rule pages attached, credentials redacted) into one HTML file; returns its path."""
+    documents = [redact_document(document) for document in documents]
     for document in documents:
         attach_rule_pages(document)
-    return _write(output, render_html(documents, title=title))
+    return _write(output, render_html(documents, title=redact(title) if title else title))
 
 
 def write_json(output: Path, text: str) -> Path:
+    """Write a result document, credentials redacted (advisor.redact)."""
+    text = redact(text)
     return _write(output, text if text.endswith("\n") else text + "\n")
 
 

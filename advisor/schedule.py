@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from advisor.errors import UserError, is_user_facing
+from advisor.redact import redact
 from advisor.run_diff import FindingState, RunDiff, diff_runs, finding_states
 from advisor.triage import TriageRequest, TriageResult, run_triage
 
@@ -75,7 +76,7 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
     try:
         result = run_triage(request)
-    except Exception as exc:  # noqa: BLE001 - record user errors, re-raise bugs after recording
+    except Exception as exc:
         entry = HistoryEntry(created_at=now.isoformat(timespec="seconds"), error=str(exc).splitlines()[0][:300])
         entry.diff = diff_runs(previous, [])
         _append(out_dir, entry)
@@ -85,7 +86,7 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     states = finding_states(result.findings)
     result.changes_since_last = diff_runs(previous, states)
     result_file = out_dir / f"triage-{stamp}.json"
-    document = result.model_dump_json(indent=2)
+    document = redact(result.model_dump_json(indent=2))
     result_file.write_text(document, encoding="utf-8")
     (out_dir / LATEST_FILE).write_text(document, encoding="utf-8")
     entry = HistoryEntry(created_at=result.created_at, result_file=result_file.name, findings=states,
@@ -119,4 +120,4 @@ def run_schedule(
 
 def _append(out_dir: Path, entry: HistoryEntry) -> None:
     with open(out_dir / HISTORY_FILE, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(json.loads(entry.model_dump_json())) + "\n")
+        handle.write(redact(json.dumps(json.loads(entry.model_dump_json()))) + "\n")

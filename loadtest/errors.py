@@ -11,3 +11,7 @@ class LoadTestError(Exception):
     """A bad flag, an unreachable endpoint, an unreadable prompt file: one actionable line."""
 
     user_facing = True
+
+
+# `python -m loadtest.locust_main worker` exits with this when no master answered in time.
+EXIT_NO_MASTER = 3

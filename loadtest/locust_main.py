@@ -22,6 +22,7 @@ monkey.patch_all()
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
@@ -29,9 +30,11 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import gevent  # noqa: E402
+import locust.runners as locust_runners  # noqa: E402
 from locust.env import Environment  # noqa: E402
 from locust.log import setup_logging  # noqa: E402
 
+from loadtest.errors import EXIT_NO_MASTER  # noqa: E402
 from loadtest.generator import LoadGenerator  # noqa: E402
 from loadtest.plan import RampPlan  # noqa: E402
 from loadtest.user import RampShape, StreamingOpenAIUser, fire_locust_request_event  # noqa: E402
@@ -99,9 +102,16 @@ def run_master(plan: RampPlan, bind_host: str, bind_port: int, workers: int,
     return 0 if len(closed.get(None, ())) == workers else 1
 
 
-def run_worker(master_host: str, master_port: int) -> int:
+def run_worker(master_host: str, master_port: int, connect_timeout_s: float = 60.0) -> int:
+    """Serve a master's plans; EXIT_NO_MASTER when none answers within connect_timeout_s."""
+    # Locust retries every CONNECT_TIMEOUT s, CONNECT_RETRY_COUNT times (5 min), silently at WARNING.
+    locust_runners.CONNECT_TIMEOUT = min(5.0, connect_timeout_s)
+    locust_runners.CONNECT_RETRY_COUNT = max(0, math.ceil(connect_timeout_s / locust_runners.CONNECT_TIMEOUT) - 1)
     env = Environment(user_classes=[StreamingOpenAIUser])
-    runner = env.create_worker_runner(master_host, master_port)
+    try:
+        runner = env.create_worker_runner(master_host, master_port)
+    except ConnectionError:
+        return EXIT_NO_MASTER
 
     def on_plan(environment, msg) -> None:
         worker = int(msg.data["worker"])
@@ -174,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master-host", default="127.0.0.1", help="worker: the master's address")
     parser.add_argument("--master-port", type=int, default=5557, help="master: port to bind; worker: to connect")
     parser.add_argument("--master-bind-host", default="*", help="master: interface to bind")
+    parser.add_argument("--connect-timeout", type=float, default=60.0,
+                        help=f"worker: exit {EXIT_NO_MASTER} when no master answers within this many seconds")
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr.
     _protocol_out = os.fdopen(os.dup(1), "w")
@@ -181,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging("WARNING")
     gevent.signal_handler(signal.SIGTERM, _on_sigterm)
     if args.role == "worker":
-        return run_worker(args.master_host, args.master_port)
+        return run_worker(args.master_host, args.master_port, args.connect_timeout)
     plan = RampPlan.model_validate_json(open(args.plan, encoding="utf-8").read())
     if args.role == "master":
         return run_master(plan, args.master_bind_host, args.master_port, max(1, args.workers))

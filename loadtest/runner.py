@@ -13,6 +13,7 @@ is terminated, then killed; a stalled pipe cannot block past that deadline.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import queue
@@ -37,7 +38,12 @@ from loadtest.records import RequestRecord
 from loadtest.results import RampResult, StepResult
 from loadtest.server_signals import MetricsSampler, summarise
 from loadtest.slo import parse_slos
-from loadtest.stats import METRIC_DEFINITIONS, fill_tokens_with_tokenizer, load_tokenizer, step_stats
+from loadtest.stats import (
+    METRIC_DEFINITIONS,
+    fill_tokens_with_tokenizer,
+    load_tokenizer,
+    step_stats,
+)
 from loadtest.workload import Workload, WorkloadSpec
 
 CHILD_GRACE_S = 90.0
@@ -83,7 +89,10 @@ def preflight(config: RampConfig) -> str:
     headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
-            listing = json.loads(resp.read(4 * 1024 * 1024) or b"{}")
+            body = resp.read(4 * 1024 * 1024)
+    except http.client.HTTPException as exc:  # BadStatusLine & co: something that is not HTTP answers
+        raise LoadTestError(f"--endpoint {config.endpoint}: {url} did not answer HTTP ({type(exc).__name__}); "
+                            "check the port is the OpenAI server's, not another service's") from None
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
             raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
@@ -96,6 +105,13 @@ def preflight(config: RampConfig) -> str:
         reason = getattr(exc, "reason", exc)
         raise LoadTestError(f"--endpoint {config.endpoint}: cannot reach {url} ({reason}); "
                             f"start the server or fix the URL") from exc
+    try:
+        listing = json.loads(body or b"{}")
+    except ValueError:  # an HTML page or a proxy's banner: reachable, but not an OpenAI server
+        if config.model:
+            return config.model
+        raise LoadTestError(f"--endpoint {config.endpoint}: GET {url} answered, but not with JSON "
+                            f"({body[:40]!r}…); point --endpoint at the OpenAI-compatible server") from None
     if config.model:
         return config.model
     models = listing.get("data") if isinstance(listing, dict) else None
@@ -132,7 +148,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
                 sampler.stop()
     fill_tokens_with_tokenizer(records, tokenizer)
     if config.records_path:
-        _write_records(config.records_path, records)
+        _write_records(config.records_path, records, progress)
     steps = [_final_step(config, plan, k, records, slos, closed, sampler if has_metrics else None)
              for k in sorted(closed)]
     knee = find_knee(steps, factor=config.knee_factor)
@@ -221,13 +237,18 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     return records, plan, closed, stopped_early
 
 
-def _write_records(path: str, records: list[RequestRecord]) -> None:
+def _write_records(path: str, records: list[RequestRecord], progress: Progress) -> None:
+    """Write the records; if `path` broke during the run, keep them in the temp folder and say where
+    (the ramp's result still follows: a finished measurement is never dropped)."""
+    lines = [record.model_dump_json() + "\n" for record in sorted(records, key=lambda r: (r.step, r.index))]
     try:
         with open(path, "w", encoding="utf-8") as out:
-            for record in sorted(records, key=lambda r: (r.step, r.index)):
-                out.write(record.model_dump_json() + "\n")
+            out.writelines(lines)
     except OSError as exc:
-        raise LoadTestError(f"--records {path!r}: cannot write ({exc.strerror}); pass a writable path") from exc
+        handle, rescue = tempfile.mkstemp(prefix="servops-records-", suffix=".jsonl")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.writelines(lines)
+        progress(f"--records {path}: cannot write ({exc.strerror}); the records were saved to {rescue} instead")
 
 
 def _pump(stream, lines: queue.Queue) -> None:

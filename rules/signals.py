@@ -4,11 +4,15 @@ Rules ask "what is the KV usage?" and should not care whether the answer came fr
 between two scrapes, a single scrape, or the last periodic stats line in the log. Each
 function here tries the sources strongest first (window > snapshot > log), returns a
 `Signal` carrying the value and an `Evidence` that names the source, or None when no source
-has it — which is how rules skip cleanly on partial facts.
+has it — which is how rules skip cleanly on partial facts. A NaN or ±Inf is never a
+signal (`_finite_only`): rules see "no data", not `running inf`.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rules.events import LogEvent, LogEventKind
@@ -36,19 +40,35 @@ def _log_evidence(event: LogEvent, name: str, value: float | None, unit: str | N
     return Evidence(source="log", name=name, value=value, unit=unit, location=where, raw=event.raw or None)
 
 
+def _finite_only(signal_function: Callable[..., Signal | None]) -> Callable[..., Signal | None]:
+    """NaN and ±Inf are not measurements: a signal that would carry one is no signal at all."""
+
+    @functools.wraps(signal_function)
+    def checked(*args, **kwargs) -> Signal | None:
+        signal = signal_function(*args, **kwargs)
+        return signal if signal is not None and _finite(signal.value) else None
+
+    return checked
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+@_finite_only
 def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bool = False) -> Signal | None:
-    """A gauge from the window's end, else the snapshot, else the last stats line."""
+    """A gauge from the window's end, else the snapshot, else the last stats line (the first finite one)."""
     if facts.window is not None:
         key = canonical_name(metric)
         value = facts.window.total.gauges_max.get(key) if hottest else None
-        if value is None:  # a Prometheus window may carry only the mean
+        if not _finite(value):  # a Prometheus window may carry only the mean
             value = facts.window.total.gauges.get(key)
-        if value is not None:
+        if _finite(value):
             where = f"{facts.window.interval_s:.0f} s window"
             return Signal(value, Evidence(source=_window_source(facts), name=metric, value=value, location=where))
     if facts.snapshot is not None:
         value = facts.snapshot.max_value(metric) if hottest else facts.snapshot.value(metric)
-        if value is not None:
+        if _finite(value):
             return Signal(value, Evidence(source="metrics", name=metric, value=value, location=facts.snapshot.source or None))
     if stats_field:
         latest = _latest_per_engine(facts, stats_field)
@@ -79,19 +99,23 @@ def _engine_count(stats: list[LogEvent]) -> int:
     return max(1, len({e.engine for e in stats}))
 
 
+@_finite_only
 def kv_usage(facts: Facts, hottest: bool = True) -> Signal | None:
     """KV-cache usage 0–1 (the fullest engine by default: one full engine preempts)."""
     return gauge(facts, "vllm:kv_cache_usage_perc", "kv_usage", hottest=hottest)
 
 
+@_finite_only
 def running(facts: Facts) -> Signal | None:
     return gauge(facts, "vllm:num_requests_running", "running")
 
 
+@_finite_only
 def waiting(facts: Facts) -> Signal | None:
     return gauge(facts, "vllm:num_requests_waiting", "waiting")
 
 
+@_finite_only
 def counter_rate(facts: Facts, metric: str) -> Signal | None:
     """Per-second rate over the window; None without a window."""
     if facts.window is None:
@@ -103,6 +127,7 @@ def counter_rate(facts: Facts, metric: str) -> Signal | None:
     return Signal(value, Evidence(source=_window_source(facts), name=f"rate({metric})", value=value, unit="/s", location=where))
 
 
+@_finite_only
 def preemption_rate(facts: Facts) -> Signal | None:
     """Preemptions per second: window rate, else stats lines (0.12+), else cumulative counts (weak)."""
     signal = counter_rate(facts, "vllm:num_preemptions_total")
@@ -127,6 +152,7 @@ def preemption_rate(facts: Facts) -> Signal | None:
     return None
 
 
+@_finite_only
 def prefix_hit_rate(facts: Facts) -> Signal | None:
     """rate(hits)/rate(queries) over the window, else the stats line, else since-start totals."""
     if facts.window is not None:
@@ -149,6 +175,7 @@ def prefix_hit_rate(facts: Facts) -> Signal | None:
     return None
 
 
+@_finite_only
 def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
     """A windowed histogram percentile (Prometheus interpolation)."""
     if facts.window is None:
@@ -161,6 +188,7 @@ def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
     return Signal(value, evidence)
 
 
+@_finite_only
 def observation_rate(facts: Facts, metric: str) -> Signal | None:
     """Histogram observations per second over the window (e.g. engine steps from iteration_tokens)."""
     if facts.window is None:

@@ -10,6 +10,7 @@ as exposed: `rules.metrics` owns the old/new spelling aliases.
 
 from __future__ import annotations
 
+import http.client
 import math
 import time
 import urllib.error
@@ -54,7 +55,23 @@ def parse_exposition(text: str, source: str, taken_at_s: float | None = None) ->
         raise MetricsError(
             f"{source}: no vllm:* metrics in it; point at a vLLM-compatible server's /metrics"
         )
+    _refuse_duplicate_series(vllm_samples, source)
     return snapshot_from_samples(vllm_samples, source, taken_at_s)
+
+
+def _refuse_duplicate_series(items: list[tuple[str, str, dict[str, str], float]], source: str) -> None:
+    """Two samples of one series (same name, same labels) are two servers' texts pasted together,
+    not one measurement: Prometheus refuses such a scrape, and summing them made impossible values."""
+    seen: dict[tuple, float] = {}
+    for _, name, labels, value in items:
+        key = (name, tuple(sorted(labels.items())))
+        if key in seen:
+            shown = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+            raise MetricsError(
+                f"{source}: series {name}{{{shown}}} appears twice ({seen[key]:g} and {value:g}); pass one "
+                "server's /metrics per file (label each server, e.g. by scraping them through --prometheus)"
+            )
+        seen[key] = value
 
 
 def load_file(path: str | Path) -> MetricSnapshot:
@@ -91,6 +108,11 @@ def scrape(
         request = urllib.request.Request(url, headers=headers or {})
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 (user's URL)
             text = response.read().decode("utf-8", errors="replace")
+    except http.client.HTTPException as exc:  # BadStatusLine & co: the port speaks something else
+        raise MetricsError(
+            f"--endpoint {endpoint}: {url} did not answer HTTP ({type(exc).__name__}); "
+            "check the port is the vLLM server's"
+        ) from None
     except urllib.error.HTTPError as exc:
         raise MetricsError(
             f"--endpoint {endpoint}: {url} answered HTTP {exc.code}; "
@@ -144,7 +166,8 @@ def snapshot_from_samples(
 
     Untyped text (no `# TYPE` lines, as some proxies strip them) is classified by suffix:
     `_bucket{le=…}` is a histogram, `_total` a counter, anything else a gauge. The
-    `_created` series prometheus_client adds are timestamps, not measurements: dropped.
+    `_created` series prometheus_client adds are timestamps, not measurements: dropped, as are
+    NaN and ±Inf values (rules would read `running inf` as a fact).
     """
     histogram_bases = {
         name[: -len("_bucket")] for _, name, labels, _ in items if name.endswith("_bucket") and "le" in labels
@@ -153,6 +176,8 @@ def snapshot_from_samples(
     histograms: dict[str, dict[tuple, HistogramSample]] = {}
     for family_type, name, labels, value in items:
         if name.endswith("_created"):
+            continue
+        if not math.isfinite(value):  # NaN/±Inf are not measurements (a +Inf *label*, le="+Inf", is fine)
             continue
         base, part = _histogram_part(name, histogram_bases)
         if base is not None:
@@ -165,8 +190,6 @@ def snapshot_from_samples(
                 series.count = value
             else:
                 series.sum = value
-            continue
-        if math.isnan(value):
             continue
         table = snapshot.counters if family_type == "counter" or name.endswith("_total") else snapshot.gauges
         table.setdefault(name, []).append(Sample(labels=labels, value=value))

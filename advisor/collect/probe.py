@@ -7,6 +7,7 @@ by the time triage probes, /metrics has already told the user whether the URL wo
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -49,5 +50,5 @@ def _get(url: str, timeout_s: float, headers: dict[str, str] | None) -> tuple[in
             return response.status, response.read(65536).decode("utf-8", errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, None
-    except (urllib.error.URLError, TimeoutError, OSError, ValueError):
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError, http.client.HTTPException):
         return None, None

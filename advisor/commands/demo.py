@@ -14,6 +14,7 @@ from pathlib import Path
 
 from advisor.demo import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS, DemoSettings, run_demo
 from advisor.errors import UserError
+from advisor.output_paths import check_output_dir
 from advisor.measure import RampSettings
 from advisor.report_files import write_html_report, write_json
 
@@ -46,6 +47,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_dir(args.out, "--out")  # before minutes of engine runs, not after
     out_dir = Path(args.out)
     result = run_demo(demo_settings(args), out_dir, progress=_progress)
     json_path = write_json(out_dir / "demo.json", result.model_dump_json(indent=1))

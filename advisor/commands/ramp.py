@@ -11,7 +11,6 @@ import argparse
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 from advisor.cli_types import (
     factor_above_one,
@@ -24,6 +23,8 @@ from advisor.cli_types import (
     unit_interval,
 )
 from advisor.errors import UserError
+from advisor.output_paths import check_output_file, write_or_rescue
+from advisor.redact import redact, split_url_credentials
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -85,20 +86,27 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--master-port", type=port, default=5557, help="master: port to bind / worker: to connect")
     p.add_argument("--worker", action="store_true", help="be a Locust worker of a master at --master-host")
     p.add_argument("--master-host", default="127.0.0.1", help="worker: the master's address")
+    p.add_argument("--master-timeout", type=positive_float, default=60.0,
+                   help="worker: give up when no master answers within this many seconds (default 60)")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     if args.worker:
-        return subprocess.call([sys.executable, "-m", "loadtest.locust_main", "worker",
-                                "--master-host", args.master_host, "--master-port", str(args.master_port)])
+        return _worker(args)
     from loadtest.runner import RampConfig, run_ramp
     from loadtest.workload import LengthSpec, WorkloadSpec
 
     if not args.endpoint:
         raise UserError("--endpoint is required (e.g. --endpoint http://127.0.0.1:8000)")
+    endpoint, url_auth = split_url_credentials(args.endpoint)
+    if url_auth:  # never stored or echoed; ramp authenticates with a bearer key only
+        raise UserError(f"--endpoint {endpoint}: drop the user:password from the URL; ramp authenticates "
+                        "with --api-key TOKEN, sent as a bearer token")
     if not (args.rates or args.concurrency):
         raise UserError("give --rates 1,2,4 (open loop) or --concurrency 1,2,4 (closed loop)")
+    check_output_file(args.json_path, "--json")  # before minutes of measurement, not after
+    check_output_file(args.records, "--records")
     mode = "rate" if args.rates else "concurrency"
     levels = _levels(args.rates or args.concurrency, "--rates" if args.rates else "--concurrency")
     warmup = args.warmup_seconds if args.warmup_seconds is not None else 0.2 * args.step_seconds
@@ -123,14 +131,49 @@ def run(args: argparse.Namespace) -> int:
         max_send_lateness_s=args.max_send_lateness_ms / 1000.0, metrics_url=args.metrics_url,
         records_path=args.records, api_key=args.api_key,
     )
-    result = run_ramp(config, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    document = result.model_dump_json(indent=2)
+    result = run_ramp(config, progress=lambda line: print(redact(line), file=sys.stderr, flush=True))
+    document = redact(result.model_dump_json(indent=2))
     if args.json_path:
-        Path(args.json_path).write_text(document + "\n", encoding="utf-8")
+        write_or_rescue(args.json_path, document + "\n", "--json")
         print(f"ramp: {result.summary}; wrote {args.json_path}", file=sys.stderr)
     else:
         print(document)
+    _check_any_request_succeeded(result, args.json_path)
     return 0
+
+
+def _check_any_request_succeeded(result, json_path: str | None) -> None:
+    """A ramp where every request failed measured the errors, not the server: exit 2 and say why."""
+    sent = sum(step.requests for step in result.steps)
+    if sent == 0 or any(step.ok_requests for step in result.steps):
+        return
+    errors: dict[str, int] = {}
+    example = ""
+    for step in result.steps:
+        for kind, count in step.errors.items():
+            errors[kind] = errors.get(kind, 0) + count
+        example = example or next(iter(step.error_examples.values()), "")
+    counts = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items(), key=lambda item: -item[1]))
+    shown = f", e.g. {redact(example)[:160]!r}" if example else ""
+    where = f"; the result is in {json_path}" if json_path else ""
+    raise UserError(f"every one of the {sent} requests failed ({counts}{shown}); check --endpoint, --model "
+                    f"and --api-key against what the server serves{where}")
+
+
+def _worker(args: argparse.Namespace) -> int:
+    """Be a Locust worker; give up with one line when no master answers within --master-timeout."""
+    from loadtest.errors import EXIT_NO_MASTER
+
+    print(f"ramp: Locust worker connecting to a master at {args.master_host}:{args.master_port} "
+          f"(waiting up to {args.master_timeout:g} s)", file=sys.stderr, flush=True)
+    code = subprocess.call([sys.executable, "-m", "loadtest.locust_main", "worker",
+                            "--master-host", args.master_host, "--master-port", str(args.master_port),
+                            "--connect-timeout", str(args.master_timeout)])
+    if code == EXIT_NO_MASTER:
+        raise UserError(f"--worker: no Locust master answered at {args.master_host}:{args.master_port} within "
+                        f"{args.master_timeout:g} s; start 'servops ramp --master …' there first, or fix "
+                        "--master-host/--master-port")
+    return code
 
 
 def _levels(text: str, flag: str) -> list[float]:

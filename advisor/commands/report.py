@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.output_paths import check_output_file
 from advisor.report_files import load_result, write_html_report
 from reports.render import KINDS
 
@@ -34,6 +35,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_file(args.output, "--output")
     documents = [load_result(Path(p)) for p in args.results]
     output = write_html_report(Path(args.output), documents, title=args.title)
     size_kib = output.stat().st_size // 1024

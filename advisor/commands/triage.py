@@ -89,6 +89,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     workload.add_argument("--itl-slo", type=positive_float, default=None, metavar="SECONDS",
                           help="p99 inter-token latency target")
 
+    predicted = parser.add_argument_group("latency predictions (optional)")
+    predicted.add_argument("--ramp", metavar="RAMP.json",
+                           help="a ramp of this server (servops ramp --json): each proposed scheduling change gets "
+                                "its predicted TTFT, ITL, tok/s and safe operating point (performance model "
+                                "calibrated on the ramp), batch-size values are the model's best, and changes "
+                                "predicted not to help are listed as rejected")
+
     output = parser.add_argument_group("output and scheduling")
     output.add_argument("--json", metavar="PATH",
                         help="also write the triage JSON document to PATH ('-' for stdout only)")
@@ -145,6 +152,7 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         gpu_memory_gib=args.gpu_memory_gib,
         timeout_s=args.timeout,
         workload=workload,
+        ramp=args.ramp,
         headers=_headers(args.header),
     )
     if args.window:
