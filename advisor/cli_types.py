@@ -19,9 +19,17 @@ import argparse
 import math
 
 __all__ = [
-    "finite_float", "positive_float", "non_negative_float", "fraction", "unit_interval",
-    "factor_above_one", "percent", "positive_int", "non_negative_int", "port",
+    "factor_above_one",
+    "finite_float",
+    "fraction",
     "harden_numeric_options",
+    "non_negative_float",
+    "non_negative_int",
+    "percent",
+    "port",
+    "positive_float",
+    "positive_int",
+    "unit_interval",
 ]
 
 

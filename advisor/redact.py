@@ -42,7 +42,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)\b((?:x-)?api-key\s*:\s*)[^\s'\",}]+"), rf"\1{MASK}"),
     # --api-key VALUE / --api-key=VALUE / --api-key 'quoted value' (any flag named like a secret)
     (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(['\"])[^'\"]*\2"), rf"\1\2{MASK}\2"),
-    (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:[=\s]+|\s*['\"]\s*))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}}]+)"), rf"\1{MASK}"),
+    (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}}]+)"), rf"\1{MASK}"),
+    # ["--api-key", "value"] (an argv list in JSON or a Python repr)
+    (re.compile(rf"(?i)(['\"]--[a-z0-9-]*{_SECRET_WORD}['\"]\s*,\s*['\"])([^'\"]+)(['\"])"), rf"\1{MASK}\3"),
     # HF_TOKEN=… VLLM_API_KEY=… (environment assignments, shell or .env style)
     (re.compile(r"\b([A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)(?:_[A-Z0-9]+)*=)([^\s'\"]+)"), rf"\1{MASK}"),
     # "api_key": "value" / 'hf_token': 'value' (JSON and Python dict reprs, e.g. vLLM's non-default args)

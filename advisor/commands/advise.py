@@ -25,7 +25,13 @@ from advisor import __version__
 from advisor.cli_types import fraction, positive_float, positive_int, unit_interval
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
-from advisor.memory import DTYPES, KV_DTYPES, LaunchConfig, MemoryBreakdown, estimate_memory
+from advisor.memory import (
+    DTYPES,
+    KV_DTYPES,
+    LaunchConfig,
+    MemoryBreakdown,
+    estimate_memory,
+)
 from advisor.modelspec import ModelSpec, resolve_model
 from advisor.plan import Plan, Recommendation, Workload, recommend
 from advisor.versions import NEWEST_VLLM

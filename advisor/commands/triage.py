@@ -17,6 +17,8 @@ from pathlib import Path
 from advisor.cli_types import non_negative_int, positive_float, positive_int, unit_interval
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
+from advisor.output_paths import check_output_dir, check_output_file
+from advisor.redact import redact, split_url_credentials
 from advisor.schedule import HistoryEntry, parse_duration, run_schedule
 from advisor.triage import TriageRequest, TriageResult, run_triage
 from advisor.triage_text import render_text
@@ -113,6 +115,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     request = request_from_args(args)
+    check_output_file(args.json, "--json")  # before collecting, not after
+    check_output_dir(args.out, "--out")
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
     result = run_triage(request)
@@ -138,14 +142,22 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         "itl_slo_s": args.itl_slo,
     }
     workload = Workload(**hints) if any(value is not None for value in hints.values()) else None
+    headers = _headers(args.header)
+    endpoint, endpoint_auth = split_url_credentials(args.endpoint)
+    prometheus, prometheus_auth = split_url_credentials(args.prometheus)
+    if endpoint_auth and prometheus_auth and endpoint_auth != prometheus_auth and not _has_authorization(headers):
+        raise UserError("--endpoint and --prometheus carry different user:password; pass one "
+                        "--header 'Authorization: …' for both, or credentials in only one URL")
+    if not _has_authorization(headers) and (endpoint_auth or prometheus_auth):
+        headers["Authorization"] = endpoint_auth or prometheus_auth  # the URL's user:pass, as Basic auth
     request = TriageRequest(
-        endpoint=args.endpoint,
-        prometheus=args.prometheus,
+        endpoint=endpoint,
+        prometheus=prometheus,
         selector=args.selector,
         metrics_files=list(args.metrics),
         metrics_interval_s=args.metrics_interval,
         logs=args.logs,
-        server_args=args.server_args,
+        server_args=redact(args.server_args) if args.server_args else None,
         model=args.model,
         gpu=args.gpu,
         gpus=args.gpus,
@@ -153,7 +165,7 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         timeout_s=args.timeout,
         workload=workload,
         ramp=args.ramp,
-        headers=_headers(args.header),
+        headers=headers,
     )
     if args.window:
         request.window_s = parse_duration(args.window, "--window")
@@ -171,8 +183,12 @@ def _headers(values: list[str]) -> dict[str, str]:
     return headers
 
 
+def _has_authorization(headers: dict[str, str]) -> bool:
+    return any(name.lower() == "authorization" for name in headers)
+
+
 def _emit(result: TriageResult, json_path: str | None, include_facts: bool = True) -> None:
-    document = result.model_dump_json(indent=2, exclude=None if include_facts else {"facts"})
+    document = redact(result.model_dump_json(indent=2, exclude=None if include_facts else {"facts"}))
     if json_path == "-":
         sys.stdout.write(document + "\n")
         return
@@ -181,7 +197,7 @@ def _emit(result: TriageResult, json_path: str | None, include_facts: bool = Tru
             Path(json_path).write_text(document + "\n", encoding="utf-8")
         except OSError as exc:
             raise UserError(f"--json {json_path}: cannot write it ({exc.strerror}); pick a writable path") from None
-    sys.stdout.write(render_text(result))
+    sys.stdout.write(redact(render_text(result)))
     if json_path:
         sys.stdout.write(f"JSON written to {json_path}\n")
 
