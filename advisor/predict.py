@@ -100,10 +100,17 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
 def predict_findings(
     findings: list[Finding], deployment: Deployment | None, pool: MeasuredPool | None = None
 ) -> None:
-    """Fill `predicted_effect` on every change (and alternative) of every finding, in place."""
+    """Fill `predicted_effect` on every change (and alternative) of every finding, in place; a latency
+    prediction already there (advisor/triage_forecast.py) is kept after the memory one."""
     for finding in findings:
         for change in [*finding.changes, *finding.alternatives]:
-            change.predicted_effect = predict_change(change, deployment, pool)
+            memory, latency = predict_change(change, deployment, pool), change.predicted_effect
+            if latency is None:
+                change.predicted_effect = memory
+            else:
+                change.predicted_effect = PredictedEffect(
+                    text="; ".join(t for t in (memory.text, latency.text) if t),
+                    figures={**memory.figures, **latency.figures})
 
 
 def predict_change(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -31,7 +32,9 @@ from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.predict import predict_findings
+from advisor.report_files import load_result
 from advisor.run_diff import RunDiff
+from advisor.triage_forecast import RejectedChange, forecast_findings
 from advisor.triage_context import (
     hardware_for,
     measured_pool,
@@ -40,8 +43,9 @@ from advisor.triage_context import (
     resolve_deployment,
 )
 from rules.catalog import get_rule
+from loadtest.slo import SLO
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
-from rules.facts import Facts, FactSource, ServerConfig, Workload
+from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
 from rules.model import Finding, Rule
 
 
@@ -62,6 +66,7 @@ class TriageRequest(BaseModel):
     gpu_memory_gib: float | None = None
     timeout_s: float = metrics_collector.DEFAULT_TIMEOUT_S
     workload: Workload | None = None
+    ramp: str | None = Field(default=None, description="a ramp result of this server: latency predictions per change")
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)  # secrets: never echoed
 
     def has_input(self) -> bool:
@@ -85,6 +90,8 @@ class TriageResult(BaseModel):
     rule_errors: list[RuleError] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     rule_pages: dict[str, str] = Field(default_factory=dict, description="rule code → its page, for fired rules")
+    rejected_changes: list[RejectedChange] = Field(
+        default_factory=list, description="changes rules proposed that the performance model predicts not to help")
     changes_since_last: RunDiff | None = None  # scheduled runs only
     facts: Facts | None = Field(default=None, description="what the rules saw (left out of the JSON by --no-facts)")
 
@@ -114,9 +121,20 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     if request.metrics_files and (request.endpoint or request.prometheus):
         raise UserError("--metrics files and a live --endpoint/--prometheus were both given; "
                         "pass saved files or a live source, not both")
+    ramp = _load_ramp(request.ramp) if request.ramp else None
     collected = collect(request)
+    if ramp is not None and collected.facts.loadtest is None:
+        collected.facts.loadtest = LoadTestFacts.model_validate(ramp)
     evaluation: Evaluation = evaluate(collected.facts, rules)
     deployment, notes = resolve_deployment(request, collected.facts)
+    rejected: list[RejectedChange] = []
+    if ramp is not None:  # latency first: it may choose other values, whose memory effect follows
+        memory = collected.facts.memory
+        rejected, forecast_notes = forecast_findings(
+            evaluation.findings, ramp, Path(request.ramp).name, collected.command or ServeCommand(),
+            memory.kv_cache_tokens if memory else None, _slos(request.workload),
+            engine="vllm-cpu" if collected.facts.config and collected.facts.config.device == "cpu" else None)
+        notes = [*notes, *forecast_notes]
     predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
         inputs=request,
@@ -128,6 +146,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         rule_errors=evaluation.errors,
         notes=[*collected.notes, *notes],
         rule_pages=_pages(evaluation.findings),
+        rejected_changes=rejected,
         facts=collected.facts,
     )
     if collected.command is not None:
@@ -229,3 +248,21 @@ def _pages(findings: list[Finding]) -> dict[str, str]:
 
 def _window_note(interval_s: float | None) -> str:
     return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
+
+
+def _slos(workload: Workload | None) -> list[SLO]:
+    """The user's --ttft-slo / --itl-slo as p99 bounds for the predicted safe operating point."""
+    slos = []
+    if workload and workload.ttft_slo_s:
+        slos.append(SLO(metric="ttft", percentile="p99", bound_s=workload.ttft_slo_s))
+    if workload and workload.itl_slo_s:
+        slos.append(SLO(metric="itl", percentile="p99", bound_s=workload.itl_slo_s))
+    return slos
+
+
+def _load_ramp(path: str) -> dict:
+    document = load_result(Path(path))
+    if document.get("kind") != "ramp":
+        raise UserError(f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
+                        f"`servops ramp --json` wrote")
+    return document

@@ -30,6 +30,12 @@ def render_text(result: TriageResult) -> str:
         lines.append("")
         lines.extend(_finding(index, finding))
     lines.extend(_replicas(result))
+    if result.rejected_changes:
+        lines.append("")
+        lines.append("Rejected by the performance model (predicted not to help):")
+        for item in result.rejected_changes:
+            lines.append(f"  {item.rule}: {item.change.flag} {item.change.current or '(default)'} → "
+                         f"{item.change.proposed}: {item.reason}")
     if result.proposed_command:
         lines.append("")
         lines.append("Current command:")

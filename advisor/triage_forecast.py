@@ -1,0 +1,145 @@
+"""Triage's flag changes with their predicted effect on latency and throughput.
+
+Why in triage: the on-call question is "what happens to my TTFT, my ITL and my capacity if I
+do this?". When a ramp of this server is at hand (`servops triage --ramp RAMP.json`), the
+performance model calibrates on it and replays the ramp's load with each proposed change:
+- a change the model predicts (the scheduling flags) gets the predicted safe operating
+  point, TTFT/ITL p99 and tok/s at the ramp's top load, before → after, with the uncertainty;
+- for --max-num-seqs and --max-num-batched-tokens the value is the one the model predicts
+  best for the objective (the ramp's SLOs, or the user's --ttft-slo/--itl-slo), not the rule's
+  rule of thumb;
+- a change predicted not to help is taken out of the finding and listed as rejected, with
+  the predicted figures that say why;
+- within a severity, findings are ordered by predicted gain.
+Changes the model does not cover keep the memory prediction they had.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from advisor.collect.server_args import ServeCommand
+from advisor.errors import UserError
+from advisor.perf.whatif import MODELLED_FLAGS, Forecaster
+from advisor.tune_criterion import TuneCriterion
+from advisor.tune_forecast import ChangeForecast, rank_changes
+from loadtest.slo import SLO
+from rules.model import ConfigChange, Finding, PredictedEffect
+
+# Above this in-sample error the fit is too loose to overrule a rule: the rule's change stays,
+# with the prediction beside it and the caveat, instead of being rejected or re-valued.
+TRUSTED_RELATIVE_ERROR = 0.25
+
+
+class RejectedChange(BaseModel):
+    """A change a rule proposed that the performance model predicts not to help."""
+
+    rule: str
+    change: ConfigChange
+    reason: str
+    predicted: dict[str, Any] | None = Field(default=None, description="the predicted ramp with the change")
+
+
+def forecast_findings(findings: list[Finding], ramp: dict, source: str, command: ServeCommand,
+                      kv_cache_tokens: int | None, slos: list[SLO],
+                      engine: str | None = None) -> tuple[list[RejectedChange], list[str]]:
+    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes."""
+    document = dict(ramp)
+    if slos:
+        document["config"] = {**(ramp.get("config") or {}), "slo": ",".join(f"{s.key}={s.bound_s}s" for s in slos)}
+    try:
+        forecaster = Forecaster(document, source, command, engine=engine, kv_cache_tokens=kv_cache_tokens)
+    except UserError as exc:
+        return [], [f"no latency predictions: {exc}"]
+    triage = {"findings": [f.model_dump(mode="json") for f in findings]}
+    ranked = rank_changes(forecaster, TuneCriterion(), triage, skip=set(), allow_unsafe=True)
+    notes = [f"latency predictions: {note}" for note in forecaster.notes]
+    if forecaster.cost.relative_error > TRUSTED_RELATIVE_ERROR:
+        _annotate_only(findings, ranked, forecaster)
+        notes.append(f"latency predictions: the fit's error (±{forecaster.cost.relative_error:.0%}) is above "
+                     f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
+                     f"beside them; ramp more load levels for a tighter fit")
+        return [], notes
+    best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
+    losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
+    rejected: list[RejectedChange] = []
+    gains: dict[int, float] = {}
+    for finding in findings:
+        kept: list[ConfigChange] = []
+        for change in finding.changes:
+            if change.flag not in MODELLED_FLAGS:
+                kept.append(change)
+                continue
+            winner = best.get(change.flag)
+            if winner is None:
+                loser = losers.get(change.flag)
+                reason = loser.decision if loser else "the performance model predicts no gain"
+                rejected.append(RejectedChange(rule=finding.rule, change=change, reason=reason,
+                                               predicted=loser.prediction if loser else None))
+                continue
+            chosen = winner.changes[0]
+            updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
+            updated.predicted_effect = _effect(winner, forecaster)
+            gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
+            kept.append(updated)
+        finding.changes = kept
+    order = {id(f): i for i, f in enumerate(findings)}
+    findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
+    return rejected, notes
+
+
+def _annotate_only(findings: list[Finding], ranked: list[ChangeForecast], forecaster: Forecaster) -> None:
+    """A loose fit: each modelled change keeps the rule's value and gets the model's figures for that value."""
+    for finding in findings:
+        for change in finding.changes:
+            if change.flag not in MODELLED_FLAGS:
+                continue
+            match = next((r for r in ranked if r.prediction and r.changes[0]["flag"] == change.flag
+                          and str(r.changes[0]["proposed"]) == change.proposed), None)
+            if match is not None:
+                change.predicted_effect = _effect(match, forecaster)
+
+
+def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect:
+    prediction = forecast.prediction or {}
+    after = prediction.get("steps") or []
+    before = forecaster.baseline.steps
+    if not after or not before:
+        return PredictedEffect()
+    top_after, top_before = after[-1], before[-1]
+    error = prediction.get("relative_error", 0.0)
+    figures = {
+        "safe_operating_point_before": forecast.criterion_before, "safe_operating_point_after": forecast.criterion_after,
+        "offered": top_after["offered"],
+        "ttft_p99_s_before": top_before.ttft_s.p99, "ttft_p99_s_after": top_after["ttft_s"]["p99"],
+        "itl_p99_s_before": top_before.itl_s.p99, "itl_p99_s_after": top_after["itl_s"]["p99"],
+        "output_tokens_per_s_before": top_before.output_tokens_per_s,
+        "output_tokens_per_s_after": top_after["output_tokens_per_s"], "relative_error": error,
+    }
+    figures = {k: round(float(v), 4) for k, v in figures.items() if v is not None}
+    text = (f"predicted at offered {top_after['offered']:g}: TTFT p99 {_s(top_before.ttft_s.p99)} → "
+            f"{_s(top_after['ttft_s']['p99'])}, ITL p99 {_ms(top_before.itl_s.p99)} → {_ms(top_after['itl_s']['p99'])}, "
+            f"{top_before.output_tokens_per_s:.0f} → {top_after['output_tokens_per_s']:.0f} tok/s; "
+            f"{forecast.decision.removeprefix('predicted to help: ')} (±{error:.0%})")
+    return PredictedEffect(text=text, figures=figures)
+
+
+def _gain(forecast: ChangeForecast) -> float:
+    before, after = forecast.criterion_before, forecast.criterion_after
+    return (after - before) / before if before and after is not None else 0.0
+
+
+def _severity_rank(finding: Finding) -> int:
+    order = ["critical", "high", "medium", "low", "info"]
+    value = getattr(finding.severity, "value", str(finding.severity)).lower()
+    return order.index(value) if value in order else len(order)
+
+
+def _s(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value * 1000:.0f} ms"

@@ -1,0 +1,63 @@
+"""Triage's changes with predicted latency and throughput, against a ramp whose truth is known."""
+
+from advisor.collect.server_args import parse_command
+from advisor.triage_forecast import forecast_findings
+from loadtest.slo import SLO
+from rules.model import Category, ConfigChange, Finding, Severity
+from tests.unit.perf.test_calibrate_and_predict import _measured
+
+
+def _finding(rule: str, severity: Severity, change: ConfigChange) -> Finding:
+    return Finding(rule=rule, severity=severity, category=Category.SATURATION, title=rule, changes=[change])
+
+
+def test_the_model_picks_the_batch_size_predicts_its_effect_and_rejects_a_change_that_does_not_help():
+    ramp = _measured(2)  # 1-16 streams against --max-num-seqs 2: requests queue from 4 streams on
+    raise_seqs = _finding("OP-5.2", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="2", proposed="4",
+                                                                reason="double it"))
+    shrink_budget = _finding("OP-5.1", Severity.HIGH, ConfigChange(
+        flag="--max-num-batched-tokens", current="2048", proposed="256", reason="smaller steps"))
+    memory_only = _finding("AP-1", Severity.LOW, ConfigChange(flag="--kv-cache-dtype", current="auto",
+                                                              proposed="fp8", reason="more KV"))
+    findings = [shrink_budget, raise_seqs, memory_only]
+    rejected, notes = forecast_findings(findings, ramp, "ramp.json", parse_command("vllm serve m --max-num-seqs 2"),
+                                        kv_cache_tokens=65536, slos=[SLO(metric="ttft", percentile="p99", bound_s=1.0)])
+    change = raise_seqs.changes[0]
+    assert int(change.proposed) > 4  # the model's best value, not the rule's doubling
+    assert change.reason.startswith("the value the performance model predicts best")
+    figures = change.predicted_effect.figures
+    assert figures["safe_operating_point_after"] > figures["safe_operating_point_before"]
+    assert figures["ttft_p99_s_after"] < figures["ttft_p99_s_before"]
+    assert figures["output_tokens_per_s_after"] > figures["output_tokens_per_s_before"]
+    assert "predicted at offered 16" in change.predicted_effect.text
+    # a smaller token budget cannot raise capacity here: rejected, with the predicted reason
+    assert shrink_budget.changes == []
+    assert [r.change.flag for r in rejected] == ["--max-num-batched-tokens"]
+    assert "not predicted to help" in rejected[0].reason
+    # a change the model does not cover keeps its place and gets no latency prediction
+    assert memory_only.changes[0].predicted_effect is None
+    assert findings.index(raise_seqs) < findings.index(shrink_budget)  # same severity: predicted gain first
+    assert any("cost fitted" in note for note in notes)
+
+
+def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
+    """The recorded vLLM 0.32 preemption corpus: a one-step ramp fits loosely (its error is stated), so the
+    rule's --max-num-seqs stands and carries the predicted figures instead of being re-valued."""
+    import json
+    from pathlib import Path
+
+    from advisor.cli import main
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+    out = tmp_path / "triage.json"
+    code = main(["triage", "--metrics", str(corpus / "preempting_before.prom"), "--metrics",
+                 str(corpus / "preempting_after.prom"), "--metrics-interval", "10", "--logs",
+                 str(corpus / "preempting.log"), "--ramp", str(corpus / "preempting_ramp.json"), "--json", str(out)])
+    assert code == 0
+    document = json.loads(out.read_text())
+    op53 = next(f for f in document["findings"] if f["rule"] == "OP-5.3")
+    change = next(c for c in op53["changes"] if c["flag"] == "--max-num-seqs")
+    figures = change["predicted_effect"]["figures"]
+    assert {"ttft_p99_s_after", "output_tokens_per_s_after", "relative_error"} <= set(figures)
+    assert figures["relative_error"] > 0.25 and change["proposed"] == "3"
+    assert any("rules' changes stand as proposed" in note for note in document["notes"])
