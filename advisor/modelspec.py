@@ -235,10 +235,16 @@ def _safetensors_totals(path: Path) -> tuple[int, int] | None:
     params = weight_bytes = 0
     for file in files:
         with file.open("rb") as handle:
-            (header_len,) = struct.unpack("<Q", handle.read(8))
-            if header_len > 100_000_000:
-                raise UserError(f"--model {str(file)!r}: safetensors header is corrupt; re-download the file")
-            header = json.loads(handle.read(header_len))
+            head = handle.read(8)
+            header_len = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            try:
+                if not 0 < header_len <= 100_000_000:
+                    raise ValueError(header_len)
+                header = json.loads(handle.read(header_len))
+                if not isinstance(header, dict):
+                    raise ValueError(type(header))
+            except ValueError:  # UnicodeDecodeError and JSONDecodeError too
+                raise UserError(f"--model {str(file)!r}: safetensors header is corrupt; re-download the file") from None
         for key, tensor in header.items():
             if key == "__metadata__":
                 continue
@@ -250,7 +256,9 @@ def _safetensors_totals(path: Path) -> tuple[int, int] | None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"--model {str(path)!r}: binary, not JSON; pass a HF config.json or the model folder") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"--model {str(path)!r}: cannot read as JSON ({exc}); pass a HF config.json") from None
     if not isinstance(data, dict):

@@ -29,6 +29,8 @@ def load_result(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: no such file; pass a JSON result written by servops") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror}); check the path and permissions") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not text (binary bytes); pass a JSON result file written by servops") from None
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
