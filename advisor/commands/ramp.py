@@ -156,8 +156,8 @@ def _check_any_request_succeeded(result, json_path: str | None) -> None:
     counts = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items(), key=lambda item: -item[1]))
     shown = f", e.g. {redact(example)[:160]!r}" if example else ""
     where = f"; the result is in {json_path}" if json_path else ""
-    raise UserError(f"every one of the {sent} requests failed ({counts}{shown}); check --endpoint, --model "
-                    f"and --api-key against what the server serves{where}")
+    raise UserError(f"every one of the {sent} requests failed ({counts}{shown}); check that the server at "
+                    f"--endpoint serves --model and accepts the --api-key{where}")
 
 
 def _worker(args: argparse.Namespace) -> int:

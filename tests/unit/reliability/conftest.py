@@ -23,9 +23,9 @@ class Outcome:
         """Exit 2, exactly one stderr line `servops <command>: error: …` naming `mentions`, no traceback."""
         assert self.code == 2, (self.code, self.err)
         assert "Traceback" not in self.err + self.out
-        lines = [line for line in self.error_lines if not line.startswith("ramp: Locust worker")]
-        assert len(lines) == 1, lines
-        assert lines[0].startswith(f"servops {command}: error: "), lines[0]
+        lines = [line for line in self.error_lines if line.startswith(f"servops {command}:")]
+        assert len(lines) == 1, self.err  # progress lines (ramp's steps) may come before it
+        assert lines[0] == self.error_lines[-1] and lines[0].startswith(f"servops {command}: error: "), lines
         for mention in mentions:
             assert mention in lines[0], (mention, lines[0])
         return lines[0]
