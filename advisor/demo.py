@@ -25,7 +25,10 @@ from advisor.collect.server_args import ServeCommand
 from advisor.comparison import Comparison, compare_ramps
 from advisor.errors import UserError
 from advisor.launch import bundled_command
-from advisor.measure import Measurement, RampSettings, measure, top_change
+from advisor.measure import Measurement, RampSettings, measure
+from advisor.round_choice import choose_change
+from advisor.tune_criterion import TuneCriterion
+from advisor.tune_forecast import figure_errors
 from advisor.vllm_launch import reference_command
 
 __all__ = ["POOR_FLAGS", "DemoResult", "DemoSettings", "Engine", "default_base_flags", "poor_command", "run_demo",
@@ -108,6 +111,10 @@ class DemoResult(BaseModel):
     applied_change: AppliedChange | None
     after: Measurement | None
     comparison: list[Comparison] = Field(default_factory=list)
+    predicted: dict[str, Any] | None = Field(default=None, description="the model's ramp for the applied change")
+    predicted_decision: str | None = None
+    prediction_error: dict[str, Any] = Field(default_factory=dict, description="predicted vs measured, per step")
+    candidates: list[dict[str, Any]] = Field(default_factory=list, description="every change the model weighed")
     timings: dict[str, float] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -122,12 +129,12 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
     notes: list[str] = []
     if before.triage_error:
         notes.append(f"triage failed: {before.triage_error}")
-    chosen = top_change(before.triage)
+    chosen, candidates, why_not = choose_change(before, poor, TuneCriterion(), set(), False, progress)
     after: Measurement | None = None
     applied: AppliedChange | None = None
     if chosen is None:
-        notes.append("triage proposed no flag change, so there is no 'after' run")
-        progress("demo 2/3: triage proposed no flag change; skipping the second ramp")
+        notes.append(f"{why_not}, so there is no 'after' run")
+        progress(f"demo 2/3: {why_not}; skipping the second ramp")
     else:
         first = chosen["changes"][0]
         applied = AppliedChange(rule=chosen["rule"], title=chosen["title"], flag=first["flag"],
@@ -142,11 +149,18 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
             notes.append(f"the 'after' run failed: {exc}")
             progress(f"demo: the 'after' run failed ({exc}); writing the result without it")
     comparison = compare_ramps(before.ramp, after.ramp) if after else []
+    predicted = chosen.get("predicted") if chosen else None
+    errors = figure_errors(predicted, after.ramp) if after and predicted else {}
+    if errors.get("median_abs_error"):
+        progress("demo: prediction error (median over steps): " + ", ".join(
+            f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items()))
     progress("demo 3/3: writing the result and the report")
     return DemoResult(
         model=_model_label(settings), settings=settings,
-        summary=_summary(before, applied, comparison), before=before, triage=before.triage,
-        applied_change=applied, after=after, comparison=comparison,
+        summary=_summary(before, applied, comparison, errors), before=before, triage=before.triage,
+        applied_change=applied, after=after, comparison=comparison, predicted=predicted,
+        predicted_decision=chosen.get("predicted_decision") if chosen else None, prediction_error=errors,
+        candidates=candidates,
         timings={"total_s": round(time.monotonic() - started, 1), "before_startup_s": before.startup_s,
                  "before_ramp_s": before.ramp_s,
                  **({"after_startup_s": after.startup_s, "after_ramp_s": after.ramp_s} if after else {})},
@@ -170,15 +184,23 @@ def _model_label(settings: DemoSettings) -> str:
     return f"{label} on vLLM" if settings.engine == "vllm" else label
 
 
-def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison]) -> str:
+def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison],
+             errors: dict[str, Any] | None = None) -> str:
     if applied is None:
         return f"Measured '{before.command}'; triage proposed no flag change."
     if not comparison:
         return (f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
                 f"{applied.flag} {applied.current} → {applied.proposed}; the 'after' run did not complete.")
     moved = "; ".join(f"{c.name}: {_fmt(c.before)} → {_fmt(c.after)}" for c in comparison[:3])
-    return (f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
+    text = (f"Started with '{before.command}'. Triage ranked {applied.rule} first; the performance model chose "
             f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}.")
+    safe = (errors or {}).get("safe_operating_point") or {}
+    if safe:
+        median = (errors or {}).get("median_abs_error") or {}
+        text += (f" Predicted safe operating point {_fmt(safe.get('predicted'))}, measured "
+                 f"{_fmt(safe.get('measured'))}; median prediction error "
+                 + ", ".join(f"{name} {value:.0%}" for name, value in median.items()) + ".")
+    return text
 
 
 def _fmt(value: float | None) -> str:

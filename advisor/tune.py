@@ -21,11 +21,10 @@ from advisor import __version__
 from advisor.collect.server_args import ServeCommand
 from advisor.demo import apply
 from advisor.launch import display_command
-from advisor.measure import Measurement, RampSettings, measure, top_change
-from advisor.errors import UserError
-from advisor.perf.whatif import Forecaster
+from advisor.measure import Measurement, RampSettings, measure
 from advisor.tune_criterion import TuneCriterion, criterion_value, decide
-from advisor.tune_forecast import figure_errors, kv_tokens_from_log, rank_changes
+from advisor.round_choice import choose_change
+from advisor.tune_forecast import figure_errors
 
 __all__ = ["TuneCriterion", "TuneRound", "TuneResult", "run_tune", "criterion_value", "decide"]
 
@@ -83,7 +82,8 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
     done: list[TuneRound] = []
     stopped = f"reached --rounds {rounds}"
     for number in range(1, rounds + 1):
-        chosen, candidates, why_not = _choose(kept_measurement, current, criterion, tried, allow_unsafe, progress)
+        chosen, candidates, why_not = choose_change(kept_measurement, current, criterion, tried, allow_unsafe,
+                                                     progress)
         if chosen is None:
             stopped = why_not
             progress(f"tune: stopping: {stopped}")
@@ -116,31 +116,3 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
         timings={"total_s": round(time.monotonic() - began, 1)},
     )
 
-
-def _choose(kept: Measurement, current: ServeCommand, criterion: TuneCriterion, tried: set[tuple[str, str]],
-            allow_unsafe: bool, progress: Progress) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
-    """The round's change: the candidate the performance model predicts best, calibrated on the kept
-    ramp. (None, candidates, why) when no candidate is predicted to help. Without a usable ramp to
-    calibrate on, triage's own top change, and the round says it was not predicted."""
-    if not kept.triage:
-        return None, [], "no triage result to take a change from"
-    try:
-        forecaster = Forecaster(kept.ramp, kept.label, current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
-        ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe)
-    except UserError as exc:
-        progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
-        chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
-        why = ("triage of the kept configuration proposes no further flag change"
-               + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
-        return chosen, [], why
-    candidates = [r.model_dump() for r in ranked]
-    for forecast in ranked:
-        progress(f"tune: candidate {forecast.changes[0]['flag']} {forecast.changes[0]['proposed']}: "
-                 + (forecast.decision if forecast.prediction else f"rejected: {forecast.rejected}"))
-    best = next((r for r in ranked if r.helps), None)
-    if best is None:
-        reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
-        return None, candidates, ("no change is predicted to help" + (f" ({reasons})" if reasons else
-                                  ": triage of the kept configuration proposes no flag change"))
-    return ({"rule": best.rule, "title": best.title, "changes": best.changes, "predicted": best.prediction,
-             "predicted_decision": best.decision}, candidates, "")

@@ -1,0 +1,48 @@
+"""A tuning or demo round's change: the model's best candidate on the measured configuration.
+
+Why apart from advisor/tune_forecast.py: this needs a `Measurement` (ramp, triage, log) and
+triage itself uses the forecasting, so the choice sits above both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from advisor.collect.server_args import ServeCommand
+from advisor.errors import UserError
+from advisor.measure import Measurement, top_change
+from advisor.perf.whatif import Forecaster
+from advisor.tune_criterion import TuneCriterion
+from advisor.tune_forecast import kv_tokens_from_log, rank_changes
+
+Progress = Callable[[str], None]
+
+
+def choose_change(kept: Measurement, current: ServeCommand, criterion: TuneCriterion, tried: set[tuple[str, str]],
+            allow_unsafe: bool, progress: Progress) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
+    """The round's change: the candidate the performance model predicts best, calibrated on the kept
+    ramp. (None, candidates, why) when no candidate is predicted to help. Without a usable ramp to
+    calibrate on, triage's own top change, and the round says it was not predicted."""
+    if not kept.triage:
+        return None, [], "no triage result to take a change from"
+    try:
+        forecaster = Forecaster(kept.ramp, kept.label, current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
+        ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe)
+    except UserError as exc:
+        progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
+        chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
+        why = ("triage of the kept configuration proposes no further flag change"
+               + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
+        return chosen, [], why
+    candidates = [r.model_dump() for r in ranked]
+    for forecast in ranked:
+        progress(f"tune: candidate {forecast.changes[0]['flag']} {forecast.changes[0]['proposed']}: "
+                 + (forecast.decision if forecast.prediction else f"rejected: {forecast.rejected}"))
+    best = next((r for r in ranked if r.helps), None)
+    if best is None:
+        reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
+        return None, candidates, ("no change is predicted to help" + (f" ({reasons})" if reasons else
+                                  ": triage of the kept configuration proposes no flag change"))
+    return ({"rule": best.rule, "title": best.title, "changes": best.changes, "predicted": best.prediction,
+             "predicted_decision": best.decision}, candidates, "")
