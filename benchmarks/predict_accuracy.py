@@ -39,7 +39,7 @@ from loadtest.workload import LengthSpec, WorkloadSpec
 
 RANDOM = WorkloadSpec(kind="random", input_len=LengthSpec(distribution="uniform", mean=64, spread=32),
                       output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=11)
-SHARED = WorkloadSpec(kind="shared-prefix", prefix_len=384, groups=2, share=1.0,
+SHARED = WorkloadSpec(kind="shared-prefix", prefix_len=192, groups=2, share=1.0,
                       input_len=LengthSpec(distribution="uniform", mean=32, spread=16),
                       output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=12)
 CALIBRATION = {"random": ["--max-num-seqs", "8"], "shared-prefix": ["--max-num-seqs", "8", "--enable-prefix-caching"]}
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     levels = [1.0, 4.0, 16.0] if args.quick else [1.0, 2.0, 4.0, 8.0, 16.0]
-    step_s = 10.0 if args.quick else 15.0
+    step_s = 10.0 if args.quick else 20.0
     summary = {"levels": levels, "step_s": step_s, "engines": {}}
     for engine in engines:
         if engine == "vllm" and (reason := vllm_unavailable_reason()):

@@ -89,14 +89,17 @@ class StepReplay:
 def replay_step(plan: RampPlan, step: int, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload,
                 drain_s: float | None = None) -> StepReplay:
     """Replay step `step` of `plan` from an empty server; sends stop at the step's end, then the
-    requests in flight get `drain_s` (default: the plan's request timeout) to finish."""
+    requests in flight get `drain_s` to finish (default: as the ramp gives them, see below)."""
     clock = _Clock()
     kv = KVCacheManager(limits.num_blocks or _enough_blocks(plan, step, limits, workload), limits.block_size,
                         enable_caching=limits.enable_prefix_caching)
     scheduler = Scheduler(kv, limits.max_num_seqs, limits.max_num_batched_tokens, limits.max_model_len,
                           enable_chunked_prefill=limits.enable_chunked_prefill, clock=clock)
     step_s = plan.step_s
-    deadline = step_s + (plan.request_timeout_s if drain_s is None else drain_s)
+    if drain_s is None:  # as the load generator: a request may run for its timeout, but not past the
+        # ramp's end plus the cool-down, when whatever is still in flight is recorded as cancelled
+        drain_s = min(plan.request_timeout_s, (plan.steps - step - 1) * step_s + plan.cooldown_s)
+    deadline = step_s + drain_s
     sends: list[tuple[float, int]] = []  # (send time, stream or -1) heap
     if plan.mode == "concurrency":
         for stream in range(int(plan.levels[step])):

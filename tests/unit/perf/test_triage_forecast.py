@@ -58,6 +58,6 @@ def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
     op53 = next(f for f in document["findings"] if f["rule"] == "OP-5.3")
     change = next(c for c in op53["changes"] if c["flag"] == "--max-num-seqs")
     figures = change["predicted_effect"]["figures"]
-    assert {"ttft_p99_s_after", "output_tokens_per_s_after", "relative_error"} <= set(figures)
+    assert {"output_tokens_per_s_before", "output_tokens_per_s_after", "relative_error"} <= set(figures)
     assert figures["relative_error"] > 0.25 and change["proposed"] == "3"
     assert any("rules' changes stand as proposed" in note for note in document["notes"])
