@@ -88,6 +88,9 @@ def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start of each step left out of the statistics (default: 5)")
     parser.add_argument("--cooldown-seconds", type=float, default=15.0, metavar="S",
                         help="after the last step, time for in-flight requests to finish (default: 15)")
+    parser.add_argument("--max-concurrency", type=int, default=64, metavar="N",
+                        help="when the ramp shows no knee, ramp on at 2x and 4x its top level up to N streams, so "
+                             "the safe operating point is not just the top tested step (default: 64; 0: never)")
     parser.add_argument("--input-len", type=int, default=24, metavar="N", help="prompt length in words (default: 24)")
     parser.add_argument("--output-len", type=int, default=12, metavar="N", help="output tokens per request (default: 12)")
     parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
@@ -111,10 +114,13 @@ def ramp_settings(args: argparse.Namespace) -> RampSettings:
         raise UserError(f"--step-seconds {args.step_seconds:g} must exceed --warmup-seconds {args.warmup_seconds:g}")
     if args.cooldown_seconds < 0:
         raise UserError(f"--cooldown-seconds {args.cooldown_seconds:g}: give 0 or more")
+    if args.max_concurrency < 0:
+        raise UserError(f"--max-concurrency {args.max_concurrency}: give 0 (never ramp on) or a stream count")
     return RampSettings(concurrency=levels, step_s=args.step_seconds, warmup_s=args.warmup_seconds,
                         cooldown_s=args.cooldown_seconds,
                         input_len=args.input_len, output_len=args.output_len, slo=args.slo or None,
-                        startup_timeout_s=args.startup_timeout)
+                        startup_timeout_s=args.startup_timeout, extend_to_knee=args.max_concurrency > 0,
+                        max_concurrency=max(1, args.max_concurrency))
 
 
 def _progress(line: str) -> None:

@@ -18,7 +18,7 @@ def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> 
     start = vs.vllm_command("--max-num-seqs", "1", "--enforce-eager")
     out = vllm_work / "tune"
     done = servops("tune", "--server-command", start.render(), "--rounds", "1", "--concurrency", "1,4",
-                   "--step-seconds", "20", "--warmup-seconds", "2", "--cooldown-seconds", "5",
+                   "--step-seconds", "20", "--warmup-seconds", "2", "--cooldown-seconds", "5", "--max-concurrency", "8",
                    "--out", str(out), timeout_s=900)
     assert done.returncode == 0, done.stderr[-3000:]
     document = json.loads((out / "tune.json").read_text())
@@ -32,4 +32,7 @@ def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> 
     key = flag.removeprefix("--").replace("-", "_")
     restarted_log = Path(round_one["log_path"]).read_text()
     assert re.search(rf"'{key}': '?{re.escape(proposed)}\b", restarted_log), f"vLLM did not get {flag} {proposed}"
+    # the change was chosen by the performance model, and its prediction sits beside the measurement
+    assert round_one["predicted"]["steps"] and round_one["predicted_decision"]
+    assert round_one["prediction_error"]["steps"], round_one["prediction_error"]
     assert (out / "report.html").is_file()
