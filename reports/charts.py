@@ -17,10 +17,9 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
 from functools import cache
 
-__all__ = ["Series", "Marker", "line_chart", "svg_from_figure"]
+__all__ = ["Marker", "Series", "line_chart", "svg_from_figure"]
 
 
 @cache
@@ -52,6 +51,7 @@ class Series:
     dashed: bool = False
     secondary_axis: bool = False
     colour: str | None = None  # default: the next palette colour
+    band: tuple[Sequence[float | None], Sequence[float | None]] | None = None  # (low, high), shaded
 
 
 @dataclass(slots=True)
@@ -134,6 +134,11 @@ def _plot_series(ax, one: Series, colour: str):
     ys = [float("nan") if v is None else float(v) for v in one.y]
     linestyle = "--" if one.dashed else "-"
     (line,) = ax.plot(xs, ys, color=colour, linestyle=linestyle, linewidth=1.6, label=one.label)
+    if one.band is not None:  # a prediction's uncertainty: the range its stated error allows
+        low, high = ([float("nan") if v is None else float(v) for v in edge] for edge in one.band)
+        ax.fill_between(xs, low, high, color=colour, alpha=0.15, linewidth=0)
+        if len(xs) == 1:  # a one-step ramp has no area to shade: draw the range as a bar
+            ax.vlines(xs, low, high, color=colour, alpha=0.3, linewidth=8)
     valid = list(one.valid) if one.valid is not None else [True] * len(xs)
     good = [(x, y) for x, y, ok in zip(xs, ys, valid) if ok]
     bad = [(x, y) for x, y, ok in zip(xs, ys, valid) if not ok]
@@ -144,8 +149,8 @@ def _plot_series(ax, one: Series, colour: str):
     return line, bool(bad)
 
 
-_PROLOGUE = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_PROLOGUE = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.DOTALL)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
 # Namespace declarations are identifiers, not links, but an HTML parser does not need them
 # for inline SVG, and leaving no "http" in the file makes "no external URL" checkable by grep.
 _XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')

@@ -15,7 +15,7 @@ from typing import Any
 from reports.charts import PALETTE, Marker, Series, line_chart
 from reports.fields import number, pick
 
-__all__ = ["ramp_view", "overlay_charts", "DEFAULT_METRIC_DEFINITIONS", "server_figure"]
+__all__ = ["DEFAULT_METRIC_DEFINITIONS", "offered_load_label", "overlay_charts", "ramp_view", "server_figure"]
 
 LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 
@@ -58,7 +58,7 @@ def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
     steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
     offered = [number(s.get("offered")) or 0.0 for s in steps]
     valid = [bool(s.get("valid", True)) for s in steps]
-    load_label = _load_label(ramp)
+    load_label = offered_load_label(ramp)
     markers = _markers(ramp)
     rows = [_row(i, s) for i, s in enumerate(steps)]
     charts: list[dict[str, str]] = []
@@ -93,38 +93,70 @@ def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def overlay_charts(
-    before: Mapping[str, Any], after: Mapping[str, Any], labels: Sequence[str] = ("before", "after")
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    labels: Sequence[str] = ("before", "after"),
+    quantile: str = "p99",
+    bands: Sequence[Sequence[Any] | None] = (None, None),
 ) -> list[dict[str, str]]:
-    """Before/after charts on shared axes: p99 latencies and output throughput."""
+    """Before/after charts on shared axes: TTFT and ITL at `quantile`, and output throughput.
+
+    The first ramp is drawn dashed. `bands` gives, per ramp, its per-step uncertainty bands (a
+    prediction's `{"ttft_p99": {"low", "high"}, …}`, in seconds and tokens/s); a ramp with bands
+    is drawn with the range shaded.
+    """
     out: list[dict[str, str]] = []
-    load_label = _load_label(after)
-    for key, name in (("ttft_s", "TTFT p99"), ("itl_s", "ITL p99")):
+    load_label = offered_load_label(after)
+    ramps = ((labels[0], before, True, bands[0]), (labels[1], after, False, bands[1]))
+    for key, metric in (("ttft_s", "TTFT"), ("itl_s", "ITL")):
+        name = f"{metric} {quantile}"
+        band_key = f"{key.removesuffix('_s')}_{quantile}"
         series = []
-        for label, ramp, dashed in ((labels[0], before, True), (labels[1], after, False)):
-            steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+        for label, ramp, dashed, ramp_bands in ramps:
+            steps = _steps(ramp)
             series.append(Series(
-                label=f"{name} ({label})",
+                label=f"{name} ({label}{', shaded: uncertainty' if ramp_bands else ''})",
                 x=[number(s.get("offered")) or 0.0 for s in steps],
-                y=[_ms(_percentile(s, key, "p99")) for s in steps],
+                y=[_ms(_percentile(s, key, quantile)) for s in steps],
                 valid=[bool(s.get("valid", True)) for s in steps],
                 dashed=dashed,
+                band=_band(ramp_bands, len(steps), band_key, 1000.0),
             ))
         out.append({"title": f"{name}: {labels[0]} vs {labels[1]}",
                     "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series)})
     series = []
-    for label, ramp, dashed in ((labels[0], before, True), (labels[1], after, False)):
-        steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+    for label, ramp, dashed, ramp_bands in ramps:
+        steps = _steps(ramp)
         series.append(Series(
-            label=f"output tokens/s ({label})",
+            label=f"output tokens/s ({label}{', shaded: uncertainty' if ramp_bands else ''})",
             x=[number(s.get("offered")) or 0.0 for s in steps],
             y=[number(s.get("output_tokens_per_s")) for s in steps],
             valid=[bool(s.get("valid", True)) for s in steps],
             dashed=dashed,
+            band=_band(ramp_bands, len(steps), "output_tokens_per_s", 1.0),
         ))
     out.append({"title": f"Throughput: {labels[0]} vs {labels[1]}",
                 "svg": line_chart(f"Output throughput, {labels[0]} vs {labels[1]}", load_label,
                                   "tokens/s", series)})
     return out
+
+
+def _steps(ramp: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
+
+
+def _band(bands: Sequence[Any] | None, count: int, name: str, scale: float) -> tuple[list, list] | None:
+    """(low, high) of one figure over the steps, scaled to the chart's unit; None without bands."""
+    if not bands:
+        return None
+    edges: tuple[list[float | None], list[float | None]] = ([], [])
+    for k in range(count):
+        band = bands[k] if k < len(bands) and isinstance(bands[k], Mapping) else {}
+        figure = band.get(name) if isinstance(band.get(name), Mapping) else {}
+        for edge, side in zip(edges, ("low", "high")):
+            value = number(figure.get(side))
+            edge.append(None if value is None else value * scale)
+    return edges if any(v is not None for v in edges[0] + edges[1]) else None
 
 
 def _row(index: int, step: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,7 +204,8 @@ def _config(ramp: Mapping[str, Any]) -> Mapping[str, Any]:
     return config if isinstance(config, Mapping) else {}
 
 
-def _load_label(ramp: Mapping[str, Any]) -> str:
+def offered_load_label(ramp: Mapping[str, Any]) -> str:
+    """The x axis of a ramp's charts: offered load in the ramp's own unit."""
     mode = str(pick(ramp, "mode", "shape", "load_mode", default=None)
                or _config(ramp).get("mode") or "").lower()
     steps = ramp.get("steps") or []

@@ -5,8 +5,8 @@ and archived; it must open offline years later. So the CSS is inlined, the chart
 drawn here (no script, no CDN), and nothing in the page refers to any URL.
 
 `render_html(documents)` takes parsed JSON documents (dicts) of kind "triage", "ramp",
-"advise", "demo" or "tune", in any combination, and returns the HTML text. It shows what
-the documents say; it computes no findings and makes no verdicts of its own.
+"advise", "demo", "tune" or "prediction", in any combination, and returns the HTML text. It
+shows what the documents say; it computes no findings and makes no verdicts of its own.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import markupsafe
 from reports.command_diff import apply_changes, command_diff
 from reports.errors import ReportInputError
 from reports.fields import number, pick
+from reports.prediction_view import candidates_view, prediction_check, prediction_view
 from reports.ramp_view import overlay_charts, ramp_view
 
-__all__ = ["KINDS", "render_html", "ReportInputError"]
+__all__ = ["KINDS", "ReportInputError", "render_html"]
 
-KINDS = ("triage", "ramp", "advise", "demo", "tune")
+KINDS = ("triage", "ramp", "advise", "demo", "tune", "prediction")
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 
 # rules' scale (critical/high/medium/low/info) plus common synonyms from older files.
@@ -61,7 +62,7 @@ def _section(index: int, doc: Mapping[str, Any]) -> dict[str, Any]:
             f"document {index + 1} has kind {kind!r}; servops report renders {', '.join(KINDS)} results"
         )
     builder = {"triage": triage_view, "ramp": ramp_view, "advise": advise_view,
-               "demo": demo_view, "tune": tune_view}[kind]
+               "demo": demo_view, "tune": tune_view, "prediction": prediction_view}[kind]
     return {"kind": kind, "anchor": f"{kind}-{index + 1}", "meta": _meta(doc), "view": builder(doc),
             "source": doc.get("_source_file")}
 
@@ -199,6 +200,10 @@ def demo_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "overlay": overlay_charts(before_ramp, after_ramp)
         if before_ramp.get("steps") and after_ramp.get("steps") else [],
         "triage": triage_view(triage) if triage else None,
+        # the after-ramp as predicted before the restart, when the demo made a prediction (a tune round's form)
+        "prediction": prediction_check(doc.get("predicted") or after.get("predicted"), after_ramp,
+                                       doc.get("prediction_error") or after.get("prediction_error")),
+        "candidates": candidates_view(doc.get("candidates"), _applied(doc.get("applied_change"))),
         "timings": doc.get("timings"),
         "notes": doc.get("notes") or [],
     }
@@ -215,6 +220,7 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         ramp = rnd.get("ramp") if isinstance(rnd.get("ramp"), Mapping) else None
         triage = rnd.get("triage") if isinstance(rnd.get("triage"), Mapping) else None
         before_cmd, after_cmd = rnd.get("command_before"), rnd.get("command")
+        candidates = candidates_view(rnd.get("candidates"), rnd.get("change"))
         rounds.append({
             "round": rnd.get("round"),
             "change": _round_change(rnd.get("change")),
@@ -227,6 +233,10 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
             "stopped_reason": rnd.get("stopped_reason"),
             "ramp": ramp_view(ramp) if ramp else None,
             "triage": triage_view(triage) if triage else None,
+            "predicted_decision": rnd.get("predicted_decision") or "",
+            "predicted_after": next((c["criterion_after"] for c in candidates if c["status"] == "tried"), None),
+            "prediction": prediction_check(rnd.get("predicted"), ramp, rnd.get("prediction_error")),
+            "candidates": candidates,
         })
     return {
         "criterion": doc.get("criterion") if isinstance(doc.get("criterion"), Mapping) else {},
@@ -234,9 +244,17 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "baseline_value": baseline.get("criterion_value"),
         "baseline_ramp": ramp_view(baseline_ramp) if baseline_ramp else None,
         "rounds": rounds,
+        "predicted": any(r["prediction"] or r["candidates"] for r in rounds),  # older files predict nothing
         "final_command": doc.get("final_command"),
         "stopped_reason": doc.get("stopped_reason"),
     }
+
+
+def _applied(change: Any) -> dict[str, Any] | None:
+    """A demo's applied change as {changes: [...]}, the form a tune round's change has."""
+    if not isinstance(change, Mapping):
+        return None
+    return {"changes": change.get("all_changes") or [change]}
 
 
 def _round_change(change: Any) -> dict[str, Any] | None:
@@ -309,6 +327,7 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = format_number
     env.filters["ms"] = format_ms
     env.filters["value"] = format_value
+    env.filters["pct"] = format_percent
     # Our own stylesheet and our own matplotlib SVG are trusted markup; input text never is.
     env.globals["css_text"] = markupsafe.Markup((TEMPLATE_DIR / "report.css").read_text(encoding="utf-8"))
     env.filters["svg"] = markupsafe.Markup
@@ -333,6 +352,16 @@ def format_ms(seconds: Any) -> str:
     """Seconds shown as milliseconds (the unit on-call engineers read latencies in)."""
     num = None if isinstance(seconds, jinja2.Undefined) else number(seconds)
     return "–" if num is None else format_number(num * 1000.0)
+
+
+def format_percent(fraction: Any, signed: bool = True) -> str:
+    """A fraction as a percentage: 0.123 → "+12%" (signed, for errors) or "12%"; missing → an en dash."""
+    num = None if isinstance(fraction, jinja2.Undefined) else number(fraction)
+    if num is None:
+        return "–"
+    percent = num * 100.0
+    digits = 1 if abs(percent) < 10 else 0
+    return f"{percent:+.{digits}f}%" if signed else f"{percent:.{digits}f}%"
 
 
 def format_value(value: Any) -> str:
