@@ -31,6 +31,8 @@ from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
+from advisor.perf.prior import roofline_cost
+from advisor.perf.whatif import synthetic_ramp
 from advisor.predict import predict_findings
 from advisor.report_files import load_result
 from advisor.run_diff import RunDiff
@@ -135,6 +137,8 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             memory.kv_cache_tokens if memory else None, _slos(request.workload),
             engine="vllm-cpu" if collected.facts.config and collected.facts.config.device == "cpu" else None)
         notes = [*notes, *forecast_notes]
+    elif deployment is not None:
+        notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
         inputs=request,
@@ -266,3 +270,25 @@ def _load_ramp(path: str) -> dict:
         raise UserError(f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
                         f"`servops ramp --json` wrote")
     return document
+
+
+def _forecast_from_prior(findings: list[Finding], request: TriageRequest, collected: Collected, deployment) -> list[str]:
+    """No ramp: latency predictions from the roofline prior over the workload hints, when they give lengths."""
+    workload = request.workload
+    if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
+        return []
+    launch = deployment.launch
+    cost = roofline_cost(deployment.model, deployment.gpu, tensor_parallel=launch.tensor_parallel_size,
+                         quantization=launch.quantization)
+    if cost is None:
+        return []
+    top = max(2, int(workload.client_concurrency or 64))
+    levels = [float(2 ** k) for k in range(0, 12) if 2 ** k < top] + [float(top)]
+    prompt, output = int(workload.p50_input_tokens), int(workload.p50_output_tokens)
+    # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
+    lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)
+    ramp = synthetic_ramp(levels, prompt, output, step_s=min(600.0, max(5.0, 4 * lifetime)))
+    memory = collected.facts.memory
+    _, notes = forecast_findings(findings, ramp, "workload hints", collected.command or ServeCommand(),
+                                 memory.kv_cache_tokens if memory else None, _slos(workload), cost=cost)
+    return notes

@@ -59,8 +59,11 @@ def compact(prediction: Prediction) -> dict[str, Any]:
 
 
 def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[str, Any] | None,
-                 skip: set[tuple[str, str]], allow_unsafe: bool = False) -> list[ChangeForecast]:
-    """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last."""
+                 skip: set[tuple[str, str]], allow_unsafe: bool = False, search: bool = True) -> list[ChangeForecast]:
+    """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last.
+
+    `search`: also weigh every SEARCH_VALUES value of the batch-size flags (else only the rules' values).
+    The best candidate's prediction carries the uncertainty bands; the others are ranked without them."""
     baseline = {"steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
                 "safe_operating_point": _dump(forecaster.baseline.safe_operating_point)}
     scored: list[tuple[tuple, ChangeForecast]] = []
@@ -77,7 +80,7 @@ def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[
                 scored.append(((2,), base.model_copy(update={
                     "rejected": f"the performance model does not predict {flag}, so its effect is unknown"})))
                 continue
-            for value in _values(flag, proposed, change.get("current"), forecaster):
+            for value in (_values(flag, proposed, change.get("current"), forecaster) if search else [proposed]):
                 if (flag, value) in skip:
                     continue
                 candidate = dict(change, proposed=value)
@@ -96,13 +99,18 @@ def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[
             continue
         seen.add(key)
         ranked.append(forecast)
-    return _best_per_flag(ranked)
+    ranked = _best_per_flag(ranked)
+    if ranked and ranked[0].helps:
+        best = ranked[0].changes[0]
+        banded = forecaster.predict({best["flag"]: str(best["proposed"])}, with_bands=True)
+        ranked[0] = ranked[0].model_copy(update={"prediction": compact(banded)})
+    return ranked
 
 
 def _forecast(forecaster: Forecaster, criterion: TuneCriterion, baseline: dict, item: ChangeForecast) -> ChangeForecast:
     change = item.changes[0]
     try:
-        prediction = forecaster.predict({change["flag"]: str(change["proposed"])})
+        prediction = forecaster.predict({change["flag"]: str(change["proposed"])}, with_bands=False)
     except UserError as exc:
         return item.model_copy(update={"rejected": str(exc)})
     predicted = {"steps": [s.model_dump(mode="json") for s in prediction.steps],

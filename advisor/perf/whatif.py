@@ -14,7 +14,8 @@ import statistics
 
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.perf.calibrate import calibrate
+from advisor.perf.calibrate import Calibration, calibrate
+from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
 from advisor.perf.limits import SchedulerLimits, engine_kind, limits_for
 from advisor.perf.measured import MeasuredRamp, measured_ramp
@@ -56,7 +57,8 @@ class Forecaster:
     """
 
     def __init__(self, document: dict, source: str, server_args: str | ServeCommand, engine: str | None = None,
-                 kv_cache_tokens: int | None = None, progress=lambda line: None) -> None:
+                 kv_cache_tokens: int | None = None, progress=lambda line: None,
+                 cost: StepCost | None = None) -> None:
         self.document, self.source = document, source
         self.ramp = measured_ramp(document, source)
         self.command = (server_args if isinstance(server_args, ServeCommand)
@@ -66,11 +68,18 @@ class Forecaster:
         self.notes: list[str] = list(self.workload.notes)
         before = limits_for(self.command, self.engine, num_blocks=_blocks_override(self.command),
                             kv_tokens=kv_cache_tokens)
-        progress(f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) of {source}")
-        self.calibration = calibrate(self.ramp, before, self.workload, source=source)
-        self.cost = self.calibration.cost
-        self.notes.append(calibration_note(self.calibration))
-        if before.num_blocks is None:
+        self.calibration: Calibration | None = None
+        if cost is not None:  # a prior: nothing measured to fit
+            self.cost = cost
+            self.notes.append(f"cost from the {cost.source} (±{cost.relative_error:.0%}); a ramp "
+                              f"(servops ramp, then --ramp) replaces it with a fit")
+        else:
+            progress(f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) "
+                     f"of {source}")
+            self.calibration = calibrate(self.ramp, before, self.workload, source=source)
+            self.cost = self.calibration.cost
+            self.notes.append(calibration_note(self.calibration))
+        if before.num_blocks is None and cost is None:
             estimated = estimate_kv_blocks(self.ramp, before, self.cost, self.workload)
             if estimated:
                 before = before.model_copy(update={"num_blocks": estimated})
@@ -143,3 +152,20 @@ def estimate_kv_blocks(ramp: MeasuredRamp, limits: SchedulerLimits, cost, worklo
 def _blocks_override(command: ServeCommand) -> int | None:
     text = command.value("--num-gpu-blocks-override")
     return int(text) if text and text.isdigit() and int(text) > 0 else None
+
+
+def synthetic_ramp(levels: list[float], input_tokens: int, output_tokens: int, step_s: float = 60.0) -> dict:
+    """A ramp document with nothing measured: the load steps and request shape a prediction replays
+    when only workload hints are known (offline triage with a roofline prior)."""
+    config = {"mode": "concurrency", "levels": levels, "step_s": step_s, "warmup_s": step_s / 6,
+              "cooldown_s": step_s, "request_timeout_s": 600.0,
+              "workload": {"kind": "random", "input_len": {"mean": max(1, input_tokens)},
+                           "output_len": {"mean": max(1, output_tokens)}}}
+    empty = {"p50": None, "p90": None, "p95": None, "p99": None, "count": 0}
+    steps = [{"step": k, "offered": level, "offered_unit": "concurrency", "window_s": step_s, "window_start_ts": 0.0,
+              "window_end_ts": 0.0, "achieved_rate": 0.0, "requests": 0, "ok_requests": 0, "errors": {},
+              "ttft_s": empty, "itl_s": empty, "itl_request_mean_s": empty, "tpot_s": empty, "e2e_s": empty,
+              "output_tokens": 0, "output_tokens_per_s": 0.0, "goodput_rps": 0.0, "valid": False,
+              "invalid_reason": "not measured: workload hints only", "client": {}}
+             for k, level in enumerate(levels)]
+    return {"kind": "ramp", "config": config, "steps": steps, "knee": None, "safe_operating_point": None}

@@ -1,0 +1,55 @@
+"""A step cost from first principles, for when nothing has been measured (offline triage).
+
+Roofline reasoning (Williams et al., "Roofline", CACM 2009; the same decomposition BLIS and
+AIConfigurator start from): a decode iteration reads every weight once, so its fixed part is
+at least weight bytes / memory bandwidth; each decoded sequence adds 2·params FLOPs of
+compute; each prompt token 2·params FLOPs at the prefill efficiency a GPU reaches on large
+matmuls; each context token read adds its KV bytes / bandwidth. Bandwidth and bf16 FLOPs come
+from the GPU catalog (vendor data sheets), sizes from the model catalog and memory math.
+
+The stated uncertainty is wide (±50 %): kernels, launch overheads and attention efficiency
+vary by a factor of two between engines and versions; a ramp replaces this with a fit.
+"""
+
+from __future__ import annotations
+
+from advisor.hardware import GpuSpec
+from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
+from advisor.modelspec import ModelSpec
+from advisor.perf.cost import StepCost
+
+# Per-iteration work outside the matmuls (scheduling, sampling, kernel launches): a few ms in
+# vLLM V1 without CUDA graphs, less with them; an assumption, inside the stated error.
+FIXED_STEP_S = 0.003
+PREFILL_MFU = 0.5  # share of dense bf16 peak a large prefill matmul reaches (assumption)
+DECODE_SEQ_OVERHEAD_S = 5e-5  # per sequence: sampling, detokenising, bookkeeping (assumption)
+PRIOR_RELATIVE_ERROR = 0.5
+
+
+def roofline_cost(model: ModelSpec, gpu: GpuSpec, tensor_parallel: int = 1, dtype_bytes: float = 2.0,
+                  kv_dtype_bytes: float = 2.0, quantization: str | None = None) -> StepCost | None:
+    """The prior cost of `model` on `tensor_parallel` × `gpu`; None when the catalog lacks its bandwidth or FLOPs."""
+    if not gpu.memory_bandwidth_tbps or not gpu.bf16_tflops:
+        return None
+    bandwidth = gpu.memory_bandwidth_tbps * 1e12
+    flops = gpu.bf16_tflops * 1e12
+    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tensor_parallel, 1) * GIB
+    active = _active_params(model) / tensor_parallel
+    return StepCost(
+        base_s=FIXED_STEP_S + weights / bandwidth,
+        prefill_token_s=2 * active / (flops * PREFILL_MFU),
+        decode_seq_s=2 * active / flops + DECODE_SEQ_OVERHEAD_S,
+        context_token_s=kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tensor_parallel, 1) / bandwidth,
+        overhead_s=0.0, relative_error=PRIOR_RELATIVE_ERROR,
+        source=f"roofline prior: {model.name} on {tensor_parallel} x {gpu.name} "
+               f"({gpu.memory_bandwidth_tbps:g} TB/s, {gpu.bf16_tflops:g} bf16 TFLOPS); no measurement",
+    )
+
+
+def _active_params(model: ModelSpec) -> float:
+    """Parameters one token passes through: all of a dense model; for MoE the routed share of the experts."""
+    if not model.is_moe or not model.num_experts:
+        return float(model.param_count)
+    expert = 3 * model.hidden_size * model.intermediate_size * model.num_hidden_layers
+    inactive = expert * (model.num_experts - model.num_experts_per_tok)
+    return float(max(model.param_count - inactive, model.param_count * 0.05))
