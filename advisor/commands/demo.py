@@ -12,7 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from advisor.demo import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS, DemoSettings, run_demo
+from advisor.cli_types import non_negative_float, non_negative_int, positive_float, positive_int
+from advisor.demo import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS, DemoSettings, poor_command, run_demo
 from advisor.errors import UserError
 from advisor.output_paths import check_output_dir
 from advisor.measure import RampSettings
@@ -47,9 +48,11 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    settings = demo_settings(args)  # flags and the engine checked first: a refused run leaves no folder
+    poor_command(settings)
     check_output_dir(args.out, "--out")  # before minutes of engine runs, not after
     out_dir = Path(args.out)
-    result = run_demo(demo_settings(args), out_dir, progress=_progress)
+    result = run_demo(settings, out_dir, progress=_progress)
     json_path = write_json(out_dir / "demo.json", result.model_dump_json(indent=1))
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     print(result.summary)
@@ -82,20 +85,20 @@ def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
     """The ramp and startup flags demo and tune share (one workload for every run compared)."""
     parser.add_argument("--concurrency", default="1,2,4", metavar="LIST",
                         help="closed-loop concurrent streams per ramp step (default: 1,2,4)")
-    parser.add_argument("--step-seconds", type=float, default=25.0, metavar="S",
+    parser.add_argument("--step-seconds", type=positive_float, default=25.0, metavar="S",
                         help="duration of each ramp step (default: 25)")
-    parser.add_argument("--warmup-seconds", type=float, default=5.0, metavar="S",
+    parser.add_argument("--warmup-seconds", type=non_negative_float, default=5.0, metavar="S",
                         help="start of each step left out of the statistics (default: 5)")
-    parser.add_argument("--cooldown-seconds", type=float, default=15.0, metavar="S",
+    parser.add_argument("--cooldown-seconds", type=non_negative_float, default=15.0, metavar="S",
                         help="after the last step, time for in-flight requests to finish (default: 15)")
-    parser.add_argument("--max-concurrency", type=int, default=64, metavar="N",
+    parser.add_argument("--max-concurrency", type=non_negative_int, default=64, metavar="N",
                         help="when the ramp shows no knee, ramp on at 2x and 4x its top level up to N streams, so "
                              "the safe operating point is not just the top tested step (default: 64; 0: never)")
-    parser.add_argument("--input-len", type=int, default=24, metavar="N", help="prompt length in words (default: 24)")
-    parser.add_argument("--output-len", type=int, default=12, metavar="N", help="output tokens per request (default: 12)")
+    parser.add_argument("--input-len", type=positive_int, default=24, metavar="N", help="prompt length in words (default: 24)")
+    parser.add_argument("--output-len", type=positive_int, default=12, metavar="N", help="output tokens per request (default: 12)")
     parser.add_argument("--slo", default="ttft_p99=3s", metavar="SLOS",
                         help="SLOs that define the safe operating point (default: ttft_p99=3s)")
-    parser.add_argument("--startup-timeout", type=float, default=600.0, metavar="S",
+    parser.add_argument("--startup-timeout", type=positive_float, default=600.0, metavar="S",
                         help="seconds to wait for each engine to answer /health (default: 600; the first run "
                              "converts the embedded model once, and vLLM compiles the model at every start)")
 

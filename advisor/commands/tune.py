@@ -13,11 +13,13 @@ import shutil
 import sys
 from pathlib import Path
 
+from advisor.cli_types import positive_float, positive_int, unit_interval
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.commands.demo import add_engine_argument, add_ramp_arguments, ramp_settings
 from advisor.demo import POOR_FLAGS, Engine, default_base_flags, start_command
 from advisor.errors import UserError
 from advisor.launch import BUNDLED_PROGRAM
+from advisor.output_paths import check_output_dir
 from advisor.report_files import write_html_report, write_json
 from advisor.tune import TuneCriterion, run_tune
 from advisor.vllm_launch import vllm_unavailable_reason
@@ -44,14 +46,14 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", default="tune-out", metavar="DIR",
                         help="folder for tune.json, report.html and engine logs (default: tune-out)")
-    parser.add_argument("--rounds", type=int, default=3, metavar="N", help="maximum tuning rounds (default: 3)")
+    parser.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="maximum tuning rounds (default: 3)")
     parser.add_argument("--criterion", choices=["safe-point", "itl-p99"], default="safe-point",
                         help="keep a change when the safe operating point rises (ties: p99 TTFT falls), or when "
                              "p99 ITL at --target-load falls (default: safe-point)")
-    parser.add_argument("--target-load", type=float, default=None, metavar="LOAD",
+    parser.add_argument("--target-load", type=positive_float, default=None, metavar="LOAD",
                         help="offered load (concurrency level) for --criterion itl-p99 (default: the top level "
                              "both runs measured)")
-    parser.add_argument("--min-improvement", type=float, default=0.10, metavar="FRACTION",
+    parser.add_argument("--min-improvement", type=unit_interval, default=0.10, metavar="FRACTION",
                         help="relative improvement a latency criterion needs to keep a change (default: 0.10)")
     parser.add_argument("--unsafe-changes", action="store_true",
                         help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
@@ -80,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
     criterion = TuneCriterion(metric="itl_p99" if args.criterion == "itl-p99" else "safe_operating_point",
                               target_load=args.target_load, min_improvement=args.min_improvement)
     start = _start_command(args)
+    settings = ramp_settings(args)
+    check_output_dir(args.out, "--out")  # before minutes of engine runs, not after
     out_dir = Path(args.out)
-    result = run_tune(start, criterion, ramp_settings(args), args.rounds, out_dir, progress=_progress,
+    result = run_tune(start, criterion, settings, args.rounds, out_dir, progress=_progress,
                       allow_unsafe=args.unsafe_changes)
     json_path = write_json(out_dir / "tune.json", result.model_dump_json(indent=1))
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
