@@ -18,7 +18,7 @@ from reports.render import KINDS
 def register(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "report",
-        help="render triage/ramp/advise/demo/tune JSON into one self-contained HTML file",
+        help="render triage/ramp/advise/demo/tune/prediction JSON into one self-contained HTML file",
         description=(
             "Render one or more servops result files (JSON of kind "
             + ", ".join(KINDS)
@@ -27,7 +27,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("results", nargs="+", metavar="RESULT.json",
-                        help="result files written by servops (triage, ramp, advise, demo, tune)")
+                        help="result files written by servops (triage, ramp, advise, demo, tune, predict)")
     parser.add_argument("-o", "--output", default="report.html", metavar="PATH",
                         help="HTML file to write (default: report.html)")
     parser.add_argument("--title", default=None, help="page title (default: from the result kinds)")
