@@ -27,7 +27,7 @@ from loadtest.slo import parse_slos
 from loadtest.workload import LengthSpec, WorkloadSpec
 from rules.facts import Workload
 
-__all__ = ["RampSettings", "Measurement", "measure", "top_change"]
+__all__ = ["Measurement", "RampSettings", "measure", "top_change"]
 
 Progress = Callable[[str], None]
 _STEP_LINE = re.compile(r"^step (\d+)/(\d+)\b")

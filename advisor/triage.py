@@ -36,7 +36,6 @@ from advisor.perf.whatif import synthetic_ramp
 from advisor.predict import predict_findings
 from advisor.report_files import load_result
 from advisor.run_diff import RunDiff
-from advisor.triage_forecast import RejectedChange, forecast_findings
 from advisor.triage_context import (
     hardware_for,
     measured_pool,
@@ -44,8 +43,9 @@ from advisor.triage_context import (
     model_facts,
     resolve_deployment,
 )
-from rules.catalog import get_rule
+from advisor.triage_forecast import RejectedChange, forecast_findings
 from loadtest.slo import SLO
+from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
 from rules.model import Finding, Rule
@@ -283,7 +283,7 @@ def _forecast_from_prior(findings: list[Finding], request: TriageRequest, collec
     if cost is None:
         return []
     top = max(2, int(workload.client_concurrency or 64))
-    levels = [float(2 ** k) for k in range(0, 12) if 2 ** k < top] + [float(top)]
+    levels = [float(2 ** k) for k in range(12) if 2 ** k < top] + [float(top)]
     prompt, output = int(workload.p50_input_tokens), int(workload.p50_output_tokens)
     # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
     lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)

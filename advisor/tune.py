@@ -22,11 +22,11 @@ from advisor.collect.server_args import ServeCommand
 from advisor.demo import apply
 from advisor.launch import display_command
 from advisor.measure import Measurement, RampSettings, measure
-from advisor.tune_criterion import TuneCriterion, criterion_value, decide
 from advisor.round_choice import choose_change
+from advisor.tune_criterion import TuneCriterion, criterion_value, decide
 from advisor.tune_forecast import figure_errors
 
-__all__ = ["TuneCriterion", "TuneRound", "TuneResult", "run_tune", "criterion_value", "decide"]
+__all__ = ["TuneCriterion", "TuneResult", "TuneRound", "criterion_value", "decide", "run_tune"]
 
 Progress = Callable[[str], None]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from advisor.errors import UserError
 from advisor.perf.forecast import BAND_FIGURES, Prediction, figure
@@ -181,12 +181,12 @@ def figure_errors(prediction: dict[str, Any] | None, measured: dict[str, Any]) -
         if real is None or not real.valid or not real.ok_requests:
             continue
         row = {"offered": guess["offered"]}
-        for name in errors:
+        for name, found in errors.items():
             p = guess["output_tokens_per_s"] if name == "output_tokens_per_s" else guess[name[:-4] + "_s"]["p50"]
             m = figure(real, name)
             if p is not None and m:
                 row[name] = {"predicted": p, "measured": m, "error": p / m - 1}
-                errors[name].append(abs(p / m - 1))
+                found.append(abs(p / m - 1))
         rows.append(row)
     median = {name: sorted(v)[len(v) // 2] for name, v in errors.items() if v}
     knee = (measured.get("knee") or {}).get("offered")

@@ -69,11 +69,10 @@ def render_table(prediction: Prediction) -> str:
     unit = "rps" if prediction.offered_unit == "rps" else "streams"
     lines = [f"predicted: {prediction.server_args_after or '(defaults)'}",
              f"from:      {prediction.server_args or '(defaults)'}  [{prediction.engine}]",
-             f"{'offered':>10} | {'TTFT p50 s':>18} | {'TTFT p99 s':>18} | {'ITL p50 ms':>16} | "
-             f"{'ITL p99 ms':>16} | {'tok/s':>14}"]
+             (f"{'offered':>10} | {'TTFT p50 s':>18} | {'TTFT p99 s':>18} | {'ITL p50 ms':>16} | "
+              f"{'ITL p99 ms':>16} | {'tok/s':>14}")]
     base = prediction.baseline.steps if prediction.baseline else [None] * len(prediction.steps)
-    for k, (step, before) in enumerate(zip(prediction.steps, base)):
-        band = prediction.bands[k] if k < len(prediction.bands) else {}
+    for step, before in zip(prediction.steps, base):
         cells = [f"{step.offered:>6g} {unit[:3]}"]
         for name, scale, digits in (("ttft_p50", 1, 2), ("ttft_p99", 1, 2), ("itl_p50", 1e3, 0), ("itl_p99", 1e3, 0),
                                     ("output_tokens_per_s", 1, 0)):

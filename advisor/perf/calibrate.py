@@ -100,7 +100,9 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
 def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost,
                    workload: ReplayWorkload) -> list[FitRow]:
     """Measured vs replayed TTFT p50, ITL p50 and output tok/s for each measured step."""
-    from advisor.perf.forecast import predicted_step  # forecast imports calibrate's callers
+    from advisor.perf.forecast import (
+        predicted_step,  # forecast imports calibrate's callers
+    )
 
     rows = []
     for step in usable:

@@ -20,7 +20,13 @@ from advisor.perf.measured import MeasuredRamp
 from advisor.perf.replay import StepReplay, replay_step
 from advisor.perf.workload import ReplayWorkload
 from loadtest.knee import find_knee, safe_operating_point
-from loadtest.results import Knee, SafeOperatingPoint, ServerSignals, StepResult, servops_version
+from loadtest.results import (
+    Knee,
+    SafeOperatingPoint,
+    ServerSignals,
+    StepResult,
+    servops_version,
+)
 from loadtest.stats import step_stats
 
 BAND_FIGURES = ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99", "output_tokens_per_s")

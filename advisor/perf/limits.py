@@ -15,7 +15,11 @@ from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.versions import CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS, CPU_API_SERVER_MAX_NUM_SEQS, CPU_DEFAULT_BLOCK_SIZE
+from advisor.versions import (
+    CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
+    CPU_API_SERVER_MAX_NUM_SEQS,
+    CPU_DEFAULT_BLOCK_SIZE,
+)
 
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]
 ENGINE_KINDS: tuple[str, ...] = ("bundled", "vllm-cpu", "vllm-cuda")

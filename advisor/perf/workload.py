@@ -13,6 +13,7 @@ step); those template tokens open every prompt and are shared like a prefix.
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -116,7 +117,7 @@ def _from_quantiles(q: Percentiles, u: float) -> int:
     points = [(0.5, q.p50), (0.9, q.p90 or q.p50), (0.95, q.p95 or q.p90 or q.p50), (0.99, q.p99 or q.p50)]
     if u <= 0.5:
         return max(1, round(q.p50 * (0.5 + u)))  # a spread below the median the quantiles do not record
-    for (u0, v0), (u1, v1) in zip(points, points[1:]):
+    for (u0, v0), (u1, v1) in itertools.pairwise(points):
         if u <= u1:
             return max(1, round(v0 + (v1 - v0) * (u - u0) / (u1 - u0)))
     return max(1, round(points[-1][1]))

@@ -27,8 +27,8 @@ def _workload(prompt: int, output: int) -> ReplayWorkload:
 
 
 def _limits(**overrides) -> SchedulerLimits:
-    values = dict(max_num_seqs=8, max_num_batched_tokens=64, max_model_len=64, block_size=4, num_blocks=64,
-                  enable_prefix_caching=False)
+    values = {"max_num_seqs": 8, "max_num_batched_tokens": 64, "max_model_len": 64, "block_size": 4,
+              "num_blocks": 64, "enable_prefix_caching": False}
     return SchedulerLimits(**{**values, **overrides})
 
 
