@@ -4,9 +4,10 @@
     .venv/bin/python -m benchmarks.predict_accuracy --engine bundled --quick   # 3 levels, short steps
 
 Per engine (the bundled engine, and real vLLM from .venv-vllm when it is installed):
-1. Calibration: start the server with `--max-num-seqs 8`, ramp 1-16 closed-loop streams over a
-   random workload; start it again with prefix caching on and ramp a shared-prefix workload.
-2. Targets, each started and ramped for real over the same steps: `--max-num-seqs` 1, 2, 4, 32,
+1. Calibration: start the server with `--max-num-seqs 32` (a cap the 1-16 streams never reach, so
+   the ramp shows every batch size), ramp 1-16 closed-loop streams over a random workload; start
+   it again with prefix caching on and ramp a shared-prefix workload.
+2. Targets, each started and ramped for real over the same steps: `--max-num-seqs` 1, 2, 4, 8,
    `--max-num-batched-tokens 64` (prompts then take several chunked steps), and prefix caching
    off on the shared-prefix workload.
 3. For each target, `servops predict`'s model (advisor.perf.whatif) calibrates on the matching
@@ -42,12 +43,14 @@ RANDOM = WorkloadSpec(kind="random", input_len=LengthSpec(distribution="uniform"
 SHARED = WorkloadSpec(kind="shared-prefix", prefix_len=192, groups=2, share=1.0,
                       input_len=LengthSpec(distribution="uniform", mean=32, spread=16),
                       output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=12)
-CALIBRATION = {"random": ["--max-num-seqs", "8"], "shared-prefix": ["--max-num-seqs", "8", "--enable-prefix-caching"]}
+# Calibrate where the cap does not bind (32 > the top 16 streams): the ramp then shows every batch size
+# from 1 to 16, and the predictions interpolate rather than extrapolate the step cost.
+CALIBRATION = {"random": ["--max-num-seqs", "32"], "shared-prefix": ["--max-num-seqs", "32", "--enable-prefix-caching"]}
 TARGETS = [  # (name, workload, change)
     ("max-num-seqs 1", "random", "--max-num-seqs 1"),
     ("max-num-seqs 2", "random", "--max-num-seqs 2"),
     ("max-num-seqs 4", "random", "--max-num-seqs 4"),
-    ("max-num-seqs 32", "random", "--max-num-seqs 32"),
+    ("max-num-seqs 8", "random", "--max-num-seqs 8"),
     ("max-num-batched-tokens 64", "random", "--max-num-batched-tokens 64"),
     ("prefix caching off", "shared-prefix", "--no-enable-prefix-caching"),
 ]
@@ -60,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["bundled", "vllm", "both"], default="both")
     parser.add_argument("--out", default="bench-out/predict", help="folder for ramps, predictions and summary.json")
     parser.add_argument("--quick", action="store_true", help="levels 1,4,16 and 10 s steps (a smoke run)")
+    parser.add_argument("--recorded", action="store_true",
+                        help="measure nothing: predict again from the ramps and logs a previous run left in --out "
+                             "(to compare model versions on the same measurements)")
     args = parser.parse_args(argv)
     engines = ["bundled", "vllm"] if args.engine == "both" else [args.engine]
     out = Path(args.out)
@@ -67,32 +73,34 @@ def main(argv: list[str] | None = None) -> int:
     levels = [1.0, 4.0, 16.0] if args.quick else [1.0, 2.0, 4.0, 8.0, 16.0]
     step_s = 10.0 if args.quick else 20.0
     summary = {"levels": levels, "step_s": step_s, "engines": {}}
+    summary_name = "summary-recorded.json" if args.recorded else "summary.json"
     for engine in engines:
         if engine == "vllm" and (reason := vllm_unavailable_reason()):
             print(f"vllm: skipped: {reason}", file=sys.stderr)
             summary["engines"][engine] = {"skipped": reason}
             continue
-        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s)
-        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s, args.recorded)
+        (out / summary_name).write_text(json.dumps(summary, indent=1))
     print(render(summary))
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    (out / summary_name).write_text(json.dumps(summary, indent=1))
     return 0
 
 
-def run_engine(engine: str, out: Path, levels: list[float], step_s: float) -> dict:
+def run_engine(engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False) -> dict:
     # The demo's base flags (float32 on the bundled engine); vLLM keeps its own dtype default.
     base = ["--max-model-len", "2048"] + (["--enforce-eager"] if engine == "vllm" else
                                           list(default_base_flags("bundled")))
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
     calibrations = {}
+    run = recall if recorded else measure
     for name, flags in CALIBRATION.items():
-        calibrations[name] = measure(engine, base + flags, workloads[name], levels, step_s, out / f"calib-{name}")
+        calibrations[name] = run(engine, base + flags, workloads[name], levels, step_s, out / f"calib-{name}")
     rows = []
     for name, workload_name, change in TARGETS:
         calib = calibrations[workload_name]
         target_flags = calib["command"].with_changes(_change_dict(change))
-        measured = measure(engine, target_flags, workloads[workload_name], levels, step_s,
-                           out / f"target-{name.replace(' ', '-')}")
+        measured = run(engine, target_flags, workloads[workload_name], levels, step_s,
+                       out / f"target-{name.replace(' ', '-')}")
         started = time.monotonic()
         prediction = what_if(calib["ramp"], f"calib-{workload_name}", calib["command"].render(), [change],
                              kv_cache_tokens=calib["kv_tokens"])
@@ -118,6 +126,16 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
     (folder / "ramp.json").write_text(json.dumps(document, indent=1))
     kv = KV_LINE.findall((folder / "server.log").read_text(errors="replace"))
     return {"ramp": document, "command": command, "kv_tokens": int(kv[-1].replace(",", "")) if kv else None}
+
+
+def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
+    """What `measure` left in `folder` on an earlier run: the ramp, the command and the logged KV size."""
+    command = flags if not isinstance(flags, list) else start_command(engine, flags)
+    if not (folder / "ramp.json").is_file():
+        raise SystemExit(f"--recorded: {folder / 'ramp.json'} is missing; run without --recorded first")
+    kv = KV_LINE.findall((folder / "server.log").read_text(errors="replace"))
+    return {"ramp": json.loads((folder / "ramp.json").read_text()), "command": command,
+            "kv_tokens": int(kv[-1].replace(",", "")) if kv else None}
 
 
 def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:

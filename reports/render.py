@@ -117,6 +117,9 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "sources": [_source(s) for s in (doc.get("sources") or [])],
         "warnings": [*(doc.get("warnings") or []), *(doc.get("notes") or [])],
         "resolutions": [r for r in (doc.get("resolutions") or []) if isinstance(r, Mapping)],
+        "rejected": [{"rule": r.get("rule") or "?", "change": _change(r["change"]), "reason": r.get("reason") or ""}
+                     for r in (doc.get("rejected_changes") or [])
+                     if isinstance(r, Mapping) and isinstance(r.get("change"), Mapping)],
         "rule_errors": [e for e in (doc.get("rule_errors") or [])],
         "rules_run": len(doc.get("rules_run") or []),
         "severity_classes": SEVERITY_CLASSES,

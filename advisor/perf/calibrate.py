@@ -9,6 +9,12 @@ relative errors gives the next guess; the schedule is replayed again with it, un
 coefficients stop moving. The server-side rows are what tells engine time from the time a
 request spends outside the engine (HTTP, tokenisation), which the client's TTFT alone cannot.
 
+Two stages: first the line (base + per decode sequence); then, when the measured steps ran at
+several decode batch sizes, the fixed part plus the decode part becomes a curve pinned at each
+of those batch sizes (linear between them and past the last). Real engines are not linear in
+the batch: on this repository's CPU machines the bundled engine's step at a batch of two takes
+nearly twice its batch-of-one step and then flattens, which no line fits.
+
 The stated uncertainty is the fit's own: the RMS relative error of TTFT p50, ITL p50 and
 output tok/s over the measured steps, replayed with the final cost (at least 5 %).
 """
@@ -34,11 +40,13 @@ MAX_ITERATIONS = 8
 CONVERGED = 0.01
 MIN_RELATIVE_ERROR = 0.05
 RIDGE = 1e-3
-# Relative ridge weight per column: the per-request overhead outside the engine is small on any
-# healthy server (HTTP, template, tokenisation: milliseconds), so a TTFT that one step cannot
-# split between prefill and overhead is put on the engine, which is what scales with load.
-RIDGE_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 100.0])
-COLUMNS = ("base_s", "prefill_token_s", "decode_seq_s", "context_token_s", "overhead_s")
+# The overhead column's ridge weight, relative to the engine's: the per-request overhead outside
+# the engine is small on any healthy server (HTTP, template, tokenisation: milliseconds), so a
+# TTFT that one step cannot split between prefill and overhead is put on the engine, which is
+# what scales with load.
+OVERHEAD_RIDGE = 100.0
+MIN_CURVE_KNOTS = 4  # 0, 1 and at least two more batch sizes, or the line stays
+MAX_CURVE_KNOTS = 8
 
 
 class FitRow(BaseModel):
@@ -67,26 +75,11 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
     if not usable:
         raise UserError(f"{source}: no valid step with successful streamed requests to calibrate from; "
                         f"re-run the ramp against a server that answers")
-    cost = start or _first_guess(usable)
-    server_rows = False
-    iterations = 0
-    for iterations in range(1, MAX_ITERATIONS + 1):
-        rows, targets = [], []
-        for step in usable:
-            replay = replay_step(ramp.plan, step.step, limits, cost, workload)
-            step_rows, step_targets, used = _rows(ramp, step, replay)
-            rows += step_rows
-            targets += step_targets
-            server_rows = server_rows or used
-        if not rows:
-            break
-        solved = _nonnegative_fit(np.array(rows), np.array(targets))
-        updated = cost.model_copy(update=dict(zip(COLUMNS, (float(x) for x in solved))))
-        moved = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(_vector(updated), _vector(cost))
-                    if max(abs(a), abs(b)) > 1e-9)
-        cost = updated
-        if moved < CONVERGED:
-            break
+    cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start or _first_guess(usable))
+    knots = curve_knots(batches)
+    if len(knots) >= MIN_CURVE_KNOTS:  # several batch sizes seen: pin the step time at each of them
+        curved, more, used, _ = _fixed_point(ramp, usable, limits, workload, cost.with_curve(knots))
+        cost, iterations, server_rows = curved, iterations + more, server_rows or used
     fit_rows = in_sample_rows(ramp, usable, limits, cost, workload)
     errors = [row.error for row in fit_rows if row.measured > 0]
     rms = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.5
@@ -95,6 +88,55 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
         "source": f"fitted to {len(usable)} measured step(s) of {source}"
                   + (" and the server's /metrics" if server_rows else "")})
     return Calibration(cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows)
+
+
+def _fixed_point(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, workload: ReplayWorkload,
+                 cost: StepCost) -> tuple[StepCost, int, bool, list[int]]:
+    """Replay with `cost`, solve for its coefficients, repeat until they stop moving.
+
+    Returns the cost, the iterations, whether server metrics gave rows, and the decode batch
+    sizes the measured windows held (time-weighted, for the curve's knots)."""
+    server_rows, iterations, batches = False, 0, []
+    for iterations in range(1, MAX_ITERATIONS + 1):
+        rows, targets, batches = [], [], []
+        for step in usable:
+            replay = replay_step(ramp.plan, step.step, limits, cost, workload)
+            step_rows, step_targets, used = _rows(ramp, step, replay, cost)
+            rows += step_rows
+            targets += step_targets
+            server_rows = server_rows or used
+            batches.append(_typical_batch(ramp, step, replay))
+        if not rows:
+            break
+        updated = cost.with_coefficients(list(_nonnegative_fit(np.array(rows), np.array(targets))))
+        moved = max((abs(a - b) / max(abs(b), 1e-12) for a, b in zip(updated.vector(), cost.vector())
+                     if max(abs(a), abs(b)) > 1e-9), default=0.0)
+        cost = updated
+        if moved < CONVERGED:
+            break
+    return cost, iterations, server_rows, [b for b in batches if b]
+
+
+def curve_knots(batches: list[int]) -> list[float]:
+    """Knots for the decode curve: 0 (prefill-only steps), 1, and the distinct batch sizes the
+    measured steps mostly ran, so every knot has data near it; at most MAX_CURVE_KNOTS, picked
+    evenly over the sorted sizes when the ramp had more steps (the solve tries every support)."""
+    sizes = sorted({float(b) for b in batches if b > 1})
+    if len(sizes) > MAX_CURVE_KNOTS - 2:
+        picks = {round(i * (len(sizes) - 1) / (MAX_CURVE_KNOTS - 3)) for i in range(MAX_CURVE_KNOTS - 2)}
+        sizes = [sizes[i] for i in sorted(picks)]
+    return [0.0, 1.0, *sizes]
+
+
+def _typical_batch(ramp: MeasuredRamp, step: StepResult, replay) -> int:
+    """The decode batch size the step's window ran at most of the time (0 when idle)."""
+    start, end = ramp.plan.window(step.step)
+    offset = ramp.plan.step_start(step.step)
+    time_at: dict[int, float] = {}
+    for s in replay.steps:
+        if start <= s.start + offset < end and s.shape.decode_seqs:
+            time_at[s.shape.decode_seqs] = time_at.get(s.shape.decode_seqs, 0.0) + (s.end - s.start)
+    return max(time_at, key=time_at.get) if time_at else 0
 
 
 def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost,
@@ -116,14 +158,14 @@ def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: Schedul
     return rows
 
 
-def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay) -> tuple[list, list, bool]:
+def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay, cost: StepCost) -> tuple[list, list, bool]:
     start, end = ramp.plan.window(step.step)
     done = [r for r in replay.requests
             if start <= r.send + ramp.plan.step_start(step.step) < end and not r.rejected
             and len(r.token_times) == r.output_tokens and r.token_times]
     if not done:
         return [], [], False
-    index = F.StepIndex(replay.steps)
+    index = F.StepIndex(replay.steps, cost)
     rows, targets = [], []
 
     def add(features, measured: float | None) -> None:
@@ -156,23 +198,26 @@ def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay) -> tuple[lis
 
 
 def _nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """argmin ||a·x - y||² + ridge on scaled columns, x >= 0, by trying every support (5 unknowns)."""
+    """argmin ||a·x - y||² + ridge on scaled columns, x >= 0, by trying every support (at most ~11
+    unknowns: a few hundred small solves); the last column is the overhead, ridged hardest."""
     scale = np.sqrt((a ** 2).mean(axis=0))
     scale[scale == 0] = 1.0
     scaled = a / scale
     n = a.shape[1]
+    weights = np.ones(n)
+    weights[-1] = OVERHEAD_RIDGE
     best, best_value = np.zeros(n), float(np.sum(y ** 2))
     for size in range(1, n + 1):
         for support in itertools.combinations(range(n), size):
             cols = list(support)
             sub = scaled[:, cols]
-            lhs = sub.T @ sub + RIDGE * len(y) * np.diag(RIDGE_WEIGHTS[cols])
+            lhs = sub.T @ sub + RIDGE * len(y) * np.diag(weights[cols])
             x = np.linalg.solve(lhs, sub.T @ y)
             if np.any(x < 0):
                 continue
             full = np.zeros(n)
             full[cols] = x
-            value = float(np.sum((scaled @ full - y) ** 2) + RIDGE * len(y) * np.sum(RIDGE_WEIGHTS * full ** 2))
+            value = float(np.sum((scaled @ full - y) ** 2) + RIDGE * len(y) * np.sum(weights * full ** 2))
             if value < best_value:
                 best, best_value = full, value
     return best / scale
@@ -190,6 +235,3 @@ def _first_guess(usable: list[StepResult]) -> StepCost:
     return StepCost(base_s=0.6 * itl, prefill_token_s=0.4 * itl / 64, decode_seq_s=0.4 * itl / batch,
                     context_token_s=0.0)
 
-
-def _vector(cost: StepCost) -> list[float]:
-    return [getattr(cost, c) for c in COLUMNS]

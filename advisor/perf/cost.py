@@ -11,6 +11,7 @@ prefill term bounded per step.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -47,22 +48,88 @@ class StepCost(BaseModel):
     overhead_s: float = Field(default=0.0, ge=0)
     relative_error: float = Field(default=0.5, ge=0)
     source: str = ""
+    # Optional: base + decode as a measured curve over the decode batch size instead of a line.
+    # Real engines are not linear in the batch (a batch of one may take a faster path; large
+    # batches amortise the weights), so a calibration that saw several batch sizes pins the step
+    # time at each (`decode_knots`, `decode_curve_s`), linear between them and past the last.
+    decode_knots: list[float] = Field(default_factory=list)
+    decode_curve_s: list[float] = Field(default_factory=list)
 
     def step_time(self, shape: StepShape) -> float:
-        return (self.base_s + self.prefill_token_s * shape.prefill_tokens + self.decode_seq_s * shape.decode_seqs
+        return (self._head(shape.decode_seqs) + self.prefill_token_s * shape.prefill_tokens
                 + self.context_token_s * shape.context_tokens)
 
-    def coefficients(self) -> tuple[float, float, float, float]:
-        return self.base_s, self.prefill_token_s, self.decode_seq_s, self.context_token_s
+    def _head(self, decode_seqs: int) -> float:
+        """The step's fixed part plus its decode part, for `decode_seqs` sequences."""
+        if not self.decode_knots:
+            return self.base_s + self.decode_seq_s * decode_seqs
+        value = sum(w * v for w, v in zip(hat_weights(self.decode_knots, decode_seqs), self.decode_curve_s))
+        return max(value, min(self.decode_curve_s))  # a falling last segment never runs below the curve
+
+    def columns(self) -> list[str]:
+        """The coefficients a calibration solves for, in feature_row order (then the overhead)."""
+        if self.decode_knots:
+            return [*(f"decode_curve_s[{i}]" for i in range(len(self.decode_knots))),
+                    "prefill_token_s", "context_token_s"]
+        return ["base_s", "prefill_token_s", "decode_seq_s", "context_token_s"]
+
+    def feature_row(self, shape: StepShape) -> list[float]:
+        """The step's features: step time = feature_row · the coefficients of columns()."""
+        if self.decode_knots:
+            return [*hat_weights(self.decode_knots, shape.decode_seqs), float(shape.prefill_tokens),
+                    float(shape.context_tokens)]
+        return list(shape.features())
+
+    def with_coefficients(self, values: list[float]) -> StepCost:
+        """A copy with the columns() coefficients (and the overhead, last) replaced."""
+        *engine, overhead = values
+        if self.decode_knots:
+            count = len(self.decode_knots)
+            return self.model_copy(update={"decode_curve_s": [float(v) for v in engine[:count]],
+                                           "prefill_token_s": float(engine[count]),
+                                           "context_token_s": float(engine[count + 1]),
+                                           "overhead_s": float(overhead)})
+        return self.model_copy(update={**dict(zip(self.columns(), (float(v) for v in engine))),
+                                       "overhead_s": float(overhead)})
+
+    def vector(self) -> list[float]:
+        head = self.decode_curve_s if self.decode_knots else [self.base_s]
+        tail = [self.prefill_token_s, self.context_token_s] if self.decode_knots else [
+            self.prefill_token_s, self.decode_seq_s, self.context_token_s]
+        return [*head, *tail, self.overhead_s]
+
+    def with_curve(self, knots: list[float]) -> StepCost:
+        """This cost's line as a curve pinned at `knots` (the start of a curve calibration)."""
+        values = [self.base_s + self.decode_seq_s * k for k in knots]
+        return self.model_copy(update={"decode_knots": list(knots), "decode_curve_s": values})
 
     def scaled(self, factor: float) -> StepCost:
         """Every engine term times `factor` (the overhead too): the edges of the uncertainty band."""
         return self.model_copy(update={
             "base_s": self.base_s * factor, "prefill_token_s": self.prefill_token_s * factor,
             "decode_seq_s": self.decode_seq_s * factor, "context_token_s": self.context_token_s * factor,
-            "overhead_s": self.overhead_s * factor})
+            "overhead_s": self.overhead_s * factor, "decode_curve_s": [v * factor for v in self.decode_curve_s]})
 
     def describe(self) -> str:
-        return (f"step = {self.base_s * 1e3:.2f} ms + {self.prefill_token_s * 1e6:.1f} µs/prompt token + "
-                f"{self.decode_seq_s * 1e3:.3f} ms/decode seq + {self.context_token_s * 1e6:.3f} µs/context token; "
+        if self.decode_knots:
+            curve = ", ".join(f"{k:g}: {v * 1e3:.1f} ms" for k, v in zip(self.decode_knots, self.decode_curve_s))
+            head = f"step by decode batch ({curve})"
+        else:
+            head = f"step = {self.base_s * 1e3:.2f} ms + {self.decode_seq_s * 1e3:.3f} ms/decode seq"
+        return (f"{head} + {self.prefill_token_s * 1e6:.1f} µs/prompt token + "
+                f"{self.context_token_s * 1e6:.3f} µs/context token; "
                 f"{self.overhead_s * 1e3:.1f} ms per request outside the engine (±{self.relative_error:.0%})")
+
+
+def hat_weights(knots: list[float], x: float) -> list[float]:
+    """Linear-interpolation weights of `x` over `knots` (sorted); past the last knot, the last segment
+    extended (weights may then be negative: the curve's slope carries on)."""
+    weights = [0.0] * len(knots)
+    if len(knots) == 1:
+        weights[0] = 1.0
+        return weights
+    i = min(max(bisect.bisect_right(knots, x) - 1, 0), len(knots) - 2)
+    left, right = knots[i], knots[i + 1]
+    t = (x - left) / (right - left)
+    weights[i], weights[i + 1] = 1.0 - t, t
+    return weights

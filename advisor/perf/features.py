@@ -14,19 +14,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from advisor.perf.cost import StepCost
 from advisor.perf.replay import EngineStep, ReplayedRequest
-
-WIDTH = 4  # base, prefill tokens, decode seqs, context tokens
 
 
 class StepIndex:
-    """Prefix sums of step features, to sum any run of steps in O(log n)."""
+    """Prefix sums of step features (in `cost`'s form: a line or a curve over the decode batch),
+    to sum any run of steps in O(log n)."""
 
-    def __init__(self, steps: Sequence[EngineStep]) -> None:
+    def __init__(self, steps: Sequence[EngineStep], cost: StepCost) -> None:
         self.steps = steps
         self.ends = [s.end for s in steps]
-        rows = np.array([s.shape.features() for s in steps], dtype=float).reshape(-1, WIDTH)
-        self.cumulative = np.vstack([np.zeros((1, WIDTH)), np.cumsum(rows, axis=0)])
+        self.width = len(cost.columns())
+        self.rows = np.array([cost.feature_row(s.shape) for s in steps], dtype=float).reshape(-1, self.width)
+        self.cumulative = np.vstack([np.zeros((1, self.width)), np.cumsum(self.rows, axis=0)])
 
     def between(self, t0: float, t1: float) -> np.ndarray:
         """Features of the engine time in (t0, t1]: whole steps ending inside, the step that
@@ -37,7 +38,7 @@ class StepIndex:
         if first < len(self.steps) and first < last:
             step = self.steps[first]
             if step.start < t0 < step.end:
-                total = total - np.array(step.shape.features()) * (t0 - step.start) / (step.end - step.start)
+                total = total - self.rows[first] * (t0 - step.start) / (step.end - step.start)
         return total
 
 

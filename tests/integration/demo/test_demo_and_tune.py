@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 # 48 output tokens keep each request long enough that the queue behind --max-num-seqs 1 is
 # visible at any scrape instant (with 12, the tiny model answered between scrapes).
 QUICK_RAMP = ["--concurrency", "1,4", "--step-seconds", "6", "--warmup-seconds", "1", "--cooldown-seconds", "3",
-              "--input-len", "16", "--output-len", "48", "--startup-timeout", "240"]
+              "--input-len", "16", "--output-len", "48", "--startup-timeout", "240", "--max-concurrency", "8"]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
 
 
@@ -62,7 +62,11 @@ def test_demo_writes_json_with_both_ramps_the_triage_and_the_applied_change(demo
     assert f"--max-num-seqs {change['proposed']}" in demo["after"]["command"]
     for side in ("before", "after"):
         ramp = demo[side]["ramp"]
-        assert ramp["kind"] == "ramp" and [s["offered"] for s in ramp["steps"]] == [1.0, 4.0]
+        # 1 and 4 streams; a ramp without a knee goes on at 8 (--max-concurrency 8)
+        assert ramp["kind"] == "ramp" and [s["offered"] for s in ramp["steps"]][:2] == [1.0, 4.0]
+        assert ramp["knee"] is not None or [s["offered"] for s in ramp["steps"]] == [1.0, 4.0, 8.0]
+    assert demo["predicted"]["steps"] and demo["predicted_decision"].startswith("predicted to help")
+    assert demo["prediction_error"]["steps"]
     assert any(c["name"].startswith("TTFT p99") for c in demo["comparison"])
 
 

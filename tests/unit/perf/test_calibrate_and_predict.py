@@ -107,3 +107,26 @@ def test_a_file_that_is_not_a_ramp_is_refused(tmp_path, capsys):
     path.write_text(json.dumps({"kind": "triage", "findings": []}))
     assert main(["predict", "--ramp", str(path)]) == 2
     assert "not a ramp result" in capsys.readouterr().err
+
+
+def test_a_step_time_that_is_not_linear_in_the_batch_is_fitted_as_a_curve():
+    """An engine whose batch of two costs nearly twice its batch of one, then flattens (as the bundled
+    engine measured here): the fit pins the step time at the batch sizes the ramp ran, and reproduces it."""
+    truth = TRUE_COST.with_curve([0.0, 1.0, 2.0, 4.0, 8.0, 16.0]).model_copy(
+        update={"decode_curve_s": [0.020, 0.030, 0.055, 0.060, 0.070, 0.090]})
+    ramp_doc = _measured_with(truth, 32)
+    ramp = measured_ramp(ramp_doc)
+    fit = calibrate(ramp, _limits(32), workload_from_ramp(CONFIG, ramp_doc["steps"]))
+    assert fit.cost.decode_knots[:2] == [0.0, 1.0] and len(fit.cost.decode_knots) >= 4
+    assert max(abs(row.error) for row in fit.rows) < 0.10
+    from advisor.perf.cost import StepShape
+
+    one, two = (fit.cost.step_time(StepShape(decode_seqs=n)) for n in (1, 2))
+    assert two / one == pytest.approx(0.055 / 0.030, rel=0.2)
+
+
+def _measured_with(cost: StepCost, seqs: int) -> dict:
+    document = {"kind": "ramp", "config": CONFIG, "steps": [], "knee": None, "safe_operating_point": None}
+    ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
+    truth = predict_ramp(ramp, _limits(seqs), cost, workload_from_ramp(CONFIG, []), with_bands=False)
+    return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps]}

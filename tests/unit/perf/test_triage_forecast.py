@@ -61,3 +61,14 @@ def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
     assert {"output_tokens_per_s_before", "output_tokens_per_s_after", "relative_error"} <= set(figures)
     assert figures["relative_error"] > 0.25 and change["proposed"] == "3"
     assert any("rules' changes stand as proposed" in note for note in document["notes"])
+
+
+def test_the_report_lists_the_changes_the_model_rejected():
+    from reports.render import render_html
+
+    document = {"kind": "triage", "findings": [], "rejected_changes": [{
+        "rule": "OP-5.1", "reason": "not predicted to help: safe operating point unchanged at 4",
+        "change": {"flag": "--max-num-batched-tokens", "current": "2048", "proposed": "<b>256</b>", "reason": "x"}}]}
+    page = render_html([document])
+    assert "Changes the performance model rejected" in page and "safe operating point unchanged at 4" in page
+    assert "&lt;b&gt;256&lt;/b&gt;" in page
