@@ -48,7 +48,7 @@ class LoadGenerator:
         self.finished = False
         self._user_numbers = itertools.count()
         self._closed_loop_counters: dict[int, itertools.count] = {}
-        self._headers = {"Authorization": f"Bearer {plan.api_key}"} if plan.api_key else None
+        self._headers = plan.auth_headers() or None
 
     def next_user_number(self) -> int:
         return next(self._user_numbers)

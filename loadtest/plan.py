@@ -25,6 +25,12 @@ from loadtest.workload import WorkloadSpec
 MAX_ARRIVALS_PER_STEP = 200_000
 
 
+def auth_headers(api_key: str | None, authorization: str | None) -> dict[str, str]:
+    if api_key:
+        return {"Authorization": f"Bearer {api_key}"}
+    return {"Authorization": authorization} if authorization else {}
+
+
 class RampPlan(BaseModel):
     """Everything a load-generator process needs; travels as JSON to workers."""
 
@@ -42,6 +48,13 @@ class RampPlan(BaseModel):
     workers: int = Field(default=1, ge=1)
     start_ts: float = 0.0
     api_key: str | None = Field(default=None, repr=False, description="sent as a Bearer token; never echoed")
+    authorization: str | None = Field(default=None, repr=False,
+                                      description="a whole Authorization value (Basic from the URL); never echoed")
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header every request carries: --api-key as a bearer token, else the URL's
+        user:password as Basic; none without either."""
+        return auth_headers(self.api_key, self.authorization)
 
     @property
     def steps(self) -> int:

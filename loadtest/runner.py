@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 from loadtest.errors import LoadTestError
 from loadtest.http_stream import Endpoint
 from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
-from loadtest.plan import RampPlan
+from loadtest.plan import RampPlan, auth_headers
 from loadtest.records import RequestRecord
 from loadtest.results import RampResult, StepResult
 from loadtest.server_signals import MetricsSampler, summarise
@@ -77,6 +77,8 @@ class RampConfig(BaseModel):
     metrics_url: str | None = None
     records_path: str | None = Field(default=None, description="also write every RequestRecord here, as JSONL")
     api_key: str | None = Field(default=None, repr=False, exclude=True, description="Bearer token; never echoed")
+    authorization: str | None = Field(default=None, repr=False, exclude=True,
+                                      description="Authorization value from the URL's user:password; never echoed")
 
 
 def preflight(config: RampConfig) -> str:
@@ -86,7 +88,7 @@ def preflight(config: RampConfig) -> str:
     except ValueError as exc:
         raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; pass e.g. http://127.0.0.1:8000") from exc
     url = endpoint.url("/v1/models")
-    headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+    headers = auth_headers(config.api_key, config.authorization)
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
             body = resp.read(4 * 1024 * 1024)
@@ -132,7 +134,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         warmup_s=min(config.warmup_s, config.step_s * 0.9), cooldown_s=config.cooldown_s,
         arrival=config.arrival, workload=config.workload, request_timeout_s=config.request_timeout_s,
         workers=max(1, config.workers if not config.master else config.expect_workers),
-        api_key=config.api_key,
+        api_key=config.api_key, authorization=config.authorization,
     )
     sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
     has_metrics = sampler.probe()

@@ -99,10 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.endpoint:
         raise UserError("--endpoint is required (e.g. --endpoint http://127.0.0.1:8000)")
+    # The URL's user:password is taken out of the URL (never stored or echoed) and sent as Basic
+    # auth, unless --api-key gives the Authorization header explicitly.
     endpoint, url_auth = split_url_credentials(args.endpoint)
-    if url_auth:  # never stored or echoed; ramp authenticates with a bearer key only
-        raise UserError(f"--endpoint {endpoint}: drop the user:password from the URL; ramp authenticates "
-                        "with --api-key TOKEN, sent as a bearer token")
     if not (args.rates or args.concurrency):
         raise UserError("give --rates 1,2,4 (open loop) or --concurrency 1,2,4 (closed loop)")
     check_output_file(args.json_path, "--json")  # before minutes of measurement, not after
@@ -122,14 +121,14 @@ def run(args: argparse.Namespace) -> int:
         unique_prefix_per_step=args.unique_prefix_per_step, path=args.prompts, seed=args.seed,
     )
     config = RampConfig(
-        endpoint=args.endpoint, model=args.model, mode=mode, levels=levels, step_s=args.step_seconds,
+        endpoint=endpoint, model=args.model, mode=mode, levels=levels, step_s=args.step_seconds,
         warmup_s=warmup, cooldown_s=args.cooldown_seconds, arrival=args.arrival, workload=workload,
         slo=args.slo, request_timeout_s=args.request_timeout, workers=args.workers, master=args.master,
         expect_workers=args.expect_workers, master_bind_host=args.master_bind_host,
         master_port=args.master_port, max_ttft_s=args.max_ttft, tokenizer=args.tokenizer,
         knee_factor=args.knee_factor, max_client_cpu_percent=args.max_client_cpu,
         max_send_lateness_s=args.max_send_lateness_ms / 1000.0, metrics_url=args.metrics_url,
-        records_path=args.records, api_key=args.api_key,
+        records_path=args.records, api_key=args.api_key, authorization=None if args.api_key else url_auth,
     )
     result = run_ramp(config, progress=lambda line: print(redact(line), file=sys.stderr, flush=True))
     document = redact(result.model_dump_json(indent=2))

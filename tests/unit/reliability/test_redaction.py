@@ -56,7 +56,7 @@ def test_redact_masks_the_value_and_keeps_the_name(text, expected):
     "http://127.0.0.1:8000/metrics",
     "prompt_tokens 12, total_tokens 20",
     "pass the server's key with --api-key",
-    "ramp authenticates with --api-key TOKEN",
+    "ramp authenticates with --api-key TOKEN",  # ordinary words, not a secret
     '{"max_tokens": 16, "usage": {"prompt_tokens": 3}}',
 ])
 def test_redact_leaves_ordinary_text_alone(text):
@@ -155,3 +155,15 @@ def test_error_lines_never_echo_a_secret(servops, argv):
     outcome = servops(*argv)
     outcome.assert_one_line_error(argv[0])
     assert SECRET not in outcome.err + outcome.out
+
+
+def test_ramp_sends_url_credentials_as_basic_auth_unless_api_key_is_given(servops, metrics_server):
+    hostport, seen = metrics_server
+    outcome = servops("ramp", "--endpoint", f"http://alice:{SECRET}@{hostport}", "--concurrency", "1",
+                      "--step-seconds", "2", "--warmup-seconds", "0")
+    assert SECRET not in outcome.out + outcome.err and "Traceback" not in outcome.err
+    assert seen and seen[0] == "Basic YWxpY2U6czNjcjN0LVA0c3M="  # alice:s3cr3t-P4ss, on GET /v1/models
+    seen.clear()
+    outcome = servops("ramp", "--endpoint", f"http://alice:{SECRET}@{hostport}", "--api-key", "k-123",
+                      "--concurrency", "1", "--step-seconds", "2", "--warmup-seconds", "0")
+    assert seen and set(seen) == {"Bearer k-123"} and SECRET not in outcome.out + outcome.err
