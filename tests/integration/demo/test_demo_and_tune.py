@@ -104,7 +104,7 @@ def test_demo_bad_concurrency_is_one_line_exit_2(tmp_path):
 
 def test_tune_bad_rounds_is_one_line_exit_2(tmp_path):
     proc = _servops("tune", "--out", str(tmp_path), "--rounds", "0", timeout_s=120)
-    assert proc.returncode == 2 and "--rounds 0" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "--rounds: '0' must be at least 1" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_tune_refuses_a_server_command_that_is_not_installed(tmp_path):
