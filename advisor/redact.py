@@ -33,13 +33,18 @@ __all__ = ["MASK", "is_secret_name", "redact", "redact_document", "split_url_cre
 _SECRET_WORD = r"(?:api[_-]?key|token|secret|password|passwd|credentials?|auth)"
 _SECRET_NAME = re.compile(rf"(?i)(?:^|[_-]){_SECRET_WORD}$|^authorization$|^x[_-]api[_-]key$")
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+_PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     # scheme://user:password@host -> scheme://user:***@host ; scheme://token@host -> scheme://***@host
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"), rf"\1\2:{MASK}@"),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@'\"*]{16,})@"), rf"\1{MASK}@"),
     # Authorization: Bearer X / Basic X (headers, error lines, curl commands)
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*['\"]?\s*(?:bearer|basic|token)\s+)[^\s'\",}]+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b((?:x-)?api-key\s*:\s*)[^\s'\",}]+"), rf"\1{MASK}"),
+    # vLLM's --api-key takes several keys (nargs='+'): `--api-key k1 k2 --port 1` masks both, up to
+    # the next flag or the end of the command (a value ending in ':' is prose, left to the next rule)
+    (re.compile(r"(?i)(--api[-_]?key(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}:]+(?:\s+(?!--)[^\s'\",}:]+)+)"
+                r"(?=\s+--|\s*$|['\"])"),
+     lambda m: m.group(1) + re.sub(r"\S+", MASK, m.group(2))),
     # --api-key VALUE / --api-key=VALUE / --api-key 'quoted value' (any flag named like a secret)
     (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(['\"])[^'\"]*\2"), rf"\1\2{MASK}\2"),
     (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}}]+)"), rf"\1{MASK}"),

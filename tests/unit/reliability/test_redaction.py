@@ -167,3 +167,13 @@ def test_ramp_sends_url_credentials_as_basic_auth_unless_api_key_is_given(servop
     outcome = servops("ramp", "--endpoint", f"http://alice:{SECRET}@{hostport}", "--api-key", "k-123",
                       "--concurrency", "1", "--step-seconds", "2", "--warmup-seconds", "0")
     assert seen and set(seen) == {"Bearer k-123"} and SECRET not in outcome.out + outcome.err
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("vllm serve m --api-key k1 k2 --port 8000", f"vllm serve m --api-key {MASK} {MASK} --port 8000"),
+    ("vllm serve m --api-key=k1 k2", f"vllm serve m --api-key={MASK} {MASK}"),
+    ("vllm serve m --api-key k1 --port 1", f"vllm serve m --api-key {MASK} --port 1"),
+])
+def test_every_key_after_a_multi_key_api_key_flag_is_masked(text, expected):
+    """vLLM's --api-key takes several keys (nargs='+')."""
+    assert redact(text) == expected and redact(expected) == expected
