@@ -156,6 +156,12 @@ def _check_saturation(facts: Facts) -> list[Finding]:
             changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(proposed),
                                         reason="the batch cap, not memory, holds requests back",
                                         cost="higher ITL per request as batches grow"))
+    elif (preempting := signals.preemption_rate(facts)) is not None and preempting.value > 0:
+        # KV usage dips between preemptions, so the instant gauge may read below KV_HIGH: the
+        # preemptions say the cache is what runs out, and OP-5.3 carries the remedy.
+        evidence.append(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
+        cause = "the KV cache runs out: requests are preempted"
+        actions.append("See OP-5.3: fix the preemptions first; the queue follows from them.")
     elif kv is None and seqs is None:
         cause = "limit unknown: no KV usage or --max-num-seqs"
         actions.append("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.")
@@ -165,8 +171,9 @@ def _check_saturation(facts: Facts) -> list[Finding]:
     slow = ttft is not None and ttft.value > ttft_slo(facts)
     if ttft is not None:
         evidence.append(_over(ttft, ttft_slo(facts)))
+    deferred = cause.startswith("the KV cache runs out")
     return [RULE_SATURATION.finding(
-        Severity.HIGH if slow else Severity.MEDIUM,
+        Severity.HIGH if slow and not deferred else Severity.MEDIUM,
         f"{fmt(queue.value)} requests waiting > 0 ({cause})", evidence=evidence, changes=changes,
         alternatives=alternatives, actions=actions, confidence=0.8 if facts.window else 0.6,
         summary="Requests queue before they start: TTFT grows with the queue.")]
@@ -207,8 +214,13 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     per_s = rate.evidence.unit == "/s"
     amount = f"{fmt(rate.value)} preemptions/s" if per_s else f"{fmt(rate.value)} preemptions"
     kv_text = f"KV usage {fmt(kv.value)} > {KV_HIGH} with " if kv is not None and kv.value > KV_HIGH else ""
+    queue = signals.waiting(facts)
+    queued = queue is not None and queue.value >= 1
+    if queued:
+        evidence.append(queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
     return [RULE_PREEMPTION.finding(
-        Severity.HIGH if (per_s and rate.value >= 1) or (kv is not None and kv.value > KV_HIGH) else Severity.MEDIUM,
+        Severity.HIGH if (per_s and rate.value >= 1) or (kv is not None and kv.value > KV_HIGH) or queued
+        else Severity.MEDIUM,
         f"{kv_text}{amount} > 0", evidence=evidence, changes=changes, alternatives=alternatives,
         confidence=0.85 if rate.strong else 0.5,
         actions=["Or add replicas / limit --max-model-len for rare very long requests."],

@@ -274,3 +274,15 @@ def test_itl_under_load_names_the_engine_step_rate():
     [finding] = op5.RULE_ITL_LOAD.evaluate(facts)
     steps = next(e for e in finding.evidence if e.name.startswith("engine steps/s"))
     assert steps.value == 5.0 and finding.changes == []
+
+
+def test_a_queue_while_preempting_is_the_kv_caches_doing_even_when_the_gauge_dips():
+    """Real vLLM 0.32 under a tiny KV space: KV usage read 0.6 at the scrape instant (it dips between
+    preemptions) while 12 requests waited and 2.5 preemptions happened per 10 s."""
+    facts = live(running=7, waiting=12, kv=0.6, preemptions_added=2.5, ttft={6.0: 20})
+    facts.config = config(max_num_seqs=128)
+    [preempting] = op5.RULE_PREEMPTION.evaluate(facts)
+    [queue] = op5.RULE_SATURATION.evaluate(facts)
+    assert preempting.severity.value == "high" and queue.severity.value == "medium"
+    assert "the KV cache runs out" in queue.title and "compute-bound" not in queue.title
+    assert not queue.changes
