@@ -28,7 +28,7 @@ def choose_change(kept: Measurement, current: ServeCommand, criterion: TuneCrite
         return None, [], "no triage result to take a change from"
     try:
         forecaster = Forecaster(kept.ramp, kept.label, current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
-        ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe)
+        ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe, explore=True)
     except UserError as exc:
         progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
         chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)

@@ -59,15 +59,26 @@ def compact(prediction: Prediction) -> dict[str, Any]:
 
 
 def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[str, Any] | None,
-                 skip: set[tuple[str, str]], allow_unsafe: bool = False, search: bool = True) -> list[ChangeForecast]:
+                 skip: set[tuple[str, str]], allow_unsafe: bool = False, search: bool = True,
+                 explore: bool = False) -> list[ChangeForecast]:
     """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last.
 
     `search`: also weigh every SEARCH_VALUES value of the batch-size flags (else only the rules' values).
-    The best candidate's prediction carries the uncertainty bands; the others are ranked without them."""
+    The best candidate's prediction carries the uncertainty bands; the others are ranked without them.
+    `explore`: also weigh the batch-size flags triage did not propose (tune and demo: a triage taken at
+    a lucky instant may miss the queue the ramp plainly measured; the model reads the whole ramp)."""
     baseline = {"steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
                 "safe_operating_point": _dump(forecaster.baseline.safe_operating_point)}
     scored: list[tuple[tuple, ChangeForecast]] = []
-    for finding in (triage or {}).get("findings") or []:
+    findings = list((triage or {}).get("findings") or [])
+    if explore:
+        proposed = {c.get("flag") for f in findings for c in f.get("changes") or []}
+        current = {"--max-num-seqs": forecaster.limits.max_num_seqs,
+                   "--max-num-batched-tokens": forecaster.limits.max_num_batched_tokens}
+        findings += [{"rule": "model", "title": f"the performance model's search over {flag}", "changes": [
+            {"flag": flag, "current": str(value), "proposed": str(value), "reason": "searched by the model"}]}
+            for flag, value in current.items() if flag not in proposed]
+    for finding in findings:
         for change in finding.get("changes") or []:
             flag, proposed = change.get("flag"), str(change.get("proposed"))
             if (flag, proposed) in skip:
@@ -84,7 +95,11 @@ def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[
                 if (flag, value) in skip:
                     continue
                 candidate = dict(change, proposed=value)
-                if value != proposed:
+                if finding.get("rule") == "model":
+                    candidate["reason"] = (f"the value the performance model predicts best among "
+                                           f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed no "
+                                           f"change to {flag})")
+                elif value != proposed:
                     candidate["reason"] = (f"the value the performance model predicts best among "
                                            f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed {proposed}: "
                                            f"{change.get('reason', '')})")

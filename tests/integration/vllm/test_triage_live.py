@@ -149,9 +149,17 @@ def test_saturated_vllm_proposed_command_is_one_vllm_serve_accepts(saturated_cas
 
 def test_saturated_offline_triage_of_saved_scrapes_agrees_with_live(saturated_case: vs.Situation,
                                                                    vllm_work: Path) -> None:
+    # Two observations of one situation (the harness's scrapes and triage's own, seconds apart): a
+    # saturated vLLM flips between 0 and a few waiting, which swaps OP-5.1/OP-5.2/OP-5.4 at the top,
+    # so the top finding of one must be among the severe findings of the other.
     offline = offline_triage(saturated_case, vllm_work / "saturated-offline")
     live = saturated_case.notes["during"]["two_scrapes"]["json"]
-    assert findings(offline)[0]["rule"] == findings(live)[0]["rule"]
+
+    def severe(document: dict) -> set[str]:
+        return {f["rule"] for f in findings(document) if f["severity"] in SEVERE}
+
+    assert (findings(offline)[0]["rule"] in severe(live) or findings(live)[0]["rule"] in severe(offline)), (
+        [f["title"] for f in findings(offline)], [f["title"] for f in findings(live)])
 
 
 def test_client_pool_overload_is_triaged_as_an_upstream_bottleneck(overload_case: vs.Situation) -> None:

@@ -29,9 +29,12 @@ def test_the_round_takes_the_best_predicted_value_not_the_rules_doubling(tmp_pat
 
 
 def test_tuning_stops_when_no_candidate_is_predicted_to_help(tmp_path):
+    """A cap (32) the 16 streams never reach and a token budget no step fills: neither triage's smaller
+    budget nor any value the model searches helps."""
     triage = {"findings": [{"rule": "OP-5.1", "title": "ttft", "changes": [
         {"flag": "--max-num-batched-tokens", "current": "2048", "proposed": "64", "reason": "smaller steps"}]}]}
-    chosen, candidates, why = choose_change(_kept(triage, tmp_path), parse_command("vllm serve m --max-num-seqs 2"),
+    kept = _kept(triage, tmp_path).model_copy(update={"ramp": _measured(32)})
+    chosen, candidates, why = choose_change(kept, parse_command("vllm serve m --max-num-seqs 32"),
                                             TuneCriterion(), set(), False, lambda line: None)
     assert chosen is None
     assert why.startswith("no change is predicted to help") and "--max-num-batched-tokens" in why
@@ -64,3 +67,16 @@ def test_a_ramp_without_a_knee_goes_on_at_twice_and_four_times_its_top_level(mon
     assert [s.offered for s in extended.steps] == [1.0, 2.0, 4.0, 8.0]
     assert [s.step for s in extended.steps] == [0, 1, 2, 3]
     assert extended.knee.offered == 8.0 and extended.safe_operating_point.offered == 4.0
+
+
+def test_the_model_searches_the_batch_size_even_when_the_loaded_triage_missed_the_queue(tmp_path):
+    """CI's live vLLM round: the triage scrapes fell outside the loaded step and proposed only an unsafe
+    --max-model-len, while the ramp itself measured the queue behind --max-num-seqs 2."""
+    triage = {"findings": [{"rule": "AP-2", "title": "max-model-len", "changes": [
+        {"flag": "--max-model-len", "current": "8192", "proposed": "128", "reason": "x", "safety": "unsafe"}]}]}
+    chosen, _, _ = choose_change(_kept(triage, tmp_path), parse_command("vllm serve m --max-num-seqs 2"),
+                                          TuneCriterion(), set(), False, lambda line: None)
+    assert chosen is not None and chosen["rule"] == "model"
+    change = chosen["changes"][0]
+    assert change["flag"] == "--max-num-seqs" and int(change["proposed"]) > 2
+    assert "triage proposed no change" in change["reason"]
