@@ -146,7 +146,12 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
                      interval_s=interval_s, notes={"during": background.result()})
 
 
-def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: str, step_s: float = 30.0,
+# 45 s: the live triages beside the scrapes are subprocesses that import, probe and scrape twice
+# `interval_s` apart; on a loaded 2-core CI box, 30 s let the last scrape land after the load ended.
+LOAD_STEP_S = 45.0
+
+
+def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: str, step_s: float = LOAD_STEP_S,
                     input_len: int = 128, output_len: int = 64, interval_s: float = SCRAPE_INTERVAL_S,
                     settle_s: float = SETTLE_S, during: During | None = None) -> Situation:
     """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s."""
