@@ -130,11 +130,9 @@ def curve_knots(batches: list[int]) -> list[float]:
 
 def _typical_batch(ramp: MeasuredRamp, step: StepResult, replay) -> int:
     """The decode batch size the step's window ran at most of the time (0 when idle)."""
-    start, end = ramp.plan.window(step.step)
-    offset = ramp.plan.step_start(step.step)
     time_at: dict[int, float] = {}
-    for s in replay.steps:
-        if start <= s.start + offset < end and s.shape.decode_seqs:
+    for s in replay.steps_in_window(ramp.plan, step.step):
+        if s.shape.decode_seqs:
             time_at[s.shape.decode_seqs] = time_at.get(s.shape.decode_seqs, 0.0) + (s.end - s.start)
     return max(time_at, key=time_at.get) if time_at else 0
 

@@ -108,8 +108,7 @@ def figure(step: StepResult, name: str) -> float | None:
 def _server_signals(replay: StepReplay, ramp: MeasuredRamp, step: int, limits: SchedulerLimits) -> ServerSignals:
     """What /metrics would have shown: time-weighted running/waiting, KV usage, preemptions."""
     start, end = ramp.plan.window(step)
-    offset = ramp.plan.step_start(step)
-    window = [s for s in replay.steps if start <= s.start + offset < end]
+    window = replay.steps_in_window(ramp.plan, step)
     busy = sum(s.end - s.start for s in window)
     width = end - start
     seqs = [(s.end - s.start, s.shape.decode_seqs + (1 if s.shape.prefill_tokens else 0)) for s in window]

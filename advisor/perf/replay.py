@@ -64,6 +64,12 @@ class StepReplay:
     preemptions: int
     truncated: bool  # hit MAX_ENGINE_STEPS or the drain bound with requests unfinished
 
+    def steps_in_window(self, plan: RampPlan, step: int) -> list[EngineStep]:
+        """The iterations that started inside step `step`'s measured window (after its warm-up)."""
+        start, end = plan.window(step)
+        offset = plan.step_start(step)
+        return [s for s in self.steps if start <= s.start + offset < end]
+
     def records(self, step: int, step_start: float) -> list[RequestRecord]:
         out = []
         for r in self.requests:

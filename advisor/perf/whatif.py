@@ -138,9 +138,7 @@ def estimate_kv_blocks(ramp: MeasuredRamp, limits: SchedulerLimits, cost, worklo
         if not usage or usage < 0.02:
             continue
         replay = replay_step(ramp.plan, step.step, limits.model_copy(update={"num_blocks": None}), cost, workload)
-        start, end = ramp.plan.window(step.step)
-        offset = ramp.plan.step_start(step.step)
-        window = [s for s in replay.steps if start <= s.start + offset < end]
+        window = replay.steps_in_window(ramp.plan, step.step)
         busy = sum(s.end - s.start for s in window)
         if not busy:
             continue
