@@ -8,11 +8,11 @@ changed flags, so the answer is in the ramp's own units and can be checked by ra
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from advisor.errors import UserError
+from advisor.output_paths import check_output_file
 from advisor.perf.forecast import Prediction, figure
 from advisor.perf.limits import ENGINE_KINDS
 from advisor.perf.whatif import MODELLED_FLAGS, what_if
@@ -51,8 +51,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
-    if args.json:
-        _check_writable(Path(args.json))
+    check_output_file(args.json, "--json")  # before the calibration's work
     document = load_result(Path(args.ramp))
     prediction = what_if(document, Path(args.ramp).name, args.server_args, args.change, engine=args.engine,
                          kv_cache_tokens=args.kv_cache_tokens,
@@ -91,14 +90,3 @@ def render_table(prediction: Prediction) -> str:
     lines += [f"note: {note}" for note in prediction.notes]
     return "\n".join(lines)
 
-
-def _check_writable(path: Path) -> None:
-    """Refuse an output path that cannot be written before any work is done."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UserError(f"--json {path}: is a folder; give a file path such as {path / 'prediction.json'}")
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not os.access(probe, os.W_OK):
-        raise UserError(f"--json {path}: {probe} is not writable; choose a writable path")

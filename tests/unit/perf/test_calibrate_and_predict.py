@@ -130,3 +130,12 @@ def _measured_with(cost: StepCost, seqs: int) -> dict:
     ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
     truth = predict_ramp(ramp, _limits(seqs), cost, workload_from_ramp(CONFIG, []), with_bands=False)
     return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps]}
+
+
+def test_an_unwritable_json_path_is_refused_before_any_work(tmp_path, measured_at_8, capsys):
+    ramp_path = tmp_path / "ramp.json"
+    ramp_path.write_text(json.dumps(measured_at_8))
+    (tmp_path / "a-file").write_text("")
+    assert main(["predict", "--ramp", str(ramp_path), "--json", str(tmp_path / "a-file" / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and "calibrating" not in err
