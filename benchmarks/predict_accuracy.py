@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ from advisor.demo import default_base_flags, start_command
 from advisor.launch import EngineProcess
 from advisor.perf.forecast import figure
 from advisor.perf.whatif import what_if
+from advisor.tune_forecast import kv_tokens_from_log
 from advisor.vllm_launch import vllm_unavailable_reason
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.workload import LengthSpec, WorkloadSpec
@@ -55,7 +55,6 @@ TARGETS = [  # (name, workload, change)
     ("prefix caching off", "shared-prefix", "--no-enable-prefix-caching"),
 ]
 FIGURES = ("ttft_p50", "itl_p50", "output_tokens_per_s")
-KV_LINE = re.compile(r"(?:GPU|CPU) KV cache size: ([\d,]+) tokens")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,8 +123,7 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
                         progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True))
     document = ramp.model_dump(mode="json")
     (folder / "ramp.json").write_text(json.dumps(document, indent=1))
-    kv = KV_LINE.findall((folder / "server.log").read_text(errors="replace"))
-    return {"ramp": document, "command": command, "kv_tokens": int(kv[-1].replace(",", "")) if kv else None}
+    return {"ramp": document, "command": command, "kv_tokens": kv_tokens_from_log(str(folder / "server.log"))}
 
 
 def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
@@ -133,9 +131,8 @@ def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step
     command = flags if not isinstance(flags, list) else start_command(engine, flags)
     if not (folder / "ramp.json").is_file():
         raise SystemExit(f"--recorded: {folder / 'ramp.json'} is missing; run without --recorded first")
-    kv = KV_LINE.findall((folder / "server.log").read_text(errors="replace"))
     return {"ramp": json.loads((folder / "ramp.json").read_text()), "command": command,
-            "kv_tokens": int(kv[-1].replace(",", "")) if kv else None}
+            "kv_tokens": kv_tokens_from_log(str(folder / "server.log"))}
 
 
 def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
