@@ -15,6 +15,7 @@ from advisor.perf.cost import StepCost
 from advisor.perf.forecast import figure, predict_ramp
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import measured_ramp
+from advisor.perf.whatif import synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
 
 TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
@@ -29,22 +30,19 @@ def _limits(seqs: int) -> SchedulerLimits:
                            num_blocks=4096)
 
 
-def _measured(seqs: int) -> dict:
-    """A ramp document as `servops ramp` writes it, made by replaying under TRUE_COST."""
+def _measured(seqs: int, cost: StepCost = TRUE_COST) -> dict:
+    """A ramp document as `servops ramp` writes it, made by replaying under `cost`."""
     document = {"kind": "ramp", "config": CONFIG, "steps": [], "knee": None, "safe_operating_point": None}
     ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
     workload = workload_from_ramp(CONFIG, [])
-    truth = predict_ramp(ramp, _limits(seqs), TRUE_COST, workload, with_bands=False)
+    truth = predict_ramp(ramp, _limits(seqs), cost, workload, with_bands=False)
     return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps],
             "knee": truth.knee.model_dump() if truth.knee else None}
 
 
 def _placeholder(k: int) -> dict:
-    zero = {"p50": None, "p90": None, "p95": None, "p99": None, "count": 0}
-    return {"step": k, "offered": CONFIG["levels"][k], "offered_unit": "concurrency", "window_s": 16.0,
-            "window_start_ts": 0.0, "window_end_ts": 0.0, "achieved_rate": 0.0, "requests": 0, "ok_requests": 0,
-            "errors": {}, "ttft_s": zero, "itl_s": zero, "itl_request_mean_s": zero, "tpot_s": zero, "e2e_s": zero,
-            "output_tokens": 0, "output_tokens_per_s": 0.0, "goodput_rps": 0.0, "valid": True, "client": {}}
+    """An unmeasured step of CONFIG's ramp (the shape synthetic_ramp gives), marked valid."""
+    return {**synthetic_ramp(CONFIG["levels"], 1, 1)["steps"][k], "valid": True, "invalid_reason": None}
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +112,7 @@ def test_a_step_time_that_is_not_linear_in_the_batch_is_fitted_as_a_curve():
     engine measured here): the fit pins the step time at the batch sizes the ramp ran, and reproduces it."""
     truth = TRUE_COST.with_curve([0.0, 1.0, 2.0, 4.0, 8.0, 16.0]).model_copy(
         update={"decode_curve_s": [0.020, 0.030, 0.055, 0.060, 0.070, 0.090]})
-    ramp_doc = _measured_with(truth, 32)
+    ramp_doc = _measured(32, truth)
     ramp = measured_ramp(ramp_doc)
     fit = calibrate(ramp, _limits(32), workload_from_ramp(CONFIG, ramp_doc["steps"]))
     assert fit.cost.decode_knots[:2] == [0.0, 1.0] and len(fit.cost.decode_knots) >= 4
@@ -123,13 +121,6 @@ def test_a_step_time_that_is_not_linear_in_the_batch_is_fitted_as_a_curve():
 
     one, two = (fit.cost.step_time(StepShape(decode_seqs=n)) for n in (1, 2))
     assert two / one == pytest.approx(0.055 / 0.030, rel=0.2)
-
-
-def _measured_with(cost: StepCost, seqs: int) -> dict:
-    document = {"kind": "ramp", "config": CONFIG, "steps": [], "knee": None, "safe_operating_point": None}
-    ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
-    truth = predict_ramp(ramp, _limits(seqs), cost, workload_from_ramp(CONFIG, []), with_bands=False)
-    return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps]}
 
 
 def test_an_unwritable_json_path_is_refused_before_any_work(tmp_path, measured_at_8, capsys):
