@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -31,10 +32,7 @@ from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.perf.prior import roofline_cost
-from advisor.perf.whatif import synthetic_ramp
 from advisor.predict import predict_findings
-from advisor.report_files import load_result
 from advisor.run_diff import RunDiff
 from advisor.triage_context import (
     hardware_for,
@@ -43,12 +41,20 @@ from advisor.triage_context import (
     model_facts,
     resolve_deployment,
 )
-from advisor.triage_forecast import RejectedChange, forecast_findings
 from loadtest.slo import SLO
 from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
-from rules.model import Finding, Rule
+from rules.model import ConfigChange, Finding, Rule
+
+
+class RejectedChange(BaseModel):
+    """A change a rule proposed that the performance model predicts not to help."""
+
+    rule: str
+    change: ConfigChange
+    reason: str
+    predicted: dict[str, Any] | None = Field(default=None, description="the predicted ramp with the change")
 
 
 class TriageRequest(BaseModel):
@@ -131,6 +137,10 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     deployment, notes = resolve_deployment(request, collected.facts)
     rejected: list[RejectedChange] = []
     if ramp is not None:  # latency first: it may choose other values, whose memory effect follows
+        from advisor.triage_forecast import (
+            forecast_findings,  # numpy and the replay: only when asked
+        )
+
         memory = collected.facts.memory
         rejected, forecast_notes = forecast_findings(
             evaluation.findings, ramp, Path(request.ramp).name, collected.command or ServeCommand(),
@@ -265,6 +275,10 @@ def _slos(workload: Workload | None) -> list[SLO]:
 
 
 def _load_ramp(path: str) -> dict:
+    from advisor.report_files import (
+        load_result,  # the report renderer's reader: only with --ramp
+    )
+
     document = load_result(Path(path))
     if document.get("kind") != "ramp":
         raise UserError(f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
@@ -277,6 +291,12 @@ def _forecast_from_prior(findings: list[Finding], request: TriageRequest, collec
     workload = request.workload
     if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
         return []
+    from advisor.perf.prior import (
+        roofline_cost,  # numpy and the replay: only with request lengths
+    )
+    from advisor.perf.whatif import synthetic_ramp
+    from advisor.triage_forecast import forecast_findings
+
     launch = deployment.launch
     cost = roofline_cost(deployment.model, deployment.gpu, tensor_parallel=launch.tensor_parallel_size,
                          quantization=launch.quantization)

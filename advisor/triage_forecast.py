@@ -20,14 +20,11 @@ it annotate only, never overrule a rule.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field
-
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.cost import StepCost
 from advisor.perf.whatif import MODELLED_FLAGS, Forecaster
+from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
 from advisor.tune_forecast import ChangeForecast, rank_changes
 from loadtest.slo import SLO
@@ -36,15 +33,6 @@ from rules.model import ConfigChange, Finding, PredictedEffect
 # Above this in-sample error the fit is too loose to overrule a rule: the rule's change stays,
 # with the prediction beside it and the caveat, instead of being rejected or re-valued.
 TRUSTED_RELATIVE_ERROR = 0.25
-
-
-class RejectedChange(BaseModel):
-    """A change a rule proposed that the performance model predicts not to help."""
-
-    rule: str
-    change: ConfigChange
-    reason: str
-    predicted: dict[str, Any] | None = Field(default=None, description="the predicted ramp with the change")
 
 
 def forecast_findings(findings: list[Finding], ramp: dict, source: str, command: ServeCommand,
