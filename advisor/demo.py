@@ -26,9 +26,7 @@ from advisor.comparison import Comparison, compare_ramps
 from advisor.errors import UserError
 from advisor.launch import bundled_command
 from advisor.measure import Measurement, RampSettings, measure
-from advisor.round_choice import choose_change
 from advisor.tune_criterion import TuneCriterion
-from advisor.tune_forecast import figure_errors
 from advisor.vllm_launch import reference_command
 
 __all__ = ["POOR_FLAGS", "DemoResult", "DemoSettings", "Engine", "default_base_flags", "poor_command", "run_demo",
@@ -121,6 +119,11 @@ class DemoResult(BaseModel):
 
 def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoResult:
     """Poor config → ramp + triage → apply the top change → ramp again. Stops every engine it starts."""
+    from advisor.round_choice import (
+        choose_change,  # the performance model: not for every `servops` start
+    )
+    from advisor.tune_forecast import figure_errors
+
     started = time.monotonic()
     poor = poor_command(settings)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,8 @@ from __future__ import annotations
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.cost import StepCost
-from advisor.perf.whatif import MODELLED_FLAGS, Forecaster
+from advisor.perf.limits import MODELLED_FLAGS
+from advisor.perf.whatif import Forecaster
 from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
 from advisor.tune_forecast import ChangeForecast, rank_changes

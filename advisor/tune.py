@@ -22,9 +22,7 @@ from advisor.collect.server_args import ServeCommand
 from advisor.demo import apply
 from advisor.launch import display_command
 from advisor.measure import Measurement, RampSettings, measure
-from advisor.round_choice import choose_change
 from advisor.tune_criterion import TuneCriterion, criterion_value, decide
-from advisor.tune_forecast import figure_errors
 
 __all__ = ["TuneCriterion", "TuneResult", "TuneRound", "criterion_value", "decide", "run_tune"]
 
@@ -72,6 +70,11 @@ class TuneResult(BaseModel):
 def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettings, rounds: int,
              out_dir: Path, progress: Progress, allow_unsafe: bool = False) -> TuneResult:
     """Measure `start`, then up to `rounds` recommend/apply/measure/decide rounds."""
+    from advisor.round_choice import (
+        choose_change,  # the performance model: not for every `servops` start
+    )
+    from advisor.tune_forecast import figure_errors
+
     began = time.monotonic()
     out_dir.mkdir(parents=True, exist_ok=True)
     progress(f"tune: baseline, then up to {rounds} round(s); criterion: {criterion.description}")

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from advisor.errors import UserError
 from advisor.perf.forecast import BAND_FIGURES, Prediction, figure
-from advisor.perf.whatif import MODELLED_FLAGS, Forecaster
+from advisor.perf.limits import MODELLED_FLAGS
+from advisor.perf.whatif import Forecaster
 from advisor.tune_criterion import TuneCriterion, decide
 
 # Values the model compares for the batch-size flags: triage's rule of thumb is only a candidate.

@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from advisor.errors import UserError
 from advisor.output_paths import check_output_file
-from advisor.perf.forecast import Prediction, figure
-from advisor.perf.limits import ENGINE_KINDS
-from advisor.perf.whatif import MODELLED_FLAGS, what_if
+from advisor.perf.limits import ENGINE_KINDS, MODELLED_FLAGS
 from advisor.report_files import load_result, write_json
+
+if TYPE_CHECKING:
+    from advisor.perf.forecast import Prediction
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -51,6 +53,10 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
+    from advisor.perf.whatif import (
+        what_if,  # numpy and the replay: not for every `servops` start
+    )
+
     check_output_file(args.json, "--json")  # before the calibration's work
     document = load_result(Path(args.ramp))
     prediction = what_if(document, Path(args.ramp).name, args.server_args, args.change, engine=args.engine,
@@ -65,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
 def render_table(prediction: Prediction) -> str:
     """Each step: measured configuration (replayed) → changed, with the uncertainty band."""
+    from advisor.perf.forecast import figure
+
     unit = "rps" if prediction.offered_unit == "rps" else "streams"
     lines = [f"predicted: {prediction.server_args_after or '(defaults)'}",
              f"from:      {prediction.server_args or '(defaults)'}  [{prediction.engine}]",

@@ -21,6 +21,11 @@ from advisor.versions import (
     CPU_DEFAULT_BLOCK_SIZE,
 )
 
+# Flags whose effect the replay models (scheduling, KV pool in blocks, caching, chunking).
+MODELLED_FLAGS = ("--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--block-size",
+                  "--num-gpu-blocks-override", "--enable-prefix-caching", "--enable-chunked-prefill")
+BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
+
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]
 ENGINE_KINDS: tuple[str, ...] = ("bundled", "vllm-cpu", "vllm-cuda")
 # vLLM's CUDA API server below 70 GiB of device memory (advisor/versions.py has the tiers).

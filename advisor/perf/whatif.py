@@ -17,15 +17,16 @@ from advisor.errors import UserError
 from advisor.perf.calibrate import Calibration, calibrate
 from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
-from advisor.perf.limits import SchedulerLimits, engine_kind, limits_for
+from advisor.perf.limits import (
+    BOOLEAN_FLAGS,
+    MODELLED_FLAGS,
+    SchedulerLimits,
+    engine_kind,
+    limits_for,
+)
 from advisor.perf.measured import MeasuredRamp, measured_ramp
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
-
-# Flags whose effect the replay models (scheduling, KV pool in blocks, caching, chunking).
-MODELLED_FLAGS = ("--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--block-size",
-                  "--num-gpu-blocks-override", "--enable-prefix-caching", "--enable-chunked-prefill")
-BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
 
 def parse_change(text: str) -> dict[str, str]:
