@@ -3,11 +3,12 @@
 Why one module for both the live tests and the recorded corpus: the corpus under
 tests/fixtures/vllm_cpu/ must be exactly what the live tests see, so the recorder
 (`tests/fixtures/vllm_cpu/record.py`) and `tests/integration/vllm/` drive vLLM through the
-same functions. Every load here is real: `servops ramp` (Locust) as a subprocess, or the
-official `openai` client; every loop is bounded in count and time.
+same functions. Every load here is real: `servops ramp` (Locust) as a subprocess when its
+per-step server signals are wanted, or the official `openai` client holding streams until the
+observation beside it is done; every loop is bounded in count and time.
 
     with vllm_server(out_dir, "--max-num-seqs", "8") as server:        # advisor's launcher
-        situation = under_ramp_load(server, concurrency=32, out_dir=out_dir, name="saturated")
+        situation = held_streams(server, concurrency=32, name="saturated")
         situation.metrics_before, situation.metrics_after, situation.log_text
 """
 
@@ -146,8 +147,7 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
                      interval_s=interval_s, notes={"during": background.result()})
 
 
-# 45 s: the live triages beside the scrapes are subprocesses that import, probe and scrape twice
-# `interval_s` apart; on a loaded 2-core CI box, 30 s let the last scrape land after the load ended.
+# Default step of a ramp used as load; situations that must outlast live triages use held_streams.
 LOAD_STEP_S = 45.0
 
 
@@ -178,23 +178,72 @@ def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: s
     return situation
 
 
-def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int = 4, output_len: int = 64,
-                         duration_s: float = 30.0, interval_s: float = SCRAPE_INTERVAL_S,
-                         name: str = "client_overload", during: During | None = None) -> Situation:
-    """`clients` tasks share one official `openai` client whose HTTP pool holds `pool_size`
-    connections: the application has 64 requests in flight, vLLM sees 4 (the client is the
-    bottleneck). Bounded by `duration_s`."""
-    load = _Background(lambda: asyncio.run(_pooled_clients(server.base_url, clients, pool_size, output_len,
-                                                           duration_s)))
-    time.sleep(SETTLE_S)
-    situation = _observe(server, name, interval_s, during)
-    situation.client_concurrency = clients
-    situation.notes.update(load.result(duration_s + 120))
+# Words for the held streams' prompts: common English words, about one SmolLM2 token each.
+_PROMPT_WORDS = ("time year people way day man thing woman life child world school state family student "
+                 "group country problem hand part place case week company system program question work "
+                 "number night point home water room mother area money story fact month lot right study "
+                 "book eye job word business issue side kind head house service friend father power hour "
+                 "game line end member law car city community name president team minute idea kid body").split()
+# Upper bound on how long a held load runs if the observation beside it never returns.
+HELD_LOAD_MAX_S = 300.0
+
+
+def held_streams(server: VllmServer, concurrency: int, name: str, pool_size: int | None = None,
+                 input_len: int = 128, output_len: int = 64, interval_s: float = SCRAPE_INTERVAL_S,
+                 during: During | None = None) -> Situation:
+    """`concurrency` closed-loop streams through the official `openai` client, held until the two
+    scrapes and `during` are done (bounded by HELD_LOAD_MAX_S).
+
+    Why held rather than timed: the live triages beside the scrapes import, probe and scrape twice;
+    on a loaded 2-core CI box they once outlasted a fixed 45 s load step, so the last scrape saw an
+    idle server. `pool_size` below `concurrency` makes the client the bottleneck: the application
+    has `concurrency` requests in flight, vLLM sees `pool_size`."""
+    stop = threading.Event()
+    connections = min(concurrency, pool_size or concurrency)
+    completed_before = _completed_requests(server)
+    load = _Background(lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len,
+                                                    output_len, stop)))
+    try:
+        _wait_for_steady_state(server, completed_before, connections)
+        situation = _observe(server, name, interval_s, during)
+    finally:
+        stop.set()
+        counts = load.result(HELD_LOAD_MAX_S)
+    situation.client_concurrency = concurrency
+    situation.notes.update(counts or {})
     return situation
 
 
-async def _pooled_clients(base_url: str, clients: int, pool_size: int, output_len: int,
-                          duration_s: float) -> dict:
+def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int = 4, output_len: int = 64,
+                         interval_s: float = SCRAPE_INTERVAL_S, name: str = "client_overload",
+                         during: During | None = None) -> Situation:
+    """64 application requests in flight through one `openai` client whose HTTP pool holds 4
+    connections: the client, not vLLM, is the bottleneck."""
+    return held_streams(server, clients, name, pool_size=pool_size, input_len=8, output_len=output_len,
+                        interval_s=interval_s, during=during)
+
+
+def _completed_requests(server: VllmServer) -> float:
+    """vLLM's own count of finished requests (`vllm:request_success_total`, every finish reason)."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in server.metrics_text().splitlines()
+               if line.startswith("vllm:request_success_total"))
+
+
+def _wait_for_steady_state(server: VllmServer, since: float, completions: int, timeout_s: float = 120.0) -> None:
+    """Until `completions` requests have finished after `since` (vLLM's own counter), or timeout_s.
+
+    Why completions and not a fixed settle time: the rules read latency histograms over the scrape
+    window, which fill only as requests finish; at 32 streams a request takes ~12 s here, so a
+    window opened as soon as the streams were running held no finished request at all."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and _completed_requests(server) < since + completions:
+        time.sleep(0.5)
+
+
+async def _streams(base_url: str, clients: int, pool_size: int, input_len: int, output_len: int,
+                   stop: threading.Event) -> dict:
+    import random
+
     import openai
 
     # openai's own HTTP client class, built on whichever transport this openai version ships
@@ -203,14 +252,21 @@ async def _pooled_clients(base_url: str, clients: int, pool_size: int, output_le
     http_client = openai.DefaultAsyncHttpxClient(
         limits=transport.Limits(max_connections=pool_size, max_keepalive_connections=pool_size), timeout=120.0)
     client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", http_client=http_client)
-    deadline = time.monotonic() + duration_s
+    deadline = time.monotonic() + HELD_LOAD_MAX_S
     counts = {"completed": 0, "failed": 0}
 
     async def one_client(index: int) -> None:
-        while time.monotonic() < deadline:
+        draw = random.Random(index)
+        # Staggered starts and output lengths drawn around output_len: streams in lockstep all
+        # finish in the same engine step, and a scrape in the gap after it reads 0 running.
+        await asyncio.sleep(index * 0.1)
+        while not stop.is_set() and time.monotonic() < deadline:
+            # A fresh random prompt each time: no prefix is shared, as with the ramp's generator.
+            prompt = " ".join(draw.choice(_PROMPT_WORDS) for _ in range(input_len))
+            tokens = draw.randint(max(1, output_len // 2), output_len * 3 // 2)
             try:
-                await client.completions.create(model=SERVED_NAME, prompt=f"Client {index} asks: tell a story.",
-                                                max_tokens=output_len, extra_body={"ignore_eos": True})
+                await client.completions.create(model=SERVED_NAME, prompt=prompt, max_tokens=tokens,
+                                                extra_body={"ignore_eos": True})
                 counts["completed"] += 1
             except openai.OpenAIError:
                 counts["failed"] += 1

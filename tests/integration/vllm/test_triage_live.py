@@ -73,14 +73,14 @@ def idle_case(vllm_serving: vs.VllmServer, vllm_work: Path) -> vs.Situation:
 
 @pytest.fixture(scope="module")
 def moderate_case(vllm_serving: vs.VllmServer, vllm_work: Path, idle_case: vs.Situation) -> vs.Situation:
-    return vs.under_ramp_load(vllm_serving, 4, vllm_work, "moderate",
-                              during=both_live_triages(vllm_serving, vllm_work / "moderate"))
+    return vs.held_streams(vllm_serving, 4, "moderate",
+                            during=both_live_triages(vllm_serving, vllm_work / "moderate"))
 
 
 @pytest.fixture(scope="module")
 def saturated_case(vllm_serving: vs.VllmServer, vllm_work: Path, moderate_case: vs.Situation) -> vs.Situation:
-    return vs.under_ramp_load(vllm_serving, 32, vllm_work, "saturated",
-                              during=both_live_triages(vllm_serving, vllm_work / "saturated"))
+    return vs.held_streams(vllm_serving, 32, "saturated",
+                            during=both_live_triages(vllm_serving, vllm_work / "saturated"))
 
 
 @pytest.fixture(scope="module")
