@@ -118,13 +118,19 @@ def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = froze
 
 def _extend_to_knee(ramp: RampResult, base_url: str, settings: RampSettings, label: str,
                     progress: Progress) -> RampResult:
-    """Ramp on at 2x and 4x the top level while no knee is found, up to max_concurrency; one result."""
-    while settings.extend_to_knee and ramp.knee is None and not ramp.stopped_early:
+    """Ramp on at 2x and 4x the top level, up to max_concurrency, while the ramp has not bounded
+    the server: no knee found, or the safe operating point is the top step tested.
+
+    Why the second condition: with SLOs, a server meeting them at every tested step has its safe
+    point at the top step whatever its knee; a change that raises capacity then measures
+    "safe point 4 -> 4", and neither the gain nor the prediction of it can be checked."""
+    while settings.extend_to_knee and _unbounded(ramp) and not ramp.stopped_early:
         top = int(max(s.offered for s in ramp.steps))
         levels = [x for x in (top * 2, top * 4) if x <= settings.max_concurrency]
         if not levels:
             break
-        progress(f"[{label}] no knee up to {top} streams: ramping on at {', '.join(map(str, levels))}")
+        why = "no knee" if ramp.knee is None else "every SLO met"
+        progress(f"[{label}] {why} up to {top} streams: ramping on at {', '.join(map(str, levels))}")
         more = run_ramp(_ramp_config(base_url, settings, levels), progress=lambda line: progress(f"[{label}] {line}"))
         steps = [*ramp.steps, *(s.model_copy(update={"step": len(ramp.steps) + s.step}) for s in more.steps)]
         knee = find_knee(steps, factor=ramp.config.get("knee_factor", DEFAULT_FACTOR))
@@ -134,6 +140,13 @@ def _extend_to_knee(ramp: RampResult, base_url: str, settings: RampSettings, lab
             "safe_operating_point": safe_operating_point(steps, knee, bool(parse_slos(settings.slo))),
             "summary": more.summary})
     return ramp
+
+
+def _unbounded(ramp: RampResult) -> bool:
+    """No knee yet, or the safe operating point sits on the highest step tested."""
+    top = max(s.offered for s in ramp.steps)
+    safe = ramp.safe_operating_point
+    return ramp.knee is None or (safe is not None and safe.offered >= top)
 
 
 def _ramp_config(base_url: str, settings: RampSettings, levels: list[int] | None = None) -> RampConfig:

@@ -92,7 +92,8 @@ def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cooldown-seconds", type=non_negative_float, default=15.0, metavar="S",
                         help="after the last step, time for in-flight requests to finish (default: 15)")
     parser.add_argument("--max-concurrency", type=non_negative_int, default=64, metavar="N",
-                        help="when the ramp shows no knee, ramp on at 2x and 4x its top level up to N streams, so "
+                        help="when the ramp shows no knee, or meets every SLO at its top step, ramp on at 2x and 4x its "
+                             "top level up to N streams, so "
                              "the safe operating point is not just the top tested step (default: 64; 0: never)")
     parser.add_argument("--input-len", type=positive_int, default=24, metavar="N", help="prompt length in words (default: 24)")
     parser.add_argument("--output-len", type=positive_int, default=12, metavar="N", help="output tokens per request (default: 12)")

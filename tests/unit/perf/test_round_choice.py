@@ -7,6 +7,7 @@ from advisor.collect.server_args import parse_command
 from advisor.measure import Measurement, RampSettings
 from advisor.round_choice import choose_change
 from advisor.tune_criterion import TuneCriterion
+from loadtest.knee import find_knee, safe_operating_point
 from loadtest.results import RampResult, StepResult
 from tests.unit.perf.test_calibrate_and_predict import _measured, _placeholder
 
@@ -41,9 +42,9 @@ def test_tuning_stops_when_no_candidate_is_predicted_to_help(tmp_path):
     assert candidates and not any(c["helps"] for c in candidates)
 
 
-def _step(k: int, offered: float, ttft_p99: float) -> StepResult:
+def _step(k: int, offered: float, ttft_p99: float, slo_met: bool | None = None) -> StepResult:
     data = _placeholder(0)
-    data.update(step=k, offered=offered, ok_requests=10, requests=10,
+    data.update(step=k, offered=offered, ok_requests=10, requests=10, slo_met=slo_met,
                 ttft_s={"p50": ttft_p99 / 2, "p90": None, "p95": None, "p99": ttft_p99, "count": 10},
                 itl_s={"p50": 0.05, "p90": None, "p95": None, "p99": 0.06, "count": 100})
     return StepResult.model_validate(data)
@@ -67,6 +68,29 @@ def test_a_ramp_without_a_knee_goes_on_at_twice_and_four_times_its_top_level(mon
     assert [s.offered for s in extended.steps] == [1.0, 2.0, 4.0, 8.0]
     assert [s.step for s in extended.steps] == [0, 1, 2, 3]
     assert extended.knee.offered == 8.0 and extended.safe_operating_point.offered == 4.0
+
+
+def test_a_ramp_meeting_every_slo_at_its_top_step_goes_on_even_past_a_knee(monkeypatch):
+    """make demo's SmolLM2 round: TTFT p99 met 3 s at every step, so the safe point was the top step
+    (4) before and after a change that cut TTFT p99 fivefold; the gain could not show."""
+    ttft = {1.0: 0.2, 2.0: 0.3, 4.0: 2.0, 8.0: 2.8, 16.0: 6.0}
+    calls = []
+
+    def fake_run_ramp(config, progress):
+        calls.append(config.levels)
+        steps = [_step(k, level, ttft[level], slo_met=ttft[level] <= 3.0) for k, level in enumerate(config.levels)]
+        return RampResult(config=config.model_dump(), steps=steps, knee=None, safe_operating_point=None,
+                          metric_definitions={})
+
+    monkeypatch.setattr(measure_module, "run_ramp", fake_run_ramp)
+    settings = RampSettings(concurrency=[1, 2, 4], slo="ttft_p99=3s")
+    first = fake_run_ramp(measure_module._ramp_config("http://x", settings), None)
+    knee = find_knee(first.steps)
+    first = first.model_copy(update={"knee": knee, "safe_operating_point": safe_operating_point(first.steps, knee, True)})
+    assert knee is not None and first.safe_operating_point.offered == 4.0  # a knee, yet every SLO met
+    extended = measure_module._extend_to_knee(first, "http://x", settings, "t", lambda line: None)
+    assert calls[1:] == [[8.0, 16.0]]
+    assert extended.safe_operating_point.offered == 8.0
 
 
 def test_the_model_searches_the_batch_size_even_when_the_loaded_triage_missed_the_queue(tmp_path):
