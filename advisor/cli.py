@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from advisor import __version__
-from advisor.cli_types import harden_numeric_options
+from advisor.cli_types import bind_command_line_values, harden_numeric_options
 from advisor.errors import EXIT_USAGE, is_user_facing
 from advisor.redact import redact
 
@@ -79,7 +79,7 @@ def _load_command(name: str):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(bind_command_line_values(parser, sys.argv[1:] if argv is None else argv))
     logging.basicConfig(
         level=getattr(logging, args.log_level),
         format="%(levelname)s %(asctime)s [servops] %(message)s",

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
+from collections.abc import Sequence
 
 __all__ = [
+    "bind_command_line_values",
+    "command_line",
     "factor_above_one",
     "finite_float",
     "fraction",
@@ -122,6 +126,52 @@ def harden_numeric_options(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for subparser in set(action.choices.values()):
                 harden_numeric_options(subparser)
+
+
+def command_line(text: str) -> str:
+    """An option whose value is itself a command line (`--server-args "--max-num-seqs 8"`).
+
+    Checked here so that an unbalanced quote is argparse's one-line error, not a traceback from
+    the flag parser later; the text is kept as given."""
+    try:
+        shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a command line ({exc}); quote it as a shell would, "
+                                         "e.g. \"--max-num-seqs 8 --enable-prefix-caching\"") from None
+    return text
+
+
+def bind_command_line_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """`--server-args --enable-prefix-caching` → `--server-args=--enable-prefix-caching`.
+
+    Why: argparse reads a word starting with '-' after an option as another option, so a lone
+    flag given as the value stopped with "expected one argument". Every option declared with
+    `type=command_line` (in any command) takes the next word as its value, whatever it starts with.
+    """
+    options = _command_line_options(parser)
+    bound: list[str] = []
+    words = list(argv)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in options and index + 1 < len(words) and words[index + 1].startswith("-"):
+            bound.append(f"{word}={words[index + 1]}")
+            index += 2
+            continue
+        bound.append(word)
+        index += 1
+    return bound
+
+
+def _command_line_options(parser: argparse.ArgumentParser) -> set[str]:
+    found: set[str] = set()
+    for action in parser._actions:
+        if action.type is command_line:
+            found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in set(action.choices.values()):
+                found |= _command_line_options(subparser)
+    return found
 
 
 def _float(text: str, expected: str) -> float:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from advisor.cli_types import non_negative_float, non_negative_int, positive_float, positive_int
+from advisor.cli_types import command_line, non_negative_float, non_negative_int, positive_float, positive_int
 from advisor.demo import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS, DemoSettings, poor_command, run_demo
 from advisor.errors import UserError
 from advisor.output_paths import check_output_dir
@@ -39,9 +39,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                              "SmolLM2-135M-Instruct")
     add_engine_argument(parser)
     add_ramp_arguments(parser)
-    parser.add_argument("--poor-flags", default=" ".join(POOR_FLAGS), metavar="FLAGS",
+    parser.add_argument("--poor-flags", default=" ".join(POOR_FLAGS), metavar="FLAGS", type=command_line,
                         help=f"the poor configuration to start from (default: '{' '.join(POOR_FLAGS)}')")
-    parser.add_argument("--engine-flags", default=None, metavar="FLAGS",
+    parser.add_argument("--engine-flags", default=None, metavar="FLAGS", type=command_line,
                         help=f"flags every engine run gets (default: '{' '.join(BASE_FLAGS)}'; with --engine vllm "
                              f"'{' '.join(VLLM_BASE_FLAGS)}')")
     return parser

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from advisor.cli_types import command_line
 from advisor.errors import UserError
 from advisor.output_paths import check_output_file
 from advisor.perf.limits import ENGINE_KINDS, MODELLED_FLAGS
@@ -33,10 +34,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
-    parser.add_argument("--server-args", default="", metavar="FLAGS",
+    parser.add_argument("--server-args", default="", metavar="FLAGS", type=command_line,
                         help="the flags (or whole command) the ramped server ran with, e.g. "
                              "\"--max-num-seqs 4\"; flags left out take the engine's defaults")
-    parser.add_argument("--change", action="append", default=[], metavar="\"--FLAG VALUE\"",
+    parser.add_argument("--change", action="append", default=[], metavar="\"--FLAG VALUE\"", type=command_line,
                         help="a flag change to predict, e.g. --change \"--max-num-seqs 8\" (repeatable; applied "
                              "together); none: predict the ramped configuration itself")
     parser.add_argument("--engine", choices=ENGINE_KINDS, default=None,

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from advisor.cli_types import non_negative_int, positive_float, positive_int, unit_interval
+from advisor.cli_types import command_line, non_negative_int, positive_float, positive_int, unit_interval
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
 from advisor.output_paths import check_output_dir, check_output_file
@@ -57,7 +57,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="HTTP header for --endpoint and --prometheus requests, e.g. 'Authorization: Bearer …' "
                              "(repeatable; never written to the JSON)")
     source.add_argument("--logs", metavar="FILE", help="server log file, or '-' to read stdin")
-    source.add_argument("--server-args", metavar="ARGS",
+    source.add_argument("--server-args", metavar="ARGS", type=command_line,
                         help="the launch command or its flags, e.g. \"vllm serve MODEL --max-model-len 32768\"")
 
     deployment = parser.add_argument_group("deployment (for predicted effects)")

@@ -13,7 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from advisor.cli_types import positive_float, positive_int, unit_interval
+from advisor.cli_types import command_line, positive_float, positive_int, unit_interval
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.commands.demo import add_engine_argument, add_ramp_arguments, ramp_settings
 from advisor.demo import POOR_FLAGS, Engine, default_base_flags, start_command
@@ -59,10 +59,10 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
                              "e.g. a shorter --max-model-len); default: safe changes only")
     engine = parser.add_mutually_exclusive_group()
-    engine.add_argument("--flags", default=None, metavar="FLAGS",
+    engine.add_argument("--flags", default=None, metavar="FLAGS", type=command_line,
                         help=f"starting flags for --engine (default: '{DEFAULT_FLAGS}'; with --engine vllm "
                              f"'{default_flags('vllm')}')")
-    engine.add_argument("--server-command", default=None, metavar="CMD",
+    engine.add_argument("--server-command", default=None, metavar="CMD", type=command_line,
                         help="a full launch command instead of --engine, e.g. \"VLLM_CPU_KVCACHE_SPACE=1 vllm serve "
                              "MODEL --max-num-seqs 8\" (servops adds --host/--port; `vllm` runs from the vLLM "
                              "environment when servops has one)")
