@@ -7,8 +7,8 @@ that is what we store, with where it came from. Where no published log gives it,
 is marked as an assumption in `usable_source`.
 
 Public names: `GpuSpec`, `resolve_gpu(name)`, `gpu_from_memory(gib, ...)`, `GPU_CATALOG`.
-Sources are the tables in /work/shared/reference/memory-math.md §5 (AIC system yaml files,
-llm-d empirical docs, vLLM `supported_hardware.md`, vendor pages).
+Sources are listed in docs/reference.md §4.5 (AIC system yaml files, llm-d empirical docs,
+vLLM `supported_hardware.md`, vendor pages).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _gpu(**fields: object) -> GpuSpec:
     return GpuSpec.model_validate(fields)
 
 
-# Every row: memory-math.md §5 "GPU specification table" unless the source says otherwise.
+# Every row: docs/reference.md §4.5 (the GPU table) unless the source says otherwise.
 GPU_CATALOG: tuple[GpuSpec, ...] = (
     _gpu(
         name="H100-SXM-80GB", vendor="nvidia", arch="hopper", usable_gib=79.18,
@@ -183,7 +183,7 @@ def gpu_from_memory(
 
 
 def is_a100(gpu: GpuSpec) -> bool:
-    """vLLM's default-batch rules exclude A100 from the ≥70 GiB tier (vllm-formats.md §4.2)."""
+    """vLLM's default-batch rules exclude A100 from the ≥70 GiB tier (docs/reference.md §4.3)."""
     return gpu.name.upper().startswith("A100")
 
 

@@ -3,7 +3,7 @@
 Why exact: the advisor's collectors, Grafana dashboards and alert rules written for vLLM
 must read this engine unchanged. So names, help texts, label sets ({model_name, engine}),
 histogram buckets and the pre-created `finished_reason` children follow vLLM's
-`vllm/v1/metrics/loggers.py` (see /work/shared/reference/vllm-formats.md §2).
+`vllm/v1/metrics/loggers.py` (see docs/reference.md §1).
 
 The server process uses the global default registry, as vLLM does with one API server, so
 `_created` series and the python/process collectors appear too. Tests pass their own

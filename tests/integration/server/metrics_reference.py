@@ -1,7 +1,7 @@
 """vLLM 0.33's core V1 metrics as exposed: name, type and label set.
 
-Transcribed from /work/shared/reference/vllm-formats.md §2.2 (the "≤0.33" rows this engine
-can fill) and §2.3 (buckets). Names are the exposed ones (counters with `_total`).
+Transcribed from docs/reference.md §1.3 (the rows still present in 0.33 that this engine
+can fill) and §1.5 (buckets). Names are the exposed ones (counters with `_total`).
 """
 
 from __future__ import annotations

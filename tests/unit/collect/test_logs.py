@@ -1,6 +1,6 @@
 """The log collector: every vLLM version's wording becomes the same typed event.
 
-Lines are vLLM's format strings from /work/shared/reference/vllm-formats.md §3 filled with
+Lines are vLLM's format strings from docs/reference.md §2 filled with
 the real numbers quoted there (#27313, #34076, #20305, #15676, #18115) unless noted.
 """
 
