@@ -275,3 +275,12 @@ def _required(config: dict[str, Any], key: str, name: str) -> int:
 
 def _normalise(name: str) -> str:
     return re.sub(r"[^a-z0-9.]", "", name.lower())
+
+
+def active_params(model: ModelSpec) -> float:
+    """Parameters one token passes through: all of a dense model; for MoE the routed share of the experts."""
+    if not model.is_moe or not model.num_experts:
+        return float(model.param_count)
+    expert = 3 * model.hidden_size * model.intermediate_size * model.num_hidden_layers
+    inactive = expert * (model.num_experts - model.num_experts_per_tok)
+    return float(max(model.param_count - inactive, model.param_count * 0.05))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.memory import estimate_memory
-from advisor.modelspec import ModelSpec, resolve_model
+from advisor.modelspec import ModelSpec, active_params, resolve_model
 from advisor.predict import Deployment, MeasuredPool, launch_from_config
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
@@ -63,6 +63,7 @@ def hardware_for(request, facts: Facts) -> Hardware | None:
         usable_gib=gpu.usable_gib,
         gpu_count=request.gpus or tp * pp,
         interconnect=gpu.interconnect,
+        interconnect_gbps=gpu.interconnect_gbps_per_direction,
         fp8_supported=gpu.fp8_w8a8,
         memory_bandwidth_gbps=gpu.memory_bandwidth_tbps * 1000 if gpu.memory_bandwidth_tbps else None,
         bf16_tflops=gpu.bf16_tflops,
@@ -81,6 +82,7 @@ def model_facts(request, facts: Facts) -> ModelFacts | None:
         head_dim=spec.head_dim,
         hidden_size=spec.hidden_size,
         params_billion=spec.param_count / 1e9,
+        active_params_billion=active_params(spec) / 1e9,
         max_position_embeddings=spec.max_position_embeddings,
         dtype_bytes=4.0 if spec.torch_dtype in ("float32", "float") else 2.0,
         is_mla=spec.attention == "mla",

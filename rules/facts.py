@@ -106,6 +106,7 @@ class Hardware(BaseModel):
     usable_gib: float | None = None  # per GPU, as CUDA reports (not the catalog figure)
     gpu_count: int | None = None
     interconnect: str | None = None  # "nvlink" | "pcie" | "xgmi" | "unknown"
+    interconnect_gbps: float | None = None  # per direction, GB/s, between two GPUs of the replica
     fp8_supported: bool | None = None  # W8A8 FP8 (Ada, Hopper, AMD)
     memory_bandwidth_gbps: float | None = None
     bf16_tflops: float | None = None
@@ -121,6 +122,7 @@ class ModelFacts(BaseModel):
     head_dim: int | None = None
     hidden_size: int | None = None
     params_billion: float | None = None
+    active_params_billion: float | None = None  # what one token passes through (MoE: the routed experts only)
     max_position_embeddings: int | None = None
     dtype_bytes: float | None = None
     is_mla: bool | None = None

@@ -230,6 +230,7 @@ class WindowStats(BaseModel):
     labeled_rates: per-label rates, e.g. {"vllm:request_success_total": {"stop": 2.0, "abort": 0.1}}.
     quantiles: histogram percentiles over the window, e.g. {"vllm:time_to_first_token_seconds": {"p99": 1.2}}.
     observations: histogram observation counts over the window.
+    sums: histogram `_sum` increases over the window (with observations, the window's mean).
     """
 
     instance: str = DEFAULT_INSTANCE
@@ -240,6 +241,7 @@ class WindowStats(BaseModel):
     labeled_rates: dict[str, dict[str, float]] = Field(default_factory=dict)
     quantiles: dict[str, dict[str, float]] = Field(default_factory=dict)
     observations: dict[str, float] = Field(default_factory=dict)
+    sums: dict[str, float] = Field(default_factory=dict)
 
     def gauge(self, name: str) -> float | None:
         return _lookup(self.gauges, name)
@@ -256,6 +258,11 @@ class WindowStats(BaseModel):
 
     def quantile(self, name: str, which: str = "p99") -> float | None:
         return (_lookup(self.quantiles, name) or {}).get(which)
+
+    def mean(self, name: str) -> float | None:
+        """A histogram's mean over the window (`_sum` increase / `_count` increase); None without traffic."""
+        total, count = _lookup(self.sums, name), _lookup(self.observations, name)
+        return total / count if total is not None and count else None
 
     def ratio(self, numerator: str, denominator: str) -> float | None:
         """rate(numerator)/rate(denominator), e.g. the prefix-cache hit rate; None if no traffic."""
@@ -329,9 +336,16 @@ def _window_stats(before: MetricSnapshot, after: MetricSnapshot, interval_s: flo
         if deltas is None:
             continue
         stats.observations[key] = deltas[-1][1] if deltas else 0.0
+        stats.sums[key] = _sum_delta(before.histogram(name), series)
         values = {label: histogram_quantile(q, deltas) for label, q in QUANTILES.items()}
         stats.quantiles[key] = {label: v for label, v in values.items() if v is not None}
     return stats
+
+
+def _sum_delta(before: list[HistogramSample], after: list[HistogramSample]) -> float:
+    """The `_sum` increase summed over all series; a series that reset counts from 0."""
+    old = {_label_key(h.labels): h.sum for h in before}
+    return sum(_counter_delta(old.get(_label_key(h.labels), 0.0), h.sum) for h in after)
 
 
 def _counter_delta(old: float, new: float) -> float:
@@ -376,6 +390,8 @@ def _combine(parts: list[WindowStats]) -> WindowStats:
                 into[label] = into.get(label, 0.0) + value
         for name, value in part.observations.items():
             total.observations[name] = total.observations.get(name, 0.0) + value
+        for name, value in part.sums.items():
+            total.sums[name] = total.sums.get(name, 0.0) + value
         for name, qs in part.quantiles.items():
             into_q = total.quantiles.setdefault(name, {})
             for label, value in qs.items():

@@ -188,6 +188,16 @@ def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
     return Signal(value, evidence)
 
 
+def histogram_mean(facts: Facts, metric: str) -> float | None:
+    """A histogram's mean over the window, else since the server started (e.g. prompt tokens per request)."""
+    value = facts.window.total.mean(metric) if facts.window is not None else None
+    if value is None and facts.snapshot is not None:
+        series = facts.snapshot.histogram(metric)
+        count = sum(h.count for h in series)
+        value = sum(h.sum for h in series) / count if count else None
+    return value if _finite(value) else None
+
+
 @_finite_only
 def observation_rate(facts: Facts, metric: str) -> Signal | None:
     """Histogram observations per second over the window (e.g. engine steps from iteration_tokens)."""

@@ -145,6 +145,8 @@ def _window(client: _Client, snapshot: MetricSnapshot, matchers: str, window_s: 
         key = canonical_name(name)
         for row in client.query(f"sum by ({INSTANCE}) (increase({name}_count{sel}{range_}))"):
             _stats_for(per_instance, row).observations[key] = _value(row)
+        for row in client.query(f"sum by ({INSTANCE}) (increase({name}_sum{sel}{range_}))"):
+            _stats_for(per_instance, row).sums[key] = _value(row)
         for label, quantile in QUANTILES.items():
             bucket_rate = f"rate({name}_bucket{sel}{range_})"
             for row in client.query(f"histogram_quantile({quantile}, sum by ({INSTANCE}, le) ({bucket_rate}))"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from advisor.hardware import GpuSpec
 from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
-from advisor.modelspec import ModelSpec
+from advisor.modelspec import ModelSpec, active_params
 from advisor.perf.cost import StepCost
 
 # Per-iteration work outside the matmuls (scheduling, sampling, kernel launches): a few ms in
@@ -34,7 +34,7 @@ def roofline_cost(model: ModelSpec, gpu: GpuSpec, tensor_parallel: int = 1, dtyp
     bandwidth = gpu.memory_bandwidth_tbps * 1e12
     flops = gpu.bf16_tflops * 1e12
     weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tensor_parallel, 1) * GIB
-    active = _active_params(model) / tensor_parallel
+    active = active_params(model) / tensor_parallel
     return StepCost(
         base_s=FIXED_STEP_S + weights / bandwidth,
         prefill_token_s=2 * active / (flops * PREFILL_MFU),
@@ -44,12 +44,3 @@ def roofline_cost(model: ModelSpec, gpu: GpuSpec, tensor_parallel: int = 1, dtyp
         source=f"roofline prior: {model.name} on {tensor_parallel} x {gpu.name} "
                f"({gpu.memory_bandwidth_tbps:g} TB/s, {gpu.bf16_tflops:g} bf16 TFLOPS); no measurement",
     )
-
-
-def _active_params(model: ModelSpec) -> float:
-    """Parameters one token passes through: all of a dense model; for MoE the routed share of the experts."""
-    if not model.is_moe or not model.num_experts:
-        return float(model.param_count)
-    expert = 3 * model.hidden_size * model.intermediate_size * model.num_hidden_layers
-    inactive = expert * (model.num_experts - model.num_experts_per_tok)
-    return float(max(model.param_count - inactive, model.param_count * 0.05))

@@ -10,10 +10,12 @@ from __future__ import annotations
 from rules.catalog import (
     antipatterns,
     health,
+    op1_cudagraph,
     op1_startup,
     op2_quantization,
     op3_parallelism,
     op4_prefix,
+    op5_floors,
     op5_live,
     op6_specdec,
 )
@@ -21,10 +23,12 @@ from rules.model import Rule
 
 ALL_RULES: tuple[Rule, ...] = tuple(
     op1_startup.RULES
+    + op1_cudagraph.RULES
     + op2_quantization.RULES
     + op3_parallelism.RULES
     + op4_prefix.RULES
     + op5_live.RULES
+    + op5_floors.RULES
     + op6_specdec.RULES
     + antipatterns.RULES
     + health.RULES

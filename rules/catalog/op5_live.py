@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from rules import signals
+from rules import floors, signals
 from rules.catalog import _common as c
 from rules.catalog import op3_parallelism, op5_pages
 from rules.events import LogEventKind as K
@@ -113,6 +113,16 @@ def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     binds, budget_evidence = _budget_binds(facts)
     evidence = [_over(ttft, slo), queue.evidence, *budget_evidence]
     title = f"TTFT p99 {fmt(ttft.value)} s > {fmt(slo)} s with {fmt(queue.value)} requests waiting"
+    prompt = signals.quantile(facts, PROMPT_TOKENS, "p99") or _prompt_p95(facts)
+    floor_s = floors.ttft_floor_s(facts, prompt.value if prompt else None)
+    if floor_s is not None and ttft.value <= floors.AT_FLOOR * floor_s:
+        return [RULE_TTFT.finding(
+            Severity.MEDIUM, f"{title}{floors.describe_multiple(ttft.value, floor_s, 'prefill compute')}: the prompt "
+            "length, not the server", evidence=[*evidence, *([prompt.evidence] if prompt else [])], confidence=0.6,
+            summary=f"The slowest first tokens take about what their prompts' arithmetic needs ({floor_s:.2f} s for "
+                    f"{fmt(prompt.value if prompt else 0)} tokens at the GPUs' peak): no flag makes that faster.",
+            actions=["More GPUs per replica (tensor parallel) or a faster GPU shortens prefill; shorter prompts or "
+                     "prefix caching of their shared part avoid it; raise the TTFT target for these requests."])]
     if binds is False:
         return [RULE_TTFT.finding(
             Severity.HIGH, f"{title}; steps stay below --max-num-batched-tokens {current}", evidence=evidence,
@@ -253,8 +263,12 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     steps = signals.observation_rate(facts, STEP_TOKENS)
     if steps is not None:
         evidence.append(steps.evidence.model_copy(update={"name": "engine steps/s (vllm:iteration_tokens_total)"}))
+    floor = floors.decode_floor(facts)
+    median = signals.quantile(facts, ITL, "p50")
+    physics = floors.describe_multiple(median.value, floor.step_s, "decode") if floor and median else ""
     return [RULE_ITL_LOAD.finding(
-        Severity.HIGH, f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running",
+        Severity.HIGH, f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running"
+        + (f" (p50 {fmt(median.value, 3)} s{physics})" if physics else ""),
         evidence=evidence, changes=changes, confidence=0.7,
         actions=["Cap --max-num-seqs or add replicas if ITL matters more than throughput."],
         summary="Every running request waits for the whole step: the batch is large or prefill chunks share "
@@ -270,8 +284,11 @@ def _check_itl_single_user(facts: Facts) -> list[Finding]:
     changes: list[ConfigChange] = []
     if c.tensor_parallel_size(facts) > 1 and link == "pcie":
         changes, _ = op3_parallelism.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
+    floor = floors.decode_floor(facts)
+    physics = floors.describe_multiple(itl.value, floor.step_s, "bandwidth") if floor else ""
     return [RULE_ITL_SINGLE.finding(
-        Severity.MEDIUM, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} request running",
+        Severity.MEDIUM, f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request "
+        "running",
         evidence=[_over(itl, slo), run.evidence], changes=changes, confidence=0.6,
         actions=["Single-stream decode is memory-bandwidth bound: a faster GPU, FP8 weights, or speculative "
                  "decoding (OP-6) lower it."],

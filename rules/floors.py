@@ -1,0 +1,213 @@
+"""Physical floors: the fastest this model can run a step on this hardware.
+
+Why: a fixed threshold ("ITL p99 > 0.1 s") says nothing about a server decoding at 40 ms when
+the hardware allows 5 ms, and raises alarms about a 32k-token prompt whose prefill simply takes
+seconds. A floor turns a measurement into a multiple ("ITL p50 0.040 s = 8.3x the bandwidth
+floor"): far above the floor there is a cause to find; at the floor only hardware, quantization
+or a different parallel layout helps.
+
+The three floors (formulas and catalog figures in docs/triage.md, "Physical floors"):
+
+- decode step, memory bandwidth: every decode step reads each weight once and every running
+  sequence's KV cache once: (weight bytes + batch x context x KV bytes per token) per GPU over
+  that GPU's memory bandwidth (roofline, Williams et al., CACM 2009);
+- all-reduce, interconnect: tensor parallelism all-reduces the hidden state twice per layer
+  (after attention and after the MLP, Megatron-LM, Shoeybi et al. 2019); each costs NCCL's ring
+  latency (base + 2(TP-1) hops, NCCL src/graph/tuning.cc, LL protocol) plus
+  2(TP-1)/TP x bytes over the per-direction link bandwidth;
+- prefill, compute: 2 x active parameters FLOPs per prompt token over the GPUs' dense bf16 peak.
+
+Every figure is a lower bound: peak bandwidth and FLOPs, no kernel or launch overhead. Floors
+exist only when the model and the hardware are known (catalog, --model/--gpu, the log).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from rules import signals
+from rules.facts import Facts
+
+ALLREDUCES_PER_LAYER = 2
+# NCCL ring all-reduce, LL protocol (src/graph/tuning.cc): base latency and per-hop latency, µs.
+NCCL_RING_BASE_US = 3.6
+NCCL_RING_HOP_US = {"nvlink": 0.47, "xgmi": 0.47, "pcie": 1.0}
+ACTIVATION_BYTES = 2.0  # bf16/fp16 hidden state on the wire
+# Bytes per weight under a quantization; otherwise the checkpoint's dtype.
+QUANTIZED_WEIGHT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "compressed-tensors": 1.0, "awq": 0.5, "awq_marlin": 0.5,
+                          "gptq": 0.5, "gptq_marlin": 0.5, "bitsandbytes": 0.5, "gguf": 0.5}
+# A measurement this many times its floor has a cause worth naming, SLO or not.
+FAR_ABOVE = 3.0
+# At or below this multiple a latency is the physics of the work asked for.
+AT_FLOOR = 1.5
+PROMPT_TOKENS = "vllm:request_prompt_tokens"
+GENERATION_TOKENS = "vllm:request_generation_tokens"
+
+
+class DecodeFloor(BaseModel):
+    """The bandwidth floor of one decode step at the measured batch and context, per GPU."""
+
+    batch: float
+    context_tokens: float
+    weight_bytes: float
+    kv_bytes: float
+    bandwidth_bytes_per_s: float
+    allreduce_s: float
+    tensor_parallel: int
+    layers: int
+    interconnect: str | None
+    context_source: str
+
+    @property
+    def memory_s(self) -> float:
+        return (self.weight_bytes + self.kv_bytes) / self.bandwidth_bytes_per_s
+
+    @property
+    def step_s(self) -> float:
+        return self.memory_s + self.allreduce_s
+
+    @property
+    def allreduces(self) -> int:
+        return ALLREDUCES_PER_LAYER * self.layers if self.tensor_parallel > 1 else 0
+
+    def describe(self) -> str:
+        text = (f"({self.weight_bytes / 1e9:.1f} GB weights + {self.kv_bytes / 1e9:.2f} GB KV for {self.batch:g} "
+                f"x {self.context_tokens:.0f} tokens) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
+                f"= {self.memory_s * 1e3:.2f} ms")
+        if self.tensor_parallel > 1:
+            text += f" + all-reduce {self.allreduce_s * 1e3:.2f} ms (TP {self.tensor_parallel} over " \
+                    f"{self.interconnect or 'an unknown link'})"
+        return text
+
+
+class PrefillFloor(BaseModel):
+    """The compute floor of prefilling one median prompt across the tensor-parallel GPUs."""
+
+    prompt_tokens: float
+    active_params: float
+    flops_per_s: float
+    prompt_source: str
+
+    @property
+    def step_s(self) -> float:
+        return 2 * self.active_params * self.prompt_tokens / self.flops_per_s
+
+    def describe(self) -> str:
+        return (f"2 x {self.active_params / 1e9:.1f} B params x {self.prompt_tokens:.0f} tokens / "
+                f"{self.flops_per_s / 1e12:.0f} TFLOPS = {self.step_s * 1e3:.1f} ms")
+
+
+def tensor_parallel(facts: Facts) -> int:
+    return (facts.config.tensor_parallel_size if facts.config else None) or 1
+
+
+def decode_floor(facts: Facts) -> DecodeFloor | None:
+    """The decode step's floor, or None when the model or the GPU's bandwidth is unknown."""
+    hardware, model = facts.hardware, facts.model
+    if hardware is None or not hardware.memory_bandwidth_gbps or model is None:
+        return None
+    tp = tensor_parallel(facts)
+    weights = _weight_bytes_per_gpu(facts, tp)
+    kv_per_token = _kv_bytes_per_token_per_gpu(facts, tp)
+    if weights is None or kv_per_token is None:
+        return None
+    run = signals.running(facts)
+    batch = max(1.0, run.value if run else 1.0)
+    context, source = _mean_context(facts)
+    return DecodeFloor(batch=batch, context_tokens=context, weight_bytes=weights,
+                       kv_bytes=batch * context * kv_per_token,
+                       bandwidth_bytes_per_s=hardware.memory_bandwidth_gbps * 1e9,
+                       allreduce_s=_allreduce_s(facts, tp, batch), tensor_parallel=tp, layers=model.num_layers or 0,
+                       interconnect=hardware.interconnect, context_source=source)
+
+
+def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str = "") -> PrefillFloor | None:
+    """The compute floor of one prompt (`prompt_tokens`, else the mean prompt), or None when FLOPs,
+    model or prompt length are unknown."""
+    hardware, model = facts.hardware, facts.model
+    if hardware is None or not hardware.bf16_tflops or model is None or not model.params_billion:
+        return None
+    prompt = prompt_tokens
+    if prompt is None:
+        prompt, source = _mean_prompt(facts)
+    if prompt is None:
+        return None
+    active = (model.active_params_billion or model.params_billion) * 1e9
+    return PrefillFloor(prompt_tokens=prompt, active_params=active,
+                        flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel(facts), prompt_source=source)
+
+
+def multiple(measured: float, floor: float) -> float:
+    return measured / floor if floor > 0 else float("inf")
+
+
+def ttft_floor_s(facts: Facts, prompt_tokens: float | None = None) -> float | None:
+    """Prefill of the prompt plus the step that samples its first token; None when unknown."""
+    prefill = prefill_floor(facts, prompt_tokens)
+    if prefill is None:
+        return None
+    decode = decode_floor(facts)
+    return prefill.step_s + (decode.step_s if decode else 0.0)
+
+
+def describe_multiple(measured: float, floor_s: float | None, what: str) -> str:
+    """" = 2.3x the bandwidth floor" for a title; "" when there is no floor."""
+    if not floor_s:
+        return ""
+    return f" = {multiple(measured, floor_s):.1f}x the {what} floor"
+
+
+def _weight_bytes_per_gpu(facts: Facts, tp: int) -> float | None:
+    if facts.memory is not None and facts.memory.weights_gib:
+        return facts.memory.weights_gib * 2**30
+    model = facts.model
+    if model is None or not model.params_billion:
+        return None
+    quantization = (facts.config.quantization if facts.config else None) or model.prequantized
+    per_weight = QUANTIZED_WEIGHT_BYTES.get(quantization or "", model.dtype_bytes or 2.0)
+    return model.params_billion * 1e9 * per_weight / tp
+
+
+def _kv_bytes_per_token_per_gpu(facts: Facts, tp: int) -> float | None:
+    if facts.memory is not None and facts.memory.kv_bytes_per_token:
+        return facts.memory.kv_bytes_per_token
+    model = facts.model
+    if model is None or not (model.num_layers and model.num_kv_heads and model.head_dim):
+        return None
+    kv_dtype = facts.config.kv_cache_dtype if facts.config else None
+    per_value = 1.0 if kv_dtype and kv_dtype.startswith("fp8") else (model.dtype_bytes or 2.0)
+    heads = max(1.0, model.num_kv_heads / tp)  # replicated when TP exceeds the KV heads
+    return 2 * model.num_layers * heads * model.head_dim * per_value
+
+
+def _allreduce_s(facts: Facts, tp: int, batch: float) -> float:
+    if tp <= 1 or facts.model is None or not (facts.model.num_layers and facts.model.hidden_size):
+        return 0.0
+    hardware = facts.hardware
+    link = (hardware.interconnect if hardware else None) or "pcie"
+    latency = (NCCL_RING_BASE_US + 2 * (tp - 1) * NCCL_RING_HOP_US.get(link, NCCL_RING_HOP_US["pcie"])) * 1e-6
+    bandwidth = (hardware.interconnect_gbps if hardware and hardware.interconnect_gbps else 0.0) * 1e9
+    payload = batch * facts.model.hidden_size * ACTIVATION_BYTES
+    transfer = 2 * (tp - 1) / tp * payload / bandwidth if bandwidth else 0.0
+    return ALLREDUCES_PER_LAYER * facts.model.num_layers * (latency + transfer)
+
+
+def _mean_prompt(facts: Facts) -> tuple[float | None, str]:
+    measured = signals.histogram_mean(facts, PROMPT_TOKENS)
+    if measured is not None:
+        return measured, "vllm:request_prompt_tokens (window mean)"
+    if facts.workload and facts.workload.p50_input_tokens:
+        return facts.workload.p50_input_tokens, "workload p50 input tokens"
+    return None, ""
+
+
+def _mean_context(facts: Facts) -> tuple[float, str]:
+    """Tokens a running sequence holds on average: its prompt plus half its output."""
+    prompt, prompt_source = _mean_prompt(facts)
+    output = signals.histogram_mean(facts, GENERATION_TOKENS)
+    output_source = "vllm:request_generation_tokens"
+    if output is None and facts.workload and facts.workload.p50_output_tokens:
+        output, output_source = facts.workload.p50_output_tokens, "workload p50 output tokens"
+    if prompt is None and output is None:
+        return 0.0, "unknown (weights only)"
+    return (prompt or 0.0) + (output or 0.0) / 2, " + half ".join(s for s in (prompt_source, output_source) if s)

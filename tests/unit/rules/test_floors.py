@@ -1,0 +1,147 @@
+"""Physical floors (rules/floors.py) and the rules that read them (OP-5.13, OP-5.14, OP-5.1/5.4/5.5).
+
+Each case is a measured window on a known model and GPU: latency under the generic targets yet
+far above what the hardware needs gets a finding with its cause; latency over the targets that
+is simply the arithmetic of the work gets none that proposes a flag.
+"""
+
+from __future__ import annotations
+
+from rules import floors
+from rules.evaluate import evaluate
+from rules.facts import Facts, Hardware, MemoryFacts, MetricWindow, Workload
+from rules.model import Severity
+from tests.unit.rules.factories import (
+    ITL_BUCKETS,
+    TTFT_BUCKETS,
+    config,
+    h100,
+    histogram,
+    live,
+    llama8b,
+    snapshot,
+)
+
+WEIGHTS_GIB = 14.99  # Llama-3.1-8B bf16 weights as vLLM's log reports them
+KV_PER_TOKEN = 131_072  # 2 x 32 layers x 8 KV heads x 128 x 2 bytes
+H100_BYTES_PER_S = 3350e9
+PROMPT_BUCKETS = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+
+
+def _l4(count: int = 1) -> Hardware:
+    """The catalog's L4 (advisor/hardware.py): 300 GB/s, 121 bf16 TFLOPS, PCIe at 32 GB/s per direction."""
+    return Hardware(gpu_name="L4", usable_gib=22.04, gpu_count=count, interconnect="pcie", interconnect_gbps=32.0,
+                    memory_bandwidth_gbps=300, bf16_tflops=121.0)
+
+
+def _on(facts: Facts, hardware: Hardware, tp: int = 1, **flags) -> Facts:
+    facts.hardware = hardware
+    facts.model = llama8b()
+    facts.config = config(tensor_parallel_size=tp, **flags)
+    facts.memory = MemoryFacts(weights_gib=WEIGHTS_GIB / tp, kv_bytes_per_token=KV_PER_TOKEN / tp, source="test")
+    return facts
+
+
+def _rules(facts: Facts) -> dict[str, list]:
+    found: dict[str, list] = {}
+    for finding in evaluate(facts).findings:
+        found.setdefault(finding.rule, []).append(finding)
+    return found
+
+
+def test_the_decode_floor_is_weights_plus_kv_over_bandwidth():
+    facts = _on(live(running=4, itl={0.006: 1000}), h100())
+    facts.workload = Workload(p50_input_tokens=1000, p50_output_tokens=200)
+    floor = floors.decode_floor(facts)
+    expected = (WEIGHTS_GIB * 2**30 + 4 * (1000 + 100) * KV_PER_TOKEN) / H100_BYTES_PER_S
+    assert abs(floor.step_s - expected) < 1e-9
+    assert floor.allreduce_s == 0 and floor.context_tokens == 1100
+    assert "workload p50 input tokens" in floor.context_source
+
+
+def test_tensor_parallel_adds_two_nccl_ring_all_reduces_per_layer():
+    facts = _on(live(running=1), _l4(4), tp=4)
+    facts.model.hidden_size = 4096
+    floor = floors.decode_floor(facts)
+    latency = (floors.NCCL_RING_BASE_US + 2 * 3 * floors.NCCL_RING_HOP_US["pcie"]) * 1e-6
+    transfer = 2 * 3 / 4 * (1 * 4096 * 2) / 32e9
+    assert abs(floor.allreduce_s - 64 * (latency + transfer)) < 1e-12
+    assert floor.allreduces == 64
+
+
+def test_decode_far_above_its_floor_under_the_itl_target_is_a_finding_with_its_cause():
+    # 1 running, ITL ~38 ms: well under the 100 ms ITL target, yet 8x the 4.8 ms an H100 needs.
+    facts = _on(live(running=1, itl={0.04: 5000}), h100())
+    found = _rules(facts)
+    assert "OP-5.5" not in found  # the fixed threshold sees nothing
+    finding = found["OP-5.13"][0]
+    assert finding.severity == Severity.MEDIUM
+    assert "x the decode floor" in finding.title and "outside the memory traffic" in finding.title
+    floor_evidence = [e for e in finding.evidence if e.name == "decode step floor"][0]
+    assert "TB/s" in floor_evidence.description
+
+
+def test_eager_mode_is_named_as_the_cause():
+    facts = _on(live(running=1, itl={0.04: 5000}), h100(), enforce_eager=True)
+    assert "--enforce-eager" in _rules(facts)["OP-5.13"][0].title
+
+
+def test_tensor_parallel_over_pcie_is_named_and_replicas_proposed():
+    # Four L4s, TP 4 over PCIe: floor ~12.5 ms per step (weights / 4 over 300 GB/s + 64 all-reduces); ITL ~90 ms.
+    facts = _on(live(running=1, itl={0.09: 5000}), _l4(4), tp=4)
+    facts.model.hidden_size = 4096
+    facts.memory.total_gib = 22.04
+    finding = _rules(facts)["OP-5.13"][0]
+    assert "tensor parallel 4 over PCIe" in finding.title
+    assert {c.flag for c in finding.changes} >= {"--tensor-parallel-size"}
+
+
+def test_a_batch_decoding_near_its_floor_raises_no_physics_finding_even_over_the_target():
+    # 64 running long-context sequences on one L4: the KV read alone is 64 x 4,000 tokens x 128 KiB = 33 GB,
+    # so the floor is ~0.16 s per step; ITL p50 ~0.2 s is that physics, over the 0.1 s target.
+    facts = _on(live(running=64, itl={0.2: 5000}), _l4())
+    facts.workload = Workload(p50_input_tokens=3000, p50_output_tokens=2000)
+    found = _rules(facts)
+    assert "OP-5.13" not in found
+    assert "x the decode floor" in found["OP-5.4"][0].title
+
+
+def _long_prompts(ttft_s: float, prompt_tokens: int, hardware: Hardware) -> Facts:
+    """A window of 50 requests with `prompt_tokens` prompts and `ttft_s` first tokens, nothing queued."""
+    labels = {"model_name": "m", "engine": "0"}
+    gauges = {"vllm:num_requests_running": 2, "vllm:num_requests_waiting": 0, "vllm:kv_cache_usage_perc": 0.5}
+    before = snapshot(gauges, {"vllm:generation_tokens_total": 1e6}, {
+        "vllm:time_to_first_token_seconds": histogram({}, TTFT_BUCKETS, labels),
+        "vllm:inter_token_latency_seconds": histogram({}, ITL_BUCKETS, labels),
+        "vllm:request_prompt_tokens": histogram({}, PROMPT_BUCKETS, labels)}, labels)
+    after = snapshot(gauges, {"vllm:generation_tokens_total": 1e6 + 4000}, {
+        "vllm:time_to_first_token_seconds": histogram({ttft_s: 50}, TTFT_BUCKETS, labels),
+        "vllm:inter_token_latency_seconds": histogram({0.03: 4000}, ITL_BUCKETS, labels),
+        "vllm:request_prompt_tokens": histogram({prompt_tokens: 50}, PROMPT_BUCKETS, labels)}, labels)
+    facts = Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 60.0))
+    return _on(facts, hardware, max_num_batched_tokens=8192)
+
+
+def test_long_prompts_at_their_compute_floor_are_physics_not_a_flag():
+    # 32k-token prompts on an L4: 2 x 8 B x 32,768 / 121 TFLOPS = 4.3 s of arithmetic; TTFT ~5 s > the 2 s target.
+    found = _rules(_long_prompts(5.0, 32_000, _l4()))
+    ttft = found["OP-5.1"][0]
+    assert "the prompt length, not the server" in ttft.title and "x the prefill compute floor" in ttft.title
+    assert ttft.severity == Severity.MEDIUM and ttft.changes == []
+    assert "OP-5.14" not in found
+
+
+def test_a_prefill_far_slower_than_compute_allows_is_a_finding_with_no_queue():
+    # 2,000-token prompts on an H100 need 32 ms of arithmetic plus a 5 ms step; TTFT ~0.4 s is 10x that,
+    # under the 2 s target, with nothing waiting.
+    hardware = h100().model_copy(update={"bf16_tflops": 989.0})
+    found = _rules(_long_prompts(0.4, 2000, hardware))
+    assert "OP-5.1" not in found
+    finding = found["OP-5.14"][0]
+    assert "x the prefill floor" in finding.title and "nothing queued" in finding.title
+
+
+def test_no_floor_without_the_hardware():
+    facts = live(running=1, itl={0.04: 5000})
+    facts.model = llama8b()
+    assert floors.decode_floor(facts) is None and "OP-5.13" not in _rules(facts)
