@@ -30,7 +30,8 @@ class LogEventKind(str, Enum):
     KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
     MAX_CONCURRENCY = "max_concurrency"  # Maximum concurrency for L tokens per request: C x
     V0_GPU_BLOCKS = "v0_gpu_blocks"  # # cuda blocks: N, # CPU blocks: M (V0 only)
-    CUDA_GRAPH_MEMORY = "cuda_graph_memory"  # Graph capturing finished in S secs, took X GiB
+    CUDA_GRAPH_MEMORY = "cuda_graph_memory"  # Graph capturing finished in S secs, took X GiB / CUDA graph pool memory
+    CUDAGRAPH_PROFILING = "cudagraph_profiling"  # CUDA graph memory profiling is enabled (…) / is disabled (…)
     STATS_LINE = "stats_line"  # Engine 000: Avg prompt throughput … (periodic)
     SPEC_DECODE_METRICS = "spec_decode_metrics"  # SpecDecoding metrics: … acceptance …
     V0_PREEMPTION_WARNING = "v0_preemption_warning"  # Sequence group … is preempted by PreemptionMode…
@@ -91,6 +92,9 @@ class LogEvent(BaseModel):
     num_gpu_blocks: int | None = None
     max_num_batched_tokens: int | None = None
     cudagraph_gib: float | None = None
+    cudagraph_estimated_gib: float | None = None  # 0.20+: the profiler's estimate beside the actual pool
+    cudagraph_profiling: bool | None = None  # whether the KV budget subtracts an estimate of graph memory
+    equivalent_utilization: float | None = None  # the util that, without that estimate, gives the same KV budget
     device: str | None = None  # "GPU", "CPU", "cuda:0" …
 
     # startup failures
@@ -152,7 +156,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
     LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),
     LogEventKind.V0_GPU_BLOCKS: ("num_gpu_blocks", "device"),
-    LogEventKind.CUDA_GRAPH_MEMORY: ("cudagraph_gib",),
+    LogEventKind.CUDA_GRAPH_MEMORY: ("cudagraph_gib", "cudagraph_estimated_gib"),
+    LogEventKind.CUDAGRAPH_PROFILING: ("cudagraph_profiling", "gpu_memory_utilization", "equivalent_utilization"),
     LogEventKind.STATS_LINE: (
         "engine", "prompt_throughput_tps", "generation_throughput_tps", "running", "waiting",
         "deferred", "preemptions", "kv_usage", "prefix_hit_rate",

@@ -204,8 +204,22 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         ("CUDA graph pool memory",),
         K.CUDA_GRAPH_MEMORY,
-        rf"CUDA graph pool memory: (?P<gib>{NUM}) GiB \(actual\)",
-        lambda m: {"cudagraph_gib": to_float(m["gib"])},
+        rf"CUDA graph pool memory: (?P<gib>{NUM}) GiB \(actual\)(?:, (?P<est>{NUM}) GiB \(estimated\))?",
+        lambda m: {"cudagraph_gib": to_float(m["gib"]), "cudagraph_estimated_gib": to_float(m["est"])},
+    ),
+    _p(
+        ("CUDA graph memory profiling is enabled",),
+        K.CUDAGRAPH_PROFILING,
+        rf"CUDA graph memory profiling is enabled.*?current --gpu-memory-utilization=(?P<cur>{NUM}) is equivalent "
+        rf"to --gpu-memory-utilization=(?P<eq>{NUM})",
+        lambda m: {"cudagraph_profiling": True, "gpu_memory_utilization": to_float(m["cur"]),
+                   "equivalent_utilization": to_float(m["eq"])},
+    ),
+    _p(
+        ("CUDA graph memory profiling is disabled",),
+        K.CUDAGRAPH_PROFILING,
+        r"CUDA graph memory profiling is disabled",
+        lambda m: {"cudagraph_profiling": False},
     ),
     _p(
         ("Auto-fit max_model_len",),

@@ -17,6 +17,7 @@ from rules.signals import fmt
 LOW_HIT_RATE = 0.30
 REUSE_WORTH_CACHING = 0.30
 CUDA_BLOCK_SIZES = (8, 16, 32)
+PROMPT_TOKENS = "vllm:request_prompt_tokens"
 REFS = ["https://docs.vllm.ai/en/latest/design/prefix_caching.html"]
 
 
@@ -52,10 +53,42 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
                  "With several replicas, route by prefix (OP-4.3)."])]
 
 
-def _check_block_size(facts: Facts) -> list[Finding]:
-    shared = facts.workload.shared_prefix_tokens if facts.workload else None
-    if not shared or _caching_disabled(facts):
+def _prompt_p95(facts: Facts) -> tuple[float | None, Evidence | None]:
+    measured = signals.quantile(facts, PROMPT_TOKENS, "p95")
+    if measured is not None:
+        return measured.value, measured.evidence
+    if facts.workload and facts.workload.p95_input_tokens:
+        value = facts.workload.p95_input_tokens
+        return value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens")
+    return None, None
+
+
+def _check_prompts_shorter_than_a_block(facts: Facts) -> list[Finding]:
+    """The configuration smell: a block so large that no prompt fills one, so nothing can ever hit."""
+    p95, evidence = _prompt_p95(facts)
+    block = c.block_size(facts)
+    if p95 is None or p95 >= block:
         return []
+    fitting = [b for b in CUDA_BLOCK_SIZES if b <= p95 / 2]
+    changes = [] if not fitting or c.on_cpu_backend(facts) else [ConfigChange(
+        flag="--block-size", current=str(block), proposed=str(max(fitting)),
+        reason=f"a p95 prompt of {fmt(p95)} tokens then fills at least two blocks, which later requests can reuse",
+        cost="more blocks to manage; some attention backends/models force their size")]
+    return [RULE_BLOCK_SIZE.finding(
+        Severity.LOW, f"block size {block} > p95 prompt {fmt(p95)} tokens: no prompt fills a block, the prefix "
+        "cache cannot hit", evidence=[evidence.model_copy(update={"threshold": block, "comparison": "<"}),
+                                      Evidence(source="config", name="--block-size", value=block)],
+        changes=changes, confidence=0.7,
+        summary="Prefix caching hashes full blocks only: with prompts shorter than a block, prefix caching costs "
+                "its bookkeeping and never saves a token.")]
+
+
+def _check_block_size(facts: Facts) -> list[Finding]:
+    if _caching_disabled(facts):
+        return []
+    shared = facts.workload.shared_prefix_tokens if facts.workload else None
+    if not shared:
+        return _check_prompts_shorter_than_a_block(facts)
     block = c.block_size(facts)
     cached = (shared // block) * block
     if cached >= 0.75 * shared:
@@ -136,8 +169,11 @@ RULE_LOW_HIT = _rule("OP-4.1", "low prefix-cache hit rate", _check_low_hit_rate,
     fix="Make prefixes byte-identical and first; keep enough free KV; route by prefix across replicas.",
     limits="Without workload facts a low rate may simply mean unique prompts: reported as low severity.",
     references=REFS))
-RULE_BLOCK_SIZE = _rule("OP-4.2", "block size larger than the shared prefix", _check_block_size, ("workload",), RulePage(
-    checks="The workload's shared prefix length against --block-size: the share of the prefix in full blocks.",
+RULE_BLOCK_SIZE = _rule("OP-4.2", "block size larger than the shared prefix", _check_block_size,
+                        ("workload", "window", "snapshot"), RulePage(
+    checks="The workload's shared prefix length against --block-size: the share of the prefix in full blocks. "
+           "Without a known prefix: the p95 prompt (vllm:request_prompt_tokens, else the workload) against "
+           "--block-size, since a prompt shorter than one block never leaves a cached block behind.",
     why="Prefix caching hashes full blocks; the tail of a prefix shorter than a block is recomputed.",
     example="40-token system prompt, --block-size 64 -> 0 tokens cached; --block-size 16 caches 32.",
     fix="A smaller --block-size (16 on CUDA) when the backend allows it.",

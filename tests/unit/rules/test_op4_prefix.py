@@ -45,6 +45,24 @@ def test_block_size_is_fine_when_most_of_the_prefix_fills_whole_blocks():
     assert op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(shared_prefix_tokens=1200))) == []
 
 
+def test_prompts_shorter_than_a_block_can_never_hit_the_prefix_cache():
+    """The configuration smell: --block-size 128 with 40-token p95 prompts leaves no full block to reuse."""
+    facts = Facts(config=config(block_size=128), workload=Workload(p95_input_tokens=40))
+    [finding] = op4.RULE_BLOCK_SIZE.evaluate(facts)
+    assert finding.severity.value == "low" and "no prompt fills a block" in finding.title
+    assert [(c.flag, c.proposed) for c in finding.changes] == [("--block-size", "16")]
+
+
+def test_on_vllms_cpu_backend_the_smell_is_named_without_a_block_size_it_cannot_take():
+    facts = Facts(config=config(block_size=128, device="cpu"), workload=Workload(p95_input_tokens=40))
+    [finding] = op4.RULE_BLOCK_SIZE.evaluate(facts)
+    assert finding.changes == []
+
+
+def test_prompts_longer_than_a_block_are_no_smell():
+    assert op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(p95_input_tokens=40))) == []
+
+
 def _fleet(hit_a: float, hit_b: float) -> Facts:
     def snap(scale):
         samples = {"vllm:prefix_cache_queries_total": [], "vllm:prefix_cache_hits_total": []}
