@@ -110,7 +110,7 @@ def predict_findings(
             else:
                 change.predicted_effect = PredictedEffect(
                     text="; ".join(t for t in (memory.text, latency.text) if t),
-                    figures={**memory.figures, **latency.figures})
+                    figures={**memory.figures, **latency.figures}, command=latency.command)
 
 
 def predict_change(

@@ -145,7 +145,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         rejected, forecast_notes = forecast_findings(
             evaluation.findings, ramp, Path(request.ramp).name, collected.command or ServeCommand(),
             memory.kv_cache_tokens if memory else None, _slos(request.workload),
-            engine="vllm-cpu" if collected.facts.config and collected.facts.config.device == "cpu" else None)
+            engine=_engine_of(collected.facts), ramp_path=request.ramp)
         notes = [*notes, *forecast_notes]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
@@ -262,6 +262,17 @@ def _pages(findings: list[Finding]) -> dict[str, str]:
 
 def _window_note(interval_s: float | None) -> str:
     return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
+
+
+def _engine_of(facts) -> str | None:
+    """Whose defaults fill the flags the log left out: the bundled engine announces itself in its
+    version (`0.33.0+servops.…`), vLLM's CPU backend in its engine config; else the command decides."""
+    config = facts.config
+    if config is not None and config.vllm_version and "+servops" in config.vllm_version:
+        return "bundled"
+    if config is not None and config.device == "cpu":
+        return "vllm-cpu"
+    return None
 
 
 def _slos(workload: Workload | None) -> list[SLO]:

@@ -20,6 +20,8 @@ it annotate only, never overrule a rule.
 
 from __future__ import annotations
 
+import shlex
+
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.cost import StepCost
@@ -38,11 +40,15 @@ TRUSTED_RELATIVE_ERROR = 0.25
 
 def forecast_findings(findings: list[Finding], ramp: dict, source: str, command: ServeCommand,
                       kv_cache_tokens: int | None, slos: list[SLO], engine: str | None = None,
-                      cost: StepCost | None = None) -> tuple[list[RejectedChange], list[str]]:
-    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes."""
+                      cost: StepCost | None = None, ramp_path: str | None = None) -> tuple[list[RejectedChange], list[str]]:
+    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
+
+    `ramp_path`: the ramp file as the user named it; each prediction then carries the
+    `servops predict` command that reproduces its figures."""
     document = dict(ramp)
+    slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
     if slos:
-        document["config"] = {**(ramp.get("config") or {}), "slo": ",".join(f"{s.key}={s.bound_s}s" for s in slos)}
+        document["config"] = {**(ramp.get("config") or {}), "slo": slo_text}
     try:
         forecaster = Forecaster(document, source, command, engine=engine, kv_cache_tokens=kv_cache_tokens, cost=cost)
     except UserError as exc:
@@ -77,12 +83,50 @@ def forecast_findings(findings: list[Finding], ramp: dict, source: str, command:
             chosen = winner.changes[0]
             updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
             updated.predicted_effect = _effect(winner, forecaster)
+            if _below_current(updated):
+                updated = _say_why_lower(updated, winner)
+            if ramp_path:
+                updated.predicted_effect.command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text,
+                                                                     f"{chosen['flag']} {chosen['proposed']}")
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
             kept.append(updated)
         finding.changes = kept
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
+
+
+def _below_current(change: ConfigChange) -> bool:
+    """A batch-size value under the one the server already runs (and so is known to run)."""
+    try:
+        return change.current is not None and float(change.proposed) < float(change.current)
+    except ValueError:
+        return False
+
+
+def _say_why_lower(change: ConfigChange, winner: ChangeForecast) -> ConfigChange:
+    """Going below a value the server runs successfully needs its reason and its throughput price in words."""
+    figures = change.predicted_effect.figures if change.predicted_effect else {}
+    before, after = figures.get("output_tokens_per_s_before"), figures.get("output_tokens_per_s_after")
+    price = (f"{before:.0f} → {after:.0f} tok/s at offered {figures.get('offered', 0):g}"
+             if before is not None and after is not None else "throughput not predicted")
+    why = winner.decision.removeprefix("predicted to help: ")
+    return change.model_copy(update={
+        "reason": f"{change.reason}; below the {change.current} the server runs now because {why}",
+        "cost": f"{change.cost + '; ' if change.cost else ''}throughput {price}"})
+
+
+def reproduce_command(ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str,
+                      change: str) -> str:
+    """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again."""
+    words = ["servops", "predict", "--ramp", ramp_path, "--server-args", forecaster.command.render(),
+             "--engine", forecaster.engine]
+    if kv_cache_tokens:
+        words += ["--kv-cache-tokens", str(kv_cache_tokens)]
+    if slo_text:
+        words += ["--slo", slo_text]
+    words += ["--change", change]
+    return shlex.join(words)
 
 
 def _annotate_only(findings: list[Finding], ranked: list[ChangeForecast], forecaster: Forecaster) -> None:

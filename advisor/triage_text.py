@@ -123,6 +123,8 @@ def _finding(index: int, finding: Finding) -> list[str]:
             out.append(f"     cost: {change.cost} [{change.safety}]")
         if change.predicted_effect and change.predicted_effect.text:
             out.append(f"     predicted: {change.predicted_effect.text}")
+        if change.predicted_effect and change.predicted_effect.command:
+            out.append(f"     reproduce: {change.predicted_effect.command}")
     for change in finding.alternatives:
         out.append(f"   or {change.command_line()}  ({change.reason})")
         if change.predicted_effect and change.predicted_effect.figures:

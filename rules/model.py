@@ -81,6 +81,7 @@ class PredictedEffect(BaseModel):
 
     text: str = ""
     figures: dict[str, float] = Field(default_factory=dict)
+    command: str = ""  # the `servops predict …` that reproduces these figures, when a ramp was given
 
 
 class ConfigChange(BaseModel):

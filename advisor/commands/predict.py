@@ -17,6 +17,7 @@ from advisor.errors import UserError
 from advisor.output_paths import check_output_file
 from advisor.perf.limits import ENGINE_KINDS, MODELLED_FLAGS
 from advisor.report_files import load_result, write_json
+from loadtest.slo import parse_slos
 
 if TYPE_CHECKING:
     from advisor.perf.forecast import Prediction
@@ -47,6 +48,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--kv-cache-tokens", type=int, default=None, metavar="N",
                         help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'); default: "
                              "estimated from the KV usage the ramp recorded")
+    parser.add_argument("--slo", default=None, metavar="SLOS",
+                        help="SLOs that define the predicted safe operating point, as servops ramp takes them "
+                             "(e.g. ttft_p99=2s,itl_p99=100ms); default: the ramp's own")
     parser.add_argument("--json", default=None, metavar="OUT.json", help="write the prediction here")
     return parser
 
@@ -60,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.json, "--json")  # before the calibration's work
     document = load_result(Path(args.ramp))
+    if args.slo is not None:
+        parse_slos(args.slo)  # a malformed SLO is its own one-line error, before the calibration
+        document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
     prediction = what_if(document, Path(args.ramp).name, args.server_args, args.change, engine=args.engine,
                          kv_cache_tokens=args.kv_cache_tokens,
                          progress=lambda line: print(line, file=sys.stderr, flush=True))

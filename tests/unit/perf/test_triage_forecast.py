@@ -72,3 +72,20 @@ def test_the_report_lists_the_changes_the_model_rejected():
     page = render_html([document])
     assert "Changes the performance model rejected" in page and "safe operating point unchanged at 4" in page
     assert "&lt;b&gt;256&lt;/b&gt;" in page
+
+
+def test_a_value_below_what_the_server_runs_says_why_and_what_throughput_it_costs():
+    """An ITL target that 32 running sequences miss: the model's best cap is below the 32 the server runs
+    successfully, so the change names the predicted gain and the tokens/s it gives up."""
+    ramp = _measured(32)  # ITL p99 24 ms at 1 stream, 181 ms at 16
+    cap = _finding("OP-5.4", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="32", proposed="16",
+                                                         reason="cap the batch"))
+    forecast_findings([cap], ramp, "ramp.json", parse_command("vllm serve m --max-num-seqs 32"),
+                      kv_cache_tokens=65536, slos=[SLO(metric="itl", percentile="p99", bound_s=0.12)])
+    [change] = cap.changes
+    assert int(change.proposed) < 32
+    assert "below the 32 the server runs now because safe operating point" in change.reason
+    figures = change.predicted_effect.figures
+    assert figures["output_tokens_per_s_after"] < figures["output_tokens_per_s_before"]
+    assert f"throughput {figures['output_tokens_per_s_before']:.0f} → {figures['output_tokens_per_s_after']:.0f}" \
+           in change.cost

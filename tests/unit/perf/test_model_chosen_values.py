@@ -1,0 +1,81 @@
+"""Every value triage proposes for a modelled flag is the model's best for the SLO, and reproducible.
+
+Two recorded servers, each ramped over 1-16 closed-loop streams with --max-num-seqs 1 (requests
+queue from 2 streams on): real vLLM 0.32 on its CPU backend (tests/fixtures/vllm_cpu/queue_seqs1*)
+and the bundled engine (tests/fixtures/bundled/queue_seqs1*), both recorded by
+`benchmarks/predict_accuracy.py`. Triage reads only the server's log and the ramp; the test then
+runs the `servops predict` command each proposal prints, for the proposed value and every other
+value the model could have chosen, and checks that (a) the figures triage showed are the ones
+predict gives, and (b) no other value predicts a better safe operating point under the SLO (ties:
+the lower TTFT p99 at the top load, as the ranking breaks them).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.tune_forecast import SEARCH_VALUES
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
+TTFT_SLO_S = "2"
+
+
+def _triage(stem: Path, out: Path) -> dict:
+    code = main(["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--ttft-slo", TTFT_SLO_S,
+                 "--json", str(out)])
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def _predict(command: str, out: Path) -> dict:
+    words = shlex.split(command)
+    assert words[:2] == ["servops", "predict"], command
+    assert main([*words[1:], "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def _rank(prediction: dict) -> tuple[float, float]:
+    safe = (prediction.get("safe_operating_point") or {}).get("offered") or 0.0
+    return safe, -prediction["steps"][-1]["ttft_s"]["p99"]
+
+
+@pytest.mark.parametrize("engine", list(CASES))
+def test_the_proposed_batch_cap_is_the_models_best_and_its_figures_reproduce(engine: str, tmp_path: Path) -> None:
+    document = _triage(CASES[engine], tmp_path / "triage.json")
+    change = next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
+    effect = change["predicted_effect"]
+    assert effect["command"], "a modelled change must carry the command that reproduces it"
+    assert int(change["proposed"]) > int(change["current"]) == 1
+
+    shown = _predict(effect["command"], tmp_path / "shown.json")
+    top = shown["steps"][-1]
+    figures = effect["figures"]
+    assert top["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_after"], abs=1e-3)
+    assert top["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_after"], abs=1e-3)
+    assert top["output_tokens_per_s"] == pytest.approx(figures["output_tokens_per_s_after"], abs=1e-2)
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_after"]
+
+    chosen = _rank(shown)
+    top_load = max(s["offered"] for s in shown["steps"])
+    for value in SEARCH_VALUES["--max-num-seqs"]:
+        if value in (1, int(change["proposed"])) or value > 2 * top_load:
+            continue
+        other = effect["command"].replace(f"--max-num-seqs {change['proposed']}'", f"--max-num-seqs {value}'")
+        rival = _rank(_predict(other, tmp_path / f"seqs-{value}.json"))
+        assert rival <= (chosen[0], chosen[1] + 1e-3), f"--max-num-seqs {value} predicts {rival}, better than {chosen}"
+
+
+def test_predict_takes_the_slo_that_defines_the_safe_point(tmp_path: Path) -> None:
+    stem = CASES["vllm-0.32-cpu"]
+    strict = _predict(f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
+                      "--slo ttft_p99=0.1s", tmp_path / "strict.json")
+    loose = _predict(f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
+                     "--slo ttft_p99=60s", tmp_path / "loose.json")
+    assert strict["safe_operating_point"] is None  # 0.1 s is below even one stream's first token
+    assert loose["safe_operating_point"]["offered"] == 16
