@@ -71,8 +71,9 @@ class DecodeFloor(BaseModel):
         return ALLREDUCES_PER_LAYER * self.layers if self.tensor_parallel > 1 else 0
 
     def describe(self) -> str:
-        text = (f"({self.weight_bytes / 1e9:.1f} GB weights + {self.kv_bytes / 1e9:.2f} GB KV for {self.batch:g} "
-                f"x {self.context_tokens:.0f} tokens) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
+        kv = (f"{self.kv_bytes / 1e9:.2f} GB KV for {self.batch:g} x {self.context_tokens:.0f} tokens"
+              if self.context_tokens else "no KV: context length unknown, so this floor is the weights' alone")
+        text = (f"({self.weight_bytes / 1e9:.1f} GB weights + {kv}) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
                 f"= {self.memory_s * 1e3:.2f} ms")
         if self.tensor_parallel > 1:
             text += f" + all-reduce {self.allreduce_s * 1e3:.2f} ms (TP {self.tensor_parallel} over " \
