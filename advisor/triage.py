@@ -158,7 +158,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         rules_run=evaluation.rules_run,
         rules_skipped=evaluation.rules_skipped,
         rule_errors=evaluation.errors,
-        notes=[*collected.notes, *notes],
+        notes=[*collected.notes, *notes, *_floor_notes(collected.facts)],
         rule_pages=_pages(evaluation.findings),
         rejected_changes=rejected,
         facts=collected.facts,
@@ -262,6 +262,21 @@ def _pages(findings: list[Finding]) -> dict[str, str]:
 
 def _window_note(interval_s: float | None) -> str:
     return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
+
+
+def _floor_notes(facts) -> list[str]:
+    """The physical floors behind the findings, stated whenever model and hardware are known (rules/floors.py)."""
+    from rules import floors
+
+    decode, prefill = floors.decode_floor(facts), floors.prefill_floor(facts)
+    notes = []
+    if decode is not None:
+        notes.append(f"physical floor of a decode step at {decode.batch:g} running: {decode.describe()} "
+                     f"(context from {decode.context_source})")
+    if prefill is not None:
+        notes.append(f"physical floor of prefilling the mean {prefill.prompt_tokens:.0f}-token prompt: "
+                     f"{prefill.describe()}")
+    return notes
 
 
 def _engine_of(facts) -> str | None:
