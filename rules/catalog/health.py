@@ -28,11 +28,15 @@ def _stalled(facts: Facts) -> list[Evidence]:
     if facts.window is None or facts.window.interval_s < MIN_STALL_WINDOW_S:
         return []
     tokens = signals.counter_rate(facts, "vllm:generation_tokens_total")
+    # The engine's heartbeat: every step observes vllm:iteration_tokens_total once, prefill or decode.
+    steps = signals.observation_rate(facts, "vllm:iteration_tokens_total")
     run, queue = signals.running(facts), signals.waiting(facts)
     pending = (run.value if run else 0.0) + (queue.value if queue else 0.0)
-    if tokens is None or tokens.value > 0 or pending < 1:
+    moving = [s for s in (tokens, steps) if s is not None and s.value > 0]
+    if (tokens is None and steps is None) or moving or pending < 1:
         return []
-    evidence = [tokens.evidence.model_copy(update={"threshold": 0, "comparison": "=="})]
+    evidence = [s.evidence.model_copy(update={"threshold": 0, "comparison": "=="}) for s in (tokens, steps)
+                if s is not None]
     evidence += [s.evidence for s in (run, queue) if s is not None]
     return evidence
 
@@ -121,7 +125,8 @@ RULE_HANG = Rule(
     code="HL-1", title="engine hung (no progress)", category=Category.HEALTH, check=_check_hang,
     needs=("window", "events"), page=RulePage(
         checks="`No available shared memory broadcast block found …` warnings, or a window of >= 30 s with "
-               "requests running or waiting and zero generated tokens.",
+               "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
+               "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
         why="/health only checks that the engine process answers; a stuck worker blocks every step.",
         example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
                 "every 60 s (#51921).",

@@ -4,7 +4,8 @@ from rules.catalog import health
 from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
 from rules.facts import EndpointFacts, Facts
-from tests.unit.rules.factories import event, live
+from rules.facts import MetricWindow
+from tests.unit.rules.factories import MODEL, event, histogram, live, snapshot
 
 
 def test_zero_tokens_over_a_window_with_requests_pending_and_health_200_is_a_hang():
@@ -13,6 +14,29 @@ def test_zero_tokens_over_a_window_with_requests_pending_and_health_200_is_a_han
     [finding] = health.RULE_HANG.evaluate(facts)
     assert finding.severity.value == "critical"
     assert "0 tokens/s over 60 s" in finding.title and "/health 200" in finding.title
+
+
+def test_the_silent_stall_is_read_from_the_step_heartbeat_even_without_the_token_counter():
+    """vLLM's silent stall: 3 waiting, none running, /health 200, and vllm:iteration_tokens_total (observed
+    once per engine step) has not moved in 120 s."""
+    gauges = {"vllm:num_requests_running": 0, "vllm:num_requests_waiting": 3}
+    steps = histogram({1: 4000, 64: 900}, (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048), MODEL)
+    before = snapshot(gauges, {}, {"vllm:iteration_tokens_total": steps})
+    after = snapshot(gauges, {}, {"vllm:iteration_tokens_total": steps})
+    facts = Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 120.0),
+                  endpoint=EndpointFacts(health_status=200, models_ok=True))
+    [finding] = health.RULE_HANG.evaluate(facts)
+    assert finding.severity.value == "critical" and "(/health 200)" in finding.title
+    assert any("iteration_tokens_total" in e.name and e.value == 0 for e in finding.evidence)
+
+
+def test_steps_still_running_are_not_a_stall():
+    gauges = {"vllm:num_requests_running": 2, "vllm:num_requests_waiting": 3}
+    bounds = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+    before = snapshot(gauges, {}, {"vllm:iteration_tokens_total": histogram({1: 4000}, bounds, MODEL)})
+    after = snapshot(gauges, {}, {"vllm:iteration_tokens_total": histogram({1: 4600}, bounds, MODEL)})
+    facts = Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 120.0))
+    assert health.RULE_HANG.evaluate(facts) == []
 
 
 def test_an_idle_server_generating_nothing_is_not_hung():
