@@ -97,8 +97,14 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
         event, message = _parse_line(line, line_no, source, state)
         if state.last_was_vllm:
             result.vllm_lines += 1
+        if event is None and state.fatal is not None:
+            _note_root_cause(message, state.fatal)
         if event is None or _is_repeat(event, message, state):
             continue
+        if event.kind == LogEventKind.FATAL_ERROR:
+            state.fatal = event  # its traceback follows: the exception it ends with is the root cause
+        elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
+            state.fatal = None
         result.events.append(event)
     stats = [event for event in result.events if event.kind == LogEventKind.STATS_LINE]
     if len(stats) > MAX_STATS_EVENTS:
@@ -126,6 +132,18 @@ class _ParseState:
     starting: bool = False  # a start-up was seen and the engine has not finished initialising yet
     last_was_vllm: bool = False
     seen_failures: set[tuple[str, str]] = field(default_factory=set)
+    fatal: LogEvent | None = None  # the last `EngineCore encountered a fatal error`, until the chain moves on
+
+
+# The line a Python traceback ends with: `RuntimeError: CUDA error: …`, `torch.OutOfMemoryError: …`.
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception)): (.+)$")
+
+
+def _note_root_cause(message: str, fatal: LogEvent) -> None:
+    """The last exception line of the fatal error's traceback becomes its message (the chain's cause)."""
+    match = _EXCEPTION_LINE.match(message)
+    if match and match.group(1) != "EngineDeadError":
+        fatal.message = f"{match.group(1)}: {match.group(2).strip()}"
 
 
 def _bounded(lines: Iterable[str]) -> Iterator[str]:

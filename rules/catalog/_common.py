@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Evidence
 
@@ -145,3 +145,12 @@ def log_evidence(event, name: str | None = None, value=None, threshold=None, com
 
 def util_text(value: float) -> str:
     return f"{value:.2f}"
+
+
+def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
+    """A process death printed after `EngineCore encountered a fatal error` / EngineDeadError in the same
+    log: vLLM's shutdown chain (fatal error -> EngineDeadError -> `Engine core proc … died unexpectedly`)."""
+    if event.kind != LogEventKind.WORKER_DIED or event.line_no is None:
+        return False
+    return any(e.line_no is not None and e.line_no < event.line_no and e.source_file == event.source_file
+               for e in facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD))

@@ -95,10 +95,15 @@ def _check_dead(facts: Facts) -> list[Finding]:
     evidence = [c.log_evidence(e) for e in events[:2]]
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
+    cause = next((e.message for e in events if e.kind == LogEventKind.FATAL_ERROR and e.message
+                  and not e.message.startswith("EngineCore encountered")), None)
     title = "engine dead" + (f": {events[0].kind.value.replace('_', ' ')}" if events else "") + (
-        f" (/health {health})" if health else "")
-    # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding.
-    specific = facts.events_of(*SPECIFIC_CAUSES)
+        f" ({cause})" if cause else "") + (f" (/health {health})" if health else "")
+    # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
+    # the engine core's own death after its fatal error is the chain's last link, not a cause.
+    specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
+    chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
+    evidence += [c.log_evidence(e) for e in chain[:1]]
     confidence = 0.7 if specific else 0.95 if events else 0.8
     return [RULE_DEAD.finding(
         Severity.CRITICAL, title, evidence=evidence, confidence=confidence,

@@ -87,7 +87,8 @@ def _after_failed_start(facts: Facts, death) -> bool:
 
 
 def _check_worker_died(facts: Facts) -> list[Finding]:
-    events = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if not _after_failed_start(facts, e)]
+    events = [e for e in facts.events_of(LogEventKind.WORKER_DIED)
+              if not _after_failed_start(facts, e) and not c.follows_engine_death(facts, e)]
     if not events:
         return []
     first = events[0]

@@ -91,3 +91,25 @@ def test_a_broadcast_wait_during_startup_is_compilation_not_a_hang():
     serving = event(K.SHM_BROADCAST_HANG, line_no=900, hang_seconds=60.0, during_startup=False)
     [finding] = health.RULE_HANG.evaluate(Facts(events=[starting, serving]))
     assert "1 shm_broadcast" in finding.title
+
+
+CHAIN = """\
+(EngineCore_DP0 pid=200) ERROR 11-20 10:05:00 [core.py:700] EngineCore encountered a fatal error.
+(EngineCore_DP0 pid=200) ERROR 11-20 10:05:00 [core.py:700] Traceback (most recent call last):
+(EngineCore_DP0 pid=200) ERROR 11-20 10:05:00 [core.py:700]   File "vllm/v1/engine/core.py", line 690, in run_engine_core
+(EngineCore_DP0 pid=200) ERROR 11-20 10:05:00 [core.py:700] torch.AcceleratorError: CUDA error: an illegal memory access was encountered
+(APIServer pid=100) ERROR 11-20 10:05:01 [async_llm.py:480] AsyncLLM output_handler failed.
+(APIServer pid=100) ERROR 11-20 10:05:01 [async_llm.py:480] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.
+(APIServer pid=100) ERROR 11-20 10:05:02 [core_client.py:600] Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.
+"""
+
+
+def test_the_fatal_error_chain_is_one_finding_named_by_its_root_cause():
+    """fatal error -> EngineDeadError -> engine core died: one incident, its cause the traceback's last exception."""
+    from advisor.collect.logs import parse_lines
+
+    result = evaluate(Facts(events=parse_lines(CHAIN.splitlines()).events))
+    assert [f.rule for f in result.findings] == ["HL-2"]
+    finding = result.findings[0]
+    assert "AcceleratorError: CUDA error: an illegal memory access was encountered" in finding.title
+    assert any("died unexpectedly" in (e.raw or "") for e in finding.evidence)
