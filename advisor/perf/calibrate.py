@@ -67,6 +67,7 @@ class Calibration(BaseModel):
     iterations: int
     rows: list[FitRow] = Field(default_factory=list, description="in-sample: measured vs replayed, per step")
     used_server_metrics: bool = False
+    max_batch_seen: int = Field(default=1, description="the largest decode batch the measured steps mostly ran")
 
 
 def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkload,
@@ -76,6 +77,7 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
         raise UserError(f"{source}: no valid step with successful streamed requests to calibrate from; "
                         f"re-run the ramp against a server that answers")
     cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start or _first_guess(usable))
+    max_batch = max([1, *batches])
     knots = curve_knots(batches)
     if len(knots) >= MIN_CURVE_KNOTS:  # several batch sizes seen: pin the step time at each of them
         curved, more, used, _ = _fixed_point(ramp, usable, limits, workload, cost.with_curve(knots))
@@ -87,7 +89,8 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
         "relative_error": round(max(MIN_RELATIVE_ERROR, rms), 3),
         "source": f"fitted to {len(usable)} measured step(s) of {source}"
                   + (" and the server's /metrics" if server_rows else "")})
-    return Calibration(cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows)
+    return Calibration(cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows,
+                       max_batch_seen=max_batch)
 
 
 def _fixed_point(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, workload: ReplayWorkload,

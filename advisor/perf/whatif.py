@@ -50,6 +50,13 @@ def parse_change(text: str) -> dict[str, str]:
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
 
 
+# Predictions for batches beyond EXTRAPOLATION_FACTOR x the largest the calibration ran carry at least
+# EXTRAPOLATION_ERROR: make demo's SmolLM2 round, fitted at batch 1 and predicting --max-num-seqs 16,
+# missed ITL p50 by 58 % and tok/s by 33 % (median over steps; BENCHMARKS.md, "servops demo").
+EXTRAPOLATION_FACTOR = 2
+EXTRAPOLATION_ERROR = 0.5
+
+
 class Forecaster:
     """One measured ramp, calibrated once, asked any number of what-if questions.
 
@@ -107,17 +114,34 @@ class Forecaster:
         after_command = self.command.with_changes(applied)
         after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command),
                            kv_tokens=self.limits.kv_tokens)
-        predicted = predict_ramp(self.ramp, after, self.cost, self.workload, with_bands=with_bands)
+        cost, notes = self._cost_for(after)
+        predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
             ramp=self.source, engine=self.engine, server_args=self.command.render(), changes=texts,
             server_args_after=after_command.render(), limits_before=self.limits, limits_after=after,
-            cost=self.cost, calibration=self.calibration, offered_unit=self.ramp.steps[0].offered_unit,
+            cost=cost, calibration=self.calibration, offered_unit=self.ramp.steps[0].offered_unit,
             steps=predicted.steps, bands=predicted.bands, knee=predicted.knee,
             safe_operating_point=predicted.safe_operating_point, baseline=self.baseline,
             measured={"knee": self.document.get("knee"),
                       "safe_operating_point": self.document.get("safe_operating_point")},
-            notes=list(self.notes),
+            notes=[*self.notes, *notes],
         )
+
+    def _cost_for(self, after: SchedulerLimits) -> tuple[StepCost, list[str]]:
+        """The fitted cost, its uncertainty widened when `after` lets the engine batch well beyond
+        what the calibration ramp ran: the per-sequence decode cost is then an extrapolation."""
+        if self.calibration is None:
+            return self.cost, []
+        top = max((s.offered for s in self.ramp.steps), default=1.0)
+        reachable = min(after.max_num_seqs, int(top)) if self.ramp.plan.mode == "concurrency" else after.max_num_seqs
+        seen = self.calibration.max_batch_seen
+        if reachable <= EXTRAPOLATION_FACTOR * seen or self.cost.relative_error >= EXTRAPOLATION_ERROR:
+            return self.cost, []
+        return (self.cost.model_copy(update={"relative_error": EXTRAPOLATION_ERROR}),
+                [f"the change lets the engine decode up to {reachable} sequences per step; the calibration ramp "
+                 f"ran at most {seen}, so the per-sequence cost is extrapolated: ±{EXTRAPOLATION_ERROR:.0%} "
+                 f"instead of the fit's ±{self.cost.relative_error:.0%} (ramp a configuration that batches, "
+                 f"then predict from it, for a tighter figure)"])
 
 
 def what_if(document: dict, source: str, server_args: str, changes: list[str], engine: str | None = None,

@@ -136,6 +136,10 @@ def test_waiting_for_a_compiled_vllm_says_it_compiles_and_eager_or_bundled_do_no
     assert startup_note(eager) is None and startup_note(start_command("bundled", [])) is None
 
 
-def test_tune_server_command_with_unbalanced_quotes_names_server_command_not_server_args():
-    with pytest.raises(UserError, match=r"^--server-command .*check its quotes"):
+def test_tune_server_command_with_unbalanced_quotes_names_server_command_not_server_args(capsys):
+    """argparse refuses it while parsing (type=command_line): one line naming --server-command, exit 2."""
+    with pytest.raises(SystemExit) as exit_info:
         _tune_command("--server-command", "vllm serve 'unbalanced")
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --server-command" in err and "quote it" in err and "--server-args" not in err

@@ -130,3 +130,19 @@ def test_an_unwritable_json_path_is_refused_before_any_work(tmp_path, measured_a
     assert main(["predict", "--ramp", str(ramp_path), "--json", str(tmp_path / "a-file" / "out.json")]) == 2
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err and "calibrating" not in err
+
+
+def test_a_prediction_far_beyond_the_batches_the_calibration_ran_says_it_extrapolates():
+    """Fitted on --max-num-seqs 1 (every step decodes one sequence), a cap of 16 lets the engine batch
+    16x wider: the per-sequence cost was never measured, so the stated error widens to the extrapolation
+    floor; a cap of 2 stays within what the fit constrains."""
+    from advisor.perf.whatif import EXTRAPOLATION_ERROR, Forecaster
+
+    forecaster = Forecaster(_measured(1), "ramp.json", "vllm serve m --max-num-seqs 1", kv_cache_tokens=65536)
+    assert forecaster.calibration.max_batch_seen == 1
+    wide = forecaster.predict(["--max-num-seqs 16"], with_bands=False)
+    assert wide.cost.relative_error == EXTRAPOLATION_ERROR
+    assert any("extrapolated" in note and "up to 16" in note for note in wide.notes)
+    near = forecaster.predict(["--max-num-seqs 2"], with_bands=False)
+    assert near.cost.relative_error == forecaster.cost.relative_error < EXTRAPOLATION_ERROR
+    assert not any("extrapolated" in note for note in near.notes)
