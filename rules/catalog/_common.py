@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from rules import signals
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Evidence
@@ -147,10 +148,26 @@ def util_text(value: float) -> str:
     return f"{value:.2f}"
 
 
+def printed_after(facts: Facts, event: LogEvent, *kinds: LogEventKind) -> bool:
+    """Whether an event of `kinds` was printed before `event` in the same log."""
+    return event.line_no is not None and any(
+        e.line_no is not None and e.line_no < event.line_no and e.source_file == event.source_file
+        for e in facts.events_of(*kinds))
+
+
 def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
     """A process death printed after `EngineCore encountered a fatal error` / EngineDeadError in the same
     log: vLLM's shutdown chain (fatal error -> EngineDeadError -> `Engine core proc … died unexpectedly`)."""
-    if event.kind != LogEventKind.WORKER_DIED or event.line_no is None:
-        return False
-    return any(e.line_no is not None and e.line_no < event.line_no and e.source_file == event.source_file
-               for e in facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD))
+    return event.kind == LogEventKind.WORKER_DIED and printed_after(
+        facts, event, LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+
+
+def prompt_p95(facts: Facts) -> signals.Signal | None:
+    """p95 prompt tokens: vLLM's own histogram over the window, else the workload's figure."""
+    measured = signals.quantile(facts, "vllm:request_prompt_tokens", "p95")
+    if measured is not None:
+        return measured
+    if facts.workload and facts.workload.p95_input_tokens:
+        value = facts.workload.p95_input_tokens
+        return signals.Signal(value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens"))
+    return None

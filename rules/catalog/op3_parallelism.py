@@ -81,9 +81,7 @@ _START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, LogEventKind.MAX_MODEL_LEN_TOO
 def _after_failed_start(facts: Facts, death) -> bool:
     """vLLM 0.32 prints `Worker proc VllmWorker-0 died unexpectedly (exit code: None)` while it shuts
     down after `EngineCore failed to start.`: that death follows the failure, it did not cause it."""
-    return death.line_no is not None and any(
-        e.line_no is not None and e.line_no < death.line_no and e.source_file == death.source_file
-        for e in facts.events_of(*_START_FAILED))
+    return c.printed_after(facts, death, *_START_FAILED)
 
 
 def _check_worker_died(facts: Facts) -> list[Finding]:

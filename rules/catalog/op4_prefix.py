@@ -17,7 +17,6 @@ from rules.signals import fmt
 LOW_HIT_RATE = 0.30
 REUSE_WORTH_CACHING = 0.30
 CUDA_BLOCK_SIZES = (8, 16, 32)
-PROMPT_TOKENS = "vllm:request_prompt_tokens"
 REFS = ["https://docs.vllm.ai/en/latest/design/prefix_caching.html"]
 
 
@@ -53,22 +52,13 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
                  "With several replicas, route by prefix (OP-4.3)."])]
 
 
-def _prompt_p95(facts: Facts) -> tuple[float | None, Evidence | None]:
-    measured = signals.quantile(facts, PROMPT_TOKENS, "p95")
-    if measured is not None:
-        return measured.value, measured.evidence
-    if facts.workload and facts.workload.p95_input_tokens:
-        value = facts.workload.p95_input_tokens
-        return value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens")
-    return None, None
-
-
 def _check_prompts_shorter_than_a_block(facts: Facts) -> list[Finding]:
     """The configuration smell: a block so large that no prompt fills one, so nothing can ever hit."""
-    p95, evidence = _prompt_p95(facts)
+    prompt = c.prompt_p95(facts)
     block = c.block_size(facts)
-    if p95 is None or p95 >= block:
+    if prompt is None or prompt.value >= block:
         return []
+    p95, evidence = prompt.value, prompt.evidence
     fitting = [b for b in CUDA_BLOCK_SIZES if b <= p95 / 2]
     changes = [] if not fitting or c.on_cpu_backend(facts) else [ConfigChange(
         flag="--block-size", current=str(block), proposed=str(max(fitting)),

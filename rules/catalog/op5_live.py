@@ -60,19 +60,9 @@ def _batched_tokens(facts: Facts) -> int:
     return c.DEFAULT_MAX_NUM_BATCHED_TOKENS
 
 
-def _prompt_p95(facts: Facts) -> signals.Signal | None:
-    measured = signals.quantile(facts, "vllm:request_prompt_tokens", "p95")
-    if measured is not None:
-        return measured
-    if facts.workload and facts.workload.p95_input_tokens:
-        value = facts.workload.p95_input_tokens
-        return signals.Signal(value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens"))
-    return None
-
-
 def _batched_tokens_up(facts: Facts, reason: str) -> ConfigChange:
     current = _batched_tokens(facts)
-    prompt = _prompt_p95(facts)
+    prompt = c.prompt_p95(facts)
     target = max(current * 2, c.next_power_of_two(prompt.value) if prompt else 0)
     return ConfigChange(flag="--max-num-batched-tokens", current=str(current),
                         proposed=str(min(MAX_BATCHED_TOKENS_CAP, target)), reason=reason,
@@ -113,7 +103,7 @@ def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     binds, budget_evidence = _budget_binds(facts)
     evidence = [_over(ttft, slo), queue.evidence, *budget_evidence]
     title = f"TTFT p99 {fmt(ttft.value)} s > {fmt(slo)} s with {fmt(queue.value)} requests waiting"
-    prompt = signals.quantile(facts, PROMPT_TOKENS, "p99") or _prompt_p95(facts)
+    prompt = signals.quantile(facts, PROMPT_TOKENS, "p99") or c.prompt_p95(facts)
     floor_s = floors.ttft_floor_s(facts, prompt.value if prompt else None)
     if floor_s is not None and ttft.value <= floors.AT_FLOOR * floor_s:
         return [RULE_TTFT.finding(
@@ -312,7 +302,7 @@ def _check_upstream(facts: Facts) -> list[Finding]:
 
 
 def _check_long_prompts(facts: Facts) -> list[Finding]:
-    prompt = _prompt_p95(facts)
+    prompt = c.prompt_p95(facts)
     current = _batched_tokens(facts)
     if prompt is None or prompt.value <= current or current >= MAX_BATCHED_TOKENS_CAP:
         return []
