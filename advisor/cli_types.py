@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = [
     "bind_command_line_values",
@@ -120,12 +120,9 @@ def harden_numeric_options(parser: argparse.ArgumentParser) -> None:
     A net, not the rule: each command states its range with the types above. This pass only
     makes sure no option of any command, present or future, lets NaN or Inf through.
     """
-    for action in parser._actions:
+    for action in _all_actions(parser):
         if action.type is float:
             action.type = finite_float
-        if isinstance(action, argparse._SubParsersAction):
-            for subparser in set(action.choices.values()):
-                harden_numeric_options(subparser)
 
 
 def command_line(text: str) -> str:
@@ -164,14 +161,16 @@ def bind_command_line_values(parser: argparse.ArgumentParser, argv: Sequence[str
 
 
 def _command_line_options(parser: argparse.ArgumentParser) -> set[str]:
-    found: set[str] = set()
+    return {name for action in _all_actions(parser) if action.type is command_line for name in action.option_strings}
+
+
+def _all_actions(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
+    """Every option of `parser` and of its subcommands' parsers (each parser once: aliases share one)."""
     for action in parser._actions:
-        if action.type is command_line:
-            found.update(action.option_strings)
+        yield action
         if isinstance(action, argparse._SubParsersAction):
             for subparser in set(action.choices.values()):
-                found |= _command_line_options(subparser)
-    return found
+                yield from _all_actions(subparser)
 
 
 def _float(text: str, expected: str) -> float:

