@@ -30,6 +30,7 @@ from pathlib import Path
 from advisor.collect.server_args import ServeCommand
 from advisor.launch import EngineProcess, display_command
 from advisor.vllm_launch import reference_command, vllm_unavailable_reason
+from tests.integration.server.prom import samples
 
 # Served name used by every test server (short, so metric labels stay readable).
 SERVED_NAME = "smol"
@@ -225,8 +226,8 @@ def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int =
 
 def _completed_requests(server: VllmServer) -> float:
     """vLLM's own count of finished requests (`vllm:request_success_total`, every finish reason)."""
-    return sum(float(line.rsplit(" ", 1)[1]) for line in server.metrics_text().splitlines()
-               if line.startswith("vllm:request_success_total"))
+    return sum(value for (name, _), value in samples(server.metrics_text()).items()
+               if name == "vllm:request_success_total")
 
 
 def _wait_for_steady_state(server: VllmServer, since: float, completions: int, timeout_s: float = 120.0) -> None:
