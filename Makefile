@@ -2,7 +2,7 @@
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: install demo test test-slow test-vllm bench clean
+.PHONY: install demo lint format test test-slow test-vllm bench clean
 
 install:
 	bash scripts/install.sh
@@ -10,7 +10,16 @@ install:
 demo: install
 	$(VENV)/bin/servops demo
 
-test: install
+# ruff's settings live in pyproject.toml. `make test` runs `lint` first, so CI fails on style too.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: lint
 	$(VENV)/bin/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 test-slow: install
