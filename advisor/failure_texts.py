@@ -1,4 +1,4 @@
-"""The exact startup-failure texts vLLM prints, by version (vllm-formats.md §3.6).
+"""The exact startup-failure texts vLLM prints, by version (docs/reference.md §2.6).
 
 Why exact: triage matches these texts in real logs, and a user who pastes the advisor's
 prediction next to their own log should see the same sentence. Checked against real logs:

@@ -1,6 +1,6 @@
 """Memory math: what a vLLM launch does with one GPU's memory, and whether it starts.
 
-`estimate_memory(model, gpu, config)` replays vLLM V1's KV budget (vllm-formats.md §4.1)
+`estimate_memory(model, gpu, config)` replays vLLM V1's KV budget (docs/reference.md §4.1)
 for one GPU of the deployment: requested = total × util; available KV = requested −
 weights − peak activation − non-torch [− CUDA graphs from 0.20]; blocks, KV tokens and
 max concurrency at max_model_len; and either "fits" or the exact error vLLM would raise.

@@ -1,12 +1,12 @@
 """The terms of vLLM's per-GPU memory budget, each calibrated against a published measurement.
 
-vLLM V1 (`gpu_worker.py::determine_available_memory`, vllm-formats.md §4.1):
+vLLM V1 (`gpu_worker.py::determine_available_memory`, docs/reference.md §4.1):
 
     requested    = total × gpu_memory_utilization
     available_kv = requested − weights − peak_activation − non_torch [− cudagraph, 0.20+]
 
 This module computes each term on its own so that memory.py reads as the formula and each
-constant sits next to its source (memory-math.md §6–§7 unless noted). All functions are pure
+constant sits next to its source (docs/reference.md §4.2, §4.1 unless noted). All functions are pure
 and return bytes or GiB as their names say.
 """
 
@@ -26,7 +26,7 @@ DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "fl
 
 # Bytes per weight of the quantized linear layers. fp8: 1 byte (+ block scales, negligible);
 # checked: Llama-3.1-8B `--quantization fp8` → 8.49 GiB and Llama-3.3-70B FP8 → 67.72 GiB
-# (memory-math.md §7) are reproduced to 0.1 % when embeddings and lm_head stay 16-bit.
+# (docs/reference.md §4.1) are reproduced to 0.1 % when embeddings and lm_head stay 16-bit.
 # int4 (AWQ/GPTQ/bnb): 4 bits + one fp16 scale and a 4-bit zero per group of 128 weights
 # = 0.52 bytes (assumption from the formats' group size 128; not measured in the reference).
 # mxfp4: 4 bits + an 8-bit scale per 32 = 0.53; nvfp4: 4 bits + an fp8 scale per 16 = 0.56

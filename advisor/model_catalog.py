@@ -4,7 +4,7 @@ Why configs and not hand-typed totals: `advisor.modelspec` parses these exactly 
 a downloaded config.json, and computes parameter counts from the shapes, so a catalog entry
 cannot disagree with the real checkpoint's shape. Fields kept are the ones memory math and
 the parameter counter read. Source of every entry: the HF config.json of the repo named
-(as copied in AIC `model_configs/` and the HF repos; memory-math.md §6 lists them).
+(as copied in AIC `model_configs/` and the HF repos; docs/reference.md §4.2 lists them).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 dir, or a built-in catalog.
 
 Why one path for all three: catalog entries *are* trimmed HF config.json dicts (copied from
-the configs named in memory-math.md §6), so a catalog model and a downloaded one go through
+the configs named in docs/reference.md §4.2), so a catalog model and a downloaded one go through
 the same parser and parameter counter. Parameter counts are computed from the shapes
 (checked in tests against the published totals: Llama-3.1-8B 8,030,261,248, DeepSeek-V3
 671,026,419,200, …); a model dir with safetensors files uses their headers instead, which

@@ -1,7 +1,7 @@
 """vLLM versions and the version-dependent defaults the memory math needs.
 
 Why its own module: the KV budget, the defaults and the exact failure texts all changed
-between vLLM 0.8 and 0.33 (vllm-formats.md §4, §3.6), and triage reads servers of any of
+between vLLM 0.8 and 0.33 (docs/reference.md §4, §2.6), and triage reads servers of any of
 those versions. Every branch below names the version range it comes from.
 """
 
@@ -17,7 +17,7 @@ Version = tuple[int, int, int]
 NEWEST_VLLM = "0.33"
 OLDEST_VLLM = "0.8"
 
-# The first version whose behaviour each branch follows (vllm-formats.md §4, §3.6).
+# The first version whose behaviour each branch follows (docs/reference.md §4, §2.6).
 CUDAGRAPH_PROFILED_FROM: Version = (0, 20, 0)  # graphs estimated and subtracted; util 0.92
 LOW_ACTIVATION_FROM: Version = (0, 19, 0)  # first version with the lower measured peaks
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)  # "Free memory on device ..." startup check
@@ -70,7 +70,7 @@ def default_gpu_memory_utilization(version: Version) -> float:
 
 
 def default_max_num_seqs(version: Version, gpu: GpuSpec) -> int:
-    """API-server default by device memory (vllm-formats.md §4.2, `arg_utils.py`)."""
+    """API-server default by device memory (docs/reference.md §4.3, `arg_utils.py`)."""
     memory_gib = gpu.usable_gib
     if gpu.arch == "cpu":
         return 256  # the bundled engine's default (engine/config.py), whatever its budget
@@ -108,7 +108,7 @@ def vllm_cpu_defaults(version: Version, world_size: int = 1) -> dict[str, int] |
 
 
 def default_block_size(is_mla: bool, gpu: GpuSpec) -> int:
-    """16 on CUDA; MLA on Hopper/Blackwell gets FlashMLA's 64 (vllm-formats.md §4.2)."""
+    """16 on CUDA; MLA on Hopper/Blackwell gets FlashMLA's 64 (docs/reference.md §4.3)."""
     return 64 if is_mla and gpu.arch in {"hopper", "blackwell"} else 16
 
 

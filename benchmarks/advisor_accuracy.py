@@ -1,6 +1,6 @@
 """Advisor memory model vs vLLM's published figures: predicted / published, one row per figure.
 
-The baseline is each figure as vLLM printed it (memory-math.md §7, vllm-formats.md §3.6, and
+The baseline is each figure as vLLM printed it (docs/reference.md §4.1, docs/reference.md §2.6, and
 public logs named below); the ratio says how far the model is off. Also times
 `estimate_memory` against a baseline of building its `LaunchConfig`, so a change that makes the
 call expensive for triage (which runs it per ConfigChange) shows up as a ratio.

@@ -1,7 +1,7 @@
 """Log collector throughput: the keyword prefilter vs trying every wording on every line.
 
 Run: `.venv/bin/python benchmarks/log_parse.py [--lines N]`. The log is synthetic but made of
-real vLLM line shapes (vllm-formats.md §3): per 17 lines, 8 uvicorn access lines, 8 request-log
+real vLLM line shapes (docs/reference.md §2): per 17 lines, 8 uvicorn access lines, 8 request-log
 lines and 1 periodic stats line, plus the startup lines of tests/fixtures/vllm once. Baseline in
 the same run: the same messages matched against all 38 wordings in table order (what the reader
 did before the prefilter). Both must find the same events; the script checks that.

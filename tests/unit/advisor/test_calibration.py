@@ -1,4 +1,4 @@
-"""The memory model against vLLM's published figures (memory-math.md §7, vllm-formats.md §3.6).
+"""The memory model against vLLM's published figures (docs/reference.md §4.1, docs/reference.md §2.6).
 
 "Within 3 %" is the acceptance bar for KV figures whose inputs are fully known. Where the
 source leaves an input open (vLLM version, utilisation) the test says so and uses a wider bar.

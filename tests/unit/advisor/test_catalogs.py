@@ -11,7 +11,7 @@ from advisor.hardware import GPU_CATALOG, gpu_from_memory, resolve_gpu
 from advisor.modelspec import resolve_model
 from tests.unit.advisor.data_paths import DATA_DIR
 
-# Published totals: memory-math.md §6 (Llama-3.1-70B, Mixtral "46.7B", DeepSeek-V3 "671B"),
+# Published totals: docs/reference.md §4.2 (Llama-3.1-70B, Mixtral "46.7B", DeepSeek-V3 "671B"),
 # Meta/Qwen model cards (Llama-3.1-8B 8.03B, Qwen2.5-7B 7.61B), SmolLM2 "135M".
 PUBLISHED_PARAMS = {
     "Llama-3.1-8B": (8_030_261_248, 0.0),

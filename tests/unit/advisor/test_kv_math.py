@@ -12,7 +12,7 @@ from advisor.modelspec import resolve_model
 H100 = resolve_gpu("H100-SXM-80GB")
 
 
-# memory-math.md §6 "KV/token BF16" column.
+# docs/reference.md §4.2 "KV/token BF16" column.
 @pytest.mark.parametrize("name, expected", [
     ("Llama-3.1-8B", 131_072), ("Llama-3.1-70B", 327_680), ("Qwen2.5-7B", 57_344),
     ("Qwen2.5-72B", 327_680), ("Mistral-7B", 131_072), ("Mixtral-8x7B", 131_072),

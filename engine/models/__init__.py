@@ -1,1 +1,0 @@
-"""Model implementations that read and write the paged KV cache (Llama family)."""
