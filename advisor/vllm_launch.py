@@ -123,7 +123,7 @@ def _model_dir(model: str | None) -> tuple[str, str]:
             raise UserError(f"--model {model!r}: vLLM needs a local Hugging Face model directory (with config.json); "
                             f"nothing is downloaded")
         return str(path.resolve()), path.name
-    from engine.default_model import DEFAULT_MODEL_NAME, ensure_default_model  # noqa: PLC0415 (torch, on demand)
+    from engine.model.default_model import DEFAULT_MODEL_NAME, ensure_default_model  # noqa: PLC0415 (torch, on demand)
 
     return str(ensure_default_model()), DEFAULT_MODEL_NAME
 

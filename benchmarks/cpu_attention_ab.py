@@ -32,10 +32,10 @@ import torch.nn.functional as F
 
 from engine_throughput import gemm_probe, make_workload
 
-from engine.cpu_memory import advise_huge_pages, tune_glibc_malloc
-from engine.default_model import ensure_default_model
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
+from engine.model.default_model import ensure_default_model
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 from kernels import cpu_attention, torch_decode, torch_ref
 from kernels.attention import BACKEND_ENV
 

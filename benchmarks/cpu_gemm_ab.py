@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from cpu_attention_ab import ab_arguments, best_of, finish_ab, max_abs_diff
 from engine_throughput import gemm_probe
 
-from engine.cpu_memory import tune_glibc_malloc
+from engine.model.cpu_memory import tune_glibc_malloc
 from kernels import cpu_gemm, layer_ops
 
 SHAPES = {"qkv": (960, 576), "o": (576, 576), "gate_up": (3072, 576), "down": (576, 1536), "lm_head": (49152, 576)}

@@ -28,8 +28,8 @@ import torch.nn.functional as F
 from cpu_attention_ab import ab_arguments, best_of, finish_ab
 from engine_throughput import gemm_probe
 
-from engine.cpu_memory import tune_glibc_malloc
-from engine.models import llama
+from engine.model.cpu_memory import tune_glibc_malloc
+from engine.model import llama
 from kernels import attention, cpu_layer_ops, layer_ops
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE, VOCAB, LAYERS = 576, 9, 3, 64, 1536, 49152, 30

@@ -18,9 +18,9 @@ import random
 import time
 
 import kernels.torch_ref as current_twin
-from engine.default_model import ensure_default_model
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 
 
 def load_baseline(path: str):

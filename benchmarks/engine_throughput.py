@@ -36,9 +36,9 @@ from pathlib import Path
 
 import torch
 
-from engine.default_model import ensure_default_model
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 from kernels.attention import backend_for
 
 

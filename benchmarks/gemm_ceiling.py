@@ -25,9 +25,9 @@ from transformers import AutoConfig
 
 from engine_throughput import hf_static_batches, make_workload
 
-from engine.default_model import ensure_default_model
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 
 
 class LinearTimer:

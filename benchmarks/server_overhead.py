@@ -8,7 +8,7 @@ Ratio = server output tokens/s ÷ baseline output tokens/s (1.0 = the server cos
     .venv/bin/python benchmarks/server_overhead.py [--model DIR] [--requests 16] [--prompt-tokens 32]
         [--max-tokens 64] [--repeats 3] [--device-memory-gib 1] [--json out.json]
 
-Without --model it builds the tiny random Llama from engine.tiny_model (the server's cost is
+Without --model it builds the tiny random Llama from tests.helpers.tiny_model (the server's cost is
 then most visible, since the model itself is nearly free).
 """
 
@@ -43,14 +43,14 @@ def prompts(count: int, prompt_tokens: int, tokenizer, first: int = 0) -> list[l
 
 
 def make_engine(model_dir: str, device_memory_gib: float):
-    from engine.config import EngineConfig
-    from engine.llm_engine import LLMEngine
+    from engine.core.config import EngineConfig
+    from engine.core.llm_engine import LLMEngine
 
     return LLMEngine(EngineConfig(model=model_dir, device_memory_gib=device_memory_gib, max_model_len=512))
 
 
 def run_baseline(engine, burst: list[list[int]], max_tokens: int, tag: str) -> tuple[float, int]:
-    from engine.sampling_params import SamplingParams
+    from engine.core.sampling_params import SamplingParams
 
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
     start = time.perf_counter()
@@ -96,7 +96,7 @@ def main() -> int:
 
     model_dir = args.model
     if model_dir is None:
-        from engine.tiny_model import build_tiny_model
+        from tests.helpers.tiny_model import build_tiny_model
 
         model_dir = str(build_tiny_model(Path(tempfile.mkdtemp(prefix="bench-tiny-"))))
     from transformers import AutoTokenizer

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from engine.cli_args import EXIT_USAGE, build_serve_parser, check_supported, prog_name
+from engine.api.cli_args import EXIT_USAGE, build_serve_parser, check_supported, prog_name
 
 USAGE = "usage: python -m engine serve [MODEL] [--flags]  (see 'python -m engine serve --help')"
 
@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_serve_parser(prog).parse_args(argv[1:])
     try:
         check_supported(args)
-        from engine.server import serve  # torch and friends load only for a valid command line
+        from engine.api.server import serve  # torch and friends load only for a valid command line
 
         return serve(args)
     except KeyboardInterrupt:

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.workload import ReplayWorkload
-from engine.kv_cache_manager import KVCacheManager
-from engine.scheduler import Scheduler, SchedulerOutput
-from engine.sequence import Request, RequestStatus
+from engine.core.kv_cache_manager import KVCacheManager
+from engine.core.scheduler import Scheduler, SchedulerOutput
+from engine.core.request import Request, RequestStatus
 from loadtest.plan import RampPlan
 from loadtest.records import RequestRecord
 

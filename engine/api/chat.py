@@ -13,9 +13,9 @@ from typing import Any
 
 from aiohttp import web
 
-from engine import api_errors
-from engine.api_errors import ApiError
-from engine.api_protocol import (
+from engine.api import errors as api_errors
+from engine.api.errors import ApiError
+from engine.api.protocol import (
     ChatCompletionRequest,
     ChatCompletionResponse,
     ChatCompletionResponseChoice,
@@ -28,9 +28,9 @@ from engine.api_protocol import (
     now_s,
     random_id,
 )
-from engine.api_serving import OpenAIServing, PreparedRequest
-from engine.api_sse import send_stream, sse_event
-from engine.async_engine import EngineDeadError, RequestStream
+from engine.api.serving import OpenAIServing, PreparedRequest
+from engine.api.sse import send_stream, sse_event
+from engine.core.async_engine import EngineDeadError, RequestStream
 
 NO_TEMPLATE_MESSAGE = ("As of transformers v4.44, default chat template is no longer allowed, so you must "
                        "provide a chat template if the tokenizer does not define one.")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from engine import api_errors
-from engine.api_errors import ApiError
-from engine.api_protocol import (
+from engine.api import errors as api_errors
+from engine.api.errors import ApiError
+from engine.api.protocol import (
     CompletionRequest,
     CompletionResponse,
     CompletionResponseChoice,
@@ -24,9 +24,9 @@ from engine.api_protocol import (
     now_s,
     random_id,
 )
-from engine.api_serving import OpenAIServing, PreparedRequest
-from engine.api_sse import send_stream, sse_event
-from engine.async_engine import EngineDeadError, RequestStream
+from engine.api.serving import OpenAIServing, PreparedRequest
+from engine.api.sse import send_stream, sse_event
+from engine.core.async_engine import EngineDeadError, RequestStream
 
 
 async def create_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:

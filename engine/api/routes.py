@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
-from engine import api_errors
-from engine.api_chat import create_chat_completion
-from engine.api_completions import create_completion
-from engine.api_errors import ApiError, compact_json
-from engine.api_protocol import ModelCard, ModelList
-from engine.api_serving import OpenAIServing
-from engine.logger import init_logger
-from engine.metrics import METRICS_CONTENT_TYPE, EngineMetrics
+from engine.api import errors as api_errors
+from engine.api.chat import create_chat_completion
+from engine.api.completions import create_completion
+from engine.api.errors import ApiError, compact_json
+from engine.api.protocol import ModelCard, ModelList
+from engine.api.serving import OpenAIServing
+from engine.observability.logger import init_logger
+from engine.observability.metrics import METRICS_CONTENT_TYPE, EngineMetrics
 
 logger = init_logger(__name__)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from aiohttp import web
 
-from engine import cli_args
-from engine.api_routes import (
+from engine.api import cli_args
+from engine.api.routes import (
     STATE_KEY,
     ServerState,
     UvicornStyleAccessLogger,
@@ -37,12 +37,12 @@ from engine.api_routes import (
     build_app,
     route_table,
 )
-from engine.api_serving import OpenAIServing, ServingOptions
-from engine.async_engine import AsyncEngine, scheduler_fields
-from engine.errors import EngineStartupError
-from engine.logger import init_logger, set_process_name
-from engine.metrics import EngineMetrics
-from engine.stats_logger import LoggingStatLogger, stats_interval_s
+from engine.api.serving import OpenAIServing, ServingOptions
+from engine.core.async_engine import AsyncEngine, scheduler_fields
+from engine.core.errors import EngineStartupError
+from engine.observability.logger import init_logger, set_process_name
+from engine.observability.metrics import EngineMetrics
+from engine.observability.stats_logger import LoggingStatLogger, stats_interval_s
 
 logger = init_logger(__name__)
 
@@ -96,8 +96,8 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _start_engine(args: argparse.Namespace) -> tuple[Any, Any]:
-    from engine.config import EngineConfig  # heavy imports only once the flags are known good
-    from engine.llm_engine import LLMEngine
+    from engine.core.config import EngineConfig  # heavy imports only once the flags are known good
+    from engine.core.llm_engine import LLMEngine
 
     fields = {field.name for field in dataclasses.fields(EngineConfig)}
     kwargs = {key: value for key, value in cli_args.engine_config_kwargs(args).items() if key in fields}

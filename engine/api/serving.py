@@ -20,12 +20,12 @@ import aiohttp
 from aiohttp import web
 from pydantic import ValidationError
 
-from engine import api_errors
-from engine.async_engine import AsyncEngine, EngineDeadError, RequestStream
-from engine.errors import RequestValidationError
-from engine.logger import init_logger
-from engine.metrics import EngineMetrics
-from engine.sampling_params import SamplingParams, check_logit_bias_vocab
+from engine.api import errors as api_errors
+from engine.core.async_engine import AsyncEngine, EngineDeadError, RequestStream
+from engine.core.errors import RequestValidationError
+from engine.core.sampling_params import SamplingParams, check_logit_bias_vocab
+from engine.observability.logger import init_logger
+from engine.observability.metrics import EngineMetrics
 
 logger = init_logger(__name__)
 

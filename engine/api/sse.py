@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from engine import api_errors
-from engine.async_engine import EngineDeadError
+from engine.api import errors as api_errors
+from engine.core.async_engine import EngineDeadError
 
 SSE_DONE = b"data: [DONE]\n\n"
 

@@ -28,9 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.logger import init_logger, set_process_name
-from engine.metrics import EngineMetrics, FinishedRequestStats
-from engine.stats_logger import LoggingStatLogger, StatsSnapshot
+from engine.observability.logger import init_logger, set_process_name
+from engine.observability.metrics import EngineMetrics, FinishedRequestStats
+from engine.observability.stats_logger import LoggingStatLogger, StatsSnapshot
 
 logger = init_logger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable, Hashable
 
-from engine.block_pool import BlockKey, BlockPool, KVCacheBlock
-from engine.sequence import Request
+from engine.core.block_pool import BlockKey, BlockPool, KVCacheBlock
+from engine.core.request import Request
 
 HashFn = Callable[[BlockKey], int]
 

@@ -28,10 +28,10 @@ from typing import Any, TypedDict
 
 from tqdm import tqdm
 
-from engine.config import EngineConfig
-from engine.llm_engine import LLMEngine
-from engine.outputs import RequestOutput
-from engine.sampling_params import SamplingParams
+from engine.core.config import EngineConfig
+from engine.core.llm_engine import LLMEngine
+from engine.core.outputs import RequestOutput
+from engine.core.sampling_params import SamplingParams
 
 OFFLINE_MAX_NUM_BATCHED_TOKENS = 8192
 MAX_STEPS_PER_TOKEN = 64  # loop bound: generous, but a scheduling bug cannot spin forever

@@ -9,24 +9,24 @@ memory budget and logs vLLM 0.33's startup lines (see docs/engine.md for the lis
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 
 import torch
 from transformers import AutoTokenizer
 
-from engine.config import EngineConfig
-from engine.detokenizer import IncrementalDetokenizer
-from engine.errors import EngineStartupError, RequestValidationError
-from engine.kv_cache_manager import KVCacheManager
-from engine.logger import format_gib, init_logger
-from engine.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
-from engine.model_runner import ModelRunner, checkpoint_dtype, load_hf_config
-from engine.outputs import RequestMetrics, RequestOutput
-from engine.sampling_params import SamplingParams
-from engine.scheduler import Scheduler
-from engine.sequence import Request, RequestStatus
-from engine.stats import IterationStats, SchedulerStats
+from engine.core.config import EngineConfig
+from engine.core.errors import EngineStartupError, RequestValidationError
+from engine.core.kv_cache_manager import KVCacheManager
+from engine.core.outputs import RequestMetrics, RequestOutput
+from engine.core.request import Request, RequestStatus
+from engine.core.sampling_params import SamplingParams
+from engine.core.scheduler import Scheduler
+from engine.core.stats import IterationStats, SchedulerStats
+from engine.model.detokenizer import IncrementalDetokenizer
+from engine.model.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
+from engine.model.runner import ModelRunner, checkpoint_dtype, load_hf_config
+from engine.observability.logger import format_gib, init_logger
 
 logger = init_logger(__name__)
 
@@ -46,7 +46,7 @@ class LLMEngine:
         if config.model:
             self.model_dir = config.model
         else:
-            from engine.default_model import ensure_default_model
+            from engine.model.default_model import ensure_default_model
 
             self.model_dir = str(ensure_default_model())
         hf_config = load_hf_config(self.model_dir)

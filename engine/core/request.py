@@ -12,7 +12,7 @@ import dataclasses
 import enum
 from typing import Any
 
-from engine.sampling_params import SamplingParams
+from engine.core.sampling_params import SamplingParams
 
 
 class RequestStatus(enum.Enum):
@@ -47,7 +47,7 @@ class Request:
     first_token_time: float | None = None
     last_token_time: float | None = None
     finished_time: float | None = None
-    detokenizer: Any = None  # engine.detokenizer.IncrementalDetokenizer, when detokenizing
+    detokenizer: Any = None  # engine.model.detokenizer.IncrementalDetokenizer, when detokenizing
     generator: Any = None  # torch.Generator for a per-request seed
 
     def __post_init__(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from engine.errors import RequestValidationError
+from engine.core.errors import RequestValidationError
 
 # Temperatures below this are greedy (vLLM's _SAMPLING_EPS).
 SAMPLING_EPS = 1e-5

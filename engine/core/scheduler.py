@@ -18,8 +18,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from engine.kv_cache_manager import KVCacheManager
-from engine.sequence import Request, RequestStatus
+from engine.core.kv_cache_manager import KVCacheManager
+from engine.core.request import Request, RequestStatus
 
 
 @dataclasses.dataclass(slots=True)

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.errors import EngineStartupError
-from engine.logger import init_logger
+from engine.core.errors import EngineStartupError
+from engine.observability.logger import init_logger
 
 logger = init_logger(__name__)
 

@@ -10,7 +10,7 @@ so a client never receives the beginning of a stop string that is later cut off.
 
 from __future__ import annotations
 
-from engine.sampling_params import SamplingParams
+from engine.core.sampling_params import SamplingParams
 
 PROMPT_CONTEXT_TOKENS = 5
 

@@ -18,8 +18,8 @@ import dataclasses
 
 import torch
 
-from engine.errors import EngineStartupError
-from engine.logger import format_gib
+from engine.core.errors import EngineStartupError
+from engine.observability.logger import format_gib
 
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 

@@ -14,11 +14,11 @@ import numpy as np
 import torch
 from transformers import AutoConfig
 
-from engine.cpu_memory import advise_huge_pages, tune_glibc_malloc
-from engine.errors import EngineStartupError
-from engine.models.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, PrefillSplit, rope_cos_sin
-from engine.sampler import sample
-from engine.scheduler import ScheduledRequest, SchedulerOutput
+from engine.core.errors import EngineStartupError
+from engine.core.scheduler import ScheduledRequest, SchedulerOutput
+from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
+from engine.model.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, PrefillSplit, rope_cos_sin
+from engine.model.sampler import sample
 from kernels.attention import plan_decode, prefill_prefers_dense
 
 
@@ -52,7 +52,7 @@ class ModelRunner:
         self.device = device
         self.dtype = dtype
         if device.type == "cpu":
-            tune_glibc_malloc()  # keep step activations' pages mapped (see engine.cpu_memory)
+            tune_glibc_malloc()  # keep step activations' pages mapped (see engine.model.cpu_memory)
         self.block_size = block_size
         with torch.device("meta"):
             model = LlamaForCausalLM(hf_config)
@@ -91,7 +91,7 @@ class ModelRunner:
              torch.empty(shape, dtype=self.dtype, device=self.device))
             for _ in range(self.num_layers)
         ]
-        if self.device.type == "cpu":  # huge pages for the scattered decode gathers (engine.cpu_memory)
+        if self.device.type == "cpu":  # huge pages for the scattered decode gathers (engine.model.cpu_memory)
             for k_cache, v_cache in self.kv_caches:
                 advise_huge_pages(k_cache)
                 advise_huge_pages(v_cache)

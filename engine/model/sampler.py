@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.sequence import Request
+from engine.core.request import Request
 
 
 def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:

@@ -23,7 +23,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from engine.logger import init_logger
+from engine.observability.logger import init_logger
 
 DEFAULT_INTERVAL_S = 10.0
 INTERVAL_ENV = "VLLM_LOG_STATS_INTERVAL"

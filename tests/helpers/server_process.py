@@ -17,7 +17,7 @@ exits or the time runs out), yields a `ServerHandle`, and on exit sends SIGTERM,
 `stop_timeout_s`, then SIGKILLs. `model=None` serves the embedded SmolLM2-135M-Instruct.
 
 Fixtures (import them into your test module or conftest):
-- `tiny_model_dir` (session): a tiny random Llama from `engine.tiny_model`, built once.
+- `tiny_model_dir` (session): a tiny random Llama from `tests.helpers.tiny_model`, built once.
 - `tiny_server` (module): a server on that model with a small KV budget, shared by a module.
 
 `ServerHandle` has `base_url` (no trailing slash), `openai_base_url` (`…/v1`), `port`,
@@ -178,7 +178,7 @@ def _tail(path: Path, lines: int = 40) -> str:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama (byte tokenizer, chat template) built once per session."""
-    from engine.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 

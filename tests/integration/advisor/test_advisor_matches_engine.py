@@ -11,9 +11,9 @@ import pytest
 from advisor.hardware import gpu_from_memory
 from advisor.memory import LaunchConfig, estimate_memory
 from advisor.modelspec import resolve_model
-from engine.config import EngineConfig
-from engine.errors import EngineStartupError
-from engine.llm_engine import LLMEngine
+from engine.core.config import EngineConfig
+from engine.core.errors import EngineStartupError
+from engine.core.llm_engine import LLMEngine
 from tests.helpers.server_process import tiny_model_dir  # noqa: F401  (session fixture)
 
 pytestmark = pytest.mark.integration

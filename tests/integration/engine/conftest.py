@@ -11,9 +11,9 @@ import functools
 import pytest
 import torch
 
-from engine.config import EngineConfig
-from engine.llm_engine import LLMEngine
-from engine.tiny_model import build_tiny_model
+from engine.core.config import EngineConfig
+from engine.core.llm_engine import LLMEngine
+from tests.helpers.tiny_model import build_tiny_model
 
 TINY_VARIANTS = {
     "llama": dict(arch="llama"),

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from engine.errors import EngineStartupError, RequestValidationError
-from engine.sampling_params import SamplingParams
+from engine.core.errors import EngineStartupError, RequestValidationError
+from engine.core.sampling_params import SamplingParams
 
 from .conftest import make_engine, run_to_completion
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from engine.sampling_params import SamplingParams
+from engine.core.sampling_params import SamplingParams
 
 from .conftest import hf_greedy, make_engine, run_to_completion
 
@@ -66,7 +66,7 @@ def test_chunked_prefill_with_a_tiny_token_budget_matches_hf(tiny_model_dir, var
 def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_dir, variant, backend, monkeypatch):
     """One step carrying fresh prompt chunks, continued ones and decodes. On the torch backend the
     chunks split: fresh ones attend directly, continued ones through the paged cache
-    (engine.models.llama.PrefillSplit); the native CPU kernels take them all in one call."""
+    (engine.model.llama.PrefillSplit); the native CPU kernels take them all in one call."""
     from kernels import cpu_attention
 
     if backend == "cpu" and not cpu_attention.available():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 
 from .conftest import hf_greedy
 

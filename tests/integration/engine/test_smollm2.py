@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.default_model import default_model_dir, ensure_default_model
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
+from engine.model.default_model import default_model_dir, ensure_default_model
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
 
 from .conftest import hf_greedy
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.async_engine import FAULT_ENV
+from engine.core.async_engine import FAULT_ENV
 from tests.helpers.server_process import (
     TINY_SERVER_FLAGS,
     ServerHandle,

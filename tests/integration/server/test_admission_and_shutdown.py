@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.api_errors import BUSY_MESSAGE
+from engine.api.errors import BUSY_MESSAGE
 from tests.helpers.server_process import TINY_SERVER_FLAGS, ServerHandle, running_server
 from tests.integration.server.prom import value, wait_until
 from tests.integration.server.sse import open_stream

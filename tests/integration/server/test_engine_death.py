@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from engine.api_errors import ENGINE_DEAD_MESSAGE
+from engine.api.errors import ENGINE_DEAD_MESSAGE
 from tests.integration.server.conftest import KILLS_SHARED_SERVER
 from tests.integration.server.sse import open_stream
 

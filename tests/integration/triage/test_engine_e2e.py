@@ -37,7 +37,7 @@ DEVICE_GIB = "0.15"
 
 @pytest.fixture(scope="module")
 def long_context_model(tmp_path_factory) -> Path:
-    from engine.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-long"), max_position_embeddings=LONG_CONTEXT)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.kv_cache_manager import KVCacheManager
-from engine.sampling_params import SamplingParams
-from engine.sequence import Request
+from engine.core.kv_cache_manager import KVCacheManager
+from engine.core.sampling_params import SamplingParams
+from engine.core.request import Request
 
 BLOCK = 4
 

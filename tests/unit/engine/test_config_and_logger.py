@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from engine.config import EngineConfig
-from engine.errors import EngineStartupError
-from engine.logger import LOG_FORMAT, DATE_FORMAT, format_gib, init_logger, set_process_name
-from engine.sampling_params import SamplingParams
-from engine.errors import RequestValidationError
+from engine.core.config import EngineConfig
+from engine.core.errors import EngineStartupError
+from engine.observability.logger import LOG_FORMAT, DATE_FORMAT, format_gib, init_logger, set_process_name
+from engine.core.sampling_params import SamplingParams
+from engine.core.errors import RequestValidationError
 
 
 @pytest.mark.parametrize("field,value,needle", [

@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from engine import cpu_memory
+from engine.model import cpu_memory
 
 
 def _run(code: str, **env: str) -> str:
@@ -23,7 +23,7 @@ def _malloc_16mib_is_mmapped(tune: bool) -> str:
     """In a fresh process (the thresholds must not leak into the test runner): tuning result,
     whether a 16 MiB malloc came from mmap, and whether a second tuning call still says True."""
     code = (
-        "import ctypes, ctypes.util; from engine.cpu_memory import tune_glibc_malloc\n"
+        "import ctypes, ctypes.util; from engine.model.cpu_memory import tune_glibc_malloc\n"
         f"ok = tune_glibc_malloc() if {tune} else None\n"
         "libc = ctypes.CDLL(ctypes.util.find_library('c')); libc.malloc.restype = ctypes.c_void_p\n"
         "p = libc.malloc(16 * 1024 * 1024)\n"
@@ -64,7 +64,7 @@ def _thp_mode() -> str:
 def test_kv_cache_sized_tensor_gets_huge_pages():
     """Advised before first touch, a 64 MiB tensor is (mostly) backed by 2 MiB pages."""
     code = (
-        "import torch; from engine.cpu_memory import advise_huge_pages\n"
+        "import torch; from engine.model.cpu_memory import advise_huge_pages\n"
         "t = torch.empty(16 * 1024 * 1024)\n"  # 64 MiB, float32
         "ok = advise_huge_pages(t); t.fill_(1.0)\n"
         "start, end = t.data_ptr(), t.data_ptr() + t.numel() * 4\n"

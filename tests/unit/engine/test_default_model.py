@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.default_model import _hf_name, _unpermute, gguf_path
+from engine.model.default_model import _hf_name, _unpermute, gguf_path
 
 
 def llama_cpp_permute(weights: np.ndarray, num_heads: int) -> np.ndarray:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.detokenizer import IncrementalDetokenizer
-from engine.sampling_params import SamplingParams
-from engine.tiny_model import build_byte_tokenizer
+from engine.model.detokenizer import IncrementalDetokenizer
+from engine.core.sampling_params import SamplingParams
+from tests.helpers.tiny_model import build_byte_tokenizer
 
 
 @pytest.fixture(scope="module")

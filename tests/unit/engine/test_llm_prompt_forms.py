@@ -12,10 +12,10 @@ import pytest
 import torch
 from tqdm import tqdm
 
-from engine.errors import RequestValidationError
-from engine.llm import LLM
-from engine.sampling_params import SamplingParams
-from engine.tiny_model import build_tiny_model
+from engine.core.errors import RequestValidationError
+from engine.core.llm import LLM
+from engine.core.sampling_params import SamplingParams
+from tests.helpers.tiny_model import build_tiny_model
 
 GREEDY = SamplingParams(temperature=0, max_tokens=4)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import EngineStartupError
-from engine.memory_profile import max_concurrency, plan_kv_cache
+from engine.core.errors import EngineStartupError
+from engine.model.memory_profile import max_concurrency, plan_kv_cache
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from engine.sampler import sample
-from engine.sampling_params import SamplingParams
-from engine.sequence import Request
+from engine.model.sampler import sample
+from engine.core.sampling_params import SamplingParams
+from engine.core.request import Request
 
 
 def req(params: SamplingParams, eos: int | None = None, seed_generator: bool = False) -> Request:

@@ -17,8 +17,8 @@ import torch
 
 def main(model_dir: str) -> None:
     torch.set_num_threads(1)  # the CI box has two shared cores
-    from engine.llm import LLM
-    from engine.sampling_params import SamplingParams
+    from engine.core.llm import LLM
+    from engine.core.sampling_params import SamplingParams
     from kernels.attention import backend_for
 
     llm = LLM(model_dir, device="cpu", dtype="float32", device_memory_gib=0.25, max_model_len=256,

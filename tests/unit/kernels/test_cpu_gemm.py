@@ -102,7 +102,7 @@ def test_needed_reads_the_cpu_flags(monkeypatch, tmp_path):
 
 
 def test_bf16_model_layers_and_lm_head_match_f_linear(monkeypatch):
-    from engine.models import llama
+    from engine.model import llama
 
     monkeypatch.setattr(cpu_gemm, "needed", lambda: True)
     config = type("Config", (), dict(vocab_size=2 * llama.LM_HEAD_SLICE + 37, hidden_size=64, num_attention_heads=4,

@@ -130,7 +130,7 @@ def test_bfloat16_and_the_torch_backend_take_the_twins(monkeypatch):
 
 
 def test_lm_head_slices_give_the_same_logits_as_one_gemm():
-    from engine.models import llama
+    from engine.model import llama
 
     config = type("Config", (), dict(vocab_size=2 * llama.LM_HEAD_SLICE + 37, hidden_size=64, num_attention_heads=4,
                                      num_key_value_heads=2, intermediate_size=128, num_hidden_layers=1,

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    from engine.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("kernels-tiny-llama"))
 

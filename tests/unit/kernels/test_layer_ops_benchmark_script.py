@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.models import llama
+from engine.model import llama
 from kernels import cpu_layer_ops, layer_ops
 
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"

@@ -8,7 +8,7 @@ from advisor.perf import limits as L
 
 
 def test_the_bundled_engine_defaults_restated_here_are_engine_configs():
-    from engine.config import EngineConfig
+    from engine.core.config import EngineConfig
 
     config = EngineConfig()
     config.resolve_max_model_len(8192)

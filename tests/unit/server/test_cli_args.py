@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.cli_args import CliArgsError, engine_config_kwargs, non_default_args, parse_serve_args
+from engine.api.cli_args import CliArgsError, engine_config_kwargs, non_default_args, parse_serve_args
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess:

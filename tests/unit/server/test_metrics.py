@@ -1,11 +1,11 @@
-"""engine.metrics: vLLM V1 names, types, labels and buckets, checked on the real exposition."""
+"""engine.observability.metrics: vLLM V1 names, types, labels and buckets, checked on the real exposition."""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from engine.metrics import (
+from engine.observability.metrics import (
     FINISHED_REASONS,
     TTFT_BUCKETS_S,
     EngineMetrics,

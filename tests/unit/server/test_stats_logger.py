@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
-from engine.stats_logger import CachingMetrics, LoggingStatLogger, StatsSnapshot, device_label
+from engine.observability.stats_logger import CachingMetrics, LoggingStatLogger, StatsSnapshot, device_label
 
 
 class _Clock:

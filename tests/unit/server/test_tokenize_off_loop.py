@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-from engine.api_errors import TEXT_ENCODE_MESSAGE, ApiError
-from engine.api_serving import OpenAIServing, ServingOptions
+from engine.api.errors import TEXT_ENCODE_MESSAGE, ApiError
+from engine.api.serving import OpenAIServing, ServingOptions
 
 
 class _BlockingTokenizer:
