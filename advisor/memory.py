@@ -210,7 +210,7 @@ def max_len_for_kv_bytes(
 
 def model_dtype_bytes(model: ModelSpec, dtype: str, cpu: bool = False) -> float:
     """`--dtype auto` takes the checkpoint's dtype; a float32 checkpoint is cast to bfloat16 by
-    vLLM on GPUs but kept float32 by the bundled engine on the CPU (engine/config.py)."""
+    vLLM on GPUs but kept float32 by the bundled engine on the CPU (engine/core/config.py)."""
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype!r}: unknown; choose one of {', '.join(DTYPES)}")
     if dtype == "auto":

@@ -139,7 +139,7 @@ def activation_gib(
 def engine_cpu_activation_gib(
     model: ModelSpec, dtype_bytes: float, tokens: int, seqs: int, max_model_len: int
 ) -> float:
-    """The bundled engine's deterministic CPU estimate (engine/memory_profile.py
+    """The bundled engine's deterministic CPU estimate (engine/model/memory_profile.py
     `estimate_activation_bytes`, its documented contract): per-token hidden/q/k/v/MLP buffers,
     fp32 attention scores of one T-token prefill chunk against at most max_model_len keys,
     and fp32 logits/probs/sorted copy."""

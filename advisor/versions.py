@@ -73,7 +73,7 @@ def default_max_num_seqs(version: Version, gpu: GpuSpec) -> int:
     """API-server default by device memory (docs/reference.md §4.3, `arg_utils.py`)."""
     memory_gib = gpu.usable_gib
     if gpu.arch == "cpu":
-        return 256  # the bundled engine's default (engine/config.py), whatever its budget
+        return 256  # the bundled engine's default (engine/core/config.py), whatever its budget
     if version < (0, 8, 5):
         return 1024
     if version < (0, 9, 0):

@@ -6,4 +6,9 @@ Llama-family Hugging Face checkpoints, sampling, the offline `LLM` API, and the 
 OpenAI-compatible server with vLLM's metric names and log lines. It speaks vLLM's
 vocabulary and flags so that anything learnt on it transfers to vLLM, and it never
 imports the agent (advisor, rules, loadtest, reports).
+
+Layout, one subpackage per job (map: docs/engine.md): `engine.core` (requests, block pool,
+KV cache manager, scheduler, the step API, the offline `LLM`), `engine.model` (the model,
+its runner, sampler, detokenizer, KV sizing, the default model), `engine.api` (the HTTP
+server and its flags) and `engine.observability` (logs, metrics, the stats line).
 """

@@ -47,7 +47,7 @@ _SIZING_KINDS = frozenset({LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRE
 # vLLM's device_config value for its CPU backend (the engine-config line, `CPU KV cache size`).
 CPU_DEVICE = "cpu"
 # The bundled engine also prints device_config=cpu, but it is not vLLM's CPU backend (other flags,
-# other KV sizing): its banner says `0.33.0+servops.<ver>` (engine/server.py), its engine line
+# other KV sizing): its banner says `0.33.0+servops.<ver>` (engine/api/server.py), its engine line
 # servops' own version, older than any vLLM V1.
 BUNDLED_ENGINE_MARK = "+servops"
 # keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields

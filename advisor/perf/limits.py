@@ -4,7 +4,7 @@ Why per engine: the same `--max-num-seqs` left out means 256 on the bundled engi
 vLLM's CUDA API server, but 128 on vLLM's CPU backend (vLLM 0.32 `arg_utils.py`, CPU
 platform defaults); the block size is 16 on CUDA and on the bundled engine, 128 on vLLM CPU.
 vLLM's CPU defaults come from advisor/versions.py; the bundled engine's are restated here
-because engine/config.py imports torch, and a unit test holds them equal to EngineConfig's.
+because engine/core/config.py imports torch, and a unit test holds them equal to EngineConfig's.
 """
 
 from __future__ import annotations
