@@ -28,8 +28,11 @@ test-slow: install
 test-vllm: install
 	$(VENV)/bin/python -m pytest -q -rs -m vllm $(PYTEST_ARGS)
 
+# Each benchmark times a named baseline and servops' candidate on the same input; the run ends
+# with a table of baseline mean / candidate mean per group (tests/benchmarks/conftest.py).
 bench: install
-	$(VENV)/bin/python -m pytest -q tests/benchmarks --benchmark-enable
+	mkdir -p bench-out
+	$(VENV)/bin/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-json bench-out/bench.json
 
 clean:
 	rm -rf $(VENV) .venv-vllm .pytest_cache build *.egg-info
