@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from typing import Hashable
+from collections.abc import Hashable
 
 BlockKey = tuple[int | None, tuple[int, ...], Hashable]
 

@@ -8,7 +8,7 @@ recomputes its last token, because the model must produce logits for it
 
 from __future__ import annotations
 
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 from engine.core.block_pool import BlockKey, BlockPool, KVCacheBlock
 from engine.core.request import Request

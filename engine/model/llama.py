@@ -20,12 +20,12 @@ import glob
 import os
 
 import torch
-from torch import nn
 import torch.nn.functional as F
 from safetensors.torch import load_file
+from torch import nn
 
 from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
-from kernels.layer_ops import fused_add_rms_norm, linear, native_linear, rms_norm, rotary_embedding, silu_and_mul
+from kernels.layer_ops import fused_add_rms_norm, linear, rms_norm, rotary_embedding, silu_and_mul
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 LM_HEAD_SLICE = 1024  # vocabulary rows per LM-head GEMM on a CPU (see compute_logits)
@@ -105,7 +105,9 @@ class Attention(nn.Module):
         self.qkv_proj = Linear(config.hidden_size, self.q_size + 2 * self.kv_size, bias=bias)
         self.o_proj = Linear(self.q_size, config.hidden_size, bias=getattr(config, "attention_bias", False) and bias)
 
-    def forward(self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]
+    ) -> torch.Tensor:
         num_tokens = x.shape[0]
         q, k, v = rotary_embedding(self.qkv_proj(x), meta.cos, meta.sin, self.num_heads, self.num_kv_heads,
                                    self.head_dim)
@@ -193,13 +195,15 @@ class LlamaForCausalLM(nn.Module):
         self.layers = nn.ModuleList([DecoderLayer(config, qkv_bias) for _ in range(config.num_hidden_layers)])
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.tie_word_embeddings = bool(getattr(config, "tie_word_embeddings", False))
-        self.lm_head = None if self.tie_word_embeddings else nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.lm_head = (
+            None if self.tie_word_embeddings else nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        )
         self.head_dim = self.layers[0].self_attn.head_dim
         self.num_kv_heads = config.num_key_value_heads
 
     def forward(self, input_ids: torch.Tensor, meta: AttentionMetadata, kv_caches: list) -> torch.Tensor:
         h, residual = self.embed_tokens(input_ids), None
-        for layer, kv_cache in zip(self.layers, kv_caches):
+        for layer, kv_cache in zip(self.layers, kv_caches, strict=False):
             h, residual = layer(h, residual, meta, kv_cache)
         return self.norm(h, residual)[0]
 

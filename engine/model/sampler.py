@@ -5,8 +5,8 @@ top-k and top-p (on one ascending sort, like vLLM), then sample with the exponen
 trick `argmax(probs / Exp(1))`, which equals a multinomial draw. A request with a `seed`
 draws its exponentials from its own generator, so its output does not depend on what else
 is in the batch. A request's `logit_bias` is added to its row first (as vLLM's
-LogitBiasLogitsProcessor does, before temperature). While a request has fewer than `min_tokens` outputs, EOS and its stop
-token ids are masked out.
+LogitBiasLogitsProcessor does, before temperature). While a request has fewer than
+`min_tokens` outputs, EOS and its stop token ids are masked out.
 """
 
 from __future__ import annotations
