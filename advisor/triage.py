@@ -266,8 +266,10 @@ def _window_note(interval_s: float | None) -> str:
 
 
 def _floor_notes(facts) -> list[str]:
-    """The physical floors behind the findings, stated whenever model and hardware are known (rules/floors.py)."""
-    from rules import floors
+    """The physical floors behind the findings, stated whenever model and hardware are known.
+
+    Computed by rules/catalog/floors.py."""
+    from rules.catalog import floors
 
     decode, prefill = floors.decode_floor(facts), floors.prefill_floor(facts)
     notes = []

@@ -4,7 +4,7 @@ Ranking (most urgent first): severity, then confidence, then evidence strength (
 evidence weighs more than configured or assumed), then the rule code so that equal findings
 always come out in the same order.
 
-Conflict resolution: DESIGN.md says conflicting changes to one flag are resolved, not both
+Conflict resolution: docs/design.md says conflicting changes to one flag are resolved, not both
 emitted. Walking the ranked list, the first finding to propose a flag keeps it; a later
 finding's change to the same flag is moved to its `superseded` list with a note naming the
 winner (a different value is a conflict; the same value is a duplicate). The finding itself

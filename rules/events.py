@@ -1,7 +1,7 @@
 """Typed log events: what the log collector recognised in vLLM's (or our engine's) log lines.
 
-Rules read events, never raw text (DESIGN.md): the collector matches vLLM's wording of every
-version (§3 of the format reference) and fills one `LogEvent` per recognised line. A single
+Rules read events, never raw text (docs/design.md): the collector matches vLLM's wording of every
+version (docs/reference.md §2) and fills one `LogEvent` per recognised line. A single
 flat model with optional fields keeps collectors and rules simple; `FIELDS_BY_KIND` says which
 fields each kind carries, and every event keeps the raw line, its line number and file, so a
 finding can quote its evidence exactly.
@@ -35,10 +35,12 @@ class LogEventKind(str, Enum):
     STATS_LINE = "stats_line"  # Engine 000: Avg prompt throughput … (periodic)
     SPEC_DECODE_METRICS = "spec_decode_metrics"  # SpecDecoding metrics: … acceptance …
     V0_PREEMPTION_WARNING = "v0_preemption_warning"  # Sequence group … is preempted by PreemptionMode…
-    MAX_MODEL_LEN_TOO_LARGE = "max_model_len_too_large"  # To serve at least one request with the model(s)'s max seq len …
+    # To serve at least one request with the model(s)'s max seq len …
+    MAX_MODEL_LEN_TOO_LARGE = "max_model_len_too_large"
     V0_MAX_SEQ_LEN_TOO_LARGE = "v0_max_seq_len_too_large"  # The model's max seq len (N) is larger than … (M)
     NO_CACHE_BLOCKS = "no_cache_blocks"  # No available memory for the cache blocks
-    FREE_MEMORY_BELOW_REQUESTED = "free_memory_below_requested"  # Free memory on device (F/T GiB) … (U, R GiB); CPU: Available memory on node …
+    # Free memory on device (F/T GiB) … (U, R GiB); CPU: Available memory on node …
+    FREE_MEMORY_BELOW_REQUESTED = "free_memory_below_requested"
     CUDA_OOM = "cuda_oom"  # CUDA out of memory / Failed to load model - not enough GPU memory / warming up sampler
     MEMORY_PROFILING_ERROR = "memory_profiling_error"  # Error in memory profiling. Initial free memory …
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.

@@ -1,6 +1,6 @@
 """The rule model: stable codes, a page per rule, findings with the measured value beside the threshold.
 
-Modelled on ruff / kube-score / Popeye (STYLE.md): a rule has a code users can grep and cite
+Modelled on ruff / kube-score / Popeye (docs/rules.md): a rule has a code users can grep and cite
 (`OP-5.3`, `AP-1`, `HL-1`), a page (what it checks, why, an example, the fix, its limits), and
 produces `Finding`s. A finding's title puts the measured value beside the threshold
 ("KV usage 0.99 > 0.95"); its evidence says where each number came from; its `changes` name
@@ -148,10 +148,16 @@ class RulePage(BaseModel):
     references: list[str] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """A stable code, a page, and a pure check over Facts.
 
+    The catalog declares every rule one way, keyword arguments only, right after its check:
+
+        RULE_X = Rule(code="OP-5.2", title=..., category=Category.SATURATION, check=_check_x,
+                      needs=("window",), page=RulePage(checks=f"... >= {THRESHOLD:.2f} ...", ...))
+
+    Thresholds are module constants formatted into the title and page, never restated as literals.
     `needs` lists Facts attributes of which at least one must be present for the rule to
     run; when none is, evaluation records the rule as skipped instead of silently passing.
     """

@@ -3,36 +3,54 @@
 Codes: OP-1 … OP-6 (the operations runbook, sub-rules `OP-5.3`), AP-n (anti-patterns in the
 launch configuration), HL-n (engine health: hangs and death). Codes never change meaning;
 a retired rule keeps its code out of use.
+
+Every module declares its rules one way: each check function is followed by its
+`RULE_X = Rule(code=..., title=..., category=..., check=..., needs=..., page=RulePage(...))`,
+keyword arguments only, thresholds as module constants formatted into the title and page; the
+module ends with `RULES`. What several families share (vLLM's defaults, latency targets,
+shared thresholds and helpers) is in `common`, the physical floors in `floors`. The catalog
+lists the rules in code order (OP, then AP, then HL; numerically within each).
 """
 
 from __future__ import annotations
+
+import re
 
 from rules.catalog import (
     antipatterns,
     health,
     op1_cudagraph,
+    op1_oom,
     op1_startup,
     op2_quantization,
     op3_parallelism,
     op4_prefix,
     op5_floors,
-    op5_live,
+    op5_kv,
+    op5_latency,
+    op5_queueing,
+    op5_reliability,
     op6_specdec,
 )
 from rules.model import Rule
 
-ALL_RULES: tuple[Rule, ...] = tuple(
-    op1_startup.RULES
-    + op1_cudagraph.RULES
-    + op2_quantization.RULES
-    + op3_parallelism.RULES
-    + op4_prefix.RULES
-    + op5_live.RULES
-    + op5_floors.RULES
-    + op6_specdec.RULES
-    + antipatterns.RULES
-    + health.RULES
-)
+MODULES = (op1_startup, op1_oom, op1_cudagraph, op2_quantization, op3_parallelism, op4_prefix, op5_latency,
+           op5_queueing, op5_kv, op5_reliability, op5_floors, op6_specdec, antipatterns, health)
+# The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
+FAMILIES = ("OP", "AP", "HL")
+CODE_PATTERN = re.compile(r"^(?P<family>OP|AP|HL)-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
+
+
+def code_order(code: str) -> tuple[int, tuple[int, ...]]:
+    """The sort key of a rule code: its family's place in FAMILIES, then its numbers (OP-5.10 after OP-5.9)."""
+    match = CODE_PATTERN.match(code)
+    if match is None:  # pragma: no cover - a malformed code is a programming error
+        raise ValueError(f"malformed rule code {code!r}")
+    return FAMILIES.index(match["family"]), tuple(int(n) for n in match["numbers"].split("."))
+
+
+ALL_RULES: tuple[Rule, ...] = tuple(sorted((rule for module in MODULES for rule in module.RULES),
+                                           key=lambda rule: code_order(rule.code)))
 
 _BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 if len(_BY_CODE) != len(ALL_RULES):  # pragma: no cover - a duplicate code is a programming error

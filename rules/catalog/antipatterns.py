@@ -1,8 +1,8 @@
 """AP-1 … AP-7: launch-configuration anti-patterns, visible before anything goes wrong.
 
-Defined from the reference's §11 signal → remedy pairs and §7 pitfalls, read the other way
-round: a configuration that sets up one of those signals. They fire on configuration (plus
-workload/memory facts where the cost depends on them) and are low severity unless a measured
+Defined from docs/reference.md's signal → remedy pairs (§5) and pitfalls (§1.7, §2.1, §2.4,
+§2.5, §2.7), read the other way round: a configuration that sets up one of those signals. They
+fire on configuration (plus workload/memory facts where the cost depends on them) and are low severity unless a measured
 symptom (preemptions, OOM, high ITL) is present too, in which case they rise to medium.
 AP-1 and AP-5 fire only on values the user set; AP-2 and AP-6 also fire on vLLM's defaults
 (the default --max-model-len *is* the model maximum; the default --max-num-seqs is 256 or
@@ -12,8 +12,7 @@ AP-1 and AP-5 fire only on values the user set; AP-2 and AP-6 also fire on vLLM'
 from __future__ import annotations
 
 from rules import signals
-from rules.catalog import _common as c
-from rules.catalog import op3_parallelism
+from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import ConfigSource, Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -22,7 +21,7 @@ from rules.signals import fmt
 UTIL_TOO_HIGH = 0.98
 SMALL_WORKLOAD_SHARE = 0.25
 SEQS_OVER_CAPACITY = 2.0
-REUSE_WORTH_CACHING = 0.30
+MAX_LEN_OVER_P95 = 2  # a proposed --max-model-len is this many p95 requests, rounded up to a power of two
 
 
 def _config_evidence(facts: Facts, field: str) -> Evidence:
@@ -50,25 +49,42 @@ def _check_util(facts: Facts) -> list[Finding]:
     return [RULE_UTIL.finding(
         Severity.MEDIUM if oom else Severity.LOW, f"--gpu-memory-utilization {fmt(util)} >= {UTIL_TOO_HIGH}",
         evidence=evidence, confidence=0.8 if oom else 0.6,
-        changes=[ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util), proposed="0.92",
+        changes=[ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util),
+                              proposed=c.util_text(c.DEFAULT_GPU_MEMORY_UTILIZATION),
                               reason="leaves room for activation peaks, CUDA graphs, NCCL and the CUDA context",
                               cost="about 6 % less KV cache")],
         summary="No headroom: any allocation outside the profile (graphs, NCCL, a second process) is an OOM.")]
+
+
+RULE_UTIL = Rule(
+    code="AP-1", title=f"gpu-memory-utilization at {UTIL_TOO_HIGH:.2f} or more", category=Category.CONFIGURATION,
+    check=_check_util, needs=("config",),
+    page=RulePage(
+        checks=f"--gpu-memory-utilization >= {UTIL_TOO_HIGH:.2f} set explicitly.",
+        why="The budget is a share of total memory; CUDA context, NCCL buffers and allocation spikes live "
+            "outside it.",
+        example=f"--gpu-memory-utilization 0.99 with a CUDA OOM at runtime -> {c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f}.",
+        fix=f"{c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f} (vLLM's default from 0.20), or "
+            f"{c.DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20:.2f}–{c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}.",
+        limits="Severity rises to medium only with an OOM in the log.",
+        references=[c.OPTIMIZATION_DOCS]))
 
 
 def _check_max_model_len(facts: Facts) -> list[Finding]:
     config, model, tokens = facts.config, facts.model, c.workload_tokens_p95(facts)
     if not config or not config.max_model_len or not tokens:
         return []
-    at_max = model is not None and model.max_position_embeddings and config.max_model_len >= model.max_position_embeddings
+    at_max = (model is not None and model.max_position_embeddings
+              and config.max_model_len >= model.max_position_embeddings)
     if not at_max or tokens >= SMALL_WORKLOAD_SHARE * config.max_model_len:
         return []
-    proposed = min(config.max_model_len, c.next_power_of_two(2 * tokens))
+    proposed = min(config.max_model_len, c.next_power_of_two(MAX_LEN_OVER_P95 * tokens))
     preempting = _preempting(facts)
     evidence = [_config_evidence(facts, "max_model_len"),
-                Evidence(source="advisor", name="model maximum (max_position_embeddings)", value=model.max_position_embeddings),
-                c.workload_evidence(facts).model_copy(update={"threshold": int(SMALL_WORKLOAD_SHARE * config.max_model_len),
-                                                               "comparison": "<"})]
+                Evidence(source="advisor", name="model maximum (max_position_embeddings)",
+                         value=model.max_position_embeddings),
+                c.workload_evidence(facts).model_copy(update={
+                    "threshold": int(SMALL_WORKLOAD_SHARE * config.max_model_len), "comparison": "<"})]
     if preempting:
         evidence.append(preempting.evidence)
     return [RULE_MAX_LEN.finding(
@@ -76,24 +92,39 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
         f"--max-model-len {config.max_model_len:,} (model maximum) while p95 requests use {fmt(tokens)} tokens "
         f"< {SMALL_WORKLOAD_SHARE:.0%}", evidence=evidence, confidence=0.6,
         changes=[ConfigChange(flag="--max-model-len", current=str(config.max_model_len), proposed=str(proposed),
-                              reason="2x the p95 request, rounded up to a power of two",
+                              reason=f"{MAX_LEN_OVER_P95}x the p95 request, rounded up to a power of two",
                               cost="requests longer than this are rejected with HTTP 400", safety="unsafe")],
         summary="A rare huge request can take most of the KV cache and preempt many short ones; "
                 "the startup check also needs one max-length request to fit.")]
+
+
+RULE_MAX_LEN = Rule(
+    code="AP-2", title="max-model-len at the model maximum for short requests", category=Category.CONFIGURATION,
+    check=_check_max_model_len, needs=("config",),
+    page=RulePage(
+        checks="--max-model-len equal to the model's max_position_embeddings while p95 input+output is below "
+               f"{c.percent(SMALL_WORKLOAD_SHARE)} of it.",
+        why="V1 allocates KV blocks as tokens arrive, so the cost is not reserved memory but: the startup check "
+            "must fit one max-length request, and rare huge requests evict many short ones (preemptions).",
+        example="Llama-3.1-8B at 131,072 with p95 requests of 3,000 tokens -> --max-model-len 8192.",
+        fix=f"{MAX_LEN_OVER_P95}x the p95 request, rounded up to a power of two (unsafe: longer requests get HTTP "
+            "400).",
+        limits="Needs workload lengths; medium only when preemptions are observed.",
+        references=[c.OPTIMIZATION_DOCS]))
 
 
 def _check_prefix_off(facts: Facts) -> list[Finding]:
     if not facts.config or facts.config.enable_prefix_caching is not False:
         return []
     reuse = facts.workload.prefix_reuse_share if facts.workload else None
-    if reuse is not None and reuse < REUSE_WORTH_CACHING:
+    if reuse is not None and reuse < c.REUSE_WORTH_CACHING:
         return []
     evidence = [_config_evidence(facts, "enable_prefix_caching")]
     if reuse is not None:
         evidence.append(Evidence(source="workload", name="prefix reuse share", value=reuse,
-                                 threshold=REUSE_WORTH_CACHING, comparison=">="))
+                                 threshold=c.REUSE_WORTH_CACHING, comparison=">="))
     title = "prefix caching disabled" + (f" while {reuse:.0%} of prompt tokens are shared >= "
-                                         f"{REUSE_WORTH_CACHING:.0%}" if reuse is not None else "")
+                                         f"{c.REUSE_WORTH_CACHING:.0%}" if reuse is not None else "")
     return [RULE_PREFIX_OFF.finding(
         Severity.MEDIUM if reuse is not None else Severity.LOW, title, evidence=evidence,
         confidence=0.8 if reuse is not None else 0.4,
@@ -102,11 +133,24 @@ def _check_prefix_off(facts: Facts) -> list[Finding]:
         summary="Every request recomputes prefixes it shares with others.")]
 
 
+RULE_PREFIX_OFF = Rule(
+    code="AP-3", title="prefix caching disabled", category=Category.CONFIGURATION,
+    check=_check_prefix_off, needs=("config",),
+    page=RulePage(
+        checks="--enable-prefix-caching false (--no-enable-prefix-caching), unless the workload's reuse share is "
+               f"under {c.percent(c.REUSE_WORTH_CACHING)}.",
+        why="V1 enables it by default; turning it off recomputes every shared system prompt.",
+        example="--no-enable-prefix-caching with a 2,000-token shared system prompt.",
+        fix="--enable-prefix-caching.",
+        limits="Pooling and some hybrid models do not support it.",
+        references=[c.OPTIMIZATION_DOCS]))
+
+
 def _check_chunked_off(facts: Facts) -> list[Finding]:
     if not facts.config or facts.config.enable_chunked_prefill is not False:
         return []
-    itl = signals.quantile(facts, "vllm:inter_token_latency_seconds", "p99")
-    slo = op3_parallelism.itl_slo(facts)
+    itl = signals.quantile(facts, c.ITL, "p99")
+    slo = c.itl_slo(facts)
     slow = itl is not None and itl.value > slo
     evidence = [_config_evidence(facts, "enable_chunked_prefill")]
     if itl is not None:
@@ -121,10 +165,23 @@ def _check_chunked_off(facts: Facts) -> list[Finding]:
         summary="A long prompt's whole prefill stalls every running request for that step.")]
 
 
+RULE_CHUNKED_OFF = Rule(
+    code="AP-4", title="chunked prefill disabled", category=Category.CONFIGURATION,
+    check=_check_chunked_off, needs=("config",),
+    page=RulePage(
+        checks="--enable-chunked-prefill false.",
+        why="Without chunking a long prompt's whole prefill runs in one step and stalls all decodes (ITL spikes).",
+        example="--no-enable-chunked-prefill with 30k-token prompts; ITL p99 0.9 s.",
+        fix="--enable-chunked-prefill.",
+        limits="Some models do not support disabling or enabling it (vLLM logs so).",
+        references=[c.OPTIMIZATION_DOCS]))
+
+
 def _check_eager(facts: Facts) -> list[Finding]:
     if not facts.config or not facts.config.enforce_eager or not _explicit(facts, "enforce_eager"):
         return []
-    graph_oom = [e for e in facts.events_of(LogEventKind.CUDA_OOM) if e.oom_phase and e.oom_phase.value == "cudagraph_capture"]
+    graph_oom = [e for e in facts.events_of(LogEventKind.CUDA_OOM)
+                 if e.oom_phase and e.oom_phase.value == "cudagraph_capture"]
     if graph_oom:
         return []  # eager is the fix OP-1.6 proposes
     if c.on_cpu_backend(facts):  # no CUDA graphs there: eager turns off torch.compile (platforms/cpu.py)
@@ -139,6 +196,18 @@ def _check_eager(facts: Facts) -> list[Finding]:
         Severity.LOW, "--enforce-eager set in production", evidence=[_config_evidence(facts, "enforce_eager")],
         confidence=0.6, summary=summary,
         changes=[ConfigChange(flag="--enforce-eager", current="true", proposed="false", reason=reason, cost=cost)])]
+
+
+RULE_EAGER = Rule(
+    code="AP-5", title="enforce-eager in production", category=Category.CONFIGURATION,
+    check=_check_eager, needs=("config",),
+    page=RulePage(
+        checks="--enforce-eager set explicitly, without a CUDA-graph capture OOM that would justify it.",
+        why="CUDA graphs remove per-kernel launch overhead; eager mode is slower, most at small batch sizes.",
+        example="--enforce-eager left over from debugging.",
+        fix="Remove it; if capture ran out of memory, lower --max-num-seqs instead.",
+        limits="Debugging and some models need eager.",
+        references=[c.OPTIMIZATION_DOCS]))
 
 
 def _kv_tokens(facts: Facts) -> tuple[int | None, Evidence | None]:
@@ -175,75 +244,49 @@ def _check_seqs_over_kv(facts: Facts) -> list[Finding]:
         summary="The scheduler admits more requests than the KV cache can grow: preemption storms under load.")]
 
 
+RULE_SEQS = Rule(
+    code="AP-6", title="max-num-seqs far above KV capacity", category=Category.CONFIGURATION,
+    check=_check_seqs_over_kv, needs=("config",),
+    page=RulePage(
+        checks=f"--max-num-seqs above {SEQS_OVER_CAPACITY:g}x the requests the KV cache holds at p95 input+output "
+               "length.",
+        why="The scheduler admits requests whose KV cannot all grow; vLLM then preempts and recomputes them.",
+        example="--max-num-seqs 1024 with 162,704 KV tokens and 8,000-token requests (20 fit).",
+        fix="--max-num-seqs = KV tokens / p95 tokens.",
+        limits="p95 lengths overstate average use; medium only with preemptions.",
+        references=[c.OPTIMIZATION_DOCS]))
+
+
 def _check_tp_pcie_small(facts: Facts) -> list[Finding]:
     tp, link = c.tensor_parallel_size(facts), facts.hardware.interconnect if facts.hardware else None
     weights, total = c.weights_gib(facts), c.total_gib(facts)
     if tp < 2 or link != "pcie" or not weights or not total:
         return []
-    if weights * tp >= op3_parallelism.FITS_ONE_GPU_SHARE * total:
+    if weights * tp >= c.FITS_ONE_GPU_SHARE * total:
         return []
-    changes, _ = op3_parallelism.pcie_tp_changes(facts, f"the model ({fmt(weights * tp)} GiB) fits one GPU")
+    changes, _ = c.pcie_tp_changes(facts, f"the model ({fmt(weights * tp)} GiB) fits one GPU")
     return [RULE_TP_PCIE.finding(
         Severity.MEDIUM, f"TP={tp} over PCIe for a {fmt(weights * tp)} GiB model < "
-        f"{op3_parallelism.FITS_ONE_GPU_SHARE:.0%} of one {fmt(total)} GiB GPU",
+        f"{c.FITS_ONE_GPU_SHARE:.0%} of one {fmt(total)} GiB GPU",
         evidence=[_config_evidence(facts, "tensor_parallel_size"),
                   Evidence(source="advisor", name="interconnect", value=link),
                   Evidence(source="advisor", name="model weights", value=round(weights * tp, 2), unit="GiB",
-                           threshold=round(op3_parallelism.FITS_ONE_GPU_SHARE * total, 2), comparison="<")],
+                           threshold=round(c.FITS_ONE_GPU_SHARE * total, 2), comparison="<")],
         changes=changes, confidence=0.7,
         summary="All-reduces over PCIe slow every step; replicas of TP=1 would not pay that at all.")]
 
 
-def _rule(code: str, title: str, check, needs, checks: str, why: str, example: str, fix: str, limits: str) -> Rule:
-    page = RulePage(checks=checks, why=why, example=example, fix=fix, limits=limits,
-                    references=["https://docs.vllm.ai/en/latest/configuration/optimization.html"])
-    return Rule(code=code, title=title, category=Category.CONFIGURATION, check=check, needs=needs, page=page)
+RULE_TP_PCIE = Rule(
+    code="AP-7", title="tensor parallel over PCIe for a model that fits one GPU", category=Category.CONFIGURATION,
+    check=_check_tp_pcie_small, needs=("config",),
+    page=RulePage(
+        checks=f"--tensor-parallel-size >= 2, PCIe interconnect, total weights under {c.percent(c.FITS_ONE_GPU_SHARE)} "
+               "of one GPU.",
+        why="TP pays two all-reduces per layer per step; over PCIe that is slower than running independent replicas.",
+        example="Llama-3.1-8B (15 GiB) at TP=2 on two L40S (PCIe).",
+        fix="--tensor-parallel-size 1 with --data-parallel-size N (or N separate replicas).",
+        limits="Long-context workloads may still want TP for KV capacity.",
+        references=[c.OPTIMIZATION_DOCS]))
 
-
-RULE_UTIL = _rule(
-    "AP-1", "gpu-memory-utilization at 0.98 or more", _check_util, ("config",),
-    "--gpu-memory-utilization >= 0.98 set explicitly.",
-    "The budget is a share of total memory; CUDA context, NCCL buffers and allocation spikes live outside it.",
-    "--gpu-memory-utilization 0.99 with a CUDA OOM at runtime -> 0.92.",
-    "0.92 (vLLM's default from 0.20), or 0.90–0.95.", "Severity rises to medium only with an OOM in the log.")
-RULE_MAX_LEN = _rule(
-    "AP-2", "max-model-len at the model maximum for short requests", _check_max_model_len, ("config",),
-    "--max-model-len equal to the model's max_position_embeddings while p95 input+output is below 25 % of it.",
-    "V1 allocates KV blocks as tokens arrive, so the cost is not reserved memory but: the startup check must fit one "
-    "max-length request, and rare huge requests evict many short ones (preemptions).",
-    "Llama-3.1-8B at 131,072 with p95 requests of 3,000 tokens -> --max-model-len 8192.",
-    "2x the p95 request, rounded up to a power of two (unsafe: longer requests get HTTP 400).",
-    "Needs workload lengths; medium only when preemptions are observed.")
-RULE_PREFIX_OFF = _rule(
-    "AP-3", "prefix caching disabled", _check_prefix_off, ("config",),
-    "--enable-prefix-caching false (--no-enable-prefix-caching), unless the workload's reuse share is under 30 %.",
-    "V1 enables it by default; turning it off recomputes every shared system prompt.",
-    "--no-enable-prefix-caching with a 2,000-token shared system prompt.",
-    "--enable-prefix-caching.", "Pooling and some hybrid models do not support it.")
-RULE_CHUNKED_OFF = _rule(
-    "AP-4", "chunked prefill disabled", _check_chunked_off, ("config",),
-    "--enable-chunked-prefill false.",
-    "Without chunking a long prompt's whole prefill runs in one step and stalls all decodes (ITL spikes).",
-    "--no-enable-chunked-prefill with 30k-token prompts; ITL p99 0.9 s.",
-    "--enable-chunked-prefill.", "Some models do not support disabling or enabling it (vLLM logs so).")
-RULE_EAGER = _rule(
-    "AP-5", "enforce-eager in production", _check_eager, ("config",),
-    "--enforce-eager set explicitly, without a CUDA-graph capture OOM that would justify it.",
-    "CUDA graphs remove per-kernel launch overhead; eager mode is slower, most at small batch sizes.",
-    "--enforce-eager left over from debugging.",
-    "Remove it; if capture ran out of memory, lower --max-num-seqs instead.", "Debugging and some models need eager.")
-RULE_SEQS = _rule(
-    "AP-6", "max-num-seqs far above KV capacity", _check_seqs_over_kv, ("config",),
-    "--max-num-seqs above 2x the requests the KV cache holds at p95 input+output length.",
-    "The scheduler admits requests whose KV cannot all grow; vLLM then preempts and recomputes them.",
-    "--max-num-seqs 1024 with 162,704 KV tokens and 8,000-token requests (20 fit).",
-    "--max-num-seqs = KV tokens / p95 tokens.", "p95 lengths overstate average use; medium only with preemptions.")
-RULE_TP_PCIE = _rule(
-    "AP-7", "tensor parallel over PCIe for a model that fits one GPU", _check_tp_pcie_small, ("config",),
-    "--tensor-parallel-size >= 2, PCIe interconnect, total weights under 60 % of one GPU.",
-    "TP pays two all-reduces per layer per step; over PCIe that is slower than running independent replicas.",
-    "Llama-3.1-8B (15 GiB) at TP=2 on two L40S (PCIe).",
-    "--tensor-parallel-size 1 with --data-parallel-size N (or N separate replicas).",
-    "Long-context workloads may still want TP for KV capacity.")
 
 RULES: list[Rule] = [RULE_UTIL, RULE_MAX_LEN, RULE_PREFIX_OFF, RULE_CHUNKED_OFF, RULE_EAGER, RULE_SEQS, RULE_TP_PCIE]

@@ -1,6 +1,6 @@
 """HL-1 … HL-3: engine health — hung or dead, whatever /health says.
 
-A /health 200 does not prove progress (§7): hang incidents answer /v1/models while nothing is
+A /health 200 does not prove progress (docs/reference.md §2.7): hang incidents answer /v1/models while nothing is
 generated and `No available shared memory broadcast block found` repeats every 60 s. Death
 shows as `EngineCore encountered a fatal error` / EngineDeadError and, from 0.11, /health 503.
 The same shm wait printed while the engine is still starting (torch.compile on vLLM's CPU
@@ -11,7 +11,7 @@ backend takes about a minute) is compilation, not a hang: the collector marks it
 from __future__ import annotations
 
 from rules import signals
-from rules.catalog import _common as c
+from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
@@ -87,6 +87,23 @@ def _check_hang(facts: Facts) -> list[Finding]:
                  "Restart the server; /health may keep returning 200 while hung, so alert on token throughput."])]
 
 
+RULE_HANG = Rule(
+    code="HL-1", title="engine hung (no progress)", category=Category.HEALTH, check=_check_hang,
+    needs=("window", "events"), page=RulePage(
+        checks="`No available shared memory broadcast block found …` warnings, or a window of "
+               f">= {MIN_STALL_WINDOW_S:g} s with "
+               "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
+               "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
+        why="/health only checks that the engine process answers; a stuck worker blocks every step.",
+        example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
+                "every 60 s (#51921).",
+        fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
+        limits="One shm warning after start-up can be a long compilation; confidence rises with repeats or a "
+               "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
+               "vLLM server on`) are start-up compilation and are not counted.",
+        references=["https://github.com/vllm-project/vllm/issues/51921"]))
+
+
 def _check_dead(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
     health = facts.endpoint.health_status if facts.endpoint else None
@@ -112,6 +129,17 @@ def _check_dead(facts: Facts) -> list[Finding]:
                  "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1)."])]
 
 
+RULE_DEAD = Rule(
+    code="HL-2", title="engine dead", category=Category.HEALTH, check=_check_dead,
+    needs=("events", "endpoint"), page=RulePage(
+        checks="`EngineCore encountered a fatal error`, `EngineDeadError` / `AsyncLLM output_handler failed`, or "
+               "/health answering 503 (0.11+) or 500.",
+        why="After engine death every request fails (HTTP 500) until a restart.",
+        example="EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        fix="Fix the root cause in the traceback; restart.",
+        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.", references=[]))
+
+
 def _check_rpc_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.RPC_TIMEOUT)
     if not events:
@@ -126,36 +154,14 @@ def _check_rpc_timeout(facts: Facts) -> list[Finding]:
                  "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS."])]
 
 
-RULE_HANG = Rule(
-    code="HL-1", title="engine hung (no progress)", category=Category.HEALTH, check=_check_hang,
-    needs=("window", "events"), page=RulePage(
-        checks="`No available shared memory broadcast block found …` warnings, or a window of >= 30 s with "
-               "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
-               "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
-        why="/health only checks that the engine process answers; a stuck worker blocks every step.",
-        example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
-                "every 60 s (#51921).",
-        fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
-        limits="One shm warning after start-up can be a long compilation; confidence rises with repeats or a "
-               "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
-               "vLLM server on`) are start-up compilation and are not counted.",
-        references=["https://github.com/vllm-project/vllm/issues/51921"]))
-RULE_DEAD = Rule(
-    code="HL-2", title="engine dead", category=Category.HEALTH, check=_check_dead,
-    needs=("events", "endpoint"), page=RulePage(
-        checks="`EngineCore encountered a fatal error`, `EngineDeadError` / `AsyncLLM output_handler failed`, or "
-               "/health answering 503 (0.11+) or 500.",
-        why="After engine death every request fails (HTTP 500) until a restart.",
-        example="EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
-        fix="Fix the root cause in the traceback; restart.",
-        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.", references=[]))
 RULE_RPC = Rule(
     code="HL-3", title="worker RPC timeout", category=Category.HEALTH, check=_check_rpc_timeout,
     needs=("events",), page=RulePage(
         checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33).",
-        why="The engine waited VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS (300 s) for a model step.",
+        why=f"The engine waited VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS ({EXECUTE_MODEL_TIMEOUT_S} s) for a model step.",
         example="TimeoutError: RPC call to execute_model timed out. (#17965)",
         fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps.",
         limits="The timeout is the symptom; the stuck rank is the cause.", references=[]))
+
 
 RULES: list[Rule] = [RULE_HANG, RULE_DEAD, RULE_RPC]

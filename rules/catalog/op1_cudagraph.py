@@ -12,7 +12,7 @@ an upgrade, why the same flag holds fewer KV tokens. Wording: docs/reference.md 
 
 from __future__ import annotations
 
-from rules.catalog import _common as c
+from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity

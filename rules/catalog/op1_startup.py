@@ -1,17 +1,18 @@
-"""OP-1: the server does not start. One sub-rule per startup failure vLLM reports (§3.6).
+"""OP-1: the server does not start. One sub-rule per startup failure vLLM reports (docs/reference.md §2.6).
 
 Each reads the typed log event the collector produced from vLLM's error text (every version's
 wording maps to the same event kind) and proposes concrete flag values computed from the
 numbers in that text: the estimated maximum length rounded down to the block size, the
-utilisation that would fit, and so on.
+utilisation that would fit, and so on. CUDA out-of-memory by phase (OP-1.4 … OP-1.6, OP-1.8)
+is in op1_oom.py, CUDA-graph memory (OP-1.10) in op1_cudagraph.py.
 """
 
 from __future__ import annotations
 
 import math
 
-from rules.catalog import _common as c
-from rules.events import LogEventKind, OomPhase
+from rules.catalog import common as c
+from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -22,18 +23,8 @@ MIB_BYTES = 1 << 20
 # an explicit --kv-cache-memory-bytes skips that check (v1/worker/cpu_worker.py). Give KV this share
 # of the memory that was free, leaving the rest to the host.
 CPU_KV_SHARE_OF_FREE = 0.5
-STARTUP_FAILURE_KINDS = (
-    LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
-    LogEventKind.NO_CACHE_BLOCKS, LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
-    LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR,
-)
-
-
-def _util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
-    return ConfigChange(
-        flag="--gpu-memory-utilization", current=c.util_text(c.gpu_memory_utilization(facts)),
-        proposed=c.util_text(proposed), reason=reason, cost=cost,
-    )
+# The proposed utilisation stays this far below the share of memory that was free.
+FREE_MEMORY_MARGIN = 0.01
 
 
 # --- OP-1.1 max-model-len does not fit ------------------------------------------------------
@@ -78,7 +69,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     if total and event.kv_needed_gib and event.available_kv_gib is not None and not c.on_cpu_backend(facts):
         needed_util = math.ceil((util + (event.kv_needed_gib - event.available_kv_gib) / total) * 100) / 100
         if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
-            alternatives.append(_util_change(
+            alternatives.append(c.util_change(
                 facts, needed_util, f"{fmt(event.kv_needed_gib - event.available_kv_gib)} GiB more KV memory "
                 f"keeps max-model-len {current:,}", "less headroom for other processes and activation spikes"))
     return [RULE_MAX_MODEL_LEN.finding(
@@ -106,6 +97,24 @@ def _cpu_kv_space_change(facts: Facts, length: int, estimated: int, block: int) 
                         cost="that much more host memory for the KV cache")
 
 
+RULE_MAX_MODEL_LEN = Rule(
+    code="OP-1.1", title="max-model-len does not fit the KV cache", category=Category.STARTUP,
+    check=_check_max_model_len, needs=("events",),
+    page=RulePage(
+        checks="The startup error `To serve at least one request with the model's max seq len (N) …` (every V1 "
+               "wording, with or without `estimated maximum model length is M`) and the V0 text `The model's max "
+               "seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)`.",
+        why="vLLM refuses to start unless one request of --max-model-len tokens fits the KV cache.",
+        example="max seq len (131072), (16.0 GiB KV cache is needed … available KV cache memory (3.18 GiB)… "
+                "estimated maximum model length is 26048 -> --max-model-len 26048.",
+        fix="Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization "
+            "by the missing GiB / total GiB; or --kv-cache-dtype fp8 to halve KV bytes per token. vLLM 0.33 also "
+            "accepts --max-model-len -1 (auto-fit).",
+        limits="Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
+               "attention; sliding-window and MLA models fit more.",
+        references=[DOCS]))
+
+
 # --- OP-1.2 no memory for the cache blocks --------------------------------------------------
 
 def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
@@ -116,21 +125,26 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
         return []
     evidence = []
     if negative:
-        evidence.append(c.log_evidence(available, "available KV cache memory", available.available_kv_gib, 0, "<=", "GiB"))
+        evidence.append(c.log_evidence(available, "available KV cache memory", available.available_kv_gib, 0, "<=",
+                                       "GiB"))
     if event is not None:
         evidence.append(c.log_evidence(event, "No available memory for the cache blocks"))
-    weights, total, util, tp = c.weights_gib(facts), c.total_gib(facts), c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
+    weights, total = c.weights_gib(facts), c.total_gib(facts)
+    util, tp = c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
     changes, alternatives, actions = [], [], []
     if weights and total:
         evidence.append(Evidence(source="log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor",
-                                 name="weights per GPU", value=weights, threshold=round(0.75 * total, 2),
-                                 comparison=">" if weights > 0.75 * total else "<=", unit="GiB"))
-    if weights and total and weights > 0.75 * total * util:
+                                 name="weights per GPU", value=weights,
+                                 threshold=round(c.WEIGHTS_SHARE_HIGH * total, 2),
+                                 comparison=">" if weights > c.WEIGHTS_SHARE_HIGH * total else "<=", unit="GiB"))
+    if weights and total and weights > c.WEIGHTS_SHARE_HIGH * total * util:
         changes.append(ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed=str(tp * 2),
                                     reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
-                                    "TP splits weights and KV heads", cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU"))
+                                    "TP splits weights and KV heads",
+                                    cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU"))
         if c.fp8_supported(facts) is not False and not (facts.model and facts.model.prequantized):
-            alternatives.append(ConfigChange(flag="--quantization", current=facts.config.quantization if facts.config else None,
+            alternatives.append(ConfigChange(flag="--quantization",
+                                             current=facts.config.quantization if facts.config else None,
                                              proposed="fp8", reason="halves weight memory", safety="unsafe",
                                              cost="small accuracy risk; W8A8 needs Ada/Hopper"))
     else:
@@ -138,7 +152,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
         if available and available.available_kv_gib is not None and total:
             proposed = min(proposed, math.ceil((util + (1.0 - available.available_kv_gib) / total) * 100) / 100)
         if proposed > util:
-            changes.append(_util_change(facts, proposed, "the non-KV memory (weights, activations) used all of the "
+            changes.append(c.util_change(facts, proposed, "the non-KV memory (weights, activations) used all of the "
                                         "requested budget", "less headroom for other processes"))
     version = c.vllm_version(facts)
     if version is None or version <= (0, 9):
@@ -146,9 +160,24 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
                        "this instance its own GPU.")
     title = "no GPU memory left for the KV cache" + (
         f" (available {fmt(available.available_kv_gib)} GiB <= 0)" if negative else "")
-    return [RULE_NO_CACHE_BLOCKS.finding(Severity.CRITICAL, title, evidence=evidence, changes=changes,
-                                         alternatives=alternatives, actions=actions, confidence=0.9,
-                                         summary="After weights and activations nothing was left of the requested memory.")]
+    return [RULE_NO_CACHE_BLOCKS.finding(
+        Severity.CRITICAL, title, evidence=evidence, changes=changes, alternatives=alternatives, actions=actions,
+        confidence=0.9, summary="After weights and activations nothing was left of the requested memory.")]
+
+
+RULE_NO_CACHE_BLOCKS = Rule(
+    code="OP-1.2", title="no memory left for the KV cache", category=Category.STARTUP,
+    check=_check_no_cache_blocks, needs=("events",),
+    page=RulePage(
+        checks="`No available memory for the cache blocks` or `Available KV cache memory` <= 0 GiB.",
+        why="Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
+        example="Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> "
+                "--tensor-parallel-size 2.",
+        fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism or quantization; "
+            f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}).",
+        limits="On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading "
+               "line or the advisor's figure.",
+        references=[DOCS]))
 
 
 # --- OP-1.3 free memory below the requested budget ------------------------------------------
@@ -161,8 +190,8 @@ def _check_free_memory(facts: Facts) -> list[Finding]:
     evidence = [c.log_evidence(event, "free memory at startup", event.free_gib, event.requested_gib, "<", "GiB")]
     util_change = None
     if event.free_gib and event.total_gib:
-        proposed = math.floor(event.free_gib / event.total_gib * 100) / 100 - 0.01
-        util_change = _util_change(facts, proposed, f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free; "
+        proposed = math.floor(event.free_gib / event.total_gib * 100) / 100 - FREE_MEMORY_MARGIN
+        util_change = c.util_change(facts, proposed, f"{fmt(event.free_gib)} of {fmt(event.total_gib)} GiB are free; "
                                    "the budget must fit in free memory", "a smaller KV cache (fewer concurrent tokens)")
     title = (f"free memory {fmt(event.free_gib)} GiB < requested {fmt(event.requested_gib)} GiB "
              f"(gpu-memory-utilization {fmt(util)})")
@@ -201,106 +230,25 @@ def _cpu_free_memory(facts: Facts, event, util: float, title: str, evidence: lis
                  "Check what else holds the node's memory (free -g, ps aux --sort=-rss)."])
 
 
-# --- OP-1.4 … OP-1.6, OP-1.8: CUDA out of memory by phase -----------------------------------
-
-def _oom(facts: Facts, phases: tuple[OomPhase, ...]):
-    for event in reversed(facts.events_of(LogEventKind.CUDA_OOM)):
-        if (event.oom_phase or OomPhase.UNKNOWN) in phases:
-            return event
-    return None
-
-
-def _oom_numbers(event) -> str:
-    """` (tried 2 GiB, 0.01 GiB free)` when torch's text gave the numbers, else nothing."""
-    if event.tried_to_allocate_gib is None or event.free_gib is None:
-        return ""
-    return f" (tried {fmt(event.tried_to_allocate_gib, 3)} GiB > {fmt(event.free_gib, 3)} GiB free)"
-
-
-def _oom_evidence(event) -> list[Evidence]:
-    return [c.log_evidence(event, "CUDA out of memory", event.tried_to_allocate_gib, event.free_gib, ">", "GiB")]
+RULE_FREE_MEMORY = Rule(
+    code="OP-1.3", title="free GPU memory below the requested budget", category=Category.STARTUP,
+    check=_check_free_memory, needs=("events",),
+    page=RulePage(
+        checks="`Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, R "
+               "GiB)`; on vLLM's CPU backend (0.32) `Available memory on node N (F/T GiB) on startup is less than "
+               "desired CPU memory utilization (U, R GiB)`.",
+        why="The budget is a fraction of total memory and must be free at startup; another process holds the rest. "
+            "On the CPU backend the fraction is of the NUMA node's RAM, taken when no KV size is given.",
+        example="Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65. CPU: 10.65/12.34 GiB "
+                "free, 0.92 (11.35 GiB) -> --kv-cache-memory-bytes 5G (or --gpu-memory-utilization 0.85).",
+        fix=f"Free the GPU, or set --gpu-memory-utilization to (free / total) − {FREE_MEMORY_MARGIN:g}. CPU backend: "
+            "an explicit --kv-cache-memory-bytes (half the free memory) or VLLM_CPU_KVCACHE_SPACE skips the check.",
+        limits="A lower budget shrinks the KV cache; two instances on one GPU each need their own share. Half the "
+               "free memory is a first step, not sized for the workload.",
+        references=[DOCS]))
 
 
-def _check_oom_weight_load(facts: Facts) -> list[Finding]:
-    event = _oom(facts, (OomPhase.WEIGHT_LOAD,))
-    if event is None:
-        return []
-    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
-    changes, alternatives = [], []
-    quant = ConfigChange(flag="--quantization", current=facts.config.quantization if facts.config else None,
-                         proposed="fp8", reason="FP8 weights take half the memory of BF16",
-                         cost="small accuracy risk; W8A8 needs Ada/Hopper (Ampere falls back to weight-only Marlin)",
-                         safety="unsafe")
-    if count is None or count >= tp * 2:
-        changes.append(ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed=str(tp * 2),
-                                    reason="weights do not fit one GPU; TP splits them across GPUs",
-                                    cost=f"{tp * 2} GPUs per replica"))
-        if not (facts.model and facts.model.prequantized):
-            alternatives.append(quant)
-    elif not (facts.model and facts.model.prequantized):
-        changes.append(quant)
-    return [RULE_OOM_WEIGHTS.finding(
-        Severity.CRITICAL, "CUDA out of memory while loading weights" + _oom_numbers(event), evidence=_oom_evidence(event), changes=changes, alternatives=alternatives,
-        actions=["Use a larger GPU or a quantized checkpoint."], confidence=0.9,
-        summary="The model's weights do not fit the GPU memory left to them.")]
-
-
-def _check_oom_sampler(facts: Facts) -> list[Finding]:
-    event = _oom(facts, (OomPhase.SAMPLER_WARMUP,))
-    if event is None:
-        return []
-    current = event.num_dummy_requests or c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    util = c.gpu_memory_utilization(facts)
-    change = ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, current // 2)),
-                          reason=f"the sampler warm-up with {current} dummy requests ran out of memory",
-                          cost="fewer requests batched at once (lower peak throughput)")
-    alternative = _util_change(facts, round(util - 0.05, 2), "leaves more memory outside the KV pool for the sampler",
-                               "a smaller KV cache")
-    return [RULE_OOM_SAMPLER.finding(
-        Severity.CRITICAL, f"CUDA out of memory warming up the sampler with {current} dummy requests",
-        evidence=_oom_evidence(event), changes=[change], alternatives=[alternative], confidence=0.9,
-        summary="The sampler's warm-up batch (max-num-seqs requests) does not fit.")]
-
-
-def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
-    event = _oom(facts, (OomPhase.CUDAGRAPH_CAPTURE,))
-    if event is None:
-        return []
-    seqs = c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    change = ConfigChange(flag="--enforce-eager", current="false", proposed="true",
-                          reason="skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
-                          cost="slower decode at small batch sizes (no CUDA graphs)")
-    alternative = ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(max(1, seqs // 2)),
-                               reason="capture sizes go up to max-num-seqs; fewer, smaller graphs",
-                               cost="fewer requests batched at once")
-    return [RULE_OOM_CUDAGRAPH.finding(
-        Severity.CRITICAL, "CUDA out of memory during CUDA-graph capture", evidence=_oom_evidence(event),
-        changes=[change], alternatives=[alternative], confidence=0.9,
-        summary="The CUDA-graph pool did not fit next to the KV cache.",
-        actions=["Or lower --gpu-memory-utilization by 0.02–0.05 to leave room for the graph pool."])]
-
-
-def _check_oom_other(facts: Facts) -> list[Finding]:
-    event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
-    if event is None:
-        return []
-    util = c.gpu_memory_utilization(facts)
-    change = _util_change(facts, round(util - 0.05, 2), "leaves headroom for activation spikes the profile missed",
-                          "a smaller KV cache")
-    tokens = facts.config.max_num_batched_tokens if facts.config else None
-    alternatives = []
-    if tokens and tokens > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
-        alternatives.append(ConfigChange(flag="--max-num-batched-tokens", current=str(tokens),
-                                         proposed=str(c.DEFAULT_MAX_NUM_BATCHED_TOKENS),
-                                         reason="smaller steps need smaller activations", cost="longer TTFT for long prompts"))
-    return [RULE_OOM_OTHER.finding(
-        Severity.CRITICAL if event.oom_phase == OomPhase.UNKNOWN else Severity.HIGH,
-        f"CUDA out of memory ({(event.oom_phase or OomPhase.UNKNOWN).value})" + _oom_numbers(event), evidence=_oom_evidence(event), changes=[change],
-        alternatives=alternatives, confidence=0.6,
-        summary="Memory use grew beyond what the startup profile measured.")]
-
-
-# --- OP-1.7 memory profiling error, OP-1.9 unexplained startup failure ------------------------
+# --- OP-1.7 memory profiling error, OP-1.9 unexplained startup failure ----------------------
 
 def _check_profiling(facts: Facts) -> list[Finding]:
     event = facts.last_event(LogEventKind.MEMORY_PROFILING_ERROR)
@@ -315,9 +263,21 @@ def _check_profiling(facts: Facts) -> list[Finding]:
         actions=["Run vLLM in its own container/GPU, or set --kv-cache-memory-bytes (0.10.2+) to skip profiling."])]
 
 
+RULE_PROFILING = Rule(
+    code="OP-1.7", title="GPU memory changed during profiling", category=Category.STARTUP,
+    check=_check_profiling, needs=("events",),
+    page=RulePage(
+        checks="`Error in memory profiling. Initial free memory X GiB, current free memory Y GiB`.",
+        why="vLLM sizes the KV cache from a measurement that another process disturbed.",
+        example="Initial free memory 40.1 GiB, current free memory 44.3 GiB.",
+        fix="Isolate vLLM on its GPU; or pass --kv-cache-memory-bytes to skip profiling (0.10.2+).",
+        limits="No flag fixes a neighbour that allocates and frees memory.",
+        references=[DOCS]))
+
+
 def _check_unexplained(facts: Facts) -> list[Finding]:
     failed = facts.last_event(LogEventKind.ENGINE_CORE_FAILED)
-    if failed is None or facts.events_of(*STARTUP_FAILURE_KINDS):
+    if failed is None or facts.events_of(*c.STARTUP_FAILURE_KINDS):
         return []
     return [RULE_UNEXPLAINED.finding(
         Severity.CRITICAL, "engine core failed to start; no known cause in the log",
@@ -326,83 +286,16 @@ def _check_unexplained(facts: Facts) -> list[Finding]:
         actions=["Read the traceback above 'EngineCore failed to start.' in the EngineCore/worker output."])]
 
 
-def _page(checks: str, why: str, example: str, fix: str, limits: str) -> RulePage:
-    return RulePage(checks=checks, why=why, example=example, fix=fix, limits=limits, references=[DOCS])
+RULE_UNEXPLAINED = Rule(
+    code="OP-1.9", title="engine failed to start for an unrecognised reason", category=Category.STARTUP,
+    check=_check_unexplained, needs=("events",),
+    page=RulePage(
+        checks="`Engine core initialization failed` / `EngineCore failed to start.` with no other startup-failure "
+               "event.",
+        why="The real cause is in a traceback the collector did not recognise.",
+        example="Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
+        fix="Read the traceback above that line; re-run triage with the worker logs.",
+        limits="Only says that something failed.",
+        references=[DOCS]))
 
-
-def _rule(code: str, title: str, check, page: RulePage) -> Rule:
-    return Rule(code=code, title=title, category=Category.STARTUP, page=page, check=check, needs=("events",))
-
-
-RULE_MAX_MODEL_LEN = _rule("OP-1.1", "max-model-len does not fit the KV cache", _check_max_model_len, _page(
-    "The startup error `To serve at least one request with the model's max seq len (N) …` (every V1 wording, "
-    "with or without `estimated maximum model length is M`) and the V0 text `The model's max seq len (N) is "
-    "larger than the maximum number of tokens that can be stored in KV cache (M)`.",
-    "vLLM refuses to start unless one request of --max-model-len tokens fits the KV cache.",
-    "max seq len (131072), (16.0 GiB KV cache is needed … available KV cache memory (3.18 GiB)… estimated "
-    "maximum model length is 26048 -> --max-model-len 26048.",
-    "Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization by "
-    "the missing GiB / total GiB; or --kv-cache-dtype fp8 to halve KV bytes per token. vLLM 0.33 also accepts "
-    "--max-model-len -1 (auto-fit).",
-    "Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
-    "attention; sliding-window and MLA models fit more."))
-RULE_NO_CACHE_BLOCKS = _rule("OP-1.2", "no memory left for the KV cache", _check_no_cache_blocks, _page(
-    "`No available memory for the cache blocks` or `Available KV cache memory` <= 0 GiB.",
-    "Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
-    "Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
-    "When weights exceed 75 % of the GPU: tensor parallelism or quantization; else raise "
-    "--gpu-memory-utilization (up to 0.95).",
-    "On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading line "
-    "or the advisor's figure."))
-RULE_FREE_MEMORY = _rule("OP-1.3", "free GPU memory below the requested budget", _check_free_memory, _page(
-    "`Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, R GiB)`; on "
-    "vLLM's CPU backend (0.32) `Available memory on node N (F/T GiB) on startup is less than desired CPU memory "
-    "utilization (U, R GiB)`.",
-    "The budget is a fraction of total memory and must be free at startup; another process holds the rest. On "
-    "the CPU backend the fraction is of the NUMA node's RAM, taken when no KV size is given.",
-    "Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65. CPU: 10.65/12.34 GiB free, "
-    "0.92 (11.35 GiB) -> --kv-cache-memory-bytes 5G (or --gpu-memory-utilization 0.85).",
-    "Free the GPU, or set --gpu-memory-utilization to (free / total) − 0.01. CPU backend: an explicit "
-    "--kv-cache-memory-bytes (half the free memory) or VLLM_CPU_KVCACHE_SPACE skips the check.",
-    "A lower budget shrinks the KV cache; two instances on one GPU each need their own share. Half the free "
-    "memory is a first step, not sized for the workload."))
-RULE_OOM_WEIGHTS = _rule("OP-1.4", "CUDA out of memory loading weights", _check_oom_weight_load, _page(
-    "A CUDA OOM classified as weight load (`Failed to load model - not enough GPU memory` in 0.14+).",
-    "The weights alone do not fit the GPU.",
-    "A 70B BF16 model (131 GiB) on one 80 GiB GPU -> --tensor-parallel-size 2.",
-    "Double --tensor-parallel-size when GPUs are available; else --quantization fp8 (unsafe: accuracy).",
-    "The phase comes from the collector's reading of the surrounding lines."))
-RULE_OOM_SAMPLER = _rule("OP-1.5", "CUDA out of memory warming up the sampler", _check_oom_sampler, _page(
-    "`CUDA out of memory occurred when warming up sampler with N dummy requests`.",
-    "The warm-up runs max-num-seqs requests at once; their logits do not fit beside the KV cache.",
-    "warming up sampler with 1024 dummy requests -> --max-num-seqs 512.",
-    "Halve --max-num-seqs, or lower --gpu-memory-utilization by 0.05.",
-    "Large vocabularies make this worse; the halving is a first step, not a computed optimum."))
-RULE_OOM_CUDAGRAPH = _rule("OP-1.6", "CUDA out of memory during CUDA-graph capture", _check_oom_cudagraph, _page(
-    "A CUDA OOM raised inside CUDA-graph capture (`Capturing CUDA graphs` / capture_model).",
-    "The graph pool (0.5–1.9 GiB) is allocated after the KV cache; if nothing is left, capture fails.",
-    "OOM under the `Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)` bar -> --enforce-eager.",
-    "--enforce-eager (slower decode), or halve --max-num-seqs (capture sizes go up to it), or lower "
-    "--gpu-memory-utilization.",
-    "0.20+ estimates graph memory during profiling, so this is rarer there."))
-RULE_PROFILING = _rule("OP-1.7", "GPU memory changed during profiling", _check_profiling, _page(
-    "`Error in memory profiling. Initial free memory X GiB, current free memory Y GiB`.",
-    "vLLM sizes the KV cache from a measurement that another process disturbed.",
-    "Initial free memory 40.1 GiB, current free memory 44.3 GiB.",
-    "Isolate vLLM on its GPU; or pass --kv-cache-memory-bytes to skip profiling (0.10.2+).",
-    "No flag fixes a neighbour that allocates and frees memory."))
-RULE_OOM_OTHER = _rule("OP-1.8", "CUDA out of memory outside a known phase", _check_oom_other, _page(
-    "A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture.",
-    "Activation peaks larger than profiled (long prompts, large batches) exhaust memory left outside the KV pool.",
-    "Tried to allocate 2.00 GiB, 448 KiB free, util 0.95 -> --gpu-memory-utilization 0.90.",
-    "Lower --gpu-memory-utilization by 0.05; or lower --max-num-batched-tokens.",
-    "A guess by elimination: confidence 0.6."))
-RULE_UNEXPLAINED = _rule("OP-1.9", "engine failed to start for an unrecognised reason", _check_unexplained, _page(
-    "`Engine core initialization failed` / `EngineCore failed to start.` with no other startup-failure event.",
-    "The real cause is in a traceback the collector did not recognise.",
-    "Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
-    "Read the traceback above that line; re-run triage with the worker logs.",
-    "Only says that something failed."))
-
-RULES: list[Rule] = [RULE_MAX_MODEL_LEN, RULE_NO_CACHE_BLOCKS, RULE_FREE_MEMORY, RULE_OOM_WEIGHTS,
-                     RULE_OOM_SAMPLER, RULE_OOM_CUDAGRAPH, RULE_PROFILING, RULE_OOM_OTHER, RULE_UNEXPLAINED]
+RULES: list[Rule] = [RULE_MAX_MODEL_LEN, RULE_NO_CACHE_BLOCKS, RULE_FREE_MEMORY, RULE_PROFILING, RULE_UNEXPLAINED]

@@ -1,19 +1,19 @@
 """OP-2: quantization — when weights or KV bytes per token, not compute, limit the deployment.
 
-Pairs from the reference §11: "Weights > 75 % of VRAM → expect low concurrency; larger GPU,
-TP, or quantized model" and "KV capacity short, quality budget allows → --kv-cache-dtype fp8
-doubles KV tokens". FP8 W8A8 needs Ada/Hopper/AMD; Ampere only runs FP8 weight-only (Marlin).
+Pairs from docs/reference.md §5: "weights above 75 % of device memory → expect low concurrency;
+larger GPU, TP, or a quantized model" and "KV capacity short, quality budget allows →
+--kv-cache-dtype fp8 doubles KV tokens". FP8 W8A8 needs Ada/Hopper/AMD; Ampere only runs FP8
+weight-only (Marlin).
 """
 
 from __future__ import annotations
 
-from rules.catalog import _common as c
+from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
-WEIGHTS_SHARE_THRESHOLD = 0.75
 REFS = ["https://docs.vllm.ai/en/latest/features/quantization/supported_hardware.html",
         "https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache.html"]
 
@@ -22,16 +22,18 @@ def _quantized(facts: Facts) -> bool:
     return bool((facts.config and facts.config.quantization) or (facts.model and facts.model.prequantized))
 
 
+# --- OP-2.1 weights take most of the GPU -------------------------------------------------------
+
 def _check_weights_share(facts: Facts) -> list[Finding]:
     weights, total = c.weights_gib(facts), c.total_gib(facts)
     if not weights or not total:
         return []
     share = weights / total
-    if share <= WEIGHTS_SHARE_THRESHOLD:
+    if share <= c.WEIGHTS_SHARE_HIGH:
         return []
     source = "log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor"
     evidence = [Evidence(source=source, name="weights / GPU memory", value=round(share, 3),
-                         threshold=WEIGHTS_SHARE_THRESHOLD, comparison=">",
+                         threshold=c.WEIGHTS_SHARE_HIGH, comparison=">",
                          description=f"{fmt(weights)} GiB of {fmt(total)} GiB")]
     changes, alternatives = [], []
     tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
@@ -47,11 +49,27 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
     elif count is None or count >= tp * 2:
         changes.append(tp_change)
     return [RULE_WEIGHTS.finding(
-        Severity.MEDIUM, f"weights take {share:.0%} of GPU memory > {WEIGHTS_SHARE_THRESHOLD:.0%}",
+        Severity.MEDIUM, f"weights take {share:.0%} of GPU memory > {c.WEIGHTS_SHARE_HIGH:.0%}",
         summary="Little memory is left for the KV cache, so few requests run at once.",
         evidence=evidence, changes=changes, alternatives=alternatives, confidence=0.75,
         actions=["Or move to a larger GPU."])]
 
+
+RULE_WEIGHTS = Rule(
+    code="OP-2.1", title="weights leave too little memory for the KV cache", category=Category.QUANTIZATION,
+    check=_check_weights_share, needs=("memory", "events", "hardware"),
+    page=RulePage(
+        checks="Weights per GPU (model-loading line or the advisor) against usable GPU memory: above "
+               f"{c.percent(c.WEIGHTS_SHARE_HIGH)} of it.",
+        why=f"Above {c.percent(c.WEIGHTS_SHARE_HIGH)} of VRAM in weights, the KV cache is small and concurrency low.",
+        example="Llama-3.1-70B FP8 weights 67.72 GiB on a 79.2 GiB H100 (85 %) -> --quantization fp8 is already "
+                "used, so --tensor-parallel-size 2.",
+        fix="--quantization fp8 on FP8-capable GPUs (unsafe: accuracy), else double --tensor-parallel-size.",
+        limits="Does not consider pre-quantized checkpoints other than those the model facts name.",
+        references=REFS))
+
+
+# --- OP-2.2 KV cache too small for the target concurrency ---------------------------------------
 
 def _check_kv_capacity(facts: Facts) -> list[Finding]:
     memory, work = facts.memory, facts.workload
@@ -68,15 +86,30 @@ def _check_kv_capacity(facts: Facts) -> list[Finding]:
                          f"{fmt(tokens)} tokens per request"), c.workload_evidence(facts)]
     changes = []
     if dtype in (None, "auto"):
-        changes.append(ConfigChange(flag="--kv-cache-dtype", current=dtype or "auto", proposed="fp8",
-                                    reason=f"doubles KV tokens: about {fits * 2:.0f} requests fit instead of {fits:.0f}",
-                                    cost="small accuracy risk (calibrate scales); backend support varies", safety="unsafe"))
+        changes.append(ConfigChange(
+            flag="--kv-cache-dtype", current=dtype or "auto", proposed="fp8",
+            reason=f"doubles KV tokens: about {fits * 2:.0f} requests fit instead of {fits:.0f}",
+            cost="small accuracy risk (calibrate scales); backend support varies", safety="unsafe"))
     return [RULE_KV_CAPACITY.finding(
         Severity.MEDIUM, f"KV cache holds {fits:.1f} requests at p95 length < target concurrency {target}",
         summary="At the target concurrency the server will preempt (recompute) requests.",
         evidence=evidence, changes=changes, confidence=0.7,
         actions=["Or add replicas / larger GPUs; see OP-5.3 for live preemptions."])]
 
+
+RULE_KV_CAPACITY = Rule(
+    code="OP-2.2", title="KV cache too small for the target concurrency", category=Category.QUANTIZATION,
+    check=_check_kv_capacity, needs=("memory",),
+    page=RulePage(
+        checks="KV tokens (advisor/startup log) divided by p95 input+output tokens, against the target concurrency.",
+        why="Running more requests than the KV cache holds makes vLLM preempt and recompute them.",
+        example="162,704 KV tokens / 8,000 tokens = 20 requests < target 64 -> --kv-cache-dtype fp8 (40).",
+        fix="--kv-cache-dtype fp8 (doubles KV tokens; unsafe: calibrate), or more GPUs/replicas.",
+        limits="Uses p95 lengths for every request: pessimistic for mixed workloads; blocks are allocated as "
+               "tokens arrive, so average use is lower.", references=REFS))
+
+
+# --- OP-2.3 FP8 on a GPU without FP8 compute ---------------------------------------------------
 
 def _check_fp8_without_support(facts: Facts) -> list[Finding]:
     quant = facts.config.quantization if facts.config else None
@@ -91,27 +124,6 @@ def _check_fp8_without_support(facts: Facts) -> list[Finding]:
         evidence=evidence, confidence=0.8, actions=["Expect memory savings only; for speed use Ada/Hopper GPUs."])]
 
 
-RULE_WEIGHTS = Rule(
-    code="OP-2.1", title="weights leave too little memory for the KV cache", category=Category.QUANTIZATION,
-    check=_check_weights_share, needs=("memory", "events", "hardware"),
-    page=RulePage(
-        checks="Weights per GPU (model-loading line or the advisor) against usable GPU memory.",
-        why="Above 75 % of VRAM in weights, the KV cache is small and concurrency low.",
-        example="Llama-3.1-70B FP8 weights 67.72 GiB on a 79.2 GiB H100 (85 %) -> --quantization fp8 is already "
-                "used, so --tensor-parallel-size 2.",
-        fix="--quantization fp8 on FP8-capable GPUs (unsafe: accuracy), else double --tensor-parallel-size.",
-        limits="Does not consider pre-quantized checkpoints other than those the model facts name.",
-        references=REFS))
-RULE_KV_CAPACITY = Rule(
-    code="OP-2.2", title="KV cache too small for the target concurrency", category=Category.QUANTIZATION,
-    check=_check_kv_capacity, needs=("memory",),
-    page=RulePage(
-        checks="KV tokens (advisor/startup log) divided by p95 input+output tokens, against the target concurrency.",
-        why="Running more requests than the KV cache holds makes vLLM preempt and recompute them.",
-        example="162,704 KV tokens / 8,000 tokens = 20 requests < target 64 -> --kv-cache-dtype fp8 (40).",
-        fix="--kv-cache-dtype fp8 (doubles KV tokens; unsafe: calibrate), or more GPUs/replicas.",
-        limits="Uses p95 lengths for every request: pessimistic for mixed workloads; blocks are allocated as "
-               "tokens arrive, so average use is lower.", references=REFS))
 RULE_FP8_HARDWARE = Rule(
     code="OP-2.3", title="FP8 quantization on a GPU without FP8 compute", category=Category.QUANTIZATION,
     check=_check_fp8_without_support, needs=("config",),

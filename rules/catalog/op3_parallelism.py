@@ -1,59 +1,60 @@
 """OP-3: parallelism — tensor parallel over a slow link, and the failures of multi-GPU ranks.
 
 TP all-reduces activations twice per layer per step; over PCIe (32–64 GB/s instead of NVLink's
-300–900) that dominates small-batch decode, so ITL suffers (§11: "High ITL with one user → TP
-over PCIe or memory-bandwidth bound"). Rank failures show up as the PyTorch NCCL watchdog text
-and vLLM's "Worker proc … died unexpectedly" lines.
+300–900) that dominates small-batch decode, so ITL suffers (docs/reference.md §5: "high ITL with
+one user → TP over PCIe or memory-bandwidth bound"). Rank failures show up as the PyTorch NCCL
+watchdog text and vLLM's "Worker proc … died unexpectedly" lines. The TP-over-PCIe remedy
+(`common.pcie_tp_changes`) is shared with OP-5 and AP-7.
 """
 
 from __future__ import annotations
 
 from rules import signals
-from rules.catalog import _common as c
+from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
-DEFAULT_ITL_SLO_S = 0.1
-FITS_ONE_GPU_SHARE = 0.6  # weights below this share of one GPU leave room for KV on a single GPU
+# A start-up that already failed: workers that die after it are being shut down, not the cause.
+_START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, *c.STARTUP_FAILURE_KINDS)
 
 
-def itl_slo(facts: Facts) -> float:
-    return facts.workload.itl_slo_s if facts.workload and facts.workload.itl_slo_s else DEFAULT_ITL_SLO_S
-
-
-def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list[ConfigChange]]:
-    """TP=1 with data-parallel replicas when the model fits one GPU; else pipeline instead of tensor parallel."""
-    tp = c.tensor_parallel_size(facts)
-    weights_per_gpu, total = c.weights_gib(facts), c.total_gib(facts)
-    fits_one = weights_per_gpu is not None and total is not None and weights_per_gpu * tp < FITS_ONE_GPU_SHARE * total
-    if fits_one:
-        return ([ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1", reason=reason,
-                              cost="each replica has one GPU's KV cache"),
-                 ConfigChange(flag="--data-parallel-size", current="1", proposed=str(tp),
-                              reason=f"keeps all {tp} GPUs busy as independent replicas", cost="no cross-GPU traffic")], [])
-    return ([ConfigChange(flag="--pipeline-parallel-size", current="1", proposed=str(tp), reason=reason + "; PP sends "
-                          "activations only between stages", cost="pipeline bubbles at low concurrency"),
-             ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1",
-                          reason="replaced by pipeline parallelism", cost="")], [])
-
+# --- OP-3.1 tensor parallel over PCIe ----------------------------------------------------------
 
 def _check_pcie_tp_itl(facts: Facts) -> list[Finding]:
     tp = c.tensor_parallel_size(facts)
     link = facts.hardware.interconnect if facts.hardware else None
-    itl = signals.quantile(facts, "vllm:inter_token_latency_seconds", "p50")
-    if tp < 2 or link != "pcie" or itl is None or itl.value <= itl_slo(facts):
+    itl = signals.quantile(facts, c.ITL, "p50")
+    if tp < 2 or link != "pcie" or itl is None or itl.value <= c.itl_slo(facts):
         return []
     evidence = [Evidence(source="config", name="--tensor-parallel-size", value=tp),
                 Evidence(source="advisor", name="GPU interconnect", value=link),
-                itl.evidence.model_copy(update={"threshold": itl_slo(facts), "comparison": ">", "unit": "s"})]
-    changes, alternatives = pcie_tp_changes(facts, f"TP={tp} all-reduces over PCIe every layer")
+                itl.evidence.model_copy(update={"threshold": c.itl_slo(facts), "comparison": ">", "unit": "s"})]
+    changes, alternatives = c.pcie_tp_changes(facts, f"TP={tp} all-reduces over PCIe every layer")
     return [RULE_PCIE_TP.finding(
-        Severity.HIGH, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(itl_slo(facts), 3)} s with TP={tp} over PCIe",
+        Severity.HIGH, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(c.itl_slo(facts), 3)} s with TP={tp} over PCIe",
         summary="Every decode step waits on all-reduces over PCIe.", evidence=evidence, changes=changes,
         alternatives=alternatives, confidence=0.7, actions=["Or move to NVLink-connected GPUs."])]
 
+
+RULE_PCIE_TP = Rule(
+    code="OP-3.1", title="tensor parallel over PCIe slows decode", category=Category.PARALLELISM,
+    check=_check_pcie_tp_itl, needs=("window",),
+    page=RulePage(
+        checks="--tensor-parallel-size >= 2 on a PCIe interconnect, with windowed ITL p50 above the ITL target "
+               f"(default {c.DEFAULT_ITL_SLO_S:g} s).",
+        why="TP all-reduces twice per layer per step; PCIe is 5–15x slower than NVLink, and at small batch the "
+            "step time is dominated by that traffic.",
+        example=f"TP=2 on two L40S (PCIe Gen4), ITL p50 0.14 s > {c.DEFAULT_ITL_SLO_S:g} s -> --tensor-parallel-size 1 "
+                "--data-parallel-size 2 when the model fits one GPU.",
+        fix="If the model fits one GPU: TP=1 replicas (data parallel). Otherwise pipeline parallel across the "
+            "PCIe GPUs, or NVLink hardware.",
+        limits="Uses p50 ITL; memory-bandwidth-bound models also show high ITL without TP.",
+        references=["https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"]))
+
+
+# --- OP-3.2 NCCL watchdog timeout --------------------------------------------------------------
 
 def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.NCCL_WATCHDOG_TIMEOUT)
@@ -72,11 +73,20 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
                  "Restart the server: after a watchdog timeout the data may be corrupted."])]
 
 
-# A start-up that already failed: workers that die after it are being shut down, not the cause.
-_START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
-                 LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE, LogEventKind.NO_CACHE_BLOCKS,
-                 LogEventKind.FREE_MEMORY_BELOW_REQUESTED, LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR)
+RULE_NCCL = Rule(
+    code="OP-3.2", title="NCCL watchdog timeout", category=Category.PARALLELISM,
+    check=_check_nccl_timeout, needs=("events",),
+    page=RulePage(
+        checks="PyTorch's `Watchdog caught collective operation timeout: WorkNCCL(… Timeout(ms)=600000) ran for N "
+               "milliseconds` on any rank.",
+        why="One rank stopped (hang, crash, link error); the others wait until the timeout, then abort.",
+        example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
+                "ran for 600060 milliseconds before timing out.",
+        fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart.",
+        limits="The timeout names the victim, not the culprit.", references=[]))
 
+
+# --- OP-3.3 a worker or the engine core died ----------------------------------------------------
 
 def _after_failed_start(facts: Facts, death) -> bool:
     """vLLM 0.32 prints `Worker proc VllmWorker-0 died unexpectedly (exit code: None)` while it shuts
@@ -91,7 +101,8 @@ def _check_worker_died(facts: Facts) -> list[Finding]:
         return []
     first = events[0]
     code = f" (exit code {first.exit_code})" if first.exit_code is not None else ""
-    actions = ["Read the dying process's last lines: OOM, NCCL error or a signal (exit code -9 = killed, often host OOM)."]
+    actions = ["Read the dying process's last lines: OOM, NCCL error or a signal (exit code -9 = killed, often host "
+               "OOM)."]
     if first.exit_code in (-9, 137):
         actions.insert(0, "Exit code -9/137 is SIGKILL: check host memory (dmesg: Out of memory: Killed process).")
     return [RULE_WORKER_DIED.finding(
@@ -100,48 +111,9 @@ def _check_worker_died(facts: Facts) -> list[Finding]:
         evidence=[c.log_evidence(e) for e in events[:3]], confidence=0.9, actions=actions)]
 
 
-def _check_nccl_oom(facts: Facts) -> list[Finding]:
-    events = [e for e in facts.events_of(LogEventKind.NCCL_ERROR) if "out of memory" in (e.message or e.raw).lower()]
-    if not events:
-        return []
-    util = c.gpu_memory_utilization(facts)
-    change = ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util), proposed=c.util_text(util - 0.05),
-                          reason="NCCL allocates ~2 GiB per GPU outside vLLM's budget at TP >= 2",
-                          cost="a smaller KV cache")
-    return [RULE_NCCL_OOM.finding(
-        Severity.CRITICAL, "NCCL failed with CUDA out of memory", evidence=[c.log_evidence(events[0])],
-        summary="NCCL could not allocate its buffers: the GPU was filled up to the budget.",
-        changes=[change], confidence=0.8)]
-
-
-RULE_PCIE_TP = Rule(
-    code="OP-3.1", title="tensor parallel over PCIe slows decode", category=Category.PARALLELISM,
-    check=_check_pcie_tp_itl, needs=("window",),
-    page=RulePage(
-        checks="--tensor-parallel-size >= 2 on a PCIe interconnect, with windowed ITL p50 above the ITL target "
-               "(default 0.1 s).",
-        why="TP all-reduces twice per layer per step; PCIe is 5–15x slower than NVLink, and at small batch the "
-            "step time is dominated by that traffic.",
-        example="TP=2 on two L40S (PCIe Gen4), ITL p50 0.14 s > 0.1 s -> --tensor-parallel-size 1 "
-                "--data-parallel-size 2 when the model fits one GPU.",
-        fix="If the model fits one GPU: TP=1 replicas (data parallel). Otherwise pipeline parallel across the "
-            "PCIe GPUs, or NVLink hardware.",
-        limits="Uses p50 ITL; memory-bandwidth-bound models also show high ITL without TP.",
-        references=["https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"]))
-RULE_NCCL = Rule(
-    code="OP-3.2", title="NCCL watchdog timeout", category=Category.PARALLELISM, check=_check_nccl_timeout,
-    needs=("events",),
-    page=RulePage(
-        checks="PyTorch's `Watchdog caught collective operation timeout: WorkNCCL(… Timeout(ms)=600000) ran for N "
-               "milliseconds` on any rank.",
-        why="One rank stopped (hang, crash, link error); the others wait until the timeout, then abort.",
-        example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
-                "ran for 600060 milliseconds before timing out.",
-        fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart.",
-        limits="The timeout names the victim, not the culprit.", references=[]))
 RULE_WORKER_DIED = Rule(
-    code="OP-3.3", title="worker or engine process died", category=Category.PARALLELISM, check=_check_worker_died,
-    needs=("events",),
+    code="OP-3.3", title="worker or engine process died", category=Category.PARALLELISM,
+    check=_check_worker_died, needs=("events",),
     page=RulePage(
         checks="`Worker proc … died unexpectedly`, `Engine core proc … died unexpectedly`, `WorkerProc failed to "
                "start` / `hit an exception`.",
@@ -151,14 +123,34 @@ RULE_WORKER_DIED = Rule(
         limits="The cause is in another line; this rule only dates the death. A death printed after a failed "
                "start-up (`EngineCore failed to start.`, a startup error) is the shutdown and is not reported.",
         references=[]))
+
+
+# --- OP-3.4 NCCL out of memory -----------------------------------------------------------------
+
+def _check_nccl_oom(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(LogEventKind.NCCL_ERROR) if "out of memory" in (e.message or e.raw).lower()]
+    if not events:
+        return []
+    util = c.gpu_memory_utilization(facts)
+    change = ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util),
+                          proposed=c.util_text(util - c.UTIL_STEP),
+                          reason="NCCL allocates ~2 GiB per GPU outside vLLM's budget at TP >= 2",
+                          cost="a smaller KV cache")
+    return [RULE_NCCL_OOM.finding(
+        Severity.CRITICAL, "NCCL failed with CUDA out of memory", evidence=[c.log_evidence(events[0])],
+        summary="NCCL could not allocate its buffers: the GPU was filled up to the budget.",
+        changes=[change], confidence=0.8)]
+
+
 RULE_NCCL_OOM = Rule(
-    code="OP-3.4", title="NCCL out of GPU memory", category=Category.PARALLELISM, check=_check_nccl_oom,
-    needs=("events",),
+    code="OP-3.4", title="NCCL out of GPU memory", category=Category.PARALLELISM,
+    check=_check_nccl_oom, needs=("events",),
     page=RulePage(
         checks="`torch.distributed.DistBackendError: NCCL error … Cuda failure 'out of memory'`.",
         why="NCCL buffers (~2 GiB per GPU at TP >= 2) live outside vLLM's accounting.",
-        example="NCCL error in: …NCCLUtils.cpp:…, unhandled cuda error … Last error: Cuda failure 'out of memory'",
-        fix="Lower --gpu-memory-utilization by 0.05.",
+        example="NCCL error in: …NCCLUtils.cpp:…, unhandled cuda error … Last error: Cuda failure 'out of "
+                "memory'",
+        fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}.",
         limits="Assumes no other process shares the GPU.", references=[]))
 
 RULES: list[Rule] = [RULE_PCIE_TP, RULE_NCCL, RULE_WORKER_DIED, RULE_NCCL_OOM]

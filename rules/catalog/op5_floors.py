@@ -1,7 +1,7 @@
 """OP-5.13 and OP-5.14: a server far slower than its physics allows, SLO or not.
 
 The fixed-threshold rules (OP-5.1, OP-5.4, OP-5.5) ask whether a latency is too high for the
-user; these ask whether it is too high for the hardware (rules.floors). A decode step at 8x its
+user; these ask whether it is too high for the hardware (floors.py). A decode step at 8x its
 bandwidth floor under a generous SLO still wastes seven eighths of the GPU, and the cause is
 usually nameable: tensor parallel over PCIe, CUDA graphs off, a batch whose per-sequence work
 outgrows its memory traffic. The page sits beside its check; thresholds are named constants
@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import math
 
-from rules import floors, signals
-from rules.catalog import _common as c
-from rules.catalog import op3_parallelism
+from rules import signals
+from rules.catalog import common as c
+from rules.catalog import floors
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
-ITL = "vllm:inter_token_latency_seconds"
-TTFT = "vllm:time_to_first_token_seconds"
 # From this batch on, per-sequence work (attention, sampling) can outgrow the weight reads.
 LARGE_BATCH = 8
 # Below this the prefill floor is swamped by fixed per-request costs (tokenising, scheduling).
@@ -40,7 +38,7 @@ def _over_floor(signal: signals.Signal, floor_s: float) -> Evidence:
 def _decode_cause(facts: Facts, floor: floors.DecodeFloor) -> tuple[str, list[ConfigChange], list[str]]:
     """The likeliest reason a decode step runs far above its floor, most specific first."""
     if floor.tensor_parallel > 1 and floor.interconnect == "pcie":
-        changes, _ = op3_parallelism.pcie_tp_changes(facts, "all-reduces over PCIe dominate every decode step")
+        changes, _ = c.pcie_tp_changes(facts, "all-reduces over PCIe dominate every decode step")
         return (f"tensor parallel {floor.tensor_parallel} over PCIe: {floor.allreduces} all-reduces per step, "
                 f"{floor.allreduce_s * 1e3:.2f} ms at NCCL's best, far more through host memory without P2P", changes,
                 ["Keep tensor parallelism inside NVLink; across PCIe prefer replicas or pipeline parallelism."])
@@ -61,13 +59,13 @@ def _decode_cause(facts: Facts, floor: floors.DecodeFloor) -> tuple[str, list[Co
 
 def _check_decode_floor(facts: Facts) -> list[Finding]:
     floor = floors.decode_floor(facts)
-    itl = signals.quantile(facts, ITL, "p50")
+    itl = signals.quantile(facts, c.ITL, "p50")
     if floor is None or itl is None or itl.value <= floors.FAR_ABOVE * floor.step_s:
         return []
     times = floors.multiple(itl.value, floor.step_s)
     cause, changes, actions = _decode_cause(facts, floor)
-    p99 = signals.quantile(facts, ITL, "p99")
-    over_slo = p99 is not None and p99.value > op3_parallelism.itl_slo(facts)
+    p99 = signals.quantile(facts, c.ITL, "p99")
+    over_slo = p99 is not None and p99.value > c.itl_slo(facts)
     # MEDIUM even over the ITL target: OP-5.4/OP-5.5 carry the violation, this finding its cause.
     return [RULE_DECODE_FLOOR.finding(
         Severity.MEDIUM,
@@ -78,10 +76,32 @@ def _check_decode_floor(facts: Facts) -> list[Finding]:
                 + ("" if over_slo else ", though ITL is within its target") + ".")]
 
 
+RULE_DECODE_FLOOR = Rule(
+    code="OP-5.13", title="decode far above its bandwidth floor", category=Category.LATENCY,
+    check=_check_decode_floor, needs=("window",),
+    page=RulePage(
+        checks=f"Windowed ITL p50 above {floors.FAR_ABOVE:g}x the decode step's physical floor, whatever the ITL "
+               "target (MEDIUM: over the target OP-5.4/OP-5.5 report the violation, this rule its cause). The floor "
+               "is (weight bytes + running x mean context x KV bytes per token) per GPU over its memory bandwidth, "
+               f"plus tensor parallelism's all-reduces ({floors.ALLREDUCES_PER_LAYER} per layer) over the "
+               "interconnect.",
+        why="A decode step cannot beat its memory traffic; far above it the GPU waits on something else. The cause "
+            f"is named in order: tensor parallel over PCIe ({floors.ALLREDUCES_PER_LAYER} all-reduces per layer, "
+            "each far slower than NCCL's best case when they go through host memory), --enforce-eager, a batch of "
+            f"{LARGE_BATCH}+ whose per-sequence work outgrows the weight reads, else per-step overhead outside the "
+            "GPU.",
+        example="Llama-3.1-8B on one H100, 1 running: floor 4.8 ms, ITL p50 0.040 s = 8.3x -> look for eager mode "
+                f"or a CPU-bound server, although 40 ms is under a {c.DEFAULT_ITL_SLO_S * 1e3:g} ms ITL target.",
+        fix="Per cause: TP inside NVLink or replicas instead; drop --enforce-eager; cap the batch or FP8 KV; profile.",
+        limits="Needs the model and the GPU (catalog, --model/--gpu); peak bandwidth is a bound, not a promise: "
+               f"real kernels reach 60-80 % of it, hence the {floors.FAR_ABOVE:g}x margin. Formulas: {FLOORS_DOC}.",
+        references=[c.OPTIMIZATION_DOCS]))
+
+
 def _check_prefill_floor(facts: Facts) -> list[Finding]:
     prefill = floors.prefill_floor(facts)
     decode = floors.decode_floor(facts)
-    ttft, queue = signals.quantile(facts, TTFT, "p50"), signals.waiting(facts)
+    ttft, queue = signals.quantile(facts, c.TTFT, "p50"), signals.waiting(facts)
     if prefill is None or ttft is None or (queue is not None and queue.value >= 1):
         return []
     if prefill.step_s < MIN_PREFILL_FLOOR_S:
@@ -89,10 +109,10 @@ def _check_prefill_floor(facts: Facts) -> list[Finding]:
     floor_s = prefill.step_s + (decode.step_s if decode else 0.0)
     if ttft.value <= floors.FAR_ABOVE * floor_s:
         return []
-    budget = facts.config.max_num_batched_tokens if facts.config and facts.config.max_num_batched_tokens else \
-        c.DEFAULT_MAX_NUM_BATCHED_TOKENS
+    budget = c.batched_tokens(facts)
     chunks = math.ceil(prefill.prompt_tokens / budget)
-    if chunks > 1 and decode is not None and ttft.value <= floors.FAR_ABOVE * (prefill.step_s + chunks * decode.step_s):
+    if chunks > 1 and decode is not None and \
+            ttft.value <= floors.FAR_ABOVE * (prefill.step_s + chunks * decode.step_s):
         cause = (f"the median prompt is prefilled in {chunks} steps of --max-num-batched-tokens {budget}, "
                  "each paying a full weight read")
     else:
@@ -108,26 +128,10 @@ def _check_prefill_floor(facts: Facts) -> list[Finding]:
                  "shares every step."])]
 
 
-def _page_decode() -> RulePage:
-    return RulePage(
-        checks=f"Windowed ITL p50 above {floors.FAR_ABOVE:g}x the decode step's physical floor, whatever the ITL "
-               "target (MEDIUM: over the target OP-5.4/OP-5.5 report the violation, this rule its cause). The floor is (weight bytes + running x mean context x KV bytes per token) per GPU over its "
-               "memory bandwidth, plus tensor parallelism's all-reduces (2 per layer) over the interconnect.",
-        why="A decode step cannot beat its memory traffic; far above it the GPU waits on something else. The cause "
-            f"is named in order: tensor parallel over PCIe (2 all-reduces per layer, each far slower than NCCL's "
-            "best case when they go through host memory), "
-            f"--enforce-eager, a batch of {LARGE_BATCH}+ whose per-sequence work outgrows the weight reads, else "
-            "per-step overhead outside the GPU.",
-        example="Llama-3.1-8B on one H100, 1 running: floor 4.8 ms, ITL p50 0.040 s = 8.3x -> look for eager mode "
-                "or a CPU-bound server, although 40 ms is under a 100 ms ITL target.",
-        fix="Per cause: TP inside NVLink or replicas instead; drop --enforce-eager; cap the batch or FP8 KV; profile.",
-        limits="Needs the model and the GPU (catalog, --model/--gpu); peak bandwidth is a bound, not a promise: "
-               f"real kernels reach 60-80 % of it, hence the {floors.FAR_ABOVE:g}x margin. Formulas: {FLOORS_DOC}.",
-        references=["https://docs.vllm.ai/en/latest/configuration/optimization.html"])
-
-
-def _page_prefill() -> RulePage:
-    return RulePage(
+RULE_PREFILL_FLOOR = Rule(
+    code="OP-5.14", title="prefill far above its compute floor", category=Category.LATENCY,
+    check=_check_prefill_floor, needs=("window",),
+    page=RulePage(
         checks=f"Windowed TTFT p50 with nothing waiting above {floors.FAR_ABOVE:g}x the prefill floor (2 x active "
                "parameters x mean prompt tokens over the tensor-parallel GPUs' dense bf16 FLOPs, plus one decode "
                f"step); only when that floor is at least {MIN_PREFILL_FLOOR_S * 1e3:g} ms.",
@@ -138,12 +142,7 @@ def _page_prefill() -> RulePage:
         fix="Per cause: a larger --max-num-batched-tokens when it binds (OP-5.1), fewer sequences per replica, "
             "prefix caching for shared prompt parts.",
         limits=f"Peak FLOPs are never reached; short prompts are dominated by fixed costs. Formulas: {FLOORS_DOC}.",
-        references=["https://docs.vllm.ai/en/latest/configuration/optimization.html"])
+        references=[c.OPTIMIZATION_DOCS]))
 
-
-RULE_DECODE_FLOOR = Rule(code="OP-5.13", title="decode far above its bandwidth floor", category=Category.LATENCY,
-                         page=_page_decode(), check=_check_decode_floor, needs=("window",))
-RULE_PREFILL_FLOOR = Rule(code="OP-5.14", title="prefill far above its compute floor", category=Category.LATENCY,
-                          page=_page_prefill(), check=_check_prefill_floor, needs=("window",))
 
 RULES: list[Rule] = [RULE_DECODE_FLOOR, RULE_PREFILL_FLOOR]

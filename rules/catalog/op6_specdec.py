@@ -12,8 +12,7 @@ import ast
 import json
 
 from rules import signals
-from rules.catalog import _common as c
-from rules.catalog import op3_parallelism
+from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -21,6 +20,7 @@ from rules.signals import fmt
 
 LOW_ACCEPTANCE = 0.5
 BUSY_RUNNING = 32
+CANDIDATE_MAX_RUNNING = 4  # speculation helps most at this concurrency or below
 ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
 DRAFTED = "vllm:spec_decode_num_draft_tokens_total"
 REFS = ["https://docs.vllm.ai/en/latest/features/spec_decode.html"]
@@ -30,11 +30,12 @@ def acceptance(facts: Facts) -> signals.Signal | None:
     if facts.window is not None:
         ratio = facts.window.total.ratio(ACCEPTED, DRAFTED)
         if ratio is not None:
-            return signals.Signal(ratio, Evidence(source=signals._window_source(facts), name="draft acceptance rate",
+            return signals.Signal(ratio, Evidence(source=signals.window_source(facts), name="draft acceptance rate",
                                                   value=round(ratio, 3), description="rate(accepted)/rate(drafted)"))
     event = facts.last_event(LogEventKind.SPEC_DECODE_METRICS)
     if event is not None and event.acceptance_rate is not None:
-        return signals.Signal(event.acceptance_rate, c.log_evidence(event, "draft acceptance rate", event.acceptance_rate))
+        return signals.Signal(event.acceptance_rate,
+                              c.log_evidence(event, "draft acceptance rate", event.acceptance_rate))
     return None
 
 
@@ -63,8 +64,9 @@ def _fewer_tokens(facts: Facts, reason: str) -> ConfigChange:
     current = facts.config.speculative_config if facts.config else None
     proposed = "none (remove --speculative-config)"
     spec = _parse_spec(current)
-    if isinstance(spec, dict) and isinstance(spec.get("num_speculative_tokens"), int) and spec["num_speculative_tokens"] > 1:
-        spec["num_speculative_tokens"] = max(1, spec["num_speculative_tokens"] // 2)
+    tokens = spec.get("num_speculative_tokens") if isinstance(spec, dict) else None
+    if isinstance(tokens, int) and tokens > 1:
+        spec["num_speculative_tokens"] = max(1, tokens // 2)
         proposed = json.dumps(spec, separators=(",", ":"))
     return ConfigChange(flag="--speculative-config", current=current, proposed=proposed, reason=reason,
                         cost="less speed-up when drafts are accepted")
@@ -82,17 +84,30 @@ def _check_low_acceptance(facts: Facts) -> list[Finding]:
         actions=["Try a draft model closer to the target (same family, or EAGLE/MTP heads)."])]
 
 
+RULE_ACCEPTANCE = Rule(
+    code="OP-6.1", title="low draft acceptance rate", category=Category.SPEC_DECODE, check=_check_low_acceptance,
+    needs=("window", "events"), page=RulePage(
+        checks="Acceptance rate over the window (spec_decode counters) or from the `SpecDecoding metrics` line, "
+               f"below {c.percent(LOW_ACCEPTANCE)}.",
+        why="Each rejected draft token cost a forward pass of the draft and a verification slot.",
+        example="Avg Draft acceptance rate: 31.2% with num_speculative_tokens 5 -> 2.",
+        fix="Halve num_speculative_tokens in --speculative-config, or remove it; use a better-matched draft.",
+        limits=f"The {c.percent(LOW_ACCEPTANCE)} line is a rule of thumb; the break-even depends on draft cost.",
+        references=REFS))
+
+
 def _check_busy(facts: Facts) -> list[Finding]:
     if not speculating(facts):
         return []
     run, queue = signals.running(facts), signals.waiting(facts)
     if run is None or (run.value < BUSY_RUNNING and not (queue and queue.value >= 1)):
         return []
-    evidence = [run.evidence.model_copy(update={"threshold": BUSY_RUNNING, "comparison": ">=" if run.value >= BUSY_RUNNING
-                                                else "<"})]
+    evidence = [run.evidence.model_copy(update={"threshold": BUSY_RUNNING,
+                                                "comparison": ">=" if run.value >= BUSY_RUNNING else "<"})]
     if queue is not None:
         evidence.append(queue.evidence)
-    change = ConfigChange(flag="--speculative-config", current=facts.config.speculative_config if facts.config else None,
+    change = ConfigChange(flag="--speculative-config",
+                          current=facts.config.speculative_config if facts.config else None,
                           proposed="none (remove --speculative-config)",
                           reason="at high load decode is compute-bound; drafts take compute from real tokens",
                           cost="higher ITL at low load")
@@ -104,12 +119,22 @@ def _check_busy(facts: Facts) -> list[Finding]:
         actions=["Measure both ways with a ramp (servops ramp) before deciding."])]
 
 
+RULE_BUSY = Rule(
+    code="OP-6.2", title="speculative decoding under high load", category=Category.SPEC_DECODE, check=_check_busy,
+    needs=("window", "snapshot", "events"), page=RulePage(
+        checks=f"Speculation is on (flag, metrics or log) while {BUSY_RUNNING}+ requests run or requests wait.",
+        why="Speculation trades spare compute for latency; at high load there is no spare compute.",
+        example="--speculative-config with 120 running and 14 waiting.",
+        fix="Remove --speculative-config on throughput-bound replicas; keep it for latency-sensitive, low-QPS ones.",
+        limits="Heuristic; confirm with a ramp on and off.", references=REFS))
+
+
 def _check_candidate(facts: Facts) -> list[Finding]:
     if speculating(facts):
         return []
-    itl, run = signals.quantile(facts, "vllm:inter_token_latency_seconds", "p50"), signals.running(facts)
-    slo = op3_parallelism.itl_slo(facts)
-    if itl is None or run is None or run.value > 4 or itl.value <= slo:
+    itl, run = signals.quantile(facts, c.ITL, "p50"), signals.running(facts)
+    slo = c.itl_slo(facts)
+    if itl is None or run is None or run.value > CANDIDATE_MAX_RUNNING or itl.value <= slo:
         return []
     return [RULE_CANDIDATE.finding(
         Severity.INFO, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s at {fmt(run.value)} running: a "
@@ -118,30 +143,14 @@ def _check_candidate(facts: Facts) -> list[Finding]:
         actions=["Try --speculative-config with an EAGLE/MTP head or n-gram drafts and compare with a ramp."])]
 
 
-RULE_ACCEPTANCE = Rule(
-    code="OP-6.1", title="low draft acceptance rate", category=Category.SPEC_DECODE, check=_check_low_acceptance,
-    needs=("window", "events"), page=RulePage(
-        checks="Acceptance rate over the window (spec_decode counters) or from the `SpecDecoding metrics` line, "
-               "below 50 %.",
-        why="Each rejected draft token cost a forward pass of the draft and a verification slot.",
-        example="Avg Draft acceptance rate: 31.2% with num_speculative_tokens 5 -> 2.",
-        fix="Halve num_speculative_tokens in --speculative-config, or remove it; use a better-matched draft.",
-        limits="The 50 % line is a rule of thumb; the break-even depends on draft cost.", references=REFS))
-RULE_BUSY = Rule(
-    code="OP-6.2", title="speculative decoding under high load", category=Category.SPEC_DECODE, check=_check_busy,
-    needs=("window", "snapshot", "events"), page=RulePage(
-        checks="Speculation is on (flag, metrics or log) while 32+ requests run or requests wait.",
-        why="Speculation trades spare compute for latency; at high load there is no spare compute.",
-        example="--speculative-config with 120 running and 14 waiting.",
-        fix="Remove --speculative-config on throughput-bound replicas; keep it for latency-sensitive, low-QPS ones.",
-        limits="Heuristic; confirm with a ramp on and off.", references=REFS))
 RULE_CANDIDATE = Rule(
     code="OP-6.3", title="speculative decoding could lower ITL", category=Category.SPEC_DECODE,
     check=_check_candidate, needs=("window",), page=RulePage(
-        checks="No speculation, ITL p50 above target with at most 4 requests running.",
+        checks=f"No speculation, ITL p50 above target with at most {CANDIDATE_MAX_RUNNING} requests running.",
         why="Memory-bound decode at low concurrency is where speculative decoding helps most.",
         example="ITL p50 0.09 s with 2 running on a 70B model.",
         fix="Try --speculative-config (EAGLE/MTP/n-gram) and compare ITL with a ramp.",
         limits="Informational.", references=REFS))
+
 
 RULES: list[Rule] = [RULE_ACCEPTANCE, RULE_BUSY, RULE_CANDIDATE]

@@ -1,4 +1,4 @@
-"""Physical floors (rules/floors.py) and the rules that read them (OP-5.13, OP-5.14, OP-5.1/5.4/5.5).
+"""Physical floors (rules/catalog/floors.py) and the rules that read them (OP-5.13, OP-5.14, OP-5.1/5.4/5.5).
 
 Each case is a measured window on a known model and GPU: latency under the generic targets yet
 far above what the hardware needs gets a finding with its cause; latency over the targets that
@@ -7,7 +7,7 @@ is simply the arithmetic of the work gets none that proposes a flag.
 
 from __future__ import annotations
 
-from rules import floors
+from rules.catalog import floors
 from rules.evaluate import evaluate
 from rules.facts import Facts, Hardware, MemoryFacts, MetricWindow, Workload
 from rules.model import Severity

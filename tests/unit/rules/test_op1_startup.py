@@ -2,6 +2,7 @@
 
 import pytest
 
+from rules.catalog import op1_oom
 from rules.catalog import op1_startup as op1
 from rules.events import LogEventKind as K
 from rules.events import OomPhase
@@ -86,31 +87,31 @@ def test_free_memory_below_requested_lowers_utilization_to_what_is_free():
 def test_weight_load_oom_doubles_tensor_parallel_when_gpus_allow():
     facts = Facts(hardware=h100(count=4), config=config(tensor_parallel_size=2),
                   events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)])
-    assert _changes(_one(op1.RULE_OOM_WEIGHTS, facts)) == {"--tensor-parallel-size": "4"}
+    assert _changes(_one(op1_oom.RULE_OOM_WEIGHTS, facts)) == {"--tensor-parallel-size": "4"}
 
 
 def test_weight_load_oom_on_a_single_gpu_proposes_quantization():
     facts = Facts(hardware=h100(count=1), events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)])
-    finding = _one(op1.RULE_OOM_WEIGHTS, facts)
+    finding = _one(op1_oom.RULE_OOM_WEIGHTS, facts)
     assert _changes(finding) == {"--quantization": "fp8"} and finding.changes[0].safety == "unsafe"
 
 
 def test_weight_load_oom_of_a_prequantized_model_proposes_no_second_quantization():
     facts = Facts(hardware=h100(count=1), model=ModelFacts(prequantized="fp8"),
                   events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)])
-    assert _one(op1.RULE_OOM_WEIGHTS, facts).changes == []
+    assert _one(op1_oom.RULE_OOM_WEIGHTS, facts).changes == []
 
 
 def test_sampler_warmup_oom_halves_max_num_seqs_from_the_dummy_request_count():
     facts = Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.SAMPLER_WARMUP, num_dummy_requests=1024)])
-    finding = _one(op1.RULE_OOM_SAMPLER, facts)
+    finding = _one(op1_oom.RULE_OOM_SAMPLER, facts)
     assert _changes(finding) == {"--max-num-seqs": "512"}
     assert "1024" in finding.title
 
 
 def test_cudagraph_oom_proposes_enforce_eager_or_fewer_sequences():
     facts = Facts(config=config(max_num_seqs=256), events=[event(K.CUDA_OOM, oom_phase=OomPhase.CUDAGRAPH_CAPTURE)])
-    finding = _one(op1.RULE_OOM_CUDAGRAPH, facts)
+    finding = _one(op1_oom.RULE_OOM_CUDAGRAPH, facts)
     assert _changes(finding) == {"--enforce-eager": "true"}
     assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--max-num-seqs", "128")]
 
@@ -118,7 +119,7 @@ def test_cudagraph_oom_proposes_enforce_eager_or_fewer_sequences():
 def test_oom_in_an_unknown_phase_lowers_utilization_by_five_points():
     facts = Facts(config=config(gpu_memory_utilization=0.95),
                   events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, tried_to_allocate_gib=2.0, free_gib=0.0004)])
-    finding = _one(op1.RULE_OOM_OTHER, facts)
+    finding = _one(op1_oom.RULE_OOM_OTHER, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.90"}
     assert "tried 2 GiB" in finding.title
 
@@ -138,7 +139,7 @@ def test_engine_failure_with_a_known_cause_leaves_it_to_the_specific_rule():
     assert op1.RULE_UNEXPLAINED.evaluate(facts) == []
 
 
-@pytest.mark.parametrize("rule", op1.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize("rule", op1.RULES + op1_oom.RULES, ids=lambda r: r.code)
 def test_startup_rules_are_silent_on_a_clean_startup_log(rule):
     facts = Facts(events=[event(K.VERSION, 1, version="0.33.0"), event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=57.1),
                           event(K.KV_CACHE_SIZE, 3, kv_cache_tokens=415792, max_model_len=32768, max_concurrency=12.69)])

@@ -1,6 +1,9 @@
 """OP-5: where a live server's time goes, each sub-rule on its own signal."""
 
-from rules.catalog import op5_live as op5
+from rules.catalog.op5_kv import RULE_PREEMPTION
+from rules.catalog.op5_latency import RULE_ITL_LOAD, RULE_ITL_SINGLE, RULE_LONG_PROMPTS, RULE_LONG_TAIL, RULE_TTFT
+from rules.catalog.op5_queueing import RULE_IMBALANCE, RULE_KNEE, RULE_SATURATION, RULE_UPSTREAM
+from rules.catalog.op5_reliability import RULE_ABORTS, RULE_TOO_LONG
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts, LoadTestFacts, MemoryFacts, MetricSnapshot, MetricWindow, Sample, Workload
 from tests.unit.rules.factories import config, event, live, snapshot
@@ -13,7 +16,7 @@ def _flags(finding):
 def test_high_ttft_with_an_empty_queue_is_prefill_bound_and_raises_the_step_budget():
     facts = live(waiting=0, ttft={6.0: 20})
     facts.config = config(max_num_batched_tokens=2048)
-    [finding] = op5.RULE_TTFT.evaluate(facts)
+    [finding] = RULE_TTFT.evaluate(facts)
     assert _flags(finding) == {"--max-num-batched-tokens": "4096"}
     assert finding.evidence[0].threshold == 2.0 and finding.evidence[0].value > 5.0
 
@@ -21,11 +24,11 @@ def test_high_ttft_with_an_empty_queue_is_prefill_bound_and_raises_the_step_budg
 def test_ttft_target_from_the_workload_replaces_the_default():
     facts = live(waiting=0, ttft={0.8: 50})
     facts.workload = Workload(ttft_slo_s=0.5)
-    assert op5.RULE_TTFT.evaluate(facts)[0].evidence[0].threshold == 0.5
+    assert RULE_TTFT.evaluate(facts)[0].evidence[0].threshold == 0.5
 
 
 def test_high_ttft_with_a_queue_is_not_called_prefill_bound():
-    assert op5.RULE_TTFT.evaluate(live(waiting=5, ttft={6.0: 20})) == []
+    assert RULE_TTFT.evaluate(live(waiting=5, ttft={6.0: 20})) == []
 
 
 def test_queue_at_the_batch_cap_with_free_kv_raises_max_num_seqs_within_kv_capacity():
@@ -33,20 +36,20 @@ def test_queue_at_the_batch_cap_with_free_kv_raises_max_num_seqs_within_kv_capac
     facts.config = config(max_num_seqs=256)
     facts.memory = MemoryFacts(kv_cache_tokens=1_000_000)
     facts.workload = Workload(p95_input_tokens=2000, p95_output_tokens=500)
-    [finding] = op5.RULE_SATURATION.evaluate(facts)
+    [finding] = RULE_SATURATION.evaluate(facts)
     assert _flags(finding) == {"--max-num-seqs": "400"}  # 1,000,000 / 2,500 caps the doubling (512)
     assert finding.severity.value == "high"
 
 
 def test_queue_with_full_kv_is_capacity_and_offers_fp8_kv():
     facts = live(running=60, waiting=14, kv=0.99)
-    [finding] = op5.RULE_SATURATION.evaluate(facts)
+    [finding] = RULE_SATURATION.evaluate(facts)
     assert "KV usage 0.99" in finding.title
     assert [a.flag for a in finding.alternatives] == ["--kv-cache-dtype"]
 
 
 def test_no_queue_no_saturation_finding():
-    assert op5.RULE_SATURATION.evaluate(live(running=60, waiting=0, kv=0.99)) == []
+    assert RULE_SATURATION.evaluate(live(running=60, waiting=0, kv=0.99)) == []
 
 
 def test_preemptions_with_full_kv_cap_max_num_seqs_at_what_fits():
@@ -54,7 +57,7 @@ def test_preemptions_with_full_kv_cap_max_num_seqs_at_what_fits():
     facts.config = config(max_num_seqs=256)
     facts.memory = MemoryFacts(kv_cache_tokens=162_704)
     facts.workload = Workload(p95_input_tokens=3000, p95_output_tokens=1000)
-    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
     assert finding.title == "KV usage 0.99 > 0.9 with 1.2 preemptions/s > 0"
     assert _flags(finding) == {"--max-num-seqs": "40"}  # 162,704 / 4,000
     assert finding.severity.value == "high"
@@ -66,7 +69,7 @@ def test_preemptions_from_stats_lines_are_a_rate_over_their_intervals():
     facts = Facts(events=[event(K.STATS_LINE, i, running=48, waiting=9, kv_usage=0.98, preemptions=n)
                           for i, n in enumerate((5, 7, 6), start=1)],
                   config=config(max_num_seqs=128))
-    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
     assert finding.evidence[0].value == 0.6  # 18 preemptions / 30 s
     assert _flags(finding) == {"--max-num-seqs": "36"}  # 75 % of 48 running
 
@@ -74,38 +77,38 @@ def test_preemptions_from_stats_lines_are_a_rate_over_their_intervals():
 def test_since_start_preemption_counter_alone_is_weak_evidence():
     facts = Facts(snapshot=snapshot(gauges={"vllm:num_requests_running": 8, "vllm:gpu_cache_usage_perc": 0.5},
                                     counters={"vllm:num_preemptions_total": 42}))
-    [finding] = op5.RULE_PREEMPTION.evaluate(facts)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
     assert finding.confidence == 0.5 and finding.severity.value == "medium"
 
 
 def test_no_preemptions_no_finding_even_at_high_kv_usage():
-    assert op5.RULE_PREEMPTION.evaluate(live(running=60, kv=0.97, preemptions_added=0)) == []
+    assert RULE_PREEMPTION.evaluate(live(running=60, kv=0.97, preemptions_added=0)) == []
 
 
 def test_high_itl_under_load_lowers_a_large_step_budget_to_2048():
     facts = live(running=120, itl={0.04: 20_000, 0.25: 10_000})
     facts.config = config(max_num_batched_tokens=8192)
-    [finding] = op5.RULE_ITL_LOAD.evaluate(facts)
+    [finding] = RULE_ITL_LOAD.evaluate(facts)
     assert _flags(finding) == {"--max-num-batched-tokens": "2048"}
     assert finding.evidence[0].threshold == 0.1 and finding.evidence[0].value > 0.2
 
 
 def test_high_itl_with_one_request_is_not_a_load_problem():
     facts = live(running=1, itl={0.14: 2000})
-    assert op5.RULE_ITL_LOAD.evaluate(facts) == []
-    assert op5.RULE_ITL_SINGLE.evaluate(facts)[0].severity.value == "medium"
+    assert RULE_ITL_LOAD.evaluate(facts) == []
+    assert RULE_ITL_SINGLE.evaluate(facts)[0].severity.value == "medium"
 
 
 def test_fewer_requests_in_the_server_than_clients_sent_points_upstream():
     facts = live(running=20, waiting=0)
     facts.workload = Workload(client_concurrency=64)
-    [finding] = op5.RULE_UPSTREAM.evaluate(facts)
+    [finding] = RULE_UPSTREAM.evaluate(facts)
     assert "running + waiting 20 < 80 % of 64" in finding.title
 
 
 def test_p95_prompt_above_the_step_budget_is_a_low_note_with_a_power_of_two_budget():
     facts = Facts(config=config(max_num_batched_tokens=2048), workload=Workload(p95_input_tokens=6000))
-    [finding] = op5.RULE_LONG_PROMPTS.evaluate(facts)
+    [finding] = RULE_LONG_PROMPTS.evaluate(facts)
     assert finding.severity.value == "low" and _flags(finding) == {"--max-num-batched-tokens": "8192"}
 
 
@@ -114,7 +117,7 @@ def test_abort_share_above_five_percent_is_flagged():
         return MetricSnapshot(counters={"vllm:request_success_total": [
             Sample(labels={"finished_reason": "stop"}, value=stop), Sample(labels={"finished_reason": "abort"}, value=abort)]})
     facts = Facts(window=MetricWindow.from_snapshots(snap(0, 0), snap(88, 12), 10.0))
-    [finding] = op5.RULE_ABORTS.evaluate(facts)
+    [finding] = RULE_ABORTS.evaluate(facts)
     assert finding.evidence[0].value == 0.12 and finding.evidence[0].threshold == 0.05
 
 
@@ -134,13 +137,13 @@ def _ramp(itl_after_knee: float, throughput_after_knee: float) -> LoadTestFacts:
 def test_past_the_knee_latency_grows_but_throughput_does_not_so_cap_at_the_knee_batch():
     facts = Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=1650),
                   config=config(ConfigSource.DEFAULT, max_num_seqs=256))
-    [finding] = op5.RULE_KNEE.evaluate(facts)
+    [finding] = RULE_KNEE.evaluate(facts)
     assert _flags(finding) == {"--max-num-seqs": "62"}
     assert {e.name: e.value for e in finding.evidence}["ITL p99 growth past the knee"] == 2.4
 
 
 def test_past_the_knee_with_real_throughput_gains_is_fine():
-    assert op5.RULE_KNEE.evaluate(Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=2200))) == []
+    assert RULE_KNEE.evaluate(Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=2200))) == []
 
 
 PROMPT_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
@@ -161,14 +164,14 @@ def _tail_facts(version: str | None) -> Facts:
 
 
 def test_ttft_tail_with_a_matching_prompt_tail_is_blamed_on_long_prompts():
-    [finding] = op5.RULE_LONG_TAIL.evaluate(_tail_facts("0.33.0"))
+    [finding] = RULE_LONG_TAIL.evaluate(_tail_facts("0.33.0"))
     names = {e.name: e for e in finding.evidence}
     assert names["TTFT p99 / p50"].value >= 5 and names["prompt tokens p99 / p50"].value >= 4
     assert _flags(finding) == {"--long-prefill-token-threshold": "2048"}  # 2 x p50 prompt (~590) -> power of two
 
 
 def test_long_prefill_threshold_is_only_proposed_where_vllm_has_it():
-    [finding] = op5.RULE_LONG_TAIL.evaluate(_tail_facts("0.15.0"))
+    [finding] = RULE_LONG_TAIL.evaluate(_tail_facts("0.15.0"))
     assert finding.changes == [] and finding.actions
 
 
@@ -179,7 +182,7 @@ def test_uniform_slowness_is_not_a_long_prompt_tail():
         return snapshot(histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
                                     "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS)})
     facts = Facts(window=MetricWindow.from_snapshots(snap({}, {}), snap({6.0: 100}, {800: 100}), 60.0))
-    assert op5.RULE_LONG_TAIL.evaluate(facts) == []
+    assert RULE_LONG_TAIL.evaluate(facts) == []
 
 
 def _two_replicas(a: tuple[float, float], b: tuple[float, float]) -> Facts:
@@ -193,40 +196,40 @@ def _two_replicas(a: tuple[float, float], b: tuple[float, float]) -> Facts:
 
 
 def test_one_replica_queueing_while_another_idles_is_an_imbalance():
-    [finding] = op5.RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (9, 0)))
+    [finding] = RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (9, 0)))
     assert finding.title.startswith("a:8000 has 12 waiting while b:8000 has 9 requests")
     assert finding.evidence[1].threshold == 30.0
 
 
 def test_evenly_loaded_replicas_are_fine():
-    assert op5.RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (58, 10))) == []
+    assert RULE_IMBALANCE.evaluate(_two_replicas((60, 12), (58, 10))) == []
 
 
 def test_rejected_long_requests_raise_max_model_len_when_the_memory_allows():
     events = [event(K.REQUEST_TOO_LONG, i, max_model_len=8192, prompt_tokens=9000 + i, requested_tokens=11300 if i == 3
                     else None) for i in range(1, 6)]
     facts = Facts(events=events, memory=MemoryFacts(max_model_len_that_fits=26048))
-    [finding] = op5.RULE_TOO_LONG.evaluate(facts)
+    [finding] = RULE_TOO_LONG.evaluate(facts)
     assert finding.severity.value == "medium" and _flags(finding) == {"--max-model-len": "12288"}
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (11300, 8192)
 
 
 def test_rejected_long_requests_without_memory_figures_only_advise():
     facts = Facts(events=[event(K.REQUEST_TOO_LONG, max_model_len=8192, prompt_tokens=9000)])
-    [finding] = op5.RULE_TOO_LONG.evaluate(facts)
+    [finding] = RULE_TOO_LONG.evaluate(facts)
     assert finding.severity.value == "low" and finding.changes == [] and finding.actions
 
 
 def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
     lines = []
-    for interval in range(3):
+    for _interval in range(3):
         for engine, kv in (("0", 0.97), ("1", 0.40)):
             lines.append(event(K.STATS_LINE, len(lines) + 1, engine=engine, running=20, waiting=3, kv_usage=kv,
                                preemptions=3 if engine == "0" else None))
-    [finding] = op5.RULE_PREEMPTION.evaluate(Facts(events=lines))
+    [finding] = RULE_PREEMPTION.evaluate(Facts(events=lines))
     assert finding.evidence[0].value == 0.3  # 9 preemptions over 3 intervals of 10 s, not 6
     assert finding.evidence[1].value == 0.97
-    [queue] = op5.RULE_SATURATION.evaluate(Facts(events=lines))
+    [queue] = RULE_SATURATION.evaluate(Facts(events=lines))
     assert queue.evidence[0].value == 6  # 3 waiting on each engine
 
 
@@ -249,18 +252,18 @@ def _budget_facts(steps: dict[float, int], prompts: dict[float, int]) -> Facts:
 
 
 def test_ttft_with_steps_far_below_the_budget_proposes_no_bigger_budget():
-    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 90, 1500: 10}, {150: 20}))
+    [finding] = RULE_TTFT.evaluate(_budget_facts({30: 90, 1500: 10}, {150: 20}))
     assert finding.changes == [] and "steps stay below --max-num-batched-tokens 2048" in finding.title
-    assert finding.confidence < op5.RULE_ITL_LOAD.evaluate(live(running=32, itl={2.0: 100}))[0].confidence
+    assert finding.confidence < RULE_ITL_LOAD.evaluate(live(running=32, itl={2.0: 100}))[0].confidence
 
 
 def test_ttft_with_most_steps_at_the_budget_raises_it():
-    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 20, 2048: 80}, {150: 20}))
+    [finding] = RULE_TTFT.evaluate(_budget_facts({30: 20, 2048: 80}, {150: 20}))
     assert _flags(finding) == {"--max-num-batched-tokens": "4096"}
 
 
 def test_ttft_with_prompts_longer_than_the_budget_raises_it():
-    [finding] = op5.RULE_TTFT.evaluate(_budget_facts({30: 90, 2048: 10}, {4000: 20}))
+    [finding] = RULE_TTFT.evaluate(_budget_facts({30: 90, 2048: 10}, {4000: 20}))
     assert _flags(finding) == {"--max-num-batched-tokens": "8192"}  # the p95 prompt as a power of two
 
 
@@ -271,7 +274,7 @@ def test_itl_under_load_names_the_engine_step_rate():
                      histograms={"vllm:inter_token_latency_seconds": histogram({0.4: 100}, ITL_BUCKETS),
                                  "vllm:iteration_tokens_total": histogram({30: 40}, STEP_BUCKETS)})
     facts = Facts(window=MetricWindow.from_snapshots(snapshot(), after, 8.0))
-    [finding] = op5.RULE_ITL_LOAD.evaluate(facts)
+    [finding] = RULE_ITL_LOAD.evaluate(facts)
     steps = next(e for e in finding.evidence if e.name.startswith("engine steps/s"))
     assert steps.value == 5.0 and finding.changes == []
 
@@ -281,8 +284,8 @@ def test_a_queue_while_preempting_is_the_kv_caches_doing_even_when_the_gauge_dip
     preemptions) while 12 requests waited and 2.5 preemptions happened per 10 s."""
     facts = live(running=7, waiting=12, kv=0.6, preemptions_added=2.5, ttft={6.0: 20})
     facts.config = config(max_num_seqs=128)
-    [preempting] = op5.RULE_PREEMPTION.evaluate(facts)
-    [queue] = op5.RULE_SATURATION.evaluate(facts)
+    [preempting] = RULE_PREEMPTION.evaluate(facts)
+    [queue] = RULE_SATURATION.evaluate(facts)
     assert preempting.severity.value == "high" and queue.severity.value == "medium"
     assert "the KV cache runs out" in queue.title and "compute-bound" not in queue.title
     assert not queue.changes

@@ -26,6 +26,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rules import signals
+from rules.catalog.common import tensor_parallel_size
 from rules.facts import Facts
 
 ALLREDUCES_PER_LAYER = 2
@@ -98,16 +99,12 @@ class PrefillFloor(BaseModel):
                 f"{self.flops_per_s / 1e12:.0f} TFLOPS = {self.step_s * 1e3:.1f} ms")
 
 
-def tensor_parallel(facts: Facts) -> int:
-    return (facts.config.tensor_parallel_size if facts.config else None) or 1
-
-
 def decode_floor(facts: Facts) -> DecodeFloor | None:
     """The decode step's floor, or None when the model or the GPU's bandwidth is unknown."""
     hardware, model = facts.hardware, facts.model
     if hardware is None or not hardware.memory_bandwidth_gbps or model is None:
         return None
-    tp = tensor_parallel(facts)
+    tp = tensor_parallel_size(facts)
     weights = _weight_bytes_per_gpu(facts, tp)
     kv_per_token = _kv_bytes_per_token_per_gpu(facts, tp)
     if weights is None or kv_per_token is None:
@@ -135,7 +132,7 @@ def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str 
         return None
     active = (model.active_params_billion or model.params_billion) * 1e9
     return PrefillFloor(prompt_tokens=prompt, active_params=active,
-                        flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel(facts), prompt_source=source)
+                        flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel_size(facts), prompt_source=source)
 
 
 def multiple(measured: float, floor: float) -> float:

@@ -1,7 +1,8 @@
-"""Figures several rules need, each with vLLM's default when the facts do not say.
+"""What several rule families share: vLLM's defaults, the latency targets, shared thresholds, helpers.
 
-Kept here so that "what is the current --gpu-memory-utilization?" has one answer across the
-catalog (0.90 up to vLLM 0.19, 0.92 from 0.20, per the format reference §4.2).
+Kept in one public place so that "what is the current --gpu-memory-utilization?" or "what is the
+ITL target?" has one answer across the catalog (vLLM's defaults: docs/reference.md §4.3), and so
+that a threshold two families compare against is one constant, formatted into both their pages.
 """
 
 from __future__ import annotations
@@ -11,12 +12,55 @@ import math
 from rules import signals
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Evidence
+from rules.model import ConfigChange, Evidence
 
 DEFAULT_BLOCK_SIZE = 16
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.92  # vLLM 0.20 and later
+DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
 SAFE_MAX_GPU_MEMORY_UTILIZATION = 0.95
+UTIL_STEP = 0.05  # how far a proposal lowers --gpu-memory-utilization to make room outside the KV pool
+# Latency targets when the workload gives none (workload SLOs replace them).
+DEFAULT_TTFT_SLO_S = 2.0
+DEFAULT_ITL_SLO_S = 0.1
+# Thresholds two families compare against (docs/reference.md §5 pairs).
+KV_HIGH = 0.90  # KV usage: the cache is full (OP-5.2 saturation, OP-5.3 preemptions)
+WEIGHTS_SHARE_HIGH = 0.75  # weights above this share of GPU memory leave little for KV (OP-1.2, OP-2.1)
+REUSE_WORTH_CACHING = 0.30  # prefix reuse share worth a cache (OP-4, AP-3)
+FITS_ONE_GPU_SHARE = 0.6  # weights below this share of one GPU leave room for KV on a single GPU (OP-3, AP-7)
+# The startup errors OP-1 names a cause for; a process death printed after one is the shutdown (OP-3.3).
+STARTUP_FAILURE_KINDS = (
+    LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
+    LogEventKind.NO_CACHE_BLOCKS, LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+    LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR,
+)
+OPTIMIZATION_DOCS = "https://docs.vllm.ai/en/latest/configuration/optimization.html"
+METRICS_DOCS = "https://docs.vllm.ai/en/latest/design/metrics.html"
+TTFT = "vllm:time_to_first_token_seconds"
+ITL = "vllm:inter_token_latency_seconds"
+PROMPT_TOKENS = "vllm:request_prompt_tokens"
+
+
+def percent(share: float) -> str:
+    """A share as pages write it: 0.3 -> "30 %" (titles use Python's `:.0%`, "30%")."""
+    return f"{round(share * 100, 6):g} %"
+
+
+def ttft_slo(facts: Facts) -> float:
+    return facts.workload.ttft_slo_s if facts.workload and facts.workload.ttft_slo_s else DEFAULT_TTFT_SLO_S
+
+
+def itl_slo(facts: Facts) -> float:
+    return facts.workload.itl_slo_s if facts.workload and facts.workload.itl_slo_s else DEFAULT_ITL_SLO_S
+
+
+def over(signal: signals.Signal | None, threshold: float, unit: str = "s") -> Evidence | None:
+    """The signal's evidence with the threshold it is compared against (">" when above, else "<=")."""
+    if signal is None:
+        return None
+    return signal.evidence.model_copy(update={"threshold": threshold, "comparison": ">" if signal.value > threshold
+                                              else "<=", "unit": unit})
 
 
 def vllm_version(facts: Facts) -> tuple[int, int] | None:
@@ -49,7 +93,9 @@ def gpu_memory_utilization(facts: Facts) -> float:
     if event and event.gpu_memory_utilization is not None:
         return event.gpu_memory_utilization
     version = vllm_version(facts)
-    return 0.92 if version is not None and version >= (0, 20) else 0.90
+    if version is not None and version >= (0, 20):
+        return DEFAULT_GPU_MEMORY_UTILIZATION
+    return DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20
 
 
 def block_size(facts: Facts) -> int:
@@ -65,7 +111,9 @@ def max_num_seqs(facts: Facts) -> int | None:
 
 
 def default_max_num_seqs(facts: Facts) -> int:
-    """vLLM's API-server default: 1024 on GPUs with >= 70 GiB (not A100, from 0.9), else 256 (§4.2)."""
+    """vLLM's API-server default: 1024 on GPUs with >= 70 GiB (not A100, from 0.9), else 256.
+
+    docs/reference.md §4.3."""
     hardware = facts.hardware
     if hardware and hardware.usable_gib and hardware.usable_gib >= 70:
         if "A100" not in (hardware.gpu_name or "").upper():
@@ -77,6 +125,13 @@ def tensor_parallel_size(facts: Facts) -> int:
     if facts.config and facts.config.tensor_parallel_size:
         return facts.config.tensor_parallel_size
     return 1
+
+
+def batched_tokens(facts: Facts) -> int:
+    """--max-num-batched-tokens: the configured value, else vLLM's default."""
+    if facts.config and facts.config.max_num_batched_tokens:
+        return facts.config.max_num_batched_tokens
+    return DEFAULT_MAX_NUM_BATCHED_TOKENS
 
 
 def total_gib(facts: Facts) -> float | None:
@@ -148,6 +203,14 @@ def util_text(value: float) -> str:
     return f"{value:.2f}"
 
 
+def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
+    """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
+    return ConfigChange(
+        flag="--gpu-memory-utilization", current=util_text(gpu_memory_utilization(facts)),
+        proposed=util_text(proposed), reason=reason, cost=cost,
+    )
+
+
 def printed_after(facts: Facts, event: LogEvent, *kinds: LogEventKind) -> bool:
     """Whether an event of `kinds` was printed before `event` in the same log."""
     return event.line_no is not None and any(
@@ -164,10 +227,27 @@ def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
 
 def prompt_p95(facts: Facts) -> signals.Signal | None:
     """p95 prompt tokens: vLLM's own histogram over the window, else the workload's figure."""
-    measured = signals.quantile(facts, "vllm:request_prompt_tokens", "p95")
+    measured = signals.quantile(facts, PROMPT_TOKENS, "p95")
     if measured is not None:
         return measured
     if facts.workload and facts.workload.p95_input_tokens:
         value = facts.workload.p95_input_tokens
         return signals.Signal(value, Evidence(source="workload", name="p95 input tokens", value=value, unit="tokens"))
     return None
+
+
+def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """TP=1 with data-parallel replicas when the model fits one GPU; else pipeline instead of tensor parallel."""
+    tp = tensor_parallel_size(facts)
+    weights_per_gpu, total = weights_gib(facts), total_gib(facts)
+    fits_one = weights_per_gpu is not None and total is not None and weights_per_gpu * tp < FITS_ONE_GPU_SHARE * total
+    if fits_one:
+        return ([ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1", reason=reason,
+                              cost="each replica has one GPU's KV cache"),
+                 ConfigChange(flag="--data-parallel-size", current="1", proposed=str(tp),
+                              reason=f"keeps all {tp} GPUs busy as independent replicas",
+                              cost="no cross-GPU traffic")], [])
+    return ([ConfigChange(flag="--pipeline-parallel-size", current="1", proposed=str(tp), reason=reason + "; PP sends "
+                          "activations only between stages", cost="pipeline bubbles at low concurrency"),
+             ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1",
+                          reason="replaced by pipeline parallelism", cost="")], [])
