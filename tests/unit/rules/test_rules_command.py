@@ -3,9 +3,13 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from advisor.cli import main
+from advisor.commands.rules import MARKDOWN_BEGIN, MARKDOWN_END, catalog_markdown
 from rules.catalog import ALL_RULES
+
+RULES_DOC = Path(__file__).parents[3] / "docs" / "rules.md"
 
 
 def test_list_prints_every_code_with_its_title(capsys):
@@ -36,3 +40,21 @@ def test_explain_unknown_code_is_one_line_exit_2_without_traceback():
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
     assert "OP-9.9" in proc.stderr and "servops rules list" in proc.stderr
+
+
+def test_list_markdown_prints_every_rule_with_its_checks(capsys):
+    assert main(["rules", "list", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out == catalog_markdown()
+    assert out.startswith(MARKDOWN_BEGIN) and out.rstrip().endswith(MARKDOWN_END)
+    for rule in ALL_RULES:
+        assert f"| `{rule.code}` | {rule.category.value} | {rule.title} |" in out
+
+
+def test_docs_rules_md_embeds_the_current_generated_catalog():
+    """The catalog and its thresholds in docs/rules.md are generated from the rules, never restated by hand."""
+    doc = RULES_DOC.read_text()
+    start, end = doc.index(MARKDOWN_BEGIN), doc.index(MARKDOWN_END) + len(MARKDOWN_END) + 1
+    assert doc[start:end] == catalog_markdown(), (
+        "docs/rules.md is out of date: replace its generated block with the output of "
+        "'.venv/bin/python -m advisor.cli rules list --markdown'")
