@@ -4,10 +4,17 @@ import re
 
 import pytest
 
-from rules.catalog import ALL_RULES, UnknownRuleError, codes, get_rule
+from rules.catalog import ALL_RULES, FAMILIES, UnknownRuleError, codes, get_rule
 from rules.model import ConfigChange, Severity
 
-CODE = re.compile(r"^(OP-[1-6]\.\d+|AP-[1-7]|HL-\d+)$")
+# The code forms, from the catalog's own families: OP-N.M (the runbook's sub-rules), FAMILY-N for the others.
+OTHER_FAMILIES = "|".join(family for family in FAMILIES if family != "OP")
+CODE = re.compile(rf"^(OP-[1-9]\d*\.[1-9]\d*|({OTHER_FAMILIES})-[1-9]\d*)$")
+
+
+def _family(code: str) -> str:
+    """OP-5.3 -> OP-5; AP-1 -> AP."""
+    return code.rsplit(".", 1)[0] if code.startswith("OP-") else code.split("-")[0]
 
 
 def test_severity_orders_critical_first_info_last():
@@ -18,6 +25,28 @@ def test_severity_orders_critical_first_info_last():
 def test_codes_are_unique_and_well_formed():
     assert len(codes()) == len(set(codes()))
     assert all(CODE.match(code) for code in codes()), codes()
+
+
+def test_families_come_in_catalog_order_and_number_upwards():
+    """Derived from the catalog: a new AP-8 or OP-5.15 needs no change here; a reordering fails."""
+    prefixes = [code.split("-")[0] for code in codes()]
+    assert prefixes == sorted(prefixes, key=FAMILIES.index)
+    numbers: dict[str, list[int]] = {}
+    for code in codes():
+        numbers.setdefault(_family(code), []).append(int(code.rsplit(".", 1)[-1].rsplit("-", 1)[-1]))
+    for family, seen in numbers.items():
+        assert seen == sorted(set(seen)) and seen[0] == 1, (family, seen)
+
+
+def test_docs_show_a_title_as_the_rule_prints_it():
+    from pathlib import Path
+
+    from rules.catalog.op5_kv import RULE_PREEMPTION
+    from tests.unit.rules.factories import live
+
+    [finding] = RULE_PREEMPTION.evaluate(live(running=60, waiting=14, kv=0.99, preemptions_added=12))
+    docs = (Path(__file__).parents[3] / "docs" / "rules.md").read_text()
+    assert f'OP-5.3: "{finding.title}"' in docs
 
 
 def test_catalog_covers_op1_to_op6_all_seven_antipatterns_and_health():
@@ -36,6 +65,14 @@ def test_every_rule_has_a_complete_page(rule):
     for heading in ("What it checks", "Why it matters", "Example", "Fix", "Limits"):
         assert heading in text
     assert text.startswith(rule.code)
+
+
+def test_a_rule_is_declared_with_keyword_arguments_only():
+    from rules.model import Category, Rule
+
+    rule = ALL_RULES[0]
+    with pytest.raises(TypeError):
+        Rule(rule.code, rule.title, Category.STARTUP, rule.page, rule.check)  # type: ignore[misc]
 
 
 def test_lookup_is_case_insensitive():
