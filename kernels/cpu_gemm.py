@@ -30,15 +30,38 @@ library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NA
 available_or_warn = _NATIVE.available_or_warn
 
 
+# Rows up to which the native kernel beats oneDNN even on a CPU with bf16 arithmetic: at one or
+# two rows a linear layer is a matrix-vector product bound by reading the weights, which the
+# native kernel does in place while oneDNN reorders the weight first (BENCHMARKS.md, "Bundled
+# engine vs vLLM", small-row dispatch).
+MEMORY_BOUND_ROWS = 2
+
+
 @functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The first CPU's feature flags from /proc/cpuinfo (empty where it cannot be read)."""
+    try:
+        return frozenset(next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                               if line.startswith("flags")), []))
+    except OSError:
+        return frozenset()
+
+
+def has_bf16_arithmetic() -> bool:
+    """Whether this CPU computes in bf16 in hardware (AVX512-BF16 or AMX), as vLLM's CPU backend checks
+    before it picks bf16."""
+    return bool(NATIVE_BF16_FLAGS & cpu_flags())
+
+
 def needed() -> bool:
     """Whether this CPU lacks bf16 arithmetic, so PyTorch's bf16 GEMM is the slow software path."""
-    try:
-        flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("flags")), [])
-    except OSError:
-        return False
-    return not NATIVE_BF16_FLAGS & set(flags)
+    return bool(cpu_flags()) and not has_bf16_arithmetic()
+
+
+def preferred(rows: int) -> bool:
+    """Whether a bf16 linear layer over `rows` input rows should run the native kernel on this CPU:
+    always without bf16 arithmetic, and for memory-bound row counts with it."""
+    return needed() or rows <= MEMORY_BOUND_ROWS
 
 
 def supports(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:

@@ -2,9 +2,9 @@
 
 The linear layers, RMSNorm (alone and fused with the residual add), the rotate-half rotary
 embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on the `cpu`
-backend of a CPU without bf16 arithmetic run natively (`kernels.cpu_gemm`: float32 FMAs on
-widened bf16, where PyTorch's bf16 GEMM is a slow software path); every other linear layer is
-`F.linear`. The other ops: on the `cpu` backend (`kernels.attention`) with
+backend run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16) on a CPU without bf16
+arithmetic, where PyTorch's bf16 GEMM is a slow software path, and for one or two rows on any CPU,
+where reading the weights in place beats oneDNN; every other linear layer is `F.linear`. The other ops: on the `cpu` backend (`kernels.attention`) with
 float32 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
 are HF's module code, operation for operation, which is what keeps greedy outputs
@@ -103,7 +103,7 @@ def _native(*tensors: torch.Tensor) -> bool:
 
 
 def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
-    if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.needed():
+    if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.preferred(x.shape[0]):
         return False
     return (cpu_gemm.available_or_warn("native bfloat16 GEMM", "bf16 linear layers use PyTorch's software path, "
                                        "several times slower")

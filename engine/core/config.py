@@ -15,6 +15,7 @@ import os
 import torch
 
 from engine.core.errors import EngineStartupError
+from kernels import cpu_gemm
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_ALIASES = {"float": "float32", "fp32": "float32", "bf16": "bfloat16", "half": "float16", "fp16": "float16"}
@@ -77,14 +78,17 @@ class EngineConfig:
         return torch.device(self.device)
 
     def torch_dtype(self, model_dtype: torch.dtype | None) -> torch.dtype:
-        """`auto`: on CUDA the checkpoint's half dtype; on CPU float32, because on CPUs without
-        native bf16 (AVX2 only, like our CI box) bf16 GEMMs are slower than float32 ones, not
-        faster (measured in docs/engine.md). float16 becomes bfloat16 on CPU."""
+        """`auto`: on CUDA the checkpoint's half dtype. On CPU what the CPU computes fastest, as
+        vLLM's CPU backend chooses: bfloat16 where it has bf16 arithmetic (AVX512-BF16 or AMX),
+        float32 elsewhere, because on AVX2-only CPUs bf16's norms and activations run PyTorch's
+        slow software path (measured in docs/engine.md). float16 becomes bfloat16 on CPU."""
         name = DTYPE_ALIASES.get(self.dtype, self.dtype)
         if name != "auto":
             dtype = DTYPES[name]
         elif model_dtype in (torch.bfloat16, torch.float16) and self.torch_device().type == "cuda":
             dtype = model_dtype
+        elif self.torch_device().type == "cpu" and cpu_gemm.has_bf16_arithmetic():
+            dtype = torch.bfloat16
         else:
             dtype = torch.float32
         if dtype == torch.float16 and self.torch_device().type == "cpu":

@@ -6,6 +6,7 @@ import logging
 import re
 
 import pytest
+import torch
 
 from engine.core.config import EngineConfig
 from engine.core.errors import EngineStartupError
@@ -73,3 +74,16 @@ def test_log_lines_have_vllms_prefix(capsys):
 
 def test_gib_are_rounded_like_vllm():
     assert format_gib(24 * (1 << 30)) == 24.0 and format_gib(3.1847 * (1 << 30)) == 3.18
+
+
+def test_auto_dtype_on_cpu_follows_the_cpus_bf16_arithmetic(monkeypatch):
+    from engine.core import config as config_module
+
+    config = EngineConfig(device="cpu")
+    monkeypatch.setattr(config_module.cpu_gemm, "has_bf16_arithmetic", lambda: True)  # AVX512-BF16 or AMX
+    assert config.torch_dtype(torch.bfloat16) == torch.bfloat16
+    assert config.torch_dtype(torch.float32) == torch.bfloat16
+    monkeypatch.setattr(config_module.cpu_gemm, "has_bf16_arithmetic", lambda: False)  # AVX2 only
+    assert config.torch_dtype(torch.bfloat16) == torch.float32
+    assert EngineConfig(device="cpu", dtype="bfloat16").torch_dtype(None) == torch.bfloat16
+    assert EngineConfig(device="cpu", dtype="float16").torch_dtype(None) == torch.bfloat16

@@ -80,6 +80,7 @@ def test_layer_ops_linear_dispatches_by_dtype_backend_and_cpu(monkeypatch):
     monkeypatch.setattr(cpu_gemm, "needed", lambda: False)  # a CPU with AVX512-BF16 or AMX
     assert not layer_ops.native_linear(x, weight)
     assert torch.equal(layer_ops.linear(x, weight), F.linear(x, weight))
+    assert layer_ops.native_linear(x[:1], weight)  # one row: reading the weights in place wins there too
     monkeypatch.setattr(cpu_gemm, "needed", lambda: True)
     monkeypatch.setenv(attention.BACKEND_ENV, "torch")
     assert not layer_ops.native_linear(x, weight)
@@ -96,9 +97,13 @@ def test_needed_reads_the_cpu_flags(monkeypatch, tmp_path):
     for flags, expected in (("fpu avx2 fma f16c", True), ("fpu avx2 avx512f avx512_bf16", False),
                             ("fpu avx2 amx_bf16 amx_tile", False)):
         cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
-        cpu_gemm.needed.cache_clear()
+        cpu_gemm.cpu_flags.cache_clear()
         assert cpu_gemm.needed() is expected
-    cpu_gemm.needed.cache_clear()
+        assert cpu_gemm.has_bf16_arithmetic() is not expected
+        # without bf16 arithmetic every row count runs natively; with it only the memory-bound ones
+        assert cpu_gemm.preferred(1) and cpu_gemm.preferred(cpu_gemm.MEMORY_BOUND_ROWS)
+        assert cpu_gemm.preferred(cpu_gemm.MEMORY_BOUND_ROWS + 1) is expected
+    cpu_gemm.cpu_flags.cache_clear()
 
 
 def test_bf16_model_layers_and_lm_head_match_f_linear(monkeypatch):
