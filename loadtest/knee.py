@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from loadtest.config import ramp_default
 from loadtest.results import Knee, SafeOperatingPoint, StepResult
 
-DEFAULT_FACTOR = 2.0
+DEFAULT_FACTOR: float = ramp_default("knee_factor")  # --knee-factor's default, stated in loadtest/config.py
 DEFAULT_FLOORS_S = {"itl": 0.005, "ttft": 0.050}
 
 

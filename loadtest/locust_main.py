@@ -34,13 +34,13 @@ import locust.runners as locust_runners  # noqa: E402
 from locust.env import Environment  # noqa: E402
 from locust.log import setup_logging  # noqa: E402
 
+from loadtest.config import WORKER_CONNECT_TIMEOUT_S, ramp_default  # noqa: E402
 from loadtest.errors import EXIT_NO_MASTER  # noqa: E402
 from loadtest.generator import LoadGenerator  # noqa: E402
 from loadtest.plan import RampPlan  # noqa: E402
 from loadtest.user import RampShape, StreamingOpenAIUser, fire_locust_request_event  # noqa: E402
 
 START_LEAD_S = 1.5
-WORKER_CONNECT_TIMEOUT_S = 60.0
 END_GRACE_S = 30.0
 _protocol_out = sys.stdout
 _worker_procs: list[subprocess.Popen] = []
@@ -102,7 +102,8 @@ def run_master(plan: RampPlan, bind_host: str, bind_port: int, workers: int,
     return 0 if len(closed.get(None, ())) == workers else 1
 
 
-def run_worker(master_host: str, master_port: int, connect_timeout_s: float = 60.0) -> int:
+def run_worker(master_host: str, master_port: int,
+               connect_timeout_s: float = ramp_default("master_timeout_s")) -> int:
     """Serve a master's plans; EXIT_NO_MASTER when none answers within connect_timeout_s."""
     # Locust retries every CONNECT_TIMEOUT s, CONNECT_RETRY_COUNT times (5 min), silently at WARNING.
     locust_runners.CONNECT_TIMEOUT = min(5.0, connect_timeout_s)
@@ -181,10 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("role", choices=["local", "master", "worker"], help="which Locust runner to be")
     parser.add_argument("--plan", help="RampPlan JSON file (local and master)")
     parser.add_argument("--workers", type=int, default=0, help="worker processes: local starts them, master waits")
-    parser.add_argument("--master-host", default="127.0.0.1", help="worker: the master's address")
-    parser.add_argument("--master-port", type=int, default=5557, help="master: port to bind; worker: to connect")
-    parser.add_argument("--master-bind-host", default="*", help="master: interface to bind")
-    parser.add_argument("--connect-timeout", type=float, default=60.0,
+    # Defaults are the ramp's (loadtest/config.py); the controller and `servops ramp --worker` pass them anyway.
+    parser.add_argument("--master-host", default=ramp_default("master_host"), help="worker: the master's address")
+    parser.add_argument("--master-port", type=int, default=ramp_default("master_port"),
+                        help="master: port to bind; worker: to connect")
+    parser.add_argument("--master-bind-host", default=ramp_default("master_bind_host"),
+                        help="master: interface to bind")
+    parser.add_argument("--connect-timeout", type=float, default=ramp_default("master_timeout_s"),
                         help=f"worker: exit {EXIT_NO_MASTER} when no master answers within this many seconds")
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr.

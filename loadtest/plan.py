@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from loadtest.workload import WorkloadSpec
+from loadtest.config import RampSchedule
 
 MAX_ARRIVALS_PER_STEP = 200_000
 
@@ -31,21 +30,17 @@ def auth_headers(api_key: str | None, authorization: str | None) -> dict[str, st
     return {"Authorization": authorization} if authorization else {}
 
 
-class RampPlan(BaseModel):
-    """Everything a load-generator process needs; travels as JSON to workers."""
+class RampPlan(RampSchedule):
+    """Everything a load-generator process needs; travels as JSON to workers.
+
+    The schedule fields and their defaults are `RampSchedule`'s (loadtest/config.py), the same
+    fields `RampConfig` has: a plan's defaults cannot drift from the ramp's.
+    """
 
     endpoint: str
     model: str
-    mode: Literal["rate", "concurrency"]
-    levels: list[float] = Field(min_length=1)
-    step_s: float = Field(gt=0)
-    warmup_s: float = Field(default=0.0, ge=0)
-    cooldown_s: float = Field(default=5.0, ge=0)
-    arrival: Literal["constant", "poisson"] = "constant"
-    workload: WorkloadSpec = WorkloadSpec()
-    request_timeout_s: float = Field(default=60.0, gt=0)
     max_inflight_per_worker: int = Field(default=4096, ge=1)
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1, description="load processes that share the schedule")
     start_ts: float = 0.0
     api_key: str | None = Field(default=None, repr=False, description="sent as a Bearer token; never echoed")
     authorization: str | None = Field(default=None, repr=False,

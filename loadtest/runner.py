@@ -25,14 +25,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field
-
+from loadtest.config import WORKER_CONNECT_TIMEOUT_S, RampConfig, RampSchedule
 from loadtest.errors import LoadTestError
 from loadtest.http_stream import Endpoint
-from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
+from loadtest.knee import find_knee, safe_operating_point
 from loadtest.plan import RampPlan, auth_headers
 from loadtest.records import RequestRecord
 from loadtest.results import RampResult, StepResult
@@ -44,41 +43,25 @@ from loadtest.stats import (
     load_tokenizer,
     step_stats,
 )
-from loadtest.workload import Workload, WorkloadSpec
+from loadtest.workload import Workload
 
 CHILD_GRACE_S = 90.0
 Progress = Callable[[str], None]
 
 
-class RampConfig(BaseModel):
-    """What `servops ramp` was asked to do; echoed as `config` in the result."""
+__all__ = ["RampConfig", "preflight", "run_ramp"]  # RampConfig lives in loadtest.config; imported here too
 
-    endpoint: str
-    model: str | None = None
-    mode: Literal["rate", "concurrency"]
-    levels: list[float] = Field(min_length=1)
-    step_s: float = Field(gt=0)
-    warmup_s: float = Field(ge=0)
-    cooldown_s: float = Field(default=10.0, ge=0)
-    arrival: Literal["constant", "poisson"] = "constant"
-    workload: WorkloadSpec = WorkloadSpec()
-    slo: str | None = None
-    request_timeout_s: float = Field(default=60.0, gt=0)
-    workers: int = Field(default=0, ge=0, description="local Locust worker processes; 0 = one local runner")
-    master: bool = False
-    expect_workers: int = Field(default=1, ge=1)
-    master_bind_host: str = "*"
-    master_port: int = 5557
-    max_ttft_s: float = Field(default=30.0, gt=0, description="early stop when a step's median TTFT exceeds it")
-    tokenizer: str | None = None
-    knee_factor: float = DEFAULT_FACTOR
-    max_client_cpu_percent: float = 90.0
-    max_send_lateness_s: float = 0.025
-    metrics_url: str | None = None
-    records_path: str | None = Field(default=None, description="also write every RequestRecord here, as JSONL")
-    api_key: str | None = Field(default=None, repr=False, exclude=True, description="Bearer token; never echoed")
-    authorization: str | None = Field(default=None, repr=False, exclude=True,
-                                      description="Authorization value from the URL's user:password; never echoed")
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What one run of the Locust process gave: every record, the plan as it started (the start time
+    and the number of load processes it chose), the steps every process closed (with their CPU figures)
+    and why it stopped early, if it did."""
+
+    records: list[RequestRecord]
+    plan: RampPlan
+    closed: dict[int, list[float]]
+    stopped_early: str | None
 
 
 def preflight(config: RampConfig) -> str:
@@ -86,7 +69,8 @@ def preflight(config: RampConfig) -> str:
     try:
         endpoint = Endpoint.parse(config.endpoint)
     except ValueError as exc:
-        raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; pass e.g. http://127.0.0.1:8000") from exc
+        raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; "
+                            "pass e.g. http://127.0.0.1:8000") from exc
     url = endpoint.url("/v1/models")
     headers = auth_headers(config.api_key, config.authorization)
     try:
@@ -129,11 +113,10 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     model = preflight(config)
     if config.workload.kind == "file":
         Workload(config.workload)  # fail now, with a clear message, not inside the child
+    schedule = {name: getattr(config, name) for name in RampSchedule.model_fields}
     plan = RampPlan(
-        endpoint=config.endpoint, model=model, mode=config.mode, levels=config.levels, step_s=config.step_s,
-        warmup_s=min(config.warmup_s, config.step_s * 0.9), cooldown_s=config.cooldown_s,
-        arrival=config.arrival, workload=config.workload, request_timeout_s=config.request_timeout_s,
-        workers=max(1, config.workers if not config.master else config.expect_workers),
+        **schedule, endpoint=config.endpoint, model=model,
+        workers=max(1, config.workers if not config.master else config.expect_workers),  # 0 local workers: 1 process
         api_key=config.api_key, authorization=config.authorization,
     )
     sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
@@ -144,27 +127,33 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         plan_path = Path(tmp) / "plan.json"
         plan_path.write_text(plan.model_dump_json())
         try:
-            records, plan, closed, stopped_early = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
+            run = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
         finally:
             if has_metrics:
                 sampler.stop()
-    fill_tokens_with_tokenizer(records, tokenizer)
+    fill_tokens_with_tokenizer(run.records, tokenizer)
     if config.records_path:
-        _write_records(config.records_path, records, progress)
-    steps = [_final_step(config, plan, k, records, slos, closed, sampler if has_metrics else None)
-             for k in sorted(closed)]
+        _write_records(config.records_path, run.records, progress)
+    steps = [_final_step(config, run.plan, k, run.records, slos, run.closed, sampler if has_metrics else None)
+             for k in sorted(run.closed)]
     knee = find_knee(steps, factor=config.knee_factor)
     safe = safe_operating_point(steps, knee, bool(slos))
     echo = config.model_dump()
     echo["model"] = model
-    echo["start_ts"] = plan.start_ts
-    echo["load_processes"] = plan.workers
+    echo["start_ts"] = run.plan.start_ts
+    echo["load_processes"] = run.plan.workers
     return RampResult(config=echo, steps=steps, knee=knee, safe_operating_point=safe,
-                      stopped_early=stopped_early, summary=_summary(steps, knee, safe, stopped_early),
+                      stopped_early=run.stopped_early, summary=_summary(steps, knee, safe, run.stopped_early),
                       metric_definitions=METRIC_DEFINITIONS)
 
 
-def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos, progress: Progress):
+def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos,
+                 progress: Progress) -> ChildRun:
+    """Run the Locust process for `plan` (already written to `plan_path`) and collect what it sends.
+
+    `plan` is not changed: the start time and process count the child reports go into a copy,
+    which the result carries.
+    """
     role = "master" if config.master else "local"
     cmd = [sys.executable, "-m", "loadtest.locust_main", role, "--plan", str(plan_path)]
     if config.master:
@@ -179,13 +168,14 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     closed: dict[int, list[float]] = {}
     done_workers: set[int] = set()
     stopped_early: str | None = None
+    started = False
     lines: queue.Queue[str | None] = queue.Queue()
     with open(stderr_path, "w") as stderr_file:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr_file, text=True,
                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
         reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
         reader.start()
-        connect_s = 60.0 if (config.master or config.workers) else 0.0
+        connect_s = WORKER_CONNECT_TIMEOUT_S if (config.master or config.workers) else 0.0
         deadline = time.time() + plan.steps * plan.step_s + plan.cooldown_s + CHILD_GRACE_S + connect_s
         try:
             while time.time() < deadline and len(done_workers) < plan.workers:
@@ -203,8 +193,9 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
                 if kind == "error":
                     raise LoadTestError(message.get("message", "load generator failed"))
                 if kind == "started":
-                    plan.start_ts = float(message["start_ts"])
-                    plan.workers = int(message.get("workers", plan.workers))
+                    started = True
+                    plan = plan.model_copy(update={"start_ts": float(message["start_ts"]),
+                                                   "workers": int(message.get("workers", plan.workers))})
                     progress(f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
                              f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)")
                     continue
@@ -228,7 +219,7 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
         finally:
             _stop_child(child, finish_s=20.0 if len(done_workers) >= plan.workers else 0.0)
             reader.join(timeout=5)
-    if plan.start_ts == 0.0:
+    if not started:
         tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
         raise LoadTestError(f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
                             f"run `python -m loadtest.locust_main local --plan FILE` to see why")
@@ -236,7 +227,7 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
         tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
         stopped_early = (f"load generator ended after {len(closed)} of {plan.steps} steps"
                          + (f" ({' / '.join(tail)})" if tail else ""))
-    return records, plan, closed, stopped_early
+    return ChildRun(records=records, plan=plan, closed=closed, stopped_early=stopped_early)
 
 
 def _write_records(path: str, records: list[RequestRecord], progress: Progress) -> None:

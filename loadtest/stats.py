@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from loadtest.config import ramp_default
 from loadtest.errors import LoadTestError
 from loadtest.plan import RampPlan
 from loadtest.records import RequestRecord
@@ -90,8 +91,8 @@ def step_stats(
     records: Sequence[RequestRecord],
     slos: Sequence[SLO] = (),
     cpu_percents: Sequence[float] = (),
-    max_client_cpu_percent: float = 90.0,
-    max_send_lateness_s: float = 0.025,
+    max_client_cpu_percent: float = ramp_default("max_client_cpu_percent"),
+    max_send_lateness_s: float = ramp_default("max_send_lateness_s"),
     max_error_rate: float = 0.01,
 ) -> StepResult:
     """Statistics of one step from all records of the run."""
@@ -127,7 +128,8 @@ def step_stats(
     invalid = _invalid_reason(measured, client, max_client_cpu_percent, max_send_lateness_s)
     return StepResult(
         step=step, offered=plan.levels[step], offered_unit="rps" if plan.mode == "rate" else "concurrency",
-        window_s=window_s, window_start_ts=win_start, window_end_ts=win_end, achieved_rate=sent_in_window / window_s, requests=len(measured),
+        window_s=window_s, window_start_ts=win_start, window_end_ts=win_end,
+        achieved_rate=sent_in_window / window_s, requests=len(measured),
         ok_requests=len(ok), errors=dict(errors), error_examples=examples, ttft_s=ttft, itl_s=itl,
         itl_request_mean_s=percentiles([sum(r.gaps_s) / len(r.gaps_s) for r in ok if r.gaps_s]),
         tpot_s=tpot, e2e_s=e2e, output_tokens=tokens, output_tokens_per_s=tokens / window_s,

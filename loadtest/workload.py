@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from loadtest.errors import LoadTestError
 
@@ -42,14 +42,56 @@ WORDS = (
 ).split()
 
 Distribution = Literal["fixed", "uniform", "normal"]
+WorkloadKind = Literal["random", "shared-prefix", "file"]
+Api = Literal["chat", "completions"]
+# The lists the CLI offers are the Literals' own values, never a second spelling of them.
+DISTRIBUTIONS: tuple[str, ...] = get_args(Distribution)
+WORKLOAD_KINDS: tuple[str, ...] = get_args(WorkloadKind)
+APIS: tuple[str, ...] = get_args(Api)
+LENGTH_FORMS = "N, uniform:MEAN:SPREAD or normal:MEAN:STD"
+
+# Fields that mean something for one workload kind only (the CLI refuses them with another kind).
+KIND_ONLY_FIELDS: dict[str, str] = {
+    "prefix_len": "shared-prefix", "groups": "shared-prefix", "share": "shared-prefix",
+    "unique_prefix_per_step": "shared-prefix", "path": "file",
+}
 
 
 class LengthSpec(BaseModel):
     """A token-length distribution: fixed `mean`, uniform in [mean-spread, mean+spread], or normal(mean, spread)."""
 
+    model_config = ConfigDict(allow_inf_nan=False)
+
     distribution: Distribution = "fixed"
     mean: int = Field(ge=1)
     spread: float = Field(default=0.0, ge=0)
+
+    @model_validator(mode="after")
+    def _uniform_stays_at_one_or_more(self) -> LengthSpec:
+        # Why refused, not clamped: a uniform draw below 1 would be raised to 1, so the lengths
+        # would pile up at 1 and their mean would no longer be `mean`.
+        if self.distribution == "uniform" and self.mean - self.spread < 1:
+            raise ValueError(f"a uniform spread of {self.spread:g} around {self.mean} would draw lengths below 1; "
+                             f"lower the spread to at most {self.mean - 1}")
+        return self
+
+    @property
+    def text(self) -> str:
+        """The command-line form: N, uniform:MEAN:SPREAD or normal:MEAN:STD."""
+        return str(self.mean) if self.distribution == "fixed" else f"{self.distribution}:{self.mean}:{self.spread:g}"
+
+    @staticmethod
+    def fields_from_text(text: str) -> dict[str, Any]:
+        """The fields of a length given as N, uniform:MEAN:SPREAD or normal:MEAN:STD (bounds are the model's)."""
+        parts = text.split(":")
+        try:
+            if len(parts) == 1:
+                return {"distribution": "fixed", "mean": int(parts[0])}
+            if len(parts) == 3 and parts[0] in ("uniform", "normal"):
+                return {"distribution": parts[0], "mean": int(parts[1]), "spread": float(parts[2])}
+        except ValueError:
+            pass
+        raise ValueError(f"expected {LENGTH_FORMS}, e.g. uniform:128:64")
 
     def draw(self, rng: random.Random) -> int:
         if self.distribution == "uniform":
@@ -61,20 +103,50 @@ class LengthSpec(BaseModel):
 
 
 class WorkloadSpec(BaseModel):
-    """Everything needed to build any request of the run; echoed in the result JSON."""
+    """Everything needed to build any request of the run; echoed in the result JSON.
 
-    kind: Literal["random", "shared-prefix", "file"] = "random"
-    api: Literal["chat", "completions"] = "chat"
-    input_len: LengthSpec = LengthSpec(mean=128)
-    output_len: LengthSpec = LengthSpec(mean=64)
-    force_output_len: bool = True
-    prefix_len: int = Field(default=0, ge=0)
-    groups: int = Field(default=1, ge=1)
-    share: float = Field(default=1.0, ge=0, le=1)
-    unique_prefix_per_step: bool = False
-    path: str | None = None
-    seed: int = 0
+    The field defaults are the ramp's workload defaults (`servops ramp --help` shows them):
+    see loadtest/config.py, of which this model is the `workload` part.
+    """
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    kind: WorkloadKind = Field(default="random", description="random prompts, shared-prefix groups, or prompts "
+                               "from a file")
+    api: Api = Field(default="chat", description="/v1/chat/completions or /v1/completions")
+    input_len: LengthSpec = Field(default=LengthSpec(mean=128),
+                                  description=f"prompt length in words (~tokens): {LENGTH_FORMS}")
+    output_len: LengthSpec = Field(default=LengthSpec(mean=64), description=f"output tokens: {LENGTH_FORMS}")
+    force_output_len: bool = Field(default=True, description="send min_tokens and ignore_eos (vLLM extensions) "
+                                   "so every response is exactly the output length; off: the model may stop early")
+    prefix_len: int = Field(default=256, ge=0, description="shared-prefix: prefix length in words; the other "
+                            "kinds send no shared prefix and record 0")
+    groups: int = Field(default=4, ge=1, description="shared-prefix: distinct prefixes")
+    share: float = Field(default=1.0, ge=0, le=1, description="shared-prefix: fraction of requests that start "
+                         "with a prefix")
+    unique_prefix_per_step: bool = Field(default=False, description="shared-prefix: new prefixes every step, so "
+                                         "caching cannot carry over from one step to the next")
+    path: str | None = Field(default=None, description="file: JSONL ({'prompt'|'messages', 'output_len'}) or "
+                             "ShareGPT JSON")
+    seed: int = Field(default=0, description="seed for prompts and Poisson arrivals")
     temperature: float = 0.0
+
+    @field_validator("prefix_len")
+    @classmethod
+    def _prefix_only_for_shared_prefix(cls, value: int, info: ValidationInfo) -> int:
+        """Runs only for a prefix_len that was given: with another kind it would be ignored, so say so."""
+        kind = info.data.get("kind")
+        if value and kind is not None and kind != "shared-prefix":
+            raise ValueError(f"a prefix of {value} words is sent only by the shared-prefix workload, not {kind!r}; "
+                             "pass kind='shared-prefix' or leave prefix_len out")
+        return value
+
+    @model_validator(mode="after")
+    def _no_prefix_outside_shared_prefix(self) -> WorkloadSpec:
+        # The echo (and the performance model reading it) must not claim a prefix that no request carried.
+        if self.kind != "shared-prefix":
+            self.prefix_len = 0
+        return self
 
 
 class RequestSpec(BaseModel):
