@@ -8,18 +8,25 @@ drawn by any sans-serif font the reader has.
 Every chart takes plain series (x = offered load) and returns an SVG fragment whose ids
 carry a unique prefix, so several charts can live in one HTML document without their
 `<clipPath>`/`<defs>` ids colliding.
+
+A series with no value at any step is never drawn as an empty line on a meaningless axis:
+`line_chart` leaves it out and says in words why (the series' `missing`, which the views
+compute from what the JSON lacks, e.g. "the target exposed no /metrics during the ramp").
+A chart with nothing to draw is those words alone, with no SVG. This is the one place that
+decision is made, for the ramp, demo, tune and prediction views alike.
 """
 
 from __future__ import annotations
 
+import html
 import io
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["Marker", "Series", "line_chart", "svg_from_figure"]
+__all__ = ["Marker", "Series", "line_chart", "no_data", "svg_from_figure"]
 
 
 @cache
@@ -52,6 +59,11 @@ class Series:
     secondary_axis: bool = False
     colour: str | None = None  # default: the next palette colour
     band: tuple[Sequence[float | None], Sequence[float | None]] | None = None  # (low, high), shaded
+    missing: str = ""  # why no step has a value, said in words when the series is left out
+
+    @property
+    def has_data(self) -> bool:
+        return any(v is not None for v in self.y)
 
 
 @dataclass(slots=True)
@@ -73,21 +85,58 @@ def line_chart(
     y2_label: str | None = None,
     width_in: float = 6.4,
     height_in: float = 4.0,
+    subject: str | None = None,
 ) -> str:
     """Draw series against a shared x axis and return an inline-ready SVG fragment.
 
     The legend sits under the plot so it never hides a point; invalid steps get one
-    shared legend entry ("invalid step") however many series have them.
+    shared legend entry ("invalid step") however many series have them. Series without a
+    value are left out and named under the chart with their `missing` reason; when none has
+    a value the result is only the words "No `subject` (default: the title): why", no SVG.
     """
+    # Colours follow the series' places, so a series left out does not recolour the others.
+    coloured = [(one, one.colour or colour) for colour, one in zip(itertools.cycle(PALETTE), series)]
+    drawn = [(one, colour) for one, colour in coloured if one.has_data]
+    left_out = _by_reason(one for one in series if not one.has_data)
+    if not drawn:
+        reason = next(iter(left_out), "") if len(left_out) <= 1 else "; ".join(
+            f"{', '.join(labels)}: {why}" for why, labels in left_out.items())
+        return no_data(subject or title, reason)
+    note = "; ".join(f"{', '.join(labels)} ({why})" for why, labels in left_out.items())
+    svg = _draw(title, x_label, y_label, drawn, markers, y2_label, width_in, height_in)
+    return svg + (f'<p class="chart-note" role="note">Not drawn: {html.escape(note)}.</p>' if note else "")
+
+
+def no_data(subject: str, reason: str) -> str:
+    """The words shown instead of a chart that would have nothing to draw (HTML, escaped)."""
+    if subject[1:2].islower():  # "Throughput" reads "No throughput"; "TTFT" stays as it is
+        subject = subject[:1].lower() + subject[1:]
+    return (f'<p class="chart-empty" role="note"><b>No {html.escape(subject)}</b>: '
+            f"{html.escape(reason or _NO_VALUE)}.</p>")
+
+
+_NO_VALUE = "no step has a value for it"
+
+
+def _by_reason(series: Iterable[Series]) -> dict[str, list[str]]:
+    """Labels of the series left out, grouped by why (each reason said once)."""
+    grouped: dict[str, list[str]] = {}
+    for one in series:
+        grouped.setdefault(one.missing or _NO_VALUE, []).append(one.label)
+    return grouped
+
+
+def _draw(title: str, x_label: str, y_label: str, series: Sequence[tuple[Series, str]], markers: Sequence[Marker],
+          y2_label: str | None, width_in: float, height_in: float) -> str:
     _, plt = _matplotlib()
     fig, ax = plt.subplots(figsize=(width_in, height_in))
-    ax2 = ax.twinx() if any(s.secondary_axis for s in series) else None
+    ax2 = ax.twinx() if any(one.secondary_axis for one, _ in series) else None
     try:
         handles = []
         any_invalid = False
-        for colour, one in zip(itertools.cycle(PALETTE), series):
+        for one, colour in series:
             target = ax2 if (one.secondary_axis and ax2 is not None) else ax
-            line, had_invalid = _plot_series(target, one, one.colour or colour)
+            line, had_invalid = _plot_series(target, one, colour)
             handles.append(line)
             any_invalid = any_invalid or had_invalid
         if any_invalid:
@@ -140,12 +189,12 @@ def _plot_series(ax, one: Series, colour: str):
         if len(xs) == 1:  # a one-step ramp has no area to shade: draw the range as a bar
             ax.vlines(xs, low, high, color=colour, alpha=0.3, linewidth=8)
     valid = list(one.valid) if one.valid is not None else [True] * len(xs)
-    good = [(x, y) for x, y, ok in zip(xs, ys, valid) if ok]
-    bad = [(x, y) for x, y, ok in zip(xs, ys, valid) if not ok]
+    good = [(x, y) for x, y, ok in zip(xs, ys, valid, strict=False) if ok]
+    bad = [(x, y) for x, y, ok in zip(xs, ys, valid, strict=False) if not ok]
     if good:
-        ax.scatter(*zip(*good), color=colour, s=18, zorder=3)
+        ax.scatter(*zip(*good, strict=True), color=colour, s=18, zorder=3)
     if bad:
-        ax.scatter(*zip(*bad), facecolors="none", edgecolors=INVALID_COLOUR, s=36, zorder=4)
+        ax.scatter(*zip(*bad, strict=True), facecolors="none", edgecolors=INVALID_COLOUR, s=36, zorder=4)
     return line, bool(bad)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reports.charts import no_data
 from reports.command_diff import command_diff
 from reports.fields import number, pick
 from reports.ramp_view import offered_load_label, overlay_charts
@@ -88,8 +89,9 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "cost": _cost(doc.get("cost")),
         "calibration": _calibration(doc.get("calibration")),
+        # a side without steps is said in words by the chart helper; neither side: one line for all charts
         "charts": overlay_charts(baseline, doc, ("baseline", "predicted"), bands=(None, bands))
-        if steps and base_steps else [],
+        if steps or base_steps else [{"title": "Charts", "svg": no_data("charts", "the prediction has no steps")}],
         "notes": [n for n in (doc.get("notes") or []) if n],
     }
 
@@ -134,8 +136,7 @@ def prediction_check(predicted: Any, measured: Any, errors: Any = None) -> dict[
         "relative_error": number(predicted.get("relative_error")),
         "cost": predicted.get("cost") if isinstance(predicted.get("cost"), str) else None,
         "charts": overlay_charts(predicted, measured, ("predicted", "measured"), quantile="p50",
-                                 bands=([s.get("band") for s in predicted_steps], None))
-        if _steps(measured) else [],
+                                 bands=([s.get("band") for s in predicted_steps], None)),
     }
 
 

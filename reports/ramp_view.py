@@ -4,7 +4,10 @@ Why a view layer: the ramp JSON is written by loadtest and may grow or rename op
 fields; the template should not have to guess. This module reads the fields tolerantly
 (missing optional figures become gaps, never errors), builds the per-step table rows and
 draws the charts against offered load with the knee and safe operating point marked.
-It only re-arranges numbers the ramp already measured; it computes no verdicts.
+It only re-arranges numbers the ramp already measured; it computes no verdicts. Where a
+figure is missing at every step, `absence` says why in words, from what the JSON lacks
+(no `server` block at all: the target exposed no /metrics; no successful request; …), and
+the chart helper shows those words instead of an empty line.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reports.charts import PALETTE, Marker, Series, line_chart
+from reports.charts import PALETTE, Marker, Series, line_chart, no_data
 from reports.fields import number, pick
 
-__all__ = ["DEFAULT_METRIC_DEFINITIONS", "offered_load_label", "overlay_charts", "ramp_view", "server_figure"]
+__all__ = ["DEFAULT_METRIC_DEFINITIONS", "absence", "offered_load_label", "overlay_charts", "ramp_view",
+           "server_figure"]
 
 LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 
@@ -43,6 +47,13 @@ _SERVER_KEYS: dict[str, tuple[str, ...]] = {
     "waiting": ("waiting", "num_requests_waiting", "waiting_mean"),
     "preemptions_per_s": ("preemptions_per_s", "preemption_rate", "preemptions_rate"),
 }
+# What vLLM exposes for each server figure: named when /metrics answered without it.
+_SERVER_METRICS: dict[str, str] = {
+    "kv_cache_usage": "vllm:kv_cache_usage_perc (or the older vllm:gpu_cache_usage_perc)",
+    "running": "vllm:num_requests_running",
+    "waiting": "vllm:num_requests_waiting",
+    "preemptions_per_s": "vllm:num_preemptions_total sampled twice or more within a step",
+}
 
 
 def server_figure(step: Mapping[str, Any], name: str) -> float | None:
@@ -53,6 +64,27 @@ def server_figure(step: Mapping[str, Any], name: str) -> float | None:
     return number(pick(server, *_SERVER_KEYS[name]))
 
 
+def absence(steps: Sequence[Mapping[str, Any]], figure: str, ramp: str = "the ramp") -> str:
+    """Why no step of `ramp` has `figure` (a step key such as `itl_s`, or a server figure), in words.
+
+    Read from what the JSON lacks, so an old or partial file gets as honest an answer as a new one.
+    """
+    if not steps:
+        return f"{ramp} has no steps"
+    if figure in _SERVER_KEYS:
+        if not any(isinstance(s.get("server"), Mapping) and s.get("server") for s in steps):
+            return f"the target exposed no /metrics during {ramp}"
+        return f"the server's /metrics had no {_SERVER_METRICS[figure]}"
+    if not any(figure in s for s in steps):
+        return f"{ramp} records no {figure} (an older or partial file)"
+    ok = [number(s.get("ok_requests")) for s in steps]
+    if any(o is not None for o in ok) and not any(ok):
+        return f"no request of {ramp} succeeded"
+    if figure in ("itl_s", "tpot_s"):
+        return f"no successful request of {ramp} streamed more than one token, so there are no gaps between tokens"
+    return f"no step of {ramp} has a value for {figure}"
+
+
 def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
     """Table rows, charts and markers for one ramp document."""
     steps = [s for s in (ramp.get("steps") or []) if isinstance(s, Mapping)]
@@ -61,15 +93,20 @@ def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
     load_label = offered_load_label(ramp)
     markers = _markers(ramp)
     rows = [_row(i, s) for i, s in enumerate(steps)]
-    charts: list[dict[str, str]] = []
-    if steps:
+    if not steps:
+        stopped = ramp.get("stopped_early")
+        why = absence(steps, "steps") + (f" (stopped early: {stopped})" if stopped else "")
+        charts = [{"title": "Charts", "svg": no_data("charts", why)}]
+    else:
         charts = [
             {"title": "TTFT vs offered load",
              "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[:1])},
             {"title": "ITL and TPOT vs offered load",
              "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[1:3])},
-            {"title": "Throughput vs offered load", "svg": _throughput_chart(steps, offered, valid, load_label, markers)},
-            {"title": "Server state vs offered load", "svg": _server_chart(steps, offered, valid, load_label, markers)},
+            {"title": "Throughput vs offered load",
+             "svg": _throughput_chart(steps, offered, valid, load_label, markers)},
+            {"title": "Server state vs offered load",
+             "svg": _server_chart(steps, offered, valid, load_label, markers)},
         ]
     definitions = dict(DEFAULT_METRIC_DEFINITIONS)
     given = ramp.get("metric_definitions")
@@ -121,9 +158,11 @@ def overlay_charts(
                 valid=[bool(s.get("valid", True)) for s in steps],
                 dashed=dashed,
                 band=_band(ramp_bands, len(steps), band_key, 1000.0),
+                missing=absence(steps, key, f"the {label} ramp"),
             ))
         out.append({"title": f"{name}: {labels[0]} vs {labels[1]}",
-                    "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series)})
+                    "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series,
+                                      subject=name)})
     series = []
     for label, ramp, dashed, ramp_bands in ramps:
         steps = _steps(ramp)
@@ -134,10 +173,11 @@ def overlay_charts(
             valid=[bool(s.get("valid", True)) for s in steps],
             dashed=dashed,
             band=_band(ramp_bands, len(steps), "output_tokens_per_s", 1.0),
+            missing=absence(steps, "output_tokens_per_s", f"the {label} ramp"),
         ))
     out.append({"title": f"Throughput: {labels[0]} vs {labels[1]}",
                 "svg": line_chart(f"Output throughput, {labels[0]} vs {labels[1]}", load_label,
-                                  "tokens/s", series)})
+                                  "tokens/s", series, subject="output throughput")})
     return out
 
 
@@ -153,7 +193,7 @@ def _band(bands: Sequence[Any] | None, count: int, name: str, scale: float) -> t
     for k in range(count):
         band = bands[k] if k < len(bands) and isinstance(bands[k], Mapping) else {}
         figure = band.get(name) if isinstance(band.get(name), Mapping) else {}
-        for edge, side in zip(edges, ("low", "high")):
+        for edge, side in zip(edges, ("low", "high"), strict=True):
             value = number(figure.get(side))
             edge.append(None if value is None else value * scale)
     return edges if any(v is not None for v in edges[0] + edges[1]) else None
@@ -248,39 +288,42 @@ def _markers(ramp: Mapping[str, Any]) -> list[Marker]:
 
 def _latency_chart(steps, offered, valid, load_label, markers, metrics) -> str:
     series = []
-    for (key, name), colour in zip(metrics, PALETTE):
+    for (key, name), colour in zip(metrics, PALETTE, strict=False):
         for which, dashed in (("p50", True), ("p99", False)):
             ys = [_ms(_percentile(s, key, which)) for s in steps]
-            if any(y is not None for y in ys):
-                series.append(Series(f"{name} {which}", offered, ys, valid, dashed=dashed, colour=colour))
+            series.append(Series(f"{name} {which}", offered, ys, valid, dashed=dashed, colour=colour,
+                                 missing=absence(steps, key)))
     names = " and ".join(name for _, name in metrics)
-    return line_chart(f"{names} (p50 dashed, p99 solid)", load_label, "ms", series, markers)
+    return line_chart(f"{names} (p50 dashed, p99 solid)", load_label, "ms", series, markers, subject=names)
 
 
 def _throughput_chart(steps, offered, valid, load_label, markers) -> str:
     series = [
-        Series("output tokens/s", offered, [number(s.get("output_tokens_per_s")) for s in steps], valid),
+        Series("output tokens/s", offered, [number(s.get("output_tokens_per_s")) for s in steps], valid,
+               missing=absence(steps, "output_tokens_per_s")),
         Series("achieved req/s", offered, [number(pick(s, "achieved_rate", "achieved_rps")) for s in steps],
-               valid, secondary_axis=True),
+               valid, secondary_axis=True, missing=absence(steps, "achieved_rate")),
         Series("goodput req/s", offered, [number(s.get("goodput_rps")) for s in steps], valid,
-               dashed=True, secondary_axis=True),
+               dashed=True, secondary_axis=True, missing=absence(steps, "goodput_rps")),
     ]
-    return line_chart("Throughput", load_label, "output tokens/s", series, markers, y2_label="requests/s")
+    return line_chart("Throughput", load_label, "output tokens/s", series, markers, y2_label="requests/s",
+                      subject="throughput")
 
 
 def _server_chart(steps, offered, valid, load_label, markers) -> str:
-    kv = [server_figure(s, "kv_cache_usage") for s in steps]
+    def figure(name: str, label: str, **style: Any) -> Series:
+        return Series(label, offered, [server_figure(s, name) for s in steps], valid,
+                      missing=absence(steps, name), **style)
+
     series = [
-        Series("KV cache usage (0–1)", offered, kv, valid),
-        Series("waiting requests", offered, [server_figure(s, "waiting") for s in steps], valid,
-               secondary_axis=True),
-        Series("running requests", offered, [server_figure(s, "running") for s in steps], valid,
-               dashed=True, secondary_axis=True),
-        Series("preemptions/s", offered, [server_figure(s, "preemptions_per_s") for s in steps], valid,
-               dashed=True, secondary_axis=True),
+        figure("kv_cache_usage", "KV cache usage (0–1)"),
+        figure("waiting", "waiting requests", secondary_axis=True),
+        figure("running", "running requests", dashed=True, secondary_axis=True),
+        figure("preemptions_per_s", "preemptions/s", dashed=True, secondary_axis=True),
     ]
     return line_chart("Server KV usage, queue and preemptions", load_label, "KV cache usage (fraction)",
-                      series, markers, y2_label="requests · preemptions/s")
+                      series, markers, y2_label="requests · preemptions/s",
+                      subject="server KV usage, queue or preemptions")
 
 
 def _definition_text(value: Any) -> str:

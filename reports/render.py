@@ -120,7 +120,7 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "rejected": [{"rule": r.get("rule") or "?", "change": _change(r["change"]), "reason": r.get("reason") or ""}
                      for r in (doc.get("rejected_changes") or [])
                      if isinstance(r, Mapping) and isinstance(r.get("change"), Mapping)],
-        "rule_errors": [e for e in (doc.get("rule_errors") or [])],
+        "rule_errors": list(doc.get("rule_errors") or []),
         "rules_run": len(doc.get("rules_run") or []),
         "severity_classes": SEVERITY_CLASSES,
     }
@@ -200,8 +200,9 @@ def demo_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "before_command": before_cmd,
         "after_command": after_cmd,
         "diff": command_diff(before_cmd, after_cmd) if before_cmd and after_cmd else [],
+        # both ramps present: a side without steps is said in words by the chart helper
         "overlay": overlay_charts(before_ramp, after_ramp)
-        if before_ramp.get("steps") and after_ramp.get("steps") else [],
+        if isinstance(before_ramp.get("steps"), list) and isinstance(after_ramp.get("steps"), list) else [],
         "triage": triage_view(triage) if triage else None,
         # the after-ramp as predicted before the restart, when the demo made a prediction (a tune round's form)
         "prediction": prediction_check(doc.get("predicted") or after.get("predicted"), after_ramp,
@@ -296,7 +297,7 @@ def _change(change: Mapping[str, Any]) -> dict[str, Any]:
     effect_text, effect_figures = None, {}
     if isinstance(effect, Mapping):
         effect_text = effect.get("text") or None
-        effect_figures = {k: v for k, v in (effect.get("figures") or {}).items()} \
+        effect_figures = dict(effect.get("figures") or {}) \
             if isinstance(effect.get("figures"), Mapping) else {}
         if not effect_text and not effect_figures:
             effect_figures = dict(effect)
