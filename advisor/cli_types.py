@@ -133,8 +133,10 @@ def command_line(text: str) -> str:
     try:
         shlex.split(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a command line ({exc}); quote it as a shell would, "
-                                         "e.g. \"--max-num-seqs 8 --enable-prefix-caching\"") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a command line ({exc}); quote it as a shell would, "
+            'e.g. "--max-num-seqs 8 --enable-prefix-caching"'
+        ) from None
     return text
 
 
@@ -188,4 +190,3 @@ def _int(text: str, expected: str) -> int:
         return int(text)
     except (TypeError, ValueError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; pass {expected}") from None
-

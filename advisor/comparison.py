@@ -25,18 +25,41 @@ class Comparison(BaseModel):
 
 def compare_ramps(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Comparison]:
     """Headline figures: safe operating point, and latency/throughput at the top common load."""
-    rows = [_row("safe operating point (offered load)", safe_point(before), safe_point(after), "higher",
-                 "highest valid step meeting the SLOs (loadtest's safe_operating_point)")]
+    rows = [
+        _row(
+            "safe operating point (offered load)",
+            safe_point(before),
+            safe_point(after),
+            "higher",
+            "highest valid step meeting the SLOs (loadtest's safe_operating_point)",
+        )
+    ]
     load = common_top_load(before, after)
     if load is not None:
-        for metric, label, better in (("ttft_s", "TTFT p99 (s)", "lower"), ("itl_s", "ITL p99 (s)", "lower"),
-                                      ("e2e_s", "E2E p99 (s)", "lower")):
-            rows.append(_row(f"{label} at offered {load:g}", p99_at(before, metric, load),
-                             p99_at(after, metric, load), better,
-                             f"p99 of {metric} in the step with offered load {load:g}"))
+        for metric, label, better in (
+            ("ttft_s", "TTFT p99 (s)", "lower"),
+            ("itl_s", "ITL p99 (s)", "lower"),
+            ("e2e_s", "E2E p99 (s)", "lower"),
+        ):
+            rows.append(
+                _row(
+                    f"{label} at offered {load:g}",
+                    p99_at(before, metric, load),
+                    p99_at(after, metric, load),
+                    better,
+                    f"p99 of {metric} in the step with offered load {load:g}",
+                )
+            )
         for key, label in (("output_tokens_per_s", "output tokens/s"), ("goodput_rps", "goodput req/s")):
-            rows.append(_row(f"{label} at offered {load:g}", _figure_at(before, key, load),
-                             _figure_at(after, key, load), "higher", f"{key} of the step with offered load {load:g}"))
+            rows.append(
+                _row(
+                    f"{label} at offered {load:g}",
+                    _figure_at(before, key, load),
+                    _figure_at(after, key, load),
+                    "higher",
+                    f"{key} of the step with offered load {load:g}",
+                )
+            )
     return rows
 
 
@@ -74,7 +97,8 @@ def _valid_loads(ramp: Mapping[str, Any]) -> set[float]:
     return {float(s["offered"]) for s in ramp.get("steps") or [] if s.get("valid") and s.get("ok_requests", 1)}
 
 
-def _row(name: str, before: float | None, after: float | None, better: Literal["higher", "lower"],
-         definition: str) -> Comparison:
+def _row(
+    name: str, before: float | None, after: float | None, better: Literal["higher", "lower"], definition: str
+) -> Comparison:
     ratio = after / before if (before not in (None, 0) and after is not None) else None
     return Comparison(name=name, before=before, after=after, ratio=ratio, better=better, definition=definition)

@@ -29,8 +29,16 @@ from advisor.measure import Measurement, RampSettings, measure
 from advisor.tune_criterion import TuneCriterion
 from advisor.vllm_launch import reference_command
 
-__all__ = ["POOR_FLAGS", "DemoResult", "DemoSettings", "Engine", "default_base_flags", "poor_command", "run_demo",
-           "start_command"]
+__all__ = [
+    "POOR_FLAGS",
+    "DemoResult",
+    "DemoSettings",
+    "Engine",
+    "default_base_flags",
+    "poor_command",
+    "run_demo",
+    "start_command",
+]
 
 Progress = Callable[[str], None]
 Engine = Literal["bundled", "vllm"]
@@ -64,8 +72,10 @@ def start_command(engine: Engine, flags: list[str], model: str | None = None) ->
     for word in flags:
         flag = word.split("=", 1)[0]
         if flag in BUNDLED_ONLY_FLAGS:
-            raise UserError(f"--engine vllm: {flag} is the bundled engine's flag and vLLM has none "
-                            f"({BUNDLED_ONLY_FLAGS[flag]}); leave it out")
+            raise UserError(
+                f"--engine vllm: {flag} is the bundled engine's flag and vLLM has none "
+                f"({BUNDLED_ONLY_FLAGS[flag]}); leave it out"
+            )
     return reference_command(flags, model)
 
 
@@ -140,12 +150,20 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
         progress(f"demo 2/3: {why_not}; skipping the second ramp")
     else:
         first = chosen["changes"][0]
-        applied = AppliedChange(rule=chosen["rule"], title=chosen["title"], flag=first["flag"],
-                                current=first.get("current"), proposed=str(first["proposed"]),
-                                reason=first.get("reason", ""), all_changes=chosen["changes"])
+        applied = AppliedChange(
+            rule=chosen["rule"],
+            title=chosen["title"],
+            flag=first["flag"],
+            current=first.get("current"),
+            proposed=str(first["proposed"]),
+            reason=first.get("reason", ""),
+            all_changes=chosen["changes"],
+        )
         fixed = apply(poor, chosen["changes"])
-        progress(f"demo 2/3: applying {chosen['rule']}: "
-                 + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"]))
+        progress(
+            f"demo 2/3: applying {chosen['rule']}: "
+            + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
+        )
         try:
             after = measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
         except UserError as exc:  # keep what was measured: the before run and its triage still stand
@@ -155,18 +173,30 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
     predicted = chosen.get("predicted") if chosen else None
     errors = figure_errors(predicted, after.ramp) if after and predicted else {}
     if errors.get("median_abs_error"):
-        progress("demo: prediction error (median over steps): " + ", ".join(
-            f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items()))
+        progress(
+            "demo: prediction error (median over steps): "
+            + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
+        )
     progress("demo 3/3: writing the result and the report")
     return DemoResult(
-        model=_model_label(settings), settings=settings,
-        summary=_summary(before, applied, comparison, errors), before=before, triage=before.triage,
-        applied_change=applied, after=after, comparison=comparison, predicted=predicted,
-        predicted_decision=chosen.get("predicted_decision") if chosen else None, prediction_error=errors,
+        model=_model_label(settings),
+        settings=settings,
+        summary=_summary(before, applied, comparison, errors),
+        before=before,
+        triage=before.triage,
+        applied_change=applied,
+        after=after,
+        comparison=comparison,
+        predicted=predicted,
+        predicted_decision=chosen.get("predicted_decision") if chosen else None,
+        prediction_error=errors,
         candidates=candidates,
-        timings={"total_s": round(time.monotonic() - started, 1), "before_startup_s": before.startup_s,
-                 "before_ramp_s": before.ramp_s,
-                 **({"after_startup_s": after.startup_s, "after_ramp_s": after.ramp_s} if after else {})},
+        timings={
+            "total_s": round(time.monotonic() - started, 1),
+            "before_startup_s": before.startup_s,
+            "before_ramp_s": before.ramp_s,
+            **({"after_startup_s": after.startup_s, "after_ramp_s": after.ramp_s} if after else {}),
+        },
         notes=notes,
     )
 
@@ -187,22 +217,33 @@ def _model_label(settings: DemoSettings) -> str:
     return f"{label} on vLLM" if settings.engine == "vllm" else label
 
 
-def _summary(before: Measurement, applied: AppliedChange | None, comparison: list[Comparison],
-             errors: dict[str, Any] | None = None) -> str:
+def _summary(
+    before: Measurement,
+    applied: AppliedChange | None,
+    comparison: list[Comparison],
+    errors: dict[str, Any] | None = None,
+) -> str:
     if applied is None:
         return f"Measured '{before.command}'; triage proposed no flag change."
     if not comparison:
-        return (f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
-                f"{applied.flag} {applied.current} → {applied.proposed}; the 'after' run did not complete.")
+        return (
+            f"Started with '{before.command}'. Triage ranked {applied.rule} first and proposed "
+            f"{applied.flag} {applied.current} → {applied.proposed}; the 'after' run did not complete."
+        )
     moved = "; ".join(f"{c.name}: {_fmt(c.before)} → {_fmt(c.after)}" for c in comparison[:3])
-    text = (f"Started with '{before.command}'. Triage ranked {applied.rule} first; the performance model chose "
-            f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}.")
+    text = (
+        f"Started with '{before.command}'. Triage ranked {applied.rule} first; the performance model chose "
+        f"{applied.flag} {applied.current} → {applied.proposed}. After the change: {moved}."
+    )
     safe = (errors or {}).get("safe_operating_point") or {}
     if safe:
         median = (errors or {}).get("median_abs_error") or {}
-        text += (f" Predicted safe operating point {_fmt(safe.get('predicted'))}, measured "
-                 f"{_fmt(safe.get('measured'))}; median prediction error "
-                 + ", ".join(f"{name} {value:.0%}" for name, value in median.items()) + ".")
+        text += (
+            f" Predicted safe operating point {_fmt(safe.get('predicted'))}, measured "
+            f"{_fmt(safe.get('measured'))}; median prediction error "
+            + ", ".join(f"{name} {value:.0%}" for name, value in median.items())
+            + "."
+        )
     return text
 
 

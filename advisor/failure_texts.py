@@ -18,7 +18,9 @@ DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 
 def no_cache_blocks(version: Version) -> str:
     """Available KV memory ≤ 0 (weights + activation + overheads ≥ requested memory)."""
-    text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine"
+    text = (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine"
+    )
     if version >= (0, 22, 0):
         text += " (this flag also controls CPU memory reservation on the CPU backend, despite its name)"
     text += "."

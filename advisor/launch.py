@@ -26,8 +26,16 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.vllm_launch import is_vllm_command, offline_env, resolve_vllm_words
 
-__all__ = ["EngineProcess", "EngineStartError", "bundled_command", "display_command", "free_port", "launch_env",
-           "launch_words", "startup_note"]
+__all__ = [
+    "EngineProcess",
+    "EngineStartError",
+    "bundled_command",
+    "display_command",
+    "free_port",
+    "launch_env",
+    "launch_words",
+    "startup_note",
+]
 
 log = logging.getLogger("servops.launch")
 Progress = Callable[[str], None]
@@ -81,8 +89,15 @@ def free_port(host: str = "127.0.0.1") -> int:
 class EngineProcess:
     """One engine process on 127.0.0.1; a context manager that always stops what it started."""
 
-    def __init__(self, command: ServeCommand, log_path: Path, *, host: str = "127.0.0.1",
-                 startup_timeout_s: float = 600.0, progress: Progress = lambda line: None) -> None:
+    def __init__(
+        self,
+        command: ServeCommand,
+        log_path: Path,
+        *,
+        host: str = "127.0.0.1",
+        startup_timeout_s: float = 600.0,
+        progress: Progress = lambda line: None,
+    ) -> None:
         self.command = command
         self.log_path = log_path
         self.host = host
@@ -113,8 +128,12 @@ class EngineProcess:
         log.debug("launching %s", shlex.join(argv))
         try:
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-                start_new_session=True, env=launch_env(self.command),
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=launch_env(self.command),
             )
         except OSError as exc:
             self._close_log()
@@ -144,8 +163,9 @@ class EngineProcess:
         except OSError:
             return []
         # Skip traceback underline rows (^^^^ / ~~~~): they say nothing on one line.
-        return [line.strip() for line in text.strip().splitlines()
-                if line.strip() and line.strip().strip("^~ ")][-lines:]
+        return [line.strip() for line in text.strip().splitlines() if line.strip() and line.strip().strip("^~ ")][
+            -lines:
+        ]
 
     def _wait_healthy(self) -> None:
         started = time.monotonic()
@@ -156,8 +176,7 @@ class EngineProcess:
             code = self._proc.poll()
             if code is not None:
                 tail = " / ".join(self.log_tail(2)) or "no output"
-                raise EngineStartError(
-                    f"engine exited with code {code} during startup ({tail}); see {self.log_path}")
+                raise EngineStartError(f"engine exited with code {code} during startup ({tail}); see {self.log_path}")
             if _healthy(self.base_url):
                 self.progress(f"engine ready at {self.base_url} after {time.monotonic() - started:.0f} s")
                 return
@@ -169,8 +188,8 @@ class EngineProcess:
                 next_note += 15.0
             time.sleep(0.5)
         raise EngineStartError(
-            f"engine not healthy after {self.startup_timeout_s:.0f} s; see {self.log_path} "
-            f"or raise --startup-timeout")
+            f"engine not healthy after {self.startup_timeout_s:.0f} s; see {self.log_path} or raise --startup-timeout"
+        )
 
     def _signal(self, proc: subprocess.Popen, sig: int) -> None:
         try:
@@ -203,5 +222,4 @@ def _healthy(base_url: str) -> bool:
 def display_command(command: ServeCommand) -> str:
     """The command as shown in reports and given to triage (launcher-owned flags left out)."""
     flags = {k: v for k, v in command.flags.items() if k not in _LAUNCHER_FLAGS}
-    return ServeCommand(env=dict(command.env), program=list(command.program), model=command.model,
-                        flags=flags).render()
+    return ServeCommand(env=dict(command.env), program=list(command.program), model=command.model, flags=flags).render()

@@ -46,9 +46,12 @@ class RampSettings(BaseModel):
     request_timeout_s: float = Field(default=90.0, gt=0)
     triage_interval_s: float = Field(default=4.0, gt=0, description="seconds between the two /metrics scrapes")
     startup_timeout_s: float = Field(default=600.0, gt=0)
-    extend_to_knee: bool = Field(default=True, description="when the ramp finds no knee, ramp on at 2x and 4x the "
-                                 "top level (up to max_concurrency): a safe point at the top tested step "
-                                 "measures nothing")
+    extend_to_knee: bool = Field(
+        default=True,
+        description="when the ramp finds no knee, ramp on at 2x and 4x the "
+        "top level (up to max_concurrency): a safe point at the top tested step "
+        "measures nothing",
+    )
     max_concurrency: int = Field(default=64, ge=1)
 
 
@@ -65,15 +68,25 @@ class Measurement(BaseModel):
     ramp_s: float
 
 
-def measure(command: ServeCommand, settings: RampSettings, out_dir: Path, label: str,
-            progress: Progress, with_triage: bool = True) -> Measurement:
+def measure(
+    command: ServeCommand,
+    settings: RampSettings,
+    out_dir: Path,
+    label: str,
+    progress: Progress,
+    with_triage: bool = True,
+) -> Measurement:
     """Launch `command`, ramp it (triaging during the last step), stop it; always stops it."""
     shown = display_command(command)
     log_path = out_dir / f"engine-{label}.log"
     progress(f"[{label}] starting: {shown}")
     started = time.monotonic()
-    with EngineProcess(command, log_path, startup_timeout_s=settings.startup_timeout_s,
-                       progress=lambda line: progress(f"[{label}] {line}")) as engine:
+    with EngineProcess(
+        command,
+        log_path,
+        startup_timeout_s=settings.startup_timeout_s,
+        progress=lambda line: progress(f"[{label}] {line}"),
+    ) as engine:
         startup_s = time.monotonic() - started
         triage_box: dict[str, Any] = {}
         trigger = _TriageTrigger(engine.base_url, log_path, shown, settings, triage_box, progress, label)
@@ -92,14 +105,20 @@ def measure(command: ServeCommand, settings: RampSettings, out_dir: Path, label:
         ramp_s = time.monotonic() - ramp_started
     progress(f"[{label}] engine stopped; {ramp.summary}")
     return Measurement(
-        label=label, command=shown, ramp=ramp.model_dump(mode="json"),
-        triage=triage_box.get("result"), triage_error=triage_box.get("error"), log_path=str(log_path),
-        startup_s=round(startup_s, 1), ramp_s=round(ramp_s, 1),
+        label=label,
+        command=shown,
+        ramp=ramp.model_dump(mode="json"),
+        triage=triage_box.get("result"),
+        triage_error=triage_box.get("error"),
+        log_path=str(log_path),
+        startup_s=round(startup_s, 1),
+        ramp_s=round(ramp_s, 1),
     )
 
 
-def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = frozenset(),
-               allow_unsafe: bool = False) -> dict[str, Any] | None:
+def top_change(
+    triage: dict[str, Any] | None, skip: set[tuple[str, str]] = frozenset(), allow_unsafe: bool = False
+) -> dict[str, Any] | None:
     """The highest-ranked finding's flag changes (applied together), minus pairs in `skip`.
 
     Changes marked `safety: unsafe` (they can reject requests or change outputs, e.g. a
@@ -108,16 +127,20 @@ def top_change(triage: dict[str, Any] | None, skip: set[tuple[str, str]] = froze
     Returns {"rule", "title", "changes": [{flag, current, proposed, reason}]} or None.
     """
     for finding in (triage or {}).get("findings") or []:
-        changes = [c for c in finding.get("changes") or []
-                   if (c.get("flag"), str(c.get("proposed"))) not in skip
-                   and (allow_unsafe or c.get("safety", "safe") != "unsafe")]
+        changes = [
+            c
+            for c in finding.get("changes") or []
+            if (c.get("flag"), str(c.get("proposed"))) not in skip
+            and (allow_unsafe or c.get("safety", "safe") != "unsafe")
+        ]
         if changes:
             return {"rule": finding.get("rule"), "title": finding.get("title"), "changes": changes}
     return None
 
 
-def _extend_to_knee(ramp: RampResult, base_url: str, settings: RampSettings, label: str,
-                    progress: Progress) -> RampResult:
+def _extend_to_knee(
+    ramp: RampResult, base_url: str, settings: RampSettings, label: str, progress: Progress
+) -> RampResult:
     """Ramp on at 2x and 4x the top level, up to max_concurrency, while the ramp has not bounded
     the server: no knee found, or the safe operating point is the top step tested.
 
@@ -135,10 +158,16 @@ def _extend_to_knee(ramp: RampResult, base_url: str, settings: RampSettings, lab
         steps = [*ramp.steps, *(s.model_copy(update={"step": len(ramp.steps) + s.step}) for s in more.steps)]
         knee = find_knee(steps, factor=ramp.config.get("knee_factor", DEFAULT_FACTOR))
         config = {**ramp.config, "levels": [s.offered for s in steps], "extended_at_step": len(ramp.steps)}
-        ramp = ramp.model_copy(update={
-            "steps": steps, "knee": knee, "config": config, "stopped_early": more.stopped_early,
-            "safe_operating_point": safe_operating_point(steps, knee, bool(parse_slos(settings.slo))),
-            "summary": more.summary})
+        ramp = ramp.model_copy(
+            update={
+                "steps": steps,
+                "knee": knee,
+                "config": config,
+                "stopped_early": more.stopped_early,
+                "safe_operating_point": safe_operating_point(steps, knee, bool(parse_slos(settings.slo))),
+                "summary": more.summary,
+            }
+        )
     return ramp
 
 
@@ -151,25 +180,47 @@ def _unbounded(ramp: RampResult) -> bool:
 
 def _ramp_config(base_url: str, settings: RampSettings, levels: list[int] | None = None) -> RampConfig:
     return RampConfig(
-        endpoint=base_url, mode="concurrency", levels=[float(c) for c in (levels or settings.concurrency)],
-        step_s=settings.step_s, warmup_s=settings.warmup_s, cooldown_s=settings.cooldown_s,
-        workload=WorkloadSpec(input_len=LengthSpec(mean=settings.input_len),
-                              output_len=LengthSpec(mean=settings.output_len)),
-        slo=settings.slo, request_timeout_s=settings.request_timeout_s,
+        endpoint=base_url,
+        mode="concurrency",
+        levels=[float(c) for c in (levels or settings.concurrency)],
+        step_s=settings.step_s,
+        warmup_s=settings.warmup_s,
+        cooldown_s=settings.cooldown_s,
+        workload=WorkloadSpec(
+            input_len=LengthSpec(mean=settings.input_len), output_len=LengthSpec(mean=settings.output_len)
+        ),
+        slo=settings.slo,
+        request_timeout_s=settings.request_timeout_s,
     )
 
 
 class _TriageTrigger:
     """Runs triage in a thread once the ramp's last step begins, so it sees the server loaded."""
 
-    def __init__(self, base_url: str, log_path: Path, command: str, settings: RampSettings,
-                 box: dict[str, Any], progress: Progress, label: str) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        log_path: Path,
+        command: str,
+        settings: RampSettings,
+        box: dict[str, Any],
+        progress: Progress,
+        label: str,
+    ) -> None:
         self.request = TriageRequest(
-            endpoint=base_url, logs=str(log_path), server_args=command,
-            metrics_interval_s=min(settings.triage_interval_s, settings.step_s / 3), timeout_s=10.0,
-            workload=Workload(p50_input_tokens=settings.input_len, p95_input_tokens=settings.input_len,
-                              p50_output_tokens=settings.output_len, p95_output_tokens=settings.output_len,
-                              client_concurrency=max(settings.concurrency), ttft_slo_s=_ttft_slo(settings.slo)),
+            endpoint=base_url,
+            logs=str(log_path),
+            server_args=command,
+            metrics_interval_s=min(settings.triage_interval_s, settings.step_s / 3),
+            timeout_s=10.0,
+            workload=Workload(
+                p50_input_tokens=settings.input_len,
+                p95_input_tokens=settings.input_len,
+                p50_output_tokens=settings.output_len,
+                p95_output_tokens=settings.output_len,
+                client_concurrency=max(settings.concurrency),
+                ttft_slo_s=_ttft_slo(settings.slo),
+            ),
         )
         self.total = len(settings.concurrency)
         # Wait out the step's warm-up: new closed-loop streams are still being spawned then,
@@ -181,8 +232,10 @@ class _TriageTrigger:
     def observe(self, line: str) -> None:
         match = _STEP_LINE.match(line)
         if match and self.thread is None and int(match.group(1)) == self.total - 1:
-            self.progress(f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step "
-                          f"(after its {self.delay_s:g} s warm-up)")
+            self.progress(
+                f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step "
+                f"(after its {self.delay_s:g} s warm-up)"
+            )
             self.thread = threading.Thread(target=self._run, args=(self.delay_s,), daemon=True)
             self.thread.start()
 

@@ -93,8 +93,16 @@ class MemoryBreakdown(BaseModel):
     vllm_version: str
 
     MEMORY_KEYS: ClassVar[tuple[str, ...]] = (
-        "total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib",
-        "cudagraph_gib", "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks",
+        "total_gib",
+        "requested_gib",
+        "weights_gib",
+        "activation_gib",
+        "non_torch_gib",
+        "cudagraph_gib",
+        "kv_pool_gib",
+        "kv_bytes_per_token",
+        "kv_cache_tokens",
+        "num_blocks",
         "max_concurrency",
     )
 
@@ -143,9 +151,7 @@ def estimate_memory(
         kv_tokens = int(concurrency * max_model_len)
     else:
         kv_tokens = num_blocks * block_size
-    fitting_len = max_len_for_kv_bytes(
-        model, available * GIB, kv_per_token, block_size, batched_tokens
-    )
+    fitting_len = max_len_for_kv_bytes(model, available * GIB, kv_per_token, block_size, batched_tokens)
 
     failure: str | None = None
     if free_memory_gib is not None and free_memory_gib < requested:
@@ -184,7 +190,10 @@ def estimate_memory(
 
 
 def max_len_for_kv_bytes(
-    model: ModelSpec, available_bytes: float, kv_bytes_per_token: int, block_size: int,
+    model: ModelSpec,
+    available_bytes: float,
+    kv_bytes_per_token: int,
+    block_size: int,
     max_num_batched_tokens: int,
 ) -> int:
     """Largest max_model_len (≤ the model's limit) whose one request fits in `available_bytes`.

@@ -32,11 +32,23 @@ DTYPE_BYTES = {"bfloat16": 2.0, "float16": 2.0, "half": 2.0, "float32": 4.0, "fl
 # mxfp4: 4 bits + an 8-bit scale per 32 = 0.53; nvfp4: 4 bits + an fp8 scale per 16 = 0.56
 # (the formats' block sizes; not measured in the reference).
 QUANT_WEIGHT_BYTES = {
-    "fp8": 1.0, "fbgemm_fp8": 1.0, "modelopt": 1.0, "ptpc_fp8": 1.0,
-    "int8": 1.0, "w8a8": 1.0, "experts_int8": 1.0,
-    "awq": 0.52, "awq_marlin": 0.52, "gptq": 0.52, "gptq_marlin": 0.52,
-    "bitsandbytes": 0.52, "marlin": 0.52, "int4": 0.52,
-    "mxfp4": 0.53, "modelopt_fp4": 0.56, "nvfp4": 0.56,
+    "fp8": 1.0,
+    "fbgemm_fp8": 1.0,
+    "modelopt": 1.0,
+    "ptpc_fp8": 1.0,
+    "int8": 1.0,
+    "w8a8": 1.0,
+    "experts_int8": 1.0,
+    "awq": 0.52,
+    "awq_marlin": 0.52,
+    "gptq": 0.52,
+    "gptq_marlin": 0.52,
+    "bitsandbytes": 0.52,
+    "marlin": 0.52,
+    "int4": 0.52,
+    "mxfp4": 0.53,
+    "modelopt_fp4": 0.56,
+    "nvfp4": 0.56,
 }
 
 
@@ -53,7 +65,11 @@ def weight_bytes_per_param(dtype_bytes: float, quantization: str | None) -> floa
 
 
 def weights_gib_per_gpu(
-    model: ModelSpec, dtype_bytes: float, quantization: str | None, tp: int, pp: int,
+    model: ModelSpec,
+    dtype_bytes: float,
+    quantization: str | None,
+    tp: int,
+    pp: int,
     rope_cache: bool = True,
 ) -> float:
     """Weights one GPU holds: linear layers at the quantized width, embeddings at dtype width.

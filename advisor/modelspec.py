@@ -104,9 +104,7 @@ def spec_from_config(config: dict[str, Any], name: str, hf_id: str | None = None
     if config.get("use_sliding_window") is False or not isinstance(window, int):
         window = None  # Qwen2/3 configs carry a window they do not use
     quant = config.get("quantization_config") or {}
-    experts = int(
-        config.get("num_local_experts") or config.get("n_routed_experts") or config.get("num_experts") or 0
-    )
+    experts = int(config.get("num_local_experts") or config.get("n_routed_experts") or config.get("num_experts") or 0)
     if is_mla:
         kv_lora, rope = int(config["kv_lora_rank"]), int(config["qk_rope_head_dim"])
     return ModelSpec(
@@ -223,8 +221,20 @@ def _spec_from_dir(path: Path) -> ModelSpec:
     return spec.model_copy(update={"param_count": params, "native_weight_bytes": weight_bytes})
 
 
-_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2,
-                "I8": 1, "U8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "BOOL": 1}
+_DTYPE_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "BOOL": 1,
+}
 
 
 def _safetensors_totals(path: Path) -> tuple[int, int] | None:

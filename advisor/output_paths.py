@@ -37,8 +37,9 @@ def check_output_file(path: str | Path | None, flag: str) -> None:
         with open(target, "a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise UserError(f"{flag} {target}: cannot write there ({exc.strerror or exc}); "
-                        "pass a path in a writable folder") from None
+        raise UserError(
+            f"{flag} {target}: cannot write there ({exc.strerror or exc}); pass a path in a writable folder"
+        ) from None
     if not existed:
         target.unlink(missing_ok=True)
 
@@ -55,8 +56,9 @@ def check_output_dir(path: str | Path | None, flag: str) -> None:
         probe.write_text("", encoding="utf-8")
         probe.unlink()
     except OSError as exc:
-        raise UserError(f"{flag} {folder}: cannot write there ({exc.strerror or exc}); "
-                        "pass a writable folder") from None
+        raise UserError(
+            f"{flag} {folder}: cannot write there ({exc.strerror or exc}); pass a writable folder"
+        ) from None
 
 
 def _refuse_file_in_the_way(folder: Path, flag: str, given: Path) -> None:

@@ -93,8 +93,14 @@ def recommend(
     if gpu.arch == "cpu":  # the bundled engine speaks vLLM's flags; its budget is stated
         launcher = ["servops serve", target, f"--device cpu --device-memory-gib {gpu.usable_gib:g}"]
     command = " ".join([*launcher, *(f"{r.flag} {r.value}".strip() for r in recs)])
-    return Plan(launch=launch, data_parallel_size=replicas, memory=memory,
-                recommendations=recs, warnings=warnings, command=command)
+    return Plan(
+        launch=launch,
+        data_parallel_size=replicas,
+        memory=memory,
+        recommendations=recs,
+        warnings=warnings,
+        command=command,
+    )
 
 
 # --- steps 1 and 2: precision and parallelism ---------------------------------------------
@@ -108,7 +114,8 @@ def _choose(model, gpu, gpus, interconnect, given, pinned, workload, need) -> La
         replicas = max(1, gpus // (candidate.tensor_parallel_size * candidate.pipeline_parallel_size))
         heavy = memory.weights_gib > WEIGHTS_SHARE_WARNING * memory.total_gib
         starts = memory.fits or (
-            "max_model_len" not in pinned and memory.num_blocks > 0
+            "max_model_len" not in pinned
+            and memory.num_blocks > 0
             and memory.max_model_len_that_fits >= _required_len(model, workload)
         )
         served = need is None or memory.num_blocks * memory.block_size * replicas >= need
@@ -129,9 +136,11 @@ def _gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload) -> str
         pins = pinned - {"tensor_parallel_size", "pipeline_parallel_size"}
         choice = _choose(model, gpu, count, interconnect, given, pins, workload, None)
         if estimate_memory(model, gpu, choice).fits or _choose_caps_context(model, gpu, choice, pins, workload):
-            return (f"no launch of {model.name} starts on {gpus}× {gpu.name}; it needs at least {count} "
-                    f"(e.g. TP {choice.tensor_parallel_size} × PP {choice.pipeline_parallel_size}"
-                    f"{', --quantization ' + choice.quantization if choice.quantization else ''})")
+            return (
+                f"no launch of {model.name} starts on {gpus}× {gpu.name}; it needs at least {count} "
+                f"(e.g. TP {choice.tensor_parallel_size} × PP {choice.pipeline_parallel_size}"
+                f"{', --quantization ' + choice.quantization if choice.quantization else ''})"
+            )
     return f"no launch of {model.name} starts on up to 64× {gpu.name}"
 
 
@@ -157,10 +166,14 @@ def _candidates(model, gpu, gpus, interconnect, given, pinned) -> Iterator[Launc
     for quant in quants:
         for kv_dtype in kv_dtypes:
             for tp, pp in _layouts(model, gpus, interconnect, given, pinned):
-                yield given.model_copy(update={
-                    "quantization": quant, "kv_cache_dtype": kv_dtype,
-                    "tensor_parallel_size": tp, "pipeline_parallel_size": pp,
-                })
+                yield given.model_copy(
+                    update={
+                        "quantization": quant,
+                        "kv_cache_dtype": kv_dtype,
+                        "tensor_parallel_size": tp,
+                        "pipeline_parallel_size": pp,
+                    }
+                )
 
 
 def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
@@ -169,9 +182,12 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
     tps = [given.tensor_parallel_size] if "tensor_parallel_size" in pinned else sizes
     pps = [given.pipeline_parallel_size] if "pipeline_parallel_size" in pinned else sizes
     options = [
-        (tp, pp) for tp in tps for pp in pps
+        (tp, pp)
+        for tp in tps
+        for pp in pps
         if (tp * pp <= gpus or {"tensor_parallel_size", "pipeline_parallel_size"} & pinned)
-        and _valid_tp(model, tp) and pp <= model.num_hidden_layers
+        and _valid_tp(model, tp)
+        and pp <= model.num_hidden_layers
     ]
     prefer_pp = interconnect == "pcie"
     # TP beyond one NVLink board (8 GPUs) would all-reduce across nodes: PP goes there instead.
@@ -186,8 +202,11 @@ def _valid_tp(model: ModelSpec, tp: int) -> bool:
 
 
 def _has_lighter_option(model, gpu, candidate: LaunchConfig, pinned) -> bool:
-    return candidate.quantization is None and model.native_quantization is None and gpu.fp8_w8a8 and (
-        "quantization" not in pinned
+    return (
+        candidate.quantization is None
+        and model.native_quantization is None
+        and gpu.fp8_w8a8
+        and ("quantization" not in pinned)
     )
 
 
@@ -238,46 +257,99 @@ def _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workloa
 
     tp, pp = launch.tensor_parallel_size, launch.pipeline_parallel_size
     if launch.quantization and launch.quantization != model.native_quantization:
-        add("--quantization", launch.quantization, "pinned by you" if "quantization" in pinned else
-            _quantization_reason(model, gpu, launch, memory))
+        add(
+            "--quantization",
+            launch.quantization,
+            "pinned by you" if "quantization" in pinned else _quantization_reason(model, gpu, launch, memory),
+        )
     if tp > 1:
-        add("--tensor-parallel-size", tp, "pinned by you" if "tensor_parallel_size" in pinned else
-            f"weights and KV need {tp * pp} GPUs per replica; TP over {interconnect} splits every layer "
-            "and keeps per-token latency low")
+        add(
+            "--tensor-parallel-size",
+            tp,
+            "pinned by you"
+            if "tensor_parallel_size" in pinned
+            else f"weights and KV need {tp * pp} GPUs per replica; TP over {interconnect} splits every layer "
+            "and keeps per-token latency low",
+        )
     if pp > 1:
-        add("--pipeline-parallel-size", pp, "pinned by you" if "pipeline_parallel_size" in pinned else (
-            f"{pp} stages by layer: PP moves activations once per stage instead of all-reducing every "
-            f"layer, so it goes " + ("over PCIe" if interconnect == "pcie" else
-                                      f"across boards (TP stays within {NVLINK_DOMAIN_GPUS} NVLink GPUs)")))
+        add(
+            "--pipeline-parallel-size",
+            pp,
+            "pinned by you"
+            if "pipeline_parallel_size" in pinned
+            else (
+                f"{pp} stages by layer: PP moves activations once per stage instead of all-reducing every "
+                f"layer, so it goes "
+                + (
+                    "over PCIe"
+                    if interconnect == "pcie"
+                    else f"across boards (TP stays within {NVLINK_DOMAIN_GPUS} NVLink GPUs)"
+                )
+            ),
+        )
     if replicas > 1:
-        add("--data-parallel-size", replicas, f"the remaining GPUs serve as {replicas} independent replicas "
-            "(more throughput without cross-GPU traffic per token)")
-    add("--gpu-memory-utilization", memory.gpu_memory_utilization,
-        "pinned by you" if "gpu_memory_utilization" in pinned else
-        f"vLLM {'.'.join(map(str, version[:2]))} default; the profiled non-KV memory leaves "
-        f"{memory.kv_pool_gib:.2f} GiB per GPU for KV")
-    add("--max-model-len", memory.max_model_len, "pinned by you" if "max_model_len" in pinned else (
-        f"the model's {model.max_position_embeddings} does not fit; this is the largest 1024-multiple "
-        "that does" if memory.max_model_len < model.max_position_embeddings else
-        f"the model's own limit fits ({memory.max_concurrency:.2f} requests of that length at once)"))
+        add(
+            "--data-parallel-size",
+            replicas,
+            f"the remaining GPUs serve as {replicas} independent replicas "
+            "(more throughput without cross-GPU traffic per token)",
+        )
+    add(
+        "--gpu-memory-utilization",
+        memory.gpu_memory_utilization,
+        "pinned by you"
+        if "gpu_memory_utilization" in pinned
+        else f"vLLM {'.'.join(map(str, version[:2]))} default; the profiled non-KV memory leaves "
+        f"{memory.kv_pool_gib:.2f} GiB per GPU for KV",
+    )
+    add(
+        "--max-model-len",
+        memory.max_model_len,
+        "pinned by you"
+        if "max_model_len" in pinned
+        else (
+            f"the model's {model.max_position_embeddings} does not fit; this is the largest 1024-multiple that does"
+            if memory.max_model_len < model.max_position_embeddings
+            else f"the model's own limit fits ({memory.max_concurrency:.2f} requests of that length at once)"
+        ),
+    )
     if launch.max_num_seqs is not None:
-        add("--max-num-seqs", launch.max_num_seqs, "pinned by you" if "max_num_seqs" in pinned else
-            f"the KV pool holds {launch.max_num_seqs} sequences of the p95 length "
+        add(
+            "--max-num-seqs",
+            launch.max_num_seqs,
+            "pinned by you"
+            if "max_num_seqs" in pinned
+            else f"the KV pool holds {launch.max_num_seqs} sequences of the p95 length "
             f"({workload.p95_total_tokens} tokens, reused prefix counted once); admitting more "
-            "makes vLLM preempt and recompute")
+            "makes vLLM preempt and recompute",
+        )
     if launch.max_num_batched_tokens is not None:
-        add("--max-num-batched-tokens", launch.max_num_batched_tokens,
-            "pinned by you" if "max_num_batched_tokens" in pinned else
-            f"a p95 prompt ({workload.p95_input_tokens} tokens) prefills in one step: lower TTFT "
-            "(larger steps raise ITL; 2048 favours ITL)")
+        add(
+            "--max-num-batched-tokens",
+            launch.max_num_batched_tokens,
+            "pinned by you"
+            if "max_num_batched_tokens" in pinned
+            else f"a p95 prompt ({workload.p95_input_tokens} tokens) prefills in one step: lower TTFT "
+            "(larger steps raise ITL; 2048 favours ITL)",
+        )
     if launch.kv_cache_dtype != "auto":
-        add("--kv-cache-dtype", launch.kv_cache_dtype, "pinned by you" if "kv_cache_dtype" in pinned else
-            "KV capacity is short of the target concurrency; FP8 KV doubles KV tokens "
-            "(calibrate scales for quality)")
+        add(
+            "--kv-cache-dtype",
+            launch.kv_cache_dtype,
+            "pinned by you"
+            if "kv_cache_dtype" in pinned
+            else "KV capacity is short of the target concurrency; FP8 KV doubles KV tokens "
+            "(calibrate scales for quality)",
+        )
     if launch.enable_prefix_caching:
-        add("--enable-prefix-caching", True, "pinned by you" if "enable_prefix_caching" in pinned else
-            f"prefix reuse {workload.prefix_reuse:.0%} ≥ {HIGH_PREFIX_REUSE:.0%}: cached prefixes skip "
-            "prefill (on by default in V1; pinned so it survives config changes)")
+        add(
+            "--enable-prefix-caching",
+            True,
+            "pinned by you"
+            if "enable_prefix_caching" in pinned
+            else f"prefix reuse {workload.prefix_reuse:.0%} ≥ {HIGH_PREFIX_REUSE:.0%}: cached prefixes skip "
+            "prefill (on by default in V1; pinned so it survives config changes)",
+        )
     if launch.block_size is not None:
         add("--block-size", launch.block_size, "pinned by you")
     if launch.enforce_eager:
@@ -293,8 +365,10 @@ def _quantization_reason(model, gpu, launch: LaunchConfig, memory: MemoryBreakdo
         if share > WEIGHTS_SHARE_WARNING
         else f"BF16 leaves {max(bf16.kv_pool_gib, 0):.2f} GiB KV per GPU, short of the workload"
     )
-    return (f"{why}; {gpu.name} runs FP8 W8A8: weights {memory.weights_gib:.2f} GiB per GPU, "
-            f"KV {memory.kv_pool_gib:.2f} GiB (small accuracy risk)")
+    return (
+        f"{why}; {gpu.name} runs FP8 W8A8: weights {memory.weights_gib:.2f} GiB per GPU, "
+        f"KV {memory.kv_pool_gib:.2f} GiB (small accuracy risk)"
+    )
 
 
 def _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need) -> list[str]:
@@ -303,34 +377,44 @@ def _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need
     if memory.weights_gib > WEIGHTS_SHARE_WARNING * memory.total_gib:
         warnings.append(
             f"weights {memory.weights_gib:.2f} GiB > {WEIGHTS_SHARE_WARNING:.0%} of {memory.total_gib:.2f} GiB "
-            "per GPU: expect low concurrency; a larger GPU, more TP or a quantized model helps")
+            "per GPU: expect low concurrency; a larger GPU, more TP or a quantized model helps"
+        )
     if not memory.fits:
         warnings.append(f"this launch does not start on {gpu.name}: {memory.failure}")
     p95 = workload.p95_total_tokens
     if p95 and memory.max_model_len < p95:
         warnings.append(
             f"--max-model-len {memory.max_model_len} is below the workload's p95 request "
-            f"({p95} tokens): longer requests are rejected with HTTP 400")
+            f"({p95} tokens): longer requests are rejected with HTTP 400"
+        )
     if p95 and p95 > model.max_position_embeddings:
-        warnings.append(f"the workload's p95 request ({p95} tokens) exceeds {model.name}'s "
-                        f"max_position_embeddings {model.max_position_embeddings}")
+        warnings.append(
+            f"the workload's p95 request ({p95} tokens) exceeds {model.name}'s "
+            f"max_position_embeddings {model.max_position_embeddings}"
+        )
     if need is not None and memory.fits and memory.kv_cache_tokens * replicas < need:
         warnings.append(
             f"KV capacity {memory.kv_cache_tokens * replicas} tokens is short of the "
             f"{need} that {workload.target_concurrency} concurrent p95 requests need: expect "
-            "queueing/preemption; add GPUs or replicas")
+            "queueing/preemption; add GPUs or replicas"
+        )
     if tp > 1 and interconnect == "pcie":
-        warnings.append(f"TP {tp} over PCIe all-reduces every layer: per-token latency suffers; "
-                        "prefer NVLink or PP")
+        warnings.append(f"TP {tp} over PCIe all-reduces every layer: per-token latency suffers; prefer NVLink or PP")
     if model.attention == "gqa" and tp > model.num_key_value_heads:
-        warnings.append(f"{model.name} has {model.num_key_value_heads} KV heads and TP {tp}: KV heads are "
-                        "replicated, so KV per GPU does not shrink past TP "
-                        f"{model.num_key_value_heads}")
+        warnings.append(
+            f"{model.name} has {model.num_key_value_heads} KV heads and TP {tp}: KV heads are "
+            "replicated, so KV per GPU does not shrink past TP "
+            f"{model.num_key_value_heads}"
+        )
     if launch.quantization == "fp8" and not gpu.fp8_w8a8:
-        warnings.append(f"{gpu.name} has no FP8 W8A8 in vLLM: FP8 runs weight-only via Marlin "
-                        "(memory saved, no FP8 compute speedup)")
+        warnings.append(
+            f"{gpu.name} has no FP8 W8A8 in vLLM: FP8 runs weight-only via Marlin "
+            "(memory saved, no FP8 compute speedup)"
+        )
     if launch.max_model_len and launch.max_model_len > model.max_position_embeddings:
-        warnings.append(f"--max-model-len {launch.max_model_len} exceeds the model's "
-                        f"{model.max_position_embeddings}; vLLM refuses it unless "
-                        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+        warnings.append(
+            f"--max-model-len {launch.max_model_len} exceeds the model's "
+            f"{model.max_position_embeddings}; vLLM refuses it unless "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        )
     return warnings

@@ -97,9 +97,7 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
         return LaunchConfig(**{k: v for k, v in fields.items() if k in LaunchConfig.model_fields})
 
 
-def predict_findings(
-    findings: list[Finding], deployment: Deployment | None, pool: MeasuredPool | None = None
-) -> None:
+def predict_findings(findings: list[Finding], deployment: Deployment | None, pool: MeasuredPool | None = None) -> None:
     """Fill `predicted_effect` on every change (and alternative) of every finding, in place; a latency
     prediction already there (advisor/triage_forecast.py) is kept after the memory one."""
     for finding in findings:
@@ -110,7 +108,9 @@ def predict_findings(
             else:
                 change.predicted_effect = PredictedEffect(
                     text="; ".join(t for t in (memory.text, latency.text) if t),
-                    figures={**memory.figures, **latency.figures}, command=latency.command)
+                    figures={**memory.figures, **latency.figures},
+                    command=latency.command,
+                )
 
 
 def predict_change(
@@ -133,8 +133,12 @@ def predict_change(
         return PredictedEffect(text=f"not predicted: {str(exc).splitlines()[0][:160]}")
     effect = _effect(before, after)
     if change.flag == "--max-num-seqs":
-        _add_share(effect, after.kv_cache_tokens, deployment.launch.max_num_seqs or _number(change.current),
-                   after_launch.max_num_seqs)
+        _add_share(
+            effect,
+            after.kv_cache_tokens,
+            deployment.launch.max_num_seqs or _number(change.current),
+            after_launch.max_num_seqs,
+        )
     return effect
 
 
@@ -149,9 +153,10 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
             after_bytes = 1.0 if change.proposed.startswith("fp8") else pool.kv_dtype_bytes
             tokens_after = int(tokens_before * pool.kv_dtype_bytes / after_bytes)
         elif change.flag == "--max-num-seqs":
-            effect = PredictedEffect(text=f"KV tokens {tokens_before:,} unchanged (measured pool)",
-                                     figures={"kv_cache_tokens_before": float(tokens_before),
-                                              "kv_cache_tokens_after": float(tokens_after)})
+            effect = PredictedEffect(
+                text=f"KV tokens {tokens_before:,} unchanged (measured pool)",
+                figures={"kv_cache_tokens_before": float(tokens_before), "kv_cache_tokens_after": float(tokens_after)},
+            )
             _add_share(effect, tokens_after, pool.max_num_seqs or _number(change.current), int(float(change.proposed)))
             return effect
     except ValueError:
@@ -160,11 +165,15 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
     parts = [f"KV tokens {tokens_before:,} → {tokens_after:,} (measured pool)"]
     if length_before and length_after:
         before, after = tokens_before / length_before, tokens_after / length_after
-        figures.update(max_concurrency_before=round(before, 2), max_concurrency_after=round(after, 2),
-                       starts_before=float(tokens_before >= length_before),
-                       starts_after=float(tokens_after >= length_after))
-        parts.append(f"max concurrency {before:.2f}x at {length_before:,} tokens → "
-                     f"{after:.2f}x at {length_after:,} tokens")
+        figures.update(
+            max_concurrency_before=round(before, 2),
+            max_concurrency_after=round(after, 2),
+            starts_before=float(tokens_before >= length_before),
+            starts_after=float(tokens_after >= length_after),
+        )
+        parts.append(
+            f"max concurrency {before:.2f}x at {length_before:,} tokens → {after:.2f}x at {length_after:,} tokens"
+        )
     return PredictedEffect(text="; ".join(parts), figures=figures)
 
 
@@ -222,8 +231,9 @@ def _fitting_len(model: ModelSpec, breakdown: MemoryBreakdown, num_blocks: int) 
 def _effect(before: KvFigures, after: KvFigures) -> PredictedEffect:
     parts = []
     if before.fits != after.fits:
-        parts.append("server starts" if after.fits
-                     else "server would NOT start (one max-length request no longer fits)")
+        parts.append(
+            "server starts" if after.fits else "server would NOT start (one max-length request no longer fits)"
+        )
     elif not after.fits:
         parts.append(f"still does not start: longest request that fits is {after.max_model_len_that_fits:,} tokens")
     parts.append(f"KV cache {before.kv_pool_gib:.2f} → {after.kv_pool_gib:.2f} GiB")

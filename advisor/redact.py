@@ -42,9 +42,13 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
     (re.compile(r"(?i)\b((?:x-)?api-key\s*:\s*)[^\s'\",}]+"), rf"\1{MASK}"),
     # vLLM's --api-key takes several keys (nargs='+'): `--api-key k1 k2 --port 1` masks both, up to
     # the next flag or the end of the command (a value ending in ':' is prose, left to the next rule)
-    (re.compile(r"(?i)(--api[-_]?key(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}:]+(?:\s+(?!--)[^\s'\",}:]+)+)"
-                r"(?=\s+--|\s*$|['\"])"),
-     lambda m: m.group(1) + re.sub(r"\S+", MASK, m.group(2))),
+    (
+        re.compile(
+            r"(?i)(--api[-_]?key(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}:]+(?:\s+(?!--)[^\s'\",}:]+)+)"
+            r"(?=\s+--|\s*$|['\"])"
+        ),
+        lambda m: m.group(1) + re.sub(r"\S+", MASK, m.group(2)),
+    ),
     # --api-key VALUE / --api-key=VALUE / --api-key 'quoted value' (any flag named like a secret)
     (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(['\"])[^'\"]*\2"), rf"\1\2{MASK}\2"),
     (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}}]+)"), rf"\1{MASK}"),
@@ -76,8 +80,10 @@ def redact_document(node: Any) -> Any:
     through `redact`.
     """
     if isinstance(node, dict):
-        return {key: (MASK if is_secret_name(str(key)) and value not in (None, "", [], {})
-                      else redact_document(value)) for key, value in node.items()}
+        return {
+            key: (MASK if is_secret_name(str(key)) and value not in (None, "", [], {}) else redact_document(value))
+            for key, value in node.items()
+        }
     if isinstance(node, list):
         return [redact_document(item) for item in node]
     if isinstance(node, str):

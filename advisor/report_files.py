@@ -39,9 +39,7 @@ def load_result(path: Path) -> dict[str, Any]:
         ) from None
     if not isinstance(document, dict) or document.get("kind") not in KINDS:
         kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
-        raise UserError(
-            f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON"
-        )
+        raise UserError(f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON")
     _check_complete(path, document)
     document.setdefault("_source_file", path.name)
     return document
@@ -64,13 +62,18 @@ def _check_complete(path: Path, document: dict[str, Any]) -> None:
     elif not all(isinstance(item, dict) for item in items):
         problem = f"'{key}' holds something other than objects"
     elif kind == "triage":
-        broken = [index for index, finding in enumerate(items)
-                  if not all(isinstance(finding.get(field), str) and finding.get(field) for field in FINDING_KEYS)]
+        broken = [
+            index
+            for index, finding in enumerate(items)
+            if not all(isinstance(finding.get(field), str) and finding.get(field) for field in FINDING_KEYS)
+        ]
         if broken:
             problem = f"findings[{broken[0]}] lacks one of {', '.join(FINDING_KEYS)}"
     if problem:
-        raise UserError(f"{path}: not a complete {kind} result ({problem}); pass the file "
-                        f"'servops {kind} --json' wrote, or run it again")
+        raise UserError(
+            f"{path}: not a complete {kind} result ({problem}); pass the file "
+            f"'servops {kind} --json' wrote, or run it again"
+        )
 
 
 def attach_rule_pages(document: Any) -> None:

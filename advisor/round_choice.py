@@ -19,8 +19,14 @@ from advisor.tune_forecast import kv_tokens_from_log, rank_changes
 Progress = Callable[[str], None]
 
 
-def choose_change(kept: Measurement, current: ServeCommand, criterion: TuneCriterion, tried: set[tuple[str, str]],
-            allow_unsafe: bool, progress: Progress) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
+def choose_change(
+    kept: Measurement,
+    current: ServeCommand,
+    criterion: TuneCriterion,
+    tried: set[tuple[str, str]],
+    allow_unsafe: bool,
+    progress: Progress,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
     """The round's change: the candidate the performance model predicts best, calibrated on the kept
     ramp. (None, candidates, why) when no candidate is predicted to help. Without a usable ramp to
     calibrate on, triage's own top change, and the round says it was not predicted."""
@@ -32,17 +38,35 @@ def choose_change(kept: Measurement, current: ServeCommand, criterion: TuneCrite
     except UserError as exc:
         progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
         chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
-        why = ("triage of the kept configuration proposes no further flag change"
-               + ("" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"))
+        why = "triage of the kept configuration proposes no further flag change" + (
+            "" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"
+        )
         return chosen, [], why
     candidates = [r.model_dump() for r in ranked]
     for forecast in ranked:
-        progress(f"tune: candidate {forecast.changes[0]['flag']} {forecast.changes[0]['proposed']}: "
-                 + (forecast.decision if forecast.prediction else f"rejected: {forecast.rejected}"))
+        progress(
+            f"tune: candidate {forecast.changes[0]['flag']} {forecast.changes[0]['proposed']}: "
+            + (forecast.decision if forecast.prediction else f"rejected: {forecast.rejected}")
+        )
     best = next((r for r in ranked if r.helps), None)
     if best is None:
         reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
-        return None, candidates, ("no change is predicted to help" + (f" ({reasons})" if reasons else
-                                  ": triage of the kept configuration proposes no flag change"))
-    return ({"rule": best.rule, "title": best.title, "changes": best.changes, "predicted": best.prediction,
-             "predicted_decision": best.decision}, candidates, "")
+        return (
+            None,
+            candidates,
+            (
+                "no change is predicted to help"
+                + (f" ({reasons})" if reasons else ": triage of the kept configuration proposes no flag change")
+            ),
+        )
+    return (
+        {
+            "rule": best.rule,
+            "title": best.title,
+            "changes": best.changes,
+            "predicted": best.prediction,
+            "predicted_decision": best.decision,
+        },
+        candidates,
+        "",
+    )

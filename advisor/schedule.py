@@ -89,8 +89,9 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     document = redact(result.model_dump_json(indent=2))
     result_file.write_text(document, encoding="utf-8")
     (out_dir / LATEST_FILE).write_text(document, encoding="utf-8")
-    entry = HistoryEntry(created_at=result.created_at, result_file=result_file.name, findings=states,
-                         diff=result.changes_since_last)
+    entry = HistoryEntry(
+        created_at=result.created_at, result_file=result_file.name, findings=states, diff=result.changes_since_last
+    )
     _append(out_dir, entry)
     return entry, result
 

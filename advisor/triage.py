@@ -100,7 +100,8 @@ class TriageResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     rule_pages: dict[str, str] = Field(default_factory=dict, description="rule code → its page, for fired rules")
     rejected_changes: list[RejectedChange] = Field(
-        default_factory=list, description="changes rules proposed that the performance model predicts not to help")
+        default_factory=list, description="changes rules proposed that the performance model predicts not to help"
+    )
     changes_since_last: RunDiff | None = None  # scheduled runs only
     facts: Facts | None = Field(default=None, description="what the rules saw (left out of the JSON by --no-facts)")
 
@@ -128,8 +129,10 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             "nothing to triage; pass --endpoint URL, --prometheus URL, --metrics FILE, --logs FILE or --server-args"
         )
     if request.metrics_files and (request.endpoint or request.prometheus):
-        raise UserError("--metrics files and a live --endpoint/--prometheus were both given; "
-                        "pass saved files or a live source, not both")
+        raise UserError(
+            "--metrics files and a live --endpoint/--prometheus were both given; "
+            "pass saved files or a live source, not both"
+        )
     ramp = _load_ramp(request.ramp) if request.ramp else None
     collected = collect(request)
     if ramp is not None and collected.facts.loadtest is None:
@@ -144,9 +147,15 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
 
         memory = collected.facts.memory
         rejected, forecast_notes = forecast_findings(
-            evaluation.findings, ramp, Path(request.ramp).name, collected.command or ServeCommand(),
-            memory.kv_cache_tokens if memory else None, _slos(request.workload),
-            engine=_engine_of(collected.facts), ramp_path=request.ramp)
+            evaluation.findings,
+            ramp,
+            Path(request.ramp).name,
+            collected.command or ServeCommand(),
+            memory.kv_cache_tokens if memory else None,
+            _slos(request.workload),
+            engine=_engine_of(collected.facts),
+            ramp_path=request.ramp,
+        )
         notes = [*notes, *forecast_notes]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
@@ -170,8 +179,10 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         if changes:
             result.proposed_command = collected.command.with_changes(changes).render()
             if collected.command_rebuilt:
-                result.notes.append("current command rebuilt from the log/metrics (flags left at defaults are "
-                                    "not shown); pass --server-args to edit your own")
+                result.notes.append(
+                    "current command rebuilt from the log/metrics (flags left at defaults are "
+                    "not shown); pass --server-args to edit your own"
+                )
     return result
 
 
@@ -218,22 +229,31 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
         )
         facts.snapshot, facts.window = snapshot, window
         facts.sources.append(
-            FactSource(kind="prometheus", location=request.prometheus,
-                       note=f"selector {request.selector or '{}'}; window {request.window_s:g} s; "
-                            f"{len(window.per_instance)} instance(s)")
+            FactSource(
+                kind="prometheus",
+                location=request.prometheus,
+                note=f"selector {request.selector or '{}'}; window {request.window_s:g} s; "
+                f"{len(window.per_instance)} instance(s)",
+            )
         )
         return
     if request.endpoint:
         if request.metrics_interval_s:
             interval_s = request.metrics_interval_s
-            before, after = metrics_collector.scrape_pair(request.endpoint, interval_s, request.timeout_s,
-                                                          request.headers)
+            before, after = metrics_collector.scrape_pair(
+                request.endpoint, interval_s, request.timeout_s, request.headers
+            )
             # live scrapes carry their own clock: the real gap includes a slow server's answer time
             facts.snapshot, facts.window = after, metrics_collector.window_between(before, after)
         else:
             facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s, request.headers)
-        facts.sources.append(FactSource(kind="metrics", location=metrics_collector.metrics_url(request.endpoint),
-                                        note=_window_note(request.metrics_interval_s)))
+        facts.sources.append(
+            FactSource(
+                kind="metrics",
+                location=metrics_collector.metrics_url(request.endpoint),
+                note=_window_note(request.metrics_interval_s),
+            )
+        )
         return
     if request.metrics_files:
         if len(request.metrics_files) > 2:
@@ -274,11 +294,14 @@ def _floor_notes(facts) -> list[str]:
     decode, prefill = floors.decode_floor(facts), floors.prefill_floor(facts)
     notes = []
     if decode is not None:
-        notes.append(f"physical floor of a decode step at {decode.batch:g} running: {decode.describe()} "
-                     f"(context from {decode.context_source})")
+        notes.append(
+            f"physical floor of a decode step at {decode.batch:g} running: {decode.describe()} "
+            f"(context from {decode.context_source})"
+        )
     if prefill is not None:
-        notes.append(f"physical floor of prefilling the mean {prefill.prompt_tokens:.0f}-token prompt: "
-                     f"{prefill.describe()}")
+        notes.append(
+            f"physical floor of prefilling the mean {prefill.prompt_tokens:.0f}-token prompt: {prefill.describe()}"
+        )
     return notes
 
 
@@ -310,12 +333,16 @@ def _load_ramp(path: str) -> dict:
 
     document = load_result(Path(path))
     if document.get("kind") != "ramp":
-        raise UserError(f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
-                        f"`servops ramp --json` wrote")
+        raise UserError(
+            f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
+            f"`servops ramp --json` wrote"
+        )
     return document
 
 
-def _forecast_from_prior(findings: list[Finding], request: TriageRequest, collected: Collected, deployment) -> list[str]:
+def _forecast_from_prior(
+    findings: list[Finding], request: TriageRequest, collected: Collected, deployment
+) -> list[str]:
     """No ramp: latency predictions from the roofline prior over the workload hints, when they give lengths."""
     workload = request.workload
     if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
@@ -327,17 +354,25 @@ def _forecast_from_prior(findings: list[Finding], request: TriageRequest, collec
     from advisor.triage_forecast import forecast_findings
 
     launch = deployment.launch
-    cost = roofline_cost(deployment.model, deployment.gpu, tensor_parallel=launch.tensor_parallel_size,
-                         quantization=launch.quantization)
+    cost = roofline_cost(
+        deployment.model, deployment.gpu, tensor_parallel=launch.tensor_parallel_size, quantization=launch.quantization
+    )
     if cost is None:
         return []
     top = max(2, int(workload.client_concurrency or 64))
-    levels = [float(2 ** k) for k in range(12) if 2 ** k < top] + [float(top)]
+    levels = [float(2**k) for k in range(12) if 2**k < top] + [float(top)]
     prompt, output = int(workload.p50_input_tokens), int(workload.p50_output_tokens)
     # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
     lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)
     ramp = synthetic_ramp(levels, prompt, output, step_s=min(600.0, max(5.0, 4 * lifetime)))
     memory = collected.facts.memory
-    _, notes = forecast_findings(findings, ramp, "workload hints", collected.command or ServeCommand(),
-                                 memory.kv_cache_tokens if memory else None, _slos(workload), cost=cost)
+    _, notes = forecast_findings(
+        findings,
+        ramp,
+        "workload hints",
+        collected.command or ServeCommand(),
+        memory.kv_cache_tokens if memory else None,
+        _slos(workload),
+        cost=cost,
+    )
     return notes

@@ -26,7 +26,7 @@ def gpu_spec_for(request, facts: Facts) -> GpuSpec | None:
         return resolve_gpu(request.gpu)
     if request.gpu_memory_gib:
         return gpu_from_memory(request.gpu_memory_gib)
-    device = (facts.config.flags.get("--device-memory-gib") if facts.config else None)
+    device = facts.config.flags.get("--device-memory-gib") if facts.config else None
     if device:
         try:
             return gpu_from_memory(float(device))
@@ -48,8 +48,9 @@ def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]
     try:
         return resolve_model(name), None
     except UserError:
-        return None, (f"model {name!r} is not in the catalog; "
-                      "pass --model (a catalog name or config.json) for predictions")
+        return None, (
+            f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
+        )
 
 
 def hardware_for(request, facts: Facts) -> Hardware | None:
@@ -144,8 +145,10 @@ def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[s
 def _no_device_note(facts: Facts) -> str:
     """Why no change is predicted; vLLM's CPU backend is sized by `servops advise --device cpu`, not --gpu."""
     if facts.config is not None and facts.config.device == "cpu":
-        return ("vLLM's CPU backend: its KV space is given (VLLM_CPU_KVCACHE_SPACE / --kv-cache-memory-bytes), "
-                "not a device size; `servops advise --device cpu --kv-cache-memory-bytes N` sizes a change")
+        return (
+            "vLLM's CPU backend: its KV space is given (VLLM_CPU_KVCACHE_SPACE / --kv-cache-memory-bytes), "
+            "not a device size; `servops advise --device cpu --kv-cache-memory-bytes N` sizes a change"
+        )
     return "device size unknown; pass --gpu or --gpu-memory-gib for predicted effects"
 
 

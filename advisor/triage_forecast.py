@@ -38,9 +38,17 @@ from rules.model import ConfigChange, Finding, PredictedEffect
 TRUSTED_RELATIVE_ERROR = 0.25
 
 
-def forecast_findings(findings: list[Finding], ramp: dict, source: str, command: ServeCommand,
-                      kv_cache_tokens: int | None, slos: list[SLO], engine: str | None = None,
-                      cost: StepCost | None = None, ramp_path: str | None = None) -> tuple[list[RejectedChange], list[str]]:
+def forecast_findings(
+    findings: list[Finding],
+    ramp: dict,
+    source: str,
+    command: ServeCommand,
+    kv_cache_tokens: int | None,
+    slos: list[SLO],
+    engine: str | None = None,
+    cost: StepCost | None = None,
+    ramp_path: str | None = None,
+) -> tuple[list[RejectedChange], list[str]]:
     """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
 
     `ramp_path`: the ramp file as the user named it; each prediction then carries the
@@ -59,9 +67,11 @@ def forecast_findings(findings: list[Finding], ramp: dict, source: str, command:
     notes = [f"latency predictions: {note}" for note in forecaster.notes]
     if loose:
         _annotate_only(findings, ranked, forecaster)
-        notes.append(f"latency predictions: the fit's error (±{forecaster.cost.relative_error:.0%}) is above "
-                     f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
-                     f"beside them; ramp more load levels for a tighter fit")
+        notes.append(
+            f"latency predictions: the fit's error (±{forecaster.cost.relative_error:.0%}) is above "
+            f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
+            f"beside them; ramp more load levels for a tighter fit"
+        )
         return [], notes
     best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
     losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
@@ -77,8 +87,11 @@ def forecast_findings(findings: list[Finding], ramp: dict, source: str, command:
             if winner is None:
                 loser = losers.get(change.flag)
                 reason = loser.decision if loser else "the performance model predicts no gain"
-                rejected.append(RejectedChange(rule=finding.rule, change=change, reason=reason,
-                                               predicted=loser.prediction if loser else None))
+                rejected.append(
+                    RejectedChange(
+                        rule=finding.rule, change=change, reason=reason, predicted=loser.prediction if loser else None
+                    )
+                )
                 continue
             chosen = winner.changes[0]
             updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
@@ -86,8 +99,9 @@ def forecast_findings(findings: list[Finding], ramp: dict, source: str, command:
             if _below_current(updated):
                 updated = _say_why_lower(updated, winner)
             if ramp_path:
-                updated.predicted_effect.command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text,
-                                                                     f"{chosen['flag']} {chosen['proposed']}")
+                updated.predicted_effect.command = reproduce_command(
+                    ramp_path, forecaster, kv_cache_tokens, slo_text, f"{chosen['flag']} {chosen['proposed']}"
+                )
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
             kept.append(updated)
         finding.changes = kept
@@ -108,19 +122,34 @@ def _say_why_lower(change: ConfigChange, winner: ChangeForecast) -> ConfigChange
     """Going below a value the server runs successfully needs its reason and its throughput price in words."""
     figures = change.predicted_effect.figures if change.predicted_effect else {}
     before, after = figures.get("output_tokens_per_s_before"), figures.get("output_tokens_per_s_after")
-    price = (f"{before:.0f} → {after:.0f} tok/s at offered {figures.get('offered', 0):g}"
-             if before is not None and after is not None else "throughput not predicted")
+    price = (
+        f"{before:.0f} → {after:.0f} tok/s at offered {figures.get('offered', 0):g}"
+        if before is not None and after is not None
+        else "throughput not predicted"
+    )
     why = winner.decision.removeprefix("predicted to help: ")
-    return change.model_copy(update={
-        "reason": f"{change.reason}; below the {change.current} the server runs now because {why}",
-        "cost": f"{change.cost + '; ' if change.cost else ''}throughput {price}"})
+    return change.model_copy(
+        update={
+            "reason": f"{change.reason}; below the {change.current} the server runs now because {why}",
+            "cost": f"{change.cost + '; ' if change.cost else ''}throughput {price}",
+        }
+    )
 
 
-def reproduce_command(ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str,
-                      change: str) -> str:
+def reproduce_command(
+    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str
+) -> str:
     """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again."""
-    words = ["servops", "predict", "--ramp", ramp_path, "--server-args", forecaster.command.render(),
-             "--engine", forecaster.engine]
+    words = [
+        "servops",
+        "predict",
+        "--ramp",
+        ramp_path,
+        "--server-args",
+        forecaster.command.render(),
+        "--engine",
+        forecaster.engine,
+    ]
     if kv_cache_tokens:
         words += ["--kv-cache-tokens", str(kv_cache_tokens)]
     if slo_text:
@@ -135,8 +164,16 @@ def _annotate_only(findings: list[Finding], ranked: list[ChangeForecast], foreca
         for change in finding.changes:
             if change.flag not in MODELLED_FLAGS:
                 continue
-            match = next((r for r in ranked if r.prediction and r.changes[0]["flag"] == change.flag
-                          and str(r.changes[0]["proposed"]) == change.proposed), None)
+            match = next(
+                (
+                    r
+                    for r in ranked
+                    if r.prediction
+                    and r.changes[0]["flag"] == change.flag
+                    and str(r.changes[0]["proposed"]) == change.proposed
+                ),
+                None,
+            )
             if match is not None:
                 change.predicted_effect = _effect(match, forecaster)
 
@@ -150,18 +187,24 @@ def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect
     top_after, top_before = after[-1], before[-1]
     error = prediction.get("relative_error", 0.0)
     figures = {
-        "safe_operating_point_before": forecast.criterion_before, "safe_operating_point_after": forecast.criterion_after,
+        "safe_operating_point_before": forecast.criterion_before,
+        "safe_operating_point_after": forecast.criterion_after,
         "offered": top_after["offered"],
-        "ttft_p99_s_before": top_before.ttft_s.p99, "ttft_p99_s_after": top_after["ttft_s"]["p99"],
-        "itl_p99_s_before": top_before.itl_s.p99, "itl_p99_s_after": top_after["itl_s"]["p99"],
+        "ttft_p99_s_before": top_before.ttft_s.p99,
+        "ttft_p99_s_after": top_after["ttft_s"]["p99"],
+        "itl_p99_s_before": top_before.itl_s.p99,
+        "itl_p99_s_after": top_after["itl_s"]["p99"],
         "output_tokens_per_s_before": top_before.output_tokens_per_s,
-        "output_tokens_per_s_after": top_after["output_tokens_per_s"], "relative_error": error,
+        "output_tokens_per_s_after": top_after["output_tokens_per_s"],
+        "relative_error": error,
     }
     figures = {k: round(float(v), 4) for k, v in figures.items() if v is not None}
-    text = (f"predicted at offered {top_after['offered']:g}: TTFT p99 {_s(top_before.ttft_s.p99)} → "
-            f"{_s(top_after['ttft_s']['p99'])}, ITL p99 {_ms(top_before.itl_s.p99)} → {_ms(top_after['itl_s']['p99'])}, "
-            f"{top_before.output_tokens_per_s:.0f} → {top_after['output_tokens_per_s']:.0f} tok/s; "
-            f"{forecast.decision.removeprefix('predicted to help: ')} (±{error:.0%})")
+    text = (
+        f"predicted at offered {top_after['offered']:g}: TTFT p99 {_s(top_before.ttft_s.p99)} → "
+        f"{_s(top_after['ttft_s']['p99'])}, ITL p99 {_ms(top_before.itl_s.p99)} → {_ms(top_after['itl_s']['p99'])}, "
+        f"{top_before.output_tokens_per_s:.0f} → {top_after['output_tokens_per_s']:.0f} tok/s; "
+        f"{forecast.decision.removeprefix('predicted to help: ')} (±{error:.0%})"
+    )
     return PredictedEffect(text=text, figures=figures)
 
 

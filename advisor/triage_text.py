@@ -34,8 +34,10 @@ def render_text(result: TriageResult) -> str:
         lines.append("")
         lines.append("Rejected by the performance model (predicted not to help):")
         for item in result.rejected_changes:
-            lines.append(f"  {item.rule}: {item.change.flag} {item.change.current or '(default)'} → "
-                         f"{item.change.proposed}: {item.reason}")
+            lines.append(
+                f"  {item.rule}: {item.change.flag} {item.change.current or '(default)'} → "
+                f"{item.change.proposed}: {item.reason}"
+            )
     if result.proposed_command:
         lines.append("")
         lines.append("Current command:")
@@ -56,9 +58,11 @@ def _key_figures(result: TriageResult) -> str:
         return ""
     window = facts.window.total if facts.window is not None else None
     parts = []
-    for label, name, spec in (("running", "vllm:num_requests_running", ".0f"),
-                              ("waiting", "vllm:num_requests_waiting", ".0f"),
-                              ("KV usage", "vllm:kv_cache_usage_perc", ".2f")):
+    for label, name, spec in (
+        ("running", "vllm:num_requests_running", ".0f"),
+        ("waiting", "vllm:num_requests_waiting", ".0f"),
+        ("KV usage", "vllm:kv_cache_usage_perc", ".2f"),
+    ):
         value = facts.gauge(name)
         if value is not None:
             parts.append(f"{label} {format(value, spec)}")
@@ -66,8 +70,10 @@ def _key_figures(result: TriageResult) -> str:
         rate = window.rate("vllm:num_preemptions_total")
         if rate is not None:
             parts.append(f"preemptions {rate:.2f}/s")
-        for label, name in (("TTFT p99", "vllm:time_to_first_token_seconds"),
-                            ("ITL p99", "vllm:inter_token_latency_seconds")):
+        for label, name in (
+            ("TTFT p99", "vllm:time_to_first_token_seconds"),
+            ("ITL p99", "vllm:inter_token_latency_seconds"),
+        ):
             value = window.quantile(name, "p99")
             if value is not None:
                 parts.append(f"{label} {value:.3g} s")
@@ -85,8 +91,11 @@ def _replicas(result: TriageResult) -> list[str]:
     rows = [stats for stats in (window.per_instance if window else []) if _is_server(stats)]
     if window is None or len(rows) < 2:
         return []
-    out = ["", f"Replicas ({window.interval_s:g} s window):",
-           f"  {'instance':<28} {'running':>7} {'waiting':>7} {'KV use':>6} {'preempt/s':>9} {'TTFT p99':>9}"]
+    out = [
+        "",
+        f"Replicas ({window.interval_s:g} s window):",
+        f"  {'instance':<28} {'running':>7} {'waiting':>7} {'KV use':>6} {'preempt/s':>9} {'TTFT p99':>9}",
+    ]
     for stats in sorted(rows, key=lambda s: s.instance):
         ttft = stats.quantile("vllm:time_to_first_token_seconds", "p99")
         out.append(

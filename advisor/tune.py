@@ -67,8 +67,15 @@ class TuneResult(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
 
 
-def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettings, rounds: int,
-             out_dir: Path, progress: Progress, allow_unsafe: bool = False) -> TuneResult:
+def run_tune(
+    start: ServeCommand,
+    criterion: TuneCriterion,
+    settings: RampSettings,
+    rounds: int,
+    out_dir: Path,
+    progress: Progress,
+    allow_unsafe: bool = False,
+) -> TuneResult:
     """Measure `start`, then up to `rounds` recommend/apply/measure/decide rounds."""
     from advisor.round_choice import (
         choose_change,  # the performance model: not for every `servops` start
@@ -85,37 +92,58 @@ def run_tune(start: ServeCommand, criterion: TuneCriterion, settings: RampSettin
     done: list[TuneRound] = []
     stopped = f"reached --rounds {rounds}"
     for number in range(1, rounds + 1):
-        chosen, candidates, why_not = choose_change(kept_measurement, current, criterion, tried, allow_unsafe,
-                                                     progress)
+        chosen, candidates, why_not = choose_change(kept_measurement, current, criterion, tried, allow_unsafe, progress)
         if chosen is None:
             stopped = why_not
             progress(f"tune: stopping: {stopped}")
             break
         tried.update((c["flag"], str(c["proposed"])) for c in chosen["changes"])
         candidate = apply(current, chosen["changes"])
-        progress(f"tune round {number}/{rounds}: {chosen['rule']}: "
-                 + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"]))
+        progress(
+            f"tune round {number}/{rounds}: {chosen['rule']}: "
+            + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
+        )
         trial = measure(candidate, settings, out_dir, f"round-{number}", progress)
         before_value, after_value, kept, decision = decide(criterion, kept_measurement.ramp, trial.ramp)
         progress(f"tune round {number}: {decision}")
         errors = figure_errors(chosen.get("predicted"), trial.ramp)
         if errors.get("median_abs_error"):
-            progress(f"tune round {number}: prediction error (median over steps): " + ", ".join(
-                f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items()))
-        done.append(TuneRound(
-            round=number, change={k: v for k, v in chosen.items() if k != "predicted"},
-            predicted=chosen.get("predicted"), predicted_decision=chosen.get("predicted_decision"),
-            prediction_error=errors, candidates=candidates, command_before=display_command(current),
-            command=display_command(candidate), criterion_before=before_value, criterion_after=after_value,
-            kept=kept, decision=decision, ramp=trial.ramp, triage=trial.triage, log_path=trial.log_path,
-        ))
+            progress(
+                f"tune round {number}: prediction error (median over steps): "
+                + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
+            )
+        done.append(
+            TuneRound(
+                round=number,
+                change={k: v for k, v in chosen.items() if k != "predicted"},
+                predicted=chosen.get("predicted"),
+                predicted_decision=chosen.get("predicted_decision"),
+                prediction_error=errors,
+                candidates=candidates,
+                command_before=display_command(current),
+                command=display_command(candidate),
+                criterion_before=before_value,
+                criterion_after=after_value,
+                kept=kept,
+                decision=decision,
+                ramp=trial.ramp,
+                triage=trial.triage,
+                log_path=trial.log_path,
+            )
+        )
         if kept:
             current, kept_measurement = candidate, trial
     return TuneResult(
         criterion={**criterion.model_dump(), "description": criterion.description},
-        baseline=TuneBaseline(command=base.command, criterion_value=criterion_value(criterion, base.ramp),
-                              ramp=base.ramp, triage=base.triage, log_path=base.log_path),
-        rounds=done, final_command=display_command(current), stopped_reason=stopped,
+        baseline=TuneBaseline(
+            command=base.command,
+            criterion_value=criterion_value(criterion, base.ramp),
+            ramp=base.ramp,
+            triage=base.triage,
+            log_path=base.log_path,
+        ),
+        rounds=done,
+        final_command=display_command(current),
+        stopped_reason=stopped,
         timings={"total_s": round(time.monotonic() - began, 1)},
     )
-

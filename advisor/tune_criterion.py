@@ -28,11 +28,15 @@ class TuneCriterion(BaseModel):
     def description(self) -> str:
         if self.metric == "itl_p99":
             where = f"offered {self.target_load:g}" if self.target_load is not None else "the top load step"
-            return (f"keep a change when p99 ITL at {where} falls by at least {self.min_improvement:.0%}; "
-                    f"otherwise roll it back")
-        return (f"keep a change when the safe operating point rises; if it is unchanged, keep only when "
-                f"p99 TTFT at the highest load both runs measured falls by at least {self.min_improvement:.0%}; "
-                f"otherwise roll it back")
+            return (
+                f"keep a change when p99 ITL at {where} falls by at least {self.min_improvement:.0%}; "
+                f"otherwise roll it back"
+            )
+        return (
+            f"keep a change when the safe operating point rises; if it is unchanged, keep only when "
+            f"p99 TTFT at the highest load both runs measured falls by at least {self.min_improvement:.0%}; "
+            f"otherwise roll it back"
+        )
 
 
 def criterion_value(criterion: TuneCriterion, ramp: dict[str, Any], load: float | None = None) -> float | None:
@@ -45,8 +49,9 @@ def criterion_value(criterion: TuneCriterion, ramp: dict[str, Any], load: float 
     return safe_point(ramp)
 
 
-def decide(criterion: TuneCriterion, kept_ramp: dict[str, Any],
-           trial_ramp: dict[str, Any]) -> tuple[float | None, float | None, bool, str]:
+def decide(
+    criterion: TuneCriterion, kept_ramp: dict[str, Any], trial_ramp: dict[str, Any]
+) -> tuple[float | None, float | None, bool, str]:
     """(value before, value after, keep?, the sentence saying why)."""
     load = criterion.target_load if criterion.target_load is not None else common_top_load(kept_ramp, trial_ramp)
     before, after = criterion_value(criterion, kept_ramp, load), criterion_value(criterion, trial_ramp, load)
@@ -64,10 +69,24 @@ def decide(criterion: TuneCriterion, kept_ramp: dict[str, Any],
         old = p99_at(kept_ramp, "ttft_s", load) if load is not None else None
         new = p99_at(trial_ramp, "ttft_s", load) if load is not None else None
         if old and new is not None and new <= old * (1 - margin):
-            return before, after, True, (f"kept: safe operating point unchanged at {_num(after)}, p99 TTFT at "
-                                         f"offered {load:g} {_ms(old)} → {_ms(new)} (≥{margin:.0%} lower)")
-        return before, after, False, (f"rolled back: safe operating point unchanged at {_num(after)} and p99 TTFT "
-                                      f"at the top common load {_ms(old)} → {_ms(new)} (not ≥{margin:.0%} lower)")
+            return (
+                before,
+                after,
+                True,
+                (
+                    f"kept: safe operating point unchanged at {_num(after)}, p99 TTFT at "
+                    f"offered {load:g} {_ms(old)} → {_ms(new)} (≥{margin:.0%} lower)"
+                ),
+            )
+        return (
+            before,
+            after,
+            False,
+            (
+                f"rolled back: safe operating point unchanged at {_num(after)} and p99 TTFT "
+                f"at the top common load {_ms(old)} → {_ms(new)} (not ≥{margin:.0%} lower)"
+            ),
+        )
     return before, after, False, f"rolled back: safe operating point {_num(before)} → {_num(after)}"
 
 

@@ -47,38 +47,68 @@ def compact(prediction: Prediction) -> dict[str, Any]:
     steps = []
     for k, step in enumerate(prediction.steps):
         band = prediction.bands[k] if k < len(prediction.bands) else {}
-        steps.append({"offered": step.offered, "ttft_s": {"p50": step.ttft_s.p50, "p99": step.ttft_s.p99},
-                      "itl_s": {"p50": step.itl_s.p50, "p99": step.itl_s.p99},
-                      "output_tokens_per_s": step.output_tokens_per_s, "achieved_rate": step.achieved_rate,
-                      "valid": step.valid, "ok_requests": step.ok_requests,
-                      "band": {name: band[name].model_dump() for name in BAND_FIGURES if name in band}})
-    return {"server_args_after": prediction.server_args_after, "steps": steps,
-            "knee": prediction.knee.model_dump() if prediction.knee else None,
-            "safe_operating_point": (prediction.safe_operating_point.model_dump()
-                                     if prediction.safe_operating_point else None),
-            "relative_error": prediction.cost.relative_error, "cost": prediction.cost.describe()}
+        steps.append(
+            {
+                "offered": step.offered,
+                "ttft_s": {"p50": step.ttft_s.p50, "p99": step.ttft_s.p99},
+                "itl_s": {"p50": step.itl_s.p50, "p99": step.itl_s.p99},
+                "output_tokens_per_s": step.output_tokens_per_s,
+                "achieved_rate": step.achieved_rate,
+                "valid": step.valid,
+                "ok_requests": step.ok_requests,
+                "band": {name: band[name].model_dump() for name in BAND_FIGURES if name in band},
+            }
+        )
+    return {
+        "server_args_after": prediction.server_args_after,
+        "steps": steps,
+        "knee": prediction.knee.model_dump() if prediction.knee else None,
+        "safe_operating_point": (
+            prediction.safe_operating_point.model_dump() if prediction.safe_operating_point else None
+        ),
+        "relative_error": prediction.cost.relative_error,
+        "cost": prediction.cost.describe(),
+    }
 
 
-def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[str, Any] | None,
-                 skip: set[tuple[str, str]], allow_unsafe: bool = False, search: bool = True,
-                 explore: bool = False) -> list[ChangeForecast]:
+def rank_changes(
+    forecaster: Forecaster,
+    criterion: TuneCriterion,
+    triage: dict[str, Any] | None,
+    skip: set[tuple[str, str]],
+    allow_unsafe: bool = False,
+    search: bool = True,
+    explore: bool = False,
+) -> list[ChangeForecast]:
     """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last.
 
     `search`: also weigh every SEARCH_VALUES value of the batch-size flags (else only the rules' values).
     The best candidate's prediction carries the uncertainty bands; the others are ranked without them.
     `explore`: also weigh the batch-size flags triage did not propose (tune and demo: a triage taken at
     a lucky instant may miss the queue the ramp plainly measured; the model reads the whole ramp)."""
-    baseline = {"steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
-                "safe_operating_point": _dump(forecaster.baseline.safe_operating_point)}
+    baseline = {
+        "steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
+        "safe_operating_point": _dump(forecaster.baseline.safe_operating_point),
+    }
     scored: list[tuple[tuple, ChangeForecast]] = []
     findings = list((triage or {}).get("findings") or [])
     if explore:
         proposed = {c.get("flag") for f in findings for c in f.get("changes") or []}
-        current = {"--max-num-seqs": forecaster.limits.max_num_seqs,
-                   "--max-num-batched-tokens": forecaster.limits.max_num_batched_tokens}
-        findings += [{"rule": "model", "title": f"the performance model's search over {flag}", "changes": [
-            {"flag": flag, "current": str(value), "proposed": str(value), "reason": "searched by the model"}]}
-            for flag, value in current.items() if flag not in proposed]
+        current = {
+            "--max-num-seqs": forecaster.limits.max_num_seqs,
+            "--max-num-batched-tokens": forecaster.limits.max_num_batched_tokens,
+        }
+        findings += [
+            {
+                "rule": "model",
+                "title": f"the performance model's search over {flag}",
+                "changes": [
+                    {"flag": flag, "current": str(value), "proposed": str(value), "reason": "searched by the model"}
+                ],
+            }
+            for flag, value in current.items()
+            if flag not in proposed
+        ]
     for finding in findings:
         for change in finding.get("changes") or []:
             flag, proposed = change.get("flag"), str(change.get("proposed"))
@@ -89,21 +119,33 @@ def rank_changes(forecaster: Forecaster, criterion: TuneCriterion, triage: dict[
                 scored.append(((2,), base.model_copy(update={"rejected": "unsafe (--unsafe-changes to try it)"})))
                 continue
             if flag not in MODELLED_FLAGS:
-                scored.append(((2,), base.model_copy(update={
-                    "rejected": f"the performance model does not predict {flag}, so its effect is unknown"})))
+                scored.append(
+                    (
+                        (2,),
+                        base.model_copy(
+                            update={
+                                "rejected": f"the performance model does not predict {flag}, so its effect is unknown"
+                            }
+                        ),
+                    )
+                )
                 continue
-            for value in (_values(flag, proposed, change.get("current"), forecaster) if search else [proposed]):
+            for value in _values(flag, proposed, change.get("current"), forecaster) if search else [proposed]:
                 if (flag, value) in skip:
                     continue
                 candidate = dict(change, proposed=value)
                 if finding.get("rule") == "model":
-                    candidate["reason"] = (f"the value the performance model predicts best among "
-                                           f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed no "
-                                           f"change to {flag})")
+                    candidate["reason"] = (
+                        f"the value the performance model predicts best among "
+                        f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed no "
+                        f"change to {flag})"
+                    )
                 elif value != proposed:
-                    candidate["reason"] = (f"the value the performance model predicts best among "
-                                           f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed {proposed}: "
-                                           f"{change.get('reason', '')})")
+                    candidate["reason"] = (
+                        f"the value the performance model predicts best among "
+                        f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed {proposed}: "
+                        f"{change.get('reason', '')})"
+                    )
                 forecast = _forecast(forecaster, criterion, baseline, base.model_copy(update={"changes": [candidate]}))
                 scored.append((_score(forecast, criterion), forecast))
     scored.sort(key=lambda pair: pair[0])
@@ -129,13 +171,22 @@ def _forecast(forecaster: Forecaster, criterion: TuneCriterion, baseline: dict, 
         prediction = forecaster.predict({change["flag"]: str(change["proposed"])}, with_bands=False)
     except UserError as exc:
         return item.model_copy(update={"rejected": str(exc)})
-    predicted = {"steps": [s.model_dump(mode="json") for s in prediction.steps],
-                 "safe_operating_point": _dump(prediction.safe_operating_point)}
+    predicted = {
+        "steps": [s.model_dump(mode="json") for s in prediction.steps],
+        "safe_operating_point": _dump(prediction.safe_operating_point),
+    }
     before, after, helps, decision = decide(criterion, baseline, predicted)
     decision = decision.replace("kept:", "predicted to help:").replace("rolled back:", "not predicted to help:")
-    return item.model_copy(update={"criterion_before": before, "criterion_after": after, "helps": helps,
-                                   "decision": decision, "prediction": compact(prediction),
-                                   "rejected": None if helps else decision})
+    return item.model_copy(
+        update={
+            "criterion_before": before,
+            "criterion_after": after,
+            "helps": helps,
+            "decision": decision,
+            "prediction": compact(prediction),
+            "rejected": None if helps else decision,
+        }
+    )
 
 
 def _score(forecast: ChangeForecast, criterion: TuneCriterion) -> tuple:
@@ -206,10 +257,15 @@ def figure_errors(prediction: dict[str, Any] | None, measured: dict[str, Any]) -
         rows.append(row)
     median = {name: sorted(v)[len(v) // 2] for name, v in errors.items() if v}
     knee = (measured.get("knee") or {}).get("offered")
-    return {"steps": rows, "median_abs_error": median,
-            "knee": {"predicted": (prediction.get("knee") or {}).get("offered"), "measured": knee},
-            "safe_operating_point": {"predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
-                                     "measured": (measured.get("safe_operating_point") or {}).get("offered")}}
+    return {
+        "steps": rows,
+        "median_abs_error": median,
+        "knee": {"predicted": (prediction.get("knee") or {}).get("offered"), "measured": knee},
+        "safe_operating_point": {
+            "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+            "measured": (measured.get("safe_operating_point") or {}).get("offered"),
+        },
+    }
 
 
 def kv_tokens_from_log(path: str) -> int | None:

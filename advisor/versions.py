@@ -102,9 +102,11 @@ def vllm_cpu_defaults(version: Version, world_size: int = 1) -> dict[str, int] |
     if version < CPU_DEFAULTS_FROM:
         return None
     size = max(1, world_size)
-    return {"max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS * size,
-            "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * size,
-            "block_size": CPU_DEFAULT_BLOCK_SIZE}
+    return {
+        "max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS * size,
+        "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * size,
+        "block_size": CPU_DEFAULT_BLOCK_SIZE,
+    }
 
 
 def default_block_size(is_mla: bool, gpu: GpuSpec) -> int:

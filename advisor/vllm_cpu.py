@@ -108,10 +108,17 @@ class CpuKvSizing(BaseModel):
         """advise's `memory` object: the KV space is the pool; nothing is subtracted from it."""
         space_gib = round(self.kv_space_bytes / GIB, 4)
         return {
-            "total_gib": space_gib, "requested_gib": space_gib, "weights_gib": 0.0, "activation_gib": 0.0,
-            "non_torch_gib": 0.0, "cudagraph_gib": 0.0, "kv_pool_gib": space_gib,
-            "kv_bytes_per_token": self.kv_bytes_per_token, "kv_cache_tokens": self.kv_cache_tokens,
-            "num_blocks": self.num_blocks, "max_concurrency": round(self.max_concurrency, 2),
+            "total_gib": space_gib,
+            "requested_gib": space_gib,
+            "weights_gib": 0.0,
+            "activation_gib": 0.0,
+            "non_torch_gib": 0.0,
+            "cudagraph_gib": 0.0,
+            "kv_pool_gib": space_gib,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_cache_tokens": self.kv_cache_tokens,
+            "num_blocks": self.num_blocks,
+            "max_concurrency": round(self.max_concurrency, 2),
         }
 
 
@@ -121,8 +128,12 @@ def size_cpu_kv(model: ModelSpec, config: LaunchConfig, space: CpuKvSpace) -> Cp
     check_cpu_model(model)
     version = parse_version(config.vllm_version)
     dtype_bytes = model_dtype_bytes(model, config.dtype)  # x86 CPUs list bfloat16 first, as CUDA does
-    per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes(config.kv_cache_dtype, dtype_bytes),
-                                           config.tensor_parallel_size, config.pipeline_parallel_size)
+    per_token = kv_bytes_per_token_per_gpu(
+        model,
+        kv_dtype_bytes(config.kv_cache_dtype, dtype_bytes),
+        config.tensor_parallel_size,
+        config.pipeline_parallel_size,
+    )
     block_size = config.block_size or CPU_DEFAULT_BLOCK_SIZE
     max_model_len = config.max_model_len or model.max_position_embeddings
     page = block_size * per_token
@@ -134,14 +145,31 @@ def size_cpu_kv(model: ModelSpec, config: LaunchConfig, space: CpuKvSpace) -> Cp
     failure, estimate = _startup_failure(version, usable, page, per_request, max_model_len, block_size)
     tokens = int(concurrency * max_model_len)
     return CpuKvSizing(
-        kv_space_bytes=kv_bytes, kv_space_source=space.source, kv_bytes_per_token=per_token,
-        block_size=block_size, bytes_per_block=page, num_blocks=num_blocks, blocks_per_request=per_request,
-        max_model_len=max_model_len, kv_cache_tokens=tokens, max_concurrency=concurrency,
+        kv_space_bytes=kv_bytes,
+        kv_space_source=space.source,
+        kv_bytes_per_token=per_token,
+        block_size=block_size,
+        bytes_per_block=page,
+        num_blocks=num_blocks,
+        blocks_per_request=per_request,
+        max_model_len=max_model_len,
+        kv_cache_tokens=tokens,
+        max_concurrency=concurrency,
         log_line=None if failure else CAPACITY_LOG.format(tokens=tokens, length=max_model_len, x=concurrency),
-        fits=failure is None, failure=failure, estimated_max_model_len=estimate,
+        fits=failure is None,
+        failure=failure,
+        estimated_max_model_len=estimate,
         max_model_len_that_fits=fitting_len(usable, page, block_size, model.max_position_embeddings),
-        weights_gib=round(weights_gib_per_gpu(model, dtype_bytes, config.quantization or model.native_quantization,
-                                              config.tensor_parallel_size, config.pipeline_parallel_size), 4),
+        weights_gib=round(
+            weights_gib_per_gpu(
+                model,
+                dtype_bytes,
+                config.quantization or model.native_quantization,
+                config.tensor_parallel_size,
+                config.pipeline_parallel_size,
+            ),
+            4,
+        ),
         vllm_version=".".join(str(p) for p in version),
     )
 
@@ -156,7 +184,9 @@ def _startup_failure(
     if needed <= usable:
         return None, None
     estimate = fitting_len(usable, page, block_size, max_model_len)
-    return failure_texts.max_seq_len_does_not_fit(version, max_model_len, needed / GIB, usable / GIB, estimate), estimate
+    return failure_texts.max_seq_len_does_not_fit(
+        version, max_model_len, needed / GIB, usable / GIB, estimate
+    ), estimate
 
 
 def fitting_len(usable_bytes: int, bytes_per_block: int, block_size: int, bound: int) -> int:
@@ -172,11 +202,15 @@ def fitting_len(usable_bytes: int, bytes_per_block: int, block_size: int, bound:
 def check_cpu_model(model: ModelSpec) -> None:
     """Refuse what this replay does not cover rather than print a wrong number."""
     if model.attention == "mla":
-        raise UserError(f"--model {model.name!r}: MLA on vLLM's CPU backend (block size 16, or 128 with AMX) "
-                        "is not modelled; size it with --gpu instead")
+        raise UserError(
+            f"--model {model.name!r}: MLA on vLLM's CPU backend (block size 16, or 128 with AMX) "
+            "is not modelled; size it with --gpu instead"
+        )
     if model.sliding_window is not None:
-        raise UserError(f"--model {model.name!r}: sliding-window attention on vLLM's CPU backend is not "
-                        "modelled (its admission depends on in-flight batches); size it with --gpu instead")
+        raise UserError(
+            f"--model {model.name!r}: sliding-window attention on vLLM's CPU backend is not "
+            "modelled (its admission depends on in-flight batches); size it with --gpu instead"
+        )
 
 
 def parse_cpu_kvcache_space(text: str) -> int:
@@ -195,8 +229,10 @@ def _fraction_message(text: str) -> str:
         as_bytes = f"; for a fraction use --kv-cache-memory-bytes {int(float(text) * GIB)}"
     except (ValueError, OverflowError):
         as_bytes = ""
-    return (f"{text!r} is not a whole number of GiB: vLLM reads {CPU_KV_SPACE_ENV} with int() and stops at "
-            f"startup (invalid literal for int() with base 10: {text!r}){as_bytes}")
+    return (
+        f"{text!r} is not a whole number of GiB: vLLM reads {CPU_KV_SPACE_ENV} with int() and stops at "
+        f"startup (invalid literal for int() with base 10: {text!r}){as_bytes}"
+    )
 
 
 def parse_kv_cache_memory_bytes(text: str) -> int:
@@ -211,8 +247,9 @@ def parse_kv_cache_memory_bytes(text: str) -> int:
         else:
             result = int(value)
     except ValueError:
-        raise ValueError(f"{text!r} is not a byte count (e.g. 50000000, 50m, 45M, 1G; no decimals with "
-                         "K/M/G/T)") from None
+        raise ValueError(
+            f"{text!r} is not a byte count (e.g. 50000000, 50m, 45M, 1G; no decimals with K/M/G/T)"
+        ) from None
     if result < 0:
         raise ValueError(f"{text!r} must be 0 or more bytes")
     return result

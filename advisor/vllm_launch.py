@@ -21,8 +21,15 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 
 __all__ = [
-    "CPU_KV_SPACE_ENV", "DEFAULT_CPU_KV_SPACE_GIB", "VLLM_SERVE_MODULE", "find_vllm_python", "is_vllm_command",
-    "offline_env", "reference_command", "resolve_vllm_words", "vllm_unavailable_reason",
+    "CPU_KV_SPACE_ENV",
+    "DEFAULT_CPU_KV_SPACE_GIB",
+    "VLLM_SERVE_MODULE",
+    "find_vllm_python",
+    "is_vllm_command",
+    "offline_env",
+    "reference_command",
+    "resolve_vllm_words",
+    "vllm_unavailable_reason",
 ]
 
 # The folder scripts/install.sh creates beside the project's own .venv.
@@ -36,7 +43,10 @@ CPU_KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
 DEFAULT_CPU_KV_SPACE_GIB = 1
 # Nothing may be downloaded: the model is a local directory, and usage stats stay home.
 VLLM_OFFLINE_ENV: dict[str, str] = {
-    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
 }
 _PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,11 +70,15 @@ def vllm_unavailable_reason() -> str | None:
         return None
     python = find_vllm_python()
     if python is None:
-        return (f"no vLLM environment: run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run "
-                f"vLLM) or set SERVOPS_VLLM_PYTHON to the python of an environment with vLLM installed")
+        return (
+            f"no vLLM environment: run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run "
+            f"vLLM) or set SERVOPS_VLLM_PYTHON to the python of an environment with vLLM installed"
+        )
     if not python.is_file():
-        return (f"SERVOPS_VLLM_PYTHON={python} does not exist; point it at the python of a vLLM environment, "
-                f"or unset it and run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run vLLM)")
+        return (
+            f"SERVOPS_VLLM_PYTHON={python} does not exist; point it at the python of a vLLM environment, "
+            f"or unset it and run scripts/install.sh (it builds {VLLM_VENV_DIR} where the machine can run vLLM)"
+        )
     return None
 
 
@@ -82,8 +96,13 @@ def resolve_vllm_words(words: list[str]) -> list[str]:
         if rest and not rest[0].startswith("-"):
             rest = ["--model", *rest]
         return [str(python), "-m", VLLM_SERVE_MODULE, *rest]
-    if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1] == "-m" \
-            and words[2].startswith("vllm.") and find_vllm_python() is not None:
+    if (
+        len(words) >= 3
+        and Path(words[0]).name.startswith("python")
+        and words[1] == "-m"
+        and words[2].startswith("vllm.")
+        and find_vllm_python() is not None
+    ):
         return [str(find_vllm_python()), *words[1:]]
     return words
 
@@ -93,8 +112,9 @@ def offline_env() -> dict[str, str]:
     return {name: value for name, value in VLLM_OFFLINE_ENV.items() if name not in os.environ}
 
 
-def reference_command(flags: list[str], model: str | None = None, served_model_name: str | None = None,
-                      kv_space_gib: int | None = None) -> ServeCommand:
+def reference_command(
+    flags: list[str], model: str | None = None, served_model_name: str | None = None, kv_space_gib: int | None = None
+) -> ServeCommand:
     """`VLLM_CPU_KVCACHE_SPACE=N vllm serve MODEL --served-model-name NAME FLAGS…` for the
     embedded SmolLM2 (converted once by the bundled engine) or a local model directory.
 
@@ -120,8 +140,10 @@ def _model_dir(model: str | None) -> tuple[str, str]:
     if model:
         path = Path(model).expanduser()
         if not (path / "config.json").is_file():
-            raise UserError(f"--model {model!r}: vLLM needs a local Hugging Face model directory (with config.json); "
-                            f"nothing is downloaded")
+            raise UserError(
+                f"--model {model!r}: vLLM needs a local Hugging Face model directory (with config.json); "
+                f"nothing is downloaded"
+            )
         return str(path.resolve()), path.name
     from engine.model.default_model import DEFAULT_MODEL_NAME, ensure_default_model  # noqa: PLC0415 (torch, on demand)
 

@@ -30,8 +30,8 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -99,8 +99,10 @@ def run(args: argparse.Namespace, command: str = "benchmarks/attention.py") -> B
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise BenchmarkError("--device cuda but torch sees no CUDA device; use --device cpu")
-    backends = [b.strip() for b in args.backends.split(",")] if args.backends else (
-        list(BACKENDS) if device.type == "cuda" else ["torch", "sdpa_dense"]
+    backends = (
+        [b.strip() for b in args.backends.split(",")]
+        if args.backends
+        else (list(BACKENDS) if device.type == "cuda" else ["torch", "sdpa_dense"])
     )
     for backend in backends:
         if backend not in BACKENDS:
@@ -108,8 +110,10 @@ def run(args: argparse.Namespace, command: str = "benchmarks/attention.py") -> B
     if "torch" not in backends:
         backends.insert(0, "torch")  # the named baseline is always measured
     if "triton" in backends and device.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1":
-        raise BenchmarkError("--backends triton on CPU needs TRITON_INTERPRET=1 in the environment; "
-                             "set it (and keep shapes tiny) or drop triton")
+        raise BenchmarkError(
+            "--backends triton on CPU needs TRITON_INTERPRET=1 in the environment; "
+            "set it (and keep shapes tiny) or drop triton"
+        )
     if args.num_heads % args.num_kv_heads:
         raise BenchmarkError(f"--num-heads {args.num_heads} is not a multiple of --num-kv-heads {args.num_kv_heads}")
     dtype = DTYPES[args.dtype]
@@ -124,8 +128,11 @@ def run(args: argparse.Namespace, command: str = "benchmarks/attention.py") -> B
         created_at=datetime.now(timezone.utc).isoformat(),
         device=device.type,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
-        dtype=args.dtype, num_heads=args.num_heads, num_kv_heads=args.num_kv_heads,
-        head_dim=args.head_dim, block_size=args.block_size,
+        dtype=args.dtype,
+        num_heads=args.num_heads,
+        num_kv_heads=args.num_kv_heads,
+        head_dim=args.head_dim,
+        block_size=args.block_size,
         copy_bandwidth_gbps=copy_gbps,
         command=command,
         cases=cases,
@@ -164,40 +171,58 @@ def _bench_case(args, phase, batch, context, backends, dtype, device, copy_gbps)
     key_visits = batch * (q_per_seq * (context - q_per_seq) + q_per_seq * (q_per_seq + 1) // 2)
     flops = 4 * key_visits * num_heads * head_dim
 
-    calls = _calls(phase, query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale,
-                   context, q_per_seq, backends)
+    calls = _calls(
+        phase, query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, context, q_per_seq, backends
+    )
     samples = {name: _time_samples(fn, device, repeats=args.repeats) for name, fn in calls.items()}
     times = {name: statistics.median(s) for name, s in samples.items()}
     results = []
     for name, seconds in times.items():
         gbps = bytes_moved / seconds / 1e9
-        results.append(CaseResult(
-            phase=phase, backend=name, batch_size=batch, context_len=context, query_tokens_per_seq=q_per_seq,
-            time_ms=seconds * 1e3, min_time_ms=min(samples[name]) * 1e3, bytes_moved=bytes_moved, bandwidth_gbps=gbps,
-            fraction_of_copy_bandwidth=gbps / copy_gbps, tflops=flops / seconds / 1e12,
-            ratio_to_torch=seconds / times["torch"],
-            ratio_to_sdpa_dense=seconds / times["sdpa_dense"] if "sdpa_dense" in times else None,
-        ))
+        results.append(
+            CaseResult(
+                phase=phase,
+                backend=name,
+                batch_size=batch,
+                context_len=context,
+                query_tokens_per_seq=q_per_seq,
+                time_ms=seconds * 1e3,
+                min_time_ms=min(samples[name]) * 1e3,
+                bytes_moved=bytes_moved,
+                bandwidth_gbps=gbps,
+                fraction_of_copy_bandwidth=gbps / copy_gbps,
+                tflops=flops / seconds / 1e12,
+                ratio_to_torch=seconds / times["torch"],
+                ratio_to_sdpa_dense=seconds / times["sdpa_dense"] if "sdpa_dense" in times else None,
+            )
+        )
     return results
 
 
-def _calls(phase, query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale,
-           context, q_per_seq, backends) -> dict[str, Callable[[], object]]:
+def _calls(
+    phase, query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, context, q_per_seq, backends
+) -> dict[str, Callable[[], object]]:
     calls: dict[str, Callable[[], object]] = {}
     if phase == "decode":
         calls["torch"] = lambda: torch_ref.paged_decode_attention(
-            query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context)
+            query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context
+        )
         if "triton" in backends:
             from kernels.paged_decode import paged_decode_attention
+
             calls["triton"] = lambda: paged_decode_attention(
-                query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context)
+                query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context
+            )
     elif phase == "prefill":
         calls["torch"] = lambda: torch_ref.paged_prefill_attention(
-            query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq)
+            query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq
+        )
         if "triton" in backends:
             from kernels.paged_prefill import paged_prefill_attention
+
             calls["triton"] = lambda: paged_prefill_attention(
-                query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq)
+                query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq
+            )
     else:
         raise BenchmarkError(f"--phases {phase!r} is not decode or prefill")
     if "sdpa_dense" in backends:
@@ -247,16 +272,22 @@ def _time_samples(fn: Callable[[], object], device: torch.device, repeats: int) 
 
 
 def _print_table(result: BenchmarkResult) -> None:
-    print(f"device {result.device} ({result.device_name}), {result.dtype}, heads {result.num_heads}/"
-          f"{result.num_kv_heads} kv, head_dim {result.head_dim}, block {result.block_size}; "
-          f"copy bandwidth {result.copy_bandwidth_gbps:.1f} GB/s")
-    print(f"{'phase':8} {'backend':10} {'B':>4} {'ctx':>6} {'q/seq':>5} {'ms':>9} {'GB/s':>8} "
-          f"{'of copy':>7} {'TFLOP/s':>8} {'vs torch':>8} {'vs dense':>8}")
+    print(
+        f"device {result.device} ({result.device_name}), {result.dtype}, heads {result.num_heads}/"
+        f"{result.num_kv_heads} kv, head_dim {result.head_dim}, block {result.block_size}; "
+        f"copy bandwidth {result.copy_bandwidth_gbps:.1f} GB/s"
+    )
+    print(
+        f"{'phase':8} {'backend':10} {'B':>4} {'ctx':>6} {'q/seq':>5} {'ms':>9} {'GB/s':>8} "
+        f"{'of copy':>7} {'TFLOP/s':>8} {'vs torch':>8} {'vs dense':>8}"
+    )
     for c in result.cases:
-        print(f"{c.phase:8} {c.backend:10} {c.batch_size:>4} {c.context_len:>6} {c.query_tokens_per_seq:>5} "
-              f"{c.time_ms:>9.3f} {c.bandwidth_gbps:>8.1f} {c.fraction_of_copy_bandwidth:>7.0%} "
-              f"{c.tflops:>8.3f} {c.ratio_to_torch:>8.2f} "
-              f"{'-' if c.ratio_to_sdpa_dense is None else f'{c.ratio_to_sdpa_dense:.2f}':>8}")
+        print(
+            f"{c.phase:8} {c.backend:10} {c.batch_size:>4} {c.context_len:>6} {c.query_tokens_per_seq:>5} "
+            f"{c.time_ms:>9.3f} {c.bandwidth_gbps:>8.1f} {c.fraction_of_copy_bandwidth:>7.0%} "
+            f"{c.tflops:>8.3f} {c.ratio_to_torch:>8.2f} "
+            f"{'-' if c.ratio_to_sdpa_dense is None else f'{c.ratio_to_sdpa_dense:.2f}':>8}"
+        )
 
 
 def _ints(text: str) -> list[int]:
@@ -265,26 +296,39 @@ def _ints(text: str) -> list[int]:
 
 def _parser() -> argparse.ArgumentParser:
     gpu = torch.cuda.is_available()
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--device", default="cuda" if gpu else "cpu", help="cuda or cpu (default: cuda if present)")
-    p.add_argument("--backends", default=None,
-                   help="comma list of torch,triton,sdpa_dense (default: all on CUDA, torch,sdpa_dense on CPU)")
+    p.add_argument(
+        "--backends",
+        default=None,
+        help="comma list of torch,triton,sdpa_dense (default: all on CUDA, torch,sdpa_dense on CPU)",
+    )
     p.add_argument("--phases", default="decode,prefill", help="comma list of decode,prefill")
     p.add_argument("--batch-sizes", default="1,8,32,64" if gpu else "1,8", help="comma list of sequences per call")
-    p.add_argument("--context-lens", default="1024,4096,16384,32768" if gpu else "256,1024,4096",
-                   help="comma list of context lengths in tokens")
-    p.add_argument("--prefill-chunk", type=int, default=512 if gpu else 128,
-                   help="query tokens per sequence in the prefill phase (capped at the context length)")
+    p.add_argument(
+        "--context-lens",
+        default="1024,4096,16384,32768" if gpu else "256,1024,4096",
+        help="comma list of context lengths in tokens",
+    )
+    p.add_argument(
+        "--prefill-chunk",
+        type=int,
+        default=512 if gpu else 128,
+        help="query tokens per sequence in the prefill phase (capped at the context length)",
+    )
     p.add_argument("--num-heads", type=int, default=32, help="query heads (default: Llama-3-8B's 32)")
     p.add_argument("--num-kv-heads", type=int, default=8, help="KV heads (default: Llama-3-8B's 8)")
     p.add_argument("--head-dim", type=int, default=128, help="head dimension")
     p.add_argument("--block-size", type=int, default=16, help="tokens per KV-cache block")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16" if gpu else "float32",
-                   help="cache and query dtype")
+    p.add_argument(
+        "--dtype", choices=sorted(DTYPES), default="float16" if gpu else "float32", help="cache and query dtype"
+    )
     p.add_argument("--repeats", type=int, default=20 if gpu else 10, help="timed calls per case (median)")
-    p.add_argument("--copy-mib", type=int, default=1024 if gpu else 256,
-                   help="size of the copy that measures device bandwidth")
+    p.add_argument(
+        "--copy-mib", type=int, default=1024 if gpu else 256, help="size of the copy that measures device bandwidth"
+    )
     p.add_argument("--max-cache-gib", type=float, default=16.0, help="skip cases whose K+V exceed this")
     p.add_argument("--json", default=None, help="also write the results as JSON to this path")
     return p

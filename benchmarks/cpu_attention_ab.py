@@ -14,7 +14,8 @@ shuffled over the pool:
   benchmark's hit) against the paged-prefill twin.
 Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)
 with SERVOPS_ATTENTION_BACKEND=torch (baseline) and =cpu, the order alternating round by round,
-so both see the same machine load (`engine_ab`, shared with cpu_layer_ops_ab.py). Prints the ratios and writes JSON (`--json`).
+so both see the same machine load (`engine_ab`, shared with cpu_layer_ops_ab.py). Prints the ratios and writes
+JSON (`--json`).
 """
 
 from __future__ import annotations
@@ -29,18 +30,17 @@ import time
 
 import torch
 import torch.nn.functional as F
-
 from engine_throughput import gemm_probe, make_workload
 
-from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
-from engine.model.default_model import ensure_default_model
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
+from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
+from engine.model.default_model import ensure_default_model
 from kernels import cpu_attention, torch_decode, torch_ref
 from kernels.attention import BACKEND_ENV
 
 HEADS, KV_HEADS, HEAD_DIM, BLOCK, LAYERS = 9, 3, 64, 16, 30
-SCALE = HEAD_DIM ** -0.5
+SCALE = HEAD_DIM**-0.5
 
 
 def paged_inputs(context_lens: list[int], dtype: torch.dtype, seed: int = 0):
@@ -95,11 +95,18 @@ def bench_decode(batch: int, dtype: torch.dtype, repeats: int) -> dict:
 
     best = best_of(repeats, {"twin": twin, "native": native})
     kv_bytes = int(lens.sum()) * KV_HEADS * HEAD_DIM * k_cache.element_size() * 2 * LAYERS
-    return {"case": f"decode, {batch} sequences", "dtype": str(dtype).removeprefix("torch."),
-            "baseline": "twin (gather plan per step)", "baseline_s": best["twin"], "native_s": best["native"],
-            "ratio": best["twin"] / best["native"], "native_kv_gb_per_s": kv_bytes / best["native"] / 1e9,
-            "max_abs_diff": max_abs_diff(cpu_attention.paged_decode_attention(*args),
-                                         torch_decode.paged_decode_attention(*args))}
+    return {
+        "case": f"decode, {batch} sequences",
+        "dtype": str(dtype).removeprefix("torch."),
+        "baseline": "twin (gather plan per step)",
+        "baseline_s": best["twin"],
+        "native_s": best["native"],
+        "ratio": best["twin"] / best["native"],
+        "native_kv_gb_per_s": kv_bytes / best["native"] / 1e9,
+        "max_abs_diff": max_abs_diff(
+            cpu_attention.paged_decode_attention(*args), torch_decode.paged_decode_attention(*args)
+        ),
+    }
 
 
 def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
@@ -115,15 +122,19 @@ def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
     keys, values = keys.view(tokens, KV_HEADS, HEAD_DIM), values.view(tokens, KV_HEADS, HEAD_DIM)
     cu = torch.tensor([0] + lengths).cumsum(0).to(torch.int32)
     torch_ref.reshape_and_cache(keys, values, k_cache, v_cache, _slots(tables, lens, cu))
-    spans = list(zip(cu[:-1].tolist(), cu[1:].tolist()))
+    spans = list(zip(cu[:-1].tolist(), cu[1:].tolist(), strict=False))
 
     def sdpa_per_chunk():  # what models/llama.py does with fresh chunks on the torch backend
         out = torch.empty_like(query)
         for _ in range(LAYERS):
             for start, end in spans:
                 out[start:end] = F.scaled_dot_product_attention(
-                    query[None, start:end].transpose(1, 2), keys[None, start:end].transpose(1, 2),
-                    values[None, start:end].transpose(1, 2), is_causal=True, scale=SCALE, enable_gqa=True,
+                    query[None, start:end].transpose(1, 2),
+                    keys[None, start:end].transpose(1, 2),
+                    values[None, start:end].transpose(1, 2),
+                    is_causal=True,
+                    scale=SCALE,
+                    enable_gqa=True,
                 )[0].transpose(0, 1)
         return out
 
@@ -133,9 +144,15 @@ def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
         return out
 
     best = best_of(repeats, {"sdpa": sdpa_per_chunk, "native": native})
-    return {"case": f"prefill, {len(lengths)} fresh prompts, {tokens} tokens", "dtype": str(dtype).removeprefix("torch."),
-            "baseline": "causal SDPA per chunk", "baseline_s": best["sdpa"], "native_s": best["native"],
-            "ratio": best["sdpa"] / best["native"], "max_abs_diff": max_abs_diff(native(), sdpa_per_chunk())}
+    return {
+        "case": f"prefill, {len(lengths)} fresh prompts, {tokens} tokens",
+        "dtype": str(dtype).removeprefix("torch."),
+        "baseline": "causal SDPA per chunk",
+        "baseline_s": best["sdpa"],
+        "native_s": best["native"],
+        "ratio": best["sdpa"] / best["native"],
+        "max_abs_diff": max_abs_diff(native(), sdpa_per_chunk()),
+    }
 
 
 def bench_cached_prefill(dtype: torch.dtype, repeats: int) -> dict:
@@ -153,17 +170,23 @@ def bench_cached_prefill(dtype: torch.dtype, repeats: int) -> dict:
             cpu_attention.paged_prefill_attention(*args)
 
     best = best_of(repeats, {"twin": twin, "native": native})
-    return {"case": "prefill, 103 new tokens over 921 cached", "dtype": str(dtype).removeprefix("torch."),
-            "baseline": "paged-prefill twin", "baseline_s": best["twin"], "native_s": best["native"],
-            "ratio": best["twin"] / best["native"],
-            "max_abs_diff": max_abs_diff(cpu_attention.paged_prefill_attention(*args),
-                                         torch_ref.paged_prefill_attention(*args))}
+    return {
+        "case": "prefill, 103 new tokens over 921 cached",
+        "dtype": str(dtype).removeprefix("torch."),
+        "baseline": "paged-prefill twin",
+        "baseline_s": best["twin"],
+        "native_s": best["native"],
+        "ratio": best["twin"] / best["native"],
+        "max_abs_diff": max_abs_diff(
+            cpu_attention.paged_prefill_attention(*args), torch_ref.paged_prefill_attention(*args)
+        ),
+    }
 
 
 def _slots(tables: torch.Tensor, lens: torch.Tensor, cu: torch.Tensor) -> torch.Tensor:
     """Cache slots of each chunk's tokens (the last q_len positions of each context)."""
     slots = []
-    for row, (start, end) in enumerate(zip(cu[:-1].tolist(), cu[1:].tolist())):
+    for row, (start, end) in enumerate(zip(cu[:-1].tolist(), cu[1:].tolist(), strict=False)):
         positions = torch.arange(int(lens[row]) - (end - start), int(lens[row]))
         slots.append(tables[row, positions // BLOCK].long() * BLOCK + positions % BLOCK)
     return torch.cat(slots)
@@ -189,8 +212,9 @@ def engine_ab(sides: dict, num_requests: int, rounds: int, dtype: str = "float32
     candidate), the order alternating round by round so both see the same machine drift.
     Returns each run's useful tok/s and GEMM probe, the ratio of best runs, and how many
     requests came out token-identical."""
-    llm = LLM(str(ensure_default_model()), dtype=dtype, max_model_len=512, max_num_seqs=256,
-              max_num_batched_tokens=2048)
+    llm = LLM(
+        str(ensure_default_model()), dtype=dtype, max_model_len=512, max_num_seqs=256, max_num_batched_tokens=2048
+    )
     workload = make_workload(num_requests, 49152, 0)
     prompts = [p for p, _ in workload]
     params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
@@ -199,29 +223,43 @@ def engine_ab(sides: dict, num_requests: int, rounds: int, dtype: str = "float32
     runs: dict[str, list[dict]] = {name: [] for name in sides}
     outputs = {}
     for round_index in range(rounds):
-        for name in (sides if round_index % 2 == 0 else reversed(list(sides))):
+        for name in sides if round_index % 2 == 0 else reversed(list(sides)):
             with sides[name]():
                 probe = gemm_probe()
                 start = time.perf_counter()
                 outputs[name] = [o.output_token_ids for o in llm.generate(prompts, params, use_tqdm=False)]
                 runs[name].append({"tokens_per_s": useful / (time.perf_counter() - start), "probe_gflops": probe})
-            print(f"round {round_index}, {name}: {runs[name][-1]['tokens_per_s']:.1f} useful tok/s "
-                  f"(GEMM probe {probe} GFLOP/s)", flush=True)
+            print(
+                f"round {round_index}, {name}: {runs[name][-1]['tokens_per_s']:.1f} useful tok/s "
+                f"(GEMM probe {probe} GFLOP/s)",
+                flush=True,
+            )
     best = {name: max(r["tokens_per_s"] for r in values) for name, values in runs.items()}
-    same = sum(a == b for a, b in zip(outputs[baseline], outputs[candidate]))
+    same = sum(a == b for a, b in zip(outputs[baseline], outputs[candidate], strict=False))
     ratio = best[candidate] / best[baseline]
-    print(f"engine, best of {rounds} rounds: {candidate} / {baseline} = {ratio:.2f}x; "
-          f"{same}/{num_requests} requests token-identical", flush=True)
-    return {"num_requests": num_requests, "dtype": dtype, "runs": runs, "ratio_of_best": ratio, "requests_with_identical_tokens": same}
+    print(
+        f"engine, best of {rounds} rounds: {candidate} / {baseline} = {ratio:.2f}x; "
+        f"{same}/{num_requests} requests token-identical",
+        flush=True,
+    )
+    return {
+        "num_requests": num_requests,
+        "dtype": dtype,
+        "runs": runs,
+        "ratio_of_best": ratio,
+        "requests_with_identical_tokens": same,
+    }
 
 
-def ab_arguments(description: str, *, repeats: int, num_requests: int, rounds: int,
-                 measured: str) -> argparse.ArgumentParser:
+def ab_arguments(
+    description: str, *, repeats: int, num_requests: int, rounds: int, measured: str
+) -> argparse.ArgumentParser:
     """The flags every CPU A/B script shares (`finish_ab` reads them); the script adds its own."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=repeats, help=f"timed calls per side, best kept ({repeats})")
-    parser.add_argument("--num-requests", type=int, default=num_requests,
-                        help=f"requests per engine run ({num_requests})")
+    parser.add_argument(
+        "--num-requests", type=int, default=num_requests, help=f"requests per engine run ({num_requests})"
+    )
     parser.add_argument("--rounds", type=int, default=rounds, help=f"engine A/B rounds, order alternating ({rounds})")
     parser.add_argument("--skip-engine", action="store_true", help=f"{measured} only, no engine A/B")
     parser.add_argument("--json", default=None, help="write the results here as JSON")
@@ -247,16 +285,20 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"the native CPU attention kernels do not build here: {cpu_attention.unavailable_reason()}")
     tune_glibc_malloc()
     result: dict = {"threads": torch.get_num_threads(), "kernels": []}
-    cases = [lambda: bench_decode(args.batch, torch.float32, args.repeats),
-             lambda: bench_decode(args.batch, torch.bfloat16, args.repeats),
-             lambda: bench_fresh_prefill(torch.float32, args.repeats),
-             lambda: bench_cached_prefill(torch.float32, args.repeats)]
+    cases = [
+        lambda: bench_decode(args.batch, torch.float32, args.repeats),
+        lambda: bench_decode(args.batch, torch.bfloat16, args.repeats),
+        lambda: bench_fresh_prefill(torch.float32, args.repeats),
+        lambda: bench_cached_prefill(torch.float32, args.repeats),
+    ]
     for case in cases:
         row = case()
         result["kernels"].append(row)
-        print(f"{row['case']}, {row['dtype']}, {LAYERS} layers: {row['baseline']} {row['baseline_s'] * 1e3:.0f} ms, "
-              f"native {row['native_s'] * 1e3:.0f} ms -> {row['ratio']:.2f}x (max abs diff {row['max_abs_diff']:.1e})",
-              flush=True)
+        print(
+            f"{row['case']}, {row['dtype']}, {LAYERS} layers: {row['baseline']} {row['baseline_s'] * 1e3:.0f} ms, "
+            f"native {row['native_s'] * 1e3:.0f} ms -> {row['ratio']:.2f}x (max abs diff {row['max_abs_diff']:.1e})",
+            flush=True,
+        )
     sides = {backend: functools.partial(attention_backend, backend) for backend in ("torch", "cpu")}
     return finish_ab(result, args, sides)
 

@@ -23,7 +23,6 @@ import contextlib
 
 import torch
 import torch.nn.functional as F
-
 from cpu_attention_ab import ab_arguments, best_of, finish_ab, max_abs_diff
 from engine_throughput import gemm_probe
 
@@ -52,16 +51,28 @@ def bench_gemm(name: str, rows: int, repeats: int) -> dict:
     x = torch.randn(rows, k, generator=gen).bfloat16()
     weight = (torch.randn(cols, k, generator=gen) * k**-0.5).bfloat16()
     x32, weight32 = x.float(), weight.float()
-    best = best_of(repeats, {"pytorch_bf16": lambda: F.linear(x, weight), "native": lambda: cpu_gemm.linear(x, weight),
-                             "pytorch_fp32": lambda: F.linear(x32, weight32)})
+    best = best_of(
+        repeats,
+        {
+            "pytorch_bf16": lambda: F.linear(x, weight),
+            "native": lambda: cpu_gemm.linear(x, weight),
+            "pytorch_fp32": lambda: F.linear(x32, weight32),
+        },
+    )
     ours, theirs = cpu_gemm.linear(x, weight), F.linear(x, weight)
     flops = 2 * rows * cols * k
-    return {"case": f"{name} {cols}x{k}, {rows} rows", "baseline": "PyTorch bf16 F.linear",
-            "baseline_s": best["pytorch_bf16"], "native_s": best["native"], "float32_s": best["pytorch_fp32"],
-            "ratio": best["pytorch_bf16"] / best["native"],
-            "native_gflops": flops / best["native"] / 1e9, "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
-            "outputs_differing": float((ours != theirs).float().mean()),
-            "max_abs_diff": max_abs_diff(ours, theirs)}
+    return {
+        "case": f"{name} {cols}x{k}, {rows} rows",
+        "baseline": "PyTorch bf16 F.linear",
+        "baseline_s": best["pytorch_bf16"],
+        "native_s": best["native"],
+        "float32_s": best["pytorch_fp32"],
+        "ratio": best["pytorch_bf16"] / best["native"],
+        "native_gflops": flops / best["native"] / 1e9,
+        "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
+        "outputs_differing": float((ours != theirs).float().mean()),
+        "max_abs_diff": max_abs_diff(ours, theirs),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -71,17 +82,25 @@ def main(argv: list[str] | None = None) -> dict:
     if not cpu_gemm.available():
         raise SystemExit(f"the native bf16 GEMM does not build here: {cpu_gemm.unavailable_reason()}")
     tune_glibc_malloc()
-    result: dict = {"threads": torch.get_num_threads(), "probe_gflops": gemm_probe(),
-                    "cpu_lacks_bf16": cpu_gemm.needed(), "cases": []}
+    result: dict = {
+        "threads": torch.get_num_threads(),
+        "probe_gflops": gemm_probe(),
+        "cpu_lacks_bf16": cpu_gemm.needed(),
+        "cases": [],
+    }
     for name, rows in [(name, rows) for name, rows in CASES if rows <= args.max_rows]:
         row = bench_gemm(name, rows, args.repeats)
         result["cases"].append(row)
-        print(f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, native {row['native_s'] * 1e3:.2f} ms "
-              f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s; float32 F.linear "
-              f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
-              f"max {row['max_abs_diff']:.3g}", flush=True)
-    return finish_ab(result, args, {"pytorch_bf16": pytorch_bf16_linear, "native": contextlib.nullcontext},
-                     dtype="bfloat16")
+        print(
+            f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, native {row['native_s'] * 1e3:.2f} ms "
+            f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s; float32 F.linear "
+            f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
+            f"max {row['max_abs_diff']:.3g}",
+            flush=True,
+        )
+    return finish_ab(
+        result, args, {"pytorch_bf16": pytorch_bf16_linear, "native": contextlib.nullcontext}, dtype="bfloat16"
+    )
 
 
 if __name__ == "__main__":

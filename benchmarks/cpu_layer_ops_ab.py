@@ -24,12 +24,11 @@ import contextlib
 
 import torch
 import torch.nn.functional as F
-
 from cpu_attention_ab import ab_arguments, best_of, finish_ab
 from engine_throughput import gemm_probe
 
-from engine.model.cpu_memory import tune_glibc_malloc
 from engine.model import llama
+from engine.model.cpu_memory import tune_glibc_malloc
 from kernels import attention, cpu_layer_ops, layer_ops
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE, VOCAB, LAYERS = 576, 9, 3, 64, 1536, 49152, 30
@@ -55,10 +54,17 @@ def bench_layer_ops(tokens: int, repeats: int) -> dict:
     k_cache = torch.zeros(4096, 16, KV_HEADS, HEAD_DIM)
     v_cache = torch.zeros_like(k_cache)
     qkv_width = (HEADS + 2 * KV_HEADS) * HEAD_DIM
-    fixed = [torch.randn(tokens, 2 * INTERMEDIATE, generator=gen), torch.randn(tokens, HEAD_DIM, generator=gen),
-             torch.randn(tokens, HEAD_DIM, generator=gen), torch.randperm(4096 * 16, generator=gen)[:tokens]]
-    fresh = [torch.randn(tokens, HIDDEN, generator=gen), torch.randn(tokens, HIDDEN, generator=gen),
-             torch.randn(tokens, qkv_width, generator=gen)]
+    fixed = [
+        torch.randn(tokens, 2 * INTERMEDIATE, generator=gen),
+        torch.randn(tokens, HEAD_DIM, generator=gen),
+        torch.randn(tokens, HEAD_DIM, generator=gen),
+        torch.randperm(4096 * 16, generator=gen)[:tokens],
+    ]
+    fresh = [
+        torch.randn(tokens, HIDDEN, generator=gen),
+        torch.randn(tokens, HIDDEN, generator=gen),
+        torch.randn(tokens, qkv_width, generator=gen),
+    ]
 
     def layer():  # what one decoder layer does outside its GEMMs and attention
         x, residual, qkv = (t.clone() for t in fresh)  # the ops work in place; the copy is on both sides
@@ -74,26 +80,53 @@ def bench_layer_ops(tokens: int, repeats: int) -> dict:
             layer()
 
     best = best_of(repeats, {"twins": twins, "native": layer})
-    return {"case": f"layer ops, step of {tokens} tokens", "baseline": "twins", "baseline_s": best["twins"] * LAYERS,
-            "native_s": best["native"] * LAYERS, "ratio": best["twins"] / best["native"]}
+    return {
+        "case": f"layer ops, step of {tokens} tokens",
+        "baseline": "twins",
+        "baseline_s": best["twins"] * LAYERS,
+        "native_s": best["native"] * LAYERS,
+        "ratio": best["twins"] / best["native"],
+    }
 
 
 def bench_lm_head(rows: int, repeats: int) -> dict:
     gen = torch.Generator().manual_seed(rows)
-    config = type("SmolLM2Head", (), dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_attention_heads=HEADS,
-                                          num_key_value_heads=KV_HEADS, intermediate_size=INTERMEDIATE,
-                                          num_hidden_layers=1, rms_norm_eps=1e-5, tie_word_embeddings=True))()
+    config = type(
+        "SmolLM2Head",
+        (),
+        dict(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            num_attention_heads=HEADS,
+            num_key_value_heads=KV_HEADS,
+            intermediate_size=INTERMEDIATE,
+            num_hidden_layers=1,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=True,
+        ),
+    )()
     with torch.device("meta"):
         model = llama.LlamaForCausalLM(config)
     model.embed_tokens.to_empty(device="cpu")
     model.embed_tokens.weight.data.copy_(torch.randn(VOCAB, HIDDEN, generator=gen))
     hidden = torch.randn(rows, HIDDEN, generator=gen)
     with torch.inference_mode():
-        best = best_of(repeats, {"one_gemm": lambda: F.linear(hidden, model.embed_tokens.weight),
-                                 "slices": lambda: model.compute_logits(hidden)})
+        best = best_of(
+            repeats,
+            {
+                "one_gemm": lambda: F.linear(hidden, model.embed_tokens.weight),
+                "slices": lambda: model.compute_logits(hidden),
+            },
+        )
         identical = torch.equal(model.compute_logits(hidden), F.linear(hidden, model.embed_tokens.weight))
-    return {"case": f"LM head, {rows} rows", "baseline": "one GEMM", "baseline_s": best["one_gemm"],
-            "native_s": best["slices"], "ratio": best["one_gemm"] / best["slices"], "bit_identical": identical}
+    return {
+        "case": f"LM head, {rows} rows",
+        "baseline": "one GEMM",
+        "baseline_s": best["one_gemm"],
+        "native_s": best["slices"],
+        "ratio": best["one_gemm"] / best["slices"],
+        "bit_identical": identical,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -108,8 +141,11 @@ def main(argv: list[str] | None = None) -> dict:
         row = case()
         result["cases"].append(row)
         extra = f", bit-identical: {row['bit_identical']}" if "bit_identical" in row else ""
-        print(f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, new {row['native_s'] * 1e3:.2f} ms "
-              f"-> {row['ratio']:.2f}x{extra}", flush=True)
+        print(
+            f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, new {row['native_s'] * 1e3:.2f} ms "
+            f"-> {row['ratio']:.2f}x{extra}",
+            flush=True,
+        )
     return finish_ab(result, args, {"before": baseline_layer_ops, "native": contextlib.nullcontext})
 
 

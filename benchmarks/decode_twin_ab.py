@@ -18,9 +18,9 @@ import random
 import time
 
 import kernels.torch_ref as current_twin
-from engine.model.default_model import ensure_default_model
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
 
 
 def load_baseline(path: str):
@@ -37,8 +37,12 @@ def load_baseline(path: str):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("baseline", nargs="?", default="/tmp/torch_ref_old.py",
-                        help="the baseline torch_ref.py (default: /tmp/torch_ref_old.py)")
+    parser.add_argument(
+        "baseline",
+        nargs="?",
+        default="/tmp/torch_ref_old.py",
+        help="the baseline torch_ref.py (default: /tmp/torch_ref_old.py)",
+    )
     args = parser.parse_args()
     # kernels.attention calls torch_ref.paged_decode_attention through the module, so
     # swapping the module attribute swaps the twin the engine runs.
@@ -56,8 +60,12 @@ def main() -> None:
             llm.generate(prompts, params, use_tqdm=False)
             rates[name] = useful_tokens / (time.perf_counter() - start)
         ratio = rates["strided"] / rates["sdpa (baseline)"]
-        print(f"round {round_index}: " + ", ".join(f"{n} {r:.1f} tok/s" for n, r in rates.items())
-              + f", ratio {ratio:.2f}x", flush=True)
+        print(
+            f"round {round_index}: "
+            + ", ".join(f"{n} {r:.1f} tok/s" for n, r in rates.items())
+            + f", ratio {ratio:.2f}x",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -36,16 +36,18 @@ from pathlib import Path
 
 import torch
 
-from engine.model.default_model import ensure_default_model
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
 from kernels.attention import backend_for
 
 
 def make_workload(num_requests: int, vocab: int, seed: int) -> list[tuple[list[int], int]]:
     rng = random.Random(seed)
-    return [([rng.randrange(100, vocab - 100) for _ in range(rng.randint(32, 256))], rng.randint(16, 128))
-            for _ in range(num_requests)]
+    return [
+        ([rng.randrange(100, vocab - 100) for _ in range(rng.randint(32, 256))], rng.randint(16, 128))
+        for _ in range(num_requests)
+    ]
 
 
 def machine_counters() -> dict:
@@ -74,9 +76,12 @@ def start_counters() -> dict:
 
 
 def counters_delta(before: dict, after: dict) -> dict:
-    return {"steal_s": round(after["steal_s"] - before["steal_s"], 2),
-            "process_cpu_s": round(after["cpu_s"] - before["cpu_s"], 2),
-            "anon_huge_pages_mib": after["anon_huge_pages_mib"], "probe_gflops": before.get("probe_gflops")}
+    return {
+        "steal_s": round(after["steal_s"] - before["steal_s"], 2),
+        "process_cpu_s": round(after["cpu_s"] - before["cpu_s"], 2),
+        "anon_huge_pages_mib": after["anon_huge_pages_mib"],
+        "probe_gflops": before.get("probe_gflops"),
+    }
 
 
 def gemm_probe() -> float:
@@ -93,8 +98,13 @@ def gemm_probe() -> float:
 
 
 def bench_engine(model_dir: str, dtype: str, workload, max_num_seqs: int, max_num_batched_tokens: int) -> dict:
-    llm = LLM(model_dir, dtype=dtype, max_model_len=512, max_num_seqs=max_num_seqs,
-              max_num_batched_tokens=max_num_batched_tokens)
+    llm = LLM(
+        model_dir,
+        dtype=dtype,
+        max_model_len=512,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
     warm = SamplingParams(temperature=0, max_tokens=4, ignore_eos=True)
     llm.generate([workload[0][0]], warm, use_tqdm=False)
     params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in workload]
@@ -106,9 +116,15 @@ def bench_engine(model_dir: str, dtype: str, workload, max_num_seqs: int, max_nu
     useful = sum(len(o.output_token_ids) for o in outputs)
     assert useful == sum(n for _, n in workload)
     stats = llm.llm_engine.scheduler_stats()
-    return {"seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed,
-            "preemptions": stats.num_preemptions_total, "num_gpu_blocks": stats.num_gpu_blocks,
-            "attention_backend": backend_for("cpu"), "machine": machine}
+    return {
+        "seconds": elapsed,
+        "useful_tokens": useful,
+        "tokens_per_s": useful / elapsed,
+        "preemptions": stats.num_preemptions_total,
+        "num_gpu_blocks": stats.num_gpu_blocks,
+        "attention_backend": backend_for("cpu"),
+        "machine": machine,
+    }
 
 
 def hf_static_batches(model, workload, batch_size: int, on_batch=None) -> int:
@@ -123,8 +139,14 @@ def hf_static_batches(model, workload, batch_size: int, on_batch=None) -> int:
         mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p, _ in batch])
         longest = max(n for _, n in batch)
         with torch.inference_mode():
-            model.generate(ids, attention_mask=mask, max_new_tokens=longest, min_new_tokens=longest,
-                           do_sample=False, pad_token_id=pad)
+            model.generate(
+                ids,
+                attention_mask=mask,
+                max_new_tokens=longest,
+                min_new_tokens=longest,
+                do_sample=False,
+                pad_token_id=pad,
+            )
         useful += sum(n for _, n in batch)
         if on_batch is not None:
             on_batch(i // batch_size + 1, total)
@@ -139,8 +161,13 @@ def bench_hf(model_dir: str, dtype: str, workload, batch_size: int) -> dict:
     start = time.perf_counter()
     useful = hf_static_batches(model, workload, batch_size)
     elapsed = time.perf_counter() - start
-    return {"batch_size": batch_size, "seconds": elapsed, "useful_tokens": useful, "tokens_per_s": useful / elapsed,
-            "machine": counters_delta(before, machine_counters())}
+    return {
+        "batch_size": batch_size,
+        "seconds": elapsed,
+        "useful_tokens": useful,
+        "tokens_per_s": useful / elapsed,
+        "machine": counters_delta(before, machine_counters()),
+    }
 
 
 def bench_prefix(model_dir: str, dtype: str, num_requests: int, prompt_len: int, seed: int) -> dict:
@@ -149,18 +176,22 @@ def bench_prefix(model_dir: str, dtype: str, num_requests: int, prompt_len: int,
     reaches both sides alike; each engine's first request is not counted (it fills the cache)."""
     rng = random.Random(seed)
     shared = [rng.randrange(100, 40000) for _ in range(int(prompt_len * 0.9))]
-    prompts = [shared + [rng.randrange(100, 40000) for _ in range(prompt_len - len(shared))]
-               for _ in range(num_requests + 1)]
-    engines = {name: LLM(model_dir, dtype=dtype, max_model_len=2048, enable_prefix_caching=caching)
-               for name, caching in (("on", True), ("off", False))}
+    prompts = [
+        shared + [rng.randrange(100, 40000) for _ in range(prompt_len - len(shared))] for _ in range(num_requests + 1)
+    ]
+    engines = {
+        name: LLM(model_dir, dtype=dtype, max_model_len=2048, enable_prefix_caching=caching)
+        for name, caching in (("on", True), ("off", False))
+    }
     ttfts: dict[str, list[float]] = {"on": [], "off": []}
     before = start_counters()
     for prompt in prompts:
         for name, llm in engines.items():
             out = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=1), use_tqdm=False)[0]
             ttfts[name].append(out.metrics.ttft_s)
-    result: dict = {name: {"mean_ttft_s": statistics.mean(values[1:]), "ttfts_s": values}
-                    for name, values in ttfts.items()}
+    result: dict = {
+        name: {"mean_ttft_s": statistics.mean(values[1:]), "ttfts_s": values} for name, values in ttfts.items()
+    }
     result["ttft_ratio_off_over_on"] = result["off"]["mean_ttft_s"] / result["on"]["mean_ttft_s"]
     result["machine"] = counters_delta(before, machine_counters())
     return result
@@ -196,8 +227,10 @@ def main() -> None:
     engine_args = (model_dir, args.dtype, workload, args.max_num_seqs, args.max_num_batched_tokens)
     if not args.prefix_only:
         results["engine"] = isolated(bench_engine, *engine_args)
-        print(f"engine: {results['engine']['tokens_per_s']:.1f} useful tok/s ({results['engine']['seconds']:.1f} s)",
-              flush=True)
+        print(
+            f"engine: {results['engine']['tokens_per_s']:.1f} useful tok/s ({results['engine']['seconds']:.1f} s)",
+            flush=True,
+        )
     if not (args.skip_hf or args.prefix_only):
         # the box is shared and its speed drifts: the engine runs before, between and after the
         # baseline's batch sizes and keeps its best run, as the baseline keeps its best size
@@ -213,13 +246,18 @@ def main() -> None:
         results["throughput_ratio"] = results["engine"]["tokens_per_s"] / best
         median = statistics.median(r["tokens_per_s"] for r in results["engine_runs"])
         results["throughput_ratio_engine_median"] = median / best
-        print(f"throughput ratio engine / best HF: {results['throughput_ratio']:.2f}x "
-              f"(engine's median run: {results['throughput_ratio_engine_median']:.2f}x)")
-    results["prefix"] = isolated(bench_prefix, model_dir, args.dtype, 4 if args.quick else 8,
-                                 512 if args.quick else 1024, args.seed)
+        print(
+            f"throughput ratio engine / best HF: {results['throughput_ratio']:.2f}x "
+            f"(engine's median run: {results['throughput_ratio_engine_median']:.2f}x)"
+        )
+    results["prefix"] = isolated(
+        bench_prefix, model_dir, args.dtype, 4 if args.quick else 8, 512 if args.quick else 1024, args.seed
+    )
     p = results["prefix"]
-    print(f"prefix TTFT: cache on {p['on']['mean_ttft_s'] * 1e3:.0f} ms, off {p['off']['mean_ttft_s'] * 1e3:.0f} ms "
-          f"-> {p['ttft_ratio_off_over_on']:.1f}x lower with the cache")
+    print(
+        f"prefix TTFT: cache on {p['on']['mean_ttft_s'] * 1e3:.0f} ms, off {p['off']['mean_ttft_s'] * 1e3:.0f} ms "
+        f"-> {p['ttft_ratio_off_over_on']:.1f}x lower with the cache"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

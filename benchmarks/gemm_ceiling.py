@@ -20,14 +20,13 @@ import json
 import time
 
 import torch
+from engine_throughput import hf_static_batches, make_workload
 from torch import nn
 from transformers import AutoConfig
 
-from engine_throughput import hf_static_batches, make_workload
-
-from engine.model.default_model import ensure_default_model
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
+from engine.model.default_model import ensure_default_model
 
 
 class LinearTimer:
@@ -77,8 +76,9 @@ def run_hf(model_dir: str, workload, dtype: str, batch_size: int) -> dict:
     timer = LinearTimer()
     timer.attach(m for m in model.modules() if isinstance(m, nn.Linear))
     start = time.perf_counter()
-    hf_static_batches(model, workload, batch_size,
-                      on_batch=lambda done, total: print(f"  hf batch {done}/{total}", flush=True))
+    hf_static_batches(
+        model, workload, batch_size, on_batch=lambda done, total: print(f"  hf batch {done}/{total}", flush=True)
+    )
     return {"seconds": time.perf_counter() - start, "linear_seconds": timer.seconds, "batch_size": batch_size}
 
 
@@ -100,15 +100,22 @@ def main(argv: list[str] | None = None) -> dict:
     hf = run_hf(model_dir, workload, args.dtype, args.hf_batch_size)
     print(f"hf batch {hf['batch_size']}: {hf['seconds']:.1f} s, {hf['linear_seconds']:.1f} s in linear layers")
     result = {
-        "num_requests": args.num_requests, "useful_tokens": useful, "vocab": vocab, "dtype": args.dtype,
-        "threads": torch.get_num_threads(), "engine": engine, "hf": hf,
+        "num_requests": args.num_requests,
+        "useful_tokens": useful,
+        "vocab": vocab,
+        "dtype": args.dtype,
+        "threads": torch.get_num_threads(),
+        "engine": engine,
+        "hf": hf,
         "measured_ratio": hf["seconds"] / engine["seconds"],
         "ceiling_ratio": hf["seconds"] / engine["linear_seconds"],
         "linear_work_ratio": hf["linear_seconds"] / engine["linear_seconds"],
     }
-    print(f"measured engine / HF throughput: {result['measured_ratio']:.2f}x; "
-          f"ceiling with only the engine's linear layers left: {result['ceiling_ratio']:.2f}x; "
-          f"HF's linear-layer time / the engine's: {result['linear_work_ratio']:.2f}x")
+    print(
+        f"measured engine / HF throughput: {result['measured_ratio']:.2f}x; "
+        f"ceiling with only the engine's linear layers left: {result['ceiling_ratio']:.2f}x; "
+        f"HF's linear-layer time / the engine's: {result['linear_work_ratio']:.2f}x"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

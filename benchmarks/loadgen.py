@@ -77,9 +77,15 @@ def run_level(endpoint: Endpoint, streams: int, seconds: float) -> dict:
     gevent.killall(greenlets, timeout=5)
     cpu1 = process.cpu_times()
     cpu_percent = 100 * ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) / (time.perf_counter() - wall0)
-    return {"streams": streams, "events": len(errors), "failures": failures["count"],
-            "error_p50_ms": _ms(percentile(errors, 50)), "error_p99_ms": _ms(percentile(errors, 99)),
-            "error_max_ms": _ms(max(errors) if errors else None), "client_cpu_percent": round(cpu_percent, 1)}
+    return {
+        "streams": streams,
+        "events": len(errors),
+        "failures": failures["count"],
+        "error_p50_ms": _ms(percentile(errors, 50)),
+        "error_p99_ms": _ms(percentile(errors, 99)),
+        "error_max_ms": _ms(max(errors) if errors else None),
+        "client_cpu_percent": round(cpu_percent, 1),
+    }
 
 
 def run_fasthttp_baseline(url: str, seconds: float) -> dict:
@@ -92,8 +98,9 @@ def run_fasthttp_baseline(url: str, seconds: float) -> dict:
     for _ in range(1000):
         if time.perf_counter() >= stop_at:
             break
-        response = client.post("/v1/chat/completions", body=json.dumps(BODY),
-                               headers={"Content-Type": "application/json"})
+        response = client.post(
+            "/v1/chat/completions", body=json.dumps(BODY), headers={"Content-Type": "application/json"}
+        )
         buffer = ""
         for _ in range(100_000):
             chunk = response.read(1024)
@@ -110,8 +117,12 @@ def run_fasthttp_baseline(url: str, seconds: float) -> dict:
                         errors.append(now - sent)
         response.release()
     client.close()
-    return {"client": "geventhttpclient read(1024) (Locust FastHttpUser iter_lines)", "events": len(errors),
-            "error_p50_ms": _ms(percentile(errors, 50)), "error_p99_ms": _ms(percentile(errors, 99))}
+    return {
+        "client": "geventhttpclient read(1024) (Locust FastHttpUser iter_lines)",
+        "events": len(errors),
+        "error_p50_ms": _ms(percentile(errors, 50)),
+        "error_p99_ms": _ms(percentile(errors, 99)),
+    }
 
 
 def _ms(value: float | None) -> float | None:
@@ -137,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             row = run_level(endpoint, streams, args.seconds)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    within = [r for r in rows if r["error_p99_ms"] is not None and r["error_p99_ms"] <= args.bound_ms
-              and r["failures"] == 0]
+    within = [
+        r for r in rows if r["error_p99_ms"] is not None and r["error_p99_ms"] <= args.bound_ms and r["failures"] == 0
+    ]
     single = rows[0]
     result = {
         "benchmark": "loadgen timing error per SSE event vs server send time",
@@ -147,13 +159,20 @@ def main(argv: list[str] | None = None) -> int:
         "bound_ms": args.bound_ms,
         "sustained_streams_p99_within_bound": max((r["streams"] for r in within), default=0),
         "sustained_streams_p50_within_bound": max(
-            (r["streams"] for r in rows if r["error_p50_ms"] is not None and r["error_p50_ms"] <= args.bound_ms
-             and r["failures"] == 0), default=0),
+            (
+                r["streams"]
+                for r in rows
+                if r["error_p50_ms"] is not None and r["error_p50_ms"] <= args.bound_ms and r["failures"] == 0
+            ),
+            default=0,
+        ),
         "levels": rows,
         "baseline": baseline,
         "baseline_to_ours_p50_ratio_at_1_stream": (
             round(baseline["error_p50_ms"] / single["error_p50_ms"], 1)
-            if baseline["error_p50_ms"] and single["error_p50_ms"] else None),
+            if baseline["error_p50_ms"] and single["error_p50_ms"]
+            else None
+        ),
     }
     text = json.dumps(result, indent=2)
     if args.json:

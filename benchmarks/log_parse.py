@@ -17,17 +17,22 @@ from advisor.collect.log_patterns import PATTERNS, candidates
 from advisor.collect.logs import parse_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-STATS = ("(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
-         "Avg generation throughput: 2.0 tokens/s, Running: 32 reqs, Waiting: 5 reqs, Preemptions: 7, "
-         "GPU KV cache usage: 99.1%, Prefix cache hit rate: 3.0%")
+STATS = (
+    "(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+    "Avg generation throughput: 2.0 tokens/s, Running: 32 reqs, Waiting: 5 reqs, Preemptions: 7, "
+    "GPU KV cache usage: 99.1%, Prefix cache hit rate: 3.0%"
+)
 ACCESS = 'INFO:     10.0.0.1:48927 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
-REQUEST = ("(APIServer pid=9) INFO 01-01 00:00:10 [logger.py:1] Received request chatcmpl-abc: prompt: "
-           "'hello there how are you', params: SamplingParams(n=1, temperature=0.7)")
+REQUEST = (
+    "(APIServer pid=9) INFO 01-01 00:00:10 [logger.py:1] Received request chatcmpl-abc: prompt: "
+    "'hello there how are you', params: SamplingParams(n=1, temperature=0.7)"
+)
 
 
 def synthetic_log(lines: int) -> list[str]:
-    startup = [line for path in sorted((ROOT / "tests/fixtures/vllm").glob("*.log"))
-               for line in path.read_text().splitlines()]
+    startup = [
+        line for path in sorted((ROOT / "tests/fixtures/vllm").glob("*.log")) for line in path.read_text().splitlines()
+    ]
     block = [ACCESS] * 8 + [REQUEST] * 8 + [STATS]
     return startup + block * (lines // len(block))
 
@@ -67,8 +72,9 @@ def main() -> None:
     print(f"matching, every wording (baseline): {len(lines) / baseline_s:,.0f} lines/s")
     print(f"matching, keyword prefilter:        {len(lines) / ours_s:,.0f} lines/s")
     print(f"ratio prefilter / baseline:         {baseline_s / ours_s:.1f}x")
-    print(f"whole reader (prefixes, headers, events): {len(lines) / reader_s:,.0f} lines/s, "
-          f"{len(result.events):,} events")
+    print(
+        f"whole reader (prefixes, headers, events): {len(lines) / reader_s:,.0f} lines/s, {len(result.events):,} events"
+    )
 
 
 if __name__ == "__main__":

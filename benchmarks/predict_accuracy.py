@@ -38,11 +38,21 @@ from advisor.vllm_launch import vllm_unavailable_reason
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.workload import LengthSpec, WorkloadSpec
 
-RANDOM = WorkloadSpec(kind="random", input_len=LengthSpec(distribution="uniform", mean=64, spread=32),
-                      output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=11)
-SHARED = WorkloadSpec(kind="shared-prefix", prefix_len=192, groups=2, share=1.0,
-                      input_len=LengthSpec(distribution="uniform", mean=32, spread=16),
-                      output_len=LengthSpec(distribution="uniform", mean=32, spread=16), seed=12)
+RANDOM = WorkloadSpec(
+    kind="random",
+    input_len=LengthSpec(distribution="uniform", mean=64, spread=32),
+    output_len=LengthSpec(distribution="uniform", mean=32, spread=16),
+    seed=11,
+)
+SHARED = WorkloadSpec(
+    kind="shared-prefix",
+    prefix_len=192,
+    groups=2,
+    share=1.0,
+    input_len=LengthSpec(distribution="uniform", mean=32, spread=16),
+    output_len=LengthSpec(distribution="uniform", mean=32, spread=16),
+    seed=12,
+)
 # Calibrate where the cap does not bind (32 > the top 16 streams): the ramp then shows every batch size
 # from 1 to 16, and the predictions interpolate rather than extrapolate the step cost.
 CALIBRATION = {"random": ["--max-num-seqs", "32"], "shared-prefix": ["--max-num-seqs", "32", "--enable-prefix-caching"]}
@@ -62,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["bundled", "vllm", "both"], default="both")
     parser.add_argument("--out", default="bench-out/predict", help="folder for ramps, predictions and summary.json")
     parser.add_argument("--quick", action="store_true", help="levels 1,4,16 and 10 s steps (a smoke run)")
-    parser.add_argument("--recorded", action="store_true",
-                        help="measure nothing: predict again from the ramps and logs a previous run left in --out "
-                             "(to compare model versions on the same measurements)")
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="measure nothing: predict again from the ramps and logs a previous run left in --out "
+        "(to compare model versions on the same measurements)",
+    )
     args = parser.parse_args(argv)
     engines = ["bundled", "vllm"] if args.engine == "both" else [args.engine]
     out = Path(args.out)
@@ -87,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_engine(engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False) -> dict:
     # The demo's base flags (float32 on the bundled engine); vLLM keeps its own dtype default.
-    base = ["--max-model-len", "2048"] + (["--enforce-eager"] if engine == "vllm" else
-                                          list(default_base_flags("bundled")))
+    base = ["--max-model-len", "2048"] + (
+        ["--enforce-eager"] if engine == "vllm" else list(default_base_flags("bundled"))
+    )
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
     calibrations = {}
     run = recall if recorded else measure
@@ -98,18 +112,30 @@ def run_engine(engine: str, out: Path, levels: list[float], step_s: float, recor
     for name, workload_name, change in TARGETS:
         calib = calibrations[workload_name]
         target_flags = calib["command"].with_changes(_change_dict(change))
-        measured = run(engine, target_flags, workloads[workload_name], levels, step_s,
-                       out / f"target-{name.replace(' ', '-')}")
+        measured = run(
+            engine, target_flags, workloads[workload_name], levels, step_s, out / f"target-{name.replace(' ', '-')}"
+        )
         started = time.monotonic()
-        prediction = what_if(calib["ramp"], f"calib-{workload_name}", calib["command"].render(), [change],
-                             kv_cache_tokens=calib["kv_tokens"])
+        prediction = what_if(
+            calib["ramp"],
+            f"calib-{workload_name}",
+            calib["command"].render(),
+            [change],
+            kv_cache_tokens=calib["kv_tokens"],
+        )
         predict_s = time.monotonic() - started
         (out / f"prediction-{name.replace(' ', '-')}.json").write_text(prediction.model_dump_json(indent=1))
         rows.append(compare(name, prediction, measured["ramp"], predict_s))
-        print(f"[{engine}] {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in rows[-1]["median"].items()),
-              file=sys.stderr, flush=True)
-    return {"calibration_flags": {k: v["command"].render() for k, v in calibrations.items()},
-            "targets": rows, "overall": overall(rows)}
+        print(
+            f"[{engine}] {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in rows[-1]["median"].items()),
+            file=sys.stderr,
+            flush=True,
+        )
+    return {
+        "calibration_flags": {k: v["command"].render() for k, v in calibrations.items()},
+        "targets": rows,
+        "overall": overall(rows),
+    }
 
 
 def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
@@ -118,9 +144,19 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
     folder.mkdir(parents=True, exist_ok=True)
     print(f"[{engine}] {folder.name}: starting {command.render()}", file=sys.stderr, flush=True)
     with EngineProcess(command, folder / "server.log", startup_timeout_s=600) as server:
-        ramp = run_ramp(RampConfig(endpoint=server.base_url, mode="concurrency", levels=levels, step_s=step_s,
-                                   warmup_s=3.0, cooldown_s=30.0, workload=workload, request_timeout_s=120.0),
-                        progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True))
+        ramp = run_ramp(
+            RampConfig(
+                endpoint=server.base_url,
+                mode="concurrency",
+                levels=levels,
+                step_s=step_s,
+                warmup_s=3.0,
+                cooldown_s=30.0,
+                workload=workload,
+                request_timeout_s=120.0,
+            ),
+            progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True),
+        )
     document = ramp.model_dump(mode="json")
     (folder / "ramp.json").write_text(json.dumps(document, indent=1))
     return {"ramp": document, "command": command, "kv_tokens": kv_tokens_from_log(str(folder / "server.log"))}
@@ -131,8 +167,11 @@ def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step
     command = flags if not isinstance(flags, list) else start_command(engine, flags)
     if not (folder / "ramp.json").is_file():
         raise SystemExit(f"--recorded: {folder / 'ramp.json'} is missing; run without --recorded first")
-    return {"ramp": json.loads((folder / "ramp.json").read_text()), "command": command,
-            "kv_tokens": kv_tokens_from_log(str(folder / "server.log"))}
+    return {
+        "ramp": json.loads((folder / "ramp.json").read_text()),
+        "command": command,
+        "kv_tokens": kv_tokens_from_log(str(folder / "server.log")),
+    }
 
 
 def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
@@ -141,7 +180,7 @@ def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
     steps = [StepResult.model_validate(s) for s in measured["steps"]]
     errors: dict[str, list[float]] = {f: [] for f in FIGURES}
     per_step = []
-    for real, guess in zip(steps, prediction.steps):
+    for real, guess in zip(steps, prediction.steps, strict=False):
         if not (real.valid and real.ok_requests):
             continue
         row = {"offered": real.offered}
@@ -153,12 +192,17 @@ def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
         per_step.append(row)
     levels = [s.offered for s in steps]
     knee_m, knee_p = (measured.get("knee") or {}).get("offered"), prediction.knee.offered if prediction.knee else None
-    knee_steps = (abs(_position(levels, knee_p) - _position(levels, knee_m)))
-    return {"target": name, "change": prediction.changes, "predict_s": round(predict_s, 2),
-            "median": {f: statistics.median(v) for f, v in errors.items() if v},
-            "worst": {f: max(v) for f, v in errors.items() if v},
-            "knee": {"measured": knee_m, "predicted": knee_p, "error_steps": knee_steps},
-            "relative_error_stated": prediction.cost.relative_error, "steps": per_step}
+    knee_steps = abs(_position(levels, knee_p) - _position(levels, knee_m))
+    return {
+        "target": name,
+        "change": prediction.changes,
+        "predict_s": round(predict_s, 2),
+        "median": {f: statistics.median(v) for f, v in errors.items() if v},
+        "worst": {f: max(v) for f, v in errors.items() if v},
+        "knee": {"measured": knee_m, "predicted": knee_p, "error_steps": knee_steps},
+        "relative_error_stated": prediction.cost.relative_error,
+        "steps": per_step,
+    }
 
 
 def overall(rows: list[dict]) -> dict:
@@ -190,18 +234,27 @@ def render(summary: dict) -> str:
             lines.append(f"{engine}: skipped ({result['skipped']})")
             continue
         lines.append(f"{engine}: calibrated on {result['calibration_flags']}")
-        lines.append("| target | TTFT p50 median / worst | ITL p50 median / worst | tok/s median / worst | knee "
-                     "(measured → predicted) |")
+        lines.append(
+            "| target | TTFT p50 median / worst | ITL p50 median / worst | tok/s median / worst | knee "
+            "(measured → predicted) |"
+        )
         lines.append("|---|---|---|---|---|")
         for row in result["targets"]:
-            cells = [f"{row['median'].get(f, float('nan')):.0%} / {row['worst'].get(f, float('nan')):.0%}"
-                     for f in FIGURES]
-            lines.append(f"| {row['target']} | " + " | ".join(cells)
-                         + f" | {row['knee']['measured']} → {row['knee']['predicted']} |")
+            cells = [
+                f"{row['median'].get(f, float('nan')):.0%} / {row['worst'].get(f, float('nan')):.0%}" for f in FIGURES
+            ]
+            lines.append(
+                f"| {row['target']} | "
+                + " | ".join(cells)
+                + f" | {row['knee']['measured']} → {row['knee']['predicted']} |"
+            )
         o = result["overall"]
-        lines.append("| **all** | " + " | ".join(f"{o[f]['median']:.0%} / {o[f]['worst']:.0%}" for f in FIGURES if f in o)
-                     + f" | off by {o['knee_error_steps']['median']} step(s) median, "
-                       f"{o['knee_error_steps']['worst']} worst |")
+        lines.append(
+            "| **all** | "
+            + " | ".join(f"{o[f]['median']:.0%} / {o[f]['worst']:.0%}" for f in FIGURES if f in o)
+            + f" | off by {o['knee_error_steps']['median']} step(s) median, "
+            f"{o['knee_error_steps']['worst']} worst |"
+        )
     return "\n".join(lines)
 
 

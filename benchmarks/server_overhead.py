@@ -64,8 +64,15 @@ def run_baseline(engine, burst: list[list[int]], max_tokens: int, tag: str) -> t
 
 async def run_server_burst(base_url: str, model: str, burst: list[list[int]], max_tokens: int) -> tuple[float, int]:
     async def one(session: aiohttp.ClientSession, ids: list[int]) -> int:
-        payload = {"model": model, "prompt": ids, "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True,
-                   "stream": True, "stream_options": {"include_usage": True}}
+        payload = {
+            "model": model,
+            "prompt": ids,
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "ignore_eos": True,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         completion_tokens = 0
         async with session.post(f"{base_url}/v1/completions", json=payload) as response:
             async for raw in response.content:
@@ -103,8 +110,10 @@ def main() -> int:
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     # One fresh burst per repeat and a warm-up on each side, so neither is charged first-call costs.
-    bursts = [prompts(args.requests, args.prompt_tokens, tokenizer, first=(1 + r) * args.requests)
-              for r in range(args.repeats)]
+    bursts = [
+        prompts(args.requests, args.prompt_tokens, tokenizer, first=(1 + r) * args.requests)
+        for r in range(args.repeats)
+    ]
     warmup = prompts(2, args.prompt_tokens, tokenizer)
     expected = args.requests * args.max_tokens
 
@@ -114,16 +123,20 @@ def main() -> int:
     del engine
     with running_server(model_dir, *FLAGS, "--device-memory-gib", str(args.device_memory_gib)) as server:
         asyncio.run(run_server_burst(server.base_url, server.model, warmup, 4))
-        served = [asyncio.run(run_server_burst(server.base_url, server.model, burst, args.max_tokens))
-                  for burst in bursts]
+        served = [
+            asyncio.run(run_server_burst(server.base_url, server.model, burst, args.max_tokens)) for burst in bursts
+        ]
     for _, tokens in baseline + served:
         assert tokens == expected, f"expected {expected} output tokens, got {tokens}"
 
     baseline_tps = statistics.median(tokens / seconds for seconds, tokens in baseline)
     served_tps = statistics.median(tokens / seconds for seconds, tokens in served)
     figures = {
-        "model": model_dir, "requests": args.requests, "prompt_tokens": args.prompt_tokens,
-        "max_tokens": args.max_tokens, "repeats": args.repeats,
+        "model": model_dir,
+        "requests": args.requests,
+        "prompt_tokens": args.prompt_tokens,
+        "max_tokens": args.max_tokens,
+        "repeats": args.repeats,
         "baseline_engine_tokens_per_s": round(baseline_tps, 1),
         "server_http_tokens_per_s": round(served_tps, 1),
         "ratio_server_over_engine": round(served_tps / baseline_tps, 3),

@@ -21,8 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         return EXIT_USAGE if not argv else 0
     if argv[0] != "serve":
-        print(f"python -m engine: error: unknown command {argv[0]!r}; the only command is 'serve' "
-              f"({USAGE})", file=sys.stderr)
+        print(
+            f"python -m engine: error: unknown command {argv[0]!r}; the only command is 'serve' ({USAGE})",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     prog = prog_name()
     args = build_serve_parser(prog).parse_args(argv[1:])

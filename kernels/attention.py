@@ -34,9 +34,7 @@ def backend_for(device: torch.device | str) -> str:
     forced = os.environ.get(BACKEND_ENV, "").strip().lower()
     if forced:
         if forced not in BACKENDS:
-            raise AttentionBackendError(
-                f"{BACKEND_ENV}={forced!r} is not a backend; use one of {', '.join(BACKENDS)}"
-            )
+            raise AttentionBackendError(f"{BACKEND_ENV}={forced!r} is not a backend; use one of {', '.join(BACKENDS)}")
         if forced == "cpu":
             _check_native_cpu(device)
         return forced
@@ -44,7 +42,8 @@ def backend_for(device: torch.device | str) -> str:
     if kind == "cuda" and _triton_importable():
         return "triton"
     if kind == "cpu" and cpu_attention.available_or_warn(
-            "native CPU attention kernels", "attention uses the PyTorch twins, which are slower"):
+        "native CPU attention kernels", "attention uses the PyTorch twins, which are slower"
+    ):
         return "cpu"
     return "torch"
 
@@ -53,16 +52,21 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
     """Write new keys/values at their slots (negative slot = padding); see torch_ref."""
     backend = backend_for(key.device)
     if backend == "triton":
-        return _triton_module("cache_write", key.device).reshape_and_cache(
-            key, value, k_cache, v_cache, slot_mapping
-        )
+        return _triton_module("cache_write", key.device).reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
     if backend == "cpu" and cpu_layer_ops.supports_cache_write(key, value, k_cache, v_cache):
         return cpu_layer_ops.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
     return torch_ref.reshape_and_cache(key, value, k_cache, v_cache, slot_mapping)
 
 
 def paged_decode_attention(
-    query, k_cache, v_cache, block_tables, context_lens, scale, *, max_context_len: int | None = None,
+    query,
+    k_cache,
+    v_cache,
+    block_tables,
+    context_lens,
+    scale,
+    *,
+    max_context_len: int | None = None,
     plan: DecodePlan | None = None,
 ):
     """One query token per sequence over its paged KV -> [B, num_heads, head_dim].
@@ -104,8 +108,9 @@ def paged_prefill_attention(
             query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
         )
     if backend == "cpu" and cpu_attention.supports(query, k_cache, v_cache):
-        return cpu_attention.paged_prefill_attention(query, k_cache, v_cache, block_tables, cu_seqlens_q,
-                                                     context_lens, scale)
+        return cpu_attention.paged_prefill_attention(
+            query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale
+        )
     return torch_ref.paged_prefill_attention(
         query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, scale, max_query_len=max_query_len
     )

@@ -17,11 +17,23 @@ INTERPRETED: bool = bool(triton.knobs.runtime.interpret)
 
 @triton.jit
 def _reshape_and_cache_kernel(
-    key_ptr, value_ptr, k_cache_ptr, v_cache_ptr, slot_ptr,
-    stride_kt, stride_kh, stride_vt, stride_vh,
-    stride_cb, stride_cs, stride_ch,
-    BLOCK_SIZE: tl.constexpr, NUM_KV_HEADS: tl.constexpr, HEAD_DIM: tl.constexpr,
-    HEADS_PAD: tl.constexpr, DIM_PAD: tl.constexpr,
+    key_ptr,
+    value_ptr,
+    k_cache_ptr,
+    v_cache_ptr,
+    slot_ptr,
+    stride_kt,
+    stride_kh,
+    stride_vt,
+    stride_vh,
+    stride_cb,
+    stride_cs,
+    stride_ch,
+    BLOCK_SIZE: tl.constexpr,
+    NUM_KV_HEADS: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    HEADS_PAD: tl.constexpr,
+    DIM_PAD: tl.constexpr,
 ):
     token = tl.program_id(0)
     slot = tl.load(slot_ptr + token).to(tl.int64)
@@ -58,9 +70,21 @@ def reshape_and_cache(
     if k_cache.stride() != v_cache.stride() or k_cache.stride(-1) != 1:
         raise ValueError("k_cache and v_cache must share one layout with a contiguous head_dim")
     _reshape_and_cache_kernel[(num_tokens,)](
-        key, value, k_cache, v_cache, slot_mapping,
-        key.stride(0), key.stride(1), value.stride(0), value.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        BLOCK_SIZE=block_size, NUM_KV_HEADS=num_kv_heads, HEAD_DIM=head_dim,
-        HEADS_PAD=triton.next_power_of_2(num_kv_heads), DIM_PAD=triton.next_power_of_2(head_dim),
+        key,
+        value,
+        k_cache,
+        v_cache,
+        slot_mapping,
+        key.stride(0),
+        key.stride(1),
+        value.stride(0),
+        value.stride(1),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        k_cache.stride(2),
+        BLOCK_SIZE=block_size,
+        NUM_KV_HEADS=num_kv_heads,
+        HEAD_DIM=head_dim,
+        HEADS_PAD=triton.next_power_of_2(num_kv_heads),
+        DIM_PAD=triton.next_power_of_2(head_dim),
     )

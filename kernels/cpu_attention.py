@@ -27,13 +27,33 @@ _SUFFIX = {torch.float32: "f32", torch.bfloat16: "bf16"}
 
 
 _POINTER, _I32, _I64, _F32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
-_NATIVE = NativeLibrary("paged_attention_cpu.cpp", "servops_paged_attention_abi", ABI_VERSION, {
-    **{f"servops_paged_decode_{suffix}": [_POINTER] * 4 + [_I64, _POINTER, _POINTER] + [_I32] * 5 + [_F32, _I32]
-       for suffix in _SUFFIX.values()},
-    **{f"servops_paged_prefill_{suffix}": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _POINTER, _POINTER,
-                                           _POINTER] + [_I32] * 5 + [_F32, _I32]
-       for suffix in _SUFFIX.values()},
-})
+_NATIVE = NativeLibrary(
+    "paged_attention_cpu.cpp",
+    "servops_paged_attention_abi",
+    ABI_VERSION,
+    {
+        **{
+            f"servops_paged_decode_{suffix}": [_POINTER] * 4 + [_I64, _POINTER, _POINTER] + [_I32] * 5 + [_F32, _I32]
+            for suffix in _SUFFIX.values()
+        },
+        **{
+            f"servops_paged_prefill_{suffix}": [
+                _POINTER,
+                _I64,
+                _POINTER,
+                _POINTER,
+                _POINTER,
+                _I64,
+                _POINTER,
+                _POINTER,
+                _POINTER,
+            ]
+            + [_I32] * 5
+            + [_F32, _I32]
+            for suffix in _SUFFIX.values()
+        },
+    },
+)
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
 available_or_warn = _NATIVE.available_or_warn
 
@@ -46,10 +66,9 @@ def supports_layout(dtype: torch.dtype, head_dim: int) -> bool:
 def supports_cache(k_cache: torch.Tensor, v_cache: torch.Tensor | None = None) -> bool:
     """Whether attention over this cache can take the native kernels (else the caller uses the twins)."""
     caches = (k_cache,) if v_cache is None else (k_cache, v_cache)
-    return (
-        all(c.device.type == "cpu" and c.dtype == k_cache.dtype and c.is_contiguous() for c in caches)
-        and supports_layout(k_cache.dtype, k_cache.shape[-1])
-    )
+    return all(
+        c.device.type == "cpu" and c.dtype == k_cache.dtype and c.is_contiguous() for c in caches
+    ) and supports_layout(k_cache.dtype, k_cache.shape[-1])
 
 
 def supports(query: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
@@ -87,8 +106,19 @@ def paged_decode_attention(
     if batch == 0:
         return out
     getattr(lib, f"servops_paged_decode_{_SUFFIX[query.dtype]}")(
-        query.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(), tables.data_ptr(), tables.stride(0),
-        lens.data_ptr(), out.data_ptr(), batch, num_heads, num_kv_heads, head_dim, block_size, float(scale),
+        query.data_ptr(),
+        k_cache.data_ptr(),
+        v_cache.data_ptr(),
+        tables.data_ptr(),
+        tables.stride(0),
+        lens.data_ptr(),
+        out.data_ptr(),
+        batch,
+        num_heads,
+        num_kv_heads,
+        head_dim,
+        block_size,
+        float(scale),
         torch.get_num_threads(),
     )
     return out
@@ -119,8 +149,21 @@ def paged_prefill_attention(
     if bool((cu[1:] - cu[:-1] > lens).any()):  # the kernel would index before the first key
         raise ValueError("a prefill chunk is longer than its context (context_lens counts the chunk itself)")
     getattr(lib, f"servops_paged_prefill_{_SUFFIX[query.dtype]}")(
-        query.data_ptr(), query.stride(0), k_cache.data_ptr(), v_cache.data_ptr(), tables.data_ptr(),
-        tables.stride(0), cu.data_ptr(), lens.data_ptr(), out.data_ptr(), len(lens), num_heads, num_kv_heads,
-        head_dim, block_size, float(scale), torch.get_num_threads(),
+        query.data_ptr(),
+        query.stride(0),
+        k_cache.data_ptr(),
+        v_cache.data_ptr(),
+        tables.data_ptr(),
+        tables.stride(0),
+        cu.data_ptr(),
+        lens.data_ptr(),
+        out.data_ptr(),
+        len(lens),
+        num_heads,
+        num_kv_heads,
+        head_dim,
+        block_size,
+        float(scale),
+        torch.get_num_threads(),
     )
     return out

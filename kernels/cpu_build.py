@@ -45,8 +45,14 @@ class NativeLibrary:
     `signatures` maps each exported function to its ctypes argument types (all return void).
     """
 
-    def __init__(self, source_name: str, abi_function: str, abi_version: int,
-                 signatures: dict[str, list], extra_flags: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        source_name: str,
+        abi_function: str,
+        abi_version: int,
+        signatures: dict[str, list],
+        extra_flags: tuple[str, ...] = (),
+    ) -> None:
         self.source_name, self.abi_function, self.abi_version = source_name, abi_function, abi_version
         self.signatures, self.extra_flags = signatures, extra_flags
         self._warned = False
@@ -144,8 +150,9 @@ def _compile(compiler: str, flags: tuple[str, ...], source: Path, target: Path) 
     fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=target.parent)
     os.close(fd)
     try:
-        result = subprocess.run([compiler, *flags, "-o", partial, str(source)],
-                                capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            [compiler, *flags, "-o", partial, str(source)], capture_output=True, text=True, timeout=300
+        )
         if result.returncode != 0:
             first = next((line for line in result.stderr.splitlines() if "error" in line), result.stderr.strip())
             raise NativeBuildError(f"{compiler} failed on {source.name}: {first[:300]}")

@@ -23,9 +23,14 @@ ABI_VERSION = 1
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 
 _POINTER, _I32, _I64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
-_NATIVE = NativeLibrary("gemm_bf16_cpu.cpp", "servops_gemm_abi", ABI_VERSION, {
-    "servops_linear_bf16": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _I32, _I32, _I32, _I32],
-})
+_NATIVE = NativeLibrary(
+    "gemm_bf16_cpu.cpp",
+    "servops_gemm_abi",
+    ABI_VERSION,
+    {
+        "servops_linear_bf16": [_POINTER, _I64, _POINTER, _POINTER, _POINTER, _I64, _I32, _I32, _I32, _I32],
+    },
+)
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
 available_or_warn = _NATIVE.available_or_warn
 
@@ -41,8 +46,16 @@ MEMORY_BOUND_ROWS = 2
 def cpu_flags() -> frozenset[str]:
     """The first CPU's feature flags from /proc/cpuinfo (empty where it cannot be read)."""
     try:
-        return frozenset(next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                               if line.startswith("flags")), []))
+        return frozenset(
+            next(
+                (
+                    line.split(":", 1)[1].split()
+                    for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("flags")
+                ),
+                [],
+            )
+        )
     except OSError:
         return frozenset()
 
@@ -67,8 +80,11 @@ def preferred(rows: int) -> bool:
 def supports(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:
     """bf16 CPU tensors: x [M, K] with rows contiguous, weight [N, K] contiguous, bias [N]."""
     return (
-        x.dtype == weight.dtype == torch.bfloat16 and x.device.type == weight.device.type == "cpu"
-        and x.dim() == 2 and weight.dim() == 2 and (x.stride(1) == 1 or x.shape[1] <= 1)
+        x.dtype == weight.dtype == torch.bfloat16
+        and x.device.type == weight.device.type == "cpu"
+        and x.dim() == 2
+        and weight.dim() == 2
+        and (x.stride(1) == 1 or x.shape[1] <= 1)
         and weight.is_contiguous()
         and (bias is None or (bias.dtype == torch.bfloat16 and bias.device.type == "cpu" and bias.dim() == 1))
         and available()
@@ -78,13 +94,23 @@ def supports(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """x [M, K] @ weight[N, K]^T + bias -> new bf16 [M, N] (check `supports` first)."""
     if x.shape[1] != weight.shape[1] or (bias is not None and bias.numel() != weight.shape[0]):
-        raise ValueError(f"linear: x {tuple(x.shape)}, weight {tuple(weight.shape)}"
-                         f"{'' if bias is None else f', bias {tuple(bias.shape)}'} do not match")
+        raise ValueError(
+            f"linear: x {tuple(x.shape)}, weight {tuple(weight.shape)}"
+            f"{'' if bias is None else f', bias {tuple(bias.shape)}'} do not match"
+        )
     out = torch.empty(x.shape[0], weight.shape[0], dtype=torch.bfloat16)
     if x.shape[0] and weight.shape[0]:
         bias = None if bias is None else bias.contiguous()
         library().servops_linear_bf16(
-            x.data_ptr(), x.stride(0), weight.data_ptr(), None if bias is None else bias.data_ptr(), out.data_ptr(),
-            out.stride(0), x.shape[0], weight.shape[0], x.shape[1], torch.get_num_threads(),
+            x.data_ptr(),
+            x.stride(0),
+            weight.data_ptr(),
+            None if bias is None else bias.data_ptr(),
+            out.data_ptr(),
+            out.stride(0),
+            x.shape[0],
+            weight.shape[0],
+            x.shape[1],
+            torch.get_num_threads(),
         )
     return out

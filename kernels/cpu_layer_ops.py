@@ -25,13 +25,19 @@ EXTRA_FLAGS = ("-ffp-contract=off",)
 
 
 _POINTER, _I32, _I64, _F32 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_float
-_NATIVE = NativeLibrary("layer_ops_cpu.cpp", "servops_layer_ops_abi", ABI_VERSION, {
-    "servops_reshape_and_cache": [_POINTER, _I64, _POINTER, _I64, _POINTER, _POINTER, _POINTER, _I32, _I64, _I32],
-    "servops_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
-    "servops_fused_add_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
-    "servops_rotary_embedding_f32": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
-    "servops_silu_and_mul_f32": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
-}, EXTRA_FLAGS)
+_NATIVE = NativeLibrary(
+    "layer_ops_cpu.cpp",
+    "servops_layer_ops_abi",
+    ABI_VERSION,
+    {
+        "servops_reshape_and_cache": [_POINTER, _I64, _POINTER, _I64, _POINTER, _POINTER, _POINTER, _I32, _I64, _I32],
+        "servops_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+        "servops_fused_add_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+        "servops_rotary_embedding_f32": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
+        "servops_silu_and_mul_f32": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
+    },
+    EXTRA_FLAGS,
+)
 library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NATIVE.unavailable_reason
 available_or_warn = _NATIVE.available_or_warn
 
@@ -49,9 +55,16 @@ def supports_rows(*tensors: torch.Tensor) -> bool:
 def supports_cache_write(key: torch.Tensor, value: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
     """key/value [T, kv_heads, head_dim] with each token's heads contiguous, into contiguous CPU caches."""
     return (
-        all(rows.device.type == "cpu" and rows.dtype == k_cache.dtype == v_cache.dtype
-            and rows.stride(-1) == 1 and rows.stride(-2) == rows.shape[-1] for rows in (key, value))
-        and k_cache.is_contiguous() and v_cache.is_contiguous() and available()
+        all(
+            rows.device.type == "cpu"
+            and rows.dtype == k_cache.dtype == v_cache.dtype
+            and rows.stride(-1) == 1
+            and rows.stride(-2) == rows.shape[-1]
+            for rows in (key, value)
+        )
+        and k_cache.is_contiguous()
+        and v_cache.is_contiguous()
+        and available()
     )
 
 
@@ -67,8 +80,16 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
     if slots.numel() and int(slots.max()) >= k_cache.shape[0] * k_cache.shape[1]:
         raise ValueError(f"slot {int(slots.max())} is past the cache's {k_cache.shape[0] * k_cache.shape[1]} slots")
     library().servops_reshape_and_cache(
-        key.data_ptr(), key.stride(0) * key.element_size(), value.data_ptr(), value.stride(0) * value.element_size(),
-        k_cache.data_ptr(), v_cache.data_ptr(), slots.data_ptr(), num_tokens, row_bytes, torch.get_num_threads(),
+        key.data_ptr(),
+        key.stride(0) * key.element_size(),
+        value.data_ptr(),
+        value.stride(0) * value.element_size(),
+        k_cache.data_ptr(),
+        v_cache.data_ptr(),
+        slots.data_ptr(),
+        num_tokens,
+        row_bytes,
+        torch.get_num_threads(),
     )
 
 
@@ -84,8 +105,17 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     weight = weight.contiguous()
     out = torch.empty(x.shape, dtype=x.dtype)
     if x.shape[0]:
-        library().servops_rms_norm_f32(x.data_ptr(), x.stride(0), out.data_ptr(), out.stride(0), weight.data_ptr(),
-                                       x.shape[0], x.shape[1], float(eps), torch.get_num_threads())
+        library().servops_rms_norm_f32(
+            x.data_ptr(),
+            x.stride(0),
+            out.data_ptr(),
+            out.stride(0),
+            weight.data_ptr(),
+            x.shape[0],
+            x.shape[1],
+            float(eps),
+            torch.get_num_threads(),
+        )
     return out
 
 
@@ -94,20 +124,43 @@ def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Te
     _check_shapes("fused_add_rms_norm", x.shape == residual.shape and weight.numel() == x.shape[1])
     weight = weight.contiguous()
     if x.shape[0]:
-        library().servops_fused_add_rms_norm_f32(x.data_ptr(), x.stride(0), residual.data_ptr(), residual.stride(0),
-                                                 weight.data_ptr(), x.shape[0], x.shape[1], float(eps),
-                                                 torch.get_num_threads())
+        library().servops_fused_add_rms_norm_f32(
+            x.data_ptr(),
+            x.stride(0),
+            residual.data_ptr(),
+            residual.stride(0),
+            weight.data_ptr(),
+            x.shape[0],
+            x.shape[1],
+            float(eps),
+            torch.get_num_threads(),
+        )
 
 
 def rotary_embedding(rows: torch.Tensor, num_heads: int, head_dim: int, cos: torch.Tensor, sin: torch.Tensor) -> None:
     """In place: the first `num_heads` heads of every row (queries, then keys, of a fused
     qkv projection) rotated by their token's cos/sin rows [T, head_dim]."""
-    _check_shapes("rotary_embedding", rows.shape[1] >= num_heads * head_dim and head_dim % 2 == 0
-                  and cos.shape == sin.shape and cos.stride() == sin.stride()
-                  and cos.shape[0] >= rows.shape[0] and cos.shape[1] >= head_dim)
+    _check_shapes(
+        "rotary_embedding",
+        rows.shape[1] >= num_heads * head_dim
+        and head_dim % 2 == 0
+        and cos.shape == sin.shape
+        and cos.stride() == sin.stride()
+        and cos.shape[0] >= rows.shape[0]
+        and cos.shape[1] >= head_dim,
+    )
     if rows.shape[0]:
-        library().servops_rotary_embedding_f32(rows.data_ptr(), rows.stride(0), num_heads, head_dim, cos.data_ptr(),
-                                               sin.data_ptr(), cos.stride(0), rows.shape[0], torch.get_num_threads())
+        library().servops_rotary_embedding_f32(
+            rows.data_ptr(),
+            rows.stride(0),
+            num_heads,
+            head_dim,
+            cos.data_ptr(),
+            sin.data_ptr(),
+            cos.stride(0),
+            rows.shape[0],
+            torch.get_num_threads(),
+        )
 
 
 def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
@@ -116,6 +169,13 @@ def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
     half = gate_up.shape[1] // 2
     out = torch.empty(gate_up.shape[0], half, dtype=gate_up.dtype)
     if gate_up.shape[0]:
-        library().servops_silu_and_mul_f32(gate_up.data_ptr(), gate_up.stride(0), out.data_ptr(), out.stride(0),
-                                           gate_up.shape[0], half, torch.get_num_threads())
+        library().servops_silu_and_mul_f32(
+            gate_up.data_ptr(),
+            gate_up.stride(0),
+            out.data_ptr(),
+            out.stride(0),
+            gate_up.shape[0],
+            half,
+            torch.get_num_threads(),
+        )
     return out

@@ -4,7 +4,8 @@ The linear layers, RMSNorm (alone and fused with the residual add), the rotate-h
 embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on the `cpu`
 backend run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16) on a CPU without bf16
 arithmetic, where PyTorch's bf16 GEMM is a slow software path, and for one or two rows on any CPU,
-where reading the weights in place beats oneDNN; every other linear layer is `F.linear`. The other ops: on the `cpu` backend (`kernels.attention`) with
+where reading the weights in place beats oneDNN; every other linear layer is `F.linear`. The
+other ops: on the `cpu` backend (`kernels.attention`) with
 float32 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
 are HF's module code, operation for operation, which is what keeps greedy outputs
@@ -47,8 +48,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     return weight * h.to(dtype)
 
 
-def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
-                       eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+def fused_add_rms_norm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(RMSNorm(residual + x), residual + x): the pre-norm layer's residual add and next norm.
 
     Natively both happen in place (x and residual are overwritten, as in vLLM); the twin
@@ -61,8 +63,9 @@ def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Te
     return rms_norm(residual, weight, eps), residual
 
 
-def rotary_embedding(qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, num_heads: int, num_kv_heads: int,
-                     head_dim: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def rotary_embedding(
+    qkv: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, num_heads: int, num_kv_heads: int, head_dim: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Split a fused qkv projection [T, (H + 2 KVH) * D] into q [T, H, D], k and v [T, KVH, D],
     with q and k rotated (rotate-half RoPE, cos/sin [T, D] per token).
 
@@ -96,8 +99,13 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 def _native(*tensors: torch.Tensor) -> bool:
     first = tensors[0]
-    if first.device.type != "cpu" or backend_for(first.device) != "cpu" or not cpu_layer_ops.available_or_warn(
-            "native CPU layer ops", "RMSNorm, RoPE and SiLU use PyTorch, which is slower"):
+    if (
+        first.device.type != "cpu"
+        or backend_for(first.device) != "cpu"
+        or not cpu_layer_ops.available_or_warn(
+            "native CPU layer ops", "RMSNorm, RoPE and SiLU use PyTorch, which is slower"
+        )
+    ):
         return False
     return cpu_layer_ops.supports_rows(*(t if t.dim() == 2 else t.view(1, -1) for t in tensors))
 
@@ -105,6 +113,6 @@ def _native(*tensors: torch.Tensor) -> bool:
 def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
     if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.preferred(x.shape[0]):
         return False
-    return (cpu_gemm.available_or_warn("native bfloat16 GEMM", "bf16 linear layers use PyTorch's software path, "
-                                       "several times slower")
-            and cpu_gemm.supports(x, weight, bias))
+    return cpu_gemm.available_or_warn(
+        "native bfloat16 GEMM", "bf16 linear layers use PyTorch's software path, several times slower"
+    ) and cpu_gemm.supports(x, weight, bias)

@@ -36,18 +36,35 @@ NO_SPLIT_PARTITION = 1 << 30  # "the whole context" without overflowing int32 of
 
 @triton.jit
 def _decode_partition_kernel(
-    q_ptr, k_cache_ptr, v_cache_ptr, block_tables_ptr, context_lens_ptr,
-    out_ptr, max_logits_ptr, exp_sums_ptr,
+    q_ptr,
+    k_cache_ptr,
+    v_cache_ptr,
+    block_tables_ptr,
+    context_lens_ptr,
+    out_ptr,
+    max_logits_ptr,
+    exp_sums_ptr,
     scale_log2,
-    stride_qb, stride_qh,
-    stride_cb, stride_cs, stride_ch,
+    stride_qb,
+    stride_qh,
+    stride_cb,
+    stride_cs,
+    stride_ch,
     stride_bt,
-    stride_ob, stride_oh, stride_op,
-    stride_mb, stride_mh,
-    GROUP: tl.constexpr, GROUP_PAD: tl.constexpr,
-    HEAD_DIM: tl.constexpr, DIM_PAD: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr, KV_TILE: tl.constexpr, PARTITION_SIZE: tl.constexpr,
-    SPLIT: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    stride_ob,
+    stride_oh,
+    stride_op,
+    stride_mb,
+    stride_mh,
+    GROUP: tl.constexpr,
+    GROUP_PAD: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    DIM_PAD: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    KV_TILE: tl.constexpr,
+    PARTITION_SIZE: tl.constexpr,
+    SPLIT: tl.constexpr,
+    DOT_PRECISION: tl.constexpr,
 ):
     seq = tl.program_id(0)
     kv_head = tl.program_id(1)
@@ -72,8 +89,12 @@ def _decode_partition_kernel(
             toks = tile_start + tl.arange(0, KV_TILE)
             tok_mask = toks < end
             blocks = tl.load(table_row + toks // BLOCK_SIZE, mask=tok_mask, other=0).to(tl.int64)
-            kv_off = (blocks[:, None] * stride_cb + (toks % BLOCK_SIZE)[:, None] * stride_cs
-                      + kv_head * stride_ch + dims[None, :])
+            kv_off = (
+                blocks[:, None] * stride_cb
+                + (toks % BLOCK_SIZE)[:, None] * stride_cs
+                + kv_head * stride_ch
+                + dims[None, :]
+            )
             kv_mask = tok_mask[:, None] & dim_mask[None, :]
             k = tl.load(k_cache_ptr + kv_off, mask=kv_mask, other=0.0)
             v = tl.load(v_cache_ptr + kv_off, mask=kv_mask, other=0.0)
@@ -88,10 +109,8 @@ def _decode_partition_kernel(
             m_i = m_new
 
         out = acc / l_i[:, None]
-        o_off = (seq.to(tl.int64) * stride_ob + heads[:, None] * stride_oh + part * stride_op
-                 + dims[None, :])
-        tl.store(out_ptr + o_off, out.to(out_ptr.dtype.element_ty),
-                 mask=row_mask[:, None] & dim_mask[None, :])
+        o_off = seq.to(tl.int64) * stride_ob + heads[:, None] * stride_oh + part * stride_op + dims[None, :]
+        tl.store(out_ptr + o_off, out.to(out_ptr.dtype.element_ty), mask=row_mask[:, None] & dim_mask[None, :])
         if SPLIT:
             m_off = seq * stride_mb + heads * stride_mh + part
             tl.store(max_logits_ptr + m_off, m_i, mask=row_mask)
@@ -100,12 +119,22 @@ def _decode_partition_kernel(
 
 @triton.jit
 def _decode_reduce_kernel(
-    out_ptr, partial_ptr, max_logits_ptr, exp_sums_ptr, context_lens_ptr,
-    stride_ob, stride_oh,
-    stride_pb, stride_ph, stride_pp,
-    stride_mb, stride_mh,
-    HEAD_DIM: tl.constexpr, DIM_PAD: tl.constexpr,
-    PARTITION_SIZE: tl.constexpr, PARTS_TILE: tl.constexpr,
+    out_ptr,
+    partial_ptr,
+    max_logits_ptr,
+    exp_sums_ptr,
+    context_lens_ptr,
+    stride_ob,
+    stride_oh,
+    stride_pb,
+    stride_ph,
+    stride_pp,
+    stride_mb,
+    stride_mh,
+    HEAD_DIM: tl.constexpr,
+    DIM_PAD: tl.constexpr,
+    PARTITION_SIZE: tl.constexpr,
+    PARTS_TILE: tl.constexpr,
 ):
     """Merge partition outputs: out = sum_p w_p o_p / sum_p w_p, w_p = l_p 2^(m_p - M)."""
     seq = tl.program_id(0)
@@ -122,19 +151,21 @@ def _decode_reduce_kernel(
         parts = p0 + tl.arange(0, PARTS_TILE)
         pmask = parts < num_parts
         m = tl.load(max_logits_ptr + ml_row + parts, mask=pmask, other=float("-inf"))
-        l = tl.load(exp_sums_ptr + ml_row + parts, mask=pmask, other=0.0)
+        sums = tl.load(exp_sums_ptr + ml_row + parts, mask=pmask, other=0.0)
         m_new = tl.maximum(m_run, tl.max(m, axis=0))
-        w = tl.where(pmask, l * tl.exp2(m - m_new), 0.0)
-        p_off = (seq.to(tl.int64) * stride_pb + head * stride_ph + parts[:, None] * stride_pp
-                 + dims[None, :])
+        w = tl.where(pmask, sums * tl.exp2(m - m_new), 0.0)
+        p_off = seq.to(tl.int64) * stride_pb + head * stride_ph + parts[:, None] * stride_pp + dims[None, :]
         o = tl.load(partial_ptr + p_off, mask=pmask[:, None] & dim_mask[None, :], other=0.0)
         rescale = tl.exp2(m_run - m_new)
         acc = acc * rescale + tl.sum(w[:, None] * o, axis=0)
         w_run = w_run * rescale + tl.sum(w, axis=0)
         m_run = m_new
     out = acc / w_run
-    tl.store(out_ptr + seq.to(tl.int64) * stride_ob + head * stride_oh + dims,
-             out.to(out_ptr.dtype.element_ty), mask=dim_mask)
+    tl.store(
+        out_ptr + seq.to(tl.int64) * stride_ob + head * stride_oh + dims,
+        out.to(out_ptr.dtype.element_ty),
+        mask=dim_mask,
+    )
 
 
 def decode_kv_tile(dtype: torch.dtype) -> int:
@@ -161,7 +192,7 @@ def choose_partition_size(batch: int, num_kv_heads: int, max_context_len: int, n
     return 0 if size >= max_context_len else size
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _num_sms(device: torch.device) -> int | None:
     if device.type != "cuda":
         return None
@@ -227,23 +258,47 @@ def paged_decode_attention(
         target, t_strides = out, (out.stride(0), out.stride(1), 0)
         m_strides = (0, 0)
     _decode_partition_kernel[(batch, num_kv_heads, num_parts)](
-        query, k_cache, v_cache, block_tables, context_lens,
-        target, max_logits, exp_sums,
+        query,
+        k_cache,
+        v_cache,
+        block_tables,
+        context_lens,
+        target,
+        max_logits,
+        exp_sums,
         scale_log2,
-        query.stride(0), query.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        query.stride(0),
+        query.stride(1),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        k_cache.stride(2),
         block_tables.stride(0),
-        *t_strides, *m_strides,
-        GROUP=group, GROUP_PAD=group_pad, HEAD_DIM=head_dim, DIM_PAD=dim_pad,
-        BLOCK_SIZE=block_size, KV_TILE=kv_tile, PARTITION_SIZE=part_size,
-        SPLIT=split, DOT_PRECISION=precision,
+        *t_strides,
+        *m_strides,
+        GROUP=group,
+        GROUP_PAD=group_pad,
+        HEAD_DIM=head_dim,
+        DIM_PAD=dim_pad,
+        BLOCK_SIZE=block_size,
+        KV_TILE=kv_tile,
+        PARTITION_SIZE=part_size,
+        SPLIT=split,
+        DOT_PRECISION=precision,
     )
     if split:
         _decode_reduce_kernel[(batch, num_heads)](
-            out, partial, max_logits, exp_sums, context_lens,
-            out.stride(0), out.stride(1),
-            *t_strides, *m_strides,
-            HEAD_DIM=head_dim, DIM_PAD=dim_pad,
-            PARTITION_SIZE=partition_size, PARTS_TILE=min(32, triton.next_power_of_2(num_parts)),
+            out,
+            partial,
+            max_logits,
+            exp_sums,
+            context_lens,
+            out.stride(0),
+            out.stride(1),
+            *t_strides,
+            *m_strides,
+            HEAD_DIM=head_dim,
+            DIM_PAD=dim_pad,
+            PARTITION_SIZE=partition_size,
+            PARTS_TILE=min(32, triton.next_power_of_2(num_parts)),
         )
     return out

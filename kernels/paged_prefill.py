@@ -23,11 +23,22 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
-def _load_kv_tile(k_cache_ptr, v_cache_ptr, table_row, toks, tok_mask, kv_head, dims, dim_mask,
-                  stride_cb, stride_cs, stride_ch, BLOCK_SIZE: tl.constexpr):
+def _load_kv_tile(
+    k_cache_ptr,
+    v_cache_ptr,
+    table_row,
+    toks,
+    tok_mask,
+    kv_head,
+    dims,
+    dim_mask,
+    stride_cb,
+    stride_cs,
+    stride_ch,
+    BLOCK_SIZE: tl.constexpr,
+):
     blocks = tl.load(table_row + toks // BLOCK_SIZE, mask=tok_mask, other=0).to(tl.int64)
-    off = (blocks[:, None] * stride_cb + (toks % BLOCK_SIZE)[:, None] * stride_cs
-           + kv_head * stride_ch + dims[None, :])
+    off = blocks[:, None] * stride_cb + (toks % BLOCK_SIZE)[:, None] * stride_cs + kv_head * stride_ch + dims[None, :]
     mask = tok_mask[:, None] & dim_mask[None, :]
     k = tl.load(k_cache_ptr + off, mask=mask, other=0.0)
     v = tl.load(v_cache_ptr + off, mask=mask, other=0.0)
@@ -36,12 +47,28 @@ def _load_kv_tile(k_cache_ptr, v_cache_ptr, table_row, toks, tok_mask, kv_head, 
 
 @triton.jit
 def _prefill_kernel(
-    q_ptr, k_cache_ptr, v_cache_ptr, block_tables_ptr, cu_seqlens_ptr, context_lens_ptr, out_ptr,
+    q_ptr,
+    k_cache_ptr,
+    v_cache_ptr,
+    block_tables_ptr,
+    cu_seqlens_ptr,
+    context_lens_ptr,
+    out_ptr,
     scale_log2,
-    stride_qt, stride_qh, stride_ot, stride_oh,
-    stride_cb, stride_cs, stride_ch, stride_bt,
-    GROUP: tl.constexpr, HEAD_DIM: tl.constexpr, DIM_PAD: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    stride_qt,
+    stride_qh,
+    stride_ot,
+    stride_oh,
+    stride_cb,
+    stride_cs,
+    stride_ch,
+    stride_bt,
+    GROUP: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    DIM_PAD: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
     DOT_PRECISION: tl.constexpr,
 ):
     seq = tl.program_id(0)
@@ -70,8 +97,20 @@ def _prefill_kernel(
         kv_end = tl.minimum(ctx, first_pos + BLOCK_M)
         for n0 in range(0, full_end, BLOCK_N):
             toks = n0 + tl.arange(0, BLOCK_N)
-            k, v = _load_kv_tile(k_cache_ptr, v_cache_ptr, table_row, toks, toks < full_end, kv_head,
-                                 dims, dim_mask, stride_cb, stride_cs, stride_ch, BLOCK_SIZE)
+            k, v = _load_kv_tile(
+                k_cache_ptr,
+                v_cache_ptr,
+                table_row,
+                toks,
+                toks < full_end,
+                kv_head,
+                dims,
+                dim_mask,
+                stride_cb,
+                stride_cs,
+                stride_ch,
+                BLOCK_SIZE,
+            )
             s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * scale_log2
             m_new = tl.maximum(m_i, tl.max(s, axis=1))
             alpha = tl.exp2(m_i - m_new)
@@ -82,8 +121,20 @@ def _prefill_kernel(
         for n0 in range(full_end, kv_end, BLOCK_N):
             toks = n0 + tl.arange(0, BLOCK_N)
             tok_mask = toks < kv_end
-            k, v = _load_kv_tile(k_cache_ptr, v_cache_ptr, table_row, toks, tok_mask, kv_head,
-                                 dims, dim_mask, stride_cb, stride_cs, stride_ch, BLOCK_SIZE)
+            k, v = _load_kv_tile(
+                k_cache_ptr,
+                v_cache_ptr,
+                table_row,
+                toks,
+                tok_mask,
+                kv_head,
+                dims,
+                dim_mask,
+                stride_cb,
+                stride_cs,
+                stride_ch,
+                BLOCK_SIZE,
+            )
             s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * scale_log2
             visible = tok_mask[None, :] & (toks[None, :] <= q_pos[:, None])
             s = tl.where(visible, s, float("-inf"))
@@ -149,12 +200,28 @@ def paged_prefill_attention(
     block_m, block_n, num_warps = prefill_tiles(query.dtype, max_query_len)
     grid = (batch, triton.cdiv(max_query_len, block_m), num_heads)
     _prefill_kernel[grid](
-        query, k_cache, v_cache, block_tables, cu_seqlens_q, context_lens, out,
+        query,
+        k_cache,
+        v_cache,
+        block_tables,
+        cu_seqlens_q,
+        context_lens,
+        out,
         float(scale) * LOG2E,
-        query.stride(0), query.stride(1), out.stride(0), out.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_tables.stride(0),
-        GROUP=num_heads // num_kv_heads, HEAD_DIM=head_dim, DIM_PAD=max(16, triton.next_power_of_2(head_dim)),
-        BLOCK_SIZE=block_size, BLOCK_M=block_m, BLOCK_N=block_n,
+        query.stride(0),
+        query.stride(1),
+        out.stride(0),
+        out.stride(1),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        k_cache.stride(2),
+        block_tables.stride(0),
+        GROUP=num_heads // num_kv_heads,
+        HEAD_DIM=head_dim,
+        DIM_PAD=max(16, triton.next_power_of_2(head_dim)),
+        BLOCK_SIZE=block_size,
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
         DOT_PRECISION="ieee" if query.dtype == torch.float32 else "tf32",
         num_warps=num_warps,
     )

@@ -97,8 +97,9 @@ def paged_decode_attention(
     return out
 
 
-def _attend(query: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, chunk: DecodeChunk,
-            scale: float) -> torch.Tensor:
+def _attend(
+    query: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, chunk: DecodeChunk, scale: float
+) -> torch.Tensor:
     batch, num_heads, head_dim = query.shape
     num_blocks, block_size, num_kv_heads, _ = k_cache.shape
     group, length = num_heads // num_kv_heads, chunk.length

@@ -24,8 +24,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from loadtest.workload import WorkloadSpec
 
-__all__ = ["ARRIVALS", "DEFAULT_WARMUP_SHARE", "MODES", "WORKER_CONNECT_TIMEOUT_S", "RampConfig", "RampSchedule",
-           "ramp_default"]
+__all__ = [
+    "ARRIVALS",
+    "DEFAULT_WARMUP_SHARE",
+    "MODES",
+    "WORKER_CONNECT_TIMEOUT_S",
+    "RampConfig",
+    "RampSchedule",
+    "ramp_default",
+]
 
 Mode = Literal["rate", "concurrency"]
 Arrival = Literal["constant", "poisson"]
@@ -45,22 +52,29 @@ class RampSchedule(BaseModel):
     model_config = ConfigDict(allow_inf_nan=False)
 
     mode: Mode = Field(description="rate: open loop over request rates; concurrency: closed loop over streams")
-    levels: list[float] = Field(min_length=1, description="offered load per step: requests/s (rate) or "
-                                "concurrent streams (concurrency)")
+    levels: list[float] = Field(
+        min_length=1, description="offered load per step: requests/s (rate) or concurrent streams (concurrency)"
+    )
     step_s: float = Field(default=30.0, gt=0, description="duration of each step, s")
     warmup_s: float | None = Field(
-        default=None, ge=0, validate_default=True,
+        default=None,
+        ge=0,
+        validate_default=True,
         description=f"start of each step left out of its statistics (by intended send time), s; "
-                    f"default: {DEFAULT_WARMUP_SHARE:.0%} of a step")
+        f"default: {DEFAULT_WARMUP_SHARE:.0%} of a step",
+    )
     cooldown_s: float = Field(
-        default=10.0, ge=0,
+        default=10.0,
+        ge=0,
         description="after the last step, time for in-flight requests to finish, s; those still running are then "
-                    "recorded as cancelled. 10 s: the last step's final requests need their TTFT plus a gap per "
-                    "output token, and 10 s lets a 64-token answer finish at up to ~150 ms per token (5 s "
-                    "cancelled such requests on a busy server and counted them as errors of the last step, "
-                    "usually the most loaded one)")
-    arrival: Arrival = Field(default="constant", description="open-loop arrivals on the absolute schedule: "
-                             "constant gaps or seeded Poisson")
+        "recorded as cancelled. 10 s: the last step's final requests need their TTFT plus a gap per "
+        "output token, and 10 s lets a 64-token answer finish at up to ~150 ms per token (5 s "
+        "cancelled such requests on a busy server and counted them as errors of the last step, "
+        "usually the most loaded one)",
+    )
+    arrival: Arrival = Field(
+        default="constant", description="open-loop arrivals on the absolute schedule: constant gaps or seeded Poisson"
+    )
     workload: WorkloadSpec = Field(default_factory=WorkloadSpec, description="what each request asks for")
     request_timeout_s: float = Field(default=60.0, gt=0, description="per-request time limit, s")
 
@@ -95,37 +109,58 @@ class RampConfig(RampSchedule):
     """
 
     endpoint: str = Field(description="base URL of the server, e.g. http://127.0.0.1:8000")
-    model: str | None = Field(default=None, description="model name to request; default: the first id "
-                              "GET /v1/models lists")
+    model: str | None = Field(
+        default=None, description="model name to request; default: the first id GET /v1/models lists"
+    )
     slo: str | None = Field(default=None, description="service-level objectives, e.g. ttft_p99=2s,itl_p99=100ms")
-    workers: int = Field(default=0, ge=0, description="local Locust worker processes; 0: the load runs in one "
-                         "process")
+    workers: int = Field(default=0, ge=0, description="local Locust worker processes; 0: the load runs in one process")
     master: bool = Field(default=False, description="be a Locust master and wait for the expected workers")
     expect_workers: int = Field(default=1, ge=1, description="master: workers to wait for")
     master_bind_host: str = Field(default="*", description="master: interface to bind (* = all)")
-    master_port: int = Field(default=5557, ge=1, le=65535, description="master: port to bind; worker: port "
-                             "to connect to")
-    max_ttft_s: float = Field(default=30.0, gt=0, description="stop early when a step's median TTFT exceeds "
-                              "this many seconds")
-    tokenizer: str | None = Field(default=None, description="local Hugging Face tokenizer directory to count "
-                                  "tokens when the server sends no usage")
-    knee_factor: float = Field(default=2.0, gt=1, description="knee: p99 growth over the lowest-load step that "
-                               "counts as a knee")
-    max_client_cpu_percent: float = Field(default=90.0, gt=0, le=100, description="a step is invalid when a "
-                                          "load process used more CPU than this % of a core")
-    max_send_lateness_s: float = Field(default=0.025, gt=0, description="a step is invalid when its send "
-                                       "lateness p99 exceeds this")
-    metrics_url: str | None = Field(default=None, description="where to sample Prometheus metrics; default: "
-                                    "ENDPOINT/metrics")
-    records_path: str | None = Field(default=None, description="also write every request's full-precision "
-                                     "record here (JSONL)")
-    api_key: str | None = Field(default=None, repr=False, exclude=True,
-                                description="bearer token for servers started with --api-key; never echoed")
-    authorization: str | None = Field(default=None, repr=False, exclude=True,
-                                      description="Authorization value from the URL's user:password; never echoed")
+    master_port: int = Field(
+        default=5557, ge=1, le=65535, description="master: port to bind; worker: port to connect to"
+    )
+    max_ttft_s: float = Field(
+        default=30.0, gt=0, description="stop early when a step's median TTFT exceeds this many seconds"
+    )
+    tokenizer: str | None = Field(
+        default=None,
+        description="local Hugging Face tokenizer directory to count tokens when the server sends no usage",
+    )
+    knee_factor: float = Field(
+        default=2.0, gt=1, description="knee: p99 growth over the lowest-load step that counts as a knee"
+    )
+    max_client_cpu_percent: float = Field(
+        default=90.0,
+        gt=0,
+        le=100,
+        description="a step is invalid when a load process used more CPU than this % of a core",
+    )
+    max_send_lateness_s: float = Field(
+        default=0.025, gt=0, description="a step is invalid when its send lateness p99 exceeds this"
+    )
+    metrics_url: str | None = Field(
+        default=None, description="where to sample Prometheus metrics; default: ENDPOINT/metrics"
+    )
+    records_path: str | None = Field(
+        default=None, description="also write every request's full-precision record here (JSONL)"
+    )
+    api_key: str | None = Field(
+        default=None,
+        repr=False,
+        exclude=True,
+        description="bearer token for servers started with --api-key; never echoed",
+    )
+    authorization: str | None = Field(
+        default=None,
+        repr=False,
+        exclude=True,
+        description="Authorization value from the URL's user:password; never echoed",
+    )
     master_host: str = Field(default="127.0.0.1", exclude=True, description="worker: the master's address")
-    master_timeout_s: float = Field(default=60.0, gt=0, exclude=True, description="worker: give up when no "
-                                    "master answers within this many seconds")
+    master_timeout_s: float = Field(
+        default=60.0, gt=0, exclude=True, description="worker: give up when no master answers within this many seconds"
+    )
 
 
 def ramp_default(name: str) -> Any:

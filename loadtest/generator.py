@@ -34,8 +34,9 @@ MAX_CLOSED_LOOP_REQUESTS = 10_000_000
 class LoadGenerator:
     """Runs this process's share of a ramp and ships full-precision records through `emit`."""
 
-    def __init__(self, plan: RampPlan, worker: int, emit: Emit,
-                 on_record: Callable[[RequestRecord], None] | None = None) -> None:
+    def __init__(
+        self, plan: RampPlan, worker: int, emit: Emit, on_record: Callable[[RequestRecord], None] | None = None
+    ) -> None:
         self.plan = plan
         self.worker = worker
         self.emit = emit
@@ -60,8 +61,14 @@ class LoadGenerator:
         key = (step, index)
         self.inflight[key] = (intended_ts, time.time())
         record = measure_request(
-            self.endpoint, request.path, request.body, step=step, index=index,
-            intended_send_ts=intended_ts, timeout_s=self.plan.request_timeout_s, worker=self.worker,
+            self.endpoint,
+            request.path,
+            request.body,
+            step=step,
+            index=index,
+            intended_send_ts=intended_ts,
+            timeout_s=self.plan.request_timeout_s,
+            worker=self.worker,
             headers=self._headers,
         )
         if self.inflight.pop(key, None) is None:
@@ -132,8 +139,13 @@ class LoadGenerator:
 
     def _flush(self, step: int | None, cpu_percent: float | None) -> None:
         records, self.buffer = self.buffer, []
-        message = {"type": "step_closed" if step is not None else "done", "step": step,
-                   "worker": self.worker, "cpu_percent": cpu_percent, "records": records}
+        message = {
+            "type": "step_closed" if step is not None else "done",
+            "step": step,
+            "worker": self.worker,
+            "cpu_percent": cpu_percent,
+            "records": records,
+        }
         self.emit(message)
 
 

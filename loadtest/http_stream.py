@@ -40,7 +40,7 @@ class Endpoint:
     base_path: str
 
     @classmethod
-    def parse(cls, url: str) -> "Endpoint":
+    def parse(cls, url: str) -> Endpoint:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"endpoint {url!r} is not an http(s) URL")
@@ -106,7 +106,7 @@ def stream_post(
         _read_response(sock, outcome, on_event, deadline)
     except ConnectionRefusedError as exc:
         outcome.error_type, outcome.error_message = "connect_refused", str(exc)
-    except (socket.timeout, TimeoutError):
+    except TimeoutError:
         outcome.error_type, outcome.error_message = "timeout", f"no complete response within {timeout_s:g} s"
     except SSEProtocolError as exc:
         outcome.error_type, outcome.error_message = "malformed_sse", str(exc)

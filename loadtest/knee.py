@@ -27,8 +27,9 @@ DEFAULT_FACTOR: float = ramp_default("knee_factor")  # --knee-factor's default, 
 DEFAULT_FLOORS_S = {"itl": 0.005, "ttft": 0.050}
 
 
-def find_knee(steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR,
-              floors_s: dict[str, float] | None = None) -> Knee | None:
+def find_knee(
+    steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR, floors_s: dict[str, float] | None = None
+) -> Knee | None:
     floors = {**DEFAULT_FLOORS_S, **(floors_s or {})}
     usable = sorted((s for s in steps if s.valid and s.ok_requests > 0), key=lambda s: s.offered)
     if len(usable) < 2:
@@ -46,14 +47,22 @@ def find_knee(steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR,
                 step = usable[i]
                 value = _p99(step, metric) or 0.0
                 unit = "rps" if step.offered_unit == "rps" else "streams"
-                candidates.append(Knee(
-                    step=step.step, offered=step.offered, metric=f"{metric}_p99",
-                    value_s=value, threshold_s=threshold, baseline_s=baseline,
-                    reason=(f"p99 {metric.upper()} {value * 1e3:.1f} ms at offered {step.offered:g} {unit} exceeds "
+                candidates.append(
+                    Knee(
+                        step=step.step,
+                        offered=step.offered,
+                        metric=f"{metric}_p99",
+                        value_s=value,
+                        threshold_s=threshold,
+                        baseline_s=baseline,
+                        reason=(
+                            f"p99 {metric.upper()} {value * 1e3:.1f} ms at offered {step.offered:g} {unit} exceeds "
                             f"{threshold * 1e3:.1f} ms (max of {factor:g}x and +{floors[metric] * 1e3:.0f} ms over "
                             f"the {baseline * 1e3:.1f} ms baseline at {base.offered:g}) and stays above at every "
-                            f"higher load"),
-                ))
+                            f"higher load"
+                        ),
+                    )
+                )
                 break
     if not candidates:
         return None
@@ -61,8 +70,7 @@ def find_knee(steps: Sequence[StepResult], factor: float = DEFAULT_FACTOR,
     return min(candidates, key=lambda k: (k.offered, -(k.value_s or 0.0) / (k.threshold_s or 1.0)))
 
 
-def safe_operating_point(steps: Sequence[StepResult], knee: Knee | None,
-                         have_slos: bool) -> SafeOperatingPoint | None:
+def safe_operating_point(steps: Sequence[StepResult], knee: Knee | None, have_slos: bool) -> SafeOperatingPoint | None:
     """Highest valid step meeting the SLOs; without SLOs, the highest valid step below the knee."""
     valid = sorted((s for s in steps if s.valid and s.ok_requests > 0), key=lambda s: s.offered)
     if have_slos:
@@ -70,15 +78,21 @@ def safe_operating_point(steps: Sequence[StepResult], knee: Knee | None,
         if not meeting:
             return None
         best = meeting[-1]
-        return SafeOperatingPoint(step=best.step, offered=best.offered,
-                                  reason=f"highest valid step meeting every SLO (offered {best.offered:g})")
+        return SafeOperatingPoint(
+            step=best.step,
+            offered=best.offered,
+            reason=f"highest valid step meeting every SLO (offered {best.offered:g})",
+        )
     below = [s for s in valid if knee is None or s.offered < knee.offered]
     if not below:
         return None
     best = below[-1]
     where = "below the knee" if knee else "tested (no knee found)"
-    return SafeOperatingPoint(step=best.step, offered=best.offered,
-                              reason=f"no SLOs given: highest valid step {where} (offered {best.offered:g})")
+    return SafeOperatingPoint(
+        step=best.step,
+        offered=best.offered,
+        reason=f"no SLOs given: highest valid step {where} (offered {best.offered:g})",
+    )
 
 
 def _p99(step: StepResult, metric: str) -> float | None:

@@ -66,8 +66,9 @@ def run_local(plan: RampPlan) -> int:
     return 0 if generator.finished else 1
 
 
-def run_master(plan: RampPlan, bind_host: str, bind_port: int, workers: int,
-               worker_procs: list[subprocess.Popen] | None = None) -> int:
+def run_master(
+    plan: RampPlan, bind_host: str, bind_port: int, workers: int, worker_procs: list[subprocess.Popen] | None = None
+) -> int:
     plan.workers = workers
     env = Environment(user_classes=[StreamingOpenAIUser], shape_class=RampShape(plan))
     runner = env.create_master_runner(master_bind_host=bind_host, master_bind_port=bind_port)
@@ -85,9 +86,14 @@ def run_master(plan: RampPlan, bind_host: str, bind_port: int, workers: int,
             break
         gevent.sleep(0.1)
     if len(runner.clients.ready) < workers:
-        emit({"type": "error", "message": f"only {len(runner.clients.ready)} of {workers} Locust workers "
-              f"connected to {bind_host}:{bind_port} within {WORKER_CONNECT_TIMEOUT_S:g} s; start them with "
-              f"`servops ramp --worker --master-host <this host>`"})
+        emit(
+            {
+                "type": "error",
+                "message": f"only {len(runner.clients.ready)} of {workers} Locust workers "
+                f"connected to {bind_host}:{bind_port} within {WORKER_CONNECT_TIMEOUT_S:g} s; start them with "
+                f"`servops ramp --worker --master-host <this host>`",
+            }
+        )
         runner.quit()
         return 2
     plan.start_ts = time.time() + START_LEAD_S + 0.5 * workers
@@ -102,8 +108,7 @@ def run_master(plan: RampPlan, bind_host: str, bind_port: int, workers: int,
     return 0 if len(closed.get(None, ())) == workers else 1
 
 
-def run_worker(master_host: str, master_port: int,
-               connect_timeout_s: float = ramp_default("master_timeout_s")) -> int:
+def run_worker(master_host: str, master_port: int, connect_timeout_s: float = ramp_default("master_timeout_s")) -> int:
     """Serve a master's plans; EXIT_NO_MASTER when none answers within connect_timeout_s."""
     # Locust retries every CONNECT_TIMEOUT s, CONNECT_RETRY_COUNT times (5 min), silently at WARNING.
     locust_runners.CONNECT_TIMEOUT = min(5.0, connect_timeout_s)
@@ -119,12 +124,16 @@ def run_worker(master_host: str, master_port: int,
         try:
             plan = RampPlan.model_validate(msg.data["plan"])
             generator = LoadGenerator(
-                plan, worker, lambda m: runner.send_message("servops_step", m),
+                plan,
+                worker,
+                lambda m: runner.send_message("servops_step", m),
                 on_record=lambda r: fire_locust_request_event(environment, r),
             )
         except Exception as exc:  # e.g. a prompt file missing on this machine: tell the controller
-            runner.send_message("servops_step", {"type": "error", "step": None, "worker": worker,
-                                                 "message": f"Locust worker {worker}: {exc}"})
+            runner.send_message(
+                "servops_step",
+                {"type": "error", "step": None, "worker": worker, "message": f"Locust worker {worker}: {exc}"},
+            )
             return
         environment.servops_generator = generator
         gevent.spawn(generator.run_closer)
@@ -139,9 +148,20 @@ def run_local_workers(plan: RampPlan, workers: int) -> int:
     port = _free_port()
     procs = _worker_procs
     procs += [
-        subprocess.Popen([sys.executable, "-m", "loadtest.locust_main", "worker",
-                          "--master-host", "127.0.0.1", "--master-port", str(port)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "loadtest.locust_main",
+                "worker",
+                "--master-host",
+                "127.0.0.1",
+                "--master-port",
+                str(port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(workers)
     ]
     try:
@@ -184,12 +204,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=0, help="worker processes: local starts them, master waits")
     # Defaults are the ramp's (loadtest/config.py); the controller and `servops ramp --worker` pass them anyway.
     parser.add_argument("--master-host", default=ramp_default("master_host"), help="worker: the master's address")
-    parser.add_argument("--master-port", type=int, default=ramp_default("master_port"),
-                        help="master: port to bind; worker: to connect")
-    parser.add_argument("--master-bind-host", default=ramp_default("master_bind_host"),
-                        help="master: interface to bind")
-    parser.add_argument("--connect-timeout", type=float, default=ramp_default("master_timeout_s"),
-                        help=f"worker: exit {EXIT_NO_MASTER} when no master answers within this many seconds")
+    parser.add_argument(
+        "--master-port", type=int, default=ramp_default("master_port"), help="master: port to bind; worker: to connect"
+    )
+    parser.add_argument(
+        "--master-bind-host", default=ramp_default("master_bind_host"), help="master: interface to bind"
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=ramp_default("master_timeout_s"),
+        help=f"worker: exit {EXIT_NO_MASTER} when no master answers within this many seconds",
+    )
     args = parser.parse_args(argv)
     # The protocol owns the real stdout; anything else printed goes to stderr.
     _protocol_out = os.fdopen(os.dup(1), "w")

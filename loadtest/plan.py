@@ -43,8 +43,9 @@ class RampPlan(RampSchedule):
     workers: int = Field(default=1, ge=1, description="load processes that share the schedule")
     start_ts: float = 0.0
     api_key: str | None = Field(default=None, repr=False, description="sent as a Bearer token; never echoed")
-    authorization: str | None = Field(default=None, repr=False,
-                                      description="a whole Authorization value (Basic from the URL); never echoed")
+    authorization: str | None = Field(
+        default=None, repr=False, description="a whole Authorization value (Basic from the URL); never echoed"
+    )
 
     def auth_headers(self) -> dict[str, str]:
         """The Authorization header every request carries: --api-key as a bearer token, else the URL's
@@ -98,8 +99,7 @@ class RampPlan(RampSchedule):
     def my_arrivals(self, step: int, worker: int) -> list[tuple[int, float]]:
         """(global index, absolute send time) of this process's share of step `step`."""
         start = self.step_start(step)
-        return [(j, start + off) for j, off in enumerate(self.arrival_offsets(step))
-                if j % self.workers == worker]
+        return [(j, start + off) for j, off in enumerate(self.arrival_offsets(step)) if j % self.workers == worker]
 
     def my_concurrency(self, step: int, worker: int) -> int:
         """How many of this process's users are active in step `step` (closed loop)."""

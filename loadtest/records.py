@@ -36,8 +36,10 @@ class RequestRecord(BaseModel):
     gaps_s: list[float] = Field(default_factory=list, description="every gap between content chunks")
     e2e_s: float | None = Field(default=None, description="send → end of stream ([DONE])")
     output_tokens: int | None = Field(default=None, description="from the server's usage, when given")
-    prompt_tokens: int | None = Field(default=None, description="usage.prompt_tokens (the prompt after the chat "
-                                      "template, as the engine counted it), when given")
+    prompt_tokens: int | None = Field(
+        default=None,
+        description="usage.prompt_tokens (the prompt after the chat template, as the engine counted it), when given",
+    )
     content_chunks: int = 0
     output_text: str | None = Field(default=None, description="kept only when usage is missing")
     token_source: str = "chunks"
@@ -113,14 +115,22 @@ def measure_request(
         error_type, message = "empty_response", "stream carried no content"
     tokens = state["tokens"]
     record = RequestRecord(
-        step=step, index=index, worker=worker, intended_send_ts=intended_send_ts,
-        actual_send_ts=actual_send_ts, status=outcome.status, error_type=error_type,
-        error_message=message[:300], content_chunks=len(chunk_times), output_tokens=tokens,
-        token_source="usage" if tokens is not None else "chunks", prompt_tokens=state["prompt_tokens"],
+        step=step,
+        index=index,
+        worker=worker,
+        intended_send_ts=intended_send_ts,
+        actual_send_ts=actual_send_ts,
+        status=outcome.status,
+        error_type=error_type,
+        error_message=message[:300],
+        content_chunks=len(chunk_times),
+        output_tokens=tokens,
+        token_source="usage" if tokens is not None else "chunks",
+        prompt_tokens=state["prompt_tokens"],
     )
     if chunk_times:
         record.ttft_s = chunk_times[0] - outcome.sent_perf
-        record.gaps_s = [b - a for a, b in zip(chunk_times, chunk_times[1:])]
+        record.gaps_s = [b - a for a, b in zip(chunk_times, chunk_times[1:], strict=False)]
     if not error_type:
         record.e2e_s = outcome.done_perf - outcome.sent_perf
     if tokens is None and keep_text_without_usage:
@@ -144,9 +154,16 @@ def _content_of(obj: dict) -> str:
     return text if isinstance(text, str) else ""
 
 
-def cancelled_record(step: int, index: int, intended_send_ts: float, actual_send_ts: float,
-                     worker: int = 0) -> RequestRecord:
+def cancelled_record(
+    step: int, index: int, intended_send_ts: float, actual_send_ts: float, worker: int = 0
+) -> RequestRecord:
     """Record for a request still in flight when the cool-down ended."""
-    return RequestRecord(step=step, index=index, worker=worker, intended_send_ts=intended_send_ts,
-                         actual_send_ts=actual_send_ts, error_type="cancelled",
-                         error_message="still in flight when the cool-down ended")
+    return RequestRecord(
+        step=step,
+        index=index,
+        worker=worker,
+        intended_send_ts=intended_send_ts,
+        actual_send_ts=actual_send_ts,
+        error_type="cancelled",
+        error_message="still in flight when the cool-down ended",
+    )

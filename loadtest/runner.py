@@ -69,35 +69,44 @@ def preflight(config: RampConfig) -> str:
     try:
         endpoint = Endpoint.parse(config.endpoint)
     except ValueError as exc:
-        raise LoadTestError(f"--endpoint {config.endpoint!r}: not an http(s) URL; "
-                            "pass e.g. http://127.0.0.1:8000") from exc
+        raise LoadTestError(
+            f"--endpoint {config.endpoint!r}: not an http(s) URL; pass e.g. http://127.0.0.1:8000"
+        ) from exc
     url = endpoint.url("/v1/models")
     headers = auth_headers(config.api_key, config.authorization)
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as resp:
             body = resp.read(4 * 1024 * 1024)
     except http.client.HTTPException as exc:  # BadStatusLine & co: something that is not HTTP answers
-        raise LoadTestError(f"--endpoint {config.endpoint}: {url} did not answer HTTP ({type(exc).__name__}); "
-                            "check the port is the OpenAI server's, not another service's") from None
+        raise LoadTestError(
+            f"--endpoint {config.endpoint}: {url} did not answer HTTP ({type(exc).__name__}); "
+            "check the port is the OpenAI server's, not another service's"
+        ) from None
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
-            raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
-                                f"pass the server's key with --api-key") from exc
+            raise LoadTestError(
+                f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
+                f"pass the server's key with --api-key"
+            ) from exc
         if config.model:
             return config.model
-        raise LoadTestError(f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; "
-                            f"pass --model NAME") from exc
+        raise LoadTestError(
+            f"--endpoint {config.endpoint}: GET /v1/models answered HTTP {exc.code}; pass --model NAME"
+        ) from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise LoadTestError(f"--endpoint {config.endpoint}: cannot reach {url} ({reason}); "
-                            f"start the server or fix the URL") from exc
+        raise LoadTestError(
+            f"--endpoint {config.endpoint}: cannot reach {url} ({reason}); start the server or fix the URL"
+        ) from exc
     try:
         listing = json.loads(body or b"{}")
     except ValueError:  # an HTML page or a proxy's banner: reachable, but not an OpenAI server
         if config.model:
             return config.model
-        raise LoadTestError(f"--endpoint {config.endpoint}: GET {url} answered, but not with JSON "
-                            f"({body[:40]!r}…); point --endpoint at the OpenAI-compatible server") from None
+        raise LoadTestError(
+            f"--endpoint {config.endpoint}: GET {url} answered, but not with JSON "
+            f"({body[:40]!r}…); point --endpoint at the OpenAI-compatible server"
+        ) from None
     if config.model:
         return config.model
     models = listing.get("data") if isinstance(listing, dict) else None
@@ -115,9 +124,12 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         Workload(config.workload)  # fail now, with a clear message, not inside the child
     schedule = {name: getattr(config, name) for name in RampSchedule.model_fields}
     plan = RampPlan(
-        **schedule, endpoint=config.endpoint, model=model,
+        **schedule,
+        endpoint=config.endpoint,
+        model=model,
         workers=max(1, config.workers if not config.master else config.expect_workers),  # 0 local workers: 1 process
-        api_key=config.api_key, authorization=config.authorization,
+        api_key=config.api_key,
+        authorization=config.authorization,
     )
     sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
     has_metrics = sampler.probe()
@@ -134,21 +146,28 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     fill_tokens_with_tokenizer(run.records, tokenizer)
     if config.records_path:
         _write_records(config.records_path, run.records, progress)
-    steps = [_final_step(config, run.plan, k, run.records, slos, run.closed, sampler if has_metrics else None)
-             for k in sorted(run.closed)]
+    steps = [
+        _final_step(config, run.plan, k, run.records, slos, run.closed, sampler if has_metrics else None)
+        for k in sorted(run.closed)
+    ]
     knee = find_knee(steps, factor=config.knee_factor)
     safe = safe_operating_point(steps, knee, bool(slos))
     echo = config.model_dump()
     echo["model"] = model
     echo["start_ts"] = run.plan.start_ts
     echo["load_processes"] = run.plan.workers
-    return RampResult(config=echo, steps=steps, knee=knee, safe_operating_point=safe,
-                      stopped_early=run.stopped_early, summary=_summary(steps, knee, safe, run.stopped_early),
-                      metric_definitions=METRIC_DEFINITIONS)
+    return RampResult(
+        config=echo,
+        steps=steps,
+        knee=knee,
+        safe_operating_point=safe,
+        stopped_early=run.stopped_early,
+        summary=_summary(steps, knee, safe, run.stopped_early),
+        metric_definitions=METRIC_DEFINITIONS,
+    )
 
 
-def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos,
-                 progress: Progress) -> ChildRun:
+def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos, progress: Progress) -> ChildRun:
     """Run the Locust process for `plan` (already written to `plan_path`) and collect what it sends.
 
     `plan` is not changed: the start time and process count the child reports go into a copy,
@@ -157,8 +176,14 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     role = "master" if config.master else "local"
     cmd = [sys.executable, "-m", "loadtest.locust_main", role, "--plan", str(plan_path)]
     if config.master:
-        cmd += ["--workers", str(config.expect_workers), "--master-bind-host", config.master_bind_host,
-                "--master-port", str(config.master_port)]
+        cmd += [
+            "--workers",
+            str(config.expect_workers),
+            "--master-bind-host",
+            config.master_bind_host,
+            "--master-port",
+            str(config.master_port),
+        ]
     elif config.workers:
         cmd += ["--workers", str(config.workers)]
     stderr_path = tmp / "locust.stderr"
@@ -171,8 +196,9 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     started = False
     lines: queue.Queue[str | None] = queue.Queue()
     with open(stderr_path, "w") as stderr_file:
-        child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr_file, text=True,
-                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        child = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=stderr_file, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
         reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
         reader.start()
         connect_s = WORKER_CONNECT_TIMEOUT_S if (config.master or config.workers) else 0.0
@@ -194,10 +220,16 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
                     raise LoadTestError(message.get("message", "load generator failed"))
                 if kind == "started":
                     started = True
-                    plan = plan.model_copy(update={"start_ts": float(message["start_ts"]),
-                                                   "workers": int(message.get("workers", plan.workers))})
-                    progress(f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
-                             f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)")
+                    plan = plan.model_copy(
+                        update={
+                            "start_ts": float(message["start_ts"]),
+                            "workers": int(message.get("workers", plan.workers)),
+                        }
+                    )
+                    progress(
+                        f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
+                        f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)"
+                    )
                     continue
                 records.extend(RequestRecord.model_validate(r) for r in message.get("records", []))
                 if kind == "done":
@@ -209,8 +241,15 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
                 closed_by.setdefault(step, set()).add(worker)
                 if len(closed_by[step]) == plan.workers and step not in closed:
                     closed[step] = cpu.get(step, [])
-                    result = step_stats(plan, step, records, slos, closed[step],
-                                        config.max_client_cpu_percent, config.max_send_lateness_s)
+                    result = step_stats(
+                        plan,
+                        step,
+                        records,
+                        slos,
+                        closed[step],
+                        config.max_client_cpu_percent,
+                        config.max_send_lateness_s,
+                    )
                     progress(_progress_line(result, plan.steps))
                     stopped_early = _early_stop_reason(result, config)
                     if stopped_early:
@@ -221,12 +260,15 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
             reader.join(timeout=5)
     if not started:
         tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
-        raise LoadTestError(f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
-                            f"run `python -m loadtest.locust_main local --plan FILE` to see why")
+        raise LoadTestError(
+            f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
+            f"run `python -m loadtest.locust_main local --plan FILE` to see why"
+        )
     if not stopped_early and len(closed) < plan.steps:
         tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
-        stopped_early = (f"load generator ended after {len(closed)} of {plan.steps} steps"
-                         + (f" ({' / '.join(tail)})" if tail else ""))
+        stopped_early = f"load generator ended after {len(closed)} of {plan.steps} steps" + (
+            f" ({' / '.join(tail)})" if tail else ""
+        )
     return ChildRun(records=records, plan=plan, closed=closed, stopped_early=stopped_early)
 
 
@@ -267,10 +309,12 @@ def _stop_child(child: subprocess.Popen, finish_s: float = 0.0) -> None:
             child.wait(timeout=15)
 
 
-def _final_step(config: RampConfig, plan: RampPlan, step: int, records, slos, closed,
-                sampler: MetricsSampler | None) -> StepResult:
-    result = step_stats(plan, step, records, slos, closed[step], config.max_client_cpu_percent,
-                        config.max_send_lateness_s)
+def _final_step(
+    config: RampConfig, plan: RampPlan, step: int, records, slos, closed, sampler: MetricsSampler | None
+) -> StepResult:
+    result = step_stats(
+        plan, step, records, slos, closed[step], config.max_client_cpu_percent, config.max_send_lateness_s
+    )
     if sampler is not None:
         result.server = summarise(sampler.samples, *plan.window(step))
     return result
@@ -293,10 +337,12 @@ def _progress_line(s: StepResult, total: int) -> str:
     unit = "rps" if s.offered_unit == "rps" else "streams"
     errors = sum(s.errors.values())
     state = "valid" if s.valid else f"INVALID: {s.invalid_reason}"
-    return (f"step {s.step + 1}/{total} offered {s.offered:g} {unit}: achieved {s.achieved_rate:.2f} rps, "
-            f"{s.requests} req, {errors} err, TTFT p50/p99 {_ms(s.ttft_s.p50)}/{_ms(s.ttft_s.p99)} ms, "
-            f"ITL p50/p99 {_ms(s.itl_s.p50)}/{_ms(s.itl_s.p99)} ms, {s.output_tokens_per_s:.0f} tok/s, "
-            f"goodput {s.goodput_rps:.2f} rps [{state}]")
+    return (
+        f"step {s.step + 1}/{total} offered {s.offered:g} {unit}: achieved {s.achieved_rate:.2f} rps, "
+        f"{s.requests} req, {errors} err, TTFT p50/p99 {_ms(s.ttft_s.p50)}/{_ms(s.ttft_s.p99)} ms, "
+        f"ITL p50/p99 {_ms(s.itl_s.p50)}/{_ms(s.itl_s.p99)} ms, {s.output_tokens_per_s:.0f} tok/s, "
+        f"goodput {s.goodput_rps:.2f} rps [{state}]"
+    )
 
 
 def _summary(steps, knee, safe, stopped_early) -> str:

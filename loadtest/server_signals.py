@@ -27,12 +27,21 @@ from loadtest.results import ServerSignals
 KV_NAMES = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 # Counters whose deltas over a step feed the performance model's calibration (advisor/perf).
 ITERATION = "vllm:iteration_tokens_total"
-PHASES = {"queue": "vllm:request_queue_time_seconds", "prefill": "vllm:request_prefill_time_seconds",
-          "decode": "vllm:request_decode_time_seconds"}
+PHASES = {
+    "queue": "vllm:request_queue_time_seconds",
+    "prefill": "vllm:request_prefill_time_seconds",
+    "decode": "vllm:request_decode_time_seconds",
+}
 TOKEN_COUNTERS = {"prompt": "vllm:prompt_tokens_total", "generation": "vllm:generation_tokens_total"}
 HISTOGRAMS = (ITERATION, *PHASES.values())
-WANTED = (*KV_NAMES, "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:num_preemptions_total",
-          *(f"{h}_{part}" for h in HISTOGRAMS for part in ("sum", "count")), *TOKEN_COUNTERS.values())
+WANTED = (
+    *KV_NAMES,
+    "vllm:num_requests_running",
+    "vllm:num_requests_waiting",
+    "vllm:num_preemptions_total",
+    *(f"{h}_{part}" for h in HISTOGRAMS for part in ("sum", "count")),
+    *TOKEN_COUNTERS.values(),
+)
 MAX_SAMPLES = 100_000
 
 
@@ -44,7 +53,7 @@ def parse_prometheus_text(text: str, wanted: Sequence[str] = WANTED) -> dict[str
             continue
         if "{" in line:
             name = line[: line.index("{")]
-            rest = line[line.rindex("}") + 1:]
+            rest = line[line.rindex("}") + 1 :]
         else:
             name, _, rest = line.partition(" ")
         if name not in wanted:
@@ -114,10 +123,14 @@ def summarise(samples: Sequence[Sample], start_ts: float, end_ts: float) -> Serv
     steps = _delta(window, f"{ITERATION}_count")
     elapsed = window[-1].ts - window[0].ts
     return ServerSignals(
-        samples=len(window), kv_metric=kv_name,
-        kv_cache_usage_mean=_mean(kv), kv_cache_usage_max=max(kv) if kv else None,
-        running_mean=_mean(running), running_max=max(running) if running else None,
-        waiting_mean=_mean(waiting), waiting_max=max(waiting) if waiting else None,
+        samples=len(window),
+        kv_metric=kv_name,
+        kv_cache_usage_mean=_mean(kv),
+        kv_cache_usage_max=max(kv) if kv else None,
+        running_mean=_mean(running),
+        running_max=max(running) if running else None,
+        waiting_mean=_mean(waiting),
+        waiting_max=max(waiting) if waiting else None,
         preemptions_per_s=preempt_rate,
         engine_steps_per_s=steps / elapsed if steps is not None and elapsed > 0 else None,
         tokens_per_step_mean=_histogram_mean(window, ITERATION),

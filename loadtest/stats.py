@@ -30,24 +30,24 @@ METRIC_DEFINITIONS: dict[str, str] = {
     "tpot_s": "(e2e_s - ttft_s) / (output_tokens - 1), per successful request with output_tokens > 1",
     "e2e_s": "actual send -> receipt of data: [DONE]",
     "output_tokens": "server usage.completion_tokens (stream_options include_usage/continuous_usage_stats); "
-                     "else a tokenizer's count of the streamed text when --tokenizer is given; else content events",
+    "else a tokenizer's count of the streamed text when --tokenizer is given; else content events",
     "prompt_tokens": "server usage.prompt_tokens per successful request (the prompt after the chat template)",
     "output_tokens_per_s": "sum of output tokens of successful measured requests / window length",
     "goodput_rps": "successful measured requests whose own ttft, mean itl, tpot and e2e are within every "
-                   "--slo bound / window length (without SLOs: successful requests / window length)",
+    "--slo bound / window length (without SLOs: successful requests / window length)",
     "errors": "count of measured requests by error type (http_<status>, connect_refused, timeout, "
-              "not_streaming, malformed_sse, stream_error, incomplete_stream, empty_response, cancelled)",
+    "not_streaming, malformed_sse, stream_error, incomplete_stream, empty_response, cancelled)",
     "send_lateness_s": "actual send time - intended send time (open loop); p99 above the bound invalidates the step",
     "valid": "false when the measured window has no requests, the load generator's CPU exceeded its bound, "
-             "or send lateness p99 exceeded its bound; invalid steps are ignored by knee detection",
+    "or send lateness p99 exceeded its bound; invalid steps are ignored by knee detection",
     "server": "/metrics sampled during the step: KV usage (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) "
-              "mean/max, running and waiting mean/max, preemptions/s = delta of vllm:num_preemptions_total / time; "
-              "engine steps/s and tokens per step from vllm:iteration_tokens_total, mean queue/prefill/decode time "
-              "of requests that finished (vllm:request_*_time_seconds), prompt and generation tokens/s",
+    "mean/max, running and waiting mean/max, preemptions/s = delta of vllm:num_preemptions_total / time; "
+    "engine steps/s and tokens per step from vllm:iteration_tokens_total, mean queue/prefill/decode time "
+    "of requests that finished (vllm:request_*_time_seconds), prompt and generation tokens/s",
     "knee": "first valid step (by offered load) from which p99 ITL or p99 TTFT stays above "
-            "max(factor x baseline, baseline + floor); baseline = the lowest-load valid step; see docs/loadtest.md",
+    "max(factor x baseline, baseline + floor); baseline = the lowest-load valid step; see docs/loadtest.md",
     "safe_operating_point": "highest valid step meeting every SLO with error rate <= max_error_rate; "
-                            "without SLOs, the highest valid step below the knee",
+    "without SLOs, the highest valid step below the knee",
 }
 
 
@@ -62,8 +62,13 @@ def percentile(values: Sequence[float], pct: float) -> float | None:
 
 
 def percentiles(values: Sequence[float]) -> Percentiles:
-    return Percentiles(p50=percentile(values, 50), p90=percentile(values, 90), p95=percentile(values, 95),
-                       p99=percentile(values, 99), count=len(values))
+    return Percentiles(
+        p50=percentile(values, 50),
+        p90=percentile(values, 90),
+        p95=percentile(values, 95),
+        p99=percentile(values, 99),
+        count=len(values),
+    )
 
 
 def tpot_of(record: RequestRecord) -> float | None:
@@ -76,8 +81,12 @@ def request_meets(record: RequestRecord, slos: Sequence[SLO]) -> bool:
     """Per-request SLO conformance used for goodput (see slo.py)."""
     if not record.ok:
         return False
-    values = {"ttft": record.ttft_s, "e2e": record.e2e_s, "tpot": tpot_of(record),
-              "itl": sum(record.gaps_s) / len(record.gaps_s) if record.gaps_s else 0.0}
+    values = {
+        "ttft": record.ttft_s,
+        "e2e": record.e2e_s,
+        "tpot": tpot_of(record),
+        "itl": sum(record.gaps_s) / len(record.gaps_s) if record.gaps_s else 0.0,
+    }
     for slo in slos:
         value = values[slo.metric]
         if value is not None and value > slo.bound_s:
@@ -111,7 +120,8 @@ def step_stats(
     lateness = [r.send_lateness_s for r in measured] if plan.mode == "rate" else []
     client = ClientHealth(
         cpu_percent_max=max(cpu_percents) if cpu_percents else None,
-        send_lateness_p50_s=percentile(lateness, 50), send_lateness_p99_s=percentile(lateness, 99),
+        send_lateness_p50_s=percentile(lateness, 50),
+        send_lateness_p99_s=percentile(lateness, 99),
         load_processes=plan.workers,
     )
     ttft = percentiles([r.ttft_s for r in ok if r.ttft_s is not None])
@@ -122,20 +132,37 @@ def step_stats(
     if slos:
         by_metric = {"ttft": ttft, "itl": itl, "tpot": tpot, "e2e": e2e}
         error_rate = len(failed) / len(measured) if measured else 1.0
-        slo_met = bool(ok) and error_rate <= max_error_rate and all(
-            (v := getattr(by_metric[s.metric], s.percentile)) is not None and v <= s.bound_s for s in slos
+        slo_met = (
+            bool(ok)
+            and error_rate <= max_error_rate
+            and all((v := getattr(by_metric[s.metric], s.percentile)) is not None and v <= s.bound_s for s in slos)
         )
     invalid = _invalid_reason(measured, client, max_client_cpu_percent, max_send_lateness_s)
     return StepResult(
-        step=step, offered=plan.levels[step], offered_unit="rps" if plan.mode == "rate" else "concurrency",
-        window_s=window_s, window_start_ts=win_start, window_end_ts=win_end,
-        achieved_rate=sent_in_window / window_s, requests=len(measured),
-        ok_requests=len(ok), errors=dict(errors), error_examples=examples, ttft_s=ttft, itl_s=itl,
+        step=step,
+        offered=plan.levels[step],
+        offered_unit="rps" if plan.mode == "rate" else "concurrency",
+        window_s=window_s,
+        window_start_ts=win_start,
+        window_end_ts=win_end,
+        achieved_rate=sent_in_window / window_s,
+        requests=len(measured),
+        ok_requests=len(ok),
+        errors=dict(errors),
+        error_examples=examples,
+        ttft_s=ttft,
+        itl_s=itl,
         itl_request_mean_s=percentiles([sum(r.gaps_s) / len(r.gaps_s) for r in ok if r.gaps_s]),
-        tpot_s=tpot, e2e_s=e2e, output_tokens=tokens, output_tokens_per_s=tokens / window_s,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        output_tokens=tokens,
+        output_tokens_per_s=tokens / window_s,
         prompt_tokens=_prompt_tokens(ok),
-        goodput_rps=sum(1 for r in ok if request_meets(r, slos)) / window_s, slo_met=slo_met,
-        valid=invalid is None, invalid_reason=invalid, client=client,
+        goodput_rps=sum(1 for r in ok if request_meets(r, slos)) / window_s,
+        slo_met=slo_met,
+        valid=invalid is None,
+        invalid_reason=invalid,
+        client=client,
     )
 
 
@@ -144,16 +171,21 @@ def _prompt_tokens(ok: Sequence[RequestRecord]) -> Percentiles | None:
     return percentiles(counts) if counts else None
 
 
-def _invalid_reason(measured: Sequence[RequestRecord], client: ClientHealth,
-                    max_cpu: float, max_lateness_s: float) -> str | None:
+def _invalid_reason(
+    measured: Sequence[RequestRecord], client: ClientHealth, max_cpu: float, max_lateness_s: float
+) -> str | None:
     if not measured:
         return "no requests in the measured window (step shorter than warm-up or nothing sent)"
     if client.cpu_percent_max is not None and client.cpu_percent_max > max_cpu:
-        return (f"load generator CPU {client.cpu_percent_max:.0f}% > {max_cpu:.0f}% of a core: "
-                f"its timings are not trustworthy; add --workers")
+        return (
+            f"load generator CPU {client.cpu_percent_max:.0f}% > {max_cpu:.0f}% of a core: "
+            f"its timings are not trustworthy; add --workers"
+        )
     if client.send_lateness_p99_s is not None and client.send_lateness_p99_s > max_lateness_s:
-        return (f"send lateness p99 {client.send_lateness_p99_s * 1e3:.1f} ms > {max_lateness_s * 1e3:.0f} ms: "
-                f"the load generator could not keep the schedule; add --workers")
+        return (
+            f"send lateness p99 {client.send_lateness_p99_s * 1e3:.1f} ms > {max_lateness_s * 1e3:.0f} ms: "
+            f"the load generator could not keep the schedule; add --workers"
+        )
     return None
 
 
@@ -164,8 +196,10 @@ def load_tokenizer(path: str):
 
         return AutoTokenizer.from_pretrained(path)
     except Exception as exc:  # transformers raises many types for a bad path
-        raise LoadTestError(f"--tokenizer {path!r}: cannot load a tokenizer there ({type(exc).__name__}); "
-                            f"pass a local Hugging Face model or tokenizer directory") from exc
+        raise LoadTestError(
+            f"--tokenizer {path!r}: cannot load a tokenizer there ({type(exc).__name__}); "
+            f"pass a local Hugging Face model or tokenizer directory"
+        ) from exc
 
 
 def fill_tokens_with_tokenizer(records: Sequence[RequestRecord], tokenizer) -> None:

@@ -69,7 +69,10 @@ class RampShape(LoadTestShape):
 def fire_locust_request_event(environment, record: RequestRecord) -> None:
     """Feed Locust's own statistics, which we use for display only (they round to 2 digits)."""
     environment.events.request.fire(
-        request_type="SSE", name=f"step {record.step}",
-        response_time=(record.e2e_s or 0.0) * 1000.0, response_length=record.tokens,
-        exception=RuntimeError(record.error_type) if record.error_type else None, context={},
+        request_type="SSE",
+        name=f"step {record.step}",
+        response_time=(record.e2e_s or 0.0) * 1000.0,
+        response_length=record.tokens,
+        exception=RuntimeError(record.error_type) if record.error_type else None,
+        context={},
     )

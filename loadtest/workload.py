@@ -52,8 +52,11 @@ LENGTH_FORMS = "N, uniform:MEAN:SPREAD or normal:MEAN:STD"
 
 # Fields that mean something for one workload kind only (the CLI refuses them with another kind).
 KIND_ONLY_FIELDS: dict[str, str] = {
-    "prefix_len": "shared-prefix", "groups": "shared-prefix", "share": "shared-prefix",
-    "unique_prefix_per_step": "shared-prefix", "path": "file",
+    "prefix_len": "shared-prefix",
+    "groups": "shared-prefix",
+    "share": "shared-prefix",
+    "unique_prefix_per_step": "shared-prefix",
+    "path": "file",
 }
 
 
@@ -71,8 +74,10 @@ class LengthSpec(BaseModel):
         # Why refused, not clamped: a uniform draw below 1 would be raised to 1, so the lengths
         # would pile up at 1 and their mean would no longer be `mean`.
         if self.distribution == "uniform" and self.mean - self.spread < 1:
-            raise ValueError(f"a uniform spread of {self.spread:g} around {self.mean} would draw lengths below 1; "
-                             f"lower the spread to at most {self.mean - 1}")
+            raise ValueError(
+                f"a uniform spread of {self.spread:g} around {self.mean} would draw lengths below 1; "
+                f"lower the spread to at most {self.mean - 1}"
+            )
         return self
 
     @property
@@ -111,23 +116,35 @@ class WorkloadSpec(BaseModel):
 
     model_config = ConfigDict(allow_inf_nan=False)
 
-    kind: WorkloadKind = Field(default="random", description="random prompts, shared-prefix groups, or prompts "
-                               "from a file")
+    kind: WorkloadKind = Field(
+        default="random", description="random prompts, shared-prefix groups, or prompts from a file"
+    )
     api: Api = Field(default="chat", description="/v1/chat/completions or /v1/completions")
-    input_len: LengthSpec = Field(default=LengthSpec(mean=128),
-                                  description=f"prompt length in words (~tokens): {LENGTH_FORMS}")
+    input_len: LengthSpec = Field(
+        default=LengthSpec(mean=128), description=f"prompt length in words (~tokens): {LENGTH_FORMS}"
+    )
     output_len: LengthSpec = Field(default=LengthSpec(mean=64), description=f"output tokens: {LENGTH_FORMS}")
-    force_output_len: bool = Field(default=True, description="send min_tokens and ignore_eos (vLLM extensions) "
-                                   "so every response is exactly the output length; off: the model may stop early")
-    prefix_len: int = Field(default=256, ge=0, description="shared-prefix: prefix length in words; the other "
-                            "kinds send no shared prefix and record 0")
+    force_output_len: bool = Field(
+        default=True,
+        description="send min_tokens and ignore_eos (vLLM extensions) "
+        "so every response is exactly the output length; off: the model may stop early",
+    )
+    prefix_len: int = Field(
+        default=256,
+        ge=0,
+        description="shared-prefix: prefix length in words; the other kinds send no shared prefix and record 0",
+    )
     groups: int = Field(default=4, ge=1, description="shared-prefix: distinct prefixes")
-    share: float = Field(default=1.0, ge=0, le=1, description="shared-prefix: fraction of requests that start "
-                         "with a prefix")
-    unique_prefix_per_step: bool = Field(default=False, description="shared-prefix: new prefixes every step, so "
-                                         "caching cannot carry over from one step to the next")
-    path: str | None = Field(default=None, description="file: JSONL ({'prompt'|'messages', 'output_len'}) or "
-                             "ShareGPT JSON")
+    share: float = Field(
+        default=1.0, ge=0, le=1, description="shared-prefix: fraction of requests that start with a prefix"
+    )
+    unique_prefix_per_step: bool = Field(
+        default=False,
+        description="shared-prefix: new prefixes every step, so caching cannot carry over from one step to the next",
+    )
+    path: str | None = Field(
+        default=None, description="file: JSONL ({'prompt'|'messages', 'output_len'}) or ShareGPT JSON"
+    )
     seed: int = Field(default=0, description="seed for prompts and Poisson arrivals")
     temperature: float = 0.0
 
@@ -137,8 +154,10 @@ class WorkloadSpec(BaseModel):
         """Runs only for a prefix_len that was given: with another kind it would be ignored, so say so."""
         kind = info.data.get("kind")
         if value and kind is not None and kind != "shared-prefix":
-            raise ValueError(f"a prefix of {value} words is sent only by the shared-prefix workload, not {kind!r}; "
-                             "pass kind='shared-prefix' or leave prefix_len out")
+            raise ValueError(
+                f"a prefix of {value} words is sent only by the shared-prefix workload, not {kind!r}; "
+                "pass kind='shared-prefix' or leave prefix_len out"
+            )
         return value
 
     @model_validator(mode="after")
@@ -173,9 +192,13 @@ class Workload:
             output_len = file_output_len or output_len
         else:
             prompt = self._synthetic_prompt(rng, step)
-        body: dict = {"model": model, "stream": True, "max_tokens": output_len,
-                      "temperature": self.spec.temperature,
-                      "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        body: dict = {
+            "model": model,
+            "stream": True,
+            "max_tokens": output_len,
+            "temperature": self.spec.temperature,
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+        }
         if self.spec.force_output_len:
             body.update(min_tokens=output_len, ignore_eos=True)
         if self.spec.api == "chat":

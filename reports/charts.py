@@ -40,6 +40,7 @@ def _matplotlib():
 
     return matplotlib, plt
 
+
 _chart_ids = itertools.count(1)
 
 # Colour-blind-safe palette (Okabe–Ito), so p50/p99 pairs stay distinguishable in print.
@@ -99,8 +100,11 @@ def line_chart(
     drawn = [(one, colour) for one, colour in coloured if one.has_data]
     left_out = _by_reason(one for one in series if not one.has_data)
     if not drawn:
-        reason = next(iter(left_out), "") if len(left_out) <= 1 else "; ".join(
-            f"{', '.join(labels)}: {why}" for why, labels in left_out.items())
+        reason = (
+            next(iter(left_out), "")
+            if len(left_out) <= 1
+            else "; ".join(f"{', '.join(labels)}: {why}" for why, labels in left_out.items())
+        )
         return no_data(subject or title, reason)
     note = "; ".join(f"{', '.join(labels)} ({why})" for why, labels in left_out.items())
     svg = _draw(title, x_label, y_label, drawn, markers, y2_label, width_in, height_in)
@@ -111,8 +115,9 @@ def no_data(subject: str, reason: str) -> str:
     """The words shown instead of a chart that would have nothing to draw (HTML, escaped)."""
     if subject[1:2].islower():  # "Throughput" reads "No throughput"; "TTFT" stays as it is
         subject = subject[:1].lower() + subject[1:]
-    return (f'<p class="chart-empty" role="note"><b>No {html.escape(subject)}</b>: '
-            f"{html.escape(reason or _NO_VALUE)}.</p>")
+    return (
+        f'<p class="chart-empty" role="note"><b>No {html.escape(subject)}</b>: {html.escape(reason or _NO_VALUE)}.</p>'
+    )
 
 
 _NO_VALUE = "no step has a value for it"
@@ -126,8 +131,16 @@ def _by_reason(series: Iterable[Series]) -> dict[str, list[str]]:
     return grouped
 
 
-def _draw(title: str, x_label: str, y_label: str, series: Sequence[tuple[Series, str]], markers: Sequence[Marker],
-          y2_label: str | None, width_in: float, height_in: float) -> str:
+def _draw(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Sequence[tuple[Series, str]],
+    markers: Sequence[Marker],
+    y2_label: str | None,
+    width_in: float,
+    height_in: float,
+) -> str:
     _, plt = _matplotlib()
     fig, ax = plt.subplots(figsize=(width_in, height_in))
     ax2 = ax.twinx() if any(one.secondary_axis for one, _ in series) else None
@@ -140,12 +153,10 @@ def _draw(title: str, x_label: str, y_label: str, series: Sequence[tuple[Series,
             handles.append(line)
             any_invalid = any_invalid or had_invalid
         if any_invalid:
-            handles.append(ax.scatter([], [], facecolors="none", edgecolors=INVALID_COLOUR, s=36,
-                                      label="invalid step"))
+            handles.append(ax.scatter([], [], facecolors="none", edgecolors=INVALID_COLOUR, s=36, label="invalid step"))
         for marker in markers:
             handles.append(
-                ax.axvline(marker.x, color=marker.colour, linestyle=marker.style, linewidth=1.2,
-                           label=marker.label)
+                ax.axvline(marker.x, color=marker.colour, linestyle=marker.style, linewidth=1.2, label=marker.label)
             )
         ax.set_title(title, fontsize=11)
         ax.set_xlabel(x_label)
@@ -158,11 +169,13 @@ def _draw(title: str, x_label: str, y_label: str, series: Sequence[tuple[Series,
         fig.set_size_inches(width_in, height_in + legend_in)
         bottom = (0.55 + legend_in) / (height_in + legend_in)
         # Fixed margins instead of tight_layout: same look for our labels, a third faster.
-        fig.subplots_adjust(left=0.12, right=0.87 if ax2 is not None else 0.97, bottom=bottom,
-                            top=1 - 0.35 / (height_in + legend_in))
+        fig.subplots_adjust(
+            left=0.12, right=0.87 if ax2 is not None else 0.97, bottom=bottom, top=1 - 0.35 / (height_in + legend_in)
+        )
         if handles:
-            fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=3, frameon=False,
-                       bbox_to_anchor=(0.5, 0.0))
+            fig.legend(
+                handles=handles, fontsize=8, loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 0.0)
+            )
         return svg_from_figure(fig)
     finally:
         plt.close(fig)

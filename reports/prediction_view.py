@@ -59,14 +59,22 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     for k, step in enumerate(steps):
         base = base_by_offered.get(number(step.get("offered")), {})
         band = _mapping(bands[k]) if k < len(bands) else {}
-        rows.append({
-            "offered": number(step.get("offered")),
-            "valid": bool(step.get("valid", True)),
-            "invalid_reason": step.get("invalid_reason") or "",
-            "figures": [{"baseline": step_figure(base, name), "predicted": step_figure(step, name),
-                         "low": _band_edge(band, name, "low"), "high": _band_edge(band, name, "high")}
-                        for name, *_ in FIGURES],
-        })
+        rows.append(
+            {
+                "offered": number(step.get("offered")),
+                "valid": bool(step.get("valid", True)),
+                "invalid_reason": step.get("invalid_reason") or "",
+                "figures": [
+                    {
+                        "baseline": step_figure(base, name),
+                        "predicted": step_figure(step, name),
+                        "low": _band_edge(band, name, "low"),
+                        "high": _band_edge(band, name, "high"),
+                    }
+                    for name, *_ in FIGURES
+                ],
+            }
+        )
     before, after = doc.get("server_args"), doc.get("server_args_after")
     measured = _mapping(doc.get("measured"))
     return {
@@ -81,17 +89,25 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "rows": rows,
         "load_label": offered_load_label(doc),
         "points": [
-            {"name": "knee", "measured": _point(measured.get("knee")), "baseline": _point(baseline.get("knee")),
-             "predicted": _point(doc.get("knee"))},
-            {"name": "safe operating point", "measured": _point(measured.get("safe_operating_point")),
-             "baseline": _point(baseline.get("safe_operating_point")),
-             "predicted": _point(doc.get("safe_operating_point"))},
+            {
+                "name": "knee",
+                "measured": _point(measured.get("knee")),
+                "baseline": _point(baseline.get("knee")),
+                "predicted": _point(doc.get("knee")),
+            },
+            {
+                "name": "safe operating point",
+                "measured": _point(measured.get("safe_operating_point")),
+                "baseline": _point(baseline.get("safe_operating_point")),
+                "predicted": _point(doc.get("safe_operating_point")),
+            },
         ],
         "cost": _cost(doc.get("cost")),
         "calibration": _calibration(doc.get("calibration")),
         # a side without steps is said in words by the chart helper; neither side: one line for all charts
         "charts": overlay_charts(baseline, doc, ("baseline", "predicted"), bands=(None, bands))
-        if steps or base_steps else [{"title": "Charts", "svg": no_data("charts", "the prediction has no steps")}],
+        if steps or base_steps
+        else [{"title": "Charts", "svg": no_data("charts", "the prediction has no steps")}],
         "notes": [n for n in (doc.get("notes") or []) if n],
     }
 
@@ -115,10 +131,23 @@ def prediction_check(predicted: Any, measured: Any, errors: Any = None) -> dict[
         figures = []
         for name, *_ in FIGURES:
             p, m = step_figure(guess, name), step_figure(real, name)
-            figures.append({"predicted": p, "measured": m, "error": p / m - 1 if p is not None and m else None,
-                            "low": _band_edge(band, name, "low"), "high": _band_edge(band, name, "high")})
-        rows.append({"offered": offered, "figures": figures, "valid": bool(real.get("valid", True)),
-                     "invalid_reason": real.get("invalid_reason") or ""})
+            figures.append(
+                {
+                    "predicted": p,
+                    "measured": m,
+                    "error": p / m - 1 if p is not None and m else None,
+                    "low": _band_edge(band, name, "low"),
+                    "high": _band_edge(band, name, "high"),
+                }
+            )
+        rows.append(
+            {
+                "offered": offered,
+                "figures": figures,
+                "valid": bool(real.get("valid", True)),
+                "invalid_reason": real.get("invalid_reason") or "",
+            }
+        )
     errors = _mapping(errors)
     medians = _mapping(errors.get("median_abs_error"))
     predicted_steps = _steps(predicted)
@@ -130,13 +159,21 @@ def prediction_check(predicted: Any, measured: Any, errors: Any = None) -> dict[
         "median_abs_error": [{"name": _LABELS.get(str(k), str(k)), "value": number(v)} for k, v in medians.items()],
         "points": [
             {"name": "knee", "predicted": _point(predicted.get("knee")), "measured": _point(measured.get("knee"))},
-            {"name": "safe operating point", "predicted": _point(predicted.get("safe_operating_point")),
-             "measured": _point(measured.get("safe_operating_point"))},
+            {
+                "name": "safe operating point",
+                "predicted": _point(predicted.get("safe_operating_point")),
+                "measured": _point(measured.get("safe_operating_point")),
+            },
         ],
         "relative_error": number(predicted.get("relative_error")),
         "cost": predicted.get("cost") if isinstance(predicted.get("cost"), str) else None,
-        "charts": overlay_charts(predicted, measured, ("predicted", "measured"), quantile="p50",
-                                 bands=([s.get("band") for s in predicted_steps], None)),
+        "charts": overlay_charts(
+            predicted,
+            measured,
+            ("predicted", "measured"),
+            quantile="p50",
+            bands=([s.get("band") for s in predicted_steps], None),
+        ),
     }
 
 
@@ -156,16 +193,25 @@ def candidates_view(candidates: Any, chosen: Any = None) -> list[dict[str, Any]]
             status = "rejected"
         else:
             status = "predicted to help" if candidate.get("helps") else "not tried"
-        rows.append({
-            "rule": candidate.get("rule"),
-            "title": candidate.get("title") or "",
-            "changes": [{"flag": c.get("flag"), "current": c.get("current"), "proposed": c.get("proposed"),
-                         "reason": c.get("reason") or ""} for c in changes],
-            "criterion_before": number(candidate.get("criterion_before")),
-            "criterion_after": number(candidate.get("criterion_after")),
-            "status": status,
-            "reason": str(rejected or candidate.get("decision") or ""),
-        })
+        rows.append(
+            {
+                "rule": candidate.get("rule"),
+                "title": candidate.get("title") or "",
+                "changes": [
+                    {
+                        "flag": c.get("flag"),
+                        "current": c.get("current"),
+                        "proposed": c.get("proposed"),
+                        "reason": c.get("reason") or "",
+                    }
+                    for c in changes
+                ],
+                "criterion_before": number(candidate.get("criterion_before")),
+                "criterion_after": number(candidate.get("criterion_after")),
+                "status": status,
+                "reason": str(rejected or candidate.get("decision") or ""),
+            }
+        )
     return rows
 
 
@@ -195,16 +241,21 @@ def _point(point: Any) -> dict[str, Any] | None:
 def _limits(before: Any, after: Any) -> list[dict[str, Any]]:
     """The scheduler limits the replay used before and after the change (max_num_seqs, num_blocks, …)."""
     before, after = _mapping(before), _mapping(after)
-    return [{"name": k, "before": before.get(k), "after": after.get(k), "changed": before.get(k) != after.get(k)}
-            for k in dict.fromkeys([*before, *after])]
+    return [
+        {"name": k, "before": before.get(k), "after": after.get(k), "changed": before.get(k) != after.get(k)}
+        for k in dict.fromkeys([*before, *after])
+    ]
 
 
 def _cost(cost: Any) -> dict[str, Any] | None:
     if not isinstance(cost, Mapping):
         return None
     known = {key for key, *_ in _COST_TERMS} | {"relative_error", "source"}
-    terms = [{"name": label, "value": None if number(cost.get(key)) is None else number(cost.get(key)) * scale,
-              "unit": unit} for key, label, unit, scale in _COST_TERMS if key in cost]
+    terms = [
+        {"name": label, "value": None if number(cost.get(key)) is None else number(cost.get(key)) * scale, "unit": unit}
+        for key, label, unit, scale in _COST_TERMS
+        if key in cost
+    ]
     terms += [{"name": k, "value": v, "unit": ""} for k, v in cost.items() if k not in known]
     return {"relative_error": number(cost.get("relative_error")), "source": cost.get("source") or "", "terms": terms}
 
@@ -220,13 +271,21 @@ def _calibration(calibration: Any) -> dict[str, Any] | None:
         name = str(row.get("figure") or "")
         scale = 1.0 if name == "output_tokens_per_s" or not name.endswith(("_p50", "_p99")) else 1000.0
         measured, fitted = number(row.get("measured")), number(row.get("fitted"))
-        rows.append({"offered": number(row.get("offered")), "figure": _LABELS.get(name, name),
-                     "unit": "tok/s" if scale == 1.0 else "ms",
-                     "measured": None if measured is None else measured * scale,
-                     "fitted": None if fitted is None else fitted * scale,
-                     "error": fitted / measured - 1 if measured and fitted is not None else None})
-    return {"rows": rows, "iterations": calibration.get("iterations"),
-            "used_server_metrics": calibration.get("used_server_metrics")}
+        rows.append(
+            {
+                "offered": number(row.get("offered")),
+                "figure": _LABELS.get(name, name),
+                "unit": "tok/s" if scale == 1.0 else "ms",
+                "measured": None if measured is None else measured * scale,
+                "fitted": None if fitted is None else fitted * scale,
+                "error": fitted / measured - 1 if measured and fitted is not None else None,
+            }
+        )
+    return {
+        "rows": rows,
+        "iterations": calibration.get("iterations"),
+        "used_server_metrics": calibration.get("used_server_metrics"),
+    }
 
 
 def _change_keys(changes: Any) -> tuple[tuple[str, str], ...]:

@@ -18,8 +18,14 @@ from typing import Any
 from reports.charts import PALETTE, Marker, Series, line_chart, no_data
 from reports.fields import number, pick
 
-__all__ = ["DEFAULT_METRIC_DEFINITIONS", "absence", "offered_load_label", "overlay_charts", "ramp_view",
-           "server_figure"]
+__all__ = [
+    "DEFAULT_METRIC_DEFINITIONS",
+    "absence",
+    "offered_load_label",
+    "overlay_charts",
+    "ramp_view",
+    "server_figure",
+]
 
 LATENCY_METRICS = (("ttft_s", "TTFT"), ("itl_s", "ITL"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))
 
@@ -99,14 +105,19 @@ def ramp_view(ramp: Mapping[str, Any]) -> dict[str, Any]:
         charts = [{"title": "Charts", "svg": no_data("charts", why)}]
     else:
         charts = [
-            {"title": "TTFT vs offered load",
-             "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[:1])},
-            {"title": "ITL and TPOT vs offered load",
-             "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[1:3])},
-            {"title": "Throughput vs offered load",
-             "svg": _throughput_chart(steps, offered, valid, load_label, markers)},
-            {"title": "Server state vs offered load",
-             "svg": _server_chart(steps, offered, valid, load_label, markers)},
+            {
+                "title": "TTFT vs offered load",
+                "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[:1]),
+            },
+            {
+                "title": "ITL and TPOT vs offered load",
+                "svg": _latency_chart(steps, offered, valid, load_label, markers, LATENCY_METRICS[1:3]),
+            },
+            {
+                "title": "Throughput vs offered load",
+                "svg": _throughput_chart(steps, offered, valid, load_label, markers),
+            },
+            {"title": "Server state vs offered load", "svg": _server_chart(steps, offered, valid, load_label, markers)},
         ]
     definitions = dict(DEFAULT_METRIC_DEFINITIONS)
     given = ramp.get("metric_definitions")
@@ -151,33 +162,49 @@ def overlay_charts(
         series = []
         for label, ramp, dashed, ramp_bands in ramps:
             steps = _steps(ramp)
-            series.append(Series(
-                label=f"{name} ({label}{', shaded: uncertainty' if ramp_bands else ''})",
-                x=[number(s.get("offered")) or 0.0 for s in steps],
-                y=[_ms(_percentile(s, key, quantile)) for s in steps],
-                valid=[bool(s.get("valid", True)) for s in steps],
-                dashed=dashed,
-                band=_band(ramp_bands, len(steps), band_key, 1000.0),
-                missing=absence(steps, key, f"the {label} ramp"),
-            ))
-        out.append({"title": f"{name}: {labels[0]} vs {labels[1]}",
-                    "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series,
-                                      subject=name)})
+            series.append(
+                Series(
+                    label=f"{name} ({label}{', shaded: uncertainty' if ramp_bands else ''})",
+                    x=[number(s.get("offered")) or 0.0 for s in steps],
+                    y=[_ms(_percentile(s, key, quantile)) for s in steps],
+                    valid=[bool(s.get("valid", True)) for s in steps],
+                    dashed=dashed,
+                    band=_band(ramp_bands, len(steps), band_key, 1000.0),
+                    missing=absence(steps, key, f"the {label} ramp"),
+                )
+            )
+        out.append(
+            {
+                "title": f"{name}: {labels[0]} vs {labels[1]}",
+                "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series, subject=name),
+            }
+        )
     series = []
     for label, ramp, dashed, ramp_bands in ramps:
         steps = _steps(ramp)
-        series.append(Series(
-            label=f"output tokens/s ({label}{', shaded: uncertainty' if ramp_bands else ''})",
-            x=[number(s.get("offered")) or 0.0 for s in steps],
-            y=[number(s.get("output_tokens_per_s")) for s in steps],
-            valid=[bool(s.get("valid", True)) for s in steps],
-            dashed=dashed,
-            band=_band(ramp_bands, len(steps), "output_tokens_per_s", 1.0),
-            missing=absence(steps, "output_tokens_per_s", f"the {label} ramp"),
-        ))
-    out.append({"title": f"Throughput: {labels[0]} vs {labels[1]}",
-                "svg": line_chart(f"Output throughput, {labels[0]} vs {labels[1]}", load_label,
-                                  "tokens/s", series, subject="output throughput")})
+        series.append(
+            Series(
+                label=f"output tokens/s ({label}{', shaded: uncertainty' if ramp_bands else ''})",
+                x=[number(s.get("offered")) or 0.0 for s in steps],
+                y=[number(s.get("output_tokens_per_s")) for s in steps],
+                valid=[bool(s.get("valid", True)) for s in steps],
+                dashed=dashed,
+                band=_band(ramp_bands, len(steps), "output_tokens_per_s", 1.0),
+                missing=absence(steps, "output_tokens_per_s", f"the {label} ramp"),
+            )
+        )
+    out.append(
+        {
+            "title": f"Throughput: {labels[0]} vs {labels[1]}",
+            "svg": line_chart(
+                f"Output throughput, {labels[0]} vs {labels[1]}",
+                load_label,
+                "tokens/s",
+                series,
+                subject="output throughput",
+            ),
+        }
+    )
     return out
 
 
@@ -246,11 +273,11 @@ def _config(ramp: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def offered_load_label(ramp: Mapping[str, Any]) -> str:
     """The x axis of a ramp's charts: offered load in the ramp's own unit."""
-    mode = str(pick(ramp, "mode", "shape", "load_mode", default=None)
-               or _config(ramp).get("mode") or "").lower()
+    mode = str(pick(ramp, "mode", "shape", "load_mode", default=None) or _config(ramp).get("mode") or "").lower()
     steps = ramp.get("steps") or []
     unit = pick(ramp, "offered_unit", "load_unit") or next(
-        (s.get("offered_unit") for s in steps if isinstance(s, Mapping) and s.get("offered_unit")), None)
+        (s.get("offered_unit") for s in steps if isinstance(s, Mapping) and s.get("offered_unit")), None
+    )
     if unit == "rps" or mode == "rate":
         return "offered load (requests/s)"
     if unit == "concurrency" or "concurr" in mode or "user" in mode:
@@ -261,17 +288,23 @@ def offered_load_label(ramp: Mapping[str, Any]) -> str:
 def _knee(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
     knee = ramp.get("knee")
     if isinstance(knee, Mapping):
-        return {"offered": number(knee.get("offered")), "step": knee.get("step"),
-                "metric": knee.get("metric") or "", "reason": knee.get("reason") or ""}
+        return {
+            "offered": number(knee.get("offered")),
+            "step": knee.get("step"),
+            "metric": knee.get("metric") or "",
+            "reason": knee.get("reason") or "",
+        }
     return None
 
 
 def _safe(ramp: Mapping[str, Any]) -> dict[str, Any] | None:
     safe = ramp.get("safe_operating_point")
     if isinstance(safe, Mapping):
-        return {"offered": number(pick(safe, "offered", "load", "value")),
-                "reason": pick(safe, "reason", "rule", default="") or "",
-                "extra": {k: v for k, v in safe.items() if k not in ("offered", "reason", "step")}}
+        return {
+            "offered": number(pick(safe, "offered", "load", "value")),
+            "reason": pick(safe, "reason", "rule", default="") or "",
+            "extra": {k: v for k, v in safe.items() if k not in ("offered", "reason", "step")},
+        }
     value = number(safe)
     return None if value is None else {"offered": value, "reason": "", "extra": {}}
 
@@ -291,29 +324,50 @@ def _latency_chart(steps, offered, valid, load_label, markers, metrics) -> str:
     for (key, name), colour in zip(metrics, PALETTE, strict=False):
         for which, dashed in (("p50", True), ("p99", False)):
             ys = [_ms(_percentile(s, key, which)) for s in steps]
-            series.append(Series(f"{name} {which}", offered, ys, valid, dashed=dashed, colour=colour,
-                                 missing=absence(steps, key)))
+            series.append(
+                Series(f"{name} {which}", offered, ys, valid, dashed=dashed, colour=colour, missing=absence(steps, key))
+            )
     names = " and ".join(name for _, name in metrics)
     return line_chart(f"{names} (p50 dashed, p99 solid)", load_label, "ms", series, markers, subject=names)
 
 
 def _throughput_chart(steps, offered, valid, load_label, markers) -> str:
     series = [
-        Series("output tokens/s", offered, [number(s.get("output_tokens_per_s")) for s in steps], valid,
-               missing=absence(steps, "output_tokens_per_s")),
-        Series("achieved req/s", offered, [number(pick(s, "achieved_rate", "achieved_rps")) for s in steps],
-               valid, secondary_axis=True, missing=absence(steps, "achieved_rate")),
-        Series("goodput req/s", offered, [number(s.get("goodput_rps")) for s in steps], valid,
-               dashed=True, secondary_axis=True, missing=absence(steps, "goodput_rps")),
+        Series(
+            "output tokens/s",
+            offered,
+            [number(s.get("output_tokens_per_s")) for s in steps],
+            valid,
+            missing=absence(steps, "output_tokens_per_s"),
+        ),
+        Series(
+            "achieved req/s",
+            offered,
+            [number(pick(s, "achieved_rate", "achieved_rps")) for s in steps],
+            valid,
+            secondary_axis=True,
+            missing=absence(steps, "achieved_rate"),
+        ),
+        Series(
+            "goodput req/s",
+            offered,
+            [number(s.get("goodput_rps")) for s in steps],
+            valid,
+            dashed=True,
+            secondary_axis=True,
+            missing=absence(steps, "goodput_rps"),
+        ),
     ]
-    return line_chart("Throughput", load_label, "output tokens/s", series, markers, y2_label="requests/s",
-                      subject="throughput")
+    return line_chart(
+        "Throughput", load_label, "output tokens/s", series, markers, y2_label="requests/s", subject="throughput"
+    )
 
 
 def _server_chart(steps, offered, valid, load_label, markers) -> str:
     def figure(name: str, label: str, **style: Any) -> Series:
-        return Series(label, offered, [server_figure(s, name) for s in steps], valid,
-                      missing=absence(steps, name), **style)
+        return Series(
+            label, offered, [server_figure(s, name) for s in steps], valid, missing=absence(steps, name), **style
+        )
 
     series = [
         figure("kv_cache_usage", "KV cache usage (0–1)"),
@@ -321,9 +375,15 @@ def _server_chart(steps, offered, valid, load_label, markers) -> str:
         figure("running", "running requests", dashed=True, secondary_axis=True),
         figure("preemptions_per_s", "preemptions/s", dashed=True, secondary_axis=True),
     ]
-    return line_chart("Server KV usage, queue and preemptions", load_label, "KV cache usage (fraction)",
-                      series, markers, y2_label="requests · preemptions/s",
-                      subject="server KV usage, queue or preemptions")
+    return line_chart(
+        "Server KV usage, queue and preemptions",
+        load_label,
+        "KV cache usage (fraction)",
+        series,
+        markers,
+        y2_label="requests · preemptions/s",
+        subject="server KV usage, queue or preemptions",
+    )
 
 
 def _definition_text(value: Any) -> str:

@@ -32,9 +32,17 @@ TEMPLATE_DIR = Path(__file__).with_name("templates")
 
 # rules' scale (critical/high/medium/low/info) plus common synonyms from older files.
 _SEVERITY_CLASS = {
-    "critical": "critical", "error": "critical", "page": "critical",
-    "high": "high", "warning": "medium", "warn": "medium", "medium": "medium",
-    "low": "low", "notice": "low", "info": "info", "ok": "ok",
+    "critical": "critical",
+    "error": "critical",
+    "page": "critical",
+    "high": "high",
+    "warning": "medium",
+    "warn": "medium",
+    "medium": "medium",
+    "low": "low",
+    "notice": "low",
+    "info": "info",
+    "ok": "ok",
 }
 SEVERITY_CLASSES = ("critical", "high", "medium", "low", "info", "ok")
 _SEVERITY_ORDER = {name: i for i, name in enumerate(SEVERITY_CLASSES)}
@@ -61,10 +69,21 @@ def _section(index: int, doc: Mapping[str, Any]) -> dict[str, Any]:
         raise ReportInputError(
             f"document {index + 1} has kind {kind!r}; servops report renders {', '.join(KINDS)} results"
         )
-    builder = {"triage": triage_view, "ramp": ramp_view, "advise": advise_view,
-               "demo": demo_view, "tune": tune_view, "prediction": prediction_view}[kind]
-    return {"kind": kind, "anchor": f"{kind}-{index + 1}", "meta": _meta(doc), "view": builder(doc),
-            "source": doc.get("_source_file")}
+    builder = {
+        "triage": triage_view,
+        "ramp": ramp_view,
+        "advise": advise_view,
+        "demo": demo_view,
+        "tune": tune_view,
+        "prediction": prediction_view,
+    }[kind]
+    return {
+        "kind": kind,
+        "anchor": f"{kind}-{index + 1}",
+        "meta": _meta(doc),
+        "view": builder(doc),
+        "source": doc.get("_source_file"),
+    }
 
 
 def _meta(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,23 +98,25 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     for position, finding in enumerate(findings):
         severity = str(finding.get("severity") or "info").lower()
         rule = str(pick(finding, "rule", "rule_id", "code", default="?"))
-        views.append({
-            "position": position,
-            "rank": pick(finding, "rank", default=position + 1),
-            "rule": rule,
-            "severity": severity,
-            "severity_class": _SEVERITY_CLASS.get(severity, "info"),
-            "category": finding.get("category") or "",
-            "title": pick(finding, "title", "summary", default=rule),
-            "summary": finding.get("summary") if finding.get("title") else None,
-            "evidence": [_evidence(e) for e in (finding.get("evidence") or [])],
-            "changes": [_change(c) for c in (finding.get("changes") or []) if isinstance(c, Mapping)],
-            "alternatives": [_change(c) for c in (finding.get("alternatives") or []) if isinstance(c, Mapping)],
-            "actions": [a for a in (finding.get("actions") or []) if a],
-            "superseded": [s for s in (finding.get("superseded") or []) if isinstance(s, Mapping)],
-            "confidence": number(finding.get("confidence")),
-            "page": pick(finding, "page", "rule_page", default=None) or pages.get(rule),
-        })
+        views.append(
+            {
+                "position": position,
+                "rank": pick(finding, "rank", default=position + 1),
+                "rule": rule,
+                "severity": severity,
+                "severity_class": _SEVERITY_CLASS.get(severity, "info"),
+                "category": finding.get("category") or "",
+                "title": pick(finding, "title", "summary", default=rule),
+                "summary": finding.get("summary") if finding.get("title") else None,
+                "evidence": [_evidence(e) for e in (finding.get("evidence") or [])],
+                "changes": [_change(c) for c in (finding.get("changes") or []) if isinstance(c, Mapping)],
+                "alternatives": [_change(c) for c in (finding.get("alternatives") or []) if isinstance(c, Mapping)],
+                "actions": [a for a in (finding.get("actions") or []) if a],
+                "superseded": [s for s in (finding.get("superseded") or []) if isinstance(s, Mapping)],
+                "confidence": number(finding.get("confidence")),
+                "page": pick(finding, "page", "rule_page", default=None) or pages.get(rule),
+            }
+        )
     if not any("rank" in f for f in findings):  # unranked input: most severe first, stable
         views.sort(key=lambda v: (_SEVERITY_ORDER.get(v["severity_class"], 9), v["position"]))
     all_changes = [c for f in findings for c in (f.get("changes") or []) if isinstance(c, Mapping)]
@@ -117,9 +138,11 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "sources": [_source(s) for s in (doc.get("sources") or [])],
         "warnings": [*(doc.get("warnings") or []), *(doc.get("notes") or [])],
         "resolutions": [r for r in (doc.get("resolutions") or []) if isinstance(r, Mapping)],
-        "rejected": [{"rule": r.get("rule") or "?", "change": _change(r["change"]), "reason": r.get("reason") or ""}
-                     for r in (doc.get("rejected_changes") or [])
-                     if isinstance(r, Mapping) and isinstance(r.get("change"), Mapping)],
+        "rejected": [
+            {"rule": r.get("rule") or "?", "change": _change(r["change"]), "reason": r.get("reason") or ""}
+            for r in (doc.get("rejected_changes") or [])
+            if isinstance(r, Mapping) and isinstance(r.get("change"), Mapping)
+        ],
         "rule_errors": list(doc.get("rule_errors") or []),
         "rules_run": len(doc.get("rules_run") or []),
         "severity_classes": SEVERITY_CLASSES,
@@ -157,8 +180,19 @@ def advise_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_MEMORY_ORDER = ("total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib",
-                 "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks", "max_concurrency")
+_MEMORY_ORDER = (
+    "total_gib",
+    "requested_gib",
+    "weights_gib",
+    "activation_gib",
+    "non_torch_gib",
+    "cudagraph_gib",
+    "kv_pool_gib",
+    "kv_bytes_per_token",
+    "kv_cache_tokens",
+    "num_blocks",
+    "max_concurrency",
+)
 
 
 def _memory_view(memory: Any) -> dict[str, Any]:
@@ -166,12 +200,16 @@ def _memory_view(memory: Any) -> dict[str, Any]:
     memory = memory if isinstance(memory, Mapping) else {}
     rows = [(k, memory[k]) for k in _MEMORY_ORDER if k in memory]
     rows += [(k, v) for k, v in memory.items() if k not in _MEMORY_ORDER and not isinstance(v, (dict, list))]
-    parts = [(k, number(memory.get(k))) for k in ("weights_gib", "activation_gib", "non_torch_gib",
-                                                   "cudagraph_gib", "kv_pool_gib")]
+    parts = [
+        (k, number(memory.get(k)))
+        for k in ("weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib", "kv_pool_gib")
+    ]
     parts = [(k, v) for k, v in parts if v and v > 0]
     total = number(memory.get("requested_gib")) or sum(v for _, v in parts) or 1.0
-    bar = [{"name": k.removesuffix("_gib").replace("_", " "), "gib": v, "percent": max(0.5, 100.0 * v / total)}
-           for k, v in parts]
+    bar = [
+        {"name": k.removesuffix("_gib").replace("_", " "), "gib": v, "percent": max(0.5, 100.0 * v / total)}
+        for k, v in parts
+    ]
     return {"rows": rows, "bar": bar}
 
 
@@ -202,11 +240,15 @@ def demo_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "diff": command_diff(before_cmd, after_cmd) if before_cmd and after_cmd else [],
         # both ramps present: a side without steps is said in words by the chart helper
         "overlay": overlay_charts(before_ramp, after_ramp)
-        if isinstance(before_ramp.get("steps"), list) and isinstance(after_ramp.get("steps"), list) else [],
+        if isinstance(before_ramp.get("steps"), list) and isinstance(after_ramp.get("steps"), list)
+        else [],
         "triage": triage_view(triage) if triage else None,
         # the after-ramp as predicted before the restart, when the demo made a prediction (a tune round's form)
-        "prediction": prediction_check(doc.get("predicted") or after.get("predicted"), after_ramp,
-                                       doc.get("prediction_error") or after.get("prediction_error")),
+        "prediction": prediction_check(
+            doc.get("predicted") or after.get("predicted"),
+            after_ramp,
+            doc.get("prediction_error") or after.get("prediction_error"),
+        ),
         "candidates": candidates_view(doc.get("candidates"), _applied(doc.get("applied_change"))),
         "timings": doc.get("timings"),
         "notes": doc.get("notes") or [],
@@ -225,23 +267,25 @@ def tune_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         triage = rnd.get("triage") if isinstance(rnd.get("triage"), Mapping) else None
         before_cmd, after_cmd = rnd.get("command_before"), rnd.get("command")
         candidates = candidates_view(rnd.get("candidates"), rnd.get("change"))
-        rounds.append({
-            "round": rnd.get("round"),
-            "change": _round_change(rnd.get("change")),
-            "command": after_cmd,
-            "diff": command_diff(before_cmd, after_cmd) if before_cmd and after_cmd else [],
-            "kept": rnd.get("kept"),
-            "decision": rnd.get("decision") or "",
-            "criterion_before": rnd.get("criterion_before"),
-            "criterion_after": rnd.get("criterion_after"),
-            "stopped_reason": rnd.get("stopped_reason"),
-            "ramp": ramp_view(ramp) if ramp else None,
-            "triage": triage_view(triage) if triage else None,
-            "predicted_decision": rnd.get("predicted_decision") or "",
-            "predicted_after": next((c["criterion_after"] for c in candidates if c["status"] == "tried"), None),
-            "prediction": prediction_check(rnd.get("predicted"), ramp, rnd.get("prediction_error")),
-            "candidates": candidates,
-        })
+        rounds.append(
+            {
+                "round": rnd.get("round"),
+                "change": _round_change(rnd.get("change")),
+                "command": after_cmd,
+                "diff": command_diff(before_cmd, after_cmd) if before_cmd and after_cmd else [],
+                "kept": rnd.get("kept"),
+                "decision": rnd.get("decision") or "",
+                "criterion_before": rnd.get("criterion_before"),
+                "criterion_after": rnd.get("criterion_after"),
+                "stopped_reason": rnd.get("stopped_reason"),
+                "ramp": ramp_view(ramp) if ramp else None,
+                "triage": triage_view(triage) if triage else None,
+                "predicted_decision": rnd.get("predicted_decision") or "",
+                "predicted_after": next((c["criterion_after"] for c in candidates if c["status"] == "tried"), None),
+                "prediction": prediction_check(rnd.get("predicted"), ramp, rnd.get("prediction_error")),
+                "candidates": candidates,
+            }
+        )
     return {
         "criterion": doc.get("criterion") if isinstance(doc.get("criterion"), Mapping) else {},
         "baseline_command": baseline.get("command"),
@@ -266,15 +310,31 @@ def _round_change(change: Any) -> dict[str, Any] | None:
     if not isinstance(change, Mapping):
         return None
     items = change.get("changes") if isinstance(change.get("changes"), list) else [change]
-    return {"rule": change.get("rule"), "title": change.get("title") or "",
-            "changes": [_change(c) for c in items if isinstance(c, Mapping)]}
+    return {
+        "rule": change.get("rule"),
+        "title": change.get("title") or "",
+        "changes": [_change(c) for c in items if isinstance(c, Mapping)],
+    }
 
 
 def _evidence(item: Any) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         return {"source": "", "value": item, "threshold": None, "detail": "", "extra": {}}
-    known = ("source", "name", "value", "threshold", "comparison", "unit", "detail", "message", "metric",
-             "line", "description", "raw", "location")
+    known = (
+        "source",
+        "name",
+        "value",
+        "threshold",
+        "comparison",
+        "unit",
+        "detail",
+        "message",
+        "metric",
+        "line",
+        "description",
+        "raw",
+        "location",
+    )
     detail = pick(item, "description", "detail", "message", default="")
     extra = {k: v for k, v in item.items() if k not in known and v not in (None, "", [], {})}
     name = pick(item, "name", "metric", default="")
@@ -297,8 +357,7 @@ def _change(change: Mapping[str, Any]) -> dict[str, Any]:
     effect_text, effect_figures = None, {}
     if isinstance(effect, Mapping):
         effect_text = effect.get("text") or None
-        effect_figures = dict(effect.get("figures") or {}) \
-            if isinstance(effect.get("figures"), Mapping) else {}
+        effect_figures = dict(effect.get("figures") or {}) if isinstance(effect.get("figures"), Mapping) else {}
         if not effect_text and not effect_figures:
             effect_figures = dict(effect)
     elif effect is not None:
@@ -347,7 +406,7 @@ def format_number(value: Any, digits: int = 3) -> str:
         return "–" if value is None else str(value)
     if num == int(num) and abs(num) < 1e12:
         return f"{int(num):,}"
-    if abs(num) >= 10 ** digits:  # no exponent for everyday magnitudes: 5,620 not 5.62e+03
+    if abs(num) >= 10**digits:  # no exponent for everyday magnitudes: 5,620 not 5.62e+03
         return f"{num:,.0f}"
     return f"{num:.{digits}g}"
 

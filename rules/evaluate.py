@@ -84,13 +84,24 @@ def resolve(ranked: list[Finding]) -> tuple[list[Finding], list[Resolution]]:
                 continue
             winner_rule, winner_value = kept[change.flag]
             duplicate = winner_value == change.proposed
-            note = (f"same change already proposed by {winner_rule}" if duplicate else
-                    f"conflicts with {winner_rule}, which proposes {change.flag} {winner_value} and ranks higher")
-            finding.superseded.append(SupersededChange(change=change, kept_rule=winner_rule,
-                                                       kept_proposed=winner_value, note=note))
-            resolutions.append(Resolution(flag=change.flag, kept_rule=winner_rule, kept_proposed=winner_value,
-                                          dropped_rule=finding.rule, dropped_proposed=change.proposed,
-                                          duplicate=duplicate))
+            note = (
+                f"same change already proposed by {winner_rule}"
+                if duplicate
+                else f"conflicts with {winner_rule}, which proposes {change.flag} {winner_value} and ranks higher"
+            )
+            finding.superseded.append(
+                SupersededChange(change=change, kept_rule=winner_rule, kept_proposed=winner_value, note=note)
+            )
+            resolutions.append(
+                Resolution(
+                    flag=change.flag,
+                    kept_rule=winner_rule,
+                    kept_proposed=winner_value,
+                    dropped_rule=finding.rule,
+                    dropped_proposed=change.proposed,
+                    duplicate=duplicate,
+                )
+            )
         finding.changes = survivors
         out.append(finding)
     return out, resolutions

@@ -39,11 +39,30 @@ from rules.metrics import (
 )
 
 __all__ = [
-    "ConfigSource", "EndpointFacts", "Facts", "FactSource", "FIELDS_BY_KIND", "Hardware",
-    "HistogramSample", "LatencyPercentiles", "LoadStep", "LoadTestFacts", "LogEvent",
-    "LogEventKind", "MemoryFacts", "METRIC_ALIASES", "MetricSnapshot", "MetricWindow",
-    "ModelFacts", "OomPhase", "Sample", "ServerConfig", "WindowStats", "Workload",
-    "canonical_name", "histogram_quantile",
+    "ConfigSource",
+    "EndpointFacts",
+    "Facts",
+    "FactSource",
+    "FIELDS_BY_KIND",
+    "Hardware",
+    "HistogramSample",
+    "LatencyPercentiles",
+    "LoadStep",
+    "LoadTestFacts",
+    "LogEvent",
+    "LogEventKind",
+    "MemoryFacts",
+    "METRIC_ALIASES",
+    "MetricSnapshot",
+    "MetricWindow",
+    "ModelFacts",
+    "OomPhase",
+    "Sample",
+    "ServerConfig",
+    "WindowStats",
+    "Workload",
+    "canonical_name",
+    "histogram_quantile",
 ]
 
 

@@ -113,9 +113,7 @@ class MetricSnapshot(BaseModel):
     def has(self, name: str) -> bool:
         """True when any spelling of `name` is present as gauge, counter or histogram."""
         return any(
-            spelled in table
-            for spelled in _spellings(name)
-            for table in (self.gauges, self.counters, self.histograms)
+            spelled in table for spelled in _spellings(name) for table in (self.gauges, self.counters, self.histograms)
         )
 
     def samples(self, name: str) -> list[Sample]:
@@ -156,7 +154,9 @@ class MetricSnapshot(BaseModel):
 
     def instances(self) -> list[str]:
         """Replica keys present in this snapshot (the `instance` label, else the snapshot's own)."""
-        keys = {self._instance_of(s.labels) for table in (self.gauges, self.counters) for ss in table.values() for s in ss}
+        keys = {
+            self._instance_of(s.labels) for table in (self.gauges, self.counters) for ss in table.values() for s in ss
+        }
         keys |= {self._instance_of(h.labels) for hs in self.histograms.values() for h in hs}
         return sorted(keys) or [self.instance or DEFAULT_INSTANCE]
 
@@ -286,9 +286,7 @@ class MetricWindow(BaseModel):
         if interval_s <= 0:
             raise ValueError(f"interval_s must be positive, got {interval_s}")
         instances = after.instances()
-        per_instance = [
-            _window_stats(before.for_instance(i), after.for_instance(i), interval_s, i) for i in instances
-        ]
+        per_instance = [_window_stats(before.for_instance(i), after.for_instance(i), interval_s, i) for i in instances]
         total = _window_stats(before, after, interval_s, "total")
         return cls(interval_s=interval_s, origin="scrape_pair", total=total, per_instance=per_instance)
 
@@ -356,9 +354,7 @@ def _label_key(labels: dict[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(labels.items()))
 
 
-def _bucket_deltas(
-    before: list[HistogramSample], after: list[HistogramSample]
-) -> list[tuple[float, float]] | None:
+def _bucket_deltas(before: list[HistogramSample], after: list[HistogramSample]) -> list[tuple[float, float]] | None:
     """Bucket increases summed over all series (engines, replicas) of one histogram."""
     if not after:
         return None

@@ -70,8 +70,9 @@ def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bo
     if facts.snapshot is not None:
         value = facts.snapshot.max_value(metric) if hottest else facts.snapshot.value(metric)
         if _finite(value):
-            return Signal(value, Evidence(source="metrics", name=metric, value=value,
-                                          location=facts.snapshot.source or None))
+            return Signal(
+                value, Evidence(source="metrics", name=metric, value=value, location=facts.snapshot.source or None)
+            )
     if stats_field:
         latest = _latest_per_engine(facts, stats_field)
         if latest:
@@ -126,8 +127,9 @@ def counter_rate(facts: Facts, metric: str) -> Signal | None:
     if value is None:
         return None
     where = f"{facts.window.interval_s:.0f} s window"
-    return Signal(value, Evidence(source=window_source(facts), name=f"rate({metric})", value=value, unit="/s",
-                                  location=where))
+    return Signal(
+        value, Evidence(source=window_source(facts), name=f"rate({metric})", value=value, unit="/s", location=where)
+    )
 
 
 @_finite_only
@@ -146,13 +148,15 @@ def preemption_rate(facts: Facts) -> Signal | None:
     v0 = facts.last_event(LogEventKind.V0_PREEMPTION_WARNING)
     if v0 is not None:
         count = float(v0.total_preemptions or 1)
-        return Signal(count, _log_evidence(v0, "V0 preemption warning (cumulative)", count, "preemptions"),
-                      strong=False)
+        return Signal(
+            count, _log_evidence(v0, "V0 preemption warning (cumulative)", count, "preemptions"), strong=False
+        )
     if facts.snapshot is not None:
         total = facts.snapshot.value("vllm:num_preemptions_total")
         if total is not None:
-            evidence = Evidence(source="metrics", name="vllm:num_preemptions_total (since start)", value=total,
-                                unit="preemptions")
+            evidence = Evidence(
+                source="metrics", name="vllm:num_preemptions_total (since start)", value=total, unit="preemptions"
+            )
             return Signal(total, evidence, strong=False)
     return None
 
@@ -163,8 +167,12 @@ def prefix_hit_rate(facts: Facts) -> Signal | None:
     if facts.window is not None:
         ratio = facts.window.total.ratio("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total")
         if ratio is not None:
-            evidence = Evidence(source=window_source(facts), name="prefix cache hit rate", value=ratio,
-                                description="rate(prefix_cache_hits) / rate(prefix_cache_queries)")
+            evidence = Evidence(
+                source=window_source(facts),
+                name="prefix cache hit rate",
+                value=ratio,
+                description="rate(prefix_cache_hits) / rate(prefix_cache_queries)",
+            )
             return Signal(ratio, evidence)
     latest = _latest_per_engine(facts, "prefix_hit_rate")
     if latest:
@@ -188,8 +196,12 @@ def quantile(facts: Facts, metric: str, which: str = "p99") -> Signal | None:
     value = facts.window.total.quantile(metric, which)
     if value is None:
         return None
-    evidence = Evidence(source=window_source(facts), name=f"{metric} {which}", value=value,
-                        location=f"{facts.window.interval_s:.0f} s window")
+    evidence = Evidence(
+        source=window_source(facts),
+        name=f"{metric} {which}",
+        value=value,
+        location=f"{facts.window.interval_s:.0f} s window",
+    )
     return Signal(value, evidence)
 
 
@@ -212,8 +224,13 @@ def observation_rate(facts: Facts, metric: str) -> Signal | None:
     if count is None:
         return None
     value = count / facts.window.interval_s
-    evidence = Evidence(source=window_source(facts), name=f"rate({metric}_count)", value=round(value, 3), unit="/s",
-                        location=f"{facts.window.interval_s:.0f} s window")
+    evidence = Evidence(
+        source=window_source(facts),
+        name=f"rate({metric}_count)",
+        value=round(value, 3),
+        unit="/s",
+        location=f"{facts.window.interval_s:.0f} s window",
+    )
     return Signal(value, evidence)
 
 
@@ -227,8 +244,7 @@ def config_value(facts: Facts, field_name: str) -> tuple[object | None, Evidence
     flag = flag_name(field_name)
     source = facts.config.source_of(flag)
     shown = value if isinstance(value, (int, float, bool, str)) else str(value)
-    evidence = Evidence(source="config", name=flag, value=shown,
-                        description=f"from {source.value}" if source else "")
+    evidence = Evidence(source="config", name=flag, value=shown, description=f"from {source.value}" if source else "")
     return value, evidence
 
 

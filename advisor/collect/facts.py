@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 
-from rules.events import LogEvent, LogEventKind
-from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
-from rules.metrics import MetricSnapshot
-
 from advisor.collect.server_args import ServeCommand, command_from_args, command_from_cache_config
 from advisor.errors import UserError
 from advisor.versions import parse_bounds, version_of, vllm_cpu_defaults
 from advisor.vllm_cpu import parse_kv_cache_memory_bytes
+from rules.events import LogEvent, LogEventKind
+from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
+from rules.metrics import MetricSnapshot
 
 # ServerConfig's typed fields, with the type their flag text converts to.
 _TYPED_FIELDS: dict[str, type] = {
@@ -42,8 +41,14 @@ _TYPED_FIELDS: dict[str, type] = {
     "device": str,
 }
 # startup lines that state max-model-len, the memory fraction or the device even at their defaults
-_SIZING_KINDS = frozenset({LogEventKind.KV_CACHE_SIZE, LogEventKind.MAX_CONCURRENCY,
-                           LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.FREE_MEMORY_BELOW_REQUESTED})
+_SIZING_KINDS = frozenset(
+    {
+        LogEventKind.KV_CACHE_SIZE,
+        LogEventKind.MAX_CONCURRENCY,
+        LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
+        LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+    }
+)
 # vLLM's device_config value for its CPU backend (the engine-config line, `CPU KV cache size`).
 CPU_DEVICE = "cpu"
 # The bundled engine also prints device_config=cpu, but it is not vLLM's CPU backend (other flags,
@@ -52,24 +57,37 @@ CPU_DEVICE = "cpu"
 BUNDLED_ENGINE_MARK = "+servops"
 # keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields
 _ENGINE_CONFIG_NAMES = {
-    "dtype": "dtype", "max_seq_len": "max_model_len", "tensor_parallel_size": "tensor_parallel_size",
-    "pipeline_parallel_size": "pipeline_parallel_size", "data_parallel_size": "data_parallel_size",
-    "quantization": "quantization", "enforce_eager": "enforce_eager", "kv_cache_dtype": "kv_cache_dtype",
-    "enable_prefix_caching": "enable_prefix_caching", "chunked_prefill_enabled": "enable_chunked_prefill",
-    "block_size": "block_size", "max_num_seqs": "max_num_seqs", "max_num_batched_tokens": "max_num_batched_tokens",
+    "dtype": "dtype",
+    "max_seq_len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size",
+    "data_parallel_size": "data_parallel_size",
+    "quantization": "quantization",
+    "enforce_eager": "enforce_eager",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "enable_prefix_caching": "enable_prefix_caching",
+    "chunked_prefill_enabled": "enable_chunked_prefill",
+    "block_size": "block_size",
+    "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens",
     "device_config": "device",
 }
 _ENGINE_CONFIG_KEY = re.compile(r"(?:^|, )(\w+)=('[^']*'|[^,]*)")
 # a modelled (advisor) figure must not stand in for these beside a measured source
-_MEASURED_ONLY = frozenset({"available_kv_gib", "kv_cache_tokens", "num_blocks", "max_concurrency",
-                            "max_model_len_that_fits"})
+_MEASURED_ONLY = frozenset(
+    {"available_kv_gib", "kv_cache_tokens", "num_blocks", "max_concurrency", "max_model_len_that_fits"}
+)
 _ORIGIN_TO_SOURCE = {
     "server-args": ConfigSource.ARGS,
     "log": ConfigSource.ARGS,
     "metrics": ConfigSource.CACHE_CONFIG_INFO,
 }
-_SHORT_FLAGS = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
-                "-q": "--quantization"}
+_SHORT_FLAGS = {
+    "-tp": "--tensor-parallel-size",
+    "-pp": "--pipeline-parallel-size",
+    "-dp": "--data-parallel-size",
+    "-q": "--quantization",
+}
 
 
 def effective_command(
@@ -146,16 +164,21 @@ def startup_compile_note(events: list[LogEvent]) -> str | None:
     ready = next((e for e in events if e.kind == LogEventKind.ENGINE_READY and e.init_seconds is not None), None)
     took = f"; init engine took {ready.init_seconds:g} s" if ready else "; the engine had not finished starting"
     where = f"{waits[0].source_file or 'log'}:{waits[0].line_no}"
-    return (f"start-up compiled: {len(waits)} shm_broadcast wait(s) before the engine was ready ({where}){took}; "
-            "compilation at start, not a hang")
+    return (
+        f"start-up compiled: {len(waits)} shm_broadcast wait(s) before the engine was ready ({where}){took}; "
+        "compilation at start, not a hang"
+    )
 
 
 def cpu_backend_note(config: ServerConfig | None) -> str | None:
     """Say that the server is vLLM's CPU backend and which of its own defaults triage assumed."""
     if config is None or config.device != CPU_DEVICE:
         return None
-    assumed = [f"{flag} {getattr(config, flag.lstrip('-').replace('-', '_'))}"
-               for flag, source in config.sources.items() if source == ConfigSource.DEFAULT]
+    assumed = [
+        f"{flag} {getattr(config, flag.lstrip('-').replace('-', '_'))}"
+        for flag, source in config.sources.items()
+        if source == ConfigSource.DEFAULT
+    ]
     defaults = f"; its defaults there, not in the log: {', '.join(assumed)}" if assumed else ""
     return f"vLLM {config.vllm_version or '?'} on its CPU backend (device_config=cpu){defaults}"
 
@@ -197,8 +220,13 @@ def memory_from_metrics(snapshot: MetricSnapshot | None) -> MemoryFacts | None:
     if not blocks or not block_size:
         return None
     tokens = _int(labels.get("kv_cache_size_tokens")) or blocks * block_size
-    return MemoryFacts(num_blocks=blocks, block_size=block_size, kv_cache_tokens=tokens,
-                       max_concurrency=_float(labels.get("kv_cache_max_concurrency")), source="cache_config_info")
+    return MemoryFacts(
+        num_blocks=blocks,
+        block_size=block_size,
+        kv_cache_tokens=tokens,
+        max_concurrency=_float(labels.get("kv_cache_max_concurrency")),
+        source="cache_config_info",
+    )
 
 
 def merge_memory(*layers: MemoryFacts | None) -> MemoryFacts | None:

@@ -212,8 +212,11 @@ PATTERNS: tuple[Pattern, ...] = (
         K.CUDAGRAPH_PROFILING,
         rf"CUDA graph memory profiling is enabled.*?current --gpu-memory-utilization=(?P<cur>{NUM}) is equivalent "
         rf"to --gpu-memory-utilization=(?P<eq>{NUM})",
-        lambda m: {"cudagraph_profiling": True, "gpu_memory_utilization": to_float(m["cur"]),
-                   "equivalent_utilization": to_float(m["eq"])},
+        lambda m: {
+            "cudagraph_profiling": True,
+            "gpu_memory_utilization": to_float(m["cur"]),
+            "equivalent_utilization": to_float(m["eq"]),
+        },
     ),
     _p(
         ("CUDA graph memory profiling is disabled",),

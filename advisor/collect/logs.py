@@ -38,8 +38,13 @@ _HEADER = re.compile(
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
 # uvicorn's "Application startup complete", the first periodic stats line.)
-_READY_MARKERS = ("init engine (profile, create kv cache, warmup model) took", "Starting vLLM server on",
-                  "Starting vLLM API server", "Application startup complete", "Avg prompt throughput")
+_READY_MARKERS = (
+    "init engine (profile, create kv cache, warmup model) took",
+    "Starting vLLM server on",
+    "Starting vLLM API server",
+    "Application startup complete",
+    "Avg prompt throughput",
+)
 # The engine core's first line (V1, and V0's wording): from here until a ready marker it initialises
 # (loads weights, compiles, sizes the KV cache). The API server's banner alone is not enough: a
 # log that starts with it and then jumps to serving says nothing about when the engine was ready.
@@ -162,7 +167,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         prefix = _PREFIX.match(message)
         if not prefix:
             break
-        process, message = prefix.group("proc").strip(), message[prefix.end():]
+        process, message = prefix.group("proc").strip(), message[prefix.end() :]
     header = _HEADER.match(message)
     level = timestamp = None
     if header:
@@ -249,5 +254,5 @@ def _args_from_text(text: str) -> dict[str, str]:
         if isinstance(value, dict):
             return args_from_repr(", ".join(f"{k}={v!r}" for k, v in value.items()))
     if text.startswith("Namespace("):
-        return args_from_repr(text[len("Namespace("):-1], drop_defaults=True)
+        return args_from_repr(text[len("Namespace(") : -1], drop_defaults=True)
     return {}

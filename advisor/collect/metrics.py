@@ -52,9 +52,7 @@ def parse_exposition(text: str, source: str, taken_at_s: float | None = None) ->
         ) from None
     vllm_samples = [item for item in raw if item[1].startswith(VLLM_PREFIX)]
     if not vllm_samples:
-        raise MetricsError(
-            f"{source}: no vllm:* metrics in it; point at a vLLM-compatible server's /metrics"
-        )
+        raise MetricsError(f"{source}: no vllm:* metrics in it; point at a vLLM-compatible server's /metrics")
     _refuse_duplicate_series(vllm_samples, source)
     return snapshot_from_samples(vllm_samples, source, taken_at_s)
 
@@ -141,9 +139,7 @@ def scrape_pair(
     return first, scrape(endpoint, timeout_s, headers)
 
 
-def window_between(
-    before: MetricSnapshot, after: MetricSnapshot, interval_s: float | None = None
-) -> MetricWindow:
+def window_between(before: MetricSnapshot, after: MetricSnapshot, interval_s: float | None = None) -> MetricWindow:
     """The window between two snapshots: `interval_s` if given, else their scrape times.
 
     Saved files carry no trustworthy clock (a copy resets mtime), so offline use should

@@ -26,8 +26,22 @@ DEFAULT_WINDOW_S = 300.0
 INSTANCE = "instance"
 # labels that say *which* series, not *what kind*: no per-label rates for them (Kubernetes
 # service discovery adds the pod/namespace/… ones to every series)
-_SERIES_LABELS = ("engine", "model_name", INSTANCE, "job", "__name__", "pod", "namespace", "service", "endpoint",
-                  "container", "node", "cluster", "prometheus", "replica")
+_SERIES_LABELS = (
+    "engine",
+    "model_name",
+    INSTANCE,
+    "job",
+    "__name__",
+    "pod",
+    "namespace",
+    "service",
+    "endpoint",
+    "container",
+    "node",
+    "cluster",
+    "prometheus",
+    "replica",
+)
 _SELECTOR = re.compile(r'^\{\s*(?:[a-zA-Z_]\w*\s*(?:=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*,?\s*)*\}$')
 
 
@@ -36,7 +50,10 @@ class PrometheusError(UserError):
 
 
 def collect(
-    url: str, selector: str = "", window_s: float = DEFAULT_WINDOW_S, timeout_s: float = DEFAULT_TIMEOUT_S,
+    url: str,
+    selector: str = "",
+    window_s: float = DEFAULT_WINDOW_S,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
     headers: dict[str, str] | None = None,
 ) -> tuple[MetricSnapshot, MetricWindow]:
     """The latest vLLM series matching `selector`, and their window of `window_s` seconds."""
@@ -53,9 +70,7 @@ def selector_matchers(selector: str) -> str:
     if not text:
         return ""
     if not _SELECTOR.match(text):
-        raise PrometheusError(
-            f"--selector {selector!r}: not a PromQL label matcher; write it like '{{job=\"vllm\"}}'"
-        )
+        raise PrometheusError(f"--selector {selector!r}: not a PromQL label matcher; write it like '{{job=\"vllm\"}}'")
     return text[1:-1].strip().rstrip(",")
 
 
@@ -67,7 +82,10 @@ class _Client:
         if "://" not in self.url:
             self.url = f"http://{self.url}"
         self._prom = PrometheusConnect(
-            url=self.url, headers=headers or None, disable_ssl=True, retry=Retry(total=0, raise_on_status=False),
+            url=self.url,
+            headers=headers or None,
+            disable_ssl=True,
+            retry=Retry(total=0, raise_on_status=False),
             timeout=timeout_s,
         )
 
@@ -174,9 +192,14 @@ def _value(row: dict) -> float:
 
 def _reason(text: str, exc: Exception) -> str:
     """The part of a requests/urllib3 error a user can act on, not its connection-pool repr."""
-    for needle, reason in (("Connection refused", "connection refused"), ("Failed to resolve", "host not found"),
-                           ("Name or service not known", "host not found"), ("No route to host", "no route to host"),
-                           ("Invalid URL", "invalid URL"), ("No connection adapters", "invalid URL")):
+    for needle, reason in (
+        ("Connection refused", "connection refused"),
+        ("Failed to resolve", "host not found"),
+        ("Name or service not known", "host not found"),
+        ("No route to host", "no route to host"),
+        ("Invalid URL", "invalid URL"),
+        ("No connection adapters", "invalid URL"),
+    ):
         if needle in text:
             return reason
     return type(exc).__name__

@@ -35,20 +35,46 @@ USER_BLOCK_SIZE_LABEL = "user_specified_block_size"
 # Flags whose presence alone means "on" (argparse store_true / BooleanOptionalAction).
 BOOLEAN_FLAGS: frozenset[str] = frozenset(
     {
-        "--enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager", "--trust-remote-code",
-        "--disable-log-stats", "--disable-log-requests", "--enable-log-requests", "--disable-custom-all-reduce",
-        "--enable-expert-parallel", "--enable-lora", "--async-scheduling", "--enable-prompt-tokens-details",
+        "--enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--enforce-eager",
+        "--trust-remote-code",
+        "--disable-log-stats",
+        "--disable-log-requests",
+        "--enable-log-requests",
+        "--disable-custom-all-reduce",
+        "--enable-expert-parallel",
+        "--enable-lora",
+        "--async-scheduling",
+        "--enable-prompt-tokens-details",
     }
 )
 
 # Namespace(...) (vLLM ≤0.9) prints every argument, defaults included; keep the ones triage reads.
 TRIAGE_FLAGS: frozenset[str] = frozenset(
     {
-        "--model", "--served-model-name", "--max-model-len", "--max-num-seqs", "--max-num-batched-tokens",
-        "--gpu-memory-utilization", "--block-size", "--enable-prefix-caching", "--enable-chunked-prefill",
-        "--kv-cache-dtype", "--enforce-eager", "--tensor-parallel-size", "--pipeline-parallel-size",
-        "--data-parallel-size", "--quantization", "--dtype", "--speculative-config", "--device-memory-gib",
-        "--num-gpu-blocks-override", "--kv-cache-memory-bytes", "--swap-space", "--cpu-offload-gb",
+        "--model",
+        "--served-model-name",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--gpu-memory-utilization",
+        "--block-size",
+        "--enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--kv-cache-dtype",
+        "--enforce-eager",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--data-parallel-size",
+        "--quantization",
+        "--dtype",
+        "--speculative-config",
+        "--device-memory-gib",
+        "--num-gpu-blocks-override",
+        "--kv-cache-memory-bytes",
+        "--swap-space",
+        "--cpu-offload-gb",
     }
 )
 
@@ -117,8 +143,9 @@ class ServeCommand(BaseModel):
                     rebuilt[existing] = value
             rebuilt.setdefault(new_flag, None if bare else proposed)
             flags = rebuilt
-        return ServeCommand(env=dict(self.env), program=list(self.program), model=self.model, flags=flags,
-                            origin=dict(self.origin))
+        return ServeCommand(
+            env=dict(self.env), program=list(self.program), model=self.model, flags=flags, origin=dict(self.origin)
+        )
 
     def render(self) -> str:
         """A shell command line (quoted where needed) that can be pasted back."""
@@ -138,16 +165,12 @@ def parse_command(text: str, origin: str = "server-args", flag: str = "--server-
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        raise ServerArgsError(
-            f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes"
-        ) from None
+        raise ServerArgsError(f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes") from None
     env: dict[str, str] = {}
     while words and _ENV_ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
         env[name] = value
-    end = next(
-        (i + 1 for i, word in enumerate(words[:6]) if word == "serve" or word.endswith("api_server")), 0
-    )
+    end = next((i + 1 for i, word in enumerate(words[:6]) if word == "serve" or word.endswith("api_server")), 0)
     command = ServeCommand(env=env, program=words[:end])
     rest = words[end:]
     if rest and not rest[0].startswith("-"):
@@ -197,8 +220,9 @@ def command_from_args(args: dict[str, str], origin: str) -> ServeCommand:
 
 def command_from_cache_config(labels: dict[str, str]) -> ServeCommand:
     """Flags recoverable from `vllm:cache_config_info` labels (the engine's effective values)."""
-    args = {flag: labels[label] for label, flag in CACHE_CONFIG_FLAGS.items()
-            if labels.get(label) not in (None, "", "None")}
+    args = {
+        flag: labels[label] for label, flag in CACHE_CONFIG_FLAGS.items() if labels.get(label) not in (None, "", "None")
+    }
     if labels.get(USER_BLOCK_SIZE_LABEL) == "False":
         args.pop("--block-size", None)  # chosen by the platform: pinning it would change nothing but the text
     if "--enable-prefix-caching" in args:
@@ -218,8 +242,10 @@ def _with_flags(command: ServeCommand, words: list[str], origin: str) -> ServeCo
         flag, equals, inline = word.partition("=")
         if equals:
             command.flags[flag] = inline
-        elif index < len(words) and (not words[index].startswith("-") or _is_number(words[index])) and (
-            flag not in BOOLEAN_FLAGS and not flag.startswith("--no-")
+        elif (
+            index < len(words)
+            and (not words[index].startswith("-") or _is_number(words[index]))
+            and (flag not in BOOLEAN_FLAGS and not flag.startswith("--no-"))
         ):
             command.flags[flag] = words[index]
             index += 1

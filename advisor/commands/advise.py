@@ -45,9 +45,17 @@ from advisor.vllm_cpu_plan import CpuPlan, recommend_cpu
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (
-    "tensor_parallel_size", "pipeline_parallel_size", "dtype", "quantization", "kv_cache_dtype",
-    "gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
-    "block_size", "enforce_eager",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "dtype",
+    "quantization",
+    "kv_cache_dtype",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "block_size",
+    "enforce_eager",
 )
 WORKLOAD_FIELDS = ("p95_input_tokens", "p95_output_tokens", "prefix_reuse", "target_concurrency")
 CPU_KV_FIELDS = ("cpu_kvcache_space_gib", "kv_cache_memory_bytes")
@@ -88,38 +96,96 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--model", required=True, help="catalog name (Llama-3.1-8B, DeepSeek-V3, …), HF id, config.json or model dir")
     device = parser.add_mutually_exclusive_group()
-    device.add_argument("--gpu", help="catalog GPU: H100-SXM-80GB, H100-PCIe-80GB, H200, A100-SXM-80GB, "
-                        "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200")
-    device.add_argument("--gpu-memory-gib", type=positive_float, metavar="GIB",
-                        help="device memory as torch reports it, for unlisted GPUs or the bundled engine's budget")
-    add("--device", choices=["cuda", "cpu"], default="cuda",
+    device.add_argument(
+        "--gpu",
+        help="catalog GPU: H100-SXM-80GB, H100-PCIe-80GB, H200, A100-SXM-80GB, "
+        "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200",
+    )
+    device.add_argument(
+        "--gpu-memory-gib",
+        type=positive_float,
+        metavar="GIB",
+        help="device memory as torch reports it, for unlisted GPUs or the bundled engine's budget",
+    )
+    add(
+        "--device",
+        choices=["cuda", "cpu"],
+        default="cuda",
         help="'cpu' with --cpu-kvcache-space-gib or --kv-cache-memory-bytes: vLLM's CPU backend (vllm-cpu); "
-             "'cpu' with --gpu-memory-gib: the bundled engine's CPU budget (servops serve --device cpu "
-             "--device-memory-gib GIB)")
-    add("--cpu-kvcache-space-gib", type=_cpu_kvcache_space, metavar="GIB",
-        help="vLLM CPU backend: VLLM_CPU_KVCACHE_SPACE, whole GiB of KV cache (overrides --kv-cache-memory-bytes)")
-    add("--kv-cache-memory-bytes", type=_kv_cache_memory_bytes, metavar="BYTES",
-        help="vLLM --kv-cache-memory-bytes on the CPU backend (50000000, 50m, 45M, 1G)")
+        "'cpu' with --gpu-memory-gib: the bundled engine's CPU budget (servops serve --device cpu "
+        "--device-memory-gib GIB)",
+    )
+    add(
+        "--cpu-kvcache-space-gib",
+        type=_cpu_kvcache_space,
+        metavar="GIB",
+        help="vLLM CPU backend: VLLM_CPU_KVCACHE_SPACE, whole GiB of KV cache (overrides --kv-cache-memory-bytes)",
+    )
+    add(
+        "--kv-cache-memory-bytes",
+        type=_kv_cache_memory_bytes,
+        metavar="BYTES",
+        help="vLLM --kv-cache-memory-bytes on the CPU backend (50000000, 50m, 45M, 1G)",
+    )
     add("--gpus", type=positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
     add("--tensor-parallel-size", "-tp", type=positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
-    add("--pipeline-parallel-size", "-pp", type=positive_int, metavar="N", help="vLLM --pipeline-parallel-size (default 1)")
+    add(
+        "--pipeline-parallel-size",
+        "-pp",
+        type=positive_int,
+        metavar="N",
+        help="vLLM --pipeline-parallel-size (default 1)",
+    )
     add("--dtype", choices=DTYPES, help="vLLM --dtype (default auto: the checkpoint's)")
     add("--quantization", "-q", help="vLLM --quantization, e.g. fp8, awq, gptq (default: none / the checkpoint's)")
     add("--kv-cache-dtype", choices=KV_DTYPES, help="vLLM --kv-cache-dtype (default auto = model dtype; fp8 halves KV)")
-    add("--gpu-memory-utilization", type=fraction, metavar="F", help="vLLM fraction of total memory (default 0.92, 0.9 before 0.20)")
-    add("--max-model-len", type=positive_int, metavar="TOKENS", help="vLLM --max-model-len (default: the model's max_position_embeddings)")
+    add(
+        "--gpu-memory-utilization",
+        type=fraction,
+        metavar="F",
+        help="vLLM fraction of total memory (default 0.92, 0.9 before 0.20)",
+    )
+    add(
+        "--max-model-len",
+        type=positive_int,
+        metavar="TOKENS",
+        help="vLLM --max-model-len (default: the model's max_position_embeddings)",
+    )
     add("--max-num-seqs", type=positive_int, metavar="N", help="vLLM --max-num-seqs (default by GPU size and version)")
-    add("--max-num-batched-tokens", type=positive_int, metavar="N", help="vLLM --max-num-batched-tokens (default by GPU size and version)")
-    add("--block-size", type=positive_int, metavar="TOKENS", help="vLLM --block-size (default 16; 64 for MLA on Hopper/Blackwell)")
-    add("--enforce-eager", action="store_true", default=None, help="vLLM --enforce-eager: no CUDA graphs (frees their pool)")
-    add("--free-memory-gib", type=positive_float, metavar="GIB",
-        help="free device memory at startup, if known (checks vLLM's free-memory startup error)")
+    add(
+        "--max-num-batched-tokens",
+        type=positive_int,
+        metavar="N",
+        help="vLLM --max-num-batched-tokens (default by GPU size and version)",
+    )
+    add(
+        "--block-size",
+        type=positive_int,
+        metavar="TOKENS",
+        help="vLLM --block-size (default 16; 64 for MLA on Hopper/Blackwell)",
+    )
+    add(
+        "--enforce-eager",
+        action="store_true",
+        default=None,
+        help="vLLM --enforce-eager: no CUDA graphs (frees their pool)",
+    )
+    add(
+        "--free-memory-gib",
+        type=positive_float,
+        metavar="GIB",
+        help="free device memory at startup, if known (checks vLLM's free-memory startup error)",
+    )
     add("--p95-input-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 prompt length")
     add("--p95-output-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 output length")
     add("--prefix-reuse", type=unit_interval, metavar="F", help="workload: share of prompt tokens that repeat (0–1)")
     add("--target-concurrency", type=positive_int, metavar="N", help="workload: concurrent requests to serve")
-    add("--vllm-version", default=NEWEST_VLLM, help=f"vLLM version whose defaults and texts apply (default {NEWEST_VLLM})")
+    add(
+        "--vllm-version",
+        default=NEWEST_VLLM,
+        help=f"vLLM version whose defaults and texts apply (default {NEWEST_VLLM})",
+    )
     add("--json", metavar="PATH", help="write the JSON result to PATH ('-' for stdout) instead of the text report")
     return parser
 
@@ -205,22 +271,30 @@ def _check_device(args: argparse.Namespace) -> str:
     """Which budget the flags ask for: "gpu", "engine-cpu" (bundled engine) or "vllm-cpu"."""
     kv_space = any(getattr(args, f) is not None for f in CPU_KV_FIELDS)
     if args.gpu and args.device == "cpu":
-        raise UserError("--device cpu: goes with --gpu-memory-gib (the engine's CPU budget) or "
-                        f"{CPU_KV_FLAGS} (vLLM's CPU backend), not --gpu")
+        raise UserError(
+            "--device cpu: goes with --gpu-memory-gib (the engine's CPU budget) or "
+            f"{CPU_KV_FLAGS} (vLLM's CPU backend), not --gpu"
+        )
     if kv_space and args.device != "cpu":
-        raise UserError(f"{CPU_KV_FLAGS}: size vLLM's CPU backend; add --device cpu "
-                        "(an explicit KV size on a GPU is not modelled)")
+        raise UserError(
+            f"{CPU_KV_FLAGS}: size vLLM's CPU backend; add --device cpu (an explicit KV size on a GPU is not modelled)"
+        )
     if kv_space and args.gpu_memory_gib is not None:
         raise UserError(f"--gpu-memory-gib sizes the bundled engine, {CPU_KV_FLAGS} vLLM's CPU backend; give one")
     if kv_space:
-        unused = [f"--{f.replace('_', '-')}" for f in ("gpus", "interconnect", "free_memory_gib")
-                  if getattr(args, f) is not None]
+        unused = [
+            f"--{f.replace('_', '-')}"
+            for f in ("gpus", "interconnect", "free_memory_gib")
+            if getattr(args, f) is not None
+        ]
         if unused:
             raise UserError(f"{', '.join(unused)}: not used when sizing vLLM's CPU backend; leave them out")
         return "vllm-cpu"
     if not args.gpu and args.gpu_memory_gib is None:
-        raise UserError(f"one of --gpu, --gpu-memory-gib, or --device cpu with {CPU_KV_FLAGS} is required "
-                        "(vLLM's CPU default, a share of the NUMA node's free memory, depends on the machine)")
+        raise UserError(
+            f"one of --gpu, --gpu-memory-gib, or --device cpu with {CPU_KV_FLAGS} is required "
+            "(vLLM's CPU default, a share of the NUMA node's free memory, depends on the machine)"
+        )
     return "engine-cpu" if args.device == "cpu" else "gpu"
 
 
@@ -242,10 +316,19 @@ def _validation_line(exc: ValidationError) -> str:
 
 
 def _inputs(args: argparse.Namespace, gpus: int | None, interconnect: str | None) -> dict[str, Any]:
-    return {"model": args.model, "gpu": args.gpu, "gpu_memory_gib": args.gpu_memory_gib, "device": args.device,
-            "gpus": gpus, "interconnect": interconnect, "free_memory_gib": args.free_memory_gib,
-            "vllm_version": args.vllm_version, **{f: getattr(args, f) for f in CPU_KV_FIELDS},
-            **{f: getattr(args, f) for f in LAUNCH_FIELDS}, **{f: getattr(args, f) for f in WORKLOAD_FIELDS}}
+    return {
+        "model": args.model,
+        "gpu": args.gpu,
+        "gpu_memory_gib": args.gpu_memory_gib,
+        "device": args.device,
+        "gpus": gpus,
+        "interconnect": interconnect,
+        "free_memory_gib": args.free_memory_gib,
+        "vllm_version": args.vllm_version,
+        **{f: getattr(args, f) for f in CPU_KV_FIELDS},
+        **{f: getattr(args, f) for f in LAUNCH_FIELDS},
+        **{f: getattr(args, f) for f in WORKLOAD_FIELDS},
+    }
 
 
 def _now() -> str:
@@ -259,19 +342,26 @@ def render_text(result: AdviseResult) -> str:
     m, launch, gpu = result.memory, result.launch, result.gpu
     assert gpu is not None  # only vLLM's CPU backend has none
     lines = [
-        (f"{result.model['name']} on {result.inputs['gpus']}× {gpu.name} ({gpu.usable_gib:.2f} GiB), "
-         f"vLLM {launch['vllm_version']}"),
+        (
+            f"{result.model['name']} on {result.inputs['gpus']}× {gpu.name} ({gpu.usable_gib:.2f} GiB), "
+            f"vLLM {launch['vllm_version']}"
+        ),
         "",
-        (f"As given (TP {launch['tensor_parallel_size']}, PP {launch['pipeline_parallel_size']}, "
-         f"util {launch['gpu_memory_utilization']}, max-model-len {launch['max_model_len']:,}), per GPU:"),
-        f"  requested      {m['total_gib']:8.2f} GiB × {launch['gpu_memory_utilization']} = {m['requested_gib']:.2f} GiB",
+        (
+            f"As given (TP {launch['tensor_parallel_size']}, PP {launch['pipeline_parallel_size']}, "
+            f"util {launch['gpu_memory_utilization']}, max-model-len {launch['max_model_len']:,}), per GPU:"
+        ),
+        f"  requested      {m['total_gib']:8.2f} GiB × {launch['gpu_memory_utilization']} = "
+        f"{m['requested_gib']:.2f} GiB",
         f"  − weights      {m['weights_gib']:8.2f} GiB",
         f"  − activation   {m['activation_gib']:8.2f} GiB  (profiling peak, calibrated; see docs/advisor.md)",
         f"  − non-torch    {m['non_torch_gib']:8.2f} GiB",
         f"  − CUDA graphs  {m['cudagraph_gib']:8.2f} GiB",
         f"  = KV pool      {m['kv_pool_gib']:8.2f} GiB",
-        (f"  KV {m['kv_bytes_per_token']:,} B/token → {m['num_blocks']:,} blocks → {m['kv_cache_tokens']:,} tokens; "
-         f"max concurrency {m['max_concurrency']:.2f}x at {launch['max_model_len']:,} tokens"),
+        (
+            f"  KV {m['kv_bytes_per_token']:,} B/token → {m['num_blocks']:,} blocks → {m['kv_cache_tokens']:,} tokens; "
+            f"max concurrency {m['max_concurrency']:.2f}x at {launch['max_model_len']:,} tokens"
+        ),
         f"  largest max-model-len that fits: {result.max_model_len_that_fits:,}",
         "  starts: yes" if result.fits else f"  starts: NO — vLLM would fail with:\n    {result.failure}",
     ]
@@ -284,15 +374,22 @@ def render_cpu_text(result: AdviseResult, cpu: CpuKvSizing) -> str:
         f"{result.model['name']} on vLLM's CPU backend, vLLM {cpu.vllm_version} (KV sizing replayed from 0.32.0)",
         "",
         f"As given ({cpu.kv_space_source}, block size {cpu.block_size}, max-model-len {cpu.max_model_len:,}):",
-        (f"  KV space     {cpu.kv_space_bytes:>15,} B  ({cpu.kv_space_bytes / 1024**3:.2f} GiB; "
-         f"the weights' {cpu.weights_gib:.2f} GiB are held beside it)"),
-        (f"  ÷ block      {cpu.bytes_per_block:>15,} B  ({cpu.block_size} tokens × "
-         f"{cpu.kv_bytes_per_token:,} B/token)"),
+        (
+            f"  KV space     {cpu.kv_space_bytes:>15,} B  ({cpu.kv_space_bytes / 1024**3:.2f} GiB; "
+            f"the weights' {cpu.weights_gib:.2f} GiB are held beside it)"
+        ),
+        (
+            f"  ÷ block      {cpu.bytes_per_block:>15,} B  ({cpu.block_size} tokens × "
+            f"{cpu.kv_bytes_per_token:,} B/token)"
+        ),
         f"  = blocks     {cpu.num_blocks:>15,}    (one is vLLM's null block)",
         f"  one request of {cpu.max_model_len:,} tokens: {cpu.blocks_per_request:,} blocks",
-        f"  {cpu.log_line}" if cpu.log_line else
-        (f"  would be {cpu.kv_cache_tokens:,} tokens, {cpu.max_concurrency:.2f}x at {cpu.max_model_len:,} tokens "
-         "(vLLM stops before logging it)"),
+        f"  {cpu.log_line}"
+        if cpu.log_line
+        else (
+            f"  would be {cpu.kv_cache_tokens:,} tokens, {cpu.max_concurrency:.2f}x at {cpu.max_model_len:,} tokens "
+            "(vLLM stops before logging it)"
+        ),
         f"  largest max-model-len that fits: {cpu.max_model_len_that_fits:,}",
         "  starts: yes" if cpu.fits else f"  starts: NO — vLLM would fail with:\n    {cpu.failure}",
     ]
@@ -304,8 +401,10 @@ def _recommended_lines(result: AdviseResult, scope: str) -> list[str]:
     lines = ["", "Recommended launch:", f"  {result.command}"]
     lines += [f"    {r.flag} {r.value}".rstrip() + f"  — {r.reason}" for r in result.recommendations]
     rec = result.recommended["memory"]
-    lines.append(f"  → {rec['kv_cache_tokens']:,} KV tokens{' ' + scope if scope else ''}, max concurrency "
-                 f"{rec['max_concurrency']:.2f}x at {result.recommended['launch']['max_model_len']:,} tokens")
+    lines.append(
+        f"  → {rec['kv_cache_tokens']:,} KV tokens{' ' + scope if scope else ''}, max concurrency "
+        f"{rec['max_concurrency']:.2f}x at {result.recommended['launch']['max_model_len']:,} tokens"
+    )
     if result.warnings:
         lines += ["", "Warnings:"] + [f"  ! {w}" for w in result.warnings]
     return lines
@@ -313,36 +412,73 @@ def _recommended_lines(result: AdviseResult, scope: str) -> list[str]:
 
 def _resolved_launch(config: LaunchConfig, memory: MemoryBreakdown) -> dict[str, Any]:
     resolved = config.model_dump()
-    resolved.update({k: getattr(memory, k) for k in (
-        "max_model_len", "block_size", "gpu_memory_utilization", "max_num_seqs",
-        "max_num_batched_tokens", "vllm_version")})
+    resolved.update(
+        {
+            k: getattr(memory, k)
+            for k in (
+                "max_model_len",
+                "block_size",
+                "gpu_memory_utilization",
+                "max_num_seqs",
+                "max_num_batched_tokens",
+                "vllm_version",
+            )
+        }
+    )
     return resolved
 
 
 def _recommended(plan: Plan) -> dict[str, Any]:
-    return {"launch": _resolved_launch(plan.launch, plan.memory), "data_parallel_size": plan.data_parallel_size,
-            "memory": plan.memory.memory_section(), "fits": plan.memory.fits, "failure": plan.memory.failure}
+    return {
+        "launch": _resolved_launch(plan.launch, plan.memory),
+        "data_parallel_size": plan.data_parallel_size,
+        "memory": plan.memory.memory_section(),
+        "fits": plan.memory.fits,
+        "failure": plan.memory.failure,
+    }
 
 
 def _cpu_launch(config: LaunchConfig, sizing: CpuKvSizing, space: CpuKvSpace) -> dict[str, Any]:
     """The CPU launch with vLLM's defaults filled in and the KV space as vLLM takes it."""
     resolved = config.model_dump()
-    resolved.update(max_model_len=sizing.max_model_len, block_size=sizing.block_size,
-                    vllm_version=sizing.vllm_version, env=space.env(), **space.model_dump())
+    resolved.update(
+        max_model_len=sizing.max_model_len,
+        block_size=sizing.block_size,
+        vllm_version=sizing.vllm_version,
+        env=space.env(),
+        **space.model_dump(),
+    )
     return resolved
 
 
 def _cpu_recommended(plan: CpuPlan) -> dict[str, Any]:
-    return {"launch": _cpu_launch(plan.launch, plan.sizing, plan.space), "data_parallel_size": 1,
-            "memory": plan.sizing.memory_section(), "fits": plan.sizing.fits, "failure": plan.sizing.failure,
-            "vllm_cpu": plan.sizing.model_dump()}
+    return {
+        "launch": _cpu_launch(plan.launch, plan.sizing, plan.space),
+        "data_parallel_size": 1,
+        "memory": plan.sizing.memory_section(),
+        "fits": plan.sizing.fits,
+        "failure": plan.sizing.failure,
+        "vllm_cpu": plan.sizing.model_dump(),
+    }
 
 
 def _model_summary(model: ModelSpec) -> dict[str, Any]:
-    return model.model_dump(include={
-        "name", "hf_id", "attention", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-        "head_dim", "max_position_embeddings", "sliding_window", "param_count", "native_quantization",
-        "num_experts"})
+    return model.model_dump(
+        include={
+            "name",
+            "hf_id",
+            "attention",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "max_position_embeddings",
+            "sliding_window",
+            "param_count",
+            "native_quantization",
+            "num_experts",
+        }
+    )
 
 
 def _cpu_kvcache_space(text: str) -> int:

@@ -35,22 +35,46 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
-    parser.add_argument("--server-args", default="", metavar="FLAGS", type=command_line,
-                        help="the flags (or whole command) the ramped server ran with, e.g. "
-                             "\"--max-num-seqs 4\"; flags left out take the engine's defaults")
-    parser.add_argument("--change", action="append", default=[], metavar="\"--FLAG VALUE\"", type=command_line,
-                        help="a flag change to predict, e.g. --change \"--max-num-seqs 8\" (repeatable; applied "
-                             "together); none: predict the ramped configuration itself")
-    parser.add_argument("--engine", choices=ENGINE_KINDS, default=None,
-                        help="whose defaults fill flags left out (default: read from --server-args: the bundled "
-                             "engine for servops serve / python -m engine, vllm-cpu with VLLM_CPU_KVCACHE_SPACE or "
-                             "--device cpu, else vllm-cuda)")
-    parser.add_argument("--kv-cache-tokens", type=int, default=None, metavar="N",
-                        help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'); default: "
-                             "estimated from the KV usage the ramp recorded")
-    parser.add_argument("--slo", default=None, metavar="SLOS",
-                        help="SLOs that define the predicted safe operating point, as servops ramp takes them "
-                             "(e.g. ttft_p99=2s,itl_p99=100ms); default: the ramp's own")
+    parser.add_argument(
+        "--server-args",
+        default="",
+        metavar="FLAGS",
+        type=command_line,
+        help="the flags (or whole command) the ramped server ran with, e.g. "
+        '"--max-num-seqs 4"; flags left out take the engine\'s defaults',
+    )
+    parser.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar='"--FLAG VALUE"',
+        type=command_line,
+        help='a flag change to predict, e.g. --change "--max-num-seqs 8" (repeatable; applied '
+        "together); none: predict the ramped configuration itself",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=ENGINE_KINDS,
+        default=None,
+        help="whose defaults fill flags left out (default: read from --server-args: the bundled "
+        "engine for servops serve / python -m engine, vllm-cpu with VLLM_CPU_KVCACHE_SPACE or "
+        "--device cpu, else vllm-cuda)",
+    )
+    parser.add_argument(
+        "--kv-cache-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'); default: "
+        "estimated from the KV usage the ramp recorded",
+    )
+    parser.add_argument(
+        "--slo",
+        default=None,
+        metavar="SLOS",
+        help="SLOs that define the predicted safe operating point, as servops ramp takes them "
+        "(e.g. ttft_p99=2s,itl_p99=100ms); default: the ramp's own",
+    )
     parser.add_argument("--json", default=None, metavar="OUT.json", help="write the prediction here")
     return parser
 
@@ -67,9 +91,15 @@ def run(args: argparse.Namespace) -> int:
     if args.slo is not None:
         parse_slos(args.slo)  # a malformed SLO is its own one-line error, before the calibration
         document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
-    prediction = what_if(document, Path(args.ramp).name, args.server_args, args.change, engine=args.engine,
-                         kv_cache_tokens=args.kv_cache_tokens,
-                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+    prediction = what_if(
+        document,
+        Path(args.ramp).name,
+        args.server_args,
+        args.change,
+        engine=args.engine,
+        kv_cache_tokens=args.kv_cache_tokens,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     print(render_table(prediction))
     if args.json:
         path = write_json(Path(args.json), prediction.model_dump_json(indent=1))
@@ -82,27 +112,37 @@ def render_table(prediction: Prediction) -> str:
     from advisor.perf.forecast import figure
 
     unit = "rps" if prediction.offered_unit == "rps" else "streams"
-    lines = [f"predicted: {prediction.server_args_after or '(defaults)'}",
-             f"from:      {prediction.server_args or '(defaults)'}  [{prediction.engine}]",
-             (f"{'offered':>10} | {'TTFT p50 s':>18} | {'TTFT p99 s':>18} | {'ITL p50 ms':>16} | "
-              f"{'ITL p99 ms':>16} | {'tok/s':>14}")]
+    lines = [
+        f"predicted: {prediction.server_args_after or '(defaults)'}",
+        f"from:      {prediction.server_args or '(defaults)'}  [{prediction.engine}]",
+        (
+            f"{'offered':>10} | {'TTFT p50 s':>18} | {'TTFT p99 s':>18} | {'ITL p50 ms':>16} | "
+            f"{'ITL p99 ms':>16} | {'tok/s':>14}"
+        ),
+    ]
     base = prediction.baseline.steps if prediction.baseline else [None] * len(prediction.steps)
-    for step, before in zip(prediction.steps, base):
+    for step, before in zip(prediction.steps, base, strict=False):
         cells = [f"{step.offered:>6g} {unit[:3]}"]
-        for name, scale, digits in (("ttft_p50", 1, 2), ("ttft_p99", 1, 2), ("itl_p50", 1e3, 0), ("itl_p99", 1e3, 0),
-                                    ("output_tokens_per_s", 1, 0)):
+        for name, scale, digits in (
+            ("ttft_p50", 1, 2),
+            ("ttft_p99", 1, 2),
+            ("itl_p50", 1e3, 0),
+            ("itl_p99", 1e3, 0),
+            ("output_tokens_per_s", 1, 0),
+        ):
             now = figure(step, name)
             was = figure(before, name) if before is not None else None
             text = "-" if now is None else f"{now * scale:.{digits}f}"
             if was is not None and now is not None:
                 text = f"{was * scale:.{digits}f} -> {text}"
             cells.append(text)
-        lines.append(f"{cells[0]:>10} | {cells[1]:>18} | {cells[2]:>18} | {cells[3]:>16} | {cells[4]:>16} | "
-                     f"{cells[5]:>14}")
+        lines.append(
+            f"{cells[0]:>10} | {cells[1]:>18} | {cells[2]:>18} | {cells[3]:>16} | {cells[4]:>16} | {cells[5]:>14}"
+        )
     for label, value in (("knee", prediction.knee), ("safe operating point", prediction.safe_operating_point)):
         lines.append(f"{label}: {value.offered:g} {unit}" if value else f"{label}: none in the tested range")
-    lines.append(f"uncertainty: ±{prediction.cost.relative_error:.0%} on latencies and throughput "
-                 f"({prediction.cost.describe()})")
+    lines.append(
+        f"uncertainty: ±{prediction.cost.relative_error:.0%} on latencies and throughput ({prediction.cost.describe()})"
+    )
     lines += [f"note: {note}" for note in prediction.notes]
     return "\n".join(lines)
-

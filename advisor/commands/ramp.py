@@ -139,10 +139,11 @@ OPTIONS: tuple[Option, ...] = (
 
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "ramp", help="ramp load on a streaming OpenAI endpoint; per-step TTFT/ITL, knee, safe point",
+        "ramp",
+        help="ramp load on a streaming OpenAI endpoint; per-step TTFT/ITL, knee, safe point",
         description="Step load up over request rate (open loop) or concurrency (closed loop) against an "
-                    "OpenAI-compatible streaming endpoint, with Locust; writes a 'ramp' JSON result. "
-                    "Defaults and bounds are loadtest.config.RampConfig's.",
+        "OpenAI-compatible streaming endpoint, with Locust; writes a 'ramp' JSON result. "
+        "Defaults and bounds are loadtest.config.RampConfig's.",
     )
     load = p.add_mutually_exclusive_group()
     load.add_argument("--rates", help="open-loop request rates per step, requests/s, e.g. 1,2,4,8")
@@ -197,18 +198,24 @@ def ramp_config(args: argparse.Namespace) -> RampConfig:
     # auth, unless --api-key gives the Authorization header explicitly.
     endpoint, url_auth = split_url_credentials(args.endpoint)
     flag = "--rates" if args.rates else "--concurrency"
-    values: dict[str, Any] = {"mode": "rate" if args.rates else "concurrency",
-                              "levels": _levels(args.rates or args.concurrency, flag)}
+    values: dict[str, Any] = {
+        "mode": "rate" if args.rates else "concurrency",
+        "levels": _levels(args.rates or args.concurrency, flag),
+    }
     workload: dict[str, Any] = {}
     for option in OPTIONS:
         value = getattr(args, option.dest)
         if option.needs and value != option.default and not getattr(args, option.needs):
-            raise UserError(f"{_given(option.flag, value)}: used only with --{option.needs}; "
-                            f"add --{option.needs} or leave {option.flag} out")
+            raise UserError(
+                f"{_given(option.flag, value)}: used only with --{option.needs}; "
+                f"add --{option.needs} or leave {option.flag} out"
+            )
         if option.kind_only and option.kind_only != args.workload:
             if value != option.default:
-                raise UserError(f"{_given(option.flag, value)}: used only with --workload {option.kind_only}, "
-                                f"not {args.workload}; add --workload {option.kind_only} or leave {option.flag} out")
+                raise UserError(
+                    f"{_given(option.flag, value)}: used only with --workload {option.kind_only}, "
+                    f"not {args.workload}; add --workload {option.kind_only} or leave {option.flag} out"
+                )
             continue  # the field means nothing for this kind: the model's default stands
         if value is None:
             continue  # the model's default (or its rule, e.g. the warm-up's share of a step)
@@ -254,10 +261,12 @@ def _reason(error: Any, example: Any) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind == "value_error":  # the model's own words, which carry the fix
         return str(error["msg"]).removeprefix("Value error, ")
-    bound = {"greater_than": f"must be greater than {ctx.get('gt')}",
-             "greater_than_equal": f"must be {ctx.get('ge')} or more",
-             "less_than_equal": f"must be at most {ctx.get('le')}",
-             "finite_number": "is not a finite number"}.get(kind)
+    bound = {
+        "greater_than": f"must be greater than {ctx.get('gt')}",
+        "greater_than_equal": f"must be {ctx.get('ge')} or more",
+        "less_than_equal": f"must be at most {ctx.get('le')}",
+        "finite_number": "is not a finite number",
+    }.get(kind)
     if bound is None:
         return f"{str(error['msg']).lower()}; see 'servops ramp --help'"
     return f"{bound}; pass e.g. {_shown(example).strip(chr(39))}" if example is not None else f"{bound}"
@@ -312,23 +321,42 @@ def _check_any_request_succeeded(result, json_path: str | None) -> None:
     counts = ", ".join(f"{kind}: {count}" for kind, count in sorted(errors.items(), key=lambda item: -item[1]))
     shown = f", e.g. {redact(example)[:160]!r}" if example else ""
     where = f"; the result is in {json_path}" if json_path else ""
-    raise UserError(f"every one of the {sent} requests failed ({counts}{shown}); check that the server at "
-                    f"--endpoint serves --model and accepts the --api-key{where}")
+    raise UserError(
+        f"every one of the {sent} requests failed ({counts}{shown}); check that the server at "
+        f"--endpoint serves --model and accepts the --api-key{where}"
+    )
 
 
 def _worker(args: argparse.Namespace) -> int:
     """Be a Locust worker; give up with one line when no master answers within --master-timeout."""
     from loadtest.errors import EXIT_NO_MASTER
 
-    print(f"ramp: Locust worker connecting to a master at {args.master_host}:{args.master_port} "
-          f"(waiting up to {args.master_timeout:g} s)", file=sys.stderr, flush=True)
-    code = subprocess.call([sys.executable, "-m", "loadtest.locust_main", "worker",
-                            "--master-host", args.master_host, "--master-port", str(args.master_port),
-                            "--connect-timeout", str(args.master_timeout)])
+    print(
+        f"ramp: Locust worker connecting to a master at {args.master_host}:{args.master_port} "
+        f"(waiting up to {args.master_timeout:g} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    code = subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "loadtest.locust_main",
+            "worker",
+            "--master-host",
+            args.master_host,
+            "--master-port",
+            str(args.master_port),
+            "--connect-timeout",
+            str(args.master_timeout),
+        ]
+    )
     if code == EXIT_NO_MASTER:
-        raise UserError(f"--worker: no Locust master answered at {args.master_host}:{args.master_port} within "
-                        f"{args.master_timeout:g} s; start 'servops ramp --master …' there first, or fix "
-                        "--master-host/--master-port")
+        raise UserError(
+            f"--worker: no Locust master answered at {args.master_host}:{args.master_port} within "
+            f"{args.master_timeout:g} s; start 'servops ramp --master …' there first, or fix "
+            "--master-host/--master-port"
+        )
     return code
 
 

@@ -26,10 +26,15 @@ def register(subparsers) -> argparse.ArgumentParser:
             "URL, readable offline."
         ),
     )
-    parser.add_argument("results", nargs="+", metavar="RESULT.json",
-                        help="result files written by servops (triage, ramp, advise, demo, tune, predict)")
-    parser.add_argument("-o", "--output", default="report.html", metavar="PATH",
-                        help="HTML file to write (default: report.html)")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT.json",
+        help="result files written by servops (triage, ramp, advise, demo, tune, predict)",
+    )
+    parser.add_argument(
+        "-o", "--output", default="report.html", metavar="PATH", help="HTML file to write (default: report.html)"
+    )
     parser.add_argument("--title", default=None, help="page title (default: from the result kinds)")
     return parser
 

@@ -35,14 +35,21 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     actions = parser.add_subparsers(dest="rules_action", metavar="ACTION")
-    listing = actions.add_parser("list", help="list every rule code, title and category",
-                                 description="List every rule in catalog order.")
+    listing = actions.add_parser(
+        "list", help="list every rule code, title and category", description="List every rule in catalog order."
+    )
     formats = listing.add_mutually_exclusive_group()
     formats.add_argument("--json", action="store_true", help="print a JSON document (kind 'rules') instead of a table")
-    formats.add_argument("--markdown", action="store_true",
-                         help="print the catalog as the Markdown table docs/rules.md embeds (with each rule's checks)")
-    explain = actions.add_parser("explain", help="print the page of one rule",
-                                 description="Print one rule's page (what, why, example, fix, limits).")
+    formats.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the catalog as the Markdown table docs/rules.md embeds (with each rule's checks)",
+    )
+    explain = actions.add_parser(
+        "explain",
+        help="print the page of one rule",
+        description="Print one rule's page (what, why, example, fix, limits).",
+    )
     explain.add_argument("code", metavar="CODE", help="a rule code such as OP-5.3 or AP-1 (case-insensitive)")
     explain.add_argument("--json", action="store_true", help="print the rule page as JSON")
     return parser
@@ -93,8 +100,7 @@ def _markdown_cell(text: str) -> str:
 
 
 def _rule_entry(rule) -> dict:
-    return {"code": rule.code, "title": rule.title, "category": rule.category.value,
-            "page": rule.page.model_dump()}
+    return {"code": rule.code, "title": rule.title, "category": rule.category.value, "page": rule.page.model_dump()}
 
 
 def _list(as_json: bool) -> int:

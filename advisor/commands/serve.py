@@ -31,8 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         add_help=False,  # --help goes to the engine, which owns the flags
         prefix_chars="\x00",  # no option of our own: argparse passes every '-…' argument through
     )
-    parser.add_argument("engine_args", nargs=argparse.REMAINDER,
-                        help="MODEL and vLLM-style flags, passed to `python -m engine serve` unchanged")
+    parser.add_argument(
+        "engine_args",
+        nargs=argparse.REMAINDER,
+        help="MODEL and vLLM-style flags, passed to `python -m engine serve` unchanged",
+    )
     return parser
 
 

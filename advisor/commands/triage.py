@@ -40,76 +40,152 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
     )
     source = parser.add_argument_group("where to look (at least one)")
-    source.add_argument("--endpoint", metavar="URL",
-                        help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)")
-    source.add_argument("--prometheus", metavar="URL",
-                        help="Prometheus base URL to query for every replica (e.g. http://127.0.0.1:9090)")
-    source.add_argument("--selector", default="", metavar="MATCHER",
-                        help="PromQL label matcher picking the servers, e.g. '{job=\"vllm\"}' "
-                             "(default: all vllm:* series)")
-    source.add_argument("--window", default=None, metavar="DURATION",
-                        help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)")
-    source.add_argument("--metrics", action="append", default=[], metavar="FILE",
-                        help="saved /metrics text; give it twice (before, after) with --metrics-interval for rates")
-    source.add_argument("--metrics-interval", type=positive_float, default=None, metavar="SECONDS",
-                        help="seconds between the two --metrics files, or between two scrapes of --endpoint")
-    source.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="HTTP header for --endpoint and --prometheus requests, e.g. 'Authorization: Bearer …' "
-                             "(repeatable; never written to the JSON)")
+    source.add_argument(
+        "--endpoint", metavar="URL", help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)"
+    )
+    source.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="Prometheus base URL to query for every replica (e.g. http://127.0.0.1:9090)",
+    )
+    source.add_argument(
+        "--selector",
+        default="",
+        metavar="MATCHER",
+        help="PromQL label matcher picking the servers, e.g. '{job=\"vllm\"}' (default: all vllm:* series)",
+    )
+    source.add_argument(
+        "--window",
+        default=None,
+        metavar="DURATION",
+        help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)",
+    )
+    source.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="saved /metrics text; give it twice (before, after) with --metrics-interval for rates",
+    )
+    source.add_argument(
+        "--metrics-interval",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds between the two --metrics files, or between two scrapes of --endpoint",
+    )
+    source.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="HTTP header for --endpoint and --prometheus requests, e.g. 'Authorization: Bearer …' "
+        "(repeatable; never written to the JSON)",
+    )
     source.add_argument("--logs", metavar="FILE", help="server log file, or '-' to read stdin")
-    source.add_argument("--server-args", metavar="ARGS", type=command_line,
-                        help="the launch command or its flags, e.g. \"vllm serve MODEL --max-model-len 32768\"")
+    source.add_argument(
+        "--server-args",
+        metavar="ARGS",
+        type=command_line,
+        help='the launch command or its flags, e.g. "vllm serve MODEL --max-model-len 32768"',
+    )
 
     deployment = parser.add_argument_group("deployment (for predicted effects)")
     deployment.add_argument("--model", help="catalog model name, HF config.json or model dir (default: from args/log)")
     deployment.add_argument("--gpu", help="GPU catalog name, e.g. H100-SXM-80GB")
     deployment.add_argument("--gpus", type=positive_int, default=None, metavar="N", help="GPUs per replica")
-    deployment.add_argument("--gpu-memory-gib", type=positive_float, default=None, metavar="GIB",
-                            help="device memory size when the GPU is not in the catalog")
+    deployment.add_argument(
+        "--gpu-memory-gib",
+        type=positive_float,
+        default=None,
+        metavar="GIB",
+        help="device memory size when the GPU is not in the catalog",
+    )
 
     workload = parser.add_argument_group("workload hints (optional)")
-    workload.add_argument("--input-tokens", type=positive_float, default=None, metavar="N",
-                          help="typical (p50) prompt length")
-    workload.add_argument("--output-tokens", type=positive_float, default=None, metavar="N",
-                          help="typical (p50) output length")
-    workload.add_argument("--input-tokens-p95", type=positive_float, default=None, metavar="N",
-                          help="p95 prompt length (long prompts drive KV sizing)")
-    workload.add_argument("--output-tokens-p95", type=positive_float, default=None, metavar="N",
-                          help="p95 output length")
-    workload.add_argument("--shared-prefix-tokens", type=non_negative_int, default=None, metavar="N",
-                          help="typical shared prefix (system prompt) length in tokens")
-    workload.add_argument("--routing", default=None,
-                          choices=["round_robin", "prefix_aware", "session_affinity", "unknown"],
-                          help="how the load balancer spreads requests over replicas")
-    workload.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
-                          help="requests clients keep in flight")
+    workload.add_argument(
+        "--input-tokens", type=positive_float, default=None, metavar="N", help="typical (p50) prompt length"
+    )
+    workload.add_argument(
+        "--output-tokens", type=positive_float, default=None, metavar="N", help="typical (p50) output length"
+    )
+    workload.add_argument(
+        "--input-tokens-p95",
+        type=positive_float,
+        default=None,
+        metavar="N",
+        help="p95 prompt length (long prompts drive KV sizing)",
+    )
+    workload.add_argument(
+        "--output-tokens-p95", type=positive_float, default=None, metavar="N", help="p95 output length"
+    )
+    workload.add_argument(
+        "--shared-prefix-tokens",
+        type=non_negative_int,
+        default=None,
+        metavar="N",
+        help="typical shared prefix (system prompt) length in tokens",
+    )
+    workload.add_argument(
+        "--routing",
+        default=None,
+        choices=["round_robin", "prefix_aware", "session_affinity", "unknown"],
+        help="how the load balancer spreads requests over replicas",
+    )
+    workload.add_argument(
+        "--concurrency", type=positive_int, default=None, metavar="N", help="requests clients keep in flight"
+    )
     workload.add_argument("--replicas", type=positive_int, default=None, metavar="N", help="number of server replicas")
-    workload.add_argument("--prefix-reuse", type=unit_interval, default=None, metavar="FRACTION",
-                          help="share of prompt tokens in shared prefixes, 0–1")
-    workload.add_argument("--ttft-slo", type=positive_float, default=None, metavar="SECONDS",
-                          help="p99 time-to-first-token target")
-    workload.add_argument("--itl-slo", type=positive_float, default=None, metavar="SECONDS",
-                          help="p99 inter-token latency target")
+    workload.add_argument(
+        "--prefix-reuse",
+        type=unit_interval,
+        default=None,
+        metavar="FRACTION",
+        help="share of prompt tokens in shared prefixes, 0–1",
+    )
+    workload.add_argument(
+        "--ttft-slo", type=positive_float, default=None, metavar="SECONDS", help="p99 time-to-first-token target"
+    )
+    workload.add_argument(
+        "--itl-slo", type=positive_float, default=None, metavar="SECONDS", help="p99 inter-token latency target"
+    )
 
     predicted = parser.add_argument_group("latency predictions (optional)")
-    predicted.add_argument("--ramp", metavar="RAMP.json",
-                           help="a ramp of this server (servops ramp --json): each proposed scheduling change gets "
-                                "its predicted TTFT, ITL, tok/s and safe operating point (performance model "
-                                "calibrated on the ramp), batch-size values are the model's best, and changes "
-                                "predicted not to help are listed as rejected")
+    predicted.add_argument(
+        "--ramp",
+        metavar="RAMP.json",
+        help="a ramp of this server (servops ramp --json): each proposed scheduling change gets "
+        "its predicted TTFT, ITL, tok/s and safe operating point (performance model "
+        "calibrated on the ramp), batch-size values are the model's best, and changes "
+        "predicted not to help are listed as rejected",
+    )
 
     output = parser.add_argument_group("output and scheduling")
-    output.add_argument("--json", metavar="PATH",
-                        help="also write the triage JSON document to PATH ('-' for stdout only)")
-    output.add_argument("--no-facts", action="store_true",
-                        help="leave the collected facts (snapshots, events) out of the JSON to keep it small "
-                             "(scheduled runs always keep them)")
-    output.add_argument("--timeout", type=positive_float, default=10.0, metavar="SECONDS",
-                        help="per-request timeout for endpoints and Prometheus (default 10)")
+    output.add_argument(
+        "--json", metavar="PATH", help="also write the triage JSON document to PATH ('-' for stdout only)"
+    )
+    output.add_argument(
+        "--no-facts",
+        action="store_true",
+        help="leave the collected facts (snapshots, events) out of the JSON to keep it small "
+        "(scheduled runs always keep them)",
+    )
+    output.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="per-request timeout for endpoints and Prometheus (default 10)",
+    )
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
     output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
-    output.add_argument("--count", type=positive_int, default=None, metavar="N",
-                        help="with --every: stop after N runs (default: run until interrupted)")
+    output.add_argument(
+        "--count",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --every: stop after N runs (default: run until interrupted)",
+    )
     return parser
 
 
@@ -146,8 +222,10 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
     endpoint, endpoint_auth = split_url_credentials(args.endpoint)
     prometheus, prometheus_auth = split_url_credentials(args.prometheus)
     if endpoint_auth and prometheus_auth and endpoint_auth != prometheus_auth and not _has_authorization(headers):
-        raise UserError("--endpoint and --prometheus carry different user:password; pass one "
-                        "--header 'Authorization: …' for both, or credentials in only one URL")
+        raise UserError(
+            "--endpoint and --prometheus carry different user:password; pass one "
+            "--header 'Authorization: …' for both, or credentials in only one URL"
+        )
     if not _has_authorization(headers) and (endpoint_auth or prometheus_auth):
         headers["Authorization"] = endpoint_auth or prometheus_auth  # the URL's user:pass, as Basic auth
     request = TriageRequest(

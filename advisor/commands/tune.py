@@ -44,32 +44,65 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Writes tune.json and report.html."
         ),
     )
-    parser.add_argument("--out", default="tune-out", metavar="DIR",
-                        help="folder for tune.json, report.html and engine logs (default: tune-out)")
-    parser.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="maximum tuning rounds (default: 3)")
-    parser.add_argument("--criterion", choices=["safe-point", "itl-p99"], default="safe-point",
-                        help="keep a change when the safe operating point rises (ties: p99 TTFT falls), or when "
-                             "p99 ITL at --target-load falls (default: safe-point)")
-    parser.add_argument("--target-load", type=positive_float, default=None, metavar="LOAD",
-                        help="offered load (concurrency level) for --criterion itl-p99 (default: the top level "
-                             "both runs measured)")
-    parser.add_argument("--min-improvement", type=unit_interval, default=0.10, metavar="FRACTION",
-                        help="relative improvement a latency criterion needs to keep a change (default: 0.10)")
-    parser.add_argument("--unsafe-changes", action="store_true",
-                        help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
-                             "e.g. a shorter --max-model-len); default: safe changes only")
+    parser.add_argument(
+        "--out",
+        default="tune-out",
+        metavar="DIR",
+        help="folder for tune.json, report.html and engine logs (default: tune-out)",
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int, default=3, metavar="N", help="maximum tuning rounds (default: 3)"
+    )
+    parser.add_argument(
+        "--criterion",
+        choices=["safe-point", "itl-p99"],
+        default="safe-point",
+        help="keep a change when the safe operating point rises (ties: p99 TTFT falls), or when "
+        "p99 ITL at --target-load falls (default: safe-point)",
+    )
+    parser.add_argument(
+        "--target-load",
+        type=positive_float,
+        default=None,
+        metavar="LOAD",
+        help="offered load (concurrency level) for --criterion itl-p99 (default: the top level both runs measured)",
+    )
+    parser.add_argument(
+        "--min-improvement",
+        type=unit_interval,
+        default=0.10,
+        metavar="FRACTION",
+        help="relative improvement a latency criterion needs to keep a change (default: 0.10)",
+    )
+    parser.add_argument(
+        "--unsafe-changes",
+        action="store_true",
+        help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
+        "e.g. a shorter --max-model-len); default: safe changes only",
+    )
     engine = parser.add_mutually_exclusive_group()
-    engine.add_argument("--flags", default=None, metavar="FLAGS", type=command_line,
-                        help=f"starting flags for --engine (default: '{DEFAULT_FLAGS}'; with --engine vllm "
-                             f"'{default_flags('vllm')}')")
-    engine.add_argument("--server-command", default=None, metavar="CMD", type=command_line,
-                        help="a full launch command instead of --engine, e.g. \"VLLM_CPU_KVCACHE_SPACE=1 vllm serve "
-                             "MODEL --max-num-seqs 8\" (servops adds --host/--port; `vllm` runs from the vLLM "
-                             "environment when servops has one)")
+    engine.add_argument(
+        "--flags",
+        default=None,
+        metavar="FLAGS",
+        type=command_line,
+        help=f"starting flags for --engine (default: '{DEFAULT_FLAGS}'; with --engine vllm '{default_flags('vllm')}')",
+    )
+    engine.add_argument(
+        "--server-command",
+        default=None,
+        metavar="CMD",
+        type=command_line,
+        help='a full launch command instead of --engine, e.g. "VLLM_CPU_KVCACHE_SPACE=1 vllm serve '
+        'MODEL --max-num-seqs 8" (servops adds --host/--port; `vllm` runs from the vLLM '
+        "environment when servops has one)",
+    )
     add_engine_argument(parser, default=None)
-    parser.add_argument("--model", default=None,
-                        help="model for --engine (bundled: HF dir or .gguf; vllm: an HF dir); default: the "
-                             "embedded SmolLM2")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model for --engine (bundled: HF dir or .gguf; vllm: an HF dir); default: the embedded SmolLM2",
+    )
     add_ramp_arguments(parser)
     return parser
 
@@ -79,14 +112,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--rounds {args.rounds}: choose 1 to 10")
     if not 0 <= args.min_improvement < 1:
         raise UserError(f"--min-improvement {args.min_improvement:g}: give a fraction in [0, 1), e.g. 0.1")
-    criterion = TuneCriterion(metric="itl_p99" if args.criterion == "itl-p99" else "safe_operating_point",
-                              target_load=args.target_load, min_improvement=args.min_improvement)
+    criterion = TuneCriterion(
+        metric="itl_p99" if args.criterion == "itl-p99" else "safe_operating_point",
+        target_load=args.target_load,
+        min_improvement=args.min_improvement,
+    )
     start = _start_command(args)
     settings = ramp_settings(args)
     check_output_dir(args.out, "--out")  # before minutes of engine runs, not after
     out_dir = Path(args.out)
-    result = run_tune(start, criterion, settings, args.rounds, out_dir, progress=_progress,
-                      allow_unsafe=args.unsafe_changes)
+    result = run_tune(
+        start, criterion, settings, args.rounds, out_dir, progress=_progress, allow_unsafe=args.unsafe_changes
+    )
     json_path = write_json(out_dir / "tune.json", result.model_dump_json(indent=1))
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     kept = sum(r.kept for r in result.rounds)
@@ -100,8 +137,10 @@ def _start_command(args: argparse.Namespace) -> ServeCommand:
     """The starting command: --server-command as given (checked it can run), else --engine's."""
     if args.server_command:
         if args.engine is not None:
-            raise UserError("--engine and --server-command are mutually exclusive: --server-command is the whole "
-                            "launch command; leave one out")
+            raise UserError(
+                "--engine and --server-command are mutually exclusive: --server-command is the whole "
+                "launch command; leave one out"
+            )
         return _server_command(args.server_command)
     engine: Engine = args.engine or "bundled"
     flags = (args.flags if args.flags is not None else default_flags(engine)).split()
@@ -116,7 +155,7 @@ def _server_command(text: str) -> ServeCommand:
     """
     command = parse_command(text, flag="--server-command")
     if not command.program:
-        raise UserError("--server-command: give the whole command, e.g. \"vllm serve MODEL --max-num-seqs 8\"")
+        raise UserError('--server-command: give the whole command, e.g. "vllm serve MODEL --max-num-seqs 8"')
     if tuple(command.program[:4]) == BUNDLED_PROGRAM:
         return command
     program = command.program[0]
@@ -125,8 +164,10 @@ def _server_command(text: str) -> ServeCommand:
         if reason:
             raise UserError(f"--server-command: {reason}")
     elif shutil.which(program) is None:
-        raise UserError(f"--server-command: {program!r} is not on PATH; install it or leave --server-command out "
-                        f"to tune the bundled engine")
+        raise UserError(
+            f"--server-command: {program!r} is not on PATH; install it or leave --server-command out "
+            f"to tune the bundled engine"
+        )
     return command
 
 

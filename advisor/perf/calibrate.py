@@ -70,12 +70,19 @@ class Calibration(BaseModel):
     max_batch_seen: int = Field(default=1, description="the largest decode batch the measured steps mostly ran")
 
 
-def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkload,
-              start: StepCost | None = None, source: str = "ramp") -> Calibration:
+def calibrate(
+    ramp: MeasuredRamp,
+    limits: SchedulerLimits,
+    workload: ReplayWorkload,
+    start: StepCost | None = None,
+    source: str = "ramp",
+) -> Calibration:
     usable = [s for s in ramp.usable_steps if s.ttft_s.p50 and s.itl_s.p50]
     if not usable:
-        raise UserError(f"{source}: no valid step with successful streamed requests to calibrate from; "
-                        f"re-run the ramp against a server that answers")
+        raise UserError(
+            f"{source}: no valid step with successful streamed requests to calibrate from; "
+            f"re-run the ramp against a server that answers"
+        )
     cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start or _first_guess(usable))
     max_batch = max([1, *batches])
     knots = curve_knots(batches)
@@ -85,22 +92,27 @@ def calibrate(ramp: MeasuredRamp, limits: SchedulerLimits, workload: ReplayWorkl
     fit_rows = in_sample_rows(ramp, usable, limits, cost, workload)
     errors = [row.error for row in fit_rows if row.measured > 0]
     rms = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.5
-    cost = cost.model_copy(update={
-        "relative_error": round(max(MIN_RELATIVE_ERROR, rms), 3),
-        "source": f"fitted to {len(usable)} measured step(s) of {source}"
-                  + (" and the server's /metrics" if server_rows else "")})
-    return Calibration(cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows,
-                       max_batch_seen=max_batch)
+    cost = cost.model_copy(
+        update={
+            "relative_error": round(max(MIN_RELATIVE_ERROR, rms), 3),
+            "source": f"fitted to {len(usable)} measured step(s) of {source}"
+            + (" and the server's /metrics" if server_rows else ""),
+        }
+    )
+    return Calibration(
+        cost=cost, iterations=iterations, rows=fit_rows, used_server_metrics=server_rows, max_batch_seen=max_batch
+    )
 
 
-def _fixed_point(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, workload: ReplayWorkload,
-                 cost: StepCost) -> tuple[StepCost, int, bool, list[int]]:
+def _fixed_point(
+    ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, workload: ReplayWorkload, cost: StepCost
+) -> tuple[StepCost, int, bool, list[int]]:
     """Replay with `cost`, solve for its coefficients, repeat until they stop moving.
 
     Returns the cost, the iterations, whether server metrics gave rows, and the decode batch
     sizes the measured windows held (time-weighted, for the curve's knots)."""
     server_rows, iterations, batches = False, 0, []
-    for iterations in range(1, MAX_ITERATIONS + 1):
+    for _ in range(MAX_ITERATIONS):
         rows, targets, batches = [], [], []
         for step in usable:
             replay = replay_step(ramp.plan, step.step, limits, cost, workload)
@@ -112,8 +124,14 @@ def _fixed_point(ramp: MeasuredRamp, usable: list[StepResult], limits: Scheduler
         if not rows:
             break
         updated = cost.with_coefficients(list(_nonnegative_fit(np.array(rows), np.array(targets))))
-        moved = max((abs(a - b) / max(abs(b), 1e-12) for a, b in zip(updated.vector(), cost.vector())
-                     if max(abs(a), abs(b)) > 1e-9), default=0.0)
+        moved = max(
+            (
+                abs(a - b) / max(abs(b), 1e-12)
+                for a, b in zip(updated.vector(), cost.vector(), strict=False)
+                if max(abs(a), abs(b)) > 1e-9
+            ),
+            default=0.0,
+        )
         cost = updated
         if moved < CONVERGED:
             break
@@ -140,8 +158,9 @@ def _typical_batch(ramp: MeasuredRamp, step: StepResult, replay) -> int:
     return max(time_at, key=time_at.get) if time_at else 0
 
 
-def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost,
-                   workload: ReplayWorkload) -> list[FitRow]:
+def in_sample_rows(
+    ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload
+) -> list[FitRow]:
     """Measured vs replayed TTFT p50, ITL p50 and output tok/s for each measured step."""
     from advisor.perf.forecast import (
         predicted_step,  # forecast imports calibrate's callers
@@ -150,10 +169,11 @@ def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: Schedul
     rows = []
     for step in usable:
         predicted = predicted_step(ramp, step.step, limits, cost, workload)
-        for figure, measured, fitted in (("ttft_p50", step.ttft_s.p50, predicted.ttft_s.p50),
-                                         ("itl_p50", step.itl_s.p50, predicted.itl_s.p50),
-                                         ("output_tokens_per_s", step.output_tokens_per_s,
-                                          predicted.output_tokens_per_s)):
+        for figure, measured, fitted in (
+            ("ttft_p50", step.ttft_s.p50, predicted.ttft_s.p50),
+            ("itl_p50", step.itl_s.p50, predicted.itl_s.p50),
+            ("output_tokens_per_s", step.output_tokens_per_s, predicted.output_tokens_per_s),
+        ):
             if measured and fitted is not None:
                 rows.append(FitRow(offered=step.offered, figure=figure, measured=measured, fitted=fitted))
     return rows
@@ -161,9 +181,14 @@ def in_sample_rows(ramp: MeasuredRamp, usable: list[StepResult], limits: Schedul
 
 def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay, cost: StepCost) -> tuple[list, list, bool]:
     start, end = ramp.plan.window(step.step)
-    done = [r for r in replay.requests
-            if start <= r.send + ramp.plan.step_start(step.step) < end and not r.rejected
-            and len(r.token_times) == r.output_tokens and r.token_times]
+    done = [
+        r
+        for r in replay.requests
+        if start <= r.send + ramp.plan.step_start(step.step) < end
+        and not r.rejected
+        and len(r.token_times) == r.output_tokens
+        and r.token_times
+    ]
     if not done:
         return [], [], False
     index = F.StepIndex(replay.steps, cost)
@@ -176,8 +201,10 @@ def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay, cost: StepCo
 
     by_ttft = sorted(done, key=lambda r: r.token_times[0] - r.send)
     add(F.ttft(index, by_ttft[len(by_ttft) // 2]), step.ttft_s.p50)
-    gaps = sorted(((b - a, r.index, j) for r in done for j, (a, b) in enumerate(zip(r.token_times, r.token_times[1:]))),
-                  key=lambda g: g[0])
+    gaps = sorted(
+        ((b - a, r.index, j) for r in done for j, (a, b) in enumerate(itertools.pairwise(r.token_times))),
+        key=lambda g: g[0],
+    )
     by_index = {r.index: r for r in done}
     if gaps:
         _, i, j = gaps[len(gaps) // 2]
@@ -201,13 +228,13 @@ def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay, cost: StepCo
 def _nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
     """argmin ||a·x - y||² + ridge on scaled columns, x >= 0, by trying every support (at most ~11
     unknowns: a few hundred small solves); the last column is the overhead, ridged hardest."""
-    scale = np.sqrt((a ** 2).mean(axis=0))
+    scale = np.sqrt((a**2).mean(axis=0))
     scale[scale == 0] = 1.0
     scaled = a / scale
     n = a.shape[1]
     weights = np.ones(n)
     weights[-1] = OVERHEAD_RIDGE
-    best, best_value = np.zeros(n), float(np.sum(y ** 2))
+    best, best_value = np.zeros(n), float(np.sum(y**2))
     for size in range(1, n + 1):
         for support in itertools.combinations(range(n), size):
             cols = list(support)
@@ -218,7 +245,7 @@ def _nonnegative_fit(a: np.ndarray, y: np.ndarray) -> np.ndarray:
                 continue
             full = np.zeros(n)
             full[cols] = x
-            value = float(np.sum((scaled @ full - y) ** 2) + RIDGE * len(y) * np.sum(weights * full ** 2))
+            value = float(np.sum((scaled @ full - y) ** 2) + RIDGE * len(y) * np.sum(weights * full**2))
             if value < best_value:
                 best, best_value = full, value
     return best / scale
@@ -231,8 +258,16 @@ def _first_guess(usable: list[StepResult]) -> StepCost:
     first replay too slow to finish any request."""
     low = min(usable, key=lambda s: s.offered)
     itl = low.itl_s.p50 or 0.05
-    batch = max(1.0, (low.server.running_mean if low.server and low.server.running_mean else low.offered
-                      if low.offered_unit == "concurrency" else 1.0))
-    return StepCost(base_s=0.6 * itl, prefill_token_s=0.4 * itl / 64, decode_seq_s=0.4 * itl / batch,
-                    context_token_s=0.0)
-
+    batch = max(
+        1.0,
+        (
+            low.server.running_mean
+            if low.server and low.server.running_mean
+            else low.offered
+            if low.offered_unit == "concurrency"
+            else 1.0
+        ),
+    )
+    return StepCost(
+        base_s=0.6 * itl, prefill_token_s=0.4 * itl / 64, decode_seq_s=0.4 * itl / batch, context_token_s=0.0
+    )

@@ -56,28 +56,38 @@ class StepCost(BaseModel):
     decode_curve_s: list[float] = Field(default_factory=list)
 
     def step_time(self, shape: StepShape) -> float:
-        return (self._head(shape.decode_seqs) + self.prefill_token_s * shape.prefill_tokens
-                + self.context_token_s * shape.context_tokens)
+        return (
+            self._head(shape.decode_seqs)
+            + self.prefill_token_s * shape.prefill_tokens
+            + self.context_token_s * shape.context_tokens
+        )
 
     def _head(self, decode_seqs: int) -> float:
         """The step's fixed part plus its decode part, for `decode_seqs` sequences."""
         if not self.decode_knots:
             return self.base_s + self.decode_seq_s * decode_seqs
-        value = sum(w * v for w, v in zip(hat_weights(self.decode_knots, decode_seqs), self.decode_curve_s))
+        weights = hat_weights(self.decode_knots, decode_seqs)
+        value = sum(w * v for w, v in zip(weights, self.decode_curve_s, strict=False))
         return max(value, min(self.decode_curve_s))  # a falling last segment never runs below the curve
 
     def columns(self) -> list[str]:
         """The coefficients a calibration solves for, in feature_row order (then the overhead)."""
         if self.decode_knots:
-            return [*(f"decode_curve_s[{i}]" for i in range(len(self.decode_knots))),
-                    "prefill_token_s", "context_token_s"]
+            return [
+                *(f"decode_curve_s[{i}]" for i in range(len(self.decode_knots))),
+                "prefill_token_s",
+                "context_token_s",
+            ]
         return ["base_s", "prefill_token_s", "decode_seq_s", "context_token_s"]
 
     def feature_row(self, shape: StepShape) -> list[float]:
         """The step's features: step time = feature_row · the coefficients of columns()."""
         if self.decode_knots:
-            return [*hat_weights(self.decode_knots, shape.decode_seqs), float(shape.prefill_tokens),
-                    float(shape.context_tokens)]
+            return [
+                *hat_weights(self.decode_knots, shape.decode_seqs),
+                float(shape.prefill_tokens),
+                float(shape.context_tokens),
+            ]
         return list(shape.features())
 
     def with_coefficients(self, values: list[float]) -> StepCost:
@@ -85,17 +95,28 @@ class StepCost(BaseModel):
         *engine, overhead = values
         if self.decode_knots:
             count = len(self.decode_knots)
-            return self.model_copy(update={"decode_curve_s": [float(v) for v in engine[:count]],
-                                           "prefill_token_s": float(engine[count]),
-                                           "context_token_s": float(engine[count + 1]),
-                                           "overhead_s": float(overhead)})
-        return self.model_copy(update={**dict(zip(self.columns(), (float(v) for v in engine))),
-                                       "overhead_s": float(overhead)})
+            return self.model_copy(
+                update={
+                    "decode_curve_s": [float(v) for v in engine[:count]],
+                    "prefill_token_s": float(engine[count]),
+                    "context_token_s": float(engine[count + 1]),
+                    "overhead_s": float(overhead),
+                }
+            )
+        return self.model_copy(
+            update={
+                **dict(zip(self.columns(), (float(v) for v in engine), strict=False)),
+                "overhead_s": float(overhead),
+            }
+        )
 
     def vector(self) -> list[float]:
         head = self.decode_curve_s if self.decode_knots else [self.base_s]
-        tail = [self.prefill_token_s, self.context_token_s] if self.decode_knots else [
-            self.prefill_token_s, self.decode_seq_s, self.context_token_s]
+        tail = (
+            [self.prefill_token_s, self.context_token_s]
+            if self.decode_knots
+            else [self.prefill_token_s, self.decode_seq_s, self.context_token_s]
+        )
         return [*head, *tail, self.overhead_s]
 
     def with_curve(self, knots: list[float]) -> StepCost:
@@ -105,20 +126,29 @@ class StepCost(BaseModel):
 
     def scaled(self, factor: float) -> StepCost:
         """Every engine term times `factor` (the overhead too): the edges of the uncertainty band."""
-        return self.model_copy(update={
-            "base_s": self.base_s * factor, "prefill_token_s": self.prefill_token_s * factor,
-            "decode_seq_s": self.decode_seq_s * factor, "context_token_s": self.context_token_s * factor,
-            "overhead_s": self.overhead_s * factor, "decode_curve_s": [v * factor for v in self.decode_curve_s]})
+        return self.model_copy(
+            update={
+                "base_s": self.base_s * factor,
+                "prefill_token_s": self.prefill_token_s * factor,
+                "decode_seq_s": self.decode_seq_s * factor,
+                "context_token_s": self.context_token_s * factor,
+                "overhead_s": self.overhead_s * factor,
+                "decode_curve_s": [v * factor for v in self.decode_curve_s],
+            }
+        )
 
     def describe(self) -> str:
         if self.decode_knots:
-            curve = ", ".join(f"{k:g}: {v * 1e3:.1f} ms" for k, v in zip(self.decode_knots, self.decode_curve_s))
+            knots = zip(self.decode_knots, self.decode_curve_s, strict=False)
+            curve = ", ".join(f"{k:g}: {v * 1e3:.1f} ms" for k, v in knots)
             head = f"step by decode batch ({curve})"
         else:
             head = f"step = {self.base_s * 1e3:.2f} ms + {self.decode_seq_s * 1e3:.3f} ms/decode seq"
-        return (f"{head} + {self.prefill_token_s * 1e6:.1f} µs/prompt token + "
-                f"{self.context_token_s * 1e6:.3f} µs/context token; "
-                f"{self.overhead_s * 1e3:.1f} ms per request outside the engine (±{self.relative_error:.0%})")
+        return (
+            f"{head} + {self.prefill_token_s * 1e6:.1f} µs/prompt token + "
+            f"{self.context_token_s * 1e6:.3f} µs/context token; "
+            f"{self.overhead_s * 1e3:.1f} ms per request outside the engine (±{self.relative_error:.0%})"
+        )
 
 
 def hat_weights(knots: list[float], x: float) -> list[float]:

@@ -64,4 +64,3 @@ def prefill_phase(index: StepIndex, r: ReplayedRequest) -> np.ndarray:
 
 def decode_phase(index: StepIndex, r: ReplayedRequest) -> np.ndarray:
     return np.append(index.between(r.token_times[0], r.token_times[-1]), 0.0)
-

@@ -71,26 +71,36 @@ class Prediction(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def predicted_step(ramp: MeasuredRamp, step: int, limits: SchedulerLimits, cost: StepCost,
-                   workload: ReplayWorkload) -> StepResult:
+def predicted_step(
+    ramp: MeasuredRamp, step: int, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload
+) -> StepResult:
     replay = replay_step(ramp.plan, step, limits, cost, workload)
     result = step_stats(ramp.plan, step, replay.records(step, ramp.plan.step_start(step)), ramp.slos)
     result.server = _server_signals(replay, ramp, step, limits)
     return result
 
 
-def predict_ramp(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload,
-                 with_bands: bool = True) -> PredictedRamp:
+def predict_ramp(
+    ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload, with_bands: bool = True
+) -> PredictedRamp:
     steps = [predicted_step(ramp, k, limits, cost, workload) for k in range(ramp.plan.steps)]
     knee = find_knee(steps, factor=ramp.knee_factor)
     safe = safe_operating_point(steps, knee, bool(ramp.slos))
     bands: list[dict[str, Band]] = []
     if with_bands and cost.relative_error > 0:
-        edges = [[predicted_step(ramp, k, limits, cost.scaled(factor), workload) for k in range(ramp.plan.steps)]
-                 for factor in (1 - min(cost.relative_error, 0.9), 1 + cost.relative_error)]
+        edges = [
+            [predicted_step(ramp, k, limits, cost.scaled(factor), workload) for k in range(ramp.plan.steps)]
+            for factor in (1 - min(cost.relative_error, 0.9), 1 + cost.relative_error)
+        ]
         for k in range(ramp.plan.steps):
-            values = {name: [v for v in (figure(edges[0][k], name), figure(edges[1][k], name), figure(steps[k], name))
-                             if v is not None] for name in BAND_FIGURES}
+            values = {
+                name: [
+                    v
+                    for v in (figure(edges[0][k], name), figure(edges[1][k], name), figure(steps[k], name))
+                    if v is not None
+                ]
+                for name in BAND_FIGURES
+            }
             bands.append({name: Band(low=min(v), high=max(v)) if v else Band() for name, v in values.items()})
     return PredictedRamp(steps=steps, knee=knee, safe_operating_point=safe, bands=bands)
 
@@ -119,7 +129,8 @@ def _server_signals(replay: StepReplay, ramp: MeasuredRamp, step: int, limits: S
         used = sum((s.end - s.start) * s.used_blocks for s in window)
         kv = min(1.0, used / busy / limits.num_blocks) if busy else 0.0
     return ServerSignals(
-        samples=0, running_mean=round(running * busy / width, 3) if width else None,
+        samples=0,
+        running_mean=round(running * busy / width, 3) if width else None,
         running_max=float(max((n for _, n in seqs), default=0)),
         kv_cache_usage_mean=round(kv, 4) if kv is not None else None,
         preemptions_per_s=replay.preemptions / max(width, 1e-9),
@@ -130,5 +141,7 @@ def _server_signals(replay: StepReplay, ramp: MeasuredRamp, step: int, limits: S
 
 def calibration_note(calibration: Calibration) -> str:
     worst = max((abs(r.error) for r in calibration.rows), default=0.0)
-    return (f"cost {calibration.cost.source} in {calibration.iterations} fixed-point iteration(s); in-sample "
-            f"error RMS {calibration.cost.relative_error:.0%}, worst {worst:.0%}")
+    return (
+        f"cost {calibration.cost.source} in {calibration.iterations} fixed-point iteration(s); in-sample "
+        f"error RMS {calibration.cost.relative_error:.0%}, worst {worst:.0%}"
+    )

@@ -22,8 +22,15 @@ from advisor.versions import (
 )
 
 # Flags whose effect the replay models (scheduling, KV pool in blocks, caching, chunking).
-MODELLED_FLAGS = ("--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--block-size",
-                  "--num-gpu-blocks-override", "--enable-prefix-caching", "--enable-chunked-prefill")
+MODELLED_FLAGS = (
+    "--max-num-seqs",
+    "--max-num-batched-tokens",
+    "--max-model-len",
+    "--block-size",
+    "--num-gpu-blocks-override",
+    "--enable-prefix-caching",
+    "--enable-chunked-prefill",
+)
 BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]
@@ -71,8 +78,9 @@ def engine_kind(command: ServeCommand, given: str | None = None) -> EngineKind:
     return "vllm-cuda"
 
 
-def limits_for(command: ServeCommand, engine: EngineKind, num_blocks: int | None = None,
-               kv_tokens: int | None = None) -> SchedulerLimits:
+def limits_for(
+    command: ServeCommand, engine: EngineKind, num_blocks: int | None = None, kv_tokens: int | None = None
+) -> SchedulerLimits:
     """The limits `command` runs with on `engine` (flags first, then that engine's defaults)."""
     if engine == "vllm-cpu":
         seqs, budget, block = CPU_API_SERVER_MAX_NUM_SEQS, CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS, CPU_DEFAULT_BLOCK_SIZE
@@ -90,7 +98,9 @@ def limits_for(command: ServeCommand, engine: EngineKind, num_blocks: int | None
     return SchedulerLimits(
         max_num_seqs=_int(command, "--max-num-seqs") or seqs,
         max_num_batched_tokens=_int(command, "--max-num-batched-tokens") or budget,
-        max_model_len=max_model_len, block_size=block, num_blocks=num_blocks,
+        max_model_len=max_model_len,
+        block_size=block,
+        num_blocks=num_blocks,
         enable_prefix_caching=command.value("--enable-prefix-caching") != "false",
         enable_chunked_prefill=chunked,
     )

@@ -43,17 +43,29 @@ def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> Measure
         levels = [float(x) for x in config["levels"]]
         step_s = float(config["step_s"])
         plan = RampPlan(
-            endpoint=str(config.get("endpoint") or "http://127.0.0.1"), model=str(config.get("model") or "m"),
-            mode=config["mode"], levels=levels, step_s=step_s,
+            endpoint=str(config.get("endpoint") or "http://127.0.0.1"),
+            model=str(config.get("model") or "m"),
+            mode=config["mode"],
+            levels=levels,
+            step_s=step_s,
             warmup_s=min(float(config.get("warmup_s") or 0.0), step_s * 0.9),
-            cooldown_s=float(config.get("cooldown_s") or 0.0), arrival=config.get("arrival", "constant"),
+            cooldown_s=float(config.get("cooldown_s") or 0.0),
+            arrival=config.get("arrival", "constant"),
             workload=WorkloadSpec.model_validate(config.get("workload") or {}),
-            request_timeout_s=float(config.get("request_timeout_s") or 60.0), start_ts=0.0,
+            request_timeout_s=float(config.get("request_timeout_s") or 60.0),
+            start_ts=0.0,
         )
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
-        raise UserError(f"{source}: not a complete ramp result ({str(exc).splitlines()[0]}); "
-                        f"give the JSON `servops ramp --json` wrote") from None
+        raise UserError(
+            f"{source}: not a complete ramp result ({str(exc).splitlines()[0]}); "
+            f"give the JSON `servops ramp --json` wrote"
+        ) from None
     if not steps:
         raise UserError(f"{source}: the ramp has no steps; run a ramp with at least one load level")
-    return MeasuredRamp(plan=plan, steps=steps, slos=parse_slos(config.get("slo")),
-                        knee_factor=float(config.get("knee_factor") or DEFAULT_FACTOR), config=config)
+    return MeasuredRamp(
+        plan=plan,
+        steps=steps,
+        slos=parse_slos(config.get("slo")),
+        knee_factor=float(config.get("knee_factor") or DEFAULT_FACTOR),
+        config=config,
+    )

@@ -26,8 +26,14 @@ DECODE_SEQ_OVERHEAD_S = 5e-5  # per sequence: sampling, detokenising, bookkeepin
 PRIOR_RELATIVE_ERROR = 0.5
 
 
-def roofline_cost(model: ModelSpec, gpu: GpuSpec, tensor_parallel: int = 1, dtype_bytes: float = 2.0,
-                  kv_dtype_bytes: float = 2.0, quantization: str | None = None) -> StepCost | None:
+def roofline_cost(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    tensor_parallel: int = 1,
+    dtype_bytes: float = 2.0,
+    kv_dtype_bytes: float = 2.0,
+    quantization: str | None = None,
+) -> StepCost | None:
     """The prior cost of `model` on `tensor_parallel` × `gpu`; None when the catalog lacks its bandwidth or FLOPs."""
     if not gpu.memory_bandwidth_tbps or not gpu.bf16_tflops:
         return None
@@ -40,7 +46,8 @@ def roofline_cost(model: ModelSpec, gpu: GpuSpec, tensor_parallel: int = 1, dtyp
         prefill_token_s=2 * active / (flops * PREFILL_MFU),
         decode_seq_s=2 * active / flops + DECODE_SEQ_OVERHEAD_S,
         context_token_s=kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tensor_parallel, 1) / bandwidth,
-        overhead_s=0.0, relative_error=PRIOR_RELATIVE_ERROR,
+        overhead_s=0.0,
+        relative_error=PRIOR_RELATIVE_ERROR,
         source=f"roofline prior: {model.name} on {tensor_parallel} x {gpu.name} "
-               f"({gpu.memory_bandwidth_tbps:g} TB/s, {gpu.bf16_tflops:g} bf16 TFLOPS); no measurement",
+        f"({gpu.memory_bandwidth_tbps:g} TB/s, {gpu.bf16_tflops:g} bf16 TFLOPS); no measurement",
     )

@@ -23,8 +23,8 @@ from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.workload import ReplayWorkload
 from engine.core.kv_cache_manager import KVCacheManager
-from engine.core.scheduler import Scheduler, SchedulerOutput
 from engine.core.request import Request, RequestStatus
+from engine.core.scheduler import Scheduler, SchedulerOutput
 from loadtest.plan import RampPlan
 from loadtest.records import RequestRecord
 
@@ -73,9 +73,14 @@ class StepReplay:
     def records(self, step: int, step_start: float) -> list[RequestRecord]:
         out = []
         for r in self.requests:
-            record = RequestRecord(step=step, index=r.index, intended_send_ts=step_start + r.send,
-                                   actual_send_ts=step_start + r.send, prompt_tokens=r.prompt_tokens,
-                                   token_source="usage")
+            record = RequestRecord(
+                step=step,
+                index=r.index,
+                intended_send_ts=step_start + r.send,
+                actual_send_ts=step_start + r.send,
+                prompt_tokens=r.prompt_tokens,
+                token_source="usage",
+            )
             if r.rejected:
                 record.error_type, record.error_message, record.status = "http_400", r.rejected, 400
             elif len(r.token_times) < r.output_tokens:
@@ -85,22 +90,37 @@ class StepReplay:
                 record.output_tokens = r.output_tokens
                 record.content_chunks = r.output_tokens
                 record.ttft_s = r.token_times[0] - r.send
-                record.gaps_s = [b - a for a, b in zip(r.token_times, r.token_times[1:])]
+                record.gaps_s = [b - a for a, b in zip(r.token_times, r.token_times[1:], strict=False)]
                 record.e2e_s = r.token_times[-1] - r.send
                 record.status = 200
             out.append(record)
         return out
 
 
-def replay_step(plan: RampPlan, step: int, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload,
-                drain_s: float | None = None) -> StepReplay:
+def replay_step(
+    plan: RampPlan,
+    step: int,
+    limits: SchedulerLimits,
+    cost: StepCost,
+    workload: ReplayWorkload,
+    drain_s: float | None = None,
+) -> StepReplay:
     """Replay step `step` of `plan` from an empty server; sends stop at the step's end, then the
     requests in flight get `drain_s` to finish (default: as the ramp gives them, see below)."""
     clock = _Clock()
-    kv = KVCacheManager(limits.num_blocks or _enough_blocks(plan, step, limits, workload), limits.block_size,
-                        enable_caching=limits.enable_prefix_caching)
-    scheduler = Scheduler(kv, limits.max_num_seqs, limits.max_num_batched_tokens, limits.max_model_len,
-                          enable_chunked_prefill=limits.enable_chunked_prefill, clock=clock)
+    kv = KVCacheManager(
+        limits.num_blocks or _enough_blocks(plan, step, limits, workload),
+        limits.block_size,
+        enable_caching=limits.enable_prefix_caching,
+    )
+    scheduler = Scheduler(
+        kv,
+        limits.max_num_seqs,
+        limits.max_num_batched_tokens,
+        limits.max_model_len,
+        enable_chunked_prefill=limits.enable_chunked_prefill,
+        clock=clock,
+    )
     step_s = plan.step_s
     if drain_s is None:  # as the load generator: a request may run for its timeout, but not past the
         # ramp's end plus the cool-down, when whatever is still in flight is recorded as cancelled
@@ -122,17 +142,29 @@ def replay_step(plan: RampPlan, step: int, limits: SchedulerLimits, cost: StepCo
     def send(at: float, stream: int) -> None:
         index = len(replayed)
         shape = workload.request(step, index)
-        item = ReplayedRequest(index=index, send=at, arrival=at + cost.overhead_s, output_tokens=shape.output_tokens,
-                               prompt_tokens=len(shape.prompt_ids))
+        item = ReplayedRequest(
+            index=index,
+            send=at,
+            arrival=at + cost.overhead_s,
+            output_tokens=shape.output_tokens,
+            prompt_tokens=len(shape.prompt_ids),
+        )
         replayed.append(item)
         if len(shape.prompt_ids) + shape.output_tokens > limits.max_model_len:
-            item.rejected = (f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
-                             f"--max-model-len {limits.max_model_len}")
+            item.rejected = (
+                f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
+                f"--max-model-len {limits.max_model_len}"
+            )
             if stream >= 0:
                 heapq.heappush(sends, (at, stream))
             return
-        request = Request(request_id=str(index), prompt_token_ids=list(shape.prompt_ids), sampling_params=None,
-                          arrival_time=item.arrival, max_tokens=shape.output_tokens)
+        request = Request(
+            request_id=str(index),
+            prompt_token_ids=list(shape.prompt_ids),
+            sampling_params=None,
+            arrival_time=item.arrival,
+            max_tokens=shape.output_tokens,
+        )
         live[request.request_id] = (request, item, stream)
         heapq.heappush(arrivals, (item.arrival, index))
 
@@ -145,8 +177,11 @@ def replay_step(plan: RampPlan, step: int, limits: SchedulerLimits, cost: StepCo
             _, index = heapq.heappop(arrivals)
             scheduler.add_request(live[str(index)][0])
         if not scheduler.has_unfinished_requests():
-            upcoming = [t for t in (sends[0][0] if sends and sends[0][0] < step_s else None,
-                                    arrivals[0][0] if arrivals else None) if t is not None]
+            upcoming = [
+                t
+                for t in (sends[0][0] if sends and sends[0][0] < step_s else None, arrivals[0][0] if arrivals else None)
+                if t is not None
+            ]
             if not upcoming:
                 break
             clock.now = max(clock.now, min(upcoming))
@@ -208,7 +243,7 @@ def _reject_unschedulable(scheduler: Scheduler, live: dict, limits: SchedulerLim
     request = scheduler.waiting[0] if scheduler.waiting else scheduler.running[0]
     scheduler.finish_request(request, RequestStatus.FINISHED_ABORTED)
     _, item, _ = live.pop(request.request_id)
-    item.rejected = (f"needs more KV blocks than the pool's {limits.num_blocks} of {limits.block_size} tokens")
+    item.rejected = f"needs more KV blocks than the pool's {limits.num_blocks} of {limits.block_size} tokens"
 
 
 class _Clock:

@@ -33,7 +33,7 @@ def parse_change(text: str) -> dict[str, str]:
     """`--max-num-seqs 8`, `--no-enable-prefix-caching` or `--enable-prefix-caching` → {flag: value}."""
     words = shlex.split(text)
     if not words or not words[0].startswith("--"):
-        raise UserError(f"--change {text!r}: give a flag and its value, e.g. --change \"--max-num-seqs 8\"")
+        raise UserError(f'--change {text!r}: give a flag and its value, e.g. --change "--max-num-seqs 8"')
     flag = words[0].split("=", 1)[0]
     value = words[0].split("=", 1)[1] if "=" in words[0] else (words[1] if len(words) > 1 else None)
     if flag.startswith("--no-") and "--" + flag[5:] in BOOLEAN_FLAGS:
@@ -41,10 +41,11 @@ def parse_change(text: str) -> dict[str, str]:
     elif flag in BOOLEAN_FLAGS and value is None:
         value = "true"
     if flag not in MODELLED_FLAGS:
-        raise UserError(f"--change {text!r}: the performance model does not predict {flag}; it predicts "
-                        f"{', '.join(MODELLED_FLAGS)}")
+        raise UserError(
+            f"--change {text!r}: the performance model does not predict {flag}; it predicts {', '.join(MODELLED_FLAGS)}"
+        )
     if value is None or len(words) > 2:
-        raise UserError(f"--change {text!r}: give one flag and one value, e.g. --change \"{flag} 8\"")
+        raise UserError(f'--change {text!r}: give one flag and one value, e.g. --change "{flag} 8"')
     if flag in BOOLEAN_FLAGS and value.lower() not in ("true", "false"):
         raise UserError(f"--change {text!r}: {flag} takes true or false (or --no-{flag[2:]})")
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
@@ -64,26 +65,40 @@ class Forecaster:
     one flag) against the same ramp; the fit and the replay of the unchanged launch are done once.
     """
 
-    def __init__(self, document: dict, source: str, server_args: str | ServeCommand, engine: str | None = None,
-                 kv_cache_tokens: int | None = None, progress=lambda line: None,
-                 cost: StepCost | None = None) -> None:
+    def __init__(
+        self,
+        document: dict,
+        source: str,
+        server_args: str | ServeCommand,
+        engine: str | None = None,
+        kv_cache_tokens: int | None = None,
+        progress=lambda line: None,
+        cost: StepCost | None = None,
+    ) -> None:
         self.document, self.source = document, source
         self.ramp = measured_ramp(document, source)
-        self.command = (server_args if isinstance(server_args, ServeCommand)
-                        else parse_command(server_args or "", flag="--server-args"))
+        self.command = (
+            server_args
+            if isinstance(server_args, ServeCommand)
+            else parse_command(server_args or "", flag="--server-args")
+        )
         self.engine = engine_kind(self.command, engine)
         self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
         self.notes: list[str] = list(self.workload.notes)
-        before = limits_for(self.command, self.engine, num_blocks=_blocks_override(self.command),
-                            kv_tokens=kv_cache_tokens)
+        before = limits_for(
+            self.command, self.engine, num_blocks=_blocks_override(self.command), kv_tokens=kv_cache_tokens
+        )
         self.calibration: Calibration | None = None
         if cost is not None:  # a prior: nothing measured to fit
             self.cost = cost
-            self.notes.append(f"cost from the {cost.source} (±{cost.relative_error:.0%}); a ramp "
-                              f"(servops ramp, then --ramp) replaces it with a fit")
+            self.notes.append(
+                f"cost from the {cost.source} (±{cost.relative_error:.0%}); a ramp "
+                f"(servops ramp, then --ramp) replaces it with a fit"
+            )
         else:
-            progress(f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) "
-                     f"of {source}")
+            progress(
+                f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) of {source}"
+            )
             self.calibration = calibrate(self.ramp, before, self.workload, source=source)
             self.cost = self.calibration.cost
             self.notes.append(calibration_note(self.calibration))
@@ -94,10 +109,13 @@ class Forecaster:
                 self.notes.append(
                     f"KV pool: about {estimated * before.block_size:,} tokens ({estimated} blocks of "
                     f"{before.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
-                    f"(the 'KV cache size: N tokens' line of the server's log) to state it")
+                    f"(the 'KV cache size: N tokens' line of the server's log) to state it"
+                )
             else:
-                self.notes.append("KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay "
-                                  "never runs out of blocks, so no preemption is predicted")
+                self.notes.append(
+                    "KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay "
+                    "never runs out of blocks, so no preemption is predicted"
+                )
         self.limits = before
         self.baseline = predict_ramp(self.ramp, before, self.cost, self.workload, with_bands=False)
 
@@ -112,18 +130,31 @@ class Forecaster:
             for text in changes:
                 applied.update(parse_change(text))
         after_command = self.command.with_changes(applied)
-        after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command),
-                           kv_tokens=self.limits.kv_tokens)
+        after = limits_for(
+            after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=self.limits.kv_tokens
+        )
         cost, notes = self._cost_for(after)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
-            ramp=self.source, engine=self.engine, server_args=self.command.render(), changes=texts,
-            server_args_after=after_command.render(), limits_before=self.limits, limits_after=after,
-            cost=cost, calibration=self.calibration, offered_unit=self.ramp.steps[0].offered_unit,
-            steps=predicted.steps, bands=predicted.bands, knee=predicted.knee,
-            safe_operating_point=predicted.safe_operating_point, baseline=self.baseline,
-            measured={"knee": self.document.get("knee"),
-                      "safe_operating_point": self.document.get("safe_operating_point")},
+            ramp=self.source,
+            engine=self.engine,
+            server_args=self.command.render(),
+            changes=texts,
+            server_args_after=after_command.render(),
+            limits_before=self.limits,
+            limits_after=after,
+            cost=cost,
+            calibration=self.calibration,
+            offered_unit=self.ramp.steps[0].offered_unit,
+            steps=predicted.steps,
+            bands=predicted.bands,
+            knee=predicted.knee,
+            safe_operating_point=predicted.safe_operating_point,
+            baseline=self.baseline,
+            measured={
+                "knee": self.document.get("knee"),
+                "safe_operating_point": self.document.get("safe_operating_point"),
+            },
             notes=[*self.notes, *notes],
         )
 
@@ -137,15 +168,26 @@ class Forecaster:
         seen = self.calibration.max_batch_seen
         if reachable <= EXTRAPOLATION_FACTOR * seen or self.cost.relative_error >= EXTRAPOLATION_ERROR:
             return self.cost, []
-        return (self.cost.model_copy(update={"relative_error": EXTRAPOLATION_ERROR}),
-                [f"the change lets the engine decode up to {reachable} sequences per step; the calibration ramp "
-                 f"ran at most {seen}, so the per-sequence cost is extrapolated: ±{EXTRAPOLATION_ERROR:.0%} "
-                 f"instead of the fit's ±{self.cost.relative_error:.0%} (ramp a configuration that batches, "
-                 f"then predict from it, for a tighter figure)"])
+        return (
+            self.cost.model_copy(update={"relative_error": EXTRAPOLATION_ERROR}),
+            [
+                f"the change lets the engine decode up to {reachable} sequences per step; the calibration ramp "
+                f"ran at most {seen}, so the per-sequence cost is extrapolated: ±{EXTRAPOLATION_ERROR:.0%} "
+                f"instead of the fit's ±{self.cost.relative_error:.0%} (ramp a configuration that batches, "
+                f"then predict from it, for a tighter figure)"
+            ],
+        )
 
 
-def what_if(document: dict, source: str, server_args: str, changes: list[str], engine: str | None = None,
-            kv_cache_tokens: int | None = None, progress=lambda line: None) -> Prediction:
+def what_if(
+    document: dict,
+    source: str,
+    server_args: str,
+    changes: list[str],
+    engine: str | None = None,
+    kv_cache_tokens: int | None = None,
+    progress=lambda line: None,
+) -> Prediction:
     """One question: the ramp predicted under `changes` (`servops predict`)."""
     for text in changes:  # refuse a bad change before the calibration's work
         parse_change(text)
@@ -180,15 +222,44 @@ def _blocks_override(command: ServeCommand) -> int | None:
 def synthetic_ramp(levels: list[float], input_tokens: int, output_tokens: int, step_s: float = 60.0) -> dict:
     """A ramp document with nothing measured: the load steps and request shape a prediction replays
     when only workload hints are known (offline triage with a roofline prior)."""
-    config = {"mode": "concurrency", "levels": levels, "step_s": step_s, "warmup_s": step_s / 6,
-              "cooldown_s": step_s, "request_timeout_s": 600.0,
-              "workload": {"kind": "random", "input_len": {"mean": max(1, input_tokens)},
-                           "output_len": {"mean": max(1, output_tokens)}}}
+    config = {
+        "mode": "concurrency",
+        "levels": levels,
+        "step_s": step_s,
+        "warmup_s": step_s / 6,
+        "cooldown_s": step_s,
+        "request_timeout_s": 600.0,
+        "workload": {
+            "kind": "random",
+            "input_len": {"mean": max(1, input_tokens)},
+            "output_len": {"mean": max(1, output_tokens)},
+        },
+    }
     empty = {"p50": None, "p90": None, "p95": None, "p99": None, "count": 0}
-    steps = [{"step": k, "offered": level, "offered_unit": "concurrency", "window_s": step_s, "window_start_ts": 0.0,
-              "window_end_ts": 0.0, "achieved_rate": 0.0, "requests": 0, "ok_requests": 0, "errors": {},
-              "ttft_s": empty, "itl_s": empty, "itl_request_mean_s": empty, "tpot_s": empty, "e2e_s": empty,
-              "output_tokens": 0, "output_tokens_per_s": 0.0, "goodput_rps": 0.0, "valid": False,
-              "invalid_reason": "not measured: workload hints only", "client": {}}
-             for k, level in enumerate(levels)]
+    steps = [
+        {
+            "step": k,
+            "offered": level,
+            "offered_unit": "concurrency",
+            "window_s": step_s,
+            "window_start_ts": 0.0,
+            "window_end_ts": 0.0,
+            "achieved_rate": 0.0,
+            "requests": 0,
+            "ok_requests": 0,
+            "errors": {},
+            "ttft_s": empty,
+            "itl_s": empty,
+            "itl_request_mean_s": empty,
+            "tpot_s": empty,
+            "e2e_s": empty,
+            "output_tokens": 0,
+            "output_tokens_per_s": 0.0,
+            "goodput_rps": 0.0,
+            "valid": False,
+            "invalid_reason": "not measured: workload hints only",
+            "client": {},
+        }
+        for k, level in enumerate(levels)
+    ]
     return {"kind": "ramp", "config": config, "steps": steps, "knee": None, "safe_operating_point": None}

@@ -43,7 +43,8 @@ class ReplayWorkload(BaseModel):
     spec: WorkloadSpec
     template_tokens: int = Field(default=0, ge=0, description="tokens the chat template adds to every prompt")
     prompt_quantiles: Percentiles | None = Field(
-        default=None, description="measured prompt lengths, used when the prompts came from a file")
+        default=None, description="measured prompt lengths, used when the prompts came from a file"
+    )
     mean_output_tokens: float | None = Field(default=None, description="measured, for file workloads")
     notes: list[str] = Field(default_factory=list)
 
@@ -55,7 +56,9 @@ class ReplayWorkload(BaseModel):
             prompt = 1.5 * (q.p99 or q.p50 or 128) if q else 4096
             output = max(output, self.mean_output_tokens or 0)
         else:
-            prompt = self.template_tokens + self.spec.prefix_len + self.spec.input_len.mean + 4 * self.spec.input_len.spread
+            prompt = (
+                self.template_tokens + self.spec.prefix_len + self.spec.input_len.mean + 4 * self.spec.input_len.spread
+            )
         return int(prompt + output) + 1
 
     def request(self, step: int, index: int) -> RequestShape:
@@ -67,8 +70,11 @@ class ReplayWorkload(BaseModel):
         shared: list[int] = list(range(_TEMPLATE_BASE, _TEMPLATE_BASE + self.template_tokens))
         if self.spec.kind == "shared-prefix" and self.spec.prefix_len and rng.random() < self.spec.share:
             group = rng.randrange(self.spec.groups)
-            base = _PREFIX_BASE + group * _PREFIX_STRIDE + (step * self.spec.groups * _PREFIX_STRIDE
-                                                           if self.spec.unique_prefix_per_step else 0)
+            base = (
+                _PREFIX_BASE
+                + group * _PREFIX_STRIDE
+                + (step * self.spec.groups * _PREFIX_STRIDE if self.spec.unique_prefix_per_step else 0)
+            )
             shared += range(base, base + self.spec.prefix_len)
         unique_start = _UNIQUE_BASE + (step * 1_000_000 + index) * 4096
         return RequestShape(tuple(shared) + tuple(range(unique_start, unique_start + max(1, input_len))), output)
@@ -92,16 +98,24 @@ def workload_from_ramp(config: dict, steps: list[dict]) -> ReplayWorkload:
         if measured:
             prompt_p50 = sorted(m["p50"] for m in measured)[len(measured) // 2]
             template = max(0, round(prompt_p50 - _median_words(spec.input_len) - spec.prefix_len * _shared(spec)))
-            notes.append(f"prompts: {_median_words(spec.input_len)} words drawn as the ramp drew them, plus "
-                         f"{template} template tokens (the server's usage.prompt_tokens p50 was {prompt_p50:g})")
+            notes.append(
+                f"prompts: {_median_words(spec.input_len)} words drawn as the ramp drew them, plus "
+                f"{template} template tokens (the server's usage.prompt_tokens p50 was {prompt_p50:g})"
+            )
         else:
-            notes.append("prompts: the ramp recorded no usage.prompt_tokens (older servops or a server without "
-                         "usage), so chat-template tokens are not counted; prefill is underestimated")
+            notes.append(
+                "prompts: the ramp recorded no usage.prompt_tokens (older servops or a server without "
+                "usage), so chat-template tokens are not counted; prefill is underestimated"
+            )
     ok = [s for s in steps if s.get("ok_requests")]
     mean_output = (sum(s.get("output_tokens", 0) for s in ok) / sum(s["ok_requests"] for s in ok)) if ok else None
-    return ReplayWorkload(spec=spec, template_tokens=template,
-                          prompt_quantiles=Percentiles.model_validate(measured[0]) if measured else None,
-                          mean_output_tokens=mean_output if spec.kind == "file" else None, notes=notes)
+    return ReplayWorkload(
+        spec=spec,
+        template_tokens=template,
+        prompt_quantiles=Percentiles.model_validate(measured[0]) if measured else None,
+        mean_output_tokens=mean_output if spec.kind == "file" else None,
+        notes=notes,
+    )
 
 
 def _median_words(length: LengthSpec) -> int:

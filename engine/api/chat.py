@@ -32,21 +32,23 @@ from engine.api.serving import OpenAIServing, PreparedRequest
 from engine.api.sse import send_stream, sse_event
 from engine.core.async_engine import EngineDeadError, RequestStream
 
-NO_TEMPLATE_MESSAGE = ("As of transformers v4.44, default chat template is no longer allowed, so you must "
-                       "provide a chat template if the tokenizer does not define one.")
+NO_TEMPLATE_MESSAGE = (
+    "As of transformers v4.44, default chat template is no longer allowed, so you must "
+    "provide a chat template if the tokenizer does not define one."
+)
 
 
 async def create_chat_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:
     request: ChatCompletionRequest = await serving.parse(http_request, ChatCompletionRequest)
     serving.check_model(request.model)
     if request.logprobs or request.top_logprobs:
-        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
-                                     param="logprobs")
+        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.", param="logprobs")
     prompt_text = await serving.off_loop(render_chat_prompt, serving.tokenizer, request)
     prompt_ids = await serving.encode(prompt_text, request.add_special_tokens)
     serving.check_admission()
-    prepared = serving.prepare(random_id("chatcmpl"), prompt_ids, request.sampling_kwargs(),
-                               request.requested_max_tokens())
+    prepared = serving.prepare(
+        random_id("chatcmpl"), prompt_ids, request.sampling_kwargs(), request.requested_max_tokens()
+    )
     serving.log_received(prepared, prompt_text)
     model = serving.options.served_model_name
     async with serving.run(prepared, http_request) as stream:
@@ -65,8 +67,10 @@ def render_chat_prompt(tokenizer: Any, request: ChatCompletionRequest) -> str:
     messages = [_plain_message(message.model_dump(exclude_none=True)) for message in request.messages]
     try:
         return tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=request.add_generation_prompt and not
-            request.continue_final_message, continue_final_message=request.continue_final_message,
+            messages,
+            tokenize=False,
+            add_generation_prompt=request.add_generation_prompt and not request.continue_final_message,
+            continue_final_message=request.continue_final_message,
             **(request.chat_template_kwargs or {}),
         )
     except Exception as exc:  # noqa: BLE001 - template errors are the request's fault (vLLM: 400)
@@ -80,8 +84,9 @@ def _plain_message(message: dict[str, Any]) -> dict[str, Any]:
         texts = []
         for part in content:
             if part.get("type") != "text":
-                raise api_errors.bad_request(f"Content part type {part.get('type')!r} is not supported; "
-                                             "send text parts only.", param="messages")
+                raise api_errors.bad_request(
+                    f"Content part type {part.get('type')!r} is not supported; send text parts only.", param="messages"
+                )
             texts.append(str(part.get("text", "")))
         message["content"] = "\n".join(texts)
     return message
@@ -97,28 +102,46 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
     if final is None:
         raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
     response = ChatCompletionResponse(
-        id=prepared.request_id, model=model,
-        choices=[ChatCompletionResponseChoice(index=0, message=ChatMessageOut(content=final.text),
-                                              finish_reason=final.finish_reason, stop_reason=final.stop_reason)],
+        id=prepared.request_id,
+        model=model,
+        choices=[
+            ChatCompletionResponseChoice(
+                index=0,
+                message=ChatMessageOut(content=final.text),
+                finish_reason=final.finish_reason,
+                stop_reason=final.stop_reason,
+            )
+        ],
         usage=UsageInfo.of(len(prepared.prompt_token_ids), len(final.output_token_ids)),
     )
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
-async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
-                  include_usage: bool, continuous: bool) -> web.StreamResponse:
+async def _stream(
+    http_request: web.Request,
+    stream: RequestStream,
+    prepared: PreparedRequest,
+    model: str,
+    include_usage: bool,
+    continuous: bool,
+) -> web.StreamResponse:
     created = now_s()
     prompt_tokens = len(prepared.prompt_token_ids)
     completion_tokens = 0
 
-    def chunk(delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None,
-              final: bool = False) -> bytes:
-        choice = (ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None,
-                                                     finish_reason=finish_reason, stop_reason=stop_reason)
-                  if final else
-                  ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None))
-        body = ChatCompletionStreamResponse(id=prepared.request_id, object="chat.completion.chunk",
-                                            created=created, model=model, choices=[choice])
+    def chunk(
+        delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None, final: bool = False
+    ) -> bytes:
+        choice = (
+            ChatCompletionResponseStreamChoice(
+                index=0, delta=delta, logprobs=None, finish_reason=finish_reason, stop_reason=stop_reason
+            )
+            if final
+            else ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None)
+        )
+        body = ChatCompletionStreamResponse(
+            id=prepared.request_id, object="chat.completion.chunk", created=created, model=model, choices=[choice]
+        )
         if continuous:
             body.usage = UsageInfo.of(prompt_tokens, completion_tokens)
         return sse_event(dump_chunk(body))
@@ -129,14 +152,20 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
         async for output in stream:
             completion_tokens = len(output.output_token_ids)
             if output.finished:
-                yield chunk(DeltaMessage(content=output.new_text or ""), output.finish_reason,
-                            output.stop_reason, final=True)
+                yield chunk(
+                    DeltaMessage(content=output.new_text or ""), output.finish_reason, output.stop_reason, final=True
+                )
             elif output.new_text:
                 yield chunk(DeltaMessage(content=output.new_text))
         if include_usage:
-            usage_chunk = ChatCompletionStreamResponse(id=prepared.request_id, object="chat.completion.chunk",
-                                                       created=created, model=model, choices=[],
-                                                       usage=UsageInfo.of(prompt_tokens, completion_tokens))
+            usage_chunk = ChatCompletionStreamResponse(
+                id=prepared.request_id,
+                object="chat.completion.chunk",
+                created=created,
+                model=model,
+                choices=[],
+                usage=UsageInfo.of(prompt_tokens, completion_tokens),
+            )
             yield sse_event(dump_chunk(usage_chunk))
 
     return await send_stream(http_request, events())

@@ -46,46 +46,89 @@ def _not_in(*accepted: str) -> Callable[[str], bool]:
 _ALWAYS: Callable[[str], bool] = lambda _value: True  # noqa: E731
 
 UNSUPPORTED_FLAGS: tuple[UnsupportedFlag, ...] = (
-    UnsupportedFlag("--tensor-parallel-size", _not_in("1"),
-                    "the bundled engine runs on one device; use vLLM for tensor parallelism or pass 1"),
-    UnsupportedFlag("--pipeline-parallel-size", _not_in("1"),
-                    "the bundled engine runs on one device; use vLLM for pipeline parallelism or pass 1"),
-    UnsupportedFlag("--data-parallel-size", _not_in("1"),
-                    "the bundled engine runs one engine per process; start several servers instead"),
-    UnsupportedFlag("--api-server-count", _not_in("1"),
-                    "the bundled engine has one API server process; pass 1 or drop the flag"),
-    UnsupportedFlag("--quantization", _not_in("none"),
-                    "the bundled engine runs unquantized weights only; drop the flag"),
-    UnsupportedFlag("--kv-cache-dtype", _not_in("auto"),
-                    "the KV cache uses the model dtype only (fp8 KV is not implemented); pass auto"),
-    UnsupportedFlag("--speculative-config", _ALWAYS,
-                    "speculative decoding is not implemented in the bundled engine; drop the flag"),
-    UnsupportedFlag("--enable-lora", _ALWAYS,
-                    "LoRA adapters are not implemented in the bundled engine; drop the flag",
-                    takes_value=False),
-    UnsupportedFlag("--cpu-offload-gb", _not_in("0", "0.0"),
-                    "weight offloading is not implemented in the bundled engine; drop the flag"),
-    UnsupportedFlag("--kv-transfer-config", _ALWAYS,
-                    "disaggregated prefill / KV transfer is not implemented; drop the flag"),
-    UnsupportedFlag("--max-num-queued-tokens", _ALWAYS,
-                    "only --max-num-queued-reqs is implemented for admission control; use that"),
+    UnsupportedFlag(
+        "--tensor-parallel-size",
+        _not_in("1"),
+        "the bundled engine runs on one device; use vLLM for tensor parallelism or pass 1",
+    ),
+    UnsupportedFlag(
+        "--pipeline-parallel-size",
+        _not_in("1"),
+        "the bundled engine runs on one device; use vLLM for pipeline parallelism or pass 1",
+    ),
+    UnsupportedFlag(
+        "--data-parallel-size",
+        _not_in("1"),
+        "the bundled engine runs one engine per process; start several servers instead",
+    ),
+    UnsupportedFlag(
+        "--api-server-count", _not_in("1"), "the bundled engine has one API server process; pass 1 or drop the flag"
+    ),
+    UnsupportedFlag(
+        "--quantization", _not_in("none"), "the bundled engine runs unquantized weights only; drop the flag"
+    ),
+    UnsupportedFlag(
+        "--kv-cache-dtype",
+        _not_in("auto"),
+        "the KV cache uses the model dtype only (fp8 KV is not implemented); pass auto",
+    ),
+    UnsupportedFlag(
+        "--speculative-config", _ALWAYS, "speculative decoding is not implemented in the bundled engine; drop the flag"
+    ),
+    UnsupportedFlag(
+        "--enable-lora",
+        _ALWAYS,
+        "LoRA adapters are not implemented in the bundled engine; drop the flag",
+        takes_value=False,
+    ),
+    UnsupportedFlag(
+        "--cpu-offload-gb",
+        _not_in("0", "0.0"),
+        "weight offloading is not implemented in the bundled engine; drop the flag",
+    ),
+    UnsupportedFlag(
+        "--kv-transfer-config", _ALWAYS, "disaggregated prefill / KV transfer is not implemented; drop the flag"
+    ),
+    UnsupportedFlag(
+        "--max-num-queued-tokens", _ALWAYS, "only --max-num-queued-reqs is implemented for admission control; use that"
+    ),
 )
 
 # Flags vLLM has that change nothing here; accepted so a vLLM command line runs unchanged.
 IGNORED_FLAGS_WITH_VALUE: tuple[str, ...] = (
-    "--swap-space", "--uvicorn-log-level", "--tokenizer-mode", "--load-format",
-    "--distributed-executor-backend", "--max-seq-len-to-capture",
+    "--swap-space",
+    "--uvicorn-log-level",
+    "--tokenizer-mode",
+    "--load-format",
+    "--distributed-executor-backend",
+    "--max-seq-len-to-capture",
 )
 IGNORED_SWITCHES: tuple[str, ...] = (
-    "--enforce-eager", "--trust-remote-code", "--disable-frontend-multiprocessing",
-    "--enable-log-requests", "--disable-fastapi-docs", "--disable-uvicorn-access-log",
+    "--enforce-eager",
+    "--trust-remote-code",
+    "--disable-frontend-multiprocessing",
+    "--enable-log-requests",
+    "--disable-fastapi-docs",
+    "--disable-uvicorn-access-log",
 )
 
 # Fields that map 1:1 onto EngineConfig (same name as the flag's dest).
 ENGINE_CONFIG_FIELDS: tuple[str, ...] = (
-    "model", "served_model_name", "num_gpu_blocks_override", "max_model_len", "max_num_seqs",
-    "max_num_batched_tokens", "gpu_memory_utilization", "device_memory_gib", "block_size",
-    "enable_prefix_caching", "enable_chunked_prefill", "dtype", "seed", "device", "tokenizer",
+    "model",
+    "served_model_name",
+    "num_gpu_blocks_override",
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+    "device_memory_gib",
+    "block_size",
+    "enable_prefix_caching",
+    "enable_chunked_prefill",
+    "dtype",
+    "seed",
+    "device",
+    "tokenizer",
 )
 
 
@@ -112,55 +155,110 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "model", nargs="?", default=None,
+        "model",
+        nargs="?",
+        default=None,
         help="Hugging Face model directory, .gguf file, or name (default: the embedded SmolLM2-135M-Instruct)",
     )
     net = parser.add_argument_group("server")
     net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    net.add_argument("--port", type=_port, default=8000,
-                     help="TCP port to listen on (default: 8000; 0 picks a free one)")
-    net.add_argument("--served-model-name", default=None,
-                     help="model name the API answers to and the metrics' model_name label "
-                     "(default: the model argument)")
-    net.add_argument("--disable-log-requests", action="store_true",
-                     help="do not log a line per received request")
-    net.add_argument("--disable-log-stats", action="store_true",
-                     help="do not log the periodic stats line (every VLLM_LOG_STATS_INTERVAL s, default 10)")
-    net.add_argument("--max-num-queued-reqs", type=_positive_int, default=None,
-                     help="reject new requests with HTTP 503 when this many are already waiting (default: unlimited)")
-    net.add_argument("--enable-force-include-usage", action="store_true",
-                     help="send the usage chunk at the end of every stream, as if "
-                     "stream_options.include_usage were set")
-    net.add_argument("--api-key", nargs="+", default=None, metavar="KEY",
-                     help="require `Authorization: Bearer KEY` on /v1 routes (several keys allowed; "
-                          "default: $VLLM_API_KEY, else none); /health and /metrics stay open, as in vLLM")
-    net.add_argument("--shutdown-timeout", type=_non_negative_float, default=30.0,
-                     help="on SIGTERM, seconds to let in-flight requests finish before aborting them (default: 30)")
+    net.add_argument(
+        "--port", type=_port, default=8000, help="TCP port to listen on (default: 8000; 0 picks a free one)"
+    )
+    net.add_argument(
+        "--served-model-name",
+        default=None,
+        help="model name the API answers to and the metrics' model_name label (default: the model argument)",
+    )
+    net.add_argument("--disable-log-requests", action="store_true", help="do not log a line per received request")
+    net.add_argument(
+        "--disable-log-stats",
+        action="store_true",
+        help="do not log the periodic stats line (every VLLM_LOG_STATS_INTERVAL s, default 10)",
+    )
+    net.add_argument(
+        "--max-num-queued-reqs",
+        type=_positive_int,
+        default=None,
+        help="reject new requests with HTTP 503 when this many are already waiting (default: unlimited)",
+    )
+    net.add_argument(
+        "--enable-force-include-usage",
+        action="store_true",
+        help="send the usage chunk at the end of every stream, as if stream_options.include_usage were set",
+    )
+    net.add_argument(
+        "--api-key",
+        nargs="+",
+        default=None,
+        metavar="KEY",
+        help="require `Authorization: Bearer KEY` on /v1 routes (several keys allowed; "
+        "default: $VLLM_API_KEY, else none); /health and /metrics stay open, as in vLLM",
+    )
+    net.add_argument(
+        "--shutdown-timeout",
+        type=_non_negative_float,
+        default=30.0,
+        help="on SIGTERM, seconds to let in-flight requests finish before aborting them (default: 30)",
+    )
 
     eng = parser.add_argument_group("engine")
-    eng.add_argument("--max-model-len", type=_positive_int, default=None,
-                     help="context length (prompt + output tokens) per request (default: from the model config)")
-    eng.add_argument("--max-num-seqs", type=_positive_int, default=None,
-                     help="maximum number of sequences in one batch")
-    eng.add_argument("--max-num-batched-tokens", type=_positive_int, default=None,
-                     help="maximum number of tokens scheduled in one engine step")
-    eng.add_argument("--gpu-memory-utilization", type=_fraction, default=None,
-                     help="fraction (0-1] of device memory the engine may use, KV cache included")
-    eng.add_argument("--device-memory-gib", type=_positive_float, default=None,
-                     help="device memory budget in GiB (default: the GPU's memory; 4 on CPU); "
-                     "sizes the KV pool")
+    eng.add_argument(
+        "--max-model-len",
+        type=_positive_int,
+        default=None,
+        help="context length (prompt + output tokens) per request (default: from the model config)",
+    )
+    eng.add_argument(
+        "--max-num-seqs", type=_positive_int, default=None, help="maximum number of sequences in one batch"
+    )
+    eng.add_argument(
+        "--max-num-batched-tokens",
+        type=_positive_int,
+        default=None,
+        help="maximum number of tokens scheduled in one engine step",
+    )
+    eng.add_argument(
+        "--gpu-memory-utilization",
+        type=_fraction,
+        default=None,
+        help="fraction (0-1] of device memory the engine may use, KV cache included",
+    )
+    eng.add_argument(
+        "--device-memory-gib",
+        type=_positive_float,
+        default=None,
+        help="device memory budget in GiB (default: the GPU's memory; 4 on CPU); sizes the KV pool",
+    )
     eng.add_argument("--block-size", type=_positive_int, default=None, help="tokens per KV-cache block")
-    eng.add_argument("--num-gpu-blocks-override", type=_positive_int, default=None,
-                     help="use this many KV-cache blocks instead of the number the memory budget gives")
-    eng.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None,
-                     help="reuse KV blocks of shared prompt prefixes (default: on, as in vLLM V1)")
-    eng.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
-                     help="split long prefills across engine steps (default: on, as in vLLM V1)")
-    eng.add_argument("--dtype", default=None, choices=["auto", "float32", "float16", "bfloat16", "half", "float"],
-                     help="weight and activation dtype (default: auto)")
+    eng.add_argument(
+        "--num-gpu-blocks-override",
+        type=_positive_int,
+        default=None,
+        help="use this many KV-cache blocks instead of the number the memory budget gives",
+    )
+    eng.add_argument(
+        "--enable-prefix-caching",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="reuse KV blocks of shared prompt prefixes (default: on, as in vLLM V1)",
+    )
+    eng.add_argument(
+        "--enable-chunked-prefill",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="split long prefills across engine steps (default: on, as in vLLM V1)",
+    )
+    eng.add_argument(
+        "--dtype",
+        default=None,
+        choices=["auto", "float32", "float16", "bfloat16", "half", "float"],
+        help="weight and activation dtype (default: auto)",
+    )
     eng.add_argument("--seed", type=int, default=None, help="random seed for sampling")
-    eng.add_argument("--device", default=None,
-                     help="torch device: auto, cpu, cuda or cuda:N (default: auto = cuda when available)")
+    eng.add_argument(
+        "--device", default=None, help="torch device: auto, cpu, cuda or cuda:N (default: auto = cuda when available)"
+    )
     eng.add_argument("--tokenizer", default=None, help="tokenizer directory or name (default: the model's)")
 
     unsupported = parser.add_argument_group("vLLM flags this engine rejects (other than the values shown)")
@@ -210,7 +308,8 @@ def non_default_args(args: argparse.Namespace, prog: str | None = None) -> dict[
     """What differs from the parser's defaults, for vLLM's `non-default args: {…}` line (keys as ***)."""
     defaults = build_serve_parser(prog).parse_args([])
     return {
-        key: "***" if key in SENSITIVE_ARGS else value for key, value in vars(args).items()
+        key: "***" if key in SENSITIVE_ARGS else value
+        for key, value in vars(args).items()
         if not key.startswith("_") and getattr(defaults, key, None) != value
     }
 

@@ -35,8 +35,7 @@ async def create_completion(serving: OpenAIServing, http_request: web.Request) -
     if request.echo:
         raise api_errors.bad_request("echo is not supported by this engine; drop it.", param="echo")
     if request.logprobs:
-        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.",
-                                     param="logprobs")
+        raise api_errors.bad_request("logprobs are not supported by this engine; drop the field.", param="logprobs")
     prompt_text, prompt_ids = await _prompt(serving, request)
     serving.check_admission()
     prepared = serving.prepare(random_id("cmpl"), prompt_ids, request.sampling_kwargs(), request.max_tokens)
@@ -59,8 +58,9 @@ async def _prompt(serving: OpenAIServing, request: CompletionRequest) -> tuple[s
         return prompt, await serving.encode(prompt, request.add_special_tokens)
     if isinstance(prompt, list) and all(isinstance(token, int) for token in prompt):
         return None, list(prompt)
-    raise api_errors.bad_request("Batched prompts are not supported by this engine; send one prompt per request.",
-                                 param="prompt")
+    raise api_errors.bad_request(
+        "Batched prompts are not supported by this engine; send one prompt per request.", param="prompt"
+    )
 
 
 async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) -> web.Response:
@@ -74,16 +74,26 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
         raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
     completion_tokens = len(final.output_token_ids)
     response = CompletionResponse(
-        id=prepared.request_id, model=model,
-        choices=[CompletionResponseChoice(index=0, text=final.text, finish_reason=final.finish_reason,
-                                          stop_reason=final.stop_reason)],
+        id=prepared.request_id,
+        model=model,
+        choices=[
+            CompletionResponseChoice(
+                index=0, text=final.text, finish_reason=final.finish_reason, stop_reason=final.stop_reason
+            )
+        ],
         usage=UsageInfo.of(len(prepared.prompt_token_ids), completion_tokens),
     )
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
-async def _stream(http_request: web.Request, stream: RequestStream, prepared: PreparedRequest, model: str,
-                  include_usage: bool, continuous: bool) -> web.StreamResponse:
+async def _stream(
+    http_request: web.Request,
+    stream: RequestStream,
+    prepared: PreparedRequest,
+    model: str,
+    include_usage: bool,
+    continuous: bool,
+) -> web.StreamResponse:
     created = now_s()
     prompt_tokens = len(prepared.prompt_token_ids)
 
@@ -94,19 +104,32 @@ async def _stream(http_request: web.Request, stream: RequestStream, prepared: Pr
             if not output.new_text and not output.finished:
                 continue
             chunk = CompletionStreamResponse(
-                id=prepared.request_id, object="text_completion", created=created, model=model,
-                choices=[CompletionResponseStreamChoice(
-                    index=0, text=output.new_text or "", logprobs=None,
-                    finish_reason=output.finish_reason if output.finished else None,
-                    stop_reason=output.stop_reason if output.finished else None)],
+                id=prepared.request_id,
+                object="text_completion",
+                created=created,
+                model=model,
+                choices=[
+                    CompletionResponseStreamChoice(
+                        index=0,
+                        text=output.new_text or "",
+                        logprobs=None,
+                        finish_reason=output.finish_reason if output.finished else None,
+                        stop_reason=output.stop_reason if output.finished else None,
+                    )
+                ],
             )
             if continuous:
                 chunk.usage = UsageInfo.of(prompt_tokens, completion_tokens)
             yield sse_event(dump_chunk(chunk))
         if include_usage:
-            usage_chunk = CompletionStreamResponse(id=prepared.request_id, object="text_completion",
-                                                   created=created, model=model, choices=[],
-                                                   usage=UsageInfo.of(prompt_tokens, completion_tokens))
+            usage_chunk = CompletionStreamResponse(
+                id=prepared.request_id,
+                object="text_completion",
+                created=created,
+                model=model,
+                choices=[],
+                usage=UsageInfo.of(prompt_tokens, completion_tokens),
+            )
             yield sse_event(dump_chunk(usage_chunk))
 
     return await send_stream(http_request, events())

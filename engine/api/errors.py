@@ -16,15 +16,17 @@ from aiohttp import web
 ENGINE_DEAD_MESSAGE = "The server had an error while processing your request."
 BODY_PARSE_MESSAGE = "There was an error parsing the body"
 TEXT_ENCODE_MESSAGE = "TextEncodeInput must be Union[TextInputSequence, Tuple[InputSequence, InputSequence]]"
-BUSY_MESSAGE = ("The engine is currently busy and cannot accept new requests. "
-                "Please try again later or on a different instance.")
+BUSY_MESSAGE = (
+    "The engine is currently busy and cannot accept new requests. Please try again later or on a different instance."
+)
 
 
 class ApiError(Exception):
     """An error answered to the client as vLLM would answer it."""
 
-    def __init__(self, message: str, *, status: int = 400, err_type: str = "BadRequestError",
-                 param: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int = 400, err_type: str = "BadRequestError", param: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
@@ -32,8 +34,7 @@ class ApiError(Exception):
         self.param = param
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.err_type,
-                          "param": self.param, "code": self.status}}
+        return {"error": {"message": self.message, "type": self.err_type, "param": self.param, "code": self.status}}
 
     def response(self) -> web.Response:
         return web.json_response(self.body(), status=self.status, dumps=compact_json)
@@ -80,8 +81,7 @@ def unencodable_text() -> ApiError:
 
 
 def model_not_found(requested: str) -> ApiError:
-    return ApiError(f"The model `{requested}` does not exist.", status=404, err_type="NotFoundError",
-                    param="model")
+    return ApiError(f"The model `{requested}` does not exist.", status=404, err_type="NotFoundError", param="model")
 
 
 def engine_dead() -> ApiError:
@@ -94,9 +94,11 @@ def engine_busy() -> ApiError:
 
 
 def shutting_down() -> ApiError:
-    return ApiError("The server is shutting down and cannot accept new requests. "
-                    "Please try again on a different instance.", status=503,
-                    err_type=HTTPStatus.SERVICE_UNAVAILABLE.phrase)
+    return ApiError(
+        "The server is shutting down and cannot accept new requests. Please try again on a different instance.",
+        status=503,
+        err_type=HTTPStatus.SERVICE_UNAVAILABLE.phrase,
+    )
 
 
 def prompt_too_long(max_model_len: int, prompt_tokens: int) -> ApiError:
@@ -109,7 +111,8 @@ def prompt_too_long(max_model_len: int, prompt_tokens: int) -> ApiError:
         f"This model's maximum context length is {max_model_len} tokens. However, your prompt "
         f"contains at least {counted} input tokens, which exceeds this limit even without any output "
         f"tokens. Please reduce the length of the input prompt.",
-        "input_tokens", counted,
+        "input_tokens",
+        counted,
     )
 
 
@@ -119,7 +122,8 @@ def max_tokens_too_large(max_tokens: int, max_model_len: int) -> ApiError:
     return validation_error(
         f"max_tokens={max_tokens} cannot be greater than max_model_len={max_model_len}. "
         f"Please request fewer output tokens.",
-        "max_tokens", max_tokens,
+        "max_tokens",
+        max_tokens,
     )
 
 

@@ -112,8 +112,11 @@ class UsageInfo(BaseModel):
 
     @classmethod
     def of(cls, prompt_tokens: int, completion_tokens: int) -> UsageInfo:
-        return cls(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                   total_tokens=prompt_tokens + completion_tokens)
+        return cls(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            total_tokens=prompt_tokens + completion_tokens,
+        )
 
 
 class CompletionResponseChoice(BaseModel):

@@ -102,8 +102,9 @@ async def _errors_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     except Exception:
         logger.exception("Error in handling request %s %s", request.method, request.path)
-        return api_errors.ApiError(api_errors.ENGINE_DEAD_MESSAGE, status=500,
-                                   err_type="InternalServerError").response()
+        return api_errors.ApiError(
+            api_errors.ENGINE_DEAD_MESSAGE, status=500, err_type="InternalServerError"
+        ).response()
 
 
 def _authorized(request: web.Request, digests: tuple[bytes, ...]) -> bool:
@@ -168,8 +169,9 @@ class UvicornStyleAccessLogger(AbstractAccessLogger):
             if isinstance(peername, tuple) and len(peername) >= 2:
                 port = f":{peername[1]}"
         version = f"{request.version.major}.{request.version.minor}"
-        access_line(f'{peer}{port} - "{request.method} {request.path_qs} HTTP/{version}" '
-                    f"{response.status} {response.reason}")
+        access_line(
+            f'{peer}{port} - "{request.method} {request.path_qs} HTTP/{version}" {response.status} {response.reason}'
+        )
 
 
 _access = logging.getLogger("uvicorn.access")

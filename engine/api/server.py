@@ -80,13 +80,20 @@ def serve(args: argparse.Namespace) -> int:
     stat_logger = None if args.disable_log_stats else LoggingStatLogger(device_type=device_type)
     async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger)
     options = ServingOptions(
-        served_model_name=served_name, model_path=str(engine.model_dir), max_model_len=max_model_len,
-        log_requests=not args.disable_log_requests, max_num_queued_reqs=args.max_num_queued_reqs,
-        force_include_usage=args.enable_force_include_usage, vocab_size=_vocab_size(engine),
+        served_model_name=served_name,
+        model_path=str(engine.model_dir),
+        max_model_len=max_model_len,
+        log_requests=not args.disable_log_requests,
+        max_num_queued_reqs=args.max_num_queued_reqs,
+        force_include_usage=args.enable_force_include_usage,
+        vocab_size=_vocab_size(engine),
     )
-    state = ServerState(serving=OpenAIServing(async_engine, engine.tokenizer, options, metrics),
-                        metrics=metrics, version=server_version(),
-                        api_key_digests=api_key_digests(cli_args.api_keys(args)))
+    state = ServerState(
+        serving=OpenAIServing(async_engine, engine.tokenizer, options, metrics),
+        metrics=metrics,
+        version=server_version(),
+        api_key_digests=api_key_digests(cli_args.api_keys(args)),
+    )
     async_engine.start()
     try:
         asyncio.run(_serve_http(state, args, stat_logger, sock))
@@ -108,8 +115,7 @@ def _start_engine(args: argparse.Namespace) -> tuple[Any, Any]:
     except EngineStartupError:
         logger.error("EngineCore failed to start.")
         set_process_name("APIServer")
-        logger.error("Engine core initialization failed. See root cause above. Failed core proc(s): "
-                     "{'EngineCore': 1}")
+        logger.error("Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore': 1}")
         raise
     finally:
         set_process_name("APIServer")
@@ -147,11 +153,13 @@ def _call(obj: Any, name: str) -> Any:
     return method() if callable(method) else None
 
 
-async def _serve_http(state: ServerState, args: argparse.Namespace, stat_logger: LoggingStatLogger | None,
-                      sock: socket.socket) -> None:
+async def _serve_http(
+    state: ServerState, args: argparse.Namespace, stat_logger: LoggingStatLogger | None, sock: socket.socket
+) -> None:
     app = build_app(state)
-    runner = web.AppRunner(app, handle_signals=False, access_log_class=UvicornStyleAccessLogger,
-                           shutdown_timeout=FINISH_GRACE_S)
+    runner = web.AppRunner(
+        app, handle_signals=False, access_log_class=UvicornStyleAccessLogger, shutdown_timeout=FINISH_GRACE_S
+    )
     await runner.setup()
     site = web.SockSite(runner, sock)
     await site.start()
@@ -189,12 +197,16 @@ async def _drain(state: ServerState, shutdown_timeout_s: float) -> None:
     each stream still ends with a finish_reason ("abort") and [DONE], not a cut connection."""
     serving = state.serving
     if serving.in_flight:
-        logger.info("Waiting up to %.0f s for %d in-flight request(s) to finish.", shutdown_timeout_s,
-                    serving.in_flight)
+        logger.info(
+            "Waiting up to %.0f s for %d in-flight request(s) to finish.", shutdown_timeout_s, serving.in_flight
+        )
     await _wait_idle(serving, shutdown_timeout_s)
     if serving.in_flight:
-        logger.info("Aborting %d request(s) still running after --shutdown-timeout %.0f s.", serving.in_flight,
-                    shutdown_timeout_s)
+        logger.info(
+            "Aborting %d request(s) still running after --shutdown-timeout %.0f s.",
+            serving.in_flight,
+            shutdown_timeout_s,
+        )
         serving.async_engine.finish_all()
         await _wait_idle(serving, FINISH_GRACE_S)
 
@@ -214,8 +226,10 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise PortInUseError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
-                             f"pick another --port or stop what uses it") from None
+        raise PortInUseError(
+            f"--host {host} --port {port}: cannot listen there ({exc.strerror}); "
+            f"pick another --port or stop what uses it"
+        ) from None
     sock.listen(1024)
     sock.setblocking(False)
     return sock

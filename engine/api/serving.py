@@ -54,8 +54,9 @@ class PreparedRequest:
 class OpenAIServing:
     """Turns validated requests into engine requests; one instance per server."""
 
-    def __init__(self, async_engine: AsyncEngine, tokenizer: Any, options: ServingOptions,
-                 metrics: EngineMetrics | None = None) -> None:
+    def __init__(
+        self, async_engine: AsyncEngine, tokenizer: Any, options: ServingOptions, metrics: EngineMetrics | None = None
+    ) -> None:
         self.async_engine = async_engine
         self.tokenizer = tokenizer
         self.options = options
@@ -108,8 +109,13 @@ class OpenAIServing:
                 self.metrics.record_admission_rejection("max_num_queued_reqs")
             raise api_errors.engine_busy()
 
-    def prepare(self, request_id: str, prompt_token_ids: list[int], sampling_kwargs: dict[str, Any],
-                requested_max_tokens: int | None) -> PreparedRequest:
+    def prepare(
+        self,
+        request_id: str,
+        prompt_token_ids: list[int],
+        sampling_kwargs: dict[str, Any],
+        requested_max_tokens: int | None,
+    ) -> PreparedRequest:
         """Apply vLLM 0.32+'s length rules and build SamplingParams."""
         max_model_len = self.options.max_model_len
         prompt_len = len(prompt_token_ids)
@@ -152,7 +158,10 @@ class OpenAIServing:
             logger.info(
                 "Received request %s: prompt: %r, params: %s, prompt_token_ids: %s, "
                 "prompt_embeds shape: None, lora_request: None.",
-                prepared.request_id, prompt, prepared.params, prepared.prompt_token_ids,
+                prepared.request_id,
+                prompt,
+                prepared.params,
+                prepared.prompt_token_ids,
             )
 
     # --- running -------------------------------------------------------------------------
@@ -166,8 +175,9 @@ class OpenAIServing:
         handler) aborts the request, so its KV blocks return at once.
         """
         try:
-            stream = await self.async_engine.add_request(prepared.request_id, prepared.prompt_token_ids,
-                                                         prepared.params, max_tokens=prepared.max_tokens)
+            stream = await self.async_engine.add_request(
+                prepared.request_id, prepared.prompt_token_ids, prepared.params, max_tokens=prepared.max_tokens
+            )
         except RequestValidationError as exc:
             raise api_errors.bad_request(str(exc)) from None
         except EngineDeadError:

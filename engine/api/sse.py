@@ -23,8 +23,9 @@ def sse_event(data: str) -> bytes:
 
 async def start_sse(http_request: web.Request) -> web.StreamResponse:
     """A 200 text/event-stream response, headers sent."""
-    response = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream; charset=utf-8",
-                                                       "Cache-Control": "no-cache"})
+    response = web.StreamResponse(
+        status=200, headers={"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+    )
     await response.prepare(http_request)
     return response
 

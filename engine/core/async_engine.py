@@ -78,8 +78,9 @@ class _Command:
 class AsyncEngine:
     """Owns the engine thread; the HTTP handlers talk to it through `generate()` and `abort()`."""
 
-    def __init__(self, engine: Any, metrics: EngineMetrics | None = None,
-                 stat_logger: LoggingStatLogger | None = None) -> None:
+    def __init__(
+        self, engine: Any, metrics: EngineMetrics | None = None, stat_logger: LoggingStatLogger | None = None
+    ) -> None:
         self.engine = engine
         self.metrics = metrics
         self.stat_logger = stat_logger
@@ -121,13 +122,19 @@ class AsyncEngine:
 
     # --- requests (event-loop side) ------------------------------------------------------
 
-    async def add_request(self, request_id: str, prompt_token_ids: list[int], params: Any,
-                          max_tokens: int | None = None) -> RequestStream:
+    async def add_request(
+        self, request_id: str, prompt_token_ids: list[int], params: Any, max_tokens: int | None = None
+    ) -> RequestStream:
         """Hand the request to the engine thread; raises RequestValidationError or EngineDeadError."""
         if not self.is_alive:
             raise EngineDeadError("EngineCore encountered an issue. See stack trace (above) for the root cause.")
-        tracked = _Tracked(queue=asyncio.Queue(), loop=asyncio.get_running_loop(),
-                           prompt_len=len(prompt_token_ids), max_tokens=max_tokens, arrival_s=time.monotonic())
+        tracked = _Tracked(
+            queue=asyncio.Queue(),
+            loop=asyncio.get_running_loop(),
+            prompt_len=len(prompt_token_ids),
+            max_tokens=max_tokens,
+            arrival_s=time.monotonic(),
+        )
         done: concurrent.futures.Future = concurrent.futures.Future()
         self._post(_Command("add", request_id, (prompt_token_ids, params, tracked.arrival_s), done, tracked))
         await asyncio.wrap_future(done)
@@ -247,16 +254,16 @@ class AsyncEngine:
         if self.metrics:
             self.metrics.record_iteration(prompt_tokens, generation_tokens, preemptions, queries, hits)
         if self.stat_logger:
-            self.stat_logger.record_step(computed_prompt, generation_tokens, preemptions, new_requests,
-                                         queries, hits)
+            self.stat_logger.record_step(computed_prompt, generation_tokens, preemptions, new_requests, queries, hits)
 
     def _update_gauges(self) -> dict[str, Any]:
         return self._publish_scheduler_state(self.engine.scheduler_stats())
 
     def _publish_scheduler_state(self, scheduler_stats: Any) -> dict[str, Any]:
         stats = scheduler_fields(scheduler_stats)
-        self.snapshot = StatsSnapshot(running=stats["running"], waiting=stats["waiting"],
-                                      kv_cache_usage=stats["kv_cache_usage"])
+        self.snapshot = StatsSnapshot(
+            running=stats["running"], waiting=stats["waiting"], kv_cache_usage=stats["kv_cache_usage"]
+        )
         if self.metrics:
             self.metrics.record_scheduler_state(stats["running"], stats["waiting"], stats["kv_cache_usage"])
         return stats
@@ -269,25 +276,30 @@ class AsyncEngine:
     def _record_finished(self, tracked: _Tracked, reason: str, now: float) -> None:
         if not self.metrics:
             return
-        scheduled = tracked.first_scheduled_s if tracked.first_scheduled_s is not None else (
-            tracked.first_token_s if tracked.first_token_s is not None else now)
+        scheduled = (
+            tracked.first_scheduled_s
+            if tracked.first_scheduled_s is not None
+            else (tracked.first_token_s if tracked.first_token_s is not None else now)
+        )
         first_token = tracked.first_token_s if tracked.first_token_s is not None else now
         last_token = tracked.last_token_s if tracked.last_token_s is not None else now
         decode_s = max(0.0, last_token - first_token)
-        self.metrics.record_finished(FinishedRequestStats(
-            finished_reason=reason,
-            e2e_latency_s=max(0.0, now - tracked.arrival_s),
-            num_prompt_tokens=tracked.prompt_len,
-            num_generation_tokens=tracked.num_generation_tokens,
-            max_tokens_param=tracked.max_tokens,
-            queued_time_s=max(0.0, scheduled - tracked.arrival_s),
-            prefill_time_s=max(0.0, first_token - scheduled),
-            inference_time_s=max(0.0, last_token - scheduled),
-            decode_time_s=decode_s,
-            mean_time_per_output_token_s=decode_s / max(1, tracked.num_generation_tokens - 1),
-            num_cached_tokens=tracked.num_cached_tokens,
-            num_preemptions=tracked.num_preemptions,
-        ))
+        self.metrics.record_finished(
+            FinishedRequestStats(
+                finished_reason=reason,
+                e2e_latency_s=max(0.0, now - tracked.arrival_s),
+                num_prompt_tokens=tracked.prompt_len,
+                num_generation_tokens=tracked.num_generation_tokens,
+                max_tokens_param=tracked.max_tokens,
+                queued_time_s=max(0.0, scheduled - tracked.arrival_s),
+                prefill_time_s=max(0.0, first_token - scheduled),
+                inference_time_s=max(0.0, last_token - scheduled),
+                decode_time_s=decode_s,
+                mean_time_per_output_token_s=decode_s / max(1, tracked.num_generation_tokens - 1),
+                num_cached_tokens=tracked.num_cached_tokens,
+                num_preemptions=tracked.num_preemptions,
+            )
+        )
 
     def _die(self, exc: BaseException) -> None:
         self.dead_error = exc
@@ -353,6 +365,7 @@ class RequestStream:
 
 def scheduler_fields(stats: Any) -> dict[str, Any]:
     """Read SchedulerStats whatever its exact field names (dataclass or dict)."""
+
     def pick(*names: str, default: Any = 0) -> Any:
         for name in names:
             value = stats.get(name) if isinstance(stats, dict) else getattr(stats, name, None)
@@ -382,4 +395,3 @@ def _iteration_prompt_tokens(engine: Any) -> int:
         if value is not None:
             return int(value)
     return 0
-

@@ -86,8 +86,10 @@ def _check_token_ids(token_ids: object, index: int) -> list[int]:
         raise ValueError(f"prompt {index}: the list of token ids is empty; pass at least one token id, or a str")
     for position, token in enumerate(token_ids):
         if not isinstance(token, int) or isinstance(token, bool):
-            raise TypeError(f"prompt {index}: token {position} is {token!r} ({type(token).__name__}); "
-                            f"pass int token ids, or the text as a str")
+            raise TypeError(
+                f"prompt {index}: token {position} is {token!r} ({type(token).__name__}); "
+                f"pass int token ids, or the text as a str"
+            )
     return list(token_ids)
 
 
@@ -95,15 +97,21 @@ def _check_dict(prompt: Mapping, index: int) -> str | None:
     """Refuse keys this engine cannot honour and a non-str text; returns the text, if any."""
     unknown = sorted(repr(key) for key in prompt if key not in ("prompt", "prompt_token_ids"))
     if unknown:
-        raise ValueError(f"prompt {index}: key(s) {', '.join(unknown)} cannot be honoured by this text-only engine; "
-                         f"pass only 'prompt' (text) or 'prompt_token_ids' (token ids)")
+        raise ValueError(
+            f"prompt {index}: key(s) {', '.join(unknown)} cannot be honoured by this text-only engine; "
+            f"pass only 'prompt' (text) or 'prompt_token_ids' (token ids)"
+        )
     if "prompt" not in prompt and "prompt_token_ids" not in prompt:
-        raise ValueError(f"prompt {index}: the dict has neither 'prompt' nor 'prompt_token_ids'; "
-                         f"pass {{'prompt': str}} or {{'prompt_token_ids': list[int]}}")
+        raise ValueError(
+            f"prompt {index}: the dict has neither 'prompt' nor 'prompt_token_ids'; "
+            f"pass {{'prompt': str}} or {{'prompt_token_ids': list[int]}}"
+        )
     text = prompt.get("prompt")
     if "prompt" in prompt and not isinstance(text, str):
-        raise TypeError(f"prompt {index}: 'prompt' is a {type(text).__name__}; pass the text as a str, "
-                        f"or token ids under 'prompt_token_ids'")
+        raise TypeError(
+            f"prompt {index}: 'prompt' is a {type(text).__name__}; pass the text as a str, "
+            f"or token ids under 'prompt_token_ids'"
+        )
     return text
 
 
@@ -144,8 +152,9 @@ class LLM:
         ids = self._add_requests(resolved, params)
         return self._run(ids, {i: p.text for i, p in zip(ids, resolved, strict=True)}, use_tqdm)
 
-    def chat(self, messages: list[dict], sampling_params: SamplingParams | None = None,
-             use_tqdm: bool = False) -> RequestOutput:
+    def chat(
+        self, messages: list[dict], sampling_params: SamplingParams | None = None, use_tqdm: bool = False
+    ) -> RequestOutput:
         tokenizer = self.llm_engine.tokenizer
         token_ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
         if isinstance(token_ids, dict) or hasattr(token_ids, "keys"):
@@ -183,8 +192,9 @@ class LLM:
             raise
         return ids
 
-    def _run(self, ids: list[str], texts: dict[str, str | None],
-             use_tqdm: bool | Callable[..., tqdm]) -> list[RequestOutput]:
+    def _run(
+        self, ids: list[str], texts: dict[str, str | None], use_tqdm: bool | Callable[..., tqdm]
+    ) -> list[RequestOutput]:
         engine = self.llm_engine
         finished: dict[str, RequestOutput] = {}
         budget = sum(r.max_tokens + r.num_prompt_tokens for r in engine.requests.values()) * MAX_STEPS_PER_TOKEN

@@ -53,8 +53,9 @@ class LLMEngine:
         max_positions = hf_config.max_position_embeddings
         sliding_window = getattr(hf_config, "sliding_window", None)
         if sliding_window and getattr(hf_config, "use_sliding_window", True) and sliding_window < max_positions:
-            logger.warning("Sliding window attention is not supported; capping max_model_len to the window %d.",
-                           sliding_window)
+            logger.warning(
+                "Sliding window attention is not supported; capping max_model_len to the window %d.", sliding_window
+            )
             max_positions = sliding_window
         self.max_model_len = config.resolve_max_model_len(max_positions)
         self.served_model_name = config.served_model_name or (config.model or "SmolLM2-135M-Instruct")
@@ -64,9 +65,19 @@ class LLMEngine:
             "Initializing a V1 LLM engine (v%s) with config: model=%r, tokenizer=%r, dtype=%s, max_seq_len=%d, "
             "device_config=%s, served_model_name=%s, seed=%d, enable_prefix_caching=%s, "
             "chunked_prefill_enabled=%s, block_size=%d, max_num_seqs=%d, max_num_batched_tokens=%d",
-            _version(), self.model_dir, config.tokenizer or self.model_dir, str(dtype).removeprefix("torch."),
-            self.max_model_len, device.type, self.served_model_name, config.seed, config.enable_prefix_caching,
-            config.enable_chunked_prefill, config.block_size, config.max_num_seqs, config.max_num_batched_tokens,
+            _version(),
+            self.model_dir,
+            config.tokenizer or self.model_dir,
+            str(dtype).removeprefix("torch."),
+            self.max_model_len,
+            device.type,
+            self.served_model_name,
+            config.seed,
+            config.enable_prefix_caching,
+            config.enable_chunked_prefill,
+            config.block_size,
+            config.max_num_seqs,
+            config.max_num_batched_tokens,
         )
         if config.enable_chunked_prefill:
             logger.info("Chunked prefill is enabled with max_num_batched_tokens=%d.", config.max_num_batched_tokens)
@@ -76,37 +87,58 @@ class LLMEngine:
         load_start = time.monotonic()
         self.runner = ModelRunner(self.model_dir, hf_config, device, dtype, config.block_size, self.max_model_len)
         weights = self.runner.weights_bytes()
-        logger.info("Model loading took %s GiB memory and %.6f seconds", format_gib(weights),
-                    time.monotonic() - load_start)
+        logger.info(
+            "Model loading took %s GiB memory and %.6f seconds", format_gib(weights), time.monotonic() - load_start
+        )
 
         requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
         if device.type == "cuda" and config.device_memory_gib is None:
             _check_free_device_memory(device, requested, config.gpu_memory_utilization)
-        activation = estimate_activation_bytes(hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs,
-                                               self.max_model_len)
+        activation = estimate_activation_bytes(
+            hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs, self.max_model_len
+        )
         budget = plan_kv_cache(
-            requested, weights, activation,
-            self.runner.kv_bytes_per_block(), config.block_size, self.max_model_len, None,
+            requested,
+            weights,
+            activation,
+            self.runner.kv_bytes_per_block(),
+            config.block_size,
+            self.max_model_len,
+            None,
         )
         logger.info("Available KV cache memory: %s GiB", format_gib(budget.available_bytes))
         if config.num_gpu_blocks_override is not None:
-            logger.info("Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
-                        budget.num_blocks, config.num_gpu_blocks_override)
+            logger.info(
+                "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
+                budget.num_blocks,
+                config.num_gpu_blocks_override,
+            )
             budget = plan_kv_cache(
-                budget.requested_bytes, weights, activation, budget.bytes_per_block, config.block_size,
-                self.max_model_len, config.num_gpu_blocks_override,
+                budget.requested_bytes,
+                weights,
+                activation,
+                budget.bytes_per_block,
+                config.block_size,
+                self.max_model_len,
+                config.num_gpu_blocks_override,
             )
         self.kv_budget = budget
         self.runner.allocate_kv_cache(budget.num_blocks)
         self.kv_cache_manager = KVCacheManager(budget.num_blocks, config.block_size, config.enable_prefix_caching)
         self.scheduler = Scheduler(
-            self.kv_cache_manager, config.max_num_seqs, config.max_num_batched_tokens, self.max_model_len,
+            self.kv_cache_manager,
+            config.max_num_seqs,
+            config.max_num_batched_tokens,
+            self.max_model_len,
             config.enable_chunked_prefill,
         )
         concurrency = max_concurrency(budget.num_blocks, config.block_size, self.max_model_len)
         logger.info(
             "%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
-            config.device_name(), f"{int(concurrency * self.max_model_len):,}", f"{self.max_model_len:,}", concurrency,
+            config.device_name(),
+            f"{int(concurrency * self.max_model_len):,}",
+            f"{self.max_model_len:,}",
+            concurrency,
         )
         self.requests: dict[str, Request] = {}
         self._pending_outputs: list[RequestOutput] = []
@@ -118,8 +150,13 @@ class LLMEngine:
         logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
 
     # ---- requests ---------------------------------------------------------------------
-    def add_request(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams | None = None,
-                    arrival_time: float | None = None) -> None:
+    def add_request(
+        self,
+        request_id: str,
+        prompt_token_ids: list[int],
+        params: SamplingParams | None = None,
+        arrival_time: float | None = None,
+    ) -> None:
         params = params or SamplingParams()
         limit, prompt_len = self.max_model_len, len(prompt_token_ids)
         if request_id in self.requests:
@@ -173,8 +210,9 @@ class LLMEngine:
         sched = self.scheduler.schedule()
         if self.on_schedule is not None:
             self.on_schedule(self.scheduler_stats())
-        block_ids = {s.request.request_id: self.kv_cache_manager.block_ids(s.request.request_id)
-                     for s in sched.scheduled}
+        block_ids = {
+            s.request.request_id: self.kv_cache_manager.block_ids(s.request.request_id) for s in sched.scheduled
+        }
         tokens = iter(self.runner.execute(sched, block_ids))
         now = time.monotonic()
         stats = IterationStats(sched.num_prompt_tokens, 0, sched.num_preemptions, sched.total_num_scheduled_tokens)
@@ -208,8 +246,9 @@ class LLMEngine:
             matched = request.detokenizer.update(token, check_stop=past_min and status is None)
             if matched is not None:
                 status, request.stop_reason = RequestStatus.FINISHED_STOPPED, matched
-        if status is None and (request.num_output_tokens >= request.max_tokens
-                               or request.num_tokens >= self.max_model_len):
+        if status is None and (
+            request.num_output_tokens >= request.max_tokens or request.num_tokens >= self.max_model_len
+        ):
             status = RequestStatus.FINISHED_LENGTH
         return status
 
@@ -228,8 +267,12 @@ class LLMEngine:
             stop_reason=request.stop_reason,
             num_cached_tokens=max(request.num_cached_tokens, 0),
             metrics=RequestMetrics(
-                request.arrival_time, request.first_scheduled_time, request.first_token_time,
-                request.last_token_time, request.finished_time, request.num_preemptions,
+                request.arrival_time,
+                request.first_scheduled_time,
+                request.first_token_time,
+                request.last_token_time,
+                request.finished_time,
+                request.num_preemptions,
             ),
         )
 

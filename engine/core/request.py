@@ -68,7 +68,7 @@ class Request:
 
     @property
     def output_token_ids(self) -> list[int]:
-        return self.all_token_ids[len(self.prompt_token_ids):]
+        return self.all_token_ids[len(self.prompt_token_ids) :]
 
     def append_output_token(self, token_id: int) -> None:
         self.all_token_ids.append(token_id)

@@ -50,11 +50,13 @@ class SamplingParams:
         if self.n != 1:
             raise RequestValidationError(f"n must be 1 for this engine, got {self.n}.")
         if not math.isfinite(self.temperature):  # NaN compares false with everything below
-            raise RequestValidationError(f"temperature must be a finite number, got {self.temperature}.",
-                                         "temperature", self.temperature)
+            raise RequestValidationError(
+                f"temperature must be a finite number, got {self.temperature}.", "temperature", self.temperature
+            )
         if self.temperature < 0.0:
-            raise RequestValidationError(f"temperature must be non-negative, got {self.temperature}.",
-                                         "temperature", self.temperature)
+            raise RequestValidationError(
+                f"temperature must be non-negative, got {self.temperature}.", "temperature", self.temperature
+            )
         if not 0.0 < self.top_p <= 1.0:
             raise RequestValidationError(f"top_p must be in (0, 1], got {self.top_p}.", "top_p", self.top_p)
         if self.top_k < 0:
@@ -62,9 +64,7 @@ class SamplingParams:
         if self.max_tokens is not None and self.max_tokens < 1:
             raise RequestValidationError(f"max_tokens must be at least 1, got {self.max_tokens}.")
         if self.min_tokens < 0:
-            raise RequestValidationError(
-                f"min_tokens must be greater than or equal to 0, got {self.min_tokens}."
-            )
+            raise RequestValidationError(f"min_tokens must be greater than or equal to 0, got {self.min_tokens}.")
         if self.max_tokens is not None and self.min_tokens > self.max_tokens:
             raise RequestValidationError(
                 f"min_tokens must be less than or equal to max_tokens={self.max_tokens}, got {self.min_tokens}."
@@ -89,7 +89,9 @@ def _logit_bias(bias: dict | None) -> dict[int, float] | None:
     if invalid_keys:
         raise RequestValidationError(
             f"logit_bias contains key(s) that cannot be converted to integer token IDs: {invalid_keys!r}",
-            "logit_bias", invalid_keys)
+            "logit_bias",
+            invalid_keys,
+        )
     return converted
 
 
@@ -99,4 +101,6 @@ def check_logit_bias_vocab(params: SamplingParams, vocab_size: int) -> None:
     if invalid:
         raise RequestValidationError(
             f"token_id(s) {invalid} in logit_bias contain out-of-vocab token ids. Vocabulary size: {vocab_size}",
-            "logit_bias", invalid)
+            "logit_bias",
+            invalid,
+        )

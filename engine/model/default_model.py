@@ -32,9 +32,14 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _COMPLETE_MARKER = ".servops-converted"
 
 _TENSOR_NAMES = {
-    "attn_q": "self_attn.q_proj.weight", "attn_k": "self_attn.k_proj.weight", "attn_v": "self_attn.v_proj.weight",
-    "attn_output": "self_attn.o_proj.weight", "ffn_gate": "mlp.gate_proj.weight", "ffn_up": "mlp.up_proj.weight",
-    "ffn_down": "mlp.down_proj.weight", "attn_norm": "input_layernorm.weight",
+    "attn_q": "self_attn.q_proj.weight",
+    "attn_k": "self_attn.k_proj.weight",
+    "attn_v": "self_attn.v_proj.weight",
+    "attn_output": "self_attn.o_proj.weight",
+    "ffn_gate": "mlp.gate_proj.weight",
+    "ffn_up": "mlp.up_proj.weight",
+    "ffn_down": "mlp.down_proj.weight",
+    "attn_norm": "input_layernorm.weight",
     "ffn_norm": "post_attention_layernorm.weight",
 }
 
@@ -66,8 +71,12 @@ def ensure_default_model() -> Path:
     if (out / _COMPLETE_MARKER).is_file():
         return out
     source = gguf_path()
-    logger.info("Converting the embedded %s (%s) to a Hugging Face model dir at %s; this happens once.",
-                DEFAULT_MODEL_NAME, source.name, out)
+    logger.info(
+        "Converting the embedded %s (%s) to a Hugging Face model dir at %s; this happens once.",
+        DEFAULT_MODEL_NAME,
+        source.name,
+        out,
+    )
     start = time.monotonic()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}-", dir=out.parent))
@@ -90,8 +99,11 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     from safetensors.torch import save_file
 
     reader = GGUFReader(str(gguf_file))
-    meta = {name: field.contents() for name, field in reader.fields.items()
-            if not name.startswith("tokenizer.ggml.") or name.endswith("_token_id")}
+    meta = {
+        name: field.contents()
+        for name, field in reader.fields.items()
+        if not name.startswith("tokenizer.ggml.") or name.endswith("_token_id")
+    }
     arch = meta["general.architecture"]
     if arch != "llama":
         raise EngineStartupError(f"{gguf_file} has architecture {arch!r}; only llama GGUFs are converted.")
@@ -99,11 +111,13 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     num_kv_heads = int(meta.get("llama.attention.head_count_kv", num_heads))
     names = {t.name for t in reader.tensors}
     config = {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
         "hidden_size": int(meta["llama.embedding_length"]),
         "intermediate_size": int(meta["llama.feed_forward_length"]),
         "num_hidden_layers": int(meta["llama.block_count"]),
-        "num_attention_heads": num_heads, "num_key_value_heads": num_kv_heads,
+        "num_attention_heads": num_heads,
+        "num_key_value_heads": num_kv_heads,
         "max_position_embeddings": int(meta["llama.context_length"]),
         "rms_norm_eps": float(meta["llama.attention.layer_norm_rms_epsilon"]),
         "rope_theta": float(meta.get("llama.rope.freq_base", 10000.0)),
@@ -112,7 +126,10 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
         "bos_token_id": int(meta["tokenizer.ggml.bos_token_id"]),
         "eos_token_id": int(meta["tokenizer.ggml.eos_token_id"]),
         "pad_token_id": int(meta.get("tokenizer.ggml.padding_token_id", meta["tokenizer.ggml.eos_token_id"])),
-        "hidden_act": "silu", "attention_bias": False, "mlp_bias": False, "torch_dtype": "bfloat16",
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "torch_dtype": "bfloat16",
     }
     tensors: dict[str, torch.Tensor] = {}
     for tensor in reader.tensors:
@@ -127,9 +144,16 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
         config["vocab_size"] = tensors["model.embed_tokens.weight"].shape[0]
     save_file(tensors, str(out_dir / "model.safetensors"), metadata={"format": "pt"})
     (out_dir / "config.json").write_text(json.dumps(config, indent=2))
-    (out_dir / "generation_config.json").write_text(json.dumps(
-        {"bos_token_id": config["bos_token_id"], "eos_token_id": config["eos_token_id"],
-         "pad_token_id": config["pad_token_id"]}, indent=2))
+    (out_dir / "generation_config.json").write_text(
+        json.dumps(
+            {
+                "bos_token_id": config["bos_token_id"],
+                "eos_token_id": config["eos_token_id"],
+                "pad_token_id": config["pad_token_id"],
+            },
+            indent=2,
+        )
+    )
     _write_tokenizer(gguf_file, out_dir)
 
 
@@ -143,8 +167,9 @@ def _write_tokenizer(gguf_file: Path, out_dir: Path) -> None:
 def _unpermute(weights: np.ndarray, num_heads: int) -> np.ndarray:
     """Undo llama.cpp's convert-time permute of q/k rows (interleaved → HF rotate-half order)."""
     rows = weights.shape[0]
-    return (weights.reshape(num_heads, rows // num_heads // 2, 2, *weights.shape[1:])
-            .swapaxes(1, 2).reshape(weights.shape))
+    return (
+        weights.reshape(num_heads, rows // num_heads // 2, 2, *weights.shape[1:]).swapaxes(1, 2).reshape(weights.shape)
+    )
 
 
 def _hf_name(gguf_name: str) -> str:

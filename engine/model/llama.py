@@ -109,24 +109,41 @@ class Attention(nn.Module):
         self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]
     ) -> torch.Tensor:
         num_tokens = x.shape[0]
-        q, k, v = rotary_embedding(self.qkv_proj(x), meta.cos, meta.sin, self.num_heads, self.num_kv_heads,
-                                   self.head_dim)
+        q, k, v = rotary_embedding(
+            self.qkv_proj(x), meta.cos, meta.sin, self.num_heads, self.num_kv_heads, self.head_dim
+        )
         k_cache, v_cache = kv_cache
         reshape_and_cache(k, v, k_cache, v_cache, meta.slot_mapping)
         nd = meta.num_decodes
         parts = []
         if nd:
-            parts.append(paged_decode_attention(
-                q[:nd], k_cache, v_cache, meta.block_tables[:nd], meta.context_lens[:nd], self.scale,
-                max_context_len=meta.max_decode_context_len, plan=meta.decode_plan,
-            ))
+            parts.append(
+                paged_decode_attention(
+                    q[:nd],
+                    k_cache,
+                    v_cache,
+                    meta.block_tables[:nd],
+                    meta.context_lens[:nd],
+                    self.scale,
+                    max_context_len=meta.max_decode_context_len,
+                    plan=meta.decode_plan,
+                )
+            )
         if nd < num_tokens and meta.prefill_split is not None:
             parts.append(self._split_prefill(q, k, v, kv_cache, meta.prefill_split, nd))
         elif nd < num_tokens:
-            parts.append(paged_prefill_attention(
-                q[nd:], k_cache, v_cache, meta.block_tables[nd:], meta.cu_seqlens_q_prefill,
-                meta.context_lens[nd:], self.scale, max_query_len=meta.max_prefill_query_len,
-            ))
+            parts.append(
+                paged_prefill_attention(
+                    q[nd:],
+                    k_cache,
+                    v_cache,
+                    meta.block_tables[nd:],
+                    meta.cu_seqlens_q_prefill,
+                    meta.context_lens[nd:],
+                    self.scale,
+                    max_query_len=meta.max_prefill_query_len,
+                )
+            )
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
@@ -137,15 +154,23 @@ class Attention(nn.Module):
             # 4-D inputs: with 3-D ones (or GQA) PyTorch's CPU SDPA drops to its math kernel,
             # measured 2.9x slower than the flash kernel on SmolLM2's 9/3 heads
             out[start - num_decodes : end - num_decodes] = F.scaled_dot_product_attention(
-                q[None, start:end].transpose(1, 2), k[None, start:end].transpose(1, 2),
-                v[None, start:end].transpose(1, 2), is_causal=True, scale=self.scale,
+                q[None, start:end].transpose(1, 2),
+                k[None, start:end].transpose(1, 2),
+                v[None, start:end].transpose(1, 2),
+                is_causal=True,
+                scale=self.scale,
                 enable_gqa=self.num_heads != self.num_kv_heads,
             )[0].transpose(0, 1)
         if split.cached_rows is not None:
             k_cache, v_cache = kv_cache
             cached = paged_prefill_attention(
-                q.index_select(0, split.cached_rows), k_cache, v_cache, split.cached_block_tables,
-                split.cached_cu_seqlens_q, split.cached_context_lens, self.scale,
+                q.index_select(0, split.cached_rows),
+                k_cache,
+                v_cache,
+                split.cached_block_tables,
+                split.cached_cu_seqlens_q,
+                split.cached_context_lens,
+                self.scale,
                 max_query_len=split.cached_max_query_len,
             )
             out.index_copy_(0, split.cached_rows - num_decodes, cached)
@@ -172,8 +197,9 @@ class DecoderLayer(nn.Module):
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
 
-    def forward(self, h: torch.Tensor, residual: torch.Tensor | None, meta: AttentionMetadata,
-                kv_cache) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, h: torch.Tensor, residual: torch.Tensor | None, meta: AttentionMetadata, kv_cache
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """vLLM's residual stream: returns (this layer's MLP output, the residual before it);
         the next norm adds them. The sums are HF's `h = h + sublayer(norm(h))`, bit for bit."""
         if residual is None:
@@ -245,8 +271,14 @@ class LlamaForCausalLM(nn.Module):
                 parts = [hf.get(f"{p}mlp.{n}_proj.{suffix}") for n in ("gate", "up")]
                 if parts[0] is not None:
                     own[f"{p}mlp.gate_up_proj.{suffix}"] = torch.cat(parts)
-            for name in ("self_attn.o_proj.weight", "self_attn.o_proj.bias", "mlp.down_proj.weight",
-                         "mlp.down_proj.bias", "input_layernorm.weight", "post_attention_layernorm.weight"):
+            for name in (
+                "self_attn.o_proj.weight",
+                "self_attn.o_proj.bias",
+                "mlp.down_proj.weight",
+                "mlp.down_proj.bias",
+                "input_layernorm.weight",
+                "post_attention_layernorm.weight",
+            ):
                 if p + name in hf:
                     own[p + name] = hf[p + name]
         own["embed_tokens.weight"] = hf["embed_tokens.weight"]

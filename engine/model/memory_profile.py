@@ -34,8 +34,7 @@ class KVBudget:
     num_blocks: int
 
 
-def estimate_activation_bytes(hf_config, dtype: torch.dtype, num_tokens: int, num_seqs: int,
-                              max_model_len: int) -> int:
+def estimate_activation_bytes(hf_config, dtype: torch.dtype, num_tokens: int, num_seqs: int, max_model_len: int) -> int:
     """Peak transient bytes of one forward over `num_tokens` tokens, `num_seqs` of them sampled.
 
     Per token, in the model dtype: hidden state, residual and normed input (3·H), q/k/v and

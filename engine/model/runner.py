@@ -47,8 +47,9 @@ def checkpoint_dtype(model_dir: str) -> torch.dtype | None:
 
 
 class ModelRunner:
-    def __init__(self, model_dir: str, hf_config, device: torch.device, dtype: torch.dtype,
-                 block_size: int, max_model_len: int) -> None:
+    def __init__(
+        self, model_dir: str, hf_config, device: torch.device, dtype: torch.dtype, block_size: int, max_model_len: int
+    ) -> None:
         self.device = device
         self.dtype = dtype
         if device.type == "cpu":
@@ -87,8 +88,10 @@ class ModelRunner:
         """
         shape = (num_blocks, self.block_size, self.num_kv_heads, self.head_dim)
         self.kv_caches = [
-            (torch.empty(shape, dtype=self.dtype, device=self.device),
-             torch.empty(shape, dtype=self.dtype, device=self.device))
+            (
+                torch.empty(shape, dtype=self.dtype, device=self.device),
+                torch.empty(shape, dtype=self.dtype, device=self.device),
+            )
             for _ in range(self.num_layers)
         ]
         if self.device.type == "cpu":  # huge pages for the scattered decode gathers (engine.model.cpu_memory)
@@ -109,8 +112,9 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[logits_rows])
         return sample(logits, sampling)
 
-    def _prefill_split(self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray,
-                       context_lens: list[int]) -> PrefillSplit | None:
+    def _prefill_split(
+        self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray, context_lens: list[int]
+    ) -> PrefillSplit | None:
         """Which prompt chunks attend directly and which through the paged cache (torch
         backend only: on CUDA the Triton prefill kernel takes every chunk at once)."""
         if not self.split_prefills or num_decodes == len(scheduled):
@@ -131,8 +135,9 @@ class ModelRunner:
             cu[1:] = np.cumsum(q_lens)
             split.cached_rows = torch.from_numpy(np.concatenate(cached_rows)).to(self.device)
             split.cached_block_tables = torch.from_numpy(block_tables[cached]).to(self.device)
-            split.cached_context_lens = torch.tensor([context_lens[i] for i in cached], dtype=torch.int32,
-                                                     device=self.device)
+            split.cached_context_lens = torch.tensor(
+                [context_lens[i] for i in cached], dtype=torch.int32, device=self.device
+            )
             split.cached_cu_seqlens_q = torch.from_numpy(cu).to(self.device)
             split.cached_max_query_len = max(q_lens)
         return split
@@ -175,7 +180,8 @@ class ModelRunner:
             max_prefill_query_len=max(q_lens[num_decodes:], default=0),
             prefill_split=self._prefill_split(scheduled, num_decodes, block_tables, context_lens),
             decode_plan=plan_decode(block_tables_t[:num_decodes], context_lens_t[:num_decodes], self.kv_caches[0][0])
-            if num_decodes else None,
+            if num_decodes
+            else None,
         )
         input_ids = torch.from_numpy(np.concatenate(ids)).to(self.device)
         return input_ids, meta, torch.tensor(logits_rows, dtype=torch.long, device=self.device)

@@ -26,12 +26,74 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 FINISHED_REASONS: tuple[str, ...] = ("stop", "length", "abort", "error", "repetition")
 ADMISSION_REASONS: tuple[str, ...] = ("max_num_queued_reqs", "max_num_queued_tokens")
 
-TTFT_BUCKETS_S = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
-                  5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
-ITL_BUCKETS_S = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
-                 7.5, 10.0, 20.0, 40.0, 80.0)
-REQUEST_LATENCY_BUCKETS_S = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
-                             50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
+TTFT_BUCKETS_S = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
+ITL_BUCKETS_S = (
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+REQUEST_LATENCY_BUCKETS_S = (
+    0.3,
+    0.5,
+    0.8,
+    1.0,
+    1.5,
+    2.0,
+    2.5,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    120.0,
+    240.0,
+    480.0,
+    960.0,
+    1920.0,
+    7680.0,
+)
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 PARAMS_N_BUCKETS = (1, 2, 5, 10, 20)
 NUM_PREEMPTIONS_BUCKETS = (1, 2, 3, 4, 5, 10, 20)
@@ -72,8 +134,9 @@ class FinishedRequestStats:
 class EngineMetrics:
     """All vLLM V1 core metrics of one engine, labelled {model_name, engine}."""
 
-    def __init__(self, model_name: str, max_model_len: int, engine_index: int = 0,
-                 registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self, model_name: str, max_model_len: int, engine_index: int = 0, registry: CollectorRegistry | None = None
+    ) -> None:
         self.model_name = model_name
         self.registry = registry if registry is not None else REGISTRY
         labels = ["model_name", "engine"]
@@ -92,78 +155,116 @@ class EngineMetrics:
         # Scheduler and cache gauges.
         self.num_requests_running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
         self.num_requests_waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
-        waiting_by_reason = Gauge("vllm:num_requests_waiting_by_reason",
-                                  "Number of requests waiting to be processed, by reason.",
-                                  labels + ["reason"], registry=reg)
+        waiting_by_reason = Gauge(
+            "vllm:num_requests_waiting_by_reason",
+            "Number of requests waiting to be processed, by reason.",
+            labels + ["reason"],
+            registry=reg,
+        )
         self.num_requests_waiting_capacity = waiting_by_reason.labels(*self._label_values, "capacity")
         self.num_requests_waiting_deferred = waiting_by_reason.labels(*self._label_values, "deferred")
         self.kv_cache_usage_perc = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
         self._cache_config_info: Gauge | None = None  # registered by set_cache_config_info after init
 
         # Counters (prometheus_client exposes them with a `_total` suffix).
-        self.prefix_cache_queries = counter("vllm:prefix_cache_queries",
-                                            "Prefix cache queries, in terms of number of queried tokens.")
-        self.prefix_cache_hits = counter("vllm:prefix_cache_hits",
-                                         "Prefix cache hits, in terms of number of cached tokens.")
+        self.prefix_cache_queries = counter(
+            "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
+        )
+        self.prefix_cache_hits = counter(
+            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
+        )
         self.num_preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
         self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
-        self.prompt_tokens_cached = counter("vllm:prompt_tokens_cached",
-                                            "Number of cached prompt tokens (local + external).")
+        self.prompt_tokens_cached = counter(
+            "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."
+        )
         self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
-        success = Counter("vllm:request_success", "Count of successfully processed requests.",
-                          labels + ["finished_reason"], registry=reg)
+        success = Counter(
+            "vllm:request_success",
+            "Count of successfully processed requests.",
+            labels + ["finished_reason"],
+            registry=reg,
+        )
         # vLLM calls .labels() for every reason at init, so all appear at 0 from the start.
         self.request_success = {reason: success.labels(*self._label_values, reason) for reason in FINISHED_REASONS}
-        rejections = Counter("vllm:admission_rejections",
-                             "Number of requests rejected by admission control (HTTP 503).",
-                             ["model_name", "reason"], registry=reg)
+        rejections = Counter(
+            "vllm:admission_rejections",
+            "Number of requests rejected by admission control (HTTP 503).",
+            ["model_name", "reason"],
+            registry=reg,
+        )
         self.admission_rejections = {reason: rejections.labels(model_name, reason) for reason in ADMISSION_REASONS}
 
         # Token-count histograms.
         request_token_buckets = build_1_2_5_buckets(max_model_len)
-        self.request_prompt_tokens = histogram("vllm:request_prompt_tokens",
-                                               "Number of prefill tokens processed.", request_token_buckets)
-        self.request_generation_tokens = histogram("vllm:request_generation_tokens",
-                                                   "Number of generation tokens processed.", request_token_buckets)
+        self.request_prompt_tokens = histogram(
+            "vllm:request_prompt_tokens", "Number of prefill tokens processed.", request_token_buckets
+        )
+        self.request_generation_tokens = histogram(
+            "vllm:request_generation_tokens", "Number of generation tokens processed.", request_token_buckets
+        )
         self.request_max_num_generation_tokens = histogram(
             "vllm:request_max_num_generation_tokens",
-            "Histogram of maximum number of requested generation tokens.", request_token_buckets)
-        self.request_params_max_tokens = histogram("vllm:request_params_max_tokens",
-                                                   "Histogram of the max_tokens request parameter.",
-                                                   request_token_buckets)
-        self.request_params_n = histogram("vllm:request_params_n", "Histogram of the n request parameter.",
-                                          PARAMS_N_BUCKETS)
-        self.iteration_tokens = histogram("vllm:iteration_tokens_total",
-                                          "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS)
+            "Histogram of maximum number of requested generation tokens.",
+            request_token_buckets,
+        )
+        self.request_params_max_tokens = histogram(
+            "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", request_token_buckets
+        )
+        self.request_params_n = histogram(
+            "vllm:request_params_n", "Histogram of the n request parameter.", PARAMS_N_BUCKETS
+        )
+        self.iteration_tokens = histogram(
+            "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS
+        )
         self.request_prefill_kv_computed_tokens = histogram(
             "vllm:request_prefill_kv_computed_tokens",
-            "Histogram of new KV tokens computed during prefill (excluding cached tokens).", request_token_buckets)
-        self.request_num_preemptions = histogram("vllm:request_num_preemptions",
-                                                 "Histogram of the number of preemptions per finished request.",
-                                                 NUM_PREEMPTIONS_BUCKETS)
+            "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+            request_token_buckets,
+        )
+        self.request_num_preemptions = histogram(
+            "vllm:request_num_preemptions",
+            "Histogram of the number of preemptions per finished request.",
+            NUM_PREEMPTIONS_BUCKETS,
+        )
 
         # Latency histograms (seconds).
-        self.time_to_first_token = histogram("vllm:time_to_first_token_seconds",
-                                             "Histogram of time to first token in seconds.", TTFT_BUCKETS_S)
-        self.inter_token_latency = histogram("vllm:inter_token_latency_seconds",
-                                             "Histogram of inter-token latency in seconds.", ITL_BUCKETS_S)
+        self.time_to_first_token = histogram(
+            "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS_S
+        )
+        self.inter_token_latency = histogram(
+            "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL_BUCKETS_S
+        )
         self.request_time_per_output_token = histogram(
             "vllm:request_time_per_output_token_seconds",
-            "Histogram of time_per_output_token_seconds per request.", ITL_BUCKETS_S)
-        self.e2e_request_latency = histogram("vllm:e2e_request_latency_seconds",
-                                             "Histogram of e2e request latency in seconds.", REQUEST_LATENCY_BUCKETS_S)
-        self.request_queue_time = histogram("vllm:request_queue_time_seconds",
-                                            "Histogram of time spent in WAITING phase for request.",
-                                            REQUEST_LATENCY_BUCKETS_S)
-        self.request_inference_time = histogram("vllm:request_inference_time_seconds",
-                                                "Histogram of time spent in RUNNING phase for request.",
-                                                REQUEST_LATENCY_BUCKETS_S)
-        self.request_prefill_time = histogram("vllm:request_prefill_time_seconds",
-                                              "Histogram of time spent in PREFILL phase for request.",
-                                              REQUEST_LATENCY_BUCKETS_S)
-        self.request_decode_time = histogram("vllm:request_decode_time_seconds",
-                                             "Histogram of time spent in DECODE phase for request.",
-                                             REQUEST_LATENCY_BUCKETS_S)
+            "Histogram of time_per_output_token_seconds per request.",
+            ITL_BUCKETS_S,
+        )
+        self.e2e_request_latency = histogram(
+            "vllm:e2e_request_latency_seconds",
+            "Histogram of e2e request latency in seconds.",
+            REQUEST_LATENCY_BUCKETS_S,
+        )
+        self.request_queue_time = histogram(
+            "vllm:request_queue_time_seconds",
+            "Histogram of time spent in WAITING phase for request.",
+            REQUEST_LATENCY_BUCKETS_S,
+        )
+        self.request_inference_time = histogram(
+            "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.",
+            REQUEST_LATENCY_BUCKETS_S,
+        )
+        self.request_prefill_time = histogram(
+            "vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.",
+            REQUEST_LATENCY_BUCKETS_S,
+        )
+        self.request_decode_time = histogram(
+            "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.",
+            REQUEST_LATENCY_BUCKETS_S,
+        )
 
     # --- recording ---------------------------------------------------------------------
 
@@ -173,8 +274,9 @@ class EngineMetrics:
             return
         labels = {key: _label_text(value) for key, value in sorted(config.items())}
         labels["engine"] = str(engine_index)
-        info = Gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig",
-                     list(labels), registry=self.registry)
+        info = Gauge(
+            "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", list(labels), registry=self.registry
+        )
         info.labels(**labels).set(1)
         self._cache_config_info = info
 
@@ -185,8 +287,9 @@ class EngineMetrics:
         self.num_requests_waiting_deferred.set(0)
         self.kv_cache_usage_perc.set(kv_cache_usage)
 
-    def record_iteration(self, prompt_tokens: int, generation_tokens: int, preemptions: int,
-                         prefix_queries: int, prefix_hits: int) -> None:
+    def record_iteration(
+        self, prompt_tokens: int, generation_tokens: int, preemptions: int, prefix_queries: int, prefix_hits: int
+    ) -> None:
         """One engine step's deltas; iteration_tokens observes only steps that ran tokens."""
         if prompt_tokens:
             self.prompt_tokens.inc(prompt_tokens)

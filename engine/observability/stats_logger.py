@@ -101,8 +101,15 @@ class LoggingStatLogger:
         self._last_prompt_throughput = 0.0
         self._last_generation_throughput = 0.0
 
-    def record_step(self, computed_prompt_tokens: int, generation_tokens: int, preemptions: int,
-                    new_requests: int, prefix_queries: int, prefix_hits: int) -> None:
+    def record_step(
+        self,
+        computed_prompt_tokens: int,
+        generation_tokens: int,
+        preemptions: int,
+        new_requests: int,
+        prefix_queries: int,
+        prefix_hits: int,
+    ) -> None:
         """Called after every engine step with that step's deltas."""
         with self._lock:
             self._prompt_tokens += computed_prompt_tokens
@@ -122,8 +129,9 @@ class LoggingStatLogger:
             hit_rate = self._caching.hit_rate
             self._prompt_tokens = self._generation_tokens = self._preemptions = 0
             self._last_log_time = now
-        idle = not any((prompt_throughput, generation_throughput,
-                        self._last_prompt_throughput, self._last_generation_throughput))
+        idle = not any(
+            (prompt_throughput, generation_throughput, self._last_prompt_throughput, self._last_generation_throughput)
+        )
         self._last_prompt_throughput = prompt_throughput
         self._last_generation_throughput = generation_throughput
         parts = [

@@ -34,8 +34,22 @@ from rules.catalog import (
 )
 from rules.model import Rule
 
-MODULES = (op1_startup, op1_oom, op1_cudagraph, op2_quantization, op3_parallelism, op4_prefix, op5_latency,
-           op5_queueing, op5_kv, op5_reliability, op5_floors, op6_specdec, antipatterns, health)
+MODULES = (
+    op1_startup,
+    op1_oom,
+    op1_cudagraph,
+    op2_quantization,
+    op3_parallelism,
+    op4_prefix,
+    op5_latency,
+    op5_queueing,
+    op5_kv,
+    op5_reliability,
+    op5_floors,
+    op6_specdec,
+    antipatterns,
+    health,
+)
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL")
 CODE_PATTERN = re.compile(r"^(?P<family>OP|AP|HL)-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
@@ -49,8 +63,9 @@ def code_order(code: str) -> tuple[int, tuple[int, ...]]:
     return FAMILIES.index(match["family"]), tuple(int(n) for n in match["numbers"].split("."))
 
 
-ALL_RULES: tuple[Rule, ...] = tuple(sorted((rule for module in MODULES for rule in module.RULES),
-                                           key=lambda rule: code_order(rule.code)))
+ALL_RULES: tuple[Rule, ...] = tuple(
+    sorted((rule for module in MODULES for rule in module.RULES), key=lambda rule: code_order(rule.code))
+)
 
 _BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 if len(_BY_CODE) != len(ALL_RULES):  # pragma: no cover - a duplicate code is a programming error
@@ -70,9 +85,7 @@ def get_rule(code: str) -> Rule:
         return _BY_CODE[wanted]
     family = [c for c in _BY_CODE if c.startswith(wanted + ".")]
     hint = f"; it has sub-rules {', '.join(family)}" if family else ""
-    raise UnknownRuleError(
-        f"rule code '{code}' is not in the catalog{hint}; run 'servops rules list' for the codes"
-    )
+    raise UnknownRuleError(f"rule code '{code}' is not in the catalog{hint}; run 'servops rules list' for the codes")
 
 
 def codes() -> list[str]:

@@ -31,9 +31,12 @@ REUSE_WORTH_CACHING = 0.30  # prefix reuse share worth a cache (OP-4, AP-3)
 FITS_ONE_GPU_SHARE = 0.6  # weights below this share of one GPU leave room for KV on a single GPU (OP-3, AP-7)
 # The startup errors OP-1 names a cause for; a process death printed after one is the shutdown (OP-3.3).
 STARTUP_FAILURE_KINDS = (
-    LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
-    LogEventKind.NO_CACHE_BLOCKS, LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
-    LogEventKind.CUDA_OOM, LogEventKind.MEMORY_PROFILING_ERROR,
+    LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
+    LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
+    LogEventKind.NO_CACHE_BLOCKS,
+    LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+    LogEventKind.CUDA_OOM,
+    LogEventKind.MEMORY_PROFILING_ERROR,
 )
 OPTIMIZATION_DOCS = "https://docs.vllm.ai/en/latest/configuration/optimization.html"
 METRICS_DOCS = "https://docs.vllm.ai/en/latest/design/metrics.html"
@@ -59,8 +62,9 @@ def over(signal: signals.Signal | None, threshold: float, unit: str = "s") -> Ev
     """The signal's evidence with the threshold it is compared against (">" when above, else "<=")."""
     if signal is None:
         return None
-    return signal.evidence.model_copy(update={"threshold": threshold, "comparison": ">" if signal.value > threshold
-                                              else "<=", "unit": unit})
+    return signal.evidence.model_copy(
+        update={"threshold": threshold, "comparison": ">" if signal.value > threshold else "<=", "unit": unit}
+    )
 
 
 def vllm_version(facts: Facts) -> tuple[int, int] | None:
@@ -194,8 +198,14 @@ def log_evidence(event, name: str | None = None, value=None, threshold=None, com
     if event.source_file or event.line_no is not None:
         where = f"{event.source_file or 'log'}:{event.line_no if event.line_no is not None else '?'}"
     return Evidence(
-        source="log", name=name or event.kind.value, value=value, threshold=threshold,
-        comparison=comparison, unit=unit, location=where, raw=event.raw or None,
+        source="log",
+        name=name or event.kind.value,
+        value=value,
+        threshold=threshold,
+        comparison=comparison,
+        unit=unit,
+        location=where,
+        raw=event.raw or None,
     )
 
 
@@ -206,8 +216,11 @@ def util_text(value: float) -> str:
 def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
     """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
     return ConfigChange(
-        flag="--gpu-memory-utilization", current=util_text(gpu_memory_utilization(facts)),
-        proposed=util_text(proposed), reason=reason, cost=cost,
+        flag="--gpu-memory-utilization",
+        current=util_text(gpu_memory_utilization(facts)),
+        proposed=util_text(proposed),
+        reason=reason,
+        cost=cost,
     )
 
 
@@ -215,14 +228,16 @@ def printed_after(facts: Facts, event: LogEvent, *kinds: LogEventKind) -> bool:
     """Whether an event of `kinds` was printed before `event` in the same log."""
     return event.line_no is not None and any(
         e.line_no is not None and e.line_no < event.line_no and e.source_file == event.source_file
-        for e in facts.events_of(*kinds))
+        for e in facts.events_of(*kinds)
+    )
 
 
 def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
     """A process death printed after `EngineCore encountered a fatal error` / EngineDeadError in the same
     log: vLLM's shutdown chain (fatal error -> EngineDeadError -> `Engine core proc … died unexpectedly`)."""
     return event.kind == LogEventKind.WORKER_DIED and printed_after(
-        facts, event, LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+        facts, event, LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD
+    )
 
 
 def prompt_p95(facts: Facts) -> signals.Signal | None:
@@ -242,12 +257,41 @@ def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list
     weights_per_gpu, total = weights_gib(facts), total_gib(facts)
     fits_one = weights_per_gpu is not None and total is not None and weights_per_gpu * tp < FITS_ONE_GPU_SHARE * total
     if fits_one:
-        return ([ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1", reason=reason,
-                              cost="each replica has one GPU's KV cache"),
-                 ConfigChange(flag="--data-parallel-size", current="1", proposed=str(tp),
-                              reason=f"keeps all {tp} GPUs busy as independent replicas",
-                              cost="no cross-GPU traffic")], [])
-    return ([ConfigChange(flag="--pipeline-parallel-size", current="1", proposed=str(tp), reason=reason + "; PP sends "
-                          "activations only between stages", cost="pipeline bubbles at low concurrency"),
-             ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed="1",
-                          reason="replaced by pipeline parallelism", cost="")], [])
+        return (
+            [
+                ConfigChange(
+                    flag="--tensor-parallel-size",
+                    current=str(tp),
+                    proposed="1",
+                    reason=reason,
+                    cost="each replica has one GPU's KV cache",
+                ),
+                ConfigChange(
+                    flag="--data-parallel-size",
+                    current="1",
+                    proposed=str(tp),
+                    reason=f"keeps all {tp} GPUs busy as independent replicas",
+                    cost="no cross-GPU traffic",
+                ),
+            ],
+            [],
+        )
+    return (
+        [
+            ConfigChange(
+                flag="--pipeline-parallel-size",
+                current="1",
+                proposed=str(tp),
+                reason=reason + "; PP sends activations only between stages",
+                cost="pipeline bubbles at low concurrency",
+            ),
+            ConfigChange(
+                flag="--tensor-parallel-size",
+                current=str(tp),
+                proposed="1",
+                reason="replaced by pipeline parallelism",
+                cost="",
+            ),
+        ],
+        [],
+    )

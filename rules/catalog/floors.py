@@ -35,8 +35,17 @@ NCCL_RING_BASE_US = 3.6
 NCCL_RING_HOP_US = {"nvlink": 0.47, "xgmi": 0.47, "pcie": 1.0}
 ACTIVATION_BYTES = 2.0  # bf16/fp16 hidden state on the wire
 # Bytes per weight under a quantization; otherwise the checkpoint's dtype.
-QUANTIZED_WEIGHT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "compressed-tensors": 1.0, "awq": 0.5, "awq_marlin": 0.5,
-                          "gptq": 0.5, "gptq_marlin": 0.5, "bitsandbytes": 0.5, "gguf": 0.5}
+QUANTIZED_WEIGHT_BYTES = {
+    "fp8": 1.0,
+    "fbgemm_fp8": 1.0,
+    "compressed-tensors": 1.0,
+    "awq": 0.5,
+    "awq_marlin": 0.5,
+    "gptq": 0.5,
+    "gptq_marlin": 0.5,
+    "bitsandbytes": 0.5,
+    "gguf": 0.5,
+}
 # A measurement this many times its floor has a cause worth naming, SLO or not.
 FAR_ABOVE = 3.0
 # At or below this multiple a latency is the physics of the work asked for.
@@ -72,13 +81,20 @@ class DecodeFloor(BaseModel):
         return ALLREDUCES_PER_LAYER * self.layers if self.tensor_parallel > 1 else 0
 
     def describe(self) -> str:
-        kv = (f"{self.kv_bytes / 1e9:.2f} GB KV for {self.batch:g} x {self.context_tokens:.0f} tokens"
-              if self.context_tokens else "no KV: context length unknown, so this floor is the weights' alone")
-        text = (f"({self.weight_bytes / 1e9:.1f} GB weights + {kv}) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
-                f"= {self.memory_s * 1e3:.2f} ms")
+        kv = (
+            f"{self.kv_bytes / 1e9:.2f} GB KV for {self.batch:g} x {self.context_tokens:.0f} tokens"
+            if self.context_tokens
+            else "no KV: context length unknown, so this floor is the weights' alone"
+        )
+        text = (
+            f"({self.weight_bytes / 1e9:.1f} GB weights + {kv}) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
+            f"= {self.memory_s * 1e3:.2f} ms"
+        )
         if self.tensor_parallel > 1:
-            text += f" + all-reduce {self.allreduce_s * 1e3:.2f} ms (TP {self.tensor_parallel} over " \
-                    f"{self.interconnect or 'an unknown link'})"
+            text += (
+                f" + all-reduce {self.allreduce_s * 1e3:.2f} ms (TP {self.tensor_parallel} over "
+                f"{self.interconnect or 'an unknown link'})"
+            )
         return text
 
 
@@ -95,8 +111,10 @@ class PrefillFloor(BaseModel):
         return 2 * self.active_params * self.prompt_tokens / self.flops_per_s
 
     def describe(self) -> str:
-        return (f"2 x {self.active_params / 1e9:.1f} B params x {self.prompt_tokens:.0f} tokens / "
-                f"{self.flops_per_s / 1e12:.0f} TFLOPS = {self.step_s * 1e3:.1f} ms")
+        return (
+            f"2 x {self.active_params / 1e9:.1f} B params x {self.prompt_tokens:.0f} tokens / "
+            f"{self.flops_per_s / 1e12:.0f} TFLOPS = {self.step_s * 1e3:.1f} ms"
+        )
 
 
 def decode_floor(facts: Facts) -> DecodeFloor | None:
@@ -112,11 +130,18 @@ def decode_floor(facts: Facts) -> DecodeFloor | None:
     run = signals.running(facts)
     batch = max(1.0, run.value if run else 1.0)
     context, source = _mean_context(facts)
-    return DecodeFloor(batch=batch, context_tokens=context, weight_bytes=weights,
-                       kv_bytes=batch * context * kv_per_token,
-                       bandwidth_bytes_per_s=hardware.memory_bandwidth_gbps * 1e9,
-                       allreduce_s=_allreduce_s(facts, tp, batch), tensor_parallel=tp, layers=model.num_layers or 0,
-                       interconnect=hardware.interconnect, context_source=source)
+    return DecodeFloor(
+        batch=batch,
+        context_tokens=context,
+        weight_bytes=weights,
+        kv_bytes=batch * context * kv_per_token,
+        bandwidth_bytes_per_s=hardware.memory_bandwidth_gbps * 1e9,
+        allreduce_s=_allreduce_s(facts, tp, batch),
+        tensor_parallel=tp,
+        layers=model.num_layers or 0,
+        interconnect=hardware.interconnect,
+        context_source=source,
+    )
 
 
 def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str = "") -> PrefillFloor | None:
@@ -131,8 +156,12 @@ def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str 
     if prompt is None:
         return None
     active = (model.active_params_billion or model.params_billion) * 1e9
-    return PrefillFloor(prompt_tokens=prompt, active_params=active,
-                        flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel_size(facts), prompt_source=source)
+    return PrefillFloor(
+        prompt_tokens=prompt,
+        active_params=active,
+        flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel_size(facts),
+        prompt_source=source,
+    )
 
 
 def multiple(measured: float, floor: float) -> float:
@@ -149,7 +178,7 @@ def ttft_floor_s(facts: Facts, prompt_tokens: float | None = None) -> float | No
 
 
 def describe_multiple(measured: float, floor_s: float | None, what: str) -> str:
-    """" = 2.3x the bandwidth floor" for a title; "" when there is no floor."""
+    """ " = 2.3x the bandwidth floor" for a title; "" when there is no floor."""
     if not floor_s:
         return ""
     return f" = {multiple(measured, floor_s):.1f}x the {what} floor"

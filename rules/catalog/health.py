@@ -19,8 +19,13 @@ from rules.signals import fmt
 
 MIN_STALL_WINDOW_S = 30.0
 EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
-SPECIFIC_CAUSES = (LogEventKind.RPC_TIMEOUT, LogEventKind.NCCL_WATCHDOG_TIMEOUT, LogEventKind.NCCL_ERROR,
-                   LogEventKind.WORKER_DIED, LogEventKind.CUDA_OOM)
+SPECIFIC_CAUSES = (
+    LogEventKind.RPC_TIMEOUT,
+    LogEventKind.NCCL_WATCHDOG_TIMEOUT,
+    LogEventKind.NCCL_ERROR,
+    LogEventKind.WORKER_DIED,
+    LogEventKind.CUDA_OOM,
+)
 
 
 def _stalled(facts: Facts) -> list[Evidence]:
@@ -35,8 +40,9 @@ def _stalled(facts: Facts) -> list[Evidence]:
     moving = [s for s in (tokens, steps) if s is not None and s.value > 0]
     if (tokens is None and steps is None) or moving or pending < 1:
         return []
-    evidence = [s.evidence.model_copy(update={"threshold": 0, "comparison": "=="}) for s in (tokens, steps)
-                if s is not None]
+    evidence = [
+        s.evidence.model_copy(update={"threshold": 0, "comparison": "=="}) for s in (tokens, steps) if s is not None
+    ]
     evidence += [s.evidence for s in (run, queue) if s is not None]
     return evidence
 
@@ -45,8 +51,10 @@ def _progress_after(facts: Facts, line_no: int | None) -> bool:
     """A stats line with generation throughput > 0 after `line_no` (same log)."""
     if line_no is None:
         return False
-    return any(e.line_no is not None and e.line_no > line_no and (e.generation_throughput_tps or 0) > 0
-               for e in facts.events_of(LogEventKind.STATS_LINE))
+    return any(
+        e.line_no is not None and e.line_no > line_no and (e.generation_throughput_tps or 0) > 0
+        for e in facts.events_of(LogEventKind.STATS_LINE)
+    )
 
 
 def serving_shm_waits(facts: Facts) -> list[LogEvent]:
@@ -61,47 +69,67 @@ def _check_hang(facts: Facts) -> list[Finding]:
         return []
     evidence = list(stall)
     if shm:
-        evidence.append(c.log_evidence(shm[-1], "shm_broadcast warnings", len(shm), 1,
-                                       ">" if len(shm) > 1 else ">=", "lines"))
+        evidence.append(
+            c.log_evidence(shm[-1], "shm_broadcast warnings", len(shm), 1, ">" if len(shm) > 1 else ">=", "lines")
+        )
     health = facts.endpoint.health_status if facts.endpoint else None
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health))
     confidence = 0.9 if (stall and shm) or len(shm) >= 2 else 0.6
     recovered = not stall and _progress_after(facts, shm[-1].line_no)
     if recovered:
-        return [RULE_HANG.finding(
-            Severity.MEDIUM, f"engine stalled ({len(shm)} shm_broadcast warning(s)) but generated tokens afterwards",
-            evidence=evidence, confidence=0.5,
-            summary="A worker blocked for a while (compilation, quantization, a slow rank) and then recovered.",
-            actions=["If it recurs, dump worker stacks during the stall (py-spy dump --pid …)."])]
+        return [
+            RULE_HANG.finding(
+                Severity.MEDIUM,
+                f"engine stalled ({len(shm)} shm_broadcast warning(s)) but generated tokens afterwards",
+                evidence=evidence,
+                confidence=0.5,
+                summary="A worker blocked for a while (compilation, quantization, a slow rank) and then recovered.",
+                actions=["If it recurs, dump worker stacks during the stall (py-spy dump --pid …)."],
+            )
+        ]
     parts = []
     if stall:
         parts.append(f"0 tokens/s over {fmt(facts.window.interval_s)} s with requests pending")
     if shm:
         parts.append(f"{len(shm)} shm_broadcast warning(s)")
-    return [RULE_HANG.finding(
-        Severity.CRITICAL, "engine hung: " + "; ".join(parts) + (f" (/health {health})" if health else ""),
-        evidence=evidence, confidence=confidence,
-        summary="The engine accepts requests but makes no progress; a worker is stuck (NCCL, compile, quantization).",
-        actions=["Dump stacks of the worker processes (py-spy dump --pid …) to find the stuck rank.",
-                 "Restart the server; /health may keep returning 200 while hung, so alert on token throughput."])]
+    return [
+        RULE_HANG.finding(
+            Severity.CRITICAL,
+            "engine hung: " + "; ".join(parts) + (f" (/health {health})" if health else ""),
+            evidence=evidence,
+            confidence=confidence,
+            summary="The engine accepts requests but makes no progress; a worker is stuck "
+            "(NCCL, compile, quantization).",
+            actions=[
+                "Dump stacks of the worker processes (py-spy dump --pid …) to find the stuck rank.",
+                "Restart the server; /health may keep returning 200 while hung, so alert on token throughput.",
+            ],
+        )
+    ]
 
 
 RULE_HANG = Rule(
-    code="HL-1", title="engine hung (no progress)", category=Category.HEALTH, check=_check_hang,
-    needs=("window", "events"), page=RulePage(
+    code="HL-1",
+    title="engine hung (no progress)",
+    category=Category.HEALTH,
+    check=_check_hang,
+    needs=("window", "events"),
+    page=RulePage(
         checks="`No available shared memory broadcast block found …` warnings, or a window of "
-               f">= {MIN_STALL_WINDOW_S:g} s with "
-               "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
-               "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
+        f">= {MIN_STALL_WINDOW_S:g} s with "
+        "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
+        "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
         why="/health only checks that the engine process answers; a stuck worker blocks every step.",
         example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
-                "every 60 s (#51921).",
+        "every 60 s (#51921).",
         fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
         limits="One shm warning after start-up can be a long compilation; confidence rises with repeats or a "
-               "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
-               "vLLM server on`) are start-up compilation and are not counted.",
-        references=["https://github.com/vllm-project/vllm/issues/51921"]))
+        "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
+        "vLLM server on`) are start-up compilation and are not counted.",
+        references=["https://github.com/vllm-project/vllm/issues/51921"],
+    ),
+)
 
 
 def _check_dead(facts: Facts) -> list[Finding]:
@@ -112,32 +140,57 @@ def _check_dead(facts: Facts) -> list[Finding]:
     evidence = [c.log_evidence(e) for e in events[:2]]
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
-    cause = next((e.message for e in events if e.kind == LogEventKind.FATAL_ERROR and e.message
-                  and not e.message.startswith("EngineCore encountered")), None)
-    title = "engine dead" + (f": {events[0].kind.value.replace('_', ' ')}" if events else "") + (
-        f" ({cause})" if cause else "") + (f" (/health {health})" if health else "")
+    cause = next(
+        (
+            e.message
+            for e in events
+            if e.kind == LogEventKind.FATAL_ERROR and e.message and not e.message.startswith("EngineCore encountered")
+        ),
+        None,
+    )
+    title = (
+        "engine dead"
+        + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")
+        + (f" ({cause})" if cause else "")
+        + (f" (/health {health})" if health else "")
+    )
     # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
     # the engine core's own death after its fatal error is the chain's last link, not a cause.
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
     chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
     evidence += [c.log_evidence(e) for e in chain[:1]]
     confidence = 0.7 if specific else 0.95 if events else 0.8
-    return [RULE_DEAD.finding(
-        Severity.CRITICAL, title, evidence=evidence, confidence=confidence,
-        summary="The engine loop stopped; every request fails until the server restarts.",
-        actions=["Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
-                 "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1)."])]
+    return [
+        RULE_DEAD.finding(
+            Severity.CRITICAL,
+            title,
+            evidence=evidence,
+            confidence=confidence,
+            summary="The engine loop stopped; every request fails until the server restarts.",
+            actions=[
+                "Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
+                "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",
+            ],
+        )
+    ]
 
 
 RULE_DEAD = Rule(
-    code="HL-2", title="engine dead", category=Category.HEALTH, check=_check_dead,
-    needs=("events", "endpoint"), page=RulePage(
+    code="HL-2",
+    title="engine dead",
+    category=Category.HEALTH,
+    check=_check_dead,
+    needs=("events", "endpoint"),
+    page=RulePage(
         checks="`EngineCore encountered a fatal error`, `EngineDeadError` / `AsyncLLM output_handler failed`, or "
-               "/health answering 503 (0.11+) or 500.",
+        "/health answering 503 (0.11+) or 500.",
         why="After engine death every request fails (HTTP 500) until a restart.",
         example="EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
         fix="Fix the root cause in the traceback; restart.",
-        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.", references=[]))
+        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.",
+        references=[],
+    ),
+)
 
 
 def _check_rpc_timeout(facts: Facts) -> list[Finding]:
@@ -145,23 +198,36 @@ def _check_rpc_timeout(facts: Facts) -> list[Finding]:
     if not events:
         return []
     method = events[-1].rpc_method or "execute_model"
-    return [RULE_RPC.finding(
-        Severity.CRITICAL, f"RPC call to {method} timed out ({len(events)}x, > {EXECUTE_MODEL_TIMEOUT_S} s)",
-        evidence=[c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")], confidence=0.9,
-        summary="A model step did not return within VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS: a worker hangs or died.",
-        actions=["Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3).",
-                 "If the step is legitimately slow (huge batch, compilation), raise "
-                 "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS."])]
+    return [
+        RULE_RPC.finding(
+            Severity.CRITICAL,
+            f"RPC call to {method} timed out ({len(events)}x, > {EXECUTE_MODEL_TIMEOUT_S} s)",
+            evidence=[c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")],
+            confidence=0.9,
+            summary="A model step did not return within VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS: a worker hangs or died.",
+            actions=[
+                "Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3).",
+                "If the step is legitimately slow (huge batch, compilation), raise VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS.",
+            ],
+        )
+    ]
 
 
 RULE_RPC = Rule(
-    code="HL-3", title="worker RPC timeout", category=Category.HEALTH, check=_check_rpc_timeout,
-    needs=("events",), page=RulePage(
+    code="HL-3",
+    title="worker RPC timeout",
+    category=Category.HEALTH,
+    check=_check_rpc_timeout,
+    needs=("events",),
+    page=RulePage(
         checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33).",
         why=f"The engine waited VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS ({EXECUTE_MODEL_TIMEOUT_S} s) for a model step.",
         example="TimeoutError: RPC call to execute_model timed out. (#17965)",
         fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps.",
-        limits="The timeout is the symptom; the stuck rank is the cause.", references=[]))
+        limits="The timeout is the symptom; the stuck rank is the cause.",
+        references=[],
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_HANG, RULE_DEAD, RULE_RPC]

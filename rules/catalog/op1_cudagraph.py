@@ -31,21 +31,33 @@ def _check(facts: Facts) -> list[Finding]:
         findings += _estimate_missed(facts, pool)
     profiling = facts.last_event(LogEventKind.CUDAGRAPH_PROFILING)
     if profiling is not None and profiling.cudagraph_profiling is False:
-        findings.append(RULE_CUDAGRAPH.finding(
-            Severity.LOW, f"CUDA graph memory profiling is off ({ESTIMATE_ENV}=0): the KV budget ignores graph memory",
-            evidence=[c.log_evidence(profiling, "CUDA graph memory profiling", "disabled")], confidence=0.7,
-            summary="The KV cache is sized as if the CUDA graphs took no memory; capture or a load peak can then "
-                    "run out of memory.",
-            actions=[f"Unset {ESTIMATE_ENV} (the default since vLLM 0.21), or keep --gpu-memory-utilization low "
-                     "enough to leave the graph pool's size free."]))
+        findings.append(
+            RULE_CUDAGRAPH.finding(
+                Severity.LOW,
+                f"CUDA graph memory profiling is off ({ESTIMATE_ENV}=0): the KV budget ignores graph memory",
+                evidence=[c.log_evidence(profiling, "CUDA graph memory profiling", "disabled")],
+                confidence=0.7,
+                summary="The KV cache is sized as if the CUDA graphs took no memory; capture or a load peak can then "
+                "run out of memory.",
+                actions=[
+                    f"Unset {ESTIMATE_ENV} (the default since vLLM 0.21), or keep --gpu-memory-utilization low "
+                    "enough to leave the graph pool's size free."
+                ],
+            )
+        )
     elif profiling is not None and profiling.equivalent_utilization is not None and not findings:
         util, same = profiling.gpu_memory_utilization, profiling.equivalent_utilization
-        findings.append(RULE_CUDAGRAPH.finding(
-            Severity.INFO, f"--gpu-memory-utilization {fmt(util, 4)} acts as {fmt(same, 4)} did before CUDA graph "
-            "memory profiling", evidence=[c.log_evidence(profiling, "equivalent --gpu-memory-utilization", same,
-                                                         util, "<")], confidence=0.9,
-            summary="After an upgrade past vLLM 0.21 the same flag holds fewer KV tokens: graph memory is now "
-                    "taken from the KV budget up front instead of from the headroom."))
+        findings.append(
+            RULE_CUDAGRAPH.finding(
+                Severity.INFO,
+                f"--gpu-memory-utilization {fmt(util, 4)} acts as {fmt(same, 4)} did before CUDA graph "
+                "memory profiling",
+                evidence=[c.log_evidence(profiling, "equivalent --gpu-memory-utilization", same, util, "<")],
+                confidence=0.9,
+                summary="After an upgrade past vLLM 0.21 the same flag holds fewer KV tokens: graph memory is now "
+                "taken from the KV budget up front instead of from the headroom.",
+            )
+        )
     return findings
 
 
@@ -61,39 +73,67 @@ def _estimate_missed(facts: Facts, pool) -> list[Finding]:
         changes = []
         if total:
             lower = round(util - miss / total, 2)
-            changes.append(ConfigChange(
-                flag="--gpu-memory-utilization", current=f"{util:g}", proposed=f"{lower:g}",
-                reason=f"gives back the {miss:.2f} GiB the graphs took beyond their estimate",
-                cost=f"about {miss:.2f} GiB less KV cache"))
-        return [RULE_CUDAGRAPH.finding(
-            Severity.MEDIUM, f"CUDA graph pool {fmt(actual)} GiB exceeds its estimate {fmt(estimated)} GiB by "
-            f"{fmt(miss)} GiB: the KV budget counted memory the graphs took", evidence=evidence, changes=changes,
-            confidence=0.7, summary="The KV cache was sized before capture on the smaller estimate; the difference "
-            "is missing from the headroom, so a load peak can run out of memory.",
-            actions=["Fewer capture sizes (--max-cudagraph-capture-size / a shorter cudagraph_capture_sizes list) "
-                     "also shrink the pool."])]
-    return [RULE_CUDAGRAPH.finding(
-        Severity.LOW, f"CUDA graph estimate {fmt(estimated)} GiB exceeds the pool {fmt(actual)} GiB by "
-        f"{fmt(-miss)} GiB of KV memory left unused", evidence=evidence, confidence=0.6,
-        summary="The profiler reserved more for the graphs than they took; that memory sits idle instead of "
-                "holding KV blocks.",
-        actions=["Raise --gpu-memory-utilization by the difference over the GPU's memory if the headroom allows "
-                 "(servops advise shows the budget)."])]
+            changes.append(
+                ConfigChange(
+                    flag="--gpu-memory-utilization",
+                    current=f"{util:g}",
+                    proposed=f"{lower:g}",
+                    reason=f"gives back the {miss:.2f} GiB the graphs took beyond their estimate",
+                    cost=f"about {miss:.2f} GiB less KV cache",
+                )
+            )
+        return [
+            RULE_CUDAGRAPH.finding(
+                Severity.MEDIUM,
+                f"CUDA graph pool {fmt(actual)} GiB exceeds its estimate {fmt(estimated)} GiB by "
+                f"{fmt(miss)} GiB: the KV budget counted memory the graphs took",
+                evidence=evidence,
+                changes=changes,
+                confidence=0.7,
+                summary="The KV cache was sized before capture on the smaller estimate; the difference "
+                "is missing from the headroom, so a load peak can run out of memory.",
+                actions=[
+                    "Fewer capture sizes (--max-cudagraph-capture-size / a shorter cudagraph_capture_sizes list) "
+                    "also shrink the pool."
+                ],
+            )
+        ]
+    return [
+        RULE_CUDAGRAPH.finding(
+            Severity.LOW,
+            f"CUDA graph estimate {fmt(estimated)} GiB exceeds the pool {fmt(actual)} GiB by "
+            f"{fmt(-miss)} GiB of KV memory left unused",
+            evidence=evidence,
+            confidence=0.6,
+            summary="The profiler reserved more for the graphs than they took; that memory sits idle instead of "
+            "holding KV blocks.",
+            actions=[
+                "Raise --gpu-memory-utilization by the difference over the GPU's memory if the headroom allows "
+                "(servops advise shows the budget)."
+            ],
+        )
+    ]
 
 
 RULE_CUDAGRAPH = Rule(
-    code="OP-1.10", title="CUDA-graph memory against the KV budget", category=Category.MEMORY,
-    check=_check, needs=("events",), page=RulePage(
+    code="OP-1.10",
+    title="CUDA-graph memory against the KV budget",
+    category=Category.MEMORY,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
         checks=f"vLLM's `CUDA graph pool memory: A GiB (actual), E GiB (estimated)` (0.20+): a miss of at least "
-               f"{MISS_GIB:g} GiB and {MISS_SHARE:.0%}; `CUDA graph memory profiling is disabled "
-               f"({ESTIMATE_ENV}=0)`; `… is enabled … --gpu-memory-utilization=U is equivalent to "
-               "--gpu-memory-utilization=V without CUDA graph memory profiling`.",
+        f"{MISS_GIB:g} GiB and {MISS_SHARE:.0%}; `CUDA graph memory profiling is disabled "
+        f"({ESTIMATE_ENV}=0)`; `… is enabled … --gpu-memory-utilization=U is equivalent to "
+        "--gpu-memory-utilization=V without CUDA graph memory profiling`.",
         why="The KV cache is sized before the graphs are captured. An estimate short of the pool over-commits "
-            "memory (OOM under load); an estimate far above it wastes KV space; profiling off ignores the pool.",
+        "memory (OOM under load); an estimate far above it wastes KV space; profiling off ignores the pool.",
         example="pool 2.41 GiB actual, 0.92 GiB estimated on a 79 GiB H100 at util 0.92 -> 0.9.",
         fix="Lower --gpu-memory-utilization by the miss, or capture fewer sizes; raise it by an over-estimate; "
-            f"leave {ESTIMATE_ENV} at its default.",
+        f"leave {ESTIMATE_ENV} at its default.",
         limits="Only vLLM 0.20+ prints the estimate; an older log shows the pool alone (OP-1 startup memory).",
-        references=["https://docs.vllm.ai/en/latest/configuration/conserving_memory.html"]))
+        references=["https://docs.vllm.ai/en/latest/configuration/conserving_memory.html"],
+    ),
+)
 
 RULES: list[Rule] = [RULE_CUDAGRAPH]

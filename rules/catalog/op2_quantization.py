@@ -14,8 +14,10 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
-REFS = ["https://docs.vllm.ai/en/latest/features/quantization/supported_hardware.html",
-        "https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache.html"]
+REFS = [
+    "https://docs.vllm.ai/en/latest/features/quantization/supported_hardware.html",
+    "https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache.html",
+]
 
 
 def _quantized(facts: Facts) -> bool:
@@ -23,6 +25,7 @@ def _quantized(facts: Facts) -> bool:
 
 
 # --- OP-2.1 weights take most of the GPU -------------------------------------------------------
+
 
 def _check_weights_share(facts: Facts) -> list[Finding]:
     weights, total = c.weights_gib(facts), c.total_gib(facts)
@@ -32,44 +35,75 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
     if share <= c.WEIGHTS_SHARE_HIGH:
         return []
     source = "log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor"
-    evidence = [Evidence(source=source, name="weights / GPU memory", value=round(share, 3),
-                         threshold=c.WEIGHTS_SHARE_HIGH, comparison=">",
-                         description=f"{fmt(weights)} GiB of {fmt(total)} GiB")]
+    evidence = [
+        Evidence(
+            source=source,
+            name="weights / GPU memory",
+            value=round(share, 3),
+            threshold=c.WEIGHTS_SHARE_HIGH,
+            comparison=">",
+            description=f"{fmt(weights)} GiB of {fmt(total)} GiB",
+        )
+    ]
     changes, alternatives = [], []
     tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
-    tp_change = ConfigChange(flag="--tensor-parallel-size", current=str(tp), proposed=str(tp * 2),
-                             reason="splits weights across GPUs, freeing KV memory on each",
-                             cost=f"{tp * 2} GPUs per replica; NCCL traffic each layer")
+    tp_change = ConfigChange(
+        flag="--tensor-parallel-size",
+        current=str(tp),
+        proposed=str(tp * 2),
+        reason="splits weights across GPUs, freeing KV memory on each",
+        cost=f"{tp * 2} GPUs per replica; NCCL traffic each layer",
+    )
     if not _quantized(facts) and c.fp8_supported(facts):
-        changes.append(ConfigChange(flag="--quantization", current=None, proposed="fp8",
-                                    reason="FP8 weights halve weight memory; the freed memory becomes KV cache",
-                                    cost="small accuracy risk; validate on your eval set", safety="unsafe"))
+        changes.append(
+            ConfigChange(
+                flag="--quantization",
+                current=None,
+                proposed="fp8",
+                reason="FP8 weights halve weight memory; the freed memory becomes KV cache",
+                cost="small accuracy risk; validate on your eval set",
+                safety="unsafe",
+            )
+        )
         if count is None or count >= tp * 2:
             alternatives.append(tp_change)
     elif count is None or count >= tp * 2:
         changes.append(tp_change)
-    return [RULE_WEIGHTS.finding(
-        Severity.MEDIUM, f"weights take {share:.0%} of GPU memory > {c.WEIGHTS_SHARE_HIGH:.0%}",
-        summary="Little memory is left for the KV cache, so few requests run at once.",
-        evidence=evidence, changes=changes, alternatives=alternatives, confidence=0.75,
-        actions=["Or move to a larger GPU."])]
+    return [
+        RULE_WEIGHTS.finding(
+            Severity.MEDIUM,
+            f"weights take {share:.0%} of GPU memory > {c.WEIGHTS_SHARE_HIGH:.0%}",
+            summary="Little memory is left for the KV cache, so few requests run at once.",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            confidence=0.75,
+            actions=["Or move to a larger GPU."],
+        )
+    ]
 
 
 RULE_WEIGHTS = Rule(
-    code="OP-2.1", title="weights leave too little memory for the KV cache", category=Category.QUANTIZATION,
-    check=_check_weights_share, needs=("memory", "events", "hardware"),
+    code="OP-2.1",
+    title="weights leave too little memory for the KV cache",
+    category=Category.QUANTIZATION,
+    check=_check_weights_share,
+    needs=("memory", "events", "hardware"),
     page=RulePage(
         checks="Weights per GPU (model-loading line or the advisor) against usable GPU memory: above "
-               f"{c.percent(c.WEIGHTS_SHARE_HIGH)} of it.",
+        f"{c.percent(c.WEIGHTS_SHARE_HIGH)} of it.",
         why=f"Above {c.percent(c.WEIGHTS_SHARE_HIGH)} of VRAM in weights, the KV cache is small and concurrency low.",
         example="Llama-3.1-70B FP8 weights 67.72 GiB on a 79.2 GiB H100 (85 %) -> --quantization fp8 is already "
-                "used, so --tensor-parallel-size 2.",
+        "used, so --tensor-parallel-size 2.",
         fix="--quantization fp8 on FP8-capable GPUs (unsafe: accuracy), else double --tensor-parallel-size.",
         limits="Does not consider pre-quantized checkpoints other than those the model facts name.",
-        references=REFS))
+        references=REFS,
+    ),
+)
 
 
 # --- OP-2.2 KV cache too small for the target concurrency ---------------------------------------
+
 
 def _check_kv_capacity(facts: Facts) -> list[Finding]:
     memory, work = facts.memory, facts.workload
@@ -81,57 +115,98 @@ def _check_kv_capacity(facts: Facts) -> list[Finding]:
     if fits >= target:
         return []
     dtype = facts.config.kv_cache_dtype if facts.config else None
-    evidence = [Evidence(source="advisor", name="requests that fit the KV cache at p95 length", value=round(fits, 1),
-                         threshold=target, comparison="<", description=f"{memory.kv_cache_tokens:,} KV tokens / "
-                         f"{fmt(tokens)} tokens per request"), c.workload_evidence(facts)]
+    evidence = [
+        Evidence(
+            source="advisor",
+            name="requests that fit the KV cache at p95 length",
+            value=round(fits, 1),
+            threshold=target,
+            comparison="<",
+            description=f"{memory.kv_cache_tokens:,} KV tokens / {fmt(tokens)} tokens per request",
+        ),
+        c.workload_evidence(facts),
+    ]
     changes = []
     if dtype in (None, "auto"):
-        changes.append(ConfigChange(
-            flag="--kv-cache-dtype", current=dtype or "auto", proposed="fp8",
-            reason=f"doubles KV tokens: about {fits * 2:.0f} requests fit instead of {fits:.0f}",
-            cost="small accuracy risk (calibrate scales); backend support varies", safety="unsafe"))
-    return [RULE_KV_CAPACITY.finding(
-        Severity.MEDIUM, f"KV cache holds {fits:.1f} requests at p95 length < target concurrency {target}",
-        summary="At the target concurrency the server will preempt (recompute) requests.",
-        evidence=evidence, changes=changes, confidence=0.7,
-        actions=["Or add replicas / larger GPUs; see OP-5.3 for live preemptions."])]
+        changes.append(
+            ConfigChange(
+                flag="--kv-cache-dtype",
+                current=dtype or "auto",
+                proposed="fp8",
+                reason=f"doubles KV tokens: about {fits * 2:.0f} requests fit instead of {fits:.0f}",
+                cost="small accuracy risk (calibrate scales); backend support varies",
+                safety="unsafe",
+            )
+        )
+    return [
+        RULE_KV_CAPACITY.finding(
+            Severity.MEDIUM,
+            f"KV cache holds {fits:.1f} requests at p95 length < target concurrency {target}",
+            summary="At the target concurrency the server will preempt (recompute) requests.",
+            evidence=evidence,
+            changes=changes,
+            confidence=0.7,
+            actions=["Or add replicas / larger GPUs; see OP-5.3 for live preemptions."],
+        )
+    ]
 
 
 RULE_KV_CAPACITY = Rule(
-    code="OP-2.2", title="KV cache too small for the target concurrency", category=Category.QUANTIZATION,
-    check=_check_kv_capacity, needs=("memory",),
+    code="OP-2.2",
+    title="KV cache too small for the target concurrency",
+    category=Category.QUANTIZATION,
+    check=_check_kv_capacity,
+    needs=("memory",),
     page=RulePage(
         checks="KV tokens (advisor/startup log) divided by p95 input+output tokens, against the target concurrency.",
         why="Running more requests than the KV cache holds makes vLLM preempt and recompute them.",
         example="162,704 KV tokens / 8,000 tokens = 20 requests < target 64 -> --kv-cache-dtype fp8 (40).",
         fix="--kv-cache-dtype fp8 (doubles KV tokens; unsafe: calibrate), or more GPUs/replicas.",
         limits="Uses p95 lengths for every request: pessimistic for mixed workloads; blocks are allocated as "
-               "tokens arrive, so average use is lower.", references=REFS))
+        "tokens arrive, so average use is lower.",
+        references=REFS,
+    ),
+)
 
 
 # --- OP-2.3 FP8 on a GPU without FP8 compute ---------------------------------------------------
+
 
 def _check_fp8_without_support(facts: Facts) -> list[Finding]:
     quant = facts.config.quantization if facts.config else None
     if quant != "fp8" or c.fp8_supported(facts) is not False:
         return []
     gpu = facts.hardware.gpu_name if facts.hardware else "this GPU"
-    evidence = [Evidence(source="config", name="--quantization", value=quant),
-                Evidence(source="advisor", name="FP8 W8A8 support", value=False, description=str(gpu))]
-    return [RULE_FP8_HARDWARE.finding(
-        Severity.LOW, f"--quantization fp8 on {gpu}, which has no FP8 compute (weight-only Marlin)",
-        summary="Weights are still halved, but matmuls run in BF16: expect no FP8 speed-up.",
-        evidence=evidence, confidence=0.8, actions=["Expect memory savings only; for speed use Ada/Hopper GPUs."])]
+    evidence = [
+        Evidence(source="config", name="--quantization", value=quant),
+        Evidence(source="advisor", name="FP8 W8A8 support", value=False, description=str(gpu)),
+    ]
+    return [
+        RULE_FP8_HARDWARE.finding(
+            Severity.LOW,
+            f"--quantization fp8 on {gpu}, which has no FP8 compute (weight-only Marlin)",
+            summary="Weights are still halved, but matmuls run in BF16: expect no FP8 speed-up.",
+            evidence=evidence,
+            confidence=0.8,
+            actions=["Expect memory savings only; for speed use Ada/Hopper GPUs."],
+        )
+    ]
 
 
 RULE_FP8_HARDWARE = Rule(
-    code="OP-2.3", title="FP8 quantization on a GPU without FP8 compute", category=Category.QUANTIZATION,
-    check=_check_fp8_without_support, needs=("config",),
+    code="OP-2.3",
+    title="FP8 quantization on a GPU without FP8 compute",
+    category=Category.QUANTIZATION,
+    check=_check_fp8_without_support,
+    needs=("config",),
     page=RulePage(
         checks="--quantization fp8 on hardware whose facts say FP8 W8A8 is unsupported (Volta/Turing/Ampere).",
         why="vLLM falls back to FP8 weight-only (Marlin): memory is saved, compute is not faster.",
         example="--quantization fp8 on an A100.",
         fix="Keep it for memory; do not expect FP8 throughput. Use Ada/Hopper for FP8 compute.",
-        limits="Support table as of vLLM's supported_hardware page.", references=REFS))
+        limits="Support table as of vLLM's supported_hardware page.",
+        references=REFS,
+    ),
+)
 
 RULES: list[Rule] = [RULE_WEIGHTS, RULE_KV_CAPACITY, RULE_FP8_HARDWARE]

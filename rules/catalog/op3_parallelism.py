@@ -22,39 +22,56 @@ _START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, *c.STARTUP_FAILURE_KINDS)
 
 # --- OP-3.1 tensor parallel over PCIe ----------------------------------------------------------
 
+
 def _check_pcie_tp_itl(facts: Facts) -> list[Finding]:
     tp = c.tensor_parallel_size(facts)
     link = facts.hardware.interconnect if facts.hardware else None
     itl = signals.quantile(facts, c.ITL, "p50")
     if tp < 2 or link != "pcie" or itl is None or itl.value <= c.itl_slo(facts):
         return []
-    evidence = [Evidence(source="config", name="--tensor-parallel-size", value=tp),
-                Evidence(source="advisor", name="GPU interconnect", value=link),
-                itl.evidence.model_copy(update={"threshold": c.itl_slo(facts), "comparison": ">", "unit": "s"})]
+    evidence = [
+        Evidence(source="config", name="--tensor-parallel-size", value=tp),
+        Evidence(source="advisor", name="GPU interconnect", value=link),
+        itl.evidence.model_copy(update={"threshold": c.itl_slo(facts), "comparison": ">", "unit": "s"}),
+    ]
     changes, alternatives = c.pcie_tp_changes(facts, f"TP={tp} all-reduces over PCIe every layer")
-    return [RULE_PCIE_TP.finding(
-        Severity.HIGH, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(c.itl_slo(facts), 3)} s with TP={tp} over PCIe",
-        summary="Every decode step waits on all-reduces over PCIe.", evidence=evidence, changes=changes,
-        alternatives=alternatives, confidence=0.7, actions=["Or move to NVLink-connected GPUs."])]
+    return [
+        RULE_PCIE_TP.finding(
+            Severity.HIGH,
+            f"ITL p50 {fmt(itl.value, 3)} s > {fmt(c.itl_slo(facts), 3)} s with TP={tp} over PCIe",
+            summary="Every decode step waits on all-reduces over PCIe.",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            confidence=0.7,
+            actions=["Or move to NVLink-connected GPUs."],
+        )
+    ]
 
 
 RULE_PCIE_TP = Rule(
-    code="OP-3.1", title="tensor parallel over PCIe slows decode", category=Category.PARALLELISM,
-    check=_check_pcie_tp_itl, needs=("window",),
+    code="OP-3.1",
+    title="tensor parallel over PCIe slows decode",
+    category=Category.PARALLELISM,
+    check=_check_pcie_tp_itl,
+    needs=("window",),
     page=RulePage(
         checks="--tensor-parallel-size >= 2 on a PCIe interconnect, with windowed ITL p50 above the ITL target "
-               f"(default {c.DEFAULT_ITL_SLO_S:g} s).",
+        f"(default {c.DEFAULT_ITL_SLO_S:g} s).",
         why="TP all-reduces twice per layer per step; PCIe is 5–15x slower than NVLink, and at small batch the "
-            "step time is dominated by that traffic.",
+        "step time is dominated by that traffic.",
         example=f"TP=2 on two L40S (PCIe Gen4), ITL p50 0.14 s > {c.DEFAULT_ITL_SLO_S:g} s -> --tensor-parallel-size 1 "
-                "--data-parallel-size 2 when the model fits one GPU.",
+        "--data-parallel-size 2 when the model fits one GPU.",
         fix="If the model fits one GPU: TP=1 replicas (data parallel). Otherwise pipeline parallel across the "
-            "PCIe GPUs, or NVLink hardware.",
+        "PCIe GPUs, or NVLink hardware.",
         limits="Uses p50 ITL; memory-bandwidth-bound models also show high ITL without TP.",
-        references=["https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"]))
+        references=["https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"],
+    ),
+)
 
 
 # --- OP-3.2 NCCL watchdog timeout --------------------------------------------------------------
+
 
 def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.NCCL_WATCHDOG_TIMEOUT)
@@ -63,30 +80,44 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     first = events[0]
     evidence = [c.log_evidence(first, "NCCL collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
     ranks = sorted({e.rank for e in events if e.rank is not None})
-    return [RULE_NCCL.finding(
-        Severity.CRITICAL, f"NCCL {first.op_type or 'collective'} ran {fmt(first.ran_ms)} ms > timeout "
-        f"{fmt(first.timeout_ms)} ms on rank(s) {', '.join(map(str, ranks)) or '?'}",
-        summary="A rank stopped participating in a collective; the process group is taken down.",
-        evidence=evidence, confidence=0.9,
-        actions=["Find the rank that hung or died first (its log ends earliest).",
-                 "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
-                 "Restart the server: after a watchdog timeout the data may be corrupted."])]
+    return [
+        RULE_NCCL.finding(
+            Severity.CRITICAL,
+            f"NCCL {first.op_type or 'collective'} ran {fmt(first.ran_ms)} ms > timeout "
+            f"{fmt(first.timeout_ms)} ms on rank(s) {', '.join(map(str, ranks)) or '?'}",
+            summary="A rank stopped participating in a collective; the process group is taken down.",
+            evidence=evidence,
+            confidence=0.9,
+            actions=[
+                "Find the rank that hung or died first (its log ends earliest).",
+                "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
+                "Restart the server: after a watchdog timeout the data may be corrupted.",
+            ],
+        )
+    ]
 
 
 RULE_NCCL = Rule(
-    code="OP-3.2", title="NCCL watchdog timeout", category=Category.PARALLELISM,
-    check=_check_nccl_timeout, needs=("events",),
+    code="OP-3.2",
+    title="NCCL watchdog timeout",
+    category=Category.PARALLELISM,
+    check=_check_nccl_timeout,
+    needs=("events",),
     page=RulePage(
         checks="PyTorch's `Watchdog caught collective operation timeout: WorkNCCL(… Timeout(ms)=600000) ran for N "
-               "milliseconds` on any rank.",
+        "milliseconds` on any rank.",
         why="One rank stopped (hang, crash, link error); the others wait until the timeout, then abort.",
         example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
-                "ran for 600060 milliseconds before timing out.",
+        "ran for 600060 milliseconds before timing out.",
         fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart.",
-        limits="The timeout names the victim, not the culprit.", references=[]))
+        limits="The timeout names the victim, not the culprit.",
+        references=[],
+    ),
+)
 
 
 # --- OP-3.3 a worker or the engine core died ----------------------------------------------------
+
 
 def _after_failed_start(facts: Facts, death) -> bool:
     """vLLM 0.32 prints `Worker proc VllmWorker-0 died unexpectedly (exit code: None)` while it shuts
@@ -95,62 +126,92 @@ def _after_failed_start(facts: Facts, death) -> bool:
 
 
 def _check_worker_died(facts: Facts) -> list[Finding]:
-    events = [e for e in facts.events_of(LogEventKind.WORKER_DIED)
-              if not _after_failed_start(facts, e) and not c.follows_engine_death(facts, e)]
+    events = [
+        e
+        for e in facts.events_of(LogEventKind.WORKER_DIED)
+        if not _after_failed_start(facts, e) and not c.follows_engine_death(facts, e)
+    ]
     if not events:
         return []
     first = events[0]
     code = f" (exit code {first.exit_code})" if first.exit_code is not None else ""
-    actions = ["Read the dying process's last lines: OOM, NCCL error or a signal (exit code -9 = killed, often host "
-               "OOM)."]
+    actions = [
+        "Read the dying process's last lines: OOM, NCCL error or a signal (exit code -9 = killed, often host OOM)."
+    ]
     if first.exit_code in (-9, 137):
         actions.insert(0, "Exit code -9/137 is SIGKILL: check host memory (dmesg: Out of memory: Killed process).")
-    return [RULE_WORKER_DIED.finding(
-        Severity.CRITICAL, f"{first.process or 'a worker process'} died unexpectedly{code}",
-        summary="A worker or engine-core process exited; the server shuts down.",
-        evidence=[c.log_evidence(e) for e in events[:3]], confidence=0.9, actions=actions)]
+    return [
+        RULE_WORKER_DIED.finding(
+            Severity.CRITICAL,
+            f"{first.process or 'a worker process'} died unexpectedly{code}",
+            summary="A worker or engine-core process exited; the server shuts down.",
+            evidence=[c.log_evidence(e) for e in events[:3]],
+            confidence=0.9,
+            actions=actions,
+        )
+    ]
 
 
 RULE_WORKER_DIED = Rule(
-    code="OP-3.3", title="worker or engine process died", category=Category.PARALLELISM,
-    check=_check_worker_died, needs=("events",),
+    code="OP-3.3",
+    title="worker or engine process died",
+    category=Category.PARALLELISM,
+    check=_check_worker_died,
+    needs=("events",),
     page=RulePage(
         checks="`Worker proc … died unexpectedly`, `Engine core proc … died unexpectedly`, `WorkerProc failed to "
-               "start` / `hit an exception`.",
+        "start` / `hit an exception`.",
         why="vLLM shuts the executor down when any rank exits.",
         example="Worker proc VllmWorker-1 died unexpectedly, shutting down executor. (exit code: -9)",
         fix="Read the dead process's last lines; SIGKILL usually means host memory ran out.",
         limits="The cause is in another line; this rule only dates the death. A death printed after a failed "
-               "start-up (`EngineCore failed to start.`, a startup error) is the shutdown and is not reported.",
-        references=[]))
+        "start-up (`EngineCore failed to start.`, a startup error) is the shutdown and is not reported.",
+        references=[],
+    ),
+)
 
 
 # --- OP-3.4 NCCL out of memory -----------------------------------------------------------------
+
 
 def _check_nccl_oom(facts: Facts) -> list[Finding]:
     events = [e for e in facts.events_of(LogEventKind.NCCL_ERROR) if "out of memory" in (e.message or e.raw).lower()]
     if not events:
         return []
     util = c.gpu_memory_utilization(facts)
-    change = ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util),
-                          proposed=c.util_text(util - c.UTIL_STEP),
-                          reason="NCCL allocates ~2 GiB per GPU outside vLLM's budget at TP >= 2",
-                          cost="a smaller KV cache")
-    return [RULE_NCCL_OOM.finding(
-        Severity.CRITICAL, "NCCL failed with CUDA out of memory", evidence=[c.log_evidence(events[0])],
-        summary="NCCL could not allocate its buffers: the GPU was filled up to the budget.",
-        changes=[change], confidence=0.8)]
+    change = ConfigChange(
+        flag="--gpu-memory-utilization",
+        current=c.util_text(util),
+        proposed=c.util_text(util - c.UTIL_STEP),
+        reason="NCCL allocates ~2 GiB per GPU outside vLLM's budget at TP >= 2",
+        cost="a smaller KV cache",
+    )
+    return [
+        RULE_NCCL_OOM.finding(
+            Severity.CRITICAL,
+            "NCCL failed with CUDA out of memory",
+            evidence=[c.log_evidence(events[0])],
+            summary="NCCL could not allocate its buffers: the GPU was filled up to the budget.",
+            changes=[change],
+            confidence=0.8,
+        )
+    ]
 
 
 RULE_NCCL_OOM = Rule(
-    code="OP-3.4", title="NCCL out of GPU memory", category=Category.PARALLELISM,
-    check=_check_nccl_oom, needs=("events",),
+    code="OP-3.4",
+    title="NCCL out of GPU memory",
+    category=Category.PARALLELISM,
+    check=_check_nccl_oom,
+    needs=("events",),
     page=RulePage(
         checks="`torch.distributed.DistBackendError: NCCL error … Cuda failure 'out of memory'`.",
         why="NCCL buffers (~2 GiB per GPU at TP >= 2) live outside vLLM's accounting.",
-        example="NCCL error in: …NCCLUtils.cpp:…, unhandled cuda error … Last error: Cuda failure 'out of "
-                "memory'",
+        example="NCCL error in: …NCCLUtils.cpp:…, unhandled cuda error … Last error: Cuda failure 'out of memory'",
         fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}.",
-        limits="Assumes no other process shares the GPU.", references=[]))
+        limits="Assumes no other process shares the GPU.",
+        references=[],
+    ),
+)
 
 RULES: list[Rule] = [RULE_PCIE_TP, RULE_NCCL, RULE_WORKER_DIED, RULE_NCCL_OOM]

@@ -31,30 +31,48 @@ def floor_evidence(name: str, floor_s: float, derivation: str) -> Evidence:
 
 
 def _over_floor(signal: signals.Signal, floor_s: float) -> Evidence:
-    return signal.evidence.model_copy(update={"threshold": round(floors.FAR_ABOVE * floor_s, 6), "comparison": ">",
-                                              "unit": "s"})
+    return signal.evidence.model_copy(
+        update={"threshold": round(floors.FAR_ABOVE * floor_s, 6), "comparison": ">", "unit": "s"}
+    )
 
 
 def _decode_cause(facts: Facts, floor: floors.DecodeFloor) -> tuple[str, list[ConfigChange], list[str]]:
     """The likeliest reason a decode step runs far above its floor, most specific first."""
     if floor.tensor_parallel > 1 and floor.interconnect == "pcie":
         changes, _ = c.pcie_tp_changes(facts, "all-reduces over PCIe dominate every decode step")
-        return (f"tensor parallel {floor.tensor_parallel} over PCIe: {floor.allreduces} all-reduces per step, "
-                f"{floor.allreduce_s * 1e3:.2f} ms at NCCL's best, far more through host memory without P2P", changes,
-                ["Keep tensor parallelism inside NVLink; across PCIe prefer replicas or pipeline parallelism."])
+        return (
+            f"tensor parallel {floor.tensor_parallel} over PCIe: {floor.allreduces} all-reduces per step, "
+            f"{floor.allreduce_s * 1e3:.2f} ms at NCCL's best, far more through host memory without P2P",
+            changes,
+            ["Keep tensor parallelism inside NVLink; across PCIe prefer replicas or pipeline parallelism."],
+        )
     if facts.config is not None and facts.config.enforce_eager:
-        return ("--enforce-eager: every step launches its kernels one by one instead of replaying a CUDA graph", [],
-                ["Remove --enforce-eager unless a model or debugging need requires it (capture costs start-up time "
-                 "and some memory; OP-1 reports how much)."])
+        return (
+            "--enforce-eager: every step launches its kernels one by one instead of replaying a CUDA graph",
+            [],
+            [
+                "Remove --enforce-eager unless a model or debugging need requires it (capture costs start-up time "
+                "and some memory; OP-1 reports how much)."
+            ],
+        )
     if floor.batch >= LARGE_BATCH:
-        return (f"{fmt(floor.batch)} sequences per step: the per-sequence work (attention, sampling) outgrows the "
-                "shared weight reads, so the batch no longer decodes for free", [],
-                ["Cap --max-num-seqs where ITL matters more than throughput (servops predict shows the trade); "
-                 "FP8 KV (--kv-cache-dtype fp8) halves the attention's memory traffic."])
-    return ("the time goes outside the memory traffic: scheduling, sampling, detokenising or kernel launches "
-            "between steps", [],
-            ["Profile one step (vLLM's --profiler-config / py-spy): look for a CPU-bound API server "
-             "(--api-server-count) or an async scheduler turned off."])
+        return (
+            f"{fmt(floor.batch)} sequences per step: the per-sequence work (attention, sampling) outgrows the "
+            "shared weight reads, so the batch no longer decodes for free",
+            [],
+            [
+                "Cap --max-num-seqs where ITL matters more than throughput (servops predict shows the trade); "
+                "FP8 KV (--kv-cache-dtype fp8) halves the attention's memory traffic."
+            ],
+        )
+    return (
+        "the time goes outside the memory traffic: scheduling, sampling, detokenising or kernel launches between steps",
+        [],
+        [
+            "Profile one step (vLLM's --profiler-config / py-spy): look for a CPU-bound API server "
+            "(--api-server-count) or an async scheduler turned off."
+        ],
+    )
 
 
 def _check_decode_floor(facts: Facts) -> list[Finding]:
@@ -67,35 +85,49 @@ def _check_decode_floor(facts: Facts) -> list[Finding]:
     p99 = signals.quantile(facts, c.ITL, "p99")
     over_slo = p99 is not None and p99.value > c.itl_slo(facts)
     # MEDIUM even over the ITL target: OP-5.4/OP-5.5 carry the violation, this finding its cause.
-    return [RULE_DECODE_FLOOR.finding(
-        Severity.MEDIUM,
-        f"ITL p50 {fmt(itl.value, 3)} s = {times:.1f}x the decode floor {floor.step_s * 1e3:.2f} ms ({cause})",
-        evidence=[_over_floor(itl, floor.step_s), floor_evidence("decode step floor", floor.step_s, floor.describe())],
-        changes=changes, actions=actions, confidence=0.6 if facts.memory and facts.memory.weights_gib else 0.5,
-        summary=f"Each decode step takes {times:.1f}x what reading the weights and KV cache needs"
-                + ("" if over_slo else ", though ITL is within its target") + ".")]
+    return [
+        RULE_DECODE_FLOOR.finding(
+            Severity.MEDIUM,
+            f"ITL p50 {fmt(itl.value, 3)} s = {times:.1f}x the decode floor {floor.step_s * 1e3:.2f} ms ({cause})",
+            evidence=[
+                _over_floor(itl, floor.step_s),
+                floor_evidence("decode step floor", floor.step_s, floor.describe()),
+            ],
+            changes=changes,
+            actions=actions,
+            confidence=0.6 if facts.memory and facts.memory.weights_gib else 0.5,
+            summary=f"Each decode step takes {times:.1f}x what reading the weights and KV cache needs"
+            + ("" if over_slo else ", though ITL is within its target")
+            + ".",
+        )
+    ]
 
 
 RULE_DECODE_FLOOR = Rule(
-    code="OP-5.13", title="decode far above its bandwidth floor", category=Category.LATENCY,
-    check=_check_decode_floor, needs=("window",),
+    code="OP-5.13",
+    title="decode far above its bandwidth floor",
+    category=Category.LATENCY,
+    check=_check_decode_floor,
+    needs=("window",),
     page=RulePage(
         checks=f"Windowed ITL p50 above {floors.FAR_ABOVE:g}x the decode step's physical floor, whatever the ITL "
-               "target (MEDIUM: over the target OP-5.4/OP-5.5 report the violation, this rule its cause). The floor "
-               "is (weight bytes + running x mean context x KV bytes per token) per GPU over its memory bandwidth, "
-               f"plus tensor parallelism's all-reduces ({floors.ALLREDUCES_PER_LAYER} per layer) over the "
-               "interconnect.",
+        "target (MEDIUM: over the target OP-5.4/OP-5.5 report the violation, this rule its cause). The floor "
+        "is (weight bytes + running x mean context x KV bytes per token) per GPU over its memory bandwidth, "
+        f"plus tensor parallelism's all-reduces ({floors.ALLREDUCES_PER_LAYER} per layer) over the "
+        "interconnect.",
         why="A decode step cannot beat its memory traffic; far above it the GPU waits on something else. The cause "
-            f"is named in order: tensor parallel over PCIe ({floors.ALLREDUCES_PER_LAYER} all-reduces per layer, "
-            "each far slower than NCCL's best case when they go through host memory), --enforce-eager, a batch of "
-            f"{LARGE_BATCH}+ whose per-sequence work outgrows the weight reads, else per-step overhead outside the "
-            "GPU.",
+        f"is named in order: tensor parallel over PCIe ({floors.ALLREDUCES_PER_LAYER} all-reduces per layer, "
+        "each far slower than NCCL's best case when they go through host memory), --enforce-eager, a batch of "
+        f"{LARGE_BATCH}+ whose per-sequence work outgrows the weight reads, else per-step overhead outside the "
+        "GPU.",
         example="Llama-3.1-8B on one H100, 1 running: floor 4.8 ms, ITL p50 0.040 s = 8.3x -> look for eager mode "
-                f"or a CPU-bound server, although 40 ms is under a {c.DEFAULT_ITL_SLO_S * 1e3:g} ms ITL target.",
+        f"or a CPU-bound server, although 40 ms is under a {c.DEFAULT_ITL_SLO_S * 1e3:g} ms ITL target.",
         fix="Per cause: TP inside NVLink or replicas instead; drop --enforce-eager; cap the batch or FP8 KV; profile.",
         limits="Needs the model and the GPU (catalog, --model/--gpu); peak bandwidth is a bound, not a promise: "
-               f"real kernels reach 60-80 % of it, hence the {floors.FAR_ABOVE:g}x margin. Formulas: {FLOORS_DOC}.",
-        references=[c.OPTIMIZATION_DOCS]))
+        f"real kernels reach 60-80 % of it, hence the {floors.FAR_ABOVE:g}x margin. Formulas: {FLOORS_DOC}.",
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 def _check_prefill_floor(facts: Facts) -> list[Finding]:
@@ -111,38 +143,49 @@ def _check_prefill_floor(facts: Facts) -> list[Finding]:
         return []
     budget = c.batched_tokens(facts)
     chunks = math.ceil(prefill.prompt_tokens / budget)
-    if chunks > 1 and decode is not None and \
-            ttft.value <= floors.FAR_ABOVE * (prefill.step_s + chunks * decode.step_s):
-        cause = (f"the median prompt is prefilled in {chunks} steps of --max-num-batched-tokens {budget}, "
-                 "each paying a full weight read")
+    if chunks > 1 and decode is not None and ttft.value <= floors.FAR_ABOVE * (prefill.step_s + chunks * decode.step_s):
+        cause = (
+            f"the median prompt is prefilled in {chunks} steps of --max-num-batched-tokens {budget}, "
+            "each paying a full weight read"
+        )
     else:
         cause = "prefill runs far below the GPUs' compute: small chunks shared with many decodes, or eager kernels"
-    return [RULE_PREFILL_FLOOR.finding(
-        Severity.MEDIUM,
-        f"TTFT p50 {fmt(ttft.value, 3)} s = {floors.multiple(ttft.value, floor_s):.1f}x the prefill floor "
-        f"{floor_s * 1e3:.1f} ms with nothing queued ({cause})",
-        evidence=[_over_floor(ttft, floor_s), floor_evidence("prefill floor", prefill.step_s, prefill.describe())],
-        confidence=0.5,
-        summary="First tokens take far longer than the prompt's arithmetic needs, and no queue explains it.",
-        actions=["Compare with OP-5.1 and OP-5.7: a budget that binds chunks long prompts; a large running batch "
-                 "shares every step."])]
+    return [
+        RULE_PREFILL_FLOOR.finding(
+            Severity.MEDIUM,
+            f"TTFT p50 {fmt(ttft.value, 3)} s = {floors.multiple(ttft.value, floor_s):.1f}x the prefill floor "
+            f"{floor_s * 1e3:.1f} ms with nothing queued ({cause})",
+            evidence=[_over_floor(ttft, floor_s), floor_evidence("prefill floor", prefill.step_s, prefill.describe())],
+            confidence=0.5,
+            summary="First tokens take far longer than the prompt's arithmetic needs, and no queue explains it.",
+            actions=[
+                "Compare with OP-5.1 and OP-5.7: a budget that binds chunks long prompts; a large running batch "
+                "shares every step."
+            ],
+        )
+    ]
 
 
 RULE_PREFILL_FLOOR = Rule(
-    code="OP-5.14", title="prefill far above its compute floor", category=Category.LATENCY,
-    check=_check_prefill_floor, needs=("window",),
+    code="OP-5.14",
+    title="prefill far above its compute floor",
+    category=Category.LATENCY,
+    check=_check_prefill_floor,
+    needs=("window",),
     page=RulePage(
         checks=f"Windowed TTFT p50 with nothing waiting above {floors.FAR_ABOVE:g}x the prefill floor (2 x active "
-               "parameters x mean prompt tokens over the tensor-parallel GPUs' dense bf16 FLOPs, plus one decode "
-               f"step); only when that floor is at least {MIN_PREFILL_FLOOR_S * 1e3:g} ms.",
+        "parameters x mean prompt tokens over the tensor-parallel GPUs' dense bf16 FLOPs, plus one decode "
+        f"step); only when that floor is at least {MIN_PREFILL_FLOOR_S * 1e3:g} ms.",
         why="Without a queue, first-token time is prefill; far above its arithmetic the prompt is chunked into many "
-            "weight-reading steps or shares them with a large batch.",
+        "weight-reading steps or shares them with a large batch.",
         example="8B model, 6,000-token prompts, H100: floor 98 ms; TTFT p50 0.9 s with 0 waiting and "
-                "--max-num-batched-tokens 512 -> 12 chunks each paying a weight read.",
+        "--max-num-batched-tokens 512 -> 12 chunks each paying a weight read.",
         fix="Per cause: a larger --max-num-batched-tokens when it binds (OP-5.1), fewer sequences per replica, "
-            "prefix caching for shared prompt parts.",
+        "prefix caching for shared prompt parts.",
         limits=f"Peak FLOPs are never reached; short prompts are dominated by fixed costs. Formulas: {FLOORS_DOC}.",
-        references=[c.OPTIMIZATION_DOCS]))
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_DECODE_FLOOR, RULE_PREFILL_FLOOR]

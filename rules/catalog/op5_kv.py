@@ -21,6 +21,7 @@ MAX_TOKENS = "vllm:request_params_max_tokens"
 
 # --- OP-5.3 preemptions ------------------------------------------------------------------------
 
+
 def _measured_request_tokens(facts: Facts) -> float | None:
     """p95 prompt + p95 max_tokens of the requests vLLM finished in the window (its own histograms),
     capped at max-model-len: the KV one request may need, when the workload gives no lengths."""
@@ -46,26 +47,52 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     request_tokens = c.workload_tokens_p95(facts)
     if request_tokens is None and (measured := _measured_request_tokens(facts)) is not None:
         request_tokens = measured
-        evidence.append(Evidence(source=signals.window_source(facts), name="p95 prompt + p95 max_tokens per request",
-                                 value=round(measured), unit="tokens",
-                                 location=f"{facts.window.interval_s:.0f} s window"))
+        evidence.append(
+            Evidence(
+                source=signals.window_source(facts),
+                name="p95 prompt + p95 max_tokens per request",
+                value=round(measured),
+                unit="tokens",
+                location=f"{facts.window.interval_s:.0f} s window",
+            )
+        )
     if facts.memory and facts.memory.kv_cache_tokens and request_tokens:
         fits = int(facts.memory.kv_cache_tokens / request_tokens)
     elif run is not None and run.value >= 2:
         fits = int(run.value * FIRST_STEP_SEQS_SHARE)
     current = seqs or (c.default_max_num_seqs(facts) if fits else None)
     if fits and current and fits < current:
-        changes.append(ConfigChange(flag="--max-num-seqs", current=str(current), proposed=str(max(1, fits)),
-                                    reason="admit only as many requests as the KV cache holds, so none is "
-                                    "evicted and recomputed", cost="lower peak concurrency; requests wait instead"))
+        changes.append(
+            ConfigChange(
+                flag="--max-num-seqs",
+                current=str(current),
+                proposed=str(max(1, fits)),
+                reason="admit only as many requests as the KV cache holds, so none is evicted and recomputed",
+                cost="lower peak concurrency; requests wait instead",
+            )
+        )
     util = c.gpu_memory_utilization(facts)
     if util < c.DEFAULT_GPU_MEMORY_UTILIZATION:
-        alternatives.append(ConfigChange(flag="--gpu-memory-utilization", current=c.util_text(util),
-                                         proposed=c.util_text(c.DEFAULT_GPU_MEMORY_UTILIZATION),
-                                         reason="more memory for KV blocks", cost="less headroom on the GPU"))
+        alternatives.append(
+            ConfigChange(
+                flag="--gpu-memory-utilization",
+                current=c.util_text(util),
+                proposed=c.util_text(c.DEFAULT_GPU_MEMORY_UTILIZATION),
+                reason="more memory for KV blocks",
+                cost="less headroom on the GPU",
+            )
+        )
     if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
-        alternatives.append(ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8",
-                                         reason="doubles KV tokens", cost="small accuracy risk", safety="unsafe"))
+        alternatives.append(
+            ConfigChange(
+                flag="--kv-cache-dtype",
+                current="auto",
+                proposed="fp8",
+                reason="doubles KV tokens",
+                cost="small accuracy risk",
+                safety="unsafe",
+            )
+        )
     per_s = rate.evidence.unit == "/s"
     amount = f"{fmt(rate.value)} preemptions/s" if per_s else f"{fmt(rate.value)} preemptions"
     kv_text = f"KV usage {fmt(kv.value)} > {c.KV_HIGH} with " if kv is not None and kv.value > c.KV_HIGH else ""
@@ -73,30 +100,42 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     queued = queue is not None and queue.value >= 1
     if queued:
         evidence.append(queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
-    return [RULE_PREEMPTION.finding(
-        Severity.HIGH if (per_s and rate.value >= 1) or (kv is not None and kv.value > c.KV_HIGH) or queued
-        else Severity.MEDIUM,
-        f"{kv_text}{amount} > 0", evidence=evidence, changes=changes, alternatives=alternatives,
-        confidence=0.85 if rate.strong else 0.5,
-        actions=["Or add replicas / limit --max-model-len for rare very long requests."],
-        summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.")]
+    return [
+        RULE_PREEMPTION.finding(
+            Severity.HIGH
+            if (per_s and rate.value >= 1) or (kv is not None and kv.value > c.KV_HIGH) or queued
+            else Severity.MEDIUM,
+            f"{kv_text}{amount} > 0",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            confidence=0.85 if rate.strong else 0.5,
+            actions=["Or add replicas / limit --max-model-len for rare very long requests."],
+            summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.",
+        )
+    ]
 
 
 RULE_PREEMPTION = Rule(
-    code="OP-5.3", title="KV cache over-committed: preemptions", category=Category.KV_CACHE,
-    check=_check_preemptions, needs=("window", "snapshot", "events"),
+    code="OP-5.3",
+    title="KV cache over-committed: preemptions",
+    category=Category.KV_CACHE,
+    check=_check_preemptions,
+    needs=("window", "snapshot", "events"),
     page=RulePage(
         checks="Preemptions: rate of vllm:num_preemptions_total, the stats line's `Preemptions: N` (0.12+), the V0 "
-               "preemption warning, or (weak) a non-zero since-start counter; with KV usage beside it.",
+        "preemption warning, or (weak) a non-zero since-start counter; with KV usage beside it.",
         why="A preempted request loses its KV blocks and is recomputed from scratch: wasted GPU time and a TTFT/ITL "
-            "spike for that request. V1 logs no per-preemption line.",
+        "spike for that request. V1 logs no per-preemption line.",
         example=f"KV usage 0.99 > {c.KV_HIGH:.2f} with 1.2 preemptions/s > 0 -> --max-num-seqs 96 (what the KV cache "
-                "holds at p95 length).",
+        "holds at p95 length).",
         fix="Lower --max-num-seqs to what fits; or raise --gpu-memory-utilization, --kv-cache-dtype fp8, TP/PP, "
-            "replicas; limit --max-model-len for rare huge requests.",
+        "replicas; limit --max-model-len for rare huge requests.",
         limits=f"Without memory facts the new cap is {c.percent(FIRST_STEP_SEQS_SHARE)} of the running count, a "
-               "first step.",
-        references=[c.OPTIMIZATION_DOCS]))
+        "first step.",
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_PREEMPTION]

@@ -27,19 +27,26 @@ STEP_TOKENS = "vllm:iteration_tokens_total"  # histogram: tokens each engine ste
 # The budget binds when the median step carries at least this share of it (with vLLM's power-of-two
 # buckets: half the steps sit in the bucket ending at the budget), or when prompts exceed it.
 BUDGET_BOUND_SHARE = 0.5
-SHARED_STEP_ACTION = ("Fewer requests per replica (cap --max-num-seqs) or more replicas: every running request "
-                      "shares each step's compute.")
+SHARED_STEP_ACTION = (
+    "Fewer requests per replica (cap --max-num-seqs) or more replicas: every running request "
+    "shares each step's compute."
+)
 
 
 # --- --max-num-batched-tokens: when it binds, and raising it -----------------------------------
+
 
 def _batched_tokens_up(facts: Facts, reason: str) -> ConfigChange:
     current = c.batched_tokens(facts)
     prompt = c.prompt_p95(facts)
     target = max(current * 2, c.next_power_of_two(prompt.value) if prompt else 0)
-    return ConfigChange(flag="--max-num-batched-tokens", current=str(current),
-                        proposed=str(min(MAX_BATCHED_TOKENS_CAP, target)), reason=reason,
-                        cost="longer steps: ITL of running requests rises while long prompts prefill")
+    return ConfigChange(
+        flag="--max-num-batched-tokens",
+        current=str(current),
+        proposed=str(min(MAX_BATCHED_TOKENS_CAP, target)),
+        reason=reason,
+        cost="longer steps: ITL of running requests rises while long prompts prefill",
+    )
 
 
 def _budget_binds(facts: Facts) -> tuple[bool | None, list[Evidence]]:
@@ -55,12 +62,18 @@ def _budget_binds(facts: Facts) -> tuple[bool | None, list[Evidence]]:
     step = signals.quantile(facts, STEP_TOKENS, "p50")
     evidence = []
     if prompt is not None:
-        evidence.append(prompt.evidence.model_copy(update={
-            "threshold": budget, "comparison": ">" if prompt.value > budget else "<=", "unit": "tokens"}))
+        evidence.append(
+            prompt.evidence.model_copy(
+                update={"threshold": budget, "comparison": ">" if prompt.value > budget else "<=", "unit": "tokens"}
+            )
+        )
     if step is not None:
         near = int(BUDGET_BOUND_SHARE * budget)
-        evidence.append(step.evidence.model_copy(update={
-            "threshold": near, "comparison": ">=" if step.value >= near else "<", "unit": "tokens"}))
+        evidence.append(
+            step.evidence.model_copy(
+                update={"threshold": near, "comparison": ">=" if step.value >= near else "<", "unit": "tokens"}
+            )
+        )
     if prompt is None and step is None:
         return None, evidence
     binds = (prompt is not None and prompt.value > budget) or (step is not None and step.value >= near)
@@ -68,6 +81,7 @@ def _budget_binds(facts: Facts) -> tuple[bool | None, list[Evidence]]:
 
 
 # --- OP-5.1 TTFT high while nothing queues -----------------------------------------------------
+
 
 def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     ttft, queue = signals.quantile(facts, c.TTFT, "p99"), signals.waiting(facts)
@@ -81,55 +95,83 @@ def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     prompt = signals.quantile(facts, c.PROMPT_TOKENS, "p99") or c.prompt_p95(facts)
     floor_s = floors.ttft_floor_s(facts, prompt.value if prompt else None)
     if floor_s is not None and ttft.value <= floors.AT_FLOOR * floor_s:
-        return [RULE_TTFT.finding(
-            Severity.MEDIUM, f"{title}{floors.describe_multiple(ttft.value, floor_s, 'prefill compute')}: the prompt "
-            "length, not the server", evidence=[*evidence, *([prompt.evidence] if prompt else [])], confidence=0.6,
-            summary=f"The slowest first tokens take about what their prompts' arithmetic needs ({floor_s:.2f} s for "
-                    f"{fmt(prompt.value if prompt else 0)} tokens at the GPUs' peak): no flag makes that faster.",
-            actions=["More GPUs per replica (tensor parallel) or a faster GPU shortens prefill; shorter prompts or "
-                     "prefix caching of their shared part avoid it; raise the TTFT target for these requests."])]
+        return [
+            RULE_TTFT.finding(
+                Severity.MEDIUM,
+                f"{title}{floors.describe_multiple(ttft.value, floor_s, 'prefill compute')}: the prompt "
+                "length, not the server",
+                evidence=[*evidence, *([prompt.evidence] if prompt else [])],
+                confidence=0.6,
+                summary="The slowest first tokens take about what their prompts' arithmetic needs "
+                f"({floor_s:.2f} s for {fmt(prompt.value if prompt else 0)} tokens at the GPUs' peak): "
+                "no flag makes that faster.",
+                actions=[
+                    "More GPUs per replica (tensor parallel) or a faster GPU shortens prefill; shorter prompts or "
+                    "prefix caching of their shared part avoid it; raise the TTFT target for these requests."
+                ],
+            )
+        ]
     if binds is False:
-        return [RULE_TTFT.finding(
-            Severity.HIGH, f"{title}; steps stay below --max-num-batched-tokens {current}", evidence=evidence,
-            confidence=0.5, summary="Requests are not queueing, yet the token budget is not what binds: prompts fit "
-            "one step and steps carry far fewer tokens than it allows. A bigger budget would only lengthen steps; "
-            "the steps themselves are slow (see OP-5.4 when ITL is high too).",
-            actions=[SHARED_STEP_ACTION])]
+        return [
+            RULE_TTFT.finding(
+                Severity.HIGH,
+                f"{title}; steps stay below --max-num-batched-tokens {current}",
+                evidence=evidence,
+                confidence=0.5,
+                summary="Requests are not queueing, yet the token budget is not what binds: prompts fit "
+                "one step and steps carry far fewer tokens than it allows. A bigger budget would only lengthen steps; "
+                "the steps themselves are slow (see OP-5.4 when ITL is high too).",
+                actions=[SHARED_STEP_ACTION],
+            )
+        ]
     reason = "more prompt tokens per step finishes prefill in fewer steps"
     if binds is None:
         reason += " (step sizes not measured: check vllm:iteration_tokens_total before raising it)"
     changes = [] if current >= MAX_BATCHED_TOKENS_CAP else [_batched_tokens_up(facts, reason)]
-    return [RULE_TTFT.finding(
-        Severity.HIGH, title, summary="Requests are not queueing, so the time goes into prefill itself.",
-        evidence=evidence, changes=changes, confidence=0.7 if binds else 0.6,
-        actions=["For very long prompts: more GPUs per replica or prefill/decode disaggregation."])]
+    return [
+        RULE_TTFT.finding(
+            Severity.HIGH,
+            title,
+            summary="Requests are not queueing, so the time goes into prefill itself.",
+            evidence=evidence,
+            changes=changes,
+            confidence=0.7 if binds else 0.6,
+            actions=["For very long prompts: more GPUs per replica or prefill/decode disaggregation."],
+        )
+    ]
 
 
 RULE_TTFT = Rule(
-    code="OP-5.1", title="TTFT high while nothing queues (prefill-bound)", category=Category.LATENCY,
-    check=_check_ttft_prefill, needs=("window",),
+    code="OP-5.1",
+    title="TTFT high while nothing queues (prefill-bound)",
+    category=Category.LATENCY,
+    check=_check_ttft_prefill,
+    needs=("window",),
     page=RulePage(
         checks=f"Windowed TTFT p99 above the TTFT target (workload SLO, default {c.DEFAULT_TTFT_SLO_S:g} s) while "
-               "num_requests_waiting < 1; then whether --max-num-batched-tokens binds: vllm:request_prompt_tokens p99 "
-               f"above it, or the median step (vllm:iteration_tokens_total p50) at {c.percent(BUDGET_BOUND_SHARE)} of "
-               "it or more.",
+        "num_requests_waiting < 1; then whether --max-num-batched-tokens binds: vllm:request_prompt_tokens p99 "
+        f"above it, or the median step (vllm:iteration_tokens_total p50) at {c.percent(BUDGET_BOUND_SHARE)} of "
+        "it or more.",
         why="With an empty queue, first-token time is prefill time: the prompt is processed in steps of at most "
-            "--max-num-batched-tokens tokens, shared with running decodes. Only when prompts or steps reach that "
-            "budget does a bigger one finish prefill in fewer steps.",
+        "--max-num-batched-tokens tokens, shared with running decodes. Only when prompts or steps reach that "
+        "budget does a bigger one finish prefill in fewer steps.",
         example=f"TTFT p99 4.8 s > {c.DEFAULT_TTFT_SLO_S:g} s, 0 waiting, --max-num-batched-tokens 2048, p95 prompt "
-                "6,000 tokens -> 8192. "
-                "Counter-example (vLLM 0.32 CPU, 32 streams): prompts p99 199 tokens, median step 26 tokens -> no "
-                "change; the shared step is slow (OP-5.4).",
+        "6,000 tokens -> 8192. "
+        "Counter-example (vLLM 0.32 CPU, 32 streams): prompts p99 199 tokens, median step 26 tokens -> no "
+        "change; the shared step is slow (OP-5.4).",
         fix="When the budget binds: raise --max-num-batched-tokens (x2, or to the p95 prompt rounded up to a power "
-            f"of two, at most {MAX_BATCHED_TOKENS_CAP}). When it does not: fewer requests per replica or more "
-            "replicas. For very long "
-            "prompts: more GPUs or prefill/decode disaggregation.",
+        f"of two, at most {MAX_BATCHED_TOKENS_CAP}). When it does not: fewer requests per replica or more "
+        "replicas. For very long "
+        "prompts: more GPUs or prefill/decode disaggregation.",
         limits="Raising it lengthens steps, so ITL rises (OP-5.4 pulls the other way; the higher-ranked wins). "
-               "Without the step and prompt histograms the change is still proposed, at lower confidence.",
-        references=[c.OPTIMIZATION_DOCS]))
+        "Without the step and prompt histograms the change is still proposed, at lower confidence.",
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 # --- OP-5.4 ITL high under load ----------------------------------------------------------------
+
 
 def _check_itl_under_load(facts: Facts) -> list[Finding]:
     itl, run = signals.quantile(facts, c.ITL, "p99"), signals.running(facts)
@@ -139,10 +181,15 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     current = c.batched_tokens(facts)
     changes = []
     if current > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
-        changes.append(ConfigChange(flag="--max-num-batched-tokens", current=str(current),
-                                    proposed=str(c.DEFAULT_MAX_NUM_BATCHED_TOKENS),
-                                    reason="smaller prefill chunks interrupt running decodes less",
-                                    cost="longer TTFT for long prompts"))
+        changes.append(
+            ConfigChange(
+                flag="--max-num-batched-tokens",
+                current=str(current),
+                proposed=str(c.DEFAULT_MAX_NUM_BATCHED_TOKENS),
+                reason="smaller prefill chunks interrupt running decodes less",
+                cost="longer TTFT for long prompts",
+            )
+        )
     evidence = [c.over(itl, slo), run.evidence]
     steps = signals.observation_rate(facts, STEP_TOKENS)
     if steps is not None:
@@ -150,31 +197,43 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     floor = floors.decode_floor(facts)
     median = signals.quantile(facts, c.ITL, "p50")
     physics = floors.describe_multiple(median.value, floor.step_s, "decode") if floor and median else ""
-    return [RULE_ITL_LOAD.finding(
-        Severity.HIGH, f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running"
-        + (f" (p50 {fmt(median.value, 3)} s{physics})" if physics else ""),
-        evidence=evidence, changes=changes, confidence=0.7,
-        actions=["Cap --max-num-seqs or add replicas if ITL matters more than throughput."],
-        summary="Every running request waits for the whole step: the batch is large or prefill chunks share "
-        "the step, so each decode step is slow.")]
+    return [
+        RULE_ITL_LOAD.finding(
+            Severity.HIGH,
+            f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running"
+            + (f" (p50 {fmt(median.value, 3)} s{physics})" if physics else ""),
+            evidence=evidence,
+            changes=changes,
+            confidence=0.7,
+            actions=["Cap --max-num-seqs or add replicas if ITL matters more than throughput."],
+            summary="Every running request waits for the whole step: the batch is large or prefill chunks share "
+            "the step, so each decode step is slow.",
+        )
+    ]
 
 
 RULE_ITL_LOAD = Rule(
-    code="OP-5.4", title="ITL high under load", category=Category.LATENCY,
-    check=_check_itl_under_load, needs=("window",),
+    code="OP-5.4",
+    title="ITL high under load",
+    category=Category.LATENCY,
+    check=_check_itl_under_load,
+    needs=("window",),
     page=RulePage(
         checks=f"Windowed ITL p99 above the ITL target (default {c.DEFAULT_ITL_SLO_S:g} s) with {LOADED_RUNNING}+ "
-               "requests running.",
+        "requests running.",
         why="Each decode step also carries prefill chunks of up to --max-num-batched-tokens tokens; large chunks "
-            "and large batches make every step slower.",
+        "and large batches make every step slower.",
         example=f"ITL p99 0.31 s > {c.DEFAULT_ITL_SLO_S:g} s, 180 running, --max-num-batched-tokens 8192 -> "
-                f"{c.DEFAULT_MAX_NUM_BATCHED_TOKENS}.",
+        f"{c.DEFAULT_MAX_NUM_BATCHED_TOKENS}.",
         fix=f"--max-num-batched-tokens {c.DEFAULT_MAX_NUM_BATCHED_TOKENS}; cap --max-num-seqs; more replicas.",
         limits="Uses p99 across all requests; one long prefill per window is enough to move it.",
-        references=[c.OPTIMIZATION_DOCS]))
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 # --- OP-5.5 ITL high with a single request -----------------------------------------------------
+
 
 def _check_itl_single_user(facts: Facts) -> list[Finding]:
     itl, run = signals.quantile(facts, c.ITL, "p50"), signals.running(facts)
@@ -187,29 +246,42 @@ def _check_itl_single_user(facts: Facts) -> list[Finding]:
         changes, _ = c.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
     floor = floors.decode_floor(facts)
     physics = floors.describe_multiple(itl.value, floor.step_s, "bandwidth") if floor else ""
-    return [RULE_ITL_SINGLE.finding(
-        Severity.MEDIUM, f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request "
-        "running",
-        evidence=[c.over(itl, slo), run.evidence], changes=changes, confidence=0.6,
-        actions=["Single-stream decode is memory-bandwidth bound: a faster GPU, FP8 weights, or speculative "
-                 "decoding (OP-6) lower it."],
-        summary="Even alone, a request decodes slowly: bandwidth or interconnect, not load.")]
+    return [
+        RULE_ITL_SINGLE.finding(
+            Severity.MEDIUM,
+            f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request running",
+            evidence=[c.over(itl, slo), run.evidence],
+            changes=changes,
+            confidence=0.6,
+            actions=[
+                "Single-stream decode is memory-bandwidth bound: a faster GPU, FP8 weights, or speculative "
+                "decoding (OP-6) lower it."
+            ],
+            summary="Even alone, a request decodes slowly: bandwidth or interconnect, not load.",
+        )
+    ]
 
 
 RULE_ITL_SINGLE = Rule(
-    code="OP-5.5", title="ITL high with a single request", category=Category.LATENCY,
-    check=_check_itl_single_user, needs=("window",),
+    code="OP-5.5",
+    title="ITL high with a single request",
+    category=Category.LATENCY,
+    check=_check_itl_single_user,
+    needs=("window",),
     page=RulePage(
         checks="Windowed ITL p50 above the ITL target with at most one request running.",
         why="One sequence's decode reads all weights per token: it is bound by memory bandwidth, or by TP "
-            "all-reduces over PCIe.",
+        "all-reduces over PCIe.",
         example="ITL p50 0.12 s with 1 running on TP=2 over PCIe -> --tensor-parallel-size 1 --data-parallel-size 2.",
         fix="Avoid TP over PCIe; faster GPU; FP8 weights; speculative decoding.",
         limits="Needs a quiet window; a window that mixes load levels blurs it.",
-        references=[c.OPTIMIZATION_DOCS]))
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 # --- OP-5.7 long prompts need several prefill steps --------------------------------------------
+
 
 def _check_long_prompts(facts: Facts) -> list[Finding]:
     prompt = c.prompt_p95(facts)
@@ -217,27 +289,37 @@ def _check_long_prompts(facts: Facts) -> list[Finding]:
     if prompt is None or prompt.value <= current or current >= MAX_BATCHED_TOKENS_CAP:
         return []
     steps = math.ceil(prompt.value / current)
-    return [RULE_LONG_PROMPTS.finding(
-        Severity.LOW, f"p95 prompt {fmt(prompt.value)} tokens > --max-num-batched-tokens {current} "
-        f"({steps} prefill steps)",
-        evidence=[prompt.evidence.model_copy(update={"threshold": current, "comparison": ">"})],
-        changes=[_batched_tokens_up(facts, f"a p95 prompt needs {steps} steps to prefill")], confidence=0.5,
-        summary="Long prompts are prefilled in chunks over several steps, adding to their TTFT.")]
+    return [
+        RULE_LONG_PROMPTS.finding(
+            Severity.LOW,
+            f"p95 prompt {fmt(prompt.value)} tokens > --max-num-batched-tokens {current} ({steps} prefill steps)",
+            evidence=[prompt.evidence.model_copy(update={"threshold": current, "comparison": ">"})],
+            changes=[_batched_tokens_up(facts, f"a p95 prompt needs {steps} steps to prefill")],
+            confidence=0.5,
+            summary="Long prompts are prefilled in chunks over several steps, adding to their TTFT.",
+        )
+    ]
 
 
 RULE_LONG_PROMPTS = Rule(
-    code="OP-5.7", title="long prompts need several prefill steps", category=Category.LATENCY,
-    check=_check_long_prompts, needs=("window", "workload"),
+    code="OP-5.7",
+    title="long prompts need several prefill steps",
+    category=Category.LATENCY,
+    check=_check_long_prompts,
+    needs=("window", "workload"),
     page=RulePage(
         checks="p95 prompt tokens (vllm:request_prompt_tokens window, else workload) above --max-num-batched-tokens.",
         why="Chunked prefill splits a prompt into steps of the batched-token budget; each adds a step to TTFT.",
         example=f"p95 prompt 6,000 > {c.DEFAULT_MAX_NUM_BATCHED_TOKENS} -> 3 steps; --max-num-batched-tokens 8192.",
         fix="Raise --max-num-batched-tokens towards the p95 prompt if ITL allows.",
         limits="Low severity on its own; OP-5.1 raises it when TTFT is actually high.",
-        references=[c.OPTIMIZATION_DOCS]))
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 # --- OP-5.10 TTFT tail driven by long prompts --------------------------------------------------
+
 
 def _check_long_tail(facts: Facts) -> list[Finding]:
     """TTFT's tail, not its body, is slow, and prompt lengths have a long tail too: long requests cause it."""
@@ -249,42 +331,70 @@ def _check_long_tail(facts: Facts) -> list[Finding]:
     ttft_ratio, prompt_ratio = ttft_99.value / ttft_50.value, prompt_99.value / prompt_50.value
     if ttft_99.value <= c.ttft_slo(facts) or ttft_ratio < TAIL_RATIO or prompt_ratio < PROMPT_TAIL_RATIO:
         return []
-    evidence = [c.over(ttft_99, c.ttft_slo(facts)),
-                Evidence(source=ttft_50.evidence.source, name="TTFT p99 / p50", value=round(ttft_ratio, 1),
-                         threshold=TAIL_RATIO, comparison=">="),
-                Evidence(source=prompt_50.evidence.source, name="prompt tokens p99 / p50", value=round(prompt_ratio, 1),
-                         threshold=PROMPT_TAIL_RATIO, comparison=">=")]
+    evidence = [
+        c.over(ttft_99, c.ttft_slo(facts)),
+        Evidence(
+            source=ttft_50.evidence.source,
+            name="TTFT p99 / p50",
+            value=round(ttft_ratio, 1),
+            threshold=TAIL_RATIO,
+            comparison=">=",
+        ),
+        Evidence(
+            source=prompt_50.evidence.source,
+            name="prompt tokens p99 / p50",
+            value=round(prompt_ratio, 1),
+            threshold=PROMPT_TAIL_RATIO,
+            comparison=">=",
+        ),
+    ]
     changes = []
     version = c.vllm_version(facts)
     if version is not None and version >= (0, 32):
         threshold = c.next_power_of_two(prompt_50.value * 2)
-        changes.append(ConfigChange(flag="--long-prefill-token-threshold", current="0", proposed=str(threshold),
-                                    reason="prompts above this count as long and are limited in how many prefill "
-                                    "at once, so they stop delaying everyone else",
-                                    cost="longer TTFT for long prompts"))
-    return [RULE_LONG_TAIL.finding(
-        Severity.MEDIUM, f"TTFT p99 {fmt(ttft_99.value)} s is {ttft_ratio:.0f}x p50 while prompts p99 are "
-        f"{prompt_ratio:.0f}x p50 ({fmt(prompt_99.value)} tokens)", evidence=evidence, changes=changes,
-        confidence=0.6, summary="The slowest first tokens go with the longest prompts, not with load.",
-        actions=["Serve very long prompts from a separate pool, or cap prompt length for interactive traffic."])]
+        changes.append(
+            ConfigChange(
+                flag="--long-prefill-token-threshold",
+                current="0",
+                proposed=str(threshold),
+                reason="prompts above this count as long and are limited in how many prefill "
+                "at once, so they stop delaying everyone else",
+                cost="longer TTFT for long prompts",
+            )
+        )
+    return [
+        RULE_LONG_TAIL.finding(
+            Severity.MEDIUM,
+            f"TTFT p99 {fmt(ttft_99.value)} s is {ttft_ratio:.0f}x p50 while prompts p99 are "
+            f"{prompt_ratio:.0f}x p50 ({fmt(prompt_99.value)} tokens)",
+            evidence=evidence,
+            changes=changes,
+            confidence=0.6,
+            summary="The slowest first tokens go with the longest prompts, not with load.",
+            actions=["Serve very long prompts from a separate pool, or cap prompt length for interactive traffic."],
+        )
+    ]
 
 
 RULE_LONG_TAIL = Rule(
-    code="OP-5.10", title="TTFT tail driven by long prompts (sequence-length correlation)",
+    code="OP-5.10",
+    title="TTFT tail driven by long prompts (sequence-length correlation)",
     category=Category.LATENCY,
-    check=_check_long_tail, needs=("window",),
+    check=_check_long_tail,
+    needs=("window",),
     page=RulePage(
         checks=f"Over the window: TTFT p99 above target and >= {TAIL_RATIO:g}x its p50, while "
-               f"vllm:request_prompt_tokens p99 is >= {PROMPT_TAIL_RATIO:g}x its p50.",
+        f"vllm:request_prompt_tokens p99 is >= {PROMPT_TAIL_RATIO:g}x its p50.",
         why="When the TTFT body is fast but its tail is slow and prompt lengths have a matching tail, the slow "
-            "first tokens belong to long prompts (and the short prompts queued behind their prefill).",
-        example="TTFT p50 0.3 s, p99 6.1 s; prompt p50 900, p99 14,000 tokens -> "
-                "--long-prefill-token-threshold 2048.",
+        "first tokens belong to long prompts (and the short prompts queued behind their prefill).",
+        example="TTFT p50 0.3 s, p99 6.1 s; prompt p50 900, p99 14,000 tokens -> --long-prefill-token-threshold 2048.",
         fix="vLLM 0.32+: --long-prefill-token-threshold (limits concurrent long prefills); otherwise a separate "
-            "pool for long prompts, or cap prompt length for interactive traffic.",
+        "pool for long prompts, or cap prompt length for interactive traffic.",
         limits="A correlation of two distributions over one window, not per request; needs the prompt-tokens "
-               "histogram (all V1 versions have it).",
-        references=[c.OPTIMIZATION_DOCS]))
+        "histogram (all V1 versions have it).",
+        references=[c.OPTIMIZATION_DOCS],
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_TTFT, RULE_ITL_LOAD, RULE_ITL_SINGLE, RULE_LONG_PROMPTS, RULE_LONG_TAIL]

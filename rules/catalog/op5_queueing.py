@@ -25,6 +25,7 @@ IMBALANCE_SHARE = 0.5
 
 # --- OP-5.2 requests queue (saturation) --------------------------------------------------------
 
+
 def _check_saturation(facts: Facts) -> list[Finding]:
     queue, run, kv = signals.waiting(facts), signals.running(facts), signals.kv_usage(facts)
     if queue is None or run is None or queue.value < 1:
@@ -37,9 +38,16 @@ def _check_saturation(facts: Facts) -> list[Finding]:
         evidence.append(c.over(kv, c.KV_HIGH, ""))
         cause = f"KV usage {fmt(kv.value)} >= {c.KV_HIGH}"
         if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
-            alternatives.append(ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8",
-                                             reason="doubles the KV tokens each replica holds",
-                                             cost="small accuracy risk", safety="unsafe"))
+            alternatives.append(
+                ConfigChange(
+                    flag="--kv-cache-dtype",
+                    current="auto",
+                    proposed="fp8",
+                    reason="doubles the KV tokens each replica holds",
+                    cost="small accuracy risk",
+                    safety="unsafe",
+                )
+            )
         actions.append("Add replicas or larger GPUs: the KV cache is full.")
     elif seqs and run.value >= AT_CAP_SHARE * seqs:
         evidence.append(Evidence(source="config", name="--max-num-seqs", value=seqs))
@@ -48,9 +56,15 @@ def _check_saturation(facts: Facts) -> list[Finding]:
         if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
             proposed = min(proposed, max(seqs, int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))))
         if proposed > seqs:
-            changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs), proposed=str(proposed),
-                                        reason="the batch cap, not memory, holds requests back",
-                                        cost="higher ITL per request as batches grow"))
+            changes.append(
+                ConfigChange(
+                    flag="--max-num-seqs",
+                    current=str(seqs),
+                    proposed=str(proposed),
+                    reason="the batch cap, not memory, holds requests back",
+                    cost="higher ITL per request as batches grow",
+                )
+            )
     elif (preempting := signals.preemption_rate(facts)) is not None and preempting.value > 0:
         # KV usage dips between preemptions, so the instant gauge may read below KV_HIGH: the
         # preemptions say the cache is what runs out, and OP-5.3 carries the remedy.
@@ -67,29 +81,42 @@ def _check_saturation(facts: Facts) -> list[Finding]:
     if ttft is not None:
         evidence.append(c.over(ttft, c.ttft_slo(facts)))
     deferred = cause.startswith("the KV cache runs out")
-    return [RULE_SATURATION.finding(
-        Severity.HIGH if slow and not deferred else Severity.MEDIUM,
-        f"{fmt(queue.value)} requests waiting > 0 ({cause})", evidence=evidence, changes=changes,
-        alternatives=alternatives, actions=actions, confidence=0.8 if facts.window else 0.6,
-        summary="Requests queue before they start: TTFT grows with the queue.")]
+    return [
+        RULE_SATURATION.finding(
+            Severity.HIGH if slow and not deferred else Severity.MEDIUM,
+            f"{fmt(queue.value)} requests waiting > 0 ({cause})",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            actions=actions,
+            confidence=0.8 if facts.window else 0.6,
+            summary="Requests queue before they start: TTFT grows with the queue.",
+        )
+    ]
 
 
 RULE_SATURATION = Rule(
-    code="OP-5.2", title="requests queue (saturation)", category=Category.SATURATION,
-    check=_check_saturation, needs=("window", "snapshot", "events"),
+    code="OP-5.2",
+    title="requests queue (saturation)",
+    category=Category.SATURATION,
+    check=_check_saturation,
+    needs=("window", "snapshot", "events"),
     page=RulePage(
         checks=f"num_requests_waiting >= 1, and which limit holds them: KV usage >= {c.KV_HIGH:.2f} (capacity), "
-               "running at --max-num-seqs (batch cap) or neither (compute).",
+        "running at --max-num-seqs (batch cap) or neither (compute).",
         why="Waiting requests add their queue time to TTFT; the remedy depends on the limit.",
         example="12 waiting, running 256 = --max-num-seqs 256, KV usage 0.55 -> --max-num-seqs 512.",
         fix="Batch cap with free KV: raise --max-num-seqs (bounded by what the KV cache holds at p95 length). KV "
-            "full: --kv-cache-dtype fp8 or more replicas. Compute: more replicas.",
+        "full: --kv-cache-dtype fp8 or more replicas. Compute: more replicas.",
         limits="A single scrape shows one instant; a window's end value is better but still not an average. From "
-               "0.20 waiting includes deferred requests.",
-        references=[c.OPTIMIZATION_DOCS, c.METRICS_DOCS]))
+        "0.20 waiting includes deferred requests.",
+        references=[c.OPTIMIZATION_DOCS, c.METRICS_DOCS],
+    ),
+)
 
 
 # --- OP-5.6 fewer requests in the server than clients sent -------------------------------------
+
 
 def _check_upstream(facts: Facts) -> list[Finding]:
     clients = facts.workload.client_concurrency if facts.workload else None
@@ -99,30 +126,47 @@ def _check_upstream(facts: Facts) -> list[Finding]:
     inside = run.value + (queue.value if queue else 0.0)
     if inside >= UPSTREAM_SHARE * clients:
         return []
-    return [RULE_UPSTREAM.finding(
-        Severity.MEDIUM,
-        f"running + waiting {fmt(inside)} < {c.percent(UPSTREAM_SHARE)} of {clients} client requests in flight",
-        evidence=[run.evidence, Evidence(source="workload", name="client concurrency", value=clients,
-                                         threshold=round(UPSTREAM_SHARE * clients, 1), comparison=">")],
-        confidence=0.6, summary="Requests are held before they reach vLLM.",
-        actions=["Check the load balancer, gateway, auth/vector-DB hops and client connection pools."])]
+    return [
+        RULE_UPSTREAM.finding(
+            Severity.MEDIUM,
+            f"running + waiting {fmt(inside)} < {c.percent(UPSTREAM_SHARE)} of {clients} client requests in flight",
+            evidence=[
+                run.evidence,
+                Evidence(
+                    source="workload",
+                    name="client concurrency",
+                    value=clients,
+                    threshold=round(UPSTREAM_SHARE * clients, 1),
+                    comparison=">",
+                ),
+            ],
+            confidence=0.6,
+            summary="Requests are held before they reach vLLM.",
+            actions=["Check the load balancer, gateway, auth/vector-DB hops and client connection pools."],
+        )
+    ]
 
 
 RULE_UPSTREAM = Rule(
-    code="OP-5.6", title="fewer requests in the server than clients sent (upstream bottleneck)",
+    code="OP-5.6",
+    title="fewer requests in the server than clients sent (upstream bottleneck)",
     category=Category.SATURATION,
-    check=_check_upstream, needs=("workload",),
+    check=_check_upstream,
+    needs=("workload",),
     page=RulePage(
         checks=f"running + waiting below {c.percent(UPSTREAM_SHARE)} of the clients' in-flight requests (workload "
-               "facts).",
+        "facts).",
         why="Requests stuck before vLLM (load balancer, gateway, connection pools) never show in its metrics.",
         example="64 client requests in flight, running 20 + waiting 0.",
         fix="Look upstream: LB limits, gateway, auth, vector DB, client pools.",
         limits="Needs the client concurrency from the load test or the user.",
-        references=[]))
+        references=[],
+    ),
+)
 
 
 # --- OP-5.9 past the knee ----------------------------------------------------------------------
+
 
 def _check_past_knee(facts: Facts) -> list[Finding]:
     test = facts.loadtest
@@ -138,77 +182,133 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
     slowdown = (last.itl_s.p99 or at_knee.itl_s.p99) / at_knee.itl_s.p99
     if gain >= KNEE_GAIN or slowdown < KNEE_SLOWDOWN:
         return []
-    evidence = [Evidence(source="ramp", name="throughput gain past the knee", value=round(gain, 2), threshold=KNEE_GAIN,
-                         comparison="<"),
-                Evidence(source="ramp", name="ITL p99 growth past the knee", value=round(slowdown, 2),
-                         threshold=KNEE_SLOWDOWN, comparison=">=")]
+    evidence = [
+        Evidence(
+            source="ramp",
+            name="throughput gain past the knee",
+            value=round(gain, 2),
+            threshold=KNEE_GAIN,
+            comparison="<",
+        ),
+        Evidence(
+            source="ramp",
+            name="ITL p99 growth past the knee",
+            value=round(slowdown, 2),
+            threshold=KNEE_SLOWDOWN,
+            comparison=">=",
+        ),
+    ]
     changes = []
     running_at_knee = at_knee.server_value("running_mean", "num_requests_running", "running", "running_max")
     if running_at_knee is not None and running_at_knee >= 1:
         seqs = c.max_num_seqs(facts)
-        changes.append(ConfigChange(flag="--max-num-seqs", current=str(seqs) if seqs else None,
-                                    proposed=str(int(math.ceil(running_at_knee))),
-                                    reason="the batch size at the knee gave the throughput; more only adds latency",
-                                    cost="excess load queues (visible as waiting) instead of slowing everyone"))
-    return [RULE_KNEE.finding(
-        Severity.MEDIUM, f"past the knee ({fmt(knee)} req/s) throughput +{gain - 1:.0%} < {c.percent(KNEE_GAIN - 1)} "
-        f"while ITL p99 x{slowdown:.1f}", evidence=evidence, changes=changes, confidence=0.7,
-        actions=[f"Keep offered load at or below the safe operating point {test.safe_operating_point}."
-                 if test.safe_operating_point else "Keep offered load at or below the knee."],
-        summary="The server is at its throughput ceiling: extra load only adds latency.")]
+        changes.append(
+            ConfigChange(
+                flag="--max-num-seqs",
+                current=str(seqs) if seqs else None,
+                proposed=str(int(math.ceil(running_at_knee))),
+                reason="the batch size at the knee gave the throughput; more only adds latency",
+                cost="excess load queues (visible as waiting) instead of slowing everyone",
+            )
+        )
+    return [
+        RULE_KNEE.finding(
+            Severity.MEDIUM,
+            f"past the knee ({fmt(knee)} req/s) throughput +{gain - 1:.0%} < {c.percent(KNEE_GAIN - 1)} "
+            f"while ITL p99 x{slowdown:.1f}",
+            evidence=evidence,
+            changes=changes,
+            confidence=0.7,
+            actions=[
+                f"Keep offered load at or below the safe operating point {test.safe_operating_point}."
+                if test.safe_operating_point
+                else "Keep offered load at or below the knee."
+            ],
+            summary="The server is at its throughput ceiling: extra load only adds latency.",
+        )
+    ]
 
 
 RULE_KNEE = Rule(
-    code="OP-5.9", title="past the knee: load adds latency, not throughput", category=Category.SATURATION,
-    check=_check_past_knee, needs=("loadtest",),
+    code="OP-5.9",
+    title="past the knee: load adds latency, not throughput",
+    category=Category.SATURATION,
+    check=_check_past_knee,
+    needs=("loadtest",),
     page=RulePage(
         checks=f"In a ramp result: throughput after the knee grows < {c.percent(KNEE_GAIN - 1)} while ITL p99 grows "
-               f">= {KNEE_SLOWDOWN:g}x.",
+        f">= {KNEE_SLOWDOWN:g}x.",
         why="At the throughput ceiling, a bigger batch only slows every request.",
         example="knee 8 req/s; at 12 req/s throughput +4 %, ITL p99 x2.3 -> --max-num-seqs = running at the knee.",
         fix="Cap --max-num-seqs at the running count at the knee and keep load at the safe operating point.",
         limits="Needs the ramp's per-step server samples for a concrete cap.",
-        references=[]))
+        references=[],
+    ),
+)
 
 
 # --- OP-5.11 replicas unevenly loaded ----------------------------------------------------------
+
 
 def _check_imbalance(facts: Facts) -> list[Finding]:
     """One replica queues while another has room: the balancer, not capacity, is the problem."""
     parts = facts.window.per_instance if facts.window else []
     if len(parts) < 2:
         return []
-    loads = {p.instance: (p.gauge("vllm:num_requests_running") or 0.0, p.gauge("vllm:num_requests_waiting") or 0.0)
-             for p in parts}
+    loads = {
+        p.instance: (p.gauge("vllm:num_requests_running") or 0.0, p.gauge("vllm:num_requests_waiting") or 0.0)
+        for p in parts
+    }
     busiest = max(loads, key=lambda k: loads[k][0] + loads[k][1])
     idlest = min(loads, key=lambda k: loads[k][0] + loads[k][1])
     busy_run, busy_wait = loads[busiest]
     idle_total = sum(loads[idlest])
     if busy_wait < 1 or idle_total >= IMBALANCE_SHARE * busy_run:
         return []
-    evidence = [Evidence(source=signals.window_source(facts), name="running + waiting", value=busy_run + busy_wait,
-                         location=busiest),
-                Evidence(source=signals.window_source(facts), name="running + waiting", value=idle_total,
-                         threshold=round(IMBALANCE_SHARE * busy_run, 1), comparison="<", location=idlest)]
-    return [RULE_IMBALANCE.finding(
-        Severity.MEDIUM, f"{busiest} has {fmt(busy_wait)} waiting while {idlest} has {fmt(idle_total)} requests "
-        f"(< {IMBALANCE_SHARE:.0%} of the busiest's running)", evidence=evidence, confidence=0.7,
-        summary="Replicas are unevenly loaded: requests queue on one while another has room.",
-        actions=["Balance by outstanding requests (least-requests / KV-aware routing), not round-robin per "
-                 "connection."])]
+    evidence = [
+        Evidence(
+            source=signals.window_source(facts), name="running + waiting", value=busy_run + busy_wait, location=busiest
+        ),
+        Evidence(
+            source=signals.window_source(facts),
+            name="running + waiting",
+            value=idle_total,
+            threshold=round(IMBALANCE_SHARE * busy_run, 1),
+            comparison="<",
+            location=idlest,
+        ),
+    ]
+    return [
+        RULE_IMBALANCE.finding(
+            Severity.MEDIUM,
+            f"{busiest} has {fmt(busy_wait)} waiting while {idlest} has {fmt(idle_total)} requests "
+            f"(< {IMBALANCE_SHARE:.0%} of the busiest's running)",
+            evidence=evidence,
+            confidence=0.7,
+            summary="Replicas are unevenly loaded: requests queue on one while another has room.",
+            actions=[
+                "Balance by outstanding requests (least-requests / KV-aware routing), not round-robin per connection."
+            ],
+        )
+    ]
 
 
 RULE_IMBALANCE = Rule(
-    code="OP-5.11", title="replicas unevenly loaded", category=Category.SATURATION,
-    check=_check_imbalance, needs=("window",),
+    code="OP-5.11",
+    title="replicas unevenly loaded",
+    category=Category.SATURATION,
+    check=_check_imbalance,
+    needs=("window",),
     page=RulePage(
         checks="Per replica over the window: one has requests waiting while another's running + waiting is below "
-               f"{c.percent(IMBALANCE_SHARE)} of the busiest's running.",
+        f"{c.percent(IMBALANCE_SHARE)} of the busiest's running.",
         why="Capacity exists but the balancer does not use it: queueing on one replica inflates TTFT for its users.",
         example="10.0.0.1 has 60 running and 12 waiting; 10.0.0.2 has 9 running.",
         fix="Balance on outstanding requests or KV usage (least-requests, llm-d/production-stack routers).",
         limits="Needs per-instance series (Prometheus); a snapshot is one instant.",
-        references=[c.METRICS_DOCS]))
+        references=[c.METRICS_DOCS],
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_SATURATION, RULE_UPSTREAM, RULE_KNEE, RULE_IMBALANCE]

@@ -30,12 +30,20 @@ def acceptance(facts: Facts) -> signals.Signal | None:
     if facts.window is not None:
         ratio = facts.window.total.ratio(ACCEPTED, DRAFTED)
         if ratio is not None:
-            return signals.Signal(ratio, Evidence(source=signals.window_source(facts), name="draft acceptance rate",
-                                                  value=round(ratio, 3), description="rate(accepted)/rate(drafted)"))
+            return signals.Signal(
+                ratio,
+                Evidence(
+                    source=signals.window_source(facts),
+                    name="draft acceptance rate",
+                    value=round(ratio, 3),
+                    description="rate(accepted)/rate(drafted)",
+                ),
+            )
     event = facts.last_event(LogEventKind.SPEC_DECODE_METRICS)
     if event is not None and event.acceptance_rate is not None:
-        return signals.Signal(event.acceptance_rate,
-                              c.log_evidence(event, "draft acceptance rate", event.acceptance_rate))
+        return signals.Signal(
+            event.acceptance_rate, c.log_evidence(event, "draft acceptance rate", event.acceptance_rate)
+        )
     return None
 
 
@@ -68,32 +76,50 @@ def _fewer_tokens(facts: Facts, reason: str) -> ConfigChange:
     if isinstance(tokens, int) and tokens > 1:
         spec["num_speculative_tokens"] = max(1, tokens // 2)
         proposed = json.dumps(spec, separators=(",", ":"))
-    return ConfigChange(flag="--speculative-config", current=current, proposed=proposed, reason=reason,
-                        cost="less speed-up when drafts are accepted")
+    return ConfigChange(
+        flag="--speculative-config",
+        current=current,
+        proposed=proposed,
+        reason=reason,
+        cost="less speed-up when drafts are accepted",
+    )
 
 
 def _check_low_acceptance(facts: Facts) -> list[Finding]:
     rate = acceptance(facts)
     if rate is None or rate.value >= LOW_ACCEPTANCE:
         return []
-    return [RULE_ACCEPTANCE.finding(
-        Severity.MEDIUM, f"draft acceptance rate {rate.value:.0%} < {LOW_ACCEPTANCE:.0%}",
-        evidence=[rate.evidence.model_copy(update={"threshold": LOW_ACCEPTANCE, "comparison": "<"})],
-        changes=[_fewer_tokens(facts, "later draft positions are mostly rejected; fewer drafts waste less compute")],
-        confidence=0.7, summary="Most drafted tokens are thrown away: speculation costs more than it saves.",
-        actions=["Try a draft model closer to the target (same family, or EAGLE/MTP heads)."])]
+    return [
+        RULE_ACCEPTANCE.finding(
+            Severity.MEDIUM,
+            f"draft acceptance rate {rate.value:.0%} < {LOW_ACCEPTANCE:.0%}",
+            evidence=[rate.evidence.model_copy(update={"threshold": LOW_ACCEPTANCE, "comparison": "<"})],
+            changes=[
+                _fewer_tokens(facts, "later draft positions are mostly rejected; fewer drafts waste less compute")
+            ],
+            confidence=0.7,
+            summary="Most drafted tokens are thrown away: speculation costs more than it saves.",
+            actions=["Try a draft model closer to the target (same family, or EAGLE/MTP heads)."],
+        )
+    ]
 
 
 RULE_ACCEPTANCE = Rule(
-    code="OP-6.1", title="low draft acceptance rate", category=Category.SPEC_DECODE, check=_check_low_acceptance,
-    needs=("window", "events"), page=RulePage(
+    code="OP-6.1",
+    title="low draft acceptance rate",
+    category=Category.SPEC_DECODE,
+    check=_check_low_acceptance,
+    needs=("window", "events"),
+    page=RulePage(
         checks="Acceptance rate over the window (spec_decode counters) or from the `SpecDecoding metrics` line, "
-               f"below {c.percent(LOW_ACCEPTANCE)}.",
+        f"below {c.percent(LOW_ACCEPTANCE)}.",
         why="Each rejected draft token cost a forward pass of the draft and a verification slot.",
         example="Avg Draft acceptance rate: 31.2% with num_speculative_tokens 5 -> 2.",
         fix="Halve num_speculative_tokens in --speculative-config, or remove it; use a better-matched draft.",
         limits=f"The {c.percent(LOW_ACCEPTANCE)} line is a rule of thumb; the break-even depends on draft cost.",
-        references=REFS))
+        references=REFS,
+    ),
+)
 
 
 def _check_busy(facts: Facts) -> list[Finding]:
@@ -102,31 +128,49 @@ def _check_busy(facts: Facts) -> list[Finding]:
     run, queue = signals.running(facts), signals.waiting(facts)
     if run is None or (run.value < BUSY_RUNNING and not (queue and queue.value >= 1)):
         return []
-    evidence = [run.evidence.model_copy(update={"threshold": BUSY_RUNNING,
-                                                "comparison": ">=" if run.value >= BUSY_RUNNING else "<"})]
+    evidence = [
+        run.evidence.model_copy(
+            update={"threshold": BUSY_RUNNING, "comparison": ">=" if run.value >= BUSY_RUNNING else "<"}
+        )
+    ]
     if queue is not None:
         evidence.append(queue.evidence)
-    change = ConfigChange(flag="--speculative-config",
-                          current=facts.config.speculative_config if facts.config else None,
-                          proposed="none (remove --speculative-config)",
-                          reason="at high load decode is compute-bound; drafts take compute from real tokens",
-                          cost="higher ITL at low load")
-    return [RULE_BUSY.finding(
-        Severity.MEDIUM, f"speculative decoding with {fmt(run.value)} requests running"
-        + (f" and {fmt(queue.value)} waiting" if queue and queue.value >= 1 else ""),
-        evidence=evidence, changes=[change], confidence=0.55,
-        summary="Speculation pays at low QPS; under load it competes with real tokens.",
-        actions=["Measure both ways with a ramp (servops ramp) before deciding."])]
+    change = ConfigChange(
+        flag="--speculative-config",
+        current=facts.config.speculative_config if facts.config else None,
+        proposed="none (remove --speculative-config)",
+        reason="at high load decode is compute-bound; drafts take compute from real tokens",
+        cost="higher ITL at low load",
+    )
+    return [
+        RULE_BUSY.finding(
+            Severity.MEDIUM,
+            f"speculative decoding with {fmt(run.value)} requests running"
+            + (f" and {fmt(queue.value)} waiting" if queue and queue.value >= 1 else ""),
+            evidence=evidence,
+            changes=[change],
+            confidence=0.55,
+            summary="Speculation pays at low QPS; under load it competes with real tokens.",
+            actions=["Measure both ways with a ramp (servops ramp) before deciding."],
+        )
+    ]
 
 
 RULE_BUSY = Rule(
-    code="OP-6.2", title="speculative decoding under high load", category=Category.SPEC_DECODE, check=_check_busy,
-    needs=("window", "snapshot", "events"), page=RulePage(
+    code="OP-6.2",
+    title="speculative decoding under high load",
+    category=Category.SPEC_DECODE,
+    check=_check_busy,
+    needs=("window", "snapshot", "events"),
+    page=RulePage(
         checks=f"Speculation is on (flag, metrics or log) while {BUSY_RUNNING}+ requests run or requests wait.",
         why="Speculation trades spare compute for latency; at high load there is no spare compute.",
         example="--speculative-config with 120 running and 14 waiting.",
         fix="Remove --speculative-config on throughput-bound replicas; keep it for latency-sensitive, low-QPS ones.",
-        limits="Heuristic; confirm with a ramp on and off.", references=REFS))
+        limits="Heuristic; confirm with a ramp on and off.",
+        references=REFS,
+    ),
+)
 
 
 def _check_candidate(facts: Facts) -> list[Finding]:
@@ -136,21 +180,34 @@ def _check_candidate(facts: Facts) -> list[Finding]:
     slo = c.itl_slo(facts)
     if itl is None or run is None or run.value > CANDIDATE_MAX_RUNNING or itl.value <= slo:
         return []
-    return [RULE_CANDIDATE.finding(
-        Severity.INFO, f"ITL p50 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s at {fmt(run.value)} running: a "
-        "speculative-decoding candidate", evidence=[itl.evidence, run.evidence], confidence=0.4,
-        summary="Low concurrency and slow decode is where speculation helps most.",
-        actions=["Try --speculative-config with an EAGLE/MTP head or n-gram drafts and compare with a ramp."])]
+    return [
+        RULE_CANDIDATE.finding(
+            Severity.INFO,
+            f"ITL p50 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s at {fmt(run.value)} running: a "
+            "speculative-decoding candidate",
+            evidence=[itl.evidence, run.evidence],
+            confidence=0.4,
+            summary="Low concurrency and slow decode is where speculation helps most.",
+            actions=["Try --speculative-config with an EAGLE/MTP head or n-gram drafts and compare with a ramp."],
+        )
+    ]
 
 
 RULE_CANDIDATE = Rule(
-    code="OP-6.3", title="speculative decoding could lower ITL", category=Category.SPEC_DECODE,
-    check=_check_candidate, needs=("window",), page=RulePage(
+    code="OP-6.3",
+    title="speculative decoding could lower ITL",
+    category=Category.SPEC_DECODE,
+    check=_check_candidate,
+    needs=("window",),
+    page=RulePage(
         checks=f"No speculation, ITL p50 above target with at most {CANDIDATE_MAX_RUNNING} requests running.",
         why="Memory-bound decode at low concurrency is where speculative decoding helps most.",
         example="ITL p50 0.09 s with 2 running on a 70B model.",
         fix="Try --speculative-config (EAGLE/MTP/n-gram) and compare ITL with a ramp.",
-        limits="Informational.", references=REFS))
+        limits="Informational.",
+        references=REFS,
+    ),
+)
 
 
 RULES: list[Rule] = [RULE_ACCEPTANCE, RULE_BUSY, RULE_CANDIDATE]

@@ -62,12 +62,15 @@ class ServerBehaviour:
 
 def build_app(behaviour: ServerBehaviour) -> web.Application:
     """The aiohttp application; routes close over `behaviour` for state and counters."""
+
     @web.middleware
     async def require_key(request: web.Request, handler):
-        if behaviour.api_key and "/v1/" in request.path and \
-                request.headers.get("Authorization") != f"Bearer {behaviour.api_key}":
-            return web.json_response({"error": {"message": "Unauthorized", "type": "AuthenticationError"}},
-                                     status=401)
+        if (
+            behaviour.api_key
+            and "/v1/" in request.path
+            and request.headers.get("Authorization") != f"Bearer {behaviour.api_key}"
+        ):
+            return web.json_response({"error": {"message": "Unauthorized", "type": "AuthenticationError"}}, status=401)
         return await handler(request)
 
     app = web.Application(middlewares=[require_key])
@@ -129,8 +132,9 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             if behaviour.semaphore is not None:
                 behaviour.semaphore.release()
 
-    async def _stream(request: web.Request, body: dict, chat: bool, tokens: int,
-                      timing: "ServerBehaviour", received_wall: float) -> web.StreamResponse:
+    async def _stream(
+        request: web.Request, body: dict, chat: bool, tokens: int, timing: ServerBehaviour, received_wall: float
+    ) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -159,8 +163,12 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             sent_walls.append(chunk["servops_sent_at"])
         if usage_opts.get("include_usage"):
-            final = {"id": "x", "object": "chunk", "choices": [],
-                     "usage": {"prompt_tokens": 8, "completion_tokens": tokens, "total_tokens": 8 + tokens}}
+            final = {
+                "id": "x",
+                "object": "chunk",
+                "choices": [],
+                "usage": {"prompt_tokens": 8, "completion_tokens": tokens, "total_tokens": 8 + tokens},
+            }
             await resp.write(b"data: " + json.dumps(final).encode() + b"\n\n")
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
@@ -186,8 +194,10 @@ def _overrides(base: ServerBehaviour, cfg: str) -> ServerBehaviour:
         return base
     fields = dict(item.split("=", 1) for item in cfg.split(",") if "=" in item)
     return ServerBehaviour(
-        ttft_s=float(fields.get("ttft", base.ttft_s)), gap_s=float(fields.get("gap", base.gap_s)),
-        tokens=int(fields.get("tokens", base.tokens)), mode=fields.get("mode", base.mode),
+        ttft_s=float(fields.get("ttft", base.ttft_s)),
+        gap_s=float(fields.get("gap", base.gap_s)),
+        tokens=int(fields.get("tokens", base.tokens)),
+        mode=fields.get("mode", base.mode),
         honor_max_tokens=fields.get("honor_max_tokens", str(base.honor_max_tokens)) in ("1", "True", "true"),
     )
 
@@ -200,16 +210,26 @@ def _chunk(chat: bool, index: int, tokens: int, model: str) -> dict:
         choice["delta"] = {"role": "assistant", "content": text} if index == 0 else {"content": text}
     else:
         choice["text"] = text
-    return {"id": "fake-1", "object": "chat.completion.chunk" if chat else "text_completion",
-            "model": model, "choices": [choice], "servops_sent_at": time.time()}
+    return {
+        "id": "fake-1",
+        "object": "chat.completion.chunk" if chat else "text_completion",
+        "model": model,
+        "choices": [choice],
+        "servops_sent_at": time.time(),
+    }
 
 
 def _full_reply(chat: bool, tokens: int, model: str) -> dict:
     text = "".join(f" tok{i}" for i in range(tokens))
     choice = {"index": 0, "finish_reason": "length"}
     choice.update({"message": {"role": "assistant", "content": text}} if chat else {"text": text})
-    return {"id": "fake-1", "object": "chat.completion" if chat else "text_completion", "model": model,
-            "choices": [choice], "usage": {"prompt_tokens": 8, "completion_tokens": tokens}}
+    return {
+        "id": "fake-1",
+        "object": "chat.completion" if chat else "text_completion",
+        "model": model,
+        "choices": [choice],
+        "usage": {"prompt_tokens": 8, "completion_tokens": tokens},
+    }
 
 
 async def _serve(behaviour: ServerBehaviour, host: str, port: int) -> None:
@@ -244,9 +264,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-key", default="", help="require this bearer token on /v1/* (as vllm --api-key)")
     args = parser.parse_args(argv)
     behaviour = ServerBehaviour(
-        ttft_s=args.ttft, gap_s=args.gap, tokens=args.tokens, honor_max_tokens=args.honor_max_tokens,
-        max_concurrency=args.max_concurrency, mode=args.mode, metrics=not args.no_metrics,
-        old_metric_names=args.old_metric_names, api_key=args.api_key,
+        ttft_s=args.ttft,
+        gap_s=args.gap,
+        tokens=args.tokens,
+        honor_max_tokens=args.honor_max_tokens,
+        max_concurrency=args.max_concurrency,
+        mode=args.mode,
+        metrics=not args.no_metrics,
+        old_metric_names=args.old_metric_names,
+        api_key=args.api_key,
     )
     asyncio.run(_serve(behaviour, args.host, args.port))
 
@@ -264,11 +290,14 @@ class FakeServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         root = Path(__file__).resolve().parents[2]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.helpers.fake_openai_server", "--port", "0", *self.flags],
-            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         deadline = time.monotonic() + self.startup_timeout_s

@@ -75,8 +75,9 @@ class ServerHandle:
             return exc.code, exc.read(), dict(exc.headers)
 
     def post_json(self, path: str, payload: dict, timeout_s: float = 120.0) -> tuple[int, dict]:
-        request = urllib.request.Request(self.base_url + path, data=json.dumps(payload).encode(),
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base_url + path, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return response.status, json.loads(response.read())
@@ -108,9 +109,14 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(model: str | Path | None, *flags: str, env: Mapping[str, str] | None = None,
-                   startup_timeout_s: float = 240.0, stop_timeout_s: float = 60.0,
-                   log_dir: str | Path | None = None) -> Iterator[ServerHandle]:
+def running_server(
+    model: str | Path | None,
+    *flags: str,
+    env: Mapping[str, str] | None = None,
+    startup_timeout_s: float = 240.0,
+    stop_timeout_s: float = 60.0,
+    log_dir: str | Path | None = None,
+) -> Iterator[ServerHandle]:
     """A healthy server on a free loopback port for the duration of the block (see module doc)."""
     port = free_port()
     log_dir = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="servops-server-"))
@@ -121,10 +127,8 @@ def running_server(model: str | Path | None, *flags: str, env: Mapping[str, str]
     command += ["--host", "127.0.0.1", "--port", str(port), *flags]
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=full_env,
-                                   cwd=REPO_ROOT)
-    handle = ServerHandle(base_url=f"http://127.0.0.1:{port}", port=port, model="", log_path=log_path,
-                          process=process)
+        process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=full_env, cwd=REPO_ROOT)
+    handle = ServerHandle(base_url=f"http://127.0.0.1:{port}", port=port, model="", log_path=log_path, process=process)
     try:
         _wait_healthy(handle, startup_timeout_s)
         handle.model = _served_model(handle)
@@ -149,8 +153,10 @@ def _wait_healthy(handle: ServerHandle, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if handle.process.poll() is not None:
-            raise ServerStartError(f"server exited with code {handle.process.returncode} before it was healthy; "
-                                   f"log tail:\n{_tail(handle.log_path)}")
+            raise ServerStartError(
+                f"server exited with code {handle.process.returncode} before it was healthy; "
+                f"log tail:\n{_tail(handle.log_path)}"
+            )
         try:
             with urllib.request.urlopen(handle.base_url + "/health", timeout=5) as response:
                 if response.status == 200:

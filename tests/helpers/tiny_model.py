@@ -33,7 +33,10 @@ def build_byte_tokenizer(out_dir: str | Path):
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     core.decoder = decoders.ByteLevel()
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core, eos_token="<|im_end|>", bos_token="<|im_start|>", pad_token="<|endoftext|>",
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        bos_token="<|im_start|>",
+        pad_token="<|endoftext|>",
         unk_token="<|endoftext|>",
     )
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIAL_TOKENS})
@@ -57,21 +60,38 @@ def build_tiny_model(
     seed: int = 0,
 ) -> Path:
     """Write config.json, model.safetensors and tokenizer files for a random model; returns the dir."""
-    from transformers import LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, Qwen2Config, \
-        Qwen2ForCausalLM
+    from transformers import (
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_byte_tokenizer(out)
-    classes = {"llama": (LlamaConfig, LlamaForCausalLM), "qwen2": (Qwen2Config, Qwen2ForCausalLM),
-               "mistral": (MistralConfig, MistralForCausalLM)}
+    classes = {
+        "llama": (LlamaConfig, LlamaForCausalLM),
+        "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+        "mistral": (MistralConfig, MistralForCausalLM),
+    }
     config_cls, model_cls = classes[arch]
     kwargs = dict(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=num_heads, num_key_value_heads=num_kv_heads, intermediate_size=intermediate_size,
-        max_position_embeddings=max_position_embeddings, tie_word_embeddings=tie_word_embeddings,
-        initializer_range=init_std, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id, rms_norm_eps=1e-6,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings,
+        tie_word_embeddings=tie_word_embeddings,
+        initializer_range=init_std,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        rms_norm_eps=1e-6,
     )
     if rope_scaling:
         kwargs["rope_scaling"] = rope_scaling

@@ -89,15 +89,24 @@ def vllm_command(*flags: str, kv_space_gib: int | None = None) -> ServeCommand:
 
 
 @contextlib.contextmanager
-def vllm_server(log_dir: Path, *flags: str, kv_space_gib: int | None = None, label: str = "vllm",
-                command: ServeCommand | None = None) -> Iterator[VllmServer]:
+def vllm_server(
+    log_dir: Path,
+    *flags: str,
+    kv_space_gib: int | None = None,
+    label: str = "vllm",
+    command: ServeCommand | None = None,
+) -> Iterator[VllmServer]:
     """A healthy vLLM on a free loopback port for the block; always stopped afterwards."""
     reason = vllm_unavailable_reason()
     if reason:
         raise RuntimeError(reason)
     command = command or vllm_command(*flags, kv_space_gib=kv_space_gib)
-    process = EngineProcess(command, Path(log_dir) / f"{label}.log", startup_timeout_s=STARTUP_TIMEOUT_S,
-                            progress=lambda line: print(f"[{label}] {line}", file=sys.stderr, flush=True))
+    process = EngineProcess(
+        command,
+        Path(log_dir) / f"{label}.log",
+        startup_timeout_s=STARTUP_TIMEOUT_S,
+        progress=lambda line: print(f"[{label}] {line}", file=sys.stderr, flush=True),
+    )
     with process:
         yield VllmServer(process=process, command=command)
 
@@ -130,8 +139,9 @@ class _Background:
         return self.box.get("result")
 
 
-def idle(server: VllmServer, name: str = "idle", interval_s: float = SCRAPE_INTERVAL_S,
-         during: During | None = None) -> Situation:
+def idle(
+    server: VllmServer, name: str = "idle", interval_s: float = SCRAPE_INTERVAL_S, during: During | None = None
+) -> Situation:
     """Two scrapes of a server nobody is using."""
     return _observe(server, name, interval_s, during)
 
@@ -144,24 +154,61 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
     time.sleep(interval_s)
     after = server.metrics_text()
     log_text = server.log_text()
-    return Situation(name=name, metrics_before=before, metrics_after=after, log_text=log_text,
-                     interval_s=interval_s, notes={"during": background.result()})
+    return Situation(
+        name=name,
+        metrics_before=before,
+        metrics_after=after,
+        log_text=log_text,
+        interval_s=interval_s,
+        notes={"during": background.result()},
+    )
 
 
 # Default step of a ramp used as load; situations that must outlast live triages use held_streams.
 LOAD_STEP_S = 45.0
 
 
-def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: str, step_s: float = LOAD_STEP_S,
-                    input_len: int = 128, output_len: int = 64, interval_s: float = SCRAPE_INTERVAL_S,
-                    settle_s: float = SETTLE_S, during: During | None = None) -> Situation:
+def under_ramp_load(
+    server: VllmServer,
+    concurrency: int,
+    out_dir: Path,
+    name: str,
+    step_s: float = LOAD_STEP_S,
+    input_len: int = 128,
+    output_len: int = 64,
+    interval_s: float = SCRAPE_INTERVAL_S,
+    settle_s: float = SETTLE_S,
+    during: During | None = None,
+) -> Situation:
     """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ramp_json = out_dir / f"{name}-ramp.json"
-    argv = [sys.executable, "-m", "advisor", "ramp", "--endpoint", server.base_url, "--model", SERVED_NAME,
-            "--concurrency", str(concurrency), "--step-seconds", str(step_s), "--warmup-seconds", "3",
-            "--cooldown-seconds", "5", "--input-len", str(input_len), "--output-len", str(output_len),
-            "--seed", "7", "--json", str(ramp_json)]
+    argv = [
+        sys.executable,
+        "-m",
+        "advisor",
+        "ramp",
+        "--endpoint",
+        server.base_url,
+        "--model",
+        SERVED_NAME,
+        "--concurrency",
+        str(concurrency),
+        "--step-seconds",
+        str(step_s),
+        "--warmup-seconds",
+        "3",
+        "--cooldown-seconds",
+        "5",
+        "--input-len",
+        str(input_len),
+        "--output-len",
+        str(output_len),
+        "--seed",
+        "7",
+        "--json",
+        str(ramp_json),
+    ]
     ramp = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(settle_s)
@@ -180,18 +227,27 @@ def under_ramp_load(server: VllmServer, concurrency: int, out_dir: Path, name: s
 
 
 # Words for the held streams' prompts: common English words, about one SmolLM2 token each.
-_PROMPT_WORDS = ("time year people way day man thing woman life child world school state family student "
-                 "group country problem hand part place case week company system program question work "
-                 "number night point home water room mother area money story fact month lot right study "
-                 "book eye job word business issue side kind head house service friend father power hour "
-                 "game line end member law car city community name president team minute idea kid body").split()
+_PROMPT_WORDS = (
+    "time year people way day man thing woman life child world school state family student "
+    "group country problem hand part place case week company system program question work "
+    "number night point home water room mother area money story fact month lot right study "
+    "book eye job word business issue side kind head house service friend father power hour "
+    "game line end member law car city community name president team minute idea kid body"
+).split()
 # Upper bound on how long a held load runs if the observation beside it never returns.
 HELD_LOAD_MAX_S = 300.0
 
 
-def held_streams(server: VllmServer, concurrency: int, name: str, pool_size: int | None = None,
-                 input_len: int = 128, output_len: int = 64, interval_s: float = SCRAPE_INTERVAL_S,
-                 during: During | None = None) -> Situation:
+def held_streams(
+    server: VllmServer,
+    concurrency: int,
+    name: str,
+    pool_size: int | None = None,
+    input_len: int = 128,
+    output_len: int = 64,
+    interval_s: float = SCRAPE_INTERVAL_S,
+    during: During | None = None,
+) -> Situation:
     """`concurrency` closed-loop streams through the official `openai` client, held until the two
     scrapes and `during` are done (bounded by HELD_LOAD_MAX_S).
 
@@ -202,8 +258,9 @@ def held_streams(server: VllmServer, concurrency: int, name: str, pool_size: int
     stop = threading.Event()
     connections = min(concurrency, pool_size or concurrency)
     completed_before = _completed_requests(server)
-    load = _Background(lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len,
-                                                    output_len, stop)))
+    load = _Background(
+        lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len, output_len, stop))
+    )
     try:
         _wait_for_steady_state(server, completed_before, connections)
         situation = _observe(server, name, interval_s, during)
@@ -215,19 +272,34 @@ def held_streams(server: VllmServer, concurrency: int, name: str, pool_size: int
     return situation
 
 
-def client_pool_overload(server: VllmServer, clients: int = 64, pool_size: int = 4, output_len: int = 64,
-                         interval_s: float = SCRAPE_INTERVAL_S, name: str = "client_overload",
-                         during: During | None = None) -> Situation:
+def client_pool_overload(
+    server: VllmServer,
+    clients: int = 64,
+    pool_size: int = 4,
+    output_len: int = 64,
+    interval_s: float = SCRAPE_INTERVAL_S,
+    name: str = "client_overload",
+    during: During | None = None,
+) -> Situation:
     """64 application requests in flight through one `openai` client whose HTTP pool holds 4
     connections: the client, not vLLM, is the bottleneck."""
-    return held_streams(server, clients, name, pool_size=pool_size, input_len=8, output_len=output_len,
-                        interval_s=interval_s, during=during)
+    return held_streams(
+        server,
+        clients,
+        name,
+        pool_size=pool_size,
+        input_len=8,
+        output_len=output_len,
+        interval_s=interval_s,
+        during=during,
+    )
 
 
 def _completed_requests(server: VllmServer) -> float:
     """vLLM's own count of finished requests (`vllm:request_success_total`, every finish reason)."""
-    return sum(value for (name, _), value in samples(server.metrics_text()).items()
-               if name == "vllm:request_success_total")
+    return sum(
+        value for (name, _), value in samples(server.metrics_text()).items() if name == "vllm:request_success_total"
+    )
 
 
 def _wait_for_steady_state(server: VllmServer, since: float, completions: int, timeout_s: float = 120.0) -> None:
@@ -241,8 +313,9 @@ def _wait_for_steady_state(server: VllmServer, since: float, completions: int, t
         time.sleep(0.5)
 
 
-async def _streams(base_url: str, clients: int, pool_size: int, input_len: int, output_len: int,
-                   stop: threading.Event) -> dict:
+async def _streams(
+    base_url: str, clients: int, pool_size: int, input_len: int, output_len: int, stop: threading.Event
+) -> dict:
     import random
 
     import openai
@@ -251,7 +324,8 @@ async def _streams(base_url: str, clients: int, pool_size: int, input_len: int, 
     # (httpx before 3.x, httpx2 since): its module provides the matching Limits.
     transport = importlib.import_module(openai.DefaultAsyncHttpxClient.__mro__[1].__module__.split(".")[0])
     http_client = openai.DefaultAsyncHttpxClient(
-        limits=transport.Limits(max_connections=pool_size, max_keepalive_connections=pool_size), timeout=120.0)
+        limits=transport.Limits(max_connections=pool_size, max_keepalive_connections=pool_size), timeout=120.0
+    )
     client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", http_client=http_client)
     deadline = time.monotonic() + HELD_LOAD_MAX_S
     counts = {"completed": 0, "failed": 0}
@@ -266,8 +340,9 @@ async def _streams(base_url: str, clients: int, pool_size: int, input_len: int, 
             prompt = " ".join(draw.choice(_PROMPT_WORDS) for _ in range(input_len))
             tokens = draw.randint(max(1, output_len // 2), output_len * 3 // 2)
             try:
-                await client.completions.create(model=SERVED_NAME, prompt=prompt, max_tokens=tokens,
-                                                extra_body={"ignore_eos": True})
+                await client.completions.create(
+                    model=SERVED_NAME, prompt=prompt, max_tokens=tokens, extra_body={"ignore_eos": True}
+                )
                 counts["completed"] += 1
             except openai.OpenAIError:
                 counts["failed"] += 1
@@ -279,8 +354,14 @@ async def _streams(base_url: str, clients: int, pool_size: int, input_len: int, 
     return counts
 
 
-def failed_start_log(log_dir: Path, *flags: str, label: str, kv_space_gib: int | None = None,
-                     env_drop: tuple[str, ...] = (), timeout_s: float = STARTUP_TIMEOUT_S) -> tuple[int, str]:
+def failed_start_log(
+    log_dir: Path,
+    *flags: str,
+    label: str,
+    kv_space_gib: int | None = None,
+    env_drop: tuple[str, ...] = (),
+    timeout_s: float = STARTUP_TIMEOUT_S,
+) -> tuple[int, str]:
     """Start vLLM with flags that make it fail; (exit code, log text). Bounded by timeout_s."""
     command = vllm_command(*flags, kv_space_gib=kv_space_gib)
     command = command.model_copy(update={"env": {k: v for k, v in command.env.items() if k not in env_drop}})

@@ -16,9 +16,7 @@ def test_version_prints_the_package_version(capsys):
 
 
 def test_unknown_subcommand_is_one_line_and_exit_2():
-    proc = subprocess.run(
-        [sys.executable, "-m", "advisor", "no-such-command"], capture_output=True, text=True
-    )
+    proc = subprocess.run([sys.executable, "-m", "advisor", "no-such-command"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "no-such-command" in proc.stderr

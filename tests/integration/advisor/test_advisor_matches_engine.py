@@ -21,10 +21,14 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.parametrize("budget_gib, max_num_seqs", [(0.1, 256), (0.25, 32)])
 def test_predicted_blocks_equal_the_engines_allocated_blocks(tiny_model_dir, budget_gib, max_num_seqs):  # noqa: F811
-    engine = LLMEngine(EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=budget_gib,
-                                    max_num_seqs=max_num_seqs))
-    predicted = estimate_memory(resolve_model(str(tiny_model_dir)), gpu_from_memory(budget_gib, device="cpu"),
-                                LaunchConfig(max_num_seqs=max_num_seqs))
+    engine = LLMEngine(
+        EngineConfig(model=str(tiny_model_dir), device="cpu", device_memory_gib=budget_gib, max_num_seqs=max_num_seqs)
+    )
+    predicted = estimate_memory(
+        resolve_model(str(tiny_model_dir)),
+        gpu_from_memory(budget_gib, device="cpu"),
+        LaunchConfig(max_num_seqs=max_num_seqs),
+    )
     assert predicted.fits
     assert predicted.num_blocks == engine.num_total_blocks()
 

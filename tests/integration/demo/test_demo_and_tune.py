@@ -24,14 +24,29 @@ pytestmark = pytest.mark.integration
 
 # 48 output tokens keep each request long enough that the queue behind --max-num-seqs 1 is
 # visible at any scrape instant (with 12, the tiny model answered between scrapes).
-QUICK_RAMP = ["--concurrency", "1,4", "--step-seconds", "6", "--warmup-seconds", "1", "--cooldown-seconds", "3",
-              "--input-len", "16", "--output-len", "48", "--startup-timeout", "240", "--max-concurrency", "8"]
+QUICK_RAMP = [
+    "--concurrency",
+    "1,4",
+    "--step-seconds",
+    "6",
+    "--warmup-seconds",
+    "1",
+    "--cooldown-seconds",
+    "3",
+    "--input-len",
+    "16",
+    "--output-len",
+    "48",
+    "--startup-timeout",
+    "240",
+    "--max-concurrency",
+    "8",
+]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
 
 
 def _servops(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True, text=True,
-                          timeout=timeout_s)
+    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True, text=True, timeout=timeout_s)
 
 
 def _port_closed(endpoint: str) -> bool:
@@ -45,8 +60,17 @@ def _port_closed(endpoint: str) -> bool:
 @pytest.fixture(scope="module")
 def demo_run(tiny_model_dir, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:  # noqa: F811
     out = tmp_path_factory.mktemp("demo")
-    proc = _servops("demo", "--out", str(out), "--model", str(tiny_model_dir), "--engine-flags", TINY_ENGINE,
-                    *QUICK_RAMP, timeout_s=600)
+    proc = _servops(
+        "demo",
+        "--out",
+        str(out),
+        "--model",
+        str(tiny_model_dir),
+        "--engine-flags",
+        TINY_ENGINE,
+        *QUICK_RAMP,
+        timeout_s=600,
+    )
     return proc, out
 
 
@@ -88,8 +112,15 @@ def test_demo_report_is_one_self_contained_html_with_before_and_after(demo_run):
 
 def test_demo_shows_progress_and_stops_every_engine_it_started(demo_run):
     proc, out = demo_run
-    for marker in ("demo 1/3", "[before] engine ready", "[before] step 2/2", "triage:", "demo 2/3",
-                   "[after] engine ready", "demo 3/3"):
+    for marker in (
+        "demo 1/3",
+        "[before] engine ready",
+        "[before] step 2/2",
+        "triage:",
+        "demo 2/3",
+        "[after] engine ready",
+        "demo 3/3",
+    ):
         assert marker in proc.stderr
     demo = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     for side in ("before", "after"):
@@ -114,8 +145,19 @@ def test_tune_refuses_a_server_command_that_is_not_installed(tmp_path):
 
 @pytest.mark.slow
 def test_tune_records_every_round_with_its_decision(tiny_model_dir, tmp_path):  # noqa: F811
-    proc = _servops("tune", "--out", str(tmp_path), "--model", str(tiny_model_dir), "--rounds", "2",
-                    "--flags", f"{TINY_ENGINE} --max-num-seqs 1", *QUICK_RAMP, timeout_s=900)
+    proc = _servops(
+        "tune",
+        "--out",
+        str(tmp_path),
+        "--model",
+        str(tiny_model_dir),
+        "--rounds",
+        "2",
+        "--flags",
+        f"{TINY_ENGINE} --max-num-seqs 1",
+        *QUICK_RAMP,
+        timeout_s=900,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     tune = json.loads((tmp_path / "tune.json").read_text(encoding="utf-8"))
     assert tune["kind"] == "tune" and tune["baseline"]["ramp"]["steps"]

@@ -20,12 +20,20 @@ TINY_VARIANTS = {
     "qwen2": dict(arch="qwen2"),
     "mistral": dict(arch="mistral", num_kv_heads=1),
     "llama3_rope_tied": dict(
-        arch="llama", tie_word_embeddings=True, max_position_embeddings=1024,
-        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                      "original_max_position_embeddings": 128},
+        arch="llama",
+        tie_word_embeddings=True,
+        max_position_embeddings=1024,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 128,
+        },
     ),
-    "yarn": dict(arch="qwen2", rope_scaling={"rope_type": "yarn", "factor": 4.0,
-                                             "original_max_position_embeddings": 128}),
+    "yarn": dict(
+        arch="qwen2", rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 128}
+    ),
 }
 
 
@@ -84,10 +92,13 @@ def hf_greedy(model_dir: str, prompt: list[int], max_new_tokens: int) -> list[in
     from transformers import GenerationConfig
 
     model = _hf_model(model_dir)
-    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False,
-                              eos_token_id=model.generation_config.eos_token_id,
-                              pad_token_id=model.generation_config.pad_token_id)
+    config = GenerationConfig(
+        max_new_tokens=max_new_tokens,
+        do_sample=False,
+        eos_token_id=model.generation_config.eos_token_id,
+        pad_token_id=model.generation_config.pad_token_id,
+    )
     ids = torch.tensor([prompt])
     with torch.inference_mode():  # explicit mask: HF would otherwise mask prompt tokens equal to pad
         out = model.generate(ids, attention_mask=torch.ones_like(ids), generation_config=config)
-    return out[0, len(prompt):].tolist()
+    return out[0, len(prompt) :].tolist()

@@ -99,8 +99,10 @@ def test_prompt_longer_than_max_model_len_is_rejected_with_vllms_text(engine):
 
 
 def test_max_tokens_beyond_max_model_len_is_rejected_and_smaller_overflow_is_clamped(engine):
-    with pytest.raises(RequestValidationError, match=re.escape(
-            "max_tokens=500 cannot be greater than max_model_len=128. Please request fewer output tokens.")):
+    with pytest.raises(
+        RequestValidationError,
+        match=re.escape("max_tokens=500 cannot be greater than max_model_len=128. Please request fewer output tokens."),
+    ):
         engine.add_request("mt", [1, 2], SamplingParams(max_tokens=500))
     engine.add_request("clamp", list(range(120)), SamplingParams(temperature=0, max_tokens=100, ignore_eos=True))
     final = run_to_completion(engine)["clamp"]
@@ -120,8 +122,9 @@ def test_stop_token_ids_stop_with_the_token_as_stop_reason(engine):
     engine.add_request("g", [3, 1, 4, 1, 5], SamplingParams(temperature=0, max_tokens=10, ignore_eos=True))
     greedy = run_to_completion(engine)["g"].output_token_ids
     stop_at = greedy[3]
-    engine.add_request("st", [3, 1, 4, 1, 5],
-                       SamplingParams(temperature=0, max_tokens=10, ignore_eos=True, stop_token_ids=[stop_at]))
+    engine.add_request(
+        "st", [3, 1, 4, 1, 5], SamplingParams(temperature=0, max_tokens=10, ignore_eos=True, stop_token_ids=[stop_at])
+    )
     out = run_to_completion(engine)["st"]
     assert out.finish_reason == "stop" and out.stop_reason == stop_at
     assert out.output_token_ids == greedy[: greedy.index(stop_at) + 1]
@@ -131,8 +134,11 @@ def test_min_tokens_defers_stop_tokens(engine):
     engine.add_request("g2", [2, 7, 1, 8], SamplingParams(temperature=0, max_tokens=12, ignore_eos=True))
     greedy = run_to_completion(engine)["g2"].output_token_ids
     first = greedy[0]
-    engine.add_request("mn", [2, 7, 1, 8], SamplingParams(temperature=0, max_tokens=12, ignore_eos=True,
-                                                           min_tokens=4, stop_token_ids=[first]))
+    engine.add_request(
+        "mn",
+        [2, 7, 1, 8],
+        SamplingParams(temperature=0, max_tokens=12, ignore_eos=True, min_tokens=4, stop_token_ids=[first]),
+    )
     out = run_to_completion(engine)["mn"]
     assert len(out.output_token_ids) >= 4 and first not in out.output_token_ids[:4]
 
@@ -180,14 +186,21 @@ def test_too_little_memory_fails_startup_with_vllms_texts(tiny_model_dir):
     needed = 512 // 16 * probe.bytes_per_block
     fixed = probe.weights_bytes + probe.activation_bytes
     with pytest.raises(EngineStartupError) as err:  # room for half of one max-length request
-        make_engine(model_dir, max_model_len=512, max_num_batched_tokens=64, gpu_memory_utilization=1.0,
-                    device_memory_gib=(fixed + needed // 2) / (1 << 30))
+        make_engine(
+            model_dir,
+            max_model_len=512,
+            max_num_batched_tokens=64,
+            gpu_memory_utilization=1.0,
+            device_memory_gib=(fixed + needed // 2) / (1 << 30),
+        )
     assert re.fullmatch(
         r"To serve at least one request with the model's max seq len \(512\), \([\d.]+ GiB KV cache is needed, "
         r"which is larger than the available KV cache memory \([\d.]+ GiB\)\. Based on the available memory, "
         r"the estimated maximum model length is 256\. Try increasing `gpu_memory_utilization` \(which also "
         r"controls CPU memory on the CPU backend\) or decreasing `max_model_len` when initializing the engine\. "
-        r"See https://docs\.vllm\.ai/en/latest/configuration/conserving_memory/ for more details\.", str(err.value))
+        r"See https://docs\.vllm\.ai/en/latest/configuration/conserving_memory/ for more details\.",
+        str(err.value),
+    )
 
 
 def test_startup_logs_vllms_lines(tiny_model_dir, capsys):

@@ -15,8 +15,9 @@ def test_times_linear_layers_on_both_sides_and_derives_the_ceiling(tiny_model_di
     import gemm_ceiling
 
     out = tmp_path / "ceiling.json"
-    result = gemm_ceiling.main(["--model", tiny_model_dir("llama"), "--num-requests", "4",
-                                "--hf-batch-size", "2", "--json", str(out)])
+    result = gemm_ceiling.main(
+        ["--model", tiny_model_dir("llama"), "--num-requests", "4", "--hf-batch-size", "2", "--json", str(out)]
+    )
     assert json.loads(out.read_text()) == result
     for side in ("engine", "hf"):
         assert 0 < result[side]["linear_seconds"] < result[side]["seconds"]

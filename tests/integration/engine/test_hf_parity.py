@@ -28,7 +28,7 @@ def generate_all(engine, batch: list[list[int]], max_new: int = MAX_NEW) -> list
 
 
 def assert_matches_hf(model_dir: str, batch: list[list[int]], outputs: list, max_new: int = MAX_NEW) -> None:
-    for prompt, output in zip(batch, outputs):
+    for prompt, output in zip(batch, outputs, strict=False):
         assert output.output_token_ids == hf_greedy(model_dir, prompt, max_new), f"prompt of {len(prompt)} tokens"
 
 
@@ -119,8 +119,14 @@ def test_forced_preemption_still_completes_every_request_with_hf_tokens(tiny_mod
     model_dir = tiny_model_dir("llama")
     batch = prompts(8, [40, 33, 47, 20, 38, 29])
     # 6 requests × ~5 blocks each do not fit in 12 blocks of 16 tokens: the scheduler must preempt
-    engine = make_engine(model_dir, num_gpu_blocks_override=12, max_model_len=128, block_size=16,
-                         enable_chunked_prefill=chunked, max_num_batched_tokens=128)
+    engine = make_engine(
+        model_dir,
+        num_gpu_blocks_override=12,
+        max_model_len=128,
+        block_size=16,
+        enable_chunked_prefill=chunked,
+        max_num_batched_tokens=128,
+    )
     outputs = generate_all(engine, batch, max_new=40)
     assert engine.scheduler_stats().num_preemptions_total > 0
     assert sum(o.metrics.num_preemptions for o in outputs) == engine.scheduler_stats().num_preemptions_total
@@ -130,8 +136,9 @@ def test_forced_preemption_still_completes_every_request_with_hf_tokens(tiny_mod
 def test_forced_preemption_without_prefix_caching_matches_hf(tiny_model_dir):
     model_dir = tiny_model_dir("qwen2")
     batch = prompts(9, [40, 33, 47, 20])
-    engine = make_engine(model_dir, num_gpu_blocks_override=9, max_model_len=128, block_size=16,
-                         enable_prefix_caching=False)
+    engine = make_engine(
+        model_dir, num_gpu_blocks_override=9, max_model_len=128, block_size=16, enable_prefix_caching=False
+    )
     outputs = generate_all(engine, batch, max_new=40)
     assert engine.scheduler_stats().num_preemptions_total > 0
     assert_matches_hf(model_dir, batch, outputs, max_new=40)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.model.default_model import default_model_dir, ensure_default_model
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
+from engine.model.default_model import default_model_dir, ensure_default_model
 
 from .conftest import hf_greedy
 
@@ -23,8 +23,9 @@ def smol():
 
 
 def test_default_model_answers_a_chat_question(smol):
-    out = smol.chat([{"role": "user", "content": "What is the capital of France?"}],
-                    SamplingParams(temperature=0, max_tokens=20))
+    out = smol.chat(
+        [{"role": "user", "content": "What is the capital of France?"}], SamplingParams(temperature=0, max_tokens=20)
+    )
     assert "Paris" in out.text and out.finish_reason == "stop"
 
 
@@ -33,7 +34,7 @@ def test_default_model_matches_hf_generate_greedy(smol):
     prompts = ["The quick brown fox", "def fibonacci(n):", "Once upon a time"]
     outputs = smol.generate(prompts, SamplingParams(temperature=0, max_tokens=12), use_tqdm=False)
     model_dir = str(default_model_dir())
-    for prompt, out in zip(prompts, outputs):
+    for prompt, out in zip(prompts, outputs, strict=False):
         assert out.prompt_token_ids == tokenizer(prompt)["input_ids"]
         assert out.output_token_ids == hf_greedy(model_dir, out.prompt_token_ids, 12)
 

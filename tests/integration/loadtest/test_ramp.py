@@ -8,9 +8,9 @@ rate within 2% of offered, and queueing behind a concurrency cap showing in TTFT
 import json
 import statistics
 import subprocess
-import urllib.request
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -43,8 +43,8 @@ def _matches_server(records: list[dict], url: str) -> None:
         match = min(truth, key=lambda t: abs(t["received"] - record["actual_send_ts"]))
         assert abs(match["received"] - record["actual_send_ts"]) < 0.1, "no server entry for a request"
         ttft_errors.append(record["ttft_s"] - (match["sent"][0] - record["actual_send_ts"]))
-        server_gaps = [b - a for a, b in zip(match["sent"], match["sent"][1:])]
-        gap_errors += [c - g for c, g in zip(record["gaps_s"], server_gaps)]
+        server_gaps = [b - a for a, b in zip(match["sent"], match["sent"][1:], strict=False)]
+        gap_errors += [c - g for c, g in zip(record["gaps_s"], server_gaps, strict=False)]
     assert abs(statistics.median(ttft_errors)) <= max(0.002, 0.05 * 0.2), ttft_errors
     assert abs(statistics.median(gap_errors)) <= 0.002, gap_errors
 
@@ -62,20 +62,45 @@ def server():
 def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path):
     out = tmp_path / "ramp.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "advisor", "ramp", "--endpoint", server.url, "--rates", "4,8",
-         "--step-seconds", "3", "--warmup-seconds", "1", "--cooldown-seconds", "3", "--input-len", "16",
-         "--output-len", "8", "--slo", "ttft_p99=1s,itl_p99=100ms", "--json", str(out),
-         "--records", str(tmp_path / "records.jsonl"),
-         # The shared 2-core CI box can delay a wake-up by tens of ms; validity is tested in unit tests.
-         "--max-send-lateness-ms", "200"],
-        capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "ramp",
+            "--endpoint",
+            server.url,
+            "--rates",
+            "4,8",
+            "--step-seconds",
+            "3",
+            "--warmup-seconds",
+            "1",
+            "--cooldown-seconds",
+            "3",
+            "--input-len",
+            "16",
+            "--output-len",
+            "8",
+            "--slo",
+            "ttft_p99=1s,itl_p99=100ms",
+            "--json",
+            str(out),
+            "--records",
+            str(tmp_path / "records.jsonl"),
+            # The shared 2-core CI box can delay a wake-up by tens of ms; validity is tested in unit tests.
+            "--max-send-lateness-ms",
+            "200",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr
     assert "step 1/2" in proc.stderr and "step 2/2" in proc.stderr
     result = json.loads(out.read_text())
     assert result["kind"] == "ramp" and result["servops_version"] and result["created_at"]
     assert result["config"]["model"] == "fake-model"
-    for step, offered in zip(result["steps"], (4.0, 8.0)):
+    for step, offered in zip(result["steps"], (4.0, 8.0), strict=False):
         assert step["offered"] == offered and step["valid"], step["invalid_reason"]
         assert step["errors"] == {} and step["requests"] == int(offered * 2)
         assert abs(step["achieved_rate"] - offered) <= 0.02 * offered
@@ -97,8 +122,15 @@ def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path
 
 def test_concurrency_cap_gives_the_knee_and_queueing_in_ttft_not_itl():
     with FakeServer("--ttft", "0.1", "--gap", "0.02", "--tokens", "10", "--max-concurrency", "4") as capped:
-        config = RampConfig(endpoint=capped.url, mode="concurrency", levels=[1, 2, 4, 8], step_s=2.5,
-                            warmup_s=0.5, cooldown_s=3, workload=SMALL)
+        config = RampConfig(
+            endpoint=capped.url,
+            mode="concurrency",
+            levels=[1, 2, 4, 8],
+            step_s=2.5,
+            warmup_s=0.5,
+            cooldown_s=3,
+            workload=SMALL,
+        )
         result = run_ramp(config)
     steps = result.steps
     assert [s.offered for s in steps] == [1, 2, 4, 8]
@@ -111,9 +143,18 @@ def test_concurrency_cap_gives_the_knee_and_queueing_in_ttft_not_itl():
 
 
 def test_workers_merge_full_precision_records_at_the_master(server, tmp_path):
-    config = RampConfig(endpoint=server.url, mode="rate", levels=[10], step_s=3.0, warmup_s=1.0, cooldown_s=3,
-                        workers=2, workload=SMALL, records_path=str(tmp_path / "records.jsonl"),
-                        max_send_lateness_s=0.2)
+    config = RampConfig(
+        endpoint=server.url,
+        mode="rate",
+        levels=[10],
+        step_s=3.0,
+        warmup_s=1.0,
+        cooldown_s=3,
+        workers=2,
+        workload=SMALL,
+        records_path=str(tmp_path / "records.jsonl"),
+        max_send_lateness_s=0.2,
+    )
     result = run_ramp(config)
     (step,) = result.steps
     assert step.client.load_processes == 2
@@ -127,8 +168,15 @@ def test_workers_merge_full_precision_records_at_the_master(server, tmp_path):
 
 def test_non_streaming_server_fails_every_request_and_stops_early(server):
     started = time.monotonic()
-    config = RampConfig(endpoint=f"{server.url}/mode=non_streaming,ttft=0.01,gap=0.001", mode="rate",
-                        levels=[5, 10, 20], step_s=2.0, warmup_s=0.5, cooldown_s=2, workload=SMALL)
+    config = RampConfig(
+        endpoint=f"{server.url}/mode=non_streaming,ttft=0.01,gap=0.001",
+        mode="rate",
+        levels=[5, 10, 20],
+        step_s=2.0,
+        warmup_s=0.5,
+        cooldown_s=2,
+        workload=SMALL,
+    )
     result = run_ramp(config)
     assert len(result.steps) == 1 and result.steps[0].ok_requests == 0
     assert set(result.steps[0].errors) == {"not_streaming"}
@@ -138,8 +186,15 @@ def test_non_streaming_server_fails_every_request_and_stops_early(server):
 
 
 def test_malformed_sse_is_counted_per_request(server):
-    config = RampConfig(endpoint=f"{server.url}/mode=malformed,ttft=0.01,gap=0.005", mode="concurrency",
-                        levels=[2], step_s=2.0, warmup_s=0.5, cooldown_s=2, workload=SMALL)
+    config = RampConfig(
+        endpoint=f"{server.url}/mode=malformed,ttft=0.01,gap=0.005",
+        mode="concurrency",
+        levels=[2],
+        step_s=2.0,
+        warmup_s=0.5,
+        cooldown_s=2,
+        workload=SMALL,
+    )
     result = run_ramp(config)
     assert result.steps[0].errors.get("malformed_sse", 0) == result.steps[0].requests > 0
 
@@ -151,8 +206,16 @@ def test_unreachable_endpoint_is_one_line_and_exit_2(capsys):
     assert err.count("\n") == 1 and "--endpoint http://127.0.0.1:9" in err and "cannot reach" in err
 
 
-@pytest.mark.parametrize("flags", [["--rates", "1,x"], ["--concurrency", "1.5"], ["--slo", "latency=1"],
-                                   ["--input-len", "normal:abc"], ["--warmup-seconds", "5"]])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--rates", "1,x"],
+        ["--concurrency", "1.5"],
+        ["--slo", "latency=1"],
+        ["--input-len", "normal:abc"],
+        ["--warmup-seconds", "5"],
+    ],
+)
 def test_bad_flags_are_one_line_and_exit_2(server, capsys, flags):
     args = ["--rates", "1"] if flags[0] not in ("--rates", "--concurrency") else []
     code = main(["ramp", "--endpoint", server.url, "--step-seconds", "1", *args, *flags])
@@ -163,8 +226,15 @@ def test_bad_flags_are_one_line_and_exit_2(server, capsys, flags):
 
 def test_requests_still_running_at_the_end_of_the_cooldown_are_cancelled_not_waited_for(server):
     started = time.monotonic()
-    config = RampConfig(endpoint=f"{server.url}/ttft=30,tokens=2", mode="rate", levels=[2], step_s=2.0,
-                        warmup_s=0.0, cooldown_s=1.0, workload=SMALL)
+    config = RampConfig(
+        endpoint=f"{server.url}/ttft=30,tokens=2",
+        mode="rate",
+        levels=[2],
+        step_s=2.0,
+        warmup_s=0.0,
+        cooldown_s=1.0,
+        workload=SMALL,
+    )
     result = run_ramp(config)
     (step,) = result.steps
     assert step.errors == {"cancelled": step.requests} and step.requests == 4
@@ -172,8 +242,16 @@ def test_requests_still_running_at_the_end_of_the_cooldown_are_cancelled_not_wai
 
 
 def test_latency_past_the_bound_stops_the_ramp_after_that_step(server):
-    config = RampConfig(endpoint=f"{server.url}/ttft=1.0,gap=0.01,tokens=2", mode="concurrency", levels=[1, 2, 4],
-                        step_s=2.5, warmup_s=0.0, cooldown_s=3, max_ttft_s=0.5, workload=SMALL)
+    config = RampConfig(
+        endpoint=f"{server.url}/ttft=1.0,gap=0.01,tokens=2",
+        mode="concurrency",
+        levels=[1, 2, 4],
+        step_s=2.5,
+        warmup_s=0.0,
+        cooldown_s=3,
+        max_ttft_s=0.5,
+        workload=SMALL,
+    )
     result = run_ramp(config)
     assert len(result.steps) == 1 and result.steps[0].errors == {}
     assert "median TTFT" in result.stopped_early and "--max-ttft 0.5" in result.stopped_early

@@ -16,9 +16,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 def test_concurrency_ramp_on_the_engine_reports_server_signals_per_step(tiny_model_dir):  # noqa: F811
     with running_server(tiny_model_dir, *TINY_SERVER_FLAGS, "--max-num-seqs", "4") as server:
-        config = RampConfig(endpoint=server.base_url, mode="concurrency", levels=[1, 4, 8], step_s=4.0,
-                            warmup_s=1.0, cooldown_s=10.0,
-                            workload=WorkloadSpec(input_len=LengthSpec(mean=32), output_len=LengthSpec(mean=16)))
+        config = RampConfig(
+            endpoint=server.base_url,
+            mode="concurrency",
+            levels=[1, 4, 8],
+            step_s=4.0,
+            warmup_s=1.0,
+            cooldown_s=10.0,
+            workload=WorkloadSpec(input_len=LengthSpec(mean=32), output_len=LengthSpec(mean=16)),
+        )
         result = run_ramp(config)
     assert result.config["model"] == server.model
     assert [s.offered for s in result.steps] == [1, 4, 8]

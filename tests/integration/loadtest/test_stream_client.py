@@ -16,8 +16,12 @@ from tests.helpers.fake_openai_server import FakeServer
 
 pytestmark = pytest.mark.integration
 
-BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "stream": True,
-        "stream_options": {"include_usage": True}}
+BODY = {
+    "model": "fake-model",
+    "messages": [{"role": "user", "content": "hi"}],
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +32,9 @@ def server():
 
 
 def _measure(url: str, timeout_s: float = 10.0, path: str = "/v1/chat/completions", body=BODY):
-    return measure_request(Endpoint.parse(url), path, body, step=0, index=0,
-                           intended_send_ts=time.time(), timeout_s=timeout_s)
+    return measure_request(
+        Endpoint.parse(url), path, body, step=0, index=0, intended_send_ts=time.time(), timeout_s=timeout_s
+    )
 
 
 def test_every_event_is_timestamped_on_arrival_not_buffered(server):
@@ -55,10 +60,16 @@ def test_without_usage_the_streamed_text_is_kept_for_counting(server):
     assert record.output_text == " tok0 tok1 tok2 tok3"
 
 
-@pytest.mark.parametrize(("mode", "error_type"), [
-    ("non_streaming", "not_streaming"), ("malformed", "malformed_sse"), ("error_500", "http_500"),
-    ("drop_mid_stream", "incomplete_stream"), ("error_event", "stream_error"),
-])
+@pytest.mark.parametrize(
+    ("mode", "error_type"),
+    [
+        ("non_streaming", "not_streaming"),
+        ("malformed", "malformed_sse"),
+        ("error_500", "http_500"),
+        ("drop_mid_stream", "incomplete_stream"),
+        ("error_event", "stream_error"),
+    ],
+)
 def test_misbehaving_servers_give_a_named_error_not_a_hang(server, mode, error_type):
     started = time.monotonic()
     record = _measure(f"{server.url}/mode={mode}", timeout_s=10)
@@ -95,8 +106,15 @@ def test_api_key_is_sent_as_a_bearer_token_and_a_missing_one_is_a_clear_error():
         assert preflight(config.model_copy(update={"api_key": "s3cret"})) == "fake-model"
         assert "api_key" not in config.model_copy(update={"api_key": "s3cret"}).model_dump()
         refused = _measure(keyed.url)
-        accepted = measure_request(Endpoint.parse(keyed.url), "/v1/chat/completions", BODY, step=0, index=0,
-                                   intended_send_ts=time.time(), timeout_s=10,
-                                   headers={"Authorization": "Bearer s3cret"})
+        accepted = measure_request(
+            Endpoint.parse(keyed.url),
+            "/v1/chat/completions",
+            BODY,
+            step=0,
+            index=0,
+            intended_send_ts=time.time(),
+            timeout_s=10,
+            headers={"Authorization": "Bearer s3cret"},
+        )
     assert refused.error_type == "http_401"
     assert accepted.ok and accepted.output_tokens == 3

@@ -23,9 +23,18 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
     "--remote-debugging-pipe",
 )
 
@@ -62,12 +71,20 @@ class Chromium:
         # Move the child's ends above 9 so they cannot be fds 3/4 themselves.
         to_chrome_r, from_chrome_w = (_move_high(to_chrome_r), _move_high(from_chrome_w))
         # bash (dash allows only fds 0-9) places our pipe ends on fds 3 and 4, where Chromium expects them.
-        script = (f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} '
-                  f"{to_chrome_r}<&- {from_chrome_w}>&-")
+        script = f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} {to_chrome_r}<&- {from_chrome_w}>&-'
         self._proc = subprocess.Popen(
-            [shutil.which("bash") or "/bin/bash", "-c", script, binary, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}",
-             "about:blank"],
-            pass_fds=(to_chrome_r, from_chrome_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                shutil.which("bash") or "/bin/bash",
+                "-c",
+                script,
+                binary,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={self._profile}",
+                "about:blank",
+            ],
+            pass_fds=(to_chrome_r, from_chrome_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
@@ -103,8 +120,9 @@ class Chromium:
                     pass
             shutil.rmtree(self._profile, ignore_errors=True)
 
-    def call(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout_s: float | None = None) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict | None = None, session: str | None = None, timeout_s: float | None = None
+    ) -> dict[str, Any]:
         """Send one command and wait (bounded) for its reply; events seen meanwhile are kept."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
@@ -138,33 +156,41 @@ class Chromium:
                 return True
         return False
 
-    def load(self, path: Path, width: int = 1400, max_height: int = 6000,
-             settle_s: float = 0.5) -> PageLoad:
+    def load(self, path: Path, width: int = 1400, max_height: int = 6000, settle_s: float = 0.5) -> PageLoad:
         """Open a local file, wait for load, record errors/requests, screenshot the full page."""
         url = path.resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=session)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
         self._events.clear()
         self.call("Page.navigate", {"url": url}, session)
         loaded = self.wait_event("Page.loadEventFired", session, self.timeout_s)
         self.wait_event("Never.happens", session, settle_s)  # let late requests/errors arrive
         metrics = self.call("Page.getLayoutMetrics", session=session)
         height = int(min(max_height, metrics.get("cssContentSize", metrics.get("contentSize"))["height"]))
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": max(height, 300), "deviceScaleFactor": 1, "mobile": False},
-                  session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": max(height, 300), "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
         shot = self.call("Page.captureScreenshot", {"format": "png"}, session)
-        title = self.call("Runtime.evaluate", {"expression": "document.title", "returnByValue": True},
-                          session)["result"].get("value", "")
-        text = self.call("Runtime.evaluate",
-                         {"expression": "document.body.innerText.slice(0, 20000)", "returnByValue": True},
-                         session)["result"].get("value", "")
-        result = PageLoad(url=url, loaded=loaded, screenshot_png=base64.b64decode(shot["data"]),
-                          title=title, text_sample=text)
+        title = self.call("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session)[
+            "result"
+        ].get("value", "")
+        text = self.call(
+            "Runtime.evaluate",
+            {"expression": "document.body.innerText.slice(0, 20000)", "returnByValue": True},
+            session,
+        )["result"].get("value", "")
+        result = PageLoad(
+            url=url, loaded=loaded, screenshot_png=base64.b64decode(shot["data"]), title=title, text_sample=text
+        )
         for event in self._events:
             if event.get("sessionId") != session:
                 continue
@@ -174,8 +200,9 @@ class Chromium:
                 if request_url != url:
                     result.network_requests.append(request_url)
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                result.console_errors.append(" ".join(str(a.get("value", a.get("description", "")))
-                                                      for a in params.get("args", [])))
+                result.console_errors.append(
+                    " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+                )
             elif method == "Runtime.exceptionThrown":
                 result.console_errors.append(str(params.get("exceptionDetails", {}).get("text")))
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":

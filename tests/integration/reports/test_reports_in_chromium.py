@@ -19,8 +19,17 @@ from .chromium import Chromium, find_chromium
 pytestmark = pytest.mark.integration
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
-KINDS = ("triage", "ramp", "advise", "demo", "tune", "recorded-demo-tiny", "recorded-tune-tiny",
-         "recorded-advise-l4", "recorded-demo-smollm2")
+KINDS = (
+    "triage",
+    "ramp",
+    "advise",
+    "demo",
+    "tune",
+    "recorded-demo-tiny",
+    "recorded-tune-tiny",
+    "recorded-advise-l4",
+    "recorded-demo-smollm2",
+)
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (apt-get install chromium, or run scripts/install.sh as root)"
@@ -62,9 +71,12 @@ def test_report_loads_with_no_console_errors_and_no_network_requests(browser, sh
 def test_the_checker_does_catch_a_network_request_and_a_console_error(browser, tmp_path):
     """Guards the test above: a page that fetches and logs an error must be reported as such."""
     page_path = tmp_path / "leaky.html"
-    page_path.write_text('<html><head><title>leaky</title></head><body>'
-                         '<img src="http://127.0.0.1:9/pixel.png">'
-                         '<script>console.error("deliberate")</script></body></html>', encoding="utf-8")
+    page_path.write_text(
+        "<html><head><title>leaky</title></head><body>"
+        '<img src="http://127.0.0.1:9/pixel.png">'
+        '<script>console.error("deliberate")</script></body></html>',
+        encoding="utf-8",
+    )
     load = browser.load(page_path, settle_s=1.0)
     assert load.network_requests == ["http://127.0.0.1:9/pixel.png"]
     assert any("deliberate" in e for e in load.console_errors)

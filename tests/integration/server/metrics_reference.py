@@ -41,8 +41,9 @@ EXPECTED: dict[str, tuple[str, frozenset[str]]] = {
 }
 
 # cache_config_info carries CacheConfig fields as labels; these must be among them.
-CACHE_CONFIG_INFO_LABELS = frozenset({"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching",
-                                      "gpu_memory_utilization", "cache_dtype"})
+CACHE_CONFIG_INFO_LABELS = frozenset(
+    {"engine", "block_size", "num_gpu_blocks", "enable_prefix_caching", "gpu_memory_utilization", "cache_dtype"}
+)
 
 # Gone by 0.33 (removed in 0.12 / 0.15): must not be exposed.
 REMOVED = ("vllm:gpu_cache_usage_perc", "vllm:gpu_prefix_cache_queries_total", "vllm:time_per_output_token_seconds")
@@ -50,12 +51,74 @@ REMOVED = ("vllm:gpu_cache_usage_perc", "vllm:gpu_prefix_cache_queries_total", "
 FINISHED_REASONS = frozenset({"stop", "length", "abort", "error", "repetition"})
 
 BUCKETS = {
-    "vllm:time_to_first_token_seconds": [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
-                                         2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0],
-    "vllm:inter_token_latency_seconds": [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
-                                         5.0, 7.5, 10.0, 20.0, 40.0, 80.0],
-    "vllm:e2e_request_latency_seconds": [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0,
-                                         50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0],
+    "vllm:time_to_first_token_seconds": [
+        0.001,
+        0.005,
+        0.01,
+        0.02,
+        0.04,
+        0.06,
+        0.08,
+        0.1,
+        0.25,
+        0.5,
+        0.75,
+        1.0,
+        2.5,
+        5.0,
+        7.5,
+        10.0,
+        20.0,
+        40.0,
+        80.0,
+        160.0,
+        640.0,
+        2560.0,
+    ],
+    "vllm:inter_token_latency_seconds": [
+        0.01,
+        0.025,
+        0.05,
+        0.075,
+        0.1,
+        0.15,
+        0.2,
+        0.3,
+        0.4,
+        0.5,
+        0.75,
+        1.0,
+        2.5,
+        5.0,
+        7.5,
+        10.0,
+        20.0,
+        40.0,
+        80.0,
+    ],
+    "vllm:e2e_request_latency_seconds": [
+        0.3,
+        0.5,
+        0.8,
+        1.0,
+        1.5,
+        2.0,
+        2.5,
+        5.0,
+        10.0,
+        15.0,
+        20.0,
+        30.0,
+        40.0,
+        50.0,
+        60.0,
+        120.0,
+        240.0,
+        480.0,
+        960.0,
+        1920.0,
+        7680.0,
+    ],
     "vllm:iteration_tokens_total": [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
     "vllm:request_num_preemptions": [1, 2, 3, 4, 5, 10, 20],
 }

@@ -9,8 +9,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 
 def samples(text: str) -> dict[tuple[str, frozenset], float]:
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
 
 
 def value(text: str, name: str, **labels: str) -> float:

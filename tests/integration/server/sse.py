@@ -30,7 +30,7 @@ class RawStream:
                 text = buffer.decode().strip()
                 buffer = b""
                 if text.startswith("data: "):
-                    data = text[len("data: "):]
+                    data = text[len("data: ") :]
                     self.events.append(data)
                     yield data
 

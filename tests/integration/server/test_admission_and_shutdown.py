@@ -27,16 +27,32 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def limited(tiny_model_dir: Path) -> Iterator[ServerHandle]:
-    flags = ("--max-num-seqs", "1", "--max-num-queued-reqs", "1", "--shutdown-timeout", "60",
-             "--enable-force-include-usage")
+    flags = (
+        "--max-num-seqs",
+        "1",
+        "--max-num-queued-reqs",
+        "1",
+        "--shutdown-timeout",
+        "60",
+        "--enable-force-include-usage",
+    )
     with running_server(tiny_model_dir, *TINY_SERVER_FLAGS, *flags) as handle:
         yield handle
 
 
 def _long_stream(server: ServerHandle, max_tokens: int = 200):
-    return open_stream(server.port, "/v1/completions", {
-        "model": server.model, "prompt": "long", "max_tokens": max_tokens, "stream": True, "ignore_eos": True,
-        "stream_options": {"include_usage": True}})
+    return open_stream(
+        server.port,
+        "/v1/completions",
+        {
+            "model": server.model,
+            "prompt": "long",
+            "max_tokens": max_tokens,
+            "stream": True,
+            "ignore_eos": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
 
 
 def test_full_queue_answers_503_engine_busy_and_counts_the_rejection(limited):
@@ -50,7 +66,8 @@ def test_full_queue_answers_503_engine_busy_and_counts_the_rejection(limited):
 
     def send_queued() -> None:
         queued_result["status"], queued_result["body"] = limited.post_json(
-            "/v1/completions", {"model": limited.model, "prompt": "queued", "max_tokens": 2})
+            "/v1/completions", {"model": limited.model, "prompt": "queued", "max_tokens": 2}
+        )
 
     queued = threading.Thread(target=send_queued)
     queued.start()
@@ -67,9 +84,17 @@ def test_full_queue_answers_503_engine_busy_and_counts_the_rejection(limited):
 
 
 def test_force_include_usage_sends_the_usage_chunk_unasked(limited):
-    stream = open_stream(limited.port, "/v1/chat/completions", {
-        "model": limited.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
-        "stream": True, "ignore_eos": True})
+    stream = open_stream(
+        limited.port,
+        "/v1/chat/completions",
+        {
+            "model": limited.model,
+            "messages": [{"role": "user", "content": "hi"}],
+            "max_tokens": 3,
+            "stream": True,
+            "ignore_eos": True,
+        },
+    )
     chunks = stream.chunks()
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 3
 

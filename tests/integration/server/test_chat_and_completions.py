@@ -33,8 +33,9 @@ def test_models_lists_the_served_model_with_its_max_model_len(server):
 
 
 def test_chat_non_streaming_usage_matches_token_counts(server, tokenizer):
-    result = _client(server).chat.completions.create(model=server.model, messages=MESSAGES, max_tokens=7,
-                                                     extra_body=GREEDY_FIXED)
+    result = _client(server).chat.completions.create(
+        model=server.model, messages=MESSAGES, max_tokens=7, extra_body=GREEDY_FIXED
+    )
     choice = result.choices[0]
     assert result.object == "chat.completion" and result.id.startswith("chatcmpl-")
     assert choice.message.role == "assistant" and choice.finish_reason == "length"
@@ -45,17 +46,27 @@ def test_chat_non_streaming_usage_matches_token_counts(server, tokenizer):
 
 def test_completion_non_streaming_counts_prompt_tokens_with_the_tokenizer(server, tokenizer):
     prompt = "The quick brown fox"
-    result = _client(server).completions.create(model=server.model, prompt=prompt, max_tokens=5,
-                                                extra_body=GREEDY_FIXED)
+    result = _client(server).completions.create(
+        model=server.model, prompt=prompt, max_tokens=5, extra_body=GREEDY_FIXED
+    )
     assert result.object == "text_completion" and result.id.startswith("cmpl-")
     assert result.usage.prompt_tokens == len(tokenizer(prompt).input_ids)
     assert result.usage.completion_tokens == 5 and result.choices[0].finish_reason == "length"
 
 
 def test_chat_stream_is_role_chunk_then_content_then_finish_then_usage_then_done(server):
-    stream = open_stream(server.port, "/v1/chat/completions", {
-        "model": server.model, "messages": MESSAGES, "max_tokens": 6, "stream": True,
-        "stream_options": {"include_usage": True}, **GREEDY_FIXED})
+    stream = open_stream(
+        server.port,
+        "/v1/chat/completions",
+        {
+            "model": server.model,
+            "messages": MESSAGES,
+            "max_tokens": 6,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            **GREEDY_FIXED,
+        },
+    )
     assert stream.response.status == 200
     assert stream.response.getheader("Content-Type").startswith("text/event-stream")
     chunks = stream.chunks()
@@ -72,29 +83,49 @@ def test_chat_stream_is_role_chunk_then_content_then_finish_then_usage_then_done
 
 def test_streamed_text_equals_the_non_streamed_text_under_greedy_sampling(server):
     client = _client(server)
-    full = client.chat.completions.create(model=server.model, messages=MESSAGES, max_tokens=12,
-                                          extra_body=GREEDY_FIXED).choices[0].message.content
-    pieces = [chunk.choices[0].delta.content or "" for chunk in client.chat.completions.create(
-        model=server.model, messages=MESSAGES, max_tokens=12, stream=True, extra_body=GREEDY_FIXED)
-        if chunk.choices]
+    full = (
+        client.chat.completions.create(model=server.model, messages=MESSAGES, max_tokens=12, extra_body=GREEDY_FIXED)
+        .choices[0]
+        .message.content
+    )
+    pieces = [
+        chunk.choices[0].delta.content or ""
+        for chunk in client.chat.completions.create(
+            model=server.model, messages=MESSAGES, max_tokens=12, stream=True, extra_body=GREEDY_FIXED
+        )
+        if chunk.choices
+    ]
     assert "".join(pieces) == full
 
 
 def test_completion_stream_without_usage_option_sends_no_usage_chunk(server):
-    stream = open_stream(server.port, "/v1/completions", {
-        "model": server.model, "prompt": "abc", "max_tokens": 4, "stream": True, **GREEDY_FIXED})
+    stream = open_stream(
+        server.port,
+        "/v1/completions",
+        {"model": server.model, "prompt": "abc", "max_tokens": 4, "stream": True, **GREEDY_FIXED},
+    )
     chunks = stream.chunks()
     assert stream.events[-1] == "[DONE]"
     assert all(chunk["object"] == "text_completion" and "usage" not in chunk for chunk in chunks)
     assert chunks[-1]["choices"][0]["finish_reason"] == "length"
-    assert all(set(chunk["choices"][0]) == {"index", "text", "logprobs", "finish_reason", "stop_reason"}
-               for chunk in chunks)
+    assert all(
+        set(chunk["choices"][0]) == {"index", "text", "logprobs", "finish_reason", "stop_reason"} for chunk in chunks
+    )
 
 
 def test_continuous_usage_stats_put_running_usage_on_every_chunk(server):
-    stream = open_stream(server.port, "/v1/completions", {
-        "model": server.model, "prompt": "abc", "max_tokens": 5, "stream": True,
-        "stream_options": {"include_usage": True, "continuous_usage_stats": True}, **GREEDY_FIXED})
+    stream = open_stream(
+        server.port,
+        "/v1/completions",
+        {
+            "model": server.model,
+            "prompt": "abc",
+            "max_tokens": 5,
+            "stream": True,
+            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+            **GREEDY_FIXED,
+        },
+    )
     chunks = stream.chunks()
     completion_counts = [chunk["usage"]["completion_tokens"] for chunk in chunks]
     assert completion_counts == sorted(completion_counts) and completion_counts[-1] == 5
@@ -104,8 +135,13 @@ def test_continuous_usage_stats_put_running_usage_on_every_chunk(server):
 def test_several_concurrent_streams_each_get_their_own_complete_answer(server):
     async def one(client: openai.AsyncOpenAI, max_tokens: int) -> tuple[int, int, str]:
         stream = await client.completions.create(
-            model=server.model, prompt=f"stream {max_tokens}", max_tokens=max_tokens, stream=True,
-            stream_options={"include_usage": True}, extra_body=GREEDY_FIXED)
+            model=server.model,
+            prompt=f"stream {max_tokens}",
+            max_tokens=max_tokens,
+            stream=True,
+            stream_options={"include_usage": True},
+            extra_body=GREEDY_FIXED,
+        )
         usage, finish = None, None
         async for chunk in stream:
             if chunk.usage:
@@ -115,8 +151,9 @@ def test_several_concurrent_streams_each_get_their_own_complete_answer(server):
         return max_tokens, usage.completion_tokens, finish
 
     async def many() -> list[tuple[int, int, str]]:
-        async with openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="EMPTY", max_retries=0,
-                                      timeout=120) as client:
+        async with openai.AsyncOpenAI(
+            base_url=server.openai_base_url, api_key="EMPTY", max_retries=0, timeout=120
+        ) as client:
             return await asyncio.gather(*(one(client, n) for n in (8, 13, 21, 34)))
 
     for asked, got, finish in asyncio.run(many()):
@@ -128,9 +165,11 @@ def test_prompt_longer_than_max_model_len_is_400_with_vllm_text(server):
         _client(server).completions.create(model=server.model, prompt="x" * 300, max_tokens=4)
     error = caught.value.body
     assert caught.value.status_code == 400
-    assert error["message"] == ("This model's maximum context length is 256 tokens. However, your prompt contains "
-                                "at least 257 input tokens, which exceeds this limit even without any output tokens. "
-                                "Please reduce the length of the input prompt. (parameter=input_tokens, value=257)")
+    assert error["message"] == (
+        "This model's maximum context length is 256 tokens. However, your prompt contains "
+        "at least 257 input tokens, which exceeds this limit even without any output tokens. "
+        "Please reduce the length of the input prompt. (parameter=input_tokens, value=257)"
+    )
     assert error["type"] == "BadRequestError" and error["param"] == "input_tokens" and error["code"] == 400
 
 
@@ -138,13 +177,16 @@ def test_error_body_is_vllm_nested_json(server):
     status, body = server.post_json("/v1/completions", {"model": server.model, "prompt": "hi", "max_tokens": 999})
     assert status == 400
     assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}
-    assert body["error"]["message"] == ("max_tokens=999 cannot be greater than max_model_len=256. "
-                                        "Please request fewer output tokens. (parameter=max_tokens, value=999)")
+    assert body["error"]["message"] == (
+        "max_tokens=999 cannot be greater than max_model_len=256. "
+        "Please request fewer output tokens. (parameter=max_tokens, value=999)"
+    )
 
 
 def test_max_tokens_beyond_the_remaining_context_is_clamped_not_rejected(server):
-    result = _client(server).completions.create(model=server.model, prompt="y" * 250, max_tokens=100,
-                                                extra_body=GREEDY_FIXED)
+    result = _client(server).completions.create(
+        model=server.model, prompt="y" * 250, max_tokens=100, extra_body=GREEDY_FIXED
+    )
     assert result.usage.prompt_tokens == 250
     assert result.usage.completion_tokens == 6 and result.choices[0].finish_reason == "length"
 
@@ -169,11 +211,14 @@ def test_health_version_and_load_answer_like_vllm(server):
     assert status == 200 and json.loads(body) == {"server_load": 0}
 
 
-
 def test_stop_token_id_ends_generation_with_stop_and_the_token_as_stop_reason(server, tokenizer):
     every_token = list(range(len(tokenizer)))  # whatever comes first is a stop token
-    result = _client(server).completions.create(model=server.model, prompt="stop at once", max_tokens=10,
-                                                extra_body={**GREEDY_FIXED, "stop_token_ids": every_token})
+    result = _client(server).completions.create(
+        model=server.model,
+        prompt="stop at once",
+        max_tokens=10,
+        extra_body={**GREEDY_FIXED, "stop_token_ids": every_token},
+    )
     choice = result.choices[0]
     assert choice.finish_reason == "stop" and result.usage.completion_tokens == 1
     assert isinstance(choice.model_extra["stop_reason"], int) and choice.model_extra["stop_reason"] in every_token
@@ -182,8 +227,9 @@ def test_stop_token_id_ends_generation_with_stop_and_the_token_as_stop_reason(se
 def test_chat_content_parts_are_joined_and_non_text_parts_rejected(server):
     client = _client(server)
     parts = [{"type": "text", "text": "Name three"}, {"type": "text", "text": "colours."}]
-    result = client.chat.completions.create(model=server.model, max_tokens=3, extra_body=GREEDY_FIXED,
-                                            messages=[{"role": "user", "content": parts}])
+    result = client.chat.completions.create(
+        model=server.model, max_tokens=3, extra_body=GREEDY_FIXED, messages=[{"role": "user", "content": parts}]
+    )
     assert result.usage.completion_tokens == 3
     image = [{"type": "image_url", "image_url": {"url": "http://127.0.0.1/x.png"}}]
     with pytest.raises(openai.BadRequestError, match="image_url"):

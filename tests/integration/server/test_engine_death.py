@@ -22,8 +22,11 @@ pytestmark = [pytest.mark.integration, getattr(pytest.mark, KILLS_SHARED_SERVER)
 
 def test_dead_engine_loop_turns_health_503_and_requests_into_vllm_500s(server, fault_file):
     assert server.get("/health")[0] == 200
-    stream = open_stream(server.port, "/v1/completions", {
-        "model": server.model, "prompt": "doomed", "max_tokens": 200, "stream": True, "ignore_eos": True})
+    stream = open_stream(
+        server.port,
+        "/v1/completions",
+        {"model": server.model, "prompt": "doomed", "max_tokens": 200, "stream": True, "ignore_eos": True},
+    )
     events = iter(stream)
     assert next(events) != "[DONE]"
     fault_file.touch()
@@ -39,8 +42,10 @@ def test_dead_engine_loop_turns_health_503_and_requests_into_vllm_500s(server, f
     status, body, _ = server.get("/health")
     assert (status, body) == (503, b"")
 
-    status, body = server.post_json("/v1/chat/completions", {
-        "model": server.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2})
+    status, body = server.post_json(
+        "/v1/chat/completions",
+        {"model": server.model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2},
+    )
     assert status == 500 and body["error"]["message"] == ENGINE_DEAD_MESSAGE
 
     log = server.log_text()

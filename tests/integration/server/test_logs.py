@@ -12,7 +12,9 @@ pytestmark = pytest.mark.integration
 STATS_LINE = re.compile(
     r"Engine 000: Avg prompt throughput: \d+\.\d tokens/s, Avg generation throughput: \d+\.\d tokens/s, "
     r"Running: \d+ reqs, Waiting: \d+ reqs(, Preemptions: \d+)?, CPU KV cache usage: \d+\.\d%"
-    r"(, Prefix cache hit rate: \d+\.\d%)?$", re.MULTILINE)
+    r"(, Prefix cache hit rate: \d+\.\d%)?$",
+    re.MULTILINE,
+)
 
 
 def test_startup_lines_follow_vllm_wording(server):
@@ -39,8 +41,9 @@ def test_stats_line_is_logged_every_interval_while_busy(server):
     # VLLM_LOG_STATS_INTERVAL=1 on this server; keep it busy for a few intervals.
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
-        server.post_json("/v1/completions", {"model": server.model, "prompt": "busy", "max_tokens": 16,
-                                             "ignore_eos": True})
+        server.post_json(
+            "/v1/completions", {"model": server.model, "prompt": "busy", "max_tokens": 16, "ignore_eos": True}
+        )
     assert server.wait_for_log("Avg generation throughput", timeout_s=10)
     lines = STATS_LINE.findall(server.log_text())
     assert lines, "no stats line in vLLM 0.33 format"

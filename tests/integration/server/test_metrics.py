@@ -73,11 +73,18 @@ def test_histogram_buckets_are_vllms(server):
 
 def test_counters_and_histograms_move_as_a_request_runs(server):
     before = server.metrics_text()
-    status, body = server.post_json("/v1/completions", {
-        "model": server.model, "prompt": "count me", "max_tokens": 9, "temperature": 0, "ignore_eos": True})
+    status, body = server.post_json(
+        "/v1/completions",
+        {"model": server.model, "prompt": "count me", "max_tokens": 9, "temperature": 0, "ignore_eos": True},
+    )
     assert status == 200 and body["usage"]["completion_tokens"] == 9
-    after = wait_until(server, lambda text: value(text, "vllm:e2e_request_latency_seconds_count")
-                       > value(before, "vllm:e2e_request_latency_seconds_count"))
+    after = wait_until(
+        server,
+        lambda text: (
+            value(text, "vllm:e2e_request_latency_seconds_count")
+            > value(before, "vllm:e2e_request_latency_seconds_count")
+        ),
+    )
 
     def moved(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)

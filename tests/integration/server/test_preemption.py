@@ -24,21 +24,22 @@ def test_burst_beyond_kv_capacity_preempts_and_every_request_still_completes(ser
     before = server.metrics_text()
 
     async def one(client: openai.AsyncOpenAI, index: int) -> int:
-        result = await client.completions.create(model=server.model, prompt=f"request number {index:02d}",
-                                                 max_tokens=120, extra_body={"ignore_eos": True})
+        result = await client.completions.create(
+            model=server.model, prompt=f"request number {index:02d}", max_tokens=120, extra_body={"ignore_eos": True}
+        )
         return result.usage.completion_tokens
 
     async def burst() -> list[int]:
-        async with openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="EMPTY", max_retries=0,
-                                      timeout=300) as client:
+        async with openai.AsyncOpenAI(
+            base_url=server.openai_base_url, api_key="EMPTY", max_retries=0, timeout=300
+        ) as client:
             return await asyncio.gather(*(one(client, index) for index in range(BURST)))
 
     assert asyncio.run(burst()) == [120] * BURST
     after = server.metrics_text()
     preemptions = value(after, "vllm:num_preemptions_total") - value(before, "vllm:num_preemptions_total")
     assert preemptions > 0
-    per_request = (value(after, "vllm:request_num_preemptions_sum")
-                   - value(before, "vllm:request_num_preemptions_sum"))
+    per_request = value(after, "vllm:request_num_preemptions_sum") - value(before, "vllm:request_num_preemptions_sum")
     assert per_request == preemptions
     assert value(after, "vllm:kv_cache_usage_perc") == 0.0
     assert server.wait_for_log(", Preemptions: ", timeout_s=10)

@@ -27,9 +27,25 @@ def test_servops_serve_serves_the_engine_and_sigterm_stops_both_processes(tiny_m
     log_path = tmp_path / "servops-serve.log"
     with open(log_path, "wb") as log_file:
         servops = subprocess.Popen(
-            [sys.executable, "-m", "advisor", "serve", str(tiny_model_dir), "--host", "127.0.0.1",
-             "--port", str(port), "--served-model-name", "tiny", *TINY_SERVER_FLAGS],
-            stdout=log_file, stderr=subprocess.STDOUT, cwd=REPO_ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [
+                sys.executable,
+                "-m",
+                "advisor",
+                "serve",
+                str(tiny_model_dir),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--served-model-name",
+                "tiny",
+                *TINY_SERVER_FLAGS,
+            ],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         models = None
         deadline = time.monotonic() + 240

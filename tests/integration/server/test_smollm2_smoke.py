@@ -20,16 +20,24 @@ def test_embedded_smollm2_answers_chat_and_completions_through_the_openai_client
         assert [model.id for model in client.models.list().data] == ["SmolLM2-135M-Instruct"]
 
         chat = client.chat.completions.create(
-            model="SmolLM2-135M-Instruct", temperature=0, max_tokens=30,
-            messages=[{"role": "user", "content": "What is the capital of France?"}])
+            model="SmolLM2-135M-Instruct",
+            temperature=0,
+            max_tokens=30,
+            messages=[{"role": "user", "content": "What is the capital of France?"}],
+        )
         assert "Paris" in chat.choices[0].message.content
         assert chat.choices[0].finish_reason == "stop"
         assert chat.usage.total_tokens == chat.usage.prompt_tokens + chat.usage.completion_tokens
 
         pieces = []
-        stream = client.completions.create(model="SmolLM2-135M-Instruct", prompt="The capital of France is",
-                                           temperature=0, max_tokens=8, stream=True,
-                                           stream_options={"include_usage": True})
+        stream = client.completions.create(
+            model="SmolLM2-135M-Instruct",
+            prompt="The capital of France is",
+            temperature=0,
+            max_tokens=8,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
         usage = None
         for chunk in stream:
             pieces.extend(choice.text for choice in chunk.choices)

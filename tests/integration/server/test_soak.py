@@ -92,16 +92,25 @@ def _client(port: int, index: int, deadline: float, counts: dict[str, int], erro
 
 
 def test_soak_mixed_clients_leave_no_running_request_no_kv_and_flat_memory(tiny_model_dir: Path):
-    flags = (*TINY_SERVER_FLAGS, "--max-model-len", "256", "--max-num-seqs", str(CAPACITY),
-             "--num-gpu-blocks-override", str(KV_BLOCKS))
+    flags = (
+        *TINY_SERVER_FLAGS,
+        "--max-model-len",
+        "256",
+        "--max-num-seqs",
+        str(CAPACITY),
+        "--num-gpu-blocks-override",
+        str(KV_BLOCKS),
+    )
     with running_server(tiny_model_dir, *flags) as server:
         process = psutil.Process(server.process.pid)
         counts: list[dict[str, int]] = [{} for _ in range(CLIENTS)]
         errors: list[str] = []
         start = time.monotonic()
         deadline = start + SOAK_S
-        threads = [threading.Thread(target=_client, args=(server.port, i, deadline, counts[i], errors), daemon=True)
-                   for i in range(CLIENTS)]
+        threads = [
+            threading.Thread(target=_client, args=(server.port, i, deadline, counts[i], errors), daemon=True)
+            for i in range(CLIENTS)
+        ]
         for thread in threads:
             thread.start()
         time.sleep(WARMUP_S)
@@ -110,9 +119,15 @@ def test_soak_mixed_clients_leave_no_running_request_no_kv_and_flat_memory(tiny_
             thread.join(SOAK_S + 180)
         assert not any(thread.is_alive() for thread in threads)
 
-        text = wait_until(server, lambda t: value(t, "vllm:num_requests_running") == 0
-                          and value(t, "vllm:num_requests_waiting") == 0
-                          and value(t, "vllm:kv_cache_usage_perc") == 0, timeout_s=60)
+        text = wait_until(
+            server,
+            lambda t: (
+                value(t, "vllm:num_requests_running") == 0
+                and value(t, "vllm:num_requests_waiting") == 0
+                and value(t, "vllm:kv_cache_usage_perc") == 0
+            ),
+            timeout_s=60,
+        )
         rss_at_end = process.memory_info().rss
         log = server.log_text()
 

@@ -24,8 +24,13 @@ COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
 
 
 def triage(*args: str, stdin: str | None = None, timeout_s: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "advisor", "triage", *args], input=stdin, capture_output=True,
-                          text=True, timeout=timeout_s)
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", "triage", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 class CliRun:
@@ -68,8 +73,9 @@ def free_port() -> int:
 
 def test_unreachable_endpoint():
     port = free_port()
-    assert_one_line_error(triage("--endpoint", f"http://127.0.0.1:{port}", "--timeout", "3"),
-                          f"127.0.0.1:{port}", "cannot reach")
+    assert_one_line_error(
+        triage("--endpoint", f"http://127.0.0.1:{port}", "--timeout", "3"), f"127.0.0.1:{port}", "cannot reach"
+    )
 
 
 def test_endpoint_that_never_answers_times_out():
@@ -82,8 +88,9 @@ def test_endpoint_that_never_answers_times_out():
 
 def test_unreachable_prometheus():
     port = free_port()
-    assert_one_line_error(triage("--prometheus", f"http://127.0.0.1:{port}", "--timeout", "3"),
-                          "--prometheus", "cannot reach")
+    assert_one_line_error(
+        triage("--prometheus", f"http://127.0.0.1:{port}", "--timeout", "3"), "--prometheus", "cannot reach"
+    )
 
 
 def test_malformed_selector(cli):
@@ -136,16 +143,25 @@ def test_log_on_stdin_with_json_to_stdout(cli):
 
 def test_json_file_and_human_output_together(cli, tmp_path):
     out = tmp_path / "triage.json"
-    proc = cli("--metrics", str(CORPUS / "v0_33_preempting_before.prom"), "--metrics",
-                  str(CORPUS / "v0_33_preempting_after.prom"), "--metrics-interval", "10", "--json", str(out))
+    proc = cli(
+        "--metrics",
+        str(CORPUS / "v0_33_preempting_before.prom"),
+        "--metrics",
+        str(CORPUS / "v0_33_preempting_after.prom"),
+        "--metrics-interval",
+        "10",
+        "--json",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out.read_text())
     assert document["findings"][0]["rule"] == proc.stdout.split("] ", 1)[1].split()[0]
 
 
 def test_scheduled_two_runs_report_what_changed(cli, tmp_path):
-    proc = cli("--metrics", str(COLLECT / "metrics_v0_33_0.txt"), "--every", "0.1s", "--out", str(tmp_path),
-                  "--count", "2")
+    proc = cli(
+        "--metrics", str(COLLECT / "metrics_v0_33_0.txt"), "--every", "0.1s", "--out", str(tmp_path), "--count", "2"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "run 1 at" in proc.stdout and "run 2 at" in proc.stdout
     assert "first run" in proc.stdout and "no change since" in proc.stdout
@@ -154,8 +170,18 @@ def test_scheduled_two_runs_report_what_changed(cli, tmp_path):
 
 def test_scheduled_runs_against_a_dead_endpoint_fail_with_one_line_each(cli, tmp_path):
     port = free_port()
-    proc = cli("--endpoint", f"http://127.0.0.1:{port}", "--timeout", "2", "--every", "0.1s", "--out",
-                  str(tmp_path), "--count", "2")
+    proc = cli(
+        "--endpoint",
+        f"http://127.0.0.1:{port}",
+        "--timeout",
+        "2",
+        "--every",
+        "0.1s",
+        "--out",
+        str(tmp_path),
+        "--count",
+        "2",
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 2
 
@@ -164,8 +190,22 @@ def test_scheduled_runs_against_a_dead_endpoint_fail_with_one_line_each(cli, tmp
 def test_help_lists_every_flag_with_text(cli, flag):
     proc = cli(flag)
     assert proc.returncode == 0
-    for name in ("--endpoint", "--prometheus", "--selector", "--metrics", "--metrics-interval", "--logs",
-                 "--server-args", "--model", "--gpu", "--gpus", "--json", "--every", "--out", "--count"):
+    for name in (
+        "--endpoint",
+        "--prometheus",
+        "--selector",
+        "--metrics",
+        "--metrics-interval",
+        "--logs",
+        "--server-args",
+        "--model",
+        "--gpu",
+        "--gpus",
+        "--json",
+        "--every",
+        "--out",
+        "--count",
+    ):
         assert name in proc.stdout
 
 
@@ -176,8 +216,20 @@ def test_stdin_cannot_feed_a_schedule(cli, tmp_path):
 
 def test_workload_hints_reach_the_rules_and_replicas_are_tabled(cli):
     before, after = str(CORPUS / "v0_33_fleet_before.prom"), str(CORPUS / "v0_33_fleet_after.prom")
-    proc = cli("--metrics", before, "--metrics", after, "--metrics-interval", "10",
-               "--prefix-reuse", "0.7", "--replicas", "2", "--routing", "round_robin")
+    proc = cli(
+        "--metrics",
+        before,
+        "--metrics",
+        after,
+        "--metrics-interval",
+        "10",
+        "--prefix-reuse",
+        "0.7",
+        "--replicas",
+        "2",
+        "--routing",
+        "round_robin",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "OP-4.3" in proc.stdout.split("\n\n")[1]  # the first finding: prefix-unaware routing
     table = proc.stdout.split("Replicas (10 s window):")[1].strip().splitlines()

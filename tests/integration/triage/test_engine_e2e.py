@@ -25,8 +25,13 @@ import pytest
 
 from advisor.collect.server_args import parse_command
 from advisor.triage import TriageRequest, run_triage
-from tests.helpers.server_process import REPO_ROOT, ServerHandle, free_port, running_server
-from tests.helpers.server_process import tiny_model_dir  # noqa: F401 (session fixture)
+from tests.helpers.server_process import (
+    REPO_ROOT,
+    ServerHandle,
+    free_port,
+    running_server,
+    tiny_model_dir,  # noqa: F401 (session fixture)
+)
 from tests.integration.triage.prometheus_proc import prometheus_binary, running_prometheus, wait_for_samples
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -43,21 +48,51 @@ def long_context_model(tmp_path_factory) -> Path:
 
 
 def test_failed_launch_is_triaged_and_the_proposed_max_model_len_starts(long_context_model, tmp_path):
-    launch = (f"python -m engine serve {long_context_model} --max-model-len {LONG_CONTEXT} "
-              f"--device-memory-gib {DEVICE_GIB}")
+    launch = (
+        f"python -m engine serve {long_context_model} --max-model-len {LONG_CONTEXT} --device-memory-gib {DEVICE_GIB}"
+    )
     log_path = tmp_path / "failed.log"
     with open(log_path, "wb") as log:
         failed = subprocess.run(
-            [sys.executable, "-m", "engine", "serve", str(long_context_model), "--max-model-len", str(LONG_CONTEXT),
-             "--device-memory-gib", DEVICE_GIB, "--host", "127.0.0.1", "--port", str(free_port())],
-            stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "engine",
+                "serve",
+                str(long_context_model),
+                "--max-model-len",
+                str(LONG_CONTEXT),
+                "--device-memory-gib",
+                DEVICE_GIB,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(free_port()),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            timeout=300,
         )
     assert failed.returncode != 0, log_path.read_text()[-2000:]
 
     json_path = tmp_path / "triage.json"
     cli = subprocess.run(
-        [sys.executable, "-m", "advisor", "triage", "--logs", str(log_path), "--server-args", launch,
-         "--json", str(json_path)], capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "advisor",
+            "triage",
+            "--logs",
+            str(log_path),
+            "--server-args",
+            launch,
+            "--json",
+            str(json_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert cli.returncode == 0, cli.stderr
     document = json.loads(json_path.read_text())
@@ -79,13 +114,21 @@ def test_failed_launch_is_triaged_and_the_proposed_max_model_len_starts(long_con
 
 def _generate(server: ServerHandle, stop: threading.Event, errors: list[str]) -> None:
     """Long greedy generations back to back until told to stop (bounded: 30 requests)."""
-    payload = json.dumps({"model": server.model, "prompt": "tell me a long story " * 2, "max_tokens": 96,
-                          "temperature": 0, "ignore_eos": True}).encode()
+    payload = json.dumps(
+        {
+            "model": server.model,
+            "prompt": "tell me a long story " * 2,
+            "max_tokens": 96,
+            "temperature": 0,
+            "ignore_eos": True,
+        }
+    ).encode()
     for _ in range(30):
         if stop.is_set():
             return
-        request = urllib.request.Request(server.base_url + "/v1/completions", data=payload,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            server.base_url + "/v1/completions", data=payload, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=120) as response:
                 response.read()
@@ -97,8 +140,15 @@ def _generate(server: ServerHandle, stop: threading.Event, errors: list[str]) ->
 @pytest.fixture(scope="module")
 def loaded_server(tiny_model_dir, tmp_path_factory) -> Iterator[ServerHandle]:  # noqa: F811
     """The tiny model with an 8-block KV pool and 8 clients generating 96 tokens each."""
-    flags = ("--num-gpu-blocks-override", "8", "--max-model-len", "128", "--max-num-seqs", "8",
-             "--enable-prefix-caching")
+    flags = (
+        "--num-gpu-blocks-override",
+        "8",
+        "--max-model-len",
+        "128",
+        "--max-num-seqs",
+        "8",
+        "--enable-prefix-caching",
+    )
     with running_server(tiny_model_dir, *flags, log_dir=tmp_path_factory.mktemp("loaded")) as server:
         stop, errors = threading.Event(), []
         clients = [threading.Thread(target=_generate, args=(server, stop, errors), daemon=True) for _ in range(8)]
@@ -143,8 +193,21 @@ def test_prometheus_scraping_the_engine_gives_the_same_top_finding(loaded_server
 def test_scheduled_triage_of_the_live_server_keeps_a_history(loaded_server, tmp_path, capsys):
     from advisor.cli import main
 
-    code = main(["triage", "--endpoint", loaded_server.base_url, "--metrics-interval", "1", "--every", "2s",
-                 "--out", str(tmp_path), "--count", "2"])
+    code = main(
+        [
+            "triage",
+            "--endpoint",
+            loaded_server.base_url,
+            "--metrics-interval",
+            "1",
+            "--every",
+            "2s",
+            "--out",
+            str(tmp_path),
+            "--count",
+            "2",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]

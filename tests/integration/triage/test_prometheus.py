@@ -37,14 +37,20 @@ class Replica:
         labels = {"engine": "0", "model_name": "tiny"}
         Gauge("vllm:num_requests_running", "running", list(labels), registry=registry).labels(**labels).set(8)
         Gauge("vllm:num_requests_waiting", "waiting", list(labels), registry=registry).labels(**labels).set(
-            self.waiting)
+            self.waiting
+        )
         Gauge("vllm:kv_cache_usage_perc", "kv", list(labels), registry=registry).labels(**labels).set(self.kv_usage)
         Counter("vllm:num_preemptions", "preemptions", list(labels), registry=registry).labels(**labels).inc(
-            self.preemptions_per_s * elapsed)
-        Counter("vllm:generation_tokens", "gen", list(labels), registry=registry).labels(**labels).inc(
-            100 * elapsed)
-        ttft = Histogram("vllm:time_to_first_token_seconds", "ttft", list(labels), registry=registry,
-                         buckets=(0.1, 0.5, 1.0, 2.5, 5.0)).labels(**labels)
+            self.preemptions_per_s * elapsed
+        )
+        Counter("vllm:generation_tokens", "gen", list(labels), registry=registry).labels(**labels).inc(100 * elapsed)
+        ttft = Histogram(
+            "vllm:time_to_first_token_seconds",
+            "ttft",
+            list(labels),
+            registry=registry,
+            buckets=(0.1, 0.5, 1.0, 2.5, 5.0),
+        ).labels(**labels)
         for _ in range(int(4 * elapsed)):
             ttft.observe(0.3)
         return generate_latest(registry)

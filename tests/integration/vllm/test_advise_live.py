@@ -16,15 +16,27 @@ from engine.model.default_model import default_model_dir
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import servops
 
-CAPACITY_LINE = re.compile(r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for "
-                           r"(?P<len>[\d,]+) tokens per request: (?P<x>[\d.]+)x")
+CAPACITY_LINE = re.compile(
+    r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for "
+    r"(?P<len>[\d,]+) tokens per request: (?P<x>[\d.]+)x"
+)
 
 
 def test_advise_predicts_the_live_servers_kv_tokens_and_concurrency(vllm_serving: vs.VllmServer) -> None:
     space_gib = vllm_serving.command.env.get(CPU_KV_SPACE_ENV)
     assert space_gib, f"the shared server was started without {CPU_KV_SPACE_ENV}: {vllm_serving.shown_command}"
-    done = servops("advise", "--model", str(default_model_dir()), "--device", "cpu",
-                   "--cpu-kvcache-space-gib", space_gib, "--json", "-", timeout_s=120)
+    done = servops(
+        "advise",
+        "--model",
+        str(default_model_dir()),
+        "--device",
+        "cpu",
+        "--cpu-kvcache-space-gib",
+        space_gib,
+        "--json",
+        "-",
+        timeout_s=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     predicted = json.loads(done.stdout)["vllm_cpu"]
     logged = CAPACITY_LINE.search(vllm_serving.log_text())

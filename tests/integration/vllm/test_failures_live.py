@@ -24,8 +24,9 @@ EAGER = "--enforce-eager"
 
 @pytest.mark.timeout(900)
 def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_starts(vllm_work: Path) -> None:
-    code, log_text = vs.failed_start_log(vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, EAGER,
-                                         label="kv-too-small")
+    code, log_text = vs.failed_start_log(
+        vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, EAGER, label="kv-too-small"
+    )
     assert code != 0 and "estimated maximum model length" in log_text
     log_path = vllm_work / "kv-too-small.log"
     out = vllm_work / "kv-too-small-triage.json"
@@ -39,8 +40,10 @@ def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_start
     assert proposed and f"--max-model-len {change['proposed']}" in proposed, proposed
     fixed = vs.vllm_command(*_flags_of(proposed))
     with vs.vllm_server(vllm_work, label="kv-fixed", command=fixed) as server:
-        assert f"max_model_len': {change['proposed']}" in server.log_text() or \
-               f"max_seq_len={change['proposed']}" in server.log_text()
+        assert (
+            f"max_model_len': {change['proposed']}" in server.log_text()
+            or f"max_seq_len={change['proposed']}" in server.log_text()
+        )
 
 
 @pytest.mark.timeout(900)

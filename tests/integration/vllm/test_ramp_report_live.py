@@ -16,9 +16,28 @@ STEPS = ("1", "4", "16")
 @pytest.fixture(scope="module")
 def ramp_document(vllm_serving: vs.VllmServer, vllm_work: Path) -> dict:
     out = vllm_work / "ramp.json"
-    done = servops("ramp", "--endpoint", vllm_serving.base_url, "--concurrency", ",".join(STEPS),
-                   "--step-seconds", "12", "--warmup-seconds", "2", "--cooldown-seconds", "5",
-                   "--input-len", "64", "--output-len", "32", "--seed", "3", "--json", str(out), timeout_s=300)
+    done = servops(
+        "ramp",
+        "--endpoint",
+        vllm_serving.base_url,
+        "--concurrency",
+        ",".join(STEPS),
+        "--step-seconds",
+        "12",
+        "--warmup-seconds",
+        "2",
+        "--cooldown-seconds",
+        "5",
+        "--input-len",
+        "64",
+        "--output-len",
+        "32",
+        "--seed",
+        "3",
+        "--json",
+        str(out),
+        timeout_s=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(out.read_text())
 
@@ -42,12 +61,12 @@ def test_ramp_against_vllm_sees_more_streams_running_as_load_rises(ramp_document
 
 
 @pytest.mark.timeout(900)
-def test_report_renders_vllm_triage_and_ramp_in_one_offline_page(vllm_serving: vs.VllmServer, vllm_work: Path,
-                                                                  ramp_document: dict) -> None:
+def test_report_renders_vllm_triage_and_ramp_in_one_offline_page(
+    vllm_serving: vs.VllmServer, vllm_work: Path, ramp_document: dict
+) -> None:
     triage = live_triage(vllm_serving, vllm_work / "report-triage.json", None)
     html_path = vllm_work / "report.html"
-    done = servops("report", str(vllm_work / "report-triage.json"), str(vllm_work / "ramp.json"),
-                   "-o", str(html_path))
+    done = servops("report", str(vllm_work / "report-triage.json"), str(vllm_work / "ramp.json"), "-o", str(html_path))
     assert done.returncode == 0, done.stderr[-2000:]
     html = html_path.read_text()
     assert vs.SERVED_NAME in html and "<svg" in html

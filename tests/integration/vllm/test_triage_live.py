@@ -25,8 +25,9 @@ SEVERE = {"high", "critical"}
 
 def servops(*args: str, timeout_s: float = TRIAGE_TIMEOUT_S) -> subprocess.CompletedProcess:
     """The real CLI in a child process (`python -m advisor …`)."""
-    return subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True, text=True,
-                          timeout=timeout_s, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args], capture_output=True, text=True, timeout=timeout_s, check=False
+    )
 
 
 def live_triage(server: vs.VllmServer, out: Path, interval_s: float | None, *extra: str) -> dict:
@@ -49,9 +50,20 @@ def offline_triage(situation: vs.Situation, folder: Path, *extra: str) -> dict:
     (folder / "after.prom").write_text(situation.metrics_after)
     (folder / "server.log").write_text(situation.log_text)
     out = folder / "triage.json"
-    done = servops("triage", "--metrics", str(folder / "before.prom"), "--metrics", str(folder / "after.prom"),
-                   "--metrics-interval", str(situation.interval_s), "--logs", str(folder / "server.log"),
-                   "--json", str(out), *extra)
+    done = servops(
+        "triage",
+        "--metrics",
+        str(folder / "before.prom"),
+        "--metrics",
+        str(folder / "after.prom"),
+        "--metrics-interval",
+        str(situation.interval_s),
+        "--logs",
+        str(folder / "server.log"),
+        "--json",
+        str(out),
+        *extra,
+    )
     assert done.returncode == 0, f"offline triage exited {done.returncode}: {done.stderr[-2000:]}"
     return json.loads(out.read_text())
 
@@ -61,8 +73,11 @@ def both_live_triages(server: vs.VllmServer, folder: Path, *extra: str):
     folder.mkdir(parents=True, exist_ok=True)
 
     def run() -> dict:
-        return {"one_scrape": live_triage(server, folder / "one.json", None, *extra),
-                "two_scrapes": live_triage(server, folder / "two.json", vs.SCRAPE_INTERVAL_S, *extra)}
+        return {
+            "one_scrape": live_triage(server, folder / "one.json", None, *extra),
+            "two_scrapes": live_triage(server, folder / "two.json", vs.SCRAPE_INTERVAL_S, *extra),
+        }
+
     return run
 
 
@@ -73,21 +88,24 @@ def idle_case(vllm_serving: vs.VllmServer, vllm_work: Path) -> vs.Situation:
 
 @pytest.fixture(scope="module")
 def moderate_case(vllm_serving: vs.VllmServer, vllm_work: Path, idle_case: vs.Situation) -> vs.Situation:
-    return vs.held_streams(vllm_serving, 4, "moderate",
-                            during=both_live_triages(vllm_serving, vllm_work / "moderate"))
+    return vs.held_streams(vllm_serving, 4, "moderate", during=both_live_triages(vllm_serving, vllm_work / "moderate"))
 
 
 @pytest.fixture(scope="module")
 def saturated_case(vllm_serving: vs.VllmServer, vllm_work: Path, moderate_case: vs.Situation) -> vs.Situation:
-    return vs.held_streams(vllm_serving, 32, "saturated",
-                            during=both_live_triages(vllm_serving, vllm_work / "saturated"))
+    return vs.held_streams(
+        vllm_serving, 32, "saturated", during=both_live_triages(vllm_serving, vllm_work / "saturated")
+    )
 
 
 @pytest.fixture(scope="module")
 def overload_case(vllm_serving: vs.VllmServer, vllm_work: Path, saturated_case: vs.Situation) -> vs.Situation:
-    return vs.client_pool_overload(vllm_serving, clients=64, pool_size=4,
-                                   during=both_live_triages(vllm_serving, vllm_work / "overload",
-                                                            "--concurrency", "64"))
+    return vs.client_pool_overload(
+        vllm_serving,
+        clients=64,
+        pool_size=4,
+        during=both_live_triages(vllm_serving, vllm_work / "overload", "--concurrency", "64"),
+    )
 
 
 def findings(document: dict) -> list[dict]:
@@ -104,11 +122,14 @@ def vllm_accepts(command: str) -> None:
     while words and "=" in words[0] and not words[0].startswith("-"):
         words.pop(0)  # NAME=value environment assignments
     assert words[:2] == ["vllm", "serve"], f"not a vllm serve command: {command}"
-    code = ("import sys; from vllm.entrypoints.launchers.cli_args import make_arg_parser; "
-            "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
-            "make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])")
-    done = subprocess.run([str(find_vllm_python()), "-c", code, *words[2:]], capture_output=True, text=True,
-                          timeout=120, check=False)
+    code = (
+        "import sys; from vllm.entrypoints.launchers.cli_args import make_arg_parser; "
+        "from vllm.utils.argparse_utils import FlexibleArgumentParser; "
+        "make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])"
+    )
+    done = subprocess.run(
+        [str(find_vllm_python()), "-c", code, *words[2:]], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, f"vLLM's parser refused {command!r}: {done.stderr[-1500:]}"
 
 
@@ -150,8 +171,9 @@ def test_saturated_vllm_proposed_command_is_one_vllm_serve_accepts(saturated_cas
     vllm_accepts(proposed)
 
 
-def test_saturated_offline_triage_of_saved_scrapes_agrees_with_live(saturated_case: vs.Situation,
-                                                                   vllm_work: Path) -> None:
+def test_saturated_offline_triage_of_saved_scrapes_agrees_with_live(
+    saturated_case: vs.Situation, vllm_work: Path
+) -> None:
     # Two observations of one situation (the harness's scrapes and triage's own, seconds apart): a
     # saturated vLLM's queue flips between 0 and a few waiting, which moves the top between OP-5.1
     # (slow TTFT, no queue), OP-5.2 (queue) and OP-5.4 (slow steps): each must put one of them on top.

@@ -17,9 +17,26 @@ from tests.integration.vllm.test_triage_live import servops
 def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> None:
     start = vs.vllm_command("--max-num-seqs", "1", "--enforce-eager")
     out = vllm_work / "tune"
-    done = servops("tune", "--server-command", start.render(), "--rounds", "1", "--concurrency", "1,4",
-                   "--step-seconds", "20", "--warmup-seconds", "2", "--cooldown-seconds", "5", "--max-concurrency", "8",
-                   "--out", str(out), timeout_s=900)
+    done = servops(
+        "tune",
+        "--server-command",
+        start.render(),
+        "--rounds",
+        "1",
+        "--concurrency",
+        "1,4",
+        "--step-seconds",
+        "20",
+        "--warmup-seconds",
+        "2",
+        "--cooldown-seconds",
+        "5",
+        "--max-concurrency",
+        "8",
+        "--out",
+        str(out),
+        timeout_s=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     document = json.loads((out / "tune.json").read_text())
     assert len(document["rounds"]) == 1, document["stopped_reason"]

@@ -10,8 +10,19 @@ import pytest
 from advisor.cli import main
 from tests.unit.advisor.data_paths import DATA_DIR
 
-MEMORY_KEYS = {"total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib",
-               "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks", "max_concurrency"}
+MEMORY_KEYS = {
+    "total_gib",
+    "requested_gib",
+    "weights_gib",
+    "activation_gib",
+    "non_torch_gib",
+    "cudagraph_gib",
+    "kv_pool_gib",
+    "kv_bytes_per_token",
+    "kv_cache_tokens",
+    "num_blocks",
+    "max_concurrency",
+}
 
 
 def _run(capsys, *argv):
@@ -36,9 +47,25 @@ def test_human_output_quotes_vllms_error_when_the_launch_fails(capsys):
 
 def test_json_file_has_the_stable_keys_and_echoes_inputs(capsys, tmp_path):
     path = tmp_path / "advice.json"
-    code, out, _ = _run(capsys, "--model", "Llama-3.1-70B", "--gpu", "H100", "--gpus", "2",
-                        "--p95-input-tokens", "3000", "--p95-output-tokens", "500", "--prefix-reuse", "0.5",
-                        "--target-concurrency", "64", "--json", str(path))
+    code, out, _ = _run(
+        capsys,
+        "--model",
+        "Llama-3.1-70B",
+        "--gpu",
+        "H100",
+        "--gpus",
+        "2",
+        "--p95-input-tokens",
+        "3000",
+        "--p95-output-tokens",
+        "500",
+        "--prefix-reuse",
+        "0.5",
+        "--target-concurrency",
+        "64",
+        "--json",
+        str(path),
+    )
     assert code == 0 and out == ""
     doc = json.loads(path.read_text())
     assert doc["kind"] == "advise" and doc["servops_version"]
@@ -60,8 +87,9 @@ def test_json_dash_writes_to_stdout(capsys):
 
 
 def test_gpu_memory_gib_sizes_a_bundled_engine_model_dir(capsys):
-    code, out, _ = _run(capsys, "--model", str(DATA_DIR / "smollm2-135m"), "--gpu-memory-gib", "2",
-                        "--enforce-eager", "--json", "-")
+    code, out, _ = _run(
+        capsys, "--model", str(DATA_DIR / "smollm2-135m"), "--gpu-memory-gib", "2", "--enforce-eager", "--json", "-"
+    )
     doc = json.loads(out)
     assert code == 0 and doc["fits"] is True
     assert doc["memory"]["total_gib"] == 2.0
@@ -69,16 +97,19 @@ def test_gpu_memory_gib_sizes_a_bundled_engine_model_dir(capsys):
     assert doc["memory"]["cudagraph_gib"] == 0
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["--model", "Llama-3.1-8B", "--gpu", "H1000"], "--gpu 'H1000'"),
-    (["--model", "Llama-9", "--gpu", "H100"], "--model 'Llama-9'"),
-    (["--model", "Llama-3.1-8B", "--gpu", "H100", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
-    (["--model", "Llama-3.1-8B", "--gpu", "H100", "--prefix-reuse", "2"], "--prefix-reuse"),
-    (["--model", "Llama-3.1-8B", "--gpu", "H100", "--tensor-parallel-size", "3"], "--tensor-parallel-size 3"),
-    (["--model", "Llama-3.1-8B", "--gpu", "H100", "--vllm-version", "latest"], "--vllm-version"),
-    (["--model", "Llama-3.1-8B", "--gpu", "H100", "-tp", "4", "--gpus", "2"], "--gpus 2"),
-    (["--model", "Llama-3.1-8B"], "--gpu"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["--model", "Llama-3.1-8B", "--gpu", "H1000"], "--gpu 'H1000'"),
+        (["--model", "Llama-9", "--gpu", "H100"], "--model 'Llama-9'"),
+        (["--model", "Llama-3.1-8B", "--gpu", "H100", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
+        (["--model", "Llama-3.1-8B", "--gpu", "H100", "--prefix-reuse", "2"], "--prefix-reuse"),
+        (["--model", "Llama-3.1-8B", "--gpu", "H100", "--tensor-parallel-size", "3"], "--tensor-parallel-size 3"),
+        (["--model", "Llama-3.1-8B", "--gpu", "H100", "--vllm-version", "latest"], "--vllm-version"),
+        (["--model", "Llama-3.1-8B", "--gpu", "H100", "-tp", "4", "--gpus", "2"], "--gpus 2"),
+        (["--model", "Llama-3.1-8B"], "--gpu"),
+    ],
+)
 def test_bad_input_is_one_line_naming_the_flag_and_exit_2(capsys, argv, names):
     try:
         code = main(["advise", *argv])
@@ -90,8 +121,12 @@ def test_bad_input_is_one_line_naming_the_flag_and_exit_2(capsys, argv, names):
 
 
 def test_bad_input_in_a_real_process_has_no_traceback():
-    proc = subprocess.run([sys.executable, "-m", "advisor", "advise", "--model", "nope", "--gpu", "H100"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "advisor", "advise", "--model", "nope", "--gpu", "H100"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("servops advise: error: --model 'nope'")
     assert "Traceback" not in proc.stderr

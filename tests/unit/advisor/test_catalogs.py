@@ -31,8 +31,16 @@ def test_parameter_count_matches_the_published_total(name):
     assert abs(counted - expected) <= tolerance * expected
 
 
-@pytest.mark.parametrize("alias", ["llama-3.1-8b", "LLAMA-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct",
-                                   "meta-llama/Llama-3.1-8B", "Llama-3.1-8B-Instruct"])
+@pytest.mark.parametrize(
+    "alias",
+    [
+        "llama-3.1-8b",
+        "LLAMA-3.1-8B",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Llama-3.1-8B",
+        "Llama-3.1-8B-Instruct",
+    ],
+)
 def test_model_names_are_case_insensitive_and_accept_hf_ids(alias):
     assert resolve_model(alias).name == "Llama-3.1-8B"
 
@@ -63,12 +71,23 @@ def test_a_hf_config_json_file_and_its_directory_both_resolve():
 
 
 def test_model_dir_with_safetensors_counts_the_real_tensors(tmp_path):
-    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256,
-              "max_position_embeddings": 512, "tie_word_embeddings": True, "torch_dtype": "float32"}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 256,
+        "max_position_embeddings": 512,
+        "tie_word_embeddings": True,
+        "torch_dtype": "float32",
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
-    save_file({"embed": torch.zeros(256, 64), "extra": torch.zeros(10, dtype=torch.bfloat16)},
-              str(tmp_path / "model.safetensors"))
+    save_file(
+        {"embed": torch.zeros(256, 64), "extra": torch.zeros(10, dtype=torch.bfloat16)},
+        str(tmp_path / "model.safetensors"),
+    )
     spec = resolve_model(str(tmp_path))
     assert spec.param_count == 256 * 64 + 10
     assert spec.native_weight_bytes == 256 * 64 * 4 + 10 * 2
@@ -118,17 +137,37 @@ def test_gpu_from_memory_is_conservative_about_fp8_and_rejects_zero():
         gpu_from_memory(0)
 
 
-@pytest.mark.parametrize("quant, expected", [
-    ({"quant_method": "compressed-tensors",
-      "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}}, "fp8"),
-    ({"quant_method": "compressed-tensors",
-      "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}}, "int4"),
-    ({"quant_method": "awq", "bits": 4}, "awq"),
-    ({"quant_method": "gptq", "bits": 8}, "int8"),
-])
+@pytest.mark.parametrize(
+    "quant, expected",
+    [
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}},
+            },
+            "fp8",
+        ),
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}},
+            },
+            "int4",
+        ),
+        ({"quant_method": "awq", "bits": 4}, "awq"),
+        ({"quant_method": "gptq", "bits": 8}, "int8"),
+    ],
+)
 def test_native_quantization_is_read_from_the_checkpoint_config(tmp_path, quant, expected):
-    config = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-              "num_attention_heads": 4, "vocab_size": 256, "quantization_config": quant}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "vocab_size": 256,
+        "quantization_config": quant,
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert resolve_model(str(tmp_path)).native_quantization == expected
 

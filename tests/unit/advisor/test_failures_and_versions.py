@@ -29,8 +29,10 @@ def test_no_cache_blocks_text_by_version():
     old = estimate_memory(LLAMA_70B, H100, LaunchConfig(vllm_version="0.13", **fp8)).failure
     mid = estimate_memory(LLAMA_70B, H100, LaunchConfig(vllm_version="0.14", **fp8)).failure
     new = estimate_memory(LLAMA_70B, H100, LaunchConfig(vllm_version="0.33", **fp8)).failure
-    assert old == ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
-                   "when initializing the engine.")
+    assert old == (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+        "when initializing the engine."
+    )
     assert mid == old + " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
     assert "(this flag also controls CPU memory reservation on the CPU backend, despite its name)" in new
 
@@ -39,25 +41,30 @@ def test_max_seq_len_failure_names_the_length_and_the_fitting_estimate():
     memory = estimate_memory(LLAMA_8B, L4, LaunchConfig())  # 128K context on a 22 GiB GPU
     assert not memory.fits
     assert memory.failure.startswith(
-        "To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is needed")
+        "To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is needed"
+    )
     assert f"the estimated maximum model length is {memory.max_model_len_that_fits}." in memory.failure
     assert "(which also controls CPU memory on the CPU backend)" in memory.failure
 
 
 def test_max_seq_len_text_for_0_22_plus_matches_a_real_log_verbatim():
     """A public vLLM log (0.22+ wording): max seq len 49152, 1.82 GiB needed, 1.68 available."""
-    real = ("To serve at least one request with the model's max seq len (49152), (1.82 GiB KV cache is needed, "
-            "which is larger than the available KV cache memory (1.68 GiB). Based on the available memory, the "
-            "estimated maximum model length is 45472. Try increasing `gpu_memory_utilization` (which also "
-            "controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. "
-            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    real = (
+        "To serve at least one request with the model's max seq len (49152), (1.82 GiB KV cache is needed, "
+        "which is larger than the available KV cache memory (1.68 GiB). Based on the available memory, the "
+        "estimated maximum model length is 45472. Try increasing `gpu_memory_utilization` (which also "
+        "controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. "
+        "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
     assert failure_texts.max_seq_len_does_not_fit(parse_version("0.33"), 49152, 1.82, 1.68, 45472) == real
 
 
 def test_no_cache_blocks_text_for_0_22_plus_matches_a_real_log_verbatim():
-    real = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
-            "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
-            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.")
+    real = (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+        "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+        "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
     assert failure_texts.no_cache_blocks(parse_version("0.33")) == real
 
 
@@ -81,8 +88,10 @@ def test_weights_larger_than_the_gpu_fail_while_loading():
 def test_free_memory_check_needs_free_memory_and_names_the_device_in_0_33():
     assert estimate_memory(LLAMA_8B, H100, LaunchConfig()).fits  # unknown free memory: not checked
     failure = estimate_memory(LLAMA_8B, H100, LaunchConfig(), free_memory_gib=40.0).failure
-    assert failure.startswith("Free memory on device cuda:0 (40.00/79.18 GiB) on startup is less than "
-                              "desired GPU memory utilization (0.92, 72.85 GiB).")
+    assert failure.startswith(
+        "Free memory on device cuda:0 (40.00/79.18 GiB) on startup is less than "
+        "desired GPU memory utilization (0.92, 72.85 GiB)."
+    )
 
 
 def test_before_0_9_1_other_processes_memory_is_charged_as_non_torch():
@@ -96,8 +105,9 @@ def test_before_0_9_1_other_processes_memory_is_charged_as_non_torch():
 @pytest.mark.parametrize("tp, match", [(3, "attention heads"), (14, "KV heads")])
 def test_tensor_parallel_sizes_vllm_rejects_are_user_errors(tp, match):
     with pytest.raises(UserError, match=match):
-        estimate_memory(resolve_model("Qwen2.5-7B") if tp == 14 else LLAMA_8B, H100,
-                        LaunchConfig(tensor_parallel_size=tp))
+        estimate_memory(
+            resolve_model("Qwen2.5-7B") if tp == 14 else LLAMA_8B, H100, LaunchConfig(tensor_parallel_size=tp)
+        )
 
 
 def test_more_pipeline_stages_than_layers_is_a_user_error():
@@ -110,14 +120,17 @@ def test_default_utilisation_rises_to_0_92_with_cudagraph_profiling_in_0_20():
     assert default_gpu_memory_utilization(parse_version("0.20")) == 0.92
 
 
-@pytest.mark.parametrize("version, gpu, seqs, batched", [
-    ("0.8.5", "A100", 1024, 8192),
-    ("0.9", "A100", 256, 2048),
-    ("0.33", "H100", 1024, 8192),
-    ("0.33", "L4", 256, 2048),
-    ("0.27", "B200", 1024, 8192),
-    ("0.28", "B200", 1024, 16384),
-])
+@pytest.mark.parametrize(
+    "version, gpu, seqs, batched",
+    [
+        ("0.8.5", "A100", 1024, 8192),
+        ("0.9", "A100", 256, 2048),
+        ("0.33", "H100", 1024, 8192),
+        ("0.33", "L4", 256, 2048),
+        ("0.27", "B200", 1024, 8192),
+        ("0.28", "B200", 1024, 16384),
+    ],
+)
 def test_batch_defaults_follow_device_memory_and_version(version, gpu, seqs, batched):
     parsed, spec = parse_version(version), resolve_gpu(gpu)
     assert default_max_num_seqs(parsed, spec) == seqs
@@ -125,8 +138,12 @@ def test_batch_defaults_follow_device_memory_and_version(version, gpu, seqs, bat
 
 
 def test_mla_gets_flashmla_block_size_on_hopper():
-    assert estimate_memory(resolve_model("DeepSeek-V3"), resolve_gpu("H200"),
-                           LaunchConfig(tensor_parallel_size=8)).block_size == 64
+    assert (
+        estimate_memory(
+            resolve_model("DeepSeek-V3"), resolve_gpu("H200"), LaunchConfig(tensor_parallel_size=8)
+        ).block_size
+        == 64
+    )
 
 
 @pytest.mark.parametrize("text", ["latest", "0.7", "1.0", "0.34"])

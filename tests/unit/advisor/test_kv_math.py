@@ -13,11 +13,18 @@ H100 = resolve_gpu("H100-SXM-80GB")
 
 
 # docs/reference.md §4.2 "KV/token BF16" column.
-@pytest.mark.parametrize("name, expected", [
-    ("Llama-3.1-8B", 131_072), ("Llama-3.1-70B", 327_680), ("Qwen2.5-7B", 57_344),
-    ("Qwen2.5-72B", 327_680), ("Mistral-7B", 131_072), ("Mixtral-8x7B", 131_072),
-    ("DeepSeek-V3", 70_272),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("Llama-3.1-8B", 131_072),
+        ("Llama-3.1-70B", 327_680),
+        ("Qwen2.5-7B", 57_344),
+        ("Qwen2.5-72B", 327_680),
+        ("Mistral-7B", 131_072),
+        ("Mixtral-8x7B", 131_072),
+        ("DeepSeek-V3", 70_272),
+    ],
+)
 def test_bf16_kv_bytes_per_token_match_the_reference_table(name, expected):
     assert kv_bytes_per_token_per_gpu(resolve_model(name), 2, tp=1, pp=1) == expected
 

@@ -8,10 +8,12 @@ from advisor.plan import Workload, recommend
 NO_PINS = frozenset()
 
 
-def _plan(model, gpu, gpus, interconnect=None, given=LaunchConfig(), pinned=NO_PINS, workload=Workload()):
+def _plan(model, gpu, gpus, interconnect=None, given=None, pinned=NO_PINS, workload=None):
+    given, workload = given or LaunchConfig(), workload or Workload()
     gpu_spec = resolve_gpu(gpu) if isinstance(gpu, str) else gpu
-    return recommend(resolve_model(model), gpu_spec, gpus, interconnect or gpu_spec.interconnect,
-                     given, pinned, workload)
+    return recommend(
+        resolve_model(model), gpu_spec, gpus, interconnect or gpu_spec.interconnect, given, pinned, workload
+    )
 
 
 def _flags(plan):
@@ -46,8 +48,13 @@ def test_a_model_that_fits_one_gpu_becomes_data_parallel_replicas():
 
 
 def test_pinned_flags_are_kept_and_said_so():
-    plan = _plan("Llama-3.1-8B", "H100", 4, given=LaunchConfig(tensor_parallel_size=4),
-                 pinned=frozenset({"tensor_parallel_size"}))
+    plan = _plan(
+        "Llama-3.1-8B",
+        "H100",
+        4,
+        given=LaunchConfig(tensor_parallel_size=4),
+        pinned=frozenset({"tensor_parallel_size"}),
+    )
     assert plan.launch.tensor_parallel_size == 4
     assert next(r for r in plan.recommendations if r.flag == "--tensor-parallel-size").reason == "pinned by you"
 
@@ -62,8 +69,14 @@ def test_context_is_capped_to_what_fits_when_the_model_limit_does_not():
 
 def test_max_num_seqs_is_capped_at_what_the_kv_pool_holds_at_p95_length():
     workload = Workload(p95_input_tokens=6000, p95_output_tokens=2000)
-    plan = _plan("Llama-3.1-8B", "L4", 1, given=LaunchConfig(quantization="fp8"),
-                 pinned=frozenset({"quantization"}), workload=workload)
+    plan = _plan(
+        "Llama-3.1-8B",
+        "L4",
+        1,
+        given=LaunchConfig(quantization="fp8"),
+        pinned=frozenset({"quantization"}),
+        workload=workload,
+    )
     held = plan.memory.num_blocks * plan.memory.block_size // 8000
     assert 0.9 * held <= plan.launch.max_num_seqs <= held < 256
 
@@ -92,14 +105,25 @@ def test_weights_over_75_percent_of_vram_warn():
 
 
 def test_context_cap_below_workload_p95_warns():
-    plan = _plan("Llama-3.1-8B", "H100", 1, given=LaunchConfig(max_model_len=4096),
-                 pinned=frozenset({"max_model_len"}), workload=Workload(p95_input_tokens=5000, p95_output_tokens=1000))
+    plan = _plan(
+        "Llama-3.1-8B",
+        "H100",
+        1,
+        given=LaunchConfig(max_model_len=4096),
+        pinned=frozenset({"max_model_len"}),
+        workload=Workload(p95_input_tokens=5000, p95_output_tokens=1000),
+    )
     assert any("below the workload's p95 request (6000 tokens)" in w for w in plan.warnings)
 
 
 def test_tp_beyond_kv_heads_warns_about_replication():
-    plan = _plan("Qwen3-30B-A3B", "H100", 8, given=LaunchConfig(tensor_parallel_size=8),
-                 pinned=frozenset({"tensor_parallel_size"}))
+    plan = _plan(
+        "Qwen3-30B-A3B",
+        "H100",
+        8,
+        given=LaunchConfig(tensor_parallel_size=8),
+        pinned=frozenset({"tensor_parallel_size"}),
+    )
     assert any("replicated" in w for w in plan.warnings)
 
 

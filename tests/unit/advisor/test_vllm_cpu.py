@@ -27,10 +27,23 @@ from tests.unit.advisor.data_paths import DATA_DIR
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
 MODEL_DIR = DATA_DIR / "smollm2-135m"
-CAPACITY_LINE = re.compile(r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for "
-                           r"(?P<len>[\d,]+) tokens per request: (?P<x>[\d.]+)x")
-MEMORY_KEYS = {"total_gib", "requested_gib", "weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib",
-               "kv_pool_gib", "kv_bytes_per_token", "kv_cache_tokens", "num_blocks", "max_concurrency"}
+CAPACITY_LINE = re.compile(
+    r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for "
+    r"(?P<len>[\d,]+) tokens per request: (?P<x>[\d.]+)x"
+)
+MEMORY_KEYS = {
+    "total_gib",
+    "requested_gib",
+    "weights_gib",
+    "activation_gib",
+    "non_torch_gib",
+    "cudagraph_gib",
+    "kv_pool_gib",
+    "kv_bytes_per_token",
+    "kv_cache_tokens",
+    "num_blocks",
+    "max_concurrency",
+}
 
 
 def recorded(name: str) -> str:
@@ -111,6 +124,7 @@ def test_too_small_kv_space_fails_with_vllms_text_and_estimate(model):
 
 def vllm_estimate(usable: int, page: int, block_size: int, max_model_len: int) -> int:
     """vLLM 0.32.0's _estimate_max_model_len_from_groups for one full-attention group, verbatim."""
+
     def fits(length: int) -> bool:
         return page * math.ceil(length / block_size) <= usable
 
@@ -142,8 +156,10 @@ def test_env_space_replaces_the_flag_as_in_vllm(model):
     assert both.env() == {"VLLM_CPU_KVCACHE_SPACE": "1"}
 
 
-@pytest.mark.parametrize("text, expected", [("50000000", 50_000_000), ("50m", 50_000_000), ("45M", 47_185_920),
-                                            ("1G", 1024**3), ("25.6k", 25_600)])
+@pytest.mark.parametrize(
+    "text, expected",
+    [("50000000", 50_000_000), ("50m", 50_000_000), ("45M", 47_185_920), ("1G", 1024**3), ("25.6k", 25_600)],
+)
 def test_kv_cache_memory_bytes_parses_like_vllm(text, expected):
     assert parse_kv_cache_memory_bytes(text) == expected
 
@@ -172,7 +188,9 @@ def test_json_reports_vllms_kv_tokens_and_an_env_prefixed_command(capsys):
     doc = json.loads(out)
     line = capacity_line(recorded("idle.log"))
     assert code == 0 and doc["kind"] == "advise" and doc["fits"] is True
-    assert doc["vllm_cpu"]["kv_cache_tokens"] == doc["memory"]["kv_cache_tokens"] == int(line["tokens"].replace(",", ""))
+    assert (
+        doc["vllm_cpu"]["kv_cache_tokens"] == doc["memory"]["kv_cache_tokens"] == int(line["tokens"].replace(",", ""))
+    )
     assert doc["vllm_cpu"]["log_line"] == line[0]
     assert set(doc["memory"]) == MEMORY_KEYS and doc["gpu"] is None
     command = parse_command(doc["command"])
@@ -192,8 +210,9 @@ def test_text_quotes_vllms_error_and_recommends_its_estimate(capsys):
 
 
 def test_pinned_max_model_len_raises_the_space_to_what_vllm_accepts(capsys, model):
-    code, out, _ = advise(capsys, "--device", "cpu", "--kv-cache-memory-bytes", "50000000", "--max-model-len", "8192",
-                          "--json", "-")
+    code, out, _ = advise(
+        capsys, "--device", "cpu", "--kv-cache-memory-bytes", "50000000", "--max-model-len", "8192", "--json", "-"
+    )
     doc = json.loads(out)
     assert code == 0 and doc["fits"] is False and doc["recommended"]["fits"] is True
     space = int(parse_command(doc["command"]).flags["--kv-cache-memory-bytes"])
@@ -207,13 +226,16 @@ def test_fractional_kv_space_is_one_line_and_exit_2(capsys):
     assert "--cpu-kvcache-space-gib" in err and "invalid literal for int()" in err
 
 
-@pytest.mark.parametrize("argv, names", [
-    (["--kv-cache-memory-bytes", "1G"], "--device cpu"),
-    (["--device", "cpu", "--kv-cache-memory-bytes", "1G", "--gpu-memory-gib", "2"], "--gpu-memory-gib"),
-    (["--device", "cpu", "--cpu-kvcache-space-gib", "1", "--gpus", "2"], "--gpus"),
-    (["--device", "cpu"], "--cpu-kvcache-space-gib"),
-    (["--device", "cpu", "--kv-cache-memory-bytes", "1.5G"], "--kv-cache-memory-bytes"),
-])
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        (["--kv-cache-memory-bytes", "1G"], "--device cpu"),
+        (["--device", "cpu", "--kv-cache-memory-bytes", "1G", "--gpu-memory-gib", "2"], "--gpu-memory-gib"),
+        (["--device", "cpu", "--cpu-kvcache-space-gib", "1", "--gpus", "2"], "--gpus"),
+        (["--device", "cpu"], "--cpu-kvcache-space-gib"),
+        (["--device", "cpu", "--kv-cache-memory-bytes", "1.5G"], "--kv-cache-memory-bytes"),
+    ],
+)
 def test_cpu_flag_mistakes_are_one_line_and_exit_2(capsys, argv, names):
     code, _, err = advise(capsys, *argv)
     assert code == 2 and names in err and len(err.strip().splitlines()) == 1

@@ -21,8 +21,12 @@ FIXTURES = Path(__file__).parents[2] / "fixtures"
 CORPUS = FIXTURES / "vllm"
 MANIFEST = CORPUS / "manifest.yaml"
 CORPORA = (CORPUS, FIXTURES / "vllm_cpu")
-CASES = [(folder, case) for folder in CORPORA if (folder / "manifest.yaml").exists()
-         for case in yaml.safe_load((folder / "manifest.yaml").read_text())["cases"]]
+CASES = [
+    (folder, case)
+    for folder in CORPORA
+    if (folder / "manifest.yaml").exists()
+    for case in yaml.safe_load((folder / "manifest.yaml").read_text())["cases"]
+]
 
 
 def request_for(case: dict, folder: Path = CORPUS) -> TriageRequest:
@@ -74,12 +78,18 @@ def test_each_versions_max_len_error_fills_the_same_event_fields(name):
 
 @pytest.mark.skipif(not MANIFEST.exists(), reason="corpus not present")
 def test_old_and_new_metric_names_fill_the_same_window_fields():
-    old = run_triage(TriageRequest(metrics_files=[str(CORPUS / "v0_10_2_prefill_before.prom"),
-                                                  str(CORPUS / "v0_10_2_prefill_after.prom")],
-                                   metrics_interval_s=10))
-    new = run_triage(TriageRequest(metrics_files=[str(CORPUS / "v0_33_preempting_before.prom"),
-                                                  str(CORPUS / "v0_33_preempting_after.prom")],
-                                   metrics_interval_s=10))
+    old = run_triage(
+        TriageRequest(
+            metrics_files=[str(CORPUS / "v0_10_2_prefill_before.prom"), str(CORPUS / "v0_10_2_prefill_after.prom")],
+            metrics_interval_s=10,
+        )
+    )
+    new = run_triage(
+        TriageRequest(
+            metrics_files=[str(CORPUS / "v0_33_preempting_before.prom"), str(CORPUS / "v0_33_preempting_after.prom")],
+            metrics_interval_s=10,
+        )
+    )
     for result in (old, new):
         window = result.facts.window.total
         assert window.gauge("vllm:kv_cache_usage_perc") is not None
@@ -91,13 +101,16 @@ COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
 
 
 def test_the_same_moment_in_three_versions_spellings_gives_the_same_facts_and_findings():
-    results = [run_triage(TriageRequest(metrics_files=[str(COLLECT / name)]))
-               for name in ("metrics_v0_8_0.txt", "metrics_v0_10_2.txt", "metrics_v0_33_0.txt")]
+    results = [
+        run_triage(TriageRequest(metrics_files=[str(COLLECT / name)]))
+        for name in ("metrics_v0_8_0.txt", "metrics_v0_10_2.txt", "metrics_v0_33_0.txt")
+    ]
     first = results[0]
     for other in results[1:]:
         assert other.facts.config.model_dump(exclude={"sources"}) == first.facts.config.model_dump(exclude={"sources"})
         assert other.facts.memory == first.facts.memory
         assert [(f.rule, f.severity, f.title) for f in other.findings] == [
-            (f.rule, f.severity, f.title) for f in first.findings]
+            (f.rule, f.severity, f.title) for f in first.findings
+        ]
         for name in ("vllm:kv_cache_usage_perc", "vllm:num_preemptions_total", "vllm:prefix_cache_hits_total"):
             assert other.facts.snapshot.value(name) == first.facts.snapshot.value(name)

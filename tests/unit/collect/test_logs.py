@@ -29,136 +29,291 @@ def only_event(line: str):
 # (line, kind, expected fields) — several versions' spellings of each event.
 CASES = [
     # KV cache size: two lines (0.8–0.27), one line (0.28–0.29), device word (0.30+)
-    ("(EngineCore_DP0 pid=77352) INFO 10-22 09:33:49 [kv_cache_utils.py:1087] GPU KV cache size: 162,704 tokens",
-     K.KV_CACHE_SIZE, {"kv_cache_tokens": 162704, "device": "GPU"}),
-    ("INFO 03-30 12:00:00 [kv_cache_utils.py:634] Maximum concurrency for 4,096 tokens per request: 13.20x",
-     K.MAX_CONCURRENCY, {"max_model_len": 4096, "max_concurrency": 13.20}),
-    ("(EngineCore pid=1) INFO 01-01 00:00:00 [kv_cache_utils.py:1] GPU KV cache size: 162,704 tokens, "
-     "Maximum concurrency for 16,000 tokens per request: 10.17x",
-     K.KV_CACHE_SIZE, {"kv_cache_tokens": 162704, "max_model_len": 16000, "max_concurrency": 10.17}),
-    ("(EngineCore pid=1) INFO 01-01 00:00:00 [kv_cache_utils.py:9] CPU KV cache size: 4,096 tokens, "
-     "Maximum concurrency for 256 tokens per request: 16.00x",
-     K.KV_CACHE_SIZE, {"kv_cache_tokens": 4096, "device": "CPU", "max_concurrency": 16.0}),
-    ("INFO 05-01 10:00:00 [executor_base.py:111] # cuda blocks: 3852, # CPU blocks: 4096",
-     K.V0_GPU_BLOCKS, {"num_gpu_blocks": 3852, "device": "cuda"}),
+    (
+        "(EngineCore_DP0 pid=77352) INFO 10-22 09:33:49 [kv_cache_utils.py:1087] GPU KV cache size: 162,704 tokens",
+        K.KV_CACHE_SIZE,
+        {"kv_cache_tokens": 162704, "device": "GPU"},
+    ),
+    (
+        "INFO 03-30 12:00:00 [kv_cache_utils.py:634] Maximum concurrency for 4,096 tokens per request: 13.20x",
+        K.MAX_CONCURRENCY,
+        {"max_model_len": 4096, "max_concurrency": 13.20},
+    ),
+    (
+        "(EngineCore pid=1) INFO 01-01 00:00:00 [kv_cache_utils.py:1] GPU KV cache size: 162,704 tokens, "
+        "Maximum concurrency for 16,000 tokens per request: 10.17x",
+        K.KV_CACHE_SIZE,
+        {"kv_cache_tokens": 162704, "max_model_len": 16000, "max_concurrency": 10.17},
+    ),
+    (
+        "(EngineCore pid=1) INFO 01-01 00:00:00 [kv_cache_utils.py:9] CPU KV cache size: 4,096 tokens, "
+        "Maximum concurrency for 256 tokens per request: 16.00x",
+        K.KV_CACHE_SIZE,
+        {"kv_cache_tokens": 4096, "device": "CPU", "max_concurrency": 16.0},
+    ),
+    (
+        "INFO 05-01 10:00:00 [executor_base.py:111] # cuda blocks: 3852, # CPU blocks: 4096",
+        K.V0_GPU_BLOCKS,
+        {"num_gpu_blocks": 3852, "device": "cuda"},
+    ),
     # available memory: %.2f (0.9.1–0.13) and round(x,2) (0.14+)
-    ("(EngineCore_DP0 pid=7) INFO 10-22 09:33:47 [gpu_worker.py:298] Available KV cache memory: 22.34 GiB",
-     K.AVAILABLE_KV_MEMORY, {"available_kv_gib": 22.34}),
-    ("(EngineCore pid=7) INFO 10-22 09:33:47 [gpu_worker.py:300] Available KV cache memory: 24.0 GiB",
-     K.AVAILABLE_KV_MEMORY, {"available_kv_gib": 24.0}),
+    (
+        "(EngineCore_DP0 pid=7) INFO 10-22 09:33:47 [gpu_worker.py:298] Available KV cache memory: 22.34 GiB",
+        K.AVAILABLE_KV_MEMORY,
+        {"available_kv_gib": 22.34},
+    ),
+    (
+        "(EngineCore pid=7) INFO 10-22 09:33:47 [gpu_worker.py:300] Available KV cache memory: 24.0 GiB",
+        K.AVAILABLE_KV_MEMORY,
+        {"available_kv_gib": 24.0},
+    ),
     # model loading: GB (0.8.0), GiB (0.8.5–0.11), GiB memory (0.12+)
-    ("INFO 03-01 00:00:00 [model_runner.py:1] Model loading took 14.9889 GB and 5.123456 seconds",
-     K.MODEL_LOADING, {"weights_gib": 14.9889, "load_seconds": 5.123456}),
-    ("INFO 03-01 00:00:00 [gpu_model_runner.py:1] Model loading took 15.2683 GiB memory and 8.5 seconds",
-     K.MODEL_LOADING, {"weights_gib": 15.2683}),
+    (
+        "INFO 03-01 00:00:00 [model_runner.py:1] Model loading took 14.9889 GB and 5.123456 seconds",
+        K.MODEL_LOADING,
+        {"weights_gib": 14.9889, "load_seconds": 5.123456},
+    ),
+    (
+        "INFO 03-01 00:00:00 [gpu_model_runner.py:1] Model loading took 15.2683 GiB memory and 8.5 seconds",
+        K.MODEL_LOADING,
+        {"weights_gib": 15.2683},
+    ),
     # stats line: 0.8.0 (no prefix), 0.8.5–0.11 (Engine 000), 0.12+ (Preemptions), 0.30 (device word), V0
-    ("INFO 07-28 06:40:59 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
-     "throughput: 239.2 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 91.2%, "
-     "Prefix cache hit rate: 0.0%",
-     K.STATS_LINE, {"engine": "000", "running": 8, "waiting": 0, "kv_usage": 0.912, "prefix_hit_rate": 0.0,
-                    "generation_throughput_tps": 239.2}),
-    ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: "
-     "20.0 tokens/s, Running: 2 reqs, Waiting: 1 reqs, GPU KV cache usage: 50.0%, Prefix cache hit rate: 25.0%",
-     K.STATS_LINE, {"running": 2, "waiting": 1, "kv_usage": 0.5, "prefix_hit_rate": 0.25}),
-    ("(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
-     "Avg generation throughput: 2.0 tokens/s, Running: 32 reqs, Waiting: 5 reqs, Deferred: 2 reqs, "
-     "Preemptions: 7, GPU KV cache usage: 99.1%, Prefix cache hit rate: 3.0%",
-     K.STATS_LINE, {"running": 32, "waiting": 5, "deferred": 2, "preemptions": 7, "kv_usage": 0.991}),
-    ("(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
-     "Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, CPU KV cache usage: 12.5%",
-     K.STATS_LINE, {"running": 3, "kv_usage": 0.125}),
-    ("INFO 05-01 10:00:00 metrics.py:455] Avg prompt throughput: 5.0 tokens/s, Avg generation throughput: "
-     "6.0 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 9 reqs, GPU KV cache usage: 98.0%, "
-     "CPU KV cache usage: 0.0%.",
-     K.STATS_LINE, {"running": 4, "waiting": 9, "kv_usage": 0.98}),
-    ("INFO 01-01 00:00:00 [loggers.py:1] 2 Engines Aggregated: Avg prompt throughput: 1.0 tokens/s, Avg "
-     "generation throughput: 2.0 tokens/s, Running: 6 reqs, Waiting: 0 reqs, GPU KV cache usage: 40.0%",
-     K.STATS_LINE, {"engine": "all", "running": 6}),
+    (
+        "INFO 07-28 06:40:59 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation "
+        "throughput: 239.2 tokens/s, Running: 8 reqs, Waiting: 0 reqs, GPU KV cache usage: 91.2%, "
+        "Prefix cache hit rate: 0.0%",
+        K.STATS_LINE,
+        {
+            "engine": "000",
+            "running": 8,
+            "waiting": 0,
+            "kv_usage": 0.912,
+            "prefix_hit_rate": 0.0,
+            "generation_throughput_tps": 239.2,
+        },
+    ),
+    (
+        "INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 10.0 tokens/s, Avg generation throughput: "
+        "20.0 tokens/s, Running: 2 reqs, Waiting: 1 reqs, GPU KV cache usage: 50.0%, Prefix cache hit rate: 25.0%",
+        K.STATS_LINE,
+        {"running": 2, "waiting": 1, "kv_usage": 0.5, "prefix_hit_rate": 0.25},
+    ),
+    (
+        "(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+        "Avg generation throughput: 2.0 tokens/s, Running: 32 reqs, Waiting: 5 reqs, Deferred: 2 reqs, "
+        "Preemptions: 7, GPU KV cache usage: 99.1%, Prefix cache hit rate: 3.0%",
+        K.STATS_LINE,
+        {"running": 32, "waiting": 5, "deferred": 2, "preemptions": 7, "kv_usage": 0.991},
+    ),
+    (
+        "(APIServer pid=9) INFO 01-01 00:00:10 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+        "Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, CPU KV cache usage: 12.5%",
+        K.STATS_LINE,
+        {"running": 3, "kv_usage": 0.125},
+    ),
+    (
+        "INFO 05-01 10:00:00 metrics.py:455] Avg prompt throughput: 5.0 tokens/s, Avg generation throughput: "
+        "6.0 tokens/s, Running: 4 reqs, Swapped: 0 reqs, Pending: 9 reqs, GPU KV cache usage: 98.0%, "
+        "CPU KV cache usage: 0.0%.",
+        K.STATS_LINE,
+        {"running": 4, "waiting": 9, "kv_usage": 0.98},
+    ),
+    (
+        "INFO 01-01 00:00:00 [loggers.py:1] 2 Engines Aggregated: Avg prompt throughput: 1.0 tokens/s, Avg "
+        "generation throughput: 2.0 tokens/s, Running: 6 reqs, Waiting: 0 reqs, GPU KV cache usage: 40.0%",
+        K.STATS_LINE,
+        {"engine": "all", "running": 6},
+    ),
     # startup failure: models's (0.8–0.21), model's + round() GiB (0.22+), V0 wording
-    ("ValueError: To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is "
-     "needed, which is larger than the available KV cache memory (3.18 GiB). Based on the available memory, "
-     "the estimated maximum model length is 34736. Try increasing `gpu_memory_utilization` or decreasing "
-     "`max_model_len` when initializing the engine.",
-     K.MAX_MODEL_LEN_TOO_LARGE, {"max_model_len": 262144, "kv_needed_gib": 24.0, "available_kv_gib": 3.18,
-                                 "estimated_max_model_len": 34736}),
-    ("(EngineCore pid=3) ERROR 01-01 00:00:00 [core.py:1] ValueError: To serve at least one request with the "
-     "model's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV "
-     "cache memory (9.50 GiB). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
-     "details.",
-     K.MAX_MODEL_LEN_TOO_LARGE, {"max_model_len": 131072, "available_kv_gib": 9.5, "estimated_max_model_len": None}),
-    ("ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
-     "in KV cache (21776). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-     "initializing the engine.",
-     K.V0_MAX_SEQ_LEN_TOO_LARGE, {"max_model_len": 32768, "max_seq_len_tokens": 21776}),
-    ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-     "initializing the engine.", K.NO_CACHE_BLOCKS, {}),
-    ("ValueError: Free memory on device (31.44/47.38 GiB) on startup is less than desired GPU memory "
-     "utilization (0.95, 45.01 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-     K.FREE_MEMORY_BELOW_REQUESTED, {"free_gib": 31.44, "total_gib": 47.38, "gpu_memory_utilization": 0.95,
-                                     "requested_gib": 45.01}),
-    ("ValueError: Free memory on device cuda:0 (31.44/47.38 GiB) on startup is less than desired GPU memory "
-     "utilization (0.95, 45.01 GiB).", K.FREE_MEMORY_BELOW_REQUESTED, {"free_gib": 31.44}),
-    ("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try "
-     "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
-     K.CUDA_OOM, {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": 1024}),
-    ("ERROR 01-01 00:00:00 [gpu_model_runner.py:1] Failed to load model - not enough GPU memory. Try lowering "
-     "--gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using "
-     "--quantization.", K.CUDA_OOM, {"oom_phase": OomPhase.WEIGHT_LOAD}),
-    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
-     "44.53 GiB of which 448.00 KiB is free. Including non-PyTorch memory, this process has 44.06 GiB memory "
-     "in use.", K.CUDA_OOM, {"tried_to_allocate_gib": 2 / 1024, "total_gib": 44.53}),
-    ("AssertionError: Error in memory profiling. Initial free memory 70.1 GiB, current free memory 72.3 GiB. "
-     "This happens when other processes sharing the same container release GPU memory while vLLM is profiling "
-     "during initialization.", K.MEMORY_PROFILING_ERROR, {"initial_free_gib": 70.1, "current_free_gib": 72.3}),
-    ("(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
-     "proc(s): {'EngineCore_DP0': 1}", K.ENGINE_CORE_FAILED, {}),
+    (
+        "ValueError: To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (3.18 GiB). Based on the available memory, "
+        "the estimated maximum model length is 34736. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.",
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        {"max_model_len": 262144, "kv_needed_gib": 24.0, "available_kv_gib": 3.18, "estimated_max_model_len": 34736},
+    ),
+    (
+        "(EngineCore pid=3) ERROR 01-01 00:00:00 [core.py:1] ValueError: To serve at least one request with the "
+        "model's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV "
+        "cache memory (9.50 GiB). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+        "details.",
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        {"max_model_len": 131072, "available_kv_gib": 9.5, "estimated_max_model_len": None},
+    ),
+    (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored "
+        "in KV cache (21776). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+        "initializing the engine.",
+        K.V0_MAX_SEQ_LEN_TOO_LARGE,
+        {"max_model_len": 32768, "max_seq_len_tokens": 21776},
+    ),
+    (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+        "initializing the engine.",
+        K.NO_CACHE_BLOCKS,
+        {},
+    ),
+    (
+        "ValueError: Free memory on device (31.44/47.38 GiB) on startup is less than desired GPU memory "
+        "utilization (0.95, 45.01 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        {"free_gib": 31.44, "total_gib": 47.38, "gpu_memory_utilization": 0.95, "requested_gib": 45.01},
+    ),
+    (
+        "ValueError: Free memory on device cuda:0 (31.44/47.38 GiB) on startup is less than desired GPU memory "
+        "utilization (0.95, 45.01 GiB).",
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        {"free_gib": 31.44},
+    ),
+    (
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try "
+        "lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.",
+        K.CUDA_OOM,
+        {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": 1024},
+    ),
+    (
+        "ERROR 01-01 00:00:00 [gpu_model_runner.py:1] Failed to load model - not enough GPU memory. Try lowering "
+        "--gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using "
+        "--quantization.",
+        K.CUDA_OOM,
+        {"oom_phase": OomPhase.WEIGHT_LOAD},
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of "
+        "44.53 GiB of which 448.00 KiB is free. Including non-PyTorch memory, this process has 44.06 GiB memory "
+        "in use.",
+        K.CUDA_OOM,
+        {"tried_to_allocate_gib": 2 / 1024, "total_gib": 44.53},
+    ),
+    (
+        "AssertionError: Error in memory profiling. Initial free memory 70.1 GiB, current free memory 72.3 GiB. "
+        "This happens when other processes sharing the same container release GPU memory while vLLM is profiling "
+        "during initialization.",
+        K.MEMORY_PROFILING_ERROR,
+        {"initial_free_gib": 70.1, "current_free_gib": 72.3},
+    ),
+    (
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+        "proc(s): {'EngineCore_DP0': 1}",
+        K.ENGINE_CORE_FAILED,
+        {},
+    ),
     # vLLM 0.32's CPU backend (v1/worker/cpu_worker.py), as recorded in tests/fixtures/vllm_cpu
-    (("(VllmWorker-0 pid=9483) ERROR 11-23 20:43:19 [multiproc_executor.py:953] ValueError: Available memory on "
-      "node 0 (10.65/12.34 GiB) on startup is less than desired CPU memory utilization (0.92, 11.35 GiB). On the "
-      "CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory reserved."),
-     K.FREE_MEMORY_BELOW_REQUESTED, {"free_gib": 10.65, "total_gib": 12.34, "gpu_memory_utilization": 0.92,
-                                     "requested_gib": 11.35, "device": "CPU"}),
-    ("(Worker pid=6844) INFO 11-23 20:40:32 [cpu_worker.py:260] Explicitly set (1.0/12.34) GiB for KV cache on node 0.",
-     K.AVAILABLE_KV_MEMORY, {"available_kv_gib": 1.0}),
-    (("(EngineCore pid=6832) INFO 11-23 20:40:35 [core.py:402] init engine (profile, create kv cache, warmup "
-      "model) took 67.93 s"), K.ENGINE_READY, {"init_seconds": 67.93}),
-    ("INFO 05-01 10:00:00 [core.py:1] init engine (profile, create kv cache, warmup model) took 10.32 seconds",
-     K.ENGINE_READY, {"init_seconds": 10.32}),
-    ("(APIServer pid=6819) INFO 11-23 20:39:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
-     K.VERSION, {"version": "0.32.0"}),
+    (
+        (
+            "(VllmWorker-0 pid=9483) ERROR 11-23 20:43:19 [multiproc_executor.py:953] ValueError: Available memory on "
+            "node 0 (10.65/12.34 GiB) on startup is less than desired CPU memory utilization (0.92, 11.35 GiB). On the "
+            "CPU backend, the `--gpu-memory-utilization` flag controls the fraction of CPU memory reserved."
+        ),
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        {
+            "free_gib": 10.65,
+            "total_gib": 12.34,
+            "gpu_memory_utilization": 0.92,
+            "requested_gib": 11.35,
+            "device": "CPU",
+        },
+    ),
+    (
+        "(Worker pid=6844) INFO 11-23 20:40:32 [cpu_worker.py:260] Explicitly set (1.0/12.34) GiB for KV cache on node 0.",
+        K.AVAILABLE_KV_MEMORY,
+        {"available_kv_gib": 1.0},
+    ),
+    (
+        (
+            "(EngineCore pid=6832) INFO 11-23 20:40:35 [core.py:402] init engine (profile, create kv cache, warmup "
+            "model) took 67.93 s"
+        ),
+        K.ENGINE_READY,
+        {"init_seconds": 67.93},
+    ),
+    (
+        "INFO 05-01 10:00:00 [core.py:1] init engine (profile, create kv cache, warmup model) took 10.32 seconds",
+        K.ENGINE_READY,
+        {"init_seconds": 10.32},
+    ),
+    (
+        "(APIServer pid=6819) INFO 11-23 20:39:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
+        K.VERSION,
+        {"version": "0.32.0"},
+    ),
     # runtime failures
-    ("(EngineCore_DP0 pid=5) ERROR 01-01 00:00:00 [core.py:1] EngineCore encountered a fatal error.",
-     K.FATAL_ERROR, {}),
+    (
+        "(EngineCore_DP0 pid=5) ERROR 01-01 00:00:00 [core.py:1] EngineCore encountered a fatal error.",
+        K.FATAL_ERROR,
+        {},
+    ),
     ("TimeoutError: RPC call to execute_model timed out.", K.RPC_TIMEOUT, {"rpc_method": "execute_model"}),
-    ("(EngineCore_DP0 pid=5) WARNING 01-01 00:01:00 [shm_broadcast.py:1] No available shared memory broadcast "
-     "block found in 60 second.", K.SHM_BROADCAST_HANG, {"hang_seconds": 60.0}),
-    ("ERROR 01-01 00:00:00 [multiproc_executor.py:1] Worker proc VllmWorker-1 died unexpectedly, shutting down "
-     "executor.", K.WORKER_DIED, {"process": "VllmWorker-1"}),
-    ("[rank0]:[E1022 09:40:00.123 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
-     "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for "
-     "600060 milliseconds before timing out.",
-     K.NCCL_WATCHDOG_TIMEOUT, {"rank": 0, "op_type": "ALLREDUCE", "timeout_ms": 600000, "ran_ms": 600060}),
+    (
+        "(EngineCore_DP0 pid=5) WARNING 01-01 00:01:00 [shm_broadcast.py:1] No available shared memory broadcast "
+        "block found in 60 second.",
+        K.SHM_BROADCAST_HANG,
+        {"hang_seconds": 60.0},
+    ),
+    (
+        "ERROR 01-01 00:00:00 [multiproc_executor.py:1] Worker proc VllmWorker-1 died unexpectedly, shutting down "
+        "executor.",
+        K.WORKER_DIED,
+        {"process": "VllmWorker-1"},
+    ),
+    (
+        "[rank0]:[E1022 09:40:00.123 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for "
+        "600060 milliseconds before timing out.",
+        K.NCCL_WATCHDOG_TIMEOUT,
+        {"rank": 0, "op_type": "ALLREDUCE", "timeout_ms": 600000, "ran_ms": 600060},
+    ),
     # V0 preemption warning (docs artifact for V1, real in V0)
-    ("WARNING 05-01 10:00:00 scheduler.py:1057] Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode "
-     "because there is not enough KV cache space. This can affect the end-to-end performance. "
-     "total_num_cumulative_preemption=51", K.V0_PREEMPTION_WARNING, {"total_preemptions": 51}),
+    (
+        "WARNING 05-01 10:00:00 scheduler.py:1057] Sequence group 0 is preempted by PreemptionMode.RECOMPUTE mode "
+        "because there is not enough KV cache space. This can affect the end-to-end performance. "
+        "total_num_cumulative_preemption=51",
+        K.V0_PREEMPTION_WARNING,
+        {"total_preemptions": 51},
+    ),
     # configuration
-    ("(APIServer pid=7) INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0",
-     K.VERSION, {"version": "0.11.0"}),
-    ("(APIServer pid=7) INFO 01-01 00:00:00 [api_server.py:1] vLLM server version 0.33.0, serving model "
-     "Qwen/Qwen3-8B", K.VERSION, {"version": "0.33.0", "model": "Qwen/Qwen3-8B"}),
-    ("INFO 01-01 00:00:00 [config.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.",
-     K.CHUNKED_PREFILL, {"max_num_batched_tokens": 8192}),
-    ("WARNING 01-01 00:00:00 [async_llm.py:1] AsyncLLM created with api_server_count more than 1; disabling "
-     "stats logging to avoid incomplete stats.", K.STATS_DISABLED, {}),
-    ("INFO 01-01 00:00:00 [gpu_model_runner.py:1] Graph capturing finished in 12 secs, took 0.56 GiB",
-     K.CUDA_GRAPH_MEMORY, {"cudagraph_gib": 0.56}),
-    ("SpecDecoding metrics: Mean acceptance length: 2.50, Accepted throughput: 30.00 tokens/s, Drafted "
-     "throughput: 60.00 tokens/s, Accepted: 300 tokens, Drafted: 600 tokens, Per-position acceptance rate: "
-     "0.700, 0.500, Avg Draft acceptance rate: 50.0%",
-     K.SPEC_DECODE_METRICS, {"mean_acceptance_length": 2.5, "acceptance_rate": 0.5, "drafted_tokens": 600}),
-    ("This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please "
-     "reduce the length of the input messages.", K.REQUEST_TOO_LONG, {"max_model_len": 4096, "prompt_tokens": 5000}),
+    (
+        "(APIServer pid=7) INFO 01-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+        K.VERSION,
+        {"version": "0.11.0"},
+    ),
+    (
+        "(APIServer pid=7) INFO 01-01 00:00:00 [api_server.py:1] vLLM server version 0.33.0, serving model "
+        "Qwen/Qwen3-8B",
+        K.VERSION,
+        {"version": "0.33.0", "model": "Qwen/Qwen3-8B"},
+    ),
+    (
+        "INFO 01-01 00:00:00 [config.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.",
+        K.CHUNKED_PREFILL,
+        {"max_num_batched_tokens": 8192},
+    ),
+    (
+        "WARNING 01-01 00:00:00 [async_llm.py:1] AsyncLLM created with api_server_count more than 1; disabling "
+        "stats logging to avoid incomplete stats.",
+        K.STATS_DISABLED,
+        {},
+    ),
+    (
+        "INFO 01-01 00:00:00 [gpu_model_runner.py:1] Graph capturing finished in 12 secs, took 0.56 GiB",
+        K.CUDA_GRAPH_MEMORY,
+        {"cudagraph_gib": 0.56},
+    ),
+    (
+        "SpecDecoding metrics: Mean acceptance length: 2.50, Accepted throughput: 30.00 tokens/s, Drafted "
+        "throughput: 60.00 tokens/s, Accepted: 300 tokens, Drafted: 600 tokens, Per-position acceptance rate: "
+        "0.700, 0.500, Avg Draft acceptance rate: 50.0%",
+        K.SPEC_DECODE_METRICS,
+        {"mean_acceptance_length": 2.5, "acceptance_rate": 0.5, "drafted_tokens": 600},
+    ),
+    (
+        "This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens. Please "
+        "reduce the length of the input messages.",
+        K.REQUEST_TOO_LONG,
+        {"max_model_len": 4096, "prompt_tokens": 5000},
+    ),
 ]
 
 
@@ -177,8 +332,13 @@ def test_each_version_wording_becomes_a_typed_event(line, kind, fields):
 
 @pytest.mark.parametrize(
     "prefix",
-    ["", "(EngineCore_DP0 pid=77352) ", "(APIServer pid=716) (EngineCore_DP0 pid=1101) ",
-     "(VllmWorker rank=0 pid=12) ", "(RayWorkerWrapper pid=3, ip=10.0.0.1) "],
+    [
+        "",
+        "(EngineCore_DP0 pid=77352) ",
+        "(APIServer pid=716) (EngineCore_DP0 pid=1101) ",
+        "(VllmWorker rank=0 pid=12) ",
+        "(RayWorkerWrapper pid=3, ip=10.0.0.1) ",
+    ],
 )
 def test_process_prefixes_and_file_locations_do_not_change_the_event(prefix):
     for location in ("[kv_cache_utils.py:1087]", "[kv_cache_utils.py:634]", "kv_cache_utils.py:12]"):
@@ -187,53 +347,79 @@ def test_process_prefixes_and_file_locations_do_not_change_the_event(prefix):
 
 
 def test_nested_prefix_keeps_the_innermost_process_and_the_level():
-    event = only_event("(APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR 10-22 09:34:00 [core.py:708] "
-                       "EngineCore failed to start.")
+    event = only_event(
+        "(APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR 10-22 09:34:00 [core.py:708] EngineCore failed to start."
+    )
     assert event.process == "EngineCore_DP0" and event.level == "ERROR" and event.timestamp == "10-22 09:34:00"
 
 
 def test_repeated_startup_error_from_several_processes_is_kept_once():
-    message = ("To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is "
-               "needed, which is larger than the available KV cache memory (3.18 GiB).")
-    lines = [f"(EngineCore_DP0 pid=1) ERROR 01-01 00:00:00 [core.py:1] ValueError: {message}",
-             f"ValueError: {message}", f"(APIServer pid=2) ValueError: {message}"]
+    message = (
+        "To serve at least one request with the models's max seq len (262144), (24.0 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (3.18 GiB)."
+    )
+    lines = [
+        f"(EngineCore_DP0 pid=1) ERROR 01-01 00:00:00 [core.py:1] ValueError: {message}",
+        f"ValueError: {message}",
+        f"(APIServer pid=2) ValueError: {message}",
+    ]
     assert len(parse_lines(lines).of_kind(K.MAX_MODEL_LEN_TOO_LARGE)) == 1
 
 
 def test_stats_lines_are_all_kept_with_seconds_since_the_first_line():
-    lines = [f"INFO 01-01 00:00:{10 * i:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
-             f"Avg generation throughput: 1.0 tokens/s, Running: {i} reqs, Waiting: 0 reqs, "
-             "GPU KV cache usage: 1.0%" for i in range(5)]
+    lines = [
+        f"INFO 01-01 00:00:{10 * i:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+        f"Avg generation throughput: 1.0 tokens/s, Running: {i} reqs, Waiting: 0 reqs, "
+        "GPU KV cache usage: 1.0%"
+        for i in range(5)
+    ]
     events = parse_lines(lines).of_kind(K.STATS_LINE)
     assert [e.running for e in events] == [0, 1, 2, 3, 4]
     assert [e.time_s for e in events] == [0.0, 10.0, 20.0, 30.0, 40.0]
 
 
 def test_oom_during_cuda_graph_capture_is_told_apart_from_runtime_oom():
-    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity "
-           "of 79.19 GiB of which 10.00 MiB is free.")
-    during_capture = parse_lines(["INFO 01-01 00:00:00 [gpu_model_runner.py:1] Capturing CUDA graphs "
-                                  "(mixed prefill-decode, PIECEWISE): 10%", oom])
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity "
+        "of 79.19 GiB of which 10.00 MiB is free."
+    )
+    during_capture = parse_lines(
+        [
+            "INFO 01-01 00:00:00 [gpu_model_runner.py:1] Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 10%",
+            oom,
+        ]
+    )
     assert during_capture.of_kind(K.CUDA_OOM)[0].oom_phase == OomPhase.CUDAGRAPH_CAPTURE
     while_serving = parse_lines(["INFO:     Application startup complete.", oom])
     assert while_serving.of_kind(K.CUDA_OOM)[0].oom_phase == OomPhase.RUNTIME
 
 
 def test_non_default_args_line_becomes_vllm_serve_flags():
-    event = only_event("(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model_tag': "
-                       "'Qwen/Qwen3-8B', 'model': 'Qwen/Qwen3-8B', 'max_model_len': 16000, "
-                       "'enable_prefix_caching': False, 'gpu_memory_utilization': 0.95}")
+    event = only_event(
+        "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model_tag': "
+        "'Qwen/Qwen3-8B', 'model': 'Qwen/Qwen3-8B', 'max_model_len': 16000, "
+        "'enable_prefix_caching': False, 'gpu_memory_utilization': 0.95}"
+    )
     assert event.kind == K.NON_DEFAULT_ARGS
-    assert event.args == {"--model": "Qwen/Qwen3-8B", "--max-model-len": "16000",
-                          "--enable-prefix-caching": "false", "--gpu-memory-utilization": "0.95"}
+    assert event.args == {
+        "--model": "Qwen/Qwen3-8B",
+        "--max-model-len": "16000",
+        "--enable-prefix-caching": "false",
+        "--gpu-memory-utilization": "0.95",
+    }
 
 
 def test_old_namespace_args_keep_only_the_flags_triage_reads():
-    event = only_event("INFO 03-01 00:00:00 api_server.py:1] args: Namespace(host=None, port=8000, "
-                       "model='meta-llama/Llama-3.1-8B', max_model_len=8192, enforce_eager=False, "
-                       "tensor_parallel_size=2, allowed_origins=['*'], disable_log_requests=False)")
-    assert event.args == {"--model": "meta-llama/Llama-3.1-8B", "--max-model-len": "8192",
-                          "--tensor-parallel-size": "2"}
+    event = only_event(
+        "INFO 03-01 00:00:00 api_server.py:1] args: Namespace(host=None, port=8000, "
+        "model='meta-llama/Llama-3.1-8B', max_model_len=8192, enforce_eager=False, "
+        "tensor_parallel_size=2, allowed_origins=['*'], disable_log_requests=False)"
+    )
+    assert event.args == {
+        "--model": "meta-llama/Llama-3.1-8B",
+        "--max-model-len": "8192",
+        "--tensor-parallel-size": "2",
+    }
 
 
 def test_a_truncated_log_still_yields_its_events():
@@ -274,8 +460,10 @@ def test_missing_log_file_is_a_user_error(tmp_path):
 
 
 def test_stdin_is_read_for_dash():
-    code = ("from advisor.collect.logs import read_log; r = read_log('-'); "
-            "print(r.source, [e.kind.value for e in r.events])")
+    code = (
+        "from advisor.collect.logs import read_log; r = read_log('-'); "
+        "print(r.source, [e.kind.value for e in r.events])"
+    )
     line = "INFO 01-01 00:00:00 [x.py:1] Available KV cache memory: 1.5 GiB\n"
     proc = subprocess.run([sys.executable, "-c", code], input=line, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -286,8 +474,9 @@ def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
     from advisor.collect.log_patterns import PATTERNS, candidates
 
     corpus = Path(__file__).parents[2] / "fixtures" / "vllm"
-    lines = [case[0] for case in CASES] + [line for path in sorted(corpus.glob("*.log"))
-                                           for line in path.read_text().splitlines()]
+    lines = [case[0] for case in CASES] + [
+        line for path in sorted(corpus.glob("*.log")) for line in path.read_text().splitlines()
+    ]
     for line in lines:
         every = next((p.kind for p in PATTERNS if p.regex.search(line)), None)
         prefiltered = next((p.kind for p in candidates(line) if p.regex.search(line)), None)
@@ -296,9 +485,11 @@ def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
 
 @pytest.mark.parametrize(
     "shipped",
-    ["2025-10-22T09:33:49.123456789Z (EngineCore_DP0 pid=7) INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}",
-     "\x1b[32mINFO\x1b[0m 10-22 09:33:49 \x1b[90m[kv_cache_utils.py:1]\x1b[0m {msg}",
-     "2025-10-22T09:33:49+02:00 INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}"],
+    [
+        "2025-10-22T09:33:49.123456789Z (EngineCore_DP0 pid=7) INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}",
+        "\x1b[32mINFO\x1b[0m 10-22 09:33:49 \x1b[90m[kv_cache_utils.py:1]\x1b[0m {msg}",
+        "2025-10-22T09:33:49+02:00 INFO 10-22 09:33:49 [kv_cache_utils.py:1] {msg}",
+    ],
 )
 def test_kubectl_timestamps_and_terminal_colours_do_not_hide_the_line(shipped):
     event = only_event(shipped.format(msg="GPU KV cache size: 54,048 tokens"))

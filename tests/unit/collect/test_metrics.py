@@ -33,7 +33,9 @@ def test_every_version_spelling_gives_the_same_snapshot_values(fixture):
     assert snapshot.value("vllm:num_requests_running") == 8
     assert snapshot.value("vllm:num_requests_waiting") == 3
     assert snapshot.by_label("vllm:request_success_total", "finished_reason") == {
-        "stop": 90.0, "length": 8.0, "abort": 2.0,
+        "stop": 90.0,
+        "length": 8.0,
+        "abort": 2.0,
     }
     itl = snapshot.histogram("vllm:inter_token_latency_seconds")
     assert [series.count for series in itl] == [1000.0]

@@ -10,8 +10,11 @@ import pytest
 
 from advisor.collect.probe import base_url, probe_endpoint
 
-ROUTES = {"/health": (200, b""), "/v1/models": (200, json.dumps({"object": "list", "data": [{"id": "m"}]}).encode()),
-          "/version": (200, json.dumps({"version": "0.33.0"}).encode())}
+ROUTES = {
+    "/health": (200, b""),
+    "/v1/models": (200, json.dumps({"object": "list", "data": [{"id": "m"}]}).encode()),
+    "/version": (200, json.dumps({"version": "0.33.0"}).encode()),
+}
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -13,8 +13,12 @@ from advisor.collect.prometheus import PrometheusError, collect, selector_matche
 
 @pytest.mark.parametrize(
     ("selector", "matchers"),
-    [("", ""), ('{job="vllm"}', 'job="vllm"'), ('{job="vllm", instance=~"10\\\\.0\\\\..*"}',
-                                               'job="vllm", instance=~"10\\\\.0\\\\..*"'), ("{}", "")],
+    [
+        ("", ""),
+        ('{job="vllm"}', 'job="vllm"'),
+        ('{job="vllm", instance=~"10\\\\.0\\\\..*"}', 'job="vllm", instance=~"10\\\\.0\\\\..*"'),
+        ("{}", ""),
+    ],
 )
 def test_selectors_become_matchers(selector, matchers):
     assert selector_matchers(selector) == matchers

@@ -15,8 +15,11 @@ from rules.facts import ConfigSource, MemoryFacts
     ("text", "program", "model"),
     [
         ("vllm serve Qwen/Qwen3-8B --max-model-len 32768", ["vllm", "serve"], "Qwen/Qwen3-8B"),
-        ("python -m vllm.entrypoints.openai.api_server --model m --max-model-len 32768",
-         ["python", "-m", "vllm.entrypoints.openai.api_server"], "m"),
+        (
+            "python -m vllm.entrypoints.openai.api_server --model m --max-model-len 32768",
+            ["python", "-m", "vllm.entrypoints.openai.api_server"],
+            "m",
+        ),
         ("python -m engine serve /tmp/tiny --max-model-len 32768", ["python", "-m", "engine", "serve"], "/tmp/tiny"),
         ("--max-model-len 32768", [], None),
     ],
@@ -28,11 +31,16 @@ def test_command_forms_split_into_program_model_and_flags(text, program, model):
 
 
 def test_flag_values_equals_form_booleans_and_negative_numbers():
-    command = parse_command("vllm serve m --gpu-memory-utilization=0.95 --enforce-eager --max-model-len -1 "
-                            "--no-enable-prefix-caching --speculative-config '{\"method\": \"ngram\"}'")
+    command = parse_command(
+        "vllm serve m --gpu-memory-utilization=0.95 --enforce-eager --max-model-len -1 "
+        '--no-enable-prefix-caching --speculative-config \'{"method": "ngram"}\''
+    )
     assert command.flags == {
-        "--gpu-memory-utilization": "0.95", "--enforce-eager": None, "--max-model-len": "-1",
-        "--no-enable-prefix-caching": None, "--speculative-config": '{"method": "ngram"}',
+        "--gpu-memory-utilization": "0.95",
+        "--enforce-eager": None,
+        "--max-model-len": "-1",
+        "--no-enable-prefix-caching": None,
+        "--speculative-config": '{"method": "ngram"}',
     }
     assert command.value("--enable-prefix-caching") == "false"
     assert command.value("--enforce-eager") == "true"
@@ -40,15 +48,17 @@ def test_flag_values_equals_form_booleans_and_negative_numbers():
 
 def test_changes_replace_flags_in_place_and_append_new_ones():
     command = parse_command("vllm serve m --max-model-len 32768 --no-enable-prefix-caching --port 8000")
-    changed = command.with_changes({"--max-model-len": "8192", "--enable-prefix-caching": "true",
-                                    "--kv-cache-dtype": "fp8"})
-    assert changed.render() == ("vllm serve m --max-model-len 8192 --enable-prefix-caching --port 8000 "
-                                "--kv-cache-dtype fp8")
+    changed = command.with_changes(
+        {"--max-model-len": "8192", "--enable-prefix-caching": "true", "--kv-cache-dtype": "fp8"}
+    )
+    assert changed.render() == (
+        "vllm serve m --max-model-len 8192 --enable-prefix-caching --port 8000 --kv-cache-dtype fp8"
+    )
     assert command.render() == "vllm serve m --max-model-len 32768 --no-enable-prefix-caching --port 8000"
 
 
 def test_rendered_command_quotes_what_the_shell_needs():
-    command = parse_command("vllm serve m --speculative-config '{\"method\": \"ngram\"}'")
+    command = parse_command('vllm serve m --speculative-config \'{"method": "ngram"}\'')
     assert parse_command(command.render()).flags == command.flags
 
 
@@ -59,15 +69,28 @@ def test_unbalanced_quotes_are_a_user_error():
 
 def test_args_repr_maps_keys_to_flags():
     assert args_from_repr("model_tag='m', max_num_seqs=64, enforce_eager=True, quantization=None") == {
-        "--model": "m", "--max-num-seqs": "64", "--enforce-eager": "true",
+        "--model": "m",
+        "--max-num-seqs": "64",
+        "--enforce-eager": "true",
     }
 
 
 def test_cache_config_labels_become_flags_with_their_source():
-    command = command_from_cache_config({"block_size": "16", "gpu_memory_utilization": "0.9", "cache_dtype": "fp8",
-                                         "enable_prefix_caching": "True", "num_gpu_blocks": "10169"})
-    assert command.flags == {"--block-size": "16", "--gpu-memory-utilization": "0.9", "--kv-cache-dtype": "fp8",
-                             "--enable-prefix-caching": None}
+    command = command_from_cache_config(
+        {
+            "block_size": "16",
+            "gpu_memory_utilization": "0.9",
+            "cache_dtype": "fp8",
+            "enable_prefix_caching": "True",
+            "num_gpu_blocks": "10169",
+        }
+    )
+    assert command.flags == {
+        "--block-size": "16",
+        "--gpu-memory-utilization": "0.9",
+        "--kv-cache-dtype": "fp8",
+        "--enable-prefix-caching": None,
+    }
     assert set(command.origin.values()) == {"metrics"}
 
 
@@ -80,8 +103,12 @@ CACHE_INFO = (
 
 def test_explicit_server_args_win_over_log_args_over_metric_labels():
     snapshot = parse_exposition(CACHE_INFO, "m")
-    events = parse_lines(["INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', "
-                          "'gpu_memory_utilization': 0.95, 'max_model_len': 16000}"]).events
+    events = parse_lines(
+        [
+            "INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', "
+            "'gpu_memory_utilization': 0.95, 'max_model_len': 16000}"
+        ]
+    ).events
     typed = parse_command("vllm serve m --max-model-len 8192")
     config = server_config(effective_command(typed, events, snapshot), events, snapshot)
     assert config.max_model_len == 8192 and config.sources["--max-model-len"] == ConfigSource.ARGS
@@ -92,13 +119,15 @@ def test_explicit_server_args_win_over_log_args_over_metric_labels():
 
 
 def test_startup_lines_fill_values_left_at_defaults():
-    events = parse_lines([
-        "INFO 01-01 00:00:00 [x.py:1] vLLM API server version 0.10.1",
-        "INFO 01-01 00:00:01 [x.py:1] Initializing a V1 LLM engine (v0.10.1) with config: model='m', "
-        "dtype=torch.bfloat16, max_seq_len=40960, tensor_parallel_size=2, enforce_eager=False, "
-        "quantization=None, enable_prefix_caching=True",
-        "INFO 01-01 00:00:01 [x.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.",
-    ]).events
+    events = parse_lines(
+        [
+            "INFO 01-01 00:00:00 [x.py:1] vLLM API server version 0.10.1",
+            "INFO 01-01 00:00:01 [x.py:1] Initializing a V1 LLM engine (v0.10.1) with config: model='m', "
+            "dtype=torch.bfloat16, max_seq_len=40960, tensor_parallel_size=2, enforce_eager=False, "
+            "quantization=None, enable_prefix_caching=True",
+            "INFO 01-01 00:00:01 [x.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.",
+        ]
+    ).events
     config = server_config(effective_command(None, events, None), events, None)
     assert config.vllm_version == "0.10.1" and config.dtype == "bfloat16"
     assert config.max_model_len == 40960 and config.tensor_parallel_size == 2
@@ -107,15 +136,21 @@ def test_startup_lines_fill_values_left_at_defaults():
 
 
 def test_memory_figures_come_from_the_startup_log():
-    events = parse_lines([
-        "INFO 01-01 00:00:00 [x.py:1] Model loading took 15.2683 GiB and 6.5 seconds",
-        "INFO 01-01 00:00:00 [x.py:1] Available KV cache memory: 22.34 GiB",
-        "INFO 01-01 00:00:00 [x.py:1] GPU KV cache size: 162,704 tokens",
-        "INFO 01-01 00:00:00 [x.py:1] Maximum concurrency for 16,000 tokens per request: 10.17x",
-    ]).events
+    events = parse_lines(
+        [
+            "INFO 01-01 00:00:00 [x.py:1] Model loading took 15.2683 GiB and 6.5 seconds",
+            "INFO 01-01 00:00:00 [x.py:1] Available KV cache memory: 22.34 GiB",
+            "INFO 01-01 00:00:00 [x.py:1] GPU KV cache size: 162,704 tokens",
+            "INFO 01-01 00:00:00 [x.py:1] Maximum concurrency for 16,000 tokens per request: 10.17x",
+        ]
+    ).events
     memory = memory_from_log(events)
     assert (memory.weights_gib, memory.available_kv_gib, memory.kv_cache_tokens, memory.max_concurrency) == (
-        15.2683, 22.34, 162704, 10.17)
+        15.2683,
+        22.34,
+        162704,
+        10.17,
+    )
     assert memory.source == "startup_log"
     assert memory_from_log([]) is None
 
@@ -128,8 +163,9 @@ def test_kv_pool_size_is_read_from_cache_config_info():
 
 def test_measured_memory_figures_are_never_replaced_by_modelled_ones():
     measured = MemoryFacts(available_kv_gib=3.18, source="startup_log")
-    modelled = MemoryFacts(available_kv_gib=9.0, kv_cache_tokens=999, total_gib=24.0, weights_gib=15.0,
-                           source="advisor")
+    modelled = MemoryFacts(
+        available_kv_gib=9.0, kv_cache_tokens=999, total_gib=24.0, weights_gib=15.0, source="advisor"
+    )
     merged = merge_memory(measured, None, modelled)
     assert merged.available_kv_gib == 3.18 and merged.kv_cache_tokens is None
     assert (merged.total_gib, merged.weights_gib, merged.source) == (24.0, 15.0, "startup_log")

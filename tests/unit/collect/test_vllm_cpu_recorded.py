@@ -34,8 +34,10 @@ from tests.unit.advisor.data_paths import DATA_DIR
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
 SERVING = ("idle", "moderate", "saturated", "client_overload")
-CAPACITY = re.compile(r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<len>[\d,]+) "
-                      r"tokens per request: (?P<x>[\d.]+)x")
+CAPACITY = re.compile(
+    r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<len>[\d,]+) "
+    r"tokens per request: (?P<x>[\d.]+)x"
+)
 
 
 def path(name: str) -> str:
@@ -43,10 +45,16 @@ def path(name: str) -> str:
 
 
 def triage(situation: str, *, log_only: bool = False, **request) -> TriageResult:
-    metrics = [] if log_only or not (RECORDED / f"{situation}_before.prom").exists() else [
-        path(f"{situation}_before.prom"), path(f"{situation}_after.prom")]
-    return run_triage(TriageRequest(logs=path(f"{situation}.log"), metrics_files=metrics,
-                                    metrics_interval_s=8 if metrics else None, **request))
+    metrics = (
+        []
+        if log_only or not (RECORDED / f"{situation}_before.prom").exists()
+        else [path(f"{situation}_before.prom"), path(f"{situation}_after.prom")]
+    )
+    return run_triage(
+        TriageRequest(
+            logs=path(f"{situation}.log"), metrics_files=metrics, metrics_interval_s=8 if metrics else None, **request
+        )
+    )
 
 
 def labels(situation: str) -> dict[str, str]:
@@ -54,6 +62,7 @@ def labels(situation: str) -> dict[str, str]:
 
 
 # --- 1. the start-up shm_broadcast wait is compilation, not a hang ------------------------------
+
 
 @pytest.mark.parametrize("situation", SERVING)
 def test_the_startup_broadcast_wait_is_marked_as_startup(situation):
@@ -81,6 +90,7 @@ def test_a_broadcast_wait_after_the_server_started_is_still_a_hang():
 
 
 # --- 2. launch flags read back as vLLM 0.32 spells and chooses them -----------------------------
+
 
 def test_the_rebuilt_command_uses_vllm_032_flags_and_pins_no_auto_block_size():
     result = triage("saturated")
@@ -110,9 +120,11 @@ def test_the_cpu_server_reads_back_model_name_batch_defaults_and_kv_size():
 
 
 def test_cpu_defaults_are_one_table_scaled_by_world_size():
-    assert vllm_cpu_defaults((0, 32, 0)) == {"max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS,
-                                             "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
-                                             "block_size": CPU_DEFAULT_BLOCK_SIZE}
+    assert vllm_cpu_defaults((0, 32, 0)) == {
+        "max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS,
+        "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
+        "block_size": CPU_DEFAULT_BLOCK_SIZE,
+    }
     assert vllm_cpu_defaults((0, 32, 0), world_size=2)["max_num_seqs"] == 2 * CPU_API_SERVER_MAX_NUM_SEQS
     assert vllm_cpu_defaults((0, 31, 0)) is None  # not read: nothing assumed
 
@@ -124,6 +136,7 @@ def test_an_explicit_flag_beats_the_cpu_default():
 
 
 # --- 3. vLLM 0.32's CPU wording ----------------------------------------------------------------
+
 
 def test_cpu_kv_lines_and_stats_lines_are_read():
     events = read_log(path("saturated.log")).events
@@ -139,8 +152,11 @@ def test_cpu_kv_lines_and_stats_lines_are_read():
 
 def test_the_cpu_memory_utilization_error_is_a_free_memory_event():
     [event] = read_log(path("cpu_memory_utilization.log")).of_kind(K.FREE_MEMORY_BELOW_REQUESTED)
-    numbers = re.search(r"\((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired CPU memory "
-                        r"utilization \((?P<util>[\d.]+), (?P<req>[\d.]+) GiB\)", event.raw)
+    numbers = re.search(
+        r"\((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired CPU memory "
+        r"utilization \((?P<util>[\d.]+), (?P<req>[\d.]+) GiB\)",
+        event.raw,
+    )
     assert event.device == "CPU"
     assert (event.free_gib, event.total_gib) == (float(numbers["free"]), float(numbers["total"]))
     assert (event.gpu_memory_utilization, event.requested_gib) == (float(numbers["util"]), float(numbers["req"]))
@@ -173,6 +189,7 @@ def test_kv_too_small_keeps_vllms_estimate_and_an_alternative_byte_size_that_sta
 
 # --- 4. a saturated CPU engine: the step budget does not bind ---------------------------------
 
+
 def test_saturated_cpu_engine_is_compute_bound_not_budget_bound():
     result = triage("saturated")
     assert result.top.rule == "OP-5.4"
@@ -186,6 +203,7 @@ def test_saturated_cpu_engine_is_compute_bound_not_budget_bound():
 
 # --- 5. other 0.32 differences -----------------------------------------------------------------
 
+
 def test_preemptions_cap_from_vllms_own_request_sizes():
     result = triage("preempting")
     top = result.top
@@ -197,15 +215,18 @@ def test_preemptions_cap_from_vllms_own_request_sizes():
 
 def test_vllm_032_stats_lines_never_show_preemptions_so_the_window_is_needed():
     stats = read_log(path("preempting.log")).of_kind(K.STATS_LINE)
-    before, after = (load_file(path(f"preempting_{when}.prom")).value("vllm:num_preemptions_total")
-                     for when in ("before", "after"))
+    before, after = (
+        load_file(path(f"preempting_{when}.prom")).value("vllm:num_preemptions_total") for when in ("before", "after")
+    )
     assert stats and all(e.preemptions is None for e in stats) and after > before
     log_only = triage("preempting", log_only=True)
     assert log_only.top.rule == "OP-5.2" and "OP-5.3" not in {f.rule for f in log_only.findings}
 
 
 def test_the_bundled_engine_on_a_cpu_is_not_taken_for_vllms_cpu_backend():
-    lines = [line.replace("(v0.32.0)", "(v0.1.0)").replace("version 0.32.0", "version 0.33.0+servops.0.1.0")
-             for line in (RECORDED / "idle.log").read_text().splitlines()]
+    lines = [
+        line.replace("(v0.32.0)", "(v0.1.0)").replace("version 0.32.0", "version 0.33.0+servops.0.1.0")
+        for line in (RECORDED / "idle.log").read_text().splitlines()
+    ]
     config = server_config(None, parse_lines(lines).events, None)
     assert config.device is None and config.max_num_seqs is None and config.max_num_batched_tokens is None

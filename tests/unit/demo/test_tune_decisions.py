@@ -78,22 +78,37 @@ def test_safe_point_is_none_when_the_ramp_found_none(ramp):
 
 
 def test_top_change_takes_the_highest_ranked_finding_with_changes_and_skips_tried_ones():
-    triage = {"findings": [
-        {"rule": "OP-5.5", "title": "no change here", "changes": []},
-        {"rule": "OP-5.2", "title": "queue", "changes": [{"flag": "--max-num-seqs", "current": "1", "proposed": "2"}]},
-        {"rule": "AP-3", "title": "prefix", "changes": [{"flag": "--enable-prefix-caching", "proposed": "true"}]},
-    ]}
+    triage = {
+        "findings": [
+            {"rule": "OP-5.5", "title": "no change here", "changes": []},
+            {
+                "rule": "OP-5.2",
+                "title": "queue",
+                "changes": [{"flag": "--max-num-seqs", "current": "1", "proposed": "2"}],
+            },
+            {"rule": "AP-3", "title": "prefix", "changes": [{"flag": "--enable-prefix-caching", "proposed": "true"}]},
+        ]
+    }
     assert top_change(triage)["rule"] == "OP-5.2"
     assert top_change(triage, skip={("--max-num-seqs", "2")})["rule"] == "AP-3"
     assert top_change(None) is None
 
 
 def test_top_change_leaves_unsafe_changes_to_an_explicit_opt_in():
-    triage = {"findings": [
-        {"rule": "AP-2", "title": "max-model-len", "changes": [
-            {"flag": "--max-model-len", "current": "8192", "proposed": "128", "safety": "unsafe"}]},
-        {"rule": "OP-5.2", "title": "queue", "changes": [{"flag": "--max-num-seqs", "current": "1", "proposed": "2"}]},
-    ]}
+    triage = {
+        "findings": [
+            {
+                "rule": "AP-2",
+                "title": "max-model-len",
+                "changes": [{"flag": "--max-model-len", "current": "8192", "proposed": "128", "safety": "unsafe"}],
+            },
+            {
+                "rule": "OP-5.2",
+                "title": "queue",
+                "changes": [{"flag": "--max-num-seqs", "current": "1", "proposed": "2"}],
+            },
+        ]
+    }
     assert top_change(triage)["rule"] == "OP-5.2"
     assert top_change(triage, allow_unsafe=True)["rule"] == "AP-2"
     assert top_change({"findings": triage["findings"][:1]}) is None

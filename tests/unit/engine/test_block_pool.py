@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from engine.core.kv_cache_manager import KVCacheManager
-from engine.core.sampling_params import SamplingParams
 from engine.core.request import Request
+from engine.core.sampling_params import SamplingParams
 
 BLOCK = 4
 

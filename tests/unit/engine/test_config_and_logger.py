@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import logging
 import re
 
 import pytest
 import torch
 
 from engine.core.config import EngineConfig
-from engine.core.errors import EngineStartupError
-from engine.observability.logger import LOG_FORMAT, DATE_FORMAT, format_gib, init_logger, set_process_name
+from engine.core.errors import EngineStartupError, RequestValidationError
 from engine.core.sampling_params import SamplingParams
-from engine.core.errors import RequestValidationError
+from engine.observability.logger import format_gib, init_logger, set_process_name
 
 
-@pytest.mark.parametrize("field,value,needle", [
-    ("gpu_memory_utilization", 1.5, "--gpu-memory-utilization must be in (0, 1]"),
-    ("block_size", 12, "--block-size must be a power of two"),
-    ("max_num_seqs", 0, "--max-num-seqs must be at least 1"),
-    ("dtype", "int4", "--dtype 'int4' is not supported"),
-    ("kv_cache_dtype", "fp8", "--kv-cache-dtype 'fp8' is not supported"),
-])
+@pytest.mark.parametrize(
+    "field,value,needle",
+    [
+        ("gpu_memory_utilization", 1.5, "--gpu-memory-utilization must be in (0, 1]"),
+        ("block_size", 12, "--block-size must be a power of two"),
+        ("max_num_seqs", 0, "--max-num-seqs must be at least 1"),
+        ("dtype", "int4", "--dtype 'int4' is not supported"),
+        ("kv_cache_dtype", "fp8", "--kv-cache-dtype 'fp8' is not supported"),
+    ],
+)
 def test_bad_flags_name_the_flag_and_the_fix(field, value, needle):
     with pytest.raises(EngineStartupError) as err:
         EngineConfig(**{field: value}).validate()
@@ -45,13 +46,16 @@ def test_defaults_follow_vllm_api_server():
     assert config.enable_prefix_caching and config.enable_chunked_prefill
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    (dict(temperature=-1.0), "temperature must be non-negative, got -1.0."),
-    (dict(top_p=0.0), "top_p must be in (0, 1], got 0.0."),
-    (dict(top_k=-3), "top_k must be 0 (disable), or at least 1, got -3."),
-    (dict(max_tokens=0), "max_tokens must be at least 1, got 0."),
-    (dict(min_tokens=5, max_tokens=2), "min_tokens must be less than or equal to max_tokens=2, got 5."),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        (dict(temperature=-1.0), "temperature must be non-negative, got -1.0."),
+        (dict(top_p=0.0), "top_p must be in (0, 1], got 0.0."),
+        (dict(top_k=-3), "top_k must be 0 (disable), or at least 1, got -3."),
+        (dict(max_tokens=0), "max_tokens must be at least 1, got 0."),
+        (dict(min_tokens=5, max_tokens=2), "min_tokens must be less than or equal to max_tokens=2, got 5."),
+    ],
+)
 def test_sampling_params_validation_uses_vllms_wording(kwargs, needle):
     with pytest.raises(RequestValidationError) as err:
         SamplingParams(**kwargs)
@@ -65,7 +69,9 @@ def test_log_lines_have_vllms_prefix(capsys):
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert re.fullmatch(
         r"\(EngineCore pid=\d+\) INFO \d\d-\d\d \d\d:\d\d:\d\d \[test_config_and_logger\.py:\d+\] "
-        r"GPU KV cache size: 162,704 tokens", line)
+        r"GPU KV cache size: 162,704 tokens",
+        line,
+    )
     set_process_name("APIServer")
     logger.info("x")
     assert capsys.readouterr().out.startswith("(APIServer pid=")

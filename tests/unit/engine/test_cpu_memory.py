@@ -14,8 +14,9 @@ from engine.model import cpu_memory
 def _run(code: str, **env: str) -> str:
     import os
 
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            env={**os.environ, **env})
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, **env}
+    )
     return result.stdout.strip()
 
 

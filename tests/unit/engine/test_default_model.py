@@ -9,8 +9,11 @@ from engine.model.default_model import _hf_name, _unpermute, gguf_path
 
 def llama_cpp_permute(weights: np.ndarray, num_heads: int) -> np.ndarray:
     """What llama.cpp's convert_hf_to_gguf.py applies to q/k projection rows."""
-    return (weights.reshape(num_heads, 2, weights.shape[0] // num_heads // 2, *weights.shape[1:])
-            .swapaxes(1, 2).reshape(weights.shape))
+    return (
+        weights.reshape(num_heads, 2, weights.shape[0] // num_heads // 2, *weights.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weights.shape)
+    )
 
 
 def test_unpermute_inverts_llama_cpps_rotary_permutation():

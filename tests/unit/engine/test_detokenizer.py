@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.model.detokenizer import IncrementalDetokenizer
 from engine.core.sampling_params import SamplingParams
+from engine.model.detokenizer import IncrementalDetokenizer
 from tests.helpers.tiny_model import build_byte_tokenizer
 
 

@@ -22,8 +22,12 @@ GREEDY = SamplingParams(temperature=0, max_tokens=4)
 
 @pytest.fixture(scope="module")
 def llm(tmp_path_factory) -> LLM:
-    return LLM(str(build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))), dtype="float32",
-               device_memory_gib=0.25, max_model_len=64)
+    return LLM(
+        str(build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))),
+        dtype="float32",
+        device_memory_gib=0.25,
+        max_model_len=64,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -205,4 +209,3 @@ def test_an_engine_refusal_unqueues_the_prompts_before_it(llm):
     assert out.finish_reason in ("stop", "length")
     assert not llm.llm_engine.requests
     assert llm.llm_engine.num_free_blocks() == llm.llm_engine.num_total_blocks()
-

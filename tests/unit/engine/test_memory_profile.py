@@ -12,16 +12,23 @@ MIB = 1 << 20
 
 
 def test_blocks_are_what_is_left_after_weights_and_activations():
-    budget = plan_kv_cache(requested_bytes=GIB, weights_bytes=256 * MIB, activation_bytes=256 * MIB,
-                           bytes_per_block=MIB, block_size=16, max_model_len=1024)
+    budget = plan_kv_cache(
+        requested_bytes=GIB,
+        weights_bytes=256 * MIB,
+        activation_bytes=256 * MIB,
+        bytes_per_block=MIB,
+        block_size=16,
+        max_model_len=1024,
+    )
     assert budget.available_bytes == 512 * MIB
     assert budget.num_blocks == 512
 
 
 def test_no_memory_left_gives_vllms_exact_text():
     with pytest.raises(EngineStartupError) as err:
-        plan_kv_cache(GIB, weights_bytes=GIB, activation_bytes=MIB, bytes_per_block=MIB, block_size=16,
-                      max_model_len=1024)
+        plan_kv_cache(
+            GIB, weights_bytes=GIB, activation_bytes=MIB, bytes_per_block=MIB, block_size=16, max_model_len=1024
+        )
     assert str(err.value) == (
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
         "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
@@ -33,8 +40,14 @@ def test_no_memory_left_gives_vllms_exact_text():
 def test_max_model_len_that_does_not_fit_gives_vllms_text_with_the_estimated_length():
     # 100 blocks of 16 tokens fit; 4096 tokens need 256 blocks
     with pytest.raises(EngineStartupError) as err:
-        plan_kv_cache(requested_bytes=300 * MIB, weights_bytes=100 * MIB, activation_bytes=100 * MIB,
-                      bytes_per_block=MIB, block_size=16, max_model_len=4096)
+        plan_kv_cache(
+            requested_bytes=300 * MIB,
+            weights_bytes=100 * MIB,
+            activation_bytes=100 * MIB,
+            bytes_per_block=MIB,
+            block_size=16,
+            max_model_len=4096,
+        )
     assert str(err.value) == (
         "To serve at least one request with the model's max seq len (4096), (0.25 GiB KV cache is needed, "
         "which is larger than the available KV cache memory (0.1 GiB). Based on the available memory, the "

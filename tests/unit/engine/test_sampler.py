@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from engine.model.sampler import sample
-from engine.core.sampling_params import SamplingParams
 from engine.core.request import Request
+from engine.core.sampling_params import SamplingParams
+from engine.model.sampler import sample
 
 
 def req(params: SamplingParams, eos: int | None = None, seed_generator: bool = False) -> Request:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from engine.core.kv_cache_manager import KVCacheManager
+from engine.core.request import Request, RequestStatus
 from engine.core.sampling_params import SamplingParams
 from engine.core.scheduler import Scheduler
-from engine.core.request import Request, RequestStatus
 
 
 def make_scheduler(num_blocks=64, block_size=4, max_num_seqs=8, budget=32, chunked=True, caching=True):

@@ -39,28 +39,79 @@ def variants():
         for group in (1, 8):
             for split in (False, True):
                 partial = "fp32" if split else dt
-                yield (f"decode {dt} group={group} split={split}", paged_decode._decode_partition_kernel,
-                       dict(q_ptr=f"*{dt}", k_cache_ptr=f"*{dt}", v_cache_ptr=f"*{dt}", block_tables_ptr="*i32",
-                            context_lens_ptr="*i32", out_ptr=f"*{partial}", max_logits_ptr=f"*{partial}",
-                            exp_sums_ptr=f"*{partial}", scale_log2="fp32"),
-                       dict(GROUP=group, GROUP_PAD=max(16, triton.next_power_of_2(group)), HEAD_DIM=HEAD_DIM,
-                            DIM_PAD=HEAD_DIM, BLOCK_SIZE=16, KV_TILE=kv_tile,
-                            PARTITION_SIZE=512 if split else paged_decode.NO_SPLIT_PARTITION, SPLIT=split,
-                            DOT_PRECISION=precision), 4)
-        yield (f"decode-reduce {dt}", paged_decode._decode_reduce_kernel,
-               dict(out_ptr=f"*{dt}", partial_ptr="*fp32", max_logits_ptr="*fp32", exp_sums_ptr="*fp32",
-                    context_lens_ptr="*i32"),
-               dict(HEAD_DIM=HEAD_DIM, DIM_PAD=HEAD_DIM, PARTITION_SIZE=512, PARTS_TILE=32), 4)
+                yield (
+                    f"decode {dt} group={group} split={split}",
+                    paged_decode._decode_partition_kernel,
+                    dict(
+                        q_ptr=f"*{dt}",
+                        k_cache_ptr=f"*{dt}",
+                        v_cache_ptr=f"*{dt}",
+                        block_tables_ptr="*i32",
+                        context_lens_ptr="*i32",
+                        out_ptr=f"*{partial}",
+                        max_logits_ptr=f"*{partial}",
+                        exp_sums_ptr=f"*{partial}",
+                        scale_log2="fp32",
+                    ),
+                    dict(
+                        GROUP=group,
+                        GROUP_PAD=max(16, triton.next_power_of_2(group)),
+                        HEAD_DIM=HEAD_DIM,
+                        DIM_PAD=HEAD_DIM,
+                        BLOCK_SIZE=16,
+                        KV_TILE=kv_tile,
+                        PARTITION_SIZE=512 if split else paged_decode.NO_SPLIT_PARTITION,
+                        SPLIT=split,
+                        DOT_PRECISION=precision,
+                    ),
+                    4,
+                )
+        yield (
+            f"decode-reduce {dt}",
+            paged_decode._decode_reduce_kernel,
+            dict(
+                out_ptr=f"*{dt}",
+                partial_ptr="*fp32",
+                max_logits_ptr="*fp32",
+                exp_sums_ptr="*fp32",
+                context_lens_ptr="*i32",
+            ),
+            dict(HEAD_DIM=HEAD_DIM, DIM_PAD=HEAD_DIM, PARTITION_SIZE=512, PARTS_TILE=32),
+            4,
+        )
         for max_query_len in (16, 512):
             block_m, block_n, num_warps = paged_prefill.prefill_tiles(torch_dtype, max_query_len)
-            yield (f"prefill {dt} block_m={block_m} block_n={block_n} warps={num_warps}", paged_prefill._prefill_kernel,
-                   dict(q_ptr=f"*{dt}", k_cache_ptr=f"*{dt}", v_cache_ptr=f"*{dt}", block_tables_ptr="*i32",
-                        cu_seqlens_ptr="*i32", context_lens_ptr="*i32", out_ptr=f"*{dt}", scale_log2="fp32"),
-                   dict(GROUP=4, HEAD_DIM=HEAD_DIM, DIM_PAD=HEAD_DIM, BLOCK_SIZE=16, BLOCK_M=block_m,
-                        BLOCK_N=block_n, DOT_PRECISION=precision), num_warps)
-        yield (f"cache-write {dt}", cache_write._reshape_and_cache_kernel,
-               dict(key_ptr=f"*{dt}", value_ptr=f"*{dt}", k_cache_ptr=f"*{dt}", v_cache_ptr=f"*{dt}", slot_ptr="*i64"),
-               dict(BLOCK_SIZE=16, NUM_KV_HEADS=8, HEAD_DIM=HEAD_DIM, HEADS_PAD=8, DIM_PAD=HEAD_DIM), 4)
+            yield (
+                f"prefill {dt} block_m={block_m} block_n={block_n} warps={num_warps}",
+                paged_prefill._prefill_kernel,
+                dict(
+                    q_ptr=f"*{dt}",
+                    k_cache_ptr=f"*{dt}",
+                    v_cache_ptr=f"*{dt}",
+                    block_tables_ptr="*i32",
+                    cu_seqlens_ptr="*i32",
+                    context_lens_ptr="*i32",
+                    out_ptr=f"*{dt}",
+                    scale_log2="fp32",
+                ),
+                dict(
+                    GROUP=4,
+                    HEAD_DIM=HEAD_DIM,
+                    DIM_PAD=HEAD_DIM,
+                    BLOCK_SIZE=16,
+                    BLOCK_M=block_m,
+                    BLOCK_N=block_n,
+                    DOT_PRECISION=precision,
+                ),
+                num_warps,
+            )
+        yield (
+            f"cache-write {dt}",
+            cache_write._reshape_and_cache_kernel,
+            dict(key_ptr=f"*{dt}", value_ptr=f"*{dt}", k_cache_ptr=f"*{dt}", v_cache_ptr=f"*{dt}", slot_ptr="*i64"),
+            dict(BLOCK_SIZE=16, NUM_KV_HEADS=8, HEAD_DIM=HEAD_DIM, HEADS_PAD=8, DIM_PAD=HEAD_DIM),
+            4,
+        )
 
 
 def compile_variant(kernel, types: dict, consts: dict, num_warps: int, arch: int) -> dict:
@@ -68,7 +119,8 @@ def compile_variant(kernel, types: dict, consts: dict, num_warps: int, arch: int
     aligned = {
         (i,): [["tt.divisibility", 16]]
         for i, name in enumerate(kernel.arg_names)
-        if name not in consts and (signature[name].startswith("*") or (name.startswith("stride") and name != "stride_bt"))
+        if name not in consts
+        and (signature[name].startswith("*") or (name.startswith("stride") and name != "stride_bt"))
     }
     source = ASTSource(fn=kernel, signature=signature, constexprs=consts, attrs=aligned)
     compiled = triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": num_warps})
@@ -82,8 +134,9 @@ def _resource_usage(cubin: bytes) -> dict:
         path = os.path.join(tmp, "kernel.cubin")
         with open(path, "wb") as fh:
             fh.write(cubin)
-        text = subprocess.run([CUOBJDUMP, "--dump-resource-usage", path], capture_output=True, text=True,
-                              timeout=60).stdout
+        text = subprocess.run(
+            [CUOBJDUMP, "--dump-resource-usage", path], capture_output=True, text=True, timeout=60
+        ).stdout
     fields = dict(part.split(":", 1) for line in text.splitlines() if "REG:" in line for part in line.split())
     return {"registers": int(fields["REG"]), "stack_bytes": int(fields["STACK"])} if fields else {}
 

@@ -21,21 +21,34 @@ def main(model_dir: str) -> None:
     from engine.core.sampling_params import SamplingParams
     from kernels.attention import backend_for
 
-    llm = LLM(model_dir, device="cpu", dtype="float32", device_memory_gib=0.25, max_model_len=256,
-              max_num_batched_tokens=32, max_num_seqs=4, seed=0)
+    llm = LLM(
+        model_dir,
+        device="cpu",
+        dtype="float32",
+        device_memory_gib=0.25,
+        max_model_len=256,
+        max_num_batched_tokens=32,
+        max_num_seqs=4,
+        seed=0,
+    )
     greedy = SamplingParams(temperature=0.0, max_tokens=5, ignore_eos=True)
     prefix = "A paged cache keeps each block of keys once; "
-    first = llm.generate([prefix + "decode reads them.", "hi", prefix + "prefill chunks cross blocks."],
-                         greedy, use_tqdm=False)
+    first = llm.generate(
+        [prefix + "decode reads them.", "hi", prefix + "prefill chunks cross blocks."], greedy, use_tqdm=False
+    )
     second = llm.generate([prefix + "decode reads them again."], greedy, use_tqdm=False)
     outputs = first + second
     triton_kernels = sys.modules.get("kernels.paged_decode")
-    print(json.dumps({
-        "backend": backend_for("cpu"),
-        "triton_interpreted": bool(triton_kernels and triton_kernels.INTERPRETED),
-        "tokens": [list(o.output_token_ids) for o in outputs],
-        "cached_tokens": [o.num_cached_tokens for o in outputs],
-    }))
+    print(
+        json.dumps(
+            {
+                "backend": backend_for("cpu"),
+                "triton_interpreted": bool(triton_kernels and triton_kernels.INTERPRETED),
+                "tokens": [list(o.output_token_ids) for o in outputs],
+                "cached_tokens": [o.num_cached_tokens for o in outputs],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

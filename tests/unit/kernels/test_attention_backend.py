@@ -32,8 +32,9 @@ def test_without_a_compiler_cpu_falls_back_to_the_torch_twin_with_one_warning(tm
         "from kernels import attention\n"
         "print(attention.backend_for('cpu'), attention.backend_for('cpu'))\n"
     )
-    out = _in_a_fresh_process(script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path),
-                              SERVOPS_ATTENTION_BACKEND="")
+    out = _in_a_fresh_process(
+        script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path), SERVOPS_ATTENTION_BACKEND=""
+    )
     assert out.startswith("torch torch")
     warnings = [line for line in out.splitlines() if line.startswith("WARNING")]
     assert len(warnings) == 1 and "no-such-compiler" in warnings[0] and "PyTorch twin" in warnings[0]
@@ -47,8 +48,9 @@ def test_forcing_cpu_where_the_kernel_cannot_build_names_the_fix(tmp_path):
         "except Exception as exc:\n"
         "    print(type(exc).__name__, getattr(exc, 'user_facing', False), exc)\n"
     )
-    out = _in_a_fresh_process(script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path),
-                              SERVOPS_ATTENTION_BACKEND="cpu")
+    out = _in_a_fresh_process(
+        script, CXX="no-such-compiler", SERVOPS_KERNEL_CACHE=str(tmp_path), SERVOPS_ATTENTION_BACKEND="cpu"
+    )
     line = out.splitlines()[0]
     assert line.startswith("AttentionBackendError True")
     assert "no-such-compiler" in line and "SERVOPS_ATTENTION_BACKEND=torch" in line
@@ -79,14 +81,17 @@ def test_unknown_backend_is_a_one_line_user_error(monkeypatch):
 def test_forced_triton_runs_write_decode_and_prefill_like_torch(monkeypatch, device):
     """Through the engine's entry points: write a chunk, prefill over it, then decode."""
     gen = torch.Generator().manual_seed(0)
-    cache = random_paged_cache([20, 9], num_kv_heads=2, head_dim=16, block_size=16,
-                               dtype=torch.float32, device=device, generator=gen)
+    cache = random_paged_cache(
+        [20, 9], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32, device=device, generator=gen
+    )
     q_lens = [4, 9]  # sequence 0 has a 16-token cached prefix; sequence 1 is a fresh prompt
-    slots = torch.cat([
-        cache.block_tables[b, pos // 16].long() * 16 + pos % 16
-        for b, (q_len, ctx) in enumerate(zip(q_lens, [20, 9]))
-        for pos in [torch.arange(ctx - q_len, ctx, device=device)]
-    ])
+    slots = torch.cat(
+        [
+            cache.block_tables[b, pos // 16].long() * 16 + pos % 16
+            for b, (q_len, ctx) in enumerate(zip(q_lens, [20, 9], strict=False))
+            for pos in [torch.arange(ctx - q_len, ctx, device=device)]
+        ]
+    )
     keys = torch.randn(13, 2, 16, generator=gen).to(device)
     values = torch.randn(13, 2, 16, generator=gen).to(device)
     query = torch.randn(13, 4, 16, generator=gen).to(device)
@@ -97,10 +102,12 @@ def test_forced_triton_runs_write_decode_and_prefill_like_torch(monkeypatch, dev
         monkeypatch.setenv(attention.BACKEND_ENV, backend)
         k_cache, v_cache = cache.k_cache.clone(), cache.v_cache.clone()
         attention.reshape_and_cache(keys, values, k_cache, v_cache, slots)
-        prefill = attention.paged_prefill_attention(query, k_cache, v_cache, cache.block_tables,
-                                                    cu_seqlens, cache.context_lens, 0.25)
-        decode = attention.paged_decode_attention(query[[3, 12]], k_cache, v_cache, cache.block_tables,
-                                                  cache.context_lens, 0.25)
+        prefill = attention.paged_prefill_attention(
+            query, k_cache, v_cache, cache.block_tables, cu_seqlens, cache.context_lens, 0.25
+        )
+        decode = attention.paged_decode_attention(
+            query[[3, 12]], k_cache, v_cache, cache.block_tables, cache.context_lens, 0.25
+        )
         results[backend] = (k_cache, prefill, decode)
     assert torch.equal(results["torch"][0], results["triton"][0])
     assert relative_error(results["triton"][1], results["torch"][1]) <= REL_TOL[torch.float32]
@@ -110,10 +117,12 @@ def test_forced_triton_runs_write_decode_and_prefill_like_torch(monkeypatch, dev
 
 
 def test_torch_twin_decode_of_an_empty_batch_is_empty():
-    cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16,
-                               dtype=torch.float32, device=torch.device("cpu"))
-    out = torch_ref.paged_decode_attention(torch.empty(0, 2, 16), cache.k_cache, cache.v_cache,
-                                           cache.block_tables[:0], cache.context_lens[:0], 0.25)
+    cache = random_paged_cache(
+        [4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=torch.device("cpu")
+    )
+    out = torch_ref.paged_decode_attention(
+        torch.empty(0, 2, 16), cache.k_cache, cache.v_cache, cache.block_tables[:0], cache.context_lens[:0], 0.25
+    )
     assert out.shape == (0, 2, 16)
 
 

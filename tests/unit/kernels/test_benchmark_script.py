@@ -23,11 +23,32 @@ def _load_script():
 def test_tiny_cpu_run_reports_every_case_against_the_torch_baseline(tmp_path):
     bench = _load_script()
     out = tmp_path / "bench.json"
-    code = bench.main([
-        "--device", "cpu", "--backends", "torch,sdpa_dense", "--batch-sizes", "1,2", "--context-lens", "20,40",
-        "--prefill-chunk", "8", "--num-heads", "4", "--num-kv-heads", "2", "--head-dim", "16",
-        "--repeats", "2", "--copy-mib", "8", "--json", str(out),
-    ])
+    code = bench.main(
+        [
+            "--device",
+            "cpu",
+            "--backends",
+            "torch,sdpa_dense",
+            "--batch-sizes",
+            "1,2",
+            "--context-lens",
+            "20,40",
+            "--prefill-chunk",
+            "8",
+            "--num-heads",
+            "4",
+            "--num-kv-heads",
+            "2",
+            "--head-dim",
+            "16",
+            "--repeats",
+            "2",
+            "--copy-mib",
+            "8",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["kind"] == "benchmark.attention" and doc["servops_version"] and doc["created_at"]
@@ -48,10 +69,13 @@ def test_tiny_cpu_run_reports_every_case_against_the_torch_baseline(tmp_path):
     assert prefill["bytes_moved"] == 2 * 2 * 40 * 2 * 16 * 4 + 2 * (2 * 8 * 4 * 16) * 4
 
 
-@pytest.mark.parametrize(("flags", "fragment"), [
-    (["--backends", "flash"], "--backends 'flash'"),
-    (["--num-heads", "6", "--num-kv-heads", "4"], "--num-heads 6"),
-])
+@pytest.mark.parametrize(
+    ("flags", "fragment"),
+    [
+        (["--backends", "flash"], "--backends 'flash'"),
+        (["--num-heads", "6", "--num-kv-heads", "4"], "--num-heads 6"),
+    ],
+)
 def test_bad_flags_are_one_line_errors(capsys, flags, fragment):
     bench = _load_script()
     code = bench.main(["--device", "cpu", "--copy-mib", "1", "--context-lens", "8", "--batch-sizes", "1", *flags])

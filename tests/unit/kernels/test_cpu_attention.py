@@ -7,21 +7,32 @@ import os
 import pytest
 import torch
 
-from kernels import attention, cpu_build, cpu_attention, torch_ref
-from tests.unit.kernels.paged_inputs import REL_TOL, poisoned_like, random_paged_cache, relative_error
+from kernels import attention, cpu_attention, cpu_build, torch_ref
+from tests.unit.kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
 
-pytestmark = pytest.mark.skipif(not cpu_attention.available(),
-                                reason=f"native CPU kernel not built here: {cpu_attention.unavailable_reason()}")
+pytestmark = pytest.mark.skipif(
+    not cpu_attention.available(), reason=f"native CPU kernel not built here: {cpu_attention.unavailable_reason()}"
+)
 
 CPU = torch.device("cpu")
 SCALE = 0.125
 
 
-def _compare(context_lens, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0,
-             index_dtype=torch.int32, threads=None):
+def _compare(
+    context_lens, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0, index_dtype=torch.int32, threads=None
+):
     gen = torch.Generator().manual_seed(seed)
-    cache = random_paged_cache(context_lens, num_kv_heads=num_kv_heads, head_dim=head_dim, block_size=block_size,
-                               dtype=dtype, device=CPU, index_dtype=index_dtype, generator=gen, poison_unused=True)
+    cache = random_paged_cache(
+        context_lens,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        block_size=block_size,
+        dtype=dtype,
+        device=CPU,
+        index_dtype=index_dtype,
+        generator=gen,
+        poison_unused=True,
+    )
     query = torch.randn(len(context_lens), group * num_kv_heads, head_dim, generator=gen).to(dtype)
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
     _check(cpu_attention.paged_decode_attention, torch_ref.paged_decode_attention, args, threads)
@@ -60,25 +71,44 @@ def test_head_dims(head_dim):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_same_result_on_any_thread_count(threads):
-    _compare([33, 1, 200, 17, 64], group=2, num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
-             seed=2, threads=threads)
+    _compare(
+        [33, 1, 200, 17, 64],
+        group=2,
+        num_kv_heads=2,
+        head_dim=16,
+        block_size=16,
+        dtype=torch.float32,
+        seed=2,
+        threads=threads,
+    )
 
 
 def test_int64_tables_and_lengths_and_a_strided_query():
     gen = torch.Generator().manual_seed(3)
-    cache = random_paged_cache([20, 50], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
-                               device=CPU, index_dtype=torch.int64, generator=gen)
+    cache = random_paged_cache(
+        [20, 50],
+        num_kv_heads=2,
+        head_dim=16,
+        block_size=16,
+        dtype=torch.float32,
+        device=CPU,
+        index_dtype=torch.int64,
+        generator=gen,
+    )
     qkv = torch.randn(2, (4 + 2 + 2) * 16, generator=gen)
     query = qkv[:, : 4 * 16].view(2, 4, 16)  # as the fused qkv projection leaves it: row stride 128
     args = (query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE)
-    assert relative_error(cpu_attention.paged_decode_attention(*args), torch_ref.paged_decode_attention(*args)) \
+    assert (
+        relative_error(cpu_attention.paged_decode_attention(*args), torch_ref.paged_decode_attention(*args))
         <= REL_TOL[torch.float32]
+    )
 
 
 def test_empty_batch():
     cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
-    out = cpu_attention.paged_decode_attention(torch.empty(0, 2, 16), cache.k_cache, cache.v_cache,
-                                            cache.block_tables[:0], cache.context_lens[:0], SCALE)
+    out = cpu_attention.paged_decode_attention(
+        torch.empty(0, 2, 16), cache.k_cache, cache.v_cache, cache.block_tables[:0], cache.context_lens[:0], SCALE
+    )
     assert out.shape == (0, 2, 16)
 
 
@@ -86,8 +116,9 @@ def test_what_the_kernels_do_not_cover_goes_to_the_twins(monkeypatch):
     monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
     gen = torch.Generator().manual_seed(4)
     for dtype, head_dim in ((torch.float16, 16), (torch.float32, 12)):  # dtype, head_dim not a multiple of 8
-        cache = random_paged_cache([9, 30], num_kv_heads=1, head_dim=head_dim, block_size=16, dtype=dtype,
-                                   device=CPU, generator=gen)
+        cache = random_paged_cache(
+            [9, 30], num_kv_heads=1, head_dim=head_dim, block_size=16, dtype=dtype, device=CPU, generator=gen
+        )
         query = torch.randn(2, 2, head_dim, generator=gen).to(dtype)
         assert not cpu_attention.supports(query, cache.k_cache, cache.v_cache)
         assert attention.plan_decode(cache.block_tables, cache.context_lens, cache.k_cache) is not None
@@ -126,13 +157,20 @@ def test_a_source_that_does_not_compile_is_one_clear_error(tmp_path, monkeypatch
     assert not list((tmp_path / "cache").glob("*"))  # no half-written library left behind
 
 
-def _compare_prefill(chunks, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0, threads=None,
-                     strided=False):
+def _compare_prefill(chunks, *, group, num_kv_heads, head_dim, block_size, dtype, seed=0, threads=None, strided=False):
     """chunks: (query tokens this step, cached tokens after writing them) per sequence."""
     gen = torch.Generator().manual_seed(seed)
     q_lens = [q for q, _ in chunks]
-    cache = random_paged_cache([ctx for _, ctx in chunks], num_kv_heads=num_kv_heads, head_dim=head_dim,
-                               block_size=block_size, dtype=dtype, device=CPU, generator=gen, poison_unused=True)
+    cache = random_paged_cache(
+        [ctx for _, ctx in chunks],
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        block_size=block_size,
+        dtype=dtype,
+        device=CPU,
+        generator=gen,
+        poison_unused=True,
+    )
     cu_seqlens = torch.tensor([0] + q_lens).cumsum(0).to(torch.int32)
     num_heads, tokens = group * num_kv_heads, sum(q_lens)
     if strided:  # as the fused qkv projection leaves it
@@ -147,54 +185,80 @@ def _compare_prefill(chunks, *, group, num_kv_heads, head_dim, block_size, dtype
 def _ragged_chunks(block_size: int) -> list[tuple[int, int]]:
     # a one-token prompt; a fresh prompt; a prefix hit straddling a block boundary; a chunk over
     # a partly filled block; a long cached prefix under a short chunk
-    return [(1, 1), (block_size + 5, block_size + 5), (7, block_size + 11), (3, 2 * block_size + 2),
-            (4, 6 * block_size + 2)]
+    return [
+        (1, 1),
+        (block_size + 5, block_size + 5),
+        (7, block_size + 11),
+        (3, 2 * block_size + 2),
+        (4, 6 * block_size + 2),
+    ]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("block_size", [1, 16, 32])
 @pytest.mark.parametrize("group", [1, 3, 4, 8])
 def test_prefill_matches_the_twin_for_gqa_ratio_block_size_and_dtype(group, block_size, dtype):
-    _compare_prefill(_ragged_chunks(block_size), group=group, num_kv_heads=2, head_dim=32, block_size=block_size,
-                     dtype=dtype)
+    _compare_prefill(
+        _ragged_chunks(block_size), group=group, num_kv_heads=2, head_dim=32, block_size=block_size, dtype=dtype
+    )
 
 
 def test_prefill_chunks_longer_than_one_query_tile():
     # 70 rows = four full 16-row tiles and a partial one; 33 rows over a 60-token prefix
-    _compare_prefill([(70, 70), (33, 93), (16, 16)], group=3, num_kv_heads=3, head_dim=64, block_size=16,
-                     dtype=torch.float32, seed=1)
+    _compare_prefill(
+        [(70, 70), (33, 93), (16, 16)], group=3, num_kv_heads=3, head_dim=64, block_size=16, dtype=torch.float32, seed=1
+    )
 
 
 @pytest.mark.parametrize("head_dim", [8, 128])
 def test_prefill_head_dims(head_dim):
-    _compare_prefill([(9, 30), (12, 12)], group=2, num_kv_heads=2, head_dim=head_dim, block_size=16,
-                     dtype=torch.float32, seed=2)
+    _compare_prefill(
+        [(9, 30), (12, 12)], group=2, num_kv_heads=2, head_dim=head_dim, block_size=16, dtype=torch.float32, seed=2
+    )
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_prefill_same_result_on_any_thread_count_with_a_strided_query(threads):
-    _compare_prefill([(20, 50), (5, 5), (40, 40)], group=3, num_kv_heads=1, head_dim=16, block_size=16,
-                     dtype=torch.float32, seed=3, threads=threads, strided=True)
+    _compare_prefill(
+        [(20, 50), (5, 5), (40, 40)],
+        group=3,
+        num_kv_heads=1,
+        head_dim=16,
+        block_size=16,
+        dtype=torch.float32,
+        seed=3,
+        threads=threads,
+        strided=True,
+    )
 
 
 def test_one_token_prefill_chunks_equal_decode():
     gen = torch.Generator().manual_seed(4)
-    cache = random_paged_cache([17, 1, 40], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32,
-                               device=CPU, generator=gen)
+    cache = random_paged_cache(
+        [17, 1, 40], num_kv_heads=2, head_dim=16, block_size=16, dtype=torch.float32, device=CPU, generator=gen
+    )
     query = torch.randn(3, 4, 16, generator=gen)
     cu_seqlens = torch.arange(4, dtype=torch.int32)
-    prefill = cpu_attention.paged_prefill_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
-                                                     cu_seqlens, cache.context_lens, SCALE)
-    decode = cpu_attention.paged_decode_attention(query, cache.k_cache, cache.v_cache, cache.block_tables,
-                                                  cache.context_lens, SCALE)
+    prefill = cpu_attention.paged_prefill_attention(
+        query, cache.k_cache, cache.v_cache, cache.block_tables, cu_seqlens, cache.context_lens, SCALE
+    )
+    decode = cpu_attention.paged_decode_attention(
+        query, cache.k_cache, cache.v_cache, cache.block_tables, cache.context_lens, SCALE
+    )
     assert relative_error(prefill, decode) <= REL_TOL[torch.float32]
 
 
 def test_prefill_of_no_tokens():
     cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
-    out = cpu_attention.paged_prefill_attention(torch.empty(0, 2, 16), cache.k_cache, cache.v_cache,
-                                                cache.block_tables[:0], torch.zeros(1, dtype=torch.int32),
-                                                cache.context_lens[:0], SCALE)
+    out = cpu_attention.paged_prefill_attention(
+        torch.empty(0, 2, 16),
+        cache.k_cache,
+        cache.v_cache,
+        cache.block_tables[:0],
+        torch.zeros(1, dtype=torch.int32),
+        cache.context_lens[:0],
+        SCALE,
+    )
     assert out.shape == (0, 2, 16)
 
 
@@ -209,6 +273,12 @@ def test_the_cpu_backend_sends_every_prefill_chunk_to_the_kernel(monkeypatch):
 def test_a_chunk_longer_than_its_context_is_refused_not_read_out_of_bounds():
     cache = random_paged_cache([4], num_kv_heads=1, head_dim=16, block_size=16, dtype=torch.float32, device=CPU)
     with pytest.raises(ValueError, match="longer than its context"):
-        cpu_attention.paged_prefill_attention(torch.randn(7, 2, 16), cache.k_cache, cache.v_cache,
-                                              cache.block_tables, torch.tensor([0, 7], dtype=torch.int32),
-                                              cache.context_lens, SCALE)
+        cpu_attention.paged_prefill_attention(
+            torch.randn(7, 2, 16),
+            cache.k_cache,
+            cache.v_cache,
+            cache.block_tables,
+            torch.tensor([0, 7], dtype=torch.int32),
+            cache.context_lens,
+            SCALE,
+        )

@@ -10,8 +10,9 @@ import torch
 
 from kernels import attention, cpu_build, cpu_layer_ops, layer_ops
 
-pytestmark = pytest.mark.skipif(not cpu_layer_ops.available(),
-                                reason=f"native CPU layer ops not built here: {cpu_layer_ops.unavailable_reason()}")
+pytestmark = pytest.mark.skipif(
+    not cpu_layer_ops.available(), reason=f"native CPU layer ops not built here: {cpu_layer_ops.unavailable_reason()}"
+)
 
 # RMSNorm sums its squares in another order and silu uses another exp: a few ulps
 ULPS = 4 * torch.finfo(torch.float32).eps
@@ -20,10 +21,12 @@ ULPS = 4 * torch.finfo(torch.float32).eps
 @pytest.fixture
 def twins(monkeypatch):
     """Run a call on the PyTorch twins (the torch backend)."""
+
     def run(function, *args):
         with monkeypatch.context() as patch:
             patch.setenv(attention.BACKEND_ENV, "torch")
             return function(*args)
+
     return run
 
 
@@ -61,15 +64,16 @@ def test_fused_add_rms_norm_adds_in_place_bit_for_bit_and_normalises(rows, cols,
 
 @pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (4, 4, 8), (8, 2, 128), (2, 1, 6)])
 @pytest.mark.parametrize("rows", [1, 19, 300])
-def test_rotary_embedding_is_bit_identical_and_leaves_values_alone(num_heads, num_kv_heads, head_dim, rows, threads,
-                                                                   twins):
+def test_rotary_embedding_is_bit_identical_and_leaves_values_alone(
+    num_heads, num_kv_heads, head_dim, rows, threads, twins
+):
     gen = torch.Generator().manual_seed(3)
     qkv = torch.randn(rows, (num_heads + 2 * num_kv_heads) * head_dim, generator=gen)
     cos, sin = torch.randn(rows, head_dim, generator=gen), torch.randn(rows, head_dim, generator=gen)
     expected = twins(layer_ops.rotary_embedding, qkv.clone(), cos, sin, num_heads, num_kv_heads, head_dim)
     fused = qkv.clone()
     actual = layer_ops.rotary_embedding(fused, cos, sin, num_heads, num_kv_heads, head_dim)
-    for got, want in zip(actual, expected):
+    for got, want in zip(actual, expected, strict=False):
         assert got.shape == want.shape and torch.equal(got, want)
     assert all(t.untyped_storage().data_ptr() == fused.untyped_storage().data_ptr() for t in actual)  # views, in place
     assert torch.equal(actual[2], qkv[:, (num_heads + num_kv_heads) * head_dim :].view_as(actual[2]))
@@ -132,9 +136,20 @@ def test_bfloat16_and_the_torch_backend_take_the_twins(monkeypatch):
 def test_lm_head_slices_give_the_same_logits_as_one_gemm():
     from engine.model import llama
 
-    config = type("Config", (), dict(vocab_size=2 * llama.LM_HEAD_SLICE + 37, hidden_size=64, num_attention_heads=4,
-                                     num_key_value_heads=2, intermediate_size=128, num_hidden_layers=1,
-                                     rms_norm_eps=1e-6, tie_word_embeddings=True))()
+    config = type(
+        "Config",
+        (),
+        dict(
+            vocab_size=2 * llama.LM_HEAD_SLICE + 37,
+            hidden_size=64,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=128,
+            num_hidden_layers=1,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+    )()
     model = llama.LlamaForCausalLM(config)
     hidden = torch.randn(13, 64)
     with torch.inference_mode():  # as the model runner calls it

@@ -29,7 +29,11 @@ def _greedy(model_dir: Path, backend: str) -> dict:
     env = dict(os.environ, SERVOPS_ATTENTION_BACKEND=backend, TRITON_INTERPRET="1")
     proc = subprocess.run(
         [sys.executable, "-m", "tests.unit.kernels.greedy_worker", str(model_dir)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=280,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])

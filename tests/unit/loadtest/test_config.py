@@ -49,17 +49,39 @@ def test_statistics_knee_and_locust_process_read_their_defaults_from_the_config(
         assert f'ramp_default("{name}")' in body
 
 
-@pytest.mark.parametrize("overrides", [
-    {"step_s": 5, "warmup_s": 5}, {"step_s": 5, "warmup_s": 9}, {"levels": [0, 1]}, {"levels": [1, -2]},
-    {"levels": [1.5]}, {"levels": [float("nan")]}, {"levels": []}, {"cooldown_s": -1}, {"step_s": 0},
-    {"step_s": float("inf")}, {"request_timeout_s": 0}, {"workers": -1}, {"expect_workers": 0},
-    {"master_port": 70000}, {"knee_factor": 1}, {"max_client_cpu_percent": 150}, {"max_client_cpu_percent": 0},
-    {"max_send_lateness_s": 0}, {"max_ttft_s": -1}, {"master_timeout_s": 0},
-    {"workload": {"groups": 0}}, {"workload": {"share": 1.5}}, {"workload": {"share": -0.1}},
-    {"workload": {"prefix_len": -4}}, {"workload": {"kind": "shared-prefix", "groups": 0}},
-    {"workload": {"input_len": {"mean": 0}}}, {"workload": {"kind": "nope"}},
-    {"workload": {"input_len": {"distribution": "uniform", "mean": 128, "spread": 200}}},
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"step_s": 5, "warmup_s": 5},
+        {"step_s": 5, "warmup_s": 9},
+        {"levels": [0, 1]},
+        {"levels": [1, -2]},
+        {"levels": [1.5]},
+        {"levels": [float("nan")]},
+        {"levels": []},
+        {"cooldown_s": -1},
+        {"step_s": 0},
+        {"step_s": float("inf")},
+        {"request_timeout_s": 0},
+        {"workers": -1},
+        {"expect_workers": 0},
+        {"master_port": 70000},
+        {"knee_factor": 1},
+        {"max_client_cpu_percent": 150},
+        {"max_client_cpu_percent": 0},
+        {"max_send_lateness_s": 0},
+        {"max_ttft_s": -1},
+        {"master_timeout_s": 0},
+        {"workload": {"groups": 0}},
+        {"workload": {"share": 1.5}},
+        {"workload": {"share": -0.1}},
+        {"workload": {"prefix_len": -4}},
+        {"workload": {"kind": "shared-prefix", "groups": 0}},
+        {"workload": {"input_len": {"mean": 0}}},
+        {"workload": {"kind": "nope"}},
+        {"workload": {"input_len": {"distribution": "uniform", "mean": 128, "spread": 200}}},
+    ],
+)
 def test_a_value_out_of_bounds_is_refused_not_clamped(overrides):
     with pytest.raises(ValidationError):
         RampConfig(**{**BASE, **overrides})
@@ -82,10 +104,20 @@ def test_only_the_shared_prefix_workload_carries_a_prefix():
 
 def test_results_written_before_the_defaults_moved_still_read():
     """Older ramp files echo a random workload with groups 1 and prefix_len 0; they must stay readable."""
-    old = {"kind": "random", "api": "chat", "input_len": {"distribution": "fixed", "mean": 24, "spread": 0.0},
-           "output_len": {"distribution": "fixed", "mean": 12, "spread": 0.0}, "force_output_len": True,
-           "prefix_len": 0, "groups": 1, "share": 1.0, "unique_prefix_per_step": False, "path": None, "seed": 0,
-           "temperature": 0.0}
+    old = {
+        "kind": "random",
+        "api": "chat",
+        "input_len": {"distribution": "fixed", "mean": 24, "spread": 0.0},
+        "output_len": {"distribution": "fixed", "mean": 12, "spread": 0.0},
+        "force_output_len": True,
+        "prefix_len": 0,
+        "groups": 1,
+        "share": 1.0,
+        "unique_prefix_per_step": False,
+        "path": None,
+        "seed": 0,
+        "temperature": 0.0,
+    }
     assert WorkloadSpec.model_validate(old).model_dump() == old
 
 
@@ -100,9 +132,11 @@ class _FakeChild:
     """A Locust process that starts, closes step 0 and finishes, as JSON lines on its stdout."""
 
     def __init__(self, *args, **kwargs) -> None:
-        lines = [{"type": "started", "start_ts": 1234.5, "workers": 1},
-                 {"type": "step_closed", "step": 0, "worker": 0, "records": [], "cpu_percent": 3.0},
-                 {"type": "done", "worker": 0, "records": []}]
+        lines = [
+            {"type": "started", "start_ts": 1234.5, "workers": 1},
+            {"type": "step_closed", "step": 0, "worker": 0, "records": [], "cpu_percent": 3.0},
+            {"type": "done", "worker": 0, "records": []},
+        ]
         self.stdout = io.StringIO("".join(json.dumps(line) + "\n" for line in lines))
 
     def wait(self, timeout=None) -> int:

@@ -6,11 +6,30 @@ from loadtest.results import ClientHealth, Percentiles, StepResult
 
 def _step(i, offered, ttft_p99, itl_p99, valid=True, slo_met=None):
     p = lambda v: Percentiles(p50=v, p90=v, p95=v, p99=v, count=10)  # noqa: E731
-    return StepResult(step=i, offered=offered, offered_unit="rps", window_s=10, window_start_ts=0, window_end_ts=10, achieved_rate=offered,
-                      requests=10, ok_requests=10, errors={}, ttft_s=p(ttft_p99), itl_s=p(itl_p99),
-                      itl_request_mean_s=p(itl_p99), tpot_s=p(itl_p99), e2e_s=p(1.0), output_tokens=100,
-                      output_tokens_per_s=10, goodput_rps=offered, slo_met=slo_met, valid=valid,
-                      invalid_reason=None if valid else "client", client=ClientHealth())
+    return StepResult(
+        step=i,
+        offered=offered,
+        offered_unit="rps",
+        window_s=10,
+        window_start_ts=0,
+        window_end_ts=10,
+        achieved_rate=offered,
+        requests=10,
+        ok_requests=10,
+        errors={},
+        ttft_s=p(ttft_p99),
+        itl_s=p(itl_p99),
+        itl_request_mean_s=p(itl_p99),
+        tpot_s=p(itl_p99),
+        e2e_s=p(1.0),
+        output_tokens=100,
+        output_tokens_per_s=10,
+        goodput_rps=offered,
+        slo_met=slo_met,
+        valid=valid,
+        invalid_reason=None if valid else "client",
+        client=ClientHealth(),
+    )
 
 
 def test_queueing_in_ttft_marks_the_knee_where_it_starts():
@@ -41,8 +60,12 @@ def test_small_absolute_growth_stays_under_the_floor():
 
 
 def test_safe_point_is_highest_step_meeting_slos_or_below_the_knee():
-    steps = [_step(0, 1, 0.1, 0.01, slo_met=True), _step(1, 2, 0.1, 0.01, slo_met=True),
-             _step(2, 4, 0.5, 0.01, slo_met=False), _step(3, 8, 2.0, 0.01, slo_met=False)]
+    steps = [
+        _step(0, 1, 0.1, 0.01, slo_met=True),
+        _step(1, 2, 0.1, 0.01, slo_met=True),
+        _step(2, 4, 0.5, 0.01, slo_met=False),
+        _step(3, 8, 2.0, 0.01, slo_met=False),
+    ]
     assert safe_operating_point(steps, None, have_slos=True).offered == 2
     knee = find_knee(steps)
     assert safe_operating_point(steps, knee, have_slos=False).offered == 2

@@ -7,8 +7,9 @@ from loadtest.workload import WorkloadSpec
 
 
 def _plan(**kw) -> RampPlan:
-    base = dict(endpoint="http://127.0.0.1:1", model="m", mode="rate", levels=[4, 10], step_s=5.0,
-                warmup_s=1.0, start_ts=1000.0)
+    base = dict(
+        endpoint="http://127.0.0.1:1", model="m", mode="rate", levels=[4, 10], step_s=5.0, warmup_s=1.0, start_ts=1000.0
+    )
     base.update(kw)
     return RampPlan(**base)
 

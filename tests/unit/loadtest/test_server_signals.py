@@ -52,9 +52,8 @@ def test_calibration_counters_are_deltas_over_the_window_from_real_vllm_text():
     assert steps > 0
     assert signals.engine_steps_per_s == pytest.approx(steps / 10.0)
     assert signals.tokens_per_step_mean == pytest.approx(tokens / steps)
-    done = (after["vllm:request_prefill_time_seconds_count"][0]
-            - before["vllm:request_prefill_time_seconds_count"][0])
-    spent = (after["vllm:request_prefill_time_seconds_sum"][0] - before["vllm:request_prefill_time_seconds_sum"][0])
+    done = after["vllm:request_prefill_time_seconds_count"][0] - before["vllm:request_prefill_time_seconds_count"][0]
+    spent = after["vllm:request_prefill_time_seconds_sum"][0] - before["vllm:request_prefill_time_seconds_sum"][0]
     assert signals.prefill_time_mean_s == pytest.approx(spent / done)
     gen = after["vllm:generation_tokens_total"][0] - before["vllm:generation_tokens_total"][0]
     assert signals.generation_tokens_per_s == pytest.approx(gen / 10.0)

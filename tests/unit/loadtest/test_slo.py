@@ -9,7 +9,10 @@ from loadtest.slo import parse_slos
 def test_units_convert_to_seconds():
     slos = parse_slos("ttft_p99=2s,itl_p99=100ms,e2e_p50=1500000us,tpot_p90=0.05")
     assert [(s.key, s.bound_s) for s in slos] == [
-        ("ttft_p99", 2.0), ("itl_p99", pytest.approx(0.1)), ("e2e_p50", pytest.approx(1.5)), ("tpot_p90", 0.05)
+        ("ttft_p99", 2.0),
+        ("itl_p99", pytest.approx(0.1)),
+        ("e2e_p50", pytest.approx(1.5)),
+        ("tpot_p90", 0.05),
     ]
 
 

@@ -8,7 +8,7 @@ from loadtest.sse import ChunkedDecoder, SSEParser, SSEProtocolError
 def test_event_is_returned_only_by_the_feed_that_completes_it():
     parser = SSEParser()
     stream = b'data: {"a": 1}\n\n'
-    seen = [parser.feed(stream[i:i + 1]) for i in range(len(stream))]
+    seen = [parser.feed(stream[i : i + 1]) for i in range(len(stream))]
     assert all(events == [] for events in seen[:-1])
     assert [e.data for e in seen[-1]] == ['{"a": 1}']
 
@@ -44,7 +44,7 @@ def test_chunked_decoder_reassembles_payload_split_at_every_byte():
     body = b"data: hello\n\n"
     wire = f"{len(body):x}\r\n".encode() + body + b"\r\n" + b"5;ext=1\r\nabcde\r\n0\r\n\r\n"
     decoder = ChunkedDecoder()
-    out = b"".join(decoder.feed(wire[i:i + 1]) for i in range(len(wire)))
+    out = b"".join(decoder.feed(wire[i : i + 1]) for i in range(len(wire)))
     assert out == body + b"abcde"
     assert decoder.done
 

@@ -11,16 +11,31 @@ START = 1000.0
 
 
 def _plan(mode="rate") -> RampPlan:
-    return RampPlan(endpoint="http://127.0.0.1:1", model="m", mode=mode, levels=[2.0, 4.0], step_s=10.0,
-                    warmup_s=2.0, start_ts=START)
+    return RampPlan(
+        endpoint="http://127.0.0.1:1",
+        model="m",
+        mode=mode,
+        levels=[2.0, 4.0],
+        step_s=10.0,
+        warmup_s=2.0,
+        start_ts=START,
+    )
 
 
 def _rec(step, at, ttft=0.1, gaps=(0.01, 0.03), tokens=3, late=0.0, error=""):
     ok = not error
-    return RequestRecord(step=step, index=int(at * 100), intended_send_ts=at, actual_send_ts=at + late,
-                         ttft_s=ttft if ok else None, gaps_s=list(gaps) if ok else [],
-                         e2e_s=ttft + sum(gaps) if ok else None, output_tokens=tokens if ok else None,
-                         error_type=error, error_message=error and "boom")
+    return RequestRecord(
+        step=step,
+        index=int(at * 100),
+        intended_send_ts=at,
+        actual_send_ts=at + late,
+        ttft_s=ttft if ok else None,
+        gaps_s=list(gaps) if ok else [],
+        e2e_s=ttft + sum(gaps) if ok else None,
+        output_tokens=tokens if ok else None,
+        error_type=error,
+        error_message=error and "boom",
+    )
 
 
 def test_percentile_interpolates_between_closest_ranks():
@@ -52,8 +67,12 @@ def test_pooled_and_per_request_itl_differ_as_defined():
 
 
 def test_errors_are_counted_by_type_and_excluded_from_latency():
-    records = [_rec(0, START + 3), _rec(0, START + 4, error="http_500"), _rec(0, START + 5, error="timeout"),
-               _rec(0, START + 6, error="http_500")]
+    records = [
+        _rec(0, START + 3),
+        _rec(0, START + 4, error="http_500"),
+        _rec(0, START + 5, error="timeout"),
+        _rec(0, START + 6, error="http_500"),
+    ]
     stats = step_stats(_plan(), 0, records)
     assert stats.errors == {"http_500": 2, "timeout": 1}
     assert stats.ok_requests == 1 and stats.ttft_s.count == 1
@@ -89,9 +108,11 @@ def test_busy_client_cpu_or_empty_window_invalidates_a_step():
 
 
 def test_prompt_tokens_come_from_server_usage_of_ok_requests_only():
-    records = [_rec(0, START + 3.0).model_copy(update={"prompt_tokens": 150}),
-               _rec(0, START + 4.0).model_copy(update={"prompt_tokens": 170}),
-               _rec(0, START + 5.0, error="http_500")]
+    records = [
+        _rec(0, START + 3.0).model_copy(update={"prompt_tokens": 150}),
+        _rec(0, START + 4.0).model_copy(update={"prompt_tokens": 170}),
+        _rec(0, START + 5.0, error="http_500"),
+    ]
     step = step_stats(_plan(), 0, records)
     assert step.prompt_tokens.p50 == pytest.approx(160.0) and step.prompt_tokens.count == 2
     assert step_stats(_plan(), 0, [_rec(0, START + 3.0)]).prompt_tokens is None

@@ -22,8 +22,15 @@ def word_tokenizer_dir(tmp_path_factory):
 
 
 def _record(text, tokens=None):
-    return RequestRecord(step=0, index=0, intended_send_ts=0.0, actual_send_ts=0.0, content_chunks=2,
-                         output_tokens=tokens, output_text=None if tokens is not None else text)
+    return RequestRecord(
+        step=0,
+        index=0,
+        intended_send_ts=0.0,
+        actual_send_ts=0.0,
+        content_chunks=2,
+        output_tokens=tokens,
+        output_text=None if tokens is not None else text,
+    )
 
 
 def test_records_without_usage_are_counted_by_the_tokenizer(word_tokenizer_dir):

@@ -58,8 +58,11 @@ def test_jsonl_and_sharegpt_files_give_prompts_and_output_lengths(tmp_path):
     body = Workload(WorkloadSpec(kind="file", path=str(jsonl))).request(0, 0, "m").body
     assert body["messages"][0]["content"] == "hello there" and body["max_tokens"] == 9
     share = tmp_path / "sharegpt.json"
-    share.write_text(json.dumps([{"conversations": [{"from": "human", "value": "why?"},
-                                                    {"from": "gpt", "value": "because of this"}]}]))
+    share.write_text(
+        json.dumps(
+            [{"conversations": [{"from": "human", "value": "why?"}, {"from": "gpt", "value": "because of this"}]}]
+        )
+    )
     body = Workload(WorkloadSpec(kind="file", path=str(share))).request(0, 0, "m").body
     assert body["messages"][0]["content"] == "why?" and body["max_tokens"] == 3
 

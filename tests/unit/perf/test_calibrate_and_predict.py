@@ -19,15 +19,29 @@ from advisor.perf.whatif import synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
 
 TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
-CONFIG = {"endpoint": "http://127.0.0.1:1", "model": "m", "mode": "concurrency", "levels": [1, 2, 4, 8, 16],
-          "step_s": 20.0, "warmup_s": 4.0, "request_timeout_s": 120.0, "slo": None, "knee_factor": 2.0,
-          "workload": {"kind": "random", "input_len": {"distribution": "uniform", "mean": 100, "spread": 40},
-                       "output_len": {"distribution": "uniform", "mean": 40, "spread": 20}, "seed": 3}}
+CONFIG = {
+    "endpoint": "http://127.0.0.1:1",
+    "model": "m",
+    "mode": "concurrency",
+    "levels": [1, 2, 4, 8, 16],
+    "step_s": 20.0,
+    "warmup_s": 4.0,
+    "request_timeout_s": 120.0,
+    "slo": None,
+    "knee_factor": 2.0,
+    "workload": {
+        "kind": "random",
+        "input_len": {"distribution": "uniform", "mean": 100, "spread": 40},
+        "output_len": {"distribution": "uniform", "mean": 40, "spread": 20},
+        "seed": 3,
+    },
+}
 
 
 def _limits(seqs: int) -> SchedulerLimits:
-    return SchedulerLimits(max_num_seqs=seqs, max_num_batched_tokens=2048, max_model_len=2048, block_size=16,
-                           num_blocks=4096)
+    return SchedulerLimits(
+        max_num_seqs=seqs, max_num_batched_tokens=2048, max_model_len=2048, block_size=16, num_blocks=4096
+    )
 
 
 def _measured(seqs: int, cost: StepCost = TRUE_COST) -> dict:
@@ -36,8 +50,11 @@ def _measured(seqs: int, cost: StepCost = TRUE_COST) -> dict:
     ramp = measured_ramp({**document, "steps": [_placeholder(k) for k in range(len(CONFIG["levels"]))]})
     workload = workload_from_ramp(CONFIG, [])
     truth = predict_ramp(ramp, _limits(seqs), cost, workload, with_bands=False)
-    return {**document, "steps": [s.model_dump(mode="json") for s in truth.steps],
-            "knee": truth.knee.model_dump() if truth.knee else None}
+    return {
+        **document,
+        "steps": [s.model_dump(mode="json") for s in truth.steps],
+        "knee": truth.knee.model_dump() if truth.knee else None,
+    }
 
 
 def _placeholder(k: int) -> dict:
@@ -63,7 +80,7 @@ def test_a_fitted_model_predicts_a_max_num_seqs_it_never_saw(measured_at_8):
     cost = calibrate(ramp, _limits(8), workload).cost
     predicted = predict_ramp(ramp, _limits(2), cost, workload, with_bands=False)
     truth = measured_ramp(_measured(2)).steps
-    for step, real in zip(predicted.steps, truth):
+    for step, real in zip(predicted.steps, truth, strict=False):
         for name in ("ttft_p50", "itl_p50", "output_tokens_per_s"):
             assert figure(step, name) == pytest.approx(figure(real, name), rel=0.10), (step.offered, name)
 
@@ -72,8 +89,21 @@ def test_predict_writes_the_contracted_json_with_one_step_per_offered_load(tmp_p
     ramp_path = tmp_path / "ramp.json"
     ramp_path.write_text(json.dumps(measured_at_8))
     out = tmp_path / "prediction.json"
-    code = main(["predict", "--ramp", str(ramp_path), "--server-args", "vllm serve m --max-num-seqs 8",
-                 "--change", "--max-num-seqs 2", "--kv-cache-tokens", "65536", "--json", str(out)])
+    code = main(
+        [
+            "predict",
+            "--ramp",
+            str(ramp_path),
+            "--server-args",
+            "vllm serve m --max-num-seqs 8",
+            "--change",
+            "--max-num-seqs 2",
+            "--kv-cache-tokens",
+            "65536",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     document = json.loads(out.read_text())
     assert document["kind"] == "prediction"
@@ -86,12 +116,15 @@ def test_predict_writes_the_contracted_json_with_one_step_per_offered_load(tmp_p
     assert "8 -> " not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--change=--max-num-seqs"], "give one flag and one value"),
-    (["--change", "--tensor-parallel-size 2"], "does not predict --tensor-parallel-size"),
-    (["--change", "max-num-seqs 8"], "give a flag and its value"),
-    (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--change=--max-num-seqs"], "give one flag and one value"),
+        (["--change", "--tensor-parallel-size 2"], "does not predict --tensor-parallel-size"),
+        (["--change", "max-num-seqs 8"], "give a flag and its value"),
+        (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
+    ],
+)
 def test_bad_predict_inputs_are_one_line_errors(tmp_path, measured_at_8, capsys, argv, message):
     ramp_path = tmp_path / "ramp.json"
     ramp_path.write_text(json.dumps(measured_at_8))
@@ -111,7 +144,8 @@ def test_a_step_time_that_is_not_linear_in_the_batch_is_fitted_as_a_curve():
     """An engine whose batch of two costs nearly twice its batch of one, then flattens (as the bundled
     engine measured here): the fit pins the step time at the batch sizes the ramp ran, and reproduces it."""
     truth = TRUE_COST.with_curve([0.0, 1.0, 2.0, 4.0, 8.0, 16.0]).model_copy(
-        update={"decode_curve_s": [0.020, 0.030, 0.055, 0.060, 0.070, 0.090]})
+        update={"decode_curve_s": [0.020, 0.030, 0.055, 0.060, 0.070, 0.090]}
+    )
     ramp_doc = _measured(32, truth)
     ramp = measured_ramp(ramp_doc)
     fit = calibrate(ramp, _limits(32), workload_from_ramp(CONFIG, ramp_doc["steps"]))

@@ -13,15 +13,21 @@ def test_the_bundled_engine_defaults_restated_here_are_engine_configs():
     config = EngineConfig()
     config.resolve_max_model_len(8192)
     assert (L.BUNDLED_MAX_NUM_SEQS, L.BUNDLED_BLOCK_SIZE, L.BUNDLED_CHUNKED_BUDGET) == (
-        config.max_num_seqs, config.block_size, config.max_num_batched_tokens)
+        config.max_num_seqs,
+        config.block_size,
+        config.max_num_batched_tokens,
+    )
 
 
-@pytest.mark.parametrize(("text", "kind", "seqs", "budget", "block"), [
-    ("python -m engine serve --model m", "bundled", 256, 2048, 16),
-    ("servops serve --max-num-seqs 2", "bundled", 2, 2048, 16),
-    ("VLLM_CPU_KVCACHE_SPACE=1 vllm serve m", "vllm-cpu", 128, 2048, 128),
-    ("vllm serve m --max-num-seqs 8 --max-num-batched-tokens 512", "vllm-cuda", 8, 512, 16),
-])
+@pytest.mark.parametrize(
+    ("text", "kind", "seqs", "budget", "block"),
+    [
+        ("python -m engine serve --model m", "bundled", 256, 2048, 16),
+        ("servops serve --max-num-seqs 2", "bundled", 2, 2048, 16),
+        ("VLLM_CPU_KVCACHE_SPACE=1 vllm serve m", "vllm-cpu", 128, 2048, 128),
+        ("vllm serve m --max-num-seqs 8 --max-num-batched-tokens 512", "vllm-cuda", 8, 512, 16),
+    ],
+)
 def test_flags_left_out_take_the_engines_defaults(text, kind, seqs, budget, block):
     command = parse_command(text)
     assert L.engine_kind(command) == kind

@@ -27,8 +27,9 @@ TTFT_SLO_S = "2"
 
 
 def _triage(stem: Path, out: Path) -> dict:
-    code = main(["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--ttft-slo", TTFT_SLO_S,
-                 "--json", str(out)])
+    code = main(
+        ["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--ttft-slo", TTFT_SLO_S, "--json", str(out)]
+    )
     assert code == 0
     return json.loads(out.read_text())
 
@@ -73,9 +74,15 @@ def test_the_proposed_batch_cap_is_the_models_best_and_its_figures_reproduce(eng
 
 def test_predict_takes_the_slo_that_defines_the_safe_point(tmp_path: Path) -> None:
     stem = CASES["vllm-0.32-cpu"]
-    strict = _predict(f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
-                      "--slo ttft_p99=0.1s", tmp_path / "strict.json")
-    loose = _predict(f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
-                     "--slo ttft_p99=60s", tmp_path / "loose.json")
+    strict = _predict(
+        f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
+        "--slo ttft_p99=0.1s",
+        tmp_path / "strict.json",
+    )
+    loose = _predict(
+        f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
+        "--slo ttft_p99=60s",
+        tmp_path / "loose.json",
+    )
     assert strict["safe_operating_point"] is None  # 0.1 s is below even one stream's first token
     assert loose["safe_operating_point"]["offered"] == 16

@@ -27,8 +27,28 @@ def test_the_prior_reads_the_weights_once_per_step_and_kv_per_context_token():
 def test_offline_triage_predicts_latency_from_the_prior_and_says_so(tmp_path):
     log = Path(__file__).resolve().parents[2] / "fixtures" / "vllm" / "v0_12_preemption_stats.log"
     out = tmp_path / "triage.json"
-    assert main(["triage", "--logs", str(log), "--gpu", "H100-SXM-80GB", "--model", "Llama-3.1-8B",
-                 "--input-tokens", "1000", "--output-tokens", "300", "--concurrency", "64", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "triage",
+                "--logs",
+                str(log),
+                "--gpu",
+                "H100-SXM-80GB",
+                "--model",
+                "Llama-3.1-8B",
+                "--input-tokens",
+                "1000",
+                "--output-tokens",
+                "300",
+                "--concurrency",
+                "64",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     document = json.loads(out.read_text())
     change = next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
     figures = change["predicted_effect"]["figures"]

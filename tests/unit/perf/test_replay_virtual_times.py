@@ -18,8 +18,15 @@ COST = StepCost(base_s=1.0, prefill_token_s=0.25, decode_seq_s=0.5, context_toke
 
 
 def _plan(streams: int) -> RampPlan:
-    return RampPlan(endpoint="http://x", model="m", mode="concurrency", levels=[float(streams)], step_s=0.5,
-                    request_timeout_s=1000.0, cooldown_s=1000.0)
+    return RampPlan(
+        endpoint="http://x",
+        model="m",
+        mode="concurrency",
+        levels=[float(streams)],
+        step_s=0.5,
+        request_timeout_s=1000.0,
+        cooldown_s=1000.0,
+    )
 
 
 def _workload(prompt: int, output: int) -> ReplayWorkload:
@@ -27,8 +34,14 @@ def _workload(prompt: int, output: int) -> ReplayWorkload:
 
 
 def _limits(**overrides) -> SchedulerLimits:
-    values = {"max_num_seqs": 8, "max_num_batched_tokens": 64, "max_model_len": 64, "block_size": 4,
-              "num_blocks": 64, "enable_prefix_caching": False}
+    values = {
+        "max_num_seqs": 8,
+        "max_num_batched_tokens": 64,
+        "max_model_len": 64,
+        "block_size": 4,
+        "num_blocks": 64,
+        "enable_prefix_caching": False,
+    }
     return SchedulerLimits(**{**values, **overrides})
 
 
@@ -77,10 +90,17 @@ def test_context_reads_add_their_cost_per_token_of_kv_read():
 
 
 def test_a_prefix_cache_hit_skips_the_shared_blocks_of_the_second_request():
-    spec = WorkloadSpec(kind="shared-prefix", prefix_len=8, groups=1, share=1.0, input_len=LengthSpec(mean=2),
-                        output_len=LengthSpec(mean=1))
-    plan = RampPlan(endpoint="http://x", model="m", mode="rate", levels=[1.0], step_s=2.0, request_timeout_s=100.0,
-                    cooldown_s=100.0)
+    spec = WorkloadSpec(
+        kind="shared-prefix",
+        prefix_len=8,
+        groups=1,
+        share=1.0,
+        input_len=LengthSpec(mean=2),
+        output_len=LengthSpec(mean=1),
+    )
+    plan = RampPlan(
+        endpoint="http://x", model="m", mode="rate", levels=[1.0], step_s=2.0, request_timeout_s=100.0, cooldown_s=100.0
+    )
     replay = replay_step(plan, 0, _limits(enable_prefix_caching=True), COST, ReplayWorkload(spec=spec))
     first, second = replay.requests
     # first: 10 prompt tokens at t=0 -> 3.5 s; second arrives at 1 s but the engine is busy until 3.5,

@@ -13,15 +13,26 @@ def _finding(rule: str, severity: Severity, change: ConfigChange) -> Finding:
 
 def test_the_model_picks_the_batch_size_predicts_its_effect_and_rejects_a_change_that_does_not_help():
     ramp = _measured(2)  # 1-16 streams against --max-num-seqs 2: requests queue from 4 streams on
-    raise_seqs = _finding("OP-5.2", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="2", proposed="4",
-                                                                reason="double it"))
-    shrink_budget = _finding("OP-5.1", Severity.HIGH, ConfigChange(
-        flag="--max-num-batched-tokens", current="2048", proposed="256", reason="smaller steps"))
-    memory_only = _finding("AP-1", Severity.LOW, ConfigChange(flag="--kv-cache-dtype", current="auto",
-                                                              proposed="fp8", reason="more KV"))
+    raise_seqs = _finding(
+        "OP-5.2", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="2", proposed="4", reason="double it")
+    )
+    shrink_budget = _finding(
+        "OP-5.1",
+        Severity.HIGH,
+        ConfigChange(flag="--max-num-batched-tokens", current="2048", proposed="256", reason="smaller steps"),
+    )
+    memory_only = _finding(
+        "AP-1", Severity.LOW, ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8", reason="more KV")
+    )
     findings = [shrink_budget, raise_seqs, memory_only]
-    rejected, notes = forecast_findings(findings, ramp, "ramp.json", parse_command("vllm serve m --max-num-seqs 2"),
-                                        kv_cache_tokens=65536, slos=[SLO(metric="ttft", percentile="p99", bound_s=1.0)])
+    rejected, notes = forecast_findings(
+        findings,
+        ramp,
+        "ramp.json",
+        parse_command("vllm serve m --max-num-seqs 2"),
+        kv_cache_tokens=65536,
+        slos=[SLO(metric="ttft", percentile="p99", bound_s=1.0)],
+    )
     change = raise_seqs.changes[0]
     assert int(change.proposed) > 4  # the model's best value, not the rule's doubling
     assert change.reason.startswith("the value the performance model predicts best")
@@ -50,9 +61,23 @@ def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
 
     corpus = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
     out = tmp_path / "triage.json"
-    code = main(["triage", "--metrics", str(corpus / "preempting_before.prom"), "--metrics",
-                 str(corpus / "preempting_after.prom"), "--metrics-interval", "10", "--logs",
-                 str(corpus / "preempting.log"), "--ramp", str(corpus / "preempting_ramp.json"), "--json", str(out)])
+    code = main(
+        [
+            "triage",
+            "--metrics",
+            str(corpus / "preempting_before.prom"),
+            "--metrics",
+            str(corpus / "preempting_after.prom"),
+            "--metrics-interval",
+            "10",
+            "--logs",
+            str(corpus / "preempting.log"),
+            "--ramp",
+            str(corpus / "preempting_ramp.json"),
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     document = json.loads(out.read_text())
     op53 = next(f for f in document["findings"] if f["rule"] == "OP-5.3")
@@ -66,9 +91,22 @@ def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
 def test_the_report_lists_the_changes_the_model_rejected():
     from reports.render import render_html
 
-    document = {"kind": "triage", "findings": [], "rejected_changes": [{
-        "rule": "OP-5.1", "reason": "not predicted to help: safe operating point unchanged at 4",
-        "change": {"flag": "--max-num-batched-tokens", "current": "2048", "proposed": "<b>256</b>", "reason": "x"}}]}
+    document = {
+        "kind": "triage",
+        "findings": [],
+        "rejected_changes": [
+            {
+                "rule": "OP-5.1",
+                "reason": "not predicted to help: safe operating point unchanged at 4",
+                "change": {
+                    "flag": "--max-num-batched-tokens",
+                    "current": "2048",
+                    "proposed": "<b>256</b>",
+                    "reason": "x",
+                },
+            }
+        ],
+    }
     page = render_html([document])
     assert "Changes the performance model rejected" in page and "safe operating point unchanged at 4" in page
     assert "&lt;b&gt;256&lt;/b&gt;" in page
@@ -78,14 +116,25 @@ def test_a_value_below_what_the_server_runs_says_why_and_what_throughput_it_cost
     """An ITL target that 32 running sequences miss: the model's best cap is below the 32 the server runs
     successfully, so the change names the predicted gain and the tokens/s it gives up."""
     ramp = _measured(32)  # ITL p99 24 ms at 1 stream, 181 ms at 16
-    cap = _finding("OP-5.4", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="32", proposed="16",
-                                                         reason="cap the batch"))
-    forecast_findings([cap], ramp, "ramp.json", parse_command("vllm serve m --max-num-seqs 32"),
-                      kv_cache_tokens=65536, slos=[SLO(metric="itl", percentile="p99", bound_s=0.12)])
+    cap = _finding(
+        "OP-5.4",
+        Severity.HIGH,
+        ConfigChange(flag="--max-num-seqs", current="32", proposed="16", reason="cap the batch"),
+    )
+    forecast_findings(
+        [cap],
+        ramp,
+        "ramp.json",
+        parse_command("vllm serve m --max-num-seqs 32"),
+        kv_cache_tokens=65536,
+        slos=[SLO(metric="itl", percentile="p99", bound_s=0.12)],
+    )
     [change] = cap.changes
     assert int(change.proposed) < 32
     assert "below the 32 the server runs now because safe operating point" in change.reason
     figures = change.predicted_effect.figures
     assert figures["output_tokens_per_s_after"] < figures["output_tokens_per_s_before"]
-    assert f"throughput {figures['output_tokens_per_s_before']:.0f} → {figures['output_tokens_per_s_after']:.0f}" \
-           in change.cost
+    assert (
+        f"throughput {figures['output_tokens_per_s_before']:.0f} → {figures['output_tokens_per_s_after']:.0f}"
+        in change.cost
+    )

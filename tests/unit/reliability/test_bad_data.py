@@ -22,40 +22,51 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "reports"
 
 
 def _exposition(value: str, name: str = "vllm:num_requests_running", kind: str = "gauge") -> str:
-    return (f"# TYPE {name} {kind}\n{name}{{model_name=\"m\"}} {value}\n"
-            "# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} 0\n")
+    return (
+        f'# TYPE {name} {kind}\n{name}{{model_name="m"}} {value}\n'
+        '# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name="m"} 0\n'
+    )
 
 
 @pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "inf"])
-@pytest.mark.parametrize("name, kind, signal", [
-    ("vllm:num_requests_running", "gauge", signals.running),
-    ("vllm:kv_cache_usage_perc", "gauge", signals.kv_usage),
-    ("vllm:num_preemptions_total", "counter", signals.preemption_rate),
-])
+@pytest.mark.parametrize(
+    "name, kind, signal",
+    [
+        ("vllm:num_requests_running", "gauge", signals.running),
+        ("vllm:kv_cache_usage_perc", "gauge", signals.kv_usage),
+        ("vllm:num_preemptions_total", "counter", signals.preemption_rate),
+    ],
+)
 def test_non_finite_sample_is_no_signal(value, name, kind, signal):
     snapshot = parse_exposition(_exposition(value, name, kind), "test")
     facts = Facts(snapshot=snapshot)
     assert signal(facts) is None
     evaluation = evaluate(facts)
     assert not evaluation.errors  # no rule crashed on it
-    assert all("inf" not in finding.title.lower() and "nan" not in finding.title.lower()
-               for finding in evaluation.findings)
+    assert all(
+        "inf" not in finding.title.lower() and "nan" not in finding.title.lower() for finding in evaluation.findings
+    )
 
 
 def test_non_finite_histogram_parts_are_dropped():
-    text = ("# TYPE vllm:e2e_request_latency_seconds histogram\n"
-            'vllm:e2e_request_latency_seconds_bucket{le="1.0"} NaN\n'
-            'vllm:e2e_request_latency_seconds_bucket{le="+Inf"} 4\n'
-            "vllm:e2e_request_latency_seconds_count 4\nvllm:e2e_request_latency_seconds_sum +Inf\n")
+    text = (
+        "# TYPE vllm:e2e_request_latency_seconds histogram\n"
+        'vllm:e2e_request_latency_seconds_bucket{le="1.0"} NaN\n'
+        'vllm:e2e_request_latency_seconds_bucket{le="+Inf"} 4\n'
+        "vllm:e2e_request_latency_seconds_count 4\nvllm:e2e_request_latency_seconds_sum +Inf\n"
+    )
     (series,) = parse_exposition(text, "test").histograms["vllm:e2e_request_latency_seconds"]
     assert series.buckets == [(float("inf"), 4.0)] and series.count == 4.0 and not series.sum
 
 
-@pytest.mark.parametrize("text", [
-    _exposition("3") + 'vllm:num_requests_running{model_name="m"} 5\n',
-    _exposition("3") + 'vllm:num_requests_running{model_name="m"} 3\n',
-    "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total 1\nvllm:num_preemptions_total 900\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        _exposition("3") + 'vllm:num_requests_running{model_name="m"} 5\n',
+        _exposition("3") + 'vllm:num_requests_running{model_name="m"} 3\n',
+        "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total 1\nvllm:num_preemptions_total 900\n",
+    ],
+)
 def test_duplicate_series_is_refused_naming_it(text):
     with pytest.raises(MetricsError) as caught:
         parse_exposition(text, "--metrics m.txt")
@@ -100,19 +111,37 @@ def test_report_refuses_unreadable_bytes(servops, tmp_path, content):
     servops("report", str(path), "-o", str(tmp_path / "r.html")).assert_one_line_error("report", str(path))
 
 
-@pytest.mark.parametrize("name, content", [
-    ("config.json", b"\xff\xfe\x00\x01binary"),
-    ("model.safetensors", b"\x05\x00"),
-    ("model.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0"),
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("config.json", b"\xff\xfe\x00\x01binary"),
+        ("model.safetensors", b"\x05\x00"),
+        (
+            "model.safetensors",
+            b"\x10\x00\x00\x00\x00\x00\x00\x00\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0",
+        ),
+    ],
+)
 def test_binary_model_files_are_one_line(servops, tmp_path, name, content):
     model_dir = tmp_path / "model"
     model_dir.mkdir()
     if name != "config.json":
-        (model_dir / "config.json").write_text(json.dumps({
-            "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 256,
-            "max_position_embeddings": 512, "torch_dtype": "float16"}))
+        (model_dir / "config.json").write_text(
+            json.dumps(
+                {
+                    "architectures": ["LlamaForCausalLM"],
+                    "model_type": "llama",
+                    "hidden_size": 64,
+                    "num_hidden_layers": 2,
+                    "num_attention_heads": 4,
+                    "num_key_value_heads": 4,
+                    "intermediate_size": 128,
+                    "vocab_size": 256,
+                    "max_position_embeddings": 512,
+                    "torch_dtype": "float16",
+                }
+            )
+        )
     (model_dir / name).write_bytes(content)
     target = model_dir if name != "config.json" else model_dir / name
     outcome = servops("advise", "--model", str(target), "--gpu", "L4")

@@ -19,8 +19,10 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
 
 LONE_FLAG_CASES = [
     (("triage", "--metrics", "m.prom", "--server-args", "--enable-prefix-caching"), "server_args"),
-    (("predict", "--ramp", "r.json", "--server-args", "--enforce-eager", "--change", "--enable-prefix-caching"),
-     "server_args"),
+    (
+        ("predict", "--ramp", "r.json", "--server-args", "--enforce-eager", "--change", "--enable-prefix-caching"),
+        "server_args",
+    ),
     (("tune", "--flags", "--enforce-eager"), "flags"),
     (("demo", "--engine-flags", "--enforce-eager"), "engine_flags"),
 ]
@@ -48,8 +50,17 @@ def test_words_that_only_look_like_command_line_options_are_left_alone() -> None
 
 def test_triage_with_a_lone_server_flag_reads_it_into_the_current_command(tmp_path: Path) -> None:
     out = tmp_path / "triage.json"
-    code = main(["triage", "--metrics", str(FIXTURES / "idle_after.prom"), "--server-args",
-                 "--enable-prefix-caching", "--json", str(out)])
+    code = main(
+        [
+            "triage",
+            "--metrics",
+            str(FIXTURES / "idle_after.prom"),
+            "--server-args",
+            "--enable-prefix-caching",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     assert "--enable-prefix-caching" in json.loads(out.read_text())["current_command"]
 

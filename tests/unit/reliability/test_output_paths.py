@@ -26,19 +26,27 @@ def blocker(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("argv, flag", [
-    (("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--json", "{blocker}/r.json"), "--json"),
-    (("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--json", "{tmp}"), "--json"),
-    (("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--records", "{blocker}/x/r.jsonl"),
-     "--records"),
-    (("triage", "--endpoint", "http://127.0.0.1:9", "--json", "{blocker}/t.json"), "--json"),
-    (("triage", "--endpoint", "http://127.0.0.1:9", "--every", "1m", "--count", "1", "--out", "{blocker}"), "--out"),
-    (("triage", "--endpoint", "http://127.0.0.1:9", "--count", "1", "--out", "{blocker}/sub"), "--out"),
-    (("demo", "--out", "{blocker}"), "--out"),
-    (("demo", "--out", "{blocker}/deeper/still"), "--out"),
-    (("report", str(FIXTURES / "triage.json"), "-o", "{blocker}/r.html"), "--output"),
-    (("report", str(FIXTURES / "triage.json"), "-o", "{tmp}"), "--output"),
-])
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--json", "{blocker}/r.json"), "--json"),
+        (("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--json", "{tmp}"), "--json"),
+        (
+            ("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1", "--records", "{blocker}/x/r.jsonl"),
+            "--records",
+        ),
+        (("triage", "--endpoint", "http://127.0.0.1:9", "--json", "{blocker}/t.json"), "--json"),
+        (
+            ("triage", "--endpoint", "http://127.0.0.1:9", "--every", "1m", "--count", "1", "--out", "{blocker}"),
+            "--out",
+        ),
+        (("triage", "--endpoint", "http://127.0.0.1:9", "--count", "1", "--out", "{blocker}/sub"), "--out"),
+        (("demo", "--out", "{blocker}"), "--out"),
+        (("demo", "--out", "{blocker}/deeper/still"), "--out"),
+        (("report", str(FIXTURES / "triage.json"), "-o", "{blocker}/r.html"), "--output"),
+        (("report", str(FIXTURES / "triage.json"), "-o", "{tmp}"), "--output"),
+    ],
+)
 def test_unwritable_output_fails_before_any_work(servops, tmp_path, blocker, argv, flag):
     argv = tuple(arg.format(blocker=blocker, tmp=tmp_path) for arg in argv)
     outcome = servops(*argv)

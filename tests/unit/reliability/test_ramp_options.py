@@ -49,10 +49,16 @@ def test_a_bad_value_is_one_line_naming_flag_value_and_fix(servops, extra, menti
     servops(*RAMP, *extra).assert_one_line_error("ramp", *mentions)
 
 
-@pytest.mark.parametrize("flag, levels, mention", [
-    ("--concurrency", "1,2.5", "whole numbers"), ("--concurrency", "0,1", "positive"),
-    ("--rates", "1,-2", "positive"), ("--rates", "2,nan", "finite"), ("--rates", "1,,x", "comma-separated"),
-])
+@pytest.mark.parametrize(
+    "flag, levels, mention",
+    [
+        ("--concurrency", "1,2.5", "whole numbers"),
+        ("--concurrency", "0,1", "positive"),
+        ("--rates", "1,-2", "positive"),
+        ("--rates", "2,nan", "finite"),
+        ("--rates", "1,,x", "comma-separated"),
+    ],
+)
 def test_bad_levels_name_the_flag_and_the_levels_as_given(servops, flag, levels, mention):
     servops("ramp", "--endpoint", URL, flag, levels).assert_one_line_error("ramp", flag, repr(levels), mention)
 
@@ -64,14 +70,31 @@ def _parse(*argv: str) -> argparse.Namespace:
 def test_a_bare_command_line_is_exactly_the_models_defaults():
     config = ramp_config(_parse(*RAMP))
     assert config.model_dump() == RampConfig(endpoint=URL, mode="concurrency", levels=[1.0]).model_dump()
-    assert (config.master_host, config.master_timeout_s) == (RampConfig.model_fields["master_host"].default,
-                                                            RampConfig.model_fields["master_timeout_s"].default)
+    assert (config.master_host, config.master_timeout_s) == (
+        RampConfig.model_fields["master_host"].default,
+        RampConfig.model_fields["master_timeout_s"].default,
+    )
 
 
 def test_flags_reach_their_fields():
-    config = ramp_config(_parse(*RAMP, "--cooldown-seconds", "3", "--max-send-lateness-ms", "40",
-                                "--workload", "shared-prefix", "--prefix-groups", "2", "--input-len", "uniform:50:10",
-                                "--no-force-output-len", "--arrival", "poisson"))
+    config = ramp_config(
+        _parse(
+            *RAMP,
+            "--cooldown-seconds",
+            "3",
+            "--max-send-lateness-ms",
+            "40",
+            "--workload",
+            "shared-prefix",
+            "--prefix-groups",
+            "2",
+            "--input-len",
+            "uniform:50:10",
+            "--no-force-output-len",
+            "--arrival",
+            "poisson",
+        )
+    )
     assert config.cooldown_s == 3 and config.max_send_lateness_s == pytest.approx(0.040)
     assert (config.workload.kind, config.workload.groups, config.workload.prefix_len) == ("shared-prefix", 2, 256)
     assert config.workload.input_len.text == "uniform:50:10" and config.workload.force_output_len is False
@@ -87,12 +110,14 @@ def test_help_shows_each_default_read_from_the_model(servops):
     for index, option in enumerate(OPTIONS):
         default = option.default
         start = options.index(f" {option.flag} ")
-        end = min((options.index(f" {flag} ", start + 1) for flag in flags[index + 1:index + 2]), default=len(options))
+        end = min(
+            (options.index(f" {flag} ", start + 1) for flag in flags[index + 1 : index + 2]), default=len(options)
+        )
         own = options[start:end]  # this option's help entry
         assert (option.info.description or "")[:30] in own, option.flag
         if default is not None and not isinstance(default, bool):
             assert f"(default {default:g})" in own if isinstance(default, float) else f"(default {default})" in own
-    cooldown = options[options.index(" --cooldown-seconds "):options.index(" --arrival ")]
+    cooldown = options[options.index(" --cooldown-seconds ") : options.index(" --arrival ")]
     assert "(default 10)" in cooldown and "cancelled" in cooldown
 
 

@@ -23,9 +23,23 @@ pytestmark = pytest.mark.integration
 def test_ramp_where_every_request_failed_exits_2_and_keeps_the_result(servops, tmp_path):
     result_path = tmp_path / "ramp.json"
     with FakeServer("--mode", "error_500") as server:
-        outcome = servops("ramp", "--endpoint", server.url, "--model", "fake-model", "--concurrency", "1",
-                          "--step-seconds", "2", "--warmup-seconds", "0", "--cooldown-seconds", "1",
-                          "--json", str(result_path))
+        outcome = servops(
+            "ramp",
+            "--endpoint",
+            server.url,
+            "--model",
+            "fake-model",
+            "--concurrency",
+            "1",
+            "--step-seconds",
+            "2",
+            "--warmup-seconds",
+            "0",
+            "--cooldown-seconds",
+            "1",
+            "--json",
+            str(result_path),
+        )
     line = outcome.assert_one_line_error("ramp", "every one of the", "failed", "--model", str(result_path))
     assert "HTTP 500" in line or "500" in line
     assert json.loads(result_path.read_text())["kind"] == "ramp"  # the measurement is kept
@@ -51,6 +65,7 @@ def not_http() -> Iterator[str]:
                 continue
             with connection:
                 connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()
     try:
@@ -61,10 +76,13 @@ def not_http() -> Iterator[str]:
         listener.close()
 
 
-@pytest.mark.parametrize("argv", [
-    ("ramp", "--endpoint", "{url}", "--concurrency", "1"),
-    ("triage", "--endpoint", "{url}", "--timeout", "2"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("ramp", "--endpoint", "{url}", "--concurrency", "1"),
+        ("triage", "--endpoint", "{url}", "--timeout", "2"),
+    ],
+)
 def test_an_endpoint_that_is_not_http_is_named_as_such(servops, not_http, argv):
     argv = tuple(arg.format(url=not_http) for arg in argv)
     servops(*argv).assert_one_line_error(argv[0], "--endpoint", "did not answer HTTP")

@@ -22,8 +22,14 @@ def rendered() -> dict[str, str]:
     return {kind: render_html([load_fixture(kind)]) for kind in ("triage", "ramp", "advise", "demo", "tune")}
 
 
-RECORDED = ("recorded-triage-tiny", "recorded-ramp-tiny", "recorded-demo-tiny", "recorded-tune-tiny",
-            "recorded-advise-l4", "recorded-demo-smollm2")
+RECORDED = (
+    "recorded-triage-tiny",
+    "recorded-ramp-tiny",
+    "recorded-demo-tiny",
+    "recorded-tune-tiny",
+    "recorded-advise-l4",
+    "recorded-demo-smollm2",
+)
 
 
 @pytest.fixture(scope="session")
@@ -60,9 +66,17 @@ def tune_with_predictions() -> dict:
         prediction = forecaster.predict({applied["flag"]: str(applied["proposed"])})
         before, after, helps, decision = decide(criterion, _ramp_of(forecaster.baseline), _ramp_of(prediction))
         decision = decision.replace("kept:", "predicted to help:").replace("rolled back:", "not predicted to help:")
-        tried = {"rule": rnd["change"]["rule"], "title": rnd["change"]["title"], "changes": [applied],
-                 "criterion_before": before, "criterion_after": after, "helps": helps, "decision": decision,
-                 "prediction": compact(prediction), "rejected": None if helps else decision}
+        tried = {
+            "rule": rnd["change"]["rule"],
+            "title": rnd["change"]["title"],
+            "changes": [applied],
+            "criterion_before": before,
+            "criterion_after": after,
+            "helps": helps,
+            "decision": decision,
+            "prediction": compact(prediction),
+            "rejected": None if helps else decision,
+        }
         others = [c.model_dump(mode="json") for c in rank_changes(forecaster, criterion, kept["triage"], set())]
         rnd["predicted"] = tried["prediction"]
         rnd["predicted_decision"] = decision
@@ -74,9 +88,12 @@ def tune_with_predictions() -> dict:
 
 
 def _ramp_of(predicted) -> dict:
-    return {"steps": [s.model_dump(mode="json") for s in predicted.steps],
-            "safe_operating_point": (predicted.safe_operating_point.model_dump()
-                                     if predicted.safe_operating_point else None)}
+    return {
+        "steps": [s.model_dump(mode="json") for s in predicted.steps],
+        "safe_operating_point": (
+            predicted.safe_operating_point.model_dump() if predicted.safe_operating_point else None
+        ),
+    }
 
 
 def demo_with_prediction() -> dict:

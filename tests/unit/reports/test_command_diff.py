@@ -8,8 +8,7 @@ def _lines(current: str, proposed: str) -> list[str]:
 
 
 def test_changed_flag_shows_old_line_then_new_line_in_place():
-    lines = _lines("vllm serve m --max-num-seqs 1 --block-size 16",
-                   "vllm serve m --max-num-seqs 32 --block-size 16")
+    lines = _lines("vllm serve m --max-num-seqs 1 --block-size 16", "vllm serve m --max-num-seqs 32 --block-size 16")
     assert lines == ["  vllm serve m", "- --max-num-seqs 1", "+ --max-num-seqs 32", "  --block-size 16"]
 
 
@@ -34,8 +33,10 @@ def test_leading_command_words_stay_on_one_line():
 
 def test_apply_changes_rebuilds_current_command_from_proposed_one():
     proposed = "vllm serve m --max-num-seqs 32 --enable-prefix-caching"
-    changes = [{"flag": "--max-num-seqs", "current": 1, "proposed": 32},
-               {"flag": "--enable-prefix-caching", "current": False, "proposed": True}]
+    changes = [
+        {"flag": "--max-num-seqs", "current": 1, "proposed": 32},
+        {"flag": "--enable-prefix-caching", "current": False, "proposed": True},
+    ]
     assert apply_changes(proposed, changes, "current") == "vllm serve m --max-num-seqs 1"
 
 

@@ -42,8 +42,10 @@ def _ramp_where_every_request_failed() -> dict:
 
 
 def test_the_helper_gives_words_and_no_svg_when_no_series_has_a_value():
-    series = [Series("KV cache usage", [1, 2], [None, None], missing=NO_METRICS),
-              Series("waiting", [1, 2], [None, None], missing=NO_METRICS)]
+    series = [
+        Series("KV cache usage", [1, 2], [None, None], missing=NO_METRICS),
+        Series("waiting", [1, 2], [None, None], missing=NO_METRICS),
+    ]
     out = line_chart("Server KV usage", "load", "fraction", series, subject="server KV usage")
     assert "<svg" not in out
     assert _text(out) == f"No server KV usage: {NO_METRICS}."
@@ -81,8 +83,10 @@ def test_one_token_answers_say_there_are_no_gaps_between_tokens():
     for step in ramp["steps"]:
         step["itl_s"] = step["tpot_s"] = dict.fromkeys(("p50", "p90", "p95", "p99"))
     text = _text(render_html([ramp]))
-    assert ("No ITL and TPOT: no successful request of the ramp streamed more than one token, "
-            "so there are no gaps between tokens.") in text
+    assert (
+        "No ITL and TPOT: no successful request of the ramp streamed more than one token, "
+        "so there are no gaps between tokens."
+    ) in text
 
 
 def test_a_figure_an_older_file_lacks_is_named_under_the_chart_that_is_drawn():
@@ -108,8 +112,10 @@ def test_demo_after_ramp_without_metrics_and_without_gaps_is_said_in_words():
     page = render_html([doc])
     text = _text(page)
     assert f"No server KV usage, queue or preemptions: {NO_METRICS}." in text
-    assert ("Not drawn: ITL p99 (after) (no successful request of the after ramp streamed more than one token, "
-            "so there are no gaps between tokens).") in text
+    assert (
+        "Not drawn: ITL p99 (after) (no successful request of the after ramp streamed more than one token, "
+        "so there are no gaps between tokens)."
+    ) in text
     assert page.count("<svg") == 3 + 4 + 3  # overlays (ITL: before only) + before's 4 + after's 3
 
 
@@ -125,23 +131,38 @@ def test_tune_round_ramp_without_metrics_says_so_in_its_section():
     doc = copy.deepcopy(load_fixture("tune"))
     _without_metrics(doc["rounds"][0]["ramp"])
     page = render_html([doc])
-    section = _text(page[page.index('id="round-1"'):page.index('id="round-2"')])
+    section = _text(page[page.index('id="round-1"') : page.index('id="round-2"')])
     assert f"No server KV usage, queue or preemptions: {NO_METRICS}." in section
 
 
 def test_prediction_without_steps_and_with_one_side_missing_is_said_in_words():
     assert "No charts: the prediction has no steps." in _text(render_html([{"kind": "prediction"}]))
-    predicted = {"kind": "prediction", "steps": [
-        {"offered": 1, "ttft_s": {"p99": 0.1}, "itl_s": {"p99": 0.01}, "output_tokens_per_s": 10.0},
-        {"offered": 2, "ttft_s": {"p99": 0.2}, "itl_s": {"p99": 0.02}, "output_tokens_per_s": 18.0}]}
+    predicted = {
+        "kind": "prediction",
+        "steps": [
+            {"offered": 1, "ttft_s": {"p99": 0.1}, "itl_s": {"p99": 0.01}, "output_tokens_per_s": 10.0},
+            {"offered": 2, "ttft_s": {"p99": 0.2}, "itl_s": {"p99": 0.02}, "output_tokens_per_s": 18.0},
+        ],
+    }
     page = render_html([predicted])
     assert page.count("<svg") == 3
     assert "Not drawn: TTFT p99 (baseline) (the baseline ramp has no steps)." in _text(page)
 
 
 def test_tune_round_predicted_but_not_measured_says_the_measured_ramp_has_no_steps():
-    doc = {"kind": "tune", "rounds": [{"round": 1, "predicted": {"steps": [
-        {"offered": 1, "ttft_s": {"p50": 0.1}, "itl_s": {"p50": 0.01}, "output_tokens_per_s": 10.0}]}}]}
+    doc = {
+        "kind": "tune",
+        "rounds": [
+            {
+                "round": 1,
+                "predicted": {
+                    "steps": [
+                        {"offered": 1, "ttft_s": {"p50": 0.1}, "itl_s": {"p50": 0.01}, "output_tokens_per_s": 10.0}
+                    ]
+                },
+            }
+        ],
+    }
     text = _text(render_html([doc]))
     assert "Not drawn: TTFT p50 (measured) (the measured ramp has no steps)." in text
 

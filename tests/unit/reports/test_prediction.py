@@ -66,18 +66,20 @@ def test_prediction_shows_the_change_as_a_flag_diff(prediction_page):
 
 
 def test_prediction_table_puts_baseline_beside_predicted_with_the_band(prediction, prediction_page):
-    table = prediction_page[prediction_page.index('<table class="steps prediction">'):]
-    table = table[:table.index("</table>")]
+    table = prediction_page[prediction_page.index('<table class="steps prediction">') :]
+    table = table[: table.index("</table>")]
     assert table.count("<tr class=") == len(prediction["steps"])
     top, base, band = prediction["steps"][-1], prediction["baseline"]["steps"][-1], prediction["bands"][-1]
-    ttft = (f"<td>{_ms(base['ttft_s']['p99'])}</td><td><b>{_ms(top['ttft_s']['p99'])}</b><br>"
-            f'<span class="muted band"[^>]*>{_ms(band["ttft_p99"]["low"])}–{_ms(band["ttft_p99"]["high"])}</span>')
+    ttft = (
+        f"<td>{_ms(base['ttft_s']['p99'])}</td><td><b>{_ms(top['ttft_s']['p99'])}</b><br>"
+        f'<span class="muted band"[^>]*>{_ms(band["ttft_p99"]["low"])}–{_ms(band["ttft_p99"]["high"])}</span>'
+    )
     assert re.search(ttft, table)
     assert f"<b>{format_number(top['output_tokens_per_s'])}</b>" in table
 
 
 def test_prediction_shows_knee_and_safe_point_measured_baseline_and_predicted(prediction, prediction_page):
-    section = prediction_page[prediction_page.index("<h3>Knee and safe operating point</h3>"):]
+    section = prediction_page[prediction_page.index("<h3>Knee and safe operating point</h3>") :]
     knee_row = re.search(r"<th class=\"text\">knee</th>(.*?)</tr>", section, re.DOTALL).group(1)
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", knee_row)
     expected = [prediction["measured"]["knee"], prediction["baseline"]["knee"], prediction["knee"]]
@@ -86,7 +88,7 @@ def test_prediction_shows_knee_and_safe_point_measured_baseline_and_predicted(pr
 
 
 def test_prediction_lists_the_calibrations_in_sample_error_per_row(prediction, prediction_page):
-    section = prediction_page[prediction_page.index("Calibration: in-sample fit"):]
+    section = prediction_page[prediction_page.index("Calibration: in-sample fit") :]
     rows = prediction["calibration"]["rows"]
     assert section.count("<tr><td>") == len(rows)
     for row in rows:
@@ -101,8 +103,11 @@ def test_prediction_lists_its_notes(prediction, prediction_page):
 
 def test_prediction_overlays_baseline_and_predicted_charts_with_the_band(prediction_page):
     assert prediction_page.count("<svg") == 3
-    for title in ("TTFT p99, baseline vs predicted", "ITL p99, baseline vs predicted",
-                  "Output throughput, baseline vs predicted"):
+    for title in (
+        "TTFT p99, baseline vs predicted",
+        "ITL p99, baseline vs predicted",
+        "Output throughput, baseline vs predicted",
+    ):
         assert title in prediction_page
     assert "(predicted, shaded: uncertainty)" in prediction_page
 
@@ -117,17 +122,19 @@ def test_servops_report_accepts_a_prediction_file(prediction, tmp_path):
 
 def test_tune_round_shows_each_figure_predicted_measured_and_error(tune, tune_page):
     rnd = tune["rounds"][0]
-    section = tune_page[tune_page.index('id="round-1"'):tune_page.index('id="round-2"')]
+    section = tune_page[tune_page.index('id="round-1"') : tune_page.index('id="round-2"')]
     guess, real = rnd["predicted"]["steps"][0], rnd["ramp"]["steps"][0]
     error = rnd["prediction_error"]["steps"][0]["ttft_p50"]["error"]
-    cells = (rf"<td>{_ms(guess['ttft_s']['p50'])}<br><span class=\"muted band\"[^>]*>[^<]*</span></td>"
-             rf"<td>{_ms(real['ttft_s']['p50'])}</td><td>{re.escape(format_percent(error))}</td>")
+    cells = (
+        rf"<td>{_ms(guess['ttft_s']['p50'])}<br><span class=\"muted band\"[^>]*>[^<]*</span></td>"
+        rf"<td>{_ms(real['ttft_s']['p50'])}</td><td>{re.escape(format_percent(error))}</td>"
+    )
     assert re.search(cells, section), "predicted | measured | error, error as tune recorded it"
 
 
 def test_tune_round_shows_the_recorded_median_errors_knee_and_safe_point(tune, tune_page):
     rnd = tune["rounds"][0]
-    section = tune_page[tune_page.index('id="round-1"'):tune_page.index('id="round-2"')]
+    section = tune_page[tune_page.index('id="round-1"') : tune_page.index('id="round-2"')]
     medians = rnd["prediction_error"]["median_abs_error"]
     assert f"TTFT p50 {format_percent(medians['ttft_p50'], signed=False)}" in section
     assert f"output throughput {format_percent(medians['output_tokens_per_s'], signed=False)}" in section
@@ -137,7 +144,7 @@ def test_tune_round_shows_the_recorded_median_errors_knee_and_safe_point(tune, t
 
 
 def test_tune_round_charts_overlay_prediction_dashed_and_measurement(tune_page):
-    section = tune_page[tune_page.index('id="round-1"'):tune_page.index('id="round-2"')]
+    section = tune_page[tune_page.index('id="round-1"') : tune_page.index('id="round-2"')]
     assert "TTFT p50, predicted vs measured" in section and "Output throughput, predicted vs measured" in section
     assert "TTFT p50 (predicted, shaded: uncertainty)" in section
 
@@ -152,13 +159,17 @@ def test_tune_rounds_table_shows_predicted_beside_measured_criterion_and_both_de
 
 def test_tune_candidates_mark_the_tried_change_and_give_each_rejection_its_reason(tune):
     doc = copy.deepcopy(tune)
-    rejected = {"rule": "OP-2", "title": "KV cache in fp8", "helps": False,
-                "changes": [{"flag": "--kv-cache-dtype", "current": "auto", "proposed": "fp8"}],
-                "rejected": "the performance model does not predict --kv-cache-dtype, so its effect is unknown"}
+    rejected = {
+        "rule": "OP-2",
+        "title": "KV cache in fp8",
+        "helps": False,
+        "changes": [{"flag": "--kv-cache-dtype", "current": "auto", "proposed": "fp8"}],
+        "rejected": "the performance model does not predict --kv-cache-dtype, so its effect is unknown",
+    }
     doc["rounds"][0]["candidates"].append(rejected)
     page = render_html([doc])
-    section = page[page.index('id="round-1"'):page.index('id="round-2"')]
-    table = section[section.index("Candidate changes the model weighed"):]
+    section = page[page.index('id="round-1"') : page.index('id="round-2"')]
+    table = section[section.index("Candidate changes the model weighed") :]
     assert table.index('<span class="kept">tried</span>') < table.index("--kv-cache-dtype")
     assert '<span class="rolled-back">rejected</span>' in table
     assert rejected["rejected"] in table
@@ -178,19 +189,30 @@ def test_demo_with_a_predicted_block_shows_the_after_ramp_predicted_vs_measured(
     doc = demo_with_prediction()
     page = render_html([doc])
     _assert_self_contained(page)
-    section = page[page.index("<h3>After: predicted vs measured</h3>"):]
+    section = page[page.index("<h3>After: predicted vs measured</h3>") :]
     assert "TTFT p50, predicted vs measured" in section
     medians = doc["prediction_error"]["median_abs_error"]
     assert f"ITL p50 {format_percent(medians['itl_p50'], signed=False)}" in section
 
 
 def test_minimal_prediction_and_partial_round_fields_render_with_gaps():
-    page = render_html([
-        {"kind": "prediction"},
-        {"kind": "tune", "rounds": [{"round": 1, "predicted": {"steps": [{"offered": 1}]}, "candidates": [{}],
-                                     "prediction_error": {"median_abs_error": None}}]},
-        {"kind": "demo", "predicted": {"steps": "not a list"}},
-    ])
+    page = render_html(
+        [
+            {"kind": "prediction"},
+            {
+                "kind": "tune",
+                "rounds": [
+                    {
+                        "round": 1,
+                        "predicted": {"steps": [{"offered": 1}]},
+                        "candidates": [{}],
+                        "prediction_error": {"median_abs_error": None},
+                    }
+                ],
+            },
+            {"kind": "demo", "predicted": {"steps": "not a list"}},
+        ]
+    )
     assert "Performance prediction (what-if)" in page and "Predicted vs measured" in page
 
 

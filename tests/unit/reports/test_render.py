@@ -84,7 +84,10 @@ def test_triage_without_current_command_rebuilds_it_from_the_changes():
     del doc["current_command"]
     page = render_html([doc])
     assert '<div class="removed">- --max-num-seqs 1</div>' in page
-    assert '<div class="added">+ --enable-prefix-caching</div>' not in page or "--enable-prefix-caching" in doc["proposed_command"]
+    assert (
+        '<div class="added">+ --enable-prefix-caching</div>' not in page
+        or "--enable-prefix-caching" in doc["proposed_command"]
+    )
 
 
 def test_ramp_table_has_one_row_per_step_and_greys_invalid_steps(rendered):
@@ -154,8 +157,15 @@ def test_several_documents_share_one_page_with_a_table_of_contents():
 
 
 def test_minimal_documents_with_optional_fields_missing_still_render():
-    page = render_html([{"kind": "ramp", "steps": [{"offered": 1}]}, {"kind": "triage"},
-                        {"kind": "advise"}, {"kind": "demo"}, {"kind": "tune"}])
+    page = render_html(
+        [
+            {"kind": "ramp", "steps": [{"offered": 1}]},
+            {"kind": "triage"},
+            {"kind": "advise"},
+            {"kind": "demo"},
+            {"kind": "tune"},
+        ]
+    )
     assert "none found within the ramp" in page
     assert "no findings" in page
 

@@ -22,8 +22,12 @@ def test_report_command_writes_one_html_file_from_several_results(tmp_path, caps
 
 
 def test_missing_file_is_one_line_exit_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "advisor", "report", str(tmp_path / "nope.json"),
-                           "-o", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "advisor", "report", str(tmp_path / "nope.json"), "-o", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "nope.json: no such file" in proc.stderr

@@ -35,12 +35,20 @@ def histogram(observations: dict[float, int], bounds: tuple[float, ...], labels:
     for bound in (*bounds, math.inf):
         buckets.append((bound, float(sum(n for v, n in observations.items() if v <= bound))))
     total = sum(observations.values())
-    return HistogramSample(labels=dict(labels or MODEL), buckets=buckets, count=float(total),
-                           sum=float(sum(v * n for v, n in observations.items())))
+    return HistogramSample(
+        labels=dict(labels or MODEL),
+        buckets=buckets,
+        count=float(total),
+        sum=float(sum(v * n for v, n in observations.items())),
+    )
 
 
-def snapshot(gauges: dict[str, float] | None = None, counters: dict[str, float] | None = None,
-             histograms: dict[str, HistogramSample] | None = None, labels: dict | None = None) -> MetricSnapshot:
+def snapshot(
+    gauges: dict[str, float] | None = None,
+    counters: dict[str, float] | None = None,
+    histograms: dict[str, HistogramSample] | None = None,
+    labels: dict | None = None,
+) -> MetricSnapshot:
     """One scrape of one engine; names as exposed."""
     labels = dict(labels or MODEL)
     return MetricSnapshot(
@@ -51,14 +59,24 @@ def snapshot(gauges: dict[str, float] | None = None, counters: dict[str, float] 
     )
 
 
-def live(running: float = 10, waiting: float = 0, kv: float = 0.4, preemptions_added: float = 0,
-         ttft: dict[float, int] | None = None, itl: dict[float, int] | None = None,
-         prefix: tuple[float, float] | None = None, generated: float = 5000, interval_s: float = 10.0,
-         extra_counters: dict[str, tuple[float, float]] | None = None) -> Facts:
+def live(
+    running: float = 10,
+    waiting: float = 0,
+    kv: float = 0.4,
+    preemptions_added: float = 0,
+    ttft: dict[float, int] | None = None,
+    itl: dict[float, int] | None = None,
+    prefix: tuple[float, float] | None = None,
+    generated: float = 5000,
+    interval_s: float = 10.0,
+    extra_counters: dict[str, tuple[float, float]] | None = None,
+) -> Facts:
     """Facts of a live server over one window; `ttft`/`itl` are the window's observations."""
     before_counters = {"vllm:num_preemptions_total": 100.0, "vllm:generation_tokens_total": 1e6}
-    after_counters = {"vllm:num_preemptions_total": 100.0 + preemptions_added,
-                      "vllm:generation_tokens_total": 1e6 + generated}
+    after_counters = {
+        "vllm:num_preemptions_total": 100.0 + preemptions_added,
+        "vllm:generation_tokens_total": 1e6 + generated,
+    }
     if prefix is not None:
         queries, hits = prefix
         before_counters |= {"vllm:prefix_cache_queries_total": 5e5, "vllm:prefix_cache_hits_total": 1e5}
@@ -68,14 +86,27 @@ def live(running: float = 10, waiting: float = 0, kv: float = 0.4, preemptions_a
     base_ttft, base_itl = {0.2: 1000}, {0.03: 50_000}
     window_ttft = ttft if ttft is not None else {0.2: 100}
     window_itl = itl if itl is not None else {0.03: 5000}
-    gauges = {"vllm:num_requests_running": running, "vllm:num_requests_waiting": waiting,
-              "vllm:kv_cache_usage_perc": kv}
-    before = snapshot(gauges, before_counters, {
-        "vllm:time_to_first_token_seconds": histogram(base_ttft, TTFT_BUCKETS),
-        "vllm:inter_token_latency_seconds": histogram(base_itl, ITL_BUCKETS)})
-    after = snapshot(gauges, after_counters, {
-        "vllm:time_to_first_token_seconds": histogram(_add(base_ttft, window_ttft), TTFT_BUCKETS),
-        "vllm:inter_token_latency_seconds": histogram(_add(base_itl, window_itl), ITL_BUCKETS)})
+    gauges = {
+        "vllm:num_requests_running": running,
+        "vllm:num_requests_waiting": waiting,
+        "vllm:kv_cache_usage_perc": kv,
+    }
+    before = snapshot(
+        gauges,
+        before_counters,
+        {
+            "vllm:time_to_first_token_seconds": histogram(base_ttft, TTFT_BUCKETS),
+            "vllm:inter_token_latency_seconds": histogram(base_itl, ITL_BUCKETS),
+        },
+    )
+    after = snapshot(
+        gauges,
+        after_counters,
+        {
+            "vllm:time_to_first_token_seconds": histogram(_add(base_ttft, window_ttft), TTFT_BUCKETS),
+            "vllm:inter_token_latency_seconds": histogram(_add(base_itl, window_itl), ITL_BUCKETS),
+        },
+    )
     return Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, interval_s))
 
 
@@ -96,13 +127,27 @@ def event(kind: LogEventKind, line_no: int = 1, **fields) -> LogEvent:
 
 
 def h100(count: int = 1, interconnect: str = "nvlink") -> Hardware:
-    return Hardware(gpu_name="H100-SXM-80GB", usable_gib=79.18, gpu_count=count, interconnect=interconnect,
-                    fp8_supported=True, memory_bandwidth_gbps=3350)
+    return Hardware(
+        gpu_name="H100-SXM-80GB",
+        usable_gib=79.18,
+        gpu_count=count,
+        interconnect=interconnect,
+        fp8_supported=True,
+        memory_bandwidth_gbps=3350,
+    )
 
 
 def llama8b() -> ModelFacts:
-    return ModelFacts(name="meta-llama/Llama-3.1-8B-Instruct", num_layers=32, num_attention_heads=32, num_kv_heads=8,
-                      head_dim=128, params_billion=8.0, max_position_embeddings=131072, dtype_bytes=2)
+    return ModelFacts(
+        name="meta-llama/Llama-3.1-8B-Instruct",
+        num_layers=32,
+        num_attention_heads=32,
+        num_kv_heads=8,
+        head_dim=128,
+        params_billion=8.0,
+        max_position_embeddings=131072,
+        dtype_bytes=2,
+    )
 
 
 def healthy() -> Facts:
@@ -111,15 +156,38 @@ def healthy() -> Facts:
     ITL 8 ms at 12 running: within 2x of the decode step's bandwidth floor (~5 ms), as vLLM with
     CUDA graphs gets; the 30 ms the other factories use would be 7x the floor (OP-5.13)."""
     facts = live(running=12, waiting=0, kv=0.35, prefix=(10_000, 6_000), itl={0.008: 5000})
-    facts.config = config(ConfigSource.ARGS, model="meta-llama/Llama-3.1-8B-Instruct", vllm_version="0.33.0",
-                          max_model_len=16384, max_num_seqs=200, gpu_memory_utilization=0.92,
-                          enable_prefix_caching=True, enable_chunked_prefill=True, tensor_parallel_size=1,
-                          max_num_batched_tokens=8192)
+    facts.config = config(
+        ConfigSource.ARGS,
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        vllm_version="0.33.0",
+        max_model_len=16384,
+        max_num_seqs=200,
+        gpu_memory_utilization=0.92,
+        enable_prefix_caching=True,
+        enable_chunked_prefill=True,
+        tensor_parallel_size=1,
+        max_num_batched_tokens=8192,
+    )
     facts.hardware = h100()
     facts.model = llama8b()
-    facts.memory = MemoryFacts(total_gib=79.18, weights_gib=14.99, available_kv_gib=55.9, kv_bytes_per_token=131072,
-                               kv_cache_tokens=457_900, block_size=16, max_concurrency=27.9, source="advisor")
-    facts.workload = Workload(p50_input_tokens=800, p95_input_tokens=3000, p95_output_tokens=600,
-                              prefix_reuse_share=0.5, shared_prefix_tokens=1200, target_concurrency=32,
-                              client_concurrency=12, num_replicas=1)
+    facts.memory = MemoryFacts(
+        total_gib=79.18,
+        weights_gib=14.99,
+        available_kv_gib=55.9,
+        kv_bytes_per_token=131072,
+        kv_cache_tokens=457_900,
+        block_size=16,
+        max_concurrency=27.9,
+        source="advisor",
+    )
+    facts.workload = Workload(
+        p50_input_tokens=800,
+        p95_input_tokens=3000,
+        p95_output_tokens=600,
+        prefix_reuse_share=0.5,
+        shared_prefix_tokens=1200,
+        target_concurrency=32,
+        client_concurrency=12,
+        num_replicas=1,
+    )
     return facts

@@ -30,8 +30,11 @@ def test_util_099_with_an_oom_in_the_log_is_medium():
 
 
 def test_max_model_len_at_model_maximum_for_short_requests_proposes_twice_p95_as_power_of_two():
-    facts = Facts(config=config(max_model_len=131072), model=llama8b(),
-                  workload=Workload(p95_input_tokens=2500, p95_output_tokens=500))
+    facts = Facts(
+        config=config(max_model_len=131072),
+        model=llama8b(),
+        workload=Workload(p95_input_tokens=2500, p95_output_tokens=500),
+    )
     [finding] = ap.RULE_MAX_LEN.evaluate(facts)
     assert _flags(finding) == {"--max-model-len": "8192"} and finding.changes[0].safety == "unsafe"
 
@@ -78,29 +81,41 @@ def test_enforce_eager_after_a_graph_capture_oom_is_the_fix_not_an_antipattern()
 
 
 def test_max_num_seqs_far_above_kv_capacity_is_capped_at_what_fits():
-    facts = Facts(config=config(max_num_seqs=1024), memory=MemoryFacts(kv_cache_tokens=162_704),
-                  workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000))
+    facts = Facts(
+        config=config(max_num_seqs=1024),
+        memory=MemoryFacts(kv_cache_tokens=162_704),
+        workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000),
+    )
     [finding] = ap.RULE_SEQS.evaluate(facts)
     assert _flags(finding) == {"--max-num-seqs": "20"}
     assert finding.evidence[0].value == 1024 and finding.evidence[0].threshold == round(2 * 162_704 / 8000, 1)
 
 
 def test_max_num_seqs_over_capacity_reads_kv_tokens_from_the_startup_log():
-    facts = Facts(config=config(max_num_seqs=1024), workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000),
-                  events=[event(K.KV_CACHE_SIZE, kv_cache_tokens=162_704)])
+    facts = Facts(
+        config=config(max_num_seqs=1024),
+        workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000),
+        events=[event(K.KV_CACHE_SIZE, kv_cache_tokens=162_704)],
+    )
     assert ap.RULE_SEQS.evaluate(facts)[0].evidence[1].source == "log"
 
 
 def test_default_max_num_seqs_over_capacity_is_flagged_as_the_default():
-    facts = Facts(config=config(ConfigSource.DEFAULT, max_num_seqs=1024), memory=MemoryFacts(kv_cache_tokens=162_704),
-                  workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000))
+    facts = Facts(
+        config=config(ConfigSource.DEFAULT, max_num_seqs=1024),
+        memory=MemoryFacts(kv_cache_tokens=162_704),
+        workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000),
+    )
     [finding] = ap.RULE_SEQS.evaluate(facts)
     assert "(vLLM's default)" in finding.title
 
 
 def test_tp_over_pcie_for_a_model_that_fits_one_gpu_proposes_replicas():
-    facts = Facts(config=config(tensor_parallel_size=2), memory=MemoryFacts(weights_gib=7.5),
-                  hardware=Hardware(gpu_name="L40S", usable_gib=44.4, gpu_count=2, interconnect="pcie"))
+    facts = Facts(
+        config=config(tensor_parallel_size=2),
+        memory=MemoryFacts(weights_gib=7.5),
+        hardware=Hardware(gpu_name="L40S", usable_gib=44.4, gpu_count=2, interconnect="pcie"),
+    )
     [finding] = ap.RULE_TP_PCIE.evaluate(facts)
     assert _flags(finding) == {"--tensor-parallel-size": "1", "--data-parallel-size": "2"}
 

@@ -9,11 +9,18 @@ from tests.unit.rules.factories import config, event, healthy, live
 PAGE = RulePage(checks="c", why="w", example="e", fix="f", limits="l")
 
 
-def _finding(rule: str, severity: Severity, confidence: float = 0.8, evidence: int = 1,
-             changes: list[ConfigChange] | None = None) -> Finding:
-    return Finding(rule=rule, severity=severity, category=Category.LATENCY, title=rule, confidence=confidence,
-                   evidence=[Evidence(source="metrics", name=f"m{i}", value=1.0) for i in range(evidence)],
-                   changes=changes or [])
+def _finding(
+    rule: str, severity: Severity, confidence: float = 0.8, evidence: int = 1, changes: list[ConfigChange] | None = None
+) -> Finding:
+    return Finding(
+        rule=rule,
+        severity=severity,
+        category=Category.LATENCY,
+        title=rule,
+        confidence=confidence,
+        evidence=[Evidence(source="metrics", name=f"m{i}", value=1.0) for i in range(evidence)],
+        changes=changes or [],
+    )
 
 
 def _change(flag: str, proposed: str) -> ConfigChange:
@@ -60,19 +67,33 @@ def test_the_same_change_from_two_rules_is_emitted_once_and_marked_duplicate():
 
 
 def test_changes_to_different_flags_do_not_conflict():
-    findings, resolutions = resolve([_finding("A", Severity.HIGH, changes=[_change("--max-num-seqs", "64")]),
-                                     _finding("B", Severity.HIGH, changes=[_change("--block-size", "16")])])
+    findings, resolutions = resolve(
+        [
+            _finding("A", Severity.HIGH, changes=[_change("--max-num-seqs", "64")]),
+            _finding("B", Severity.HIGH, changes=[_change("--block-size", "16")]),
+        ]
+    )
     assert resolutions == [] and all(f.changes for f in findings)
 
 
 def test_evaluate_applies_resolution_to_real_rules():
     # A free-memory failure (OP-1.3 lowers util to 0.65) with util 0.99 configured (AP-1 wants 0.92).
-    facts = Facts(config=config(gpu_memory_utilization=0.99),
-                  events=[event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED, free_gib=31.44, total_gib=47.38,
-                                gpu_memory_utilization=0.99, requested_gib=46.9)])
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.99),
+        events=[
+            event(
+                LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+                free_gib=31.44,
+                total_gib=47.38,
+                gpu_memory_utilization=0.99,
+                requested_gib=46.9,
+            )
+        ],
+    )
     result = evaluate(facts)
-    util_changes = [(f.rule, c.proposed) for f in result.findings for c in f.changes
-                    if c.flag == "--gpu-memory-utilization"]
+    util_changes = [
+        (f.rule, c.proposed) for f in result.findings for c in f.changes if c.flag == "--gpu-memory-utilization"
+    ]
     assert util_changes == [("OP-1.3", "0.65")]
     assert result.by_rule("AP-1")[0].superseded[0].change.proposed == "0.92"
 
@@ -105,8 +126,13 @@ def test_a_rule_that_raises_is_reported_and_does_not_stop_the_others():
         raise KeyError("boom")
 
     bad = Rule(code="XX-1", title="broken", category=Category.HEALTH, page=PAGE, check=broken)
-    good = Rule(code="XX-2", title="ok", category=Category.HEALTH, page=PAGE,
-                check=lambda facts: [bad.finding(Severity.LOW, "fine").model_copy(update={"rule": "XX-2"})])
+    good = Rule(
+        code="XX-2",
+        title="ok",
+        category=Category.HEALTH,
+        page=PAGE,
+        check=lambda facts: [bad.finding(Severity.LOW, "fine").model_copy(update={"rule": "XX-2"})],
+    )
     result = evaluate(Facts(), [bad, good])
     assert [e.rule for e in result.errors] == ["XX-1"]
     assert [f.rule for f in result.findings] == ["XX-2"]
@@ -122,11 +148,21 @@ def test_every_rule_survives_events_without_fields_and_zero_figures():
     from rules.events import LogEvent
     from rules.facts import EndpointFacts, Hardware, LoadTestFacts, MemoryFacts, ModelFacts, Workload
 
-    facts = Facts(events=[LogEvent(kind=kind) for kind in LogEventKind],
-                  config=config(max_num_seqs=0, max_num_batched_tokens=0, block_size=0, tensor_parallel_size=0,
-                                max_model_len=0, gpu_memory_utilization=0.0),
-                  memory=MemoryFacts(kv_cache_tokens=0, total_gib=0, weights_gib=0),
-                  workload=Workload(p95_input_tokens=0, p95_output_tokens=0, client_concurrency=0, target_concurrency=0),
-                  hardware=Hardware(usable_gib=0, gpu_count=0), model=ModelFacts(), loadtest=LoadTestFacts(),
-                  endpoint=EndpointFacts())
+    facts = Facts(
+        events=[LogEvent(kind=kind) for kind in LogEventKind],
+        config=config(
+            max_num_seqs=0,
+            max_num_batched_tokens=0,
+            block_size=0,
+            tensor_parallel_size=0,
+            max_model_len=0,
+            gpu_memory_utilization=0.0,
+        ),
+        memory=MemoryFacts(kv_cache_tokens=0, total_gib=0, weights_gib=0),
+        workload=Workload(p95_input_tokens=0, p95_output_tokens=0, client_concurrency=0, target_concurrency=0),
+        hardware=Hardware(usable_gib=0, gpu_count=0),
+        model=ModelFacts(),
+        loadtest=LoadTestFacts(),
+        endpoint=EndpointFacts(),
+    )
     assert evaluate(facts).errors == []

@@ -30,8 +30,15 @@ PROMPT_BUCKETS = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
 def _l4(count: int = 1) -> Hardware:
     """The catalog's L4 (advisor/hardware.py): 300 GB/s, 121 bf16 TFLOPS, PCIe at 32 GB/s per direction."""
-    return Hardware(gpu_name="L4", usable_gib=22.04, gpu_count=count, interconnect="pcie", interconnect_gbps=32.0,
-                    memory_bandwidth_gbps=300, bf16_tflops=121.0)
+    return Hardware(
+        gpu_name="L4",
+        usable_gib=22.04,
+        gpu_count=count,
+        interconnect="pcie",
+        interconnect_gbps=32.0,
+        memory_bandwidth_gbps=300,
+        bf16_tflops=121.0,
+    )
 
 
 def _on(facts: Facts, hardware: Hardware, tp: int = 1, **flags) -> Facts:
@@ -110,14 +117,26 @@ def _long_prompts(ttft_s: float, prompt_tokens: int, hardware: Hardware) -> Fact
     """A window of 50 requests with `prompt_tokens` prompts and `ttft_s` first tokens, nothing queued."""
     labels = {"model_name": "m", "engine": "0"}
     gauges = {"vllm:num_requests_running": 2, "vllm:num_requests_waiting": 0, "vllm:kv_cache_usage_perc": 0.5}
-    before = snapshot(gauges, {"vllm:generation_tokens_total": 1e6}, {
-        "vllm:time_to_first_token_seconds": histogram({}, TTFT_BUCKETS, labels),
-        "vllm:inter_token_latency_seconds": histogram({}, ITL_BUCKETS, labels),
-        "vllm:request_prompt_tokens": histogram({}, PROMPT_BUCKETS, labels)}, labels)
-    after = snapshot(gauges, {"vllm:generation_tokens_total": 1e6 + 4000}, {
-        "vllm:time_to_first_token_seconds": histogram({ttft_s: 50}, TTFT_BUCKETS, labels),
-        "vllm:inter_token_latency_seconds": histogram({0.03: 4000}, ITL_BUCKETS, labels),
-        "vllm:request_prompt_tokens": histogram({prompt_tokens: 50}, PROMPT_BUCKETS, labels)}, labels)
+    before = snapshot(
+        gauges,
+        {"vllm:generation_tokens_total": 1e6},
+        {
+            "vllm:time_to_first_token_seconds": histogram({}, TTFT_BUCKETS, labels),
+            "vllm:inter_token_latency_seconds": histogram({}, ITL_BUCKETS, labels),
+            "vllm:request_prompt_tokens": histogram({}, PROMPT_BUCKETS, labels),
+        },
+        labels,
+    )
+    after = snapshot(
+        gauges,
+        {"vllm:generation_tokens_total": 1e6 + 4000},
+        {
+            "vllm:time_to_first_token_seconds": histogram({ttft_s: 50}, TTFT_BUCKETS, labels),
+            "vllm:inter_token_latency_seconds": histogram({0.03: 4000}, ITL_BUCKETS, labels),
+            "vllm:request_prompt_tokens": histogram({prompt_tokens: 50}, PROMPT_BUCKETS, labels),
+        },
+        labels,
+    )
     facts = Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 60.0))
     return _on(facts, hardware, max_num_batched_tokens=8192)
 

@@ -3,8 +3,7 @@
 from rules.catalog import health
 from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
-from rules.facts import EndpointFacts, Facts
-from rules.facts import MetricWindow
+from rules.facts import EndpointFacts, Facts, MetricWindow
 from tests.unit.rules.factories import MODEL, event, histogram, live, snapshot
 
 
@@ -23,8 +22,11 @@ def test_the_silent_stall_is_read_from_the_step_heartbeat_even_without_the_token
     steps = histogram({1: 4000, 64: 900}, (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048), MODEL)
     before = snapshot(gauges, {}, {"vllm:iteration_tokens_total": steps})
     after = snapshot(gauges, {}, {"vllm:iteration_tokens_total": steps})
-    facts = Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 120.0),
-                  endpoint=EndpointFacts(health_status=200, models_ok=True))
+    facts = Facts(
+        snapshot=after,
+        window=MetricWindow.from_snapshots(before, after, 120.0),
+        endpoint=EndpointFacts(health_status=200, models_ok=True),
+    )
     [finding] = health.RULE_HANG.evaluate(facts)
     assert finding.severity.value == "critical" and "(/health 200)" in finding.title
     assert any("iteration_tokens_total" in e.name and e.value == 0 for e in finding.evidence)
@@ -54,8 +56,12 @@ def test_repeated_shm_broadcast_warnings_are_a_confident_hang():
 
 
 def test_a_stall_followed_by_generated_tokens_is_a_recovered_medium_finding():
-    facts = Facts(events=[event(K.SHM_BROADCAST_HANG, 1, hang_seconds=60),
-                          event(K.STATS_LINE, 2, running=4, waiting=0, generation_throughput_tps=350.0)])
+    facts = Facts(
+        events=[
+            event(K.SHM_BROADCAST_HANG, 1, hang_seconds=60),
+            event(K.STATS_LINE, 2, running=4, waiting=0, generation_throughput_tps=350.0),
+        ]
+    )
     [finding] = health.RULE_HANG.evaluate(facts)
     assert finding.severity.value == "medium" and "generated tokens afterwards" in finding.title
 

@@ -34,12 +34,15 @@ def test_quantile_of_an_empty_histogram_is_none():
     assert histogram_quantile(0.5, [(0.1, 0), (math.inf, 0)]) is None
 
 
-@pytest.mark.parametrize("old, new", [
-    ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"),
-    ("vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries_total"),
-    ("vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits_total"),
-    ("vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"),
+        ("vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries_total"),
+        ("vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits_total"),
+        ("vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"),
+    ],
+)
 def test_old_spellings_map_to_the_new_name(old, new):
     assert canonical_name(old) == new
 
@@ -56,10 +59,18 @@ def test_counter_is_found_with_or_without_the_total_suffix():
 
 
 def test_running_is_summed_across_engines_but_kv_usage_is_averaged():
-    snap = MetricSnapshot(gauges={
-        "vllm:num_requests_running": [Sample(labels={"engine": "0"}, value=3), Sample(labels={"engine": "1"}, value=5)],
-        "vllm:kv_cache_usage_perc": [Sample(labels={"engine": "0"}, value=0.5), Sample(labels={"engine": "1"}, value=0.9)],
-    })
+    snap = MetricSnapshot(
+        gauges={
+            "vllm:num_requests_running": [
+                Sample(labels={"engine": "0"}, value=3),
+                Sample(labels={"engine": "1"}, value=5),
+            ],
+            "vllm:kv_cache_usage_perc": [
+                Sample(labels={"engine": "0"}, value=0.5),
+                Sample(labels={"engine": "1"}, value=0.9),
+            ],
+        }
+    )
     assert snap.value("vllm:num_requests_running") == 8
     assert snap.value("vllm:kv_cache_usage_perc") == pytest.approx(0.7)
     assert snap.max_value("vllm:kv_cache_usage_perc") == pytest.approx(0.9)
@@ -99,18 +110,32 @@ def test_window_over_old_itl_name_is_queried_by_the_new_name():
 
 def test_request_success_rates_are_kept_per_finished_reason():
     labels = {"engine": "0", "model_name": "m"}
+
     def snap(stop, abort):
-        return MetricSnapshot(counters={"vllm:request_success_total": [
-            Sample(labels=labels | {"finished_reason": "stop"}, value=stop),
-            Sample(labels=labels | {"finished_reason": "abort"}, value=abort)]})
+        return MetricSnapshot(
+            counters={
+                "vllm:request_success_total": [
+                    Sample(labels=labels | {"finished_reason": "stop"}, value=stop),
+                    Sample(labels=labels | {"finished_reason": "abort"}, value=abort),
+                ]
+            }
+        )
+
     window = MetricWindow.from_snapshots(snap(100, 0), snap(190, 10), 10.0)
     assert window.total.by_label("vllm:request_success_total") == {"stop": 9.0, "abort": 1.0}
 
 
 def test_replicas_are_windowed_separately_and_together():
     def snap(a, b):
-        return MetricSnapshot(counters={"vllm:prefix_cache_queries_total": [
-            Sample(labels={"instance": "a:8000"}, value=a), Sample(labels={"instance": "b:8000"}, value=b)]})
+        return MetricSnapshot(
+            counters={
+                "vllm:prefix_cache_queries_total": [
+                    Sample(labels={"instance": "a:8000"}, value=a),
+                    Sample(labels={"instance": "b:8000"}, value=b),
+                ]
+            }
+        )
+
     window = MetricWindow.from_snapshots(snap(0, 0), snap(100, 300), 10.0)
     per = {w.instance: w.rate("vllm:prefix_cache_queries_total") for w in window.per_instance}
     assert per == {"a:8000": 10.0, "b:8000": 30.0}
@@ -118,10 +143,20 @@ def test_replicas_are_windowed_separately_and_together():
 
 
 def test_prometheus_window_combines_replicas_sum_rates_mean_kv_worst_percentile():
-    parts = [WindowStats(instance="a", gauges={"vllm:kv_cache_usage_perc": 0.2}, rates={"vllm:num_preemptions_total": 1},
-                         quantiles={"vllm:time_to_first_token_seconds": {"p99": 0.5}}),
-             WindowStats(instance="b", gauges={"vllm:kv_cache_usage_perc": 0.6}, rates={"vllm:num_preemptions_total": 2},
-                         quantiles={"vllm:time_to_first_token_seconds": {"p99": 3.0}})]
+    parts = [
+        WindowStats(
+            instance="a",
+            gauges={"vllm:kv_cache_usage_perc": 0.2},
+            rates={"vllm:num_preemptions_total": 1},
+            quantiles={"vllm:time_to_first_token_seconds": {"p99": 0.5}},
+        ),
+        WindowStats(
+            instance="b",
+            gauges={"vllm:kv_cache_usage_perc": 0.6},
+            rates={"vllm:num_preemptions_total": 2},
+            quantiles={"vllm:time_to_first_token_seconds": {"p99": 3.0}},
+        ),
+    ]
     window = MetricWindow.from_prometheus(300.0, parts)
     assert window.origin == "prometheus"
     assert window.total.rate("vllm:num_preemptions_total") == 3

@@ -93,8 +93,10 @@ def test_a_family_code_points_to_its_sub_rules():
 
 def test_boolean_changes_render_as_vllm_flags():
     assert ConfigChange(flag="--enforce-eager", proposed="true", reason="r").command_line() == "--enforce-eager"
-    assert ConfigChange(flag="--enable-prefix-caching", proposed="false", reason="r").command_line() == \
-        "--no-enable-prefix-caching"
+    assert (
+        ConfigChange(flag="--enable-prefix-caching", proposed="false", reason="r").command_line()
+        == "--no-enable-prefix-caching"
+    )
     assert ConfigChange(flag="--max-num-seqs", proposed="64", reason="r").command_line() == "--max-num-seqs 64"
 
 

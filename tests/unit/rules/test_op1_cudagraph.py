@@ -9,23 +9,32 @@ from rules.model import Severity
 from tests.unit.rules.factories import config
 
 PREFIX = "(EngineCore_DP0 pid=4242) INFO 11-20 10:00:0{} [gpu_worker.py:412] "
-ENABLED = ("CUDA graph memory profiling is enabled (default since v0.21.0). The current "
-           "--gpu-memory-utilization=0.9200 is equivalent to --gpu-memory-utilization=0.8936 without CUDA graph "
-           "memory profiling. To keep the same KV cache size, set it to 0.9464.")
-DISABLED = ("CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). The KV cache "
-            "budget does not include CUDA graph memory.")
+ENABLED = (
+    "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+    "--gpu-memory-utilization=0.9200 is equivalent to --gpu-memory-utilization=0.8936 without CUDA graph "
+    "memory profiling. To keep the same KV cache size, set it to 0.9464."
+)
+DISABLED = (
+    "CUDA graph memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0). The KV cache "
+    "budget does not include CUDA graph memory."
+)
 
 
 def _pool(actual: float, estimated: float) -> str:
     difference = actual - estimated
-    return (f"CUDA graph pool memory: {actual:.2f} GiB (actual), {estimated:.2f} GiB (estimated), difference: "
-            f"{difference:.2f} GiB ({100 * difference / estimated:.1f}%).")
+    return (
+        f"CUDA graph pool memory: {actual:.2f} GiB (actual), {estimated:.2f} GiB (estimated), difference: "
+        f"{difference:.2f} GiB ({100 * difference / estimated:.1f}%)."
+    )
 
 
 def _facts(*messages: str) -> Facts:
     lines = [PREFIX.format(i) + message for i, message in enumerate(messages)]
-    return Facts(events=parse_lines(lines).events, config=config(gpu_memory_utilization=0.92),
-                 memory=MemoryFacts(total_gib=79.18, source="startup_log"))
+    return Facts(
+        events=parse_lines(lines).events,
+        config=config(gpu_memory_utilization=0.92),
+        memory=MemoryFacts(total_gib=79.18, source="startup_log"),
+    )
 
 
 def test_a_pool_larger_than_its_estimate_gives_the_miss_back_from_the_utilization():

@@ -21,9 +21,18 @@ def _changes(finding):
 
 
 def test_max_model_len_uses_vllms_estimate_rounded_down_to_the_block_size():
-    facts = Facts(config=config(block_size=32),
-                  events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=262144, kv_needed_gib=24.0,
-                                available_kv_gib=3.18, estimated_max_model_len=34750)])
+    facts = Facts(
+        config=config(block_size=32),
+        events=[
+            event(
+                K.MAX_MODEL_LEN_TOO_LARGE,
+                max_model_len=262144,
+                kv_needed_gib=24.0,
+                available_kv_gib=3.18,
+                estimated_max_model_len=34750,
+            )
+        ],
+    )
     finding = _one(op1.RULE_MAX_MODEL_LEN, facts)
     assert _changes(finding) == {"--max-model-len": "34720"}
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (24.0, 3.18)
@@ -31,8 +40,9 @@ def test_max_model_len_uses_vllms_estimate_rounded_down_to_the_block_size():
 
 
 def test_max_model_len_without_the_estimate_sentence_scales_linearly():
-    facts = Facts(events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=32768, kv_needed_gib=1.75,
-                                available_kv_gib=1.20)])
+    facts = Facts(
+        events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=32768, kv_needed_gib=1.75, available_kv_gib=1.20)]
+    )
     # 32768 x 1.20 / 1.75 = 22469 -> 22464 (block 16)
     assert _changes(_one(op1.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "22464"}
 
@@ -43,9 +53,19 @@ def test_v0_max_seq_len_text_proposes_the_tokens_that_fit():
 
 
 def test_max_model_len_offers_the_utilization_that_would_fit_as_alternative():
-    facts = Facts(config=config(gpu_memory_utilization=0.90), memory=MemoryFacts(total_gib=80.0),
-                  events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=131072, kv_needed_gib=12.0,
-                                available_kv_gib=10.0, estimated_max_model_len=109226)])
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.90),
+        memory=MemoryFacts(total_gib=80.0),
+        events=[
+            event(
+                K.MAX_MODEL_LEN_TOO_LARGE,
+                max_model_len=131072,
+                kv_needed_gib=12.0,
+                available_kv_gib=10.0,
+                estimated_max_model_len=109226,
+            )
+        ],
+    )
     finding = _one(op1.RULE_MAX_MODEL_LEN, facts)
     # 0.90 + 2 GiB / 80 GiB = 0.925 -> 0.93
     assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--gpu-memory-utilization", "0.93")]
@@ -53,16 +73,31 @@ def test_max_model_len_offers_the_utilization_that_would_fit_as_alternative():
 
 @pytest.mark.parametrize("p95_input, safety", [(4000, "safe"), (60000, "unsafe")])
 def test_lower_max_model_len_is_safe_only_when_the_workload_fits_under_it(p95_input, safety):
-    facts = Facts(workload=Workload(p95_input_tokens=p95_input, p95_output_tokens=1000),
-                  events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=131072, kv_needed_gib=16.0,
-                                available_kv_gib=3.18, estimated_max_model_len=26048)])
+    facts = Facts(
+        workload=Workload(p95_input_tokens=p95_input, p95_output_tokens=1000),
+        events=[
+            event(
+                K.MAX_MODEL_LEN_TOO_LARGE,
+                max_model_len=131072,
+                kv_needed_gib=16.0,
+                available_kv_gib=3.18,
+                estimated_max_model_len=26048,
+            )
+        ],
+    )
     assert _one(op1.RULE_MAX_MODEL_LEN, facts).changes[0].safety == safety
 
 
 def test_no_cache_blocks_with_weights_over_75_percent_proposes_tensor_parallel_and_fp8_alternative():
-    facts = Facts(hardware=h100(count=2), config=config(quantization=None),
-                  events=[event(K.MODEL_LOADING, 1, weights_gib=67.72),
-                          event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=-1.44), event(K.NO_CACHE_BLOCKS, 3)])
+    facts = Facts(
+        hardware=h100(count=2),
+        config=config(quantization=None),
+        events=[
+            event(K.MODEL_LOADING, 1, weights_gib=67.72),
+            event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=-1.44),
+            event(K.NO_CACHE_BLOCKS, 3),
+        ],
+    )
     finding = _one(op1.RULE_NO_CACHE_BLOCKS, facts)
     assert _changes(finding) == {"--tensor-parallel-size": "2"}
     assert [a.flag for a in finding.alternatives] == ["--quantization"]
@@ -70,23 +105,41 @@ def test_no_cache_blocks_with_weights_over_75_percent_proposes_tensor_parallel_a
 
 
 def test_no_cache_blocks_with_small_weights_raises_utilization():
-    facts = Facts(config=config(gpu_memory_utilization=0.80), hardware=h100(),
-                  events=[event(K.MODEL_LOADING, 1, weights_gib=15.0), event(K.NO_CACHE_BLOCKS, 2)])
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.80),
+        hardware=h100(),
+        events=[event(K.MODEL_LOADING, 1, weights_gib=15.0), event(K.NO_CACHE_BLOCKS, 2)],
+    )
     assert _changes(_one(op1.RULE_NO_CACHE_BLOCKS, facts)) == {"--gpu-memory-utilization": "0.95"}
 
 
 def test_free_memory_below_requested_lowers_utilization_to_what_is_free():
-    facts = Facts(events=[event(K.FREE_MEMORY_BELOW_REQUESTED, free_gib=31.44, total_gib=47.38,
-                                gpu_memory_utilization=0.95, requested_gib=45.01)])
+    facts = Facts(
+        events=[
+            event(
+                K.FREE_MEMORY_BELOW_REQUESTED,
+                free_gib=31.44,
+                total_gib=47.38,
+                gpu_memory_utilization=0.95,
+                requested_gib=45.01,
+            )
+        ]
+    )
     finding = _one(op1.RULE_FREE_MEMORY, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.65"}
-    assert (finding.evidence[0].value, finding.evidence[0].threshold, finding.evidence[0].comparison) == \
-        (31.44, 45.01, "<")
+    assert (finding.evidence[0].value, finding.evidence[0].threshold, finding.evidence[0].comparison) == (
+        31.44,
+        45.01,
+        "<",
+    )
 
 
 def test_weight_load_oom_doubles_tensor_parallel_when_gpus_allow():
-    facts = Facts(hardware=h100(count=4), config=config(tensor_parallel_size=2),
-                  events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)])
+    facts = Facts(
+        hardware=h100(count=4),
+        config=config(tensor_parallel_size=2),
+        events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)],
+    )
     assert _changes(_one(op1_oom.RULE_OOM_WEIGHTS, facts)) == {"--tensor-parallel-size": "4"}
 
 
@@ -97,8 +150,11 @@ def test_weight_load_oom_on_a_single_gpu_proposes_quantization():
 
 
 def test_weight_load_oom_of_a_prequantized_model_proposes_no_second_quantization():
-    facts = Facts(hardware=h100(count=1), model=ModelFacts(prequantized="fp8"),
-                  events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)])
+    facts = Facts(
+        hardware=h100(count=1),
+        model=ModelFacts(prequantized="fp8"),
+        events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)],
+    )
     assert _one(op1_oom.RULE_OOM_WEIGHTS, facts).changes == []
 
 
@@ -117,8 +173,10 @@ def test_cudagraph_oom_proposes_enforce_eager_or_fewer_sequences():
 
 
 def test_oom_in_an_unknown_phase_lowers_utilization_by_five_points():
-    facts = Facts(config=config(gpu_memory_utilization=0.95),
-                  events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, tried_to_allocate_gib=2.0, free_gib=0.0004)])
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.95),
+        events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, tried_to_allocate_gib=2.0, free_gib=0.0004)],
+    )
     finding = _one(op1_oom.RULE_OOM_OTHER, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.90"}
     assert "tried 2 GiB" in finding.title
@@ -141,6 +199,11 @@ def test_engine_failure_with_a_known_cause_leaves_it_to_the_specific_rule():
 
 @pytest.mark.parametrize("rule", op1.RULES + op1_oom.RULES, ids=lambda r: r.code)
 def test_startup_rules_are_silent_on_a_clean_startup_log(rule):
-    facts = Facts(events=[event(K.VERSION, 1, version="0.33.0"), event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=57.1),
-                          event(K.KV_CACHE_SIZE, 3, kv_cache_tokens=415792, max_model_len=32768, max_concurrency=12.69)])
+    facts = Facts(
+        events=[
+            event(K.VERSION, 1, version="0.33.0"),
+            event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=57.1),
+            event(K.KV_CACHE_SIZE, 3, kv_cache_tokens=415792, max_model_len=32768, max_concurrency=12.69),
+        ]
+    )
     assert rule.evaluate(facts) == []

@@ -22,20 +22,26 @@ def test_weights_over_75_percent_on_ampere_propose_tensor_parallel_instead():
 
 
 def test_weights_under_75_percent_are_fine():
-    assert op2.RULE_WEIGHTS.evaluate(Facts(hardware=h100(), memory=MemoryFacts(total_gib=79.18, weights_gib=15.0))) == []
+    assert (
+        op2.RULE_WEIGHTS.evaluate(Facts(hardware=h100(), memory=MemoryFacts(total_gib=79.18, weights_gib=15.0))) == []
+    )
 
 
 def test_kv_cache_too_small_for_target_concurrency_proposes_fp8_kv():
-    facts = Facts(memory=MemoryFacts(kv_cache_tokens=162_704),
-                  workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000, target_concurrency=64))
+    facts = Facts(
+        memory=MemoryFacts(kv_cache_tokens=162_704),
+        workload=Workload(p95_input_tokens=7000, p95_output_tokens=1000, target_concurrency=64),
+    )
     [finding] = op2.RULE_KV_CAPACITY.evaluate(facts)
     assert finding.evidence[0].value == round(162_704 / 8000, 1) and finding.evidence[0].threshold == 64
     assert [(c.flag, c.proposed) for c in finding.changes] == [("--kv-cache-dtype", "fp8")]
 
 
 def test_kv_cache_large_enough_for_the_target_is_fine():
-    facts = Facts(memory=MemoryFacts(kv_cache_tokens=457_900),
-                  workload=Workload(p95_input_tokens=3000, p95_output_tokens=600, target_concurrency=32))
+    facts = Facts(
+        memory=MemoryFacts(kv_cache_tokens=457_900),
+        workload=Workload(p95_input_tokens=3000, p95_output_tokens=600, target_concurrency=32),
+    )
     assert op2.RULE_KV_CAPACITY.evaluate(facts) == []
 
 
@@ -63,7 +69,10 @@ def test_tp_over_pcie_for_a_model_too_big_for_one_gpu_proposes_pipeline_parallel
     facts.hardware = Hardware(gpu_name="L40S", usable_gib=44.4, gpu_count=2, interconnect="pcie")
     facts.memory = MemoryFacts(weights_gib=30.0)
     [finding] = op3.RULE_PCIE_TP.evaluate(facts)
-    assert {c.flag: c.proposed for c in finding.changes} == {"--pipeline-parallel-size": "2", "--tensor-parallel-size": "1"}
+    assert {c.flag: c.proposed for c in finding.changes} == {
+        "--pipeline-parallel-size": "2",
+        "--tensor-parallel-size": "1",
+    }
 
 
 def test_tp_over_nvlink_is_not_flagged_even_with_slow_itl():
@@ -73,7 +82,9 @@ def test_tp_over_nvlink_is_not_flagged_even_with_slow_itl():
 
 
 def test_nccl_watchdog_timeout_names_the_rank_and_the_timeout():
-    facts = Facts(events=[event(K.NCCL_WATCHDOG_TIMEOUT, rank=1, timeout_ms=600000, ran_ms=600060, op_type="ALLREDUCE")])
+    facts = Facts(
+        events=[event(K.NCCL_WATCHDOG_TIMEOUT, rank=1, timeout_ms=600000, ran_ms=600060, op_type="ALLREDUCE")]
+    )
     [finding] = op3.RULE_NCCL.evaluate(facts)
     assert finding.severity.value == "critical"
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (600060, 600000)
@@ -95,9 +106,16 @@ def test_worker_death_by_sigkill_points_at_host_memory():
 
 
 def test_nccl_out_of_memory_lowers_utilization():
-    facts = Facts(config=config(gpu_memory_utilization=0.95),
-                  events=[event(K.NCCL_ERROR, message="NCCL error in: NCCLUtils.cpp:75, unhandled cuda error, "
-                                "Last error: Cuda failure 'out of memory'")])
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.95),
+        events=[
+            event(
+                K.NCCL_ERROR,
+                message="NCCL error in: NCCLUtils.cpp:75, unhandled cuda error, "
+                "Last error: Cuda failure 'out of memory'",
+            )
+        ],
+    )
     [finding] = op3.RULE_NCCL_OOM.evaluate(facts)
     assert [(c.flag, c.proposed) for c in finding.changes] == [("--gpu-memory-utilization", "0.90")]
 

@@ -1,9 +1,9 @@
 """OP-4: prefix caching weighed against the reuse the workload offers."""
 
 from rules.catalog import op4_prefix as op4
+from rules.events import LogEventKind as K
 from rules.facts import Facts, MetricSnapshot, MetricWindow, Sample, Workload
 from tests.unit.rules.factories import config, event, live
-from rules.events import LogEventKind as K
 
 
 def test_low_hit_rate_with_high_reuse_is_medium_with_both_numbers():
@@ -27,8 +27,10 @@ def test_low_hit_rate_with_unique_prompts_is_expected():
 
 
 def test_hit_rate_falls_back_to_the_stats_line():
-    facts = Facts(events=[event(K.STATS_LINE, running=4, waiting=0, prefix_hit_rate=0.12)],
-                  workload=Workload(prefix_reuse_share=0.6))
+    facts = Facts(
+        events=[event(K.STATS_LINE, running=4, waiting=0, prefix_hit_rate=0.12)],
+        workload=Workload(prefix_reuse_share=0.6),
+    )
     [finding] = op4.RULE_LOW_HIT.evaluate(facts)
     assert finding.evidence[0].source == "log" and finding.evidence[0].value == 0.12
 
@@ -42,7 +44,10 @@ def test_block_size_larger_than_the_shared_prefix_proposes_a_smaller_block():
 
 
 def test_block_size_is_fine_when_most_of_the_prefix_fills_whole_blocks():
-    assert op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(shared_prefix_tokens=1200))) == []
+    assert (
+        op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(shared_prefix_tokens=1200)))
+        == []
+    )
 
 
 def test_prompts_shorter_than_a_block_can_never_hit_the_prefix_cache():
@@ -60,7 +65,9 @@ def test_on_vllms_cpu_backend_the_smell_is_named_without_a_block_size_it_cannot_
 
 
 def test_prompts_longer_than_a_block_are_no_smell():
-    assert op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(p95_input_tokens=40))) == []
+    assert (
+        op4.RULE_BLOCK_SIZE.evaluate(Facts(config=config(block_size=16), workload=Workload(p95_input_tokens=40))) == []
+    )
 
 
 def _fleet(hit_a: float, hit_b: float) -> Facts:
@@ -68,10 +75,15 @@ def _fleet(hit_a: float, hit_b: float) -> Facts:
         samples = {"vllm:prefix_cache_queries_total": [], "vllm:prefix_cache_hits_total": []}
         for inst, hit in (("a:8000", hit_a), ("b:8000", hit_b)):
             samples["vllm:prefix_cache_queries_total"].append(Sample(labels={"instance": inst}, value=10_000 * scale))
-            samples["vllm:prefix_cache_hits_total"].append(Sample(labels={"instance": inst}, value=10_000 * hit * scale))
+            samples["vllm:prefix_cache_hits_total"].append(
+                Sample(labels={"instance": inst}, value=10_000 * hit * scale)
+            )
         return MetricSnapshot(counters=samples)
-    return Facts(window=MetricWindow.from_snapshots(snap(1), snap(2), 10.0),
-                 workload=Workload(prefix_reuse_share=0.7, routing="round_robin"))
+
+    return Facts(
+        window=MetricWindow.from_snapshots(snap(1), snap(2), 10.0),
+        workload=Workload(prefix_reuse_share=0.7, routing="round_robin"),
+    )
 
 
 def test_replicas_with_round_robin_routing_split_the_cache():

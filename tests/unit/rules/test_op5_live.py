@@ -66,17 +66,25 @@ def test_preemptions_with_full_kv_cap_max_num_seqs_at_what_fits():
 
 
 def test_preemptions_from_stats_lines_are_a_rate_over_their_intervals():
-    facts = Facts(events=[event(K.STATS_LINE, i, running=48, waiting=9, kv_usage=0.98, preemptions=n)
-                          for i, n in enumerate((5, 7, 6), start=1)],
-                  config=config(max_num_seqs=128))
+    facts = Facts(
+        events=[
+            event(K.STATS_LINE, i, running=48, waiting=9, kv_usage=0.98, preemptions=n)
+            for i, n in enumerate((5, 7, 6), start=1)
+        ],
+        config=config(max_num_seqs=128),
+    )
     [finding] = RULE_PREEMPTION.evaluate(facts)
     assert finding.evidence[0].value == 0.6  # 18 preemptions / 30 s
     assert _flags(finding) == {"--max-num-seqs": "36"}  # 75 % of 48 running
 
 
 def test_since_start_preemption_counter_alone_is_weak_evidence():
-    facts = Facts(snapshot=snapshot(gauges={"vllm:num_requests_running": 8, "vllm:gpu_cache_usage_perc": 0.5},
-                                    counters={"vllm:num_preemptions_total": 42}))
+    facts = Facts(
+        snapshot=snapshot(
+            gauges={"vllm:num_requests_running": 8, "vllm:gpu_cache_usage_perc": 0.5},
+            counters={"vllm:num_preemptions_total": 42},
+        )
+    )
     [finding] = RULE_PREEMPTION.evaluate(facts)
     assert finding.confidence == 0.5 and finding.severity.value == "medium"
 
@@ -114,29 +122,57 @@ def test_p95_prompt_above_the_step_budget_is_a_low_note_with_a_power_of_two_budg
 
 def test_abort_share_above_five_percent_is_flagged():
     def snap(stop, abort):
-        return MetricSnapshot(counters={"vllm:request_success_total": [
-            Sample(labels={"finished_reason": "stop"}, value=stop), Sample(labels={"finished_reason": "abort"}, value=abort)]})
+        return MetricSnapshot(
+            counters={
+                "vllm:request_success_total": [
+                    Sample(labels={"finished_reason": "stop"}, value=stop),
+                    Sample(labels={"finished_reason": "abort"}, value=abort),
+                ]
+            }
+        )
+
     facts = Facts(window=MetricWindow.from_snapshots(snap(0, 0), snap(88, 12), 10.0))
     [finding] = RULE_ABORTS.evaluate(facts)
     assert finding.evidence[0].value == 0.12 and finding.evidence[0].threshold == 0.05
 
 
 def _ramp(itl_after_knee: float, throughput_after_knee: float) -> LoadTestFacts:
-    return LoadTestFacts.model_validate({
-        "steps": [
-            {"offered": 4, "requests": 200, "output_tokens_per_s": 900, "itl_s": {"p99": 0.04},
-             "server": {"num_requests_running": 30}},
-            {"offered": 8, "requests": 400, "output_tokens_per_s": 1600, "itl_s": {"p99": 0.05},
-             "server": {"num_requests_running": 62}},
-            {"offered": 12, "requests": 600, "output_tokens_per_s": throughput_after_knee,
-             "itl_s": {"p99": itl_after_knee}, "server": {"num_requests_running": 140}},
-        ],
-        "knee": {"offered": 8}, "safe_operating_point": {"offered": 7.2}})
+    return LoadTestFacts.model_validate(
+        {
+            "steps": [
+                {
+                    "offered": 4,
+                    "requests": 200,
+                    "output_tokens_per_s": 900,
+                    "itl_s": {"p99": 0.04},
+                    "server": {"num_requests_running": 30},
+                },
+                {
+                    "offered": 8,
+                    "requests": 400,
+                    "output_tokens_per_s": 1600,
+                    "itl_s": {"p99": 0.05},
+                    "server": {"num_requests_running": 62},
+                },
+                {
+                    "offered": 12,
+                    "requests": 600,
+                    "output_tokens_per_s": throughput_after_knee,
+                    "itl_s": {"p99": itl_after_knee},
+                    "server": {"num_requests_running": 140},
+                },
+            ],
+            "knee": {"offered": 8},
+            "safe_operating_point": {"offered": 7.2},
+        }
+    )
 
 
 def test_past_the_knee_latency_grows_but_throughput_does_not_so_cap_at_the_knee_batch():
-    facts = Facts(loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=1650),
-                  config=config(ConfigSource.DEFAULT, max_num_seqs=256))
+    facts = Facts(
+        loadtest=_ramp(itl_after_knee=0.12, throughput_after_knee=1650),
+        config=config(ConfigSource.DEFAULT, max_num_seqs=256),
+    )
     [finding] = RULE_KNEE.evaluate(facts)
     assert _flags(finding) == {"--max-num-seqs": "62"}
     assert {e.name: e.value for e in finding.evidence}["ITL p99 growth past the knee"] == 2.4
@@ -153,8 +189,13 @@ def _tail_facts(version: str | None) -> Facts:
     from tests.unit.rules.factories import TTFT_BUCKETS, histogram
 
     def snap(ttft, prompts):
-        return snapshot(histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
-                                    "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS)})
+        return snapshot(
+            histograms={
+                "vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS),
+            }
+        )
+
     before = snap({}, {})
     after = snap({0.2: 95, 6.0: 5}, {800: 95, 15000: 5})  # 5 % long prompts, 5 % slow first tokens
     facts = Facts(window=MetricWindow.from_snapshots(before, after, 60.0))
@@ -179,19 +220,32 @@ def test_uniform_slowness_is_not_a_long_prompt_tail():
     from tests.unit.rules.factories import TTFT_BUCKETS, histogram
 
     def snap(ttft, prompts):
-        return snapshot(histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
-                                    "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS)})
+        return snapshot(
+            histograms={
+                "vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                "vllm:request_prompt_tokens": histogram(prompts, PROMPT_BUCKETS),
+            }
+        )
+
     facts = Facts(window=MetricWindow.from_snapshots(snap({}, {}), snap({6.0: 100}, {800: 100}), 60.0))
     assert RULE_LONG_TAIL.evaluate(facts) == []
 
 
 def _two_replicas(a: tuple[float, float], b: tuple[float, float]) -> Facts:
     def snap():
-        return MetricSnapshot(gauges={
-            "vllm:num_requests_running": [Sample(labels={"instance": "a:8000"}, value=a[0]),
-                                          Sample(labels={"instance": "b:8000"}, value=b[0])],
-            "vllm:num_requests_waiting": [Sample(labels={"instance": "a:8000"}, value=a[1]),
-                                          Sample(labels={"instance": "b:8000"}, value=b[1])]})
+        return MetricSnapshot(
+            gauges={
+                "vllm:num_requests_running": [
+                    Sample(labels={"instance": "a:8000"}, value=a[0]),
+                    Sample(labels={"instance": "b:8000"}, value=b[0]),
+                ],
+                "vllm:num_requests_waiting": [
+                    Sample(labels={"instance": "a:8000"}, value=a[1]),
+                    Sample(labels={"instance": "b:8000"}, value=b[1]),
+                ],
+            }
+        )
+
     return Facts(window=MetricWindow.from_snapshots(snap(), snap(), 30.0))
 
 
@@ -206,8 +260,16 @@ def test_evenly_loaded_replicas_are_fine():
 
 
 def test_rejected_long_requests_raise_max_model_len_when_the_memory_allows():
-    events = [event(K.REQUEST_TOO_LONG, i, max_model_len=8192, prompt_tokens=9000 + i, requested_tokens=11300 if i == 3
-                    else None) for i in range(1, 6)]
+    events = [
+        event(
+            K.REQUEST_TOO_LONG,
+            i,
+            max_model_len=8192,
+            prompt_tokens=9000 + i,
+            requested_tokens=11300 if i == 3 else None,
+        )
+        for i in range(1, 6)
+    ]
     facts = Facts(events=events, memory=MemoryFacts(max_model_len_that_fits=26048))
     [finding] = RULE_TOO_LONG.evaluate(facts)
     assert finding.severity.value == "medium" and _flags(finding) == {"--max-model-len": "12288"}
@@ -224,14 +286,22 @@ def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
     lines = []
     for _interval in range(3):
         for engine, kv in (("0", 0.97), ("1", 0.40)):
-            lines.append(event(K.STATS_LINE, len(lines) + 1, engine=engine, running=20, waiting=3, kv_usage=kv,
-                               preemptions=3 if engine == "0" else None))
+            lines.append(
+                event(
+                    K.STATS_LINE,
+                    len(lines) + 1,
+                    engine=engine,
+                    running=20,
+                    waiting=3,
+                    kv_usage=kv,
+                    preemptions=3 if engine == "0" else None,
+                )
+            )
     [finding] = RULE_PREEMPTION.evaluate(Facts(events=lines))
     assert finding.evidence[0].value == 0.3  # 9 preemptions over 3 intervals of 10 s, not 6
     assert finding.evidence[1].value == 0.97
     [queue] = RULE_SATURATION.evaluate(Facts(events=lines))
     assert queue.evidence[0].value == 6  # 3 waiting on each engine
-
 
 
 STEP_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)  # vLLM's iteration_tokens
@@ -242,10 +312,15 @@ def _budget_facts(steps: dict[float, int], prompts: dict[float, int]) -> Facts:
     from tests.unit.rules.factories import TTFT_BUCKETS, histogram
 
     def snap(ttft, step, prompt):
-        return snapshot(gauges={"vllm:num_requests_waiting": 0, "vllm:num_requests_running": 8},
-                        histograms={"vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
-                                    "vllm:iteration_tokens_total": histogram(step, STEP_BUCKETS),
-                                    "vllm:request_prompt_tokens": histogram(prompt, PROMPT_BUCKETS)})
+        return snapshot(
+            gauges={"vllm:num_requests_waiting": 0, "vllm:num_requests_running": 8},
+            histograms={
+                "vllm:time_to_first_token_seconds": histogram(ttft, TTFT_BUCKETS),
+                "vllm:iteration_tokens_total": histogram(step, STEP_BUCKETS),
+                "vllm:request_prompt_tokens": histogram(prompt, PROMPT_BUCKETS),
+            },
+        )
+
     facts = Facts(window=MetricWindow.from_snapshots(snap({}, {}, {}), snap({6.0: 20}, steps, prompts), 10.0))
     facts.config = config(max_num_batched_tokens=2048)
     return facts
@@ -270,9 +345,13 @@ def test_ttft_with_prompts_longer_than_the_budget_raises_it():
 def test_itl_under_load_names_the_engine_step_rate():
     from tests.unit.rules.factories import ITL_BUCKETS, histogram
 
-    after = snapshot(gauges={"vllm:num_requests_running": 32},
-                     histograms={"vllm:inter_token_latency_seconds": histogram({0.4: 100}, ITL_BUCKETS),
-                                 "vllm:iteration_tokens_total": histogram({30: 40}, STEP_BUCKETS)})
+    after = snapshot(
+        gauges={"vllm:num_requests_running": 32},
+        histograms={
+            "vllm:inter_token_latency_seconds": histogram({0.4: 100}, ITL_BUCKETS),
+            "vllm:iteration_tokens_total": histogram({30: 40}, STEP_BUCKETS),
+        },
+    )
     facts = Facts(window=MetricWindow.from_snapshots(snapshot(), after, 8.0))
     [finding] = RULE_ITL_LOAD.evaluate(facts)
     steps = next(e for e in finding.evidence if e.name.startswith("engine steps/s"))

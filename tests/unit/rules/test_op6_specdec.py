@@ -9,8 +9,13 @@ SPEC = '{"method":"eagle","model":"draft","num_speculative_tokens":4}'
 
 
 def test_low_acceptance_from_counters_halves_the_speculative_tokens():
-    facts = live(running=3, extra_counters={"vllm:spec_decode_num_draft_tokens_total": (0, 1000),
-                                            "vllm:spec_decode_num_accepted_tokens_total": (0, 300)})
+    facts = live(
+        running=3,
+        extra_counters={
+            "vllm:spec_decode_num_draft_tokens_total": (0, 1000),
+            "vllm:spec_decode_num_accepted_tokens_total": (0, 300),
+        },
+    )
     facts.config = config(speculative_config=SPEC)
     [finding] = op6.RULE_ACCEPTANCE.evaluate(facts)
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (0.3, 0.5)
@@ -18,8 +23,10 @@ def test_low_acceptance_from_counters_halves_the_speculative_tokens():
 
 
 def test_low_acceptance_from_the_log_line_with_a_python_repr_config():
-    facts = Facts(config=config(speculative_config="{'method': 'ngram', 'num_speculative_tokens': 5}"),
-                  events=[event(K.SPEC_DECODE_METRICS, acceptance_rate=0.312)])
+    facts = Facts(
+        config=config(speculative_config="{'method': 'ngram', 'num_speculative_tokens': 5}"),
+        events=[event(K.SPEC_DECODE_METRICS, acceptance_rate=0.312)],
+    )
     [finding] = op6.RULE_ACCEPTANCE.evaluate(facts)
     assert finding.changes[0].proposed == '{"method":"ngram","num_speculative_tokens":2}'
 

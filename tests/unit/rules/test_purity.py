@@ -13,10 +13,38 @@ from tests.unit.rules.factories import healthy, live
 RULES_DIR = Path(rules.__file__).parent
 SOURCES = sorted(RULES_DIR.rglob("*.py"))
 FORBIDDEN_MODULES = {
-    "os", "sys", "io", "pathlib", "shutil", "glob", "tempfile", "socket", "ssl", "select", "subprocess",
-    "multiprocessing", "threading", "asyncio", "requests", "aiohttp", "urllib", "http", "httpx",
-    "logging", "time", "datetime", "random", "secrets", "importlib", "pickle", "sqlite3",
-    "advisor", "engine", "loadtest", "reports", "kernels",
+    "os",
+    "sys",
+    "io",
+    "pathlib",
+    "shutil",
+    "glob",
+    "tempfile",
+    "socket",
+    "ssl",
+    "select",
+    "subprocess",
+    "multiprocessing",
+    "threading",
+    "asyncio",
+    "requests",
+    "aiohttp",
+    "urllib",
+    "http",
+    "httpx",
+    "logging",
+    "time",
+    "datetime",
+    "random",
+    "secrets",
+    "importlib",
+    "pickle",
+    "sqlite3",
+    "advisor",
+    "engine",
+    "loadtest",
+    "reports",
+    "kernels",
 }
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint", "__import__"}
 
@@ -43,8 +71,11 @@ def test_no_io_clock_or_project_imports(path):
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(RULES_DIR)))
 def test_no_printing_or_file_calls(path):
-    calls = {node.func.id for node in ast.walk(ast.parse(path.read_text()))
-             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    calls = {
+        node.func.id
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
     assert not calls & FORBIDDEN_CALLS, f"{path.name} calls {sorted(calls & FORBIDDEN_CALLS)}"
 
 

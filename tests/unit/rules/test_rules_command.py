@@ -34,8 +34,9 @@ def test_explain_prints_the_page(capsys):
 
 
 def test_explain_unknown_code_is_one_line_exit_2_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "advisor", "rules", "explain", "OP-9.9"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "advisor", "rules", "explain", "OP-9.9"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
@@ -57,4 +58,5 @@ def test_docs_rules_md_embeds_the_current_generated_catalog():
     start, end = doc.index(MARKDOWN_BEGIN), doc.index(MARKDOWN_END) + len(MARKDOWN_END) + 1
     assert doc[start:end] == catalog_markdown(), (
         "docs/rules.md is out of date: replace its generated block with the output of "
-        "'.venv/bin/python -m advisor.cli rules list --markdown'")
+        "'.venv/bin/python -m advisor.cli rules list --markdown'"
+    )

@@ -66,7 +66,10 @@ def test_check_rejects_quantization_in_process():
 def test_only_given_engine_flags_reach_engine_config():
     args = parse_serve_args(["m", "--max-model-len", "512", "--no-enable-prefix-caching", "--block-size", "8"])
     assert engine_config_kwargs(args) == {
-        "model": "m", "max_model_len": 512, "enable_prefix_caching": False, "block_size": 8,
+        "model": "m",
+        "max_model_len": 512,
+        "enable_prefix_caching": False,
+        "block_size": 8,
     }
 
 

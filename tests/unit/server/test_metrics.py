@@ -37,8 +37,13 @@ def test_every_finished_reason_is_exposed_at_zero_before_any_request():
 
 def test_counters_are_exposed_with_total_suffix():
     text = _metrics().exposition().decode()
-    for name in ("vllm:num_preemptions_total", "vllm:prompt_tokens_total", "vllm:generation_tokens_total",
-                 "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"):
+    for name in (
+        "vllm:num_preemptions_total",
+        "vllm:prompt_tokens_total",
+        "vllm:generation_tokens_total",
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_hits_total",
+    ):
         assert f"# TYPE {name} counter" in text
 
 
@@ -61,22 +66,40 @@ def test_cache_config_info_carries_fields_as_string_labels():
     family = _families(metrics)["vllm:cache_config_info"]
     (sample,) = family.samples
     assert family.type == "gauge" and sample.value == 1
-    assert sample.labels == {"block_size": "16", "enable_prefix_caching": "True", "num_gpu_blocks": "100",
-                             "engine": "0"}
+    assert sample.labels == {
+        "block_size": "16",
+        "enable_prefix_caching": "True",
+        "num_gpu_blocks": "100",
+        "engine": "0",
+    }
 
 
 def test_finished_request_moves_success_counter_and_histograms():
     metrics = _metrics()
-    metrics.record_finished(FinishedRequestStats(
-        finished_reason="length", e2e_latency_s=1.2, num_prompt_tokens=7, num_generation_tokens=5,
-        max_tokens_param=5, queued_time_s=0.1, prefill_time_s=0.2, inference_time_s=1.0, decode_time_s=0.8,
-        mean_time_per_output_token_s=0.2, num_cached_tokens=3, num_preemptions=1,
-    ))
+    metrics.record_finished(
+        FinishedRequestStats(
+            finished_reason="length",
+            e2e_latency_s=1.2,
+            num_prompt_tokens=7,
+            num_generation_tokens=5,
+            max_tokens_param=5,
+            queued_time_s=0.1,
+            prefill_time_s=0.2,
+            inference_time_s=1.0,
+            decode_time_s=0.8,
+            mean_time_per_output_token_s=0.2,
+            num_cached_tokens=3,
+            num_preemptions=1,
+        )
+    )
     families = _families(metrics)
 
     def value(family: str, sample: str, **labels: str) -> float:
-        return next(s.value for s in families[family].samples
-                    if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items()))
+        return next(
+            s.value
+            for s in families[family].samples
+            if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items())
+        )
 
     assert value("vllm:request_success", "vllm:request_success_total", finished_reason="length") == 1
     assert value("vllm:request_success", "vllm:request_success_total", finished_reason="stop") == 0

@@ -30,8 +30,10 @@ def test_line_reports_interval_throughput_and_gauges_in_vllm_format():
     clock.now += 10
     level, line = stats.make_line(StatsSnapshot(running=2, waiting=1, kv_cache_usage=0.125))
     assert level == logging.INFO
-    assert line == ("Engine 000: Avg prompt throughput: 20.0 tokens/s, Avg generation throughput: 5.0 tokens/s, "
-                    "Running: 2 reqs, Waiting: 1 reqs, GPU KV cache usage: 12.5%")
+    assert line == (
+        "Engine 000: Avg prompt throughput: 20.0 tokens/s, Avg generation throughput: 5.0 tokens/s, "
+        "Running: 2 reqs, Waiting: 1 reqs, GPU KV cache usage: 12.5%"
+    )
     assert LINE.match(line)
 
 

@@ -14,8 +14,9 @@ from rules.model import ConfigChange
 
 @pytest.fixture(scope="module")
 def llama_on_h100() -> Deployment:
-    return Deployment(model=resolve_model("Llama-3.1-8B"), gpu=resolve_gpu("H100-SXM-80GB"),
-                      launch=LaunchConfig(max_model_len=32768))
+    return Deployment(
+        model=resolve_model("Llama-3.1-8B"), gpu=resolve_gpu("H100-SXM-80GB"), launch=LaunchConfig(max_model_len=32768)
+    )
 
 
 def change(flag: str, proposed: str, current: str | None = None) -> ConfigChange:
@@ -54,8 +55,11 @@ def test_a_max_model_len_that_fits_is_predicted_to_start():
 
 
 def test_tensor_parallel_two_halves_per_gpu_kv_bytes():
-    deployment = Deployment(resolve_model("Llama-3.1-70B"), resolve_gpu("H100-SXM-80GB"),
-                            LaunchConfig(tensor_parallel_size=2, max_model_len=8192))
+    deployment = Deployment(
+        resolve_model("Llama-3.1-70B"),
+        resolve_gpu("H100-SXM-80GB"),
+        LaunchConfig(tensor_parallel_size=2, max_model_len=8192),
+    )
     effect = predict_change(change("--tensor-parallel-size", "4"), deployment)
     assert effect.figures["kv_cache_tokens_after"] > 2 * effect.figures["kv_cache_tokens_before"]
 
@@ -81,8 +85,9 @@ def test_impossible_change_is_explained_not_raised(llama_on_h100):
 
 
 def test_launch_from_config_takes_known_fields_and_ignores_unmodelled_versions():
-    config = ServerConfig(max_model_len=4096, tensor_parallel_size=2, kv_cache_dtype="fp8",
-                          vllm_version="0.33.0+servops.0.1.0")
+    config = ServerConfig(
+        max_model_len=4096, tensor_parallel_size=2, kv_cache_dtype="fp8", vllm_version="0.33.0+servops.0.1.0"
+    )
     launch = launch_from_config(config)
     assert (launch.max_model_len, launch.tensor_parallel_size, launch.kv_cache_dtype) == (4096, 2, "fp8")
     assert launch.vllm_version == "0.33"

@@ -44,8 +44,9 @@ def test_diff_names_new_resolved_and_regraded_findings():
 def test_two_runs_write_results_history_and_a_diff(tmp_path):
     request = TriageRequest(metrics_files=[str(COLLECT / "metrics_v0_33_0.txt")])
     seen = []
-    entries = run_schedule(request, every_s=0.01, out_dir=tmp_path, count=2,
-                           report=lambda run, entry, result: seen.append((run, result)))
+    entries = run_schedule(
+        request, every_s=0.01, out_dir=tmp_path, count=2, report=lambda run, entry, result: seen.append((run, result))
+    )
     assert [run for run, _ in seen] == [1, 2]
     assert len(entries) == 2 and all(entry.error is None for entry in entries)
     history = (tmp_path / HISTORY_FILE).read_text().splitlines()

@@ -21,8 +21,7 @@ def test_nothing_to_triage_is_a_user_error():
 
 
 def test_json_document_has_kind_version_time_and_ranked_findings():
-    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
-                                      gpu="L4"))
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B", gpu="L4"))
     document = json.loads(result.model_dump_json())
     assert document["kind"] == "triage" and document["servops_version"] and document["created_at"]
     top = document["findings"][0]
@@ -35,8 +34,12 @@ def test_json_document_has_kind_version_time_and_ranked_findings():
 
 
 def test_proposed_command_is_the_current_one_with_the_changes():
-    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"),
-                                      server_args="vllm serve Qwen/Qwen3-8B --max-model-len 262144 --port 8000"))
+    result = run_triage(
+        TriageRequest(
+            logs=str(COLLECT / "log_v0_11_startup_failure.log"),
+            server_args="vllm serve Qwen/Qwen3-8B --max-model-len 262144 --port 8000",
+        )
+    )
     assert result.current_command == "vllm serve Qwen/Qwen3-8B --max-model-len 262144 --port 8000"
     assert result.proposed_command == "vllm serve Qwen/Qwen3-8B --max-model-len 23152 --port 8000"
 
@@ -60,8 +63,7 @@ def test_more_than_two_metrics_files_is_a_user_error():
 
 
 def test_human_text_shows_severity_evidence_change_and_prediction():
-    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
-                                      gpu="L4"))
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B", gpu="L4"))
     text = render_text(result)
     assert "1. [CRITICAL] OP-1.1" in text
     assert "change --max-model-len: 262144 → 23152" in text
@@ -72,8 +74,7 @@ def test_human_text_shows_severity_evidence_change_and_prediction():
 def test_fired_rules_carry_their_page_and_the_document_renders_as_a_report():
     from reports.render import render_html
 
-    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B",
-                                      gpu="L4"))
+    result = run_triage(TriageRequest(logs=str(COLLECT / "log_v0_11_startup_failure.log"), model="Qwen3-8B", gpu="L4"))
     assert set(result.rule_pages) == {finding.rule for finding in result.findings}
     assert result.rule_pages["OP-1.1"].startswith("OP-1.1")
     html = render_html([json.loads(result.model_dump_json())])
@@ -82,8 +83,12 @@ def test_fired_rules_carry_their_page_and_the_document_renders_as_a_report():
 
 def test_text_leads_with_the_key_figures_of_the_window():
     corpus = CORPUS
-    result = run_triage(TriageRequest(metrics_files=[str(corpus / "v0_33_healthy_before.prom"),
-                                                     str(corpus / "v0_33_healthy_after.prom")], metrics_interval_s=10))
+    result = run_triage(
+        TriageRequest(
+            metrics_files=[str(corpus / "v0_33_healthy_before.prom"), str(corpus / "v0_33_healthy_after.prom")],
+            metrics_interval_s=10,
+        )
+    )
     second_line = render_text(result).splitlines()[1]
     assert second_line.startswith("now: running ") and "preemptions 0.00/s" in second_line
     assert second_line.endswith("over 10 s")
