@@ -1,0 +1,172 @@
+"""The bundled engine against real vLLM on this machine, the same seeded ramp on each (not a test).
+
+    .venv/bin/python -m benchmarks.engine_vs_vllm --out bench-out/engine-vs-vllm
+    .venv/bin/python -m benchmarks.engine_vs_vllm --quick          # 1 and 4 streams, 10 s steps
+
+Baseline: vLLM (from .venv-vllm, its own defaults: bf16 where the CPU has AVX512-BF16, torch.compile,
+its CPU thread binding), started first. Candidate: the bundled engine with its own defaults, started
+after vLLM has stopped, so the two never share the machine. On each server the same `servops ramp`
+runs twice, closed loop at 1, 4, 16 and 64 streams: short prompts (64 ± 32 random words) and long
+prompts (768 ± 128 words), 64 ± 16 output tokens forced, seeded so both engines see the same
+requests. Both run with `--max-model-len 2048`, so neither is given a KV pool the other lacks.
+
+Reports per step: output tok/s, TTFT and ITL p50/p99 of each engine, and the bundled engine's
+ratio to vLLM (tok/s: bundled / vLLM, higher is better; latencies: bundled / vLLM, lower is
+better). Writes each ramp, each server log and summary.json under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from advisor.collect.server_args import parse_command
+from advisor.demo import start_command
+from advisor.launch import EngineProcess
+from advisor.vllm_launch import vllm_unavailable_reason
+from loadtest.runner import RampConfig, run_ramp
+from loadtest.workload import LengthSpec, WorkloadSpec
+
+OUTPUT = LengthSpec(distribution="uniform", mean=64, spread=16)
+WORKLOADS = {
+    "short": WorkloadSpec(
+        kind="random", input_len=LengthSpec(distribution="uniform", mean=64, spread=32), output_len=OUTPUT, seed=20
+    ),
+    "long": WorkloadSpec(
+        kind="random", input_len=LengthSpec(distribution="uniform", mean=768, spread=128), output_len=OUTPUT, seed=21
+    ),
+}
+LEVELS = [1.0, 4.0, 16.0, 64.0]
+COMMON_FLAGS = ["--max-model-len", "2048"]
+ENGINES = ("vllm", "bundled")  # baseline first
+FIGURES = (
+    ("output_tokens_per_s", "tok/s"),
+    ("ttft_s.p50", "TTFT p50"),
+    ("ttft_s.p99", "TTFT p99"),
+    ("itl_s.p50", "ITL p50"),
+    ("itl_s.p99", "ITL p99"),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="bench-out/engine-vs-vllm", help="folder for ramps, logs and summary.json")
+    parser.add_argument("--quick", action="store_true", help="1 and 4 streams, 10 s steps (a smoke run)")
+    parser.add_argument("--step-s", type=float, default=20.0, help="measured seconds per load step (default 20)")
+    parser.add_argument("--workloads", default="short,long", help="comma-separated subset of: short, long")
+    parser.add_argument("--bundled-flags", default="", help="extra flags for the bundled engine (A/B of a change)")
+    parser.add_argument("--vllm-flags", default="", help="extra flags for vLLM (e.g. --enforce-eager)")
+    parser.add_argument("--bundled-env", default="", help="NAME=value assignments for the bundled engine's process")
+    parser.add_argument("--only", choices=ENGINES, help="run one engine (to iterate on a change; no ratios)")
+    args = parser.parse_args(argv)
+    if reason := vllm_unavailable_reason():
+        print(f"engine_vs_vllm: vLLM is the baseline and cannot start here: {reason}", file=sys.stderr)
+        return 2
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    unknown = sorted(set(workloads) - set(WORKLOADS))
+    if unknown:
+        print(f"engine_vs_vllm: unknown workload {unknown}; choose from {sorted(WORKLOADS)}", file=sys.stderr)
+        return 2
+    levels = [1.0, 4.0] if args.quick else LEVELS
+    step_s = 10.0 if args.quick else args.step_s
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    extra = {"vllm": args.vllm_flags.split(), "bundled": args.bundled_flags.split()}
+    summary: dict = {"levels": levels, "step_s": step_s, "workloads": workloads, "engines": {}}
+    env = {"vllm": "", "bundled": args.bundled_env}
+    for engine in [args.only] if args.only else ENGINES:
+        summary["engines"][engine] = run_engine(
+            engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, out / engine
+        )
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    if args.only:
+        return 0
+    summary["ratios"] = ratios(summary)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(render(summary))
+    return 0
+
+
+def run_engine(
+    engine: str, flags: list[str], env: str, workloads: list[str], levels: list[float], step_s: float, folder: Path
+) -> dict:
+    """Start one engine, ramp each workload on it, stop it; the per-step figures and the command."""
+    folder.mkdir(parents=True, exist_ok=True)
+    command = start_command(engine, flags)
+    if env:
+        command = parse_command(f"{env} {command.render()}", origin="server-args")
+    print(f"[{engine}] starting {command.render()}", file=sys.stderr, flush=True)
+    result: dict = {"command": command.render(), "workloads": {}}
+    with EngineProcess(command, folder / "server.log", startup_timeout_s=900) as server:
+        for name in workloads:
+            ramp = run_ramp(
+                RampConfig(
+                    endpoint=server.base_url,
+                    mode="concurrency",
+                    levels=levels,
+                    step_s=step_s,
+                    warmup_s=5.0,
+                    cooldown_s=30.0,
+                    workload=WORKLOADS[name],
+                    request_timeout_s=300.0,
+                ),
+                progress=lambda line, name=name: print(f"[{engine}/{name}] {line}", file=sys.stderr, flush=True),
+            )
+            document = ramp.model_dump(mode="json")
+            (folder / f"ramp-{name}.json").write_text(json.dumps(document, indent=1))
+            result["workloads"][name] = [_step_figures(step) for step in document["steps"]]
+    return result
+
+
+def _step_figures(step: dict) -> dict:
+    row = {"offered": step["offered"], "ok_requests": step["ok_requests"], "valid": step["valid"]}
+    for path, _ in FIGURES:
+        value = step
+        for part in path.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        row[path] = value
+    return row
+
+
+def ratios(summary: dict) -> dict:
+    """Bundled / vLLM per workload, step and figure (None where either side measured nothing)."""
+    base, cand = summary["engines"]["vllm"]["workloads"], summary["engines"]["bundled"]["workloads"]
+    result: dict = {}
+    for name in cand:
+        rows = []
+        for b, c in zip(base.get(name, []), cand[name], strict=False):
+            row = {"offered": c["offered"]}
+            for path, _ in FIGURES:
+                row[path] = c[path] / b[path] if b.get(path) and c.get(path) is not None else None
+            rows.append(row)
+        result[name] = rows
+    return result
+
+
+def render(summary: dict) -> str:
+    def cell(value: float | None, path: str) -> str:
+        if value is None:
+            return "–"
+        return f"{value:.0f}" if path == "output_tokens_per_s" else f"{value * 1000:.0f} ms"
+
+    lines = []
+    engines = summary["engines"]
+    for name in summary["workloads"]:
+        lines.append(f"\n{name} prompts (vLLM: {engines['vllm']['command']}; bundled: {engines['bundled']['command']})")
+        header = ["streams"] + [f"{label} vLLM / bundled / ratio" for _, label in FIGURES]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        base, cand = engines["vllm"]["workloads"][name], engines["bundled"]["workloads"][name]
+        for b, c, r in zip(base, cand, summary["ratios"][name], strict=False):
+            cells = [f"{c['offered']:g}"]
+            for path, _ in FIGURES:
+                ratio = f"{r[path]:.2f}×" if r[path] is not None else "–"
+                cells.append(f"{cell(b[path], path)} / {cell(c[path], path)} / **{ratio}**")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
