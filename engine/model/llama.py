@@ -25,7 +25,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
-from kernels.layer_ops import fused_add_rms_norm, linear, rms_norm, rotary_embedding, silu_and_mul
+from kernels.layer_ops import fused_add_rms_norm, linear, native_linear, rms_norm, rotary_embedding, silu_and_mul
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 LM_HEAD_SLICE = 1024  # vocabulary rows per LM-head GEMM on a CPU (see compute_logits)
@@ -240,11 +240,14 @@ class LlamaForCausalLM(nn.Module):
         each GEMM writing straight into its columns of one output: a 1,024 x 576 float32
         slice (2.4 MB) stays in cache across the batch's rows, where one GEMM over the whole
         113 MB head streams it from memory. Measured 1.26-1.34x on SmolLM2's head at 16-240
-        rows, bit-identical (BENCHMARKS.md, "CPU layer ops").
+        rows, bit-identical (BENCHMARKS.md, "CPU layer ops"). Where the native bf16 kernel
+        takes the rows (kernels.layer_ops.native_linear), it runs the whole head in one call.
         """
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
         if hidden.device.type != "cpu" or hidden.shape[0] == 0:
             return F.linear(hidden, weight).float()
+        if native_linear(hidden, weight):  # reads the weight in place: one pass, no slices
+            return linear(hidden, weight).float()
         out = torch.empty(hidden.shape[0], weight.shape[0], dtype=hidden.dtype)
         for start in range(0, weight.shape[0], LM_HEAD_SLICE):
             end = start + LM_HEAD_SLICE
