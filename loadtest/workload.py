@@ -181,17 +181,25 @@ class Workload:
     def __init__(self, spec: WorkloadSpec) -> None:
         self.spec = spec
         self._file_items: list[tuple[list[dict] | str, int | None]] = []
+        self._prefixes: dict[str, list[str]] = {}
         if spec.kind == "file":
             self._file_items = load_prompt_file(spec.path)
 
-    def request(self, step: int, index: int, model: str) -> RequestSpec:
+    def prompt(self, step: int, index: int) -> tuple[list[dict] | str, int]:
+        """The prompt (text, or chat messages from a file) and the output length of request n of step k.
+
+        The one place a request's draws are made: `request` sends them, and the performance model
+        (advisor/perf/workload.py) replays these very prompts, so a new kind is replayed as sent.
+        """
         rng = random.Random(f"{self.spec.seed}:{step}:{index}")
         output_len = self.spec.output_len.draw(rng)
         if self.spec.kind == "file":
             prompt, file_output_len = self._file_items[rng.randrange(len(self._file_items))]
-            output_len = file_output_len or output_len
-        else:
-            prompt = self._synthetic_prompt(rng, step)
+            return prompt, file_output_len or output_len
+        return self._synthetic_prompt(rng, step), output_len
+
+    def request(self, step: int, index: int, model: str) -> RequestSpec:
+        prompt, output_len = self.prompt(step, index)
         body: dict = {
             "model": model,
             "stream": True,
@@ -213,8 +221,10 @@ class Workload:
         if self.spec.kind == "shared-prefix" and self.spec.prefix_len and rng.random() < self.spec.share:
             group = rng.randrange(self.spec.groups)
             salt = f"{self.spec.seed}:prefix:{group}" + (f":{step}" if self.spec.unique_prefix_per_step else "")
-            prefix_rng = random.Random(salt)
-            words = [prefix_rng.choice(WORDS) for _ in range(self.spec.prefix_len)]
+            if salt not in self._prefixes:  # drawn once per group (and step): hundreds of words per request otherwise
+                prefix_rng = random.Random(salt)
+                self._prefixes[salt] = [prefix_rng.choice(WORDS) for _ in range(self.spec.prefix_len)]
+            words = list(self._prefixes[salt])
         # A unique head on the suffix keeps two requests from sharing more than the prefix.
         words += [f"#{rng.randrange(10**6)}"] + [rng.choice(WORDS) for _ in range(max(0, input_len - 1))]
         return " ".join(words)

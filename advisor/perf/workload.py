@@ -1,9 +1,13 @@
-"""The requests of a ramp step in tokens, drawn exactly as the load generator drew them.
+"""The requests of a ramp step in tokens: the very prompts the load generator sent.
 
-Why the same draws: `loadtest.workload` gives request n of step k its own
-`random.Random(f"{seed}:{step}:{n}")`; drawing the output length, the input length and the
-shared-prefix group in the same order reproduces the very lengths and prefix groups the
-measured ramp sent, so the replay and the measurement see the same requests.
+Why the generator's own prompts: `loadtest.workload.Workload.prompt` makes every draw of request
+n of step k (its output length, its input length, its shared-prefix group); the replay asks it
+for the same request and turns each word into one token id, the same id for the same word. So
+the replay sees the lengths and the shared prefixes the measured ramp sent, whatever the
+workload kind, and a new kind needs nothing here: a second copy of the draws would replay a
+kind it does not know as something else, silently. Only `file` prompts are not replayed from
+the file, which need not exist where the prediction runs: their lengths come from the ramp's
+measured prompt quantiles.
 
 What the ramp file cannot say is measured instead: the chat template adds tokens to every
 prompt (SmolLM2's adds about 36 on vLLM 0.32), so the prompt length is the drawn word count
@@ -17,16 +21,15 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from loadtest.results import Percentiles
-from loadtest.workload import LengthSpec, WorkloadSpec
+from loadtest.workload import LengthSpec, Workload, WorkloadSpec
 
-# Token-id ranges that keep shared and unique content apart in the replay's prefix hashing.
+# Token-id ranges that keep template, words and file prompts apart in the replay's prefix hashing.
 _TEMPLATE_BASE = 1_000_000
-_PREFIX_BASE = 2_000_000
-_PREFIX_STRIDE = 100_000
-_UNIQUE_BASE = 10_000_000
+_WORD_BASE = 2_000_000
+_UNIQUE_BASE = 10_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,9 @@ class RequestShape:
 
 
 class ReplayWorkload(BaseModel):
-    """The workload of a ramp in the replay's terms."""
+    """The workload of a ramp in the replay's terms (frozen: the requests it caches stay true)."""
+
+    model_config = ConfigDict(frozen=True)
 
     spec: WorkloadSpec
     template_tokens: int = Field(default=0, ge=0, description="tokens the chat template adds to every prompt")
@@ -47,6 +52,9 @@ class ReplayWorkload(BaseModel):
     )
     mean_output_tokens: float | None = Field(default=None, description="measured, for file workloads")
     notes: list[str] = Field(default_factory=list)
+    _sent: Workload | None = PrivateAttr(default=None)  # the load generator, asked for each request's prompt
+    _word_ids: dict[str, int] = PrivateAttr(default_factory=dict)  # one token id per distinct word
+    _shapes: dict[tuple[int, int], RequestShape] = PrivateAttr(default_factory=dict)  # by (step, index)
 
     def longest_request_tokens(self) -> int:
         """A generous bound on prompt + output tokens of any request (sizes an 'unlimited' KV pool)."""
@@ -62,22 +70,21 @@ class ReplayWorkload(BaseModel):
         return int(prompt + output) + 1
 
     def request(self, step: int, index: int) -> RequestShape:
-        rng = random.Random(f"{self.spec.seed}:{step}:{index}")
-        output = self.spec.output_len.draw(rng)
         if self.spec.kind == "file":
-            return self._file_request(rng, step, index, output)
-        input_len = self.spec.input_len.draw(rng)
-        shared: list[int] = list(range(_TEMPLATE_BASE, _TEMPLATE_BASE + self.template_tokens))
-        if self.spec.kind == "shared-prefix" and self.spec.prefix_len and rng.random() < self.spec.share:
-            group = rng.randrange(self.spec.groups)
-            base = (
-                _PREFIX_BASE
-                + group * _PREFIX_STRIDE
-                + (step * self.spec.groups * _PREFIX_STRIDE if self.spec.unique_prefix_per_step else 0)
-            )
-            shared += range(base, base + self.spec.prefix_len)
-        unique_start = _UNIQUE_BASE + (step * 1_000_000 + index) * 4096
-        return RequestShape(tuple(shared) + tuple(range(unique_start, unique_start + max(1, input_len))), output)
+            rng = random.Random(f"{self.spec.seed}:{step}:{index}")
+            return self._file_request(rng, step, index, self.spec.output_len.draw(rng))
+        shape = self._shapes.get((step, index))
+        if shape is None:  # calibration and what-ifs replay the same requests many times over
+            if self._sent is None:
+                self._sent = Workload(self.spec)
+            prompt, output = self._sent.prompt(step, index)
+            text = prompt if isinstance(prompt, str) else "\n".join(m.get("content", "") for m in prompt)
+            ids = self._word_ids
+            words = tuple(ids.setdefault(word, _WORD_BASE + len(ids)) for word in text.split())
+            template = tuple(range(_TEMPLATE_BASE, _TEMPLATE_BASE + self.template_tokens))
+            # An empty prompt still costs the engine a token: a chat template or a BOS token always adds one.
+            shape = self._shapes[(step, index)] = RequestShape(template + (words or (_WORD_BASE - 1,)), output)
+        return shape
 
     def _file_request(self, rng: random.Random, step: int, index: int, output: int) -> RequestShape:
         q = self.prompt_quantiles
