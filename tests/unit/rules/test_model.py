@@ -116,3 +116,29 @@ def test_a_finding_points_to_its_rule_page_in_its_json():
     finding = Finding(rule="OP-5.3", severity=Severity.HIGH, category=Category.KV_CACHE, title="t")
     assert json.loads(finding.model_dump_json())["explain"] == "servops rules explain OP-5.3"
     assert Finding.model_validate_json(finding.model_dump_json()) == finding
+
+
+def test_every_rule_declared_in_the_catalog_package_is_in_the_catalog():
+    """A module left out of MODULES, or a rule left out of its module's RULES, would pass its own tests
+    (they call the rule directly) while triage, `servops rules` and docs/rules.md never saw it."""
+    import importlib
+    import pkgutil
+
+    import rules.catalog as catalog
+    from rules.model import Rule
+
+    for info in pkgutil.iter_modules(catalog.__path__):
+        module = importlib.import_module(f"{catalog.__name__}.{info.name}")
+        declared = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, Rule) and getattr(value.check, "__module__", None) == module.__name__
+        ]
+        if not declared:
+            continue
+        assert module in catalog.MODULES, (
+            f"rules/catalog/{info.name}.py declares {[r.code for r in declared]} but is not in MODULES: "
+            "import it in rules/catalog/__init__.py and add it to MODULES"
+        )
+        left_out = [rule.code for rule in declared if rule not in module.RULES]
+        assert not left_out, f"rules/catalog/{info.name}.py declares {left_out} but leaves them out of its RULES"
