@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from advisor import __version__
 from advisor.cli_types import fraction, positive_float, positive_int, unit_interval
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.hardware import GPU_CATALOG, GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.memory import (
     DTYPES,
     KV_DTYPES,
@@ -98,8 +98,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     device = parser.add_mutually_exclusive_group()
     device.add_argument(
         "--gpu",
-        help="catalog GPU: H100-SXM-80GB, H100-PCIe-80GB, H200, A100-SXM-80GB, "
-        "A100-PCIe-80GB, L40S, L4, A10G, MI300X, MI325X, B200",
+        help="catalog GPU: " + ", ".join(gpu.name for gpu in GPU_CATALOG),  # the catalog's own names
     )
     device.add_argument(
         "--gpu-memory-gib",

@@ -130,3 +130,16 @@ def test_bad_input_in_a_real_process_has_no_traceback():
     assert proc.returncode == 2
     assert proc.stderr.startswith("servops advise: error: --model 'nope'")
     assert "Traceback" not in proc.stderr
+
+
+def test_gpu_help_names_every_catalog_gpu():
+    """The help is built from GPU_CATALOG: a GPU added to the catalog is offered without touching the CLI."""
+    import argparse
+
+    from advisor.cli import build_parser
+    from advisor.hardware import GPU_CATALOG
+
+    subcommands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    gpu = next(a for a in subcommands.choices["advise"]._actions if "--gpu" in a.option_strings)
+    missing = [spec.name for spec in GPU_CATALOG if spec.name not in gpu.help]
+    assert not missing, f"servops advise --help does not offer {missing}"
