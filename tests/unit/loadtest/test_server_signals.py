@@ -62,3 +62,26 @@ def test_calibration_counters_are_deltas_over_the_window_from_real_vllm_text():
 def test_calibration_counters_need_two_samples():
     one = summarise([Sample(ts=1.0, values=parse_prometheus_text(TEXT))], 0.0, 2.0)
     assert one.engine_steps_per_s is None and one.prefill_time_mean_s is None and one.tokens_per_step_mean is None
+
+
+def _base(name: str) -> str:
+    for suffix in ("_total", "_sum", "_count"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def test_every_spelling_rules_knows_of_a_sampled_metric_is_sampled_too():
+    """loadtest may not import rules, so the ramp names the series it samples itself; when
+    rules/metrics.py learns another spelling of one of them (a vLLM rename), a ramp against a server
+    with that spelling would record no signal for it until loadtest/server_signals.py learns it too."""
+    from loadtest.server_signals import WANTED
+    from rules.metrics import METRIC_ALIASES
+
+    sampled = {_base(name) for name in WANTED}
+    for canonical, spellings in METRIC_ALIASES.items():
+        bases = {_base(name) for name in spellings}
+        if bases & sampled:
+            assert bases <= sampled, (
+                f"rules/metrics.py spells {canonical} also as {sorted(bases - sampled)}; "
+                "loadtest/server_signals.py samples it but not under that name: add it there (WANTED and the reader)"
+            )
