@@ -3,7 +3,7 @@
 Run: `.venv/bin/python benchmarks/log_parse.py [--lines N]`. The log is synthetic but made of
 real vLLM line shapes (docs/reference.md §2): per 17 lines, 8 uvicorn access lines, 8 request-log
 lines and 1 periodic stats line, plus the startup lines of tests/fixtures/vllm once. Baseline in
-the same run: the same messages matched against all 38 wordings in table order (what the reader
+the same run: the same messages matched against every wording in table order (what the reader
 did before the prefilter). Both must find the same events; the script checks that.
 """
 

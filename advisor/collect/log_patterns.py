@@ -407,7 +407,7 @@ PATTERNS: tuple[Pattern, ...] = (
 
 
 # One pass over a line finds which wordings can possibly match: most lines of a busy server's log
-# (access lines, request logs) contain none of the keys and cost one regex search, not 38.
+# (access lines, request logs) contain none of the keys and cost one regex search, not one per wording.
 _BY_KEY: dict[str, list[int]] = {}
 for _index, _pattern in enumerate(PATTERNS):
     for _key in _pattern.keys:
