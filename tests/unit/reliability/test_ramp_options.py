@@ -133,4 +133,6 @@ def test_docs_table_of_options_is_the_generated_one():
     text = DOCS.read_text(encoding="utf-8")
     table = re.search(r"<!-- ramp-options:begin[^>]*-->\n(.*?)<!-- ramp-options:end -->", text, re.DOTALL)
     assert table, "docs/loadtest.md lost its generated table of ramp options"
-    assert table.group(1) == options_markdown()
+    assert table.group(1) == options_markdown(), (
+        "docs/loadtest.md's options table is out of date: run '.venv/bin/python scripts/generated_docs.py'"
+    )

@@ -57,6 +57,6 @@ def test_docs_rules_md_embeds_the_current_generated_catalog():
     doc = RULES_DOC.read_text()
     start, end = doc.index(MARKDOWN_BEGIN), doc.index(MARKDOWN_END) + len(MARKDOWN_END) + 1
     assert doc[start:end] == catalog_markdown(), (
-        "docs/rules.md is out of date: replace its generated block with the output of "
-        "'.venv/bin/python -m advisor.cli rules list --markdown'"
+        "docs/rules.md is out of date: run '.venv/bin/python scripts/generated_docs.py' "
+        "(it replaces the generated block with the output of 'servops rules list --markdown')"
     )
