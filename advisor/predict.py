@@ -105,6 +105,8 @@ def predict_findings(findings: list[Finding], deployment: Deployment | None, poo
             memory, latency = predict_change(change, deployment, pool), change.predicted_effect
             if latency is None:
                 change.predicted_effect = memory
+            elif change.flag not in LAUNCH_FLAGS:  # nothing to add: the latency prediction says it all
+                continue
             else:
                 change.predicted_effect = PredictedEffect(
                     text="; ".join(t for t in (memory.text, latency.text) if t),

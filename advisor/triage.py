@@ -43,6 +43,7 @@ from advisor.triage_context import (
     resolve_deployment,
 )
 from loadtest.slo import SLO
+from rules import signals
 from rules.catalog import get_rule
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
@@ -155,6 +156,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             _slos(request.workload),
             engine=_engine_of(collected.facts),
             ramp_path=request.ramp,
+            in_flight=_in_flight(collected.facts),
         )
         notes = [*notes, *forecast_notes]
     elif deployment is not None:
@@ -314,6 +316,21 @@ def _engine_of(facts) -> str | None:
     if config is not None and config.device == "cpu":
         return "vllm-cpu"
     return None
+
+
+def _in_flight(facts: Facts) -> float | None:
+    """The load to size replicas for: the larger of the requests the server holds now (running +
+    waiting, as /metrics or the stats line showed them) and the clients' stated concurrency
+    (--concurrency), since a gateway may hold back part of what the clients send (OP-5.6); None
+    when neither is known."""
+    known = []
+    running = signals.running(facts)
+    if running is not None:
+        waiting = signals.waiting(facts)
+        known.append(running.value + (waiting.value if waiting is not None else 0.0))
+    if facts.workload and facts.workload.client_concurrency:
+        known.append(float(facts.workload.client_concurrency))
+    return max(known) if known else None
 
 
 def _slos(workload: Workload | None) -> list[SLO]:

@@ -27,6 +27,7 @@ from advisor.errors import UserError
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import MODELLED_FLAGS
 from advisor.perf.whatif import Forecaster
+from advisor.replicas import REPLICA_RULES, REPLICAS_FLAG, ms_text, replicas_change, seconds_text, size_replicas
 from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
 from advisor.tune_forecast import ChangeForecast, rank_changes
@@ -48,11 +49,14 @@ def forecast_findings(
     engine: str | None = None,
     cost: StepCost | None = None,
     ramp_path: str | None = None,
+    in_flight: float | None = None,
 ) -> tuple[list[RejectedChange], list[str]]:
     """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
 
     `ramp_path`: the ramp file as the user named it; each prediction then carries the
-    `servops predict` command that reproduces its figures."""
+    `servops predict` command that reproduces its figures. `in_flight`: the requests the server
+    holds now (running + waiting) or the clients' concurrency; with it, the finding whose remedy is
+    more replicas gets the model's replica count (advisor/replicas.py)."""
     document = dict(ramp)
     slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
     if slos:
@@ -105,6 +109,7 @@ def forecast_findings(
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
             kept.append(updated)
         finding.changes = kept
+    notes += _propose_replicas(findings, forecaster, best, in_flight, ramp_path, kv_cache_tokens, slo_text)
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
@@ -136,10 +141,60 @@ def _say_why_lower(change: ConfigChange, winner: ChangeForecast) -> ConfigChange
     )
 
 
+def _propose_replicas(
+    findings: list[Finding],
+    forecaster: Forecaster,
+    best: dict[str, ChangeForecast],
+    in_flight: float | None,
+    ramp_path: str | None,
+    kv_cache_tokens: int | None,
+    slo_text: str,
+) -> list[str]:
+    """Give the most severe finding whose remedy is more replicas the model's replica count; notes."""
+    targets = [f for f in findings if f.rule in REPLICA_RULES]
+    if not in_flight or not targets or forecaster.ramp.plan.mode != "concurrency":
+        return []
+    target = min(targets, key=_severity_rank)
+    if any(c.flag == REPLICAS_FLAG for c in target.changes):
+        return []
+    modelled = next((c for c in target.changes if c.flag in MODELLED_FLAGS and c.flag in best), None)
+    if modelled is not None:  # the replicas carry the launch with the finding's own change applied
+        prediction = best[modelled.flag].prediction or {}
+        steps, safe = prediction.get("steps") or [], prediction.get("safe_operating_point")
+        error, setting = prediction.get("relative_error", forecaster.cost.relative_error), modelled.command_line()
+    else:
+        baseline = forecaster.baseline
+        steps = [
+            {
+                "offered": s.offered,
+                "ttft_s": {"p99": s.ttft_s.p99},
+                "itl_s": {"p99": s.itl_s.p99},
+                "output_tokens_per_s": s.output_tokens_per_s,
+                "valid": s.valid,
+            }
+            for s in baseline.steps
+        ]
+        safe = baseline.safe_operating_point.model_dump() if baseline.safe_operating_point else None
+        error, setting = forecaster.cost.relative_error, None
+    sizing = size_replicas(in_flight, [s for s in steps if s.get("valid", True)], (safe or {}).get("offered"), error)
+    if sizing is None:
+        if safe is None:
+            return [
+                f"replicas: no load step of the ramp is predicted to meet the SLOs, so the replica count for "
+                f"{in_flight:g} requests in flight is unknown; ramp lower loads to size it"
+            ]
+        return []
+    command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, setting) if ramp_path else ""
+    current = int(forecaster.command.value(REPLICAS_FLAG) or 1)
+    target.changes.append(replicas_change(sizing, current, command, setting))
+    return []
+
+
 def reproduce_command(
-    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str
+    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str | None
 ) -> str:
-    """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again."""
+    """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again
+    (no `--change`: the ramped configuration itself)."""
     words = [
         "servops",
         "predict",
@@ -154,7 +209,8 @@ def reproduce_command(
         words += ["--kv-cache-tokens", str(kv_cache_tokens)]
     if slo_text:
         words += ["--slo", slo_text]
-    words += ["--change", change]
+    if change:
+        words += ["--change", change]
     return shlex.join(words)
 
 
@@ -200,8 +256,9 @@ def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect
     }
     figures = {k: round(float(v), 4) for k, v in figures.items() if v is not None}
     text = (
-        f"predicted at offered {top_after['offered']:g}: TTFT p99 {_s(top_before.ttft_s.p99)} → "
-        f"{_s(top_after['ttft_s']['p99'])}, ITL p99 {_ms(top_before.itl_s.p99)} → {_ms(top_after['itl_s']['p99'])}, "
+        f"predicted at offered {top_after['offered']:g}: TTFT p99 {seconds_text(top_before.ttft_s.p99)} → "
+        f"{seconds_text(top_after['ttft_s']['p99'])}, ITL p99 {ms_text(top_before.itl_s.p99)} → "
+        f"{ms_text(top_after['itl_s']['p99'])}, "
         f"{top_before.output_tokens_per_s:.0f} → {top_after['output_tokens_per_s']:.0f} tok/s; "
         f"{forecast.decision.removeprefix('predicted to help: ')} (±{error:.0%})"
     )
@@ -217,11 +274,3 @@ def _severity_rank(finding: Finding) -> int:
     order = ["critical", "high", "medium", "low", "info"]
     value = getattr(finding.severity, "value", str(finding.severity)).lower()
     return order.index(value) if value in order else len(order)
-
-
-def _s(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f} s"
-
-
-def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value * 1000:.0f} ms"

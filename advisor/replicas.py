@@ -1,0 +1,116 @@
+"""How many replicas the load in flight needs, read off the performance model's ramp.
+
+Why a model-chosen count and not "add replicas": the on-call question is how many. A ramp of
+this server says how many requests one replica carries within the SLOs (its safe operating
+point); the load in flight now (running + waiting, or the clients' stated concurrency) split
+evenly over N replicas must stay at or under that point, so N = ceil(load / safe point). The
+figures shown are the replayed ramp's at the largest load step each replica then carries: the
+same replay `servops predict` prints for the ramped configuration (or for the flag change the
+finding also proposes, since both would be applied together), so the command beside them
+reproduces them. A balancer that does not spread load evenly needs more (OP-5.11).
+
+Only closed-loop (concurrency) ramps size replicas: an open-loop ramp's load is a request rate,
+which the in-flight count does not measure.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from rules.model import ConfigChange, PredictedEffect
+
+# The rules whose remedy includes more replicas: queueing on a busy engine, slow steps under load,
+# slow first tokens under load.
+REPLICA_RULES = ("OP-5.2", "OP-5.4", "OP-5.1")
+# vLLM's flag for replicas inside one server (one per GPU); separate servers behind a balancer do the same.
+REPLICAS_FLAG = "--data-parallel-size"
+
+
+class ReplicaSizing(BaseModel):
+    """The replica count and the figures it rests on (per replica, and for the whole fleet)."""
+
+    replicas: int
+    in_flight: float
+    safe_point: float
+    per_replica_step: float
+    ttft_p99_s: float | None
+    itl_p99_s: float | None
+    output_tokens_per_s: float
+    relative_error: float
+
+
+def size_replicas(
+    in_flight: float | None, steps: list[dict], safe_point: float | None, relative_error: float
+) -> ReplicaSizing | None:
+    """N replicas for `in_flight` requests given a predicted ramp (`steps`, concurrency) and its safe point.
+
+    None when one replica already carries the load, or when nothing is known to size against."""
+    if not in_flight or not safe_point or in_flight <= safe_point or not steps:
+        return None
+    replicas = math.ceil(in_flight / safe_point)
+    share = in_flight / replicas
+    carried = [s for s in steps if s["offered"] <= share + 1e-9]
+    if not carried:
+        return None
+    step = max(carried, key=lambda s: s["offered"])
+    return ReplicaSizing(
+        replicas=replicas,
+        in_flight=in_flight,
+        safe_point=safe_point,
+        per_replica_step=step["offered"],
+        ttft_p99_s=step["ttft_s"]["p99"],
+        itl_p99_s=step["itl_s"]["p99"],
+        output_tokens_per_s=step["output_tokens_per_s"],
+        relative_error=relative_error,
+    )
+
+
+def replicas_change(sizing: ReplicaSizing, current: int, command: str, with_change: str | None) -> ConfigChange:
+    """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it."""
+    per = sizing.per_replica_step
+    setting = f" with {with_change}" if with_change else ""
+    fleet = sizing.replicas * sizing.output_tokens_per_s
+    figures = {
+        "replicas": sizing.replicas,
+        "in_flight": sizing.in_flight,
+        "safe_operating_point": sizing.safe_point,
+        "per_replica_offered": per,
+        "ttft_p99_s_per_replica": sizing.ttft_p99_s,
+        "itl_p99_s_per_replica": sizing.itl_p99_s,
+        "output_tokens_per_s_per_replica": sizing.output_tokens_per_s,
+        "output_tokens_per_s_fleet_at_least": fleet,
+        "relative_error": sizing.relative_error,
+    }
+    text = (
+        f"{sizing.in_flight:g} requests in flight over {sizing.replicas} replicas: each carries at most "
+        f"{sizing.in_flight / sizing.replicas:.3g}, predicted at the ramp's {per:g}-stream step{setting}: "
+        f"TTFT p99 {seconds_text(sizing.ttft_p99_s)}, ITL p99 {ms_text(sizing.itl_p99_s)}, "
+        f"{sizing.output_tokens_per_s:.0f} tok/s "
+        f"per replica (at least {fleet:.0f} tok/s in all) (±{sizing.relative_error:.0%})"
+    )
+    return ConfigChange(
+        flag=REPLICAS_FLAG,
+        current=str(current),
+        proposed=str(max(current, sizing.replicas)),
+        reason=(
+            f"one replica holds the SLOs up to {sizing.safe_point:g} concurrent requests{setting}; "
+            f"{sizing.in_flight:g} are in flight, so ceil({sizing.in_flight:g} / {sizing.safe_point:g}) = "
+            f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
+        ),
+        cost=f"{sizing.replicas}x the GPUs (or machines) of one replica",
+        predicted_effect=PredictedEffect(
+            text=text, figures={k: round(float(v), 4) for k, v in figures.items() if v is not None}, command=command
+        ),
+    )
+
+
+def seconds_text(value: float | None) -> str:
+    """A latency as triage prints it in seconds ("–" when the step measured none)."""
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def ms_text(value: float | None) -> str:
+    """A latency as triage prints it in milliseconds ("–" when the step measured none)."""
+    return "–" if value is None else f"{value * 1000:.0f} ms"

@@ -1,0 +1,87 @@
+"""Replica counts chosen by the performance model: ceil(load in flight / safe operating point), with
+figures the printed `servops predict` command reproduces, on real vLLM's and the bundled engine's
+recorded ramps (tests/fixtures/*/queue_seqs1*, see tests/unit/perf/test_model_chosen_values.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.replicas import REPLICAS_FLAG, size_replicas
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
+
+
+def _step(offered: float, ttft: float, itl: float, tokens: float) -> dict:
+    return {"offered": offered, "ttft_s": {"p99": ttft}, "itl_s": {"p99": itl}, "output_tokens_per_s": tokens}
+
+
+STEPS = [_step(1, 0.1, 0.02, 40), _step(2, 0.2, 0.03, 70), _step(4, 0.5, 0.05, 120), _step(8, 3.0, 0.09, 150)]
+
+
+def test_ten_in_flight_over_a_safe_point_of_four_needs_three_replicas_each_sized_by_the_two_stream_step():
+    sizing = size_replicas(10, STEPS, safe_point=4, relative_error=0.1)
+    assert sizing.replicas == 3  # ceil(10 / 4)
+    assert sizing.per_replica_step == 2  # 10 / 3 = 3.33 streams each: the largest step at or under it
+    assert (sizing.ttft_p99_s, sizing.itl_p99_s, sizing.output_tokens_per_s) == (0.2, 0.03, 70)
+
+
+def test_exactly_divisible_load_uses_the_safe_point_step_itself():
+    sizing = size_replicas(8, STEPS, safe_point=4, relative_error=0.1)
+    assert (sizing.replicas, sizing.per_replica_step, sizing.ttft_p99_s) == (2, 4, 0.5)
+
+
+@pytest.mark.parametrize(("in_flight", "safe_point"), [(4, 4), (3, 4), (None, 4), (10, None), (0, 4)])
+def test_no_replicas_when_one_carries_the_load_or_nothing_is_known(in_flight, safe_point):
+    assert size_replicas(in_flight, STEPS, safe_point=safe_point, relative_error=0.1) is None
+
+
+def _triage(stem: Path, out: Path, *extra: str) -> dict:
+    args = ["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--json", str(out), *extra]
+    assert main(args) == 0
+    return json.loads(out.read_text())
+
+
+def _predict(command: str, out: Path) -> dict:
+    words = shlex.split(command)
+    assert words[:2] == ["servops", "predict"], command
+    assert main([*words[1:], "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("engine", list(CASES))
+def test_thirty_two_clients_get_the_models_replica_count_and_its_figures_reproduce(engine: str, tmp_path: Path):
+    document = _triage(CASES[engine], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "32")
+    finding = next(f for f in document["findings"] if any(c["flag"] == REPLICAS_FLAG for c in f["changes"]))
+    assert finding["rule"] == "OP-5.2"
+    seqs = next(c for c in finding["changes"] if c["flag"] == "--max-num-seqs")
+    replicas = next(c for c in finding["changes"] if c["flag"] == REPLICAS_FLAG)
+    safe_after = seqs["predicted_effect"]["figures"]["safe_operating_point_after"]
+    assert int(replicas["proposed"]) == math.ceil(32 / safe_after) > 1
+    assert f"--max-num-seqs {seqs['proposed']}" in replicas["reason"]
+
+    figures = replicas["predicted_effect"]["figures"]
+    shown = _predict(replicas["predicted_effect"]["command"], tmp_path / "shown.json")
+    step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
+    assert figures["per_replica_offered"] <= 32 / int(replicas["proposed"])
+    assert step["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_per_replica"], abs=1e-3)
+    assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
+    assert step["output_tokens_per_s"] == pytest.approx(figures["output_tokens_per_s_per_replica"], abs=1e-2)
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point"] == safe_after
+
+
+def test_clients_within_one_replicas_safe_point_get_no_replicas(tmp_path: Path):
+    document = _triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "8")
+    assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
+
+
+def test_when_no_step_meets_the_slo_the_count_is_not_guessed(tmp_path: Path):
+    document = _triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "0.001", "--concurrency", "32")
+    assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
+    assert any("replica count" in note and "ramp lower loads" in note for note in document["notes"])
