@@ -43,7 +43,9 @@ __all__ = [
 Progress = Callable[[str], None]
 Engine = Literal["bundled", "vllm"]
 POOR_FLAGS: tuple[str, ...] = ("--max-num-seqs", "1")
-# float32 on CPU: bf16 matmuls without AMX are several times slower on common CPUs.
+# float32 on both engines, whatever the CPU: the same dtype on every machine keeps the demo's rounds
+# comparable with the figures BENCHMARKS.md recorded; each engine's own default follows the CPU
+# (bf16 where it has bf16 arithmetic; docs/engine.md).
 BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32", "--disable-log-requests")
 # The bundled engine's flags that vLLM 0.32 rejects as unknown (vllm/engine/arg_utils.py and
 # vllm/entrypoints/launchers/cli_args.py define its flags), each with what vLLM has instead.
