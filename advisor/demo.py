@@ -53,6 +53,7 @@ BUNDLED_ONLY_FLAGS: dict[str, str] = {
     "--device-memory-gib": "size its CPU KV cache with VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes",
     "--device": "it picks its platform itself",
     "--disable-log-requests": "it logs no requests unless --enable-log-requests",
+    "--cpu-threads": "it places its CPU threads with VLLM_CPU_OMP_THREADS_BIND",
 }
 # The same starting point on vLLM: BASE_FLAGS without the flags only the bundled engine has.
 VLLM_BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32")

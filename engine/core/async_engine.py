@@ -79,9 +79,14 @@ class AsyncEngine:
     """Owns the engine thread; the HTTP handlers talk to it through `generate()` and `abort()`."""
 
     def __init__(
-        self, engine: Any, metrics: EngineMetrics | None = None, stat_logger: LoggingStatLogger | None = None
+        self,
+        engine: Any,
+        metrics: EngineMetrics | None = None,
+        stat_logger: LoggingStatLogger | None = None,
+        cpu_threads: int | None = None,
     ) -> None:
         self.engine = engine
+        self.cpu_threads = cpu_threads  # set in the engine thread itself: OpenMP's count is per thread
         self.metrics = metrics
         self.stat_logger = stat_logger
         self._commands: deque[_Command] = deque()
@@ -160,6 +165,10 @@ class AsyncEngine:
 
     def _run(self) -> None:
         try:
+            if self.cpu_threads:
+                import torch
+
+                torch.set_num_threads(self.cpu_threads)
             while not self._stopping.is_set():
                 self._apply_commands()
                 if not self.engine.has_unfinished_requests():

@@ -7,7 +7,14 @@ import sys
 
 import pytest
 
-from engine.api.cli_args import CliArgsError, engine_config_kwargs, non_default_args, parse_serve_args
+from engine.api import cli_args
+from engine.api.cli_args import (
+    CliArgsError,
+    build_serve_parser,
+    engine_config_kwargs,
+    non_default_args,
+    parse_serve_args,
+)
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess:
@@ -81,3 +88,20 @@ def test_non_default_args_lists_what_the_user_typed():
 def test_max_num_queued_reqs_must_be_positive():
     proc = _run("-m", "engine", "serve", "--max-num-queued-reqs", "0")
     assert proc.returncode == 2 and "--max-num-queued-reqs" in proc.stderr
+
+
+def test_cpu_threads_leave_one_core_for_the_server_unless_told(monkeypatch):
+    parser = build_serve_parser()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(cli_args.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert cli_args.cpu_threads(parser.parse_args([])) == (3, "4 usable cores, one left for the server")
+    monkeypatch.setattr(cli_args.os, "sched_getaffinity", lambda pid: {0})
+    assert cli_args.cpu_threads(parser.parse_args([]))[0] == 1  # never zero
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert cli_args.cpu_threads(parser.parse_args([])) == (2, "OMP_NUM_THREADS")
+    assert cli_args.cpu_threads(parser.parse_args(["--cpu-threads", "5"])) == (5, "--cpu-threads")
+
+
+def test_cpu_threads_must_be_positive():
+    with pytest.raises(SystemExit):
+        build_serve_parser().parse_args(["--cpu-threads", "0"])
