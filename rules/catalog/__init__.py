@@ -52,7 +52,8 @@ MODULES = (
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL")
-CODE_PATTERN = re.compile(r"^(?P<family>OP|AP|HL)-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
+# Built from FAMILIES, so a new family prefix is added in one place.
+CODE_PATTERN = re.compile(rf"^(?P<family>{'|'.join(map(re.escape, FAMILIES))})-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
 
 
 def code_order(code: str) -> tuple[int, tuple[int, ...]]:

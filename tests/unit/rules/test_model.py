@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rules.catalog import ALL_RULES, FAMILIES, UnknownRuleError, codes, get_rule
+from rules.catalog import ALL_RULES, CODE_PATTERN, FAMILIES, UnknownRuleError, code_order, codes, get_rule
 from rules.model import ConfigChange, Severity
 
 # The code forms, from the catalog's own families: OP-N.M (the runbook's sub-rules), FAMILY-N for the others.
@@ -25,6 +25,12 @@ def test_severity_orders_critical_first_info_last():
 def test_codes_are_unique_and_well_formed():
     assert len(codes()) == len(set(codes()))
     assert all(CODE.match(code) for code in codes()), codes()
+
+
+def test_the_code_pattern_accepts_every_family_and_no_other():
+    """CODE_PATTERN is built from FAMILIES: a family added there is a valid code prefix at once."""
+    assert [code_order(f"{family}-1")[0] for family in FAMILIES] == list(range(len(FAMILIES)))
+    assert CODE_PATTERN.match("XX-1") is None and CODE_PATTERN.match("OPX-1") is None
 
 
 def test_families_come_in_catalog_order_and_number_upwards():
