@@ -4,8 +4,9 @@ The decoder layer's elementwise work in one pass each: the KV-cache write, RMSNo
 fused with the residual add), the rotate-half rotary embedding and SiLU-and-multiply, with
 vLLM's names and in-place conventions. Same results as the PyTorch twins in
 `kernels.layer_ops` (bit for bit for the KV write, the rotary embedding and the residual
-add; a few ulps for RMSNorm and SiLU). float32 only, except the KV write (any dtype): on a
-CPU without native bfloat16 the engine runs float32, and in bfloat16 the GEMMs dwarf these.
+add; a few ulps for RMSNorm and SiLU). float32 or bfloat16 rows (the KV write: any dtype); in
+bfloat16 the math is float32 on widened values, rounded to bf16 wherever the twin makes a bf16
+tensor, so the results are the twins' again (RMSNorm and SiLU at most a rounding step apart).
 Callers check `supports*` first; `kernels.layer_ops` does, and falls back to the twins.
 
 Compiled with `-ffp-contract=off`, so the compiler never fuses a product into a sum that
@@ -20,7 +21,7 @@ import torch
 
 from kernels.cpu_build import NativeLibrary
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 EXTRA_FLAGS = ("-ffp-contract=off",)
 
 
@@ -35,6 +36,10 @@ _NATIVE = NativeLibrary(
         "servops_fused_add_rms_norm_f32": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
         "servops_rotary_embedding_f32": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
         "servops_silu_and_mul_f32": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
+        "servops_rms_norm_bf16": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+        "servops_fused_add_rms_norm_bf16": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
+        "servops_rotary_embedding_bf16": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
+        "servops_silu_and_mul_bf16": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
     },
     EXTRA_FLAGS,
 )
@@ -47,9 +52,19 @@ def _rows_ok(tensor: torch.Tensor) -> bool:
     return tensor.device.type == "cpu" and tensor.dim() == 2 and (tensor.stride(1) == 1 or tensor.shape[1] <= 1)
 
 
+_ROW_DTYPES = {torch.float32: "f32", torch.bfloat16: "bf16"}
+
+
 def supports_rows(*tensors: torch.Tensor) -> bool:
-    """Whether float32 row-wise ops (norms, rotary, silu) can take these tensors natively."""
-    return all(t.dtype == torch.float32 and _rows_ok(t) for t in tensors) and available()
+    """Whether the row-wise ops (norms, rotary, silu) can take these tensors natively: all of one
+    dtype, float32 or bfloat16 (the engine's norm weights and cos/sin tables are in its dtype)."""
+    dtype = tensors[0].dtype
+    return dtype in _ROW_DTYPES and all(t.dtype == dtype and _rows_ok(t) for t in tensors) and available()
+
+
+def _kernel(name: str, tensor: torch.Tensor):
+    """The entry point `servops_<name>_<f32|bf16>` for the tensor's dtype."""
+    return getattr(library(), f"servops_{name}_{_ROW_DTYPES[tensor.dtype]}")
 
 
 def supports_cache_write(key: torch.Tensor, value: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> bool:
@@ -94,18 +109,18 @@ def reshape_and_cache(key, value, k_cache, v_cache, slot_mapping) -> None:
 
 
 def _check_shapes(what: str, ok: bool) -> None:
-    """The kernels trust their shapes; a mismatch here would read or write out of bounds."""
+    """The kernels trust their shapes and dtypes; a mismatch here would read or write out of bounds."""
     if not ok:
         raise ValueError(f"{what}: shapes do not match")
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """weight * x / sqrt(mean(x^2) + eps), row by row, into a new tensor."""
-    _check_shapes("rms_norm", weight.numel() == x.shape[1])
+    _check_shapes("rms_norm", weight.numel() == x.shape[1] and weight.dtype == x.dtype)
     weight = weight.contiguous()
     out = torch.empty(x.shape, dtype=x.dtype)
     if x.shape[0]:
-        library().servops_rms_norm_f32(
+        _kernel("rms_norm", x)(
             x.data_ptr(),
             x.stride(0),
             out.data_ptr(),
@@ -121,10 +136,13 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 def fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float) -> None:
     """In place, as vLLM's op: residual += x, then x = RMSNorm(residual) * weight."""
-    _check_shapes("fused_add_rms_norm", x.shape == residual.shape and weight.numel() == x.shape[1])
+    _check_shapes(
+        "fused_add_rms_norm",
+        x.shape == residual.shape and weight.numel() == x.shape[1] and x.dtype == residual.dtype == weight.dtype,
+    )
     weight = weight.contiguous()
     if x.shape[0]:
-        library().servops_fused_add_rms_norm_f32(
+        _kernel("fused_add_rms_norm", x)(
             x.data_ptr(),
             x.stride(0),
             residual.data_ptr(),
@@ -146,11 +164,12 @@ def rotary_embedding(rows: torch.Tensor, num_heads: int, head_dim: int, cos: tor
         and head_dim % 2 == 0
         and cos.shape == sin.shape
         and cos.stride() == sin.stride()
+        and rows.dtype == cos.dtype == sin.dtype
         and cos.shape[0] >= rows.shape[0]
         and cos.shape[1] >= head_dim,
     )
     if rows.shape[0]:
-        library().servops_rotary_embedding_f32(
+        _kernel("rotary_embedding", rows)(
             rows.data_ptr(),
             rows.stride(0),
             num_heads,
@@ -169,7 +188,7 @@ def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
     half = gate_up.shape[1] // 2
     out = torch.empty(gate_up.shape[0], half, dtype=gate_up.dtype)
     if gate_up.shape[0]:
-        library().servops_silu_and_mul_f32(
+        _kernel("silu_and_mul", gate_up)(
             gate_up.data_ptr(),
             gate_up.stride(0),
             out.data_ptr(),

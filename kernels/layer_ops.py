@@ -6,7 +6,7 @@ backend run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16) on a CPU
 arithmetic, where PyTorch's bf16 GEMM is a slow software path, and for one or two rows on any CPU,
 where reading the weights in place beats oneDNN; every other linear layer is `F.linear`. The
 other ops: on the `cpu` backend (`kernels.attention`) with
-float32 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
+float32 or bfloat16 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
 are HF's module code, operation for operation, which is what keeps greedy outputs
 token-identical to HF `generate()`; the native ops are held to them by

@@ -1,6 +1,6 @@
-// The decoder layer's elementwise work for x86-64 CPUs with AVX2 + FMA, float32 (vLLM's custom
-// ops of the same names): reshape_and_cache, rms_norm, fused_add_rms_norm, rotary_embedding
-// (rotate-half, "neox" style) and silu_and_mul.
+// The decoder layer's elementwise work for x86-64 CPUs with AVX2 + FMA, float32 and bfloat16
+// (vLLM's custom ops of the same names): reshape_and_cache, rms_norm, fused_add_rms_norm,
+// rotary_embedding (rotate-half, "neox" style) and silu_and_mul.
 //
 // Why native code: with the attention native too, these were the engine's largest cost after
 // the GEMMs. In PyTorch each is several passes over the activations, each pass a fresh
@@ -11,7 +11,11 @@
 // outputs stay token-identical to HF `generate()`: the rotary embedding and the residual add
 // round exactly as PyTorch does (same products and sums, no fused multiply-add), so they are
 // bit-identical; RMSNorm sums its squares in another order and silu uses another exp, a few
-// ulps apart (tests/unit/kernels/test_cpu_layer_ops.py bounds them).
+// ulps apart (tests/unit/kernels/test_cpu_layer_ops.py bounds them). In bfloat16 the math is
+// float32 on widened values, rounded to bf16 at each point where PyTorch's bf16 ops produce a
+// bf16 tensor, so the same holds: the residual add and the rotary embedding bit for bit, the
+// norms and silu at most one bf16 rounding step apart where the float32 value lies near a
+// rounding boundary.
 //
 // Rows may be strided (views into a fused projection's output); within a row, elements are
 // contiguous. Built at first use by kernels/cpu_build.py; kernels/cpu_layer_ops.py falls back to
@@ -41,48 +45,134 @@ inline float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
 }
 
+// Element types: float32 rows compute and store in float32; bfloat16 rows (uint16_t bits)
+// widen to float32, compute there, and round to bf16 wherever PyTorch materialises a bf16
+// tensor: `rounded` is the identity for float32 and a round to nearest even for bf16, and
+// `store8`/`store` round the final value. The float32 instantiations are the same operations
+// in the same order as before the bf16 paths existed, so they stay bit-identical.
+inline __m256 rounded(__m256 v, const float*) { return v; }
+inline __m256 rounded(__m256 v, const uint16_t*) {  // as `store`, kept in float32 form
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i up = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb));
+  const __m256i even = _mm256_and_si256(up, _mm256_set1_epi32(static_cast<int>(0xffff0000u)));
+  const __m256i nan = _mm256_and_si256(_mm256_or_si256(bits, _mm256_set1_epi32(0x400000)),
+                                       _mm256_set1_epi32(static_cast<int>(0xffff0000u)));
+  return _mm256_blendv_ps(_mm256_castsi256_ps(even), _mm256_castsi256_ps(nan), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+}
+inline float rounded(float v, const float*) { return v; }
+inline float rounded(float v, const uint16_t*) {
+  uint16_t bits;
+  store(v, &bits);
+  return to_float(bits);
+}
+inline void store8(__m256 v, float* out) { _mm256_storeu_ps(out, v); }
+inline void store8(__m256 v, uint16_t* out) {
+  const __m256i high = _mm256_srli_epi32(_mm256_castps_si256(rounded(v, out)), 16);  // 8 values < 2^16
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(high, high), 0x08);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(packed));
+}
+
 // out = weight * (x * 1/sqrt(mean(x^2) + eps)), rounding as PyTorch's RMSNorm does (each
-// square, the scaled x, then the weight product); the sum of squares runs in four lanes of 8.
-inline void rms_norm_row(const float* x, float* out, const float* weight, int cols, float eps) {
+// square, the scaled x, then the weight product; in bf16 the scaled x is rounded to bf16 before
+// the product, as HF's `weight * h.to(dtype)`); the sum of squares runs in four lanes of 8.
+template <typename T>
+inline void rms_norm_row(const T* x, T* out, const T* weight, int cols, float eps) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   int i = 0;
   for (; i + 32 <= cols; i += 32)
     for (int a = 0; a < 4; ++a) {
-      const __m256 v = _mm256_loadu_ps(x + i + 8 * a);
+      const __m256 v = load8(x + i + 8 * a);
       acc[a] = _mm256_add_ps(acc[a], _mm256_mul_ps(v, v));
     }
   for (; i + 8 <= cols; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 v = load8(x + i);
     acc[0] = _mm256_add_ps(acc[0], _mm256_mul_ps(v, v));
   }
   float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-  for (; i < cols; ++i) sum += x[i] * x[i];
+  for (; i < cols; ++i) sum += to_float(x[i]) * to_float(x[i]);
   const float inverse = 1.0f / std::sqrt(sum / static_cast<float>(cols) + eps);
   const __m256 r = _mm256_set1_ps(inverse);
   i = 0;
   for (; i + 8 <= cols; i += 8)
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(weight + i), _mm256_mul_ps(_mm256_loadu_ps(x + i), r)));
-  for (; i < cols; ++i) out[i] = weight[i] * (x[i] * inverse);
+    store8(_mm256_mul_ps(load8(weight + i), rounded(_mm256_mul_ps(load8(x + i), r), x)), out + i);
+  for (; i < cols; ++i) store(to_float(weight[i]) * rounded(to_float(x[i]) * inverse, x), out + i);
 }
 
 // x[0, half) and x[half, 2 half) -> x*cos + rotate_half(x)*sin, products rounded before the
 // sum as PyTorch's `q * cos + rotate_half(q) * sin` (rotate_half negates the second half, and
-// a - b rounds as a + (-b))
-inline void rotate_half_row(float* x, const float* cos, const float* sin, int head_dim) {
+// a - b rounds as a + (-b)); in bf16 each product is a bf16 tensor there, so rounded to bf16
+template <typename T>
+inline void rotate_half_row(T* x, const T* cos, const T* sin, int head_dim) {
   const int half = head_dim / 2;
   int i = 0;
   for (; i + 8 <= half; i += 8) {
-    const __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + half + i);
-    _mm256_storeu_ps(x + i, _mm256_sub_ps(_mm256_mul_ps(a, _mm256_loadu_ps(cos + i)),
-                                          _mm256_mul_ps(b, _mm256_loadu_ps(sin + i))));
-    _mm256_storeu_ps(x + half + i, _mm256_add_ps(_mm256_mul_ps(b, _mm256_loadu_ps(cos + half + i)),
-                                                 _mm256_mul_ps(a, _mm256_loadu_ps(sin + half + i))));
+    const __m256 a = load8(x + i), b = load8(x + half + i);
+    store8(_mm256_sub_ps(rounded(_mm256_mul_ps(a, load8(cos + i)), x), rounded(_mm256_mul_ps(b, load8(sin + i)), x)),
+           x + i);
+    store8(_mm256_add_ps(rounded(_mm256_mul_ps(b, load8(cos + half + i)), x),
+                         rounded(_mm256_mul_ps(a, load8(sin + half + i)), x)),
+           x + half + i);
   }
   for (; i < half; ++i) {
-    const float a = x[i], b = x[half + i];
-    const float a_cos = a * cos[i], b_sin = b * sin[i], b_cos = b * cos[half + i], a_sin = a * sin[half + i];
-    x[i] = a_cos - b_sin;
-    x[half + i] = b_cos + a_sin;
+    const float a = to_float(x[i]), b = to_float(x[half + i]);
+    const float a_cos = rounded(a * to_float(cos[i]), x), b_sin = rounded(b * to_float(sin[i]), x);
+    const float b_cos = rounded(b * to_float(cos[half + i]), x), a_sin = rounded(a * to_float(sin[half + i]), x);
+    store(a_cos - b_sin, x + i);
+    store(b_cos + a_sin, x + half + i);
+  }
+}
+
+template <typename T>
+void rms_norm(const T* x, int64_t x_stride, T* out, int64_t out_stride, const T* weight, int rows, int cols,
+              float eps, int threads) {
+#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
+  for (int t = 0; t < rows; ++t) rms_norm_row(x + t * x_stride, out + t * out_stride, weight, cols, eps);
+}
+
+template <typename T>
+void fused_add_rms_norm(T* x, int64_t x_stride, T* residual, int64_t residual_stride, const T* weight, int rows,
+                        int cols, float eps, int threads) {
+#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
+  for (int t = 0; t < rows; ++t) {
+    T* r = residual + t * residual_stride;
+    T* h = x + t * x_stride;
+    int i = 0;
+    for (; i + 8 <= cols; i += 8) store8(_mm256_add_ps(load8(r + i), load8(h + i)), r + i);
+    for (; i < cols; ++i) store(to_float(r[i]) + to_float(h[i]), r + i);
+    rms_norm_row(r, h, weight, cols, eps);
+  }
+}
+
+template <typename T>
+void rotary_embedding(T* x, int64_t stride, int heads, int head_dim, const T* cos, const T* sin, int64_t cs_stride,
+                      int rows, int threads) {
+#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * heads * head_dim, threads)) schedule(static)
+  for (int t = 0; t < rows; ++t)
+    for (int h = 0; h < heads; ++h)
+      rotate_half_row(x + t * stride + static_cast<int64_t>(h) * head_dim, cos + t * cs_stride, sin + t * cs_stride,
+                      head_dim);
+}
+
+// silu rounded to the element type before the product (F.silu returns a tensor of it)
+template <typename T>
+void silu_and_mul(const T* gate_up, int64_t in_stride, T* out, int64_t out_stride, int rows, int cols, int threads) {
+#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
+  for (int t = 0; t < rows; ++t) {
+    const T* gate = gate_up + t * in_stride;
+    const T* up = gate + cols;
+    T* o = out + t * out_stride;
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= cols; i += 8) {
+      const __m256 g = load8(gate + i);
+      const __m256 silu = rounded(_mm256_div_ps(g, _mm256_add_ps(one, exp_clamped(_mm256_sub_ps(zero, g)))), o);
+      store8(_mm256_mul_ps(silu, load8(up + i)), o + i);
+    }
+    for (; i < cols; ++i) {
+      const float g = to_float(gate[i]);
+      store(rounded(g / (1.0f + std::exp(-g)), o) * to_float(up[i]), o + i);
+    }
   }
 }
 
@@ -91,7 +181,7 @@ inline void rotate_half_row(float* x, const float* cos, const float* sin, int he
 extern "C" {
 
 // ABI version: kernels/cpu_layer_ops.py checks it, so a stale cached build is never called wrongly.
-int servops_layer_ops_abi() { return 1; }
+int servops_layer_ops_abi() { return 2; }
 
 // cache row slots[t] <- key row t, value row t (row_bytes each; any dtype); a negative slot is padding
 void servops_reshape_and_cache(const char* key, int64_t key_stride_bytes, const char* value,
@@ -109,53 +199,43 @@ void servops_reshape_and_cache(const char* key, int64_t key_stride_bytes, const 
 // out[t] = RMSNorm(x[t]) * weight
 void servops_rms_norm_f32(const float* x, int64_t x_stride, float* out, int64_t out_stride, const float* weight,
                           int rows, int cols, float eps, int threads) {
-#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
-  for (int t = 0; t < rows; ++t) rms_norm_row(x + t * x_stride, out + t * out_stride, weight, cols, eps);
+  rms_norm(x, x_stride, out, out_stride, weight, rows, cols, eps, threads);
+}
+void servops_rms_norm_bf16(const uint16_t* x, int64_t x_stride, uint16_t* out, int64_t out_stride,
+                           const uint16_t* weight, int rows, int cols, float eps, int threads) {
+  rms_norm(x, x_stride, out, out_stride, weight, rows, cols, eps, threads);
 }
 
 // residual[t] += x[t]; x[t] = RMSNorm(residual[t]) * weight  (both in place, as vLLM's op)
 void servops_fused_add_rms_norm_f32(float* x, int64_t x_stride, float* residual, int64_t residual_stride,
                                     const float* weight, int rows, int cols, float eps, int threads) {
-#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
-  for (int t = 0; t < rows; ++t) {
-    float* r = residual + t * residual_stride;
-    float* h = x + t * x_stride;
-    int i = 0;
-    for (; i + 8 <= cols; i += 8) _mm256_storeu_ps(r + i, _mm256_add_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(h + i)));
-    for (; i < cols; ++i) r[i] += h[i];
-    rms_norm_row(r, h, weight, cols, eps);
-  }
+  fused_add_rms_norm(x, x_stride, residual, residual_stride, weight, rows, cols, eps, threads);
+}
+void servops_fused_add_rms_norm_bf16(uint16_t* x, int64_t x_stride, uint16_t* residual, int64_t residual_stride,
+                                     const uint16_t* weight, int rows, int cols, float eps, int threads) {
+  fused_add_rms_norm(x, x_stride, residual, residual_stride, weight, rows, cols, eps, threads);
 }
 
 // Rotate the first `heads` heads of every row in place (queries then keys of a fused qkv row):
 // row t's head h is x[t * stride + h * head_dim, + head_dim); cos/sin rows [t * cs_stride, + head_dim)
 void servops_rotary_embedding_f32(float* x, int64_t stride, int heads, int head_dim, const float* cos,
                                   const float* sin, int64_t cs_stride, int rows, int threads) {
-#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * heads * head_dim, threads)) schedule(static)
-  for (int t = 0; t < rows; ++t)
-    for (int h = 0; h < heads; ++h)
-      rotate_half_row(x + t * stride + static_cast<int64_t>(h) * head_dim, cos + t * cs_stride, sin + t * cs_stride,
-                      head_dim);
+  rotary_embedding(x, stride, heads, head_dim, cos, sin, cs_stride, rows, threads);
+}
+void servops_rotary_embedding_bf16(uint16_t* x, int64_t stride, int heads, int head_dim, const uint16_t* cos,
+                                   const uint16_t* sin, int64_t cs_stride, int rows, int threads) {
+  rotary_embedding(x, stride, heads, head_dim, cos, sin, cs_stride, rows, threads);
 }
 
 // out[t, i] = silu(gate_up[t, i]) * gate_up[t, cols + i], silu(x) = x / (1 + exp(-x)) as PyTorch
 // computes it (rounded before the product)
 void servops_silu_and_mul_f32(const float* gate_up, int64_t in_stride, float* out, int64_t out_stride, int rows,
                               int cols, int threads) {
-#pragma omp parallel for num_threads(team(static_cast<int64_t>(rows) * cols, threads)) schedule(static)
-  for (int t = 0; t < rows; ++t) {
-    const float* gate = gate_up + t * in_stride;
-    const float* up = gate + cols;
-    float* o = out + t * out_stride;
-    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 8 <= cols; i += 8) {
-      const __m256 g = _mm256_loadu_ps(gate + i);
-      const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp_clamped(_mm256_sub_ps(zero, g))));
-      _mm256_storeu_ps(o + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
-    }
-    for (; i < cols; ++i) o[i] = (gate[i] / (1.0f + std::exp(-gate[i]))) * up[i];
-  }
+  silu_and_mul(gate_up, in_stride, out, out_stride, rows, cols, threads);
+}
+void servops_silu_and_mul_bf16(const uint16_t* gate_up, int64_t in_stride, uint16_t* out, int64_t out_stride,
+                               int rows, int cols, int threads) {
+  silu_and_mul(gate_up, in_stride, out, out_stride, rows, cols, threads);
 }
 
 }  // extern "C"

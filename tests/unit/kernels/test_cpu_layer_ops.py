@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(
 
 # RMSNorm sums its squares in another order and silu uses another exp: a few ulps
 ULPS = 4 * torch.finfo(torch.float32).eps
+HIDDEN, INTERMEDIATE = 576, 1536  # SmolLM2's
 
 
 @pytest.fixture
@@ -89,6 +90,99 @@ def test_silu_and_mul_matches_the_twin(rows, half, threads, twins):
     assert bool(((actual - expected).abs() <= ULPS * expected.abs() + 1e-30).all())
 
 
+# ---- bfloat16: SmolLM2's shapes (hidden 576, 9/3 heads of 64, MLP 1,536) at the engine's row counts.
+# The native ops widen to float32 and round to bf16 wherever the twin materialises a bf16 tensor.
+# Exact: the residual add (one float32 add of two bf16 values, rounded) and the rotary embedding
+# (each product of two bf16 values is exact in float32, then rounded; the sum rounded): the same
+# roundings of the same float32 values. Not exact: RMSNorm's float32 inverse RMS (another summation
+# order) and silu's float32 exp are a few float32 ulps off the twin's, so their bf16 rounding
+# lands one bf16 step away when the float32 value lies that close to a rounding boundary; the
+# following weight (or `up`) product of that bf16 value can then land up to two steps away.
+BF16_ROWS = [1, 7, 64]
+
+
+def _bf16(rows: int, cols: int, *, strided: bool, scale: float = 3.0, seed: int = 0) -> torch.Tensor:
+    """[rows, cols] bfloat16; `strided`: a column slice of a wider tensor, as `_rows`."""
+    wide = _rows(rows, cols + 24 if strided else cols, strided=False, scale=scale, seed=seed).bfloat16()
+    return wide[:, 8 : 8 + cols] if strided else wide
+
+
+def _bf16_steps(actual: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """How many bf16 rounding steps apart (distance between the bit patterns in value order)."""
+
+    def ordinal(t: torch.Tensor) -> torch.Tensor:
+        bits = t.contiguous().view(torch.int16).to(torch.int32)
+        return torch.where(bits < 0, -(bits & 0x7FFF), bits)
+
+    assert actual.dtype == expected.dtype == torch.bfloat16
+    return (ordinal(actual) - ordinal(expected)).abs()
+
+
+def _within_steps(actual: torch.Tensor, expected: torch.Tensor, steps: int) -> None:
+    apart = _bf16_steps(actual, expected)
+    assert apart.numel() == 0 or int(apart.max()) <= steps
+    assert int((apart > 0).sum()) <= 0.01 * apart.numel()  # boundary cases only: a misplaced rounding shows everywhere
+
+
+@pytest.mark.parametrize("rows", BF16_ROWS)
+@pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
+def test_bfloat16_rms_norm_is_the_twins_within_a_rounding_step(rows, strided, threads, twins):
+    x = _bf16(rows, HIDDEN, strided=strided, seed=rows)
+    unit, weight = torch.ones(HIDDEN, dtype=torch.bfloat16), _bf16(1, HIDDEN, strided=False, seed=99)[0]
+    assert layer_ops._native(x, weight)
+    # unit weight: the normalised value itself, one bf16 rounding of a float32 value a few ulps off
+    _within_steps(layer_ops.rms_norm(x, unit, 1e-5), twins(layer_ops.rms_norm, x, unit, 1e-5), 1)
+    actual = layer_ops.rms_norm(x, weight, 1e-5)
+    assert actual.dtype == torch.bfloat16 and actual.shape == x.shape
+    _within_steps(actual, twins(layer_ops.rms_norm, x, weight, 1e-5), 2)
+
+
+@pytest.mark.parametrize("rows", BF16_ROWS)
+def test_bfloat16_fused_add_rms_norm_adds_bit_for_bit_in_place(rows, threads, twins):
+    x, residual = _bf16(rows, HIDDEN, strided=False, seed=1), _bf16(rows, HIDDEN, strided=False, seed=2)
+    weight = _bf16(1, HIDDEN, strided=False, seed=3)[0]
+    expected, expected_residual = twins(layer_ops.fused_add_rms_norm, x.clone(), residual.clone(), weight, 1e-5)
+    x_in, residual_in = x.clone(), residual.clone()
+    actual, actual_residual = layer_ops.fused_add_rms_norm(x_in, residual_in, weight, 1e-5)
+    assert actual.data_ptr() == x_in.data_ptr() and actual_residual.data_ptr() == residual_in.data_ptr()
+    assert torch.equal(actual_residual, expected_residual)
+    _within_steps(actual, expected, 2)
+
+
+@pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (2, 1, 6)])
+@pytest.mark.parametrize("rows", BF16_ROWS)
+def test_bfloat16_rotary_embedding_is_bit_identical(num_heads, num_kv_heads, head_dim, rows, threads, twins):
+    gen = torch.Generator().manual_seed(rows)
+    qkv = torch.randn(rows, (num_heads + 2 * num_kv_heads) * head_dim, generator=gen).bfloat16()
+    # as the engine's runner: float32 tables cast to bf16, gathered at the tokens' positions
+    angles = torch.arange(256, dtype=torch.float32)[:, None] * torch.rand(head_dim, generator=gen)[None, :]
+    positions = torch.randint(0, 256, (rows,), generator=gen)
+    cos, sin = angles.cos().bfloat16()[positions], angles.sin().bfloat16()[positions]
+    expected = twins(layer_ops.rotary_embedding, qkv.clone(), cos, sin, num_heads, num_kv_heads, head_dim)
+    fused = qkv.clone()
+    actual = layer_ops.rotary_embedding(fused, cos, sin, num_heads, num_kv_heads, head_dim)
+    assert all(t.untyped_storage().data_ptr() == fused.untyped_storage().data_ptr() for t in actual)  # in place
+    for got, want in zip(actual, expected, strict=True):
+        assert got.dtype == torch.bfloat16 and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("rows, half", [(0, INTERMEDIATE), *((rows, INTERMEDIATE) for rows in BF16_ROWS), (7, 13)])
+def test_bfloat16_silu_and_mul_is_the_twins_within_a_rounding_step(rows, half, threads, twins):
+    gate_up = _bf16(rows, 2 * half, strided=False, scale=6.0, seed=4)
+    if rows:
+        gate_up[:, :3] = torch.tensor([-100.0, 100.0, 0.0], dtype=torch.bfloat16)[: min(3, half)]
+    actual = layer_ops.silu_and_mul(gate_up)
+    expected = twins(layer_ops.silu_and_mul, gate_up)
+    assert actual.shape == (rows, half) and actual.dtype == torch.bfloat16 and torch.isfinite(actual).all()
+    # past exp's clamp (gate below -87) the twin's silu is 0 and the native one ~1e-36: both negligible
+    tail = (actual.float().abs() < 1e-30) & (expected.float().abs() < 1e-30)
+    _within_steps(torch.where(tail, expected, actual), expected, 2)
+    unit = torch.cat([gate_up[:, :half], torch.ones_like(gate_up[:, :half])], dim=1)  # silu alone: one rounding
+    silu, silu_twin = layer_ops.silu_and_mul(unit), twins(layer_ops.silu_and_mul, unit)
+    tail = (silu.float().abs() < 1e-30) & (silu_twin.float().abs() < 1e-30)
+    _within_steps(torch.where(tail, silu_twin, silu), silu_twin, 1)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_kv_write_puts_each_row_in_its_slot_and_nothing_elsewhere(dtype, threads, twins):
     num_kv_heads, head_dim, tokens = 3, 64, 40
@@ -123,13 +217,17 @@ def test_mismatched_shapes_are_refused_before_the_kernel_runs():
         cpu_layer_ops.rotary_embedding(torch.randn(4, 3 * 16), 2, 16, torch.randn(3, 16), torch.randn(3, 16))
     with pytest.raises(ValueError, match="silu_and_mul"):
         cpu_layer_ops.silu_and_mul(torch.randn(4, 7))
+    with pytest.raises(ValueError, match="rms_norm"):  # the kernel would read float32 as bf16
+        cpu_layer_ops.rms_norm(x.bfloat16(), torch.randn(64), 1e-6)
 
 
-def test_bfloat16_and_the_torch_backend_take_the_twins(monkeypatch):
+def test_mixed_or_other_dtypes_and_the_torch_backend_take_the_twins(monkeypatch):
     x, weight = torch.randn(4, 64).bfloat16(), torch.randn(64).bfloat16()
-    assert not layer_ops._native(x, weight)
-    assert layer_ops._native(x.float(), weight.float())
+    assert layer_ops._native(x, weight) and layer_ops._native(x.float(), weight.float())
+    assert not layer_ops._native(x, weight.float())  # one dtype for all
+    assert not layer_ops._native(x.half(), weight.half())
     monkeypatch.setenv(attention.BACKEND_ENV, "torch")
+    assert not layer_ops._native(x, weight)
     assert not layer_ops._native(x.float(), weight.float())
 
 
