@@ -20,8 +20,10 @@ from rules.catalog import (
     antipatterns,
     health,
     op1_cudagraph,
+    op1_free_memory,
+    op1_kv_fit,
     op1_oom,
-    op1_startup,
+    op1_unexplained,
     op2_quantization,
     op3_parallelism,
     op4_prefix,
@@ -35,8 +37,10 @@ from rules.catalog import (
 from rules.model import Rule
 
 MODULES = (
-    op1_startup,
+    op1_kv_fit,
+    op1_free_memory,
     op1_oom,
+    op1_unexplained,
     op1_cudagraph,
     op2_quantization,
     op3_parallelism,

@@ -39,6 +39,7 @@ STARTUP_FAILURE_KINDS = (
     LogEventKind.MEMORY_PROFILING_ERROR,
 )
 OPTIMIZATION_DOCS = "https://docs.vllm.ai/en/latest/configuration/optimization.html"
+CONSERVING_MEMORY_DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"  # OP-1
 METRICS_DOCS = "https://docs.vllm.ai/en/latest/design/metrics.html"
 TTFT = "vllm:time_to_first_token_seconds"
 ITL = "vllm:inter_token_latency_seconds"

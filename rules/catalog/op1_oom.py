@@ -9,7 +9,6 @@ headroom outside the KV pool.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.catalog.op1_startup import DOCS
 from rules.events import LogEventKind, OomPhase
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -93,7 +92,7 @@ RULE_OOM_WEIGHTS = Rule(
         example="A 70B BF16 model (131 GiB) on one 80 GiB GPU -> --tensor-parallel-size 2.",
         fix="Double --tensor-parallel-size when GPUs are available; else --quantization fp8 (unsafe: accuracy).",
         limits="The phase comes from the collector's reading of the surrounding lines.",
-        references=[DOCS],
+        references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )
 
@@ -145,7 +144,7 @@ RULE_OOM_SAMPLER = Rule(
         example="warming up sampler with 1024 dummy requests -> --max-num-seqs 512.",
         fix=f"Halve --max-num-seqs, or lower --gpu-memory-utilization by {c.UTIL_STEP:g}.",
         limits="Large vocabularies make this worse; the halving is a first step, not a computed optimum.",
-        references=[DOCS],
+        references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )
 
@@ -199,7 +198,7 @@ RULE_OOM_CUDAGRAPH = Rule(
         fix="--enforce-eager (slower decode), or halve --max-num-seqs (capture sizes go up to it), or lower "
         "--gpu-memory-utilization.",
         limits="0.20+ estimates graph memory during profiling, so this is rarer there.",
-        references=[DOCS],
+        references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )
 
@@ -256,7 +255,7 @@ RULE_OOM_OTHER = Rule(
         example="Tried to allocate 2.00 GiB, 448 KiB free, util 0.95 -> --gpu-memory-utilization 0.90.",
         fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}; or lower --max-num-batched-tokens.",
         limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}.",
-        references=[DOCS],
+        references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )
 

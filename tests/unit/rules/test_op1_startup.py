@@ -2,8 +2,7 @@
 
 import pytest
 
-from rules.catalog import op1_oom
-from rules.catalog import op1_startup as op1
+from rules.catalog import op1_free_memory, op1_kv_fit, op1_oom, op1_unexplained
 from rules.events import LogEventKind as K
 from rules.events import OomPhase
 from rules.facts import Facts, MemoryFacts, ModelFacts, Workload
@@ -33,7 +32,7 @@ def test_max_model_len_uses_vllms_estimate_rounded_down_to_the_block_size():
             )
         ],
     )
-    finding = _one(op1.RULE_MAX_MODEL_LEN, facts)
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)
     assert _changes(finding) == {"--max-model-len": "34720"}
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (24.0, 3.18)
     assert "24 GiB" in finding.title and "3.18 GiB" in finding.title
@@ -44,12 +43,12 @@ def test_max_model_len_without_the_estimate_sentence_scales_linearly():
         events=[event(K.MAX_MODEL_LEN_TOO_LARGE, max_model_len=32768, kv_needed_gib=1.75, available_kv_gib=1.20)]
     )
     # 32768 x 1.20 / 1.75 = 22469 -> 22464 (block 16)
-    assert _changes(_one(op1.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "22464"}
+    assert _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "22464"}
 
 
 def test_v0_max_seq_len_text_proposes_the_tokens_that_fit():
     facts = Facts(events=[event(K.V0_MAX_SEQ_LEN_TOO_LARGE, max_model_len=131072, max_seq_len_tokens=61640)])
-    assert _changes(_one(op1.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "61632"}
+    assert _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "61632"}
 
 
 def test_max_model_len_offers_the_utilization_that_would_fit_as_alternative():
@@ -66,7 +65,7 @@ def test_max_model_len_offers_the_utilization_that_would_fit_as_alternative():
             )
         ],
     )
-    finding = _one(op1.RULE_MAX_MODEL_LEN, facts)
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)
     # 0.90 + 2 GiB / 80 GiB = 0.925 -> 0.93
     assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--gpu-memory-utilization", "0.93")]
 
@@ -85,7 +84,7 @@ def test_lower_max_model_len_is_safe_only_when_the_workload_fits_under_it(p95_in
             )
         ],
     )
-    assert _one(op1.RULE_MAX_MODEL_LEN, facts).changes[0].safety == safety
+    assert _one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts).changes[0].safety == safety
 
 
 def test_no_cache_blocks_with_weights_over_75_percent_proposes_tensor_parallel_and_fp8_alternative():
@@ -98,7 +97,7 @@ def test_no_cache_blocks_with_weights_over_75_percent_proposes_tensor_parallel_a
             event(K.NO_CACHE_BLOCKS, 3),
         ],
     )
-    finding = _one(op1.RULE_NO_CACHE_BLOCKS, facts)
+    finding = _one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)
     assert _changes(finding) == {"--tensor-parallel-size": "2"}
     assert [a.flag for a in finding.alternatives] == ["--quantization"]
     assert "-1.44" in finding.title
@@ -110,7 +109,7 @@ def test_no_cache_blocks_with_small_weights_raises_utilization():
         hardware=h100(),
         events=[event(K.MODEL_LOADING, 1, weights_gib=15.0), event(K.NO_CACHE_BLOCKS, 2)],
     )
-    assert _changes(_one(op1.RULE_NO_CACHE_BLOCKS, facts)) == {"--gpu-memory-utilization": "0.95"}
+    assert _changes(_one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)) == {"--gpu-memory-utilization": "0.95"}
 
 
 def test_free_memory_below_requested_lowers_utilization_to_what_is_free():
@@ -125,7 +124,7 @@ def test_free_memory_below_requested_lowers_utilization_to_what_is_free():
             )
         ]
     )
-    finding = _one(op1.RULE_FREE_MEMORY, facts)
+    finding = _one(op1_free_memory.RULE_FREE_MEMORY, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.65"}
     assert (finding.evidence[0].value, finding.evidence[0].threshold, finding.evidence[0].comparison) == (
         31.44,
@@ -184,20 +183,22 @@ def test_oom_in_an_unknown_phase_lowers_utilization_by_five_points():
 
 def test_profiling_error_has_no_flag_but_an_action():
     facts = Facts(events=[event(K.MEMORY_PROFILING_ERROR, initial_free_gib=40.1, current_free_gib=44.3)])
-    finding = _one(op1.RULE_PROFILING, facts)
+    finding = _one(op1_free_memory.RULE_PROFILING, facts)
     assert finding.changes == [] and finding.actions
 
 
 def test_engine_failure_without_known_cause_is_reported_once():
-    assert _one(op1.RULE_UNEXPLAINED, Facts(events=[event(K.ENGINE_CORE_FAILED)])).confidence == 0.5
+    assert _one(op1_unexplained.RULE_UNEXPLAINED, Facts(events=[event(K.ENGINE_CORE_FAILED)])).confidence == 0.5
 
 
 def test_engine_failure_with_a_known_cause_leaves_it_to_the_specific_rule():
     facts = Facts(events=[event(K.NO_CACHE_BLOCKS, 1), event(K.ENGINE_CORE_FAILED, 2)])
-    assert op1.RULE_UNEXPLAINED.evaluate(facts) == []
+    assert op1_unexplained.RULE_UNEXPLAINED.evaluate(facts) == []
 
 
-@pytest.mark.parametrize("rule", op1.RULES + op1_oom.RULES, ids=lambda r: r.code)
+@pytest.mark.parametrize(
+    "rule", op1_kv_fit.RULES + op1_free_memory.RULES + op1_oom.RULES + op1_unexplained.RULES, ids=lambda r: r.code
+)
 def test_startup_rules_are_silent_on_a_clean_startup_log(rule):
     facts = Facts(
         events=[

@@ -1,0 +1,270 @@
+"""OP-1.1, OP-1.2: the server does not start because the KV cache does not fit its budget.
+
+Each reads the typed log event the collector produced from vLLM's error text (docs/reference.md
+§2.6; every version's wording maps to the same event kind) and proposes concrete flag values
+computed from the numbers in that text: the estimated maximum length rounded down to the block
+size, the utilisation that would fit, more GPUs or smaller weights when nothing is left for KV.
+The other startup failures: free memory and profiling in op1_free_memory.py, CUDA out-of-memory
+by phase (OP-1.4 … OP-1.6, OP-1.8) in op1_oom.py, an unrecognised failure (OP-1.9) in
+op1_unexplained.py, CUDA-graph memory (OP-1.10) in op1_cudagraph.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
+from rules.signals import fmt
+
+MIB_BYTES = 1 << 20
+
+
+# --- OP-1.1 max-model-len does not fit ------------------------------------------------------
+
+
+def _check_max_model_len(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE)
+    if event is None:
+        return []
+    block = c.block_size(facts)
+    current = event.max_model_len or (facts.config.max_model_len if facts.config else None)
+    estimated = event.estimated_max_model_len or event.max_seq_len_tokens
+    how = "vLLM's estimate"
+    if not estimated and current and event.kv_needed_gib and event.available_kv_gib is not None:
+        estimated = int(current * event.available_kv_gib / event.kv_needed_gib)  # KV grows linearly with length
+        how = "max-model-len × available / needed"
+    if event.kv_needed_gib is not None:
+        evidence = [
+            c.log_evidence(
+                event,
+                "KV cache needed for one max-length request",
+                event.kv_needed_gib,
+                event.available_kv_gib,
+                ">",
+                "GiB",
+            )
+        ]
+    else:  # V0: tokens, not GiB
+        evidence = [
+            c.log_evidence(
+                event,
+                "max-model-len vs tokens the KV cache holds",
+                event.max_model_len,
+                event.max_seq_len_tokens,
+                ">",
+                "tokens",
+            )
+        ]
+    if estimated is None or current is None:
+        return [
+            RULE_MAX_MODEL_LEN.finding(
+                Severity.CRITICAL,
+                f"max-model-len {fmt(current)} does not fit the KV cache",
+                summary="vLLM refused to start: one request of the maximum length does not fit the KV cache.",
+                evidence=evidence,
+                actions=["Lower --max-model-len or raise --gpu-memory-utilization."],
+                confidence=0.7,
+            )
+        ]
+    proposed = c.round_down(estimated, block)
+    workload = c.workload_tokens_p95(facts)
+    if workload:
+        evidence.append(c.workload_evidence(facts))
+    title = (
+        f"max-model-len {fmt(current)} needs {fmt(event.kv_needed_gib)} GiB KV > "
+        f"{fmt(event.available_kv_gib)} GiB available; {fmt(estimated)} tokens fit"
+        if event.kv_needed_gib
+        else f"max-model-len {fmt(current)} > {fmt(estimated)} tokens the KV cache holds"
+    )
+    change = ConfigChange(
+        flag="--max-model-len",
+        current=str(current),
+        proposed=str(proposed),
+        reason=f"{how} is {estimated:,} tokens; rounded down to the block size {block}",
+        cost="requests longer than this are rejected with HTTP 400",
+        safety="unsafe" if workload is None or workload > proposed else "safe",
+    )
+    alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
+    total, util = c.total_gib(facts), c.gpu_memory_utilization(facts)
+    if total and event.kv_needed_gib and event.available_kv_gib is not None and not c.on_cpu_backend(facts):
+        needed_util = math.ceil((util + (event.kv_needed_gib - event.available_kv_gib) / total) * 100) / 100
+        if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
+            alternatives.append(
+                c.util_change(
+                    facts,
+                    needed_util,
+                    f"{fmt(event.kv_needed_gib - event.available_kv_gib)} GiB more KV memory "
+                    f"keeps max-model-len {current:,}",
+                    "less headroom for other processes and activation spikes",
+                )
+            )
+    return [
+        RULE_MAX_MODEL_LEN.finding(
+            Severity.CRITICAL,
+            title,
+            evidence=evidence,
+            changes=[change],
+            alternatives=alternatives,
+            summary="vLLM refuses to start when a single request of --max-model-len tokens does not fit the KV cache.",
+            confidence=0.95,
+        )
+    ]
+
+
+def _cpu_kv_space_change(facts: Facts, length: int, estimated: int, block: int) -> ConfigChange | None:
+    """CPU backend with an explicit --kv-cache-memory-bytes B: the bytes that keep `length`.
+
+    vLLM's estimate E says B less one null block holds E // block blocks, so a block takes at most
+    B / (E // block + 1) bytes; `length` needs ceil(length / block) blocks plus the null one.
+    """
+    config = facts.config
+    space = config.kv_cache_memory_bytes if config else None
+    if not c.on_cpu_backend(facts) or not space or not config.is_explicit("kv_cache_memory_bytes"):
+        return None
+    fitting_blocks = estimated // block
+    needed = math.ceil(space * (math.ceil(length / block) + 1) / (fitting_blocks + 1))
+    proposed = f"{math.ceil(needed / MIB_BYTES)}M"
+    return ConfigChange(
+        flag="--kv-cache-memory-bytes",
+        current=str(space),
+        proposed=proposed,
+        reason=f"keeps max-model-len {length:,}: {fitting_blocks} blocks of {block} tokens fit "
+        f"{space:,} bytes, {math.ceil(length / block)} are needed (plus vLLM's null block)",
+        cost="that much more host memory for the KV cache",
+    )
+
+
+RULE_MAX_MODEL_LEN = Rule(
+    code="OP-1.1",
+    title="max-model-len does not fit the KV cache",
+    category=Category.STARTUP,
+    check=_check_max_model_len,
+    needs=("events",),
+    page=RulePage(
+        checks="The startup error `To serve at least one request with the model's max seq len (N) …` (every V1 "
+        "wording, with or without `estimated maximum model length is M`) and the V0 text `The model's max "
+        "seq len (N) is larger than the maximum number of tokens that can be stored in KV cache (M)`.",
+        why="vLLM refuses to start unless one request of --max-model-len tokens fits the KV cache.",
+        example="max seq len (131072), (16.0 GiB KV cache is needed … available KV cache memory (3.18 GiB)… "
+        "estimated maximum model length is 26048 -> --max-model-len 26048.",
+        fix="Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization "
+        "by the missing GiB / total GiB; or --kv-cache-dtype fp8 to halve KV bytes per token. vLLM 0.33 also "
+        "accepts --max-model-len -1 (auto-fit).",
+        limits="Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
+        "attention; sliding-window and MLA models fit more.",
+        references=[c.CONSERVING_MEMORY_DOCS],
+    ),
+)
+
+
+# --- OP-1.2 no memory for the cache blocks --------------------------------------------------
+
+
+def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.NO_CACHE_BLOCKS)
+    available = facts.last_event(LogEventKind.AVAILABLE_KV_MEMORY)
+    negative = available is not None and available.available_kv_gib is not None and available.available_kv_gib <= 0
+    if event is None and not negative:
+        return []
+    evidence = []
+    if negative:
+        evidence.append(
+            c.log_evidence(available, "available KV cache memory", available.available_kv_gib, 0, "<=", "GiB")
+        )
+    if event is not None:
+        evidence.append(c.log_evidence(event, "No available memory for the cache blocks"))
+    weights, total = c.weights_gib(facts), c.total_gib(facts)
+    util, tp = c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
+    changes, alternatives, actions = [], [], []
+    if weights and total:
+        evidence.append(
+            Evidence(
+                source="log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor",
+                name="weights per GPU",
+                value=weights,
+                threshold=round(c.WEIGHTS_SHARE_HIGH * total, 2),
+                comparison=">" if weights > c.WEIGHTS_SHARE_HIGH * total else "<=",
+                unit="GiB",
+            )
+        )
+    if weights and total and weights > c.WEIGHTS_SHARE_HIGH * total * util:
+        changes.append(
+            ConfigChange(
+                flag="--tensor-parallel-size",
+                current=str(tp),
+                proposed=str(tp * 2),
+                reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
+                "TP splits weights and KV heads",
+                cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
+            )
+        )
+        if c.fp8_supported(facts) is not False and not (facts.model and facts.model.prequantized):
+            alternatives.append(
+                ConfigChange(
+                    flag="--quantization",
+                    current=facts.config.quantization if facts.config else None,
+                    proposed="fp8",
+                    reason="halves weight memory",
+                    safety="unsafe",
+                    cost="small accuracy risk; W8A8 needs Ada/Hopper",
+                )
+            )
+    else:
+        proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
+        if available and available.available_kv_gib is not None and total:
+            proposed = min(proposed, math.ceil((util + (1.0 - available.available_kv_gib) / total) * 100) / 100)
+        if proposed > util:
+            changes.append(
+                c.util_change(
+                    facts,
+                    proposed,
+                    "the non-KV memory (weights, activations) used all of the requested budget",
+                    "less headroom for other processes",
+                )
+            )
+    version = c.vllm_version(facts)
+    if version is None or version <= (0, 9):
+        actions.append(
+            "vLLM 0.8–0.9.0 charges other processes' GPU memory to this instance: stop them or give "
+            "this instance its own GPU."
+        )
+    title = "no GPU memory left for the KV cache" + (
+        f" (available {fmt(available.available_kv_gib)} GiB <= 0)" if negative else ""
+    )
+    return [
+        RULE_NO_CACHE_BLOCKS.finding(
+            Severity.CRITICAL,
+            title,
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            actions=actions,
+            confidence=0.9,
+            summary="After weights and activations nothing was left of the requested memory.",
+        )
+    ]
+
+
+RULE_NO_CACHE_BLOCKS = Rule(
+    code="OP-1.2",
+    title="no memory left for the KV cache",
+    category=Category.STARTUP,
+    check=_check_no_cache_blocks,
+    needs=("events",),
+    page=RulePage(
+        checks="`No available memory for the cache blocks` or `Available KV cache memory` <= 0 GiB.",
+        why="Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
+        example="Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
+        fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism or quantization; "
+        f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}).",
+        limits="On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading "
+        "line or the advisor's figure.",
+        references=[c.CONSERVING_MEMORY_DOCS],
+    ),
+)
+
+
+RULES: list[Rule] = [RULE_MAX_MODEL_LEN, RULE_NO_CACHE_BLOCKS]
