@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from rules.catalog import (
-    antipatterns,
+    ap_features_off,
+    ap_sizing,
     health,
     op1_cudagraph,
     op1_free_memory,
@@ -51,7 +52,8 @@ MODULES = (
     op5_reliability,
     op5_floors,
     op6_specdec,
-    antipatterns,
+    ap_sizing,
+    ap_features_off,
     health,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).

@@ -11,7 +11,7 @@ import math
 
 from rules import signals
 from rules.events import LogEvent, LogEventKind
-from rules.facts import Facts
+from rules.facts import ConfigSource, Facts
 from rules.model import ConfigChange, Evidence
 
 DEFAULT_BLOCK_SIZE = 16
@@ -191,6 +191,18 @@ def workload_evidence(facts: Facts) -> Evidence | None:
     if tokens is None:
         return None
     return Evidence(source="workload", name="p95 input + p95 output tokens", value=tokens, unit="tokens")
+
+
+def config_evidence(facts: Facts, field: str) -> Evidence:
+    """A configured flag as evidence, from the best source that gave it (else the bare value)."""
+    value, evidence = signals.config_value(facts, field)
+    return evidence or Evidence(source="config", name=field, value=str(value))
+
+
+def explicitly_set(facts: Facts, field: str) -> bool:
+    """The flag's value is not vLLM's default (or its source is unknown): the user chose it."""
+    source = facts.config.source_of(field) if facts.config else None
+    return source is None or source != ConfigSource.DEFAULT
 
 
 def log_evidence(event, name: str | None = None, value=None, threshold=None, comparison=None, unit=None) -> Evidence:

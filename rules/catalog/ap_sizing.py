@@ -1,12 +1,14 @@
-"""AP-1 … AP-7: launch-configuration anti-patterns, visible before anything goes wrong.
+"""AP-1, AP-2, AP-6, AP-7: a launch sized past what the GPU, the workload or the link bears.
 
-Defined from docs/reference.md's signal → remedy pairs (§5) and pitfalls (§1.7, §2.1, §2.4,
-§2.5, §2.7), read the other way round: a configuration that sets up one of those signals. They
-fire on configuration (plus workload/memory facts where the cost depends on them) and are low severity unless a measured
-symptom (preemptions, OOM, high ITL) is present too, in which case they rise to medium.
-AP-1 and AP-5 fire only on values the user set; AP-2 and AP-6 also fire on vLLM's defaults
-(the default --max-model-len *is* the model maximum; the default --max-num-seqs is 256 or
-1024 whatever the KV cache holds), and say so.
+Launch-configuration anti-patterns, visible before anything goes wrong: no memory headroom
+(AP-1), a context length far above the requests (AP-2), more sequences admitted than the KV
+cache holds (AP-6), tensor parallelism over PCIe for a model one GPU holds (AP-7). Defined from
+docs/reference.md's signal → remedy pairs (§5) and pitfalls (§1.7, §2.1, §2.4, §2.5, §2.7), read
+the other way round: a configuration that sets up one of those signals. Low severity unless a measured symptom
+(preemptions, OOM) is present too, then medium. AP-1 fires only on a value the user set; AP-2
+and AP-6 also fire on vLLM's defaults (the default --max-model-len *is* the model maximum; the
+default --max-num-seqs is 256 or 1024 whatever the KV cache holds), and say so. Speedups
+switched off are in ap_features_off.py.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from rules import signals
 from rules.catalog import common as c
 from rules.events import LogEventKind
-from rules.facts import ConfigSource, Facts
+from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -24,16 +26,6 @@ SEQS_OVER_CAPACITY = 2.0
 MAX_LEN_OVER_P95 = 2  # a proposed --max-model-len is this many p95 requests, rounded up to a power of two
 
 
-def _config_evidence(facts: Facts, field: str) -> Evidence:
-    value, evidence = signals.config_value(facts, field)
-    return evidence or Evidence(source="config", name=field, value=str(value))
-
-
-def _explicit(facts: Facts, field: str) -> bool:
-    source = facts.config.source_of(field) if facts.config else None
-    return source is None or source != ConfigSource.DEFAULT
-
-
 def _preempting(facts: Facts) -> signals.Signal | None:
     rate = signals.preemption_rate(facts)
     return rate if rate is not None and rate.value > 0 else None
@@ -41,11 +33,11 @@ def _preempting(facts: Facts) -> signals.Signal | None:
 
 def _check_util(facts: Facts) -> list[Finding]:
     util = facts.config.gpu_memory_utilization if facts.config else None
-    if util is None or util < UTIL_TOO_HIGH or not _explicit(facts, "gpu_memory_utilization"):
+    if util is None or util < UTIL_TOO_HIGH or not c.explicitly_set(facts, "gpu_memory_utilization"):
         return []
     oom = facts.events_of(LogEventKind.CUDA_OOM, LogEventKind.FREE_MEMORY_BELOW_REQUESTED, LogEventKind.NCCL_ERROR)
     evidence = [
-        _config_evidence(facts, "gpu_memory_utilization").model_copy(
+        c.config_evidence(facts, "gpu_memory_utilization").model_copy(
             update={"threshold": UTIL_TOO_HIGH, "comparison": ">="}
         )
     ] + [c.log_evidence(e) for e in oom[:1]]
@@ -99,7 +91,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     proposed = min(config.max_model_len, c.next_power_of_two(MAX_LEN_OVER_P95 * tokens))
     preempting = _preempting(facts)
     evidence = [
-        _config_evidence(facts, "max_model_len"),
+        c.config_evidence(facts, "max_model_len"),
         Evidence(source="advisor", name="model maximum (max_position_embeddings)", value=model.max_position_embeddings),
         c.workload_evidence(facts).model_copy(
             update={"threshold": int(SMALL_WORKLOAD_SHARE * config.max_model_len), "comparison": "<"}
@@ -150,159 +142,6 @@ RULE_MAX_LEN = Rule(
 )
 
 
-def _check_prefix_off(facts: Facts) -> list[Finding]:
-    if not facts.config or facts.config.enable_prefix_caching is not False:
-        return []
-    reuse = facts.workload.prefix_reuse_share if facts.workload else None
-    if reuse is not None and reuse < c.REUSE_WORTH_CACHING:
-        return []
-    evidence = [_config_evidence(facts, "enable_prefix_caching")]
-    if reuse is not None:
-        evidence.append(
-            Evidence(
-                source="workload",
-                name="prefix reuse share",
-                value=reuse,
-                threshold=c.REUSE_WORTH_CACHING,
-                comparison=">=",
-            )
-        )
-    title = "prefix caching disabled" + (
-        f" while {reuse:.0%} of prompt tokens are shared >= {c.REUSE_WORTH_CACHING:.0%}" if reuse is not None else ""
-    )
-    return [
-        RULE_PREFIX_OFF.finding(
-            Severity.MEDIUM if reuse is not None else Severity.LOW,
-            title,
-            evidence=evidence,
-            confidence=0.8 if reuse is not None else 0.4,
-            changes=[
-                ConfigChange(
-                    flag="--enable-prefix-caching",
-                    current="false",
-                    proposed="true",
-                    reason="shared prefixes are computed once and reused",
-                    cost="negligible (hashing)",
-                )
-            ],
-            summary="Every request recomputes prefixes it shares with others.",
-        )
-    ]
-
-
-RULE_PREFIX_OFF = Rule(
-    code="AP-3",
-    title="prefix caching disabled",
-    category=Category.CONFIGURATION,
-    check=_check_prefix_off,
-    needs=("config",),
-    page=RulePage(
-        checks="--enable-prefix-caching false (--no-enable-prefix-caching), unless the workload's reuse share is "
-        f"under {c.percent(c.REUSE_WORTH_CACHING)}.",
-        why="V1 enables it by default; turning it off recomputes every shared system prompt.",
-        example="--no-enable-prefix-caching with a 2,000-token shared system prompt.",
-        fix="--enable-prefix-caching.",
-        limits="Pooling and some hybrid models do not support it.",
-        references=[c.OPTIMIZATION_DOCS],
-    ),
-)
-
-
-def _check_chunked_off(facts: Facts) -> list[Finding]:
-    if not facts.config or facts.config.enable_chunked_prefill is not False:
-        return []
-    itl = signals.quantile(facts, c.ITL, "p99")
-    slo = c.itl_slo(facts)
-    slow = itl is not None and itl.value > slo
-    evidence = [_config_evidence(facts, "enable_chunked_prefill")]
-    if itl is not None:
-        evidence.append(itl.evidence.model_copy(update={"threshold": slo, "comparison": ">" if slow else "<="}))
-    return [
-        RULE_CHUNKED_OFF.finding(
-            Severity.MEDIUM if slow else Severity.LOW,
-            "chunked prefill disabled" + (f"; ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s" if slow else ""),
-            evidence=evidence,
-            confidence=0.7 if slow else 0.5,
-            changes=[
-                ConfigChange(
-                    flag="--enable-chunked-prefill",
-                    current="false",
-                    proposed="true",
-                    reason="long prompts are split so running decodes keep producing tokens",
-                    cost="slightly longer TTFT for the longest prompts",
-                )
-            ],
-            summary="A long prompt's whole prefill stalls every running request for that step.",
-        )
-    ]
-
-
-RULE_CHUNKED_OFF = Rule(
-    code="AP-4",
-    title="chunked prefill disabled",
-    category=Category.CONFIGURATION,
-    check=_check_chunked_off,
-    needs=("config",),
-    page=RulePage(
-        checks="--enable-chunked-prefill false.",
-        why="Without chunking a long prompt's whole prefill runs in one step and stalls all decodes (ITL spikes).",
-        example="--no-enable-chunked-prefill with 30k-token prompts; ITL p99 0.9 s.",
-        fix="--enable-chunked-prefill.",
-        limits="Some models do not support disabling or enabling it (vLLM logs so).",
-        references=[c.OPTIMIZATION_DOCS],
-    ),
-)
-
-
-def _check_eager(facts: Facts) -> list[Finding]:
-    if not facts.config or not facts.config.enforce_eager or not _explicit(facts, "enforce_eager"):
-        return []
-    graph_oom = [
-        e for e in facts.events_of(LogEventKind.CUDA_OOM) if e.oom_phase and e.oom_phase.value == "cudagraph_capture"
-    ]
-    if graph_oom:
-        return []  # eager is the fix OP-1.6 proposes
-    if c.on_cpu_backend(facts):  # no CUDA graphs there: eager turns off torch.compile (platforms/cpu.py)
-        reason, cost = (
-            "vLLM's CPU backend compiles the model with torch.compile (inductor) unless eager",
-            "a longer start-up while it compiles (cached for the next start)",
-        )
-        summary = "Eager mode runs the model uncompiled on vLLM's CPU backend."
-    else:
-        reason, cost = (
-            "CUDA graphs cut per-step launch overhead, most at small batch sizes",
-            "0.5–1.9 GiB for the graph pool; longer startup",
-        )
-        summary = "Without CUDA graphs every decode step pays kernel-launch overhead."
-    return [
-        RULE_EAGER.finding(
-            Severity.LOW,
-            "--enforce-eager set in production",
-            evidence=[_config_evidence(facts, "enforce_eager")],
-            confidence=0.6,
-            summary=summary,
-            changes=[ConfigChange(flag="--enforce-eager", current="true", proposed="false", reason=reason, cost=cost)],
-        )
-    ]
-
-
-RULE_EAGER = Rule(
-    code="AP-5",
-    title="enforce-eager in production",
-    category=Category.CONFIGURATION,
-    check=_check_eager,
-    needs=("config",),
-    page=RulePage(
-        checks="--enforce-eager set explicitly, without a CUDA-graph capture OOM that would justify it.",
-        why="CUDA graphs remove per-kernel launch overhead; eager mode is slower, most at small batch sizes.",
-        example="--enforce-eager left over from debugging.",
-        fix="Remove it; if capture ran out of memory, lower --max-num-seqs instead.",
-        limits="Debugging and some models need eager.",
-        references=[c.OPTIMIZATION_DOCS],
-    ),
-)
-
-
 def _kv_tokens(facts: Facts) -> tuple[int | None, Evidence | None]:
     if facts.memory and facts.memory.kv_cache_tokens:
         return facts.memory.kv_cache_tokens, Evidence(
@@ -324,13 +163,13 @@ def _check_seqs_over_kv(facts: Facts) -> list[Finding]:
         return []
     preempting = _preempting(facts)
     evidence = [
-        _config_evidence(facts, "max_num_seqs").model_copy(
+        c.config_evidence(facts, "max_num_seqs").model_copy(
             update={"threshold": round(SEQS_OVER_CAPACITY * fits, 1), "comparison": ">"}
         ),
         kv_evidence,
         c.workload_evidence(facts),
     ] + ([preempting.evidence] if preempting else [])
-    default = "" if _explicit(facts, "max_num_seqs") else " (vLLM's default)"
+    default = "" if c.explicitly_set(facts, "max_num_seqs") else " (vLLM's default)"
     return [
         RULE_SEQS.finding(
             Severity.MEDIUM if preempting else Severity.LOW,
@@ -384,7 +223,7 @@ def _check_tp_pcie_small(facts: Facts) -> list[Finding]:
             f"TP={tp} over PCIe for a {fmt(weights * tp)} GiB model < "
             f"{c.FITS_ONE_GPU_SHARE:.0%} of one {fmt(total)} GiB GPU",
             evidence=[
-                _config_evidence(facts, "tensor_parallel_size"),
+                c.config_evidence(facts, "tensor_parallel_size"),
                 Evidence(source="advisor", name="interconnect", value=link),
                 Evidence(
                     source="advisor",
@@ -420,4 +259,4 @@ RULE_TP_PCIE = Rule(
 )
 
 
-RULES: list[Rule] = [RULE_UTIL, RULE_MAX_LEN, RULE_PREFIX_OFF, RULE_CHUNKED_OFF, RULE_EAGER, RULE_SEQS, RULE_TP_PCIE]
+RULES: list[Rule] = [RULE_UTIL, RULE_MAX_LEN, RULE_SEQS, RULE_TP_PCIE]
