@@ -2,8 +2,8 @@
 
 Rules read events, never raw text. This reader strips what varies between releases and
 processes (the `(EngineCore_DP0 pid=…)` prefixes, nested or not; the `LEVEL MM-DD HH:MM:SS
-[file.py:NNN]` header) and hands the bare message to the wording table in
-`log_patterns.py`. A partial or truncated log still yields the events it holds; only a
+[file.py:NNN]` header) and hands the bare message to the wording table of the
+`log_patterns` package. A partial or truncated log still yields the events it holds; only a
 text in which nothing at all is recognisable (no vLLM-style line, no known event) is an
 error, because then the user passed the wrong file.
 """

@@ -1,0 +1,52 @@
+"""What one log wording is, how to declare it, and how its numbers become event fields.
+
+Shared by every family module of the package: a `Pattern` is matched against the message text
+only (never the `[file.py:NNN]` location or the `(EngineCore_DP0 pid=…)` prefix, which change
+between releases and processes). Numbers are normalised as the events contract asks: comma
+thousands removed, percentages turned into fractions 0–1, GiB as floats.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rules.events import LogEventKind as K
+
+Fields = dict[str, object]
+
+NUM = r"-?[\d,]*\.?\d+"  # 162,704 · 24.0 · 3.18 · -1.44
+
+
+def to_int(text: str | None) -> int | None:
+    return int(float(text.replace(",", ""))) if text else None
+
+
+def to_float(text: str | None) -> float | None:
+    return float(text.replace(",", "")) if text else None
+
+
+def to_gib(amount: str | None, unit: str | None) -> float | None:
+    """`2.00 MiB` → 0.00195…; vLLM and torch print GiB, MiB or KiB (and 0.8.0 'GB')."""
+    if amount is None:
+        return None
+    scale = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "KiB": 1 / 1024**2, "B": 1 / 1024**3}
+    return to_float(amount) * scale.get(unit or "GiB", 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One wording of one event kind, and how its groups become event fields."""
+
+    kind: K
+    regex: re.Pattern[str]
+    fields: Callable[[re.Match[str]], Fields]
+    keys: tuple[str, ...] = ()
+
+
+def wording(
+    keys: tuple[str, ...], kind: K, pattern: str, fields: Callable[[re.Match[str]], Fields] = lambda m: {}
+) -> Pattern:
+    """`keys`: literal texts one of which every line of this wording contains (the prefilter)."""
+    return Pattern(kind, re.compile(pattern), fields, keys)

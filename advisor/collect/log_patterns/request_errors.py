@@ -1,0 +1,54 @@
+"""Request errors: the client-facing text of a request longer than the context, which also reaches logs.
+
+Several wordings over the versions, each with some of the limit, the prompt tokens and the
+total requested; `_request_too_long` reads whichever groups a wording has.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
+from rules.events import LogEventKind as K
+
+
+def _request_too_long(match: re.Match[str]) -> Fields:
+    groups = match.groupdict()
+    prompt = groups.get("prompt") or groups.get("prompt2") or groups.get("prompt3")
+    total = groups.get("total") or groups.get("total2")
+    return {
+        "max_model_len": to_int(groups.get("limit")),
+        "prompt_tokens": to_int(prompt),
+        "requested_tokens": to_int(total),
+    }
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(
+        ("is too large: ",),
+        K.REQUEST_TOO_LONG,
+        r"'max_tokens' or 'max_completion_tokens' is too large: (?P<maxtok>\d+)\. This model's maximum context "
+        r"length is (?P<limit>[\d,]+) tokens and your request has (?P<prompt>[\d,]+) input tokens",
+        _request_too_long,
+    ),
+    wording(
+        ("maximum context length is",),
+        K.REQUEST_TOO_LONG,
+        r"This model's maximum context length is (?P<limit>[\d,]+) tokens\. However, (?:"
+        r"you requested (?P<total>[\d,]+) tokens(?: \((?P<prompt>[\d,]+) in the messages)?"
+        r"|your request has (?P<prompt2>[\d,]+) input tokens"
+        r"|you requested \d+ output tokens and your prompt contains (?:at least )?(?P<prompt3>[\d,]+) input tokens, "
+        r"for a total of (?:at least )?(?P<total2>[\d,]+) tokens"
+        r"|your prompt contains (?:at least )?(?P<prompt4>[\d,]+) input tokens)",
+        lambda m: {
+            **_request_too_long(m),
+            "prompt_tokens": to_int(m["prompt"] or m["prompt2"] or m["prompt3"] or m["prompt4"]),
+        },
+    ),
+    wording(
+        ("The decoder prompt",),
+        K.REQUEST_TOO_LONG,
+        r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
+        _request_too_long,
+    ),
+)

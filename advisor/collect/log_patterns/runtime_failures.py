@@ -1,0 +1,48 @@
+"""The errors of a server that was running: fatal engine errors, hangs, RPC timeouts, dead workers, NCCL."""
+
+from __future__ import annotations
+
+from advisor.collect.log_patterns.pattern import Pattern, to_float, to_int, wording
+from rules.events import LogEventKind as K
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(
+        ("EngineCore encountered a fatal error",),
+        K.FATAL_ERROR,
+        r"EngineCore encountered a fatal error",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(
+        ("EngineDeadError", "AsyncLLM output_handler failed"),
+        K.ENGINE_DEAD,
+        r"EngineDeadError.*|AsyncLLM output_handler failed\.?",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(
+        ("RPC call to ",),
+        K.RPC_TIMEOUT,
+        r"RPC call to (?P<method>\w+) timed out",
+        lambda m: {"rpc_method": m["method"]},
+    ),
+    wording(
+        ("No available shared memory broadcast block",),
+        K.SHM_BROADCAST_HANG,
+        r"No available shared memory broadcast block found in (?P<s>[\d.]+) seconds?",
+        lambda m: {"hang_seconds": to_float(m["s"])},
+    ),
+    wording(
+        ("died unexpectedly",),
+        K.WORKER_DIED,
+        r"(?P<who>Worker proc|Engine core proc(?:ess)?) (?P<name>\S+) died unexpectedly"
+        r"(?:.*?exit code:? (?P<code>-?\d+))?",
+        lambda m: {"process": m["name"], "exit_code": to_int(m["code"])},
+    ),
+    wording(
+        ("Watchdog caught collective operation timeout",),
+        K.NCCL_WATCHDOG_TIMEOUT,
+        r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+)"
+        r".*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
+        lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
+    ),
+    wording(("NCCL error in: ",), K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
+)

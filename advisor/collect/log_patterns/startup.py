@@ -1,0 +1,134 @@
+"""What a server prints while it starts normally: its version, its arguments, its memory sizing.
+
+The figures a start reports (weights, KV cache memory and tokens, CUDA-graph memory, the
+concurrency vLLM computed, how long the engine took) fill `Facts` even when nothing fails.
+"""
+
+from __future__ import annotations
+
+from advisor.collect.log_patterns.pattern import NUM, Pattern, to_float, to_gib, to_int, wording
+from rules.events import LogEventKind as K
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(
+        ("vLLM server version",),
+        K.VERSION,
+        r"vLLM server version (?P<v>\S+?),? serving model (?P<m>\S+)",
+        lambda m: {"version": m["v"], "model": m["m"]},
+    ),
+    wording(
+        ("vLLM API server version",),
+        K.VERSION,
+        r"vLLM API server version (?P<v>[^\s,]+)",
+        lambda m: {"version": m["v"]},
+    ),
+    wording(  # the ASCII-art banner of 0.32 (entrypoints/utils api_utils.py) replaced "vLLM API server version X"
+        ("█  version ",),
+        K.VERSION,
+        r"█\s+version (?P<v>\d[\w.+-]*)\s*$",
+        lambda m: {"version": m["v"]},
+    ),
+    wording(
+        ("Initializing a V1 LLM engine",),
+        K.VERSION,
+        r"Initializing a V1 LLM engine \(v(?P<v>[^)]+)\) with config: model='(?P<m>[^']*)'",
+        lambda m: {"version": m["v"], "model": m["m"]},
+    ),
+    wording(("non-default args: ",), K.NON_DEFAULT_ARGS, r"non-default args: (?P<args>\{.*\})\s*$"),
+    wording(("args: Namespace(",), K.NON_DEFAULT_ARGS, r"\bargs: (?P<args>Namespace\(.*\))\s*$"),
+    wording(
+        ("Chunked prefill is enabled",),
+        K.CHUNKED_PREFILL,
+        r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>[\d,]+)",
+        lambda m: {"max_num_batched_tokens": to_int(m["n"])},
+    ),
+    # --- startup sizing ---------------------------------------------------------------------
+    wording(
+        ("Model loading took",),
+        K.MODEL_LOADING,
+        rf"Model loading took (?P<gib>{NUM}) (?P<unit>GiB|GB)(?: memory)? and (?P<s>{NUM}) seconds",
+        lambda m: {"weights_gib": to_gib(m["gib"], m["unit"]), "load_seconds": to_float(m["s"])},
+    ),
+    wording(
+        ("Available KV cache memory",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
+        lambda m: {"available_kv_gib": to_float(m["gib"])},
+    ),
+    wording(  # vLLM's CPU backend (v1/worker/cpu_worker.py): the KV space it was given or derived, per NUMA node
+        ("GiB for KV cache on node",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"(?:Explicitly|Auto) set \((?P<gib>{NUM})/{NUM}\) GiB for KV cache on node \d+",
+        lambda m: {"available_kv_gib": to_float(m["gib"])},
+    ),
+    wording(
+        (" KV cache size: ",),
+        K.KV_CACHE_SIZE,
+        r"(?P<dev>[A-Za-z][\w+ ]*?) KV cache size: (?P<tok>[\d,]+) tokens"
+        r"(?:, Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x)?",
+        lambda m: {
+            "device": m["dev"].strip(),
+            "kv_cache_tokens": to_int(m["tok"]),
+            "max_model_len": to_int(m["len"]),
+            "max_concurrency": to_float(m["conc"]),
+        },
+    ),
+    wording(
+        ("Maximum concurrency for",),
+        K.MAX_CONCURRENCY,
+        r"Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x",
+        lambda m: {"max_model_len": to_int(m["len"]), "max_concurrency": to_float(m["conc"])},
+    ),
+    wording(
+        (" CPU blocks: ",),
+        K.V0_GPU_BLOCKS,
+        r"# (?P<dev>\w+) blocks: (?P<n>\d+), # CPU blocks: \d+",
+        lambda m: {"device": m["dev"], "num_gpu_blocks": int(m["n"])},
+    ),
+    wording(
+        ("Graph capturing finished",),
+        K.CUDA_GRAPH_MEMORY,
+        rf"Graph capturing finished in {NUM} secs?, took (?P<gib>{NUM}) GiB",
+        lambda m: {"cudagraph_gib": to_float(m["gib"])},
+    ),
+    wording(
+        ("CUDA graph pool memory",),
+        K.CUDA_GRAPH_MEMORY,
+        rf"CUDA graph pool memory: (?P<gib>{NUM}) GiB \(actual\)(?:, (?P<est>{NUM}) GiB \(estimated\))?",
+        lambda m: {"cudagraph_gib": to_float(m["gib"]), "cudagraph_estimated_gib": to_float(m["est"])},
+    ),
+    wording(
+        ("CUDA graph memory profiling is enabled",),
+        K.CUDAGRAPH_PROFILING,
+        rf"CUDA graph memory profiling is enabled.*?current --gpu-memory-utilization=(?P<cur>{NUM}) is equivalent "
+        rf"to --gpu-memory-utilization=(?P<eq>{NUM})",
+        lambda m: {
+            "cudagraph_profiling": True,
+            "gpu_memory_utilization": to_float(m["cur"]),
+            "equivalent_utilization": to_float(m["eq"]),
+        },
+    ),
+    wording(
+        ("CUDA graph memory profiling is disabled",),
+        K.CUDAGRAPH_PROFILING,
+        r"CUDA graph memory profiling is disabled",
+        lambda m: {"cudagraph_profiling": False},
+    ),
+    wording(
+        ("Auto-fit max_model_len",),
+        K.AUTO_FIT,
+        r"Auto-fit max_model_len: reduced from (?P<a>[\d,]+) to (?P<b>[\d,]+) to fit in available KV cache memory"
+        rf"(?: \((?P<gib>{NUM}) ?GiB\))?",
+        lambda m: {
+            "max_model_len": to_int(m["a"]),
+            "estimated_max_model_len": to_int(m["b"]),
+            "available_kv_gib": to_float(m["gib"]),
+        },
+    ),
+    wording(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
+        ("init engine (profile, create kv cache, warmup model) took",),
+        K.ENGINE_READY,
+        rf"init engine \(profile, create kv cache, warmup model\) took (?P<s>{NUM}) s",
+        lambda m: {"init_seconds": to_float(m["s"])},
+    ),
+)

@@ -1,0 +1,106 @@
+"""The errors that stop a server from starting: KV cache too small, memory, CUDA OOM, engine core.
+
+Each wording carries the numbers OP-1 proposes its flag values from (the KV needed and
+available, free and requested memory, what the allocation tried); CUDA out-of-memory is tagged
+with its phase where the text says it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
+from rules.events import LogEventKind as K
+from rules.events import OomPhase
+
+
+def _memory_below_requested(match: re.Match[str]) -> Fields:
+    """vLLM's start-up memory check, worded for a GPU or a CPU NUMA node; the fraction is
+    --gpu-memory-utilization on both (it also sets CPU memory on the CPU backend)."""
+    return {
+        "free_gib": to_float(match["free"]),
+        "total_gib": to_float(match["total"]),
+        "gpu_memory_utilization": to_float(match["util"]),
+        "requested_gib": to_float(match["req"]),
+    }
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(
+        ("To serve at least one request",),
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        r"To serve at least one request with the models?'s max seq len \((?P<len>[\d,]+)\), "
+        rf"\((?P<need>{NUM}) GiB KV cache is needed, which is larger than the available KV cache memory "
+        rf"\((?P<avail>{NUM}) GiB\)(?:.*?estimated maximum model length is (?P<est>[\d,]+))?",
+        lambda m: {
+            "max_model_len": to_int(m["len"]),
+            "kv_needed_gib": to_float(m["need"]),
+            "available_kv_gib": to_float(m["avail"]),
+            "estimated_max_model_len": to_int(m["est"]),
+        },
+    ),
+    wording(
+        ("maximum number of tokens that can be stored",),
+        K.V0_MAX_SEQ_LEN_TOO_LARGE,
+        r"The model's max seq len \((?P<len>[\d,]+)\) is larger than the maximum number of tokens that can be "
+        r"stored in KV cache \((?P<kv>[\d,]+)\)",
+        lambda m: {"max_model_len": to_int(m["len"]), "max_seq_len_tokens": to_int(m["kv"])},
+    ),
+    wording(
+        ("No available memory for the cache blocks",), K.NO_CACHE_BLOCKS, r"No available memory for the cache blocks"
+    ),
+    wording(
+        ("less than desired GPU memory utilization",),
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        rf"Free memory on device(?: \S+)? \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
+        rf"desired GPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
+        _memory_below_requested,
+    ),
+    wording(  # vLLM's CPU backend (v1/worker/cpu_worker.py, 0.32): the same check against the NUMA node's memory
+        ("less than desired CPU memory utilization",),
+        K.FREE_MEMORY_BELOW_REQUESTED,
+        rf"Available memory on node \d+ \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup is less than "
+        rf"desired CPU memory utilization \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)",
+        lambda m: {**_memory_below_requested(m), "device": "CPU"},
+    ),
+    wording(
+        ("Error in memory profiling",),
+        K.MEMORY_PROFILING_ERROR,
+        rf"Error in memory profiling\. Initial free memory (?P<a>{NUM}) ?GiB, current free memory (?P<b>{NUM}) ?GiB",
+        lambda m: {"initial_free_gib": to_float(m["a"]), "current_free_gib": to_float(m["b"])},
+    ),
+    wording(
+        ("Failed to load model - not enough GPU memory",),
+        K.CUDA_OOM,
+        r"Failed to load model - not enough GPU memory",
+        lambda m: {"oom_phase": OomPhase.WEIGHT_LOAD},
+    ),
+    wording(
+        ("out of memory occurred when warming up",),
+        K.CUDA_OOM,
+        r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
+        lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])},
+    ),
+    wording(
+        ("CUDA out of memory",),
+        K.CUDA_OOM,
+        rf"CUDA out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total capac(?:i)?ty "
+        rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free",
+        lambda m: {
+            "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
+            "total_gib": to_float(m["total"]),
+            "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
+        },
+    ),
+    wording(
+        ("OutOfMemoryError", "CUDA out of memory"),
+        K.CUDA_OOM,
+        r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)",
+    ),
+    wording(
+        ("Engine core initialization failed", "EngineCore failed to start"),
+        K.ENGINE_CORE_FAILED,
+        r"Engine core initialization failed.*|EngineCore failed to start\.?",
+        lambda m: {"message": m.group(0)},
+    ),
+)

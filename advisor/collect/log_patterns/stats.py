@@ -1,0 +1,75 @@
+"""The lines a running server prints periodically: throughput and queue stats, speculative decoding.
+
+Every version's stats line (0.8.0 without a prefix, V1 per engine or DP-aggregated, V0 with
+Pending) maps to one event kind; optional parts are read one by one so a line missing some of
+them still yields the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_int, wording
+from rules.events import LogEventKind as K
+
+
+def _stats_fields(match: re.Match[str]) -> Fields:
+    """The periodic stats line: 0.8.0 (no prefix), `Engine 000:`, DP-aggregated, V0 (Pending)."""
+    text = match.string
+    fields: Fields = {
+        "engine": match.group("engine") or ("all" if match.group("engines") else None),
+        "prompt_throughput_tps": to_float(match.group("prompt")),
+        "generation_throughput_tps": to_float(match.group("gen")),
+        "running": to_int(match.group("running")),
+        "waiting": to_int(match.group("waiting")),
+    }
+    optional = {
+        "deferred": (r"Deferred: (\d+) reqs", to_int),
+        "preemptions": (r"Preemptions: (\d+)", to_int),
+        "kv_usage": (r"(?:GPU|[A-Z][\w+ ]*?) KV cache usage: ([\d.]+)%", lambda t: to_float(t) / 100),
+        "prefix_hit_rate": (r"Prefix cache hit rate: (?:GPU: )?([\d.]+)%", lambda t: to_float(t) / 100),
+    }
+    for name, (pattern, convert) in optional.items():
+        found = re.search(pattern, text)
+        if found:
+            fields[name] = convert(found.group(1))
+    return fields
+
+
+def _spec_fields(match: re.Match[str]) -> Fields:
+    text = match.string
+    wanted = {
+        "mean_acceptance_length": (r"Mean acceptance length: ([\d.]+)", to_float),
+        "accepted_tps": (r"Accepted throughput: ([\d.]+)", to_float),
+        "drafted_tps": (r"Drafted throughput: ([\d.]+)", to_float),
+        "accepted_tokens": (r"Accepted: (\d+) tokens", to_int),
+        "drafted_tokens": (r"Drafted: (\d+) tokens", to_int),
+        "acceptance_rate": (r"Draft acceptance rate: ([\d.]+)%", lambda t: to_float(t) / 100),
+    }
+    fields: Fields = {}
+    for name, (pattern, convert) in wanted.items():
+        found = re.search(pattern, text)
+        if found:
+            fields[name] = convert(found.group(1))
+    return fields
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(
+        ("Avg prompt throughput",),
+        K.STATS_LINE,
+        r"(?:Engine (?P<engine>\d+): |(?P<engines>\d+) Engines Aggregated: )?"
+        r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
+        r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs",
+        _stats_fields,
+    ),
+    wording(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
+    wording(
+        ("is preempted by PreemptionMode",),
+        K.V0_PREEMPTION_WARNING,
+        r"Sequence group \S+ is preempted by PreemptionMode\.\w+.*?"
+        r"(?:total_(?:num_)?cumulative_preemption(?:_cnt)?=(?P<n>\d+))?$",
+        lambda m: {"total_preemptions": to_int(m["n"])},
+    ),
+    wording(("disabling stats logging",), K.STATS_DISABLED, r"disabling stats logging"),
+)
