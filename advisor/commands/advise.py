@@ -3,7 +3,8 @@
 Two answers in one run: what the launch *as given* does on the GPU (the KV budget, KV
 tokens, max concurrency, and whether vLLM starts or which exact error it raises), and the
 launch we recommend for the hardware and workload, as a `vllm serve` command with a reason
-per flag. Human-readable by default; `--json PATH` (or `-`) writes the JSON document.
+per flag. Human-readable by default (advisor/advise_text.py); `--json PATH` (or `-`) writes
+the JSON document (advisor/advise_result.py). This module turns the arguments into both.
 
 `--device cpu` with `--cpu-kvcache-space-gib` or `--kv-cache-memory-bytes` sizes vLLM's CPU
 backend instead (advisor/vllm_cpu.py): there the KV space is given, not profiled, and the
@@ -19,29 +20,35 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from advisor import __version__
+from advisor.advise_result import (
+    AdviseResult,
+    cpu_launch,
+    cpu_recommended_section,
+    model_summary,
+    recommended_section,
+    resolved_launch,
+)
+from advisor.advise_text import render_text
 from advisor.cli_types import fraction, positive_float, positive_int, unit_interval
 from advisor.errors import UserError
-from advisor.hardware import GPU_CATALOG, GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.hardware import GPU_CATALOG, gpu_from_memory, resolve_gpu
 from advisor.memory import (
     DTYPES,
     KV_DTYPES,
     LaunchConfig,
-    MemoryBreakdown,
     estimate_memory,
 )
-from advisor.modelspec import ModelSpec, resolve_model
-from advisor.plan import Plan, Recommendation, Workload, recommend
+from advisor.modelspec import resolve_model
+from advisor.plan import Workload, recommend
 from advisor.versions import NEWEST_VLLM
 from advisor.vllm_cpu import (
-    CpuKvSizing,
     CpuKvSpace,
     parse_cpu_kvcache_space,
     parse_kv_cache_memory_bytes,
 )
-from advisor.vllm_cpu_plan import CpuPlan, recommend_cpu
+from advisor.vllm_cpu_plan import recommend_cpu
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (
@@ -60,27 +67,6 @@ LAUNCH_FIELDS = (
 WORKLOAD_FIELDS = ("p95_input_tokens", "p95_output_tokens", "prefix_reuse", "target_concurrency")
 CPU_KV_FIELDS = ("cpu_kvcache_space_gib", "kv_cache_memory_bytes")
 CPU_KV_FLAGS = "--cpu-kvcache-space-gib/--kv-cache-memory-bytes"
-
-
-class AdviseResult(BaseModel):
-    """The JSON document `servops advise --json` writes (stable keys, issue #2)."""
-
-    kind: str = "advise"
-    servops_version: str = __version__
-    created_at: str
-    inputs: dict[str, Any]
-    model: dict[str, Any]
-    gpu: GpuSpec | None  # None on vLLM's CPU backend (vllm_cpu says what was sized)
-    memory: dict[str, float | int]
-    fits: bool
-    failure: str | None
-    max_model_len_that_fits: int
-    launch: dict[str, Any]  # the launch as given, vLLM defaults resolved
-    command: str
-    recommendations: list[Recommendation]
-    warnings: list[str]
-    recommended: dict[str, Any]  # launch, data_parallel_size and memory of the recommendation
-    vllm_cpu: CpuKvSizing | None = None  # vLLM's CPU backend: blocks, tokens, concurrency, verdict
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -224,17 +210,17 @@ def advise(args: argparse.Namespace) -> AdviseResult:
     return AdviseResult(
         created_at=_now(),
         inputs=_inputs(args, gpus=gpus, interconnect=interconnect),
-        model=_model_summary(model),
+        model=model_summary(model),
         gpu=gpu,
         memory=memory.memory_section(),
         fits=memory.fits,
         failure=memory.failure,
         max_model_len_that_fits=memory.max_model_len_that_fits,
-        launch=_resolved_launch(given, memory),
+        launch=resolved_launch(given, memory),
         command=plan.command,
         recommendations=plan.recommendations,
         warnings=plan.warnings,
-        recommended=_recommended(plan),
+        recommended=recommended_section(plan),
     )
 
 
@@ -251,17 +237,17 @@ def advise_vllm_cpu(args: argparse.Namespace) -> AdviseResult:
     return AdviseResult(
         created_at=_now(),
         inputs=_inputs(args, gpus=None, interconnect=None),
-        model=_model_summary(model),
+        model=model_summary(model),
         gpu=None,
         memory=sizing.memory_section(),
         fits=sizing.fits,
         failure=sizing.failure,
         max_model_len_that_fits=sizing.max_model_len_that_fits,
-        launch=_cpu_launch(given, sizing, space),
+        launch=cpu_launch(given, sizing, space),
         command=plan.command,
         recommendations=plan.recommendations,
         warnings=plan.warnings,
-        recommended=_cpu_recommended(plan),
+        recommended=cpu_recommended_section(plan),
         vllm_cpu=sizing,
     )
 
@@ -332,152 +318,6 @@ def _inputs(args: argparse.Namespace, gpus: int | None, interconnect: str | None
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def render_text(result: AdviseResult) -> str:
-    """The on-call view: the budget as a subtraction, the verdict, the command, the reasons."""
-    if result.vllm_cpu is not None:
-        return render_cpu_text(result, result.vllm_cpu)
-    m, launch, gpu = result.memory, result.launch, result.gpu
-    assert gpu is not None  # only vLLM's CPU backend has none
-    lines = [
-        (
-            f"{result.model['name']} on {result.inputs['gpus']}× {gpu.name} ({gpu.usable_gib:.2f} GiB), "
-            f"vLLM {launch['vllm_version']}"
-        ),
-        "",
-        (
-            f"As given (TP {launch['tensor_parallel_size']}, PP {launch['pipeline_parallel_size']}, "
-            f"util {launch['gpu_memory_utilization']}, max-model-len {launch['max_model_len']:,}), per GPU:"
-        ),
-        f"  requested      {m['total_gib']:8.2f} GiB × {launch['gpu_memory_utilization']} = "
-        f"{m['requested_gib']:.2f} GiB",
-        f"  − weights      {m['weights_gib']:8.2f} GiB",
-        f"  − activation   {m['activation_gib']:8.2f} GiB  (profiling peak, calibrated; see docs/advisor.md)",
-        f"  − non-torch    {m['non_torch_gib']:8.2f} GiB",
-        f"  − CUDA graphs  {m['cudagraph_gib']:8.2f} GiB",
-        f"  = KV pool      {m['kv_pool_gib']:8.2f} GiB",
-        (
-            f"  KV {m['kv_bytes_per_token']:,} B/token → {m['num_blocks']:,} blocks → {m['kv_cache_tokens']:,} tokens; "
-            f"max concurrency {m['max_concurrency']:.2f}x at {launch['max_model_len']:,} tokens"
-        ),
-        f"  largest max-model-len that fits: {result.max_model_len_that_fits:,}",
-        "  starts: yes" if result.fits else f"  starts: NO — vLLM would fail with:\n    {result.failure}",
-    ]
-    return "\n".join(lines + _recommended_lines(result, "per replica")) + "\n"
-
-
-def render_cpu_text(result: AdviseResult, cpu: CpuKvSizing) -> str:
-    """vLLM's CPU backend: the KV space divided into blocks, vLLM's capacity line or its error."""
-    lines = [
-        f"{result.model['name']} on vLLM's CPU backend, vLLM {cpu.vllm_version} (KV sizing replayed from 0.32.0)",
-        "",
-        f"As given ({cpu.kv_space_source}, block size {cpu.block_size}, max-model-len {cpu.max_model_len:,}):",
-        (
-            f"  KV space     {cpu.kv_space_bytes:>15,} B  ({cpu.kv_space_bytes / 1024**3:.2f} GiB; "
-            f"the weights' {cpu.weights_gib:.2f} GiB are held beside it)"
-        ),
-        (
-            f"  ÷ block      {cpu.bytes_per_block:>15,} B  ({cpu.block_size} tokens × "
-            f"{cpu.kv_bytes_per_token:,} B/token)"
-        ),
-        f"  = blocks     {cpu.num_blocks:>15,}    (one is vLLM's null block)",
-        f"  one request of {cpu.max_model_len:,} tokens: {cpu.blocks_per_request:,} blocks",
-        f"  {cpu.log_line}"
-        if cpu.log_line
-        else (
-            f"  would be {cpu.kv_cache_tokens:,} tokens, {cpu.max_concurrency:.2f}x at {cpu.max_model_len:,} tokens "
-            "(vLLM stops before logging it)"
-        ),
-        f"  largest max-model-len that fits: {cpu.max_model_len_that_fits:,}",
-        "  starts: yes" if cpu.fits else f"  starts: NO — vLLM would fail with:\n    {cpu.failure}",
-    ]
-    return "\n".join(lines + _recommended_lines(result, "")) + "\n"
-
-
-def _recommended_lines(result: AdviseResult, scope: str) -> list[str]:
-    """The recommended command with a reason per flag, what it holds, and the warnings."""
-    lines = ["", "Recommended launch:", f"  {result.command}"]
-    lines += [f"    {r.flag} {r.value}".rstrip() + f"  — {r.reason}" for r in result.recommendations]
-    rec = result.recommended["memory"]
-    lines.append(
-        f"  → {rec['kv_cache_tokens']:,} KV tokens{' ' + scope if scope else ''}, max concurrency "
-        f"{rec['max_concurrency']:.2f}x at {result.recommended['launch']['max_model_len']:,} tokens"
-    )
-    if result.warnings:
-        lines += ["", "Warnings:"] + [f"  ! {w}" for w in result.warnings]
-    return lines
-
-
-def _resolved_launch(config: LaunchConfig, memory: MemoryBreakdown) -> dict[str, Any]:
-    resolved = config.model_dump()
-    resolved.update(
-        {
-            k: getattr(memory, k)
-            for k in (
-                "max_model_len",
-                "block_size",
-                "gpu_memory_utilization",
-                "max_num_seqs",
-                "max_num_batched_tokens",
-                "vllm_version",
-            )
-        }
-    )
-    return resolved
-
-
-def _recommended(plan: Plan) -> dict[str, Any]:
-    return {
-        "launch": _resolved_launch(plan.launch, plan.memory),
-        "data_parallel_size": plan.data_parallel_size,
-        "memory": plan.memory.memory_section(),
-        "fits": plan.memory.fits,
-        "failure": plan.memory.failure,
-    }
-
-
-def _cpu_launch(config: LaunchConfig, sizing: CpuKvSizing, space: CpuKvSpace) -> dict[str, Any]:
-    """The CPU launch with vLLM's defaults filled in and the KV space as vLLM takes it."""
-    resolved = config.model_dump()
-    resolved.update(
-        max_model_len=sizing.max_model_len,
-        block_size=sizing.block_size,
-        vllm_version=sizing.vllm_version,
-        env=space.env(),
-        **space.model_dump(),
-    )
-    return resolved
-
-
-def _cpu_recommended(plan: CpuPlan) -> dict[str, Any]:
-    return {
-        "launch": _cpu_launch(plan.launch, plan.sizing, plan.space),
-        "data_parallel_size": 1,
-        "memory": plan.sizing.memory_section(),
-        "fits": plan.sizing.fits,
-        "failure": plan.sizing.failure,
-        "vllm_cpu": plan.sizing.model_dump(),
-    }
-
-
-def _model_summary(model: ModelSpec) -> dict[str, Any]:
-    return model.model_dump(
-        include={
-            "name",
-            "hf_id",
-            "attention",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "head_dim",
-            "max_position_embeddings",
-            "sliding_window",
-            "param_count",
-            "native_quantization",
-            "num_experts",
-        }
-    )
 
 
 def _cpu_kvcache_space(text: str) -> int:
