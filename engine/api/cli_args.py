@@ -322,22 +322,6 @@ def non_default_args(args: argparse.Namespace, prog: str | None = None) -> dict[
     }
 
 
-def cpu_threads(args: argparse.Namespace) -> tuple[int, str]:
-    """The engine's CPU thread count and where it came from (flag, $OMP_NUM_THREADS, or the cores).
-
-    Why one core is left out by default: the engine's threads meet at a barrier in every layer, so
-    one descheduled thread stalls them all; on a box where the HTTP loop, the tokenizer and often the
-    load generator want a core too, a thread per core makes every step wait on one of them (measured:
-    ITL p50 at one stream 50-67 ms with 2 threads on 2 cores, 41-45 ms with 1; docs/engine.md)."""
-    if args.cpu_threads:
-        return args.cpu_threads, "--cpu-threads"
-    env = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env), "OMP_NUM_THREADS"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, cores - 1), f"{cores} usable cores, one left for the server"
-
-
 def api_keys(args: argparse.Namespace) -> list[str]:
     """The keys the server accepts: --api-key, else $VLLM_API_KEY (vLLM's order); empty: open."""
     return [key for key in (args.api_key or [os.environ.get("VLLM_API_KEY", "")]) if key]

@@ -38,8 +38,10 @@ from engine.api.routes import (
     route_table,
 )
 from engine.api.serving import OpenAIServing, ServingOptions
-from engine.core.async_engine import AsyncEngine, scheduler_fields
+from engine.api.threads import engine_threads
+from engine.core.async_engine import AsyncEngine
 from engine.core.errors import EngineStartupError
+from engine.core.stats import scheduler_fields
 from engine.observability.logger import init_logger, set_process_name
 from engine.observability.metrics import EngineMetrics
 from engine.observability.stats_logger import LoggingStatLogger, stats_interval_s
@@ -80,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
     stat_logger = None if args.disable_log_stats else LoggingStatLogger(device_type=device_type)
     threads = None
     if device_type == "cpu":
-        threads, why = cli_args.cpu_threads(args)
+        threads, why = engine_threads(args.cpu_threads)
         logger.info("CPU threads for the engine: %d (%s).", threads, why)
     async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger, cpu_threads=threads)
     options = ServingOptions(

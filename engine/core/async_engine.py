@@ -24,10 +24,10 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core.stats import iteration_prompt_tokens, scheduler_fields
 from engine.observability.logger import init_logger, set_process_name
 from engine.observability.metrics import EngineMetrics, FinishedRequestStats
 from engine.observability.stats_logger import LoggingStatLogger, StatsSnapshot
@@ -259,7 +259,7 @@ class AsyncEngine:
         preemptions = self._delta("preemptions", stats.get("preemptions", 0))
         queries = self._delta("queries", stats.get("queries", 0))
         hits = self._delta("hits", stats.get("hits", 0))
-        computed_prompt = _iteration_prompt_tokens(self.engine)
+        computed_prompt = iteration_prompt_tokens(self.engine)
         if self.metrics:
             self.metrics.record_iteration(prompt_tokens, generation_tokens, preemptions, queries, hits)
         if self.stat_logger:
@@ -370,37 +370,3 @@ class RequestStream:
         if not self.finished:
             self.finished = True
             self.owner.abort(self.request_id)
-
-
-def scheduler_fields(stats: Any) -> dict[str, Any]:
-    """Read SchedulerStats whatever its exact field names (dataclass or dict)."""
-
-    def pick(*names: str, default: Any = 0) -> Any:
-        for name in names:
-            value = stats.get(name) if isinstance(stats, dict) else getattr(stats, name, None)
-            if value is not None:
-                return value
-        return default
-
-    return {
-        "running": int(pick("num_running_reqs", "running", "num_running")),
-        "waiting": int(pick("num_waiting_reqs", "waiting", "num_waiting")),
-        "kv_cache_usage": float(pick("kv_cache_usage", "gpu_cache_usage", default=0.0)),
-        "preemptions": int(pick("num_preemptions_total", "num_preemptions", "preemptions")),
-        "queries": int(pick("prefix_cache_queries", "prefix_queries")),
-        "hits": int(pick("prefix_cache_hits", "prefix_hits")),
-        "num_gpu_blocks": int(pick("num_gpu_blocks", "num_blocks")),
-    }
-
-
-def _iteration_prompt_tokens(engine: Any) -> int:
-    """Prompt tokens computed in the last step (cached tokens excluded), for the stats line."""
-    getter: Callable[[], Any] | None = getattr(engine, "last_iteration_stats", None)
-    if getter is None:
-        return 0
-    stats = getter()
-    for name in ("num_prompt_tokens", "prompt_tokens", "num_computed_prompt_tokens"):
-        value = stats.get(name) if isinstance(stats, dict) else getattr(stats, name, None)
-        if value is not None:
-            return int(value)
-    return 0

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from engine.api import cli_args
+from engine.api import threads
 from engine.api.cli_args import (
     CliArgsError,
     build_serve_parser,
@@ -93,13 +93,13 @@ def test_max_num_queued_reqs_must_be_positive():
 def test_cpu_threads_leave_one_core_for_the_server_unless_told(monkeypatch):
     parser = build_serve_parser()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(cli_args.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    assert cli_args.cpu_threads(parser.parse_args([])) == (3, "4 usable cores, one left for the server")
-    monkeypatch.setattr(cli_args.os, "sched_getaffinity", lambda pid: {0})
-    assert cli_args.cpu_threads(parser.parse_args([]))[0] == 1  # never zero
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert threads.engine_threads(parser.parse_args([]).cpu_threads) == (3, "4 usable cores, one left for the server")
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0})
+    assert threads.engine_threads(None)[0] == 1  # never zero
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert cli_args.cpu_threads(parser.parse_args([])) == (2, "OMP_NUM_THREADS")
-    assert cli_args.cpu_threads(parser.parse_args(["--cpu-threads", "5"])) == (5, "--cpu-threads")
+    assert threads.engine_threads(None) == (2, "OMP_NUM_THREADS")
+    assert threads.engine_threads(parser.parse_args(["--cpu-threads", "5"]).cpu_threads) == (5, "--cpu-threads")
 
 
 def test_cpu_threads_must_be_positive():
