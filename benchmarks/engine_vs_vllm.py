@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench-out/engine-vs-vllm", help="folder for ramps, logs and summary.json")
     parser.add_argument("--quick", action="store_true", help="1 and 4 streams, 10 s steps (a smoke run)")
+    parser.add_argument(
+        "--levels", default="", help="comma-separated stream counts instead of 1,4,16,64 (e.g. 16,64 for an A/B)"
+    )
     parser.add_argument("--step-s", type=float, default=20.0, help="measured seconds per load step (default 20)")
     parser.add_argument("--workloads", default="short,long", help="comma-separated subset of: short, long")
     parser.add_argument("--bundled-flags", default="", help="extra flags for the bundled engine (A/B of a change)")
@@ -73,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engine_vs_vllm: unknown workload {unknown}; choose from {sorted(WORKLOADS)}", file=sys.stderr)
         return 2
     levels = [1.0, 4.0] if args.quick else LEVELS
+    if args.levels:
+        try:
+            levels = [float(v) for v in args.levels.split(",") if v.strip()]
+        except ValueError:
+            print(f"engine_vs_vllm: --levels {args.levels!r}: give stream counts like 16,64", file=sys.stderr)
+            return 2
     step_s = 10.0 if args.quick else args.step_s
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +101,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def gemm_probe_gflops() -> float:
+    """GFLOP/s of a fixed float32 GEMM (2,048 x 576 x 3,072, best of 5) in this process, taken before
+    each engine starts: the shared box's speed drifts by a third between minutes, and this says how
+    fast it was when each side ran."""
+    import time
+
+    import torch
+
+    a, b = torch.randn(2048, 576), torch.randn(576, 3072)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * 2048 * 576 * 3072 / best / 1e9
+
+
 def run_engine(
     engine: str, flags: list[str], env: str, workloads: list[str], levels: list[float], step_s: float, folder: Path
 ) -> dict:
@@ -101,7 +127,8 @@ def run_engine(
     if env:
         command = parse_command(f"{env} {command.render()}", origin="server-args")
     print(f"[{engine}] starting {command.render()}", file=sys.stderr, flush=True)
-    result: dict = {"command": command.render(), "workloads": {}}
+    result: dict = {"command": command.render(), "gemm_probe_gflops": round(gemm_probe_gflops(), 1), "workloads": {}}
+    print(f"[{engine}] GEMM probe {result['gemm_probe_gflops']} GFLOP/s", file=sys.stderr, flush=True)
     with EngineProcess(command, folder / "server.log", startup_timeout_s=900) as server:
         for name in workloads:
             ramp = run_ramp(
@@ -157,7 +184,11 @@ def render(summary: dict) -> str:
     lines = []
     engines = summary["engines"]
     for name in summary["workloads"]:
-        lines.append(f"\n{name} prompts (vLLM: {engines['vllm']['command']}; bundled: {engines['bundled']['command']})")
+        lines.append(
+            f"\n{name} prompts (vLLM: {engines['vllm']['command']}; bundled: {engines['bundled']['command']}; "
+            f"GEMM probe {engines['vllm'].get('gemm_probe_gflops')} / {engines['bundled'].get('gemm_probe_gflops')} "
+            "GFLOP/s)"
+        )
         header = ["streams"] + [f"{label} vLLM / bundled / ratio" for _, label in FIGURES]
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))

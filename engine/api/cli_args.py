@@ -180,9 +180,9 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         "--cpu-threads",
         type=_positive_int,
         default=None,
-        help="threads the engine computes with on a CPU (default: $OMP_NUM_THREADS, else the cores this "
-        "process may use minus one, at least one: the last core serves HTTP and tokenizes, as vLLM's CPU "
-        "backend reserves one)",
+        help="threads the engine computes with on a CPU, fixed (default: $OMP_NUM_THREADS, else the usable "
+        "cores minus one while at most 4 requests are in flight, leaving a core to HTTP and the tokenizer, "
+        "and every core above that)",
     )
     net.add_argument(
         "--max-num-queued-reqs",

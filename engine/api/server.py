@@ -80,11 +80,12 @@ def serve(args: argparse.Namespace) -> int:
     metrics.set_cache_config_info(_cache_config_labels(engine, config))
     device_type = config.torch_device().type if hasattr(config, "torch_device") else "cpu"
     stat_logger = None if args.disable_log_stats else LoggingStatLogger(device_type=device_type)
-    threads = None
+    threads_for = None
     if device_type == "cpu":
-        threads, why = engine_threads(args.cpu_threads)
-        logger.info("CPU threads for the engine: %d (%s).", threads, why)
-    async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger, cpu_threads=threads)
+        policy = engine_threads(args.cpu_threads)
+        logger.info("CPU threads for the engine: %s.", policy.describe())
+        threads_for = policy.threads_for
+    async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger, threads_for=threads_for)
     options = ServingOptions(
         served_model_name=served_name,
         model_path=str(engine.model_dir),

@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,10 +84,13 @@ class AsyncEngine:
         engine: Any,
         metrics: EngineMetrics | None = None,
         stat_logger: LoggingStatLogger | None = None,
-        cpu_threads: int | None = None,
+        threads_for: Callable[[int], int] | None = None,
     ) -> None:
         self.engine = engine
-        self.cpu_threads = cpu_threads  # set in the engine thread itself: OpenMP's count is per thread
+        # CPU threads for the next step given the requests in flight (engine/api/threads.py); set in
+        # the engine thread itself, since OpenMP's thread count belongs to the calling thread
+        self.threads_for = threads_for
+        self._threads = 0
         self.metrics = metrics
         self.stat_logger = stat_logger
         self._commands: deque[_Command] = deque()
@@ -165,20 +169,27 @@ class AsyncEngine:
 
     def _run(self) -> None:
         try:
-            if self.cpu_threads:
-                import torch
-
-                torch.set_num_threads(self.cpu_threads)
             while not self._stopping.is_set():
                 self._apply_commands()
                 if not self.engine.has_unfinished_requests():
                     self._wakeup.wait(IDLE_WAIT_S)
                     self._wakeup.clear()
                     continue
+                self._set_threads()
                 outputs = self._step()
                 self._after_step(outputs)
         except BaseException as exc:  # noqa: BLE001 - any step failure kills the loop, as in vLLM
             self._die(exc)
+
+    def _set_threads(self) -> None:
+        if self.threads_for is None:
+            return
+        threads = self.threads_for(len(self._tracked))
+        if threads != self._threads:
+            import torch
+
+            torch.set_num_threads(threads)
+            self._threads = threads
 
     def _step(self) -> list[Any]:
         if self._fault_file is not None and os.path.exists(self._fault_file):

@@ -90,16 +90,20 @@ def test_max_num_queued_reqs_must_be_positive():
     assert proc.returncode == 2 and "--max-num-queued-reqs" in proc.stderr
 
 
-def test_cpu_threads_leave_one_core_for_the_server_unless_told(monkeypatch):
+def test_cpu_threads_leave_one_core_for_the_server_while_few_requests_run(monkeypatch):
     parser = build_serve_parser()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    assert threads.engine_threads(parser.parse_args([]).cpu_threads) == (3, "4 usable cores, one left for the server")
+    policy = threads.engine_threads(parser.parse_args([]).cpu_threads)
+    assert [policy.threads_for(n) for n in (0, 1, threads.MEMORY_BOUND_REQUESTS)] == [3, 3, 3]
+    assert policy.threads_for(threads.MEMORY_BOUND_REQUESTS + 1) == 4
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0})
-    assert threads.engine_threads(None)[0] == 1  # never zero
+    assert threads.engine_threads(None).threads_for(1) == 1  # never zero
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert threads.engine_threads(None) == (2, "OMP_NUM_THREADS")
-    assert threads.engine_threads(parser.parse_args(["--cpu-threads", "5"]).cpu_threads) == (5, "--cpu-threads")
+    fixed = threads.engine_threads(None)
+    assert (fixed.threads_for(1), fixed.threads_for(64), fixed.why) == (2, 2, "OMP_NUM_THREADS")
+    chosen = threads.engine_threads(parser.parse_args(["--cpu-threads", "5"]).cpu_threads)
+    assert (chosen.threads_for(1), chosen.threads_for(64), chosen.why) == (5, 5, "--cpu-threads")
 
 
 def test_cpu_threads_must_be_positive():
