@@ -18,6 +18,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from advisor import failure_texts
+from advisor.cpu_features import has_bf16_arithmetic
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec
 from advisor.memory_terms import (
@@ -218,13 +219,15 @@ def max_len_for_kv_bytes(
 
 
 def model_dtype_bytes(model: ModelSpec, dtype: str, cpu: bool = False) -> float:
-    """`--dtype auto` takes the checkpoint's dtype; a float32 checkpoint is cast to bfloat16 by
-    vLLM on GPUs but kept float32 by the bundled engine on the CPU (engine/core/config.py)."""
+    """`--dtype auto`: on GPUs the checkpoint's dtype, a float32 checkpoint cast to bfloat16 (vLLM);
+    on the bundled engine's CPU device what this CPU computes fastest, whatever the checkpoint:
+    bfloat16 with AVX512-BF16 or AMX, float32 without (engine/core/config.py `torch_dtype`)."""
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype!r}: unknown; choose one of {', '.join(DTYPES)}")
     if dtype == "auto":
-        checkpoint = DTYPE_BYTES.get(model.torch_dtype, 2.0)
-        return min(checkpoint, 2.0) if not cpu else checkpoint
+        if cpu:
+            return 2.0 if has_bf16_arithmetic() else 4.0
+        return min(DTYPE_BYTES.get(model.torch_dtype, 2.0), 2.0)
     return DTYPE_BYTES[dtype]
 
 

@@ -79,8 +79,11 @@ def weights_gib_per_gpu(
     (max_position × rotary_dim × 2 bytes): it is what makes Llama-3.1-8B's 14.96 GiB of
     parameters load as the 14.99 GiB vLLM reports.
     """
+    checkpoint_bytes = DTYPE_BYTES.get(model.torch_dtype or "")
     if model.native_weight_bytes is not None and quantization in (None, model.native_quantization):
         sharded = float(model.native_weight_bytes)
+        if not model.native_quantization and checkpoint_bytes and checkpoint_bytes != dtype_bytes:
+            sharded *= dtype_bytes / checkpoint_bytes  # cast at load: a float32 checkpoint run in bf16 halves
     else:
         linear = model.param_count - model.embedding_param_count
         sharded = linear * weight_bytes_per_param(dtype_bytes, quantization)
