@@ -25,7 +25,10 @@ from pathlib import Path
 from advisor.collect.server_args import parse_command
 from advisor.demo import start_command
 from advisor.launch import EngineProcess
+from advisor.perf.forecast import figure
 from advisor.vllm_launch import vllm_unavailable_reason
+from benchmarks.engine_throughput import gemm_probe
+from loadtest.results import StepResult
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.workload import LengthSpec, WorkloadSpec
 
@@ -46,10 +49,10 @@ COMMON_FLAGS = ["--max-model-len", "2048"]
 ENGINES = ("vllm", "bundled")  # baseline first
 FIGURES = (
     ("output_tokens_per_s", "tok/s"),
-    ("ttft_s.p50", "TTFT p50"),
-    ("ttft_s.p99", "TTFT p99"),
-    ("itl_s.p50", "ITL p50"),
-    ("itl_s.p99", "ITL p99"),
+    ("ttft_p50", "TTFT p50"),
+    ("ttft_p99", "TTFT p99"),
+    ("itl_p50", "ITL p50"),
+    ("itl_p99", "ITL p99"),
 )
 
 
@@ -101,23 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def gemm_probe_gflops() -> float:
-    """GFLOP/s of a fixed float32 GEMM (2,048 x 576 x 3,072, best of 5) in this process, taken before
-    each engine starts: the shared box's speed drifts by a third between minutes, and this says how
-    fast it was when each side ran."""
-    import time
-
-    import torch
-
-    a, b = torch.randn(2048, 576), torch.randn(576, 3072)
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * 2048 * 576 * 3072 / best / 1e9
-
-
 def run_engine(
     engine: str, flags: list[str], env: str, workloads: list[str], levels: list[float], step_s: float, folder: Path
 ) -> dict:
@@ -127,7 +113,8 @@ def run_engine(
     if env:
         command = parse_command(f"{env} {command.render()}", origin="server-args")
     print(f"[{engine}] starting {command.render()}", file=sys.stderr, flush=True)
-    result: dict = {"command": command.render(), "gemm_probe_gflops": round(gemm_probe_gflops(), 1), "workloads": {}}
+    # the shared box's speed drifts by a third between minutes: say how fast it was when each side ran
+    result: dict = {"command": command.render(), "gemm_probe_gflops": gemm_probe(), "workloads": {}}
     print(f"[{engine}] GEMM probe {result['gemm_probe_gflops']} GFLOP/s", file=sys.stderr, flush=True)
     with EngineProcess(command, folder / "server.log", startup_timeout_s=900) as server:
         for name in workloads:
@@ -146,18 +133,17 @@ def run_engine(
             )
             document = ramp.model_dump(mode="json")
             (folder / f"ramp-{name}.json").write_text(json.dumps(document, indent=1))
-            result["workloads"][name] = [_step_figures(step) for step in document["steps"]]
+            result["workloads"][name] = [_step_figures(step) for step in ramp.steps]
     return result
 
 
-def _step_figures(step: dict) -> dict:
-    row = {"offered": step["offered"], "ok_requests": step["ok_requests"], "valid": step["valid"]}
-    for path, _ in FIGURES:
-        value = step
-        for part in path.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        row[path] = value
-    return row
+def _step_figures(step: StepResult) -> dict:
+    return {
+        "offered": step.offered,
+        "ok_requests": step.ok_requests,
+        "valid": step.valid,
+        **{name: figure(step, name) for name, _ in FIGURES},
+    }
 
 
 def ratios(summary: dict) -> dict:
