@@ -30,7 +30,7 @@ from advisor.perf.whatif import Forecaster
 from advisor.replicas import REPLICA_RULES, REPLICAS_FLAG, ms_text, replicas_change, seconds_text, size_replicas
 from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
-from advisor.tune_forecast import ChangeForecast, rank_changes
+from advisor.tune_forecast import ChangeForecast, rank_changes, step_views
 from loadtest.slo import SLO
 from rules.model import ConfigChange, Finding, PredictedEffect
 
@@ -164,19 +164,10 @@ def _propose_replicas(
         error, setting = prediction.get("relative_error", forecaster.cost.relative_error), modelled.command_line()
     else:
         baseline = forecaster.baseline
-        steps = [
-            {
-                "offered": s.offered,
-                "ttft_s": {"p99": s.ttft_s.p99},
-                "itl_s": {"p99": s.itl_s.p99},
-                "output_tokens_per_s": s.output_tokens_per_s,
-                "valid": s.valid,
-            }
-            for s in baseline.steps
-        ]
+        steps = step_views(baseline)
         safe = baseline.safe_operating_point.model_dump() if baseline.safe_operating_point else None
         error, setting = forecaster.cost.relative_error, None
-    sizing = size_replicas(in_flight, [s for s in steps if s.get("valid", True)], (safe or {}).get("offered"), error)
+    sizing = size_replicas(in_flight, [s for s in steps if s["valid"]], (safe or {}).get("offered"), error)
     if sizing is None:
         if safe is None:
             return [

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor.errors import UserError
-from advisor.perf.forecast import BAND_FIGURES, Prediction, figure
+from advisor.perf.forecast import BAND_FIGURES, PredictedRamp, Prediction, figure
 from advisor.perf.limits import MODELLED_FLAGS
 from advisor.perf.whatif import Forecaster
 from advisor.tune_criterion import TuneCriterion, decide
@@ -42,11 +42,11 @@ class ChangeForecast(BaseModel):
     rejected: str | None = None
 
 
-def compact(prediction: Prediction) -> dict[str, Any]:
-    """A prediction's figures per step (the contract's keys), knee, safe point and uncertainty."""
+def step_views(predicted: Prediction | PredictedRamp) -> list[dict[str, Any]]:
+    """A predicted ramp's figures per step, with the contract's keys and each step's band (if any)."""
     steps = []
-    for k, step in enumerate(prediction.steps):
-        band = prediction.bands[k] if k < len(prediction.bands) else {}
+    for k, step in enumerate(predicted.steps):
+        band = predicted.bands[k] if k < len(predicted.bands) else {}
         steps.append(
             {
                 "offered": step.offered,
@@ -59,6 +59,12 @@ def compact(prediction: Prediction) -> dict[str, Any]:
                 "band": {name: band[name].model_dump() for name in BAND_FIGURES if name in band},
             }
         )
+    return steps
+
+
+def compact(prediction: Prediction) -> dict[str, Any]:
+    """A prediction's figures per step (the contract's keys), knee, safe point and uncertainty."""
+    steps = step_views(prediction)
     return {
         "server_args_after": prediction.server_args_after,
         "steps": steps,
