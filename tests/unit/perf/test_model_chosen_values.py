@@ -12,33 +12,14 @@ the lower TTFT p99 at the top load, as the ranking breaks them).
 
 from __future__ import annotations
 
-import json
-import shlex
 from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
 from advisor.tune_forecast import SEARCH_VALUES
+from tests.unit.perf.recorded_queue import CASES, predict, triage
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
 TTFT_SLO_S = "2"
-
-
-def _triage(stem: Path, out: Path) -> dict:
-    code = main(
-        ["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--ttft-slo", TTFT_SLO_S, "--json", str(out)]
-    )
-    assert code == 0
-    return json.loads(out.read_text())
-
-
-def _predict(command: str, out: Path) -> dict:
-    words = shlex.split(command)
-    assert words[:2] == ["servops", "predict"], command
-    assert main([*words[1:], "--json", str(out)]) == 0
-    return json.loads(out.read_text())
 
 
 def _rank(prediction: dict) -> tuple[float, float]:
@@ -48,13 +29,13 @@ def _rank(prediction: dict) -> tuple[float, float]:
 
 @pytest.mark.parametrize("engine", list(CASES))
 def test_the_proposed_batch_cap_is_the_models_best_and_its_figures_reproduce(engine: str, tmp_path: Path) -> None:
-    document = _triage(CASES[engine], tmp_path / "triage.json")
+    document = triage(CASES[engine], tmp_path / "triage.json", "--ttft-slo", TTFT_SLO_S)
     change = next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
     effect = change["predicted_effect"]
     assert effect["command"], "a modelled change must carry the command that reproduces it"
     assert int(change["proposed"]) > int(change["current"]) == 1
 
-    shown = _predict(effect["command"], tmp_path / "shown.json")
+    shown = predict(effect["command"], tmp_path / "shown.json")
     top = shown["steps"][-1]
     figures = effect["figures"]
     assert top["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_after"], abs=1e-3)
@@ -68,18 +49,18 @@ def test_the_proposed_batch_cap_is_the_models_best_and_its_figures_reproduce(eng
         if value in (1, int(change["proposed"])) or value > 2 * top_load:
             continue
         other = effect["command"].replace(f"--max-num-seqs {change['proposed']}'", f"--max-num-seqs {value}'")
-        rival = _rank(_predict(other, tmp_path / f"seqs-{value}.json"))
+        rival = _rank(predict(other, tmp_path / f"seqs-{value}.json"))
         assert rival <= (chosen[0], chosen[1] + 1e-3), f"--max-num-seqs {value} predicts {rival}, better than {chosen}"
 
 
 def test_predict_takes_the_slo_that_defines_the_safe_point(tmp_path: Path) -> None:
     stem = CASES["vllm-0.32-cpu"]
-    strict = _predict(
+    strict = predict(
         f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
         "--slo ttft_p99=0.1s",
         tmp_path / "strict.json",
     )
-    loose = _predict(
+    loose = predict(
         f"servops predict --ramp {stem}_ramp.json --engine vllm-cpu --server-args '--max-num-seqs 1' "
         "--slo ttft_p99=60s",
         tmp_path / "loose.json",

@@ -4,18 +4,13 @@ recorded ramps (tests/fixtures/*/queue_seqs1*, see tests/unit/perf/test_model_ch
 
 from __future__ import annotations
 
-import json
 import math
-import shlex
 from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
 from advisor.replicas import REPLICAS_FLAG, size_replicas
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
+from tests.unit.perf.recorded_queue import CASES, predict, triage
 
 
 def _step(offered: float, ttft: float, itl: float, tokens: float) -> dict:
@@ -42,22 +37,9 @@ def test_no_replicas_when_one_carries_the_load_or_nothing_is_known(in_flight, sa
     assert size_replicas(in_flight, STEPS, safe_point=safe_point, relative_error=0.1) is None
 
 
-def _triage(stem: Path, out: Path, *extra: str) -> dict:
-    args = ["triage", "--logs", f"{stem}.log", "--ramp", f"{stem}_ramp.json", "--json", str(out), *extra]
-    assert main(args) == 0
-    return json.loads(out.read_text())
-
-
-def _predict(command: str, out: Path) -> dict:
-    words = shlex.split(command)
-    assert words[:2] == ["servops", "predict"], command
-    assert main([*words[1:], "--json", str(out)]) == 0
-    return json.loads(out.read_text())
-
-
 @pytest.mark.parametrize("engine", list(CASES))
 def test_thirty_two_clients_get_the_models_replica_count_and_its_figures_reproduce(engine: str, tmp_path: Path):
-    document = _triage(CASES[engine], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "32")
+    document = triage(CASES[engine], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "32")
     finding = next(f for f in document["findings"] if any(c["flag"] == REPLICAS_FLAG for c in f["changes"]))
     assert finding["rule"] == "OP-5.2"
     seqs = next(c for c in finding["changes"] if c["flag"] == "--max-num-seqs")
@@ -67,7 +49,7 @@ def test_thirty_two_clients_get_the_models_replica_count_and_its_figures_reprodu
     assert f"--max-num-seqs {seqs['proposed']}" in replicas["reason"]
 
     figures = replicas["predicted_effect"]["figures"]
-    shown = _predict(replicas["predicted_effect"]["command"], tmp_path / "shown.json")
+    shown = predict(replicas["predicted_effect"]["command"], tmp_path / "shown.json")
     step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
     assert figures["per_replica_offered"] <= 32 / int(replicas["proposed"])
     assert step["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_per_replica"], abs=1e-3)
@@ -77,11 +59,11 @@ def test_thirty_two_clients_get_the_models_replica_count_and_its_figures_reprodu
 
 
 def test_clients_within_one_replicas_safe_point_get_no_replicas(tmp_path: Path):
-    document = _triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "8")
+    document = triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "2", "--concurrency", "8")
     assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
 
 
 def test_when_no_step_meets_the_slo_the_count_is_not_guessed(tmp_path: Path):
-    document = _triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "0.001", "--concurrency", "32")
+    document = triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "0.001", "--concurrency", "32")
     assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
     assert any("replica count" in note and "ramp lower loads" in note for note in document["notes"])
