@@ -116,24 +116,29 @@ During = Callable[[], object]
 
 
 class _Background:
-    """Runs `during` in a thread beside the scrapes and hands back its result (or its error)."""
+    """Runs `work` in a thread beside the scrapes and hands back its result (or its error)."""
 
-    def __init__(self, during: During | None) -> None:
+    def __init__(self, work: During | None, what: str = "work") -> None:
         self.box: dict = {}
-        self.thread = threading.Thread(target=self._run, args=(during,), daemon=True) if during else None
+        self.what = what
+        self.thread = threading.Thread(target=self._run, args=(work,), daemon=True) if work else None
         if self.thread:
             self.thread.start()
 
-    def _run(self, during: During) -> None:
+    def _run(self, work: During) -> None:
         try:
-            self.box["result"] = during()
+            self.box["result"] = work()
         except Exception as exc:  # noqa: BLE001 (handed to the test, which reports it)
             self.box["error"] = exc
 
     def result(self, timeout_s: float = 300.0) -> object:
+        """The work's result; its error re-raised; a TimeoutError naming it when it outlives timeout_s,
+        so a stuck side job fails the fixture with a reason instead of running into pytest's timeout."""
         if self.thread is None:
             return None
         self.thread.join(timeout_s)
+        if self.thread.is_alive():
+            raise TimeoutError(f"{self.what} still running after {timeout_s:g} s")
         if "error" in self.box:
             raise self.box["error"]
         return self.box.get("result")
@@ -149,7 +154,7 @@ def idle(
 def _observe(server: VllmServer, name: str, interval_s: float, during: During | None) -> Situation:
     """The situation as it holds now: a scrape, another `interval_s` later, the log so far, and
     what `during` returned, run beside the scrapes."""
-    background = _Background(during)
+    background = _Background(during, "the work beside the scrapes")
     before = server.metrics_text()
     time.sleep(interval_s)
     after = server.metrics_text()
@@ -160,10 +165,12 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
         metrics_after=after,
         log_text=log_text,
         interval_s=interval_s,
-        notes={"during": background.result()},
+        notes={"during": background.result(DURING_MAX_S)},
     )
 
 
+# Upper bound on the work beside a situation's scrapes (two live triages take ~10 s here).
+DURING_MAX_S = 240.0
 # Default step of a ramp used as load; situations that must outlast live triages use held_streams.
 LOAD_STEP_S = 45.0
 
@@ -236,6 +243,10 @@ _PROMPT_WORDS = (
 ).split()
 # Upper bound on how long a held load runs if the observation beside it never returns.
 HELD_LOAD_MAX_S = 300.0
+# Seconds the held streams get to cancel their requests and close once told to stop.
+STOP_GRACE_S = 30.0
+# Seconds to wait for the first finished requests under a held load before giving up with the log.
+STEADY_STATE_MAX_S = 180.0
 
 
 def held_streams(
@@ -249,26 +260,34 @@ def held_streams(
     during: During | None = None,
 ) -> Situation:
     """`concurrency` closed-loop streams through the official `openai` client, held until the two
-    scrapes and `during` are done (bounded by HELD_LOAD_MAX_S).
+    scrapes and `during` are done (bounded by HELD_LOAD_MAX_S), then cancelled.
 
     Why held rather than timed: the live triages beside the scrapes import, probe and scrape twice;
     on a loaded 2-core CI box they once outlasted a fixed 45 s load step, so the last scrape saw an
-    idle server. `pool_size` below `concurrency` makes the client the bottleneck: the application
-    has `concurrency` requests in flight, vLLM sees `pool_size`."""
+    idle server. Why cancelled rather than drained: waiting for the requests in flight to finish
+    once hung a CI run past pytest's timeout with nothing said. `pool_size` below `concurrency`
+    makes the client the bottleneck: the application has `concurrency` requests in flight, vLLM
+    sees `pool_size`."""
     stop = threading.Event()
     connections = min(concurrency, pool_size or concurrency)
+    counts: dict = {"completed": 0, "failed": 0, "last_error": None}
     completed_before = _completed_requests(server)
     load = _Background(
-        lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len, output_len, stop))
+        lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len, output_len, stop, counts)),
+        f"{concurrency} held openai streams",
     )
     try:
-        _wait_for_steady_state(server, completed_before, connections)
+        _wait_for_steady_state(server, completed_before, connections, counts)
         situation = _observe(server, name, interval_s, during)
-    finally:
+    except BaseException:
         stop.set()
-        counts = load.result(HELD_LOAD_MAX_S)
+        with contextlib.suppress(Exception):  # the first failure is the one to report
+            load.result(STOP_GRACE_S)
+        raise
+    stop.set()
+    load.result(STOP_GRACE_S)
     situation.client_concurrency = concurrency
-    situation.notes.update(counts or {})
+    situation.notes.update({k: v for k, v in counts.items() if k != "last_error"})
     return situation
 
 
@@ -302,20 +321,36 @@ def _completed_requests(server: VllmServer) -> float:
     )
 
 
-def _wait_for_steady_state(server: VllmServer, since: float, completions: int, timeout_s: float = 120.0) -> None:
-    """Until `completions` requests have finished after `since` (vLLM's own counter), or timeout_s.
+def _wait_for_steady_state(
+    server: VllmServer, since: float, completions: int, counts: dict, timeout_s: float = STEADY_STATE_MAX_S
+) -> None:
+    """Until `completions` requests have finished after `since` (vLLM's own counter); past timeout_s
+    a RuntimeError with the client's counts and the end of vLLM's log.
 
     Why completions and not a fixed settle time: the rules read latency histograms over the scrape
     window, which fill only as requests finish; at 32 streams a request takes ~12 s here, so a
     window opened as soon as the streams were running held no finished request at all."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and _completed_requests(server) < since + completions:
+    while _completed_requests(server) < since + completions:
+        if time.monotonic() >= deadline:
+            finished = _completed_requests(server) - since
+            raise RuntimeError(
+                f"vLLM finished {finished:g} of {completions} requests in {timeout_s:g} s under held load "
+                f"(client: {counts['completed']} completed, {counts['failed']} failed, "
+                f"last error {counts['last_error']!r}); end of its log:\n{_log_tail(server)}"
+            )
         time.sleep(0.5)
 
 
+def _log_tail(server: VllmServer, lines: int = 40) -> str:
+    return "\n".join(server.log_text().splitlines()[-lines:])
+
+
 async def _streams(
-    base_url: str, clients: int, pool_size: int, input_len: int, output_len: int, stop: threading.Event
-) -> dict:
+    base_url: str, clients: int, pool_size: int, input_len: int, output_len: int, stop: threading.Event, counts: dict
+) -> None:
+    """`clients` closed-loop streams until `stop` (or HELD_LOAD_MAX_S); then the requests in flight
+    are cancelled, which closes their connections so vLLM aborts them. Tallies go into `counts`."""
     import random
 
     import openai
@@ -326,16 +361,16 @@ async def _streams(
     http_client = openai.DefaultAsyncHttpxClient(
         limits=transport.Limits(max_connections=pool_size, max_keepalive_connections=pool_size), timeout=120.0
     )
-    client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", http_client=http_client)
+    # No retries: a failed request is counted (and reported if the load never settles), not hidden.
+    client = openai.AsyncOpenAI(base_url=base_url + "/v1", api_key="unused", http_client=http_client, max_retries=0)
     deadline = time.monotonic() + HELD_LOAD_MAX_S
-    counts = {"completed": 0, "failed": 0}
 
     async def one_client(index: int) -> None:
         draw = random.Random(index)
         # Staggered starts and output lengths drawn around output_len: streams in lockstep all
         # finish in the same engine step, and a scrape in the gap after it reads 0 running.
         await asyncio.sleep(index * 0.1)
-        while not stop.is_set() and time.monotonic() < deadline:
+        while True:
             # A fresh random prompt each time: no prefix is shared, as with the ramp's generator.
             prompt = " ".join(draw.choice(_PROMPT_WORDS) for _ in range(input_len))
             tokens = draw.randint(max(1, output_len // 2), output_len * 3 // 2)
@@ -344,14 +379,23 @@ async def _streams(
                     model=SERVED_NAME, prompt=prompt, max_tokens=tokens, extra_body={"ignore_eos": True}
                 )
                 counts["completed"] += 1
-            except openai.OpenAIError:
+            except openai.OpenAIError as exc:
                 counts["failed"] += 1
+                counts["last_error"] = f"{type(exc).__name__}: {exc}"[:300]
+                await asyncio.sleep(0.5)  # a refusing server is not hammered in a tight loop
 
+    tasks = [asyncio.create_task(one_client(i)) for i in range(clients)]
     try:
-        await asyncio.gather(*(one_client(i) for i in range(clients)))
+        while not stop.is_set() and time.monotonic() < deadline and not any(t.done() for t in tasks):
+            await asyncio.sleep(0.2)
     finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await client.close()
-    return counts
+    for task in tasks:  # a client that died of something other than the cancel: its error is the result
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()
 
 
 def failed_start_log(

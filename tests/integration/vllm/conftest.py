@@ -21,6 +21,10 @@ from advisor.vllm_launch import vllm_unavailable_reason
 from tests.helpers import vllm_situations as vs
 
 _REASON = vllm_unavailable_reason()
+# pytest's per-test limit for this tier, fixture setup included: a module fixture here may start
+# vLLM (STARTUP_TIMEOUT_S) or hold a load (vs.STEADY_STATE_MAX_S + vs.DURING_MAX_S + vs.STOP_GRACE_S);
+# each of those fails on its own with vLLM's log first, so this limit is only the last resort.
+TIER_TIMEOUT_S = 900
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -29,6 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if here in Path(item.fspath).parents:
             item.add_marker(pytest.mark.vllm)
             item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.timeout(TIER_TIMEOUT_S))  # a test's own timeout mark still wins
             if _REASON:
                 item.add_marker(pytest.mark.skip(reason=f"live vLLM tier: {_REASON}"))
 

@@ -12,8 +12,6 @@ import json
 import shlex
 from pathlib import Path
 
-import pytest
-
 from tests.fixtures.vllm_cpu.record import KV_TOO_SMALL_BYTES, PREEMPTING_FLAGS, PREEMPTING_LOAD
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import findings, offline_triage, servops
@@ -22,7 +20,6 @@ from tests.integration.vllm.test_triage_live import findings, offline_triage, se
 EAGER = "--enforce-eager"
 
 
-@pytest.mark.timeout(900)
 def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_starts(vllm_work: Path) -> None:
     code, log_text = vs.failed_start_log(
         vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, EAGER, label="kv-too-small"
@@ -46,7 +43,6 @@ def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_start
         )
 
 
-@pytest.mark.timeout(900)
 def test_tiny_kv_space_under_long_outputs_is_triaged_to_preemptions(vllm_work: Path) -> None:
     with vs.vllm_server(vllm_work, *PREEMPTING_FLAGS, label="preempting") as server:
         situation = vs.under_ramp_load(server, out_dir=vllm_work, name="preempting", **PREEMPTING_LOAD)

@@ -9,6 +9,7 @@ situation saved, as a user would with `curl …/metrics > before.txt`.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 from advisor.vllm_launch import find_vllm_python
 from tests.helpers import vllm_situations as vs
 
-TRIAGE_TIMEOUT_S = 240
+TRIAGE_TIMEOUT_S = 110  # two of them fit in vs.DURING_MAX_S
 SEVERE = {"high", "critical"}
 
 
@@ -153,7 +154,10 @@ def test_idle_vllm_log_and_metrics_read_back_the_launch_flags(idle_case: vs.Situ
 def test_moderate_load_two_scrapes_see_the_running_requests(moderate_case: vs.Situation) -> None:
     document = moderate_case.notes["during"]["two_scrapes"]["json"]
     stdout = moderate_case.notes["during"]["two_scrapes"]["stdout"]
-    assert "running 4" in stdout or "running 3" in stdout, stdout
+    # The gauge is an instant: a stream between two requests is not running, so under a busy box the
+    # scrape may see fewer than 4 (seen: 2 with two CPU burners beside it), never 0 and never more.
+    running = re.search(r"now: running (\d+)", stdout)
+    assert running and 1 <= int(running.group(1)) <= 4, stdout
     assert not [f for f in findings(document) if f["severity"] == "critical"], stdout
 
 

@@ -7,13 +7,10 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import servops
 
 
-@pytest.mark.timeout(900)
 def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> None:
     start = vs.vllm_command("--max-num-seqs", "1", "--enforce-eager")
     out = vllm_work / "tune"
