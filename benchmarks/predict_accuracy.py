@@ -16,6 +16,13 @@ Reports |predicted/measured - 1| per step for TTFT p50, ITL p50 and output tok/s
 (error in load steps), with the median and the worst over all targets. Writes every ramp, every
 prediction and a summary JSON under --out.
 
+With `--repeats N` every server (calibrations and targets) is started and ramped N times, the
+rounds one after another so the repeats of one configuration are minutes apart. The prediction
+still comes from the first calibration ramp (what a user has), the baseline becomes the mean of
+the target's N ramps, and the run-to-run difference of the same flags on another start
+(|ramp k / ramp 1 - 1|, per step) is reported beside the error: the part of the error that no
+model of the configuration can remove. A GEMM probe before each ramp records the machine's speed.
+
 vLLM runs with --enforce-eager: its compiled start takes about two minutes per server here
 (the compile cache does not reload), eager about 35 s, and eight servers are started per engine.
 """
@@ -78,7 +85,16 @@ def main(argv: list[str] | None = None) -> int:
         help="measure nothing: predict again from the ramps and logs a previous run left in --out "
         "(to compare model versions on the same measurements)",
     )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="start and ramp every server this many times (whole rounds); the baseline becomes the mean, "
+        "and the run-to-run difference of the same flags is reported beside the error",
+    )
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats}: must be at least 1")
     engines = ["bundled", "vllm"] if args.engine == "both" else [args.engine]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -91,30 +107,35 @@ def main(argv: list[str] | None = None) -> int:
             print(f"vllm: skipped: {reason}", file=sys.stderr)
             summary["engines"][engine] = {"skipped": reason}
             continue
-        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s, args.recorded)
+        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s, args.recorded, args.repeats)
         (out / summary_name).write_text(json.dumps(summary, indent=1))
     print(render(summary))
     (out / summary_name).write_text(json.dumps(summary, indent=1))
     return 0
 
 
-def run_engine(engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False) -> dict:
+def run_engine(
+    engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False, repeats: int = 1
+) -> dict:
     # The demo's base flags (float32 on the bundled engine); vLLM keeps its own dtype default.
     base = ["--max-model-len", "2048"] + (
         ["--enforce-eager"] if engine == "vllm" else list(default_base_flags("bundled"))
     )
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
-    calibrations = {}
     run = recall if recorded else measure
-    for name, flags in CALIBRATION.items():
-        calibrations[name] = run(engine, base + flags, workloads[name], levels, step_s, out / f"calib-{name}")
+    calibrations: dict[str, list[dict]] = {name: [] for name in CALIBRATION}
+    targets: dict[str, list[dict]] = {name: [] for name, _, _ in TARGETS}
+    for repeat in range(1, repeats + 1):  # whole rounds, so the repeats of one server are minutes apart
+        for name, flags in CALIBRATION.items():
+            folder = out / _folder(f"calib-{name}", repeat)
+            calibrations[name].append(run(engine, base + flags, workloads[name], levels, step_s, folder))
+        for name, workload_name, change in TARGETS:
+            target_flags = calibrations[workload_name][0]["command"].with_changes(_change_dict(change))
+            folder = out / _folder(f"target-{name.replace(' ', '-')}", repeat)
+            targets[name].append(run(engine, target_flags, workloads[workload_name], levels, step_s, folder))
     rows = []
     for name, workload_name, change in TARGETS:
-        calib = calibrations[workload_name]
-        target_flags = calib["command"].with_changes(_change_dict(change))
-        measured = run(
-            engine, target_flags, workloads[workload_name], levels, step_s, out / f"target-{name.replace(' ', '-')}"
-        )
+        calib = calibrations[workload_name][0]
         started = time.monotonic()
         prediction = what_if(
             calib["ramp"],
@@ -125,24 +146,47 @@ def run_engine(engine: str, out: Path, levels: list[float], step_s: float, recor
         )
         predict_s = time.monotonic() - started
         (out / f"prediction-{name.replace(' ', '-')}.json").write_text(prediction.model_dump_json(indent=1))
-        rows.append(compare(name, prediction, measured["ramp"], predict_s))
+        rows.append(compare(name, prediction, [t["ramp"] for t in targets[name]], predict_s))
         print(
             f"[{engine}] {name}: " + ", ".join(f"{k} {v:.0%}" for k, v in rows[-1]["median"].items()),
             file=sys.stderr,
             flush=True,
         )
-    return {
-        "calibration_flags": {k: v["command"].render() for k, v in calibrations.items()},
+    result = {
+        "repeats": repeats,
+        "calibration_flags": {k: v[0]["command"].render() for k, v in calibrations.items()},
         "targets": rows,
         "overall": overall(rows),
+        "probe_gflops": {
+            folder: r.get("probe_gflops")
+            for group in (*calibrations.values(), *targets.values())
+            for folder, r in ((r["folder"], r) for r in group)
+        },
     }
+    if repeats > 1:
+        runs = [*(v for v in calibrations.values()), *(v for v in targets.values())]
+        result["run_to_run"] = run_to_run([[r["ramp"] for r in group] for group in runs])
+    return result
+
+
+def _folder(name: str, repeat: int) -> str:
+    """The first round keeps the plain names (so older outputs still read with --recorded)."""
+    return name if repeat == 1 else f"{name}-r{repeat}"
 
 
 def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
     """Start the server, ramp it, stop it; the ramp JSON, the command and the KV size it logged."""
+    from benchmarks.engine_throughput import gemm_probe  # torch: only when measuring
+
     command = flags if not isinstance(flags, list) else start_command(engine, flags)
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"[{engine}] {folder.name}: starting {command.render()}", file=sys.stderr, flush=True)
+    probe = gemm_probe()
+    (folder / "probe.json").write_text(json.dumps({"gemm_gflops": probe}))
+    print(
+        f"[{engine}] {folder.name}: GEMM probe {probe} GFLOP/s; starting {command.render()}",
+        file=sys.stderr,
+        flush=True,
+    )
     with EngineProcess(command, folder / "server.log", startup_timeout_s=600) as server:
         ramp = run_ramp(
             RampConfig(
@@ -159,7 +203,13 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
         )
     document = ramp.model_dump(mode="json")
     (folder / "ramp.json").write_text(json.dumps(document, indent=1))
-    return {"ramp": document, "command": command, "kv_tokens": kv_tokens_from_log(str(folder / "server.log"))}
+    return {
+        "ramp": document,
+        "command": command,
+        "kv_tokens": kv_tokens_from_log(str(folder / "server.log")),
+        "folder": folder.name,
+        "probe_gflops": probe,
+    }
 
 
 def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
@@ -167,42 +217,76 @@ def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step
     command = flags if not isinstance(flags, list) else start_command(engine, flags)
     if not (folder / "ramp.json").is_file():
         raise SystemExit(f"--recorded: {folder / 'ramp.json'} is missing; run without --recorded first")
+    probe = folder / "probe.json"
     return {
         "ramp": json.loads((folder / "ramp.json").read_text()),
         "command": command,
         "kv_tokens": kv_tokens_from_log(str(folder / "server.log")),
+        "folder": folder.name,
+        "probe_gflops": json.loads(probe.read_text())["gemm_gflops"] if probe.is_file() else None,
     }
 
 
-def compare(name: str, prediction, measured: dict, predict_s: float) -> dict:
+def compare(name: str, prediction, measured: list[dict], predict_s: float) -> dict:
+    """Predicted vs measured per step; with several measured ramps of the target, vs their mean."""
     from loadtest.results import StepResult
 
-    steps = [StepResult.model_validate(s) for s in measured["steps"]]
+    runs = [[StepResult.model_validate(s) for s in ramp["steps"]] for ramp in measured]
     errors: dict[str, list[float]] = {f: [] for f in FIGURES}
     per_step = []
-    for real, guess in zip(steps, prediction.steps, strict=False):
-        if not (real.valid and real.ok_requests):
+    for index, guess in enumerate(prediction.steps):
+        reals = [steps[index] for steps in runs if index < len(steps)]
+        reals = [r for r in reals if r.valid and r.ok_requests]
+        if not reals:
             continue
-        row = {"offered": real.offered}
+        row = {"offered": reals[0].offered}
         for name_ in FIGURES:
-            m, p = figure(real, name_), figure(guess, name_)
-            if m and p is not None:
+            values = [v for v in (figure(r, name_) for r in reals) if v]
+            p = figure(guess, name_)
+            if values and p is not None:
+                m = statistics.fmean(values)
                 errors[name_].append(abs(p / m - 1))
-                row[name_] = {"measured": m, "predicted": p}
+                row[name_] = {"measured": m, "predicted": p, "runs": values}
         per_step.append(row)
-    levels = [s.offered for s in steps]
-    knee_m, knee_p = (measured.get("knee") or {}).get("offered"), prediction.knee.offered if prediction.knee else None
-    knee_steps = abs(_position(levels, knee_p) - _position(levels, knee_m))
+    levels = [s.offered for s in runs[0]]
+    knees = [_position(levels, (ramp.get("knee") or {}).get("offered")) for ramp in measured]
+    knee_p = prediction.knee.offered if prediction.knee else None
+    knee_m = (measured[0].get("knee") or {}).get("offered")
+    knee_steps = min(abs(_position(levels, knee_p) - k) for k in knees)  # the nearest measured knee
     return {
         "target": name,
         "change": prediction.changes,
         "predict_s": round(predict_s, 2),
         "median": {f: statistics.median(v) for f, v in errors.items() if v},
         "worst": {f: max(v) for f, v in errors.items() if v},
-        "knee": {"measured": knee_m, "predicted": knee_p, "error_steps": knee_steps},
+        "knee": {
+            "measured": knee_m,
+            "measured_runs": [(ramp.get("knee") or {}).get("offered") for ramp in measured],
+            "predicted": knee_p,
+            "error_steps": knee_steps,
+        },
         "relative_error_stated": prediction.cost.relative_error,
         "steps": per_step,
     }
+
+
+def run_to_run(groups: list[list[dict]]) -> dict:
+    """|ramp k / ramp 1 - 1| per step and figure, over every configuration ramped more than once:
+    how much the same flags differ on another start of the same server, minutes later."""
+    from loadtest.results import StepResult
+
+    spread: dict[str, list[float]] = {f: [] for f in FIGURES}
+    for ramps in groups:
+        runs = [[StepResult.model_validate(s) for s in ramp["steps"]] for ramp in ramps]
+        for other in runs[1:]:
+            for first, again in zip(runs[0], other, strict=False):
+                if not (first.valid and again.valid and first.ok_requests and again.ok_requests):
+                    continue
+                for name_ in FIGURES:
+                    a, b = figure(first, name_), figure(again, name_)
+                    if a and b:
+                        spread[name_].append(abs(b / a - 1))
+    return {f: {"median": statistics.median(v), "worst": max(v), "n": len(v)} for f, v in spread.items() if v}
 
 
 def overall(rows: list[dict]) -> dict:
@@ -255,6 +339,17 @@ def render(summary: dict) -> str:
             + f" | off by {o['knee_error_steps']['median']} step(s) median, "
             f"{o['knee_error_steps']['worst']} worst |"
         )
+        if "run_to_run" in result:
+            noise = result["run_to_run"]
+            lines.append(
+                f"| *same flags, another start (run-to-run, {result['repeats']} rounds)* | "
+                + " | ".join(
+                    f"{noise[f]['median']:.0%} / {noise[f]['worst']:.0%} (n={noise[f]['n']})"
+                    for f in FIGURES
+                    if f in noise
+                )
+                + " | |"
+            )
     return "\n".join(lines)
 
 
