@@ -152,20 +152,16 @@ def run_engine(
             file=sys.stderr,
             flush=True,
         )
+    servers = [*calibrations.values(), *targets.values()]  # each configuration's runs, one per round
     result = {
         "repeats": repeats,
         "calibration_flags": {k: v[0]["command"].render() for k, v in calibrations.items()},
         "targets": rows,
         "overall": overall(rows),
-        "probe_gflops": {
-            folder: r.get("probe_gflops")
-            for group in (*calibrations.values(), *targets.values())
-            for folder, r in ((r["folder"], r) for r in group)
-        },
+        "probe_gflops": {r["folder"]: r["probe_gflops"] for group in servers for r in group},
     }
     if repeats > 1:
-        runs = [*(v for v in calibrations.values()), *(v for v in targets.values())]
-        result["run_to_run"] = run_to_run([[r["ramp"] for r in group] for group in runs])
+        result["run_to_run"] = run_to_run([[r["ramp"] for r in group] for group in servers])
     return result
 
 
@@ -227,16 +223,26 @@ def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step
     }
 
 
-def compare(name: str, prediction, measured: list[dict], predict_s: float) -> dict:
-    """Predicted vs measured per step; with several measured ramps of the target, vs their mean."""
+def _steps(ramp: dict) -> list:
+    """A saved ramp's steps as StepResult (the figures advisor.perf.forecast.figure reads)."""
     from loadtest.results import StepResult
 
-    runs = [[StepResult.model_validate(s) for s in ramp["steps"]] for ramp in measured]
+    return [StepResult.model_validate(s) for s in ramp["steps"]]
+
+
+def _usable(step) -> bool:
+    """A step whose figures count: valid, with at least one successful request."""
+    return bool(step.valid and step.ok_requests)
+
+
+def compare(name: str, prediction, measured: list[dict], predict_s: float) -> dict:
+    """Predicted vs measured per step; with several measured ramps of the target, vs their mean."""
+    runs = [_steps(ramp) for ramp in measured]
     errors: dict[str, list[float]] = {f: [] for f in FIGURES}
     per_step = []
     for index, guess in enumerate(prediction.steps):
         reals = [steps[index] for steps in runs if index < len(steps)]
-        reals = [r for r in reals if r.valid and r.ok_requests]
+        reals = [r for r in reals if _usable(r)]
         if not reals:
             continue
         row = {"offered": reals[0].offered}
@@ -273,14 +279,12 @@ def compare(name: str, prediction, measured: list[dict], predict_s: float) -> di
 def run_to_run(groups: list[list[dict]]) -> dict:
     """|ramp k / ramp 1 - 1| per step and figure, over every configuration ramped more than once:
     how much the same flags differ on another start of the same server, minutes later."""
-    from loadtest.results import StepResult
-
     spread: dict[str, list[float]] = {f: [] for f in FIGURES}
     for ramps in groups:
-        runs = [[StepResult.model_validate(s) for s in ramp["steps"]] for ramp in ramps]
+        runs = [_steps(ramp) for ramp in ramps]
         for other in runs[1:]:
             for first, again in zip(runs[0], other, strict=False):
-                if not (first.valid and again.valid and first.ok_requests and again.ok_requests):
+                if not (_usable(first) and _usable(again)):
                     continue
                 for name_ in FIGURES:
                     a, b = figure(first, name_), figure(again, name_)
