@@ -364,6 +364,7 @@ def _forecast_from_prior(
     workload = request.workload
     if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
         return []
+    from advisor.perf.limits import engine_kind  # noqa: PLC0415 (with the prior, below)
     from advisor.perf.prior import (
         roofline_cost,  # numpy and the replay: only with request lengths
     )
@@ -371,8 +372,13 @@ def _forecast_from_prior(
     from advisor.triage_forecast import forecast_findings
 
     launch = deployment.launch
+    engine = _engine_of(collected.facts) or (engine_kind(collected.command) if collected.command else None)
     cost = roofline_cost(
-        deployment.model, deployment.gpu, tensor_parallel=launch.tensor_parallel_size, quantization=launch.quantization
+        deployment.model,
+        deployment.gpu,
+        tensor_parallel=launch.tensor_parallel_size,
+        quantization=launch.quantization,
+        engine=engine,
     )
     if cost is None:
         return []

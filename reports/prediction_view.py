@@ -43,6 +43,7 @@ _LABELS = {name: heading for name, heading, _, _ in FIGURES} | {"tpot_p50": "TPO
 _COST_TERMS = (
     ("base_s", "per engine step", "ms", 1e3),
     ("prefill_token_s", "per prompt token prefilled", "µs", 1e6),
+    ("prefill_seq_s", "per prompt chunk prefilled", "ms", 1e3),
     ("decode_seq_s", "per sequence decoded", "ms", 1e3),
     ("context_token_s", "per context token read", "µs", 1e6),
     ("overhead_s", "per request outside the engine", "ms", 1e3),

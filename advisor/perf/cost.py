@@ -7,6 +7,13 @@ per prompt token computed (prefill is compute-bound: FLOPs per token), per seque
 attention reads. BLIS/inference-sim fits the same four terms per GPU and model; vLLM's own
 scheduler keeps each iteration under `--max-num-batched-tokens`, which is what makes the
 prefill term bounded per step.
+
+A fifth term, per sequence prefilling in the step (one prompt chunk), is the fixed part of a
+prompt's computation: its own attention call, position and mask set-up, a logits row, Python
+bookkeeping. Without it a fit whose computed prompts all had about the same length cannot
+tell a chunk's fixed part from its per-token part, and extrapolates to longer prompts with
+the sum: on the bundled engine's CPU path, a fit on 30-80-token suffixes priced a 258-token
+uncached prompt at about twice its measured time (BENCHMARKS.md, predict_accuracy).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-FEATURES = ("base", "prefill_tokens", "decode_seqs", "context_tokens")
+FEATURES = ("base", "prefill_tokens", "prefill_seqs", "decode_seqs", "context_tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,13 +33,22 @@ class StepShape:
     prefill_tokens: int = 0  # prompt (or recompute) tokens whose KV this step computes, cache hits excluded
     decode_seqs: int = 0  # sequences that decode one token this step
     context_tokens: int = 0  # KV tokens the attention reads, summed over every scheduled sequence
+    prefill_seqs: int = 0  # sequences computing a prompt (or recompute) chunk this step
 
-    def features(self) -> tuple[float, float, float, float]:
-        return 1.0, float(self.prefill_tokens), float(self.decode_seqs), float(self.context_tokens)
+    def features(self) -> tuple[float, float, float, float, float]:
+        """In FEATURES order."""
+        return (
+            1.0,
+            float(self.prefill_tokens),
+            float(self.prefill_seqs),
+            float(self.decode_seqs),
+            float(self.context_tokens),
+        )
 
 
 class StepCost(BaseModel):
-    """step time = base_s + prefill_token_s·P + decode_seq_s·D + context_token_s·C (seconds).
+    """step time = base_s + prefill_token_s·P + prefill_seq_s·S + decode_seq_s·D + context_token_s·C
+    (seconds), S the sequences computing a prompt chunk in the step.
 
     `overhead_s` is per request and outside the engine: from the client's send to the engine
     seeing the request (HTTP, chat template, tokenisation) plus streaming the first token
@@ -45,6 +61,9 @@ class StepCost(BaseModel):
     prefill_token_s: float = Field(ge=0)
     decode_seq_s: float = Field(ge=0)
     context_token_s: float = Field(ge=0)
+    # Per prompt chunk (sequence prefilling in the step); 0 keeps the four-term form (a prior, or a
+    # cost written before the term existed).
+    prefill_seq_s: float = Field(default=0.0, ge=0)
     overhead_s: float = Field(default=0.0, ge=0)
     relative_error: float = Field(default=0.5, ge=0)
     source: str = ""
@@ -59,6 +78,7 @@ class StepCost(BaseModel):
         return (
             self._head(shape.decode_seqs)
             + self.prefill_token_s * shape.prefill_tokens
+            + self.prefill_seq_s * shape.prefill_seqs
             + self.context_token_s * shape.context_tokens
         )
 
@@ -76,9 +96,10 @@ class StepCost(BaseModel):
             return [
                 *(f"decode_curve_s[{i}]" for i in range(len(self.decode_knots))),
                 "prefill_token_s",
+                "prefill_seq_s",
                 "context_token_s",
             ]
-        return ["base_s", "prefill_token_s", "decode_seq_s", "context_token_s"]
+        return ["base_s", "prefill_token_s", "prefill_seq_s", "decode_seq_s", "context_token_s"]
 
     def feature_row(self, shape: StepShape) -> list[float]:
         """The step's features: step time = feature_row · the coefficients of columns()."""
@@ -86,6 +107,7 @@ class StepCost(BaseModel):
             return [
                 *hat_weights(self.decode_knots, shape.decode_seqs),
                 float(shape.prefill_tokens),
+                float(shape.prefill_seqs),
                 float(shape.context_tokens),
             ]
         return list(shape.features())
@@ -99,7 +121,8 @@ class StepCost(BaseModel):
                 update={
                     "decode_curve_s": [float(v) for v in engine[:count]],
                     "prefill_token_s": float(engine[count]),
-                    "context_token_s": float(engine[count + 1]),
+                    "prefill_seq_s": float(engine[count + 1]),
+                    "context_token_s": float(engine[count + 2]),
                     "overhead_s": float(overhead),
                 }
             )
@@ -113,9 +136,9 @@ class StepCost(BaseModel):
     def vector(self) -> list[float]:
         head = self.decode_curve_s if self.decode_knots else [self.base_s]
         tail = (
-            [self.prefill_token_s, self.context_token_s]
+            [self.prefill_token_s, self.prefill_seq_s, self.context_token_s]
             if self.decode_knots
-            else [self.prefill_token_s, self.decode_seq_s, self.context_token_s]
+            else [self.prefill_token_s, self.prefill_seq_s, self.decode_seq_s, self.context_token_s]
         )
         return [*head, *tail, self.overhead_s]
 
@@ -130,6 +153,7 @@ class StepCost(BaseModel):
             update={
                 "base_s": self.base_s * factor,
                 "prefill_token_s": self.prefill_token_s * factor,
+                "prefill_seq_s": self.prefill_seq_s * factor,
                 "decode_seq_s": self.decode_seq_s * factor,
                 "context_token_s": self.context_token_s * factor,
                 "overhead_s": self.overhead_s * factor,
@@ -145,7 +169,8 @@ class StepCost(BaseModel):
         else:
             head = f"step = {self.base_s * 1e3:.2f} ms + {self.decode_seq_s * 1e3:.3f} ms/decode seq"
         return (
-            f"{head} + {self.prefill_token_s * 1e6:.1f} µs/prompt token + "
+            f"{head} + {self.prefill_seq_s * 1e3:.2f} ms/prompt chunk + "
+            f"{self.prefill_token_s * 1e6:.1f} µs/prompt token + "
             f"{self.context_token_s * 1e6:.3f} µs/context token; "
             f"{self.overhead_s * 1e3:.1f} ms per request outside the engine (±{self.relative_error:.0%})"
         )

@@ -229,14 +229,15 @@ def _enough_blocks(plan: RampPlan, step: int, limits: SchedulerLimits, workload:
 
 def shape_of(out: SchedulerOutput) -> StepShape:
     """The cost-relevant shape of a scheduled iteration."""
-    prefill = decode = context = 0
+    prefill = chunks = decode = context = 0
     for s in out.scheduled:
         context += s.num_computed_tokens + s.num_new_tokens
         if s.num_new_tokens == 1 and s.samples:
             decode += 1
         else:
             prefill += s.num_new_tokens
-    return StepShape(prefill_tokens=prefill, decode_seqs=decode, context_tokens=context)
+            chunks += 1
+    return StepShape(prefill_tokens=prefill, decode_seqs=decode, context_tokens=context, prefill_seqs=chunks)
 
 
 def _reject_unschedulable(scheduler: Scheduler, live: dict, limits: SchedulerLimits) -> None:

@@ -1,7 +1,7 @@
 """The scheduler replay on cases small enough to compute by hand: every virtual time is exact.
 
 Cost in these tests: step = 1 s + 0.25 s per prompt token + 0.5 s per decode sequence
-(context reads free unless a test says otherwise), no overhead outside the engine. Streams
+(context reads and prompt chunks free unless a test says otherwise), no overhead outside the engine. Streams
 send once: the step is shorter than any request, so no stream sends a second one.
 """
 
@@ -115,3 +115,20 @@ def test_overhead_outside_the_engine_delays_arrival_and_counts_in_ttft():
     replay = replay_step(_plan(1), 0, _limits(), cost, _workload(prompt=10, output=1))
     record = replay.records(0, 0.0)[0]
     assert replay.requests[0].arrival == 0.2 and record.ttft_s == pytest.approx(3.7)
+
+
+def test_each_prompt_chunk_in_a_step_adds_the_per_chunk_cost():
+    cost = COST.model_copy(update={"prefill_seq_s": 2.0})
+    # chunks of 4, 4 and 2 tokens: (1 + 2 + 1) + (1 + 2 + 1) + (1 + 2 + 0.5) = 11.5 s; one decode 1.5 s
+    replay = replay_step(_plan(1), 0, _limits(max_num_batched_tokens=4), cost, _workload(prompt=10, output=2))
+    assert [s.shape.prefill_seqs for s in replay.steps] == [1, 1, 1, 0]
+    assert replay.requests[0].token_times == [11.5, 13.0]
+
+
+def test_two_prompts_in_one_step_pay_the_per_chunk_cost_twice():
+    cost = COST.model_copy(update={"prefill_seq_s": 2.0})
+    replay = replay_step(_plan(2), 0, _limits(), cost, _workload(prompt=4, output=2))
+    first, second = replay.requests
+    # one step with both 4-token prompts: 1 + 8 x 0.25 + 2 x 2 = 7 s; then two decodes: 1 + 2 x 0.5 = 2 s
+    assert [s.shape.prefill_seqs for s in replay.steps] == [2, 0]
+    assert first.token_times == [7.0, 9.0] and second.token_times == [7.0, 9.0]
