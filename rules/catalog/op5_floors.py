@@ -21,6 +21,9 @@ from rules.signals import fmt
 
 # From this batch on, per-sequence work (attention, sampling) can outgrow the weight reads.
 LARGE_BATCH = 8
+# A ramp step with one sequence running whose ITL p50 is at least this share of the batch's: the step costs
+# about the same alone as batched, so the batch is not where the time goes.
+FLAT_SHARE = 0.75
 # Below this the prefill floor is swamped by fixed per-request costs (tokenising, scheduling).
 MIN_PREFILL_FLOOR_S = 0.02
 FLOORS_DOC = "docs/triage.md#physical-floors"
@@ -36,7 +39,20 @@ def _over_floor(signal: signals.Signal, floor_s: float) -> Evidence:
     )
 
 
-def _decode_cause(facts: Facts, floor: floors.DecodeFloor) -> tuple[str, list[ConfigChange], list[str]]:
+def _itl_alone(facts: Facts) -> float | None:
+    """ITL p50 of the ramp's step that ran one sequence at a time (server running mean at most 1.5, or one
+    closed-loop stream when the ramp sampled no /metrics); None without such a step."""
+    if facts.loadtest is None:
+        return None
+    for step in facts.loadtest.valid_steps:
+        running = step.server_value("running_mean")
+        alone = running <= 1.5 if running else (step.offered_unit == "concurrency" and step.offered <= 1)
+        if alone and step.itl_s.p50:
+            return step.itl_s.p50
+    return None
+
+
+def _decode_cause(facts: Facts, floor: floors.DecodeFloor, itl_s: float) -> tuple[str, list[ConfigChange], list[str]]:
     """The likeliest reason a decode step runs far above its floor, most specific first."""
     if floor.tensor_parallel > 1 and floor.interconnect == "pcie":
         changes, _ = c.pcie_tp_changes(facts, "all-reduces over PCIe dominate every decode step")
@@ -53,6 +69,18 @@ def _decode_cause(facts: Facts, floor: floors.DecodeFloor) -> tuple[str, list[Co
             [
                 "Remove --enforce-eager unless a model or debugging need requires it (capture costs start-up time "
                 "and some memory; OP-1 reports how much)."
+            ],
+        )
+    alone = _itl_alone(facts)
+    if floor.batch >= LARGE_BATCH and alone is not None and alone >= FLAT_SHARE * itl_s:
+        return (
+            f"the ramp's one-stream step decoded at ITL p50 {fmt(alone, 3)} s, so a step costs about the same for "
+            f"one sequence as for {fmt(floor.batch)}: a fixed per-step overhead (scheduling, sampling, kernel "
+            "launches), not the batch",
+            [],
+            [
+                "Capping --max-num-seqs would not help: the step barely grows with the batch. Profile one step "
+                "(vLLM's --profiler-config / py-spy) for a CPU-bound server or launches a CUDA graph would replay."
             ],
         )
     if floor.batch >= LARGE_BATCH:
@@ -81,7 +109,7 @@ def _check_decode_floor(facts: Facts) -> list[Finding]:
     if floor is None or itl is None or itl.value <= floors.FAR_ABOVE * floor.step_s:
         return []
     times = floors.multiple(itl.value, floor.step_s)
-    cause, changes, actions = _decode_cause(facts, floor)
+    cause, changes, actions = _decode_cause(facts, floor, itl.value)
     p99 = signals.quantile(facts, c.ITL, "p99")
     over_slo = p99 is not None and p99.value > c.itl_slo(facts)
     # MEDIUM even over the ITL target: OP-5.4/OP-5.5 carry the violation, this finding its cause.
@@ -118,8 +146,9 @@ RULE_DECODE_FLOOR = Rule(
         why="A decode step cannot beat its memory traffic; far above it the GPU waits on something else. The cause "
         f"is named in order: tensor parallel over PCIe ({floors.ALLREDUCES_PER_LAYER} all-reduces per layer, "
         "each far slower than NCCL's best case when they go through host memory), --enforce-eager, a batch of "
-        f"{LARGE_BATCH}+ whose per-sequence work outgrows the weight reads, else per-step overhead outside the "
-        "GPU.",
+        f"{LARGE_BATCH}+ whose per-sequence work outgrows the weight reads (unless a ramp (--ramp) shows one "
+        f"sequence decoding at {FLAT_SHARE:.0%}+ of that ITL: then the step is fixed overhead), else per-step "
+        "overhead outside the GPU.",
         example="Llama-3.1-8B on one H100, 1 running: floor 4.8 ms, ITL p50 0.040 s = 8.3x -> look for eager mode "
         f"or a CPU-bound server, although 40 ms is under a {c.DEFAULT_ITL_SLO_S * 1e3:g} ms ITL target.",
         fix="Per cause: TP inside NVLink or replicas instead; drop --enforce-eager; cap the batch or FP8 KV; profile.",

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from rules.catalog import floors
 from rules.evaluate import evaluate
-from rules.facts import Facts, Hardware, MemoryFacts, MetricWindow, Workload
+from rules.facts import (
+    Facts,
+    Hardware,
+    LatencyPercentiles,
+    LoadStep,
+    LoadTestFacts,
+    MemoryFacts,
+    MetricWindow,
+    Workload,
+)
 from rules.model import Severity
 from tests.unit.rules.factories import (
     ITL_BUCKETS,
@@ -164,3 +173,31 @@ def test_no_floor_without_the_hardware():
     facts = live(running=1, itl={0.04: 5000})
     facts.model = llama8b()
     assert floors.decode_floor(facts) is None and "OP-5.13" not in _rules(facts)
+
+
+def _ramp_step(offered: float, itl_p50: float, running_mean: float | None) -> LoadStep:
+    return LoadStep(
+        offered=offered,
+        offered_unit="concurrency",
+        itl_s=LatencyPercentiles(p50=itl_p50),
+        server={"running_mean": running_mean} if running_mean is not None else {},
+    )
+
+
+def test_a_large_batch_whose_single_stream_step_is_as_slow_is_named_fixed_overhead_not_the_batch():
+    # As measured on an H100 (BENCHMARKS.md, "On a GPU"): the bundled engine on an 8B shape decoded at
+    # ITL p50 26 ms with one stream and 29-30 ms with 16-63 running; the floor is ~4.7 ms either way.
+    # The window's histogram reads p50 0.038 s; the ramp's one-stream step 0.030 s is 79 % of it.
+    facts = _on(live(running=63, itl={0.03: 5000}), h100())
+    facts.loadtest = LoadTestFacts(steps=[_ramp_step(1, 0.03, 1.0), _ramp_step(64, 0.042, 24.0)])
+    title = _rules(facts)["OP-5.13"][0].title
+    assert "fixed per-step overhead" in title and "0.03 s" in title
+    assert "per-sequence work" not in title
+
+
+def test_a_large_batch_with_a_fast_single_stream_step_keeps_the_batch_as_the_cause():
+    facts = _on(live(running=63, itl={0.03: 5000}), h100())
+    facts.loadtest = LoadTestFacts(steps=[_ramp_step(1, 0.008, None), _ramp_step(64, 0.03, None)])
+    assert "per-sequence work" in _rules(facts)["OP-5.13"][0].title
+    facts.loadtest = None  # no ramp: the batch size alone decides, as before
+    assert "per-sequence work" in _rules(facts)["OP-5.13"][0].title
