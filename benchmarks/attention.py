@@ -79,6 +79,14 @@ class BenchmarkError(Exception):
     user_facing = True
 
 
+def _servops_version() -> str:
+    """The installed servops version; a source tree run without `pip install` (a lent GPU machine) says so."""
+    try:
+        return importlib.metadata.version("servops")
+    except importlib.metadata.PackageNotFoundError:
+        return "source tree (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
@@ -124,7 +132,7 @@ def run(args: argparse.Namespace, command: str = "benchmarks/attention.py") -> B
             for context in _ints(args.context_lens):
                 cases += _bench_case(args, phase.strip(), batch, context, backends, dtype, device, copy_gbps)
     return BenchmarkResult(
-        servops_version=importlib.metadata.version("servops"),
+        servops_version=_servops_version(),
         created_at=datetime.now(timezone.utc).isoformat(),
         device=device.type,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",

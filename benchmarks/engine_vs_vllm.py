@@ -69,8 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vllm-flags", default="", help="extra flags for vLLM (e.g. --enforce-eager)")
     parser.add_argument("--bundled-env", default="", help="NAME=value assignments for the bundled engine's process")
     parser.add_argument("--only", choices=ENGINES, help="run one engine (to iterate on a change; no ratios)")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model dir or name both engines serve (default: the embedded SmolLM2); e.g. a "
+        "benchmarks.synthetic_model checkpoint on a GPU machine",
+    )
     args = parser.parse_args(argv)
-    if reason := vllm_unavailable_reason():
+    if args.only != "bundled" and (reason := vllm_unavailable_reason()):
         print(f"engine_vs_vllm: vLLM is the baseline and cannot start here: {reason}", file=sys.stderr)
         return 2
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
@@ -93,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {"vllm": "", "bundled": args.bundled_env}
     for engine in [args.only] if args.only else ENGINES:
         summary["engines"][engine] = run_engine(
-            engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, out / engine
+            engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, out / engine, args.model
         )
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
     if args.only:
@@ -105,11 +111,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_engine(
-    engine: str, flags: list[str], env: str, workloads: list[str], levels: list[float], step_s: float, folder: Path
+    engine: str,
+    flags: list[str],
+    env: str,
+    workloads: list[str],
+    levels: list[float],
+    step_s: float,
+    folder: Path,
+    model: str | None = None,
 ) -> dict:
     """Start one engine, ramp each workload on it, stop it; the per-step figures and the command."""
     folder.mkdir(parents=True, exist_ok=True)
-    command = start_command(engine, flags)
+    command = start_command(engine, flags, model)
     if env:
         command = parse_command(f"{env} {command.render()}", origin="server-args")
     print(f"[{engine}] starting {command.render()}", file=sys.stderr, flush=True)

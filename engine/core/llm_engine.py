@@ -84,16 +84,21 @@ class LLMEngine:
         torch.manual_seed(config.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(config.tokenizer or self.model_dir)
 
+        # vLLM checks the share it asks for against the memory free before it loads anything: checked
+        # after loading, our own weights would count as "used by other processes" and any model over
+        # (1 - utilization) of the card would refuse to start (an 8B model on an H100 did).
+        requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
+        if device.type == "cuda" and config.device_memory_gib is None:
+            _check_free_device_memory(device, requested, config.gpu_memory_utilization)
         load_start = time.monotonic()
         self.runner = ModelRunner(self.model_dir, hf_config, device, dtype, config.block_size, self.max_model_len)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # loading's temporaries (fused q/k/v, gate/up) stay reserved otherwise
         weights = self.runner.weights_bytes()
         logger.info(
             "Model loading took %s GiB memory and %.6f seconds", format_gib(weights), time.monotonic() - load_start
         )
 
-        requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
-        if device.type == "cuda" and config.device_memory_gib is None:
-            _check_free_device_memory(device, requested, config.gpu_memory_utilization)
         activation = estimate_activation_bytes(
             hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs, self.max_model_len
         )
