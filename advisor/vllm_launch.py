@@ -18,10 +18,12 @@ import shutil
 from pathlib import Path
 
 from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.cpu_features import has_bf16_arithmetic
 from advisor.errors import UserError
 
 __all__ = [
     "CPU_KV_SPACE_ENV",
+    "CPU_NO_BF16_DTYPE",
     "DEFAULT_CPU_KV_SPACE_GIB",
     "VLLM_SERVE_MODULE",
     "find_vllm_python",
@@ -41,6 +43,11 @@ VLLM_SERVE_MODULE = "vllm.entrypoints.openai.api_server"
 # (0.92) of the NUMA node's memory and refuses to start when less than that is free.
 CPU_KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
 DEFAULT_CPU_KV_SPACE_GIB = 1
+# vLLM's CPU backend keeps a bf16 checkpoint in bf16 whatever the CPU (platforms/cpu.py lists
+# bf16 as supported on every x86 CPU). Without AVX512-BF16 or AMX, bf16 matrix products fall
+# back to emulation: 30x slower than float32 on one core here (docs/vllm.md). So where the CPU
+# cannot compute in bf16, the reference command asks for this dtype unless the flags name one.
+CPU_NO_BF16_DTYPE = "float32"
 # Nothing may be downloaded: the model is a local directory, and usage stats stay home.
 VLLM_OFFLINE_ENV: dict[str, str] = {
     "HF_HUB_OFFLINE": "1",
@@ -119,7 +126,8 @@ def reference_command(
     embedded SmolLM2 (converted once by the bundled engine) or a local model directory.
 
     The KV space is set on CPU only (a CUDA vLLM sizes from --gpu-memory-utilization); a
-    --kv-cache-memory-bytes in `flags` takes its place, as it does in vLLM.
+    --kv-cache-memory-bytes in `flags` takes its place, as it does in vLLM. On a CPU without
+    bf16 arithmetic, `--dtype float32` is added unless `flags` choose a dtype (CPU_NO_BF16_DTYPE).
     """
     reason = vllm_unavailable_reason()
     if reason:
@@ -129,8 +137,11 @@ def reference_command(
     if "--served-model-name" not in flags:
         words += ["--served-model-name", served_model_name or default_name]
     env = {}
-    if _is_cpu() and "--kv-cache-memory-bytes" not in flags:
+    named = {word.split("=", 1)[0] for word in flags}
+    if _is_cpu() and "--kv-cache-memory-bytes" not in named:
         env[CPU_KV_SPACE_ENV] = str(kv_space_gib or DEFAULT_CPU_KV_SPACE_GIB)
+    if _is_cpu() and "--dtype" not in named and not has_bf16_arithmetic():
+        words += ["--dtype", CPU_NO_BF16_DTYPE]
     command = parse_command(shlex.join([*words, *flags]))
     return command.model_copy(update={"env": env})
 

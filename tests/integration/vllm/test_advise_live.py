@@ -33,6 +33,8 @@ def test_advise_predicts_the_live_servers_kv_tokens_and_concurrency(vllm_serving
         "cpu",
         "--cpu-kvcache-space-gib",
         space_gib,
+        # the dtype the server runs in (float32 where the CPU has no bf16 arithmetic; vllm_launch)
+        *(["--dtype", vllm_serving.command.flags["--dtype"]] if "--dtype" in vllm_serving.command.flags else []),
         "--json",
         "-",
         timeout_s=120,

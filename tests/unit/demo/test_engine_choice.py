@@ -71,6 +71,23 @@ def test_demo_engine_vllm_sets_the_cpu_kv_space_in_the_command_env(vllm_python, 
     assert launch_env(command)["VLLM_CPU_KVCACHE_SPACE"] == "1"
 
 
+@pytest.mark.parametrize(("cpu_has_bf16", "dtype"), [(True, None), (False, "float32")])
+def test_vllm_on_cpu_runs_float32_where_the_cpu_has_no_bf16_arithmetic(
+    vllm_python, model_dir, monkeypatch, cpu_has_bf16, dtype
+):
+    monkeypatch.setattr(vllm_launch, "has_bf16_arithmetic", lambda: cpu_has_bf16)
+    command = vllm_launch.reference_command(["--max-num-seqs", "4"], str(model_dir))
+    assert command.flags.get("--dtype") == dtype
+
+
+@pytest.mark.parametrize("chosen", [["--dtype", "bfloat16"], ["--dtype=bfloat16"]])
+def test_vllm_dtype_named_in_the_flags_is_kept_on_a_cpu_without_bf16(vllm_python, model_dir, monkeypatch, chosen):
+    monkeypatch.setattr(vllm_launch, "has_bf16_arithmetic", lambda: False)
+    command = vllm_launch.reference_command(chosen, str(model_dir))
+    assert command.flags["--dtype"] == "bfloat16"
+    assert sum(word.split("=", 1)[0] == "--dtype" for word in launch_words(command)) == 1
+
+
 def test_demo_engine_vllm_starts_from_the_poor_flags_without_bundled_only_ones(vllm_python, model_dir):
     command = _demo_command("--engine", "vllm", "--model", str(model_dir))
     assert command.flags["--max-num-seqs"] == "1" and command.flags["--max-model-len"] == "2048"
