@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from advisor.collect.server_args import ServeCommand
+from advisor.cpu_features import BF16_ARITHMETIC_FLAGS, cpu_flags
 from advisor.launch import EngineProcess, display_command
 from advisor.vllm_launch import reference_command, vllm_unavailable_reason
+from tests.helpers import load_trace, machine_state
 from tests.integration.server.prom import samples
 
 # Served name used by every test server (short, so metric labels stay readable).
@@ -138,7 +140,8 @@ class _Background:
             return None
         self.thread.join(timeout_s)
         if self.thread.is_alive():
-            raise TimeoutError(f"{self.what} still running after {timeout_s:g} s")
+            state = machine_state.snapshot(self.thread)
+            raise TimeoutError(f"{self.what} still running after {timeout_s:g} s\n{state}")
         if "error" in self.box:
             raise self.box["error"]
         return self.box.get("result")
@@ -159,17 +162,44 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
     time.sleep(interval_s)
     after = server.metrics_text()
     log_text = server.log_text()
+    try:
+        during_result = background.result(DURING_MAX_S)
+    except TimeoutError as exc:
+        raise TimeoutError(f"({name}) {exc}\n{diagnosis(server)}") from None
     return Situation(
         name=name,
         metrics_before=before,
         metrics_after=after,
         log_text=log_text,
         interval_s=interval_s,
-        notes={"during": background.result(DURING_MAX_S)},
+        notes={"during": during_result},
     )
 
 
-# Upper bound on the work beside a situation's scrapes (two live triages take ~10 s here).
+def diagnosis(server: VllmServer, lines: int = 4) -> str:
+    """What a failure message needs to tell a slow vLLM from a broken test: the CPU's bf16 flags,
+    the dtype vLLM runs in, the cores it bound its engine to, and its last throughput lines."""
+    flags = " ".join(sorted(cpu_flags() & (BF16_ARITHMETIC_FLAGS | {"avx2", "avx512f"}))) or "none"
+    dtype = server.command.flags.get("--dtype", "auto (the checkpoint's)")
+    log = server.log_text().splitlines()
+    binding = [line for line in log if any(mark in line for mark in _BINDING_MARKS)]
+    engine = [line for line in log if "Avg prompt throughput" in line][-lines:]
+    return (
+        f"CPU flags: {flags}; vLLM --dtype {dtype}; its CPU binding:\n"
+        + "\n".join(binding)
+        + "\nits last throughput lines:\n"
+        + "\n".join(engine)
+    )
+
+
+# vLLM's log lines that say which cores its engine threads were bound to and which it left free
+# (vllm/utils/ompmultiprocessing.py): on a 2-core box, whether the test's processes share the
+# engine's core.
+_BINDING_MARKS = ("core ids=", "reserved_cpus=", "reserved CPU core number")
+
+
+# Upper bound on the work beside a situation's scrapes (the two live triages, run side by side,
+# take ~12 s here; each is bounded on its own by its caller).
 DURING_MAX_S = 240.0
 # Default step of a ramp used as load; situations that must outlast live triages use held_streams.
 LOAD_STEP_S = 45.0
@@ -216,20 +246,33 @@ def under_ramp_load(
         "--json",
         str(ramp_json),
     ]
-    ramp = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Output into a file, not a pipe: nobody reads a pipe while the scrapes and `during` run, and a
+    # ramp that filled one would stall on its next progress line.
+    ramp_log = out_dir / f"{name}-ramp.log"
+    with open(ramp_log, "w") as log_file:
+        ramp = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
     try:
         time.sleep(settle_s)
         situation = _observe(server, name, interval_s, during)
-        output, _ = ramp.communicate(timeout=step_s + 120)
+        ramp.wait(timeout=step_s + 120)
     finally:
         if ramp.poll() is None:
             ramp.kill()
             ramp.wait(30)
-    if ramp.returncode != 0:
-        raise RuntimeError(f"servops ramp exited {ramp.returncode}: {output[-2000:]}")
+    output = ramp_log.read_text(errors="replace")
+    print(f"[{name}] servops ramp exited {ramp.returncode}: {output[-600:]}", file=sys.stderr, flush=True)
+    if not ramp_json.is_file():
+        raise RuntimeError(
+            f"servops ramp exited {ramp.returncode} with no JSON: {output[-2000:]}\n{diagnosis(server)}\n"
+            f"{machine_state.snapshot()}"
+        )
+    # Exit 2 with a JSON is a ramp whose every request was still in flight at the end of the step
+    # on a slow vLLM: the load still happened and the scrapes saw it, so the situation stands, and
+    # the ramp's own verdict goes into the notes for the test to read.
     situation.client_concurrency = concurrency
     situation.ramp = json.loads(ramp_json.read_text())
     situation.notes["ramp_output"] = output[-3000:]
+    situation.notes["ramp_exit"] = ramp.returncode
     return situation
 
 
@@ -247,6 +290,11 @@ HELD_LOAD_MAX_S = 300.0
 STOP_GRACE_S = 30.0
 # Seconds to wait for the first finished requests under a held load before giving up with the log.
 STEADY_STATE_MAX_S = 180.0
+# A held load holds when vLLM runs at least this share of the client's connections on average over
+# the observation (4 streams here: 3-4; 32: 28-32; seen 2 of 4 with two CPU burners beside it).
+HELD_SHARE = 0.5
+# Observations of one held situation before its failure to hold is reported.
+OBSERVE_ATTEMPTS = 3
 
 
 def held_streams(
@@ -278,7 +326,7 @@ def held_streams(
     )
     try:
         _wait_for_steady_state(server, completed_before, connections, counts)
-        situation = _observe(server, name, interval_s, during)
+        situation = _observe_held(server, name, interval_s, during, connections, counts)
     except BaseException:
         stop.set()
         with contextlib.suppress(Exception):  # the first failure is the one to report
@@ -289,6 +337,32 @@ def held_streams(
     situation.client_concurrency = concurrency
     situation.notes.update({k: v for k, v in counts.items() if k != "last_error"})
     return situation
+
+
+def _observe_held(
+    server: VllmServer, name: str, interval_s: float, during: During | None, connections: int, counts: dict
+) -> Situation:
+    """The observation under a held load, traced; observed again (at most OBSERVE_ATTEMPTS times in
+    all) while vLLM ran fewer than HELD_SHARE of the held connections on average, so the situation
+    the tests judge is the one they asked for. The trace's summary goes into the situation's notes
+    (`load`) for the tests' own messages."""
+    wanted = HELD_SHARE * connections
+    summaries = []
+    for attempt in range(1, OBSERVE_ATTEMPTS + 1):
+        with load_trace.LoadTrace(server.metrics_text, counts) as trace:
+            situation = _observe(server, name, interval_s, during)
+        summaries.append(f"attempt {attempt}: {trace.summary()}")
+        if trace.held(wanted):
+            situation.notes["load"] = summaries[-1]
+            return situation
+        if attempt < OBSERVE_ATTEMPTS:
+            print(f"[{name}] the load did not hold, observing again; {summaries[-1]}", file=sys.stderr, flush=True)
+    raise RuntimeError(
+        f"({name}) the held load never held: vLLM ran fewer than {wanted:g} requests on average while the client "
+        f"held {connections} connections, in each of {OBSERVE_ATTEMPTS} observations\n"
+        + "\n".join(summaries)
+        + f"\n{diagnosis(server)}\n{machine_state.snapshot()}"
+    )
 
 
 def client_pool_overload(
