@@ -58,6 +58,7 @@ class CliChild:
 
     def _overrun(self, timeout_s: float) -> str:
         state = machine_state.snapshot()  # before the signals change it
+        where_time_went = machine_state.starvation(self.process.pid)
         self.process.send_signal(signal.SIGABRT)
         fate = "printed its stack on SIGABRT"
         try:
@@ -69,9 +70,10 @@ class CliChild:
                 self.process.wait(SIGNAL_GRACE_S)
             except subprocess.TimeoutExpired:
                 fate = "could not be reaped even after SIGKILL (stuck in the kernel)"
+        # The verdict comes last: a CI log is often read from its tail.
         return (
             f"servops {self.args[0]} still running after {timeout_s:g} s; it {fate}; its stderr:\n"
-            f"{self._read('stderr')[-3000:]}\n{state}"
+            f"{self._read('stderr')[-3000:]}\n{state}\nthe overrunning child, {where_time_went}"
         )
 
     def _read(self, name: str) -> str:

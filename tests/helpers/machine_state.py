@@ -20,7 +20,7 @@ from pathlib import Path
 _PROC = Path("/proc")
 _MEMINFO_KEYS = ("MemTotal", "MemAvailable", "Shmem", "Dirty")
 _STATES = {
-    "R": "running",
+    "R": "runnable",
     "S": "sleeping",
     "D": "uninterruptible (kernel I/O or reclaim)",
     "Z": "zombie",
@@ -95,9 +95,12 @@ def _children(pid: int, depth: int = 0) -> list[str]:
         age_s = _uptime_s() - started / os.sysconf("SC_CLK_TCK")
         command = _read(_PROC / str(child) / "cmdline").replace("\0", " ")[:140]
         wchan = _read(_PROC / str(child) / "wchan", "?") or "-"
+        waited = cpu_wait_s(child)
+        queued = f", waited {waited:.1f} s for a CPU" if waited is not None else ""
         lines.append(
             f"{'  ' * depth}pid {child} {_STATES.get(state, state)}, up {age_s:.0f} s, "
-            f"CPU {_cpu_seconds(fields):.1f} s, RSS {_rss_mib(child)} MiB, waits in {wchan}: {command}"
+            f"CPU {_cpu_seconds(fields):.1f} s{queued}, {priority(child)}, RSS {_rss_mib(child)} MiB, "
+            f"waits in {wchan}: {command}"
         )
         lines += _children(child, depth + 1)
     return lines or (["(none)"] if depth == 0 else [])
@@ -106,6 +109,55 @@ def _children(pid: int, depth: int = 0) -> list[str]:
 def _stat_fields(pid: int) -> list[str]:
     """/proc/PID/stat's fields after the command name (which may hold spaces); empty once it is gone."""
     return _read(_PROC / str(pid) / "stat").rsplit(")", 1)[-1].split()
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds the process has used so far (None once it is gone)."""
+    fields = _stat_fields(pid)
+    return _cpu_seconds(fields) if fields else None
+
+
+def cpu_wait_s(pid: int) -> float | None:
+    """Seconds the process's live threads have spent runnable but waiting for a CPU (the run
+    delay in /proc/PID/task/TID/schedstat; None without schedstats): beside its CPU seconds it
+    tells a process starved of CPU (long wait) from one that slept or blocked (short wait)."""
+    waits = []
+    for task in (_PROC / str(pid) / "task").glob("*"):
+        fields = _read(task / "schedstat").split()
+        if len(fields) == 3 and fields[1].isdigit():
+            waits.append(int(fields[1]) / 1e9)
+    return sum(waits) if waits else None
+
+
+def priority(pid: int) -> str:
+    """Its nice value and, where the kernel groups sessions (autogroup), its session group's:
+    with autogroup on, CPU time is shared between sessions first, so a process's own nice only
+    ranks it inside its session."""
+    fields = _stat_fields(pid)
+    nice = f"nice {fields[16]}" if len(fields) > 16 else "nice ?"
+    group = _read(_PROC / str(pid) / "autogroup")
+    return f"{nice} ({group})" if group else nice
+
+
+def starvation(pid: int) -> str:
+    """One line on where a process's time went since it started: on a CPU, waiting for one, or
+    neither (asleep or blocked, which its stack shows)."""
+    fields = _stat_fields(pid)
+    if not fields:
+        return f"pid {pid} is gone"
+    age_s = _uptime_s() - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    used_s, waited = _cpu_seconds(fields), cpu_wait_s(pid)
+    if waited is None:
+        return f"pid {pid}: CPU {used_s:.1f} s in its {age_s:.0f} s; no schedstats to say how long it waited for a CPU"
+    asleep_s = max(0.0, age_s - used_s - waited)
+    if waited >= asleep_s:
+        cause = "mostly waiting for a CPU: starved by the processes that had them"
+    else:
+        cause = "mostly asleep or blocked, not kept from a CPU (its stack says on what)"
+    return (
+        f"pid {pid}: in its {age_s:.0f} s, CPU {used_s:.1f} s, waiting for a CPU {waited:.1f} s, "
+        f"neither {asleep_s:.1f} s: {cause}"
+    )
 
 
 def _cpu_seconds(fields: list[str]) -> float:
@@ -160,16 +212,33 @@ def process_cpu_seconds() -> dict[int, tuple[str, float]]:
     """CPU seconds used so far by this process and each of its descendants, with a short name:
     differences over a window say which of them had the CPUs."""
     used: dict[int, tuple[str, float]] = {}
-    pending = [os.getpid()]
-    while pending:
-        current = pending.pop()
+    for current in process_tree(os.getpid()):
         fields = _stat_fields(current)
         if fields:
             words = _read(_PROC / str(current) / "cmdline").split("\0")
             name = " ".join(" ".join(word.rsplit("/", 1)[-1] for word in words[:4]).split())[:60] or "?"
             used[current] = (name, _cpu_seconds(fields))
-            pending += _child_pids(current)
     return used
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every live descendant of it."""
+    tree, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        tree.append(current)
+        pending += _child_pids(current)
+    return tree
+
+
+def thread_nices(pid: int) -> dict[int, int]:
+    """The nice value of each live thread of a process (nice is per thread on Linux)."""
+    nices = {}
+    for task in (_PROC / str(pid) / "task").glob("*"):
+        fields = _read(task / "stat").rsplit(")", 1)[-1].split()
+        if len(fields) > 16:
+            nices[int(task.name)] = int(fields[16])
+    return nices
 
 
 def _uptime_s() -> float:

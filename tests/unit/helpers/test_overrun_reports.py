@@ -5,6 +5,7 @@ These guard the failure messages of the vLLM tier, which only a slow CI box ever
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import threading
@@ -65,3 +66,48 @@ def test_close_ends_a_child_still_running_and_removes_its_output() -> None:
         child.close()
         child.close()  # idempotent
     assert child.process.returncode is not None and not child.folder.exists()
+
+
+def _fake_proc(root: Path, pid: int, *, age_s: float, cpu_s: float, waited_s: float | None) -> None:
+    """A /proc with one process `age_s` old that used `cpu_s` and waited `waited_s` for a CPU."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    (root / "uptime").write_text("1000.00 1900.00\n")
+    task = root / str(pid) / "task" / str(pid)
+    task.mkdir(parents=True)
+    # stat after "(comm)": state, then fields 4..22; utime is index 11, nice 16, starttime 19
+    fields = ["R", *["0"] * 19]
+    fields[11] = str(round(cpu_s * ticks))
+    fields[16] = "0"
+    fields[19] = str(round((1000.0 - age_s) * ticks))
+    (root / str(pid) / "stat").write_text(f"{pid} (python) {' '.join(fields)}\n")
+    if waited_s is not None:
+        (task / "schedstat").write_text(f"{round(cpu_s * 1e9)} {round(waited_s * 1e9)} 42\n")
+
+
+@pytest.mark.parametrize(
+    ("waited_s", "verdict"),
+    [
+        (170.0, "mostly waiting for a CPU: starved"),
+        (0.2, "mostly asleep or blocked"),
+        (None, "no schedstats"),
+    ],
+)
+def test_starvation_tells_a_process_kept_from_the_cpu_from_one_asleep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, waited_s: float | None, verdict: str
+) -> None:
+    # CI's overrun: a triage child 180 s old with 0.3 CPU seconds, in state R when looked at
+    _fake_proc(tmp_path, 4070, age_s=180.0, cpu_s=0.3, waited_s=waited_s)
+    monkeypatch.setattr(machine_state, "_PROC", tmp_path)
+    line = machine_state.starvation(4070)
+    assert verdict in line and "pid 4070" in line and "180 s" in line
+    if waited_s is not None:
+        assert f"waiting for a CPU {waited_s:.1f} s" in line
+
+
+def test_this_process_reports_its_cpu_wait_priority_and_threads() -> None:
+    waited = machine_state.cpu_wait_s(os.getpid())
+    assert waited is None or waited >= 0.0  # None only on a kernel without schedstats
+    assert machine_state.priority(os.getpid()).startswith(f"nice {os.getpriority(os.PRIO_PROCESS, 0)}")
+    nices = machine_state.thread_nices(os.getpid())
+    assert threading.get_native_id() in nices
+    assert os.getpid() in machine_state.process_tree(os.getpid())
