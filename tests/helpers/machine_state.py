@@ -106,9 +106,10 @@ def _children(pid: int, depth: int = 0) -> list[str]:
     return lines or (["(none)"] if depth == 0 else [])
 
 
-def _stat_fields(pid: int) -> list[str]:
-    """/proc/PID/stat's fields after the command name (which may hold spaces); empty once it is gone."""
-    return _read(_PROC / str(pid) / "stat").rsplit(")", 1)[-1].split()
+def _stat_fields(pid: int, task: Path | None = None) -> list[str]:
+    """/proc/PID/stat's fields after the command name (which may hold spaces), or those of one
+    thread's `task` folder; empty once it is gone."""
+    return _read((task or _PROC / str(pid)) / "stat").rsplit(")", 1)[-1].split()
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -235,7 +236,7 @@ def thread_nices(pid: int) -> dict[int, int]:
     """The nice value of each live thread of a process (nice is per thread on Linux)."""
     nices = {}
     for task in (_PROC / str(pid) / "task").glob("*"):
-        fields = _read(task / "stat").rsplit(")", 1)[-1].split()
+        fields = _stat_fields(pid, task)
         if len(fields) > 16:
             nices[int(task.name)] = int(fields[16])
     return nices
