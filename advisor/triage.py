@@ -372,7 +372,7 @@ def _forecast_from_prior(
     from advisor.triage_forecast import forecast_findings
 
     launch = deployment.launch
-    engine = _engine_of(collected.facts) or (engine_kind(collected.command) if collected.command else None)
+    engine = engine_kind(collected.command or ServeCommand(), _engine_of(collected.facts))
     cost = roofline_cost(
         deployment.model,
         deployment.gpu,

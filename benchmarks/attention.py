@@ -23,7 +23,6 @@ On CPU the default is the torch path only; Triton runs on CPU only under the int
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import math
 import os
 import platform
@@ -38,6 +37,7 @@ import torch.nn.functional as F
 from pydantic import BaseModel
 
 from kernels import torch_ref
+from loadtest.results import servops_version
 
 BACKENDS = ("torch", "triton", "sdpa_dense")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -77,14 +77,6 @@ class BenchmarkResult(BaseModel):
 
 class BenchmarkError(Exception):
     user_facing = True
-
-
-def _servops_version() -> str:
-    """The installed servops version; a source tree run without `pip install` (a lent GPU machine) says so."""
-    try:
-        return importlib.metadata.version("servops")
-    except importlib.metadata.PackageNotFoundError:
-        return "source tree (not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +124,7 @@ def run(args: argparse.Namespace, command: str = "benchmarks/attention.py") -> B
             for context in _ints(args.context_lens):
                 cases += _bench_case(args, phase.strip(), batch, context, backends, dtype, device, copy_gbps)
     return BenchmarkResult(
-        servops_version=_servops_version(),
+        servops_version=servops_version(),  # a source tree without `pip install` (a lent GPU) too
         created_at=datetime.now(timezone.utc).isoformat(),
         device=device.type,
         device_name=torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",

@@ -156,7 +156,7 @@ def _fixed_point(
     limits: SchedulerLimits,
     workload: ReplayWorkload,
     cost: StepCost,
-    chunk_term: bool = True,
+    chunk_term: bool,
 ) -> tuple[StepCost, int, bool, list[int]]:
     """Replay with `cost`, solve for its coefficients, repeat until they stop moving.
 
@@ -278,7 +278,7 @@ def _rows(ramp: MeasuredRamp, step: StepResult, replay: StepReplay, cost: StepCo
     return rows, targets, used
 
 
-def _ridge(cost: StepCost, chunk_term: bool = True) -> np.ndarray:
+def _ridge(cost: StepCost, chunk_term: bool) -> np.ndarray:
     """The ridge weight of each column of `cost` (columns(), then the overhead); infinite for a
     column held out of the fit (it keeps its value, 0)."""
     weights = {"prefill_seq_s": 1.0 if chunk_term else math.inf}
