@@ -25,7 +25,7 @@ from pathlib import Path
 from tests.helpers import cli_child, machine_state
 from tests.helpers import vllm_situations as vs
 from tests.integration.server.prom import value
-from tests.integration.vllm.test_triage_live import live_triage_args
+from tests.integration.vllm.test_triage_live import TRIAGE_TIMEOUT_S, live_triage_args
 
 GENERATED = "vllm:generation_tokens_total"
 # How often a running triage child's run delay is read (its last reading before it exits counts).
@@ -41,7 +41,7 @@ def triage_children(server: vs.VllmServer, folder: Path, count: int, label: str)
             child = cli_child.start(*live_triage_args(server, folder / f"{label}-{index}.json", vs.SCRAPE_INTERVAL_S))
             cpu_s = waited_s = 0.0
             try:
-                while child.process.poll() is None and time.monotonic() - child.started < 180:
+                while child.process.poll() is None and time.monotonic() - child.started < TRIAGE_TIMEOUT_S:
                     cpu_s = machine_state.cpu_seconds(child.process.pid) or cpu_s
                     waited_s = machine_state.cpu_wait_s(child.process.pid) or waited_s
                     time.sleep(POLL_S)

@@ -91,8 +91,7 @@ def _children(pid: int, depth: int = 0) -> list[str]:
         fields = _stat_fields(child)
         if not fields:
             continue
-        state, started = fields[0], int(fields[19])
-        age_s = _uptime_s() - started / os.sysconf("SC_CLK_TCK")
+        state, age_s = fields[0], _age_s(fields)
         command = _read(_PROC / str(child) / "cmdline").replace("\0", " ")[:140]
         wchan = _read(_PROC / str(child) / "wchan", "?") or "-"
         waited = cpu_wait_s(child)
@@ -146,7 +145,7 @@ def starvation(pid: int) -> str:
     fields = _stat_fields(pid)
     if not fields:
         return f"pid {pid} is gone"
-    age_s = _uptime_s() - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    age_s = _age_s(fields)
     used_s, waited = _cpu_seconds(fields), cpu_wait_s(pid)
     if waited is None:
         return f"pid {pid}: CPU {used_s:.1f} s in its {age_s:.0f} s; no schedstats to say how long it waited for a CPU"
@@ -240,6 +239,11 @@ def thread_nices(pid: int) -> dict[int, int]:
         if len(fields) > 16:
             nices[int(task.name)] = int(fields[16])
     return nices
+
+
+def _age_s(fields: list[str]) -> float:
+    """Seconds since the process started, from _stat_fields (its start time, in clock ticks after boot)."""
+    return _uptime_s() - int(fields[19]) / os.sysconf("SC_CLK_TCK")
 
 
 def _uptime_s() -> float:

@@ -211,7 +211,7 @@ def _observe(server: VllmServer, name: str, interval_s: float, during: During | 
 def diagnosis(server: VllmServer, lines: int = 4) -> str:
     """What a failure message needs to tell a slow vLLM from a broken test: the CPU's bf16 flags,
     the dtype vLLM runs in, the cores it bound its engine to, and its last throughput lines."""
-    flags = " ".join(sorted(cpu_flags() & (BF16_ARITHMETIC_FLAGS | {"avx2", "avx512f"}))) or "none"
+    flags = " ".join(sorted(cpu_flags() & SPEED_CPU_FLAGS)) or "none"
     dtype = server.command.flags.get("--dtype", "auto (the checkpoint's)")
     log = server.log_text().splitlines()
     binding = [line for line in log if any(mark in line for mark in _BINDING_MARKS)]
@@ -223,6 +223,11 @@ def diagnosis(server: VllmServer, lines: int = 4) -> str:
         + "\n".join(engine)
     )
 
+
+# The CPU flags that decide vLLM's CPU speed here: its AVX2 or AVX512 kernels, and bf16 arithmetic
+# (without it a bf16 model runs float32, advisor.vllm_launch). Failure messages and the recorded
+# corpus's metadata name these.
+SPEED_CPU_FLAGS = BF16_ARITHMETIC_FLAGS | {"avx2", "avx512f"}
 
 # vLLM's log lines that say which cores its engine threads were bound to and which it left free
 # (vllm/utils/ompmultiprocessing.py): on a 2-core box, whether the test's processes share the
