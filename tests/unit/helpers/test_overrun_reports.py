@@ -43,9 +43,11 @@ def test_snapshot_lists_a_running_child_and_where_a_thread_waits() -> None:
     waiter = threading.Thread(target=release.wait, name="waiter", daemon=True)
     waiter.start()
     child = subprocess.Popen(["sleep", "30"])
-    cmdline = Path(f"/proc/{child.pid}/cmdline")
+    stat = Path(f"/proc/{child.pid}/stat")
     deadline = time.monotonic() + 10
-    while b"sleep" not in cmdline.read_bytes() and time.monotonic() < deadline:  # until it has exec'd
+    # until it sleeps in its nanosleep: right after exec its cmdline already reads "sleep 30" while
+    # the loader still runs it (state R), which made this test fail about one run in ten
+    while stat.read_text().rsplit(")", 1)[-1].split()[0] != "S" and time.monotonic() < deadline:
         time.sleep(0.01)
     try:
         text = machine_state.snapshot(waiter)
