@@ -88,11 +88,18 @@ def summarize(rounds: list[dict]) -> dict:
     return {"by_nice": by_nice, "nice19_over_nice0": ratios}
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a count of 0 would measure nothing)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--rounds", type=int, default=2, help="pairs of (nice 0, nice 19) observations (default 2)")
-    parser.add_argument("--streams", type=int, default=32, help="held openai streams (default 32: saturated)")
-    parser.add_argument("--triages", type=int, default=2, help="live triage children per observation (default 2)")
+    parser.add_argument("--rounds", type=_positive, default=2, help="(nice 0, nice 19) pairs (default 2)")
+    parser.add_argument("--streams", type=_positive, default=32, help="held openai streams (default 32: saturated)")
+    parser.add_argument("--triages", type=_positive, default=2, help="live triage children per observation (default 2)")
     parser.add_argument("--out", type=Path, default=Path("bench-out/harness-priority"), help="folder for vLLM's log")
     parser.add_argument("--json", type=Path, help="write the rounds and the summary here")
     args = parser.parse_args(argv)
