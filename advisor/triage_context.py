@@ -12,12 +12,14 @@ from __future__ import annotations
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.memory import estimate_memory
+from advisor.memory_terms import GIB, blocks_per_request
 from advisor.modelspec import ModelSpec, active_params, resolve_model
 from advisor.predict import Deployment, MeasuredPool, launch_from_config
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
 
 ENGINE_DEFAULT_UTIL = 0.92  # the bundled engine's and vLLM ≥0.20's default
+LOGGED_GIB_ROUNDING = 0.005  # vLLM logs memory as {:.2f} GiB
 
 
 def gpu_spec_for(request, facts: Facts) -> GpuSpec | None:
@@ -138,8 +140,32 @@ def resolve_deployment(request, facts: Facts) -> tuple[Deployment | None, list[s
     launch = launch_from_config(facts.config, ENGINE_DEFAULT_UTIL if is_engine else None)
     measured = None
     if facts.memory is not None and facts.memory.source == "startup_log":
-        measured = facts.memory.available_kv_gib
+        measured = _logged_pool_gib(Deployment(model=spec, gpu=gpu, launch=launch), facts.memory)
     return Deployment(model=spec, gpu=gpu, launch=launch, measured_kv_pool_gib=measured), notes
+
+
+def _logged_pool_gib(deployment: Deployment, memory: MemoryFacts) -> float | None:
+    """The KV pool the startup log measured, as finely as the log pins it.
+
+    vLLM prints the available KV memory rounded to 0.01 GiB; on a small pool that rounding is
+    worth thousands of tokens (0.005 GiB of a 135M model's KV is about 20,000). When the same
+    error also printed its estimated maximum model length, one request of that length fits, so
+    the pool holds at least its blocks, and (the estimate being the longest that fits) less than
+    one block more; the midpoint, when larger than the printed figure (within its rounding),
+    keeps a proposal of vLLM's own estimate predicted to start, as it does.
+    """
+    printed = memory.available_kv_gib
+    if printed is None or not memory.max_model_len_that_fits:
+        return printed
+    try:
+        breakdown = estimate_memory(deployment.model, deployment.gpu, deployment.launch)
+    except UserError:
+        return printed
+    blocks = blocks_per_request(
+        deployment.model, memory.max_model_len_that_fits, breakdown.block_size, breakdown.max_num_batched_tokens
+    )
+    implied = (blocks + 0.5) * breakdown.block_size * breakdown.kv_bytes_per_token / GIB
+    return max(printed, min(implied, printed + LOGGED_GIB_ROUNDING))
 
 
 def _no_device_note(facts: Facts) -> str:

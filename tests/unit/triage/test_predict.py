@@ -105,3 +105,24 @@ def test_without_a_device_the_measured_pool_still_sizes_pool_preserving_changes(
     assert shorter.figures["max_concurrency_after"] == 2.0
     resized = predict_change(change("--gpu-memory-utilization", "0.95"), None, pool)
     assert resized.text.startswith("not predicted")
+
+
+def test_vllms_estimated_length_pins_a_pool_its_rounded_gib_undercounts():
+    """vLLM prints the KV pool to 0.01 GiB; its estimated maximum length is finer. A pool of
+    0.0745 GiB prints as 0.07, which alone predicts that vLLM's own estimate would not start."""
+    from advisor.triage_context import _logged_pool_gib
+    from rules.facts import MemoryFacts
+
+    model, gpu, launch = resolve_model("SmolLM2-135M"), gpu_from_memory(0.15), LaunchConfig(max_model_len=1_048_576)
+    per_token = estimate_memory(model, gpu, launch).kv_bytes_per_token
+    estimate = int(0.0745 * 2**30 // per_token) // 16 * 16
+    memory = MemoryFacts(source="startup_log", available_kv_gib=0.07, max_model_len_that_fits=estimate)
+    proposal = change("--max-model-len", str(estimate))
+
+    printed_only = predict_change(proposal, Deployment(model, gpu, launch, measured_kv_pool_gib=0.07))
+    assert printed_only.figures["starts_after"] == 0.0
+    pool = _logged_pool_gib(Deployment(model, gpu, launch), memory)
+    assert 0.07 < pool <= 0.075
+    pinned = predict_change(proposal, Deployment(model, gpu, launch, measured_kv_pool_gib=pool))
+    assert pinned.figures["starts_after"] == 1.0
+    assert pinned.figures["kv_cache_tokens_after"] >= estimate
