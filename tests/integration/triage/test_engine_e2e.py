@@ -112,8 +112,17 @@ def test_failed_launch_is_triaged_and_the_proposed_max_model_len_starts(long_con
         assert f"Maximum concurrency for {proposed_len:,} tokens per request" in server.log_text()
 
 
+CLIENT_REQUESTS = 400  # per client: enough to keep the pool preempting through all three tests
+CLIENT_SECONDS = 300.0  # and the time bound on the same loop
+
+
 def _generate(server: ServerHandle, stop: threading.Event, errors: list[str]) -> None:
-    """Long greedy generations back to back until told to stop (bounded: 30 requests)."""
+    """Long greedy generations back to back until told to stop, bounded in count and time.
+
+    The module's three tests share this load; a fast box got through 30 requests a client
+    before the third test looked, and found an idle pool with nothing to rank.
+    """
+    deadline = time.monotonic() + CLIENT_SECONDS
     payload = json.dumps(
         {
             "model": server.model,
@@ -123,8 +132,8 @@ def _generate(server: ServerHandle, stop: threading.Event, errors: list[str]) ->
             "ignore_eos": True,
         }
     ).encode()
-    for _ in range(30):
-        if stop.is_set():
+    for _ in range(CLIENT_REQUESTS):
+        if stop.is_set() or time.monotonic() > deadline:
             return
         request = urllib.request.Request(
             server.base_url + "/v1/completions", data=payload, headers={"Content-Type": "application/json"}
