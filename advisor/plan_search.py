@@ -110,7 +110,7 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
         for tp in tps
         for pp in pps
         if (tp * pp <= gpus or {"tensor_parallel_size", "pipeline_parallel_size"} & pinned)
-        and _valid_tp(model, tp)
+        and valid_tp(model, tp)
         and pp <= model.num_hidden_layers
     ]
     prefer_pp = interconnect == "pcie"
@@ -119,7 +119,7 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
     return options or [(given.tensor_parallel_size, given.pipeline_parallel_size)]
 
 
-def _valid_tp(model: ModelSpec, tp: int) -> bool:
+def valid_tp(model: ModelSpec, tp: int) -> bool:
     kv = model.num_key_value_heads
     kv_ok = model.attention == "mla" or (kv % tp == 0 if kv >= tp else tp % kv == 0)
     return model.num_attention_heads % tp == 0 and kv_ok

@@ -35,6 +35,7 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.predict import predict_findings
 from advisor.run_diff import RunDiff
+from advisor.tp_choice import choose_tensor_parallel
 from advisor.triage_context import (
     hardware_for,
     measured_pool,
@@ -161,6 +162,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         notes = [*notes, *forecast_notes]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
+    choose_tensor_parallel(evaluation.findings, deployment, _gpu_count(request, collected.facts))
     predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
         inputs=request,
@@ -305,6 +307,11 @@ def _floor_notes(facts) -> list[str]:
             f"physical floor of prefilling the mean {prefill.prompt_tokens:.0f}-token prompt: {prefill.describe()}"
         )
     return notes
+
+
+def _gpu_count(request: TriageRequest, facts: Facts) -> int | None:
+    """The GPUs a replica may spread over: --gpus, else what the collected facts say the node has."""
+    return request.gpus or (facts.hardware.gpu_count if facts.hardware else None)
 
 
 def _engine_of(facts) -> str | None:

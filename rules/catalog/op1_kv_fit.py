@@ -258,7 +258,8 @@ RULE_NO_CACHE_BLOCKS = Rule(
         checks="`No available memory for the cache blocks` or `Available KV cache memory` <= 0 GiB.",
         why="Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
         example="Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
-        fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism or quantization; "
+        fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism (the smallest size "
+        "the memory model predicts to start, when triage knows the model and GPU) or quantization; "
         f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}).",
         limits="On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading "
         "line or the advisor's figure.",

@@ -90,7 +90,9 @@ RULE_OOM_WEIGHTS = Rule(
         checks="A CUDA OOM classified as weight load (`Failed to load model - not enough GPU memory` in 0.14+).",
         why="The weights alone do not fit the GPU.",
         example="A 70B BF16 model (131 GiB) on one 80 GiB GPU -> --tensor-parallel-size 2.",
-        fix="Double --tensor-parallel-size when GPUs are available; else --quantization fp8 (unsafe: accuracy).",
+        fix="Raise --tensor-parallel-size when GPUs are available (the next doubling here; with the model and GPU "
+        "known, triage proposes the smallest size its memory model predicts to start); else --quantization fp8 "
+        "(unsafe: accuracy).",
         limits="The phase comes from the collector's reading of the surrounding lines.",
         references=[c.CONSERVING_MEMORY_DOCS],
     ),

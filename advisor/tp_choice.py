@@ -1,0 +1,62 @@
+"""The tensor-parallel size a memory shortage needs, chosen by the memory model.
+
+Why here and not in the rules: the rules are pure and hold no memory model, so when the
+weights do not load (OP-1.4) or leave no KV room (OP-1.2) they propose the next doubling of
+--tensor-parallel-size. Doubling is a rule of thumb: Llama-3.1-70B in bf16 does not start on
+two H100s at its default length any more than on one, and a proposal the memory model itself
+predicts to fail answers nothing. With the model and the GPU known, the proposal becomes the
+smallest valid TP (attention and KV heads divisible, at most the GPUs the node has, else one
+NVLink board) at which one request of --max-model-len fits: the same `predict.figures` test
+whose `starts_after` the finding then shows, so the value is reproducible from its prediction.
+A reduction of TP (tensor parallel over PCIe swapped for replicas) is a layout choice and is
+left as the rule made it.
+"""
+
+from __future__ import annotations
+
+from advisor.memory import LaunchConfig
+from advisor.plan_search import NVLINK_DOMAIN_GPUS, valid_tp
+from advisor.predict import Deployment, figures
+from rules.model import ConfigChange, Finding
+
+TP_FLAG = "--tensor-parallel-size"
+
+
+def choose_tensor_parallel(findings: list[Finding], deployment: Deployment | None, gpus: int | None) -> None:
+    """Re-value every TP increase in `findings` (changes and alternatives) in place."""
+    if deployment is None:
+        return
+    limit = gpus or NVLINK_DOMAIN_GPUS
+    for finding in findings:
+        for change in [*finding.changes, *finding.alternatives]:
+            if change.flag == TP_FLAG:
+                _choose(change, deployment, limit)
+
+
+def smallest_starting_tp(deployment: Deployment, above: int, limit: int) -> int | None:
+    """The smallest valid TP in (above, limit] at which the memory model predicts the server starts."""
+    for tp in range(above + 1, limit + 1):
+        if not valid_tp(deployment.model, tp):
+            continue
+        launch = LaunchConfig.model_validate({**deployment.launch.model_dump(), "tensor_parallel_size": tp})
+        if figures(deployment, launch).fits:
+            return tp
+    return None
+
+
+def _choose(change: ConfigChange, deployment: Deployment, limit: int) -> None:
+    try:
+        current, proposed = int(change.current or 1), int(change.proposed)
+    except ValueError:
+        return
+    if proposed <= current:
+        return
+    bound = max(limit, proposed)
+    chosen = smallest_starting_tp(deployment, current, bound)
+    if chosen is None:
+        change.reason += f"; the memory model finds no tensor-parallel size up to {bound} GPUs that starts this launch"
+        return
+    if chosen != proposed:
+        change.cost = change.cost.replace(f"{proposed} GPUs", f"{chosen} GPUs")
+    change.proposed = str(chosen)
+    change.reason += f"; {chosen} is the smallest tensor-parallel size the memory model predicts to start"
