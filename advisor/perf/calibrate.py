@@ -59,6 +59,18 @@ OVERHEAD_RIDGE = 100.0
 # server's prefill-time rows are what pin it. On the recorded ramps of BENCHMARKS.md the gate keeps
 # it for the bundled engine's shared-prefix calibration and drops it for every vLLM calibration.
 CHUNK_TERM_GAIN = 0.02
+# A ramp whose every step decoded one sequence at a time (a server at --max-num-seqs 1) cannot tell
+# the fixed part of a step from its per-sequence part: any split of the batch-of-one step fits it
+# equally, and the ridge then split it about 60/40, which predicted a 16-sequence step at 4.2x
+# (vLLM) and 1.9x (bundled) its measured time (benchmarks/model_choice_check.py). Measured on real
+# engines, one more sequence adds a small share of the batch-of-one step: vLLM 0.32 CPU
+# (SmolLM2-135M, bf16, 2 cores) 31 -> 51 ms from 1 to 16 sequences, 4.3 % per sequence; the bundled
+# engine on the same CPU (float32) 54 -> 123 ms, 8.5 %; the bundled engine on an H100 (8B shape)
+# 23 -> 27 ms, about 1 % (BENCHMARKS.md). A decode step reads every weight once whatever the batch,
+# and each sequence adds only its own FLOPs and KV reads. So such a fit holds the per-sequence
+# cost at this share of the batch-of-one step and solves the rest; the prediction then carries
+# the extrapolation's uncertainty (whatif.EXTRAPOLATION_ERROR), which covers 1-10 %.
+UNBATCHED_DECODE_SHARE = 0.05
 MIN_CURVE_KNOTS = 4  # 0, 1 and at least two more batch sizes, or the line stays
 MAX_CURVE_KNOTS = 8
 
@@ -138,6 +150,10 @@ def _fit(
     """The line, then the curve when the ramp ran several batch sizes; with the per-chunk term
     free (`chunk_term`) or held at the start's value (0), and the in-sample RMS error."""
     cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start, chunk_term)
+    if max(batches, default=1) <= 1:  # never batched: the split is not in the data (UNBATCHED_DECODE_SHARE)
+        held = {"decode_seq_s": UNBATCHED_DECODE_SHARE * (cost.base_s + cost.decode_seq_s), "context_token_s": 0.0}
+        cost, more, used, batches = _fixed_point(ramp, usable, limits, workload, cost, chunk_term, held)
+        iterations, server_rows = iterations + more, server_rows or used
     knots = curve_knots(batches)
     if len(knots) >= MIN_CURVE_KNOTS:  # several batch sizes seen: pin the step time at each of them
         curved, more, used, _ = _fixed_point(ramp, usable, limits, workload, cost.with_curve(knots), chunk_term)
@@ -157,11 +173,16 @@ def _fixed_point(
     workload: ReplayWorkload,
     cost: StepCost,
     chunk_term: bool,
+    held: dict[str, float] | None = None,
 ) -> tuple[StepCost, int, bool, list[int]]:
     """Replay with `cost`, solve for its coefficients, repeat until they stop moving.
 
-    Returns the cost, the iterations, whether server metrics gave rows, and the decode batch
-    sizes the measured windows held (time-weighted, for the curve's knots)."""
+    `held`: columns kept at a given value rather than fitted (their share of each row is taken
+    off its target). Returns the cost, the iterations, whether server metrics gave rows, and the
+    decode batch sizes the measured windows held (time-weighted, for the curve's knots)."""
+    held = held or {}
+    columns = [*cost.columns(), "overhead"]
+    held_index = {columns.index(name): value for name, value in held.items()}
     server_rows, iterations, batches = False, 0, []
     for _ in range(MAX_ITERATIONS):
         iterations += 1
@@ -175,7 +196,13 @@ def _fixed_point(
             batches.append(_typical_batch(ramp, step, replay))
         if not rows:
             break
-        solved = _nonnegative_fit(np.array(rows), np.array(targets), _ridge(cost, chunk_term))
+        a, y, weights = np.array(rows), np.array(targets), _ridge(cost, chunk_term)
+        for index, value in held_index.items():
+            y = y - a[:, index] * value
+            weights[index] = math.inf
+        solved = _nonnegative_fit(a, y, weights)
+        for index, value in held_index.items():
+            solved[index] = value
         updated = cost.with_coefficients(list(solved))
         moved = max(
             (

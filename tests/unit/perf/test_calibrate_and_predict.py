@@ -6,6 +6,7 @@ configuration it never saw.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,22 @@ def test_a_prediction_far_beyond_the_batches_the_calibration_ran_says_it_extrapo
     near = forecaster.predict(["--max-num-seqs 2"], with_bands=False)
     assert near.cost.relative_error == forecaster.cost.relative_error < EXTRAPOLATION_ERROR
     assert not any("extrapolated" in note for note in near.notes)
+
+
+@pytest.mark.parametrize("stem", ["vllm_cpu", "bundled"])
+def test_a_ramp_that_never_batched_holds_the_per_sequence_cost_at_its_measured_share(stem):
+    """A --max-num-seqs 1 ramp (recorded on real vLLM and on the bundled engine) cannot split its
+    one-sequence step into a fixed and a per-sequence part: the fit holds the per-sequence cost at
+    UNBATCHED_DECODE_SHARE of that step and the per-context-token cost at 0 (both grow with the
+    batch the ramp never ran), and solves the rest."""
+    from advisor.perf.calibrate import UNBATCHED_DECODE_SHARE
+    from advisor.perf.whatif import Forecaster
+
+    fixture = Path(__file__).parents[2] / "fixtures" / stem / "queue_seqs1_ramp.json"
+    engine = "vllm-cpu" if stem == "vllm_cpu" else "bundled"
+    forecaster = Forecaster(json.loads(fixture.read_text()), fixture.name, "--max-num-seqs 1", engine=engine)
+    cost = forecaster.calibration.cost
+    assert forecaster.calibration.max_batch_seen == 1
+    assert cost.context_token_s == 0.0
+    share = cost.decode_seq_s / (cost.base_s + cost.decode_seq_s)
+    assert share == pytest.approx(UNBATCHED_DECODE_SHARE, rel=0.25)  # held at the first fit's total
