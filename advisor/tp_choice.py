@@ -5,8 +5,8 @@ weights do not load (OP-1.4) or leave no KV room (OP-1.2) they propose the next 
 --tensor-parallel-size. Doubling is a rule of thumb: Llama-3.1-70B in bf16 does not start on
 two H100s at its default length any more than on one, and a proposal the memory model itself
 predicts to fail answers nothing. With the model and the GPU known, the proposal becomes the
-smallest valid TP (attention and KV heads divisible, at most the GPUs the node has, else one
-NVLink board) at which one request of --max-model-len fits: the same `predict.figures` test
+smallest valid TP (attention and KV heads divisible, at most the GPUs the rules count: `--gpus`,
+else the launch's TP x PP) at which one request of --max-model-len fits: the same `predict.figures` test
 whose `starts_after` the finding then shows, so the value is reproducible from its prediction.
 A reduction of TP (tensor parallel over PCIe swapped for replicas) is a layout choice and is
 left as the rule made it.
@@ -15,7 +15,7 @@ left as the rule made it.
 from __future__ import annotations
 
 from advisor.memory import LaunchConfig
-from advisor.plan_search import NVLINK_DOMAIN_GPUS, valid_tp
+from advisor.plan_search import valid_tp
 from advisor.predict import Deployment, figures
 from rules.model import ConfigChange, Finding
 
@@ -23,10 +23,11 @@ TP_FLAG = "--tensor-parallel-size"
 
 
 def choose_tensor_parallel(findings: list[Finding], deployment: Deployment | None, gpus: int | None) -> None:
-    """Re-value every TP increase in `findings` (changes and alternatives) in place."""
+    """Re-value every TP increase in `findings` (changes and alternatives) in place; `gpus` is the
+    count the rules saw (rules.catalog.common.gpu_count), unknown meaning no more than proposed."""
     if deployment is None:
         return
-    limit = gpus or NVLINK_DOMAIN_GPUS
+    limit = gpus or 0
     for finding in findings:
         for change in [*finding.changes, *finding.alternatives]:
             if change.flag == TP_FLAG:

@@ -46,6 +46,7 @@ from advisor.triage_context import (
 from loadtest.slo import SLO
 from rules import signals
 from rules.catalog import get_rule
+from rules.catalog.common import gpu_count
 from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
 from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
 from rules.model import ConfigChange, Finding, Rule
@@ -162,7 +163,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         notes = [*notes, *forecast_notes]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
-    choose_tensor_parallel(evaluation.findings, deployment, _gpu_count(request, collected.facts))
+    choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))
     predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
         inputs=request,
@@ -307,11 +308,6 @@ def _floor_notes(facts) -> list[str]:
             f"physical floor of prefilling the mean {prefill.prompt_tokens:.0f}-token prompt: {prefill.describe()}"
         )
     return notes
-
-
-def _gpu_count(request: TriageRequest, facts: Facts) -> int | None:
-    """The GPUs a replica may spread over: --gpus, else what the collected facts say the node has."""
-    return request.gpus or (facts.hardware.gpu_count if facts.hardware else None)
 
 
 def _engine_of(facts) -> str | None:
