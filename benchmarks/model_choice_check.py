@@ -26,16 +26,12 @@ import sys
 from pathlib import Path
 
 from advisor.cli import main as servops
-from advisor.demo import default_base_flags, start_command
-from advisor.launch import EngineProcess
 from advisor.vllm_launch import vllm_unavailable_reason
-from loadtest.runner import RampConfig, run_ramp
+from benchmarks.predict_accuracy import base_flags, measure, recall
 from loadtest.workload import WorkloadSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 CASES = {"vllm": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
-# The recorded servers' flags besides the cap (tests/fixtures/*/README.md, benchmarks/predict_accuracy.py).
-BASE_FLAGS = {"vllm": ["--max-model-len", "2048", "--enforce-eager"], "bundled": ["--max-model-len", "2048"]}
 FIGURES = {
     "ttft_p50_s": ("ttft_s", "p50"),
     "ttft_p99_s": ("ttft_s", "p99"),
@@ -102,49 +98,26 @@ def check(engine: str, ttft_slo_s: float, folder: Path, recorded: bool = False) 
         raise SystemExit(f"[{engine}] the printed predict command failed: {command}")
     prediction = json.loads(prediction_path.read_text())
 
-    recorded_config = json.loads(Path(f"{stem}_ramp.json").read_text())["config"]
-    flags = [*BASE_FLAGS[engine], *([] if engine == "vllm" else default_base_flags("bundled"))]
-    server = start_command(engine, [*flags, "--max-num-seqs", change["proposed"]])
-    if recorded:
-        if not (folder / "ramp.json").is_file():
-            raise SystemExit(f"--recorded: {folder / 'ramp.json'} is missing; run without --recorded first")
-        measured = json.loads((folder / "ramp.json").read_text())
-    else:
-        measured = _measure(engine, server, recorded_config, ttft_slo_s, folder)
+    # The recorded servers came from predict_accuracy's own measure(): the same flags besides the
+    # cap, the same warm-up, cool-down and timeout; so the chosen one is measured by it too.
+    before = json.loads(Path(f"{stem}_ramp.json").read_text())
+    config = before["config"]
+    flags = [*base_flags(engine), "--max-num-seqs", change["proposed"]]
+    run = recall if recorded else measure
+    workload = WorkloadSpec.model_validate(config["workload"])
+    server = run(engine, flags, workload, config["levels"], config["step_s"], folder)
+    measured = server["ramp"]
     return {
         "chosen": {"flag": "--max-num-seqs", "current": change["current"], "proposed": change["proposed"]},
         "predict_command": command,
-        "server_command": server.render(),
+        "server_command": server["command"].render(),
         "safe_operating_point": {
-            "predicted": _offered(prediction.get("safe_operating_point")),
-            "measured": _offered(measured.get("safe_operating_point")),
-            "recorded_before": _recorded_safe_point(stem, ttft_slo_s),
+            "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+            "measured": safe_point(measured["steps"], ttft_slo_s),
+            "recorded_before": safe_point(before["steps"], ttft_slo_s),
         },
         "steps": compare(prediction["steps"], measured["steps"]),
     }
-
-
-def _measure(engine: str, server, recorded: dict, ttft_slo_s: float, folder: Path) -> dict:
-    """Start `server`, ramp the recorded ramp's levels, steps and workload, stop it; the ramp JSON."""
-    print(f"[{engine}] starting {server.render()}", file=sys.stderr, flush=True)
-    with EngineProcess(server, folder / "server.log", startup_timeout_s=600) as running:
-        ramp = run_ramp(
-            RampConfig(
-                endpoint=running.base_url,
-                mode="concurrency",
-                levels=recorded["levels"],
-                step_s=recorded["step_s"],
-                warmup_s=recorded["warmup_s"],
-                cooldown_s=recorded["cooldown_s"],
-                workload=WorkloadSpec.model_validate(recorded["workload"]),
-                request_timeout_s=recorded["request_timeout_s"],
-                slo=f"ttft_p99={ttft_slo_s:g}s",
-            ),
-            progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True),
-        )
-    measured = ramp.model_dump(mode="json")
-    (folder / "ramp.json").write_text(json.dumps(measured, indent=1))
-    return measured
 
 
 def compare(predicted: list[dict], measured: list[dict]) -> list[dict]:
@@ -169,15 +142,9 @@ def _value(step: dict, key: str, part: str | None) -> float | None:
     return value.get(part) if part and isinstance(value, dict) else value
 
 
-def _offered(point: dict | None) -> float | None:
-    return point.get("offered") if point else None
-
-
-def _recorded_safe_point(stem: Path, ttft_slo_s: float) -> float | None:
-    """The recorded (--max-num-seqs 1) ramp's safe point under the same TTFT target: the 'before'.
-    It was ramped without an SLO, so the target is applied here as the ramp applies it: the
-    highest valid step with every measured request successful and TTFT p99 within the bound."""
-    steps = json.loads(Path(f"{stem}_ramp.json").read_text())["steps"]
+def safe_point(steps: list[dict], ttft_slo_s: float) -> float | None:
+    """The highest valid step with every measured request successful and TTFT p99 within the
+    target: the same test for the recorded ramp (ramped without an SLO) and the measured one."""
     meeting = [
         s["offered"]
         for s in steps

@@ -114,13 +114,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def base_flags(engine: str) -> list[str]:
+    """Every server's flags besides the ones a run varies: the demo's base flags (float32 on the
+    bundled engine); vLLM keeps its own dtype default and runs eager (see the module docstring)."""
+    return ["--max-model-len", "2048"] + (
+        ["--enforce-eager"] if engine == "vllm" else list(default_base_flags("bundled"))
+    )
+
+
 def run_engine(
     engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False, repeats: int = 1
 ) -> dict:
-    # The demo's base flags (float32 on the bundled engine); vLLM keeps its own dtype default.
-    base = ["--max-model-len", "2048"] + (
-        ["--enforce-eager"] if engine == "vllm" else list(default_base_flags("bundled"))
-    )
+    base = base_flags(engine)
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
     run = recall if recorded else measure
     calibrations: dict[str, list[dict]] = {name: [] for name in CALIBRATION}
