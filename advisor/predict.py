@@ -56,13 +56,18 @@ class MeasuredPool:
     """The KV pool as the server reported it (tokens), for when the device size is unknown.
 
     Enough to predict changes that do not resize the pool: --max-model-len (concurrency),
-    --kv-cache-dtype (bytes per token), --max-num-seqs (tokens per running request).
+    --kv-cache-dtype (bytes per token), --max-num-seqs (tokens per running request). With the
+    pool's GiB per GPU and the GPU's size (both printed by vLLM or torch), also
+    --gpu-memory-utilization: its step times the GPU's size comes off (or onto) the pool, and the
+    tokens scale with it.
     """
 
     kv_cache_tokens: int
     max_model_len: int | None = None
     max_num_seqs: int | None = None
     kv_dtype_bytes: float = 2.0
+    pool_gib: float | None = None  # per GPU
+    device_gib: float | None = None
 
 
 POOL_FLAGS = frozenset({"--max-model-len", "--kv-cache-dtype", "--max-num-seqs"})
@@ -121,7 +126,7 @@ def predict_change(
     """Before → after KV figures for one change, or a note saying why there is none."""
     if change.flag not in LAUNCH_FLAGS:
         return PredictedEffect(text="no memory effect modelled for this flag")
-    if deployment is None and pool is not None and change.flag in POOL_FLAGS:
+    if deployment is None and pool is not None and (change.flag in POOL_FLAGS or _resizable(change, pool)):
         return predict_from_pool(change, pool)
     if deployment is None:
         return PredictedEffect(text="not predicted: pass --model and --gpu (or --gpu-memory-gib) to size it")
@@ -151,6 +156,9 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
     try:
         if change.flag == "--max-model-len":
             length_after = int(float(change.proposed))
+        elif change.flag == "--gpu-memory-utilization" and pool.pool_gib and pool.device_gib:
+            step_gib = (float(change.proposed) - float(change.current)) * pool.device_gib
+            tokens_after = max(0, int(tokens_before * (pool.pool_gib + step_gib) / pool.pool_gib))
         elif change.flag == "--kv-cache-dtype":
             after_bytes = 1.0 if change.proposed.startswith("fp8") else pool.kv_dtype_bytes
             tokens_after = int(tokens_before * pool.kv_dtype_bytes / after_bytes)
@@ -177,6 +185,11 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
             f"max concurrency {before:.2f}x at {length_before:,} tokens → {after:.2f}x at {length_after:,} tokens"
         )
     return PredictedEffect(text="; ".join(parts), figures=figures)
+
+
+def _resizable(change: ConfigChange, pool: MeasuredPool) -> bool:
+    """A utilisation change the measured pool can size: its GiB and the GPU's are known."""
+    return change.flag == "--gpu-memory-utilization" and bool(pool.pool_gib and pool.device_gib)
 
 
 def _add_share(effect: PredictedEffect, tokens: int, seqs_before: int | None, seqs_after: int | None) -> None:

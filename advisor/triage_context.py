@@ -15,6 +15,7 @@ from advisor.memory import estimate_memory
 from advisor.memory_terms import GIB, blocks_per_request
 from advisor.modelspec import ModelSpec, active_params, resolve_model
 from advisor.predict import Deployment, MeasuredPool, launch_from_config
+from rules.catalog.common import total_gib
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
 
@@ -190,4 +191,6 @@ def measured_pool(facts: Facts) -> MeasuredPool | None:
         max_model_len=config.max_model_len if config else None,
         max_num_seqs=config.max_num_seqs if config else None,
         kv_dtype_bytes=4.0 if dtype in ("float32", "float") else 2.0,
+        pool_gib=memory.available_kv_gib,
+        device_gib=None if config is not None and config.device == "cpu" else total_gib(facts),
     )

@@ -20,7 +20,9 @@ DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.92  # vLLM 0.20 and later
 DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
 SAFE_MAX_GPU_MEMORY_UTILIZATION = 0.95
-UTIL_STEP = 0.05  # how far a proposal lowers --gpu-memory-utilization to make room outside the KV pool
+# How far a proposal lowers --gpu-memory-utilization to make room outside the KV pool when nothing sizes it
+# (an OOM with its allocation figures is sized from them: rules/catalog/op1_oom.py).
+UTIL_STEP = 0.05
 # Latency targets when the workload gives none (workload SLOs replace them).
 DEFAULT_TTFT_SLO_S = 2.0
 DEFAULT_ITL_SLO_S = 0.1
@@ -144,11 +146,23 @@ def total_gib(facts: Facts) -> float | None:
     if facts.memory and facts.memory.total_gib:
         return facts.memory.total_gib
     for kind in (LogEventKind.FREE_MEMORY_BELOW_REQUESTED, LogEventKind.CUDA_OOM):
-        event = facts.last_event(kind)
-        if event and event.total_gib:
-            return event.total_gib
+        sized = [event.total_gib for event in facts.events_of(kind) if event.total_gib]
+        if sized:
+            return sized[-1]
     if facts.hardware and facts.hardware.usable_gib:
         return facts.hardware.usable_gib
+    return None
+
+
+def kv_pool(facts: Facts) -> tuple[int, float] | None:
+    """The KV pool as (tokens, GiB per GPU): what vLLM printed at start-up, else what the advisor sized.
+
+    Why: a proposal that shrinks the pool states its cost in tokens, the unit the operator sizes by."""
+    if facts.memory and facts.memory.kv_cache_tokens and facts.memory.available_kv_gib:
+        return facts.memory.kv_cache_tokens, facts.memory.available_kv_gib
+    size, available = facts.last_event(LogEventKind.KV_CACHE_SIZE), facts.last_event(LogEventKind.AVAILABLE_KV_MEMORY)
+    if size and size.kv_cache_tokens and available and available.available_kv_gib and available.available_kv_gib > 0:
+        return size.kv_cache_tokens, available.available_kv_gib
     return None
 
 

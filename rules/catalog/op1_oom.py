@@ -8,6 +8,9 @@ headroom outside the KV pool.
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from rules.catalog import common as c
 from rules.events import LogEventKind, OomPhase
 from rules.facts import Facts
@@ -15,13 +18,94 @@ from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePag
 from rules.signals import fmt
 
 GUESS_CONFIDENCE = 0.6  # OP-1.8 names its cause by elimination
+# vLLM wraps the sampler warm-up's torch OutOfMemoryError in a RuntimeError that names the phase but not the
+# sizes; the chained torch error is printed in the same traceback, at most this many lines before it.
+CHAINED_CAUSE_LINES = 60
+
+
+@dataclass(frozen=True)
+class FailedAllocation:
+    """What torch printed about the allocation that failed: the figures a remedy is sized from."""
+
+    tried_gib: float
+    free_gib: float
+    total_gib: float
 
 
 def _oom(facts: Facts, phases: tuple[OomPhase, ...]):
     for event in reversed(facts.events_of(LogEventKind.CUDA_OOM)):
-        if (event.oom_phase or OomPhase.UNKNOWN) in phases:
+        if (event.oom_phase or OomPhase.UNKNOWN) in phases and not _chained_cause(facts, event):
             return event
     return None
+
+
+def _chained_cause(facts: Facts, event) -> bool:
+    """Whether `event` is the torch error a later, phase-naming OOM wraps (one failure, reported by that one)."""
+    return any(_wraps(later, event) for later in facts.events_of(LogEventKind.CUDA_OOM))
+
+
+def _wraps(wrapper, cause) -> bool:
+    return (
+        wrapper.oom_phase == OomPhase.SAMPLER_WARMUP
+        and wrapper.source_file == cause.source_file
+        and wrapper.line_no is not None
+        and cause.line_no is not None
+        and 0 < wrapper.line_no - cause.line_no <= CHAINED_CAUSE_LINES
+        and cause.tried_to_allocate_gib is not None
+    )
+
+
+def _failed_allocation(facts: Facts, event) -> FailedAllocation | None:
+    """The event's own figures, else those of the torch error it wraps; the GPU's size from the facts if torch
+    did not print it."""
+    sized = event
+    if event.tried_to_allocate_gib is None:
+        causes = [e for e in facts.events_of(LogEventKind.CUDA_OOM) if _wraps(event, e)]
+        sized = causes[-1] if causes else event
+    total = sized.total_gib or c.total_gib(facts)
+    if sized.tried_to_allocate_gib is None or sized.free_gib is None or not total:
+        return None
+    return FailedAllocation(tried_gib=sized.tried_to_allocate_gib, free_gib=sized.free_gib, total_gib=total)
+
+
+def _util_for(facts: Facts, allocation: FailedAllocation | None, reason: str) -> ConfigChange:
+    """--gpu-memory-utilization lowered by enough to hold the failed allocation again outside the KV pool.
+
+    Why the whole allocation and not only what was missing: the free memory torch found may be fragments
+    the allocator cannot use, and the next attempt may be as large. Rounded up to vLLM's 0.01 steps. Without
+    the figures, the fixed UTIL_STEP, said as such."""
+    util = c.gpu_memory_utilization(facts)
+    if allocation is None:
+        return c.util_change(
+            facts,
+            round(util - c.UTIL_STEP, 2),
+            f"{reason} (a fixed step: the log gave no allocation size)",
+            "a smaller KV cache",
+        )
+    step = _util_step(allocation)
+    freed = step * allocation.total_gib
+    return c.util_change(
+        facts,
+        round(util - step, 2),
+        f"{reason}: frees {fmt(freed)} GiB of the {fmt(allocation.total_gib)} GiB GPU, room for the "
+        f"{fmt(allocation.tried_gib, 3)} GiB allocation that failed",
+        _pool_cost(facts, freed),
+    )
+
+
+def _util_step(allocation: FailedAllocation) -> float:
+    """The failed allocation as a share of the GPU, rounded up to vLLM's 0.01 utilisation steps."""
+    return math.ceil(round(allocation.tried_gib / allocation.total_gib * 100, 6)) / 100
+
+
+def _pool_cost(facts: Facts, freed_gib: float) -> str:
+    pool = c.kv_pool(facts)
+    if pool is None:
+        return f"a KV pool {fmt(freed_gib)} GiB smaller per GPU"
+    tokens, gib = pool
+    lost = freed_gib / gib * tokens
+    share = f"{lost / tokens:.1%}"
+    return f"a KV pool {fmt(freed_gib)} GiB smaller per GPU: about {lost:,.0f} of its {tokens:,} tokens ({share})"
 
 
 def _oom_numbers(event) -> str:
@@ -107,31 +191,63 @@ def _check_oom_sampler(facts: Facts) -> list[Finding]:
     if event is None:
         return []
     current = event.num_dummy_requests or c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    util = c.gpu_memory_utilization(facts)
-    change = ConfigChange(
-        flag="--max-num-seqs",
-        current=str(current),
-        proposed=str(max(1, current // 2)),
-        reason=f"the sampler warm-up with {current} dummy requests ran out of memory",
-        cost="fewer requests batched at once (lower peak throughput)",
-    )
-    alternative = c.util_change(
-        facts,
-        round(util - c.UTIL_STEP, 2),
-        "leaves more memory outside the KV pool for the sampler",
-        "a smaller KV cache",
-    )
+    allocation = _failed_allocation(facts, event)
+    util = _util_for(facts, allocation, "leaves the sampler's warm-up batch room outside the KV pool")
+    seqs = _seqs_that_fit(current, allocation)
+    changes = [seqs, util] if _batch_cut_is_cheaper(facts, current, allocation) else [util, seqs]
+    title = f"CUDA out of memory warming up the sampler with {current} dummy requests"
+    if allocation is not None:
+        title += f" (tried {fmt(allocation.tried_gib, 3)} GiB > {fmt(allocation.free_gib, 3)} GiB free)"
     return [
         RULE_OOM_SAMPLER.finding(
             Severity.CRITICAL,
-            f"CUDA out of memory warming up the sampler with {current} dummy requests",
+            title,
             evidence=_oom_evidence(event),
-            changes=[change],
-            alternatives=[alternative],
+            changes=changes[:1],
+            alternatives=changes[1:],
             confidence=0.9,
             summary="The sampler's warm-up batch (max-num-seqs requests) does not fit.",
         )
     ]
+
+
+def _seqs_that_fit(current: int, allocation: FailedAllocation | None) -> ConfigChange:
+    """The largest warm-up batch whose allocation fits the memory torch found free.
+
+    Why proportional: the warm-up's tensors are one row of vocabulary-sized logits per dummy request, so
+    the failed allocation scales with their number (and the sampler's earlier tensors shrink with it,
+    which only adds room). Without torch's figures, a halving, said as such."""
+    proposed = _seqs_kept(current, allocation)
+    if proposed is None:
+        proposed, why = max(1, current // 2), "halved: the log gave no allocation size"
+    else:
+        why = (
+            f"{current} x {fmt(allocation.free_gib, 3)} / {fmt(allocation.tried_gib, 3)} GiB: the largest batch "
+            "whose warm-up allocation fits the free memory"
+        )
+    return ConfigChange(
+        flag="--max-num-seqs",
+        current=str(current),
+        proposed=str(proposed),
+        reason=f"the sampler warm-up with {current} dummy requests ran out of memory; {why}",
+        cost=f"at most {proposed} requests batched at once ({1 - proposed / current:.0%} fewer)",
+    )
+
+
+def _seqs_kept(current: int, allocation: FailedAllocation | None) -> int | None:
+    if allocation is None or allocation.tried_gib <= 0:
+        return None
+    return max(1, min(current - 1, math.floor(current * allocation.free_gib / allocation.tried_gib)))
+
+
+def _batch_cut_is_cheaper(facts: Facts, current: int, allocation: FailedAllocation | None) -> bool:
+    """Lead with the remedy that gives up the smaller share of capacity: the batch slots cut, or the KV pool's
+    tokens the lower utilisation frees. Without the figures to compare, the batch cut leads (vLLM's own advice
+    names it first)."""
+    pool, kept = c.kv_pool(facts), _seqs_kept(current, allocation)
+    if allocation is None or pool is None or kept is None:
+        return True
+    return 1 - kept / current < _util_step(allocation) * allocation.total_gib / pool[1]
 
 
 RULE_OOM_SAMPLER = Rule(
@@ -143,9 +259,15 @@ RULE_OOM_SAMPLER = Rule(
     page=RulePage(
         checks="`CUDA out of memory occurred when warming up sampler with N dummy requests`.",
         why="The warm-up runs max-num-seqs requests at once; their logits do not fit beside the KV cache.",
-        example="warming up sampler with 1024 dummy requests -> --max-num-seqs 512.",
-        fix=f"Halve --max-num-seqs, or lower --gpu-memory-utilization by {c.UTIL_STEP:g}.",
-        limits="Large vocabularies make this worse; the halving is a first step, not a computed optimum.",
+        example="warming up sampler with 1024 dummy requests, tried 0.58 GiB with 0.21 GiB free on a 79.19 GiB GPU "
+        "-> --gpu-memory-utilization 0.95 -> 0.94 (0.79 GiB, 1.9 % of the KV pool), or --max-num-seqs 370.",
+        fix="Lower --gpu-memory-utilization by the failed allocation's share of the GPU (rounded up to 0.01), or "
+        "cap --max-num-seqs at the largest batch whose warm-up allocation fits the free memory (the allocation "
+        "scales with the batch). The one that gives up the smaller share of capacity (KV tokens or batch slots) "
+        "leads. torch's figures come from the chained `Tried to allocate … of which … is free` error; without "
+        f"them, halve --max-num-seqs or lower the utilisation by {c.UTIL_STEP:g}.",
+        limits="Assumes the warm-up's allocation is proportional to the batch (one vocabulary row per request); "
+        "a second, larger allocation after the one that failed would need another step.",
         references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )
@@ -212,12 +334,8 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
     if event is None:
         return []
-    util = c.gpu_memory_utilization(facts)
-    change = c.util_change(
-        facts,
-        round(util - c.UTIL_STEP, 2),
-        "leaves headroom for activation spikes the profile missed",
-        "a smaller KV cache",
+    change = _util_for(
+        facts, _failed_allocation(facts, event), "leaves headroom for activation spikes the profile missed"
     )
     tokens = facts.config.max_num_batched_tokens if facts.config else None
     alternatives = []
@@ -254,9 +372,13 @@ RULE_OOM_OTHER = Rule(
         checks="A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture.",
         why="Activation peaks larger than profiled (long prompts, large batches) exhaust memory left outside the "
         "KV pool.",
-        example="Tried to allocate 2.00 GiB, 448 KiB free, util 0.95 -> --gpu-memory-utilization 0.90.",
-        fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}; or lower --max-num-batched-tokens.",
-        limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}.",
+        example="Tried to allocate 2.00 GiB, 448 KiB free, 79.19 GiB GPU, util 0.95 -> --gpu-memory-utilization 0.92 "
+        "(2.38 GiB freed).",
+        fix="Lower --gpu-memory-utilization by the failed allocation's share of the GPU, rounded up to 0.01: the "
+        "whole allocation, since the free memory torch found may be unusable fragments (without torch's figures, "
+        f"by {c.UTIL_STEP:g}); or lower --max-num-batched-tokens.",
+        limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}. One failed allocation sizes the step; a "
+        "larger one later would need another.",
         references=[c.CONSERVING_MEMORY_DOCS],
     ),
 )

@@ -157,11 +157,46 @@ def test_weight_load_oom_of_a_prequantized_model_proposes_no_second_quantization
     assert _one(op1_oom.RULE_OOM_WEIGHTS, facts).changes == []
 
 
-def test_sampler_warmup_oom_halves_max_num_seqs_from_the_dummy_request_count():
-    facts = Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.SAMPLER_WARMUP, num_dummy_requests=1024)])
-    finding = _one(op1_oom.RULE_OOM_SAMPLER, facts)
+def _sampler_oom(**sizes):
+    """vLLM's RuntimeError naming the warm-up, printed after the torch error it chains (when `sizes` given)."""
+    wrapper = event(K.CUDA_OOM, 20, oom_phase=OomPhase.SAMPLER_WARMUP, num_dummy_requests=1024)
+    if not sizes:
+        return [wrapper]
+    return [event(K.CUDA_OOM, 16, oom_phase=OomPhase.UNKNOWN, **sizes), wrapper]
+
+
+def _sized_sampler_oom(pool_tokens: int, pool_gib: float, free_gib: float) -> Facts:
+    """1.16 GiB tried on a 79.19 GiB GPU at utilisation 0.95, with the pool the start-up log printed."""
+    return Facts(
+        config=config(gpu_memory_utilization=0.95),
+        memory=MemoryFacts(kv_cache_tokens=pool_tokens, available_kv_gib=pool_gib, source="startup_log"),
+        events=_sampler_oom(tried_to_allocate_gib=1.16, free_gib=free_gib, total_gib=79.19),
+    )
+
+
+def test_sampler_warmup_oom_without_torchs_figures_halves_max_num_seqs_and_says_so():
+    finding = _one(op1_oom.RULE_OOM_SAMPLER, Facts(events=_sampler_oom()))
     assert _changes(finding) == {"--max-num-seqs": "512"}
-    assert "1024" in finding.title
+    assert "1024" in finding.title and "halved" in finding.changes[0].reason
+
+
+def test_sampler_warmup_oom_is_sized_from_the_torch_error_it_chains_and_leads_with_the_cheaper_remedy():
+    """1.16 GiB tried, 0.598 free, 79.19 GiB GPU, 41.07 GiB pool of 538,304 tokens.
+    Utilisation: 1.16 / 79.19 = 1.46 % -> 0.02, 1.58 GiB, 3.9 % of the pool.
+    Batch: 1024 x 0.598 / 1.16 = 527.9 -> 527, 48.5 % of the slots. The pool's 3.9 % leads."""
+    facts = _sized_sampler_oom(538_304, 41.07, free_gib=0.598)
+    finding = _one(op1_oom.RULE_OOM_SAMPLER, facts)
+    assert _changes(finding) == {"--gpu-memory-utilization": "0.93"}
+    assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--max-num-seqs", "527")]
+    assert "20,759 of its 538,304 tokens (3.9%)" in finding.changes[0].cost
+    assert op1_oom.RULE_OOM_OTHER.evaluate(facts) == []  # the chained torch error is the same failure
+
+
+def test_sampler_warmup_oom_on_a_small_pool_leads_with_the_batch_cut():
+    """Same allocation on a 2 GiB pool: 1.58 GiB would be 79 % of it; 1024 x 1.0 / 1.16 = 882 cuts 14 %."""
+    finding = _one(op1_oom.RULE_OOM_SAMPLER, _sized_sampler_oom(26_000, 2.0, free_gib=1.0))
+    assert _changes(finding) == {"--max-num-seqs": "882"}
+    assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--gpu-memory-utilization", "0.93")]
 
 
 def test_cudagraph_oom_proposes_enforce_eager_or_fewer_sequences():
@@ -171,14 +206,27 @@ def test_cudagraph_oom_proposes_enforce_eager_or_fewer_sequences():
     assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--max-num-seqs", "128")]
 
 
-def test_oom_in_an_unknown_phase_lowers_utilization_by_five_points():
+def test_oom_in_an_unknown_phase_frees_the_failed_allocation_rounded_up_to_a_hundredth():
+    """2 GiB of a 79.19 GiB GPU is 2.53 % -> 0.03: 0.95 -> 0.92."""
+    facts = Facts(
+        config=config(gpu_memory_utilization=0.95),
+        events=[
+            event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, tried_to_allocate_gib=2.0, free_gib=0.0004, total_gib=79.19)
+        ],
+    )
+    finding = _one(op1_oom.RULE_OOM_OTHER, facts)
+    assert _changes(finding) == {"--gpu-memory-utilization": "0.92"}
+    assert "tried 2 GiB" in finding.title and "frees 2.38 GiB" in finding.changes[0].reason
+
+
+def test_oom_without_the_gpus_size_lowers_utilization_by_the_fixed_step_and_says_so():
     facts = Facts(
         config=config(gpu_memory_utilization=0.95),
         events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, tried_to_allocate_gib=2.0, free_gib=0.0004)],
     )
     finding = _one(op1_oom.RULE_OOM_OTHER, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.90"}
-    assert "tried 2 GiB" in finding.title
+    assert "fixed step" in finding.changes[0].reason
 
 
 def test_profiling_error_has_no_flag_but_an_action():

@@ -107,6 +107,15 @@ def test_without_a_device_the_measured_pool_still_sizes_pool_preserving_changes(
     assert resized.text.startswith("not predicted")
 
 
+def test_a_measured_pool_with_its_gib_and_the_gpus_sizes_a_utilisation_change():
+    """0.95 -> 0.93 on a 79.19 GiB GPU takes 1.5838 GiB off a 41.07 GiB pool of 538,304 tokens:
+    538,304 x (41.07 - 1.5838) / 41.07 = 517,545.6 -> 517,545."""
+    pool = MeasuredPool(kv_cache_tokens=538_304, max_model_len=32_768, pool_gib=41.07, device_gib=79.19)
+    effect = predict_change(change("--gpu-memory-utilization", "0.93", current="0.95"), None, pool)
+    assert effect.figures["kv_cache_tokens_after"] == 517_545.0
+    assert effect.figures["max_concurrency_after"] == round(517_545 / 32_768, 2)
+
+
 def test_vllms_estimated_length_pins_a_pool_its_rounded_gib_undercounts():
     """vLLM prints the KV pool to 0.01 GiB; its estimated maximum length is finer. A pool of
     0.0745 GiB prints as 0.07, which alone predicts that vLLM's own estimate would not start."""
