@@ -144,23 +144,20 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     deployment, notes = resolve_deployment(request, collected.facts)
     rejected: list[RejectedChange] = []
     if ramp is not None:  # latency first: it may choose other values, whose memory effect follows
-        from advisor.triage_forecast import (
-            forecast_findings,  # numpy and the replay: only when asked
-        )
-
-        memory = collected.facts.memory
-        rejected, forecast_notes = forecast_findings(
+        rejected, forecast_notes = _forecast(
             evaluation.findings,
             ramp,
             Path(request.ramp).name,
-            collected.command or ServeCommand(),
-            memory.kv_cache_tokens if memory else None,
-            _slos(request.workload),
+            request,
+            collected,
             engine=_engine_of(collected.facts),
             ramp_path=request.ramp,
             in_flight=_in_flight(collected.facts),
         )
         notes = [*notes, *forecast_notes]
+    elif (live := _forecast_from_window(evaluation.findings, request, collected)) is not None:
+        notes = [*notes, *live[1]]
+        rejected = live[0]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))
@@ -360,6 +357,46 @@ def _load_ramp(path: str) -> dict:
     return document
 
 
+def _forecast_from_window(
+    findings: list[Finding], request: TriageRequest, collected: Collected
+) -> tuple[list[RejectedChange], list[str]] | None:
+    """No ramp, but a metrics window: the model calibrates on the window as one measured load step
+    (advisor/perf/live.py) and chooses and predicts the changes as it does from a ramp; None when the
+    window cannot stand for a load step (the prior, or nothing, then)."""
+    from advisor.perf.live import live_ramp  # noqa: PLC0415 (numpy and the replay: only with a window)
+
+    window = live_ramp(collected.facts)
+    if window is None:
+        return None
+    ramp, said = window
+    rejected, notes = _forecast(
+        findings,
+        ramp,
+        "the live window",
+        request,
+        collected,
+        engine=_engine_of(collected.facts),
+        in_flight=_in_flight(collected.facts),
+    )
+    return rejected, [f"latency predictions: calibrated on {said}", *notes]
+
+
+def _forecast(findings: list[Finding], ramp: dict, source: str, request: TriageRequest, collected: Collected, **kw):
+    """forecast_findings on this server's command, measured KV pool and the user's SLOs."""
+    from advisor.triage_forecast import forecast_findings  # noqa: PLC0415 (numpy and the replay: only when asked)
+
+    memory = collected.facts.memory
+    return forecast_findings(
+        findings,
+        ramp,
+        source,
+        collected.command or ServeCommand(),
+        memory.kv_cache_tokens if memory else None,
+        _slos(request.workload),
+        **kw,
+    )
+
+
 def _forecast_from_prior(
     findings: list[Finding], request: TriageRequest, collected: Collected, deployment
 ) -> list[str]:
@@ -372,7 +409,6 @@ def _forecast_from_prior(
         roofline_cost,  # numpy and the replay: only with request lengths
     )
     from advisor.perf.whatif import synthetic_ramp
-    from advisor.triage_forecast import forecast_findings
 
     launch = deployment.launch
     engine = engine_kind(collected.command or ServeCommand(), _engine_of(collected.facts))
@@ -391,14 +427,5 @@ def _forecast_from_prior(
     # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
     lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)
     ramp = synthetic_ramp(levels, prompt, output, step_s=min(600.0, max(5.0, 4 * lifetime)))
-    memory = collected.facts.memory
-    _, notes = forecast_findings(
-        findings,
-        ramp,
-        "workload hints",
-        collected.command or ServeCommand(),
-        memory.kv_cache_tokens if memory else None,
-        _slos(workload),
-        cost=cost,
-    )
+    _, notes = _forecast(findings, ramp, "workload hints", request, collected, cost=cost)
     return notes

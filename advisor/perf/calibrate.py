@@ -69,7 +69,9 @@ CHUNK_TERM_GAIN = 0.02
 # 23 -> 27 ms, about 1 % (BENCHMARKS.md). A decode step reads every weight once whatever the batch,
 # and each sequence adds only its own FLOPs and KV reads. So such a fit holds the per-sequence
 # cost at this share of the batch-of-one step and solves the rest; the prediction then carries
-# the extrapolation's uncertainty (whatif.EXTRAPOLATION_ERROR), which covers 1-10 %.
+# the extrapolation's uncertainty (whatif.EXTRAPOLATION_ERROR), which covers 1-10 %. The same holds
+# for any fit whose steps all ran one batch size (a live window is one step): base + B x per-sequence
+# is pinned there, its split is not (held_decode_seq_s).
 UNBATCHED_DECODE_SHARE = 0.05
 MIN_CURVE_KNOTS = 4  # 0, 1 and at least two more batch sizes, or the line stays
 MAX_CURVE_KNOTS = 8
@@ -150,8 +152,8 @@ def _fit(
     """The line, then the curve when the ramp ran several batch sizes; with the per-chunk term
     free (`chunk_term`) or held at the start's value (0), and the in-sample RMS error."""
     cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start, chunk_term)
-    if max(batches, default=1) <= 1:  # never batched: the split is not in the data (UNBATCHED_DECODE_SHARE)
-        held = {"decode_seq_s": UNBATCHED_DECODE_SHARE * (cost.base_s + cost.decode_seq_s), "context_token_s": 0.0}
+    if len(set(batches)) <= 1:  # one batch size (1 at --max-num-seqs 1, or a live window): no split in the data
+        held = {"decode_seq_s": held_decode_seq_s(cost, max([1, *batches])), "context_token_s": 0.0}
         cost, more, used, batches = _fixed_point(ramp, usable, limits, workload, cost, chunk_term, held)
         iterations, server_rows = iterations + more, server_rows or used
     knots = curve_knots(batches)
@@ -216,6 +218,14 @@ def _fixed_point(
         if moved < CONVERGED:
             break
     return cost, iterations, server_rows, [b for b in batches if b]
+
+
+def held_decode_seq_s(cost: StepCost, batch: int) -> float:
+    """The per-sequence cost at UNBATCHED_DECODE_SHARE of the batch-of-one step, given a fit pinned at
+    one batch size only: that fit's step at `batch` (base + batch x per-sequence) is the measured
+    figure, its split is not, so step(1) = step(batch) / (1 + share x (batch - 1))."""
+    step = cost.base_s + batch * cost.decode_seq_s
+    return UNBATCHED_DECODE_SHARE * step / (1 + UNBATCHED_DECODE_SHARE * (batch - 1))
 
 
 def curve_knots(batches: list[int]) -> list[float]:

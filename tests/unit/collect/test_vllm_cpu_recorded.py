@@ -204,13 +204,20 @@ def test_saturated_cpu_engine_is_compute_bound_not_budget_bound():
 # --- 5. other 0.32 differences -----------------------------------------------------------------
 
 
-def test_preemptions_cap_from_vllms_own_request_sizes():
+def test_preemptions_cap_from_vllms_own_request_sizes_then_the_model_calibrated_on_the_window():
+    """The rule sizes the cap from vLLM's own p95 request (2,048 tokens / 680 = 3); the model,
+    calibrated on the same window, replays 1-32 streams and keeps the value it predicts best, saying
+    what the rule proposed and why it differs."""
     result = triage("preempting")
     top = result.top
     assert top.rule == "OP-5.3"
     measured = next(e for e in top.evidence if e.name == "p95 prompt + p95 max_tokens per request")
+    by_rule = math.floor(result.facts.memory.kv_cache_tokens / measured.value)
+    assert by_rule == 3
     [change] = top.changes
-    assert int(change.proposed) == math.floor(result.facts.memory.kv_cache_tokens / measured.value)
+    assert "predicts best" in change.reason and f"triage proposed {by_rule}" in change.reason
+    assert change.predicted_effect is not None and "safe operating point" in change.predicted_effect.text
+    assert any("calibrated on the live 8 s window: 16 request(s) in flight" in n for n in result.notes)
 
 
 def test_vllm_032_stats_lines_never_show_preemptions_so_the_window_is_needed():

@@ -1,0 +1,66 @@
+"""A live /metrics window as one measured load step (advisor/perf/live.py), on windows recorded from a
+real vLLM 0.32 CPU server (tests/fixtures/vllm_cpu), and the split a one-batch-size fit holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.perf.calibrate import UNBATCHED_DECODE_SHARE, held_decode_seq_s
+from advisor.perf.cost import StepCost
+from advisor.perf.live import live_ramp
+from advisor.triage import TriageRequest, collect
+from rules import signals
+
+CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+
+
+def _facts(case: str):
+    files = [str(CORPUS / f"{case}_before.prom"), str(CORPUS / f"{case}_after.prom")]
+    request = TriageRequest(logs=str(CORPUS / f"{case}.log"), metrics_files=files, metrics_interval_s=8)
+    return collect(request).facts
+
+
+def test_the_window_becomes_the_measured_step_of_a_ramp_around_its_load():
+    """Recorded at 4 closed-loop streams: 4 running, none waiting; the step at 4 carries the window's
+    own histogram percentiles and generation rate, the levels around it are replayed, not measured."""
+    facts = _facts("moderate")
+    ramp, said = live_ramp(facts)
+    assert ramp["config"]["levels"] == [1.0, 2.0, 4.0, 8.0]
+    measured = [s for s in ramp["steps"] if s["valid"]]
+    assert [s["offered"] for s in measured] == [4.0]
+    [step] = measured
+    assert step["ttft_s"]["p50"] == signals.quantile(facts, "vllm:time_to_first_token_seconds", "p50").value
+    assert step["itl_s"]["p99"] == signals.quantile(facts, "vllm:inter_token_latency_seconds", "p99").value
+    assert step["output_tokens_per_s"] == signals.counter_rate(facts, "vllm:generation_tokens_total").value
+    assert step["server"]["decode_time_mean_s"] == signals.histogram_mean(facts, "vllm:request_decode_time_seconds")
+    workload = ramp["config"]["workload"]
+    assert workload["input_len"]["mean"] == step["prompt_tokens"]["p50"] == 164  # the server's own token count
+    assert "4 request(s) in flight" in said
+
+
+def test_request_lengths_are_as_wide_as_the_windows_p95():
+    """p95 of a uniform on [m - s, m + s] is m + 0.9 s; the spread stops at m - 1 (lengths >= 1)."""
+    facts = _facts("preempting")
+    ramp, _ = live_ramp(facts)
+    prompt = ramp["config"]["workload"]["input_len"]
+    p95 = signals.quantile(facts, "vllm:request_prompt_tokens", "p95").value
+    mean = signals.histogram_mean(facts, "vllm:request_prompt_tokens")
+    assert prompt["distribution"] == "uniform"
+    assert prompt["spread"] == pytest.approx(min(round(mean) - 1, (p95 - mean) / 0.9), abs=0.05)
+
+
+def test_an_idle_window_is_no_load_step():
+    assert live_ramp(_facts("idle")) is None
+
+
+def test_a_fit_pinned_at_one_batch_size_holds_the_per_sequence_share_of_the_batch_of_one_step():
+    """Measured only at a batch of 8: base + 8c = 0.18 s whatever the split. Held: c = 0.05 x step(1)
+    with step(1) = 0.18 / (1 + 0.05 x 7) = 0.13333, so c = 0.0066667 and base = 0.12667."""
+    cost = StepCost(base_s=0.10, prefill_token_s=0.0, decode_seq_s=0.01, context_token_s=0.0)
+    held = held_decode_seq_s(cost, 8)
+    assert held == pytest.approx(0.05 * 0.18 / 1.35)
+    base = 0.18 - 8 * held
+    assert held / (base + held) == pytest.approx(UNBATCHED_DECODE_SHARE)
+    assert held_decode_seq_s(cost, 1) == pytest.approx(UNBATCHED_DECODE_SHARE * 0.11)
