@@ -156,7 +156,7 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
     try:
         if change.flag == "--max-model-len":
             length_after = int(float(change.proposed))
-        elif change.flag == "--gpu-memory-utilization" and pool.pool_gib and pool.device_gib:
+        elif _resizable(change, pool):
             step_gib = (float(change.proposed) - float(change.current)) * pool.device_gib
             tokens_after = max(0, int(tokens_before * (pool.pool_gib + step_gib) / pool.pool_gib))
         elif change.flag == "--kv-cache-dtype":

@@ -156,8 +156,8 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         )
         notes = [*notes, *forecast_notes]
     elif (live := _forecast_from_window(evaluation.findings, request, collected)) is not None:
-        notes = [*notes, *live[1]]
-        rejected = live[0]
+        rejected, live_notes = live
+        notes = [*notes, *live_notes]
     elif deployment is not None:
         notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))

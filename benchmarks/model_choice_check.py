@@ -27,7 +27,7 @@ from pathlib import Path
 
 from advisor.cli import main as servops
 from advisor.vllm_launch import vllm_unavailable_reason
-from benchmarks.predict_accuracy import base_flags, measure, recall
+from benchmarks.predict_accuracy import add_recorded_option, base_flags, measure, recall
 from loadtest.workload import WorkloadSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
@@ -46,12 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["vllm", "bundled", "both"], default="both")
     parser.add_argument("--ttft-slo", type=float, default=2.0, help="TTFT p99 target in seconds (default 2)")
     parser.add_argument("--out", default="bench-out/model-choice", help="folder for every file the run writes")
-    parser.add_argument(
-        "--recorded",
-        action="store_true",
-        help="start nothing: triage and predict again, against the ramps an earlier run left in --out "
-        "(to compare model versions on the same measurements)",
-    )
+    add_recorded_option(parser)
     args = parser.parse_args(argv)
     if args.ttft_slo <= 0:
         parser.error(f"--ttft-slo {args.ttft_slo:g}: must be a positive number of seconds")

@@ -79,12 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=["bundled", "vllm", "both"], default="both")
     parser.add_argument("--out", default="bench-out/predict", help="folder for ramps, predictions and summary.json")
     parser.add_argument("--quick", action="store_true", help="levels 1,4,16 and 10 s steps (a smoke run)")
-    parser.add_argument(
-        "--recorded",
-        action="store_true",
-        help="measure nothing: predict again from the ramps and logs a previous run left in --out "
-        "(to compare model versions on the same measurements)",
-    )
+    add_recorded_option(parser)
     parser.add_argument(
         "--repeats",
         type=int,
@@ -112,6 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     print(render(summary))
     (out / summary_name).write_text(json.dumps(summary, indent=1))
     return 0
+
+
+def add_recorded_option(parser: argparse.ArgumentParser) -> None:
+    """`--recorded`, as every benchmark that measures and then predicts offers it: the same model
+    questions asked again of saved measurements, so model versions compare on identical data."""
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="start and measure nothing: predict again from the ramps and logs a previous run left in --out "
+        "(to compare model versions on the same measurements)",
+    )
 
 
 def base_flags(engine: str) -> list[str]:

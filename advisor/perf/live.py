@@ -19,19 +19,14 @@ outstanding); request lengths are uniform around the window's means, as wide as 
 from __future__ import annotations
 
 from advisor.perf.whatif import synthetic_ramp
+from loadtest.server_signals import PHASES, TOKEN_COUNTERS
 from rules import signals
+from rules.catalog.common import ITL, PROMPT_TOKENS, TTFT
+from rules.catalog.floors import GENERATION_TOKENS as OUTPUT_TOKENS
 from rules.facts import Facts
 
-TTFT = "vllm:time_to_first_token_seconds"
-ITL = "vllm:inter_token_latency_seconds"
 TPOT = "vllm:request_time_per_output_token_seconds"
 E2E = "vllm:e2e_request_latency_seconds"
-PROMPT_TOKENS = "vllm:request_prompt_tokens"
-OUTPUT_TOKENS = "vllm:request_generation_tokens"
-GENERATION_TOKENS = "vllm:generation_tokens_total"
-PREFILL_TIME = "vllm:request_prefill_time_seconds"
-DECODE_TIME = "vllm:request_decode_time_seconds"
-QUEUE_TIME = "vllm:request_queue_time_seconds"
 MIN_FINISHED = 3  # requests finished in the window: fewer, and its medians are one request's figures
 # The replayed step: long enough for several request lifetimes, short enough to replay quickly.
 STEP_LIFETIMES = 4
@@ -60,7 +55,7 @@ def live_ramp(facts: Facts) -> tuple[dict, str] | None:
         input_len=_lengths(facts, PROMPT_TOKENS, prompt), output_len=_lengths(facts, OUTPUT_TOKENS, output)
     )
     step = ramp["steps"][levels.index(float(in_flight))]
-    tokens_per_s = signals.counter_rate(facts, GENERATION_TOKENS)
+    tokens_per_s = signals.counter_rate(facts, TOKEN_COUNTERS["generation"])
     step.update(
         valid=True,
         invalid_reason=None,
@@ -69,8 +64,8 @@ def live_ramp(facts: Facts) -> tuple[dict, str] | None:
         achieved_rate=finished / facts.window.interval_s,
         ttft_s=ttft,
         itl_s=itl,
-        tpot_s=_percentiles(facts, TPOT) or _EMPTY,
-        e2e_s=_percentiles(facts, E2E) or _EMPTY,
+        tpot_s=_percentiles(facts, TPOT) or step["tpot_s"],  # else the shell's "nothing measured"
+        e2e_s=_percentiles(facts, E2E) or step["e2e_s"],
         output_tokens=round((tokens_per_s.value if tokens_per_s else 0.0) * facts.window.interval_s),
         output_tokens_per_s=tokens_per_s.value if tokens_per_s else 0.0,
         # The server counted these tokens itself (chat template included): no template to add on top.
@@ -79,9 +74,7 @@ def live_ramp(facts: Facts) -> tuple[dict, str] | None:
             "samples": 2,
             "running_mean": running.value,
             "waiting_mean": waiting.value if waiting is not None else None,
-            "prefill_time_mean_s": signals.histogram_mean(facts, PREFILL_TIME),
-            "decode_time_mean_s": signals.histogram_mean(facts, DECODE_TIME),
-            "queue_time_mean_s": signals.histogram_mean(facts, QUEUE_TIME),
+            **{f"{phase}_time_mean_s": signals.histogram_mean(facts, name) for phase, name in PHASES.items()},
         },
     )
     said = (
@@ -89,9 +82,6 @@ def live_ramp(facts: Facts) -> tuple[dict, str] | None:
         f"finished, {prompt:.0f} prompt and {output:.0f} output tokens per request"
     )
     return ramp, said
-
-
-_EMPTY = {"p50": None, "p90": None, "p95": None, "p99": None, "count": 0}
 
 
 def _lengths(facts: Facts, metric: str, mean: float) -> dict:
@@ -111,7 +101,7 @@ def _lengths(facts: Facts, metric: str, mean: float) -> dict:
 def _observed(facts: Facts, metric: str) -> int:
     """Observations of a histogram over the window (finished requests, for the per-request ones)."""
     rate = signals.observation_rate(facts, metric)
-    return round(rate.value * facts.window.interval_s) if rate is not None and facts.window else 0
+    return round(rate.value * facts.window.interval_s) if rate is not None else 0  # a rate implies a window
 
 
 def _percentiles(facts: Facts, metric: str) -> dict | None:
