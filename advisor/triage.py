@@ -9,6 +9,7 @@ inputs shrink the answer instead of failing it; unusable inputs fail with one li
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,6 +80,9 @@ class TriageRequest(BaseModel):
     timeout_s: float = metrics_collector.DEFAULT_TIMEOUT_S
     workload: Workload | None = None
     ramp: str | None = Field(default=None, description="a ramp result of this server: latency predictions per change")
+    save_window: str | None = Field(
+        default=None, description="where to write the live window as the one-step ramp the model calibrated on"
+    )
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)  # secrets: never echoed
 
     def has_input(self) -> bool:
@@ -136,6 +140,11 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             "--metrics files and a live --endpoint/--prometheus were both given; "
             "pass saved files or a live source, not both"
         )
+    if request.ramp and request.save_window:
+        raise UserError(
+            f"--save-window {request.save_window} with --ramp {request.ramp}: the predictions are calibrated "
+            f"on the ramp, not on a window; drop --save-window"
+        )
     ramp = _load_ramp(request.ramp) if request.ramp else None
     collected = collect(request)
     if ramp is not None and collected.facts.loadtest is None:
@@ -158,8 +167,13 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     elif (live := _forecast_from_window(evaluation.findings, request, collected)) is not None:
         rejected, live_notes = live
         notes = [*notes, *live_notes]
-    elif deployment is not None:
-        notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
+    else:
+        if request.save_window:
+            from advisor.perf.live import WINDOW_UNUSABLE  # noqa: PLC0415 (numpy and the replay: only when asked)
+
+            notes = [*notes, f"--save-window {request.save_window}: not written; {WINDOW_UNUSABLE}"]
+        if deployment is not None:
+            notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))
     predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
     result = TriageResult(
@@ -362,23 +376,36 @@ def _forecast_from_window(
 ) -> tuple[list[RejectedChange], list[str]] | None:
     """No ramp, but a metrics window: the model calibrates on the window as one measured load step
     (advisor/perf/live.py) and chooses and predicts the changes as it does from a ramp; None when the
-    window cannot stand for a load step (the prior, or nothing, then)."""
+    window cannot stand for a load step (the prior, or nothing, then).
+
+    With `--save-window FILE` the window is written there as a ramp document, so each prediction
+    carries the `servops predict --ramp FILE …` command that gives its figures again: a window is
+    gone once the server moves on, and a prediction nobody can rerun cannot be checked."""
     from advisor.perf.live import live_ramp  # noqa: PLC0415 (numpy and the replay: only with a window)
+    from advisor.report_files import write_json  # noqa: PLC0415 (the report renderer's writer: only with a window)
 
     window = live_ramp(collected.facts)
     if window is None:
         return None
     ramp, said = window
+    if request.save_window:
+        write_json(Path(request.save_window), json.dumps(ramp, indent=1))
     rejected, notes = _forecast(
         findings,
         ramp,
-        "the live window",
+        Path(request.save_window).name if request.save_window else "the live window",
         request,
         collected,
         engine=_engine_of(collected.facts),
+        ramp_path=request.save_window,
         in_flight=_in_flight(collected.facts),
     )
-    return rejected, [f"latency predictions: calibrated on {said}", *notes]
+    saved = (
+        f"the window is saved as a ramp in {request.save_window}"
+        if request.save_window
+        else "pass --save-window FILE to keep it as a ramp and get the `servops predict` command behind each figure"
+    )
+    return rejected, [f"latency predictions: calibrated on {said}; {saved}", *notes]
 
 
 def _forecast(findings: list[Finding], ramp: dict, source: str, request: TriageRequest, collected: Collected, **kw):

@@ -159,6 +159,14 @@ def register(subparsers) -> argparse.ArgumentParser:
         "calibrated on the ramp), batch-size values are the model's best, and changes "
         "predicted not to help are listed as rejected",
     )
+    predicted.add_argument(
+        "--save-window",
+        metavar="RAMP.json",
+        help="without --ramp, the model calibrates on the metrics window (two scrapes, or --window of "
+        "Prometheus) as one measured load step; write that step here as a ramp document, and each "
+        "prediction prints the `servops predict --ramp RAMP.json ...` command that reproduces it "
+        "(a scheduled run overwrites it with its latest window)",
+    )
 
     output = parser.add_argument_group("output and scheduling")
     output.add_argument(
@@ -192,6 +200,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     request = request_from_args(args)
     check_output_file(args.json, "--json")  # before collecting, not after
+    check_output_file(args.save_window, "--save-window")
     check_output_dir(args.out, "--out")
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
@@ -243,6 +252,7 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         timeout_s=args.timeout,
         workload=workload,
         ramp=args.ramp,
+        save_window=args.save_window,
         headers=headers,
     )
     if args.window:

@@ -31,6 +31,10 @@ MIN_FINISHED = 3  # requests finished in the window: fewer, and its medians are 
 # The replayed step: long enough for several request lifetimes, short enough to replay quickly.
 STEP_LIFETIMES = 4
 MIN_STEP_S, MAX_STEP_S = 20.0, 120.0
+WINDOW_UNUSABLE = (
+    f"the metrics window cannot stand for a load step (it needs {MIN_FINISHED} or more finished requests, "
+    "TTFT and ITL histograms and request lengths: two scrapes of a serving vLLM, --metrics-interval apart)"
+)
 
 
 def live_ramp(facts: Facts) -> tuple[dict, str] | None:

@@ -25,6 +25,15 @@ def triage(stem: Path, out: Path, *extra: str) -> dict:
     return json.loads(out.read_text())
 
 
+def triage_window(stem: Path, out: Path, *extra: str) -> dict:
+    """`servops triage --logs STEM.log --metrics STEM_before.prom --metrics STEM_after.prom
+    --metrics-interval 8 EXTRA… --json OUT` (a recorded 8 s window, no ramp), as a document."""
+    metrics = ["--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom", "--metrics-interval", "8"]
+    args = ["triage", "--logs", f"{stem}.log", *metrics, *extra, "--json", str(out)]
+    assert main(args) == 0
+    return json.loads(out.read_text())
+
+
 def predict(command: str, out: Path) -> dict:
     """A printed `servops predict …` command run with `--json OUT`, as a document."""
     words = shlex.split(command)

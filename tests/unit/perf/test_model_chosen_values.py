@@ -12,19 +12,21 @@ the lower TTFT p99 at the top load, as the ranking breaks them).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from advisor.tune_forecast import SEARCH_VALUES
-from tests.unit.perf.recorded_queue import CASES, predict, triage
+from tests.unit.perf.recorded_queue import CASES, FIXTURES, predict, triage, triage_window
 
 TTFT_SLO_S = "2"
 
 
 def _rank(prediction: dict) -> tuple[float, float]:
     safe = (prediction.get("safe_operating_point") or {}).get("offered") or 0.0
-    return safe, -prediction["steps"][-1]["ttft_s"]["p99"]
+    top_p99 = prediction["steps"][-1]["ttft_s"]["p99"]  # None: nothing finished at the top load
+    return safe, -top_p99 if top_p99 is not None else -math.inf
 
 
 @pytest.mark.parametrize("engine", list(CASES))
@@ -67,3 +69,42 @@ def test_predict_takes_the_slo_that_defines_the_safe_point(tmp_path: Path) -> No
     )
     assert strict["safe_operating_point"] is None  # 0.1 s is below even one stream's first token
     assert loose["safe_operating_point"]["offered"] == 16
+
+
+def test_a_value_chosen_on_the_live_window_is_the_models_best_and_reproduces_from_the_saved_window(
+    tmp_path: Path,
+) -> None:
+    """No ramp: real vLLM preempting at 16 streams (tests/fixtures/vllm_cpu/preempting*, an 8 s window).
+    `--save-window` keeps the step the model calibrated on, so the printed command gives the shown
+    figures again and every rival value can be predicted the same way. No SLO: the safe point is the
+    highest step below the knee (under a 2 s TTFT target the model keeps 128, which holds 4 streams,
+    and rejects the rule's 3, which holds 2)."""
+    stem = FIXTURES / "vllm_cpu" / "preempting"
+    window = tmp_path / "window.json"
+    document = triage_window(stem, tmp_path / "triage.json", "--save-window", str(window))
+    assert window.exists() and any(f"saved as a ramp in {window}" in n for n in document["notes"])
+    change = next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
+    effect = change["predicted_effect"]
+    assert f"--ramp {window}" in effect["command"]
+
+    shown = predict(effect["command"], tmp_path / "shown.json")
+    figures = effect["figures"]
+    top = shown["steps"][-1]
+    assert top["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_after"], abs=1e-3)
+    assert top["output_tokens_per_s"] == pytest.approx(figures["output_tokens_per_s_after"], abs=1e-2)
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_after"]
+
+    chosen = _rank(shown)
+    for value in SEARCH_VALUES["--max-num-seqs"]:
+        if value == int(change["proposed"]) or value > 2 * top["offered"]:
+            continue
+        other = effect["command"].replace(f"--max-num-seqs {change['proposed']}'", f"--max-num-seqs {value}'")
+        rival = _rank(predict(other, tmp_path / f"seqs-{value}.json"))
+        assert rival <= (chosen[0], chosen[1] + 1e-3), f"--max-num-seqs {value} predicts {rival}, better than {chosen}"
+
+
+def test_without_save_window_the_live_prediction_says_how_to_get_its_command(tmp_path: Path) -> None:
+    document = triage_window(FIXTURES / "vllm_cpu" / "preempting", tmp_path / "triage.json")
+    change = next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
+    assert not change["predicted_effect"]["command"]
+    assert any("pass --save-window FILE" in n for n in document["notes"])

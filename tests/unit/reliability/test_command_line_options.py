@@ -72,3 +72,30 @@ def test_an_unbalanced_quote_is_one_line_naming_the_option(capsys: pytest.Captur
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "--server-args" in err and "quote" in err
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+
+
+def test_save_window_beside_a_ramp_is_one_line_saying_which_to_drop(servops, tmp_path: Path) -> None:
+    """With a ramp the predictions are calibrated on the ramp: a saved window would be a file no
+    printed command uses."""
+    outcome = servops(
+        "triage",
+        "--logs",
+        str(RECORDED / "preempting.log"),
+        "--ramp",
+        str(RECORDED / "preempting_ramp.json"),
+        "--save-window",
+        str(tmp_path / "w.json"),
+    )
+    outcome.assert_one_line_error("triage", "--save-window", "--ramp", "drop --save-window")
+    assert not (tmp_path / "w.json").exists()
+
+
+def test_save_window_on_an_idle_window_writes_nothing_and_says_why(servops, tmp_path: Path) -> None:
+    window = tmp_path / "w.json"
+    metrics = ["--metrics", str(RECORDED / "idle_before.prom"), "--metrics", str(RECORDED / "idle_after.prom")]
+    outcome = servops("triage", *metrics, "--metrics-interval", "8", "--save-window", str(window))
+    assert outcome.code == 0 and not window.exists()
+    assert f"--save-window {window}: not written; the metrics window cannot stand for a load step" in outcome.out

@@ -36,6 +36,7 @@ def blocker(tmp_path) -> Path:
             "--records",
         ),
         (("triage", "--endpoint", "http://127.0.0.1:9", "--json", "{blocker}/t.json"), "--json"),
+        (("triage", "--endpoint", "http://127.0.0.1:9", "--save-window", "{tmp}"), "--save-window"),
         (
             ("triage", "--endpoint", "http://127.0.0.1:9", "--every", "1m", "--count", "1", "--out", "{blocker}"),
             "--out",
