@@ -1,20 +1,29 @@
 """Triage's model-chosen batch cap, started and ramped for real (not a test).
 
-    .venv/bin/python -m benchmarks.model_choice_check --engine vllm --out bench-out/model-choice
+    .venv/bin/python -m benchmarks.model_choice_check --case vllm --out bench-out/model-choice
+    .venv/bin/python -m benchmarks.model_choice_check --case vllm-preempting --rivals 3
 
-For each recorded `--max-num-seqs 1` server (tests/fixtures/vllm_cpu/queue_seqs1 for real vLLM,
-tests/fixtures/bundled/queue_seqs1 for the bundled engine: a log and a ramp of 1-16 streams where
-requests queue behind the cap), this does what an operator would:
-1. `servops triage --logs STEM.log --ramp STEM_ramp.json --ttft-slo 2`, and takes the
-   `--max-num-seqs` value the performance model chose and the `servops predict` command printed
-   beside it;
-2. runs that command: the predicted ramp, step by step;
-3. starts the same engine with the chosen cap (and the recorded server's other flags) and ramps
-   the recorded ramp's own levels, steps and seeded workload.
-**Baseline: the measured ramp of the chosen configuration, in the same run.** Reports per step the
+Each case is a recorded server and what triage was given of it:
+- `vllm`, `bundled` (tests/fixtures/vllm_cpu/queue_seqs1, tests/fixtures/bundled/queue_seqs1): a
+  `--max-num-seqs 1` server's log and a ramp of 1-16 streams where requests queue behind the cap;
+  triage gets `--logs STEM.log --ramp STEM_ramp.json --ttft-slo S`.
+- `vllm-preempting` (tests/fixtures/vllm_cpu/preempting): real vLLM with 2,048 KV tokens, caught
+  preempting at 16 streams; triage gets only its log and an 8 s `/metrics` window (no ramp, no SLO:
+  the safe point is the highest step below the knee) and `--save-window`, so the window it
+  calibrated on is a ramp file the printed `servops predict` command can replay.
+
+For each case this does what an operator would:
+1. runs that triage and takes the `--max-num-seqs` value the performance model chose and the
+   `servops predict` command printed beside it;
+2. runs that command (and, for each `--rivals` value and for the window case's current value, the
+   same command with that value): the predicted ramp, step by step;
+3. starts the same engine with each of those caps (and the recorded server's other flags) and
+   ramps the same levels and seeded workload.
+**Baseline: the measured ramp of each configuration, in the same run.** Reports per step the
 predicted and measured TTFT p50/p99, ITL p50/p99 and output tok/s with predicted / measured, and
-the safe operating point under the SLO on both sides, which is what the choice was made for.
-Writes everything under --out (summary.json, the triage, the prediction, the ramp, the server log).
+the safe operating point on both sides, which is what the choice was made for: the model's
+choice should measure at least as safe as every rival it passed over.
+Writes everything under --out (summary.json, the triage, the predictions, the ramps, the server logs).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from advisor.cli import main as servops
 from advisor.vllm_launch import vllm_unavailable_reason
@@ -31,7 +41,22 @@ from benchmarks.predict_accuracy import add_recorded_option, base_flags, measure
 from loadtest.workload import WorkloadSpec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
-CASES = {"vllm": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
+RECORDING = FIXTURES / "vllm_cpu" / "recording.json"  # how tests/fixtures/vllm_cpu was recorded
+
+
+class Case(NamedTuple):
+    engine: str  # the server started: "vllm" or "bundled"
+    stem: Path  # the recorded log (STEM.log) and its ramp (STEM_ramp.json) or window (STEM_before/after.prom)
+    source: str  # what triage calibrates on: "ramp" or "window"
+
+
+CASES = {
+    "vllm": Case("vllm", FIXTURES / "vllm_cpu" / "queue_seqs1", "ramp"),
+    "bundled": Case("bundled", FIXTURES / "bundled" / "queue_seqs1", "ramp"),
+    "vllm-preempting": Case("vllm", FIXTURES / "vllm_cpu" / "preempting", "window"),
+}
+MIN_REQUEST_TIMEOUT_S = 120.0  # predict_accuracy's measure(), which recorded the ramp cases
+WINDOW_INTERVAL_S = "8"  # the recorded windows' scrape interval (recording.json: interval_s)
 FIGURES = {
     "ttft_p50_s": ("ttft_s", "p50"),
     "ttft_p99_s": ("ttft_s", "p99"),
@@ -43,76 +68,144 @@ FIGURES = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=["vllm", "bundled", "both"], default="both")
-    parser.add_argument("--ttft-slo", type=float, default=2.0, help="TTFT p99 target in seconds (default 2)")
+    parser.add_argument(
+        "--case",
+        choices=[*CASES, "all"],
+        default="all",
+        help="which recorded server (default: all): vllm and bundled are triaged from a ramp under "
+        "--ttft-slo, vllm-preempting from a live /metrics window without an SLO",
+    )
+    parser.add_argument(
+        "--ttft-slo",
+        type=float,
+        default=2.0,
+        help="TTFT p99 target in seconds for the ramp cases (default 2); the window case is triaged without one",
+    )
+    parser.add_argument(
+        "--rivals",
+        default="",
+        metavar="N,N",
+        help="other --max-num-seqs values to predict and measure beside the model's choice "
+        "(e.g. the rule's own value); the window case also measures the server's current value",
+    )
     parser.add_argument("--out", default="bench-out/model-choice", help="folder for every file the run writes")
     add_recorded_option(parser)
     args = parser.parse_args(argv)
     if args.ttft_slo <= 0:
         parser.error(f"--ttft-slo {args.ttft_slo:g}: must be a positive number of seconds")
+    try:
+        rivals = [int(word) for word in args.rivals.split(",") if word.strip()]
+    except ValueError:
+        parser.error(f"--rivals {args.rivals!r}: give whole numbers separated by commas, e.g. 3,8")
+    if any(value < 1 for value in rivals):
+        parser.error(f"--rivals {args.rivals!r}: every --max-num-seqs value is at least 1")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"ttft_slo_s": args.ttft_slo, "engines": {}}
-    for engine in ["vllm", "bundled"] if args.engine == "both" else [args.engine]:
-        if engine == "vllm" and not args.recorded and (reason := vllm_unavailable_reason()):
-            print(f"vllm: skipped: {reason}", file=sys.stderr)
-            summary["engines"][engine] = {"skipped": reason}
+    for name in list(CASES) if args.case == "all" else [args.case]:
+        case = CASES[name]
+        if case.engine == "vllm" and not args.recorded and (reason := vllm_unavailable_reason()):
+            print(f"{name}: skipped: {reason}", file=sys.stderr)
+            summary["engines"][name] = {"skipped": reason}
             continue
-        summary["engines"][engine] = check(engine, args.ttft_slo, out / engine, args.recorded)
+        slo = args.ttft_slo if case.source == "ramp" else None
+        summary["engines"][name] = check(case, slo, out / name, args.recorded, rivals)
         (out / ("summary-recorded.json" if args.recorded else "summary.json")).write_text(json.dumps(summary, indent=1))
     print(render(summary))
     return 0
 
 
-def check(engine: str, ttft_slo_s: float, folder: Path, recorded: bool = False) -> dict:
-    """Triage's choice for one recorded server, its prediction, and the ramp that measures it."""
+def check(
+    case: Case,
+    ttft_slo_s: float | None,
+    folder: Path,
+    recorded: bool = False,
+    rivals: list[int] | None = None,
+) -> dict:
+    """Triage's choice for one recorded server, its prediction, and the ramp that measures it; the
+    same for each rival value."""
     folder.mkdir(parents=True, exist_ok=True)
-    stem = CASES[engine]
-    triage_path = folder / "triage.json"
-    code = servops(
-        [
-            "triage",
-            "--logs",
-            f"{stem}.log",
-            "--ramp",
-            f"{stem}_ramp.json",
-            "--ttft-slo",
-            f"{ttft_slo_s:g}",
-            "--json",
-            str(triage_path),
+    engine, stem = case.engine, case.stem
+    triage_path, window_path = folder / "triage.json", folder / "window.json"
+    if case.source == "ramp":
+        given = ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"]
+    else:
+        given = [
+            *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
+            *("--metrics-interval", WINDOW_INTERVAL_S, "--save-window", str(window_path)),
         ]
-    )
+    code = servops(["triage", "--logs", f"{stem}.log", *given, "--json", str(triage_path)])
     if code != 0:
         raise SystemExit(f"[{engine}] servops triage exited {code}")
     triage = json.loads(triage_path.read_text())
     change = next(c for f in triage["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
     command = change["predicted_effect"]["command"]
+    if not command:
+        raise SystemExit(f"[{engine}] triage's --max-num-seqs {change['proposed']} carries no predict command")
     print(f"[{engine}] triage chose --max-num-seqs {change['proposed']}; running {command}", file=sys.stderr)
-    prediction_path = folder / "prediction.json"
-    if servops([*shlex.split(command)[1:], "--json", str(prediction_path)]) != 0:
-        raise SystemExit(f"[{engine}] the printed predict command failed: {command}")
-    prediction = json.loads(prediction_path.read_text())
 
-    # The recorded servers came from predict_accuracy's own measure(): the same flags besides the
-    # cap, the same warm-up, cool-down and timeout; so the chosen one is measured by it too.
-    before = json.loads(Path(f"{stem}_ramp.json").read_text())
+    if case.source == "ramp":
+        # The recorded servers came from predict_accuracy's own measure(): the same flags besides the
+        # cap, the same warm-up, cool-down and timeout; so the chosen one is measured by it too.
+        before = json.loads(Path(f"{stem}_ramp.json").read_text())
+        flags = base_flags(engine)
+        values = [change["proposed"], *map(str, rivals or [])]
+    else:
+        before = json.loads(window_path.read_text())
+        flags = recorded_flags(stem.name)
+        values = [change["proposed"], change["current"], *map(str, rivals or [])]
     config = before["config"]
-    flags = [*base_flags(engine), "--max-num-seqs", change["proposed"]]
-    run = recall if recorded else measure
     workload = WorkloadSpec.model_validate(config["workload"])
-    server = run(engine, flags, workload, config["levels"], config["step_s"], folder)
-    measured = server["ramp"]
+    run = recall if recorded else measure
+    measured_runs = []
+    for value in dict.fromkeys(values):  # each value once, the model's choice first
+        predict_command = command.replace(f"--max-num-seqs {change['proposed']}'", f"--max-num-seqs {value}'")
+        prediction_path = folder / f"prediction-seqs-{value}.json"
+        if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
+            raise SystemExit(f"[{engine}] the predict command failed: {predict_command}")
+        prediction = json.loads(prediction_path.read_text())
+        server = run(
+            engine,
+            [*flags, "--max-num-seqs", value],
+            workload,
+            config["levels"],
+            config["step_s"],  # the replay's own: requests that outlive a step count the same on both sides
+            folder / f"seqs-{value}",
+            request_timeout_s=max(MIN_REQUEST_TIMEOUT_S, config.get("request_timeout_s") or 0.0),
+        )
+        measured = server["ramp"]
+        measured_runs.append(
+            {
+                "max_num_seqs": value,
+                "role": {change["proposed"]: "chosen", change["current"]: "current"}.get(value, "rival"),
+                "predict_command": predict_command,
+                "server_command": server["command"].render(),
+                "safe_operating_point": {
+                    "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+                    "measured": measured_safe_point(measured, ttft_slo_s),
+                },
+                "steps": compare(prediction["steps"], measured["steps"]),
+            }
+        )
     return {
+        "source": case.source,
+        "criterion": f"TTFT p99 <= {ttft_slo_s:g} s" if ttft_slo_s else "highest step below the knee (no SLO)",
         "chosen": {"flag": "--max-num-seqs", "current": change["current"], "proposed": change["proposed"]},
-        "predict_command": command,
-        "server_command": server["command"].render(),
-        "safe_operating_point": {
-            "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
-            "measured": safe_point(measured["steps"], ttft_slo_s),
-            "recorded_before": safe_point(before["steps"], ttft_slo_s),
-        },
-        "steps": compare(prediction["steps"], measured["steps"]),
+        "reason": change["reason"],
+        "recorded_before": measured_safe_point(before, ttft_slo_s) if case.source == "ramp" else None,
+        "runs": measured_runs,
     }
+
+
+def recorded_flags(situation: str) -> list[str]:
+    """The recorded server's own flags (recording.json), less the model and the served name the
+    reference command adds again."""
+    words = shlex.split(json.loads(RECORDING.read_text())["situations"][situation]["command"])
+    flags = words[3:]  # past `vllm serve MODEL`
+    if "--served-model-name" in flags:
+        at = flags.index("--served-model-name")
+        del flags[at : at + 2]
+    return flags
 
 
 def compare(predicted: list[dict], measured: list[dict]) -> list[dict]:
@@ -137,37 +230,48 @@ def _value(step: dict, key: str, part: str | None) -> float | None:
     return value.get(part) if part and isinstance(value, dict) else value
 
 
-def safe_point(steps: list[dict], ttft_slo_s: float) -> float | None:
-    """The highest valid step with every measured request successful and TTFT p99 within the
-    target: the same test for the recorded ramp (ramped without an SLO) and the measured one."""
+def measured_safe_point(ramp: dict, ttft_slo_s: float | None) -> float | None:
+    """Under a TTFT target: the highest valid step with every measured request successful and TTFT
+    p99 within it (the same test for a recorded ramp, ramped without an SLO, and a measured one).
+    Without one: the ramp's own safe point, the highest step below its knee, as predict finds it."""
+    if ttft_slo_s is None:
+        return (ramp.get("safe_operating_point") or {}).get("offered")
     meeting = [
         s["offered"]
-        for s in steps
+        for s in ramp["steps"]
         if s["valid"] and s["ok_requests"] and s["ok_requests"] == s["requests"] and s["ttft_s"]["p99"] <= ttft_slo_s
     ]
     return max(meeting, default=None)
 
 
 def render(summary: dict) -> str:
-    lines = [f"TTFT p99 target {summary['ttft_slo_s']:g} s; ratio = predicted / measured"]
-    for engine, result in summary["engines"].items():
+    lines = ["ratio = predicted / measured"]
+    for name, result in summary["engines"].items():
         if "skipped" in result:
-            lines.append(f"{engine}: skipped: {result['skipped']}")
+            lines.append(f"{name}: skipped: {result['skipped']}")
             continue
-        chosen, safe = result["chosen"], result["safe_operating_point"]
+        chosen = result["chosen"]
         lines.append(
-            f"{engine}: --max-num-seqs {chosen['current']} -> {chosen['proposed']} (the model's choice); "
-            f"safe operating point {safe['recorded_before']} before, predicted {safe['predicted']}, "
-            f"measured {safe['measured']} (streams)"
+            f"{name}: --max-num-seqs {chosen['current']} -> {chosen['proposed']} (the model's choice, from the "
+            f"{result['source']}); safe operating point by {result['criterion']}"
+            + (f"; recorded before: {result['recorded_before']}" if result["recorded_before"] is not None else "")
         )
-        lines.append("| streams | " + " | ".join(FIGURES) + " |")
-        lines.append("|---|" + "---|" * len(FIGURES))
-        for row in result["steps"]:
-            cells = [
-                f"{row[n]['predicted']:.3g} / {row[n]['measured']:.3g} ({row[n]['ratio']:.2f}x)" if n in row else "–"
-                for n in FIGURES
-            ]
-            lines.append(f"| {row['offered']:g} | " + " | ".join(cells) + " |")
+        for run in result["runs"]:
+            safe = run["safe_operating_point"]
+            lines.append(
+                f"--max-num-seqs {run['max_num_seqs']} ({run['role']}): safe operating point predicted "
+                f"{safe['predicted']}, measured {safe['measured']} (streams)"
+            )
+            lines.append("| streams | " + " | ".join(FIGURES) + " |")
+            lines.append("|---|" + "---|" * len(FIGURES))
+            for row in run["steps"]:
+                cells = [
+                    f"{row[n]['predicted']:.3g} / {row[n]['measured']:.3g} ({row[n]['ratio']:.2f}x)"
+                    if n in row
+                    else "–"
+                    for n in FIGURES
+                ]
+                lines.append(f"| {row['offered']:g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

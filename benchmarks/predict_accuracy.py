@@ -181,7 +181,15 @@ def _folder(name: str, repeat: int) -> str:
     return name if repeat == 1 else f"{name}-r{repeat}"
 
 
-def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
+def measure(
+    engine: str,
+    flags,
+    workload: WorkloadSpec,
+    levels: list[float],
+    step_s: float,
+    folder: Path,
+    request_timeout_s: float = 120.0,
+) -> dict:
     """Start the server, ramp it, stop it; the ramp JSON, the command and the KV size it logged."""
     from benchmarks.engine_throughput import gemm_probe  # torch: only when measuring
 
@@ -204,7 +212,7 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
                 warmup_s=3.0,
                 cooldown_s=30.0,
                 workload=workload,
-                request_timeout_s=120.0,
+                request_timeout_s=request_timeout_s,
             ),
             progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True),
         )
@@ -219,7 +227,9 @@ def measure(engine: str, flags, workload: WorkloadSpec, levels: list[float], ste
     }
 
 
-def recall(engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path) -> dict:
+def recall(
+    engine: str, flags, workload: WorkloadSpec, levels: list[float], step_s: float, folder: Path, **_: float
+) -> dict:
     """What `measure` left in `folder` on an earlier run: the ramp, the command and the logged KV size."""
     command = flags if not isinstance(flags, list) else start_command(engine, flags)
     if not (folder / "ramp.json").is_file():
