@@ -2,7 +2,9 @@
 
 On-call wants "is it getting worse?" more than a fresh wall of findings. Each run writes
 its full `TriageResult` to `DIR/triage-<time>.json` (what `servops report` renders), the
-same document to `DIR/latest.json`, and one line to `DIR/history.jsonl`; the comparison
+same document to `DIR/latest.json`, the live window it calibrated on (when one could stand
+for a load step) to `DIR/window-<time>.json`, so the `servops predict` commands it printed still
+run after the server has moved on, and one line to `DIR/history.jsonl`; the comparison
 with the previous line — new findings, resolved findings, severity changes — goes into the
 result's `changes_since_last` and the terminal. The history survives restarts, so a
 cron-driven `--count 1` compares with the run before it just the same.
@@ -29,6 +31,7 @@ from advisor.triage import TriageRequest, TriageResult, run_triage
 
 HISTORY_FILE = "history.jsonl"
 LATEST_FILE = "latest.json"
+WINDOW_PREFIX = "window-"  # DIR/window-<time>.json: the live window a run calibrated on, as a ramp
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?")
 _UNIT_S = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -74,6 +77,8 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     previous = last_entry(out_dir)
     now = datetime.now(timezone.utc)
     stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+    if request.ramp is None:  # each run's window, kept so the predictions it made can be run again
+        request = request.model_copy(update={"save_window": str(out_dir / f"{WINDOW_PREFIX}{stamp}.json")})
     try:
         result = run_triage(request)
     except Exception as exc:

@@ -171,7 +171,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         if request.save_window:
             from advisor.perf.live import WINDOW_UNUSABLE  # noqa: PLC0415 (numpy and the replay: only when asked)
 
-            notes = [*notes, f"--save-window {request.save_window}: not written; {WINDOW_UNUSABLE}"]
+            notes = [*notes, f"the window was not saved to {request.save_window}: {WINDOW_UNUSABLE}"]
         if deployment is not None:
             notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))

@@ -165,7 +165,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="without --ramp, the model calibrates on the metrics window (two scrapes, or --window of "
         "Prometheus) as one measured load step; write that step here as a ramp document, and each "
         "prediction prints the `servops predict --ramp RAMP.json ...` command that reproduces it "
-        "(a scheduled run overwrites it with its latest window)",
+        "(scheduled runs keep each run's window as DIR/window-<time>.json without it)",
     )
 
     output = parser.add_argument_group("output and scheduling")
@@ -293,6 +293,11 @@ def _emit(result: TriageResult, json_path: str | None, include_facts: bool = Tru
 def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
     if not args.out:
         raise UserError("--every/--count need --out DIR, where each run's JSON and the history are kept")
+    if args.save_window:
+        raise UserError(
+            f"--save-window {args.save_window} with --every/--out: scheduled runs keep each run's window as "
+            f"{Path(args.out) / 'window-<time>.json'} beside its triage JSON; drop --save-window"
+        )
     if args.count is not None and args.count < 1:
         raise UserError(f"--count {args.count}: must be at least 1")
     if args.logs == "-" and args.count != 1:

@@ -98,4 +98,19 @@ def test_save_window_on_an_idle_window_writes_nothing_and_says_why(servops, tmp_
     metrics = ["--metrics", str(RECORDED / "idle_before.prom"), "--metrics", str(RECORDED / "idle_after.prom")]
     outcome = servops("triage", *metrics, "--metrics-interval", "8", "--save-window", str(window))
     assert outcome.code == 0 and not window.exists()
-    assert f"--save-window {window}: not written; the metrics window cannot stand for a load step" in outcome.out
+    assert f"the window was not saved to {window}: the metrics window cannot stand for a load step" in outcome.out
+
+
+def test_save_window_on_a_scheduled_run_is_one_line_naming_where_windows_go(servops, tmp_path: Path) -> None:
+    outcome = servops(
+        "triage",
+        "--logs",
+        str(RECORDED / "idle.log"),
+        "--count",
+        "1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--save-window",
+        str(tmp_path / "w.json"),
+    )
+    outcome.assert_one_line_error("triage", "--save-window", "window-<time>.json", "drop --save-window")

@@ -84,3 +84,27 @@ def test_a_failing_run_is_recorded_and_the_schedule_continues(tmp_path):
 def test_torn_history_line_is_skipped(tmp_path):
     (tmp_path / HISTORY_FILE).write_text('{"kind": "triage_history_entry", "created_at": "t0"}\n{"kind": "tri')
     assert last_entry(tmp_path).created_at == "t0"
+
+
+def test_each_scheduled_run_keeps_its_window_so_its_predictions_rerun(tmp_path):
+    """Real vLLM's recorded preempting window: the run's --max-num-seqs prediction names the window
+    file written beside its JSON, and that file is a ramp `servops predict` reads."""
+    recorded = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+    request = TriageRequest(
+        logs=str(recorded / "preempting.log"),
+        metrics_files=[str(recorded / "preempting_before.prom"), str(recorded / "preempting_after.prom")],
+        metrics_interval_s=8,
+    )
+    [entry] = run_schedule(request, every_s=0.01, out_dir=tmp_path, count=1, report=lambda *_: None)
+    [window] = tmp_path.glob("window-*.json")
+    assert window.name == entry.result_file.replace("triage-", "window-")
+    assert json.loads(window.read_text())["kind"] == "ramp"
+    result = json.loads((tmp_path / entry.result_file).read_text())
+    commands = [
+        c["predicted_effect"]["command"]
+        for f in result["findings"]
+        for c in f["changes"]
+        if c["flag"] == "--max-num-seqs"
+    ]
+    assert commands and f"--ramp {window}" in commands[0]
+    assert result["inputs"]["save_window"] == str(window)
