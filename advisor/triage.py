@@ -54,12 +54,14 @@ from rules.model import ConfigChange, Finding, Rule
 
 
 class RejectedChange(BaseModel):
-    """A change a rule proposed that the performance model predicts not to help."""
+    """A change a rule proposed, or the value of its flag the model's search came closest with (a gain
+    at the percentiles' nominal ranks that a half-rank shift undoes), predicted not to help."""
 
     rule: str
     change: ConfigChange
     reason: str
     predicted: dict[str, Any] | None = Field(default=None, description="the predicted ramp with the change")
+    command: str | None = Field(default=None, description="`servops predict` that gives the predicted figures again")
 
 
 class TriageRequest(BaseModel):

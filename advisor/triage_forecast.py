@@ -79,6 +79,12 @@ def forecast_findings(
         return [], notes
     best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
     losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
+    judged = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
+    near = {r.changes[0]["flag"]: r for r in reversed(ranked) if r.helps_at_nominal_ranks and not r.helps}
+
+    def command(forecast: ChangeForecast | None) -> str | None:
+        return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
+
     rejected: list[RejectedChange] = []
     gains: dict[int, float] = {}
     for finding in findings:
@@ -89,23 +95,36 @@ def forecast_findings(
                 continue
             winner = best.get(change.flag)
             if winner is None:
-                loser = losers.get(change.flag)
+                loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
                 reason = loser.decision if loser else "the performance model predicts no gain"
                 rejected.append(
                     RejectedChange(
-                        rule=finding.rule, change=change, reason=reason, predicted=loser.prediction if loser else None
+                        rule=finding.rule,
+                        change=change,
+                        reason=reason,
+                        predicted=loser.prediction if loser else None,
+                        command=command(loser),
                     )
                 )
+                closest = near.get(change.flag)
+                if closest is not None and str(closest.changes[0]["proposed"]) != change.proposed:
+                    searched = change.model_copy(update={"proposed": str(closest.changes[0]["proposed"])})
+                    rejected.append(
+                        RejectedChange(
+                            rule=finding.rule,
+                            change=searched,
+                            reason=f"the model's closest value: {closest.decision}",
+                            predicted=closest.prediction,
+                            command=command(closest),
+                        )
+                    )
                 continue
             chosen = winner.changes[0]
             updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
             updated.predicted_effect = _effect(winner, forecaster)
             if _below_current(updated):
                 updated = _say_why_lower(updated, winner)
-            if ramp_path:
-                updated.predicted_effect.command = reproduce_command(
-                    ramp_path, forecaster, kv_cache_tokens, slo_text, f"{chosen['flag']} {chosen['proposed']}"
-                )
+            updated.predicted_effect.command = command(winner) or ""
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
             kept.append(updated)
         finding.changes = kept
@@ -113,6 +132,20 @@ def forecast_findings(
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
+
+
+def _command_for(
+    forecast: ChangeForecast | None,
+    ramp_path: str | None,
+    forecaster: Forecaster,
+    kv_cache_tokens: int | None,
+    slo_text: str,
+) -> str | None:
+    """The `servops predict` that gives a candidate's figures again (none without a ramp file)."""
+    if forecast is None or not ramp_path:
+        return None
+    chosen = forecast.changes[0]
+    return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, f"{chosen['flag']} {chosen['proposed']}")
 
 
 def _below_current(change: ConfigChange) -> bool:
@@ -201,6 +234,20 @@ def reproduce_command(
     if slo_text:
         words += ["--slo", slo_text]
     if change:
+        words += ["--change", change]
+    return shlex.join(words)
+
+
+def with_change(command: str, change: str) -> str:
+    """A printed `servops predict …` command with its `--change` set to `change` (e.g. "--max-num-seqs 8"):
+    the same ramp, launch, engine, KV pool and SLOs, asked about another value. Why parse and not
+    replace text: the value also appears inside --server-args when the launch sets it."""
+    words = shlex.split(command)
+    if words[:2] != ["servops", "predict"]:
+        raise ValueError(f"not a servops predict command: {command}")
+    if "--change" in words:
+        words[words.index("--change") + 1] = change
+    else:
         words += ["--change", change]
     return shlex.join(words)
 

@@ -38,6 +38,8 @@ def render_text(result: TriageResult) -> str:
                 f"  {item.rule}: {item.change.flag} {item.change.current or '(default)'} → "
                 f"{item.change.proposed}: {item.reason}"
             )
+            if item.command:
+                lines.append(f"    reproduce: {item.command}")
     if result.proposed_command:
         lines.append("")
         lines.append("Current command:")

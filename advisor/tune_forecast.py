@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor.errors import UserError
-from advisor.perf.forecast import BAND_FIGURES, PredictedRamp, Prediction, figure
+from advisor.perf.forecast import BAND_FIGURES, QUANTILE_MARGIN_POINTS, PredictedRamp, Prediction, figure
 from advisor.perf.limits import MODELLED_FLAGS
 from advisor.perf.whatif import Forecaster
 from advisor.tune_criterion import TuneCriterion, decide
@@ -28,6 +28,16 @@ SEARCH_VALUES: dict[str, tuple[int, ...]] = {
 }
 
 
+class EdgeVerdict(BaseModel):
+    """The criterion before → after with every percentile read `shift_points` ranks away."""
+
+    shift_points: float
+    before: float | None = None
+    after: float | None = None
+    helps: bool = False
+    decision: str = ""
+
+
 class ChangeForecast(BaseModel):
     """One candidate change with what the model predicts it does."""
 
@@ -37,9 +47,11 @@ class ChangeForecast(BaseModel):
     criterion_before: float | None = None
     criterion_after: float | None = None
     helps: bool = False
+    helps_at_nominal_ranks: bool = False
     decision: str = ""
     prediction: dict[str, Any] | None = None
     rejected: str | None = None
+    edges: list[EdgeVerdict] = []
 
 
 def step_views(predicted: Prediction | PredictedRamp) -> list[dict[str, Any]]:
@@ -74,6 +86,14 @@ def compact(prediction: Prediction) -> dict[str, Any]:
         ),
         "relative_error": prediction.cost.relative_error,
         "cost": prediction.cost.describe(),
+        "quantile_edges": [
+            {
+                "shift_points": edge.shift_points,
+                "knee": edge.knee.offered if edge.knee else None,
+                "safe_operating_point": edge.safe_operating_point.offered if edge.safe_operating_point else None,
+            }
+            for edge in prediction.edges
+        ],
     }
 
 
@@ -92,10 +112,7 @@ def rank_changes(
     The best candidate's prediction carries the uncertainty bands; the others are ranked without them.
     `explore`: also weigh the batch-size flags triage did not propose (tune and demo: a triage taken at
     a lucky instant may miss the queue the ramp plainly measured; the model reads the whole ramp)."""
-    baseline = {
-        "steps": [s.model_dump(mode="json") for s in forecaster.baseline.steps],
-        "safe_operating_point": _dump(forecaster.baseline.safe_operating_point),
-    }
+    baseline = _readings(forecaster.baseline)
     scored: list[tuple[tuple, ChangeForecast]] = []
     findings = list((triage or {}).get("findings") or [])
     if explore:
@@ -171,45 +188,89 @@ def rank_changes(
     return ranked
 
 
-def _forecast(forecaster: Forecaster, criterion: TuneCriterion, baseline: dict, item: ChangeForecast) -> ChangeForecast:
+def _forecast(
+    forecaster: Forecaster, criterion: TuneCriterion, baseline: list[tuple[float, dict]], item: ChangeForecast
+) -> ChangeForecast:
+    """The candidate judged by `criterion` at its percentiles' nominal ranks and at both quantile edges.
+
+    Why every edge: a p99 on the cliff between two kinds of gap is the one or the other by a tenth of
+    a percent of share, and the model cannot promise which (QUANTILE_MARGIN_POINTS). A gain is
+    counted only when it holds at every reading, and ranked by its smallest size."""
     change = item.changes[0]
     try:
         prediction = forecaster.predict({change["flag"]: str(change["proposed"])}, with_bands=False)
     except UserError as exc:
         return item.model_copy(update={"rejected": str(exc)})
-    predicted = {
-        "steps": [s.model_dump(mode="json") for s in prediction.steps],
-        "safe_operating_point": _dump(prediction.safe_operating_point),
-    }
-    before, after, helps, decision = decide(criterion, baseline, predicted)
+    readings = zip(baseline, _readings(prediction), strict=True)
+    verdicts = [_verdict(criterion, shift, was, now) for (shift, was), (_, now) in readings]
+    nominal, edges = verdicts[0], verdicts[1:]
+    helps = all(v.helps for v in verdicts)
+    decision = nominal.decision
+    if helps and edges:
+        decision += f" (and with every percentile read ±{QUANTILE_MARGIN_POINTS:g} ranks)"
+    if nominal.helps and not helps:
+        read = "; ".join(f"at p{99 + v.shift_points:g}, {_said(v.decision)}" for v in edges)
+        decision = (
+            f"not predicted to help: {_said(nominal.decision)} with the percentiles at their own ranks, but "
+            f"not with them read ±{QUANTILE_MARGIN_POINTS:g} ranks away ({read}): the gain rests on which "
+            f"side of a cliff in the tail the measured figure falls"
+        )
     decision = decision.replace("kept:", "predicted to help:").replace("rolled back:", "not predicted to help:")
     return item.model_copy(
         update={
-            "criterion_before": before,
-            "criterion_after": after,
+            "criterion_before": nominal.before,
+            "criterion_after": nominal.after,
             "helps": helps,
+            "helps_at_nominal_ranks": nominal.helps,
             "decision": decision,
             "prediction": compact(prediction),
             "rejected": None if helps else decision,
+            "edges": edges,
         }
     )
 
 
+def _verdict(criterion: TuneCriterion, shift: float, was: dict, now: dict) -> EdgeVerdict:
+    before, after, helps, decision = decide(criterion, was, now)
+    return EdgeVerdict(shift_points=shift, before=before, after=after, helps=helps, decision=decision)
+
+
+def _readings(predicted: Prediction | PredictedRamp) -> list[tuple[float, dict]]:
+    """(percentile shift, the ramp as the criterion reads it): the nominal ranks first, then each edge."""
+    readings = [(0.0, predicted.steps, predicted.safe_operating_point)]
+    readings += [(edge.shift_points, edge.steps, edge.safe_operating_point) for edge in predicted.edges]
+    return [
+        (shift, {"steps": [s.model_dump(mode="json") for s in steps], "safe_operating_point": _dump(safe)})
+        for shift, steps, safe in readings
+    ]
+
+
+def _said(decision: str) -> str:
+    """A criterion's sentence without its verdict ("kept: safe operating point 2 → 4" → "safe …")."""
+    return decision.split(": ", 1)[-1]
+
+
 def _score(forecast: ChangeForecast, criterion: TuneCriterion) -> tuple:
-    """Sort key: predicted to help first, then the larger predicted gain, then the smaller change."""
+    """Sort key: predicted to help first, then the larger predicted gain at its weakest reading, then the
+    smaller change; of the rest, those that help at the nominal ranks only, larger gain first."""
     if not forecast.helps:
-        return (1,)
-    before, after = forecast.criterion_before, forecast.criterion_after
-    if criterion.metric == "itl_p99":
-        gain = (before - after) / before if before and after is not None else 0.0
-    else:
-        gain = (after - before) / before if before and after is not None else 0.0
+        nominal = _gain(criterion, forecast.criterion_before, forecast.criterion_after)
+        return (1, -round(nominal, 6) if forecast.helps_at_nominal_ranks else 0.0)
+    readings = [(forecast.criterion_before, forecast.criterion_after)] + [(v.before, v.after) for v in forecast.edges]
+    gain = min(_gain(criterion, before, after) for before, after in readings)
+    if criterion.metric != "itl_p99":
         steps = (forecast.prediction or {}).get("steps") or []
         top = steps[-1]["ttft_s"]["p99"] if steps and steps[-1]["ttft_s"]["p99"] else None
         gain += 1e-3 / top if top else 0.0  # ties on the safe point: the lower predicted TTFT p99 wins
     proposed = forecast.changes[0].get("proposed")
     size = abs(float(proposed)) if str(proposed).replace(".", "", 1).isdigit() else 0.0
     return (0, -round(gain, 6), size)
+
+
+def _gain(criterion: TuneCriterion, before: float | None, after: float | None) -> float:
+    if not before or after is None:
+        return 0.0
+    return (before - after) / before if criterion.metric == "itl_p99" else (after - before) / before
 
 
 def _values(flag: str, proposed: str, current: Any, forecaster: Forecaster) -> list[str]:
@@ -223,8 +284,10 @@ def _values(flag: str, proposed: str, current: Any, forecaster: Forecaster) -> l
 
 
 def _best_per_flag(ranked: list[ChangeForecast]) -> list[ChangeForecast]:
-    """Keep each flag's best value and the rejected triage proposals; drop the other searched values."""
-    kept, flags = [], set()
+    """Keep each flag's best value and the rejected triage proposals; of the other searched values only,
+    for a flag no value of which helps, the best that helps at the nominal ranks but not at an edge
+    (the near miss says why the search found nothing)."""
+    kept, flags, near = [], set(), set()
     for forecast in ranked:
         flag = forecast.changes[0].get("flag")
         if forecast.helps:
@@ -232,7 +295,9 @@ def _best_per_flag(ranked: list[ChangeForecast]) -> list[ChangeForecast]:
                 continue
             flags.add(flag)
         elif forecast.changes[0].get("reason", "").startswith("the value the performance model"):
-            continue
+            if not forecast.helps_at_nominal_ranks or flag in flags or flag in near:
+                continue
+            near.add(flag)
         kept.append(forecast)
     return kept
 

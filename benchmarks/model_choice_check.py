@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from advisor.cli import main as servops
+from advisor.triage_forecast import with_change
 from advisor.vllm_launch import vllm_unavailable_reason
 from benchmarks.predict_accuracy import add_recorded_option, base_flags, measure, recall
 from loadtest.workload import WorkloadSpec
@@ -138,28 +139,40 @@ def check(
     if code != 0:
         raise SystemExit(f"[{engine}] servops triage exited {code}")
     triage = json.loads(triage_path.read_text())
-    change = next(c for f in triage["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
-    command = change["predicted_effect"]["command"]
-    if not command:
-        raise SystemExit(f"[{engine}] triage's --max-num-seqs {change['proposed']} carries no predict command")
-    print(f"[{engine}] triage chose --max-num-seqs {change['proposed']}; running {command}", file=sys.stderr)
+    chosen, rejected = seqs_verdicts(triage)
+    template = next(
+        (c for c in [chosen and chosen["command"], *(r["command"] for r in rejected)] if c),
+        None,
+    )
+    if not template:
+        raise SystemExit(f"[{engine}] triage printed no predict command for --max-num-seqs (chosen or rejected)")
+    current = (chosen or rejected[0])["current"]
+    print(
+        f"[{engine}] triage "
+        + (f"chose --max-num-seqs {chosen['proposed']}" if chosen else "proposed no --max-num-seqs value")
+        + "".join(f"; rejected {r['proposed']}" for r in rejected),
+        file=sys.stderr,
+    )
 
     if case.source == "ramp":
         # The recorded servers came from predict_accuracy's own measure(): the same flags besides the
         # cap, the same warm-up, cool-down and timeout; so the chosen one is measured by it too.
         before = json.loads(Path(f"{stem}_ramp.json").read_text())
         flags = base_flags(engine)
-        values = [change["proposed"], *map(str, rivals or [])]
+        values = [*([chosen["proposed"]] if chosen else []), *map(str, rivals or [])]
     else:
         before = json.loads(window_path.read_text())
         flags = recorded_flags(stem.name)
-        values = [change["proposed"], change["current"], *map(str, rivals or [])]
+        values = [*([chosen["proposed"]] if chosen else []), current, *map(str, rivals or [])]
+    values += [r["proposed"] for r in rejected]
+    roles = {r["proposed"]: "rejected by the model" for r in rejected}
+    roles.update({current: "current", **({chosen["proposed"]: "chosen"} if chosen else {})})
     config = before["config"]
     workload = WorkloadSpec.model_validate(config["workload"])
     run = recall if recorded else measure
     measured_runs = []
     for value in dict.fromkeys(values):  # each value once, the model's choice first
-        predict_command = command.replace(f"--max-num-seqs {change['proposed']}'", f"--max-num-seqs {value}'")
+        predict_command = with_change(template, f"--max-num-seqs {value}")
         prediction_path = folder / f"prediction-seqs-{value}.json"
         if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
             raise SystemExit(f"[{engine}] the predict command failed: {predict_command}")
@@ -177,24 +190,74 @@ def check(
         measured_runs.append(
             {
                 "max_num_seqs": value,
-                "role": {change["proposed"]: "chosen", change["current"]: "current"}.get(value, "rival"),
+                "role": roles.get(value, "rival"),
                 "predict_command": predict_command,
                 "server_command": server["command"].render(),
                 "safe_operating_point": {
                     "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+                    "at_quantile_edges": {
+                        f"{edge['shift_points']:+g}": (edge.get("safe_operating_point") or {}).get("offered")
+                        for edge in prediction.get("edges") or []
+                    },
                     "measured": measured_safe_point(measured, ttft_slo_s),
                 },
-                "steps": compare(prediction["steps"], measured["steps"]),
+                "steps": compare(prediction, measured["steps"]),
             }
         )
     return {
         "source": case.source,
         "criterion": f"TTFT p99 <= {ttft_slo_s:g} s" if ttft_slo_s else "highest step below the knee (no SLO)",
-        "chosen": {"flag": "--max-num-seqs", "current": change["current"], "proposed": change["proposed"]},
-        "reason": change["reason"],
+        "chosen": {"flag": "--max-num-seqs", "current": current, "proposed": chosen["proposed"] if chosen else None},
+        "reason": chosen["reason"] if chosen else None,
+        "rejected": rejected,
         "recorded_before": measured_safe_point(before, ttft_slo_s) if case.source == "ramp" else None,
         "runs": measured_runs,
+        "band_coverage": band_coverage(measured_runs),
     }
+
+
+def seqs_verdicts(triage: dict) -> tuple[dict | None, list[dict]]:
+    """Triage's --max-num-seqs proposal (if any) and the values it lists as rejected, each as
+    {current, proposed, reason, command}."""
+    chosen = next(
+        (
+            {
+                "current": c["current"],
+                "proposed": c["proposed"],
+                "reason": c["reason"],
+                "command": (c.get("predicted_effect") or {}).get("command"),
+            }
+            for f in triage["findings"]
+            for c in f["changes"]
+            if c["flag"] == "--max-num-seqs"
+        ),
+        None,
+    )
+    rejected = [
+        {
+            "current": r["change"]["current"],
+            "proposed": r["change"]["proposed"],
+            "reason": r["reason"],
+            "command": r.get("command"),
+        }
+        for r in triage.get("rejected_changes") or []
+        if r["change"]["flag"] == "--max-num-seqs"
+    ]
+    return chosen, rejected
+
+
+def band_coverage(runs: list[dict]) -> dict[str, dict[str, int]]:
+    """Per figure: how many measured steps fell inside the predicted band (cost error either way and the
+    percentiles read half a rank either side), of how many had both."""
+    coverage: dict[str, dict[str, int]] = {}
+    for run in runs:
+        for row in run["steps"]:
+            for name in FIGURES:
+                if name in row and row[name].get("in_band") is not None:
+                    count = coverage.setdefault(name, {"inside": 0, "steps": 0})
+                    count["inside"] += row[name]["in_band"]
+                    count["steps"] += 1
+    return coverage
 
 
 def recorded_flags(situation: str) -> list[str]:
@@ -208,11 +271,13 @@ def recorded_flags(situation: str) -> list[str]:
     return flags
 
 
-def compare(predicted: list[dict], measured: list[dict]) -> list[dict]:
-    """Per offered load: every figure predicted and measured, and their ratio."""
+def compare(prediction: dict, measured: list[dict]) -> list[dict]:
+    """Per offered load: every figure predicted and measured, their ratio, and whether the measured one
+    lies in the predicted band."""
     rows = []
     by_load = {step["offered"]: step for step in measured}
-    for guess in predicted:
+    bands = prediction.get("bands") or []
+    for k, guess in enumerate(prediction["steps"]):
         real = by_load.get(guess["offered"])
         if real is None or not real.get("ok_requests"):
             continue
@@ -220,7 +285,9 @@ def compare(predicted: list[dict], measured: list[dict]) -> list[dict]:
         for name, (key, part) in FIGURES.items():
             p, m = _value(guess, key, part), _value(real, key, part)
             if p is not None and m:
-                row[name] = {"predicted": p, "measured": m, "ratio": p / m}
+                band = (bands[k] if k < len(bands) else {}).get(name.removesuffix("_s") if part else name) or {}
+                inside = band["low"] <= m <= band["high"] if band.get("low") is not None else None
+                row[name] = {"predicted": p, "measured": m, "ratio": p / m, "band": band, "in_band": inside}
         rows.append(row)
     return rows
 
@@ -245,33 +312,45 @@ def measured_safe_point(ramp: dict, ttft_slo_s: float | None) -> float | None:
 
 
 def render(summary: dict) -> str:
-    lines = ["ratio = predicted / measured"]
+    lines = ["ratio = predicted / measured; * = the measured figure lies outside the predicted band"]
     for name, result in summary["engines"].items():
         if "skipped" in result:
             lines.append(f"{name}: skipped: {result['skipped']}")
             continue
         chosen = result["chosen"]
+        verdict = (
+            f"--max-num-seqs {chosen['current']} -> {chosen['proposed']} (the model's choice"
+            if chosen["proposed"]
+            else f"--max-num-seqs {chosen['current']} kept (no value predicted to help"
+        )
         lines.append(
-            f"{name}: --max-num-seqs {chosen['current']} -> {chosen['proposed']} (the model's choice, from the "
-            f"{result['source']}); safe operating point by {result['criterion']}"
+            f"{name}: {verdict}, from the {result['source']}); safe operating point by {result['criterion']}"
             + (f"; recorded before: {result['recorded_before']}" if result["recorded_before"] is not None else "")
         )
+        lines += [f"rejected --max-num-seqs {r['proposed']}: {r['reason']}" for r in result.get("rejected") or []]
         for run in result["runs"]:
             safe = run["safe_operating_point"]
+            edges = ", ".join(f"{v} at {k}" for k, v in (safe.get("at_quantile_edges") or {}).items())
             lines.append(
                 f"--max-num-seqs {run['max_num_seqs']} ({run['role']}): safe operating point predicted "
-                f"{safe['predicted']}, measured {safe['measured']} (streams)"
+                f"{safe['predicted']}" + (f" ({edges} ranks)" if edges else "") + f", measured {safe['measured']} "
+                "(streams)"
             )
             lines.append("| streams | " + " | ".join(FIGURES) + " |")
             lines.append("|---|" + "---|" * len(FIGURES))
             for row in run["steps"]:
                 cells = [
                     f"{row[n]['predicted']:.3g} / {row[n]['measured']:.3g} ({row[n]['ratio']:.2f}x)"
+                    + ("*" if row[n].get("in_band") is False else "")
                     if n in row
                     else "–"
                     for n in FIGURES
                 ]
                 lines.append(f"| {row['offered']:g} | " + " | ".join(cells) + " |")
+        coverage = result.get("band_coverage") or {}
+        lines.append(
+            "inside the predicted band: " + ", ".join(f"{n} {c['inside']}/{c['steps']}" for n, c in coverage.items())
+        )
     return "\n".join(lines)
 
 

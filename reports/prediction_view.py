@@ -50,6 +50,27 @@ _COST_TERMS = (
 )
 
 
+def _edge_points(doc: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The safe operating point with every percentile read half a rank either side (p98.5, p99.5): a
+    predicted gain that differs between them rests on a cliff in the tail."""
+    points = []
+    base_edges = [_mapping(e) for e in baseline.get("edges") or []]
+    for k, edge in enumerate(_mapping(e) for e in doc.get("edges") or []):
+        shift = number(edge.get("shift_points"))
+        if shift is None:
+            continue
+        base = base_edges[k] if k < len(base_edges) else {}
+        points.append(
+            {
+                "name": f"safe operating point, percentiles read {shift:+g} ranks (p99 → p{99 + shift:g})",
+                "measured": None,
+                "baseline": _point(base.get("safe_operating_point")),
+                "predicted": _point(edge.get("safe_operating_point")),
+            }
+        )
+    return points
+
+
 def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The what-if answer: diff, baseline → predicted per step, knee and safe point, calibration, notes."""
     baseline = _mapping(doc.get("baseline"))
@@ -102,6 +123,7 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
                 "baseline": _point(baseline.get("safe_operating_point")),
                 "predicted": _point(doc.get("safe_operating_point")),
             },
+            *_edge_points(doc, baseline),
         ],
         "cost": _cost(doc.get("cost")),
         "calibration": _calibration(doc.get("calibration")),

@@ -107,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _offered(point) -> str:
+    return f"{point.offered:g}" if point is not None else "none"
+
+
 def render_table(prediction: Prediction) -> str:
     """Each step: measured configuration (replayed) → changed, with the uncertainty band."""
     from advisor.perf.forecast import figure
@@ -141,6 +145,12 @@ def render_table(prediction: Prediction) -> str:
         )
     for label, value in (("knee", prediction.knee), ("safe operating point", prediction.safe_operating_point)):
         lines.append(f"{label}: {value.offered:g} {unit}" if value else f"{label}: none in the tested range")
+    if prediction.edges:
+        read = ", ".join(
+            f"at p{99 + edge.shift_points:g} {_offered(edge.safe_operating_point)}" for edge in prediction.edges
+        )
+        margin = abs(prediction.edges[0].shift_points)
+        lines.append(f"safe operating point with every percentile read ±{margin:g} ranks: {read}")
     lines.append(
         f"uncertainty: ±{prediction.cost.relative_error:.0%} on latencies and throughput ({prediction.cost.describe()})"
     )

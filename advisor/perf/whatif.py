@@ -150,6 +150,7 @@ class Forecaster:
             bands=predicted.bands,
             knee=predicted.knee,
             safe_operating_point=predicted.safe_operating_point,
+            edges=predicted.edges,
             baseline=self.baseline,
             measured={
                 "knee": self.document.get("knee"),

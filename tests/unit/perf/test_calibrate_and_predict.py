@@ -18,6 +18,7 @@ from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import measured_ramp
 from advisor.perf.whatif import synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
+from advisor.triage_forecast import with_change
 
 TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
 CONFIG = {
@@ -114,7 +115,24 @@ def test_predict_writes_the_contracted_json_with_one_step_per_offered_load(tmp_p
         assert step["output_tokens_per_s"] > 0 and step["achieved_rate"] > 0
     assert "knee" in document and "safe_operating_point" in document
     assert document["limits_after"]["max_num_seqs"] == 2
-    assert "8 -> " not in capsys.readouterr().err
+    assert [e["shift_points"] for e in document["edges"]] == [-0.5, 0.5]
+    for k, step in enumerate(document["steps"]):  # the edges bracket the nominal ranks, and the band holds them
+        low, high = (e["steps"][k]["ttft_s"]["p99"] for e in document["edges"])
+        assert low <= step["ttft_s"]["p99"] <= high
+        assert document["bands"][k]["ttft_p99"]["low"] <= low and high <= document["bands"][k]["ttft_p99"]["high"]
+    captured = capsys.readouterr()
+    assert "8 -> " not in captured.err
+    assert "safe operating point with every percentile read ±0.5 ranks: at p98.5 " in captured.out
+
+
+def test_with_change_asks_a_printed_predict_command_about_another_value():
+    printed = "servops predict --ramp r.json --server-args 'vllm serve m --max-num-seqs 4' --change '--max-num-seqs 4'"
+    assert with_change(printed, "--max-num-seqs 8") == (
+        "servops predict --ramp r.json --server-args 'vllm serve m --max-num-seqs 4' --change '--max-num-seqs 8'"
+    )
+    assert with_change("servops predict --ramp r.json", "--max-num-seqs 2").endswith("--change '--max-num-seqs 2'")
+    with pytest.raises(ValueError, match="not a servops predict command"):
+        with_change("vllm serve m", "--max-num-seqs 2")
 
 
 @pytest.mark.parametrize(

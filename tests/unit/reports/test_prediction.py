@@ -238,3 +238,16 @@ def test_errors_are_shown_as_signed_percentages():
     assert format_percent(-0.054) == "-5.4%"
     assert format_percent(0.5, signed=False) == "50%"
     assert format_percent(None) == "–"
+
+
+def test_prediction_shows_the_safe_point_at_each_quantile_edge(prediction, prediction_page):
+    """The safe point with every percentile read half a rank either side, baseline and predicted: a
+    gain that differs between the readings rests on a cliff in the tail."""
+    section = prediction_page[prediction_page.index("<h3>Knee and safe operating point</h3>") :]
+    assert [e["shift_points"] for e in prediction["edges"]] == [-0.5, 0.5]
+    for edge, base in zip(prediction["edges"], prediction["baseline"]["edges"], strict=True):
+        label = f"safe operating point, percentiles read {edge['shift_points']:+g} ranks"
+        row = re.search(rf"<th class=\"text\">{re.escape(label)}[^<]*</th>(.*?)</tr>", section, re.DOTALL).group(1)
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)
+        expected = [base["safe_operating_point"], edge["safe_operating_point"]]
+        assert cells[1:] == [format_number(p["offered"]) if p else "none" for p in expected]

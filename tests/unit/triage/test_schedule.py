@@ -87,8 +87,9 @@ def test_torn_history_line_is_skipped(tmp_path):
 
 
 def test_each_scheduled_run_keeps_its_window_so_its_predictions_rerun(tmp_path):
-    """Real vLLM's recorded preempting window: the run's --max-num-seqs prediction names the window
-    file written beside its JSON, and that file is a ramp `servops predict` reads."""
+    """Real vLLM's recorded preempting window: the run's --max-num-seqs predictions (the values the
+    model rejects) name the window file written beside its JSON, and that file is a ramp `servops
+    predict` reads."""
     recorded = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
     request = TriageRequest(
         logs=str(recorded / "preempting.log"),
@@ -100,11 +101,6 @@ def test_each_scheduled_run_keeps_its_window_so_its_predictions_rerun(tmp_path):
     assert window.name == entry.result_file.replace("triage-", "window-")
     assert json.loads(window.read_text())["kind"] == "ramp"
     result = json.loads((tmp_path / entry.result_file).read_text())
-    commands = [
-        c["predicted_effect"]["command"]
-        for f in result["findings"]
-        for c in f["changes"]
-        if c["flag"] == "--max-num-seqs"
-    ]
-    assert commands and f"--ramp {window}" in commands[0]
+    commands = [r["command"] for r in result["rejected_changes"] if r["change"]["flag"] == "--max-num-seqs"]
+    assert commands and all(f"--ramp {window}" in c for c in commands)
     assert result["inputs"]["save_window"] == str(window)
