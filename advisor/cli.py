@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "tune",
     "predict",
+    "probe",
 )
 
 log = logging.getLogger("servops")

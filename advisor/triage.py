@@ -85,6 +85,9 @@ class TriageRequest(BaseModel):
     save_window: str | None = Field(
         default=None, description="where to write the live window as the one-step ramp the model calibrated on"
     )
+    host_profile: str | None = Field(
+        default=None, description="`servops probe` of the serving host: the CPU floors' bandwidth and FLOPS"
+    )
     headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)  # secrets: never echoed
 
     def has_input(self) -> bool:

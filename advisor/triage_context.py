@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.host_probe import load_profile
 from advisor.memory import estimate_memory
 from advisor.memory_terms import GIB, blocks_per_request
 from advisor.modelspec import ModelSpec, active_params, resolve_model
@@ -59,7 +60,7 @@ def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]
 def hardware_for(request, facts: Facts) -> Hardware | None:
     gpu = gpu_spec_for(request, facts)
     if gpu is None:
-        return None
+        return host_hardware(request.host_profile, facts) if request.host_profile else None
     tp = (facts.config.tensor_parallel_size if facts.config else None) or 1
     pp = (facts.config.pipeline_parallel_size if facts.config else None) or 1
     return Hardware(
@@ -71,6 +72,23 @@ def hardware_for(request, facts: Facts) -> Hardware | None:
         fp8_supported=gpu.fp8_w8a8,
         memory_bandwidth_gbps=gpu.memory_bandwidth_tbps * 1000 if gpu.memory_bandwidth_tbps else None,
         bf16_tflops=gpu.bf16_tflops,
+    )
+
+
+def host_hardware(path: str, facts: Facts) -> Hardware:
+    """A CPU server's device: the measured host at the cores its engine is bound to (vLLM's CPU backend
+    logs them; otherwise every core the probe used)."""
+    profile = load_profile(path)
+    bound = facts.last_event(LogEventKind.CPU_THREADS_BIND)
+    cores = bound.cpu_cores if bound is not None else None
+    figures = profile.at(cores)
+    where = f"{cores} bound core(s) per the log" if cores else "all probed cores (the log names no binding)"
+    return Hardware(
+        gpu_name=f"{profile.cpu_model}, {figures.threads} thread(s) measured ({where})",
+        gpu_count=1,
+        memory_bandwidth_gbps=figures.read_gbps,
+        bf16_tflops=figures.peak_gflops / 1000,
+        host_profile=path,
     )
 
 

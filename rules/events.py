@@ -55,6 +55,7 @@ class LogEventKind(str, Enum):
     REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
+    CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
 
 
 class OomPhase(str, Enum):
@@ -98,6 +99,7 @@ class LogEvent(BaseModel):
     cudagraph_profiling: bool | None = None  # whether the KV budget subtracts an estimate of graph memory
     equivalent_utilization: float | None = None  # the util that, without that estimate, gives the same KV budget
     device: str | None = None  # "GPU", "CPU", "cuda:0" …
+    cpu_cores: int | None = None  # cores one CPU worker's OpenMP threads are bound to
 
     # startup failures
     kv_needed_gib: float | None = None
@@ -209,4 +211,5 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REQUEST_TOO_LONG: ("max_model_len", "prompt_tokens", "requested_tokens"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
+    LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
 }

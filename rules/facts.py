@@ -129,6 +129,7 @@ class Hardware(BaseModel):
     fp8_supported: bool | None = None  # W8A8 FP8 (Ada, Hopper, AMD)
     memory_bandwidth_gbps: float | None = None
     bf16_tflops: float | None = None
+    host_profile: str | None = None  # a CPU server: the `servops probe` file these figures were measured in
 
 
 class ModelFacts(BaseModel):

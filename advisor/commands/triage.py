@@ -17,6 +17,7 @@ from pathlib import Path
 from advisor.cli_types import command_line, non_negative_int, positive_float, positive_int, unit_interval
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
+from advisor.host_probe import load_profile
 from advisor.output_paths import check_output_dir, check_output_file
 from advisor.redact import redact, split_url_credentials
 from advisor.schedule import HistoryEntry, parse_duration, run_schedule
@@ -100,6 +101,12 @@ def register(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="GIB",
         help="device memory size when the GPU is not in the catalog",
+    )
+    deployment.add_argument(
+        "--host-profile",
+        metavar="FILE",
+        help="a CPU server's host, measured by `servops probe --json FILE` on it: with it the CPU tier gets "
+        "physical floors (decode bandwidth, prefill compute) at the cores the engine is pinned to",
     )
 
     workload = parser.add_argument_group("workload hints (optional)")
@@ -201,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
     request = request_from_args(args)
     check_output_file(args.json, "--json")  # before collecting, not after
     check_output_file(args.save_window, "--save-window")
+    if args.host_profile:
+        load_profile(args.host_profile)  # a bad file is its own one-line error, before collecting
     check_output_dir(args.out, "--out")
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
@@ -253,6 +262,7 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         workload=workload,
         ramp=args.ramp,
         save_window=args.save_window,
+        host_profile=args.host_profile,
         headers=headers,
     )
     if args.window:

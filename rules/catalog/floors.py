@@ -87,7 +87,7 @@ class DecodeFloor(BaseModel):
             else "no KV: context length unknown, so this floor is the weights' alone"
         )
         text = (
-            f"({self.weight_bytes / 1e9:.1f} GB weights + {kv}) / {self.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
+            f"({self.weight_bytes / 1e9:.2f} GB weights + {kv}) / {_per_second(self.bandwidth_bytes_per_s, 'B/s')} "
             f"= {self.memory_s * 1e3:.2f} ms"
         )
         if self.tensor_parallel > 1:
@@ -112,8 +112,8 @@ class PrefillFloor(BaseModel):
 
     def describe(self) -> str:
         return (
-            f"2 x {self.active_params / 1e9:.1f} B params x {self.prompt_tokens:.0f} tokens / "
-            f"{self.flops_per_s / 1e12:.0f} TFLOPS = {self.step_s * 1e3:.1f} ms"
+            f"2 x {self.active_params / 1e9:.2f} B params x {self.prompt_tokens:.0f} tokens / "
+            f"{_per_second(self.flops_per_s, 'FLOP/s')} = {self.step_s * 1e3:.1f} ms"
         )
 
 
@@ -182,6 +182,14 @@ def describe_multiple(measured: float, floor_s: float | None, what: str) -> str:
     if not floor_s:
         return ""
     return f" = {multiple(measured, floor_s):.1f}x the {what} floor"
+
+
+def _per_second(value: float, unit: str) -> str:
+    """989 TFLOP/s for a GPU, 96 GFLOP/s or 18.5 GB/s for a CPU core: the unit that keeps 3 digits."""
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if value >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
 
 
 def _weight_bytes_per_gpu(facts: Facts, tp: int) -> float | None:

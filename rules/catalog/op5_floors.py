@@ -64,7 +64,10 @@ def _decode_cause(facts: Facts, floor: floors.DecodeFloor, itl_s: float) -> tupl
         )
     if facts.config is not None and facts.config.enforce_eager:
         return (
-            "--enforce-eager: every step launches its kernels one by one instead of replaying a CUDA graph",
+            "--enforce-eager: every step runs the model uncompiled, op by op from Python, where vLLM's CPU backend "
+            "would compile it with torch.compile (inductor)"
+            if c.on_cpu_backend(facts)
+            else "--enforce-eager: every step launches its kernels one by one instead of replaying a CUDA graph",
             [],
             [
                 "Remove --enforce-eager unless a model or debugging need requires it (capture costs start-up time "
@@ -152,7 +155,8 @@ RULE_DECODE_FLOOR = Rule(
         example="Llama-3.1-8B on one H100, 1 running: floor 4.8 ms, ITL p50 0.040 s = 8.3x -> look for eager mode "
         f"or a CPU-bound server, although 40 ms is under a {c.DEFAULT_ITL_SLO_S * 1e3:g} ms ITL target.",
         fix="Per cause: TP inside NVLink or replicas instead; drop --enforce-eager; cap the batch or FP8 KV; profile.",
-        limits="Needs the model and the GPU (catalog, --model/--gpu); peak bandwidth is a bound, not a promise: "
+        limits="Needs the model and the GPU (catalog, --model/--gpu), or for a CPU server the host measured by "
+        "`servops probe` (--host-profile); peak bandwidth is a bound, not a promise: "
         f"real kernels reach 60-80 % of it, hence the {floors.FAR_ABOVE:g}x margin. Formulas: {FLOORS_DOC}.",
         references=[c.OPTIMIZATION_DOCS],
     ),
@@ -178,7 +182,7 @@ def _check_prefill_floor(facts: Facts) -> list[Finding]:
             "each paying a full weight read"
         )
     else:
-        cause = "prefill runs far below the GPUs' compute: small chunks shared with many decodes, or eager kernels"
+        cause = "prefill runs far below the device's compute: small chunks shared with many decodes, or eager kernels"
     return [
         RULE_PREFILL_FLOOR.finding(
             Severity.MEDIUM,

@@ -42,6 +42,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>[\d,]+)",
         lambda m: {"max_num_batched_tokens": to_int(m["n"])},
     ),
+    wording(  # vLLM's CPU backend (utils/ompmultiprocessing.py): one line per worker of the binding block
+        (", core ids=[",),
+        K.CPU_THREADS_BIND,
+        r"local_rank=(?P<rank>\d+), core ids=\[(?P<ids>[\d, ]*)\]",
+        lambda m: {"cpu_cores": len([i for i in m["ids"].split(",") if i.strip()])},
+    ),
     # --- startup sizing ---------------------------------------------------------------------
     wording(
         ("Model loading took",),
