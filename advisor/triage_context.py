@@ -9,6 +9,8 @@ engine's `--device-memory-gib`, or the total a startup error printed, in that or
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.host_probe import load_profile
@@ -52,9 +54,16 @@ def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]
     try:
         return resolve_model(name), None
     except UserError:
-        return None, (
-            f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
-        )
+        pass
+    # A logged path (vLLM logs `--model` as given) names a directory on the server's machine, which
+    # this one may not have; its last part is the HF repository name the catalog knows it by.
+    basename = Path(name).name
+    if basename and basename != name:
+        try:
+            return resolve_model(basename), None
+        except UserError:
+            pass
+    return None, f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
 
 
 def hardware_for(request, facts: Facts) -> Hardware | None:
