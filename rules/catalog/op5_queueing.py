@@ -18,6 +18,9 @@ from rules.signals import fmt
 
 AT_CAP_SHARE = 0.95  # running at this share of --max-num-seqs is running at the cap
 UPSTREAM_SHARE = 0.8  # running + waiting below this share of the clients' requests in flight
+# Below this share most of the clients' requests wait outside the server, so their latency is mostly time
+# vLLM never sees: the hold-up ranks first (HIGH, and surer than any server-side reading of that load).
+UPSTREAM_SEVERE_SHARE = 0.5
 KNEE_GAIN = 1.1  # past the knee, throughput grows by less than this factor ...
 KNEE_SLOWDOWN = 1.5  # ... while ITL p99 grows by at least this one
 IMBALANCE_SHARE = 0.5
@@ -126,9 +129,10 @@ def _check_upstream(facts: Facts) -> list[Finding]:
     inside = run.value + (queue.value if queue else 0.0)
     if inside >= UPSTREAM_SHARE * clients:
         return []
+    severe = inside < UPSTREAM_SEVERE_SHARE * clients
     return [
         RULE_UPSTREAM.finding(
-            Severity.MEDIUM,
+            Severity.HIGH if severe else Severity.MEDIUM,
             f"running + waiting {fmt(inside)} < {c.percent(UPSTREAM_SHARE)} of {clients} client requests in flight",
             evidence=[
                 run.evidence,
@@ -140,8 +144,14 @@ def _check_upstream(facts: Facts) -> list[Finding]:
                     comparison=">",
                 ),
             ],
-            confidence=0.6,
-            summary="Requests are held before they reach vLLM.",
+            confidence=0.8 if severe else 0.6,
+            summary="Requests are held before they reach vLLM."
+            + (
+                f" Most of them ({1 - inside / clients:.0%}) wait outside it, so the server's own latency "
+                "figures describe a load the clients never get through: fix this first, then measure again."
+                if severe
+                else ""
+            ),
             actions=["Check the load balancer, gateway, auth/vector-DB hops and client connection pools."],
         )
     ]
@@ -155,7 +165,7 @@ RULE_UPSTREAM = Rule(
     needs=("workload",),
     page=RulePage(
         checks=f"running + waiting below {c.percent(UPSTREAM_SHARE)} of the clients' in-flight requests (workload "
-        "facts).",
+        f"facts); HIGH, and ranked before the server's own findings, below {c.percent(UPSTREAM_SEVERE_SHARE)}.",
         why="Requests stuck before vLLM (load balancer, gateway, connection pools) never show in its metrics.",
         example="64 client requests in flight, running 20 + waiting 0.",
         fix="Look upstream: LB limits, gateway, auth, vector DB, client pools.",

@@ -4,6 +4,7 @@ from rules.catalog.op5_kv import RULE_PREEMPTION
 from rules.catalog.op5_latency import RULE_ITL_LOAD, RULE_ITL_SINGLE, RULE_LONG_PROMPTS, RULE_LONG_TAIL, RULE_TTFT
 from rules.catalog.op5_queueing import RULE_IMBALANCE, RULE_KNEE, RULE_SATURATION, RULE_UPSTREAM
 from rules.catalog.op5_reliability import RULE_ABORTS, RULE_TOO_LONG
+from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts, LoadTestFacts, MemoryFacts, MetricSnapshot, MetricWindow, Sample, Workload
 from tests.unit.rules.factories import config, event, live, snapshot
@@ -112,6 +113,24 @@ def test_fewer_requests_in_the_server_than_clients_sent_points_upstream():
     facts.workload = Workload(client_concurrency=64)
     [finding] = RULE_UPSTREAM.evaluate(facts)
     assert "running + waiting 20 < 80 % of 64" in finding.title
+    assert finding.severity.value == "high"  # 44 of the 64 wait outside the server
+    facts = live(running=40, waiting=0)
+    facts.workload = Workload(client_concurrency=64)
+    [finding] = RULE_UPSTREAM.evaluate(facts)
+    assert finding.severity.value == "medium" and "outside" not in finding.summary  # most reach it
+
+
+def test_most_client_requests_held_upstream_ranks_before_the_servers_own_slow_steps():
+    """Real vLLM behind a 4-connection client pool with 64 requests in flight (the vLLM tier's overload
+    case): its ITL p99 at 4 running is the server's own reading, but 60 of the 64 requests never reach
+    it, so the hold-up is what the clients feel first."""
+    facts = live(running=4, waiting=0, itl={0.03: 900, 0.49: 100})
+    facts.workload = Workload(client_concurrency=64)
+    ranked = evaluate(facts).findings
+    [upstream] = [f for f in ranked if f.rule == "OP-5.6"]
+    assert upstream.severity.value == "high" and "94%" in upstream.summary
+    assert "OP-5.4" in [f.rule for f in ranked]
+    assert ranked[0].rule == "OP-5.6"
 
 
 def test_p95_prompt_above_the_step_budget_is_a_low_note_with_a_power_of_two_budget():
