@@ -4,8 +4,10 @@
 and one rounding to bf16, as PyTorch's. Why: on an AVX2 CPU (no AVX512-BF16, no AMX) PyTorch's
 bf16 GEMM is a software path, measured at about a sixth of its float32 speed; the native
 kernel widens bf16 in registers and runs at float32 FMA speed on half the weight bytes
-(BENCHMARKS.md, "bfloat16 GEMM"). Where the CPU has native bf16 (`needed()` is False) PyTorch's
-oneDNN path is the faster one and this is not used.
+(BENCHMARKS.md, "bfloat16 GEMM"). Where the CPU has native bf16 (`needed()` is False) the same
+kernel, built for it, runs its dot products on the bf16 units (vdpbf16ps) and takes only the
+matrix-vector shapes of a decode step with a few sequences (`preferred`); PyTorch's oneDNN GEMM
+is the faster one for more rows.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NA
 available_or_warn = _NATIVE.available_or_warn
 
 
-# Rows up to which the native kernel beats oneDNN even on a CPU with bf16 arithmetic: at one or
-# two rows a linear layer is a matrix-vector product bound by reading the weights, which the
-# native kernel does in place while oneDNN reorders the weight first (BENCHMARKS.md, "Bundled
-# engine vs vLLM", small-row dispatch).
-MEMORY_BOUND_ROWS = 2
+# Rows up to which the native kernel beats oneDNN even on a CPU with bf16 arithmetic: with a few
+# rows a linear layer is a matrix-vector product bound by reading the weights, which the native
+# kernel does in place on the bf16 units (vdpbf16ps) while oneDNN reorders the weight first.
+# Measured on SmolLM2's layers, one thread (BENCHMARKS.md, "bf16 GEMV on the bf16 units"): native
+# 1.1-2.3x oneDNN at 1-4 rows, even at 8, 0.5x at 16.
+MEMORY_BOUND_ROWS = 4
 
 
 @functools.cache

@@ -123,6 +123,93 @@ std::vector<float>& widened_buffer() {
   return buffer;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512BF16__)
+// With AVX512-BF16 (built with -march=native on such a CPU) the dot products run on the bf16
+// units instead: one vdpbf16ps takes 32 bf16 pairs of a weight row and an activation row,
+// multiplies them exactly in float32 and adds them pairwise into 16 float32 sums (round to
+// nearest even, denormals flushed, as every float32 FMA path here rounds too). Neither side is
+// widened or repacked, and a tile of up to 4 x 4 keeps 16 independent sums in flight, so a
+// matrix-vector product (a decode step of one or two sequences) is bound by reading the weights,
+// not by FMA latency: measured 4x the AVX2 tile below on SmolLM2's layers, one core
+// (BENCHMARKS.md, "bf16 GEMV on the bf16 units"). The engine sends only one or two rows here
+// on such a CPU (more go to oneDNN's AMX/AVX512-BF16 GEMM, kernels/cpu_gemm.py), but any
+// shape is computed correctly.
+#define SERVOPS_GEMM_DPBF16 1
+constexpr int DP_CHUNK = 32;  // bf16 elements per 512-bit load
+constexpr int DP_COLS = 4;    // weight rows per tile
+constexpr int PREFETCH_ROWS = 8;  // weight rows ahead to prefetch
+
+template <int R, int C>
+inline void dp_tile(const uint16_t* x, int64_t x_stride, const uint16_t* w, int64_t w_stride, int k, float* out) {
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  int i = 0;
+  for (; i + DP_CHUNK <= k; i += DP_CHUNK) {
+    __m512i wv[C];
+    for (int c = 0; c < C; ++c) {
+      wv[c] = _mm512_loadu_si512(w + c * w_stride + i);
+      _mm_prefetch(reinterpret_cast<const char*>(w + (c + PREFETCH_ROWS) * w_stride + i), _MM_HINT_T0);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m512i xv = _mm512_loadu_si512(x + r * x_stride + i);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)xv, (__m512bh)wv[c]);
+    }
+  }
+  if (i < k) {  // the K tail: masked loads read zeros past the row
+    const __mmask32 tail = static_cast<__mmask32>((1ULL << (k - i)) - 1);
+    __m512i wv[C];
+    for (int c = 0; c < C; ++c) wv[c] = _mm512_maskz_loadu_epi16(tail, w + c * w_stride + i);
+    for (int r = 0; r < R; ++r) {
+      const __m512i xv = _mm512_maskz_loadu_epi16(tail, x + r * x_stride + i);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)xv, (__m512bh)wv[c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) out[r * C + c] = _mm512_reduce_add_ps(acc[r][c]);
+}
+
+template <int R>
+inline void dp_tile_cols(const uint16_t* x, int64_t x_stride, const uint16_t* w, int k, int cols, float* out) {
+  switch (cols) {
+    case 4: dp_tile<R, 4>(x, x_stride, w, k, k, out); break;
+    case 3: dp_tile<R, 3>(x, x_stride, w, k, k, out); break;
+    case 2: dp_tile<R, 2>(x, x_stride, w, k, k, out); break;
+    default: dp_tile<R, 1>(x, x_stride, w, k, k, out); break;
+  }
+}
+
+void linear_dpbf16(const uint16_t* x, int64_t x_stride, const uint16_t* w, const uint16_t* bias, uint16_t* y,
+                   int64_t y_stride, int rows, int cols, int k, int threads) {
+  const int64_t flops = 2LL * rows * cols * k;
+  const int team = flops >= PARALLEL_FLOPS ? std::max(threads, 1) : 1;
+  const int64_t groups = (cols + DP_COLS - 1) / DP_COLS;
+  // each thread takes one contiguous run of weight rows: one sequential stream for the prefetcher
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (int64_t group = 0; group < groups; ++group) {
+    const int n = static_cast<int>(group * DP_COLS);
+    const int width = std::min(DP_COLS, cols - n);
+    const uint16_t* wn = w + static_cast<int64_t>(n) * k;
+    float sums[MR * DP_COLS];
+    for (int m = 0; m < rows; m += MR) {
+      const int height = std::min(MR, rows - m);
+      const uint16_t* xm = x + m * x_stride;
+      switch (height) {
+        case 4: dp_tile_cols<4>(xm, x_stride, wn, k, width, sums); break;
+        case 3: dp_tile_cols<3>(xm, x_stride, wn, k, width, sums); break;
+        case 2: dp_tile_cols<2>(xm, x_stride, wn, k, width, sums); break;
+        default: dp_tile_cols<1>(xm, x_stride, wn, k, width, sums); break;
+      }
+      for (int r = 0; r < height; ++r)
+        for (int c = 0; c < width; ++c) {
+          const float b = bias ? to_float(bias[n + c]) : 0.0f;
+          store(sums[r * width + c] + b, y + (m + r) * y_stride + n + c);
+        }
+    }
+  }
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -136,6 +223,10 @@ int servops_gemm_abi() { return 1; }
 void servops_linear_bf16(const uint16_t* x, int64_t x_stride, const uint16_t* w, const uint16_t* bias, uint16_t* y,
                          int64_t y_stride, int rows, int cols, int k, int threads) {
   if (rows <= 0 || cols <= 0) return;
+#ifdef SERVOPS_GEMM_DPBF16
+  linear_dpbf16(x, x_stride, w, bias, y, y_stride, rows, cols, k, threads);
+  return;
+#endif
   const int64_t xw_stride = (k + 7) / 8 * 8;
   std::vector<float>& xw_buffer = widened_buffer();
   if (xw_buffer.size() < static_cast<size_t>(rows * xw_stride)) xw_buffer.resize(rows * xw_stride);
