@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/cpu_gemm_ab.py                  # GEMMs, then the engine in bf16
     .venv/bin/python benchmarks/cpu_gemm_ab.py --skip-engine    # GEMMs only (about a minute)
+    .venv/bin/python benchmarks/cpu_gemm_ab.py --skip-engine --rows 1,2,4,8,16 --layers 30
+                                                  # decode-step shapes, weights streamed from memory
 
 - GEMMs: SmolLM2's linear layers (fused qkv 960 x 576, o 576 x 576, fused gate/up 3,072 x
   576, down 576 x 1,536, the tied LM head 49,152 x 576) at the row counts the engine feeds
@@ -45,30 +47,38 @@ def pytorch_bf16_linear():
         layer_ops._native_gemm = saved
 
 
-def bench_gemm(name: str, rows: int, repeats: int) -> dict:
+def bench_gemm(name: str, rows: int, repeats: int, layers: int = 1) -> dict:
+    """Best time of one product per side; with `layers` > 1 each timed call goes through that many
+    distinct weights of the shape (as a decode step goes through every layer's), so the weights come
+    from memory rather than from a cache the previous call warmed. The LM head is one weight."""
     gen = torch.Generator().manual_seed(rows)
     cols, k = SHAPES[name]
+    count = 1 if name == "lm_head" else layers
     x = torch.randn(rows, k, generator=gen).bfloat16()
-    weight = (torch.randn(cols, k, generator=gen) * k**-0.5).bfloat16()
-    x32, weight32 = x.float(), weight.float()
+    weights = [(torch.randn(cols, k, generator=gen) * k**-0.5).bfloat16() for _ in range(count)]
+    x32, weights32 = x.float(), [w.float() for w in weights]
     best = best_of(
         repeats,
         {
-            "pytorch_bf16": lambda: F.linear(x, weight),
-            "native": lambda: cpu_gemm.linear(x, weight),
-            "pytorch_fp32": lambda: F.linear(x32, weight32),
+            "pytorch_bf16": lambda: [F.linear(x, w) for w in weights],
+            "native": lambda: [cpu_gemm.linear(x, w) for w in weights],
+            "pytorch_fp32": lambda: [F.linear(x32, w) for w in weights32],
         },
     )
+    best = {side: seconds / count for side, seconds in best.items()}
+    weight = weights[0]
     ours, theirs = cpu_gemm.linear(x, weight), F.linear(x, weight)
     flops = 2 * rows * cols * k
     return {
-        "case": f"{name} {cols}x{k}, {rows} rows",
+        "case": f"{name} {cols}x{k}, {rows} rows" + (f", {count} weights streamed" if count > 1 else ""),
         "baseline": "PyTorch bf16 F.linear",
         "baseline_s": best["pytorch_bf16"],
         "native_s": best["native"],
         "float32_s": best["pytorch_fp32"],
         "ratio": best["pytorch_bf16"] / best["native"],
         "native_gflops": flops / best["native"] / 1e9,
+        "native_weight_gbps": weight.numel() * weight.element_size() / best["native"] / 1e9,
+        "baseline_weight_gbps": weight.numel() * weight.element_size() / best["pytorch_bf16"] / 1e9,
         "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
         "outputs_differing": float((ours != theirs).float().mean()),
         "max_abs_diff": max_abs_diff(ours, theirs),
@@ -78,7 +88,24 @@ def bench_gemm(name: str, rows: int, repeats: int) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = ab_arguments(__doc__, repeats=5, num_requests=32, rounds=2, measured="GEMMs")
     parser.add_argument("--max-rows", type=int, default=2048, help="skip GEMM cases with more rows (2048: none)")
+    parser.add_argument(
+        "--rows", default=None, help="comma-separated row counts for every shape instead of the engine's (1,2,4,8)"
+    )
+    parser.add_argument(
+        "--layers",
+        type=int,
+        default=1,
+        help="distinct weights per timed call (30 = SmolLM2's layers: a decode step's weights come from memory); "
+        "1 times one weight, warm in cache",
+    )
     args = parser.parse_args(argv)
+    cases = CASES
+    if args.rows:
+        try:
+            counts = [int(part) for part in args.rows.split(",")]
+        except ValueError:
+            parser.error(f"--rows {args.rows!r}: pass whole numbers separated by commas, e.g. 1,2,4,8")
+        cases = [(name, rows) for name in SHAPES for rows in counts]
     if not cpu_gemm.available():
         raise SystemExit(f"the native bf16 GEMM does not build here: {cpu_gemm.unavailable_reason()}")
     tune_glibc_malloc()
@@ -88,12 +115,13 @@ def main(argv: list[str] | None = None) -> dict:
         "cpu_lacks_bf16": cpu_gemm.needed(),
         "cases": [],
     }
-    for name, rows in [(name, rows) for name, rows in CASES if rows <= args.max_rows]:
-        row = bench_gemm(name, rows, args.repeats)
+    for name, rows in [(name, rows) for name, rows in cases if rows <= args.max_rows]:
+        row = bench_gemm(name, rows, args.repeats, args.layers)
         result["cases"].append(row)
         print(
             f"{row['case']}: {row['baseline']} {row['baseline_s'] * 1e3:.2f} ms, native {row['native_s'] * 1e3:.2f} ms "
-            f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s; float32 F.linear "
+            f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s, weights read at "
+            f"{row['native_weight_gbps']:.1f} vs {row['baseline_weight_gbps']:.1f} GB/s; float32 F.linear "
             f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
             f"max {row['max_abs_diff']:.3g}",
             flush=True,

@@ -41,7 +41,7 @@ available_or_warn = _NATIVE.available_or_warn
 # rows a linear layer is a matrix-vector product bound by reading the weights, which the native
 # kernel does in place on the bf16 units (vdpbf16ps) while oneDNN reorders the weight first.
 # Measured on SmolLM2's layers, one thread (BENCHMARKS.md, "bf16 GEMV on the bf16 units"): native
-# 1.1-2.3x oneDNN at 1-4 rows, even at 8, 0.5x at 16.
+# 1.6-2.7x oneDNN at 1-4 rows, 0.9-1.3x at 8, 0.6-0.75x at 16.
 MEMORY_BOUND_ROWS = 4
 
 

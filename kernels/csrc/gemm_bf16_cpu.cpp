@@ -130,8 +130,9 @@ std::vector<float>& widened_buffer() {
 // nearest even, denormals flushed, as every float32 FMA path here rounds too). Neither side is
 // widened or repacked, and a tile of up to 4 x 4 keeps 16 independent sums in flight, so a
 // matrix-vector product (a decode step of one or two sequences) is bound by reading the weights,
-// not by FMA latency: measured 4x the AVX2 tile below on SmolLM2's layers, one core
-// (BENCHMARKS.md, "bf16 GEMV on the bf16 units"). The engine sends only one or two rows here
+// not by FMA latency. One row, one core, SmolLM2's layers: 36 GB/s from L2 against the AVX2
+// tile's 16.5, and a one-sequence decode step 64 -> 37 ms (BENCHMARKS.md, "bf16 GEMV on the bf16
+// units"). The engine sends only one or two rows here
 // on such a CPU (more go to oneDNN's AMX/AVX512-BF16 GEMM, kernels/cpu_gemm.py), but any
 // shape is computed correctly.
 #define SERVOPS_GEMM_DPBF16 1

@@ -33,3 +33,21 @@ def test_gemm_cases_report_ratios_against_pytorch_bf16(tmp_path, monkeypatch):
         assert case["baseline_s"] > 0 and case["native_s"] > 0 and case["float32_s"] > 0
         assert case["ratio"] == pytest.approx(case["baseline_s"] / case["native_s"])
         assert case["outputs_differing"] < 0.05  # one rounding apart, where the sums' order tips it
+
+
+def test_decode_rows_stream_distinct_weights_and_bad_rows_are_one_usage_error(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop("cpu_gemm_ab", None)
+    import cpu_gemm_ab
+
+    result = cpu_gemm_ab.main(["--skip-engine", "--repeats", "1", "--rows", "1,2", "--layers", "2"])
+    assert [case["case"].split(",")[0] for case in result["cases"]] == [
+        f"{name} {cols}x{k}" for name, (cols, k) in cpu_gemm_ab.SHAPES.items() for _ in (1, 2)
+    ]
+    for case in result["cases"]:
+        streamed = not case["case"].startswith("lm_head")  # the LM head is one weight per step
+        assert ("2 weights streamed" in case["case"]) is streamed
+        assert case["native_weight_gbps"] > 0 and case["baseline_weight_gbps"] > 0
+    with pytest.raises(SystemExit) as exit_info:
+        cpu_gemm_ab.main(["--skip-engine", "--rows", "1,x"])
+    assert exit_info.value.code == 2 and "--rows '1,x'" in capsys.readouterr().err
