@@ -19,7 +19,8 @@ from rules.signals import fmt
 AT_CAP_SHARE = 0.95  # running at this share of --max-num-seqs is running at the cap
 UPSTREAM_SHARE = 0.8  # running + waiting below this share of the clients' requests in flight
 # Below this share most of the clients' requests wait outside the server, so their latency is mostly time
-# vLLM never sees: the hold-up ranks first (HIGH, and surer than any server-side reading of that load).
+# vLLM never sees: the hold-up is HIGH, with confidence 0.8 (both counts are direct readings), so it ranks
+# before the latency findings measured at the load that did get through.
 UPSTREAM_SEVERE_SHARE = 0.5
 KNEE_GAIN = 1.1  # past the knee, throughput grows by less than this factor ...
 KNEE_SLOWDOWN = 1.5  # ... while ITL p99 grows by at least this one
@@ -165,7 +166,8 @@ RULE_UPSTREAM = Rule(
     needs=("workload",),
     page=RulePage(
         checks=f"running + waiting below {c.percent(UPSTREAM_SHARE)} of the clients' in-flight requests (workload "
-        f"facts); HIGH, and ranked before the server's own findings, below {c.percent(UPSTREAM_SEVERE_SHARE)}.",
+        f"facts); HIGH with confidence 0.8 below {c.percent(UPSTREAM_SEVERE_SHARE)}, ahead of latency findings "
+        "measured at the load that got through.",
         why="Requests stuck before vLLM (load balancer, gateway, connection pools) never show in its metrics.",
         example="64 client requests in flight, running 20 + waiting 0.",
         fix="Look upstream: LB limits, gateway, auth, vector DB, client pools.",
