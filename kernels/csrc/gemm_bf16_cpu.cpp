@@ -132,9 +132,8 @@ std::vector<float>& widened_buffer() {
 // matrix-vector product (a decode step of one or two sequences) is bound by reading the weights,
 // not by FMA latency. One row, one core, SmolLM2's layers: 36 GB/s from L2 against the AVX2
 // tile's 16.5, and a one-sequence decode step 64 -> 37 ms (BENCHMARKS.md, "bf16 GEMV on the bf16
-// units"). The engine sends only one or two rows here
-// on such a CPU (more go to oneDNN's AMX/AVX512-BF16 GEMM, kernels/cpu_gemm.py), but any
-// shape is computed correctly.
+// units"). The engine sends at most MEMORY_BOUND_ROWS (4) rows here on such a CPU (more go to
+// oneDNN's AMX/AVX512-BF16 GEMM, kernels/cpu_gemm.py), but any shape is computed correctly.
 #define SERVOPS_GEMM_DPBF16 1
 constexpr int DP_CHUNK = 32;  // bf16 elements per 512-bit load
 constexpr int DP_COLS = 4;    // weight rows per tile
@@ -226,8 +225,7 @@ void servops_linear_bf16(const uint16_t* x, int64_t x_stride, const uint16_t* w,
   if (rows <= 0 || cols <= 0) return;
 #ifdef SERVOPS_GEMM_DPBF16
   linear_dpbf16(x, x_stride, w, bias, y, y_stride, rows, cols, k, threads);
-  return;
-#endif
+#else
   const int64_t xw_stride = (k + 7) / 8 * 8;
   std::vector<float>& xw_buffer = widened_buffer();
   if (xw_buffer.size() < static_cast<size_t>(rows * xw_stride)) xw_buffer.resize(rows * xw_stride);
@@ -262,6 +260,7 @@ void servops_linear_bf16(const uint16_t* x, int64_t x_stride, const uint16_t* w,
       }
     }
   }
+#endif
 }
 
 }  // extern "C"
