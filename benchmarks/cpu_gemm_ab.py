@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> dict:
         "1 times one weight, warm in cache",
     )
     args = parser.parse_args(argv)
+    if args.layers < 1:
+        parser.error(f"--layers {args.layers}: pass at least 1 (30 streams SmolLM2's layers from memory)")
     cases = CASES
     if args.rows:
         try:

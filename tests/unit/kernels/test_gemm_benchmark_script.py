@@ -51,3 +51,6 @@ def test_decode_rows_stream_distinct_weights_and_bad_rows_are_one_usage_error(mo
     with pytest.raises(SystemExit) as exit_info:
         cpu_gemm_ab.main(["--skip-engine", "--rows", "1,x"])
     assert exit_info.value.code == 2 and "--rows '1,x'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cpu_gemm_ab.main(["--skip-engine", "--layers", "0"])
+    assert exit_info.value.code == 2 and "--layers 0: pass at least 1" in capsys.readouterr().err
