@@ -4,7 +4,8 @@ The linear layers, RMSNorm (alone and fused with the residual add), the rotate-h
 embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on the `cpu`
 backend run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16) on a CPU without bf16
 arithmetic, where PyTorch's bf16 GEMM is a slow software path, and for one or two rows on any CPU,
-where reading the weights in place beats oneDNN; every other linear layer is `F.linear`. The
+where reading the weights in place beats oneDNN; every other linear layer is oneDNN's GEMM, on
+weights packed once for it where the engine packed them (`kernels.cpu_prepack`), else `F.linear`. The
 other ops: on the `cpu` backend (`kernels.attention`) with
 float32 or bfloat16 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
@@ -22,14 +23,20 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from kernels import cpu_gemm, cpu_layer_ops
+from kernels import cpu_gemm, cpu_layer_ops, cpu_prepack
 from kernels.attention import backend_for
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """`F.linear(x, weight, bias)` for x [T, K] (native for bf16 on the CPU backend, see above)."""
+def linear(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, packed: torch.Tensor | None = None
+) -> torch.Tensor:
+    """`F.linear(x, weight, bias)` for x [T, K] (native for bf16 on the CPU backend, see above);
+    `packed`, where the engine made one (`kernels.cpu_prepack.pack(weight)`), takes the rows the
+    native kernel does not."""
     if native_linear(x, weight, bias):
         return cpu_gemm.linear(x, weight, bias)
+    if packed is not None:
+        return cpu_prepack.linear(x, packed, bias)
     return F.linear(x, weight, bias)
 
 

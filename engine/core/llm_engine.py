@@ -23,12 +23,18 @@ from engine.core.request import Request, RequestStatus
 from engine.core.sampling_params import SamplingParams
 from engine.core.scheduler import Scheduler
 from engine.core.stats import IterationStats, SchedulerStats
+from engine.model.cpu_memory import host_available_bytes
 from engine.model.detokenizer import IncrementalDetokenizer
 from engine.model.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
 from engine.model.runner import ModelRunner, checkpoint_dtype, load_hf_config
 from engine.observability.logger import format_gib, init_logger
+from kernels import cpu_gemm, cpu_prepack
 
 logger = init_logger(__name__)
+
+# The linear weights are packed only where the host's available memory holds the copy this many
+# times over (LLMEngine._pack_weights_if_room).
+PREPACK_MAX_HOST_SHARE = 4
 
 
 def _version() -> str:
@@ -98,6 +104,7 @@ class LLMEngine:
         logger.info(
             "Model loading took %s GiB memory and %.6f seconds", format_gib(weights), time.monotonic() - load_start
         )
+        self._pack_weights_if_room()
 
         activation = estimate_activation_bytes(
             hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs, self.max_model_len
@@ -155,6 +162,42 @@ class LLMEngine:
         logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
 
     # ---- requests ---------------------------------------------------------------------
+    def _pack_weights_if_room(self) -> None:
+        """Pack the linear weights for oneDNN (kernels.cpu_prepack) where it applies and the host's
+        available memory holds the copy PREPACK_MAX_HOST_SHARE times over.
+
+        The copy lives outside the `--device-memory-gib` budget, as vLLM's CPU backend keeps its
+        weights outside `VLLM_CPU_KVCACHE_SPACE`: the budget stays weights as loaded + activations
+        + KV pool, which `servops advise --device cpu` predicts block for block. Why a share of
+        what is free: the copy buys 1.3-2x on batched GEMMs, but a host pushed into swap loses more.
+        """
+        want, why = cpu_prepack.wanted(self.runner.device, self.runner.dtype)
+        if not want:
+            logger.debug("Linear weights not packed: %s.", why)
+            return
+        extra = self.runner.packing_bytes()
+        free = host_available_bytes()
+        if free is not None and extra * PREPACK_MAX_HOST_SHARE > free:
+            logger.info(
+                "Linear weights not packed for oneDNN: the copy (%s GiB) is over 1/%d of the host's available "
+                "memory (%s GiB); bf16 GEMMs of more than %d rows run on PyTorch's own layout.",
+                format_gib(extra),
+                PREPACK_MAX_HOST_SHARE,
+                format_gib(free),
+                cpu_gemm.MEMORY_BOUND_ROWS,
+            )
+            return
+        start = time.monotonic()
+        self.runner.pack_weights()
+        logger.info(
+            "Packed the linear weights for %s: %s GiB of host memory beside the device budget, %.2f s "
+            "(%s=0 turns it off).",
+            why,
+            format_gib(extra),
+            time.monotonic() - start,
+            cpu_prepack.PREPACK_ENV,
+        )
+
     def add_request(
         self,
         request_id: str,

@@ -1,4 +1,5 @@
-"""Two Linux memory settings that a CPU engine needs and PyTorch does not make for it.
+"""Two Linux memory settings that a CPU engine needs and PyTorch does not make for it, and how
+much memory the host has free (`host_available_bytes`, for the packed weights' decision).
 
 1. Keep large step activations mapped (glibc malloc tuning). PyTorch's CPU allocator has
    no cache: every tensor is a fresh `malloc` and a `free`. glibc serves blocks above its
@@ -90,3 +91,16 @@ def advise_huge_pages(tensor: torch.Tensor) -> bool:
     madvise = libc.madvise
     madvise.argtypes, madvise.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
     return madvise(start, end - start, MADV_HUGEPAGE) == 0
+
+
+def host_available_bytes(meminfo_path: str = "/proc/meminfo") -> int | None:
+    """The kernel's estimate of memory available without swapping (`MemAvailable` in /proc/meminfo),
+    or None where it cannot be read (not Linux): what a second copy of the weights must fit in."""
+    try:
+        with open(meminfo_path) as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # the file counts kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -73,10 +73,14 @@ class PrefillSplit:
 
 class Linear(nn.Linear):
     """nn.Linear (same parameters and names) whose product goes through `kernels.layer_ops.linear`:
-    natively in bfloat16 on a CPU without bf16 arithmetic, `F.linear` everywhere else."""
+    natively in bfloat16 for few rows (every row on a CPU without bf16 arithmetic), else on the
+    weight packed for oneDNN where the runner packed it (`packed`, not a parameter: no checkpoint
+    holds it), else `F.linear`."""
+
+    packed: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return linear(x, self.weight, self.bias)
+        return linear(x, self.weight, self.bias, self.packed)
 
 
 class RMSNorm(nn.Module):
@@ -226,6 +230,7 @@ class LlamaForCausalLM(nn.Module):
         )
         self.head_dim = self.layers[0].self_attn.head_dim
         self.num_kv_heads = config.num_key_value_heads
+        self.head_packed: torch.Tensor | None = None  # the LM head's weight packed for oneDNN (see Linear)
 
     def forward(self, input_ids: torch.Tensor, meta: AttentionMetadata, kv_caches: list) -> torch.Tensor:
         h, residual = self.embed_tokens(input_ids), None
@@ -241,13 +246,16 @@ class LlamaForCausalLM(nn.Module):
         slice (2.4 MB) stays in cache across the batch's rows, where one GEMM over the whole
         113 MB head streams it from memory. Measured 1.26-1.34x on SmolLM2's head at 16-240
         rows, bit-identical (BENCHMARKS.md, "CPU layer ops"). Where the native bf16 kernel
-        takes the rows (kernels.layer_ops.native_linear), it runs the whole head in one call.
+        takes the rows (kernels.layer_ops.native_linear), or the runner packed the head for
+        oneDNN (`head_packed`, kernels.cpu_prepack), the whole head is one call.
         """
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
         if hidden.device.type != "cpu" or hidden.shape[0] == 0:
             return F.linear(hidden, weight).float()
-        if native_linear(hidden, weight):  # reads the weight in place: one pass, no slices
-            return linear(hidden, weight).float()
+        if native_linear(hidden, weight) or self.head_packed is not None:
+            # native: reads the weight in place, one pass, no slices; packed: oneDNN's blocked
+            # layout already keeps its tiles in cache (1.7-2.3x the slices at 8-64 rows)
+            return linear(hidden, weight, None, self.head_packed).float()
         out = torch.empty(hidden.shape[0], weight.shape[0], dtype=hidden.dtype)
         for start in range(0, weight.shape[0], LM_HEAD_SLICE):
             end = start + LM_HEAD_SLICE

@@ -17,8 +17,16 @@ from transformers import AutoConfig
 from engine.core.errors import EngineStartupError
 from engine.core.scheduler import ScheduledRequest, SchedulerOutput
 from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
-from engine.model.llama import SUPPORTED_ARCHITECTURES, AttentionMetadata, LlamaForCausalLM, PrefillSplit, rope_cos_sin
+from engine.model.llama import (
+    SUPPORTED_ARCHITECTURES,
+    AttentionMetadata,
+    Linear,
+    LlamaForCausalLM,
+    PrefillSplit,
+    rope_cos_sin,
+)
 from engine.model.sampler import sample
+from kernels import cpu_prepack
 from kernels.attention import plan_decode, prefill_prefers_dense
 
 
@@ -69,7 +77,28 @@ class ModelRunner:
         self.split_prefills = prefill_prefers_dense(device, dtype, self.head_dim)
 
     def weights_bytes(self) -> int:
+        """The checkpoint's parameters as loaded: what the memory plan counts against the device budget."""
         return sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def packing_bytes(self) -> int:
+        """What `pack_weights` adds: a copy of every linear weight and of the LM head."""
+        return sum(cpu_prepack.packed_bytes(weight) for weight in self._linear_weights())
+
+    def pack_weights(self) -> None:
+        """Reorder every linear weight and the LM head once for oneDNN's bf16 GEMM (kernels.cpu_prepack);
+        the caller decides whether the host has the memory (engine/core/llm_engine.py)."""
+        for module in self.model.modules():
+            if isinstance(module, Linear):
+                module.packed = cpu_prepack.pack(module.weight)
+        self.model.head_packed = cpu_prepack.pack(self._head_weight())
+
+    def _head_weight(self) -> torch.Tensor:
+        model = self.model
+        return model.embed_tokens.weight if model.lm_head is None else model.lm_head.weight
+
+    def _linear_weights(self) -> list[torch.Tensor]:
+        layers = [m.weight for m in self.model.modules() if isinstance(m, Linear)]
+        return [*layers, self._head_weight()]
 
     def kv_bytes_per_block(self) -> int:
         """All layers, keys and values: block_size × kv_heads × (2 × head_dim) × dtype bytes × layers."""

@@ -78,3 +78,15 @@ def test_kv_cache_sized_tensor_gets_huge_pages():
         "print(ok, kb >= 32 * 1024)\n"
     )
     assert _run(code) == "True True"
+
+
+def test_the_hosts_available_memory_is_read_from_meminfo(tmp_path):
+    from engine.model import cpu_memory
+
+    assert cpu_memory.host_available_bytes() > 0  # this Linux box
+    fake = tmp_path / "meminfo"
+    fake.write_text("MemTotal:       24000000 kB\nMemAvailable:    1000 kB\n")
+    assert cpu_memory.host_available_bytes(str(fake)) == 1000 * 1024
+    fake.write_text("MemTotal:       24000000 kB\n")
+    assert cpu_memory.host_available_bytes(str(fake)) is None
+    assert cpu_memory.host_available_bytes(str(tmp_path / "absent")) is None

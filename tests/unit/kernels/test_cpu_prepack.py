@@ -1,0 +1,63 @@
+"""Linear weights packed once for oneDNN (kernels.cpu_prepack): the same products as `F.linear`, and
+the rows the engine sends them."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kernels import cpu_gemm, cpu_prepack, layer_ops
+
+needs_packing = pytest.mark.skipif(
+    not cpu_prepack._ops_available(), reason=f"torch {torch.__version__} has no oneDNN linear-weight packing"
+)
+
+
+@needs_packing
+@pytest.mark.parametrize("rows", [1, 5, 16, 64, 130])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_packed_weight_gives_f_linears_products_bit_for_bit(rows, with_bias):
+    generator = torch.Generator().manual_seed(rows)
+    weight = torch.randn(96, 80, generator=generator).to(torch.bfloat16)
+    bias = torch.randn(96, generator=generator).to(torch.bfloat16) if with_bias else None
+    x = torch.randn(rows, 80, generator=generator).to(torch.bfloat16)
+    packed = cpu_prepack.pack(weight)
+    assert cpu_prepack.packed_bytes(weight) == 96 * 80 * 2
+    assert torch.equal(cpu_prepack.linear(x, packed, bias), F.linear(x, weight, bias))
+
+
+@needs_packing
+def test_the_engine_sends_the_packed_weight_the_rows_the_native_kernel_does_not_take(monkeypatch):
+    taken: list[int] = []
+    real = cpu_prepack.linear
+
+    def recording(x, packed, bias=None):
+        taken.append(x.shape[0])
+        return real(x, packed, bias)
+
+    monkeypatch.setattr(cpu_prepack, "linear", recording)
+    weight = torch.randn(64, 64).to(torch.bfloat16)
+    packed = cpu_prepack.pack(weight)
+    few, many = cpu_gemm.MEMORY_BOUND_ROWS, cpu_gemm.MEMORY_BOUND_ROWS + 1
+    for rows in (few, many):
+        x = torch.randn(rows, 64).to(torch.bfloat16)
+        out = layer_ops.linear(x, weight, None, packed)
+        torch.testing.assert_close(out.float(), F.linear(x, weight).float(), rtol=2e-2, atol=2e-2)
+    native_takes_few = layer_ops.native_linear(torch.zeros(few, 64, dtype=torch.bfloat16), weight)
+    assert taken == ([many] if native_takes_few else [few, many])
+    # float32 weights are never packed: F.linear, whatever `packed` says
+    assert torch.equal(layer_ops.linear(torch.ones(8, 64), weight.float()), F.linear(torch.ones(8, 64), weight.float()))
+
+
+def test_packing_is_wanted_only_for_bf16_on_a_cpu_with_bf16_arithmetic(monkeypatch):
+    monkeypatch.delenv(cpu_prepack.PREPACK_ENV, raising=False)
+    cpu = torch.device("cpu")
+    assert cpu_prepack.wanted(cpu, torch.float32) == (False, "only bfloat16 weights on a CPU are packed")
+    assert cpu_prepack.wanted(torch.device("cuda"), torch.bfloat16)[0] is False
+    monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
+    want, why = cpu_prepack.wanted(cpu, torch.bfloat16)
+    assert not want and "no bf16 arithmetic" in why
+    monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: True)
+    monkeypatch.setattr(cpu_prepack, "_ops_available", lambda: True)
+    assert cpu_prepack.wanted(cpu, torch.bfloat16) == (True, "oneDNN's bf16 GEMM on weights reordered once")
+    monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
+    assert cpu_prepack.wanted(cpu, torch.bfloat16) == (False, f"{cpu_prepack.PREPACK_ENV}=0")
