@@ -82,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
     stat_logger = None if args.disable_log_stats else LoggingStatLogger(device_type=device_type)
     threads_for = None
     if device_type == "cpu":
-        policy = engine_threads(args.cpu_threads)
+        policy = engine_threads(args.cpu_threads, engine.runner.weight_pass_s)
         logger.info("CPU threads for the engine: %s.", policy.describe())
         threads_for = policy.threads_for
     async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger, threads_for=threads_for)

@@ -106,6 +106,36 @@ def test_cpu_threads_leave_one_core_for_the_server_while_few_requests_run(monkey
     assert (chosen.threads_for(1), chosen.threads_for(64), chosen.why) == (5, 5, "--cpu-threads")
 
 
+def test_the_last_core_joins_memory_bound_steps_only_where_it_speeds_the_weight_pass_up(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    timed: list[int] = []
+
+    def scaling(seconds_at: dict[int, float]):
+        def weight_pass_s(n: int) -> float:
+            timed.append(n)
+            return seconds_at[n]
+
+        return weight_pass_s
+
+    # each core reads at its own limit: two threads read the weights 1.5x faster
+    bandwidth_per_core = threads.engine_threads(None, scaling({1: 0.045, 2: 0.030}))
+    assert [bandwidth_per_core.threads_for(n) for n in (1, threads.MEMORY_BOUND_REQUESTS, 64)] == [2, 2, 2]
+    assert "45.0 ms on 1 thread(s), 30.0 ms on 2: 1.50x, at or above" in bandwidth_per_core.describe()
+    # one core already saturates memory: keep the second for the server while few requests run
+    saturated = threads.engine_threads(None, scaling({1: 0.040, 2: 0.036}))
+    assert [saturated.threads_for(n) for n in (1, threads.MEMORY_BOUND_REQUESTS, 64)] == [1, 1, 2]
+    assert "1.11x, below the 1.3x" in saturated.describe()
+    assert timed == [1, 2, 1, 2]
+    # a fixed count and a single core measure nothing
+    assert threads.engine_threads(3, scaling({})).threads_for(1) == 3
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0})
+    assert threads.engine_threads(None, scaling({})).threads_for(1) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert threads.engine_threads(None, scaling({})).threads_for(1) == 2
+    assert timed == [1, 2, 1, 2]
+
+
 def test_cpu_threads_must_be_positive():
     with pytest.raises(SystemExit):
         build_serve_parser().parse_args(["--cpu-threads", "0"])
