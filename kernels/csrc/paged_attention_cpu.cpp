@@ -81,6 +81,31 @@ inline void score_vectors(const float* kt, const float* query, int head_dim, flo
   for (int v = 0; v < N; ++v) _mm256_storeu_ps(scores + static_cast<size_t>(v) * stride, acc[v]);
 }
 
+// scores[0, length) -> exp(score - max), vectorised (a decode step's softmax is heads x context
+// exponentials per sequence, which scalar std::exp made as costly as the dot products); the padding
+// up to the next multiple of 8 becomes exactly 0. Returns the sum, the softmax's denominator.
+inline float softmax_numerators(float* scores, int length) {
+  const int padded = (length + 7) & ~7;
+  for (int t = length; t < padded; ++t) scores[t] = -INFINITY;
+  __m256 peak8 = _mm256_set1_ps(-INFINITY);
+  for (int t = 0; t < padded; t += 8) peak8 = _mm256_max_ps(peak8, _mm256_loadu_ps(scores + t));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, peak8);
+  const __m256 peak = _mm256_set1_ps(*std::max_element(lanes, lanes + 8));
+  __m256 sum8 = _mm256_setzero_ps();
+  for (int t = 0; t < padded; t += 8) {
+    const __m256 x = _mm256_loadu_ps(scores + t);
+    __m256 p = exp_clamped(_mm256_sub_ps(x, peak));
+    p = _mm256_and_ps(p, _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));  // padding: exactly 0
+    _mm256_storeu_ps(scores + t, p);
+    sum8 = _mm256_add_ps(sum8, p);
+  }
+  _mm256_storeu_ps(lanes, sum8);
+  float sum = 0.f;
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
 struct Scratch {
   std::vector<int64_t> rows;  // element offset of each context token's row in the cache
   std::vector<float> query, scores, acc, denom, keys;
@@ -135,16 +160,7 @@ void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32
       _mm256_storeu_ps(&s.scores[static_cast<size_t>(h) * padded + t], horizontal_sums(dots));
     }
   }
-  for (int h = 0; h < heads; ++h) {
-    float* scores = &s.scores[static_cast<size_t>(h) * padded];
-    const float peak = *std::max_element(scores, scores + length);
-    float sum = 0.f;
-    for (int t = 0; t < length; ++t) {
-      scores[t] = std::exp(scores[t] - peak);
-      sum += scores[t];
-    }
-    s.denom[h] = sum;
-  }
+  for (int h = 0; h < heads; ++h) s.denom[h] = softmax_numerators(&s.scores[static_cast<size_t>(h) * padded], length);
   for (int t = 0; t < length; t += 8) {
     const int count = std::min(8, length - t);
     for (int i = 0; i < 8 && t + 8 + i < length; ++i) prefetch_row(v_cache + s.rows[t + 8 + i], row_bytes);
@@ -226,27 +242,7 @@ void prefill_tile(const T* q, int64_t q_token_stride, const T* k_cache, const T*
   }
   for (int j = 0; j < vectors; ++j) {  // softmax over keys 0..pos, exact zeros past pos
     const int visible = first_pos + j / group + 1;
-    float* scores = &s.scores[static_cast<size_t>(j) * padded];
-    const int tail = (visible + 7) & ~7;
-    for (int t = visible; t < tail; ++t) scores[t] = -INFINITY;
-    __m256 peak8 = _mm256_set1_ps(-INFINITY);
-    for (int t = 0; t < tail; t += 8) peak8 = _mm256_max_ps(peak8, _mm256_loadu_ps(scores + t));
-    float lanes[8];
-    _mm256_storeu_ps(lanes, peak8);
-    const float peak = *std::max_element(lanes, lanes + 8);
-    const __m256 peak_v = _mm256_set1_ps(peak);
-    __m256 sum8 = _mm256_setzero_ps();
-    for (int t = 0; t < tail; t += 8) {
-      const __m256 x = _mm256_loadu_ps(scores + t);
-      __m256 p = exp_clamped(_mm256_sub_ps(x, peak_v));
-      p = _mm256_and_ps(p, _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));  // masked keys: exactly 0
-      _mm256_storeu_ps(scores + t, p);
-      sum8 = _mm256_add_ps(sum8, p);
-    }
-    _mm256_storeu_ps(lanes, sum8);
-    float sum = 0.f;
-    for (float lane : lanes) sum += lane;
-    s.denom[j] = sum;
+    s.denom[j] = softmax_numerators(&s.scores[static_cast<size_t>(j) * padded], visible);
   }
   // values in blocks of 64 keys (16 KB at head_dim 64: they stay in L1 while every query vector
   // of the tile takes its share), not all keys per vector, which re-read them all from L2 each time
