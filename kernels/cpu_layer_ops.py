@@ -21,7 +21,7 @@ import torch
 
 from kernels.cpu_build import NativeLibrary
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 EXTRA_FLAGS = ("-ffp-contract=off",)
 
 
@@ -40,6 +40,7 @@ _NATIVE = NativeLibrary(
         "servops_fused_add_rms_norm_bf16": [_POINTER, _I64, _POINTER, _I64, _POINTER, _I32, _I32, _F32, _I32],
         "servops_rotary_embedding_bf16": [_POINTER, _I64, _I32, _I32, _POINTER, _POINTER, _I64, _I32, _I32],
         "servops_silu_and_mul_bf16": [_POINTER, _I64, _POINTER, _I64, _I32, _I32, _I32],
+        "servops_argmax_f32": [_POINTER, _I64, _POINTER, _I32, _I32, _I32],
     },
     EXTRA_FLAGS,
 )
@@ -197,4 +198,22 @@ def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
             half,
             torch.get_num_threads(),
         )
+    return out
+
+
+def supports_argmax(logits: torch.Tensor) -> bool:
+    """float32 CPU rows [B, V] with V >= 1, elements contiguous within a row."""
+    return logits.dtype == torch.float32 and _rows_ok(logits) and logits.shape[1] >= 1 and available()
+
+
+def argmax(logits: torch.Tensor) -> torch.Tensor:
+    """Each row's first largest index (a NaN counting as largest), as `logits.argmax(-1)`: int64 [B].
+
+    Why native: PyTorch's CPU argmax took 4 ms at two threads and 12 ms at one over 64 rows of a
+    49k vocabulary, a tenth of a decode step there; one vectorised pass per row takes a fraction.
+    """
+    out = torch.empty(logits.shape[0], dtype=torch.int64)
+    if logits.shape[0]:
+        rows, cols, threads = logits.shape[0], logits.shape[1], torch.get_num_threads()
+        library().servops_argmax_f32(logits.data_ptr(), logits.stride(0), out.data_ptr(), rows, cols, threads)
     return out

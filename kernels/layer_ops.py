@@ -99,6 +99,13 @@ def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
     return F.silu(gate) * up
 
 
+def argmax(logits: torch.Tensor) -> torch.Tensor:
+    """`logits.argmax(-1)` for [B, V] logits (native for float32 rows on the CPU backend)."""
+    if logits.dim() == 2 and _native(logits) and cpu_layer_ops.supports_argmax(logits):
+        return cpu_layer_ops.argmax(logits)
+    return logits.argmax(dim=-1)
+
+
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)

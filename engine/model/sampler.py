@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from engine.core.request import Request
+from kernels.layer_ops import argmax
 
 
 def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:
@@ -21,7 +22,7 @@ def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:
     _apply_logit_bias(logits, requests)
     _mask_min_tokens(logits, requests)
     params = [r.sampling_params for r in requests]
-    greedy_tokens = logits.argmax(dim=-1)
+    greedy_tokens = argmax(logits)
     if all(p.greedy for p in params):
         return greedy_tokens.tolist()
 
@@ -37,7 +38,7 @@ def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:
     for row, request in enumerate(requests):
         if request.generator is not None and not request.sampling_params.greedy:
             race[row].exponential_(generator=request.generator)
-    sampled = (probs / race).argmax(dim=-1)
+    sampled = argmax(probs / race)
     is_greedy = torch.tensor([p.greedy for p in params], device=device)
     return torch.where(is_greedy, greedy_tokens, sampled).tolist()
 

@@ -265,3 +265,38 @@ def test_an_edited_shared_header_rebuilds_the_library(tmp_path, monkeypatch):
     header.write_text(header.read_text() + "\n// edited\n")
     cpu_build.load("layer_ops_cpu.cpp", cpu_layer_ops.EXTRA_FLAGS)
     assert len(list((tmp_path / "cache").glob("layer_ops_cpu-*.so"))) == 2
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (64, 49152), (5, 1001)])
+@pytest.mark.parametrize("strided", [False, True])
+def test_argmax_gives_torchs_first_largest_index_on_every_row(rows, cols, strided, twins):
+    logits = _rows(rows, cols, strided=strided, seed=rows * cols)
+    assert torch.equal(cpu_layer_ops.argmax(logits), logits.argmax(dim=-1))
+    assert torch.equal(layer_ops.argmax(logits), twins(layer_ops.argmax, logits))
+
+
+def test_argmax_ties_infinities_and_nans_follow_torch():
+    logits = torch.full((6, 37), -float("inf"))
+    logits[1, [4, 20, 33]] = 2.5  # a tie: the first one
+    logits[2, [0, 36]] = float("inf")
+    logits[3, [10, 30]] = float("nan")  # a NaN counts as the largest: the first NaN
+    logits[3, 5] = float("inf")
+    logits[4] = torch.linspace(-1, 1, 37)
+    logits[4, 36] = float("nan")  # a NaN in the scalar tail, past the 8-wide blocks
+    logits[5, 3], logits[5, 9] = -0.0, 0.0  # signed zeros are equal: the first
+    logits[5, 10:] = -1.0
+    expected = logits.argmax(dim=-1)
+    assert expected.tolist() == [0, 4, 0, 10, 36, 3]
+    assert torch.equal(cpu_layer_ops.argmax(logits), expected)
+
+
+def test_argmax_runs_natively_only_on_float32_rows(monkeypatch):
+    called: list[torch.dtype] = []
+    real = cpu_layer_ops.argmax
+    monkeypatch.setattr(cpu_layer_ops, "argmax", lambda logits: called.append(logits.dtype) or real(logits))
+    bf16 = torch.randn(4, 50).to(torch.bfloat16)
+    assert torch.equal(layer_ops.argmax(bf16), bf16.argmax(dim=-1))
+    assert torch.equal(layer_ops.argmax(torch.zeros(0, 50)), torch.zeros(0, dtype=torch.int64))
+    floats = torch.randn(4, 50)
+    assert torch.equal(layer_ops.argmax(floats), floats.argmax(dim=-1))
+    assert called == [torch.float32, torch.float32]
