@@ -15,6 +15,9 @@
 - Engine: the same bf16 `LLM` generating the seeded benchmark workload with the linear layers
   on PyTorch's bf16 path (the baseline, patched in this process only) and natively,
   alternating; greedy tokens are compared (bf16 sums in another order may flip a near-tie).
+- Packed: where the CPU has bf16 arithmetic, also oneDNN on each weight packed once
+  (kernels/cpu_prepack.py, what the engine runs above 4 rows), against the same `F.linear`, and
+  whether its products are bit-identical.
 Sides alternate and the best time of each is kept: the shared box's speed moves by 1.5x within
 minutes. Prints the ratios and writes JSON (`--json`).
 """
@@ -29,7 +32,7 @@ from cpu_attention_ab import ab_arguments, best_of, finish_ab, max_abs_diff
 from engine_throughput import gemm_probe
 
 from engine.model.cpu_memory import tune_glibc_malloc
-from kernels import cpu_gemm, layer_ops
+from kernels import cpu_gemm, cpu_prepack, layer_ops
 
 SHAPES = {"qkv": (960, 576), "o": (576, 576), "gate_up": (3072, 576), "down": (576, 1536), "lm_head": (49152, 576)}
 CASES = [(name, rows) for name in ("qkv", "o", "gate_up", "down") for rows in (1, 16, 240, 2048)]
@@ -57,14 +60,15 @@ def bench_gemm(name: str, rows: int, repeats: int, layers: int = 1) -> dict:
     x = torch.randn(rows, k, generator=gen).bfloat16()
     weights = [(torch.randn(cols, k, generator=gen) * k**-0.5).bfloat16() for _ in range(count)]
     x32, weights32 = x.float(), [w.float() for w in weights]
-    best = best_of(
-        repeats,
-        {
-            "pytorch_bf16": lambda: [F.linear(x, w) for w in weights],
-            "native": lambda: [cpu_gemm.linear(x, w) for w in weights],
-            "pytorch_fp32": lambda: [F.linear(x32, w) for w in weights32],
-        },
-    )
+    sides = {
+        "pytorch_bf16": lambda: [F.linear(x, w) for w in weights],
+        "native": lambda: [cpu_gemm.linear(x, w) for w in weights],
+        "pytorch_fp32": lambda: [F.linear(x32, w) for w in weights32],
+    }
+    packed = [cpu_prepack.pack(w) for w in weights] if cpu_prepack.wanted(x.device, x.dtype)[0] else []
+    if packed:
+        sides["packed"] = lambda: [cpu_prepack.linear(x, p) for p in packed]
+    best = best_of(repeats, sides)
     best = {side: seconds / count for side, seconds in best.items()}
     weight = weights[0]
     ours, theirs = cpu_gemm.linear(x, weight), F.linear(x, weight)
@@ -82,6 +86,10 @@ def bench_gemm(name: str, rows: int, repeats: int, layers: int = 1) -> dict:
         "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
         "outputs_differing": float((ours != theirs).float().mean()),
         "max_abs_diff": max_abs_diff(ours, theirs),
+        # oneDNN on the weight packed once (kernels/cpu_prepack.py), where this CPU gets it
+        "packed_s": best.get("packed"),
+        "packed_ratio": best["pytorch_bf16"] / best["packed"] if packed else None,
+        "packed_identical": bool(torch.equal(cpu_prepack.linear(x, packed[0]), theirs)) if packed else None,
     }
 
 
@@ -125,7 +133,13 @@ def main(argv: list[str] | None = None) -> dict:
             f"-> {row['ratio']:.2f}x ({row['native_gflops']:.0f} GFLOP/s, weights read at "
             f"{row['native_weight_gbps']:.1f} vs {row['baseline_weight_gbps']:.1f} GB/s; float32 F.linear "
             f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
-            f"max {row['max_abs_diff']:.3g}",
+            f"max {row['max_abs_diff']:.3g}"
+            + (
+                f"; packed oneDNN {row['packed_s'] * 1e3:.2f} ms -> {row['packed_ratio']:.2f}x F.linear"
+                f"{', bit-identical' if row['packed_identical'] else ', DIFFERS'}"
+                if row["packed_s"]
+                else ""
+            ),
             flush=True,
         )
     return finish_ab(
