@@ -29,9 +29,24 @@ BACKENDS = ("cpu", "torch", "triton")
 BACKEND_ENV = "SERVOPS_ATTENTION_BACKEND"
 
 
+# (SERVOPS_ATTENTION_BACKEND as set, device type) -> the backend chosen for it. Why a cache: the model
+# asks about 300 times a step (every layer's ops), and choosing builds a torch.device and checks the
+# native libraries; what it depends on does not change within a process except the variable, which
+# is part of the key.
+_CHOSEN: dict[tuple[str, str], str] = {}
+
+
 def backend_for(device: torch.device | str) -> str:
     """The backend to use on `device`, honouring SERVOPS_ATTENTION_BACKEND."""
     forced = os.environ.get(BACKEND_ENV, "").strip().lower()
+    key = (forced, device.type if isinstance(device, torch.device) else str(device))
+    chosen = _CHOSEN.get(key)
+    if chosen is None:
+        chosen = _CHOSEN[key] = _choose(forced, device)  # an error is raised, never cached
+    return chosen
+
+
+def _choose(forced: str, device: torch.device | str) -> str:
     if forced:
         if forced not in BACKENDS:
             raise AttentionBackendError(f"{BACKEND_ENV}={forced!r} is not a backend; use one of {', '.join(BACKENDS)}")

@@ -4,9 +4,10 @@
 reorders it into the blocked layout its AMX / AVX512-BF16 kernels read on every call. PyTorch's
 own compiler (inductor's CPU freezing pass) avoids that by reordering each weight once
 (`torch.ops.mkldnn._reorder_linear_weight`) and calling `torch.ops.mkldnn._linear_pointwise` on
-the result; vLLM's CPU backend prepacks its oneDNN weights the same way. Done once here, the
+the result; vLLM 0.32's CPU backend builds one oneDNN matmul handler per layer at load
+(`dispatch_cpu_unquantized_gemm`, vllm/model_executor/layers/utils.py). Done once here, the
 engine's linear layers with more rows than the native GEMV takes (kernels.cpu_gemm,
-MEMORY_BOUND_ROWS) run 1.3-1.6x faster at 16-64 rows and stay bit-identical to `F.linear`
+MEMORY_BOUND_ROWS) run 1.0-1.3x faster at 16 rows and 1.3-1.65x at 64, bit-identical to `F.linear`
 (BENCHMARKS.md, "Prepacked bf16 weights").
 
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in
