@@ -1,4 +1,5 @@
-// Paged attention for x86-64 CPUs with AVX2 + FMA: the engine's CPU decode and prefill paths.
+// Paged attention for x86-64 CPUs with AVX2 + FMA: the engine's CPU decode and prefill paths, and a
+// bf16 prefill on the bf16 units where the CPU has AVX512-BF16 (paged_prefill_bf16).
 //
 // Why native code: decode attention is memory-bound, and the PyTorch twin (kernels/torch_decode.py)
 // must gather every context into a dense copy before its matmuls, so it moves each key and value
@@ -261,6 +262,236 @@ void prefill_tile(const T* q, int64_t q_token_stride, const T* k_cache, const T*
 
 constexpr int PREFILL_ROWS = 16;
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512BF16__)
+// bfloat16 prefill on the bf16 units (vdpbf16ps: 32 bf16 pairs multiplied and summed into 16 float
+// lanes per instruction), for CPUs with AVX512-BF16 and head_dim a multiple of 32. Why: the AVX2 path
+// above widens every key to float and runs 8-lane FMAs, about 55 GFLOP/s on two cores, which made
+// attention half of a 700-token bf16 prefill.
+//
+// Each (sequence, KV head)'s keys and values are first packed once, in parallel, into the pair
+// layouts the instruction reads, shared by every query tile of that sequence:
+//   keys:   per tile of 16 keys, [head_dim / 2 pairs][16 keys] of (K[j][2p], K[j][2p+1]);
+//   values: per pair of keys, [head_dim] of (V[2q][d], V[2q+1][d]).
+// A query pair (Q[2p], Q[2p+1]) is two adjacent bf16 already, so queries are read in place.
+// Scores are float32 (the products of two bf16 are exact in float32); the softmax weights are
+// rounded to bf16 for the value products, as flash-attention kernels do: the output stays within
+// the bf16 tolerance of the float32 reference (tests/unit/kernels/test_cpu_attention.py).
+constexpr int BF16_PREFILL_ROWS = 32;  // query rows per tile: K/V are packed once per sequence, so a
+                                       // tile only needs enough rows to keep both cores' work even
+
+struct PackedKV {
+  std::vector<uint32_t> keys, values;
+  int length = 0;  // keys packed, a multiple of 16 (the last key repeated past the context)
+};
+
+inline uint32_t pair(uint16_t low, uint16_t high) { return static_cast<uint32_t>(low) | (static_cast<uint32_t>(high) << 16); }
+
+void pack_kv(const uint16_t* k_cache, const uint16_t* v_cache, const int32_t* table, int context, int kv_head,
+             const Shape& shape, std::vector<int64_t>& rows, PackedKV& packed) {
+  const int head_dim = shape.head_dim, half = head_dim / 2;
+  const int64_t row = static_cast<int64_t>(shape.kv_heads) * head_dim, column = static_cast<int64_t>(kv_head) * head_dim;
+  token_rows(table, context, shape.block_size, row, rows);  // padded to 8
+  const int length = (context + 15) & ~15;
+  while (static_cast<int>(rows.size()) < length) rows.push_back(rows.back());
+  packed.length = length;
+  packed.keys.resize(static_cast<size_t>(length) * half);
+  packed.values.resize(static_cast<size_t>(length) * half);
+  for (int t = 0; t < length; t += 16) {
+    uint32_t* tile = &packed.keys[static_cast<size_t>(t) * half];
+    for (int j = 0; j < 16; ++j) {
+      const uint32_t* k = reinterpret_cast<const uint32_t*>(k_cache + rows[t + j] + column);
+      for (int p = 0; p < half; ++p) tile[p * 16 + j] = k[p];
+    }
+  }
+  for (int q = 0; q < length / 2; ++q) {
+    const uint16_t* a = v_cache + rows[2 * q] + column;
+    const uint16_t* b = v_cache + rows[2 * q + 1] + column;
+    uint32_t* dst = &packed.values[static_cast<size_t>(q) * head_dim];
+    for (int d = 0; d < head_dim; ++d) dst[d] = pair(a[d], b[d]);
+  }
+}
+
+inline __m512bh as_bh(__m512i v) { return (__m512bh)v; }
+
+// scores[v][t .. t+16) for N query vectors against one packed tile of 16 keys
+template <int N>
+inline void score_tile(const uint32_t* tile, const uint32_t* const* query, int half, float scale, float* const* out) {
+  __m512 acc[N];
+  for (int i = 0; i < N; ++i) acc[i] = _mm512_setzero_ps();
+  for (int p = 0; p < half; ++p) {
+    const __m512bh k = as_bh(_mm512_loadu_si512(tile + p * 16));
+    for (int i = 0; i < N; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], k, as_bh(_mm512_set1_epi32(static_cast<int>(query[i][p]))));
+  }
+  const __m512 s = _mm512_set1_ps(scale);
+  for (int i = 0; i < N; ++i) _mm512_storeu_ps(out[i], _mm512_mul_ps(acc[i], s));
+}
+
+// acc[i][0, head_dim) = sum over key pairs q < pairs of (P[i][2q], P[i][2q+1]) . values pair q, for
+// N vectors (head_dim / 16 accumulators each), written to out rows divided by their denominators
+// (C = head_dim / 16 accumulators per vector, in registers)
+template <int N, int C>
+inline void value_rows(const PackedKV& kv, const uint32_t* const* probs, int pairs, const float* denom,
+                       uint16_t* const* out) {
+  __m512 acc[N][C];
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < C; ++c) acc[i][c] = _mm512_setzero_ps();
+  for (int q = 0; q < pairs; ++q) {
+    const uint32_t* v = &kv.values[static_cast<size_t>(q) * C * 16];
+    __m512bh values[C];
+    for (int c = 0; c < C; ++c) values[c] = as_bh(_mm512_loadu_si512(v + 16 * c));
+    for (int i = 0; i < N; ++i) {
+      const __m512bh p = as_bh(_mm512_set1_epi32(static_cast<int>(probs[i][q])));
+      for (int c = 0; c < C; ++c) acc[i][c] = _mm512_dpbf16_ps(acc[i][c], p, values[c]);
+    }
+  }
+  for (int i = 0; i < N; ++i) {
+    const __m512 inverse = _mm512_set1_ps(1.f / denom[i]);
+    for (int c = 0; c < C; ++c)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[i] + 16 * c),
+                          (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(acc[i][c], inverse)));
+  }
+}
+
+// value_rows for n <= 4 vectors (4 x C accumulators; at head_dim 128 two at a time, so they fit the 32 registers)
+template <int C>
+void value_group(const PackedKV& kv, const uint32_t* const* probs, int n, int pairs, const float* denom,
+                 uint16_t* const* out) {
+  if constexpr (C > 4) {
+    for (int i = 0; i < n; i += 2) {
+      if (n - i >= 2) value_rows<2, C>(kv, probs + i, pairs, denom + i, out + i);
+      else value_rows<1, C>(kv, probs + i, pairs, denom + i, out + i);
+    }
+  } else {
+    switch (n) {
+      case 4: value_rows<4, C>(kv, probs, pairs, denom, out); break;
+      case 3: value_rows<3, C>(kv, probs, pairs, denom, out); break;
+      case 2: value_rows<2, C>(kv, probs, pairs, denom, out); break;
+      default: value_rows<1, C>(kv, probs, pairs, denom, out); break;
+    }
+  }
+}
+
+struct Bf16Scratch {
+  std::vector<float> scores, denom;
+  std::vector<uint16_t> probs;  // bf16 softmax weights, exact zeros past each vector's keys
+};
+
+void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV& kv, int chunk_start, int chunk_len,
+                       int context, const PrefillTile& tile, uint16_t* out, const Shape& shape, Bf16Scratch& s) {
+  const int head_dim = shape.head_dim, half = head_dim / 2, group = shape.heads / shape.kv_heads;
+  const int vectors = tile.num_rows * group;
+  const int first_pos = context - chunk_len + tile.first_row;
+  const int keys = first_pos + tile.num_rows;
+  const int padded = (keys + 15) & ~15;
+  s.scores.resize(static_cast<size_t>(vectors) * padded);
+  s.probs.resize(static_cast<size_t>(vectors) * padded);
+  s.denom.resize(vectors);
+  auto position = [&](int j) { return first_pos + j / group; };
+  auto query_row = [&](int j) {
+    return reinterpret_cast<const uint32_t*>(q + (chunk_start + tile.first_row + j / group) * q_token_stride +
+                                             (static_cast<int64_t>(tile.kv_head) * group + j % group) * head_dim);
+  };
+  auto output_row = [&](int j) {
+    return out + (static_cast<int64_t>(chunk_start + tile.first_row + j / group) * shape.heads +
+                  static_cast<int64_t>(tile.kv_head) * group + j % group) * head_dim;
+  };
+  // scores: 8 vectors at a time over the key tiles the last of them sees (the others' extra scores
+  // lie past their keys, where the softmax below masks them)
+  for (int j = 0; j < vectors; j += 8) {
+    const int n = std::min(8, vectors - j);
+    const uint32_t* rows_q[8];
+    float* rows_s[8];
+    for (int i = 0; i < n; ++i) rows_q[i] = query_row(j + i);
+    const int seen = position(j + n - 1) + 1;
+    for (int t = 0; t < seen; t += 16) {
+      const uint32_t* packed = &kv.keys[static_cast<size_t>(t) * half];
+      for (int i = 0; i < n; ++i) rows_s[i] = &s.scores[static_cast<size_t>(j + i) * padded + t];
+      switch (n) {
+        case 8: score_tile<8>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 7: score_tile<7>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 6: score_tile<6>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 5: score_tile<5>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 4: score_tile<4>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 3: score_tile<3>(packed, rows_q, half, shape.scale, rows_s); break;
+        case 2: score_tile<2>(packed, rows_q, half, shape.scale, rows_s); break;
+        default: score_tile<1>(packed, rows_q, half, shape.scale, rows_s); break;
+      }
+    }
+  }
+  // softmax over keys 0..pos, then the weights as bf16 with exact zeros past pos up to the padding
+  for (int j = 0; j < vectors; ++j) {
+    const int visible = position(j) + 1;
+    float* scores = &s.scores[static_cast<size_t>(j) * padded];
+    s.denom[j] = softmax_numerators(scores, visible);
+    uint16_t* probs = &s.probs[static_cast<size_t>(j) * padded];
+    for (int t = 0; t < padded; t += 16) {
+      const __mmask16 live = t >= visible ? 0 : (visible - t >= 16 ? 0xffff : static_cast<__mmask16>((1u << (visible - t)) - 1));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + t), (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(live, scores + t)));
+    }
+  }
+  // values: 4 vectors at a time (4 x head_dim / 16 accumulators) over the key pairs the last one sees
+  for (int j = 0; j < vectors; j += 4) {
+    const int n = std::min(4, vectors - j);
+    const uint32_t* rows_p[4];
+    uint16_t* rows_o[4];
+    for (int i = 0; i < n; ++i) {
+      rows_p[i] = reinterpret_cast<const uint32_t*>(&s.probs[static_cast<size_t>(j + i) * padded]);
+      rows_o[i] = output_row(j + i);
+    }
+    const int pairs = (position(j + n - 1) + 2) / 2;
+    switch (head_dim / 16) {
+      case 2: value_group<2>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
+      case 4: value_group<4>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
+      case 6: value_group<6>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
+      default: value_group<8>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
+    }
+  }
+}
+
+// Every chunk of a step: pack each (sequence, KV head) once, then the query tiles, longest contexts first.
+void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_t* k_cache, const uint16_t* v_cache,
+                        const int32_t* block_tables, int64_t table_stride, const int32_t* cu_seqlens_q,
+                        const int32_t* context_lens, uint16_t* out, int num_seqs, const Shape& shape, int threads) {
+  const int kv_heads = shape.kv_heads, packs = num_seqs * kv_heads;
+  std::vector<PackedKV> packed(packs);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<int64_t> rows;
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < packs; ++i) {
+      const int b = i / kv_heads;
+      if (cu_seqlens_q[b + 1] > cu_seqlens_q[b])
+        pack_kv(k_cache, v_cache, block_tables + b * table_stride, context_lens[b], i % kv_heads, shape, rows, packed[i]);
+    }
+  }
+  std::vector<PrefillTile> tiles;
+  for (int b = 0; b < num_seqs; ++b) {
+    const int chunk_len = cu_seqlens_q[b + 1] - cu_seqlens_q[b];
+    for (int first = 0; first < chunk_len; first += BF16_PREFILL_ROWS)
+      for (int h = 0; h < kv_heads; ++h) tiles.push_back({b, h, first, std::min(BF16_PREFILL_ROWS, chunk_len - first)});
+  }
+  auto end_position = [&](const PrefillTile& t) {
+    const int chunk_len = cu_seqlens_q[t.sequence + 1] - cu_seqlens_q[t.sequence];
+    return context_lens[t.sequence] - chunk_len + t.first_row + t.num_rows;
+  };
+  std::stable_sort(tiles.begin(), tiles.end(),
+                   [&](const PrefillTile& a, const PrefillTile& b) { return end_position(a) > end_position(b); });
+  const int count = static_cast<int>(tiles.size());
+#pragma omp parallel num_threads(threads)
+  {
+    Bf16Scratch scratch;
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < count; ++i) {
+      const PrefillTile& tile = tiles[i];
+      const int b = tile.sequence;
+      prefill_tile_bf16(q, q_token_stride, packed[b * kv_heads + tile.kv_head], cu_seqlens_q[b],
+                        cu_seqlens_q[b + 1] - cu_seqlens_q[b], context_lens[b], tile, out, shape, scratch);
+    }
+  }
+}
+#define SERVOPS_BF16_PREFILL 1
+#endif
+
 template <typename T>
 void paged_prefill(const T* q, int64_t q_token_stride, const T* k_cache, const T* v_cache, const int32_t* block_tables,
                    int64_t table_stride, const int32_t* cu_seqlens_q, const int32_t* context_lens, T* out,
@@ -329,8 +560,16 @@ void servops_paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const
                                 const uint16_t* v_cache, const int32_t* block_tables, int64_t table_stride,
                                 const int32_t* cu_seqlens_q, const int32_t* context_lens, uint16_t* out, int num_seqs,
                                 int heads, int kv_heads, int head_dim, int block_size, float scale, int threads) {
+  const Shape shape{heads, kv_heads, head_dim, block_size, scale};
+#ifdef SERVOPS_BF16_PREFILL
+  if (head_dim % 32 == 0 && head_dim <= 128) {
+    paged_prefill_bf16(q, q_token_stride, k_cache, v_cache, block_tables, table_stride, cu_seqlens_q, context_lens, out,
+                       num_seqs, shape, threads);
+    return;
+  }
+#endif
   paged_prefill(q, q_token_stride, k_cache, v_cache, block_tables, table_stride, cu_seqlens_q, context_lens, out,
-                num_seqs, Shape{heads, kv_heads, head_dim, block_size, scale}, threads);
+                num_seqs, shape, threads);
 }
 
 }  // extern "C"

@@ -203,17 +203,42 @@ def test_prefill_matches_the_twin_for_gqa_ratio_block_size_and_dtype(group, bloc
     )
 
 
-def test_prefill_chunks_longer_than_one_query_tile():
-    # 70 rows = four full 16-row tiles and a partial one; 33 rows over a 60-token prefix
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_prefill_chunks_longer_than_one_query_tile(dtype):
+    # 70 rows = four full 16-row tiles and a partial one (two 32-row tiles and a partial one on the
+    # bf16 units); 33 rows over a 60-token prefix; a 700-token prompt over 44 keys tiles of 16
     _compare_prefill(
-        [(70, 70), (33, 93), (16, 16)], group=3, num_kv_heads=3, head_dim=64, block_size=16, dtype=torch.float32, seed=1
+        [(70, 70), (33, 93), (16, 16), (700, 700)],
+        group=3,
+        num_kv_heads=3,
+        head_dim=64,
+        block_size=16,
+        dtype=dtype,
+        seed=1,
     )
 
 
-@pytest.mark.parametrize("head_dim", [8, 128])
-def test_prefill_head_dims(head_dim):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("head_dim", [8, 96, 128])
+def test_prefill_head_dims(head_dim, dtype):
+    # bf16 at 96 and 128 runs the bf16-unit path where the CPU has it (6 and 8 accumulators a vector), 8 the AVX2 one
     _compare_prefill(
-        [(9, 30), (12, 12)], group=2, num_kv_heads=2, head_dim=head_dim, block_size=16, dtype=torch.float32, seed=2
+        [(9, 30), (12, 12), (47, 47)], group=2, num_kv_heads=2, head_dim=head_dim, block_size=16, dtype=dtype, seed=2
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_bf16_prefill_same_result_on_any_thread_count_with_a_strided_query(threads):
+    _compare_prefill(
+        [(40, 40), (5, 77), (1, 1)],
+        group=3,
+        num_kv_heads=3,
+        head_dim=64,
+        block_size=16,
+        dtype=torch.bfloat16,
+        seed=5,
+        threads=threads,
+        strided=True,
     )
 
 
