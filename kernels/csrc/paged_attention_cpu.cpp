@@ -262,6 +262,25 @@ void prefill_tile(const T* q, int64_t q_token_stride, const T* k_cache, const T*
 
 constexpr int PREFILL_ROWS = 16;
 
+// Every chunk's query tiles of `rows` tokens x KV heads, the longest contexts first, so the dynamic
+// schedule ends with short ones (both prefill paths).
+std::vector<PrefillTile> longest_first_tiles(const int32_t* cu_seqlens_q, const int32_t* context_lens, int num_seqs,
+                                             int kv_heads, int rows) {
+  std::vector<PrefillTile> tiles;
+  for (int b = 0; b < num_seqs; ++b) {
+    const int chunk_len = cu_seqlens_q[b + 1] - cu_seqlens_q[b];
+    for (int first = 0; first < chunk_len; first += rows)
+      for (int h = 0; h < kv_heads; ++h) tiles.push_back({b, h, first, std::min(rows, chunk_len - first)});
+  }
+  auto end_position = [&](const PrefillTile& t) {
+    const int chunk_len = cu_seqlens_q[t.sequence + 1] - cu_seqlens_q[t.sequence];
+    return context_lens[t.sequence] - chunk_len + t.first_row + t.num_rows;
+  };
+  std::stable_sort(tiles.begin(), tiles.end(),
+                   [&](const PrefillTile& a, const PrefillTile& b) { return end_position(a) > end_position(b); });
+  return tiles;
+}
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512BF16__)
 // bfloat16 prefill on the bf16 units (vdpbf16ps: 32 bf16 pairs multiplied and summed into 16 float
 // lanes per instruction), for CPUs with AVX512-BF16 and head_dim a multiple of 32. Why: the AVX2 path
@@ -464,18 +483,8 @@ void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_
         pack_kv(k_cache, v_cache, block_tables + b * table_stride, context_lens[b], i % kv_heads, shape, rows, packed[i]);
     }
   }
-  std::vector<PrefillTile> tiles;
-  for (int b = 0; b < num_seqs; ++b) {
-    const int chunk_len = cu_seqlens_q[b + 1] - cu_seqlens_q[b];
-    for (int first = 0; first < chunk_len; first += BF16_PREFILL_ROWS)
-      for (int h = 0; h < kv_heads; ++h) tiles.push_back({b, h, first, std::min(BF16_PREFILL_ROWS, chunk_len - first)});
-  }
-  auto end_position = [&](const PrefillTile& t) {
-    const int chunk_len = cu_seqlens_q[t.sequence + 1] - cu_seqlens_q[t.sequence];
-    return context_lens[t.sequence] - chunk_len + t.first_row + t.num_rows;
-  };
-  std::stable_sort(tiles.begin(), tiles.end(),
-                   [&](const PrefillTile& a, const PrefillTile& b) { return end_position(a) > end_position(b); });
+  const std::vector<PrefillTile> tiles =
+      longest_first_tiles(cu_seqlens_q, context_lens, num_seqs, kv_heads, BF16_PREFILL_ROWS);
   const int count = static_cast<int>(tiles.size());
 #pragma omp parallel num_threads(threads)
   {
@@ -496,20 +505,8 @@ template <typename T>
 void paged_prefill(const T* q, int64_t q_token_stride, const T* k_cache, const T* v_cache, const int32_t* block_tables,
                    int64_t table_stride, const int32_t* cu_seqlens_q, const int32_t* context_lens, T* out,
                    int num_seqs, const Shape& shape, int threads) {
-  // tiles of the longest contexts first, so the dynamic schedule ends with short ones
-  std::vector<PrefillTile> tiles;
-  for (int b = 0; b < num_seqs; ++b) {
-    const int chunk_len = cu_seqlens_q[b + 1] - cu_seqlens_q[b];
-    for (int first = 0; first < chunk_len; first += PREFILL_ROWS)
-      for (int h = 0; h < shape.kv_heads; ++h)
-        tiles.push_back({b, h, first, std::min(PREFILL_ROWS, chunk_len - first)});
-  }
-  auto end_position = [&](const PrefillTile& t) {
-    const int chunk_len = cu_seqlens_q[t.sequence + 1] - cu_seqlens_q[t.sequence];
-    return context_lens[t.sequence] - chunk_len + t.first_row + t.num_rows;
-  };
-  std::stable_sort(tiles.begin(), tiles.end(),
-                   [&](const PrefillTile& a, const PrefillTile& b) { return end_position(a) > end_position(b); });
+  const std::vector<PrefillTile> tiles =
+      longest_first_tiles(cu_seqlens_q, context_lens, num_seqs, shape.kv_heads, PREFILL_ROWS);
   const int count = static_cast<int>(tiles.size());
 #pragma omp parallel num_threads(threads)
   {
