@@ -4,6 +4,7 @@
 #   bash benchmarks/gpu_figures.sh kernels OUT          # Triton kernel tests compiled on the GPU, their bandwidth
 #   bash benchmarks/gpu_figures.sh small OUT [TOKDIR]   # bundled engine, SmolLM2-135M shape: the CPU benchmark's ramps
 #   bash benchmarks/gpu_figures.sh large OUT [TOKDIR [FLAG…]]  # bundled engine, Llama-3.1-8B shape: ramp + /metrics scrapes
+#   bash benchmarks/gpu_figures.sh predict OUT [TOKDIR] # predict_accuracy --quick on the SmolLM2 shape (#16 on a GPU)
 #
 # `large` with FLAGs serves with them (e.g. `--max-num-seqs 4`): the measured side of a
 # `servops predict --ramp OUT/ramp.json --change "FLAG…"` made beforehand from the run without.
@@ -11,10 +12,16 @@
 # checkpoints (random weights of the named shape, tokenizer from TOKDIR or the embedded SmolLM2):
 # the GPU machines here have no network and take 64 MiB of files, so neither the 98 MB GGUF nor
 # an 8B checkpoint can travel, and a forward pass costs the same whatever the weights hold.
+# The image there has torch, Triton and transformers but not all of servops's needs: carry pydantic,
+# pydantic-core, annotated-types, typing-inspection, prometheus-api-client, dateparser, tzlocal,
+# brotli, gguf, requests, and locust with its needs (gevent, greenlet, geventhttpclient, flask,
+# flask-cors, flask-login, pyzmq, configargparse, itsdangerous, blinker, python-socketio,
+# python-engineio, simple-websocket, wsproto, bidict, zope.event, zope.interface) as wheels, in the
+# versions of .venv, and put them and the checkout on PYTHONPATH before calling this script.
 # `large` scrapes /metrics every 5 s during its ramp, so `servops triage --metrics A --metrics B`
 # can be run afterwards on any pair (the floors of docs/triage.md against a measured GPU).
 set -uo pipefail
-usage="usage: gpu_figures.sh kernels|small|large OUT [TOKDIR [FLAG…]]"
+usage="usage: gpu_figures.sh kernels|small|large|predict OUT [TOKDIR [FLAG…]]"
 part=${1:?$usage}
 out=${2:?$usage}
 tok=${3:-}
@@ -42,6 +49,19 @@ small)
     timeout 540 "$py" -m benchmarks.engine_vs_vllm --only bundled --model /tmp/smollm2-shape --step-s 10 \
         --out "$out/smollm2" 2>"$out/smollm2.log"
     echo "smollm2 rc=$?"
+    ;;
+predict)
+    # eight servers started and ramped in turn (about 60 s each on an H100 host); the folder comes back as one
+    # archive, since the device tool returns at most eight files. Read it with
+    # `predict_accuracy --recorded --engine bundled --model … --out` on the unpacked folder.
+    [ -f /tmp/smollm2-shape/config.json ] ||
+        "$py" -m benchmarks.synthetic_model --shape smollm2-135m "${tokflag[@]}" --out /tmp/smollm2-shape || exit 1
+    cp /tmp/smollm2-shape/config.json "$out/config.json"
+    rm -rf /tmp/predict-gpu
+    timeout 480 "$py" -m benchmarks.predict_accuracy --engine bundled --quick --model /tmp/smollm2-shape \
+        --out /tmp/predict-gpu >"$out/predict.txt" 2>&1
+    echo "predict rc=$?" | tee -a "$out/predict.txt"
+    tar -czf "$out/predict.tgz" -C /tmp predict-gpu
     ;;
 large)
     # one checkpoint for every flag set of a machine's session (writing 15 GB takes a minute)
@@ -72,7 +92,7 @@ large)
     wait "$server"
     ;;
 *)
-    echo "gpu_figures.sh: unknown part $part; use kernels, small or large" >&2
+    echo "gpu_figures.sh: unknown part $part; use kernels, small, large or predict" >&2
     exit 2
     ;;
 esac

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.predict_accuracy --engine both --out bench-out/predict
     .venv/bin/python -m benchmarks.predict_accuracy --engine bundled --quick   # 3 levels, short steps
+    python3 -m benchmarks.predict_accuracy --engine bundled --quick --model /tmp/smollm2-shape  # a GPU machine
 
 Per engine (the bundled engine, and real vLLM from .venv-vllm when it is installed):
 1. Calibration: start the server with `--max-num-seqs 32` (a cap the 1-16 streams never reach, so
@@ -81,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="levels 1,4,16 and 10 s steps (a smoke run)")
     add_recorded_option(parser)
     parser.add_argument(
+        "--model",
+        default=None,
+        help="the bundled engine serves this checkpoint folder instead of the embedded SmolLM2 (for example "
+        "a benchmarks.synthetic_model shape on a GPU machine, where the GGUF cannot travel)",
+    )
+    parser.add_argument(
         "--repeats",
         type=int,
         default=1,
@@ -90,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: must be at least 1")
+    if args.model and args.engine != "bundled":
+        parser.error("--model: only with --engine bundled (vLLM serves the embedded SmolLM2 from its own venv)")
+    if args.model and not (Path(args.model) / "config.json").is_file():
+        parser.error(f"--model {args.model}: no config.json there; give a checkpoint folder")
     engines = ["bundled", "vllm"] if args.engine == "both" else [args.engine]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -102,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"vllm: skipped: {reason}", file=sys.stderr)
             summary["engines"][engine] = {"skipped": reason}
             continue
-        summary["engines"][engine] = run_engine(engine, out / engine, levels, step_s, args.recorded, args.repeats)
+        summary["engines"][engine] = run_engine(
+            engine, out / engine, levels, step_s, args.recorded, args.repeats, args.model
+        )
         (out / summary_name).write_text(json.dumps(summary, indent=1))
     print(render(summary))
     (out / summary_name).write_text(json.dumps(summary, indent=1))
@@ -129,7 +142,13 @@ def base_flags(engine: str) -> list[str]:
 
 
 def run_engine(
-    engine: str, out: Path, levels: list[float], step_s: float, recorded: bool = False, repeats: int = 1
+    engine: str,
+    out: Path,
+    levels: list[float],
+    step_s: float,
+    recorded: bool = False,
+    repeats: int = 1,
+    model: str | None = None,
 ) -> dict:
     base = base_flags(engine)
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
@@ -139,7 +158,8 @@ def run_engine(
     for repeat in range(1, repeats + 1):  # whole rounds, so the repeats of one server are minutes apart
         for name, flags in CALIBRATION.items():
             folder = out / _folder(f"calib-{name}", repeat)
-            calibrations[name].append(run(engine, base + flags, workloads[name], levels, step_s, folder))
+            command = start_command(engine, base + flags, model)
+            calibrations[name].append(run(engine, command, workloads[name], levels, step_s, folder))
         for name, workload_name, change in TARGETS:
             target_flags = calibrations[workload_name][0]["command"].with_changes(_change_dict(change))
             folder = out / _folder(f"target-{name.replace(' ', '-')}", repeat)
