@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.engine_vs_vllm --out bench-out/engine-vs-vllm
     .venv/bin/python -m benchmarks.engine_vs_vllm --quick          # 1 and 4 streams, 10 s steps
+    .venv/bin/python -m benchmarks.engine_vs_vllm --rounds 2       # each side twice, vLLM-bundled-bundled-vLLM
 
 Baseline: vLLM (from .venv-vllm, its own defaults: bf16 where the CPU has AVX512-BF16, torch.compile,
 its CPU thread binding), started first. Candidate: the bundled engine with its own defaults, started
@@ -13,12 +14,20 @@ requests. Both run with `--max-model-len 2048`, so neither is given a KV pool th
 Reports per step: output tok/s, TTFT and ITL p50/p99 of each engine, and the bundled engine's
 ratio to vLLM (tok/s: bundled / vLLM, higher is better; latencies: bundled / vLLM, lower is
 better). Writes each ramp, each server log and summary.json under --out.
+
+With `--rounds N` each engine is started and ramped N times, in mirrored order (vLLM, bundled, then
+bundled, vLLM, ...), so a machine whose speed drifts during the run favours neither side. Each
+figure is then the median over an engine's rounds, the ratio is taken between those medians, and
+each round's own ratio (round k bundled / round k vLLM) is reported beside it: the spread says how
+much of a ratio the machine's drift can move. Why: on the shared 2-core VM the GEMM probe moved
+between 173 and 317 GFLOP/s across runs, and vLLM's own rate with it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -70,12 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundled-env", default="", help="NAME=value assignments for the bundled engine's process")
     parser.add_argument("--only", choices=ENGINES, help="run one engine (to iterate on a change; no ratios)")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="start and ramp each engine this many times, in mirrored order (vLLM, bundled, bundled, vLLM, ...); "
+        "figures are the median over rounds, each round's ratio is reported too (default 1)",
+    )
+    parser.add_argument(
         "--model",
         default=None,
         help="model dir or name both engines serve (default: the embedded SmolLM2); e.g. a "
         "benchmarks.synthetic_model checkpoint on a GPU machine",
     )
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: must be at least 1")
     if args.only != "bundled" and (reason := vllm_unavailable_reason()):
         print(f"engine_vs_vllm: vLLM is the baseline and cannot start here: {reason}", file=sys.stderr)
         return 2
@@ -95,16 +113,24 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     extra = {"vllm": args.vllm_flags.split(), "bundled": args.bundled_flags.split()}
-    summary: dict = {"levels": levels, "step_s": step_s, "workloads": workloads, "engines": {}}
+    summary: dict = {"levels": levels, "step_s": step_s, "workloads": workloads, "rounds": args.rounds, "engines": {}}
     env = {"vllm": "", "bundled": args.bundled_env}
-    for engine in [args.only] if args.only else ENGINES:
-        summary["engines"][engine] = run_engine(
-            engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, out / engine, args.model
+    runs: dict[str, list[dict]] = {}
+    for round_index, engine in round_order([args.only] if args.only else list(ENGINES), args.rounds):
+        folder = out / (engine if round_index == 1 else f"{engine}-r{round_index}")
+        print(f"[{engine}] round {round_index} of {args.rounds}", file=sys.stderr, flush=True)
+        runs.setdefault(engine, []).append(
+            run_engine(engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, folder, args.model)
         )
+        summary["engines"][engine] = combine_rounds(runs[engine])
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
     if args.only:
         return 0
     summary["ratios"] = ratios(summary)
+    if args.rounds > 1:
+        summary["round_ratios"] = [
+            ratios({"engines": {engine: runs[engine][k] for engine in ENGINES}}) for k in range(args.rounds)
+        ]
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(render(summary))
     return 0
@@ -148,6 +174,41 @@ def run_engine(
             (folder / f"ramp-{name}.json").write_text(json.dumps(document, indent=1))
             result["workloads"][name] = [_step_figures(step) for step in ramp.steps]
     return result
+
+
+def round_order(engines: list[str], rounds: int) -> list[tuple[int, str]]:
+    """(round, engine) in run order: each round mirrors the one before (A B, B A, A B, ...), so a
+    steady drift of the machine's speed lands on both sides alike."""
+    order = []
+    for index in range(1, rounds + 1):
+        order += [(index, engine) for engine in (engines if index % 2 else engines[::-1])]
+    return order
+
+
+def combine_rounds(runs: list[dict]) -> dict:
+    """One engine's rounds as one result: each step's figures the median over the rounds (one round
+    is returned as it is), requests summed, valid only where every round's step was."""
+    if len(runs) == 1:
+        return runs[0]
+    combined: dict = {
+        "command": runs[0]["command"],
+        "gemm_probe_gflops": [run["gemm_probe_gflops"] for run in runs],
+        "workloads": {},
+    }
+    for name in runs[0]["workloads"]:
+        steps = []
+        for per_round in zip(*(run["workloads"][name] for run in runs), strict=True):
+            step = {
+                "offered": per_round[0]["offered"],
+                "ok_requests": sum(s["ok_requests"] for s in per_round),
+                "valid": all(s["valid"] for s in per_round),
+            }
+            for path, _ in FIGURES:
+                values = [s[path] for s in per_round if s.get(path) is not None]
+                step[path] = statistics.median(values) if values else None
+            steps.append(step)
+        combined["workloads"][name] = steps
+    return combined
 
 
 def _step_figures(step: StepResult) -> dict:
@@ -195,10 +256,18 @@ def render(summary: dict) -> str:
         for b, c, r in zip(base, cand, summary["ratios"][name], strict=False):
             cells = [f"{c['offered']:g}"]
             for path, _ in FIGURES:
-                ratio = f"{r[path]:.2f}×" if r[path] is not None else "–"
-                cells.append(f"{cell(b[path], path)} / {cell(c[path], path)} / **{ratio}**")
+                cells.append(f"{cell(b[path], path)} / {cell(c[path], path)} / **{_ratio(r[path])}**")
             lines.append("| " + " | ".join(cells) + " |")
+        if summary.get("round_ratios"):
+            lines.append("\ntok/s ratio in each round (bundled / vLLM of the same round):")
+            for index, per_round in enumerate(summary["round_ratios"], start=1):
+                values = ", ".join(f"{r['offered']:g}: {_ratio(r['output_tokens_per_s'])}" for r in per_round[name])
+                lines.append(f"- round {index}: {values}")
     return "\n".join(lines)
+
+
+def _ratio(value: float | None) -> str:
+    return f"{value:.2f}×" if value is not None else "–"
 
 
 if __name__ == "__main__":
