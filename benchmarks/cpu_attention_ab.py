@@ -9,7 +9,9 @@ shuffled over the pool:
 - decode: one step of `--batch` sequences with contexts drawn from 40–380 tokens; the twin gets
   its gather plan built once per step, as in the engine;
 - prefill of fresh prompts: one step's worth of chunks (2,048 tokens of prompts of 32–256
-  tokens) against what the torch backend does with them, one causal SDPA call per chunk;
+  tokens), and one 530-token prompt (engine_vs_vllm's long workload), in float32 and bfloat16,
+  against what the model does with them on every backend but Triton, one causal SDPA call per
+  chunk (`kernels.attention.prefill_prefers_dense`): here a ratio below 1 is why;
 - prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
   benchmark's hit) against the paged-prefill twin.
 Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)
@@ -109,11 +111,12 @@ def bench_decode(batch: int, dtype: torch.dtype, repeats: int) -> dict:
     }
 
 
-def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
-    rng = random.Random(1)
-    lengths: list[int] = []
-    while sum(lengths) < 2048:
-        lengths.append(min(rng.randint(32, 256), 2048 - sum(lengths)))
+def bench_fresh_prefill(dtype: torch.dtype, repeats: int, lengths: list[int] | None = None) -> dict:
+    if lengths is None:
+        rng = random.Random(1)
+        lengths = []
+        while sum(lengths) < 2048:
+            lengths.append(min(rng.randint(32, 256), 2048 - sum(lengths)))
     k_cache, v_cache, tables, lens = paged_inputs(lengths, dtype, seed=1)
     tokens = sum(lengths)
     qkv = torch.randn(tokens, (HEADS + 2 * KV_HEADS) * HEAD_DIM).to(dtype)
@@ -124,7 +127,7 @@ def bench_fresh_prefill(dtype: torch.dtype, repeats: int) -> dict:
     torch_ref.reshape_and_cache(keys, values, k_cache, v_cache, _slots(tables, lens, cu))
     spans = list(zip(cu[:-1].tolist(), cu[1:].tolist(), strict=False))
 
-    def sdpa_per_chunk():  # what models/llama.py does with fresh chunks on the torch backend
+    def sdpa_per_chunk():  # what engine/model/llama.py does with fresh chunks (PrefillSplit)
         out = torch.empty_like(query)
         for _ in range(LAYERS):
             for start, end in spans:
@@ -289,6 +292,9 @@ def main(argv: list[str] | None = None) -> dict:
         lambda: bench_decode(args.batch, torch.float32, args.repeats),
         lambda: bench_decode(args.batch, torch.bfloat16, args.repeats),
         lambda: bench_fresh_prefill(torch.float32, args.repeats),
+        lambda: bench_fresh_prefill(torch.bfloat16, args.repeats),
+        lambda: bench_fresh_prefill(torch.float32, args.repeats, [530]),
+        lambda: bench_fresh_prefill(torch.bfloat16, args.repeats, [530]),
         lambda: bench_cached_prefill(torch.float32, args.repeats),
     ]
     for case in cases:

@@ -131,15 +131,32 @@ def paged_prefill_attention(
     )
 
 
-def prefill_prefers_dense(device: torch.device | str, dtype: torch.dtype, head_dim: int) -> bool:
-    """Whether a caller should attend fresh prompt chunks (no cached context) with dense causal
-    SDPA on their own q/k/v, and send only chunks with cached context here: true where
-    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks; false where
-    a kernel reads the cache itself (Triton, the native CPU kernels) and takes every chunk."""
+# On the native CPU backend, a fresh prompt chunk (nothing cached before it) at least this long is
+# attended with dense causal SDPA by the model; shorter ones go to the native paged kernel with the
+# step's other chunks. Why a length: SDPA takes the keys as the projection computed them, where the
+# paged kernel reads them back from the cache, and wins on one long chunk (one 530-token prompt in
+# 0.58x the native time in bfloat16, 0.92x in float32; one prompt of 192-384 tokens 1.04-2.07x faster);
+# but it runs chunk after chunk, while the native kernel spreads a whole step's chunks over the threads
+# in one call, so a step of 14 prompts of 32-256 tokens was 1.02x (float32) and 1.18x (bfloat16)
+# faster natively. Measured with `benchmarks/cpu_attention_ab.py --skip-engine` on the 2-core Intel
+# box (AVX512-BF16; docs/kernels.md).
+CPU_DENSE_PREFILL_MIN_TOKENS = 256
+
+
+def dense_prefill_min_tokens(device: torch.device | str, dtype: torch.dtype, head_dim: int) -> int | None:
+    """The shortest fresh prompt chunk a caller should attend itself with dense causal SDPA on its
+    own q/k/v (sending only the other chunks here), or None to send every chunk here.
+
+    None on Triton, whose kernel takes every chunk of a step in one launch; 1 where
+    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks, so any fresh
+    chunk is cheaper dense; CPU_DENSE_PREFILL_MIN_TOKENS on the native CPU kernels.
+    """
     backend = backend_for(device)
     if backend == "triton":
-        return False
-    return not (backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim))
+        return None
+    if backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim):
+        return CPU_DENSE_PREFILL_MIN_TOKENS
+    return 1
 
 
 def _check_native_cpu(device: torch.device | str) -> None:

@@ -44,8 +44,8 @@ class AttentionMetadata:
     sin: torch.Tensor  # [T, head_dim]
     max_decode_context_len: int = 0  # host-side maxima, so the kernels need no device sync
     max_prefill_query_len: int = 0
-    # only where the prefill kernel is the PyTorch twin (None with Triton or the native CPU
-    # kernels, which take every chunk at once): how the chunks split between direct and paged attention
+    # how the step's prompt chunks split between dense SDPA and the paged kernel; None where every
+    # chunk goes to the paged kernel (Triton always; the native CPU kernels without a long fresh chunk)
     prefill_split: PrefillSplit | None = None
     # the decode twin only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
     decode_plan: DecodePlan | None = None
@@ -53,22 +53,23 @@ class AttentionMetadata:
 
 @dataclasses.dataclass
 class PrefillSplit:
-    """Prompt chunks of one step, split by whether they have cached context (PyTorch twin only).
+    """Prompt chunks of one step, split between dense SDPA and the paged prefill kernel.
 
-    A chunk starting at position 0 attends only to its own new keys, so it runs causal SDPA
-    on q/k/v as computed; only chunks continuing a prompt (chunked prefill, prefix-cache
-    hits) gather their context back from the paged cache. Why split per chunk: with a token
-    budget, nearly every step carries one continued chunk, and sending the whole step
-    through the paged path for it (a padded gather of every chunk's context plus a padded
-    mask) cost about a quarter of a mixed step on CPU.
+    A chunk starting at position 0 attends only to its own new keys, so it can run causal SDPA
+    on q/k/v as computed; chunks continuing a prompt (chunked prefill, prefix-cache hits) need
+    their context from the paged cache. Which fresh chunks go dense is the backend's
+    `kernels.attention.dense_prefill_min_tokens`: every one where the paged kernel is the
+    PyTorch twin (sending a whole step through it for one continued chunk, a padded gather of
+    every chunk's context plus a padded mask, cost about a quarter of a mixed step on CPU); only
+    long ones on the native CPU kernels, which beat per-chunk SDPA on a step of short prompts.
     """
 
-    fresh_spans: list[tuple[int, int]]  # (start, end) absolute token rows of chunks at position 0
-    cached_rows: torch.Tensor | None = None  # [n] long: absolute token rows of the other chunks
-    cached_block_tables: torch.Tensor | None = None  # their block tables, context lens, offsets
-    cached_context_lens: torch.Tensor | None = None
-    cached_cu_seqlens_q: torch.Tensor | None = None
-    cached_max_query_len: int = 0
+    fresh_spans: list[tuple[int, int]]  # (start, end) absolute token rows of the chunks attended dense
+    paged_rows: torch.Tensor | None = None  # [n] long: absolute token rows of the chunks sent to the kernel
+    paged_block_tables: torch.Tensor | None = None  # their block tables, context lens, offsets
+    paged_context_lens: torch.Tensor | None = None
+    paged_cu_seqlens_q: torch.Tensor | None = None
+    paged_max_query_len: int = 0
 
 
 class Linear(nn.Linear):
@@ -152,7 +153,7 @@ class Attention(nn.Module):
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
     def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int) -> torch.Tensor:
-        """Prefill attention where the paged prefill is the PyTorch twin: see PrefillSplit."""
+        """Prefill attention split between dense SDPA and the paged kernel: see PrefillSplit."""
         out = q.new_empty(q.shape[0] - num_decodes, self.num_heads, self.head_dim)
         for start, end in split.fresh_spans:
             # 4-D inputs: with 3-D ones (or GQA) PyTorch's CPU SDPA drops to its math kernel,
@@ -165,19 +166,19 @@ class Attention(nn.Module):
                 scale=self.scale,
                 enable_gqa=self.num_heads != self.num_kv_heads,
             )[0].transpose(0, 1)
-        if split.cached_rows is not None:
+        if split.paged_rows is not None:
             k_cache, v_cache = kv_cache
             cached = paged_prefill_attention(
-                q.index_select(0, split.cached_rows),
+                q.index_select(0, split.paged_rows),
                 k_cache,
                 v_cache,
-                split.cached_block_tables,
-                split.cached_cu_seqlens_q,
-                split.cached_context_lens,
+                split.paged_block_tables,
+                split.paged_cu_seqlens_q,
+                split.paged_context_lens,
                 self.scale,
-                max_query_len=split.cached_max_query_len,
+                max_query_len=split.paged_max_query_len,
             )
-            out.index_copy_(0, split.cached_rows - num_decodes, cached)
+            out.index_copy_(0, split.paged_rows - num_decodes, cached)
         return out
 
 

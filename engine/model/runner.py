@@ -28,7 +28,7 @@ from engine.model.llama import (
 )
 from engine.model.sampler import sample
 from kernels import cpu_prepack
-from kernels.attention import plan_decode, prefill_prefers_dense
+from kernels.attention import dense_prefill_min_tokens, plan_decode
 
 WEIGHT_PASS_REPEATS = 3  # best of three, as the host probe takes: what the pass costs when nothing interferes
 
@@ -77,7 +77,7 @@ class ModelRunner:
         cos, sin = rope_cos_sin(hf_config, max_model_len + 1, device)
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.split_prefills = prefill_prefers_dense(device, dtype, self.head_dim)
+        self.dense_prefill_min_tokens = dense_prefill_min_tokens(device, dtype, self.head_dim)
 
     def weights_bytes(self) -> int:
         """The checkpoint's parameters as loaded: what the memory plan counts against the device budget."""
@@ -174,31 +174,35 @@ class ModelRunner:
     def _prefill_split(
         self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray, context_lens: list[int]
     ) -> PrefillSplit | None:
-        """Which prompt chunks attend directly and which through the paged cache (torch
-        backend only: on CUDA the Triton prefill kernel takes every chunk at once)."""
-        if not self.split_prefills or num_decodes == len(scheduled):
+        """Which prompt chunks attend directly (fresh ones of at least `dense_prefill_min_tokens`)
+        and which through the paged cache; None where every chunk goes to the paged kernel (on CUDA
+        the Triton prefill kernel takes every chunk at once; on a CPU, steps without a long fresh chunk)."""
+        least = self.dense_prefill_min_tokens
+        if least is None or num_decodes == len(scheduled):
             return None
-        fresh, cached, cached_rows, start = [], [], [], num_decodes
+        fresh, paged, paged_rows, start = [], [], [], num_decodes
         for i, s in enumerate(scheduled[num_decodes:], start=num_decodes):
             end = start + s.num_new_tokens  # absolute token rows (decodes come first)
-            if s.num_computed_tokens == 0:
+            if s.num_computed_tokens == 0 and s.num_new_tokens >= least:
                 fresh.append((start, end))
             else:
-                cached.append(i)
-                cached_rows.append(np.arange(start, end, dtype=np.int64))
+                paged.append(i)
+                paged_rows.append(np.arange(start, end, dtype=np.int64))
             start = end
+        if not fresh:
+            return None
         split = PrefillSplit(fresh_spans=fresh)
-        if cached:
-            q_lens = [scheduled[i].num_new_tokens for i in cached]
-            cu = np.zeros(len(cached) + 1, dtype=np.int64)
+        if paged:
+            q_lens = [scheduled[i].num_new_tokens for i in paged]
+            cu = np.zeros(len(paged) + 1, dtype=np.int64)
             cu[1:] = np.cumsum(q_lens)
-            split.cached_rows = torch.from_numpy(np.concatenate(cached_rows)).to(self.device)
-            split.cached_block_tables = torch.from_numpy(block_tables[cached]).to(self.device)
-            split.cached_context_lens = torch.tensor(
-                [context_lens[i] for i in cached], dtype=torch.int32, device=self.device
+            split.paged_rows = torch.from_numpy(np.concatenate(paged_rows)).to(self.device)
+            split.paged_block_tables = torch.from_numpy(block_tables[paged]).to(self.device)
+            split.paged_context_lens = torch.tensor(
+                [context_lens[i] for i in paged], dtype=torch.int32, device=self.device
             )
-            split.cached_cu_seqlens_q = torch.from_numpy(cu).to(self.device)
-            split.cached_max_query_len = max(q_lens)
+            split.paged_cu_seqlens_q = torch.from_numpy(cu).to(self.device)
+            split.paged_max_query_len = max(q_lens)
         return split
 
     def _prepare(self, scheduled: list[ScheduledRequest], num_decodes: int, block_ids: dict[str, list[int]]):

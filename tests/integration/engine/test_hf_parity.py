@@ -8,6 +8,7 @@ import random
 import pytest
 
 from engine.core.sampling_params import SamplingParams
+from kernels.attention import CPU_DENSE_PREFILL_MIN_TOKENS
 
 from .conftest import hf_greedy, make_engine, run_to_completion
 
@@ -66,7 +67,7 @@ def test_chunked_prefill_with_a_tiny_token_budget_matches_hf(tiny_model_dir, var
 def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_dir, variant, backend, monkeypatch):
     """One step carrying fresh prompt chunks, continued ones and decodes. On the torch backend the
     chunks split: fresh ones attend directly, continued ones through the paged cache
-    (engine.model.llama.PrefillSplit); the native CPU kernels take them all in one call."""
+    (engine.model.llama.PrefillSplit); the native CPU kernels take these short ones all in one call."""
     from kernels import cpu_attention
 
     if backend == "cpu" and not cpu_attention.available():
@@ -87,9 +88,38 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
     runner._prefill_split = recording
     outputs = generate_all(engine, batch)
     if backend == "torch":
-        assert any(s is not None and s.fresh_spans and s.cached_rows is not None for s in splits)
+        assert any(s is not None and s.fresh_spans and s.paged_rows is not None for s in splits)
     else:
-        assert not runner.split_prefills and not any(splits)
+        assert runner.dense_prefill_min_tokens == CPU_DENSE_PREFILL_MIN_TOKENS and not any(splits)
+    assert_matches_hf(model_dir, batch, outputs)
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_native_cpu_attends_a_long_fresh_chunk_dense_beside_short_ones_matches_hf(tiny_model_dir, variant, monkeypatch):
+    """On the native CPU kernels a fresh chunk of CPU_DENSE_PREFILL_MIN_TOKENS or more goes to dense
+    SDPA while the step's short fresh chunks and continued ones stay with the paged kernel."""
+    from kernels import cpu_attention
+
+    if not cpu_attention.available():
+        pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
+    monkeypatch.setenv("SERVOPS_ATTENTION_BACKEND", "cpu")
+    model_dir = tiny_model_dir(variant)
+    long = CPU_DENSE_PREFILL_MIN_TOKENS + 44
+    batch = prompts(8, [long, 19, 33, long + 9])
+    engine = make_engine(model_dir, max_model_len=512, max_num_batched_tokens=long + 40)  # the last prompt is chunked
+    runner = engine.runner
+    splits = []
+    original = runner._prefill_split
+
+    def recording(*args):
+        split = original(*args)
+        splits.append(split)
+        return split
+
+    runner._prefill_split = recording
+    outputs = generate_all(engine, batch)
+    mixed = [s for s in splits if s is not None and s.paged_rows is not None]
+    assert mixed and all(end - start >= CPU_DENSE_PREFILL_MIN_TOKENS for s in mixed for start, end in s.fresh_spans)
     assert_matches_hf(model_dir, batch, outputs)
 
 

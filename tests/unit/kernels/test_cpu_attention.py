@@ -281,12 +281,13 @@ def test_prefill_of_no_tokens():
     assert out.shape == (0, 2, 16)
 
 
-def test_the_cpu_backend_sends_every_prefill_chunk_to_the_kernel(monkeypatch):
+def test_the_cpu_backend_sends_only_long_fresh_chunks_to_dense_sdpa(monkeypatch):
     monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
-    assert not attention.prefill_prefers_dense("cpu", torch.float32, 64)
-    assert attention.prefill_prefers_dense("cpu", torch.float16, 64)  # the twin: dense SDPA for fresh chunks
+    assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
+    assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
+    assert attention.dense_prefill_min_tokens("cpu", torch.float16, 64) == 1  # the twin: every fresh chunk dense
     monkeypatch.setenv(attention.BACKEND_ENV, "torch")
-    assert attention.prefill_prefers_dense("cpu", torch.float32, 64)
+    assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == 1
 
 
 def test_a_chunk_longer_than_its_context_is_refused_not_read_out_of_bounds():
