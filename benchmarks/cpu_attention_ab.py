@@ -10,8 +10,9 @@ shuffled over the pool:
   its gather plan built once per step, as in the engine;
 - prefill of fresh prompts: one step's worth of chunks (2,048 tokens of prompts of 32–256
   tokens), and one 530-token prompt (engine_vs_vllm's long workload), in float32 and bfloat16,
-  against what the model does with them on every backend but Triton, one causal SDPA call per
-  chunk (`kernels.attention.prefill_prefers_dense`): here a ratio below 1 is why;
+  against one causal SDPA call per chunk, what the model does with fresh chunks of
+  `kernels.attention.dense_prefill_min_tokens` or more: a ratio below 1 (SDPA faster) is why
+  long fresh chunks go dense on the native backend;
 - prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
   benchmark's hit) against the paged-prefill twin.
 Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)

@@ -33,6 +33,20 @@ def assert_matches_hf(model_dir: str, batch: list[list[int]], outputs: list, max
         assert output.output_token_ids == hf_greedy(model_dir, prompt, max_new), f"prompt of {len(prompt)} tokens"
 
 
+def record_prefill_splits(runner) -> list:
+    """Every PrefillSplit (or None) the runner builds from now on, appended as it is built."""
+    splits = []
+    build = runner._prefill_split
+
+    def recording(*args):
+        split = build(*args)
+        splits.append(split)
+        return split
+
+    runner._prefill_split = recording
+    return splits
+
+
 @pytest.mark.parametrize("variant", ["llama", "qwen2"])
 def test_single_request_matches_hf_generate(tiny_model_dir, variant):
     model_dir = tiny_model_dir(variant)
@@ -77,15 +91,7 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
     batch = prompts(6, [40, 23, 61, 12, 35])
     engine = make_engine(model_dir, max_num_batched_tokens=48)
     runner = engine.runner
-    splits = []
-    original = runner._prefill_split
-
-    def recording(*args):
-        split = original(*args)
-        splits.append(split)
-        return split
-
-    runner._prefill_split = recording
+    splits = record_prefill_splits(runner)
     outputs = generate_all(engine, batch)
     if backend == "torch":
         assert any(s is not None and s.fresh_spans and s.paged_rows is not None for s in splits)
@@ -108,15 +114,7 @@ def test_native_cpu_attends_a_long_fresh_chunk_dense_beside_short_ones_matches_h
     batch = prompts(8, [long, 19, 33, long + 9])
     engine = make_engine(model_dir, max_model_len=512, max_num_batched_tokens=long + 40)  # the last prompt is chunked
     runner = engine.runner
-    splits = []
-    original = runner._prefill_split
-
-    def recording(*args):
-        split = original(*args)
-        splits.append(split)
-        return split
-
-    runner._prefill_split = recording
+    splits = record_prefill_splits(runner)
     outputs = generate_all(engine, batch)
     mixed = [s for s in splits if s is not None and s.paged_rows is not None]
     assert mixed and all(end - start >= CPU_DENSE_PREFILL_MIN_TOKENS for s in mixed for start, end in s.fresh_spans)
