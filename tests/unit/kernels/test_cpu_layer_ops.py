@@ -41,7 +41,7 @@ def _close(actual: torch.Tensor, expected: torch.Tensor) -> bool:
     return bool(((actual - expected).abs() <= ULPS * expected.abs() + 1e-30).all())
 
 
-@pytest.mark.parametrize("rows, cols", [(0, 576), (1, 576), (37, 576), (5, 100), (3, 7), (2048, 64)])
+@pytest.mark.parametrize("rows, cols", [(0, 576), (1, 576), (37, 576), (5, 100), (3, 7), (2048, 64), (4, 27)])
 @pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
 def test_rms_norm_matches_the_twin(rows, cols, strided, threads, twins):
     x, weight = _rows(rows, cols, strided=strided), torch.randn(cols)
@@ -50,7 +50,7 @@ def test_rms_norm_matches_the_twin(rows, cols, strided, threads, twins):
     assert _close(actual, twins(layer_ops.rms_norm, x, weight, 1e-6))
 
 
-@pytest.mark.parametrize("rows, cols", [(1, 576), (37, 576), (5, 100), (2048, 64)])
+@pytest.mark.parametrize("rows, cols", [(1, 576), (37, 576), (5, 100), (2048, 64), (4, 27)])
 @pytest.mark.parametrize("strided", [False, True], ids=["contiguous", "strided"])
 def test_fused_add_rms_norm_adds_in_place_bit_for_bit_and_normalises(rows, cols, strided, threads, twins):
     x, residual = _rows(rows, cols, strided=strided, seed=1), _rows(rows, cols, strided=strided, seed=2)
@@ -63,7 +63,9 @@ def test_fused_add_rms_norm_adds_in_place_bit_for_bit_and_normalises(rows, cols,
     assert _close(actual, expected)
 
 
-@pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (4, 4, 8), (8, 2, 128), (2, 1, 6)])
+@pytest.mark.parametrize(
+    "num_heads, num_kv_heads, head_dim", [(9, 3, 64), (4, 4, 8), (8, 2, 128), (2, 1, 6), (3, 1, 54)]
+)
 @pytest.mark.parametrize("rows", [1, 19, 300])
 def test_rotary_embedding_is_bit_identical_and_leaves_values_alone(
     num_heads, num_kv_heads, head_dim, rows, threads, twins
@@ -80,7 +82,7 @@ def test_rotary_embedding_is_bit_identical_and_leaves_values_alone(
     assert torch.equal(actual[2], qkv[:, (num_heads + num_kv_heads) * head_dim :].view_as(actual[2]))
 
 
-@pytest.mark.parametrize("rows, half", [(0, 1536), (1, 1536), (33, 1536), (7, 13)])
+@pytest.mark.parametrize("rows, half", [(0, 1536), (1, 1536), (33, 1536), (7, 13), (5, 27)])
 def test_silu_and_mul_matches_the_twin(rows, half, threads, twins):
     gate_up = _rows(rows, 2 * half, strided=False, scale=6.0, seed=4)
     gate_up[:, :3] = torch.tensor([-100.0, 100.0, 0.0])[: min(3, half)] if rows else gate_up[:, :3]  # both tails, zero
@@ -149,7 +151,7 @@ def test_bfloat16_fused_add_rms_norm_adds_bit_for_bit_in_place(rows, threads, tw
     _within_steps(actual, expected, 2)
 
 
-@pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (2, 1, 6)])
+@pytest.mark.parametrize("num_heads, num_kv_heads, head_dim", [(9, 3, 64), (2, 1, 6), (3, 1, 54)])
 @pytest.mark.parametrize("rows", BF16_ROWS)
 def test_bfloat16_rotary_embedding_is_bit_identical(num_heads, num_kv_heads, head_dim, rows, threads, twins):
     gen = torch.Generator().manual_seed(rows)
@@ -166,7 +168,9 @@ def test_bfloat16_rotary_embedding_is_bit_identical(num_heads, num_kv_heads, hea
         assert got.dtype == torch.bfloat16 and torch.equal(got, want)
 
 
-@pytest.mark.parametrize("rows, half", [(0, INTERMEDIATE), *((rows, INTERMEDIATE) for rows in BF16_ROWS), (7, 13)])
+@pytest.mark.parametrize(
+    "rows, half", [(0, INTERMEDIATE), *((rows, INTERMEDIATE) for rows in BF16_ROWS), (7, 13), (5, 27)]
+)
 def test_bfloat16_silu_and_mul_is_the_twins_within_a_rounding_step(rows, half, threads, twins):
     gate_up = _bf16(rows, 2 * half, strided=False, scale=6.0, seed=4)
     if rows:
@@ -265,6 +269,50 @@ def test_an_edited_shared_header_rebuilds_the_library(tmp_path, monkeypatch):
     header.write_text(header.read_text() + "\n// edited\n")
     cpu_build.load("layer_ops_cpu.cpp", cpu_layer_ops.EXTRA_FLAGS)
     assert len(list((tmp_path / "cache").glob("layer_ops_cpu-*.so"))) == 2
+
+
+def _avx512() -> bool:
+    """Whether -march=native gives this CPU's build the 16-lane paths (its /proc/cpuinfo flags)."""
+    return "avx512f" in cpu_build._cpu_identity().split()
+
+
+@pytest.mark.skipif(not _avx512(), reason="this CPU has no AVX-512: the kernels run 8 lanes only")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_16_and_8_lanes_give_the_same_bits(tmp_path, monkeypatch, dtype):
+    """Built without AVX-512 (8 lanes only), every op returns what the 16-lane build does, bit for bit."""
+    monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
+    narrow = cpu_build.load("layer_ops_cpu.cpp", (*cpu_layer_ops.EXTRA_FLAGS, "-mno-avx512f"))
+    for name, types in cpu_layer_ops._NATIVE.signatures.items():
+        getattr(narrow, name).argtypes = types
+    suffix = "f32" if dtype == torch.float32 else "bf16"
+    rows, cols, heads, head_dim = 5, 3 * 27, 3, 54  # 27 = 16 + 8 + 3: every width and the scalar tail
+    base = _rows(rows, 2 * cols, strided=False, seed=7).to(dtype)
+    weight = torch.randn(cols).to(dtype)
+    cos, sin = torch.randn(rows, head_dim).to(dtype), torch.randn(rows, head_dim).to(dtype)
+    results = []
+    for library in (cpu_layer_ops.library(), narrow):
+        x, residual = base[:, :cols].clone(), base[:, cols:].clone()
+        normed = torch.empty_like(x)
+        getattr(library, f"servops_rms_norm_{suffix}")(
+            x.data_ptr(), cols, normed.data_ptr(), cols, weight.data_ptr(), rows, cols, 1e-5, 1
+        )
+        getattr(library, f"servops_fused_add_rms_norm_{suffix}")(
+            x.data_ptr(), cols, residual.data_ptr(), cols, weight.data_ptr(), rows, cols, 1e-5, 1
+        )
+        rotated = base[:, : heads * head_dim].clone()
+        getattr(library, f"servops_rotary_embedding_{suffix}")(
+            rotated.data_ptr(), heads * head_dim, heads, head_dim, cos.data_ptr(), sin.data_ptr(), head_dim, rows, 1
+        )
+        gated = torch.empty(rows, cols, dtype=dtype)
+        getattr(library, f"servops_silu_and_mul_{suffix}")(
+            base.data_ptr(), 2 * cols, gated.data_ptr(), cols, rows, cols, 1
+        )
+        results.append((normed, x, residual, rotated, gated))
+    for wide, narrow_result in zip(*results, strict=True):
+        assert torch.equal(
+            wide.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+            narrow_result.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+        )
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3, 7), (64, 49152), (5, 1001)])
