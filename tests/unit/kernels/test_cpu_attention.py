@@ -64,6 +64,16 @@ def test_matches_the_twin_for_gqa_ratio_block_size_and_dtype(group, block_size, 
     _compare(contexts, group=group, num_kv_heads=2, head_dim=32, block_size=block_size, dtype=dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("group", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_decode_on_16_lanes_takes_gqa_heads_in_tiles(head_dim, group, dtype):
+    """head_dim a multiple of 64 takes the 16-lane path on AVX-512 CPUs, the query heads of one KV head
+    in tiles of up to three (group 4 is 3 + 1, group 8 is 3 + 3 + 2); elsewhere the 8-lane path: both
+    held to the twin, over contexts that end mid-tile, on a tile, and past several blocks."""
+    _compare([1, 8, 13, 64, 131], group=group, num_kv_heads=3, head_dim=head_dim, block_size=16, dtype=dtype, seed=2)
+
+
 @pytest.mark.parametrize("head_dim", [8, 64, 128])
 def test_head_dims(head_dim):
     _compare([5, 40, 300], group=3, num_kv_heads=3, head_dim=head_dim, block_size=16, dtype=torch.float32, seed=1)
