@@ -144,11 +144,12 @@ CPU_DENSE_PREFILL_MIN_TOKENS = 256
 
 
 def dense_prefill_min_tokens(device: torch.device | str, dtype: torch.dtype, head_dim: int) -> int | None:
-    """The shortest fresh prompt chunk a caller should attend itself with dense causal SDPA on its
-    own q/k/v (sending only the other chunks here), or None to send every chunk here.
+    """The fewest new tokens a prompt chunk needs for the caller to attend it itself with dense causal
+    SDPA (its own q/k/v behind its cached prefix, where that prefix is no longer than the chunk:
+    engine.model.llama.PrefillSplit), sending only the other chunks here; None to send every chunk here.
 
     None on Triton, whose kernel takes every chunk of a step in one launch; 1 where
-    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks, so any fresh
+    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks, so any such
     chunk is cheaper dense; CPU_DENSE_PREFILL_MIN_TOKENS on the native CPU kernels.
     """
     backend = backend_for(device)

@@ -55,16 +55,23 @@ class AttentionMetadata:
 class PrefillSplit:
     """Prompt chunks of one step, split between dense SDPA and the paged prefill kernel.
 
-    A chunk starting at position 0 attends only to its own new keys, so it can run causal SDPA
-    on q/k/v as computed; chunks continuing a prompt (chunked prefill, prefix-cache hits) need
-    their context from the paged cache. Which fresh chunks go dense is the backend's
-    `kernels.attention.dense_prefill_min_tokens`: every one where the paged kernel is the
-    PyTorch twin (sending a whole step through it for one continued chunk, a padded gather of
-    every chunk's context plus a padded mask, cost about a quarter of a mixed step on CPU); only
-    long ones on the native CPU kernels, which beat per-chunk SDPA on a step of short prompts.
+    A chunk attends to its prompt's cached prefix and to its own new keys. Dense: causal SDPA on
+    the prefix's keys and values gathered from the cache followed by the chunk's own (as computed),
+    with the queries padded in front by one zero row per prefix token, so one square causal call
+    gives every chunk row exactly the keys up to its position (the padding rows are dropped; they
+    cost prefix/(prefix + chunk) more work). Hence dense only where the prefix is no longer than
+    the chunk: a fresh prompt (no prefix), one behind a prefix-cache hit on its chat template's
+    system prompt, an early chunk of a chunked prefill. The rest (continued chunks behind long
+    prefixes) goes to the paged kernel. Which chunks are long enough for dense is the backend's
+    `kernels.attention.dense_prefill_min_tokens`: every one where the paged kernel is the PyTorch
+    twin (sending a whole step through it for one continued chunk, a padded gather of every
+    chunk's context plus a padded mask, cost about a quarter of a mixed step on CPU); only long
+    ones on the native CPU kernels, which beat per-chunk SDPA on a step of short prompts.
     """
 
-    fresh_spans: list[tuple[int, int]]  # (start, end) absolute token rows of the chunks attended dense
+    dense_spans: list[tuple[int, int]]  # (start, end) absolute token rows of the chunks attended dense
+    # per dense span, the cache slots of its prompt's positions [0, prefix) (long), None without a prefix
+    dense_prefix_slots: list[torch.Tensor | None] = dataclasses.field(default_factory=list)
     paged_rows: torch.Tensor | None = None  # [n] long: absolute token rows of the chunks sent to the kernel
     paged_block_tables: torch.Tensor | None = None  # their block tables, context lens, offsets
     paged_context_lens: torch.Tensor | None = None
@@ -155,19 +162,26 @@ class Attention(nn.Module):
     def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int) -> torch.Tensor:
         """Prefill attention split between dense SDPA and the paged kernel: see PrefillSplit."""
         out = q.new_empty(q.shape[0] - num_decodes, self.num_heads, self.head_dim)
-        for start, end in split.fresh_spans:
+        k_cache, v_cache = kv_cache
+        for (start, end), prefix in zip(split.dense_spans, split.dense_prefix_slots, strict=True):
+            queries, keys, values = q[start:end], k[start:end], v[start:end]
+            if prefix is not None:  # the cached prefix's keys and values, then zero query rows in front
+                rows = (-1, self.num_kv_heads, self.head_dim)
+                keys = torch.cat((k_cache.view(rows).index_select(0, prefix), keys))
+                values = torch.cat((v_cache.view(rows).index_select(0, prefix), values))
+                queries = torch.cat((queries.new_zeros(prefix.shape[0], self.num_heads, self.head_dim), queries))
             # 4-D inputs: with 3-D ones (or GQA) PyTorch's CPU SDPA drops to its math kernel,
             # measured 2.9x slower than the flash kernel on SmolLM2's 9/3 heads
-            out[start - num_decodes : end - num_decodes] = F.scaled_dot_product_attention(
-                q[None, start:end].transpose(1, 2),
-                k[None, start:end].transpose(1, 2),
-                v[None, start:end].transpose(1, 2),
+            attended = F.scaled_dot_product_attention(
+                queries[None].transpose(1, 2),
+                keys[None].transpose(1, 2),
+                values[None].transpose(1, 2),
                 is_causal=True,
                 scale=self.scale,
                 enable_gqa=self.num_heads != self.num_kv_heads,
             )[0].transpose(0, 1)
+            out[start - num_decodes : end - num_decodes] = attended[attended.shape[0] - (end - start) :]
         if split.paged_rows is not None:
-            k_cache, v_cache = kv_cache
             cached = paged_prefill_attention(
                 q.index_select(0, split.paged_rows),
                 k_cache,

@@ -174,24 +174,30 @@ class ModelRunner:
     def _prefill_split(
         self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray, context_lens: list[int]
     ) -> PrefillSplit | None:
-        """Which prompt chunks attend directly (fresh ones of at least `dense_prefill_min_tokens`)
-        and which through the paged cache; None where every chunk goes to the paged kernel (on CUDA
-        the Triton prefill kernel takes every chunk at once; on a CPU, steps without a long fresh chunk)."""
+        """Which prompt chunks attend directly (at least `dense_prefill_min_tokens` new tokens behind a
+        cached prefix no longer than themselves) and which through the paged cache; None where every
+        chunk goes to the paged kernel (on CUDA the Triton prefill kernel takes every chunk at once; on a
+        CPU, steps without a long chunk). See engine.model.llama.PrefillSplit."""
         least = self.dense_prefill_min_tokens
         if least is None or num_decodes == len(scheduled):
             return None
-        fresh, paged, paged_rows, start = [], [], [], num_decodes
+        dense, prefixes, paged, paged_rows, start = [], [], [], [], num_decodes
+        bs = self.block_size
         for i, s in enumerate(scheduled[num_decodes:], start=num_decodes):
             end = start + s.num_new_tokens  # absolute token rows (decodes come first)
-            if s.num_computed_tokens == 0 and s.num_new_tokens >= least:
-                fresh.append((start, end))
+            prefix = s.num_computed_tokens
+            if s.num_new_tokens >= least and prefix <= s.num_new_tokens:
+                dense.append((start, end))
+                positions = np.arange(prefix, dtype=np.int64)
+                slots = block_tables[i, positions // bs].astype(np.int64) * bs + positions % bs
+                prefixes.append(torch.from_numpy(slots).to(self.device) if prefix else None)
             else:
                 paged.append(i)
                 paged_rows.append(np.arange(start, end, dtype=np.int64))
             start = end
-        if not fresh:
+        if not dense:
             return None
-        split = PrefillSplit(fresh_spans=fresh)
+        split = PrefillSplit(dense_spans=dense, dense_prefix_slots=prefixes)
         if paged:
             q_lens = [scheduled[i].num_new_tokens for i in paged]
             cu = np.zeros(len(paged) + 1, dtype=np.int64)

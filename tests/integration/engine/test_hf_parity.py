@@ -94,7 +94,7 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
     splits = record_prefill_splits(runner)
     outputs = generate_all(engine, batch)
     if backend == "torch":
-        assert any(s is not None and s.fresh_spans and s.paged_rows is not None for s in splits)
+        assert any(s is not None and s.dense_spans and s.paged_rows is not None for s in splits)
     else:
         assert runner.dense_prefill_min_tokens == CPU_DENSE_PREFILL_MIN_TOKENS and not any(splits)
     assert_matches_hf(model_dir, batch, outputs)
@@ -117,8 +117,29 @@ def test_native_cpu_attends_a_long_fresh_chunk_dense_beside_short_ones_matches_h
     splits = record_prefill_splits(runner)
     outputs = generate_all(engine, batch)
     mixed = [s for s in splits if s is not None and s.paged_rows is not None]
-    assert mixed and all(end - start >= CPU_DENSE_PREFILL_MIN_TOKENS for s in mixed for start, end in s.fresh_spans)
+    assert mixed and all(end - start >= CPU_DENSE_PREFILL_MIN_TOKENS for s in mixed for start, end in s.dense_spans)
     assert_matches_hf(model_dir, batch, outputs)
+
+
+@pytest.mark.parametrize("backend", ["torch", "cpu"])
+def test_a_long_chunk_behind_a_prefix_cache_hit_attends_dense_and_matches_hf(tiny_model_dir, backend, monkeypatch):
+    """A chat template's system prompt makes every long prompt after the first a prefix-cache hit of a
+    block or two: its chunk then attends dense over the prefix gathered from the cache
+    (PrefillSplit.dense_prefix_slots), as a fresh prompt does, instead of through the paged kernel."""
+    from kernels import cpu_attention
+
+    if backend == "cpu" and not cpu_attention.available():
+        pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
+    monkeypatch.setenv("SERVOPS_ATTENTION_BACKEND", backend)
+    model_dir = tiny_model_dir("llama")
+    shared = prompts(9, [32])[0]  # two whole blocks of 16
+    first, second = (shared + tail for tail in prompts(10, [CPU_DENSE_PREFILL_MIN_TOKENS + 20, 280]))
+    engine = make_engine(model_dir, max_model_len=512)
+    splits = record_prefill_splits(engine.runner)
+    outputs = generate_all(engine, [first]) + generate_all(engine, [second])  # the second hits the first's blocks
+    prefixed = [p for s in splits if s is not None for p in s.dense_prefix_slots if p is not None]
+    assert [p.numel() for p in prefixed] == [len(shared)]
+    assert_matches_hf(model_dir, [first, second], outputs)
 
 
 def test_chunked_prefill_disabled_matches_hf(tiny_model_dir):
