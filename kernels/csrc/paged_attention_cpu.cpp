@@ -133,13 +133,15 @@ inline void token_rows(const int32_t* table, int length, int block_size, int64_t
   for (int t = length; t < padded; ++t) rows[t] = rows[length - 1];
 }
 
-// One sequence, all heads. Scores are computed 8 tokens at a time (8 dot products reduced
-// together), softmax per head, then values accumulated 8 tokens at a time. Positions past the
-// context are never read: the last tile repeats the last token's row and its scores are unused.
-template <typename T>
-void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32_t* table, int length, T* out,
-                     const Shape& shape, Scratch& s) {
-  const int heads = shape.heads, head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
+// One sequence, all heads. Scores are computed 8 tokens at a time (score_tile(t, padded) fills
+// s.scores[h * padded + t, + 8) for every head h), softmax per head, then values accumulated 8 tokens
+// at a time (value_tile(t, count, padded) adds them into s.acc). Positions past the context are never
+// read: the last tile repeats the last token's row and its scores are unused. Both decode paths
+// (8 lanes per head, 16 lanes per GQA group) are this skeleton with their own tiles.
+template <typename T, typename ScoreTile, typename ValueTile>
+void attend_sequence_tiles(const T* q, const T* k_cache, const T* v_cache, const int32_t* table, int length, T* out,
+                           const Shape& shape, Scratch& s, ScoreTile score_tile, ValueTile value_tile) {
+  const int heads = shape.heads, head_dim = shape.head_dim;
   const int padded = (length + 7) & ~7;
   const int64_t row = static_cast<int64_t>(shape.kv_heads) * head_dim;
   const int row_bytes = static_cast<int>(row * sizeof(T));
@@ -153,6 +155,27 @@ void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32
   for (int t = 0; t < padded; t += 8) {
     if (t + 8 < padded)
       for (int i = 0; i < 8; ++i) prefetch_row(k_cache + s.rows[t + 8 + i], row_bytes);
+    score_tile(t, padded);
+  }
+  for (int h = 0; h < heads; ++h) s.denom[h] = softmax_numerators(&s.scores[static_cast<size_t>(h) * padded], length);
+  for (int t = 0; t < length; t += 8) {
+    for (int i = 0; i < 8 && t + 8 + i < length; ++i) prefetch_row(v_cache + s.rows[t + 8 + i], row_bytes);
+    value_tile(t, std::min(8, length - t), padded);
+  }
+  for (int h = 0; h < heads; ++h) {
+    const float inverse = 1.f / s.denom[h];
+    for (int d = 0; d < head_dim; ++d)
+      store(s.acc[static_cast<size_t>(h) * head_dim + d] * inverse, &out[static_cast<size_t>(h) * head_dim + d]);
+  }
+}
+
+// The 8-lane path: each query head scores 8 keys at once (8 dot products reduced together), then
+// takes its share of the values.
+template <typename T>
+void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32_t* table, int length, T* out,
+                     const Shape& shape, Scratch& s) {
+  const int heads = shape.heads, head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
+  auto score_tile = [&](int t, int padded) {
     for (int h = 0; h < heads; ++h) {
       const int64_t column = static_cast<int64_t>(h / group) * head_dim;
       __m256 dots[8];
@@ -163,20 +186,13 @@ void attend_sequence(const T* q, const T* k_cache, const T* v_cache, const int32
       }
       _mm256_storeu_ps(&s.scores[static_cast<size_t>(h) * padded + t], horizontal_sums(dots));
     }
-  }
-  for (int h = 0; h < heads; ++h) s.denom[h] = softmax_numerators(&s.scores[static_cast<size_t>(h) * padded], length);
-  for (int t = 0; t < length; t += 8) {
-    const int count = std::min(8, length - t);
-    for (int i = 0; i < 8 && t + 8 + i < length; ++i) prefetch_row(v_cache + s.rows[t + 8 + i], row_bytes);
+  };
+  auto value_tile = [&](int t, int count, int padded) {
     for (int h = 0; h < heads; ++h)
       accumulate_values(&s.acc[static_cast<size_t>(h) * head_dim], &s.scores[static_cast<size_t>(h) * padded + t],
                         v_cache, &s.rows[t], static_cast<int64_t>(h / group) * head_dim, count, head_dim);
-  }
-  for (int h = 0; h < heads; ++h) {
-    const float inverse = 1.f / s.denom[h];
-    for (int d = 0; d < head_dim; ++d)
-      store(s.acc[static_cast<size_t>(h) * head_dim + d] * inverse, &out[static_cast<size_t>(h) * head_dim + d]);
-  }
+  };
+  attend_sequence_tiles(q, k_cache, v_cache, table, length, out, shape, s, score_tile, value_tile);
 }
 
 #if defined(__AVX512F__)
@@ -248,47 +264,28 @@ inline void for_head_tiles(int kv, int group, F&& f) {
   }
 }
 
-// attend_sequence's algorithm (8-key tiles, softmax per head, then values), on 16 lanes and GQA groups
+// attend_sequence's skeleton on 16 lanes, the query heads of each KV head in tiles of GROUP_TILE
 template <typename T>
 void attend_sequence_grouped(const T* q, const T* k_cache, const T* v_cache, const int32_t* table, int length, T* out,
                              const Shape& shape, Scratch& s) {
-  const int heads = shape.heads, head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
-  const int padded = (length + 7) & ~7;
-  const int64_t row = static_cast<int64_t>(shape.kv_heads) * head_dim;
-  const int row_bytes = static_cast<int>(row * sizeof(T));
-  token_rows(table, length, shape.block_size, row, s.rows);
-  s.scores.resize(static_cast<size_t>(heads) * padded);
-  s.query.resize(static_cast<size_t>(heads) * head_dim);
-  s.acc.assign(static_cast<size_t>(heads) * head_dim, 0.f);
-  s.denom.resize(heads);
-  for (int i = 0; i < heads * head_dim; ++i) s.query[i] = to_float(q[i]) * shape.scale;
-
-  for (int t = 0; t < padded; t += 8) {
-    if (t + 8 < padded)
-      for (int i = 0; i < 8; ++i) prefetch_row(k_cache + s.rows[t + 8 + i], row_bytes);
+  const int head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
+  auto score_tile = [&](int t, int padded) {
     for (int kv = 0; kv < shape.kv_heads; ++kv)
       for_head_tiles(kv, group, [&](auto tile, int h) {
         score_keys16<decltype(tile)::value>(&s.query[static_cast<size_t>(h) * head_dim], k_cache, &s.rows[t],
                                             static_cast<int64_t>(kv) * head_dim, head_dim,
                                             &s.scores[static_cast<size_t>(h) * padded + t], padded);
       });
-  }
-  for (int h = 0; h < heads; ++h) s.denom[h] = softmax_numerators(&s.scores[static_cast<size_t>(h) * padded], length);
-  for (int t = 0; t < length; t += 8) {
-    const int count = std::min(8, length - t);
-    for (int i = 0; i < 8 && t + 8 + i < length; ++i) prefetch_row(v_cache + s.rows[t + 8 + i], row_bytes);
+  };
+  auto value_tile = [&](int t, int count, int padded) {
     for (int kv = 0; kv < shape.kv_heads; ++kv)
       for_head_tiles(kv, group, [&](auto tile, int h) {
         accumulate_values16<decltype(tile)::value>(&s.acc[static_cast<size_t>(h) * head_dim],
                                                    &s.scores[static_cast<size_t>(h) * padded + t], padded, v_cache,
                                                    &s.rows[t], static_cast<int64_t>(kv) * head_dim, count, head_dim);
       });
-  }
-  for (int h = 0; h < heads; ++h) {
-    const float inverse = 1.f / s.denom[h];
-    for (int d = 0; d < head_dim; ++d)
-      store(s.acc[static_cast<size_t>(h) * head_dim + d] * inverse, &out[static_cast<size_t>(h) * head_dim + d]);
-  }
+  };
+  attend_sequence_tiles(q, k_cache, v_cache, table, length, out, shape, s, score_tile, value_tile);
 }
 #endif
 
