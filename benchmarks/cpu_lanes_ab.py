@@ -33,20 +33,16 @@ import time
 import torch
 from cpu_attention_ab import HEAD_DIM, HEADS, KV_HEADS, SCALE, paged_inputs
 
-from kernels import cpu_attention, cpu_build, cpu_layer_ops
+from kernels import cpu_attention, cpu_build, cpu_gemm, cpu_layer_ops
 
 NARROW_FLAG = "-mno-avx512f"
 HIDDEN, INTERMEDIATE = 576, 1536  # SmolLM2-135M's (its attention shapes come with cpu_attention_ab)
 SIDES = ("16 lanes", "8 lanes")
 
 
-def narrow_build(native: cpu_build.NativeLibrary) -> ctypes.CDLL:
-    """The same source without AVX-512, its functions typed as the wrapper types them."""
-    library = cpu_build.load(native.source_name, (*native.extra_flags, NARROW_FLAG))
-    for name, argtypes in native.signatures.items():
-        function = getattr(library, name)
-        function.argtypes, function.restype = argtypes, None
-    return library
+def both_builds(native: cpu_build.NativeLibrary) -> dict[str, ctypes.CDLL]:
+    """By side: the build the engine loads (16 lanes on this CPU) and the same source without AVX-512."""
+    return {SIDES[0]: native.library(), SIDES[1]: native.build((NARROW_FLAG,))}
 
 
 @contextlib.contextmanager
@@ -195,14 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-engine", action="store_true", help="kernels only, no engine decode steps")
     parser.add_argument("--json", default=None, help="write the results here as JSON")
     args = parser.parse_args(argv)
-    if "avx512f" not in cpu_build._cpu_identity().split():
+    if "avx512f" not in cpu_gemm.cpu_flags():
         print("cpu_lanes_ab: this CPU has no AVX-512, so the kernels run 8 lanes only: nothing to compare")
         return 0
     for native in (cpu_layer_ops._NATIVE, cpu_attention._NATIVE):
         if not native.available():
             raise SystemExit(f"cpu_lanes_ab: {native.source_name} does not build here: {native.unavailable_reason()}")
-    layer_libraries = dict(zip(SIDES, (cpu_layer_ops.library(), narrow_build(cpu_layer_ops._NATIVE)), strict=True))
-    attention_libraries = dict(zip(SIDES, (cpu_attention.library(), narrow_build(cpu_attention._NATIVE)), strict=True))
+    layer_libraries, attention_libraries = both_builds(cpu_layer_ops._NATIVE), both_builds(cpu_attention._NATIVE)
     rows = [*layer_ops(layer_libraries, args.rounds), decode_attention(attention_libraries, args.rounds)]
     if not args.skip_engine:
         rows.append(engine_steps(layer_libraries, attention_libraries, args.rounds))

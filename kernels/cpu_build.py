@@ -60,16 +60,23 @@ class NativeLibrary:
     @functools.cached_property
     def _loaded(self) -> tuple[ctypes.CDLL | None, str]:
         try:
-            lib = load(self.source_name, self.extra_flags)
+            return self.build(), ""
         except NativeBuildError as exc:
             return None, str(exc)
+
+    def build(self, more_flags: tuple[str, ...] = ()) -> ctypes.CDLL:
+        """The library built with its own flags plus `more_flags` (or reused from the cache), its ABI
+        checked and its functions typed; NativeBuildError where it cannot be. The engine loads the
+        plain build once (`library()`); a variant (e.g. `-mno-avx512f`, the 8-lane paths only) is for
+        tests and A/B benchmarks that hold one build against another."""
+        lib = load(self.source_name, (*self.extra_flags, *more_flags))
         abi = getattr(lib, self.abi_function)()
         if abi != self.abi_version:
-            return None, f"the cached build of {self.source_name} has ABI {abi}, expected {self.abi_version}"
+            raise NativeBuildError(f"the cached build of {self.source_name} has ABI {abi}, expected {self.abi_version}")
         for name, argtypes in self.signatures.items():
             function = getattr(lib, name)
             function.argtypes, function.restype = argtypes, None
-        return lib, ""
+        return lib
 
     def library(self) -> ctypes.CDLL | None:
         """The loaded library, or None where it cannot be built (`unavailable_reason` says why)."""

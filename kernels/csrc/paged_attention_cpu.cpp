@@ -253,7 +253,7 @@ inline void accumulate_values16(float* acc, const float* probs, int stride, cons
   }
 }
 
-// f.template operator()<G>(first head) for the heads sharing KV head kv, GROUP_TILE at a time
+// f(std::integral_constant<int, G>, first head) for the heads sharing KV head kv, G = up to GROUP_TILE at a time
 template <typename F>
 inline void for_head_tiles(int kv, int group, F&& f) {
   for (int h = kv * group; h < (kv + 1) * group; h += GROUP_TILE) {

@@ -8,7 +8,7 @@ import shutil
 import pytest
 import torch
 
-from kernels import attention, cpu_build, cpu_layer_ops, layer_ops
+from kernels import attention, cpu_build, cpu_gemm, cpu_layer_ops, layer_ops
 
 pytestmark = pytest.mark.skipif(
     not cpu_layer_ops.available(), reason=f"native CPU layer ops not built here: {cpu_layer_ops.unavailable_reason()}"
@@ -271,19 +271,14 @@ def test_an_edited_shared_header_rebuilds_the_library(tmp_path, monkeypatch):
     assert len(list((tmp_path / "cache").glob("layer_ops_cpu-*.so"))) == 2
 
 
-def _avx512() -> bool:
-    """Whether -march=native gives this CPU's build the 16-lane paths (its /proc/cpuinfo flags)."""
-    return "avx512f" in cpu_build._cpu_identity().split()
-
-
-@pytest.mark.skipif(not _avx512(), reason="this CPU has no AVX-512: the kernels run 8 lanes only")
+@pytest.mark.skipif(
+    "avx512f" not in cpu_gemm.cpu_flags(), reason="this CPU has no AVX-512: the kernels run 8 lanes only"
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_16_and_8_lanes_give_the_same_bits(tmp_path, monkeypatch, dtype):
     """Built without AVX-512 (8 lanes only), every op returns what the 16-lane build does, bit for bit."""
     monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
-    narrow = cpu_build.load("layer_ops_cpu.cpp", (*cpu_layer_ops.EXTRA_FLAGS, "-mno-avx512f"))
-    for name, types in cpu_layer_ops._NATIVE.signatures.items():
-        getattr(narrow, name).argtypes = types
+    narrow = cpu_layer_ops._NATIVE.build(("-mno-avx512f",))
     suffix = "f32" if dtype == torch.float32 else "bf16"
     rows, cols, heads, head_dim = 5, 3 * 27, 3, 54  # 27 = 16 + 8 + 3: every width and the scalar tail
     base = _rows(rows, 2 * cols, strided=False, seed=7).to(dtype)
