@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-engine", action="store_true", help="kernels only, no engine decode steps")
     parser.add_argument("--json", default=None, help="write the results here as JSON")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: give 1 or more runs per side")
     if "avx512f" not in cpu_gemm.cpu_flags():
         print("cpu_lanes_ab: this CPU has no AVX-512, so the kernels run 8 lanes only: nothing to compare")
         return 0

@@ -36,3 +36,13 @@ def test_kernel_cases_compare_16_with_8_lanes_and_restore_the_libraries(tmp_path
     decode = next(row for row in rows if row["op"].startswith("paged_decode"))
     assert decode["max_relative_difference"] < 1e-2  # the same attention, summed in another order
     assert (cpu_layer_ops.library(), cpu_attention.library()) == before
+
+
+def test_no_runs_per_side_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    sys.modules.pop("cpu_lanes_ab", None)
+    import cpu_lanes_ab
+
+    with pytest.raises(SystemExit) as stopped:
+        cpu_lanes_ab.main(["--rounds", "0"])
+    assert stopped.value.code == 2 and "--rounds 0: give 1 or more runs per side" in capsys.readouterr().err
