@@ -16,7 +16,7 @@ only when it speeds the pass up by ALL_CORES_MIN_SPEEDUP or more (docs/engine.md
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -46,10 +46,12 @@ class ThreadPolicy(BaseModel):
         )
 
 
-def engine_threads(requested: int | None, weight_pass_s: Callable[[int], float] | None = None) -> ThreadPolicy:
+def engine_threads(
+    requested: int | None, weight_pass_s: Callable[[Sequence[int]], dict[int, float]] | None = None
+) -> ThreadPolicy:
     """--cpu-threads, else $OMP_NUM_THREADS (fixed), else every usable core for many requests and, for
-    few, every core or one less, whichever the measured `weight_pass_s(threads)` favours (one less
-    when there is nothing to measure with)."""
+    few, every core or one less, whichever the measured `weight_pass_s((spare, cores))` favours (one
+    less when there is nothing to measure with)."""
     if requested:
         return ThreadPolicy(few=requested, many=requested, why="--cpu-threads")
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
@@ -59,7 +61,8 @@ def engine_threads(requested: int | None, weight_pass_s: Callable[[int], float] 
     spare = max(1, cores - 1)
     if spare == cores or weight_pass_s is None:
         return ThreadPolicy(few=spare, many=cores, why=f"{cores} usable cores")
-    with_spare, with_all = weight_pass_s(spare), weight_pass_s(cores)
+    timed = weight_pass_s((spare, cores))
+    with_spare, with_all = timed[spare], timed[cores]
     speedup = with_spare / with_all
     few = cores if speedup >= ALL_CORES_MIN_SPEEDUP else spare
     return ThreadPolicy(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -30,7 +31,7 @@ from engine.model.sampler import sample
 from kernels import cpu_prepack
 from kernels.attention import dense_prefill_min_tokens, plan_decode
 
-WEIGHT_PASS_REPEATS = 3  # best of three, as the host probe takes: what the pass costs when nothing interferes
+WEIGHT_PASS_REPEATS = 5  # best of five rounds: what the pass costs when nothing interferes
 
 
 def load_hf_config(model_dir: str):
@@ -103,29 +104,33 @@ class ModelRunner:
         layers = [m.weight for m in self.model.modules() if isinstance(m, Linear)]
         return [*layers, self._head_weight()]
 
-    def weight_pass_s(self, threads: int, repeats: int = WEIGHT_PASS_REPEATS) -> float:
-        """Seconds for one row through every linear layer and the LM head at `threads` CPU threads
-        (best of `repeats` after a warm-up): a one-sequence decode step without its attention.
+    def weight_pass_s(self, thread_counts: Sequence[int], repeats: int = WEIGHT_PASS_REPEATS) -> dict[int, float]:
+        """Seconds for one row through every linear layer and the LM head at each of `thread_counts`
+        CPU threads (best of `repeats` after a warm-up): a one-sequence decode step without its attention.
 
         Why: how much a second core speeds that pass up depends on the machine (on one 2-core VM a
         core reads the weights at 6-8 GB/s and two at twice that; on another one core already
-        saturates the channels), and the CPU thread policy (engine/api/threads.py) needs it.
+        saturates the channels), and the CPU thread policy (engine/api/threads.py) needs it. Why the
+        counts take turns, round by round, rather than one after the other: a VM's cores slow down for
+        seconds at a time, and a slow stretch that fell on one count's passes only flipped the policy
+        on one start in sixteen of a benchmark run (BENCHMARKS.md, "Performance model").
         """
         layers = [m for m in self.model.modules() if isinstance(m, Linear)]
         rows = {k: torch.zeros(1, k, dtype=self.dtype, device=self.device) for k in {m.in_features for m in layers}}
         hidden = torch.zeros(1, self.model.config.hidden_size, dtype=self.dtype, device=self.device)
         before = torch.get_num_threads()
-        torch.set_num_threads(threads)
+        best = {threads: float("inf") for threads in thread_counts}
         try:
-            best = float("inf")
             with torch.inference_mode():
                 for attempt in range(repeats + 1):
-                    start = time.perf_counter()
-                    for layer in layers:
-                        layer(rows[layer.in_features])
-                    self.model.compute_logits(hidden)
-                    if attempt:  # the first pass pages the weights in and starts the thread pool
-                        best = min(best, time.perf_counter() - start)
+                    for threads in thread_counts:
+                        torch.set_num_threads(threads)
+                        start = time.perf_counter()
+                        for layer in layers:
+                            layer(rows[layer.in_features])
+                        self.model.compute_logits(hidden)
+                        if attempt:  # the first round pages the weights in and starts the thread pools
+                            best[threads] = min(best[threads], time.perf_counter() - start)
         finally:
             torch.set_num_threads(before)
         return best

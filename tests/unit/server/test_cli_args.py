@@ -109,12 +109,12 @@ def test_cpu_threads_leave_one_core_for_the_server_while_few_requests_run(monkey
 def test_the_last_core_joins_memory_bound_steps_only_where_it_speeds_the_weight_pass_up(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
-    timed: list[int] = []
+    timed: list[tuple[int, ...]] = []
 
     def scaling(seconds_at: dict[int, float]):
-        def weight_pass_s(n: int) -> float:
-            timed.append(n)
-            return seconds_at[n]
+        def weight_pass_s(counts) -> dict[int, float]:
+            timed.append(tuple(counts))
+            return {n: seconds_at[n] for n in counts}
 
         return weight_pass_s
 
@@ -126,14 +126,14 @@ def test_the_last_core_joins_memory_bound_steps_only_where_it_speeds_the_weight_
     saturated = threads.engine_threads(None, scaling({1: 0.040, 2: 0.036}))
     assert [saturated.threads_for(n) for n in (1, threads.MEMORY_BOUND_REQUESTS, 64)] == [1, 1, 2]
     assert "1.11x, below the 1.3x" in saturated.describe()
-    assert timed == [1, 2, 1, 2]
+    assert timed == [(1, 2), (1, 2)]  # both counts in one call, so they take turns
     # a fixed count and a single core measure nothing
     assert threads.engine_threads(3, scaling({})).threads_for(1) == 3
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0})
     assert threads.engine_threads(None, scaling({})).threads_for(1) == 1
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     assert threads.engine_threads(None, scaling({})).threads_for(1) == 2
-    assert timed == [1, 2, 1, 2]
+    assert timed == [(1, 2), (1, 2)]
 
 
 def test_cpu_threads_must_be_positive():
