@@ -34,6 +34,12 @@ from kernels.attention import dense_prefill_min_tokens, plan_decode
 WEIGHT_PASS_REPEATS = 5  # best of five rounds: what the pass costs when nothing interferes
 
 
+def cache_slots(table: np.ndarray, positions: np.ndarray, block_size: int) -> np.ndarray:
+    """The KV cache slot of each of a sequence's `positions`, given its block table: the block's id
+    times the block size plus the offset in the block."""
+    return table[positions // block_size].astype(np.int64, copy=False) * block_size + positions % block_size
+
+
 def load_hf_config(model_dir: str):
     """The model's HF config; a user-facing error if the dir is not a supported checkpoint."""
     if not os.path.isfile(os.path.join(model_dir, "config.json")):
@@ -187,14 +193,12 @@ class ModelRunner:
         if least is None or num_decodes == len(scheduled):
             return None
         dense, prefixes, paged, paged_rows, start = [], [], [], [], num_decodes
-        bs = self.block_size
         for i, s in enumerate(scheduled[num_decodes:], start=num_decodes):
             end = start + s.num_new_tokens  # absolute token rows (decodes come first)
             prefix = s.num_computed_tokens
             if s.num_new_tokens >= least and prefix <= s.num_new_tokens:
                 dense.append((start, end))
-                positions = np.arange(prefix, dtype=np.int64)
-                slots = block_tables[i, positions // bs].astype(np.int64) * bs + positions % bs
+                slots = cache_slots(block_tables[i], np.arange(prefix, dtype=np.int64), self.block_size)
                 prefixes.append(torch.from_numpy(slots).to(self.device) if prefix else None)
             else:
                 paged.append(i)
@@ -217,7 +221,6 @@ class ModelRunner:
         return split
 
     def _prepare(self, scheduled: list[ScheduledRequest], num_decodes: int, block_ids: dict[str, list[int]]):
-        bs = self.block_size
         ids, positions, slots, tables, context_lens, q_lens, logits_rows = [], [], [], [], [], [], []
         offset = 0
         for s in scheduled:
@@ -226,7 +229,7 @@ class ModelRunner:
             pos = np.arange(start, start + n, dtype=np.int64)
             ids.append(np.asarray(s.request.all_token_ids[start : start + n], dtype=np.int64))
             positions.append(pos)
-            slots.append(table[pos // bs] * bs + pos % bs)
+            slots.append(cache_slots(table, pos, self.block_size))
             tables.append(table)
             context_lens.append(start + n)
             q_lens.append(n)
