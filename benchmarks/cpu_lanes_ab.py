@@ -56,7 +56,9 @@ def loaded(native: cpu_build.NativeLibrary, library: ctypes.CDLL):
         native.__dict__["_loaded"] = saved
 
 
-def best_us(function, repeats: int) -> float:
+def mean_us(function, repeats: int) -> float:
+    """Microseconds a call of `function` takes, averaged over `repeats` calls after three warm-up
+    calls (the minimum is taken later, over the rounds of each side)."""
     for _ in range(3):
         function()
     start = time.perf_counter()
@@ -96,11 +98,11 @@ def layer_op_calls(rows: int) -> dict:
 
 
 def timed_on(native: cpu_build.NativeLibrary, libraries: dict, call, repeats: int):
-    """measure(side): best_us of `call` with `native`'s wrappers on that side's library."""
+    """measure(side): mean_us of `call` with `native`'s wrappers on that side's library."""
 
     def measure(side: str) -> float:
         with loaded(native, libraries[side]):
-            return best_us(call, repeats)
+            return mean_us(call, repeats)
 
     return measure
 
