@@ -34,6 +34,7 @@ from advisor.launch import EngineProcess, display_command
 from advisor.vllm_launch import reference_command, vllm_unavailable_reason
 from tests.helpers import load_trace, machine_state
 from tests.integration.server.prom import samples
+from tests.integration.server.prom import value as sample_value
 
 # Served name used by every test server (short, so metric labels stay readable).
 SERVED_NAME = "smol"
@@ -186,13 +187,34 @@ def idle(
     return _observe(server, name, interval_s, during)
 
 
-def _observe(server: VllmServer, name: str, interval_s: float, during: During | None) -> Situation:
+def _observe(
+    server: VllmServer,
+    name: str,
+    interval_s: float,
+    during: During | None,
+    until_rises: str | None = None,
+    max_window_s: float | None = None,
+) -> Situation:
     """The situation as it holds now: a scrape, another `interval_s` later, the log so far, and
-    what `during` returned, run beside the scrapes."""
+    what `during` returned, run beside the scrapes.
+
+    With `until_rises` (a counter's name) the window stays open past `interval_s`, polled each
+    second up to `max_window_s`, until that counter has risen: an event that comes in bursts seconds
+    apart (vLLM preempts only when a running request needs a block and none is free) otherwise falls
+    between the scrapes of a slower machine, and the situation would not be the one asked for. The
+    situation's `interval_s` is the window's real length, so rates stay honest."""
     background = _Background(during, "the work beside the scrapes")
     before = server.metrics_text()
+    started = time.monotonic()
     time.sleep(interval_s)
     after = server.metrics_text()
+    if until_rises is not None:
+        deadline = started + (max_window_s or interval_s)
+        start_count = sample_value(before, until_rises)
+        while sample_value(after, until_rises) <= start_count and time.monotonic() < deadline:
+            time.sleep(1.0)
+            after = server.metrics_text()
+    interval_s = time.monotonic() - started
     log_text = server.log_text()
     try:
         during_result = background.result(DURING_MAX_S)
@@ -253,8 +275,11 @@ def under_ramp_load(
     interval_s: float = SCRAPE_INTERVAL_S,
     settle_s: float = SETTLE_S,
     during: During | None = None,
+    until_rises: str | None = None,
+    max_window_s: float | None = None,
 ) -> Situation:
-    """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s."""
+    """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s
+    (longer, up to max_window_s, while the counter `until_rises` has not risen: see _observe)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ramp_json = out_dir / f"{name}-ramp.json"
     argv = [
@@ -290,7 +315,7 @@ def under_ramp_load(
         ramp = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
     try:
         time.sleep(settle_s)
-        situation = _observe(server, name, interval_s, during)
+        situation = _observe(server, name, interval_s, during, until_rises, max_window_s)
         ramp.wait(timeout=step_s + 120)
     finally:
         if ramp.poll() is None:
