@@ -23,7 +23,7 @@ def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> 
         "--concurrency",
         "1,4",
         "--step-seconds",
-        "20",
+        "12",
         "--warmup-seconds",
         "2",
         "--cooldown-seconds",

@@ -125,9 +125,10 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
     printed = capsys.readouterr().out
     shown = printed[printed.index("Rejected by the performance model") :]
     assert shown.count(f"    reproduce: servops predict --ramp {window}") == 2
+    shown_by_value = {}
     for value, item in rejected.items():
         assert f"--ramp {window}" in item["command"]
-        shown = predict(item["command"], tmp_path / f"shown-{value}.json")
+        shown = shown_by_value[value] = predict(item["command"], tmp_path / f"shown-{value}.json")
         figures = item["predicted"]
         assert shown["steps"][-1]["ttft_s"]["p99"] == pytest.approx(figures["steps"][-1]["ttft_s"]["p99"], abs=1e-3)
         assert shown["steps"][-1]["itl_s"]["p99"] == pytest.approx(figures["steps"][-1]["itl_s"]["p99"], abs=1e-3)
@@ -135,7 +136,7 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
         edges = [(e["shift_points"], (e["safe_operating_point"] or {}).get("offered")) for e in shown["edges"]]
         assert edges == [(e["shift_points"], e["safe_operating_point"]) for e in figures["quantile_edges"]]
         assert not _helps_at_every_reading(shown)
-    near = predict(rejected["4"]["command"], tmp_path / "near.json")
+    near = shown_by_value["4"]
     assert near["safe_operating_point"]["offered"] == 4 and near["baseline"]["safe_operating_point"]["offered"] == 2
     assert {(e["safe_operating_point"] or {}).get("offered") for e in near["edges"]} != {4}
 
