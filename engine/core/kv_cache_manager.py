@@ -77,6 +77,13 @@ class KVCacheManager:
     ) -> bool:
         """Reserve blocks for `num_new_tokens` more tokens (after any cache hits); False if the pool
         is too full, in which case nothing changes."""
+        if not new_computed_blocks:  # a running request: most steps need no new block at all
+            held = self.req_to_blocks.get(request.request_id)
+            needed = request.num_computed_tokens + num_new_tokens
+            if held and needed <= len(held) * self.block_size:
+                if self.enable_caching:
+                    self._cache_full_blocks(request, held, min(needed, request.num_tokens))
+                return True
         new_computed_blocks = new_computed_blocks or []
         blocks = self.req_to_blocks.setdefault(request.request_id, [])
         num_computed = request.num_computed_tokens + len(new_computed_blocks) * self.block_size

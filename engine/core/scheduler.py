@@ -27,11 +27,14 @@ class ScheduledRequest:
     request: Request
     num_computed_tokens: int  # KV already cached before this step (start position of the chunk)
     num_new_tokens: int  # tokens whose KV this step computes
+    # True when this chunk reaches the end of the known tokens, so a token is sampled. Set once when
+    # the step is scheduled (the request's tokens do not change until its sample is appended): the
+    # engine, the scheduler and the performance model's replay (millions of virtual steps per
+    # prediction) each read it several times per request per step.
+    samples: bool = dataclasses.field(init=False)
 
-    @property
-    def samples(self) -> bool:
-        """True when this chunk reaches the end of the known tokens, so a token is sampled."""
-        return self.num_computed_tokens + self.num_new_tokens == self.request.num_tokens
+    def __post_init__(self) -> None:
+        self.samples = self.num_computed_tokens + self.num_new_tokens == len(self.request.all_token_ids)
 
 
 @dataclasses.dataclass
@@ -122,13 +125,14 @@ class Scheduler:
                 scheduled.append(ScheduledRequest(request, num_cached, num_new))
                 token_budget -= num_new
 
-        decodes = [s for s in scheduled if s.num_new_tokens == 1 and s.samples]
-        prefills = [s for s in scheduled if not (s.num_new_tokens == 1 and s.samples)]
-        num_prompt_tokens = sum(
-            max(0, min(s.num_computed_tokens + s.num_new_tokens, s.request.num_prompt_tokens) - s.num_computed_tokens)
-            for s in scheduled
-        )
+        decodes: list[ScheduledRequest] = []
+        prefills: list[ScheduledRequest] = []
+        num_prompt_tokens = 0
         for s in scheduled:
+            (decodes if s.num_new_tokens == 1 and s.samples else prefills).append(s)
+            prompt_len = len(s.request.prompt_token_ids)
+            if s.num_computed_tokens < prompt_len:
+                num_prompt_tokens += min(s.num_computed_tokens + s.num_new_tokens, prompt_len) - s.num_computed_tokens
             s.request.num_computed_tokens += s.num_new_tokens
         self.num_preemptions_total += num_preemptions
         return SchedulerOutput(decodes + prefills, len(decodes), num_preemptions, num_prompt_tokens)
