@@ -20,7 +20,7 @@ format: install
 	$(VENV)/bin/ruff format .
 
 test: lint
-	$(VENV)/bin/python -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -q -m "not slow" --durations=20 $(PYTEST_ARGS)
 
 test-slow: install
 	$(VENV)/bin/python -m pytest -q -m slow $(PYTEST_ARGS)
