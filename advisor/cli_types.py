@@ -98,6 +98,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def prompt_lengths(text: str) -> list[int]:
+    """Comma-separated prompt lengths, each a whole number >= 2 (e.g. --prefill-probe 64,256,512)."""
+    values = [_int(part.strip(), "lengths like 64,256,512") for part in text.split(",") if part.strip()]
+    if not values or min(values) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} must list prompt lengths of 2 or more words; pass e.g. 64,256,512")
+    return values
+
+
 def non_negative_int(text: str) -> int:
     """A whole number >= 0 (0 meaning "none", e.g. --workers 0)."""
     value = _int(text, "a whole number >= 0, e.g. 0")

@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+from advisor.cli_types import prompt_lengths
 from advisor.demo import default_base_flags, start_command
 from advisor.launch import EngineProcess
 from advisor.perf.forecast import figure
@@ -80,6 +81,10 @@ FIGURES = ("ttft_p50", "itl_p50", "output_tokens_per_s")
 # one or two requests made the cut-off (a 100 % tok/s error in BENCHMARKS.md's run r4), not on the
 # server's speed. Every request then counts, as it does at the earlier steps, which the later steps drain.
 COOLDOWN_S = 90.0
+# Lone prefills timed after each calibration ramp (loadtest.prefill_probe): the random workload's
+# prompts are 32-96 words and the shared-prefix ones compute 32-224 tokens, so neither pins what a
+# prompt token costs; these lengths span and pass them.
+PREFILL_PROBE = (64, 256, 512)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +98,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the bundled engine serves this checkpoint folder instead of the embedded SmolLM2 (for example "
         "a benchmarks.synthetic_model shape on a GPU machine, where the GGUF cannot travel)",
+    )
+    parser.add_argument(
+        "--prefill-probe",
+        type=prompt_lengths,
+        default=list(PREFILL_PROBE),
+        help="prompt lengths (words) each calibration server's ramp times lone prefills at afterwards "
+        f"(`servops ramp --prefill-probe`; default {','.join(map(str, PREFILL_PROBE))}); the fit reads them",
+    )
+    parser.add_argument(
+        "--without-probe",
+        action="store_true",
+        help="predict as if the calibration ramps had no prefill probe (with --recorded: the A/B of the probe "
+        "on the same measurements)",
     )
     parser.add_argument(
         "--repeats",
@@ -121,7 +139,14 @@ def main(argv: list[str] | None = None) -> int:
             summary["engines"][engine] = {"skipped": reason}
             continue
         summary["engines"][engine] = run_engine(
-            engine, out / engine, levels, step_s, args.recorded, args.repeats, args.model
+            engine,
+            out / engine,
+            levels,
+            step_s,
+            args.recorded,
+            args.repeats,
+            args.model,
+            prefill_probe=[] if args.without_probe else args.prefill_probe,
         )
         (out / summary_name).write_text(json.dumps(summary, indent=1))
     print(render(summary))
@@ -156,6 +181,7 @@ def run_engine(
     recorded: bool = False,
     repeats: int = 1,
     model: str | None = None,
+    prefill_probe: list[int] | None = None,
 ) -> dict:
     base = base_flags(engine)
     workloads = {"random": RANDOM, "shared-prefix": SHARED}
@@ -166,7 +192,9 @@ def run_engine(
         for name, flags in CALIBRATION.items():
             folder = out / _folder(f"calib-{name}", repeat)
             command = start_command(engine, base + flags, model)
-            calibrations[name].append(run(engine, command, workloads[name], levels, step_s, folder))
+            calibrations[name].append(
+                run(engine, command, workloads[name], levels, step_s, folder, prefill_probe=prefill_probe or [])
+            )
         for name, workload_name, change in TARGETS:
             target_flags = calibrations[workload_name][0]["command"].with_changes(_change_dict(change))
             folder = out / _folder(f"target-{name.replace(' ', '-')}", repeat)
@@ -175,8 +203,9 @@ def run_engine(
     for name, workload_name, change in TARGETS:
         calib = calibrations[workload_name][0]
         started = time.monotonic()
+        ramp = calib["ramp"] if prefill_probe else {**calib["ramp"], "prefill_probe": None}
         prediction = what_if(
-            calib["ramp"],
+            ramp,
             f"calib-{workload_name}",
             calib["command"].render(),
             [change],
@@ -216,6 +245,7 @@ def measure(
     step_s: float,
     folder: Path,
     request_timeout_s: float = 120.0,
+    prefill_probe: list[int] | None = None,
 ) -> dict:
     """Start the server, ramp it, stop it; the ramp JSON, the command and the KV size it logged."""
     from benchmarks.engine_throughput import gemm_probe  # torch: only when measuring
@@ -240,6 +270,7 @@ def measure(
                 cooldown_s=COOLDOWN_S,
                 workload=workload,
                 request_timeout_s=request_timeout_s,
+                prefill_probe=prefill_probe or [],
             ),
             progress=lambda line: print(f"[{engine}] {line}", file=sys.stderr, flush=True),
         )

@@ -8,6 +8,7 @@ Keys named in issue #7 are stable: `steps[*].offered`, `achieved_rate`, `request
 
 from __future__ import annotations
 
+import statistics
 from datetime import datetime, timezone
 from importlib import metadata
 from typing import Literal
@@ -109,6 +110,30 @@ class SafeOperatingPoint(BaseModel):
     reason: str
 
 
+class ProbeTiming(BaseModel):
+    """One lone request: its prompt as sent and as the server counted it, and its TTFT."""
+
+    words: int
+    prompt_tokens: int = Field(description="usage.prompt_tokens, the server's own count")
+    ttft_s: float
+
+
+class PrefillProbe(BaseModel):
+    """Every timed request, in the order sent."""
+
+    timings: list[ProbeTiming]
+
+    def medians(self) -> list[tuple[int, float]]:
+        """(median prompt tokens, median TTFT) per probed length, shortest first."""
+        by_words: dict[int, list[ProbeTiming]] = {}
+        for timing in self.timings:
+            by_words.setdefault(timing.words, []).append(timing)
+        return [
+            (round(statistics.median(t.prompt_tokens for t in group)), statistics.median(t.ttft_s for t in group))
+            for _, group in sorted(by_words.items())
+        ]
+
+
 class RampResult(BaseModel):
     kind: Literal["ramp"] = "ramp"
     servops_version: str = Field(default_factory=servops_version)
@@ -120,3 +145,4 @@ class RampResult(BaseModel):
     stopped_early: str | None = None
     summary: str = ""
     metric_definitions: dict[str, str]
+    prefill_probe: PrefillProbe | None = None

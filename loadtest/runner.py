@@ -33,8 +33,9 @@ from loadtest.errors import LoadTestError
 from loadtest.http_stream import Endpoint
 from loadtest.knee import find_knee, safe_operating_point
 from loadtest.plan import RampPlan, auth_headers
+from loadtest.prefill_probe import REPEATS, run_prefill_probe
 from loadtest.records import RequestRecord
-from loadtest.results import RampResult, StepResult
+from loadtest.results import PrefillProbe, RampResult, StepResult
 from loadtest.server_signals import MetricsSampler, summarise
 from loadtest.slo import parse_slos
 from loadtest.stats import (
@@ -143,6 +144,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         finally:
             if has_metrics:
                 sampler.stop()
+    probe = _prefill_probe(config, model, progress) if config.prefill_probe else None
     fill_tokens_with_tokenizer(run.records, tokenizer)
     if config.records_path:
         _write_records(config.records_path, run.records, progress)
@@ -164,7 +166,29 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         stopped_early=run.stopped_early,
         summary=_summary(steps, knee, safe, run.stopped_early),
         metric_definitions=METRIC_DEFINITIONS,
+        prefill_probe=probe,
     )
+
+
+def _prefill_probe(config: RampConfig, model: str, progress: Progress) -> PrefillProbe | None:
+    """The lone-prefill timings (loadtest.prefill_probe) on the server the ramp left idle; a failed
+    probe is reported and left out, never the ramp it follows."""
+    lengths = ", ".join(map(str, config.prefill_probe))
+    progress(f"prefill probe: {REPEATS} lone requests of {lengths} words each, max_tokens 1")
+    try:
+        probe = run_prefill_probe(
+            config.endpoint,
+            model,
+            config.prefill_probe,
+            api_key=config.api_key,
+            authorization=config.authorization,
+            seed=config.workload.seed,
+        )
+    except LoadTestError as exc:
+        progress(f"prefill probe left out: {exc}")
+        return None
+    progress("prefill probe: " + ", ".join(f"{tokens} tokens {ttft * 1000:.0f} ms" for tokens, ttft in probe.medians()))
+    return probe
 
 
 def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos, progress: Progress) -> ChildRun:

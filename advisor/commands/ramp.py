@@ -33,6 +33,7 @@ from advisor.cli_types import (
     port,
     positive_float,
     positive_int,
+    prompt_lengths,
     unit_interval,
 )
 from advisor.errors import UserError
@@ -72,6 +73,8 @@ class Option:
         if self.info.is_required():
             return None
         value = self.info.get_default(call_default_factory=True)
+        if value == []:  # an empty list (no prefill probe) is "not given", as None is
+            return None
         if isinstance(value, LengthSpec):
             return value.text
         if self.scale != 1.0 and value is not None:
@@ -120,6 +123,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--seed", "workload.seed", int),
     Option("--slo", "slo"),
     Option("--records", "records_path"),
+    Option("--prefill-probe", "prefill_probe", prompt_lengths),
     Option("--request-timeout", "request_timeout_s", positive_float),
     Option("--max-ttft", "max_ttft_s", positive_float),
     Option("--tokenizer", "tokenizer"),

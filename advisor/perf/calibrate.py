@@ -19,6 +19,10 @@ The whole fit (line, then curve) runs twice, with and without a fixed cost per p
 (`StepCost.prefill_seq_s`); the chunk term is kept only when it lowers the in-sample error by
 CHUNK_TERM_GAIN (see there: a ramp whose prompts all have about the same length cannot pin it).
 
+A ramp run with `--prefill-probe` carries lone requests of a few prompt lengths timed on the idle
+server; each becomes one more TTFT row (`probe_rows`), which pins the per-token prefill cost that a
+ramp of like-sized prompts leaves free.
+
 The stated uncertainty is the fit's own: the RMS relative error of TTFT p50, ITL p50 and
 output tok/s over the measured steps, replayed with the final cost (at least 5 %).
 """
@@ -33,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from advisor.errors import UserError
 from advisor.perf import features as F
-from advisor.perf.cost import StepCost
+from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import MeasuredRamp
 from advisor.perf.replay import StepReplay, replay_step
@@ -120,7 +124,12 @@ def calibrate(
         update={
             "relative_error": round(max(MIN_RELATIVE_ERROR, fit.rms), 3),
             "source": f"fitted to {len(usable)} measured step(s) of {source}"
-            + (" and the server's /metrics" if fit.server_rows else ""),
+            + (" and the server's /metrics" if fit.server_rows else "")
+            + (
+                f" and a prefill probe of {len(ramp.prefill_probe.medians())} prompt length(s)"
+                if ramp.prefill_probe
+                else ""
+            ),
         }
     )
     return Calibration(
@@ -198,6 +207,9 @@ def _fixed_point(
             batches.append(_typical_batch(ramp, step, replay))
         if not rows:
             break
+        for features, measured in probe_rows(ramp, limits, cost):
+            rows.append(features / measured)
+            targets.append(1.0)
         a, y, weights = np.array(rows), np.array(targets), _ridge(cost, chunk_term)
         for index, value in held_index.items():
             y = y - a[:, index] * value
@@ -218,6 +230,29 @@ def _fixed_point(
         if moved < CONVERGED:
             break
     return cost, iterations, server_rows, [b for b in batches if b]
+
+
+def probe_rows(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost) -> list[tuple[np.ndarray, float]]:
+    """The prefill probe's lone requests as fit rows: (features, measured TTFT) per probed length.
+
+    A lone uncached prompt of L tokens is computed in chunks of the token budget, each step one
+    prompt chunk and no decode (L within the budget: one step), and its TTFT is those steps plus
+    the per-request overhead, as for a ramp's TTFT row; with prompts of several lengths these rows
+    are what pins the per-token prefill cost (loadtest.prefill_probe)."""
+    if ramp.prefill_probe is None:
+        return []
+    budget = limits.max_num_batched_tokens if limits.enable_chunked_prefill else math.inf
+    rows = []
+    for tokens, ttft_s in ramp.prefill_probe.medians():
+        features, done = np.zeros(len(cost.columns())), 0
+        while done < tokens:
+            chunk = int(min(tokens - done, budget))
+            shape = StepShape(prefill_tokens=chunk, prefill_seqs=1, decode_seqs=0, context_tokens=done + chunk)
+            features += np.array(cost.feature_row(shape), dtype=float)
+            done += chunk
+        if ttft_s > 0:
+            rows.append((np.append(features, 1.0), ttft_s))
+    return rows
 
 
 def held_decode_seq_s(cost: StepCost, batch: int) -> float:

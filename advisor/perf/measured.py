@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from advisor.errors import UserError
 from loadtest.knee import DEFAULT_FACTOR
 from loadtest.plan import RampPlan
-from loadtest.results import StepResult
+from loadtest.results import PrefillProbe, StepResult
 from loadtest.slo import SLO, parse_slos
 from loadtest.workload import WorkloadSpec
 
@@ -25,6 +25,7 @@ class MeasuredRamp(BaseModel):
     slos: list[SLO]
     knee_factor: float = DEFAULT_FACTOR
     config: dict[str, Any]
+    prefill_probe: PrefillProbe | None = None  # lone prefills timed after the ramp (`servops ramp --prefill-probe`)
 
     @property
     def usable_steps(self) -> list[StepResult]:
@@ -55,6 +56,7 @@ def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> Measure
             request_timeout_s=float(config.get("request_timeout_s") or 60.0),
             start_ts=0.0,
         )
+        probe = PrefillProbe.model_validate(document["prefill_probe"]) if document.get("prefill_probe") else None
     except (KeyError, TypeError, ValueError, ValidationError) as exc:
         raise UserError(
             f"{source}: not a complete ramp result ({str(exc).splitlines()[0]}); "
@@ -68,4 +70,5 @@ def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> Measure
         slos=parse_slos(config.get("slo")),
         knee_factor=float(config.get("knee_factor") or DEFAULT_FACTOR),
         config=config,
+        prefill_probe=probe,
     )
