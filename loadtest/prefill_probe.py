@@ -8,6 +8,10 @@ request of L uncached prompt tokens and one output token is one engine step (L w
 budget) whose time is the fixed part plus L times the per-token part, so a few lengths, each timed
 on an idle server, pin the slope directly (advisor.perf.calibrate reads them as extra fit rows).
 
+Not records.measure_request, the ramp's own measurement: it times the first chunk with content,
+and a lone sampled token may decode to no text (the tiny test model's often does), which it counts
+as an empty response; here the first chunk carrying a choice is the token.
+
 How: `/v1/completions`, streamed, `max_tokens` 1; each prompt opens with a random number so no
 block of it is in the prefix cache; lengths interleaved over the repeats so a slow second of the
 host does not fall on one length only. The prompt length is the server's own count
@@ -62,9 +66,7 @@ def _one(target: Endpoint, model: str, words: int, prompt: str, headers: dict[st
     }
     seen: dict[str, float | int] = {}
 
-    def on_event(at: float, event) -> None:
-        if event.data.strip() == "[DONE]":
-            return
+    def on_event(at: float, event) -> None:  # stream_post keeps the [DONE] marker to itself
         chunk = json.loads(event.data)
         if chunk.get("choices") and "first" not in seen:
             seen["first"] = at
