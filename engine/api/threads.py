@@ -2,15 +2,20 @@
 
 Why not one thread per core: the engine's threads meet at a barrier in every layer, so one
 descheduled thread stalls them all, and beside the engine the HTTP loop, the tokenizer and often
-the load generator want a core too. With many requests in flight a step is a GEMM bound by
-arithmetic, and every core pays. With few, a decode step is a matrix-vector pass bound by how fast
-the weights are read, and whether the last core pays depends on the machine: where one core less
+the load generator want a core too. A step that computes many rows (tokens: a prompt chunk, or
+many sequences decoding) is a GEMM bound by arithmetic, and every core pays. A step of a few rows
+(up to kernels.cpu_gemm.MEMORY_BOUND_ROWS: a decode of a few sequences) is a matrix-vector pass
+bound by how fast the weights are read, and whether the last core pays depends on the machine: where one core less
 already reads the memory at full speed, the spare core is worth more to the server (a 2-core AMD
 EPYC: ITL p50 at one stream 41-45 ms with one thread, 50-67 ms with two); where each core reads at
 its own limit, it is not (a 2-core Intel Xeon VM: a one-row pass over SmolLM2's weights 46 ms on
 one thread, 30 ms on two; at four streams 65-72 tok/s with two threads against 48 with one). So
-the engine times that pass at start-up on both counts and keeps the last core for few requests
-only when it speeds the pass up by ALL_CORES_MIN_SPEEDUP or more (docs/engine.md, "CPU threads").
+the engine times that pass at start-up on both counts and keeps the last core from few-row steps
+only when it speeds the pass up by less than ALL_CORES_MIN_SPEEDUP (docs/engine.md, "CPU threads").
+
+Why rows and not requests in flight: a lone long prompt is one request, yet its prefill is a GEMM of
+hundreds of rows. Keyed on requests, a server whose start-up timing kept a core back prefilled a
+521-token prompt on one thread in 0.55-0.66 s, against 0.19-0.27 s on two in one engine process.
 """
 
 from __future__ import annotations
@@ -20,28 +25,28 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-# Up to this many requests in flight a decode step is a pass over the weights, bound by memory.
-MEMORY_BOUND_REQUESTS = 4
+from kernels.cpu_gemm import MEMORY_BOUND_ROWS
+
 # The last core joins memory-bound steps only when it makes the weight pass this much faster: below
 # that, what it takes from the HTTP loop and the load generator outweighs the step it saves.
 ALL_CORES_MIN_SPEEDUP = 1.3
 
 
 class ThreadPolicy(BaseModel):
-    """Threads for the next engine step, given the requests in flight (fixed when the user chose)."""
+    """Threads for an engine step, given the rows (tokens) it computes (fixed when the user chose)."""
 
-    few: int = Field(ge=1, description="threads while at most MEMORY_BOUND_REQUESTS requests are in flight")
+    few: int = Field(ge=1, description="threads for a step of at most MEMORY_BOUND_ROWS rows")
     many: int = Field(ge=1, description="threads above that")
     why: str
 
-    def threads_for(self, in_flight: int) -> int:
-        return self.few if in_flight <= MEMORY_BOUND_REQUESTS else self.many
+    def threads_for(self, rows: int) -> int:
+        return self.few if rows <= MEMORY_BOUND_ROWS else self.many
 
     def describe(self) -> str:
         if self.few == self.many:
             return f"{self.few} ({self.why}; --cpu-threads N fixes it)"
         return (
-            f"{self.few} with up to {MEMORY_BOUND_REQUESTS} requests in flight, {self.many} above ({self.why}; "
+            f"{self.few} for steps of up to {MEMORY_BOUND_ROWS} tokens, {self.many} above ({self.why}; "
             f"--cpu-threads N fixes it)"
         )
 
@@ -49,7 +54,7 @@ class ThreadPolicy(BaseModel):
 def engine_threads(
     requested: int | None, weight_pass_s: Callable[[Sequence[int]], dict[int, float]] | None = None
 ) -> ThreadPolicy:
-    """--cpu-threads, else $OMP_NUM_THREADS (fixed), else every usable core for many requests and, for
+    """--cpu-threads, else $OMP_NUM_THREADS (fixed), else every usable core for many rows and, for
     few, every core or one less, whichever the measured `weight_pass_s((spare, cores))` favours (one
     less when there is nothing to measure with)."""
     if requested:

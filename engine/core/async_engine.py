@@ -87,7 +87,7 @@ class AsyncEngine:
         threads_for: Callable[[int], int] | None = None,
     ) -> None:
         self.engine = engine
-        # CPU threads for the next step given the requests in flight (engine/api/threads.py); set in
+        # CPU threads for a step given the tokens it computes (engine/api/threads.py); set in
         # the engine thread itself, since OpenMP's thread count belongs to the calling thread
         self.threads_for = threads_for
         self._threads = 0
@@ -102,7 +102,7 @@ class AsyncEngine:
         self._fault_file = os.environ.get(FAULT_ENV) or None
         self._last_cumulative: dict[str, int] = {"preemptions": 0, "queries": 0, "hits": 0}
         self.snapshot = StatsSnapshot(running=0, waiting=0, kv_cache_usage=0.0)
-        engine.on_schedule = self._publish_scheduler_state  # gauges follow the batch while it runs
+        engine.on_schedule = self._on_schedule  # gauges follow the batch while it runs
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -175,16 +175,22 @@ class AsyncEngine:
                     self._wakeup.wait(IDLE_WAIT_S)
                     self._wakeup.clear()
                     continue
-                self._set_threads()
                 outputs = self._step()
                 self._after_step(outputs)
         except BaseException as exc:  # noqa: BLE001 - any step failure kills the loop, as in vLLM
             self._die(exc)
 
-    def _set_threads(self) -> None:
+    def _on_schedule(self, scheduler_stats: Any) -> None:
+        """Right after the step is scheduled, before the model runs: gauges, then threads."""
+        self._publish_scheduler_state(scheduler_stats)
+        self._set_threads(getattr(scheduler_stats, "num_scheduled_tokens", 0))
+
+    def _set_threads(self, rows: int) -> None:
+        """Size the step's CPU threads to the rows it computes: a prompt chunk is a GEMM that every
+        core speeds up, a decode of a few sequences a pass over the weights that may not."""
         if self.threads_for is None:
             return
-        threads = self.threads_for(len(self._tracked))
+        threads = self.threads_for(rows)
         if threads != self._threads:
             import torch
 

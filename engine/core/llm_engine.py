@@ -157,7 +157,8 @@ class LLMEngine:
         self._last_iteration = IterationStats()
         # Called with scheduler_stats() right after each schedule(), before the model runs, so
         # gauges show the batch being executed (a step can last seconds on a CPU; stats taken
-        # only after it would show a freshly admitted request as waiting for that whole time).
+        # only after it would show a freshly admitted request as waiting for that whole time),
+        # and the server can size the step's CPU threads to the tokens it computes.
         self.on_schedule: Callable[[SchedulerStats], None] | None = None
         logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
 
@@ -257,7 +258,7 @@ class LLMEngine:
         outputs, self._pending_outputs = self._pending_outputs, []
         sched = self.scheduler.schedule()
         if self.on_schedule is not None:
-            self.on_schedule(self.scheduler_stats())
+            self.on_schedule(self.scheduler_stats(num_scheduled_tokens=sched.total_num_scheduled_tokens))
         block_ids = {
             s.request.request_id: self.kv_cache_manager.block_ids(s.request.request_id) for s in sched.scheduled
         }
@@ -325,7 +326,7 @@ class LLMEngine:
         )
 
     # ---- stats ------------------------------------------------------------------------
-    def scheduler_stats(self) -> SchedulerStats:
+    def scheduler_stats(self, num_scheduled_tokens: int = 0) -> SchedulerStats:
         kv = self.kv_cache_manager
         return SchedulerStats(
             num_running_reqs=len(self.scheduler.running),
@@ -335,6 +336,7 @@ class LLMEngine:
             prefix_cache_queries=kv.prefix_cache_queries,
             prefix_cache_hits=kv.prefix_cache_hits,
             num_gpu_blocks=kv.num_blocks,
+            num_scheduled_tokens=num_scheduled_tokens,
         )
 
     def last_iteration_stats(self) -> IterationStats:

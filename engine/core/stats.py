@@ -16,6 +16,9 @@ class SchedulerStats:
     prefix_cache_queries: int  # cumulative, tokens
     prefix_cache_hits: int  # cumulative, tokens
     num_gpu_blocks: int
+    # Tokens (rows) the step just scheduled computes; 0 when read between steps. The server's CPU
+    # thread policy reads it before the model runs (engine/api/threads.py).
+    num_scheduled_tokens: int = 0
 
 
 @dataclasses.dataclass

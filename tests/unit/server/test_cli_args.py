@@ -15,6 +15,7 @@ from engine.api.cli_args import (
     non_default_args,
     parse_serve_args,
 )
+from kernels.cpu_gemm import MEMORY_BOUND_ROWS
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess:
@@ -90,13 +91,13 @@ def test_max_num_queued_reqs_must_be_positive():
     assert proc.returncode == 2 and "--max-num-queued-reqs" in proc.stderr
 
 
-def test_cpu_threads_leave_one_core_for_the_server_while_few_requests_run(monkeypatch):
+def test_cpu_threads_leave_one_core_for_the_server_on_steps_of_few_rows(monkeypatch):
     parser = build_serve_parser()
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     policy = threads.engine_threads(parser.parse_args([]).cpu_threads)
-    assert [policy.threads_for(n) for n in (0, 1, threads.MEMORY_BOUND_REQUESTS)] == [3, 3, 3]
-    assert policy.threads_for(threads.MEMORY_BOUND_REQUESTS + 1) == 4
+    assert [policy.threads_for(n) for n in (0, 1, MEMORY_BOUND_ROWS)] == [3, 3, 3]
+    assert policy.threads_for(MEMORY_BOUND_ROWS + 1) == 4
     monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0})
     assert threads.engine_threads(None).threads_for(1) == 1  # never zero
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
@@ -120,11 +121,11 @@ def test_the_last_core_joins_memory_bound_steps_only_where_it_speeds_the_weight_
 
     # each core reads at its own limit: two threads read the weights 1.5x faster
     bandwidth_per_core = threads.engine_threads(None, scaling({1: 0.045, 2: 0.030}))
-    assert [bandwidth_per_core.threads_for(n) for n in (1, threads.MEMORY_BOUND_REQUESTS, 64)] == [2, 2, 2]
+    assert [bandwidth_per_core.threads_for(n) for n in (1, MEMORY_BOUND_ROWS, 64)] == [2, 2, 2]
     assert "45.0 ms on 1 thread(s), 30.0 ms on 2: 1.50x, at or above" in bandwidth_per_core.describe()
     # one core already saturates memory: keep the second for the server while few requests run
     saturated = threads.engine_threads(None, scaling({1: 0.040, 2: 0.036}))
-    assert [saturated.threads_for(n) for n in (1, threads.MEMORY_BOUND_REQUESTS, 64)] == [1, 1, 2]
+    assert [saturated.threads_for(n) for n in (1, MEMORY_BOUND_ROWS, 64)] == [1, 1, 2]
     assert "1.11x, below the 1.3x" in saturated.describe()
     assert timed == [(1, 2), (1, 2)]  # both counts in one call, so they take turns
     # a fixed count and a single core measure nothing
