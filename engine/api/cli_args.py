@@ -181,8 +181,9 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help="threads the engine computes with on a CPU, fixed (default: $OMP_NUM_THREADS, else every usable "
-        "core above 4 requests in flight and, up to 4, every core or one less, leaving a core to HTTP and the "
-        "tokenizer unless the last core makes a weight pass timed at start-up 1.3x faster)",
+        "core for a step of more than 4 tokens (a prompt chunk, a batch of more than 4) and, for a decode of up "
+        "to 4 sequences, every core or one less, leaving a core to HTTP and the tokenizer unless the last core "
+        "makes a weight pass timed at start-up 1.3x faster)",
     )
     net.add_argument(
         "--max-num-queued-reqs",
