@@ -10,6 +10,15 @@ engine's linear layers with more rows than the native GEMV takes (kernels.cpu_ge
 MEMORY_BOUND_ROWS) run 1.0-1.3x faster at 16 rows and 1.3-1.65x at 64, bit-identical to `F.linear`
 (BENCHMARKS.md, "Prepacked bf16 weights").
 
+oneDNN builds (JIT-compiles) a GEMM for every row count it is given and keeps a limited cache of them
+(1,024 by default). A served step's row count is its scheduled tokens, which differ from step to step
+whenever a prompt is prefilled: on a 16-stream long-prompt load a profile of the server put 6 % of the
+engine thread in building GEMMs, each new count costing 1.3-4 ms per weight shape against 0.4-1.4 ms
+for the product itself. So above EXACT_ROWS the rows are padded to a bucket (`bucket_rows`), which
+bounds the distinct counts to about 130 per shape and costs a few padding rows; on a stream of 150
+random prefill steps of 300-720 rows the packed GEMMs took 12-21 % less time than with exact counts
+(BENCHMARKS.md, "Row buckets for the packed GEMM").
+
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in
 place, and a packed tensor is opaque. The engine packs only where the host has the memory to
 spare, and keeps the copy outside its device budget (engine/core/llm_engine.py).
@@ -28,6 +37,13 @@ PREPACK_ENV = "SERVOPS_CPU_PREPACK"  # 0 turns packing off (an A/B, or a host sh
 # the batch size oneDNN is told to expect: any row count then runs on the packed weight (checked
 # bit-identical at 1-256 rows); 16-256 all gave the same speed, a hint of 1 was 1.3-2x slower
 PACK_ROWS_HINT = 64
+# Row counts up to this go to oneDNN as they are: decode batches, which recur step after step, so each
+# count's GEMM is built once. Above, counts are padded to a multiple of BUCKET_ROWS (BUCKET_ROWS_LONG
+# above LONG_ROWS): at most 12 + (max_num_batched_tokens - 256) / 32 buckets, a few % of rows wasted.
+EXACT_ROWS = 64
+BUCKET_ROWS = 16
+LONG_ROWS = 256
+BUCKET_ROWS_LONG = 32
 
 
 @functools.cache
@@ -58,8 +74,24 @@ def pack(weight: torch.Tensor) -> torch.Tensor:
     return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACK_ROWS_HINT)
 
 
+def bucket_rows(rows: int) -> int:
+    """The row count oneDNN is given for `rows` rows (see EXACT_ROWS)."""
+    if rows <= EXACT_ROWS:
+        return rows
+    step = BUCKET_ROWS if rows <= LONG_ROWS else BUCKET_ROWS_LONG
+    return -(-rows // step) * step
+
+
 def linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """`F.linear(x, weight, bias)` for x [M, K] bf16, given `pack(weight)`."""
+    """`F.linear(x, weight, bias)` for x [M, K] bf16, given `pack(weight)`; M above EXACT_ROWS is
+    computed padded to `bucket_rows(M)` with zero rows, and the first M rows returned (a contiguous
+    view: each output row depends on its own input row only)."""
+    rows = x.shape[0]
+    padded = bucket_rows(rows)
+    if padded != rows:
+        grown = x.new_zeros(padded, x.shape[1])
+        grown[:rows] = x
+        return torch.ops.mkldnn._linear_pointwise(grown, packed, bias, "none", [], "")[:rows]
     return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
 

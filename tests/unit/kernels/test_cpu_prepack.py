@@ -61,3 +61,26 @@ def test_packing_is_wanted_only_for_bf16_on_a_cpu_with_bf16_arithmetic(monkeypat
     assert cpu_prepack.wanted(cpu, torch.bfloat16) == (True, "oneDNN's bf16 GEMM on weights reordered once")
     monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
     assert cpu_prepack.wanted(cpu, torch.bfloat16) == (False, f"{cpu_prepack.PREPACK_ENV}=0")
+
+
+def test_row_counts_above_the_exact_ones_fall_into_few_buckets():
+    exact = list(range(1, cpu_prepack.EXACT_ROWS + 1))
+    assert [cpu_prepack.bucket_rows(r) for r in exact] == exact  # decode batches recur: built once each
+    assert cpu_prepack.bucket_rows(cpu_prepack.EXACT_ROWS + 1) == cpu_prepack.EXACT_ROWS + cpu_prepack.BUCKET_ROWS
+    assert cpu_prepack.bucket_rows(cpu_prepack.LONG_ROWS) == cpu_prepack.LONG_ROWS
+    assert cpu_prepack.bucket_rows(cpu_prepack.LONG_ROWS + 1) == cpu_prepack.LONG_ROWS + cpu_prepack.BUCKET_ROWS_LONG
+    counts = {cpu_prepack.bucket_rows(r) for r in range(1, 2049)}
+    assert len(counts) == 64 + 12 + (2048 - 256) // 32  # 132 GEMMs per weight shape, under oneDNN's 1,024
+    assert all(cpu_prepack.bucket_rows(r) >= r for r in range(1, 2049))
+
+
+@needs_packing
+@pytest.mark.parametrize("rows", [65, 100, 257, 300])
+def test_padded_rows_give_the_same_products_and_shape(rows):
+    generator = torch.Generator().manual_seed(rows)
+    weight = torch.randn(96, 80, generator=generator).to(torch.bfloat16)
+    bias = torch.randn(96, generator=generator).to(torch.bfloat16)
+    x = torch.randn(rows, 80, generator=generator).to(torch.bfloat16)
+    out = cpu_prepack.linear(x, cpu_prepack.pack(weight), bias)
+    assert out.shape == (rows, 96) and out.is_contiguous()
+    assert torch.equal(out, F.linear(x, weight, bias))
