@@ -15,8 +15,10 @@ oneDNN builds (JIT-compiles) a GEMM for every row count it is given and keeps a 
 whenever a prompt is prefilled: on a 16-stream long-prompt load a profile of the server put 6 % of the
 engine thread in building GEMMs, each new count costing 1.3-4 ms per weight shape against 0.4-1.4 ms
 for the product itself. So above EXACT_ROWS the rows are padded to a bucket (`bucket_rows`), which
-bounds the distinct counts to about 130 per shape and costs a few padding rows; on a stream of 150
-random prefill steps of 300-720 rows the packed GEMMs took 12-21 % less time than with exact counts
+bounds the distinct counts to about 130 per shape and costs a few padding rows. The engine pads a
+step once, in its model runner (engine/model/runner.py), so the layers' GEMMs get bucketed counts
+as they are; `linear` pads what still comes unbucketed (the LM head's sampled rows), at the price of a
+copy per call, which under a 64-stream load took as much engine time as the building it saved
 (BENCHMARKS.md, "Row buckets for the packed GEMM").
 
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in

@@ -49,6 +49,9 @@ class AttentionMetadata:
     prefill_split: PrefillSplit | None = None
     # the decode twin only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
     decode_plan: DecodePlan | None = None
+    # rows after the step's tokens that only pad the batch to a GEMM row bucket (kernels.cpu_prepack.
+    # bucket_rows): slot -1, position 0; attention reads none of them and gives them zero rows
+    num_padding: int = 0
 
 
 @dataclasses.dataclass
@@ -121,6 +124,7 @@ class Attention(nn.Module):
         self, x: torch.Tensor, meta: AttentionMetadata, kv_cache: tuple[torch.Tensor, torch.Tensor]
     ) -> torch.Tensor:
         num_tokens = x.shape[0]
+        real = num_tokens - meta.num_padding
         q, k, v = rotary_embedding(
             self.qkv_proj(x), meta.cos, meta.sin, self.num_heads, self.num_kv_heads, self.head_dim
         )
@@ -141,12 +145,12 @@ class Attention(nn.Module):
                     plan=meta.decode_plan,
                 )
             )
-        if nd < num_tokens and meta.prefill_split is not None:
-            parts.append(self._split_prefill(q, k, v, kv_cache, meta.prefill_split, nd))
-        elif nd < num_tokens:
+        if nd < real and meta.prefill_split is not None:
+            parts.append(self._split_prefill(q, k, v, kv_cache, meta.prefill_split, nd, real))
+        elif nd < real:
             parts.append(
                 paged_prefill_attention(
-                    q[nd:],
+                    q[nd:real],
                     k_cache,
                     v_cache,
                     meta.block_tables[nd:],
@@ -156,12 +160,14 @@ class Attention(nn.Module):
                     max_query_len=meta.max_prefill_query_len,
                 )
             )
+        if meta.num_padding:
+            parts.append(parts[0].new_zeros((meta.num_padding, *parts[0].shape[1:])))
         out = parts[0] if len(parts) == 1 else torch.cat(parts)
         return self.o_proj(out.reshape(num_tokens, self.q_size))
 
-    def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int) -> torch.Tensor:
+    def _split_prefill(self, q, k, v, kv_cache, split: PrefillSplit, num_decodes: int, num_tokens: int) -> torch.Tensor:
         """Prefill attention split between dense SDPA and the paged kernel: see PrefillSplit."""
-        out = q.new_empty(q.shape[0] - num_decodes, self.num_heads, self.head_dim)
+        out = q.new_empty(num_tokens - num_decodes, self.num_heads, self.head_dim)
         k_cache, v_cache = kv_cache
         for (start, end), prefix in zip(split.dense_spans, split.dense_prefix_slots, strict=True):
             queries, keys, values = q[start:end], k[start:end], v[start:end]

@@ -85,6 +85,9 @@ class ModelRunner:
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.dense_prefill_min_tokens = dense_prefill_min_tokens(device, dtype, self.head_dim)
+        # Pad each step's rows to oneDNN's row buckets (kernels.cpu_prepack.bucket_rows) once, here,
+        # rather than in each of the ~120 packed GEMMs of a step: set where the weights are packed.
+        self.pad_to_buckets = False
 
     def weights_bytes(self) -> int:
         """The checkpoint's parameters as loaded: what the memory plan counts against the device budget."""
@@ -101,6 +104,7 @@ class ModelRunner:
             if isinstance(module, Linear):
                 module.packed = cpu_prepack.pack(module.weight)
         self.model.head_packed = cpu_prepack.pack(self._head_weight())
+        self.pad_to_buckets = True
 
     def _head_weight(self) -> torch.Tensor:
         model = self.model
@@ -236,6 +240,11 @@ class ModelRunner:
             offset += n
             if s.samples:
                 logits_rows.append(offset - 1)
+        padding = cpu_prepack.bucket_rows(offset) - offset if self.pad_to_buckets else 0
+        if padding:  # rows attention ignores: slot -1 (nothing written), position 0
+            ids.append(np.zeros(padding, dtype=np.int64))
+            positions.append(np.zeros(padding, dtype=np.int64))
+            slots.append(np.full(padding, -1, dtype=np.int64))
         max_blocks = max(len(t) for t in tables)
         block_tables = np.zeros((len(tables), max_blocks), dtype=np.int32)
         for row, table in enumerate(tables):
@@ -256,6 +265,7 @@ class ModelRunner:
             max_decode_context_len=max(context_lens[:num_decodes], default=0),
             max_prefill_query_len=max(q_lens[num_decodes:], default=0),
             prefill_split=self._prefill_split(scheduled, num_decodes, block_tables, context_lens),
+            num_padding=padding,
             decode_plan=plan_decode(block_tables_t[:num_decodes], context_lens_t[:num_decodes], self.kv_caches[0][0])
             if num_decodes
             else None,
