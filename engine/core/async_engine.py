@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.core.stats import iteration_prompt_tokens, scheduler_fields
+from engine.core.stats import SchedulerStats, iteration_prompt_tokens, scheduler_fields
 from engine.observability.logger import init_logger, set_process_name
 from engine.observability.metrics import EngineMetrics, FinishedRequestStats
 from engine.observability.stats_logger import LoggingStatLogger, StatsSnapshot
@@ -180,10 +180,10 @@ class AsyncEngine:
         except BaseException as exc:  # noqa: BLE001 - any step failure kills the loop, as in vLLM
             self._die(exc)
 
-    def _on_schedule(self, scheduler_stats: Any) -> None:
+    def _on_schedule(self, scheduler_stats: SchedulerStats) -> None:
         """Right after the step is scheduled, before the model runs: gauges, then threads."""
         self._publish_scheduler_state(scheduler_stats)
-        self._set_threads(getattr(scheduler_stats, "num_scheduled_tokens", 0))
+        self._set_threads(scheduler_stats.num_scheduled_tokens)
 
     def _set_threads(self, rows: int) -> None:
         """Size the step's CPU threads to the rows it computes: a prompt chunk is a GEMM that every
