@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from advisor.cli_types import positive_int
+
 SIDES = ("exact", "buckets")
 PROMPT_RANGE = (300, 720)
 
@@ -50,8 +52,8 @@ def one_run(side: str, prompts: int, seed: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", type=int, default=2, help="runs per side (default 2)")
-    parser.add_argument("--prompts", type=int, default=40, help="lone prompts per run (default 40)")
+    parser.add_argument("--pairs", type=positive_int, default=2, help="runs per side (default 2)")
+    parser.add_argument("--prompts", type=positive_int, default=40, help="lone prompts per run (default 40)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--json", help="write the runs and the ratio here")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)  # one run, in a child process
