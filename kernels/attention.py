@@ -148,16 +148,32 @@ def dense_prefill_min_tokens(device: torch.device | str, dtype: torch.dtype, hea
     SDPA (its own q/k/v behind its cached prefix, where that prefix is no longer than the chunk:
     engine.model.llama.PrefillSplit), sending only the other chunks here; None to send every chunk here.
 
-    None on Triton, whose kernel takes every chunk of a step in one launch; 1 where
-    `paged_prefill_attention` would be the PyTorch twin, which gathers and masks, so any such
-    chunk is cheaper dense; CPU_DENSE_PREFILL_MIN_TOKENS on the native CPU kernels.
+    None on Triton, whose kernel takes every chunk of a step in one launch, and on the native CPU
+    kernel where a bf16 prefill runs on the AMX tiles (one 520-token prompt in 0.6-0.75x of the
+    flash SDPA's time, `benchmarks/cpu_attention_ab.py`); 1 where `paged_prefill_attention` would
+    be the PyTorch twin, which gathers and masks, so any such chunk is cheaper dense;
+    CPU_DENSE_PREFILL_MIN_TOKENS on the other native CPU paths.
     """
     backend = backend_for(device)
     if backend == "triton":
         return None
     if backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim):
-        return CPU_DENSE_PREFILL_MIN_TOKENS
+        return None if cpu_attention.prefill_on_amx(dtype, head_dim) else CPU_DENSE_PREFILL_MIN_TOKENS
     return 1
+
+
+def describe_prefill(device: torch.device | str, dtype: torch.dtype, head_dim: int) -> str:
+    """One line for the start-up log: where prompt chunks are attended, and on which CPU units."""
+    backend, least = backend_for(device), dense_prefill_min_tokens(device, dtype, head_dim)
+    kernel = {"triton": "the Triton kernel", "cpu": "the native CPU kernel", "torch": "the PyTorch twin"}[backend]
+    if backend == "cpu" and dtype == torch.bfloat16:
+        units = {"amx": "the AMX tiles", "avx512-bf16": "AVX512-BF16", "avx2": "AVX2 float lanes"}
+        kernel += f", bf16 on {units[cpu_attention.bf16_prefill_units()]}"
+    if least is None:
+        return f"every prompt chunk on {kernel}"
+    if least == 1:
+        return f"fresh chunks on dense SDPA, chunks behind a cached prefix on {kernel}"
+    return f"fresh chunks of {least}+ tokens on dense SDPA, the others on {kernel}"
 
 
 def _check_native_cpu(device: torch.device | str) -> None:

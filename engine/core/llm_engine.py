@@ -29,6 +29,7 @@ from engine.model.memory_profile import estimate_activation_bytes, max_concurren
 from engine.model.runner import ModelRunner, checkpoint_dtype, load_hf_config
 from engine.observability.logger import format_gib, init_logger
 from kernels import cpu_gemm, cpu_prepack
+from kernels.attention import describe_prefill
 
 logger = init_logger(__name__)
 
@@ -104,6 +105,7 @@ class LLMEngine:
         logger.info(
             "Model loading took %s GiB memory and %.6f seconds", format_gib(weights), time.monotonic() - load_start
         )
+        logger.info("Prefill attention: %s.", describe_prefill(device, dtype, self.runner.head_dim))
         self._pack_weights_if_room()
 
         activation = estimate_activation_bytes(

@@ -23,6 +23,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #if !defined(__AVX2__) || !defined(__FMA__)
 #error "paged_attention_cpu.cpp needs AVX2 and FMA (x86-64-v3)"
 #endif
@@ -420,7 +423,7 @@ constexpr int BF16_PREFILL_ROWS = 32;  // query rows per tile: K/V are packed on
 
 struct PackedKV {
   std::vector<uint32_t> keys, values;
-  int length = 0;  // keys packed, a multiple of 16 (the last key repeated past the context)
+  int length = 0;  // keys packed, a multiple of 32 (the last key repeated past the context)
 };
 
 inline uint32_t pair(uint16_t low, uint16_t high) { return static_cast<uint32_t>(low) | (static_cast<uint32_t>(high) << 16); }
@@ -430,7 +433,7 @@ void pack_kv(const uint16_t* k_cache, const uint16_t* v_cache, const int32_t* ta
   const int head_dim = shape.head_dim, half = head_dim / 2;
   const int64_t row = static_cast<int64_t>(shape.kv_heads) * head_dim, column = static_cast<int64_t>(kv_head) * head_dim;
   token_rows(table, context, shape.block_size, row, rows);  // padded to 8
-  const int length = (context + 15) & ~15;
+  const int length = (context + 31) & ~31;  // whole 32-key steps for the tile path's value products
   while (static_cast<int>(rows.size()) < length) rows.push_back(rows.back());
   packed.length = length;
   packed.keys.resize(static_cast<size_t>(length) * half);
@@ -587,6 +590,207 @@ void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV
   }
 }
 
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__)
+// The same tile on AMX, where the CPU has it (Sapphire Rapids and later): the tile unit multiplies a
+// 16 x 32 bf16 tile by a 32 x 16 one into 16 x 16 float32 in one instruction, 16x the products of one
+// vdpbf16ps, so the score and value products stop being the cost and the softmax's exponentials are.
+// Why: on SmolLM2's 530-token prompts the vdpbf16ps tile above ran 2.6x slower than PyTorch's flash
+// SDPA, so long prompts went to SDPA; vLLM's CPU backend has AMX attention kernels of its own.
+// The packed layouts above are already the tile unit's "VNNI" operand layout (pairs along the
+// reduced dimension), so the keys and values are read as packed; only the 16 query vectors of a
+// block are copied together, since their rows are not evenly strided (GQA heads within a token).
+// Same arithmetic as the vdpbf16ps tile (float32 scores, softmax weights rounded to bf16, float32
+// value sums); only the summation order differs.
+constexpr int AMX_HEAD_DIM_MAX = 128;  // query tiles 1-4 hold head_dim / 32 steps of 32
+
+struct alignas(64) TileConfig {
+  uint8_t palette_id = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// Linux hands out the tile registers' state only on request, once per process (else the first tile
+// instruction faults). Asked once; false where the kernel refuses, and then the vdpbf16ps tile runs.
+bool amx_permitted() {
+  static const bool permitted = [] {
+    constexpr long ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18;
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+  }();
+  return permitted;
+}
+
+// Every tile 16 rows of 64 bytes: scores and outputs in float32 (16 columns), queries, keys,
+// weights and values as bf16 pairs (32 columns).
+void configure_tiles() {
+  TileConfig config;
+  for (int i = 0; i < 8; ++i) {
+    config.colsb[i] = 64;
+    config.rows[i] = 16;
+  }
+  _tile_loadconfig(&config);
+}
+
+// scores[16 vectors][t, t + 16) for every key tile t < seen: tile 0 accumulates, tiles 1..KT hold the
+// block's queries (KT = head_dim / 32), tiles 5 and 6 take turns holding the key operand.
+template <int KT>
+void score_block_amx(const uint16_t* queries, int head_dim, const PackedKV& kv, int seen, float* scores,
+                     int padded) {
+  const int half = head_dim / 2, stride = head_dim * 2;
+  _tile_loadd(1, queries, stride);
+  if constexpr (KT > 1) _tile_loadd(2, queries + 32, stride);
+  if constexpr (KT > 2) _tile_loadd(3, queries + 64, stride);
+  if constexpr (KT > 3) _tile_loadd(4, queries + 96, stride);
+  for (int t = 0; t < seen; t += 16) {
+    const uint32_t* keys = &kv.keys[static_cast<size_t>(t) * half];  // [half pairs][16 keys]
+    _tile_zero(0);
+    _tile_loadd(5, keys, 64);
+    _tile_dpbf16ps(0, 1, 5);
+    if constexpr (KT > 1) {
+      _tile_loadd(6, keys + 256, 64);
+      _tile_dpbf16ps(0, 2, 6);
+    }
+    if constexpr (KT > 2) {
+      _tile_loadd(5, keys + 512, 64);
+      _tile_dpbf16ps(0, 3, 5);
+    }
+    if constexpr (KT > 3) {
+      _tile_loadd(6, keys + 768, 64);
+      _tile_dpbf16ps(0, 4, 6);
+    }
+    _tile_stored(0, scores + t, padded * 4);
+  }
+}
+
+// out[16 vectors][d0, d0 + 16 C) = weights . values over the first `keys` keys (a multiple of 32):
+// tiles 0..C-1 accumulate, tile 4 holds 32 keys' weights, tiles 5 and 6 take turns with the values.
+template <int C>
+void value_block_amx(const uint16_t* probs, int padded, const PackedKV& kv, int head_dim, int d0, int keys,
+                     float* out) {
+  _tile_zero(0);
+  if constexpr (C > 1) _tile_zero(1);
+  if constexpr (C > 2) _tile_zero(2);
+  if constexpr (C > 3) _tile_zero(3);
+  const int stride = head_dim * 4;
+  for (int k = 0; k < keys; k += 32) {
+    const uint32_t* values = &kv.values[static_cast<size_t>(k / 2) * head_dim + d0];  // [pairs][head_dim]
+    _tile_loadd(4, probs + k, padded * 2);
+    _tile_loadd(5, values, stride);
+    _tile_dpbf16ps(0, 4, 5);
+    if constexpr (C > 1) {
+      _tile_loadd(6, values + 16, stride);
+      _tile_dpbf16ps(1, 4, 6);
+    }
+    if constexpr (C > 2) {
+      _tile_loadd(5, values + 32, stride);
+      _tile_dpbf16ps(2, 4, 5);
+    }
+    if constexpr (C > 3) {
+      _tile_loadd(6, values + 48, stride);
+      _tile_dpbf16ps(3, 4, 6);
+    }
+  }
+  _tile_stored(0, out + d0, stride);
+  if constexpr (C > 1) _tile_stored(1, out + d0 + 16, stride);
+  if constexpr (C > 2) _tile_stored(2, out + d0 + 32, stride);
+  if constexpr (C > 3) _tile_stored(3, out + d0 + 48, stride);
+}
+
+inline __mmask16 live_lanes(int t, int visible) {
+  return t >= visible ? 0 : (visible - t >= 16 ? 0xffff : static_cast<__mmask16>((1u << (visible - t)) - 1));
+}
+
+// probs[0, padded) = bf16 exp(scale * (scores[t] - max)) for t < visible, exact zeros after; returns
+// the float sum of the weights before rounding. One pass for the peak, one for the weights, 16 lanes
+// (the exponentials are what the tile path spends its time on).
+inline float scaled_softmax_bf16(const float* scores, int visible, int padded, float scale, uint16_t* probs) {
+  __m512 peak = _mm512_set1_ps(-INFINITY);
+  for (int t = 0; t < visible; t += 16) {
+    const __mmask16 live = live_lanes(t, visible);
+    peak = _mm512_mask_max_ps(peak, live, peak, _mm512_maskz_loadu_ps(live, scores + t));
+  }
+  const __m512 factor = _mm512_set1_ps(scale), offset = _mm512_set1_ps(-scale * _mm512_reduce_max_ps(peak));
+  __m512 sum = _mm512_setzero_ps();
+  for (int t = 0; t < padded; t += 16) {
+    const __mmask16 live = live_lanes(t, visible);
+    __m512 p = _mm512_setzero_ps();
+    if (live) {
+      p = _mm512_maskz_mov_ps(live, exp_clamped(_mm512_fmadd_ps(_mm512_maskz_loadu_ps(live, scores + t), factor, offset)));
+      sum = _mm512_add_ps(sum, p);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + t), (__m256i)_mm512_cvtneps_pbh(p));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+struct AmxScratch {
+  std::vector<float> scores, denom, out;
+  std::vector<uint16_t> probs, queries;
+};
+
+// prefill_tile_bf16 on the tile unit, 16 query vectors a block (head_dim a multiple of 32, at most 128)
+void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV& kv, int chunk_start, int chunk_len,
+                      int context, const PrefillTile& tile, uint16_t* out, const Shape& shape, AmxScratch& s) {
+  const int head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
+  const int vectors = tile.num_rows * group;
+  const int first_pos = context - chunk_len + tile.first_row;
+  const int padded = (first_pos + tile.num_rows + 31) & ~31;  // whole 32-key steps, within kv.length
+  s.scores.resize(static_cast<size_t>(16) * padded);
+  s.probs.resize(static_cast<size_t>(16) * padded);
+  s.denom.resize(16);
+  s.out.resize(static_cast<size_t>(16) * head_dim);
+  s.queries.resize(static_cast<size_t>(16) * head_dim);
+  for (int j = 0; j < vectors; j += 16) {
+    const int n = std::min(16, vectors - j);
+    for (int i = 0; i < 16; ++i) {  // the block's query vectors together; rows past the tile are zeros
+      uint16_t* row = &s.queries[static_cast<size_t>(i) * head_dim];
+      if (i < n) {
+        const int v = j + i;
+        const uint16_t* src = q + (chunk_start + tile.first_row + v / group) * q_token_stride +
+                              (static_cast<int64_t>(tile.kv_head) * group + v % group) * head_dim;
+        std::memcpy(row, src, head_dim * sizeof(uint16_t));
+      } else {
+        std::memset(row, 0, head_dim * sizeof(uint16_t));
+      }
+    }
+    const int seen = first_pos + (j + n - 1) / group + 1;  // keys the block's last vector sees
+    switch (head_dim / 32) {
+      case 1: score_block_amx<1>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
+      case 2: score_block_amx<2>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
+      case 3: score_block_amx<3>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
+      default: score_block_amx<4>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
+    }
+    // softmax over each vector's own keys, straight to bf16 weights with exact zeros past them; rows
+    // past the tile get zero weights
+    for (int i = 0; i < 16; ++i) {
+      const int visible = i < n ? first_pos + (j + i) / group + 1 : 0;
+      s.denom[i] = scaled_softmax_bf16(&s.scores[static_cast<size_t>(i) * padded], visible, padded, shape.scale,
+                                       &s.probs[static_cast<size_t>(i) * padded]);
+    }
+    const int keys = (seen + 31) & ~31;
+    int d0 = 0;
+    for (; d0 + 64 <= head_dim; d0 += 64) value_block_amx<4>(s.probs.data(), padded, kv, head_dim, d0, keys, s.out.data());
+    if (d0 < head_dim) value_block_amx<2>(s.probs.data(), padded, kv, head_dim, d0, keys, s.out.data());
+    for (int i = 0; i < n; ++i) {
+      const int v = j + i;
+      uint16_t* dst = out + (static_cast<int64_t>(chunk_start + tile.first_row + v / group) * shape.heads +
+                             static_cast<int64_t>(tile.kv_head) * group + v % group) * head_dim;
+      const __m512 inverse = _mm512_set1_ps(1.f / s.denom[i]);
+      const float* acc = &s.out[static_cast<size_t>(i) * head_dim];
+      for (int d = 0; d < head_dim; d += 16)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d),
+                            (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(acc + d), inverse)));
+    }
+  }
+}
+
+bool amx_applies(const Shape& shape) {
+  return shape.head_dim % 32 == 0 && shape.head_dim <= AMX_HEAD_DIM_MAX && amx_permitted();
+}
+#define SERVOPS_AMX_PREFILL 1
+#endif
+
 // Every chunk of a step: pack each (sequence, KV head) once, then the query tiles, longest contexts first.
 void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_t* k_cache, const uint16_t* v_cache,
                         const int32_t* block_tables, int64_t table_stride, const int32_t* cu_seqlens_q,
@@ -606,6 +810,24 @@ void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_
   const std::vector<PrefillTile> tiles =
       longest_first_tiles(cu_seqlens_q, context_lens, num_seqs, kv_heads, BF16_PREFILL_ROWS);
   const int count = static_cast<int>(tiles.size());
+#ifdef SERVOPS_AMX_PREFILL
+  if (amx_applies(shape)) {
+#pragma omp parallel num_threads(threads)
+    {
+      AmxScratch scratch;
+      configure_tiles();  // per thread: the tile configuration is thread state
+#pragma omp for schedule(dynamic, 1)
+      for (int i = 0; i < count; ++i) {
+        const PrefillTile& tile = tiles[i];
+        const int b = tile.sequence;
+        prefill_tile_amx(q, q_token_stride, packed[b * kv_heads + tile.kv_head], cu_seqlens_q[b],
+                         cu_seqlens_q[b + 1] - cu_seqlens_q[b], context_lens[b], tile, out, shape, scratch);
+      }
+      _tile_release();
+    }
+    return;
+  }
+#endif
 #pragma omp parallel num_threads(threads)
   {
     Bf16Scratch scratch;
@@ -647,6 +869,20 @@ extern "C" {
 
 // ABI version: kernels/cpu_attention.py checks it, so a stale cached build is never called wrongly.
 int servops_paged_attention_abi() { return 2; }
+
+// Which units the bf16 prefill runs on here (head_dim a multiple of 32, at most 128 for the tile
+// unit): 2 the AMX tiles, 1 vdpbf16ps, 0 the 8-lane float path. Tests and the engine's start-up
+// log read it, so a CPU with AMX that quietly ran the slower path would show.
+int servops_paged_prefill_bf16_units() {
+#if defined(SERVOPS_AMX_PREFILL)
+  if (amx_permitted()) return 2;
+#endif
+#if defined(SERVOPS_BF16_PREFILL)
+  return 1;
+#else
+  return 0;
+#endif
+}
 
 void servops_paged_decode_f32(const float* q, const float* k_cache, const float* v_cache, const int32_t* block_tables,
                               int64_t table_stride, const int32_t* context_lens, float* out, int batch, int heads,

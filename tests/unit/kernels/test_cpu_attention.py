@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from kernels import attention, cpu_attention, cpu_build, torch_ref
+from kernels import attention, cpu_attention, cpu_build, cpu_gemm, torch_ref
 from tests.unit.kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
 
 pytestmark = pytest.mark.skipif(
@@ -294,7 +294,11 @@ def test_prefill_of_no_tokens():
 def test_the_cpu_backend_sends_only_long_fresh_chunks_to_dense_sdpa(monkeypatch):
     monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
     assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
-    assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
+    # on the AMX tiles the native kernel beats SDPA on long prompts too, so it takes every chunk
+    on_amx = cpu_attention.bf16_prefill_units() == "amx"
+    expected = None if on_amx else attention.CPU_DENSE_PREFILL_MIN_TOKENS
+    assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 64) == expected
+    assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 256) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
     assert attention.dense_prefill_min_tokens("cpu", torch.float16, 64) == 1  # the twin: every fresh chunk dense
     monkeypatch.setenv(attention.BACKEND_ENV, "torch")
     assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == 1
@@ -312,3 +316,34 @@ def test_a_chunk_longer_than_its_context_is_refused_not_read_out_of_bounds():
             cache.context_lens,
             SCALE,
         )
+
+
+def _best_bf16_units(flags: frozenset[str]) -> str:
+    if {"amx_bf16", "amx_tile"} <= flags:
+        return "amx"
+    return "avx512-bf16" if {"avx512_bf16", "avx512bw"} <= flags else "avx2"
+
+
+def test_the_bf16_prefill_runs_on_the_best_units_this_cpu_lists():
+    """An AMX CPU whose build quietly fell back to vdpbf16ps (compiler, permission) would fail here."""
+    assert cpu_attention.bf16_prefill_units() == _best_bf16_units(cpu_gemm.cpu_flags())
+    assert cpu_attention.prefill_on_amx(torch.bfloat16, 64) == (cpu_attention.bf16_prefill_units() == "amx")
+    assert not cpu_attention.prefill_on_amx(torch.float32, 64)
+    assert not cpu_attention.prefill_on_amx(torch.bfloat16, 256)  # past the tile path's four query tiles
+
+
+@pytest.mark.skipif(
+    not {"amx_bf16", "amx_tile"} <= cpu_gemm.cpu_flags(), reason="this CPU has no AMX: the tile path is not built"
+)
+@pytest.mark.parametrize("head_dim", [32, 64, 96, 128])
+def test_bf16_prefill_on_the_tiles_and_on_vdpbf16ps_both_match_the_twin(tmp_path, monkeypatch, head_dim):
+    """The tile path takes every bf16 prefill on an AMX CPU, so the vdpbf16ps path (what AVX512-BF16
+    CPUs without AMX run) is held to the twin here by a build without AMX."""
+    monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
+    without_amx = cpu_attention._NATIVE.build(("-mno-amx-tile", "-mno-amx-bf16", "-mno-amx-int8"))
+    assert without_amx.servops_paged_prefill_bf16_units() == 1
+    chunks = [(70, 70), (33, 93), (1, 1), (300, 300)]  # ragged tiles, a prefix, one token, many key steps
+    spec = dict(group=3, num_kv_heads=2, head_dim=head_dim, block_size=16, dtype=torch.bfloat16, seed=11)
+    _compare_prefill(chunks, **spec)  # the default build: the tiles
+    monkeypatch.setattr(cpu_attention, "library", lambda: without_amx)
+    _compare_prefill(chunks, **spec, threads=2)
