@@ -13,7 +13,7 @@ shuffled over the pool:
   against one causal SDPA call per chunk, what the model does with fresh chunks of
   `kernels.attention.dense_prefill_min_tokens` or more: a ratio below 1 (SDPA faster) is why
   long fresh chunks go dense on the native backend where the bf16 prefill does not run on the
-  AMX tiles (`cpu_attention.bf16_prefill_units()`, printed);
+  AMX tiles (`cpu_attention.bf16_prefill_units`, printed);
 - prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
   benchmark's hit) against the paged-prefill twin.
 Engine: the same `LLM` generating the seeded benchmark workload (engine_throughput.make_workload)
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> dict:
     if not cpu_attention.available():
         raise SystemExit(f"the native CPU attention kernels do not build here: {cpu_attention.unavailable_reason()}")
     tune_glibc_malloc()
-    units = cpu_attention.bf16_prefill_units()
+    units = cpu_attention.bf16_prefill_units(HEAD_DIM)
     print(f"bf16 prefill on: {units}; {torch.get_num_threads()} threads", flush=True)
     result: dict = {"threads": torch.get_num_threads(), "bf16_prefill_units": units, "kernels": []}
     cases = [

@@ -168,7 +168,7 @@ def describe_prefill(device: torch.device | str, dtype: torch.dtype, head_dim: i
     kernel = {"triton": "the Triton kernel", "cpu": "the native CPU kernel", "torch": "the PyTorch twin"}[backend]
     if backend == "cpu" and dtype == torch.bfloat16:
         units = {"amx": "the AMX tiles", "avx512-bf16": "AVX512-BF16", "avx2": "AVX2 float lanes"}
-        kernel += f", bf16 on {units[cpu_attention.bf16_prefill_units()]}"
+        kernel += f", bf16 on {units[cpu_attention.bf16_prefill_units(head_dim)]}"
     if least is None:
         return f"every prompt chunk on {kernel}"
     if least == 1:

@@ -58,28 +58,22 @@ library, available, unavailable_reason = _NATIVE.library, _NATIVE.available, _NA
 available_or_warn = _NATIVE.available_or_warn
 
 
-# servops_paged_prefill_bf16_units(): which units the bf16 prefill runs on
+# servops_paged_prefill_bf16_units(head_dim): which units a bf16 prefill runs on
 _BF16_PREFILL_UNITS = {2: "amx", 1: "avx512-bf16", 0: "avx2"}
-AMX_HEAD_DIM_MAX = 128  # the tile path's limit (paged_attention_cpu.cpp AMX_HEAD_DIM_MAX); head_dim % 32 == 0
 
 
-def bf16_prefill_units() -> str | None:
-    """Where the bf16 prefill kernel runs on this CPU: "amx" (the tile unit), "avx512-bf16"
-    (vdpbf16ps) or "avx2" (8-lane float); None where the library is not built. The tile path
-    needs the compiler's AMX support (`-march=native` on an AMX CPU) and the kernel's permission
-    to use the tile registers, both checked inside the library."""
+def bf16_prefill_units(head_dim: int) -> str | None:
+    """Where a bf16 prefill of this head_dim runs on this CPU: "amx" (the tile unit), "avx512-bf16"
+    (vdpbf16ps) or "avx2" (8-lane float); None where the library is not built. The library answers
+    with the same checks its dispatch makes: head_dim (a multiple of 32, at most 128), what it was
+    compiled for (`-march=native`), and for the tiles the kernel's permission to use them."""
     lib = library()
-    return None if lib is None else _BF16_PREFILL_UNITS[lib.servops_paged_prefill_bf16_units()]
+    return None if lib is None else _BF16_PREFILL_UNITS[lib.servops_paged_prefill_bf16_units(head_dim)]
 
 
 def prefill_on_amx(dtype: torch.dtype, head_dim: int) -> bool:
     """Whether a prefill of this dtype and head_dim runs on the AMX tiles here."""
-    return (
-        dtype == torch.bfloat16
-        and head_dim % 32 == 0
-        and head_dim <= AMX_HEAD_DIM_MAX
-        and bf16_prefill_units() == "amx"
-    )
+    return dtype == torch.bfloat16 and bf16_prefill_units(head_dim) == "amx"
 
 
 def supports_layout(dtype: torch.dtype, head_dim: int) -> bool:

@@ -421,6 +421,9 @@ std::vector<PrefillTile> longest_first_tiles(const int32_t* cu_seqlens_q, const 
 constexpr int BF16_PREFILL_ROWS = 32;  // query rows per tile: K/V are packed once per sequence, so a
                                        // tile only needs enough rows to keep both cores' work even
 
+// head_dim a multiple of 32 (whole bf16 pairs per 16 lanes), at most 128 (value accumulators in registers)
+bool bf16_prefill_applies(int head_dim) { return head_dim % 32 == 0 && head_dim <= 128; }
+
 struct PackedKV {
   std::vector<uint32_t> keys, values;
   int length = 0;  // keys packed, a multiple of 32 (the last key repeated past the context)
@@ -785,9 +788,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
   }
 }
 
-bool amx_applies(const Shape& shape) {
-  return shape.head_dim % 32 == 0 && shape.head_dim <= AMX_HEAD_DIM_MAX && amx_permitted();
-}
+bool amx_applies(int head_dim) { return bf16_prefill_applies(head_dim) && head_dim <= AMX_HEAD_DIM_MAX && amx_permitted(); }
 #define SERVOPS_AMX_PREFILL 1
 #endif
 
@@ -811,7 +812,7 @@ void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_
       longest_first_tiles(cu_seqlens_q, context_lens, num_seqs, kv_heads, BF16_PREFILL_ROWS);
   const int count = static_cast<int>(tiles.size());
 #ifdef SERVOPS_AMX_PREFILL
-  if (amx_applies(shape)) {
+  if (amx_applies(shape.head_dim)) {
 #pragma omp parallel num_threads(threads)
     {
       AmxScratch scratch;
@@ -870,18 +871,17 @@ extern "C" {
 // ABI version: kernels/cpu_attention.py checks it, so a stale cached build is never called wrongly.
 int servops_paged_attention_abi() { return 2; }
 
-// Which units the bf16 prefill runs on here (head_dim a multiple of 32, at most 128 for the tile
-// unit): 2 the AMX tiles, 1 vdpbf16ps, 0 the 8-lane float path. Tests and the engine's start-up
-// log read it, so a CPU with AMX that quietly ran the slower path would show.
-int servops_paged_prefill_bf16_units() {
+// Which units a bf16 prefill of this head_dim runs on here: 2 the AMX tiles, 1 vdpbf16ps, 0 the
+// 8-lane float path. The dispatch below asks the same questions; the engine's attention dispatch,
+// its start-up log and the tests read this, so a CPU with AMX that quietly ran a slower path shows.
+int servops_paged_prefill_bf16_units(int head_dim) {
 #if defined(SERVOPS_AMX_PREFILL)
-  if (amx_permitted()) return 2;
+  if (amx_applies(head_dim)) return 2;
 #endif
 #if defined(SERVOPS_BF16_PREFILL)
-  return 1;
-#else
-  return 0;
+  if (bf16_prefill_applies(head_dim)) return 1;
 #endif
+  return 0;
 }
 
 void servops_paged_decode_f32(const float* q, const float* k_cache, const float* v_cache, const int32_t* block_tables,
@@ -915,7 +915,7 @@ void servops_paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const
                                 int heads, int kv_heads, int head_dim, int block_size, float scale, int threads) {
   const Shape shape{heads, kv_heads, head_dim, block_size, scale};
 #ifdef SERVOPS_BF16_PREFILL
-  if (head_dim % 32 == 0 && head_dim <= 128) {
+  if (bf16_prefill_applies(head_dim)) {
     paged_prefill_bf16(q, q_token_stride, k_cache, v_cache, block_tables, table_stride, cu_seqlens_q, context_lens, out,
                        num_seqs, shape, threads);
     return;

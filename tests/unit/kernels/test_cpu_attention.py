@@ -295,7 +295,7 @@ def test_the_cpu_backend_sends_only_long_fresh_chunks_to_dense_sdpa(monkeypatch)
     monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
     assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
     # on the AMX tiles the native kernel beats SDPA on long prompts too, so it takes every chunk
-    on_amx = cpu_attention.bf16_prefill_units() == "amx"
+    on_amx = cpu_attention.bf16_prefill_units(64) == "amx"
     expected = None if on_amx else attention.CPU_DENSE_PREFILL_MIN_TOKENS
     assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 64) == expected
     assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 256) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
@@ -326,10 +326,13 @@ def _best_bf16_units(flags: frozenset[str]) -> str:
 
 def test_the_bf16_prefill_runs_on_the_best_units_this_cpu_lists():
     """An AMX CPU whose build quietly fell back to vdpbf16ps (compiler, permission) would fail here."""
-    assert cpu_attention.bf16_prefill_units() == _best_bf16_units(cpu_gemm.cpu_flags())
-    assert cpu_attention.prefill_on_amx(torch.bfloat16, 64) == (cpu_attention.bf16_prefill_units() == "amx")
+    best = _best_bf16_units(cpu_gemm.cpu_flags())
+    assert cpu_attention.bf16_prefill_units(64) == best
+    assert cpu_attention.bf16_prefill_units(128) == best
+    assert cpu_attention.bf16_prefill_units(8) == "avx2"  # not whole bf16 pairs per 16 lanes
+    assert cpu_attention.bf16_prefill_units(256) == "avx2"  # past the bf16 paths' accumulators
+    assert cpu_attention.prefill_on_amx(torch.bfloat16, 64) == (best == "amx")
     assert not cpu_attention.prefill_on_amx(torch.float32, 64)
-    assert not cpu_attention.prefill_on_amx(torch.bfloat16, 256)  # past the tile path's four query tiles
 
 
 @pytest.mark.skipif(
@@ -341,7 +344,7 @@ def test_bf16_prefill_on_the_tiles_and_on_vdpbf16ps_both_match_the_twin(tmp_path
     CPUs without AMX run) is held to the twin here by a build without AMX."""
     monkeypatch.setenv(cpu_build.CACHE_ENV, str(tmp_path / "cache"))
     without_amx = cpu_attention._NATIVE.build(("-mno-amx-tile", "-mno-amx-bf16", "-mno-amx-int8"))
-    assert without_amx.servops_paged_prefill_bf16_units() == 1
+    assert without_amx.servops_paged_prefill_bf16_units(64) == 1
     chunks = [(70, 70), (33, 93), (1, 1), (300, 300)]  # ragged tiles, a prefix, one token, many key steps
     spec = dict(group=3, num_kv_heads=2, head_dim=head_dim, block_size=16, dtype=torch.bfloat16, seed=11)
     _compare_prefill(chunks, **spec)  # the default build: the tiles
