@@ -29,7 +29,7 @@ from engine.model.llama import (
 )
 from engine.model.sampler import sample
 from kernels import cpu_prepack
-from kernels.attention import dense_prefill_min_tokens, plan_decode
+from kernels.attention import dense_prefill_min_tokens, pinned_backend, plan_decode
 
 WEIGHT_PASS_REPEATS = 5  # best of five rounds: what the pass costs when nothing interferes
 
@@ -178,13 +178,14 @@ class ModelRunner:
         """Run one step; returns one sampled token per scheduled request with `samples` True, in order."""
         if not out.scheduled:
             return []
-        input_ids, meta, logits_rows = self._prepare(out.scheduled, out.num_decodes, block_ids)
-        hidden = self.model(input_ids, meta, self.kv_caches)
-        sampling = [s.request for s in out.scheduled if s.samples]
-        if not sampling:
-            return []
-        logits = self.model.compute_logits(hidden[logits_rows])
-        return sample(logits, sampling)
+        with pinned_backend(self.device):  # the kernels' backend read once per step, not per call
+            input_ids, meta, logits_rows = self._prepare(out.scheduled, out.num_decodes, block_ids)
+            hidden = self.model(input_ids, meta, self.kv_caches)
+            sampling = [s.request for s in out.scheduled if s.samples]
+            if not sampling:
+                return []
+            logits = self.model.compute_logits(hidden[logits_rows])
+            return sample(logits, sampling)
 
     def _prefill_split(
         self, scheduled: list[ScheduledRequest], num_decodes: int, block_tables: np.ndarray, context_lens: list[int]

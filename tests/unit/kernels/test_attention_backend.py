@@ -145,3 +145,23 @@ def test_triton_on_cpu_without_the_interpreter_names_the_fix():
     line = proc.stdout.strip()
     assert line.startswith("AttentionBackendError True")
     assert "TRITON_INTERPRET=1" in line and "SERVOPS_ATTENTION_BACKEND=torch" in line
+
+
+def test_a_pinned_backend_holds_for_its_block_its_device_type_and_its_thread(monkeypatch):
+    """The runner pins the backend once per forward pass: inside the block a changed variable is not
+    read again, another device type is still asked the usual way, other threads are unaffected, and
+    the next block reads the variable afresh."""
+    import threading
+
+    monkeypatch.setenv(attention.BACKEND_ENV, "torch")
+    with attention.pinned_backend("cpu") as pinned:
+        assert pinned == "torch"
+        monkeypatch.setenv(attention.BACKEND_ENV, "triton")
+        assert attention.backend_for(torch.device("cpu")) == "torch"
+        assert attention.backend_for("meta") == "triton"  # not the pinned device type: read again
+        seen: list[str] = []
+        worker = threading.Thread(target=lambda: seen.append(attention.backend_for("cpu")))
+        worker.start()
+        worker.join()
+        assert seen == ["triton"]
+    assert attention.backend_for("cpu") == "triton"
