@@ -744,6 +744,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
   s.denom.resize(16);
   s.out.resize(static_cast<size_t>(16) * head_dim);
   s.queries.resize(static_cast<size_t>(16) * head_dim);
+  configure_tiles();  // thread state, set here so a tile never depends on what its thread ran before
   for (int j = 0; j < vectors; j += 16) {
     const int n = std::min(16, vectors - j);
     for (int i = 0; i < 16; ++i) {  // the block's query vectors together; rows past the tile are zeros
@@ -786,6 +787,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
                             (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_loadu_ps(acc + d), inverse)));
     }
   }
+  _tile_release();
 }
 
 bool amx_applies(int head_dim) { return bf16_prefill_applies(head_dim) && head_dim <= AMX_HEAD_DIM_MAX && amx_permitted(); }
@@ -810,36 +812,27 @@ void paged_prefill_bf16(const uint16_t* q, int64_t q_token_stride, const uint16_
   }
   const std::vector<PrefillTile> tiles =
       longest_first_tiles(cu_seqlens_q, context_lens, num_seqs, kv_heads, BF16_PREFILL_ROWS);
-  const int count = static_cast<int>(tiles.size());
-#ifdef SERVOPS_AMX_PREFILL
-  if (amx_applies(shape.head_dim)) {
-#pragma omp parallel num_threads(threads)
+  // each thread its own scratch, a tile's arguments from its sequence's chunk and packed K/V
+  auto over_tiles = [&](auto scratch, auto prefill) {
+    const int count = static_cast<int>(tiles.size());
+#pragma omp parallel num_threads(threads) firstprivate(scratch)
     {
-      AmxScratch scratch;
-      configure_tiles();  // per thread: the tile configuration is thread state
 #pragma omp for schedule(dynamic, 1)
       for (int i = 0; i < count; ++i) {
         const PrefillTile& tile = tiles[i];
         const int b = tile.sequence;
-        prefill_tile_amx(q, q_token_stride, packed[b * kv_heads + tile.kv_head], cu_seqlens_q[b],
-                         cu_seqlens_q[b + 1] - cu_seqlens_q[b], context_lens[b], tile, out, shape, scratch);
+        prefill(q, q_token_stride, packed[b * kv_heads + tile.kv_head], cu_seqlens_q[b],
+                cu_seqlens_q[b + 1] - cu_seqlens_q[b], context_lens[b], tile, out, shape, scratch);
       }
-      _tile_release();
     }
+  };
+#ifdef SERVOPS_AMX_PREFILL
+  if (amx_applies(shape.head_dim)) {
+    over_tiles(AmxScratch{}, prefill_tile_amx);
     return;
   }
 #endif
-#pragma omp parallel num_threads(threads)
-  {
-    Bf16Scratch scratch;
-#pragma omp for schedule(dynamic, 1)
-    for (int i = 0; i < count; ++i) {
-      const PrefillTile& tile = tiles[i];
-      const int b = tile.sequence;
-      prefill_tile_bf16(q, q_token_stride, packed[b * kv_heads + tile.kv_head], cu_seqlens_q[b],
-                        cu_seqlens_q[b + 1] - cu_seqlens_q[b], context_lens[b], tile, out, shape, scratch);
-    }
-  }
+  over_tiles(Bf16Scratch{}, prefill_tile_bf16);
 }
 #define SERVOPS_BF16_PREFILL 1
 #endif
