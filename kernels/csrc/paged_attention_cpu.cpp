@@ -422,7 +422,8 @@ constexpr int BF16_PREFILL_ROWS = 32;  // query rows per tile: K/V are packed on
                                        // tile only needs enough rows to keep both cores' work even
 
 // head_dim a multiple of 32 (whole bf16 pairs per 16 lanes), at most 128 (value accumulators in registers)
-bool bf16_prefill_applies(int head_dim) { return head_dim % 32 == 0 && head_dim <= 128; }
+constexpr int BF16_PREFILL_HEAD_DIM_MAX = 128;
+bool bf16_prefill_applies(int head_dim) { return head_dim % 32 == 0 && head_dim <= BF16_PREFILL_HEAD_DIM_MAX; }
 
 struct PackedKV {
   std::vector<uint32_t> keys, values;
@@ -521,33 +522,56 @@ struct Bf16Scratch {
   std::vector<uint16_t> probs;  // bf16 softmax weights, exact zeros past each vector's keys
 };
 
+// A tile's query vectors, shared by both bf16 tile paths: vector j is query head
+// kv_head * group + j % group of the tile's (j / group)-th token, at cache position first_pos + j / group.
+struct TileVectors {
+  const uint16_t* q;
+  int64_t q_token_stride;
+  uint16_t* out;
+  int64_t first_token;  // the tile's first query row in q and out
+  int first_pos, group, first_head, heads, head_dim;
+
+  TileVectors(const uint16_t* q, int64_t q_token_stride, uint16_t* out, int chunk_start, int chunk_len, int context,
+              const PrefillTile& tile, const Shape& shape)
+      : q(q),
+        q_token_stride(q_token_stride),
+        out(out),
+        first_token(chunk_start + tile.first_row),
+        first_pos(context - chunk_len + tile.first_row),
+        group(shape.heads / shape.kv_heads),
+        first_head(tile.kv_head * group),
+        heads(shape.heads),
+        head_dim(shape.head_dim) {}
+  int position(int j) const { return first_pos + j / group; }
+  const uint16_t* query(int j) const {
+    return q + (first_token + j / group) * q_token_stride + static_cast<int64_t>(first_head + j % group) * head_dim;
+  }
+  uint16_t* output(int j) const { return out + ((first_token + j / group) * heads + first_head + j % group) * head_dim; }
+};
+
+// lanes t .. t + 16 that lie before `visible`
+inline __mmask16 live_lanes(int t, int visible) {
+  return t >= visible ? 0 : (visible - t >= 16 ? 0xffff : static_cast<__mmask16>((1u << (visible - t)) - 1));
+}
+
 void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV& kv, int chunk_start, int chunk_len,
                        int context, const PrefillTile& tile, uint16_t* out, const Shape& shape, Bf16Scratch& s) {
-  const int head_dim = shape.head_dim, half = head_dim / 2, group = shape.heads / shape.kv_heads;
-  const int vectors = tile.num_rows * group;
-  const int first_pos = context - chunk_len + tile.first_row;
-  const int keys = first_pos + tile.num_rows;
+  const TileVectors rows(q, q_token_stride, out, chunk_start, chunk_len, context, tile, shape);
+  const int head_dim = shape.head_dim, half = head_dim / 2;
+  const int vectors = tile.num_rows * rows.group;
+  const int keys = rows.first_pos + tile.num_rows;
   const int padded = (keys + 15) & ~15;
   s.scores.resize(static_cast<size_t>(vectors) * padded);
   s.probs.resize(static_cast<size_t>(vectors) * padded);
   s.denom.resize(vectors);
-  auto position = [&](int j) { return first_pos + j / group; };
-  auto query_row = [&](int j) {
-    return reinterpret_cast<const uint32_t*>(q + (chunk_start + tile.first_row + j / group) * q_token_stride +
-                                             (static_cast<int64_t>(tile.kv_head) * group + j % group) * head_dim);
-  };
-  auto output_row = [&](int j) {
-    return out + (static_cast<int64_t>(chunk_start + tile.first_row + j / group) * shape.heads +
-                  static_cast<int64_t>(tile.kv_head) * group + j % group) * head_dim;
-  };
   // scores: 8 vectors at a time over the key tiles the last of them sees (the others' extra scores
   // lie past their keys, where the softmax below masks them)
   for (int j = 0; j < vectors; j += 8) {
     const int n = std::min(8, vectors - j);
     const uint32_t* rows_q[8];
     float* rows_s[8];
-    for (int i = 0; i < n; ++i) rows_q[i] = query_row(j + i);
-    const int seen = position(j + n - 1) + 1;
+    for (int i = 0; i < n; ++i) rows_q[i] = reinterpret_cast<const uint32_t*>(rows.query(j + i));
+    const int seen = rows.position(j + n - 1) + 1;
     for (int t = 0; t < seen; t += 16) {
       const uint32_t* packed = &kv.keys[static_cast<size_t>(t) * half];
       for (int i = 0; i < n; ++i) rows_s[i] = &s.scores[static_cast<size_t>(j + i) * padded + t];
@@ -565,13 +589,13 @@ void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV
   }
   // softmax over keys 0..pos, then the weights as bf16 with exact zeros past pos up to the padding
   for (int j = 0; j < vectors; ++j) {
-    const int visible = position(j) + 1;
+    const int visible = rows.position(j) + 1;
     float* scores = &s.scores[static_cast<size_t>(j) * padded];
     s.denom[j] = softmax_numerators(scores, visible);
     uint16_t* probs = &s.probs[static_cast<size_t>(j) * padded];
     for (int t = 0; t < padded; t += 16) {
-      const __mmask16 live = t >= visible ? 0 : (visible - t >= 16 ? 0xffff : static_cast<__mmask16>((1u << (visible - t)) - 1));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + t), (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(live, scores + t)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(probs + t),
+                          (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(live_lanes(t, visible), scores + t)));
     }
   }
   // values: 4 vectors at a time (4 x head_dim / 16 accumulators) over the key pairs the last one sees
@@ -581,9 +605,9 @@ void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV
     uint16_t* rows_o[4];
     for (int i = 0; i < n; ++i) {
       rows_p[i] = reinterpret_cast<const uint32_t*>(&s.probs[static_cast<size_t>(j + i) * padded]);
-      rows_o[i] = output_row(j + i);
+      rows_o[i] = rows.output(j + i);
     }
-    const int pairs = (position(j + n - 1) + 2) / 2;
+    const int pairs = (rows.position(j + n - 1) + 2) / 2;
     switch (head_dim / 16) {
       case 2: value_group<2>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
       case 4: value_group<4>(kv, rows_p, n, pairs, &s.denom[j], rows_o); break;
@@ -604,7 +628,7 @@ void prefill_tile_bf16(const uint16_t* q, int64_t q_token_stride, const PackedKV
 // block are copied together, since their rows are not evenly strided (GQA heads within a token).
 // Same arithmetic as the vdpbf16ps tile (float32 scores, softmax weights rounded to bf16, float32
 // value sums); only the summation order differs.
-constexpr int AMX_HEAD_DIM_MAX = 128;  // query tiles 1-4 hold head_dim / 32 steps of 32
+static_assert(BF16_PREFILL_HEAD_DIM_MAX <= 4 * 32, "query tiles 1-4 hold head_dim / 32 steps of 32");
 
 struct alignas(64) TileConfig {
   uint8_t palette_id = 1;
@@ -700,10 +724,6 @@ void value_block_amx(const uint16_t* probs, int padded, const PackedKV& kv, int 
   if constexpr (C > 3) _tile_stored(3, out + d0 + 48, stride);
 }
 
-inline __mmask16 live_lanes(int t, int visible) {
-  return t >= visible ? 0 : (visible - t >= 16 ? 0xffff : static_cast<__mmask16>((1u << (visible - t)) - 1));
-}
-
 // exp(x) for softmax weights that are rounded to bf16 next: a degree-4 polynomial on [-ln2/2, ln2/2]
 // (relative error below 5e-5, forty times under bf16's rounding) times 2^n by vscalefps. Half the
 // instructions of exp_clamped's degree-6 Cephes form with its exponent-bit assembly; on the tile path
@@ -752,10 +772,10 @@ struct AmxScratch {
 // prefill_tile_bf16 on the tile unit, 16 query vectors a block (head_dim a multiple of 32, at most 128)
 void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV& kv, int chunk_start, int chunk_len,
                       int context, const PrefillTile& tile, uint16_t* out, const Shape& shape, AmxScratch& s) {
-  const int head_dim = shape.head_dim, group = shape.heads / shape.kv_heads;
-  const int vectors = tile.num_rows * group;
-  const int first_pos = context - chunk_len + tile.first_row;
-  const int padded = (first_pos + tile.num_rows + 31) & ~31;  // whole 32-key steps, within kv.length
+  const TileVectors rows(q, q_token_stride, out, chunk_start, chunk_len, context, tile, shape);
+  const int head_dim = shape.head_dim;
+  const int vectors = tile.num_rows * rows.group;
+  const int padded = (rows.first_pos + tile.num_rows + 31) & ~31;  // whole 32-key steps, within kv.length
   s.scores.resize(static_cast<size_t>(16) * padded);
   s.probs.resize(static_cast<size_t>(16) * padded);
   s.denom.resize(16);
@@ -767,15 +787,12 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
     for (int i = 0; i < 16; ++i) {  // the block's query vectors together; rows past the tile are zeros
       uint16_t* row = &s.queries[static_cast<size_t>(i) * head_dim];
       if (i < n) {
-        const int v = j + i;
-        const uint16_t* src = q + (chunk_start + tile.first_row + v / group) * q_token_stride +
-                              (static_cast<int64_t>(tile.kv_head) * group + v % group) * head_dim;
-        std::memcpy(row, src, head_dim * sizeof(uint16_t));
+        std::memcpy(row, rows.query(j + i), head_dim * sizeof(uint16_t));
       } else {
         std::memset(row, 0, head_dim * sizeof(uint16_t));
       }
     }
-    const int seen = first_pos + (j + n - 1) / group + 1;  // keys the block's last vector sees
+    const int seen = rows.position(j + n - 1) + 1;  // keys the block's last vector sees
     switch (head_dim / 32) {
       case 1: score_block_amx<1>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
       case 2: score_block_amx<2>(s.queries.data(), head_dim, kv, seen, s.scores.data(), padded); break;
@@ -785,7 +802,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
     // softmax over each vector's own keys, straight to bf16 weights with exact zeros past them; rows
     // past the tile get zero weights
     for (int i = 0; i < 16; ++i) {
-      const int visible = i < n ? first_pos + (j + i) / group + 1 : 0;
+      const int visible = i < n ? rows.position(j + i) + 1 : 0;
       s.denom[i] = scaled_softmax_bf16(&s.scores[static_cast<size_t>(i) * padded], visible, padded, shape.scale,
                                        &s.probs[static_cast<size_t>(i) * padded]);
     }
@@ -794,9 +811,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
     for (; d0 + 64 <= head_dim; d0 += 64) value_block_amx<4>(s.probs.data(), padded, kv, head_dim, d0, keys, s.out.data());
     if (d0 < head_dim) value_block_amx<2>(s.probs.data(), padded, kv, head_dim, d0, keys, s.out.data());
     for (int i = 0; i < n; ++i) {
-      const int v = j + i;
-      uint16_t* dst = out + (static_cast<int64_t>(chunk_start + tile.first_row + v / group) * shape.heads +
-                             static_cast<int64_t>(tile.kv_head) * group + v % group) * head_dim;
+      uint16_t* dst = rows.output(j + i);
       const __m512 inverse = _mm512_set1_ps(1.f / s.denom[i]);
       const float* acc = &s.out[static_cast<size_t>(i) * head_dim];
       for (int d = 0; d < head_dim; d += 16)
@@ -807,7 +822,7 @@ void prefill_tile_amx(const uint16_t* q, int64_t q_token_stride, const PackedKV&
   _tile_release();
 }
 
-bool amx_applies(int head_dim) { return bf16_prefill_applies(head_dim) && head_dim <= AMX_HEAD_DIM_MAX && amx_permitted(); }
+bool amx_applies(int head_dim) { return bf16_prefill_applies(head_dim) && amx_permitted(); }
 #define SERVOPS_AMX_PREFILL 1
 #endif
 
