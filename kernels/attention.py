@@ -65,11 +65,11 @@ def pinned_backend(device: torch.device | str) -> Iterator[str]:
 
 def backend_for(device: torch.device | str) -> str:
     """The backend to use on `device`, honouring SERVOPS_ATTENTION_BACKEND."""
-    pinned = _PINNED.get()
-    if pinned is not None and pinned[0] == _device_kind(device):
+    kind, pinned = _device_kind(device), _PINNED.get()
+    if pinned is not None and pinned[0] == kind:
         return pinned[1]
     forced = os.environ.get(BACKEND_ENV, "").strip().lower()
-    key = (forced, device.type if isinstance(device, torch.device) else str(device))
+    key = (forced, kind)
     chosen = _CHOSEN.get(key)
     if chosen is None:
         chosen = _CHOSEN[key] = _choose(forced, device)  # an error is raised, never cached
