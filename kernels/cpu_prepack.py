@@ -33,7 +33,7 @@ import os
 
 import torch
 
-from kernels.cpu_gemm import has_bf16_arithmetic
+from kernels.cpu_gemm import cpu_flags, has_bf16_arithmetic
 
 PREPACK_ENV = "SERVOPS_CPU_PREPACK"  # 0 turns packing off (an A/B, or a host short of memory)
 # the batch size oneDNN is told to expect: any row count then runs on the packed weight (checked
@@ -46,6 +46,9 @@ EXACT_ROWS = 64
 BUCKET_ROWS = 16
 LONG_ROWS = 256
 BUCKET_ROWS_LONG = 32
+# What oneDNN's bf16 weight reorder needs of the CPU (it raises otherwise, PyTorch 2.13's
+# `mkldnn_reorder_linear_weight`): AVX-NE-CONVERT, or AVX-512 with its BW, VL and DQ subsets.
+REORDER_FLAG_SETS = (frozenset({"avx_ne_convert"}), frozenset({"avx512bw", "avx512vl", "avx512dq"}))
 
 
 @functools.cache
@@ -58,6 +61,18 @@ def _ops_available() -> bool:
     )
 
 
+def unpackable_reason() -> str | None:
+    """None where oneDNN can reorder a bf16 weight on this host, else why not. Why its own check:
+    an AVX2-only CPU has the ops yet fails the reorder at run time, so a caller that packs on
+    purpose (a test, an A/B) must ask first rather than meet the RuntimeError."""
+    if not _ops_available():
+        return f"torch {torch.__version__} lacks oneDNN's linear-weight packing"
+    flags = cpu_flags()
+    if not any(needed <= flags for needed in REORDER_FLAG_SETS):
+        return "this CPU lacks what oneDNN's bf16 weight reorder needs (AVX-NE-CONVERT, or AVX-512 BW/VL/DQ)"
+    return None
+
+
 def wanted(device: torch.device, dtype: torch.dtype) -> tuple[bool, str]:
     """Whether the engine should pack its linear weights, and why (or why not), for the start-up log."""
     if device.type != "cpu" or dtype != torch.bfloat16:
@@ -66,8 +81,9 @@ def wanted(device: torch.device, dtype: torch.dtype) -> tuple[bool, str]:
         return False, f"{PREPACK_ENV}=0"
     if not has_bf16_arithmetic():
         return False, "this CPU has no bf16 arithmetic (AVX512-BF16 or AMX); the native kernel takes every row"
-    if not _ops_available():
-        return False, f"torch {torch.__version__} lacks oneDNN's linear-weight packing"
+    reason = unpackable_reason()
+    if reason is not None:
+        return False, reason
     return True, "oneDNN's bf16 GEMM on weights reordered once"
 
 

@@ -4,7 +4,6 @@ weights change no token."""
 import logging
 
 import pytest
-import torch
 
 import engine.core.llm_engine as llm_engine
 from engine.core.llm import LLM
@@ -13,8 +12,8 @@ from engine.model.llama import Linear
 from kernels import cpu_prepack
 from tests.helpers.tiny_model import build_tiny_model
 
-pytestmark = pytest.mark.skipif(
-    not cpu_prepack._ops_available(), reason=f"torch {torch.__version__} has no oneDNN linear-weight packing"
+needs_packing = pytest.mark.skipif(
+    cpu_prepack.unpackable_reason() is not None, reason=f"no packing here: {cpu_prepack.unpackable_reason()}"
 )
 PROMPTS = [[5 + i, 17, 33 + i, 9] for i in range(8)]  # 8 rows a decode step: above the native kernel's 4
 
@@ -39,6 +38,7 @@ def _packed(llm: LLM) -> list[bool]:
     return [m.packed is not None for m in model.modules() if isinstance(m, Linear)] + [model.head_packed is not None]
 
 
+@needs_packing
 def test_packed_weights_give_the_same_greedy_tokens_and_stay_outside_the_device_budget(model_dir, monkeypatch):
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: True)  # pack on any CPU, for the test
     monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
@@ -53,6 +53,7 @@ def test_packed_weights_give_the_same_greedy_tokens_and_stay_outside_the_device_
 
 def test_a_host_short_of_memory_keeps_one_copy_and_says_so(model_dir, monkeypatch, caplog):
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: True)
+    monkeypatch.setattr(cpu_prepack, "unpackable_reason", lambda: None)  # wanted on any CPU: the memory decides
     monkeypatch.delenv(cpu_prepack.PREPACK_ENV, raising=False)
     monkeypatch.setattr(llm_engine, "host_available_bytes", lambda: 1024)
     with caplog.at_level(logging.INFO):

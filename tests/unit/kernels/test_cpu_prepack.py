@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from kernels import cpu_gemm, cpu_prepack, layer_ops
 
 needs_packing = pytest.mark.skipif(
-    not cpu_prepack._ops_available(), reason=f"torch {torch.__version__} has no oneDNN linear-weight packing"
+    cpu_prepack.unpackable_reason() is not None, reason=f"no packing here: {cpu_prepack.unpackable_reason()}"
 )
 
 
@@ -57,10 +57,30 @@ def test_packing_is_wanted_only_for_bf16_on_a_cpu_with_bf16_arithmetic(monkeypat
     want, why = cpu_prepack.wanted(cpu, torch.bfloat16)
     assert not want and "no bf16 arithmetic" in why
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: True)
-    monkeypatch.setattr(cpu_prepack, "_ops_available", lambda: True)
+    monkeypatch.setattr(cpu_prepack, "unpackable_reason", lambda: None)
     assert cpu_prepack.wanted(cpu, torch.bfloat16) == (True, "oneDNN's bf16 GEMM on weights reordered once")
     monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
     assert cpu_prepack.wanted(cpu, torch.bfloat16) == (False, f"{cpu_prepack.PREPACK_ENV}=0")
+
+
+@pytest.mark.skipif(not cpu_prepack._ops_available(), reason=f"torch {torch.__version__} has no oneDNN packing ops")
+def test_packing_is_possible_exactly_where_the_cpu_flags_say():
+    """The flag table matches what oneDNN does on this CPU: a reorder succeeds where it says so and
+    raises where it says not (an AVX2-only CPU), so no caller meets that RuntimeError unwarned."""
+    flags = cpu_gemm.cpu_flags()
+    meets = any(needed <= flags for needed in cpu_prepack.REORDER_FLAG_SETS)
+    weight = torch.randn(32, 32).to(torch.bfloat16)
+    if meets:
+        assert cpu_prepack.unpackable_reason() is None
+        assert torch.equal(
+            cpu_prepack.linear(torch.ones(2, 32, dtype=torch.bfloat16), cpu_prepack.pack(weight)),
+            F.linear(torch.ones(2, 32, dtype=torch.bfloat16), weight),
+        )
+    else:
+        assert "AVX-512" in cpu_prepack.unpackable_reason()
+        assert cpu_prepack.wanted(torch.device("cpu"), torch.bfloat16)[0] is False
+        with pytest.raises(RuntimeError):
+            cpu_prepack.pack(weight)
 
 
 def test_row_counts_above_the_exact_ones_fall_into_few_buckets():
