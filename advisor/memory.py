@@ -220,13 +220,15 @@ def max_len_for_kv_bytes(
 
 def model_dtype_bytes(model: ModelSpec, dtype: str, cpu: bool = False) -> float:
     """`--dtype auto`: on GPUs the checkpoint's dtype, a float32 checkpoint cast to bfloat16 (vLLM);
-    on the bundled engine's CPU device what this CPU computes fastest, whatever the checkpoint:
-    bfloat16 with AVX512-BF16 or AMX, float32 without (engine/core/config.py `torch_dtype`)."""
+    on the bundled engine's CPU device what this CPU computes fastest: bfloat16 with AVX512-BF16 or
+    AMX, and without them for a half-precision checkpoint (the engine's native kernels take bf16
+    there), float32 otherwise (engine/core/config.py `torch_dtype`)."""
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype!r}: unknown; choose one of {', '.join(DTYPES)}")
     if dtype == "auto":
         if cpu:
-            return 2.0 if has_bf16_arithmetic() else 4.0
+            half_checkpoint = DTYPE_BYTES.get(model.torch_dtype, 4.0) <= 2.0
+            return 2.0 if has_bf16_arithmetic() or half_checkpoint else 4.0
         return min(DTYPE_BYTES.get(model.torch_dtype, 2.0), 2.0)
     return DTYPE_BYTES[dtype]
 

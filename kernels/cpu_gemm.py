@@ -43,6 +43,11 @@ available_or_warn = _NATIVE.available_or_warn
 # Measured on SmolLM2's layers, one thread (BENCHMARKS.md, "bf16 GEMV on the bf16 units"): native
 # 1.6-2.7x oneDNN at 1-4 rows, 0.9-1.3x at 8, 0.6-0.75x at 16.
 MEMORY_BOUND_ROWS = 4
+# On a CPU without bf16 arithmetic, the rows up to which the widening kernel beats the CPU's float32
+# GEMM on a float32 copy of the weight (kernels.cpu_prepack): on SmolLM2's layers, two threads, every
+# weight from memory, an AVX2 AMD EPYC took 0.35-0.6x float32 `F.linear`'s time at 4-32 rows, 0.84x at
+# 128, 1.35-1.46x at 256-512 (BENCHMARKS.md, "bf16 on an AVX2-only CPU").
+WIDENED_ROWS_MAX = 128
 
 
 @functools.cache
@@ -74,10 +79,13 @@ def needed() -> bool:
     return bool(cpu_flags()) and not has_bf16_arithmetic()
 
 
-def preferred(rows: int) -> bool:
+def preferred(rows: int, copy: bool = False) -> bool:
     """Whether a bf16 linear layer over `rows` input rows should run the native kernel on this CPU:
-    always without bf16 arithmetic, and for memory-bound row counts with it."""
-    return needed() or rows <= MEMORY_BOUND_ROWS
+    for memory-bound row counts everywhere; without bf16 arithmetic also above them, up to
+    WIDENED_ROWS_MAX where a float32 `copy` of the weight exists (kernels.cpu_prepack), else always."""
+    if rows <= MEMORY_BOUND_ROWS:
+        return True
+    return needed() and (not copy or rows <= WIDENED_ROWS_MAX)
 
 
 def supports(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:

@@ -21,6 +21,13 @@ as they are; `linear` pads what still comes unbucketed (the LM head's sampled ro
 copy per call, which under a 64-stream load took as much engine time as the building it saved
 (BENCHMARKS.md, "Row buckets for the packed GEMM").
 
+On a CPU without bf16 arithmetic (AVX2 only) the copy is a float32 one instead: there the native
+kernel widens bf16 in registers, which reads half the bytes and wins while a step is a pass over the
+weights (0.35-0.6x float32 `F.linear`'s time at 4-32 rows on SmolLM2's layers), but above
+`cpu_gemm.WIDENED_ROWS_MAX` rows (a prompt chunk) the CPU's float32 GEMM is the faster one (1.35-1.46x
+at 256-512 rows). So prompt-sized products run float32 on the copy, with one rounding to bf16 at the
+end, and a bf16 engine on such a CPU keeps float32's prefill speed with bf16's decode.
+
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in
 place, and a packed tensor is opaque. The engine packs only where the host has the memory to
 spare, and keeps the copy outside its device budget (engine/core/llm_engine.py).
@@ -32,8 +39,9 @@ import functools
 import os
 
 import torch
+import torch.nn.functional as F
 
-from kernels.cpu_gemm import cpu_flags, has_bf16_arithmetic
+from kernels.cpu_gemm import WIDENED_ROWS_MAX, cpu_flags, has_bf16_arithmetic
 
 PREPACK_ENV = "SERVOPS_CPU_PREPACK"  # 0 turns packing off (an A/B, or a host short of memory)
 # the batch size oneDNN is told to expect: any row count then runs on the packed weight (checked
@@ -80,16 +88,27 @@ def wanted(device: torch.device, dtype: torch.dtype) -> tuple[bool, str]:
     if os.environ.get(PREPACK_ENV, "").strip() == "0":
         return False, f"{PREPACK_ENV}=0"
     if not has_bf16_arithmetic():
-        return False, "this CPU has no bf16 arithmetic (AVX512-BF16 or AMX); the native kernel takes every row"
+        return True, (
+            f"float32 GEMMs above {WIDENED_ROWS_MAX} rows (this CPU has no bf16 arithmetic: the native kernel "
+            "takes fewer rows)"
+        )
     reason = unpackable_reason()
     if reason is not None:
         return False, reason
     return True, "oneDNN's bf16 GEMM on weights reordered once"
 
 
+def reorders() -> bool:
+    """Whether `pack` makes oneDNN's blocked bf16 layout here (else a float32 copy, see the module)."""
+    return has_bf16_arithmetic() and unpackable_reason() is None
+
+
 def pack(weight: torch.Tensor) -> torch.Tensor:
-    """The weight [N, K] reordered for `linear` (an opaque oneDNN tensor of the same size)."""
-    return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACK_ROWS_HINT)
+    """The weight [N, K] for `linear`: reordered for oneDNN (an opaque tensor of the same size) where
+    the CPU has bf16 arithmetic, else a float32 copy."""
+    if reorders():
+        return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACK_ROWS_HINT)
+    return weight.to(torch.float32).contiguous()
 
 
 def bucket_rows(rows: int) -> int:
@@ -101,9 +120,12 @@ def bucket_rows(rows: int) -> int:
 
 
 def linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """`F.linear(x, weight, bias)` for x [M, K] bf16, given `pack(weight)`; M above EXACT_ROWS is
-    computed padded to `bucket_rows(M)` with zero rows, and the first M rows returned (a contiguous
-    view: each output row depends on its own input row only)."""
+    """`F.linear(x, weight, bias)` for x [M, K] bf16, given `pack(weight)`. A float32 copy computes in
+    float32 and rounds once to bf16. On oneDNN's layout, M above EXACT_ROWS is computed padded to
+    `bucket_rows(M)` with zero rows, and the first M rows returned (a contiguous view: each output row
+    depends on its own input row only)."""
+    if packed.dtype == torch.float32 and x.dtype != torch.float32:  # the float32 copy: one rounding at the end
+        return F.linear(x.float(), packed, None if bias is None else bias.float()).to(x.dtype)
     rows = x.shape[0]
     padded = bucket_rows(rows)
     if padded != rows:
@@ -114,6 +136,6 @@ def linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None = No
 
 
 def packed_bytes(weight: torch.Tensor) -> int:
-    """Memory the packed copy of `weight` takes: its elements (the blocked layout pads a little
-    to its tile sizes, which this leaves out)."""
-    return weight.numel() * weight.element_size()
+    """Memory the packed copy of `weight` takes: its elements at 4 bytes for a float32 copy, else at
+    the weight's own size (the blocked layout pads a little to its tile sizes, which this leaves out)."""
+    return weight.numel() * (weight.element_size() if reorders() else 4)

@@ -33,16 +33,18 @@ def linear(
     """`F.linear(x, weight, bias)` for x [T, K] (native for bf16 on the CPU backend, see above);
     `packed`, where the engine made one (`kernels.cpu_prepack.pack(weight)`), takes the rows the
     native kernel does not."""
-    if native_linear(x, weight, bias):
+    if native_linear(x, weight, bias, packed):
         return cpu_gemm.linear(x, weight, bias)
     if packed is not None:
         return cpu_prepack.linear(x, packed, bias)
     return F.linear(x, weight, bias)
 
 
-def native_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> bool:
-    """Whether `linear(x, weight, bias)` runs the native bf16 kernel (the LM head then needs no slicing)."""
-    return x.dtype == torch.bfloat16 and _native_gemm(x, weight, bias)
+def native_linear(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, packed: torch.Tensor | None = None
+) -> bool:
+    """Whether `linear(x, weight, bias, packed)` runs the native bf16 kernel (the LM head then needs no slicing)."""
+    return x.dtype == torch.bfloat16 and _native_gemm(x, weight, bias, packed is not None)
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -124,8 +126,8 @@ def _native(*tensors: torch.Tensor) -> bool:
     return cpu_layer_ops.supports_rows(*(t if t.dim() == 2 else t.view(1, -1) for t in tensors))
 
 
-def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
-    if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.preferred(x.shape[0]):
+def _native_gemm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, copy: bool) -> bool:
+    if x.device.type != "cpu" or backend_for(x.device) != "cpu" or not cpu_gemm.preferred(x.shape[0], copy):
         return False
     return cpu_gemm.available_or_warn(
         "native bfloat16 GEMM", "bf16 linear layers use PyTorch's software path, several times slower"

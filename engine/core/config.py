@@ -15,7 +15,7 @@ import os
 import torch
 
 from engine.core.errors import EngineStartupError
-from kernels import cpu_gemm
+from kernels import cpu_attention, cpu_gemm, cpu_layer_ops
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_ALIASES = {"float": "float32", "fp32": "float32", "bf16": "bfloat16", "half": "float16", "fp16": "float16"}
@@ -23,6 +23,13 @@ DTYPE_ALIASES = {"float": "float32", "fp32": "float32", "bf16": "bfloat16", "hal
 # The CPU has no "total device memory" that means anything for a KV pool, so the budget is
 # stated: 4 GiB unless --device-memory-gib says otherwise (documented in docs/engine.md).
 DEFAULT_CPU_DEVICE_MEMORY_GIB = 4.0
+
+
+def native_bf16_kernels() -> bool:
+    """Whether the native CPU kernels that take every bf16 op on a CPU without bf16 arithmetic (linear
+    layers, norms and activations, attention) are built here: without them bf16 runs PyTorch's
+    software path there, several times slower than float32."""
+    return cpu_gemm.available() and cpu_layer_ops.available() and cpu_attention.available()
 
 
 @dataclasses.dataclass
@@ -78,16 +85,21 @@ class EngineConfig:
         return torch.device(self.device)
 
     def torch_dtype(self, model_dtype: torch.dtype | None) -> torch.dtype:
-        """`auto`: on CUDA the checkpoint's half dtype. On CPU what the CPU computes fastest, as
-        vLLM's CPU backend chooses: bfloat16 where it has bf16 arithmetic (AVX512-BF16 or AMX),
-        float32 elsewhere, because on AVX2-only CPUs bf16's norms and activations run PyTorch's
-        slow software path (measured in docs/engine.md). float16 becomes bfloat16 on CPU."""
+        """`auto`: on CUDA the checkpoint's half dtype. On CPU what the CPU computes fastest:
+        bfloat16 where it has bf16 arithmetic (AVX512-BF16 or AMX), as vLLM's CPU backend chooses;
+        without it (AVX2 only) bfloat16 for a half-precision checkpoint where the native kernels are
+        built, since they take every bf16 op there and a decode step reads half the bytes (1.5-1.9x
+        float32's decode rate, prompts on a float32 copy of the weights: docs/engine.md), and float32
+        otherwise. float16 becomes bfloat16 on CPU."""
         name = DTYPE_ALIASES.get(self.dtype, self.dtype)
+        half_checkpoint = model_dtype in (torch.bfloat16, torch.float16)
         if name != "auto":
             dtype = DTYPES[name]
-        elif model_dtype in (torch.bfloat16, torch.float16) and self.torch_device().type == "cuda":
+        elif half_checkpoint and self.torch_device().type == "cuda":
             dtype = model_dtype
-        elif self.torch_device().type == "cpu" and cpu_gemm.has_bf16_arithmetic():
+        elif self.torch_device().type == "cpu" and (
+            cpu_gemm.has_bf16_arithmetic() or (half_checkpoint and native_bf16_kernels())
+        ):
             dtype = torch.bfloat16
         else:
             dtype = torch.float32

@@ -90,6 +90,12 @@ def test_auto_dtype_on_cpu_follows_the_cpus_bf16_arithmetic(monkeypatch):
     assert config.torch_dtype(torch.bfloat16) == torch.bfloat16
     assert config.torch_dtype(torch.float32) == torch.bfloat16
     monkeypatch.setattr(config_module.cpu_gemm, "has_bf16_arithmetic", lambda: False)  # AVX2 only
+    monkeypatch.setattr(config_module, "native_bf16_kernels", lambda: True)
+    assert config.torch_dtype(torch.bfloat16) == torch.bfloat16  # the native kernels take every bf16 op
+    assert config.torch_dtype(torch.float16) == torch.bfloat16
+    assert config.torch_dtype(torch.float32) == torch.float32  # a float32 checkpoint stays float32
+    assert config.torch_dtype(None) == torch.float32
+    monkeypatch.setattr(config_module, "native_bf16_kernels", lambda: False)  # no compiler: PyTorch's slow bf16
     assert config.torch_dtype(torch.bfloat16) == torch.float32
     assert EngineConfig(device="cpu", dtype="bfloat16").torch_dtype(None) == torch.bfloat16
     assert EngineConfig(device="cpu", dtype="float16").torch_dtype(None) == torch.bfloat16

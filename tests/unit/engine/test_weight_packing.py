@@ -4,6 +4,7 @@ weights change no token."""
 import logging
 
 import pytest
+import torch
 
 import engine.core.llm_engine as llm_engine
 from engine.core.llm import LLM
@@ -23,10 +24,10 @@ def model_dir(tmp_path_factory):
     return str(build_tiny_model(tmp_path_factory.mktemp("tiny-llama")))
 
 
-def _generate(model_dir: str) -> tuple[list[list[int]], LLM]:
+def _generate(model_dir: str, prompts: list[list[int]] = PROMPTS) -> tuple[list[list[int]], LLM]:
     llm = LLM(model_dir, dtype="bfloat16", device_memory_gib=0.25, max_model_len=64)
     outputs = llm.generate(
-        [{"prompt_token_ids": ids} for ids in PROMPTS],
+        [{"prompt_token_ids": ids} for ids in prompts],
         SamplingParams(temperature=0, max_tokens=6, ignore_eos=True),
         use_tqdm=False,
     )
@@ -49,6 +50,21 @@ def test_packed_weights_give_the_same_greedy_tokens_and_stay_outside_the_device_
     assert packed_tokens == plain_tokens
     # the copy is host memory beside the budget: the KV pool `servops advise --device cpu` predicts stays
     assert packed.llm_engine.num_total_blocks() == plain.llm_engine.num_total_blocks()
+
+
+def test_without_bf16_arithmetic_the_copy_is_float32_and_takes_the_prompt(model_dir, monkeypatch):
+    """An AVX2-only CPU: float32 copies, which the prefill's 160 rows (over WIDENED_ROWS_MAX) go through."""
+    monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
+    long_prompts = [[5 + i + j for j in range(20)] for i in range(8)]
+    monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
+    plain_tokens, plain = _generate(model_dir, long_prompts)
+    monkeypatch.delenv(cpu_prepack.PREPACK_ENV)
+    copy_tokens, copied = _generate(model_dir, long_prompts)
+    model = copied.llm_engine.runner.model
+    assert not any(_packed(plain)) and all(_packed(copied))
+    assert {m.packed.dtype for m in model.modules() if isinstance(m, Linear)} == {torch.float32}
+    assert not copied.llm_engine.runner.pad_to_buckets  # no oneDNN GEMM to build per row count
+    assert copy_tokens == plain_tokens
 
 
 def test_a_host_short_of_memory_keeps_one_copy_and_says_so(model_dir, monkeypatch, caplog):

@@ -48,14 +48,14 @@ def test_the_engine_sends_the_packed_weight_the_rows_the_native_kernel_does_not_
     assert torch.equal(layer_ops.linear(torch.ones(8, 64), weight.float()), F.linear(torch.ones(8, 64), weight.float()))
 
 
-def test_packing_is_wanted_only_for_bf16_on_a_cpu_with_bf16_arithmetic(monkeypatch):
+def test_packing_is_wanted_for_bf16_on_a_cpu(monkeypatch):
     monkeypatch.delenv(cpu_prepack.PREPACK_ENV, raising=False)
     cpu = torch.device("cpu")
     assert cpu_prepack.wanted(cpu, torch.float32) == (False, "only bfloat16 weights on a CPU are packed")
     assert cpu_prepack.wanted(torch.device("cuda"), torch.bfloat16)[0] is False
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
     want, why = cpu_prepack.wanted(cpu, torch.bfloat16)
-    assert not want and "no bf16 arithmetic" in why
+    assert want and "float32 GEMMs above" in why and "no bf16 arithmetic" in why
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: True)
     monkeypatch.setattr(cpu_prepack, "unpackable_reason", lambda: None)
     assert cpu_prepack.wanted(cpu, torch.bfloat16) == (True, "oneDNN's bf16 GEMM on weights reordered once")
@@ -78,9 +78,9 @@ def test_packing_is_possible_exactly_where_the_cpu_flags_say():
         )
     else:
         assert "AVX-512" in cpu_prepack.unpackable_reason()
-        assert cpu_prepack.wanted(torch.device("cpu"), torch.bfloat16)[0] is False
+        assert not cpu_prepack.reorders()  # the copy made here is a float32 one
         with pytest.raises(RuntimeError):
-            cpu_prepack.pack(weight)
+            torch.ops.mkldnn._reorder_linear_weight(weight, cpu_prepack.PACK_ROWS_HINT)
 
 
 def test_row_counts_above_the_exact_ones_fall_into_few_buckets():
@@ -104,3 +104,44 @@ def test_padded_rows_give_the_same_products_and_shape(rows):
     out = cpu_prepack.linear(x, cpu_prepack.pack(weight), bias)
     assert out.shape == (rows, 96) and out.is_contiguous()
     assert torch.equal(out, F.linear(x, weight, bias))
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_without_bf16_arithmetic_the_copy_is_float32_and_rounds_once(monkeypatch, with_bias):
+    monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
+    generator = torch.Generator().manual_seed(3)
+    weight = torch.randn(96, 80, generator=generator).to(torch.bfloat16)
+    bias = torch.randn(96, generator=generator).to(torch.bfloat16) if with_bias else None
+    x = torch.randn(200, 80, generator=generator).to(torch.bfloat16)
+    packed = cpu_prepack.pack(weight)
+    assert packed.dtype == torch.float32 and torch.equal(packed, weight.float())
+    assert cpu_prepack.packed_bytes(weight) == 96 * 80 * 4
+    expected = F.linear(x.float(), weight.float(), None if bias is None else bias.float()).to(torch.bfloat16)
+    assert torch.equal(cpu_prepack.linear(x, packed, bias), expected)
+
+
+def test_without_bf16_arithmetic_the_copy_takes_only_prompt_sized_rows(monkeypatch):
+    """The widening kernel up to WIDENED_ROWS_MAX rows (a pass over the weights), the float32 copy above
+    (a prompt chunk, where the CPU's float32 GEMM is faster); with no copy the native kernel takes all."""
+    monkeypatch.setattr(cpu_gemm, "has_bf16_arithmetic", lambda: False)
+    monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
+    monkeypatch.setattr(cpu_gemm, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    taken: list[int] = []
+    real = cpu_prepack.linear
+
+    def recording(x, packed, bias=None):
+        taken.append(x.shape[0])
+        return real(x, packed, bias)
+
+    monkeypatch.setattr(cpu_prepack, "linear", recording)
+    weight = torch.randn(64, 64).to(torch.bfloat16)
+    packed = cpu_prepack.pack(weight)
+    most, more = cpu_gemm.WIDENED_ROWS_MAX, cpu_gemm.WIDENED_ROWS_MAX + 1
+    native_here = layer_ops.native_linear(torch.zeros(most, 64, dtype=torch.bfloat16), weight, None, packed)
+    for rows in (1, most, more):
+        x = torch.randn(rows, 64).to(torch.bfloat16)
+        out = layer_ops.linear(x, weight, None, packed)
+        torch.testing.assert_close(out.float(), F.linear(x, weight).float(), rtol=2e-2, atol=2e-2)
+    assert taken == ([more] if native_here else [1, most, more])
+    assert not layer_ops.native_linear(torch.zeros(more, 64, dtype=torch.bfloat16), weight, None, packed)
+    assert layer_ops.native_linear(torch.zeros(more, 64, dtype=torch.bfloat16), weight) == native_here
