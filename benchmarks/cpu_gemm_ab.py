@@ -17,7 +17,9 @@
   alternating; greedy tokens are compared (bf16 sums in another order may flip a near-tie).
 - Packed: where the CPU has bf16 arithmetic, also oneDNN on each weight packed once
   (kernels/cpu_prepack.py, what the engine runs above 4 rows), against the same `F.linear`, and
-  whether its products are bit-identical.
+  whether its products are bit-identical; without it, the float32 copy the engine keeps there
+  (float32 `F.linear` on it, activations widened and the result rounded to bf16: what it runs above
+  `cpu_gemm.WIDENED_ROWS_MAX` rows).
 Sides alternate and the best time of each is kept: the shared box's speed moves by 1.5x within
 minutes. Prints the ratios and writes JSON (`--json`).
 """
@@ -135,7 +137,8 @@ def main(argv: list[str] | None = None) -> dict:
             f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
             f"max {row['max_abs_diff']:.3g}"
             + (
-                f"; packed oneDNN {row['packed_s'] * 1e3:.2f} ms -> {row['packed_ratio']:.2f}x F.linear"
+                f"; {'packed oneDNN' if cpu_prepack.reorders() else 'float32 copy'} {row['packed_s'] * 1e3:.2f} ms "
+                f"-> {row['packed_ratio']:.2f}x F.linear"
                 f"{', bit-identical' if row['packed_identical'] else ', DIFFERS'}"
                 if row["packed_s"]
                 else ""

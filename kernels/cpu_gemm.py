@@ -44,10 +44,10 @@ available_or_warn = _NATIVE.available_or_warn
 # 1.6-2.7x oneDNN at 1-4 rows, 0.9-1.3x at 8, 0.6-0.75x at 16.
 MEMORY_BOUND_ROWS = 4
 # On a CPU without bf16 arithmetic, the rows up to which the widening kernel beats the CPU's float32
-# GEMM on a float32 copy of the weight (kernels.cpu_prepack): on SmolLM2's layers, two threads, every
-# weight from memory, an AVX2 AMD EPYC took 0.35-0.6x float32 `F.linear`'s time at 4-32 rows, 0.84x at
-# 128, 1.35-1.46x at 256-512 (BENCHMARKS.md, "bf16 on an AVX2-only CPU").
-WIDENED_ROWS_MAX = 128
+# GEMM on a float32 copy of the weight (kernels.cpu_prepack). SmolLM2's layers, two threads, 30 weights
+# streamed, an AVX2-only AMD EPYC (BENCHMARKS.md, "bf16 on an AVX2-only CPU"): the native kernel took
+# 0.7-0.9x the copy's time at 32 rows, about the same at 64, 1.0-1.25x at 128 and 1.4-1.8x at 256-512.
+WIDENED_ROWS_MAX = 64
 
 
 @functools.cache

@@ -24,9 +24,10 @@ copy per call, which under a 64-stream load took as much engine time as the buil
 On a CPU without bf16 arithmetic (AVX2 only) the copy is a float32 one instead: there the native
 kernel widens bf16 in registers, which reads half the bytes and wins while a step is a pass over the
 weights (0.35-0.6x float32 `F.linear`'s time at 4-32 rows on SmolLM2's layers), but above
-`cpu_gemm.WIDENED_ROWS_MAX` rows (a prompt chunk) the CPU's float32 GEMM is the faster one (1.35-1.46x
-at 256-512 rows). So prompt-sized products run float32 on the copy, with one rounding to bf16 at the
-end, and a bf16 engine on such a CPU keeps float32's prefill speed with bf16's decode.
+`cpu_gemm.WIDENED_ROWS_MAX` rows (a prompt chunk) the CPU's float32 GEMM on the copy is the faster one
+(1.4-1.8x at 256-512 rows, BENCHMARKS.md "bf16 on an AVX2-only CPU"). So prompt-sized products run
+float32 on the copy, with one rounding to bf16 at the end, and a bf16 engine on such a CPU keeps
+float32's prefill GEMMs with bf16's decode.
 
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in
 place, and a packed tensor is opaque. The engine packs only where the host has the memory to

@@ -3,9 +3,10 @@
 The linear layers, RMSNorm (alone and fused with the residual add), the rotate-half rotary
 embedding and SiLU-and-multiply, with vLLM's semantics. bfloat16 linear layers on the `cpu`
 backend run natively (`kernels.cpu_gemm`: float32 FMAs on widened bf16) on a CPU without bf16
-arithmetic, where PyTorch's bf16 GEMM is a slow software path, and for one or two rows on any CPU,
-where reading the weights in place beats oneDNN; every other linear layer is oneDNN's GEMM, on
-weights packed once for it where the engine packed them (`kernels.cpu_prepack`), else `F.linear`. The
+arithmetic, where PyTorch's bf16 GEMM is a slow software path (above `cpu_gemm.WIDENED_ROWS_MAX` rows
+the float32 copy the engine keeps there takes them), and for up to four rows on any CPU, where
+reading the weights in place beats oneDNN; every other linear layer is oneDNN's GEMM, on weights
+packed once for it where the engine packed them (`kernels.cpu_prepack`), else `F.linear`. The
 other ops: on the `cpu` backend (`kernels.attention`) with
 float32 or bfloat16 rows they run natively (`kernels.cpu_layer_ops`, one pass each, in place where vLLM's
 ops are); anywhere else, or where the library cannot be built, the twins below run. The twins
