@@ -12,6 +12,19 @@ needs_packing = pytest.mark.skipif(
 )
 
 
+def _record_packed_rows(monkeypatch) -> list[int]:
+    """The row counts `cpu_prepack.linear` is called with from here on (it still computes)."""
+    taken: list[int] = []
+    real = cpu_prepack.linear
+
+    def recording(x, packed, bias=None):
+        taken.append(x.shape[0])
+        return real(x, packed, bias)
+
+    monkeypatch.setattr(cpu_prepack, "linear", recording)
+    return taken
+
+
 @needs_packing
 @pytest.mark.parametrize("rows", [1, 5, 16, 64, 130])
 @pytest.mark.parametrize("with_bias", [False, True])
@@ -27,14 +40,7 @@ def test_a_packed_weight_gives_f_linears_products_bit_for_bit(rows, with_bias):
 
 @needs_packing
 def test_the_engine_sends_the_packed_weight_the_rows_the_native_kernel_does_not_take(monkeypatch):
-    taken: list[int] = []
-    real = cpu_prepack.linear
-
-    def recording(x, packed, bias=None):
-        taken.append(x.shape[0])
-        return real(x, packed, bias)
-
-    monkeypatch.setattr(cpu_prepack, "linear", recording)
+    taken = _record_packed_rows(monkeypatch)
     weight = torch.randn(64, 64).to(torch.bfloat16)
     packed = cpu_prepack.pack(weight)
     few, many = cpu_gemm.MEMORY_BOUND_ROWS, cpu_gemm.MEMORY_BOUND_ROWS + 1
@@ -126,14 +132,7 @@ def test_without_bf16_arithmetic_the_copy_takes_only_prompt_sized_rows(monkeypat
     monkeypatch.setattr(cpu_gemm, "has_bf16_arithmetic", lambda: False)
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
     monkeypatch.setattr(cpu_gemm, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
-    taken: list[int] = []
-    real = cpu_prepack.linear
-
-    def recording(x, packed, bias=None):
-        taken.append(x.shape[0])
-        return real(x, packed, bias)
-
-    monkeypatch.setattr(cpu_prepack, "linear", recording)
+    taken = _record_packed_rows(monkeypatch)
     weight = torch.randn(64, 64).to(torch.bfloat16)
     packed = cpu_prepack.pack(weight)
     most, more = cpu_gemm.WIDENED_ROWS_MAX, cpu_gemm.WIDENED_ROWS_MAX + 1
