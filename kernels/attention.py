@@ -169,7 +169,8 @@ def paged_prefill_attention(
 # but it runs chunk after chunk, while the native kernel spreads a whole step's chunks over the threads
 # in one call, so a step of 14 prompts of 32-256 tokens was 1.02x (float32) and 1.18x (bfloat16)
 # faster natively. Measured with `benchmarks/cpu_attention_ab.py --skip-engine` on the 2-core Intel
-# box (AVX512-BF16; docs/kernels.md).
+# box (AVX512-BF16; docs/kernels.md). Where the kernels run 8 lanes (AVX2, no AVX-512) the native kernel
+# won on the long prompt too (1.43x SDPA float32, 1.47x bf16, AVX2-only AMD EPYC): no chunk goes dense there.
 CPU_DENSE_PREFILL_MIN_TOKENS = 256
 
 
@@ -180,15 +181,17 @@ def dense_prefill_min_tokens(device: torch.device | str, dtype: torch.dtype, hea
 
     None on Triton, whose kernel takes every chunk of a step in one launch, and on the native CPU
     kernel where a bf16 prefill runs on the AMX tiles (one 520-token prompt in 0.6-0.75x of the
-    flash SDPA's time, `benchmarks/cpu_attention_ab.py`); 1 where `paged_prefill_attention` would
-    be the PyTorch twin, which gathers and masks, so any such chunk is cheaper dense;
+    flash SDPA's time, `benchmarks/cpu_attention_ab.py`) or where it runs 8 lanes (no AVX-512: it
+    beat SDPA on every chunk length measured); 1 where `paged_prefill_attention` would be the
+    PyTorch twin, which gathers and masks, so any such chunk is cheaper dense;
     CPU_DENSE_PREFILL_MIN_TOKENS on the other native CPU paths.
     """
     backend = backend_for(device)
     if backend == "triton":
         return None
     if backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim):
-        return None if cpu_attention.prefill_on_amx(dtype, head_dim) else CPU_DENSE_PREFILL_MIN_TOKENS
+        native_wins = cpu_attention.prefill_on_amx(dtype, head_dim) or cpu_attention.eight_lanes()
+        return None if native_wins else CPU_DENSE_PREFILL_MIN_TOKENS
     return 1
 
 

@@ -96,8 +96,23 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
     if backend == "torch":
         assert any(s is not None and s.dense_spans and s.paged_rows is not None for s in splits)
     else:
-        assert runner.dense_prefill_min_tokens == CPU_DENSE_PREFILL_MIN_TOKENS and not any(splits)
+        assert runner.dense_prefill_min_tokens in (CPU_DENSE_PREFILL_MIN_TOKENS, None) and not any(splits)
     assert_matches_hf(model_dir, batch, outputs)
+
+
+def dense_for_long_chunks(monkeypatch) -> None:
+    """Long fresh chunks dense on the native backend whatever this CPU's rule (an 8-lane or AMX CPU
+    sends every chunk to the native kernel), so the dense path's HF parity is held on every CPU."""
+    from engine.model import runner as runner_module
+    from kernels import attention
+
+    real = attention.dense_prefill_min_tokens
+
+    def long_chunks_dense(device, dtype, head_dim):
+        least = real(device, dtype, head_dim)
+        return CPU_DENSE_PREFILL_MIN_TOKENS if least is None and attention.backend_for(device) == "cpu" else least
+
+    monkeypatch.setattr(runner_module, "dense_prefill_min_tokens", long_chunks_dense)
 
 
 @pytest.mark.parametrize("variant", ["llama", "qwen2"])
@@ -109,6 +124,7 @@ def test_native_cpu_attends_a_long_fresh_chunk_dense_beside_short_ones_matches_h
     if not cpu_attention.available():
         pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
     monkeypatch.setenv("SERVOPS_ATTENTION_BACKEND", "cpu")
+    dense_for_long_chunks(monkeypatch)
     model_dir = tiny_model_dir(variant)
     long = CPU_DENSE_PREFILL_MIN_TOKENS + 44
     batch = prompts(8, [long, 19, 33, long + 9])
@@ -131,6 +147,7 @@ def test_a_long_chunk_behind_a_prefix_cache_hit_attends_dense_and_matches_hf(tin
     if backend == "cpu" and not cpu_attention.available():
         pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
     monkeypatch.setenv("SERVOPS_ATTENTION_BACKEND", backend)
+    dense_for_long_chunks(monkeypatch)
     model_dir = tiny_model_dir("llama")
     shared = prompts(9, [32])[0]  # two whole blocks of 16
     first, second = (shared + tail for tail in prompts(10, [CPU_DENSE_PREFILL_MIN_TOKENS + 20, 280]))
