@@ -10,7 +10,10 @@ import pytest
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import live_triage, servops
 
-STEPS = ("1", "4", "16")
+# Top step 8, not 16: on a 2-core AVX2-only CPU (float32 vLLM) 16 streams of 64+32 tokens finished
+# 0-1 requests in a 12 s step (the rest still in flight at the cool-down's end), while 8 streams
+# finished 11; the test is about the server signals in every step, so every step must complete work.
+STEPS = ("1", "4", "8")
 
 
 @pytest.fixture(scope="module")
