@@ -28,7 +28,7 @@ from engine.model.detokenizer import IncrementalDetokenizer
 from engine.model.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
 from engine.model.runner import ModelRunner, checkpoint_dtype, load_hf_config
 from engine.observability.logger import format_gib, init_logger
-from kernels import cpu_gemm, cpu_prepack
+from kernels import cpu_prepack
 from kernels.attention import describe_prefill
 
 logger = init_logger(__name__)
@@ -182,12 +182,12 @@ class LLMEngine:
         free = host_available_bytes()
         if free is not None and extra * PREPACK_MAX_HOST_SHARE > free:
             logger.info(
-                "Linear weights not packed for oneDNN: the copy (%s GiB) is over 1/%d of the host's available "
-                "memory (%s GiB); bf16 GEMMs of more than %d rows run on PyTorch's own layout.",
+                "Linear weights not packed for %s: the copy (%s GiB) is over 1/%d of the host's available "
+                "memory (%s GiB); every GEMM runs on the bf16 weights as loaded.",
+                why,
                 format_gib(extra),
                 PREPACK_MAX_HOST_SHARE,
                 format_gib(free),
-                cpu_gemm.MEMORY_BOUND_ROWS,
             )
             return
         start = time.monotonic()

@@ -75,4 +75,4 @@ def test_a_host_short_of_memory_keeps_one_copy_and_says_so(model_dir, monkeypatc
     with caplog.at_level(logging.INFO):
         _, llm = _generate(model_dir)
     assert not any(_packed(llm))
-    assert "Linear weights not packed for oneDNN" in caplog.text and "available memory" in caplog.text
+    assert "Linear weights not packed for " in caplog.text and "available memory" in caplog.text
