@@ -7,10 +7,13 @@ internals. Bad flags and unusable configurations end in one line on stderr and e
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
 from engine.api.cli_args import EXIT_USAGE, build_serve_parser, check_supported, prog_name
+from engine.api.omp_wait import apply_server_wait_policy
+from engine.observability.logger import init_logger
 
 USAGE = "usage: python -m engine serve [MODEL] [--flags]  (see 'python -m engine serve --help')"
 
@@ -30,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_serve_parser(prog).parse_args(argv[1:])
     try:
         check_supported(args)
+        # before torch loads libgomp, which reads its wait policy once (engine/api/omp_wait.py)
+        init_logger("engine.api.omp_wait").info(apply_server_wait_policy(os.environ))
         from engine.api.server import serve  # torch and friends load only for a valid command line
 
         return serve(args)

@@ -12,6 +12,8 @@ its own limit, it is not (a 2-core Intel Xeon VM: a one-row pass over SmolLM2's 
 one thread, 30 ms on two; at four streams 65-72 tok/s with two threads against 48 with one). So
 the engine times that pass at start-up on both counts and keeps the last core from few-row steps
 only when it speeds the pass up by less than ALL_CORES_MIN_SPEEDUP (docs/engine.md, "CPU threads").
+The server runs libgomp with OMP_WAIT_POLICY=PASSIVE (engine/api/omp_wait.py), so that timing
+pays the same thread wake-ups a served step pays; with libgomp's spinning default it did not.
 
 Why rows and not requests in flight: a lone long prompt is one request, yet its prefill is a GEMM of
 hundreds of rows. Keyed on requests, a server whose start-up timing kept a core back prefilled a
