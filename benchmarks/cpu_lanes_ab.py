@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error(f"--rounds {args.rounds}: give 1 or more runs per side")
-    if "avx512f" not in cpu_gemm.cpu_flags():
+    if cpu_gemm.eight_lanes():
         print("cpu_lanes_ab: this CPU has no AVX-512, so the kernels run 8 lanes only: nothing to compare")
         return 0
     for native in (cpu_layer_ops._NATIVE, cpu_attention._NATIVE):

@@ -24,7 +24,7 @@ from types import ModuleType
 
 import torch
 
-from kernels import cpu_attention, cpu_layer_ops, torch_decode, torch_ref
+from kernels import cpu_attention, cpu_gemm, cpu_layer_ops, torch_decode, torch_ref
 from kernels.errors import AttentionBackendError
 from kernels.torch_decode import DecodePlan
 
@@ -190,7 +190,7 @@ def dense_prefill_min_tokens(device: torch.device | str, dtype: torch.dtype, hea
     if backend == "triton":
         return None
     if backend == "cpu" and cpu_attention.supports_layout(dtype, head_dim):
-        native_wins = cpu_attention.prefill_on_amx(dtype, head_dim) or cpu_attention.eight_lanes()
+        native_wins = cpu_attention.prefill_on_amx(dtype, head_dim) or cpu_gemm.eight_lanes()
         return None if native_wins else CPU_DENSE_PREFILL_MIN_TOKENS
     return 1
 

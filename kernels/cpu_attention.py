@@ -21,7 +21,6 @@ import ctypes
 import torch
 
 from kernels.cpu_build import NativeLibrary
-from kernels.cpu_gemm import cpu_flags
 
 ABI_VERSION = 2
 _SUFFIX = {torch.float32: "f32", torch.bfloat16: "bf16"}
@@ -70,11 +69,6 @@ def bf16_prefill_units(head_dim: int) -> str | None:
     compiled for (`-march=native`), and for the tiles the kernel's permission to use them."""
     lib = library()
     return None if lib is None else _BF16_PREFILL_UNITS[lib.servops_paged_prefill_bf16_units(head_dim)]
-
-
-def eight_lanes() -> bool:
-    """Whether the kernels here are the 8-lane build (`-march=native` on a CPU without AVX-512)."""
-    return "avx512f" not in cpu_flags()
 
 
 def prefill_on_amx(dtype: torch.dtype, head_dim: int) -> bool:

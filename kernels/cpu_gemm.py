@@ -68,6 +68,11 @@ def cpu_flags() -> frozenset[str]:
         return frozenset()
 
 
+def eight_lanes() -> bool:
+    """Whether the native kernels here are the 8-lane build (`-march=native` on a CPU without AVX-512)."""
+    return "avx512f" not in cpu_flags()
+
+
 def has_bf16_arithmetic() -> bool:
     """Whether this CPU computes in bf16 in hardware (AVX512-BF16 or AMX), as vLLM's CPU backend checks
     before it picks bf16."""

@@ -295,14 +295,14 @@ def test_the_cpu_backend_sends_only_long_fresh_chunks_to_dense_sdpa(monkeypatch)
     monkeypatch.setenv(attention.BACKEND_ENV, "cpu")
     # the 8-lane build (no AVX-512) and the AMX tiles beat SDPA on long prompts too: every chunk native
     eight = "avx512f" not in cpu_gemm.cpu_flags()
-    assert cpu_attention.eight_lanes() is eight
+    assert cpu_gemm.eight_lanes() is eight
     threshold = None if eight else attention.CPU_DENSE_PREFILL_MIN_TOKENS
     assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == threshold
     on_amx = cpu_attention.bf16_prefill_units(64) == "amx"
     assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 64) == (None if on_amx else threshold)
     # head_dim 256 is past the bf16 prefill's AMX and vdpbf16ps paths (128): the threshold of the others
     assert attention.dense_prefill_min_tokens("cpu", torch.bfloat16, 256) == threshold
-    monkeypatch.setattr(cpu_attention, "eight_lanes", lambda: False)
+    monkeypatch.setattr(cpu_gemm, "eight_lanes", lambda: False)
     assert attention.dense_prefill_min_tokens("cpu", torch.float32, 64) == attention.CPU_DENSE_PREFILL_MIN_TOKENS
     assert attention.dense_prefill_min_tokens("cpu", torch.float16, 64) == 1  # the twin: every fresh chunk dense
     monkeypatch.setenv(attention.BACKEND_ENV, "torch")

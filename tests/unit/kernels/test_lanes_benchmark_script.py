@@ -14,7 +14,7 @@ from kernels import cpu_attention, cpu_gemm, cpu_layer_ops
 BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
 
 pytestmark = pytest.mark.skipif(
-    "avx512f" not in cpu_gemm.cpu_flags() or not cpu_layer_ops.available(),
+    cpu_gemm.eight_lanes() or not cpu_layer_ops.available(),
     reason="no AVX-512 here (or no native kernels): the kernels have only the 8-lane build to run",
 )
 
