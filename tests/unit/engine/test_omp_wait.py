@@ -66,7 +66,7 @@ def _libgomp_settings(extra_env: dict[str, str]) -> str:
         torch.ones(1 << 16).sum()
         """
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env = {k: v for k, v in os.environ.items() if k not in (omp_wait.WAIT_POLICY_ENV, omp_wait.SPIN_COUNT_ENV)}
     env.update(OMP_DISPLAY_ENV="VERBOSE", **extra_env)
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120, check=True
