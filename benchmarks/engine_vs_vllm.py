@@ -8,8 +8,11 @@ Baseline: vLLM (from .venv-vllm, its own defaults: bf16 where the CPU has AVX512
 its CPU thread binding), started first. Candidate: the bundled engine with its own defaults, started
 after vLLM has stopped, so the two never share the machine. On each server the same `servops ramp`
 runs twice, closed loop at 1, 4, 16 and 64 streams: short prompts (64 ± 32 random words) and long
-prompts (512 ± 128 words, three times longer steps), 64 ± 16 output tokens forced, seeded so both engines see the same
-requests. Both run with `--max-model-len 2048`, so neither is given a KV pool the other lacks.
+prompts (512 ± 128 words, three times longer steps), 64 ± 16 output tokens forced, seeded so both
+engines see the same requests. Above 16 streams a step grows with the streams (64 streams: four
+times as long, as its own ramp with a cool-down of one step), since a saturated engine's request
+life does, and a step shorter than one request's life counts nothing (see SATURATED_STREAMS). Both
+run with `--max-model-len 2048`, so neither is given a KV pool the other lacks.
 
 Reports per step: output tok/s, TTFT and ITL p50/p99 of each engine, and the bundled engine's
 ratio to vLLM (tok/s: bundled / vLLM, higher is better; latencies: bundled / vLLM, lower is
@@ -54,6 +57,13 @@ LEVELS = [1.0, 4.0, 16.0, 64.0]
 # Long prompts at 16+ streams keep each request in prefill for many seconds on two cores: a step must
 # outlast a request's life, or none finishes inside it and the step measures nothing.
 STEP_FACTOR = {"short": 1.0, "long": 3.0}
+# Above this many streams a saturated engine's request life grows with the streams (each waits for the
+# others' prefills and shares every decode step), so the step grows with them: at 64 streams of long
+# prompts on two cores one request lived 150-170 s in vLLM (run 20: 64 prompts of ~570 tokens at
+# 259 prompt tok/s), and a 60 s step finished none. A stream's first request is sent inside the
+# warm-up and never counts; a counted one is sent in the window, so the window must hold about a
+# whole request life, and the cool-down after the step another, for it to finish.
+SATURATED_STREAMS = 16.0
 COMMON_FLAGS = ["--max-model-len", "2048"]
 ENGINES = ("vllm", "bundled")  # baseline first
 FIGURES = (
@@ -72,7 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--levels", default="", help="comma-separated stream counts instead of 1,4,16,64 (e.g. 16,64 for an A/B)"
     )
-    parser.add_argument("--step-s", type=float, default=20.0, help="measured seconds per load step (default 20)")
+    parser.add_argument(
+        "--step-s",
+        type=float,
+        default=20.0,
+        help="seconds per load step up to 16 streams, three times that for long prompts, and "
+        "longer in proportion above 16 streams (default 20)",
+    )
     parser.add_argument("--workloads", default="short,long", help="comma-separated subset of: short, long")
     parser.add_argument("--bundled-flags", default="", help="extra flags for the bundled engine (A/B of a change)")
     parser.add_argument("--vllm-flags", default="", help="extra flags for vLLM (e.g. --enforce-eager)")
@@ -113,7 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     extra = {"vllm": args.vllm_flags.split(), "bundled": args.bundled_flags.split()}
-    summary: dict = {"levels": levels, "step_s": step_s, "workloads": workloads, "rounds": args.rounds, "engines": {}}
+    summary: dict = {
+        "levels": levels,
+        "step_s": step_s,
+        "ramps": {name: step_groups(levels, step_s * STEP_FACTOR[name]) for name in workloads},
+        "workloads": workloads,
+        "rounds": args.rounds,
+        "engines": {},
+    }
     env = {"vllm": "", "bundled": args.bundled_env}
     runs: dict[str, list[dict]] = {}
     for round_index, engine in round_order([args.only] if args.only else list(ENGINES), args.rounds):
@@ -157,23 +180,42 @@ def run_engine(
     print(f"[{engine}] GEMM probe {result['gemm_probe_gflops']} GFLOP/s", file=sys.stderr, flush=True)
     with EngineProcess(command, folder / "server.log", startup_timeout_s=900) as server:
         for name in workloads:
-            ramp = run_ramp(
-                RampConfig(
-                    endpoint=server.base_url,
-                    mode="concurrency",
-                    levels=levels,
-                    step_s=step_s * STEP_FACTOR[name],
-                    warmup_s=5.0,
-                    cooldown_s=30.0,
-                    workload=WORKLOADS[name],
-                    request_timeout_s=600.0,
-                ),
-                progress=lambda line, name=name: print(f"[{engine}/{name}] {line}", file=sys.stderr, flush=True),
-            )
-            document = ramp.model_dump(mode="json")
-            (folder / f"ramp-{name}.json").write_text(json.dumps(document, indent=1))
-            result["workloads"][name] = [_step_figures(step) for step in ramp.steps]
+            steps = []
+            groups = step_groups(levels, step_s * STEP_FACTOR[name])
+            for group_step_s, group_levels in groups:
+                ramp = run_ramp(
+                    RampConfig(
+                        endpoint=server.base_url,
+                        mode="concurrency",
+                        levels=group_levels,
+                        step_s=group_step_s,
+                        warmup_s=5.0,
+                        # the last step's requests sent late in its window need about one request life more
+                        cooldown_s=max(30.0, group_step_s),
+                        workload=WORKLOADS[name],
+                        request_timeout_s=600.0,
+                    ),
+                    progress=lambda line, name=name: print(f"[{engine}/{name}] {line}", file=sys.stderr, flush=True),
+                )
+                document = ramp.model_dump(mode="json")
+                suffix = "" if len(groups) == 1 else "-" + "-".join(f"{level:g}" for level in group_levels)
+                (folder / f"ramp-{name}{suffix}.json").write_text(json.dumps(document, indent=1))
+                steps += [_step_figures(step) for step in ramp.steps]
+            result["workloads"][name] = steps
     return result
+
+
+def step_groups(levels: list[float], step_s: float) -> list[tuple[float, list[float]]]:
+    """The ramps one workload runs as (step seconds, stream counts): a step lasts `step_s` up to
+    SATURATED_STREAMS streams and grows in proportion above; levels of one length share a ramp, in order."""
+    groups: list[tuple[float, list[float]]] = []
+    for level in levels:
+        length = step_s * max(1.0, level / SATURATED_STREAMS)
+        if groups and groups[-1][0] == length:
+            groups[-1][1].append(level)
+        else:
+            groups.append((length, [level]))
+    return groups
 
 
 def round_order(engines: list[str], rounds: int) -> list[tuple[int, str]]:

@@ -76,3 +76,9 @@ def test_rounds_must_be_positive(capsys):
         bench.main(["--rounds", "0"])
     assert stop.value.code == 2
     assert "--rounds 0: must be at least 1" in capsys.readouterr().err
+
+
+def test_steps_above_sixteen_streams_grow_with_the_streams_in_their_own_ramp():
+    assert bench.step_groups([1.0, 4.0, 16.0, 64.0], 20.0) == [(20.0, [1.0, 4.0, 16.0]), (80.0, [64.0])]
+    assert bench.step_groups([16.0, 32.0, 64.0], 60.0) == [(60.0, [16.0]), (120.0, [32.0]), (240.0, [64.0])]
+    assert bench.step_groups([1.0, 4.0], 10.0) == [(10.0, [1.0, 4.0])]
