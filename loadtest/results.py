@@ -86,6 +86,9 @@ class StepResult(BaseModel):
     output_tokens: int
     prompt_tokens: Percentiles | None = Field(default=None, description="usage.prompt_tokens of the ok requests")
     output_tokens_per_s: float
+    streamed_tokens_per_s: float | None = Field(
+        default=None, description="output tokens received in the window from any request / window (stats.py)"
+    )
     goodput_rps: float
     slo_met: bool | None = None
     valid: bool

@@ -169,10 +169,8 @@ def _edge(ramp: MeasuredRamp, shift: float, steps: list[StepResult]) -> Quantile
 
 def figure(step: StepResult, name: str) -> float | None:
     """A headline figure of a step by its short name (ttft_p50, itl_p99, output_tokens_per_s, …)."""
-    if name == "output_tokens_per_s":
-        return step.output_tokens_per_s
-    if name == "achieved_rate":
-        return step.achieved_rate
+    if name in ("output_tokens_per_s", "streamed_tokens_per_s", "achieved_rate"):
+        return getattr(step, name)
     metric, _, quantile = name.rpartition("_")
     return getattr(getattr(step, f"{metric}_s"), quantile)
 

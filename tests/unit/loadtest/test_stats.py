@@ -86,6 +86,31 @@ def test_achieved_rate_and_token_throughput_use_the_window():
     assert stats.output_tokens_per_s == pytest.approx(160 / 8.0)
 
 
+def test_streamed_tokens_count_every_event_received_inside_the_window_whoever_sent_it():
+    """Window [1002, 1010). A: sent in the warm-up, 5 events (2 tokens each) at 1001.5 ... 1005.5, 4
+    inside. B: 4 events (1 token each) at 1009, 1009.5, 1010, 1010.5, 2 inside. C: failed after 2
+    events at 1003.2 and 1003.5 (no usage: one token per event). D: sent in step 1. E: cancelled."""
+    a = _rec(0, START + 1.0, ttft=0.5, gaps=(1.0,) * 4, tokens=10)
+    b = _rec(0, START + 8.0, ttft=1.0, gaps=(0.5,) * 3, tokens=4)
+    c = RequestRecord(
+        step=0,
+        index=3,
+        intended_send_ts=START + 3,
+        actual_send_ts=START + 3,
+        ttft_s=0.2,
+        gaps_s=[0.3],
+        content_chunks=2,
+        error_type="stream_error",
+    )
+    d = _rec(1, START + 10.2, ttft=0.1, gaps=(0.1,), tokens=2)
+    e = RequestRecord(step=0, index=5, intended_send_ts=START + 9, actual_send_ts=START + 9, error_type="cancelled")
+    for record, chunks in ((a, 5), (b, 4), (d, 2)):
+        record.content_chunks = chunks
+    stats = step_stats(_plan(mode="concurrency"), 0, [a, b, c, d, e])
+    assert stats.streamed_tokens_per_s == pytest.approx((4 * 2 + 2 * 1 + 2) / 8.0)
+    assert stats.output_tokens_per_s == pytest.approx(4 / 8.0)  # B alone: sent in the window and ok
+
+
 def test_goodput_counts_only_requests_meeting_every_slo():
     records = [_rec(0, START + 3, ttft=0.1), _rec(0, START + 4, ttft=0.5), _rec(0, START + 5, ttft=0.2)]
     stats = step_stats(_plan(), 0, records, slos=parse_slos("ttft_p99=250ms"))
