@@ -14,9 +14,11 @@ times as long, as its own ramp with a cool-down of one step), since a saturated 
 life does, and a step shorter than one request's life counts nothing (see SATURATED_STREAMS). Both
 run with `--max-model-len 2048`, so neither is given a KV pool the other lacks.
 
-Reports per step: output tok/s, TTFT and ITL p50/p99 of each engine, and the bundled engine's
-ratio to vLLM (tok/s: bundled / vLLM, higher is better; latencies: bundled / vLLM, lower is
-better). Writes each ramp, each server log and summary.json under --out.
+Reports per step: output tok/s (whole requests sent in the step's window), streamed tok/s (every
+token received in the window, from any request: smooth where a window holds only a few request
+lives; loadtest/stats.py), TTFT and ITL p50/p99 of each engine, and the bundled engine's ratio to
+vLLM (tok/s: bundled / vLLM, higher is better; latencies: bundled / vLLM, lower is better).
+Writes each ramp, each server log and summary.json under --out.
 
 With `--rounds N` each engine is started and ramped N times, in mirrored order (vLLM, bundled, then
 bundled, vLLM, ...), so a machine whose speed drifts during the run favours neither side. Each
@@ -68,6 +70,7 @@ COMMON_FLAGS = ["--max-model-len", "2048"]
 ENGINES = ("vllm", "bundled")  # baseline first
 FIGURES = (
     ("output_tokens_per_s", "tok/s"),
+    ("streamed_tokens_per_s", "streamed tok/s"),
     ("ttft_p50", "TTFT p50"),
     ("ttft_p99", "TTFT p99"),
     ("itl_p50", "ITL p50"),
@@ -183,6 +186,7 @@ def run_engine(
             steps = []
             groups = step_groups(levels, step_s * STEP_FACTOR[name])
             for group_step_s, group_levels in groups:
+                suffix = "" if len(groups) == 1 else "-" + "-".join(f"{level:g}" for level in group_levels)
                 ramp = run_ramp(
                     RampConfig(
                         endpoint=server.base_url,
@@ -194,11 +198,12 @@ def run_engine(
                         cooldown_s=max(30.0, group_step_s),
                         workload=WORKLOADS[name],
                         request_timeout_s=600.0,
+                        # every request's times, so a figure defined later can be read from this run
+                        records_path=str(folder / f"records-{name}{suffix}.jsonl"),
                     ),
                     progress=lambda line, name=name: print(f"[{engine}/{name}] {line}", file=sys.stderr, flush=True),
                 )
                 document = ramp.model_dump(mode="json")
-                suffix = "" if len(groups) == 1 else "-" + "-".join(f"{level:g}" for level in group_levels)
                 (folder / f"ramp-{name}{suffix}.json").write_text(json.dumps(document, indent=1))
                 steps += [_step_figures(step) for step in ramp.steps]
             result["workloads"][name] = steps
@@ -281,7 +286,7 @@ def render(summary: dict) -> str:
     def cell(value: float | None, path: str) -> str:
         if value is None:
             return "–"
-        return f"{value:.0f}" if path == "output_tokens_per_s" else f"{value * 1000:.0f} ms"
+        return f"{value:.0f}" if path.endswith("tokens_per_s") else f"{value * 1000:.0f} ms"
 
     lines = []
     engines = summary["engines"]
