@@ -18,8 +18,9 @@
 - Packed: where the CPU has bf16 arithmetic, also oneDNN on each weight packed once
   (kernels/cpu_prepack.py, what the engine runs above 4 rows), against the same `F.linear`, and
   whether its products are bit-identical; without it, the float32 copy the engine keeps there
-  (float32 `F.linear` on it, activations widened and the result rounded to bf16: what it runs above
-  `cpu_gemm.WIDENED_ROWS_MAX` rows).
+  (reordered once for oneDNN's float32 GEMM where oneDNN takes it, else a plain one for `F.linear`;
+  activations widened and the result rounded to bf16: what it runs above `cpu_gemm.WIDENED_ROWS_MAX`
+  rows), with its GFLOP/s beside the native kernel's.
 Sides alternate and the best time of each is kept: the shared box's speed moves by 1.5x within
 minutes. Prints the ratios and writes JSON (`--json`).
 """
@@ -95,6 +96,12 @@ def bench_gemm(name: str, rows: int, repeats: int, layers: int = 1) -> dict:
     }
 
 
+def _packed_side() -> str:
+    if cpu_prepack.reorders():
+        return "packed oneDNN"
+    return "float32 copy reordered for oneDNN" if cpu_prepack.reorders_float32() else "float32 copy"
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = ab_arguments(__doc__, repeats=5, num_requests=32, rounds=2, measured="GEMMs")
     parser.add_argument("--max-rows", type=int, default=2048, help="skip GEMM cases with more rows (2048: none)")
@@ -137,8 +144,8 @@ def main(argv: list[str] | None = None) -> dict:
             f"{row['float32_gflops']:.0f}); {row['outputs_differing']:.1%} of outputs differ, "
             f"max {row['max_abs_diff']:.3g}"
             + (
-                f"; {'packed oneDNN' if cpu_prepack.reorders() else 'float32 copy'} {row['packed_s'] * 1e3:.2f} ms "
-                f"-> {row['packed_ratio']:.2f}x F.linear"
+                f"; {_packed_side()} {row['packed_s'] * 1e3:.2f} ms -> {row['packed_ratio']:.2f}x F.linear, "
+                f"{row['native_gflops'] * row['native_s'] / row['packed_s']:.0f} GFLOP/s"
                 f"{', bit-identical' if row['packed_identical'] else ', DIFFERS'}"
                 if row["packed_s"]
                 else ""

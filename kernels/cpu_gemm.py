@@ -43,11 +43,13 @@ available_or_warn = _NATIVE.available_or_warn
 # Measured on SmolLM2's layers, one thread (BENCHMARKS.md, "bf16 GEMV on the bf16 units"): native
 # 1.6-2.7x oneDNN at 1-4 rows, 0.9-1.3x at 8, 0.6-0.75x at 16.
 MEMORY_BOUND_ROWS = 4
-# On a CPU without bf16 arithmetic, the rows up to which the widening kernel beats the CPU's float32
-# GEMM on a float32 copy of the weight (kernels.cpu_prepack). SmolLM2's layers, two threads, 30 weights
-# streamed, an AVX2-only AMD EPYC (BENCHMARKS.md, "bf16 on an AVX2-only CPU"): the native kernel took
-# 0.7-0.9x the copy's time at 32 rows, about the same at 64, 1.0-1.25x at 128 and 1.4-1.8x at 256-512.
-WIDENED_ROWS_MAX = 64
+# On a CPU without bf16 arithmetic, the rows up to which the widening kernel beats oneDNN's float32
+# GEMM on a float32 copy of the weight reordered once (kernels.cpu_prepack). SmolLM2's 30 layers and
+# its LM head, 30 weights streamed, two threads, an AVX2-only AMD EPYC (BENCHMARKS.md, "float32 GEMMs
+# on weights reordered once"): a whole pass took 31 / 41 / 60 / 99 / 161 ms natively at 8 / 12 / 16 /
+# 32 / 64 rows against 42 / 48 / 61 / 83 / 145 ms on the copy. (Against `F.linear` on a plain float32
+# copy, which repacks the weight on every call, the crossover had been 64 rows.)
+WIDENED_ROWS_MAX = 16
 
 
 @functools.cache

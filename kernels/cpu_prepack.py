@@ -21,13 +21,18 @@ as they are; `linear` pads what still comes unbucketed (the LM head's sampled ro
 copy per call, which under a 64-stream load took as much engine time as the building it saved
 (BENCHMARKS.md, "Row buckets for the packed GEMM").
 
-On a CPU without bf16 arithmetic (AVX2 only) the copy is a float32 one instead: there the native
-kernel widens bf16 in registers, which reads half the bytes and wins while a step is a pass over the
-weights (0.35-0.6x float32 `F.linear`'s time at 4-32 rows on SmolLM2's layers), but above
-`cpu_gemm.WIDENED_ROWS_MAX` rows (a prompt chunk) the CPU's float32 GEMM on the copy is the faster one
-(1.4-1.8x at 256-512 rows, BENCHMARKS.md "bf16 on an AVX2-only CPU"). So prompt-sized products run
-float32 on the copy, with one rounding to bf16 at the end, and a bf16 engine on such a CPU keeps
-float32's prefill GEMMs with bf16's decode.
+On a CPU without bf16 arithmetic (AVX2 only) the copy is a float32 one instead, reordered once for
+oneDNN's float32 GEMM (which works there; only the bf16 reorder needs AVX-512 or AVX-NE-CONVERT). The
+native kernel widens bf16 in registers, which reads half the bytes and wins while a step is a pass
+over the weights (up to `cpu_gemm.WIDENED_ROWS_MAX` rows); above that oneDNN on the reordered float32
+copy is the faster one. SmolLM2's 30 layers and LM head, 30 weights streamed, two threads, an
+AVX2-only AMD EPYC (BENCHMARKS.md, "float32 GEMMs on weights reordered once"): a pass took 61 / 83 /
+145 ms on the copy at 16 / 32 / 64 rows against the native kernel's 60 / 99 / 161, and the copy's
+GEMMs ran at 95-128 GFLOP/s at 32-64 rows where `F.linear` on a plain float32 copy (which repacks
+the weight on every call) ran at 69-102. So above a decode batch of 16 sequences the
+products run float32 on the copy, with one rounding to bf16 at the end: a bf16 engine on such a CPU
+keeps float32's GEMMs where they are faster and bf16's where reading the weights is the cost. Where
+even the float32 reorder fails, the copy is a plain float32 tensor for `F.linear`.
 
 The cost is a second copy of every linear weight: the native GEMV reads the row-major one in
 place, and a packed tensor is opaque. The engine packs only where the host has the memory to
@@ -104,12 +109,32 @@ def reorders() -> bool:
     return has_bf16_arithmetic() and unpackable_reason() is None
 
 
+@functools.cache
+def reorders_float32() -> bool:
+    """Whether oneDNN reorders a float32 weight here: tried once on a small one, since only running it
+    tells (the ops exist on every x86 build; what a CPU lacks shows as a RuntimeError)."""
+    if not _ops_available():
+        return False
+    try:
+        torch.ops.mkldnn._reorder_linear_weight(torch.zeros(16, 16), PACK_ROWS_HINT)
+    except RuntimeError:
+        return False
+    return True
+
+
+def onednn_layout() -> bool:
+    """Whether `pack` hands oneDNN a reordered weight (bf16 or float32): then every row count is a GEMM
+    oneDNN builds once, so the engine pads a step's rows to `bucket_rows`."""
+    return reorders() or (not has_bf16_arithmetic() and reorders_float32())
+
+
 def pack(weight: torch.Tensor) -> torch.Tensor:
     """The weight [N, K] for `linear`: reordered for oneDNN (an opaque tensor of the same size) where
-    the CPU has bf16 arithmetic, else a float32 copy."""
+    the CPU has bf16 arithmetic, else a float32 copy, reordered for oneDNN where it can be."""
     if reorders():
         return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), PACK_ROWS_HINT)
-    return weight.to(torch.float32).contiguous()
+    copy = weight.to(torch.float32).contiguous()
+    return torch.ops.mkldnn._reorder_linear_weight(copy, PACK_ROWS_HINT) if reorders_float32() else copy
 
 
 def bucket_rows(rows: int) -> int:
@@ -126,7 +151,14 @@ def linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None = No
     `bucket_rows(M)` with zero rows, and the first M rows returned (a contiguous view: each output row
     depends on its own input row only)."""
     if packed.dtype == torch.float32 and x.dtype != torch.float32:  # the float32 copy: one rounding at the end
-        return F.linear(x.float(), packed, None if bias is None else bias.float()).to(x.dtype)
+        wide_bias = None if bias is None else bias.float()
+        if not packed.is_mkldnn:
+            return F.linear(x.float(), packed, wide_bias).to(x.dtype)
+        return _onednn_linear(x.float(), packed, wide_bias).to(x.dtype)
+    return _onednn_linear(x, packed, bias)
+
+
+def _onednn_linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     rows = x.shape[0]
     padded = bucket_rows(rows)
     if padded != rows:

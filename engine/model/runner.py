@@ -104,7 +104,7 @@ class ModelRunner:
             if isinstance(module, Linear):
                 module.packed = cpu_prepack.pack(module.weight)
         self.model.head_packed = cpu_prepack.pack(self._head_weight())
-        self.pad_to_buckets = cpu_prepack.reorders()  # oneDNN builds a GEMM per row count; a float32 copy does not
+        self.pad_to_buckets = cpu_prepack.onednn_layout()  # oneDNN builds a GEMM per row count; F.linear does not
 
     def _head_weight(self) -> torch.Tensor:
         model = self.model

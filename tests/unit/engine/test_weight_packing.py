@@ -53,7 +53,8 @@ def test_packed_weights_give_the_same_greedy_tokens_and_stay_outside_the_device_
 
 
 def test_without_bf16_arithmetic_the_copy_is_float32_and_takes_the_prompt(model_dir, monkeypatch):
-    """An AVX2-only CPU: float32 copies, which the prefill's 160 rows (over WIDENED_ROWS_MAX) go through."""
+    """An AVX2-only CPU: float32 copies (reordered for oneDNN), which the prefill's 160 rows (over
+    WIDENED_ROWS_MAX) go through; greedy tokens as without them."""
     monkeypatch.setattr(cpu_prepack, "has_bf16_arithmetic", lambda: False)
     long_prompts = [[5 + i + j for j in range(20)] for i in range(8)]
     monkeypatch.setenv(cpu_prepack.PREPACK_ENV, "0")
@@ -63,7 +64,8 @@ def test_without_bf16_arithmetic_the_copy_is_float32_and_takes_the_prompt(model_
     model = copied.llm_engine.runner.model
     assert not any(_packed(plain)) and all(_packed(copied))
     assert {m.packed.dtype for m in model.modules() if isinstance(m, Linear)} == {torch.float32}
-    assert not copied.llm_engine.runner.pad_to_buckets  # no oneDNN GEMM to build per row count
+    # a reordered copy is a oneDNN GEMM built per row count, so the steps are padded to its buckets
+    assert copied.llm_engine.runner.pad_to_buckets == cpu_prepack.reorders_float32()
     assert copy_tokens == plain_tokens
 
 

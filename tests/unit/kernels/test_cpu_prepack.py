@@ -118,12 +118,33 @@ def test_without_bf16_arithmetic_the_copy_is_float32_and_rounds_once(monkeypatch
     generator = torch.Generator().manual_seed(3)
     weight = torch.randn(96, 80, generator=generator).to(torch.bfloat16)
     bias = torch.randn(96, generator=generator).to(torch.bfloat16) if with_bias else None
-    x = torch.randn(200, 80, generator=generator).to(torch.bfloat16)
     packed = cpu_prepack.pack(weight)
-    assert packed.dtype == torch.float32 and torch.equal(packed, weight.float())
+    assert packed.dtype == torch.float32 and packed.is_mkldnn == cpu_prepack.reorders_float32()
+    if not packed.is_mkldnn:
+        assert torch.equal(packed, weight.float())
     assert cpu_prepack.packed_bytes(weight) == 96 * 80 * 4
-    expected = F.linear(x.float(), weight.float(), None if bias is None else bias.float()).to(torch.bfloat16)
-    assert torch.equal(cpu_prepack.linear(x, packed, bias), expected)
+    for rows in (9, 64, 65, 200, 300):  # exact counts, and padded to a bucket on oneDNN's layout
+        x = torch.randn(rows, 80, generator=generator).to(torch.bfloat16)
+        expected = F.linear(x.float(), weight.float(), None if bias is None else bias.float()).to(torch.bfloat16)
+        out = cpu_prepack.linear(x, packed, bias)
+        assert out.shape == (rows, 96) and out.dtype == torch.bfloat16 and out.is_contiguous()
+        # float32 sums in oneDNN's order, then one rounding: at most one bf16 step from F.linear's
+        gap = (out.float() - expected.float()).abs()
+        assert bool((gap <= expected.float().abs() * 2**-7 + 1e-30).all())
+        assert float((gap == 0).float().mean()) > 0.95
+
+
+def test_the_float32_reorder_is_used_wherever_onednn_takes_it():
+    """On an x86 build oneDNN reorders float32 weights whatever the CPU's bf16 support: the AVX2-only
+    engine's prompt-sized GEMMs depend on it (kernels/cpu_prepack.py)."""
+    if not cpu_prepack._ops_available():
+        pytest.skip(f"torch {torch.__version__} has no oneDNN packing ops")
+    assert cpu_prepack.reorders_float32()
+    weight = torch.randn(24, 32)
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight, cpu_prepack.PACK_ROWS_HINT)
+    x = torch.randn(3, 32)
+    got = torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+    torch.testing.assert_close(got, F.linear(x, weight), rtol=1e-5, atol=1e-5)
 
 
 def test_without_bf16_arithmetic_the_copy_takes_only_prompt_sized_rows(monkeypatch):
