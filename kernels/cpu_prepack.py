@@ -122,12 +122,6 @@ def reorders_float32() -> bool:
     return True
 
 
-def onednn_layout() -> bool:
-    """Whether `pack` hands oneDNN a reordered weight (bf16 or float32): then every row count is a GEMM
-    oneDNN builds once, so the engine pads a step's rows to `bucket_rows`."""
-    return reorders() or (not has_bf16_arithmetic() and reorders_float32())
-
-
 def pack(weight: torch.Tensor) -> torch.Tensor:
     """The weight [N, K] for `linear`: reordered for oneDNN (an opaque tensor of the same size) where
     the CPU has bf16 arithmetic, else a float32 copy, reordered for oneDNN where it can be."""

@@ -98,13 +98,14 @@ class ModelRunner:
         return sum(cpu_prepack.packed_bytes(weight) for weight in self._linear_weights())
 
     def pack_weights(self) -> None:
-        """Reorder every linear weight and the LM head once for oneDNN's bf16 GEMM (kernels.cpu_prepack);
-        the caller decides whether the host has the memory (engine/core/llm_engine.py)."""
+        """Reorder every linear weight and the LM head once for oneDNN's GEMM, or copy them to float32
+        (kernels.cpu_prepack); the caller decides whether the host has the memory (engine/core/llm_engine.py)."""
         for module in self.model.modules():
             if isinstance(module, Linear):
                 module.packed = cpu_prepack.pack(module.weight)
         self.model.head_packed = cpu_prepack.pack(self._head_weight())
-        self.pad_to_buckets = cpu_prepack.onednn_layout()  # oneDNN builds a GEMM per row count; F.linear does not
+        # oneDNN builds a GEMM per row count of a reordered (opaque) weight; F.linear on a plain copy does not
+        self.pad_to_buckets = self.model.head_packed.is_mkldnn
 
     def _head_weight(self) -> torch.Tensor:
         model = self.model
