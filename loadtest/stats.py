@@ -187,7 +187,9 @@ def streamed_tokens(records: Sequence[RequestRecord], start_ts: float, end_ts: f
         if record.ttft_s is None or not record.content_chunks:
             continue
         received = record.actual_send_ts + record.ttft_s
-        if received >= end_ts or received + sum(record.gaps_s) < start_ts:
+        # a finished request's end bounds its last event: no pass over its gaps to skip it
+        last = record.actual_send_ts + record.e2e_s if record.e2e_s is not None else received + sum(record.gaps_s)
+        if received >= end_ts or last < start_ts:
             continue
         inside = int(start_ts <= received)
         for gap in record.gaps_s:
