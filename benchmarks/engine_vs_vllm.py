@@ -132,10 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     extra = {"vllm": args.vllm_flags.split(), "bundled": args.bundled_flags.split()}
+    ramps = {name: step_groups(levels, step_s * STEP_FACTOR[name]) for name in workloads}
     summary: dict = {
         "levels": levels,
         "step_s": step_s,
-        "ramps": {name: step_groups(levels, step_s * STEP_FACTOR[name]) for name in workloads},
+        "ramps": ramps,
         "workloads": workloads,
         "rounds": args.rounds,
         "engines": {},
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = out / (engine if round_index == 1 else f"{engine}-r{round_index}")
         print(f"[{engine}] round {round_index} of {args.rounds}", file=sys.stderr, flush=True)
         runs.setdefault(engine, []).append(
-            run_engine(engine, COMMON_FLAGS + extra[engine], env[engine], workloads, levels, step_s, folder, args.model)
+            run_engine(engine, COMMON_FLAGS + extra[engine], env[engine], ramps, folder, args.model)
         )
         summary["engines"][engine] = combine_rounds(runs[engine])
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
@@ -166,13 +167,12 @@ def run_engine(
     engine: str,
     flags: list[str],
     env: str,
-    workloads: list[str],
-    levels: list[float],
-    step_s: float,
+    ramps: dict[str, list[tuple[float, list[float]]]],
     folder: Path,
     model: str | None = None,
 ) -> dict:
-    """Start one engine, ramp each workload on it, stop it; the per-step figures and the command."""
+    """Start one engine, ramp each workload on it (`ramps`: the workload's `step_groups`), stop it; the
+    per-step figures and the command."""
     folder.mkdir(parents=True, exist_ok=True)
     command = start_command(engine, flags, model)
     if env:
@@ -182,9 +182,8 @@ def run_engine(
     result: dict = {"command": command.render(), "gemm_probe_gflops": gemm_probe(), "workloads": {}}
     print(f"[{engine}] GEMM probe {result['gemm_probe_gflops']} GFLOP/s", file=sys.stderr, flush=True)
     with EngineProcess(command, folder / "server.log", startup_timeout_s=900) as server:
-        for name in workloads:
+        for name, groups in ramps.items():
             steps = []
-            groups = step_groups(levels, step_s * STEP_FACTOR[name])
             for group_step_s, group_levels in groups:
                 suffix = "" if len(groups) == 1 else "-" + "-".join(f"{level:g}" for level in group_levels)
                 ramp = run_ramp(
