@@ -38,6 +38,7 @@ from engine.api.routes import (
     route_table,
 )
 from engine.api.serving import OpenAIServing, ServingOptions
+from engine.api.setup_thread import run_on_setup_thread
 from engine.api.threads import engine_threads
 from engine.core.async_engine import AsyncEngine
 from engine.core.errors import EngineStartupError
@@ -70,7 +71,7 @@ def serve(args: argparse.Namespace) -> int:
     logger.info("non-default args: %s", cli_args.non_default_args(args))
     sock = _bind(args.host, args.port)  # before the slow model load: a busy port fails at once
     try:
-        engine, config = _start_engine(args)
+        engine, config = run_on_setup_thread(lambda: _start_engine(args))
     except BaseException:
         sock.close()
         raise
@@ -82,7 +83,7 @@ def serve(args: argparse.Namespace) -> int:
     stat_logger = None if args.disable_log_stats else LoggingStatLogger(device_type=device_type)
     threads_for = None
     if device_type == "cpu":
-        policy = engine_threads(args.cpu_threads, engine.runner.weight_pass_s)
+        policy = run_on_setup_thread(lambda: engine_threads(args.cpu_threads, engine.runner.weight_pass_s))
         logger.info("CPU threads for the engine: %s.", policy.describe())
         threads_for = policy.threads_for
     async_engine = AsyncEngine(engine, metrics=metrics, stat_logger=stat_logger, threads_for=threads_for)
