@@ -183,7 +183,7 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="threads the engine computes with on a CPU, fixed (default: $OMP_NUM_THREADS, else every usable "
         "core for a step of more than 4 tokens (a prompt chunk, a batch of more than 4) and, for a decode of up "
         "to 4 sequences, every core or one less, leaving a core to HTTP and the tokenizer unless the last core "
-        "makes a weight pass timed at start-up 1.3x faster)",
+        "makes a weight pass timed at start-up faster by engine.api.threads.ALL_CORES_MIN_SPEEDUP)",
     )
     net.add_argument(
         "--max-num-queued-reqs",

@@ -1,24 +1,24 @@
-"""The OpenMP wait policy the engine server runs with: set before PyTorch loads libgomp.
+"""How long the server's idle OpenMP threads spin before they sleep: set before PyTorch loads libgomp.
 
-Why the server sets one: PyTorch's CPU wheel runs its parallel regions, and the native kernels
-theirs, on GNU libgomp. With `OMP_WAIT_POLICY` unset, a libgomp thread that has finished its share
-of a region keeps its core busy for 300,000 turns of a spin loop before it sleeps (GCC's libgomp
-manual, "GOMP_SPINCOUNT" and "OMP_WAIT_POLICY"). A step runs hundreds of short regions with
-Python in between, so the second compute thread spins through nearly the whole step, on the core
-that the HTTP loop, the tokenizer and often the load generator need. Two things follow.
+PyTorch's CPU wheel runs its parallel regions, and the native kernels theirs, on GNU libgomp. A
+thread that has finished its share of a region spins for a number of turns, then sleeps on a futex
+until the next region wakes it (GCC's libgomp manual, "GOMP_SPINCOUNT" and "OMP_WAIT_POLICY").
+A decode step opens about 150 regions (SmolLM2: four GEMMs and one attention per layer, 30
+layers, counted with an LD_PRELOAD shim on `GOMP_parallel`) with Python in between, so what a step
+pays depends on whether the partner thread is still spinning when the next region opens.
 
-- In a server the spinning thread is preempted, and the next barrier waits for it: one stream's
-  ITL p50 was 57-71 ms on two threads against a 38 ms step in process (2-core AMD EPYC, AVX2).
-- The start-up timing that picks the thread count for few-row steps (engine/api/threads.py) ran
-  in process, where spinning is free, so it saw two threads win (1.5-1.7x) where the server lost.
-
-With `PASSIVE` an idle thread sleeps at once, so a region pays a wake-up instead (on that VM about
-0.1 ms: the one-row pass took 28-37 ms on one thread, 42-71 ms on two), and the start-up timing
-pays it too: it now keeps few-row steps on one thread there, which is what served best. A/B on
-that box, short prompts, one run each in the order D C B D C B (BENCHMARKS.md, "OpenMP wait
-policy"): passive with one thread for decode (B, what this gives) 19 tok/s at one stream, 44-48 at
-four, 75-78 at sixteen; spinning with one thread for decode (D) 17-19, 36-43, 49-70; passive with
-two (C) 11-14, 37-39, 81. The old default (spinning, two) gave 14-17 tok/s at one stream.
+- Never spinning (`OMP_WAIT_POLICY=PASSIVE`, this server's default before) makes every region wake
+  a sleeping thread. In process, a 16-sequence decode step took 124-133 ms that way against 80-84 ms
+  with libgomp's default spin and 95-98 ms with 10,000 turns (2-core AMD EPYC, AVX2, two threads).
+- Spinning without bound (`ACTIVE`) keeps an idle pool's threads on the cores the HTTP loop and the
+  load generator need.
+- A bounded spin, SERVER_SPIN_COUNT turns, keeps the partner thread through the gaps inside a step
+  and lets it sleep soon after the step ends. Served, with the engine built on a setup thread
+  (engine/api/setup_thread.py: without that, libgomp cut every spin to 100 turns and no setting
+  here mattered), 10,000 turns and libgomp's default 300,000 measured alike: 1 / 4 / 16 short
+  streams 25-27 / 60 / 86-91 tok/s against PASSIVE's 17 / 39-43 / 72-80, ITL p50 at 16 streams
+  116-117 ms against 144-147 (BENCHMARKS.md, "OpenMP pools and spin"). The bounded one is kept:
+  it leaves the cores sooner when the engine idles.
 
 The setting is read once, when libgomp initialises, so it must be in the environment before
 `import torch`; `python -m engine serve` calls `apply_server_wait_policy` before it imports the
@@ -32,12 +32,12 @@ from collections.abc import MutableMapping
 
 WAIT_POLICY_ENV = "OMP_WAIT_POLICY"
 SPIN_COUNT_ENV = "GOMP_SPINCOUNT"
-SERVER_WAIT_POLICY = "PASSIVE"
+SERVER_SPIN_COUNT = "10000"
 
 
 def apply_server_wait_policy(environ: MutableMapping[str, str]) -> str:
-    """Set `OMP_WAIT_POLICY=PASSIVE` in `environ` unless the user chose a wait policy or spin count,
-    or PyTorch (and with it libgomp) is already loaded; returns the line the server logs."""
+    """Set `GOMP_SPINCOUNT=SERVER_SPIN_COUNT` in `environ` unless the user chose a wait policy or
+    spin count, or PyTorch (and with it libgomp) is already loaded; returns the line the server logs."""
     chosen = {name: environ[name] for name in (WAIT_POLICY_ENV, SPIN_COUNT_ENV) if environ.get(name, "").strip()}
     if chosen:
         settings = ", ".join(f"{name}={value}" for name, value in chosen.items())
@@ -45,10 +45,10 @@ def apply_server_wait_policy(environ: MutableMapping[str, str]) -> str:
     if "torch" in sys.modules:
         return (
             f"OpenMP wait: libgomp's default (PyTorch was loaded before the server could set "
-            f"{WAIT_POLICY_ENV}={SERVER_WAIT_POLICY})"
+            f"{SPIN_COUNT_ENV}={SERVER_SPIN_COUNT})"
         )
-    environ[WAIT_POLICY_ENV] = SERVER_WAIT_POLICY
+    environ[SPIN_COUNT_ENV] = SERVER_SPIN_COUNT
     return (
-        f"OpenMP wait: {WAIT_POLICY_ENV}={SERVER_WAIT_POLICY} (idle compute threads sleep instead of spinning "
-        f"on the cores the HTTP loop needs; set {WAIT_POLICY_ENV} or {SPIN_COUNT_ENV} to choose otherwise)"
+        f"OpenMP wait: {SPIN_COUNT_ENV}={SERVER_SPIN_COUNT} (an idle compute thread spins through the gaps "
+        f"inside a step, then sleeps; set {WAIT_POLICY_ENV} or {SPIN_COUNT_ENV} to choose otherwise)"
     )

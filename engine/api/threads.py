@@ -5,15 +5,20 @@ descheduled thread stalls them all, and beside the engine the HTTP loop, the tok
 the load generator want a core too. A step that computes many rows (tokens: a prompt chunk, or
 many sequences decoding) is a GEMM bound by arithmetic, and every core pays. A step of a few rows
 (up to kernels.cpu_gemm.MEMORY_BOUND_ROWS: a decode of a few sequences) is a matrix-vector pass
-bound by how fast the weights are read, and whether the last core pays depends on the machine: where one core less
-already reads the memory at full speed, the spare core is worth more to the server (a 2-core AMD
-EPYC: ITL p50 at one stream 41-45 ms with one thread, 50-67 ms with two); where each core reads at
-its own limit, it is not (a 2-core Intel Xeon VM: a one-row pass over SmolLM2's weights 46 ms on
-one thread, 30 ms on two; at four streams 65-72 tok/s with two threads against 48 with one). So
-the engine times that pass at start-up on both counts and keeps the last core from few-row steps
+bound by how fast the weights are read, and whether the last core pays depends on the machine: where
+one core less already reads the memory at full speed, it does not; where each core reads at its own
+limit, it does (a 2-core Intel Xeon VM: a one-row pass over SmolLM2's weights 46 ms on one thread,
+30 ms on two; at four streams 65-72 tok/s with two threads against 48 with one). So the engine
+times that pass at start-up on both counts, on the thread setup that the steps will see
+(engine/api/setup_thread.py, engine/api/omp_wait.py), and keeps the last core from few-row steps
 only when it speeds the pass up by less than ALL_CORES_MIN_SPEEDUP (docs/engine.md, "CPU threads").
-The server runs libgomp with OMP_WAIT_POLICY=PASSIVE (engine/api/omp_wait.py), so that timing
-pays the same thread wake-ups a served step pays; with libgomp's spinning default it did not.
+
+What the spare core is worth to the server is small: under 16 streams the HTTP loop used 3 % of a
+core and the load generator 1 % (per-thread CPU time from /proc, 2-core AMD EPYC). An earlier
+threshold of 1.3x came from servers whose idle main-thread OpenMP pool made libgomp cut every spin
+to 100 turns, so two threads lost served what they won in the timing; with that pool gone, a
+2-core AMD EPYC whose pass ran 1.50-1.52x faster on two threads served one stream at 25-27 tok/s
+(ITL p50 35-36 ms) with two and 17-19 tok/s (47-55 ms) with one.
 
 Why rows and not requests in flight: a lone long prompt is one request, yet its prefill is a GEMM of
 hundreds of rows. Keyed on requests, a server whose start-up timing kept a core back prefilled a
@@ -30,8 +35,8 @@ from pydantic import BaseModel, Field
 from kernels.cpu_gemm import MEMORY_BOUND_ROWS
 
 # The last core joins memory-bound steps only when it makes the weight pass this much faster: below
-# that, what it takes from the HTTP loop and the load generator outweighs the step it saves.
-ALL_CORES_MIN_SPEEDUP = 1.3
+# that, the gain is within the timing's noise and the core is left to the HTTP loop.
+ALL_CORES_MIN_SPEEDUP = 1.1
 
 
 class ThreadPolicy(BaseModel):

@@ -22,11 +22,11 @@ def torch_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "torch", raising=False)
 
 
-def test_unset_environment_gets_passive_and_the_line_says_how_to_override(torch_not_loaded):
+def test_unset_environment_gets_a_bounded_spin_and_the_line_says_how_to_override(torch_not_loaded):
     environ: dict[str, str] = {}
     line = omp_wait.apply_server_wait_policy(environ)
-    assert environ == {"OMP_WAIT_POLICY": "PASSIVE"}
-    assert "OMP_WAIT_POLICY=PASSIVE" in line and "GOMP_SPINCOUNT" in line
+    assert environ == {"GOMP_SPINCOUNT": "10000"}
+    assert "GOMP_SPINCOUNT=10000" in line and "OMP_WAIT_POLICY" in line
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_a_wait_policy_or_spin_count_the_user_set_is_kept(torch_not_loaded, user
 def test_a_blank_setting_counts_as_unset(torch_not_loaded):
     environ = {"OMP_WAIT_POLICY": " "}
     omp_wait.apply_server_wait_policy(environ)
-    assert environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert environ["GOMP_SPINCOUNT"] == "10000"
 
 
 def test_nothing_is_set_once_torch_is_loaded_and_the_line_says_so(monkeypatch: pytest.MonkeyPatch):
@@ -74,12 +74,12 @@ def _libgomp_settings(extra_env: dict[str, str]) -> str:
     return done.stderr + done.stdout
 
 
-def test_libgomp_starts_passive_with_no_spinning_when_the_server_sets_it():
+def test_libgomp_starts_with_the_bounded_spin_when_the_server_sets_it():
     settings = _libgomp_settings({})
+    assert "GOMP_SPINCOUNT = '10000'" in settings, settings[-2000:]
+
+
+def test_libgomp_keeps_the_users_wait_policy():
+    settings = _libgomp_settings({"OMP_WAIT_POLICY": "PASSIVE"})
     assert "OMP_WAIT_POLICY = 'PASSIVE'" in settings, settings[-2000:]
     assert "GOMP_SPINCOUNT = '0'" in settings, settings[-2000:]
-
-
-def test_libgomp_keeps_the_users_spin_count():
-    settings = _libgomp_settings({"GOMP_SPINCOUNT": "10000"})
-    assert "GOMP_SPINCOUNT = '10000'" in settings, settings[-2000:]
