@@ -239,6 +239,7 @@ class AsyncEngine:
     def _after_step(self, outputs: list[Any]) -> None:
         now = time.monotonic()
         prompt_tokens = generation_tokens = new_requests = 0
+        deliveries: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Queue, Any]]] = {}
         for output in outputs:
             tracked = self._tracked.get(output.request_id)
             if tracked is None:
@@ -268,7 +269,9 @@ class AsyncEngine:
             if output.finished:
                 del self._tracked[output.request_id]
                 self._record_finished(tracked, output.finish_reason or "stop", now)
-            _deliver(tracked, output)
+            deliveries.setdefault(tracked.loop, []).append((tracked.queue, output))
+        for loop, items in deliveries.items():
+            _deliver_all(loop, items)
         self._record_step(prompt_tokens, generation_tokens, new_requests)
 
     def _record_step(self, prompt_tokens: int, generation_tokens: int, new_requests: int) -> None:
@@ -349,13 +352,25 @@ class AsyncEngine:
 
 
 def _deliver(tracked: _Tracked, item: Any) -> None:
-    """Hand `item` to the request's event loop; a loop already closed (the server has shut
-    down) has nobody left to read it, which is not an engine failure."""
+    """Hand `item` to the request's event loop."""
+    _deliver_all(tracked.loop, [(tracked.queue, item)])
+
+
+def _deliver_all(loop: asyncio.AbstractEventLoop, items: list[tuple[asyncio.Queue, Any]]) -> None:
+    """Hand a step's outputs to one event loop in a single call: each `call_soon_threadsafe` writes
+    the loop's wake-up pipe and takes the GIL from the engine thread, so a step of 16 streams woke
+    the loop 16 times while its compute threads ran. A loop already closed (the server has shut
+    down) has nobody left to read them, which is not an engine failure."""
     try:
-        tracked.loop.call_soon_threadsafe(tracked.queue.put_nowait, item)
+        loop.call_soon_threadsafe(_put_all, items)
     except RuntimeError:
-        if not tracked.loop.is_closed():
+        if not loop.is_closed():
             raise
+
+
+def _put_all(items: list[tuple[asyncio.Queue, Any]]) -> None:
+    for queue, item in items:
+        queue.put_nowait(item)
 
 
 class RequestStream:
