@@ -17,7 +17,7 @@ What the spare core is worth to the server is small: under 16 streams the HTTP l
 core and the load generator 1 % (per-thread CPU time from /proc, 2-core AMD EPYC). An earlier
 threshold of 1.3x came from servers whose idle main-thread OpenMP pool made libgomp cut every spin
 to 100 turns, so two threads lost served what they won in the timing; with that pool gone, a
-2-core AMD EPYC whose pass ran 1.50-1.52x faster on two threads served one stream at 25-27 tok/s
+2-core AMD EPYC whose pass ran 1.47-1.52x faster on two threads served one stream at 25-27 tok/s
 (ITL p50 35-36 ms) with two and 17-19 tok/s (47-55 ms) with one.
 
 Why rows and not requests in flight: a lone long prompt is one request, yet its prefill is a GEMM of
