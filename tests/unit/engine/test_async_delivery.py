@@ -9,31 +9,17 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
 from engine.core import async_engine as async_engine_module
 from engine.core.async_engine import AsyncEngine
-from engine.core.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
 from engine.core.sampling_params import SamplingParams
-from tests.helpers.tiny_model import build_tiny_model
 
 STREAMS = 4
 OUTPUT_TOKENS = 5
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> LLMEngine:
-    config = EngineConfig(
-        model=str(build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))),
-        dtype="float32",
-        device_memory_gib=0.25,
-        max_model_len=64,
-    )
-    return LLMEngine(config)
-
-
-def test_one_wakeup_per_step_and_every_stream_gets_its_tokens_in_order(engine: LLMEngine):
+def test_one_wakeup_per_step_and_every_stream_gets_its_tokens_in_order(tiny_engine: LLMEngine):
+    engine = tiny_engine
     steps_with_outputs: list[int] = []
     real_step = engine.step
 

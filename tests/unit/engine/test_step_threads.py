@@ -9,33 +9,20 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 import torch
 
 from engine.api.threads import ThreadPolicy
 from engine.core.async_engine import AsyncEngine
-from engine.core.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
 from engine.core.sampling_params import SamplingParams
 from kernels.cpu_gemm import MEMORY_BOUND_ROWS
-from tests.helpers.tiny_model import build_tiny_model
 
 PROMPT_TOKENS = 24  # one prefill step of 24 rows, then one-row decode steps
 OUTPUT_TOKENS = 3
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory) -> LLMEngine:
-    config = EngineConfig(
-        model=str(build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))),
-        dtype="float32",
-        device_memory_gib=0.25,
-        max_model_len=64,
-    )
-    return LLMEngine(config)
-
-
-def test_a_prompt_chunk_gets_every_thread_and_a_lone_decode_the_few(engine: LLMEngine):
+def test_a_prompt_chunk_gets_every_thread_and_a_lone_decode_the_few(tiny_engine: LLMEngine):
+    engine = tiny_engine
     policy = ThreadPolicy(few=1, many=2, why="test")
     asked: list[int] = []
     seen_threads: list[int] = []
