@@ -19,6 +19,7 @@ uncached prompt at about twice its measured time (BENCHMARKS.md, predict_accurac
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -71,6 +72,9 @@ class StepCost(BaseModel):
     # Real engines are not linear in the batch (a batch of one may take a faster path; large
     # batches amortise the weights), so a calibration that saw several batch sizes pins the step
     # time at each (`decode_knots`, `decode_curve_s`), linear between them and past the last.
+    # A calibration solves for the curve's rises from knot to knot, each at least 0, so the curve
+    # never falls: a step that decodes one more sequence does all the work of the smaller one
+    # and more (see columns()).
     decode_knots: list[float] = Field(default_factory=list)
     decode_curve_s: list[float] = Field(default_factory=list)
 
@@ -91,10 +95,18 @@ class StepCost(BaseModel):
         return max(value, min(self.decode_curve_s))  # a falling last segment never runs below the curve
 
     def columns(self) -> list[str]:
-        """The coefficients a calibration solves for, in feature_row order (then the overhead)."""
+        """The coefficients a calibration solves for, in feature_row order (then the overhead).
+
+        A curve is solved for as its value at the first knot and its rise to each next knot, all
+        non-negative, so the fitted curve never falls with the batch. Why: in a closed-loop ramp
+        the KV tokens attention reads grow with the batch (each stream holds about one request's
+        context), so the curve and the per-context-token cost are nearly collinear; solved for
+        freely, a fit on the bundled engine traded one for the other and put the 16-sequence step
+        at 0 ms plus 79 µs per context token, which misprices any workload whose contexts are not
+        the calibration's (predict_accuracy, BENCHMARKS.md)."""
         if self.decode_knots:
             return [
-                *(f"decode_curve_s[{i}]" for i in range(len(self.decode_knots))),
+                *(f"decode_curve_rise_s[{i}]" for i in range(len(self.decode_knots))),
                 "prefill_token_s",
                 "prefill_seq_s",
                 "context_token_s",
@@ -105,7 +117,7 @@ class StepCost(BaseModel):
         """The step's features: step time = feature_row · the coefficients of columns()."""
         if self.decode_knots:
             return [
-                *hat_weights(self.decode_knots, shape.decode_seqs),
+                *rise_weights(hat_weights(self.decode_knots, shape.decode_seqs)),
                 float(shape.prefill_tokens),
                 float(shape.prefill_seqs),
                 float(shape.context_tokens),
@@ -119,7 +131,7 @@ class StepCost(BaseModel):
             count = len(self.decode_knots)
             return self.model_copy(
                 update={
-                    "decode_curve_s": [float(v) for v in engine[:count]],
+                    "decode_curve_s": [float(v) for v in itertools.accumulate(engine[:count])],
                     "prefill_token_s": float(engine[count]),
                     "prefill_seq_s": float(engine[count + 1]),
                     "context_token_s": float(engine[count + 2]),
@@ -134,6 +146,8 @@ class StepCost(BaseModel):
         )
 
     def vector(self) -> list[float]:
+        """Every coefficient by value (a curve by its values, not its rises): what a fit compares
+        between rounds to see whether it has stopped moving."""
         head = self.decode_curve_s if self.decode_knots else [self.base_s]
         tail = (
             [self.prefill_token_s, self.prefill_seq_s, self.context_token_s]
@@ -174,6 +188,12 @@ class StepCost(BaseModel):
             f"{self.context_token_s * 1e6:.3f} µs/context token; "
             f"{self.overhead_s * 1e3:.1f} ms per request outside the engine (±{self.relative_error:.0%})"
         )
+
+
+def rise_weights(weights: list[float]) -> list[float]:
+    """Hat weights over a curve's values as weights over its rises: value i is the sum of rises 0..i,
+    so rise j weighs the sum of the hat weights from knot j on."""
+    return list(itertools.accumulate(reversed(weights)))[::-1]
 
 
 def hat_weights(knots: list[float], x: float) -> list[float]:

@@ -28,6 +28,10 @@ CONFIG = {
     "levels": [1, 2, 4, 8, 16],
     "step_s": 20.0,
     "warmup_s": 4.0,
+    # Every request the last step sends finishes inside the cool-down, so its tok/s is the engine's
+    # speed and not whether a queued request made a cut-off (the replay carries the step before's
+    # queue into each step, and at --max-num-seqs 2 a 30 s cool-down cut a dozen requests).
+    "cooldown_s": 90.0,
     "request_timeout_s": 120.0,
     "slo": None,
     "knee_factor": 2.0,
@@ -218,3 +222,19 @@ def test_a_ramp_that_never_batched_holds_the_per_sequence_cost_at_its_measured_s
     assert cost.context_token_s == 0.0
     share = cost.decode_seq_s / (cost.base_s + cost.decode_seq_s)
     assert share == pytest.approx(UNBATCHED_DECODE_SHARE, rel=0.25)  # held at the first fit's total
+
+
+def test_a_curve_is_solved_as_rises_so_it_never_falls():
+    """The fit's unknowns for a curve are its value at the first knot and the rise to each next one
+    (each >= 0); the features weigh them so that features · rises is the step time."""
+    from advisor.perf.cost import StepShape, rise_weights
+
+    assert rise_weights([0.0, 0.25, 0.75, 0.0]) == [1.0, 1.0, 0.75, 0.0]
+    curve = TRUE_COST.with_curve([0.0, 1.0, 2.0, 4.0]).with_coefficients([0.02, 0.01, 0.0, 0.03, 0.0, 0.0, 0.0, 0.0])
+    assert curve.decode_curve_s == pytest.approx([0.02, 0.03, 0.03, 0.06])
+    shape = StepShape(decode_seqs=3)
+    rises = [0.02, 0.01, 0.0, 0.03, 0.0, 0.0, 0.0]
+    assert sum(f * r for f, r in zip(curve.feature_row(shape), rises, strict=True)) == pytest.approx(
+        curve.step_time(shape)
+    )
+    assert curve.step_time(shape) == pytest.approx(0.045)
