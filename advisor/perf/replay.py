@@ -1,4 +1,4 @@
-"""vLLM V1's scheduling replayed in virtual time over one ramp step.
+"""vLLM V1's scheduling replayed in virtual time over one ramp step, in the load of the steps around it.
 
 Why the bundled engine's scheduler and not a re-implementation: it already follows vLLM V1
 (token budget shared by decodes and prefill chunks, `--max-num-seqs`, chunked prefill,
@@ -105,8 +105,19 @@ def replay_step(
     workload: ReplayWorkload,
     drain_s: float | None = None,
 ) -> StepReplay:
-    """Replay step `step` of `plan` from an empty server; sends stop at the step's end, then the
-    requests in flight get `drain_s` to finish (default: as the ramp gives them, see below)."""
+    """Replay step `step` of `plan` in the load around it: the previous step's load for one step
+    length before it (the lead-in), this step's sends in [0, step length), then the next step's load
+    (the lead-out) while this step's requests finish within `drain_s` (default: as the ramp gives
+    them, see below). Only this step's requests are returned; the others only occupy the engine.
+
+    Why the neighbours: the load generator moves from one step to the next without a pause, so a
+    step opens on the previous step's streams mid-flight and its late requests finish under the next
+    step's load. Replayed from an empty server instead, sixteen closed-loop streams all sent their
+    first request at once: with `--max-num-batched-tokens 64` their prompts took a dozen seconds of
+    full steps to get in, the step's measured requests then ran mostly after its end in steps with
+    no prompt, and ITL p50 came out at 155 ms where real vLLM measured 290 ms; sixteen 260-token
+    uncached prompts at once finished no request inside the step at all (predict_accuracy on the
+    2-core AVX2 box, BENCHMARKS.md)."""
     clock = _Clock()
     kv = KVCacheManager(
         limits.num_blocks or _enough_blocks(plan, step, limits, workload),
@@ -126,61 +137,99 @@ def replay_step(
         # ramp's end plus the cool-down, when whatever is still in flight is recorded as cancelled
         drain_s = min(plan.request_timeout_s, (plan.steps - step - 1) * step_s + plan.cooldown_s)
     deadline = step_s + drain_s
-    sends: list[tuple[float, int]] = []  # (send time, stream or -1) heap
-    if plan.mode == "concurrency":
-        for stream in range(int(plan.levels[step])):
-            heapq.heappush(sends, (0.0, stream))
-    else:
-        for offset in plan.arrival_offsets(step):
-            heapq.heappush(sends, (offset, -1))
-    arrivals: list[tuple[float, int]] = []  # (engine arrival, request index) heap
+    lead_in = step_s if step > 0 else 0.0
+    clock.now = -lead_in
+    # (send time, stream or -1, the ramp step that sends it): this step's sends, and the neighbours'
+    sends: list[tuple[float, int, int]] = []
+    for k, offset in _neighbours(plan, step):
+        if plan.mode == "concurrency":
+            # streams that run on from the step before start nothing new at the boundary
+            kept = int(plan.levels[k - 1]) if k >= max(step, 1) else 0
+            for stream in range(kept, int(plan.levels[k])):
+                heapq.heappush(sends, (offset, stream, k))
+        else:
+            for at in plan.arrival_offsets(k):
+                heapq.heappush(sends, (offset + at, -1, k))
+    arrivals: list[tuple[float, str]] = []  # (engine arrival, request id) heap
     replayed: list[ReplayedRequest] = []
-    live: dict[str, tuple[Request, ReplayedRequest, int]] = {}
+    background = 0  # the neighbours' requests sent so far (ids and prompts of their own)
+    sent_by_step: dict[int, int] = {}
+    live: dict[str, tuple[Request, ReplayedRequest | None, int]] = {}
+    own_pending = 0  # this step's requests not finished yet
     engine_steps: list[EngineStep] = []
     preemptions = 0
 
-    def send(at: float, stream: int) -> None:
-        index = len(replayed)
-        shape = workload.request(step, index)
-        item = ReplayedRequest(
-            index=index,
-            send=at,
-            arrival=at + cost.overhead_s,
-            output_tokens=shape.output_tokens,
-            prompt_tokens=len(shape.prompt_ids),
-        )
-        replayed.append(item)
-        if len(shape.prompt_ids) + shape.output_tokens > limits.max_model_len:
-            item.rejected = (
-                f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
-                f"--max-model-len {limits.max_model_len}"
+    def stream_step(at: float) -> int:
+        """The ramp step whose load a stream's send at `at` belongs to."""
+        return step - 1 if at < 0 else step if at < step_s else step + 1
+
+    def may_send(at: float, k: int) -> bool:
+        """A send happens while its step's load is on (the lead-out only until this step's requests end)."""
+        if k < step:
+            return at < 0
+        if k == step:
+            return at < step_s
+        return at < deadline and own_pending > 0
+
+    def send(at: float, stream: int, k: int) -> None:
+        nonlocal background, own_pending
+        n = sent_by_step.get(k, 0)
+        sent_by_step[k] = n + 1
+        shape = workload.request(k, n)
+        item = None
+        if k == step:
+            item = ReplayedRequest(
+                index=n,
+                send=at,
+                arrival=at + cost.overhead_s,
+                output_tokens=shape.output_tokens,
+                prompt_tokens=len(shape.prompt_ids),
             )
+            replayed.append(item)
+            request_id = str(n)
+        else:
+            background += 1
+            request_id = f"n{background}"
+        if len(shape.prompt_ids) + shape.output_tokens > limits.max_model_len:
+            if item is not None:
+                item.rejected = (
+                    f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
+                    f"--max-model-len {limits.max_model_len}"
+                )
             if stream >= 0:
-                heapq.heappush(sends, (at, stream))
+                _send_next(at, stream)
             return
         request = Request(
-            request_id=str(index),
+            request_id=request_id,
             prompt_token_ids=list(shape.prompt_ids),
             sampling_params=None,
-            arrival_time=item.arrival,
+            arrival_time=at + cost.overhead_s,
             max_tokens=shape.output_tokens,
         )
-        live[request.request_id] = (request, item, stream)
-        heapq.heappush(arrivals, (item.arrival, index))
+        live[request_id] = (request, item, stream)
+        own_pending += item is not None
+        heapq.heappush(arrivals, (at + cost.overhead_s, request_id))
+
+    def _send_next(at: float, stream: int) -> None:
+        """A closed-loop stream sends again at `at` if the step it falls in still runs that stream."""
+        k = stream_step(at)
+        if 0 <= k < plan.steps and stream < int(plan.levels[k]) and may_send(at, k):
+            heapq.heappush(sends, (at, stream, k))
 
     truncated = False
     while True:
-        while sends and sends[0][0] < step_s and sends[0][0] <= clock.now:
-            at, stream = heapq.heappop(sends)
-            send(at, stream)
+        while sends and sends[0][0] <= clock.now:
+            at, stream, k = heapq.heappop(sends)
+            if may_send(at, k):
+                send(at, stream, k)
         while arrivals and arrivals[0][0] <= clock.now:
-            _, index = heapq.heappop(arrivals)
-            scheduler.add_request(live[str(index)][0])
+            _, request_id = heapq.heappop(arrivals)
+            scheduler.add_request(live[request_id][0])
+        if clock.now >= step_s and own_pending == 0:
+            break  # this step's requests are done; its sends are over
         if not scheduler.has_unfinished_requests():
             upcoming = [
-                t
-                for t in (sends[0][0] if sends and sends[0][0] < step_s else None, arrivals[0][0] if arrivals else None)
-                if t is not None
+                t for t in (sends[0][0] if sends else None, arrivals[0][0] if arrivals else None) if t is not None
             ]
             if not upcoming:
                 break
@@ -190,9 +239,10 @@ def replay_step(
             truncated = True
             break
         out = scheduler.schedule()
-        preemptions += out.num_preemptions
+        if clock.now >= 0:  # the lead-in's preemptions are the step before's
+            preemptions += out.num_preemptions
         if not out.scheduled:  # nothing fits (a prompt larger than the whole KV pool): reject the head
-            _reject_unschedulable(scheduler, live, limits)
+            own_pending -= _reject_unschedulable(scheduler, live, limits)
             continue
         shape = shape_of(out)
         start = clock.now
@@ -200,19 +250,27 @@ def replay_step(
         engine_steps.append(EngineStep(start, clock.now, shape, kv.num_blocks - kv.pool.num_free_blocks()))
         for s in out.scheduled:
             request, item, stream = live[s.request.request_id]
-            if item.first_scheduled is None:
-                item.first_scheduled = start
-            item.preemptions = request.num_preemptions
+            if item is not None:
+                if item.first_scheduled is None:
+                    item.first_scheduled = start
+                item.preemptions = request.num_preemptions
             if not s.samples:
                 continue
-            request.append_output_token(_UNIQUE_OUTPUT + len(item.token_times))
-            item.token_times.append(clock.now)
+            request.append_output_token(_UNIQUE_OUTPUT + request.num_output_tokens)
+            if item is not None:
+                item.token_times.append(clock.now)
             if request.num_output_tokens >= request.max_tokens:
                 scheduler.finish_request(request, RequestStatus.FINISHED_LENGTH)
                 del live[request.request_id]
-                if stream >= 0 and clock.now < step_s:
-                    heapq.heappush(sends, (clock.now, stream))
+                own_pending -= item is not None
+                if stream >= 0:
+                    _send_next(clock.now, stream)
     return StepReplay(requests=replayed, steps=engine_steps, preemptions=preemptions, truncated=truncated)
+
+
+def _neighbours(plan: RampPlan, step: int) -> list[tuple[int, float]]:
+    """(ramp step, its start relative to `step`'s start) for the lead-in, the step and the lead-out."""
+    return [(k, (k - step) * plan.step_s) for k in (step - 1, step, step + 1) if 0 <= k < plan.steps]
 
 
 _UNIQUE_OUTPUT = 900_000_000
@@ -221,8 +279,8 @@ _UNIQUE_OUTPUT = 900_000_000
 def _enough_blocks(plan: RampPlan, step: int, limits: SchedulerLimits, workload: ReplayWorkload) -> int:
     """A pool no request of this step can exhaust (the size is unknown: model no preemption)."""
     concurrent = limits.max_num_seqs
-    if plan.mode == "concurrency":
-        concurrent = min(concurrent, int(plan.levels[step]))
+    if plan.mode == "concurrency":  # the lead-in and lead-out run their own step's streams
+        concurrent = min(concurrent, max(int(plan.levels[k]) for k, _ in _neighbours(plan, step)))
     per_request = -(-min(workload.longest_request_tokens(), limits.max_model_len) // limits.block_size) + 1
     return concurrent * per_request + PREFIX_BLOCKS_SPARE
 
@@ -240,11 +298,15 @@ def shape_of(out: SchedulerOutput) -> StepShape:
     return StepShape(prefill_tokens=prefill, decode_seqs=decode, context_tokens=context, prefill_seqs=chunks)
 
 
-def _reject_unschedulable(scheduler: Scheduler, live: dict, limits: SchedulerLimits) -> None:
+def _reject_unschedulable(scheduler: Scheduler, live: dict, limits: SchedulerLimits) -> int:
+    """Abort the request at the head of the queue; 1 when it was one of the replayed step's own."""
     request = scheduler.waiting[0] if scheduler.waiting else scheduler.running[0]
     scheduler.finish_request(request, RequestStatus.FINISHED_ABORTED)
     _, item, _ = live.pop(request.request_id)
+    if item is None:
+        return 0
     item.rejected = f"needs more KV blocks than the pool's {limits.num_blocks} of {limits.block_size} tokens"
+    return 1
 
 
 class _Clock:

@@ -52,31 +52,33 @@ def test_a_shifted_read_lands_on_either_side_of_a_one_percent_cliff() -> None:
 
 
 def test_every_caps_measured_safe_point_lies_within_its_predicted_readings(predict_command: str, tmp_path: Path):
-    """No SLO: the safe point is the highest step below the knee. For 4 the nominal ranks said 4 and
-    real vLLM measured 2; read half a rank either side the prediction says 4 or 2, and it is 2 for
-    128 at p99.5 too, so the model no longer counts 2 → 4 as a gain."""
+    """No SLO: the safe point is the highest step below the knee. Every cap's measured safe point lies
+    within its three readings, and since each step is replayed in the load of the steps around it
+    (advisor/perf/replay.py) the nominal reading is the measured one for all three caps: for 4 the
+    replay from an empty server said 4 where real vLLM measured 2."""
     for cap in CAPS:
         predicted = _predicted(predict_command, cap, tmp_path)
         readings = [predicted["safe_operating_point"]] + [e["safe_operating_point"] for e in predicted["edges"]]
         offered = [(r or {}).get("offered") for r in readings]
         measured = _measured(cap)["safe_operating_point"]["offered"]
         assert min(offered) <= measured <= max(offered), (cap, offered, measured)
-    four = _predicted(predict_command, 4, tmp_path)
-    assert four["safe_operating_point"]["offered"] == 4 != _measured(4)["safe_operating_point"]["offered"]
+        assert predicted["safe_operating_point"]["offered"] == measured, cap
 
 
 def test_the_itl_p99_band_spans_the_cliff_and_holds_the_measured_stall(
     predict_command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Cap 4 at 16 streams: the nominal p99 is a plain decode step (~41 ms), real vLLM measured a step
-    that carried a prefill (231 ms). The band, read half a rank either side, spans both; over the
-    three caps it holds more of the measured ITL p99s than the cost's error alone did."""
+    """Cap 4 at 16 streams: real vLLM measured a p99 gap that carried a prefill (231 ms). Replayed from
+    an empty server the nominal p99 was a plain decode step (41 ms); in the load of the steps around
+    it, the replay's own p99 is such a step too (within 25 %). The band, read half a rank either side,
+    spans the plain step and the measured one; over the three caps it holds more of the measured ITL
+    p99s than the cost's error alone did."""
     four = _predicted(predict_command, 4, tmp_path)
     at16 = next(k for k, s in enumerate(four["steps"]) if s["offered"] == 16)
     measured = next(s for s in _measured(4)["steps"] if s["offered"] == 16)["itl_s"]["p99"]
     band = four["bands"][at16]["itl_p99"]
-    assert four["steps"][at16]["itl_s"]["p99"] < 0.1 < measured
-    assert band["low"] <= four["steps"][at16]["itl_s"]["p99"] and band["high"] >= measured
+    assert four["steps"][at16]["itl_s"]["p99"] == pytest.approx(measured, rel=0.25)
+    assert band["low"] < 0.1 < measured <= band["high"]
 
     def inside(out: Path) -> int:
         count = 0

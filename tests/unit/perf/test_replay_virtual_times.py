@@ -132,3 +132,25 @@ def test_two_prompts_in_one_step_pay_the_per_chunk_cost_twice():
     # one step with both 4-token prompts: 1 + 8 x 0.25 + 2 x 2 = 7 s; then two decodes: 1 + 2 x 0.5 = 2 s
     assert [s.shape.prefill_seqs for s in replay.steps] == [2, 0]
     assert first.token_times == [7.0, 9.0] and second.token_times == [7.0, 9.0]
+
+
+def test_a_step_opens_on_the_previous_steps_streams_mid_flight():
+    """Steps of 4 s at 1 then 2 streams; step 1 is replayed after a 4 s lead-in at 1 stream. Stream 0's
+    lead-in requests: A sent at -4 (prefill to -2, decode to -0.5), B sent at -0.5 (prefill to 1.5).
+    Stream 1 is the new one: C sent at 0 waits for B's prefill, then shares a step with B's decode
+    (1 + 4 x 0.25 + 0.5 = 2.5 s, to 4.0) and decodes alone to 5.5. Only C is step 1's; stream 0 sends
+    nothing more inside the step, and from an empty server both streams would have sent at 0."""
+    plan = RampPlan(
+        endpoint="http://x",
+        model="m",
+        mode="concurrency",
+        levels=[1.0, 2.0],
+        step_s=4.0,
+        request_timeout_s=1000.0,
+        cooldown_s=1000.0,
+    )
+    replay = replay_step(plan, 1, _limits(), COST, _workload(prompt=4, output=2))
+    (own,) = replay.requests
+    assert own.send == 0.0 and own.first_scheduled == 1.5 and own.token_times == [4.0, 5.5]
+    assert [(s.start, s.end) for s in replay.steps] == [(-4.0, -2.0), (-2.0, -0.5), (-0.5, 1.5), (1.5, 4.0), (4.0, 5.5)]
+    assert replay.steps[3].shape.decode_seqs == 1 and replay.steps[3].shape.prefill_tokens == 4

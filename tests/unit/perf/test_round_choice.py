@@ -9,7 +9,7 @@ from advisor.round_choice import choose_change
 from advisor.tune_criterion import TuneCriterion
 from loadtest.knee import find_knee, safe_operating_point
 from loadtest.results import RampResult, StepResult
-from tests.unit.perf.test_calibrate_and_predict import _measured, _placeholder
+from tests.unit.perf.test_calibrate_and_predict import TRUE_COST, _measured, _placeholder
 
 
 def _kept(triage: dict, tmp_path: Path) -> Measurement:
@@ -51,7 +51,9 @@ def test_the_round_takes_the_best_predicted_value_not_the_rules_doubling(tmp_pat
 
 def test_tuning_stops_when_no_candidate_is_predicted_to_help(tmp_path):
     """A cap (32) the 16 streams never reach and a token budget no step fills: neither triage's smaller
-    budget nor any value the model searches helps."""
+    budget nor any value the model searches helps. Prompts here are cheap (50 µs a token): with a dearer
+    prompt, a newcomer's prefill sharing a step with running decodes is the p99 gap from two streams on,
+    and a smaller budget rightly helps there."""
     triage = {
         "findings": [
             {
@@ -63,7 +65,8 @@ def test_tuning_stops_when_no_candidate_is_predicted_to_help(tmp_path):
             }
         ]
     }
-    kept = _kept(triage, tmp_path).model_copy(update={"ramp": _measured(32)})
+    cheap_prompts = TRUE_COST.model_copy(update={"prefill_token_s": 0.00005})
+    kept = _kept(triage, tmp_path).model_copy(update={"ramp": _measured(32, cheap_prompts)})
     chosen, candidates, why = choose_change(
         kept, parse_command("vllm serve m --max-num-seqs 32"), TuneCriterion(), set(), False, lambda line: None
     )
