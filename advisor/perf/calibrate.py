@@ -236,9 +236,17 @@ def probe_rows(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost) -> l
     """The prefill probe's lone requests as fit rows: (features, measured TTFT) per probed length.
 
     A lone uncached prompt of L tokens is computed in chunks of the token budget, each step one
-    prompt chunk and no decode (L within the budget: one step), and its TTFT is those steps plus
-    the per-request overhead, as for a ramp's TTFT row; with prompts of several lengths these rows
-    are what pins the per-token prefill cost (loadtest.prefill_probe)."""
+    prompt chunk and no decode (L within the budget: one step), and its TTFT is those steps; with
+    prompts of several lengths these rows are what pins the per-token prefill cost
+    (loadtest.prefill_probe).
+
+    Without the per-request overhead: a probe is a `/v1/completions` request for one token with no
+    chat template, the least work outside the engine a request can have, while `overhead_s` is what
+    the ramp's chat requests cost there (template, streaming every token). Tied to the probe's, it
+    could not grow to the chat path's: the bundled engine's random-prompt fit on the AVX2 box then
+    missed its own one-stream TTFT by 18 % (0.20 against 0.24 s) and every target inherited it
+    (BENCHMARKS.md, "Both engines on the 2-core AVX2 box"). The probe's own few milliseconds count
+    as the step's fixed part."""
     if ramp.prefill_probe is None:
         return []
     budget = limits.max_num_batched_tokens if limits.enable_chunked_prefill else math.inf
@@ -251,7 +259,7 @@ def probe_rows(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost) -> l
             features += np.array(cost.feature_row(shape), dtype=float)
             done += chunk
         if ttft_s > 0:
-            rows.append((np.append(features, 1.0), ttft_s))
+            rows.append((np.append(features, 0.0), ttft_s))
     return rows
 
 

@@ -53,8 +53,9 @@ def _ramp(probe: PrefillProbe | None) -> dict:
 
 
 def _lone_ttft(tokens: int, cost: StepCost) -> float:
-    """One uncached prompt alone (within the token budget): one step, then the overhead."""
-    return cost.overhead_s + cost.step_time(StepShape(prefill_tokens=tokens, prefill_seqs=1, context_tokens=tokens))
+    """One uncached prompt alone (within the token budget): one step. A probe request (completions,
+    one token, no chat template) carries none of the chat path's per-request overhead."""
+    return cost.step_time(StepShape(prefill_tokens=tokens, prefill_seqs=1, context_tokens=tokens))
 
 
 def _probe(cost: StepCost) -> PrefillProbe:
@@ -62,15 +63,15 @@ def _probe(cost: StepCost) -> PrefillProbe:
     return PrefillProbe(timings=[ProbeTiming(words=n, prompt_tokens=n, ttft_s=_lone_ttft(n, cost)) for n in lengths])
 
 
-def test_a_lone_prompt_past_the_token_budget_is_its_chunked_steps_plus_the_overhead() -> None:
+def test_a_lone_prompt_past_the_token_budget_is_its_chunked_steps_without_the_chat_overhead() -> None:
     limits = LIMITS.model_copy(update={"max_num_batched_tokens": 128})
     probe = PrefillProbe(timings=[ProbeTiming(words=290, prompt_tokens=300, ttft_s=0.5)])
     ramp = measured_ramp(_ramp(probe))
     [(features, measured)] = probe_rows(ramp, limits, TRUE_COST)
     # chunks of 128, 128 and 44 tokens: three steps, each one prompt chunk, no decode; the context
-    # read is each chunk's end (128 + 256 + 300); then the per-request overhead
+    # read is each chunk's end (128 + 256 + 300); the chat path's per-request overhead is not in it
     assert TRUE_COST.columns() == ["base_s", "prefill_token_s", "prefill_seq_s", "decode_seq_s", "context_token_s"]
-    assert features.tolist() == [3.0, 300.0, 3.0, 0.0, 684.0, 1.0] and measured == 0.5
+    assert features.tolist() == [3.0, 300.0, 3.0, 0.0, 684.0, 0.0] and measured == 0.5
 
 
 def test_the_probe_pins_the_per_token_cost_that_like_sized_prompts_leave_free() -> None:
@@ -80,12 +81,13 @@ def test_the_probe_pins_the_per_token_cost_that_like_sized_prompts_leave_free() 
     assert "prefill probe of 3 prompt length(s)" in (with_probe.cost.source or "")
     assert "prefill probe" not in (without.cost.source or "")
     for tokens in (64, 256, 512):
-        assert _lone_ttft(tokens, with_probe.cost) == pytest.approx(_lone_ttft(tokens, TRUE_COST), rel=0.01), tokens
-    # 1,024 tokens, twice the longest probed prompt: 0.1 % off with the probe, 2.8 % without
+        assert _lone_ttft(tokens, with_probe.cost) == pytest.approx(_lone_ttft(tokens, TRUE_COST), rel=0.02), tokens
+    # 1,024 tokens, twice the longest probed prompt: 0.8 % off with the probe, 3.2 % without (the ridge keeps
+    # the chat overhead small and lends a little of it to the step's fixed part)
     truth = _lone_ttft(1024, TRUE_COST)
     error_with = abs(_lone_ttft(1024, with_probe.cost) / truth - 1)
     error_without = abs(_lone_ttft(1024, without.cost) / truth - 1)
-    assert error_with < 0.01 and error_with < error_without / 5, (error_with, error_without)
+    assert error_with < 0.01 and error_with < error_without / 3, (error_with, error_without)
 
 
 def test_without_a_probe_nothing_is_added() -> None:
