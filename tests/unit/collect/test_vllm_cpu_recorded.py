@@ -206,10 +206,10 @@ def test_saturated_cpu_engine_is_compute_bound_not_budget_bound():
 
 def test_preemptions_cap_from_vllms_own_request_sizes_then_the_model_calibrated_on_the_window():
     """The rule sizes the cap from vLLM's own p95 request (2,048 tokens / 680 = 3); the model,
-    calibrated on the same window, replays 1-32 streams and predicts no cap to help at every reading
-    of the percentiles: the rule's 3 queues, and its own closest value, 4, gains only with the p99 at
-    its nominal rank (ramped, 4 measured the same safe point as 128). Both are listed as rejected,
-    with why."""
+    calibrated on the same window, replays 1-32 streams and predicts no cap to help: the rule's 3
+    queues and is listed as rejected, with why. No other value comes near: 4 keeps the predicted safe
+    point at 2, as it measured when ramped (each step is replayed in the load of the steps around it;
+    from an empty server 4 had looked like a gain at the nominal p99)."""
     result = triage("preempting")
     top = result.top
     assert top.rule == "OP-5.3"
@@ -219,9 +219,7 @@ def test_preemptions_cap_from_vllms_own_request_sizes_then_the_model_calibrated_
     assert not [c for c in top.changes if c.flag == "--max-num-seqs"]
     rejected = {r.change.proposed: r.reason for r in result.rejected_changes if r.change.flag == "--max-num-seqs"}
     assert "safe operating point unchanged at 2" in rejected[str(by_rule)]
-    [(closest, reason)] = [(v, r) for v, r in rejected.items() if v != str(by_rule)]
-    assert reason.startswith("the model's closest value") and "cliff in the tail" in reason, reason
-    assert "safe operating point 2 → 4 with the percentiles at their own ranks" in reason and closest == "4"
+    assert set(rejected) == {str(by_rule)}, rejected
     assert any("calibrated on the live 8 s window: 16 request(s) in flight" in n for n in result.notes)
 
 
