@@ -141,10 +141,11 @@ def replay_step(
     clock.now = -lead_in
     # (send time, stream or -1, the ramp step that sends it): this step's sends, and the neighbours'
     sends: list[tuple[float, int, int]] = []
-    for k, offset in _neighbours(plan, step):
+    neighbours = _neighbours(plan, step)
+    for k, offset in neighbours:
         if plan.mode == "concurrency":
-            # streams that run on from the step before start nothing new at the boundary
-            kept = int(plan.levels[k - 1]) if k >= max(step, 1) else 0
+            # streams that run on from the step replayed before start nothing new at the boundary
+            kept = int(plan.levels[k - 1]) if k > neighbours[0][0] else 0
             for stream in range(kept, int(plan.levels[k])):
                 heapq.heappush(sends, (offset, stream, k))
         else:
@@ -152,8 +153,7 @@ def replay_step(
                 heapq.heappush(sends, (offset + at, -1, k))
     arrivals: list[tuple[float, str]] = []  # (engine arrival, request id) heap
     replayed: list[ReplayedRequest] = []
-    background = 0  # the neighbours' requests sent so far (ids and prompts of their own)
-    sent_by_step: dict[int, int] = {}
+    sent_by_step: dict[int, int] = {}  # requests each ramp step has sent: request n of step k is prompt (k, n)
     live: dict[str, tuple[Request, ReplayedRequest | None, int]] = {}
     own_pending = 0  # this step's requests not finished yet
     engine_steps: list[EngineStep] = []
@@ -172,7 +172,7 @@ def replay_step(
         return at < deadline and own_pending > 0
 
     def send(at: float, stream: int, k: int) -> None:
-        nonlocal background, own_pending
+        nonlocal own_pending
         n = sent_by_step.get(k, 0)
         sent_by_step[k] = n + 1
         shape = workload.request(k, n)
@@ -186,10 +186,7 @@ def replay_step(
                 prompt_tokens=len(shape.prompt_ids),
             )
             replayed.append(item)
-            request_id = str(n)
-        else:
-            background += 1
-            request_id = f"n{background}"
+        request_id = str(n) if k == step else f"{k}:{n}"  # the neighbours' requests: ids of their own
         if len(shape.prompt_ids) + shape.output_tokens > limits.max_model_len:
             if item is not None:
                 item.rejected = (
