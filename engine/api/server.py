@@ -66,7 +66,7 @@ def server_version() -> str:
 def serve(args: argparse.Namespace) -> int:
     """Run the server until SIGTERM/SIGINT; returns the process exit code."""
     set_process_name("APIServer")
-    model_label = args.model or "the embedded SmolLM2-135M-Instruct"
+    model_label = args.model or "SmolLM2-135M-Instruct (the embedded default)"
     logger.info("vLLM server version %s, serving model %s", server_version(), model_label)
     logger.info("non-default args: %s", cli_args.non_default_args(args))
     sock = _bind(args.host, args.port)  # before the slow model load: a busy port fails at once

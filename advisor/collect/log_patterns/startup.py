@@ -13,7 +13,7 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("vLLM server version",),
         K.VERSION,
-        r"vLLM server version (?P<v>\S+?),? serving model (?P<m>\S+)",
+        r"vLLM server version (?P<v>\S+?),? serving model (?:the embedded )?(?P<m>\S+)",  # "the embedded": servops 0.1 logs
         lambda m: {"version": m["v"], "model": m["m"]},
     ),
     wording(

@@ -285,6 +285,18 @@ CASES = [
         K.VERSION,
         {"version": "0.33.0", "model": "Qwen/Qwen3-8B"},
     ),
+    (  # the bundled engine serving its embedded default model
+        "(APIServer pid=7) INFO 01-01 00:00:00 [server.py:70] vLLM server version 0.33.0+servops.0.1.0, serving "
+        "model SmolLM2-135M-Instruct (the embedded default)",
+        K.VERSION,
+        {"version": "0.33.0+servops.0.1.0", "model": "SmolLM2-135M-Instruct"},
+    ),
+    (  # servops 0.1's wording of the same (tests/fixtures/bundled/queue_seqs1.log): not the model "the"
+        "(APIServer pid=7) INFO 01-01 00:00:00 [server.py:67] vLLM server version 0.33.0+servops.0.1.0, serving "
+        "model the embedded SmolLM2-135M-Instruct",
+        K.VERSION,
+        {"version": "0.33.0+servops.0.1.0", "model": "SmolLM2-135M-Instruct"},
+    ),
     (
         "INFO 01-01 00:00:00 [config.py:1] Chunked prefill is enabled with max_num_batched_tokens=8192.",
         K.CHUNKED_PREFILL,
