@@ -178,6 +178,9 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     slo = c.itl_slo(facts)
     if itl is None or run is None or run.value < LOADED_RUNNING or itl.value <= slo:
         return []
+    floor = floors.decode_floor(facts)
+    if floor is not None and itl.value <= floors.AT_FLOOR * floor.step_s:
+        return [_itl_at_its_floor(itl, run, slo, floor)]
     current = c.batched_tokens(facts)
     changes = []
     if current > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
@@ -194,7 +197,6 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     steps = signals.observation_rate(facts, STEP_TOKENS)
     if steps is not None:
         evidence.append(steps.evidence.model_copy(update={"name": "engine steps/s (vllm:iteration_tokens_total)"}))
-    floor = floors.decode_floor(facts)
     median = signals.quantile(facts, c.ITL, "p50")
     physics = floors.describe_multiple(median.value, floor.step_s, "decode") if floor and median else ""
     return [
@@ -212,6 +214,44 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     ]
 
 
+def _itl_at_its_floor(itl: signals.Signal, run: signals.Signal, slo: float, floor: floors.DecodeFloor) -> Finding:
+    """ITL over its target even in its tail, yet within AT_FLOOR of what the batch's memory traffic needs.
+
+    Why no flag: every step already runs about as fast as reading the weights and the running
+    sequences' KV cache allows (long outputs make that cache long), so a smaller prefill chunk or
+    any other scheduling flag cannot shorten it. Only less work per step (fewer sequences, at a
+    throughput price the model can show) or more bandwidth lowers it."""
+    return RULE_ITL_LOAD.finding(
+        Severity.MEDIUM,
+        f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running"
+        f"{floors.describe_multiple(itl.value, floor.step_s, 'decode')}: the batch's memory traffic, not the server",
+        evidence=[
+            c.over(itl, slo),
+            run.evidence,
+            Evidence(
+                source="advisor",
+                name="decode step floor",
+                value=round(floor.step_s, 6),
+                unit="s",
+                description=floor.describe(),
+            ),
+        ],
+        confidence=0.6,
+        summary="Even the slowest tokens take about what one decode step must read: the weights"
+        + (
+            f" and {fmt(floor.batch)} sequences' KV cache of about {fmt(floor.context_tokens)} tokens each"
+            if floor.context_tokens
+            else ""
+        )
+        + f", {floor.step_s * 1e3:.1f} ms at the memory bandwidth. No scheduling flag makes that step faster.",
+        actions=[
+            "A smaller --max-num-seqs reads less KV per step and lowers ITL at a throughput price "
+            "(servops predict --change shows both); more replicas, a faster GPU or FP8 KV cache "
+            "(--kv-cache-dtype fp8) lower it without that price."
+        ],
+    )
+
+
 RULE_ITL_LOAD = Rule(
     code="OP-5.4",
     title="ITL high under load",
@@ -220,13 +260,17 @@ RULE_ITL_LOAD = Rule(
     needs=("window",),
     page=RulePage(
         checks=f"Windowed ITL p99 above the ITL target (default {c.DEFAULT_ITL_SLO_S:g} s) with {LOADED_RUNNING}+ "
-        "requests running.",
+        "requests running; then whether even that p99 is within "
+        f"{floors.AT_FLOOR:g}x the decode step's bandwidth floor (weights plus the batch's KV read, "
+        "docs/triage.md), when model and hardware are known.",
         why="Each decode step also carries prefill chunks of up to --max-num-batched-tokens tokens; large chunks "
         "and large batches make every step slower.",
         example=f"ITL p99 0.31 s > {c.DEFAULT_ITL_SLO_S:g} s, 180 running, --max-num-batched-tokens 8192 -> "
         f"{c.DEFAULT_MAX_NUM_BATCHED_TOKENS}.",
         fix=f"--max-num-batched-tokens {c.DEFAULT_MAX_NUM_BATCHED_TOKENS}; cap --max-num-seqs; more replicas.",
-        limits="Uses p99 across all requests; one long prefill per window is enough to move it.",
+        limits="Uses p99 across all requests; one long prefill per window is enough to move it. At the floor "
+        "(long outputs, long contexts, a large batch) the finding proposes no flag: the step is the physics of "
+        "the work.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )
@@ -241,15 +285,19 @@ def _check_itl_single_user(facts: Facts) -> list[Finding]:
     if itl is None or run is None or run.value > 1 or itl.value <= slo:
         return []
     link = facts.hardware.interconnect if facts.hardware else None
-    changes: list[ConfigChange] = []
-    if c.tensor_parallel_size(facts) > 1 and link == "pcie":
-        changes, _ = c.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
     floor = floors.decode_floor(facts)
+    # At its floor (all-reduces included) a lone decode is the hardware's physics: splitting the
+    # weights over fewer GPUs would read more bytes per GPU, so no parallelism change is proposed.
+    at_floor = floor is not None and itl.value <= floors.AT_FLOOR * floor.step_s
+    changes: list[ConfigChange] = []
+    if c.tensor_parallel_size(facts) > 1 and link == "pcie" and not at_floor:
+        changes, _ = c.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
     physics = floors.describe_multiple(itl.value, floor.step_s, "bandwidth") if floor else ""
     return [
         RULE_ITL_SINGLE.finding(
             Severity.MEDIUM,
-            f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request running",
+            f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request running"
+            + (": what the memory bandwidth allows, not the server" if at_floor else ""),
             evidence=[c.over(itl, slo), run.evidence],
             changes=changes,
             confidence=0.6,
@@ -274,7 +322,9 @@ RULE_ITL_SINGLE = Rule(
         "all-reduces over PCIe.",
         example="ITL p50 0.12 s with 1 running on TP=2 over PCIe -> --tensor-parallel-size 1 --data-parallel-size 2.",
         fix="Avoid TP over PCIe; faster GPU; FP8 weights; speculative decoding.",
-        limits="Needs a quiet window; a window that mixes load levels blurs it.",
+        limits="Needs a quiet window; a window that mixes load levels blurs it. Within "
+        f"{floors.AT_FLOOR:g}x the bandwidth floor it proposes no parallelism change: the decode is the hardware's "
+        "physics.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )

@@ -115,11 +115,66 @@ def test_tensor_parallel_over_pcie_is_named_and_replicas_proposed():
 def test_a_batch_decoding_near_its_floor_raises_no_physics_finding_even_over_the_target():
     # 64 running long-context sequences on one L4: the KV read alone is 64 x 4,000 tokens x 128 KiB = 33 GB,
     # so the floor is ~0.16 s per step; ITL p50 ~0.2 s is that physics, over the 0.1 s target.
-    facts = _on(live(running=64, itl={0.2: 5000}), _l4())
+    facts = _on(live(running=64, itl={0.2: 5000}), _l4(), max_num_batched_tokens=8192)
     facts.workload = Workload(p50_input_tokens=3000, p50_output_tokens=2000)
     found = _rules(facts)
     assert "OP-5.13" not in found
-    assert "x the decode floor" in found["OP-5.4"][0].title
+    itl = found["OP-5.4"][0]
+    assert "x the decode floor: the batch's memory traffic, not the server" in itl.title
+    assert itl.severity == Severity.MEDIUM and itl.changes == []  # no smaller prefill chunk: steps are physics
+
+
+def _long_outputs(itl: dict[float, int]) -> Facts:
+    """16 sequences generating 16,000-token answers to 2,000-token prompts on one L4, prompt budget 8192.
+
+    Their contexts average 2,000 + 16,000 / 2 = 10,000 tokens, so a decode step reads the 16.1 GB of
+    weights plus 16 x 10,000 x 128 KiB = 21.0 GB of KV: (16.1 + 21.0) GB / 300 GB/s = 0.124 s."""
+    facts = _on(live(running=16, itl=itl), _l4(), max_num_batched_tokens=8192)
+    facts.workload = Workload(p50_input_tokens=2000, p50_output_tokens=16_000)
+    return facts
+
+
+def test_long_outputs_decoding_at_their_floor_are_physics_not_a_flag():
+    # Every token at ~0.15 s (p99 0.15 s over the 0.1 s target): 1.2x the 0.124 s the step must read.
+    facts = _long_outputs({0.15: 5000})
+    floor = floors.decode_floor(facts)
+    expected = (WEIGHTS_GIB * 2**30 + 16 * 10_000 * KV_PER_TOKEN) / 300e9
+    assert floor is not None and abs(floor.step_s - expected) < 1e-9
+    found = _rules(facts)
+    itl = found["OP-5.4"][0]
+    assert itl.severity == Severity.MEDIUM and itl.changes == []
+    assert "not the server" in itl.title and f"{0.15 / expected:.1f}x the decode floor" in itl.title
+    assert "16 sequences' KV cache of about 10,000 tokens each" in itl.summary
+    assert "OP-5.13" not in found
+
+
+def test_the_same_long_outputs_with_a_tail_far_above_the_floor_keep_the_smaller_prefill_chunk():
+    # The body at the floor, 2 % of tokens at ~0.45 s: p99 ~0.4 s is 3.3x the floor, so something beyond
+    # the memory traffic stalls steps (8,192-token prefill chunks sharing them), and the rule's change stands.
+    found = _rules(_long_outputs({0.15: 4900, 0.45: 100}))
+    itl = found["OP-5.4"][0]
+    assert itl.severity == Severity.HIGH and "not the server" not in itl.title
+    assert [(c.flag, c.proposed) for c in itl.changes] == [("--max-num-batched-tokens", "2048")]
+
+
+def test_a_lone_decode_at_its_floor_over_pcie_proposes_no_parallelism_change():
+    # Two L4s, TP 2 over PCIe, one request with a 120,000-token context: per GPU 8.0 GB of weights plus
+    # 7.9 GB of KV over 300 GB/s, and 64 all-reduces: a ~57 ms floor. ITL ~0.06 s is 1.1x that, over a
+    # 50 ms target the user set; fewer GPUs would read twice the bytes each.
+    facts = _on(live(running=1, itl={0.06: 5000}), _l4(2), tp=2)
+    facts.model.hidden_size = 4096
+    facts.memory.total_gib = 22.04
+    facts.workload = Workload(p50_input_tokens=110_000, p50_output_tokens=20_000, itl_slo_s=0.05)
+    found = _rules(facts)
+    single = found["OP-5.5"][0]
+    assert "what the memory bandwidth allows, not the server" in single.title and single.changes == []
+    assert "OP-3.1" not in found  # the all-reduces are 0.4 ms of the step: PCIe is not what slows it
+    # The same decode at 0.09 s (1.6x its floor) is slower than its traffic: TP over PCIe is named again.
+    slower = live(running=1, itl={0.09: 5000})
+    facts.window, facts.snapshot = slower.window, slower.snapshot
+    found = _rules(facts)
+    assert "not the server" not in found["OP-5.5"][0].title
+    assert {c.flag for f in found["OP-3.1"] for c in f.changes} >= {"--tensor-parallel-size"}
 
 
 def _long_prompts(ttft_s: float, prompt_tokens: int, hardware: Hardware) -> Facts:
