@@ -126,6 +126,7 @@ def server_config(
             if _set_typed(config, flag, text):
                 config.sources[flag] = source
     _fill_from_log(config, events)
+    config.model = config.model or served_model_name(snapshot)
     labels = cache_config_labels(snapshot)
     if labels.get("num_gpu_blocks") not in (None, "", "None"):
         config.num_gpu_blocks = _int(labels["num_gpu_blocks"])
@@ -250,6 +251,20 @@ def cache_config_labels(snapshot: MetricSnapshot | None) -> dict[str, str]:
         return {}
     samples = snapshot.samples("vllm:cache_config_info")
     return dict(samples[0].labels) if samples else {}
+
+
+def served_model_name(snapshot: MetricSnapshot | None) -> str | None:
+    """The `model_name` label vLLM puts on every serving metric: the name it serves under, which is
+    the model's repository id unless `--served-model-name` renamed it. Why: with only /metrics at
+    hand (no log, no --server-args) it is the one place the model is named, and the physical floors
+    need the model's size."""
+    if snapshot is None:
+        return None
+    for sample in snapshot.samples("vllm:num_requests_running"):
+        name = sample.labels.get("model_name")
+        if name:
+            return name
+    return None
 
 
 def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:

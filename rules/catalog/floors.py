@@ -244,5 +244,24 @@ def _mean_context(facts: Facts) -> tuple[float, str]:
     if output is None and facts.workload and facts.workload.p50_output_tokens:
         output, output_source = facts.workload.p50_output_tokens, "workload p50 output tokens"
     if prompt is None and output is None:
+        resident = _resident_context(facts)
+        if resident is not None:
+            return resident
         return 0.0, "unknown (weights only)"
     return (prompt or 0.0) + (output or 0.0) / 2, " + half ".join(s for s in (prompt_source, output_source) if s)
+
+
+def _resident_context(facts: Facts) -> tuple[float, str] | None:
+    """Tokens each running sequence holds, read off the KV cache itself: usage x pool / running.
+
+    Why: without request lengths the floor would count the weights alone, and a large batch over
+    long contexts would read as many times its floor (the KV read can exceed the weights). The
+    pool's used share is what the running sequences hold (vLLM counts a cached block nobody holds
+    as free), so it is their context, rounded up to whole blocks."""
+    usage, run = signals.kv_usage(facts, hottest=False), signals.running(facts)
+    pool = facts.memory.kv_cache_tokens if facts.memory and facts.memory.kv_cache_tokens else None
+    if pool is None and facts.config and facts.config.num_gpu_blocks and facts.config.block_size:
+        pool = facts.config.num_gpu_blocks * facts.config.block_size
+    if usage is None or run is None or run.value < 1 or not pool or usage.value <= 0:
+        return None
+    return usage.value * pool / run.value, f"vllm:kv_cache_usage_perc x {pool:,} KV tokens / running"

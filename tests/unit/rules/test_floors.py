@@ -7,6 +7,8 @@ is simply the arithmetic of the work gets none that proposes a flag.
 
 from __future__ import annotations
 
+import pytest
+
 from rules.catalog import floors
 from rules.evaluate import evaluate
 from rules.facts import (
@@ -222,6 +224,20 @@ def test_a_prefill_far_slower_than_compute_allows_is_a_finding_with_no_queue():
     assert "OP-5.1" not in found
     finding = found["OP-5.14"][0]
     assert "x the prefill floor" in finding.title and "nothing queued" in finding.title
+
+
+def test_without_request_lengths_the_kv_read_comes_from_the_caches_own_usage():
+    # 64 running, no prompt or output lengths anywhere, the KV cache half full of a 400,000-token pool:
+    # each sequence holds 0.5 x 400,000 / 64 = 3,125 tokens, so a step reads 16.1 GB of weights plus
+    # 64 x 3,125 x 128 KiB = 26.2 GB of KV: 12.6 ms on an H100. ITL p50 ~18 ms is 1.4x that; counted
+    # against the weights alone (4.8 ms) it read as 3.6x, a false "far above its floor".
+    facts = _on(live(running=64, kv=0.5, itl={0.02: 5000}), h100(), num_gpu_blocks=25_000, block_size=16)
+    floor = floors.decode_floor(facts)
+    assert floor is not None and floor.context_tokens == pytest.approx(3125)
+    assert "vllm:kv_cache_usage_perc" in floor.context_source
+    expected = (WEIGHTS_GIB * 2**30 + 64 * 3125 * KV_PER_TOKEN) / H100_BYTES_PER_S
+    assert floor.step_s == pytest.approx(expected)
+    assert "OP-5.13" not in _rules(facts)
 
 
 def test_no_floor_without_the_hardware():
