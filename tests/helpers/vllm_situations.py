@@ -266,7 +266,7 @@ LOAD_STEP_S = 45.0
 
 def under_ramp_load(
     server: VllmServer,
-    concurrency: int,
+    concurrency: int | str,
     out_dir: Path,
     name: str,
     step_s: float = LOAD_STEP_S,
@@ -277,9 +277,11 @@ def under_ramp_load(
     during: During | None = None,
     until_rises: str | None = None,
     max_window_s: float | None = None,
+    cooldown_s: float = 5.0,
 ) -> Situation:
-    """`servops ramp` holds `concurrency` streams for `step_s`; scrapes at settle_s and +interval_s
-    (longer, up to max_window_s, while the counter `until_rises` has not risen: see _observe)."""
+    """`servops ramp` holds `concurrency` streams for `step_s` (or steps through "1,2,4,…", `step_s`
+    each); scrapes at settle_s and +interval_s (longer, up to max_window_s, while the counter
+    `until_rises` has not risen: see _observe)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ramp_json = out_dir / f"{name}-ramp.json"
     argv = [
@@ -298,7 +300,7 @@ def under_ramp_load(
         "--warmup-seconds",
         "3",
         "--cooldown-seconds",
-        "5",
+        f"{cooldown_s:g}",
         "--input-len",
         str(input_len),
         "--output-len",
@@ -316,7 +318,7 @@ def under_ramp_load(
     try:
         time.sleep(settle_s)
         situation = _observe(server, name, interval_s, during, until_rises, max_window_s)
-        ramp.wait(timeout=step_s + 120)
+        ramp.wait(timeout=step_s * (str(concurrency).count(",") + 1) + cooldown_s + 120)
     finally:
         if ramp.poll() is None:
             ramp.kill()
@@ -331,7 +333,7 @@ def under_ramp_load(
     # Exit 2 with a JSON is a ramp whose every request was still in flight at the end of the step
     # on a slow vLLM: the load still happened and the scrapes saw it, so the situation stands, and
     # the ramp's own verdict goes into the notes for the test to read.
-    situation.client_concurrency = concurrency
+    situation.client_concurrency = int(str(concurrency).split(",")[-1])  # the streams the window saw
     situation.ramp = json.loads(ramp_json.read_text())
     situation.notes["ramp_output"] = output[-3000:]
     situation.notes["ramp_exit"] = ramp.returncode
