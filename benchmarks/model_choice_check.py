@@ -1,7 +1,8 @@
-"""Triage's model-chosen batch cap, started and ramped for real (not a test).
+"""Triage's model-chosen values, started and ramped for real (not a test).
 
     .venv/bin/python -m benchmarks.model_choice_check --case vllm --out bench-out/model-choice
     .venv/bin/python -m benchmarks.model_choice_check --case vllm-preempting --rivals 3
+    .venv/bin/python -m benchmarks.model_choice_check --case vllm-chunked --ttft-slo 0.9 --rivals 64
 
 Each case is a recorded server and what triage was given of it:
 - `vllm`, `bundled` (tests/fixtures/vllm_cpu/queue_seqs1, tests/fixtures/bundled/queue_seqs1): a
@@ -11,13 +12,17 @@ Each case is a recorded server and what triage was given of it:
   preempting at 16 streams; triage gets only its log and an 8 s `/metrics` window (no ramp, no SLO:
   the safe point is the highest step below the knee) and `--save-window`, so the window it
   calibrated on is a ramp file the printed `servops predict` command can replay.
+- `vllm-chunked`, `bundled-chunked` (tests/fixtures/vllm_cpu/chunked, tests/fixtures/bundled/chunked):
+  each engine at `--max-num-batched-tokens 64` with 128-word prompts (three chunked steps each),
+  ramped over 1-8 streams with a 10 s `/metrics` window in the top step; triage gets the log,
+  the window, the ramp and `--ttft-slo S`, and the flag judged is `--max-num-batched-tokens`.
 
 For each case this does what an operator would:
-1. runs that triage and takes the `--max-num-seqs` value the performance model chose and the
-   `servops predict` command printed beside it;
+1. runs that triage and takes the value the performance model chose for the case's flag
+   (`--max-num-seqs`, or `--max-num-batched-tokens`) and the `servops predict` command printed beside it;
 2. runs that command (and, for each `--rivals` value and for the window case's current value, the
    same command with that value): the predicted ramp, step by step;
-3. starts the same engine with each of those caps (and the recorded server's other flags) and
+3. starts the same engine with each of those values (and the recorded server's other flags) and
    ramps the same levels and seeded workload.
 **Baseline: the measured ramp of each configuration, in the same run.** Reports per step the
 predicted and measured TTFT p50/p99, ITL p50/p99 and output tok/s with predicted / measured, and
@@ -36,6 +41,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from advisor.cli import main as servops
+from advisor.collect.server_args import parse_command
 from advisor.triage_forecast import with_change
 from advisor.vllm_launch import vllm_unavailable_reason
 from benchmarks.predict_accuracy import add_recorded_option, base_flags, measure, recall
@@ -48,16 +54,24 @@ RECORDING = FIXTURES / "vllm_cpu" / "recording.json"  # how tests/fixtures/vllm_
 class Case(NamedTuple):
     engine: str  # the server started: "vllm" or "bundled"
     stem: Path  # the recorded log (STEM.log) and its ramp (STEM_ramp.json) or window (STEM_before/after.prom)
-    source: str  # what triage calibrates on: "ramp" or "window"
+    source: str  # what triage is given: "ramp", "window", or "ramp+window" (it calibrates on the ramp)
+    flag: str = "--max-num-seqs"  # the flag whose model-chosen value is ramped
+    situation: str = ""  # its entry in recording.json, for the window cases' server flags
 
 
 CASES = {
     "vllm": Case("vllm", FIXTURES / "vllm_cpu" / "queue_seqs1", "ramp"),
     "bundled": Case("bundled", FIXTURES / "bundled" / "queue_seqs1", "ramp"),
-    "vllm-preempting": Case("vllm", FIXTURES / "vllm_cpu" / "preempting", "window"),
+    "vllm-preempting": Case("vllm", FIXTURES / "vllm_cpu" / "preempting", "window", situation="preempting"),
+    "vllm-chunked": Case(
+        "vllm", FIXTURES / "vllm_cpu" / "chunked", "ramp+window", "--max-num-batched-tokens", "chunked-vllm"
+    ),
+    "bundled-chunked": Case(
+        "bundled", FIXTURES / "bundled" / "chunked", "ramp+window", "--max-num-batched-tokens", "chunked-bundled"
+    ),
 }
 MIN_REQUEST_TIMEOUT_S = 120.0  # predict_accuracy's measure(), which recorded the ramp cases
-WINDOW_INTERVAL_S = "8"  # the recorded windows' scrape interval (recording.json: interval_s)
+WINDOW_INTERVAL_S = "8"  # the preempting window's scrape interval (recording.json: interval_s)
 FIGURES = {
     "ttft_p50_s": ("ttft_s", "p50"),
     "ttft_p99_s": ("ttft_s", "p99"),
@@ -74,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=[*CASES, "all"],
         default="all",
         help="which recorded server (default: all): vllm and bundled are triaged from a ramp under "
-        "--ttft-slo, vllm-preempting from a live /metrics window without an SLO",
+        "--ttft-slo, vllm-preempting from a live /metrics window without an SLO, vllm-chunked and "
+        "bundled-chunked from a ramp and a window under --ttft-slo (their flag: --max-num-batched-tokens)",
     )
     parser.add_argument(
         "--ttft-slo",
@@ -86,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rivals",
         default="",
         metavar="N,N",
-        help="other --max-num-seqs values to predict and measure beside the model's choice "
-        "(e.g. the rule's own value); the window case also measures the server's current value",
+        help="other values of the case's flag to predict and measure beside the model's choice "
+        "(e.g. the rule's own value); the window cases also measure the server's current value",
     )
     parser.add_argument("--out", default="bench-out/model-choice", help="folder for every file the run writes")
     add_recorded_option(parser)
@@ -99,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error(f"--rivals {args.rivals!r}: give whole numbers separated by commas, e.g. 3,8")
     if any(value < 1 for value in rivals):
-        parser.error(f"--rivals {args.rivals!r}: every --max-num-seqs value is at least 1")
+        parser.error(f"--rivals {args.rivals!r}: every value is at least 1")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"ttft_slo_s": args.ttft_slo, "engines": {}}
@@ -109,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: skipped: {reason}", file=sys.stderr)
             summary["engines"][name] = {"skipped": reason}
             continue
-        slo = args.ttft_slo if case.source == "ramp" else None
+        slo = args.ttft_slo if case.source != "window" else None
         summary["engines"][name] = check(case, slo, out / name, args.recorded, rivals)
         (out / ("summary-recorded.json" if args.recorded else "summary.json")).write_text(json.dumps(summary, indent=1))
     print(render(summary))
@@ -126,10 +141,17 @@ def check(
     """Triage's choice for one recorded server, its prediction, and the ramp that measures it; the
     same for each rival value."""
     folder.mkdir(parents=True, exist_ok=True)
-    engine, stem = case.engine, case.stem
+    engine, stem, flag = case.engine, case.stem, case.flag
     triage_path, window_path = folder / "triage.json", folder / "window.json"
     if case.source == "ramp":
         given = ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"]
+    elif case.source == "ramp+window":
+        interval = json.loads(RECORDING.read_text())["situations"][case.situation]["interval_s"]
+        given = [
+            *("--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"),
+            *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
+            *("--metrics-interval", f"{interval:g}"),
+        ]
     else:
         given = [
             *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
@@ -139,17 +161,17 @@ def check(
     if code != 0:
         raise SystemExit(f"[{engine}] servops triage exited {code}")
     triage = json.loads(triage_path.read_text())
-    chosen, rejected = seqs_verdicts(triage)
+    chosen, rejected = verdicts(triage, flag)
     template = next(
         (c for c in [chosen and chosen["command"], *(r["command"] for r in rejected)] if c),
         None,
     )
     if not template:
-        raise SystemExit(f"[{engine}] triage printed no predict command for --max-num-seqs (chosen or rejected)")
+        raise SystemExit(f"[{engine}] triage printed no predict command for {flag} (chosen or rejected)")
     current = (chosen or rejected[0])["current"]
     print(
         f"[{engine}] triage "
-        + (f"chose --max-num-seqs {chosen['proposed']}" if chosen else "proposed no --max-num-seqs value")
+        + (f"chose {flag} {chosen['proposed']}" if chosen else f"proposed no {flag} value")
         + "".join(f"; rejected {r['proposed']}" for r in rejected),
         file=sys.stderr,
     )
@@ -161,8 +183,8 @@ def check(
         flags = base_flags(engine)
         values = [*([chosen["proposed"]] if chosen else []), *map(str, rivals or [])]
     else:
-        before = json.loads(window_path.read_text())
-        flags = recorded_flags(stem.name)
+        before = json.loads((Path(f"{stem}_ramp.json") if case.source == "ramp+window" else window_path).read_text())
+        flags = without_flag(recorded_flags(case.situation), flag)
         values = [*([chosen["proposed"]] if chosen else []), current, *map(str, rivals or [])]
     values += [r["proposed"] for r in rejected]
     roles = {r["proposed"]: "rejected by the model" for r in rejected}
@@ -172,24 +194,24 @@ def check(
     run = recall if recorded else measure
     measured_runs = []
     for value in dict.fromkeys(values):  # each value once, the model's choice first
-        predict_command = with_change(template, f"--max-num-seqs {value}")
-        prediction_path = folder / f"prediction-seqs-{value}.json"
+        predict_command = with_change(template, f"{flag} {value}")
+        prediction_path = folder / f"prediction-{flag.lstrip('-')}-{value}.json"
         if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
             raise SystemExit(f"[{engine}] the predict command failed: {predict_command}")
         prediction = json.loads(prediction_path.read_text())
         server = run(
             engine,
-            [*flags, "--max-num-seqs", value],
+            [*flags, flag, value],
             workload,
             config["levels"],
             config["step_s"],  # the replay's own: requests that outlive a step count the same on both sides
-            folder / f"seqs-{value}",
+            folder / f"{flag.lstrip('-')}-{value}",
             request_timeout_s=max(MIN_REQUEST_TIMEOUT_S, config.get("request_timeout_s") or 0.0),
         )
         measured = server["ramp"]
         measured_runs.append(
             {
-                "max_num_seqs": value,
+                "value": value,
                 "role": roles.get(value, "rival"),
                 "predict_command": predict_command,
                 "server_command": server["command"].render(),
@@ -207,17 +229,17 @@ def check(
     return {
         "source": case.source,
         "criterion": f"TTFT p99 <= {ttft_slo_s:g} s" if ttft_slo_s else "highest step below the knee (no SLO)",
-        "chosen": {"flag": "--max-num-seqs", "current": current, "proposed": chosen["proposed"] if chosen else None},
+        "chosen": {"flag": flag, "current": current, "proposed": chosen["proposed"] if chosen else None},
         "reason": chosen["reason"] if chosen else None,
         "rejected": rejected,
-        "recorded_before": measured_safe_point(before, ttft_slo_s) if case.source == "ramp" else None,
+        "recorded_before": measured_safe_point(before, ttft_slo_s) if case.source != "window" else None,
         "runs": measured_runs,
         "band_coverage": band_coverage(measured_runs),
     }
 
 
-def seqs_verdicts(triage: dict) -> tuple[dict | None, list[dict]]:
-    """Triage's --max-num-seqs proposal (if any) and the values it lists as rejected, each as
+def verdicts(triage: dict, flag: str) -> tuple[dict | None, list[dict]]:
+    """Triage's proposal for `flag` (if any) and the values it lists as rejected, each as
     {current, proposed, reason, command}."""
     chosen = next(
         (
@@ -229,7 +251,7 @@ def seqs_verdicts(triage: dict) -> tuple[dict | None, list[dict]]:
             }
             for f in triage["findings"]
             for c in f["changes"]
-            if c["flag"] == "--max-num-seqs"
+            if c["flag"] == flag
         ),
         None,
     )
@@ -241,7 +263,7 @@ def seqs_verdicts(triage: dict) -> tuple[dict | None, list[dict]]:
             "command": r.get("command"),
         }
         for r in triage.get("rejected_changes") or []
-        if r["change"]["flag"] == "--max-num-seqs"
+        if r["change"]["flag"] == flag
     ]
     return chosen, rejected
 
@@ -261,14 +283,30 @@ def band_coverage(runs: list[dict]) -> dict[str, dict[str, int]]:
 
 
 def recorded_flags(situation: str) -> list[str]:
-    """The recorded server's own flags (recording.json), less the model and the served name the
-    reference command adds again."""
-    words = shlex.split(json.loads(RECORDING.read_text())["situations"][situation]["command"])
-    flags = words[3:]  # past `vllm serve MODEL`
-    if "--served-model-name" in flags:
-        at = flags.index("--served-model-name")
-        del flags[at : at + 2]
-    return flags
+    """The recorded server's own flags (recording.json), less its environment, the program, the
+    model and the served name, which the engine's start command adds again."""
+    command = parse_command(json.loads(RECORDING.read_text())["situations"][situation]["command"])
+    words: list[str] = []
+    for flag, value in command.flags.items():
+        if flag != "--served-model-name":
+            words += [flag, *([value] if value is not None else [])]
+    return words
+
+
+def without_flag(flags: list[str], flag: str) -> list[str]:
+    """`flags` with `flag` and its value (if it takes one) left out."""
+    out, skip = [], False
+    for at, word in enumerate(flags):
+        if skip:
+            skip = False
+            continue
+        if word == flag:
+            skip = at + 1 < len(flags) and not flags[at + 1].startswith("--")
+            continue
+        if word.startswith(f"{flag}="):
+            continue
+        out.append(word)
+    return out
 
 
 def compare(prediction: dict, measured: list[dict]) -> list[dict]:
@@ -318,21 +356,22 @@ def render(summary: dict) -> str:
             lines.append(f"{name}: skipped: {result['skipped']}")
             continue
         chosen = result["chosen"]
+        flag = chosen["flag"]
         verdict = (
-            f"--max-num-seqs {chosen['current']} -> {chosen['proposed']} (the model's choice"
+            f"{flag} {chosen['current']} -> {chosen['proposed']} (the model's choice"
             if chosen["proposed"]
-            else f"--max-num-seqs {chosen['current']} kept (no value predicted to help"
+            else f"{flag} {chosen['current']} kept (no value predicted to help"
         )
         lines.append(
             f"{name}: {verdict}, from the {result['source']}); safe operating point by {result['criterion']}"
             + (f"; recorded before: {result['recorded_before']}" if result["recorded_before"] is not None else "")
         )
-        lines += [f"rejected --max-num-seqs {r['proposed']}: {r['reason']}" for r in result.get("rejected") or []]
+        lines += [f"rejected {flag} {r['proposed']}: {r['reason']}" for r in result.get("rejected") or []]
         for run in result["runs"]:
             safe = run["safe_operating_point"]
             edges = ", ".join(f"{v} at {k}" for k, v in (safe.get("at_quantile_edges") or {}).items())
             lines.append(
-                f"--max-num-seqs {run['max_num_seqs']} ({run['role']}): safe operating point predicted "
+                f"{flag} {run['value']} ({run['role']}): safe operating point predicted "
                 f"{safe['predicted']}" + (f" ({edges} ranks)" if edges else "") + f", measured {safe['measured']} "
                 "(streams)"
             )

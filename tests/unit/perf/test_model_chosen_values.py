@@ -18,10 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from advisor.triage_forecast import with_change
 from advisor.tune_criterion import TuneCriterion, decide
 from advisor.tune_forecast import SEARCH_VALUES
-from tests.unit.perf.recorded_queue import CASES, FIXTURES, predict, triage, triage_window
+from tests.unit.perf.recorded_queue import (
+    CASES,
+    CHUNKED,
+    FIXTURES,
+    Rivals,
+    predict,
+    triage,
+    triage_ramp_and_window,
+    triage_window,
+)
 
 TTFT_SLO_S = "2"
 
@@ -57,7 +65,8 @@ def _seqs_change(document: dict) -> dict:
 
 def _check_reproduced_and_unbeaten(change: dict, tmp_path: Path, passed_over: tuple[int, ...] = ()) -> None:
     """The printed command gives back the figures shown beside the change, and no other searched value
-    (but `passed_over`, and loads past twice the top step) predicts a better rank."""
+    of its flag (but `passed_over`, and for --max-num-seqs loads past twice the top step) predicts a
+    better rank."""
     effect = change["predicted_effect"]
     shown = predict(effect["command"], tmp_path / "shown.json")
     top = shown["steps"][-1]
@@ -68,13 +77,15 @@ def _check_reproduced_and_unbeaten(change: dict, tmp_path: Path, passed_over: tu
     assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_after"]
 
     chosen = _rank(shown)
+    flag = change["flag"]
     top_load = max(s["offered"] for s in shown["steps"])
-    for value in SEARCH_VALUES["--max-num-seqs"]:
-        if value in (*passed_over, int(change["proposed"])) or value > 2 * top_load:
+    rivals = Rivals(effect["command"])
+    assert _rank(rivals.predict(flag, change["proposed"])) == chosen  # the shared calibration is the command's
+    for value in SEARCH_VALUES[flag]:
+        if value in (*passed_over, int(change["proposed"])) or (flag == "--max-num-seqs" and value > 2 * top_load):
             continue
-        other = with_change(effect["command"], f"--max-num-seqs {value}")
-        rival = _rank(predict(other, tmp_path / f"seqs-{value}.json"))
-        assert rival <= (chosen[0], chosen[1] + 1e-3), f"--max-num-seqs {value} predicts {rival}, better than {chosen}"
+        rival = _rank(rivals.predict(flag, value))
+        assert rival <= (chosen[0], chosen[1] + 1e-3), f"{flag} {value} predicts {rival}, better than {chosen}"
 
 
 @pytest.mark.parametrize("engine", list(CASES))
@@ -84,6 +95,52 @@ def test_the_proposed_batch_cap_is_the_models_best_and_its_figures_reproduce(eng
     assert change["predicted_effect"]["command"], "a modelled change must carry the command that reproduces it"
     assert int(change["proposed"]) > int(change["current"]) == 1
     _check_reproduced_and_unbeaten(change, tmp_path, passed_over=(1,))
+
+
+def _budget_change(document: dict) -> dict | None:
+    return next(
+        (c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-batched-tokens"), None
+    )
+
+
+@pytest.mark.parametrize("engine", list(CHUNKED))
+def test_the_proposed_token_budget_is_the_models_best_and_its_figures_reproduce(engine: str, tmp_path: Path) -> None:
+    """Prompts of ~164 tokens against a 64-token budget: OP-5.1/OP-5.7 propose 256 (twice the budget, or the
+    p95 prompt rounded up); the model replays every searched budget and proposes the one it predicts best
+    for the TTFT target, with the command that gives its figures again."""
+    stem, slo = CHUNKED[engine]
+    document = triage_ramp_and_window(stem, tmp_path / "triage.json", "--ttft-slo", slo)
+    change = _budget_change(document)
+    assert change is not None, [f["title"] for f in document["findings"]]
+    assert change["current"] == "64" and change["proposed"] not in ("64", "256")
+    assert "the value the performance model predicts best" in change["reason"]
+    assert "triage proposed 256" in change["reason"]
+    assert _helps_at_every_reading(predict(change["predicted_effect"]["command"], tmp_path / "chosen.json"))
+    _check_reproduced_and_unbeaten(change, tmp_path)
+
+
+def test_a_larger_token_budget_predicted_to_cost_the_safe_point_is_rejected_reproducibly(tmp_path: Path) -> None:
+    """Real vLLM under a 2 s TTFT target: at 8 streams a 256-token budget packs whole prompts into steps
+    that every other request waits behind, and the model predicts the safe point to fall from 8 to 4.
+    The rule's 256 is not proposed but shown as rejected, its printed command gives those figures, and
+    no other searched budget is predicted to help at every reading either (benchmarks/model_choice_check.py
+    --case vllm-chunked ramps the current, the rejected and a rival budget on real vLLM)."""
+    stem, _ = CHUNKED["vllm-0.32-cpu"]
+    document = triage_ramp_and_window(stem, tmp_path / "triage.json", "--ttft-slo", "2")
+    assert _budget_change(document) is None
+    budget = "--max-num-batched-tokens"
+    rejected = {r["change"]["proposed"]: r for r in document["rejected_changes"] if r["change"]["flag"] == budget}
+    assert set(rejected) == {"256"}, rejected
+    item = rejected["256"]
+    shown = predict(item["command"], tmp_path / "rejected.json")
+    assert shown["safe_operating_point"] == item["predicted"]["safe_operating_point"]
+    assert shown["safe_operating_point"]["offered"] < shown["baseline"]["safe_operating_point"]["offered"]
+    assert not _helps_at_every_reading(shown)
+    rivals = Rivals(item["command"])
+    assert rivals.predict(budget, 256)["steps"] == shown["steps"]  # the command's own calibration
+    for value in SEARCH_VALUES[budget]:
+        if value != 256:
+            assert not _helps_at_every_reading(rivals.predict(budget, value)), value
 
 
 def test_predict_takes_the_slo_that_defines_the_safe_point(tmp_path: Path) -> None:
@@ -138,12 +195,12 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
         assert edges == [(e["shift_points"], e["safe_operating_point"]) for e in figures["quantile_edges"]]
         assert not _helps_at_every_reading(shown)
     top_load = max(s["offered"] for s in shown_by_value["3"]["steps"])
+    rivals = Rivals(rejected["3"]["command"])
+    assert rivals.predict("--max-num-seqs", 3)["steps"] == shown_by_value["3"]["steps"]  # the command's calibration
     for value in SEARCH_VALUES["--max-num-seqs"]:
         if str(value) in rejected or value == 128 or value > 2 * top_load:
             continue
-        other = predict(
-            with_change(rejected["3"]["command"], f"--max-num-seqs {value}"), tmp_path / f"seqs-{value}.json"
-        )
+        other = rivals.predict("--max-num-seqs", value)
         assert not _helps_at_every_reading(other), value
         if value == 4:
             assert other["safe_operating_point"]["offered"] == other["baseline"]["safe_operating_point"]["offered"] == 2

@@ -18,7 +18,7 @@ import pytest
 import advisor.perf.forecast as forecast
 from advisor.triage_forecast import with_change
 from loadtest.stats import percentiles
-from tests.unit.perf.recorded_queue import FIXTURES, predict, triage_window
+from tests.unit.perf.recorded_queue import FIXTURES, Rivals, predict, triage_window
 
 RECORDED = FIXTURES / "vllm_cpu"
 CAPS = (128, 4, 3)
@@ -38,8 +38,14 @@ def predict_command(tmp_path_factory: pytest.TempPathFactory) -> str:
     return next(r["command"] for r in document["rejected_changes"] if r["change"]["flag"] == "--max-num-seqs")
 
 
-def _predicted(command: str, cap: int, out: Path) -> dict:
-    return predict(with_change(command, f"--max-num-seqs {cap}"), out / f"seqs-{cap}.json")
+@pytest.fixture(scope="module")
+def rivals(predict_command: str) -> Rivals:
+    """The printed command's calibration, shared by every cap (tests/unit/perf/recorded_queue.py)."""
+    return Rivals(predict_command)
+
+
+def _predicted(rivals: Rivals, cap: int) -> dict:
+    return rivals.predict("--max-num-seqs", cap)
 
 
 def test_a_shifted_read_lands_on_either_side_of_a_one_percent_cliff() -> None:
@@ -51,13 +57,18 @@ def test_a_shifted_read_lands_on_either_side_of_a_one_percent_cliff() -> None:
     assert percentiles([], 0.5).p99 is None
 
 
-def test_every_caps_measured_safe_point_lies_within_its_predicted_readings(predict_command: str, tmp_path: Path):
+def test_every_caps_measured_safe_point_lies_within_its_predicted_readings(
+    predict_command: str, rivals: Rivals, tmp_path: Path
+):
     """No SLO: the safe point is the highest step below the knee. Every cap's measured safe point lies
     within its three readings, and since each step is replayed in the load of the steps around it
     (advisor/perf/replay.py) the nominal reading is the measured one for all three caps: for 4 the
-    replay from an empty server said 4 where real vLLM measured 2."""
+    replay from an empty server said 4 where real vLLM measured 2. The printed command, run as a user
+    would, gives what the shared calibration gives."""
+    printed = predict(with_change(predict_command, "--max-num-seqs 4"), tmp_path / "seqs-4.json")
+    assert printed["steps"] == _predicted(rivals, 4)["steps"]
     for cap in CAPS:
-        predicted = _predicted(predict_command, cap, tmp_path)
+        predicted = _predicted(rivals, cap)
         readings = [predicted["safe_operating_point"]] + [e["safe_operating_point"] for e in predicted["edges"]]
         offered = [(r or {}).get("offered") for r in readings]
         measured = _measured(cap)["safe_operating_point"]["offered"]
@@ -66,24 +77,24 @@ def test_every_caps_measured_safe_point_lies_within_its_predicted_readings(predi
 
 
 def test_the_itl_p99_band_spans_the_cliff_and_holds_the_measured_stall(
-    predict_command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    rivals: Rivals, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cap 4 at 16 streams: real vLLM measured a p99 gap that carried a prefill (231 ms). Replayed from
     an empty server the nominal p99 was a plain decode step (41 ms); in the load of the steps around
     it, the replay's own p99 is such a step too (within 25 %). The band, read half a rank either side,
     spans the plain step and the measured one; over the three caps it holds more of the measured ITL
     p99s than the cost's error alone did."""
-    four = _predicted(predict_command, 4, tmp_path)
+    four = _predicted(rivals, 4)
     at16 = next(k for k, s in enumerate(four["steps"]) if s["offered"] == 16)
     measured = next(s for s in _measured(4)["steps"] if s["offered"] == 16)["itl_s"]["p99"]
     band = four["bands"][at16]["itl_p99"]
     assert four["steps"][at16]["itl_s"]["p99"] == pytest.approx(measured, rel=0.25)
     assert band["low"] < 0.1 < measured <= band["high"]
 
-    def inside(out: Path) -> int:
+    def inside() -> int:
         count = 0
         for cap in CAPS:
-            predicted = _predicted(predict_command, cap, out)
+            predicted = _predicted(rivals, cap)
             by_load = {s["offered"]: s for s in _measured(cap)["steps"] if s["valid"] and s["ok_requests"]}
             for k, step in enumerate(predicted["steps"]):
                 real = by_load.get(step["offered"])
@@ -92,7 +103,6 @@ def test_the_itl_p99_band_spans_the_cliff_and_holds_the_measured_stall(
                     count += band["low"] <= real["itl_s"]["p99"] <= band["high"]
         return count
 
-    with_edges = inside(tmp_path)
+    with_edges = inside()
     monkeypatch.setattr(forecast, "QUANTILE_MARGIN_POINTS", 0.0)
-    (tmp_path / "cost-only").mkdir()
-    assert with_edges > inside(tmp_path / "cost-only")
+    assert with_edges > inside()
