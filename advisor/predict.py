@@ -112,9 +112,10 @@ def predict_findings(findings: list[Finding], deployment: Deployment | None, poo
                 change.predicted_effect = memory
             elif change.flag not in LAUNCH_FLAGS:  # nothing to add: the latency prediction says it all
                 continue
-            else:
+            else:  # the memory figures first; a memory note without figures after the latency prediction
+                parts = (memory.text, latency.text) if memory.figures else (latency.text, f"KV memory {memory.text}")
                 change.predicted_effect = PredictedEffect(
-                    text="; ".join(t for t in (memory.text, latency.text) if t),
+                    text="; ".join(t for t in parts if t.strip() and t != "KV memory "),
                     figures={**memory.figures, **latency.figures},
                     command=latency.command,
                 )

@@ -7,9 +7,9 @@ import pytest
 from advisor.hardware import gpu_from_memory, resolve_gpu
 from advisor.memory import LaunchConfig, estimate_memory
 from advisor.modelspec import resolve_model
-from advisor.predict import Deployment, MeasuredPool, launch_from_config, predict_change
+from advisor.predict import Deployment, MeasuredPool, launch_from_config, predict_change, predict_findings
 from rules.facts import ServerConfig
-from rules.model import ConfigChange
+from rules.model import Category, ConfigChange, Finding, PredictedEffect, Severity
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +135,16 @@ def test_vllms_estimated_length_pins_a_pool_its_rounded_gib_undercounts():
     pinned = predict_change(proposal, Deployment(model, gpu, launch, measured_kv_pool_gib=pool))
     assert pinned.figures["starts_after"] == 1.0
     assert pinned.figures["kv_cache_tokens_after"] >= estimate
+
+
+def test_a_latency_prediction_leads_when_the_memory_side_has_no_figures():
+    """Without a device size the memory half is only a note: the latency figures come first, the note
+    after them and named as the KV memory's, not "not predicted" ahead of a prediction."""
+    latency = PredictedEffect(text="predicted at offered 8: TTFT p99 1.22 s → 2.57 s", figures={"offered": 8.0})
+    budget = change("--max-num-batched-tokens", "1024", "64")
+    budget.predicted_effect = latency
+    finding = Finding(rule="OP-5.1", title="t", severity=Severity.HIGH, category=Category.LATENCY, changes=[budget])
+    predict_findings([finding], None)
+    text = budget.predicted_effect.text
+    assert text.startswith("predicted at offered 8") and "; KV memory not predicted: pass --model" in text
+    assert budget.predicted_effect.figures == {"offered": 8.0}
