@@ -13,7 +13,8 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("vLLM server version",),
         K.VERSION,
-        r"vLLM server version (?P<v>\S+?),? serving model (?:the embedded )?(?P<m>\S+)",  # "the embedded": servops 0.1 logs
+        # "the embedded …": how servops 0.1's bundled engine named its default model
+        r"vLLM server version (?P<v>\S+?),? serving model (?:the embedded )?(?P<m>\S+)",
         lambda m: {"version": m["v"], "model": m["m"]},
     ),
     wording(
