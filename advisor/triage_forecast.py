@@ -67,7 +67,9 @@ def forecast_findings(
         return [], [f"no latency predictions: {exc}"]
     triage = {"findings": [f.model_dump(mode="json") for f in findings]}
     loose = forecaster.cost.relative_error > TRUSTED_RELATIVE_ERROR
-    ranked = rank_changes(forecaster, TuneCriterion(), triage, skip=set(), allow_unsafe=True, search=not loose)
+    ranked = rank_changes(
+        forecaster, TuneCriterion(), triage, skip=set(), allow_unsafe=True, search=not loose, alternatives=True
+    )
     notes = [f"latency predictions: {note}" for note in forecaster.notes]
     if loose:
         _annotate_only(findings, ranked, forecaster)
@@ -89,6 +91,7 @@ def forecast_findings(
     gains: dict[int, float] = {}
     for finding in findings:
         kept: list[ConfigChange] = []
+        kept_alternatives = _judge_alternatives(finding, best, judged, losers, command, forecaster, rejected)
         for change in finding.changes:
             if change.flag not in MODELLED_FLAGS:
                 kept.append(change)
@@ -128,10 +131,50 @@ def forecast_findings(
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
             kept.append(updated)
         finding.changes = kept
+        finding.alternatives = kept_alternatives
     notes += _propose_replicas(findings, forecaster, best, in_flight, ramp_path, kv_cache_tokens, slo_text)
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
+
+
+def _judge_alternatives(
+    finding: Finding,
+    best: dict[str, ChangeForecast],
+    judged: dict[tuple[str, str], ChangeForecast],
+    losers: dict[str, ChangeForecast],
+    command,
+    forecaster: Forecaster,
+    rejected: list[RejectedChange],
+) -> list[ConfigChange]:
+    """The finding's alternatives as the model judges them: a modelled one takes the model's value and
+    predicted effect when some value helps, else it is listed as rejected with its figures; the others
+    stay as the rule gave them. Why: an alternative is applied instead of the changes, so it must meet
+    the same test (a preempting CPU server's larger KV pool, sized by the replay, advisor/perf/pool.py)."""
+    kept: list[ConfigChange] = []
+    for change in finding.alternatives:
+        if change.flag not in MODELLED_FLAGS:
+            kept.append(change)
+            continue
+        winner = best.get(change.flag)
+        if winner is None:
+            loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
+            rejected.append(
+                RejectedChange(
+                    rule=finding.rule,
+                    change=change,
+                    reason=loser.decision if loser else "the performance model predicts no gain",
+                    predicted=loser.prediction if loser else None,
+                    command=command(loser),
+                )
+            )
+            continue
+        chosen = winner.changes[0]
+        updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
+        updated.predicted_effect = _effect(winner, forecaster)
+        updated.predicted_effect.command = command(winner) or ""
+        kept.append(updated)
+    return kept
 
 
 def _command_for(
@@ -294,7 +337,7 @@ def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect
     }
     figures = {k: round(float(v), 4) for k, v in figures.items() if v is not None}
     text = (
-        f"predicted at offered {top_after['offered']:g}: TTFT p99 {seconds_text(top_before.ttft_s.p99)} → "
+        f"at offered {top_after['offered']:g}: TTFT p99 {seconds_text(top_before.ttft_s.p99)} → "
         f"{seconds_text(top_after['ttft_s']['p99'])}, ITL p99 {ms_text(top_before.itl_s.p99)} → "
         f"{ms_text(top_after['itl_s']['p99'])}, "
         f"{top_before.output_tokens_per_s:.0f} → {top_after['output_tokens_per_s']:.0f} tok/s; "

@@ -17,7 +17,9 @@ from pydantic import BaseModel
 
 from advisor.errors import UserError
 from advisor.perf.forecast import BAND_FIGURES, QUANTILE_MARGIN_POINTS, PredictedRamp, Prediction, figure
-from advisor.perf.limits import MODELLED_FLAGS
+from advisor.perf.limits import MODELLED_FLAGS, POOL_BYTES_FLAG
+from advisor.perf.pool import POOL_SEARCH_MULTIPLES
+from advisor.perf.pool import search_values as pool_search_values
 from advisor.perf.whatif import Forecaster
 from advisor.tune_criterion import TuneCriterion, decide
 
@@ -105,13 +107,16 @@ def rank_changes(
     allow_unsafe: bool = False,
     search: bool = True,
     explore: bool = False,
+    alternatives: bool = False,
 ) -> list[ChangeForecast]:
     """Every candidate, best predicted first; rejected ones (not predicted to help, not modelled, unsafe) last.
 
     `search`: also weigh every SEARCH_VALUES value of the batch-size flags (else only the rules' values).
     The best candidate's prediction carries the uncertainty bands; the others are ranked without them.
     `explore`: also weigh the batch-size flags triage did not propose (tune and demo: a triage taken at
-    a lucky instant may miss the queue the ramp plainly measured; the model reads the whole ramp)."""
+    a lucky instant may miss the queue the ramp plainly measured; the model reads the whole ramp).
+    `alternatives`: also weigh the findings' alternatives (triage shows each with its own prediction;
+    tune applies only changes)."""
     baseline = _readings(forecaster.baseline)
     scored: list[tuple[tuple, ChangeForecast]] = []
     findings = list((triage or {}).get("findings") or [])
@@ -133,7 +138,8 @@ def rank_changes(
             if flag not in proposed
         ]
     for finding in findings:
-        for change in finding.get("changes") or []:
+        weighed = [*(finding.get("changes") or []), *((finding.get("alternatives") or []) if alternatives else [])]
+        for change in weighed:
             flag, proposed = change.get("flag"), str(change.get("proposed"))
             if (flag, proposed) in skip:
                 continue
@@ -160,14 +166,12 @@ def rank_changes(
                 if finding.get("rule") == "model":
                     candidate["reason"] = (
                         f"the value the performance model predicts best among "
-                        f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed no "
-                        f"change to {flag})"
+                        f"{_searched(flag)} (triage proposed no change to {flag})"
                     )
                 elif value != proposed:
                     candidate["reason"] = (
                         f"the value the performance model predicts best among "
-                        f"{', '.join(map(str, SEARCH_VALUES[flag]))} (triage proposed {proposed}: "
-                        f"{change.get('reason', '')})"
+                        f"{_searched(flag)} (triage proposed {proposed}: {change.get('reason', '')})"
                     )
                 forecast = _forecast(forecaster, criterion, baseline, base.model_copy(update={"changes": [candidate]}))
                 scored.append((_score(forecast, criterion), forecast))
@@ -273,9 +277,19 @@ def _gain(criterion: TuneCriterion, before: float | None, after: float | None) -
     return (before - after) / before if criterion.metric == "itl_p99" else (after - before) / before
 
 
+def _searched(flag: str) -> str:
+    """The values the model weighed for `flag`, in words."""
+    if flag == POOL_BYTES_FLAG:
+        return ", ".join(f"{m}x" for m in POOL_SEARCH_MULTIPLES) + " the pool the server runs"
+    return ", ".join(map(str, SEARCH_VALUES[flag]))
+
+
 def _values(flag: str, proposed: str, current: Any, forecaster: Forecaster) -> list[str]:
-    """Triage's value, and for the batch-size flags every search value except the current one."""
+    """Triage's value, and for the batch-size flags every search value except the current one; for the
+    KV pool's bytes, POOL_SEARCH_MULTIPLES of the server's pool."""
     values = [proposed]
+    if flag == POOL_BYTES_FLAG:
+        values += pool_search_values(forecaster.command)
     if flag in SEARCH_VALUES:
         top = max((s.offered for s in forecaster.ramp.steps), default=1.0)
         limit = max(int(top) * 2, 16) if forecaster.ramp.plan.mode == "concurrency" else max(SEARCH_VALUES[flag])

@@ -21,13 +21,16 @@ from advisor.versions import (
     CPU_DEFAULT_BLOCK_SIZE,
 )
 
-# Flags whose effect the replay models (scheduling, KV pool in blocks, caching, chunking).
+# The KV pool given in bytes (advisor/perf/pool.py turns a byte size into the replay's blocks).
+POOL_BYTES_FLAG = "--kv-cache-memory-bytes"
+# Flags whose effect the replay models (scheduling, KV pool in blocks or bytes, caching, chunking).
 MODELLED_FLAGS = (
     "--max-num-seqs",
     "--max-num-batched-tokens",
     "--max-model-len",
     "--block-size",
     "--num-gpu-blocks-override",
+    POOL_BYTES_FLAG,
     "--enable-prefix-caching",
     "--enable-chunked-prefill",
 )

@@ -20,11 +20,13 @@ from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
     MODELLED_FLAGS,
+    POOL_BYTES_FLAG,
     SchedulerLimits,
     engine_kind,
     limits_for,
 )
 from advisor.perf.measured import MeasuredRamp, measured_ramp
+from advisor.perf.pool import pool_tokens_after
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
 
@@ -130,9 +132,10 @@ class Forecaster:
             for text in changes:
                 applied.update(parse_change(text))
         after_command = self.command.with_changes(applied)
-        after = limits_for(
-            after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=self.limits.kv_tokens
-        )
+        kv_tokens = self.limits.kv_tokens
+        if POOL_BYTES_FLAG in applied:
+            kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
+        after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=kv_tokens)
         cost, notes = self._cost_for(after)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(

@@ -17,6 +17,7 @@ from rules.signals import fmt
 
 FIRST_STEP_SEQS_SHARE = 0.75  # without memory facts, cap --max-num-seqs at this share of the running count
 MAX_TOKENS = "vllm:request_params_max_tokens"
+MIB = 2**20
 
 
 # --- OP-5.3 preemptions ------------------------------------------------------------------------
@@ -31,6 +32,32 @@ def _measured_request_tokens(facts: Facts) -> float | None:
         return None
     limit = facts.config.max_model_len if facts.config else None
     return min(prompt.value + output.value, limit or math.inf)
+
+
+def _larger_pool(facts: Facts, request_tokens: float | None) -> ConfigChange | None:
+    """A KV space given in bytes (`--kv-cache-memory-bytes`, as vLLM's CPU backend takes it), grown to
+    hold every request in flight at its p95 size; None when the space is not set that way or a figure
+    is missing. Why in bytes: nothing else is carved out of that space, so its tokens scale with it
+    (the pool's own bytes per token: the set bytes over the tokens the server reported)."""
+    config, memory = facts.config, facts.memory
+    if not (config and config.kv_cache_memory_bytes and config.is_explicit("kv_cache_memory_bytes")):
+        return None
+    if not (memory and memory.kv_cache_tokens and request_tokens):
+        return None
+    run, queue = signals.running(facts), signals.waiting(facts)
+    in_flight = (run.value if run else 0.0) + (queue.value if queue else 0.0)
+    current = config.kv_cache_memory_bytes
+    needed = math.ceil(request_tokens * in_flight * current / memory.kv_cache_tokens / MIB) * MIB
+    if in_flight < 1 or needed <= current:
+        return None
+    return ConfigChange(
+        flag="--kv-cache-memory-bytes",
+        current=str(current),
+        proposed=str(needed),
+        reason=f"room for the {fmt(in_flight)} requests in flight at their p95 size ({fmt(request_tokens)} tokens "
+        f"each): {needed / MIB:,.0f} MiB instead of {current / MIB:,.0f} MiB",
+        cost=f"{(needed - current) / MIB:,.0f} MiB more memory for the KV cache (host RAM on vLLM's CPU backend)",
+    )
 
 
 def _check_preemptions(facts: Facts) -> list[Finding]:
@@ -71,8 +98,20 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
                 cost="lower peak concurrency; requests wait instead",
             )
         )
+    larger = _larger_pool(facts, request_tokens)
+    if larger is not None:
+        alternatives.append(larger)
+        evidence.append(
+            Evidence(
+                source="config",
+                name="--kv-cache-memory-bytes",
+                value=facts.config.kv_cache_memory_bytes,
+                unit="bytes",
+                description=f"{facts.memory.kv_cache_tokens:,} KV tokens",
+            )
+        )
     util = c.gpu_memory_utilization(facts)
-    if util < c.DEFAULT_GPU_MEMORY_UTILIZATION:
+    if util < c.DEFAULT_GPU_MEMORY_UTILIZATION and larger is None:
         alternatives.append(
             ConfigChange(
                 flag="--gpu-memory-utilization",
@@ -129,7 +168,9 @@ RULE_PREEMPTION = Rule(
         "spike for that request. V1 logs no per-preemption line.",
         example=f"KV usage 0.99 > {c.KV_HIGH:.2f} with 1.2 preemptions/s > 0 -> --max-num-seqs 96 (what the KV cache "
         "holds at p95 length).",
-        fix="Lower --max-num-seqs to what fits; or raise --gpu-memory-utilization, --kv-cache-dtype fp8, TP/PP, "
+        fix="Lower --max-num-seqs to what fits; or give the KV cache more room (--kv-cache-memory-bytes sized for "
+        "the requests in flight when the space is set in bytes, else --gpu-memory-utilization), --kv-cache-dtype fp8, "
+        "TP/PP, "
         "replicas; limit --max-model-len for rare huge requests.",
         limits=f"Without memory facts the new cap is {c.percent(FIRST_STEP_SEQS_SHARE)} of the running count, a "
         "first step.",

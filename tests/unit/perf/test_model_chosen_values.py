@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.perf.pool import search_values as pool_search_values
 from advisor.tune_criterion import TuneCriterion, decide
 from advisor.tune_forecast import SEARCH_VALUES
 from tests.unit.perf.recorded_queue import (
@@ -63,10 +64,13 @@ def _seqs_change(document: dict) -> dict:
     return next(c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs")
 
 
-def _check_reproduced_and_unbeaten(change: dict, tmp_path: Path, passed_over: tuple[int, ...] = ()) -> None:
+def _check_reproduced_and_unbeaten(
+    change: dict, tmp_path: Path, passed_over: tuple[int, ...] = (), extra: tuple[int, ...] = ()
+) -> dict:
     """The printed command gives back the figures shown beside the change, and no other searched value
-    of its flag (but `passed_over`, and for --max-num-seqs loads past twice the top step) predicts a
-    better rank."""
+    of its flag (SEARCH_VALUES, or for the KV pool's bytes the multiples of the server's pool), nor any of
+    `extra` (the rule's own value), predicts a better rank; `passed_over` and, for --max-num-seqs, loads
+    past twice the top step are not weighed. Returns what the printed command predicted."""
     effect = change["predicted_effect"]
     shown = predict(effect["command"], tmp_path / "shown.json")
     top = shown["steps"][-1]
@@ -81,11 +85,13 @@ def _check_reproduced_and_unbeaten(change: dict, tmp_path: Path, passed_over: tu
     top_load = max(s["offered"] for s in shown["steps"])
     rivals = Rivals(effect["command"])
     assert _rank(rivals.predict(flag, change["proposed"])) == chosen  # the shared calibration is the command's
-    for value in SEARCH_VALUES[flag]:
+    searched = SEARCH_VALUES.get(flag) or [int(v) for v in pool_search_values(rivals.forecaster.command)]
+    for value in [*searched, *extra]:
         if value in (*passed_over, int(change["proposed"])) or (flag == "--max-num-seqs" and value > 2 * top_load):
             continue
         rival = _rank(rivals.predict(flag, value))
         assert rival <= (chosen[0], chosen[1] + 1e-3), f"{flag} {value} predicts {rival}, better than {chosen}"
+    return shown
 
 
 @pytest.mark.parametrize("engine", list(CASES))
@@ -115,8 +121,7 @@ def test_the_proposed_token_budget_is_the_models_best_and_its_figures_reproduce(
     assert change["current"] == "64" and change["proposed"] not in ("64", "256")
     assert "the value the performance model predicts best" in change["reason"]
     assert "triage proposed 256" in change["reason"]
-    assert _helps_at_every_reading(predict(change["predicted_effect"]["command"], tmp_path / "chosen.json"))
-    _check_reproduced_and_unbeaten(change, tmp_path)
+    assert _helps_at_every_reading(_check_reproduced_and_unbeaten(change, tmp_path))
 
 
 def test_a_larger_token_budget_predicted_to_cost_the_safe_point_is_rejected_reproducibly(tmp_path: Path) -> None:
@@ -204,6 +209,24 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
         assert not _helps_at_every_reading(other), value
         if value == 4:
             assert other["safe_operating_point"]["offered"] == other["baseline"]["safe_operating_point"]["offered"] == 2
+
+
+def test_a_preempting_cpu_servers_kv_space_is_the_size_the_model_predicts_best(tmp_path: Path) -> None:
+    """The same preempting window: its KV space is set in bytes (--kv-cache-memory-bytes 45 MiB, 2,048
+    tokens). OP-5.3 offers room for the 16 requests in flight at p95 size (240 MiB); the model replays
+    the window's load with that and with 2, 4, 8 and 16 times the pool, and offers the size it predicts
+    best, with the command that gives its figures again."""
+    stem = FIXTURES / "vllm_cpu" / "preempting"
+    window = tmp_path / "window.json"
+    document = triage_window(stem, tmp_path / "triage.json", "--save-window", str(window))
+    finding = next(f for f in document["findings"] if f["rule"] == "OP-5.3")
+    larger = next(a for a in finding["alternatives"] if a["flag"] == "--kv-cache-memory-bytes")
+    assert larger["current"] == str(45 * 2**20) and int(larger["proposed"]) > 45 * 2**20
+    rule_value = 240 * 2**20
+    assert "the value the performance model predicts best" in larger["reason"]
+    assert f"triage proposed {rule_value}" in larger["reason"]
+    assert f"--ramp {window}" in larger["predicted_effect"]["command"]
+    assert _helps_at_every_reading(_check_reproduced_and_unbeaten(larger, tmp_path, extra=(rule_value,)))
 
 
 def test_without_save_window_the_live_prediction_says_how_to_get_its_command(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_the_model_picks_the_batch_size_predicts_its_effect_and_rejects_a_change
     assert figures["safe_operating_point_after"] > figures["safe_operating_point_before"]
     assert figures["ttft_p99_s_after"] < figures["ttft_p99_s_before"]
     assert figures["output_tokens_per_s_after"] > figures["output_tokens_per_s_before"]
-    assert "predicted at offered 16" in change.predicted_effect.text
+    assert "at offered 16: TTFT p99" in change.predicted_effect.text
     # a smaller token budget cannot raise capacity here: rejected, with the predicted reason
     assert shrink_budget.changes == []
     assert [r.change.flag for r in rejected] == ["--max-num-batched-tokens"]

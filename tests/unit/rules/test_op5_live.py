@@ -66,6 +66,29 @@ def test_preemptions_with_full_kv_cap_max_num_seqs_at_what_fits():
     assert (rate.value, rate.threshold, rate.unit) == (1.2, 0, "/s")
 
 
+def test_a_kv_space_given_in_bytes_offers_room_for_the_requests_in_flight():
+    # vLLM's CPU backend at --kv-cache-memory-bytes 45 MiB = 2,048 tokens (23,040 bytes each): 7 running and
+    # 9 waiting at 680 tokens each (p95 prompt + p95 max_tokens) need 16 x 680 x 23,040 = 250.7 MB, 240 MiB.
+    facts = live(running=7, waiting=9, kv=1.0, preemptions_added=2)
+    facts.config = config(max_num_seqs=128, kv_cache_memory_bytes=47_185_920, device="cpu")
+    facts.memory = MemoryFacts(kv_cache_tokens=2048)
+    facts.workload = Workload(p95_input_tokens=195, p95_output_tokens=485)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
+    [larger] = [a for a in finding.alternatives if a.flag == "--kv-cache-memory-bytes"]
+    assert (larger.current, larger.proposed) == ("47185920", str(240 * 2**20))
+    assert "16 requests in flight" in larger.reason and "240 MiB instead of 45 MiB" in larger.reason
+    assert "--gpu-memory-utilization" not in [a.flag for a in finding.alternatives]  # the space is not a share
+
+
+def test_a_kv_space_left_at_its_default_is_not_grown_in_bytes():
+    facts = live(running=7, waiting=9, kv=1.0, preemptions_added=2)
+    facts.config = config(max_num_seqs=128, kv_cache_memory_bytes=47_185_920, source=ConfigSource.DEFAULT)
+    facts.memory = MemoryFacts(kv_cache_tokens=2048)
+    facts.workload = Workload(p95_input_tokens=195, p95_output_tokens=485)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
+    assert "--kv-cache-memory-bytes" not in [a.flag for a in finding.alternatives]
+
+
 def test_preemptions_from_stats_lines_are_a_rate_over_their_intervals():
     facts = Facts(
         events=[

@@ -140,11 +140,11 @@ def test_vllms_estimated_length_pins_a_pool_its_rounded_gib_undercounts():
 def test_a_latency_prediction_leads_when_the_memory_side_has_no_figures():
     """Without a device size the memory half is only a note: the latency figures come first, the note
     after them and named as the KV memory's, not "not predicted" ahead of a prediction."""
-    latency = PredictedEffect(text="predicted at offered 8: TTFT p99 1.22 s → 2.57 s", figures={"offered": 8.0})
+    latency = PredictedEffect(text="at offered 8: TTFT p99 1.22 s → 2.57 s", figures={"offered": 8.0})
     budget = change("--max-num-batched-tokens", "1024", "64")
     budget.predicted_effect = latency
     finding = Finding(rule="OP-5.1", title="t", severity=Severity.HIGH, category=Category.LATENCY, changes=[budget])
     predict_findings([finding], None)
     text = budget.predicted_effect.text
-    assert text.startswith("predicted at offered 8") and "; KV memory not predicted: pass --model" in text
+    assert text.startswith("at offered 8") and "; KV memory not predicted: pass --model" in text
     assert budget.predicted_effect.figures == {"offered": 8.0}
