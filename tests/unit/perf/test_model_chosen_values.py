@@ -21,6 +21,7 @@ import pytest
 from advisor.perf.pool import search_values as pool_search_values
 from advisor.tune_criterion import TuneCriterion, decide
 from advisor.tune_forecast import SEARCH_VALUES
+from tests.unit.perf.conftest import WindowTriage
 from tests.unit.perf.recorded_queue import (
     CASES,
     CHUNKED,
@@ -169,7 +170,7 @@ def _rejected_seqs(document: dict) -> dict[str, dict]:
 
 
 def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_reproduce(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, preempting_triage: WindowTriage
 ) -> None:
     """No ramp: real vLLM preempting at 16 streams (tests/fixtures/vllm_cpu/preempting*, an 8 s window).
     `--save-window` keeps the step the model calibrated on, so every rejected value's printed command
@@ -178,14 +179,11 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
     rule's 3 is rejected with its reproducible figures. 4, which the model chose when it replayed each
     step from an empty server, is now predicted to leave the safe point at 2, as it measured when
     ramped (tests/fixtures/vllm_cpu/preempting_ramped_seqs4.json)."""
-    stem = FIXTURES / "vllm_cpu" / "preempting"
-    window = tmp_path / "window.json"
-    document = triage_window(stem, tmp_path / "triage.json", "--save-window", str(window))
+    document, window, printed = preempting_triage
     assert window.exists() and any(f"saved as a ramp in {window}" in n for n in document["notes"])
     assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == "--max-num-seqs"]
     rejected = _rejected_seqs(document)
     assert set(rejected) == {"3"}, rejected
-    printed = capsys.readouterr().out
     shown = printed[printed.index("Rejected by the performance model") :]
     assert shown.count(f"    reproduce: servops predict --ramp {window}") == 1
     shown_by_value = {}
@@ -211,14 +209,14 @@ def test_on_the_live_window_no_cap_holds_at_every_reading_and_the_rejections_rep
             assert other["safe_operating_point"]["offered"] == other["baseline"]["safe_operating_point"]["offered"] == 2
 
 
-def test_a_preempting_cpu_servers_kv_space_is_the_size_the_model_predicts_best(tmp_path: Path) -> None:
+def test_a_preempting_cpu_servers_kv_space_is_the_size_the_model_predicts_best(
+    tmp_path: Path, preempting_triage: WindowTriage
+) -> None:
     """The same preempting window: its KV space is set in bytes (--kv-cache-memory-bytes 45 MiB, 2,048
     tokens). OP-5.3 offers room for the 16 requests in flight at p95 size (240 MiB); the model replays
     the window's load with that and with 2, 4, 8 and 16 times the pool, and offers the size it predicts
     best, with the command that gives its figures again."""
-    stem = FIXTURES / "vllm_cpu" / "preempting"
-    window = tmp_path / "window.json"
-    document = triage_window(stem, tmp_path / "triage.json", "--save-window", str(window))
+    document, window, _ = preempting_triage
     finding = next(f for f in document["findings"] if f["rule"] == "OP-5.3")
     larger = next(a for a in finding["alternatives"] if a["flag"] == "--kv-cache-memory-bytes")
     assert larger["current"] == str(45 * 2**20) and int(larger["proposed"]) > 45 * 2**20

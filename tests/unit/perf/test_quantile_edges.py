@@ -18,7 +18,8 @@ import pytest
 import advisor.perf.forecast as forecast
 from advisor.triage_forecast import with_change
 from loadtest.stats import percentiles
-from tests.unit.perf.recorded_queue import FIXTURES, Rivals, predict, triage_window
+from tests.unit.perf.conftest import WindowTriage
+from tests.unit.perf.recorded_queue import FIXTURES, Rivals, predict
 
 RECORDED = FIXTURES / "vllm_cpu"
 CAPS = (128, 4, 3)
@@ -29,13 +30,10 @@ def _measured(cap: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def predict_command(tmp_path_factory: pytest.TempPathFactory) -> str:
+def predict_command(preempting_triage: WindowTriage) -> str:
     """The printed predict command for one --max-num-seqs value on the saved preempting window."""
-    folder = tmp_path_factory.mktemp("window")
-    document = triage_window(
-        RECORDED / "preempting", folder / "triage.json", "--save-window", str(folder / "window.json")
-    )
-    return next(r["command"] for r in document["rejected_changes"] if r["change"]["flag"] == "--max-num-seqs")
+    rejected = preempting_triage.document["rejected_changes"]
+    return next(r["command"] for r in rejected if r["change"]["flag"] == "--max-num-seqs")
 
 
 @pytest.fixture(scope="module")
