@@ -89,92 +89,56 @@ def forecast_findings(
 
     rejected: list[RejectedChange] = []
     gains: dict[int, float] = {}
-    for finding in findings:
-        kept: list[ConfigChange] = []
-        kept_alternatives = _judge_alternatives(finding, best, judged, losers, command, forecaster, rejected)
-        for change in finding.changes:
-            if change.flag not in MODELLED_FLAGS:
-                kept.append(change)
-                continue
-            winner = best.get(change.flag)
-            if winner is None:
-                loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
-                reason = loser.decision if loser else "the performance model predicts no gain"
+
+    def judge(finding: Finding, change: ConfigChange, ranks: bool = True) -> ConfigChange | None:
+        """The change with the model's value and effect, or None after listing it (and the model's
+        closest value, when it came near) as rejected; a flag the model does not cover as it is.
+        `ranks`: its predicted gain orders the finding (a finding's changes; not its alternatives)."""
+        if change.flag not in MODELLED_FLAGS:
+            return change
+        winner = best.get(change.flag)
+        if winner is None:
+            loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
+            reason = loser.decision if loser else "the performance model predicts no gain"
+            rejected.append(_rejection(finding, change, reason, loser, command))
+            closest = near.get(change.flag)
+            if closest is not None and str(closest.changes[0]["proposed"]) != change.proposed:
+                searched = change.model_copy(update={"proposed": str(closest.changes[0]["proposed"])})
                 rejected.append(
-                    RejectedChange(
-                        rule=finding.rule,
-                        change=change,
-                        reason=reason,
-                        predicted=loser.prediction if loser else None,
-                        command=command(loser),
-                    )
+                    _rejection(finding, searched, f"the model's closest value: {closest.decision}", closest, command)
                 )
-                closest = near.get(change.flag)
-                if closest is not None and str(closest.changes[0]["proposed"]) != change.proposed:
-                    searched = change.model_copy(update={"proposed": str(closest.changes[0]["proposed"])})
-                    rejected.append(
-                        RejectedChange(
-                            rule=finding.rule,
-                            change=searched,
-                            reason=f"the model's closest value: {closest.decision}",
-                            predicted=closest.prediction,
-                            command=command(closest),
-                        )
-                    )
-                continue
-            chosen = winner.changes[0]
-            updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
-            updated.predicted_effect = _effect(winner, forecaster)
-            if _below_current(updated):
-                updated = _say_why_lower(updated, winner)
-            updated.predicted_effect.command = command(winner) or ""
+            return None
+        chosen = winner.changes[0]
+        updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
+        updated.predicted_effect = _effect(winner, forecaster)
+        if _below_current(updated):
+            updated = _say_why_lower(updated, winner)
+        updated.predicted_effect.command = command(winner) or ""
+        if ranks:
             gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
-            kept.append(updated)
-        finding.changes = kept
-        finding.alternatives = kept_alternatives
+        return updated
+
+    for finding in findings:
+        # Alternatives are applied instead of the changes, so they meet the same test (a preempting CPU
+        # server's larger KV space in bytes is one, advisor/perf/pool.py).
+        finding.alternatives = [kept for kept in (judge(finding, a, ranks=False) for a in finding.alternatives) if kept]
+        finding.changes = [kept for kept in (judge(finding, c) for c in finding.changes) if kept]
     notes += _propose_replicas(findings, forecaster, best, in_flight, ramp_path, kv_cache_tokens, slo_text)
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
 
 
-def _judge_alternatives(
-    finding: Finding,
-    best: dict[str, ChangeForecast],
-    judged: dict[tuple[str, str], ChangeForecast],
-    losers: dict[str, ChangeForecast],
-    command,
-    forecaster: Forecaster,
-    rejected: list[RejectedChange],
-) -> list[ConfigChange]:
-    """The finding's alternatives as the model judges them: a modelled one takes the model's value and
-    predicted effect when some value helps, else it is listed as rejected with its figures; the others
-    stay as the rule gave them. Why: an alternative is applied instead of the changes, so it must meet
-    the same test (a preempting CPU server's larger KV pool, sized by the replay, advisor/perf/pool.py)."""
-    kept: list[ConfigChange] = []
-    for change in finding.alternatives:
-        if change.flag not in MODELLED_FLAGS:
-            kept.append(change)
-            continue
-        winner = best.get(change.flag)
-        if winner is None:
-            loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
-            rejected.append(
-                RejectedChange(
-                    rule=finding.rule,
-                    change=change,
-                    reason=loser.decision if loser else "the performance model predicts no gain",
-                    predicted=loser.prediction if loser else None,
-                    command=command(loser),
-                )
-            )
-            continue
-        chosen = winner.changes[0]
-        updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
-        updated.predicted_effect = _effect(winner, forecaster)
-        updated.predicted_effect.command = command(winner) or ""
-        kept.append(updated)
-    return kept
+def _rejection(
+    finding: Finding, change: ConfigChange, reason: str, forecast: ChangeForecast | None, command
+) -> RejectedChange:
+    return RejectedChange(
+        rule=finding.rule,
+        change=change,
+        reason=reason,
+        predicted=forecast.prediction if forecast else None,
+        command=command(forecast),
+    )
 
 
 def _command_for(
