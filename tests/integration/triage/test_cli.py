@@ -232,8 +232,9 @@ def test_workload_hints_reach_the_rules_and_replicas_are_tabled(cli):
     )
     assert proc.returncode == 0, proc.stderr
     assert "OP-4.3" in proc.stdout.split("\n\n")[1]  # the first finding: prefix-unaware routing
-    table = proc.stdout.split("Replicas (10 s window):")[1].strip().splitlines()
-    assert [row.split()[0] for row in table[1:]] == ["10.0.0.1:8000", "10.0.0.2:8000"]
+    table = proc.stdout.split("Replicas (10 s window):")[1].splitlines()[1:]
+    rows = [row for row in table if row.startswith("  ")]  # the notes follow the table, unindented
+    assert [row.split()[0] for row in rows[1:]] == ["10.0.0.1:8000", "10.0.0.2:8000"]
 
 
 def test_no_facts_keeps_the_json_small_and_the_text_whole(cli, tmp_path):
