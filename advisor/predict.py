@@ -113,9 +113,10 @@ def predict_findings(findings: list[Finding], deployment: Deployment | None, poo
             elif change.flag not in LAUNCH_FLAGS:  # nothing to add: the latency prediction says it all
                 continue
             else:  # the memory figures first; a memory note without figures after the latency prediction
-                parts = (memory.text, latency.text) if memory.figures else (latency.text, f"KV memory {memory.text}")
+                note = f"KV memory {memory.text}" if memory.text else ""
+                parts = (memory.text, latency.text) if memory.figures else (latency.text, note)
                 change.predicted_effect = PredictedEffect(
-                    text="; ".join(t for t in parts if t.strip() and t != "KV memory "),
+                    text="; ".join(t for t in parts if t),
                     figures={**memory.figures, **latency.figures},
                     command=latency.command,
                 )

@@ -18,28 +18,32 @@ from __future__ import annotations
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.limits import POOL_BYTES_FLAG
-from advisor.vllm_cpu import parse_kv_cache_memory_bytes
+from advisor.vllm_cpu import CpuKvSpace, parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
 from advisor.vllm_launch import CPU_KV_SPACE_ENV
 
 # The sizes the model weighs besides the rule's: these multiples of the pool the server runs.
 POOL_SEARCH_MULTIPLES = (2, 4, 8, 16)
 
 
+def _space(command: ServeCommand) -> CpuKvSpace | None:
+    """The KV space `command` gives its server, as vLLM's CPU backend reads it (advisor/vllm_cpu.py);
+    None when neither the variable nor the flag is set, or one does not parse."""
+    gib, flag = command.env.get(CPU_KV_SPACE_ENV), command.value(POOL_BYTES_FLAG)
+    try:
+        space = CpuKvSpace(
+            cpu_kvcache_space_gib=parse_cpu_kvcache_space(gib) if gib is not None else None,
+            kv_cache_memory_bytes=parse_kv_cache_memory_bytes(flag) if flag is not None else None,
+        )
+    except ValueError:
+        return None
+    return space if gib is not None or flag is not None else None
+
+
 def pool_bytes(command: ServeCommand) -> int | None:
     """The KV bytes `command` gives its server: VLLM_CPU_KVCACHE_SPACE (whole GiB, which wins over
     the flag in vLLM 0.32's platforms/cpu.py), else --kv-cache-memory-bytes; None when neither is set."""
-    if CPU_KV_SPACE_ENV in command.env:
-        try:
-            return int(command.env[CPU_KV_SPACE_ENV]) * 2**30
-        except ValueError:
-            return None
-    text = command.value(POOL_BYTES_FLAG)
-    if text is None:
-        return None
-    try:
-        return parse_kv_cache_memory_bytes(text)
-    except ValueError:
-        return None
+    space = _space(command)
+    return space.bytes if space else None
 
 
 def pool_tokens_after(command: ServeCommand, tokens_before: int | None, text: str) -> int:
@@ -66,12 +70,7 @@ def pool_tokens_after(command: ServeCommand, tokens_before: int | None, text: st
 
 def search_values(command: ServeCommand) -> list[str]:
     """The byte sizes the model weighs: POOL_SEARCH_MULTIPLES of the server's own (none when unknown)."""
-    before = pool_bytes(command)
-    if not before or CPU_KV_SPACE_ENV in command.env:
+    space = _space(command)
+    if space is None or space.env():  # the variable wins over the flag: the flag is no lever
         return []
-    return [str(before * m) for m in POOL_SEARCH_MULTIPLES]
-
-
-def mib_text(value: str | int) -> str:
-    """'188743680' → '180 MiB' for a reason or a cost line."""
-    return f"{int(value) / 2**20:,.0f} MiB"
+    return [str(space.bytes * m) for m in POOL_SEARCH_MULTIPLES]
