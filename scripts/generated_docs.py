@@ -1,9 +1,10 @@
 """Rewrite the generated blocks of the docs from the code, and say which files changed.
 
-Two tables in docs/ are generated, never edited by hand: the rule catalog in docs/rules.md
-(`servops rules list --markdown`) and the `servops ramp` options in docs/loadtest.md
-(`python -m advisor.commands.ramp`). Tests fail when either is stale
-(tests/unit/rules/test_rules_command.py, tests/unit/reliability/test_ramp_options.py). Why a
+Three blocks in docs/ are generated, never edited by hand: the rule catalog in docs/rules.md
+(`servops rules list --markdown`), every rule's page in docs/rule-pages.md (`servops rules list
+--pages`) and the `servops ramp` options in docs/loadtest.md (`python -m advisor.commands.ramp`).
+Tests fail when any is stale (tests/unit/rules/test_rules_command.py,
+tests/unit/reliability/test_ramp_options.py). Why a
 script: the fix used to be pasting a command's output between two marker lines by hand, a step
 every recipe in docs/contributing.md needs and the one most easily done wrong.
 
@@ -23,13 +24,25 @@ ROOT = Path(__file__).resolve().parents[1]
 def blocks() -> list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]]]:
     """(doc path under the repository, the generated block's pattern, its replacement from the code)."""
     from advisor.commands.ramp import options_markdown
-    from advisor.commands.rules import MARKDOWN_BEGIN, MARKDOWN_END, catalog_markdown
+    from advisor.commands.rules import (
+        MARKDOWN_BEGIN,
+        MARKDOWN_END,
+        PAGES_BEGIN,
+        PAGES_END,
+        catalog_markdown,
+        pages_markdown,
+    )
 
     return [
         (
             "docs/rules.md",
             re.compile(re.escape(MARKDOWN_BEGIN) + r".*?" + re.escape(MARKDOWN_END) + r"\n", re.DOTALL),
             lambda match: catalog_markdown(),
+        ),
+        (
+            "docs/rule-pages.md",
+            re.compile(re.escape(PAGES_BEGIN) + r".*?" + re.escape(PAGES_END) + r"\n", re.DOTALL),
+            lambda match: pages_markdown(),
         ),
         (
             "docs/loadtest.md",

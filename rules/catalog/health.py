@@ -17,7 +17,10 @@ from rules.facts import Facts
 from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
-MIN_STALL_WINDOW_S = 30.0
+# "For minutes", measured: vLLM itself calls a 60 s wait a hang (its shared-memory broadcast warns
+# after 60 s without a step), and one legitimate step can take tens of seconds (a 2,048-token
+# prefill chunk of an 8B model on a CPU, a first torch.compile), so a shorter silence proves nothing.
+MIN_STALL_WINDOW_S = 60.0
 EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
 SPECIFIC_CAUSES = (
     LogEventKind.RPC_TIMEOUT,
@@ -122,11 +125,13 @@ RULE_HANG = Rule(
         "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
         why="/health only checks that the engine process answers; a stuck worker blocks every step.",
         example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
-        "every 60 s (#51921).",
+        "every 60 s (#51921); or the silent stall: 3 waiting, 0 running, /health 200, no step in the window.",
         fix="Find the stuck rank (stack dump), restart; alert on token throughput, not /health.",
         limits="One shm warning after start-up can be a long compilation; confidence rises with repeats or a "
         "stalled window. Warnings before the engine finished starting (`init engine … took`, `Starting "
-        "vLLM server on`) are start-up compilation and are not counted.",
+        "vLLM server on`) are start-up compilation and are not counted. A silence shorter than "
+        f"{MIN_STALL_WINDOW_S:g} s is not reported: one long prefill step or a compilation fills it; scrape "
+        f"--metrics-interval {MIN_STALL_WINDOW_S:g} or more to see a stall.",
         references=["https://github.com/vllm-project/vllm/issues/51921"],
     ),
 )
@@ -182,13 +187,26 @@ RULE_DEAD = Rule(
     check=_check_dead,
     needs=("events", "endpoint"),
     page=RulePage(
-        checks="`EngineCore encountered a fatal error`, `EngineDeadError` / `AsyncLLM output_handler failed`, or "
-        "/health answering 503 (0.11+) or 500.",
-        why="After engine death every request fails (HTTP 500) until a restart.",
-        example="EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
-        fix="Fix the root cause in the traceback; restart.",
-        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x) may classify.",
-        references=[],
+        checks="Any link of the chain vLLM prints when its engine loop dies, or /health answering 503 (0.11+) "
+        "or 500. The chain, in log order: (1) the engine core process logs `EngineCore encountered a fatal "
+        "error.` with the traceback of the root cause (often after `Dumping input data …` lines with the "
+        "scheduler output of the failed step); (2) the API server's output loop logs `AsyncLLM "
+        "output_handler failed.`, and every request in flight or sent later fails with `EngineDeadError: "
+        "EngineCore encountered an issue. See stack trace (above) for the root cause.` (HTTP 500); (3) the "
+        "client side notices the process gone: `Engine core proc EngineCore_DP0 died unexpectedly, "
+        "shutting down client.` (0.33: `Engine core process … died unexpectedly.`), and the server shuts "
+        "down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1. The title quotes the root cause from (1) when "
+        "the log has it.",
+        why="After engine death every request fails (HTTP 500) until a restart; the links after the "
+        "first are consequences, so a log cut after (3) still has its cause near (1).",
+        example="(EngineCore) EngineCore encountered a fatal error. RuntimeError: CUDA error: an illegal memory "
+        "access was encountered → (APIServer) AsyncLLM output_handler failed. → EngineDeadError: EngineCore "
+        "encountered an issue. See stack trace (above) for the root cause.",
+        fix="Fix the root cause in the traceback under (1); restart.",
+        limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x, HL-3) may classify; a "
+        "specific cause found there ranks above this finding. A process death that follows the engine's "
+        "fatal error is listed as a link of this chain, not as a cause (OP-3.3).",
+        references=["vllm/v1/engine/core.py", "vllm/v1/engine/async_llm.py", "vllm/v1/engine/exceptions.py"],
     ),
 )
 

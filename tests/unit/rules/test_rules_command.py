@@ -6,10 +6,18 @@ import sys
 from pathlib import Path
 
 from advisor.cli import main
-from advisor.commands.rules import MARKDOWN_BEGIN, MARKDOWN_END, catalog_markdown
+from advisor.commands.rules import (
+    MARKDOWN_BEGIN,
+    MARKDOWN_END,
+    PAGES_BEGIN,
+    PAGES_END,
+    catalog_markdown,
+    pages_markdown,
+)
 from rules.catalog import ALL_RULES
 
 RULES_DOC = Path(__file__).parents[3] / "docs" / "rules.md"
+RULE_PAGES_DOC = RULES_DOC.parent / "rule-pages.md"
 
 
 def test_list_prints_every_code_with_its_title(capsys):
@@ -60,3 +68,21 @@ def test_docs_rules_md_embeds_the_current_generated_catalog():
         "docs/rules.md is out of date: run '.venv/bin/python scripts/generated_docs.py' "
         "(it replaces the generated block with the output of 'servops rules list --markdown')"
     )
+
+
+def test_docs_rule_pages_md_embeds_every_rules_current_page(capsys):
+    """Each rule's whole page is a section of docs/rule-pages.md, generated from the rule, and
+    `servops rules list --pages` prints the same block."""
+    assert main(["rules", "list", "--pages"]) == 0
+    assert capsys.readouterr().out == pages_markdown()
+    doc = RULE_PAGES_DOC.read_text()
+    start, end = doc.index(PAGES_BEGIN), doc.index(PAGES_END) + len(PAGES_END) + 1
+    assert doc[start:end] == pages_markdown(), (
+        "docs/rule-pages.md is out of date: run '.venv/bin/python scripts/generated_docs.py'"
+    )
+    for rule in ALL_RULES:
+        section = doc[doc.index(f"## {rule.code}: {rule.title}") :]
+        assert " ".join(rule.page.fix.split()) in section.split("\n## ", 1)[0]
+    engine_dead = doc[doc.index("## HL-2: engine dead") :].split("\n## ", 1)[0]
+    for link in ("EngineCore encountered a fatal error", "EngineDeadError", "died unexpectedly"):
+        assert link in engine_dead
