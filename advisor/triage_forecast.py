@@ -21,6 +21,7 @@ it annotate only, never overrule a rule.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
@@ -71,8 +72,12 @@ def forecast_findings(
         forecaster, TuneCriterion(), triage, skip=set(), allow_unsafe=True, search=not loose, alternatives=True
     )
     notes = [f"latency predictions: {note}" for note in forecaster.notes]
+
+    def command(forecast: ChangeForecast | None) -> str | None:
+        return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
+
     if loose:
-        _annotate_only(findings, ranked, forecaster)
+        _annotate_only(findings, ranked, forecaster, command)
         notes.append(
             f"latency predictions: the fit's error (±{forecaster.cost.relative_error:.0%}) is above "
             f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
@@ -83,9 +88,6 @@ def forecast_findings(
     losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
     judged = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
     near = {r.changes[0]["flag"]: r for r in reversed(ranked) if r.helps_at_nominal_ranks and not r.helps}
-
-    def command(forecast: ChangeForecast | None) -> str | None:
-        return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
 
     rejected: list[RejectedChange] = []
     gains: dict[int, float] = {}
@@ -259,24 +261,21 @@ def with_change(command: str, change: str) -> str:
     return shlex.join(words)
 
 
-def _annotate_only(findings: list[Finding], ranked: list[ChangeForecast], forecaster: Forecaster) -> None:
-    """A loose fit: each modelled change keeps the rule's value and gets the model's figures for that value."""
+def _annotate_only(
+    findings: list[Finding],
+    ranked: list[ChangeForecast],
+    forecaster: Forecaster,
+    command: Callable[[ChangeForecast | None], str | None],
+) -> None:
+    """A loose fit: each modelled change and alternative keeps the rule's value and gets the model's
+    figures for that value, with the command that gives them again."""
+    predicted = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
     for finding in findings:
-        for change in finding.changes:
-            if change.flag not in MODELLED_FLAGS:
-                continue
-            match = next(
-                (
-                    r
-                    for r in ranked
-                    if r.prediction
-                    and r.changes[0]["flag"] == change.flag
-                    and str(r.changes[0]["proposed"]) == change.proposed
-                ),
-                None,
-            )
-            if match is not None:
+        for change in [*finding.changes, *finding.alternatives]:
+            match = predicted.get((change.flag, change.proposed))
+            if change.flag in MODELLED_FLAGS and match is not None:
                 change.predicted_effect = _effect(match, forecaster)
+                change.predicted_effect.command = command(match) or ""
 
 
 def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect:

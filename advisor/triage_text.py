@@ -8,7 +8,7 @@ proposed command, ready to paste. Plain text, no colour: it ends up in tickets.
 from __future__ import annotations
 
 from advisor.triage import TriageResult
-from rules.model import Evidence, Finding
+from rules.model import ConfigChange, Evidence, Finding
 
 MAX_EVIDENCE = 4
 
@@ -132,19 +132,22 @@ def _finding(index: int, finding: Finding) -> list[str]:
         out.append(f"   change {change.flag}: {current} → {change.proposed}  ({change.reason})")
         if change.cost:
             out.append(f"     cost: {change.cost} [{change.safety}]")
-        if change.predicted_effect and change.predicted_effect.text:
-            out.append(f"     predicted: {change.predicted_effect.text}")
-        if change.predicted_effect and change.predicted_effect.command:
-            out.append(f"     reproduce: {change.predicted_effect.command}")
+        out += _prediction(change)
     for change in finding.alternatives:
         out.append(f"   or {change.command_line()}  ({change.reason})")
-        if change.predicted_effect and change.predicted_effect.figures:
-            out.append(f"     predicted: {change.predicted_effect.text}")
+        out += _prediction(change) if change.predicted_effect and change.predicted_effect.figures else []
     for action in finding.actions:
         out.append(f"   action: {action}")
     for dropped in finding.superseded:
         out.append(f"   ({dropped.change.flag} {dropped.change.proposed} dropped: {dropped.note})")
     return out
+
+
+def _prediction(change: ConfigChange) -> list[str]:
+    """A change's predicted effect and the `servops predict` command that gives its figures again."""
+    effect = change.predicted_effect
+    lines = [f"     predicted: {effect.text}"] if effect and effect.text else []
+    return lines + ([f"     reproduce: {effect.command}"] if effect and effect.command else [])
 
 
 def _evidence(evidence: Evidence) -> str:

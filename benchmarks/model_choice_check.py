@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.model_choice_check --case vllm --out bench-out/model-choice
     .venv/bin/python -m benchmarks.model_choice_check --case vllm-preempting --rivals 3
     .venv/bin/python -m benchmarks.model_choice_check --case vllm-chunked --ttft-slo 0.9 --rivals 64
+    .venv/bin/python -m benchmarks.model_choice_check --case vllm-preempting-kv
 
 Each case is a recorded server and what triage was given of it:
 - `vllm`, `bundled` (tests/fixtures/vllm_cpu/queue_seqs1, tests/fixtures/bundled/queue_seqs1): a
@@ -12,6 +13,9 @@ Each case is a recorded server and what triage was given of it:
   preempting at 16 streams; triage gets only its log and an 8 s `/metrics` window (no ramp, no SLO:
   the safe point is the highest step below the knee) and `--save-window`, so the window it
   calibrated on is a ramp file the printed `servops predict` command can replay.
+- `vllm-preempting-kv` (tests/fixtures/vllm_cpu/preempting_float32): the same server and load in
+  float32 (so a CPU without bf16 arithmetic ramps what was recorded), triaged the same way; the
+  flag judged is `--kv-cache-memory-bytes`, which triage offers as OP-5.3's alternative.
 - `vllm-chunked`, `bundled-chunked` (tests/fixtures/vllm_cpu/chunked, tests/fixtures/bundled/chunked):
   each engine at `--max-num-batched-tokens 64` with 128-word prompts (three chunked steps each),
   ramped over 1-8 streams with a 10 s `/metrics` window in the top step; triage gets the log,
@@ -19,7 +23,8 @@ Each case is a recorded server and what triage was given of it:
 
 For each case this does what an operator would:
 1. runs that triage and takes the value the performance model chose for the case's flag
-   (`--max-num-seqs`, or `--max-num-batched-tokens`) and the `servops predict` command printed beside it;
+   (`--max-num-seqs`, `--max-num-batched-tokens` or `--kv-cache-memory-bytes`) and the
+   `servops predict` command printed beside it;
 2. runs that command (and, for each `--rivals` value and for the window case's current value, the
    same command with that value): the predicted ramp, step by step;
 3. starts the same engine with each of those values (and the recorded server's other flags) and
@@ -63,6 +68,13 @@ CASES = {
     "vllm": Case("vllm", FIXTURES / "vllm_cpu" / "queue_seqs1", "ramp"),
     "bundled": Case("bundled", FIXTURES / "bundled" / "queue_seqs1", "ramp"),
     "vllm-preempting": Case("vllm", FIXTURES / "vllm_cpu" / "preempting", "window", situation="preempting"),
+    "vllm-preempting-kv": Case(
+        "vllm",
+        FIXTURES / "vllm_cpu" / "preempting_float32",
+        "window",
+        "--kv-cache-memory-bytes",
+        "preempting_float32",
+    ),
     "vllm-chunked": Case(
         "vllm", FIXTURES / "vllm_cpu" / "chunked", "ramp+window", "--max-num-batched-tokens", "chunked-vllm"
     ),
@@ -71,7 +83,6 @@ CASES = {
     ),
 }
 MIN_REQUEST_TIMEOUT_S = 120.0  # predict_accuracy's measure(), which recorded the ramp cases
-WINDOW_INTERVAL_S = "8"  # the preempting window's scrape interval (recording.json: interval_s)
 FIGURES = {
     "ttft_p50_s": ("ttft_s", "p50"),
     "ttft_p99_s": ("ttft_s", "p99"),
@@ -88,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=[*CASES, "all"],
         default="all",
         help="which recorded server (default: all): vllm and bundled are triaged from a ramp under "
-        "--ttft-slo, vllm-preempting from a live /metrics window without an SLO, vllm-chunked and "
-        "bundled-chunked from a ramp and a window under --ttft-slo (their flag: --max-num-batched-tokens)",
+        "--ttft-slo, vllm-preempting (and vllm-preempting-kv, whose flag is --kv-cache-memory-bytes) from a "
+        "live /metrics window without an SLO, vllm-chunked and bundled-chunked from a ramp and a window under "
+        "--ttft-slo (their flag: --max-num-batched-tokens)",
     )
     parser.add_argument(
         "--ttft-slo",
@@ -143,10 +155,11 @@ def check(
     folder.mkdir(parents=True, exist_ok=True)
     engine, stem, flag = case.engine, case.stem, case.flag
     triage_path, window_path = folder / "triage.json", folder / "window.json"
+    if case.source != "ramp":  # the window's own length, as recorded
+        interval = json.loads(RECORDING.read_text())["situations"][case.situation]["interval_s"]
     if case.source == "ramp":
         given = ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"]
     elif case.source == "ramp+window":
-        interval = json.loads(RECORDING.read_text())["situations"][case.situation]["interval_s"]
         given = [
             *("--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"),
             *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
@@ -155,7 +168,7 @@ def check(
     else:
         given = [
             *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
-            *("--metrics-interval", WINDOW_INTERVAL_S, "--save-window", str(window_path)),
+            *("--metrics-interval", f"{interval:g}", "--save-window", str(window_path)),
         ]
     code = servops(["triage", "--logs", f"{stem}.log", *given, "--json", str(triage_path)])
     if code != 0:
@@ -239,7 +252,8 @@ def check(
 
 
 def verdicts(triage: dict, flag: str) -> tuple[dict | None, list[dict]]:
-    """Triage's proposal for `flag` (if any) and the values it lists as rejected, each as
+    """Triage's proposal for `flag` (if any: a finding's change, else one of its alternatives, as a
+    preempting CPU server's KV space in bytes is) and the values it lists as rejected, each as
     {current, proposed, reason, command}."""
     chosen = next(
         (
@@ -250,7 +264,7 @@ def verdicts(triage: dict, flag: str) -> tuple[dict | None, list[dict]]:
                 "command": (c.get("predicted_effect") or {}).get("command"),
             }
             for f in triage["findings"]
-            for c in f["changes"]
+            for c in [*f["changes"], *(f.get("alternatives") or [])]
             if c["flag"] == flag
         ),
         None,

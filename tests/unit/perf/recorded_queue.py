@@ -34,10 +34,10 @@ def triage(stem: Path, out: Path, *extra: str) -> dict:
     return json.loads(out.read_text())
 
 
-def triage_window(stem: Path, out: Path, *extra: str) -> dict:
+def triage_window(stem: Path, out: Path, *extra: str, interval_s: str = "8") -> dict:
     """`servops triage --logs STEM.log --metrics STEM_before.prom --metrics STEM_after.prom
-    --metrics-interval 8 EXTRA… --json OUT` (a recorded 8 s window, no ramp), as a document."""
-    metrics = ["--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom", "--metrics-interval", "8"]
+    --metrics-interval INTERVAL_S EXTRA… --json OUT` (a recorded window, no ramp), as a document."""
+    metrics = ["--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom", "--metrics-interval", interval_s]
     args = ["triage", "--logs", f"{stem}.log", *metrics, *extra, "--json", str(out)]
     assert main(args) == 0
     return json.loads(out.read_text())
