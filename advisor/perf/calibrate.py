@@ -53,6 +53,15 @@ RIDGE = 1e-3
 # TTFT that one step cannot split between prefill and overhead is put on the engine, which is
 # what scales with load.
 OVERHEAD_RIDGE = 100.0
+# A fit with one measured step (a live /metrics window) holds the overhead at 0. One step cannot
+# split its TTFT between the engine and the outside, and what the replay of that step misses is
+# not a per-request constant: it is the queueing and recomputation of a loaded moment. Left free,
+# the float32 preempting window (tests/fixtures/vllm_cpu/preempting_float32: TTFT p50 21.7 s
+# behind preemptions, while vLLM's queue-time histogram read 0 for every finished request) put
+# 12.6 s outside the engine, and every prediction carried it: a lone request was predicted 14 s to
+# its first token and measured 0.76 s when ramped (BENCHMARKS.md, "The KV space of a preempting
+# vLLM"). Held at 0, the same window predicts 1.25 s there and the miss stays where it belongs, in
+# the fit's stated error.
 # The per-prompt-chunk term (StepCost.prefill_seq_s) is fitted jointly with the others, then kept
 # only when it lowers the in-sample RMS error (TTFT, ITL, tok/s) by this much against the same fit
 # without it. A ramp whose computed prompts all have about the same length cannot tell a chunk's
@@ -159,15 +168,19 @@ def _fit(
     chunk_term: bool,
 ) -> _Fit:
     """The line, then the curve when the ramp ran several batch sizes; with the per-chunk term
-    free (`chunk_term`) or held at the start's value (0), and the in-sample RMS error."""
-    cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start, chunk_term)
+    free (`chunk_term`) or held at the start's value (0), and the in-sample RMS error. One measured
+    step: the overhead outside the engine held at 0 (see OVERHEAD_RIDGE)."""
+    one_step = {"overhead": 0.0} if len(usable) == 1 else {}
+    cost, iterations, server_rows, batches = _fixed_point(ramp, usable, limits, workload, start, chunk_term, one_step)
     if len(set(batches)) <= 1:  # one batch size (1 at --max-num-seqs 1, or a live window): no split in the data
-        held = {"decode_seq_s": held_decode_seq_s(cost, max([1, *batches])), "context_token_s": 0.0}
+        held = {"decode_seq_s": held_decode_seq_s(cost, max([1, *batches])), "context_token_s": 0.0, **one_step}
         cost, more, used, batches = _fixed_point(ramp, usable, limits, workload, cost, chunk_term, held)
         iterations, server_rows = iterations + more, server_rows or used
     knots = curve_knots(batches)
     if len(knots) >= MIN_CURVE_KNOTS:  # several batch sizes seen: pin the step time at each of them
-        curved, more, used, _ = _fixed_point(ramp, usable, limits, workload, cost.with_curve(knots), chunk_term)
+        curved, more, used, _ = _fixed_point(
+            ramp, usable, limits, workload, cost.with_curve(knots), chunk_term, one_step
+        )
         cost, iterations, server_rows = curved, iterations + more, server_rows or used
     rows = in_sample_rows(ramp, usable, limits, cost, workload)
     errors = [row.error for row in rows if row.measured > 0]
