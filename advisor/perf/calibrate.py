@@ -61,7 +61,11 @@ OVERHEAD_RIDGE = 100.0
 # 12.6 s outside the engine, and every prediction carried it: a lone request was predicted 14 s to
 # its first token and measured 0.76 s when ramped (BENCHMARKS.md, "The KV space of a preempting
 # vLLM"). Held at 0, the same window predicts 1.25 s there and the miss stays where it belongs, in
-# the fit's stated error.
+# the fit's stated error. vLLM's own figure for the time a request spends outside its engine core
+# (mean e2e latency - queue time - inference time, the same finished requests) reads 0.03-0.61 s on
+# the six recorded windows, against 0.3-12.6 s the free fits took; and on this 2-core box it grows
+# with load (the API server shares a core with the clients), so even that, held, over-predicts a
+# lone request (the float32 window's 0.61 s would put it at 1.9 s against 0.76 s measured).
 # The per-prompt-chunk term (StepCost.prefill_seq_s) is fitted jointly with the others, then kept
 # only when it lowers the in-sample RMS error (TTFT, ITL, tok/s) by this much against the same fit
 # without it. A ramp whose computed prompts all have about the same length cannot tell a chunk's

@@ -1,4 +1,5 @@
-"""scripts/generated_docs.py rewrites exactly the generated blocks of docs/rules.md and docs/loadtest.md."""
+"""scripts/generated_docs.py rewrites exactly the generated blocks of docs/rules.md, docs/rule-pages.md
+and docs/loadtest.md."""
 
 import runpy
 from pathlib import Path
@@ -16,7 +17,8 @@ def test_a_stale_block_is_replaced_and_the_prose_around_it_is_kept(block):
     current = (ROOT / path).read_text(encoding="utf-8")  # up to date: the drift tests hold it so
     assert SCRIPT["regenerate"](path, current, pattern, replace) == current
     match = pattern.search(current)
-    stale = current[: match.start()] + match.group(0).replace("| ", "|  ", 3) + current[match.end() :]
+    stale_block = match.group(0).replace("\n", "\na line the code no longer gives\n", 1)  # after the begin marker
+    stale = current[: match.start()] + stale_block + current[match.end() :]
     assert stale != current
     assert SCRIPT["regenerate"](path, "prose before\n" + stale, pattern, replace) == "prose before\n" + current
 
