@@ -18,6 +18,7 @@ from rules.signals import fmt
 FIRST_STEP_SEQS_SHARE = 0.75  # without memory facts, cap --max-num-seqs at this share of the running count
 MAX_TOKENS = "vllm:request_params_max_tokens"
 MIB = 2**20
+GIB = 2**30
 
 
 # --- OP-5.3 preemptions ------------------------------------------------------------------------
@@ -44,8 +45,7 @@ def _larger_pool(facts: Facts, request_tokens: float | None) -> ConfigChange | N
         return None
     if not (memory and memory.kv_cache_tokens and request_tokens):
         return None
-    run, queue = signals.running(facts), signals.waiting(facts)
-    in_flight = (run.value if run else 0.0) + (queue.value if queue else 0.0)
+    in_flight = _in_flight(facts)
     current = config.kv_cache_memory_bytes
     needed = math.ceil(request_tokens * in_flight * current / memory.kv_cache_tokens / MIB) * MIB
     if in_flight < 1 or needed <= current:
@@ -57,6 +57,47 @@ def _larger_pool(facts: Facts, request_tokens: float | None) -> ConfigChange | N
         reason=f"room for the {fmt(in_flight)} requests in flight at their p95 size ({fmt(request_tokens)} tokens "
         f"each): {needed / MIB:,.0f} MiB instead of {current / MIB:,.0f} MiB",
         cost=f"{(needed - current) / MIB:,.0f} MiB more memory for the KV cache (host RAM on vLLM's CPU backend)",
+    )
+
+
+def _in_flight(facts: Facts) -> float:
+    run, queue = signals.running(facts), signals.waiting(facts)
+    return (run.value if run else 0.0) + (queue.value if queue else 0.0)
+
+
+def _larger_share(facts: Facts, request_tokens: float | None) -> ConfigChange | None:
+    """On a GPU whose size, KV pool and KV bytes per token are known: the --gpu-memory-utilization at
+    which the pool holds every request in flight at its p95 size, at most SAFE_MAX; None without the
+    figures or when the share would not grow. Why this arithmetic: vLLM gives the KV cache what is
+    left of utilisation x device memory after weights, activations and graphs, and none of those
+    moves with the share, so each point of the device added to the share is a point of KV
+    (the same step OP-1.1 takes for a pool too small to start)."""
+    memory, total = facts.memory, c.total_gib(facts)
+    if c.on_cpu_backend(facts) or not (memory and memory.kv_bytes_per_token and memory.available_kv_gib):
+        return None
+    in_flight = _in_flight(facts)
+    if not (total and request_tokens and in_flight >= 1):
+        return None
+    util = c.gpu_memory_utilization(facts)
+    needed_gib = request_tokens * in_flight * memory.kv_bytes_per_token / GIB
+    wanted = math.ceil((util + (needed_gib - memory.available_kv_gib) / total) * 100) / 100
+    proposed = min(wanted, c.SAFE_MAX_GPU_MEMORY_UTILIZATION)
+    if proposed <= util:
+        return None
+    pool_after = memory.available_kv_gib + (proposed - util) * total
+    held = int(pool_after * GIB / memory.kv_bytes_per_token / request_tokens)
+    reason = (
+        f"room for the {fmt(in_flight)} requests in flight at their p95 size ({fmt(request_tokens)} tokens "
+        f"each): {fmt(needed_gib)} GiB of KV per GPU instead of {fmt(memory.available_kv_gib)} GiB"
+    )
+    if proposed < wanted:
+        reason = (
+            f"as much KV room as {c.util_text(proposed)} leaves ({fmt(pool_after)} GiB per GPU: {held} of the "
+            f"{fmt(in_flight)} requests in flight at their p95 size, {fmt(request_tokens)} tokens each; all of "
+            f"them would need {c.util_text(wanted)})"
+        )
+    return c.util_change(
+        facts, proposed, reason, f"{fmt((proposed - util) * total)} GiB less headroom on each {fmt(total)} GiB GPU"
     )
 
 
@@ -110,15 +151,13 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
                 description=f"{facts.memory.kv_cache_tokens:,} KV tokens",
             )
         )
-    util = c.gpu_memory_utilization(facts)
-    if util < c.DEFAULT_GPU_MEMORY_UTILIZATION and larger is None:
-        alternatives.append(
-            ConfigChange(
-                flag="--gpu-memory-utilization",
-                current=c.util_text(util),
-                proposed=c.util_text(c.DEFAULT_GPU_MEMORY_UTILIZATION),
-                reason="more memory for KV blocks",
-                cost="less headroom on the GPU",
+    share = _larger_share(facts, request_tokens) if larger is None else None
+    if share is not None:
+        alternatives.append(share)
+    elif larger is None and c.gpu_memory_utilization(facts) < c.DEFAULT_GPU_MEMORY_UTILIZATION:
+        alternatives.append(  # no figures to size it: vLLM's default, a first step
+            c.util_change(
+                facts, c.DEFAULT_GPU_MEMORY_UTILIZATION, "more memory for KV blocks", "less headroom on the GPU"
             )
         )
     if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
@@ -168,12 +207,14 @@ RULE_PREEMPTION = Rule(
         "spike for that request. V1 logs no per-preemption line.",
         example=f"KV usage 0.99 > {c.KV_HIGH:.2f} with 1.2 preemptions/s > 0 -> --max-num-seqs 96 (what the KV cache "
         "holds at p95 length).",
-        fix="Lower --max-num-seqs to what fits; or give the KV cache more room (--kv-cache-memory-bytes sized for "
-        "the requests in flight when the space is set in bytes, else --gpu-memory-utilization), --kv-cache-dtype fp8, "
-        "TP/PP, "
-        "replicas; limit --max-model-len for rare huge requests.",
+        fix="Lower --max-num-seqs to what fits; or give the KV cache more room for the requests in flight at "
+        "their p95 size: --kv-cache-memory-bytes when the space is set in bytes, else --gpu-memory-utilization "
+        "raised by (KV needed - KV available) / device size, at most "
+        f"{c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}; --kv-cache-dtype fp8, TP/PP, replicas; limit --max-model-len for "
+        "rare huge requests.",
         limits=f"Without memory facts the new cap is {c.percent(FIRST_STEP_SEQS_SHARE)} of the running count, a "
-        "first step.",
+        "first step. Without the device size, the pool and its bytes per token (the startup log or --model and "
+        f"--gpu), the utilisation offered is vLLM's default {c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f}, a first step.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )

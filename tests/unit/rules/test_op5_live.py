@@ -80,6 +80,46 @@ def test_a_kv_space_given_in_bytes_offers_room_for_the_requests_in_flight():
     assert "--gpu-memory-utilization" not in [a.flag for a in finding.alternatives]  # the space is not a share
 
 
+def _preempting_h100(running: int, waiting: int, pool_gib: float) -> Facts:
+    """Llama-3.1-8B on an H100 (79.18 GiB) at --gpu-memory-utilization 0.85: 131,072 KV bytes per token
+    (2 x 32 layers x 8 KV heads x 128 dims x 2 bytes), requests of 3,000 + 1,000 tokens at p95."""
+    facts = live(running=running, waiting=waiting, kv=0.99, preemptions_added=12)
+    facts.config = config(max_num_seqs=256, gpu_memory_utilization=0.85)
+    tokens = int(pool_gib * 2**30 / 131_072)
+    facts.memory = MemoryFacts(
+        total_gib=79.18, available_kv_gib=pool_gib, kv_bytes_per_token=131_072, kv_cache_tokens=tokens
+    )
+    facts.workload = Workload(p95_input_tokens=3000, p95_output_tokens=1000)
+    return facts
+
+
+def test_on_a_gpu_the_utilisation_is_sized_for_the_requests_in_flight():
+    # 40 requests x 4,000 tokens x 128 KiB = 19.53 GiB of KV against 15 GiB: 4.53 GiB more out of 79.18 GiB
+    # is 0.057 more of the device, so 0.85 -> 0.91 (rounded up to the hundredth).
+    [finding] = RULE_PREEMPTION.evaluate(_preempting_h100(running=30, waiting=10, pool_gib=15.0))
+    [share] = [a for a in finding.alternatives if a.flag == "--gpu-memory-utilization"]
+    assert (share.current, share.proposed) == ("0.85", "0.91")
+    assert "40 requests in flight" in share.reason and "19.53 GiB of KV per GPU instead of 15 GiB" in share.reason
+    assert share.cost == "4.75 GiB less headroom on each 79.18 GiB GPU"
+
+
+def test_a_share_past_the_safe_maximum_stops_there_and_says_how_many_requests_it_holds():
+    # 74 requests need 36.13 GiB against 20 GiB: 1.06 of the device, past 0.95. At 0.95 the pool is
+    # 20 + 0.10 x 79.18 = 27.92 GiB, which holds 57 requests of 4,000 tokens.
+    [finding] = RULE_PREEMPTION.evaluate(_preempting_h100(running=60, waiting=14, pool_gib=20.0))
+    [share] = [a for a in finding.alternatives if a.flag == "--gpu-memory-utilization"]
+    assert share.proposed == "0.95"
+    assert "57 of the 74 requests in flight" in share.reason and "all of them would need 1.06" in share.reason
+
+
+def test_without_memory_figures_the_utilisation_offered_is_vllms_default():
+    facts = _preempting_h100(running=30, waiting=10, pool_gib=15.0)
+    facts.memory = MemoryFacts(kv_cache_tokens=122_880)
+    [finding] = RULE_PREEMPTION.evaluate(facts)
+    [share] = [a for a in finding.alternatives if a.flag == "--gpu-memory-utilization"]
+    assert (share.proposed, share.reason) == ("0.92", "more memory for KV blocks")
+
+
 def test_a_kv_space_left_at_its_default_is_not_grown_in_bytes():
     facts = live(running=7, waiting=9, kv=1.0, preemptions_added=2)
     facts.config = config(max_num_seqs=128, kv_cache_memory_bytes=47_185_920, source=ConfigSource.DEFAULT)
