@@ -34,6 +34,7 @@ from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
+from advisor.perf.pool import DeviceShare
 from advisor.predict import predict_findings
 from advisor.run_diff import RunDiff
 from advisor.tp_choice import choose_tensor_parallel
@@ -425,8 +426,18 @@ def _forecast(findings: list[Finding], ramp: dict, source: str, request: TriageR
         collected.command or ServeCommand(),
         memory.kv_cache_tokens if memory else None,
         _slos(request.workload),
+        device_share=_device_share(collected.facts),
         **kw,
     )
+
+
+def _device_share(facts: Facts) -> DeviceShare | None:
+    """The reported pool per GPU and the GPU's size, when the server reported both (not on vLLM's CPU
+    backend, whose space is given, not a share): what models a --gpu-memory-utilization change."""
+    pool = measured_pool(facts)
+    if pool is None or not pool.pool_gib or not pool.device_gib:
+        return None
+    return DeviceShare(pool_gib=pool.pool_gib, device_gib=pool.device_gib)
 
 
 def _forecast_from_prior(

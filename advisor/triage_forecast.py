@@ -26,7 +26,8 @@ from collections.abc import Callable
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.cost import StepCost
-from advisor.perf.limits import MODELLED_FLAGS
+from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG
+from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
 from advisor.replicas import REPLICA_RULES, REPLICAS_FLAG, ms_text, replicas_change, seconds_text, size_replicas
 from advisor.triage import RejectedChange
@@ -51,19 +52,29 @@ def forecast_findings(
     cost: StepCost | None = None,
     ramp_path: str | None = None,
     in_flight: float | None = None,
+    device_share: DeviceShare | None = None,
 ) -> tuple[list[RejectedChange], list[str]]:
     """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
 
     `ramp_path`: the ramp file as the user named it; each prediction then carries the
     `servops predict` command that reproduces its figures. `in_flight`: the requests the server
     holds now (running + waiting) or the clients' concurrency; with it, the finding whose remedy is
-    more replicas gets the model's replica count (advisor/replicas.py)."""
+    more replicas gets the model's replica count (advisor/replicas.py). `device_share`: the pool per GPU
+    and the GPU's size, with which --gpu-memory-utilization is modelled (advisor/perf/pool.py)."""
     document = dict(ramp)
     slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
     if slos:
         document["config"] = {**(ramp.get("config") or {}), "slo": slo_text}
     try:
-        forecaster = Forecaster(document, source, command, engine=engine, kv_cache_tokens=kv_cache_tokens, cost=cost)
+        forecaster = Forecaster(
+            document,
+            source,
+            command,
+            engine=engine,
+            kv_cache_tokens=kv_cache_tokens,
+            cost=cost,
+            device_share=device_share,
+        )
     except UserError as exc:
         return [], [f"no latency predictions: {exc}"]
     triage = {"findings": [f.model_dump(mode="json") for f in findings]}
@@ -96,7 +107,7 @@ def forecast_findings(
         """The change with the model's value and effect, or None after listing it (and the model's
         closest value, when it came near) as rejected; a flag the model does not cover as it is.
         `ranks`: its predicted gain orders the finding (a finding's changes; not its alternatives)."""
-        if change.flag not in MODELLED_FLAGS:
+        if change.flag not in MODELLED_FLAGS or _gives_up_kv_room(change):
             return change
         winner = best.get(change.flag)
         if winner is None:
@@ -155,6 +166,15 @@ def _command_for(
         return None
     chosen = forecast.changes[0]
     return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, f"{chosen['flag']} {chosen['proposed']}")
+
+
+def _gives_up_kv_room(change: ConfigChange) -> bool:
+    """A lower --gpu-memory-utilization: proposed so the server starts or keeps headroom (OP-1.3, AP-1),
+    never for latency, so the replay (which can only show the smaller pool) does not judge it."""
+    try:
+        return change.flag == SHARE_FLAG and float(change.proposed) < float(change.current or "inf")
+    except ValueError:
+        return False
 
 
 def _below_current(change: ConfigChange) -> bool:
@@ -240,6 +260,9 @@ def reproduce_command(
     ]
     if kv_cache_tokens:
         words += ["--kv-cache-tokens", str(kv_cache_tokens)]
+    if forecaster.device_share is not None:
+        share = forecaster.device_share
+        words += ["--kv-cache-gib", f"{share.pool_gib:g}", "--gpu-memory-gib", f"{share.device_gib:g}"]
     if slo_text:
         words += ["--slo", slo_text]
     if change:

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from advisor.errors import UserError
 from advisor.perf.forecast import BAND_FIGURES, QUANTILE_MARGIN_POINTS, PredictedRamp, Prediction, figure
-from advisor.perf.limits import MODELLED_FLAGS, POOL_BYTES_FLAG
-from advisor.perf.pool import POOL_SEARCH_MULTIPLES
+from advisor.perf.limits import MODELLED_FLAGS, POOL_BYTES_FLAG, SHARE_FLAG
+from advisor.perf.pool import POOL_SEARCH_MULTIPLES, SHARE_SEARCH_VALUES, share_search_values
 from advisor.perf.pool import search_values as pool_search_values
 from advisor.perf.whatif import Forecaster
 from advisor.tune_criterion import TuneCriterion, decide
@@ -281,15 +281,20 @@ def _searched(flag: str) -> str:
     """The values the model weighed for `flag`, in words."""
     if flag == POOL_BYTES_FLAG:
         return ", ".join(f"{m}x" for m in POOL_SEARCH_MULTIPLES) + " the pool the server runs"
+    if flag == SHARE_FLAG:
+        return ", ".join(f"{v:.2f}" for v in SHARE_SEARCH_VALUES) + " above the share the server runs"
     return ", ".join(map(str, SEARCH_VALUES[flag]))
 
 
 def _values(flag: str, proposed: str, current: Any, forecaster: Forecaster) -> list[str]:
     """Triage's value, and for the batch-size flags every search value except the current one; for the
-    KV pool's bytes, POOL_SEARCH_MULTIPLES of the server's pool."""
+    KV pool's bytes, POOL_SEARCH_MULTIPLES of the server's pool; for its device share, SHARE_SEARCH_VALUES
+    above the server's own."""
     values = [proposed]
     if flag == POOL_BYTES_FLAG:
         values += pool_search_values(forecaster.command)
+    if flag == SHARE_FLAG:
+        values += share_search_values(forecaster.command, forecaster.device_share)
     if flag in SEARCH_VALUES:
         top = max((s.offered for s in forecaster.ramp.steps), default=1.0)
         limit = max(int(top) * 2, 16) if forecaster.ramp.plan.mode == "concurrency" else max(SEARCH_VALUES[flag])

@@ -21,6 +21,7 @@ from loadtest.slo import parse_slos
 
 if TYPE_CHECKING:
     from advisor.perf.forecast import Prediction
+    from advisor.perf.pool import DeviceShare
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -69,6 +70,21 @@ def register(subparsers) -> argparse.ArgumentParser:
         "estimated from the KV usage the ramp recorded",
     )
     parser.add_argument(
+        "--kv-cache-gib",
+        type=float,
+        default=None,
+        metavar="GIB",
+        help="the KV pool per GPU in GiB (its log's 'Available KV cache memory: N GiB'); with "
+        "--gpu-memory-gib, what a --gpu-memory-utilization change is predicted from",
+    )
+    parser.add_argument(
+        "--gpu-memory-gib",
+        type=float,
+        default=None,
+        metavar="GIB",
+        help="one GPU's memory in GiB (e.g. 79.18 for an H100 80GB as torch reports it); with --kv-cache-gib",
+    )
+    parser.add_argument(
         "--slo",
         default=None,
         metavar="SLOS",
@@ -82,6 +98,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
+    share = device_share(args.kv_cache_gib, args.gpu_memory_gib)
     from advisor.perf.whatif import (
         what_if,  # numpy and the replay: not for every `servops` start
     )
@@ -99,12 +116,28 @@ def run(args: argparse.Namespace) -> int:
         engine=args.engine,
         kv_cache_tokens=args.kv_cache_tokens,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        device_share=share,
     )
     print(render_table(prediction))
     if args.json:
         path = write_json(Path(args.json), prediction.model_dump_json(indent=1))
         print(f"wrote {path}")
     return 0
+
+
+def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShare | None:
+    """--kv-cache-gib and --gpu-memory-gib as the model takes them: both or neither, each above 0."""
+    from advisor.perf.pool import DeviceShare  # noqa: PLC0415 (pydantic model; with the rest of perf)
+
+    for flag, value in (("--kv-cache-gib", pool_gib), ("--gpu-memory-gib", device_gib)):
+        if value is not None and value <= 0:
+            raise UserError(f"{flag} {value:g}: give a size in GiB above 0")
+    if (pool_gib is None) != (device_gib is None):
+        raise UserError(
+            "--kv-cache-gib and --gpu-memory-gib go together: the pool per GPU and the GPU's size "
+            "(both are in vLLM's start-up log)"
+        )
+    return DeviceShare(pool_gib=pool_gib, device_gib=device_gib) if pool_gib is not None else None
 
 
 def _offered(point) -> str:

@@ -23,6 +23,8 @@ from advisor.versions import (
 
 # The KV pool given in bytes (advisor/perf/pool.py turns a byte size into the replay's blocks).
 POOL_BYTES_FLAG = "--kv-cache-memory-bytes"
+# The KV pool carved out of a device share (advisor/perf/pool.py, with the pool's GiB and the device's).
+SHARE_FLAG = "--gpu-memory-utilization"
 # Flags whose effect the replay models (scheduling, KV pool in blocks or bytes, caching, chunking).
 MODELLED_FLAGS = (
     "--max-num-seqs",
@@ -31,6 +33,7 @@ MODELLED_FLAGS = (
     "--block-size",
     "--num-gpu-blocks-override",
     POOL_BYTES_FLAG,
+    SHARE_FLAG,
     "--enable-prefix-caching",
     "--enable-chunked-prefill",
 )

@@ -21,12 +21,13 @@ from advisor.perf.limits import (
     BOOLEAN_FLAGS,
     MODELLED_FLAGS,
     POOL_BYTES_FLAG,
+    SHARE_FLAG,
     SchedulerLimits,
     engine_kind,
     limits_for,
 )
 from advisor.perf.measured import MeasuredRamp, measured_ramp
-from advisor.perf.pool import pool_tokens_after
+from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
 
@@ -76,8 +77,11 @@ class Forecaster:
         kv_cache_tokens: int | None = None,
         progress=lambda line: None,
         cost: StepCost | None = None,
+        device_share: DeviceShare | None = None,
     ) -> None:
+        """`device_share`: the pool in GiB per GPU and the GPU's size, for --gpu-memory-utilization."""
         self.document, self.source = document, source
+        self.device_share = device_share
         self.ramp = measured_ramp(document, source)
         self.command = (
             server_args
@@ -135,6 +139,8 @@ class Forecaster:
         kv_tokens = self.limits.kv_tokens
         if POOL_BYTES_FLAG in applied:
             kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
+        if SHARE_FLAG in applied:
+            kv_tokens = pool_tokens_for_share(self.command, kv_tokens, applied[SHARE_FLAG], self.device_share)
         after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=kv_tokens)
         cost, notes = self._cost_for(after)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
@@ -191,11 +197,14 @@ def what_if(
     engine: str | None = None,
     kv_cache_tokens: int | None = None,
     progress=lambda line: None,
+    device_share: DeviceShare | None = None,
 ) -> Prediction:
     """One question: the ramp predicted under `changes` (`servops predict`)."""
     for text in changes:  # refuse a bad change before the calibration's work
-        parse_change(text)
-    forecaster = Forecaster(document, source, server_args, engine, kv_cache_tokens, progress)
+        flags = parse_change(text)
+        if SHARE_FLAG in flags and (device_share is None or not kv_cache_tokens):
+            raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
+    forecaster = Forecaster(document, source, server_args, engine, kv_cache_tokens, progress, device_share=device_share)
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)
 

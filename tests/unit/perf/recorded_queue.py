@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 
 from advisor.cli import bind_command_line_values, build_parser, main
+from advisor.commands.predict import device_share
 from advisor.perf.whatif import Forecaster
 from advisor.report_files import load_result
 
@@ -80,7 +81,12 @@ class Rivals:
             document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
         self.changes = list(args.change or [])
         self.forecaster = Forecaster(
-            document, Path(args.ramp).name, args.server_args, args.engine, args.kv_cache_tokens
+            document,
+            Path(args.ramp).name,
+            args.server_args,
+            args.engine,
+            args.kv_cache_tokens,
+            device_share=device_share(args.kv_cache_gib, args.gpu_memory_gib),
         )
 
     def predict(self, flag: str, value: int | str) -> dict:

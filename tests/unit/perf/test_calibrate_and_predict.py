@@ -146,6 +146,9 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
         (["--change", "--tensor-parallel-size 2"], "does not predict --tensor-parallel-size"),
         (["--change", "max-num-seqs 8"], "give a flag and its value"),
         (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
+        (["--kv-cache-gib", "20"], "--kv-cache-gib and --gpu-memory-gib go together"),
+        (["--kv-cache-gib", "20", "--gpu-memory-gib", "0"], "--gpu-memory-gib 0: give a size in GiB above 0"),
+        (["--change", "--gpu-memory-utilization 0.95"], "needs the pool in tokens (--kv-cache-tokens"),
     ],
 )
 def test_bad_predict_inputs_are_one_line_errors(tmp_path, measured_at_8, capsys, argv, message):

@@ -13,11 +13,13 @@ the lower TTFT p99 at the top load, as the ranking breaks them).
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 
+from advisor.collect.server_args import parse_command
 from advisor.perf.pool import search_values as pool_search_values
 from advisor.tune_criterion import TuneCriterion, decide
 from advisor.tune_forecast import SEARCH_VALUES
@@ -261,6 +263,59 @@ def test_under_a_loose_fit_the_rules_kv_space_stands_with_a_prediction_that_repr
     assert (shown["limits_before"]["num_blocks"], shown["limits_after"]["num_blocks"]) == (16, 48)  # blocks of 128
     alternative_line = printed.index(f"or --kv-cache-memory-bytes {275 * 2**20}")
     assert printed[alternative_line:].splitlines()[2] == f"     reproduce: {larger['predicted_effect']['command']}"
+
+
+def test_a_device_share_for_a_preempting_server_is_the_size_the_model_predicts_best(
+    preempting_triage: WindowTriage,
+) -> None:
+    """`--gpu-memory-utilization` is modelled when the pool's GiB and the device's are known: a share of
+    the device moves the pool by that share (advisor/perf/pool.py). The window is the recorded preempting
+    vLLM's (45 MiB = 2,048 KV tokens, 16 streams), saved as a ramp. vLLM's CPU backend, left without
+    VLLM_CPU_KVCACHE_SPACE, carves its KV space out of --gpu-memory-utilization x the NUMA node the same
+    way as a GPU's; here the 45 MiB are the pool at 0.85 of a 0.5 GiB node, sizes that only scale the pool
+    the replay gets (0.90: 25 blocks of 128, 0.95: 34, against 16). OP-5.3 offers the rule's 0.90; with no
+    SLO the model weighs it with 0.92 and 0.95 and offers the share it predicts best, with the command that
+    gives its figures again."""
+    from advisor.commands.predict import device_share
+    from advisor.perf.limits import SHARE_FLAG
+    from advisor.perf.pool import share_search_values
+    from advisor.triage_forecast import forecast_findings
+    from rules.catalog.op5_kv import RULE_PREEMPTION
+    from rules.model import ConfigChange, Severity
+
+    _, window, _ = preempting_triage
+    command = parse_command("vllm serve smol --gpu-memory-utilization 0.85 --max-model-len 1024 --device cpu")
+    rule = ConfigChange(flag=SHARE_FLAG, current="0.85", proposed="0.90", reason="more memory for KV blocks")
+    finding = RULE_PREEMPTION.finding(Severity.HIGH, "preemptions", alternatives=[rule])
+    share = device_share(45 / 1024, 0.5)
+    rejected, _ = forecast_findings(
+        [finding],
+        json.loads(window.read_text()),
+        window.name,
+        command,
+        2048,
+        [],
+        engine="vllm-cpu",
+        ramp_path=str(window),
+        device_share=share,
+    )
+    [chosen] = [a for a in finding.alternatives if a.flag == SHARE_FLAG]
+    assert not [r for r in rejected if r.change.flag == SHARE_FLAG]
+    assert chosen.reason.startswith("the value the performance model predicts best among 0.90, 0.92, 0.95")
+    effect = chosen.predicted_effect
+    assert f"--kv-cache-gib {45 / 1024:g} --gpu-memory-gib 0.5" in effect.command
+    # The printed command's own calibration (Rivals parses it as `servops predict` does) gives the figures shown.
+    rivals = Rivals(effect.command)
+    shown = rivals.predict(SHARE_FLAG, chosen.proposed)
+    top = shown["steps"][-1]
+    assert top["ttft_s"]["p99"] == pytest.approx(effect.figures["ttft_p99_s_after"], abs=1e-3)
+    assert top["output_tokens_per_s"] == pytest.approx(effect.figures["output_tokens_per_s_after"], abs=1e-2)
+    assert shown["safe_operating_point"]["offered"] == effect.figures["safe_operating_point_after"]
+    assert _helps_at_every_reading(shown)
+    best = _rank(shown)
+    for value in {"0.90", *share_search_values(command, share)} - {chosen.proposed}:
+        rival = _rank(rivals.predict(SHARE_FLAG, value))
+        assert rival <= (best[0], best[1] + 1e-3), f"{SHARE_FLAG} {value} predicts {rival}, better than {best}"
 
 
 def test_without_save_window_the_live_prediction_says_how_to_get_its_command(tmp_path: Path) -> None:
