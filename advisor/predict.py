@@ -22,6 +22,7 @@ from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
 from advisor.memory_terms import GIB, blocks_per_request
 from advisor.modelspec import ModelSpec
 from advisor.versions import parse_bounds, parse_version
+from rules.catalog.common import kv_gib_at_share
 from rules.facts import ServerConfig
 from rules.model import ConfigChange, Finding, PredictedEffect
 
@@ -159,8 +160,8 @@ def predict_from_pool(change: ConfigChange, pool: MeasuredPool) -> PredictedEffe
         if change.flag == "--max-model-len":
             length_after = int(float(change.proposed))
         elif _resizable(change, pool):
-            step_gib = (float(change.proposed) - float(change.current)) * pool.device_gib
-            tokens_after = max(0, int(tokens_before * (pool.pool_gib + step_gib) / pool.pool_gib))
+            pool_after = kv_gib_at_share(pool.pool_gib, pool.device_gib, float(change.current), float(change.proposed))
+            tokens_after = max(0, int(tokens_before * pool_after / pool.pool_gib))
         elif change.flag == "--kv-cache-dtype":
             after_bytes = 1.0 if change.proposed.startswith("fp8") else pool.kv_dtype_bytes
             tokens_after = int(tokens_before * pool.kv_dtype_bytes / after_bytes)

@@ -147,6 +147,17 @@ class RulePage(BaseModel):
     limits: str
     references: list[str] = Field(default_factory=list)
 
+    def sections(self) -> list[tuple[str, str]]:
+        """(heading, text) in the order every rendering of a page uses (`servops rules explain`,
+        docs/rule-pages.md, the reports)."""
+        return [
+            ("What it checks", self.checks),
+            ("Why it matters", self.why),
+            ("Example", self.example),
+            ("Fix", self.fix),
+            ("Limits", self.limits),
+        ]
+
 
 @dataclass(frozen=True, kw_only=True)
 class Rule:
@@ -188,15 +199,8 @@ class Rule:
     def explain(self) -> str:
         """The rule page as plain text (also what reports show)."""
         page = self.page
-        parts = [
-            f"{self.code}  {self.title}",
-            f"category: {self.category.value}",
-            "What it checks\n" + page.checks,
-            "Why it matters\n" + page.why,
-            "Example\n" + page.example,
-            "Fix\n" + page.fix,
-            "Limits\n" + page.limits,
-        ]
+        parts = [f"{self.code}  {self.title}", f"category: {self.category.value}"]
+        parts += [f"{heading}\n{text}" for heading, text in page.sections()]
         if page.references:
             parts.append("References\n" + "\n".join(f"- {ref}" for ref in page.references))
         return "\n\n".join(parts) + "\n"

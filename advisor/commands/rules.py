@@ -114,13 +114,7 @@ def pages_markdown() -> str:
     for rule in ALL_RULES:
         page = rule.page
         lines += [f"## {rule.code}: {rule.title}", "", f"Category: {rule.category.value}.", ""]
-        for heading, text in (
-            ("What it checks", page.checks),
-            ("Why it matters", page.why),
-            ("Example", page.example),
-            ("Fix", page.fix),
-            ("Limits", page.limits),
-        ):
+        for heading, text in page.sections():
             lines += [f"**{heading}.** {' '.join(text.split())}", ""]
         if page.references:
             lines += ["**References.**", "", *(f"- {ref}" for ref in page.references), ""]

@@ -29,7 +29,7 @@ from advisor.errors import UserError
 from advisor.perf.limits import POOL_BYTES_FLAG, SHARE_FLAG
 from advisor.vllm_cpu import CpuKvSpace, parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
 from advisor.vllm_launch import CPU_KV_SPACE_ENV
-from rules.catalog.common import DEFAULT_GPU_MEMORY_UTILIZATION, SAFE_MAX_GPU_MEMORY_UTILIZATION
+from rules.catalog.common import DEFAULT_GPU_MEMORY_UTILIZATION, SAFE_MAX_GPU_MEMORY_UTILIZATION, kv_gib_at_share
 
 # The sizes the model weighs besides the rule's: these multiples of the pool the server runs.
 POOL_SEARCH_MULTIPLES = (2, 4, 8, 16)
@@ -122,7 +122,7 @@ def pool_tokens_for_share(
         )
     if share is None or not tokens_before:
         raise UserError(share_inputs_missing(text))
-    pool_after = share.pool_gib + (after - current_share(command)) * share.device_gib
+    pool_after = kv_gib_at_share(share.pool_gib, share.device_gib, current_share(command), after)
     if pool_after <= 0:
         raise UserError(
             f"--change '{SHARE_FLAG} {text}': that share leaves no KV cache ({pool_after:.2f} GiB per GPU); "

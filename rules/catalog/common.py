@@ -240,6 +240,21 @@ def util_text(value: float) -> str:
     return f"{value:.2f}"
 
 
+# vLLM gives the KV cache what is left of --gpu-memory-utilization x device memory after weights,
+# activations and CUDA graphs, and none of those moves with the share: a change of share moves the
+# pool by that share of the device. OP-1.1, OP-5.3, advisor/predict.py and advisor/perf/pool.py all
+# size a share with these two.
+def kv_gib_at_share(pool_gib: float, device_gib: float, share_before: float, share_after: float) -> float:
+    """The KV pool per GPU at `share_after`, from the pool the server has at `share_before`."""
+    return pool_gib + (share_after - share_before) * device_gib
+
+
+def share_for_kv(share: float, kv_needed_gib: float, kv_available_gib: float, device_gib: float) -> float:
+    """The share at which the pool grows from `kv_available_gib` to `kv_needed_gib`, rounded up to the
+    hundredth that a proposal prints (util_text), so the printed share still holds what is needed."""
+    return math.ceil((share + (kv_needed_gib - kv_available_gib) / device_gib) * 100) / 100
+
+
 def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
     """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
     return ConfigChange(

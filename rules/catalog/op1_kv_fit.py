@@ -90,7 +90,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
     total, util = c.total_gib(facts), c.gpu_memory_utilization(facts)
     if total and event.kv_needed_gib and event.available_kv_gib is not None and not c.on_cpu_backend(facts):
-        needed_util = math.ceil((util + (event.kv_needed_gib - event.available_kv_gib) / total) * 100) / 100
+        needed_util = c.share_for_kv(util, event.kv_needed_gib, event.available_kv_gib, total)
         if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
             alternatives.append(
                 c.util_change(
@@ -215,7 +215,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
     else:
         proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
         if available and available.available_kv_gib is not None and total:
-            proposed = min(proposed, math.ceil((util + (1.0 - available.available_kv_gib) / total) * 100) / 100)
+            proposed = min(proposed, c.share_for_kv(util, 1.0, available.available_kv_gib, total))
         if proposed > util:
             changes.append(
                 c.util_change(

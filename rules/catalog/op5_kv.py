@@ -71,7 +71,7 @@ def _larger_share(facts: Facts, request_tokens: float | None) -> ConfigChange | 
     figures or when the share would not grow. Why this arithmetic: vLLM gives the KV cache what is
     left of utilisation x device memory after weights, activations and graphs, and none of those
     moves with the share, so each point of the device added to the share is a point of KV
-    (the same step OP-1.1 takes for a pool too small to start)."""
+    (common.share_for_kv, the step OP-1.1 takes for a pool too small to start)."""
     memory, total = facts.memory, c.total_gib(facts)
     if c.on_cpu_backend(facts) or not (memory and memory.kv_bytes_per_token and memory.available_kv_gib):
         return None
@@ -80,11 +80,11 @@ def _larger_share(facts: Facts, request_tokens: float | None) -> ConfigChange | 
         return None
     util = c.gpu_memory_utilization(facts)
     needed_gib = request_tokens * in_flight * memory.kv_bytes_per_token / GIB
-    wanted = math.ceil((util + (needed_gib - memory.available_kv_gib) / total) * 100) / 100
+    wanted = c.share_for_kv(util, needed_gib, memory.available_kv_gib, total)
     proposed = min(wanted, c.SAFE_MAX_GPU_MEMORY_UTILIZATION)
     if proposed <= util:
         return None
-    pool_after = memory.available_kv_gib + (proposed - util) * total
+    pool_after = c.kv_gib_at_share(memory.available_kv_gib, total, util, proposed)
     held = int(pool_after * GIB / memory.kv_bytes_per_token / request_tokens)
     reason = (
         f"room for the {fmt(in_flight)} requests in flight at their p95 size ({fmt(request_tokens)} tokens "
