@@ -12,6 +12,10 @@ fixed part (its attention metadata, one logits row) is small next to the step's 
 which `base` already holds, and the roofline has nothing to size it from; a calibration fits it
 where a ramp shows it (on the bundled engine's CPU path it is about a tenth of a second).
 
+Tensor parallelism adds its all-reduces (rules/catalog/floors.py, the decode floor's arithmetic):
+two per layer per step, each a fixed ring latency (in `base`) and a transfer per row of hidden
+state (in the per-sequence and per-prompt-token terms).
+
 The stated uncertainty is wide (±50 %): kernels, launch overheads and attention efficiency
 vary by a factor of two between engines and versions; a ramp replaces this with a fit.
 
@@ -29,6 +33,7 @@ from advisor.hardware import GpuSpec
 from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 from advisor.modelspec import ModelSpec, active_params
 from advisor.perf.cost import StepCost
+from rules.catalog.floors import ALLREDUCES_PER_LAYER, allreduce_latency_s, allreduce_token_s
 
 # Per-iteration work outside the matmuls (scheduling, sampling, kernel launches): a few ms in
 # vLLM V1 without CUDA graphs, less with them; an assumption, inside the stated error.
@@ -61,13 +66,16 @@ def roofline_cost(
     flops = gpu.bf16_tflops * 1e12
     weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tensor_parallel, 1) * GIB
     active = active_params(model) / tensor_parallel
-    base = FIXED_STEP_S + weights / bandwidth
+    layers = ALLREDUCES_PER_LAYER * model.num_hidden_layers
+    allreduce_fixed = layers * allreduce_latency_s(tensor_parallel, gpu.interconnect)
+    allreduce_row = layers * allreduce_token_s(tensor_parallel, model.hidden_size, gpu.interconnect_gbps_per_direction)
+    base = FIXED_STEP_S + weights / bandwidth + allreduce_fixed
     if engine == "bundled":
         base = max(base, model.num_hidden_layers * BUNDLED_LAYER_STEP_S)
     return StepCost(
         base_s=base,
-        prefill_token_s=2 * active / (flops * PREFILL_MFU),
-        decode_seq_s=2 * active / flops + DECODE_SEQ_OVERHEAD_S,
+        prefill_token_s=2 * active / (flops * PREFILL_MFU) + allreduce_row,
+        decode_seq_s=2 * active / flops + DECODE_SEQ_OVERHEAD_S + allreduce_row,
         prefill_seq_s=PREFILL_CHUNK_S,
         context_token_s=kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tensor_parallel, 1) / bandwidth,
         overhead_s=0.0,

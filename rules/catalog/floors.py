@@ -216,15 +216,41 @@ def _kv_bytes_per_token_per_gpu(facts: Facts, tp: int) -> float | None:
 
 
 def _allreduce_s(facts: Facts, tp: int, batch: float) -> float:
-    if tp <= 1 or facts.model is None or not (facts.model.num_layers and facts.model.hidden_size):
+    if facts.model is None or not (facts.model.num_layers and facts.model.hidden_size):
         return 0.0
     hardware = facts.hardware
-    link = (hardware.interconnect if hardware else None) or "pcie"
-    latency = (NCCL_RING_BASE_US + 2 * (tp - 1) * NCCL_RING_HOP_US.get(link, NCCL_RING_HOP_US["pcie"])) * 1e-6
-    bandwidth = (hardware.interconnect_gbps if hardware and hardware.interconnect_gbps else 0.0) * 1e9
-    payload = batch * facts.model.hidden_size * ACTIVATION_BYTES
-    transfer = 2 * (tp - 1) / tp * payload / bandwidth if bandwidth else 0.0
-    return ALLREDUCES_PER_LAYER * facts.model.num_layers * (latency + transfer)
+    return allreduce_s(
+        tp,
+        facts.model.num_layers,
+        facts.model.hidden_size,
+        batch,
+        (hardware.interconnect if hardware else None) or "pcie",
+        hardware.interconnect_gbps if hardware else None,
+    )
+
+
+def allreduce_latency_s(tp: int, link: str) -> float:
+    """One ring all-reduce's fixed time at NCCL's best (LL protocol): base plus 2(TP-1) hops."""
+    hop = NCCL_RING_HOP_US.get(link, NCCL_RING_HOP_US["pcie"])
+    return (NCCL_RING_BASE_US + 2 * (tp - 1) * hop) * 1e-6 if tp > 1 else 0.0
+
+
+def allreduce_token_s(tp: int, hidden_size: int, link_gbps: float | None) -> float:
+    """One ring all-reduce's transfer time per token of hidden state: 2(TP-1)/TP of its bytes over the
+    per-direction link bandwidth (0 when the bandwidth is unknown: the floor stays a lower bound)."""
+    if tp <= 1 or not link_gbps:
+        return 0.0
+    return 2 * (tp - 1) / tp * hidden_size * ACTIVATION_BYTES / (link_gbps * 1e9)
+
+
+def allreduce_s(tp: int, layers: int, hidden_size: int, tokens: float, link: str, link_gbps: float | None) -> float:
+    """A step's all-reduces for `tokens` rows of hidden state: ALLREDUCES_PER_LAYER per layer, each its
+    latency plus its transfer. One source for the decode floor and the performance model's
+    tensor-parallel cost (advisor/perf/parallel.py)."""
+    if tp <= 1:
+        return 0.0
+    per = allreduce_latency_s(tp, link) + tokens * allreduce_token_s(tp, hidden_size, link_gbps)
+    return ALLREDUCES_PER_LAYER * layers * per
 
 
 def _mean_prompt(facts: Facts) -> tuple[float | None, str]:
