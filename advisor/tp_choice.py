@@ -8,18 +8,17 @@ predicts to fail answers nothing. With the model and the GPU known, the proposal
 smallest valid TP (attention and KV heads divisible, at most the GPUs the rules count: `--gpus`,
 else the launch's TP x PP) at which one request of --max-model-len fits: the same `predict.figures` test
 whose `starts_after` the finding then shows, so the value is reproducible from its prediction.
-A reduction of TP (tensor parallel over PCIe swapped for replicas) is a layout choice and is
-left as the rule made it.
+A reduction of TP (tensor parallel over PCIe swapped for replicas) is a layout choice, made by
+the performance model (advisor/layout_choice.py).
 """
 
 from __future__ import annotations
 
 from advisor.memory import LaunchConfig
+from advisor.perf.limits import TENSOR_PARALLEL_FLAG as TP_FLAG
 from advisor.plan_search import valid_tp
 from advisor.predict import Deployment, figures
 from rules.model import ConfigChange, Finding
-
-TP_FLAG = "--tensor-parallel-size"
 
 
 def choose_tensor_parallel(findings: list[Finding], deployment: Deployment | None, gpus: int | None) -> None:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 from advisor.cli_types import command_line
 from advisor.errors import UserError
 from advisor.output_paths import check_output_file
-from advisor.perf.limits import ENGINE_KINDS, MODELLED_FLAGS
+from advisor.perf.limits import ENGINE_KINDS, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
 from advisor.report_files import load_result, write_json
 from loadtest.slo import parse_slos
 
 if TYPE_CHECKING:
     from advisor.perf.forecast import Prediction
     from advisor.perf.pool import DeviceShare
+    from advisor.predict import Deployment
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -32,7 +33,8 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Fit the performance model's step cost to a measured ramp (servops ramp --json), then replay "
             "vLLM V1's scheduler over the same load steps with the changed flags. Prints each step before -> "
             "after with its uncertainty and writes the predicted ramp as JSON (kind: prediction). "
-            f"Flags it predicts: {', '.join(MODELLED_FLAGS)}."
+            f"Flags it predicts: {', '.join(PREDICTED_FLAGS)} ({TENSOR_PARALLEL_FLAG} with --model and --gpu: "
+            "the fitted step moved by what the roofline says the new size changes; docs/predict.md)."
         ),
     )
     parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
@@ -85,6 +87,20 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="one GPU's memory in GiB (e.g. 79.18 for an H100 80GB as torch reports it); with --kv-cache-gib",
     )
     parser.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME|config.json",
+        help=f"the served model (a catalog name, HF id, config.json or model dir); with --gpu, what a "
+        f"{TENSOR_PARALLEL_FLAG} change is priced from",
+    )
+    parser.add_argument(
+        "--gpu",
+        default=None,
+        metavar="NAME",
+        help="the GPU one rank runs on (a catalog name, e.g. L40S or 'H100 SXM'); with --model, for "
+        f"{TENSOR_PARALLEL_FLAG}",
+    )
+    parser.add_argument(
         "--slo",
         default=None,
         metavar="SLOS",
@@ -99,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
     share = device_share(args.kv_cache_gib, args.gpu_memory_gib)
+    deployment = deployment_for(args.model, args.gpu, args.server_args, args.kv_cache_gib)
     from advisor.perf.whatif import (
         what_if,  # numpy and the replay: not for every `servops` start
     )
@@ -117,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         kv_cache_tokens=args.kv_cache_tokens,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
         device_share=share,
+        deployment=deployment,
     )
     print(render_table(prediction))
     if args.json:
@@ -138,6 +156,28 @@ def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShar
             "(both are in vLLM's start-up log)"
         )
     return DeviceShare(pool_gib=pool_gib, device_gib=device_gib) if pool_gib is not None else None
+
+
+def deployment_for(model: str | None, gpu: str | None, server_args: str, pool_gib: float | None) -> Deployment | None:
+    """--model and --gpu (both or neither) with the launch --server-args describes: what prices a TP change.
+    The pool per GPU, when given (--kv-cache-gib), pins the memory model to the server's own."""
+    if model is None and gpu is None:
+        return None
+    if model is None or gpu is None:
+        raise UserError("--model and --gpu go together: the served model and the GPU one rank runs on")
+    from advisor.collect.facts import server_config  # noqa: PLC0415 (with the memory model)
+    from advisor.collect.server_args import parse_command  # noqa: PLC0415
+    from advisor.hardware import resolve_gpu  # noqa: PLC0415
+    from advisor.modelspec import resolve_model  # noqa: PLC0415
+    from advisor.predict import Deployment, launch_from_config  # noqa: PLC0415
+
+    config = server_config(parse_command(server_args or "", flag="--server-args"), [], None)
+    return Deployment(
+        model=resolve_model(model),
+        gpu=resolve_gpu(gpu),
+        launch=launch_from_config(config),
+        measured_kv_pool_gib=pool_gib,
+    )
 
 
 def _offered(point) -> str:

@@ -86,6 +86,10 @@ class StepCost(BaseModel):
             + self.context_token_s * shape.context_tokens
         )
 
+    def step_time_of_one(self) -> float:
+        """One sequence decoding alone with no context read: the step a change of layout moves most."""
+        return self.step_time(StepShape(decode_seqs=1))
+
     def _head(self, decode_seqs: int) -> float:
         """The step's fixed part plus its decode part, for `decode_seqs` sequences."""
         if not self.decode_knots:

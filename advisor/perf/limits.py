@@ -37,6 +37,11 @@ MODELLED_FLAGS = (
     "--enable-prefix-caching",
     "--enable-chunked-prefill",
 )
+# The tensor-parallel size: it changes the step cost and the pool per replica, which takes the model and
+# the GPU (advisor/perf/parallel.py). `servops predict` answers it; triage weighs it as a layout of the
+# GPUs (advisor/layout_choice.py), never flag by flag: fewer GPUs per replica serve fewer requests each.
+TENSOR_PARALLEL_FLAG = "--tensor-parallel-size"
+PREDICTED_FLAGS = (*MODELLED_FLAGS, TENSOR_PARALLEL_FLAG)
 BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]

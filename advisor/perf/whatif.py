@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import statistics
+from typing import TYPE_CHECKING
 
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
@@ -19,17 +20,29 @@ from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
-    MODELLED_FLAGS,
     POOL_BYTES_FLAG,
+    PREDICTED_FLAGS,
     SHARE_FLAG,
+    TENSOR_PARALLEL_FLAG,
     SchedulerLimits,
     engine_kind,
     limits_for,
 )
 from advisor.perf.measured import MeasuredRamp, measured_ramp
+from advisor.perf.parallel import (
+    ParallelTerms,
+    cost_at_tp,
+    parallel_inputs_missing,
+    parallel_on_cpu,
+    parallel_terms,
+    starting_terms,
+)
 from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
+
+if TYPE_CHECKING:
+    from advisor.predict import Deployment
 
 
 def parse_change(text: str) -> dict[str, str]:
@@ -43,14 +56,17 @@ def parse_change(text: str) -> dict[str, str]:
         flag, value = "--" + flag[5:], "false"
     elif flag in BOOLEAN_FLAGS and value is None:
         value = "true"
-    if flag not in MODELLED_FLAGS:
+    if flag not in PREDICTED_FLAGS:
         raise UserError(
-            f"--change {text!r}: the performance model does not predict {flag}; it predicts {', '.join(MODELLED_FLAGS)}"
+            f"--change {text!r}: the performance model does not predict {flag}; "
+            f"it predicts {', '.join(PREDICTED_FLAGS)}"
         )
     if value is None or len(words) > 2:
         raise UserError(f'--change {text!r}: give one flag and one value, e.g. --change "{flag} 8"')
     if flag in BOOLEAN_FLAGS and value.lower() not in ("true", "false"):
         raise UserError(f"--change {text!r}: {flag} takes true or false (or --no-{flag[2:]})")
+    if flag == TENSOR_PARALLEL_FLAG and not (value.isdigit() and int(value) >= 1):
+        raise UserError(f"--change {text!r}: {flag} takes a GPU count, 1 or more")
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
 
 
@@ -78,10 +94,13 @@ class Forecaster:
         progress=lambda line: None,
         cost: StepCost | None = None,
         device_share: DeviceShare | None = None,
+        deployment: Deployment | None = None,
     ) -> None:
-        """`device_share`: the pool in GiB per GPU and the GPU's size, for --gpu-memory-utilization."""
+        """`device_share`: the pool in GiB per GPU and the GPU's size, for --gpu-memory-utilization;
+        `deployment`: the model, the GPU and the launch, for --tensor-parallel-size (advisor/perf/parallel.py)."""
         self.document, self.source = document, source
         self.device_share = device_share
+        self.deployment = deployment
         self.ramp = measured_ramp(document, source)
         self.command = (
             server_args
@@ -141,8 +160,15 @@ class Forecaster:
             kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
         if SHARE_FLAG in applied:
             kv_tokens = pool_tokens_for_share(self.command, kv_tokens, applied[SHARE_FLAG], self.device_share)
+        layout = self._layout(int(applied[TENSOR_PARALLEL_FLAG])) if TENSOR_PARALLEL_FLAG in applied else None
+        if layout is not None and kv_tokens:
+            before_terms, after_terms = layout
+            kv_tokens = max(1, round(kv_tokens * after_terms.kv_cache_tokens / max(1, before_terms.kv_cache_tokens)))
         after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=kv_tokens)
         cost, notes = self._cost_for(after)
+        if layout is not None:
+            cost, note = cost_at_tp(cost, *layout)
+            notes = [*notes, note]
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
             ramp=self.source,
@@ -167,6 +193,18 @@ class Forecaster:
             },
             notes=[*self.notes, *notes],
         )
+
+    def current_tensor_parallel(self) -> int:
+        text = self.command.value(TENSOR_PARALLEL_FLAG) or self.command.value("-tp") or "1"
+        return int(text) if text.isdigit() and int(text) > 0 else 1
+
+    def _layout(self, tp: int) -> tuple[ParallelTerms, ParallelTerms]:
+        """The TP-dependent terms at the ramped size and at `tp`; a UserError when the change cannot be priced."""
+        if self.engine == "vllm-cpu":
+            raise UserError(parallel_on_cpu(tp))
+        if self.deployment is None:
+            raise UserError(parallel_inputs_missing(tp))
+        return parallel_terms(self.deployment, self.current_tensor_parallel()), starting_terms(self.deployment, tp)
 
     def _cost_for(self, after: SchedulerLimits) -> tuple[StepCost, list[str]]:
         """The fitted cost, its uncertainty widened when `after` lets the engine batch well beyond
@@ -198,13 +236,30 @@ def what_if(
     kv_cache_tokens: int | None = None,
     progress=lambda line: None,
     device_share: DeviceShare | None = None,
+    deployment: Deployment | None = None,
 ) -> Prediction:
     """One question: the ramp predicted under `changes` (`servops predict`)."""
     for text in changes:  # refuse a bad change before the calibration's work
         flags = parse_change(text)
         if SHARE_FLAG in flags and (device_share is None or not kv_cache_tokens):
             raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
-    forecaster = Forecaster(document, source, server_args, engine, kv_cache_tokens, progress, device_share=device_share)
+        if TENSOR_PARALLEL_FLAG in flags:
+            tp = int(flags[TENSOR_PARALLEL_FLAG])
+            if engine_kind(parse_command(server_args or "", flag="--server-args"), engine) == "vllm-cpu":
+                raise UserError(parallel_on_cpu(tp))
+            if deployment is None:
+                raise UserError(parallel_inputs_missing(tp))
+            starting_terms(deployment, tp)
+    forecaster = Forecaster(
+        document,
+        source,
+        server_args,
+        engine,
+        kv_cache_tokens,
+        progress,
+        device_share=device_share,
+        deployment=deployment,
+    )
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)
 

@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 
 from advisor.cli import bind_command_line_values, build_parser, main
-from advisor.commands.predict import device_share
+from advisor.commands.predict import deployment_for, device_share
 from advisor.perf.whatif import Forecaster
 from advisor.report_files import load_result
 
@@ -87,6 +87,7 @@ class Rivals:
             args.engine,
             args.kv_cache_tokens,
             device_share=device_share(args.kv_cache_gib, args.gpu_memory_gib),
+            deployment=deployment_for(args.model, args.gpu, args.server_args, args.kv_cache_gib),
         )
 
     def predict(self, flag: str, value: int | str) -> dict:

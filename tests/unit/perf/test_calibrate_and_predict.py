@@ -143,7 +143,9 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
     ("argv", "message"),
     [
         (["--change=--max-num-seqs"], "give one flag and one value"),
-        (["--change", "--tensor-parallel-size 2"], "does not predict --tensor-parallel-size"),
+        (["--change", "--pipeline-parallel-size 2"], "does not predict --pipeline-parallel-size"),
+        (["--change", "--tensor-parallel-size 2"], "needs the model and the GPU; pass --model"),
+        (["--change", "--tensor-parallel-size 0"], "takes a GPU count, 1 or more"),
         (["--change", "max-num-seqs 8"], "give a flag and its value"),
         (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
         (["--kv-cache-gib", "20"], "--kv-cache-gib and --gpu-memory-gib go together"),

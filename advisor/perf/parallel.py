@@ -1,0 +1,157 @@
+"""A tensor-parallel size the server did not run, priced from the cost fitted at the size it ran.
+
+Why not a fresh roofline: the fitted cost holds what this engine, model and GPU really spend per
+step (kernel launches, sampling, Python), which the roofline cannot see and which a change of
+TP does not move. Only the parts of a step that physics splits over the GPUs change, so each
+fitted term is moved by what the roofline says changes in it, and nothing else:
+
+- the step's fixed part (or each point of its curve over the decode batch) loses or gains the
+  weight read per GPU (weight bytes per GPU / memory bandwidth) and the all-reduces' fixed ring
+  latencies (2 per layer, rules/catalog/floors.py);
+- the per-sequence decode term gains or loses the all-reduces' transfer of one row of hidden
+  state (2(TP-1)/TP of its bytes over the link, per all-reduce) and the change in its matmul
+  FLOPs per GPU (2 x active parameters / TP at the bf16 peak);
+- the per-prompt-token term, compute-bound, scales with the FLOPs each GPU computes (1/TP),
+  its all-reduce transfer moved as the decode term's;
+- the per-context-token term scales with the KV bytes per token each GPU reads (the KV heads
+  split over the GPUs, replicated when TP exceeds them);
+- the per-prompt-chunk term and the time outside the engine stay: neither is split.
+
+The KV pool at the new size comes from the memory model at that launch, offset by what the
+server's log measured at the launch it ran (advisor/predict.py `figures`).
+
+The uncertainty: the fit's own, plus the roofline prior's ±50 % on the share of a lone decode
+step that the change moved. A layout whose step is mostly physics carries its error; one the
+change barely touches keeps the fit's.
+
+Why GPUs only: on vLLM's CPU backend TP ranks split one machine's cores and memory channels,
+which no catalog describes; the change is refused by name there.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from advisor.errors import UserError
+from advisor.memory import LaunchConfig, estimate_memory
+from advisor.memory_terms import GIB
+from advisor.modelspec import active_params
+from advisor.perf.cost import StepCost
+from advisor.perf.limits import TENSOR_PARALLEL_FLAG as TP_FLAG
+from advisor.perf.prior import PRIOR_RELATIVE_ERROR
+from advisor.plan_search import valid_tp
+from advisor.predict import Deployment, figures
+from rules.catalog.floors import ALLREDUCES_PER_LAYER, allreduce_latency_s, allreduce_token_s
+
+
+class ParallelTerms(BaseModel):
+    """The parts of a step that depend on the tensor-parallel size, at one size."""
+
+    tensor_parallel: int
+    weights_s: float  # per step: this GPU's weight bytes over its memory bandwidth
+    allreduce_fixed_s: float  # per step: the all-reduces' ring latencies
+    allreduce_row_s: float  # per row of hidden state (a decoded sequence or a prompt token)
+    decode_compute_s: float  # per decoded sequence: 2 x active params / TP FLOPs at the GPU's bf16 peak
+    kv_bytes_per_token: int  # per GPU
+    kv_cache_tokens: int  # the pool at this size (memory model, offset by the measured pool)
+    starts: bool
+
+
+def parallel_terms(deployment: Deployment, tp: int) -> ParallelTerms:
+    """The TP-dependent terms of `deployment` at `tp`; a UserError when `tp` is not a size vLLM accepts."""
+    model, gpu = deployment.model, deployment.gpu
+    if not valid_tp(model, tp):
+        raise UserError(
+            f"{TP_FLAG} {tp}: {model.name} has {model.num_attention_heads} attention and "
+            f"{model.num_key_value_heads} KV heads, which {tp} GPUs cannot split evenly; choose a divisor"
+        )
+    if not gpu.memory_bandwidth_tbps:
+        raise UserError(f"{TP_FLAG}: the catalog has no memory bandwidth for {gpu.name}; name a catalog GPU with --gpu")
+    launch = LaunchConfig.model_validate({**deployment.launch.model_dump(), "tensor_parallel_size": tp})
+    breakdown = estimate_memory(model, gpu, launch)
+    layers = ALLREDUCES_PER_LAYER * model.num_hidden_layers
+    pool = figures(deployment, launch)
+    return ParallelTerms(
+        tensor_parallel=tp,
+        weights_s=breakdown.weights_gib * GIB / (gpu.memory_bandwidth_tbps * 1e12),
+        allreduce_fixed_s=layers * allreduce_latency_s(tp, gpu.interconnect),
+        allreduce_row_s=layers * allreduce_token_s(tp, model.hidden_size, gpu.interconnect_gbps_per_direction),
+        decode_compute_s=2 * active_params(model) / tp / (gpu.bf16_tflops * 1e12) if gpu.bf16_tflops else 0.0,
+        kv_bytes_per_token=breakdown.kv_bytes_per_token,
+        kv_cache_tokens=pool.kv_cache_tokens,
+        starts=pool.fits,
+    )
+
+
+def starting_terms(deployment: Deployment, tp: int) -> ParallelTerms:
+    """`parallel_terms` at a size the change asks for; a UserError when the memory model predicts it does
+    not start (no room for one request's KV)."""
+    terms = parallel_terms(deployment, tp)
+    if not terms.starts:
+        raise UserError(
+            f"{TP_FLAG} {tp}: the memory model predicts {deployment.model.name} does not start on {tp} x "
+            f"{deployment.gpu.name} (no room for one request's KV at this launch); choose a larger size"
+        )
+    return terms
+
+
+def cost_at_tp(cost: StepCost, before: ParallelTerms, after: ParallelTerms) -> tuple[StepCost, str]:
+    """`cost`, fitted at `before`'s size, moved to `after`'s (module docstring), and the note that says how."""
+    d_fixed = (after.weights_s - before.weights_s) + (after.allreduce_fixed_s - before.allreduce_fixed_s)
+    d_row = after.allreduce_row_s - before.allreduce_row_s
+    d_decode = d_row + after.decode_compute_s - before.decode_compute_s
+    floor_fixed = after.weights_s + after.allreduce_fixed_s
+    compute = before.tensor_parallel / after.tensor_parallel
+    kv = after.kv_bytes_per_token / before.kv_bytes_per_token if before.kv_bytes_per_token else 1.0
+    update: dict = {
+        "base_s": max(cost.base_s + d_fixed, floor_fixed),
+        "decode_seq_s": max(cost.decode_seq_s + d_decode, after.allreduce_row_s),
+        "prefill_token_s": max(
+            (cost.prefill_token_s - before.allreduce_row_s) * compute + after.allreduce_row_s, after.allreduce_row_s
+        ),
+        "context_token_s": cost.context_token_s * kv,
+    }
+    if cost.decode_knots:
+        update["decode_curve_s"] = [
+            max(value + d_fixed + k * d_decode, floor_fixed + k * after.allreduce_row_s)
+            for k, value in zip(cost.decode_knots, cost.decode_curve_s, strict=False)
+        ]
+    moved = cost.model_copy(update=update)
+    lone_before = cost.step_time_of_one()
+    lone_after = moved.step_time_of_one()
+    share = abs(lone_after - lone_before) / lone_after if lone_after > 0 else 0.0
+    error = cost.relative_error + PRIOR_RELATIVE_ERROR * share
+    moved = moved.model_copy(
+        update={
+            "relative_error": error,
+            "source": f"{cost.source}; moved from TP {before.tensor_parallel} to TP {after.tensor_parallel} "
+            "by the roofline's TP terms",
+        }
+    )
+    note = (
+        f"TP {before.tensor_parallel} → {after.tensor_parallel}: weight read {before.weights_s * 1e3:.2f} → "
+        f"{after.weights_s * 1e3:.2f} ms/step, all-reduce latency {before.allreduce_fixed_s * 1e3:.2f} → "
+        f"{after.allreduce_fixed_s * 1e3:.2f} ms/step and transfer {before.allreduce_row_s * 1e6:.1f} → "
+        f"{after.allreduce_row_s * 1e6:.1f} µs/row, prompt compute ×{compute:g} per GPU, KV read per "
+        f"token ×{kv:.3g}; the fitted step's other parts kept. A lone decode step "
+        f"{lone_before * 1e3:.2f} → {lone_after * 1e3:.2f} ms; ±{error:.0%} (the fit's "
+        f"±{cost.relative_error:.0%} + the roofline's ±{PRIOR_RELATIVE_ERROR:.0%} on the {share:.0%} it moved); "
+        f"KV pool {before.kv_cache_tokens:,} → {after.kv_cache_tokens:,} tokens per replica"
+    )
+    return moved, note
+
+
+def parallel_inputs_missing(tp: int) -> str:
+    """What a tensor-parallel change needs that was not given."""
+    return (
+        f"{TP_FLAG} {tp}: pricing a tensor-parallel size needs the model and the GPU; pass --model (a catalog "
+        "name or config.json) and --gpu (a catalog GPU)"
+    )
+
+
+def parallel_on_cpu(tp: int) -> str:
+    """Why a tensor-parallel change on vLLM's CPU backend is not priced (module docstring)."""
+    return (
+        f"{TP_FLAG} {tp}: on vLLM's CPU backend TP ranks split one machine's cores and memory channels, which "
+        "the model does not price; ramp the layout instead"
+    )
