@@ -35,7 +35,7 @@ from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.perf.pool import DeviceShare
-from advisor.predict import predict_findings
+from advisor.predict import Deployment, predict_findings
 from advisor.run_diff import RunDiff
 from advisor.tp_choice import choose_tensor_parallel
 from advisor.triage_context import (
@@ -168,9 +168,10 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             engine=_engine_of(collected.facts),
             ramp_path=request.ramp,
             in_flight=_in_flight(collected.facts),
+            deployment=deployment,
         )
         notes = [*notes, *forecast_notes]
-    elif (live := _forecast_from_window(evaluation.findings, request, collected)) is not None:
+    elif (live := _forecast_from_window(evaluation.findings, request, collected, deployment)) is not None:
         rejected, live_notes = live
         notes = [*notes, *live_notes]
     else:
@@ -378,7 +379,7 @@ def _load_ramp(path: str) -> dict:
 
 
 def _forecast_from_window(
-    findings: list[Finding], request: TriageRequest, collected: Collected
+    findings: list[Finding], request: TriageRequest, collected: Collected, deployment: Deployment | None
 ) -> tuple[list[RejectedChange], list[str]] | None:
     """No ramp, but a metrics window: the model calibrates on the window as one measured load step
     (advisor/perf/live.py) and chooses and predicts the changes as it does from a ramp; None when the
@@ -405,6 +406,7 @@ def _forecast_from_window(
         engine=_engine_of(collected.facts),
         ramp_path=request.save_window,
         in_flight=_in_flight(collected.facts),
+        deployment=deployment,
     )
     saved = (
         f"the window is saved as a ramp in {request.save_window}"
@@ -470,5 +472,5 @@ def _forecast_from_prior(
     # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
     lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)
     ramp = synthetic_ramp(levels, prompt, output, step_s=min(600.0, max(5.0, 4 * lifetime)))
-    _, notes = _forecast(findings, ramp, "workload hints", request, collected, cost=cost)
+    _, notes = _forecast(findings, ramp, "workload hints", request, collected, cost=cost, deployment=deployment)
     return notes

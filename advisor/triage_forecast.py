@@ -25,10 +25,12 @@ from collections.abc import Callable
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
+from advisor.layout_choice import ANNOTATED, CHOSEN, best_layout, forecast_layout, layout_candidates, layout_changes
 from advisor.perf.cost import StepCost
-from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG
+from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
+from advisor.predict import Deployment
 from advisor.replicas import REPLICA_RULES, REPLICAS_FLAG, ms_text, replicas_change, seconds_text, size_replicas
 from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
@@ -53,6 +55,7 @@ def forecast_findings(
     ramp_path: str | None = None,
     in_flight: float | None = None,
     device_share: DeviceShare | None = None,
+    deployment: Deployment | None = None,
 ) -> tuple[list[RejectedChange], list[str]]:
     """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
 
@@ -60,7 +63,9 @@ def forecast_findings(
     `servops predict` command that reproduces its figures. `in_flight`: the requests the server
     holds now (running + waiting) or the clients' concurrency; with it, the finding whose remedy is
     more replicas gets the model's replica count (advisor/replicas.py). `device_share`: the pool per GPU
-    and the GPU's size, with which --gpu-memory-utilization is modelled (advisor/perf/pool.py)."""
+    and the GPU's size, with which --gpu-memory-utilization is modelled (advisor/perf/pool.py).
+    `deployment`: the model, GPU and launch, with which a layout of the GPUs is priced
+    (advisor/layout_choice.py)."""
     document = dict(ramp)
     slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
     if slos:
@@ -74,6 +79,7 @@ def forecast_findings(
             kv_cache_tokens=kv_cache_tokens,
             cost=cost,
             device_share=device_share,
+            deployment=deployment,
         )
     except UserError as exc:
         return [], [f"no latency predictions: {exc}"]
@@ -87,6 +93,13 @@ def forecast_findings(
     def command(forecast: ChangeForecast | None) -> str | None:
         return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
 
+    def command_for_layout(tp: int) -> str:
+        if not ramp_path:
+            return ""
+        return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, f"{TENSOR_PARALLEL_FLAG} {tp}")
+
+    rejected: list[RejectedChange] = []
+    notes += _choose_layouts(findings, forecaster, in_flight, rejected, loose, command_for_layout)
     if loose:
         _annotate_only(findings, ranked, forecaster, command)
         notes.append(
@@ -94,13 +107,12 @@ def forecast_findings(
             f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
             f"beside them; ramp more load levels for a tighter fit"
         )
-        return [], notes
+        return rejected, notes
     best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
     losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
     judged = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
     near = {r.changes[0]["flag"]: r for r in reversed(ranked) if r.helps_at_nominal_ranks and not r.helps}
 
-    rejected: list[RejectedChange] = []
     gains: dict[int, float] = {}
 
     def judge(finding: Finding, change: ConfigChange, ranks: bool = True) -> ConfigChange | None:
@@ -140,6 +152,71 @@ def forecast_findings(
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
+
+
+def _choose_layouts(
+    findings: list[Finding],
+    forecaster: Forecaster,
+    in_flight: float | None,
+    rejected: list[RejectedChange],
+    loose: bool,
+    command: Callable[[int], str],
+) -> list[str]:
+    """Re-value every remedy that lowers the tensor-parallel size (TP over PCIe traded for replicas) to the
+    layout of the same GPUs the model predicts to carry most (advisor/layout_choice.py); notes."""
+    current_tp = forecaster.current_tensor_parallel()
+    notes: list[str] = []
+    for finding in findings:
+        tp_change = next((c for c in finding.changes if c.flag == TENSOR_PARALLEL_FLAG), None)
+        if tp_change is None or not tp_change.proposed.isdigit() or int(tp_change.proposed) >= current_tp:
+            continue
+        if any(c.flag == "--pipeline-parallel-size" for c in finding.changes):
+            notes.append(
+                f"{finding.rule}: pipeline parallelism is not priced by the performance model; the rule's layout stands"
+            )
+            continue
+        if forecaster.deployment is None:
+            notes.append(
+                f"{finding.rule}: the layout is the rule's (TP {tp_change.proposed}); pass --model and --gpu to have "
+                "the performance model weigh every layout of the GPUs"
+            )
+            continue
+        replicas = int(forecaster.command.value(REPLICAS_FLAG) or 1)
+        gpus = current_tp * replicas
+        layouts, unpriced = [], {}
+        for tp in layout_candidates(forecaster, gpus):
+            try:
+                layouts.append(forecast_layout(forecaster, tp, gpus, in_flight))
+            except UserError as exc:
+                unpriced[tp] = str(exc)
+        current = next((layout for layout in layouts if layout.tensor_parallel == current_tp), None)
+        rule_layout = next((layout for layout in layouts if layout.tensor_parallel == int(tp_change.proposed)), None)
+        if current is None or rule_layout is None:
+            why = unpriced.get(int(tp_change.proposed), "the current layout is not a valid TP for the model")
+            notes.append(f"{finding.rule}: the rule's layout stands, unpriced: {why}")
+            continue
+        chosen = rule_layout if loose else best_layout(layouts, current)
+        others = [layout.describe() for layout in layouts if layout is not chosen and layout is not current]
+        kept = [c for c in finding.changes if c.flag not in (TENSOR_PARALLEL_FLAG, REPLICAS_FLAG)]
+        if chosen is current:
+            rejected.append(
+                RejectedChange(
+                    rule=finding.rule,
+                    change=tp_change,
+                    reason=f"the performance model predicts the current layout carries most: {current.describe()}; "
+                    f"weighed: {'; '.join(others)}",
+                    command=command(int(tp_change.proposed)) or None,
+                )
+            )
+            finding.changes = kept
+            continue
+        changes = layout_changes(
+            chosen, current, tp_change, command(chosen.tensor_parallel), ANNOTATED if loose else CHOSEN
+        )
+        if others:
+            changes[0].predicted_effect.text += f"; weighed: {'; '.join(others)}"
+        finding.changes = [*changes, *kept]
+    return notes
 
 
 def _rejection(
@@ -263,6 +340,9 @@ def reproduce_command(
     if forecaster.device_share is not None:
         share = forecaster.device_share
         words += ["--kv-cache-gib", f"{share.pool_gib:g}", "--gpu-memory-gib", f"{share.device_gib:g}"]
+    deployment = forecaster.deployment
+    if change and change.startswith(TENSOR_PARALLEL_FLAG) and deployment is not None:
+        words += ["--model", deployment.model.source_path or deployment.model.name, "--gpu", deployment.gpu.name]
     if slo_text:
         words += ["--slo", slo_text]
     if change:

@@ -71,7 +71,9 @@ RULE_PCIE_TP = Rule(
         example=f"TP=2 on two L40S (PCIe Gen4), ITL p50 0.14 s > {c.DEFAULT_ITL_SLO_S:g} s -> --tensor-parallel-size 1 "
         "--data-parallel-size 2 when the model fits one GPU.",
         fix="If the model fits one GPU: TP=1 replicas (data parallel). Otherwise pipeline parallel across the "
-        "PCIe GPUs, or NVLink hardware.",
+        "PCIe GPUs, or NVLink hardware. With a ramp (or a live window) and the model and GPU known, triage "
+        "proposes instead the layout of the same GPUs the performance model predicts to carry most within the "
+        "SLOs, or keeps the current one (docs/triage.md, 'The layout of the GPUs').",
         limits="Uses p50 ITL; memory-bandwidth-bound models also show high ITL without TP.",
         references=["https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html"],
     ),

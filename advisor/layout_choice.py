@@ -1,0 +1,164 @@
+"""The layout of a server's GPUs (tensor-parallel size x replicas) the performance model predicts best.
+
+Why: OP-3.1 (and OP-5's and AP-7's PCIe remedies) trade tensor parallelism over a slow link for
+replicas by rule of thumb, TP 1 with as many replicas as GPUs. That is not always right: one GPU
+reads twice the weights per step and holds a smaller KV pool, and at high load a TP-2 replica
+may carry more than two TP-1 replicas do. With a ramp (or a live window) to calibrate on and the
+model and GPU known, each way of splitting the same GPUs into replicas of TP' GPUs (TP' a size
+vLLM accepts for the model and at which it starts) is priced (advisor/perf/parallel.py) and its
+ramp replayed; the fleet carries replicas x one replica's safe operating point within the SLOs.
+The layout that carries most wins; between layouts that carry the same, the one whose replica,
+at its share of the requests in flight, has the lower ITL p99 beyond the uncertainty.
+
+The figures a finding then shows are one replica's at its share (the largest ramp step at or
+under it), as `servops predict --change "--tensor-parallel-size TP'"` prints them, and the
+fleet's capacity; the command is beside them. Pipeline parallelism is not priced (a remedy that
+proposes it keeps the rule's value).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor.perf.limits import TENSOR_PARALLEL_FLAG
+from advisor.perf.whatif import Forecaster
+from advisor.plan_search import valid_tp
+from advisor.replicas import REPLICAS_FLAG, ms_text, seconds_text
+from advisor.tune_forecast import step_views
+from rules.model import ConfigChange, PredictedEffect
+
+
+class LayoutForecast(BaseModel):
+    """One layout of the GPUs and what the model predicts for it."""
+
+    tensor_parallel: int
+    replicas: int
+    safe_point_per_replica: float | None
+    fleet_safe_point: float
+    share: float | None = None  # requests in flight per replica
+    step: dict[str, Any] | None = None  # one replica's predicted step at its share
+    relative_error: float
+    note: str = ""
+
+    def describe(self) -> str:
+        head = f"TP {self.tensor_parallel} x {self.replicas} replica(s): " + (
+            f"{self.fleet_safe_point:g} requests within the SLOs ({self.safe_point_per_replica:g} per replica)"
+            if self.safe_point_per_replica
+            else "no load step within the SLOs"
+        )
+        if self.step is None:
+            return head
+        return (
+            f"{head}; at {self.share:.3g} in flight per replica (step {self.step['offered']:g}): TTFT p99 "
+            f"{seconds_text(self.step['ttft_s']['p99'])}, ITL p99 {ms_text(self.step['itl_s']['p99'])}, "
+            f"{self.step['output_tokens_per_s']:.0f} tok/s per replica (±{self.relative_error:.0%})"
+        )
+
+
+def layout_candidates(forecaster: Forecaster, gpus: int) -> list[int]:
+    """Tensor-parallel sizes that divide `gpus` and that vLLM accepts for the model."""
+    deployment = forecaster.deployment
+    if deployment is None:
+        return []
+    return [tp for tp in range(1, gpus + 1) if gpus % tp == 0 and valid_tp(deployment.model, tp)]
+
+
+def forecast_layout(forecaster: Forecaster, tp: int, gpus: int, in_flight: float | None) -> LayoutForecast:
+    """The fleet of `gpus` GPUs as replicas of `tp`; a UserError saying why when it cannot be priced (the
+    memory model predicts it does not start, or the GPU's bandwidth is unknown)."""
+    if tp == forecaster.current_tensor_parallel():
+        predicted, error, note = forecaster.baseline, forecaster.cost.relative_error, ""
+    else:
+        prediction = forecaster.predict({TENSOR_PARALLEL_FLAG: str(tp)}, with_bands=False)
+        predicted, error, note = prediction, prediction.cost.relative_error, prediction.notes[-1]
+    replicas = gpus // tp
+    safe = predicted.safe_operating_point.offered if predicted.safe_operating_point else None
+    steps = [s for s in step_views(predicted) if s["valid"]]
+    share = in_flight / replicas if in_flight else None
+    carried = [s for s in steps if share is not None and s["offered"] <= share + 1e-9]
+    return LayoutForecast(
+        tensor_parallel=tp,
+        replicas=replicas,
+        safe_point_per_replica=safe,
+        fleet_safe_point=replicas * (safe or 0.0),
+        share=share,
+        step=max(carried, key=lambda s: s["offered"]) if carried else None,
+        relative_error=error,
+        note=note,
+    )
+
+
+def best_layout(layouts: list[LayoutForecast], current: LayoutForecast) -> LayoutForecast:
+    """The layout that carries most within the SLOs; on a tie, the lower ITL p99 at the share beyond the
+    uncertainty; else the current one (a change must earn its restart)."""
+    best = current
+    for layout in layouts:
+        if layout.fleet_safe_point > best.fleet_safe_point or (
+            layout.fleet_safe_point == best.fleet_safe_point and _clearly_faster(layout, best)
+        ):
+            best = layout
+    return best
+
+
+def _clearly_faster(layout: LayoutForecast, other: LayoutForecast) -> bool:
+    mine, theirs = _itl(layout), _itl(other)
+    if mine is None or theirs is None:
+        return False
+    error = max(layout.relative_error, other.relative_error)
+    return mine * (1 + error) < theirs * (1 - error)
+
+
+def _itl(layout: LayoutForecast) -> float | None:
+    return layout.step["itl_s"]["p99"] if layout.step else None
+
+
+CHOSEN = "the layout the performance model predicts to carry most within the SLOs"
+ANNOTATED = "the rule's layout, with the model's figures beside it (the fit is too loose to choose among layouts)"
+
+
+def layout_changes(
+    chosen: LayoutForecast, current: LayoutForecast, rule_tp: ConfigChange, command: str, why: str = CHOSEN
+) -> list[ConfigChange]:
+    """The TP and replica changes for `chosen`, the TP one carrying the prediction and its command; `why`
+    says whether the model chose it or only priced the rule's."""
+    figures = {
+        "tensor_parallel_after": chosen.tensor_parallel,
+        "replicas_after": chosen.replicas,
+        "fleet_safe_operating_point_before": current.fleet_safe_point,
+        "fleet_safe_operating_point_after": chosen.fleet_safe_point,
+        "safe_operating_point_per_replica_after": chosen.safe_point_per_replica,
+        "relative_error": chosen.relative_error,
+    }
+    if chosen.step is not None:
+        figures |= {
+            "per_replica_offered": chosen.step["offered"],
+            "ttft_p99_s_per_replica": chosen.step["ttft_s"]["p99"],
+            "itl_p99_s_per_replica": chosen.step["itl_s"]["p99"],
+            "output_tokens_per_s_per_replica": chosen.step["output_tokens_per_s"],
+        }
+    if current.step is not None:
+        figures["itl_p99_s_per_replica_before"] = current.step["itl_s"]["p99"]
+    effect = PredictedEffect(
+        text=f"{current.describe()} → {chosen.describe()}",
+        figures={k: round(float(v), 4) for k, v in figures.items() if v is not None},
+        command=command,
+    )
+    tp = rule_tp.model_copy(
+        update={
+            "proposed": str(chosen.tensor_parallel),
+            "reason": f"{rule_tp.reason}; {why} (every TP that divides the "
+            f"{chosen.tensor_parallel * chosen.replicas} GPUs weighed)",
+            "predicted_effect": effect,
+        }
+    )
+    replicas = ConfigChange(
+        flag=REPLICAS_FLAG,
+        current=str(current.replicas),
+        proposed=str(chosen.replicas),
+        reason=f"keeps all {chosen.tensor_parallel * chosen.replicas} GPUs busy as replicas of "
+        f"TP {chosen.tensor_parallel}",
+        cost="no cross-GPU traffic between replicas; each has its own KV pool",
+    )
+    return [tp, replicas] if chosen.replicas != current.replicas else [tp]

@@ -1,0 +1,274 @@
+"""The tensor-parallel size priced by the performance model (advisor/perf/parallel.py) and the layout of
+the GPUs triage proposes with it (advisor/layout_choice.py).
+
+The fitted costs come from real vLLM 0.32's recorded ramp (tests/fixtures/vllm_cpu/queue_seqs1*); the
+deployment beside it (Llama-3.1-8B on L40S over PCIe) is stated, since no GPU ramp was recorded: these
+tests hold the choice to the model's own figures and to the command that prints them, not to a GPU
+measurement (BENCHMARKS.md says so where the figures are)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.collect.facts import server_config
+from advisor.collect.server_args import parse_command
+from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.layout_choice import LayoutForecast, best_layout
+from advisor.memory import LaunchConfig
+from advisor.modelspec import resolve_model
+from advisor.perf.parallel import cost_at_tp, parallel_terms
+from advisor.perf.prior import roofline_cost
+from advisor.predict import Deployment, launch_from_config
+from advisor.replicas import REPLICAS_FLAG
+from advisor.triage_forecast import forecast_findings, with_change
+from benchmarks import tp_transform_check
+from loadtest.slo import parse_slos
+from rules.catalog import floors
+from rules.catalog.op3_parallelism import RULE_PCIE_TP
+from rules.facts import Hardware, MemoryFacts
+from tests.unit.perf.recorded_queue import CASES, Rivals, predict
+from tests.unit.rules.factories import config, live
+
+TP = "--tensor-parallel-size"
+RAMP = Path(f"{CASES['vllm-0.32-cpu']}_ramp.json")
+TERMS = ("base_s", "decode_seq_s", "prefill_token_s", "context_token_s")
+
+
+def _deployment(tp: int, model: str = "Llama-3.1-8B", gpu: str = "L40S") -> Deployment:
+    return Deployment(model=resolve_model(model), gpu=resolve_gpu(gpu), launch=LaunchConfig(tensor_parallel_size=tp))
+
+
+@pytest.mark.parametrize(("start", "end"), [(2, 1), (1, 4), (4, 2)])
+def test_moving_the_roofline_prior_between_tp_sizes_gives_the_prior_at_the_new_size(start: int, end: int):
+    """The transform moves exactly the terms the roofline says TP moves: applied to the prior itself, it
+    lands on the prior computed at the new size (weights per GPU, all-reduces, compute and KV split)."""
+    model, gpu = resolve_model("Llama-3.1-8B"), resolve_gpu("L40S")
+    deployment = _deployment(start)
+    moved, note = cost_at_tp(
+        roofline_cost(model, gpu, start), parallel_terms(deployment, start), parallel_terms(deployment, end)
+    )
+    target = roofline_cost(model, gpu, end)
+    for term in TERMS:
+        assert getattr(moved, term) == pytest.approx(getattr(target, term), rel=1e-4), term
+    assert f"TP {start} → {end}" in note
+
+
+def test_the_transform_predicts_vllms_published_tp_4_and_8_steps_from_its_tp_2_steps_within_its_band():
+    """vLLM issue #16300 (QwQ-32B, 8 x A100-80GB, vLLM 0.7.2's benchmark_latency; the figures and the source
+    are in tests/fixtures/published/): fitted to the TP-2 steps, the TP-4 and TP-8 steps come out within
+    the transform's stated uncertainty, where halving the step per doubling of GPUs misses by 30-64 %."""
+    rows = tp_transform_check.check()
+    assert {(r.batch, r.tensor_parallel) for r in rows} == {(1, 4), (1, 8), (16, 4), (16, 8)}
+    for row in rows:
+        assert abs(row.ratio - 1) <= row.relative_error, row
+        assert abs(row.ratio - 1) < abs(row.naive_ratio - 1), row
+    lone = {r.tensor_parallel: r.ratio for r in rows if r.batch == 1}
+    assert lone[4] == pytest.approx(1.0, abs=0.05) and lone[8] == pytest.approx(1.0, abs=0.05)
+
+
+def test_tp_2_to_1_over_pcie_doubles_the_weight_read_and_drops_the_all_reduces():
+    """Llama-3.1-8B on L40S: 2 all-reduces x 32 layers x (3.6 + 2 x 1.0 µs) = 0.358 ms at TP 2, none at TP 1;
+    the bf16 weights (about 15 GiB) read per GPU double."""
+    deployment = _deployment(2)
+    two, one = parallel_terms(deployment, 2), parallel_terms(deployment, 1)
+    assert two.allreduce_fixed_s == pytest.approx(2 * 32 * (3.6 + 2.0) * 1e-6)
+    assert one.allreduce_fixed_s == one.allreduce_row_s == 0.0
+    assert one.weights_s == pytest.approx(2 * two.weights_s, rel=0.01)
+    assert one.kv_bytes_per_token == 2 * two.kv_bytes_per_token
+    assert one.kv_cache_tokens < two.kv_cache_tokens / 2  # one GPU holds the weights twice over, less room left
+    assert two.allreduce_fixed_s + 0 * two.allreduce_row_s == floors.allreduce_s(2, 32, 4096, 0, "pcie", 48.0)
+
+
+def test_a_fitted_step_keeps_what_tp_does_not_split():
+    """The per-prompt-chunk cost and the time outside the engine are not split over GPUs."""
+    deployment = _deployment(2)
+    fitted = roofline_cost(resolve_model("Llama-3.1-8B"), resolve_gpu("L40S"), 2).model_copy(
+        update={"prefill_seq_s": 0.004, "overhead_s": 0.2, "relative_error": 0.1}
+    )
+    moved, _ = cost_at_tp(fitted, parallel_terms(deployment, 2), parallel_terms(deployment, 1))
+    assert (moved.prefill_seq_s, moved.overhead_s) == (0.004, 0.2)
+    assert moved.relative_error > fitted.relative_error  # the roofline's ±50 % on the part it moved
+
+
+def _layout(tp: int, replicas: int, safe: float, itl: float | None, error: float = 0.1) -> LayoutForecast:
+    step = {"offered": 4, "ttft_s": {"p99": 0.5}, "itl_s": {"p99": itl}, "output_tokens_per_s": 10} if itl else None
+    return LayoutForecast(
+        tensor_parallel=tp,
+        replicas=replicas,
+        safe_point_per_replica=safe,
+        fleet_safe_point=safe * replicas,
+        share=4,
+        step=step,
+        relative_error=error,
+    )
+
+
+def test_the_layout_that_carries_more_wins_and_a_tie_needs_a_clear_itl_gain():
+    current = _layout(2, 1, 8, 0.050)
+    assert best_layout([current, _layout(1, 2, 5, 0.080)], current).tensor_parallel == 1  # 10 > 8
+    assert best_layout([current, _layout(1, 2, 3, 0.010)], current) is current  # 6 < 8, however fast
+    assert best_layout([current, _layout(1, 2, 4, 0.045)], current) is current  # same 8, inside ±10 %
+    assert best_layout([current, _layout(1, 2, 4, 0.030)], current).tensor_parallel == 1  # same 8, clearly faster
+
+
+def _pcie_finding(tp: int):
+    """OP-3.1 itself on a window of slow decode steps from `tp` L40S over PCIe holding a 15 GiB model."""
+    facts = live(running=1, itl={0.14: 2000})
+    facts.config = config(tensor_parallel_size=tp)
+    facts.hardware = Hardware(gpu_name="L40S", usable_gib=44.4, gpu_count=tp, interconnect="pcie")
+    facts.memory = MemoryFacts(weights_gib=15 / tp)
+    [finding] = RULE_PCIE_TP.evaluate(facts)
+    assert {c.flag: c.proposed for c in finding.changes} == {TP: "1", REPLICAS_FLAG: str(tp)}  # the rule's layout
+    return finding
+
+
+def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None) -> tuple:
+    command = parse_command(f"--tensor-parallel-size {tp} --max-num-seqs 1")
+    deployment = Deployment(
+        model=resolve_model("Llama-3.1-8B"),
+        gpu=gpu or resolve_gpu("L40S"),
+        launch=launch_from_config(server_config(command, [], None)),
+    )
+    finding = _pcie_finding(tp)
+    rejected, notes = forecast_findings(
+        [finding],
+        json.loads(RAMP.read_text()),
+        RAMP.name,
+        command,
+        None,
+        parse_slos(slo),
+        engine="vllm-cuda",
+        ramp_path=str(RAMP),
+        in_flight=in_flight,
+        deployment=deployment,
+    )
+    return finding, rejected, notes
+
+
+def test_the_layout_of_four_pcie_gpus_is_the_one_the_model_predicts_to_carry_most_and_its_figures_reproduce(
+    tmp_path: Path,
+):
+    finding, rejected, _ = _triage_layout(4, "ttft_p99=2s", 16)
+    tp_change = next(c for c in finding.changes if c.flag == TP)
+    figures = tp_change.predicted_effect.figures
+    chosen = int(tp_change.proposed)
+    assert "every TP that divides the 4 GPUs weighed" in tp_change.reason
+    replicas = next((c for c in finding.changes if c.flag == REPLICAS_FLAG), None)
+    assert int(replicas.proposed if replicas else 1) * chosen == 4
+
+    # Every layout of the 4 GPUs, asked of the printed command: none carries more within the SLOs.
+    command = tp_change.predicted_effect.command
+    rivals = Rivals(command)
+    fleets = {}
+    for tp in (1, 2, 4):
+        shown = rivals.predict(TP, tp)
+        safe = (shown["safe_operating_point"] or {}).get("offered") or 0
+        fleets[tp] = 4 // tp * safe
+    assert fleets[chosen] == max(fleets.values()) == figures["fleet_safe_operating_point_after"]
+    assert figures["fleet_safe_operating_point_before"] == fleets[4]
+
+    # The printed command itself gives one replica's figures at its share of the 16 in flight.
+    shown = predict(command, tmp_path / "shown.json")
+    step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
+    assert figures["per_replica_offered"] <= 16 / (4 // chosen)
+    assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
+    assert step["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_per_replica"], abs=1e-3)
+    assert step["output_tokens_per_s"] == pytest.approx(figures["output_tokens_per_s_per_replica"], abs=1e-2)
+    assert any(f"TP {chosen} → " in n or f"→ {chosen}:" in n for n in shown["notes"])
+    assert not rejected
+
+
+def test_a_layout_that_misses_a_tight_itl_target_is_rejected_with_its_figures(tmp_path: Path):
+    """ITL p99 <= 40 ms: one L40S reads the 8B weights twice as long per step as two do, and the model
+    predicts no load step of a TP-1 replica within it, so the rule's TP 1 is listed as rejected, with the
+    command whose prediction shows it."""
+    finding, rejected, _ = _triage_layout(2, "itl_p99=40ms", 8)
+    assert not any(c.flag in (TP, REPLICAS_FLAG) for c in finding.changes)
+    (rejection,) = rejected
+    assert rejection.change.flag == TP and rejection.change.proposed == "1"
+    assert "the current layout carries most" in rejection.reason
+    assert "TP 1 x 2 replica(s): no load step within the SLOs" in rejection.reason
+    shown = predict(rejection.command, tmp_path / "tp1.json")
+    assert shown["safe_operating_point"] is None
+    assert shown["baseline"]["safe_operating_point"]["offered"] >= 1
+
+
+def test_a_gpu_known_only_by_its_size_leaves_the_rules_layout_with_the_reason():
+    """--gpu-memory-gib gives no memory bandwidth, so no layout can be priced: the rule's TP 1 stands, unjudged."""
+    finding, rejected, notes = _triage_layout(2, "ttft_p99=2s", 8, gpu=gpu_from_memory(44.39))
+    assert {c.flag: c.proposed for c in finding.changes} == {TP: "1", REPLICAS_FLAG: "2"}
+    assert not rejected
+    assert any("the rule's layout stands, unpriced" in n and "no memory bandwidth" in n for n in notes), notes
+
+
+def test_triage_of_a_tp_over_pcie_window_weighs_the_layouts_and_prints_the_command(tmp_path: Path):
+    """Through the CLI: a window of slow decode steps on TP 2 over PCIe (OP-3.1) with the recorded ramp to
+    calibrate on. At 16 in flight and a 2 s TTFT p99 target two TP-1 replicas carry what one TP-2 replica
+    does (1 each against 2), and their ITL is not clearly lower, so the rule's TP 1 is rejected; the
+    printed command gives the TP-1 replica's safe point the reason quotes."""
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
+    out = tmp_path / "triage.json"
+    args = [
+        "triage",
+        *("--metrics", str(fixtures / "v0_33_tp_pcie_before.prom")),
+        *("--metrics", str(fixtures / "v0_33_tp_pcie_after.prom")),
+        *("--metrics-interval", "10"),
+        *("--server-args", "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 2 --max-num-seqs 1"),
+        *("--gpu", "L40S", "--ramp", str(RAMP), "--concurrency", "16", "--ttft-slo", "2", "--json", str(out)),
+    ]
+    assert main(args) == 0
+    document = json.loads(out.read_text())
+    op31 = next(f for f in document["findings"] if f["rule"] == "OP-3.1")
+    assert not any(c["flag"] == TP for c in op31["changes"])
+    (rejection,) = [r for r in document["rejected_changes"] if r["change"]["flag"] == TP]
+    assert "the current layout carries most" in rejection["reason"]
+    assert "--model Llama-3.1-8B --gpu L40S" in rejection["command"]
+    shown = predict(rejection["command"], tmp_path / "tp1.json")
+    per_replica = shown["safe_operating_point"]["offered"]
+    assert (
+        f"TP 1 x 2 replica(s): {2 * per_replica:g} requests within the SLOs ({per_replica:g} per replica)"
+        in (rejection["reason"])
+    )
+    assert 2 * per_replica <= shown["baseline"]["safe_operating_point"]["offered"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "needs the model and the GPU; pass --model"),
+        (["--model", "Llama-3.1-8B"], "--model and --gpu go together"),
+        (["--model", "Llama-3.1-8B", "--gpu", "L40S", "--engine", "vllm-cpu"], "CPU backend"),
+    ],
+)
+def test_a_tp_change_without_what_prices_it_is_one_line_exit_2(extra: list[str], message: str, capsys, tmp_path: Path):
+    args = ["predict", "--ramp", str(RAMP), "--server-args", "--tensor-parallel-size 2", "--change", f"{TP} 1"]
+    engine = [] if "--engine" in extra else ["--engine", "vllm-cuda"]
+    assert main([*args, *engine, *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("model", "gpu", "tp", "message"),
+    [
+        ("Llama-3.1-8B", "L40S", "3", "cannot split evenly"),
+        ("Llama-3.1-70B", "L40S", "1", "does not start"),
+    ],
+)
+def test_a_tp_size_vllm_refuses_or_that_does_not_start_is_one_line_exit_2(model, gpu, tp, message, capsys):
+    args = ["predict", "--ramp", str(RAMP), "--server-args", "--tensor-parallel-size 4", "--engine", "vllm-cuda"]
+    assert main([*args, "--model", model, "--gpu", gpu, "--change", f"{TP} {tp}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_with_change_swaps_the_tp_value_of_a_layout_command():
+    command = (
+        "servops predict --ramp r.json --server-args '--tensor-parallel-size 4' --model Llama-3.1-8B --gpu L40S "
+        "--change '--tensor-parallel-size 1'"
+    )
+    assert "--change '--tensor-parallel-size 2'" in with_change(command, f"{TP} 2")
