@@ -109,9 +109,6 @@ def forecast_findings(
         )
         return rejected, notes
     best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
-    losers = {r.changes[0]["flag"]: r for r in ranked if not r.helps and r.prediction}
-    judged = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
-    near = {r.changes[0]["flag"]: r for r in reversed(ranked) if r.helps_at_nominal_ranks and not r.helps}
 
     gains: dict[int, float] = {}
 
@@ -123,15 +120,7 @@ def forecast_findings(
             return change
         winner = best.get(change.flag)
         if winner is None:
-            loser = judged.get((change.flag, change.proposed)) or losers.get(change.flag)
-            reason = loser.decision if loser else "the performance model predicts no gain"
-            rejected.append(_rejection(finding, change, reason, loser, command))
-            closest = near.get(change.flag)
-            if closest is not None and str(closest.changes[0]["proposed"]) != change.proposed:
-                searched = change.model_copy(update={"proposed": str(closest.changes[0]["proposed"])})
-                rejected.append(
-                    _rejection(finding, searched, f"the model's closest value: {closest.decision}", closest, command)
-                )
+            rejected.extend(rejections(finding, change, ranked, command))
             return None
         chosen = winner.changes[0]
         updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
@@ -217,6 +206,29 @@ def _choose_layouts(
             changes[0].predicted_effect.text += f"; weighed: {'; '.join(others)}"
         finding.changes = [*changes, *kept]
     return notes
+
+
+def rejections(
+    finding: Finding,
+    change: ConfigChange,
+    ranked: list[ChangeForecast],
+    command: Callable[[ChangeForecast | None], str | None],
+) -> list[RejectedChange]:
+    """A change no value of whose flag is predicted to help: listed as rejected with the figures of its own
+    value (else the flag's best loser), and beside it the model's closest value when one helped at its
+    percentiles' nominal ranks but not a half-point away (advisor/tune_forecast.py), so the on-call sees
+    how near the model came."""
+    of_flag = [r for r in ranked if r.changes[0]["flag"] == change.flag]
+    own = next((r for r in of_flag if r.prediction and str(r.changes[0]["proposed"]) == change.proposed), None)
+    losers = [r for r in of_flag if not r.helps and r.prediction]
+    loser = own or (losers[-1] if losers else None)
+    reason = loser.decision if loser else "the performance model predicts no gain"
+    listed = [_rejection(finding, change, reason, loser, command)]
+    closest = next((r for r in of_flag if r.helps_at_nominal_ranks and not r.helps), None)
+    if closest is not None and str(closest.changes[0]["proposed"]) != change.proposed:
+        searched = change.model_copy(update={"proposed": str(closest.changes[0]["proposed"])})
+        listed.append(_rejection(finding, searched, f"the model's closest value: {closest.decision}", closest, command))
+    return listed
 
 
 def _rejection(

@@ -12,6 +12,7 @@ Two parts (the form BLIS/inference-sim fits, see docs/predict.md):
 
 `calibrate` fits the cost from a ramp (and the server's /metrics during it); `prior` gives a
 roofline cost from the model and GPU catalogs when nothing was measured; `forecast` turns a
-ramp plus flag changes into a predicted ramp. Everything here is pure: numbers in, numbers
+ramp plus flag changes into a predicted ramp; `pool` and `parallel` move the KV pool and the step
+cost to another pool size, device share or tensor-parallel size. Everything here is pure: numbers in, numbers
 out, no I/O and no clock.
 """

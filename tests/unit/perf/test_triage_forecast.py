@@ -1,7 +1,8 @@
 """Triage's changes with predicted latency and throughput, against a ramp whose truth is known."""
 
 from advisor.collect.server_args import parse_command
-from advisor.triage_forecast import forecast_findings
+from advisor.triage_forecast import forecast_findings, rejections
+from advisor.tune_forecast import ChangeForecast
 from loadtest.slo import SLO
 from rules.model import Category, ConfigChange, Finding, Severity
 from tests.unit.perf.test_calibrate_and_predict import _measured
@@ -138,3 +139,39 @@ def test_a_value_below_what_the_server_runs_says_why_and_what_throughput_it_cost
         f"throughput {figures['output_tokens_per_s_before']:.0f} → {figures['output_tokens_per_s_after']:.0f}"
         in change.cost
     )
+
+
+def _verdict(value: str, helps: bool, nominal: bool, decision: str) -> ChangeForecast:
+    change = {"flag": "--max-num-seqs", "current": "2", "proposed": value, "reason": "searched"}
+    return ChangeForecast(
+        rule="OP-5.2",
+        changes=[change],
+        helps=helps,
+        helps_at_nominal_ranks=nominal,
+        decision=decision,
+        prediction={"steps": []},
+    )
+
+
+def test_a_rejected_change_lists_the_models_closest_value_beside_it_when_one_came_near():
+    """No value of the flag helps at every reading; 8 helps at the percentiles' nominal ranks but not a
+    half-point away. The rule's 4 is rejected with its own figures, and 8 is listed beside it as the
+    model's closest value, each with the command that gives its figures."""
+    finding = _finding(
+        "OP-5.2", Severity.HIGH, ConfigChange(flag="--max-num-seqs", current="2", proposed="4", reason="double it")
+    )
+    ranked = [
+        _verdict("8", helps=False, nominal=True, decision="safe point 2 -> 4 at nominal ranks, 2 at p99.5"),
+        _verdict("4", helps=False, nominal=False, decision="predicted not to help: safe point 2 -> 2"),
+        _verdict("16", helps=False, nominal=False, decision="predicted not to help: safe point 2 -> 1"),
+    ]
+    listed = rejections(finding, finding.changes[0], ranked, lambda f: f"predict {f.changes[0]['proposed']}")
+    assert [(r.change.proposed, r.reason, r.command) for r in listed] == [
+        ("4", "predicted not to help: safe point 2 -> 2", "predict 4"),
+        ("8", "the model's closest value: safe point 2 -> 4 at nominal ranks, 2 at p99.5", "predict 8"),
+    ]
+    # The closest value is the rule's own: listed once.
+    ranked[0].changes[0]["proposed"] = "4"
+    assert len(rejections(finding, finding.changes[0], ranked[:1], lambda f: None)) == 1
+    # Its own value never predicted: the flag's worst loser gives the reason.
+    assert rejections(finding, finding.changes[0], ranked[2:], lambda f: None)[0].reason.endswith("2 -> 1")
