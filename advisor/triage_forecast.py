@@ -38,6 +38,7 @@ from advisor.tune_forecast import ChangeForecast, rank_changes, step_views
 from loadtest.slo import SLO
 from rules.model import ConfigChange, Finding, PredictedEffect
 
+PP_FLAG = "--pipeline-parallel-size"
 # Above this in-sample error the fit is too loose to overrule a rule: the rule's change stays,
 # with the prediction beside it and the caveat, instead of being rejected or re-valued.
 TRUSTED_RELATIVE_ERROR = 0.25
@@ -159,7 +160,7 @@ def _choose_layouts(
         tp_change = next((c for c in finding.changes if c.flag == TENSOR_PARALLEL_FLAG), None)
         if tp_change is None or not tp_change.proposed.isdigit() or int(tp_change.proposed) >= current_tp:
             continue
-        if any(c.flag == "--pipeline-parallel-size" for c in finding.changes):
+        if any(c.flag == PP_FLAG for c in finding.changes) or int(forecaster.command.value(PP_FLAG) or 1) > 1:
             notes.append(
                 f"{finding.rule}: pipeline parallelism is not priced by the performance model; the rule's layout stands"
             )

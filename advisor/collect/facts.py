@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.server_args import ServeCommand, command_from_args, command_from_cache_config
+from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, command_from_args, command_from_cache_config
 from advisor.errors import UserError
 from advisor.versions import parse_bounds, version_of, vllm_cpu_defaults
 from advisor.vllm_cpu import parse_kv_cache_memory_bytes
@@ -82,12 +82,6 @@ _ORIGIN_TO_SOURCE = {
     "log": ConfigSource.ARGS,
     "metrics": ConfigSource.CACHE_CONFIG_INFO,
 }
-_SHORT_FLAGS = {
-    "-tp": "--tensor-parallel-size",
-    "-pp": "--pipeline-parallel-size",
-    "-dp": "--data-parallel-size",
-    "-q": "--quantization",
-}
 
 
 def effective_command(
@@ -119,7 +113,7 @@ def server_config(
     if command is not None:
         config.model = command.model
         for raw_flag, value in command.flags.items():
-            flag = _SHORT_FLAGS.get(raw_flag, raw_flag)
+            flag = SHORT_FLAGS.get(raw_flag, raw_flag)
             text, flag = ("false", "--" + flag[5:]) if flag.startswith("--no-") else (value or "true", flag)
             config.flags[flag] = text
             source = _ORIGIN_TO_SOURCE.get(command.origin.get(raw_flag, "server-args"), ConfigSource.ARGS)

@@ -83,6 +83,16 @@ TRIAGE_FLAGS: frozenset[str] = frozenset(
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+# vLLM's short spellings of the flags servops reads (`vllm serve -tp 2`).
+SHORT_FLAGS = {
+    "-tp": "--tensor-parallel-size",
+    "-pp": "--pipeline-parallel-size",
+    "-dp": "--data-parallel-size",
+    "-q": "--quantization",
+}
+_SHORT_OF = {long: short for short, long in SHORT_FLAGS.items()}
+
+
 class ServerArgsError(UserError):
     """A --server-args text that cannot be split like a shell would; names the fix."""
 
@@ -103,9 +113,12 @@ class ServeCommand(BaseModel):
     origin: dict[str, str] = Field(default_factory=dict)
 
     def value(self, flag: str) -> str | None:
-        """The flag's value text; 'true' for a bare boolean, 'false' for its `--no-` form."""
+        """The flag's value text (under its short spelling too, `-tp 2`); 'true' for a bare boolean, 'false'
+        for its `--no-` form."""
         if flag in self.flags:
             return self.flags[flag] if self.flags[flag] is not None else "true"
+        if _SHORT_OF.get(flag) in self.flags:
+            return self.value(_SHORT_OF[flag])
         negated = "--no-" + flag[2:]
         if negated in self.flags:
             return "false"
@@ -137,7 +150,7 @@ class ServeCommand(BaseModel):
             new_flag = "--no-" + flag[2:] if bare and proposed.lower() == "false" else flag
             rebuilt: dict[str, str | None] = {}
             for existing, value in flags.items():  # replace in place, so the diff reads easily
-                if existing in (flag, "--no-" + flag[2:]):
+                if existing in (flag, "--no-" + flag[2:], _SHORT_OF.get(flag)):
                     rebuilt.setdefault(new_flag, None if bare else proposed)
                 else:
                     rebuilt[existing] = value

@@ -195,7 +195,7 @@ class Forecaster:
         )
 
     def current_tensor_parallel(self) -> int:
-        text = self.command.value(TENSOR_PARALLEL_FLAG) or self.command.value("-tp") or "1"
+        text = self.command.value(TENSOR_PARALLEL_FLAG) or "1"
         return int(text) if text.isdigit() and int(text) > 0 else 1
 
     def _layout(self, tp: int) -> tuple[ParallelTerms, ParallelTerms]:

@@ -46,6 +46,14 @@ def test_flag_values_equals_form_booleans_and_negative_numbers():
     assert command.value("--enforce-eager") == "true"
 
 
+def test_a_short_parallel_flag_is_read_under_its_long_name():
+    command = parse_command("vllm serve m -tp 2 -pp 2")
+    assert (command.value("--tensor-parallel-size"), command.value("--pipeline-parallel-size")) == ("2", "2")
+    assert command.value("--data-parallel-size") is None
+    changed = command.with_changes({"--tensor-parallel-size": "1"})
+    assert changed.render() == "vllm serve m --tensor-parallel-size 1 -pp 2"
+
+
 def test_changes_replace_flags_in_place_and_append_new_ones():
     command = parse_command("vllm serve m --max-model-len 32768 --no-enable-prefix-caching --port 8000")
     changed = command.with_changes(

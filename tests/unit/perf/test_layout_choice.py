@@ -126,8 +126,8 @@ def _pcie_finding(tp: int):
     return finding
 
 
-def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None) -> tuple:
-    command = parse_command(f"--tensor-parallel-size {tp} --max-num-seqs 1")
+def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None, extra: str = "") -> tuple:
+    command = parse_command(f"-tp {tp} --max-num-seqs 1 {extra}")
     deployment = Deployment(
         model=resolve_model("Llama-3.1-8B"),
         gpu=gpu or resolve_gpu("L40S"),
@@ -203,6 +203,13 @@ def test_a_gpu_known_only_by_its_size_leaves_the_rules_layout_with_the_reason():
     assert {c.flag: c.proposed for c in finding.changes} == {TP: "1", REPLICAS_FLAG: "2"}
     assert not rejected
     assert any("the rule's layout stands, unpriced" in n and "no memory bandwidth" in n for n in notes), notes
+
+
+def test_a_pipelined_server_keeps_the_rules_layout_because_pipeline_stages_are_not_priced():
+    finding, rejected, notes = _triage_layout(2, "ttft_p99=2s", 8, extra="-pp 2")
+    assert {c.flag: c.proposed for c in finding.changes} == {TP: "1", REPLICAS_FLAG: "2"}
+    assert not rejected
+    assert any("pipeline parallelism is not priced" in n for n in notes), notes
 
 
 def test_triage_of_a_tp_over_pcie_window_weighs_the_layouts_and_prints_the_command(tmp_path: Path):
