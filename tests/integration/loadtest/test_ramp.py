@@ -156,6 +156,7 @@ def test_workers_merge_full_precision_records_at_the_master(server, tmp_path):
         max_send_lateness_s=0.2,
     )
     result = run_ramp(config)
+    assert len(result.steps) == 1, f"the two workers closed no step: {result.stopped_early}"
     (step,) = result.steps
     assert step.client.load_processes == 2
     assert step.requests == 20 and step.errors == {}
