@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from advisor.errors import UserError
 from advisor.perf.limits import TENSOR_PARALLEL_FLAG
 from advisor.perf.whatif import Forecaster
 from advisor.plan_search import valid_tp
@@ -88,6 +89,19 @@ def forecast_layout(forecaster: Forecaster, tp: int, gpus: int, in_flight: float
         relative_error=error,
         note=note,
     )
+
+
+def price_layouts(
+    forecaster: Forecaster, gpus: int, in_flight: float | None
+) -> tuple[list[LayoutForecast], dict[int, str]]:
+    """Every layout of `gpus` GPUs the model can price, and why each other candidate could not be."""
+    layouts, unpriced = [], {}
+    for tp in layout_candidates(forecaster, gpus):
+        try:
+            layouts.append(forecast_layout(forecaster, tp, gpus, in_flight))
+        except UserError as exc:
+            unpriced[tp] = str(exc)
+    return layouts, unpriced
 
 
 def best_layout(layouts: list[LayoutForecast], current: LayoutForecast) -> LayoutForecast:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.layout_choice import ANNOTATED, CHOSEN, best_layout, forecast_layout, layout_candidates, layout_changes
+from advisor.layout_choice import ANNOTATED, CHOSEN, LayoutForecast, best_layout, layout_changes, price_layouts
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.pool import DeviceShare
@@ -153,8 +153,11 @@ def _choose_layouts(
     command: Callable[[int], str],
 ) -> list[str]:
     """Re-value every remedy that lowers the tensor-parallel size (TP over PCIe traded for replicas) to the
-    layout of the same GPUs the model predicts to carry most (advisor/layout_choice.py); notes."""
+    layout of the same GPUs the model predicts to carry most (advisor/layout_choice.py); notes. The layouts
+    are priced once, at the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
     current_tp = forecaster.current_tensor_parallel()
+    gpus = current_tp * int(forecaster.command.value(REPLICAS_FLAG) or 1)
+    priced: tuple[list[LayoutForecast], dict[int, str]] | None = None
     notes: list[str] = []
     for finding in findings:
         tp_change = next((c for c in finding.changes if c.flag == TENSOR_PARALLEL_FLAG), None)
@@ -171,14 +174,8 @@ def _choose_layouts(
                 "the performance model weigh every layout of the GPUs"
             )
             continue
-        replicas = int(forecaster.command.value(REPLICAS_FLAG) or 1)
-        gpus = current_tp * replicas
-        layouts, unpriced = [], {}
-        for tp in layout_candidates(forecaster, gpus):
-            try:
-                layouts.append(forecast_layout(forecaster, tp, gpus, in_flight))
-            except UserError as exc:
-                unpriced[tp] = str(exc)
+        priced = priced or price_layouts(forecaster, gpus, in_flight)
+        layouts, unpriced = priced
         current = next((layout for layout in layouts if layout.tensor_parallel == current_tp), None)
         rule_layout = next((layout for layout in layouts if layout.tensor_parallel == int(tp_change.proposed)), None)
         if current is None or rule_layout is None:

@@ -83,9 +83,21 @@ def parallel_terms(deployment: Deployment, tp: int) -> ParallelTerms:
     )
 
 
-def starting_terms(deployment: Deployment, tp: int) -> ParallelTerms:
-    """`parallel_terms` at a size the change asks for; a UserError when the memory model predicts it does
-    not start (no room for one request's KV)."""
+def terms_for_change(engine: str, deployment: Deployment | None, tp: int) -> ParallelTerms:
+    """The terms at the size a change asks for, after the checks that refuse it by name: vLLM's CPU backend
+    (module docstring), no model and GPU to price it from, a size vLLM refuses, or one the memory model
+    predicts not to start (no room for one request's KV). One place for `servops predict`'s check before
+    its calibration and for the Forecaster's."""
+    if engine == "vllm-cpu":
+        raise UserError(
+            f"{TP_FLAG} {tp}: on vLLM's CPU backend TP ranks split one machine's cores and memory channels, "
+            "which the model does not price; ramp the layout instead"
+        )
+    if deployment is None:
+        raise UserError(
+            f"{TP_FLAG} {tp}: pricing a tensor-parallel size needs the model and the GPU; pass --model (a catalog "
+            "name or config.json) and --gpu (a catalog GPU)"
+        )
     terms = parallel_terms(deployment, tp)
     if not terms.starts:
         raise UserError(
@@ -139,19 +151,3 @@ def cost_at_tp(cost: StepCost, before: ParallelTerms, after: ParallelTerms) -> t
         f"KV pool {before.kv_cache_tokens:,} → {after.kv_cache_tokens:,} tokens per replica"
     )
     return moved, note
-
-
-def parallel_inputs_missing(tp: int) -> str:
-    """What a tensor-parallel change needs that was not given."""
-    return (
-        f"{TP_FLAG} {tp}: pricing a tensor-parallel size needs the model and the GPU; pass --model (a catalog "
-        "name or config.json) and --gpu (a catalog GPU)"
-    )
-
-
-def parallel_on_cpu(tp: int) -> str:
-    """Why a tensor-parallel change on vLLM's CPU backend is not priced (module docstring)."""
-    return (
-        f"{TP_FLAG} {tp}: on vLLM's CPU backend TP ranks split one machine's cores and memory channels, which "
-        "the model does not price; ramp the layout instead"
-    )

@@ -29,14 +29,7 @@ from advisor.perf.limits import (
     limits_for,
 )
 from advisor.perf.measured import MeasuredRamp, measured_ramp
-from advisor.perf.parallel import (
-    ParallelTerms,
-    cost_at_tp,
-    parallel_inputs_missing,
-    parallel_on_cpu,
-    parallel_terms,
-    starting_terms,
-)
+from advisor.perf.parallel import ParallelTerms, cost_at_tp, parallel_terms, terms_for_change
 from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
@@ -200,11 +193,8 @@ class Forecaster:
 
     def _layout(self, tp: int) -> tuple[ParallelTerms, ParallelTerms]:
         """The TP-dependent terms at the ramped size and at `tp`; a UserError when the change cannot be priced."""
-        if self.engine == "vllm-cpu":
-            raise UserError(parallel_on_cpu(tp))
-        if self.deployment is None:
-            raise UserError(parallel_inputs_missing(tp))
-        return parallel_terms(self.deployment, self.current_tensor_parallel()), starting_terms(self.deployment, tp)
+        after = terms_for_change(self.engine, self.deployment, tp)
+        return parallel_terms(self.deployment, self.current_tensor_parallel()), after
 
     def _cost_for(self, after: SchedulerLimits) -> tuple[StepCost, list[str]]:
         """The fitted cost, its uncertainty widened when `after` lets the engine batch well beyond
@@ -244,12 +234,8 @@ def what_if(
         if SHARE_FLAG in flags and (device_share is None or not kv_cache_tokens):
             raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
         if TENSOR_PARALLEL_FLAG in flags:
-            tp = int(flags[TENSOR_PARALLEL_FLAG])
-            if engine_kind(parse_command(server_args or "", flag="--server-args"), engine) == "vllm-cpu":
-                raise UserError(parallel_on_cpu(tp))
-            if deployment is None:
-                raise UserError(parallel_inputs_missing(tp))
-            starting_terms(deployment, tp)
+            kind = engine_kind(parse_command(server_args or "", flag="--server-args"), engine)
+            terms_for_change(kind, deployment, int(flags[TENSOR_PARALLEL_FLAG]))
     forecaster = Forecaster(
         document,
         source,
