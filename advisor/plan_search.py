@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
 from advisor.modelspec import ModelSpec
 from advisor.versions import default_max_num_batched_tokens, default_max_num_seqs, parse_version
+from rules.catalog.common import NVLINK_DOMAIN_GPUS, tp_divides_heads
 
 if TYPE_CHECKING:  # plan.py imports this module; the workload is only an annotation here
     from advisor.plan import Workload
 
 WEIGHTS_SHARE_WARNING = 0.75  # playbook: weights > 75 % of VRAM → expect low concurrency
-NVLINK_DOMAIN_GPUS = 8  # GPUs on one HGX/DGX NVLink board (assumption: no NVL72-class racks)
 HIGH_PREFIX_REUSE = 0.3  # llm-d runbook: hit rate < 30 % is the "check cacheability" line
 
 
@@ -120,9 +120,7 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
 
 
 def valid_tp(model: ModelSpec, tp: int) -> bool:
-    kv = model.num_key_value_heads
-    kv_ok = model.attention == "mla" or (kv % tp == 0 if kv >= tp else tp % kv == 0)
-    return model.num_attention_heads % tp == 0 and kv_ok
+    return tp_divides_heads(model.num_attention_heads, model.num_key_value_heads, tp, mla=model.attention == "mla")
 
 
 def _has_lighter_option(model, gpu, candidate: LaunchConfig, pinned) -> bool:

@@ -31,6 +31,7 @@ KV_HIGH = 0.90  # KV usage: the cache is full (OP-5.2 saturation, OP-5.3 preempt
 WEIGHTS_SHARE_HIGH = 0.75  # weights above this share of GPU memory leave little for KV (OP-1.2, OP-2.1)
 REUSE_WORTH_CACHING = 0.30  # prefix reuse share worth a cache (OP-4, AP-3)
 FITS_ONE_GPU_SHARE = 0.6  # weights below this share of one GPU leave room for KV on a single GPU (OP-3, AP-7)
+NVLINK_DOMAIN_GPUS = 8  # GPUs on one HGX/DGX NVLink board (assumption: no NVL72-class racks)
 # The startup errors OP-1 names a cause for; a process death printed after one is the shutdown (OP-3.3).
 STARTUP_FAILURE_KINDS = (
     LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
@@ -132,6 +133,20 @@ def tensor_parallel_size(facts: Facts) -> int:
     if facts.config and facts.config.tensor_parallel_size:
         return facts.config.tensor_parallel_size
     return 1
+
+
+def data_parallel_size(facts: Facts) -> int:
+    if facts.config and facts.config.data_parallel_size:
+        return facts.config.data_parallel_size
+    return 1
+
+
+def tp_divides_heads(attention_heads: int, kv_heads: int, tp: int, mla: bool = False) -> bool:
+    """Whether vLLM accepts `tp` for a model: the attention heads split evenly, and the KV heads either
+    split evenly or are replicated a whole number of times (MLA's one latent is replicated on every GPU).
+    One source for the rules and the advisor (plan_search.valid_tp)."""
+    kv_ok = mla or (kv_heads % tp == 0 if kv_heads >= tp else tp % kv_heads == 0)
+    return attention_heads % tp == 0 and kv_ok
 
 
 def batched_tokens(facts: Facts) -> int:
@@ -295,7 +310,7 @@ def prompt_p95(facts: Facts) -> signals.Signal | None:
 
 def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list[ConfigChange]]:
     """TP=1 with data-parallel replicas when the model fits one GPU; else pipeline instead of tensor parallel."""
-    tp = tensor_parallel_size(facts)
+    tp, replicas = tensor_parallel_size(facts), data_parallel_size(facts)
     weights_per_gpu, total = weights_gib(facts), total_gib(facts)
     fits_one = weights_per_gpu is not None and total is not None and weights_per_gpu * tp < FITS_ONE_GPU_SHARE * total
     if fits_one:
@@ -310,9 +325,9 @@ def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list
                 ),
                 ConfigChange(
                     flag="--data-parallel-size",
-                    current="1",
-                    proposed=str(tp),
-                    reason=f"keeps all {tp} GPUs busy as independent replicas",
+                    current=str(replicas),
+                    proposed=str(tp * replicas),
+                    reason=f"keeps all {tp * replicas} GPUs busy as independent replicas",
                     cost="no cross-GPU traffic",
                 ),
             ],

@@ -26,8 +26,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rules import signals
-from rules.catalog.common import tensor_parallel_size
-from rules.facts import Facts
+from rules.catalog.common import NVLINK_DOMAIN_GPUS, data_parallel_size, tensor_parallel_size, tp_divides_heads
+from rules.facts import Facts, ModelFacts
+from rules.model import Evidence
 
 ALLREDUCES_PER_LAYER = 2
 # NCCL ring all-reduce, LL protocol (src/graph/tuning.cc): base latency and per-hop latency, µs.
@@ -50,6 +51,12 @@ QUANTIZED_WEIGHT_BYTES = {
 FAR_ABOVE = 3.0
 # At or below this multiple a latency is the physics of the work asked for.
 AT_FLOOR = 1.5
+# A wider replica is worth proposing when its floor is at most this share of the current one: both are
+# lower bounds, so a smaller difference could vanish in the kernels' real efficiency.
+WIDER_FLOOR_SHARE = 0.75
+# Links over which tensor parallelism's all-reduces run near NCCL's figures; over PCIe they go through
+# host memory without P2P and OP-3.1 argues the other way.
+FAST_LINKS = ("nvlink", "xgmi")
 PROMPT_TOKENS = "vllm:request_prompt_tokens"
 GENERATION_TOKENS = "vllm:request_generation_tokens"
 
@@ -117,18 +124,25 @@ class PrefillFloor(BaseModel):
         )
 
 
-def decode_floor(facts: Facts) -> DecodeFloor | None:
-    """The decode step's floor, or None when the model or the GPU's bandwidth is unknown."""
+def decode_floor(facts: Facts, tp: int | None = None, batch: float | None = None) -> DecodeFloor | None:
+    """The decode step's floor, or None when the model or the GPU's bandwidth is unknown.
+
+    The floor is one replica's step: with --data-parallel-size N each of the N engines runs its share of
+    the requests running (vLLM's gauges sum the engines). `tp` and `batch` price another layout of the
+    same GPUs (a replica of `tp` GPUs running `batch` sequences); by default the server's own
+    tensor-parallel size and its running share."""
     hardware, model = facts.hardware, facts.model
     if hardware is None or not hardware.memory_bandwidth_gbps or model is None:
         return None
-    tp = tensor_parallel_size(facts)
+    tp = tp or tensor_parallel_size(facts)
     weights = _weight_bytes_per_gpu(facts, tp)
     kv_per_token = _kv_bytes_per_token_per_gpu(facts, tp)
     if weights is None or kv_per_token is None:
         return None
-    run = signals.running(facts)
-    batch = max(1.0, run.value if run else 1.0)
+    if batch is None:
+        run = signals.running(facts)
+        batch = run.value / data_parallel_size(facts) if run else 1.0
+    batch = max(1.0, batch)
     context, source = _mean_context(facts)
     return DecodeFloor(
         batch=batch,
@@ -142,6 +156,53 @@ def decode_floor(facts: Facts) -> DecodeFloor | None:
         interconnect=hardware.interconnect,
         context_source=source,
     )
+
+
+class WiderReplica(BaseModel):
+    """The same GPUs regrouped into replicas of twice the tensor-parallel size, and their decode floor."""
+
+    tensor_parallel: int
+    replicas: int
+    floor: DecodeFloor
+    current: DecodeFloor
+
+    @property
+    def share(self) -> float:
+        return self.floor.step_s / self.current.step_s
+
+    def describe(self) -> str:
+        return (
+            f"a TP-{self.tensor_parallel} replica running {self.floor.batch:g} sequences (its share of the "
+            f"{self.current.batch * self.replicas * 2:g} running) has a floor of {self.floor.step_s * 1e3:.2f} ms, "
+            f"{self.share:.0%} of TP {self.current.tensor_parallel}'s {self.current.step_s * 1e3:.2f} ms"
+        )
+
+
+def wider_replica(facts: Facts, current: DecodeFloor) -> WiderReplica | None:
+    """The decode floor when the server's GPUs are regrouped into half as many replicas of twice the
+    tensor-parallel size, each carrying twice the sequences; None unless that layout is possible (an
+    even number of --data-parallel-size replicas, no pipeline, heads that split, a fast link, within
+    one NVLink board) and its floor is at most WIDER_FLOOR_SHARE of today's.
+
+    Why: at its bandwidth floor a decode step is the weights plus the batch's KV read per GPU. Two
+    GPUs per replica read half the weights each per step for twice the batch, so a weight-bound
+    step nearly halves while a KV-bound one does not move: the floor says which, before any ramp."""
+    model, hardware = facts.model, facts.hardware
+    have = data_parallel_size(facts)
+    tp = 2 * current.tensor_parallel
+    pipelined = facts.config is not None and (facts.config.pipeline_parallel_size or 1) > 1
+    if have < 2 or have % 2 or pipelined or model is None or hardware is None:
+        return None
+    if hardware.interconnect not in FAST_LINKS or tp > NVLINK_DOMAIN_GPUS:
+        return None
+    if not (model.num_attention_heads and model.num_kv_heads) or not tp_divides_heads(
+        model.num_attention_heads, model.num_kv_heads, tp, mla=bool(model.is_mla)
+    ):
+        return None
+    floor = decode_floor(facts, tp=tp, batch=2 * current.batch)
+    if floor is None or floor.step_s > WIDER_FLOOR_SHARE * current.step_s:
+        return None
+    return WiderReplica(tensor_parallel=tp, replicas=have // 2, floor=floor, current=current)
 
 
 def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str = "") -> PrefillFloor | None:
@@ -162,6 +223,11 @@ def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str 
         flops_per_s=hardware.bf16_tflops * 1e12 * tensor_parallel_size(facts),
         prompt_source=source,
     )
+
+
+def evidence(name: str, floor_s: float, derivation: str) -> Evidence:
+    """A floor as a finding's evidence, its derivation (the formula with its figures) as description."""
+    return Evidence(source="advisor", name=name, value=round(floor_s, 6), unit="s", description=derivation)
 
 
 def multiple(measured: float, floor: float) -> float:
@@ -193,8 +259,9 @@ def _per_second(value: float, unit: str) -> str:
 
 
 def _weight_bytes_per_gpu(facts: Facts, tp: int) -> float | None:
+    """Measured per GPU at the server's own size (the log's or the memory model's figure), moved to `tp`."""
     if facts.memory is not None and facts.memory.weights_gib:
-        return facts.memory.weights_gib * 2**30
+        return facts.memory.weights_gib * 2**30 * tensor_parallel_size(facts) / tp
     model = facts.model
     if model is None or not model.params_billion:
         return None
@@ -204,15 +271,22 @@ def _weight_bytes_per_gpu(facts: Facts, tp: int) -> float | None:
 
 
 def _kv_bytes_per_token_per_gpu(facts: Facts, tp: int) -> float | None:
-    if facts.memory is not None and facts.memory.kv_bytes_per_token:
-        return facts.memory.kv_bytes_per_token
     model = facts.model
+    if facts.memory is not None and facts.memory.kv_bytes_per_token:
+        current = tensor_parallel_size(facts)
+        return facts.memory.kv_bytes_per_token * _kv_split(model, current) / _kv_split(model, tp)
     if model is None or not (model.num_layers and model.num_kv_heads and model.head_dim):
         return None
     kv_dtype = facts.config.kv_cache_dtype if facts.config else None
     per_value = 1.0 if kv_dtype and kv_dtype.startswith("fp8") else (model.dtype_bytes or 2.0)
-    heads = max(1.0, model.num_kv_heads / tp)  # replicated when TP exceeds the KV heads
-    return 2 * model.num_layers * heads * model.head_dim * per_value
+    return 2 * model.num_layers * model.num_kv_heads / _kv_split(model, tp) * model.head_dim * per_value
+
+
+def _kv_split(model: ModelFacts | None, tp: int) -> float:
+    """Over how many GPUs a token's KV heads are split: TP, up to the KV heads (beyond, they are replicated)."""
+    if model is None or not model.num_kv_heads:
+        return float(tp)
+    return float(min(tp, model.num_kv_heads))
 
 
 def _allreduce_s(facts: Facts, tp: int, batch: float) -> float:
@@ -288,6 +362,11 @@ def _resident_context(facts: Facts) -> tuple[float, str] | None:
     pool = facts.memory.kv_cache_tokens if facts.memory and facts.memory.kv_cache_tokens else None
     if pool is None and facts.config and facts.config.num_gpu_blocks and facts.config.block_size:
         pool = facts.config.num_gpu_blocks * facts.config.block_size
-    if usage is None or run is None or run.value < 1 or not pool or usage.value <= 0:
+    engines = data_parallel_size(facts)  # the pool and the usage are one engine's; the gauge sums the running
+    if usage is None or run is None or run.value < engines or not pool or usage.value <= 0:
         return None
-    return usage.value * pool / run.value, f"vllm:kv_cache_usage_perc x {pool:,} KV tokens / running"
+    per_engine = " per engine" if engines > 1 else ""
+    return (
+        usage.value * pool * engines / run.value,
+        f"vllm:kv_cache_usage_perc x {pool:,} KV tokens / running{per_engine}",
+    )

@@ -29,10 +29,6 @@ MIN_PREFILL_FLOOR_S = 0.02
 FLOORS_DOC = "docs/triage.md#physical-floors"
 
 
-def floor_evidence(name: str, floor_s: float, derivation: str) -> Evidence:
-    return Evidence(source="advisor", name=name, value=round(floor_s, 6), unit="s", description=derivation)
-
-
 def _over_floor(signal: signals.Signal, floor_s: float) -> Evidence:
     return signal.evidence.model_copy(
         update={"threshold": round(floors.FAR_ABOVE * floor_s, 6), "comparison": ">", "unit": "s"}
@@ -122,7 +118,7 @@ def _check_decode_floor(facts: Facts) -> list[Finding]:
             f"ITL p50 {fmt(itl.value, 3)} s = {times:.1f}x the decode floor {floor.step_s * 1e3:.2f} ms ({cause})",
             evidence=[
                 _over_floor(itl, floor.step_s),
-                floor_evidence("decode step floor", floor.step_s, floor.describe()),
+                floors.evidence("decode step floor", floor.step_s, floor.describe()),
             ],
             changes=changes,
             actions=actions,
@@ -188,7 +184,7 @@ def _check_prefill_floor(facts: Facts) -> list[Finding]:
             Severity.MEDIUM,
             f"TTFT p50 {fmt(ttft.value, 3)} s = {floors.multiple(ttft.value, floor_s):.1f}x the prefill floor "
             f"{floor_s * 1e3:.1f} ms with nothing queued ({cause})",
-            evidence=[_over_floor(ttft, floor_s), floor_evidence("prefill floor", prefill.step_s, prefill.describe())],
+            evidence=[_over_floor(ttft, floor_s), floors.evidence("prefill floor", prefill.step_s, prefill.describe())],
             confidence=0.5,
             summary="First tokens take far longer than the prompt's arithmetic needs, and no queue explains it.",
             actions=[

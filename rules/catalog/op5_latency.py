@@ -176,11 +176,12 @@ RULE_TTFT = Rule(
 def _check_itl_under_load(facts: Facts) -> list[Finding]:
     itl, run = signals.quantile(facts, c.ITL, "p99"), signals.running(facts)
     slo = c.itl_slo(facts)
-    if itl is None or run is None or run.value < LOADED_RUNNING or itl.value <= slo:
+    # Per engine: vLLM's gauges sum the --data-parallel-size engines, each of which steps its own batch.
+    if itl is None or run is None or run.value < LOADED_RUNNING * c.data_parallel_size(facts) or itl.value <= slo:
         return []
     floor = floors.decode_floor(facts)
     if floor is not None and itl.value <= floors.AT_FLOOR * floor.step_s:
-        return [_itl_at_its_floor(itl, run, slo, floor)]
+        return [_itl_at_its_floor(facts, itl, run, slo, floor)]
     current = c.batched_tokens(facts)
     changes = []
     if current > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
@@ -214,13 +215,17 @@ def _check_itl_under_load(facts: Facts) -> list[Finding]:
     ]
 
 
-def _itl_at_its_floor(itl: signals.Signal, run: signals.Signal, slo: float, floor: floors.DecodeFloor) -> Finding:
+def _itl_at_its_floor(
+    facts: Facts, itl: signals.Signal, run: signals.Signal, slo: float, floor: floors.DecodeFloor
+) -> Finding:
     """ITL over its target even in its tail, yet within AT_FLOOR of what the batch's memory traffic needs.
 
-    Why no flag: every step already runs about as fast as reading the weights and the running
-    sequences' KV cache allows (long outputs make that cache long), so a smaller prefill chunk or
-    any other scheduling flag cannot shorten it. Only less work per step (fewer sequences, at a
-    throughput price the model can show) or more bandwidth lowers it."""
+    Why no scheduling flag: every step already runs about as fast as reading the weights and the
+    running sequences' KV cache allows (long outputs make that cache long), so a smaller prefill
+    chunk or any other scheduling flag cannot shorten it. Only less work per step (fewer sequences,
+    at a throughput price the model can show) or more bandwidth per replica lowers it: the same
+    GPUs regrouped into wider replicas when the floor says that helps (wider_tp_changes)."""
+    changes, evidence = wider_tp_changes(facts, floor)
     return RULE_ITL_LOAD.finding(
         Severity.MEDIUM,
         f"ITL p99 {fmt(itl.value, 3)} s > {fmt(slo, 3)} s with {fmt(run.value)} requests running"
@@ -228,14 +233,10 @@ def _itl_at_its_floor(itl: signals.Signal, run: signals.Signal, slo: float, floo
         evidence=[
             c.over(itl, slo),
             run.evidence,
-            Evidence(
-                source="advisor",
-                name="decode step floor",
-                value=round(floor.step_s, 6),
-                unit="s",
-                description=floor.describe(),
-            ),
+            floors.evidence("decode step floor", floor.step_s, floor.describe()),
+            *evidence,
         ],
+        changes=changes,
         confidence=0.6,
         summary="Even the slowest tokens take about what one decode step must read: the weights"
         + (
@@ -243,12 +244,43 @@ def _itl_at_its_floor(itl: signals.Signal, run: signals.Signal, slo: float, floo
             if floor.context_tokens
             else ""
         )
-        + f", {floor.step_s * 1e3:.1f} ms at the memory bandwidth. No scheduling flag makes that step faster.",
+        + f", {floor.step_s * 1e3:.1f} ms at the memory bandwidth. No scheduling flag makes that step faster"
+        + ("; wider replicas of the same GPUs read less per GPU." if changes else "."),
         actions=[
             "A smaller --max-num-seqs reads less KV per step and lowers ITL at a throughput price "
             "(servops predict --change shows both); more replicas, a faster GPU or FP8 KV cache "
             "(--kv-cache-dtype fp8) lower it without that price."
         ],
+    )
+
+
+def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[ConfigChange], list[Evidence]]:
+    """The same GPUs as half as many replicas of twice the tensor-parallel size, when the decode floor
+    says such a replica steps clearly faster with its doubled batch (floors.wider_replica); its floor
+    as evidence. None on one replica: more GPUs are a purchase, not a flag."""
+    wider = floors.wider_replica(facts, floor)
+    if wider is None:
+        return [], []
+    replicas, tp = c.data_parallel_size(facts), floor.tensor_parallel
+    gpus = replicas * tp
+    return (
+        [
+            ConfigChange(
+                flag="--tensor-parallel-size",
+                current=str(tp),
+                proposed=str(wider.tensor_parallel),
+                reason=f"the decode runs at its bandwidth floor: {wider.describe()}",
+                cost=f"{wider.floor.allreduces} all-reduces per step over {wider.floor.interconnect}",
+            ),
+            ConfigChange(
+                flag="--data-parallel-size",
+                current=str(replicas),
+                proposed=str(wider.replicas),
+                reason=f"keeps all {gpus} GPUs busy as replicas of TP {wider.tensor_parallel}",
+                cost="each replica carries twice the requests",
+            ),
+        ],
+        [floors.evidence(f"decode floor at TP {wider.tensor_parallel}", wider.floor.step_s, wider.floor.describe())],
     )
 
 
@@ -260,17 +292,22 @@ RULE_ITL_LOAD = Rule(
     needs=("window",),
     page=RulePage(
         checks=f"Windowed ITL p99 above the ITL target (default {c.DEFAULT_ITL_SLO_S:g} s) with {LOADED_RUNNING}+ "
-        "requests running; then whether even that p99 is within "
+        "requests running per engine; then whether even that p99 is within "
         f"{floors.AT_FLOOR:g}x the decode step's bandwidth floor (weights plus the batch's KV read, "
         "docs/triage.md), when model and hardware are known.",
         why="Each decode step also carries prefill chunks of up to --max-num-batched-tokens tokens; large chunks "
         "and large batches make every step slower.",
         example=f"ITL p99 0.31 s > {c.DEFAULT_ITL_SLO_S:g} s, 180 running, --max-num-batched-tokens 8192 -> "
         f"{c.DEFAULT_MAX_NUM_BATCHED_TOKENS}.",
-        fix=f"--max-num-batched-tokens {c.DEFAULT_MAX_NUM_BATCHED_TOKENS}; cap --max-num-seqs; more replicas.",
+        fix=f"--max-num-batched-tokens {c.DEFAULT_MAX_NUM_BATCHED_TOKENS}; cap --max-num-seqs; more replicas. At "
+        "the floor, on --data-parallel-size replicas over NVLink: the same GPUs as half as many replicas of twice "
+        "the --tensor-parallel-size, when that replica's floor (twice the batch, half the weights per GPU) is at "
+        f"most {floors.WIDER_FLOOR_SHARE:.0%} of today's.",
         limits="Uses p99 across all requests; one long prefill per window is enough to move it. At the floor "
-        "(long outputs, long contexts, a large batch) the finding proposes no flag: the step is the physics of "
-        "the work.",
+        "(long outputs, long contexts, a large batch) the finding proposes no scheduling flag: the step is the "
+        "physics of the work; only a wider replica reads less per GPU (a weight-bound step nearly halves, a "
+        "KV-bound one does not move, and the floor says which). With a ramp and --model/--gpu, triage prices "
+        "every layout of the GPUs and keeps the one that carries most within the SLOs (docs/triage.md).",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )
@@ -282,7 +319,7 @@ RULE_ITL_LOAD = Rule(
 def _check_itl_single_user(facts: Facts) -> list[Finding]:
     itl, run = signals.quantile(facts, c.ITL, "p50"), signals.running(facts)
     slo = c.itl_slo(facts)
-    if itl is None or run is None or run.value > 1 or itl.value <= slo:
+    if itl is None or run is None or run.value > c.data_parallel_size(facts) or itl.value <= slo:
         return []
     link = facts.hardware.interconnect if facts.hardware else None
     floor = floors.decode_floor(facts)
@@ -290,15 +327,18 @@ def _check_itl_single_user(facts: Facts) -> list[Finding]:
     # weights over fewer GPUs would read more bytes per GPU, so no parallelism change is proposed.
     at_floor = floor is not None and itl.value <= floors.AT_FLOOR * floor.step_s
     changes: list[ConfigChange] = []
+    wider: list[Evidence] = []
     if c.tensor_parallel_size(facts) > 1 and link == "pcie" and not at_floor:
         changes, _ = c.pcie_tp_changes(facts, "TP all-reduces over PCIe dominate a single decode")
+    elif at_floor:
+        changes, wider = wider_tp_changes(facts, floor)
     physics = floors.describe_multiple(itl.value, floor.step_s, "bandwidth") if floor else ""
     return [
         RULE_ITL_SINGLE.finding(
             Severity.MEDIUM,
             f"ITL p50 {fmt(itl.value, 3)} s{physics} > {fmt(slo, 3)} s with {fmt(run.value)} request running"
             + (": what the memory bandwidth allows, not the server" if at_floor else ""),
-            evidence=[c.over(itl, slo), run.evidence],
+            evidence=[c.over(itl, slo), run.evidence, *wider],
             changes=changes,
             confidence=0.6,
             actions=[
@@ -317,14 +357,17 @@ RULE_ITL_SINGLE = Rule(
     check=_check_itl_single_user,
     needs=("window",),
     page=RulePage(
-        checks="Windowed ITL p50 above the ITL target with at most one request running.",
+        checks="Windowed ITL p50 above the ITL target with at most one request running per engine (vLLM sums "
+        "its --data-parallel-size engines' gauges).",
         why="One sequence's decode reads all weights per token: it is bound by memory bandwidth, or by TP "
         "all-reduces over PCIe.",
         example="ITL p50 0.12 s with 1 running on TP=2 over PCIe -> --tensor-parallel-size 1 --data-parallel-size 2.",
-        fix="Avoid TP over PCIe; faster GPU; FP8 weights; speculative decoding.",
+        fix="Avoid TP over PCIe; faster GPU; FP8 weights; speculative decoding; at the floor, with "
+        "--data-parallel-size replicas over NVLink, replicas of twice the --tensor-parallel-size.",
         limits="Needs a quiet window; a window that mixes load levels blurs it. Within "
-        f"{floors.AT_FLOOR:g}x the bandwidth floor it proposes no parallelism change: the decode is the hardware's "
-        "physics.",
+        f"{floors.AT_FLOOR:g}x the bandwidth floor it proposes no smaller TP (fewer GPUs would read more bytes "
+        "each); it proposes a larger one only by regrouping replicas the server already has, when that "
+        f"replica's floor is at most {floors.WIDER_FLOOR_SHARE:.0%} of today's.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )

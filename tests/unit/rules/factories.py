@@ -191,3 +191,32 @@ def healthy() -> Facts:
         num_replicas=1,
     )
     return facts
+
+
+def a100_sxm(count: int) -> Hardware:
+    """The catalog's A100-SXM-80GB (advisor/hardware.py): 2.039 TB/s, NVLink."""
+    return Hardware(
+        gpu_name="A100-SXM-80GB", usable_gib=79.15, gpu_count=count, interconnect="nvlink", memory_bandwidth_gbps=2039
+    )
+
+
+def replicas_at_their_floor(
+    replicas: int, running: float, itl_s: float, hardware: Hardware | None = None, prompt: int = 200, output: int = 200
+) -> Facts:
+    """Llama-3.1-70B (bf16, 141 GB of weights) as `replicas` data-parallel TP-4 replicas of A100-SXM, a user's
+    ITL target of 20 ms; short requests (context ~300 tokens) unless `prompt`/`output` say otherwise."""
+    facts = live(running=running, itl={itl_s: 5000})
+    facts.hardware = hardware or a100_sxm(4 * replicas)
+    facts.model = ModelFacts(
+        name="meta-llama/Llama-3.1-70B-Instruct",
+        num_layers=80,
+        num_attention_heads=64,
+        num_kv_heads=8,
+        head_dim=128,
+        hidden_size=8192,
+        params_billion=70.6,
+        dtype_bytes=2,
+    )
+    facts.config = config(tensor_parallel_size=4, data_parallel_size=replicas)
+    facts.workload = Workload(p50_input_tokens=prompt, p50_output_tokens=output, itl_slo_s=0.02)
+    return facts

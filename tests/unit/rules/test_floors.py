@@ -30,6 +30,7 @@ from tests.unit.rules.factories import (
     histogram,
     live,
     llama8b,
+    replicas_at_their_floor,
     snapshot,
 )
 
@@ -272,3 +273,76 @@ def test_a_large_batch_with_a_fast_single_stream_step_keeps_the_batch_as_the_cau
     assert "per-sequence work" in _rules(facts)["OP-5.13"][0].title
     facts.loadtest = None  # no ramp: the batch size alone decides, as before
     assert "per-sequence work" in _rules(facts)["OP-5.13"][0].title
+
+
+def test_the_decode_floor_is_one_replicas_step_with_its_share_of_the_running_requests():
+    # vLLM's gauges sum the data-parallel engines: 4 running over 2 replicas is a batch of 2 per step.
+    floor = floors.decode_floor(replicas_at_their_floor(2, 4, 0.02))
+    assert floor.batch == 2 and floor.tensor_parallel == 4
+
+
+def test_replicas_decoding_at_their_floor_over_nvlink_are_regrouped_into_wider_ones():
+    """Two TP-4 replicas, 2 sequences each at ~300 tokens of context: a step reads 35.3 GB of weights per GPU
+    over 2.039 TB/s plus 160 all-reduces over NVLink, ~18 ms. ITL p99 ~25 ms is that physics, over a 20 ms
+    target. One TP-8 replica running all 4 reads half the weights per GPU: ~10 ms, 56 % of today's."""
+    facts = replicas_at_their_floor(2, 4, 0.02)
+    itl = _rules(facts)["OP-5.4"][0]
+    assert "not the server" in itl.title
+    assert {c.flag: (c.current, c.proposed) for c in itl.changes} == {
+        "--tensor-parallel-size": ("4", "8"),
+        "--data-parallel-size": ("2", "1"),
+    }
+    floor = floors.decode_floor(facts)
+    wider = floors.wider_replica(facts, floor)
+    assert wider.floor.batch == 4 and wider.floor.allreduces == 160
+    assert wider.floor.weight_bytes == pytest.approx(floor.weight_bytes / 2)
+    assert wider.share == pytest.approx(0.56, abs=0.02)
+    assert f"{wider.share:.0%} of TP 4's" in itl.changes[0].reason
+    assert [e.name for e in itl.evidence][-1] == "decode floor at TP 8"
+
+
+def test_replicas_whose_step_is_the_kv_read_are_not_regrouped():
+    """400,000-token contexts: each replica's 2 sequences read 2 x 400,000 x 80 KiB = 65.5 GB of KV per GPU
+    beside 35.3 GB of weights. A TP-8 replica runs all 4, so its KV per GPU is the same 65.5 GB; only the
+    weights halve, and the floor falls by 17 %, not the 25 % a regrouping needs."""
+    facts = replicas_at_their_floor(2, 4, 0.06, prompt=360_000, output=80_000)
+    floor = floors.decode_floor(facts)
+    assert floor.kv_bytes > floor.weight_bytes
+    assert floors.wider_replica(facts, floor) is None
+    assert all(c.flag != "--tensor-parallel-size" for f in _rules(facts).get("OP-5.4", []) for c in f.changes)
+
+
+@pytest.mark.parametrize(
+    ("replicas", "hardware", "why"),
+    [
+        (1, None, "one replica: more GPUs are a purchase, not a flag"),
+        (3, None, "three replicas do not pair up"),
+        (2, _l4(8), "over PCIe the all-reduces go through host memory (OP-3.1 argues the other way)"),
+    ],
+)
+def test_no_wider_replica_without_replicas_to_pair_over_a_fast_link(replicas: int, hardware, why: str):
+    facts = replicas_at_their_floor(replicas, 2 * replicas, 0.02, hardware)
+    floor = floors.decode_floor(facts)
+    assert floor is not None
+    assert floors.wider_replica(facts, floor) is None, why
+    assert all(c.flag != "--tensor-parallel-size" for f in _rules(facts).get("OP-5.4", []) for c in f.changes), why
+
+
+def test_a_lone_decode_per_replica_at_its_floor_is_regrouped_too():
+    # OP-5.5: one request per replica (2 running over 2 replicas), ITL p50 ~17 ms at an ~18 ms floor over a
+    # 15 ms target: the wider replica runs both at ~10 ms.
+    facts = replicas_at_their_floor(2, 2, 0.02)
+    facts.workload.itl_slo_s = 0.015
+    single = _rules(facts)["OP-5.5"][0]
+    assert "not the server" in single.title
+    assert {c.flag: c.proposed for c in single.changes} == {"--tensor-parallel-size": "8", "--data-parallel-size": "1"}
+
+
+def test_tensor_parallel_over_pcie_on_data_parallel_replicas_keeps_every_gpu():
+    # Two TP-4 replicas on H100 PCIe cards (8 GPUs), the 8B model fitting one: moving off TP gives 8 TP-1
+    # replicas, not 4.
+    facts = _on(live(running=2, itl={0.09: 5000}), h100(8, interconnect="pcie"), tp=4, data_parallel_size=2)
+    facts.model.hidden_size = 4096
+    facts.memory.total_gib = 79.18
+    changes = {c.flag: (c.current, c.proposed) for found in _rules(facts).values() for c in found[0].changes}
+    assert changes == {"--tensor-parallel-size": ("4", "1"), "--data-parallel-size": ("2", "8")}
