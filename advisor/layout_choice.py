@@ -3,12 +3,16 @@
 Why: OP-3.1 (and OP-5's and AP-7's PCIe remedies) trade tensor parallelism over a slow link for
 replicas by rule of thumb, TP 1 with as many replicas as GPUs. That is not always right: one GPU
 reads twice the weights per step and holds a smaller KV pool, and at high load a TP-2 replica
-may carry more than two TP-1 replicas do. With a ramp (or a live window) to calibrate on and the
-model and GPU known, each way of splitting the same GPUs into replicas of TP' GPUs (TP' a size
-vLLM accepts for the model and at which it starts) is priced (advisor/perf/parallel.py) and its
-ramp replayed; the fleet carries replicas x one replica's safe operating point within the SLOs.
-The layout that carries most wins; between layouts that carry the same, the one whose replica,
-at its share of the requests in flight, has the lower ITL p99 beyond the uncertainty.
+may carry more than two TP-1 replicas do. The other way, OP-5.4 and OP-5.5 regroup replicas
+decoding at their bandwidth floor into half as many of twice the TP when the floor alone says a
+wider replica steps faster; whether it carries more within the SLOs is the model's to say.
+
+With a ramp (or a live window) to calibrate on and the model and GPU known, each way of
+splitting the same GPUs into replicas of TP' GPUs (TP' a size vLLM accepts for the model and at
+which it starts) is priced (advisor/perf/parallel.py) and its ramp replayed; the fleet carries
+replicas x one replica's safe operating point within the SLOs. The layout that carries most
+wins; between layouts that carry the same, the one whose replica, at its share of the requests
+in flight, has the lower ITL p99 beyond the uncertainty.
 
 The figures a finding then shows are one replica's at its share (the largest ramp step at or
 under it), as `servops predict --change "--tensor-parallel-size TP'"` prints them, and the
@@ -56,6 +60,18 @@ class LayoutForecast(BaseModel):
             f"{seconds_text(self.step['ttft_s']['p99'])}, ITL p99 {ms_text(self.step['itl_s']['p99'])}, "
             f"{self.step['output_tokens_per_s']:.0f} tok/s per replica (±{self.relative_error:.0%})"
         )
+
+
+def regrouping_change(changes: list[ConfigChange], current_tp: int) -> ConfigChange | None:
+    """The TP change among `changes` that regroups the server's own GPUs: a smaller TP (over PCIe, traded
+    for replicas), or a larger one that takes its GPUs from the replicas (a decode at its bandwidth floor,
+    OP-5.4/OP-5.5). A larger TP alone is a memory need, the GPUs to be added (advisor/tp_choice.py)."""
+    tp = next((c for c in changes if c.flag == TENSOR_PARALLEL_FLAG), None)
+    if tp is None or not tp.proposed.isdigit() or int(tp.proposed) == current_tp:
+        return None
+    if int(tp.proposed) < current_tp or any(c.flag == REPLICAS_FLAG for c in changes):
+        return tp
+    return None
 
 
 def layout_candidates(forecaster: Forecaster, gpus: int) -> list[int]:

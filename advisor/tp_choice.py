@@ -8,12 +8,14 @@ predicts to fail answers nothing. With the model and the GPU known, the proposal
 smallest valid TP (attention and KV heads divisible, at most the GPUs the rules count: `--gpus`,
 else the launch's TP x PP) at which one request of --max-model-len fits: the same `predict.figures` test
 whose `starts_after` the finding then shows, so the value is reproducible from its prediction.
-A reduction of TP (tensor parallel over PCIe swapped for replicas) is a layout choice, made by
-the performance model (advisor/layout_choice.py).
+A change of TP that regroups the server's own GPUs (tensor parallel over PCIe swapped for replicas,
+or replicas merged into wider ones) is a layout choice, made by the performance model
+(advisor/layout_choice.py).
 """
 
 from __future__ import annotations
 
+from advisor.layout_choice import regrouping_change
 from advisor.memory import LaunchConfig
 from advisor.perf.limits import TENSOR_PARALLEL_FLAG as TP_FLAG
 from advisor.plan_search import valid_tp
@@ -28,9 +30,10 @@ def choose_tensor_parallel(findings: list[Finding], deployment: Deployment | Non
         return
     limit = gpus or 0
     for finding in findings:
-        for change in [*finding.changes, *finding.alternatives]:
-            if change.flag == TP_FLAG:
-                _choose(change, deployment, limit)
+        for changes in (finding.changes, finding.alternatives):
+            for change in changes:
+                if change.flag == TP_FLAG and regrouping_change(changes, int(change.current or 1)) is None:
+                    _choose(change, deployment, limit)
 
 
 def smallest_starting_tp(deployment: Deployment, above: int, limit: int) -> int | None:

@@ -25,7 +25,15 @@ from collections.abc import Callable
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.layout_choice import ANNOTATED, CHOSEN, LayoutForecast, best_layout, layout_changes, price_layouts
+from advisor.layout_choice import (
+    ANNOTATED,
+    CHOSEN,
+    LayoutForecast,
+    best_layout,
+    layout_changes,
+    price_layouts,
+    regrouping_change,
+)
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.pool import DeviceShare
@@ -152,16 +160,17 @@ def _choose_layouts(
     loose: bool,
     command: Callable[[int], str],
 ) -> list[str]:
-    """Re-value every remedy that lowers the tensor-parallel size (TP over PCIe traded for replicas) to the
-    layout of the same GPUs the model predicts to carry most (advisor/layout_choice.py); notes. The layouts
-    are priced once, at the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
+    """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas, or replicas at their
+    bandwidth floor merged into wider ones) to the layout of the same GPUs the model predicts to carry most
+    (advisor/layout_choice.py); notes. The layouts are priced once, at the first such remedy: OP-3.1, AP-7
+    and OP-5.13 may each propose the same one."""
     current_tp = forecaster.current_tensor_parallel()
     gpus = current_tp * int(forecaster.command.value(REPLICAS_FLAG) or 1)
     priced: tuple[list[LayoutForecast], dict[int, str]] | None = None
     notes: list[str] = []
     for finding in findings:
-        tp_change = next((c for c in finding.changes if c.flag == TENSOR_PARALLEL_FLAG), None)
-        if tp_change is None or not tp_change.proposed.isdigit() or int(tp_change.proposed) >= current_tp:
+        tp_change = regrouping_change(finding.changes, current_tp)
+        if tp_change is None:
             continue
         if any(c.flag == PP_FLAG for c in finding.changes) or int(forecaster.command.value(PP_FLAG) or 1) > 1:
             notes.append(

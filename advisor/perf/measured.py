@@ -72,3 +72,56 @@ def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> Measure
         config=config,
         prefill_probe=probe,
     )
+
+
+# What a step measures for the whole server: shared out over the replicas that carried it.
+ENGINE_TOTALS = ("achieved_rate", "output_tokens_per_s", "streamed_tokens_per_s", "goodput_rps")
+ENGINE_COUNTS = ("requests", "ok_requests", "output_tokens")
+SERVER_TOTALS = (
+    "running_mean",
+    "running_max",
+    "waiting_mean",
+    "waiting_max",
+    "preemptions_per_s",
+    "engine_steps_per_s",
+    "prompt_tokens_per_s",
+    "generation_tokens_per_s",
+)
+
+
+def one_replica(ramp: MeasuredRamp, replicas: int) -> MeasuredRamp:
+    """The ramp of a server of `replicas` data-parallel engines as one engine's share, which is what the
+    model fits and replays.
+
+    Why: vLLM's front end spreads requests over its --data-parallel-size engines and its gauges sum
+    them, so a ramp of the whole server carries N engines' tokens per second and running requests,
+    while each engine stepped only its share. A concurrency step of C streams puts ceil(C / N) on the
+    busiest engine, and its throughput is shared by the min(C, N) engines that had work (exact when N
+    divides C or C <= N; otherwise the busiest engine's load is stated, and the mean throughput). A
+    rate step gives each engine 1/N of the rate. Latencies and fractions (KV usage) are per request or
+    per engine already and stay."""
+    if replicas <= 1:
+        return ramp
+    concurrency = ramp.plan.mode == "concurrency"
+
+    def busy(level: float) -> float:
+        return min(level, replicas) if concurrency else replicas
+
+    def share(level: float) -> float:
+        return float(-(-int(level) // replicas)) if concurrency else level / replicas
+
+    steps = []
+    for step in ramp.steps:
+        divisor = busy(step.offered)
+        update: dict[str, Any] = {"offered": share(step.offered)}
+        update |= {k: getattr(step, k) / divisor for k in ENGINE_TOTALS if getattr(step, k) is not None}
+        update |= {k: round(getattr(step, k) / divisor) for k in ENGINE_COUNTS}
+        if step.server is not None:
+            totals = {k: getattr(step.server, k) for k in SERVER_TOTALS}
+            update["server"] = step.server.model_copy(
+                update={k: v / divisor for k, v in totals.items() if v is not None}
+            )
+        steps.append(step.model_copy(update=update))
+    plan = ramp.plan.model_copy(update={"levels": [share(level) for level in ramp.plan.levels]})
+    config = {**ramp.config, "levels": plan.levels}
+    return ramp.model_copy(update={"plan": plan, "steps": steps, "config": config})

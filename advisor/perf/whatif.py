@@ -28,11 +28,12 @@ from advisor.perf.limits import (
     engine_kind,
     limits_for,
 )
-from advisor.perf.measured import MeasuredRamp, measured_ramp
+from advisor.perf.measured import MeasuredRamp, measured_ramp, one_replica
 from advisor.perf.parallel import ParallelTerms, cost_at_tp, parallel_terms, terms_for_change
 from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
+from advisor.replicas import REPLICAS_FLAG
 
 if TYPE_CHECKING:
     from advisor.predict import Deployment
@@ -94,15 +95,22 @@ class Forecaster:
         self.document, self.source = document, source
         self.device_share = device_share
         self.deployment = deployment
-        self.ramp = measured_ramp(document, source)
         self.command = (
             server_args
             if isinstance(server_args, ServeCommand)
             else parse_command(server_args or "", flag="--server-args")
         )
         self.engine = engine_kind(self.command, engine)
+        self.replicas = self._replicas()
+        self.ramp = one_replica(measured_ramp(document, source), self.replicas)
         self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
         self.notes: list[str] = list(self.workload.notes)
+        if self.replicas > 1:
+            self.notes.append(
+                f"{REPLICAS_FLAG} {self.replicas}: the ramp measured {self.replicas} engines together; the model "
+                f"fits and predicts one engine's share (loads are per engine: the busiest engine's streams, its "
+                f"share of the tokens/s)"
+            )
         before = limits_for(
             self.command, self.engine, num_blocks=_blocks_override(self.command), kv_tokens=kv_cache_tokens
         )
@@ -186,6 +194,10 @@ class Forecaster:
             },
             notes=[*self.notes, *notes],
         )
+
+    def _replicas(self) -> int:
+        text = self.command.value(REPLICAS_FLAG) or "1"
+        return int(text) if text.isdigit() and int(text) > 0 else 1
 
     def current_tensor_parallel(self) -> int:
         text = self.command.value(TENSOR_PARALLEL_FLAG) or "1"

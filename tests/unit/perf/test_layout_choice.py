@@ -20,18 +20,22 @@ from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.layout_choice import LayoutForecast, best_layout
 from advisor.memory import LaunchConfig
 from advisor.modelspec import resolve_model
+from advisor.perf.measured import measured_ramp, one_replica
 from advisor.perf.parallel import cost_at_tp, parallel_terms
 from advisor.perf.prior import roofline_cost
+from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment, launch_from_config
 from advisor.replicas import REPLICAS_FLAG
 from advisor.triage_forecast import forecast_findings, with_change
 from benchmarks import tp_transform_check
+from benchmarks.two_engines import behind_one_front
 from loadtest.slo import parse_slos
 from rules.catalog import floors
 from rules.catalog.op3_parallelism import RULE_PCIE_TP
+from rules.catalog.op5_latency import RULE_ITL_LOAD
 from rules.facts import Hardware, MemoryFacts
 from tests.unit.perf.recorded_queue import CASES, Rivals, predict
-from tests.unit.rules.factories import config, live
+from tests.unit.rules.factories import config, live, replicas_at_their_floor
 
 TP = "--tensor-parallel-size"
 RAMP = Path(f"{CASES['vllm-0.32-cpu']}_ramp.json")
@@ -279,3 +283,84 @@ def test_with_change_swaps_the_tp_value_of_a_layout_command():
         "--change '--tensor-parallel-size 1'"
     )
     assert "--change '--tensor-parallel-size 2'" in with_change(command, f"{TP} 2")
+
+
+def test_a_ramp_of_two_data_parallel_engines_is_fitted_as_one_engines_share():
+    """vLLM sums its engines' gauges and the clients see both engines' tokens: fitted as one engine's share,
+    the recorded ramp as two engines behind one front end (benchmarks/two_engines.py; stated, not ramped:
+    no task has had two GPUs) gives the one-engine fit and replay back."""
+    recorded = json.loads(RAMP.read_text())
+    one = Forecaster(recorded, RAMP.name, "--max-num-seqs 1", engine="vllm-cuda")
+    doubled = behind_one_front(recorded)
+    two = Forecaster(doubled, RAMP.name, "--max-num-seqs 1 --data-parallel-size 2", engine="vllm-cuda")
+    assert two.ramp.plan.levels == one.ramp.plan.levels == [1, 2, 4, 8, 16]
+    for term in (*TERMS, "relative_error"):
+        assert getattr(two.cost, term) == pytest.approx(getattr(one.cost, term), rel=1e-6), term
+    assert [s.itl_s.p99 for s in two.baseline.steps] == pytest.approx([s.itl_s.p99 for s in one.baseline.steps])
+    assert any("the ramp measured 2 engines together" in n for n in two.notes)
+    # A step of fewer streams than engines leaves engines idle: 1 stream over 2 is one engine with 1.
+    halves = one_replica(measured_ramp(recorded, "r"), 2)
+    assert halves.plan.levels == [1, 1, 2, 4, 8]
+    assert halves.steps[0].output_tokens_per_s == recorded["steps"][0]["output_tokens_per_s"]
+    assert halves.steps[1].output_tokens_per_s == pytest.approx(recorded["steps"][1]["output_tokens_per_s"] / 2)
+
+
+def _replicas_at_floor_triage(tmp_path: Path, slo: str) -> tuple:
+    """OP-5.4 on two TP-4 replicas of Llama-3.1-70B on A100-SXM decoding at their floor (the rule's own
+    finding, tests/unit/rules/test_floors.py), calibrated on the two-engine ramp, 16 in flight."""
+    ramp = tmp_path / "two_engines_ramp.json"
+    ramp.write_text(json.dumps(behind_one_front(json.loads(RAMP.read_text()))))
+    command = parse_command("-tp 4 --data-parallel-size 2 --max-num-seqs 1")
+    deployment = Deployment(
+        model=resolve_model("Llama-3.1-70B"),
+        gpu=resolve_gpu("A100-SXM-80GB"),
+        launch=launch_from_config(server_config(command, [], None)),
+    )
+    [finding] = RULE_ITL_LOAD.evaluate(replicas_at_their_floor(2, 4, 0.02))
+    assert {c.flag: c.proposed for c in finding.changes} == {TP: "8", REPLICAS_FLAG: "1"}  # the rule's layout
+    rejected, notes = forecast_findings(
+        [finding],
+        json.loads(ramp.read_text()),
+        ramp.name,
+        command,
+        None,
+        parse_slos(slo),
+        engine="vllm-cuda",
+        ramp_path=str(ramp),
+        in_flight=16,
+        deployment=deployment,
+    )
+    return finding, rejected, notes
+
+
+def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_predicts_it_carries_more(
+    tmp_path: Path,
+):
+    """ITL p99 <= 30 ms: a TP-4 replica's step (~33 ms p99 replayed) misses it at every load, a TP-8 one
+    reads half the weights per GPU and meets it, so the fleet carries more as one TP-8 replica; the printed
+    command gives the TP-8 replica's figures."""
+    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=30ms")
+    assert not rejected
+    tp_change = next(c for c in finding.changes if c.flag == TP)
+    figures = tp_change.predicted_effect.figures
+    assert (tp_change.proposed, figures["replicas_after"]) == ("8", 1)
+    assert "the layout the performance model predicts to carry most" in tp_change.reason
+    assert figures["fleet_safe_operating_point_before"] == 0
+    assert figures["fleet_safe_operating_point_after"] > 0
+    assert figures["itl_p99_s_per_replica"] <= 0.030 < figures["itl_p99_s_per_replica_before"]
+    assert "--data-parallel-size 2" in tp_change.predicted_effect.command
+    shown = predict(tp_change.predicted_effect.command, tmp_path / "tp8.json")
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_per_replica_after"]
+    step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
+    assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
+    assert shown["baseline"]["safe_operating_point"] is None
+
+
+def test_replicas_at_their_floor_stay_when_the_model_predicts_they_carry_most(tmp_path: Path):
+    """ITL p99 <= 40 ms: both layouts meet it at every load the ramp replays, and two TP-4 replicas carry
+    twice what one TP-8 replica does, so the rule's regrouping is rejected with both layouts' figures."""
+    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=40ms")
+    assert not any(c.flag in (TP, REPLICAS_FLAG) for c in finding.changes)
+    (rejection,) = rejected
+    assert rejection.change.proposed == "8" and "the current layout carries most" in rejection.reason
+    assert "TP 8 x 1 replica(s)" in rejection.reason
