@@ -130,27 +130,30 @@ def _pcie_finding(tp: int):
     return finding
 
 
-def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None, extra: str = "") -> tuple:
-    command = parse_command(f"-tp {tp} --max-num-seqs 1 {extra}")
+def _forecast(finding, ramp: Path, server_args: str, model: str, gpu: GpuSpec, slo: str, in_flight: float) -> tuple:
+    """Triage's forecast of `finding` calibrated on `ramp`, for `model` on `gpu` launched with `server_args`."""
+    command = parse_command(server_args)
     deployment = Deployment(
-        model=resolve_model("Llama-3.1-8B"),
-        gpu=gpu or resolve_gpu("L40S"),
-        launch=launch_from_config(server_config(command, [], None)),
+        model=resolve_model(model), gpu=gpu, launch=launch_from_config(server_config(command, [], None))
     )
-    finding = _pcie_finding(tp)
     rejected, notes = forecast_findings(
         [finding],
-        json.loads(RAMP.read_text()),
-        RAMP.name,
+        json.loads(ramp.read_text()),
+        ramp.name,
         command,
         None,
         parse_slos(slo),
         engine="vllm-cuda",
-        ramp_path=str(RAMP),
+        ramp_path=str(ramp),
         in_flight=in_flight,
         deployment=deployment,
     )
     return finding, rejected, notes
+
+
+def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None, extra: str = "") -> tuple:
+    server_args = f"-tp {tp} --max-num-seqs 1 {extra}"
+    return _forecast(_pcie_finding(tp), RAMP, server_args, "Llama-3.1-8B", gpu or resolve_gpu("L40S"), slo, in_flight)
 
 
 def test_the_layout_of_four_pcie_gpus_is_the_one_the_model_predicts_to_carry_most_and_its_figures_reproduce(
@@ -310,27 +313,10 @@ def _replicas_at_floor_triage(tmp_path: Path, slo: str) -> tuple:
     finding, tests/unit/rules/test_floors.py), calibrated on the two-engine ramp, 16 in flight."""
     ramp = tmp_path / "two_engines_ramp.json"
     ramp.write_text(json.dumps(behind_one_front(json.loads(RAMP.read_text()))))
-    command = parse_command("-tp 4 --data-parallel-size 2 --max-num-seqs 1")
-    deployment = Deployment(
-        model=resolve_model("Llama-3.1-70B"),
-        gpu=resolve_gpu("A100-SXM-80GB"),
-        launch=launch_from_config(server_config(command, [], None)),
-    )
     [finding] = RULE_ITL_LOAD.evaluate(replicas_at_their_floor(2, 4, 0.02))
     assert {c.flag: c.proposed for c in finding.changes} == {TP: "8", REPLICAS_FLAG: "1"}  # the rule's layout
-    rejected, notes = forecast_findings(
-        [finding],
-        json.loads(ramp.read_text()),
-        ramp.name,
-        command,
-        None,
-        parse_slos(slo),
-        engine="vllm-cuda",
-        ramp_path=str(ramp),
-        in_flight=16,
-        deployment=deployment,
-    )
-    return finding, rejected, notes
+    server_args = "-tp 4 --data-parallel-size 2 --max-num-seqs 1"
+    return _forecast(finding, ramp, server_args, "Llama-3.1-70B", resolve_gpu("A100-SXM-80GB"), slo, 16)
 
 
 def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_predicts_it_carries_more(
