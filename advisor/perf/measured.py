@@ -7,6 +7,7 @@ step and a measured step are computed by the same code over the same window.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -108,14 +109,14 @@ def one_replica(ramp: MeasuredRamp, replicas: int) -> MeasuredRamp:
         return min(level, replicas) if concurrency else replicas
 
     def share(level: float) -> float:
-        return float(-(-int(level) // replicas)) if concurrency else level / replicas
+        return float(math.ceil(level / replicas)) if concurrency else level / replicas
 
     steps = []
     for step in ramp.steps:
         divisor = busy(step.offered)
         update: dict[str, Any] = {"offered": share(step.offered)}
         update |= {k: getattr(step, k) / divisor for k in ENGINE_TOTALS if getattr(step, k) is not None}
-        update |= {k: round(getattr(step, k) / divisor) for k in ENGINE_COUNTS}
+        update |= {k: math.ceil(getattr(step, k) / divisor) for k in ENGINE_COUNTS}  # the busiest engine's
         if step.server is not None:
             totals = {k: getattr(step.server, k) for k in SERVER_TOTALS}
             update["server"] = step.server.model_copy(

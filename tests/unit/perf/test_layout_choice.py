@@ -306,6 +306,9 @@ def test_a_ramp_of_two_data_parallel_engines_is_fitted_as_one_engines_share():
     assert halves.plan.levels == [1, 1, 2, 4, 8]
     assert halves.steps[0].output_tokens_per_s == recorded["steps"][0]["output_tokens_per_s"]
     assert halves.steps[1].output_tokens_per_s == pytest.approx(recorded["steps"][1]["output_tokens_per_s"] / 2)
+    # More engines than streams at every level: each busy engine has one stream, and no step loses its requests.
+    spread = one_replica(measured_ramp(recorded, "r"), 32)
+    assert spread.plan.levels == [1] * 5 and len(spread.usable_steps) == len(halves.usable_steps) == 5
 
 
 def _replicas_at_floor_triage(tmp_path: Path, slo: str) -> tuple:
