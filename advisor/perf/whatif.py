@@ -169,7 +169,13 @@ class Forecaster:
         cost, notes = self._cost_for(after)
         if layout is not None:
             cost, note = cost_at_tp(cost, *layout)
-            notes = [*notes, note]
+            if self.replicas > 1:
+                notes.append(
+                    f"the figures are one TP-{applied[TENSOR_PARALLEL_FLAG]} replica's at each load per engine; "
+                    f"the command after keeps {REPLICAS_FLAG} {self.replicas} as ramped: how many replicas the "
+                    f"GPUs make is triage's layout choice (docs/triage.md)"
+                )
+            notes = [*notes, note]  # last: the layout choice quotes it (advisor/layout_choice.py)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
             ramp=self.source,

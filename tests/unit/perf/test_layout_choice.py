@@ -343,6 +343,7 @@ def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_pre
     step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
     assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
     assert shown["baseline"]["safe_operating_point"] is None
+    assert any("one TP-8 replica's" in n and "keeps --data-parallel-size 2 as ramped" in n for n in shown["notes"])
 
 
 def test_replicas_at_their_floor_stay_when_the_model_predicts_they_carry_most(tmp_path: Path):
