@@ -31,6 +31,12 @@ MIN_FINISHED = 3  # requests finished in the window: fewer, and its medians are 
 # The replayed step: long enough for several request lifetimes, short enough to replay quickly.
 STEP_LIFETIMES = 4
 MIN_STEP_S, MAX_STEP_S = 20.0, 120.0
+# The requests that finished in a steady window carry the output the server generated in it: finished/s x
+# output tokens per request = generation tokens/s (Little's law over the window). Beyond this factor either
+# way the window holds a transient (a wave of requests that started together, or ended before it).
+STEADY_FACTOR = 2.0
+# A window this many request lifetimes long averages over the waves of a closed-loop load.
+STEADY_LIFETIMES = 3
 WINDOW_UNUSABLE = (
     f"the metrics window cannot stand for a load step (it needs {MIN_FINISHED} or more finished requests, "
     "TTFT and ITL histograms and request lengths: two scrapes of a serving vLLM, --metrics-interval apart)"
@@ -85,7 +91,37 @@ def live_ramp(facts: Facts) -> tuple[dict, str] | None:
         f"the live {facts.window.interval_s:.0f} s window: {in_flight} request(s) in flight, {int(finished)} "
         f"finished, {prompt:.0f} prompt and {output:.0f} output tokens per request"
     )
-    return ramp, said
+    transient = unsteady(finished, output, tokens_per_s.value if tokens_per_s else 0.0, facts)
+    return ramp, f"{said}; {transient}" if transient else said
+
+
+def unsteady(finished: float, output: float, tokens_per_s: float, facts: Facts) -> str | None:
+    """Why the window is not a steady state, or None when it is one (as far as its counters tell).
+
+    Why it matters: the fit takes the window as one load step in equilibrium. When the requests that
+    finished in it carry several times the output vLLM generated in it (or a fraction of it), their
+    latency histograms describe a wave: closed-loop streams that started together and are all in
+    prefill at once, say, with TTFT in seconds while the generation counter crawls. No step cost
+    reproduces such a window, and the fit's in-sample error says only that; this says why, and what
+    window would do."""
+    window_s = facts.window.interval_s if facts.window else 0.0
+    if window_s <= 0 or output <= 0:
+        return None
+    carried = finished / window_s * output
+    if tokens_per_s > 0 and 1 / STEADY_FACTOR <= carried / tokens_per_s <= STEADY_FACTOR:
+        return None
+    lifetime = signals.histogram_mean(facts, E2E)
+    longer = (
+        f"a --metrics-interval of {STEADY_LIFETIMES * lifetime:.0f} s or more ({STEADY_LIFETIMES} request "
+        f"lifetimes of {lifetime:.1f} s)"
+        if lifetime
+        else "a longer --metrics-interval"
+    )
+    return (
+        f"not a steady state: the {finished:.0f} request(s) that finished in it carry {carried:.0f} output tok/s, "
+        f"vLLM generated {tokens_per_s:.0f} tok/s, so its latencies describe the requests that happened to end "
+        f"in it, not the server in equilibrium; {longer} or a ramp measures the steady server"
+    )
 
 
 def _lengths(facts: Facts, metric: str, mean: float) -> dict:
