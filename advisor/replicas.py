@@ -26,6 +26,9 @@ from rules.model import ConfigChange, PredictedEffect
 REPLICA_RULES = ("OP-5.2", "OP-5.4", "OP-5.1")
 # vLLM's flag for replicas inside one server (one per GPU); separate servers behind a balancer do the same.
 REPLICAS_FLAG = "--data-parallel-size"
+# Engines that run on the host's cores: vLLM's CPU backend binds each engine to its own cores and the bundled
+# engine has no data-parallel flag, so their replicas are servers (machines), never a flag of this command.
+CPU_ENGINES = ("vllm-cpu", "bundled")
 
 
 class ReplicaSizing(BaseModel):
@@ -67,8 +70,12 @@ def size_replicas(
     )
 
 
-def replicas_change(sizing: ReplicaSizing, current: int, command: str, with_change: str | None) -> ConfigChange:
-    """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it."""
+def replicas_change(
+    sizing: ReplicaSizing, current: int, command: str, with_change: str | None, servers: bool = False
+) -> ConfigChange:
+    """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it.
+    `servers`: a CPU engine's replicas are servers like this one (CPU_ENGINES), said so in the change and
+    kept out of the proposed command (advisor/triage.py)."""
     per = sizing.per_replica_step
     setting = f" with {with_change}" if with_change else ""
     fleet = sizing.replicas * sizing.output_tokens_per_s
@@ -97,9 +104,14 @@ def replicas_change(sizing: ReplicaSizing, current: int, command: str, with_chan
         reason=(
             f"one replica holds the SLOs up to {sizing.safe_point:g} concurrent requests{setting}; "
             f"{sizing.in_flight:g} are in flight, so ceil({sizing.in_flight:g} / {sizing.safe_point:g}) = "
-            f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
+            + (
+                f"{sizing.replicas} servers like this one behind an even balancer (a CPU engine's replicas need "
+                "their own cores: not a flag of this command)"
+                if servers
+                else f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
+            )
         ),
-        cost=f"{sizing.replicas}x the GPUs (or machines) of one replica",
+        cost=f"{sizing.replicas}x the {'machines' if servers else 'GPUs (or machines)'} of one replica",
         predicted_effect=PredictedEffect(
             text=text, figures={k: round(float(v), 4) for k, v in figures.items() if v is not None}, command=command
         ),

@@ -34,8 +34,10 @@ from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
+from advisor.perf.limits import engine_kind
 from advisor.perf.pool import DeviceShare
 from advisor.predict import Deployment, predict_findings
+from advisor.replicas import CPU_ENGINES, REPLICAS_FLAG
 from advisor.run_diff import RunDiff
 from advisor.tp_choice import choose_tensor_parallel
 from advisor.triage_context import (
@@ -199,6 +201,8 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     if collected.command is not None:
         result.current_command = collected.command.render()
         changes = {c.flag: c.proposed for f in evaluation.findings for c in f.changes}
+        if engine_kind(collected.command, _engine_of(collected.facts)) in CPU_ENGINES:
+            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag (advisor/replicas.py)
         if changes:
             result.proposed_command = collected.command.with_changes(changes).render()
             if collected.command_rebuilt:

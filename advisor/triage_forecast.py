@@ -39,7 +39,15 @@ from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment
-from advisor.replicas import REPLICA_RULES, REPLICAS_FLAG, ms_text, replicas_change, seconds_text, size_replicas
+from advisor.replicas import (
+    CPU_ENGINES,
+    REPLICA_RULES,
+    REPLICAS_FLAG,
+    ms_text,
+    replicas_change,
+    seconds_text,
+    size_replicas,
+)
 from advisor.triage import RejectedChange
 from advisor.tune_criterion import TuneCriterion
 from advisor.tune_forecast import ChangeForecast, rank_changes, step_views
@@ -335,7 +343,8 @@ def _propose_replicas(
         return []
     command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, setting) if ramp_path else ""
     current = int(forecaster.command.value(REPLICAS_FLAG) or 1)
-    target.changes.append(replicas_change(sizing, current, command, setting))
+    servers = forecaster.engine in CPU_ENGINES
+    target.changes.append(replicas_change(sizing, current, command, setting, servers=servers))
     return []
 
 

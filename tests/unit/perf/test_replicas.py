@@ -4,6 +4,7 @@ recorded ramps (tests/fixtures/*/queue_seqs1*, see tests/unit/perf/test_model_ch
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -67,3 +68,23 @@ def test_when_no_step_meets_the_slo_the_count_is_not_guessed(tmp_path: Path):
     document = triage(CASES["vllm-0.32-cpu"], tmp_path / "triage.json", "--ttft-slo", "0.001", "--concurrency", "32")
     assert not [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
     assert any("replica count" in note and "ramp lower loads" in note for note in document["notes"])
+
+
+def test_a_cpu_engines_replicas_are_servers_and_stay_out_of_the_proposed_command(tmp_path: Path):
+    """Real vLLM's CPU backend saturated by 32 streams over a steady 30 s window (its fit is within 25 %):
+    the model sizes the replicas that meet the default ITL target. Each needs its own cores, so on this
+    backend they are servers like this one, and `--data-parallel-size 31` on a 2-core host never reaches
+    the proposed command."""
+    from advisor.cli import main
+
+    corpus = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+    out = tmp_path / "triage.json"
+    args = ["triage", "--logs", str(corpus / "saturated_steady.log"), "--metrics-interval", "30", "--json", str(out)]
+    for name in ("saturated_steady_before.prom", "saturated_steady_after.prom"):
+        args += ["--metrics", str(corpus / name)]
+    assert main(args) == 0
+    document = json.loads(out.read_text())
+    replicas = [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
+    assert replicas and "servers like this one" in replicas[0]["reason"]
+    assert replicas[0]["cost"].endswith("the machines of one replica")
+    assert REPLICAS_FLAG not in (document.get("proposed_command") or "")
