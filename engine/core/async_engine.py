@@ -237,8 +237,15 @@ class AsyncEngine:
         _deliver(tracked, ABORTED)
 
     def _after_step(self, outputs: list[Any]) -> None:
+        """Account one engine step's outputs, then hand them to their requests.
+
+        Why in this order (the step's counters, then the finished requests' histograms, then the
+        deliveries): a client that has its last token, or a scraper that sees a request finished,
+        must find every token of it already counted in vllm:generation_tokens_total. Counting after
+        delivery let a scrape between the two read a finished request one token short."""
         now = time.monotonic()
         prompt_tokens = generation_tokens = new_requests = 0
+        finished: list[tuple[_Tracked, str]] = []
         deliveries: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Queue, Any]]] = {}
         for output in outputs:
             tracked = self._tracked.get(output.request_id)
@@ -268,11 +275,13 @@ class AsyncEngine:
                 tracked.num_generation_tokens += new_tokens
             if output.finished:
                 del self._tracked[output.request_id]
-                self._record_finished(tracked, output.finish_reason or "stop", now)
+                finished.append((tracked, output.finish_reason or "stop"))
             deliveries.setdefault(tracked.loop, []).append((tracked.queue, output))
+        self._record_step(prompt_tokens, generation_tokens, new_requests)
+        for tracked, reason in finished:
+            self._record_finished(tracked, reason, now)
         for loop, items in deliveries.items():
             _deliver_all(loop, items)
-        self._record_step(prompt_tokens, generation_tokens, new_requests)
 
     def _record_step(self, prompt_tokens: int, generation_tokens: int, new_requests: int) -> None:
         stats = self._update_gauges()
