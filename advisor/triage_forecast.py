@@ -173,7 +173,7 @@ def _choose_layouts(
     (advisor/layout_choice.py); notes. The layouts are priced once, at the first such remedy: OP-3.1, AP-7
     and OP-5.13 may each propose the same one."""
     current_tp = forecaster.current_tensor_parallel()
-    gpus = current_tp * int(forecaster.command.value(REPLICAS_FLAG) or 1)
+    gpus = current_tp * forecaster.replicas
     priced: tuple[list[LayoutForecast], dict[int, str]] | None = None
     notes: list[str] = []
     for finding in findings:
@@ -342,7 +342,7 @@ def _propose_replicas(
             ]
         return []
     command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, setting) if ramp_path else ""
-    current = int(forecaster.command.value(REPLICAS_FLAG) or 1)
+    current = forecaster.replicas
     servers = forecaster.engine in CPU_ENGINES
     target.changes.append(replicas_change(sizing, current, command, setting, servers=servers))
     return []

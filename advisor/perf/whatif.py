@@ -101,7 +101,7 @@ class Forecaster:
             else parse_command(server_args or "", flag="--server-args")
         )
         self.engine = engine_kind(self.command, engine)
-        self.replicas = self._replicas()
+        self.replicas = self._count(REPLICAS_FLAG)
         self.ramp = one_replica(measured_ramp(document, source), self.replicas)
         self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
         self.notes: list[str] = list(self.workload.notes)
@@ -201,12 +201,13 @@ class Forecaster:
             notes=[*self.notes, *notes],
         )
 
-    def _replicas(self) -> int:
-        text = self.command.value(REPLICAS_FLAG) or "1"
-        return int(text) if text.isdigit() and int(text) > 0 else 1
-
     def current_tensor_parallel(self) -> int:
-        text = self.command.value(TENSOR_PARALLEL_FLAG) or "1"
+        return self._count(TENSOR_PARALLEL_FLAG)
+
+    def _count(self, flag: str) -> int:
+        """A size flag of the ramped command (TP, data-parallel engines): its value, 1 when unset or not a
+        positive whole number."""
+        text = self.command.value(flag) or "1"
         return int(text) if text.isdigit() and int(text) > 0 else 1
 
     def _layout(self, tp: int) -> tuple[ParallelTerms, ParallelTerms]:
