@@ -29,6 +29,9 @@ REPLICAS_FLAG = "--data-parallel-size"
 # Engines that run on the host's cores: vLLM's CPU backend binds each engine to its own cores and the bundled
 # engine has no data-parallel flag, so their replicas are servers (machines), never a flag of this command.
 CPU_ENGINES = ("vllm-cpu", "bundled")
+# The fleet's tok/s is N x one replica's only for replicas that share nothing: two real vLLM engines of
+# one server on one host ran 0.75-0.88 of two lone engines (BENCHMARKS.md, "Two data-parallel vLLM engines").
+SHARED_FRONT_END = " from separate servers; engines of one server share its front end and host, which takes part of it"
 
 
 class ReplicaSizing(BaseModel):
@@ -95,23 +98,31 @@ def replicas_change(
         f"{sizing.in_flight / sizing.replicas:.3g}, predicted at the ramp's {per:g}-stream step{setting}: "
         f"TTFT p99 {seconds_text(sizing.ttft_p99_s)}, ITL p99 {ms_text(sizing.itl_p99_s)}, "
         f"{sizing.output_tokens_per_s:.0f} tok/s "
-        f"per replica (at least {fleet:.0f} tok/s in all) (±{sizing.relative_error:.0%})"
+        f"per replica (at least {fleet:.0f} tok/s in all{'' if servers else SHARED_FRONT_END}) "
+        f"(±{sizing.relative_error:.0%})"
     )
+    if servers:
+        # this server's engines count in the total: N engines are ceil(N / its engines) servers like it
+        machines = math.ceil(sizing.replicas / max(1, current))
+        each = f" ({current} engines each)" if current > 1 else ""
+        count = f"{sizing.replicas} engines: " if current > 1 else ""
+        fleet_of = (
+            f"{count}{machines} servers like this one{each} behind an even balancer (a CPU engine's replicas "
+            "need their own cores: not a flag of this command)"
+        )
+        cost = f"{machines}x the machines of this server"
+    else:
+        fleet_of = f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
+        cost = f"{sizing.replicas}x the GPUs (or machines) of one replica"
     return ConfigChange(
         flag=REPLICAS_FLAG,
         current=str(current),
         proposed=str(max(current, sizing.replicas)),
         reason=(
             f"one replica holds the SLOs up to {sizing.safe_point:g} concurrent requests{setting}; "
-            f"{sizing.in_flight:g} are in flight, so ceil({sizing.in_flight:g} / {sizing.safe_point:g}) = "
-            + (
-                f"{sizing.replicas} servers like this one behind an even balancer (a CPU engine's replicas need "
-                "their own cores: not a flag of this command)"
-                if servers
-                else f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
-            )
+            f"{sizing.in_flight:g} are in flight, so ceil({sizing.in_flight:g} / {sizing.safe_point:g}) = {fleet_of}"
         ),
-        cost=f"{sizing.replicas}x the {'machines' if servers else 'GPUs (or machines)'} of one replica",
+        cost=cost,
         predicted_effect=PredictedEffect(
             text=text, figures={k: round(float(v), 4) for k, v in figures.items() if v is not None}, command=command
         ),

@@ -3,14 +3,12 @@
     .venv/bin/python -m benchmarks.two_engines RAMP.json OUT.json [--engines 2]
 
 Why: the layout choice for a `--data-parallel-size` server (OP-5.4/OP-5.5 merging replicas at their
-bandwidth floor, advisor/layout_choice.py) calibrates on a ramp of the whole server, and no ramp of
-several engines has been recorded here (no task has had two GPUs; vLLM's CPU backend on two cores
-runs one engine). This writes what such a ramp would show if each engine behaved as the recorded
-one: every level's streams and every total (throughput, request counts, the gauges vLLM sums over
-its engines) times N, latencies and KV usage as measured. It is the inverse of
-`advisor.perf.measured.one_replica`, so the model must fit it to the one-engine cost
-(tests/unit/perf/test_layout_choice.py). Stated, not measured: BENCHMARKS.md says so where its
-figures appear.
+bandwidth floor, advisor/layout_choice.py) calibrates on a ramp of the whole server. This writes what
+such a ramp would show if each engine behaved as the recorded one: every level's streams and every
+total (throughput, request counts, the gauges vLLM sums over its engines) times N, latencies and KV
+usage as measured. It is the inverse of `advisor.perf.measured.one_replica`, so the model must fit it
+to the one-engine cost (tests/unit/perf/test_layout_choice.py). Stated, not measured: a real pair of
+vLLM engines on one host made 0.75-0.88 of it (benchmarks/data_parallel_check.py).
 """
 
 from __future__ import annotations

@@ -240,3 +240,26 @@ def test_the_bundled_engine_on_a_cpu_is_not_taken_for_vllms_cpu_backend():
     ]
     config = server_config(None, parse_lines(lines).events, None)
     assert config.device is None and config.max_num_seqs is None and config.max_num_batched_tokens is None
+
+
+def test_a_data_parallel_server_is_read_from_its_arguments_not_its_engines_config_lines():
+    """Two data-parallel engines (`--data-parallel-size 2`): the engine-config line, printed by engine 0
+    only, says `data_parallel_size=1` (each engine is one rank of the DP group, its own world of one), and
+    only the API server's `non-default args` say 2. The metrics carry one series per engine, each
+    engine's `vllm:cache_config_info` its own pool: the pool triage reads is one engine's."""
+    log = (RECORDED / "data_parallel_2.log").read_text()
+    assert "'data_parallel_size': 2" in log
+    engine_lines = [line for line in log.splitlines() if "Initializing a V1 LLM engine" in line]
+    assert len(engine_lines) == 1 and "EngineCore_DP0" in engine_lines[0]
+    assert "data_parallel_size=1," in engine_lines[0]
+    snapshot = load_file(path("data_parallel_2_after.prom"))
+    engines = {s.labels.get("engine") for s in snapshot.samples("vllm:num_requests_running")}
+    assert engines == {"0", "1"}
+    result = triage("data_parallel_2")
+    config, memory = result.facts.config, result.facts.memory
+    assert config.data_parallel_size == 2 and config.source_of("--data-parallel-size") == ConfigSource.ARGS
+    assert config.max_num_seqs == CPU_API_SERVER_MAX_NUM_SEQS  # per engine: world size is TP x PP
+    pools = snapshot.samples("vllm:cache_config_info")
+    per_engine = {s.labels["engine"]: s.labels["kv_cache_size_tokens"] for s in pools}
+    assert set(per_engine) == {"0", "1"} and len(set(per_engine.values())) == 1
+    assert memory.kv_cache_tokens == int(per_engine["0"])

@@ -9,6 +9,7 @@ measurement (BENCHMARKS.md says so where the figures are)."""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment, launch_from_config
 from advisor.replicas import REPLICAS_FLAG
 from advisor.triage_forecast import forecast_findings, with_change
-from benchmarks import tp_transform_check
+from benchmarks import data_parallel_check, tp_transform_check
 from benchmarks.two_engines import behind_one_front
 from loadtest.slo import parse_slos
 from rules.catalog import floors
@@ -39,6 +40,7 @@ from tests.unit.rules.factories import config, live, replicas_at_their_floor
 
 TP = "--tensor-parallel-size"
 RAMP = Path(f"{CASES['vllm-0.32-cpu']}_ramp.json")
+CPU_CORPUS = RAMP.parent
 TERMS = ("base_s", "decode_seq_s", "prefill_token_s", "context_token_s")
 
 
@@ -290,8 +292,8 @@ def test_with_change_swaps_the_tp_value_of_a_layout_command():
 
 def test_a_ramp_of_two_data_parallel_engines_is_fitted_as_one_engines_share():
     """vLLM sums its engines' gauges and the clients see both engines' tokens: fitted as one engine's share,
-    the recorded ramp as two engines behind one front end (benchmarks/two_engines.py; stated, not ramped:
-    no task has had two GPUs) gives the one-engine fit and replay back."""
+    the recorded ramp as two engines behind one front end (benchmarks/two_engines.py; stated) gives the
+    one-engine fit and replay back. The next test meets a real pair of engines."""
     recorded = json.loads(RAMP.read_text())
     one = Forecaster(recorded, RAMP.name, "--max-num-seqs 1", engine="vllm-cuda")
     doubled = behind_one_front(recorded)
@@ -309,6 +311,27 @@ def test_a_ramp_of_two_data_parallel_engines_is_fitted_as_one_engines_share():
     # More engines than streams at every level: each busy engine has one stream, and no step loses its requests.
     spread = one_replica(measured_ramp(recorded, "r"), 32)
     assert spread.plan.levels == [1] * 5 and len(spread.usable_steps) == len(halves.usable_steps) == 5
+
+
+def test_a_real_two_engine_vllm_read_as_one_engines_share_reproduces_a_lone_engine():
+    """Real vLLM 0.32 on a 2-core host, the same ramp (1-16 streams) against one engine and against
+    `--data-parallel-size 2` (tests/fixtures/vllm_cpu/record.py --only data_parallel). Fitted on the
+    two-engine ramp as one engine's share, the model replays the lone engine's measured throughput at
+    each per-engine load within its stated error (median; 1.00-1.14 at the four loads), and each engine
+    of the pair ran 0.75-0.88 of a lone one: the two engines took both cores, which the lone engine
+    shared only with the front end and the client. BENCHMARKS.md, "Two data-parallel vLLM engines"."""
+    result = data_parallel_check.compare(
+        json.loads((CPU_CORPUS / "data_parallel_1_ramp.json").read_text()),
+        json.loads((CPU_CORPUS / "data_parallel_2_ramp.json").read_text()),
+        engines=2,
+    )
+    error = result["fits"]["n_engines"]["cost"]["relative_error"]
+    back = [pair["lone_measured/read_back"]["output_tokens_per_s"] for pair in result["read_back"]]
+    assert [pair["per_engine"] for pair in result["read_back"]] == [1, 2, 4, 8]
+    assert abs(statistics.median(back) - 1) <= error
+    assert all(abs(ratio - 1) <= 1.5 * error for ratio in back), back
+    shared = [row["measured/stated"]["output_tokens_per_s"] for row in result["rows"] if "stated" in row]
+    assert len(shared) == 4 and all(0.7 <= ratio < 1 for ratio in shared), shared
 
 
 def _replicas_at_floor_triage(tmp_path: Path, slo: str) -> tuple:

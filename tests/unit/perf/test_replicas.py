@@ -70,21 +70,48 @@ def test_when_no_step_meets_the_slo_the_count_is_not_guessed(tmp_path: Path):
     assert any("replica count" in note and "ramp lower loads" in note for note in document["notes"])
 
 
+CPU_CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+
+
+def _triage_recorded(tmp_path: Path, window: str, interval_s: str) -> dict:
+    from advisor.cli import main
+
+    out = tmp_path / "triage.json"
+    args = ["triage", "--logs", str(CPU_CORPUS / f"{window}.log"), "--metrics-interval", interval_s]
+    for name in (f"{window}_before.prom", f"{window}_after.prom"):
+        args += ["--metrics", str(CPU_CORPUS / name)]
+    assert main([*args, "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
 def test_a_cpu_engines_replicas_are_servers_and_stay_out_of_the_proposed_command(tmp_path: Path):
     """Real vLLM's CPU backend saturated by 32 streams over a steady 30 s window (its fit is within 25 %):
     the model sizes the replicas that meet the default ITL target. Each needs its own cores, so on this
     backend they are servers like this one, and `--data-parallel-size 31` on a 2-core host never reaches
     the proposed command."""
-    from advisor.cli import main
-
-    corpus = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
-    out = tmp_path / "triage.json"
-    args = ["triage", "--logs", str(corpus / "saturated_steady.log"), "--metrics-interval", "30", "--json", str(out)]
-    for name in ("saturated_steady_before.prom", "saturated_steady_after.prom"):
-        args += ["--metrics", str(corpus / name)]
-    assert main(args) == 0
-    document = json.loads(out.read_text())
+    document = _triage_recorded(tmp_path, "saturated_steady", "30")
     replicas = [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
     assert replicas and "servers like this one" in replicas[0]["reason"]
-    assert replicas[0]["cost"].endswith("the machines of one replica")
+    count = int(replicas[0]["proposed"])
+    assert f"= {count} servers like this one" in replicas[0]["reason"]
+    assert replicas[0]["cost"] == f"{count}x the machines of this server"
     assert REPLICAS_FLAG not in (document.get("proposed_command") or "")
+
+
+def test_a_data_parallel_cpu_servers_engines_count_in_its_servers(tmp_path: Path):
+    """Real vLLM with two data-parallel engines on a 2-core host (one core each), 16 streams in the top
+    step of a ramp. The model fits one engine's share of the window, so the count it sizes is of engines;
+    this server already holds two, so N engines are ceil(N / 2) servers like it, not N (which is what
+    the change said before the recording: twice the machines)."""
+    document = _triage_recorded(tmp_path, "data_parallel_2", "10")
+    replicas = [c for f in document["findings"] for c in f["changes"] if c["flag"] == REPLICAS_FLAG]
+    assert replicas, [f["rule"] for f in document["findings"]]
+    change = replicas[0]
+    engines = int(change["proposed"])
+    assert change["current"] == "2" and engines > 2
+    servers = -(-engines // 2)
+    assert f"= {engines} engines: {servers} servers like this one (2 engines each)" in change["reason"]
+    assert change["cost"] == f"{servers}x the machines of this server"
+    figures = change["predicted_effect"]["figures"]
+    assert figures["replicas"] == engines and figures["in_flight"] == 16
+    assert REPLICAS_FLAG + " 2" in document["current_command"] and REPLICAS_FLAG + " 2" in document["proposed_command"]
