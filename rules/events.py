@@ -46,6 +46,7 @@ class LogEventKind(str, Enum):
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
     ENGINE_DEAD = "engine_dead"  # EngineDeadError / AsyncLLM output_handler failed.
     FATAL_ERROR = "fatal_error"  # EngineCore encountered a fatal error.
+    WORKER_EXCEPTION = "worker_exception"  # WorkerProc hit an exception. (a worker's traceback, before the fatal error)
     RPC_TIMEOUT = "rpc_timeout"  # RPC call to execute_model timed out.
     SHM_BROADCAST_HANG = "shm_broadcast_hang"  # No available shared memory broadcast block found in N second(s)
     WORKER_DIED = "worker_died"  # Worker proc … died unexpectedly / Engine core proc … died unexpectedly
@@ -202,6 +203,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
+    LogEventKind.WORKER_EXCEPTION: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),
     LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
     LogEventKind.WORKER_DIED: ("exit_code", "process"),

@@ -103,11 +103,12 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
         if state.last_was_vllm:
             result.vllm_lines += 1
         if event is None and state.fatal is not None:
-            _note_root_cause(message, state.fatal)
+            _note_root_cause(message, state)
         if event is None or _is_repeat(event, message, state):
             continue
-        if event.kind == LogEventKind.FATAL_ERROR:
+        if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
             state.fatal = event  # its traceback follows: the exception it ends with is the root cause
+            state.frame = state.code = None
         elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
             state.fatal = None
         result.events.append(event)
@@ -138,17 +139,34 @@ class _ParseState:
     last_was_vllm: bool = False
     seen_failures: set[tuple[str, str]] = field(default_factory=set)
     fatal: LogEvent | None = None  # the last `EngineCore encountered a fatal error`, until the chain moves on
+    frame: str | None = None  # in that traceback: the last `File "…", line N, in f` read, as `file.py:N in f`
+    code: str | None = None  # and the source line printed under it
 
 
-# The line a Python traceback ends with: `RuntimeError: CUDA error: …`, `torch.OutOfMemoryError: …`.
-_EXCEPTION_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception)): (.+)$")
+# The line a Python traceback ends with: `RuntimeError: CUDA error: …`, `torch.OutOfMemoryError: …`,
+# or a bare `AssertionError` (a failed `assert` has no message: the source line above it says what failed).
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception))(?:: (.+))?$")
+_FRAME_LINE = re.compile(r'^\s*File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\w+)')
 
 
-def _note_root_cause(message: str, fatal: LogEvent) -> None:
-    """The last exception line of the fatal error's traceback becomes its message (the chain's cause)."""
+def _note_root_cause(message: str, state: _ParseState) -> None:
+    """The last exception line of a fatal error's (or a worker's) traceback becomes its message (the chain's
+    cause); a message-less exception is named with the source line and the frame it was raised in."""
+    fatal = state.fatal
+    assert fatal is not None
+    frame = _FRAME_LINE.match(message)
+    if frame:
+        state.frame, state.code = f"{frame.group(1)}:{frame.group(2)} in {frame.group(3)}", None
+        return
     match = _EXCEPTION_LINE.match(message)
     if match and match.group(1) != "EngineDeadError":
-        fatal.message = f"{match.group(1)}: {match.group(2).strip()}"
+        if match.group(2):
+            fatal.message = f"{match.group(1)}: {match.group(2).strip()}"
+        else:
+            where = f" ({state.frame})" if state.frame else ""
+            fatal.message = f"{match.group(1)}: {state.code}{where}" if state.code else f"{match.group(1)}{where}"
+    elif state.frame and state.code is None and message.strip():
+        state.code = message.strip()
 
 
 def _bounded(lines: Iterable[str]) -> Iterator[str]:

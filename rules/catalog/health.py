@@ -14,7 +14,7 @@ from rules import signals
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
 # "For minutes", measured: vLLM itself calls a 60 s wait a hang (its shared-memory broadcast warns
@@ -22,6 +22,11 @@ from rules.signals import fmt
 # prefill chunk of an 8B model on a CPU, a first torch.compile), so a shorter silence proves nothing.
 MIN_STALL_WINDOW_S = 60.0
 EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
+# A worker crash recorded on a real vLLM 0.32 (CPU backend), its cause's marker, and what serves instead:
+# with --pipeline-parallel-size 2 and --enforce-eager the last stage asserts on intermediate tensors the
+# eager path never allocated, on the first request; compiled, the same server answers
+# (tests/fixtures/vllm_cpu/pipeline_eager_crash.log).
+PIPELINE_EAGER_MARKER = "intermediate_tensors is not None"
 SPECIFIC_CAUSES = (
     LogEventKind.RPC_TIMEOUT,
     LogEventKind.NCCL_WATCHDOG_TIMEOUT,
@@ -153,12 +158,20 @@ def _check_dead(facts: Facts) -> list[Finding]:
         ),
         None,
     )
+    # A worker's own traceback comes before the engine core's: the core's exception (a KeyError on a request
+    # id the worker never returned) is then the consequence, the worker's the cause.
+    worker = next((e for e in facts.events_of(LogEventKind.WORKER_EXCEPTION) if _named(e)), None)
+    if worker is not None and events:
+        evidence.insert(0, c.log_evidence(worker))
+        then = f"; then the engine core: {cause}" if cause else ""
+        cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
     title = (
         "engine dead"
         + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")
         + (f" ({cause})" if cause else "")
         + (f" (/health {health})" if health else "")
     )
+    changes = _pipeline_eager_fix(facts, cause)
     # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
     # the engine core's own death after its fatal error is the chain's last link, not a cause.
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
@@ -176,6 +189,27 @@ def _check_dead(facts: Facts) -> list[Finding]:
                 "Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
                 "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",
             ],
+            changes=changes,
+        )
+    ]
+
+
+def _pipeline_eager_fix(facts: Facts, cause: str | None) -> list[ConfigChange]:
+    """The known crash of pipeline stages in eager mode (PIPELINE_EAGER_MARKER): compile instead."""
+    config = facts.config
+    if not cause or PIPELINE_EAGER_MARKER not in cause or config is None:
+        return []
+    if (config.pipeline_parallel_size or 1) < 2 or not config.enforce_eager:
+        return []
+    return [
+        ConfigChange(
+            flag="--enforce-eager",
+            current="true",
+            proposed="false",
+            reason=f"pipeline stages ({config.pipeline_parallel_size}) in eager mode: the last stage finds no "
+            "intermediate tensors from the one before and the engine dies on its first request (recorded on "
+            "vLLM 0.32's CPU backend); compiled, the same layout serves",
+            cost="a longer start while the model compiles (cached for the next start)",
         )
     ]
 
@@ -196,7 +230,9 @@ RULE_DEAD = Rule(
         "client side notices the process gone: `Engine core proc EngineCore_DP0 died unexpectedly, "
         "shutting down client.` (0.33: `Engine core process … died unexpectedly.`), and the server shuts "
         "down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1. The title quotes the root cause from (1) when "
-        "the log has it.",
+        "the log has it; when a worker failed first (`WorkerProc hit an exception.` with its own traceback, "
+        "before (1)), the worker's exception is the cause and the engine core's the consequence, and an "
+        "exception without a message (a failed `assert`) is quoted with its source line and frame.",
         why="After engine death every request fails (HTTP 500) until a restart; the links after the "
         "first are consequences, so a log cut after (3) still has its cause near (1).",
         example="(EngineCore) EngineCore encountered a fatal error. RuntimeError: CUDA error: an illegal memory "
@@ -209,6 +245,11 @@ RULE_DEAD = Rule(
         references=["vllm/v1/engine/core.py", "vllm/v1/engine/async_llm.py", "vllm/v1/engine/exceptions.py"],
     ),
 )
+
+
+def _named(event) -> bool:
+    """A worker exception whose traceback's cause was read (not just its `WorkerProc hit an exception.`)."""
+    return bool(event.message) and not event.message.startswith("WorkerProc hit")
 
 
 def _check_rpc_timeout(facts: Facts) -> list[Finding]:

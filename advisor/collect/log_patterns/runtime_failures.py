@@ -13,6 +13,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(
+        ("WorkerProc hit an exception",),
+        K.WORKER_EXCEPTION,
+        r"WorkerProc hit an exception",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(
         ("EngineDeadError", "AsyncLLM output_handler failed"),
         K.ENGINE_DEAD,
         r"EngineDeadError.*|AsyncLLM output_handler failed\.?",

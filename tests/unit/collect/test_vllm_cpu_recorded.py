@@ -27,7 +27,7 @@ from advisor.versions import (
     vllm_cpu_defaults,
 )
 from advisor.vllm_cpu import CpuKvSpace, parse_kv_cache_memory_bytes, size_cpu_kv
-from rules.catalog.health import RULE_HANG
+from rules.catalog.health import RULE_DEAD, RULE_HANG
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts
 from tests.unit.advisor.data_paths import DATA_DIR
@@ -263,3 +263,37 @@ def test_a_data_parallel_server_is_read_from_its_arguments_not_its_engines_confi
     per_engine = {s.labels["engine"]: s.labels["kv_cache_size_tokens"] for s in pools}
     assert set(per_engine) == {"0", "1"} and len(set(per_engine.values())) == 1
     assert memory.kv_cache_tokens == int(per_engine["0"])
+
+
+def test_a_worker_that_fails_first_is_the_cause_and_a_known_crash_gets_its_fix():
+    """vLLM 0.32's CPU backend with two pipeline stages in eager mode: healthy, then on the first request
+    the second stage's worker prints `WorkerProc hit an exception.` and a traceback ending in a bare
+    `AssertionError` (an `assert` on the intermediate tensors from the first stage), and only then the
+    engine core its fatal error, a KeyError on a request id the worker never returned. The worker's
+    exception is the cause, quoted with its source line; the core's is its consequence. Compiled, the
+    same layout serves (tests/fixtures/vllm_cpu/pipeline_*), so the fix is to drop --enforce-eager."""
+    log = (RECORDED / "pipeline_eager_crash.log").read_text()
+    assert "WorkerProc hit an exception." in log and "EngineCore encountered a fatal error." in log
+    result = triage("pipeline_eager_crash", log_only=True)
+    top = result.findings[0]
+    assert top.rule == RULE_DEAD.code
+    assert "Worker_PP1: AssertionError: assert self.intermediate_tensors is not None" in top.title
+    assert "then the engine core: KeyError:" in top.title
+    assert top.evidence[0].name == K.WORKER_EXCEPTION.value
+    assert {c.flag: c.proposed for c in top.changes} == {"--enforce-eager": "false"}
+    config = result.facts.config
+    assert config.pipeline_parallel_size == 2 and config.max_num_seqs == 2 * CPU_API_SERVER_MAX_NUM_SEQS
+
+
+def test_a_message_less_exception_is_named_by_its_source_line_and_frame():
+    lines = [
+        "(Worker_TP1 pid=7) ERROR 11-28 10:00:00 [multiproc_executor.py:1063] WorkerProc hit an exception.",
+        "(Worker_TP1 pid=7) ERROR 11-28 10:00:00 [multiproc_executor.py:1063] Traceback (most recent call last):",
+        '(Worker_TP1 pid=7) ERROR 11-28 10:00:00 [multiproc_executor.py:1063]   File "/x/vllm/runner.py", '
+        "line 12, in step",
+        "(Worker_TP1 pid=7) ERROR 11-28 10:00:00 [multiproc_executor.py:1063]     assert batch is not None",
+        "(Worker_TP1 pid=7) ERROR 11-28 10:00:00 [multiproc_executor.py:1063] AssertionError",
+    ]
+    [event] = parse_lines(lines).events
+    assert event.kind == K.WORKER_EXCEPTION and event.process == "Worker_TP1"
+    assert event.message == "AssertionError: assert batch is not None (runner.py:12 in step)"
