@@ -35,7 +35,7 @@ from advisor.layout_choice import (
     regrouping_change,
 )
 from advisor.perf.cost import StepCost
-from advisor.perf.limits import MODELLED_FLAGS, SHARE_FLAG, TENSOR_PARALLEL_FLAG
+from advisor.perf.limits import MODELLED_FLAGS, PIPELINE_PARALLEL_FLAG, SHARE_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment
@@ -54,7 +54,6 @@ from advisor.tune_forecast import ChangeForecast, rank_changes, step_views
 from loadtest.slo import SLO
 from rules.model import ConfigChange, Finding, PredictedEffect
 
-PP_FLAG = "--pipeline-parallel-size"
 # Above this in-sample error the fit is too loose to overrule a rule: the rule's change stays,
 # with the prediction beside it and the caveat, instead of being rejected or re-valued.
 TRUSTED_RELATIVE_ERROR = 0.25
@@ -180,7 +179,8 @@ def _choose_layouts(
         tp_change = regrouping_change(finding.changes, current_tp)
         if tp_change is None:
             continue
-        if any(c.flag == PP_FLAG for c in finding.changes) or int(forecaster.command.value(PP_FLAG) or 1) > 1:
+        pipelined = int(forecaster.command.value(PIPELINE_PARALLEL_FLAG) or 1) > 1
+        if pipelined or any(c.flag == PIPELINE_PARALLEL_FLAG for c in finding.changes):
             notes.append(
                 f"{finding.rule}: pipeline parallelism is not priced by the performance model; the rule's layout stands"
             )

@@ -41,6 +41,8 @@ MODELLED_FLAGS = (
 # the GPU (advisor/perf/parallel.py). `servops predict` answers it; triage weighs it as a layout of the
 # GPUs (advisor/layout_choice.py), never flag by flag: fewer GPUs per replica serve fewer requests each.
 TENSOR_PARALLEL_FLAG = "--tensor-parallel-size"
+# Pipeline stages: each holds a slice of the layers; vLLM's CPU defaults scale with them (limits_for).
+PIPELINE_PARALLEL_FLAG = "--pipeline-parallel-size"
 PREDICTED_FLAGS = (*MODELLED_FLAGS, TENSOR_PARALLEL_FLAG)
 BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
@@ -93,8 +95,10 @@ def limits_for(
     command: ServeCommand, engine: EngineKind, num_blocks: int | None = None, kv_tokens: int | None = None
 ) -> SchedulerLimits:
     """The limits `command` runs with on `engine` (flags first, then that engine's defaults)."""
-    if engine == "vllm-cpu":
-        seqs, budget, block = CPU_API_SERVER_MAX_NUM_SEQS, CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS, CPU_DEFAULT_BLOCK_SIZE
+    if engine == "vllm-cpu":  # its defaults scale with the ranks of one engine (TP x PP, vllm/engine/arg_utils.py)
+        world = (_int(command, TENSOR_PARALLEL_FLAG) or 1) * (_int(command, PIPELINE_PARALLEL_FLAG) or 1)
+        seqs, budget = CPU_API_SERVER_MAX_NUM_SEQS * world, CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * world
+        block = CPU_DEFAULT_BLOCK_SIZE
     elif engine == "vllm-cuda":
         seqs, budget, block = VLLM_CUDA_MAX_NUM_SEQS, VLLM_CUDA_MAX_NUM_BATCHED_TOKENS, VLLM_CUDA_BLOCK_SIZE
     else:

