@@ -111,6 +111,7 @@ def replicas_change(
             "need their own cores: not a flag of this command)"
         )
         cost = f"{machines}x the machines of this server"
+        figures["servers"] = machines  # the count to act on: the flag's value counts engines
     else:
         fleet_of = f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
         cost = f"{sizing.replicas}x the GPUs (or machines) of one replica"

@@ -95,6 +95,7 @@ def test_a_cpu_engines_replicas_are_servers_and_stay_out_of_the_proposed_command
     count = int(replicas[0]["proposed"])
     assert f"= {count} servers like this one" in replicas[0]["reason"]
     assert replicas[0]["cost"] == f"{count}x the machines of this server"
+    assert replicas[0]["predicted_effect"]["figures"]["servers"] == count
     assert REPLICAS_FLAG not in (document.get("proposed_command") or "")
 
 
@@ -113,5 +114,5 @@ def test_a_data_parallel_cpu_servers_engines_count_in_its_servers(tmp_path: Path
     assert f"= {engines} engines: {servers} servers like this one (2 engines each)" in change["reason"]
     assert change["cost"] == f"{servers}x the machines of this server"
     figures = change["predicted_effect"]["figures"]
-    assert figures["replicas"] == engines and figures["in_flight"] == 16
+    assert figures["replicas"] == engines and figures["in_flight"] == 16 and figures["servers"] == servers
     assert REPLICAS_FLAG + " 2" in document["current_command"] and REPLICAS_FLAG + " 2" in document["proposed_command"]
