@@ -116,3 +116,10 @@ def test_a_data_parallel_cpu_servers_engines_count_in_its_servers(tmp_path: Path
     figures = change["predicted_effect"]["figures"]
     assert figures["replicas"] == engines and figures["in_flight"] == 16 and figures["servers"] == servers
     assert REPLICAS_FLAG + " 2" in document["current_command"] and REPLICAS_FLAG + " 2" in document["proposed_command"]
+    # Checked against the recorded ramps: an engine of the pair held the 0.1 s ITL p99 at one stream each (the
+    # pair's 2-stream step), and the lone engine did not at two (BENCHMARKS.md, "Two data-parallel vLLM engines").
+    assert figures["per_replica_offered"] == 1
+    pair = json.loads((CPU_CORPUS / "data_parallel_2_ramp.json").read_text())["steps"]
+    lone = json.loads((CPU_CORPUS / "data_parallel_1_ramp.json").read_text())["steps"]
+    assert pair[1]["offered"] == 2 and pair[1]["itl_s"]["p99"] <= 0.1
+    assert lone[1]["offered"] == 2 and lone[1]["itl_s"]["p99"] > 0.1
