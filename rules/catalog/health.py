@@ -247,7 +247,7 @@ RULE_DEAD = Rule(
 )
 
 
-def _named(event) -> bool:
+def _named(event: LogEvent) -> bool:
     """A worker exception whose traceback's cause was read (not just its `WorkerProc hit an exception.`)."""
     return bool(event.message) and not event.message.startswith("WorkerProc hit")
 
