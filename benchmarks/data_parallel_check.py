@@ -29,9 +29,11 @@ import math
 import statistics
 from pathlib import Path
 
+from advisor.errors import UserError
 from advisor.perf.forecast import figure
 from advisor.perf.measured import measured_ramp
 from advisor.perf.whatif import Forecaster
+from advisor.report_files import load_result
 from benchmarks.two_engines import behind_one_front
 
 FIGURES = ("output_tokens_per_s", "ttft_p50", "itl_p50")
@@ -128,7 +130,12 @@ def main() -> None:
     parser.add_argument("--engines", type=int, default=2, help="N, the second server's engines (default 2)")
     parser.add_argument("--json", type=Path, help="write the comparison here")
     args = parser.parse_args()
-    result = compare(json.loads(args.one.read_text()), json.loads(args.many.read_text()), args.engines)
+    if args.engines < 2:
+        parser.error(f"--engines {args.engines}: the second server has 2 or more engines")
+    try:
+        result = compare(load_result(args.one), load_result(args.many), args.engines)
+    except UserError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     _print(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

