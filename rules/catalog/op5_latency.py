@@ -62,11 +62,7 @@ def _budget_binds(facts: Facts) -> tuple[bool | None, list[Evidence]]:
     step = signals.quantile(facts, STEP_TOKENS, "p50")
     evidence = []
     if prompt is not None:
-        evidence.append(
-            prompt.evidence.model_copy(
-                update={"threshold": budget, "comparison": ">" if prompt.value > budget else "<=", "unit": "tokens"}
-            )
-        )
+        evidence.append(c.over(prompt, budget, unit="tokens"))
     if step is not None:
         near = int(BUDGET_BOUND_SHARE * budget)
         evidence.append(
@@ -230,13 +226,7 @@ def _smaller_budget_chunks(facts: Facts, budget: int) -> tuple[bool | None, list
     found = [s for s in (prompt, step) if s is not None]
     if not found:
         return None, []
-    evidence = [
-        s.evidence.model_copy(
-            update={"threshold": budget, "comparison": ">" if s.value > budget else "<=", "unit": "tokens"}
-        )
-        for s in found
-    ]
-    return any(s.value > budget for s in found), evidence
+    return any(s.value > budget for s in found), [c.over(s, budget, unit="tokens") for s in found]
 
 
 def _itl_at_its_floor(
