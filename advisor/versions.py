@@ -101,6 +101,13 @@ def vllm_cpu_defaults(version: Version, world_size: int = 1) -> dict[str, int] |
     releases were not read, so nothing is assumed for them."""
     if version < CPU_DEFAULTS_FROM:
         return None
+    return cpu_batch_defaults(world_size)
+
+
+def cpu_batch_defaults(world_size: int = 1) -> dict[str, int]:
+    """vLLM's CPU API-server defaults for one engine of `world_size` ranks (TP x PP): the batch caps scale
+    with the ranks (vllm/engine/arg_utils.py get_batch_defaults), the block size does not. The one table
+    behind both the collector's view of a server (vllm_cpu_defaults) and the model's (perf.limits_for)."""
     size = max(1, world_size)
     return {
         "max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS * size,

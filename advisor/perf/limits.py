@@ -15,11 +15,7 @@ from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.versions import (
-    CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
-    CPU_API_SERVER_MAX_NUM_SEQS,
-    CPU_DEFAULT_BLOCK_SIZE,
-)
+from advisor.versions import cpu_batch_defaults
 
 # The KV pool given in bytes (advisor/perf/pool.py turns a byte size into the replay's blocks).
 POOL_BYTES_FLAG = "--kv-cache-memory-bytes"
@@ -97,8 +93,8 @@ def limits_for(
     """The limits `command` runs with on `engine` (flags first, then that engine's defaults)."""
     if engine == "vllm-cpu":  # its defaults scale with the ranks of one engine (TP x PP, vllm/engine/arg_utils.py)
         world = (_int(command, TENSOR_PARALLEL_FLAG) or 1) * (_int(command, PIPELINE_PARALLEL_FLAG) or 1)
-        seqs, budget = CPU_API_SERVER_MAX_NUM_SEQS * world, CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * world
-        block = CPU_DEFAULT_BLOCK_SIZE
+        cpu = cpu_batch_defaults(world)
+        seqs, budget, block = cpu["max_num_seqs"], cpu["max_num_batched_tokens"], cpu["block_size"]
     elif engine == "vllm-cuda":
         seqs, budget, block = VLLM_CUDA_MAX_NUM_SEQS, VLLM_CUDA_MAX_NUM_BATCHED_TOKENS, VLLM_CUDA_BLOCK_SIZE
     else:
