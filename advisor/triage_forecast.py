@@ -179,8 +179,7 @@ def _choose_layouts(
         tp_change = regrouping_change(finding.changes, current_tp)
         if tp_change is None:
             continue
-        pipelined = int(forecaster.command.value(PIPELINE_PARALLEL_FLAG) or 1) > 1
-        if pipelined or any(c.flag == PIPELINE_PARALLEL_FLAG for c in finding.changes):
+        if forecaster.stages > 1 or any(c.flag == PIPELINE_PARALLEL_FLAG for c in finding.changes):
             notes.append(
                 f"{finding.rule}: pipeline parallelism is not priced by the performance model; the rule's layout stands"
             )

@@ -20,6 +20,7 @@ from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
+    PIPELINE_PARALLEL_FLAG,
     POOL_BYTES_FLAG,
     PREDICTED_FLAGS,
     SHARE_FLAG,
@@ -102,6 +103,7 @@ class Forecaster:
         )
         self.engine = engine_kind(self.command, engine)
         self.replicas = self._count(REPLICAS_FLAG)
+        self.stages = self._count(PIPELINE_PARALLEL_FLAG)  # the ramp stays one engine's (docs/predict.md)
         self.ramp = one_replica(measured_ramp(document, source), self.replicas)
         self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
         self.notes: list[str] = list(self.workload.notes)
@@ -205,7 +207,7 @@ class Forecaster:
         return self._count(TENSOR_PARALLEL_FLAG)
 
     def _count(self, flag: str) -> int:
-        """A size flag of the ramped command (TP, data-parallel engines): its value, 1 when unset or not a
+        """A size flag of the ramped command (TP, PP, data-parallel engines): its value, 1 when unset or not a
         positive whole number."""
         text = self.command.value(flag) or "1"
         return int(text) if text.isdigit() and int(text) > 0 else 1
