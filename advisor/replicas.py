@@ -34,6 +34,12 @@ CPU_ENGINES = ("vllm-cpu", "bundled")
 SHARED_FRONT_END = " from separate servers; engines of one server share its front end and host, which takes part of it"
 
 
+def replicas_are_servers(engine: str) -> bool:
+    """Whether more replicas of `engine` are more servers like this one (CPU_ENGINES), not a flag of its
+    command: the one test behind the replica change's wording and the proposed command that leaves it out."""
+    return engine in CPU_ENGINES
+
+
 class ReplicaSizing(BaseModel):
     """The replica count and the figures it rests on (per replica, and for the whole fleet)."""
 
@@ -77,7 +83,7 @@ def replicas_change(
     sizing: ReplicaSizing, current: int, command: str, with_change: str | None, servers: bool = False
 ) -> ConfigChange:
     """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it.
-    `servers`: a CPU engine's replicas are servers like this one (CPU_ENGINES), said so in the change and
+    `servers`: a CPU engine's replicas are servers like this one (`replicas_are_servers`), said so in the change and
     kept out of the proposed command (advisor/triage.py)."""
     per = sizing.per_replica_step
     setting = f" with {with_change}" if with_change else ""

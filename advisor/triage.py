@@ -36,8 +36,8 @@ from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
 from advisor.perf.limits import engine_kind
 from advisor.perf.pool import DeviceShare
-from advisor.predict import Deployment, predict_findings
-from advisor.replicas import CPU_ENGINES, REPLICAS_FLAG
+from advisor.predict import Deployment, MeasuredPool, predict_findings
+from advisor.replicas import REPLICAS_FLAG, replicas_are_servers
 from advisor.run_diff import RunDiff
 from advisor.tp_choice import choose_tensor_parallel
 from advisor.triage_context import (
@@ -184,7 +184,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
         if deployment is not None:
             notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
     choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))
-    predict_findings(evaluation.findings, deployment, measured_pool(collected.facts))
+    predict_findings(evaluation.findings, deployment, _measured_pool(collected.facts, deployment))
     result = TriageResult(
         inputs=request,
         sources=collected.facts.sources,
@@ -201,8 +201,8 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
     if collected.command is not None:
         result.current_command = collected.command.render()
         changes = {c.flag: c.proposed for f in evaluation.findings for c in f.changes}
-        if engine_kind(collected.command, _engine_of(collected.facts)) in CPU_ENGINES:
-            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag (advisor/replicas.py)
+        if replicas_are_servers(engine_kind(collected.command, _engine_of(collected.facts))):
+            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
         if changes:
             result.proposed_command = collected.command.with_changes(changes).render()
             if collected.command_rebuilt:
@@ -432,15 +432,25 @@ def _forecast(findings: list[Finding], ramp: dict, source: str, request: TriageR
         collected.command or ServeCommand(),
         memory.kv_cache_tokens if memory else None,
         _slos(request.workload),
-        device_share=_device_share(collected.facts),
+        device_share=_device_share(collected.facts, kw.get("deployment")),
         **kw,
     )
 
 
-def _device_share(facts: Facts) -> DeviceShare | None:
+def _measured_pool(facts: Facts, deployment: Deployment | None) -> MeasuredPool | None:
+    """The pool the server reported, its GiB the deployment's refined figure when the startup log pinned
+    it finer than it printed (advisor/triage_context.py `_logged_pool_gib`): one figure for the memory
+    effects and the --gpu-memory-utilization latency forecast alike."""
+    pool = measured_pool(facts)
+    if pool is not None and deployment is not None and deployment.measured_kv_pool_gib is not None:
+        pool.pool_gib = deployment.measured_kv_pool_gib
+    return pool
+
+
+def _device_share(facts: Facts, deployment: Deployment | None) -> DeviceShare | None:
     """The reported pool per GPU and the GPU's size, when the server reported both (not on vLLM's CPU
     backend, whose space is given, not a share): what models a --gpu-memory-utilization change."""
-    pool = measured_pool(facts)
+    pool = _measured_pool(facts, deployment)
     if pool is None or not pool.pool_gib or not pool.device_gib:
         return None
     return DeviceShare(pool_gib=pool.pool_gib, device_gib=pool.device_gib)

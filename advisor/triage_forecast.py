@@ -40,10 +40,10 @@ from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment
 from advisor.replicas import (
-    CPU_ENGINES,
     REPLICA_RULES,
     REPLICAS_FLAG,
     ms_text,
+    replicas_are_servers,
     replicas_change,
     seconds_text,
     size_replicas,
@@ -342,7 +342,7 @@ def _propose_replicas(
         return []
     command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, setting) if ramp_path else ""
     current = forecaster.replicas
-    servers = forecaster.engine in CPU_ENGINES
+    servers = replicas_are_servers(forecaster.engine)
     target.changes.append(replicas_change(sizing, current, command, setting, servers=servers))
     return []
 
