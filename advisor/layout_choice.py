@@ -1,23 +1,24 @@
-"""The layout of a server's GPUs (tensor-parallel size x replicas) the performance model predicts best.
+"""The layout of a server's GPUs (TP size x pipeline stages x replicas) the performance model predicts best.
 
 Why: OP-3.1 (and OP-5's and AP-7's PCIe remedies) trade tensor parallelism over a slow link for
-replicas by rule of thumb, TP 1 with as many replicas as GPUs. That is not always right: one GPU
-reads twice the weights per step and holds a smaller KV pool, and at high load a TP-2 replica
-may carry more than two TP-1 replicas do. The other way, OP-5.4 and OP-5.5 regroup replicas
-decoding at their bandwidth floor into half as many of twice the TP when the floor alone says a
-wider replica steps faster; whether it carries more within the SLOs is the model's to say.
+replicas (or, for a model one GPU cannot hold, for pipeline stages) by rule of thumb. That is not
+always right: one GPU reads twice the weights per step and holds a smaller KV pool, at high load a
+TP-2 replica may carry more than two TP-1 replicas do, and stages add sends and read every
+stage's weights in turn. The other way, OP-5.4 and OP-5.5 regroup replicas decoding at their
+bandwidth floor into half as many of twice the TP when the floor alone says a wider replica steps
+faster; whether it carries more within the SLOs is the model's to say.
 
 With a ramp (or a live window) to calibrate on and the model and GPU known, each way of
-splitting the same GPUs into replicas of TP' GPUs (TP' a size vLLM accepts for the model and at
-which it starts) is priced (advisor/perf/parallel.py) and its ramp replayed; the fleet carries
-replicas x one replica's safe operating point within the SLOs. The layout that carries most
-wins; between layouts that carry the same, the one whose replica, at its share of the requests
-in flight, has the lower ITL p99 beyond the uncertainty.
+splitting the same GPUs into replicas of TP' x PP' GPUs (TP' a size vLLM accepts for the model,
+PP' no more stages than layers, and a layout at which it starts) is priced
+(advisor/perf/parallel.py) and its ramp replayed; the fleet carries replicas x one replica's safe
+operating point within the SLOs. The layout that carries most wins; between layouts that carry
+the same, the one whose replica, at its share of the requests in flight, has the lower ITL p99
+beyond the uncertainty; between those, the one with fewer stages.
 
 The figures a finding then shows are one replica's at its share (the largest ramp step at or
-under it), as `servops predict --change "--tensor-parallel-size TP'"` prints them, and the
-fleet's capacity; the command is beside them. Pipeline parallelism is not priced (a remedy that
-proposes it keeps the rule's value).
+under it), as `servops predict --change "--tensor-parallel-size TP'" --change
+"--pipeline-parallel-size PP'"` prints them, and the fleet's capacity; the command is beside them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor.errors import UserError
-from advisor.perf.limits import TENSOR_PARALLEL_FLAG
+from advisor.perf.limits import PIPELINE_PARALLEL_FLAG, TENSOR_PARALLEL_FLAG
+from advisor.perf.parallel import layout_text
 from advisor.perf.whatif import Forecaster
 from advisor.plan_search import valid_tp
 from advisor.replicas import REPLICAS_FLAG, ms_text, seconds_text
@@ -39,6 +41,7 @@ class LayoutForecast(BaseModel):
     """One layout of the GPUs and what the model predicts for it."""
 
     tensor_parallel: int
+    pipeline_parallel: int = 1
     replicas: int
     safe_point_per_replica: float | None
     fleet_safe_point: float
@@ -47,8 +50,17 @@ class LayoutForecast(BaseModel):
     relative_error: float
     note: str = ""
 
+    @property
+    def name(self) -> str:
+        return layout_text(self.tensor_parallel, self.pipeline_parallel)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """(TP, PP): what identifies the layout of one replica."""
+        return self.tensor_parallel, self.pipeline_parallel
+
     def describe(self) -> str:
-        head = f"TP {self.tensor_parallel} x {self.replicas} replica(s): " + (
+        head = f"{self.name} x {self.replicas} replica(s): " + (
             f"{self.fleet_safe_point:g} requests within the SLOs ({self.safe_point_per_replica:g} per replica)"
             if self.safe_point_per_replica
             else "no load step within the SLOs"
@@ -74,29 +86,40 @@ def regrouping_change(changes: list[ConfigChange], current_tp: int) -> ConfigCha
     return None
 
 
-def layout_candidates(forecaster: Forecaster, gpus: int) -> list[int]:
-    """Tensor-parallel sizes that divide `gpus` and that vLLM accepts for the model."""
+def layout_candidates(forecaster: Forecaster, gpus: int) -> list[tuple[int, int]]:
+    """(TP, PP) replica layouts whose GPUs divide `gpus`: TP a size vLLM accepts for the model, PP no more
+    stages than it has layers."""
     deployment = forecaster.deployment
     if deployment is None:
         return []
-    return [tp for tp in range(1, gpus + 1) if gpus % tp == 0 and valid_tp(deployment.model, tp)]
+    model = deployment.model
+    return [
+        (tp, pp)
+        for tp in range(1, gpus + 1)
+        if gpus % tp == 0 and valid_tp(model, tp)
+        for pp in range(1, gpus // tp + 1)
+        if (gpus // tp) % pp == 0 and pp <= model.num_hidden_layers
+    ]
 
 
-def forecast_layout(forecaster: Forecaster, tp: int, gpus: int, in_flight: float | None) -> LayoutForecast:
-    """The fleet of `gpus` GPUs as replicas of `tp`; a UserError saying why when it cannot be priced (the
-    memory model predicts it does not start, or the GPU's bandwidth is unknown)."""
-    if tp == forecaster.current_tensor_parallel():
+def forecast_layout(forecaster: Forecaster, tp: int, pp: int, gpus: int, in_flight: float | None) -> LayoutForecast:
+    """The fleet of `gpus` GPUs as replicas of TP `tp` x `pp` stages; a UserError saying why when it cannot
+    be priced (the memory model predicts it does not start, or the GPU's bandwidth is unknown)."""
+    if (tp, pp) == (forecaster.current_tensor_parallel(), forecaster.stages):
         predicted, error, note = forecaster.baseline, forecaster.cost.relative_error, ""
     else:
-        prediction = forecaster.predict({TENSOR_PARALLEL_FLAG: str(tp)}, with_bands=False)
+        prediction = forecaster.predict(
+            {TENSOR_PARALLEL_FLAG: str(tp), PIPELINE_PARALLEL_FLAG: str(pp)}, with_bands=False
+        )
         predicted, error, note = prediction, prediction.cost.relative_error, prediction.notes[-1]
-    replicas = gpus // tp
+    replicas = gpus // (tp * pp)
     safe = predicted.safe_operating_point.offered if predicted.safe_operating_point else None
     steps = [s for s in step_views(predicted) if s["valid"]]
     share = in_flight / replicas if in_flight else None
     carried = [s for s in steps if share is not None and s["offered"] <= share + 1e-9]
     return LayoutForecast(
         tensor_parallel=tp,
+        pipeline_parallel=pp,
         replicas=replicas,
         safe_point_per_replica=safe,
         fleet_safe_point=replicas * (safe or 0.0),
@@ -109,24 +132,33 @@ def forecast_layout(forecaster: Forecaster, tp: int, gpus: int, in_flight: float
 
 def price_layouts(
     forecaster: Forecaster, gpus: int, in_flight: float | None
-) -> tuple[list[LayoutForecast], dict[int, str]]:
+) -> tuple[list[LayoutForecast], dict[tuple[int, int], str]]:
     """Every layout of `gpus` GPUs the model can price, and why each other candidate could not be."""
     layouts, unpriced = [], {}
-    for tp in layout_candidates(forecaster, gpus):
+    for tp, pp in layout_candidates(forecaster, gpus):
         try:
-            layouts.append(forecast_layout(forecaster, tp, gpus, in_flight))
+            layouts.append(forecast_layout(forecaster, tp, pp, gpus, in_flight))
         except UserError as exc:
-            unpriced[tp] = str(exc)
+            unpriced[(tp, pp)] = str(exc)
     return layouts, unpriced
 
 
 def best_layout(layouts: list[LayoutForecast], current: LayoutForecast) -> LayoutForecast:
     """The layout that carries most within the SLOs; on a tie, the lower ITL p99 at the share beyond the
-    uncertainty; else the current one (a change must earn its restart)."""
+    uncertainty; between changes that tie, the one with fewer stages (fewer sends, one less thing to
+    fail); else the current one (a change must earn its restart)."""
     best = current
     for layout in layouts:
         if layout.fleet_safe_point > best.fleet_safe_point or (
-            layout.fleet_safe_point == best.fleet_safe_point and _clearly_faster(layout, best)
+            layout.fleet_safe_point == best.fleet_safe_point
+            and (
+                _clearly_faster(layout, best)
+                or (
+                    best is not current
+                    and layout.pipeline_parallel < best.pipeline_parallel
+                    and not _clearly_faster(best, layout)
+                )
+            )
         ):
             best = layout
     return best
@@ -149,12 +181,19 @@ ANNOTATED = "the rule's layout, with the model's figures beside it (the fit is t
 
 
 def layout_changes(
-    chosen: LayoutForecast, current: LayoutForecast, rule_tp: ConfigChange, command: str, why: str = CHOSEN
+    chosen: LayoutForecast,
+    current: LayoutForecast,
+    rule_tp: ConfigChange,
+    command: str,
+    why: str = CHOSEN,
+    rule_pp: ConfigChange | None = None,
 ) -> list[ConfigChange]:
-    """The TP and replica changes for `chosen`, the TP one carrying the prediction and its command; `why`
-    says whether the model chose it or only priced the rule's."""
+    """The TP, pipeline-stage and replica changes for `chosen` (those that differ from `current`), the first
+    carrying the prediction and its command; `why` says whether the model chose it or only priced the
+    rule's. `rule_pp`: the rule's own stage change, whose reason and cost the stage change keeps."""
     figures = {
         "tensor_parallel_after": chosen.tensor_parallel,
+        "pipeline_parallel_after": chosen.pipeline_parallel,
         "replicas_after": chosen.replicas,
         "fleet_safe_operating_point_before": current.fleet_safe_point,
         "fleet_safe_operating_point_after": chosen.fleet_safe_point,
@@ -175,20 +214,41 @@ def layout_changes(
         figures={k: round(float(v), 4) for k, v in figures.items() if v is not None},
         command=command,
     )
-    tp = rule_tp.model_copy(
-        update={
-            "proposed": str(chosen.tensor_parallel),
-            "reason": f"{rule_tp.reason}; {why} (every TP that divides the "
-            f"{chosen.tensor_parallel * chosen.replicas} GPUs weighed)",
-            "predicted_effect": effect,
-        }
+    gpus = chosen.tensor_parallel * chosen.pipeline_parallel * chosen.replicas
+    lead = {
+        "reason": f"{rule_tp.reason}; {why} (every TP x PP layout of the {gpus} GPUs weighed)",
+        "predicted_effect": effect,
+    }
+    tp = rule_tp.model_copy(update={"proposed": str(chosen.tensor_parallel)})
+    pp = ConfigChange(
+        flag=PIPELINE_PARALLEL_FLAG,
+        current=str(current.pipeline_parallel),
+        proposed=str(chosen.pipeline_parallel),
+        reason=rule_pp.reason
+        if rule_pp is not None
+        else f"the {chosen.name} layout: {chosen.pipeline_parallel} stage(s) per replica",
+        cost=(rule_pp.cost if rule_pp is not None else "")
+        or (
+            "a send between stages each step; the stages' weights read in turn" if chosen.pipeline_parallel > 1 else ""
+        ),
     )
-    replicas = ConfigChange(
-        flag=REPLICAS_FLAG,
-        current=str(current.replicas),
-        proposed=str(chosen.replicas),
-        reason=f"keeps all {chosen.tensor_parallel * chosen.replicas} GPUs busy as replicas of "
-        f"TP {chosen.tensor_parallel}",
-        cost="no cross-GPU traffic between replicas; each has its own KV pool",
-    )
-    return [tp, replicas] if chosen.replicas != current.replicas else [tp]
+    changes = [
+        change
+        for change, differs in (
+            (tp, chosen.tensor_parallel != current.tensor_parallel),
+            (pp, chosen.pipeline_parallel != current.pipeline_parallel),
+        )
+        if differs
+    ] or [tp]
+    changes[0] = changes[0].model_copy(update=lead)
+    if chosen.replicas != current.replicas:
+        changes.append(
+            ConfigChange(
+                flag=REPLICAS_FLAG,
+                current=str(current.replicas),
+                proposed=str(chosen.replicas),
+                reason=f"keeps all {gpus} GPUs busy as replicas of {chosen.name}",
+                cost="no cross-GPU traffic between replicas; each has its own KV pool",
+            )
+        )
+    return changes

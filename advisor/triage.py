@@ -477,6 +477,7 @@ def _forecast_from_prior(
         tensor_parallel=launch.tensor_parallel_size,
         quantization=launch.quantization,
         engine=engine,
+        pipeline_parallel=launch.pipeline_parallel_size,
     )
     if cost is None:
         return []

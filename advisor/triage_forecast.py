@@ -35,7 +35,8 @@ from advisor.layout_choice import (
     regrouping_change,
 )
 from advisor.perf.cost import StepCost
-from advisor.perf.limits import MODELLED_FLAGS, PIPELINE_PARALLEL_FLAG, SHARE_FLAG, TENSOR_PARALLEL_FLAG
+from advisor.perf.limits import LAYOUT_FLAGS, MODELLED_FLAGS, PIPELINE_PARALLEL_FLAG, SHARE_FLAG, TENSOR_PARALLEL_FLAG
+from advisor.perf.parallel import layout_text
 from advisor.perf.pool import DeviceShare
 from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment
@@ -109,10 +110,13 @@ def forecast_findings(
     def command(forecast: ChangeForecast | None) -> str | None:
         return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
 
-    def command_for_layout(tp: int) -> str:
+    def command_for_layout(tp: int, pp: int) -> str:
         if not ramp_path:
             return ""
-        return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, f"{TENSOR_PARALLEL_FLAG} {tp}")
+        layout = [f"{TENSOR_PARALLEL_FLAG} {tp}"] + (
+            [f"{PIPELINE_PARALLEL_FLAG} {pp}"] if pp != forecaster.stages else []
+        )
+        return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, layout)
 
     rejected: list[RejectedChange] = []
     notes += _choose_layouts(findings, forecaster, in_flight, rejected, loose, command_for_layout)
@@ -165,61 +169,77 @@ def _choose_layouts(
     in_flight: float | None,
     rejected: list[RejectedChange],
     loose: bool,
-    command: Callable[[int], str],
+    command: Callable[[int, int], str],
 ) -> list[str]:
-    """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas, or replicas at their
-    bandwidth floor merged into wider ones) to the layout of the same GPUs the model predicts to carry most
-    (advisor/layout_choice.py); notes. The layouts are priced once, at the first such remedy: OP-3.1, AP-7
-    and OP-5.13 may each propose the same one."""
-    current_tp = forecaster.current_tensor_parallel()
-    gpus = current_tp * forecaster.replicas
-    priced: tuple[list[LayoutForecast], dict[int, str]] | None = None
+    """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas or for pipeline
+    stages, or replicas at their bandwidth floor merged into wider ones) to the layout of the same GPUs
+    the model predicts to carry most (advisor/layout_choice.py); notes. The layouts are priced once, at
+    the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
+    current_tp, stages = forecaster.current_tensor_parallel(), forecaster.stages
+    gpus = current_tp * stages * forecaster.replicas
+    priced: tuple[list[LayoutForecast], dict[tuple[int, int], str]] | None = None
     notes: list[str] = []
     for finding in findings:
         tp_change = regrouping_change(finding.changes, current_tp)
         if tp_change is None:
             continue
-        if forecaster.stages > 1 or any(c.flag == PIPELINE_PARALLEL_FLAG for c in finding.changes):
-            notes.append(
-                f"{finding.rule}: pipeline parallelism is not priced by the performance model; the rule's layout stands"
-            )
-            continue
+        pp_change = next((c for c in finding.changes if c.flag == PIPELINE_PARALLEL_FLAG), None)
+        rule_key = (int(tp_change.proposed), _stages(pp_change, stages))
         if forecaster.deployment is None:
             notes.append(
-                f"{finding.rule}: the layout is the rule's (TP {tp_change.proposed}); pass --model and --gpu to have "
-                "the performance model weigh every layout of the GPUs"
+                f"{finding.rule}: the layout is the rule's ({layout_text(*rule_key)}); pass --model and --gpu to "
+                "have the performance model weigh every layout of the GPUs"
             )
             continue
         priced = priced or price_layouts(forecaster, gpus, in_flight)
         layouts, unpriced = priced
-        current = next((layout for layout in layouts if layout.tensor_parallel == current_tp), None)
-        rule_layout = next((layout for layout in layouts if layout.tensor_parallel == int(tp_change.proposed)), None)
-        if current is None or rule_layout is None:
-            why = unpriced.get(int(tp_change.proposed), "the current layout is not a valid TP for the model")
+        current = next((layout for layout in layouts if layout.key == (current_tp, stages)), None)
+        rule_layout = next((layout for layout in layouts if layout.key == rule_key), None)
+        # The rule's layout unpriced: it stands when no other layout can be priced either (a GPU without
+        # a catalog bandwidth) or the fit is loose; otherwise it cannot start or vLLM refuses it.
+        pricing = bool(forecaster.deployment.gpu.memory_bandwidth_tbps)
+        if current is None or (rule_layout is None and (loose or not pricing)):
+            why = (
+                unpriced.get(
+                    (current_tp, stages), f"the current layout ({layout_text(current_tp, stages)}) is not priced"
+                )
+                if current is None
+                else unpriced.get(rule_key, "")
+            )
             notes.append(f"{finding.rule}: the rule's layout stands, unpriced: {why}")
             continue
         chosen = rule_layout if loose else best_layout(layouts, current)
         others = [layout.describe() for layout in layouts if layout is not chosen and layout is not current]
-        kept = [c for c in finding.changes if c.flag not in (TENSOR_PARALLEL_FLAG, REPLICAS_FLAG)]
+        if rule_layout is None:  # e.g. predicted not to start: the model chooses among the layouts it can price
+            others.append(f"the rule's {layout_text(*rule_key)}: not priced: {unpriced.get(rule_key, '')}")
+        kept = [c for c in finding.changes if c.flag not in (*LAYOUT_FLAGS, REPLICAS_FLAG)]
         if chosen is current:
-            rejected.append(
-                RejectedChange(
-                    rule=finding.rule,
-                    change=tp_change,
-                    reason=f"the performance model predicts the current layout carries most: {current.describe()}; "
-                    f"weighed: {'; '.join(others)}",
-                    command=command(int(tp_change.proposed)) or None,
+            for change in (tp_change, pp_change):
+                if change is None:
+                    continue
+                rejected.append(
+                    RejectedChange(
+                        rule=finding.rule,
+                        change=change,
+                        reason=f"the performance model predicts the current layout carries most: "
+                        f"{current.describe()}; weighed: {'; '.join(others)}",
+                        command=(command(*rule_key) or None) if rule_layout is not None else None,
+                    )
                 )
-            )
             finding.changes = kept
             continue
         changes = layout_changes(
-            chosen, current, tp_change, command(chosen.tensor_parallel), ANNOTATED if loose else CHOSEN
+            chosen, current, tp_change, command(*chosen.key), ANNOTATED if loose else CHOSEN, rule_pp=pp_change
         )
         if others:
             changes[0].predicted_effect.text += f"; weighed: {'; '.join(others)}"
         finding.changes = [*changes, *kept]
     return notes
+
+
+def _stages(change: ConfigChange | None, current: int) -> int:
+    """The stages a rule's --pipeline-parallel-size change proposes; the current ones without one."""
+    return int(change.proposed) if change is not None and change.proposed.isdigit() else current
 
 
 def rejections(
@@ -348,10 +368,11 @@ def _propose_replicas(
 
 
 def reproduce_command(
-    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str | None
+    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str | list[str] | None
 ) -> str:
     """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again
-    (no `--change`: the ramped configuration itself)."""
+    (no `--change`: the ramped configuration itself; a list: one `--change` each, applied together)."""
+    changes = [change] if isinstance(change, str) else list(change or [])
     words = [
         "servops",
         "predict",
@@ -368,12 +389,12 @@ def reproduce_command(
         share = forecaster.device_share
         words += ["--kv-cache-gib", f"{share.pool_gib:g}", "--gpu-memory-gib", f"{share.device_gib:g}"]
     deployment = forecaster.deployment
-    if change and change.startswith(TENSOR_PARALLEL_FLAG) and deployment is not None:
+    if any(c.split()[0] in LAYOUT_FLAGS for c in changes) and deployment is not None:
         words += ["--model", deployment.model.source_path or deployment.model.name, "--gpu", deployment.gpu.name]
     if slo_text:
         words += ["--slo", slo_text]
-    if change:
-        words += ["--change", change]
+    for one in changes:
+        words += ["--change", one]
     return shlex.join(words)
 
 

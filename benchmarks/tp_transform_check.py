@@ -7,7 +7,7 @@ figures someone else measured and published: vLLM issue #16300 timed QwQ-32B (th
 shape) on 8 x A100-80GB with vLLM's own benchmark_latency at TP 2, 4 and 8, for batches of 1 and
 16 (tests/fixtures/published/vllm_issue_16300_tp_latency.json, with the source). The step cost is
 fitted to the TP-2 figures alone (the batch-1 step, and its rise to batch 16 as the per-sequence
-cost) and moved to TP 4 and TP 8 by `cost_at_tp`; the predicted decode step is compared with the
+cost) and moved to TP 4 and TP 8 by `cost_at_layout`; the predicted decode step is compared with the
 measured one. Baseline, in the same run: the naive answer, every term scaled by TP/TP' (a step
 that is all physics), which is what "twice the GPUs, half the step" assumes.
 """
@@ -24,7 +24,7 @@ from advisor.hardware import resolve_gpu
 from advisor.memory import LaunchConfig
 from advisor.modelspec import resolve_model
 from advisor.perf.cost import StepCost, StepShape
-from advisor.perf.parallel import cost_at_tp, parallel_terms
+from advisor.perf.parallel import cost_at_layout, parallel_terms
 from advisor.predict import Deployment
 
 FIGURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "published" / "vllm_issue_16300_tp_latency.json"
@@ -84,7 +84,7 @@ def check(figures: dict | None = None, start: int = 2) -> list[TransformRow]:
             tp = int(tp_text)
             if tp == start:
                 continue
-            moved, _ = cost_at_tp(cost, before, parallel_terms(deployment, tp))
+            moved, _ = cost_at_layout(cost, before, parallel_terms(deployment, tp))
             shape = StepShape(decode_seqs=int(batch))
             rows.append(
                 TransformRow(

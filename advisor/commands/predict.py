@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from advisor.cli_types import command_line
 from advisor.errors import UserError
 from advisor.output_paths import check_output_file
-from advisor.perf.limits import ENGINE_KINDS, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
+from advisor.perf.limits import ENGINE_KINDS, PIPELINE_PARALLEL_FLAG, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
 from advisor.report_files import load_result, write_json
 from loadtest.slo import parse_slos
 
@@ -33,8 +33,9 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Fit the performance model's step cost to a measured ramp (servops ramp --json), then replay "
             "vLLM V1's scheduler over the same load steps with the changed flags. Prints each step before -> "
             "after with its uncertainty and writes the predicted ramp as JSON (kind: prediction). "
-            f"Flags it predicts: {', '.join(PREDICTED_FLAGS)} ({TENSOR_PARALLEL_FLAG} with --model and --gpu: "
-            "the fitted step moved by what the roofline says the new size changes; docs/predict.md)."
+            f"Flags it predicts: {', '.join(PREDICTED_FLAGS)} ({TENSOR_PARALLEL_FLAG} and "
+            f"{PIPELINE_PARALLEL_FLAG} with --model and --gpu: the fitted step moved by what the roofline says "
+            "the new layout changes, stages as one batch passing through them; docs/predict.md)."
         ),
     )
     parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
@@ -91,7 +92,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="NAME|config.json",
         help=f"the served model (a catalog name, HF id, config.json or model dir); with --gpu, what a "
-        f"{TENSOR_PARALLEL_FLAG} change is priced from",
+        f"{TENSOR_PARALLEL_FLAG} or {PIPELINE_PARALLEL_FLAG} change is priced from",
     )
     parser.add_argument(
         "--gpu",

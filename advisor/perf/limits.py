@@ -37,9 +37,11 @@ MODELLED_FLAGS = (
 # the GPU (advisor/perf/parallel.py). `servops predict` answers it; triage weighs it as a layout of the
 # GPUs (advisor/layout_choice.py), never flag by flag: fewer GPUs per replica serve fewer requests each.
 TENSOR_PARALLEL_FLAG = "--tensor-parallel-size"
-# Pipeline stages: each holds a slice of the layers; vLLM's CPU defaults scale with them (limits_for).
+# Pipeline stages: each holds a slice of the layers; vLLM's CPU defaults scale with them (limits_for). Priced
+# with the tensor-parallel size as a layout of one replica's GPUs (advisor/perf/parallel.py).
 PIPELINE_PARALLEL_FLAG = "--pipeline-parallel-size"
-PREDICTED_FLAGS = (*MODELLED_FLAGS, TENSOR_PARALLEL_FLAG)
+LAYOUT_FLAGS = frozenset({TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG})
+PREDICTED_FLAGS = (*MODELLED_FLAGS, TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
 BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]

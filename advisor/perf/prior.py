@@ -33,7 +33,13 @@ from advisor.hardware import GpuSpec
 from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 from advisor.modelspec import ModelSpec, active_params
 from advisor.perf.cost import StepCost
-from rules.catalog.floors import ALLREDUCES_PER_LAYER, allreduce_latency_s, allreduce_token_s
+from rules.catalog.floors import (
+    ALLREDUCES_PER_LAYER,
+    allreduce_latency_s,
+    allreduce_token_s,
+    stage_send_latency_s,
+    stage_send_token_s,
+)
 
 # Per-iteration work outside the matmuls (scheduling, sampling, kernel launches): a few ms in
 # vLLM V1 without CUDA graphs, less with them; an assumption, inside the stated error.
@@ -56,20 +62,28 @@ def roofline_cost(
     kv_dtype_bytes: float = 2.0,
     quantization: str | None = None,
     engine: str | None = None,
+    pipeline_parallel: int = 1,
 ) -> StepCost | None:
-    """The prior cost of `model` on `tensor_parallel` × `gpu`; None when the catalog lacks its bandwidth or FLOPs.
+    """The prior cost of `model` on `tensor_parallel` × `pipeline_parallel` × `gpu`; None when the catalog
+    lacks its bandwidth or FLOPs.
 
+    Stages are one batch passing through them in turn (advisor/perf/parallel.py): each stage's weights
+    and KV are read in sequence and each of the stages - 1 boundaries adds a send.
     `engine` "bundled": the step is at least the engine's per-layer host cost (module docstring)."""
     if not gpu.memory_bandwidth_tbps or not gpu.bf16_tflops:
         return None
     bandwidth = gpu.memory_bandwidth_tbps * 1e12
     flops = gpu.bf16_tflops * 1e12
-    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tensor_parallel, 1) * GIB
-    active = active_params(model) / tensor_parallel
+    tp, pp = tensor_parallel, pipeline_parallel
+    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp) * GIB * pp
+    active = active_params(model) / tp
     layers = ALLREDUCES_PER_LAYER * model.num_hidden_layers
-    allreduce_fixed = layers * allreduce_latency_s(tensor_parallel, gpu.interconnect)
-    allreduce_row = layers * allreduce_token_s(tensor_parallel, model.hidden_size, gpu.interconnect_gbps_per_direction)
-    base = FIXED_STEP_S + weights / bandwidth + allreduce_fixed
+    link = gpu.interconnect_gbps_per_direction
+    link_fixed = layers * allreduce_latency_s(tp, gpu.interconnect) + (pp - 1) * stage_send_latency_s(gpu.interconnect)
+    allreduce_row = layers * allreduce_token_s(tp, model.hidden_size, link) + (pp - 1) * stage_send_token_s(
+        model.hidden_size, link
+    )
+    base = FIXED_STEP_S + weights / bandwidth + link_fixed
     if engine == "bundled":
         base = max(base, model.num_hidden_layers * BUNDLED_LAYER_STEP_S)
     return StepCost(
@@ -77,10 +91,10 @@ def roofline_cost(
         prefill_token_s=2 * active / (flops * PREFILL_MFU) + allreduce_row,
         decode_seq_s=2 * active / flops + DECODE_SEQ_OVERHEAD_S + allreduce_row,
         prefill_seq_s=PREFILL_CHUNK_S,
-        context_token_s=kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tensor_parallel, 1) / bandwidth,
+        context_token_s=kv_bytes_per_token_per_gpu(model, kv_dtype_bytes, tp, pp) * pp / bandwidth,
         overhead_s=0.0,
         relative_error=PRIOR_RELATIVE_ERROR,
-        source=f"roofline prior: {model.name} on {tensor_parallel} x {gpu.name} "
+        source=f"roofline prior: {model.name} on {tp * pp} x {gpu.name}{f' ({pp} stages)' if pp > 1 else ''} "
         f"({gpu.memory_bandwidth_tbps:g} TB/s, {gpu.bf16_tflops:g} bf16 TFLOPS)"
         + (f", the bundled engine's {BUNDLED_LAYER_STEP_S * 1e3:g} ms per layer" if engine == "bundled" else "")
         + "; no measurement",

@@ -20,6 +20,7 @@ from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
+    LAYOUT_FLAGS,
     PIPELINE_PARALLEL_FLAG,
     POOL_BYTES_FLAG,
     PREDICTED_FLAGS,
@@ -30,7 +31,7 @@ from advisor.perf.limits import (
     limits_for,
 )
 from advisor.perf.measured import MeasuredRamp, measured_ramp, one_replica
-from advisor.perf.parallel import ParallelTerms, cost_at_tp, parallel_terms, terms_for_change
+from advisor.perf.parallel import ParallelTerms, cost_at_layout, parallel_terms, terms_for_change
 from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
 from advisor.perf.workload import workload_from_ramp
@@ -60,7 +61,7 @@ def parse_change(text: str) -> dict[str, str]:
         raise UserError(f'--change {text!r}: give one flag and one value, e.g. --change "{flag} 8"')
     if flag in BOOLEAN_FLAGS and value.lower() not in ("true", "false"):
         raise UserError(f"--change {text!r}: {flag} takes true or false (or --no-{flag[2:]})")
-    if flag == TENSOR_PARALLEL_FLAG and not (value.isdigit() and int(value) >= 1):
+    if flag in LAYOUT_FLAGS and not (value.isdigit() and int(value) >= 1):
         raise UserError(f"--change {text!r}: {flag} takes a GPU count, 1 or more")
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
 
@@ -163,17 +164,17 @@ class Forecaster:
             kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
         if SHARE_FLAG in applied:
             kv_tokens = pool_tokens_for_share(self.command, kv_tokens, applied[SHARE_FLAG], self.device_share)
-        layout = self._layout(int(applied[TENSOR_PARALLEL_FLAG])) if TENSOR_PARALLEL_FLAG in applied else None
+        layout = self._layout(*self._layout_after(applied)) if LAYOUT_FLAGS & applied.keys() else None
         if layout is not None and kv_tokens:
             before_terms, after_terms = layout
             kv_tokens = max(1, round(kv_tokens * after_terms.kv_cache_tokens / max(1, before_terms.kv_cache_tokens)))
         after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=kv_tokens)
         cost, notes = self._cost_for(after)
         if layout is not None:
-            cost, note = cost_at_tp(cost, *layout)
+            cost, note = cost_at_layout(cost, *layout)
             if self.replicas > 1:
                 notes.append(
-                    f"the figures are one TP-{applied[TENSOR_PARALLEL_FLAG]} replica's at each load per engine; "
+                    f"the figures are one {layout[1].describe()} replica's at each load per engine; "
                     f"the command after keeps {REPLICAS_FLAG} {self.replicas} as ramped: how many replicas the "
                     f"GPUs make is triage's layout choice (docs/triage.md)"
                 )
@@ -207,15 +208,18 @@ class Forecaster:
         return self._count(TENSOR_PARALLEL_FLAG)
 
     def _count(self, flag: str) -> int:
-        """A size flag of the ramped command (TP, PP, data-parallel engines): its value, 1 when unset or not a
-        positive whole number."""
-        text = self.command.value(flag) or "1"
-        return int(text) if text.isdigit() and int(text) > 0 else 1
+        return command_size(self.command, flag)
 
-    def _layout(self, tp: int) -> tuple[ParallelTerms, ParallelTerms]:
-        """The TP-dependent terms at the ramped size and at `tp`; a UserError when the change cannot be priced."""
-        after = terms_for_change(self.engine, self.deployment, tp)
-        return parallel_terms(self.deployment, self.current_tensor_parallel()), after
+    def _layout_after(self, applied: dict[str, str]) -> tuple[int, int]:
+        """The TP size and stages after `applied`, each as ramped unless changed."""
+        tp = int(applied.get(TENSOR_PARALLEL_FLAG, self.current_tensor_parallel()))
+        return tp, int(applied.get(PIPELINE_PARALLEL_FLAG, self.stages))
+
+    def _layout(self, tp: int, pp: int) -> tuple[ParallelTerms, ParallelTerms]:
+        """The layout-dependent terms as ramped and at TP `tp` x `pp` stages; a UserError when the change
+        cannot be priced."""
+        after = terms_for_change(self.engine, self.deployment, tp, pp)
+        return parallel_terms(self.deployment, self.current_tensor_parallel(), self.stages), after
 
     def _cost_for(self, after: SchedulerLimits) -> tuple[StepCost, list[str]]:
         """The fitted cost, its uncertainty widened when `after` lets the engine batch well beyond
@@ -254,9 +258,13 @@ def what_if(
         flags = parse_change(text)
         if SHARE_FLAG in flags and (device_share is None or not kv_cache_tokens):
             raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
-        if TENSOR_PARALLEL_FLAG in flags:
-            kind = engine_kind(parse_command(server_args or "", flag="--server-args"), engine)
-            terms_for_change(kind, deployment, int(flags[TENSOR_PARALLEL_FLAG]))
+        if LAYOUT_FLAGS & flags.keys():
+            ramped = parse_command(server_args or "", flag="--server-args")
+            sizes = [
+                int(flags.get(flag) or command_size(ramped, flag))
+                for flag in (TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
+            ]
+            terms_for_change(engine_kind(ramped, engine), deployment, *sizes)
     forecaster = Forecaster(
         document,
         source,
@@ -269,6 +277,13 @@ def what_if(
     )
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)
+
+
+def command_size(command: ServeCommand, flag: str) -> int:
+    """A size flag of a command (TP, PP, data-parallel engines): its value, 1 when unset or not a positive
+    whole number."""
+    text = command.value(flag) or "1"
+    return int(text) if text.isdigit() and int(text) > 0 else 1
 
 
 def estimate_kv_blocks(ramp: MeasuredRamp, limits: SchedulerLimits, cost, workload) -> int | None:

@@ -35,6 +35,9 @@ ALLREDUCES_PER_LAYER = 2
 NCCL_RING_BASE_US = 3.6
 NCCL_RING_HOP_US = {"nvlink": 0.47, "xgmi": 0.47, "pcie": 1.0}
 ACTIVATION_BYTES = 2.0  # bf16/fp16 hidden state on the wire
+# Pipeline parallelism sends each stage's output to the next: for Llama-family models vLLM passes the hidden
+# state and the residual (IntermediateTensors, vllm/model_executor/models/llama.py), two rows per token.
+STAGE_SEND_TENSORS = 2
 # Bytes per weight under a quantization; otherwise the checkpoint's dtype.
 QUANTIZED_WEIGHT_BYTES = {
     "fp8": 1.0,
@@ -315,6 +318,19 @@ def allreduce_token_s(tp: int, hidden_size: int, link_gbps: float | None) -> flo
     if tp <= 1 or not link_gbps:
         return 0.0
     return 2 * (tp - 1) / tp * hidden_size * ACTIVATION_BYTES / (link_gbps * 1e9)
+
+
+def stage_send_latency_s(link: str) -> float:
+    """One stage-to-stage send's fixed time: NCCL's base latency plus the one hop it crosses."""
+    return (NCCL_RING_BASE_US + NCCL_RING_HOP_US.get(link, NCCL_RING_HOP_US["pcie"])) * 1e-6
+
+
+def stage_send_token_s(hidden_size: int, link_gbps: float | None) -> float:
+    """One stage-to-stage send's transfer per token: STAGE_SEND_TENSORS rows of hidden state over the
+    per-direction link bandwidth (0 when it is unknown: a lower bound, as the all-reduce's)."""
+    if not link_gbps:
+        return 0.0
+    return STAGE_SEND_TENSORS * hidden_size * ACTIVATION_BYTES / (link_gbps * 1e9)
 
 
 def allreduce_s(tp: int, layers: int, hidden_size: int, tokens: float, link: str, link_gbps: float | None) -> float:

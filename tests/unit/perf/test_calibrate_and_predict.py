@@ -143,7 +143,17 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
     ("argv", "message"),
     [
         (["--change=--max-num-seqs"], "give one flag and one value"),
-        (["--change", "--pipeline-parallel-size 2"], "does not predict --pipeline-parallel-size"),
+        (["--change", "--pipeline-parallel-size 2"], "needs the model and the GPU; pass --model"),
+        (["--change", "--pipeline-parallel-size x"], "takes a GPU count, 1 or more"),
+        (["--change", "--data-parallel-size 2"], "does not predict --data-parallel-size"),
+        (
+            ["--change", "--pipeline-parallel-size 2", "--server-args", "--device cpu"],
+            "on vLLM's CPU backend TP ranks and pipeline stages split one machine's cores",
+        ),
+        (
+            ["--change", "--pipeline-parallel-size 200", "--model", "Llama-3.1-8B", "--gpu", "L40S"],
+            "Llama-3.1-8B has 32 layers, fewer than the stages; choose at most 32",
+        ),
         (["--change", "--tensor-parallel-size 2"], "needs the model and the GPU; pass --model"),
         (["--change", "--tensor-parallel-size 0"], "takes a GPU count, 1 or more"),
         (["--change", "max-num-seqs 8"], "give a flag and its value"),

@@ -17,12 +17,13 @@ import pytest
 from advisor.cli import main
 from advisor.collect.facts import server_config
 from advisor.collect.server_args import parse_command
+from advisor.errors import UserError
 from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
 from advisor.layout_choice import LayoutForecast, best_layout
 from advisor.memory import LaunchConfig
 from advisor.modelspec import resolve_model
 from advisor.perf.measured import measured_ramp, one_replica
-from advisor.perf.parallel import cost_at_tp, parallel_terms
+from advisor.perf.parallel import cost_at_layout, parallel_terms
 from advisor.perf.prior import roofline_cost
 from advisor.perf.whatif import Forecaster
 from advisor.predict import Deployment, launch_from_config
@@ -39,6 +40,7 @@ from tests.unit.perf.recorded_queue import CASES, Rivals, predict
 from tests.unit.rules.factories import config, live, replicas_at_their_floor
 
 TP = "--tensor-parallel-size"
+PP = "--pipeline-parallel-size"
 RAMP = Path(f"{CASES['vllm-0.32-cpu']}_ramp.json")
 CPU_CORPUS = RAMP.parent
 TERMS = ("base_s", "decode_seq_s", "prefill_token_s", "context_token_s")
@@ -54,13 +56,58 @@ def test_moving_the_roofline_prior_between_tp_sizes_gives_the_prior_at_the_new_s
     lands on the prior computed at the new size (weights per GPU, all-reduces, compute and KV split)."""
     model, gpu = resolve_model("Llama-3.1-8B"), resolve_gpu("L40S")
     deployment = _deployment(start)
-    moved, note = cost_at_tp(
+    moved, note = cost_at_layout(
         roofline_cost(model, gpu, start), parallel_terms(deployment, start), parallel_terms(deployment, end)
     )
     target = roofline_cost(model, gpu, end)
     for term in TERMS:
         assert getattr(moved, term) == pytest.approx(getattr(target, term), rel=1e-4), term
-    assert f"TP {start} → {end}" in note
+    assert f"TP {start} → TP {end}" in note
+
+
+@pytest.mark.parametrize(("start", "end"), [((1, 1), (1, 2)), ((2, 1), (1, 4)), ((1, 4), (2, 2)), ((2, 2), (4, 1))])
+def test_moving_the_roofline_prior_between_pipelined_layouts_gives_the_prior_at_the_new_layout(
+    start: tuple[int, int], end: tuple[int, int]
+):
+    """Stages as one batch passing through them: the same transform, moved between TP x PP layouts, lands on
+    the prior computed at the new layout (every stage's weights read in turn, a send per boundary)."""
+    model, gpu = resolve_model("Llama-3.1-8B"), resolve_gpu("L40S")
+    deployment = Deployment(
+        model=model, gpu=gpu, launch=LaunchConfig(tensor_parallel_size=start[0], pipeline_parallel_size=start[1])
+    )
+    moved, note = cost_at_layout(
+        roofline_cost(model, gpu, start[0], pipeline_parallel=start[1]),
+        parallel_terms(deployment, *start),
+        parallel_terms(deployment, *end),
+    )
+    target = roofline_cost(model, gpu, end[0], pipeline_parallel=end[1])
+    for term in TERMS:
+        assert getattr(moved, term) == pytest.approx(getattr(target, term), rel=1e-3), term
+    assert "stage sends" in note
+    if end[1] > 1:
+        assert f"{end[1]} stages are priced as one batch passing through them" in note
+
+
+def test_a_stage_adds_capacity_and_sends_never_speed():
+    """Llama-3.1-8B on 2 x L40S over PCIe: two stages read the whole model's weights per step in turn, as one
+    GPU does (within the embedding's placement), add one send of hidden state and residual per step
+    (3.6 + 1.0 µs, 2 x 4096 x 2 bytes over 32 GB/s per token), and hold more KV than TP 2 (no replicated
+    KV heads either way, less rope cache and activation room)."""
+    deployment = _deployment(1)
+    one, two_stages, tp2 = (
+        parallel_terms(deployment, 1),
+        parallel_terms(deployment, 1, 2),
+        parallel_terms(deployment, 2),
+    )
+    assert two_stages.weights_s == pytest.approx(one.weights_s, rel=0.02)
+    assert two_stages.weights_s > 1.9 * tp2.weights_s
+    assert two_stages.send_fixed_s == pytest.approx((3.6 + 1.0) * 1e-6)
+    assert two_stages.send_row_s == pytest.approx(
+        2 * 4096 * 2 / (resolve_gpu("L40S").interconnect_gbps_per_direction * 1e9)
+    )
+    assert two_stages.allreduce_fixed_s == two_stages.allreduce_row_s == 0.0
+    assert two_stages.kv_bytes_per_token == one.kv_bytes_per_token
+    assert two_stages.kv_cache_tokens > one.kv_cache_tokens
 
 
 def test_the_transform_predicts_vllms_published_tp_4_and_8_steps_from_its_tp_2_steps_within_its_band():
@@ -95,7 +142,7 @@ def test_a_fitted_step_keeps_what_tp_does_not_split():
     fitted = roofline_cost(resolve_model("Llama-3.1-8B"), resolve_gpu("L40S"), 2).model_copy(
         update={"prefill_seq_s": 0.004, "overhead_s": 0.2, "relative_error": 0.1}
     )
-    moved, _ = cost_at_tp(fitted, parallel_terms(deployment, 2), parallel_terms(deployment, 1))
+    moved, _ = cost_at_layout(fitted, parallel_terms(deployment, 2), parallel_terms(deployment, 1))
     assert (moved.prefill_seq_s, moved.overhead_s) == (0.004, 0.2)
     assert moved.relative_error > fitted.relative_error  # the roofline's ±50 % on the part it moved
 
@@ -162,32 +209,37 @@ def test_the_layout_of_four_pcie_gpus_is_the_one_the_model_predicts_to_carry_mos
     tmp_path: Path,
 ):
     finding, rejected, _ = _triage_layout(4, "ttft_p99=2s", 16)
-    tp_change = next(c for c in finding.changes if c.flag == TP)
-    figures = tp_change.predicted_effect.figures
-    chosen = int(tp_change.proposed)
-    assert "every TP that divides the 4 GPUs weighed" in tp_change.reason
-    replicas = next((c for c in finding.changes if c.flag == REPLICAS_FLAG), None)
-    assert int(replicas.proposed if replicas else 1) * chosen == 4
+    lead = finding.changes[0]
+    figures = lead.predicted_effect.figures
+    proposed = {c.flag: c.proposed for c in finding.changes}
+    chosen = (int(proposed.get(TP, 4)), int(proposed.get(PP, 1)))
+    assert (figures["tensor_parallel_after"], figures["pipeline_parallel_after"]) == chosen
+    assert "every TP x PP layout of the 4 GPUs weighed" in lead.reason
+    assert int(proposed.get(REPLICAS_FLAG, 1)) * chosen[0] * chosen[1] == 4
 
     # Every layout of the 4 GPUs, asked of the printed command: none carries more within the SLOs.
-    command = tp_change.predicted_effect.command
+    command = lead.predicted_effect.command
     rivals = Rivals(command)
     fleets = {}
-    for tp in (1, 2, 4):
-        shown = rivals.predict(TP, tp)
+    for layout in ((1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)):
+        try:
+            shown = json.loads(rivals.forecaster.predict([f"{TP} {layout[0]}", f"{PP} {layout[1]}"]).model_dump_json())
+        except UserError:  # a layout that does not start carries nothing
+            fleets[layout] = 0
+            continue
         safe = (shown["safe_operating_point"] or {}).get("offered") or 0
-        fleets[tp] = 4 // tp * safe
+        fleets[layout] = 4 // (layout[0] * layout[1]) * safe
     assert fleets[chosen] == max(fleets.values()) == figures["fleet_safe_operating_point_after"]
-    assert figures["fleet_safe_operating_point_before"] == fleets[4]
+    assert figures["fleet_safe_operating_point_before"] == fleets[(4, 1)]
 
     # The printed command itself gives one replica's figures at its share of the 16 in flight.
     shown = predict(command, tmp_path / "shown.json")
     step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
-    assert figures["per_replica_offered"] <= 16 / (4 // chosen)
+    assert figures["per_replica_offered"] <= 16 / (4 // (chosen[0] * chosen[1]))
     assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
     assert step["ttft_s"]["p99"] == pytest.approx(figures["ttft_p99_s_per_replica"], abs=1e-3)
     assert step["output_tokens_per_s"] == pytest.approx(figures["output_tokens_per_s_per_replica"], abs=1e-2)
-    assert any(f"TP {chosen} → " in n or f"→ {chosen}:" in n for n in shown["notes"])
+    assert any(f"→ TP {chosen[0]}" in n for n in shown["notes"])
     assert not rejected
 
 
@@ -214,11 +266,49 @@ def test_a_gpu_known_only_by_its_size_leaves_the_rules_layout_with_the_reason():
     assert any("the rule's layout stands, unpriced" in n and "no memory bandwidth" in n for n in notes), notes
 
 
-def test_a_pipelined_server_keeps_the_rules_layout_because_pipeline_stages_are_not_priced():
-    finding, rejected, notes = _triage_layout(2, "ttft_p99=2s", 8, extra="-pp 2")
-    assert {c.flag: c.proposed for c in finding.changes} == {TP: "1", REPLICAS_FLAG: "2"}
+def test_a_pipelined_server_has_every_layout_of_its_gpus_weighed_stages_included(tmp_path: Path):
+    """TP 2 x PP 2 over PCIe (4 GPUs, one replica) at 8 in flight, TTFT p99 <= 2 s: the stages are priced as
+    one batch passing through them, so the model weighs all six layouts of the 4 GPUs. Four TP-1 replicas
+    carry 4 within the SLOs against the pipelined replica's 2; the changes drop the stages, the printed
+    command asks for both sizes and gives the chosen replica's figures."""
+    finding, rejected, _ = _triage_layout(2, "ttft_p99=2s", 8, extra="-pp 2")
+    proposed = {c.flag: (c.current, c.proposed) for c in finding.changes}
+    assert proposed == {TP: ("2", "1"), PP: ("2", "1"), REPLICAS_FLAG: ("1", "4")}
     assert not rejected
-    assert any("pipeline parallelism is not priced" in n for n in notes), notes
+    lead = finding.changes[0]
+    figures = lead.predicted_effect.figures
+    assert (figures["fleet_safe_operating_point_before"], figures["fleet_safe_operating_point_after"]) == (2, 4)
+    for layout in ("TP 1 x PP 2 x 2 replica(s)", "TP 1 x PP 4 x 1 replica(s)", "TP 2 x 2 replica(s)", "TP 4 x 1"):
+        assert layout in lead.predicted_effect.text
+    assert lead.predicted_effect.text.startswith("TP 2 x PP 2 x 1 replica(s)")
+    command = lead.predicted_effect.command
+    assert "--change '--tensor-parallel-size 1' --change '--pipeline-parallel-size 1'" in command
+    shown = predict(command, tmp_path / "tp1.json")
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_per_replica_after"]
+    assert any("TP 2 x PP 2 → TP 1:" in n for n in shown["notes"])
+
+
+def test_the_rules_pipeline_for_a_model_one_gpu_cannot_hold_is_weighed_and_a_layout_that_cannot_start_is_not_proposed():
+    """Llama-3.1-70B on 4 x L40S over PCIe at TP 4: one GPU cannot hold it, so OP-3.1 proposes four pipeline
+    stages instead. At vLLM's default length (the model's 131,072 tokens) the memory model predicts TP 1 x
+    PP 4 does not start (the stage holding the embedding has no room for one request's KV), so the model
+    chooses among the layouts it can price: the current one carries most, and both of the rule's changes are
+    listed as rejected with the reason, not proposed."""
+    facts = live(running=1, itl={0.14: 2000})
+    facts.config = config(tensor_parallel_size=4)
+    facts.hardware = Hardware(gpu_name="L40S", usable_gib=44.4, gpu_count=4, interconnect="pcie")
+    facts.memory = MemoryFacts(weights_gib=131 / 4)
+    [finding] = RULE_PCIE_TP.evaluate(facts)
+    assert {c.flag: c.proposed for c in finding.changes} == {PP: "4", TP: "1"}
+    finding, rejected, _ = _forecast(
+        finding, RAMP, "-tp 4 --max-num-seqs 1", "Llama-3.1-70B", resolve_gpu("L40S"), "itl_p99=200ms", 8
+    )
+    assert not any(c.flag in (TP, PP, REPLICAS_FLAG) for c in finding.changes)
+    assert {(r.change.flag, r.change.proposed) for r in rejected} == {(TP, "1"), (PP, "4")}
+    for rejection in rejected:
+        assert "the performance model predicts the current layout carries most: TP 4 x 1 replica(s)" in rejection.reason
+        assert "the rule's TP 1 x PP 4: not priced" in rejection.reason and "does not start" in rejection.reason
+        assert rejection.command is None
 
 
 def test_triage_of_a_tp_over_pcie_window_weighs_the_layouts_and_prints_the_command(tmp_path: Path):
@@ -388,7 +478,7 @@ def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_pre
     step = next(s for s in shown["steps"] if s["offered"] == figures["per_replica_offered"])
     assert step["itl_s"]["p99"] == pytest.approx(figures["itl_p99_s_per_replica"], abs=1e-3)
     assert shown["baseline"]["safe_operating_point"] is None
-    assert any("one TP-8 replica's" in n and "keeps --data-parallel-size 2 as ramped" in n for n in shown["notes"])
+    assert any("one TP 8 replica's" in n and "keeps --data-parallel-size 2 as ramped" in n for n in shown["notes"])
 
 
 def test_replicas_at_their_floor_stay_when_the_model_predicts_they_carry_most(tmp_path: Path):
