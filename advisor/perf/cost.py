@@ -77,6 +77,9 @@ class StepCost(BaseModel):
     # and more (see columns()).
     decode_knots: list[float] = Field(default_factory=list)
     decode_curve_s: list[float] = Field(default_factory=list)
+    # Optional: how far the server's token gaps spread around its step (ITL p90, p95, p99 over p50), measured
+    # where the replay has no tail of its own and replayed on every gap (advisor/perf/gap_spread.py).
+    gap_spread: list[float] = Field(default_factory=list)
 
     def step_time(self, shape: StepShape) -> float:
         return (

@@ -125,7 +125,7 @@ def predicted_readings(
 ) -> list[StepResult]:
     """One replay of the step, its statistics read at each percentile shift (0.0: the nominal ranks)."""
     replay = replay_step(ramp.plan, step, limits, cost, workload)
-    records = replay.records(step, ramp.plan.step_start(step))
+    records = replay.records(step, ramp.plan.step_start(step), cost.gap_spread)
     results = [step_stats(ramp.plan, step, records, ramp.slos, quantile_shift=shift) for shift in shifts]
     for result in results:
         result.server = _server_signals(replay, ramp, step, limits)

@@ -20,6 +20,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from advisor.perf.cost import StepCost, StepShape
+from advisor.perf.gap_spread import spread_gaps
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.workload import ReplayWorkload
 from engine.core.kv_cache_manager import KVCacheManager
@@ -70,7 +71,9 @@ class StepReplay:
         offset = plan.step_start(step)
         return [s for s in self.steps if start <= s.start + offset < end]
 
-    def records(self, step: int, step_start: float) -> list[RequestRecord]:
+    def records(self, step: int, step_start: float, gap_spread: list[float] | None = None) -> list[RequestRecord]:
+        """The replayed requests as the load generator records them; `gap_spread`: the server's measured
+        spread of token gaps, replayed on each request's gaps (advisor/perf/gap_spread.py)."""
         out = []
         for r in self.requests:
             record = RequestRecord(
@@ -90,7 +93,8 @@ class StepReplay:
                 record.output_tokens = r.output_tokens
                 record.content_chunks = r.output_tokens
                 record.ttft_s = r.token_times[0] - r.send
-                record.gaps_s = [b - a for a, b in zip(r.token_times, r.token_times[1:], strict=False)]
+                gaps = [b - a for a, b in zip(r.token_times, r.token_times[1:], strict=False)]
+                record.gaps_s = spread_gaps(gaps, gap_spread or [], r.index)
                 record.e2e_s = r.token_times[-1] - r.send
                 record.status = 200
             out.append(record)

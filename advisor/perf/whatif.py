@@ -18,6 +18,7 @@ from advisor.errors import UserError
 from advisor.perf.calibrate import Calibration, calibrate
 from advisor.perf.cost import StepCost
 from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
+from advisor.perf.gap_spread import SPREAD_UNMEASURED, GapSpread, measure_spread
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
     LAYOUT_FLAGS,
@@ -118,6 +119,7 @@ class Forecaster:
             self.command, self.engine, num_blocks=_blocks_override(self.command), kv_tokens=kv_cache_tokens
         )
         self.calibration: Calibration | None = None
+        self.gap_spread: GapSpread | None = None  # measured on the ramp (advisor/perf/gap_spread.py)
         if cost is not None:  # a prior: nothing measured to fit
             self.cost = cost
             self.notes.append(
@@ -147,6 +149,8 @@ class Forecaster:
                 )
         self.limits = before
         self.baseline = predict_ramp(self.ramp, before, self.cost, self.workload, with_bands=False)
+        if self.calibration is not None:
+            self._measure_gap_spread()
 
     def predict(self, changes: list[str] | dict[str, str], with_bands: bool = True) -> Prediction:
         """The ramp predicted with `changes` (texts like "--max-num-seqs 8", or {flag: value}) applied."""
@@ -203,6 +207,17 @@ class Forecaster:
             },
             notes=[*self.notes, *notes],
         )
+
+    def _measure_gap_spread(self) -> None:
+        """The spread of the server's token gaps around its step, measured on the ramp's steps whose replay
+        has no tail of its own, into the cost (and the baseline replayed with it); a note either way."""
+        spread = self.gap_spread = measure_spread(self.ramp.steps, self.baseline.steps)
+        if spread is None:
+            self.notes.append(SPREAD_UNMEASURED)
+            return
+        self.cost = self.cost.model_copy(update={"gap_spread": spread.ratios})
+        self.notes.append(spread.describe())
+        self.baseline = predict_ramp(self.ramp, self.limits, self.cost, self.workload, with_bands=False)
 
     def current_tensor_parallel(self) -> int:
         return self._count(TENSOR_PARALLEL_FLAG)

@@ -244,10 +244,10 @@ def test_the_layout_of_four_pcie_gpus_is_the_one_the_model_predicts_to_carry_mos
 
 
 def test_a_layout_that_misses_a_tight_itl_target_is_rejected_with_its_figures(tmp_path: Path):
-    """ITL p99 <= 40 ms: one L40S reads the 8B weights twice as long per step as two do, and the model
-    predicts no load step of a TP-1 replica within it, so the rule's TP 1 is listed as rejected, with the
-    command whose prediction shows it."""
-    finding, rejected, _ = _triage_layout(2, "itl_p99=40ms", 8)
+    """ITL p99 <= 50 ms (46 ms replayed at TP 2, its gaps spread as the ramp measured): one L40S reads the 8B
+    weights twice as long per step as two do, and the model predicts no load step of a TP-1 replica within
+    it, so the rule's TP 1 is listed as rejected, with the command whose prediction shows it."""
+    finding, rejected, _ = _triage_layout(2, "itl_p99=50ms", 8)
     assert not any(c.flag in (TP, REPLICAS_FLAG) for c in finding.changes)
     (rejection,) = rejected
     assert rejection.change.flag == TP and rejection.change.proposed == "1"
@@ -460,10 +460,10 @@ def _replicas_at_floor_triage(tmp_path: Path, slo: str) -> tuple:
 def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_predicts_it_carries_more(
     tmp_path: Path,
 ):
-    """ITL p99 <= 30 ms: a TP-4 replica's step (~33 ms p99 replayed) misses it at every load, a TP-8 one
+    """ITL p99 <= 40 ms: a TP-4 replica's step (~46 ms p99 replayed, 35 ms at TP 8) misses it at every load, a TP-8 one
     reads half the weights per GPU and meets it, so the fleet carries more as one TP-8 replica; the printed
     command gives the TP-8 replica's figures."""
-    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=30ms")
+    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=40ms")
     assert not rejected
     tp_change = next(c for c in finding.changes if c.flag == TP)
     figures = tp_change.predicted_effect.figures
@@ -471,7 +471,7 @@ def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_pre
     assert "the layout the performance model predicts to carry most" in tp_change.reason
     assert figures["fleet_safe_operating_point_before"] == 0
     assert figures["fleet_safe_operating_point_after"] > 0
-    assert figures["itl_p99_s_per_replica"] <= 0.030 < figures["itl_p99_s_per_replica_before"]
+    assert figures["itl_p99_s_per_replica"] <= 0.040 < figures["itl_p99_s_per_replica_before"]
     assert "--data-parallel-size 2" in tp_change.predicted_effect.command
     shown = predict(tp_change.predicted_effect.command, tmp_path / "tp8.json")
     assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_per_replica_after"]
@@ -482,9 +482,9 @@ def test_replicas_at_their_floor_merge_into_the_wider_replica_when_the_model_pre
 
 
 def test_replicas_at_their_floor_stay_when_the_model_predicts_they_carry_most(tmp_path: Path):
-    """ITL p99 <= 40 ms: both layouts meet it at every load the ramp replays, and two TP-4 replicas carry
+    """ITL p99 <= 50 ms: both layouts meet it at every load the ramp replays, and two TP-4 replicas carry
     twice what one TP-8 replica does, so the rule's regrouping is rejected with both layouts' figures."""
-    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=40ms")
+    finding, rejected, _ = _replicas_at_floor_triage(tmp_path, "itl_p99=50ms")
     assert not any(c.flag in (TP, REPLICAS_FLAG) for c in finding.changes)
     (rejection,) = rejected
     assert rejection.change.proposed == "8" and "the current layout carries most" in rejection.reason
