@@ -74,14 +74,20 @@ class LayoutForecast(BaseModel):
         )
 
 
-def regrouping_change(changes: list[ConfigChange], current_tp: int) -> ConfigChange | None:
-    """The TP change among `changes` that regroups the server's own GPUs: a smaller TP (over PCIe, traded
-    for replicas), or a larger one that takes its GPUs from the replicas (a decode at its bandwidth floor,
-    OP-5.4/OP-5.5). A larger TP alone is a memory need, the GPUs to be added (advisor/tp_choice.py)."""
+# The rules whose larger TP alone is a wider replica at its bandwidth floor, taken onto GPUs that --gpus
+# counts idle (rules/catalog/floors.wider_replica), not a memory need.
+WIDER_RULES = ("OP-5.4", "OP-5.5")
+
+
+def regrouping_change(changes: list[ConfigChange], current_tp: int, onto_idle: bool = False) -> ConfigChange | None:
+    """The TP change among `changes` that regroups the server's GPUs: a smaller TP (over PCIe, traded for
+    replicas), a larger one that takes its GPUs from the replicas (a decode at its bandwidth floor,
+    OP-5.4/OP-5.5), or with `onto_idle` a larger one alone onto GPUs the server leaves idle. Otherwise a
+    larger TP alone is a memory need, the GPUs to be added (advisor/tp_choice.py)."""
     tp = next((c for c in changes if c.flag == TENSOR_PARALLEL_FLAG), None)
     if tp is None or not tp.proposed.isdigit() or int(tp.proposed) == current_tp:
         return None
-    if int(tp.proposed) < current_tp or any(c.flag == REPLICAS_FLAG for c in changes):
+    if int(tp.proposed) < current_tp or any(c.flag == REPLICAS_FLAG for c in changes) or onto_idle:
         return tp
     return None
 
@@ -102,9 +108,12 @@ def layout_candidates(forecaster: Forecaster, gpus: int) -> list[tuple[int, int]
     ]
 
 
-def forecast_layout(forecaster: Forecaster, tp: int, pp: int, gpus: int, in_flight: float | None) -> LayoutForecast:
-    """The fleet of `gpus` GPUs as replicas of TP `tp` x `pp` stages; a UserError saying why when it cannot
-    be priced (the memory model predicts it does not start, or the GPU's bandwidth is unknown)."""
+def forecast_layout(
+    forecaster: Forecaster, tp: int, pp: int, gpus: int, in_flight: float | None, replicas: int | None = None
+) -> LayoutForecast:
+    """The fleet of `gpus` GPUs as replicas of TP `tp` x `pp` stages (`replicas` of them when given: the
+    server as it runs, beside GPUs it leaves idle); a UserError saying why when it cannot be priced (the
+    memory model predicts it does not start, or the GPU's bandwidth is unknown)."""
     if (tp, pp) == (forecaster.current_tensor_parallel(), forecaster.stages):
         predicted, error, note = forecaster.baseline, forecaster.cost.relative_error, ""
     else:
@@ -112,7 +121,7 @@ def forecast_layout(forecaster: Forecaster, tp: int, pp: int, gpus: int, in_flig
             {TENSOR_PARALLEL_FLAG: str(tp), PIPELINE_PARALLEL_FLAG: str(pp)}, with_bands=False
         )
         predicted, error, note = prediction, prediction.cost.relative_error, prediction.notes[-1]
-    replicas = gpus // (tp * pp)
+    replicas = replicas or gpus // (tp * pp)
     safe = predicted.safe_operating_point.offered if predicted.safe_operating_point else None
     steps = [s for s in step_views(predicted) if s["valid"]]
     share = in_flight / replicas if in_flight else None
@@ -232,23 +241,21 @@ def layout_changes(
             "a send between stages each step; the stages' weights read in turn" if chosen.pipeline_parallel > 1 else ""
         ),
     )
+    replicas = ConfigChange(
+        flag=REPLICAS_FLAG,
+        current=str(current.replicas),
+        proposed=str(chosen.replicas),
+        reason=f"keeps all {gpus} GPUs busy as replicas of {chosen.name}",
+        cost="no cross-GPU traffic between replicas; each has its own KV pool",
+    )
     changes = [
         change
         for change, differs in (
             (tp, chosen.tensor_parallel != current.tensor_parallel),
             (pp, chosen.pipeline_parallel != current.pipeline_parallel),
+            (replicas, chosen.replicas != current.replicas),
         )
         if differs
     ] or [tp]
     changes[0] = changes[0].model_copy(update=lead)
-    if chosen.replicas != current.replicas:
-        changes.append(
-            ConfigChange(
-                flag=REPLICAS_FLAG,
-                current=str(current.replicas),
-                proposed=str(chosen.replicas),
-                reason=f"keeps all {gpus} GPUs busy as replicas of {chosen.name}",
-                cost="no cross-GPU traffic between replicas; each has its own KV pool",
-            )
-        )
     return changes

@@ -171,6 +171,7 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             ramp_path=request.ramp,
             in_flight=_in_flight(collected.facts),
             deployment=deployment,
+            gpus=gpu_count(collected.facts),
         )
         notes = [*notes, *forecast_notes]
     elif (live := _forecast_from_window(evaluation.findings, request, collected, deployment)) is not None:
@@ -411,6 +412,7 @@ def _forecast_from_window(
         ramp_path=request.save_window,
         in_flight=_in_flight(collected.facts),
         deployment=deployment,
+        gpus=gpu_count(collected.facts),
     )
     saved = (
         f"the window is saved as a ramp in {request.save_window}"

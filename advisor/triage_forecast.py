@@ -28,8 +28,10 @@ from advisor.errors import UserError
 from advisor.layout_choice import (
     ANNOTATED,
     CHOSEN,
+    WIDER_RULES,
     LayoutForecast,
     best_layout,
+    forecast_layout,
     layout_changes,
     price_layouts,
     regrouping_change,
@@ -73,6 +75,7 @@ def forecast_findings(
     in_flight: float | None = None,
     device_share: DeviceShare | None = None,
     deployment: Deployment | None = None,
+    gpus: int | None = None,
 ) -> tuple[list[RejectedChange], list[str]]:
     """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
 
@@ -82,7 +85,8 @@ def forecast_findings(
     more replicas gets the model's replica count (advisor/replicas.py). `device_share`: the pool per GPU
     and the GPU's size, with which --gpu-memory-utilization is modelled (advisor/perf/pool.py).
     `deployment`: the model, GPU and launch, with which a layout of the GPUs is priced
-    (advisor/layout_choice.py)."""
+    (advisor/layout_choice.py). `gpus`: the GPUs the host has (--gpus), when more than the server uses:
+    the layouts weighed then take the idle ones too."""
     document = dict(ramp)
     slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
     if slos:
@@ -119,7 +123,7 @@ def forecast_findings(
         return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, layout)
 
     rejected: list[RejectedChange] = []
-    notes += _choose_layouts(findings, forecaster, in_flight, rejected, loose, command_for_layout)
+    notes += _choose_layouts(findings, forecaster, in_flight, rejected, loose, command_for_layout, gpus)
     if loose:
         _annotate_only(findings, ranked, forecaster, command)
         notes.append(
@@ -170,17 +174,19 @@ def _choose_layouts(
     rejected: list[RejectedChange],
     loose: bool,
     command: Callable[[int, int], str],
+    available: int | None = None,
 ) -> list[str]:
     """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas or for pipeline
     stages, or replicas at their bandwidth floor merged into wider ones) to the layout of the same GPUs
     the model predicts to carry most (advisor/layout_choice.py); notes. The layouts are priced once, at
     the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
     current_tp, stages = forecaster.current_tensor_parallel(), forecaster.stages
-    gpus = current_tp * stages * forecaster.replicas
+    used = current_tp * stages * forecaster.replicas
+    gpus = max(used, available or 0)  # with idle GPUs (--gpus), every layout of all of them is weighed
     priced: tuple[list[LayoutForecast], dict[tuple[int, int], str]] | None = None
     notes: list[str] = []
     for finding in findings:
-        tp_change = regrouping_change(finding.changes, current_tp)
+        tp_change = regrouping_change(finding.changes, current_tp, gpus > used and finding.rule in WIDER_RULES)
         if tp_change is None:
             continue
         pp_change = next((c for c in finding.changes if c.flag == PIPELINE_PARALLEL_FLAG), None)
@@ -194,6 +200,8 @@ def _choose_layouts(
         priced = priced or price_layouts(forecaster, gpus, in_flight)
         layouts, unpriced = priced
         current = next((layout for layout in layouts if layout.key == (current_tp, stages)), None)
+        if current is not None and gpus > used:  # the server as it runs, beside the idle GPUs
+            current = forecast_layout(forecaster, current_tp, stages, used, in_flight, forecaster.replicas)
         rule_layout = next((layout for layout in layouts if layout.key == rule_key), None)
         # The rule's layout unpriced: it stands when no other layout can be priced either (a GPU without
         # a catalog bandwidth) or the fit is loose; otherwise it cannot start or vLLM refuses it.
@@ -340,8 +348,8 @@ def _propose_replicas(
     if not in_flight or not targets or forecaster.ramp.plan.mode != "concurrency":
         return []
     target = min(targets, key=_severity_rank)
-    if any(c.flag == REPLICAS_FLAG for c in target.changes):
-        return []
+    if any(c.flag == REPLICAS_FLAG or c.flag in LAYOUT_FLAGS for c in target.changes):
+        return []  # the layout choice sized this finding's fleet (or the rule's layout stands)
     modelled = next((c for c in target.changes if c.flag in MODELLED_FLAGS and c.flag in best), None)
     if modelled is not None:  # the replicas carry the launch with the finding's own change applied
         prediction = best[modelled.flag].prediction or {}

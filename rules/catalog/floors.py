@@ -162,18 +162,27 @@ def decode_floor(facts: Facts, tp: int | None = None, batch: float | None = None
 
 
 class WiderReplica(BaseModel):
-    """The same GPUs regrouped into replicas of twice the tensor-parallel size, and their decode floor."""
+    """Replicas of twice the tensor-parallel size and their decode floor: the same GPUs regrouped, or, when
+    --gpus counts idle GPUs enough to double every replica, the same replicas widened onto them."""
 
     tensor_parallel: int
     replicas: int
     floor: DecodeFloor
     current: DecodeFloor
+    idle_gpus: int = 0  # the idle GPUs the widened replicas take (0: the same GPUs regrouped)
 
     @property
     def share(self) -> float:
         return self.floor.step_s / self.current.step_s
 
     def describe(self) -> str:
+        if self.idle_gpus:
+            return (
+                f"a TP-{self.tensor_parallel} replica running the same {self.floor.batch:g} sequences (on "
+                f"{self.idle_gpus} GPUs that --gpus counts and the server leaves idle) has a floor of "
+                f"{self.floor.step_s * 1e3:.2f} ms, {self.share:.0%} of TP {self.current.tensor_parallel}'s "
+                f"{self.current.step_s * 1e3:.2f} ms"
+            )
         return (
             f"a TP-{self.tensor_parallel} replica running {self.floor.batch:g} sequences (its share of the "
             f"{self.current.batch * self.replicas * 2:g} running) has a floor of {self.floor.step_s * 1e3:.2f} ms, "
@@ -183,9 +192,11 @@ class WiderReplica(BaseModel):
 
 def wider_replica(facts: Facts, current: DecodeFloor) -> WiderReplica | None:
     """The decode floor when the server's GPUs are regrouped into half as many replicas of twice the
-    tensor-parallel size, each carrying twice the sequences; None unless that layout is possible (an
-    even number of --data-parallel-size replicas, no pipeline, heads that split, a fast link, within
-    one NVLink board) and its floor is at most WIDER_FLOOR_SHARE of today's.
+    tensor-parallel size, each carrying twice the sequences (an even number of --data-parallel-size
+    replicas); else, when --gpus counts idle GPUs enough to double every replica, the same replicas
+    widened onto them, each carrying the sequences it has. None unless such a layout is possible (no
+    pipeline, heads that split, a fast link, within one NVLink board) and its floor is at most
+    WIDER_FLOOR_SHARE of today's.
 
     Why: at its bandwidth floor a decode step is the weights plus the batch's KV read per GPU. Two
     GPUs per replica read half the weights each per step for twice the batch, so a weight-bound
@@ -194,7 +205,11 @@ def wider_replica(facts: Facts, current: DecodeFloor) -> WiderReplica | None:
     have = data_parallel_size(facts)
     tp = 2 * current.tensor_parallel
     pipelined = facts.config is not None and (facts.config.pipeline_parallel_size or 1) > 1
-    if have < 2 or have % 2 or pipelined or model is None or hardware is None:
+    if pipelined or model is None or hardware is None:
+        return None
+    idle = (hardware.gpu_count or 0) - current.tensor_parallel * have
+    regroup = have >= 2 and have % 2 == 0
+    if not regroup and idle < current.tensor_parallel * have:
         return None
     if hardware.interconnect not in FAST_LINKS or tp > NVLINK_DOMAIN_GPUS:
         return None
@@ -202,10 +217,13 @@ def wider_replica(facts: Facts, current: DecodeFloor) -> WiderReplica | None:
         model.num_attention_heads, model.num_kv_heads, tp, mla=bool(model.is_mla)
     ):
         return None
-    floor = decode_floor(facts, tp=tp, batch=2 * current.batch)
+    floor = decode_floor(facts, tp=tp, batch=2 * current.batch if regroup else current.batch)
     if floor is None or floor.step_s > WIDER_FLOOR_SHARE * current.step_s:
         return None
-    return WiderReplica(tensor_parallel=tp, replicas=have // 2, floor=floor, current=current)
+    if regroup:
+        return WiderReplica(tensor_parallel=tp, replicas=have // 2, floor=floor, current=current)
+    widened = current.tensor_parallel * have
+    return WiderReplica(tensor_parallel=tp, replicas=have, floor=floor, current=current, idle_gpus=widened)
 
 
 def prefill_floor(facts: Facts, prompt_tokens: float | None = None, source: str = "") -> PrefillFloor | None:

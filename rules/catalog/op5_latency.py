@@ -271,12 +271,30 @@ def _itl_at_its_floor(
 def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[ConfigChange], list[Evidence]]:
     """The same GPUs as half as many replicas of twice the tensor-parallel size, when the decode floor
     says such a replica steps clearly faster with its doubled batch (floors.wider_replica); its floor
-    as evidence. None on one replica: more GPUs are a purchase, not a flag."""
+    as evidence. A lone (or odd) replica is widened only onto GPUs --gpus counts idle: more GPUs
+    beyond those are a purchase, not a flag."""
     wider = floors.wider_replica(facts, floor)
     if wider is None:
         return [], []
     replicas, tp = c.data_parallel_size(facts), floor.tensor_parallel
     gpus = replicas * tp
+    evidence = [
+        floors.evidence(f"decode floor at TP {wider.tensor_parallel}", wider.floor.step_s, wider.floor.describe())
+    ]
+    if wider.idle_gpus:
+        return (
+            [
+                ConfigChange(
+                    flag="--tensor-parallel-size",
+                    current=str(tp),
+                    proposed=str(wider.tensor_parallel),
+                    reason=f"the decode runs at its bandwidth floor: {wider.describe()}",
+                    cost=f"{wider.idle_gpus} more GPUs (idle, of the {c.gpu_count(facts)} --gpus counts); "
+                    f"{wider.floor.allreduces} all-reduces per step over {wider.floor.interconnect}",
+                )
+            ],
+            evidence,
+        )
     return (
         [
             ConfigChange(
@@ -294,7 +312,7 @@ def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[Conf
                 cost="each replica carries twice the requests",
             ),
         ],
-        [floors.evidence(f"decode floor at TP {wider.tensor_parallel}", wider.floor.step_s, wider.floor.describe())],
+        evidence,
     )
 
 
@@ -318,7 +336,8 @@ RULE_ITL_LOAD = Rule(
         "it is proposed anyway); cap --max-num-seqs; more replicas. At "
         "the floor, on --data-parallel-size replicas over NVLink: the same GPUs as half as many replicas of twice "
         "the --tensor-parallel-size, when that replica's floor (twice the batch, half the weights per GPU) is at "
-        f"most {floors.WIDER_FLOOR_SHARE:.0%} of today's.",
+        f"most {floors.WIDER_FLOOR_SHARE:.0%} of today's; a lone replica is widened so onto GPUs --gpus counts "
+        "idle, carrying its own batch.",
         limits="Uses p99 across all requests; one long prefill per window is enough to move it. At the floor "
         "(long outputs, long contexts, a large batch) the finding proposes no scheduling flag: the step is the "
         "physics of the work; only a wider replica reads less per GPU (a weight-bound step nearly halves, a "

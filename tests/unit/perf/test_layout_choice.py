@@ -37,7 +37,7 @@ from rules.catalog.op3_parallelism import RULE_PCIE_TP
 from rules.catalog.op5_latency import RULE_ITL_LOAD
 from rules.facts import Hardware, MemoryFacts
 from tests.unit.perf.recorded_queue import CASES, Rivals, predict
-from tests.unit.rules.factories import config, live, replicas_at_their_floor
+from tests.unit.rules.factories import a100_sxm, config, live, replicas_at_their_floor
 
 TP = "--tensor-parallel-size"
 PP = "--pipeline-parallel-size"
@@ -179,8 +179,11 @@ def _pcie_finding(tp: int):
     return finding
 
 
-def _forecast(finding, ramp: Path, server_args: str, model: str, gpu: GpuSpec, slo: str, in_flight: float) -> tuple:
-    """Triage's forecast of `finding` calibrated on `ramp`, for `model` on `gpu` launched with `server_args`."""
+def _forecast(
+    finding, ramp: Path, server_args: str, model: str, gpu: GpuSpec, slo: str, in_flight: float, gpus: int | None = None
+) -> tuple:
+    """Triage's forecast of `finding` calibrated on `ramp`, for `model` on `gpu` launched with `server_args`
+    (`gpus`: the host's GPUs, as --gpus gives them)."""
     command = parse_command(server_args)
     deployment = Deployment(
         model=resolve_model(model), gpu=gpu, launch=launch_from_config(server_config(command, [], None))
@@ -196,6 +199,7 @@ def _forecast(finding, ramp: Path, server_args: str, model: str, gpu: GpuSpec, s
         ramp_path=str(ramp),
         in_flight=in_flight,
         deployment=deployment,
+        gpus=gpus,
     )
     return finding, rejected, notes
 
@@ -489,3 +493,34 @@ def test_replicas_at_their_floor_stay_when_the_model_predicts_they_carry_most(tm
     (rejection,) = rejected
     assert rejection.change.proposed == "8" and "the current layout carries most" in rejection.reason
     assert "TP 8 x 1 replica(s)" in rejection.reason
+
+
+def test_a_lone_replica_at_its_floor_is_widened_onto_idle_gpus_when_the_model_predicts_it_carries_more(
+    tmp_path: Path,
+):
+    """One TP-4 replica of Llama-3.1-70B on A100-SXM at its floor, on a host of 8 (--gpus 8): OP-5.4 proposes
+    TP 8 alone onto the 4 idle GPUs. Under ITL p99 <= 40 ms the TP-4 replica meets no load step (45 ms
+    replayed) and a TP-8 one meets them all (34 ms), so among every layout of the 8 GPUs the model keeps
+    TP 8 x 1; the current layout is priced as it runs, on its 4 GPUs, and the command prints the figures."""
+    [finding] = RULE_ITL_LOAD.evaluate(replicas_at_their_floor(1, 2, 0.02, a100_sxm(8)))
+    assert {c.flag: c.proposed for c in finding.changes} == {TP: "8"}  # the rule's, onto the idle GPUs
+    finding, rejected, _ = _forecast(
+        finding, RAMP, "-tp 4 --max-num-seqs 1", "Llama-3.1-70B", resolve_gpu("A100-SXM-80GB"), "itl_p99=40ms", 16, 8
+    )
+    assert not rejected
+    assert {c.flag: (c.current, c.proposed) for c in finding.changes} == {TP: ("4", "8")}
+    lead = finding.changes[0]
+    figures = lead.predicted_effect.figures
+    assert "every TP x PP layout of the 8 GPUs weighed" in lead.reason
+    assert lead.predicted_effect.text.startswith("TP 4 x 1 replica(s): no load step within the SLOs")
+    assert "TP 4 x 2 replica(s)" in lead.predicted_effect.text  # the same layout on all 8, weighed too
+    assert (figures["fleet_safe_operating_point_before"], figures["replicas_after"]) == (0, 1)
+    assert figures["itl_p99_s_per_replica"] <= 0.040
+    shown = predict(lead.predicted_effect.command, tmp_path / "tp8.json")
+    assert shown["safe_operating_point"]["offered"] == figures["safe_operating_point_per_replica_after"]
+
+
+def test_without_idle_gpus_a_lone_replica_at_its_floor_keeps_its_layout():
+    """The same replica on a host of 4: no GPU is idle, so OP-5.4 proposes no TP and no layout is weighed."""
+    [finding] = RULE_ITL_LOAD.evaluate(replicas_at_their_floor(1, 2, 0.02))
+    assert not any(c.flag == TP for c in finding.changes)

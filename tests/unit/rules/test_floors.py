@@ -25,6 +25,7 @@ from rules.model import Severity
 from tests.unit.rules.factories import (
     ITL_BUCKETS,
     TTFT_BUCKETS,
+    a100_sxm,
     config,
     h100,
     histogram,
@@ -315,7 +316,7 @@ def test_replicas_whose_step_is_the_kv_read_are_not_regrouped():
 @pytest.mark.parametrize(
     ("replicas", "hardware", "why"),
     [
-        (1, None, "one replica: more GPUs are a purchase, not a flag"),
+        (1, None, "one replica and no idle GPU: more GPUs are a purchase, not a flag"),
         (3, None, "three replicas do not pair up"),
         (2, _l4(8), "over PCIe the all-reduces go through host memory (OP-3.1 argues the other way)"),
     ],
@@ -326,6 +327,34 @@ def test_no_wider_replica_without_replicas_to_pair_over_a_fast_link(replicas: in
     assert floor is not None
     assert floors.wider_replica(facts, floor) is None, why
     assert all(c.flag != "--tensor-parallel-size" for f in _rules(facts).get("OP-5.4", []) for c in f.changes), why
+
+
+def test_a_lone_replica_at_its_floor_is_widened_onto_the_gpus_the_server_leaves_idle():
+    """One TP-4 replica of Llama-3.1-70B on a host whose --gpus counts 8 A100-SXM: 4 sit idle. The replica's 2
+    sequences at ~300 tokens read 35.3 GB of weights per GPU, ~18 ms; a TP-8 replica on all 8 runs the same 2
+    sequences reading half the weights per GPU, ~10 ms. OP-5.4 proposes the TP alone (no replica to merge),
+    its cost the 4 idle GPUs."""
+    facts = replicas_at_their_floor(1, 2, 0.02, a100_sxm(8))
+    floor = floors.decode_floor(facts)
+    wider = floors.wider_replica(facts, floor)
+    assert (wider.tensor_parallel, wider.replicas, wider.idle_gpus) == (8, 1, 4)
+    assert wider.floor.batch == floor.batch == 2
+    assert wider.floor.weight_bytes == pytest.approx(floor.weight_bytes / 2)
+    assert wider.share < floors.WIDER_FLOOR_SHARE
+    itl = _rules(facts)["OP-5.4"][0]
+    assert {c.flag: (c.current, c.proposed) for c in itl.changes} == {"--tensor-parallel-size": ("4", "8")}
+    assert "on 4 GPUs that --gpus counts and the server leaves idle" in itl.changes[0].reason
+    assert itl.changes[0].cost.startswith("4 more GPUs (idle, of the 8 --gpus counts)")
+
+
+def test_three_replicas_are_widened_only_when_the_idle_gpus_double_every_one():
+    """Three TP-4 replicas cannot pair up; on 24 GPUs the 12 idle ones widen all three to TP 8, on 20 they
+    cannot (three more TP-4 halves need 12)."""
+    widened = replicas_at_their_floor(3, 6, 0.02, a100_sxm(24))
+    wider = floors.wider_replica(widened, floors.decode_floor(widened))
+    assert (wider.tensor_parallel, wider.replicas, wider.idle_gpus) == (8, 3, 12)
+    short = replicas_at_their_floor(3, 6, 0.02, a100_sxm(20))
+    assert floors.wider_replica(short, floors.decode_floor(short)) is None
 
 
 def test_a_lone_decode_per_replica_at_its_floor_is_regrouped_too():
