@@ -281,39 +281,26 @@ def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[Conf
     evidence = [
         floors.evidence(f"decode floor at TP {wider.tensor_parallel}", wider.floor.step_s, wider.floor.describe())
     ]
-    if wider.idle_gpus:
-        return (
-            [
-                ConfigChange(
-                    flag="--tensor-parallel-size",
-                    current=str(tp),
-                    proposed=str(wider.tensor_parallel),
-                    reason=f"the decode runs at its bandwidth floor: {wider.describe()}",
-                    cost=f"{wider.idle_gpus} more GPUs (idle, of the {c.gpu_count(facts)} --gpus counts); "
-                    f"{wider.floor.allreduces} all-reduces per step over {wider.floor.interconnect}",
-                )
-            ],
-            evidence,
-        )
-    return (
-        [
-            ConfigChange(
-                flag="--tensor-parallel-size",
-                current=str(tp),
-                proposed=str(wider.tensor_parallel),
-                reason=f"the decode runs at its bandwidth floor: {wider.describe()}",
-                cost=f"{wider.floor.allreduces} all-reduces per step over {wider.floor.interconnect}",
-            ),
-            ConfigChange(
-                flag="--data-parallel-size",
-                current=str(replicas),
-                proposed=str(wider.replicas),
-                reason=f"keeps all {gpus} GPUs busy as replicas of TP {wider.tensor_parallel}",
-                cost="each replica carries twice the requests",
-            ),
-        ],
-        evidence,
+    links = f"{wider.floor.allreduces} all-reduces per step over {wider.floor.interconnect}"
+    widen = ConfigChange(
+        flag="--tensor-parallel-size",
+        current=str(tp),
+        proposed=str(wider.tensor_parallel),
+        reason=f"the decode runs at its bandwidth floor: {wider.describe()}",
+        cost=f"{wider.idle_gpus} more GPUs (idle, of the {c.gpu_count(facts)} --gpus counts); {links}"
+        if wider.idle_gpus
+        else links,
     )
+    if wider.idle_gpus:  # the same replicas, onto idle GPUs
+        return [widen], evidence
+    regroup = ConfigChange(
+        flag="--data-parallel-size",
+        current=str(replicas),
+        proposed=str(wider.replicas),
+        reason=f"keeps all {gpus} GPUs busy as replicas of TP {wider.tensor_parallel}",
+        cost="each replica carries twice the requests",
+    )
+    return [widen, regroup], evidence
 
 
 RULE_ITL_LOAD = Rule(
