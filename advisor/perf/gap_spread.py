@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from loadtest.results import StepResult
@@ -101,27 +102,30 @@ def measure_spread(measured: list[StepResult], replayed: list[StepResult]) -> Ga
     return GapSpread(ratios=[round(r, 4) for r in ratios], steps=loads)
 
 
+def factors(spread: list[float], u: np.ndarray) -> np.ndarray:
+    """The spread's quantile function at each `u` in [0, 1): 1 at the median, the measured ratios at
+    SPREAD_RANKS (linear between), continued past p99 at its last slope, mirrored below the median
+    (never under SHORTEST)."""
+    ranks = np.array([0.5, *SPREAD_RANKS, 1.0])
+    slope = (spread[-1] - spread[-2]) / (SPREAD_RANKS[-1] - SPREAD_RANKS[-2])
+    values = np.array([1.0, *spread, spread[-1] + slope * (1.0 - SPREAD_RANKS[-1])])
+    upper = np.interp(np.maximum(u, 1.0 - u), ranks, values)
+    return np.where(u < 0.5, np.maximum(SHORTEST, 2.0 - upper), upper)
+
+
 def factor(spread: list[float], u: float) -> float:
-    """The spread's quantile function at `u` in [0, 1): 1 at the median, the measured ratios at SPREAD_RANKS
-    (linear between), continued past p99 at its last slope, mirrored below the median."""
-    if u < 0.5:
-        return max(SHORTEST, 2.0 - factor(spread, 1.0 - u - 1e-12))
-    points = [(0.5, 1.0), *zip(SPREAD_RANKS, spread, strict=True)]
-    for (u0, f0), (u1, f1) in zip(points, points[1:], strict=False):
-        if u <= u1:
-            return f0 + (f1 - f0) * (u - u0) / (u1 - u0)
-    (u0, f0), (u1, f1) = points[-2], points[-1]
-    return f1 + (f1 - f0) * (u - u1) / (u1 - u0)
+    """`factors` at one rank."""
+    return float(factors(spread, np.array([u]))[0])
 
 
 def spread_gaps(gaps: list[float], spread: list[float], request: int) -> list[float]:
     """`gaps` each moved by the spread's draw at a low-discrepancy rank, in units of their median (request
-    `request`'s own start, so that no two requests draw the same ranks in the same order)."""
+    `request`'s own start, so that no two requests draw the same ranks in the same order). Vectorised: a
+    replayed step holds tens of thousands of gaps, and every prediction replays every step."""
     if not spread or not gaps:
         return gaps
-    step = statistics.median(gaps)
+    values = np.asarray(gaps, dtype=float)
+    step = float(np.median(values))
     start = (request * _STRIDE * _STRIDE) % 1.0
-    return [
-        max(SHORTEST * step, gap + (factor(spread, (start + (k + 1) * _STRIDE) % 1.0) - 1.0) * step)
-        for k, gap in enumerate(gaps)
-    ]
+    ranks = (start + np.arange(1, len(values) + 1) * _STRIDE) % 1.0
+    return np.maximum(SHORTEST * step, values + (factors(spread, ranks) - 1.0) * step).tolist()
