@@ -1,0 +1,945 @@
+"""Build advisor/catalog/vllm_messages.json: every message vLLM raises or logs at warning level or above.
+
+Why it exists: triage matches a user's pasted error against vLLM's own words. Hand-written rules
+cover the failures we have seen; this catalog covers the rest, straight from vLLM's released
+source. For each vLLM minor release from 0.4 to 0.33 (the newest patch PyPI has of each), the
+script downloads the wheel with pip into a temporary folder under /tmp, reads only its
+`vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next version.
+Every `raise SomeError(<message>)` and every `logger.<warning|error|critical|exception|
+warning_once|error_once>(<message>, *args)` becomes a regular expression: literal text escaped,
+each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.+?)`; the last
+group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
+records the exception class or log level, the file and line within vllm/, the CLI flags and
+environment variables the message names, a phase guessed from the path, and the minor versions
+that have it. What it misses: docs/vllm-messages.md.
+
+Regenerate (13-19 minutes on 2 cores; 30 wheels of 130-510 MB, 10 GB downloaded in all, one on
+disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
+
+    .venv/bin/python scripts/extract_vllm_messages.py
+
+A subset: `--versions 0.6 0.8` (a minor, or an exact release such as 0.8.4); `--out PATH` writes
+elsewhere (a subset written to the default path replaces the full catalog). Exit 2 when a
+download failed (the other versions are still extracted and the failure is in the header).
+Source: vLLM's released packages on PyPI (package `vllm`, Apache-2.0); only messages are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "advisor" / "catalog" / "vllm_messages.json"
+COMMAND = ".venv/bin/python scripts/extract_vllm_messages.py"
+MINORS = [f"0.{minor}" for minor in range(4, 34)]
+PACKAGE = "vllm"
+MIN_LITERAL_CHARS = 12  # a message with less literal text than this (a bare `{e}` re-raise) is not kept
+MAX_INLINE_DEPTH = 4  # how deep `msg = ...; raise X(msg)` chains are followed
+# vendored code that is not vLLM's own (pynvml and the like)
+EXCLUDED_PREFIXES = ("vllm/third_party/",)
+
+# logger method -> (level, once)
+LOG_METHODS: dict[str, tuple[str, bool]] = {
+    "warning": ("warning", False),
+    "warn": ("warning", False),
+    "warning_once": ("warning", True),
+    "error": ("error", False),
+    "error_once": ("error", True),
+    "critical": ("critical", False),
+    "fatal": ("critical", False),
+    "exception": ("exception", False),
+}
+LOGGER_NAMES = re.compile(r"^_?(logger|log|LOGGER|LOG|logging)$")
+
+FLAG_RE = re.compile(r"(?<![\w-])--([a-zA-Z][a-zA-Z0-9]*(?:[-_][a-zA-Z0-9]+)*)")
+FIELD_TOKEN_RE = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w-])")
+QUOTED_TOKEN_RE = re.compile(r"[`'\"]([a-z][a-z0-9_]*)[`'\"]|(?<![\w.-])([a-z][a-z0-9_]*)=")
+# environment variables named in a message's text: these prefixes always count...
+ENV_PREFIXES = (
+    "VLLM HF HUGGING_FACE NCCL CUDA NVIDIA PYTORCH TORCHINDUCTOR RAY HIP HSA ROCR OMP MKL KMP GLOO UCX NVSHMEM "
+    "TRANSFORMERS TOKENIZERS OPENAI LD MASTER WORLD LOCAL"
+).split()
+# ...and these only beside "env"/"environment" or followed by "=": TRITON_ATTN, ROCM_AITER_MLA, TORCH_SDPA
+# and FLASHINFER_MLA are attention backends, not variables
+WEAK_ENV_PREFIXES = "TORCH TRITON ROCM FLASHINFER TPU XLA PJRT NEURON CCL ONEAPI ZE AMD".split()
+ENV_RE = re.compile(r"(?<![A-Za-z0-9_])((?:" + "|".join(ENV_PREFIXES) + r")_[A-Z0-9_]*[A-Z0-9])(?![A-Za-z0-9_])")
+WEAK_ENV_RE = re.compile(
+    r"(?<![A-Za-z0-9_])((?:" + "|".join(WEAK_ENV_PREFIXES) + r")_[A-Z0-9_]*[A-Z0-9])(?![A-Za-z0-9_])"
+)
+ENV_CONTEXT_RE = re.compile(r"env", re.IGNORECASE)
+REGEX_SPECIAL = re.compile(r"[\\.^$*+?{}\[\]|()]")
+CONTROL = {"\n": r"\n", "\r": r"\r", "\t": r"\t"}
+PERCENT_RE = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])"
+)
+
+# phase by path: the first prefix that matches wins, so the specific ones come first
+PHASE_RULES: list[tuple[str, str]] = [
+    ("vllm/config", "config"),  # vllm/config.py (<= 0.9) and the vllm/config/ package
+    ("vllm/engine/arg_utils.py", "config"),
+    ("vllm/v1/engine/core.py", "startup"),
+    ("vllm/v1/engine/core_client.py", "startup"),
+    ("vllm/v1/engine/utils.py", "startup"),
+    ("vllm/v1/engine/coordinator.py", "startup"),
+    ("vllm/v1/engine/", "serving"),  # output processing, detokenizer, input processing, async_llm
+    ("vllm/engine/output_processor/", "serving"),
+    ("vllm/model_executor/layers/sampler.py", "serving"),
+    ("vllm/model_executor/sampling_metadata.py", "serving"),
+    ("vllm/model_executor/guided_decoding/", "serving"),
+    ("vllm/worker/", "startup"),
+    ("vllm/v1/worker/", "startup"),
+    ("vllm/executor/", "startup"),
+    ("vllm/v1/executor/", "startup"),
+    ("vllm/model_executor/", "startup"),
+    ("vllm/distributed/", "startup"),
+    ("vllm/platforms/", "startup"),
+    ("vllm/attention/", "startup"),
+    ("vllm/v1/attention/", "startup"),
+    ("vllm/compilation/", "startup"),
+    ("vllm/v1/core/kv_cache", "startup"),
+    ("vllm/entrypoints/", "serving"),
+    ("vllm/sampling_params.py", "serving"),
+    ("vllm/v1/sample/", "serving"),
+    ("vllm/v1/structured_output/", "serving"),
+]
+
+# ("lit", text) | ("var", name) | ("alt", [parts, parts])
+Part = tuple[str, Any]
+
+
+def phase_for(path: str) -> str:
+    """config, startup, serving or other, guessed from where in vllm/ the message is."""
+    for prefix, phase in PHASE_RULES:
+        if path.startswith(prefix):
+            return phase
+    return "other"
+
+
+# ---------------------------------------------------------------- scopes: `msg = f"..."; raise X(msg)`
+
+
+class Scope:
+    """The simple assignments of one function (or the module), to inline a message built in a variable.
+
+    They are collected on the first look-up: most scopes hold no message built in a variable.
+    """
+
+    def __init__(self, body: list[ast.AST], params: list[str], parent: Scope | None) -> None:
+        self.body = body
+        self.params = params
+        self.parent = parent
+        self._assigns: dict[str, list[tuple[int, ast.expr | None]]] | None = None
+
+    def resolve(self, name: str, before_line: int) -> ast.expr | None:
+        """The one string-valued expression assigned to `name` before `before_line`, or None."""
+        if self._assigns is None:
+            self._assigns = collect_assigns(self.body, self.params)
+        found = self._assigns.get(name)
+        if found is not None:
+            if len(found) == 1:
+                line, value = found[0]
+                if value is not None and (self.parent is None or line < before_line) and is_stringish(value):
+                    return value
+            return None  # assigned more than once, a parameter, a loop variable...: its value is unknown
+        return self.parent.resolve(name, before_line) if self.parent else None
+
+
+def _scope_nodes(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """The nodes of a scope's body, without descending into nested functions, classes or lambdas."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+                stack.append(child)
+
+
+def collect_assigns(
+    body: Iterable[ast.AST], params: Iterable[str] = ()
+) -> dict[str, list[tuple[int, ast.expr | None]]]:
+    assigns: dict[str, list[tuple[int, ast.expr | None]]] = {name: [(0, None)] for name in params}
+    for node in _scope_nodes(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigns.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+            continue
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            assigns.setdefault(node.target.id, []).append((node.lineno, node.value))
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            continue  # tuple targets are reached as Name(Store) below
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            assigns.setdefault(node.id, []).append((node.lineno, None))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            assigns.setdefault(node.target.id, []).append((node.lineno, None))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            assigns.setdefault(node.name, []).append((node.lineno, None))
+    # a Name(Store) of a single-target Assign is walked too: drop that duplicate
+    for name, found in assigns.items():
+        lines_with_value = {line for line, value in found if value is not None}
+        assigns[name] = [(line, value) for line, value in found if value is not None or line not in lines_with_value]
+    return assigns
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    args = node.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+def is_stringish(node: ast.AST) -> bool:
+    """Whether an expression visibly builds a string (so a variable holding it can be inlined)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return is_stringish(node.left) or (isinstance(node.op, ast.Add) and is_stringish(node.right))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return is_stringish(node.func.value)
+    if isinstance(node, ast.IfExp):
+        return is_stringish(node.body) and is_stringish(node.orelse)
+    return False
+
+
+# ---------------------------------------------------------------- message expression -> parts
+
+_PASS_THROUGH_CALLS = {"str", "repr", "int", "float", "type", "list", "tuple", "set", "sorted", "bool", "round", "abs"}
+_ARG_METHODS = {"join", "strip", "lower", "upper", "replace", "format"}
+
+
+def name_for(node: ast.AST) -> str:
+    """A group name for a variable part, after the expression: `self.max_model_len` -> max_model_len."""
+    raw = _raw_name(node)
+    name = re.sub(r"\W+", "_", raw).strip("_")
+    if not name or not (name[0].isalpha()):
+        name = "value" if not name else "v_" + name
+    return name[:60]
+
+
+def _raw_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        if node.attr.startswith("__") and node.attr.endswith("__"):
+            return _raw_name(node.value)
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        base = _raw_name(node.value)
+        index = node.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, str | int):
+            return f"{base}_{index.value}"
+        return base
+    if isinstance(node, ast.Call):
+        return _call_name(node)
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.BinOp):
+        return _raw_name(node.left)
+    if isinstance(node, ast.IfExp):
+        return _raw_name(node.body)
+    if isinstance(node, ast.Starred):
+        return _raw_name(node.value)
+    return "value"
+
+
+def _call_name(node: ast.Call) -> str:
+    """`str(x)` -> x, `len(x)` -> len_x, `", ".join(names)` -> names, `self.get_num_layers()` -> get_num_layers."""
+    func = node.func
+    if isinstance(func, ast.Name):
+        if func.id in _PASS_THROUGH_CALLS and node.args:
+            return _raw_name(node.args[0])
+        if func.id == "len" and node.args:
+            return "len_" + _raw_name(node.args[0])
+        return func.id
+    if isinstance(func, ast.Attribute):
+        if func.attr in _ARG_METHODS:
+            return _raw_name(node.args[0]) if node.args else _raw_name(func.value)
+        if func.attr == "get" and node.args:
+            return _raw_name(node.args[0]) if isinstance(node.args[0], ast.Constant) else _raw_name(func.value)
+        return func.attr
+    return "value"
+
+
+@dataclass
+class Builder:
+    """Turns a message expression into parts, inlining string variables it can see."""
+
+    scope: Scope | None
+    line: int
+    inlined: list[ast.AST] = field(default_factory=list)  # expressions pulled in from assignments
+
+    def parts(self, node: ast.AST, depth: int = 0) -> list[Part]:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                return [("lit", node.value)]
+            if isinstance(node.value, bytes):
+                return [("lit", node.value.decode("utf-8", "replace"))]
+            return [("var", name_for(node))]
+        if isinstance(node, ast.JoinedStr):
+            return self.fstring(node, depth)
+        if isinstance(node, ast.BinOp) and is_stringish(node):
+            return self.binop(node, depth)
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        if isinstance(node, ast.IfExp) and (is_stringish(node.body) or is_stringish(node.orelse)):
+            return [("alt", [self.value_parts(node.body, depth), self.value_parts(node.orelse, depth)])]
+        if isinstance(node, ast.Name) and self.scope is not None and depth < MAX_INLINE_DEPTH:
+            value = self.scope.resolve(node.id, self.line)
+            if value is not None:
+                self.inlined.append(value)
+                return self.parts(value, depth + 1)
+        return [("var", name_for(node))]
+
+    def fstring(self, node: ast.JoinedStr, depth: int) -> list[Part]:
+        out: list[Part] = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                out.append(("lit", str(value.value)))
+            elif isinstance(value, ast.FormattedValue):
+                if value.conversion == -1 and value.format_spec is None:
+                    out += self.value_parts(value.value, depth)
+                else:
+                    out.append(("var", name_for(value.value)))
+        return out
+
+    def binop(self, node: ast.BinOp, depth: int) -> list[Part]:
+        """`"a" + x + "b"` and `"... %s" % args`."""
+        if isinstance(node.op, ast.Add):
+            return self.value_parts(node.left, depth) + self.value_parts(node.right, depth)
+        right = node.right
+        if isinstance(right, ast.Tuple):
+            return self.percent(self.parts(node.left, depth), list(right.elts), None, depth)
+        if isinstance(right, ast.Dict):
+            return self.percent(self.parts(node.left, depth), [], right, depth)
+        return self.percent(self.parts(node.left, depth), [right], None, depth)
+
+    def call(self, node: ast.Call, depth: int) -> list[Part]:
+        """`"...".format(...)` and `str("...")`; any other call is one variable part."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "format" and is_stringish(func.value):
+            return self.format_call(self.parts(func.value, depth), node, depth)
+        if isinstance(func, ast.Name) and func.id == "str" and len(node.args) == 1 and is_stringish(node.args[0]):
+            return self.parts(node.args[0], depth)
+        return [("var", name_for(node))]
+
+    def value_parts(self, node: ast.AST, depth: int) -> list[Part]:
+        """An interpolated value: inlined when it is a visible string, else one variable part."""
+        if is_stringish(node) or isinstance(node, ast.Name):
+            return self.parts(node, depth)
+        return [("var", name_for(node))]
+
+    def percent(self, fmt: list[Part], args: list[ast.expr], mapping: ast.Dict | None, depth: int) -> list[Part]:
+        """`"... %s ..." % args` (and a logger's message with its args)."""
+        keyed: dict[str, ast.expr] = {}
+        if mapping is not None:
+            for key, value in zip(mapping.keys, mapping.values, strict=False):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    keyed[key.value] = value
+        remaining = list(args)
+        out: list[Part] = []
+        for kind, value in fmt:
+            if kind != "lit":
+                out.append((kind, value))
+                continue
+            pos = 0
+            for match in PERCENT_RE.finditer(value):
+                out.append(("lit", value[pos : match.start()]))
+                pos = match.end()
+                conv, key = match.group("conv"), match.group("key")
+                if conv == "%":
+                    out.append(("lit", "%"))
+                    continue
+                arg: ast.expr | None
+                if key is not None:
+                    arg = keyed.get(key)
+                    if arg is None:
+                        out.append(("var", name_for(ast.Name(id=key))))
+                        continue
+                else:
+                    arg = remaining.pop(0) if remaining else None
+                if arg is None:
+                    out.append(("var", "arg"))
+                elif conv == "s" and (is_stringish(arg) or isinstance(arg, ast.Name)):
+                    out += self.parts(arg, depth)
+                else:
+                    out.append(("var", name_for(arg)))
+            out.append(("lit", value[pos:]))
+        return out
+
+    def format_call(self, fmt: list[Part], call: ast.Call, depth: int) -> list[Part]:
+        """`"... {} ... {name} ...".format(args, name=...)`."""
+        keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        auto = 0
+        out: list[Part] = []
+        for kind, value in fmt:
+            if kind != "lit":
+                out.append((kind, value))
+                continue
+            try:
+                pieces = list(string.Formatter().parse(value))
+            except ValueError:
+                out.append(("lit", value))
+                continue
+            for literal, field_name, spec, conversion in pieces:
+                out.append(("lit", literal))
+                if field_name is None:
+                    continue
+                base = re.split(r"[.\[]", field_name, maxsplit=1)[0]
+                arg: ast.expr | None = None
+                if base == "":
+                    arg = call.args[auto] if auto < len(call.args) else None
+                    auto += 1
+                elif base.isdigit():
+                    index = int(base)
+                    arg = call.args[index] if index < len(call.args) else None
+                else:
+                    arg = keywords.get(base)
+                plain = base == field_name and not spec and not conversion
+                if arg is None:
+                    out.append(("var", name_for(ast.Name(id=base or "arg"))))
+                elif plain:
+                    out += self.value_parts(arg, depth)
+                else:
+                    out.append(("var", name_for(arg)))
+        return out
+
+
+# ---------------------------------------------------------------- parts -> pattern
+
+
+def normalize(parts: list[Part]) -> list[Part]:
+    """Adjacent literals joined, empty ones dropped."""
+    out: list[Part] = []
+    for kind, value in parts:
+        if kind == "alt":
+            value = [normalize(branch) for branch in value]
+        elif kind == "lit" and value == "":
+            continue
+        if kind == "lit" and out and out[-1][0] == "lit":
+            out[-1] = ("lit", out[-1][1] + value)
+        else:
+            out.append((kind, value))
+    return out
+
+
+def literal_text(parts: list[Part]) -> str:
+    text = []
+    for kind, value in parts:
+        if kind == "lit":
+            text.append(value)
+        elif kind == "alt":
+            text.append(" ".join(literal_text(branch) for branch in value))
+        else:
+            text.append(" ")
+    return "".join(text)
+
+
+def escape(text: str) -> str:
+    """Literal text as a pattern, escaping only what a regular expression reads as syntax (not spaces)."""
+    text = REGEX_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    return "".join(CONTROL.get(ch, ch) for ch in text)
+
+
+def render(parts: list[Part]) -> tuple[str, str]:
+    """(regular expression, readable template with {name} placeholders) for the parts."""
+    used: dict[str, int] = {}
+
+    def group(name: str) -> str:
+        used[name] = used.get(name, 0) + 1
+        return name if used[name] == 1 else f"{name}_{used[name]}"
+
+    def walk(items: list[Part], top: bool) -> tuple[str, str]:
+        pattern, template = [], []
+        last_var = max((i for i, (kind, _) in enumerate(items) if kind == "var"), default=-1)
+        for i, (kind, value) in enumerate(items):
+            if kind == "lit":
+                pattern.append(escape(value))
+                template.append(value)
+            elif kind == "var":
+                name = group(value)
+                greedy = top and i == last_var
+                pattern.append(f"(?P<{name}>.+)" if greedy else f"(?P<{name}>.+?)")
+                template.append("{" + name + "}")
+            else:
+                branches = [walk(branch, False) for branch in value]
+                pattern.append("(?:" + "|".join(p for p, _ in branches) + ")")
+                template.append("[" + "|".join(t for _, t in branches) + "]")
+        return "".join(pattern), "".join(template)
+
+    return walk(parts, True)
+
+
+# ---------------------------------------------------------------- names of flags and environment variables
+
+
+def flags_named(text: str, engine_fields: frozenset[str]) -> list[str]:
+    """`--foo-bar` in the text, and EngineArgs field names (`max_model_len`, `` `dtype` ``) as their flag."""
+    flags = {"--" + m.group(1).replace("_", "-").lower() for m in FLAG_RE.finditer(text)}
+    for match in FIELD_TOKEN_RE.finditer(text):
+        if match.group(1) in engine_fields:
+            flags.add("--" + match.group(1).replace("_", "-"))
+    for match in QUOTED_TOKEN_RE.finditer(text):
+        token = match.group(1) or match.group(2)
+        if token in engine_fields:
+            flags.add("--" + token.replace("_", "-"))
+    return sorted(flags)
+
+
+def envs_named(text: str, nodes: Iterable[ast.AST]) -> list[str]:
+    """Environment variables in the text, and `envs.X` / `os.environ["X"]` / `os.getenv("X")` in the statement."""
+    names = {m.group(1) for m in ENV_RE.finditer(text)}
+    for match in WEAK_ENV_RE.finditer(text):
+        before = text[max(0, match.start() - 40) : match.start()]
+        if text[match.end() : match.end() + 1] == "=" or ENV_CONTEXT_RE.search(before):
+            names.add(match.group(1))
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "envs":
+                if re.fullmatch(r"[A-Z][A-Z0-9_]+", node.attr):
+                    names.add(node.attr)
+            key: ast.AST | None = None
+            if isinstance(node, ast.Subscript) and _is_environ(node.value):
+                key = node.slice
+            elif isinstance(node, ast.Call) and node.args:
+                func = node.func
+                if (isinstance(func, ast.Attribute) and func.attr == "getenv") or (
+                    isinstance(func, ast.Attribute) and func.attr == "get" and _is_environ(func.value)
+                ):
+                    key = node.args[0]
+            if (
+                isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and re.fullmatch(r"[A-Z][A-Z0-9_]+", key.value)
+            ):
+                names.add(key.value)
+    return sorted(names)
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "environ"
+
+
+# ---------------------------------------------------------------- one file
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _message_arg(call: ast.Call) -> ast.expr | None:
+    if call.args:
+        return call.args[0] if not isinstance(call.args[0], ast.Starred) else None
+    for kw in call.keywords:
+        if kw.arg in ("msg", "message", "detail", "reason"):
+            return kw.value
+    return None
+
+
+def _log_call(node: ast.Call) -> str | None:
+    """The logger method of `logger.warning(...)` and the like, or None."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr not in LOG_METHODS:
+        return None
+    receiver = func.value
+    if isinstance(receiver, ast.Name) and LOGGER_NAMES.match(receiver.id):
+        return func.attr
+    if isinstance(receiver, ast.Attribute) and receiver.attr in ("logger", "_logger"):
+        return func.attr
+    return None
+
+
+def _walk_with_scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, Scope]]:
+    """Every node with the scope (function or module) it belongs to."""
+    module_scope = Scope(list(tree.body), [], None)
+    stack: list[tuple[ast.AST, Scope]] = [(child, module_scope) for child in tree.body]
+    while stack:
+        node, scope = stack.pop()
+        yield node, scope
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = Scope(list(node.body), _params(node), scope)
+            stack += [(child, inner) for child in node.body]
+            stack += [(child, scope) for child in node.decorator_list]
+        elif isinstance(node, ast.Lambda):
+            inner = Scope([node.body], _params(node), scope)
+            stack.append((node.body, inner))
+        else:
+            stack += [(child, scope) for child in ast.iter_child_nodes(node)]
+
+
+def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The catalog entries (without versions) of one vLLM source file; `path` is its path from vllm/."""
+    fields = frozenset(engine_fields)
+    tree = ast.parse(source)
+    entries: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for node, scope in _walk_with_scopes(tree):
+        call: ast.Call | None = None
+        entry: dict[str, Any]
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            cls = _dotted(node.exc.func)
+            if not cls or not cls.split(".")[-1][:1].isupper():
+                continue
+            call = node.exc
+            message = _message_arg(call)
+            entry = {"kind": "raise", "exception": cls.split(".")[-1]}
+            extra_args: list[ast.expr] | None = None
+        elif isinstance(node, ast.Call) and (method := _log_call(node)):
+            call = node
+            message = _message_arg(call)
+            level, once = LOG_METHODS[method]
+            entry = {"kind": "log", "level": level}
+            if once:
+                entry["once"] = True
+            extra_args = list(call.args[1:])
+        else:
+            continue
+        if message is None:
+            continue
+        builder = Builder(scope, node.lineno)
+        if extra_args is not None:
+            # logging formats with % only when it has arguments
+            parts = builder.parts(message)
+            if extra_args:
+                parts = builder.percent(parts, extra_args, None, 0)
+        else:
+            parts = builder.parts(message)
+        parts = normalize(parts)
+        text = literal_text(parts)
+        if len(re.sub(r"\s+", " ", text).strip()) < MIN_LITERAL_CHARS:
+            continue
+        pattern, template = render(parts)
+        entry.update(
+            pattern=pattern,
+            message=template,
+            file=path,
+            line=node.lineno,
+            phase=phase_for(path),
+            flags=flags_named(text, fields),
+            env=envs_named(text, [node, *builder.inlined]),
+        )
+        key = (pattern, path, entry.get("exception") or entry["level"])
+        entries.setdefault(key, entry)  # the same message twice in a file: the first line
+    return sorted(entries.values(), key=lambda e: (e["line"], e["kind"]))
+
+
+def engine_args_fields(source: str) -> list[str]:
+    """The field names of the EngineArgs dataclass in a vllm/engine/arg_utils.py."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "EngineArgs":
+            return [
+                stmt.target.id
+                for stmt in node.body
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            ]
+    return []
+
+
+def _extract_file(job: tuple[str, str, frozenset[str]]) -> tuple[str, list[dict[str, Any]] | str]:
+    path, source, fields = job
+    try:
+        return path, extract_from_source(source, path, fields)
+    except (SyntaxError, ValueError, RecursionError) as exc:
+        return path, f"{type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------- releases and downloads
+
+
+class DownloadError(Exception):
+    pass
+
+
+def _version_key(version: str) -> tuple[int, ...] | None:
+    """A sortable key for a final or post release (0.8.5.post1), None for a pre- or dev release."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)*)(?:\.?post(\d+))?", version)
+    if not match:
+        return None
+    numbers = [int(n) for n in match.group(1).split(".")]
+    numbers += [0] * (4 - len(numbers))
+    return (*numbers, int(match.group(2) or 0))
+
+
+def available_releases(python: str) -> list[str] | None:
+    """Every vllm release PyPI lists (`pip index versions`), or None when pip cannot say."""
+    try:
+        result = subprocess.run(
+            [python, "-m", "pip", "index", "versions", PACKAGE], capture_output=True, text=True, timeout=300
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in result.stdout.splitlines():
+        if line.strip().startswith("Available versions:"):
+            return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+    return None
+
+
+def latest_of_minor(minor: str, releases: list[str]) -> str | None:
+    """The newest final (or post) release of a minor such as 0.8, None when there is none."""
+    candidates = []
+    for version in releases:
+        if version == minor or version.startswith(minor + "."):
+            key = _version_key(version)
+            if key is not None:
+                candidates.append((key, version))
+    return max(candidates)[1] if candidates else None
+
+
+def download_wheel(python: str, requirement: str, dest: Path) -> Path:
+    """pip-download one vllm wheel (no dependencies) into dest; DownloadError with pip's last line on failure."""
+    base = [python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-q", "-d", str(dest)]
+    # a wheel for this interpreter first; an old release may only have wheels for other Pythons
+    other_pythons = ["--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "abi3"]
+    for tag in ("manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_31_x86_64"):
+        other_pythons += ["--platform", tag]
+    last = ""
+    for extra in ([], other_pythons):
+        result = subprocess.run([*base, *extra, requirement], capture_output=True, text=True, timeout=1800)
+        wheels = sorted(dest.glob("vllm-*.whl"))
+        if result.returncode == 0 and wheels:
+            return wheels[0]
+        lines = [ln.strip() for ln in result.stderr.splitlines() if ln.strip() and "WARNING" not in ln]
+        last = lines[-1] if lines else f"pip exited {result.returncode}"
+    raise DownloadError(last)
+
+
+def wheel_sources(wheel: Path) -> Iterator[tuple[str, str]]:
+    """(path, text) of the wheel's vllm/**/*.py files, read from the archive (nothing else is unpacked)."""
+    with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            if name.startswith("vllm/") and name.endswith(".py") and not name.startswith(EXCLUDED_PREFIXES):
+                yield name, archive.read(name).decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------- one version, all versions
+
+
+@dataclass
+class VersionResult:
+    minor: str
+    release: str
+    files: int
+    entries: list[dict[str, Any]]
+    unparsed: dict[str, str]
+    engine_fields: int
+
+
+def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> VersionResult:
+    sources = dict(wheel_sources(wheel))
+    fields = frozenset(engine_args_fields(sources.get("vllm/engine/arg_utils.py", "")))
+    work = [(path, text, fields) for path, text in sources.items()]
+    entries: list[dict[str, Any]] = []
+    unparsed: dict[str, str] = {}
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(_extract_file, work, chunksize=32))
+    else:
+        results = [_extract_file(job) for job in work]
+    for path, found in results:
+        if isinstance(found, str):
+            unparsed[path] = found
+        else:
+            entries += found
+    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields))
+
+
+def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
+    return entry["pattern"], entry["file"], entry.get("exception") or entry["level"]
+
+
+def merge(results: list[VersionResult]) -> list[dict[str, Any]]:
+    """One entry per (pattern, file, class or level) with the versions that have it, in version order."""
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+        for entry in result.entries:
+            key = entry_key(entry)
+            if key not in merged:
+                merged[key] = {**entry, "versions": []}
+            kept = merged[key]
+            kept["versions"].append(result.minor)
+            kept["line"] = entry["line"]  # the line in the newest version that has it
+            kept["flags"] = sorted(set(kept["flags"]) | set(entry["flags"]))
+            kept["env"] = sorted(set(kept["env"]) | set(entry["env"]))
+    for entry in merged.values():
+        entry["first"], entry["last"] = entry["versions"][0], entry["versions"][-1]
+    return sorted(merged.values(), key=lambda e: (e["file"], e["line"], e["pattern"], e["kind"]))
+
+
+def build_header(
+    results: list[VersionResult], entries: list[dict[str, Any]], skipped: dict[str, str], failed: dict[str, str]
+) -> dict[str, Any]:
+    versions = []
+    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+        versions.append(
+            {
+                "minor": result.minor,
+                "release": result.release,
+                "files": result.files,
+                "engine_args_fields": result.engine_fields,
+                "entries": len({entry_key(e) for e in result.entries}),
+                "with_flag": sum(1 for e in result.entries if e["flags"]),
+                "with_env": sum(1 for e in result.entries if e["env"]),
+                "unparsed_files": result.unparsed,
+            }
+        )
+    phases: dict[str, int] = {}
+    for entry in entries:
+        phases[entry["phase"]] = phases.get(entry["phase"], 0) + 1
+    return {
+        "about": (
+            "Messages vLLM raises (raise X(...)) or logs at warning, error, critical or exception level, "
+            "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
+            "within the wheel's vllm/ tree (line: in the newest version that has the entry)."
+        ),
+        "command": COMMAND,
+        "generated_by": "scripts/extract_vllm_messages.py",
+        "pattern_syntax": (
+            "Python re; literal text escaped, each variable part a named group (?P<name>.+?), the last "
+            "one greedy (.+) so re.search over a pasted line captures all of its value; [a|b] in message "
+            "is a conditional part. Groups do not span lines: search line by line, or join a wrapped message."
+        ),
+        "versions": versions,
+        "skipped": skipped,
+        "failed": failed,
+        "totals": {
+            "entries": len(entries),
+            "with_flag": sum(1 for e in entries if e["flags"]),
+            "with_env": sum(1 for e in entries if e["env"]),
+            "raise": sum(1 for e in entries if e["kind"] == "raise"),
+            "log": sum(1 for e in entries if e["kind"] == "log"),
+            "phases": dict(sorted(phases.items())),
+        },
+    }
+
+
+def write_catalog(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    """JSON with sorted keys: the header indented, then one message per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header_text = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
+    rows = ",\n".join(json.dumps(e, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for e in entries)
+    text = '{"header": ' + header_text + ',\n"messages": [\n' + rows + "\n]}\n"
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--versions",
+        nargs="+",
+        default=None,
+        help="minors (0.6) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.33",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output JSON (default {DEFAULT_OUT})")
+    parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parsing processes")
+    parser.add_argument("--python", default=sys.executable, help="the Python whose pip downloads")
+    args = parser.parse_args(argv)
+    if args.versions:
+        args.versions = [v for item in args.versions for v in item.split(",") if v]
+        bad = [v for v in args.versions if not re.fullmatch(r"\d+\.\d+(\.\d+)*(\.?post\d+)?", v)]
+        if bad:
+            parser.error(f"not a version: {', '.join(bad)}")
+    else:
+        args.versions = list(MINORS)
+    return args
+
+
+def run_version(
+    wanted: str, releases: list[str] | None, args: argparse.Namespace, skipped: dict[str, str], failed: dict[str, str]
+) -> VersionResult | None:
+    """Download, extract and delete one version; None (with skipped or failed filled in) when there is none."""
+    exact = wanted.count(".") >= 2 or "post" in wanted
+    minor = ".".join(wanted.split(".")[:2])
+    release: str | None = wanted if exact else None
+    if not exact and releases is not None:
+        release = latest_of_minor(minor, releases)
+        if release is None:
+            print(f"[{minor}] vllm has no release for {minor} on PyPI: skipped", flush=True)
+            skipped[minor] = "no release on PyPI"
+            return None
+    requirement = f"{PACKAGE}=={release}" if release else f"{PACKAGE}=={minor}.*"
+    tick = time.monotonic()
+    tmp = Path(tempfile.mkdtemp(prefix="vllm-messages-", dir="/tmp"))
+    try:
+        try:
+            wheel = download_wheel(args.python, requirement, tmp)
+        except (DownloadError, subprocess.TimeoutExpired) as exc:
+            reason = str(exc) or type(exc).__name__
+            if releases is None and "No matching distribution" in reason:
+                print(f"[{minor}] vllm has no release for {minor} on PyPI: skipped", flush=True)
+                skipped[minor] = "no release on PyPI"
+                return None
+            print(f"error: {requirement}: download failed: {reason}", file=sys.stderr, flush=True)
+            failed[minor] = f"{requirement}: download failed: {reason}"
+            return None
+        actual = wheel.name.split("-")[1]
+        size_mb = wheel.stat().st_size / 1e6
+        downloaded = time.monotonic() - tick
+        result = extract_version(minor, actual, wheel, args.jobs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the download is gone before the next version
+    with_flag = sum(1 for e in result.entries if e["flags"])
+    with_env = sum(1 for e in result.entries if e["env"])
+    unparsed = f", {len(result.unparsed)} files unparsed" if result.unparsed else ""
+    print(
+        f"[{minor}] vllm=={actual}: {size_mb:.0f} MB in {downloaded:.0f}s, {result.files} files, "
+        f"{len(result.entries)} messages ({with_flag} name a flag, {with_env} an env var){unparsed}, "
+        f"{time.monotonic() - tick:.0f}s",
+        flush=True,
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    releases = available_releases(args.python)
+    if releases is None:
+        print("note: pip could not list vllm's releases; asking pip for the newest of each minor instead", flush=True)
+    results: list[VersionResult] = []
+    skipped: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    for wanted in args.versions:
+        result = run_version(wanted, releases, args, skipped, failed)
+        if result is not None:
+            results.append(result)
+    if not results:
+        print("error: no version was extracted; nothing written", file=sys.stderr)
+        return 2
+    entries = merge(results)
+    header = build_header(results, entries, skipped, failed)
+    write_catalog(args.out, header, entries)
+    totals = header["totals"]
+    print(
+        f"wrote {args.out}: {totals['entries']} entries ({totals['with_flag']} name a flag, "
+        f"{totals['with_env']} an env var) from {len(results)} versions in {time.monotonic() - started:.0f}s",
+        flush=True,
+    )
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

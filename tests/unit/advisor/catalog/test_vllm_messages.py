@@ -1,0 +1,464 @@
+"""The vLLM message catalog: what scripts/extract_vllm_messages.py makes of vLLM's own statements, and
+what advisor/catalog/vllm_messages.json holds for the messages users paste most.
+
+The statements below are quoted from vLLM's released wheels (Apache-2.0), each with the release and
+file it comes from; only the enclosing `def` is added. The printed messages are what those statements
+print, as a user would paste them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+import textwrap
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[4]
+SCRIPT = ROOT / "scripts" / "extract_vllm_messages.py"
+CATALOG = ROOT / "advisor" / "catalog" / "vllm_messages.json"
+ALL_MINORS = [f"0.{minor}" for minor in range(4, 34)]
+
+
+@cache
+def extractor() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("extract_vllm_messages", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def extract(source: str, path: str, fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    return extractor().extract_from_source(textwrap.dedent(source), path, fields)
+
+
+def only(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    assert len(entries) == 1, entries
+    return entries[0]
+
+
+# ---------------------------------------------------------------- the extractor, on real vLLM statements
+
+# vllm 0.4.3, vllm/config.py
+TP_HEADS = """
+def verify_with_parallel_config(self, parallel_config):
+    if total_num_attention_heads % tensor_parallel_size != 0:
+        raise ValueError(
+            f"Total number of attention heads ({total_num_attention_heads})"
+            " must be divisible by tensor parallel size "
+            f"({tensor_parallel_size}).")
+"""
+
+
+def test_an_f_string_becomes_a_pattern_with_one_named_group_per_placeholder():
+    entry = only(extract(TP_HEADS, "vllm/config.py"))
+    assert entry["kind"] == "raise" and entry["exception"] == "ValueError"
+    assert entry["file"] == "vllm/config.py" and entry["line"] == 4
+    assert entry["phase"] == "config"
+    assert entry["message"] == (
+        "Total number of attention heads ({total_num_attention_heads}) must be divisible by tensor parallel size "
+        "({tensor_parallel_size})."
+    )
+    printed = "ValueError: Total number of attention heads (32) must be divisible by tensor parallel size (3)."
+    match = re.search(entry["pattern"], printed)
+    assert match is not None
+    assert match.groupdict() == {"total_num_attention_heads": "32", "tensor_parallel_size": "3"}
+
+
+# vllm 0.4.3, vllm/config.py
+CASTING = """
+def _get_and_verify_dtype(config, dtype):
+    if torch_dtype != config_dtype:
+        if torch_dtype == torch.float32:
+            pass
+        else:
+            logger.warning("Casting %s to %s.", config_dtype, torch_dtype)
+"""
+
+
+def test_a_logger_warning_with_percent_arguments_names_its_groups_after_the_arguments():
+    entry = only(extract(CASTING, "vllm/config.py"))
+    assert entry["kind"] == "log" and entry["level"] == "warning" and "once" not in entry
+    log_line = "WARNING 05-29 10:00:00 config.py:1155] Casting torch.float32 to torch.float16."
+    match = re.search(entry["pattern"], log_line)
+    assert match is not None
+    assert match.group("config_dtype") == "torch.float32"
+    # the last group takes the rest of the pasted line
+    assert match.group("torch_dtype") == "torch.float16"
+
+
+# vllm 0.33.0, vllm/lora/layers/base_linear.py
+DUPLICATE_LAYER = """
+def __init__(self, base_layer):
+    if self.layer_name in compilation_config.static_forward_context:
+        raise ValueError("Duplicate layer name: {}".format(self.layer_name))
+"""
+
+
+def test_a_format_call_names_its_group_after_the_argument():
+    entry = only(extract(DUPLICATE_LAYER, "vllm/lora/layers/base_linear.py"))
+    assert entry["message"] == "Duplicate layer name: {layer_name}"
+    assert entry["phase"] == "other"
+    match = re.search(entry["pattern"], "ValueError: Duplicate layer name: model.layers.0.self_attn.qkv_proj")
+    assert match is not None and match.group("layer_name") == "model.layers.0.self_attn.qkv_proj"
+
+
+# vllm 0.33.0, vllm/config/model.py (_get_and_verify_max_len)
+MAX_MODEL_LEN = """
+def _get_and_verify_max_len(max_model_len, derived_max_model_len, max_len_key, hf_config):
+    if max_model_len > derived_max_model_len:
+        model_max_length = getattr(hf_config, "model_max_length", None)
+        if model_max_length is None or max_model_len > model_max_length:
+            msg = (
+                f"User-specified max_model_len ({max_model_len}) is greater "
+                f"than the derived max_model_len ({max_len_key}="
+                f"{derived_max_model_len} or model_max_length="
+                f"{model_max_length} in model's config.json)."
+            )
+            warning = (
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme "
+                "caution. If the model uses relative position encoding (RoPE), "
+                "positions exceeding derived_max_model_len lead to nan. If the "
+                "model uses absolute position encoding, positions exceeding "
+                "derived_max_model_len will cause a CUDA array out-of-bounds "
+                "error."
+            )
+            if envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN:
+                logger.warning_once("%s %s", msg, warning)
+            else:
+                raise ValueError(
+                    f"{msg} To allow overriding this maximum, set "
+                    f"the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. {warning}"
+                )
+"""
+MAX_MODEL_LEN_PRINTED = (
+    "User-specified max_model_len (32768) is greater than the derived max_model_len "
+    "(max_position_embeddings=4096 or model_max_length=None in model's config.json). To allow overriding this "
+    "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with "
+    "extreme caution. If the model uses relative position encoding (RoPE), positions exceeding "
+    "derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding "
+    "derived_max_model_len will cause a CUDA array out-of-bounds error."
+)
+
+
+def test_a_message_built_in_variables_is_followed_into_them_with_the_flags_and_env_vars_it_names():
+    entries = extract(MAX_MODEL_LEN, "vllm/config/model.py", ("model", "max_model_len", "tokenizer"))
+    by_kind = {entry["kind"]: entry for entry in entries}
+    assert set(by_kind) == {"raise", "log"}
+    raised, logged = by_kind["raise"], by_kind["log"]
+    match = re.search(raised["pattern"], MAX_MODEL_LEN_PRINTED)
+    assert match is not None
+    assert match.groupdict() == {
+        "max_model_len": "32768",
+        "max_len_key": "max_position_embeddings",
+        "derived_max_model_len": "4096",
+        "model_max_length": "None",
+    }
+    # `max_model_len` is an EngineArgs field: the message names --max-model-len
+    assert raised["flags"] == ["--max-model-len"]
+    assert raised["env"] == ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"]
+    assert logged["level"] == "warning" and logged["once"] is True
+    assert logged["message"].startswith("User-specified max_model_len ({max_model_len}) is greater")
+    assert logged["message"].endswith("will cause a CUDA array out-of-bounds error.")
+
+
+# vllm 0.33.0, vllm/platforms/cuda.py
+BFLOAT16 = """
+def check_if_supports_dtype(cls, dtype: torch.dtype):
+    if dtype == torch.bfloat16:  # noqa: SIM102
+        if not cls.has_device_capability(80):
+            capability = cls.get_device_capability()
+            gpu_name = cls.get_device_name()
+
+            if capability is None:
+                compute_str = "does not have a compute capability"
+            else:
+                version_str = capability.as_version_str()
+                compute_str = f"has compute capability {version_str}"
+
+            raise ValueError(
+                "Bfloat16 is only supported on GPUs "
+                "with compute capability of at least 8.0. "
+                f"Your {gpu_name} GPU {compute_str}. "
+                "You can use float16 instead by explicitly setting the "
+                "`dtype` flag in CLI, for example: --dtype=half."
+            )
+"""
+
+
+def test_a_variable_set_on_two_branches_stays_a_group_and_a_backticked_field_names_its_flag():
+    entry = only(extract(BFLOAT16, "vllm/platforms/cuda.py", ("model", "dtype", "seed")))
+    assert entry["phase"] == "startup"
+    assert entry["flags"] == ["--dtype"]
+    printed = (
+        "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+        "compute capability 7.5. You can use float16 instead by explicitly setting the `dtype` flag in CLI, "
+        "for example: --dtype=half."
+    )
+    match = re.search(entry["pattern"], printed)
+    assert match is not None
+    assert match.group("gpu_name") == "Tesla T4"
+    assert match.group("compute_str") == "has compute capability 7.5"
+
+
+# vllm 0.4.3, vllm/worker/worker.py
+NO_CACHE_MEMORY = """
+def raise_if_cache_size_invalid(num_gpu_blocks, block_size,
+                                max_model_len) -> None:
+    if num_gpu_blocks <= 0:
+        raise ValueError("No available memory for the cache blocks. "
+                         "Try increasing `gpu_memory_utilization` when "
+                         "initializing the engine.")
+"""
+
+
+def test_a_plain_message_is_escaped_literal_text():
+    entry = only(extract(NO_CACHE_MEMORY, "vllm/worker/worker.py", ("gpu_memory_utilization", "max_model_len")))
+    assert entry["pattern"] == (
+        r"No available memory for the cache blocks\. Try increasing `gpu_memory_utilization` when initializing "
+        r"the engine\."
+    )
+    assert entry["flags"] == ["--gpu-memory-utilization"]
+    assert entry["env"] == []
+    assert entry["phase"] == "startup"
+
+
+# vllm 0.4.3, vllm/executor/cpu_executor.py
+CPU_KVCACHE = """
+def _verify_and_get_cache_config(config: CacheConfig) -> CacheConfig:
+    kv_cache_space = envs.VLLM_CPU_KVCACHE_SPACE
+
+    if kv_cache_space >= 0:
+        if kv_cache_space == 0:
+            config.cpu_kvcache_space_bytes = 4 * _GB  # type: ignore
+            logger.warning("Environment variable VLLM_CPU_KVCACHE_SPACE (GB) "
+                           "for CPU backend is not set, using 4 by default.")
+        else:
+            config.cpu_kvcache_space_bytes = kv_cache_space * _GB  # type: ignore
+    else:
+        raise RuntimeError(
+            "Invalid environment variable VLLM_CPU_KVCACHE_SPACE"
+            f" {kv_cache_space}, expect a positive integer value.")
+"""
+
+# vllm 0.33.0, vllm/transformers_utils/dynamic_module.py
+REMOTE_CLASS = """
+def try_get_class_from_dynamic_module(class_reference, pretrained_model_name_or_path, warn_on_fail=True):
+    try:
+        pass
+    except Exception:
+        location = "ModelScope" if envs.VLLM_USE_MODELSCOPE else "HF Hub"
+
+        if warn_on_fail:
+            logger.warning(
+                "Unable to load %s from %s on %s.",
+                class_reference,
+                pretrained_model_name_or_path,
+                location,
+                exc_info=True,
+            )
+"""
+
+
+def test_env_vars_come_from_the_text_and_from_envs_references_in_what_builds_the_message():
+    warning, error = extract(CPU_KVCACHE, "vllm/executor/cpu_executor.py")
+    assert warning["level"] == "warning" and error["exception"] == "RuntimeError"
+    assert warning["env"] == error["env"] == ["VLLM_CPU_KVCACHE_SPACE"]
+    printed = "RuntimeError: Invalid environment variable VLLM_CPU_KVCACHE_SPACE -1, expect a positive integer value."
+    assert re.search(error["pattern"], printed).group("kv_cache_space") == "-1"
+
+    entry = only(extract(REMOTE_CLASS, "vllm/transformers_utils/dynamic_module.py"))
+    assert entry["env"] == ["VLLM_USE_MODELSCOPE"]  # from `envs.VLLM_USE_MODELSCOPE` where `location` is set
+    assert entry["message"] == (
+        "Unable to load {class_reference} from {pretrained_model_name_or_path} on [ModelScope|HF Hub]."
+    )
+    for where in ("ModelScope", "HF Hub"):
+        printed = f"Unable to load deepseek.Model from org/model on {where}."
+        assert re.search(entry["pattern"], printed).group("class_reference") == "deepseek.Model"
+
+
+# vllm 0.33.0, vllm/multimodal/media/connector.py
+RERAISE = """
+def fetch(url):
+    try:
+        pass
+    except Exception as e:
+        raise ValueError(str(e)) from e
+"""
+
+
+def test_a_re_raise_with_no_text_of_its_own_is_not_kept():
+    assert extract(RERAISE, "vllm/multimodal/media/connector.py") == []
+
+
+# vllm 0.33.0, vllm/engine/arg_utils.py (the first fields)
+ENGINE_ARGS = """
+@dataclass
+class EngineArgs:
+    \"\"\"Arguments for vLLM engine.\"\"\"
+
+    model: str = ModelConfig.model
+    served_model_name: str | list[str] | None = ModelConfig.served_model_name
+    tokenizer: str | None = ModelConfig.tokenizer
+    max_model_len: int = ModelConfig.max_model_len
+"""
+
+
+def test_the_flag_names_come_from_the_engine_args_dataclass():
+    fields = extractor().engine_args_fields(textwrap.dedent(ENGINE_ARGS))
+    assert fields == ["model", "served_model_name", "tokenizer", "max_model_len"]
+    flags = extractor().flags_named("set max_model_len or pass --max-num-seqs; the model is fine", frozenset(fields))
+    # a plain word that is also a field (model) is not a flag unless quoted: `model`
+    assert flags == ["--max-model-len", "--max-num-seqs"]
+
+
+@pytest.mark.parametrize(
+    "path, phase",
+    [
+        ("vllm/config.py", "config"),
+        ("vllm/config/parallel.py", "config"),
+        ("vllm/engine/arg_utils.py", "config"),
+        ("vllm/worker/worker.py", "startup"),
+        ("vllm/v1/engine/core.py", "startup"),
+        ("vllm/distributed/parallel_state.py", "startup"),
+        ("vllm/entrypoints/openai/serving_chat.py", "serving"),
+        ("vllm/v1/engine/output_processor.py", "serving"),
+        ("vllm/sampling_params.py", "serving"),
+        ("vllm/lora/request.py", "other"),
+    ],
+)
+def test_the_phase_is_guessed_from_the_path(path, phase):
+    assert extractor().phase_for(path) == phase
+
+
+def test_the_latest_patch_of_each_minor_is_chosen_and_a_missing_minor_is_none():
+    releases = ["0.8.5.post1", "0.8.5", "0.8.4", "0.9.0rc1", "0.9.0", "0.9.0.1", "0.10.1.1", "0.10.2", "0.1.7"]
+    latest = extractor().latest_of_minor
+    assert latest("0.8", releases) == "0.8.5.post1"
+    assert latest("0.9", releases) == "0.9.0.1"
+    assert latest("0.10", releases) == "0.10.2"
+    assert latest("0.1", releases) == "0.1.7"
+    assert latest("0.11", releases) is None
+
+
+# ---------------------------------------------------------------- the committed catalog
+
+
+@cache
+def catalog() -> dict[str, Any]:
+    return json.loads(CATALOG.read_text(encoding="utf-8"))
+
+
+def matching(printed: str, **where: Any) -> list[dict[str, Any]]:
+    return [
+        entry
+        for entry in catalog()["messages"]
+        if all(entry.get(key) == value for key, value in where.items()) and re.search(entry["pattern"], printed)
+    ]
+
+
+def versions_of(entries: list[dict[str, Any]]) -> list[str]:
+    found = {version for entry in entries for version in entry["versions"]}
+    return [minor for minor in ALL_MINORS if minor in found]
+
+
+def test_the_header_says_which_release_of_each_minor_was_read_and_what_came_of_it():
+    header = catalog()["header"]
+    assert header["command"] == ".venv/bin/python scripts/extract_vllm_messages.py"
+    assert [v["minor"] for v in header["versions"]] == ALL_MINORS
+    releases = {v["minor"]: v["release"] for v in header["versions"]}
+    assert releases["0.4"] == "0.4.3" and releases["0.8"] == "0.8.5.post1" and releases["0.33"] == "0.33.0"
+    assert header["failed"] == {} and header["skipped"] == {}
+    for version in header["versions"]:
+        assert version["entries"] > 0 and version["engine_args_fields"] > 0
+        assert version["with_flag"] <= version["entries"] and version["with_env"] <= version["entries"]
+    messages = catalog()["messages"]
+    assert header["totals"]["entries"] == len(messages)
+    assert header["totals"]["with_flag"] == sum(1 for e in messages if e["flags"])
+    assert header["totals"]["with_env"] == sum(1 for e in messages if e["env"])
+
+
+def test_every_entry_has_a_pattern_that_compiles_and_versions_in_order():
+    order = {minor: i for i, minor in enumerate(ALL_MINORS)}
+    for entry in catalog()["messages"]:
+        re.compile(entry["pattern"])
+        assert entry["file"].startswith("vllm/") and entry["line"] > 0
+        assert entry["versions"] == sorted(entry["versions"], key=order.__getitem__)
+        assert (entry["first"], entry["last"]) == (entry["versions"][0], entry["versions"][-1])
+        assert entry["phase"] in {"config", "startup", "serving", "other"}
+        assert all(flag.startswith("--") for flag in entry["flags"])
+
+
+def test_the_tensor_parallel_attention_heads_error_is_there_in_every_version():
+    printed = "Total number of attention heads (32) must be divisible by tensor parallel size (3)."
+    entries = matching(printed, kind="raise", exception="ValueError")
+    assert versions_of(entries) == ALL_MINORS
+    assert {entry["file"] for entry in entries} >= {"vllm/config.py", "vllm/config/model.py"}
+    assert all(entry["phase"] == "config" for entry in entries)
+    newest = re.search(next(e for e in entries if e["last"] == "0.33")["pattern"], printed)
+    assert newest.groupdict() == {"total_num_attention_heads": "32", "tensor_parallel_size": "3"}
+
+
+def test_max_model_len_above_the_derived_one_names_the_flag_and_from_0_5_the_env_var_that_allows_it():
+    old = (
+        "User-specified max_model_len (8192) is greater than the derived max_model_len "
+        "(max_position_embeddings=4096 or model_max_length=None in model's config.json). This may lead to "
+        "incorrect model outputs or CUDA errors. Make sure the value is correct and within the model context size."
+    )
+    entries = matching(old, kind="raise", exception="ValueError")
+    assert versions_of(entries)[0] == "0.4"
+    assert all("--max-model-len" in entry["flags"] for entry in entries)
+
+    new = matching(MAX_MODEL_LEN_PRINTED, kind="raise", exception="ValueError")
+    assert new and versions_of(new)[-1] == "0.33"
+    assert all(entry["env"] == ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] for entry in new)
+    assert all("--max-model-len" in entry["flags"] for entry in new)
+    every = [
+        entry
+        for entry in catalog()["messages"]
+        if entry["kind"] == "raise" and entry["message"].startswith("User-specified max_model_len ({max_model_len})")
+    ]
+    assert versions_of(every) == ALL_MINORS
+
+
+def test_no_memory_for_the_cache_blocks_names_gpu_memory_utilization_in_every_version():
+    printed = (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+        "initializing the engine."
+    )
+    entries = matching(printed, kind="raise", exception="ValueError")
+    assert {entry["file"] for entry in entries} >= {"vllm/worker/worker.py", "vllm/v1/core/kv_cache_utils.py"}
+    assert versions_of(entries)[0] == "0.4"
+    # later releases add a sentence (a docs link, the CPU backend): the same opening, other patterns
+    gpu = [
+        entry
+        for entry in catalog()["messages"]
+        if entry["message"].startswith("No available memory for the cache blocks. Try increasing `gpu_memory")
+    ]
+    assert versions_of(gpu) == ALL_MINORS
+    assert all(entry["flags"] == ["--gpu-memory-utilization"] and entry["phase"] == "startup" for entry in gpu)
+    # the CPU worker of 0.4 ... 0.9 names its environment variable instead
+    cpu_printed = printed.replace("gpu_memory_utilization", "VLLM_CPU_KVCACHE_SPACE")
+    cpu = matching(cpu_printed, file="vllm/worker/cpu_worker.py")
+    assert [(e["first"], e["last"], e["env"]) for e in cpu] == [("0.4", "0.9", ["VLLM_CPU_KVCACHE_SPACE"])]
+
+
+def test_the_bfloat16_compute_capability_error_names_dtype():
+    old = (
+        "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-16GB "
+        "GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in "
+        "CLI, for example: --dtype=half."
+    )
+    new = old.replace("the`dtype`", "the `dtype`")
+    entries = matching(old, kind="raise", exception="ValueError") + matching(new, kind="raise", exception="ValueError")
+    assert versions_of(entries) == ALL_MINORS
+    assert all(entry["flags"] == ["--dtype"] for entry in entries)
+    assert any(entry["file"] == "vllm/platforms/cuda.py" and entry["last"] == "0.33" for entry in entries)
