@@ -138,12 +138,35 @@ def _recv(sock: socket.socket, deadline: float) -> bytes:
 
 
 def _read_response(sock: socket.socket, outcome: StreamOutcome, on_event: EventHandler, deadline: float) -> None:
+    """Status and headers, then the body (SSE events to `on_event`, or an excerpt), then what went wrong."""
+    head = _read_head(sock, outcome, deadline)
+    if head is None:
+        return
+    headers, rest = head
+    outcome.content_type = headers.get("content-type", "")
+    streaming = outcome.status == 200 and outcome.content_type.startswith("text/event-stream")
+    parser = SSEParser()
+    if not _read_body(sock, outcome, on_event, deadline, _Body(headers, rest, streaming, parser)):
+        return
+    if outcome.status != 200:
+        outcome.error_type = f"http_{outcome.status}"
+        outcome.error_message = outcome.body_excerpt[:300].decode("utf-8", errors="replace")
+    elif not streaming:
+        outcome.error_type = "not_streaming"
+        outcome.error_message = f"server answered {outcome.content_type or 'no content type'}, not text/event-stream"
+    elif parser.pending_bytes:
+        outcome.error_type, outcome.error_message = "incomplete_stream", "stream ended inside an SSE event"
+
+
+def _read_head(sock: socket.socket, outcome: StreamOutcome, deadline: float) -> tuple[dict[str, str], bytes] | None:
+    """The status into `outcome`, the headers (lower-case names) and the body bytes read with them; None
+    when the connection closed first."""
     buffer = b""
     while b"\r\n\r\n" not in buffer:
         data = _recv(sock, deadline)
         if not data:
             outcome.error_type, outcome.error_message = "incomplete_stream", "connection closed before headers"
-            return
+            return None
         buffer += data
         if len(buffer) > MAX_HEADER_BYTES:
             raise SSEProtocolError("response headers larger than 64 KiB")
@@ -153,44 +176,46 @@ def _read_response(sock: socket.socket, outcome: StreamOutcome, on_event: EventH
         outcome.status = int(lines[0].split()[1])
     except (IndexError, ValueError) as exc:
         raise SSEProtocolError(f"bad status line {lines[0]!r}") from exc
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    outcome.content_type = headers.get("content-type", "")
-    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-    length = int(headers["content-length"]) if headers.get("content-length", "").isdigit() else None
-    streaming = outcome.status == 200 and outcome.content_type.startswith("text/event-stream")
-    decoder = ChunkedDecoder() if chunked else None
-    parser = SSEParser()
+    return {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}, rest
+
+
+class _Body:
+    """How the body is framed (chunked, a length, or until close) and read (SSE events or an excerpt)."""
+
+    def __init__(self, headers: dict[str, str], rest: bytes, streaming: bool, parser: SSEParser) -> None:
+        self.decoder = ChunkedDecoder() if "chunked" in headers.get("transfer-encoding", "").lower() else None
+        self.length = int(headers["content-length"]) if headers.get("content-length", "").isdigit() else None
+        self.first, self.streaming, self.parser = rest, streaming, parser
+
+
+def _read_body(
+    sock: socket.socket, outcome: StreamOutcome, on_event: EventHandler, deadline: float, body: _Body
+) -> bool:
+    """Read the body to its end; False when it ended the exchange itself ([DONE], too large, cut short)."""
     received = 0
-    data = rest
+    data = body.first
     for _ in range(MAX_RESPONSE_BYTES):  # bounded; each pass reads at least one byte or ends
         now = time.perf_counter()
-        payload = decoder.feed(data) if decoder else data
+        payload = body.decoder.feed(data) if body.decoder else data
         received += len(payload)
         if received > MAX_RESPONSE_BYTES:
             outcome.error_type, outcome.error_message = "too_large", "response larger than 64 MiB"
-            return
-        if streaming:
-            for event in parser.feed(payload):
+            return False
+        if body.streaming:
+            for event in body.parser.feed(payload):
                 if event.data.strip() == "[DONE]":
                     outcome.saw_done_marker = True
-                    return
+                    return False
                 on_event(now, event)
         elif len(outcome.body_excerpt) < 2048:
             outcome.body_excerpt += payload[: 2048 - len(outcome.body_excerpt)]
-        if (decoder and decoder.done) or (length is not None and received >= length):
+        if (body.decoder and body.decoder.done) or (body.length is not None and received >= body.length):
             break
         data = _recv(sock, deadline)
         if not data:
-            if decoder is not None or length is not None:
+            if body.decoder is not None or body.length is not None:
                 outcome.error_type = "incomplete_stream"
                 outcome.error_message = "connection closed in the middle of the response body"
-                return
+                return False
             break
-    if outcome.status != 200:
-        outcome.error_type = f"http_{outcome.status}"
-        outcome.error_message = outcome.body_excerpt[:300].decode("utf-8", errors="replace")
-    elif not streaming:
-        outcome.error_type = "not_streaming"
-        outcome.error_message = f"server answered {outcome.content_type or 'no content type'}, not text/event-stream"
-    elif parser.pending_bytes:
-        outcome.error_type, outcome.error_message = "incomplete_stream", "stream ended inside an SSE event"
+    return True

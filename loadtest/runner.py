@@ -197,6 +197,39 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
     `plan` is not changed: the start time and process count the child reports go into a copy,
     which the result carries.
     """
+    stderr_path = tmp / "locust.stderr"
+    protocol = _ChildMessages(config, plan, slos, progress)
+    lines: queue.Queue[str | None] = queue.Queue()
+    with open(stderr_path, "w") as stderr_file:
+        child = subprocess.Popen(
+            _child_command(config, plan_path),
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
+        reader.start()
+        connect_s = WORKER_CONNECT_TIMEOUT_S if (config.master or config.workers) else 0.0
+        deadline = time.time() + plan.steps * plan.step_s + plan.cooldown_s + CHILD_GRACE_S + connect_s
+        try:
+            while time.time() < deadline and not protocol.all_done():
+                try:
+                    line = lines.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if line is None:
+                    break  # child exited
+                if protocol.read(line):
+                    break
+        finally:
+            _stop_child(child, finish_s=20.0 if protocol.all_done() else 0.0)
+            reader.join(timeout=5)
+    return protocol.finish(stderr_path)
+
+
+def _child_command(config: RampConfig, plan_path: Path) -> list[str]:
+    """`python -m loadtest.locust_main` as a local run, or as the master of distributed workers."""
     role = "master" if config.master else "local"
     cmd = [sys.executable, "-m", "loadtest.locust_main", role, "--plan", str(plan_path)]
     if config.master:
@@ -210,90 +243,95 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
         ]
     elif config.workers:
         cmd += ["--workers", str(config.workers)]
-    stderr_path = tmp / "locust.stderr"
-    records: list[RequestRecord] = []
-    cpu: dict[int, list[float]] = {}
-    closed_by: dict[int, set[int]] = {}
-    closed: dict[int, list[float]] = {}
-    done_workers: set[int] = set()
-    stopped_early: str | None = None
-    started = False
-    lines: queue.Queue[str | None] = queue.Queue()
-    with open(stderr_path, "w") as stderr_file:
-        child = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=stderr_file, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
-        )
-        reader = threading.Thread(target=_pump, args=(child.stdout, lines), daemon=True)
-        reader.start()
-        connect_s = WORKER_CONNECT_TIMEOUT_S if (config.master or config.workers) else 0.0
-        deadline = time.time() + plan.steps * plan.step_s + plan.cooldown_s + CHILD_GRACE_S + connect_s
+    return cmd
+
+
+class _ChildMessages:
+    """The child's JSON lines read in order: `started`, per-step record batches from each load process
+    (a step closes when every process has sent it, and its statistics are printed), `done`, or `error`."""
+
+    def __init__(self, config: RampConfig, plan: RampPlan, slos, progress: Progress) -> None:
+        self.config, self.plan, self.slos, self.progress = config, plan, slos, progress
+        self.records: list[RequestRecord] = []
+        self.cpu: dict[int, list[float]] = {}
+        self.closed_by: dict[int, set[int]] = {}
+        self.closed: dict[int, list[float]] = {}
+        self.done_workers: set[int] = set()
+        self.stopped_early: str | None = None
+        self.started = False
+
+    def all_done(self) -> bool:
+        return len(self.done_workers) >= self.plan.workers
+
+    def read(self, line: str) -> bool:
+        """Take one line of the child's stdout; True when the ramp must stop early."""
         try:
-            while time.time() < deadline and len(done_workers) < plan.workers:
-                try:
-                    line = lines.get(timeout=0.5)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    break  # child exited
-                try:
-                    message = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # not ours (the protocol owns the child's stdout, but be safe)
-                kind = message.get("type")
-                if kind == "error":
-                    raise LoadTestError(message.get("message", "load generator failed"))
-                if kind == "started":
-                    started = True
-                    plan = plan.model_copy(
-                        update={
-                            "start_ts": float(message["start_ts"]),
-                            "workers": int(message.get("workers", plan.workers)),
-                        }
-                    )
-                    progress(
-                        f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
-                        f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)"
-                    )
-                    continue
-                records.extend(RequestRecord.model_validate(r) for r in message.get("records", []))
-                if kind == "done":
-                    done_workers.add(int(message["worker"]))
-                    continue
-                step, worker = int(message["step"]), int(message["worker"])
-                if message.get("cpu_percent") is not None:
-                    cpu.setdefault(step, []).append(float(message["cpu_percent"]))
-                closed_by.setdefault(step, set()).add(worker)
-                if len(closed_by[step]) == plan.workers and step not in closed:
-                    closed[step] = cpu.get(step, [])
-                    result = step_stats(
-                        plan,
-                        step,
-                        records,
-                        slos,
-                        closed[step],
-                        config.max_client_cpu_percent,
-                        config.max_send_lateness_s,
-                    )
-                    progress(_progress_line(result, plan.steps))
-                    stopped_early = _early_stop_reason(result, config)
-                    if stopped_early:
-                        progress(f"ramp: stopping early: {stopped_early}")
-                        break
-        finally:
-            _stop_child(child, finish_s=20.0 if len(done_workers) >= plan.workers else 0.0)
-            reader.join(timeout=5)
-    if not started:
-        tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
-        raise LoadTestError(
-            f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
-            f"run `python -m loadtest.locust_main local --plan FILE` to see why"
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            return False  # not ours (the protocol owns the child's stdout, but be safe)
+        kind = message.get("type")
+        if kind == "error":
+            raise LoadTestError(message.get("message", "load generator failed"))
+        if kind == "started":
+            self._started(message)
+            return False
+        self.records.extend(RequestRecord.model_validate(r) for r in message.get("records", []))
+        if kind == "done":
+            self.done_workers.add(int(message["worker"]))
+            return False
+        return self._step_sent(int(message["step"]), int(message["worker"]), message.get("cpu_percent"))
+
+    def _started(self, message: dict) -> None:
+        self.started = True
+        plan = self.plan = self.plan.model_copy(
+            update={"start_ts": float(message["start_ts"]), "workers": int(message.get("workers", self.plan.workers))}
         )
-    if not stopped_early and len(closed) < plan.steps:
-        tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
-        stopped_early = f"load generator ended after {len(closed)} of {plan.steps} steps" + (
-            f" ({' / '.join(tail)})" if tail else ""
+        self.progress(
+            f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
+            f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)"
         )
-    return ChildRun(records=records, plan=plan, closed=closed, stopped_early=stopped_early)
+
+    def _step_sent(self, step: int, worker: int, cpu_percent: float | None) -> bool:
+        """One load process sent step `step`; when all have, the step closes. True to stop early."""
+        if cpu_percent is not None:
+            self.cpu.setdefault(step, []).append(float(cpu_percent))
+        self.closed_by.setdefault(step, set()).add(worker)
+        if len(self.closed_by[step]) < self.plan.workers or step in self.closed:
+            return False
+        self.closed[step] = self.cpu.get(step, [])
+        config = self.config
+        result = step_stats(
+            self.plan,
+            step,
+            self.records,
+            self.slos,
+            self.closed[step],
+            config.max_client_cpu_percent,
+            config.max_send_lateness_s,
+        )
+        self.progress(_progress_line(result, self.plan.steps))
+        self.stopped_early = _early_stop_reason(result, config)
+        if self.stopped_early:
+            self.progress(f"ramp: stopping early: {self.stopped_early}")
+            return True
+        return False
+
+    def finish(self, stderr_path: Path) -> ChildRun:
+        """The run as collected; a LoadTestError naming the child's last words if it never started."""
+        plan = self.plan
+        if not self.started:
+            tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
+            raise LoadTestError(
+                f"the Locust load generator did not start ({' / '.join(tail) or 'no output'}); "
+                f"run `python -m loadtest.locust_main local --plan FILE` to see why"
+            )
+        stopped_early = self.stopped_early
+        if not stopped_early and len(self.closed) < plan.steps:
+            tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
+            stopped_early = f"load generator ended after {len(self.closed)} of {plan.steps} steps" + (
+                f" ({' / '.join(tail)})" if tail else ""
+            )
+        return ChildRun(records=self.records, plan=plan, closed=self.closed, stopped_early=stopped_early)
 
 
 def _write_records(path: str, records: list[RequestRecord], progress: Progress) -> None:

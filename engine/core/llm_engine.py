@@ -47,9 +47,60 @@ def _version() -> str:
 
 class LLMEngine:
     def __init__(self, config: EngineConfig) -> None:
+        """Resolve the model, load it, size the KV pool from the memory budget, build the scheduler; each
+        step logs what vLLM logs at that point of its start-up, in vLLM's order."""
         start = time.monotonic()
         config.validate()
         self.config = config
+        hf_config = self._resolve_model()
+        device = config.torch_device()
+        dtype = config.torch_dtype(checkpoint_dtype(self.model_dir))
+        self._log_engine_config(device, dtype)
+        torch.manual_seed(config.seed)
+        self.tokenizer = AutoTokenizer.from_pretrained(config.tokenizer or self.model_dir)
+
+        # vLLM checks the share it asks for against the memory free before it loads anything: checked
+        # after loading, our own weights would count as "used by other processes" and any model over
+        # (1 - utilization) of the card would refuse to start (an 8B model on an H100 did).
+        requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
+        if device.type == "cuda" and config.device_memory_gib is None:
+            _check_free_device_memory(device, requested, config.gpu_memory_utilization)
+        weights = self._load_model(hf_config, device, dtype)
+        self.kv_budget = self._plan_kv_cache(hf_config, dtype, requested, weights)
+        self.runner.allocate_kv_cache(self.kv_budget.num_blocks)
+        self.kv_cache_manager = KVCacheManager(
+            self.kv_budget.num_blocks, config.block_size, config.enable_prefix_caching
+        )
+        self.scheduler = Scheduler(
+            self.kv_cache_manager,
+            config.max_num_seqs,
+            config.max_num_batched_tokens,
+            self.max_model_len,
+            config.enable_chunked_prefill,
+        )
+        concurrency = max_concurrency(self.kv_budget.num_blocks, config.block_size, self.max_model_len)
+        logger.info(
+            "%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
+            config.device_name(),
+            f"{int(concurrency * self.max_model_len):,}",
+            f"{self.max_model_len:,}",
+            concurrency,
+        )
+        self.requests: dict[str, Request] = {}
+        self._pending_outputs: list[RequestOutput] = []
+        self._last_iteration = IterationStats()
+        # Called with scheduler_stats() right after each schedule(), before the model runs, so
+        # gauges show the batch being executed (a step can last seconds on a CPU; stats taken
+        # only after it would show a freshly admitted request as waiting for that whole time),
+        # and the server can size the step's CPU threads to the tokens it computes.
+        self.on_schedule: Callable[[SchedulerStats], None] | None = None
+        logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
+
+    # ---- start-up ---------------------------------------------------------------------
+    def _resolve_model(self):
+        """The model's folder (the embedded default when none is named), its HF config, the context
+        length it serves (capped to a sliding window, which the engine does not implement) and its name."""
+        config = self.config
         if config.model:
             self.model_dir = config.model
         else:
@@ -66,8 +117,11 @@ class LLMEngine:
             max_positions = sliding_window
         self.max_model_len = config.resolve_max_model_len(max_positions)
         self.served_model_name = config.served_model_name or (config.model or "SmolLM2-135M-Instruct")
-        device = config.torch_device()
-        dtype = config.torch_dtype(checkpoint_dtype(self.model_dir))
+        return hf_config
+
+    def _log_engine_config(self, device: torch.device, dtype: torch.dtype) -> None:
+        """vLLM's "Initializing a V1 LLM engine" line, which the log collector reads the launch from."""
+        config = self.config
         logger.info(
             "Initializing a V1 LLM engine (v%s) with config: model=%r, tokenizer=%r, dtype=%s, max_seq_len=%d, "
             "device_config=%s, served_model_name=%s, seed=%d, enable_prefix_caching=%s, "
@@ -88,15 +142,10 @@ class LLMEngine:
         )
         if config.enable_chunked_prefill:
             logger.info("Chunked prefill is enabled with max_num_batched_tokens=%d.", config.max_num_batched_tokens)
-        torch.manual_seed(config.seed)
-        self.tokenizer = AutoTokenizer.from_pretrained(config.tokenizer or self.model_dir)
 
-        # vLLM checks the share it asks for against the memory free before it loads anything: checked
-        # after loading, our own weights would count as "used by other processes" and any model over
-        # (1 - utilization) of the card would refuse to start (an 8B model on an H100 did).
-        requested = int(config.device_memory_bytes() * config.gpu_memory_utilization)
-        if device.type == "cuda" and config.device_memory_gib is None:
-            _check_free_device_memory(device, requested, config.gpu_memory_utilization)
+    def _load_model(self, hf_config, device: torch.device, dtype: torch.dtype) -> int:
+        """Load the weights into the model runner; their bytes."""
+        config = self.config
         load_start = time.monotonic()
         self.runner = ModelRunner(self.model_dir, hf_config, device, dtype, config.block_size, self.max_model_len)
         if device.type == "cuda":
@@ -107,7 +156,11 @@ class LLMEngine:
         )
         logger.info("Prefill attention: %s.", describe_prefill(device, dtype, self.runner.head_dim))
         self._pack_weights_if_room()
+        return weights
 
+    def _plan_kv_cache(self, hf_config, dtype: torch.dtype, requested: int, weights: int):
+        """The KV pool the budget leaves after weights and activations, or the overridden block count."""
+        config = self.config
         activation = estimate_activation_bytes(
             hf_config, dtype, config.max_num_batched_tokens, config.max_num_seqs, self.max_model_len
         )
@@ -121,48 +174,22 @@ class LLMEngine:
             None,
         )
         logger.info("Available KV cache memory: %s GiB", format_gib(budget.available_bytes))
-        if config.num_gpu_blocks_override is not None:
-            logger.info(
-                "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
-                budget.num_blocks,
-                config.num_gpu_blocks_override,
-            )
-            budget = plan_kv_cache(
-                budget.requested_bytes,
-                weights,
-                activation,
-                budget.bytes_per_block,
-                config.block_size,
-                self.max_model_len,
-                config.num_gpu_blocks_override,
-            )
-        self.kv_budget = budget
-        self.runner.allocate_kv_cache(budget.num_blocks)
-        self.kv_cache_manager = KVCacheManager(budget.num_blocks, config.block_size, config.enable_prefix_caching)
-        self.scheduler = Scheduler(
-            self.kv_cache_manager,
-            config.max_num_seqs,
-            config.max_num_batched_tokens,
-            self.max_model_len,
-            config.enable_chunked_prefill,
-        )
-        concurrency = max_concurrency(budget.num_blocks, config.block_size, self.max_model_len)
+        if config.num_gpu_blocks_override is None:
+            return budget
         logger.info(
-            "%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx",
-            config.device_name(),
-            f"{int(concurrency * self.max_model_len):,}",
-            f"{self.max_model_len:,}",
-            concurrency,
+            "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
+            budget.num_blocks,
+            config.num_gpu_blocks_override,
         )
-        self.requests: dict[str, Request] = {}
-        self._pending_outputs: list[RequestOutput] = []
-        self._last_iteration = IterationStats()
-        # Called with scheduler_stats() right after each schedule(), before the model runs, so
-        # gauges show the batch being executed (a step can last seconds on a CPU; stats taken
-        # only after it would show a freshly admitted request as waiting for that whole time),
-        # and the server can size the step's CPU threads to the tokens it computes.
-        self.on_schedule: Callable[[SchedulerStats], None] | None = None
-        logger.info("init engine (profile, create kv cache, warmup model) took %.2f s", time.monotonic() - start)
+        return plan_kv_cache(
+            budget.requested_bytes,
+            weights,
+            activation,
+            budget.bytes_per_block,
+            config.block_size,
+            self.max_model_len,
+            config.num_gpu_blocks_override,
+        )
 
     # ---- requests ---------------------------------------------------------------------
     def _pack_weights_if_room(self) -> None:

@@ -61,54 +61,73 @@ class ServerBehaviour:
 
 
 def build_app(behaviour: ServerBehaviour) -> web.Application:
-    """The aiohttp application; routes close over `behaviour` for state and counters."""
+    """The aiohttp application; the routes are a `_FakeServer`'s methods, sharing `behaviour` for state."""
+    server = _FakeServer(behaviour)
 
-    @web.middleware
+    @web.middleware  # aiohttp marks a function (a bound method takes no attribute)
     async def require_key(request: web.Request, handler):
+        return await server.require_key(request, handler)
+
+    app = web.Application(middlewares=[require_key])
+    for prefix in ("", "/{cfg:[^/]+}"):
+        app.router.add_get(prefix + "/v1/models", server.models)
+        app.router.add_get(prefix + "/health", server.health)
+        app.router.add_get(prefix + "/metrics", server.metrics)
+        app.router.add_get(prefix + "/fake/truth", server.truth)
+        app.router.add_post(prefix + "/v1/chat/completions", server.generate)
+        app.router.add_post(prefix + "/v1/completions", server.generate)
+    return app
+
+
+class _FakeServer:
+    """The routes of the fake OpenAI server; `behaviour` holds the timing, the modes and the counters."""
+
+    def __init__(self, behaviour: ServerBehaviour) -> None:
+        self.behaviour = behaviour
+
+    async def require_key(self, request: web.Request, handler):
         if (
-            behaviour.api_key
+            self.behaviour.api_key
             and "/v1/" in request.path
-            and request.headers.get("Authorization") != f"Bearer {behaviour.api_key}"
+            and request.headers.get("Authorization") != f"Bearer {self.behaviour.api_key}"
         ):
             return web.json_response({"error": {"message": "Unauthorized", "type": "AuthenticationError"}}, status=401)
         return await handler(request)
 
-    app = web.Application(middlewares=[require_key])
-
-    async def models(_: web.Request) -> web.Response:
+    async def models(self, _: web.Request) -> web.Response:
         return web.json_response(
-            {"object": "list", "data": [{"id": behaviour.model, "object": "model", "owned_by": "fake"}]}
+            {"object": "list", "data": [{"id": self.behaviour.model, "object": "model", "owned_by": "fake"}]}
         )
 
-    async def health(_: web.Request) -> web.Response:
+    async def health(self, _: web.Request) -> web.Response:
         return web.Response(status=200)
 
-    async def metrics(_: web.Request) -> web.Response:
-        if not behaviour.metrics:
+    async def metrics(self, _: web.Request) -> web.Response:
+        if not self.behaviour.metrics:
             return web.Response(status=404, text="not found")
-        kv_name = "vllm:gpu_cache_usage_perc" if behaviour.old_metric_names else "vllm:kv_cache_usage_perc"
-        cap = behaviour.max_concurrency or 64
-        labels = f'{{engine="0",model_name="{behaviour.model}"}}'
+        kv_name = "vllm:gpu_cache_usage_perc" if self.behaviour.old_metric_names else "vllm:kv_cache_usage_perc"
+        cap = self.behaviour.max_concurrency or 64
+        labels = f'{{engine="0",model_name="{self.behaviour.model}"}}'
         lines = [
             "# TYPE vllm:num_requests_running gauge",
-            f"vllm:num_requests_running{labels} {float(behaviour.running)}",
+            f"vllm:num_requests_running{labels} {float(self.behaviour.running)}",
             "# TYPE vllm:num_requests_waiting gauge",
-            f"vllm:num_requests_waiting{labels} {float(behaviour.waiting)}",
+            f"vllm:num_requests_waiting{labels} {float(self.behaviour.waiting)}",
             f"# TYPE {kv_name} gauge",
-            f"{kv_name}{labels} {min(1.0, behaviour.running / cap)}",
+            f"{kv_name}{labels} {min(1.0, self.behaviour.running / cap)}",
             "# TYPE vllm:num_preemptions_total counter",
-            f"vllm:num_preemptions_total{labels} {float(behaviour.preemptions)}",
+            f"vllm:num_preemptions_total{labels} {float(self.behaviour.preemptions)}",
         ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
 
-    async def truth(_: web.Request) -> web.Response:
-        return web.json_response(list(behaviour.truth))
+    async def truth(self, _: web.Request) -> web.Response:
+        return web.json_response(list(self.behaviour.truth))
 
-    async def generate(request: web.Request) -> web.StreamResponse:
+    async def generate(self, request: web.Request) -> web.StreamResponse:
         received_wall = time.time()
         body = await request.json()
         chat = request.path.endswith("/chat/completions")
-        timing = _overrides(behaviour, request.match_info.get("cfg", ""))
+        timing = _overrides(self.behaviour, request.match_info.get("cfg", ""))
         tokens = timing.tokens
         if timing.honor_max_tokens and isinstance(body.get("max_tokens"), int):
             tokens = max(1, body["max_tokens"])
@@ -116,24 +135,24 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             return web.json_response({"error": {"message": "boom", "type": "InternalServerError"}}, status=500)
         if timing.mode == "non_streaming" or not body.get("stream"):
             await asyncio.sleep(timing.ttft_s + timing.gap_s * (tokens - 1))
-            return web.json_response(_full_reply(chat, tokens, behaviour.model))
-        behaviour.waiting += 1
+            return web.json_response(_full_reply(chat, tokens, self.behaviour.model))
+        self.behaviour.waiting += 1
         try:
-            if behaviour.semaphore is not None:
-                await behaviour.semaphore.acquire()
+            if self.behaviour.semaphore is not None:
+                await self.behaviour.semaphore.acquire()
         finally:
-            behaviour.waiting -= 1
-        behaviour.running += 1
+            self.behaviour.waiting -= 1
+        self.behaviour.running += 1
         try:
-            return await _stream(request, body, chat, tokens, timing, received_wall)
+            return await self._stream(request, body, chat, tokens, timing, received_wall)
         finally:
-            behaviour.running -= 1
-            behaviour.served += 1
-            if behaviour.semaphore is not None:
-                behaviour.semaphore.release()
+            self.behaviour.running -= 1
+            self.behaviour.served += 1
+            if self.behaviour.semaphore is not None:
+                self.behaviour.semaphore.release()
 
     async def _stream(
-        request: web.Request, body: dict, chat: bool, tokens: int, timing: ServerBehaviour, received_wall: float
+        self, request: web.Request, body: dict, chat: bool, tokens: int, timing: ServerBehaviour, received_wall: float
     ) -> web.StreamResponse:
         loop = asyncio.get_running_loop()
         admitted = loop.time()
@@ -142,7 +161,7 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         usage_opts = body.get("stream_options") or {}
         continuous = bool(usage_opts.get("continuous_usage_stats"))
         sent_walls: list[float] = []
-        behaviour.truth.append({"received": received_wall, "sent": sent_walls})
+        self.behaviour.truth.append({"received": received_wall, "sent": sent_walls})
         for index in range(tokens):
             target = admitted + timing.ttft_s + index * timing.gap_s
             delay = target - loop.time()
@@ -157,7 +176,7 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
             if timing.mode == "error_event" and index == 1:
                 await resp.write(b'data: {"error": {"message": "engine died", "type": "InternalServerError"}}\n\n')
                 break
-            chunk = _chunk(chat, index, tokens, behaviour.model)
+            chunk = _chunk(chat, index, tokens, self.behaviour.model)
             if continuous:
                 chunk["usage"] = {"prompt_tokens": 8, "completion_tokens": index + 1, "total_tokens": 9 + index}
             await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
@@ -173,15 +192,6 @@ def build_app(behaviour: ServerBehaviour) -> web.Application:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
-
-    for prefix in ("", "/{cfg:[^/]+}"):
-        app.router.add_get(prefix + "/v1/models", models)
-        app.router.add_get(prefix + "/health", health)
-        app.router.add_get(prefix + "/metrics", metrics)
-        app.router.add_get(prefix + "/fake/truth", truth)
-        app.router.add_post(prefix + "/v1/chat/completions", generate)
-        app.router.add_post(prefix + "/v1/completions", generate)
-    return app
 
 
 def _overrides(base: ServerBehaviour, cfg: str) -> ServerBehaviour:
