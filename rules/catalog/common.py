@@ -1,24 +1,26 @@
 """What several rule families share: vLLM's defaults, the latency targets, shared thresholds, helpers.
 
 Kept in one public place so that "what is the current --gpu-memory-utilization?" or "what is the
-ITL target?" has one answer across the catalog (vLLM's defaults: docs/reference.md §4.3), and so
-that a threshold two families compare against is one constant, formatted into both their pages.
+ITL target?" has one answer across the catalog, and so that a threshold two families compare against
+is one constant, formatted into both their pages. vLLM's defaults themselves are rules/vllm_defaults.py's
+table (shared with the advisor); the functions here read it for the server the facts describe.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
-from rules import signals
+from rules import signals, vllm_defaults
 from rules.events import LogEvent, LogEventKind
 from rules.facts import ConfigSource, Facts
 from rules.model import ConfigChange, Evidence
 
-DEFAULT_BLOCK_SIZE = 16
-DEFAULT_MAX_NUM_SEQS = 256
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.92  # vLLM 0.20 and later
-DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
+# Names the families quote in proposals and pages, bound to the table (rules/vllm_defaults.py):
+# 2048 is the API server's budget below 70 GiB, the one OP-5 offers for ITL and OP-1 for activations.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = vllm_defaults.BASE_MAX_NUM_BATCHED_TOKENS
+DEFAULT_GPU_MEMORY_UTILIZATION = vllm_defaults.GPU_MEMORY_UTILIZATION  # vLLM 0.20 and later
+DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20 = vllm_defaults.GPU_MEMORY_UTILIZATION_BEFORE_0_20
 SAFE_MAX_GPU_MEMORY_UTILIZATION = 0.95
 # How far a proposal lowers --gpu-memory-utilization to make room outside the KV pool when nothing sizes it
 # (an OOM with its allocation figures is sized from them: rules/catalog/op1_oom.py).
@@ -71,21 +73,58 @@ def over(signal: signals.Signal | None, threshold: float, unit: str = "s") -> Ev
     )
 
 
-def vllm_version(facts: Facts) -> tuple[int, int] | None:
-    """(major, minor) from the config or the version log line; None if unknown."""
+def _version_text(facts: Facts) -> str | None:
+    """The server's version as it stated it: the config, else the version log line, else /version."""
     text = facts.config.vllm_version if facts.config and facts.config.vllm_version else None
     if text is None:
         event = facts.last_event(LogEventKind.VERSION)
         text = event.version if event else None
     if text is None and facts.endpoint is not None:
         text = facts.endpoint.version
+    return text or None
+
+
+def vllm_version(facts: Facts) -> tuple[int, int] | None:
+    """(major, minor) from the config or the version log line; None if unknown."""
+    release = vllm_release(facts)
+    return release[:2] if release else None
+
+
+def vllm_release(facts: Facts) -> vllm_defaults.Version | None:
+    """(major, minor, patch) as vllm_version reads it, the patch 0 where none is given (the defaults
+    table tells 0.8.0 from 0.8.5); None if unknown."""
+    text = _version_text(facts)
     if not text:
         return None
     parts = text.lstrip("v").split(".")
     try:
-        return int(parts[0]), int(parts[1])
+        major, minor = int(parts[0]), int(parts[1])
     except (IndexError, ValueError):
         return None
+    patch = re.match(r"\d+", parts[2]) if len(parts) > 2 else None
+    return major, minor, int(patch[0]) if patch else 0
+
+
+def vllm_device(facts: Facts) -> vllm_defaults.Device:
+    """Whose defaults the server runs with: vLLM's CPU backend (device_config=cpu), the bundled engine
+    (its version carries `+servops`, engine/api/server.py), else vLLM on a GPU."""
+    if on_cpu_backend(facts):
+        return "cpu"
+    if vllm_defaults.BUNDLED_VERSION_MARK in (_version_text(facts) or ""):
+        return "bundled"
+    return "cuda"
+
+
+def _server(facts: Facts) -> dict:
+    """The server as the defaults table takes it: version, device, one GPU's memory and name, world size."""
+    hardware = facts.hardware
+    return {
+        "version": vllm_release(facts),
+        "device": vllm_device(facts),
+        "usable_gib": hardware.usable_gib if hardware else None,
+        "gpu_name": hardware.gpu_name if hardware else None,
+        "world_size": tensor_parallel_size(facts) * pipeline_parallel_size(facts),
+    }
 
 
 def on_cpu_backend(facts: Facts) -> bool:
@@ -100,10 +139,7 @@ def gpu_memory_utilization(facts: Facts) -> float:
     event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
     if event and event.gpu_memory_utilization is not None:
         return event.gpu_memory_utilization
-    version = vllm_version(facts)
-    if version is not None and version >= (0, 20):
-        return DEFAULT_GPU_MEMORY_UTILIZATION
-    return DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20
+    return vllm_defaults.gpu_memory_utilization(vllm_release(facts), vllm_device(facts))
 
 
 def block_size(facts: Facts) -> int:
@@ -111,7 +147,7 @@ def block_size(facts: Facts) -> int:
         return facts.config.block_size
     if facts.memory and facts.memory.block_size:
         return facts.memory.block_size
-    return DEFAULT_BLOCK_SIZE
+    return vllm_defaults.block_size(vllm_device(facts))  # the GPU's arch is not in the facts: 16 on CUDA
 
 
 def max_num_seqs(facts: Facts) -> int | None:
@@ -119,19 +155,20 @@ def max_num_seqs(facts: Facts) -> int | None:
 
 
 def default_max_num_seqs(facts: Facts) -> int:
-    """vLLM's API-server default: 1024 on GPUs with >= 70 GiB (not A100, from 0.9), else 256.
-
-    docs/reference.md §4.3."""
-    hardware = facts.hardware
-    if hardware and hardware.usable_gib and hardware.usable_gib >= 70:
-        if "A100" not in (hardware.gpu_name or "").upper():
-            return 1024
-    return DEFAULT_MAX_NUM_SEQS
+    """vLLM's default --max-num-seqs for this server: by version and device memory (1024 on GPUs with
+    >= 70 GiB, not A100 from 0.9, else 256), 128 x world size on the CPU backend (rules/vllm_defaults.py)."""
+    return vllm_defaults.max_num_seqs(**_server(facts))
 
 
 def tensor_parallel_size(facts: Facts) -> int:
     if facts.config and facts.config.tensor_parallel_size:
         return facts.config.tensor_parallel_size
+    return 1
+
+
+def pipeline_parallel_size(facts: Facts) -> int:
+    if facts.config and facts.config.pipeline_parallel_size:
+        return facts.config.pipeline_parallel_size
     return 1
 
 
@@ -150,10 +187,16 @@ def tp_divides_heads(attention_heads: int, kv_heads: int, tp: int, mla: bool = F
 
 
 def batched_tokens(facts: Facts) -> int:
-    """--max-num-batched-tokens: the configured value, else vLLM's default."""
-    if facts.config and facts.config.max_num_batched_tokens:
-        return facts.config.max_num_batched_tokens
-    return DEFAULT_MAX_NUM_BATCHED_TOKENS
+    """--max-num-batched-tokens: the configured value, else vLLM's default for this server
+    (rules/vllm_defaults.py: by version and device memory, the CPU backend's, the bundled engine's)."""
+    config = facts.config
+    if config and config.max_num_batched_tokens:
+        return config.max_num_batched_tokens
+    return vllm_defaults.max_num_batched_tokens(
+        **_server(facts),
+        chunked_prefill=config is None or config.enable_chunked_prefill is not False,
+        max_model_len=config.max_model_len if config else None,
+    )
 
 
 def total_gib(facts: Facts) -> float | None:
@@ -257,7 +300,7 @@ def util_text(value: float) -> str:
 
 # vLLM gives the KV cache what is left of --gpu-memory-utilization x device memory after weights,
 # activations and CUDA graphs, and none of those moves with the share: a change of share moves the
-# pool by that share of the device. OP-1.1, OP-5.3, advisor/predict.py and advisor/perf/pool.py all
+# pool by that share of the device. OP-1.1, OP-5.3, advisor/memory/kv_change.py and advisor/perf/pool.py all
 # size a share with these two.
 def kv_gib_at_share(pool_gib: float, device_gib: float, share_before: float, share_after: float) -> float:
     """The KV pool per GPU at `share_after`, from the pool the server has at `share_before`."""

@@ -1,0 +1,178 @@
+"""vLLM's defaults for the flags a launch leaves out, by version and device: the one table.
+
+Why one pure module: the advisor's memory model (advisor/catalog/vllm_versions.py), the rules
+(rules/catalog/common.py) and the replay's scheduler limits (advisor/perf/limits.py) all ask what a
+server runs with when `--max-num-seqs`, `--max-num-batched-tokens`, `--block-size` or
+`--gpu-memory-utilization` is not given, and their separate copies disagreed (issue #46: an H100
+server without the flag was replayed with 256 sequences while the rules assumed 1024). The rules may
+not import the advisor, so the table lives here, and the advisor reads it.
+
+A server is described by plain values:
+- version: (major, minor, patch), or None when unknown. An unknown version reads as the newest
+  release's batch tiers (those of 0.9-0.33 agree on every GPU below 160 GiB), and, for the memory
+  share, as 0.90 (gpu_memory_utilization says why).
+- device: "cuda" (vLLM's OpenAI API server on a GPU), "cpu" (vLLM's CPU backend, device_config=cpu)
+  or "bundled" (this project's own engine, engine/core/config.py, which reports `0.33.0+servops.<ver>`).
+- usable_gib: one GPU's total memory as vLLM reads it (`total_memory`, 79.18 GiB on an 80 GB H100);
+  None when unknown, which reads as below every tier.
+- gpu_name: the device's name, for the A100 exception (vLLM tests `"a100" in device_name`).
+- gpu_arch: "hopper", "blackwell", ... for the MLA block size; None when unknown.
+- world_size: TP x PP of one engine, by which the CPU backend scales its batch caps.
+
+Sources: vllm/engine/arg_utils.py (the API server's batch defaults; read per release, as
+docs/reference.md §4.3 tabulates them), vllm/config/cache.py (block size, memory share),
+vllm/platforms/cpu.py (the CPU backend's block size). Each function names the ranges it encodes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Version = tuple[int, int, int]
+Device = Literal["cuda", "cpu", "bundled"]
+DEVICES: tuple[str, ...] = ("cuda", "cpu", "bundled")
+
+# The first release of each branch below (docs/reference.md §4.3).
+MEMORY_TIER_FROM: Version = (0, 8, 5)  # before: 1024 sequences on every GPU; from: by device memory
+A100_EXCLUDED_FROM: Version = (0, 9, 0)  # A100 left out of the >=70 GiB tier (vLLM PR #17885)
+LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # a >=160 GiB tier: 1024 sequences, 16384 tokens
+UTILIZATION_0_92_FROM: Version = (0, 20, 0)  # 0.92 (CUDA graphs counted in the budget); 0.9 before
+CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's defaults below were read from
+
+# vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
+LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`
+HUGE_GPU_GIB = 160  # `device_memory >= 160 * GiB_bytes`, from 0.28
+BASE_MAX_NUM_SEQS = 256  # below 70 GiB (or an A100, from 0.9)
+LARGE_MAX_NUM_SEQS = 1024  # >=70 GiB; every GPU before 0.8.5
+BASE_MAX_NUM_BATCHED_TOKENS = 2048
+LARGE_MAX_NUM_BATCHED_TOKENS = 8192
+HUGE_MAX_NUM_BATCHED_TOKENS = 16384
+# vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE on CUDA; FlashMLA's block on Hopper/Blackwell.
+CUDA_BLOCK_SIZE = 16
+FLASHMLA_BLOCK_SIZE = 64
+# vllm/config/cache.py: the share of device memory vLLM may use.
+GPU_MEMORY_UTILIZATION = 0.92  # 0.20 and later
+GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
+
+# vLLM's CPU backend, read from vLLM 0.32.0: engine/arg_utils.py, EngineArgs.get_batch_defaults,
+# "cpu specific default values": the OpenAI server's defaults are these times world_size (TP x PP).
+# They never appear in the log's `non-default args`, so triage must know them.
+CPU_API_SERVER_MAX_NUM_SEQS = 128
+CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS = 2048
+# platforms/cpu.py, CpuPlatform.check_and_update_config: a block size the user did not set becomes 128
+# on the CPU backend (MLA gets 16 or, with AMX, keeps 128; DeepSeek-V4 256: not modelled).
+CPU_DEFAULT_BLOCK_SIZE = 128
+
+# The bundled engine's EngineConfig defaults (engine/core/config.py, which imports torch, so they are
+# restated here; tests/unit/advisor/perf/test_limits.py holds them equal to EngineConfig's).
+BUNDLED_MAX_NUM_SEQS = 256
+BUNDLED_CHUNKED_BUDGET = 2048  # with chunked prefill; without, max(max_model_len, 2048)
+BUNDLED_BLOCK_SIZE = 16
+BUNDLED_GPU_MEMORY_UTILIZATION = 0.92
+# What the bundled engine appends to the vLLM version it reports (engine/api/server.py).
+BUNDLED_VERSION_MARK = "+servops"
+
+
+def _from(version: Version | None, first: Version) -> bool:
+    """Whether `version` follows the branch that starts at `first`; an unknown version is the newest."""
+    return version is None or version >= first
+
+
+def _large(usable_gib: float | None, threshold: float) -> bool:
+    return usable_gib is not None and usable_gib >= threshold
+
+
+def is_a100(gpu_name: str | None) -> bool:
+    """vLLM's A100 test in arg_utils.py: `"a100" in device_name.lower()` (PR #17885: larger
+    batches cut A100 throughput)."""
+    return "a100" in (gpu_name or "").lower()
+
+
+def max_num_seqs(
+    version: Version | None,
+    device: Device = "cuda",
+    usable_gib: float | None = None,
+    gpu_name: str | None = None,
+    world_size: int = 1,
+) -> int:
+    """`--max-num-seqs` left out (vllm/engine/arg_utils.py, OpenAI API server; docs/reference.md §4.3).
+
+    cuda: 0.8.0-0.8.4: 1024 on every GPU; 0.8.5: 1024 on >= 70 GiB, else 256; 0.9.0-0.27: 1024 on
+    >= 70 GiB except A100, else 256; 0.28-0.33: also 1024 on >= 160 GiB. cpu: 128 x world_size (read
+    from 0.32; applied to every version). bundled: 256 (engine/core/config.py), whatever its budget.
+    """
+    if device == "bundled":
+        return BUNDLED_MAX_NUM_SEQS
+    if device == "cpu":
+        return CPU_API_SERVER_MAX_NUM_SEQS * max(1, world_size)
+    if not _from(version, MEMORY_TIER_FROM):
+        return LARGE_MAX_NUM_SEQS
+    if not _large(usable_gib, LARGE_GPU_GIB):
+        return BASE_MAX_NUM_SEQS
+    if _from(version, LARGE_GPU_TIER_FROM) and _large(usable_gib, HUGE_GPU_GIB):
+        return LARGE_MAX_NUM_SEQS
+    if _from(version, A100_EXCLUDED_FROM) and is_a100(gpu_name):
+        return BASE_MAX_NUM_SEQS
+    return LARGE_MAX_NUM_SEQS
+
+
+def max_num_batched_tokens(
+    version: Version | None,
+    device: Device = "cuda",
+    usable_gib: float | None = None,
+    gpu_name: str | None = None,
+    world_size: int = 1,
+    *,
+    chunked_prefill: bool = True,
+    max_model_len: int | None = None,
+) -> int:
+    """`--max-num-batched-tokens` left out (vllm/engine/arg_utils.py, OpenAI API server; §4.3).
+
+    cuda: 2048; 8192 on >= 70 GiB (A100 excluded from 0.9); 16384 on >= 160 GiB from 0.28 (0.8.0
+    looked for h100/h200 in the name instead: not modelled). cpu: 2048 x world_size (read from 0.32).
+    bundled: 2048 with chunked prefill, else max(max_model_len, 2048) (engine/core/config.py,
+    resolve_max_model_len); chunked_prefill and max_model_len matter only there.
+    """
+    if device == "bundled":
+        if chunked_prefill or max_model_len is None:
+            return BUNDLED_CHUNKED_BUDGET
+        return max(max_model_len, BUNDLED_CHUNKED_BUDGET)
+    if device == "cpu":
+        return CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * max(1, world_size)
+    if _from(version, LARGE_GPU_TIER_FROM) and _large(usable_gib, HUGE_GPU_GIB):
+        return HUGE_MAX_NUM_BATCHED_TOKENS
+    if _large(usable_gib, LARGE_GPU_GIB) and not (_from(version, A100_EXCLUDED_FROM) and is_a100(gpu_name)):
+        return LARGE_MAX_NUM_BATCHED_TOKENS
+    return BASE_MAX_NUM_BATCHED_TOKENS
+
+
+def block_size(device: Device = "cuda", gpu_arch: str | None = None, is_mla: bool = False) -> int:
+    """`--block-size` left out. cuda: 16 (vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE), 64 for
+    MLA on Hopper/Blackwell (FlashMLA); other backends' overrides are not modelled. cpu: 128
+    (vllm/platforms/cpu.py, read from 0.32). bundled: 16 (engine/core/config.py)."""
+    if device == "bundled":
+        return BUNDLED_BLOCK_SIZE
+    if device == "cpu":
+        return CPU_DEFAULT_BLOCK_SIZE
+    return FLASHMLA_BLOCK_SIZE if is_mla and gpu_arch in {"hopper", "blackwell"} else CUDA_BLOCK_SIZE
+
+
+def gpu_memory_utilization(version: Version | None, device: Device = "cuda") -> float:
+    """`--gpu-memory-utilization` left out (vllm/config/cache.py): 0.9 up to 0.19, 0.92 from 0.20,
+    which started counting CUDA-graph memory. An unknown version reads as 0.90, the default of most
+    releases triage reads (0.8-0.19). bundled: 0.92 (engine/core/config.py)."""
+    if device == "bundled":
+        return BUNDLED_GPU_MEMORY_UTILIZATION
+    if version is not None and version >= UTILIZATION_0_92_FROM:
+        return GPU_MEMORY_UTILIZATION
+    return GPU_MEMORY_UTILIZATION_BEFORE_0_20
+
+
+def cpu_batch_defaults(world_size: int = 1) -> dict[str, int]:
+    """vLLM's CPU API-server defaults for one engine of `world_size` ranks (TP x PP): the batch caps scale
+    with the ranks (vllm/engine/arg_utils.py get_batch_defaults, 0.32), the block size does not."""
+    return {
+        "max_num_seqs": max_num_seqs(None, "cpu", world_size=world_size),
+        "max_num_batched_tokens": max_num_batched_tokens(None, "cpu", world_size=world_size),
+        "block_size": block_size("cpu"),
+    }
