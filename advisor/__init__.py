@@ -1,11 +1,17 @@
-"""The operations agent: everything that looks at a server from the outside and advises.
+"""The servops application: everything that looks at a vLLM-style server from the outside and advises.
 
-advisor owns the GPU and model catalogs, the memory math that sizes a vLLM deployment,
-launch-config planning, the collectors that read a live server (its /metrics text, a
-Prometheus server's HTTP API, its log files), triage orchestration, scheduled runs and
-the `servops` CLI. It talks to engines over HTTP and logs exactly as it would to vLLM,
-never through engine internals; advisor/cli.py is the one place that wires rules,
-loadtest and reports together.
+It talks to engines over HTTP and their logs exactly as it would to vLLM, never through engine
+internals, and is cut into layers that each answer one question; imports run only downwards
+(docs/design.md, held by tests/unit/advisor/test_layers.py):
+
+    cli        what did the user ask, and which files are read and written?
+    tune       does the change the model picks help once it is measured?
+    triage     what is wrong with this server, and what would each proposed change do?
+    advise     what should I launch?        | perf     how fast would it run under other flags?
+    memory     does it fit in memory?       | servers  how is an engine started and stopped?
+    collect    what does the server say (metrics, Prometheus, logs, the launch command)?
+    catalog    what is fixed and published (GPUs, models, vLLM's defaults per version)?
+    base       errors, redaction, units (the modules at this package's root)
 """
 
 __version__ = "0.1.0"

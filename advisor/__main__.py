@@ -1,5 +1,5 @@
 import sys
 
-from advisor.cli import main
+from advisor.cli.main import main
 
 sys.exit(main())

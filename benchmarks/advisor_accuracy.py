@@ -15,11 +15,11 @@ import json
 import sys
 import timeit
 
-from advisor.hardware import resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory, max_len_for_kv_bytes
-from advisor.memory_terms import GIB, activation_gib, weights_gib_per_gpu
-from advisor.modelspec import resolve_model
-from advisor.versions import parse_version
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.catalog.vllm_versions import parse_version
+from advisor.memory.budget import LaunchConfig, estimate_memory, max_len_for_kv_bytes
+from advisor.memory.terms import GIB, activation_gib, weights_gib_per_gpu
 
 H100 = resolve_gpu("H100-SXM-80GB")
 

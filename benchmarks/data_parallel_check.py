@@ -30,11 +30,11 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from advisor.cli.result_files import load_result
 from advisor.errors import UserError
 from advisor.perf.forecast import figure
 from advisor.perf.measured import measured_ramp
-from advisor.perf.whatif import Forecaster
-from advisor.report_files import load_result
+from benchmarks.fitting import fitted
 from benchmarks.two_engines import behind_one_front
 
 FIGURES = ("output_tokens_per_s", "ttft_p50", "itl_p50")
@@ -48,7 +48,7 @@ def compare(one: dict, many: dict, engines: int, server_args: str = "--enforce-e
     read-back rows per engine level."""
     measured = {s.offered: s for s in measured_ramp(many, "the N-engine ramp").usable_steps}
     stated = {s.offered: s for s in measured_ramp(behind_one_front(one, engines), "stated").usable_steps}
-    alone = Forecaster(one, "the one-engine ramp", server_args, engine=ENGINE)
+    alone = fitted(one, "the one-engine ramp", server_args, engine=ENGINE)
     replay = {s.offered: s for s in alone.baseline.steps}
     rows = []
     for level, step in sorted(measured.items()):
@@ -64,7 +64,7 @@ def compare(one: dict, many: dict, engines: int, server_args: str = "--enforce-e
             if kind in row:
                 row[f"measured/{kind}"] = ratios(row["measured"], row[kind])
         rows.append(row)
-    shared = Forecaster(many, "the N-engine ramp", f"{server_args} --data-parallel-size {engines}", engine=ENGINE)
+    shared = fitted(many, "the N-engine ramp", f"{server_args} --data-parallel-size {engines}", engine=ENGINE)
     lone = {s.offered: s for s in measured_ramp(one, "the one-engine ramp").usable_steps}
     back = []
     for step in shared.baseline.steps:

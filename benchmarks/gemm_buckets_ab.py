@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from advisor.cli_types import positive_int
+from advisor.cli.options import positive_int
 
 SIDES = ("exact", "buckets")
 PROMPT_RANGE = (300, 720)

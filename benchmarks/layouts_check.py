@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.cli.result_files import load_result
 from advisor.errors import UserError
 from advisor.perf.measured import measured_ramp
-from advisor.perf.whatif import Forecaster
-from advisor.report_files import load_result
 from benchmarks.data_parallel_check import ENGINE, figures_of, finish, ratios
+from benchmarks.fitting import fitted
 
 
 def compare(layouts: list[tuple[str, dict, str]]) -> dict:
@@ -33,7 +33,7 @@ def compare(layouts: list[tuple[str, dict, str]]) -> dict:
     out: dict = {"baseline": base_label, "layouts": {}}
     for label, document, server_args in layouts:
         steps = {s.offered: s for s in measured_ramp(document, label).usable_steps}
-        fit = Forecaster(document, label, server_args, engine=ENGINE).calibration
+        fit = fitted(document, label, server_args, engine=ENGINE).calibration
         rows = []
         for level, step in sorted(steps.items()):
             row = {"streams": level, **figures_of(step)}

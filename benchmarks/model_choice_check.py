@@ -45,10 +45,10 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from advisor.cli import main as servops
+from advisor.cli.main import main as servops
 from advisor.collect.server_args import parse_command
-from advisor.triage_forecast import with_change
-from advisor.vllm_launch import vllm_unavailable_reason
+from advisor.servers.vllm import vllm_unavailable_reason
+from advisor.triage.forecast import with_change
 from benchmarks.predict_accuracy import add_recorded_option, base_flags, measure, recall
 from loadtest.workload import WorkloadSpec
 

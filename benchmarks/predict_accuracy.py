@@ -37,13 +37,15 @@ import sys
 import time
 from pathlib import Path
 
-from advisor.cli_types import prompt_lengths
-from advisor.demo import default_base_flags, start_command
-from advisor.launch import EngineProcess
+from advisor.cli.options import prompt_lengths
+from advisor.collect.server_args import parse_command
 from advisor.perf.forecast import figure
-from advisor.perf.whatif import what_if
-from advisor.tune_forecast import kv_tokens_from_log
-from advisor.vllm_launch import vllm_unavailable_reason
+from advisor.perf.measured import measured_ramp
+from advisor.perf.ranking import kv_tokens_from_log
+from advisor.perf.whatif import ServerContext, what_if
+from advisor.servers.process import EngineProcess
+from advisor.servers.vllm import vllm_unavailable_reason
+from advisor.tune.engines import default_base_flags, start_command
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.workload import LengthSpec, WorkloadSpec
 
@@ -204,13 +206,10 @@ def run_engine(
         calib = calibrations[workload_name][0]
         started = time.monotonic()
         ramp = calib["ramp"] if prefill_probe else {**calib["ramp"], "prefill_probe": None}
-        prediction = what_if(
-            ramp,
-            f"calib-{workload_name}",
-            calib["command"].render(),
-            [change],
-            kv_cache_tokens=calib["kv_tokens"],
-        )
+        command = parse_command(calib["command"].render(), flag="--server-args")
+        source = f"calib-{workload_name}"
+        server = ServerContext(command=command, kv_cache_tokens=calib["kv_tokens"])
+        prediction = what_if(measured_ramp(ramp, source), source, server, [change])
         predict_s = time.monotonic() - started
         (out / f"prediction-{name.replace(' ', '-')}.json").write_text(prediction.model_dump_json(indent=1))
         rows.append(compare(name, prediction, [t["ramp"] for t in targets[name]], predict_s))

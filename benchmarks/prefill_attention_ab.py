@@ -20,7 +20,7 @@ import json
 import random
 import time
 
-from advisor.cli_types import positive_int
+from advisor.cli.options import positive_int
 
 WORDS = "alpha beta gamma delta river mountain paper light window garden music silver quiet table orange number"
 

@@ -21,14 +21,15 @@ import statistics
 import sys
 from pathlib import Path
 
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
 from advisor.collect.server_args import parse_command
 from advisor.errors import UserError
-from advisor.hardware import resolve_gpu
-from advisor.modelspec import resolve_model
 from advisor.perf.forecast import figure
 from advisor.perf.limits import engine_kind
+from advisor.perf.measured import measured_ramp
 from advisor.perf.prior import roofline_cost
-from advisor.perf.whatif import Forecaster
+from advisor.perf.whatif import Forecaster, ServerContext
 
 FIGURES = ("ttft_p50", "itl_p50", "output_tokens_per_s")
 
@@ -40,8 +41,9 @@ def compare(document: dict, source: str, server_args: str, model: str, gpu: str)
     prior = roofline_cost(spec, card, engine=engine)
     if prior is None:
         raise UserError(f"--gpu {gpu}: the catalog has no bandwidth or bf16 FLOPs for {card.name}; pick another GPU")
-    with_prior = Forecaster(document, source, server_args, cost=prior)
-    fitted = Forecaster(document, source, server_args)
+    ramp, server = measured_ramp(document, source), ServerContext(command=parse_command(server_args))
+    with_prior = Forecaster(ramp, source, server).fit(cost=prior)
+    fitted = Forecaster(ramp, source, server).fit()
     steps = []
     for measured, from_prior, from_fit in zip(
         with_prior.ramp.steps, with_prior.baseline.steps, fitted.baseline.steps, strict=True

@@ -45,7 +45,7 @@ class Shape(BaseModel):
     tie_word_embeddings: bool
 
 
-# Each shape: its entry in the model catalog (advisor/model_catalog.py, which holds the
+# Each shape: its entry in the model catalog (advisor/catalog/model_configs.py, which holds the
 # config.json figures of HuggingFaceTB/SmolLM2-135M-Instruct and meta-llama/Llama-3.1-8B-Instruct)
 # and its RoPE base, which the catalog does not keep (memory and timing do not depend on it).
 SHAPES = {"smollm2-135m": ("SmolLM2-135M", 100000.0), "llama-3.1-8b": ("Llama-3.1-8B", 500000.0)}
@@ -53,7 +53,7 @@ SHAPES = {"smollm2-135m": ("SmolLM2-135M", 100000.0), "llama-3.1-8b": ("Llama-3.
 
 def shape_of(name: str) -> Shape:
     """The named shape, read from the model catalog."""
-    from advisor.modelspec import resolve_model
+    from advisor.catalog.models import resolve_model
 
     catalog_name, rope_theta = SHAPES[name]
     spec = resolve_model(catalog_name)

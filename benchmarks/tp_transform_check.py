@@ -20,12 +20,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from advisor.hardware import resolve_gpu
-from advisor.memory import LaunchConfig
-from advisor.modelspec import resolve_model
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.kv_change import Deployment
 from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.parallel import cost_at_layout, parallel_terms
-from advisor.predict import Deployment
 
 FIGURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "published" / "vllm_issue_16300_tp_latency.json"
 

@@ -3,11 +3,11 @@
     .venv/bin/python -m benchmarks.two_engines RAMP.json OUT.json [--engines 2]
 
 Why: the layout choice for a `--data-parallel-size` server (OP-5.4/OP-5.5 merging replicas at their
-bandwidth floor, advisor/layout_choice.py) calibrates on a ramp of the whole server. This writes what
+bandwidth floor, advisor/triage/layouts.py) calibrates on a ramp of the whole server. This writes what
 such a ramp would show if each engine behaved as the recorded one: every level's streams and every
 total (throughput, request counts, the gauges vLLM sums over its engines) times N, latencies and KV
 usage as measured. It is the inverse of `advisor.perf.measured.one_replica`, so the model must fit it
-to the one-engine cost (tests/unit/perf/test_layout_choice.py). Stated, not measured: a real pair of
+to the one-engine cost (tests/unit/advisor/triage/test_layout_choice.py). Stated, not measured: a real pair of
 vLLM engines on one host made 0.75-0.88 of it (benchmarks/data_parallel_check.py).
 """
 
@@ -18,9 +18,9 @@ import copy
 import json
 from pathlib import Path
 
+from advisor.cli.result_files import load_result
 from advisor.errors import UserError
 from advisor.perf.measured import ENGINE_COUNTS, ENGINE_TOTALS, SERVER_TOTALS
-from advisor.report_files import load_result
 
 
 def behind_one_front(document: dict, engines: int = 2) -> dict:

@@ -4,7 +4,7 @@ Why one model: `servops ramp`'s flags, the runner and the plan the load processe
 to restate the defaults, and they disagreed (a 10 s cool-down in two places, 5 s in the third).
 Now each default and each bound is a field here, with the text `--help` shows:
 
-- `servops ramp` (advisor/commands/ramp.py) takes its argparse defaults and help texts from
+- `servops ramp` (advisor/cli/commands/ramp.py) takes its argparse defaults and help texts from
   these fields and hands the flags to `RampConfig`, whose constraints refuse a bad value (the
   CLI turns the ValidationError into one line naming the flag);
 - `RampPlan` (plan.py) inherits the schedule part (`RampSchedule`), so the plan's defaults are

@@ -161,7 +161,7 @@ class MemoryFacts(BaseModel):
     non_torch_gib: float | None = None
     cudagraph_gib: float | None = None
     available_kv_gib: float | None = None
-    kv_bytes_per_token: float | None = None  # per GPU (this rank's layers and KV heads), as advisor.memory
+    kv_bytes_per_token: float | None = None  # per GPU (this rank's layers and KV heads), as advisor.memory.budget
     kv_cache_tokens: int | None = None
     num_blocks: int | None = None
     block_size: int | None = None

@@ -2,9 +2,9 @@
 
 Three blocks in docs/ are generated, never edited by hand: the rule catalog in docs/rules.md
 (`servops rules list --markdown`), every rule's page in docs/rule-pages.md (`servops rules list
---pages`) and the `servops ramp` options in docs/loadtest.md (`python -m advisor.commands.ramp`).
+--pages`) and the `servops ramp` options in docs/loadtest.md (`python -m advisor.cli.commands.ramp`).
 Tests fail when any is stale (tests/unit/rules/test_rules_command.py,
-tests/unit/reliability/test_ramp_options.py). Why a
+tests/unit/advisor/cli/test_ramp_options.py). Why a
 script: the fix used to be pasting a command's output between two marker lines by hand, a step
 every recipe in docs/contributing.md needs and the one most easily done wrong.
 
@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def blocks() -> list[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]]]:
     """(doc path under the repository, the generated block's pattern, its replacement from the code)."""
-    from advisor.commands.ramp import options_markdown
-    from advisor.commands.rules import (
+    from advisor.cli.commands.ramp import options_markdown
+    from advisor.cli.commands.rules import (
         MARKDOWN_BEGIN,
         MARKDOWN_END,
         PAGES_BEGIN,

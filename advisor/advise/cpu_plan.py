@@ -15,11 +15,13 @@ import shlex
 
 from pydantic import BaseModel
 
-from advisor.memory import LaunchConfig
-from advisor.modelspec import ModelSpec
-from advisor.plan import Recommendation, Workload
-from advisor.versions import parse_version
-from advisor.vllm_cpu import (
+from advisor.advise.plan import Recommendation
+from advisor.advise.search import Workload
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import parse_version
+from advisor.collect.kv_space import CPU_KV_SPACE_ENV
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.cpu_backend import (
     CPU_KV_SPACE_UNIT_BYTES,
     MODELLED_VLLM,
     NULL_BLOCKS,
@@ -27,7 +29,6 @@ from advisor.vllm_cpu import (
     CpuKvSpace,
     size_cpu_kv,
 )
-from advisor.vllm_launch import CPU_KV_SPACE_ENV
 
 # LaunchConfig field → vllm serve flag, for flags passed through as the user pinned them.
 PASSED_THROUGH = {

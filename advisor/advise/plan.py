@@ -13,48 +13,26 @@
 Every flag comes with its reason; what the user pinned is kept and only warned about.
 The search through the steps is in plan_search.py; this module holds the plan, `recommend`,
 and the reason for each flag and the warnings. Pure: memory figures come from
-`advisor.memory.estimate_memory`.
+`advisor.memory.budget.estimate_memory`.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from advisor.hardware import GpuSpec, Interconnect
-from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
-from advisor.modelspec import ModelSpec
-from advisor.plan_search import (
+from advisor.advise.search import (
     HIGH_PREFIX_REUSE,
     NVLINK_DOMAIN_GPUS,
     WEIGHTS_SHARE_WARNING,
+    Workload,
     choose,
     envelope,
     gpus_needed,
 )
-from advisor.versions import parse_version
-
-
-class Workload(BaseModel):
-    """What the deployment must serve; every field optional."""
-
-    p95_input_tokens: int | None = Field(None, ge=1)
-    p95_output_tokens: int | None = Field(None, ge=1)
-    prefix_reuse: float | None = Field(None, ge=0, le=1)
-    target_concurrency: int | None = Field(None, ge=1)
-
-    @property
-    def p95_total_tokens(self) -> int | None:
-        if self.p95_input_tokens is None and self.p95_output_tokens is None:
-            return None
-        return (self.p95_input_tokens or 0) + (self.p95_output_tokens or 0)
-
-    def kv_tokens_needed(self) -> int | None:
-        """KV tokens for target_concurrency requests of p95 length, a reused prefix stored once."""
-        length = self.p95_total_tokens
-        if length is None or self.target_concurrency is None:
-            return None
-        shared = int((self.p95_input_tokens or 0) * (self.prefix_reuse or 0.0))
-        return self.target_concurrency * (length - shared) + shared
+from advisor.catalog.gpus import GpuSpec, Interconnect
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import parse_version
+from advisor.memory.budget import LaunchConfig, MemoryBreakdown, estimate_memory
 
 
 class Recommendation(BaseModel):

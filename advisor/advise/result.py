@@ -12,12 +12,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor import __version__
-from advisor.hardware import GpuSpec
-from advisor.memory import LaunchConfig, MemoryBreakdown
-from advisor.modelspec import ModelSpec
-from advisor.plan import Plan, Recommendation
-from advisor.vllm_cpu import CpuKvSizing, CpuKvSpace
-from advisor.vllm_cpu_plan import CpuPlan
+from advisor.advise.cpu_plan import CpuPlan
+from advisor.advise.plan import Plan, Recommendation
+from advisor.catalog.gpus import GpuSpec
+from advisor.catalog.models import ModelSpec
+from advisor.memory.budget import LaunchConfig, MemoryBreakdown
+from advisor.memory.cpu_backend import CpuKvSizing, CpuKvSpace
 
 
 class AdviseResult(BaseModel):

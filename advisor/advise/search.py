@@ -6,22 +6,44 @@ where the GPU has it, TP/PP by interconnect) and takes the first that starts and
 workload; `envelope` sets the memory and batch limits around it and pins prefix caching on when
 reuse is high; `gpus_needed` says how many GPUs a launch that fits nowhere would take. The
 thresholds they apply are here; plan.py quotes them in its reasons. Pure: memory figures come
-from `advisor.memory.estimate_memory`.
+from `advisor.memory.budget.estimate_memory`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
-from advisor.modelspec import ModelSpec
-from advisor.versions import default_max_num_batched_tokens, default_max_num_seqs, parse_version
-from rules.catalog.common import NVLINK_DOMAIN_GPUS, tp_divides_heads
+from pydantic import BaseModel, Field
 
-if TYPE_CHECKING:  # plan.py imports this module; the workload is only an annotation here
-    from advisor.plan import Workload
+from advisor.catalog.models import ModelSpec, valid_tp
+from advisor.catalog.vllm_versions import default_max_num_batched_tokens, default_max_num_seqs, parse_version
+from advisor.memory.budget import LaunchConfig, MemoryBreakdown, estimate_memory
+from rules.catalog.common import NVLINK_DOMAIN_GPUS
+
+
+class Workload(BaseModel):
+    """What the deployment must serve; every field optional."""
+
+    p95_input_tokens: int | None = Field(None, ge=1)
+    p95_output_tokens: int | None = Field(None, ge=1)
+    prefix_reuse: float | None = Field(None, ge=0, le=1)
+    target_concurrency: int | None = Field(None, ge=1)
+
+    @property
+    def p95_total_tokens(self) -> int | None:
+        if self.p95_input_tokens is None and self.p95_output_tokens is None:
+            return None
+        return (self.p95_input_tokens or 0) + (self.p95_output_tokens or 0)
+
+    def kv_tokens_needed(self) -> int | None:
+        """KV tokens for target_concurrency requests of p95 length, a reused prefix stored once."""
+        length = self.p95_total_tokens
+        if length is None or self.target_concurrency is None:
+            return None
+        shared = int((self.p95_input_tokens or 0) * (self.prefix_reuse or 0.0))
+        return self.target_concurrency * (length - shared) + shared
+
 
 WEIGHTS_SHARE_WARNING = 0.75  # playbook: weights > 75 % of VRAM → expect low concurrency
 HIGH_PREFIX_REUSE = 0.3  # llm-d runbook: hit rate < 30 % is the "check cacheability" line
@@ -117,10 +139,6 @@ def _layouts(model, gpus, interconnect, given, pinned) -> list[tuple[int, int]]:
     # TP beyond one NVLink board (8 GPUs) would all-reduce across nodes: PP goes there instead.
     options.sort(key=lambda o: (o[0] * o[1], o[0] > NVLINK_DOMAIN_GPUS, o[0] if prefer_pp else o[1]))
     return options or [(given.tensor_parallel_size, given.pipeline_parallel_size)]
-
-
-def valid_tp(model: ModelSpec, tp: int) -> bool:
-    return tp_divides_heads(model.num_attention_heads, model.num_key_value_heads, tp, mla=model.attention == "mla")
 
 
 def _has_lighter_option(model, gpu, candidate: LaunchConfig, pinned) -> bool:

@@ -7,8 +7,8 @@ triage: what a reader sees in a terminal changes on its own schedule, the JSON k
 
 from __future__ import annotations
 
-from advisor.advise_result import AdviseResult
-from advisor.vllm_cpu import CpuKvSizing
+from advisor.advise.result import AdviseResult
+from advisor.memory.cpu_backend import CpuKvSizing
 
 
 def render_text(result: AdviseResult) -> str:

@@ -272,10 +272,5 @@ def gpu_from_memory(
     )
 
 
-def is_a100(gpu: GpuSpec) -> bool:
-    """vLLM's default-batch rules exclude A100 from the ≥70 GiB tier (docs/reference.md §4.3)."""
-    return gpu.name.upper().startswith("A100")
-
-
 def _normalise(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())

@@ -1,6 +1,6 @@
 """Built-in model catalog: trimmed copies of each model's HF config.json.
 
-Why configs and not hand-typed totals: `advisor.modelspec` parses these exactly as it parses
+Why configs and not hand-typed totals: `advisor.catalog.models` parses these exactly as it parses
 a downloaded config.json, and computes parameter counts from the shapes, so a catalog entry
 cannot disagree with the real checkpoint's shape. Fields kept are the ones memory math and
 the parameter counter read. Source of every entry: the HF config.json of the repo named

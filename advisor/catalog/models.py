@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from advisor.catalog.model_configs import MODEL_CATALOG
 from advisor.errors import UserError
-from advisor.model_catalog import MODEL_CATALOG
+from rules.catalog.common import tp_divides_heads
 
 
 class ModelSpec(BaseModel):
@@ -294,3 +295,9 @@ def active_params(model: ModelSpec) -> float:
     expert = 3 * model.hidden_size * model.intermediate_size * model.num_hidden_layers
     inactive = expert * (model.num_experts - model.num_experts_per_tok)
     return float(max(model.param_count - inactive, model.param_count * 0.05))
+
+
+def valid_tp(model: ModelSpec, tp: int) -> bool:
+    """Whether vLLM accepts this tensor-parallel size for the model: TP must divide the attention heads
+    (and the KV heads, or be divisible by them when KV heads are replicated); MLA keeps one latent KV."""
+    return tp_divides_heads(model.num_attention_heads, model.num_key_value_heads, tp, mla=model.attention == "mla")

@@ -11,7 +11,7 @@ between 0.8.x (two spaces before "Try") and 0.22 (one) the spacing changed; we s
 
 from __future__ import annotations
 
-from advisor.versions import FREE_MEMORY_CHECK_FROM, Version, format_gib
+from advisor.catalog.vllm_versions import FREE_MEMORY_CHECK_FROM, Version, format_gib
 
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 

@@ -9,31 +9,29 @@ from __future__ import annotations
 
 import re
 
+from advisor.catalog.gpus import GpuSpec
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec, is_a100
+from rules import vllm_defaults
+from rules.vllm_defaults import CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS as CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS
+from rules.vllm_defaults import CPU_API_SERVER_MAX_NUM_SEQS as CPU_API_SERVER_MAX_NUM_SEQS
+from rules.vllm_defaults import CPU_DEFAULT_BLOCK_SIZE as CPU_DEFAULT_BLOCK_SIZE
+from rules.vllm_defaults import CPU_DEFAULTS_FROM as CPU_DEFAULTS_FROM
+from rules.vllm_defaults import LARGE_GPU_TIER_FROM as LARGE_GPU_TIER_FROM
+from rules.vllm_defaults import cpu_batch_defaults as cpu_batch_defaults
 
 Version = tuple[int, int, int]
 
 NEWEST_VLLM = "0.33"
 OLDEST_VLLM = "0.8"
 
-# The first version whose behaviour each branch follows (docs/reference.md §4, §2.6).
-CUDAGRAPH_PROFILED_FROM: Version = (0, 20, 0)  # graphs estimated and subtracted; util 0.92
+# The first version whose behaviour each branch follows (docs/reference.md §4, §2.6). vLLM's defaults
+# for flags left out (batch caps, block size, memory share, the CPU backend's and the bundled engine's)
+# are one table in rules/vllm_defaults.py, which the functions below read; the CPU-backend constants and
+# cpu_batch_defaults are re-exported from there for their callers.
+CUDAGRAPH_PROFILED_FROM: Version = vllm_defaults.UTILIZATION_0_92_FROM  # graphs estimated and subtracted; util 0.92
 LOW_ACTIVATION_FROM: Version = (0, 19, 0)  # first version with the lower measured peaks
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)  # "Free memory on device ..." startup check
 TOKENS_AS_CONCURRENCY_FROM: Version = (0, 21, 0)  # logged tokens = concurrency x max_model_len
-LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # >=160 GiB tier for batch defaults
-CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the CPU backend's own defaults below, as read in vLLM 0.32.0
-
-# vLLM's CPU backend (device_config=cpu), read from vLLM 0.32.0. engine/arg_utils.py,
-# EngineArgs.get_batch_defaults, "cpu specific default values": the OpenAI server's defaults
-# are these, times world_size (TP x PP). They never appear in the log's `non-default args`, so
-# triage must know them to read back what a CPU server really runs with.
-CPU_API_SERVER_MAX_NUM_SEQS = 128
-CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS = 2048
-# platforms/cpu.py, CpuPlatform.check_and_update_config: a block size the user did not set
-# becomes 128 on the CPU backend (MLA gets 16 or, with AMX, keeps 128; DeepSeek-V4 256).
-CPU_DEFAULT_BLOCK_SIZE = 128
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\w+-]*)")
 
@@ -65,60 +63,39 @@ def parse_bounds() -> tuple[Version, Version]:
 
 
 def default_gpu_memory_utilization(version: Version) -> float:
-    """0.9 up to 0.19, 0.92 from 0.20 (which started counting CUDA-graph memory)."""
-    return 0.92 if version >= CUDAGRAPH_PROFILED_FROM else 0.9
+    """0.9 up to 0.19, 0.92 from 0.20 (which started counting CUDA-graph memory): rules/vllm_defaults.py."""
+    return vllm_defaults.gpu_memory_utilization(version)
+
+
+def _device(gpu: GpuSpec) -> vllm_defaults.Device:
+    """A GpuSpec's kind in the defaults table: arch "cpu" is the bundled engine's CPU "device" budget
+    (advisor/catalog/gpus.py gpu_from_memory); every other spec is a GPU under vLLM's CUDA API server."""
+    return "bundled" if gpu.arch == "cpu" else "cuda"
 
 
 def default_max_num_seqs(version: Version, gpu: GpuSpec) -> int:
-    """API-server default by device memory (docs/reference.md §4.3, `arg_utils.py`)."""
-    memory_gib = gpu.usable_gib
-    if gpu.arch == "cpu":
-        return 256  # the bundled engine's default (engine/core/config.py), whatever its budget
-    if version < (0, 8, 5):
-        return 1024
-    if version < (0, 9, 0):
-        return 1024 if memory_gib >= 70 else 256
-    if version >= LARGE_GPU_TIER_FROM and memory_gib >= 160:
-        return 1024
-    return 1024 if memory_gib >= 70 and not is_a100(gpu) else 256
+    """API-server default by version and device memory (rules/vllm_defaults.py, docs/reference.md §4.3)."""
+    return vllm_defaults.max_num_seqs(version, _device(gpu), gpu.usable_gib, gpu.name)
 
 
 def default_max_num_batched_tokens(version: Version, gpu: GpuSpec) -> int:
-    """API-server default: 2048; 8192 on ≥70 GiB (non-A100 from 0.9); 16384 on ≥160 GiB (0.28+)."""
-    memory_gib = gpu.usable_gib
-    if gpu.arch == "cpu":
-        return 2048  # the bundled engine's default with chunked prefill
-    if version >= LARGE_GPU_TIER_FROM and memory_gib >= 160:
-        return 16384
-    if memory_gib >= 70 and (version < (0, 9, 0) or not is_a100(gpu)):
-        return 8192
-    return 2048
+    """API-server default: 2048; 8192 on ≥70 GiB (non-A100 from 0.9); 16384 on ≥160 GiB (0.28+); the bundled
+    engine's 2048 with chunked prefill (rules/vllm_defaults.py)."""
+    return vllm_defaults.max_num_batched_tokens(version, _device(gpu), gpu.usable_gib, gpu.name)
 
 
 def vllm_cpu_defaults(version: Version, world_size: int = 1) -> dict[str, int] | None:
     """What vLLM's API server runs with on its CPU backend when the flags are left out:
     {max_num_seqs, max_num_batched_tokens, block_size}. None before CPU_DEFAULTS_FROM: older
-    releases were not read, so nothing is assumed for them."""
+    releases were not read, so the collector assumes nothing for them."""
     if version < CPU_DEFAULTS_FROM:
         return None
     return cpu_batch_defaults(world_size)
 
 
-def cpu_batch_defaults(world_size: int = 1) -> dict[str, int]:
-    """vLLM's CPU API-server defaults for one engine of `world_size` ranks (TP x PP): the batch caps scale
-    with the ranks (vllm/engine/arg_utils.py get_batch_defaults), the block size does not. The one table
-    behind both the collector's view of a server (vllm_cpu_defaults) and the model's (perf.limits_for)."""
-    size = max(1, world_size)
-    return {
-        "max_num_seqs": CPU_API_SERVER_MAX_NUM_SEQS * size,
-        "max_num_batched_tokens": CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS * size,
-        "block_size": CPU_DEFAULT_BLOCK_SIZE,
-    }
-
-
 def default_block_size(is_mla: bool, gpu: GpuSpec) -> int:
-    """16 on CUDA; MLA on Hopper/Blackwell gets FlashMLA's 64 (docs/reference.md §4.3)."""
-    return 64 if is_mla and gpu.arch in {"hopper", "blackwell"} else 16
+    """16 on CUDA and on the bundled engine; MLA on Hopper/Blackwell gets FlashMLA's 64 (rules/vllm_defaults.py)."""
+    return vllm_defaults.block_size(_device(gpu), gpu.arch, is_mla)
 
 
 def format_gib(value: float, version: Version) -> str:

@@ -1,6 +1,6 @@
 """The `servops` command line: the one place that wires advisor, rules, loadtest and reports.
 
-Each subcommand lives in its own module under `advisor/commands/` and exposes
+Each subcommand lives in its own module under `advisor/cli/commands/` and exposes
 `register(subparsers) -> argparse.ArgumentParser` and `run(args) -> int`. Keeping them
 apart lets each grow (and be tested) without touching the others; this file only lists
 them, sets up logging and applies the one error style: a user error is one line on
@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from advisor import __version__
-from advisor.cli_types import bind_command_line_values, harden_numeric_options
+from advisor.cli.options import bind_command_line_values, harden_numeric_options
 from advisor.errors import EXIT_USAGE, is_user_facing
 from advisor.redact import redact
 
@@ -72,10 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _load_command(name: str):
-    spec = importlib.util.find_spec(f"advisor.commands.{name}")
+    spec = importlib.util.find_spec(f"advisor.cli.commands.{name}")
     if spec is None:  # a command whose issue has not landed yet
         return None
-    return importlib.import_module(f"advisor.commands.{name}")
+    return importlib.import_module(f"advisor.cli.commands.{name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

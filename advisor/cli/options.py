@@ -9,7 +9,7 @@ the flag, the value and what to pass instead, with exit code 2:
     servops ramp: error: argument --step-seconds: 'nan' is not a finite number; pass a number > 0, e.g. 30
 
 Every command declares its numbers with these types (`type=positive_float`, …).
-`harden_numeric_options` is the net under them: `advisor.cli` runs it over the whole parser,
+`harden_numeric_options` is the net under them: `advisor.cli.main` runs it over the whole parser,
 so an option still declared `type=float` refuses NaN and ±Inf too.
 """
 

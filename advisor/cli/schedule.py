@@ -24,10 +24,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from advisor.cli.triage_io import triage_with_files
 from advisor.errors import UserError, is_user_facing
 from advisor.redact import redact
-from advisor.run_diff import FindingState, RunDiff, diff_runs, finding_states
-from advisor.triage import TriageRequest, TriageResult, run_triage
+from advisor.triage.result import TriageRequest, TriageResult
+from advisor.triage.run_diff import FindingState, RunDiff, diff_runs, finding_states
 
 HISTORY_FILE = "history.jsonl"
 LATEST_FILE = "latest.json"
@@ -80,7 +81,7 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     if request.ramp is None:  # each run's window, kept so the predictions it made can be run again
         request = request.model_copy(update={"save_window": str(out_dir / f"{WINDOW_PREFIX}{stamp}.json")})
     try:
-        result = run_triage(request)
+        result = triage_with_files(request)
     except Exception as exc:
         entry = HistoryEntry(created_at=now.isoformat(timespec="seconds"), error=str(exc).splitlines()[0][:300])
         entry.diff = diff_runs(previous, [])

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
+from advisor.catalog.vllm_versions import parse_bounds, version_of, vllm_cpu_defaults
+from advisor.collect.kv_space import parse_kv_cache_memory_bytes
 from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, command_from_args, command_from_cache_config
 from advisor.errors import UserError
-from advisor.versions import parse_bounds, version_of, vllm_cpu_defaults
-from advisor.vllm_cpu import parse_kv_cache_memory_bytes
+from rules import vllm_defaults
 from rules.events import LogEvent, LogEventKind
 from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
 from rules.metrics import MetricSnapshot
@@ -54,7 +55,7 @@ CPU_DEVICE = "cpu"
 # The bundled engine also prints device_config=cpu, but it is not vLLM's CPU backend (other flags,
 # other KV sizing): its banner says `0.33.0+servops.<ver>` (engine/api/server.py), its engine line
 # servops' own version, older than any vLLM V1.
-BUNDLED_ENGINE_MARK = "+servops"
+BUNDLED_ENGINE_MARK = vllm_defaults.BUNDLED_VERSION_MARK  # the bundled engine reports `0.33.0+servops.<ver>`
 # keys of vLLM's "Initializing a V1 LLM engine … with config:" line → ServerConfig fields
 _ENGINE_CONFIG_NAMES = {
     "dtype": "dtype",
@@ -133,7 +134,7 @@ def server_config(
 
 
 def _settle_cpu_backend(config: ServerConfig) -> None:
-    """On vLLM's CPU backend, fill the batch defaults and block size it picks (advisor/versions.py):
+    """On vLLM's CPU backend, fill the batch defaults and block size it picks (advisor/catalog/vllm_versions.py):
     its log never prints them, so without this triage would assume the GPU's. The bundled engine
     also runs on a CPU but is not that backend: its device is left unset."""
     if config.device != CPU_DEVICE:

@@ -1,6 +1,6 @@
 """This host's memory read bandwidth and matrix throughput, measured: what a CPU server's floors rest on.
 
-Why measured and not looked up: a GPU's floors come from its data sheet (advisor/hardware.py),
+Why measured and not looked up: a GPU's floors come from its data sheet (advisor/catalog/gpus.py),
 but a CPU server gets a share of a socket: as many cores as the engine is pinned to (vLLM's CPU
 backend logs `core ids=[…]`), the memory channels the machine or VM exposes, and whatever its
 neighbours leave. A data sheet's socket figure (a 12-channel DDR5-4800 EPYC: 460 GB/s) is 20x
@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from advisor.cpu_features import cpu_flags, has_bf16_arithmetic
+from advisor.collect.cpu_features import cpu_flags, has_bf16_arithmetic
 from advisor.errors import UserError
 from loadtest.results import servops_version
 

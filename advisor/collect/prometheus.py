@@ -135,11 +135,38 @@ def _snapshot(client: _Client, url: str, matchers: str) -> MetricSnapshot:
 
 def _window(client: _Client, snapshot: MetricSnapshot, matchers: str, window_s: float) -> MetricWindow:
     """Per-instance gauges, rates and percentiles, then fleet-wide percentiles."""
-    range_ = f"[{max(1, int(round(window_s)))}s]"
-    sel = f"{{{matchers}}}" if matchers else ""
+    query = _RangeQuery(client, f"{{{matchers}}}" if matchers else "", f"[{max(1, int(round(window_s)))}s]")
     per_instance: dict[str, WindowStats] = {
         instance: WindowStats(instance=instance) for instance in snapshot.instances()
     }
+    _gauges(snapshot, per_instance)
+    for name, samples in snapshot.counters.items():
+        _counter(query, name, samples, per_instance, window_s)
+    total_quantiles: dict[str, dict[str, float]] = {}
+    for name in snapshot.histograms:
+        _histogram(query, name, per_instance, total_quantiles)
+    window = MetricWindow.from_prometheus(window_s, list(per_instance.values()))
+    window.total.quantiles = total_quantiles
+    return window
+
+
+class _RangeQuery:
+    """The client, the series selector and the range every window query shares."""
+
+    def __init__(self, client: _Client, selector: str, range_: str) -> None:
+        self.client, self.selector, self.range = client, selector, range_
+
+    def over(self, function: str, series: str, by: str) -> list[dict]:
+        """`sum by (BY) (FUNCTION(SERIES{selector}[range]))`."""
+        return self.client.query(f"sum by ({by}) ({function}({series}{self.selector}{self.range}))")
+
+    def quantile(self, quantile: float, histogram: str, by: str) -> list[dict]:
+        bucket_rate = f"rate({histogram}_bucket{self.selector}{self.range})"
+        return self.client.query(f"histogram_quantile({quantile}, sum by ({by}) ({bucket_rate}))")
+
+
+def _gauges(snapshot: MetricSnapshot, per_instance: dict[str, WindowStats]) -> None:
+    """Each instance's gauges as the snapshot holds them: the value and the hottest series."""
     for instance, stats in per_instance.items():
         part = snapshot.for_instance(instance)
         for name in part.gauges:
@@ -147,35 +174,40 @@ def _window(client: _Client, snapshot: MetricSnapshot, matchers: str, window_s: 
             if value is not None and hottest is not None:
                 stats.gauges[canonical_name(name)] = value
                 stats.gauges_max[canonical_name(name)] = hottest
-    for name, samples in snapshot.counters.items():
-        key = canonical_name(name)
-        for row in client.query(f"sum by ({INSTANCE}) (increase({name}{sel}{range_}))"):
+
+
+def _counter(
+    query: _RangeQuery, name: str, samples: list, per_instance: dict[str, WindowStats], window_s: float
+) -> None:
+    """A counter's increase and rate per instance, and its rate per value of each extra label."""
+    key = canonical_name(name)
+    for row in query.over("increase", name, INSTANCE):
+        stats = _stats_for(per_instance, row)
+        stats.increases[key] = _value(row)
+        stats.rates[key] = _value(row) / window_s
+    extra = sorted({label for sample in samples for label in sample.labels} - set(_SERIES_LABELS))
+    for label in extra:
+        for row in query.over("rate", name, f"{INSTANCE}, {label}"):
             stats = _stats_for(per_instance, row)
-            stats.increases[key] = _value(row)
-            stats.rates[key] = _value(row) / window_s
-        extra = sorted({label for sample in samples for label in sample.labels} - set(_SERIES_LABELS))
-        for label in extra:
-            for row in client.query(f"sum by ({INSTANCE}, {label}) (rate({name}{sel}{range_}))"):
-                stats = _stats_for(per_instance, row)
-                stats.labeled_rates.setdefault(key, {})[row["metric"].get(label, "")] = _value(row)
-    total_quantiles: dict[str, dict[str, float]] = {}
-    for name in snapshot.histograms:
-        key = canonical_name(name)
-        for row in client.query(f"sum by ({INSTANCE}) (increase({name}_count{sel}{range_}))"):
-            _stats_for(per_instance, row).observations[key] = _value(row)
-        for row in client.query(f"sum by ({INSTANCE}) (increase({name}_sum{sel}{range_}))"):
-            _stats_for(per_instance, row).sums[key] = _value(row)
-        for label, quantile in QUANTILES.items():
-            bucket_rate = f"rate({name}_bucket{sel}{range_})"
-            for row in client.query(f"histogram_quantile({quantile}, sum by ({INSTANCE}, le) ({bucket_rate}))"):
-                if not math.isnan(_value(row)):
-                    _stats_for(per_instance, row).quantiles.setdefault(key, {})[label] = _value(row)
-            for row in client.query(f"histogram_quantile({quantile}, sum by (le) ({bucket_rate}))"):
-                if not math.isnan(_value(row)):
-                    total_quantiles.setdefault(key, {})[label] = _value(row)
-    window = MetricWindow.from_prometheus(window_s, list(per_instance.values()))
-    window.total.quantiles = total_quantiles
-    return window
+            stats.labeled_rates.setdefault(key, {})[row["metric"].get(label, "")] = _value(row)
+
+
+def _histogram(
+    query: _RangeQuery, name: str, per_instance: dict[str, WindowStats], total_quantiles: dict[str, dict[str, float]]
+) -> None:
+    """A histogram's observations, sum and quantiles per instance, and its fleet-wide quantiles."""
+    key = canonical_name(name)
+    for row in query.over("increase", f"{name}_count", INSTANCE):
+        _stats_for(per_instance, row).observations[key] = _value(row)
+    for row in query.over("increase", f"{name}_sum", INSTANCE):
+        _stats_for(per_instance, row).sums[key] = _value(row)
+    for label, quantile in QUANTILES.items():
+        for row in query.quantile(quantile, name, f"{INSTANCE}, le"):
+            if not math.isnan(_value(row)):
+                _stats_for(per_instance, row).quantiles.setdefault(key, {})[label] = _value(row)
+        for row in query.quantile(quantile, name, "le"):
+            if not math.isnan(_value(row)):
+                total_quantiles.setdefault(key, {})[label] = _value(row)
 
 
 def _stats_for(per_instance: dict[str, WindowStats], row: dict) -> WindowStats:

@@ -17,11 +17,22 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from advisor import failure_texts
-from advisor.cpu_features import has_bf16_arithmetic
+from advisor.catalog import vllm_failures
+from advisor.catalog.gpus import GpuSpec
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import (
+    FREE_MEMORY_CHECK_FROM,
+    NEWEST_VLLM,
+    TOKENS_AS_CONCURRENCY_FROM,
+    default_block_size,
+    default_gpu_memory_utilization,
+    default_max_num_batched_tokens,
+    default_max_num_seqs,
+    parse_version,
+)
+from advisor.collect.cpu_features import has_bf16_arithmetic
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec
-from advisor.memory_terms import (
+from advisor.memory.terms import (
     DTYPE_BYTES,
     GIB,
     activation_gib,
@@ -31,17 +42,6 @@ from advisor.memory_terms import (
     kv_bytes_per_token_per_gpu,
     non_torch_gib,
     weights_gib_per_gpu,
-)
-from advisor.modelspec import ModelSpec
-from advisor.versions import (
-    FREE_MEMORY_CHECK_FROM,
-    NEWEST_VLLM,
-    TOKENS_AS_CONCURRENCY_FROM,
-    default_block_size,
-    default_gpu_memory_utilization,
-    default_max_num_batched_tokens,
-    default_max_num_seqs,
-    parse_version,
 )
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
@@ -156,13 +156,13 @@ def estimate_memory(
 
     failure: str | None = None
     if free_memory_gib is not None and free_memory_gib < requested:
-        failure = failure_texts.free_memory_below_requested(version, free_memory_gib, total, util, requested)
+        failure = vllm_failures.free_memory_below_requested(version, free_memory_gib, total, util, requested)
     if failure is None and weights > (free_memory_gib if free_memory_gib is not None else total):
-        failure = failure_texts.weights_do_not_fit(version, weights, total)
+        failure = vllm_failures.weights_do_not_fit(version, weights, total)
     if failure is None and num_blocks == 0:
-        failure = failure_texts.no_cache_blocks(version)
+        failure = vllm_failures.no_cache_blocks(version)
     if failure is None and per_request * page_bytes > available * GIB:
-        failure = failure_texts.max_seq_len_does_not_fit(
+        failure = vllm_failures.max_seq_len_does_not_fit(
             version, max_model_len, per_request * page_bytes / GIB, available, fitting_len
         )
 

@@ -24,30 +24,26 @@ Every constant below names the vLLM 0.32.0 file it comes from (paths relative to
 from __future__ import annotations
 
 import math
-import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from advisor import failure_texts
+from advisor.catalog import vllm_failures
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import CPU_DEFAULT_BLOCK_SIZE, parse_version
+from advisor.collect.kv_space import CPU_KV_SPACE_ENV
 from advisor.errors import UserError
-from advisor.memory import LaunchConfig, check_launch, kv_dtype_bytes, model_dtype_bytes
-from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
-from advisor.modelspec import ModelSpec
-from advisor.versions import CPU_DEFAULT_BLOCK_SIZE, parse_version
-from advisor.vllm_launch import CPU_KV_SPACE_ENV
+from advisor.memory.budget import LaunchConfig, check_launch, kv_dtype_bytes, model_dtype_bytes
+from advisor.memory.terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 
 # The vLLM release whose source these rules were read from.
 MODELLED_VLLM = "0.32.0"
-# CPU_DEFAULT_BLOCK_SIZE (128, platforms/cpu.py) lives in advisor/versions.py with the other defaults.
+# CPU_DEFAULT_BLOCK_SIZE (128, platforms/cpu.py) lives in advisor/catalog/vllm_versions.py with the other defaults.
 # v1/core/kv_cache_utils.py, get_kv_cache_configs: before the fit check, "the null block
 # BlockPool permanently holds back" is taken off the KV space (one block's bytes).
 NULL_BLOCKS = 1
 # platforms/cpu.py ("Legacy setting"): VLLM_CPU_KVCACHE_SPACE is read with int() and
 # multiplied by GiB_bytes; it overwrites --kv-cache-memory-bytes when both are set.
 CPU_KV_SPACE_UNIT_BYTES = GIB
-# utils/argparse_utils.py, human_readable_int: the suffixes --kv-cache-memory-bytes takes.
-DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # v1/core/kv_cache_utils.py, update_kv_cache_capacity (device name from _kv_cache_device_name).
 CAPACITY_LOG = "CPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens per request: {x:.2f}x"
 
@@ -179,12 +175,12 @@ def _startup_failure(
 ) -> tuple[str | None, int | None]:
     """_check_enough_kv_cache_memory: no usable bytes, or one max-length request does not fit."""
     if usable <= 0:
-        return failure_texts.no_cache_blocks(version), None
+        return vllm_failures.no_cache_blocks(version), None
     needed = per_request * page
     if needed <= usable:
         return None, None
     estimate = fitting_len(usable, page, block_size, max_model_len)
-    return failure_texts.max_seq_len_does_not_fit(
+    return vllm_failures.max_seq_len_does_not_fit(
         version, max_model_len, needed / GIB, usable / GIB, estimate
     ), estimate
 
@@ -211,45 +207,3 @@ def check_cpu_model(model: ModelSpec) -> None:
             f"--model {model.name!r}: sliding-window attention on vLLM's CPU backend is not "
             "modelled (its admission depends on in-flight batches); size it with --gpu instead"
         )
-
-
-def parse_cpu_kvcache_space(text: str) -> int:
-    """VLLM_CPU_KVCACHE_SPACE as vLLM reads it: `int(value)`; a fraction stops vLLM at startup."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(_fraction_message(text)) from None
-    if value < 0:
-        raise ValueError(f"{text!r} must be 0 or more GiB")
-    return value
-
-
-def _fraction_message(text: str) -> str:
-    try:
-        as_bytes = f"; for a fraction use --kv-cache-memory-bytes {int(float(text) * GIB)}"
-    except (ValueError, OverflowError):
-        as_bytes = ""
-    return (
-        f"{text!r} is not a whole number of GiB: vLLM reads {CPU_KV_SPACE_ENV} with int() and stops at "
-        f"startup (invalid literal for int() with base 10: {text!r}){as_bytes}"
-    )
-
-
-def parse_kv_cache_memory_bytes(text: str) -> int:
-    """--kv-cache-memory-bytes as vLLM parses it (human_readable_int): 50000000, 50m, 45M, 1G, 25.6k."""
-    value = text.strip()
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgGtT])", value)
-    try:
-        if match and match[2] in DECIMAL_SUFFIX:
-            result = int(float(match[1]) * DECIMAL_SUFFIX[match[2]])
-        elif match:
-            result = int(match[1]) * BINARY_SUFFIX[match[2]]
-        else:
-            result = int(value)
-    except ValueError:
-        raise ValueError(
-            f"{text!r} is not a byte count (e.g. 50000000, 50m, 45M, 1G; no decimals with K/M/G/T)"
-        ) from None
-    if result < 0:
-        raise ValueError(f"{text!r} must be 0 or more bytes")
-    return result

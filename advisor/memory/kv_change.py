@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from advisor.catalog.gpus import GpuSpec
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import parse_bounds, parse_version
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec
-from advisor.memory import LaunchConfig, MemoryBreakdown, estimate_memory
-from advisor.memory_terms import GIB, blocks_per_request
-from advisor.modelspec import ModelSpec
-from advisor.versions import parse_bounds, parse_version
+from advisor.memory.budget import LaunchConfig, MemoryBreakdown, estimate_memory
+from advisor.memory.terms import GIB, blocks_per_request
 from rules.catalog.common import kv_gib_at_share
 from rules.facts import ServerConfig
-from rules.model import ConfigChange, Finding, PredictedEffect
+from rules.model import ConfigChange, PredictedEffect
 
 # Flag → LaunchConfig field, with how to read the proposed text.
 LAUNCH_FLAGS: dict[str, tuple[str, type]] = {
@@ -101,26 +101,6 @@ def launch_from_config(config: ServerConfig | None, device_util_default: float |
     except ValueError:
         fields.pop("vllm_version", None)
         return LaunchConfig(**{k: v for k, v in fields.items() if k in LaunchConfig.model_fields})
-
-
-def predict_findings(findings: list[Finding], deployment: Deployment | None, pool: MeasuredPool | None = None) -> None:
-    """Fill `predicted_effect` on every change (and alternative) of every finding, in place; a latency
-    prediction already there (advisor/triage_forecast.py) is kept after the memory one."""
-    for finding in findings:
-        for change in [*finding.changes, *finding.alternatives]:
-            memory, latency = predict_change(change, deployment, pool), change.predicted_effect
-            if latency is None:
-                change.predicted_effect = memory
-            elif change.flag not in LAUNCH_FLAGS:  # nothing to add: the latency prediction says it all
-                continue
-            else:  # the memory figures first; a memory note without figures after the latency prediction
-                note = f"KV memory {memory.text}" if memory.text else ""
-                parts = (memory.text, latency.text) if memory.figures else (latency.text, note)
-                change.predicted_effect = PredictedEffect(
-                    text="; ".join(t for t in parts if t),
-                    figures={**memory.figures, **latency.figures},
-                    command=latency.command,
-                )
 
 
 def predict_change(

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import math
 
+from advisor.catalog.models import ModelSpec
+from advisor.catalog.vllm_versions import CUDAGRAPH_PROFILED_FROM, LOW_ACTIVATION_FROM, Version
 from advisor.errors import UserError
-from advisor.modelspec import ModelSpec
-from advisor.versions import CUDAGRAPH_PROFILED_FROM, LOW_ACTIVATION_FROM, Version
-
-GIB = 1024**3
+from advisor.units import GIB
 
 # --- weights ---------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from advisor.perf import features as F
 from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import MeasuredRamp
+from advisor.perf.readings import predicted_step
 from advisor.perf.replay import StepReplay, replay_step
 from advisor.perf.workload import ReplayWorkload
 from loadtest.results import StepResult
@@ -312,10 +313,6 @@ def in_sample_rows(
     ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload
 ) -> list[FitRow]:
     """Measured vs replayed TTFT p50, ITL p50 and output tok/s for each measured step."""
-    from advisor.perf.forecast import (
-        predicted_step,  # forecast imports calibrate's callers
-    )
-
     rows = []
     for step in usable:
         predicted = predicted_step(ramp, step.step, limits, cost, workload)

@@ -1,7 +1,7 @@
 """How a tuning round is judged: the criterion, its value on a ramp, keep or roll back.
 
 Why its own module: the same judgement is made twice per round, on the performance
-model's predicted ramp before anything restarts (advisor/tune_forecast.py) and on the
+model's predicted ramp before anything restarts (advisor/perf/ranking.py) and on the
 measured ramp after, so a prediction and a measurement are compared by one rule.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.comparison import common_top_load, p99_at, safe_point
+from advisor.perf.comparison import common_top_load, p99_at, safe_point
 
 __all__ = ["TuneCriterion", "criterion_value", "decide"]
 

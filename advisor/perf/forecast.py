@@ -17,18 +17,16 @@ from advisor.perf.calibrate import Calibration
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import MeasuredRamp
-from advisor.perf.replay import StepReplay, replay_step
+from advisor.perf.readings import predicted_readings
 from advisor.perf.workload import ReplayWorkload
 from loadtest.knee import find_knee, safe_operating_point
 from loadtest.results import (
     Knee,
     Percentiles,
     SafeOperatingPoint,
-    ServerSignals,
     StepResult,
     servops_version,
 )
-from loadtest.stats import step_stats
 
 BAND_FIGURES = ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99", "output_tokens_per_s")
 
@@ -67,7 +65,7 @@ class QuantileEdge(BaseModel):
 
     Why: a gain that holds at its percentiles' nominal ranks but not a half-point away rests on
     which side of a cliff in the tail the measured figure will fall; the choice counts a gain only
-    when it holds at both edges as well (advisor/tune_forecast.py)."""
+    when it holds at both edges as well (advisor/perf/ranking.py)."""
 
     shift_points: float
     steps: list[EdgeStep]
@@ -107,29 +105,6 @@ class Prediction(BaseModel):
     baseline: PredictedRamp | None = Field(default=None, description="the unchanged configuration, replayed")
     measured: dict[str, Any] | None = Field(default=None, description="the input ramp's knee and safe point")
     notes: list[str] = Field(default_factory=list)
-
-
-def predicted_step(
-    ramp: MeasuredRamp, step: int, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload
-) -> StepResult:
-    return predicted_readings(ramp, step, limits, cost, workload, (0.0,))[0]
-
-
-def predicted_readings(
-    ramp: MeasuredRamp,
-    step: int,
-    limits: SchedulerLimits,
-    cost: StepCost,
-    workload: ReplayWorkload,
-    shifts: tuple[float, ...],
-) -> list[StepResult]:
-    """One replay of the step, its statistics read at each percentile shift (0.0: the nominal ranks)."""
-    replay = replay_step(ramp.plan, step, limits, cost, workload)
-    records = replay.records(step, ramp.plan.step_start(step), cost.gap_spread)
-    results = [step_stats(ramp.plan, step, records, ramp.slos, quantile_shift=shift) for shift in shifts]
-    for result in results:
-        result.server = _server_signals(replay, ramp, step, limits)
-    return results
 
 
 def predict_ramp(
@@ -173,30 +148,6 @@ def figure(step: StepResult, name: str) -> float | None:
         return getattr(step, name)
     metric, _, quantile = name.rpartition("_")
     return getattr(getattr(step, f"{metric}_s"), quantile)
-
-
-def _server_signals(replay: StepReplay, ramp: MeasuredRamp, step: int, limits: SchedulerLimits) -> ServerSignals:
-    """What /metrics would have shown: time-weighted running/waiting, KV usage, preemptions."""
-    start, end = ramp.plan.window(step)
-    window = replay.steps_in_window(ramp.plan, step)
-    busy = sum(s.end - s.start for s in window)
-    width = end - start
-    seqs = [(s.end - s.start, s.shape.decode_seqs + (1 if s.shape.prefill_tokens else 0)) for s in window]
-    running = sum(d * n for d, n in seqs) / busy if busy else 0.0
-    tokens = sum(s.shape.prefill_tokens + s.shape.decode_seqs for s in window)
-    kv = None
-    if limits.num_blocks:
-        used = sum((s.end - s.start) * s.used_blocks for s in window)
-        kv = min(1.0, used / busy / limits.num_blocks) if busy else 0.0
-    return ServerSignals(
-        samples=0,
-        running_mean=round(running * busy / width, 3) if width else None,
-        running_max=float(max((n for _, n in seqs), default=0)),
-        kv_cache_usage_mean=round(kv, 4) if kv is not None else None,
-        preemptions_per_s=replay.preemptions / max(width, 1e-9),
-        engine_steps_per_s=len(window) / width if width else None,
-        tokens_per_step_mean=tokens / len(window) if window else None,
-    )
 
 
 def calibration_note(calibration: Calibration) -> str:

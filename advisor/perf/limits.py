@@ -1,10 +1,10 @@
 """The scheduler's limits a launch command sets, with each engine's defaults for flags left out.
 
-Why per engine: the same `--max-num-seqs` left out means 256 on the bundled engine and on
-vLLM's CUDA API server, but 128 on vLLM's CPU backend (vLLM 0.32 `arg_utils.py`, CPU
-platform defaults); the block size is 16 on CUDA and on the bundled engine, 128 on vLLM CPU.
-vLLM's CPU defaults come from advisor/versions.py; the bundled engine's are restated here
-because engine/core/config.py imports torch, and a unit test holds them equal to EngineConfig's.
+Why per engine: the same `--max-num-seqs` left out means 256 on the bundled engine, 256 or 1024 on
+vLLM's CUDA API server (by version and GPU memory), but 128 x TP x PP on vLLM's CPU backend; the block
+size is 16 on CUDA and on the bundled engine, 128 on vLLM CPU. Every engine's defaults come from the one
+table, rules/vllm_defaults.py (the bundled engine's as its "bundled" device), which the rules and the
+memory model read too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.versions import cpu_batch_defaults
+from rules import vllm_defaults
 
 # The KV pool given in bytes (advisor/perf/pool.py turns a byte size into the replay's blocks).
 POOL_BYTES_FLAG = "--kv-cache-memory-bytes"
@@ -35,7 +35,7 @@ MODELLED_FLAGS = (
 )
 # The tensor-parallel size: it changes the step cost and the pool per replica, which takes the model and
 # the GPU (advisor/perf/parallel.py). `servops predict` answers it; triage weighs it as a layout of the
-# GPUs (advisor/layout_choice.py), never flag by flag: fewer GPUs per replica serve fewer requests each.
+# GPUs (advisor/triage/layouts.py), never flag by flag: fewer GPUs per replica serve fewer requests each.
 TENSOR_PARALLEL_FLAG = "--tensor-parallel-size"
 # Pipeline stages: each holds a slice of the layers; vLLM's CPU defaults scale with them (limits_for). Priced
 # with the tensor-parallel size as a layout of one replica's GPUs (advisor/perf/parallel.py).
@@ -46,16 +46,9 @@ BOOLEAN_FLAGS = ("--enable-prefix-caching", "--enable-chunked-prefill")
 
 EngineKind = Literal["bundled", "vllm-cpu", "vllm-cuda"]
 ENGINE_KINDS: tuple[str, ...] = ("bundled", "vllm-cpu", "vllm-cuda")
-# vLLM's CUDA API server below 70 GiB of device memory (advisor/versions.py has the tiers).
-VLLM_CUDA_MAX_NUM_SEQS = 256
-VLLM_CUDA_MAX_NUM_BATCHED_TOKENS = 2048
-VLLM_CUDA_BLOCK_SIZE = 16
+# Each engine's device in the defaults table (rules/vllm_defaults.py).
+TABLE_DEVICE: dict[str, vllm_defaults.Device] = {"bundled": "bundled", "vllm-cpu": "cpu", "vllm-cuda": "cuda"}
 DEFAULT_MAX_MODEL_LEN = 8192
-
-# The bundled engine's EngineConfig defaults (tests/unit/advisor/test_perf_limits.py checks them).
-BUNDLED_MAX_NUM_SEQS = 256
-BUNDLED_BLOCK_SIZE = 16
-BUNDLED_CHUNKED_BUDGET = 2048
 
 
 class SchedulerLimits(BaseModel):
@@ -90,22 +83,34 @@ def engine_kind(command: ServeCommand, given: str | None = None) -> EngineKind:
 
 
 def limits_for(
-    command: ServeCommand, engine: EngineKind, num_blocks: int | None = None, kv_tokens: int | None = None
+    command: ServeCommand,
+    engine: EngineKind,
+    num_blocks: int | None = None,
+    kv_tokens: int | None = None,
+    *,
+    version: vllm_defaults.Version | None = None,
+    usable_gib: float | None = None,
+    gpu_name: str | None = None,
 ) -> SchedulerLimits:
-    """The limits `command` runs with on `engine` (flags first, then that engine's defaults)."""
-    if engine == "vllm-cpu":  # its defaults scale with the ranks of one engine (TP x PP, vllm/engine/arg_utils.py)
+    """The limits `command` runs with on `engine` (flags first, then that engine's defaults).
+
+    vLLM's CUDA defaults depend on the version and on one GPU's memory and name (rules/vllm_defaults.py):
+    pass them where the caller knows them. Without `usable_gib` the GPU reads as below 70 GiB (256
+    sequences, 2048 tokens); without `version`, as the newest release. vLLM's CPU defaults scale with the
+    ranks of one engine (TP x PP, read from the command); the bundled engine's budget with chunked prefill.
+    """
+    device = TABLE_DEVICE[engine]
+    world = 1
+    if device == "cpu":  # TP x PP: vLLM's CPU backend scales its caps with them, no other engine reads them
         world = (_int(command, TENSOR_PARALLEL_FLAG) or 1) * (_int(command, PIPELINE_PARALLEL_FLAG) or 1)
-        cpu = cpu_batch_defaults(world)
-        seqs, budget, block = cpu["max_num_seqs"], cpu["max_num_batched_tokens"], cpu["block_size"]
-    elif engine == "vllm-cuda":
-        seqs, budget, block = VLLM_CUDA_MAX_NUM_SEQS, VLLM_CUDA_MAX_NUM_BATCHED_TOKENS, VLLM_CUDA_BLOCK_SIZE
-    else:
-        seqs, budget, block = BUNDLED_MAX_NUM_SEQS, None, BUNDLED_BLOCK_SIZE
     max_model_len = _int(command, "--max-model-len") or DEFAULT_MAX_MODEL_LEN
     chunked = command.value("--enable-chunked-prefill") != "false"
-    if budget is None:  # the bundled engine: 2048 with chunked prefill, else max(max_model_len, 2048)
-        budget = BUNDLED_CHUNKED_BUDGET if chunked else max(max_model_len, BUNDLED_CHUNKED_BUDGET)
-    block = _int(command, "--block-size") or block
+    server = {"usable_gib": usable_gib, "gpu_name": gpu_name, "world_size": world}
+    seqs = vllm_defaults.max_num_seqs(version, device, **server)
+    budget = vllm_defaults.max_num_batched_tokens(
+        version, device, **server, chunked_prefill=chunked, max_model_len=max_model_len
+    )
+    block = _int(command, "--block-size") or vllm_defaults.block_size(device)
     if kv_tokens and not num_blocks:
         num_blocks = max(1, kv_tokens // block)
     return SchedulerLimits(

@@ -27,6 +27,8 @@ class MeasuredRamp(BaseModel):
     knee_factor: float = DEFAULT_FACTOR
     config: dict[str, Any]
     prefill_probe: PrefillProbe | None = None  # lone prefills timed after the ramp (`servops ramp --prefill-probe`)
+    knee: dict[str, Any] | None = None  # as the ramp reported it (the whole server's), shown beside a prediction
+    safe_operating_point: dict[str, Any] | None = None  # likewise
 
     @property
     def usable_steps(self) -> list[StepResult]:
@@ -72,6 +74,10 @@ def measured_ramp(document: dict[str, Any], source: str = "the ramp") -> Measure
         knee_factor=float(config.get("knee_factor") or DEFAULT_FACTOR),
         config=config,
         prefill_probe=probe,
+        knee=document.get("knee") if isinstance(document.get("knee"), dict) else None,
+        safe_operating_point=(
+            document.get("safe_operating_point") if isinstance(document.get("safe_operating_point"), dict) else None
+        ),
     )
 
 

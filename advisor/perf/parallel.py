@@ -25,7 +25,7 @@ sends, never speed. vLLM keeps up to one batch per stage in flight, which at hig
 part of the per-sequence work; the figure then understates tok/s, and a note says so.
 
 The KV pool at the new layout comes from the memory model at that launch, offset by what the
-server's log measured at the launch it ran (advisor/predict.py `figures`).
+server's log measured at the launch it ran (advisor/memory/kv_change.py `figures`).
 
 The uncertainty: the fit's own, plus the roofline prior's ±50 % on the share of a lone decode
 step that the change moved. A layout whose step is mostly physics carries its error; one the
@@ -39,16 +39,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from advisor.catalog.models import active_params, valid_tp
 from advisor.errors import UserError
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.memory_terms import GIB
-from advisor.modelspec import active_params
+from advisor.memory.budget import LaunchConfig, estimate_memory
+from advisor.memory.kv_change import Deployment, figures
+from advisor.memory.terms import GIB
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import PIPELINE_PARALLEL_FLAG as PP_FLAG
 from advisor.perf.limits import TENSOR_PARALLEL_FLAG as TP_FLAG
 from advisor.perf.prior import PRIOR_RELATIVE_ERROR
-from advisor.plan_search import valid_tp
-from advisor.predict import Deployment, figures
 from rules.catalog.floors import (
     ALLREDUCES_PER_LAYER,
     allreduce_latency_s,

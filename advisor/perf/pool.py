@@ -4,7 +4,7 @@
 Why a flag of its own: on vLLM's CPU backend (and on CUDA when the operator sets it) the KV
 space is given in bytes, not carved out of a device by `--gpu-memory-utilization`. Nothing
 else is subtracted from it, so the pool's tokens scale with its bytes: vLLM divides the
-space into blocks of `block_size` x the KV bytes of one token (advisor/vllm_cpu.py replays
+space into blocks of `block_size` x the KV bytes of one token (advisor/memory/cpu_backend.py replays
 that arithmetic). The replay needs the pool in blocks; this turns a byte size into them, from
 the pool the server reported (its log's `KV cache size: N tokens`, or `--kv-cache-tokens`) and
 the bytes it was given.
@@ -17,18 +17,18 @@ memory: N GiB` line) and the device's size (the log, --gpu or --gpu-memory-gib):
 
 A preempting server is the case it serves: its pool is too small for the requests in flight,
 and the model, replaying the measured load with a larger pool, predicts which size stops the
-preemptions and what that does to the safe operating point (advisor/triage_forecast.py).
+preemptions and what that does to the safe operating point (advisor/triage/forecast.py).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from advisor.collect.kv_space import CPU_KV_SPACE_ENV, parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
+from advisor.memory.cpu_backend import CpuKvSpace
 from advisor.perf.limits import POOL_BYTES_FLAG, SHARE_FLAG
-from advisor.vllm_cpu import CpuKvSpace, parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
-from advisor.vllm_launch import CPU_KV_SPACE_ENV
 from rules.catalog.common import DEFAULT_GPU_MEMORY_UTILIZATION, SAFE_MAX_GPU_MEMORY_UTILIZATION, kv_gib_at_share
 
 # The sizes the model weighs besides the rule's: these multiples of the pool the server runs.
@@ -45,7 +45,7 @@ class DeviceShare(BaseModel):
 
 
 def _space(command: ServeCommand) -> CpuKvSpace | None:
-    """The KV space `command` gives its server, as vLLM's CPU backend reads it (advisor/vllm_cpu.py);
+    """The KV space `command` gives its server, as vLLM's CPU backend reads it (advisor/memory/cpu_backend.py);
     None when neither the variable nor the flag is set, or one does not parse."""
     gib, flag = command.env.get(CPU_KV_SPACE_ENV), command.value(POOL_BYTES_FLAG)
     try:

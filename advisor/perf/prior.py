@@ -29,9 +29,9 @@ least the layers times BUNDLED_LAYER_STEP_S.
 
 from __future__ import annotations
 
-from advisor.hardware import GpuSpec
-from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
-from advisor.modelspec import ModelSpec, active_params
+from advisor.catalog.gpus import GpuSpec
+from advisor.catalog.models import ModelSpec, active_params
+from advisor.memory.terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 from advisor.perf.cost import StepCost
 from rules.catalog.floors import (
     ALLREDUCES_PER_LAYER,

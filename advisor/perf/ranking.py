@@ -15,13 +15,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from advisor.collect.logs import LogReadError, read_log
 from advisor.errors import UserError
+from advisor.perf.criterion import TuneCriterion, decide
 from advisor.perf.forecast import BAND_FIGURES, QUANTILE_MARGIN_POINTS, PredictedRamp, Prediction, figure
 from advisor.perf.limits import MODELLED_FLAGS, POOL_BYTES_FLAG, SHARE_FLAG
 from advisor.perf.pool import POOL_SEARCH_MULTIPLES, SHARE_SEARCH_VALUES, share_search_values
 from advisor.perf.pool import search_values as pool_search_values
 from advisor.perf.whatif import Forecaster
-from advisor.tune_criterion import TuneCriterion, decide
+from loadtest.results import StepResult
+from rules.events import LogEventKind
 
 # Values the model compares for the batch-size flags: triage's rule of thumb is only a candidate.
 SEARCH_VALUES: dict[str, tuple[int, ...]] = {
@@ -327,7 +330,6 @@ def _dump(model) -> dict | None:
 
 def figure_errors(prediction: dict[str, Any] | None, measured: dict[str, Any]) -> dict[str, Any]:
     """Predicted vs measured per step for the headline figures, and the median |error| of each."""
-    from loadtest.results import StepResult
 
     if not prediction:
         return {}
@@ -360,8 +362,6 @@ def figure_errors(prediction: dict[str, Any] | None, measured: dict[str, Any]) -
 
 def kv_tokens_from_log(path: str) -> int | None:
     """The KV pool the server logged at start ('GPU/CPU KV cache size: N tokens'), if it did."""
-    from advisor.collect.logs import LogReadError, read_log
-    from rules.events import LogEventKind
 
     try:
         events = read_log(path).of_kind(LogEventKind.KV_CACHE_SIZE)

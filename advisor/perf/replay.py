@@ -122,28 +122,182 @@ def replay_step(
     no prompt, and ITL p50 came out at 155 ms where real vLLM measured 290 ms; sixteen 260-token
     uncached prompts at once finished no request inside the step at all (predict_accuracy on the
     2-core AVX2 box, BENCHMARKS.md)."""
-    clock = _Clock()
-    kv = KVCacheManager(
-        limits.num_blocks or _enough_blocks(plan, step, limits, workload),
-        limits.block_size,
-        enable_caching=limits.enable_prefix_caching,
-    )
-    scheduler = Scheduler(
-        kv,
-        limits.max_num_seqs,
-        limits.max_num_batched_tokens,
-        limits.max_model_len,
-        enable_chunked_prefill=limits.enable_chunked_prefill,
-        clock=clock,
-    )
-    step_s = plan.step_s
-    if drain_s is None:  # as the load generator: a request may run for its timeout, but not past the
-        # ramp's end plus the cool-down, when whatever is still in flight is recorded as cancelled
-        drain_s = min(plan.request_timeout_s, (plan.steps - step - 1) * step_s + plan.cooldown_s)
-    deadline = step_s + drain_s
-    lead_in = step_s if step > 0 else 0.0
-    clock.now = -lead_in
-    # (send time, stream or -1, the ramp step that sends it): this step's sends, and the neighbours'
+    return _StepReplayer(plan, step, limits, cost, workload, drain_s).run()
+
+
+class _StepReplayer:
+    """One replay's state: the engine's scheduler on a virtual clock, the sends still to come, and the
+    requests in flight.
+
+    The loop (`run`) is vLLM's engine loop with the network in front of it: sends that are due become
+    arrivals after the per-request overhead, arrivals are added to the scheduler, one scheduled
+    iteration advances the clock by the step cost, and a finished request's closed-loop stream sends
+    its next one. The step's own requests are recorded; the neighbours' only occupy the engine.
+    """
+
+    def __init__(
+        self,
+        plan: RampPlan,
+        step: int,
+        limits: SchedulerLimits,
+        cost: StepCost,
+        workload: ReplayWorkload,
+        drain_s: float | None,
+    ) -> None:
+        self.plan, self.step, self.limits, self.cost, self.workload = plan, step, limits, cost, workload
+        self.clock = _Clock()
+        self.kv = KVCacheManager(
+            limits.num_blocks or _enough_blocks(plan, step, limits, workload),
+            limits.block_size,
+            enable_caching=limits.enable_prefix_caching,
+        )
+        self.scheduler = Scheduler(
+            self.kv,
+            limits.max_num_seqs,
+            limits.max_num_batched_tokens,
+            limits.max_model_len,
+            enable_chunked_prefill=limits.enable_chunked_prefill,
+            clock=self.clock,
+        )
+        self.step_s = plan.step_s
+        if drain_s is None:  # as the load generator: a request may run for its timeout, but not past the
+            # ramp's end plus the cool-down, when whatever is still in flight is recorded as cancelled
+            drain_s = min(plan.request_timeout_s, (plan.steps - step - 1) * self.step_s + plan.cooldown_s)
+        self.deadline = self.step_s + drain_s
+        self.clock.now = -(self.step_s if step > 0 else 0.0)  # the lead-in
+        # (send time, stream or -1, the ramp step that sends it): this step's sends, and the neighbours'
+        self.sends: list[tuple[float, int, int]] = _first_sends(plan, step)
+        self.arrivals: list[tuple[float, str]] = []  # (engine arrival, request id) heap
+        self.replayed: list[ReplayedRequest] = []
+        self.sent_by_step: dict[int, int] = {}  # request n of ramp step k is prompt (k, n)
+        self.live: dict[str, tuple[Request, ReplayedRequest | None, int]] = {}
+        self.own_pending = 0  # this step's requests not finished yet
+        self.engine_steps: list[EngineStep] = []
+        self.preemptions = 0
+
+    def run(self) -> StepReplay:
+        truncated = False
+        while True:
+            self._admit_due()
+            if self.clock.now >= self.step_s and self.own_pending == 0:
+                break  # this step's requests are done; its sends are over
+            if not self.scheduler.has_unfinished_requests():
+                upcoming = [heap[0][0] for heap in (self.sends, self.arrivals) if heap]
+                if not upcoming:
+                    break
+                self.clock.now = max(self.clock.now, min(upcoming))
+                continue
+            if self.clock.now >= self.deadline or len(self.engine_steps) >= MAX_ENGINE_STEPS:
+                truncated = True
+                break
+            self._engine_step()
+        return StepReplay(
+            requests=self.replayed, steps=self.engine_steps, preemptions=self.preemptions, truncated=truncated
+        )
+
+    def _admit_due(self) -> None:
+        """Sends that are due go out; arrivals that are due reach the scheduler."""
+        while self.sends and self.sends[0][0] <= self.clock.now:
+            at, stream, k = heapq.heappop(self.sends)
+            if self._may_send(at, k):
+                self._send(at, stream, k)
+        while self.arrivals and self.arrivals[0][0] <= self.clock.now:
+            _, request_id = heapq.heappop(self.arrivals)
+            self.scheduler.add_request(self.live[request_id][0])
+
+    def _engine_step(self) -> None:
+        """One scheduled iteration: the clock moves by its cost, sampled tokens are appended."""
+        out = self.scheduler.schedule()
+        if self.clock.now >= 0:  # the lead-in's preemptions are the step before's
+            self.preemptions += out.num_preemptions
+        if not out.scheduled:  # nothing fits (a prompt larger than the whole KV pool): reject the head
+            self.own_pending -= _reject_unschedulable(self.scheduler, self.live, self.limits)
+            return
+        shape = shape_of(out)
+        start = self.clock.now
+        self.clock.now = start + self.cost.step_time(shape)
+        used_blocks = self.kv.num_blocks - self.kv.pool.num_free_blocks()
+        self.engine_steps.append(EngineStep(start, self.clock.now, shape, used_blocks))
+        for scheduled in out.scheduled:
+            self._advance(scheduled, start)
+
+    def _advance(self, scheduled, start: float) -> None:
+        """A scheduled request after its iteration: first scheduled, a token sampled, or finished."""
+        request, item, stream = self.live[scheduled.request.request_id]
+        if item is not None:
+            if item.first_scheduled is None:
+                item.first_scheduled = start
+            item.preemptions = request.num_preemptions
+        if not scheduled.samples:
+            return
+        request.append_output_token(_UNIQUE_OUTPUT + request.num_output_tokens)
+        if item is not None:
+            item.token_times.append(self.clock.now)
+        if request.num_output_tokens >= request.max_tokens:
+            self.scheduler.finish_request(request, RequestStatus.FINISHED_LENGTH)
+            del self.live[request.request_id]
+            self.own_pending -= item is not None
+            if stream >= 0:
+                self._send_next(self.clock.now, stream)
+
+    def _stream_step(self, at: float) -> int:
+        """The ramp step whose load a stream's send at `at` belongs to."""
+        return self.step - 1 if at < 0 else self.step if at < self.step_s else self.step + 1
+
+    def _may_send(self, at: float, k: int) -> bool:
+        """A send happens while its step's load is on (the lead-out only until this step's requests end)."""
+        if k < self.step:
+            return at < 0
+        if k == self.step:
+            return at < self.step_s
+        return at < self.deadline and self.own_pending > 0
+
+    def _send(self, at: float, stream: int, k: int) -> None:
+        n = self.sent_by_step.get(k, 0)
+        self.sent_by_step[k] = n + 1
+        shape = self.workload.request(k, n)
+        own = k == self.step
+        item = None
+        if own:
+            item = ReplayedRequest(
+                index=n,
+                send=at,
+                arrival=at + self.cost.overhead_s,
+                output_tokens=shape.output_tokens,
+                prompt_tokens=len(shape.prompt_ids),
+            )
+            self.replayed.append(item)
+        request_id = str(n) if own else f"{k}:{n}"  # the neighbours' requests: ids of their own
+        if len(shape.prompt_ids) + shape.output_tokens > self.limits.max_model_len:
+            if item is not None:
+                item.rejected = (
+                    f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
+                    f"--max-model-len {self.limits.max_model_len}"
+                )
+            if stream >= 0:
+                self._send_next(at, stream)
+            return
+        request = Request(
+            request_id=request_id,
+            prompt_token_ids=list(shape.prompt_ids),
+            sampling_params=None,
+            arrival_time=at + self.cost.overhead_s,
+            max_tokens=shape.output_tokens,
+        )
+        self.live[request_id] = (request, item, stream)
+        self.own_pending += item is not None
+        heapq.heappush(self.arrivals, (at + self.cost.overhead_s, request_id))
+
+    def _send_next(self, at: float, stream: int) -> None:
+        """A closed-loop stream sends again at `at` if the step it falls in still runs that stream."""
+        k = self._stream_step(at)
+        if 0 <= k < self.plan.steps and stream < int(self.plan.levels[k]) and self._may_send(at, k):
+            heapq.heappush(self.sends, (at, stream, k))
+
+
+def _first_sends(plan: RampPlan, step: int) -> list[tuple[float, int, int]]:
+    """The sends the plan makes by itself, as a heap: each stream's first request of the step replayed and
+    of its neighbours (later ones follow their stream's last answer), or every send of a rate step."""
     sends: list[tuple[float, int, int]] = []
     neighbours = _neighbours(plan, step)
     for k, offset in neighbours:
@@ -155,118 +309,7 @@ def replay_step(
         else:
             for at in plan.arrival_offsets(k):
                 heapq.heappush(sends, (offset + at, -1, k))
-    arrivals: list[tuple[float, str]] = []  # (engine arrival, request id) heap
-    replayed: list[ReplayedRequest] = []
-    sent_by_step: dict[int, int] = {}  # requests each ramp step has sent: request n of step k is prompt (k, n)
-    live: dict[str, tuple[Request, ReplayedRequest | None, int]] = {}
-    own_pending = 0  # this step's requests not finished yet
-    engine_steps: list[EngineStep] = []
-    preemptions = 0
-
-    def stream_step(at: float) -> int:
-        """The ramp step whose load a stream's send at `at` belongs to."""
-        return step - 1 if at < 0 else step if at < step_s else step + 1
-
-    def may_send(at: float, k: int) -> bool:
-        """A send happens while its step's load is on (the lead-out only until this step's requests end)."""
-        if k < step:
-            return at < 0
-        if k == step:
-            return at < step_s
-        return at < deadline and own_pending > 0
-
-    def send(at: float, stream: int, k: int) -> None:
-        nonlocal own_pending
-        n = sent_by_step.get(k, 0)
-        sent_by_step[k] = n + 1
-        shape = workload.request(k, n)
-        item = None
-        if k == step:
-            item = ReplayedRequest(
-                index=n,
-                send=at,
-                arrival=at + cost.overhead_s,
-                output_tokens=shape.output_tokens,
-                prompt_tokens=len(shape.prompt_ids),
-            )
-            replayed.append(item)
-        request_id = str(n) if k == step else f"{k}:{n}"  # the neighbours' requests: ids of their own
-        if len(shape.prompt_ids) + shape.output_tokens > limits.max_model_len:
-            if item is not None:
-                item.rejected = (
-                    f"prompt ({len(shape.prompt_ids)} tokens) + max_tokens ({shape.output_tokens}) exceeds "
-                    f"--max-model-len {limits.max_model_len}"
-                )
-            if stream >= 0:
-                _send_next(at, stream)
-            return
-        request = Request(
-            request_id=request_id,
-            prompt_token_ids=list(shape.prompt_ids),
-            sampling_params=None,
-            arrival_time=at + cost.overhead_s,
-            max_tokens=shape.output_tokens,
-        )
-        live[request_id] = (request, item, stream)
-        own_pending += item is not None
-        heapq.heappush(arrivals, (at + cost.overhead_s, request_id))
-
-    def _send_next(at: float, stream: int) -> None:
-        """A closed-loop stream sends again at `at` if the step it falls in still runs that stream."""
-        k = stream_step(at)
-        if 0 <= k < plan.steps and stream < int(plan.levels[k]) and may_send(at, k):
-            heapq.heappush(sends, (at, stream, k))
-
-    truncated = False
-    while True:
-        while sends and sends[0][0] <= clock.now:
-            at, stream, k = heapq.heappop(sends)
-            if may_send(at, k):
-                send(at, stream, k)
-        while arrivals and arrivals[0][0] <= clock.now:
-            _, request_id = heapq.heappop(arrivals)
-            scheduler.add_request(live[request_id][0])
-        if clock.now >= step_s and own_pending == 0:
-            break  # this step's requests are done; its sends are over
-        if not scheduler.has_unfinished_requests():
-            upcoming = [
-                t for t in (sends[0][0] if sends else None, arrivals[0][0] if arrivals else None) if t is not None
-            ]
-            if not upcoming:
-                break
-            clock.now = max(clock.now, min(upcoming))
-            continue
-        if clock.now >= deadline or len(engine_steps) >= MAX_ENGINE_STEPS:
-            truncated = True
-            break
-        out = scheduler.schedule()
-        if clock.now >= 0:  # the lead-in's preemptions are the step before's
-            preemptions += out.num_preemptions
-        if not out.scheduled:  # nothing fits (a prompt larger than the whole KV pool): reject the head
-            own_pending -= _reject_unschedulable(scheduler, live, limits)
-            continue
-        shape = shape_of(out)
-        start = clock.now
-        clock.now = start + cost.step_time(shape)
-        engine_steps.append(EngineStep(start, clock.now, shape, kv.num_blocks - kv.pool.num_free_blocks()))
-        for s in out.scheduled:
-            request, item, stream = live[s.request.request_id]
-            if item is not None:
-                if item.first_scheduled is None:
-                    item.first_scheduled = start
-                item.preemptions = request.num_preemptions
-            if not s.samples:
-                continue
-            request.append_output_token(_UNIQUE_OUTPUT + request.num_output_tokens)
-            if item is not None:
-                item.token_times.append(clock.now)
-            if request.num_output_tokens >= request.max_tokens:
-                scheduler.finish_request(request, RequestStatus.FINISHED_LENGTH)
-                del live[request.request_id]
-                own_pending -= item is not None
-                if stream >= 0:
-                    _send_next(clock.now, stream)
-    return StepReplay(requests=replayed, steps=engine_steps, preemptions=preemptions, truncated=truncated)
+    return sends
 
 
 def _neighbours(plan: RampPlan, step: int) -> list[tuple[int, float]]:

@@ -84,7 +84,7 @@ def replicas_change(
 ) -> ConfigChange:
     """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it.
     `servers`: a CPU engine's replicas are servers like this one (`replicas_are_servers`), said so in the change and
-    kept out of the proposed command (advisor/triage.py)."""
+    kept out of the proposed command (advisor/triage/run.py)."""
     per = sizing.per_replica_step
     setting = f" with {with_change}" if with_change else ""
     fleet = sizing.replicas * sizing.output_tokens_per_s

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import shlex
 import statistics
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.catalog.vllm_versions import version_of
+from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
+from advisor.memory.kv_change import Deployment
 from advisor.perf.calibrate import Calibration, calibrate
 from advisor.perf.cost import StepCost
-from advisor.perf.forecast import Prediction, calibration_note, predict_ramp
+from advisor.perf.forecast import PredictedRamp, Prediction, calibration_note, predict_ramp
 from advisor.perf.gap_spread import SPREAD_UNMEASURED, GapSpread, measure_spread
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
@@ -31,15 +35,14 @@ from advisor.perf.limits import (
     engine_kind,
     limits_for,
 )
-from advisor.perf.measured import MeasuredRamp, measured_ramp, one_replica
+from advisor.perf.measured import MeasuredRamp, one_replica
 from advisor.perf.parallel import ParallelTerms, cost_at_layout, parallel_terms, terms_for_change
 from advisor.perf.pool import DeviceShare, pool_tokens_after, pool_tokens_for_share, share_inputs_missing
 from advisor.perf.replay import replay_step
+from advisor.perf.replicas import REPLICAS_FLAG
 from advisor.perf.workload import workload_from_ramp
-from advisor.replicas import REPLICAS_FLAG
 
-if TYPE_CHECKING:
-    from advisor.predict import Deployment
+Progress = Callable[[str], None]
 
 
 def parse_change(text: str) -> dict[str, str]:
@@ -74,39 +77,52 @@ EXTRAPOLATION_FACTOR = 2
 EXTRAPOLATION_ERROR = 0.5
 
 
-class Forecaster:
-    """One measured ramp, calibrated once, asked any number of what-if questions.
+@dataclass(frozen=True, slots=True)
+class ServerContext:
+    """What the performance model knows of the server besides its ramp.
 
-    Why a class: tune and triage ask about several candidate changes (and several values of
-    one flag) against the same ramp; the fit and the replay of the unchanged launch are done once.
+    Why one object: every entry of the model (predict, triage's forecast, tune's round) needs the same
+    facts, and they used to travel as five loose parameters beside raw strings. The command is parsed
+    once, at the CLI edge; `engine` says whose defaults fill the flags it left out ("bundled",
+    "vllm-cpu", "vllm-cuda"; None: the command decides); `kv_cache_tokens` is the pool the server
+    logged; `device_share` (the pool in GiB per GPU and the GPU's size) prices --gpu-memory-utilization;
+    `deployment` (model, GPU, launch) prices --tensor-parallel-size and stages (advisor/perf/parallel.py).
     """
 
-    def __init__(
-        self,
-        document: dict,
-        source: str,
-        server_args: str | ServeCommand,
-        engine: str | None = None,
-        kv_cache_tokens: int | None = None,
-        progress=lambda line: None,
-        cost: StepCost | None = None,
-        device_share: DeviceShare | None = None,
-        deployment: Deployment | None = None,
-    ) -> None:
-        """`device_share`: the pool in GiB per GPU and the GPU's size, for --gpu-memory-utilization;
-        `deployment`: the model, the GPU and the launch, for --tensor-parallel-size (advisor/perf/parallel.py)."""
-        self.document, self.source = document, source
-        self.device_share = device_share
-        self.deployment = deployment
-        self.command = (
-            server_args
-            if isinstance(server_args, ServeCommand)
-            else parse_command(server_args or "", flag="--server-args")
-        )
-        self.engine = engine_kind(self.command, engine)
+    command: ServeCommand
+    engine: str | None = None
+    kv_cache_tokens: int | None = None
+    device_share: DeviceShare | None = None
+    deployment: Deployment | None = None
+
+    def default_inputs(self) -> dict[str, Any]:
+        """What vLLM's defaults for the flags the command left out depend on (rules/vllm_defaults.py): the
+        version and one GPU's memory and name, as far as this context knows them."""
+        if self.deployment is not None:
+            gpu = self.deployment.gpu
+            version = version_of(self.deployment.launch.vllm_version)
+            return {"version": version, "usable_gib": gpu.usable_gib, "gpu_name": gpu.name}
+        if self.device_share is not None:
+            return {"usable_gib": self.device_share.device_gib}
+        return {}
+
+
+class Forecaster:
+    """One measured ramp, fitted once, asked any number of what-if questions.
+
+    Why a class: tune and triage ask about several candidate changes (and several values of one flag)
+    against the same ramp; the fit and the replay of the unchanged launch are done once, by `fit`.
+    The constructor only builds the parts (the one engine's share of the ramp, its replayed workload,
+    the scheduler limits the command ran with) and does no fitting.
+    """
+
+    def __init__(self, ramp: MeasuredRamp, source: str, server: ServerContext) -> None:
+        self.source, self.server = source, server
+        self.command, self.device_share, self.deployment = server.command, server.device_share, server.deployment
+        self.engine = engine_kind(self.command, server.engine)
         self.replicas = self._count(REPLICAS_FLAG)
         self.stages = self._count(PIPELINE_PARALLEL_FLAG)  # the ramp stays one engine's (docs/predict.md)
-        self.ramp = one_replica(measured_ramp(document, source), self.replicas)
+        self.ramp = one_replica(ramp, self.replicas)
         self.workload = workload_from_ramp(self.ramp.config, [s.model_dump() for s in self.ramp.steps])
         self.notes: list[str] = list(self.workload.notes)
         if self.replicas > 1:
@@ -115,12 +131,22 @@ class Forecaster:
                 f"fits and predicts one engine's share (loads are per engine: the busiest engine's streams, its "
                 f"share of the tokens/s)"
             )
-        before = limits_for(
-            self.command, self.engine, num_blocks=_blocks_override(self.command), kv_tokens=kv_cache_tokens
+        self.limits = limits_for(
+            self.command,
+            self.engine,
+            num_blocks=_blocks_override(self.command),
+            kv_tokens=server.kv_cache_tokens,
+            **server.default_inputs(),
         )
         self.calibration: Calibration | None = None
         self.gap_spread: GapSpread | None = None  # measured on the ramp (advisor/perf/gap_spread.py)
-        if cost is not None:  # a prior: nothing measured to fit
+        self.cost: StepCost | None = None
+        self.baseline: PredictedRamp | None = None
+
+    def fit(self, cost: StepCost | None = None, progress: Progress = lambda line: None) -> Forecaster:
+        """Fit the step cost to the ramp (or take `cost`, a prior: nothing measured to fit), size the KV pool
+        the ramp saw when the server did not state it, and replay the unchanged launch; returns self."""
+        if cost is not None:
             self.cost = cost
             self.notes.append(
                 f"cost from the {cost.source} (±{cost.relative_error:.0%}); a ramp "
@@ -128,32 +154,38 @@ class Forecaster:
             )
         else:
             progress(
-                f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) of {source}"
+                f"predict: calibrating the step cost on {len(self.ramp.usable_steps)} measured step(s) of {self.source}"
             )
-            self.calibration = calibrate(self.ramp, before, self.workload, source=source)
+            self.calibration = calibrate(self.ramp, self.limits, self.workload, source=self.source)
             self.cost = self.calibration.cost
             self.notes.append(calibration_note(self.calibration))
-        if before.num_blocks is None and cost is None:
-            estimated = estimate_kv_blocks(self.ramp, before, self.cost, self.workload)
-            if estimated:
-                before = before.model_copy(update={"num_blocks": estimated})
-                self.notes.append(
-                    f"KV pool: about {estimated * before.block_size:,} tokens ({estimated} blocks of "
-                    f"{before.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
-                    f"(the 'KV cache size: N tokens' line of the server's log) to state it"
-                )
-            else:
-                self.notes.append(
-                    "KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay "
-                    "never runs out of blocks, so no preemption is predicted"
-                )
-        self.limits = before
-        self.baseline = predict_ramp(self.ramp, before, self.cost, self.workload, with_bands=False)
+            if self.limits.num_blocks is None:
+                self._estimate_pool()
+        self.baseline = predict_ramp(self.ramp, self.limits, self.cost, self.workload, with_bands=False)
         if self.calibration is not None:
             self._measure_gap_spread()
+        return self
+
+    def _estimate_pool(self) -> None:
+        """The KV pool from the KV usage the ramp saw, when the server's size was not given."""
+        estimated = estimate_kv_blocks(self.ramp, self.limits, self.cost, self.workload)
+        if not estimated:
+            self.notes.append(
+                "KV pool: unknown (no KV usage in the ramp and no --kv-cache-tokens): the replay "
+                "never runs out of blocks, so no preemption is predicted"
+            )
+            return
+        self.limits = self.limits.model_copy(update={"num_blocks": estimated})
+        self.notes.append(
+            f"KV pool: about {estimated * self.limits.block_size:,} tokens ({estimated} blocks of "
+            f"{self.limits.block_size}), estimated from the KV usage the ramp saw; pass --kv-cache-tokens "
+            f"(the 'KV cache size: N tokens' line of the server's log) to state it"
+        )
 
     def predict(self, changes: list[str] | dict[str, str], with_bands: bool = True) -> Prediction:
         """The ramp predicted with `changes` (texts like "--max-num-seqs 8", or {flag: value}) applied."""
+        if self.cost is None or self.baseline is None:
+            raise RuntimeError("Forecaster.predict before fit(): fit the step cost first")
         applied: dict[str, str] = {}
         texts = list(changes) if not isinstance(changes, dict) else [f"{f} {v}" for f, v in changes.items()]
         if isinstance(changes, dict):
@@ -172,7 +204,13 @@ class Forecaster:
         if layout is not None and kv_tokens:
             before_terms, after_terms = layout
             kv_tokens = max(1, round(kv_tokens * after_terms.kv_cache_tokens / max(1, before_terms.kv_cache_tokens)))
-        after = limits_for(after_command, self.engine, num_blocks=_blocks_override(after_command), kv_tokens=kv_tokens)
+        after = limits_for(
+            after_command,
+            self.engine,
+            num_blocks=_blocks_override(after_command),
+            kv_tokens=kv_tokens,
+            **self.server.default_inputs(),
+        )
         cost, notes = self._cost_for(after)
         if layout is not None:
             cost, note = cost_at_layout(cost, *layout)
@@ -182,7 +220,7 @@ class Forecaster:
                     f"the command after keeps {REPLICAS_FLAG} {self.replicas} as ramped: how many replicas the "
                     f"GPUs make is triage's layout choice (docs/triage.md)"
                 )
-            notes = [*notes, note]  # last: the layout choice quotes it (advisor/layout_choice.py)
+            notes = [*notes, note]  # last: the layout choice quotes it (advisor/triage/layouts.py)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
             ramp=self.source,
@@ -201,10 +239,7 @@ class Forecaster:
             safe_operating_point=predicted.safe_operating_point,
             edges=predicted.edges,
             baseline=self.baseline,
-            measured={
-                "knee": self.document.get("knee"),
-                "safe_operating_point": self.document.get("safe_operating_point"),
-            },
+            measured={"knee": self.ramp.knee, "safe_operating_point": self.ramp.safe_operating_point},
             notes=[*self.notes, *notes],
         )
 
@@ -258,38 +293,20 @@ class Forecaster:
 
 
 def what_if(
-    document: dict,
-    source: str,
-    server_args: str,
-    changes: list[str],
-    engine: str | None = None,
-    kv_cache_tokens: int | None = None,
-    progress=lambda line: None,
-    device_share: DeviceShare | None = None,
-    deployment: Deployment | None = None,
+    ramp: MeasuredRamp, source: str, server: ServerContext, changes: list[str], progress: Progress = lambda line: None
 ) -> Prediction:
     """One question: the ramp predicted under `changes` (`servops predict`)."""
     for text in changes:  # refuse a bad change before the calibration's work
         flags = parse_change(text)
-        if SHARE_FLAG in flags and (device_share is None or not kv_cache_tokens):
+        if SHARE_FLAG in flags and (server.device_share is None or not server.kv_cache_tokens):
             raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
         if LAYOUT_FLAGS & flags.keys():
-            ramped = parse_command(server_args or "", flag="--server-args")
             sizes = [
-                int(flags.get(flag) or command_size(ramped, flag))
+                int(flags.get(flag) or command_size(server.command, flag))
                 for flag in (TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
             ]
-            terms_for_change(engine_kind(ramped, engine), deployment, *sizes)
-    forecaster = Forecaster(
-        document,
-        source,
-        server_args,
-        engine,
-        kv_cache_tokens,
-        progress,
-        device_share=device_share,
-        deployment=deployment,
-    )
+            terms_for_change(engine_kind(server.command, server.engine), server.deployment, *sizes)
+    forecaster = Forecaster(ramp, source, server).fit(progress=progress)
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.vllm_launch import is_vllm_command, offline_env, resolve_vllm_words
+from advisor.servers.vllm import is_vllm_command, offline_env, resolve_vllm_words
 
 __all__ = [
     "EngineProcess",
@@ -63,7 +63,7 @@ def launch_words(command: ServeCommand) -> list[str]:
     """argv for a ServeCommand (its env assignments left out: `launch_env` carries them).
 
     The bundled engine runs under this interpreter; `vllm serve` runs through the vLLM
-    interpreter servops knows (advisor.vllm_launch) when no `vllm` program is on PATH, since
+    interpreter servops knows (advisor.servers.vllm) when no `vllm` program is on PATH, since
     the CPU wheel's `vllm` script cannot start; anything else runs as given.
     """
     words = shlex.split(ServeCommand(program=command.program, model=command.model, flags=command.flags).render())
@@ -74,7 +74,7 @@ def launch_words(command: ServeCommand) -> list[str]:
 
 def launch_env(command: ServeCommand) -> dict[str, str]:
     """The environment a command runs in: ours, its own `NAME=value` assignments, and for a
-    vLLM command the offline switches (advisor.vllm_launch.VLLM_OFFLINE_ENV)."""
+    vLLM command the offline switches (advisor.servers.vllm.VLLM_OFFLINE_ENV)."""
     extra = offline_env() if is_vllm_command(command) else {}
     return {**os.environ, "PYTHONUNBUFFERED": "1", **extra, **command.env}
 

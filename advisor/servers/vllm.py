@@ -17,12 +17,12 @@ import shlex
 import shutil
 from pathlib import Path
 
+from advisor.collect.cpu_features import has_bf16_arithmetic
+from advisor.collect.kv_space import CPU_KV_SPACE_ENV
 from advisor.collect.server_args import ServeCommand, parse_command
-from advisor.cpu_features import has_bf16_arithmetic
 from advisor.errors import UserError
 
 __all__ = [
-    "CPU_KV_SPACE_ENV",
     "CPU_NO_BF16_DTYPE",
     "DEFAULT_CPU_KV_SPACE_GIB",
     "VLLM_SERVE_MODULE",
@@ -38,10 +38,6 @@ __all__ = [
 VLLM_VENV_DIR = ".venv-vllm"
 # `python -m` target that serves like `vllm serve` (model as --model; same flags otherwise).
 VLLM_SERVE_MODULE = "vllm.entrypoints.openai.api_server"
-# vLLM's CPU backend sizes its KV cache from this variable, in whole GiB (a fraction is a
-# startup error). Without it (or --kv-cache-memory-bytes) it claims --gpu-memory-utilization
-# (0.92) of the NUMA node's memory and refuses to start when less than that is free.
-CPU_KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
 DEFAULT_CPU_KV_SPACE_GIB = 1
 # vLLM's CPU backend keeps a bf16 checkpoint in bf16 whatever the CPU (platforms/cpu.py lists
 # bf16 as supported on every x86 CPU). Without AVX512-BF16 or AMX, bf16 matrix products fall

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from advisor.catalog.gpus import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.catalog.models import ModelSpec, active_params, resolve_model
+from advisor.collect.host import load_profile
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
-from advisor.host_probe import load_profile
-from advisor.memory import estimate_memory
-from advisor.memory_terms import GIB, blocks_per_request
-from advisor.modelspec import ModelSpec, active_params, resolve_model
-from advisor.predict import Deployment, MeasuredPool, launch_from_config
+from advisor.memory.budget import estimate_memory
+from advisor.memory.kv_change import Deployment, MeasuredPool, launch_from_config
+from advisor.memory.terms import GIB, blocks_per_request
 from rules.catalog.common import total_gib
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts

@@ -22,10 +22,27 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
-from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.layout_choice import (
+from advisor.perf.cost import StepCost
+from advisor.perf.criterion import TuneCriterion
+from advisor.perf.limits import LAYOUT_FLAGS, MODELLED_FLAGS, PIPELINE_PARALLEL_FLAG, SHARE_FLAG, TENSOR_PARALLEL_FLAG
+from advisor.perf.measured import MeasuredRamp, measured_ramp
+from advisor.perf.parallel import layout_text
+from advisor.perf.ranking import ChangeForecast, rank_changes, step_views
+from advisor.perf.replicas import (
+    REPLICA_RULES,
+    REPLICAS_FLAG,
+    ms_text,
+    replicas_are_servers,
+    replicas_change,
+    seconds_text,
+    size_replicas,
+)
+from advisor.perf.whatif import Forecaster, ServerContext
+from advisor.triage.layouts import (
     ANNOTATED,
     CHOSEN,
     WIDER_RULES,
@@ -36,24 +53,7 @@ from advisor.layout_choice import (
     price_layouts,
     regrouping_change,
 )
-from advisor.perf.cost import StepCost
-from advisor.perf.limits import LAYOUT_FLAGS, MODELLED_FLAGS, PIPELINE_PARALLEL_FLAG, SHARE_FLAG, TENSOR_PARALLEL_FLAG
-from advisor.perf.parallel import layout_text
-from advisor.perf.pool import DeviceShare
-from advisor.perf.whatif import Forecaster
-from advisor.predict import Deployment
-from advisor.replicas import (
-    REPLICA_RULES,
-    REPLICAS_FLAG,
-    ms_text,
-    replicas_are_servers,
-    replicas_change,
-    seconds_text,
-    size_replicas,
-)
-from advisor.triage import RejectedChange
-from advisor.tune_criterion import TuneCriterion
-from advisor.tune_forecast import ChangeForecast, rank_changes, step_views
+from advisor.triage.result import RejectedChange
 from loadtest.slo import SLO
 from rules.model import ConfigChange, Finding, PredictedEffect
 
@@ -62,46 +62,43 @@ from rules.model import ConfigChange, Finding, PredictedEffect
 TRUSTED_RELATIVE_ERROR = 0.25
 
 
-def forecast_findings(
-    findings: list[Finding],
-    ramp: dict,
-    source: str,
-    command: ServeCommand,
-    kv_cache_tokens: int | None,
-    slos: list[SLO],
-    engine: str | None = None,
-    cost: StepCost | None = None,
-    ramp_path: str | None = None,
-    in_flight: float | None = None,
-    device_share: DeviceShare | None = None,
-    deployment: Deployment | None = None,
-    gpus: int | None = None,
-) -> tuple[list[RejectedChange], list[str]]:
-    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes.
+@dataclass(frozen=True, slots=True)
+class ForecastRequest:
+    """What triage's forecast takes besides the findings: the measured ramp and the server it measured.
 
-    `ramp_path`: the ramp file as the user named it; each prediction then carries the
-    `servops predict` command that reproduces its figures. `in_flight`: the requests the server
-    holds now (running + waiting) or the clients' concurrency; with it, the finding whose remedy is
-    more replicas gets the model's replica count (advisor/replicas.py). `device_share`: the pool per GPU
-    and the GPU's size, with which --gpu-memory-utilization is modelled (advisor/perf/pool.py).
-    `deployment`: the model, GPU and launch, with which a layout of the GPUs is priced
-    (advisor/layout_choice.py). `gpus`: the GPUs the host has (--gpus), when more than the server uses:
-    the layouts weighed then take the idle ones too."""
-    document = dict(ramp)
-    slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
-    if slos:
-        document["config"] = {**(ramp.get("config") or {}), "slo": slo_text}
+    `slo_text`: the user's SLOs as `servops predict --slo` takes them (already applied to the ramp).
+    `cost`: a prior to use instead of a fit (no ramp: the roofline over workload hints). `ramp_path`:
+    the ramp file as the user named it; each prediction then carries the `servops predict` command that
+    reproduces its figures. `in_flight`: the requests the server holds now (running + waiting) or the
+    clients' concurrency; with it, the finding whose remedy is more replicas gets the model's replica
+    count (advisor/perf/replicas.py). `gpus`: the GPUs the host has (--gpus), when more than the server
+    uses: the layouts weighed then take the idle ones too (advisor/triage/layouts.py)."""
+
+    ramp: MeasuredRamp
+    source: str
+    server: ServerContext
+    slo_text: str = ""
+    cost: StepCost | None = None
+    ramp_path: str | None = None
+    in_flight: float | None = None
+    gpus: int | None = None
+
+    @classmethod
+    def for_document(
+        cls, document: dict[str, Any], source: str, server: ServerContext, slos: list[SLO], **options: Any
+    ) -> ForecastRequest:
+        """The request for a ramp document (a ramp file, or a live window as one), the user's SLOs set on it
+        as `servops predict --slo` would; UserError when the document is not a usable ramp."""
+        slo_text = ",".join(f"{s.key}={s.bound_s:g}s" for s in slos)
+        if slos:
+            document = {**document, "config": {**(document.get("config") or {}), "slo": slo_text}}
+        return cls(ramp=measured_ramp(document, source), source=source, server=server, slo_text=slo_text, **options)
+
+
+def forecast_findings(findings: list[Finding], request: ForecastRequest) -> tuple[list[RejectedChange], list[str]]:
+    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes."""
     try:
-        forecaster = Forecaster(
-            document,
-            source,
-            command,
-            engine=engine,
-            kv_cache_tokens=kv_cache_tokens,
-            cost=cost,
-            device_share=device_share,
-            deployment=deployment,
-        )
+        forecaster = Forecaster(request.ramp, request.source, request.server).fit(cost=request.cost)
     except UserError as exc:
         return [], [f"no latency predictions: {exc}"]
     triage = {"findings": [f.model_dump(mode="json") for f in findings]}
@@ -112,18 +109,18 @@ def forecast_findings(
     notes = [f"latency predictions: {note}" for note in forecaster.notes]
 
     def command(forecast: ChangeForecast | None) -> str | None:
-        return _command_for(forecast, ramp_path, forecaster, kv_cache_tokens, slo_text)
+        return _command_for(forecast, request, forecaster)
 
     def command_for_layout(tp: int, pp: int) -> str:
-        if not ramp_path:
+        if not request.ramp_path:
             return ""
         layout = [f"{TENSOR_PARALLEL_FLAG} {tp}"] + (
             [f"{PIPELINE_PARALLEL_FLAG} {pp}"] if pp != forecaster.stages else []
         )
-        return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, layout)
+        return reproduce_command(request, forecaster, layout)
 
     rejected: list[RejectedChange] = []
-    notes += _choose_layouts(findings, forecaster, in_flight, rejected, loose, command_for_layout, gpus)
+    notes += _choose_layouts(findings, forecaster, request.in_flight, rejected, loose, command_for_layout, request.gpus)
     if loose:
         _annotate_only(findings, ranked, forecaster, command)
         notes.append(
@@ -161,7 +158,7 @@ def forecast_findings(
         # server's larger KV space in bytes is one, advisor/perf/pool.py).
         finding.alternatives = [kept for kept in (judge(finding, a, ranks=False) for a in finding.alternatives) if kept]
         finding.changes = [kept for kept in (judge(finding, c) for c in finding.changes) if kept]
-    notes += _propose_replicas(findings, forecaster, best, in_flight, ramp_path, kv_cache_tokens, slo_text)
+    notes += _propose_replicas(findings, forecaster, best, request)
     order = {id(f): i for i, f in enumerate(findings)}
     findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
     return rejected, notes
@@ -178,7 +175,7 @@ def _choose_layouts(
 ) -> list[str]:
     """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas or for pipeline
     stages, or replicas at their bandwidth floor merged into wider ones) to the layout of the same GPUs
-    the model predicts to carry most (advisor/layout_choice.py); notes. The layouts are priced once, at
+    the model predicts to carry most (advisor/triage/layouts.py); notes. The layouts are priced once, at
     the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
     current_tp, stages = forecaster.current_tensor_parallel(), forecaster.stages
     used = current_tp * stages * forecaster.replicas
@@ -258,7 +255,7 @@ def rejections(
 ) -> list[RejectedChange]:
     """A change no value of whose flag is predicted to help: listed as rejected with the figures of its own
     value (else the flag's best loser), and beside it the model's closest value when one helped at its
-    percentiles' nominal ranks but not a half-point away (advisor/tune_forecast.py), so the on-call sees
+    percentiles' nominal ranks but not a half-point away (advisor/perf/ranking.py), so the on-call sees
     how near the model came."""
     of_flag = [r for r in ranked if r.changes[0]["flag"] == change.flag]
     own = next((r for r in of_flag if r.prediction and str(r.changes[0]["proposed"]) == change.proposed), None)
@@ -285,18 +282,12 @@ def _rejection(
     )
 
 
-def _command_for(
-    forecast: ChangeForecast | None,
-    ramp_path: str | None,
-    forecaster: Forecaster,
-    kv_cache_tokens: int | None,
-    slo_text: str,
-) -> str | None:
+def _command_for(forecast: ChangeForecast | None, request: ForecastRequest, forecaster: Forecaster) -> str | None:
     """The `servops predict` that gives a candidate's figures again (none without a ramp file)."""
-    if forecast is None or not ramp_path:
+    if forecast is None or not request.ramp_path:
         return None
     chosen = forecast.changes[0]
-    return reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, f"{chosen['flag']} {chosen['proposed']}")
+    return reproduce_command(request, forecaster, f"{chosen['flag']} {chosen['proposed']}")
 
 
 def _gives_up_kv_room(change: ConfigChange) -> bool:
@@ -338,12 +329,10 @@ def _propose_replicas(
     findings: list[Finding],
     forecaster: Forecaster,
     best: dict[str, ChangeForecast],
-    in_flight: float | None,
-    ramp_path: str | None,
-    kv_cache_tokens: int | None,
-    slo_text: str,
+    request: ForecastRequest,
 ) -> list[str]:
     """Give the most severe finding whose remedy is more replicas the model's replica count; notes."""
+    in_flight = request.in_flight
     targets = [f for f in findings if f.rule in REPLICA_RULES]
     if not in_flight or not targets or forecaster.ramp.plan.mode != "concurrency":
         return []
@@ -368,16 +357,14 @@ def _propose_replicas(
                 f"{in_flight:g} requests in flight is unknown; ramp lower loads to size it"
             ]
         return []
-    command = reproduce_command(ramp_path, forecaster, kv_cache_tokens, slo_text, setting) if ramp_path else ""
+    command = reproduce_command(request, forecaster, setting) if request.ramp_path else ""
     current = forecaster.replicas
     servers = replicas_are_servers(forecaster.engine)
     target.changes.append(replicas_change(sizing, current, command, setting, servers=servers))
     return []
 
 
-def reproduce_command(
-    ramp_path: str, forecaster: Forecaster, kv_cache_tokens: int | None, slo_text: str, change: str | list[str] | None
-) -> str:
+def reproduce_command(request: ForecastRequest, forecaster: Forecaster, change: str | list[str] | None) -> str:
     """`servops predict` with the same ramp, launch, engine, KV pool and SLOs: the figures shown, again
     (no `--change`: the ramped configuration itself; a list: one `--change` each, applied together)."""
     changes = [change] if isinstance(change, str) else list(change or [])
@@ -385,22 +372,22 @@ def reproduce_command(
         "servops",
         "predict",
         "--ramp",
-        ramp_path,
+        request.ramp_path or "",
         "--server-args",
         forecaster.command.render(),
         "--engine",
         forecaster.engine,
     ]
-    if kv_cache_tokens:
-        words += ["--kv-cache-tokens", str(kv_cache_tokens)]
+    if request.server.kv_cache_tokens:
+        words += ["--kv-cache-tokens", str(request.server.kv_cache_tokens)]
     if forecaster.device_share is not None:
         share = forecaster.device_share
         words += ["--kv-cache-gib", f"{share.pool_gib:g}", "--gpu-memory-gib", f"{share.device_gib:g}"]
     deployment = forecaster.deployment
     if any(c.split()[0] in LAYOUT_FLAGS for c in changes) and deployment is not None:
         words += ["--model", deployment.model.source_path or deployment.model.name, "--gpu", deployment.gpu.name]
-    if slo_text:
-        words += ["--slo", slo_text]
+    if request.slo_text:
+        words += ["--slo", request.slo_text]
     for one in changes:
         words += ["--change", one]
     return shlex.join(words)

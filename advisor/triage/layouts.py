@@ -27,13 +27,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from advisor.catalog.models import valid_tp
 from advisor.errors import UserError
 from advisor.perf.limits import PIPELINE_PARALLEL_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.parallel import layout_text
+from advisor.perf.ranking import step_views
+from advisor.perf.replicas import REPLICAS_FLAG, ms_text, seconds_text
 from advisor.perf.whatif import Forecaster
-from advisor.plan_search import valid_tp
-from advisor.replicas import REPLICAS_FLAG, ms_text, seconds_text
-from advisor.tune_forecast import step_views
 from rules.model import ConfigChange, PredictedEffect
 
 
@@ -83,7 +83,7 @@ def regrouping_change(changes: list[ConfigChange], current_tp: int, onto_idle: b
     """The TP change among `changes` that regroups the server's GPUs: a smaller TP (over PCIe, traded for
     replicas), a larger one that takes its GPUs from the replicas (a decode at its bandwidth floor,
     OP-5.4/OP-5.5), or with `onto_idle` a larger one alone onto GPUs the server leaves idle. Otherwise a
-    larger TP alone is a memory need, the GPUs to be added (advisor/tp_choice.py)."""
+    larger TP alone is a memory need, the GPUs to be added (advisor/triage/tp_choice.py)."""
     tp = next((c for c in changes if c.flag == TENSOR_PARALLEL_FLAG), None)
     if tp is None or not tp.proposed.isdigit() or int(tp.proposed) == current_tp:
         return None

@@ -9,136 +9,140 @@ inputs shrink the answer instead of failing it; unusable inputs fail with one li
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from advisor import __version__
-from advisor.collect import metrics as metrics_collector
-from advisor.collect import prometheus as prometheus_collector
 from advisor.collect.facts import (
     BUNDLED_ENGINE_MARK,
-    cpu_backend_note,
-    effective_command,
-    memory_from_log,
-    memory_from_metrics,
-    merge_memory,
-    server_config,
-    startup_compile_note,
 )
-from advisor.collect.logs import read_log
-from advisor.collect.probe import probe_endpoint
-from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
+from advisor.memory.kv_change import Deployment, MeasuredPool
 from advisor.perf.limits import engine_kind
+from advisor.perf.live import WINDOW_UNUSABLE, live_ramp
 from advisor.perf.pool import DeviceShare
-from advisor.predict import Deployment, MeasuredPool, predict_findings
-from advisor.replicas import REPLICAS_FLAG, replicas_are_servers
-from advisor.run_diff import RunDiff
-from advisor.tp_choice import choose_tensor_parallel
-from advisor.triage_context import (
-    hardware_for,
+from advisor.perf.prior import roofline_cost
+from advisor.perf.replicas import REPLICAS_FLAG, replicas_are_servers
+from advisor.perf.whatif import ServerContext, synthetic_ramp
+from advisor.triage.collect import collect
+from advisor.triage.context import (
     measured_pool,
-    memory_from_advisor,
-    model_facts,
     resolve_deployment,
 )
+from advisor.triage.forecast import ForecastRequest, forecast_findings
+from advisor.triage.result import Collected, RejectedChange, TriageRequest, TriageResult
+from advisor.triage.valuation import value_findings
 from loadtest.slo import SLO
 from rules import signals
-from rules.catalog import get_rule
+from rules.catalog import floors, get_rule
 from rules.catalog.common import gpu_count
-from rules.evaluate import Evaluation, Resolution, RuleError, evaluate
-from rules.facts import Facts, FactSource, LoadTestFacts, ServerConfig, Workload
-from rules.model import ConfigChange, Finding, Rule
+from rules.evaluate import Evaluation, evaluate
+from rules.facts import Facts, LoadTestFacts, Workload
+from rules.model import Finding, Rule
 
 
-class RejectedChange(BaseModel):
-    """A change a rule proposed, or the value of its flag the model's search came closest with (a gain
-    at the percentiles' nominal ranks that a half-rank shift undoes), predicted not to help."""
+def run_triage(
+    request: TriageRequest, rules: Iterable[Rule] | None = None, ramp: dict[str, Any] | None = None
+) -> TriageResult:
+    """Collect, evaluate, value; the one entry point for the CLI and scheduled runs.
 
-    rule: str
-    change: ConfigChange
-    reason: str
-    predicted: dict[str, Any] | None = Field(default=None, description="the predicted ramp with the change")
-    command: str | None = Field(default=None, description="`servops predict` that gives the predicted figures again")
-
-
-class TriageRequest(BaseModel):
-    """Everything `servops triage` was given; echoed in the result as `inputs`."""
-
-    endpoint: str | None = None
-    prometheus: str | None = None
-    selector: str = ""
-    window_s: float = prometheus_collector.DEFAULT_WINDOW_S
-    metrics_files: list[str] = Field(default_factory=list)
-    metrics_interval_s: float | None = None
-    logs: str | None = None
-    server_args: str | None = None
-    model: str | None = None
-    gpu: str | None = None
-    gpus: int | None = None
-    gpu_memory_gib: float | None = None
-    timeout_s: float = metrics_collector.DEFAULT_TIMEOUT_S
-    workload: Workload | None = None
-    ramp: str | None = Field(default=None, description="a ramp result of this server: latency predictions per change")
-    save_window: str | None = Field(
-        default=None, description="where to write the live window as the one-step ramp the model calibrated on"
-    )
-    host_profile: str | None = Field(
-        default=None, description="`servops probe` of the serving host: the CPU floors' bandwidth and FLOPS"
-    )
-    headers: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)  # secrets: never echoed
-
-    def has_input(self) -> bool:
-        return bool(self.endpoint or self.prometheus or self.metrics_files or self.logs or self.server_args)
-
-
-class TriageResult(BaseModel):
-    """The JSON document `servops triage --json` writes and `servops report` renders."""
-
-    kind: str = "triage"
-    servops_version: str = __version__
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    inputs: TriageRequest
-    sources: list[FactSource] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
-    resolutions: list[Resolution] = Field(default_factory=list)
-    current_command: str | None = None
-    proposed_command: str | None = None
-    rules_run: list[str] = Field(default_factory=list)
-    rules_skipped: list[str] = Field(default_factory=list)
-    rule_errors: list[RuleError] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    rule_pages: dict[str, str] = Field(default_factory=dict, description="rule code → its page, for fired rules")
-    rejected_changes: list[RejectedChange] = Field(
-        default_factory=list, description="changes rules proposed that the performance model predicts not to help"
-    )
-    changes_since_last: RunDiff | None = None  # scheduled runs only
-    facts: Facts | None = Field(default=None, description="what the rules saw (left out of the JSON by --no-facts)")
-
-    @property
-    def top(self) -> Finding | None:
-        return self.findings[0] if self.findings else None
-
-
-class Collected(BaseModel):
-    """Facts plus what is not a fact: the command to edit, and notes for the user."""
-
-    facts: Facts
-    command: ServeCommand | None = None
-    command_rebuilt: bool = False  # from the log/metrics, not typed by the user
-    notes: list[str] = Field(default_factory=list)
-
-
-def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> TriageResult:
-    """Collect, evaluate, predict; the one entry point for the CLI and scheduled runs.
-
-    `rules` defaults to the whole catalog; tests may narrow it to the rules they specify.
+    The algorithm, in order:
+    1. collect: every input the request names becomes one `Facts` (metrics, a Prometheus window, the
+       log's events, the launch command; the model and the GPU from the catalogs);
+    2. evaluate: the rules (`rules/`, pure) turn the facts into ranked findings, each with the flag
+       changes it proposes, conflicting changes to one flag resolved;
+    3. value (advisor/triage/valuation.py): a copy of the findings passes the performance model (the
+       ramp, else the live window, else the roofline prior), the TP choice and the memory model, in
+       that declared order; a change predicted not to help is listed as rejected;
+    4. assemble: the result document, with the current command and the one with every change applied.
+    Triage reads and writes no result file: the CLI reads the ramp (`ramp`) and saves the live
+    window the model calibrated on (`TriageResult.window_ramp`). `rules` defaults to the whole
+    catalog; tests may narrow it to the rules they specify.
     """
+    _check_request(request, ramp)
+    collected = collect(request)
+    if ramp is not None and collected.facts.loadtest is None:
+        collected.facts.loadtest = LoadTestFacts.model_validate(ramp)
+    evaluation: Evaluation = evaluate(collected.facts, rules)
+    deployment, notes = resolve_deployment(request, collected.facts)
+    latency = _LatencyPass(request, collected, deployment, ramp)
+    valuation = value_findings(
+        evaluation.findings,
+        latency,
+        deployment,
+        gpu_count(collected.facts),
+        _measured_pool(collected.facts, deployment),
+    )
+    result = TriageResult(
+        inputs=request,
+        sources=collected.facts.sources,
+        findings=valuation.findings,
+        resolutions=evaluation.resolutions,
+        rules_run=evaluation.rules_run,
+        rules_skipped=evaluation.rules_skipped,
+        rule_errors=evaluation.errors,
+        notes=[*collected.notes, *notes, *valuation.notes, *_floor_notes(collected.facts)],
+        rule_pages=_pages(valuation.findings),
+        rejected_changes=valuation.rejected,
+        facts=collected.facts,
+        window_ramp=latency.window_ramp,
+    )
+    if collected.command is not None:
+        result.current_command = collected.command.render()
+        changes = {c.flag: c.proposed for f in valuation.findings for c in f.changes}
+        if replicas_are_servers(engine_kind(collected.command, _engine_of(collected.facts))):
+            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
+        if changes:
+            result.proposed_command = collected.command.with_changes(changes).render()
+            if collected.command_rebuilt:
+                result.notes.append(
+                    "current command rebuilt from the log/metrics (flags left at defaults are "
+                    "not shown); pass --server-args to edit your own"
+                )
+    return result
+
+
+class _LatencyPass:
+    """The performance model's pass of the valuation, from what this triage has: calibrated on the ramp
+    (--ramp), else on the metrics window as one load step, else the roofline prior over the workload hints;
+    `window_ramp` keeps the window it calibrated on, for the CLI to save (--save-window)."""
+
+    def __init__(
+        self, request: TriageRequest, collected: Collected, deployment: Deployment | None, ramp: dict[str, Any] | None
+    ) -> None:
+        self.request, self.collected, self.deployment, self.ramp = request, collected, deployment, ramp
+        self.window_ramp: dict[str, Any] | None = None
+
+    def __call__(self, findings: list[Finding]) -> tuple[list[RejectedChange], list[str]]:
+        request, collected, deployment = self.request, self.collected, self.deployment
+        if self.ramp is not None:
+            return _forecast(
+                findings,
+                self.ramp,
+                Path(request.ramp).name,
+                request,
+                collected,
+                engine=_engine_of(collected.facts),
+                ramp_path=request.ramp,
+                in_flight=_in_flight(collected.facts),
+                deployment=deployment,
+                gpus=gpu_count(collected.facts),
+            )
+        live = _forecast_from_window(findings, request, collected, deployment)
+        if live is not None:
+            rejected, notes, self.window_ramp = live
+            return rejected, notes
+        notes = []
+        if request.save_window:
+            notes.append(f"the window was not saved to {request.save_window}: {WINDOW_UNUSABLE}")
+        if deployment is not None:
+            notes += _forecast_from_prior(findings, request, collected, deployment)
+        return [], notes
+
+
+def _check_request(request: TriageRequest, ramp: dict[str, Any] | None) -> None:
+    """Inputs that cannot be triaged together, each one line naming the flags and the fix."""
     if not request.has_input():
         raise UserError(
             "nothing to triage; pass --endpoint URL, --prometheus URL, --metrics FILE, --logs FILE or --server-args"
@@ -153,148 +157,8 @@ def run_triage(request: TriageRequest, rules: Iterable[Rule] | None = None) -> T
             f"--save-window {request.save_window} with --ramp {request.ramp}: the predictions are calibrated "
             f"on the ramp, not on a window; drop --save-window"
         )
-    ramp = _load_ramp(request.ramp) if request.ramp else None
-    collected = collect(request)
-    if ramp is not None and collected.facts.loadtest is None:
-        collected.facts.loadtest = LoadTestFacts.model_validate(ramp)
-    evaluation: Evaluation = evaluate(collected.facts, rules)
-    deployment, notes = resolve_deployment(request, collected.facts)
-    rejected: list[RejectedChange] = []
-    if ramp is not None:  # latency first: it may choose other values, whose memory effect follows
-        rejected, forecast_notes = _forecast(
-            evaluation.findings,
-            ramp,
-            Path(request.ramp).name,
-            request,
-            collected,
-            engine=_engine_of(collected.facts),
-            ramp_path=request.ramp,
-            in_flight=_in_flight(collected.facts),
-            deployment=deployment,
-            gpus=gpu_count(collected.facts),
-        )
-        notes = [*notes, *forecast_notes]
-    elif (live := _forecast_from_window(evaluation.findings, request, collected, deployment)) is not None:
-        rejected, live_notes = live
-        notes = [*notes, *live_notes]
-    else:
-        if request.save_window:
-            from advisor.perf.live import WINDOW_UNUSABLE  # noqa: PLC0415 (numpy and the replay: only when asked)
-
-            notes = [*notes, f"the window was not saved to {request.save_window}: {WINDOW_UNUSABLE}"]
-        if deployment is not None:
-            notes = [*notes, *_forecast_from_prior(evaluation.findings, request, collected, deployment)]
-    choose_tensor_parallel(evaluation.findings, deployment, gpu_count(collected.facts))
-    predict_findings(evaluation.findings, deployment, _measured_pool(collected.facts, deployment))
-    result = TriageResult(
-        inputs=request,
-        sources=collected.facts.sources,
-        findings=evaluation.findings,
-        resolutions=evaluation.resolutions,
-        rules_run=evaluation.rules_run,
-        rules_skipped=evaluation.rules_skipped,
-        rule_errors=evaluation.errors,
-        notes=[*collected.notes, *notes, *_floor_notes(collected.facts)],
-        rule_pages=_pages(evaluation.findings),
-        rejected_changes=rejected,
-        facts=collected.facts,
-    )
-    if collected.command is not None:
-        result.current_command = collected.command.render()
-        changes = {c.flag: c.proposed for f in evaluation.findings for c in f.changes}
-        if replicas_are_servers(engine_kind(collected.command, _engine_of(collected.facts))):
-            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
-        if changes:
-            result.proposed_command = collected.command.with_changes(changes).render()
-            if collected.command_rebuilt:
-                result.notes.append(
-                    "current command rebuilt from the log/metrics (flags left at defaults are "
-                    "not shown); pass --server-args to edit your own"
-                )
-    return result
-
-
-def collect(request: TriageRequest) -> Collected:
-    """Run every collector the request names and assemble one `Facts`."""
-    facts = Facts()
-    notes: list[str] = []
-    _collect_metrics(request, facts)
-    if request.endpoint:
-        facts.endpoint = probe_endpoint(request.endpoint, request.timeout_s, request.headers)
-        facts.sources.append(FactSource(kind="probe", location=request.endpoint))
-    if request.logs:
-        log = read_log(request.logs)
-        facts.events = log.events
-        note = f"{len(log.events)} events from {log.lines_read} lines"
-        if log.dropped_stats_events:
-            note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
-        facts.sources.append(FactSource(kind="log", location=log.source, note=note))
-    typed = parse_command(request.server_args) if request.server_args else None
-    merged = effective_command(typed, facts.events, facts.snapshot)
-    facts.config = server_config(merged, facts.events, facts.snapshot)
-    if facts.endpoint is not None and facts.endpoint.version:  # GET /version answers even when logs are absent
-        facts.config = facts.config or ServerConfig()
-        facts.config.vllm_version = facts.config.vllm_version or facts.endpoint.version
-    command = typed if typed is not None else merged  # the user's own command, when given, is what we edit
-    if request.server_args:
-        facts.sources.append(FactSource(kind="config", location="--server-args"))
-    facts.memory = merge_memory(memory_from_log(facts.events), memory_from_metrics(facts.snapshot))
-    facts.hardware = hardware_for(request, facts)
-    facts.model = model_facts(request, facts)
-    facts.memory = merge_memory(facts.memory, memory_from_advisor(request, facts))
-    facts.workload = request.workload
-    notes += [note for note in (cpu_backend_note(facts.config), startup_compile_note(facts.events)) if note]
-    rebuilt = command is not None and typed is None
-    if rebuilt and not command.program:
-        command.program = ["vllm", "serve"]
-    return Collected(facts=facts, command=command, command_rebuilt=rebuilt, notes=notes)
-
-
-def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
-    if request.prometheus:
-        snapshot, window = prometheus_collector.collect(
-            request.prometheus, request.selector, request.window_s, request.timeout_s, request.headers
-        )
-        facts.snapshot, facts.window = snapshot, window
-        facts.sources.append(
-            FactSource(
-                kind="prometheus",
-                location=request.prometheus,
-                note=f"selector {request.selector or '{}'}; window {request.window_s:g} s; "
-                f"{len(window.per_instance)} instance(s)",
-            )
-        )
-        return
-    if request.endpoint:
-        if request.metrics_interval_s:
-            interval_s = request.metrics_interval_s
-            before, after = metrics_collector.scrape_pair(
-                request.endpoint, interval_s, request.timeout_s, request.headers
-            )
-            # live scrapes carry their own clock: the real gap includes a slow server's answer time
-            facts.snapshot, facts.window = after, metrics_collector.window_between(before, after)
-        else:
-            facts.snapshot = metrics_collector.scrape(request.endpoint, request.timeout_s, request.headers)
-        facts.sources.append(
-            FactSource(
-                kind="metrics",
-                location=metrics_collector.metrics_url(request.endpoint),
-                note=_window_note(request.metrics_interval_s),
-            )
-        )
-        return
-    if request.metrics_files:
-        if len(request.metrics_files) > 2:
-            raise UserError(
-                f"--metrics given {len(request.metrics_files)} times; pass one file, or two with --metrics-interval"
-            )
-        snapshots = [metrics_collector.load_file(path) for path in request.metrics_files]
-        facts.snapshot = snapshots[-1]
-        interval_s = request.metrics_interval_s if len(snapshots) == 2 else None
-        if len(snapshots) == 2:
-            facts.window = metrics_collector.window_between(snapshots[0], snapshots[1], interval_s)
-        for path in request.metrics_files:
-            facts.sources.append(FactSource(kind="metrics", location=path, note=_window_note(interval_s)))
+    if request.ramp and ramp is None:
+        raise UserError(f"--ramp {request.ramp}: the ramp document was not read; the CLI reads it before triage")
 
 
 def _pages(findings: list[Finding]) -> dict[str, str]:
@@ -309,16 +173,10 @@ def _pages(findings: list[Finding]) -> dict[str, str]:
     return pages
 
 
-def _window_note(interval_s: float | None) -> str:
-    return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
-
-
 def _floor_notes(facts) -> list[str]:
     """The physical floors behind the findings, stated whenever model and hardware are known.
 
     Computed by rules/catalog/floors.py."""
-    from rules.catalog import floors
-
     decode, prefill = floors.decode_floor(facts), floors.prefill_floor(facts)
     notes = []
     if decode is not None:
@@ -369,23 +227,9 @@ def _slos(workload: Workload | None) -> list[SLO]:
     return slos
 
 
-def _load_ramp(path: str) -> dict:
-    from advisor.report_files import (
-        load_result,  # the report renderer's reader: only with --ramp
-    )
-
-    document = load_result(Path(path))
-    if document.get("kind") != "ramp":
-        raise UserError(
-            f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
-            f"`servops ramp --json` wrote"
-        )
-    return document
-
-
 def _forecast_from_window(
     findings: list[Finding], request: TriageRequest, collected: Collected, deployment: Deployment | None
-) -> tuple[list[RejectedChange], list[str]] | None:
+) -> tuple[list[RejectedChange], list[str], dict[str, Any]] | None:
     """No ramp, but a metrics window: the model calibrates on the window as one measured load step
     (advisor/perf/live.py) and chooses and predicts the changes as it does from a ramp; None when the
     window cannot stand for a load step (the prior, or nothing, then).
@@ -393,15 +237,10 @@ def _forecast_from_window(
     With `--save-window FILE` the window is written there as a ramp document, so each prediction
     carries the `servops predict --ramp FILE …` command that gives its figures again: a window is
     gone once the server moves on, and a prediction nobody can rerun cannot be checked."""
-    from advisor.perf.live import live_ramp  # noqa: PLC0415 (numpy and the replay: only with a window)
-    from advisor.report_files import write_json  # noqa: PLC0415 (the report renderer's writer: only with a window)
-
     window = live_ramp(collected.facts)
     if window is None:
         return None
     ramp, said = window
-    if request.save_window:
-        write_json(Path(request.save_window), json.dumps(ramp, indent=1))
     rejected, notes = _forecast(
         findings,
         ramp,
@@ -419,29 +258,40 @@ def _forecast_from_window(
         if request.save_window
         else "pass --save-window FILE to keep it as a ramp and get the `servops predict` command behind each figure"
     )
-    return rejected, [f"latency predictions: calibrated on {said}; {saved}", *notes]
+    return rejected, [f"latency predictions: calibrated on {said}; {saved}", *notes], ramp
 
 
-def _forecast(findings: list[Finding], ramp: dict, source: str, request: TriageRequest, collected: Collected, **kw):
-    """forecast_findings on this server's command, measured KV pool and the user's SLOs."""
-    from advisor.triage_forecast import forecast_findings  # noqa: PLC0415 (numpy and the replay: only when asked)
-
+def _forecast(
+    findings: list[Finding],
+    ramp: dict[str, Any],
+    source: str,
+    request: TriageRequest,
+    collected: Collected,
+    *,
+    deployment: Deployment | None,
+    engine: str | None = None,
+    **options: Any,
+) -> tuple[list[RejectedChange], list[str]]:
+    """forecast_findings on this server's command, measured KV pool and the user's SLOs. `options`: the rest
+    of ForecastRequest (cost, ramp_path, in_flight, gpus)."""
     memory = collected.facts.memory
-    return forecast_findings(
-        findings,
-        ramp,
-        source,
-        collected.command or ServeCommand(),
-        memory.kv_cache_tokens if memory else None,
-        _slos(request.workload),
-        device_share=_device_share(collected.facts, kw.get("deployment")),
-        **kw,
+    server = ServerContext(
+        command=collected.command or ServeCommand(),
+        engine=engine,
+        kv_cache_tokens=memory.kv_cache_tokens if memory else None,
+        device_share=_device_share(collected.facts, deployment),
+        deployment=deployment,
     )
+    try:
+        forecast = ForecastRequest.for_document(ramp, source, server, _slos(request.workload), **options)
+    except UserError as exc:
+        return [], [f"no latency predictions: {exc}"]
+    return forecast_findings(findings, forecast)
 
 
 def _measured_pool(facts: Facts, deployment: Deployment | None) -> MeasuredPool | None:
     """The pool the server reported, its GiB the deployment's refined figure when the startup log pinned
-    it finer than it printed (advisor/triage_context.py `_logged_pool_gib`): one figure for the memory
+    it finer than it printed (advisor/triage/context.py `_logged_pool_gib`): one figure for the memory
     effects and the --gpu-memory-utilization latency forecast alike."""
     pool = measured_pool(facts)
     if pool is not None and deployment is not None and deployment.measured_kv_pool_gib is not None:
@@ -465,12 +315,6 @@ def _forecast_from_prior(
     workload = request.workload
     if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
         return []
-    from advisor.perf.limits import engine_kind  # noqa: PLC0415 (with the prior, below)
-    from advisor.perf.prior import (
-        roofline_cost,  # numpy and the replay: only with request lengths
-    )
-    from advisor.perf.whatif import synthetic_ramp
-
     launch = deployment.launch
     engine = engine_kind(collected.command or ServeCommand(), _engine_of(collected.facts))
     cost = roofline_cost(

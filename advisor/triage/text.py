@@ -7,7 +7,7 @@ proposed command, ready to paste. Plain text, no colour: it ends up in tickets.
 
 from __future__ import annotations
 
-from advisor.triage import TriageResult
+from advisor.triage.result import TriageResult
 from rules.model import ConfigChange, Evidence, Finding
 
 MAX_EVIDENCE = 4

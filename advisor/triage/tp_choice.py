@@ -10,30 +10,30 @@ else the launch's TP x PP) at which one request of --max-model-len fits: the sam
 whose `starts_after` the finding then shows, so the value is reproducible from its prediction.
 A change of TP that regroups the server's own GPUs (tensor parallel over PCIe swapped for replicas,
 or replicas merged into wider ones) is a layout choice, made by the performance model
-(advisor/layout_choice.py).
+(advisor/triage/layouts.py).
 """
 
 from __future__ import annotations
 
-from advisor.layout_choice import regrouping_change
-from advisor.memory import LaunchConfig
+from advisor.catalog.models import valid_tp
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.kv_change import Deployment, figures
 from advisor.perf.limits import TENSOR_PARALLEL_FLAG as TP_FLAG
-from advisor.plan_search import valid_tp
-from advisor.predict import Deployment, figures
-from rules.model import ConfigChange, Finding
+from advisor.triage.layouts import regrouping_change
+from rules.model import ConfigChange
 
 
-def choose_tensor_parallel(findings: list[Finding], deployment: Deployment | None, gpus: int | None) -> None:
-    """Re-value every TP increase in `findings` (changes and alternatives) in place; `gpus` is the
-    count the rules saw (rules.catalog.common.gpu_count), unknown meaning no more than proposed."""
-    if deployment is None:
-        return
-    limit = gpus or 0
-    for finding in findings:
-        for changes in (finding.changes, finding.alternatives):
-            for change in changes:
-                if change.flag == TP_FLAG and regrouping_change(changes, int(change.current or 1)) is None:
-                    _choose(change, deployment, limit)
+def valued_tensor_parallel(
+    change: ConfigChange, siblings: list[ConfigChange], deployment: Deployment | None, gpus: int | None
+) -> ConfigChange:
+    """A TP increase re-valued by the memory model (a new change); any other change as it is. `siblings`: the
+    list the change is in (a regrouping of the server's GPUs is the layout choice's, not this one's); `gpus`:
+    the count the rules saw (rules.catalog.common.gpu_count), unknown meaning no more than proposed."""
+    if deployment is None or change.flag != TP_FLAG:
+        return change
+    if regrouping_change(siblings, int(change.current or 1)) is not None:
+        return change
+    return _choose(change, deployment, gpus or 0)
 
 
 def smallest_starting_tp(deployment: Deployment, above: int, limit: int) -> int | None:
@@ -47,19 +47,22 @@ def smallest_starting_tp(deployment: Deployment, above: int, limit: int) -> int 
     return None
 
 
-def _choose(change: ConfigChange, deployment: Deployment, limit: int) -> None:
+def _choose(change: ConfigChange, deployment: Deployment, limit: int) -> ConfigChange:
     try:
         current, proposed = int(change.current or 1), int(change.proposed)
     except ValueError:
-        return
+        return change
     if proposed <= current:
-        return
+        return change
     bound = max(limit, proposed)
     chosen = smallest_starting_tp(deployment, current, bound)
     if chosen is None:
-        change.reason += f"; the memory model finds no tensor-parallel size up to {bound} GPUs that starts this launch"
-        return
+        reason = f"; the memory model finds no tensor-parallel size up to {bound} GPUs that starts this launch"
+        return change.model_copy(update={"reason": change.reason + reason})
+    update = {
+        "proposed": str(chosen),
+        "reason": change.reason + f"; {chosen} is the smallest tensor-parallel size the memory model predicts to start",
+    }
     if chosen != proposed:
-        change.cost = change.cost.replace(f"{proposed} GPUs", f"{chosen} GPUs")
-    change.proposed = str(chosen)
-    change.reason += f"; {chosen} is the smallest tensor-parallel size the memory model predicts to start"
+        update["cost"] = change.cost.replace(f"{proposed} GPUs", f"{chosen} GPUs")
+    return change.model_copy(update=update)

@@ -22,64 +22,17 @@ from pydantic import BaseModel, Field, model_validator
 
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
-from advisor.comparison import Comparison, compare_ramps
 from advisor.errors import UserError
-from advisor.launch import bundled_command
-from advisor.measure import Measurement, RampSettings, measure
-from advisor.tune_criterion import TuneCriterion
-from advisor.vllm_launch import reference_command
+from advisor.perf.comparison import Comparison, compare_ramps
+from advisor.perf.criterion import TuneCriterion
+from advisor.perf.ranking import figure_errors
+from advisor.tune.engines import BASE_FLAGS, POOR_FLAGS, Engine, apply, default_base_flags, start_command
+from advisor.tune.measure import Measurement, RampSettings, measure
+from advisor.tune.round import choose_change
 
-__all__ = [
-    "POOR_FLAGS",
-    "DemoResult",
-    "DemoSettings",
-    "Engine",
-    "default_base_flags",
-    "poor_command",
-    "run_demo",
-    "start_command",
-]
+__all__ = ["DemoResult", "DemoSettings", "poor_command", "run_demo"]
 
 Progress = Callable[[str], None]
-Engine = Literal["bundled", "vllm"]
-POOR_FLAGS: tuple[str, ...] = ("--max-num-seqs", "1")
-# float32 on both engines, whatever the CPU: the same dtype on every machine keeps the demo's rounds
-# comparable with the figures BENCHMARKS.md recorded; each engine's own default follows the CPU
-# (bf16 where it has bf16 arithmetic; docs/engine.md).
-BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32", "--disable-log-requests")
-# The bundled engine's flags that vLLM 0.32 rejects as unknown (vllm/engine/arg_utils.py and
-# vllm/entrypoints/launchers/cli_args.py define its flags), each with what vLLM has instead.
-BUNDLED_ONLY_FLAGS: dict[str, str] = {
-    "--device-memory-gib": "size its CPU KV cache with VLLM_CPU_KVCACHE_SPACE or --kv-cache-memory-bytes",
-    "--device": "it picks its platform itself",
-    "--disable-log-requests": "it logs no requests unless --enable-log-requests",
-    "--cpu-threads": "it places its CPU threads with VLLM_CPU_OMP_THREADS_BIND",
-}
-# The same starting point on vLLM: BASE_FLAGS without the flags only the bundled engine has.
-VLLM_BASE_FLAGS: tuple[str, ...] = ("--max-model-len", "2048", "--dtype", "float32")
-
-
-def default_base_flags(engine: Engine) -> tuple[str, ...]:
-    """The flags every run gets unless the user gives others: BASE_FLAGS, minus bundled-only ones on vLLM."""
-    return VLLM_BASE_FLAGS if engine == "vllm" else BASE_FLAGS
-
-
-def start_command(engine: Engine, flags: list[str], model: str | None = None) -> ServeCommand:
-    """The command demo and tune start from: the bundled engine, or vLLM as the reference deployment.
-
-    Why check the flags here: vLLM would reject a bundled-only flag too, but only after
-    importing itself for half a minute; here it is one line naming vLLM's equivalent.
-    """
-    if engine == "bundled":
-        return bundled_command(flags, model)
-    for word in flags:
-        flag = word.split("=", 1)[0]
-        if flag in BUNDLED_ONLY_FLAGS:
-            raise UserError(
-                f"--engine vllm: {flag} is the bundled engine's flag and vLLM has none "
-                f"({BUNDLED_ONLY_FLAGS[flag]}); leave it out"
-            )
-    return reference_command(flags, model)
 
 
 class DemoSettings(BaseModel):
@@ -132,10 +85,6 @@ class DemoResult(BaseModel):
 
 def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoResult:
     """Poor config → ramp + triage → apply the top change → ramp again. Stops every engine it starts."""
-    from advisor.round_choice import (
-        choose_change,  # the performance model: not for every `servops` start
-    )
-    from advisor.tune_forecast import figure_errors
 
     started = time.monotonic()
     poor = poor_command(settings)
@@ -207,11 +156,6 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
 def poor_command(settings: DemoSettings) -> ServeCommand:
     """The command the demo measures first: base flags, then the poor ones, on the chosen engine."""
     return start_command(settings.engine, [*settings.base_flags, *settings.poor_flags], settings.model)
-
-
-def apply(command: ServeCommand, changes: list[dict[str, Any]]) -> ServeCommand:
-    """The command with every change's flag set to its proposed value."""
-    return command.with_changes({str(c["flag"]): str(c["proposed"]) for c in changes})
 
 
 def _model_label(settings: DemoSettings) -> str:

@@ -19,10 +19,12 @@ from pydantic import BaseModel, Field
 
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
-from advisor.demo import apply
-from advisor.launch import display_command
-from advisor.measure import Measurement, RampSettings, measure
-from advisor.tune_criterion import TuneCriterion, criterion_value, decide
+from advisor.perf.criterion import TuneCriterion, criterion_value, decide
+from advisor.perf.ranking import figure_errors
+from advisor.servers.process import display_command
+from advisor.tune.engines import apply
+from advisor.tune.measure import Measurement, RampSettings, measure
+from advisor.tune.round import choose_change
 
 __all__ = ["TuneCriterion", "TuneResult", "TuneRound", "criterion_value", "decide", "run_tune"]
 
@@ -77,10 +79,6 @@ def run_tune(
     allow_unsafe: bool = False,
 ) -> TuneResult:
     """Measure `start`, then up to `rounds` recommend/apply/measure/decide rounds."""
-    from advisor.round_choice import (
-        choose_change,  # the performance model: not for every `servops` start
-    )
-    from advisor.tune_forecast import figure_errors
 
     began = time.monotonic()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
-from advisor.launch import EngineProcess, display_command
-from advisor.triage import TriageRequest, run_triage
+from advisor.servers.process import EngineProcess, display_command
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
 from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
 from loadtest.results import RampResult
 from loadtest.runner import RampConfig, run_ramp

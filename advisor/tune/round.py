@@ -1,6 +1,6 @@
 """A tuning or demo round's change: the model's best candidate on the measured configuration.
 
-Why apart from advisor/tune_forecast.py: this needs a `Measurement` (ramp, triage, log) and
+Why apart from advisor/perf/ranking.py: this needs a `Measurement` (ramp, triage, log) and
 triage itself uses the forecasting, so the choice sits above both.
 """
 
@@ -11,10 +11,11 @@ from typing import Any
 
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
-from advisor.measure import Measurement, top_change
-from advisor.perf.whatif import Forecaster
-from advisor.tune_criterion import TuneCriterion
-from advisor.tune_forecast import kv_tokens_from_log, rank_changes
+from advisor.perf.criterion import TuneCriterion
+from advisor.perf.measured import measured_ramp
+from advisor.perf.ranking import kv_tokens_from_log, rank_changes
+from advisor.perf.whatif import Forecaster, ServerContext
+from advisor.tune.measure import Measurement, top_change
 
 Progress = Callable[[str], None]
 
@@ -33,7 +34,8 @@ def choose_change(
     if not kept.triage:
         return None, [], "no triage result to take a change from"
     try:
-        forecaster = Forecaster(kept.ramp, kept.label, current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
+        server = ServerContext(command=current, kv_cache_tokens=kv_tokens_from_log(kept.log_path))
+        forecaster = Forecaster(measured_ramp(kept.ramp, kept.label), kept.label, server).fit()
         ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe, explore=True)
     except UserError as exc:
         progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")

@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from advisor.collect.cpu_features import BF16_ARITHMETIC_FLAGS, cpu_flags
 from advisor.collect.server_args import ServeCommand
-from advisor.cpu_features import BF16_ARITHMETIC_FLAGS, cpu_flags
-from advisor.launch import EngineProcess, display_command
-from advisor.vllm_launch import reference_command, vllm_unavailable_reason
+from advisor.servers.process import EngineProcess, display_command
+from advisor.servers.vllm import reference_command, vllm_unavailable_reason
 from tests.helpers import load_trace, machine_state
 from tests.integration.server.prom import samples
 from tests.integration.server.prom import value as sample_value
@@ -247,7 +247,7 @@ def diagnosis(server: VllmServer, lines: int = 4) -> str:
 
 
 # The CPU flags that decide vLLM's CPU speed here: its AVX2 or AVX512 kernels, and bf16 arithmetic
-# (without it a bf16 model runs float32, advisor.vllm_launch). Failure messages and the recorded
+# (without it a bf16 model runs float32, advisor.servers.vllm). Failure messages and the recorded
 # corpus's metadata name these.
 SPEED_CPU_FLAGS = BF16_ARITHMETIC_FLAGS | {"avx2", "avx512f"}
 

@@ -3,11 +3,11 @@
 Two answers in one run: what the launch *as given* does on the GPU (the KV budget, KV
 tokens, max concurrency, and whether vLLM starts or which exact error it raises), and the
 launch we recommend for the hardware and workload, as a `vllm serve` command with a reason
-per flag. Human-readable by default (advisor/advise_text.py); `--json PATH` (or `-`) writes
-the JSON document (advisor/advise_result.py). This module turns the arguments into both.
+per flag. Human-readable by default (advisor/advise/text.py); `--json PATH` (or `-`) writes
+the JSON document (advisor/advise/result.py). This module turns the arguments into both.
 
 `--device cpu` with `--cpu-kvcache-space-gib` or `--kv-cache-memory-bytes` sizes vLLM's CPU
-backend instead (advisor/vllm_cpu.py): there the KV space is given, not profiled, and the
+backend instead (advisor/memory/cpu_backend.py): there the KV space is given, not profiled, and the
 answer is vLLM's own block arithmetic; `--device cpu --gpu-memory-gib` stays the bundled
 engine's budget.
 """
@@ -22,7 +22,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from advisor.advise_result import (
+from advisor.advise.cpu_plan import recommend_cpu
+from advisor.advise.plan import recommend
+from advisor.advise.result import (
     AdviseResult,
     cpu_launch,
     cpu_recommended_section,
@@ -30,25 +32,21 @@ from advisor.advise_result import (
     recommended_section,
     resolved_launch,
 )
-from advisor.advise_text import render_text
-from advisor.cli_types import fraction, positive_float, positive_int, unit_interval
+from advisor.advise.search import Workload
+from advisor.advise.text import render_text
+from advisor.catalog.gpus import GPU_CATALOG, gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.catalog.vllm_versions import NEWEST_VLLM
+from advisor.cli.options import fraction, positive_float, positive_int, unit_interval
+from advisor.collect.kv_space import parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
 from advisor.errors import UserError
-from advisor.hardware import GPU_CATALOG, gpu_from_memory, resolve_gpu
-from advisor.memory import (
+from advisor.memory.budget import (
     DTYPES,
     KV_DTYPES,
     LaunchConfig,
     estimate_memory,
 )
-from advisor.modelspec import resolve_model
-from advisor.plan import Workload, recommend
-from advisor.versions import NEWEST_VLLM
-from advisor.vllm_cpu import (
-    CpuKvSpace,
-    parse_cpu_kvcache_space,
-    parse_kv_cache_memory_bytes,
-)
-from advisor.vllm_cpu_plan import recommend_cpu
+from advisor.memory.cpu_backend import CpuKvSpace
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (

@@ -10,19 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from advisor.cli_types import command_line
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.cli.options import command_line
+from advisor.cli.output_paths import check_output_file
+from advisor.cli.result_files import load_result, write_json
+from advisor.collect.facts import server_config
+from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.output_paths import check_output_file
+from advisor.memory.kv_change import Deployment, launch_from_config
+from advisor.perf.forecast import Prediction, figure
 from advisor.perf.limits import ENGINE_KINDS, PIPELINE_PARALLEL_FLAG, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
-from advisor.report_files import load_result, write_json
+from advisor.perf.measured import measured_ramp
+from advisor.perf.pool import DeviceShare
+from advisor.perf.whatif import ServerContext, what_if
 from loadtest.slo import parse_slos
-
-if TYPE_CHECKING:
-    from advisor.perf.forecast import Prediction
-    from advisor.perf.pool import DeviceShare
-    from advisor.predict import Deployment
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -115,27 +118,26 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
-    share = device_share(args.kv_cache_gib, args.gpu_memory_gib)
-    deployment = deployment_for(args.model, args.gpu, args.server_args, args.kv_cache_gib)
-    from advisor.perf.whatif import (
-        what_if,  # numpy and the replay: not for every `servops` start
+    command = parse_command(args.server_args or "", flag="--server-args")  # parsed once, here
+    server = ServerContext(
+        command=command,
+        engine=args.engine,
+        kv_cache_tokens=args.kv_cache_tokens,
+        device_share=device_share(args.kv_cache_gib, args.gpu_memory_gib),
+        deployment=deployment_for(args.model, args.gpu, command, args.kv_cache_gib),
     )
-
     check_output_file(args.json, "--json")  # before the calibration's work
     document = load_result(Path(args.ramp))
     if args.slo is not None:
         parse_slos(args.slo)  # a malformed SLO is its own one-line error, before the calibration
         document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
+    source = Path(args.ramp).name
     prediction = what_if(
-        document,
-        Path(args.ramp).name,
-        args.server_args,
+        measured_ramp(document, source),
+        source,
+        server,
         args.change,
-        engine=args.engine,
-        kv_cache_tokens=args.kv_cache_tokens,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
-        device_share=share,
-        deployment=deployment,
     )
     print(render_table(prediction))
     if args.json:
@@ -146,7 +148,6 @@ def run(args: argparse.Namespace) -> int:
 
 def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShare | None:
     """--kv-cache-gib and --gpu-memory-gib as the model takes them: both or neither, each above 0."""
-    from advisor.perf.pool import DeviceShare  # noqa: PLC0415 (pydantic model; with the rest of perf)
 
     for flag, value in (("--kv-cache-gib", pool_gib), ("--gpu-memory-gib", device_gib)):
         if value is not None and value <= 0:
@@ -159,20 +160,17 @@ def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShar
     return DeviceShare(pool_gib=pool_gib, device_gib=device_gib) if pool_gib is not None else None
 
 
-def deployment_for(model: str | None, gpu: str | None, server_args: str, pool_gib: float | None) -> Deployment | None:
+def deployment_for(
+    model: str | None, gpu: str | None, command: ServeCommand, pool_gib: float | None
+) -> Deployment | None:
     """--model and --gpu (both or neither) with the launch --server-args describes: what prices a TP change.
     The pool per GPU, when given (--kv-cache-gib), pins the memory model to the server's own."""
     if model is None and gpu is None:
         return None
     if model is None or gpu is None:
         raise UserError("--model and --gpu go together: the served model and the GPU one rank runs on")
-    from advisor.collect.facts import server_config  # noqa: PLC0415 (with the memory model)
-    from advisor.collect.server_args import parse_command  # noqa: PLC0415
-    from advisor.hardware import resolve_gpu  # noqa: PLC0415
-    from advisor.modelspec import resolve_model  # noqa: PLC0415
-    from advisor.predict import Deployment, launch_from_config  # noqa: PLC0415
 
-    config = server_config(parse_command(server_args or "", flag="--server-args"), [], None)
+    config = server_config(command, [], None)
     return Deployment(
         model=resolve_model(model),
         gpu=resolve_gpu(gpu),
@@ -187,7 +185,6 @@ def _offered(point) -> str:
 
 def render_table(prediction: Prediction) -> str:
     """Each step: measured configuration (replayed) → changed, with the uncertainty band."""
-    from advisor.perf.forecast import figure
 
     unit = "rps" if prediction.offered_unit == "rps" else "streams"
     lines = [

@@ -1,7 +1,7 @@
 """`servops probe`: measure the serving host's memory read bandwidth and GEMM throughput.
 
 Why a command: a CPU server's physical floors (the fastest a decode step or a prefill can be)
-need this host's figures, which no catalog holds (advisor/host_probe.py). Run it once on the
+need this host's figures, which no catalog holds (advisor/collect/host.py). Run it once on the
 machine that serves, keep the JSON, and give it to `servops triage --host-profile`.
 """
 
@@ -11,9 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from advisor.cli.output_paths import check_output_file
+from advisor.cli.result_files import write_json
+from advisor.collect.host import probe
 from advisor.errors import UserError
-from advisor.output_paths import check_output_file
-from advisor.report_files import write_json
 
 NAME = "probe"
 
@@ -44,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
     if args.max_threads is not None and args.max_threads < 1:
         raise UserError(f"--max-threads {args.max_threads}: give at least 1")
     check_output_file(args.json, "--json")
-    from advisor.host_probe import probe  # torch: only when measuring
 
     profile = probe(args.max_threads, progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"{profile.cpu_model}, {profile.usable_cores} usable core(s), bf16 arithmetic: {profile.bf16_arithmetic}")

@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from advisor.cli_types import (
+from advisor.cli.options import (
     factor_above_one,
     non_negative_float,
     non_negative_int,
@@ -36,8 +36,8 @@ from advisor.cli_types import (
     prompt_lengths,
     unit_interval,
 )
+from advisor.cli.output_paths import check_output_file, write_or_rescue
 from advisor.errors import UserError
-from advisor.output_paths import check_output_file, write_or_rescue
 from advisor.redact import redact, split_url_credentials
 from loadtest.config import RampConfig
 from loadtest.workload import KIND_ONLY_FIELDS, LengthSpec
@@ -294,7 +294,7 @@ def _shown(value: Any) -> str:
 
 
 def options_markdown() -> str:
-    """The options table of docs/loadtest.md, generated from RampConfig (`python -m advisor.commands.ramp`)."""
+    """The options table of docs/loadtest.md, generated from RampConfig (`python -m advisor.cli.commands.ramp`)."""
     rows = ["| flag | default | meaning |", "|---|---|---|"]
     for option in OPTIONS:
         default = option.default

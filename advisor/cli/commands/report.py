@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from advisor.output_paths import check_output_file
-from advisor.report_files import load_result, write_html_report
+from advisor.cli.output_paths import check_output_file
+from advisor.cli.result_files import load_result, write_html_report
 from reports.render import KINDS
 
 

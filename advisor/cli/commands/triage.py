@@ -14,15 +14,16 @@ import os
 import sys
 from pathlib import Path
 
-from advisor.cli_types import command_line, non_negative_int, positive_float, positive_int, unit_interval
+from advisor.cli.options import command_line, non_negative_int, positive_float, positive_int, unit_interval
+from advisor.cli.output_paths import check_output_dir, check_output_file
+from advisor.cli.schedule import HistoryEntry, parse_duration, run_schedule
+from advisor.cli.triage_io import triage_with_files
+from advisor.collect.host import load_profile
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
-from advisor.host_probe import load_profile
-from advisor.output_paths import check_output_dir, check_output_file
 from advisor.redact import redact, split_url_credentials
-from advisor.schedule import HistoryEntry, parse_duration, run_schedule
-from advisor.triage import TriageRequest, TriageResult, run_triage
-from advisor.triage_text import render_text
+from advisor.triage.result import TriageRequest, TriageResult
+from advisor.triage.text import render_text
 from rules.facts import Workload
 
 NAME = "triage"
@@ -213,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
-    result = run_triage(request)
+    result = triage_with_files(request)
     try:
         _emit(result, args.json, include_facts=not args.no_facts)
     except BrokenPipeError:  # `servops triage … | head`: the reader left; not an error worth a traceback

@@ -1,7 +1,7 @@
 """`servops tune`: recommend → apply → re-ramp → keep or roll back, for up to N rounds.
 
 Works on any engine servops can launch: the bundled engine (default), a real vLLM started
-the way advisor.vllm_launch starts the reference deployment (`--engine vllm`), or any
+the way advisor.servers.vllm starts the reference deployment (`--engine vllm`), or any
 `vllm serve …` command (`--server-command`). Writes tune.json and one HTML report with every
 round, kept or rolled back, and the numbers each decision rests on.
 """
@@ -13,16 +13,16 @@ import shutil
 import sys
 from pathlib import Path
 
-from advisor.cli_types import command_line, positive_float, positive_int, unit_interval
+from advisor.cli.options import command_line, positive_float, positive_int, unit_interval
+from advisor.cli.output_paths import check_output_dir
+from advisor.cli.ramp_arguments import add_engine_argument, add_ramp_arguments, ramp_settings
+from advisor.cli.result_files import write_html_report, write_json
 from advisor.collect.server_args import ServeCommand, parse_command
-from advisor.commands.demo import add_engine_argument, add_ramp_arguments, ramp_settings
-from advisor.demo import POOR_FLAGS, Engine, default_base_flags, start_command
 from advisor.errors import UserError
-from advisor.launch import BUNDLED_PROGRAM
-from advisor.output_paths import check_output_dir
-from advisor.report_files import write_html_report, write_json
-from advisor.tune import TuneCriterion, run_tune
-from advisor.vllm_launch import vllm_unavailable_reason
+from advisor.servers.process import BUNDLED_PROGRAM
+from advisor.servers.vllm import vllm_unavailable_reason
+from advisor.tune.engines import POOR_FLAGS, Engine, default_base_flags, start_command
+from advisor.tune.loop import TuneCriterion, run_tune
 
 
 def default_flags(engine: Engine) -> str:
@@ -151,7 +151,7 @@ def _server_command(text: str) -> ServeCommand:
     """`--server-command` parsed (NAME=value assignments into its env), refused early when it cannot start.
 
     Why `vllm` is not looked up on PATH alone: the CPU wheel's `vllm` script cannot start, so
-    servops runs `vllm serve` through its vLLM environment (advisor.vllm_launch) when there is one.
+    servops runs `vllm serve` through its vLLM environment (advisor.servers.vllm) when there is one.
     """
     command = parse_command(text, flag="--server-command")
     if not command.program:

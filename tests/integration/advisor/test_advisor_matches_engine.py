@@ -8,9 +8,9 @@ tiny random Llama built locally (no download).
 
 import pytest
 
-from advisor.hardware import gpu_from_memory
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.modelspec import resolve_model
+from advisor.catalog.gpus import gpu_from_memory
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig, estimate_memory
 from engine.core.config import EngineConfig
 from engine.core.errors import EngineStartupError
 from engine.core.llm_engine import LLMEngine

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.workload import LengthSpec, WorkloadSpec
 from tests.helpers.fake_openai_server import FakeServer

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 from advisor.perf.measured import measured_ramp
 from loadtest.errors import LoadTestError
 from loadtest.prefill_probe import REPEATS, run_prefill_probe

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from advisor.collect.metrics import MetricsError, scrape
-from advisor.triage import TriageRequest, run_triage
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
 
 METRICS = (Path(__file__).parents[2] / "fixtures" / "collect" / "metrics_v0_33_0.txt").read_bytes()
 TOKEN = "Bearer s3cret-token"
@@ -53,7 +54,7 @@ def test_with_the_header_triage_runs_and_the_token_is_not_written(guarded):
 
 
 def test_a_malformed_header_is_refused_without_echoing_it(capsys):
-    from advisor.cli import main
+    from advisor.cli.main import main
 
     assert main(["triage", "--endpoint", "http://127.0.0.1:9", "--header", "Authorization Bearer s3cret"]) == 2
     err = capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 Bad input is one line on stderr, exit 2, never a traceback; partial input still prints
 the findings it supports. The error cases run the CLI in a subprocess, exactly as a user
-does; the others call the same `advisor.cli.main` in-process, because every `servops`
+does; the others call the same `advisor.cli.main.main` in-process, because every `servops`
 process start costs seconds of imports on a shared 2-core box.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 
 CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm"
 COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from advisor.collect.server_args import parse_command
-from advisor.triage import TriageRequest, run_triage
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
 from tests.helpers.server_process import (
     REPO_ROOT,
     ServerHandle,
@@ -200,7 +201,7 @@ def test_prometheus_scraping_the_engine_gives_the_same_top_finding(loaded_server
 
 
 def test_scheduled_triage_of_the_live_server_keeps_a_history(loaded_server, tmp_path, capsys):
-    from advisor.cli import main
+    from advisor.cli.main import main
 
     code = main(
         [

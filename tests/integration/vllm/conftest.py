@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.vllm_launch import vllm_unavailable_reason
+from advisor.servers.vllm import vllm_unavailable_reason
 from tests.helpers import vllm_situations as vs
 
 _REASON = vllm_unavailable_reason()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from advisor.vllm_launch import CPU_KV_SPACE_ENV
+from advisor.collect.kv_space import CPU_KV_SPACE_ENV
 from engine.model.default_model import default_model_dir
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import servops

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.vllm_launch import find_vllm_python
+from advisor.servers.vllm import find_vllm_python
 from tests.helpers import cli_child
 from tests.helpers import vllm_situations as vs
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 CONTROLLER_MODULES = [
-    "advisor.commands.ramp",
+    "advisor.cli.commands.ramp",
     "loadtest.runner",
     "loadtest.stats",
     "loadtest.knee",

@@ -41,27 +41,31 @@ def rendered_recorded() -> dict[str, str]:
 def prediction_document(change: str = "--max-num-seqs 4") -> dict:
     """What `servops predict --json` writes for the recorded tiny ramp (concurrency 1, 2, 4 at
     --max-num-seqs 1) and `change`: the real performance model, calibrated on that real ramp."""
-    from advisor.perf.whatif import what_if
+    from advisor.collect.server_args import parse_command
+    from advisor.perf.measured import measured_ramp
+    from advisor.perf.whatif import ServerContext, what_if
 
     command = load_fixture("recorded-demo-tiny")["before"]["command"]  # the launch that ramp measured
-    prediction = what_if(load_fixture("recorded-ramp-tiny"), "recorded-ramp-tiny.json", command, [change])
+    source = "recorded-ramp-tiny.json"
+    server = ServerContext(command=parse_command(command, flag="--server-args"))
+    prediction = what_if(measured_ramp(load_fixture("recorded-ramp-tiny"), source), source, server, [change])
     return json.loads(prediction.model_dump_json())
 
 
 def tune_with_predictions() -> dict:
     """recorded-tune-tiny.json with the fields `servops tune` now records per round, computed by the real
-    performance model as advisor/tune.py does: calibrated on the ramp the round started from, the round's
+    performance model as advisor/tune/loop.py does: calibrated on the ramp the round started from, the round's
     applied change predicted (`predicted`, `predicted_decision`), the other candidates ranked from the
     triage that proposed it, and the prediction's errors against the round's measured ramp."""
-    from advisor.perf.whatif import Forecaster
-    from advisor.tune_criterion import TuneCriterion, decide
-    from advisor.tune_forecast import compact, figure_errors, rank_changes
+    from advisor.perf.criterion import TuneCriterion, decide
+    from advisor.perf.ranking import compact, figure_errors, rank_changes
+    from benchmarks.fitting import fitted
 
     doc = load_fixture("recorded-tune-tiny")
     criterion = TuneCriterion(**{k: v for k, v in doc["criterion"].items() if k != "description"})
     kept = doc["baseline"]
     for rnd in doc["rounds"]:
-        forecaster = Forecaster(kept["ramp"], "kept", rnd["command_before"])
+        forecaster = fitted(kept["ramp"], "kept", rnd["command_before"])
         applied = rnd["change"]["changes"][0]
         prediction = forecaster.predict({applied["flag"]: str(applied["proposed"])})
         before, after, helps, decision = decide(criterion, _ramp_of(forecaster.baseline), _ramp_of(prediction))
@@ -99,11 +103,11 @@ def _ramp_of(predicted) -> dict:
 def demo_with_prediction() -> dict:
     """recorded-demo-tiny.json with the `predicted` block a demo may record beside its after-ramp: the real
     model calibrated on the before-ramp, predicting the applied change, and its errors against the after-ramp."""
-    from advisor.perf.whatif import Forecaster
-    from advisor.tune_forecast import compact, figure_errors
+    from advisor.perf.ranking import compact, figure_errors
+    from benchmarks.fitting import fitted
 
     doc = load_fixture("recorded-demo-tiny")
-    forecaster = Forecaster(doc["before"]["ramp"], "before", doc["before"]["command"])
+    forecaster = fitted(doc["before"]["ramp"], "before", doc["before"]["command"])
     change = doc["applied_change"]
     doc["predicted"] = compact(forecaster.predict({change["flag"]: str(change["proposed"])}))
     doc["prediction_error"] = figure_errors(doc["predicted"], doc["after"]["ramp"])

@@ -1,7 +1,7 @@
 """Predictions in the report: `servops predict` documents, and tune/demo rounds checked against measurement.
 
 The documents come from the real performance model run on recorded ramps (see conftest), so the report
-is tested against the fields advisor.perf and advisor.tune_forecast actually write.
+is tested against the fields advisor.perf and advisor.perf.ranking actually write.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 import pytest
 from markupsafe import escape  # the report's own escaper (Jinja's)
 
-from advisor.cli import main
+from advisor.cli.main import main
 from reports.render import format_number, format_percent, render_html
 
 from .conftest import (

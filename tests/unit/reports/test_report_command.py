@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from advisor.cli import main
+from advisor.cli.main import main
 
 from .conftest import FIXTURES
 

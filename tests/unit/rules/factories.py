@@ -194,7 +194,7 @@ def healthy() -> Facts:
 
 
 def a100_sxm(count: int) -> Hardware:
-    """The catalog's A100-SXM-80GB (advisor/hardware.py): 2.039 TB/s, NVLink."""
+    """The catalog's A100-SXM-80GB (advisor/catalog/gpus.py): 2.039 TB/s, NVLink."""
     return Hardware(
         gpu_name="A100-SXM-80GB", usable_gib=79.15, gpu_count=count, interconnect="nvlink", memory_bandwidth_gbps=2039
     )

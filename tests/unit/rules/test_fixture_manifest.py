@@ -4,7 +4,7 @@ Two corpora, one manifest format: tests/fixtures/vllm (hand-written in the wordi
 0.8.0–0.33, each file's header comment saying where its numbers come from) and
 tests/fixtures/vllm_cpu (recorded from a real vLLM 0.32.0 CPU build, unedited; its README.md
 gives the reasoning). Each case names its inputs as `servops triage` takes them and the expected
-top finding and flag change. This runs the collectors' real parsers (advisor.triage.collect), so
+top finding and flag change. This runs the collectors' real parsers (advisor.triage.collect.collect), so
 the offline unit tests cover the real formats on a machine without vLLM.
 """
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor.triage import TriageRequest, collect
+from advisor.triage.collect import collect
+from advisor.triage.result import TriageRequest
 from rules.evaluate import evaluate
 from rules.facts import Workload
 from rules.model import Severity

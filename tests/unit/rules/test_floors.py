@@ -42,7 +42,7 @@ PROMPT_BUCKETS = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
 
 def _l4(count: int = 1) -> Hardware:
-    """The catalog's L4 (advisor/hardware.py): 300 GB/s, 121 bf16 TFLOPS, PCIe at 32 GB/s per direction."""
+    """The catalog's L4 (advisor/catalog/gpus.py): 300 GB/s, 121 bf16 TFLOPS, PCIe at 32 GB/s per direction."""
     return Hardware(
         gpu_name="L4",
         usable_gib=22.04,

@@ -5,8 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from advisor.cli import main
-from advisor.commands.rules import (
+from advisor.cli.commands.rules import (
     MARKDOWN_BEGIN,
     MARKDOWN_END,
     PAGES_BEGIN,
@@ -14,6 +13,7 @@ from advisor.commands.rules import (
     catalog_markdown,
     pages_markdown,
 )
+from advisor.cli.main import main
 from rules.catalog import ALL_RULES
 
 RULES_DOC = Path(__file__).parents[3] / "docs" / "rules.md"

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 from tests.unit.advisor.data_paths import DATA_DIR
 
 MEMORY_KEYS = {
@@ -136,8 +136,8 @@ def test_gpu_help_names_every_catalog_gpu():
     """The help is built from GPU_CATALOG: a GPU added to the catalog is offered without touching the CLI."""
     import argparse
 
-    from advisor.cli import build_parser
-    from advisor.hardware import GPU_CATALOG
+    from advisor.catalog.gpus import GPU_CATALOG
+    from advisor.cli.main import build_parser
 
     subcommands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     gpu = next(a for a in subcommands.choices["advise"]._actions if "--gpu" in a.option_strings)

@@ -1,9 +1,10 @@
 """The recommended launch follows the runbook: precision, parallelism, envelope, free wins."""
 
-from advisor.hardware import gpu_from_memory, resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.modelspec import resolve_model
-from advisor.plan import Workload, recommend
+from advisor.advise.plan import recommend
+from advisor.advise.search import Workload
+from advisor.catalog.gpus import gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig, estimate_memory
 
 NO_PINS = frozenset()
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from advisor.catalog.gpus import GPU_CATALOG, gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
 from advisor.errors import UserError
-from advisor.hardware import GPU_CATALOG, gpu_from_memory, resolve_gpu
-from advisor.modelspec import resolve_model
 from tests.unit.advisor.data_paths import DATA_DIR
 
 # Published totals: docs/reference.md §4.2 (Llama-3.1-70B, Mixtral "46.7B", DeepSeek-V3 "671B"),

@@ -3,17 +3,17 @@ version-dependent defaults that move the KV budget."""
 
 import pytest
 
-from advisor import failure_texts
-from advisor.errors import UserError
-from advisor.hardware import resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.modelspec import resolve_model
-from advisor.versions import (
+from advisor.catalog import vllm_failures as failure_texts
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.catalog.vllm_versions import (
     default_gpu_memory_utilization,
     default_max_num_batched_tokens,
     default_max_num_seqs,
     parse_version,
 )
+from advisor.errors import UserError
+from advisor.memory.budget import LaunchConfig, estimate_memory
 
 H100, L4 = resolve_gpu("H100"), resolve_gpu("L4")
 LLAMA_8B, LLAMA_70B = resolve_model("Llama-3.1-8B"), resolve_model("Llama-3.3-70B")
@@ -163,7 +163,7 @@ def test_an_unmodelled_quantization_is_a_user_error_listing_the_known_ones():
 
 
 def test_cpu_device_uses_the_bundled_engines_batch_defaults_at_any_budget():
-    from advisor.hardware import gpu_from_memory
+    from advisor.catalog.gpus import gpu_from_memory
 
     memory = estimate_memory(LLAMA_8B, gpu_from_memory(100, device="cpu"), LaunchConfig())
     assert (memory.max_num_seqs, memory.max_num_batched_tokens) == (256, 2048)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 
 
 @dataclass

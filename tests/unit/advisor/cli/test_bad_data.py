@@ -18,7 +18,7 @@ from rules import signals
 from rules.evaluate import evaluate
 from rules.facts import Facts
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "reports"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "reports"
 
 
 def _exposition(value: str, name: str = "vllm:num_requests_running", kind: str = "gauge") -> str:

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from advisor import __version__
-from advisor.cli import main
+from advisor.cli.main import main
 
 
 def test_version_prints_the_package_version(capsys):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import build_parser, main
-from advisor.cli_types import bind_command_line_values
+from advisor.cli.main import build_parser, main
+from advisor.cli.options import bind_command_line_values
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 
 LONE_FLAG_CASES = [
     (("triage", "--metrics", "m.prom", "--server-args", "--enable-prefix-caching"), "server_args"),
@@ -74,7 +74,7 @@ def test_an_unbalanced_quote_is_one_line_naming_the_option(capsys: pytest.Captur
     assert "--server-args" in err and "quote" in err
 
 
-RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 
 
 def test_save_window_beside_a_ramp_is_one_line_saying_which_to_drop(servops, tmp_path: Path) -> None:

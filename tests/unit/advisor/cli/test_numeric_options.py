@@ -1,4 +1,4 @@
-"""Numeric options: one validation layer (advisor/cli_types.py) for every command.
+"""Numeric options: one validation layer (advisor/cli/options.py) for every command.
 
 Each bad number — NaN, ±Inf, zero or negative where a positive is needed, a fraction above 1,
 a factor that is no growth, a percentage above 100 — is argparse's one line naming the flag,
@@ -12,8 +12,8 @@ import argparse
 
 import pytest
 
-from advisor import cli_types
-from advisor.cli import build_parser
+from advisor.cli import options as cli_types
+from advisor.cli.main import build_parser
 
 RAMP = ("ramp", "--endpoint", "http://127.0.0.1:9", "--concurrency", "1")
 TRIAGE = ("triage", "--metrics", "unused.txt")

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from advisor.cli.output_paths import check_output_dir, check_output_file, write_or_rescue
 from advisor.errors import UserError
-from advisor.output_paths import check_output_dir, check_output_file, write_or_rescue
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "reports"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "reports"
 
 
 @pytest.fixture

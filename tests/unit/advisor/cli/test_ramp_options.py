@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import build_parser
-from advisor.commands.ramp import OPTIONS, options_markdown, ramp_config
+from advisor.cli.commands.ramp import OPTIONS, options_markdown, ramp_config
+from advisor.cli.main import build_parser
 from loadtest.config import RampConfig
 from loadtest.workload import WORKLOAD_KINDS
 
 URL = "http://127.0.0.1:9"
 RAMP = ("ramp", "--endpoint", URL, "--concurrency", "1")
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "loadtest.md"
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "loadtest.md"
 
 BAD = [
     # (extra arguments, what the one line must name)
@@ -129,7 +129,7 @@ def test_workload_choices_are_the_models_literal():
 
 
 def test_docs_table_of_options_is_the_generated_one():
-    """docs/loadtest.md states the defaults once, as generated from the model: `python -m advisor.commands.ramp`."""
+    """docs/loadtest.md states the defaults once, as generated from the model: `python -m advisor.cli.commands.ramp`."""
     text = DOCS.read_text(encoding="utf-8")
     table = re.search(r"<!-- ramp-options:begin[^>]*-->\n(.*?)<!-- ramp-options:end -->", text, re.DOTALL)
     assert table, "docs/loadtest.md lost its generated table of ramp options"

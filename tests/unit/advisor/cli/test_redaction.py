@@ -167,7 +167,7 @@ def test_explicit_header_wins_over_url_credentials(servops, metrics_server, tmp_
 
 
 def test_report_redacts_a_secret_already_in_an_old_result(servops, tmp_path):
-    document = json.loads((Path(__file__).parents[2] / "fixtures/reports/triage.json").read_text())
+    document = json.loads((Path(__file__).parents[3] / "fixtures/reports/triage.json").read_text())
     document["current_command"] = f"vllm serve m --api-key {SECRET}"
     source = tmp_path / "old.json"
     source.write_text(json.dumps(document))

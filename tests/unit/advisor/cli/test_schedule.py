@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from advisor.cli.schedule import HISTORY_FILE, LATEST_FILE, HistoryEntry, last_entry, parse_duration, run_schedule
 from advisor.errors import UserError
-from advisor.run_diff import FindingState, diff_runs
-from advisor.schedule import HISTORY_FILE, LATEST_FILE, HistoryEntry, last_entry, parse_duration, run_schedule
-from advisor.triage import TriageRequest
+from advisor.triage.result import TriageRequest
+from advisor.triage.run_diff import FindingState, diff_runs
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm"
-COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
+CORPUS = Path(__file__).parents[3] / "fixtures" / "vllm"
+COLLECT = Path(__file__).parents[3] / "fixtures" / "collect"
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("5m", 300), ("30s", 30), ("1h30m", 5400), ("90", 90), ("0.5s", 0.5)])
@@ -90,7 +90,7 @@ def test_each_scheduled_run_keeps_its_window_so_its_predictions_rerun(tmp_path):
     """Real vLLM's recorded preempting window: the run's --max-num-seqs predictions (the values the
     model rejects) name the window file written beside its JSON, and that file is a ramp `servops
     predict` reads."""
-    recorded = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+    recorded = Path(__file__).parents[3] / "fixtures" / "vllm_cpu"
     request = TriageRequest(
         logs=str(recorded / "preempting.log"),
         metrics_files=[str(recorded / "preempting_before.prom"), str(recorded / "preempting_after.prom")],

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from advisor import cpu_features, memory
-from advisor.modelspec import resolve_model
+from advisor.catalog.models import resolve_model
+from advisor.collect import cpu_features
+from advisor.memory import budget as memory
 from engine.core import config as engine_config
 from kernels import cpu_gemm
 

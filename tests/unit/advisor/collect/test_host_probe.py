@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
-from advisor.host_probe import HostProfile, ThreadFigures, probe, thread_counts
+from advisor.cli.main import main
+from advisor.collect.host import HostProfile, ThreadFigures, probe, thread_counts
 
 
 def test_thread_counts_double_up_to_every_core():

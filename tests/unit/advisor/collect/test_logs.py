@@ -16,7 +16,7 @@ import pytest
 from advisor.collect.logs import LogReadError, parse_lines, read_log
 from rules.events import FIELDS_BY_KIND, LogEventKind, OomPhase
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "collect"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "collect"
 K = LogEventKind
 
 
@@ -485,7 +485,7 @@ def test_stdin_is_read_for_dash():
 def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
     from advisor.collect.log_patterns import PATTERNS, candidates
 
-    corpus = Path(__file__).parents[2] / "fixtures" / "vllm"
+    corpus = Path(__file__).parents[3] / "fixtures" / "vllm"
     lines = [case[0] for case in CASES] + [
         line for path in sorted(corpus.glob("*.log")) for line in path.read_text().splitlines()
     ]

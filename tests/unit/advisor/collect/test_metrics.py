@@ -19,7 +19,7 @@ from advisor.collect.metrics import (
     window_between,
 )
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "collect"
+FIXTURES = Path(__file__).parents[3] / "fixtures" / "collect"
 VERSIONS = ["metrics_v0_8_0.txt", "metrics_v0_10_2.txt", "metrics_v0_33_0.txt"]
 
 

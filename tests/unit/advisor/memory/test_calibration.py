@@ -6,12 +6,12 @@ source leaves an input open (vLLM version, utilisation) the test says so and use
 
 import pytest
 
-from advisor import failure_texts
-from advisor.hardware import gpu_from_memory, resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory, max_len_for_kv_bytes
-from advisor.memory_terms import GIB, activation_gib, weights_gib_per_gpu
-from advisor.modelspec import resolve_model
-from advisor.versions import parse_version
+from advisor.catalog import vllm_failures as failure_texts
+from advisor.catalog.gpus import gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.catalog.vllm_versions import parse_version
+from advisor.memory.budget import LaunchConfig, estimate_memory, max_len_for_kv_bytes
+from advisor.memory.terms import GIB, activation_gib, weights_gib_per_gpu
 
 H100 = resolve_gpu("H100-SXM-80GB")
 OLDER_VLLM = "0.18"  # the llm-d "older vLLM" runs: any version before 0.19 in our model

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from advisor.hardware import resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.memory_terms import blocks_per_request, kv_bytes_per_token_per_gpu
-from advisor.modelspec import resolve_model
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig, estimate_memory
+from advisor.memory.terms import blocks_per_request, kv_bytes_per_token_per_gpu
 
 H100 = resolve_gpu("H100-SXM-80GB")
 

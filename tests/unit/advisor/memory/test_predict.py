@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.hardware import gpu_from_memory, resolve_gpu
-from advisor.memory import LaunchConfig, estimate_memory
-from advisor.modelspec import resolve_model
-from advisor.predict import Deployment, MeasuredPool, launch_from_config, predict_change, predict_findings
+from advisor.catalog.gpus import gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig, estimate_memory
+from advisor.memory.kv_change import Deployment, MeasuredPool, launch_from_config, predict_change
+from advisor.triage.valuation import value_findings
 from rules.facts import ServerConfig
 from rules.model import Category, ConfigChange, Finding, PredictedEffect, Severity
 
@@ -119,7 +120,7 @@ def test_a_measured_pool_with_its_gib_and_the_gpus_sizes_a_utilisation_change():
 def test_vllms_estimated_length_pins_a_pool_its_rounded_gib_undercounts():
     """vLLM prints the KV pool to 0.01 GiB; its estimated maximum length is finer. A pool of
     0.0745 GiB prints as 0.07, which alone predicts that vLLM's own estimate would not start."""
-    from advisor.triage_context import _logged_pool_gib
+    from advisor.triage.context import _logged_pool_gib
     from rules.facts import MemoryFacts
 
     model, gpu, launch = resolve_model("SmolLM2-135M"), gpu_from_memory(0.15), LaunchConfig(max_model_len=1_048_576)
@@ -144,7 +145,7 @@ def test_a_latency_prediction_leads_when_the_memory_side_has_no_figures():
     budget = change("--max-num-batched-tokens", "1024", "64")
     budget.predicted_effect = latency
     finding = Finding(rule="OP-5.1", title="t", severity=Severity.HIGH, category=Category.LATENCY, changes=[budget])
-    predict_findings([finding], None)
+    [budget] = value_findings([finding], None, None, None, None).findings[0].changes
     text = budget.predicted_effect.text
     assert text.startswith("at offered 8") and "; KV memory not predicted: pass --model" in text
     assert budget.predicted_effect.figures == {"offered": 8.0}

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
+from advisor.catalog.models import resolve_model
+from advisor.cli.main import main
+from advisor.collect.kv_space import parse_kv_cache_memory_bytes
 from advisor.collect.server_args import parse_command
 from advisor.errors import UserError
-from advisor.memory import LaunchConfig
-from advisor.modelspec import resolve_model
-from advisor.vllm_cpu import CpuKvSpace, fitting_len, parse_kv_cache_memory_bytes, size_cpu_kv
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.cpu_backend import CpuKvSpace, fitting_len, size_cpu_kv
 from tests.unit.advisor.data_paths import DATA_DIR
 
-RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 MODEL_DIR = DATA_DIR / "smollm2-135m"
 CAPACITY_LINE = re.compile(
     r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for "

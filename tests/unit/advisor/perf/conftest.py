@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.unit.perf.recorded_queue import FIXTURES, triage_window
+from tests.unit.advisor.perf.recorded_queue import FIXTURES, triage_window
 
 
 class WindowTriage(NamedTuple):

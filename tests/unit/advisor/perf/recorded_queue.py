@@ -12,12 +12,14 @@ import json
 import shlex
 from pathlib import Path
 
-from advisor.cli import bind_command_line_values, build_parser, main
-from advisor.commands.predict import deployment_for, device_share
-from advisor.perf.whatif import Forecaster
-from advisor.report_files import load_result
+from advisor.cli.commands.predict import deployment_for, device_share
+from advisor.cli.main import bind_command_line_values, build_parser, main
+from advisor.cli.result_files import load_result
+from advisor.collect.server_args import parse_command
+from advisor.perf.measured import measured_ramp
+from advisor.perf.whatif import Forecaster, ServerContext
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
 # Each engine at --max-num-batched-tokens 64 under 128-word prompts, with the TTFT target under which
 # the model chooses a larger budget there (tests/fixtures/*/chunked*, recorded by
@@ -67,7 +69,7 @@ class Rivals:
 
     Why not run the command once per value: each run calibrates again (a dozen replays of the whole
     ramp), the same every time, and the tests that check a choice is unbeaten ask about six to nine
-    values. `servops predict` is `Forecaster(...).predict(changes)` (advisor/commands/predict.py), so
+    values. `servops predict` is `Forecaster(...).predict(changes)` (advisor/cli/commands/predict.py), so
     one Forecaster built from the command's own arguments gives each value's prediction exactly as
     the command would; the tests still run the printed command itself for the value it names."""
 
@@ -80,15 +82,16 @@ class Rivals:
         if args.slo is not None:
             document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
         self.changes = list(args.change or [])
-        self.forecaster = Forecaster(
-            document,
-            Path(args.ramp).name,
-            args.server_args,
-            args.engine,
-            args.kv_cache_tokens,
+        command = parse_command(args.server_args or "", flag="--server-args")
+        server = ServerContext(
+            command=command,
+            engine=args.engine,
+            kv_cache_tokens=args.kv_cache_tokens,
             device_share=device_share(args.kv_cache_gib, args.gpu_memory_gib),
-            deployment=deployment_for(args.model, args.gpu, args.server_args, args.kv_cache_gib),
+            deployment=deployment_for(args.model, args.gpu, command, args.kv_cache_gib),
         )
+        source = Path(args.ramp).name
+        self.forecaster = Forecaster(measured_ramp(document, source), source, server).fit()
 
     def predict(self, flag: str, value: int | str) -> dict:
         """The command's prediction with its change of `flag` set to `value`, as its --json would hold it."""

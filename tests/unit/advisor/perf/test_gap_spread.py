@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from advisor.perf.gap_spread import MOST_SPREAD, SPREAD_UNMEASURED, factor, measure_spread, spread_gaps
-from advisor.perf.whatif import Forecaster
+from benchmarks.fitting import fitted
 from loadtest.results import Percentiles, StepResult
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+CORPUS = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 SPREAD = [1.15, 1.3, 1.45]
 
 
@@ -86,7 +86,7 @@ def test_real_vllms_itl_p99_at_its_tail_free_steps_is_predicted_within_the_fit(r
     fitted on those steps, put it 25-48 % low. With the measured spread replayed, each such step's ITL p99
     lands within the fit's stated error, and its p50 does not move beyond it."""
     document = json.loads((CORPUS / f"{ramp}_ramp.json").read_text())
-    forecaster = Forecaster(document, ramp, server_args, "vllm-cpu")
+    forecaster = fitted(document, ramp, server_args, engine="vllm-cpu")
     spread = forecaster.cost.gap_spread
     assert len(spread) == 3 and 1.2 < spread[-1] < 1.7, spread
     assert any(note.startswith("token gaps spread around the engine step") for note in forecaster.notes)
@@ -107,6 +107,6 @@ def test_a_live_window_under_load_measures_no_spread_and_says_so():
     """The recorded 32-stream window of a saturated vLLM: its replay has a prefill tail of its own, so no
     spread is measured, none is replayed, and the note says what that leaves out."""
     document = json.loads((CORPUS / "saturated_ramp.json").read_text())
-    forecaster = Forecaster(document, "saturated", "", "vllm-cpu")
+    forecaster = fitted(document, "saturated", "", engine="vllm-cpu")
     assert forecaster.cost.gap_spread == [] and forecaster.gap_spread is None
     assert SPREAD_UNMEASURED in forecaster.notes

@@ -5,18 +5,20 @@ import pytest
 from advisor.collect.server_args import parse_command
 from advisor.errors import UserError
 from advisor.perf import limits as L
+from rules import vllm_defaults as D
 
 
-def test_the_bundled_engine_defaults_restated_here_are_engine_configs():
+def test_the_bundled_engine_defaults_restated_in_the_table_are_engine_configs():
     from engine.core.config import EngineConfig
 
     config = EngineConfig()
     config.resolve_max_model_len(8192)
-    assert (L.BUNDLED_MAX_NUM_SEQS, L.BUNDLED_BLOCK_SIZE, L.BUNDLED_CHUNKED_BUDGET) == (
+    assert (D.BUNDLED_MAX_NUM_SEQS, D.BUNDLED_BLOCK_SIZE, D.BUNDLED_CHUNKED_BUDGET) == (
         config.max_num_seqs,
         config.block_size,
         config.max_num_batched_tokens,
     )
+    assert D.BUNDLED_GPU_MEMORY_UTILIZATION == config.gpu_memory_utilization
 
 
 @pytest.mark.parametrize(
@@ -51,6 +53,6 @@ def test_a_bad_number_names_the_flag(text):
 )
 def test_vllms_cpu_defaults_scale_with_the_ranks_of_one_engine(text, seqs, budget):
     """vLLM's CPU backend multiplies its API-server defaults by TP x PP (vllm/engine/arg_utils.py
-    get_batch_defaults), as triage's collector does for the config it reads (advisor/versions.py)."""
+    get_batch_defaults), as triage's collector does for the config it reads (advisor/catalog/vllm_versions.py)."""
     limits = L.limits_for(parse_command(f"vllm serve m {text}"), "vllm-cpu")
     assert (limits.max_num_seqs, limits.max_num_batched_tokens) == (seqs, budget)

@@ -10,10 +10,12 @@ import pytest
 from advisor.perf.calibrate import UNBATCHED_DECODE_SHARE, held_decode_seq_s
 from advisor.perf.cost import StepCost
 from advisor.perf.live import live_ramp
-from advisor.triage import TriageRequest, collect
+from advisor.triage.collect import collect
+from advisor.triage.result import TriageRequest
+from benchmarks.fitting import fitted
 from rules import signals
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+CORPUS = Path(__file__).parents[3] / "fixtures" / "vllm_cpu"
 
 
 def _facts(case: str, interval_s: float = 8):
@@ -73,14 +75,13 @@ def test_a_window_puts_no_time_outside_the_engine_and_predicts_a_lone_request_as
     predicted a lone request's first token at 2.4 s; the same server's ramp measured 0.79 s. With the
     overhead held at 0 the miss stays in the fit's stated error, and the lone request is predicted
     within that error of what the ramp measured."""
+    from advisor.cli.result_files import load_result
     from advisor.collect.server_args import parse_command
-    from advisor.perf.whatif import Forecaster
-    from advisor.report_files import load_result
 
     facts = _facts("chunked", interval_s=10)  # recording.json: the chunked window's length
     window, _ = live_ramp(facts)
     command = parse_command("vllm serve smol --dtype float32 --max-num-batched-tokens 64 --enforce-eager")
-    forecaster = Forecaster(window, "the live window", command, engine="vllm-cpu")
+    forecaster = fitted(window, "the live window", command, engine="vllm-cpu")
     assert forecaster.cost.overhead_s == 0.0
     error = forecaster.cost.relative_error
     assert error > 0.25  # the window's TTFT is not the engine's alone: the fit says so, the rules stand
@@ -122,13 +123,11 @@ def test_the_same_saturated_server_over_a_steady_30_s_window_is_reproduced_by_th
     """The advice, taken: the same 32 streams on the same vLLM, the window opened after 32 completions and
     held 30 s (saturated_steady, recorded 2026-11-28). Its finished requests carry what vLLM generated,
     and the one-step fit reproduces it within the 25 % triage trusts, where the 8 s wave missed by 160 %."""
-    from advisor.collect.server_args import parse_command
-    from advisor.perf.whatif import Forecaster
-    from advisor.triage_forecast import TRUSTED_RELATIVE_ERROR
+    from advisor.triage.forecast import TRUSTED_RELATIVE_ERROR
 
     errors = {}
     for case, interval_s in (("saturated", 8), ("saturated_steady", 30)):
         window, _ = live_ramp(_facts(case, interval_s))
-        forecaster = Forecaster(window, "the live window", parse_command("vllm serve smol"), engine="vllm-cpu")
+        forecaster = fitted(window, "the live window", "vllm serve smol", engine="vllm-cpu")
         errors[case] = forecaster.cost.relative_error
     assert errors["saturated_steady"] <= TRUSTED_RELATIVE_ERROR < 1.0 < errors["saturated"], errors

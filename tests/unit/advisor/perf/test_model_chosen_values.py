@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from advisor.collect.server_args import parse_command
+from advisor.perf.criterion import TuneCriterion, decide
 from advisor.perf.pool import search_values as pool_search_values
-from advisor.tune_criterion import TuneCriterion, decide
-from advisor.tune_forecast import SEARCH_VALUES
-from tests.unit.perf.conftest import WindowTriage
-from tests.unit.perf.recorded_queue import (
+from advisor.perf.ranking import SEARCH_VALUES
+from tests.unit.advisor.perf.conftest import WindowTriage
+from tests.unit.advisor.perf.recorded_queue import (
     CASES,
     CHUNKED,
     FIXTURES,
@@ -276,10 +276,11 @@ def test_a_device_share_for_a_preempting_server_is_the_size_the_model_predicts_b
     the replay gets (0.90: 25 blocks of 128, 0.95: 34, against 16). OP-5.3 offers the rule's 0.90; with no
     SLO the model weighs it with 0.92 and 0.95 and offers the share it predicts best, with the command that
     gives its figures again."""
-    from advisor.commands.predict import device_share
+    from advisor.cli.commands.predict import device_share
     from advisor.perf.limits import SHARE_FLAG
     from advisor.perf.pool import share_search_values
-    from advisor.triage_forecast import forecast_findings
+    from advisor.perf.whatif import ServerContext
+    from advisor.triage.forecast import ForecastRequest, forecast_findings
     from rules.catalog.op5_kv import RULE_PREEMPTION
     from rules.model import ConfigChange, Severity
 
@@ -288,17 +289,11 @@ def test_a_device_share_for_a_preempting_server_is_the_size_the_model_predicts_b
     rule = ConfigChange(flag=SHARE_FLAG, current="0.85", proposed="0.90", reason="more memory for KV blocks")
     finding = RULE_PREEMPTION.finding(Severity.HIGH, "preemptions", alternatives=[rule])
     share = device_share(45 / 1024, 0.5)
-    rejected, _ = forecast_findings(
-        [finding],
-        json.loads(window.read_text()),
-        window.name,
-        command,
-        2048,
-        [],
-        engine="vllm-cpu",
-        ramp_path=str(window),
-        device_share=share,
+    server = ServerContext(command=command, engine="vllm-cpu", kv_cache_tokens=2048, device_share=share)
+    request = ForecastRequest.for_document(
+        json.loads(window.read_text()), window.name, server, [], ramp_path=str(window)
     )
+    rejected, _ = forecast_findings([finding], request)
     [chosen] = [a for a in finding.alternatives if a.flag == SHARE_FLAG]
     assert not [r for r in rejected if r.change.flag == SHARE_FLAG]
     assert chosen.reason.startswith("the value the performance model predicts best among 0.90, 0.92, 0.95")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
-from advisor.hardware import resolve_gpu
-from advisor.memory_terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
-from advisor.modelspec import resolve_model
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.cli.main import main
+from advisor.memory.terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
 from advisor.perf import prior
 
 
@@ -41,7 +41,7 @@ def test_the_bundled_engines_prior_step_is_at_least_its_per_layer_host_cost():
 
 
 def test_offline_triage_predicts_latency_from_the_prior_and_says_so(tmp_path):
-    log = Path(__file__).resolve().parents[2] / "fixtures" / "vllm" / "v0_12_preemption_stats.log"
+    log = Path(__file__).resolve().parents[3] / "fixtures" / "vllm" / "v0_12_preemption_stats.log"
     out = tmp_path / "triage.json"
     assert (
         main(

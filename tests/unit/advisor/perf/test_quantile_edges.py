@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 import advisor.perf.forecast as forecast
-from advisor.triage_forecast import with_change
+from advisor.triage.forecast import with_change
 from loadtest.stats import percentiles
-from tests.unit.perf.conftest import WindowTriage
-from tests.unit.perf.recorded_queue import FIXTURES, Rivals, predict
+from tests.unit.advisor.perf.conftest import WindowTriage
+from tests.unit.advisor.perf.recorded_queue import FIXTURES, Rivals, predict
 
 RECORDED = FIXTURES / "vllm_cpu"
 CAPS = (128, 4, 3)
@@ -38,7 +38,7 @@ def predict_command(preempting_triage: WindowTriage) -> str:
 
 @pytest.fixture(scope="module")
 def rivals(predict_command: str) -> Rivals:
-    """The printed command's calibration, shared by every cap (tests/unit/perf/recorded_queue.py)."""
+    """The printed command's calibration, shared by every cap (tests/unit/advisor/perf/recorded_queue.py)."""
     return Rivals(predict_command)
 
 

@@ -1,6 +1,6 @@
 """Replica counts chosen by the performance model: ceil(load in flight / safe operating point), with
 figures the printed `servops predict` command reproduces, on real vLLM's and the bundled engine's
-recorded ramps (tests/fixtures/*/queue_seqs1*, see tests/unit/perf/test_model_chosen_values.py)."""
+recorded ramps (tests/fixtures/*/queue_seqs1*, see tests/unit/advisor/perf/test_model_chosen_values.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from advisor.replicas import REPLICAS_FLAG, size_replicas
-from tests.unit.perf.recorded_queue import CASES, predict, triage
+from advisor.perf.replicas import REPLICAS_FLAG, size_replicas
+from tests.unit.advisor.perf.recorded_queue import CASES, predict, triage
 
 
 def _step(offered: float, ttft: float, itl: float, tokens: float) -> dict:
@@ -70,11 +70,11 @@ def test_when_no_step_meets_the_slo_the_count_is_not_guessed(tmp_path: Path):
     assert any("replica count" in note and "ramp lower loads" in note for note in document["notes"])
 
 
-CPU_CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
+CPU_CORPUS = Path(__file__).parents[3] / "fixtures" / "vllm_cpu"
 
 
 def _triage_recorded(tmp_path: Path, window: str, interval_s: str) -> dict:
-    from advisor.cli import main
+    from advisor.cli.main import main
 
     out = tmp_path / "triage.json"
     args = ["triage", "--logs", str(CPU_CORPUS / f"{window}.log"), "--metrics-interval", interval_s]

@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from advisor import vllm_launch
-from advisor.cli import build_parser, main
+from advisor.cli.commands.demo import demo_settings
+from advisor.cli.commands.tune import _start_command
+from advisor.cli.main import build_parser, main
 from advisor.collect.server_args import ServeCommand
-from advisor.commands.demo import demo_settings
-from advisor.commands.tune import _start_command
-from advisor.demo import VLLM_BASE_FLAGS, DemoSettings, poor_command, start_command
 from advisor.errors import UserError
-from advisor.launch import launch_env, launch_words, startup_note
+from advisor.servers import vllm as vllm_launch
+from advisor.servers.process import launch_env, launch_words, startup_note
+from advisor.tune.demo import DemoSettings, poor_command
+from advisor.tune.engines import VLLM_BASE_FLAGS, start_command
 
 BUNDLED_ONLY = ("--disable-log-requests", "--device-memory-gib", "--device")
 

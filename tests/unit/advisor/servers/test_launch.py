@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from advisor.collect.server_args import parse_command
-from advisor.launch import EngineProcess, EngineStartError, bundled_command, display_command, launch_words
+from advisor.servers.process import EngineProcess, EngineStartError, bundled_command, display_command, launch_words
 
 
 def test_bundled_command_runs_under_this_interpreter_and_shows_as_python_m_engine():

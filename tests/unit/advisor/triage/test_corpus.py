@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from advisor.triage import TriageRequest, run_triage
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
 from rules.events import LogEventKind
 from rules.facts import Workload
 from rules.model import Severity
 
-FIXTURES = Path(__file__).parents[2] / "fixtures"
+FIXTURES = Path(__file__).parents[3] / "fixtures"
 CORPUS = FIXTURES / "vllm"
 MANIFEST = CORPUS / "manifest.yaml"
 CORPORA = (CORPUS, FIXTURES / "vllm_cpu")
@@ -103,7 +104,7 @@ def test_old_and_new_metric_names_fill_the_same_window_fields():
         assert window.quantile("vllm:inter_token_latency_seconds", "p99") is not None
 
 
-COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
+COLLECT = Path(__file__).parents[3] / "fixtures" / "collect"
 
 
 def test_the_same_moment_in_three_versions_spellings_gives_the_same_facts_and_findings():

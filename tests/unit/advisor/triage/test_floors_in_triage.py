@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from advisor.cli import main
+from advisor.cli.main import main
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "vllm"
 
 
 def _triage(tmp_path: Path, *extra: str) -> dict:
@@ -68,8 +68,8 @@ def test_without_a_gpu_there_is_no_floor_and_no_floor_rule(tmp_path: Path) -> No
     assert not any(note.startswith("physical floor") for note in document["notes"])
 
 
-RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
-HOST = Path(__file__).resolve().parents[2] / "fixtures" / "host" / "epyc_2core.json"
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
+HOST = Path(__file__).resolve().parents[3] / "fixtures" / "host" / "epyc_2core.json"
 
 
 def _triage_cpu(tmp_path: Path, situation: str, *extra: str) -> dict:

@@ -1,5 +1,5 @@
 """The tensor-parallel size priced by the performance model (advisor/perf/parallel.py) and the layout of
-the GPUs triage proposes with it (advisor/layout_choice.py).
+the GPUs triage proposes with it (advisor/triage/layouts.py).
 
 The fitted costs come from real vLLM 0.32's recorded ramp (tests/fixtures/vllm_cpu/queue_seqs1*); the
 deployment beside it (Llama-3.1-8B on L40S over PCIe) is stated, since no GPU ramp was recorded: these
@@ -14,29 +14,30 @@ from pathlib import Path
 
 import pytest
 
-from advisor.cli import main
+from advisor.catalog.gpus import GpuSpec, gpu_from_memory, resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.cli.main import main
 from advisor.collect.facts import server_config
 from advisor.collect.server_args import parse_command
 from advisor.errors import UserError
-from advisor.hardware import GpuSpec, gpu_from_memory, resolve_gpu
-from advisor.layout_choice import LayoutForecast, best_layout
-from advisor.memory import LaunchConfig
-from advisor.modelspec import resolve_model
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.kv_change import Deployment, launch_from_config
 from advisor.perf.measured import measured_ramp, one_replica
 from advisor.perf.parallel import cost_at_layout, parallel_terms
 from advisor.perf.prior import roofline_cost
-from advisor.perf.whatif import Forecaster
-from advisor.predict import Deployment, launch_from_config
-from advisor.replicas import REPLICAS_FLAG
-from advisor.triage_forecast import forecast_findings, with_change
+from advisor.perf.replicas import REPLICAS_FLAG
+from advisor.perf.whatif import ServerContext
+from advisor.triage.forecast import ForecastRequest, forecast_findings, with_change
+from advisor.triage.layouts import LayoutForecast, best_layout
 from benchmarks import data_parallel_check, layouts_check, tp_transform_check
+from benchmarks.fitting import fitted
 from benchmarks.two_engines import behind_one_front
 from loadtest.slo import parse_slos
 from rules.catalog import floors
 from rules.catalog.op3_parallelism import RULE_PCIE_TP
 from rules.catalog.op5_latency import RULE_ITL_LOAD
 from rules.facts import Hardware, MemoryFacts
-from tests.unit.perf.recorded_queue import CASES, Rivals, predict
+from tests.unit.advisor.perf.recorded_queue import CASES, Rivals, predict
 from tests.unit.rules.factories import a100_sxm, config, live, replicas_at_their_floor
 
 TP = "--tensor-parallel-size"
@@ -188,19 +189,17 @@ def _forecast(
     deployment = Deployment(
         model=resolve_model(model), gpu=gpu, launch=launch_from_config(server_config(command, [], None))
     )
-    rejected, notes = forecast_findings(
-        [finding],
+    server = ServerContext(command=command, engine="vllm-cuda", deployment=deployment)
+    request = ForecastRequest.for_document(
         json.loads(ramp.read_text()),
         ramp.name,
-        command,
-        None,
+        server,
         parse_slos(slo),
-        engine="vllm-cuda",
         ramp_path=str(ramp),
         in_flight=in_flight,
-        deployment=deployment,
         gpus=gpus,
     )
+    rejected, notes = forecast_findings([finding], request)
     return finding, rejected, notes
 
 
@@ -320,7 +319,7 @@ def test_triage_of_a_tp_over_pcie_window_weighs_the_layouts_and_prints_the_comma
     calibrate on. At 16 in flight and a 2 s TTFT p99 target two TP-1 replicas carry what one TP-2 replica
     does (1 each against 2), and their ITL is not clearly lower, so the rule's TP 1 is rejected; the
     printed command gives the TP-1 replica's safe point the reason quotes."""
-    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
+    fixtures = Path(__file__).resolve().parents[3] / "fixtures" / "vllm"
     out = tmp_path / "triage.json"
     args = [
         "triage",
@@ -389,9 +388,9 @@ def test_a_ramp_of_two_data_parallel_engines_is_fitted_as_one_engines_share():
     the recorded ramp as two engines behind one front end (benchmarks/two_engines.py; stated) gives the
     one-engine fit and replay back. The next test meets a real pair of engines."""
     recorded = json.loads(RAMP.read_text())
-    one = Forecaster(recorded, RAMP.name, "--max-num-seqs 1", engine="vllm-cuda")
+    one = fitted(recorded, RAMP.name, "--max-num-seqs 1", engine="vllm-cuda")
     doubled = behind_one_front(recorded)
-    two = Forecaster(doubled, RAMP.name, "--max-num-seqs 1 --data-parallel-size 2", engine="vllm-cuda")
+    two = fitted(doubled, RAMP.name, "--max-num-seqs 1 --data-parallel-size 2", engine="vllm-cuda")
     assert two.ramp.plan.levels == one.ramp.plan.levels == [1, 2, 4, 8, 16]
     for term in (*TERMS, "relative_error"):
         assert getattr(two.cost, term) == pytest.approx(getattr(one.cost, term), rel=1e-6), term

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.hardware import resolve_gpu
-from advisor.memory import LaunchConfig
-from advisor.modelspec import resolve_model
-from advisor.predict import Deployment, figures
-from advisor.tp_choice import TP_FLAG, choose_tensor_parallel
-from advisor.triage import TriageRequest, run_triage
+from advisor.catalog.gpus import resolve_gpu
+from advisor.catalog.models import resolve_model
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.kv_change import Deployment, figures
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
+from advisor.triage.tp_choice import TP_FLAG
+from advisor.triage.valuation import value_findings
 from rules.model import ConfigChange, Finding, Severity
 
-WEIGHT_OOM = str(Path(__file__).parents[2] / "fixtures" / "vllm" / "v0_14_cuda_oom_weight_load.log")
+WEIGHT_OOM = str(Path(__file__).parents[3] / "fixtures" / "vllm" / "v0_14_cuda_oom_weight_load.log")
 
 
 def _tp_change(result) -> ConfigChange:
@@ -48,5 +50,5 @@ def test_a_tp_reduction_is_left_as_the_rule_made_it():
     )
     swap = ConfigChange(flag=TP_FLAG, current="4", proposed="1", reason="PCIe")
     finding = Finding(rule="AP-X", severity=Severity.MEDIUM, category="parallelism", title="t", changes=[swap])
-    choose_tensor_parallel([finding], deployment, gpus=4)
+    [swap] = value_findings([finding], None, deployment, 4, None).findings[0].changes
     assert (swap.proposed, swap.reason) == ("1", "PCIe")

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import UserError
-from advisor.triage import TriageRequest, run_triage
-from advisor.triage_text import render_text
+from advisor.triage.result import TriageRequest
+from advisor.triage.run import run_triage
+from advisor.triage.text import render_text
 
-CORPUS = Path(__file__).parents[2] / "fixtures" / "vllm"
-COLLECT = Path(__file__).parents[2] / "fixtures" / "collect"
+CORPUS = Path(__file__).parents[3] / "fixtures" / "vllm"
+COLLECT = Path(__file__).parents[3] / "fixtures" / "collect"
 
 
 def test_nothing_to_triage_is_a_user_error():

@@ -1,11 +1,12 @@
 """Triage's changes with predicted latency and throughput, against a ramp whose truth is known."""
 
 from advisor.collect.server_args import parse_command
-from advisor.triage_forecast import forecast_findings, rejections
-from advisor.tune_forecast import ChangeForecast
+from advisor.perf.ranking import ChangeForecast
+from advisor.perf.whatif import ServerContext
+from advisor.triage.forecast import ForecastRequest, forecast_findings, rejections
 from loadtest.slo import SLO
 from rules.model import Category, ConfigChange, Finding, Severity
-from tests.unit.perf.test_calibrate_and_predict import _measured
+from tests.unit.advisor.perf.test_calibrate_and_predict import _measured
 
 
 def _finding(rule: str, severity: Severity, change: ConfigChange) -> Finding:
@@ -26,14 +27,9 @@ def test_the_model_picks_the_batch_size_predicts_its_effect_and_rejects_a_change
         "AP-1", Severity.LOW, ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8", reason="more KV")
     )
     findings = [shrink_budget, raise_seqs, memory_only]
-    rejected, notes = forecast_findings(
-        findings,
-        ramp,
-        "ramp.json",
-        parse_command("vllm serve m --max-num-seqs 2"),
-        kv_cache_tokens=65536,
-        slos=[SLO(metric="ttft", percentile="p99", bound_s=1.0)],
-    )
+    server = ServerContext(command=parse_command("vllm serve m --max-num-seqs 2"), kv_cache_tokens=65536)
+    slos = [SLO(metric="ttft", percentile="p99", bound_s=1.0)]
+    rejected, notes = forecast_findings(findings, ForecastRequest.for_document(ramp, "ramp.json", server, slos))
     change = raise_seqs.changes[0]
     assert int(change.proposed) > 4  # the model's best value, not the rule's doubling
     assert change.reason.startswith("the value the performance model predicts best")
@@ -58,9 +54,9 @@ def test_triage_ramp_puts_the_prediction_beside_real_vllm_findings(tmp_path):
     import json
     from pathlib import Path
 
-    from advisor.cli import main
+    from advisor.cli.main import main
 
-    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+    corpus = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
     out = tmp_path / "triage.json"
     code = main(
         [
@@ -122,14 +118,9 @@ def test_a_value_below_what_the_server_runs_says_why_and_what_throughput_it_cost
         Severity.HIGH,
         ConfigChange(flag="--max-num-seqs", current="32", proposed="16", reason="cap the batch"),
     )
-    forecast_findings(
-        [cap],
-        ramp,
-        "ramp.json",
-        parse_command("vllm serve m --max-num-seqs 32"),
-        kv_cache_tokens=65536,
-        slos=[SLO(metric="itl", percentile="p99", bound_s=0.12)],
-    )
+    server = ServerContext(command=parse_command("vllm serve m --max-num-seqs 32"), kv_cache_tokens=65536)
+    slos = [SLO(metric="itl", percentile="p99", bound_s=0.12)]
+    forecast_findings([cap], ForecastRequest.for_document(ramp, "ramp.json", server, slos))
     [change] = cap.changes
     assert int(change.proposed) < 32
     assert "below the 32 the server runs now because safe operating point" in change.reason

@@ -14,25 +14,27 @@ from pathlib import Path
 
 import pytest
 
-from advisor.collect.facts import server_config
-from advisor.collect.logs import parse_lines, read_log
-from advisor.collect.metrics import load_file
-from advisor.memory import LaunchConfig
-from advisor.modelspec import resolve_model
-from advisor.triage import TriageRequest, TriageResult, run_triage
-from advisor.versions import (
+from advisor.catalog.models import resolve_model
+from advisor.catalog.vllm_versions import (
     CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
     CPU_API_SERVER_MAX_NUM_SEQS,
     CPU_DEFAULT_BLOCK_SIZE,
     vllm_cpu_defaults,
 )
-from advisor.vllm_cpu import CpuKvSpace, parse_kv_cache_memory_bytes, size_cpu_kv
+from advisor.collect.facts import server_config
+from advisor.collect.kv_space import parse_kv_cache_memory_bytes
+from advisor.collect.logs import parse_lines, read_log
+from advisor.collect.metrics import load_file
+from advisor.memory.budget import LaunchConfig
+from advisor.memory.cpu_backend import CpuKvSpace, size_cpu_kv
+from advisor.triage.result import TriageRequest, TriageResult
+from advisor.triage.run import run_triage
 from rules.catalog.health import RULE_DEAD, RULE_HANG
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts
 from tests.unit.advisor.data_paths import DATA_DIR
 
-RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 SERVING = ("idle", "moderate", "saturated", "client_overload")
 CAPACITY = re.compile(
     r"CPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<len>[\d,]+) "

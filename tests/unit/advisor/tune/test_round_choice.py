@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from advisor import measure as measure_module
 from advisor.collect.server_args import parse_command
-from advisor.measure import Measurement, RampSettings
-from advisor.round_choice import choose_change
-from advisor.tune_criterion import TuneCriterion
+from advisor.perf.criterion import TuneCriterion
+from advisor.tune import measure as measure_module
+from advisor.tune.measure import Measurement, RampSettings
+from advisor.tune.round import choose_change
 from loadtest.knee import find_knee, safe_operating_point
 from loadtest.results import RampResult, StepResult
-from tests.unit.perf.test_calibrate_and_predict import TRUE_COST, _measured, _placeholder
+from tests.unit.advisor.perf.test_calibrate_and_predict import TRUE_COST, _measured, _placeholder
 
 
 def _kept(triage: dict, tmp_path: Path) -> Measurement:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor.comparison import common_top_load, compare_ramps, p99_at, safe_point
-from advisor.measure import top_change
-from advisor.tune import TuneCriterion, decide
+from advisor.perf.comparison import common_top_load, compare_ramps, p99_at, safe_point
+from advisor.tune.loop import TuneCriterion, decide
+from advisor.tune.measure import top_change
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "reports"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "reports"
 
 
 @pytest.fixture()

@@ -1,0 +1,37 @@
+"""Triage's files: the ramp it is given and the live window it keeps, read and written here.
+
+Why in the CLI: `advisor.triage.run` is the decision (facts in, findings out) and reads or writes no
+result document; the command and the scheduled runs hand it the ramp they read, and save the window
+it calibrated on, with the same one-line errors every other result file gets.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from advisor.cli.result_files import load_result, write_json
+from advisor.errors import UserError
+from advisor.triage.result import TriageRequest, TriageResult
+from advisor.triage.run import run_triage
+
+
+def load_ramp(path: str) -> dict[str, Any]:
+    """The `--ramp` document: a servops ramp result, or one line naming the file and the fix."""
+    document = load_result(Path(path))
+    if document.get("kind") != "ramp":
+        raise UserError(
+            f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
+            f"`servops ramp --json` wrote"
+        )
+    return document
+
+
+def triage_with_files(request: TriageRequest) -> TriageResult:
+    """Triage with the request's files: its ramp read first, its live window saved after."""
+    ramp = load_ramp(request.ramp) if request.ramp else None
+    result = run_triage(request, ramp=ramp)
+    if request.save_window and result.window_ramp is not None:
+        write_json(Path(request.save_window), json.dumps(result.window_ramp, indent=1))
+    return result
