@@ -11,7 +11,7 @@ Two places a prediction shows up:
   prediction dashed, and the candidate changes the model weighed.
 
 It re-arranges numbers the documents carry. The one figure it derives is the error shown beside a
-predicted and a measured value, predicted / measured − 1, the formula advisor/tune_forecast.py records.
+predicted and a measured value, predicted / measured − 1, the formula advisor/perf/ranking.py records.
 Latencies are converted to ms here, so the templates format every figure alike.
 """
 
