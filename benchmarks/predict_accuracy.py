@@ -42,7 +42,7 @@ from advisor.collect.server_args import parse_command
 from advisor.perf.forecast import figure
 from advisor.perf.measured import measured_ramp
 from advisor.perf.ranking import kv_tokens_from_log
-from advisor.perf.whatif import ServerContext, what_if
+from advisor.perf.whatif import FlagChanges, ServerContext, what_if
 from advisor.servers.process import EngineProcess
 from advisor.servers.vllm import vllm_unavailable_reason
 from advisor.tune.engines import default_base_flags, start_command
@@ -209,7 +209,7 @@ def run_engine(
         command = parse_command(calib["command"].render(), flag="--server-args")
         source = f"calib-{workload_name}"
         server = ServerContext(command=command, kv_cache_tokens=calib["kv_tokens"])
-        prediction = what_if(measured_ramp(ramp, source), source, server, [change])
+        prediction = what_if(measured_ramp(ramp, source), source, server, FlagChanges.parse([change]))
         predict_s = time.monotonic() - started
         (out / f"prediction-{name.replace(' ', '-')}.json").write_text(prediction.model_dump_json(indent=1))
         rows.append(compare(name, prediction, [t["ramp"] for t in targets[name]], predict_s))

@@ -22,7 +22,7 @@ from advisor.perf.forecast import BAND_FIGURES, QUANTILE_MARGIN_POINTS, Predicte
 from advisor.perf.limits import MODELLED_FLAGS, POOL_BYTES_FLAG, SHARE_FLAG
 from advisor.perf.pool import POOL_SEARCH_MULTIPLES, SHARE_SEARCH_VALUES, share_search_values
 from advisor.perf.pool import search_values as pool_search_values
-from advisor.perf.whatif import Forecaster
+from advisor.perf.whatif import FlagChanges, Forecaster
 from loadtest.results import StepResult
 from rules.events import LogEventKind
 
@@ -190,7 +190,7 @@ def rank_changes(
     ranked = _best_per_flag(ranked)
     if ranked and ranked[0].helps:
         best = ranked[0].changes[0]
-        banded = forecaster.predict({best["flag"]: str(best["proposed"])}, with_bands=True)
+        banded = forecaster.predict(FlagChanges.of({best["flag"]: str(best["proposed"])}), with_bands=True)
         ranked[0] = ranked[0].model_copy(update={"prediction": compact(banded)})
     return ranked
 
@@ -205,7 +205,7 @@ def _forecast(
     counted only when it holds at every reading, and ranked by its smallest size."""
     change = item.changes[0]
     try:
-        prediction = forecaster.predict({change["flag"]: str(change["proposed"])}, with_bands=False)
+        prediction = forecaster.predict(FlagChanges.of({change["flag"]: str(change["proposed"])}), with_bands=False)
     except UserError as exc:
         return item.model_copy(update={"rejected": str(exc)})
     readings = zip(baseline, _readings(prediction), strict=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,34 @@ def parse_change(text: str) -> dict[str, str]:
     if flag in LAYOUT_FLAGS and not (value.isdigit() and int(value) >= 1):
         raise UserError(f"--change {text!r}: {flag} takes a GPU count, 1 or more")
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
+
+
+@dataclass(frozen=True, slots=True)
+class FlagChanges:
+    """Flag changes parsed once: `values` ({flag: value}) as the replay applies them, `texts` as they were
+    written (a prediction shows those). Built from the user's `--change` texts at the CLI edge (`parse`),
+    or from a proposal's {flag: value} (`of`)."""
+
+    values: dict[str, str]
+    texts: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, texts: Iterable[str]) -> FlagChanges:
+        """Each `--change` text checked (parse_change); a flag changed twice is one line naming both values,
+        not the last silently winning."""
+        values: dict[str, str] = {}
+        for text in texts:
+            for flag, value in parse_change(text).items():
+                if flag in values:
+                    raise UserError(
+                        f"--change {text!r}: {flag} is already changed to {values[flag]}; give each flag once"
+                    )
+                values[flag] = value
+        return cls(values=values, texts=tuple(texts))
+
+    @classmethod
+    def of(cls, values: dict[str, str]) -> FlagChanges:
+        return cls.parse(f"{flag} {value}" for flag, value in values.items())
 
 
 # Predictions for batches beyond EXTRAPOLATION_FACTOR x the largest the calibration ran carry at least
@@ -182,18 +210,11 @@ class Forecaster:
             f"(the 'KV cache size: N tokens' line of the server's log) to state it"
         )
 
-    def predict(self, changes: list[str] | dict[str, str], with_bands: bool = True) -> Prediction:
-        """The ramp predicted with `changes` (texts like "--max-num-seqs 8", or {flag: value}) applied."""
+    def predict(self, changes: FlagChanges, with_bands: bool = True) -> Prediction:
+        """The ramp predicted with `changes` applied."""
         if self.cost is None or self.baseline is None:
             raise RuntimeError("Forecaster.predict before fit(): fit the step cost first")
-        applied: dict[str, str] = {}
-        texts = list(changes) if not isinstance(changes, dict) else [f"{f} {v}" for f, v in changes.items()]
-        if isinstance(changes, dict):
-            for flag, value in changes.items():
-                applied.update(parse_change(f"{flag} {value}"))
-        else:
-            for text in changes:
-                applied.update(parse_change(text))
+        applied, texts = changes.values, list(changes.texts)
         after_command = self.command.with_changes(applied)
         kv_tokens = self.limits.kv_tokens
         if POOL_BYTES_FLAG in applied:
@@ -293,19 +314,22 @@ class Forecaster:
 
 
 def what_if(
-    ramp: MeasuredRamp, source: str, server: ServerContext, changes: list[str], progress: Progress = lambda line: None
+    ramp: MeasuredRamp,
+    source: str,
+    server: ServerContext,
+    changes: FlagChanges,
+    progress: Progress = lambda line: None,
 ) -> Prediction:
     """One question: the ramp predicted under `changes` (`servops predict`)."""
-    for text in changes:  # refuse a bad change before the calibration's work
-        flags = parse_change(text)
-        if SHARE_FLAG in flags and (server.device_share is None or not server.kv_cache_tokens):
-            raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
-        if LAYOUT_FLAGS & flags.keys():
-            sizes = [
-                int(flags.get(flag) or command_size(server.command, flag))
-                for flag in (TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
-            ]
-            terms_for_change(engine_kind(server.command, server.engine), server.deployment, *sizes)
+    flags = changes.values  # refuse a change the model cannot price before the calibration's work
+    if SHARE_FLAG in flags and (server.device_share is None or not server.kv_cache_tokens):
+        raise UserError(share_inputs_missing(flags[SHARE_FLAG]))
+    if LAYOUT_FLAGS & flags.keys():
+        sizes = [
+            int(flags.get(flag) or command_size(server.command, flag))
+            for flag in (TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
+        ]
+        terms_for_change(engine_kind(server.command, server.engine), server.deployment, *sizes)
     forecaster = Forecaster(ramp, source, server).fit(progress=progress)
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)

@@ -33,7 +33,7 @@ from advisor.perf.limits import PIPELINE_PARALLEL_FLAG, TENSOR_PARALLEL_FLAG
 from advisor.perf.parallel import layout_text
 from advisor.perf.ranking import step_views
 from advisor.perf.replicas import REPLICAS_FLAG, ms_text, seconds_text
-from advisor.perf.whatif import Forecaster
+from advisor.perf.whatif import FlagChanges, Forecaster
 from rules.model import ConfigChange, PredictedEffect
 
 
@@ -118,7 +118,7 @@ def forecast_layout(
         predicted, error, note = forecaster.baseline, forecaster.cost.relative_error, ""
     else:
         prediction = forecaster.predict(
-            {TENSOR_PARALLEL_FLAG: str(tp), PIPELINE_PARALLEL_FLAG: str(pp)}, with_bands=False
+            FlagChanges.of({TENSOR_PARALLEL_FLAG: str(tp), PIPELINE_PARALLEL_FLAG: str(pp)}), with_bands=False
         )
         predicted, error, note = prediction, prediction.cost.relative_error, prediction.notes[-1]
     replicas = replicas or gpus // (tp * pp)

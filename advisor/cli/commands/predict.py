@@ -24,7 +24,7 @@ from advisor.perf.forecast import Prediction, figure
 from advisor.perf.limits import ENGINE_KINDS, PIPELINE_PARALLEL_FLAG, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
 from advisor.perf.measured import measured_ramp
 from advisor.perf.pool import DeviceShare
-from advisor.perf.whatif import ServerContext, what_if
+from advisor.perf.whatif import FlagChanges, ServerContext, what_if
 from loadtest.slo import parse_slos
 
 
@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
     command = parse_command(args.server_args or "", flag="--server-args")  # parsed once, here
+    changes = FlagChanges.parse(args.change)
     server = ServerContext(
         command=command,
         engine=args.engine,
@@ -136,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         measured_ramp(document, source),
         source,
         server,
-        args.change,
+        changes,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(render_table(prediction))

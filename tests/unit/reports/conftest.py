@@ -43,12 +43,14 @@ def prediction_document(change: str = "--max-num-seqs 4") -> dict:
     --max-num-seqs 1) and `change`: the real performance model, calibrated on that real ramp."""
     from advisor.collect.server_args import parse_command
     from advisor.perf.measured import measured_ramp
-    from advisor.perf.whatif import ServerContext, what_if
+    from advisor.perf.whatif import FlagChanges, ServerContext, what_if
 
     command = load_fixture("recorded-demo-tiny")["before"]["command"]  # the launch that ramp measured
     source = "recorded-ramp-tiny.json"
     server = ServerContext(command=parse_command(command, flag="--server-args"))
-    prediction = what_if(measured_ramp(load_fixture("recorded-ramp-tiny"), source), source, server, [change])
+    prediction = what_if(
+        measured_ramp(load_fixture("recorded-ramp-tiny"), source), source, server, FlagChanges.parse([change])
+    )
     return json.loads(prediction.model_dump_json())
 
 
@@ -59,6 +61,7 @@ def tune_with_predictions() -> dict:
     triage that proposed it, and the prediction's errors against the round's measured ramp."""
     from advisor.perf.criterion import TuneCriterion, decide
     from advisor.perf.ranking import compact, figure_errors, rank_changes
+    from advisor.perf.whatif import FlagChanges
     from benchmarks.fitting import fitted
 
     doc = load_fixture("recorded-tune-tiny")
@@ -67,7 +70,7 @@ def tune_with_predictions() -> dict:
     for rnd in doc["rounds"]:
         forecaster = fitted(kept["ramp"], "kept", rnd["command_before"])
         applied = rnd["change"]["changes"][0]
-        prediction = forecaster.predict({applied["flag"]: str(applied["proposed"])})
+        prediction = forecaster.predict(FlagChanges.of({applied["flag"]: str(applied["proposed"])}))
         before, after, helps, decision = decide(criterion, _ramp_of(forecaster.baseline), _ramp_of(prediction))
         decision = decision.replace("kept:", "predicted to help:").replace("rolled back:", "not predicted to help:")
         tried = {
@@ -104,11 +107,12 @@ def demo_with_prediction() -> dict:
     """recorded-demo-tiny.json with the `predicted` block a demo may record beside its after-ramp: the real
     model calibrated on the before-ramp, predicting the applied change, and its errors against the after-ramp."""
     from advisor.perf.ranking import compact, figure_errors
+    from advisor.perf.whatif import FlagChanges
     from benchmarks.fitting import fitted
 
     doc = load_fixture("recorded-demo-tiny")
     forecaster = fitted(doc["before"]["ramp"], "before", doc["before"]["command"])
     change = doc["applied_change"]
-    doc["predicted"] = compact(forecaster.predict({change["flag"]: str(change["proposed"])}))
+    doc["predicted"] = compact(forecaster.predict(FlagChanges.of({change["flag"]: str(change["proposed"])})))
     doc["prediction_error"] = figure_errors(doc["predicted"], doc["after"]["ramp"])
     return json.loads(json.dumps(doc))

@@ -17,7 +17,7 @@ from advisor.cli.main import bind_command_line_values, build_parser, main
 from advisor.cli.result_files import load_result
 from advisor.collect.server_args import parse_command
 from advisor.perf.measured import measured_ramp
-from advisor.perf.whatif import Forecaster, ServerContext
+from advisor.perf.whatif import FlagChanges, Forecaster, ServerContext
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 CASES = {"vllm-0.32-cpu": FIXTURES / "vllm_cpu" / "queue_seqs1", "bundled": FIXTURES / "bundled" / "queue_seqs1"}
@@ -96,4 +96,4 @@ class Rivals:
     def predict(self, flag: str, value: int | str) -> dict:
         """The command's prediction with its change of `flag` set to `value`, as its --json would hold it."""
         changes = [c for c in self.changes if c.split()[0] != flag] + [f"{flag} {value}"]
-        return json.loads(self.forecaster.predict(changes).model_dump_json())
+        return json.loads(self.forecaster.predict(FlagChanges.parse(changes)).model_dump_json())

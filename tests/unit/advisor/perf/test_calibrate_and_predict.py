@@ -16,7 +16,7 @@ from advisor.perf.cost import StepCost
 from advisor.perf.forecast import figure, predict_ramp
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import measured_ramp
-from advisor.perf.whatif import synthetic_ramp
+from advisor.perf.whatif import FlagChanges, synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
 from advisor.triage.forecast import with_change
 from benchmarks.fitting import fitted
@@ -158,6 +158,10 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
         (["--change", "--tensor-parallel-size 2"], "needs the model and the GPU; pass --model"),
         (["--change", "--tensor-parallel-size 0"], "takes a GPU count, 1 or more"),
         (["--change", "max-num-seqs 8"], "give a flag and its value"),
+        (
+            ["--change", "--max-num-seqs 4", "--change", "--max-num-seqs 8"],
+            "--max-num-seqs is already changed to 4; give each flag once",
+        ),
         (["--kv-cache-tokens", "0"], "--kv-cache-tokens 0"),
         (["--kv-cache-gib", "20"], "--kv-cache-gib and --gpu-memory-gib go together"),
         (["--kv-cache-gib", "20", "--gpu-memory-gib", "0"], "--gpu-memory-gib 0: give a size in GiB above 0"),
@@ -213,10 +217,10 @@ def test_a_prediction_far_beyond_the_batches_the_calibration_ran_says_it_extrapo
 
     forecaster = fitted(_measured(1), "ramp.json", "vllm serve m --max-num-seqs 1", kv_cache_tokens=65536)
     assert forecaster.calibration.max_batch_seen == 1
-    wide = forecaster.predict(["--max-num-seqs 16"], with_bands=False)
+    wide = forecaster.predict(FlagChanges.parse(["--max-num-seqs 16"]), with_bands=False)
     assert wide.cost.relative_error == EXTRAPOLATION_ERROR
     assert any("extrapolated" in note and "up to 16" in note for note in wide.notes)
-    near = forecaster.predict(["--max-num-seqs 2"], with_bands=False)
+    near = forecaster.predict(FlagChanges.parse(["--max-num-seqs 2"]), with_bands=False)
     assert near.cost.relative_error == forecaster.cost.relative_error < EXTRAPOLATION_ERROR
     assert not any("extrapolated" in note for note in near.notes)
 

@@ -26,7 +26,7 @@ from advisor.perf.measured import measured_ramp, one_replica
 from advisor.perf.parallel import cost_at_layout, parallel_terms
 from advisor.perf.prior import roofline_cost
 from advisor.perf.replicas import REPLICAS_FLAG
-from advisor.perf.whatif import ServerContext
+from advisor.perf.whatif import FlagChanges, ServerContext
 from advisor.triage.forecast import ForecastRequest, forecast_findings, with_change
 from advisor.triage.layouts import LayoutForecast, best_layout
 from benchmarks import data_parallel_check, layouts_check, tp_transform_check
@@ -226,7 +226,11 @@ def test_the_layout_of_four_pcie_gpus_is_the_one_the_model_predicts_to_carry_mos
     fleets = {}
     for layout in ((1, 1), (1, 2), (1, 4), (2, 1), (2, 2), (4, 1)):
         try:
-            shown = json.loads(rivals.forecaster.predict([f"{TP} {layout[0]}", f"{PP} {layout[1]}"]).model_dump_json())
+            shown = json.loads(
+                rivals.forecaster.predict(
+                    FlagChanges.parse([f"{TP} {layout[0]}", f"{PP} {layout[1]}"])
+                ).model_dump_json()
+            )
         except UserError:  # a layout that does not start carries nothing
             fleets[layout] = 0
             continue
