@@ -51,7 +51,7 @@ VLLM_OFFLINE_ENV: dict[str, str] = {
     "VLLM_NO_USAGE_STATS": "1",
     "DO_NOT_TRACK": "1",
 }
-_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]  # advisor/servers/vllm.py -> the checkout
 
 
 def find_vllm_python() -> Path | None:

@@ -32,6 +32,7 @@ def test_every_server_serves_the_model(tmp_path, monkeypatch):
         return {"ramp": {}, "command": command, "kv_tokens": None, "folder": folder.name, "probe_gflops": 0.0}
 
     monkeypatch.setattr(predict_accuracy, "measure", fake_measure)
+    monkeypatch.setattr(predict_accuracy, "measured_ramp", lambda document, source: document)  # the fake ramps are {}
     monkeypatch.setattr(predict_accuracy, "what_if", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("stop")))
     with pytest.raises(RuntimeError, match="stop"):
         predict_accuracy.run_engine("bundled", tmp_path, [1.0], 1.0, model="/ckpt/smollm2-shape", prefill_probe=[64])

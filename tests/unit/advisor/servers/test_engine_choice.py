@@ -161,3 +161,13 @@ def test_tune_server_command_with_unbalanced_quotes_names_server_command_not_ser
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "argument --server-command" in err and "quote it" in err and "--server-args" not in err
+
+
+def test_the_vllm_venv_is_looked_for_beside_the_checkout_whatever_the_folder(tmp_path, monkeypatch):
+    """`.venv-vllm` is found from any working folder: the root servops looks in is the checkout (it holds
+    pyproject.toml), not the package folder the launcher module sits in."""
+    monkeypatch.delenv("SERVOPS_VLLM_PYTHON", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert (vllm_launch._PROJECT_ROOT / "pyproject.toml").is_file()
+    beside = vllm_launch._PROJECT_ROOT / vllm_launch.VLLM_VENV_DIR / "bin" / "python"
+    assert vllm_launch.find_vllm_python() == (beside if beside.is_file() else None)
