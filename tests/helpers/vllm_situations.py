@@ -278,6 +278,7 @@ def under_ramp_load(
     until_rises: str | None = None,
     max_window_s: float | None = None,
     cooldown_s: float = 5.0,
+    request_timeout_s: float | None = None,
 ) -> Situation:
     """`servops ramp` holds `concurrency` streams for `step_s` (or steps through "1,2,4,…", `step_s`
     each); scrapes at settle_s and +interval_s (longer, up to max_window_s, while the counter
@@ -309,6 +310,7 @@ def under_ramp_load(
         "7",
         "--json",
         str(ramp_json),
+        *(["--request-timeout", f"{request_timeout_s:g}"] if request_timeout_s else []),
     ]
     # Output into a file, not a pipe: nobody reads a pipe while the scrapes and `during` run, and a
     # ramp that filled one would stall on its next progress line.

@@ -47,9 +47,17 @@ def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_start
         )
 
 
+# The first preemption comes when the first wave of requests ends and the next, admitted together, grows
+# into the pool; how soon depends on the machine. On a 2-core AVX2 host at 4-4.5 engine steps/s a
+# 256-token request took longer than the ramp's default 60 s request timeout, so every request was
+# abandoned before it ended and none was preempted (at the commit before the advisor's layers too): the
+# live case lets requests finish and waits longer; the recording keeps its recipe.
+LIVE_PREEMPTING_LOAD = {**PREEMPTING_LOAD, "step_s": 120.0, "max_window_s": 95.0, "request_timeout_s": 240.0}
+
+
 def test_tiny_kv_space_under_long_outputs_is_triaged_to_preemptions(vllm_work: Path) -> None:
     with vs.vllm_server(vllm_work, *PREEMPTING_FLAGS, label="preempting") as server:
-        situation = vs.under_ramp_load(server, out_dir=vllm_work, name="preempting", **PREEMPTING_LOAD)
+        situation = vs.under_ramp_load(server, out_dir=vllm_work, name="preempting", **LIVE_PREEMPTING_LOAD)
     document = offline_triage(situation, vllm_work / "preempting")
     assert findings(document)[0]["rule"] == "OP-5.3", [f["title"] for f in findings(document)]
     assert situation.ramp["steps"][0]["server"]["preemptions_per_s"] > 0
