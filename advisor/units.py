@@ -1,4 +1,3 @@
 """Units servops computes in, stated once (binary GiB, as vLLM's logs and PyTorch's allocator count)."""
 
 GIB = 1024**3
-MIB = 1024**2

@@ -12,12 +12,7 @@ import re
 from advisor.catalog.gpus import GpuSpec
 from advisor.errors import UserError
 from rules import vllm_defaults
-from rules.vllm_defaults import CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS as CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS
-from rules.vllm_defaults import CPU_API_SERVER_MAX_NUM_SEQS as CPU_API_SERVER_MAX_NUM_SEQS
-from rules.vllm_defaults import CPU_DEFAULT_BLOCK_SIZE as CPU_DEFAULT_BLOCK_SIZE
-from rules.vllm_defaults import CPU_DEFAULTS_FROM as CPU_DEFAULTS_FROM
-from rules.vllm_defaults import LARGE_GPU_TIER_FROM as LARGE_GPU_TIER_FROM
-from rules.vllm_defaults import cpu_batch_defaults as cpu_batch_defaults
+from rules.vllm_defaults import CPU_DEFAULTS_FROM, cpu_batch_defaults
 
 Version = tuple[int, int, int]
 
@@ -26,8 +21,8 @@ OLDEST_VLLM = "0.8"
 
 # The first version whose behaviour each branch follows (docs/reference.md §4, §2.6). vLLM's defaults
 # for flags left out (batch caps, block size, memory share, the CPU backend's and the bundled engine's)
-# are one table in rules/vllm_defaults.py, which the functions below read; the CPU-backend constants and
-# cpu_batch_defaults are re-exported from there for their callers.
+# are one table in rules/vllm_defaults.py, which the functions below read (cpu_batch_defaults is this
+# module's reader of the CPU backend's; its constants are imported from the table itself).
 CUDAGRAPH_PROFILED_FROM: Version = vllm_defaults.UTILIZATION_0_92_FROM  # graphs estimated and subtracted; util 0.92
 LOW_ACTIVATION_FROM: Version = (0, 19, 0)  # first version with the lower measured peaks
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)  # "Free memory on device ..." startup check

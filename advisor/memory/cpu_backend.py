@@ -29,15 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.catalog import vllm_failures
 from advisor.catalog.models import ModelSpec
-from advisor.catalog.vllm_versions import CPU_DEFAULT_BLOCK_SIZE, parse_version
+from advisor.catalog.vllm_versions import parse_version
 from advisor.collect.kv_space import CPU_KV_SPACE_ENV
 from advisor.errors import UserError
 from advisor.memory.budget import LaunchConfig, check_launch, kv_dtype_bytes, model_dtype_bytes
 from advisor.memory.terms import GIB, kv_bytes_per_token_per_gpu, weights_gib_per_gpu
+from rules.vllm_defaults import CPU_DEFAULT_BLOCK_SIZE
 
 # The vLLM release whose source these rules were read from.
 MODELLED_VLLM = "0.32.0"
-# CPU_DEFAULT_BLOCK_SIZE (128, platforms/cpu.py) lives in advisor/catalog/vllm_versions.py with the other defaults.
+# CPU_DEFAULT_BLOCK_SIZE (128, platforms/cpu.py) lives in rules/vllm_defaults.py with the other defaults.
 # v1/core/kv_cache_utils.py, get_kv_cache_configs: before the fit check, "the null block
 # BlockPool permanently holds back" is taken off the KV space (one block's bytes).
 NULL_BLOCKS = 1

@@ -15,12 +15,7 @@ from pathlib import Path
 import pytest
 
 from advisor.catalog.models import resolve_model
-from advisor.catalog.vllm_versions import (
-    CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
-    CPU_API_SERVER_MAX_NUM_SEQS,
-    CPU_DEFAULT_BLOCK_SIZE,
-    vllm_cpu_defaults,
-)
+from advisor.catalog.vllm_versions import vllm_cpu_defaults
 from advisor.collect.facts import server_config
 from advisor.collect.kv_space import parse_kv_cache_memory_bytes
 from advisor.collect.logs import parse_lines, read_log
@@ -32,6 +27,11 @@ from advisor.triage.run import run_triage
 from rules.catalog.health import RULE_DEAD, RULE_HANG
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts
+from rules.vllm_defaults import (
+    CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS,
+    CPU_API_SERVER_MAX_NUM_SEQS,
+    CPU_DEFAULT_BLOCK_SIZE,
+)
 from tests.unit.advisor.data_paths import DATA_DIR
 
 RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
