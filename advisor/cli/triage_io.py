@@ -13,8 +13,8 @@ from typing import Any
 
 from advisor.cli.result_files import load_result, write_json
 from advisor.errors import UserError
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest, TriageResult
-from advisor.triage.run import run_triage
 
 
 def load_ramp(path: str) -> dict[str, Any]:

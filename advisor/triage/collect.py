@@ -1,11 +1,15 @@
-"""Triage's inputs read: every collector the request names, assembled into one `Facts`.
+"""Triage's inputs read: every collector the request names, assembled into one `Facts`, then decided.
 
 Why apart from the decision (`run`, `valuation`, `forecast`): this is the side of triage that reaches
-out (HTTP to the server or Prometheus, the log file, the model's config), and the rest is numbers in,
-findings out; tests of the decision hand it facts, tests of this hand it servers and files.
+out (HTTP to the server or Prometheus, the log file, the model's config.json, a host profile), and the
+rest is numbers in, findings out; tests of the decision hand it facts, tests of this hand it servers
+and files. `run_triage` is the one place the two meet: collect, then `run.decide`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
@@ -22,9 +26,21 @@ from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import parse_command
 from advisor.errors import UserError
-from advisor.triage.context import hardware_for, memory_from_advisor, model_facts
-from advisor.triage.result import Collected, TriageRequest
+from advisor.triage.context import hardware_for, memory_from_advisor, model_facts, resolve_deployment
+from advisor.triage.result import Collected, TriageRequest, TriageResult
+from advisor.triage.run import check_request, decide
 from rules.facts import Facts, FactSource, ServerConfig
+from rules.model import Rule
+
+
+def run_triage(
+    request: TriageRequest, rules: Iterable[Rule] | None = None, ramp: dict[str, Any] | None = None
+) -> TriageResult:
+    """Collect what the request names, then decide (`run.decide`); the entry for the CLI, scheduled runs
+    and the tune loop. The request is checked before anything is read, so a contradictory command line
+    fails in one line without a scrape. `ramp` is the ramp document the CLI read for `--ramp`."""
+    check_request(request, ramp)
+    return decide(request, collect(request), rules, ramp)
 
 
 def collect(request: TriageRequest) -> Collected:
@@ -60,7 +76,14 @@ def collect(request: TriageRequest) -> Collected:
     rebuilt = command is not None and typed is None
     if rebuilt and not command.program:
         command.program = ["vllm", "serve"]
-    return Collected(facts=facts, command=command, command_rebuilt=rebuilt, notes=notes)
+    deployment, deployment_notes = resolve_deployment(request, facts)
+    return Collected(
+        facts=facts,
+        command=command,
+        command_rebuilt=rebuilt,
+        deployment=deployment,
+        notes=[*notes, *deployment_notes],
+    )
 
 
 def _collect_metrics(request: TriageRequest, facts: Facts) -> None:

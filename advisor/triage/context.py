@@ -1,6 +1,6 @@
 """The deployment behind a triage: which model, which device, and the memory model's view.
 
-Separate from triage.py because it is where the advisor's catalogs meet the collected
+Separate from the decision (`run.py`) because it is where the advisor's catalogs meet the collected
 facts: a model named on the command line must resolve (or the user hears why), while one
 merely mentioned in a log may be unknown to the catalog — then triage carries on without
 predictions and says so. The device comes from `--gpu`, `--gpu-memory-gib`, the bundled
@@ -16,9 +16,8 @@ from advisor.catalog.models import ModelSpec, active_params, resolve_model
 from advisor.collect.host import load_profile
 from advisor.errors import UserError
 from advisor.memory.budget import estimate_memory
-from advisor.memory.kv_change import Deployment, MeasuredPool, launch_from_config
+from advisor.memory.kv_change import Deployment, launch_from_config
 from advisor.memory.terms import GIB, blocks_per_request
-from rules.catalog.common import total_gib
 from rules.events import LogEventKind
 from rules.facts import Facts, Hardware, MemoryFacts, ModelFacts
 
@@ -204,20 +203,3 @@ def _no_device_note(facts: Facts) -> str:
             "not a device size; `servops advise --device cpu --kv-cache-memory-bytes N` sizes a change"
         )
     return "device size unknown; pass --gpu or --gpu-memory-gib for predicted effects"
-
-
-def measured_pool(facts: Facts) -> MeasuredPool | None:
-    """The KV pool in tokens as the server reported it (log sizing lines or cache_config_info)."""
-    memory = facts.memory
-    if memory is None or memory.source == "advisor" or not memory.kv_cache_tokens:
-        return None
-    config = facts.config
-    dtype = (config.dtype or "") if config else ""
-    return MeasuredPool(
-        kv_cache_tokens=memory.kv_cache_tokens,
-        max_model_len=config.max_model_len if config else None,
-        max_num_seqs=config.max_num_seqs if config else None,
-        kv_dtype_bytes=4.0 if dtype in ("float32", "float") else 2.0,
-        pool_gib=memory.available_kv_gib,
-        device_gib=None if config is not None and config.device == "cpu" else total_gib(facts),
-    )

@@ -54,6 +54,7 @@ from advisor.triage.layouts import (
     regrouping_change,
 )
 from advisor.triage.result import RejectedChange
+from advisor.triage.valuation import Valuation
 from loadtest.slo import SLO
 from rules.model import ConfigChange, Finding, PredictedEffect
 
@@ -95,73 +96,114 @@ class ForecastRequest:
         return cls(ramp=measured_ramp(document, source), source=source, server=server, slo_text=slo_text, **options)
 
 
-def forecast_findings(findings: list[Finding], request: ForecastRequest) -> tuple[list[RejectedChange], list[str]]:
-    """Attach predictions to `findings` in place (values, effects, order); the rejected changes and notes."""
+def forecast_findings(findings: list[Finding], request: ForecastRequest) -> Valuation:
+    """The findings valued by the performance model: new findings (values, effects, the layout and replica
+    changes) in their new order, with the changes predicted not to help and the notes. `findings` is left
+    as it was: each valued finding is a copy."""
     try:
         forecaster = Forecaster(request.ramp, request.source, request.server).fit(cost=request.cost)
     except UserError as exc:
-        return [], [f"no latency predictions: {exc}"]
+        return Valuation(findings=list(findings), notes=[f"no latency predictions: {exc}"])
     triage = {"findings": [f.model_dump(mode="json") for f in findings]}
     loose = forecaster.cost.relative_error > TRUSTED_RELATIVE_ERROR
     ranked = rank_changes(
         forecaster, TuneCriterion(), triage, skip=set(), allow_unsafe=True, search=not loose, alternatives=True
     )
     notes = [f"latency predictions: {note}" for note in forecaster.notes]
-
-    def command(forecast: ChangeForecast | None) -> str | None:
-        return _command_for(forecast, request, forecaster)
-
-    def command_for_layout(tp: int, pp: int) -> str:
-        if not request.ramp_path:
-            return ""
-        layout = [f"{TENSOR_PARALLEL_FLAG} {tp}"] + (
-            [f"{PIPELINE_PARALLEL_FLAG} {pp}"] if pp != forecaster.stages else []
-        )
-        return reproduce_command(request, forecaster, layout)
-
+    commands = _Commands(request, forecaster)
     rejected: list[RejectedChange] = []
-    notes += _choose_layouts(findings, forecaster, request.in_flight, rejected, loose, command_for_layout, request.gpus)
+    findings, layout_notes = _choose_layouts(
+        findings, forecaster, request.in_flight, rejected, loose, commands.for_layout, request.gpus
+    )
+    notes += layout_notes
     if loose:
-        _annotate_only(findings, ranked, forecaster, command)
         notes.append(
             f"latency predictions: the fit's error (±{forecaster.cost.relative_error:.0%}) is above "
             f"{TRUSTED_RELATIVE_ERROR:.0%}, so the rules' changes stand as proposed, with the prediction "
             f"beside them; ramp more load levels for a tighter fit"
         )
-        return rejected, notes
-    best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
+        return Valuation(_annotate_only(findings, ranked, forecaster, commands.for_change), rejected, notes)
+    judge = _Judge(ranked, forecaster, commands.for_change)
+    valued = [judge.finding(finding) for finding in findings]
+    order = [(_severity_rank(f), -judge.gains.get(id(f), 0.0), i) for i, f in enumerate(valued)]
+    valued, replica_notes = _propose_replicas(valued, forecaster, judge.best, request)  # same positions
+    ordered = [finding for _, finding in sorted(zip(order, valued, strict=True), key=lambda pair: pair[0])]
+    return Valuation(ordered, [*rejected, *judge.rejected], [*notes, *replica_notes])
 
-    gains: dict[int, float] = {}
 
-    def judge(finding: Finding, change: ConfigChange, ranks: bool = True) -> ConfigChange | None:
-        """The change with the model's value and effect, or None after listing it (and the model's
-        closest value, when it came near) as rejected; a flag the model does not cover as it is.
-        `ranks`: its predicted gain orders the finding (a finding's changes; not its alternatives)."""
+@dataclass(frozen=True, slots=True)
+class _Commands:
+    """The `servops predict` command behind each figure, when the ramp is a file the user can name."""
+
+    request: ForecastRequest
+    forecaster: Forecaster
+
+    def for_change(self, forecast: ChangeForecast | None) -> str | None:
+        return _command_for(forecast, self.request, self.forecaster)
+
+    def for_layout(self, tp: int, pp: int) -> str:
+        if not self.request.ramp_path:
+            return ""
+        layout = [f"{TENSOR_PARALLEL_FLAG} {tp}"] + (
+            [f"{PIPELINE_PARALLEL_FLAG} {pp}"] if pp != self.forecaster.stages else []
+        )
+        return reproduce_command(self.request, self.forecaster, layout)
+
+
+class _Judge:
+    """Each modelled change of a finding at the value the model predicts best, or rejected; what it judged.
+
+    `best`: the flag → its winning forecast; `gains`: a judged finding (by id) → the largest predicted gain of
+    its changes (what orders findings within a severity); `rejected`: the changes no value of whose flag
+    helps."""
+
+    def __init__(
+        self,
+        ranked: list[ChangeForecast],
+        forecaster: Forecaster,
+        command: Callable[[ChangeForecast | None], str | None],
+    ) -> None:
+        self.ranked, self.forecaster, self.command = ranked, forecaster, command
+        self.best = {r.changes[0]["flag"]: r for r in ranked if r.helps}
+        self.gains: dict[str, float] = {}
+        self.rejected: list[RejectedChange] = []
+
+    def finding(self, finding: Finding) -> Finding:
+        """A copy of the finding with its changes and alternatives judged. Alternatives are applied instead of
+        the changes, so they meet the same test (a preempting CPU server's larger KV space in bytes is one,
+        advisor/perf/pool.py), but only the changes' gains order the finding."""
+        alternatives = [kept for kept, _ in (self.change(finding, a) for a in finding.alternatives) if kept]
+        judged = [self.change(finding, c) for c in finding.changes]
+        valued = finding.model_copy(
+            update={"changes": [kept for kept, _ in judged if kept], "alternatives": alternatives}
+        )
+        gains = [gain for _, gain in judged if gain is not None]
+        if gains:
+            self.gains[id(valued)] = max(gains)
+        return valued
+
+    def change(self, finding: Finding, change: ConfigChange) -> tuple[ConfigChange | None, float | None]:
+        """The change with the model's value and effect, or None after listing it (and the model's closest
+        value, when it came near) as rejected; a flag the model does not cover as it is. With it, the
+        predicted gain of the value chosen (None when the model did not choose one)."""
         if change.flag not in MODELLED_FLAGS or _gives_up_kv_room(change):
-            return change
-        winner = best.get(change.flag)
+            return change, None
+        winner = self.best.get(change.flag)
         if winner is None:
-            rejected.extend(rejections(finding, change, ranked, command))
-            return None
+            self.rejected.extend(rejections(finding, change, self.ranked, self.command))
+            return None, None
         chosen = winner.changes[0]
-        updated = change.model_copy(update={"proposed": str(chosen["proposed"]), "reason": chosen["reason"]})
-        updated.predicted_effect = _effect(winner, forecaster)
+        updated = change.model_copy(
+            update={
+                "proposed": str(chosen["proposed"]),
+                "reason": chosen["reason"],
+                "predicted_effect": _effect(winner, self.forecaster),
+            }
+        )
         if _below_current(updated):
             updated = _say_why_lower(updated, winner)
-        updated.predicted_effect.command = command(winner) or ""
-        if ranks:
-            gains[id(finding)] = max(gains.get(id(finding), 0.0), _gain(winner))
-        return updated
-
-    for finding in findings:
-        # Alternatives are applied instead of the changes, so they meet the same test (a preempting CPU
-        # server's larger KV space in bytes is one, advisor/perf/pool.py).
-        finding.alternatives = [kept for kept in (judge(finding, a, ranks=False) for a in finding.alternatives) if kept]
-        finding.changes = [kept for kept in (judge(finding, c) for c in finding.changes) if kept]
-    notes += _propose_replicas(findings, forecaster, best, request)
-    order = {id(f): i for i, f in enumerate(findings)}
-    findings.sort(key=lambda f: (_severity_rank(f), -gains.get(id(f), 0.0), order[id(f)]))
-    return rejected, notes
+        effect = updated.predicted_effect.model_copy(update={"command": self.command(winner) or ""})
+        return updated.model_copy(update={"predicted_effect": effect}), _gain(winner)
 
 
 def _choose_layouts(
@@ -172,74 +214,102 @@ def _choose_layouts(
     loose: bool,
     command: Callable[[int, int], str],
     available: int | None = None,
-) -> list[str]:
+) -> tuple[list[Finding], list[str]]:
     """Re-value every remedy that regroups the GPUs (TP over PCIe traded for replicas or for pipeline
     stages, or replicas at their bandwidth floor merged into wider ones) to the layout of the same GPUs
-    the model predicts to carry most (advisor/triage/layouts.py); notes. The layouts are priced once, at
-    the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
-    current_tp, stages = forecaster.current_tensor_parallel(), forecaster.stages
-    used = current_tp * stages * forecaster.replicas
-    gpus = max(used, available or 0)  # with idle GPUs (--gpus), every layout of all of them is weighed
-    priced: tuple[list[LayoutForecast], dict[tuple[int, int], str]] | None = None
-    notes: list[str] = []
-    for finding in findings:
-        tp_change = regrouping_change(finding.changes, current_tp, gpus > used and finding.rule in WIDER_RULES)
+    the model predicts to carry most (advisor/triage/layouts.py): the findings, each such one a copy with
+    its layout changes, and notes; the layouts turned down go to `rejected`."""
+    choice = _LayoutChoice(forecaster, in_flight, loose, command, available)
+    chosen = [choice.finding(finding) for finding in findings]
+    rejected.extend(choice.rejected)
+    return chosen, choice.notes
+
+
+class _LayoutChoice:
+    """One finding's layout remedy weighed against every layout of the same GPUs. The layouts are priced
+    once, at the first such remedy: OP-3.1, AP-7 and OP-5.13 may each propose the same one."""
+
+    def __init__(
+        self,
+        forecaster: Forecaster,
+        in_flight: float | None,
+        loose: bool,
+        command: Callable[[int, int], str],
+        available: int | None,
+    ) -> None:
+        self.forecaster, self.in_flight, self.loose, self.command = forecaster, in_flight, loose, command
+        self.current_tp, self.stages = forecaster.current_tensor_parallel(), forecaster.stages
+        self.used = self.current_tp * self.stages * forecaster.replicas
+        self.gpus = max(self.used, available or 0)  # with idle GPUs (--gpus), every layout of all of them is weighed
+        self.priced: tuple[list[LayoutForecast], dict[tuple[int, int], str]] | None = None
+        self.notes: list[str] = []
+        self.rejected: list[RejectedChange] = []
+
+    def finding(self, finding: Finding) -> Finding:
+        """The finding, or a copy whose layout changes are the chosen layout's (none when the current one
+        carries most)."""
+        forecaster = self.forecaster
+        widen = self.gpus > self.used and finding.rule in WIDER_RULES
+        tp_change = regrouping_change(finding.changes, self.current_tp, widen)
         if tp_change is None:
-            continue
+            return finding
         pp_change = next((c for c in finding.changes if c.flag == PIPELINE_PARALLEL_FLAG), None)
-        rule_key = (int(tp_change.proposed), _stages(pp_change, stages))
+        rule_key = (int(tp_change.proposed), _stages(pp_change, self.stages))
         if forecaster.deployment is None:
-            notes.append(
+            self.notes.append(
                 f"{finding.rule}: the layout is the rule's ({layout_text(*rule_key)}); pass --model and --gpu to "
                 "have the performance model weigh every layout of the GPUs"
             )
-            continue
-        priced = priced or price_layouts(forecaster, gpus, in_flight)
-        layouts, unpriced = priced
-        current = next((layout for layout in layouts if layout.key == (current_tp, stages)), None)
-        if current is not None and gpus > used:  # the server as it runs, beside the idle GPUs
-            current = forecast_layout(forecaster, current_tp, stages, used, in_flight, forecaster.replicas)
+            return finding
+        self.priced = self.priced or price_layouts(forecaster, self.gpus, self.in_flight)
+        layouts, unpriced = self.priced
+        current = self._current(layouts)
         rule_layout = next((layout for layout in layouts if layout.key == rule_key), None)
         # The rule's layout unpriced: it stands when no other layout can be priced either (a GPU without
         # a catalog bandwidth) or the fit is loose; otherwise it cannot start or vLLM refuses it.
         pricing = bool(forecaster.deployment.gpu.memory_bandwidth_tbps)
-        if current is None or (rule_layout is None and (loose or not pricing)):
+        if current is None or (rule_layout is None and (self.loose or not pricing)):
+            here = (self.current_tp, self.stages)
             why = (
-                unpriced.get(
-                    (current_tp, stages), f"the current layout ({layout_text(current_tp, stages)}) is not priced"
-                )
+                unpriced.get(here, f"the current layout ({layout_text(*here)}) is not priced")
                 if current is None
                 else unpriced.get(rule_key, "")
             )
-            notes.append(f"{finding.rule}: the rule's layout stands, unpriced: {why}")
-            continue
-        chosen = rule_layout if loose else best_layout(layouts, current)
+            self.notes.append(f"{finding.rule}: the rule's layout stands, unpriced: {why}")
+            return finding
+        chosen = rule_layout if self.loose else best_layout(layouts, current)
         others = [layout.describe() for layout in layouts if layout is not chosen and layout is not current]
         if rule_layout is None:  # e.g. predicted not to start: the model chooses among the layouts it can price
             others.append(f"the rule's {layout_text(*rule_key)}: not priced: {unpriced.get(rule_key, '')}")
         kept = [c for c in finding.changes if c.flag not in (*LAYOUT_FLAGS, REPLICAS_FLAG)]
         if chosen is current:
-            for change in (tp_change, pp_change):
-                if change is None:
-                    continue
-                rejected.append(
-                    RejectedChange(
-                        rule=finding.rule,
-                        change=change,
-                        reason=f"the performance model predicts the current layout carries most: "
-                        f"{current.describe()}; weighed: {'; '.join(others)}",
-                        command=(command(*rule_key) or None) if rule_layout is not None else None,
-                    )
+            reason = f"the performance model predicts the current layout carries most: {current.describe()}"
+            command = (self.command(*rule_key) or None) if rule_layout is not None else None
+            self.rejected += [
+                RejectedChange(
+                    rule=finding.rule, change=change, reason=f"{reason}; weighed: {'; '.join(others)}", command=command
                 )
-            finding.changes = kept
-            continue
-        changes = layout_changes(
-            chosen, current, tp_change, command(*chosen.key), ANNOTATED if loose else CHOSEN, rule_pp=pp_change
-        )
+                for change in (tp_change, pp_change)
+                if change is not None
+            ]
+            return finding.model_copy(update={"changes": kept})
+        how = ANNOTATED if self.loose else CHOSEN
+        changes = layout_changes(chosen, current, tp_change, self.command(*chosen.key), how, rule_pp=pp_change)
         if others:
-            changes[0].predicted_effect.text += f"; weighed: {'; '.join(others)}"
-        finding.changes = [*changes, *kept]
-    return notes
+            lead = changes[0].predicted_effect
+            weighed = lead.model_copy(update={"text": f"{lead.text}; weighed: {'; '.join(others)}"})
+            changes[0] = changes[0].model_copy(update={"predicted_effect": weighed})
+        return finding.model_copy(update={"changes": [*changes, *kept]})
+
+    def _current(self, layouts: list[LayoutForecast]) -> LayoutForecast | None:
+        """The current layout among the priced ones; beside idle GPUs, the server as it runs on its own."""
+        current = next((layout for layout in layouts if layout.key == (self.current_tp, self.stages)), None)
+        if current is not None and self.gpus > self.used:
+            forecaster = self.forecaster
+            current = forecast_layout(
+                forecaster, self.current_tp, self.stages, self.used, self.in_flight, forecaster.replicas
+            )
+        return current
 
 
 def _stages(change: ConfigChange | None, current: int) -> int:
@@ -330,15 +400,16 @@ def _propose_replicas(
     forecaster: Forecaster,
     best: dict[str, ChangeForecast],
     request: ForecastRequest,
-) -> list[str]:
-    """Give the most severe finding whose remedy is more replicas the model's replica count; notes."""
+) -> tuple[list[Finding], list[str]]:
+    """The findings with the most severe one whose remedy is more replicas given the model's replica count,
+    as a copy in its place; notes."""
     in_flight = request.in_flight
     targets = [f for f in findings if f.rule in REPLICA_RULES]
     if not in_flight or not targets or forecaster.ramp.plan.mode != "concurrency":
-        return []
+        return findings, []
     target = min(targets, key=_severity_rank)
     if any(c.flag == REPLICAS_FLAG or c.flag in LAYOUT_FLAGS for c in target.changes):
-        return []  # the layout choice sized this finding's fleet (or the rule's layout stands)
+        return findings, []  # the layout choice sized this finding's fleet (or the rule's layout stands)
     modelled = next((c for c in target.changes if c.flag in MODELLED_FLAGS and c.flag in best), None)
     if modelled is not None:  # the replicas carry the launch with the finding's own change applied
         prediction = best[modelled.flag].prediction or {}
@@ -352,16 +423,17 @@ def _propose_replicas(
     sizing = size_replicas(in_flight, [s for s in steps if s["valid"]], (safe or {}).get("offered"), error)
     if sizing is None:
         if safe is None:
-            return [
+            return findings, [
                 f"replicas: no load step of the ramp is predicted to meet the SLOs, so the replica count for "
                 f"{in_flight:g} requests in flight is unknown; ramp lower loads to size it"
             ]
-        return []
+        return findings, []
     command = reproduce_command(request, forecaster, setting) if request.ramp_path else ""
-    current = forecaster.replicas
-    servers = replicas_are_servers(forecaster.engine)
-    target.changes.append(replicas_change(sizing, current, command, setting, servers=servers))
-    return []
+    replicas = replicas_change(
+        sizing, forecaster.replicas, command, setting, servers=replicas_are_servers(forecaster.engine)
+    )
+    sized = target.model_copy(update={"changes": [*target.changes, replicas]})
+    return [sized if finding is target else finding for finding in findings], []
 
 
 def reproduce_command(request: ForecastRequest, forecaster: Forecaster, change: str | list[str] | None) -> str:
@@ -412,16 +484,27 @@ def _annotate_only(
     ranked: list[ChangeForecast],
     forecaster: Forecaster,
     command: Callable[[ChangeForecast | None], str | None],
-) -> None:
-    """A loose fit: each modelled change and alternative keeps the rule's value and gets the model's
-    figures for that value, with the command that gives them again."""
+) -> list[Finding]:
+    """A loose fit: copies of the findings in which each modelled change and alternative keeps the rule's
+    value and gets the model's figures for that value, with the command that gives them again."""
     predicted = {(r.changes[0]["flag"], str(r.changes[0]["proposed"])): r for r in ranked if r.prediction}
-    for finding in findings:
-        for change in [*finding.changes, *finding.alternatives]:
-            match = predicted.get((change.flag, change.proposed))
-            if change.flag in MODELLED_FLAGS and match is not None:
-                change.predicted_effect = _effect(match, forecaster)
-                change.predicted_effect.command = command(match) or ""
+
+    def annotated(change: ConfigChange) -> ConfigChange:
+        match = predicted.get((change.flag, change.proposed))
+        if change.flag not in MODELLED_FLAGS or match is None:
+            return change
+        effect = _effect(match, forecaster).model_copy(update={"command": command(match) or ""})
+        return change.model_copy(update={"predicted_effect": effect})
+
+    return [
+        finding.model_copy(
+            update={
+                "changes": [annotated(c) for c in finding.changes],
+                "alternatives": [annotated(c) for c in finding.alternatives],
+            }
+        )
+        for finding in findings
+    ]
 
 
 def _effect(forecast: ChangeForecast, forecaster: Forecaster) -> PredictedEffect:

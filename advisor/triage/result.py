@@ -9,12 +9,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from advisor import __version__
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
 from advisor.collect.server_args import ServeCommand
+from advisor.memory.kv_change import Deployment
 from advisor.triage.run_diff import RunDiff
 from rules.evaluate import Resolution, RuleError
 from rules.facts import Facts, FactSource, Workload
@@ -96,9 +97,16 @@ class TriageResult(BaseModel):
 
 
 class Collected(BaseModel):
-    """Facts plus what is not a fact: the command to edit, and notes for the user."""
+    """Facts plus what is not a fact: the command to edit, the deployment the catalogs resolved (model,
+    device, launch; None when either is unknown), and notes for the user.
+
+    The deployment is resolved while collecting because resolving may read a model's config.json or a
+    host profile from disk; the decision (`run.decide`) then only reads it."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # Deployment is the memory model's dataclass
 
     facts: Facts
     command: ServeCommand | None = None
     command_rebuilt: bool = False  # from the log/metrics, not typed by the user
+    deployment: Deployment | None = None
     notes: list[str] = Field(default_factory=list)

@@ -1,16 +1,18 @@
-"""Triage: collect → Facts → rules.evaluate → predicted effects → one `TriageResult`.
+"""Triage's decision: collected facts → rules.evaluate → valued findings → one `TriageResult`.
 
-This is the on-call path: given whatever the engineer has at hand — a live endpoint, a
-Prometheus server in front of many replicas, saved /metrics dumps, a log file, the launch
-command — build the facts those inputs support, let the rules rank what is wrong, and
-attach to every proposed flag change what the memory model predicts it will do. Missing
-inputs shrink the answer instead of failing it; unusable inputs fail with one line.
+This is the on-call path: given whatever the engineer has at hand (a live endpoint, a Prometheus server
+in front of many replicas, saved /metrics dumps, a log file, the launch command), `triage/collect.py`
+builds the facts those inputs support; here the rules rank what is wrong and every proposed flag change
+gets what the performance and memory models predict it will do. Missing inputs shrink the answer instead
+of failing it; unusable inputs fail with one line.
+
+Pure, like `rules/` (tests/unit/advisor/triage/test_purity.py): no server, file or clock is read here, so a
+test hands it facts and gets the same findings every time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from advisor.collect.facts import (
@@ -25,73 +27,70 @@ from advisor.perf.pool import DeviceShare
 from advisor.perf.prior import roofline_cost
 from advisor.perf.replicas import REPLICAS_FLAG, replicas_are_servers
 from advisor.perf.whatif import ServerContext, synthetic_ramp
-from advisor.triage.collect import collect
-from advisor.triage.context import (
-    measured_pool,
-    resolve_deployment,
-)
 from advisor.triage.forecast import ForecastRequest, forecast_findings
-from advisor.triage.result import Collected, RejectedChange, TriageRequest, TriageResult
-from advisor.triage.valuation import value_findings
+from advisor.triage.result import Collected, TriageRequest, TriageResult
+from advisor.triage.valuation import Valuation, value_findings
 from loadtest.slo import SLO
 from rules import signals
 from rules.catalog import floors, get_rule
-from rules.catalog.common import gpu_count
+from rules.catalog.common import gpu_count, total_gib
 from rules.evaluate import Evaluation, evaluate
 from rules.facts import Facts, LoadTestFacts, Workload
 from rules.model import Finding, Rule
 
 
-def run_triage(
-    request: TriageRequest, rules: Iterable[Rule] | None = None, ramp: dict[str, Any] | None = None
+def decide(
+    request: TriageRequest,
+    collected: Collected,
+    rules: Iterable[Rule] | None = None,
+    ramp: dict[str, Any] | None = None,
 ) -> TriageResult:
-    """Collect, evaluate, value; the one entry point for the CLI and scheduled runs.
+    """Evaluate and value what was collected; `triage.collect.run_triage` collects and calls this.
 
     The algorithm, in order:
-    1. collect: every input the request names becomes one `Facts` (metrics, a Prometheus window, the
-       log's events, the launch command; the model and the GPU from the catalogs);
-    2. evaluate: the rules (`rules/`, pure) turn the facts into ranked findings, each with the flag
+    1. evaluate: the rules (`rules/`, pure) turn the facts into ranked findings, each with the flag
        changes it proposes, conflicting changes to one flag resolved;
-    3. value (advisor/triage/valuation.py): a copy of the findings passes the performance model (the
+    2. value (advisor/triage/valuation.py): a copy of the findings passes the performance model (the
        ramp, else the live window, else the roofline prior), the TP choice and the memory model, in
        that declared order; a change predicted not to help is listed as rejected;
-    4. assemble: the result document, with the current command and the one with every change applied.
+    3. assemble: the result document, with the current command and the one with every change applied.
     Triage reads and writes no result file: the CLI reads the ramp (`ramp`) and saves the live
     window the model calibrated on (`TriageResult.window_ramp`). `rules` defaults to the whole
     catalog; tests may narrow it to the rules they specify.
     """
-    _check_request(request, ramp)
-    collected = collect(request)
-    if ramp is not None and collected.facts.loadtest is None:
-        collected.facts.loadtest = LoadTestFacts.model_validate(ramp)
-    evaluation: Evaluation = evaluate(collected.facts, rules)
-    deployment, notes = resolve_deployment(request, collected.facts)
+    check_request(request, ramp)
+    facts = collected.facts
+    if ramp is not None and facts.loadtest is None:
+        facts = facts.model_copy(update={"loadtest": LoadTestFacts.model_validate(ramp)})
+        collected = collected.model_copy(update={"facts": facts})
+    evaluation: Evaluation = evaluate(facts, rules)
+    deployment = collected.deployment
     latency = _LatencyPass(request, collected, deployment, ramp)
     valuation = value_findings(
         evaluation.findings,
         latency,
         deployment,
-        gpu_count(collected.facts),
-        _measured_pool(collected.facts, deployment),
+        gpu_count(facts),
+        _measured_pool(facts, deployment),
     )
     result = TriageResult(
         inputs=request,
-        sources=collected.facts.sources,
+        sources=facts.sources,
         findings=valuation.findings,
         resolutions=evaluation.resolutions,
         rules_run=evaluation.rules_run,
         rules_skipped=evaluation.rules_skipped,
         rule_errors=evaluation.errors,
-        notes=[*collected.notes, *notes, *valuation.notes, *_floor_notes(collected.facts)],
+        notes=[*collected.notes, *valuation.notes, *_floor_notes(facts)],
         rule_pages=_pages(valuation.findings),
         rejected_changes=valuation.rejected,
-        facts=collected.facts,
+        facts=facts,
         window_ramp=latency.window_ramp,
     )
     if collected.command is not None:
         result.current_command = collected.command.render()
         changes = {c.flag: c.proposed for f in valuation.findings for c in f.changes}
-        if replicas_are_servers(engine_kind(collected.command, _engine_of(collected.facts))):
+        if replicas_are_servers(engine_kind(collected.command, _engine_of(facts))):
             changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
         if changes:
             result.proposed_command = collected.command.with_changes(changes).render()
@@ -114,13 +113,13 @@ class _LatencyPass:
         self.request, self.collected, self.deployment, self.ramp = request, collected, deployment, ramp
         self.window_ramp: dict[str, Any] | None = None
 
-    def __call__(self, findings: list[Finding]) -> tuple[list[RejectedChange], list[str]]:
+    def __call__(self, findings: list[Finding]) -> Valuation:
         request, collected, deployment = self.request, self.collected, self.deployment
         if self.ramp is not None:
             return _forecast(
                 findings,
                 self.ramp,
-                Path(request.ramp).name,
+                _file_name(request.ramp),
                 request,
                 collected,
                 engine=_engine_of(collected.facts),
@@ -131,17 +130,19 @@ class _LatencyPass:
             )
         live = _forecast_from_window(findings, request, collected, deployment)
         if live is not None:
-            rejected, notes, self.window_ramp = live
-            return rejected, notes
+            valued, self.window_ramp = live
+            return valued
         notes = []
         if request.save_window:
             notes.append(f"the window was not saved to {request.save_window}: {WINDOW_UNUSABLE}")
-        if deployment is not None:
-            notes += _forecast_from_prior(findings, request, collected, deployment)
-        return [], notes
+        prior = _forecast_from_prior(findings, request, collected, deployment) if deployment is not None else None
+        if prior is None:
+            return Valuation(findings=findings, notes=notes)
+        # The prior's ±50 % only annotates (forecast.TRUSTED_RELATIVE_ERROR): it rejects nothing a rule proposed.
+        return Valuation(prior.findings, [], [*notes, *prior.notes])
 
 
-def _check_request(request: TriageRequest, ramp: dict[str, Any] | None) -> None:
+def check_request(request: TriageRequest, ramp: dict[str, Any] | None) -> None:
     """Inputs that cannot be triaged together, each one line naming the flags and the fix."""
     if not request.has_input():
         raise UserError(
@@ -229,7 +230,7 @@ def _slos(workload: Workload | None) -> list[SLO]:
 
 def _forecast_from_window(
     findings: list[Finding], request: TriageRequest, collected: Collected, deployment: Deployment | None
-) -> tuple[list[RejectedChange], list[str], dict[str, Any]] | None:
+) -> tuple[Valuation, dict[str, Any]] | None:
     """No ramp, but a metrics window: the model calibrates on the window as one measured load step
     (advisor/perf/live.py) and chooses and predicts the changes as it does from a ramp; None when the
     window cannot stand for a load step (the prior, or nothing, then).
@@ -241,10 +242,10 @@ def _forecast_from_window(
     if window is None:
         return None
     ramp, said = window
-    rejected, notes = _forecast(
+    valued = _forecast(
         findings,
         ramp,
-        Path(request.save_window).name if request.save_window else "the live window",
+        _file_name(request.save_window) if request.save_window else "the live window",
         request,
         collected,
         engine=_engine_of(collected.facts),
@@ -258,7 +259,8 @@ def _forecast_from_window(
         if request.save_window
         else "pass --save-window FILE to keep it as a ramp and get the `servops predict` command behind each figure"
     )
-    return rejected, [f"latency predictions: calibrated on {said}; {saved}", *notes], ramp
+    notes = [f"latency predictions: calibrated on {said}; {saved}", *valued.notes]
+    return Valuation(valued.findings, valued.rejected, notes), ramp
 
 
 def _forecast(
@@ -271,7 +273,7 @@ def _forecast(
     deployment: Deployment | None,
     engine: str | None = None,
     **options: Any,
-) -> tuple[list[RejectedChange], list[str]]:
+) -> Valuation:
     """forecast_findings on this server's command, measured KV pool and the user's SLOs. `options`: the rest
     of ForecastRequest (cost, ramp_path, in_flight, gpus)."""
     memory = collected.facts.memory
@@ -285,7 +287,7 @@ def _forecast(
     try:
         forecast = ForecastRequest.for_document(ramp, source, server, _slos(request.workload), **options)
     except UserError as exc:
-        return [], [f"no latency predictions: {exc}"]
+        return Valuation(findings=findings, notes=[f"no latency predictions: {exc}"])
     return forecast_findings(findings, forecast)
 
 
@@ -293,7 +295,7 @@ def _measured_pool(facts: Facts, deployment: Deployment | None) -> MeasuredPool 
     """The pool the server reported, its GiB the deployment's refined figure when the startup log pinned
     it finer than it printed (advisor/triage/context.py `_logged_pool_gib`): one figure for the memory
     effects and the --gpu-memory-utilization latency forecast alike."""
-    pool = measured_pool(facts)
+    pool = _reported_pool(facts)
     if pool is not None and deployment is not None and deployment.measured_kv_pool_gib is not None:
         pool.pool_gib = deployment.measured_kv_pool_gib
     return pool
@@ -309,12 +311,12 @@ def _device_share(facts: Facts, deployment: Deployment | None) -> DeviceShare | 
 
 
 def _forecast_from_prior(
-    findings: list[Finding], request: TriageRequest, collected: Collected, deployment
-) -> list[str]:
+    findings: list[Finding], request: TriageRequest, collected: Collected, deployment: Deployment
+) -> Valuation | None:
     """No ramp: latency predictions from the roofline prior over the workload hints, when they give lengths."""
     workload = request.workload
     if not workload or not workload.p50_input_tokens or not workload.p50_output_tokens:
-        return []
+        return None
     launch = deployment.launch
     engine = engine_kind(collected.command or ServeCommand(), _engine_of(collected.facts))
     cost = roofline_cost(
@@ -326,12 +328,34 @@ def _forecast_from_prior(
         pipeline_parallel=launch.pipeline_parallel_size,
     )
     if cost is None:
-        return []
+        return None
     top = max(2, int(workload.client_concurrency or 64))
     levels = [float(2**k) for k in range(12) if 2**k < top] + [float(top)]
     prompt, output = int(workload.p50_input_tokens), int(workload.p50_output_tokens)
     # Steps long enough for a few request lifetimes at the top load, and no longer (replay time).
     lifetime = prompt * cost.prefill_token_s + output * (cost.base_s + top * cost.decode_seq_s)
     ramp = synthetic_ramp(levels, prompt, output, step_s=min(600.0, max(5.0, 4 * lifetime)))
-    _, notes = _forecast(findings, ramp, "workload hints", request, collected, cost=cost, deployment=deployment)
-    return notes
+    return _forecast(findings, ramp, "workload hints", request, collected, cost=cost, deployment=deployment)
+
+
+def _reported_pool(facts: Facts) -> MeasuredPool | None:
+    """The KV pool in tokens as the server reported it (log sizing lines or cache_config_info)."""
+    memory = facts.memory
+    if memory is None or memory.source == "advisor" or not memory.kv_cache_tokens:
+        return None
+    config = facts.config
+    dtype = (config.dtype or "") if config else ""
+    return MeasuredPool(
+        kv_cache_tokens=memory.kv_cache_tokens,
+        max_model_len=config.max_model_len if config else None,
+        max_num_seqs=config.max_num_seqs if config else None,
+        kv_dtype_bytes=4.0 if dtype in ("float32", "float") else 2.0,
+        pool_gib=memory.available_kv_gib,
+        device_gib=None if config is not None and config.device == "cpu" else total_gib(facts),
+    )
+
+
+def _file_name(path: str) -> str:
+    """The last part of a path the user gave, as the label of the predictions calibrated on it; a string
+    operation, since the decision opens no file (the CLI read it)."""
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]

@@ -9,8 +9,9 @@ Why one place: three estimators price a change, and what each decides feeds the 
    valid size at which one request of --max-model-len starts.
 3. `memory` (advisor/memory/kv_change.py): the KV pool, concurrency and start-up before and after, for
    the value the first two settled; composed with the latency prediction, memory figures first.
-The rules' findings are never edited: the passes work on a copy, and the TP and memory estimators return
-new changes and effects that this module composes.
+No estimator edits a finding: each pass returns new findings (the latency pass copies what it values; the
+TP and memory estimators return new changes and effects that this module composes), so the rules'
+findings come out as they went in.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ from rules.model import ConfigChange, Finding, PredictedEffect
 
 VALUATION_ORDER = ("latency", "tensor_parallel", "memory")
 
-# The performance model's pass: values, rejects and orders the findings it is given (a copy); returns the
-# rejected changes and its notes.
-LatencyPass = Callable[[list[Finding]], tuple[list[RejectedChange], list[str]]]
-
 
 @dataclass
 class Valuation:
@@ -39,6 +36,11 @@ class Valuation:
     notes: list[str] = field(default_factory=list)
 
 
+# The performance model's pass: the findings it is given valued (new findings, in its order), with the changes
+# it rejected and its notes.
+LatencyPass = Callable[[list[Finding]], Valuation]
+
+
 def value_findings(
     findings: list[Finding],
     latency: LatencyPass | None,
@@ -46,14 +48,14 @@ def value_findings(
     gpus: int | None,
     pool: MeasuredPool | None,
 ) -> Valuation:
-    """The passes of VALUATION_ORDER over a copy of `findings`; `latency` None when nothing predicts it."""
-    valued = [finding.model_copy(deep=True) for finding in findings]
-    rejected, notes = latency(valued) if latency is not None else ([], [])
+    """The passes of VALUATION_ORDER over `findings`, into new findings; `latency` None when nothing predicts it."""
+    latency_valued = latency(findings) if latency is not None else Valuation(findings=findings)
+    valued = latency_valued.findings
     valued = [
         _with_changes(f, lambda c, siblings: valued_tensor_parallel(c, siblings, deployment, gpus)) for f in valued
     ]
     valued = [_with_changes(f, lambda c, _: _with_memory_effect(c, deployment, pool)) for f in valued]
-    return Valuation(findings=valued, rejected=rejected, notes=notes)
+    return Valuation(findings=valued, rejected=latency_valued.rejected, notes=latency_valued.notes)
 
 
 def _with_changes(finding: Finding, value: Callable[[ConfigChange, list[ConfigChange]], ConfigChange]) -> Finding:

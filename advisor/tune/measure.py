@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
 from advisor.servers.process import EngineProcess, display_command
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
 from loadtest.results import RampResult
 from loadtest.runner import RampConfig, run_ramp

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from advisor.collect.metrics import MetricsError, scrape
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 
 METRICS = (Path(__file__).parents[2] / "fixtures" / "collect" / "metrics_v0_33_0.txt").read_bytes()
 TOKEN = "Bearer s3cret-token"

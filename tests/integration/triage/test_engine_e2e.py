@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from advisor.collect.server_args import parse_command
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from tests.helpers.server_process import (
     REPO_ROOT,
     ServerHandle,

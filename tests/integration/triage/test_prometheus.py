@@ -17,8 +17,8 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from advisor.collect.prometheus import PrometheusError, collect
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from advisor.triage.text import render_text
 from tests.integration.triage.prometheus_proc import prometheus_binary, running_prometheus, wait_for_samples
 

@@ -458,8 +458,8 @@ def test_a_smaller_step_budget_is_not_proposed_when_no_prompt_or_step_reaches_it
     """Real vLLM 0.32 with two pipeline stages on its CPU backend defaults to a 4096-token budget; its
     16-stream window had p99 prompts of 199 tokens and p99 steps of 852: 2048 would split nothing, so
     OP-5.4 keeps its finding and drops the change, with the two figures as evidence."""
+    from advisor.triage.collect import run_triage
     from advisor.triage.result import TriageRequest
-    from advisor.triage.run import run_triage
 
     corpus = Path(__file__).parents[2] / "fixtures" / "vllm_cpu"
     result = run_triage(

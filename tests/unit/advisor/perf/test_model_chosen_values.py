@@ -293,7 +293,8 @@ def test_a_device_share_for_a_preempting_server_is_the_size_the_model_predicts_b
     request = ForecastRequest.for_document(
         json.loads(window.read_text()), window.name, server, [], ramp_path=str(window)
     )
-    rejected, _ = forecast_findings([finding], request)
+    valued = forecast_findings([finding], request)
+    rejected, [finding] = valued.rejected, valued.findings
     [chosen] = [a for a in finding.alternatives if a.flag == SHARE_FLAG]
     assert not [r for r in rejected if r.change.flag == SHARE_FLAG]
     assert chosen.reason.startswith("the value the performance model predicts best among 0.90, 0.92, 0.95")

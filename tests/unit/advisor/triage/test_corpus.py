@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from rules.events import LogEventKind
 from rules.facts import Workload
 from rules.model import Severity

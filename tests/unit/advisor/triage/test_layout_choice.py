@@ -199,8 +199,9 @@ def _forecast(
         in_flight=in_flight,
         gpus=gpus,
     )
-    rejected, notes = forecast_findings([finding], request)
-    return finding, rejected, notes
+    valued = forecast_findings([finding], request)
+    [finding] = valued.findings
+    return finding, valued.rejected, valued.notes
 
 
 def _triage_layout(tp: int, slo: str, in_flight: float, gpu: GpuSpec | None = None, extra: str = "") -> tuple:

@@ -8,8 +8,8 @@ from advisor.catalog.gpus import resolve_gpu
 from advisor.catalog.models import resolve_model
 from advisor.memory.budget import LaunchConfig
 from advisor.memory.kv_change import Deployment, figures
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from advisor.triage.tp_choice import TP_FLAG
 from advisor.triage.valuation import value_findings
 from rules.model import ConfigChange, Finding, Severity

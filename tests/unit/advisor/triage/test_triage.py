@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import UserError
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
-from advisor.triage.run import run_triage
 from advisor.triage.text import render_text
 
 CORPUS = Path(__file__).parents[3] / "fixtures" / "vllm"

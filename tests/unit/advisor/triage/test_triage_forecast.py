@@ -27,9 +27,15 @@ def test_the_model_picks_the_batch_size_predicts_its_effect_and_rejects_a_change
         "AP-1", Severity.LOW, ConfigChange(flag="--kv-cache-dtype", current="auto", proposed="fp8", reason="more KV")
     )
     findings = [shrink_budget, raise_seqs, memory_only]
+    as_given = [f.model_dump() for f in findings]
     server = ServerContext(command=parse_command("vllm serve m --max-num-seqs 2"), kv_cache_tokens=65536)
     slos = [SLO(metric="ttft", percentile="p99", bound_s=1.0)]
-    rejected, notes = forecast_findings(findings, ForecastRequest.for_document(ramp, "ramp.json", server, slos))
+    valued = forecast_findings(findings, ForecastRequest.for_document(ramp, "ramp.json", server, slos))
+    assert [f.model_dump() for f in findings] == as_given  # the rules' findings are not edited
+    rejected, notes = valued.rejected, valued.notes
+    by_rule = {f.rule: f for f in valued.findings}
+    shrink_budget, raise_seqs, memory_only = by_rule["OP-5.1"], by_rule[raise_seqs.rule], by_rule["AP-1"]
+    findings = valued.findings
     change = raise_seqs.changes[0]
     assert int(change.proposed) > 4  # the model's best value, not the rule's doubling
     assert change.reason.startswith("the value the performance model predicts best")
@@ -120,7 +126,7 @@ def test_a_value_below_what_the_server_runs_says_why_and_what_throughput_it_cost
     )
     server = ServerContext(command=parse_command("vllm serve m --max-num-seqs 32"), kv_cache_tokens=65536)
     slos = [SLO(metric="itl", percentile="p99", bound_s=0.12)]
-    forecast_findings([cap], ForecastRequest.for_document(ramp, "ramp.json", server, slos))
+    [cap] = forecast_findings([cap], ForecastRequest.for_document(ramp, "ramp.json", server, slos)).findings
     [change] = cap.changes
     assert int(change.proposed) < 32
     assert "below the 32 the server runs now because safe operating point" in change.reason

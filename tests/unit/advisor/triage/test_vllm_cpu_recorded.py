@@ -22,8 +22,8 @@ from advisor.collect.logs import parse_lines, read_log
 from advisor.collect.metrics import load_file
 from advisor.memory.budget import LaunchConfig
 from advisor.memory.cpu_backend import CpuKvSpace, size_cpu_kv
+from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest, TriageResult
-from advisor.triage.run import run_triage
 from rules.catalog.health import RULE_DEAD, RULE_HANG
 from rules.events import LogEventKind as K
 from rules.facts import ConfigSource, Facts
