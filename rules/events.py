@@ -57,6 +57,12 @@ class LogEventKind(str, Enum):
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
     CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
+    # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
+    # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
+    VLLM_MESSAGE = "vllm_message"
+    # The root exception of a traceback (or a bare error line) that neither the wording table nor vLLM's
+    # catalog knows: named with the component and phase it failed in, and the nearest catalog entries.
+    UNPLACED_ERROR = "unplaced_error"
 
 
 class OomPhase(str, Enum):
@@ -67,6 +73,28 @@ class OomPhase(str, Enum):
     CUDAGRAPH_CAPTURE = "cudagraph_capture"
     RUNTIME = "runtime"
     UNKNOWN = "unknown"
+
+
+class CatalogRef(BaseModel):
+    """A vLLM message as its catalog records it (advisor/catalog/vllm_messages.json), and what its
+    fields captured in the user's line: the evidence that vLLM itself said this, and where."""
+
+    template: str  # vLLM's wording, fields as {name}
+    file: str  # within vllm/, in the newest release that prints it
+    line: int
+    first: str  # the first and last minor releases that print it
+    last: str
+    exception: str | None = None  # raised as (ValueError …); None for a logged message
+    level: str | None = None  # logged at (warning, error …); None for a raised one
+    phase: str = "other"  # config | startup | serving | other, from where in vLLM it is raised
+    flags: list[str] = Field(default_factory=list)  # `vllm serve` flags the message names
+    env: list[str] = Field(default_factory=list)  # environment variables it names
+    captured: dict[str, str] = Field(default_factory=dict)  # field name -> the user's value
+    partial: bool = False  # only its leading sentences matched (a cut paste)
+    predicted: bool = False  # not read from a log: servops' launch check says vLLM would print it
+
+    def location(self) -> str:
+        return f"vllm/{self.file.removeprefix('vllm/')}:{self.line} (vLLM {self.first}–{self.last})"
 
 
 class LogEvent(BaseModel):
@@ -149,6 +177,12 @@ class LogEvent(BaseModel):
     prompt_tokens: int | None = None
     requested_tokens: int | None = None
     message: str | None = None  # the error text for kinds without typed fields
+    # vLLM's own messages and unplaced errors
+    exception: str | None = None  # the exception class the line names (ValueError, torch.OutOfMemoryError …)
+    catalog: CatalogRef | None = None  # the catalog entry the message matched
+    component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
+    phase: str | None = None  # startup | serving | unknown, from the log around it
+    nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -214,4 +248,6 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
+    LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
+    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest"),
 }

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -85,18 +85,25 @@ class PredictedEffect(BaseModel):
 
 
 class ConfigChange(BaseModel):
-    """One flag change, as `vllm serve` spells the flag."""
+    """One change to how the server runs: a `vllm serve` flag (as vLLM spells it), an environment
+    variable of the server's process, or a setting of its host or container (`--shm-size`)."""
 
-    flag: str
+    flag: str  # the flag, the variable's name or the setting, as `kind` says
     current: str | None = None
     proposed: str
     reason: str
     cost: str = ""
     safety: str = "safe"  # "safe" | "unsafe" (may change accuracy or reject requests)
     predicted_effect: PredictedEffect | None = None
+    kind: Literal["flag", "env", "setting"] = "flag"
 
     def command_line(self) -> str:
-        """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`."""
+        """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`; `NAME=value`
+        for an environment variable; the setting and its value for the host or container."""
+        if self.kind == "env":
+            return f"{self.flag}={self.proposed}"
+        if self.kind == "setting":
+            return f"{self.flag} {self.proposed}".strip()
         if self.proposed.lower() == "true":
             return self.flag
         if self.proposed.lower() == "false":

@@ -33,6 +33,7 @@ from advisor.catalog.gpus import GpuSpec, Interconnect
 from advisor.catalog.models import ModelSpec
 from advisor.catalog.vllm_versions import parse_version
 from advisor.memory.budget import LaunchConfig, MemoryBreakdown, estimate_memory
+from advisor.memory.launch_check import checked, launch_refusals
 
 
 class Recommendation(BaseModel):
@@ -64,10 +65,12 @@ def recommend(
     need = workload.kv_tokens_needed()
     choice = choose(model, gpu, gpus, interconnect, given, pinned, workload, need)
     launch, memory = envelope(model, gpu, choice, pinned, workload)
+    refusals = launch_refusals(model, launch)
+    memory = checked(memory, model, launch)  # vLLM's config checks: no "starts: yes" for what it refuses
     replicas = max(1, gpus // (launch.tensor_parallel_size * launch.pipeline_parallel_size))
     recs = _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version)
     warnings = _warnings(model, gpu, interconnect, launch, memory, replicas, workload, need)
-    if not memory.fits:
+    if not memory.fits and not refusals:  # more GPUs help a launch that does not fit, not one vLLM refuses
         warnings.append(gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload))
     target = model.source_path or model.hf_id or model.name
     launcher = ["vllm serve", target]

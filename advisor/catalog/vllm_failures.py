@@ -86,3 +86,30 @@ def weights_do_not_fit(version: Version, weights_gib: float, total_gib: float) -
             f"See {DOCS_URL} for more tips. (original error: {torch_text})"
         )
     return f"torch.OutOfMemoryError: {torch_text}"
+
+
+# ---------------------------------------------------------------- launch checks (config validation)
+# vLLM's words for the launches it refuses while validating its config, before any memory is touched
+# (vllm/config/model.py, vllm/config/parallel.py and vllm/config/scheduler.py in 0.10-0.33; vllm/config.py
+# before). Each is the leading sentences of the catalog entry (vllm_messages.json), which is what a
+# match needs; the rest of the message is advice the finding gives in its own words.
+
+
+def heads_not_divisible(heads: int, tensor_parallel: int) -> str:
+    return f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tensor_parallel})."
+
+
+def max_model_len_above_derived(max_model_len: int, key: str, derived: int) -> str:
+    return (
+        f"User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len "
+        f"({key}={derived} or model_max_length=None in model's config.json). To allow overriding this "
+        "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+    )
+
+
+def batched_tokens_below_max_model_len(max_num_batched_tokens: int, max_model_len: int) -> str:
+    return (
+        f"max_num_batched_tokens ({max_num_batched_tokens}) is smaller than max_model_len ({max_model_len}). "
+        "This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject "
+        "longer sequences. Please increase max_num_batched_tokens or decrease max_model_len."
+    )

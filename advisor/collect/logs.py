@@ -1,11 +1,16 @@
-"""Read a vLLM (or bundled-engine) log — a file or stdin — into typed `LogEvent`s.
+"""Read a vLLM (or bundled-engine) log, or whatever text a user pasted, into typed `LogEvent`s.
 
 Rules read events, never raw text. This reader strips what varies between releases and
 processes (the `(EngineCore_DP0 pid=…)` prefixes, nested or not; the `LEVEL MM-DD HH:MM:SS
-[file.py:NNN]` header) and hands the bare message to the wording table of the
-`log_patterns` package. A partial or truncated log still yields the events it holds; only a
-text in which nothing at all is recognisable (no vLLM-style line, no known event) is an
-error, because then the user passed the wrong file.
+[file.py:NNN]` header of V1 and V0's `file.py:NNN]`), unwraps what log shippers and HTTP clients
+add (advisor/collect/pasted_text.py), and hands the bare message to the wording table of the
+`log_patterns` package. A line that table does not know, if it is an error or a warning, is
+looked up in vLLM's own message catalog (advisor/catalog/vllm_messages.py); an exception that is
+in neither becomes an unplaced error, named with the component its traceback ran in.
+
+Any text is read: a full log, an excerpt, a bare traceback, one error line, an HTTP error body.
+`LogReadResult` says how much of it was recognised. Only an empty input or one that is not text
+(NUL bytes) is an error, because then the user passed the wrong file.
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.log_patterns import candidates
+from advisor.collect.pasted_text import Unwrapped, component_of, continues, exception_in, frame_in, unwrap
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
 from rules.events import LogEvent, LogEventKind, OomPhase
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
+MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rarely takes more
 
 # What log shippers add in front of vLLM's own line: terminal colours, and the RFC 3339 stamp of
 # `kubectl logs --timestamps` / `docker logs -t` (e.g. 2025-10-22T09:33:49.123456789Z).
@@ -33,8 +41,13 @@ _SHIPPER_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]
 _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
-    r"(?: \[[^\]]*\])? ?(?P<msg>.*)$"
+    r"(?: \[[^\]]*\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
 )
+# Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
+# `INFO:     127.0.0.1:5000 - "POST …" 200 OK`) and the traceback's own scaffolding.
+_QUIET_LEVELS = ("DEBUG", "INFO")
+_QUIET_PREFIXES = ("INFO:", "DEBUG:", "Traceback (most recent call last)")
+_TRACEBACK_START = "Traceback (most recent call last)"
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
 # uvicorn's "Application startup complete", the first periodic stats line.)
@@ -62,6 +75,11 @@ _FAILURE_KINDS = frozenset(
 )
 
 
+# The failures the wording table reads into typed fields whose source line vLLM's catalog also holds: the
+# event keeps the catalog entry too, so its evidence names vLLM's file, line and words.
+_CATALOGUED_KINDS = _FAILURE_KINDS | {LogEventKind.REQUEST_TOO_LONG, LogEventKind.V0_PREEMPTION_WARNING}
+
+
 class LogReadError(UserError):
     """A log that cannot be read, or holds nothing recognisable; names the input and the fix."""
 
@@ -75,6 +93,22 @@ class LogReadResult:
     lines_read: int = 0
     vllm_lines: int = 0
     dropped_stats_events: int = 0
+    tracebacks: int = 0
+    error_bodies: int = 0
+    catalog_messages: int = 0  # distinct vLLM messages found in its catalog
+    unplaced_lines: int = 0  # error or warning lines neither the wording table nor the catalog knows
+
+    def describe(self) -> str:
+        """What was recognised, for the user: every kind of input the text held, counted."""
+        parts = [f"{len(self.events)} events from {self.lines_read} lines ({self.vllm_lines} read as vLLM log"]
+        counted = (
+            (self.tracebacks, "traceback(s)"),
+            (self.error_bodies, "HTTP error bod(ies)"),
+            (self.catalog_messages, "vLLM message(s) found in its catalog"),
+            (self.unplaced_lines, "error line(s) it could not place"),
+        )
+        parts += [f", {count} {what}" for count, what in counted if count]
+        return "".join(parts) + ")"
 
     def of_kind(self, kind: LogEventKind) -> list[LogEvent]:
         return [event for event in self.events if event.kind == kind]
@@ -93,39 +127,133 @@ def read_log(path: str) -> LogReadResult:
 
 
 def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = None) -> LogReadResult:
-    """Events from an iterable of log lines; raises `LogReadError` only for unrecognisable text."""
+    """Events from an iterable of lines; raises `LogReadError` only for empty or binary input."""
     result = LogReadResult(source=source)
     state = _ParseState()
-    for line_no, raw_line in enumerate(_bounded(lines), start=1):
-        result.lines_read = line_no
-        line = raw_line.rstrip("\r\n")
-        event, message = _parse_line(line, line_no, source, state)
-        if state.last_was_vllm:
-            result.vllm_lines += 1
-        if event is None and state.fatal is not None:
-            _note_root_cause(message, state)
-        if event is None or _is_repeat(event, message, state):
-            continue
-        if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
-            state.fatal = event  # its traceback follows: the exception it ends with is the root cause
-            state.frame = state.code = None
-        elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
-            state.fatal = None
-        result.events.append(event)
+    where = label or source
+    for line_no, line in _logical_lines(lines, result):
+        if "\x00" in line:
+            raise LogReadError(
+                f"{where}: line {line_no} holds NUL bytes, so this is not text; pass the server's vLLM log or "
+                "the error text itself (a file, or '-' for stdin)"
+            )
+        for piece in unwrap(line):
+            _read_piece(piece, line_no, source, state, result)
     stats = [event for event in result.events if event.kind == LogEventKind.STATS_LINE]
     if len(stats) > MAX_STATS_EVENTS:
         dropped = {id(event) for event in stats[: len(stats) - MAX_STATS_EVENTS]}
         result.events = [event for event in result.events if id(event) not in dropped]
         result.dropped_stats_events = len(dropped)
-    if not result.events and result.vllm_lines == 0:
-        where = label or source
-        if result.lines_read == 0:
-            raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log")
-        raise LogReadError(
-            f"{where}: none of its {result.lines_read} lines looks like a vLLM log; "
-            "pass the server's stdout/stderr log (e.g. `vllm serve … 2>&1 | tee server.log`)"
-        )
+    if result.lines_read == 0:
+        raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
     return result
+
+
+def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple[int, str]]:
+    """(first line number, text) of each line, an error message wrapped over several lines joined into one
+    (at most `MAX_WRAPPED_LINES`), so a pasted message matches as vLLM printed it."""
+    held: tuple[int, str] | None = None
+    joined = 0
+    for line_no, raw_line in enumerate(_bounded(lines), start=1):
+        result.lines_read = line_no
+        line = raw_line.rstrip("\r\n")
+        if held is not None and joined < MAX_WRAPPED_LINES and continues(held[1], line):
+            held, joined = (held[0], f"{held[1].rstrip()} {line.strip().lstrip('▎│>').strip()}"), joined + 1
+            continue
+        if held is not None:
+            yield held
+        held, joined = (line_no, line), 0
+    if held is not None:
+        yield held
+
+
+def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:
+    """One unwrapped text: a known wording's event, else vLLM's catalog message or an unplaced error."""
+    result.error_bodies += piece.how == "error_body"
+    event, message = _parse_line(piece.text, line_no, source, state)
+    if state.last_was_vllm:
+        result.vllm_lines += 1
+    if event is None and state.fatal is not None:
+        _note_root_cause(message, state)
+    if event is None:
+        event = _error_event(piece, message, line_no, source, state, result)
+    elif event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
+        matches = message_catalog().match(message)
+        event.catalog = matches[0].ref() if matches else None
+    if event is None or _is_repeat(event, message, state):
+        return
+    if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
+        state.fatal = event  # its traceback follows: the exception it ends with is the root cause
+        state.frame = state.code = None
+    elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
+        state.fatal = None
+    result.events.append(event)
+
+
+def _error_event(
+    piece: Unwrapped, message: str, line_no: int, source: str, state: _ParseState, result: LogReadResult
+) -> LogEvent | None:
+    """A line no wording knows, if it is an error or a warning: the vLLM message its catalog holds, or the
+    exception it names (an unplaced error); None for anything else, and for a message already seen."""
+    text = message.strip()
+    if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
+        if text.startswith(_TRACEBACK_START):
+            result.tracebacks += 1
+            state.frames = []
+        return None
+    frame = frame_in(text)
+    if frame is not None:
+        state.frames.append(frame)
+        return None
+    exception = exception_in(text)
+    if exception is None and piece.how == "error_body":  # a refused request: the body is the error
+        exception = (piece.error_type or "HTTP error", text)
+    if exception is None and state.frames:
+        return None  # a traceback's source line: its exception line follows
+    frames, state.frames = state.frames, [] if exception is not None else state.frames
+    phase = _phase(state)
+    common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
+    matches = message_catalog().match(text)
+    if matches:
+        ref = matches[0].ref()
+        key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))
+        if key in state.seen_errors:
+            return None
+        state.seen_errors.add(key)
+        result.catalog_messages += 1
+        return LogEvent(
+            kind=LogEventKind.VLLM_MESSAGE,
+            message=text,
+            exception=(exception[0] if exception else ref.exception),
+            catalog=ref,
+            phase=phase if phase != "unknown" else ref.phase,
+            **common,
+        )
+    is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
+    result.unplaced_lines += is_error
+    if exception is None or state.fatal is not None:
+        return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
+    cls, said = exception
+    key = ("unplaced", cls, said)
+    if key in state.seen_errors or not said and cls == "Exception":
+        return None
+    state.seen_errors.add(key)
+    return LogEvent(
+        kind=LogEventKind.UNPLACED_ERROR,
+        message=f"{cls}: {said}" if said else cls,
+        exception=cls,
+        component=component_of(frames, text),
+        phase=phase,
+        nearest=message_catalog().nearest(said or cls),
+        **common,
+    )
+
+
+def _phase(state: _ParseState) -> str:
+    """Where the engine was when a line was printed, as far as the text shows."""
+    if state.serving:
+        return "serving"
+    return "startup" if state.starting or state.capturing_graphs else "unknown"
 
 
 @dataclass(slots=True)
@@ -141,6 +269,9 @@ class _ParseState:
     fatal: LogEvent | None = None  # the last `EngineCore encountered a fatal error`, until the chain moves on
     frame: str | None = None  # in that traceback: the last `File "…", line N, in f` read, as `file.py:N in f`
     code: str | None = None  # and the source line printed under it
+    level: str | None = None  # the level of the line being read (from its header), None without one
+    frames: list[str] = field(default_factory=list)  # the current traceback's frame paths, outermost first
+    seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
 
 
 # The line a Python traceback ends with: `RuntimeError: CUDA error: …`, `torch.OutOfMemoryError: …`,
@@ -190,6 +321,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
     level = timestamp = None
     if header:
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
+    state.level = level
     state.last_was_vllm = header is not None or process is not None
     _track_phase(message, state)
     for pattern in candidates(message):

@@ -142,8 +142,9 @@ class ServeCommand(BaseModel):
             origin=origin,
         )
 
-    def with_changes(self, changes: dict[str, str]) -> ServeCommand:
-        """A copy with `{flag: proposed value}` applied (booleans as 'true'/'false')."""
+    def with_changes(self, changes: dict[str, str], env: dict[str, str] | None = None) -> ServeCommand:
+        """A copy with `{flag: proposed value}` applied (booleans as 'true'/'false'), and `env` set in its
+        environment (an empty value unsets the variable)."""
         flags = dict(self.flags)
         for flag, proposed in changes.items():
             bare = flag in BOOLEAN_FLAGS and proposed.lower() in ("true", "false")
@@ -156,8 +157,10 @@ class ServeCommand(BaseModel):
                     rebuilt[existing] = value
             rebuilt.setdefault(new_flag, None if bare else proposed)
             flags = rebuilt
+        environment = {**self.env, **(env or {})}
+        environment = {name: value for name, value in environment.items() if value != ""}
         return ServeCommand(
-            env=dict(self.env), program=list(self.program), model=self.model, flags=flags, origin=dict(self.origin)
+            env=environment, program=list(self.program), model=self.model, flags=flags, origin=dict(self.origin)
         )
 
     def render(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect import metrics as metrics_collector
 from advisor.collect import prometheus as prometheus_collector
 from advisor.collect.facts import (
@@ -24,11 +25,14 @@ from advisor.collect.facts import (
 )
 from advisor.collect.logs import read_log
 from advisor.collect.probe import probe_endpoint
-from advisor.collect.server_args import parse_command
+from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
-from advisor.triage.context import hardware_for, memory_from_advisor, model_facts, resolve_deployment
+from advisor.memory.kv_change import launch_from_config
+from advisor.memory.launch_check import launch_refusals
+from advisor.triage.context import hardware_for, memory_from_advisor, model_facts, model_spec_for, resolve_deployment
 from advisor.triage.result import Collected, TriageRequest, TriageResult
 from advisor.triage.run import check_request, decide
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts, FactSource, ServerConfig
 from rules.model import Rule
 
@@ -54,7 +58,7 @@ def collect(request: TriageRequest) -> Collected:
     if request.logs:
         log = read_log(request.logs)
         facts.events = log.events
-        note = f"{len(log.events)} events from {log.lines_read} lines"
+        note = log.describe()
         if log.dropped_stats_events:
             note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
         facts.sources.append(FactSource(kind="log", location=log.source, note=note))
@@ -77,6 +81,10 @@ def collect(request: TriageRequest) -> Collected:
     if rebuilt and not command.program:
         command.program = ["vllm", "serve"]
     deployment, deployment_notes = resolve_deployment(request, facts)
+    if typed is not None and not (request.logs or request.endpoint or request.prometheus or request.metrics_files):
+        # The command alone: what vLLM would refuse. With a log or a live server, vLLM itself has spoken
+        # (a model's rope scaling can lift its position limit past what the catalog knows).
+        facts.events = [*facts.events, *_launch_refusals(request, facts, typed)]
     return Collected(
         facts=facts,
         command=command,
@@ -135,3 +143,32 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
 
 def _window_note(interval_s: float | None) -> str:
     return f"two scrapes {interval_s:g} s apart" if interval_s else "one scrape (no rates)"
+
+
+def _launch_refusals(request: TriageRequest, facts: Facts, command: ServeCommand) -> list[LogEvent]:
+    """What vLLM would refuse in the user's own command (advisor/memory/launch_check.py), as the events its
+    message would be in a log, unless the log already holds that message."""
+    spec, _ = model_spec_for(request, facts)
+    if spec is None:
+        return []
+    launch = launch_from_config(facts.config)
+    chunked = command.value("--enable-chunked-prefill") != "false"
+    seen = {e.catalog.template for e in facts.events if e.catalog is not None}
+    events = []
+    for message in launch_refusals(spec, launch, env=command.env, chunked_prefill=chunked):
+        matches = message_catalog().match(message)
+        if not matches or matches[0].entry["message"] in seen:
+            continue
+        ref = matches[0].ref().model_copy(update={"predicted": True})
+        events.append(
+            LogEvent(
+                kind=LogEventKind.VLLM_MESSAGE,
+                raw=message,
+                source_file="--server-args",
+                message=message,
+                exception=ref.exception,
+                catalog=ref,
+                phase="config",
+            )
+        )
+    return events

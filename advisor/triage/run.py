@@ -89,11 +89,13 @@ def decide(
     )
     if collected.command is not None:
         result.current_command = collected.command.render()
-        changes = {c.flag: c.proposed for f in valuation.findings for c in f.changes}
+        proposed = [c for f in valuation.findings for c in f.changes]
+        changes = {c.flag: c.proposed for c in proposed if c.kind == "flag"}
+        env = {c.flag: c.proposed for c in proposed if c.kind == "env"}  # host settings are not in a command
         if replicas_are_servers(engine_kind(collected.command, _engine_of(facts))):
             changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
-        if changes:
-            result.proposed_command = collected.command.with_changes(changes).render()
+        if changes or env:
+            result.proposed_command = collected.command.with_changes(changes, env).render()
             if collected.command_rebuilt:
                 result.notes.append(
                     "current command rebuilt from the log/metrics (flags left at defaults are "

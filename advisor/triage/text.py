@@ -20,6 +20,7 @@ def render_text(result: TriageResult) -> str:
     figures = _key_figures(result)
     if figures:
         lines.append(f"now: {figures}")
+    lines += [f"read from {s.location}: {s.note}" for s in result.sources if s.kind == "log" and s.note]
     if not result.findings:
         lines.append("")
         lines.append("No findings: nothing the collected facts support looks wrong.")

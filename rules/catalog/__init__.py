@@ -1,7 +1,8 @@
 """The rule catalog: every rule with a stable code, in a fixed order, and lookup by code.
 
 Codes: OP-1 … OP-6 (the operations runbook, sub-rules `OP-5.3`), AP-n (anti-patterns in the
-launch configuration), HL-n (engine health: hangs and death). Codes never change meaning;
+launch configuration), HL-n (engine health: hangs and death), VC-n (vLLM's own messages: what its
+catalog says, and errors it does not hold). Codes never change meaning;
 a retired rule keeps its code out of use.
 
 Every module declares its rules one way: each check function is followed by its
@@ -9,7 +10,7 @@ Every module declares its rules one way: each check function is followed by its
 keyword arguments only, thresholds as module constants formatted into the title and page; the
 module ends with `RULES`. What several families share (vLLM's defaults, latency targets,
 shared thresholds and helpers) is in `common`, the physical floors in `floors`. The catalog
-lists the rules in code order (OP, then AP, then HL; numerically within each).
+lists the rules in code order (OP, then AP, then HL, then VC; numerically within each).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from rules.catalog import (
     op5_queueing,
     op5_reliability,
     op6_specdec,
+    vc_vllm_messages,
 )
 from rules.model import Rule
 
@@ -55,9 +57,10 @@ MODULES = (
     ap_sizing,
     ap_features_off,
     health,
+    vc_vllm_messages,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
-FAMILIES = ("OP", "AP", "HL")
+FAMILIES = ("OP", "AP", "HL", "VC")
 # Built from FAMILIES, so a new family prefix is added in one place.
 CODE_PATTERN = re.compile(rf"^(?P<family>{'|'.join(map(re.escape, FAMILIES))})-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
 

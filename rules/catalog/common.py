@@ -282,9 +282,11 @@ def log_evidence(event, name: str | None = None, value=None, threshold=None, com
     where = None
     if event.source_file or event.line_no is not None:
         where = f"{event.source_file or 'log'}:{event.line_no if event.line_no is not None else '?'}"
+    catalog = getattr(event, "catalog", None)
     return Evidence(
         source="log",
         name=name or event.kind.value,
+        description=f"vLLM's message at {catalog.location()}: {catalog.template}" if catalog is not None else "",
         value=value,
         threshold=threshold,
         comparison=comparison,

@@ -2,7 +2,8 @@
 
 Apart from the other OP-1 modules because it is their complement: it fires only when no
 startup-failure event that another sub-rule explains (`common.STARTUP_FAILURE_KINDS`) is in the
-log, so the reader is sent to the traceback instead of a guessed remedy.
+log, and no message of vLLM's catalog or named exception either (VC-1, VC-2 name those), so the reader
+is sent to the traceback instead of a guessed remedy.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 def _check_unexplained(facts: Facts) -> list[Finding]:
     failed = facts.last_event(LogEventKind.ENGINE_CORE_FAILED)
-    if failed is None or facts.events_of(*c.STARTUP_FAILURE_KINDS):
+    # VC-1 and VC-2 name the cause from the traceback when it holds vLLM's own message or any exception.
+    explained = (*c.STARTUP_FAILURE_KINDS, LogEventKind.VLLM_MESSAGE, LogEventKind.UNPLACED_ERROR)
+    if failed is None or facts.events_of(*explained):
         return []
     return [
         RULE_UNEXPLAINED.finding(

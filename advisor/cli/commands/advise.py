@@ -47,6 +47,7 @@ from advisor.memory.budget import (
     estimate_memory,
 )
 from advisor.memory.cpu_backend import CpuKvSpace
+from advisor.memory.launch_check import checked
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (
@@ -203,7 +204,7 @@ def advise(args: argparse.Namespace) -> AdviseResult:
             f"--gpus {gpus}: fewer than TP × PP = {given.tensor_parallel_size * given.pipeline_parallel_size}; "
             "raise --gpus or lower the parallel sizes"
         )
-    memory = estimate_memory(model, gpu, given, free_memory_gib=args.free_memory_gib)
+    memory = checked(estimate_memory(model, gpu, given, free_memory_gib=args.free_memory_gib), model, given)
     plan = recommend(model, gpu, gpus, interconnect, given, frozenset(set_fields), workload)
     return AdviseResult(
         created_at=_now(),

@@ -43,6 +43,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:.*?exit code:? (?P<code>-?\d+))?",
         lambda m: {"process": m["name"], "exit_code": to_int(m["code"])},
     ),
+    # V0's multiprocessing executor (0.5-0.10, vllm/executor/multiproc_worker_utils.py):
+    # "Worker VllmWorkerProcess pid 82 died, exit code: -15"
+    wording(
+        ("died, exit code",),
+        K.WORKER_DIED,
+        r"Worker (?P<name>\S+) pid (?P<pid>\d+) died, exit code: (?P<code>-?\d+)",
+        lambda m: {"process": f"{m['name']} pid {m['pid']}", "exit_code": to_int(m["code"])},
+    ),
     wording(
         ("Watchdog caught collective operation timeout",),
         K.NCCL_WATCHDOG_TIMEOUT,

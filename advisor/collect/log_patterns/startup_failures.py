@@ -98,9 +98,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)",
     ),
     wording(
-        ("Engine core initialization failed", "EngineCore failed to start"),
+        ("Engine core initialization failed", "EngineCore failed to start", "Engine process failed to start"),
         K.ENGINE_CORE_FAILED,
-        r"Engine core initialization failed.*|EngineCore failed to start\.?",
+        # the last: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py)
+        r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*",
         lambda m: {"message": m.group(0)},
     ),
 )

@@ -1,0 +1,215 @@
+"""vLLM's own messages (vllm_messages.json, docs/vllm-messages.md) matched against text a user pasted.
+
+Why a catalog and not rules per incident: vLLM checks a launch and a request in hundreds of places and
+says precisely what is wrong; matching its words tells triage the cause, the file and line it came from,
+the releases that print it and the flags or environment variables it names, for messages nobody here
+has seen yet. 14,000 regular expressions cannot all run over every line, so each entry is indexed by
+the rarest word of its first sentence's literal text and only the entries whose word a line holds are
+tried (compiled on first use).
+
+A pasted message is often cut: an issue title keeps the first sentence, a log shipper wraps the line.
+When the whole pattern does not match, its leading sentences are tried, longest first, as long as they
+keep at least `MIN_PARTIAL_LITERAL` characters of vLLM's own wording.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib import resources
+from typing import Any
+
+from rules.events import CatalogRef
+
+# A partial match must hold this much of the message's literal text: "Error in" would match anything.
+MIN_PARTIAL_LITERAL = 24
+# Words too common in vLLM's messages to index an entry by (an entry is indexed by its rarest long word).
+_MIN_ANCHOR_CHARS = 4
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
+_GROUP = re.compile(r"\(\?P<\w+>\.\+\??\)")
+_SENTENCE_END = r"\. "
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogMatch:
+    """One catalog entry found in a line: the entry, what its fields captured, and how much of it matched."""
+
+    entry: dict[str, Any]
+    captured: dict[str, str]
+    span: tuple[int, int]
+    group_spans: tuple[tuple[int, int], ...]
+    literal_chars: int
+    partial: bool
+
+    def ref(self) -> CatalogRef:
+        """The match as an event carries it (rules read this, never the JSON)."""
+        entry = self.entry
+        return CatalogRef(
+            template=entry["message"],
+            file=entry["file"],
+            line=entry["line"],
+            first=entry["first"],
+            last=entry["last"],
+            exception=entry.get("exception"),
+            level=entry.get("level"),
+            phase=entry["phase"],
+            flags=list(entry["flags"]),
+            env=list(entry["env"]),
+            captured=dict(self.captured),
+            partial=self.partial,
+        )
+
+
+class MessageCatalog:
+    """The entries, indexed by anchor word; `match` finds vLLM's messages in one line of text."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.entries: list[dict[str, Any]] = _distinct(document["messages"])
+        self.header: dict[str, Any] = document["header"]
+        self._by_word: dict[str, list[int]] = {}
+        frequency: dict[str, int] = {}
+        # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
+        words_of = [_literal_words(entry["pattern"].split(_SENTENCE_END)[0]) for entry in self.entries]
+        words_of = [w or _literal_words(entry["pattern"]) for w, entry in zip(words_of, self.entries, strict=True)]
+        for words in words_of:
+            for word in words:
+                frequency[word] = frequency.get(word, 0) + 1
+        for index, words in enumerate(words_of):
+            if words:  # the rarest word (ties: the longest) narrows the candidates most
+                anchor = min(words, key=lambda w: (frequency[w], -len(w)))
+                self._by_word.setdefault(anchor, []).append(index)
+        self.known_flags: frozenset[str] = frozenset(flag for entry in self.entries for flag in entry["flags"])
+        self._compiled: dict[int, tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]]]] = {}
+
+    def match(self, text: str) -> list[CatalogMatch]:
+        """vLLM's messages in `text`, the most specific first; a message quoted inside another's field (a
+        worker's error inside "Worker failed with error '…'") ranks before the wrapper."""
+        found = []
+        for index in sorted({i for word in set(_WORD.findall(text)) for i in self._by_word.get(word.lower(), ())}):
+            found_here = self._match_entry(index, text)
+            if found_here is not None:
+                found.append(found_here)
+        return _most_specific_first(found)
+
+    def nearest(self, text: str, count: int = 3) -> list[CatalogRef]:
+        """The entries closest to `text` by their literal words (cosine over words weighted by rarity), for
+        an error nothing matched: where in vLLM similar things are said."""
+        words = {w.lower() for w in _WORD.findall(text)} & set(self._rarity)
+        if not words:
+            return []
+        scores: dict[int, float] = {}
+        for word in words:
+            for index in self._entries_with[word]:
+                scores[index] = scores.get(index, 0.0) + self._rarity[word] ** 2
+        norm = sum(self._rarity[w] ** 2 for w in words) ** 0.5
+        ranked = sorted(scores.items(), key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
+        return [CatalogMatch(self.entries[i], {}, (0, 0), (), 0, True).ref() for i, _ in ranked[:count]]
+
+    @cached_property
+    def _entries_with(self) -> dict[str, list[int]]:
+        """Every literal word → the entries that hold it (built on the first unplaced error)."""
+        index: dict[str, list[int]] = {}
+        for number, entry in enumerate(self.entries):
+            for word in _literal_words(entry["pattern"]):
+                index.setdefault(word, []).append(number)
+        return index
+
+    @cached_property
+    def _rarity(self) -> dict[str, float]:
+        total = len(self.entries)
+        return {word: math.log(total / len(holders)) for word, holders in self._entries_with.items()}
+
+    @cached_property
+    def _norms(self) -> list[float]:
+        rarity = self._rarity
+        return [
+            max(1e-9, sum(rarity[w] ** 2 for w in _literal_words(entry["pattern"])) ** 0.5) for entry in self.entries
+        ]
+
+    def _match_entry(self, index: int, text: str) -> CatalogMatch | None:
+        whole, partials = self._patterns(index)
+        match, partial = whole.search(text), False
+        if match is None:
+            for pattern, literal in partials:
+                if literal >= MIN_PARTIAL_LITERAL:
+                    match, partial = pattern.search(text), True
+                    if match is not None:
+                        break
+        if match is None:
+            return None
+        names = list(match.groupdict())
+        spans = tuple(match.span(name) for name in names if match.group(name) is not None)
+        captured = {name: value.strip() for name, value in match.groupdict().items() if value is not None}
+        literal = (match.end() - match.start()) - sum(end - start for start, end in spans)
+        return CatalogMatch(self.entries[index], captured, match.span(), spans, literal, partial)
+
+    def _patterns(self, index: int) -> tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]]]:
+        if index not in self._compiled:
+            pattern = self.entries[index]["pattern"]
+            self._compiled[index] = (re.compile(pattern), _leading_sentences(pattern))
+        return self._compiled[index]
+
+
+@cache
+def message_catalog() -> MessageCatalog:
+    """The committed catalog, read once per process (about 10 MB of JSON)."""
+    text = resources.files("advisor.catalog").joinpath("vllm_messages.json").read_text(encoding="utf-8")
+    return MessageCatalog(json.loads(text))
+
+
+def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per wording: the same message raised in several files (or moved between releases) keeps
+    the entry of the newest release, with the span of releases of all of them."""
+    newest: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        key = entry["pattern"]
+        kept = newest.get(key)
+        if kept is None:
+            newest[key] = dict(entry)
+            continue
+        if _minor(entry["last"]) > _minor(kept["last"]):
+            entry = {**entry, "first": min(kept["first"], entry["first"], key=_minor)}
+            newest[key] = dict(entry)
+        else:
+            kept["first"] = min(kept["first"], entry["first"], key=_minor)
+    return list(newest.values())
+
+
+def _minor(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def _literal_words(pattern: str) -> frozenset[str]:
+    literal = _GROUP.sub(" ", pattern).replace("\\", "")
+    return frozenset(w.lower() for w in _WORD.findall(literal) if len(w) >= _MIN_ANCHOR_CHARS)
+
+
+def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
+    """The pattern's leading sentences (longest first) with their literal length, for a cut message."""
+    parts = pattern.split(_SENTENCE_END)
+    out = []
+    for count in range(len(parts) - 1, 0, -1):
+        prefix = _SENTENCE_END.join(parts[:count])
+        try:
+            compiled = re.compile(prefix)
+        except re.error:  # a sentence end inside a group or an alternation: not a place to cut
+            continue
+        out.append((compiled, len(_GROUP.sub("", prefix).replace("\\", ""))))
+    return out
+
+
+def _most_specific_first(found: list[CatalogMatch]) -> list[CatalogMatch]:
+    """Drop a match whose field holds another match (the wrapper of a quoted cause); then the longest
+    literal text first, a whole match before a partial one."""
+    inner = [
+        m
+        for m in found
+        if not any(
+            other is not m and any(start <= other.span[0] and other.span[1] <= end for start, end in m.group_spans)
+            for other in found
+        )
+    ]
+    return sorted(inner or found, key=lambda m: (m.partial, -m.literal_chars))

@@ -1,0 +1,166 @@
+"""What people paste besides vLLM's own log lines: shipper JSON, HTTP error bodies, tracebacks.
+
+Why apart from the log reader: on call, the text at hand is rarely a clean `vllm serve` log. It is a
+line out of Loki or Fluent Bit (`{"log": "...", "stream": "stderr"}`), the body an OpenAI client printed
+(`Error code: 404 - {'object': 'error', 'message': 'The model `x` does not exist.', ...}`), a traceback
+cut out of a pod's output, or one error line quoted in an issue title. Each is unwrapped here to the
+text vLLM (or Python) wrote, so the reader can match it like any log line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# The keys log shippers put vLLM's own line under (Docker's json-file, Fluent Bit, Loki, GCP, Vector).
+SHIPPER_KEYS = ("log", "message", "msg", "textPayload", "MESSAGE")
+# The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
+# "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message.
+_EXCEPTION = re.compile(
+    r"(?:^|(?<=[\s:'\"(\[>]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception))"
+    r"(?::\s*(?P<msg>.*?))?\s*$"
+)
+# A line that begins a record of its own: a level, a date or time, a process prefix, a frame, a traceback.
+_RECORD_START = re.compile(
+    r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|\d{2,4}[-/:]\d\d|\(|File \"|Traceback|\[|During handling|The above"
+)
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
+# Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
+# the first fragment found in the path wins, so the specific ones come first.
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("/lora/", "LoRA adapters"),
+    ("/sample/", "sampler"),
+    ("/sampler", "sampler"),
+    ("structured_output", "structured output (guided decoding)"),
+    ("guided_decoding", "structured output (guided decoding)"),
+    ("/compilation/", "torch.compile"),
+    ("torch/_inductor", "torch.compile"),
+    ("torch/_dynamo", "torch.compile"),
+    ("detokenizer", "detokenizer"),
+    ("tokenizer", "tokenizer"),
+    ("/distributed/", "distributed communication (NCCL)"),
+    ("/attention/", "attention backend"),
+    ("/multimodal/", "multimodal processor"),
+    ("model_loader", "model loading"),
+    ("/model_executor/models/", "model code"),
+    ("kv_cache", "KV cache manager"),
+    ("/core/sched", "scheduler"),
+    ("/entrypoints/", "API server"),
+    ("/worker/", "worker"),
+    ("/engine/", "engine"),
+)
+# Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
+MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("nccl", "distributed communication (NCCL)"),
+    ("cuda", "CUDA runtime"),
+    ("triton", "Triton kernels"),
+    ("lora", "LoRA adapters"),
+    ("tokenizer", "tokenizer"),
+    ("chat template", "chat template"),
+)
+
+
+# Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
+_SHARED_PREFIX_CHARS = 6
+# What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
+_QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrapped:
+    """One piece of text to read as a log line, what it was found in, and an error body's `type`."""
+
+    text: str
+    how: Literal["line", "shipper", "error_body"]
+    error_type: str | None = None
+
+
+def unwrap(line: str) -> list[Unwrapped]:
+    """The text(s) a pasted line holds: the line itself, a shipper record's log text, or the message of an
+    HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
+    line = _QUOTE_MARK.sub("", line)
+    start = line.find("{")
+    if start < 0 or "}" not in line[start:]:
+        return [Unwrapped(line, "line")]
+    record = _mapping(line[start : line.rindex("}") + 1])
+    if record is None:
+        return [Unwrapped(line, "line")]
+    body = error_body_message(record)
+    if body is not None:
+        return [Unwrapped(body[0], "error_body", body[1])]
+    if start == 0 or not line[:start].strip():
+        for key in SHIPPER_KEYS:
+            value = record.get(key)
+            if isinstance(value, str):
+                return [Unwrapped(text, "shipper") for text in value.splitlines() or [""]]
+    return [Unwrapped(line, "line")]
+
+
+def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:
+    """The message and type of an error body in OpenAI's shape: `{"object": "error", "message": …}` (vLLM's),
+    or `{"error": {"message": …}}` (OpenAI's, and vLLM's newer releases); None for anything else."""
+    nested = record.get("error")
+    if isinstance(nested, dict) and isinstance(nested.get("message"), str):
+        record = nested
+    elif not (isinstance(record.get("message"), str) and (record.get("object") == "error" or "code" in record)):
+        return None
+    kind = record.get("type")
+    return record["message"], kind if isinstance(kind, str) else None
+
+
+def continues(previous: str, line: str) -> bool:
+    """Whether `line` is the wrapped rest of `previous`, an error message cut at the terminal's or the
+    issue's width: `previous` names an exception, and `line` starts no record of its own (no level, no
+    timestamp, no process prefix, no frame, no exception) and shares no prefix with it. vLLM's messages run
+    over several sentences, so a sentence's end is no record's end; matching searches, so a joined tail
+    that is not vLLM's costs nothing."""
+    before, after = _QUOTE_MARK.sub("", previous).rstrip(), _QUOTE_MARK.sub("", line).strip()
+    if not before or not after:
+        return False
+    if _EXCEPTION.search(before) is None or _RECORD_START.match(after) or _EXCEPTION.search(after):
+        return False
+    shared = len(os.path.commonprefix([before, after]))
+    return shared < _SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records
+
+
+def exception_in(text: str) -> tuple[str, str] | None:
+    """(class, message) of a Python exception line anywhere in `text`; the class without its module."""
+    match = _EXCEPTION.search(text)
+    if match is None:
+        return None
+    return match.group("cls").rsplit(".", 1)[-1], (match.group("msg") or "").strip()
+
+
+def frame_in(text: str) -> str | None:
+    """The file path of a traceback frame line (`File "…/vllm/v1/sample/sampler.py", line 9, in f`)."""
+    match = _FRAME.search(text)
+    return match.group("path") if match else None
+
+
+def component_of(frames: list[str], message: str) -> str | None:
+    """The component an error came from: the deepest vLLM frame of its traceback, else its own words."""
+    for path in reversed(frames):
+        normalised = path.replace("\\", "/")
+        if "vllm/" not in normalised and "torch/" not in normalised:
+            continue
+        for fragment, component in COMPONENTS:
+            if fragment in normalised:
+                return component
+    lowered = message.lower()
+    return next((component for word, component in MESSAGE_COMPONENTS if word in lowered), None)
+
+
+def _mapping(text: str) -> dict[str, Any] | None:
+    """A JSON object, or the repr of a Python dict (what `openai` prints in `Error code: 404 - {...}`)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,479 @@
+"""VC-1, VC-2: what vLLM itself said is wrong, and errors nobody has placed yet.
+
+VC-1 reads the messages the collector found in vLLM's own catalog (`LogEventKind.VLLM_MESSAGE`, from
+advisor/catalog/vllm_messages.json: every message vLLM raises or logs at warning and above, 0.4 to
+0.33). vLLM validates a launch against the model, the GPU and its own limits and says exactly what is
+wrong, so the finding is its message, with the file and line that raise it as evidence, and the fix
+read from it: the flag it names moved the way it says (`Try increasing gpu_memory_utilization`), a size
+that divides what must be divided (the largest tensor-parallel size that divides the attention heads),
+a limit raised to what was asked (`LoRA rank 64 is greater than max_lora_rank 16`), or, for the
+messages whose remedy is not in their words, the remedy in `REMEDIES`.
+
+VC-2 names an exception neither the wording table nor the catalog knows (`UNPLACED_ERROR`): the root
+exception, the component its traceback ran in, the phase, and the catalog entries nearest to it, so the
+engineer starts from vLLM's source instead of "no known cause".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rules.catalog import common as c
+from rules.events import CatalogRef, LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
+
+CatalogChangeKind = Literal["flag", "env", "setting"]
+# Confidence of a finding in vLLM's own words: above every rule that infers a cause from symptoms
+# (HL-2's engine death is 0.95), because vLLM raised it knowing the cause.
+OWN_WORDS_CONFIDENCE = 0.97
+UNPLACED_CONFIDENCE = 0.6  # the exception is certain; that it is the root cause is the traceback's order
+NEAREST_SHOWN = 3
+MAX_SIZES_LISTED = 64  # the valid sizes a divisibility fix lists, up to this
+# Messages that only point elsewhere ("see root cause above"): the cause is another message.
+_WRAPPER = re.compile(r"root cause|stack trace above|see (?:the )?(?:above|logs?)\b|above for", re.IGNORECASE)
+_DIRECTION_WORDS: tuple[tuple[str, str], ...] = (
+    (r"increas\w*|rais\w*|larger|higher|more", "raise"),
+    (r"decreas\w*|reduc\w*|lower\w*|smaller", "lower"),
+    (r"disabl\w*|remov\w*|unset\w*", "disable"),
+    (r"enabl\w*|set\w*|pass\w*|specify\w*|provid\w*|use|add|requir\w*|needs?", "set"),
+)
+_BOOLEAN_PREFIXES = ("--enable-", "--disable-", "--trust-remote-code", "--enforce-eager")
+# Options of `docker run` (and their pod-spec equivalents) that vLLM's messages name like flags.
+CONTAINER_SETTINGS = ("--shm-size", "--ipc", "--ulimit")
+# Sizes that must divide a model's counts (heads, KV heads, layers, experts).
+PARALLEL_SIZE_FLAGS = ("--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size")
+# Flags vLLM's messages often name in words ("tensor parallel size", "max_lora_rank") rather than as --flags.
+WORDED_FLAGS = (
+    *PARALLEL_SIZE_FLAGS,
+    "--max-model-len",
+    "--max-num-seqs",
+    "--max-num-batched-tokens",
+    "--gpu-memory-utilization",
+    "--max-lora-rank",
+    "--max-loras",
+    "--block-size",
+    "--kv-cache-dtype",
+    "--swap-space",
+    "--cpu-offload-gb",
+    "--trust-remote-code",
+    "--enforce-eager",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """The fix of a vLLM message whose words do not name it: `match` is a piece of the message's template.
+
+    `proposed` may name the message's fields (`{allowed_count}`); `one_more` names a numeric field the
+    fix must exceed (the proposal is then that field + 1, the least that lets the refused request
+    through). `instead` is an alternative change (flag, value, reason) the same message allows."""
+
+    match: str
+    name: str
+    kind: CatalogChangeKind
+    proposed: str
+    reason: str
+    action: str = ""
+    one_more: str = ""
+    instead: tuple[str, str, str] | None = None
+
+    def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
+        fields = dict(ref.captured)
+        if self.one_more and fields.get(self.one_more, "").isdigit():
+            fields["current"] = fields[self.one_more]
+            fields[self.one_more] = str(int(fields[self.one_more]) + 1)
+        try:
+            proposed = self.proposed.format(**fields)
+        except (KeyError, IndexError):
+            proposed = re.sub(r"\{(\w+)\}", r"<\1>", self.proposed)
+        if self.one_more and "current" in fields and current is None:
+            current = re.sub(r"\d+$", fields["current"], proposed)
+        return ConfigChange(flag=self.name, current=current, proposed=proposed, reason=self.reason, kind=self.kind)
+
+
+# What vLLM's maintainers advise for messages that do not say the fix themselves, each with the thread or
+# the vLLM source it comes from (docs/triage.md "vLLM's own messages").
+REMEDIES: tuple[Remedy, ...] = (
+    Remedy(
+        "Bfloat16 is only supported on GPUs with compute capability",
+        "--dtype",
+        "flag",
+        "half",
+        "the GPU has no bfloat16: float16 is what vLLM's message itself suggests",
+    ),
+    Remedy(
+        "does not exist.",
+        "--served-model-name",
+        "flag",
+        "<the name clients send>",
+        "the request names a model the server does not serve: serve it under the name clients use, or send "
+        "the served name (GET /v1/models lists it)",
+    ),
+    Remedy(
+        "default chat template is no longer allowed",
+        "--chat-template",
+        "flag",
+        "<a Jinja template file>",
+        "the tokenizer has no chat template (a base model): pass one, or serve the instruct model",
+        instead=("--model", "<the instruct (chat) variant of the model>", "an instruct model ships its template"),
+    ),
+    Remedy(
+        "tool choice requires --enable-auto-tool-choice",
+        "--enable-auto-tool-choice",
+        "flag",
+        "true",
+        'requests with tool_choice "auto" need both flags: --enable-auto-tool-choice and --tool-call-parser '
+        "(the parser of the model family, e.g. hermes)",
+    ),
+    Remedy(
+        "may be provided in one request",
+        "--limit-mm-per-prompt",
+        "flag",
+        "{modality}={allowed_count}",
+        "requests carry more items of this modality than the server allows per prompt: allow at least one "
+        "more, as many as the requests carry (each item reserves memory at startup)",
+        one_more="allowed_count",
+    ),
+    Remedy(
+        "requires you to execute the configuration file",
+        "--trust-remote-code",
+        "flag",
+        "true",
+        "the model's repository ships its own code; vLLM runs it only when trusted",
+    ),
+    Remedy(
+        "trust_remote_code",
+        "--trust-remote-code",
+        "flag",
+        "true",
+        "the model's repository ships its own code; vLLM runs it only when trusted",
+    ),
+    Remedy(
+        "are not supported for now",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM release does not implement the model's architecture",
+        action="Upgrade vLLM to a release that lists the architecture among its supported models.",
+    ),
+    Remedy(
+        "multimodal tokens to",
+        "transformers",
+        "setting",
+        "upgrade",
+        "the processor (transformers) and vLLM disagree on the number of placeholder tokens",
+        action="Upgrade transformers to the version the vLLM release pins (or upgrade both together).",
+    ),
+)
+
+
+def _check_vllm_messages(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.VLLM_MESSAGE)
+    findings = []
+    for event in sorted(events, key=_importance):
+        ref = event.catalog
+        if ref is None or (ref.exception is None and not (ref.flags or ref.env) and not _remedy(ref)):
+            continue  # a warning that names nothing to change is context, not a finding
+        findings.append(_finding(event, ref, facts))
+    return findings
+
+
+def _importance(event: LogEvent) -> tuple:
+    """Raised before logged, a cause before a message that points to one, then the order of the text."""
+    ref = event.catalog
+    raised = ref is not None and ref.exception is not None
+    wrapper = ref is not None and bool(_WRAPPER.search(ref.template))
+    return (not raised, wrapper, event.line_no or 0)
+
+
+def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
+    raised = ref.exception is not None
+    serving = (event.phase or ref.phase) == "serving"
+    severity = (Severity.HIGH if serving else Severity.CRITICAL) if raised else Severity.LOW
+    changes, alternatives, actions = _fix(ref, facts)
+    said = (event.message or ref.template).strip()
+    verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
+    title = f"vLLM {verb}: {_plain(ref)}"
+    whose = "servops' launch check, in the words of vLLM's" if ref.predicted else "vLLM's own"
+    return RULE_VLLM_MESSAGE.finding(
+        severity,
+        title[:240],
+        summary=f"{whose} {'check' if raised else 'warning'} ({ref.location()}): {said}",
+        evidence=[_catalog_evidence(event, ref)],
+        changes=changes,
+        alternatives=alternatives,
+        actions=actions,
+        confidence=OWN_WORDS_CONFIDENCE if raised and not _WRAPPER.search(ref.template) else 0.8,
+    )
+
+
+def _plain(ref: CatalogRef) -> str:
+    """vLLM's message with the user's values in place of its fields."""
+    text = ref.template
+    for name, value in ref.captured.items():
+        text = text.replace("{" + name + "}", value)
+    return re.sub(r"\{[^{}]*\}", "…", text)
+
+
+def _catalog_evidence(event: LogEvent, ref: CatalogRef) -> Evidence:
+    evidence = c.log_evidence(event, name="vllm_message", value=event.message)
+    cut = " (the pasted text holds its first sentences)" if ref.partial and not ref.predicted else ""
+    evidence.description = (
+        f"vLLM's message at {ref.location()}{cut}; names {', '.join([*_flags_named(ref), *ref.env]) or 'no flag'}"
+    )
+    return evidence
+
+
+def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange], list[str]]:
+    """The changes vLLM's message implies (most specific reading first), an alternative to them, and
+    actions for what is not a setting."""
+    remedy = _remedy(ref)
+    if remedy is not None:
+        if remedy.kind == "setting" and remedy.action:
+            return [], [], [remedy.action]
+        instead = []
+        if remedy.instead is not None:
+            flag, proposed, reason = remedy.instead
+            instead.append(ConfigChange(flag=flag, current=_current(facts, flag), proposed=proposed, reason=reason))
+        return [remedy.change(ref, _current(facts, remedy.name))], instead, []
+    for reading in (_divisor_change, _limit_change, _below_change, _above_change, _worded_change):
+        found = reading(ref, facts)
+        if found:
+            return found, [], []
+    return [], [], [f"Set {name} as vLLM's message asks ({ref.location()})." for name in ref.env]
+
+
+def _remedy(ref: CatalogRef) -> Remedy | None:
+    return next((remedy for remedy in REMEDIES if remedy.match in ref.template), None)
+
+
+def _flags_named(ref: CatalogRef) -> list[str]:
+    """The flags the message names: as the catalog recorded them, and as words (`tensor parallel size`)."""
+    words = re.sub(r"[`'\"_-]", " ", ref.template.lower())
+    named = list(ref.flags)
+    for flag in WORDED_FLAGS:
+        if flag not in named and flag[2:].replace("-", " ") in words:
+            named.append(flag)
+    return named
+
+
+def _numbers(ref: CatalogRef) -> list[tuple[str, int]]:
+    """The captured fields that are whole numbers, in the template's order."""
+    order = re.findall(r"\{(\w+)\}", ref.template)
+    out = []
+    for name in order:
+        value = ref.captured.get(name, "").strip("()`'\" ")
+        if value.isdigit():
+            out.append((name, int(value)))
+    return out
+
+
+def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """`N must be divisible by <size flag> (S)`: the largest size below S that divides N."""
+    if "divisible by" not in ref.template:
+        return []
+    flags = [f for f in _flags_named(ref) if f in PARALLEL_SIZE_FLAGS]
+    numbers = _numbers(ref)
+    if not flags or len(numbers) < 2:
+        return []
+    (_, total), (_, size) = numbers[0], numbers[1]
+    divisors = [d for d in range(size - 1, 0, -1) if total % d == 0]
+    if not divisors:
+        return []
+    # A power of two first: GPUs come in 2, 4 and 8 per host, and the model's other sizes (hidden, KV
+    # heads, vocabulary) that vLLM splits the same way divide by powers of two far more often.
+    fits = next((d for d in divisors if d & (d - 1) == 0), divisors[0])
+    valid = ", ".join(str(d) for d in sorted({*divisors, total}) if d <= MAX_SIZES_LISTED)
+    return [
+        ConfigChange(
+            flag=flags[0],
+            current=str(size),
+            proposed=str(fits),
+            reason=f"{total} is not divisible by {size}; {fits} is the largest power-of-two size below {size} "
+            f"that divides it (sizes that divide {total}: {valid}); the GPUs it frees serve more replicas",
+        )
+    ]
+
+
+def _limit_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """`X is greater than max_y Z`: the limit flag raised to what was asked."""
+    match = re.search(r"\{(\w+)\}\)? is (?:greater|larger) than `?(max_\w+)`? \(?\{(\w+)\}", ref.template)
+    if match is None:
+        return []
+    asked, limit = ref.captured.get(match.group(1), ""), ref.captured.get(match.group(3), "")
+    asked, limit = asked.strip("()`'\". "), limit.strip("()`'\". ")
+    if not asked.isdigit() or not limit.isdigit():
+        return []
+    flag = "--" + match.group(2).replace("_", "-")
+    return [
+        ConfigChange(
+            flag=flag,
+            current=limit,
+            proposed=asked,
+            reason=f"what was asked ({asked}) is above the server's {flag} ({limit})",
+        )
+    ]
+
+
+def _below_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """`x ({a}) is smaller than y ({b})`: x raised to b (vLLM needs x to hold at least y)."""
+    match = re.search(r"`?(\w+)`? \(\{(\w+)\}\) is (?:smaller|less|lower) than `?(\w+)`? \(\{(\w+)\}\)", ref.template)
+    if match is None:
+        return []
+    flag = "--" + match.group(1).replace("_", "-")
+    now, needed = ref.captured.get(match.group(2), ""), ref.captured.get(match.group(4), "")
+    if flag not in _flags_named(ref) or not now.isdigit() or not needed.isdigit():
+        return []
+    reason = f"{flag} ({now}) must hold at least {match.group(3)} ({needed})"
+    return [ConfigChange(flag=flag, current=now, proposed=needed, reason=reason)]
+
+
+def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """`x ({a}) is greater than <its bound> ({…}{b}…)`: x lowered to b, the first number after it."""
+    match = re.search(r"`?(\w+)`? \(\{(\w+)\}\) is (?:greater|larger) than", ref.template)
+    if match is None:
+        return []
+    flag = "--" + match.group(1).replace("_", "-")
+    now = ref.captured.get(match.group(2), "")
+    after = re.findall(r"\{(\w+)\}", ref.template[match.end() :])
+    bound = next((ref.captured[name] for name in after if ref.captured.get(name, "").isdigit()), "")
+    if flag not in _flags_named(ref) or not now.isdigit() or not bound or int(bound) >= int(now):
+        return []
+    reason = f"{flag} ({now}) is above what vLLM allows here ({bound})"
+    return [ConfigChange(flag=flag, current=now, proposed=bound, reason=reason)]
+
+
+def _worded_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """The first flag the message names, moved the way its words say (`Try increasing X`, `set --flag`)."""
+    return worded_changes(ref.template, _flags_named(ref), facts)
+
+
+def worded_changes(text: str, flags: list[str], facts: Facts) -> list[ConfigChange]:
+    """The first of `flags` that `text` says to move, moved that way; none when its words do not say."""
+    lowered = text.lower()
+    for flag in flags:
+        phrase = r"[`'\"\s-]*".join(re.escape(part) for part in re.split(r"[-_]", flag[2:]))
+        for words, direction in _DIRECTION_WORDS:
+            if re.search(rf"\b(?:{words})\b[\s`'\"]*(?:the\s+|a\s+|--)?{phrase}", lowered):
+                change = _directed(flag, direction, facts)
+                if change is not None:
+                    return [change]
+    return []
+
+
+def _directed(flag: str, direction: str, facts: Facts) -> ConfigChange | None:
+    current = _current(facts, flag)
+    reason = f"vLLM's message says to {direction} {flag}"
+    if flag in CONTAINER_SETTINGS:
+        proposed = "<larger>" if direction == "raise" else "host" if flag == "--ipc" else "<set>"
+        return ConfigChange(
+            flag=flag, proposed=proposed, reason=f"{reason} (docker run / the pod spec)", kind="setting"
+        )
+    if flag.startswith(_BOOLEAN_PREFIXES):
+        proposed = "false" if direction == "disable" else "true"
+        return ConfigChange(flag=flag, current=current, proposed=proposed, reason=reason)
+    if flag == "--gpu-memory-utilization" and direction in ("raise", "lower"):
+        now = float(current) if current else c.DEFAULT_GPU_MEMORY_UTILIZATION
+        step = c.UTIL_STEP if direction == "raise" else -c.UTIL_STEP
+        proposed = min(c.SAFE_MAX_GPU_MEMORY_UTILIZATION, round(now + step, 2))
+        return ConfigChange(flag=flag, current=f"{now:.2f}", proposed=f"{proposed:.2f}", reason=reason)
+    if direction in ("raise", "lower") and current and current.isdigit():
+        value = int(current) * 2 if direction == "raise" else max(1, int(current) // 2)
+        return ConfigChange(flag=flag, current=current, proposed=str(value), reason=f"{reason} (halved or doubled)")
+    return None
+
+
+def _current(facts: Facts, flag: str) -> str | None:
+    config = facts.config
+    return config.flags.get(flag) if config is not None else None
+
+
+RULE_VLLM_MESSAGE = Rule(
+    code="VC-1",
+    title="vLLM's own check refused the launch or a request, or warned",
+    category=Category.CONFIGURATION,
+    check=_check_vllm_messages,
+    needs=("events",),
+    page=RulePage(
+        checks="Every error or warning line is looked up in vLLM's message catalog (every message vLLM 0.4–0.33 "
+        "raises or logs at warning and above, with its file and line); a raised message, or a warning that "
+        "names a flag or an environment variable, becomes a finding. A launch given with --server-args is "
+        "checked the way vLLM validates its config (attention heads against the tensor-parallel size, "
+        "--max-model-len against the model's position limit, --max-num-batched-tokens against it with "
+        "chunked prefill off), and what vLLM would refuse is read the same way.",
+        why="vLLM validates a launch and each request against the model, the GPU and its limits, and says "
+        "exactly what is wrong; its words name the cause better than any symptom.",
+        example="ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8).",
+        fix="The flag the message names, moved the way it says; for a size that must divide a count, the "
+        "largest that divides it; for a limit, raised to what was asked; for the few messages whose remedy "
+        "is not in their words, the remedy the maintainers give.",
+        limits="Matches the wording of released vLLM 0.4–0.33; a message from a newer release or a patched "
+        "build is an unplaced error (VC-2). A cut paste matches by its leading sentences.",
+        references=["docs/vllm-messages.md"],
+    ),
+)
+
+
+# Events that already name their traceback's root exception (HL-2's engine death, a worker's exception).
+_NAMED_ROOTS = (
+    LogEventKind.FATAL_ERROR,
+    LogEventKind.WORKER_EXCEPTION,
+    LogEventKind.ENGINE_DEAD,
+    LogEventKind.ENGINE_CORE_FAILED,
+)
+
+
+def _check_unplaced(facts: Facts) -> list[Finding]:
+    named = {e.message for e in facts.events_of(*_NAMED_ROOTS) if e.message}
+    events = [e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if e.message not in named]
+    if not events or facts.events_of(LogEventKind.VLLM_MESSAGE, *c.STARTUP_FAILURE_KINDS):
+        return []
+    root = events[0]  # chained tracebacks print the original exception first
+    where = root.component or "an unknown component"
+    phase = root.phase or "unknown"
+    nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in root.nearest[:NEAREST_SHOWN]]
+    named = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
+    evidence = c.log_evidence(root, name="root_exception", value=root.message)
+    evidence.description = f"root exception, raised in {where} during {phase}"
+    actions = [f"Read the traceback of {root.exception} from its first frame in {where}."]
+    if nearest:
+        actions.append("vLLM's nearest messages: " + "; ".join(nearest))
+    return [
+        RULE_UNPLACED.finding(
+            Severity.CRITICAL if phase == "startup" else Severity.HIGH,
+            f"{root.message[:180]} (in {where}, during {phase})",
+            summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
+            f"in {where}, during {phase}.",
+            evidence=[evidence],
+            changes=worded_changes(root.message or "", named, facts),
+            actions=actions,
+            confidence=UNPLACED_CONFIDENCE,
+        )
+    ]
+
+
+RULE_UNPLACED = Rule(
+    code="VC-2",
+    title="an error vLLM's catalog does not hold, named by its root exception and component",
+    category=Category.RELIABILITY,
+    check=_check_unplaced,
+    needs=("events",),
+    page=RulePage(
+        checks="A traceback's root exception (or a bare error line) that no known wording and no catalog "
+        "message matches, when nothing else in the text explains the failure and no engine-death finding "
+        "(HL-2) already names it.",
+        why="An on-call engineer needs a starting point: the exception, the part of vLLM it came from "
+        "(sampler, torch.compile, detokenizer, LoRA, NCCL …), when it happened, and where vLLM says similar "
+        "things.",
+        example="RuntimeError: CUDA error: an illegal memory access was encountered",
+        fix="When the error names a flag and says what to do with it (`requires --enable-auto-tool-choice`), that "
+        "change; otherwise none: the traceback's first frame in the named component is where to read.",
+        limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one.",
+        references=["docs/vllm-messages.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_VLLM_MESSAGE, RULE_UNPLACED]

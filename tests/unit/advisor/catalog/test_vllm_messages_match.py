@@ -1,0 +1,45 @@
+"""vLLM's own messages are found in pasted lines: whole, cut after a sentence, or quoted inside another."""
+
+from __future__ import annotations
+
+from advisor.catalog.vllm_messages import MIN_PARTIAL_LITERAL, message_catalog
+
+
+def test_a_refused_launch_is_found_with_its_fields_and_source():
+    [best, *_] = message_catalog().match(
+        "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
+    )
+    ref = best.ref()
+    assert ref.captured == {"total_num_attention_heads": "12", "tensor_parallel_size": "8"}
+    assert ref.file.startswith("vllm/config") and ref.exception == "ValueError" and not ref.partial
+    assert ref.first == "0.4" and ref.last == "0.33"  # one entry for the wording, across the files it moved between
+
+
+def test_a_message_cut_after_its_first_sentences_still_matches():
+    line = (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your Tesla V100-SXM2-32GB GPU has compute capability 7.0."
+    )
+    [best, *_] = message_catalog().match(line)
+    assert best.partial and best.entry["message"].startswith("Bfloat16 is only supported")
+    assert best.literal_chars >= MIN_PARTIAL_LITERAL
+
+
+def test_the_cause_quoted_inside_a_wrapper_ranks_first():
+    line = (
+        "RuntimeError: Worker failed with error 'LoRA rank 32 is greater than max_lora_rank 16.', "
+        "please check the stack trace above for the root cause"
+    )
+    matches = message_catalog().match(line)
+    assert matches[0].entry["message"] == "LoRA rank {rank} is greater than max_lora_rank {max_lora_rank}."
+    assert matches[0].captured == {"rank": "32", "max_lora_rank": "16"}
+
+
+def test_nearest_entries_for_an_unknown_error_share_its_rarest_words():
+    nearest = message_catalog().nearest("Unhandled structured output grammar: RuntimeError in xgrammar matcher")
+    assert len(nearest) == 3
+    assert all({"unhandled", "structured"} & set(ref.template.lower().split()) for ref in nearest), nearest
+
+
+def test_an_ordinary_line_matches_nothing():
+    assert message_catalog().match("the weather is fine today") == []

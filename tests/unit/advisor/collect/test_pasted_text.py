@@ -1,0 +1,106 @@
+"""Whatever a person pastes is read: shipper JSON, HTTP error bodies, quoted and wrapped lines, tracebacks."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from advisor.collect.logs import LogReadError, parse_lines
+from advisor.collect.pasted_text import component_of, continues, exception_in, unwrap
+from rules.events import LogEventKind as K
+
+TP_LINE = "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
+
+
+def test_a_shipper_record_is_read_as_the_line_it_carries():
+    record = json.dumps(
+        {"log": "INFO 01-01 00:00:00 [x.py:1] Available KV cache memory: 1.5 GiB\n", "stream": "stderr"}
+    )
+    [piece] = unwrap(record)
+    assert piece.how == "shipper" and piece.text.endswith("1.5 GiB")
+    [event] = parse_lines([record]).events
+    assert event.kind == K.AVAILABLE_KV_MEMORY and event.available_kv_gib == 1.5
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"object":"error","message":"The model `m` does not exist.","type":"NotFoundError","param":null,"code":404}',
+        "Error code: 404 - {'object': 'error', 'message': 'The model `m` does not exist.', 'type': 'NotFoundError'}",
+        '{"error":{"message":"The model `m` does not exist.","type":"NotFoundError","code":404}}',
+    ],
+    ids=["vllm-json", "openai-client-repr", "openai-nested"],
+)
+def test_an_http_error_body_is_read_as_its_message(line):
+    [piece] = unwrap(line)
+    assert piece.how == "error_body" and piece.text == "The model `m` does not exist." and piece.error_type
+    result = parse_lines([line])
+    assert result.error_bodies == 1
+    [event] = result.events
+    assert event.kind == K.VLLM_MESSAGE and event.catalog.template == "The model `{model}` does not exist."
+
+
+def test_exception_lines_are_found_after_any_prefix():
+    assert exception_in("[Bug]: " + TP_LINE)[0] == "ValueError"
+    assert exception_in("6月 10 16:45:05 host bash[1]: RuntimeError: CUDA error: x") == (
+        "RuntimeError",
+        "CUDA error: x",
+    )
+    assert exception_in("vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop is stopped.")[0] == (
+        "AsyncEngineDeadError"
+    )
+    assert exception_in("INFO 01-01 00:00:00 [x.py:1] nothing went wrong") is None
+
+
+def test_a_wrapped_message_is_joined_but_two_records_of_one_writer_are_not():
+    assert continues(
+        "▎ ValueError: To serve at least one request with the model's max seq len (196608),", "▎ 23.25 GiB"
+    )
+    assert not continues(
+        "host bash[1]: RuntimeError: CUDA error: an illegal memory access", "host bash[1]: CUDA kernel"
+    )
+    assert continues("ValueError: a sentence ends here.", "and the message goes on")
+    assert not continues("INFO 01-01 00:00:00 [x.py:1] no error here", "next line")
+    text = "ValueError: Total number of attention heads (12) must be\ndivisible by tensor parallel size (8).\n"
+    [event] = parse_lines(io.StringIO(text)).events
+    assert event.kind == K.VLLM_MESSAGE and event.catalog.captured["tensor_parallel_size"] == "8"
+
+
+def test_the_component_is_the_deepest_vllm_frame_else_the_message():
+    frames = ["/usr/lib/python3/site-packages/vllm/v1/engine/core.py", "/x/vllm/v1/sample/sampler.py"]
+    assert component_of(frames, "RuntimeError: boom") == "sampler"
+    assert component_of([], "NcclError: NCCL_ERROR_SYSTEM_ERROR") == "distributed communication (NCCL)"
+    assert component_of([], "ValueError: something") is None
+
+
+def test_any_text_is_read_and_says_what_it_recognised():
+    result = parse_lines(["hello world", "not a log at all"])
+    assert result.events == [] and result.lines_read == 2 and "2 lines" in result.describe()
+
+
+def test_a_bare_traceback_names_its_root_exception_and_component():
+    text = """Traceback (most recent call last):
+  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/sample/sampler.py", line 90, in forward
+    logits = self.apply_penalties(logits)
+RuntimeError: shape mismatch in penalties
+"""
+    result = parse_lines(io.StringIO(text))
+    [event] = result.events
+    assert result.tracebacks == 1
+    assert event.kind == K.UNPLACED_ERROR and event.exception == "RuntimeError" and event.component == "sampler"
+    assert event.message == "RuntimeError: shape mismatch in penalties"
+
+
+def test_binary_input_is_one_clear_error():
+    with pytest.raises(LogReadError, match="NUL bytes"):
+        parse_lines(["\x00\x01 binary"], label="--logs dump.bin")
+
+
+def test_older_engines_death_lines_are_read():
+    worker = "ERROR 07-23 22:46:18 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 82 died, exit code: -15"
+    [died] = parse_lines([worker]).events
+    assert died.kind == K.WORKER_DIED and died.exit_code == -15 and died.level == "ERROR"
+    [failed] = parse_lines(["RuntimeError: Engine process failed to start. See stack trace for the root cause."]).events
+    assert failed.kind == K.ENGINE_CORE_FAILED

@@ -1,0 +1,80 @@
+"""Every real incident of tests/fixtures/incidents/ triaged as a user would paste it, one test per case.
+
+A case passes when the top finding names the cause the thread confirmed and proposes its first fix
+(benchmarks/incident_corpus.py says exactly how it is judged). The expectations were written from the
+threads before servops ran and are never edited to fit; the cases servops gets wrong today are listed in
+`WRONG_TODAY` and run as strict expected failures, so each still counts as wrong in the score and a fix
+that makes one right fails here until it is moved off the list. Whatever a case holds, triage must read
+it: no case may be refused.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.incident_corpus import judge, load_cases, triage_case
+
+CASES = load_cases()
+# Wrong at the top finding on 2026-11-29 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
+WRONG_TODAY = frozenset(
+    {
+        "performance-gemma4-swa-admission-requests-never-admitted",
+        "performance-prefix-cache-zero-hits-prefix-shorter-than-block",
+        "performance-v0-3-2-generation-throughput-regression-enforce-eager",
+        "performance-v0-requests-pending-not-swapped-cpu-kv-unused",
+        "runtime-client-max-tokens-equals-context-length-400",
+        "runtime-mm-limit-client-accumulates-images",
+        "runtime-prompt-plus-max-tokens-exceeds-max-model-len-400",
+        "runtime-v0-asyncenginedead-invalid-request-param",
+        "runtime-v0-hang-overloaded-kv-cache-full",
+        "runtime-v0-hang-requests-running-pending-cuda-graph",
+        "runtime-v0-illegal-memory-access-flash-attn-backend",
+        "runtime-v0-input-prompt-exceeds-batched-token-limit",
+        "runtime-v0-nccl-watchdog-gather-timeout",
+        "runtime-v0-prefix-caching-illegal-memory-access",
+        "runtime-v1-enginecore-fatal-large-batched-tokens-xpu",
+        "runtime-v1-invalid-guided-regex-kills-enginecore",
+        "runtime-v1-rpc-execute-model-timeout-enginedead",
+        "startup-custom-all-reduce-invalid-argument",
+        "startup-model-architecture-unsupported-old-vllm",
+        "startup-nccl-shm-too-small-docker",
+        "startup-old-vllm-docker-shm-too-small-tensor-parallel",
+        "startup-trust-remote-code-missing-internvl2",
+        "startup-v0-cuda-fork-subprocess-multiproc-spawn",
+        "startup-v0-cuda-graph-capture-oom-enforce-eager",
+        "startup-v0-max-seq-len-exceeds-kv-cache-colab",
+        "startup-v0-oom-loading-72b-without-tensor-parallel",
+        "startup-v1-gpu-memory-utilization-1-engine-core-failed",
+        "startup-v1-kv-cache-short-for-max-seq-len-dgx-spark",
+        "startup-v1-nccl-buffsize-too-large-docker",
+        "startup-v1-no-cache-blocks-max-num-seqs-1024",
+        "startup-v1-sampler-warmup-oom-l4",
+        "v0-hang-kv-full-pending-scaled-gpus",
+        "v1-hybrid-page-tax-max-concurrency-misread",
+        "v1-prefix-cache-zero-hits-hybrid-block-4224",
+        "v1-prefix-cache-zero-hits-kpooltail-veto",
+        "v1-specdecode-dflash-acceptance-collapse",
+    }
+)
+
+
+def test_the_corpus_is_at_least_sixty_real_cases_of_every_kind():
+    kinds = {case.kind for case in CASES}
+    assert len(CASES) >= 60 and kinds == {"startup", "runtime", "performance"}
+    assert WRONG_TODAY <= {case.id for case in CASES}, "a case on the wrong-today list is not in the corpus"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(case, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason="wrong today"))
+        if case.id in WRONG_TODAY
+        else case
+        for case in CASES
+    ],
+    ids=lambda case: case.id,
+)
+def test_the_top_finding_names_the_confirmed_cause_and_fix(case):
+    result = triage_case(case)  # never refused: a refusal raises here and fails even the expected failures
+    verdict = judge(case, result)
+    assert verdict.right, verdict.model_dump()

@@ -1,0 +1,106 @@
+"""VC-1 turns vLLM's own message into its cause and fix; VC-2 names an error the catalog does not hold.
+
+The events are what the collector builds from a pasted line (catalog entry and captured fields); the rules
+are pure, so the facts are built here the way advisor/collect/logs.py builds them."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import vc_vllm_messages as vc
+from rules.evaluate import evaluate
+from rules.facts import Facts, ServerConfig
+from rules.model import Severity
+
+
+def _top(text: str, server_flags: dict[str, str] | None = None):
+    facts = Facts(events=parse_lines(text.splitlines()).events)
+    if server_flags:
+        facts.config = ServerConfig(flags=server_flags)
+    findings = evaluate(facts).findings
+    assert findings, text
+    return findings[0]
+
+
+def test_tp_that_does_not_divide_the_heads_becomes_the_largest_tp_that_does():
+    top = _top("ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8).")
+    assert top.rule == "VC-1" and top.severity == Severity.CRITICAL
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--tensor-parallel-size", "8", "4")
+    top = _top("Value error, Total number of attention heads (52) must be divisible by tensor parallel size (3).")
+    assert top.changes[0].proposed == "2"
+    assert "vllm/config" in top.evidence[0].description  # vLLM's own file and line
+
+
+def test_a_limit_below_what_was_asked_is_raised_to_it():
+    top = _top("ValueError: LoRA rank 64 is greater than max_lora_rank 16.")
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--max-lora-rank", "16", "64")
+
+
+def test_the_flag_the_message_names_moves_the_way_its_words_say():
+    top = _top("ValueError: Increase --max-model-len to leave room for draft lookahead.", {"--max-model-len": "4096"})
+    assert top.rule == "VC-1" and top.severity == Severity.CRITICAL
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--max-model-len", "4096", "8192")
+
+
+def test_a_size_below_what_it_must_hold_is_raised_to_it():
+    top = _top(
+        "Value error, max_num_batched_tokens (8192) is smaller than max_model_len (131072). This effectively "
+        "limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences."
+    )
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--max-num-batched-tokens", "8192", "131072")
+
+
+def test_a_message_whose_words_hold_no_fix_gets_the_maintainers_remedy():
+    top = _top("ValueError: At most 1 image(s) may be provided in one request.")
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--limit-mm-per-prompt", "image=1", "image=2")
+    top = _top("ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now")
+    assert top.changes == [] and any("Upgrade vLLM" in action for action in top.actions)
+
+
+def test_a_served_request_refused_is_high_not_critical():
+    top = _top('{"object":"error","message":"The model `m` does not exist.","type":"NotFoundError","code":404}')
+    assert top.rule == "VC-1" and top.severity == Severity.HIGH
+    assert top.changes[0].flag == "--served-model-name"
+
+
+def test_a_warning_that_names_a_flag_is_a_low_note():
+    facts = Facts(events=parse_lines(["WARNING 01-01 00:00:00 [x.py:1] " + _a_flag_warning()]).events)
+    findings = [f for f in evaluate(facts).findings if f.rule == "VC-1"]
+    assert findings and all(f.severity == Severity.LOW for f in findings)
+
+
+def _a_flag_warning() -> str:
+    """A logged warning of the catalog that names a flag, with its fields filled in."""
+    from advisor.catalog.vllm_messages import message_catalog
+
+    entry = next(
+        e
+        for e in message_catalog().entries
+        if e["kind"] == "log" and e.get("level") == "warning" and e["flags"] and "{" not in e["message"]
+    )
+    return entry["message"]
+
+
+def test_an_unplaced_error_is_named_with_its_component_and_phase():
+    text = """Traceback (most recent call last):
+  File "/x/site-packages/vllm/v1/sample/sampler.py", line 90, in forward
+    logits = self.apply_penalties(logits)
+RuntimeError: shape mismatch in penalties
+"""
+    top = _top(text)
+    assert top.rule == "VC-2" and "RuntimeError: shape mismatch in penalties" in top.title
+    assert "sampler" in top.title and top.confidence == vc.UNPLACED_CONFIDENCE
+
+
+def test_an_unplaced_error_that_names_a_flag_proposes_it():
+    body = (
+        '{"error":{"message":"\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser '
+        'to be set","type":"BadRequestError","code":400}}'
+    )
+    top = _top(body)
+    assert top.rule == "VC-2"
+    assert top.changes[0].flag == "--enable-auto-tool-choice" and top.changes[0].proposed == "true"
