@@ -1,6 +1,7 @@
 # The two commands a new user needs. Both create .venv and install everything first.
 VENV ?= .venv
 PYTEST_ARGS ?=
+TEST_WORKERS ?= 2
 
 .PHONY: install demo lint format test test-slow test-vllm bench clean
 
@@ -19,8 +20,12 @@ format: install
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Two runs: everything but the live-vLLM tier on two pytest-xdist workers (whole files per worker, so a
+# module's shared setup still runs once), then the vLLM tier alone, one test at a time: a real vLLM on a
+# 2-core box needs both cores, and its tests hold loads whose timing a neighbour would disturb.
 test: lint
-	$(VENV)/bin/python -m pytest -q -m "not slow" --durations=20 $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -q -m "not slow and not vllm" -n $(TEST_WORKERS) --dist loadfile --durations=20 $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -q -m "vllm and not slow" --durations=10 $(PYTEST_ARGS)
 
 test-slow: install
 	$(VENV)/bin/python -m pytest -q -m slow $(PYTEST_ARGS)

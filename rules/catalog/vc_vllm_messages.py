@@ -432,23 +432,24 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     if not events or facts.events_of(LogEventKind.VLLM_MESSAGE, *c.STARTUP_FAILURE_KINDS):
         return []
     root = events[0]  # chained tracebacks print the original exception first
-    where = root.component or "an unknown component"
-    phase = root.phase or "unknown"
+    where = f"in {root.component}" if root.component else "component unknown"
+    phase = {"startup": "during startup", "serving": "while serving"}.get(root.phase or "", "phase unknown")
     nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in root.nearest[:NEAREST_SHOWN]]
-    named = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
+    flags = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
-    evidence.description = f"root exception, raised in {where} during {phase}"
-    actions = [f"Read the traceback of {root.exception} from its first frame in {where}."]
+    evidence.description = f"root exception, raised {where}, {phase}"
+    first_frame = f"its first frame {where}" if root.component else "its first frame inside vllm/"
+    actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [
         RULE_UNPLACED.finding(
-            Severity.CRITICAL if phase == "startup" else Severity.HIGH,
-            f"{root.message[:180]} (in {where}, during {phase})",
+            Severity.CRITICAL if root.phase == "startup" else Severity.HIGH,
+            f"{root.message[:180]} ({where}, {phase})",
             summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
-            f"in {where}, during {phase}.",
+            f"{where}, {phase}.",
             evidence=[evidence],
-            changes=worded_changes(root.message or "", named, facts),
+            changes=worded_changes(root.message or "", flags, facts),
             actions=actions,
             confidence=UNPLACED_CONFIDENCE,
         )
