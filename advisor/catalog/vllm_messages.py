@@ -9,7 +9,8 @@ tried (compiled on first use).
 
 A pasted message is often cut: an issue title keeps the first sentence, a log shipper wraps the line.
 When the whole pattern does not match, its leading sentences are tried, longest first, as long as they
-keep at least `MIN_PARTIAL_LITERAL` characters of vLLM's own wording.
+keep at least `MIN_PARTIAL_LITERAL` characters of vLLM's own wording; failing those, the pattern cut
+where the line ends, even mid-word.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from rules.events import CatalogRef
 
 # A partial match must hold this much of the message's literal text: "Error in" would match anything.
 MIN_PARTIAL_LITERAL = 24
+CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
 # Words too common in vLLM's messages to index an entry by (an entry is indexed by its rarest long word).
 _MIN_ANCHOR_CHARS = 4
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
@@ -88,10 +90,18 @@ class MessageCatalog:
         """vLLM's messages in `text`, the most specific first; a message quoted inside another's field (a
         worker's error inside "Worker failed with error '…'") ranks before the wrapper."""
         found = []
-        for index in sorted({i for word in set(_WORD.findall(text)) for i in self._by_word.get(word.lower(), ())}):
+        candidates = sorted({i for word in set(_WORD.findall(text)) for i in self._by_word.get(word.lower(), ())})
+        for index in candidates:
             found_here = self._match_entry(index, text)
             if found_here is not None:
                 found.append(found_here)
+        if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
+            words = {w.lower() for w in _WORD.findall(text)}
+            closest = sorted(candidates, key=lambda i: -len(words & _literal_words(self.entries[i]["pattern"])))
+            for index in closest[:CUT_CANDIDATES]:
+                cut = _cut_match(self.entries[index]["pattern"], text)
+                if cut is not None:
+                    found.append(_as_match(self.entries[index], cut, partial=True))
         return _most_specific_first(found)
 
     def nearest(self, text: str, count: int = 3) -> list[CatalogRef]:
@@ -140,11 +150,7 @@ class MessageCatalog:
                         break
         if match is None:
             return None
-        names = list(match.groupdict())
-        spans = tuple(match.span(name) for name in names if match.group(name) is not None)
-        captured = {name: value.strip() for name, value in match.groupdict().items() if value is not None}
-        literal = (match.end() - match.start()) - sum(end - start for start, end in spans)
-        return CatalogMatch(self.entries[index], captured, match.span(), spans, literal, partial)
+        return _as_match(self.entries[index], match, partial)
 
     def _patterns(self, index: int) -> tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]]]:
         if index not in self._compiled:
@@ -199,6 +205,41 @@ def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
             continue
         out.append((compiled, len(_GROUP.sub("", prefix).replace("\\", ""))))
     return out
+
+
+def _as_match(entry: dict[str, Any], match: re.Match[str], partial: bool) -> CatalogMatch:
+    names = list(match.groupdict())
+    spans = tuple(match.span(name) for name in names if match.group(name) is not None)
+    captured = {name: value.strip() for name, value in match.groupdict().items() if value is not None}
+    literal = (match.end() - match.start()) - sum(end - start for start, end in spans)
+    return CatalogMatch(entry, captured, match.span(), spans, literal, partial)
+
+
+# One unit of a pattern: an escaped character, a field's group, or a plain character.
+_ATOM = re.compile(r"\\.|\(\?P<\w+>\.\+\??\)|.", re.DOTALL)
+
+
+def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
+    """The pattern cut inside its literal text where the pasted line ends (`… are not supported for no`,
+    an issue title at its width), as long as `MIN_PARTIAL_LITERAL` characters of vLLM's words are kept."""
+    atoms = _ATOM.findall(pattern)
+    literal_before = [0]
+    for atom in atoms:
+        literal_before.append(literal_before[-1] + (0 if atom.startswith("(?P<") else 1))
+    tail = text.rstrip()
+    for cut in range(len(atoms) - 1, 0, -1):
+        if literal_before[cut] < MIN_PARTIAL_LITERAL:
+            return None
+        last = atoms[cut - 1]
+        if last.startswith("(?P<") or last in ("(", "[", "|") or last[-1] != tail[-1:]:
+            continue  # cut after vLLM's own words only, where the line's last character is, never in a group
+        try:
+            found = re.search("".join(atoms[:cut]) + r"$", tail)
+        except re.error:
+            continue
+        if found is not None:
+            return found
+    return None
 
 
 def _most_specific_first(found: list[CatalogMatch]) -> list[CatalogMatch]:

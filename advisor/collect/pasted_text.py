@@ -67,6 +67,7 @@ MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
 # Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
 _SHARED_PREFIX_CHARS = 6
 # What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
+_QUOTE_CHARS = frozenset(">▎│┃")
 _QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
 
 
@@ -82,7 +83,7 @@ class Unwrapped:
 def unwrap(line: str) -> list[Unwrapped]:
     """The text(s) a pasted line holds: the line itself, a shipper record's log text, or the message of an
     HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
-    line = _QUOTE_MARK.sub("", line)
+    line = _unquoted(line)
     start = line.find("{")
     if start < 0 or "}" not in line[start:]:
         return [Unwrapped(line, "line")]
@@ -98,6 +99,11 @@ def unwrap(line: str) -> list[Unwrapped]:
             if isinstance(value, str):
                 return [Unwrapped(text, "shipper") for text in value.splitlines() or [""]]
     return [Unwrapped(line, "line")]
+
+
+def _unquoted(line: str) -> str:
+    """The line without the quote bars in front of it (a cheap test first: most lines have none)."""
+    return _QUOTE_MARK.sub("", line) if line.lstrip()[:1] in _QUOTE_CHARS else line
 
 
 def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -118,7 +124,9 @@ def continues(previous: str, line: str) -> bool:
     timestamp, no process prefix, no frame, no exception) and shares no prefix with it. vLLM's messages run
     over several sentences, so a sentence's end is no record's end; matching searches, so a joined tail
     that is not vLLM's costs nothing."""
-    before, after = _QUOTE_MARK.sub("", previous).rstrip(), _QUOTE_MARK.sub("", line).strip()
+    if "Error" not in previous and "Exception" not in previous:  # the common line, without a regex
+        return False
+    before, after = _unquoted(previous).rstrip(), _unquoted(line).strip()
     if not before or not after:
         return False
     if _EXCEPTION.search(before) is None or _RECORD_START.match(after) or _EXCEPTION.search(after):

@@ -397,3 +397,10 @@ def pcie_tp_changes(facts: Facts, reason: str) -> tuple[list[ConfigChange], list
         ],
         [],
     )
+
+
+def quantized(facts: Facts) -> bool:
+    """The weights are already quantized: the launch says so (`--quantization`, or the engine config the log
+    printed) or the checkpoint is (its quantization_config). Proposing quantization then is a change already
+    in effect."""
+    return bool((facts.config and facts.config.quantization) or (facts.model and facts.model.prequantized))

@@ -201,7 +201,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
                 cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
             )
         )
-        if c.fp8_supported(facts) is not False and not (facts.model and facts.model.prequantized):
+        if c.fp8_supported(facts) is not False and not c.quantized(facts):
             alternatives.append(
                 ConfigChange(
                     flag="--quantization",

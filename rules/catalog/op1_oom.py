@@ -146,9 +146,9 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
                 cost=f"{tp * 2} GPUs per replica",
             )
         )
-        if not (facts.model and facts.model.prequantized):
+        if not c.quantized(facts):
             alternatives.append(quant)
-    elif not (facts.model and facts.model.prequantized):
+    elif not c.quantized(facts):
         changes.append(quant)
     return [
         RULE_OOM_WEIGHTS.finding(

@@ -20,10 +20,6 @@ REFS = [
 ]
 
 
-def _quantized(facts: Facts) -> bool:
-    return bool((facts.config and facts.config.quantization) or (facts.model and facts.model.prequantized))
-
-
 # --- OP-2.1 weights take most of the GPU -------------------------------------------------------
 
 
@@ -54,7 +50,7 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
         reason="splits weights across GPUs, freeing KV memory on each",
         cost=f"{tp * 2} GPUs per replica; NCCL traffic each layer",
     )
-    if not _quantized(facts) and c.fp8_supported(facts):
+    if not c.quantized(facts) and c.fp8_supported(facts):
         changes.append(
             ConfigChange(
                 flag="--quantization",

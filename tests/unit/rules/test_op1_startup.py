@@ -5,7 +5,7 @@ import pytest
 from rules.catalog import op1_free_memory, op1_kv_fit, op1_oom, op1_unexplained
 from rules.events import LogEventKind as K
 from rules.events import OomPhase
-from rules.facts import Facts, MemoryFacts, ModelFacts, Workload
+from rules.facts import Facts, MemoryFacts, ModelFacts, ServerConfig, Workload
 from tests.unit.rules.factories import config, event, h100
 
 
@@ -152,6 +152,16 @@ def test_weight_load_oom_of_a_prequantized_model_proposes_no_second_quantization
     facts = Facts(
         hardware=h100(count=1),
         model=ModelFacts(prequantized="fp8"),
+        events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)],
+    )
+    assert _one(op1_oom.RULE_OOM_WEIGHTS, facts).changes == []
+
+
+def test_weight_load_oom_of_a_launch_the_log_shows_quantized_proposes_no_second_quantization():
+    """The engine config line says `quantization=awq_marlin`: fp8 would be a change already in effect."""
+    facts = Facts(
+        hardware=h100(count=1),
+        config=ServerConfig(quantization="awq_marlin"),
         events=[event(K.CUDA_OOM, oom_phase=OomPhase.WEIGHT_LOAD)],
     )
     assert _one(op1_oom.RULE_OOM_WEIGHTS, facts).changes == []

@@ -43,3 +43,11 @@ def test_nearest_entries_for_an_unknown_error_share_its_rarest_words():
 
 def test_an_ordinary_line_matches_nothing():
     assert message_catalog().match("the weather is fine today") == []
+
+
+def test_a_message_cut_mid_word_matches_where_the_line_ends():
+    [best, *_] = message_catalog().match(
+        "ValueError: Model architectures ['Qwen2ForSequenceClassification'] are not supported for no"
+    )
+    assert best.partial and best.entry["message"].startswith("Model architectures {architectures} are not supported")
+    assert best.captured == {"architectures": "['Qwen2ForSequenceClassification']"}

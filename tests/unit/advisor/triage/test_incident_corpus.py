@@ -36,7 +36,6 @@ WRONG_TODAY = frozenset(
         "runtime-v1-invalid-guided-regex-kills-enginecore",
         "runtime-v1-rpc-execute-model-timeout-enginedead",
         "startup-custom-all-reduce-invalid-argument",
-        "startup-model-architecture-unsupported-old-vllm",
         "startup-nccl-shm-too-small-docker",
         "startup-old-vllm-docker-shm-too-small-tensor-parallel",
         "startup-trust-remote-code-missing-internvl2",
