@@ -83,7 +83,7 @@ class Unwrapped:
 def unwrap(line: str) -> list[Unwrapped]:
     """The text(s) a pasted line holds: the line itself, a shipper record's log text, or the message of an
     HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
-    line = _unquoted(line)
+    line = unquoted(line)
     start = line.find("{")
     if start < 0 or "}" not in line[start:]:
         return [Unwrapped(line, "line")]
@@ -101,7 +101,7 @@ def unwrap(line: str) -> list[Unwrapped]:
     return [Unwrapped(line, "line")]
 
 
-def _unquoted(line: str) -> str:
+def unquoted(line: str) -> str:
     """The line without the quote bars in front of it (a cheap test first: most lines have none)."""
     return _QUOTE_MARK.sub("", line) if line.lstrip()[:1] in _QUOTE_CHARS else line
 
@@ -126,7 +126,7 @@ def continues(previous: str, line: str) -> bool:
     that is not vLLM's costs nothing."""
     if "Error" not in previous and "Exception" not in previous:  # the common line, without a regex
         return False
-    before, after = _unquoted(previous).rstrip(), _unquoted(line).strip()
+    before, after = unquoted(previous).rstrip(), unquoted(line).strip()
     if not before or not after:
         return False
     if _EXCEPTION.search(before) is None or _RECORD_START.match(after) or _EXCEPTION.search(after):
