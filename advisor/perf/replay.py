@@ -187,10 +187,11 @@ class _StepReplayer:
                     break
                 self.clock.now = max(self.clock.now, min(upcoming))
                 continue
-            if self.clock.now >= self.deadline or len(self.engine_steps) >= MAX_ENGINE_STEPS:
+            if self._out_of_time(self.clock.now):
                 truncated = True
                 break
-            self._engine_step()
+            if not self._decode_run():
+                self._engine_step()
         return StepReplay(
             requests=self.replayed, steps=self.engine_steps, preemptions=self.preemptions, truncated=truncated
         )
@@ -220,6 +221,55 @@ class _StepReplayer:
         self.engine_steps.append(EngineStep(start, self.clock.now, shape, used_blocks))
         for scheduled in out.scheduled:
             self._advance(scheduled, start)
+
+    def _decode_run(self) -> bool:
+        """Steps that only decode every running request, taken without building them: False when the
+        next step is not one (then `_engine_step` takes it).
+
+        Why: most virtual steps of a replay are of this kind, and building each through `schedule()`
+        (a scheduled entry per request, the allocator, the step's shape) was most of a prediction's
+        time. Each step here is the one `_engine_step` would take, in the same float arithmetic: the
+        same shape priced by the same `step_time`, the same clock, tokens and EngineStep. The run stops
+        before anything else would happen: a block to allocate or fill, a request admitted
+        (`Scheduler.decode_only_steps`),
+        a request's last token (its finish sends the stream's next request), a send or arrival due,
+        the step's end with none of its own requests left, the drain deadline or MAX_ENGINE_STEPS.
+        tests/unit/advisor/perf/test_decode_runs.py holds it to `_engine_step` on replays of every kind."""
+        running = list(self.scheduler.running)
+        steps = self.scheduler.decode_only_steps()
+        if steps:
+            steps = min(steps, *(request.max_tokens - request.num_output_tokens - 1 for request in running))
+        if steps <= 0:
+            return False
+        items = [item for item in (self.live[request.request_id][1] for request in running) if item is not None]
+        due = min((heap[0][0] for heap in (self.sends, self.arrivals) if heap), default=float("inf"))
+        used_blocks = self.kv.num_blocks - self.kv.pool.num_free_blocks()
+        decodes = len(running)
+        context = sum(request.num_computed_tokens + 1 for request in running)
+        may_end = self.own_pending == 0  # the step's own requests are done: the run stops at its end
+        ends: list[float] = []  # the end of each step taken: a token time of every running request
+        now = self.clock.now
+        for taken in range(steps):
+            if taken and (now >= due or self._out_of_time(now) or (may_end and now >= self.step_s)):
+                break  # what run() checks before each step
+            shape = StepShape(decode_seqs=decodes, context_tokens=context)
+            end = now + self.cost.step_time(shape)
+            self.engine_steps.append(EngineStep(now, end, shape, used_blocks))
+            ends.append(end)
+            now = end
+            context += decodes
+        self.clock.now = now
+        self.scheduler.skip_decode_steps(len(ends))
+        for request in running:  # the tokens sampled, as _advance appends them step by step
+            first = _UNIQUE_OUTPUT + request.num_output_tokens
+            request.extend_output_tokens(range(first, first + len(ends)))
+        for item in items:
+            item.token_times.extend(ends)
+        return True
+
+    def _out_of_time(self, now: float) -> bool:
+        """The drain deadline or the bound on engine steps: the replay ends truncated."""
+        return now >= self.deadline or len(self.engine_steps) >= MAX_ENGINE_STEPS
 
     def _advance(self, scheduled, start: float) -> None:
         """A scheduled request after its iteration: first scheduled, a token sampled, or finished."""

@@ -55,7 +55,15 @@ class KVCacheManager:
 
     # ---- prefix cache ---------------------------------------------------------------
     def get_computed_blocks(self, request: Request) -> tuple[list[KVCacheBlock], int]:
-        """Longest cached prefix of full blocks, leaving at least the last token to compute."""
+        """Longest cached prefix of full blocks, leaving at least the last token to compute; the query
+        counts in the prefix-cache counters."""
+        hits, num_hit_tokens = self.peek_computed_blocks(request)
+        if self.enable_caching:
+            self.count_prefix_queries(request, num_hit_tokens)
+        return hits, num_hit_tokens
+
+    def peek_computed_blocks(self, request: Request) -> tuple[list[KVCacheBlock], int]:
+        """`get_computed_blocks` without counting the query (the block pool is only read)."""
         if not self.enable_caching:
             return [], 0
         self._update_block_hashes(request)
@@ -66,10 +74,12 @@ class KVCacheManager:
             if block is None:
                 break
             hits.append(block)
-        num_hit_tokens = len(hits) * self.block_size
-        self.prefix_cache_queries += request.num_tokens
-        self.prefix_cache_hits += num_hit_tokens
-        return hits, num_hit_tokens
+        return hits, len(hits) * self.block_size
+
+    def count_prefix_queries(self, request: Request, num_hit_tokens: int, times: int = 1) -> None:
+        """`times` prefix-cache queries of `request`'s tokens, each hitting `num_hit_tokens`."""
+        self.prefix_cache_queries += request.num_tokens * times
+        self.prefix_cache_hits += num_hit_tokens * times
 
     # ---- allocation -----------------------------------------------------------------
     def allocate_slots(
@@ -85,22 +95,59 @@ class KVCacheManager:
                     self._cache_full_blocks(request, held, min(needed, request.num_tokens))
                 return True
         new_computed_blocks = new_computed_blocks or []
-        blocks = self.req_to_blocks.setdefault(request.request_id, [])
-        num_computed = request.num_computed_tokens + len(new_computed_blocks) * self.block_size
-        num_required = self.blocks_needed(num_computed + num_new_tokens)
-        num_new_blocks = num_required - len(blocks) - len(new_computed_blocks)
-        evictable_hits = sum(1 for b in new_computed_blocks if b.ref_cnt == 0)
-        if num_new_blocks > self.pool.num_free_blocks() - evictable_hits:
-            if not blocks:
-                del self.req_to_blocks[request.request_id]
+        num_new_blocks = self._num_new_blocks(request, num_new_tokens, new_computed_blocks)
+        if not self._fits(num_new_blocks, new_computed_blocks):
             return False
+        blocks = self.req_to_blocks.setdefault(request.request_id, [])
         self.pool.touch(new_computed_blocks)
         blocks.extend(new_computed_blocks)
         if num_new_blocks > 0:
             blocks.extend(self.pool.get_new_blocks(num_new_blocks))
         if self.enable_caching:
+            num_computed = request.num_computed_tokens + len(new_computed_blocks) * self.block_size
             self._cache_full_blocks(request, blocks, min(num_computed + num_new_tokens, request.num_tokens))
         return True
+
+    def can_allocate(
+        self, request: Request, num_new_tokens: int, new_computed_blocks: list[KVCacheBlock] | None = None
+    ) -> bool:
+        """Whether `allocate_slots` would succeed, without allocating."""
+        held = self.req_to_blocks.get(request.request_id)
+        if (
+            not new_computed_blocks
+            and held
+            and request.num_computed_tokens + num_new_tokens <= len(held) * self.block_size
+        ):
+            return True
+        new_computed_blocks = new_computed_blocks or []
+        return self._fits(self._num_new_blocks(request, num_new_tokens, new_computed_blocks), new_computed_blocks)
+
+    def _num_new_blocks(self, request: Request, num_new_tokens: int, new_computed_blocks: list[KVCacheBlock]) -> int:
+        """Blocks the pool must hand out for `num_new_tokens` more tokens after the cache hits."""
+        held = len(self.req_to_blocks.get(request.request_id, ()))
+        num_computed = request.num_computed_tokens + len(new_computed_blocks) * self.block_size
+        return self.blocks_needed(num_computed + num_new_tokens) - held - len(new_computed_blocks)
+
+    def _fits(self, num_new_blocks: int, new_computed_blocks: list[KVCacheBlock]) -> bool:
+        """Unreferenced cache hits leave the free queue when taken, so they count against it."""
+        evictable_hits = sum(1 for b in new_computed_blocks if b.ref_cnt == 0)
+        return num_new_blocks <= self.pool.num_free_blocks() - evictable_hits
+
+    def decode_steps_in_place(self, request: Request) -> int:
+        """How many one-token steps `request` can take from its current position before one of them
+        allocates a block or fills one (which prefix caching then hashes): 0 when the next one does.
+
+        Why: in those steps `allocate_slots` changes nothing, so a caller that replays decode steps in
+        virtual time (the performance model, advisor/perf/replay.py) may take them without it."""
+        held = self.req_to_blocks.get(request.request_id)
+        if not held:
+            return 0
+        computed = request.num_computed_tokens
+        room = len(held) * self.block_size - computed  # step t needs computed + t slots
+        if self.enable_caching:  # step t knows computed + t tokens; a block fills at a multiple of the size
+            cached = self._num_cached_blocks.get(request.request_id, 0)
+            room = min(room, (cached + 1) * self.block_size - 1 - computed)
+        return max(room, 0)
 
     def free(self, request: Request) -> None:
         """Release a request's blocks, tail first; cached content stays reusable until evicted."""

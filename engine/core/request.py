@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Iterable
 from typing import Any
 
 from engine.core.sampling_params import SamplingParams
@@ -72,3 +73,7 @@ class Request:
 
     def append_output_token(self, token_id: int) -> None:
         self.all_token_ids.append(token_id)
+
+    def extend_output_tokens(self, token_ids: Iterable[int]) -> None:
+        """Several sampled tokens at once (the performance model's replay of a run of decode steps)."""
+        self.all_token_ids.extend(token_ids)

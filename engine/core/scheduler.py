@@ -137,6 +137,54 @@ class Scheduler:
         self.num_preemptions_total += num_preemptions
         return SchedulerOutput(decodes + prefills, len(decodes), num_preemptions, num_prompt_tokens)
 
+    def decode_only_steps(self) -> int:
+        """How many next steps `schedule()` would spend decoding one token of every running request and
+        nothing else: no prompt chunk, no request admitted, no KV block allocated, filled or freed (the
+        head of the queue may be refused each time, as it was in this step's conditions). 0 when the
+        next step is not such a step. Finishing requests is the caller's (the engine's stop rules), so
+        the caller also bounds the count by the tokens each request has left.
+
+        Why: the performance model replays millions of virtual steps per prediction, most of them
+        this kind; it takes them without building each step (advisor/perf/replay.py) and then calls
+        `skip_decode_steps`. The conditions under which that is exact live here, beside the code
+        they mirror."""
+        running = self.running
+        if not running or len(running) > self.max_num_batched_tokens:
+            return 0
+        if self._tries_admission(len(running)) and self._head_admissible(self.max_num_batched_tokens - len(running)):
+            return 0
+        steps = self.max_model_len
+        for request in running:
+            if request.num_tokens - request.num_computed_tokens != 1:
+                return 0
+            steps = min(steps, self.kv.decode_steps_in_place(request))
+        return steps
+
+    def skip_decode_steps(self, steps: int) -> None:
+        """Account for `steps` decode-only steps (`decode_only_steps`) taken without `schedule()`: each
+        running request computed `steps` more tokens (appending the sampled ones is the caller's), and
+        a refused head of the queue was queried in the prefix cache once per step, as vLLM counts."""
+        if self._tries_admission(len(self.running)):
+            head = self.waiting[0]
+            _, num_cached = self.kv.peek_computed_blocks(head)
+            if self.kv.enable_caching:
+                self.kv.count_prefix_queries(head, num_cached, times=steps)
+        for request in self.running:
+            request.num_computed_tokens += steps
+
+    def _tries_admission(self, num_running: int) -> bool:
+        """Whether a step with `num_running` decodes goes on to the waiting queue (phase 2)."""
+        return bool(self.waiting) and num_running < self.max_num_batched_tokens and num_running < self.max_num_seqs
+
+    def _head_admissible(self, token_budget: int) -> bool:
+        """Whether phase 2 would admit the head of the queue with `token_budget` left (reads only)."""
+        request = self.waiting[0]
+        computed_blocks, num_cached = self.kv.peek_computed_blocks(request)
+        num_new = request.num_tokens - num_cached
+        if num_new > token_budget and not self.enable_chunked_prefill:
+            return False
+        return self.kv.can_allocate(request, min(num_new, token_budget), computed_blocks)
+
     def finish_request(self, request: Request, status: RequestStatus) -> None:
         """Mark finished and free its blocks; works for running and waiting requests."""
         if request.status == RequestStatus.RUNNING:
