@@ -175,10 +175,17 @@ def _moves(change: ConfigChange, direction: Direction) -> bool:
     return True  # set, upgrade, none: proposing the setting is the fix
 
 
+_SIZE_UNITS = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
 def _number(text: str | None) -> float | None:
-    """The value's number (`0.95`, `10gb`, `image=3`: the last number in it)."""
-    found = re.findall(r"\d+(?:\.\d+)?", text or "")
-    return float(found[-1]) if found else None
+    """The value's number (`0.95`, `image=3`: the last number in it); a size with its unit in bytes
+    (`10gb`, `10g`, `64 MiB`), so two sizes written in different units compare as sizes."""
+    found = re.findall(r"(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?\b)?", (text or "").lower())
+    if not found:
+        return None
+    number, unit = found[-1]
+    return float(number) * _SIZE_UNITS.get(unit, 1)
 
 
 def _finding_text(finding: Finding) -> str:

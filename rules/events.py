@@ -52,11 +52,18 @@ class LogEventKind(str, Enum):
     WORKER_DIED = "worker_died"  # Worker proc … died unexpectedly / Engine core proc … died unexpectedly
     NCCL_WATCHDOG_TIMEOUT = "nccl_watchdog_timeout"  # Watchdog caught collective operation timeout …
     NCCL_ERROR = "nccl_error"  # torch.distributed.DistBackendError: NCCL error in: …
+    CUDA_KERNEL_FAULT = "cuda_kernel_fault"  # CUDA error: an illegal memory access was encountered
     STATS_DISABLED = "stats_disabled"  # AsyncLLM created with api_server_count more than 1; disabling stats …
     REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
+    PROMPT_OVER_LIMIT = "prompt_over_limit"  # V0 scheduler: Input prompt (N tokens) is too long and exceeds limit of L
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
     CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
+    # Around vLLM (advisor/collect/log_patterns/environment.py): the container, CUDA, libraries
+    SHM_TOO_SMALL = "shm_too_small"  # Error while creating shared memory segment /dev/shm/… / /dev/shm has only N bytes
+    CUDA_FORKED = "cuda_forked"  # Cannot re-initialize CUDA in forked subprocess
+    CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
+    REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
     # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
     VLLM_MESSAGE = "vllm_message"
@@ -143,6 +150,7 @@ class LogEvent(BaseModel):
     num_dummy_requests: int | None = None
     initial_free_gib: float | None = None
     current_free_gib: float | None = None
+    shm_bytes: int | None = None  # what /dev/shm holds, when the text says (Ray does)
 
     # stats line (fractions 0–1; throughputs tokens/s; preemptions = count in the interval)
     engine: str | None = None
@@ -176,6 +184,7 @@ class LogEvent(BaseModel):
     op_type: str | None = None
     prompt_tokens: int | None = None
     requested_tokens: int | None = None
+    prompt_limit: int | None = None  # V0's scheduler limit: --max-model-len, or the token budget below it
     message: str | None = None  # the error text for kinds without typed fields
     # vLLM's own messages and unplaced errors
     exception: str | None = None  # the exception class the line names (ValueError, torch.OutOfMemoryError …)
@@ -243,11 +252,17 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.WORKER_DIED: ("exit_code", "process"),
     LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),
     LogEventKind.NCCL_ERROR: ("message",),
+    LogEventKind.CUDA_KERNEL_FAULT: ("message",),
     LogEventKind.STATS_DISABLED: (),
     LogEventKind.REQUEST_TOO_LONG: ("max_model_len", "prompt_tokens", "requested_tokens"),
+    LogEventKind.PROMPT_OVER_LIMIT: ("prompt_tokens", "prompt_limit"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
+    LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
+    LogEventKind.CUDA_FORKED: ("message",),
+    LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
+    LogEventKind.REMOTE_CODE_REFUSED: ("message",),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest"),
 }

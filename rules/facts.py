@@ -103,6 +103,7 @@ class ServerConfig(BaseModel):
     device: str | None = None  # the engine-config line's device_config: "cpu" is vLLM's CPU backend
     flags: dict[str, str] = Field(default_factory=dict)  # every flag seen, as text
     sources: dict[str, ConfigSource] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)  # the server's environment as given (VLLM_ATTENTION_BACKEND=…)
 
     def source_of(self, flag: str) -> ConfigSource | None:
         """Source of a flag given as `--max-model-len` or `max_model_len`."""

@@ -113,6 +113,7 @@ def server_config(
     config = ServerConfig()
     if command is not None:
         config.model = command.model
+        config.env = dict(command.env)
         for raw_flag, value in command.flags.items():
             flag = SHORT_FLAGS.get(raw_flag, raw_flag)
             text, flag = ("false", "--" + flag[5:]) if flag.startswith("--no-") else (value or "true", flag)

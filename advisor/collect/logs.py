@@ -167,13 +167,17 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
         yield held
 
 
+# Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.
+_ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT,)
+
+
 def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:
     """One unwrapped text: a known wording's event, else vLLM's catalog message or an unplaced error."""
     result.error_bodies += piece.how == "error_body"
     event, message = _parse_line(piece.text, line_no, source, state)
     if state.last_was_vllm:
         result.vllm_lines += 1
-    if event is None and state.fatal is not None:
+    if state.fatal is not None and (event is None or event.kind in _ALSO_ROOT_CAUSES):
         _note_root_cause(message, state)
     if event is None:
         event = _error_event(piece, message, line_no, source, state, result)

@@ -1,6 +1,6 @@
 """The rule catalog: every rule with a stable code, in a fixed order, and lookup by code.
 
-Codes: OP-1 … OP-6 (the operations runbook, sub-rules `OP-5.3`), AP-n (anti-patterns in the
+Codes: OP-1 … OP-7 (the operations runbook, sub-rules `OP-5.3`), AP-n (anti-patterns in the
 launch configuration), HL-n (engine health: hangs and death), VC-n (vLLM's own messages: what its
 catalog says, and errors it does not hold). Codes never change meaning;
 a retired rule keeps its code out of use.
@@ -21,6 +21,7 @@ from rules.catalog import (
     ap_features_off,
     ap_sizing,
     health,
+    health_kernels,
     op1_cudagraph,
     op1_free_memory,
     op1_kv_fit,
@@ -35,6 +36,7 @@ from rules.catalog import (
     op5_queueing,
     op5_reliability,
     op6_specdec,
+    op7_environment,
     vc_vllm_messages,
 )
 from rules.model import Rule
@@ -54,9 +56,11 @@ MODULES = (
     op5_reliability,
     op5_floors,
     op6_specdec,
+    op7_environment,
     ap_sizing,
     ap_features_off,
     health,
+    health_kernels,
     vc_vllm_messages,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).

@@ -20,6 +20,10 @@ from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePag
 from rules.signals import fmt
 
 MIB_BYTES = 1 << 20
+# vLLM's estimate within this share of --max-model-len: a little more memory keeps the context the operator
+# chose, so that change leads and the shorter length is the alternative (a DGX Spark 3 % short raised the
+# share 0.80 -> 0.85, tests/fixtures/incidents/startup/startup-v1-kv-cache-short-for-max-seq-len-dgx-spark.yaml).
+CLOSE_FIT = 0.9
 
 
 # --- OP-1.1 max-model-len does not fit ------------------------------------------------------
@@ -88,30 +92,47 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
         safety="unsafe" if workload is None or workload > proposed else "safe",
     )
     alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
-    total, util = c.total_gib(facts), c.gpu_memory_utilization(facts)
-    if total and event.kv_needed_gib and event.available_kv_gib is not None and not c.on_cpu_backend(facts):
-        needed_util = c.share_for_kv(util, event.kv_needed_gib, event.available_kv_gib, total)
-        if needed_util <= c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
-            alternatives.append(
-                c.util_change(
-                    facts,
-                    needed_util,
-                    f"{fmt(event.kv_needed_gib - event.available_kv_gib)} GiB more KV memory "
-                    f"keeps max-model-len {current:,}",
-                    "less headroom for other processes and activation spikes",
-                )
-            )
+    changes = [change]
+    more_memory = _util_to_fit(facts, event, current)
+    if more_memory is not None and estimated >= CLOSE_FIT * current:
+        changes, alternatives = [more_memory], [change, *alternatives]  # keep the context the operator chose
+    elif more_memory is not None:
+        alternatives.append(more_memory)
     return [
         RULE_MAX_MODEL_LEN.finding(
             Severity.CRITICAL,
             title,
             evidence=evidence,
-            changes=[change],
+            changes=changes,
             alternatives=alternatives,
             summary="vLLM refuses to start when a single request of --max-model-len tokens does not fit the KV cache.",
             confidence=0.95,
         )
     ]
+
+
+def _util_to_fit(facts: Facts, event, length: int) -> ConfigChange | None:
+    """The --gpu-memory-utilization whose pool holds one `length`-token request, when at most
+    SAFE_MAX_GPU_MEMORY_UTILIZATION: from the device's size when known, else from the least size the
+    text allows (the pool it printed is part of the share, so the device holds at least pool / share),
+    which gives a share that is, if anything, higher than needed."""
+    if c.on_cpu_backend(facts) or not event.kv_needed_gib or event.available_kv_gib is None:
+        return None
+    util, total = c.gpu_memory_utilization(facts), c.total_gib(facts)
+    missing = event.kv_needed_gib - event.available_kv_gib
+    device_gib = total or (event.available_kv_gib / util if event.available_kv_gib > 0 else None)
+    if not device_gib:
+        return None
+    needed_util = c.share_for_kv(util, event.kv_needed_gib, event.available_kv_gib, device_gib)
+    if needed_util > c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
+        return None
+    bound = "" if total else f" (at most: the device holds at least {fmt(device_gib)} GiB, the pool / the share)"
+    return c.util_change(
+        facts,
+        needed_util,
+        f"{fmt(missing)} GiB more KV memory keeps max-model-len {length:,}{bound}",
+        "less headroom for other processes and activation spikes",
+    )
 
 
 def _cpu_kv_space_change(facts: Facts, length: int, estimated: int, block: int) -> ConfigChange | None:
@@ -151,8 +172,9 @@ RULE_MAX_MODEL_LEN = Rule(
         example="max seq len (131072), (16.0 GiB KV cache is needed … available KV cache memory (3.18 GiB)… "
         "estimated maximum model length is 26048 -> --max-model-len 26048.",
         fix="Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization "
-        "by the missing GiB / total GiB; or --kv-cache-dtype fp8 to halve KV bytes per token. vLLM 0.33 also "
-        "accepts --max-model-len -1 (auto-fit).",
+        f"by the missing GiB / total GiB (proposed first when the estimate is within {1 - CLOSE_FIT:.0%} of the "
+        "length and the share stays within the safe maximum); or --kv-cache-dtype fp8 to halve KV bytes per "
+        "token. vLLM 0.33 also accepts --max-model-len -1 (auto-fit).",
         limits="Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
         "attention; sliding-window and MLA models fit more.",
         references=[c.CONSERVING_MEMORY_DOCS],

@@ -79,34 +79,63 @@ def _check_too_long(facts: Facts) -> list[Finding]:
         return []
     limit = max((e.max_model_len or 0) for e in events) or (facts.config.max_model_len if facts.config else None)
     longest = max((e.requested_tokens or e.prompt_tokens or 0) for e in events)
-    changes = []
-    fits = facts.memory.max_model_len_that_fits if facts.memory else None
-    proposed = int(math.ceil(longest / MAX_MODEL_LEN_STEP) * MAX_MODEL_LEN_STEP) if longest else None
-    if limit and proposed and fits and limit < proposed <= fits:
-        changes.append(
-            ConfigChange(
-                flag="--max-model-len",
-                current=str(limit),
-                proposed=str(proposed),
-                reason=f"the longest rejected request needs {longest:,} tokens; up to {fits:,} fit the KV cache",
-                cost="fewer long requests run at once",
-            )
+    longest_prompt = max((e.prompt_tokens or 0) for e in events)
+    longer = _longer_context(facts, limit, longest, longest_prompt)
+    # Proposed only where the memory figures say it fits; else an alternative whose cost says what it needs.
+    changes = [longer] if longer is not None and longer.safety == "safe" else []
+    alternatives = [longer] if longer is not None and longer.safety != "safe" else []
+    actions = ["Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows."]
+    if limit and longest_prompt and longest_prompt < limit:  # the prompt fits: max_tokens takes the rest
+        actions.insert(
+            0,
+            f"Lower the request's max_tokens in the client to at most {limit - longest_prompt:,}: its "
+            f"{longest_prompt:,} prompt tokens leave that much of the {limit:,}-token context (or leave max_tokens "
+            "out: vLLM then fills the context).",
         )
     return [
         RULE_TOO_LONG.finding(
             Severity.MEDIUM if len(events) >= TOO_LONG_MANY else Severity.LOW,
-            f"{len(events)} request(s) rejected as longer than max-model-len {fmt(limit)} "
+            f"{len(events)} request(s) longer than the context length, --max-model-len {limit or '?'} "
             f"(longest {fmt(longest)} tokens)",
             evidence=[c.log_evidence(events[-1], "rejected request tokens", longest or None, limit, ">", "tokens")],
             changes=changes,
+            alternatives=alternatives,
             confidence=0.7,
             summary="Clients send prompts (plus max_tokens) longer than the server accepts: they get HTTP 400.",
-            actions=[
-                "Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows "
-                "(servops advise)."
-            ],
+            actions=actions,
         )
     ]
+
+
+def _longer_context(facts: Facts, limit: int | None, longest: int, longest_prompt: int) -> ConfigChange | None:
+    """--max-model-len raised to the longest request (rounded up to MAX_MODEL_LEN_STEP): when the memory
+    figures say it fits, or when a prompt alone is over the limit (no client max_tokens can help it), with
+    what it needs said in the cost."""
+    fits = facts.memory.max_model_len_that_fits if facts.memory else None
+    proposed = int(math.ceil(longest / MAX_MODEL_LEN_STEP) * MAX_MODEL_LEN_STEP) if longest else None
+    if not limit or not proposed or proposed <= limit or (fits and proposed > fits):
+        return None
+    if fits:
+        reason = f"the longest rejected request needs {longest:,} tokens; up to {fits:,} fit the KV cache"
+        return ConfigChange(
+            flag="--max-model-len",
+            current=str(limit),
+            proposed=str(proposed),
+            reason=reason,
+            cost="fewer long requests run at once",
+        )
+    if longest_prompt < limit:
+        return None  # a shorter max_tokens lets these through; the memory for a longer context is unknown
+    return ConfigChange(
+        flag="--max-model-len",
+        current=str(limit),
+        proposed=str(proposed),
+        reason=f"a prompt alone is {longest_prompt:,} tokens, over the {limit:,}-token context: only a longer "
+        "context lets it through",
+        cost="KV memory for one such request (servops advise sizes it) and a model whose positions reach it: past "
+        "its native context that takes --rope-scaling (or --hf-overrides), which can cost accuracy",
+        safety="unsafe",
+    )
 
 
 RULE_TOO_LONG = Rule(
@@ -123,7 +152,9 @@ RULE_TOO_LONG = Rule(
         "memory would allow.",
         example="5 requests rejected: maximum context length 8,192, longest 11,300 tokens; 26,048 fit -> 12288.",
         fix=f"Raise --max-model-len to the longest request rounded up to {MAX_MODEL_LEN_STEP:,} when the memory "
-        "figures say it fits; else truncate client-side.",
+        "figures say it fits (as an alternative, marked unsafe, when a prompt alone is over the limit and the memory "
+        "is unknown: the memory and the model's positions must reach it); when the prompt fits, lower max_tokens "
+        "in the client; else truncate client-side.",
         limits="Only sees rejections that reached the server log; from 0.32 an over-long max_tokens is clamped "
         "silently, not rejected.",
         references=[],
@@ -131,4 +162,65 @@ RULE_TOO_LONG = Rule(
 )
 
 
-RULES: list[Rule] = [RULE_ABORTS, RULE_TOO_LONG]
+# --- OP-5.15 prompts over V0's scheduler limit -------------------------------------------------------
+
+
+def _check_prompt_limit(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(K.PROMPT_OVER_LIMIT) if e.prompt_limit]
+    if not events:
+        return []
+    limit = min(e.prompt_limit for e in events)
+    longest = max(e.prompt_tokens or 0 for e in events)
+    context = facts.config.max_model_len if facts.config else None
+    changes, why = [], "vLLM V0's limit is --max-model-len, or the token budget when chunked prefill is off"
+    if context and limit < context:  # the budget: every prompt must be prefilled in one step
+        why = f"below --max-model-len {context}, so the limit is the per-step token budget"
+        proposed = min(context, max(limit * 2, 2 ** math.ceil(math.log2(longest)))) if longest else context
+        changes.append(
+            ConfigChange(
+                flag="--max-num-batched-tokens",
+                current=str(limit),
+                proposed=str(proposed),
+                reason=f"without chunked prefill a prompt is prefilled in one step, so no prompt longer than the "
+                f"{limit}-token budget is admitted; the longest refused had {longest:,} tokens",
+                cost="longer steps while a long prompt is prefilled (other streams' inter-token latency) and more "
+                "activation memory at start-up",
+            )
+        )
+    return [
+        RULE_PROMPT_LIMIT.finding(
+            Severity.MEDIUM if len(events) >= TOO_LONG_MANY else Severity.LOW,
+            f"{len(events)} prompt(s) too long for the scheduler's limit of {limit} tokens ({why})",
+            evidence=[c.log_evidence(events[-1], "refused prompt tokens", longest or None, limit, ">", "tokens")],
+            changes=changes,
+            confidence=0.8,
+            summary="vLLM V0's scheduler drops a prompt longer than its limit with a warning: the request ends "
+            "without output.",
+            actions=[
+                "Or enable chunked prefill (--enable-chunked-prefill), where the model supports it: the limit "
+                "is then --max-model-len."
+            ],
+        )
+    ]
+
+
+RULE_PROMPT_LIMIT = Rule(
+    code="OP-5.15",
+    title="prompts over the V0 scheduler's limit",
+    category=Category.RELIABILITY,
+    check=_check_prompt_limit,
+    needs=("events",),
+    page=RulePage(
+        checks="V0's warning `Input prompt (N tokens) is too long and exceeds limit of L`, against --max-model-len.",
+        why="Without chunked prefill V0 admits no prompt longer than the per-step token budget "
+        "(--max-num-batched-tokens) or --max-model-len, whichever is smaller, and drops it with a warning.",
+        example="Input prompt (2501 tokens) is too long and exceeds limit of 2048, with --max-model-len 128000 -> "
+        "--max-num-batched-tokens 4096.",
+        fix="Raise --max-num-batched-tokens to the longest prompt (rounded up to a power of two, at most "
+        "--max-model-len), or enable chunked prefill.",
+        limits="Proposes the budget only when the launch flags show --max-model-len above the limit.",
+        references=["docs/vllm-messages.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ABORTS, RULE_TOO_LONG, RULE_PROMPT_LIMIT]

@@ -3,15 +3,22 @@
 Kept apart from the reader (logs.py) because this is the part that grows with each vLLM
 release: one `Pattern` per wording (pattern.py: what a wording is, the number conversions),
 in one module per family of lines: startup (version, arguments, sizing), stats (periodic
-lines), startup_failures, runtime_failures and request_errors. `PATTERNS` is their tables in
-that order, and `candidates` the keyword prefilter over it.
+lines), startup_failures, runtime_failures, request_errors and environment (failures around
+vLLM). `PATTERNS` is their tables in that order, and `candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns import request_errors, runtime_failures, startup, startup_failures, stats
+from advisor.collect.log_patterns import (
+    environment,
+    request_errors,
+    runtime_failures,
+    startup,
+    startup_failures,
+    stats,
+)
 from advisor.collect.log_patterns.pattern import Pattern
 
 # Order matters only where one wording contains another: the first match of a line wins.
@@ -21,6 +28,7 @@ PATTERNS: tuple[Pattern, ...] = (
     *startup_failures.PATTERNS,
     *runtime_failures.PATTERNS,
     *request_errors.PATTERNS,
+    *environment.PATTERNS,
 )
 
 

@@ -51,4 +51,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
         _request_too_long,
     ),
+    wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
+        ("is too long and exceeds limit of",),
+        K.PROMPT_OVER_LIMIT,
+        r"Input prompt \((?P<prompt>\d+) tokens\)(?: \+ lookahead slots \(\d+\))? is too long and exceeds "
+        r"(?:the capacity of block_manager|limit of (?P<limit>\d+))",
+        lambda m: {"prompt_tokens": to_int(m["prompt"]), "prompt_limit": to_int(m["limit"])},
+    ),
 )

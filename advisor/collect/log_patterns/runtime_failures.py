@@ -59,4 +59,10 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
     ),
     wording(("NCCL error in: ",), K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
+    wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later
+        ("illegal memory access", "misaligned address", "illegal instruction"),
+        K.CUDA_KERNEL_FAULT,
+        r"CUDA error: (?:an )?(?:illegal memory access|misaligned address|illegal instruction)(?: was encountered)?",
+        lambda m: {"message": m.group(0)},
+    ),
 )

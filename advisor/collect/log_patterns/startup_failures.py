@@ -30,7 +30,7 @@ PATTERNS: tuple[Pattern, ...] = (
         ("To serve at least one request",),
         K.MAX_MODEL_LEN_TOO_LARGE,
         r"To serve at least one request with the models?'s max seq len \((?P<len>[\d,]+)\), "
-        rf"\((?P<need>{NUM}) GiB KV cache is needed, which is larger than the available KV cache memory "
+        rf"\(?(?P<need>{NUM}) GiB KV cache is needed, which is larger than the available KV cache memory "
         rf"\((?P<avail>{NUM}) GiB\)(?:.*?estimated maximum model length is (?P<est>[\d,]+))?",
         lambda m: {
             "max_model_len": to_int(m["len"]),

@@ -115,11 +115,12 @@ CHAIN = """\
 
 
 def test_the_fatal_error_chain_is_one_finding_named_by_its_root_cause():
-    """fatal error -> EngineDeadError -> engine core died: one incident, its cause the traceback's last exception."""
+    """fatal error -> EngineDeadError -> engine core died: one incident, its cause the traceback's last exception.
+    That exception is a CUDA kernel fault, so HL-4 (which kernels to turn off) leads, and the death is HL-2's."""
     from advisor.collect.logs import parse_lines
 
     result = evaluate(Facts(events=parse_lines(CHAIN.splitlines()).events))
-    assert [f.rule for f in result.findings] == ["HL-2"]
-    finding = result.findings[0]
+    assert [f.rule for f in result.findings] == ["HL-4", "HL-2"]
+    finding = result.findings[1]
     assert "AcceleratorError: CUDA error: an illegal memory access was encountered" in finding.title
     assert any("died unexpectedly" in (e.raw or "") for e in finding.evidence)

@@ -1,0 +1,55 @@
+"""Failures that come from around vLLM rather than from its own checks: the container's shared memory,
+CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, and
+a model whose repository code was not trusted.
+
+Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
+hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
+from rules.events import LogEventKind as K
+
+
+def _shm(match: re.Match[str]) -> Fields:
+    """The shared-memory size the text gives (Ray states the bytes /dev/shm has), and what wrote it."""
+    free = match["bytes"]
+    return {"message": match.group(0), "shm_bytes": int(free) if free else None}
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(  # NCCL (ProcessGroupNCCL's "Last error:") when /dev/shm cannot hold its segments
+        ("Error while creating shared memory segment",),
+        K.SHM_TOO_SMALL,
+        r"Error while creating shared memory segment (?P<segment>/dev/shm/\S+)(?: \(size \d+\))?(?P<bytes>)",
+        _shm,
+    ),
+    wording(  # Ray, started by old vLLM releases for tensor parallelism
+        ("because /dev/shm has only",),
+        K.SHM_TOO_SMALL,
+        r"because /dev/shm has only (?P<bytes>\d+) bytes available",
+        _shm,
+    ),
+    wording(
+        ("Cannot re-initialize CUDA in forked subprocess",),
+        K.CUDA_FORKED,
+        r"Cannot re-initialize CUDA in forked subprocess",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(
+        ("custom_all_reduce",),
+        K.CUSTOM_ALL_REDUCE_FAILED,
+        r"custom_all_reduce\w*\.(?:cuh|cu|py)\S*\s+'(?P<error>[^']+)'|Failed:.*custom_all_reduce.*",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # transformers' refusal, retyped in any case from an issue title
+        ("trust_remote_code", "requires you to execute the configuration file"),
+        K.REMOTE_CODE_REFUSED,
+        r"(?i)requires you to execute the (?:configuration|modeling) file.*|set the option "
+        r"['\"`]?trust_remote_code=true.*",
+        lambda m: {"message": m.group(0)},
+    ),
+)

@@ -1,0 +1,139 @@
+"""HL-4: a CUDA kernel faulted (illegal memory access, misaligned address, illegal instruction).
+
+A kernel that reads or writes outside its memory is a bug in one of the kernels the server runs, and
+CUDA reports it at the next call, often in an unrelated frame ("the stacktrace below might be
+incorrect"), so the traceback does not say which. The operator's lever is to turn off, one at a
+time, the optional kernels the launch chose, starting with the one chosen most deliberately: an
+attention backend forced by VLLM_ATTENTION_BACKEND, then prefix caching, custom all-reduce (TP > 1)
+and CUDA-graph replay; CUDA's own message suggests CUDA_LAUNCH_BLOCKING=1 to find the kernel
+(docs/environment-failures.md).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
+V1_DEFAULT_FROM = (0, 8)  # the release whose default engine (V1) has no xformers backend to fall back to
+CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
+
+
+def _check_kernel_fault(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.CUDA_KERNEL_FAULT)
+    if not events:
+        return []
+    suspects = _suspects(facts)
+    return [
+        RULE_KERNEL_FAULT.finding(
+            Severity.CRITICAL,
+            f"a CUDA kernel faulted ({(events[0].message or 'illegal memory access').removeprefix('CUDA error: ')}): "
+            + (f"first suspect the {suspects[0][0]}" if suspects else "the traceback cannot say which kernel"),
+            summary="A kernel read or wrote outside its memory; CUDA reported it at a later call, so the frame in "
+            "the traceback is not where it happened. Turn off the optional kernels one at a time, most "
+            "deliberately chosen first.",
+            evidence=[c.log_evidence(events[0])],
+            changes=[change for _, change in suspects[:1]],
+            alternatives=[change for _, change in suspects[1:]],
+            actions=[
+                "Rerun with CUDA_LAUNCH_BLOCKING=1 to make the failing kernel's own call raise (slow: debugging only).",
+                "Upgrade vLLM: kernel faults are bugs, and the fix is often in a later release.",
+            ],
+            confidence=CONFIDENCE,
+        )
+    ]
+
+
+def _suspects(facts: Facts) -> list[tuple[str, ConfigChange]]:
+    """(what it turns off, the change), in the order to try them."""
+    config = facts.config
+    suspects: list[tuple[str, ConfigChange]] = []
+    backend = (config.env.get(BACKEND_ENV) if config else None) or None
+    if backend:
+        suspects.append(
+            (
+                f"attention backend ({backend}, forced by {BACKEND_ENV})",
+                ConfigChange(
+                    flag=BACKEND_ENV,
+                    current=backend,
+                    proposed=_other_backend(facts, backend),
+                    reason=f"the attention kernels are the ones the launch chose on purpose ({BACKEND_ENV}={backend})",
+                    cost="another backend's speed and feature set",
+                    kind="env",
+                ),
+            )
+        )
+    if config is not None and config.enable_prefix_caching and c.explicitly_set(facts, "enable_prefix_caching"):
+        suspects.append(
+            (
+                "prefix caching",
+                ConfigChange(
+                    flag="--enable-prefix-caching",
+                    current="true",
+                    proposed="false",
+                    reason="prefix caching adds block sharing and copy kernels to every step",
+                    cost="shared prompt prefixes are recomputed",
+                ),
+            )
+        )
+    if c.tensor_parallel_size(facts) > 1:
+        suspects.append(
+            (
+                "custom all-reduce",
+                ConfigChange(
+                    flag="--disable-custom-all-reduce",
+                    proposed="true",
+                    reason="vLLM's custom all-reduce kernel runs between the tensor-parallel ranks",
+                    cost="slower all-reduces at small batch sizes",
+                ),
+            )
+        )
+    if config is None or not config.enforce_eager:
+        suspects.append(
+            (
+                "CUDA-graph replay",
+                ConfigChange(
+                    flag="--enforce-eager",
+                    proposed="true",
+                    reason="graph replay reuses buffers captured at start-up; eager mode runs each kernel as called",
+                    cost="slower decode, most at small batches",
+                ),
+            )
+        )
+    return suspects
+
+
+def _other_backend(facts: Facts, backend: str) -> str:
+    """Another attention backend to try: the V0 fallback (xformers) on releases before V1 was the default,
+    FlashInfer (or FlashAttention, if FlashInfer faulted) from it; said as a choice when the release is unknown."""
+    version = c.vllm_version(facts)
+    if backend.upper() == "FLASHINFER":
+        return "FLASH_ATTN"
+    if version is None:
+        return "<another backend: XFORMERS before vLLM 0.8 (V0), FLASHINFER from 0.8>"
+    return "XFORMERS" if version < V1_DEFAULT_FROM else "FLASHINFER"
+
+
+RULE_KERNEL_FAULT = Rule(
+    code="HL-4",
+    title="CUDA kernel fault (illegal memory access)",
+    category=Category.HEALTH,
+    check=_check_kernel_fault,
+    needs=("events",),
+    page=RulePage(
+        checks="`CUDA error: an illegal memory access was encountered` (or a misaligned address, an illegal "
+        "instruction) in the log.",
+        why="A kernel bug: the engine cannot continue, and the traceback's frame is only where CUDA noticed.",
+        example="RuntimeError: CUDA error: an illegal memory access was encountered, with VLLM_ATTENTION_BACKEND="
+        "FLASH_ATTN -> VLLM_ATTENTION_BACKEND=XFORMERS (vLLM 0.4).",
+        fix="Turn off the launch's optional kernels one at a time: a forced attention backend, prefix caching, "
+        "custom all-reduce (TP > 1), CUDA graphs (--enforce-eager); find the kernel with CUDA_LAUNCH_BLOCKING=1; "
+        "upgrade.",
+        limits="The order is a bisection, not a diagnosis: the first change is the likeliest, not a certainty.",
+        references=["docs/environment-failures.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_KERNEL_FAULT]
