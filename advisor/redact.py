@@ -9,14 +9,24 @@ Inputs are cleaned first where it matters: `split_url_credentials` takes `user:p
 of a URL before it is stored anywhere and turns it into Basic auth for the requests.
 
 What is replaced by `***` (the value only; the flag, key or user name stays readable):
-  - the password of `scheme://user:password@host` (a lone `token@host` as well);
-  - the value after `--api-key`, `--hf-token` and any other flag whose name ends in key,
-    token, secret or password (`--api-key=…` too);
-  - `Authorization: Bearer …` / `Basic …` header values, `X-Api-Key: …`-style headers;
-  - environment assignments such as `HF_TOKEN=…`, `VLLM_API_KEY=…`, `AWS_SECRET_ACCESS_KEY=…`;
+  - the password of `scheme://user:password@host`, up to the last `@` of the authority (a password
+    may hold `@`), and a lone `token@host`;
+  - credential-like query parameters of a URL (`?token=…&api_key=…`, `access_token`, `key`,
+    `secret`, `password`, `sig`);
+  - the value after `--api-key`, `--hf-token`, `--aws-secret-key` and any other flag whose name ends
+    in a secret word (key, token, secret, password, credential, auth), `--flag=…` too; a value that
+    merely starts with `key-` or `token-` is a value (only the upper-case placeholders `KEY`, `TOKEN`
+    of prose are left);
+  - `Authorization:` / `Proxy-Authorization:` header values of any scheme (Bearer, Basic, ApiKey …,
+    or none), `X-Api-Key: …`-style headers;
+  - environment assignments such as `HF_TOKEN=…`, `hf_token=…`, `VLLM_API_KEY=…`,
+    `AWS_SECRET_ACCESS_KEY=…`;
   - JSON/dict entries whose key names a secret (`"api_key": "…"`, `'hf_token': '…'`);
-  - bare Hugging Face (`hf_…`) and OpenAI-style (`sk-…`) tokens.
-Redaction is idempotent: `redact(redact(x)) == redact(x)`.
+  - bare tokens of well-known shapes: Hugging Face (`hf_…`), OpenAI-style (`sk-…`), GitHub
+    (`ghp_…`, `gho_…`, `ghs_…`, `ghu_…`, `ghr_…`), AWS access key ids (`AKIA…`).
+Redaction is idempotent: `redact(redact(x)) == redact(x)`. It runs over values before they are
+serialized (`redact_document`, advisor/cli/output.py), never over serialized JSON, where a pattern
+could eat the escaping of a quote.
 """
 
 from __future__ import annotations
@@ -30,37 +40,66 @@ MASK = "***"
 
 __all__ = ["MASK", "is_secret_name", "redact", "redact_document", "split_url_credentials"]
 
-_SECRET_WORD = r"(?:api[_-]?key|token|secret|password|passwd|credentials?|auth)"
-_SECRET_NAME = re.compile(rf"(?i)(?:^|[_-]){_SECRET_WORD}$|^authorization$|^x[_-]api[_-]key$")
+_SECRET_WORD = r"(?:api[_-]?key|key|token|secret|password|passwd|credentials?|auth)"
+_SECRET_NAME = re.compile(
+    r"(?i)(?:^|[_-])(?:api[_-]?key|token|secret|password|passwd|credentials?|auth|(?:secret|access|private)[_-]?key)$"
+    r"|^(?:proxy[_-])?authorization$|^x[_-]api[_-]key$"
+)
+# Upper-case placeholders of prose and help (`--api-key TOKEN`) are not values; `key-abc` and `token-1` are.
+_PLACEHOLDER = r"(?!--|\(|(?-i:KEY|TOKEN)\b(?!-))"
+_QUERY_SECRET = r"(?:api[_-]?key|access[_-]?token|token|key|secret|password|passwd|auth|sig|signature)"
 
 _PATTERNS: tuple[tuple[re.Pattern[str], Any], ...] = (
-    # scheme://user:password@host -> scheme://user:***@host ; scheme://token@host -> scheme://***@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@'\"]+):([^/\s@'\"]+)@"), rf"\1\2:{MASK}@"),
+    # scheme://user:password@host -> scheme://user:***@host (the password up to the authority's last @);
+    # scheme://token@host -> scheme://***@host
+    (
+        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@'\"]+):([^/\s'\"]*)@(?=[^/\s@'\"]*(?:[/\s'\"?#]|$))"),
+        rf"\1\2:{MASK}@",
+    ),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/\s:@'\"*]{16,})@"), rf"\1{MASK}@"),
-    # Authorization: Bearer X / Basic X (headers, error lines, curl commands)
-    (re.compile(r"(?i)\b(authorization\s*[:=]\s*['\"]?\s*(?:bearer|basic|token)\s+)[^\s'\",}]+"), rf"\1{MASK}"),
+    # ?token=… &api_key=… in a URL's query
+    (re.compile(rf"(?i)([?&]{_QUERY_SECRET}=)[^&#\s'\"]+"), rf"\1{MASK}"),
+    # Authorization: <scheme> X, Authorization: X, Proxy-Authorization (headers, error lines, curl commands)
+    (
+        re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*['\"]?\s*)(?:([a-z][\w-]*)\s+)?([^\s'\",}]+)"),
+        lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + MASK,
+    ),
     (re.compile(r"(?i)\b((?:x-)?api-key\s*:\s*)[^\s'\",}]+"), rf"\1{MASK}"),
     # vLLM's --api-key takes several keys (nargs='+'): `--api-key k1 k2 --port 1` masks both, up to
     # the next flag or the end of the command (a value ending in ':' is prose, left to the next rule)
     (
         re.compile(
-            r"(?i)(--api[-_]?key(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}:]+(?:\s+(?!--)[^\s'\",}:]+)+)"
+            rf"(?i)(--api[-_]?key(?:=|\s+)){_PLACEHOLDER}([^\s'\",}}:]+(?:\s+(?!--)[^\s'\",}}:]+)+)"
             r"(?=\s+--|\s*$|['\"])"
         ),
         lambda m: m.group(1) + re.sub(r"\S+", MASK, m.group(2)),
     ),
     # --api-key VALUE / --api-key=VALUE / --api-key 'quoted value' (any flag named like a secret)
-    (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(['\"])[^'\"]*\2"), rf"\1\2{MASK}\2"),
-    (re.compile(rf"(?i)(--[a-z0-9-]*{_SECRET_WORD}(?:=|\s+))(?!--|\(|KEY\b|TOKEN\b)([^\s'\",}}]+)"), rf"\1{MASK}"),
+    (re.compile(rf"(?i)(--[a-z0-9-]*(?<![a-z0-9]){_SECRET_WORD}(?:=|\s+))(['\"])[^'\"]*\2"), rf"\1\2{MASK}\2"),
+    (re.compile(rf"(?i)(--[a-z0-9-]*(?<![a-z0-9]){_SECRET_WORD}(?:=|\s+)){_PLACEHOLDER}([^\s'\",}}]+)"), rf"\1{MASK}"),
     # ["--api-key", "value"] (an argv list in JSON or a Python repr)
-    (re.compile(rf"(?i)(['\"]--[a-z0-9-]*{_SECRET_WORD}['\"]\s*,\s*['\"])([^'\"]+)(['\"])"), rf"\1{MASK}\3"),
-    # HF_TOKEN=… VLLM_API_KEY=… (environment assignments, shell or .env style)
+    (
+        re.compile(rf"(?i)(['\"]--[a-z0-9-]*(?<![a-z0-9]){_SECRET_WORD}['\"]\s*,\s*['\"])([^'\"]+)(['\"])"),
+        rf"\1{MASK}\3",
+    ),
+    # HF_TOKEN=… VLLM_API_KEY=… (environment assignments, shell or .env style); hf_token=… in lower case
     (re.compile(r"\b([A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)(?:_[A-Z0-9]+)*=)([^\s'\"]+)"), rf"\1{MASK}"),
+    (
+        re.compile(
+            r"(?i)\b([a-z0-9_]*(?<![a-z0-9])(?:api_key|token|secret|password|passwd|secret_key|access_key)=)(?!\d+\b)([^\s'\",&]+)"
+        ),
+        rf"\1{MASK}",
+    ),
     # "api_key": "value" / 'hf_token': 'value' (JSON and Python dict reprs, e.g. vLLM's non-default args)
-    (re.compile(rf"(?i)(['\"][a-z0-9_-]*{_SECRET_WORD}['\"]\s*:\s*\[?\s*['\"])([^'\"]+)(['\"])"), rf"\1{MASK}\3"),
+    (
+        re.compile(rf"(?i)(['\"][a-z0-9_-]*(?<![a-z0-9]){_SECRET_WORD}['\"]\s*:\s*\[?\s*['\"])([^'\"]+)(['\"])"),
+        rf"\1{MASK}\3",
+    ),
     # bare tokens with a recognisable prefix
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), MASK),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"), MASK),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), MASK),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
 )
 
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from advisor import __version__
 from advisor.cli.options import bind_command_line_values, harden_numeric_options
+from advisor.cli.output import say
 from advisor.errors import EXIT_USAGE, is_user_facing
-from advisor.redact import redact
 
 # Order is the order `servops --help` lists them in.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -92,11 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
-        print(f"servops {args.command}: interrupted", file=sys.stderr)
+        say(f"servops {args.command}: interrupted", sys.stderr)
         return 130
     except Exception as exc:  # one line for user errors; the traceback only for bugs
         if is_user_facing(exc):
-            print(f"servops {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+            say(f"servops {args.command}: error: {exc}", sys.stderr)
             return EXIT_USAGE
         raise
 

@@ -71,11 +71,26 @@ def _refuse_file_in_the_way(folder: Path, flag: str, given: Path) -> None:
 
 
 def write_or_rescue(path: str | Path, text: str, flag: str) -> Path:
-    """Write `text` to `path`; if that fails, save it in the temp folder and raise a UserError
-    naming both, so a finished measurement is never lost."""
+    """Write `text` to `path` atomically (a temporary file beside it, then a rename: a reader never
+    sees half a document), or straight through a device, pipe or link (`/dev/stdout`, a FIFO), which a
+    rename would replace; if that fails, save it in the temp folder and raise a UserError naming
+    both, so a finished measurement is never lost."""
     target = Path(path)
     try:
-        target.write_text(text, encoding="utf-8")
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            target.write_text(text, encoding="utf-8")  # a device, a pipe, a link: write through it, never replace it
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+        handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.chmod(partial, mode)  # as a plain write would have left it (mkstemp makes it 0600)
+            os.replace(partial, target)
+        finally:
+            if os.path.exists(partial):
+                os.unlink(partial)
         return target
     except OSError as exc:
         reason = exc.strerror or str(exc)
@@ -83,3 +98,10 @@ def write_or_rescue(path: str | Path, text: str, flag: str) -> Path:
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(text)
     raise UserError(f"{flag} {target}: cannot write it ({reason}); the result was saved to {rescue} instead")
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    current = os.umask(0)
+    os.umask(current)
+    return current

@@ -18,7 +18,7 @@ from advisor.redact import redact, redact_document
 from reports.render import KINDS, render_html
 from rules.catalog import UnknownRuleError, get_rule
 
-__all__ = ["attach_rule_pages", "load_result", "write_html_report", "write_json"]
+__all__ = ["attach_rule_pages", "load_result", "write_html_report"]
 
 
 def load_result(path: Path) -> dict[str, Any]:
@@ -97,12 +97,6 @@ def write_html_report(output: Path, documents: list[dict[str, Any]], title: str 
     for document in documents:
         attach_rule_pages(document)
     return _write(output, render_html(documents, title=redact(title) if title else title))
-
-
-def write_json(output: Path, text: str) -> Path:
-    """Write a result document, credentials redacted (advisor.redact)."""
-    text = redact(text)
-    return _write(output, text if text.endswith("\n") else text + "\n")
 
 
 def _write(output: Path, text: str) -> Path:

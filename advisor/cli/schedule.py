@@ -15,7 +15,7 @@ an unreachable server is exactly what a scheduled triage must report, not die on
 
 from __future__ import annotations
 
-import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from advisor.cli.output import result_json, write_result
 from advisor.cli.triage_io import triage_with_files
 from advisor.errors import UserError, is_user_facing
-from advisor.redact import redact
 from advisor.triage.result import TriageRequest, TriageResult
 from advisor.triage.run_diff import FindingState, RunDiff, diff_runs, finding_states
 
@@ -59,11 +59,12 @@ def parse_duration(text: str, flag: str = "--every") -> float:
 
 
 def last_entry(out_dir: Path) -> HistoryEntry | None:
-    path = out_dir / HISTORY_FILE
-    if not path.exists():
+    """The history's last readable entry; None when there is none or the history cannot be read."""
+    history, _ = history_file(out_dir)
+    if not history.exists():
         return None
     last = None
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in history.read_text(encoding="utf-8").splitlines():
         if line.strip():
             try:
                 last = HistoryEntry.model_validate_json(line)
@@ -72,10 +73,41 @@ def last_entry(out_dir: Path) -> HistoryEntry | None:
     return last
 
 
+def history_file(out_dir: Path) -> tuple[Path, str | None]:
+    """The history this run reads and appends to, and a note when it is not `history.jsonl`.
+
+    Why a second file rather than an error: a history that is not UTF-8 (edited, or another tool's)
+    or cannot be written must not end every scheduled run; the runs go on in `history-2.jsonl`
+    (then -3, …) beside it, and each result says so."""
+    main = out_dir / HISTORY_FILE
+    problem = _history_problem(main)
+    if problem is None:
+        return main, None
+    for number in range(2, 1000):
+        spare = out_dir / f"history-{number}.jsonl"
+        if _history_problem(spare) is None:
+            return spare, f"{main} {problem}: this run's history is {spare.name}"
+    return main, f"{main} {problem}, and so are history-2 … history-999.jsonl"
+
+
+def _history_problem(path: Path) -> str | None:
+    """Why a history file cannot be used (not UTF-8, not writable), or None."""
+    if not path.exists():
+        return None if os.access(path.parent, os.W_OK) else "cannot be created (folder not writable)"
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return "is not UTF-8 text"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return None if os.access(path, os.W_OK) else "is not writable"
+
+
 def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, TriageResult | None]:
     """One scheduled iteration: triage, compare with the previous entry, write the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = last_entry(out_dir)
+    _, history_note = history_file(out_dir)
     now = datetime.now(timezone.utc)
     stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
     if request.ramp is None:  # each run's window, kept so the predictions it made can be run again
@@ -89,12 +121,13 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
         if not is_user_facing(exc):
             raise
         return entry, None
+    if history_note:
+        result.notes.append(history_note)
     states = finding_states(result.findings)
     result.changes_since_last = diff_runs(previous, states)
     result_file = out_dir / f"triage-{stamp}.json"
-    document = redact(result.model_dump_json(indent=2))
-    result_file.write_text(document, encoding="utf-8")
-    (out_dir / LATEST_FILE).write_text(document, encoding="utf-8")
+    write_result(result_file, result, "--out")
+    write_result(out_dir / LATEST_FILE, result, "--out")
     entry = HistoryEntry(
         created_at=result.created_at, result_file=result_file.name, findings=states, diff=result.changes_since_last
     )
@@ -126,5 +159,9 @@ def run_schedule(
 
 
 def _append(out_dir: Path, entry: HistoryEntry) -> None:
-    with open(out_dir / HISTORY_FILE, "a", encoding="utf-8") as handle:
-        handle.write(redact(json.dumps(json.loads(entry.model_dump_json()))) + "\n")
+    history, _ = history_file(out_dir)
+    try:
+        with open(history, "a", encoding="utf-8") as handle:
+            handle.write(result_json(entry, indent=None))
+    except OSError:
+        pass  # the run's own result says why (history_file's note); a history must not end the schedule

@@ -7,11 +7,11 @@ it calibrated on, with the same one-line errors every other result file gets.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from advisor.cli.result_files import load_result, write_json
+from advisor.cli.output import write_result
+from advisor.cli.result_files import load_result
 from advisor.errors import UserError
 from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest, TriageResult
@@ -33,5 +33,5 @@ def triage_with_files(request: TriageRequest) -> TriageResult:
     ramp = load_ramp(request.ramp) if request.ramp else None
     result = run_triage(request, ramp=ramp)
     if request.save_window and result.window_ramp is not None:
-        write_json(Path(request.save_window), json.dumps(result.window_ramp, indent=1))
+        write_result(request.save_window, result.window_ramp, "--save-window", indent=1)
     return result

@@ -97,6 +97,8 @@ class LogReadResult:
     error_bodies: int = 0
     catalog_messages: int = 0  # distinct vLLM messages found in its catalog
     unplaced_lines: int = 0  # error or warning lines neither the wording table nor the catalog knows
+    server_starts: int = 0  # `vllm serve` starts in the text (its argument lines); only the last one is read
+    last_start_line: int | None = None  # where the last of several starts begins
 
     def describe(self) -> str:
         """What was recognised, for the user: every kind of input the text held, counted."""
@@ -108,6 +110,8 @@ class LogReadResult:
             (self.unplaced_lines, "error line(s) it could not place"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
+        if self.server_starts > 1:
+            parts.append(f"; {self.server_starts} server starts: read the last, from line {self.last_start_line}")
         return "".join(parts) + ")"
 
     def of_kind(self, kind: LogEventKind) -> list[LogEvent]:
@@ -146,7 +150,24 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
         result.dropped_stats_events = len(dropped)
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
+    _keep_the_last_start(result)
     return result
+
+
+def _keep_the_last_start(result: LogReadResult) -> None:
+    """A log holding several server starts (a restart appended to the same file) keeps only the last
+    start's events: one server's flags, never a merge of two that no command ran. A start is vLLM's
+    argument line (one per `vllm serve`), with the version banner printed just before it."""
+    starts = [e for e in result.events if e.kind == LogEventKind.NON_DEFAULT_ARGS and e.line_no is not None]
+    result.server_starts = len(starts)
+    if len(starts) < 2:
+        return
+    previous, last = starts[-2].line_no, starts[-1].line_no
+    banners = [
+        e.line_no for e in result.events if e.kind == LogEventKind.VERSION and previous < (e.line_no or 0) <= last
+    ]
+    result.last_start_line = min(banners, default=last)
+    result.events = [e for e in result.events if e.line_no is None or e.line_no >= result.last_start_line]
 
 
 def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple[int, str]]:

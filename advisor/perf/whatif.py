@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.catalog.vllm_versions import version_of
+from advisor.collect.launch_values import check_value
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.memory.kv_change import Deployment
@@ -67,6 +68,9 @@ def parse_change(text: str) -> dict[str, str]:
         raise UserError(f"--change {text!r}: {flag} takes true or false (or --no-{flag[2:]})")
     if flag in LAYOUT_FLAGS and not (value.isdigit() and int(value) >= 1):
         raise UserError(f"--change {text!r}: {flag} takes a GPU count, 1 or more")
+    problem = check_value(flag, value)
+    if problem:
+        raise UserError(f"--change {text!r}: {problem}")
     return {flag: value.lower() if flag in BOOLEAN_FLAGS else value}
 
 

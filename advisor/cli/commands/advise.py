@@ -15,9 +15,7 @@ engine's budget.
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,6 +36,7 @@ from advisor.catalog.gpus import GPU_CATALOG, gpu_from_memory, resolve_gpu
 from advisor.catalog.models import resolve_model
 from advisor.catalog.vllm_versions import NEWEST_VLLM
 from advisor.cli.options import fraction, positive_float, positive_int, unit_interval
+from advisor.cli.output import print_json, result_json, say, write_result
 from advisor.collect.kv_space import parse_cpu_kvcache_space, parse_kv_cache_memory_bytes
 from advisor.errors import UserError
 from advisor.memory.budget import (
@@ -176,17 +175,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     result = advise(args)
-    if args.json:
-        text = result.model_dump_json(indent=2)
-        if args.json == "-":
-            sys.stdout.write(text + "\n")
-        else:
-            try:
-                Path(args.json).write_text(text + "\n")
-            except OSError as exc:
-                raise UserError(f"--json {args.json!r}: cannot write ({exc.strerror}); pass a writable path") from None
+    if args.json == "-":
+        print_json(result_json(result))
+    elif args.json:
+        write_result(args.json, result, "--json")
     else:
-        sys.stdout.write(render_text(result))
+        say(render_text(result), end="")
     return 0
 
 

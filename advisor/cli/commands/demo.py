@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from advisor.cli.options import command_line
+from advisor.cli.output import say, write_result
 from advisor.cli.output_paths import check_output_dir
 from advisor.cli.ramp_arguments import add_engine_argument, add_ramp_arguments, ramp_settings
-from advisor.cli.result_files import write_html_report, write_json
+from advisor.cli.result_files import write_html_report
 from advisor.tune.demo import DemoSettings, poor_command, run_demo
 from advisor.tune.engines import BASE_FLAGS, POOR_FLAGS, VLLM_BASE_FLAGS
 
@@ -69,12 +70,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")  # before minutes of engine runs, not after
     out_dir = Path(args.out)
     result = run_demo(settings, out_dir, progress=_progress)
-    json_path = write_json(out_dir / "demo.json", result.model_dump_json(indent=1))
+    json_path = write_result(out_dir / "demo.json", result, "--out", indent=1)
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
-    print(result.summary)
-    print(f"wrote {json_path} and {html_path}")
+    say(result.summary)
+    say(f"wrote {json_path} and {html_path}")
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}", sys.stderr)
     return 0 if result.after is not None or result.applied_change is None else 1
 
 
@@ -90,4 +91,4 @@ def demo_settings(args: argparse.Namespace) -> DemoSettings:
 
 
 def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    say(line, sys.stderr)

@@ -14,10 +14,12 @@ from pathlib import Path
 from advisor.catalog.gpus import resolve_gpu
 from advisor.catalog.models import resolve_model
 from advisor.cli.options import command_line
+from advisor.cli.output import say, write_result
 from advisor.cli.output_paths import check_output_file
-from advisor.cli.result_files import load_result, write_json
+from advisor.cli.result_files import load_result
 from advisor.collect.facts import server_config
-from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.collect.launch_values import validated_command
+from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.memory.kv_change import Deployment, launch_from_config
 from advisor.perf.forecast import Prediction, figure
@@ -118,7 +120,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
-    command = parse_command(args.server_args or "", flag="--server-args")  # parsed once, here
+    command = validated_command(args.server_args or "", flag="--server-args")  # parsed and checked once, here
     changes = FlagChanges.parse(args.change)
     server = ServerContext(
         command=command,
@@ -138,12 +140,13 @@ def run(args: argparse.Namespace) -> int:
         source,
         server,
         changes,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
+        progress=lambda line: say(line, sys.stderr),
     )
-    print(render_table(prediction))
+    if args.json:  # written first: `predict … | head -1` must not cost the prediction
+        path = write_result(args.json, prediction, "--json", indent=1)
+    say(render_table(prediction))
     if args.json:
-        path = write_json(Path(args.json), prediction.model_dump_json(indent=1))
-        print(f"wrote {path}")
+        say(f"wrote {path}")
     return 0
 
 

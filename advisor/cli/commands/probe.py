@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from advisor.cli.output import say, write_result
 from advisor.cli.output_paths import check_output_file
-from advisor.cli.result_files import write_json
 from advisor.collect.host import probe
 from advisor.errors import UserError
 
@@ -46,12 +45,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--max-threads {args.max_threads}: give at least 1")
     check_output_file(args.json, "--json")
 
-    profile = probe(args.max_threads, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"{profile.cpu_model}, {profile.usable_cores} usable core(s), bf16 arithmetic: {profile.bf16_arithmetic}")
-    print(f"{'threads':>8} | {'read GB/s':>10} | {'bf16 GFLOP/s':>13} | {'fp32 GFLOP/s':>13}")
+    profile = probe(args.max_threads, progress=lambda line: say(line, sys.stderr))
+    say(f"{profile.cpu_model}, {profile.usable_cores} usable core(s), bf16 arithmetic: {profile.bf16_arithmetic}")
+    say(f"{'threads':>8} | {'read GB/s':>10} | {'bf16 GFLOP/s':>13} | {'fp32 GFLOP/s':>13}")
     for row in profile.figures:
-        print(f"{row.threads:>8} | {row.read_gbps:>10.1f} | {row.bf16_gflops:>13.1f} | {row.fp32_gflops:>13.1f}")
+        say(f"{row.threads:>8} | {row.read_gbps:>10.1f} | {row.bf16_gflops:>13.1f} | {row.fp32_gflops:>13.1f}")
     if args.json:
-        path = write_json(Path(args.json), profile.model_dump_json(indent=1))
-        print(f"wrote {path}")
+        path = write_result(args.json, profile, "--json", indent=1)
+        say(f"wrote {path}")
     return 0

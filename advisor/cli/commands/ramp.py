@@ -36,7 +36,8 @@ from advisor.cli.options import (
     prompt_lengths,
     unit_interval,
 )
-from advisor.cli.output_paths import check_output_file, write_or_rescue
+from advisor.cli.output import print_json, result_json, say, write_result
+from advisor.cli.output_paths import check_output_file
 from advisor.errors import UserError
 from advisor.redact import redact, split_url_credentials
 from loadtest.config import RampConfig
@@ -185,13 +186,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json_path, "--json")  # before minutes of measurement, not after
     check_output_file(args.records, "--records")
     config = ramp_config(args)
-    result = run_ramp(config, progress=lambda line: print(redact(line), file=sys.stderr, flush=True))
-    document = redact(result.model_dump_json(indent=2))
+    result = run_ramp(config, progress=lambda line: say(line, sys.stderr))
     if args.json_path:
-        write_or_rescue(args.json_path, document + "\n", "--json")
-        print(f"ramp: {result.summary}; wrote {args.json_path}", file=sys.stderr)
+        write_result(args.json_path, result, "--json")
+        say(f"ramp: {result.summary}; wrote {args.json_path}", sys.stderr)
     else:
-        print(document)
+        print_json(result_json(result))
     _check_any_request_succeeded(result, args.json_path)
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from advisor.cli.output import say
 from advisor.cli.output_paths import check_output_file
 from advisor.cli.result_files import load_result, write_html_report
 from reports.render import KINDS
@@ -44,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     documents = [load_result(Path(p)) for p in args.results]
     output = write_html_report(Path(args.output), documents, title=args.title)
     size_kib = output.stat().st_size // 1024
-    print(f"wrote {output} ({size_kib} KiB) from {len(documents)} result(s)")
+    say(f"wrote {output} ({size_kib} KiB) from {len(documents)} result(s)")
     return 0

@@ -10,15 +10,16 @@ with `--json PATH`), or, with `--every 5m --out DIR`, a scheduled run with histo
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from advisor.cli.options import command_line, non_negative_int, positive_float, positive_int, unit_interval
+from advisor.cli.output import print_json, result_json, say, write_result
 from advisor.cli.output_paths import check_output_dir, check_output_file
 from advisor.cli.schedule import HistoryEntry, parse_duration, run_schedule
 from advisor.cli.triage_io import triage_with_files
 from advisor.collect.host import load_profile
+from advisor.collect.launch_values import validated_command
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import UserError
 from advisor.redact import redact, split_url_credentials
@@ -215,10 +216,7 @@ def run(args: argparse.Namespace) -> int:
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
     result = triage_with_files(request)
-    try:
-        _emit(result, args.json, include_facts=not args.no_facts)
-    except BrokenPipeError:  # `servops triage … | head`: the reader left; not an error worth a traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _emit(result, args.json, include_facts=not args.no_facts)  # `| head` ends the printing, not the JSON
     return 0
 
 
@@ -254,7 +252,7 @@ def request_from_args(args: argparse.Namespace) -> TriageRequest:
         metrics_files=list(args.metrics),
         metrics_interval_s=args.metrics_interval,
         logs=args.logs,
-        server_args=redact(args.server_args) if args.server_args else None,
+        server_args=redact(args.server_args) if _checked_launch(args.server_args) else None,
         model=args.model,
         gpu=args.gpu,
         gpus=args.gpus,
@@ -282,23 +280,29 @@ def _headers(values: list[str]) -> dict[str, str]:
     return headers
 
 
+def _checked_launch(server_args: str | None) -> bool:
+    """Whether --server-args was given; a value vLLM would refuse or a flag given twice is a one-line
+    error here, before anything is collected (advisor/collect/launch_values.py)."""
+    if not server_args:
+        return False
+    validated_command(server_args, flag="--server-args")
+    return True
+
+
 def _has_authorization(headers: dict[str, str]) -> bool:
     return any(name.lower() == "authorization" for name in headers)
 
 
 def _emit(result: TriageResult, json_path: str | None, include_facts: bool = True) -> None:
-    document = redact(result.model_dump_json(indent=2, exclude=None if include_facts else {"facts"}))
+    exclude = None if include_facts else {"facts"}
     if json_path == "-":
-        sys.stdout.write(document + "\n")
+        print_json(result_json(result, exclude=exclude))
         return
     if json_path:  # the file first: it must exist even if stdout's reader goes away
-        try:
-            Path(json_path).write_text(document + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"--json {json_path}: cannot write it ({exc.strerror}); pick a writable path") from None
-    sys.stdout.write(redact(render_text(result)))
+        write_result(json_path, result, "--json", exclude=exclude)
+    say(render_text(result), end="")
     if json_path:
-        sys.stdout.write(f"JSON written to {json_path}\n")
+        say(f"JSON written to {json_path}")
 
 
 def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
@@ -320,15 +324,14 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
     def report(run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
         if result is None:
             failures.append(entry.error or "")
-            print(f"servops triage: run {run_no}: error: {entry.error}", file=sys.stderr)
+            say(f"servops triage: run {run_no}: error: {entry.error}", sys.stderr)
             return
         top = result.top
         headline = f"{top.rule} [{top.severity.value}] {top.title}" if top else "no findings"
-        print(f"run {run_no} at {entry.created_at}: {len(result.findings)} finding(s); top: {headline}")
+        say(f"run {run_no} at {entry.created_at}: {len(result.findings)} finding(s); top: {headline}")
         if result.changes_since_last is not None:
-            print(f"  {result.changes_since_last.summary()}")
-        print(f"  written: {out_dir / (entry.result_file or '')}")
-        sys.stdout.flush()
+            say(f"  {result.changes_since_last.summary()}")
+        say(f"  written: {out_dir / (entry.result_file or '')}")
 
     entries = run_schedule(request, every_s, out_dir, args.count, report)
     return 2 if entries and len(failures) == len(entries) else 0

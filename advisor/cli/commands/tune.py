@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 from advisor.cli.options import command_line, positive_float, positive_int, unit_interval
+from advisor.cli.output import say, write_result
 from advisor.cli.output_paths import check_output_dir
 from advisor.cli.ramp_arguments import add_engine_argument, add_ramp_arguments, ramp_settings
-from advisor.cli.result_files import write_html_report, write_json
-from advisor.collect.server_args import ServeCommand, parse_command
+from advisor.cli.result_files import write_html_report
+from advisor.collect.launch_values import validated_command
+from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.servers.process import BUNDLED_PROGRAM
 from advisor.servers.vllm import vllm_unavailable_reason
@@ -124,18 +126,18 @@ def run(args: argparse.Namespace) -> int:
     result = run_tune(
         start, criterion, settings, args.rounds, out_dir, progress=_progress, allow_unsafe=args.unsafe_changes
     )
-    json_path = write_json(out_dir / "tune.json", result.model_dump_json(indent=1))
+    json_path = write_result(out_dir / "tune.json", result, "--out", indent=1)
     html_path = write_html_report(out_dir / "report.html", [result.model_dump(mode="json")])
     kept = sum(r.kept for r in result.rounds)
-    print(f"{len(result.rounds)} round(s), {kept} kept; final command: {result.final_command}")
-    print(f"stopped: {result.stopped_reason}")
-    print(f"wrote {json_path} and {html_path}")
+    say(f"{len(result.rounds)} round(s), {kept} kept; final command: {result.final_command}")
+    say(f"stopped: {result.stopped_reason}")
+    say(f"wrote {json_path} and {html_path}")
     return 0
 
 
 def _start_command(args: argparse.Namespace) -> ServeCommand:
     """The starting command: --server-command as given (checked it can run), else --engine's."""
-    if args.server_command:
+    if args.server_command is not None:  # "" is a command too: refused below, never the bundled engine
         if args.engine is not None:
             raise UserError(
                 "--engine and --server-command are mutually exclusive: --server-command is the whole "
@@ -153,7 +155,7 @@ def _server_command(text: str) -> ServeCommand:
     Why `vllm` is not looked up on PATH alone: the CPU wheel's `vllm` script cannot start, so
     servops runs `vllm serve` through its vLLM environment (advisor.servers.vllm) when there is one.
     """
-    command = parse_command(text, flag="--server-command")
+    command = validated_command(text, flag="--server-command")
     if not command.program:
         raise UserError('--server-command: give the whole command, e.g. "vllm serve MODEL --max-num-seqs 8"')
     if tuple(command.program[:4]) == BUNDLED_PROGRAM:
@@ -172,4 +174,4 @@ def _server_command(text: str) -> ServeCommand:
 
 
 def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    say(line, sys.stderr)

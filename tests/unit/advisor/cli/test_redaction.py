@@ -51,6 +51,21 @@ METRICS = (
         (f'["serve", "--api-key", "{SECRET}", "--port"]', f'["serve", "--api-key", "{MASK}", "--port"]'),
         ("token hf_abcdefghijklmnopqrstuvwxyz0123 here", f"token {MASK} here"),
         ("key sk-proj-abcdefghijklmnopqrstuvwx1234", f"key {MASK}"),
+        # shapes a red-team round found leaking
+        ("vllm serve m --api-key key-4f9a2b --port 8000", f"vllm serve m --api-key {MASK} --port 8000"),
+        ("vllm serve m --api-key token-77", f"vllm serve m --api-key {MASK}"),
+        (f"--aws-secret-key {SECRET} --region x", f"--aws-secret-key {MASK} --region x"),
+        (f"hf_token={SECRET} python serve.py", f"hf_token={MASK} python serve.py"),
+        (f"Authorization: ApiKey {SECRET}", f"Authorization: ApiKey {MASK}"),
+        (f"Authorization: {SECRET}", f"Authorization: {MASK}"),
+        (f"Proxy-Authorization: Basic {SECRET}", f"Proxy-Authorization: Basic {MASK}"),
+        ("http://alice:p@ss@w0rd@h:8000/v1", f"http://alice:{MASK}@h:8000/v1"),
+        (
+            f"http://h:8000/v1/models?token={SECRET}&api_key={SECRET}&model=m",
+            f"http://h:8000/v1/models?token={MASK}&api_key={MASK}&model=m",
+        ),
+        ("clone with ghp_" + "a1B2" * 9 + " now", f"clone with {MASK} now"),
+        ("AWS_ACCESS_KEY_ID AKIAIOSFODNN7EXAMPLE", f"AWS_ACCESS_KEY_ID {MASK}"),
     ],
 )
 def test_redact_masks_the_value_and_keeps_the_name(text, expected):
@@ -68,6 +83,9 @@ def test_redact_masks_the_value_and_keeps_the_name(text, expected):
         "pass the server's key with --api-key",
         "ramp authenticates with --api-key TOKEN",  # ordinary words, not a secret
         '{"max_tokens": 16, "usage": {"prompt_tokens": 3}}',
+        "vllm serve m --max-num-batched-tokens 8192 --ssl-keyfile /etc/tls/key.pem",
+        "http://h:8000/v1/completions?model=m&stream=true",
+        "token_budget=2048 max_tokens=16",
     ],
 )
 def test_redact_leaves_ordinary_text_alone(text):

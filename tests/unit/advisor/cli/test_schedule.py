@@ -104,3 +104,15 @@ def test_each_scheduled_run_keeps_its_window_so_its_predictions_rerun(tmp_path):
     commands = [r["command"] for r in result["rejected_changes"] if r["change"]["flag"] == "--max-num-seqs"]
     assert commands and all(f"--ramp {window}" in c for c in commands)
     assert result["inputs"]["save_window"] == str(window)
+
+
+def test_a_history_that_is_not_utf8_is_reported_and_the_runs_go_on_beside_it(tmp_path):
+    (tmp_path / HISTORY_FILE).write_bytes(b'{"kind": "triage_history_entry", "created_at": "t\xff\xfe"}\n')
+    request = TriageRequest(metrics_files=[str(COLLECT / "metrics_v0_33_0.txt")])
+    seen = []
+    entries = run_schedule(request, every_s=0.01, out_dir=tmp_path, count=2, report=lambda *a: seen.append(a[2]))
+    assert all(entry.error is None for entry in entries)
+    assert any("is not UTF-8 text: this run's history is history-2.jsonl" in note for note in seen[0].notes)
+    assert len((tmp_path / "history-2.jsonl").read_text().splitlines()) == 2
+    assert seen[1].changes_since_last.previous_run_at == entries[0].created_at  # the new history is read back
+    assert (tmp_path / HISTORY_FILE).read_bytes().endswith(b"\xfe\"}\n")  # the old one is left as it was

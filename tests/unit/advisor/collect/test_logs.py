@@ -506,3 +506,25 @@ def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
 def test_kubectl_timestamps_and_terminal_colours_do_not_hide_the_line(shipped):
     event = only_event(shipped.format(msg="GPU KV cache size: 54,048 tokens"))
     assert event.kv_cache_tokens == 54048 and event.level == "INFO" and event.timestamp == "10-22 09:33:49"
+
+
+TWO_STARTS = """\
+(APIServer pid=12) INFO 08-20 10:00:00 [api_server.py:1395] vLLM API server version 0.10.1
+(APIServer pid=12) INFO 08-20 10:00:00 [utils.py:326] non-default args: {'model': 'm', 'max_num_seqs': 512, 'enable_prefix_caching': True}
+(EngineCore_0 pid=40) ERROR 08-20 10:02:00 [core.py:700] EngineCore failed to start.
+(APIServer pid=77) INFO 08-20 10:05:00 [api_server.py:1395] vLLM API server version 0.10.1
+(APIServer pid=77) INFO 08-20 10:05:00 [utils.py:326] non-default args: {'model': 'm', 'max_num_seqs': 64}
+"""
+
+
+def test_a_log_with_two_server_starts_is_read_as_the_last_start_only():
+    """A restart appended to the same file: the second start's flags alone, never merged with the first's."""
+    from advisor.collect.facts import effective_command, server_config
+
+    result = parse_lines(TWO_STARTS.splitlines())
+    assert result.server_starts == 2 and result.last_start_line == 4
+    assert [e.line_no for e in result.events][0] == 4
+    assert not result.of_kind(K.ENGINE_CORE_FAILED)  # the first start's failure is not this server's
+    assert "2 server starts: read the last, from line 4" in result.describe()
+    config = server_config(effective_command(None, result.events, None), result.events, None)
+    assert config.max_num_seqs == 64 and config.enable_prefix_caching is None

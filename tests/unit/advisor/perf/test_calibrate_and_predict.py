@@ -5,7 +5,10 @@ prediction is known: a fitted model must reproduce the ramp it saw and predict a
 configuration it never saw.
 """
 
+import io
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,25 @@ def test_a_fitted_model_predicts_a_max_num_seqs_it_never_saw(measured_at_8):
     for step, real in zip(predicted.steps, truth, strict=False):
         for name in ("ttft_p50", "itl_p50", "output_tokens_per_s"):
             assert figure(step, name) == pytest.approx(figure(real, name), rel=0.10), (step.offered, name)
+
+
+def test_a_reader_that_leaves_stdout_does_not_cost_the_prediction(tmp_path, measured_at_8, monkeypatch):
+    """`servops predict … --json p.json | head -1`: the JSON is written before anything is printed."""
+
+    class Gone(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+        def fileno(self) -> int:
+            return os.open(os.devnull, os.O_WRONLY)
+
+    ramp_path = tmp_path / "ramp.json"
+    ramp_path.write_text(json.dumps(measured_at_8))
+    out = tmp_path / "prediction.json"
+    monkeypatch.setattr(sys, "stdout", Gone())
+    argv = ["predict", "--ramp", str(ramp_path), "--server-args", "vllm serve m --max-num-seqs 8"]
+    code = main([*argv, "--change", "--max-num-seqs 2", "--kv-cache-tokens", "65536", "--json", str(out)])
+    assert code == 0 and json.loads(out.read_text())["kind"] == "prediction"
 
 
 def test_predict_writes_the_contracted_json_with_one_step_per_offered_load(tmp_path, measured_at_8, capsys):

@@ -1,0 +1,112 @@
+"""The values vLLM accepts for the launch flags servops reads, checked where a user gives them.
+
+Why: a `--server-args` or `--server-command` value vLLM would refuse (`--tensor-parallel-size 0`,
+`--gpu-memory-utilization 7`, `--num-gpu-blocks-override -3`) used to be dropped by the typed reader
+and replaced by vLLM's default, so servops predicted and advised for a launch nobody could run. A
+flag given twice kept its last value silently, as a shell script that appends flags does. Both are
+now one line naming the value and the fix (exit 2), checked once at the command line's edge
+(`validated_command`); the launch's later readers trust it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from advisor.collect.server_args import ServeCommand, ServerArgsError, parse_command
+
+__all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "validated_command"]
+
+_SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*[kKmMgGtT]?(?:i?[bB])?$")  # 4096, 32k, 4GiB: vLLM takes human sizes
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchValue:
+    """What a flag's value must be: an integer or a number, its least value (inclusive unless
+    `above`), its greatest, and values outside the range that vLLM gives a meaning (-1: auto)."""
+
+    kind: str  # "int" | "float" | "size"
+    least: float
+    above: bool = False
+    most: float | None = None
+    special: tuple[str, ...] = ()
+    means: str = ""
+
+
+LAUNCH_VALUES: dict[str, LaunchValue] = {
+    "--tensor-parallel-size": LaunchValue("int", 1, means="GPUs per pipeline stage"),
+    "--pipeline-parallel-size": LaunchValue("int", 1, means="pipeline stages"),
+    "--data-parallel-size": LaunchValue("int", 1, means="engine replicas"),
+    "--gpu-memory-utilization": LaunchValue("float", 0, above=True, most=1, means="a share of the GPU"),
+    "--max-num-seqs": LaunchValue("int", 1, means="sequences per step"),
+    "--max-num-batched-tokens": LaunchValue("size", 1, means="tokens per step"),
+    "--max-model-len": LaunchValue("size", 1, special=("-1", "auto"), means="tokens per request (-1: auto-fit)"),
+    "--block-size": LaunchValue("int", 1, means="tokens per KV block"),
+    "--num-gpu-blocks-override": LaunchValue("int", 1, means="KV blocks"),
+    "--kv-cache-memory-bytes": LaunchValue("size", 1, means="bytes of KV cache"),
+    "--swap-space": LaunchValue("float", 0, means="GiB of CPU swap per GPU"),
+    "--cpu-offload-gb": LaunchValue("float", 0, means="GiB of weights offloaded per GPU"),
+    "--max-lora-rank": LaunchValue("int", 1, means="the largest LoRA rank"),
+    "--max-loras": LaunchValue("int", 1, means="LoRA adapters per batch"),
+}
+_SHORT = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size"}
+
+
+def check_value(flag: str, value: str | None) -> str | None:
+    """Why `value` is not one vLLM accepts for `flag`, or None when it is (or the flag is not checked)."""
+    rule = LAUNCH_VALUES.get(_SHORT.get(flag, flag))
+    if rule is None or value is None or value.strip() in rule.special:
+        return None
+    text = value.strip()
+    number = _number(rule, text)
+    if number is None or number != number or abs(number) == float("inf"):
+        return f"{flag} {value!r}: not a finite number; give {_range(rule)} ({rule.means})"
+    if (number <= rule.least if rule.above else number < rule.least) or (rule.most is not None and number > rule.most):
+        return f"{flag} {value}: vLLM refuses it; give {_range(rule)} ({rule.means})"
+    if rule.kind == "int" and not re.fullmatch(r"\+?\d+", text):
+        return f"{flag} {value}: not a whole number; give {_range(rule)} ({rule.means})"
+    return None
+
+
+def _number(rule: LaunchValue, text: str) -> float | None:
+    """The value's number: a size may carry a unit (`32k`, `4GiB`), the others are plain numbers."""
+    if rule.kind == "size":
+        match = _SIZE.match(text)
+        return float(match["number"]) if match else None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _range(rule: LaunchValue) -> str:
+    """`1 or more`, `0 to 1`, `above 0 and at most 1`, with the special values."""
+    if rule.above:
+        told = f"above {rule.least:g}" + (f" and at most {rule.most:g}" if rule.most is not None else "")
+    else:
+        told = f"{rule.least:g} to {rule.most:g}" if rule.most is not None else f"{rule.least:g} or more"
+    return told + (f", or {' / '.join(rule.special)}" if rule.special else "")
+
+
+def validated_command(text: str, flag: str = "--server-args") -> ServeCommand:
+    """`parse_command` of a user's launch text, refused in one line when a flag is given twice or a value
+    is one vLLM would refuse."""
+    command = parse_command(text, flag=flag)
+    words = shlex.split(text)
+    seen: dict[str, str] = {}
+    for index, word in enumerate(words):
+        name, equals, inline = word.partition("=")
+        if not name.startswith("-") or re.fullmatch(r"-?\d+(?:\.\d+)?", name):
+            continue
+        key = _SHORT.get(name, "--" + name[5:] if name.startswith("--no-") else name)
+        following = words[index + 1] if index + 1 < len(words) and not words[index + 1].startswith("--") else None
+        given = f"{name} {inline if equals else following or ''}".strip()
+        if key in seen:
+            raise ServerArgsError(f"{flag}: {key} is given twice ({seen[key]}, then {given}); give each flag once")
+        seen[key] = given
+    for name, value in command.flags.items():
+        problem = check_value(name, value)
+        if problem:
+            raise ServerArgsError(f"{flag}: {problem}")
+    return command
