@@ -29,6 +29,6 @@ def number(value: Any) -> float | None:
         return None
     try:
         result = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an integer beyond float range is no figure either
         return None
     return result if math.isfinite(result) else None

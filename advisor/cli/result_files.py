@@ -32,11 +32,18 @@ def load_result(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise UserError(f"{path}: not text (binary bytes); pass a JSON result file written by servops") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise UserError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}); pass a servops result file"
         ) from None
+    except _NotJson as exc:
+        raise UserError(f"{path}: holds {exc}, which is not JSON; servops writes null for a missing figure") from None
+    where = _out_of_range(document)
+    if where:
+        raise UserError(
+            f"{path}: {where} is beyond any figure servops writes (|x| > 1e300); pass the file servops wrote"
+        )
     if not isinstance(document, dict) or document.get("kind") not in KINDS:
         kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
         raise UserError(f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON")
@@ -46,6 +53,35 @@ def load_result(path: Path) -> dict[str, Any]:
 
 
 FINDING_KEYS = ("rule", "severity", "title")  # what every rendered finding shows
+LARGEST_FIGURE = 1e300  # far beyond any count, rate or duration; 1e308 overflows the charts' arithmetic
+
+
+class _NotJson(ValueError):
+    """NaN or Infinity in the text: Python's parser takes them, JSON does not, and servops never writes them."""
+
+
+def _no_constant(name: str) -> float:
+    raise _NotJson(name)
+
+
+def _out_of_range(node: Any, where: str = "") -> str | None:
+    """The path of the first number too large to be a figure (an integer beyond float range included)."""
+    if isinstance(node, dict):
+        return next(
+            (
+                found
+                for key, value in node.items()
+                if (found := _out_of_range(value, f"{where}.{key}" if where else str(key)))
+            ),
+            None,
+        )
+    if isinstance(node, list):
+        return next(
+            (found for index, value in enumerate(node) if (found := _out_of_range(value, f"{where}[{index}]"))), None
+        )
+    if isinstance(node, (int, float)) and not isinstance(node, bool) and (abs(node) > LARGEST_FIGURE):
+        return where or "the document"
+    return None
 
 
 def _check_complete(path: Path, document: dict[str, Any]) -> None:

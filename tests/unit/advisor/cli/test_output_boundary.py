@@ -110,3 +110,18 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('{"kind": "ramp", "steps": [{"offered": NaN}]}', "holds NaN, which is not JSON"),
+        ('{"kind": "ramp", "steps": [{"offered": -Infinity}]}', "holds -Infinity, which is not JSON"),
+        ('{"kind": "ramp", "steps": [{"offered": 1' + "0" * 400 + "}]}", "steps[0].offered is beyond any figure"),
+    ],
+)
+def test_report_refuses_numbers_json_does_not_hold_in_one_line(servops, tmp_path, text, said):
+    source = tmp_path / "r.json"
+    source.write_text(text)
+    outcome = servops("report", str(source), "-o", str(tmp_path / "r.html"))
+    outcome.assert_one_line_error("report", str(source), said)

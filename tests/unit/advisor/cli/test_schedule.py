@@ -115,4 +115,4 @@ def test_a_history_that_is_not_utf8_is_reported_and_the_runs_go_on_beside_it(tmp
     assert any("is not UTF-8 text: this run's history is history-2.jsonl" in note for note in seen[0].notes)
     assert len((tmp_path / "history-2.jsonl").read_text().splitlines()) == 2
     assert seen[1].changes_since_last.previous_run_at == entries[0].created_at  # the new history is read back
-    assert (tmp_path / HISTORY_FILE).read_bytes().endswith(b"\xfe\"}\n")  # the old one is left as it was
+    assert (tmp_path / HISTORY_FILE).read_bytes().endswith(b'\xfe"}\n')  # the old one is left as it was
