@@ -115,19 +115,30 @@ def redact(text: str) -> str:
 def redact_document(node: Any) -> Any:
     """A JSON-ready tree (dicts, lists, strings) with secrets redacted, as a new tree.
 
-    Values under a key that names a secret are masked whole; every other string goes
-    through `redact`.
+    Text under a key that names a secret is masked whole (numbers stay: they are figures); every
+    other string goes through `redact`.
     """
     if isinstance(node, dict):
         return {
-            key: (MASK if is_secret_name(str(key)) and value not in (None, "", [], {}) else redact_document(value))
-            for key, value in node.items()
+            key: _masked(value) if is_secret_name(str(key)) else redact_document(value) for key, value in node.items()
         }
     if isinstance(node, list):
         return [redact_document(item) for item in node]
     if isinstance(node, str):
         return redact(node)
     return node
+
+
+def _masked(value: Any) -> Any:
+    """A value under a secret's name: its text masked whole. A number stays: a secret is text, and names such
+    as `kv_bytes_per_token` or `seconds_per_output_token` hold figures."""
+    if isinstance(value, str):
+        return MASK if value else value
+    if isinstance(value, list):
+        return [_masked(item) for item in value]
+    if isinstance(value, dict):
+        return redact_document(value)
+    return value
 
 
 def is_secret_name(name: str) -> bool:
