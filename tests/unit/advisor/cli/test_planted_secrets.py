@@ -29,7 +29,7 @@ SECRETS = {
 }
 SERVER_ARGS = (
     f"HF_TOKEN={SECRETS['hf_token']} hf_token={SECRETS['env_lower']} vllm serve m --max-num-seqs 8 "
-    f"--api-key {SECRETS['api_key']} --hf-token \"{SECRETS['quoted']}\" --aws-secret-key {SECRETS['aws']} "
+    f'--api-key {SECRETS["api_key"]} --hf-token "{SECRETS["quoted"]}" --aws-secret-key {SECRETS["aws"]} '
     f"--served-model-name m"
 )
 LOG = (
@@ -76,7 +76,9 @@ def test_triage_with_secrets_in_every_input_lets_none_out(servops, tmp_path, log
 
 def test_scheduled_triage_keeps_secrets_out_of_results_latest_and_history(servops, tmp_path, log_file):
     out = tmp_path / "sched"
-    outcome = servops("triage", "--logs", str(log_file), "--server-args", SERVER_ARGS, "--out", str(out), "--count", "1")
+    outcome = servops(
+        "triage", "--logs", str(log_file), "--server-args", SERVER_ARGS, "--out", str(out), "--count", "1"
+    )
     assert outcome.code == 0, outcome.err
     assert {p.name for p in out.iterdir()} >= {"latest.json", "history.jsonl"}
     assert _leaks(outcome, out) == []
@@ -85,7 +87,9 @@ def test_scheduled_triage_keeps_secrets_out_of_results_latest_and_history(servop
 def test_ramp_against_an_endpoint_with_secrets_in_its_url_lets_none_out(servops, tmp_path):
     url = f"http://alice:{SECRETS['url_password']}@127.0.0.1:9/v1?token={SECRETS['query']}"
     out = tmp_path / "ramp"
-    outcome = servops("ramp", "--endpoint", url, "--concurrency", "1", "--step-seconds", "1", "--json", str(out / "r.json"))
+    outcome = servops(
+        "ramp", "--endpoint", url, "--concurrency", "1", "--step-seconds", "1", "--json", str(out / "r.json")
+    )
     assert outcome.code != 0  # nothing listens on port 9
     assert _leaks(outcome, out if out.exists() else tmp_path) == []
 
