@@ -60,7 +60,10 @@ def parse_duration(text: str, flag: str = "--every") -> float:
 
 def last_entry(out_dir: Path) -> HistoryEntry | None:
     """The history's last readable entry; None when there is none or the history cannot be read."""
-    history, _ = history_file(out_dir)
+    return _last_in(history_file(out_dir)[0])
+
+
+def _last_in(history: Path) -> HistoryEntry | None:
     if not history.exists():
         return None
     last = None
@@ -106,8 +109,8 @@ def _history_problem(path: Path) -> str | None:
 def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, TriageResult | None]:
     """One scheduled iteration: triage, compare with the previous entry, write the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    previous = last_entry(out_dir)
-    _, history_note = history_file(out_dir)
+    history, history_note = history_file(out_dir)  # checked once a run: it reads the whole file
+    previous = _last_in(history)
     now = datetime.now(timezone.utc)
     stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
     if request.ramp is None:  # each run's window, kept so the predictions it made can be run again
@@ -117,7 +120,7 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     except Exception as exc:
         entry = HistoryEntry(created_at=now.isoformat(timespec="seconds"), error=str(exc).splitlines()[0][:300])
         entry.diff = diff_runs(previous, [])
-        _append(out_dir, entry)
+        _append(history, entry)
         if not is_user_facing(exc):
             raise
         return entry, None
@@ -131,7 +134,7 @@ def run_once(request: TriageRequest, out_dir: Path) -> tuple[HistoryEntry, Triag
     entry = HistoryEntry(
         created_at=result.created_at, result_file=result_file.name, findings=states, diff=result.changes_since_last
     )
-    _append(out_dir, entry)
+    _append(history, entry)
     return entry, result
 
 
@@ -158,8 +161,7 @@ def run_schedule(
     return entries
 
 
-def _append(out_dir: Path, entry: HistoryEntry) -> None:
-    history, _ = history_file(out_dir)
+def _append(history: Path, entry: HistoryEntry) -> None:
     try:
         with open(history, "a", encoding="utf-8") as handle:
             handle.write(result_json(entry, indent=None))

@@ -14,7 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from advisor.collect.server_args import ServeCommand, ServerArgsError, parse_command
+from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
 
 __all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "validated_command"]
 
@@ -50,12 +50,11 @@ LAUNCH_VALUES: dict[str, LaunchValue] = {
     "--max-lora-rank": LaunchValue("int", 1, means="the largest LoRA rank"),
     "--max-loras": LaunchValue("int", 1, means="LoRA adapters per batch"),
 }
-_SHORT = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size"}
 
 
 def check_value(flag: str, value: str | None) -> str | None:
     """Why `value` is not one vLLM accepts for `flag`, or None when it is (or the flag is not checked)."""
-    rule = LAUNCH_VALUES.get(_SHORT.get(flag, flag))
+    rule = LAUNCH_VALUES.get(SHORT_FLAGS.get(flag, flag))
     if rule is None or value is None or value.strip() in rule.special:
         return None
     text = value.strip()
@@ -99,7 +98,7 @@ def validated_command(text: str, flag: str = "--server-args") -> ServeCommand:
         name, equals, inline = word.partition("=")
         if not name.startswith("-") or re.fullmatch(r"-?\d+(?:\.\d+)?", name):
             continue
-        key = _SHORT.get(name, "--" + name[5:] if name.startswith("--no-") else name)
+        key = SHORT_FLAGS.get(name, "--" + name[5:] if name.startswith("--no-") else name)
         following = words[index + 1] if index + 1 < len(words) and not words[index + 1].startswith("--") else None
         given = f"{name} {inline if equals else following or ''}".strip()
         if key in seen:

@@ -231,14 +231,15 @@ class _StepReplayer:
         time. Each step here is the one `_engine_step` would take, in the same float arithmetic: the
         same shape priced by the same `step_time`, the same clock, tokens and EngineStep. The run stops
         before anything else would happen: a block to allocate or fill, a request admitted
-        (`Scheduler.decode_only_steps`),
-        a request's last token (its finish sends the stream's next request), a send or arrival due,
-        the step's end with none of its own requests left, the drain deadline or MAX_ENGINE_STEPS.
+        (`Scheduler.decode_only_steps`), a request's last token (its finish sends the stream's next
+        request), a send or arrival due, the step's end with none of its own requests left, the drain
+        deadline or MAX_ENGINE_STEPS.
         tests/unit/advisor/perf/test_decode_runs.py holds it to `_engine_step` on replays of every kind."""
-        running = list(self.scheduler.running)
         steps = self.scheduler.decode_only_steps()
-        if steps:
-            steps = min(steps, *(request.max_tokens - request.num_output_tokens - 1 for request in running))
+        if not steps:  # most calls between runs end here: nothing is copied or summed before this check
+            return False
+        running = list(self.scheduler.running)
+        steps = min(steps, *(request.max_tokens - request.num_output_tokens - 1 for request in running))
         if steps <= 0:
             return False
         items = [item for item in (self.live[request.request_id][1] for request in running) if item is not None]

@@ -87,13 +87,12 @@ class KVCacheManager:
     ) -> bool:
         """Reserve blocks for `num_new_tokens` more tokens (after any cache hits); False if the pool
         is too full, in which case nothing changes."""
-        if not new_computed_blocks:  # a running request: most steps need no new block at all
-            held = self.req_to_blocks.get(request.request_id)
-            needed = request.num_computed_tokens + num_new_tokens
-            if held and needed <= len(held) * self.block_size:
-                if self.enable_caching:
-                    self._cache_full_blocks(request, held, min(needed, request.num_tokens))
-                return True
+        held = None if new_computed_blocks else self._held_covering(request, num_new_tokens)
+        if held is not None:  # a running request: most steps need no new block at all
+            if self.enable_caching:
+                needed = request.num_computed_tokens + num_new_tokens
+                self._cache_full_blocks(request, held, min(needed, request.num_tokens))
+            return True
         new_computed_blocks = new_computed_blocks or []
         num_new_blocks = self._num_new_blocks(request, num_new_tokens, new_computed_blocks)
         if not self._fits(num_new_blocks, new_computed_blocks):
@@ -112,15 +111,17 @@ class KVCacheManager:
         self, request: Request, num_new_tokens: int, new_computed_blocks: list[KVCacheBlock] | None = None
     ) -> bool:
         """Whether `allocate_slots` would succeed, without allocating."""
-        held = self.req_to_blocks.get(request.request_id)
-        if (
-            not new_computed_blocks
-            and held
-            and request.num_computed_tokens + num_new_tokens <= len(held) * self.block_size
-        ):
+        if not new_computed_blocks and self._held_covering(request, num_new_tokens) is not None:
             return True
         new_computed_blocks = new_computed_blocks or []
         return self._fits(self._num_new_blocks(request, num_new_tokens, new_computed_blocks), new_computed_blocks)
+
+    def _held_covering(self, request: Request, num_new_tokens: int) -> list[KVCacheBlock] | None:
+        """The request's blocks when they already hold `num_new_tokens` more tokens, else None."""
+        held = self.req_to_blocks.get(request.request_id)
+        if held and request.num_computed_tokens + num_new_tokens <= len(held) * self.block_size:
+            return held
+        return None
 
     def _num_new_blocks(self, request: Request, num_new_tokens: int, new_computed_blocks: list[KVCacheBlock]) -> int:
         """Blocks the pool must hand out for `num_new_tokens` more tokens after the cache hits."""

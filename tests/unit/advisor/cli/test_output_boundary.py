@@ -14,6 +14,7 @@ import pytest
 from advisor.cli.output import result_json, say, strip_escapes, write_result
 from advisor.errors import UserError
 from advisor.redact import MASK
+from tests.helpers.streams import ClosedPipe
 
 FIXTURE_LOG = Path(__file__).parents[3] / "fixtures" / "vllm" / "v0_10_rpc_timeout.log"
 
@@ -96,14 +97,7 @@ def test_say_masks_secrets_and_survives_a_reader_that_left(monkeypatch):
     say("vllm serve m --api-key abc123", buffer)
     assert buffer.getvalue() == f"vllm serve m --api-key {MASK}\n"
 
-    class Gone(io.StringIO):
-        def write(self, text: str) -> int:
-            raise BrokenPipeError
-
-        def fileno(self) -> int:
-            return os.open(os.devnull, os.O_WRONLY)
-
-    say("lost line", Gone())  # no exception
+    say("lost line", ClosedPipe())  # no exception
 
 
 def _umask() -> int:

@@ -5,9 +5,7 @@ prediction is known: a fitted model must reproduce the ramp it saw and predict a
 configuration it never saw.
 """
 
-import io
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from advisor.perf.whatif import FlagChanges, synthetic_ramp
 from advisor.perf.workload import workload_from_ramp
 from advisor.triage.forecast import with_change
 from benchmarks.fitting import fitted
+from tests.helpers.streams import ClosedPipe
 
 TRUE_COST = StepCost(base_s=0.020, prefill_token_s=0.0004, decode_seq_s=0.004, context_token_s=2e-6, overhead_s=0.005)
 CONFIG = {
@@ -98,17 +97,10 @@ def test_a_fitted_model_predicts_a_max_num_seqs_it_never_saw(measured_at_8):
 def test_a_reader_that_leaves_stdout_does_not_cost_the_prediction(tmp_path, measured_at_8, monkeypatch):
     """`servops predict … --json p.json | head -1`: the JSON is written before anything is printed."""
 
-    class Gone(io.StringIO):
-        def write(self, text: str) -> int:
-            raise BrokenPipeError
-
-        def fileno(self) -> int:
-            return os.open(os.devnull, os.O_WRONLY)
-
     ramp_path = tmp_path / "ramp.json"
     ramp_path.write_text(json.dumps(measured_at_8))
     out = tmp_path / "prediction.json"
-    monkeypatch.setattr(sys, "stdout", Gone())
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
     argv = ["predict", "--ramp", str(ramp_path), "--server-args", "vllm serve m --max-num-seqs 8"]
     code = main([*argv, "--change", "--max-num-seqs 2", "--kv-cache-tokens", "65536", "--json", str(out)])
     assert code == 0 and json.loads(out.read_text())["kind"] == "prediction"
