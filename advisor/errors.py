@@ -14,6 +14,8 @@ the CLI treats any exception that carries `user_facing = True` the same way, so
 from __future__ import annotations
 
 EXIT_USAGE = 2
+# A command stopped by Ctrl-C or SIGTERM (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 
 class UserError(Exception):

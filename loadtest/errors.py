@@ -15,3 +15,13 @@ class LoadTestError(Exception):
 
 # `python -m loadtest.locust_main worker` exits with this when no master answered in time.
 EXIT_NO_MASTER = 3
+
+
+class RampInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a ramp, carrying what was measured until then (a RampResult with
+    the finished steps and the partial one) so `servops ramp` can still write it. A KeyboardInterrupt,
+    so every other caller (tune, demo) stops exactly as it did on a plain Ctrl-C."""
+
+    def __init__(self, result: object) -> None:
+        super().__init__("ramp interrupted")
+        self.result = result

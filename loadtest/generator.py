@@ -128,6 +128,18 @@ class LoadGenerator:
         self._flush(None, None)
         self.finished = True
 
+    def interrupt(self) -> None:
+        """Ctrl-C or SIGTERM reached this process: hand on everything measured so far, the step in
+        progress included, with the moment of the interruption, so the controller keeps the steps
+        already done and a partial one instead of nothing. Requests still in flight are recorded as
+        `cancelled`. Only the first call emits (the terminal and the controller may both signal)."""
+        if self.finished:
+            return
+        self.finished = True
+        self._cancel_inflight()
+        records, self.buffer = self.buffer, []
+        self.emit({"type": "interrupted", "worker": self.worker, "ts": time.time(), "records": records})
+
     def _wait_for_steps_up_to(self, step: int, limit_ts: float) -> None:
         while time.time() < limit_ts and any(k[0] <= step for k in self.inflight):
             gevent.sleep(min(0.05, max(0.0, limit_ts - time.time())))

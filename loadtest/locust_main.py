@@ -6,7 +6,8 @@ servops and the test suite must never load it in their own process. The controll
 JSON object per line from its stdout; everything else (Locust's logging) goes to stderr.
 
 Protocol lines: `started` (with the absolute start time), `step_closed` (one per step per
-load process, with that process's records), `done` (final records), `error`.
+load process, with that process's records), `done` (final records), `error`, and, when a local
+run is interrupted (SIGINT), `interrupted` (the records so far and the moment it stopped).
 
 Distributed: `master --workers N` waits for N workers (`worker --master-host H`), gives each
 the plan and its index with a custom message, and relays their records, which travel at full
@@ -58,6 +59,7 @@ def run_local(plan: RampPlan) -> int:
     generator = LoadGenerator(plan, 0, emit, on_record=lambda r: fire_locust_request_event(env, r))
     env.servops_generator = generator  # type: ignore[attr-defined]
     runner = env.create_local_runner()
+    gevent.signal_handler(signal.SIGINT, lambda: _interrupt_local(generator))
     emit({"type": "started", "start_ts": plan.start_ts, "workers": 1})
     closer = gevent.spawn(generator.run_closer)
     runner.start_shape()
@@ -188,6 +190,14 @@ def _on_sigterm() -> None:
     os._exit(143)
 
 
+def _interrupt_local(generator: LoadGenerator) -> None:
+    """SIGINT in a local run (the user's Ctrl-C reaches the whole process group; the controller
+    forwards it too): send what was measured, then leave at once, like SIGTERM."""
+    generator.interrupt()
+    _protocol_out.flush()
+    os._exit(130)
+
+
 def _free_port() -> int:
     import socket
 
@@ -225,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.role == "worker":
         return run_worker(args.master_host, args.master_port, args.connect_timeout)
     plan = RampPlan.model_validate_json(open(args.plan, encoding="utf-8").read())
+    if args.role == "master" or args.workers > 0:  # distributed: the unclosed step's records stay with the workers
+        gevent.signal_handler(signal.SIGINT, _on_sigterm)
     if args.role == "master":
         return run_master(plan, args.master_bind_host, args.master_port, max(1, args.workers))
     if args.workers > 0:

@@ -9,14 +9,22 @@ median TTFT passed `--max-ttft`.
 
 Everything is bounded: the child gets a hard deadline (plan length + grace), after which it
 is terminated, then killed; a stalled pipe cannot block past that deadline.
+
+Interrupted (Ctrl-C, or SIGTERM from `timeout` or a container stop), the ramp keeps what it
+measured: the child sends the records of the step in progress, the finished steps are computed
+as usual, the step in progress over the part of its window that ran (marked invalid: requests
+still in flight were cancelled), and `RampInterrupted` carries that result to the caller.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import math
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,12 +32,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from loadtest.config import WORKER_CONNECT_TIMEOUT_S, RampConfig, RampSchedule
-from loadtest.errors import LoadTestError
+from loadtest.errors import LoadTestError, RampInterrupted
 from loadtest.http_stream import Endpoint
 from loadtest.knee import find_knee, safe_operating_point
 from loadtest.plan import RampPlan, auth_headers
@@ -47,6 +56,10 @@ from loadtest.stats import (
 from loadtest.workload import Workload
 
 CHILD_GRACE_S = 90.0
+# Seconds an interrupted ramp waits for the child's last records before it stops the child anyway.
+INTERRUPT_GRACE_S = 5.0
+# An interrupted step is kept when at least this much of its measured window ran.
+MIN_PARTIAL_WINDOW_S = 1.0
 Progress = Callable[[str], None]
 
 
@@ -57,12 +70,13 @@ __all__ = ["RampConfig", "preflight", "run_ramp"]  # RampConfig lives in loadtes
 class ChildRun:
     """What one run of the Locust process gave: every record, the plan as it started (the start time
     and the number of load processes it chose), the steps every process closed (with their CPU figures)
-    and why it stopped early, if it did."""
+    and why it stopped early, if it did; `interrupted_at`, the moment a Ctrl-C or SIGTERM stopped it."""
 
     records: list[RequestRecord]
     plan: RampPlan
     closed: dict[int, list[float]]
     stopped_early: str | None
+    interrupted_at: float | None = None
 
 
 def preflight(config: RampConfig) -> str:
@@ -140,25 +154,26 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         plan_path = Path(tmp) / "plan.json"
         plan_path.write_text(plan.model_dump_json())
         try:
-            run = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
+            with _sigterm_as_interrupt():
+                run = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
         finally:
             if has_metrics:
                 sampler.stop()
-    probe = _prefill_probe(config, model, progress) if config.prefill_probe else None
+    probe = _prefill_probe(config, model, progress) if config.prefill_probe and not run.interrupted_at else None
     fill_tokens_with_tokenizer(run.records, tokenizer)
     if config.records_path:
         _write_records(config.records_path, run.records, progress)
-    steps = [
-        _final_step(config, run.plan, k, run.records, slos, run.closed, sampler if has_metrics else None)
-        for k in sorted(run.closed)
-    ]
+    signals = sampler if has_metrics else None
+    steps = [_final_step(config, run.plan, k, run.records, slos, run.closed, signals) for k in sorted(run.closed)]
+    if run.interrupted_at is not None:
+        steps += _unclosed_steps(config, run, slos, signals)
     knee = find_knee(steps, factor=config.knee_factor)
     safe = safe_operating_point(steps, knee, bool(slos))
     echo = config.model_dump()
     echo["model"] = model
     echo["start_ts"] = run.plan.start_ts
     echo["load_processes"] = run.plan.workers
-    return RampResult(
+    result = RampResult(
         config=echo,
         steps=steps,
         knee=knee,
@@ -168,6 +183,59 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         metric_definitions=METRIC_DEFINITIONS,
         prefill_probe=probe,
     )
+    if run.interrupted_at is not None:
+        raise RampInterrupted(result)
+    return result
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (`timeout`, `docker stop`, a CI job cancelled) ends the ramp like Ctrl-C, so what was
+    measured is kept; only where a handler can be set (the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame) -> None:  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _unclosed_steps(config: RampConfig, run: ChildRun, slos, signals: MetricsSampler | None) -> list[StepResult]:
+    """The steps an interruption left unclosed: a step whose window had ended is computed as usual
+    (its requests still in flight count as cancelled); the step in progress over the part of its
+    window that ran, marked invalid, since the requests it cancelled were the slowest."""
+    plan, stopped = run.plan, float(run.interrupted_at or 0.0)
+    steps = []
+    for step in range(plan.steps):
+        start, end = plan.window(step)
+        if step in run.closed or stopped - start < MIN_PARTIAL_WINDOW_S:
+            continue
+        result = step_stats(
+            plan,
+            step,
+            run.records,
+            slos,
+            (),
+            config.max_client_cpu_percent,
+            config.max_send_lateness_s,
+            until_ts=stopped,
+        )
+        if stopped < end:
+            reason = (
+                f"interrupted {stopped - start:.0f} s into its {end - start:.0f} s window; "
+                "its requests in flight were cancelled"
+            )
+            result = result.model_copy(update={"valid": False, "invalid_reason": reason})
+        if signals is not None:
+            result.server = summarise(signals.samples, result.window_start_ts, result.window_end_ts)
+        steps.append(result)
+    return steps
 
 
 def _prefill_probe(config: RampConfig, model: str, progress: Progress) -> PrefillProbe | None:
@@ -213,19 +281,31 @@ def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path,
         connect_s = WORKER_CONNECT_TIMEOUT_S if (config.master or config.workers) else 0.0
         deadline = time.time() + plan.steps * plan.step_s + plan.cooldown_s + CHILD_GRACE_S + connect_s
         try:
-            while time.time() < deadline and not protocol.all_done():
-                try:
-                    line = lines.get(timeout=0.5)
-                except queue.Empty:
-                    continue
-                if line is None:
-                    break  # child exited
-                if protocol.read(line):
-                    break
+            _read_until(lines, protocol, deadline)
+        except KeyboardInterrupt:
+            protocol.interrupted(time.time())
+            progress("ramp: interrupted; collecting what was measured (press Ctrl-C again to abandon it)")
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signal.SIGINT)  # the child sends its last records and leaves
+            _read_until(lines, protocol, time.time() + INTERRUPT_GRACE_S)
         finally:
             _stop_child(child, finish_s=20.0 if protocol.all_done() else 0.0)
             reader.join(timeout=5)
     return protocol.finish(stderr_path)
+
+
+def _read_until(lines: queue.Queue, protocol: _ChildMessages, deadline: float) -> None:
+    """Hand the child's lines to `protocol` until it is done, stops the ramp, the child exits or
+    `deadline` passes."""
+    while time.time() < deadline and not protocol.all_done():
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if line is None:
+            return  # child exited
+        if protocol.read(line):
+            return
 
 
 def _child_command(config: RampConfig, plan_path: Path) -> list[str]:
@@ -259,9 +339,14 @@ class _ChildMessages:
         self.done_workers: set[int] = set()
         self.stopped_early: str | None = None
         self.started = False
+        self.interrupted_at: float | None = None
 
     def all_done(self) -> bool:
         return len(self.done_workers) >= self.plan.workers
+
+    def interrupted(self, ts: float) -> None:
+        """The controller was interrupted at `ts` (the child's own moment, when it sends one, wins)."""
+        self.interrupted_at = ts
 
     def read(self, line: str) -> bool:
         """Take one line of the child's stdout; True when the ramp must stop early."""
@@ -276,6 +361,9 @@ class _ChildMessages:
             self._started(message)
             return False
         self.records.extend(RequestRecord.model_validate(r) for r in message.get("records", []))
+        if kind == "interrupted":
+            self.interrupted_at = min(float(message["ts"]), self.interrupted_at or math.inf)
+            return True
         if kind == "done":
             self.done_workers.add(int(message["worker"]))
             return False
@@ -319,6 +407,8 @@ class _ChildMessages:
     def finish(self, stderr_path: Path) -> ChildRun:
         """The run as collected; a LoadTestError naming the child's last words if it never started."""
         plan = self.plan
+        if not self.started and self.interrupted_at is not None:
+            raise KeyboardInterrupt  # nothing was measured: a plain interruption
         if not self.started:
             tail = stderr_path.read_text(errors="replace").strip().splitlines()[-3:]
             raise LoadTestError(
@@ -326,12 +416,22 @@ class _ChildMessages:
                 f"run `python -m loadtest.locust_main local --plan FILE` to see why"
             )
         stopped_early = self.stopped_early
-        if not stopped_early and len(self.closed) < plan.steps:
+        if self.interrupted_at is not None:
+            step = plan.step_at(self.interrupted_at)
+            where = f"during step {step + 1} of {plan.steps}" if step is not None else "after the last step's window"
+            stopped_early = f"interrupted {where}"
+        elif not stopped_early and len(self.closed) < plan.steps:
             tail = stderr_path.read_text(errors="replace").strip().splitlines()[-2:]
             stopped_early = f"load generator ended after {len(self.closed)} of {plan.steps} steps" + (
                 f" ({' / '.join(tail)})" if tail else ""
             )
-        return ChildRun(records=self.records, plan=plan, closed=self.closed, stopped_early=stopped_early)
+        return ChildRun(
+            records=self.records,
+            plan=plan,
+            closed=self.closed,
+            stopped_early=stopped_early,
+            interrupted_at=self.interrupted_at,
+        )
 
 
 def _write_records(path: str, records: list[RequestRecord], progress: Progress) -> None:

@@ -110,9 +110,13 @@ def step_stats(
     max_send_lateness_s: float = ramp_default("max_send_lateness_s"),
     max_error_rate: float = 0.01,
     quantile_shift: float = 0.0,
+    until_ts: float | None = None,
 ) -> StepResult:
-    """Statistics of one step from all records of the run; `quantile_shift`: see `percentiles`."""
+    """Statistics of one step from all records of the run; `quantile_shift`: see `percentiles`;
+    `until_ts`: the moment an interrupted ramp stopped, which ends this step's window early."""
     win_start, win_end = plan.window(step)
+    if until_ts is not None:
+        win_end = max(win_start, min(win_end, until_ts))
     window_s = win_end - win_start
     measured = [r for r in records if r.step == step and win_start <= r.intended_send_ts < win_end]
     sent_in_window = sum(1 for r in records if win_start <= r.actual_send_ts < win_end)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from advisor import __version__
 from advisor.cli.options import bind_command_line_values, harden_numeric_options
 from advisor.cli.output import say
-from advisor.errors import EXIT_USAGE, is_user_facing
+from advisor.errors import EXIT_INTERRUPTED, EXIT_USAGE, is_user_facing
 
 # Order is the order `servops --help` lists them in.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         say(f"servops {args.command}: interrupted", sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # one line for user errors; the traceback only for bugs
         if is_user_facing(exc):
             say(f"servops {args.command}: error: {exc}", sys.stderr)

@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -279,10 +280,13 @@ def under_ramp_load(
     max_window_s: float | None = None,
     cooldown_s: float = 5.0,
     request_timeout_s: float | None = None,
+    stop_when_observed: bool = False,
 ) -> Situation:
     """`servops ramp` holds `concurrency` streams for `step_s` (or steps through "1,2,4,…", `step_s`
     each); scrapes at settle_s and +interval_s (longer, up to max_window_s, while the counter
-    `until_rises` has not risen: see _observe)."""
+    `until_rises` has not risen: see _observe). With `stop_when_observed` the ramp is interrupted
+    (SIGINT, as Ctrl-C would) once the scrapes are done: it writes the finished steps and the
+    partial one, and the rest of a long step is not waited for."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ramp_json = out_dir / f"{name}-ramp.json"
     argv = [
@@ -320,6 +324,8 @@ def under_ramp_load(
     try:
         time.sleep(settle_s)
         situation = _observe(server, name, interval_s, during, until_rises, max_window_s)
+        if stop_when_observed:
+            ramp.send_signal(signal.SIGINT)
         ramp.wait(timeout=step_s * (str(concurrency).count(",") + 1) + cooldown_s + 120)
     finally:
         if ramp.poll() is None:

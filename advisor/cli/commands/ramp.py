@@ -38,9 +38,11 @@ from advisor.cli.options import (
 )
 from advisor.cli.output import print_json, result_json, say, write_result
 from advisor.cli.output_paths import check_output_file
-from advisor.errors import UserError
+from advisor.errors import EXIT_INTERRUPTED, UserError
 from advisor.redact import redact, split_url_credentials
 from loadtest.config import RampConfig
+from loadtest.errors import RampInterrupted
+from loadtest.results import RampResult
 from loadtest.workload import KIND_ONLY_FIELDS, LengthSpec
 
 
@@ -186,14 +188,25 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.json_path, "--json")  # before minutes of measurement, not after
     check_output_file(args.records, "--records")
     config = ramp_config(args)
-    result = run_ramp(config, progress=lambda line: say(line, sys.stderr))
-    if args.json_path:
-        write_result(args.json_path, result, "--json")
-        say(f"ramp: {result.summary}; wrote {args.json_path}", sys.stderr)
-    else:
-        print_json(result_json(result))
+    try:
+        result = run_ramp(config, progress=lambda line: say(line, sys.stderr))
+    except RampInterrupted as interrupted:
+        # Minutes of measurement are not thrown away for a Ctrl-C: the finished steps and the
+        # partial one are written as usual, and the exit status still says it was interrupted.
+        _hand_over(interrupted.result, args.json_path)
+        return EXIT_INTERRUPTED
+    _hand_over(result, args.json_path)
     _check_any_request_succeeded(result, args.json_path)
     return 0
+
+
+def _hand_over(result: RampResult, json_path: str | None) -> None:
+    """The result into --json (saying where) or onto stdout."""
+    if json_path:
+        write_result(json_path, result, "--json")
+        say(f"ramp: {result.summary}; wrote {json_path}", sys.stderr)
+    else:
+        print_json(result_json(result))
 
 
 def ramp_config(args: argparse.Namespace) -> RampConfig:

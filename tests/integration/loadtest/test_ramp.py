@@ -6,6 +6,8 @@ rate within 2% of offered, and queueing behind a concurrency cap showing in TTFT
 """
 
 import json
+import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -256,3 +258,49 @@ def test_latency_past_the_bound_stops_the_ramp_after_that_step(server):
     result = run_ramp(config)
     assert len(result.steps) == 1 and result.steps[0].errors == {}
     assert "median TTFT" in result.stopped_early and "--max-ttft 0.5" in result.stopped_early
+
+
+def _ramp_until_second_step(server, tmp_path, **popen) -> tuple[subprocess.Popen, object]:
+    """`servops ramp` over two 4 s steps, returned once its first step has closed (stderr says so)."""
+    stderr = tmp_path / "ramp.stderr"
+    argv = [sys.executable, "-m", "advisor", "ramp", "--endpoint", f"{server.url}/ttft=0.1,gap=0.05,tokens=10"]
+    argv += ["--concurrency", "2,4", "--step-seconds", "4", "--warmup-seconds", "0.5", "--cooldown-seconds", "2"]
+    argv += ["--input-len", "16", "--output-len", "8", "--json", str(tmp_path / "ramp.json")]
+    argv += ["--records", str(tmp_path / "records.jsonl")]
+    with open(stderr, "w") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, **popen)
+    for _ in range(300):  # bounded: 30 s
+        if "step 1/2" in stderr.read_text() or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, stderr.read_text()
+    time.sleep(2.0)  # into the second step's measured window: its first requests (0.6 s) have finished
+    return proc, stderr
+
+
+def _kept_after_interruption(proc: subprocess.Popen, stderr, tmp_path) -> dict:
+    assert proc.wait(timeout=30) == 130, stderr.read_text()
+    document = json.loads((tmp_path / "ramp.json").read_text())
+    first, second = document["steps"]
+    assert first["valid"] and first["ok_requests"] > 0
+    assert not second["valid"] and second["invalid_reason"].startswith("interrupted")
+    assert 0 < second["window_s"] < 4.0 and second["ok_requests"] > 0, second
+    assert document["stopped_early"] == "interrupted during step 2 of 2"
+    records = _records(tmp_path / "records.jsonl")
+    assert {r["step"] for r in records} == {0, 1}
+    assert "interrupted" in stderr.read_text() and "wrote" in stderr.read_text()
+    return document
+
+
+def test_ctrl_c_keeps_the_finished_steps_and_the_partial_one(server, tmp_path):
+    # Ctrl-C in a terminal reaches the whole foreground process group: servops and its Locust child.
+    proc, stderr = _ramp_until_second_step(server, tmp_path, start_new_session=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    _kept_after_interruption(proc, stderr, tmp_path)
+
+
+def test_sigterm_to_servops_alone_keeps_what_was_measured(server, tmp_path):
+    # `timeout`, `docker stop` or a cancelled CI job signal servops only; it stops its child itself.
+    proc, stderr = _ramp_until_second_step(server, tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _kept_after_interruption(proc, stderr, tmp_path)

@@ -51,8 +51,16 @@ def test_kv_too_small_for_max_model_len_is_triaged_to_a_max_model_len_that_start
 # into the pool; how soon depends on the machine. On a 2-core AVX2 host at 4-4.5 engine steps/s a
 # 256-token request took longer than the ramp's default 60 s request timeout, so every request was
 # abandoned before it ended and none was preempted (at the commit before the advisor's layers too): the
-# live case lets requests finish and waits longer; the recording keeps its recipe.
-LIVE_PREEMPTING_LOAD = {**PREEMPTING_LOAD, "step_s": 120.0, "max_window_s": 95.0, "request_timeout_s": 240.0}
+# live case lets requests finish and waits longer; the recording keeps its recipe. The ramp is
+# interrupted as soon as the scrapes saw the preemptions (it keeps the partial step), so a fast
+# machine does not sit out the rest of the 120 s step.
+LIVE_PREEMPTING_LOAD = {
+    **PREEMPTING_LOAD,
+    "step_s": 120.0,
+    "max_window_s": 95.0,
+    "request_timeout_s": 240.0,
+    "stop_when_observed": True,
+}
 
 
 def test_tiny_kv_space_under_long_outputs_is_triaged_to_preemptions(vllm_work: Path) -> None:
