@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from loadtest.figures import Count, Finite, NonNegative, Positive, PositiveCount
+
 
 def servops_version() -> str:
     try:
@@ -26,70 +28,70 @@ def servops_version() -> str:
 class Percentiles(BaseModel):
     """Linear-interpolated percentiles of one metric over a step; null when nothing was measured."""
 
-    p50: float | None = None
-    p90: float | None = None
-    p95: float | None = None
-    p99: float | None = None
-    count: int = 0
+    p50: NonNegative | None = None
+    p90: NonNegative | None = None
+    p95: NonNegative | None = None
+    p99: NonNegative | None = None
+    count: Count = 0
 
 
 class ServerSignals(BaseModel):
     """What the endpoint's /metrics said during the step (sampled by the controller)."""
 
-    samples: int
-    kv_cache_usage_mean: float | None = None
-    kv_cache_usage_max: float | None = None
+    samples: Count
+    kv_cache_usage_mean: NonNegative | None = None
+    kv_cache_usage_max: NonNegative | None = None
     kv_metric: str | None = Field(default=None, description="which spelling the server exposes")
-    running_mean: float | None = None
-    running_max: float | None = None
-    waiting_mean: float | None = None
-    waiting_max: float | None = None
-    preemptions_per_s: float | None = None
+    running_mean: NonNegative | None = None
+    running_max: NonNegative | None = None
+    waiting_mean: NonNegative | None = None
+    waiting_max: NonNegative | None = None
+    preemptions_per_s: NonNegative | None = None
     # Counter deltas between the first and last sample of the window (the performance model's
     # calibration reads them): engine steps and tokens per step from vllm:iteration_tokens_total,
     # per-request phase means from the request_{queue,prefill,decode}_time_seconds histograms.
-    engine_steps_per_s: float | None = None
-    tokens_per_step_mean: float | None = None
-    queue_time_mean_s: float | None = None
-    prefill_time_mean_s: float | None = None
-    decode_time_mean_s: float | None = None
-    prompt_tokens_per_s: float | None = None
-    generation_tokens_per_s: float | None = None
+    engine_steps_per_s: NonNegative | None = None
+    tokens_per_step_mean: NonNegative | None = None
+    queue_time_mean_s: NonNegative | None = None
+    prefill_time_mean_s: NonNegative | None = None
+    decode_time_mean_s: NonNegative | None = None
+    prompt_tokens_per_s: NonNegative | None = None
+    generation_tokens_per_s: NonNegative | None = None
 
 
 class ClientHealth(BaseModel):
     """Could the load generator keep its schedule? If not, the step's numbers describe the client."""
 
-    cpu_percent_max: float | None = None
-    send_lateness_p50_s: float | None = None
-    send_lateness_p99_s: float | None = None
-    load_processes: int = 1
+    cpu_percent_max: NonNegative | None = None
+    send_lateness_p50_s: Finite | None = None
+    send_lateness_p99_s: Finite | None = None
+    load_processes: PositiveCount = 1
 
 
 class StepResult(BaseModel):
-    step: int
-    offered: float = Field(description="requests/s (rate ramp) or concurrent streams (concurrency ramp)")
+    step: Count
+    offered: Positive = Field(description="requests/s (rate ramp) or concurrent streams (concurrency ramp)")
     offered_unit: Literal["rps", "concurrency"]
-    window_s: float
-    window_start_ts: float = Field(description="wall-clock start of the measured window (after warm-up)")
-    window_end_ts: float
-    achieved_rate: float
-    requests: int
-    ok_requests: int
-    errors: dict[str, int]
+    window_s: Positive
+    window_start_ts: Finite = Field(description="wall-clock start of the measured window (after warm-up)")
+    window_end_ts: Finite
+    achieved_rate: NonNegative
+    requests: Count
+    ok_requests: Count
+    errors: dict[str, Count]
     error_examples: dict[str, str] = Field(default_factory=dict)
     ttft_s: Percentiles
     itl_s: Percentiles
     itl_request_mean_s: Percentiles
     tpot_s: Percentiles
     e2e_s: Percentiles
-    output_tokens: int
+    output_tokens: Count
     prompt_tokens: Percentiles | None = Field(default=None, description="usage.prompt_tokens of the ok requests")
-    output_tokens_per_s: float
-    streamed_tokens_per_s: float | None = Field(
+    output_tokens_per_s: NonNegative
+    streamed_tokens_per_s: NonNegative | None = Field(
         default=None, description="output tokens received in the window from any request / window (stats.py)"
     )
-    goodput_rps: float
+    goodput_rps: NonNegative
     slo_met: bool | None = None
     valid: bool
     invalid_reason: str | None = None
@@ -98,27 +100,27 @@ class StepResult(BaseModel):
 
 
 class Knee(BaseModel):
-    step: int
-    offered: float
+    step: Count
+    offered: Positive
     metric: str
     reason: str
-    value_s: float | None = None
-    threshold_s: float | None = None
-    baseline_s: float | None = None
+    value_s: NonNegative | None = None
+    threshold_s: NonNegative | None = None
+    baseline_s: NonNegative | None = None
 
 
 class SafeOperatingPoint(BaseModel):
-    step: int
-    offered: float
+    step: Count
+    offered: Positive
     reason: str
 
 
 class ProbeTiming(BaseModel):
     """One lone request: its prompt as sent and as the server counted it, and its TTFT."""
 
-    words: int
-    prompt_tokens: int = Field(description="usage.prompt_tokens, the server's own count")
-    ttft_s: float
+    words: PositiveCount
+    prompt_tokens: Count = Field(description="usage.prompt_tokens, the server's own count")
+    ttft_s: NonNegative
 
 
 class PrefillProbe(BaseModel):
@@ -141,11 +143,11 @@ class RampResult(BaseModel):
     kind: Literal["ramp"] = "ramp"
     servops_version: str = Field(default_factory=servops_version)
     created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
-    config: dict
+    config: dict = Field(default_factory=dict, description="the ramp's settings as run (RampConfig's fields)")
     steps: list[StepResult]
-    knee: Knee | None
-    safe_operating_point: SafeOperatingPoint | None
+    knee: Knee | None = None
+    safe_operating_point: SafeOperatingPoint | None = None
     stopped_early: str | None = None
     summary: str = ""
-    metric_definitions: dict[str, str]
+    metric_definitions: dict[str, str] = Field(default_factory=dict)
     prefill_probe: PrefillProbe | None = None

@@ -15,6 +15,7 @@ timeout; a server without /metrics simply yields `server: null`.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import urllib.error
@@ -59,9 +60,11 @@ def parse_prometheus_text(text: str, wanted: Sequence[str] = WANTED) -> dict[str
         if name not in wanted:
             continue
         try:
-            values.setdefault(name, []).append(float(rest.split()[0]))
+            value = float(rest.split()[0])
         except (IndexError, ValueError):
             continue
+        if math.isfinite(value) and value >= 0:  # every wanted series is a count, a gauge of use or a time
+            values.setdefault(name, []).append(value)
     return values
 
 

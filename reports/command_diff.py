@@ -28,9 +28,18 @@ class DiffLine:
         return {"same": " ", "removed": "-", "added": "+"}[self.op]
 
 
+def _shell_words(command: str) -> list[str]:
+    """The shell's words; a command with an unbalanced quote (hand-edited, or cut off) is split at
+    whitespace instead, so the diff shows what the file holds rather than failing the report."""
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
 def split_command(command: str | Sequence[str]) -> list[tuple[str, str | None]]:
     """Command as (word, value) items: leading words, then each flag with its value (or None)."""
-    words = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]
+    words = _shell_words(command) if isinstance(command, str) else [str(w) for w in command]
     items: list[tuple[str, str | None]] = []
     i = 0
     while i < len(words) and not words[i].startswith("--"):  # "vllm serve MODEL" stays one line

@@ -4,6 +4,13 @@ Why here: reports/ renders what it is given and must not compute findings or kno
 catalog, so the command layer attaches each rule's page text (`servops rules explain`) to
 the triage documents before rendering. Loading and writing live here too, so every command
 gives the same one-line errors for the same file problems.
+
+Every document is read through the pydantic model of the command that wrote it (RESULT_MODELS):
+the same model that wrote the file is the one that says it is well-formed, so a wrong type, a
+NaN, a negative latency or a zero window is refused here in one line naming the field, and the
+renderers and the performance model only ever see documents of the shape they were written for.
+A report may leave out fields (an older servops wrote fewer; reports/fields.py leaves gaps for
+them); a ramp the performance model computes from (`--ramp`) must have every field.
 """
 
 from __future__ import annotations
@@ -13,16 +20,38 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
+from advisor.advise.result import AdviseResult
 from advisor.errors import UserError
+from advisor.perf.forecast import Prediction
 from advisor.redact import redact, redact_document
+from advisor.triage.result import TriageResult
+from advisor.tune.demo import DemoResult
+from advisor.tune.loop import TuneResult
+from loadtest.results import RampResult
 from reports.render import KINDS, render_html
 from rules.catalog import UnknownRuleError, get_rule
 
-__all__ = ["attach_rule_pages", "load_result", "write_html_report"]
+__all__ = ["RESULT_MODELS", "attach_rule_pages", "load_ramp", "load_result", "write_html_report"]
+
+# The model each result kind is written with, and read back through.
+RESULT_MODELS: dict[str, type[BaseModel]] = {
+    "triage": TriageResult,
+    "ramp": RampResult,
+    "advise": AdviseResult,
+    "demo": DemoResult,
+    "tune": TuneResult,
+    "prediction": Prediction,
+}
+# The command that writes each kind, for the fix in an error message.
+WRITTEN_BY = {"prediction": "predict"}
 
 
-def load_result(path: Path) -> dict[str, Any]:
-    """Read one result file, with one-line errors naming the file and the fix."""
+def load_result(path: Path, complete: bool = False, kind: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Read one result file, with one-line errors naming the file and the fix; `complete`: every
+    field its model requires must be there too (what is there is always checked); `kind`: (the kind
+    required, the flag the file was given to)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -47,9 +76,52 @@ def load_result(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("kind") not in KINDS:
         kind = document.get("kind") if isinstance(document, dict) else type(document).__name__
         raise UserError(f"{path}: kind {kind!r} is not a servops result; report renders {', '.join(KINDS)} JSON")
+    if kind is not None and document["kind"] != kind[0]:
+        raise UserError(
+            f"{kind[1]} {path}: kind {document['kind']!r} is not a {kind[0]} result; give the JSON "
+            f"`servops {WRITTEN_BY.get(kind[0], kind[0])} --json` wrote"
+        )
     _check_complete(path, document)
+    _check_shape(path, document, complete)
     document.setdefault("_source_file", path.name)
     return document
+
+
+def load_ramp(path: str, flag: str) -> dict[str, Any]:
+    """The document given to `flag` (--ramp): a servops ramp result, or one line naming the file and the fix."""
+    return load_result(Path(path), complete=True, kind=("ramp", flag))
+
+
+def _check_shape(path: Path, document: dict[str, Any], complete: bool) -> None:
+    """The document validates against the model its kind is written with (fields left out allowed
+    unless `complete`); else one line naming the first field that does not, what is wrong with it,
+    and the fix."""
+    kind = document["kind"]
+    try:
+        RESULT_MODELS[kind].model_validate(document)
+    except ValidationError as exc:
+        errors = [error for error in exc.errors() if complete or error["type"] != "missing"]
+        if not errors:
+            return
+        error = errors[0]
+        where = _field_path(error["loc"]) or "the document"
+        given = error.get("input")
+        shown = "" if error["type"] == "missing" or isinstance(given, (dict, list)) else f" (it holds {given!r:.60})"
+        raise UserError(
+            f"{path}: not a {kind} result servops can read: {where}: {error['msg'].lower()}{shown}; pass the file "
+            f"'servops {WRITTEN_BY.get(kind, kind)} --json' wrote, or run it again"
+        ) from None
+
+
+def _field_path(loc: tuple) -> str:
+    """pydantic's error location as a path a person can find in the file: steps[2].ttft_s.p99."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not str(part).startswith(("function-", "union[", "literal[")) and part not in ("float", "int", "str"):
+            text += f".{part}" if text else str(part)
+    return text
 
 
 FINDING_KEYS = ("rule", "severity", "title")  # what every rendered finding shows

@@ -7,30 +7,15 @@ it calibrated on, with the same one-line errors every other result file gets.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from advisor.cli.output import write_result
-from advisor.cli.result_files import load_result
-from advisor.errors import UserError
+from advisor.cli.result_files import load_ramp
 from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest, TriageResult
 
 
-def load_ramp(path: str) -> dict[str, Any]:
-    """The `--ramp` document: a servops ramp result, or one line naming the file and the fix."""
-    document = load_result(Path(path))
-    if document.get("kind") != "ramp":
-        raise UserError(
-            f"--ramp {path}: kind {document.get('kind')!r} is not a ramp result; give the JSON "
-            f"`servops ramp --json` wrote"
-        )
-    return document
-
-
 def triage_with_files(request: TriageRequest) -> TriageResult:
     """Triage with the request's files: its ramp read first, its live window saved after."""
-    ramp = load_ramp(request.ramp) if request.ramp else None
+    ramp = load_ramp(request.ramp, "--ramp") if request.ramp else None
     result = run_triage(request, ramp=ramp)
     if request.save_window and result.window_ramp is not None:
         write_result(request.save_window, result.window_ramp, "--save-window", indent=1)

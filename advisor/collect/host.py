@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from advisor.collect.cpu_features import cpu_flags, has_bf16_arithmetic
 from advisor.errors import UserError
+from loadtest.figures import Positive, PositiveCount
 from loadtest.results import servops_version
 
 READ_BUFFER_MIB = 512  # far above any last-level cache of a server CPU (a 96-core Genoa has 384 MiB)
@@ -38,10 +39,10 @@ REPEATS = 5
 class ThreadFigures(BaseModel):
     """What `threads` cores of this host did: read GB/s and GEMM GFLOP/s (best of the repeats)."""
 
-    threads: int
-    read_gbps: float
-    bf16_gflops: float
-    fp32_gflops: float
+    threads: PositiveCount
+    read_gbps: Positive
+    bf16_gflops: Positive
+    fp32_gflops: Positive
 
     @property
     def peak_gflops(self) -> float:
@@ -54,9 +55,9 @@ class HostProfile(BaseModel):
     servops_version: str = Field(default_factory=servops_version)
     created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     cpu_model: str
-    usable_cores: int
+    usable_cores: PositiveCount
     bf16_arithmetic: bool = Field(description="AVX512-BF16 or AMX: bfloat16 GEMMs run in hardware")
-    figures: list[ThreadFigures]
+    figures: list[ThreadFigures] = Field(min_length=1)
     method: str
 
     def at(self, cores: int | None) -> ThreadFigures:
@@ -131,10 +132,15 @@ def probe(
 def load_profile(path: str) -> HostProfile:
     """A `servops probe --json` document, or one clear error naming the file and the fix."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(
             f"--host-profile {path}: cannot read it ({exc.strerror}); run `servops probe --json {path}` on the "
+            "serving host"
+        ) from None
+    except UnicodeDecodeError:
+        raise UserError(
+            f"--host-profile {path}: not text (binary bytes); write one with `servops probe --json FILE` on the "
             "serving host"
         ) from None
     try:

@@ -16,12 +16,13 @@ from advisor.catalog.models import resolve_model
 from advisor.cli.options import command_line
 from advisor.cli.output import say, write_result
 from advisor.cli.output_paths import check_output_file
-from advisor.cli.result_files import load_result
+from advisor.cli.result_files import load_ramp
 from advisor.collect.facts import server_config
 from advisor.collect.launch_values import validated_command
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.memory.kv_change import Deployment, launch_from_config
+from advisor.memory.launch_check import launch_refusals
 from advisor.perf.forecast import Prediction, figure
 from advisor.perf.limits import ENGINE_KINDS, PIPELINE_PARALLEL_FLAG, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
 from advisor.perf.measured import measured_ramp
@@ -129,8 +130,9 @@ def run(args: argparse.Namespace) -> int:
         device_share=device_share(args.kv_cache_gib, args.gpu_memory_gib),
         deployment=deployment_for(args.model, args.gpu, command, args.kv_cache_gib),
     )
+    refuse_what_vllm_refuses(server.deployment, command, changes)
     check_output_file(args.json, "--json")  # before the calibration's work
-    document = load_result(Path(args.ramp))
+    document = load_ramp(args.ramp, "--ramp")
     if args.slo is not None:
         parse_slos(args.slo)  # a malformed SLO is its own one-line error, before the calibration
         document = {**document, "config": {**(document.get("config") or {}), "slo": args.slo}}
@@ -162,6 +164,29 @@ def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShar
             "(both are in vLLM's start-up log)"
         )
     return DeviceShare(pool_gib=pool_gib, device_gib=device_gib) if pool_gib is not None else None
+
+
+def refuse_what_vllm_refuses(deployment: Deployment | None, command: ServeCommand, changes: FlagChanges) -> None:
+    """A launch vLLM refuses at start-up (advisor/memory/launch_check.py, vLLM's own words) has no latency
+    to predict: as given, or as changed, it is one line naming the input, never a prediction. Only with
+    --model (and --gpu): the checks are against the model's heads and position limit."""
+    if deployment is None:
+        return
+    for given, launch in (
+        (f"--server-args {command.render()!r}", command),
+        (" ".join(f"--change {text!r}" for text in changes.texts), command.with_changes(changes.values)),
+    ):
+        refusals = launch_refusals(
+            deployment.model,
+            launch_from_config(server_config(launch, [], None)),
+            env=launch.env,
+            chunked_prefill=launch.value("--enable-chunked-prefill") != "false",
+        )
+        if refusals:
+            raise UserError(
+                f"{given}: vLLM refuses this launch for {deployment.model.name} at start-up ({refusals[0]}); "
+                "there is nothing to predict: change that flag to a value vLLM accepts"
+            )
 
 
 def deployment_for(

@@ -43,3 +43,9 @@ def test_apply_changes_rebuilds_current_command_from_proposed_one():
 def test_apply_changes_quotes_values_with_spaces():
     out = apply_changes("serve --a 1", [{"flag": "--name", "proposed": "two words"}], "proposed")
     assert out == "serve --a 1 --name 'two words'"
+
+
+def test_a_command_with_an_unbalanced_quote_is_split_at_whitespace_not_refused():
+    items = split_command("vllm serve m --api-key 'unbalanced --max-num-seqs 8")
+    assert items[0] == ("vllm serve m", None)
+    assert ("--max-num-seqs", "8") in items and ("--api-key", "'unbalanced") in items

@@ -1,7 +1,8 @@
 """`servops report` on hostile documents (Hypothesis): every result kind, a few of its values replaced by
 NaN, infinities, 1e308, integers beyond float range, negative and zero figures, unbalanced quotes in
-command fields, escape sequences and long text. Each must render (exit 0, an HTML file) or be refused
-in one line naming the file (exit 2); never a traceback.
+command fields, escape sequences and long text, or by a value of another JSON type (text for a
+number, a list for an object, an object for a list, null, a boolean). Each must render (exit 0, an
+HTML file) or be refused in one line naming the file (exit 2); never a traceback.
 
 Examples per kind (FUZZ_EXAMPLES) are sized to the render's cost: a demo or tune document draws
 several charts (about 3 s on the 2-core AVX2 box), a triage or advise one about 0.3 s.
@@ -23,33 +24,36 @@ from advisor.cli.main import main
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "reports"
 FUZZ_EXAMPLES = {"triage": 30, "advise": 30, "ramp": 12, "demo": 6, "tune": 6}
 
-# Values of the right JSON type but hostile content (wrong types are the next step: see the issue's note).
+# Values of the right JSON type but hostile content, and values of the wrong type.
 HOSTILE_NUMBERS = st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -1e308, 10**400, -(10**30), -1, 0, 0.0])
 HOSTILE_TEXT = st.sampled_from(
     ["", "a'b\"c", "vllm serve m --api-key 'unbalanced", '--max-num-seqs "8', "\x1b]8;;http://x\x07link", "é" * 300]
 )
 
 
+WRONG_TYPES = st.sampled_from(["text", 7, -2.5, True, None, [], [1, "x"], {}, {"a": 1}])
+
+
 def _hostile_like(value: Any):
-    """A hostile value of the same JSON type as `value` (a number for a number, text for text)."""
-    if isinstance(value, bool) or value is None:
-        return st.just(value)
-    if isinstance(value, (int, float)):
-        return HOSTILE_NUMBERS
-    if isinstance(value, str):
-        return HOSTILE_TEXT
-    return st.just(value)
+    """A hostile value of the same JSON type as `value` (a number for a number, text for text), or a
+    value of another type (one draw in three)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return WRONG_TYPES
+    same = HOSTILE_NUMBERS if isinstance(value, (int, float)) else HOSTILE_TEXT
+    return st.one_of(same, same, WRONG_TYPES)
 
 
 def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every leaf of the document (a number or a text), by its path of keys and indexes."""
+    """Every value of the document below its top (leaves, objects and lists), by its path of keys and
+    indexes; not `kind`, whose wrong values have their own test."""
     found: list[tuple] = []
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
     for key, value in items:
+        if key == "kind" and not prefix:
+            continue
+        found.append((*prefix, key))
         if isinstance(value, (dict, list)):
             found.extend(_paths(value, (*prefix, key)))
-        elif isinstance(value, (int, float, str)) and not isinstance(value, bool) and key != "kind":
-            found.append((*prefix, key))
     return found
 
 
@@ -57,6 +61,17 @@ def _at(document: Any, path: tuple) -> Any:
     for key in path:
         document = document[key]
     return document
+
+
+def _exists(document: Any, path: tuple) -> bool:
+    for key in path:
+        if isinstance(document, dict) and key in document:
+            document = document[key]
+        elif isinstance(document, list) and isinstance(key, int) and key < len(document):
+            document = document[key]
+        else:
+            return False
+    return True
 
 
 def _replaced(document: Any, path: tuple, value: Any) -> Any:
@@ -79,7 +94,8 @@ def _hostile_documents(kind: str):
         result = document
         for _ in range(draw(st.integers(min_value=1, max_value=4))):
             path = draw(st.sampled_from(paths))
-            result = _replaced(result, path, draw(_hostile_like(_at(document, path))))
+            if _exists(result, path):  # not below a value an earlier draw replaced
+                result = _replaced(result, path, draw(_hostile_like(_at(document, path))))
         return result
 
     return mutated()

@@ -104,6 +104,60 @@ def test_report_refuses_a_corrupt_result(servops, tmp_path, case):
     assert not (tmp_path / "r.html").exists()
 
 
+def _ramp(**step_changes) -> dict:
+    document = json.loads((FIXTURES / "recorded-ramp-tiny.json").read_text())
+    document["steps"][0].update(step_changes)
+    return document
+
+
+def _finding(**changes) -> dict:
+    document = json.loads((FIXTURES / "recorded-triage-tiny.json").read_text())
+    document["findings"][0].update(changes)
+    return document
+
+
+# Documents of the right JSON but the wrong shape: each is refused by the model that writes its kind,
+# in one line naming the field (advisor.cli.result_files._check_shape), never rendered into a traceback.
+WRONG_SHAPE = {
+    "negative latency": (_ramp(ttft_s={"p50": -0.2, "count": 3}), "steps[0].ttft_s.p50: input should be greater"),
+    "zero window": (_ramp(window_s=0), "steps[0].window_s: input should be greater than 0"),
+    "a string for a number": (_ramp(requests="many"), "steps[0].requests: input should be a valid integer"),
+    "an object for a list": (_ramp(errors=[1]), "steps[0].errors: input should be a valid dictionary"),
+    "a string for an object": (_finding(evidence="high"), "findings[0].evidence: input should be a valid list"),
+    "an unknown severity": (_finding(severity="urgent"), "findings[0].severity: input should be"),
+    "an integer beyond any count": (_ramp(output_tokens=2**60), "steps[0].output_tokens: input should be less"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_SHAPE))
+def test_report_refuses_a_document_its_model_refuses_naming_the_field(servops, tmp_path, case):
+    document, problem = WRONG_SHAPE[case]
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(document))
+    outcome = servops("report", str(path), "-o", str(tmp_path / "r.html"))
+    outcome.assert_one_line_error("report", str(path), problem)
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_ramp_given_to_predict_must_be_complete(servops, tmp_path):
+    document = _ramp()
+    del document["steps"][0]["window_s"]
+    path = tmp_path / "ramp.json"
+    path.write_text(json.dumps(document))
+    outcome = servops("predict", "--ramp", str(path))
+    outcome.assert_one_line_error("predict", str(path), "steps[0].window_s: field required")
+
+
+def test_a_report_leaves_gaps_for_fields_an_older_servops_did_not_write(servops, tmp_path):
+    document = _ramp()
+    for key in ("itl_request_mean_s", "streamed_tokens_per_s", "client"):
+        document["steps"][0].pop(key, None)
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(document))
+    assert servops("report", str(path), "-o", str(tmp_path / "r.html")).code == 0
+    assert (tmp_path / "r.html").is_file()
+
+
 @pytest.mark.parametrize("content", [b"\xff\xfe\x00binary", b'{"kind": "triage", "findings": [', b""])
 def test_report_refuses_unreadable_bytes(servops, tmp_path, content):
     path = tmp_path / "bad.json"

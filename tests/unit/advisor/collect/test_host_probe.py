@@ -42,17 +42,33 @@ def test_probe_writes_a_profile_triage_reads(tmp_path: Path, capsys: pytest.Capt
     assert "read GB/s" in capsys.readouterr().out
 
 
+FIGURES = {"threads": 1, "read_gbps": 9.5, "bf16_gflops": 40.0, "fp32_gflops": 80.0}
+
+
+def _profile(**fields) -> str:
+    """A host profile as `servops probe --json` writes it, with `fields` replaced."""
+    document = {"kind": "host_profile", "cpu_model": "x", "usable_cores": 2, "bf16_arithmetic": False}
+    return json.dumps({**document, "figures": [FIGURES], "method": "m", **fields})
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         (None, "cannot read it"),
         ('{"kind": "ramp"}', "not a host profile"),
         ("not json", "not a host profile"),
+        (b"\xff\xfe\x00 binary", "not text"),
+        (_profile(figures=[]), "figures: List should have at least 1 item"),
+        (_profile(usable_cores=0), "usable_cores: Input should be greater than or equal to 1"),
+        (_profile(figures=[{**FIGURES, "read_gbps": -3.0}]), "figures.0.read_gbps: Input should be greater than 0"),
+        (_profile(figures=[{**FIGURES, "fp32_gflops": "NaN"}]), "figures.0.fp32_gflops: Input should be a finite"),
     ],
 )
 def test_a_bad_host_profile_is_one_line_error_naming_the_fix(tmp_path, capsys, content, message):
     path = tmp_path / "host.json"
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     code = main(["triage", "--server-args", "vllm serve m", "--host-profile", str(path)])
     err = capsys.readouterr().err

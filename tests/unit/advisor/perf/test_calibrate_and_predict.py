@@ -180,6 +180,14 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
         (["--kv-cache-gib", "20"], "--kv-cache-gib and --gpu-memory-gib go together"),
         (["--kv-cache-gib", "20", "--gpu-memory-gib", "0"], "--gpu-memory-gib 0: give a size in GiB above 0"),
         (["--change", "--gpu-memory-utilization 0.95"], "needs the pool in tokens (--kv-cache-tokens"),
+        (
+            ["--change", "--max-model-len 200000", "--model", "Llama-3.1-8B", "--gpu", "L40S"],
+            "--change '--max-model-len 200000': vLLM refuses this launch for Llama-3.1-8B at start-up",
+        ),
+        (
+            ["--server-args", "vllm serve m --max-model-len 262144", "--model", "Llama-3.1-8B", "--gpu", "L40S"],
+            "greater than the derived max_model_len (max_position_embeddings=131072",
+        ),
     ],
 )
 def test_bad_predict_inputs_are_one_line_errors(tmp_path, measured_at_8, capsys, argv, message):
