@@ -40,6 +40,7 @@ from advisor.perf import features as F
 from advisor.perf.cost import StepCost, StepShape
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import MeasuredRamp
+from advisor.perf.memo import kept
 from advisor.perf.readings import predicted_step
 from advisor.perf.replay import StepReplay, replay_step
 from advisor.perf.workload import ReplayWorkload
@@ -116,6 +117,7 @@ class Calibration(BaseModel):
     max_batch_seen: int = Field(default=1, description="the largest decode batch the measured steps mostly ran")
 
 
+@kept
 def calibrate(
     ramp: MeasuredRamp,
     limits: SchedulerLimits,

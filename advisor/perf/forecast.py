@@ -17,6 +17,7 @@ from advisor.perf.calibrate import Calibration
 from advisor.perf.cost import StepCost
 from advisor.perf.limits import SchedulerLimits
 from advisor.perf.measured import MeasuredRamp
+from advisor.perf.memo import kept
 from advisor.perf.readings import predicted_readings
 from advisor.perf.workload import ReplayWorkload
 from loadtest.knee import find_knee, safe_operating_point
@@ -107,6 +108,7 @@ class Prediction(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+@kept
 def predict_ramp(
     ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost, workload: ReplayWorkload, with_bands: bool = True
 ) -> PredictedRamp:
