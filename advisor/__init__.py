@@ -8,6 +8,7 @@ internals, and is cut into layers that each answer one question; imports run onl
     tune       does the change the model picks help once it is measured?
     triage     what is wrong with this server, and what would each proposed change do?
     advise     what should I launch?        | perf     how fast would it run under other flags?
+               | oncall   what do Prometheus and Alertmanager get (the alert pack)?
     memory     does it fit in memory?       | servers  how is an engine started and stopped?
     collect    what does the server say (metrics, Prometheus, logs, the launch command)?
     catalog    what is fixed and published (GPUs, models, vLLM's defaults per version)?

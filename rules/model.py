@@ -167,6 +167,25 @@ class RulePage(BaseModel):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Alert:
+    """One Prometheus alerting rule for a servops rule.
+
+    `name`: CamelCase, prefixed `Vllm` (one prefix for the pack); `expr`: PromQL, with `{slo_s}` where
+    the latency target goes (alerts on the user's `--slo`); `for_`: how long the expression must hold;
+    `severity`: the severity the rule gives this situation; `description`: a template with the
+    measured value (`{{ $value }}`) and the server (`{{ $labels.instance }}`); `slo`: the latency
+    metric whose `--slo` bound the expression takes, if any.
+    """
+
+    name: str
+    expr: str
+    for_: str
+    severity: Severity
+    description: str
+    slo: Literal["ttft", "itl"] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     """A stable code, a page, and a pure check over Facts.
 
@@ -186,6 +205,7 @@ class Rule:
     page: RulePage
     check: Callable[[Facts], list[Finding]]
     needs: tuple[str, ...] = field(default_factory=tuple)
+    alerts: tuple[Alert, ...] = ()  # the rule over Prometheus series (rules/alerts.py): what the pack exports
 
     def applies_to(self, facts: Facts) -> bool:
         if not self.needs:

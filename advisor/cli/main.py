@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "tune",
     "predict",
     "probe",
+    "alerts",
 )
 
 log = logging.getLogger("servops")

@@ -11,6 +11,7 @@ backend takes about a minute) is compilation, not a hang: the collector marks it
 from __future__ import annotations
 
 from rules import signals
+from rules.alerts import BY, Alert, rate
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -117,11 +118,31 @@ def _check_hang(facts: Facts) -> list[Finding]:
     ]
 
 
+# The stall as an alert: requests in the server, and neither a generated token nor an engine step
+# over MIN_STALL_WINDOW_S (the same window the rule needs), while the server exposes those counters.
+STALL_WINDOW = f"{MIN_STALL_WINDOW_S:g}s"
+ALERT_STALL = Alert(
+    name="VllmEngineStalled",
+    expr=(
+        f"(sum by ({BY}) (vllm:num_requests_running) + sum by ({BY}) (vllm:num_requests_waiting) >= 1)"
+        f" and on ({BY}) (sum by ({BY}) (vllm:generation_tokens_total) >= 0)"
+        f" unless on ({BY}) ({rate('vllm:generation_tokens_total', STALL_WINDOW)} > 0)"
+        f" unless on ({BY}) ({rate('vllm:iteration_tokens_total_count', STALL_WINDOW)} > 0)"
+    ),
+    for_="1m",
+    severity=Severity.CRITICAL,
+    description=(
+        "{{ $labels.instance }} ({{ $labels.model_name }}): {{ $value }} request(s) in the server and no engine "
+        f"step or generated token for {MIN_STALL_WINDOW_S:g} s; /health may still answer 200."
+    ),
+)
+
 RULE_HANG = Rule(
     code="HL-1",
     title="engine hung (no progress)",
     category=Category.HEALTH,
     check=_check_hang,
+    alerts=(ALERT_STALL,),
     needs=("window", "events"),
     page=RulePage(
         checks="`No available shared memory broadcast block found …` warnings, or a window of "

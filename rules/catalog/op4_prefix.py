@@ -9,8 +9,10 @@ workload's reuse share when it is known, and stay low-severity when it is not.
 from __future__ import annotations
 
 from rules import signals
+from rules.alerts import BY, Alert
 from rules.catalog import common as c
 from rules.facts import Facts
+from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -72,11 +74,32 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
     ]
 
 
+# The hit rate over 15 minutes where the cache was queried at all (0/0 is no rate, never an alert).
+HIT_WINDOW = "15m"
+HITS, QUERIES = METRIC_ALIASES["vllm:prefix_cache_hits_total"], METRIC_ALIASES["vllm:prefix_cache_queries_total"]
+ALERT_LOW_HIT = Alert(
+    name="VllmPrefixCacheHitRateLow",
+    expr=" or ".join(
+        f"(sum by ({BY}) (rate({hits}[{HIT_WINDOW}])) / sum by ({BY}) (rate({queries}[{HIT_WINDOW}])) "
+        f"< {LOW_HIT_RATE:g}) and on ({BY}) (sum by ({BY}) (rate({queries}[{HIT_WINDOW}])) > 0)"
+        for hits, queries in zip(
+            METRIC_ALIASES["vllm:prefix_cache_hits_total"],
+            METRIC_ALIASES["vllm:prefix_cache_queries_total"],
+            strict=True,
+        )
+    ),
+    for_="30m",
+    severity=Severity.LOW,
+    description=f"{{{{ $labels.instance }}}} ({{{{ $labels.model_name }}}}): prefix cache hit rate "
+    f"{{{{ $value | humanizePercentage }}}} < {LOW_HIT_RATE:.0%}; worth a look where prompts share prefixes.",
+)
+
 RULE_LOW_HIT = Rule(
     code="OP-4.1",
     title="low prefix-cache hit rate",
     category=Category.PREFIX_CACHE,
     check=_check_low_hit_rate,
+    alerts=(ALERT_LOW_HIT,),
     needs=("window", "snapshot", "events"),
     page=RulePage(
         checks="Prefix-cache hit rate (window, stats line, or since-start counters) below "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from rules import signals
+from rules.alerts import Alert, rate
 from rules.catalog import common as c
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -194,11 +195,25 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     ]
 
 
+# Preemptions over five minutes: the counter vLLM exposes is `vllm:num_preemptions_total`
+# (prometheus_client adds `_total`); the public packs' `vllm:num_preemptions` never existed.
+ALERT_PREEMPTIONS = Alert(
+    name="VllmPreemptions",
+    expr=f"{rate('vllm:num_preemptions_total', '5m')} > 0",
+    for_="5m",
+    severity=Severity.MEDIUM,
+    description=(
+        '{{ $labels.instance }} ({{ $labels.model_name }}): {{ $value | printf "%.2f" }} preemptions/s: the KV '
+        "cache runs out mid-generation and requests are recomputed."
+    ),
+)
+
 RULE_PREEMPTION = Rule(
     code="OP-5.3",
     title="KV cache over-committed: preemptions",
     category=Category.KV_CACHE,
     check=_check_preemptions,
+    alerts=(ALERT_PREEMPTIONS,),
     needs=("window", "snapshot", "events"),
     page=RulePage(
         checks="Preemptions: rate of vllm:num_preemptions_total, the stats line's `Preemptions: N` (0.12+), the V0 "

@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 
 from rules import signals
+from rules.alerts import Alert, latency_over_slo
 from rules.catalog import common as c
 from rules.catalog import floors
 from rules.facts import Facts
+from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -137,11 +139,24 @@ def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     ]
 
 
+# TTFT p99 over the latency target (`servops alerts export --slo`, else the rules' default) where the
+# window saw traffic enough to read a p99.
+ALERT_TTFT = Alert(
+    name="VllmTimeToFirstTokenHigh",
+    expr=latency_over_slo(0.99, c.TTFT, "5m"),
+    for_="5m",
+    severity=Severity.HIGH,
+    description="{{ $labels.instance }} ({{ $labels.model_name }}): TTFT p99 {{ $value | humanizeDuration }} "
+    "over the target {slo_s} s.",
+    slo="ttft",
+)
+
 RULE_TTFT = Rule(
     code="OP-5.1",
     title="TTFT high while nothing queues (prefill-bound)",
     category=Category.LATENCY,
     check=_check_ttft_prefill,
+    alerts=(ALERT_TTFT,),
     needs=("window",),
     page=RulePage(
         checks=f"Windowed TTFT p99 above the TTFT target (workload SLO, default {c.DEFAULT_TTFT_SLO_S:g} s) while "
@@ -303,11 +318,22 @@ def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[Conf
     return [widen, regroup], evidence
 
 
+ALERT_ITL = Alert(
+    name="VllmInterTokenLatencyHigh",
+    expr=latency_over_slo(0.99, c.ITL, "5m", METRIC_ALIASES[c.ITL]),
+    for_="5m",
+    severity=Severity.HIGH,
+    description="{{ $labels.instance }} ({{ $labels.model_name }}): ITL p99 {{ $value | humanizeDuration }} "
+    "over the target {slo_s} s.",
+    slo="itl",
+)
+
 RULE_ITL_LOAD = Rule(
     code="OP-5.4",
     title="ITL high under load",
     category=Category.LATENCY,
     check=_check_itl_under_load,
+    alerts=(ALERT_ITL,),
     needs=("window",),
     page=RulePage(
         checks=f"Windowed ITL p99 above the ITL target (default {c.DEFAULT_ITL_SLO_S:g} s) with {LOADED_RUNNING}+ "

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 
 from rules import signals
+from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
 from rules.facts import Facts
+from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -99,11 +101,36 @@ def _check_saturation(facts: Facts) -> list[Finding]:
     ]
 
 
+# Requests wait to start, and the KV cache is full while they do: the two causes OP-5.2 tells apart.
+ALERT_QUEUEING = Alert(
+    name="VllmRequestsQueueing",
+    expr=f"sum by ({BY}) (vllm:num_requests_waiting) >= 1",
+    for_="5m",
+    severity=Severity.MEDIUM,
+    description="{{ $labels.instance }} ({{ $labels.model_name }}): {{ $value }} request(s) waiting to start for "
+    "5 minutes: TTFT grows with the queue.",
+)
+ALERT_KV_FULL = Alert(
+    name="VllmKvCacheFull",
+    expr=(
+        f"avg by ({BY}) {series('vllm:kv_cache_usage_perc', METRIC_ALIASES['vllm:kv_cache_usage_perc'])}"
+        f" >= {c.KV_HIGH:g} and on ({BY}) (sum by ({BY}) (vllm:num_requests_waiting) >= 1)"
+    ),
+    for_="5m",
+    severity=Severity.MEDIUM,
+    description="{{ $labels.instance }} ({{ $labels.model_name }}): KV cache {{ $value | humanizePercentage }} "
+    f"used (>= {c.KV_HIGH:.0%}) with requests waiting: the cache, not the batch cap, holds them back.",
+)
+
 RULE_SATURATION = Rule(
     code="OP-5.2",
     title="requests queue (saturation)",
     category=Category.SATURATION,
     check=_check_saturation,
+    alerts=(
+        ALERT_QUEUEING,
+        ALERT_KV_FULL,
+    ),
     needs=("window", "snapshot", "events"),
     page=RulePage(
         checks=f"num_requests_waiting >= 1, and which limit holds them: KV usage >= {c.KV_HIGH:.2f} (capacity), "

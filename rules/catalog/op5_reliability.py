@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from rules import signals
+from rules.alerts import BY, MIN_REQUESTS_PER_S, Alert, rate
 from rules.catalog import common as c
 from rules.events import LogEventKind as K
 from rules.facts import Facts
@@ -52,11 +53,28 @@ def _check_aborts(facts: Facts) -> list[Finding]:
     ]
 
 
+# Aborted or failed requests above ABORT_SHARE of those finished, where requests finished at all. A
+# share held for five minutes is a symptom users feel (high: it pages), where one triage window's
+# share is a finding to read (medium).
+FINISHED = "vllm:request_success_total"
+ALERT_FAILING = Alert(
+    name="VllmRequestsFailing",
+    expr=(
+        f'sum by ({BY}) (rate({FINISHED}{{finished_reason=~"abort|error"}}[5m])) / sum by ({BY}) '
+        f"(rate({FINISHED}[5m])) > {ABORT_SHARE:g} and on ({BY}) ({rate(FINISHED, '5m')} >= {MIN_REQUESTS_PER_S:g})"
+    ),
+    for_="5m",
+    severity=Severity.HIGH,
+    description=f"{{{{ $labels.instance }}}} ({{{{ $labels.model_name }}}}): {{{{ $value | humanizePercentage }}}} "
+    f"of finished requests aborted or failed (> {ABORT_SHARE:.0%}).",
+)
+
 RULE_ABORTS = Rule(
     code="OP-5.8",
     title="many requests aborted or failed",
     category=Category.RELIABILITY,
     check=_check_aborts,
+    alerts=(ALERT_FAILING,),
     needs=("window",),
     page=RulePage(
         checks="Share of vllm:request_success_total with finished_reason abort or error (0.13+) over the window, "

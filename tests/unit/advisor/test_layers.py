@@ -1,6 +1,6 @@
 """advisor/ is layered (docs/design.md): each folder answers one question and imports run only downwards.
 
-`cli` > `tune` > `triage` > `advise | perf` > `memory | servers` > `collect` > `catalog` > base. A module
+`cli` > `tune` > `triage` > `advise | perf | oncall` > `memory | servers` > `collect` > `catalog` > base. A module
 may import its own folder and any lower layer; folders that share a rank (`advise` and `perf`, `memory`
 and `servers`) are siblings and import neither each other. Deferred (function-level) imports count the
 same as top-level ones: a deferred import that reaches upwards is a cycle hidden, not opened. The few
@@ -25,6 +25,7 @@ LAYER_RANK = {
     "triage": 6,
     "advise": 5,
     "perf": 5,
+    "oncall": 5,
     "memory": 4,
     "servers": 4,
     "collect": 3,

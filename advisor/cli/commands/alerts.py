@@ -1,0 +1,125 @@
+"""`servops alerts export`: the rule catalog as a Prometheus alert pack.
+
+On-call teams are paged by Alertmanager from Prometheus rules and follow the alert's runbook_url;
+this writes those rules from servops's own catalog (advisor/oncall/alert_pack.py), as a plain rules
+file or as the Prometheus Operator's PrometheusRule, so a vLLM fleet gets servops's thresholds and
+pages without anyone running triage by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import yaml
+
+from advisor.cli.output import print_json, say
+from advisor.cli.output_paths import check_output_file, write_or_rescue
+from advisor.errors import UserError
+from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE, PackSettings, pack_alerts, prometheus_rule, rules_file
+from loadtest.slo import parse_slos
+from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
+
+FORMATS = ("rules", "prometheusrule")
+# The latency SLO terms the pack can alert on: the p99 of TTFT and of ITL, as the rules read them.
+SLO_TERMS = {("ttft", "p99"): "ttft_slo_s", ("itl", "p99"): "itl_slo_s"}
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "alerts",
+        help="export the rule catalog as a Prometheus alert pack (rules file or PrometheusRule)",
+        description="Alerts for the on-call stack, generated from the rule catalog.",
+    )
+    actions = parser.add_subparsers(dest="alerts_action", metavar="ACTION")
+    export = actions.add_parser(
+        "export",
+        help="write the alert pack",
+        description=(
+            "Write every alert the rule catalog states over vLLM's /metrics series: the engine stall (HL-1), "
+            "TTFT and ITL p99 over the SLO, failed and aborted requests (these page: severity critical), "
+            "queueing, a full KV cache, preemptions (warning) and a low prefix-cache hit rate (info). Each "
+            "alert carries the labels severity and rule (the servops code) and the annotations summary, "
+            "description (with the measured value) and runbook_url (the rule's page). Expressions accept the "
+            "old and the new names of renamed vLLM metrics, and stay silent on idle servers. Check it with "
+            "`promtool check rules FILE`."
+        ),
+    )
+    export.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="rules",
+        help="rules: a Prometheus rules file (groups:) for rule_files, promtool, Thanos or Mimir; "
+        "prometheusrule: the Prometheus Operator's custom resource with the same groups under spec "
+        "(default: rules)",
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write the pack here (default: stdout)")
+    export.add_argument(
+        "--slo",
+        help=f"latency targets the symptom alerts page on, e.g. ttft_p99=2s,itl_p99=100ms "
+        f"(default: TTFT p99 {DEFAULT_TTFT_SLO_S:g} s, ITL p99 {DEFAULT_ITL_SLO_S * 1000:g} ms, the rules' own)",
+    )
+    export.add_argument(
+        "--runbook-base",
+        default=DEFAULT_RUNBOOK_BASE,
+        metavar="URL",
+        help="where your team serves docs/rule-pages.md; each alert links to its rule's heading there "
+        f"(default: {DEFAULT_RUNBOOK_BASE}, the page in this repository)",
+    )
+    export.add_argument("--name", default="servops-vllm", help="prometheusrule: metadata.name (default: servops-vllm)")
+    export.add_argument("--namespace", help="prometheusrule: metadata.namespace (default: none, the kubectl context's)")
+    export.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="prometheusrule: a metadata label the Prometheus ruleSelector matches, e.g. "
+        "release=kube-prometheus-stack (repeatable)",
+    )
+    export.add_argument("--json", action="store_true", help="print the pack as JSON instead of YAML")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.alerts_action != "export":
+        raise UserError("give an action: `servops alerts export` (see `servops alerts --help`)")
+    check_output_file(args.output, "--output")
+    settings = PackSettings(runbook_base=args.runbook_base, **_slo_targets(args.slo))
+    pack = (
+        rules_file(settings)
+        if args.format == "rules"
+        else prometheus_rule(settings, args.name, args.namespace, _labels(args.label))
+    )
+    text = _json(pack) if args.json else yaml.safe_dump(pack, sort_keys=False, width=120, allow_unicode=True)
+    if not args.output:
+        print_json(text)
+        return 0
+    path = write_or_rescue(args.output, text, "--output")
+    say(f"wrote {len(pack_alerts())} alerts ({args.format}) to {path}; check it with `promtool check rules`")
+    return 0
+
+
+def _slo_targets(text: str | None) -> dict[str, float]:
+    """--slo as the pack's latency targets; a term the pack cannot alert on is named, not ignored."""
+    targets: dict[str, float] = {}
+    for slo in parse_slos(text):
+        field = SLO_TERMS.get((slo.metric, slo.percentile))
+        if field is None:
+            known = ", ".join(f"{metric}_{pct}" for metric, pct in SLO_TERMS)
+            raise UserError(f"--slo {slo.metric}_{slo.percentile}: the pack alerts on {known}; give those")
+        targets[field] = slo.bound_s
+    return targets
+
+
+def _labels(pairs: list[str]) -> dict[str, str]:
+    labels = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--label {pair!r}: give KEY=VALUE, e.g. release=kube-prometheus-stack")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+def _json(pack: dict) -> str:
+    return json.dumps(pack, indent=2) + "\n"

@@ -1,0 +1,99 @@
+"""The alert pack: every alert the rule catalog declares, as a Prometheus rules file or a PrometheusRule.
+
+Why generated and not written: the public vLLM packs were written by hand and drifted (a preemption
+alert on a series that does not exist, a runbook that contradicts vLLM's advice, no runbook at all).
+Here each alert is read from its rule (rules/alerts.py): the expression from the rule's own
+threshold constants, `summary` from the rule's title, `runbook_url` from the rule's page, the
+`severity` label from the severity the rule gives the situation, and the `rule` label its code, so
+an alert and a triage finding of the same situation say the same thing.
+
+Two groups: symptoms users feel (severity critical: page) and causes to look at (warning and info:
+ticket, or not routed), the monitoring-mixins convention. The PrometheusRule custom resource holds
+the very same groups under `spec`, generated from the same dict, so the two forms cannot drift.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rules.alerts import alert_severity
+from rules.catalog import ALL_RULES
+from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
+from rules.model import Alert, Rule
+
+# Where the rule pages live in the repository; a team sets --runbook-base to the URL it serves them at.
+DEFAULT_RUNBOOK_BASE = "docs/rule-pages.md"
+# How often Prometheus evaluates the pack's groups (vLLM's own example pack uses 30 s too).
+EVALUATION_INTERVAL = "30s"
+GROUP_PREFIX = "servops-vllm"
+
+
+class PackSettings(BaseModel):
+    """What a team chooses about its pack; everything else comes from the catalog."""
+
+    runbook_base: str = Field(default=DEFAULT_RUNBOOK_BASE, description="URL of docs/rule-pages.md as served")
+    ttft_slo_s: float = Field(default=DEFAULT_TTFT_SLO_S, gt=0, allow_inf_nan=False)
+    itl_slo_s: float = Field(default=DEFAULT_ITL_SLO_S, gt=0, allow_inf_nan=False)
+
+
+def pack_alerts() -> list[tuple[Rule, Alert]]:
+    """Every (rule, alert) pair of the catalog, in the catalog's order."""
+    return [(rule, alert) for rule in ALL_RULES for alert in rule.alerts]
+
+
+def rules_file(settings: PackSettings) -> dict[str, Any]:
+    """The pack as a Prometheus rules file (`groups:`), for rule_files, promtool and Thanos/Mimir rulers."""
+    symptoms, causes = [], []
+    for rule, alert in pack_alerts():
+        entry = _alerting_rule(rule, alert, settings)
+        (symptoms if entry["labels"]["severity"] == "critical" else causes).append(entry)
+    return {
+        "groups": [
+            {"name": f"{GROUP_PREFIX}-symptoms", "interval": EVALUATION_INTERVAL, "rules": symptoms},
+            {"name": f"{GROUP_PREFIX}-causes", "interval": EVALUATION_INTERVAL, "rules": causes},
+        ]
+    }
+
+
+def prometheus_rule(settings: PackSettings, name: str, namespace: str | None, labels: dict[str, str]) -> dict[str, Any]:
+    """The same groups as the `PrometheusRule` custom resource of the Prometheus Operator. `labels` must
+    match the Prometheus object's ruleSelector (kube-prometheus-stack: `release: <its release name>`)."""
+    metadata: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/part-of": "servops", **labels}}
+    if namespace:
+        metadata["namespace"] = namespace
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata,
+        "spec": rules_file(settings),
+    }
+
+
+def runbook_url(rule: Rule, base: str) -> str:
+    """The rule's page: its heading's anchor in docs/rule-pages.md (`## OP-5.3: KV cache …`), as
+    GitHub and GitLab compute it (lower case, punctuation dropped, spaces as hyphens)."""
+    heading = f"{rule.code}: {rule.title}".lower()
+    anchor = re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
+    return f"{base}#{anchor}"
+
+
+def _alerting_rule(rule: Rule, alert: Alert, settings: PackSettings) -> dict[str, Any]:
+    slo = {"ttft": settings.ttft_slo_s, "itl": settings.itl_slo_s}.get(alert.slo or "")
+    expr, description = alert.expr, alert.description
+    if slo is not None:
+        expr = expr.replace("{slo_s}", f"{slo:g}")
+        description = description.replace("{slo_s}", f"{slo:g}")
+    return {
+        "alert": alert.name,
+        "expr": expr,
+        "for": alert.for_,
+        "labels": {"severity": alert_severity(alert.severity), "rule": rule.code},
+        "annotations": {
+            "summary": f"{rule.code} {rule.title}",
+            "description": description,
+            "runbook_url": runbook_url(rule, settings.runbook_base),
+        },
+    }
