@@ -14,6 +14,8 @@ the CLI treats any exception that carries `user_facing = True` the same way, so
 from __future__ import annotations
 
 EXIT_USAGE = 2
+# `servops triage --fail-on SEVERITY` found a finding at or above it (a CI gate's "failed").
+EXIT_FINDINGS = 1
 # A command stopped by Ctrl-C or SIGTERM (128 + SIGINT, as a shell reports it).
 EXIT_INTERRUPTED = 130
 

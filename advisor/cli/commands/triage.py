@@ -15,17 +15,19 @@ from pathlib import Path
 
 from advisor.cli.options import command_line, non_negative_int, positive_float, positive_int, unit_interval
 from advisor.cli.output import print_json, result_json, say, write_result
-from advisor.cli.output_paths import check_output_dir, check_output_file
+from advisor.cli.output_paths import check_output_dir, check_output_file, write_or_rescue
 from advisor.cli.schedule import HistoryEntry, parse_duration, run_schedule
 from advisor.cli.triage_io import triage_with_files
 from advisor.collect.host import load_profile
 from advisor.collect.launch_values import validated_command
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
-from advisor.errors import UserError
+from advisor.errors import EXIT_FINDINGS, UserError
+from advisor.oncall.junit import junit_report
 from advisor.redact import redact, split_url_credentials
 from advisor.triage.result import TriageRequest, TriageResult
 from advisor.triage.text import render_text
 from rules.facts import Workload
+from rules.model import Severity
 
 NAME = "triage"
 
@@ -194,6 +196,20 @@ def register(subparsers) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per-request timeout for endpoints and Prometheus (default 10)",
     )
+    output.add_argument(
+        "--fail-on",
+        choices=[severity.value for severity in Severity],
+        metavar="SEVERITY",
+        help="exit 1 when a finding at or above SEVERITY exists (critical, high, medium, low or info), for CI "
+        "gates and scheduled jobs; 2 stays the code for bad input, 0 otherwise. With --every, the last run "
+        "decides",
+    )
+    output.add_argument(
+        "--junit",
+        metavar="PATH",
+        help="also write the triage as a JUnit report: one test case per rule evaluated, failed when it fired "
+        "(skipped when its facts were not given), for CI systems that show test reports",
+    )
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
     output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
     output.add_argument(
@@ -210,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
     request = request_from_args(args)
     check_output_file(args.json, "--json")  # before collecting, not after
     check_output_file(args.save_window, "--save-window")
+    check_output_file(args.junit, "--junit")
     if args.host_profile:
         load_profile(args.host_profile)  # a bad file is its own one-line error, before collecting
     check_output_dir(args.out, "--out")
@@ -217,6 +234,23 @@ def run(args: argparse.Namespace) -> int:
         return _scheduled(args, request)
     result = triage_with_files(request)
     _emit(result, args.json, include_facts=not args.no_facts)  # `| head` ends the printing, not the JSON
+    return _gate(result, args)
+
+
+def _gate(result: TriageResult, args: argparse.Namespace) -> int:
+    """The JUnit report when asked, and the exit code CI reads: 1 when a finding reaches --fail-on."""
+    if args.junit:
+        target = result.inputs.endpoint or result.inputs.prometheus or result.inputs.logs or "the inputs given"
+        write_or_rescue(
+            args.junit, junit_report(result.rules_run, result.rules_skipped, result.findings, target), "--junit"
+        )
+    if args.fail_on is None:
+        return 0
+    bar = Severity(args.fail_on).rank
+    reached = [f for f in result.findings if f.severity.rank <= bar]
+    if reached:
+        say(f"servops triage: {len(reached)} finding(s) at or above {args.fail_on} (--fail-on): exit 1", sys.stderr)
+        return EXIT_FINDINGS
     return 0
 
 
@@ -333,5 +367,14 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
             say(f"  {result.changes_since_last.summary()}")
         say(f"  written: {out_dir / (entry.result_file or '')}")
 
-    entries = run_schedule(request, every_s, out_dir, args.count, report)
-    return 2 if entries and len(failures) == len(entries) else 0
+    last: list[TriageResult] = []
+
+    def keep_last(run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
+        report(run_no, entry, result)
+        if result is not None:
+            last[:] = [result]
+
+    entries = run_schedule(request, every_s, out_dir, args.count, keep_last)
+    if entries and len(failures) == len(entries):
+        return 2
+    return _gate(last[0], args) if last else 0
