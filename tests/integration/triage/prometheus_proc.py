@@ -39,14 +39,18 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_prometheus(targets: list[str], workdir: Path, job: str = "vllm") -> Iterator[str]:
-    """Prometheus scraping `targets` (host:port) every 1 s as job `job`; yields its base URL."""
+def running_prometheus(
+    targets: list[str], workdir: Path, job: str = "vllm", rule_files: list[Path] | None = None
+) -> Iterator[str]:
+    """Prometheus scraping `targets` (host:port) every 1 s as job `job`, evaluating `rule_files`;
+    yields its base URL."""
     binary = prometheus_binary()
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
     config.write_text(
         "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-        f"scrape_configs:\n  - job_name: {job}\n    scrape_timeout: 1s\n    static_configs:\n"
+        + (f"rule_files: {json.dumps([str(path) for path in rule_files])}\n" if rule_files else "")
+        + f"scrape_configs:\n  - job_name: {job}\n    scrape_timeout: 1s\n    static_configs:\n"
         f"      - targets: {json.dumps(targets)}\n"
     )
     port = _free_port()
@@ -106,3 +110,9 @@ def _wait_ready(url: str, process: subprocess.Popen, log_path: Path) -> None:
             pass
         time.sleep(0.25)
     raise AssertionError(f"prometheus not ready after {STARTUP_TIMEOUT_S:.0f} s:\n{log_path.read_text()[-2000:]}")
+
+
+def alerts(url: str) -> list[dict]:
+    """Prometheus's active alerts (pending and firing), from /api/v1/alerts."""
+    with urllib.request.urlopen(f"{url}/api/v1/alerts", timeout=10) as response:
+        return json.loads(response.read())["data"]["alerts"]
