@@ -133,13 +133,14 @@ else
   install_vllm
 fi
 
-# System components the integration tests start for real (Prometheus, headless
-# Chromium), and the C++ compiler the engine builds its CPU attention kernels with.
+# System components the integration tests start for real (Prometheus and promtool, Alertmanager,
+# headless Chromium), and the C++ compiler the engine builds its CPU attention kernels with.
 # Installed when we are root with apt; otherwise those tests skip and say why (and the
 # engine falls back to its PyTorch attention, with a warning).
 need=()
 command -v "${CXX:-c++}" >/dev/null 2>&1 || need+=(g++)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

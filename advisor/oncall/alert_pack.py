@@ -24,8 +24,11 @@ from rules.catalog import ALL_RULES
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
 from rules.model import Alert, Rule
 
-# Where the rule pages live in the repository; a team sets --runbook-base to the URL it serves them at.
-DEFAULT_RUNBOOK_BASE = "docs/rule-pages.md"
+# Where the docs live in the repository (rule-pages.md, oncall.md); a team sets --runbook-base to the
+# URL it serves that folder at.
+DEFAULT_RUNBOOK_BASE = "docs"
+# The dead-man's switch: a scheduled triage (--serve-metrics) whose last success is older than this.
+STALE_TRIAGE_S = 900
 # How often Prometheus evaluates the pack's groups (vLLM's own example pack uses 30 s too).
 EVALUATION_INTERVAL = "30s"
 GROUP_PREFIX = "servops-vllm"
@@ -34,7 +37,7 @@ GROUP_PREFIX = "servops-vllm"
 class PackSettings(BaseModel):
     """What a team chooses about its pack; everything else comes from the catalog."""
 
-    runbook_base: str = Field(default=DEFAULT_RUNBOOK_BASE, description="URL of docs/rule-pages.md as served")
+    runbook_base: str = Field(default=DEFAULT_RUNBOOK_BASE, description="URL of the docs/ folder as served")
     ttft_slo_s: float = Field(default=DEFAULT_TTFT_SLO_S, gt=0, allow_inf_nan=False)
     itl_slo_s: float = Field(default=DEFAULT_ITL_SLO_S, gt=0, allow_inf_nan=False)
 
@@ -50,11 +53,29 @@ def rules_file(settings: PackSettings) -> dict[str, Any]:
     for rule, alert in pack_alerts():
         entry = _alerting_rule(rule, alert, settings)
         (symptoms if entry["labels"]["severity"] == "critical" else causes).append(entry)
+    causes.append(_dead_mans_switch(settings))
     return {
         "groups": [
             {"name": f"{GROUP_PREFIX}-symptoms", "interval": EVALUATION_INTERVAL, "rules": symptoms},
             {"name": f"{GROUP_PREFIX}-causes", "interval": EVALUATION_INTERVAL, "rules": causes},
         ]
+    }
+
+
+def _dead_mans_switch(settings: PackSettings) -> dict[str, Any]:
+    """The alert on servops itself: a scheduled triage serving its metrics (`--serve-metrics`) that has
+    not completed a run for STALE_TRIAGE_S. Silent where no triage serves them (nothing to watch)."""
+    return {
+        "alert": "ServopsTriageNotSucceeding",
+        "expr": f"time() - max by (target) (servops_triage_last_success_timestamp_seconds) > {STALE_TRIAGE_S}",
+        "for": "5m",
+        "labels": {"severity": "warning", "rule": "servops-triage"},
+        "annotations": {
+            "summary": "servops triage has not completed a run",
+            "description": "The scheduled triage of {{ $labels.target }} last succeeded {{ $value | humanizeDuration }}"
+            " ago; its findings (servops_triage_finding) are stale.",
+            "runbook_url": f"{settings.runbook_base}/oncall.md#findings-as-metrics",
+        },
     }
 
 
@@ -73,11 +94,11 @@ def prometheus_rule(settings: PackSettings, name: str, namespace: str | None, la
 
 
 def runbook_url(rule: Rule, base: str) -> str:
-    """The rule's page: its heading's anchor in docs/rule-pages.md (`## OP-5.3: KV cache …`), as
+    """The rule's page: its heading's anchor in `base`/rule-pages.md (`## OP-5.3: KV cache …`), as
     GitHub and GitLab compute it (lower case, punctuation dropped, spaces as hyphens)."""
     heading = f"{rule.code}: {rule.title}".lower()
     anchor = re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
-    return f"{base}#{anchor}"
+    return f"{base}/rule-pages.md#{anchor}"
 
 
 def _alerting_rule(rule: Rule, alert: Alert, settings: PackSettings) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import yaml
 from advisor.cli.output import print_json, say
 from advisor.cli.output_paths import check_output_file, write_or_rescue
 from advisor.errors import UserError
-from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE, PackSettings, pack_alerts, prometheus_rule, rules_file
+from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE, PackSettings, prometheus_rule, rules_file
 from loadtest.slo import parse_slos
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
 
@@ -63,8 +63,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         "--runbook-base",
         default=DEFAULT_RUNBOOK_BASE,
         metavar="URL",
-        help="where your team serves docs/rule-pages.md; each alert links to its rule's heading there "
-        f"(default: {DEFAULT_RUNBOOK_BASE}, the page in this repository)",
+        help="where your team serves servops's docs/ folder; each alert links to its rule's heading in "
+        f"rule-pages.md there (default: {DEFAULT_RUNBOOK_BASE}, the folder in this repository)",
     )
     export.add_argument("--name", default="servops-vllm", help="prometheusrule: metadata.name (default: servops-vllm)")
     export.add_argument("--namespace", help="prometheusrule: metadata.namespace (default: none, the kubectl context's)")
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(text)
         return 0
     path = write_or_rescue(args.output, text, "--output")
-    say(f"wrote {len(pack_alerts())} alerts ({args.format}) to {path}; check it with `promtool check rules`")
+    alerts = sum(len(group["rules"]) for group in rules_file(settings)["groups"])
+    say(f"wrote {alerts} alerts ({args.format}) to {path}; check it with `promtool check rules`")
     return 0
 
 

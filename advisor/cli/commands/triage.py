@@ -22,6 +22,9 @@ from advisor.collect.host import load_profile
 from advisor.collect.launch_values import validated_command
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import EXIT_FINDINGS, UserError
+from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE
+from advisor.oncall.alertmanager import AlertmanagerClient
+from advisor.oncall.findings_metrics import FindingsExporter
 from advisor.oncall.junit import junit_report
 from advisor.redact import redact, split_url_credentials
 from advisor.triage.result import TriageRequest, TriageResult
@@ -211,6 +214,27 @@ def register(subparsers) -> argparse.ArgumentParser:
         "(skipped when its facts were not given), for CI systems that show test reports",
     )
     output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
+    output.add_argument(
+        "--serve-metrics",
+        metavar="HOST:PORT",
+        help="with --every: serve /metrics for Prometheus: servops_triage_finding{rule,severity,target} = 1 per "
+        "finding of the last run, the last run and last success times, runs by outcome (:PORT for every "
+        "interface); the alert pack's ServopsTriageNotSucceeding watches it",
+    )
+    output.add_argument(
+        "--alertmanager",
+        metavar="URL",
+        help="with --every: post each run's findings to Alertmanager's v2 API (e.g. http://127.0.0.1:9093) with "
+        "the alert pack's labels; a finding that is gone resolves at the next run; an Alertmanager that goes "
+        "down is reported and the schedule goes on",
+    )
+    output.add_argument(
+        "--runbook-base",
+        default=DEFAULT_RUNBOOK_BASE,
+        metavar="URL",
+        help=f"with --alertmanager: where servops's docs/ folder is served, for each alert's runbook_url "
+        f"(default: {DEFAULT_RUNBOOK_BASE})",
+    )
     output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
     output.add_argument(
         "--count",
@@ -232,6 +256,9 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, "--out")
     if args.every or args.out or args.count is not None:
         return _scheduled(args, request)
+    if args.serve_metrics or args.alertmanager:
+        flag = "--serve-metrics" if args.serve_metrics else "--alertmanager"
+        raise UserError(f"{flag} serves a schedule: add --every DURATION --out DIR (one run exits at once)")
     result = triage_with_files(request)
     _emit(result, args.json, include_facts=not args.no_facts)  # `| head` ends the printing, not the JSON
     return _gate(result, args)
@@ -340,6 +367,19 @@ def _emit(result: TriageResult, json_path: str | None, include_facts: bool = Tru
 
 
 def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
+    _check_schedule_flags(args)
+    every_s = parse_duration(args.every or "5m")
+    runs = _ScheduledRuns(args, request, every_s)
+    try:
+        entries = run_schedule(request, every_s, runs.out_dir, args.count, runs.hand_on)
+    finally:
+        runs.close()
+    if entries and len(runs.failures) == len(entries):
+        return 2
+    return _gate(runs.last, args) if runs.last is not None else 0
+
+
+def _check_schedule_flags(args: argparse.Namespace) -> None:
     if not args.out:
         raise UserError("--every/--count need --out DIR, where each run's JSON and the history are kept")
     if args.save_window:
@@ -351,13 +391,40 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
         raise UserError(f"--count {args.count}: must be at least 1")
     if args.logs == "-" and args.count != 1:
         raise UserError("--logs - (stdin) can be read only once; pass the log file's path for scheduled runs")
-    every_s = parse_duration(args.every or "5m")
-    out_dir = Path(args.out)
-    failures: list[str] = []
 
-    def report(run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
+
+class _ScheduledRuns:
+    """Where each scheduled run goes: the terminal, servops's own /metrics (--serve-metrics) and
+    Alertmanager (--alertmanager), both opened before the first run so a taken port or an absent
+    Alertmanager is one line and exit 2, not a schedule that silently delivers nothing."""
+
+    def __init__(self, args: argparse.Namespace, request: TriageRequest, every_s: float) -> None:
+        self.out_dir = Path(args.out)
+        self.failures: list[str] = []
+        self.last: TriageResult | None = None
+        self.target = request.endpoint or request.prometheus or request.logs or "offline inputs"
+        self.alertmanager = (
+            AlertmanagerClient(args.alertmanager, args.runbook_base, every_s) if args.alertmanager else None
+        )
+        if self.alertmanager is not None:
+            self.alertmanager.check()
+        self.exporter = FindingsExporter(args.serve_metrics) if args.serve_metrics else None
+
+    def hand_on(self, run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
+        self._print(run_no, entry, result)
+        findings = result.findings if result is not None else None
+        if self.exporter is not None:
+            self.exporter.record(self.target, findings)
+        if self.alertmanager is not None and findings is not None:
+            problem = self.alertmanager.post(findings, self.target)
+            if problem:
+                say(f"servops triage: run {run_no}: {problem}; the next run sends them again", sys.stderr)
+        if result is not None:
+            self.last = result
+
+    def _print(self, run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
         if result is None:
-            failures.append(entry.error or "")
+            self.failures.append(entry.error or "")
             say(f"servops triage: run {run_no}: error: {entry.error}", sys.stderr)
             return
         top = result.top
@@ -365,16 +432,8 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
         say(f"run {run_no} at {entry.created_at}: {len(result.findings)} finding(s); top: {headline}")
         if result.changes_since_last is not None:
             say(f"  {result.changes_since_last.summary()}")
-        say(f"  written: {out_dir / (entry.result_file or '')}")
+        say(f"  written: {self.out_dir / (entry.result_file or '')}")
 
-    last: list[TriageResult] = []
-
-    def keep_last(run_no: int, entry: HistoryEntry, result: TriageResult | None) -> None:
-        report(run_no, entry, result)
-        if result is not None:
-            last[:] = [result]
-
-    entries = run_schedule(request, every_s, out_dir, args.count, keep_last)
-    if entries and len(failures) == len(entries):
-        return 2
-    return _gate(last[0], args) if last else 0
+    def close(self) -> None:
+        if self.exporter is not None:
+            self.exporter.close()

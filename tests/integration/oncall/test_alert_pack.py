@@ -121,11 +121,11 @@ def test_both_forms_pass_promtool_check_rules(tmp_path: Path):
     spec.write_text(yaml.safe_dump(document["spec"]))
     for path in (plain, spec):
         done = _promtool("check", "rules", str(path), cwd=tmp_path)
-        assert done.returncode == 0 and f"SUCCESS: {len(pack_alerts())} rules found" in done.stdout, done.stdout
+        assert done.returncode == 0 and f"SUCCESS: {len(pack_alerts()) + 1} rules found" in done.stdout, done.stdout
 
 
 def test_every_alert_carries_its_rules_labels_annotations_and_a_for_duration():
-    pack = rules_file(PackSettings(runbook_base="https://runbooks.example/rule-pages.md"))
+    pack = rules_file(PackSettings(runbook_base="https://runbooks.example/servops/docs"))
     alerts = [entry for group in pack["groups"] for entry in group["rules"]]
     assert {a["alert"] for a in alerts} >= {STALL, PREEMPT, TTFT, ITL, FAILING, QUEUE, KV_FULL, PREFIX}
     for rule, alert in pack_alerts():
@@ -133,7 +133,7 @@ def test_every_alert_carries_its_rules_labels_annotations_and_a_for_duration():
         assert entry["labels"] == {"severity": alert_severity(alert.severity), "rule": rule.code}
         assert entry["annotations"]["summary"] == f"{rule.code} {rule.title}"
         assert "{{ $value" in entry["annotations"]["description"]
-        assert entry["annotations"]["runbook_url"].startswith("https://runbooks.example/rule-pages.md#")
+        assert entry["annotations"]["runbook_url"].startswith("https://runbooks.example/servops/docs/rule-pages.md#")
         assert entry["for"] and "{slo_s}" not in entry["expr"]
     # symptoms page, causes do not
     severities = {a["alert"]: a["labels"]["severity"] for a in alerts}
@@ -193,3 +193,38 @@ def test_the_public_packs_preemption_alert_never_fires_where_ours_does(tmp_path:
     tests["tests"][0]["alert_rule_test"][0]["exp_alerts"] = []  # it cannot fire: no such series
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
     assert _promtool("test", "rules", "tests.yml", cwd=tmp_path).returncode == 0
+
+
+@needs_promtool
+def test_the_dead_mans_switch_fires_on_a_triage_that_stopped_succeeding(tmp_path: Path):
+    """`ServopsTriageNotSucceeding`: a scheduled triage whose last success stays at minute 0 fires by
+    minute 50; one that succeeds every 15 s stays silent."""
+    (tmp_path / "pack.yml").write_text(yaml.safe_dump(rules_file(PackSettings()), sort_keys=False))
+    name, labels = "ServopsTriageNotSucceeding", {"severity": "warning", "rule": "servops-triage"}
+    series = 'servops_triage_last_success_timestamp_seconds{{target="{}",instance="servops:9109",job="servops"}}'
+    stuck = {  # the annotations too: here the value, 50 minutes, is known
+        "exp_labels": {**labels, "target": "stuck"},
+        "exp_annotations": {
+            "summary": "servops triage has not completed a run",
+            "description": "The scheduled triage of stuck last succeeded 50m 0s ago; its findings "
+            "(servops_triage_finding) are stale.",
+            "runbook_url": "docs/oncall.md#findings-as-metrics",
+        },
+    }
+    tests = {
+        "rule_files": ["pack.yml"],
+        "evaluation_interval": "30s",
+        "tests": [
+            {
+                "interval": "15s",
+                "input_series": [
+                    {"series": series.format("stuck"), "values": "0+0x240"},
+                    {"series": series.format("healthy"), "values": "0+15x240"},
+                ],
+                "alert_rule_test": [{"eval_time": "50m", "alertname": name, "exp_alerts": [stuck]}],
+            }
+        ],
+    }
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    done = _promtool("test", "rules", "tests.yml", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
