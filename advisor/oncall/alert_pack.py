@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from advisor.catalog.vllm_metrics import ITL_BUCKETS, TTFT_BUCKETS
 from rules.alerts import alert_severity
 from rules.catalog import ALL_RULES
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
@@ -101,8 +102,23 @@ def runbook_url(rule: Rule, base: str) -> str:
     return f"{base}/rule-pages.md#{anchor}"
 
 
+def alert_slos(settings: PackSettings) -> dict[str, tuple[float, float]]:
+    """Each latency target as (given, alerted on): the bucket bound of vLLM's histogram at or above the
+    target. `histogram_quantile` is exact only at a bound and interpolates between two (TTFT has bounds
+    at 1 and 2.5 s, none at 2), so the alert reads the bound that holds the target: it never pages on
+    an interpolated estimate, and `servops alerts lint` finds the pack clean."""
+    return {
+        "ttft": (settings.ttft_slo_s, _bound_at_or_above(settings.ttft_slo_s, TTFT_BUCKETS)),
+        "itl": (settings.itl_slo_s, _bound_at_or_above(settings.itl_slo_s, ITL_BUCKETS)),
+    }
+
+
+def _bound_at_or_above(value: float, bounds: tuple[float, ...]) -> float:
+    return min((b for b in bounds if b >= value - 1e-9), default=value)
+
+
 def _alerting_rule(rule: Rule, alert: Alert, settings: PackSettings) -> dict[str, Any]:
-    slo = {"ttft": settings.ttft_slo_s, "itl": settings.itl_slo_s}.get(alert.slo or "")
+    slo = alert_slos(settings)[alert.slo][1] if alert.slo else None
     expr, description = alert.expr, alert.description
     if slo is not None:
         expr = expr.replace("{slo_s}", f"{slo:g}")

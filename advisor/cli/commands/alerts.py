@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 import yaml
 
+from advisor.catalog.vllm_versions import parse_version
 from advisor.cli.output import print_json, say
 from advisor.cli.output_paths import check_output_file, write_or_rescue
-from advisor.errors import UserError
-from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE, PackSettings, prometheus_rule, rules_file
+from advisor.errors import EXIT_FINDINGS, UserError
+from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE, PackSettings, alert_slos, prometheus_rule, rules_file
+from advisor.oncall.rules_lint import lint_file
 from loadtest.slo import parse_slos
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
 
@@ -77,14 +81,39 @@ def register(subparsers) -> argparse.ArgumentParser:
         "release=kube-prometheus-stack (repeatable)",
     )
     export.add_argument("--json", action="store_true", help="print the pack as JSON instead of YAML")
+    lint = actions.add_parser(
+        "lint",
+        help="check rules files or Grafana dashboards that query vLLM against what vLLM exposes",
+        description=(
+            "Check Prometheus rules files, PrometheusRule resources and Grafana dashboard JSON that query vllm: "
+            "series against the families each vLLM version exposes: series that do not exist (a counter without "
+            "_total, a histogram by its base name), renamed or removed series, rate() over a gauge, "
+            "histogram_quantile over anything but _bucket, thresholds between two bucket bounds, alerts without "
+            "for: and without a runbook_url (or with a local one that is not there). One line per problem with "
+            "its fix; exit 1 when there is any, 0 when clean, 2 for a file it cannot read."
+        ),
+    )
+    lint.add_argument("files", nargs="+", metavar="FILE", help="rules YAML, PrometheusRule YAML or dashboard JSON")
+    lint.add_argument(
+        "--vllm-version", metavar="VERSION", help="the vLLM your servers run, e.g. 0.33 (default: any 0.8–0.33)"
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.alerts_action == "lint":
+        return _lint(args)
     if args.alerts_action != "export":
-        raise UserError("give an action: `servops alerts export` (see `servops alerts --help`)")
+        raise UserError("give an action: `servops alerts export` or `servops alerts lint` (see --help)")
     check_output_file(args.output, "--output")
     settings = PackSettings(runbook_base=args.runbook_base, **_slo_targets(args.slo))
+    for metric, (given, alerted) in alert_slos(settings).items():
+        if alerted != given:
+            say(
+                f"note: the {metric.upper()} target {given:g} s lies between two bucket bounds of vLLM's histogram; "
+                f"the alert reads p99 > {alerted:g} s, the bound above it (a quantile is exact only at a bound)",
+                sys.stderr,
+            )
     pack = (
         rules_file(settings)
         if args.format == "rules"
@@ -98,6 +127,17 @@ def run(args: argparse.Namespace) -> int:
     alerts = sum(len(group["rules"]) for group in rules_file(settings)["groups"])
     say(f"wrote {alerts} alerts ({args.format}) to {path}; check it with `promtool check rules`")
     return 0
+
+
+def _lint(args: argparse.Namespace) -> int:
+    version = parse_version(args.vllm_version) if args.vllm_version else None
+    checked = [lint_file(Path(name), version) for name in args.files]
+    problems = [problem for result in checked for problem in result.problems]
+    for problem in problems:
+        say(problem.line())
+    queries = sum(result.queries for result in checked)
+    say(f"{len(problems)} problem(s) in {queries} vLLM queries of {len(checked)} file(s)", sys.stderr)
+    return EXIT_FINDINGS if problems else 0
 
 
 def _slo_targets(text: str | None) -> dict[str, float]:
