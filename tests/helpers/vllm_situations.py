@@ -263,6 +263,8 @@ _BINDING_MARKS = ("core ids=", "reserved_cpus=", "reserved CPU core number")
 DURING_MAX_S = 240.0
 # Default step of a ramp used as load; situations that must outlast live triages use held_streams.
 LOAD_STEP_S = 45.0
+# Seconds a ramp keeps sampling after the observation before `stop_when_observed` interrupts it.
+RAMP_SAMPLES_AFTER_S = 4.0
 
 
 def under_ramp_load(
@@ -325,6 +327,10 @@ def under_ramp_load(
         time.sleep(settle_s)
         situation = _observe(server, name, interval_s, during, until_rises, max_window_s)
         if stop_when_observed:
+            # The ramp samples /metrics once a second (loadtest.server_signals.MetricsSampler) and ends
+            # the partial step's window at the interruption: give it samples after what the scrapes saw,
+            # or a rise seen by the last scrape can fall outside the ramp's own window (it did on CI).
+            time.sleep(RAMP_SAMPLES_AFTER_S)
             ramp.send_signal(signal.SIGINT)
         ramp.wait(timeout=step_s * (str(concurrency).count(",") + 1) + cooldown_s + 120)
     finally:

@@ -18,9 +18,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
 
 from advisor.cli.main import main
+from tests.helpers.alert_replays import fast_pack
 from tests.helpers.server_process import TINY_SERVER_FLAGS, running_server, tiny_model_dir  # noqa: F401
 from tests.integration.triage.prometheus_proc import alerts, prometheus_binary, running_prometheus, wait_for_samples
 
@@ -29,16 +29,6 @@ pytestmark = pytest.mark.integration
 STREAMS = 4
 LOAD_MAX_S = 120.0  # the load never outlives this, whatever the assertions do
 FIRING_WITHIN_S = 60.0
-
-
-def _fast_pack(path: Path) -> None:
-    """The exported pack with every `for:` at 5 s and its groups evaluated every second."""
-    pack = yaml.safe_load(path.read_text())
-    for group in pack["groups"]:
-        group["interval"] = "1s"
-        for rule in group["rules"]:
-            rule["for"] = "5s"
-    path.write_text(yaml.safe_dump(pack, sort_keys=False))
 
 
 def _stream_until(base_url: str, model: str, stop: threading.Event) -> None:
@@ -64,7 +54,7 @@ def test_the_queueing_alert_fires_under_load_and_not_before(tiny_model_dir: Path
     prometheus_binary()  # skips, saying why, without Prometheus
     pack = tmp_path / "pack.yml"
     assert main(["alerts", "export", "-o", str(pack)]) == 0
-    _fast_pack(pack)
+    fast_pack(pack)
     with running_server(tiny_model_dir, *TINY_SERVER_FLAGS, "--max-num-seqs", "1", log_dir=tmp_path) as server:
         target = f"127.0.0.1:{server.port}"
         with running_prometheus([target], tmp_path / "prometheus", rule_files=[pack]) as url:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from advisor.cli.main import main
+from tests.helpers.hostile_json import exists, replaced, value_at, value_paths
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "reports"
 FUZZ_EXAMPLES = {"triage": 30, "advise": 30, "ramp": 12, "demo": 6, "tune": 6}
@@ -43,59 +44,17 @@ def _hostile_like(value: Any):
     return st.one_of(same, same, WRONG_TYPES)
 
 
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every value of the document below its top (leaves, objects and lists), by its path of keys and
-    indexes; not `kind`, whose wrong values have their own test."""
-    found: list[tuple] = []
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        if key == "kind" and not prefix:
-            continue
-        found.append((*prefix, key))
-        if isinstance(value, (dict, list)):
-            found.extend(_paths(value, (*prefix, key)))
-    return found
-
-
-def _at(document: Any, path: tuple) -> Any:
-    for key in path:
-        document = document[key]
-    return document
-
-
-def _exists(document: Any, path: tuple) -> bool:
-    for key in path:
-        if isinstance(document, dict) and key in document:
-            document = document[key]
-        elif isinstance(document, list) and isinstance(key, int) and key < len(document):
-            document = document[key]
-        else:
-            return False
-    return True
-
-
-def _replaced(document: Any, path: tuple, value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(document, dict):
-        return {**document, head: _replaced(document[head], rest, value)}
-    copy = list(document)
-    copy[head] = _replaced(copy[head], rest, value)
-    return copy
-
-
 def _hostile_documents(kind: str):
     document = json.loads((FIXTURES / f"{kind}.json").read_text())
-    paths = _paths(document)
+    paths = value_paths(document, skip_top=("kind",))
 
     @st.composite
     def mutated(draw):
         result = document
         for _ in range(draw(st.integers(min_value=1, max_value=4))):
             path = draw(st.sampled_from(paths))
-            if _exists(result, path):  # not below a value an earlier draw replaced
-                result = _replaced(result, path, draw(_hostile_like(_at(document, path))))
+            if exists(result, path):  # not below a value an earlier draw replaced
+                result = replaced(result, path, draw(_hostile_like(value_at(document, path))))
         return result
 
     return mutated()
