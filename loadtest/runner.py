@@ -164,7 +164,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     if config.records_path:
         _write_records(config.records_path, run.records, progress)
     signals = sampler if has_metrics else None
-    steps = [_final_step(config, run.plan, k, run.records, slos, run.closed, signals) for k in sorted(run.closed)]
+    steps = [_final_step(config, run.plan, k, run.records, slos, run.closed[k], signals) for k in sorted(run.closed)]
     if run.interrupted_at is not None:
         steps += _unclosed_steps(config, run, slos, signals)
     knee = find_knee(steps, factor=config.knee_factor)
@@ -216,24 +216,13 @@ def _unclosed_steps(config: RampConfig, run: ChildRun, slos, signals: MetricsSam
         start, end = plan.window(step)
         if step in run.closed or stopped - start < MIN_PARTIAL_WINDOW_S:
             continue
-        result = step_stats(
-            plan,
-            step,
-            run.records,
-            slos,
-            (),
-            config.max_client_cpu_percent,
-            config.max_send_lateness_s,
-            until_ts=stopped,
-        )
+        result = _final_step(config, plan, step, run.records, slos, [], signals, until_ts=stopped)
         if stopped < end:
             reason = (
                 f"interrupted {stopped - start:.0f} s into its {end - start:.0f} s window; "
                 "its requests in flight were cancelled"
             )
             result = result.model_copy(update={"valid": False, "invalid_reason": reason})
-        if signals is not None:
-            result.server = summarise(signals.samples, result.window_start_ts, result.window_end_ts)
         steps.append(result)
     return steps
 
@@ -345,7 +334,7 @@ class _ChildMessages:
         return len(self.done_workers) >= self.plan.workers
 
     def interrupted(self, ts: float) -> None:
-        """The controller was interrupted at `ts` (the child's own moment, when it sends one, wins)."""
+        """The controller was interrupted at `ts` (the child's own moment replaces it when earlier)."""
         self.interrupted_at = ts
 
     def read(self, line: str) -> bool:
@@ -472,13 +461,29 @@ def _stop_child(child: subprocess.Popen, finish_s: float = 0.0) -> None:
 
 
 def _final_step(
-    config: RampConfig, plan: RampPlan, step: int, records, slos, closed, sampler: MetricsSampler | None
+    config: RampConfig,
+    plan: RampPlan,
+    step: int,
+    records,
+    slos,
+    cpu_percents: list[float],
+    sampler: MetricsSampler | None,
+    until_ts: float | None = None,
 ) -> StepResult:
+    """One step's statistics and, with a sampler, its server signals over the same window (ended early at
+    `until_ts` by an interruption)."""
     result = step_stats(
-        plan, step, records, slos, closed[step], config.max_client_cpu_percent, config.max_send_lateness_s
+        plan,
+        step,
+        records,
+        slos,
+        cpu_percents,
+        config.max_client_cpu_percent,
+        config.max_send_lateness_s,
+        until_ts=until_ts,
     )
     if sampler is not None:
-        result.server = summarise(sampler.samples, *plan.window(step))
+        result.server = summarise(sampler.samples, result.window_start_ts, result.window_end_ts)
     return result
 
 

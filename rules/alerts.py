@@ -23,9 +23,21 @@ from __future__ import annotations
 
 from typing import Literal
 
+from rules.metrics import METRIC_ALIASES
 from rules.model import Alert, Severity
 
-__all__ = ["BY", "MIN_REQUESTS_PER_S", "Alert", "alert_severity", "quantile", "rate", "series", "traffic_at_least"]
+__all__ = [
+    "BY",
+    "MIN_REQUESTS_PER_S",
+    "Alert",
+    "alert_severity",
+    "latency_over_slo",
+    "quantile",
+    "rate",
+    "series",
+    "spellings",
+    "traffic_at_least",
+]
 
 # The labels every expression aggregates by: one alert per server (Prometheus's `instance`) and
 # served model. vLLM labels its series with `model_name` (and `engine` inside one server).
@@ -45,18 +57,22 @@ def alert_severity(severity: Severity) -> AlertSeverity:
     return "warning" if severity is Severity.MEDIUM else "info"
 
 
-def series(name: str, aliases: tuple[str, ...] = ()) -> str:
-    """A series by every name vLLM has exposed it under (`a or b`), so one pack serves old and new
-    servers: `gpu_cache_usage_perc` became `kv_cache_usage_perc` in 0.8 and dashboards that knew
-    only one name went blank for months."""
-    names = aliases or (name,)
+def spellings(name: str) -> tuple[str, ...]:
+    """Every name vLLM has exposed a series under, newest first (rules.metrics.METRIC_ALIASES), so one
+    pack serves old and new servers: `gpu_cache_usage_perc` became `kv_cache_usage_perc` in 0.9.2, and
+    dashboards that knew only one name went blank for months."""
+    return METRIC_ALIASES.get(name, (name,))
+
+
+def series(name: str) -> str:
+    """A series by every name it has had (`(a or b)`)."""
+    names = spellings(name)
     return names[0] if len(names) == 1 else "(" + " or ".join(names) + ")"
 
 
-def rate(name: str, window: str, aliases: tuple[str, ...] = ()) -> str:
+def rate(name: str, window: str) -> str:
     """The per-second rate of a counter summed per server and model, by every name it has had."""
-    names = aliases or (name,)
-    return " or ".join(f"sum by ({BY}) (rate({n}[{window}]))" for n in names)
+    return " or ".join(f"sum by ({BY}) (rate({n}[{window}]))" for n in spellings(name))
 
 
 def traffic_at_least(histogram: str, window: str, per_s: float = MIN_REQUESTS_PER_S) -> str:
@@ -64,17 +80,15 @@ def traffic_at_least(histogram: str, window: str, per_s: float = MIN_REQUESTS_PE
     return f"sum by ({BY}) (rate({histogram}_count[{window}])) >= {per_s:g}"
 
 
-def quantile(q: float, histogram: str, window: str, aliases: tuple[str, ...] = ()) -> str:
-    """`histogram_quantile` over the buckets' rate, per server and model, by every name it has had."""
-    names = aliases or (histogram,)
-    return " or ".join(
-        f"histogram_quantile({q:g}, sum by (le, {BY}) (rate({name}_bucket[{window}])))" for name in names
-    )
+def quantile(q: float, histogram: str, window: str) -> str:
+    """`histogram_quantile` over the buckets' rate of one spelling of a histogram, per server and model."""
+    return f"histogram_quantile({q:g}, sum by (le, {BY}) (rate({histogram}_bucket[{window}])))"
 
 
-def latency_over_slo(q: float, histogram: str, window: str, aliases: tuple[str, ...] = ()) -> str:
-    """A latency quantile above `{slo_s}` where the window had traffic enough to read one."""
-    names = aliases or (histogram,)
+def latency_over_slo(q: float, histogram: str, window: str) -> str:
+    """A latency quantile above `{slo_s}` where the window had traffic enough to read one, by every name
+    the histogram has had."""
     return " or ".join(
-        f"({quantile(q, name, window)} > {{slo_s}}) and on ({BY}) ({traffic_at_least(name, window)})" for name in names
+        f"({quantile(q, name, window)} > {{slo_s}}) and on ({BY}) ({traffic_at_least(name, window)})"
+        for name in spellings(histogram)
     )

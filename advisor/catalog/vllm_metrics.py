@@ -7,6 +7,10 @@ or removed (`gpu_cache_usage_perc` → `kv_cache_usage_perc` from 0.9.2, gone in
 gauge, a quantile over a histogram's base name. Transcribed from docs/reference.md §1.3–1.5, whose
 source is `vllm/v1/metrics/loggers.py` of each version (from 0.32 `vllm/v1/metrics/buckets.py`).
 V0-only families (removed with V0 in 0.11.0) are kept so a rule written for V0 is named as such.
+
+Two facts are read where they already live rather than written again: the renames from
+`rules.metrics.METRIC_ALIASES` (the spellings triage reads), and the histogram bounds from the
+bundled engine's `engine/observability/metrics.py`, which reproduces vLLM's exposition exactly.
 """
 
 from __future__ import annotations
@@ -15,33 +19,36 @@ from dataclasses import dataclass
 from typing import Literal
 
 from advisor.catalog.vllm_versions import Version
+from engine.observability.metrics import ITL_BUCKETS_S as ITL_BUCKETS
+from engine.observability.metrics import REQUEST_LATENCY_BUCKETS_S as REQUEST_BUCKETS
+from engine.observability.metrics import TTFT_BUCKETS_S as TTFT_BUCKETS
+from rules.metrics import canonical_name
 
 Kind = Literal["gauge", "counter", "histogram"]
 NEWEST: Version = (0, 33, 99)
-
-# Upper bounds of vLLM's histograms from 0.8.5 (docs/reference.md §1.5).
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0)
-TTFT_BUCKETS += (40.0, 80.0, 160.0, 640.0, 2560.0)
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0)
-ITL_BUCKETS += (80.0,)
-REQUEST_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0)
-REQUEST_BUCKETS += (480.0, 960.0, 1920.0, 7680.0)
 
 
 @dataclass(frozen=True)
 class MetricFamily:
     """One family as exposed: its name (counters with `_total`; a histogram by its base name), its
-    type, the versions that expose it, its replacement when renamed, and its buckets in seconds."""
+    type, the versions that expose it, what V1 replaced a V0-only family with, and its buckets in
+    seconds."""
 
     name: str
     kind: Kind
     since: Version
     until: Version = NEWEST
-    renamed_to: str | None = None
+    replaced_by: str | None = None
     buckets: tuple[float, ...] = ()
 
     def in_version(self, version: Version) -> bool:
         return self.since <= version <= self.until
+
+    @property
+    def successor(self) -> str | None:
+        """The series to query instead: the newer spelling of a renamed one, or what V1 replaced it with."""
+        newer = canonical_name(self.name)
+        return newer if newer != self.name else self.replaced_by
 
 
 _V0_END: Version = (0, 10, 99)  # V0 was removed in 0.11.0
@@ -52,14 +59,12 @@ FAMILIES: tuple[MetricFamily, ...] = (
     MetricFamily("vllm:num_requests_waiting_by_reason", "gauge", (0, 20, 0)),
     MetricFamily("vllm:engine_sleep_state", "gauge", (0, 12, 0)),
     MetricFamily("vllm:kv_cache_usage_perc", "gauge", (0, 9, 2)),
-    MetricFamily("vllm:gpu_cache_usage_perc", "gauge", (0, 8, 0), (0, 11, 99), "vllm:kv_cache_usage_perc"),
+    MetricFamily("vllm:gpu_cache_usage_perc", "gauge", (0, 8, 0), (0, 11, 99)),
     MetricFamily("vllm:cache_config_info", "gauge", (0, 8, 0)),
     MetricFamily("vllm:prefix_cache_queries_total", "counter", (0, 9, 2)),
     MetricFamily("vllm:prefix_cache_hits_total", "counter", (0, 9, 2)),
-    MetricFamily(
-        "vllm:gpu_prefix_cache_queries_total", "counter", (0, 8, 0), (0, 11, 99), "vllm:prefix_cache_queries_total"
-    ),
-    MetricFamily("vllm:gpu_prefix_cache_hits_total", "counter", (0, 8, 0), (0, 11, 99), "vllm:prefix_cache_hits_total"),
+    MetricFamily("vllm:gpu_prefix_cache_queries_total", "counter", (0, 8, 0), (0, 11, 99)),
+    MetricFamily("vllm:gpu_prefix_cache_hits_total", "counter", (0, 8, 0), (0, 11, 99)),
     MetricFamily("vllm:num_preemptions_total", "counter", (0, 8, 0)),
     MetricFamily("vllm:prompt_tokens_total", "counter", (0, 8, 0)),
     MetricFamily("vllm:prompt_tokens_cached_total", "counter", (0, 16, 0)),
@@ -78,14 +83,7 @@ FAMILIES: tuple[MetricFamily, ...] = (
     MetricFamily("vllm:request_num_preemptions", "histogram", (0, 30, 0)),
     MetricFamily("vllm:time_to_first_token_seconds", "histogram", (0, 8, 0), buckets=TTFT_BUCKETS),
     MetricFamily("vllm:inter_token_latency_seconds", "histogram", (0, 10, 2), buckets=ITL_BUCKETS),
-    MetricFamily(
-        "vllm:time_per_output_token_seconds",
-        "histogram",
-        (0, 8, 0),
-        (0, 14, 99),
-        "vllm:inter_token_latency_seconds",
-        ITL_BUCKETS,
-    ),
+    MetricFamily("vllm:time_per_output_token_seconds", "histogram", (0, 8, 0), (0, 14, 99), buckets=ITL_BUCKETS),
     MetricFamily("vllm:request_time_per_output_token_seconds", "histogram", (0, 11, 0), buckets=ITL_BUCKETS),
     MetricFamily("vllm:e2e_request_latency_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),
     MetricFamily("vllm:request_queue_time_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),

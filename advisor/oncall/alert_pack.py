@@ -94,12 +94,20 @@ def prometheus_rule(settings: PackSettings, name: str, namespace: str | None, la
     }
 
 
+def summary(rule: Rule) -> str:
+    """An alert's `summary` for `rule`: its code and title, as its page's heading reads."""
+    return f"{rule.code} {rule.title}"
+
+
 def runbook_url(rule: Rule, base: str) -> str:
-    """The rule's page: its heading's anchor in `base`/rule-pages.md (`## OP-5.3: KV cache …`), as
-    GitHub and GitLab compute it (lower case, punctuation dropped, spaces as hyphens)."""
-    heading = f"{rule.code}: {rule.title}".lower()
-    anchor = re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
-    return f"{base}/rule-pages.md#{anchor}"
+    """The rule's page: its heading's anchor in `base`/rule-pages.md (`## OP-5.3: KV cache …`)."""
+    return f"{base}/rule-pages.md#{heading_anchor(f'{rule.code}: {rule.title}')}"
+
+
+def heading_anchor(heading: str) -> str:
+    """A Markdown heading's anchor as GitHub and GitLab compute it: lower case, punctuation dropped,
+    spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
 def alert_slos(settings: PackSettings) -> dict[str, tuple[float, float]]:
@@ -129,7 +137,7 @@ def _alerting_rule(rule: Rule, alert: Alert, settings: PackSettings) -> dict[str
         "for": alert.for_,
         "labels": {"severity": alert_severity(alert.severity), "rule": rule.code},
         "annotations": {
-            "summary": f"{rule.code} {rule.title}",
+            "summary": summary(rule),
             "description": description,
             "runbook_url": runbook_url(rule, settings.runbook_base),
         },

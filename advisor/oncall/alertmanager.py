@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from advisor.errors import UserError
-from advisor.oncall.alert_pack import runbook_url
+from advisor.oncall.alert_pack import runbook_url, summary
 from advisor.redact import redact
 from rules.alerts import alert_severity
 from rules.catalog import UnknownRuleError, get_rule
@@ -83,9 +83,9 @@ class AlertmanagerClient:
     def _alert(self, finding: Finding, target: str, now: datetime) -> dict:
         try:
             rule = get_rule(finding.rule)
-            summary, runbook = f"{rule.code} {rule.title}", runbook_url(rule, self.runbook_base)
+            title, runbook = summary(rule), runbook_url(rule, self.runbook_base)
         except UnknownRuleError:
-            summary, runbook = finding.rule, self.runbook_base
+            title, runbook = finding.rule, self.runbook_base
         return {
             "labels": {
                 "alertname": alert_name(finding.rule),
@@ -94,7 +94,7 @@ class AlertmanagerClient:
                 "target": redact(target),
             },
             "annotations": {
-                "summary": summary,
+                "summary": title,
                 "description": redact(finding.title),
                 "runbook_url": runbook,
             },

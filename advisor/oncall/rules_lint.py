@@ -29,6 +29,7 @@ import yaml
 from advisor.catalog.vllm_metrics import BY_NAME, NEWEST, MetricFamily, family_of, version_text
 from advisor.catalog.vllm_versions import Version
 from advisor.errors import UserError
+from advisor.oncall.alert_pack import heading_anchor
 
 _SERIES = re.compile(r"(?<![\w:])(vllm:[A-Za-z0-9_:]+)")
 _RATE = re.compile(r"\b(rate|irate|increase)\s*\(\s*(vllm:[A-Za-z0-9_:]+)")
@@ -167,14 +168,11 @@ def _dead_link(url: str, rules_file: Path) -> str | None:
     if not page.is_file():
         return f"no file {page}; point it at the runbook's page"
     if anchor and page.suffix == ".md":
-        anchors = {_anchor(line.lstrip("#").strip()) for line in page.read_text(errors="replace").splitlines()}
+        lines = page.read_text(errors="replace").splitlines()
+        anchors = {heading_anchor(line.lstrip("#").strip()) for line in lines}
         if anchor not in anchors:
             return f"{page} has no heading #{anchor}; point it at an existing heading"
     return None
-
-
-def _anchor(heading: str) -> str:
-    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
 def _span(family: MetricFamily) -> str:
@@ -183,15 +181,15 @@ def _span(family: MetricFamily) -> str:
 
 
 def _instead(family: MetricFamily, both: bool = False) -> str:
-    if family.renamed_to is None:
+    if family.successor is None:
         return "; it has no successor in V1"
     if both:
-        return f"; query `{family.renamed_to} or {family.name}` to cover old and new servers"
-    return f"; query {family.renamed_to}"
+        return f"; query `{family.successor} or {family.name}` to cover old and new servers"
+    return f"; query {family.successor}"
 
 
 def _replacement_queried(family: MetricFamily, names: list[str]) -> bool:
-    return family.renamed_to is not None and any(family_of(n)[0] == BY_NAME.get(family.renamed_to) for n in names)
+    return family.successor is not None and any(family_of(n)[0] == BY_NAME.get(family.successor) for n in names)
 
 
 def _parenthesised(text: str, open_at: int) -> tuple[str, int]:

@@ -65,15 +65,14 @@ def kept(function: Callable[..., Result]) -> Callable[..., Result]:
 
 def _key(args: tuple, kwargs: dict) -> str:
     digest = hashlib.sha256()
-    for value in (*args, *sorted(kwargs.items())):
-        digest.update(_text(value).encode())
+    parts = [_text(value) for value in args] + [f"{name}={_text(value)}" for name, value in sorted(kwargs.items())]
+    for part in parts:
+        digest.update(part.encode())
         digest.update(b"\x00")
     return digest.hexdigest()
 
 
 def _text(value: Any) -> str:
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):  # a keyword argument
-        return f"{value[0]}={_text(value[1])}"
     if isinstance(value, BaseModel):
         return type(value).__qualname__ + value.model_dump_json()
     if isinstance(value, (str, int, float, bool, type(None))):

@@ -9,10 +9,9 @@ workload's reuse share when it is known, and stay low-severity when it is not.
 from __future__ import annotations
 
 from rules import signals
-from rules.alerts import BY, Alert
+from rules.alerts import BY, Alert, spellings
 from rules.catalog import common as c
 from rules.facts import Facts
-from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -76,16 +75,13 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
 
 # The hit rate over 15 minutes where the cache was queried at all (0/0 is no rate, never an alert).
 HIT_WINDOW = "15m"
-HITS, QUERIES = METRIC_ALIASES["vllm:prefix_cache_hits_total"], METRIC_ALIASES["vllm:prefix_cache_queries_total"]
 ALERT_LOW_HIT = Alert(
     name="VllmPrefixCacheHitRateLow",
     expr=" or ".join(
         f"(sum by ({BY}) (rate({hits}[{HIT_WINDOW}])) / sum by ({BY}) (rate({queries}[{HIT_WINDOW}])) "
         f"< {LOW_HIT_RATE:g}) and on ({BY}) (sum by ({BY}) (rate({queries}[{HIT_WINDOW}])) > 0)"
         for hits, queries in zip(
-            METRIC_ALIASES["vllm:prefix_cache_hits_total"],
-            METRIC_ALIASES["vllm:prefix_cache_queries_total"],
-            strict=True,
+            spellings("vllm:prefix_cache_hits_total"), spellings("vllm:prefix_cache_queries_total"), strict=True
         )
     ),
     for_="30m",

@@ -17,7 +17,6 @@ from rules.alerts import Alert, latency_over_slo
 from rules.catalog import common as c
 from rules.catalog import floors
 from rules.facts import Facts
-from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -320,7 +319,7 @@ def wider_tp_changes(facts: Facts, floor: floors.DecodeFloor) -> tuple[list[Conf
 
 ALERT_ITL = Alert(
     name="VllmInterTokenLatencyHigh",
-    expr=latency_over_slo(0.99, c.ITL, "5m", METRIC_ALIASES[c.ITL]),
+    expr=latency_over_slo(0.99, c.ITL, "5m"),
     for_="5m",
     severity=Severity.HIGH,
     description="{{ $labels.instance }} ({{ $labels.model_name }}): ITL p99 {{ $value | humanizeDuration }} "

@@ -14,7 +14,6 @@ from rules import signals
 from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
 from rules.facts import Facts
-from rules.metrics import METRIC_ALIASES
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -113,7 +112,7 @@ ALERT_QUEUEING = Alert(
 ALERT_KV_FULL = Alert(
     name="VllmKvCacheFull",
     expr=(
-        f"avg by ({BY}) {series('vllm:kv_cache_usage_perc', METRIC_ALIASES['vllm:kv_cache_usage_perc'])}"
+        f"avg by ({BY}) {series('vllm:kv_cache_usage_perc')}"
         f" >= {c.KV_HIGH:g} and on ({BY}) (sum by ({BY}) (vllm:num_requests_waiting) >= 1)"
     ),
     for_="5m",

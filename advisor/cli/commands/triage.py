@@ -267,10 +267,8 @@ def run(args: argparse.Namespace) -> int:
 def _gate(result: TriageResult, args: argparse.Namespace) -> int:
     """The JUnit report when asked, and the exit code CI reads: 1 when a finding reaches --fail-on."""
     if args.junit:
-        target = result.inputs.endpoint or result.inputs.prometheus or result.inputs.logs or "the inputs given"
-        write_or_rescue(
-            args.junit, junit_report(result.rules_run, result.rules_skipped, result.findings, target), "--junit"
-        )
+        report = junit_report(result.rules_run, result.rules_skipped, result.findings, _target(result.inputs))
+        write_or_rescue(args.junit, report, "--junit")
     if args.fail_on is None:
         return 0
     bar = Severity(args.fail_on).rank
@@ -379,6 +377,11 @@ def _scheduled(args: argparse.Namespace, request: TriageRequest) -> int:
     return _gate(runs.last, args) if runs.last is not None else 0
 
 
+def _target(request: TriageRequest) -> str:
+    """What was triaged, as the JUnit suite, the metrics' and the alerts' `target` name it."""
+    return request.endpoint or request.prometheus or request.logs or "offline inputs"
+
+
 def _check_schedule_flags(args: argparse.Namespace) -> None:
     if not args.out:
         raise UserError("--every/--count need --out DIR, where each run's JSON and the history are kept")
@@ -402,7 +405,7 @@ class _ScheduledRuns:
         self.out_dir = Path(args.out)
         self.failures: list[str] = []
         self.last: TriageResult | None = None
-        self.target = request.endpoint or request.prometheus or request.logs or "offline inputs"
+        self.target = _target(request)
         self.alertmanager = (
             AlertmanagerClient(args.alertmanager, args.runbook_base, every_s) if args.alertmanager else None
         )

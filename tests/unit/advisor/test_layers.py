@@ -33,12 +33,14 @@ LAYER_RANK = {
 }
 BASE_MODULES = {"advisor", "advisor.errors", "advisor.redact", "advisor.__main__"}
 # The one place advisor may reach into the engine: the pure scheduling parts the replay drives in
-# virtual time (DESIGN.md), and the default model's builder that the server launcher needs.
+# virtual time (DESIGN.md), the default model's builder that the server launcher needs, and the
+# histogram bounds of vLLM's metrics that the engine reproduces (the metric catalog reads them).
 ENGINE_ALLOWED = {
     "engine.core.scheduler",
     "engine.core.kv_cache_manager",
     "engine.core.request",
     "engine.model.default_model",
+    "engine.observability.metrics",  # vLLM's histogram bounds, which the engine reproduces (vllm_metrics)
 }
 # Deferred imports that remain, and why each defers (a heavy library, or one only a rare path needs).
 DEFERRED_ALLOWED = {
