@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.server_process import stop_server
 from tests.integration.triage.prometheus_proc import prometheus_binary, query, running_prometheus
 
 pytestmark = pytest.mark.integration
@@ -131,9 +132,7 @@ def running_alertmanager(workdir: Path) -> Iterator[tuple[str, subprocess.Popen]
         _until(lambda: urllib.request.urlopen(f"{url}/-/ready", timeout=2).status == 200, "Alertmanager not ready")
         yield url, process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(20)
+        stop_server(process, timeout_s=20)
 
 
 def _active(url: str) -> list[dict]:

@@ -73,35 +73,24 @@ def _settings(target: str):
     )
 
 
-def test_predict_computes_or_refuses_every_hostile_ramp(tmp_path_factory, capsys):
-    @_settings("predict")
-    @given(content=hostile_files(RAMP))
+# target -> (the file mutated, the command given it)
+COMMANDS = {
+    "predict": (RAMP, lambda path: ["predict", "--ramp", str(path), "--change", "--max-num-seqs 2"]),
+    "triage-ramp": (RAMP, lambda path: ["triage", "--logs", NO_FIT, "--ramp", str(path)]),
+    "host-profile": (HOST, lambda path: ["triage", *IDLE, "--host-profile", str(path)]),
+}
+
+
+@pytest.mark.parametrize("target", list(COMMANDS))
+def test_the_command_does_its_work_or_refuses_every_hostile_file(target, tmp_path_factory, capsys):
+    source, argv = COMMANDS[target]
+
+    @_settings(target)
+    @given(content=hostile_files(source))
     def check(content: bytes):
-        path = tmp_path_factory.mktemp("predict") / "ramp.json"
+        path = tmp_path_factory.mktemp(target) / source.name
         path.write_bytes(content)
-        _run(["predict", "--ramp", str(path), "--change", "--max-num-seqs 2"], capsys, path)
-
-    check()
-
-
-def test_triage_reads_or_refuses_every_hostile_ramp(tmp_path_factory, capsys):
-    @_settings("triage-ramp")
-    @given(content=hostile_files(RAMP))
-    def check(content: bytes):
-        path = tmp_path_factory.mktemp("triage") / "ramp.json"
-        path.write_bytes(content)
-        _run(["triage", "--logs", NO_FIT, "--ramp", str(path)], capsys, path)
-
-    check()
-
-
-def test_triage_reads_or_refuses_every_hostile_host_profile(tmp_path_factory, capsys):
-    @_settings("host-profile")
-    @given(content=hostile_files(HOST))
-    def check(content: bytes):
-        path = tmp_path_factory.mktemp("host") / "host.json"
-        path.write_bytes(content)
-        _run(["triage", *IDLE, "--host-profile", str(path)], capsys, path)
+        _run(argv(path), capsys, path)
 
     check()
 
