@@ -123,10 +123,28 @@ def redact_document(node: Any) -> Any:
             key: _masked(value) if is_secret_name(str(key)) else redact_document(value) for key, value in node.items()
         }
     if isinstance(node, list):
-        return [redact_document(item) for item in node]
+        return _redacted_list(node)
     if isinstance(node, str):
         return redact(node)
     return node
+
+
+def _redacted_list(items: list) -> list:
+    """A list whose words may be an argv (`["--api-key", "k1", "k2", "--port", "8000"]`, as `demo` keeps its
+    engine flags): the words after a flag that names a secret are masked up to the next flag (vLLM's
+    `--api-key` takes several keys); every other item is redacted as itself. Why here: each word alone
+    looks like any other value, so only its place after the flag tells it is a key."""
+    out: list = []
+    after_secret_flag = False
+    for item in items:
+        if isinstance(item, str) and item.startswith("-") and len(item) > 1:
+            after_secret_flag = "=" not in item and is_secret_name(item)
+            out.append(redact(item))
+        elif after_secret_flag and isinstance(item, str):
+            out.append(MASK if item else item)
+        else:
+            out.append(redact_document(item))
+    return out
 
 
 def _masked(value: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor.collect.server_args import ServeCommand
-from advisor.servers.process import EngineProcess, display_command
+from advisor.servers.process import EngineProcess, display_command, launch_env
 from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
 from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
@@ -28,7 +28,7 @@ from loadtest.slo import parse_slos
 from loadtest.workload import LengthSpec, WorkloadSpec
 from rules.facts import Workload
 
-__all__ = ["Measurement", "RampSettings", "measure", "top_change"]
+__all__ = ["Measurement", "RampSettings", "measure", "server_api_key", "top_change"]
 
 Progress = Callable[[str], None]
 _STEP_LINE = re.compile(r"^step (\d+)/(\d+)\b")
@@ -90,7 +90,8 @@ def measure(
     ) as engine:
         startup_s = time.monotonic() - started
         triage_box: dict[str, Any] = {}
-        trigger = _TriageTrigger(engine.base_url, log_path, shown, settings, triage_box, progress, label)
+        api_key = server_api_key(command)
+        trigger = _TriageTrigger(engine.base_url, log_path, shown, settings, triage_box, progress, label, api_key)
 
         def on_ramp_line(line: str) -> None:
             progress(f"[{label}] {line}")
@@ -98,11 +99,11 @@ def measure(
                 trigger.observe(line)
 
         ramp_started = time.monotonic()
-        ramp = run_ramp(_ramp_config(engine.base_url, settings), progress=on_ramp_line)
+        ramp = run_ramp(_ramp_config(engine.base_url, settings, api_key=api_key), progress=on_ramp_line)
         if with_triage:
             trigger.finish()
             with_triage = False
-        ramp = _extend_to_knee(ramp, engine.base_url, settings, label, progress)
+        ramp = _extend_to_knee(ramp, engine.base_url, settings, label, progress, api_key)
         ramp_s = time.monotonic() - ramp_started
     progress(f"[{label}] engine stopped; {ramp.summary}")
     return Measurement(
@@ -139,8 +140,22 @@ def top_change(
     return None
 
 
+def server_api_key(command: ServeCommand) -> str | None:
+    """The key a server started from `command` wants on /v1: its `--api-key`, else `VLLM_API_KEY`
+    from the environment it is launched in (vLLM's order; servops' own environment is inherited).
+
+    Why: a loop that starts a keyed server and ramps it without the key measures 401s, and a
+    measurement of nothing but refusals would be compared as if it were the server's."""
+    return command.value("--api-key") or launch_env(command).get("VLLM_API_KEY") or None
+
+
 def _extend_to_knee(
-    ramp: RampResult, base_url: str, settings: RampSettings, label: str, progress: Progress
+    ramp: RampResult,
+    base_url: str,
+    settings: RampSettings,
+    label: str,
+    progress: Progress,
+    api_key: str | None = None,
 ) -> RampResult:
     """Ramp on at 2x and 4x the top level, up to max_concurrency, while the ramp has not bounded
     the server: no knee found, or the safe operating point is the top step tested.
@@ -155,7 +170,9 @@ def _extend_to_knee(
             break
         why = "no knee" if ramp.knee is None else "every SLO met"
         progress(f"[{label}] {why} up to {top} streams: ramping on at {', '.join(map(str, levels))}")
-        more = run_ramp(_ramp_config(base_url, settings, levels), progress=lambda line: progress(f"[{label}] {line}"))
+        more = run_ramp(
+            _ramp_config(base_url, settings, levels, api_key), progress=lambda line: progress(f"[{label}] {line}")
+        )
         steps = [*ramp.steps, *(s.model_copy(update={"step": len(ramp.steps) + s.step}) for s in more.steps)]
         knee = find_knee(steps, factor=ramp.config.get("knee_factor", DEFAULT_FACTOR))
         config = {**ramp.config, "levels": [s.offered for s in steps], "extended_at_step": len(ramp.steps)}
@@ -179,7 +196,9 @@ def _unbounded(ramp: RampResult) -> bool:
     return ramp.knee is None or (safe is not None and safe.offered >= top)
 
 
-def _ramp_config(base_url: str, settings: RampSettings, levels: list[int] | None = None) -> RampConfig:
+def _ramp_config(
+    base_url: str, settings: RampSettings, levels: list[int] | None = None, api_key: str | None = None
+) -> RampConfig:
     return RampConfig(
         endpoint=base_url,
         mode="concurrency",
@@ -192,6 +211,7 @@ def _ramp_config(base_url: str, settings: RampSettings, levels: list[int] | None
         ),
         slo=settings.slo,
         request_timeout_s=settings.request_timeout_s,
+        api_key=api_key,
     )
 
 
@@ -207,9 +227,11 @@ class _TriageTrigger:
         box: dict[str, Any],
         progress: Progress,
         label: str,
+        api_key: str | None = None,
     ) -> None:
         self.request = TriageRequest(
             endpoint=base_url,
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
             logs=str(log_path),
             server_args=command,
             metrics_interval_s=min(settings.triage_interval_s, settings.step_s / 3),

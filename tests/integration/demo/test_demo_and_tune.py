@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.planted_secrets import SECRETS
 from tests.helpers.server_process import tiny_model_dir  # noqa: F401  (session fixture)
 
 pytestmark = pytest.mark.integration
@@ -43,6 +44,9 @@ QUICK_RAMP = [
     "8",
 ]
 TINY_ENGINE = "--disable-log-requests --max-model-len 256 --device-memory-gib 0.25"
+# The demo's engines are keyed, as a production server is: the demo must ramp and triage them with
+# the key, and let it out nowhere (the planted-secret check for `demo`, sharing this one run).
+DEMO_KEY = SECRETS["key_prefixed"]
 
 
 def _servops(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
@@ -67,7 +71,7 @@ def demo_run(tiny_model_dir, tmp_path_factory) -> tuple[subprocess.CompletedProc
         "--model",
         str(tiny_model_dir),
         "--engine-flags",
-        TINY_ENGINE,
+        f"{TINY_ENGINE} --api-key {DEMO_KEY}",
         *QUICK_RAMP,
         timeout_s=600,
     )
@@ -125,6 +129,14 @@ def test_demo_shows_progress_and_stops_every_engine_it_started(demo_run):
     demo = json.loads((out / "demo.json").read_text(encoding="utf-8"))
     for side in ("before", "after"):
         assert _port_closed(demo[side]["ramp"]["config"]["endpoint"])
+
+
+def test_demo_lets_its_engines_api_key_out_nowhere(demo_run):
+    proc, out = demo_run
+    written = {str(path): path.read_text(errors="replace") for path in out.rglob("*") if path.is_file()}
+    places = {"stdout": proc.stdout, "stderr": proc.stderr, **written}
+    assert [where for where, text in places.items() if DEMO_KEY in text] == []
+    assert "--api-key" in json.loads((out / "demo.json").read_text(encoding="utf-8"))["before"]["command"]
 
 
 def test_demo_bad_concurrency_is_one_line_exit_2(tmp_path):

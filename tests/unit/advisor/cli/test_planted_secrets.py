@@ -5,7 +5,12 @@ Each secret is distinct, so a leak names its road. The places: a `--server-args`
 flag (`--api-key`, `--hf-token`, `--aws-secret-key`), a quoted key, a value starting `key-`, an
 environment assignment (`HF_TOKEN=`, lower-case `hf_token=`), a URL password holding `@`, a URL query
 token, an `Authorization` header of an unusual scheme, and the log text triage reads (vLLM's
-`non-default args` line and an error body).
+`non-default args` line and an error body), and the environment servops runs in (`HF_TOKEN`,
+`VLLM_API_KEY`, AWS keys), which `probe`, `advise` and every command that starts an engine inherit.
+
+The commands: `triage` (one-off, `--save-window`, scheduled), `report`, `ramp`, `predict`, `tune`,
+`advise`, `probe` here; `demo`, whose engines run with an `--api-key`, in
+tests/integration/demo/test_demo_and_tune.py (it shares that module's one demo run, ~90 s).
 """
 
 from __future__ import annotations
@@ -14,19 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.planted_secrets import ENVIRONMENT, SECRETS
+
 FIXTURES = Path(__file__).parents[3] / "fixtures"
-SECRETS = {
-    "api_key": "s3cret-api-91",
-    "quoted": "s3cret-quoted-92",
-    "key_prefixed": "key-s3cret-93",
-    "hf_token": "hf_s3cretTokenAbcdefghijklmnop94",
-    "env_lower": "s3cret-env-95",
-    "aws": "s3cret-aws-96",
-    "url_password": "p@ss-s3cret-97",
-    "query": "s3cret-query-98",
-    "header": "s3cret-header-99",
-    "log_key": "s3cret-log-90",
-}
 SERVER_ARGS = (
     f"HF_TOKEN={SECRETS['hf_token']} hf_token={SECRETS['env_lower']} vllm serve m --max-num-seqs 8 "
     f'--api-key {SECRETS["api_key"]} --hf-token "{SECRETS["quoted"]}" --aws-secret-key {SECRETS["aws"]} '
@@ -81,6 +76,35 @@ def test_scheduled_triage_keeps_secrets_out_of_results_latest_and_history(servop
     )
     assert outcome.code == 0, outcome.err
     assert {p.name for p in out.iterdir()} >= {"latest.json", "history.jsonl"}
+    assert _leaks(outcome, out) == []
+
+
+def test_a_saved_window_keeps_the_launchs_secrets_out_of_the_window_and_the_triage(servops, tmp_path):
+    recorded, out = FIXTURES / "vllm_cpu" / "moderate", tmp_path / "window"
+    metrics = ["--metrics", f"{recorded}_before.prom", "--metrics", f"{recorded}_after.prom"]
+    outcome = servops(
+        "triage",
+        *metrics,
+        "--metrics-interval",
+        "8",
+        "--server-args",
+        SERVER_ARGS,
+        "--save-window",
+        str(out / "w.json"),
+        "--json",
+        str(out / "t.json"),
+    )
+    assert outcome.code == 0, outcome.err
+    assert (out / "w.json").is_file()
+    assert _leaks(outcome, out) == []
+
+
+def test_advise_in_an_environment_holding_secrets_lets_none_out(servops, tmp_path, monkeypatch):
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "advise"
+    outcome = servops("advise", "--model", "Llama-3.1-8B", "--gpu", "H100-SXM-80GB", "--json", str(out / "a.json"))
+    assert outcome.code == 0, outcome.err
     assert _leaks(outcome, out) == []
 
 

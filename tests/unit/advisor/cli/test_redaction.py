@@ -92,6 +92,22 @@ def test_redact_leaves_ordinary_text_alone(text):
     assert redact(text) == text
 
 
+def test_an_argv_list_masks_the_words_after_a_secret_flag_up_to_the_next_flag():
+    # `demo` keeps its engine flags as argv words; each key alone looks like any other value
+    flags = ["--max-model-len", "256", "--api-key", "key-1f", "k2", "--port", "8000", "--hf-token=abc", "x"]
+    assert redact_document({"base_flags": flags})["base_flags"] == [
+        "--max-model-len",
+        "256",
+        "--api-key",
+        MASK,
+        MASK,
+        "--port",
+        "8000",
+        f"--hf-token={MASK}",
+        "x",
+    ]
+
+
 def test_redact_document_masks_secret_keys_and_walks_strings():
     document = {
         "inputs": {"api_key": SECRET, "max_tokens": 5, "endpoint": f"http://a:{SECRET}@h"},

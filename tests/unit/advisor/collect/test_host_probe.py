@@ -9,6 +9,7 @@ import pytest
 
 from advisor.cli.main import main
 from advisor.collect.host import HostProfile, ThreadFigures, probe, thread_counts
+from tests.helpers.planted_secrets import ENVIRONMENT
 
 
 def test_thread_counts_double_up_to_every_core():
@@ -34,12 +35,21 @@ def test_the_figures_for_a_core_count_are_the_largest_measured_count_not_above_i
     assert profile.at(None).threads == 4  # unknown binding: every probed core
 
 
-def test_probe_writes_a_profile_triage_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+def test_probe_writes_a_profile_triage_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The planted-secret check for probe (tests/unit/advisor/cli/test_planted_secrets.py lists the
+    # others) shares this run: its one input a user can put a secret in is the environment.
+    for name, value in ENVIRONMENT.items():
+        monkeypatch.setenv(name, value)
     out = tmp_path / "host.json"
     assert main(["probe", "--max-threads", "1", "--json", str(out)]) == 0
     document = json.loads(out.read_text())
     assert document["kind"] == "host_profile" and [f["threads"] for f in document["figures"]] == [1]
-    assert "read GB/s" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "read GB/s" in printed.out
+    for value in ENVIRONMENT.values():
+        assert value not in printed.out + printed.err + out.read_text()
 
 
 FIGURES = {"threads": 1, "read_gbps": 9.5, "bf16_gflops": 40.0, "fp32_gflops": 80.0}
