@@ -15,6 +15,7 @@ from advisor.catalog.vllm_versions import parse_bounds, version_of, vllm_cpu_def
 from advisor.collect.kv_space import parse_kv_cache_memory_bytes
 from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, command_from_args, command_from_cache_config
 from advisor.errors import UserError
+from advisor.units import MAX_KV_TOKENS, MAX_MEMORY_GIB
 from rules import vllm_defaults
 from rules.events import LogEvent, LogEventKind
 from rules.facts import ConfigSource, MemoryFacts, ServerConfig, flag_name
@@ -181,31 +182,43 @@ def cpu_backend_note(config: ServerConfig | None) -> str | None:
 
 
 def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
-    """The memory figures vLLM itself printed at startup (its own truth, when present)."""
+    """The memory figures vLLM itself printed at startup (its own truth, when present), less those no
+    server can have (units.MAX_KV_TOKENS, MAX_MEMORY_GIB): a corrupt or hand-edited log's 10^13 tokens
+    is a misreading, and taken as the pool it would size every replay by it."""
     memory = MemoryFacts(source="startup_log")
     for event in events:
         if event.kind == LogEventKind.MODEL_LOADING and event.weights_gib is not None:
-            memory.weights_gib = event.weights_gib
+            memory.weights_gib = _gib(event.weights_gib)
         elif event.kind == LogEventKind.AVAILABLE_KV_MEMORY:
-            memory.available_kv_gib = event.available_kv_gib
+            memory.available_kv_gib = _gib(event.available_kv_gib)
         elif event.kind == LogEventKind.KV_CACHE_SIZE:
-            memory.kv_cache_tokens = event.kv_cache_tokens
+            memory.kv_cache_tokens = _tokens(event.kv_cache_tokens)
             memory.max_concurrency = event.max_concurrency or memory.max_concurrency
         elif event.kind == LogEventKind.MAX_CONCURRENCY:
             memory.max_concurrency = event.max_concurrency
         elif event.kind == LogEventKind.V0_GPU_BLOCKS:
-            memory.num_blocks = event.num_gpu_blocks
+            memory.num_blocks = _tokens(event.num_gpu_blocks)
         elif event.kind == LogEventKind.CUDA_GRAPH_MEMORY:
-            memory.cudagraph_gib = event.cudagraph_gib
+            memory.cudagraph_gib = _gib(event.cudagraph_gib)
         elif event.kind == LogEventKind.MAX_MODEL_LEN_TOO_LARGE:
-            memory.available_kv_gib = event.available_kv_gib
-            memory.max_model_len_that_fits = event.estimated_max_model_len
+            memory.available_kv_gib = _gib(event.available_kv_gib)
+            memory.max_model_len_that_fits = _tokens(event.estimated_max_model_len)
         elif event.kind == LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE:
-            memory.max_model_len_that_fits = event.max_seq_len_tokens
+            memory.max_model_len_that_fits = _tokens(event.max_seq_len_tokens)
         elif event.kind == LogEventKind.FREE_MEMORY_BELOW_REQUESTED:
-            memory.total_gib = event.total_gib
-            memory.requested_gib = event.requested_gib
+            memory.total_gib = _gib(event.total_gib)
+            memory.requested_gib = _gib(event.requested_gib)
     return None if memory == MemoryFacts(source="startup_log") else memory
+
+
+def _tokens(value: int | None) -> int | None:
+    """A count of tokens or blocks a server can have, else None."""
+    return value if value is not None and 0 <= value <= MAX_KV_TOKENS else None
+
+
+def _gib(value: float | None) -> float | None:
+    """A memory figure in GiB one server can have, else None."""
+    return value if value is not None and 0 <= value <= MAX_MEMORY_GIB else None
 
 
 def memory_from_metrics(snapshot: MetricSnapshot | None) -> MemoryFacts | None:
@@ -213,10 +226,10 @@ def memory_from_metrics(snapshot: MetricSnapshot | None) -> MemoryFacts | None:
     tokens and concurrency it logged (`kv_cache_size_tokens`, `kv_cache_max_concurrency`); older
     servers give num_gpu_blocks × block_size."""
     labels = cache_config_labels(snapshot)
-    blocks, block_size = _int(labels.get("num_gpu_blocks", "")), _int(labels.get("block_size", ""))
-    if not blocks or not block_size:
+    blocks, block_size = _tokens(_int(labels.get("num_gpu_blocks", ""))), _int(labels.get("block_size", ""))
+    if not blocks or not block_size or block_size > MAX_KV_TOKENS:
         return None
-    tokens = _int(labels.get("kv_cache_size_tokens")) or blocks * block_size
+    tokens = _tokens(_int(labels.get("kv_cache_size_tokens")) or blocks * block_size)
     return MemoryFacts(
         num_blocks=blocks,
         block_size=block_size,
@@ -364,5 +377,5 @@ def _int(text: str | None) -> int | None:
         return None
     try:
         return int(float(text.replace(",", "").replace("_", "")))
-    except ValueError:
+    except (ValueError, OverflowError):  # not a number; inf or NaN
         return None

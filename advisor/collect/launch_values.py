@@ -15,10 +15,13 @@ import shlex
 from dataclasses import dataclass
 
 from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
+from advisor.units import GIB, MAX_KV_TOKENS, MAX_MEMORY_GIB
 
 __all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "validated_command"]
 
-_SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*[kKmMgGtT]?(?:i?[bB])?$")  # 4096, 32k, 4GiB: vLLM takes human sizes
+# 4096, 32k, 4GiB: vLLM takes human sizes, lower-case units decimal and upper-case binary
+_SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?)(?:i?[bB])?$")
+_UNIT = {"": 1, **{u: 1000**i for i, u in enumerate("kmgt", 1)}, **{u: 1024**i for i, u in enumerate("KMGT", 1)}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,14 +42,16 @@ LAUNCH_VALUES: dict[str, LaunchValue] = {
     "--pipeline-parallel-size": LaunchValue("int", 1, means="pipeline stages"),
     "--data-parallel-size": LaunchValue("int", 1, means="engine replicas"),
     "--gpu-memory-utilization": LaunchValue("float", 0, above=True, most=1, means="a share of the GPU"),
-    "--max-num-seqs": LaunchValue("int", 1, means="sequences per step"),
-    "--max-num-batched-tokens": LaunchValue("size", 1, means="tokens per step"),
-    "--max-model-len": LaunchValue("size", 1, special=("-1", "auto"), means="tokens per request (-1: auto-fit)"),
-    "--block-size": LaunchValue("int", 1, means="tokens per KV block"),
-    "--num-gpu-blocks-override": LaunchValue("int", 1, means="KV blocks"),
-    "--kv-cache-memory-bytes": LaunchValue("size", 1, means="bytes of KV cache"),
-    "--swap-space": LaunchValue("float", 0, means="GiB of CPU swap per GPU"),
-    "--cpu-offload-gb": LaunchValue("float", 0, means="GiB of weights offloaded per GPU"),
+    "--max-num-seqs": LaunchValue("int", 1, most=MAX_KV_TOKENS, means="sequences per step"),
+    "--max-num-batched-tokens": LaunchValue("size", 1, most=MAX_KV_TOKENS, means="tokens per step"),
+    "--max-model-len": LaunchValue(
+        "size", 1, most=MAX_KV_TOKENS, special=("-1", "auto"), means="tokens per request (-1: auto-fit)"
+    ),
+    "--block-size": LaunchValue("int", 1, most=MAX_KV_TOKENS, means="tokens per KV block"),
+    "--num-gpu-blocks-override": LaunchValue("int", 1, most=MAX_KV_TOKENS, means="KV blocks"),
+    "--kv-cache-memory-bytes": LaunchValue("size", 1, most=MAX_MEMORY_GIB * GIB, means="bytes of KV cache"),
+    "--swap-space": LaunchValue("float", 0, most=MAX_MEMORY_GIB, means="GiB of CPU swap per GPU"),
+    "--cpu-offload-gb": LaunchValue("float", 0, most=MAX_MEMORY_GIB, means="GiB of weights offloaded per GPU"),
     "--max-lora-rank": LaunchValue("int", 1, means="the largest LoRA rank"),
     "--max-loras": LaunchValue("int", 1, means="LoRA adapters per batch"),
 }
@@ -61,8 +66,11 @@ def check_value(flag: str, value: str | None) -> str | None:
     number = _number(rule, text)
     if number is None or number != number or abs(number) == float("inf"):
         return f"{flag} {value!r}: not a finite number; give {_range(rule)} ({rule.means})"
-    if (number <= rule.least if rule.above else number < rule.least) or (rule.most is not None and number > rule.most):
+    if number <= rule.least if rule.above else number < rule.least:
         return f"{flag} {value}: vLLM refuses it; give {_range(rule)} ({rule.means})"
+    if rule.most is not None and number > rule.most:
+        held = "vLLM refuses it" if rule.kind == "float" and rule.most <= 1 else "more than any server holds"
+        return f"{flag} {value}: {held}; give {_range(rule)} ({rule.means})"
     if rule.kind == "int" and not re.fullmatch(r"\+?\d+", text):
         return f"{flag} {value}: not a whole number; give {_range(rule)} ({rule.means})"
     return None
@@ -72,7 +80,7 @@ def _number(rule: LaunchValue, text: str) -> float | None:
     """The value's number: a size may carry a unit (`32k`, `4GiB`), the others are plain numbers."""
     if rule.kind == "size":
         match = _SIZE.match(text)
-        return float(match["number"]) if match else None
+        return float(match["number"]) * _UNIT[match["unit"]] if match else None
     try:
         return float(text)
     except ValueError:
@@ -84,7 +92,7 @@ def _range(rule: LaunchValue) -> str:
     if rule.above:
         told = f"above {rule.least:g}" + (f" and at most {rule.most:g}" if rule.most is not None else "")
     else:
-        told = f"{rule.least:g} to {rule.most:g}" if rule.most is not None else f"{rule.least:g} or more"
+        told = f"{rule.least:g} to {rule.most:,.0f}" if rule.most is not None else f"{rule.least:g} or more"
     return told + (f", or {' / '.join(rule.special)}" if rule.special else "")
 
 

@@ -31,6 +31,11 @@ from loadtest.records import RequestRecord
 
 MAX_ENGINE_STEPS = 400_000  # a bound on any one replay, far above a 2-minute step at 1 ms per iteration
 PREFIX_BLOCKS_SPARE = 256  # room for cached shared prefixes in a pool sized for the load
+# What bounds one replay, as the commands that replay say it in their --help.
+REPLAY_BOUNDS = (
+    f"each replayed load step stops after {MAX_ENGINE_STEPS:,} engine iterations (and says it was cut short), "
+    "and holds a KV pool no larger than its streams can fill, whatever size the server has"
+)
 
 
 @dataclass(slots=True)
@@ -146,8 +151,9 @@ class _StepReplayer:
     ) -> None:
         self.plan, self.step, self.limits, self.cost, self.workload = plan, step, limits, cost, workload
         self.clock = _Clock()
+        enough = _enough_blocks(plan, step, limits, workload)
         self.kv = KVCacheManager(
-            limits.num_blocks or _enough_blocks(plan, step, limits, workload),
+            min(limits.num_blocks, enough) if limits.num_blocks else enough,
             limits.block_size,
             enable_caching=limits.enable_prefix_caching,
         )
@@ -372,7 +378,12 @@ _UNIQUE_OUTPUT = 900_000_000
 
 
 def _enough_blocks(plan: RampPlan, step: int, limits: SchedulerLimits, workload: ReplayWorkload) -> int:
-    """A pool no request of this step can exhaust (the size is unknown: model no preemption)."""
+    """A pool no request of this step can exhaust: the pool replayed when the size is unknown (no
+    preemption), and the most replayed when it is known. Why a known pool larger than this is replayed
+    at this size: every replayed request has a prompt of its own (only the shared prefix repeats, for
+    which the spare is kept), so blocks beyond what the streams can hold at once are never used and
+    change nothing, while allocating them would make a server's size from a log or a flag (10^10
+    tokens) the replay's memory."""
     concurrent = limits.max_num_seqs
     if plan.mode == "concurrency":  # the lead-in and lead-out run their own step's streams
         concurrent = min(concurrent, max(int(plan.levels[k]) for k, _ in _neighbours(plan, step)))

@@ -27,7 +27,9 @@ from advisor.perf.forecast import Prediction, figure
 from advisor.perf.limits import ENGINE_KINDS, PIPELINE_PARALLEL_FLAG, PREDICTED_FLAGS, TENSOR_PARALLEL_FLAG
 from advisor.perf.measured import measured_ramp
 from advisor.perf.pool import DeviceShare
+from advisor.perf.replay import REPLAY_BOUNDS
 from advisor.perf.whatif import FlagChanges, ServerContext, what_if
+from advisor.units import MAX_KV_TOKENS, MAX_MEMORY_GIB
 from loadtest.slo import parse_slos
 
 
@@ -41,7 +43,8 @@ def register(subparsers) -> argparse.ArgumentParser:
             "after with its uncertainty and writes the predicted ramp as JSON (kind: prediction). "
             f"Flags it predicts: {', '.join(PREDICTED_FLAGS)} ({TENSOR_PARALLEL_FLAG} and "
             f"{PIPELINE_PARALLEL_FLAG} with --model and --gpu: the fitted step moved by what the roofline says "
-            "the new layout changes, stages as one batch passing through them; docs/predict.md)."
+            "the new layout changes, stages as one batch passing through them; docs/predict.md). "
+            f"Bounds: {REPLAY_BOUNDS}."
         ),
     )
     parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
@@ -75,8 +78,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'); default: "
-        "estimated from the KV usage the ramp recorded",
+        help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'), 1 to "
+        f"{MAX_KV_TOKENS:,}; default: estimated from the KV usage the ramp recorded",
     )
     parser.add_argument(
         "--kv-cache-gib",
@@ -121,6 +124,11 @@ def register(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.kv_cache_tokens is not None and args.kv_cache_tokens < 1:
         raise UserError(f"--kv-cache-tokens {args.kv_cache_tokens}: give the pool size in tokens, at least 1")
+    if args.kv_cache_tokens is not None and args.kv_cache_tokens > MAX_KV_TOKENS:
+        raise UserError(
+            f"--kv-cache-tokens {args.kv_cache_tokens}: more tokens than any server holds (at most {MAX_KV_TOKENS:,}); "
+            "give the 'KV cache size: N tokens' figure of the server's log, or a size in GiB with --kv-cache-gib"
+        )
     command = validated_command(args.server_args or "", flag="--server-args")  # parsed and checked once, here
     changes = FlagChanges.parse(args.change)
     server = ServerContext(
@@ -156,8 +164,8 @@ def device_share(pool_gib: float | None, device_gib: float | None) -> DeviceShar
     """--kv-cache-gib and --gpu-memory-gib as the model takes them: both or neither, each above 0."""
 
     for flag, value in (("--kv-cache-gib", pool_gib), ("--gpu-memory-gib", device_gib)):
-        if value is not None and value <= 0:
-            raise UserError(f"{flag} {value:g}: give a size in GiB above 0")
+        if value is not None and not 0 < value <= MAX_MEMORY_GIB:
+            raise UserError(f"{flag} {value:g}: give a size in GiB above 0 and at most {MAX_MEMORY_GIB:,}")
     if (pool_gib is None) != (device_gib is None):
         raise UserError(
             "--kv-cache-gib and --gpu-memory-gib go together: the pool per GPU and the GPU's size "

@@ -26,6 +26,7 @@ from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE
 from advisor.oncall.alertmanager import AlertmanagerClient
 from advisor.oncall.findings_metrics import FindingsExporter
 from advisor.oncall.junit import junit_report
+from advisor.perf.replay import REPLAY_BOUNDS
 from advisor.redact import redact, split_url_credentials
 from advisor.triage.result import TriageRequest, TriageResult
 from advisor.triage.text import render_text
@@ -43,8 +44,9 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Collect what the inputs support (live /metrics, a Prometheus server, saved metrics "
             "files, a log file or stdin, the launch command), run the rules, and print ranked "
             "findings with evidence and the `vllm serve` flag changes to make, each with the "
-            "effect the memory model predicts. Exit code 0 when triage ran (findings or not), "
-            "2 for unusable input."
+            "effect the memory model predicts; with --ramp or a two-scrape window, each change's "
+            f"latency is predicted by replaying it ({REPLAY_BOUNDS}). Exit code 0 when triage ran "
+            "(findings or not), 1 with --fail-on when a finding reaches it, 2 for unusable input."
         ),
     )
     source = parser.add_argument_group("where to look (at least one)")

@@ -21,6 +21,7 @@ from advisor.cli.result_files import write_html_report
 from advisor.collect.launch_values import validated_command
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
+from advisor.perf.replay import REPLAY_BOUNDS
 from advisor.servers.process import BUNDLED_PROGRAM
 from advisor.servers.vllm import vllm_unavailable_reason
 from advisor.tune.engines import POOR_FLAGS, Engine, default_base_flags, start_command
@@ -43,7 +44,10 @@ def register(subparsers) -> argparse.ArgumentParser:
             "Measure a starting configuration with a ramp (triage runs during its top load step), then "
             "for up to --rounds rounds apply the top recommended flag change, ramp again and keep the "
             "change only if the criterion improves; otherwise roll back and try the next recommendation. "
-            "Writes tune.json and report.html."
+            "Writes tune.json and report.html. Bounds: --rounds rounds, each a start within "
+            "--startup-timeout and a ramp of its steps (extended at most to --max-concurrency); each "
+            f"candidate is predicted by a replay ({REPLAY_BOUNDS}). A keyed server (--api-key or "
+            "VLLM_API_KEY) is ramped and triaged with its key."
         ),
     )
     parser.add_argument(

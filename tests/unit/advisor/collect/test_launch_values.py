@@ -19,6 +19,8 @@ from advisor.errors import UserError
         ),
         ("vllm serve m --num-gpu-blocks-override -3", "--num-gpu-blocks-override -3: vLLM refuses it"),
         ("vllm serve m --gpu-memory-utilization nan", "not a finite number"),
+        ("vllm serve m --num-gpu-blocks-override 99999999999", "more than any server holds; give 1 to 10,000,000,000"),
+        ("vllm serve m --kv-cache-memory-bytes 20000T", "--kv-cache-memory-bytes 20000T: more than any server holds"),
         ("vllm serve m --max-num-seqs 2.5", "--max-num-seqs 2.5: not a whole number"),
         ("vllm serve m --max-num-seqs many", "not a finite number"),
         ("vllm serve m --max-num-seqs 8 --max-num-seqs 16", "given twice (--max-num-seqs 8, then --max-num-seqs 16)"),

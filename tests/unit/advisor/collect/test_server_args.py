@@ -163,6 +163,18 @@ def test_memory_figures_come_from_the_startup_log():
     assert memory_from_log([]) is None
 
 
+def test_a_log_claiming_more_than_any_server_holds_gives_no_figure():
+    events = parse_lines(
+        [
+            "INFO 01-01 00:00:00 [x.py:1] Available KV cache memory: 1,000,000,000 GiB",
+            "INFO 01-01 00:00:00 [x.py:1] GPU KV cache size: 10,000,000,000,000 tokens",
+            "INFO 01-01 00:00:00 [x.py:1] Model loading took 15.2683 GiB and 6.5 seconds",
+        ]
+    ).events
+    memory = memory_from_log(events)
+    assert (memory.available_kv_gib, memory.kv_cache_tokens, memory.weights_gib) == (None, None, 15.2683)
+
+
 def test_kv_pool_size_is_read_from_cache_config_info():
     memory = memory_from_metrics(parse_exposition(CACHE_INFO, "m"))
     assert (memory.num_blocks, memory.block_size, memory.kv_cache_tokens) == (10169, 16, 162704)

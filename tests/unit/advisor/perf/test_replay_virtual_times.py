@@ -154,3 +154,13 @@ def test_a_step_opens_on_the_previous_steps_streams_mid_flight():
     assert own.send == 0.0 and own.first_scheduled == 1.5 and own.token_times == [4.0, 5.5]
     assert [(s.start, s.end) for s in replay.steps] == [(-4.0, -2.0), (-2.0, -0.5), (-0.5, 1.5), (1.5, 4.0), (4.0, 5.5)]
     assert replay.steps[3].shape.decode_seqs == 1 and replay.steps[3].shape.prefill_tokens == 4
+
+
+def test_a_pool_larger_than_the_streams_can_fill_replays_as_the_unknown_size_does_and_allocates_no_more():
+    # 10^10 tokens (units.MAX_KV_TOKENS, the largest figure a user or log may give) in blocks of 4:
+    # allocated, they would be 2.5 billion objects; the replay holds what its streams can fill.
+    limits, workload = _limits(max_num_seqs=2), _workload(prompt=4, output=2)
+    unknown = replay_step(_plan(3), 0, limits.model_copy(update={"num_blocks": None}), COST, workload)
+    huge = replay_step(_plan(3), 0, limits.model_copy(update={"num_blocks": 10**10 // 4}), COST, workload)
+    assert [r.token_times for r in huge.requests] == [r.token_times for r in unknown.requests]
+    assert huge.preemptions == unknown.preemptions == 0
