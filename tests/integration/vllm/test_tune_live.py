@@ -10,6 +10,11 @@ from pathlib import Path
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import servops
 
+# Two 8 s steps per ramp, never extended (--max-concurrency 4: the round's ramp stops at the tested 4
+# streams): each vLLM start takes ~50 s on a CI core, and the ramps only have to carry a triage under
+# load and a measurement to set the prediction beside; 12-token requests finish in a step at 1 stream.
+LIVE_TUNE_RAMP = ("--step-seconds", "8", "--warmup-seconds", "2", "--cooldown-seconds", "3", "--max-concurrency", "4")
+
 
 def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> None:
     start = vs.vllm_command("--max-num-seqs", "1", "--enforce-eager")
@@ -22,14 +27,7 @@ def test_one_tune_round_restarts_vllm_with_the_applied_flag(vllm_work: Path) -> 
         "1",
         "--concurrency",
         "1,4",
-        "--step-seconds",
-        "12",
-        "--warmup-seconds",
-        "2",
-        "--cooldown-seconds",
-        "5",
-        "--max-concurrency",
-        "8",
+        *LIVE_TUNE_RAMP,
         "--out",
         str(out),
         timeout_s=900,
