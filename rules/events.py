@@ -147,6 +147,10 @@ class LogEvent(BaseModel):
     requested_gib: float | None = None
     oom_phase: OomPhase | None = None
     tried_to_allocate_gib: float | None = None
+    torch_allocated_gib: float | None = (
+        None  # torch's OOM text: "Of the allocated memory N GiB is allocated by PyTorch"
+    )
+    other_processes: bool | None = None  # torch's OOM text names another process holding memory on the GPU
     num_dummy_requests: int | None = None
     initial_free_gib: float | None = None
     current_free_gib: float | None = None
@@ -241,7 +245,15 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "requested_gib",
         "device",
     ),
-    LogEventKind.CUDA_OOM: ("oom_phase", "tried_to_allocate_gib", "total_gib", "free_gib", "num_dummy_requests"),
+    LogEventKind.CUDA_OOM: (
+        "oom_phase",
+        "tried_to_allocate_gib",
+        "total_gib",
+        "free_gib",
+        "torch_allocated_gib",
+        "other_processes",
+        "num_dummy_requests",
+    ),
     LogEventKind.MEMORY_PROFILING_ERROR: ("initial_free_gib", "current_free_gib"),
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
@@ -93,7 +94,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     )
     alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
     changes = [change]
-    more_memory = _util_to_fit(facts, event, current)
+    more_memory = _util_to_fit(facts, event, current) or _util_for_tokens(facts, event, current, estimated)
     if more_memory is not None and estimated >= CLOSE_FIT * current:
         changes, alternatives = [more_memory], [change, *alternatives]  # keep the context the operator chose
     elif more_memory is not None:
@@ -131,6 +132,24 @@ def _util_to_fit(facts: Facts, event, length: int) -> ConfigChange | None:
         facts,
         needed_util,
         f"{fmt(missing)} GiB more KV memory keeps max-model-len {length:,}{bound}",
+        "less headroom for other processes and activation spikes",
+    )
+
+
+def _util_for_tokens(facts: Facts, event, length: int, fitting: int) -> ConfigChange | None:
+    """V0's wording gives tokens, not GiB (`max seq len (4096) is larger than the maximum number of tokens
+    that can be stored in KV cache (3664)`): the share that fits cannot be computed without the device's
+    free memory, so the direction vLLM's own message advises (`Try increasing gpu_memory_utilization`) is
+    offered up to the safe maximum, with how much more KV it must add."""
+    util = c.gpu_memory_utilization(facts)
+    if event.kv_needed_gib or c.on_cpu_backend(facts) or util >= c.SAFE_MAX_GPU_MEMORY_UTILIZATION or fitting <= 0:
+        return None
+    more = length / fitting - 1
+    return c.util_change(
+        facts,
+        c.SAFE_MAX_GPU_MEMORY_UTILIZATION,
+        f"the KV cache must hold {more:.0%} more tokens ({length:,}, not {fitting:,}); a larger share of the GPU "
+        "grows it by the share's extra GiB, which the log does not give, so check the next start's 'KV cache' line",
         "less headroom for other processes and activation spikes",
     )
 
@@ -173,7 +192,8 @@ RULE_MAX_MODEL_LEN = Rule(
         "estimated maximum model length is 26048 -> --max-model-len 26048.",
         fix="Set --max-model-len to the estimate rounded down to the block size; or raise --gpu-memory-utilization "
         f"by the missing GiB / total GiB (proposed first when the estimate is within {1 - CLOSE_FIT:.0%} of the "
-        "length and the share stays within the safe maximum); or --kv-cache-dtype fp8 to halve KV bytes per "
+        "length and the share stays within the safe maximum; toward the safe maximum when the log gives tokens, "
+        "not GiB, as V0's does); or --kv-cache-dtype fp8 to halve KV bytes per "
         "token. vLLM 0.33 also accepts --max-model-len -1 (auto-fit).",
         limits="Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
         "attention; sliding-window and MLA models fit more.",
@@ -247,6 +267,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
                     "less headroom for other processes",
                 )
             )
+        alternatives.extend(change for change in [_fewer_sequences(facts)] if change)
     version = c.vllm_version(facts)
     if version is None or version <= (0, 9):
         actions.append(
@@ -270,6 +291,34 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
     ]
 
 
+def _fewer_sequences(facts: Facts) -> ConfigChange | None:
+    """--max-num-seqs down to vLLM's smaller default, when the server runs more or may run its larger one.
+
+    Why: vLLM V1's memory profile ends with a dummy sampler pass over max_num_seqs requests, each with
+    a vocabulary-sized row of logits (`_dummy_sampler_run`, vllm/v1/worker/gpu_model_runner.py); what
+    that peak takes, the KV cache does not get. V1 raised the default from 256 to 1024 (every GPU in
+    0.8.0-0.8.4, GPUs of 70 GiB or more since), and on vllm#14992 lowering it back to 256 was the
+    maintainer's first advice and the reporter's fix. When the flag and the GPU are unknown, the
+    default may be either, so the change is offered with the current value unknown."""
+    if c.on_cpu_backend(facts):
+        return None
+    seqs = c.max_num_seqs(facts)
+    explicit = facts.config is not None and facts.config.is_explicit("max_num_seqs")
+    if not explicit and c.total_gib(facts):
+        seqs = c.default_max_num_seqs(facts)  # the GPU is known: so is the default
+    if seqs is not None and seqs <= vllm_defaults.BASE_MAX_NUM_SEQS:
+        return None
+    return ConfigChange(
+        flag="--max-num-seqs",
+        current=str(seqs) if seqs is not None else None,
+        proposed=str(vllm_defaults.BASE_MAX_NUM_SEQS),
+        reason="vLLM profiles its sampler over max_num_seqs requests at start-up, and that peak is taken "
+        f"from the KV cache's share; V1 defaults to {vllm_defaults.LARGE_MAX_NUM_SEQS} on GPUs of "
+        f"{vllm_defaults.LARGE_GPU_GIB} GiB or more (on every GPU in 0.8.0-0.8.4)",
+        cost=f"at most {vllm_defaults.BASE_MAX_NUM_SEQS} requests run together; more wait in the queue",
+    )
+
+
 RULE_NO_CACHE_BLOCKS = Rule(
     code="OP-1.2",
     title="no memory left for the KV cache",
@@ -282,7 +331,9 @@ RULE_NO_CACHE_BLOCKS = Rule(
         example="Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
         fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism (the smallest size "
         "the memory model predicts to start, when triage knows the model and GPU) or quantization; "
-        f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}).",
+        f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}), or lower "
+        f"--max-num-seqs to {vllm_defaults.BASE_MAX_NUM_SEQS} where it is above (V1 profiles its sampler over "
+        "max_num_seqs requests; its default is 1024 on large GPUs).",
         limits="On vLLM 0.8–0.9.0 other processes' memory is counted too; the weights share needs the model-loading "
         "line or the advisor's figure.",
         references=[c.CONSERVING_MEMORY_DOCS],

@@ -21,6 +21,8 @@ GUESS_CONFIDENCE = 0.6  # OP-1.8 names its cause by elimination
 # vLLM wraps the sampler warm-up's torch OutOfMemoryError in a RuntimeError that names the phase but not the
 # sizes; the chained torch error is printed in the same traceback, at most this many lines before it.
 CHAINED_CAUSE_LINES = 60
+# PyTorch's own allocations above the share by more than this part of the GPU: not the KV pool's doing.
+BEYOND_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,24 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.WEIGHT_LOAD,))
     if event is None:
         return []
+    changes, alternatives = _weight_changes(facts)
+    return [
+        RULE_OOM_WEIGHTS.finding(
+            Severity.CRITICAL,
+            "CUDA out of memory while loading weights" + _oom_numbers(event),
+            evidence=_oom_evidence(event),
+            changes=changes,
+            alternatives=alternatives,
+            actions=["Use a larger GPU or a quantized checkpoint."],
+            confidence=0.9,
+            summary="The model's weights do not fit the GPU memory left to them.",
+        )
+    ]
+
+
+def _weight_changes(facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """(changes, alternatives) for weights that do not fit one GPU: twice the tensor parallelism where the
+    GPUs allow (or their count is unknown), FP8 weights unless the model is already quantized."""
     tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
     changes, alternatives = [], []
     quant = ConfigChange(
@@ -142,7 +162,7 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
                 flag="--tensor-parallel-size",
                 current=str(tp),
                 proposed=str(tp * 2),
-                reason="weights do not fit one GPU; TP splits them across GPUs",
+                reason="weights do not fit one GPU; tensor parallelism (TP) splits them across GPUs",
                 cost=f"{tp * 2} GPUs per replica",
             )
         )
@@ -150,18 +170,7 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
             alternatives.append(quant)
     elif not c.quantized(facts):
         changes.append(quant)
-    return [
-        RULE_OOM_WEIGHTS.finding(
-            Severity.CRITICAL,
-            "CUDA out of memory while loading weights" + _oom_numbers(event),
-            evidence=_oom_evidence(event),
-            changes=changes,
-            alternatives=alternatives,
-            actions=["Use a larger GPU or a quantized checkpoint."],
-            confidence=0.9,
-            summary="The model's weights do not fit the GPU memory left to them.",
-        )
-    ]
+    return changes, alternatives
 
 
 RULE_OOM_WEIGHTS = Rule(
@@ -334,6 +343,9 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
     if event is None:
         return []
+    beyond = _beyond_the_share(facts, event)
+    if beyond is not None:
+        return [beyond]
     change = _util_for(
         facts, _failed_allocation(facts, event), "leaves headroom for activation spikes the profile missed"
     )
@@ -362,6 +374,38 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     ]
 
 
+def _beyond_the_share(facts: Facts, event) -> Finding | None:
+    """An OOM whose own text shows PyTorch alone holding more than the share vLLM was given, with no other
+    process on the GPU: the memory the share does not cap (the weights, which load before it applies) outgrew
+    the GPU, so a smaller KV pool cannot help. E.g. a 72B model on one 80 GB GPU: 78.33 GiB allocated by
+    PyTorch against 0.9 x 79.33 = 71.4 GiB (QwenLM/Qwen3 issue 67: tensor parallelism was the fix)."""
+    total = event.total_gib or c.total_gib(facts)
+    if not event.torch_allocated_gib or event.other_processes or not total:
+        return None
+    share = c.gpu_memory_utilization(facts) * total
+    if event.torch_allocated_gib <= share + BEYOND_SHARE * total:
+        return None
+    changes, alternatives = _weight_changes(facts)
+    if not changes:
+        return None
+    return RULE_OOM_OTHER.finding(
+        Severity.CRITICAL,
+        f"CUDA out of memory: PyTorch holds {fmt(event.torch_allocated_gib)} GiB of the {fmt(total)} GiB GPU, "
+        f"beyond the {fmt(share)} GiB share vLLM was given",
+        evidence=[
+            *_oom_evidence(event),
+            c.log_evidence(event, "allocated by PyTorch", event.torch_allocated_gib, round(share, 2), ">", "GiB"),
+        ],
+        changes=changes,
+        alternatives=alternatives,
+        actions=["Use a larger GPU or a quantized checkpoint."],
+        confidence=0.8,
+        summary="No other process holds the GPU, and the KV cache is sized to fit the share: what outgrew it is "
+        "memory the share does not cap, the model's weights. A smaller share cannot help; more GPUs or smaller "
+        "weights can.",
+    )
+
+
 RULE_OOM_OTHER = Rule(
     code="OP-1.8",
     title="CUDA out of memory outside a known phase",
@@ -374,7 +418,10 @@ RULE_OOM_OTHER = Rule(
         "KV pool.",
         example="Tried to allocate 2.00 GiB, 448 KiB free, 79.19 GiB GPU, util 0.95 -> --gpu-memory-utilization 0.92 "
         "(2.38 GiB freed).",
-        fix="Lower --gpu-memory-utilization by the failed allocation's share of the GPU, rounded up to 0.01: the "
+        fix="When torch's text shows PyTorch alone holding more than the share (by over "
+        f"{BEYOND_SHARE:.0%} of the GPU, no other process named): the weights outgrew it, so twice the tensor "
+        "parallelism or FP8 weights, as OP-1.4. Else lower --gpu-memory-utilization by the failed allocation's "
+        "share of the GPU, rounded up to 0.01: the "
         "whole allocation, since the free memory torch found may be unusable fragments (without torch's figures, "
         f"by {c.UTIL_STEP:g}); or lower --max-num-batched-tokens.",
         limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}. One failed allocation sizes the step; a "

@@ -85,11 +85,16 @@ PATTERNS: tuple[Pattern, ...] = (
         ("CUDA out of memory",),
         K.CUDA_OOM,
         rf"CUDA out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total capac(?:i)?ty "
-        rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free",
+        rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
+        # torch's own account, when the line goes on (torch >= 2.1): other processes, then this one's allocations
+        rf"(?P<others>.*?\bProcess \d+ has {NUM} [KMG]iB memory in use)?"
+        rf"(?:.*?Of the allocated memory (?P<torch>{NUM}) (?P<tau>[KMG]iB) is allocated by PyTorch)?",
         lambda m: {
             "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
             "total_gib": to_float(m["total"]),
             "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
+            "torch_allocated_gib": to_gib(m["torch"], m["tau"]) if m["torch"] else None,
+            "other_processes": bool(m["others"]),
         },
     ),
     wording(

@@ -51,6 +51,16 @@ def test_v0_max_seq_len_text_proposes_the_tokens_that_fit():
     assert _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "61632"}
 
 
+def test_v0_max_seq_len_text_also_offers_a_larger_share_as_its_message_advises():
+    # vLLM's own words: "Try increasing gpu_memory_utilization or decreasing max_model_len"; tokens, not GiB,
+    # so the share goes toward the safe maximum and says how much more KV it must add
+    facts = Facts(events=[event(K.V0_MAX_SEQ_LEN_TOO_LARGE, max_model_len=4096, max_seq_len_tokens=3664)])
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)
+    assert _changes(finding) == {"--max-model-len": "3664"}
+    (share,) = [a for a in finding.alternatives if a.flag == "--gpu-memory-utilization"]
+    assert (share.current, share.proposed) == ("0.90", "0.95") and "12% more tokens" in share.reason
+
+
 def test_max_model_len_offers_the_utilization_that_would_fit_as_alternative():
     facts = Facts(
         config=config(gpu_memory_utilization=0.90),
@@ -110,6 +120,21 @@ def test_no_cache_blocks_with_small_weights_raises_utilization():
         events=[event(K.MODEL_LOADING, 1, weights_gib=15.0), event(K.NO_CACHE_BLOCKS, 2)],
     )
     assert _changes(_one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)) == {"--gpu-memory-utilization": "0.95"}
+
+
+def test_no_cache_blocks_offers_fewer_sequences_where_vllm_may_profile_its_sampler_over_1024():
+    seqs = {
+        "the flag and GPU unknown": (Facts(events=[event(K.NO_CACHE_BLOCKS)]), None),
+        "an H100 on its default": (Facts(hardware=h100(), events=[event(K.NO_CACHE_BLOCKS)]), "1024"),
+        "set to 512": (Facts(config=config(max_num_seqs=512), events=[event(K.NO_CACHE_BLOCKS)]), "512"),
+    }
+    for why, (facts, current) in seqs.items():
+        finding = _one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)
+        (fewer,) = [a for a in finding.alternatives if a.flag == "--max-num-seqs"]
+        assert (fewer.current, fewer.proposed) == (current, "256"), why
+        assert "sampler" in fewer.reason
+    at_256 = Facts(config=config(max_num_seqs=256), events=[event(K.NO_CACHE_BLOCKS)])
+    assert not [a for a in _one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, at_256).alternatives if a.flag == "--max-num-seqs"]
 
 
 def test_free_memory_below_requested_lowers_utilization_to_what_is_free():
@@ -227,6 +252,18 @@ def test_oom_in_an_unknown_phase_frees_the_failed_allocation_rounded_up_to_a_hun
     finding = _one(op1_oom.RULE_OOM_OTHER, facts)
     assert _changes(finding) == {"--gpu-memory-utilization": "0.92"}
     assert "tried 2 GiB" in finding.title and "frees 2.38 GiB" in finding.changes[0].reason
+
+
+def test_oom_where_pytorch_alone_holds_more_than_the_share_is_the_weights_not_the_pool():
+    # QwenLM/Qwen3 issue 67: a 72B model on one 80 GB GPU; PyTorch 78.33 GiB > 0.9 x 79.33 = 71.4 GiB
+    oom = {"tried_to_allocate_gib": 0.375, "free_gib": 0.34, "total_gib": 79.33, "torch_allocated_gib": 78.33}
+    finding = _one(op1_oom.RULE_OOM_OTHER, Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **oom)]))
+    assert _changes(finding) == {"--tensor-parallel-size": "2"} and "beyond the 71.4 GiB share" in finding.title
+    assert [a.flag for a in finding.alternatives] == ["--quantization"]
+    # another process on the GPU, or PyTorch within the share: the failed allocation's headroom, as before
+    for other in ({"other_processes": True}, {"torch_allocated_gib": 70.0}):
+        facts = Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **{**oom, **other})])
+        assert list(_changes(_one(op1_oom.RULE_OOM_OTHER, facts))) == ["--gpu-memory-utilization"]
 
 
 def test_oom_without_the_gpus_size_lowers_utilization_by_the_fixed_step_and_says_so():
