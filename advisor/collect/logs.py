@@ -25,7 +25,16 @@ from pathlib import Path
 
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.log_patterns import candidates
-from advisor.collect.pasted_text import Unwrapped, component_of, continues, exception_in, frame_in, unquoted, unwrap
+from advisor.collect.pasted_text import (
+    Unwrapped,
+    component_of,
+    continues,
+    exception_in,
+    frame_in,
+    joiner,
+    unquoted,
+    unwrap,
+)
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
 from rules.events import LogEvent, LogEventKind, OomPhase
@@ -179,7 +188,8 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
         result.lines_read = line_no
         line = raw_line.rstrip("\r\n")
         if held is not None and joined < MAX_WRAPPED_LINES and continues(held[1], line):
-            held, joined = (held[0], f"{held[1].rstrip()} {unquoted(line).strip()}"), joined + 1
+            rest = unquoted(line).strip()
+            held, joined = (held[0], f"{held[1].rstrip()}{joiner(held[1].rstrip(), rest)}{rest}"), joined + 1
             continue
         if held is not None:
             yield held

@@ -28,6 +28,10 @@ _EXCEPTION = re.compile(
 _RECORD_START = re.compile(
     r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\b|\d{2,4}[-/:]\d\d|\(|File \"|Traceback|\[|During handling|The above"
 )
+# vLLM's periodic stats line, and how each version ends it (the KV usage, V1's prefix cache hit rate, V0's
+# CPU KV usage): a stats line without its end was cut by the paste and its rest may follow.
+_STATS = "Avg prompt throughput"
+_STATS_COMPLETE = re.compile(r"KV cache usage: [\d.]+%[\s\"'.,]*$|hit rate: [^,]*?[\d.]+%[\s\"'.,]*$")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
 # Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
 # the first fragment found in the path wins, so the specific ones come first.
@@ -118,18 +122,30 @@ def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:
     return record["message"], kind if isinstance(kind, str) else None
 
 
+def joiner(previous: str, line: str) -> str:
+    """What goes between `previous` and its wrapped rest `line`: nothing where a stats line was cut inside
+    a word (`GPU KV cache u` / `sage: 98.7%`, as a terminal wraps at its width), else a space."""
+    if _STATS in previous and previous[-1:].isalnum() and line.strip()[:1].islower():
+        return ""
+    return " "
+
+
 def continues(previous: str, line: str) -> bool:
-    """Whether `line` is the wrapped rest of `previous`, an error message cut at the terminal's or the
-    issue's width: `previous` names an exception, and `line` starts no record of its own (no level, no
-    timestamp, no process prefix, no frame, no exception) and shares no prefix with it. vLLM's messages run
+    """Whether `line` is the wrapped rest of `previous`, an error message or a stats line cut at the terminal's
+    or the issue's width: `previous` names an exception (or is a stats line without its end), and `line`
+    starts no record of its own (no level, no timestamp, no process prefix, no frame, no exception) and
+    shares no prefix with it. vLLM's messages run
     over several sentences, so a sentence's end is no record's end; matching searches, so a joined tail
     that is not vLLM's costs nothing."""
-    if "Error" not in previous and "Exception" not in previous:  # the common line, without a regex
+    stats = _STATS in previous and not _STATS_COMPLETE.search(previous)
+    if not stats and "Error" not in previous and "Exception" not in previous:  # the common line, without a regex
         return False
     before, after = unquoted(previous).rstrip(), unquoted(line).strip()
     if not before or not after:
         return False
-    if _EXCEPTION.search(before) is None or _RECORD_START.match(after) or _EXCEPTION.search(after):
+    if not stats and _EXCEPTION.search(before) is None:
+        return False
+    if _RECORD_START.match(after) or _EXCEPTION.search(after):
         return False
     shared = len(os.path.commonprefix([before, after]))
     return shared < _SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records

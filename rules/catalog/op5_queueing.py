@@ -53,7 +53,7 @@ def _check_saturation(facts: Facts) -> list[Finding]:
                     safety="unsafe",
                 )
             )
-        actions.append("Add replicas or larger GPUs: the KV cache is full.")
+        actions.append("Raise the GPU count (replicas, or larger GPUs): the KV cache is full.")
     elif seqs and run.value >= AT_CAP_SHARE * seqs:
         evidence.append(Evidence(source="config", name="--max-num-seqs", value=seqs))
         cause = f"running {fmt(run.value)} at --max-num-seqs {seqs}"
@@ -95,9 +95,17 @@ def _check_saturation(facts: Facts) -> list[Finding]:
             alternatives=alternatives,
             actions=actions,
             confidence=0.8 if facts.window else 0.6,
-            summary="Requests queue before they start: TTFT grows with the queue.",
+            summary=_queue_summary(kv),
         )
     ]
+
+
+def _queue_summary(kv: signals.Signal | None) -> str:
+    """The queue in both vLLM's words (V1 counts requests `waiting`; V0's stats line says `Pending`, which an
+    on-call engineer reading an old log searches for), with how full the KV cache was when it is known."""
+    said = "Requests queue before they start (V1 counts them as waiting; V0's stats line says Pending): TTFT grows "
+    said += "with the queue."
+    return said + (f" The KV cache is {kv.value:.0%} used." if kv is not None else "")
 
 
 # Requests wait to start, and the KV cache is full while they do: the two causes OP-5.2 tells apart.

@@ -49,6 +49,9 @@ def test_queue_with_full_kv_is_capacity_and_offers_fp8_kv():
     [finding] = RULE_SATURATION.evaluate(facts)
     assert "KV usage 0.99" in finding.title
     assert [a.flag for a in finding.alternatives] == ["--kv-cache-dtype"]
+    # in both vLLM's words for the queue (V0's stats line says Pending), with the cache's fill
+    assert "waiting; V0's stats line says Pending" in finding.summary and "KV cache is 99% used" in finding.summary
+    assert finding.actions == ["Raise the GPU count (replicas, or larger GPUs): the KV cache is full."]
 
 
 def test_no_queue_no_saturation_finding():

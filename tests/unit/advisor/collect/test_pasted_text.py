@@ -68,6 +68,19 @@ def test_a_wrapped_message_is_joined_but_two_records_of_one_writer_are_not():
     assert event.kind == K.VLLM_MESSAGE and event.catalog.captured["tensor_parallel_size"] == "8"
 
 
+def test_a_stats_line_cut_inside_a_word_is_joined_into_the_word_and_a_whole_one_takes_nothing():
+    # vllm#1492, as its reporter's paste wrapped it (V0's wording: Pending, then GPU and CPU KV usage)
+    cut = (
+        "INFO 10-27 20:44:35 llm_engine.py:624] Avg prompt throughput: 642.0 tokens/s, Avg generation throughput: "
+        "61.0 tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 20 reqs, GPU KV cache u\n"
+        "sage: 98.7%, CPU KV cache usage: 0.0%\n"
+    )
+    [stats] = parse_lines(io.StringIO(cut)).events
+    assert (stats.waiting, stats.kv_usage) == (20, 0.987)
+    whole = cut.replace("u\nsage", "usage")
+    assert not continues(whole.splitlines()[0], "and the next line")
+
+
 def test_the_component_is_the_deepest_vllm_frame_else_the_message():
     frames = ["/usr/lib/python3/site-packages/vllm/v1/engine/core.py", "/x/vllm/v1/sample/sampler.py"]
     assert component_of(frames, "RuntimeError: boom") == "sampler"
