@@ -186,6 +186,8 @@ def _check_dead(facts: Facts) -> list[Finding]:
         evidence.insert(0, c.log_evidence(worker))
         then = f"; then the engine core: {cause}" if cause else ""
         cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
+    v0_loop = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
+    cause = cause or v0_loop
     title = (
         "engine dead"
         + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")
@@ -209,12 +211,30 @@ def _check_dead(facts: Facts) -> list[Finding]:
             evidence=evidence,
             confidence=confidence,
             summary="The engine loop stopped; every request fails until the server restarts.",
-            actions=[
-                "Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
-                "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",
-            ],
+            actions=_v0_loop_actions() if v0_loop else _V1_ACTIONS,
             changes=changes,
         )
+    ]
+
+
+_V1_ACTIONS = [
+    "Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
+    "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",
+]
+
+
+def _v0_loop_actions() -> list[str]:
+    """V0's engine (AsyncLLMEngine, vllm/engine/async_llm_engine.py) ran every request in one background
+    loop: an exception one request raised stopped the loop, and /health and every later request then raised
+    AsyncEngineDeadError. Releases after 0.5 made such errors the request's own (vllm#5903, for an invalid
+    request parameter), and V0's engine is gone from current vLLM."""
+    return [
+        "Find the first exception before 'Background loop is stopped' (or 'Background loop has errored "
+        "already'): it is the root cause; the dead-engine errors after it are consequences.",
+        "If that exception came from one request (an invalid parameter, a bad prompt), upgrade vLLM: V0's "
+        "background loop stopped for a single request's error, which later releases fail for that request "
+        "alone (vllm#5903).",
+        "Restart the server meanwhile: a stopped background loop does not recover.",
     ]
 
 
@@ -262,7 +282,9 @@ RULE_DEAD = Rule(
         example="(EngineCore) EngineCore encountered a fatal error. RuntimeError: CUDA error: an illegal memory "
         "access was encountered → (APIServer) AsyncLLM output_handler failed. → EngineDeadError: EngineCore "
         "encountered an issue. See stack trace (above) for the root cause.",
-        fix="Fix the root cause in the traceback under (1); restart.",
+        fix="Fix the root cause in the traceback under (1); restart. V0's `AsyncEngineDeadError: Background loop is "
+        "stopped` is the same death in the old engine, quoted in the title: there one request's error stopped the "
+        "whole loop, which later releases fail for that request alone (vllm#5903), so the action is to upgrade.",
         limits="The cause is in the traceback, which other rules (OP-1.8, OP-3.x, HL-3) may classify; a "
         "specific cause found there ranks above this finding. A process death that follows the engine's "
         "fatal error is listed as a link of this chain, not as a cause (OP-3.3).",

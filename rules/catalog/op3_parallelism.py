@@ -90,6 +90,8 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     first = events[0]
     evidence = [c.log_evidence(first, "NCCL collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
     ranks = sorted({e.rank for e in events if e.rank is not None})
+    flags = facts.config.flags if facts.config else {}
+    custom_off = "--disable-custom-all-reduce" in flags
     return [
         RULE_NCCL.finding(
             Severity.CRITICAL,
@@ -98,6 +100,7 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
             summary="A rank stopped participating in a collective; the process group is taken down.",
             evidence=evidence,
             confidence=0.9,
+            alternatives=[] if custom_off else [_without_custom_all_reduce()],
             actions=[
                 "Find the rank that hung or died first (its log ends earliest).",
                 "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
@@ -105,6 +108,21 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
             ],
         )
     ]
+
+
+def _without_custom_all_reduce() -> ConfigChange:
+    """NCCL for every all-reduce, to rule vLLM's own kernel out of a hang. Why offered on a timeout: the
+    custom all-reduce kernel (peer-to-peer, for small tensors) has hung ranks in several releases, which
+    then surfaces as the watchdog timing out the next NCCL collective (vllm#4653, 0.4.x: resolved by the
+    flag); with it off, a timeout that remains is not the kernel's."""
+    return ConfigChange(
+        flag="--disable-custom-all-reduce",
+        current=None,
+        proposed="true",
+        reason="rules out vLLM's custom all-reduce kernel, whose hangs surface as a timed-out NCCL collective "
+        "on another rank; NCCL then does every all-reduce",
+        cost="slower all-reduces at small batch sizes",
+    )
 
 
 RULE_NCCL = Rule(
@@ -119,7 +137,8 @@ RULE_NCCL = Rule(
         why="One rank stopped (hang, crash, link error); the others wait until the timeout, then abort.",
         example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
         "ran for 600060 milliseconds before timing out.",
-        fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart.",
+        fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart. Unless it is already set, "
+        "--disable-custom-all-reduce as the alternative that rules vLLM's own all-reduce kernel out.",
         limits="The timeout names the victim, not the culprit.",
         references=[],
     ),

@@ -21,7 +21,8 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("EngineDeadError", "AsyncLLM output_handler failed"),
         K.ENGINE_DEAD,
-        r"EngineDeadError.*|AsyncLLM output_handler failed\.?",
+        # V0's AsyncLLMEngine raised AsyncEngineDeadError ("Background loop is stopped."); V1's engine EngineDeadError
+        r"(?:Async)?EngineDeadError.*|AsyncLLM output_handler failed\.?",
         lambda m: {"message": m.group(0)},
     ),
     wording(

@@ -84,6 +84,19 @@ def test_a_fatal_error_line_means_the_engine_is_dead():
     assert finding.confidence == 0.95
 
 
+def test_v0s_stopped_background_loop_is_quoted_and_told_as_v0s():
+    # vllm#5822: V0's AsyncLLMEngine; the `raise` line of the frame, then the exception line
+    dead = [
+        event(K.ENGINE_DEAD, 8, message='AsyncEngineDeadError("Background loop is stopped.")'),
+        event(K.ENGINE_DEAD, 9, message="AsyncEngineDeadError: Background loop is stopped."),
+    ]
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=dead))
+    assert "(AsyncEngineDeadError: Background loop is stopped.)" in finding.title
+    assert any("upgrade vLLM" in action and "vllm#5903" in action for action in finding.actions)
+    [v1] = health.RULE_DEAD.evaluate(Facts(events=[event(K.ENGINE_DEAD, message="EngineDeadError: EngineCore …")]))
+    assert not any("upgrade" in action for action in v1.actions)
+
+
 def test_rpc_timeout_outranks_the_generic_engine_death_it_caused():
     facts = Facts(events=[event(K.RPC_TIMEOUT, 1, rpc_method="execute_model"), event(K.FATAL_ERROR, 2)])
     assert evaluate(facts).top.rule == "HL-3"

@@ -89,6 +89,10 @@ def test_nccl_watchdog_timeout_names_the_rank_and_the_timeout():
     assert finding.severity.value == "critical"
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (600060, 600000)
     assert "rank(s) 1" in finding.title
+    # vLLM's own all-reduce kernel ruled out as the alternative (vllm#4653), unless the launch already did
+    assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--disable-custom-all-reduce", "true")]
+    facts.config = config(flags={"--disable-custom-all-reduce": "true"})
+    assert op3.RULE_NCCL.evaluate(facts)[0].alternatives == []
 
 
 def test_a_worker_dying_in_the_shutdown_after_a_failed_start_is_not_reported():
