@@ -23,6 +23,8 @@ GUESS_CONFIDENCE = 0.6  # OP-1.8 names its cause by elimination
 CHAINED_CAUSE_LINES = 60
 # PyTorch's own allocations above the share by more than this part of the GPU: not the KV pool's doing.
 BEYOND_SHARE = 0.05
+# A failed allocation at most this large on a full GPU looks like CUDA graph capture's small pieces.
+SMALL_ALLOCATION_GIB = 64 / 1024
 
 
 @dataclass(frozen=True)
@@ -350,7 +352,7 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
         facts, _failed_allocation(facts, event), "leaves headroom for activation spikes the profile missed"
     )
     tokens = facts.config.max_num_batched_tokens if facts.config else None
-    alternatives = []
+    alternatives = [eager] if (eager := _without_graphs(facts, event)) else []
     if tokens and tokens > c.DEFAULT_MAX_NUM_BATCHED_TOKENS:
         alternatives.append(
             ConfigChange(
@@ -372,6 +374,26 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
             summary="Memory use grew beyond what the startup profile measured.",
         )
     ]
+
+
+def _without_graphs(facts: Facts, event) -> ConfigChange | None:
+    """--enforce-eager when a small allocation failed on a full GPU in no phase the log named. Why: vLLM
+    takes its share for the KV cache before it captures CUDA graphs, and capture allocates in small pieces
+    outside what the profile measured (before 0.9, and wherever the estimate falls short), so a few MiB
+    failing with the GPU all but full is capture's signature; eager mode needs no graph memory (vllm#15598:
+    the start succeeded with --enforce-eager)."""
+    if event.oom_phase not in (None, OomPhase.UNKNOWN) or (facts.config and facts.config.enforce_eager):
+        return None
+    if event.tried_to_allocate_gib is None or event.tried_to_allocate_gib > SMALL_ALLOCATION_GIB:
+        return None
+    return ConfigChange(
+        flag="--enforce-eager",
+        current="false",
+        proposed="true",
+        reason=f"a {fmt(event.tried_to_allocate_gib * 1024)} MiB allocation failed on a full GPU: what allocates "
+        "in small pieces after the KV cache has taken its share is CUDA graph capture, which eager mode skips",
+        cost="slower decode steps without CUDA graphs",
+    )
 
 
 def _beyond_the_share(facts: Facts, event) -> Finding | None:
@@ -423,7 +445,9 @@ RULE_OOM_OTHER = Rule(
         "parallelism or FP8 weights, as OP-1.4. Else lower --gpu-memory-utilization by the failed allocation's "
         "share of the GPU, rounded up to 0.01: the "
         "whole allocation, since the free memory torch found may be unusable fragments (without torch's figures, "
-        f"by {c.UTIL_STEP:g}); or lower --max-num-batched-tokens.",
+        f"by {c.UTIL_STEP:g}); or lower --max-num-batched-tokens. A failed allocation of at most "
+        f"{SMALL_ALLOCATION_GIB * 1024:g} MiB on a full GPU also offers --enforce-eager: CUDA graph capture "
+        "allocates in small pieces after the KV cache took its share.",
         limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}. One failed allocation sizes the step; a "
         "larger one later would need another.",
         references=[c.CONSERVING_MEMORY_DOCS],

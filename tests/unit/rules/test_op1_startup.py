@@ -254,6 +254,21 @@ def test_oom_in_an_unknown_phase_frees_the_failed_allocation_rounded_up_to_a_hun
     assert "tried 2 GiB" in finding.title and "frees 2.38 GiB" in finding.changes[0].reason
 
 
+def test_a_few_mib_failing_on_a_full_gpu_also_offers_eager_mode_for_cuda_graph_capture():
+    # vllm#15598: "Tried to allocate 2.00 MiB … 448.00 KiB is free"; the start succeeded with --enforce-eager
+    small = {"tried_to_allocate_gib": 2 / 1024, "free_gib": 448 / 1024**2, "total_gib": 44.53}
+    finding = _one(op1_oom.RULE_OOM_OTHER, Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **small)]))
+    assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--enforce-eager", "true")]
+    assert (
+        "CUDA graph capture" in finding.alternatives[0].reason
+        and "a 2 MiB allocation" in finding.alternatives[0].reason
+    )
+    eager = Facts(config=config(enforce_eager=True), events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **small)])
+    large = {**small, "tried_to_allocate_gib": 2.0}
+    for facts in (eager, Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **large)])):
+        assert not [a for a in _one(op1_oom.RULE_OOM_OTHER, facts).alternatives if a.flag == "--enforce-eager"]
+
+
 def test_oom_where_pytorch_alone_holds_more_than_the_share_is_the_weights_not_the_pool():
     # QwenLM/Qwen3 issue 67: a 72B model on one 80 GB GPU; PyTorch 78.33 GiB > 0.9 x 79.33 = 71.4 GiB
     oom = {"tried_to_allocate_gib": 0.375, "free_gib": 0.34, "total_gib": 79.33, "torch_allocated_gib": 78.33}

@@ -28,7 +28,6 @@ WRONG_TODAY = frozenset(
         "runtime-v1-enginecore-fatal-large-batched-tokens-xpu",
         "runtime-v1-invalid-guided-regex-kills-enginecore",
         "runtime-v1-rpc-execute-model-timeout-enginedead",
-        "startup-v0-cuda-graph-capture-oom-enforce-eager",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
         "startup-v1-nccl-buffsize-too-large-docker",
         "startup-v1-sampler-warmup-oom-l4",
