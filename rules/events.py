@@ -64,6 +64,7 @@ class LogEventKind(str, Enum):
     CUDA_FORKED = "cuda_forked"  # Cannot re-initialize CUDA in forked subprocess
     CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
     REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
+    NCCL_SYSTEM_ERROR = "nccl_system_error"  # NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
     # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
     VLLM_MESSAGE = "vllm_message"
@@ -275,6 +276,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),
+    LogEventKind.NCCL_SYSTEM_ERROR: ("message",),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest"),
 }

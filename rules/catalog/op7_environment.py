@@ -19,6 +19,9 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 PROPOSED_SHM_SIZE = "10g"
 DOCKER_DEFAULT_SHM_BYTES = 64 * 1024 * 1024
 CONFIDENCE = 0.95  # the text names the failure and the cause has one documented fix
+# NCCL's system error names no call: the causes are listed, none is known (confidence by elimination).
+NCCL_SYSTEM_CONFIDENCE = 0.6
+NCCL_BUFFSIZE_DEFAULT_MIB = 4  # NCCL's environment reference: NCCL_BUFFSIZE defaults to 4194304 bytes
 
 
 def _first(facts: Facts, kind: LogEventKind):
@@ -222,4 +225,55 @@ RULE_REMOTE_CODE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_SHM, RULE_FORKED, RULE_CUSTOM_ALL_REDUCE, RULE_REMOTE_CODE]
+# --- OP-7.5 NCCL's call to the system refused -------------------------------------------------------
+
+
+def _check_nccl_system(facts: Facts) -> list[Finding]:
+    event = _first(facts, LogEventKind.NCCL_SYSTEM_ERROR)
+    if event is None or facts.events_of(LogEventKind.SHM_TOO_SMALL):  # OP-7.1 names that cause itself
+        return []
+    return [
+        RULE_NCCL_SYSTEM.finding(
+            Severity.CRITICAL,
+            "NCCL failed a call to the system (NCCL_ERROR_SYSTEM_ERROR): the host refused it memory or a device",
+            summary="ncclSystemError means a system call NCCL made failed. In a container it is most often memory "
+            "NCCL could not get: /dev/shm for its transport between processes, or pinned and registered memory for "
+            "its buffers, which NCCL_* overrides such as NCCL_BUFFSIZE enlarge.",
+            evidence=[c.log_evidence(event)],
+            actions=[
+                "Rerun with NCCL_DEBUG=INFO: NCCL's own WARN line names the call that failed (a memory "
+                "registration such as ibv_reg_dmabuf_mr 'Cannot allocate memory', shm_open, a socket).",
+                f"Unset the NCCL_* overrides the deployment sets, NCCL_BUFFSIZE first: its default is "
+                f"{NCCL_BUFFSIZE_DEFAULT_MIB} MiB per channel, and a larger one multiplies the memory NCCL pins "
+                "and registers (vllm#19613 started once it was back to the default).",
+                "In a container, give /dev/shm room (--ipc=host or --shm-size, as OP-7.1) and let RDMA lock memory "
+                "(--ulimit memlock=-1).",
+            ],
+            confidence=NCCL_SYSTEM_CONFIDENCE,
+        )
+    ]
+
+
+RULE_NCCL_SYSTEM = Rule(
+    code="OP-7.5",
+    title="NCCL's call to the system refused",
+    category=Category.PARALLELISM,
+    check=_check_nccl_system,
+    needs=("events",),
+    page=RulePage(
+        checks="NCCL's system error as torch or cupy print it: `NCCL_ERROR_SYSTEM_ERROR: unhandled system error "
+        "(run with NCCL_DEBUG=INFO for details)`.",
+        why="NCCL returns ncclSystemError when a call it made to the system failed (NCCL's API types); for a "
+        "server starting its ranks that is memory (shared, pinned, registered for RDMA) or a device the host "
+        "would not give.",
+        example="cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error (run "
+        "with NCCL_DEBUG=INFO for details)",
+        fix="NCCL_DEBUG=INFO to name the call; unset NCCL_* overrides (NCCL_BUFFSIZE first); /dev/shm and "
+        "locked-memory limits in containers.",
+        limits="The text names no call, so the causes are listed in the order they are met; a /dev/shm error in "
+        "the same log is OP-7.1's, and this rule stays silent.",
+        references=["docs/environment-failures.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_SHM, RULE_FORKED, RULE_CUSTOM_ALL_REDUCE, RULE_NCCL_SYSTEM, RULE_REMOTE_CODE]

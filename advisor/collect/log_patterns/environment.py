@@ -1,6 +1,6 @@
 """Failures that come from around vLLM rather than from its own checks: the container's shared memory,
-CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, and
-a model whose repository code was not trusted.
+CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, a
+system call NCCL made that the host refused, and a model whose repository code was not trusted.
 
 Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
 hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
@@ -43,6 +43,12 @@ PATTERNS: tuple[Pattern, ...] = (
         ("custom_all_reduce",),
         K.CUSTOM_ALL_REDUCE_FAILED,
         r"custom_all_reduce\w*\.(?:cuh|cu|py)\S*\s+'(?P<error>[^']+)'|Failed:.*custom_all_reduce.*",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # NCCL's ncclSystemError, as torch's ProcessGroupNCCL or cupy print it
+        ("NCCL_ERROR_SYSTEM_ERROR", "unhandled system error", "ncclSystemError"),
+        K.NCCL_SYSTEM_ERROR,
+        r"NCCL_ERROR_SYSTEM_ERROR.*|ncclSystemError.*|(?i:nccl).*unhandled system error.*",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # transformers' refusal, retyped in any case from an issue title

@@ -1,4 +1,4 @@
-"""Failures worded outside vLLM (OP-7.1 … OP-7.4, HL-4), V0's prompt limit (OP-5.15), the client's
+"""Failures worded outside vLLM (OP-7.1 … OP-7.5, HL-4), V0's prompt limit (OP-5.15), the client's
 max_tokens and the over-long prompt (OP-5.12), and OP-1.1's close fit: each from the text, through the
 real log reader and launch-command parser, to the top finding and its change
 (docs/environment-failures.md). The incidents these come from are in tests/fixtures/incidents/."""
@@ -54,6 +54,22 @@ def test_cuda_in_a_forked_worker_proposes_spawned_workers_as_an_environment_vari
 def test_a_failing_custom_all_reduce_kernel_falls_back_to_nccl():
     top = _top("[Bug]: Failed: /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:310 'invalid argument'")
     assert top.rule == "OP-7.3" and _changes(top) == {"--disable-custom-all-reduce": ("true", "flag")}
+
+
+def test_an_nccl_system_error_lists_what_the_host_refuses_nccl_buffsize_first_and_how_to_see_which():
+    # vllm#19613: the paste ends at cupy's NcclError; the reporter found NCCL_BUFFSIZE set too large
+    top = _top(
+        "ERROR 06-13 07:35:59 [core.py:517] cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: "
+        "unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    )
+    assert top.rule == "OP-7.5" and top.changes == []
+    assert "NCCL_DEBUG=INFO" in top.actions[0] and "NCCL_BUFFSIZE first" in top.actions[1]
+    # with /dev/shm's own error in the log, OP-7.1 names the cause and this rule stays silent
+    shm = _top(
+        "[rank0]: Error while creating shared memory segment /dev/shm/nccl-eQz2sT (size 5767520)\n"
+        "torch.distributed.DistBackendError: NCCL error in: x.cpp:1, unhandled system error\n"
+    )
+    assert shm.rule == "OP-7.1"
 
 
 def test_remote_code_refused_in_any_letter_case_asks_for_trust_remote_code():
