@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
 from advisor.units import GIB, MAX_KV_TOKENS, MAX_MEMORY_GIB
 
-__all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "validated_command"]
+__all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "size_of", "validated_command"]
 
 # 4096, 32k, 4GiB: vLLM takes human sizes, lower-case units decimal and upper-case binary
 _SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?)(?:i?[bB])?$")
@@ -74,6 +74,12 @@ def check_value(flag: str, value: str | None) -> str | None:
     if rule.kind == "int" and not re.fullmatch(r"\+?\d+", text):
         return f"{flag} {value}: not a whole number; give {_range(rule)} ({rule.means})"
     return None
+
+
+def size_of(flag: str, text: str) -> float | None:
+    """A checked flag's value as a number (`32k` -> 32000, `-1` -> -1), else None."""
+    rule = LAUNCH_VALUES.get(SHORT_FLAGS.get(flag, flag))
+    return None if rule is None else _number(rule, text.strip())
 
 
 def _number(rule: LaunchValue, text: str) -> float | None:

@@ -21,6 +21,7 @@ from rules import vllm_defaults
 POOL_BYTES_FLAG = "--kv-cache-memory-bytes"
 # The KV pool carved out of a device share (advisor/perf/pool.py, with the pool's GiB and the device's).
 SHARE_FLAG = "--gpu-memory-utilization"
+MAX_MODEL_LEN_FLAG = "--max-model-len"
 # Flags whose effect the replay models (scheduling, KV pool in blocks or bytes, caching, chunking).
 MODELLED_FLAGS = (
     "--max-num-seqs",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.catalog.vllm_versions import version_of
-from advisor.collect.launch_values import check_value
+from advisor.collect.launch_values import check_value, size_of
 from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.memory.kv_change import Deployment
@@ -27,6 +27,7 @@ from advisor.perf.gap_spread import SPREAD_UNMEASURED, GapSpread, measure_spread
 from advisor.perf.limits import (
     BOOLEAN_FLAGS,
     LAYOUT_FLAGS,
+    MAX_MODEL_LEN_FLAG,
     PIPELINE_PARALLEL_FLAG,
     POOL_BYTES_FLAG,
     PREDICTED_FLAGS,
@@ -334,9 +335,26 @@ def what_if(
             for flag in (TENSOR_PARALLEL_FLAG, PIPELINE_PARALLEL_FLAG)
         ]
         terms_for_change(engine_kind(server.command, server.engine), server.deployment, *sizes)
-    forecaster = Forecaster(ramp, source, server).fit(progress=progress)
+    forecaster = Forecaster(ramp, source, server)
+    _refuse_a_length_below_the_requests(forecaster, flags)
+    forecaster.fit(progress=progress)
     progress("predict: replaying the measured configuration and the changed one")
     return forecaster.predict(changes)
+
+
+def _refuse_a_length_below_the_requests(forecaster: Forecaster, flags: dict[str, str]) -> None:
+    """A --max-model-len below the ramp's typical request is refused, not predicted. Why: vLLM's server
+    rejects a request whose prompt plus max_tokens exceeds --max-model-len with HTTP 400 before it is
+    scheduled, so most of the ramp would be refused and its latency is not what changes."""
+    text = flags.get(MAX_MODEL_LEN_FLAG)
+    length = size_of(MAX_MODEL_LEN_FLAG, text) if text else None
+    typical = forecaster.workload.typical_request_tokens()
+    if length is not None and 0 < length < typical:
+        raise UserError(
+            f"--change '{MAX_MODEL_LEN_FLAG} {text}': the ramp's median request takes {typical:,} tokens (prompt "
+            f"and output); vLLM rejects each request longer than {MAX_MODEL_LEN_FLAG} with HTTP 400, so most of "
+            f"this load would be refused, not served; give at least {typical:,}"
+        )
 
 
 def command_size(command: ServeCommand, flag: str) -> int:

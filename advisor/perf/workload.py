@@ -56,6 +56,15 @@ class ReplayWorkload(BaseModel):
     _word_ids: dict[str, int] = PrivateAttr(default_factory=dict)  # one token id per distinct word
     _shapes: dict[tuple[int, int], RequestShape] = PrivateAttr(default_factory=dict)  # by (step, index)
 
+    def typical_request_tokens(self) -> int:
+        """Prompt + output tokens of the median request: what a shorter --max-model-len refuses most of."""
+        if self.spec.kind == "file":
+            q = self.prompt_quantiles
+            prompt = (q.p50 if q and q.p50 else 128) + 0.0
+            return int(prompt + (self.mean_output_tokens or self.spec.output_len.mean))
+        prompt = self.template_tokens + self.spec.prefix_len + self.spec.input_len.mean
+        return int(prompt + self.spec.output_len.mean)
+
     def longest_request_tokens(self) -> int:
         """A generous bound on prompt + output tokens of any request (sizes an 'unlimited' KV pool)."""
         output = self.spec.output_len.mean + 4 * self.spec.output_len.spread

@@ -181,6 +181,7 @@ def test_with_change_asks_a_printed_predict_command_about_another_value():
         (["--kv-cache-tokens", "25769803776"], "more tokens than any server holds (at most 10,000,000,000)"),
         (["--kv-cache-gib", "1e308", "--gpu-memory-gib", "80"], "--kv-cache-gib 1e+308: give a size in GiB above 0"),
         (["--change", "--max-model-len 20T"], "--max-model-len 20T: more than any server holds"),
+        (["--change", "--max-model-len 16"], "vLLM rejects each request longer than --max-model-len with HTTP 400"),
         (["--kv-cache-gib", "20"], "--kv-cache-gib and --gpu-memory-gib go together"),
         (["--kv-cache-gib", "20", "--gpu-memory-gib", "0"], "--gpu-memory-gib 0: give a size in GiB above 0"),
         (["--change", "--gpu-memory-utilization 0.95"], "needs the pool in tokens (--kv-cache-tokens"),
