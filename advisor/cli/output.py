@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel
 
 from advisor.cli.output_paths import write_or_rescue
+from advisor.errors import UserError
 from advisor.redact import redact, redact_document
 
 __all__ = ["print_json", "result_json", "say", "strip_escapes", "write_result"]
@@ -88,6 +89,13 @@ def _write(stream: TextIO | None, text: str) -> None:
         out.flush()
     except BrokenPipeError:
         _silence(out)
+    except OSError as exc:  # a full disk or a closed descriptor behind a redirect: say so once, on stderr
+        _silence(out)
+        if out is sys.stdout:
+            raise UserError(
+                f"cannot write the output to stdout: {exc.strerror or exc}; free space where it is redirected, "
+                "or write the result to a file with --json where the command has it"
+            ) from None
 
 
 def _silence(stream: TextIO) -> None:

@@ -389,4 +389,4 @@ def _levels(text: str, flag: str) -> list[float]:
 
 
 if __name__ == "__main__":
-    print(options_markdown(), end="")
+    say(options_markdown(), end="")

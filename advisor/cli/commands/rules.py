@@ -14,6 +14,7 @@ import json
 from datetime import datetime, timezone
 
 from advisor import __version__
+from advisor.cli.output import say
 from advisor.errors import UserError
 from rules.catalog import ALL_RULES, UnknownRuleError, get_rule
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
@@ -70,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
         return _explain(args.code, as_json=args.json)
     if action == "list" or action is None:
         if getattr(args, "markdown", False):
-            print(catalog_markdown(), end="")
+            say(catalog_markdown(), end="")
             return 0
         if getattr(args, "pages", False):
-            print(pages_markdown(), end="")
+            say(pages_markdown(), end="")
             return 0
         return _list(as_json=bool(getattr(args, "json", False)))
     raise UserError(f"unknown action '{action}'; use 'servops rules list' or 'servops rules explain CODE'")
@@ -132,12 +133,12 @@ def _rule_entry(rule) -> dict:
 
 def _list(as_json: bool) -> int:
     if as_json:
-        print(json.dumps(catalog_document(), indent=2))
+        say(json.dumps(catalog_document(), indent=2))
         return 0
     width = max(len(rule.code) for rule in ALL_RULES)
     for rule in ALL_RULES:
-        print(f"{rule.code:<{width}}  {rule.category.value:<14} {rule.title}")
-    print(f"\n{len(ALL_RULES)} rules. 'servops rules explain CODE' prints a rule's page.")
+        say(f"{rule.code:<{width}}  {rule.category.value:<14} {rule.title}")
+    say(f"\n{len(ALL_RULES)} rules. 'servops rules explain CODE' prints a rule's page.")
     return 0
 
 
@@ -147,7 +148,7 @@ def _explain(code: str, as_json: bool) -> int:
     except UnknownRuleError as exc:
         raise UserError(str(exc)) from exc
     if as_json:
-        print(json.dumps(_rule_entry(rule), indent=2))
+        say(json.dumps(_rule_entry(rule), indent=2))
     else:
-        print(rule.explain(), end="")
+        say(rule.explain(), end="")
     return 0

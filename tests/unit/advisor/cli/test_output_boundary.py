@@ -77,6 +77,23 @@ def test_a_full_disk_rescues_the_triage_json(servops, tmp_path):
         rescued.unlink()
 
 
+def test_stdout_onto_a_full_disk_is_one_line_not_a_traceback():
+    import subprocess
+    import sys
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "advisor", "rules", "list"], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (
+        "servops rules: error: cannot write the output to stdout: No space left on device; free space where it "
+        "is redirected, or write the result to a file with --json where the command has it"
+    )
+
+
 @pytest.mark.parametrize(
     "raw, shown",
     [
