@@ -149,7 +149,8 @@ class RampConfig(RampSchedule):
         default_factory=list,
         description="after the last step, time lone uncached prompts of these lengths in words (max_tokens 1, "
         "3 of each, one at a time, on the idle server) and keep them in the result as prefill_probe: they pin "
-        "what a prompt token costs for `servops predict`, which a ramp of like-sized prompts cannot; e.g. 64,256,512",
+        "what a prompt token costs for `servops predict`, which a ramp of like-sized prompts cannot; each 2 to "
+        "1,048,576 words; e.g. 64,256,512",
     )
     api_key: str | None = Field(
         default=None,

@@ -31,6 +31,10 @@ from loadtest.workload import WORDS
 
 REPEATS = 3
 TIMEOUT_S = 60.0
+# The longest probe prompt, in words. Why a bound: each prompt is built in memory before it is sent, and a
+# 10^8-word one took minutes and gigabytes before the server could refuse it; no server serves a context
+# much past a million tokens, so a longer probe measures nothing it could.
+MAX_PROBE_WORDS = 1_048_576
 
 
 def run_prefill_probe(

@@ -20,6 +20,8 @@ import math
 import shlex
 from collections.abc import Iterator, Sequence
 
+from loadtest.prefill_probe import MAX_PROBE_WORDS
+
 __all__ = [
     "bind_command_line_values",
     "command_line",
@@ -99,10 +101,13 @@ def positive_int(text: str) -> int:
 
 
 def prompt_lengths(text: str) -> list[int]:
-    """Comma-separated prompt lengths, each a whole number >= 2 (e.g. --prefill-probe 64,256,512)."""
+    """Comma-separated prompt lengths, each a whole number from 2 to MAX_PROBE_WORDS (e.g. --prefill-probe
+    64,256,512)."""
     values = [_int(part.strip(), "lengths like 64,256,512") for part in text.split(",") if part.strip()]
-    if not values or min(values) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r} must list prompt lengths of 2 or more words; pass e.g. 64,256,512")
+    if not values or min(values) < 2 or max(values) > MAX_PROBE_WORDS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} must list prompt lengths of 2 to {MAX_PROBE_WORDS:,} words; pass e.g. 64,256,512"
+        )
     return values
 
 

@@ -41,6 +41,9 @@ BAD = [
     (("--expect-workers", "3"), ("--expect-workers 3", "add --master")),
     (("--master-bind-host", "127.0.0.1"), ("--master-bind-host '127.0.0.1'", "add --master")),
     (("--master-timeout", "5"), ("--master-timeout 5", "add --worker")),
+    # a 10^8-word probe prompt was built in memory for minutes before any server could refuse it
+    (("--prefill-probe", "64,100000000"), ("--prefill-probe", "'64,100000000'", "2 to 1,048,576 words")),
+    (("--prefill-probe", "1"), ("--prefill-probe", "'1'", "pass e.g. 64,256,512")),
 ]
 
 
