@@ -74,7 +74,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description=(
             "Replays vLLM's KV-cache budget for a model on a GPU (weights, activation, non-torch, "
             "CUDA graphs → KV tokens, max concurrency, or the exact startup error), then "
-            "recommends a `vllm serve` command with a reason for each flag."
+            "recommends a `vllm serve` command with a reason for each flag. Bounds: the recommendation walks "
+            "the candidate launches (precisions x the model's tensor/pipeline sizes up to --gpus), each a "
+            "closed-form memory estimate: no replay, no load, milliseconds."
         ),
     )
     add = parser.add_argument
