@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from advisor.collect.kv_space import BINARY_SUFFIX, DECIMAL_SUFFIX
 from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
 from advisor.units import GIB, MAX_KV_TOKENS, MAX_MEMORY_GIB
 
@@ -21,7 +22,7 @@ __all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "size_of", "validated_
 
 # 4096, 32k, 4GiB: vLLM takes human sizes, lower-case units decimal and upper-case binary
 _SIZE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kKmMgGtT]?)(?:i?[bB])?$")
-_UNIT = {"": 1, **{u: 1000**i for i, u in enumerate("kmgt", 1)}, **{u: 1024**i for i, u in enumerate("KMGT", 1)}}
+_UNIT = {"": 1, **DECIMAL_SUFFIX, **BINARY_SUFFIX}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,8 @@ from loadtest.results import Percentiles
 from loadtest.workload import LengthSpec, Workload, WorkloadSpec
 
 # Token-id ranges that keep template, words and file prompts apart in the replay's prefix hashing.
+# Prompt tokens assumed where a ramp recorded none (a file workload without its prompts' lengths).
+UNMEASURED_PROMPT_TOKENS = 128
 _TEMPLATE_BASE = 1_000_000
 _WORD_BASE = 2_000_000
 _UNIQUE_BASE = 10_000_000_000
@@ -60,7 +62,7 @@ class ReplayWorkload(BaseModel):
         """Prompt + output tokens of the median request: what a shorter --max-model-len refuses most of."""
         if self.spec.kind == "file":
             q = self.prompt_quantiles
-            prompt = (q.p50 if q and q.p50 else 128) + 0.0
+            prompt = q.p50 if q and q.p50 else UNMEASURED_PROMPT_TOKENS
             return int(prompt + (self.mean_output_tokens or self.spec.output_len.mean))
         prompt = self.template_tokens + self.spec.prefix_len + self.spec.input_len.mean
         return int(prompt + self.spec.output_len.mean)
@@ -70,7 +72,7 @@ class ReplayWorkload(BaseModel):
         output = self.spec.output_len.mean + 4 * self.spec.output_len.spread
         if self.spec.kind == "file":
             q = self.prompt_quantiles
-            prompt = 1.5 * (q.p99 or q.p50 or 128) if q else 4096
+            prompt = 1.5 * (q.p99 or q.p50 or UNMEASURED_PROMPT_TOKENS) if q else 4096
             output = max(output, self.mean_output_tokens or 0)
         else:
             prompt = (
@@ -97,7 +99,7 @@ class ReplayWorkload(BaseModel):
 
     def _file_request(self, rng: random.Random, step: int, index: int, output: int) -> RequestShape:
         q = self.prompt_quantiles
-        length = 128 if q is None or q.p50 is None else _from_quantiles(q, rng.random())
+        length = UNMEASURED_PROMPT_TOKENS if q is None or q.p50 is None else _from_quantiles(q, rng.random())
         if self.mean_output_tokens:
             output = max(1, round(self.mean_output_tokens))
         unique_start = _UNIQUE_BASE + (step * 1_000_000 + index) * 65_536

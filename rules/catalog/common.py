@@ -315,6 +315,19 @@ def share_for_kv(share: float, kv_needed_gib: float, kv_available_gib: float, de
     return math.ceil((share + (kv_needed_gib - kv_available_gib) / device_gib) * 100) / 100
 
 
+def custom_all_reduce_off(reason: str) -> ConfigChange:
+    """`--disable-custom-all-reduce`: NCCL does every all-reduce instead of vLLM's own kernel. Three rules
+    propose it (a kernel that fails, a kernel fault to bisect, a collective that timed out), each for its
+    own reason; the flag and what it costs are stated here once."""
+    return ConfigChange(
+        flag="--disable-custom-all-reduce",
+        current=None,
+        proposed="true",
+        reason=reason,
+        cost="slower all-reduces at small batch sizes",
+    )
+
+
 def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
     """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
     return ConfigChange(

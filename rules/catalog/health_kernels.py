@@ -82,12 +82,7 @@ def _suspects(facts: Facts) -> list[tuple[str, ConfigChange]]:
         suspects.append(
             (
                 "custom all-reduce",
-                ConfigChange(
-                    flag="--disable-custom-all-reduce",
-                    proposed="true",
-                    reason="vLLM's custom all-reduce kernel runs between the tensor-parallel ranks",
-                    cost="slower all-reduces at small batch sizes",
-                ),
+                c.custom_all_reduce_off("vLLM's custom all-reduce kernel runs between the tensor-parallel ranks"),
             )
         )
     if config is None or not config.enforce_eager:

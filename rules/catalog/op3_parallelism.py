@@ -115,13 +115,9 @@ def _without_custom_all_reduce() -> ConfigChange:
     custom all-reduce kernel (peer-to-peer, for small tensors) has hung ranks in several releases, which
     then surfaces as the watchdog timing out the next NCCL collective (vllm#4653, 0.4.x: resolved by the
     flag); with it off, a timeout that remains is not the kernel's."""
-    return ConfigChange(
-        flag="--disable-custom-all-reduce",
-        current=None,
-        proposed="true",
-        reason="rules out vLLM's custom all-reduce kernel, whose hangs surface as a timed-out NCCL collective "
-        "on another rank; NCCL then does every all-reduce",
-        cost="slower all-reduces at small batch sizes",
+    return c.custom_all_reduce_off(
+        "rules out vLLM's custom all-reduce kernel, whose hangs surface as a timed-out NCCL collective "
+        "on another rank; NCCL then does every all-reduce"
     )
 
 

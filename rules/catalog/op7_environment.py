@@ -145,15 +145,7 @@ def _check_custom_all_reduce(facts: Facts) -> list[Finding]:
             summary="Custom all-reduce needs peer-to-peer access between the GPUs (and a driver and topology "
             "that allow it); where it fails, NCCL's all-reduce does the same work.",
             evidence=[c.log_evidence(event)],
-            changes=[
-                ConfigChange(
-                    flag="--disable-custom-all-reduce",
-                    current=None,
-                    proposed="true",
-                    reason="NCCL's all-reduce replaces the kernel that fails on this platform",
-                    cost="slower all-reduces at small batch sizes",
-                )
-            ],
+            changes=[c.custom_all_reduce_off("NCCL's all-reduce replaces the kernel that fails on this platform")],
             actions=["Check peer access between the GPUs (nvidia-smi topo -m) and the driver version."],
             confidence=CONFIDENCE,
         )
