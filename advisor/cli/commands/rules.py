@@ -14,7 +14,7 @@ import json
 from datetime import datetime, timezone
 
 from advisor import __version__
-from advisor.cli.output import say
+from advisor.cli.output import print_json, say
 from advisor.errors import UserError
 from rules.catalog import ALL_RULES, UnknownRuleError, get_rule
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
@@ -133,7 +133,7 @@ def _rule_entry(rule) -> dict:
 
 def _list(as_json: bool) -> int:
     if as_json:
-        say(json.dumps(catalog_document(), indent=2))
+        print_json(json.dumps(catalog_document(), indent=2) + "\n")
         return 0
     width = max(len(rule.code) for rule in ALL_RULES)
     for rule in ALL_RULES:
@@ -148,7 +148,7 @@ def _explain(code: str, as_json: bool) -> int:
     except UnknownRuleError as exc:
         raise UserError(str(exc)) from exc
     if as_json:
-        say(json.dumps(_rule_entry(rule), indent=2))
+        print_json(json.dumps(_rule_entry(rule), indent=2) + "\n")
     else:
         say(rule.explain(), end="")
     return 0
