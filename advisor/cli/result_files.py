@@ -93,24 +93,40 @@ def load_ramp(path: str, flag: str) -> dict[str, Any]:
 
 
 def _check_shape(path: Path, document: dict[str, Any], complete: bool) -> None:
-    """The document validates against the model its kind is written with (fields left out allowed
-    unless `complete`); else one line naming the first field that does not, what is wrong with it,
-    and the fix."""
+    """The document, and every result it embeds (a demo's or tune's triage, ramps and predictions, which
+    its own model keeps as plain JSON), validates against the model its kind is written with (fields left
+    out allowed unless `complete`); else one line naming the first field that does not, what is wrong
+    with it, and the fix. Why the embedded ones too: the report renders them with the same views as a
+    file of their own, so a value refused there must not reach a view from inside another document
+    (`"actions": true` in a demo's triage ended `servops report` in a traceback)."""
     kind = document["kind"]
-    try:
-        RESULT_MODELS[kind].model_validate(document)
-    except ValidationError as exc:
-        errors = [error for error in exc.errors() if complete or error["type"] != "missing"]
-        if not errors:
-            return
-        error = errors[0]
-        where = _field_path(error["loc"]) or "the document"
-        given = error.get("input")
-        shown = "" if error["type"] == "missing" or isinstance(given, (dict, list)) else f" (it holds {given!r:.60})"
-        raise UserError(
-            f"{path}: not a {kind} result servops can read: {where}: {error['msg'].lower()}{shown}; pass the file "
-            f"'servops {WRITTEN_BY.get(kind, kind)} --json' wrote, or run it again"
-        ) from None
+    for loc, part in [((), document), *_embedded_results(document)]:
+        try:
+            RESULT_MODELS[part["kind"]].model_validate(part)
+        except ValidationError as exc:
+            errors = [error for error in exc.errors() if complete or error["type"] != "missing"]
+            if not errors:
+                continue
+            error = errors[0]
+            where = _field_path((*loc, *error["loc"])) or "the document"
+            given = error.get("input")
+            held = "" if error["type"] == "missing" or isinstance(given, (dict, list)) else f" (it holds {given!r:.60})"
+            raise UserError(
+                f"{path}: not a {kind} result servops can read: {where}: {error['msg'].lower()}{held}; pass the "
+                f"file 'servops {WRITTEN_BY.get(kind, kind)} --json' wrote, or run it again"
+            ) from None
+
+
+def _embedded_results(node: Any, loc: tuple = ()) -> list[tuple[tuple, dict[str, Any]]]:
+    """(location, result) of every result document below `node` (a dict whose `kind` is a result kind)."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    found: list[tuple[tuple, dict[str, Any]]] = []
+    for key, value in items:
+        if isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in RESULT_MODELS:
+            found.append(((*loc, key), value))
+        if isinstance(value, (dict, list)):
+            found.extend(_embedded_results(value, (*loc, key)))
+    return found
 
 
 def _field_path(loc: tuple) -> str:

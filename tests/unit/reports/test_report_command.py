@@ -49,6 +49,18 @@ def test_json_of_another_kind_is_refused_with_the_kinds_listed(tmp_path, capsys)
     assert "'profile' is not a servops result" in err and "triage" in err
 
 
+def test_a_result_embedded_in_a_demo_is_read_through_its_own_model(tmp_path, capsys):
+    # a demo keeps its triage as plain JSON; `"actions": true` there ended the report in a traceback
+    demo = json.loads((FIXTURES / "recorded-demo-tiny.json").read_text(encoding="utf-8"))
+    demo["triage"]["findings"][0]["actions"] = True
+    bad = tmp_path / "demo.json"
+    bad.write_text(json.dumps(demo), encoding="utf-8")
+    assert main(["report", str(bad), "-o", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "not a demo result servops can read: triage.findings[0].actions: input should be a valid list" in err
+
+
 def test_report_command_attaches_rule_pages_to_triage_findings(tmp_path):
     out = tmp_path / "triage.html"
     assert main(["report", str(FIXTURES / "recorded-triage-tiny.json"), "-o", str(out)]) == 0
