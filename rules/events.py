@@ -152,6 +152,8 @@ class LogEvent(BaseModel):
         None  # torch's OOM text: "Of the allocated memory N GiB is allocated by PyTorch"
     )
     other_processes: bool | None = None  # torch's OOM text names another process holding memory on the GPU
+    other_processes_gib: float | None = None  # what those processes hold, summed ("Process N has X MiB memory in use")
+    this_process_gib: float | None = None  # torch's "this process has X GiB memory in use" (non-PyTorch included)
     num_dummy_requests: int | None = None
     initial_free_gib: float | None = None
     current_free_gib: float | None = None
@@ -253,6 +255,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "free_gib",
         "torch_allocated_gib",
         "other_processes",
+        "other_processes_gib",
+        "this_process_gib",
         "num_dummy_requests",
     ),
     LogEventKind.MEMORY_PROFILING_ERROR: ("initial_free_gib", "current_free_gib"),

@@ -345,7 +345,7 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
     if event is None:
         return []
-    beyond = _beyond_the_share(facts, event)
+    beyond = _beyond_the_share(facts, event) or _beside_another_process(facts, event)
     if beyond is not None:
         return [beyond]
     change = _util_for(
@@ -428,6 +428,43 @@ def _beyond_the_share(facts: Facts, event) -> Finding | None:
     )
 
 
+def _beside_another_process(facts: Facts, event) -> Finding | None:
+    """An OOM whose text names another process on the GPU, with what it holds. vLLM sizes its share as a part
+    of the whole GPU, as if the rest were free; the memory it allocates after sizing the KV cache (CUDA graph
+    capture, then the sampler warm-up that preallocates the logits buffers: `compile_or_warm_up_model` in
+    vllm/v1/worker/gpu_worker.py) then meets the other process's memory. A colocated trainer or a second
+    server must be left room: lower the share by what the other processes hold and the failed allocation
+    (NovaSky-AI/SkyRL PR 2051: a colocated FSDP worker's 796 MiB, OOM at the sampler warm-up on an L4)."""
+    allocation = _failed_allocation(facts, event)
+    others = event.other_processes_gib
+    if not others or allocation is None:
+        return None
+    util = c.gpu_memory_utilization(facts)
+    step = math.ceil(round((others + allocation.tried_gib) / allocation.total_gib * 100, 6)) / 100
+    freed = step * allocation.total_gib
+    change = c.util_change(
+        facts,
+        round(util - step, 2),
+        f"leaves the other processes' {fmt(others)} GiB and the {fmt(allocation.tried_gib, 3)} GiB allocation that "
+        f"failed outside vLLM's share: frees {fmt(freed)} GiB of the {fmt(allocation.total_gib)} GiB GPU",
+        _pool_cost(facts, freed),
+    )
+    mine = f"; vLLM's process holds {fmt(event.this_process_gib)} GiB" if event.this_process_gib else ""
+    return RULE_OOM_OTHER.finding(
+        Severity.CRITICAL,
+        f"CUDA out of memory beside another process: it holds {fmt(others)} GiB of the "
+        f"{fmt(allocation.total_gib)} GiB GPU{mine}",
+        evidence=[*_oom_evidence(event), c.log_evidence(event, "held by other processes", others, unit="GiB")],
+        changes=[change],
+        actions=["Or move the other process (a colocated trainer, a second server) to another GPU."],
+        confidence=0.75,
+        summary="vLLM takes its share (--gpu-memory-utilization) of the whole GPU as if the rest were free. With "
+        "another process on the same GPU, what vLLM allocates after sizing the KV cache (CUDA graph capture, then "
+        "the sampler warm-up's logits buffers) finds no memory left: the out-of-memory error lands in those "
+        "warm-up steps, not where the memory went.",
+    )
+
+
 RULE_OOM_OTHER = Rule(
     code="OP-1.8",
     title="CUDA out of memory outside a known phase",
@@ -447,7 +484,8 @@ RULE_OOM_OTHER = Rule(
         "whole allocation, since the free memory torch found may be unusable fragments (without torch's figures, "
         f"by {c.UTIL_STEP:g}); or lower --max-num-batched-tokens. A failed allocation of at most "
         f"{SMALL_ALLOCATION_GIB * 1024:g} MiB on a full GPU also offers --enforce-eager: CUDA graph capture "
-        "allocates in small pieces after the KV cache took its share.",
+        "allocates in small pieces after the KV cache took its share. When torch names other processes on the "
+        "GPU with what they hold: lower the share by that and the failed allocation, or move them.",
         limits=f"A guess by elimination: confidence {GUESS_CONFIDENCE:g}. One failed allocation sizes the step; a "
         "larger one later would need another.",
         references=[c.CONSERVING_MEMORY_DOCS],

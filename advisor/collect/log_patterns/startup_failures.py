@@ -25,6 +25,14 @@ def _memory_below_requested(match: re.Match[str]) -> Fields:
     }
 
 
+_OTHER_PROCESS = re.compile(rf"\bProcess \d+ has (?P<amount>{NUM}) (?P<unit>[KMG]iB) memory in use")
+
+
+def _other_processes_gib(text: str) -> float:
+    """What every other process torch names on the GPU holds, summed (it lists each on its own)."""
+    return sum(to_gib(m["amount"], m["unit"]) or 0.0 for m in _OTHER_PROCESS.finditer(text))
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("To serve at least one request",),
@@ -88,6 +96,7 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
         # torch's own account, when the line goes on (torch >= 2.1): other processes, then this one's allocations
         rf"(?P<others>.*?\bProcess \d+ has {NUM} [KMG]iB memory in use)?"
+        rf"(?:.*?this process has (?P<mine>{NUM}) (?P<mu>[KMG]iB)(?: memory)? in use)?"
         rf"(?:.*?Of the allocated memory (?P<torch>{NUM}) (?P<tau>[KMG]iB) is allocated by PyTorch)?",
         lambda m: {
             "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
@@ -95,6 +104,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
             "torch_allocated_gib": to_gib(m["torch"], m["tau"]) if m["torch"] else None,
             "other_processes": bool(m["others"]),
+            "other_processes_gib": _other_processes_gib(m.string) if m["others"] else None,
+            "this_process_gib": to_gib(m["mine"], m["mu"]) if m["mine"] else None,
         },
     ),
     wording(

@@ -281,6 +281,19 @@ def test_oom_where_pytorch_alone_holds_more_than_the_share_is_the_weights_not_th
         assert list(_changes(_one(op1_oom.RULE_OOM_OTHER, facts))) == ["--gpu-memory-utilization"]
 
 
+def test_oom_beside_another_process_leaves_it_and_the_failed_allocation_outside_the_share():
+    # NovaSky-AI/SkyRL PR 2051: 594 MiB failed, 582 MiB free of 22.03 GiB; another process held 796 MiB
+    oom = {"tried_to_allocate_gib": 594 / 1024, "free_gib": 582 / 1024, "total_gib": 22.03}
+    others = {"other_processes": True, "other_processes_gib": 796 / 1024, "this_process_gib": 20.67}
+    finding = _one(
+        op1_oom.RULE_OOM_OTHER, Facts(events=[event(K.CUDA_OOM, oom_phase=OomPhase.UNKNOWN, **oom, **others)])
+    )
+    # (0.777 + 0.580) / 22.03 = 6.2 % -> 0.07: 0.90 -> 0.83
+    assert _changes(finding) == {"--gpu-memory-utilization": "0.83"}
+    assert "another process" in finding.title and "0.78 GiB" in finding.title and "20.67 GiB" in finding.title
+    assert "sampler warm-up" in finding.summary and "CUDA graph capture" in finding.summary
+
+
 def test_oom_without_the_gpus_size_lowers_utilization_by_the_fixed_step_and_says_so():
     facts = Facts(
         config=config(gpu_memory_utilization=0.95),

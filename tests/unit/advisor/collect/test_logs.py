@@ -187,6 +187,13 @@ CASES = [
         K.CUDA_OOM,
         {"tried_to_allocate_gib": 2 / 1024, "total_gib": 44.53},
     ),
+    (  # torch names each other process on the GPU, then this one (PyTorch and the rest)
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 594.00 MiB. GPU 0 has a total capacity of "
+        "22.03 GiB of which 582.00 MiB is free. Process 29529 has 796.00 MiB memory in use. Process 7 has 1.25 GiB "
+        "memory in use. Including non-PyTorch memory, this process has 20.67 GiB memory in use.",
+        K.CUDA_OOM,
+        {"other_processes": True, "other_processes_gib": 796 / 1024 + 1.25, "this_process_gib": 20.67},
+    ),
     (
         "AssertionError: Error in memory profiling. Initial free memory 70.1 GiB, current free memory 72.3 GiB. "
         "This happens when other processes sharing the same container release GPU memory while vLLM is profiling "

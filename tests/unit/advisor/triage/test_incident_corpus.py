@@ -29,7 +29,6 @@ WRONG_TODAY = frozenset(
         "runtime-v1-invalid-guided-regex-kills-enginecore",
         "runtime-v1-rpc-execute-model-timeout-enginedead",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
-        "startup-v1-sampler-warmup-oom-l4",
         "v0-hang-kv-full-pending-scaled-gpus",
         "v1-hybrid-page-tax-max-concurrency-misread",
         "v1-prefix-cache-zero-hits-hybrid-block-4224",
