@@ -84,7 +84,9 @@ class MessageCatalog:
                 anchor = min(words, key=lambda w: (frequency[w], -len(w)))
                 self._by_word.setdefault(anchor, []).append(index)
         self.known_flags: frozenset[str] = frozenset(flag for entry in self.entries for flag in entry["flags"])
-        self._compiled: dict[int, tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]]]] = {}
+        self._compiled: dict[
+            int, tuple[re.Pattern[str], re.Pattern[str] | None, list[tuple[re.Pattern[str], int]]]
+        ] = {}
 
     def match(self, text: str) -> list[CatalogMatch]:
         """vLLM's messages in `text`, the most specific first; a message quoted inside another's field (a
@@ -140,8 +142,10 @@ class MessageCatalog:
         ]
 
     def _match_entry(self, index: int, text: str) -> CatalogMatch | None:
-        whole, partials = self._patterns(index)
+        whole, unended, partials = self._patterns(index)
         match, partial = whole.search(text), False
+        if match is None and unended is not None:
+            match = unended.search(text)
         if match is None:
             for pattern, literal in partials:
                 if literal >= MIN_PARTIAL_LITERAL:
@@ -152,10 +156,15 @@ class MessageCatalog:
             return None
         return _as_match(self.entries[index], match, partial)
 
-    def _patterns(self, index: int) -> tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]]]:
+    def _patterns(
+        self, index: int
+    ) -> tuple[re.Pattern[str], re.Pattern[str] | None, list[tuple[re.Pattern[str], int]]]:
+        """The whole pattern; the same without its final full stop, where the line ends (a pasted line often
+        drops it, and a field just before it then ends at the line's end); its leading sentences."""
         if index not in self._compiled:
             pattern = self.entries[index]["pattern"]
-            self._compiled[index] = (re.compile(pattern), _leading_sentences(pattern))
+            unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
+            self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]
 
 

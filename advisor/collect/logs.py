@@ -35,6 +35,7 @@ from advisor.collect.pasted_text import (
     unquoted,
     unwrap,
 )
+from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
 from rules.events import LogEvent, LogEventKind, OomPhase
@@ -108,6 +109,7 @@ class LogReadResult:
     unplaced_lines: int = 0  # error or warning lines neither the wording table nor the catalog knows
     server_starts: int = 0  # `vllm serve` starts in the text (its argument lines); only the last one is read
     last_start_line: int | None = None  # where the last of several starts begins
+    quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
 
     def describe(self) -> str:
         """What was recognised, for the user: every kind of input the text held, counted."""
@@ -117,6 +119,7 @@ class LogReadResult:
             (self.error_bodies, "HTTP error bod(ies)"),
             (self.catalog_messages, "vLLM message(s) found in its catalog"),
             (self.unplaced_lines, "error line(s) it could not place"),
+            (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.server_starts > 1:
@@ -208,6 +211,8 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     event, message = _parse_line(piece.text, line_no, source, state)
     if state.last_was_vllm:
         result.vllm_lines += 1
+    elif event is None:  # vLLM's own lines never quote a metric; a person's table or sentence may
+        result.quoted_metrics.read(message)
     if state.fatal is not None and (event is None or event.kind in _ALSO_ROOT_CAUSES):
         _note_root_cause(message, state)
     if event is None:

@@ -70,6 +70,7 @@ MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
 
 # Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
 _SHARED_PREFIX_CHARS = 6
+_LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
 # What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
 _QUOTE_CHARS = frozenset(">▎│┃")
 _QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
@@ -138,12 +139,15 @@ def continues(previous: str, line: str) -> bool:
     over several sentences, so a sentence's end is no record's end; matching searches, so a joined tail
     that is not vLLM's costs nothing."""
     stats = _STATS in previous and not _STATS_COMPLETE.search(previous)
-    if not stats and "Error" not in previous and "Exception" not in previous:  # the common line, without a regex
+    logged = "WARNING" in previous or "ERROR" in previous
+    if not stats and not logged and "Error" not in previous and "Exception" not in previous:  # the common line
         return False
     before, after = unquoted(previous).rstrip(), unquoted(line).strip()
     if not before or not after:
         return False
-    if not stats and _EXCEPTION.search(before) is None:
+    # a warning or error line cut mid-sentence: its rest starts in lower case, and it did not end a sentence
+    cut = logged and _LOGGED.search(before) is not None and before[-1:].isalnum() and after[:1].islower()
+    if not stats and not cut and _EXCEPTION.search(before) is None:
         return False
     if _RECORD_START.match(after) or _EXCEPTION.search(after):
         return False

@@ -23,7 +23,7 @@ from advisor.collect.facts import (
     server_config,
     startup_compile_note,
 )
-from advisor.collect.logs import read_log
+from advisor.collect.logs import LogReadResult, read_log
 from advisor.collect.probe import probe_endpoint
 from advisor.collect.server_args import ServeCommand, parse_command
 from advisor.errors import UserError
@@ -62,6 +62,7 @@ def collect(request: TriageRequest) -> Collected:
         if log.dropped_stats_events:
             note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
         facts.sources.append(FactSource(kind="log", location=log.source, note=note))
+        _snapshot_from_quotes(facts, log)
     typed = parse_command(request.server_args) if request.server_args else None
     merged = effective_command(typed, facts.events, facts.snapshot)
     facts.config = server_config(merged, facts.events, facts.snapshot)
@@ -139,6 +140,18 @@ def _collect_metrics(request: TriageRequest, facts: Facts) -> None:
             facts.window = metrics_collector.window_between(snapshots[0], snapshots[1], interval_s)
         for path in request.metrics_files:
             facts.sources.append(FactSource(kind="metrics", location=path, note=_window_note(interval_s)))
+
+
+def _snapshot_from_quotes(facts: Facts, log: LogReadResult) -> None:
+    """The metric figures a person quoted in the text, as a snapshot, when no server or file gave one: a
+    live scrape or a /metrics file is the whole reading, a quote only the figures someone picked."""
+    samples = log.quoted_metrics.all()
+    if facts.snapshot is not None or not samples:
+        return
+    facts.snapshot = metrics_collector.snapshot_from_samples(samples, f"{log.source} (quoted)", None)
+    facts.sources.append(
+        FactSource(kind="metrics", location=log.source, note=f"{len(samples)} figure(s) quoted in the text; no rates")
+    )
 
 
 def _window_note(interval_s: float | None) -> str:

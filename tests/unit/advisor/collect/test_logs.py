@@ -535,3 +535,38 @@ def test_a_log_with_two_server_starts_is_read_as_the_last_start_only():
     assert "2 server starts: read the last, from line 4" in result.describe()
     config = server_config(effective_command(None, result.events, None), result.events, None)
     assert config.max_num_seqs == 64 and config.enable_prefix_caching is None
+
+
+def test_metric_figures_a_person_quoted_are_read_and_vllms_own_lines_are_not():
+    log = parse_lines(
+        [
+            "```",
+            "vllm:prefix_cache_queries_total   442,227",
+            "- `vllm:num_requests_running == 0` while `vllm:num_requests_waiting` climbs",
+            "| vllm:kv_cache_usage_perc | 45% |",
+            'vllm:time_to_first_token_seconds_bucket{le="0.1",model_name="m"} 5',
+            "the prefix_hit_rate is 3 and the num_preemptions_total_x is 9",  # not names vLLM exposes
+            "INFO 01-01 00:00:00 [loggers.py:1] vllm:num_requests_waiting 7",  # vLLM's own line
+        ]
+    )
+    samples = {name: (labels, value) for _, name, labels, value in log.quoted_metrics.all()}
+    assert samples == {
+        "vllm:prefix_cache_queries_total": ({}, 442227.0),
+        "vllm:num_requests_running": ({}, 0.0),
+        "vllm:kv_cache_usage_perc": ({}, 0.45),
+        "vllm:time_to_first_token_seconds_bucket": ({"le": "0.1", "model_name": "m"}, 5.0),
+    }
+    assert "4 metric figure(s) quoted" in log.describe()
+
+
+def test_a_warning_wrapped_mid_sentence_is_read_as_one_line():
+    log = parse_lines(
+        [
+            "WARNING [kv_cache_coordinator.py:611] Disabling fine-grained prefix-cache hits",
+            "because these KV cache managers require block-aligned lookups: KpoolTailManager",
+        ]
+    )
+    [event] = log.events
+    assert event.catalog is not None and event.catalog.captured == {
+        "unsupported_partial_hit_managers": "KpoolTailManager"
+    }

@@ -1,0 +1,66 @@
+"""Metric figures a person quoted in pasted text: a `/metrics` excerpt, a table copied from a dashboard,
+or a figure in a sentence (`` `prefix_cache_hits_total` at exactly 0 ``, `` `vllm:num_requests_running == 0` ``).
+
+Why: performance complaints arrive as text around a few figures, and the rules read metric snapshots, not
+prose; a figure the person quoted is the evidence they are pointing at. Only names vLLM exposes are read
+(advisor/catalog/vllm_metrics.py, every version's spelling), with or without the `vllm:` prefix, so a word
+that merely looks like a metric never becomes one. Thousands separators (`442,227`) are removed; a
+percentage of a `_perc` gauge becomes its fraction. The figures are one reading at one moment: no rates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from advisor.catalog.vllm_metrics import FAMILIES, HISTOGRAM_SUFFIXES
+from advisor.collect.metrics import VLLM_PREFIX
+
+Sample = tuple[str, str, dict[str, str], float]  # (family type, series name, labels, value), as parse_exposition
+
+_KIND_BY_NAME = {family.name.removeprefix(VLLM_PREFIX): family.kind for family in FAMILIES}
+# Longest first, so `num_requests_waiting_by_reason` is not read as `num_requests_waiting`.
+_NAMES = "|".join(re.escape(name) for name in sorted(_KIND_BY_NAME, key=len, reverse=True))
+_SUFFIXES = "|".join(HISTOGRAM_SUFFIXES)
+_SERIES = rf"`?(?:{re.escape(VLLM_PREFIX)})?(?P<name>{_NAMES})(?P<suffix>{_SUFFIXES})?\b(?P<labels>\{{[^{{}}]*\}})?`?"
+_VALUE = r"`?(?P<value>-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)(?P<percent>\s*%)?`?(?![\w.,]\d)"
+# A sample line as /metrics prints it, in a table or a code block: the series, then its value alone.
+_SAMPLE_LINE = re.compile(rf"^[\s>*|-]*{_SERIES}[\s|]+(?:==?\s*)?{_VALUE}[\s|]*$")
+# A figure in a sentence: the series, a word or sign that says "is", an optional "exactly", the value.
+_IN_PROSE = re.compile(
+    rf"{_SERIES}\s*(?:==|=|:|\b(?:is|was|were|at|stays at|stayed at|stuck at|reads|read|shows|showed)\b)\s*"
+    rf"(?:(?:exactly|only|just|still|a flat|flat at|constant at)\s+)*{_VALUE}",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
+
+
+@dataclass(slots=True)
+class QuotedMetrics:
+    """The figures read so far, the last quote of a series winning (a later paste is a later reading)."""
+
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], Sample] = field(default_factory=dict)
+
+    def read(self, text: str) -> int:
+        """Read the figures `text` quotes; how many it held."""
+        if "_" not in text:
+            return 0
+        line = _SAMPLE_LINE.match(text)
+        matches = [line] if line else list(_IN_PROSE.finditer(text))
+        for match in matches:
+            sample = _sample(match)
+            self.samples[(sample[1], tuple(sorted(sample[2].items())))] = sample
+        return len(matches)
+
+    def all(self) -> list[Sample]:
+        return list(self.samples.values())
+
+
+def _sample(match: re.Match[str]) -> Sample:
+    base = match["name"]
+    kind = _KIND_BY_NAME[base]
+    value = float(match["value"].replace(",", ""))
+    if match["percent"] and base.endswith("_perc"):
+        value /= 100
+    labels = dict(_LABEL.findall(match["labels"] or ""))
+    return kind, VLLM_PREFIX + base + (match["suffix"] or ""), labels, value
