@@ -59,6 +59,8 @@ class LogEventKind(str, Enum):
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
     CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
+    # Setting attention block size to N tokens to ensure that attention page size is >= mamba page size.
+    ATTENTION_BLOCK_SIZE = "attention_block_size"
     # Around vLLM (advisor/collect/log_patterns/environment.py): the container, CUDA, libraries
     SHM_TOO_SMALL = "shm_too_small"  # Error while creating shared memory segment /dev/shm/… / /dev/shm has only N bytes
     CUDA_FORKED = "cuda_forked"  # Cannot re-initialize CUDA in forked subprocess
@@ -137,6 +139,8 @@ class LogEvent(BaseModel):
     equivalent_utilization: float | None = None  # the util that, without that estimate, gives the same KV budget
     device: str | None = None  # "GPU", "CPU", "cuda:0" …
     cpu_cores: int | None = None  # cores one CPU worker's OpenMP threads are bound to
+    block_size: int | None = None  # the attention block size vLLM set itself (over --block-size)
+    mamba_aligned: bool | None = None  # set so an attention page holds a Mamba state page (hybrid models)
 
     # startup failures
     kv_needed_gib: float | None = None
@@ -276,6 +280,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
+    LogEventKind.ATTENTION_BLOCK_SIZE: ("block_size", "mamba_aligned"),
     LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),

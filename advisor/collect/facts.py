@@ -290,6 +290,9 @@ def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
         elif event.kind in _SIZING_KINDS:
             _fill_device(config, event.device)
             _fill_from_sizing(config, event)
+        elif event.kind == LogEventKind.ATTENTION_BLOCK_SIZE and event.block_size:
+            config.block_size = event.block_size  # vLLM raised the user's --block-size (or its default) to this
+            config.sources[flag_name("block_size")] = ConfigSource.STARTUP_LOG
         elif event.kind == LogEventKind.STATS_DISABLED and config.api_server_count is None:
             config.api_server_count = 2  # vLLM disables stats only when there is more than one
             config.sources[flag_name("api_server_count")] = ConfigSource.STARTUP_LOG

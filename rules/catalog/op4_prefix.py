@@ -37,6 +37,8 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
     hit = signals.prefix_hit_rate(facts)
     if hit is None or _caching_disabled(facts) or hit.value >= LOW_HIT_RATE:
         return []
+    if hit.value == 0 and not hit.strong:
+        return []  # counters at exactly 0 since start: OP-4.5 says why nothing can hit
     reuse = _reuse(facts)
     if reuse is not None and reuse < c.REUSE_WORTH_CACHING:
         return []  # little to reuse: a low hit rate is expected

@@ -132,6 +132,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "available_kv_gib": to_float(m["gib"]),
         },
     ),
+    wording(  # platforms/interface.py (0.32; models/config.py before): a hybrid model's block fits a Mamba page
+        ("Setting attention block size to",),
+        K.ATTENTION_BLOCK_SIZE,
+        r"Setting attention block size to (?P<n>[\d,]+) tokens(?P<mamba> to ensure that attention page size is "
+        r">= mamba page size)?",
+        lambda m: {"block_size": to_int(m["n"]), "mamba_aligned": bool(m["mamba"])},
+    ),
     wording(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
         ("init engine (profile, create kv cache, warmup model) took",),
         K.ENGINE_READY,

@@ -19,7 +19,6 @@ CASES = load_cases()
 WRONG_TODAY = frozenset(
     {
         "performance-gemma4-swa-admission-requests-never-admitted",
-        "performance-prefix-cache-zero-hits-prefix-shorter-than-block",
         "performance-v0-3-2-generation-throughput-regression-enforce-eager",
         "runtime-client-max-tokens-equals-context-length-400",
         "runtime-mm-limit-client-accumulates-images",
@@ -31,7 +30,6 @@ WRONG_TODAY = frozenset(
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
         "v0-hang-kv-full-pending-scaled-gpus",
         "v1-hybrid-page-tax-max-concurrency-misread",
-        "v1-prefix-cache-zero-hits-hybrid-block-4224",
         "v1-prefix-cache-zero-hits-kpooltail-veto",
         "v1-specdecode-dflash-acceptance-collapse",
     }
