@@ -63,6 +63,10 @@ WORDED_FLAGS = (
 )
 
 
+MM_LIMIT_MESSAGE = "may be provided in one request"  # At most {allowed_count} {modality}(s) may be provided …
+MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modality: early releases, recent ones
+
+
 @dataclass(frozen=True, slots=True)
 class Remedy:
     """The fix of a vLLM message whose words do not name it: `match` is a piece of the message's template.
@@ -129,7 +133,7 @@ REMEDIES: tuple[Remedy, ...] = (
         "(the parser of the model family, e.g. hermes)",
     ),
     Remedy(
-        "may be provided in one request",
+        MM_LIMIT_MESSAGE,
         "--limit-mm-per-prompt",
         "flag",
         "{modality}={allowed_count}",
@@ -231,6 +235,8 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
     """The changes vLLM's message implies (most specific reading first), an alternative to them, and
     actions for what is not a setting."""
     remedy = _remedy(ref)
+    if remedy is not None and remedy.match == MM_LIMIT_MESSAGE and _operator_set_limit(ref):
+        return [], [remedy.change(ref, _current(facts, remedy.name))], [_fewer_items_action(ref)]
     if remedy is not None:
         if remedy.kind == "setting" and remedy.action:
             return [], [], [remedy.action]
@@ -244,6 +250,26 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
         if found:
             return found, [], []
     return [], [], [f"Set {name} as vLLM's message asks ({ref.location()})." for name in ref.env]
+
+
+def _operator_set_limit(ref: CatalogRef) -> bool:
+    """Whether the per-request limit the message states is one an operator chose: vLLM's own default is 1
+    item per modality in early releases and 999 in recent ones (vllm/config/multimodal.py, 0.32)."""
+    allowed = ref.captured.get("allowed_count", "")
+    return allowed.isdigit() and int(allowed) not in MM_LIMIT_DEFAULTS
+
+
+def _fewer_items_action(ref: CatalogRef) -> str:
+    """A chosen limit is the server's budget (each item reserves memory at startup): the requests must fit it.
+    A chat client that re-sends the conversation's earlier images grows by one per turn, so a higher limit
+    only postpones the refusal (bytedance/UI-TARS-desktop issue 104: the client kept the last 3 screenshots)."""
+    modality = ref.captured.get("modality", "item").strip()
+    allowed = ref.captured.get("allowed_count", "").strip()
+    return (
+        f"Send fewer {modality}s per request from the client (at most {allowed}, the limit the server was started "
+        f"with): a chat client that re-sends the conversation's earlier {modality}s adds one per turn, so a higher "
+        "--limit-mm-per-prompt only postpones the error."
+    )
 
 
 def _remedy(ref: CatalogRef) -> Remedy | None:

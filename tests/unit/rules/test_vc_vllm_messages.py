@@ -61,6 +61,21 @@ def test_a_message_whose_words_hold_no_fix_gets_the_maintainers_remedy():
     assert top.changes == [] and any("Upgrade vLLM" in action for action in top.actions)
 
 
+def test_a_multimodal_limit_an_operator_chose_is_the_clients_to_keep():
+    # bytedance/UI-TARS-desktop issue 104: started with image=4 (vLLM's default is 1, or 999 from recent releases);
+    # the client re-sent every earlier screenshot, so the fix was fewer images per request
+    top = _top("ValueError: At most 4 image(s) may be provided in one request.")
+    assert top.changes == [] and "Send fewer images per request from the client (at most 4" in top.actions[0]
+    [raise_limit] = top.alternatives
+    assert (raise_limit.flag, raise_limit.proposed) == ("--limit-mm-per-prompt", "image=5")
+
+
+def test_a_message_pasted_without_its_final_full_stop_still_captures_its_last_field():
+    text = "Disabling fine-grained prefix-cache hits because these KV cache managers require block-aligned lookups: X"
+    [event] = parse_lines([f"WARNING 01-01 00:00:00 [kv_cache_utils.py:795] {text}"]).events
+    assert event.catalog is not None and event.catalog.captured == {"unsupported_partial_hit_managers": "X"}
+
+
 def test_a_served_request_refused_is_high_not_critical():
     top = _top('{"object":"error","message":"The model `m` does not exist.","type":"NotFoundError","code":404}')
     assert top.rule == "VC-1" and top.severity == Severity.HIGH
