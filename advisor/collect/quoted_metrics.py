@@ -5,7 +5,8 @@ Why: performance complaints arrive as text around a few figures, and the rules r
 prose; a figure the person quoted is the evidence they are pointing at. Only names vLLM exposes are read
 (advisor/catalog/vllm_metrics.py, every version's spelling), with or without the `vllm:` prefix, so a word
 that merely looks like a metric never becomes one. Thousands separators (`442,227`) are removed; a
-percentage of a `_perc` gauge becomes its fraction. The figures are one reading at one moment: no rates.
+percentage of a `_perc` gauge becomes its fraction; a gauge said to grow without a figure ("climbs and never
+drains") is read as at least 1. The figures are one reading at one moment: no rates.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ _IN_PROSE = re.compile(
     rf"(?:(?:exactly|only|just|still|a flat|flat at|constant at)\s+)*{_VALUE}",
     re.IGNORECASE,
 )
+# A gauge said to grow without a figure ("`vllm:num_requests_waiting` climbs and never drains"): at least 1.
+_RISING = re.compile(
+    rf"{_SERIES}\s*(?:keeps\s+|kept\s+)?(?:climbs|climbing|grows|growing|rises|rising|increases|increasing|"
+    r"piles up|never drains)\b",
+    re.IGNORECASE,
+)
+AT_LEAST_ONE = 1.0
 _LABEL = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 
 
@@ -47,13 +55,24 @@ class QuotedMetrics:
             return 0
         line = _SAMPLE_LINE.match(text)
         matches = [line] if line else list(_IN_PROSE.finditer(text))
-        for match in matches:
-            sample = _sample(match)
-            self.samples[(sample[1], tuple(sorted(sample[2].items())))] = sample
-        return len(matches)
+        rising = [] if line else [m for m in _RISING.finditer(text) if _KIND_BY_NAME[m["name"]] == "gauge"]
+        for sample in map(_sample, matches):
+            self.samples[_key(sample)] = sample
+        for sample in map(_at_least_one, rising):  # a figure quoted for the same series says more
+            self.samples.setdefault(_key(sample), sample)
+        return len(matches) + len(rising)
 
     def all(self) -> list[Sample]:
         return list(self.samples.values())
+
+
+def _key(sample: Sample) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return sample[1], tuple(sorted(sample[2].items()))
+
+
+def _at_least_one(match: re.Match[str]) -> Sample:
+    labels = dict(_LABEL.findall(match["labels"] or ""))
+    return "gauge", VLLM_PREFIX + match["name"], labels, AT_LEAST_ONE
 
 
 def _sample(match: re.Match[str]) -> Sample:

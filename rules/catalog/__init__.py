@@ -21,6 +21,7 @@ from rules.catalog import (
     ap_features_off,
     ap_sizing,
     health,
+    health_admission,
     health_kernels,
     op1_cudagraph,
     op1_free_memory,
@@ -63,6 +64,7 @@ MODULES = (
     ap_features_off,
     health,
     health_kernels,
+    health_admission,
     vc_vllm_messages,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).

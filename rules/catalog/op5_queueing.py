@@ -35,6 +35,8 @@ def _check_saturation(facts: Facts) -> list[Finding]:
     queue, run, kv = signals.waiting(facts), signals.running(facts), signals.kv_usage(facts)
     if queue is None or run is None or queue.value < 1:
         return []
+    if run.value == 0 and kv is not None and kv.value == 0:
+        return []  # nothing admitted with the cache empty: not saturation, the scheduler (HL-5)
     ttft = signals.quantile(facts, c.TTFT, "p99")
     seqs = c.max_num_seqs(facts)
     evidence = [queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}), run.evidence]

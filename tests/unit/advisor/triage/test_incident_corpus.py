@@ -18,7 +18,6 @@ CASES = load_cases()
 # Wrong at the top finding on 2026-11-29 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
-        "performance-gemma4-swa-admission-requests-never-admitted",
         "performance-v0-3-2-generation-throughput-regression-enforce-eager",
         "runtime-client-max-tokens-equals-context-length-400",
         "runtime-mm-limit-client-accumulates-images",
