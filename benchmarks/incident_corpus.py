@@ -145,18 +145,48 @@ def judge(case: Case, result: TriageResult | None, error: str | None = None) -> 
 
 def fix_matches(fix: Fix, finding: Finding) -> bool:
     """The finding proposes the fix: the flag, variable or setting among its changes (or, for a container
-    setting or an upgrade, named in its actions), moved in the expected direction."""
+    setting or an upgrade, named in its actions), moved in the expected direction.
+
+    An upgrade is an upgrade whatever the expectation names as its target (a vLLM build, a container image):
+    no log names the build that fixes it, so the finding must say to upgrade. A setting written as a name
+    (`--shm-size`, `NCCL_BUFFSIZE`) must appear as written; one written in words (`request max_tokens (client
+    side)`) must have each of its words outside parentheses in one action, with a word of its direction."""
+    if fix.direction == "upgrade" and fix.flag is None and fix.env is None:
+        return "upgrade" in _finding_text(finding).lower()
     if fix.flag is None and fix.env is None and fix.setting is None:
-        if fix.direction == "upgrade":
-            return "upgrade" in _finding_text(finding).lower()
         return True  # the thread advised no setting: naming the cause is the answer
     name = fix.flag or fix.env or fix.setting
     changes = [c for c in [*finding.changes, *finding.alternatives] if c.flag == name]
     if any(_moves(change, fix.direction) for change in changes):
         return True
+    if fix.setting is not None and " " in fix.setting.strip():
+        return any(_says_setting(fix.setting, fix.direction, action) for action in finding.actions)
     if fix.setting is not None or fix.env is not None:
         return any(name in action for action in finding.actions)
     return False
+
+
+_STOP_WORDS = frozenset({"a", "an", "the", "of", "per", "to", "in", "on", "for", "and", "or", "with", "by"})
+_DIRECTION_WORDS: dict[str, frozenset[str]] = {
+    "raise": frozenset({"raise", "increase", "more", "larger", "higher", "add"}),
+    "lower": frozenset({"lower", "reduce", "fewer", "less", "smaller", "decrease", "shorten", "trim"}),
+    "enable": frozenset({"enable", "turn", "set"}),
+    "disable": frozenset({"disable", "remove", "unset", "drop"}),
+}
+
+
+def _says_setting(setting: str, direction: Direction, action: str) -> bool:
+    """Each word of the setting (outside parentheses, stop words aside) in `action`, and a word of the direction."""
+    wanted = _stems(re.sub(r"\([^)]*\)", " ", setting)) - _STOP_WORDS
+    said = _stems(action)
+    moves = _DIRECTION_WORDS.get(direction)
+    return bool(wanted) and wanted <= said and (moves is None or bool(moves & said))
+
+
+def _stems(text: str) -> set[str]:
+    """Lower-case words (`max_tokens` stays one), without a possessive `'s` or a plural `s`."""
+    words = re.findall(r"[a-z0-9_]+(?:'s)?", text.lower())
+    return {w.removesuffix("'s").removesuffix("s") if len(w) > 3 else w for w in words}
 
 
 def _moves(change: ConfigChange, direction: Direction) -> bool:

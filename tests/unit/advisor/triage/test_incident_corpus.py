@@ -19,8 +19,6 @@ CASES = load_cases()
 WRONG_TODAY = frozenset(
     {
         "performance-v0-3-2-generation-throughput-regression-enforce-eager",
-        "runtime-client-max-tokens-equals-context-length-400",
-        "runtime-mm-limit-client-accumulates-images",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",
         "runtime-v1-enginecore-fatal-large-batched-tokens-xpu",
@@ -29,7 +27,6 @@ WRONG_TODAY = frozenset(
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
         "v0-hang-kv-full-pending-scaled-gpus",
         "v1-hybrid-page-tax-max-concurrency-misread",
-        "v1-prefix-cache-zero-hits-kpooltail-veto",
         "v1-specdecode-dflash-acceptance-collapse",
     }
 )
@@ -72,3 +69,26 @@ def test_the_judge_compares_sizes_in_their_units():
     assert fix_matches(raise_shm, finding("64 MiB", "10g"))
     assert not fix_matches(raise_shm, finding("10gb", "64m"))
     assert fix_matches(Fix(flag="--shm-size", direction="lower"), finding("0.95", "0.9"))
+
+
+def test_the_judge_reads_a_setting_written_in_words_by_its_words_and_direction():
+    """A setting the expectation names in words must have each word outside parentheses in one action, with a
+    word of its direction; one written as a name must appear as written; an upgrade must be said."""
+    from benchmarks.incident_corpus import Fix, fix_matches
+    from rules.model import Category, Finding, Severity
+
+    def finding(*actions: str) -> Finding:
+        return Finding(
+            rule="X", severity=Severity.HIGH, category=Category.RELIABILITY, title="t", actions=list(actions)
+        )
+
+    client = Fix(setting="request max_tokens (client side)", direction="lower")
+    assert fix_matches(client, finding("Lower the request's max_tokens in the client to fit the context."))
+    assert not fix_matches(client, finding("Raise the request's max_tokens."))  # the wrong direction
+    assert not fix_matches(client, finding("Lower --max-model-len."))  # not the setting's words
+    gpus = Fix(setting="number of GPUs serving the model", direction="raise")
+    assert not fix_matches(gpus, finding("Raise the GPU count (replicas, or larger GPUs)."))  # words, not meaning
+    named = Fix(env="NCCL_BUFFSIZE", direction="unset")
+    assert fix_matches(named, finding("Unset NCCL_BUFFSIZE.")) and not fix_matches(named, finding("Unset NCCL."))
+    build = Fix(setting="vLLM build containing commit abc", direction="upgrade")
+    assert fix_matches(build, finding("Upgrade vLLM.")) and not fix_matches(build, finding("Restart."))
