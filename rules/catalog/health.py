@@ -28,6 +28,10 @@ EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
 # eager path never allocated, on the first request; compiled, the same server answers
 # (tests/fixtures/vllm_cpu/pipeline_eager_crash.log).
 PIPELINE_EAGER_MARKER = "intermediate_tensors is not None"
+# The line each engine prints before the traceback that killed it (V1's engine core; V0's background loop):
+# the exception that traceback ends with is the cause, the line itself is not.
+V0_LOOP_FAILED = "Engine background task failed"
+DEATH_HEADERS = ("EngineCore encountered a fatal error", V0_LOOP_FAILED)
 SPECIFIC_CAUSES = (
     LogEventKind.RPC_TIMEOUT,
     LogEventKind.NCCL_WATCHDOG_TIMEOUT,
@@ -175,7 +179,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
         (
             e.message
             for e in events
-            if e.kind == LogEventKind.FATAL_ERROR and e.message and not e.message.startswith("EngineCore encountered")
+            if e.kind == LogEventKind.FATAL_ERROR and e.message and not e.message.startswith(DEATH_HEADERS)
         ),
         None,
     )
@@ -188,6 +192,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
         cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
     v0_loop = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
     cause = cause or v0_loop
+    v0_loop = v0_loop or next((V0_LOOP_FAILED for e in events if V0_LOOP_FAILED in e.raw), None)
     title = (
         "engine dead"
         + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")
@@ -230,7 +235,8 @@ def _v0_loop_actions() -> list[str]:
     request parameter), and V0's engine is gone from current vLLM."""
     return [
         "Find the first exception before 'Background loop is stopped' (or 'Background loop has errored "
-        "already'): it is the root cause; the dead-engine errors after it are consequences.",
+        "already'), the one the traceback after 'Engine background task failed' ends with: it is the root cause; "
+        "the dead-engine errors after it are consequences.",
         "If that exception came from one request (an invalid parameter, a bad prompt), upgrade vLLM: V0's "
         "background loop stopped for a single request's error, which later releases fail for that request "
         "alone (vllm#5903).",

@@ -7,9 +7,10 @@ from rules.events import LogEventKind as K
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(
-        ("EngineCore encountered a fatal error",),
+        ("EngineCore encountered a fatal error", "Engine background task failed"),
         K.FATAL_ERROR,
-        r"EngineCore encountered a fatal error",
+        # the second: V0's AsyncLLMEngine (engine/async_llm_engine.py, 0.4-0.10), before the loop's traceback
+        r"EngineCore encountered a fatal error|Engine background task failed",
         lambda m: {"message": m.group(0)},
     ),
     wording(

@@ -97,6 +97,26 @@ def test_v0s_stopped_background_loop_is_quoted_and_told_as_v0s():
     assert not any("upgrade" in action for action in v1.actions)
 
 
+def test_v0s_background_task_failure_names_the_exception_its_traceback_ends_with():
+    from advisor.collect.logs import parse_lines
+
+    log = parse_lines(
+        [
+            "ERROR 08-27 10:50:39 async_llm_engine.py:65] Engine background task failed",
+            "ERROR 08-27 10:50:39 async_llm_engine.py:65] Traceback (most recent call last):",
+            'ERROR 08-27 10:50:39 async_llm_engine.py:65]   File "/x/vllm/engine/async_llm_engine.py", line 55, in f',
+            "ERROR 08-27 10:50:39 async_llm_engine.py:65]     return_value = task.result()",
+            "ERROR 08-27 10:50:39 async_llm_engine.py:65] ValueError: a request's own error",
+        ]
+    )
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=log.events))
+    assert "(ValueError: a request's own error)" in finding.title
+    assert any("vllm#5903" in action for action in finding.actions)  # V0's loop: told as V0's
+    cut = parse_lines(["ERROR 08-27 10:50:39 async_llm_engine.py:65] Engine background task failed"])
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=cut.events))
+    assert finding.title == "engine dead: fatal error"  # the header is not the cause
+
+
 def test_rpc_timeout_outranks_the_generic_engine_death_it_caused():
     facts = Facts(events=[event(K.RPC_TIMEOUT, 1, rpc_method="execute_model"), event(K.FATAL_ERROR, 2)])
     assert evaluate(facts).top.rule == "HL-3"
