@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rules import signals
 from rules.catalog import common as c
+from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -30,8 +31,11 @@ def _check_admission(facts: Facts) -> list[Finding]:
     waiting, running, kv = signals.waiting(facts), signals.running(facts), signals.kv_usage(facts)
     if waiting is None or running is None or kv is None:
         return []
-    if waiting.value < 1 or running.value > 0 or kv.value > 0:
+    if not _admits_nothing(waiting.value, running.value, kv.value):
         return []
+    confirmed = _confirmed(facts)
+    if confirmed is False:
+        return []  # the stats line before the last one shows work: a request that just arrived
     version = c.vllm_version(facts)
     actions = []
     if version is None or version < ADMISSION_FIX_RELEASE:
@@ -47,7 +51,7 @@ def _check_admission(facts: Facts) -> list[Finding]:
     ]
     return [
         RULE_ADMISSION.finding(
-            Severity.CRITICAL,
+            Severity.CRITICAL if confirmed else Severity.HIGH,
             f"{fmt(waiting.value)} request(s) waiting, none running, KV cache empty: the scheduler admits nothing",
             summary="A full server queues with its KV cache near 100 %; here the cache is empty and nothing runs, so "
             "the scheduler is refusing the request at the head of the waiting queue, and every request behind it "
@@ -55,9 +59,25 @@ def _check_admission(facts: Facts) -> list[Finding]:
             evidence=[waiting.evidence, running.evidence, kv.evidence],
             changes=_fit_the_pool(facts),
             actions=actions,
-            confidence=0.7,
+            confidence=0.8 if confirmed else 0.5,
         )
     ]
+
+
+def _admits_nothing(waiting: float, running: float, kv: float) -> bool:
+    return waiting >= 1 and running == 0 and kv == 0
+
+
+def _confirmed(facts: Facts) -> bool | None:
+    """Whether more than one reading shows it: a window (its end, after a span of no generation), or the last
+    two stats lines; False when the stats line before the last shows work; None for a single reading."""
+    if facts.window is not None:
+        return True
+    stats = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.waiting is not None and e.running is not None]
+    if facts.snapshot is not None or len(stats) < 2:
+        return None
+    before = stats[-2]
+    return _admits_nothing(before.waiting or 0, before.running or 0, before.kv_usage or 0.0)
 
 
 def _fit_the_pool(facts: Facts) -> list[ConfigChange]:
@@ -92,8 +112,9 @@ RULE_ADMISSION = Rule(
         "== 0 (Gemma 4 with sliding-window layers on 0.19.1, vllm#39914).",
         fix="Upgrade to 0.22.1 or later (sliding-window admission capped at the pool, vllm#40946); lower "
         "--max-model-len to the KV pool so every accepted request fits.",
-        limits="One scrape is one moment: a request that arrived just before it waits for the next step. "
-        "A second scrape or several stats lines confirm it.",
+        limits="One reading is one moment: a request that arrived just before it waits for the next step. A "
+        "single scrape, stats line or quote is reported as high with confidence 0.5; a window or two stats "
+        "lines in a row make it critical; a stats line before the last that shows work clears it.",
         references=REFS,
     ),
 )

@@ -49,3 +49,15 @@ def test_a_person_saying_the_queue_climbs_is_read_as_at_least_one_waiting():
     facts = Facts(snapshot=snapshot_from_samples(log.quoted_metrics.all(), "pasted", None))
     [finding] = hl5.RULE_ADMISSION.evaluate(facts)
     assert finding.evidence[0].value == 1.0
+
+
+def test_one_stats_line_is_a_moment_two_in_a_row_confirm_it_and_work_before_clears_it():
+    stuck = {"running": 0, "waiting": 5, "kv_usage": 0.0}
+    [once] = hl5.RULE_ADMISSION.evaluate(Facts(events=[event(K.STATS_LINE, **stuck)]))
+    [twice] = hl5.RULE_ADMISSION.evaluate(
+        Facts(events=[event(K.STATS_LINE, 1, **stuck), event(K.STATS_LINE, 2, **stuck)])
+    )
+    assert (once.severity.value, once.confidence) == ("high", 0.5)
+    assert (twice.severity.value, twice.confidence) == ("critical", 0.8)
+    busy = event(K.STATS_LINE, 1, running=4, waiting=0, kv_usage=0.3)
+    assert hl5.RULE_ADMISSION.evaluate(Facts(events=[busy, event(K.STATS_LINE, 2, **stuck)])) == []
