@@ -38,6 +38,9 @@ A100_EXCLUDED_FROM: Version = (0, 9, 0)  # A100 left out of the >=70 GiB tier (v
 LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # a >=160 GiB tier: 1024 sequences, 16384 tokens
 UTILIZATION_0_92_FROM: Version = (0, 20, 0)  # 0.92 (CUDA graphs counted in the budget); 0.9 before
 CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's defaults below were read from
+# "Free memory on device … is less than desired GPU memory utilization": the startup check of the share (V1's
+# gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass
+FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 
 # vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
 LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`

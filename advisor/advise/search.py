@@ -87,6 +87,11 @@ def gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload) -> str:
                 f"(e.g. TP {choice.tensor_parallel_size} × PP {choice.pipeline_parallel_size}"
                 f"{', --quantization ' + choice.quantization if choice.quantization else ''})"
             )
+    held = ", ".join(
+        "--" + name.replace("_", "-") for name in sorted(pinned - {"tensor_parallel_size", "pipeline_parallel_size"})
+    )
+    if held:  # what the user fixed may be what no GPU count can start (--gpu-memory-utilization 1.0)
+        return f"no launch of {model.name} starts on up to 64× {gpu.name} with what you pinned ({held}); try without it"
     return f"no launch of {model.name} starts on up to 64× {gpu.name}"
 
 

@@ -11,7 +11,8 @@ between 0.8.x (two spaces before "Try") and 0.22 (one) the spacing changed; we s
 
 from __future__ import annotations
 
-from advisor.catalog.vllm_versions import FREE_MEMORY_CHECK_FROM, Version, format_gib
+from advisor.catalog.vllm_versions import Version, format_gib
+from rules.vllm_defaults import FREE_MEMORY_CHECK_FROM
 
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 

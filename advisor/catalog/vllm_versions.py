@@ -25,7 +25,6 @@ OLDEST_VLLM = "0.8"
 # module's reader of the CPU backend's; its constants are imported from the table itself).
 CUDAGRAPH_PROFILED_FROM: Version = vllm_defaults.UTILIZATION_0_92_FROM  # graphs estimated and subtracted; util 0.92
 LOW_ACTIVATION_FROM: Version = (0, 19, 0)  # first version with the lower measured peaks
-FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)  # "Free memory on device ..." startup check
 TOKENS_AS_CONCURRENCY_FROM: Version = (0, 21, 0)  # logged tokens = concurrency x max_model_len
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\w+-]*)")

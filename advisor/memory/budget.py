@@ -21,7 +21,6 @@ from advisor.catalog import vllm_failures
 from advisor.catalog.gpus import GpuSpec
 from advisor.catalog.models import ModelSpec
 from advisor.catalog.vllm_versions import (
-    FREE_MEMORY_CHECK_FROM,
     NEWEST_VLLM,
     TOKENS_AS_CONCURRENCY_FROM,
     default_block_size,
@@ -43,6 +42,7 @@ from advisor.memory.terms import (
     non_torch_gib,
     weights_gib_per_gpu,
 )
+from rules.vllm_defaults import FREE_MEMORY_CHECK_FROM
 
 KV_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 DTYPES = ("auto", "bfloat16", "float16", "half", "float32", "float")
@@ -157,6 +157,11 @@ def estimate_memory(
     failure: str | None = None
     if free_memory_gib is not None and free_memory_gib < requested:
         failure = vllm_failures.free_memory_below_requested(version, free_memory_gib, total, util, requested)
+    elif free_memory_gib is None and util >= 1.0 and not cpu:
+        # The whole GPU asked for: vLLM's own CUDA context is allocated before its free-memory check, so the
+        # free memory it finds is always below the total (vllm/v1/worker/utils.py request_memory, 0.32).
+        own = non_torch_gib(1, 1, version)
+        failure = vllm_failures.free_memory_below_requested(version, total - own, total, util, requested)
     if failure is None and weights > (free_memory_gib if free_memory_gib is not None else total):
         failure = vllm_failures.weights_do_not_fit(version, weights, total)
     if failure is None and num_blocks == 0:

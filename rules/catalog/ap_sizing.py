@@ -13,7 +13,7 @@ switched off are in ap_features_off.py.
 
 from __future__ import annotations
 
-from rules import signals
+from rules import signals, vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
@@ -41,12 +41,16 @@ def _check_util(facts: Facts) -> list[Finding]:
             update={"threshold": UTIL_TOO_HIGH, "comparison": ">="}
         )
     ] + [c.log_evidence(e) for e in oom[:1]]
+    release = c.vllm_release(facts)
+    checked = release is None or release >= vllm_defaults.FREE_MEMORY_CHECK_FROM
+    whole = util >= 1.0 and checked and not c.on_cpu_backend(facts)
     return [
         RULE_UTIL.finding(
-            Severity.MEDIUM if oom else Severity.LOW,
-            f"--gpu-memory-utilization {fmt(util)} >= {UTIL_TOO_HIGH}",
+            Severity.CRITICAL if whole else Severity.MEDIUM if oom else Severity.LOW,
+            f"--gpu-memory-utilization {fmt(util)} >= {UTIL_TOO_HIGH}"
+            + (": the whole GPU, which vLLM refuses at startup" if whole else ""),
             evidence=evidence,
-            confidence=0.8 if oom else 0.6,
+            confidence=0.95 if whole else 0.8 if oom else 0.6,
             changes=[
                 ConfigChange(
                     flag="--gpu-memory-utilization",
@@ -56,9 +60,18 @@ def _check_util(facts: Facts) -> list[Finding]:
                     cost="about 6 % less KV cache",
                 )
             ],
-            summary="No headroom: any allocation outside the profile (graphs, NCCL, a second process) is an OOM.",
+            summary=WHOLE_GPU if whole else NO_HEADROOM,
         )
     ]
+
+
+NO_HEADROOM = "No headroom: any allocation outside the profile (graphs, NCCL, a second process) is an OOM."
+# vllm/v1/worker/utils.py request_memory (0.32; gpu_worker.py from 0.9.1): free memory at startup must hold the share
+WHOLE_GPU = (
+    "vLLM checks at startup that the free memory holds its share; its own CUDA context is allocated before that "
+    "check, so the free memory is always below the whole GPU and the start fails ('Free memory on device … is "
+    "less than desired GPU memory utilization')."
+)
 
 
 RULE_UTIL = Rule(
@@ -73,7 +86,8 @@ RULE_UTIL = Rule(
         example=f"--gpu-memory-utilization 0.99 with a CUDA OOM at runtime -> {c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f}.",
         fix=f"{c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f} (vLLM's default from 0.20), or "
         f"{c.DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20:.2f}–{c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}.",
-        limits="Severity rises to medium only with an OOM in the log.",
+        limits="Severity rises to medium only with an OOM in the log; at 1.0 on a GPU it is critical: vLLM's "
+        "startup check (free memory at least the share) cannot pass once its own CUDA context is allocated.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )

@@ -123,3 +123,14 @@ def test_tp_over_pcie_for_a_model_that_fits_one_gpu_proposes_replicas():
 @pytest.mark.parametrize("rule", ap_sizing.RULES + ap_features_off.RULES, ids=lambda r: r.code)
 def test_antipatterns_are_silent_on_a_well_configured_server(rule):
     assert rule.evaluate(healthy()) == []
+
+
+def test_the_whole_gpu_is_refused_at_startup_from_the_release_that_checks_free_memory():
+    # vllm#17939: --gpu-memory-utilization=1 ended in "Engine core initialization failed"; removing it fixed the start
+    from rules.catalog import ap_sizing
+
+    [finding] = ap_sizing.RULE_UTIL.evaluate(Facts(config=config(gpu_memory_utilization=1.0)))
+    assert finding.severity.value == "critical" and "vLLM refuses at startup" in finding.title
+    assert "CUDA context" in finding.summary
+    old = Facts(config=config(gpu_memory_utilization=1.0, vllm_version="0.8.5"))
+    assert ap_sizing.RULE_UTIL.evaluate(old)[0].severity.value == "low"  # before the check: headroom only

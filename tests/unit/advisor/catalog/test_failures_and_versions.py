@@ -94,6 +94,13 @@ def test_free_memory_check_needs_free_memory_and_names_the_device_in_0_33():
     )
 
 
+def test_the_whole_gpu_never_passes_the_free_memory_check():
+    """Its own CUDA context is allocated before the check, so a share of 1.0 fails whatever else runs."""
+    failure = estimate_memory(LLAMA_8B, H100, LaunchConfig(gpu_memory_utilization=1.0)).failure
+    assert failure.startswith("Free memory on device cuda:0 (") and "(1.0, 79.18 GiB)" in failure
+    assert estimate_memory(LLAMA_8B, H100, LaunchConfig(gpu_memory_utilization=1.0, vllm_version="0.9.0")).fits
+
+
 def test_before_0_9_1_other_processes_memory_is_charged_as_non_torch():
     """0.8–0.9.0: no free-memory check; the second instance on a GPU just gets less KV (#14376)."""
     alone = estimate_memory(LLAMA_8B, H100, LaunchConfig(vllm_version="0.9.0"))

@@ -553,10 +553,11 @@ def test_metric_figures_a_person_quoted_are_read_and_vllms_own_lines_are_not():
     assert samples == {
         "vllm:prefix_cache_queries_total": ({}, 442227.0),
         "vllm:num_requests_running": ({}, 0.0),
+        "vllm:num_requests_waiting": ({}, 1.0),  # "climbs": at least 1
         "vllm:kv_cache_usage_perc": ({}, 0.45),
         "vllm:time_to_first_token_seconds_bucket": ({"le": "0.1", "model_name": "m"}, 5.0),
     }
-    assert "4 metric figure(s) quoted" in log.describe()
+    assert "5 metric figure(s) quoted" in log.describe()
 
 
 def test_a_warning_wrapped_mid_sentence_is_read_as_one_line():
