@@ -182,6 +182,7 @@ class LogEvent(BaseModel):
     drafted_tps: float | None = None
     accepted_tokens: int | None = None
     drafted_tokens: int | None = None
+    position_acceptance: list[float] = Field(default_factory=list)  # per draft position, 0-1 (0.7+ logs it)
 
     # runtime failures
     rpc_method: str | None = None
@@ -235,6 +236,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "drafted_tps",
         "accepted_tokens",
         "drafted_tokens",
+        "position_acceptance",
     ),
     LogEventKind.V0_PREEMPTION_WARNING: ("total_preemptions",),
     LogEventKind.MAX_MODEL_LEN_TOO_LARGE: (

@@ -19,6 +19,9 @@ from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePag
 from rules.signals import fmt
 
 LOW_ACCEPTANCE = 0.5
+# A draft position accepting less than this share of its drafts costs more than it returns: a draft pass
+# and a verification slot for each, kept once in ten.
+USEFUL_POSITION = 0.1
 BUSY_RUNNING = 32
 CANDIDATE_MAX_RUNNING = 4  # speculation helps most at this concurrency or below
 ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
@@ -68,12 +71,36 @@ def _parse_spec(text: str | None) -> dict | None:
     return None
 
 
+def _useful_positions(facts: Facts) -> tuple[int, int] | None:
+    """(positions worth drafting, positions drafted) from the per-position acceptance vLLM logs: the leading
+    positions that accept at least `USEFUL_POSITION` of their drafts. A position past those is a draft forward
+    pass and a verification slot spent on a token that is almost never kept."""
+    event = facts.last_event(LogEventKind.SPEC_DECODE_METRICS)
+    rates = event.position_acceptance if event is not None else []
+    if len(rates) < 2:
+        return None
+    useful = next((i for i, rate in enumerate(rates) if rate < USEFUL_POSITION), len(rates))
+    return (useful, len(rates)) if useful < len(rates) else None
+
+
 def _fewer_tokens(facts: Facts, reason: str) -> ConfigChange:
     current = facts.config.speculative_config if facts.config else None
     proposed = "none (remove --speculative-config)"
     spec = _parse_spec(current)
     tokens = spec.get("num_speculative_tokens") if isinstance(spec, dict) else None
-    if isinstance(tokens, int) and tokens > 1:
+    positions = _useful_positions(facts)
+    if positions is not None and positions[0] >= 1:
+        useful, drafted = positions
+        reason = (
+            f"draft positions {useful + 1}-{drafted} accept under {USEFUL_POSITION:.0%} of their drafts (vLLM's "
+            f"per-position acceptance): {useful} speculative tokens keep what is accepted at less cost"
+        )
+        if isinstance(spec, dict):
+            spec["num_speculative_tokens"] = useful
+            proposed = json.dumps(spec, separators=(",", ":"))
+        else:  # the config is not known: name the key to change, not a config that drops its method and model
+            proposed = f'the same config with "num_speculative_tokens": {useful} (it drafts {drafted} now)'
+    elif isinstance(tokens, int) and tokens > 1:
         spec["num_speculative_tokens"] = max(1, tokens // 2)
         proposed = json.dumps(spec, separators=(",", ":"))
     return ConfigChange(
@@ -115,7 +142,9 @@ RULE_ACCEPTANCE = Rule(
         f"below {c.percent(LOW_ACCEPTANCE)}.",
         why="Each rejected draft token cost a forward pass of the draft and a verification slot.",
         example="Avg Draft acceptance rate: 31.2% with num_speculative_tokens 5 -> 2.",
-        fix="Halve num_speculative_tokens in --speculative-config, or remove it; use a better-matched draft.",
+        fix="Where vLLM logs the per-position acceptance: num_speculative_tokens down to the leading positions "
+        f"that accept at least {USEFUL_POSITION:.0%}; else halve it, or remove --speculative-config; use a "
+        "better-matched draft.",
         limits=f"The {c.percent(LOW_ACCEPTANCE)} line is a rule of thumb; the break-even depends on draft cost.",
         references=REFS,
     ),

@@ -51,6 +51,9 @@ def _spec_fields(match: re.Match[str]) -> Fields:
         found = re.search(pattern, text)
         if found:
             fields[name] = convert(found.group(1))
+    positions = re.search(r"Per-position acceptance rate: ((?:[\d.]+(?:, )?)+)", text)
+    if positions:
+        fields["position_acceptance"] = [float(rate) for rate in re.findall(r"[\d.]+", positions.group(1))]
     return fields
 
 

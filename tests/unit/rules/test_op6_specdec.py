@@ -49,3 +49,23 @@ def test_no_speculation_means_no_load_finding():
 def test_slow_decode_at_low_concurrency_suggests_trying_speculation():
     [finding] = op6.RULE_CANDIDATE.evaluate(live(running=2, itl={0.14: 3000}))
     assert finding.severity.value == "info"
+
+
+def test_per_position_acceptance_keeps_the_leading_positions_that_accept_a_tenth():
+    # AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-DFlash issue 6: 15 drafted, positions 6-15 accepted nothing
+    from advisor.collect.logs import parse_lines
+
+    line = (
+        "(APIServer pid=1) INFO 05-01 14:24:50 [metrics.py:101] SpecDecoding metrics: Mean acceptance length: 2.37, "
+        "Accepted throughput: 8.90 tokens/s, Drafted throughput: 97.50 tokens/s, Accepted: 89 tokens, Drafted: 975 "
+        "tokens, Per-position acceptance rate: 0.600, 0.385, 0.215, 0.108, 0.062, 0.000, 0.000, 0.000, 0.000, 0.000, "
+        "0.000, 0.000, 0.000, 0.000, 0.000, Avg Draft acceptance rate: 9.1%"
+    )
+    [spec] = parse_lines([line]).events
+    assert spec.position_acceptance[:5] == [0.6, 0.385, 0.215, 0.108, 0.062] and len(spec.position_acceptance) == 15
+    [finding] = op6.RULE_ACCEPTANCE.evaluate(Facts(events=[spec]))
+    assert '"num_speculative_tokens": 4 (it drafts 15 now)' in finding.changes[0].proposed
+    assert "positions 5-15 accept under 10%" in finding.changes[0].reason
+    known = Facts(config=config(speculative_config=SPEC.replace(":4", ":15")), events=[spec])
+    [finding] = op6.RULE_ACCEPTANCE.evaluate(known)
+    assert finding.changes[0].proposed == '{"method":"eagle","model":"draft","num_speculative_tokens":4}'
