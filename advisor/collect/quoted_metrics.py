@@ -55,7 +55,7 @@ class QuotedMetrics:
             return 0
         line = _SAMPLE_LINE.match(text)
         matches = [line] if line else list(_IN_PROSE.finditer(text))
-        rising = [] if line else [m for m in _RISING.finditer(text) if _KIND_BY_NAME[m["name"]] == "gauge"]
+        rising = [] if line else [m for m in _RISING.finditer(text) if _KIND_BY_NAME[_name(m)] == "gauge"]
         for sample in map(_sample, matches):
             self.samples[_key(sample)] = sample
         for sample in map(_at_least_one, rising):  # a figure quoted for the same series says more
@@ -70,16 +70,21 @@ def _key(sample: Sample) -> tuple[str, tuple[tuple[str, str], ...]]:
     return sample[1], tuple(sorted(sample[2].items()))
 
 
+def _name(match: re.Match[str]) -> str:
+    """The series' base name as vLLM spells it (the patterns ignore case: a sentence may capitalise it)."""
+    return match["name"].lower()
+
+
 def _at_least_one(match: re.Match[str]) -> Sample:
     labels = dict(_LABEL.findall(match["labels"] or ""))
-    return "gauge", VLLM_PREFIX + match["name"], labels, AT_LEAST_ONE
+    return "gauge", VLLM_PREFIX + _name(match), labels, AT_LEAST_ONE
 
 
 def _sample(match: re.Match[str]) -> Sample:
-    base = match["name"]
+    base = _name(match)
     kind = _KIND_BY_NAME[base]
     value = float(match["value"].replace(",", ""))
     if match["percent"] and base.endswith("_perc"):
         value /= 100
     labels = dict(_LABEL.findall(match["labels"] or ""))
-    return kind, VLLM_PREFIX + base + (match["suffix"] or ""), labels, value
+    return kind, VLLM_PREFIX + base + (match["suffix"] or "").lower(), labels, value

@@ -571,3 +571,11 @@ def test_a_warning_wrapped_mid_sentence_is_read_as_one_line():
     assert event.catalog is not None and event.catalog.captured == {
         "unsupported_partial_hit_managers": "KpoolTailManager"
     }
+
+
+def test_a_quoted_metric_name_in_capitals_is_read_as_vllm_spells_it():
+    log = parse_lines(["The Num_Requests_Running is 0 and VLLM:NUM_REQUESTS_WAITING climbs"])
+    assert {name for _, name, _, _ in log.quoted_metrics.all()} == {
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+    }
