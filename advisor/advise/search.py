@@ -77,9 +77,9 @@ def choose(model, gpu, gpus, interconnect, given, pinned, workload, need) -> Lau
 def gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload) -> str:
     """When nothing fits: the smallest power-of-two GPU count (≤ 64) whose best plan starts."""
     count = gpus
+    pins = pinned - {"tensor_parallel_size", "pipeline_parallel_size"}  # the search may change the GPU split
     while count < 64:
         count *= 2
-        pins = pinned - {"tensor_parallel_size", "pipeline_parallel_size"}
         choice = choose(model, gpu, count, interconnect, given, pins, workload, None)
         if estimate_memory(model, gpu, choice).fits or _choose_caps_context(model, gpu, choice, pins, workload):
             return (
@@ -87,9 +87,7 @@ def gpus_needed(model, gpu, gpus, interconnect, given, pinned, workload) -> str:
                 f"(e.g. TP {choice.tensor_parallel_size} × PP {choice.pipeline_parallel_size}"
                 f"{', --quantization ' + choice.quantization if choice.quantization else ''})"
             )
-    held = ", ".join(
-        "--" + name.replace("_", "-") for name in sorted(pinned - {"tensor_parallel_size", "pipeline_parallel_size"})
-    )
+    held = ", ".join("--" + name.replace("_", "-") for name in sorted(pins))
     if held:  # what the user fixed may be what no GPU count can start (--gpu-memory-utilization 1.0)
         return f"no launch of {model.name} starts on up to 64× {gpu.name} with what you pinned ({held}); try without it"
     return f"no launch of {model.name} starts on up to 64× {gpu.name}"

@@ -58,7 +58,8 @@ class QuotedMetrics:
         rising = [] if line else [m for m in _RISING.finditer(text) if _KIND_BY_NAME[_name(m)] == "gauge"]
         for sample in map(_sample, matches):
             self.samples[_key(sample)] = sample
-        for sample in map(_at_least_one, rising):  # a figure quoted for the same series says more
+        for match in rising:  # a figure quoted for the same series says more
+            sample = _sample(match, AT_LEAST_ONE)
             self.samples.setdefault(_key(sample), sample)
         return len(matches) + len(rising)
 
@@ -75,16 +76,12 @@ def _name(match: re.Match[str]) -> str:
     return match["name"].lower()
 
 
-def _at_least_one(match: re.Match[str]) -> Sample:
-    labels = dict(_LABEL.findall(match["labels"] or ""))
-    return "gauge", VLLM_PREFIX + _name(match), labels, AT_LEAST_ONE
-
-
-def _sample(match: re.Match[str]) -> Sample:
+def _sample(match: re.Match[str], stated: float | None = None) -> Sample:
+    """The sample a match quotes: its figure, or `stated` where the words gave none."""
     base = _name(match)
     kind = _KIND_BY_NAME[base]
-    value = float(match["value"].replace(",", ""))
-    if match["percent"] and base.endswith("_perc"):
+    value = float(match["value"].replace(",", "")) if stated is None else stated
+    if stated is None and match["percent"] and base.endswith("_perc"):
         value /= 100
     labels = dict(_LABEL.findall(match["labels"] or ""))
     return kind, VLLM_PREFIX + base + (match["suffix"] or "").lower(), labels, value

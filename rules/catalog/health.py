@@ -190,9 +190,9 @@ def _check_dead(facts: Facts) -> list[Finding]:
         evidence.insert(0, c.log_evidence(worker))
         then = f"; then the engine core: {cause}" if cause else ""
         cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
-    v0_loop = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
-    cause = cause or v0_loop
-    v0_loop = v0_loop or next((V0_LOOP_FAILED for e in events if V0_LOOP_FAILED in e.raw), None)
+    v0_dead = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
+    cause = cause or v0_dead
+    v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
     title = (
         "engine dead"
         + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")

@@ -97,9 +97,10 @@ def _util_for(facts: Facts, allocation: FailedAllocation | None, reason: str) ->
     )
 
 
-def _util_step(allocation: FailedAllocation) -> float:
-    """The failed allocation as a share of the GPU, rounded up to vLLM's 0.01 utilisation steps."""
-    return math.ceil(round(allocation.tried_gib / allocation.total_gib * 100, 6)) / 100
+def _util_step(allocation: FailedAllocation, also_gib: float = 0.0) -> float:
+    """The failed allocation (and `also_gib` beside it) as a share of the GPU, rounded up to vLLM's 0.01
+    utilisation steps."""
+    return math.ceil(round((allocation.tried_gib + also_gib) / allocation.total_gib * 100, 6)) / 100
 
 
 def _pool_cost(facts: Facts, freed_gib: float) -> str:
@@ -440,7 +441,7 @@ def _beside_another_process(facts: Facts, event) -> Finding | None:
     if not others or allocation is None:
         return None
     util = c.gpu_memory_utilization(facts)
-    step = math.ceil(round((others + allocation.tried_gib) / allocation.total_gib * 100, 6)) / 100
+    step = _util_step(allocation, also_gib=others)
     freed = step * allocation.total_gib
     change = c.util_change(
         facts,
