@@ -120,7 +120,7 @@ class LogEvent(BaseModel):
     time_s: float | None = None  # seconds since the log's first line, when the collector can tell
 
     # version / args
-    version: str | None = None
+    version: str | None = None  # the banner's; on a stats line, the release the text says it came from
     model: str | None = None
     args: dict[str, str] = Field(default_factory=dict)  # flag spelled as `vllm serve` -> value text
 
@@ -228,6 +228,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "preemptions",
         "kv_usage",
         "prefix_hit_rate",
+        "version",
     ),
     LogEventKind.SPEC_DECODE_METRICS: (
         "acceptance_rate",

@@ -32,6 +32,7 @@ from advisor.collect.pasted_text import (
     exception_in,
     frame_in,
     joiner,
+    release_named,
     unquoted,
     unwrap,
 )
@@ -213,6 +214,8 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         result.vllm_lines += 1
     elif event is None:  # vLLM's own lines never quote a metric; a person's table or sentence may
         result.quoted_metrics.read(message)
+        state.release = release_named(message) or state.release
+    _tag_release(event, state)
     if state.fatal is not None and (event is None or event.kind in _ALSO_ROOT_CAUSES):
         _note_root_cause(message, state)
     if event is None:
@@ -228,6 +231,18 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
         state.fatal = None
     result.events.append(event)
+
+
+def _tag_release(event: LogEvent | None, state: _ParseState) -> None:
+    """A stats line carries the vLLM release it came from as far as the text says: the server's banner above it,
+    or the release a person named before pasting it ("on 0.2.7: …", "on 0.3.2: …"), so lines from two releases
+    can be compared."""
+    if event is None:
+        return
+    if event.kind == LogEventKind.VERSION and event.version:
+        state.release = event.version
+    elif event.kind == LogEventKind.STATS_LINE and event.version is None:
+        event.version = state.release
 
 
 def _error_event(
@@ -310,6 +325,7 @@ class _ParseState:
     frame: str | None = None  # in that traceback: the last `File "…", line N, in f` read, as `file.py:N in f`
     code: str | None = None  # and the source line printed under it
     level: str | None = None  # the level of the line being read (from its header), None without one
+    release: str | None = None  # the vLLM release the text says the lines from here came from
     frames: list[str] = field(default_factory=list)  # the current traceback's frame paths, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
 

@@ -32,6 +32,9 @@ _RECORD_START = re.compile(
 # CPU KV usage): a stats line without its end was cut by the paste and its rest may follow.
 _STATS = "Avg prompt throughput"
 _STATS_COMPLETE = re.compile(r"KV cache usage: [\d.]+%[\s\"'.,]*$|hit rate: [^,]*?[\d.]+%[\s\"'.,]*$")
+# How the rest of a cut stats line starts: inside a word (`sage: 98.7%`) or with one of its fields; anything
+# else after a cut line (a person's next sentence) is a line of its own.
+_STATS_REST = re.compile(r"[a-z]|(?:Running|Swapped|Pending|Waiting|Preemptions|Deferred|Prefix|[A-Z]\w* KV)\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
 # Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
 # the first fragment found in the path wins, so the specific ones come first.
@@ -68,6 +71,13 @@ MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A vLLM release a person names in a sentence ("on the 0.2.7 release", "vllm==0.3.2", "v0.8"): three parts, or
+# two after `v`, "vllm" or "version" (a bare `0.5` is as likely a temperature or a number of seconds).
+_RELEASE_SAID = re.compile(
+    r"(?<![\w.])(?P<prefix>(?:vllm|version|release)\W{0,3}v?|v)?(?P<release>0\.\d{1,2}(?P<patch>\.\d{1,2})?(?:\.\d+|\.?post\d+|rc\d+)?)"
+    r"(?![\w.]*\d)",
+    re.IGNORECASE,
+)
 # Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
 _SHARED_PREFIX_CHARS = 6
 _LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
@@ -151,8 +161,19 @@ def continues(previous: str, line: str) -> bool:
         return False
     if _RECORD_START.match(after) or _EXCEPTION.search(after):
         return False
+    if stats and not cut and _EXCEPTION.search(before) is None and not _STATS_REST.match(after):
+        return False
     shared = len(os.path.commonprefix([before, after]))
     return shared < _SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records
+
+
+def release_named(text: str) -> str | None:
+    """The one vLLM release a person's line names (`Here's my speed on 0.3.2` → `0.3.2`); None when it names
+    none, or several (`from 0.2.7 to 0.3.2` says which versions, not which one the lines below came from)."""
+    if "0." not in text:
+        return None
+    named = {m["release"] for m in _RELEASE_SAID.finditer(text) if m["patch"] or m["prefix"]}
+    return named.pop() if len(named) == 1 else None
 
 
 def exception_in(text: str) -> tuple[str, str] | None:

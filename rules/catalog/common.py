@@ -93,7 +93,11 @@ def vllm_version(facts: Facts) -> tuple[int, int] | None:
 def vllm_release(facts: Facts) -> vllm_defaults.Version | None:
     """(major, minor, patch) as vllm_version reads it, the patch 0 where none is given (the defaults
     table tells 0.8.0 from 0.8.5); None if unknown."""
-    text = _version_text(facts)
+    return release_of(_version_text(facts))
+
+
+def release_of(text: str | None) -> vllm_defaults.Version | None:
+    """(major, minor, patch) of a version's text (`0.3.2`, `v0.10.1.1`, `0.8`: patch 0); None if it is none."""
     if not text:
         return None
     parts = text.lstrip("v").split(".")

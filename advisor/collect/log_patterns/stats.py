@@ -14,7 +14,8 @@ from rules.events import LogEventKind as K
 
 
 def _stats_fields(match: re.Match[str]) -> Fields:
-    """The periodic stats line: 0.8.0 (no prefix), `Engine 000:`, DP-aggregated, V0 (Pending)."""
+    """The periodic stats line: 0.8.0 (no prefix), `Engine 000:`, DP-aggregated, V0 (Pending); a line a
+    person pasted cut after its throughputs has no queue fields (running and waiting unknown)."""
     text = match.string
     fields: Fields = {
         "engine": match.group("engine") or ("all" if match.group("engines") else None),
@@ -62,8 +63,9 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Avg prompt throughput",),
         K.STATS_LINE,
         r"(?:Engine (?P<engine>\d+): |(?P<engines>\d+) Engines Aggregated: )?"
-        r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s, "
-        r"Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs",
+        r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s"
+        # a pasted line cut after the throughputs still tells them; the queue is then unknown
+        r"(?:, Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs)?",
         _stats_fields,
     ),
     wording(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),

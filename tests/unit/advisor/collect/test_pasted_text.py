@@ -8,7 +8,7 @@ import json
 import pytest
 
 from advisor.collect.logs import LogReadError, parse_lines
-from advisor.collect.pasted_text import component_of, continues, exception_in, unwrap
+from advisor.collect.pasted_text import component_of, continues, exception_in, release_named, unwrap
 from rules.events import LogEventKind as K
 
 TP_LINE = "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
@@ -79,6 +79,37 @@ def test_a_stats_line_cut_inside_a_word_is_joined_into_the_word_and_a_whole_one_
     assert (stats.waiting, stats.kv_usage) == (20, 0.987)
     whole = cut.replace("u\nsage", "usage")
     assert not continues(whole.splitlines()[0], "and the next line")
+
+
+def test_a_stats_line_cut_after_its_throughputs_is_read_and_the_next_sentence_stays_its_own():
+    # vllm#2971: the reporter's lines end after the generation throughput; a person's next line is not their rest
+    text = (
+        "`Avg prompt throughput: 175.5 tokens/s, Avg generation throughput: 15.5 tokens/s,`\nHere's my speed on 0.3.2\n"
+    )
+    assert not continues(*text.splitlines())
+    [stats] = parse_lines(io.StringIO(text)).events
+    assert (stats.prompt_throughput_tps, stats.generation_throughput_tps, stats.running, stats.waiting) == (
+        175.5,
+        15.5,
+        None,
+        None,
+    )
+
+
+def test_the_release_a_person_names_tags_the_stats_lines_after_it():
+    assert [release_named(t) for t in ("on the 0.2.7 release", "vllm==0.10.1.1", "v0.8 is slow")] == [
+        "0.2.7",
+        "0.10.1.1",
+        "0.8",
+    ]
+    # two releases in one line say which were compared, not which one follows; a bare 0.5 is any number
+    assert [release_named(t) for t in ("from 0.2.7 to 0.3.2", "temperature 0.5", "host 10.0.0.1")] == [None] * 3
+    text = (
+        "on 0.2.7:\nAvg prompt throughput: 1.0 tokens/s, Avg generation throughput: 9.0 tokens/s\n"
+        "INFO 02-21 10:00:00 api_server.py:1] vLLM API server version 0.3.2\n"
+        "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s\n"
+    )
+    assert [e.version for e in parse_lines(io.StringIO(text)).of_kind(K.STATS_LINE)] == ["0.2.7", "0.3.2"]
 
 
 def test_the_component_is_the_deepest_vllm_frame_else_the_message():

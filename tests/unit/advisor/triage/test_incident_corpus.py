@@ -15,10 +15,9 @@ import pytest
 from benchmarks.incident_corpus import judge, load_cases, triage_case
 
 CASES = load_cases()
-# Wrong at the top finding on 2026-11-29 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
+# Wrong at the top finding on 2026-11-30 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
-        "performance-v0-3-2-generation-throughput-regression-enforce-eager",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",
         "runtime-v1-enginecore-fatal-large-batched-tokens-xpu",

@@ -1,0 +1,144 @@
+"""OP-5.16: generation throughput fell between two vLLM releases the text names.
+
+Why a rule of its own: "it was fast on 0.2.7 and is slow on 0.3.2" is how a performance regression is
+reported (vllm#2971, vllm#3779, vllm#9452): two stats lines, each under the release it came from. The other
+performance rules read one server at one moment and would call the slow one's numbers load or sizing; the
+comparison itself is the finding. What vLLM's maintainers ask first is to find the first slow release and to
+run the slow one with `--enforce-eager` (vllm#2971): CUDA graphs, and from V1 torch.compile, are the decode
+path that changes most between releases, and eager mode takes them out of the picture. The reporter of
+vllm#2971 got the speed back on 0.3.3 with `--enforce-eager`. The flag exists from 0.2.6 (vllm#2229 sets it
+on 0.2.6), the release CUDA graphs came with.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
+from rules.vllm_defaults import Version
+
+SLOWER_BELOW = 0.5  # the newer release makes less than half the older one's tokens/s: not noise or load
+EAGER_FLAG_FROM: Version = (0, 2, 6)  # --enforce-eager and CUDA graphs (vllm#2229 sets it on 0.2.6)
+REFS = [
+    "https://github.com/vllm-project/vllm/issues/2971",
+    "https://github.com/vllm-project/vllm/issues/3779",
+    "https://github.com/vllm-project/vllm/issues/2229",
+]
+
+
+def _check_upgrade_regression(facts: Facts) -> list[Finding]:
+    by_release = _throughput_by_release(facts)
+    if len(by_release) < 2:
+        return []
+    (_, old_lines), (new, new_lines) = by_release[0], by_release[-1]
+    before, after = _mean(old_lines), _mean(new_lines)
+    if before <= 0 or after >= SLOWER_BELOW * before:
+        return []
+    old_text, new_text = old_lines[0].version, new_lines[0].version
+    same_load = _same_load(old_lines[-1], new_lines[-1])
+    summary = (
+        f"The stats lines from {old_text} make {before:,.1f} generated tokens/s and those from {new_text} "
+        f"{after:,.1f}: {before / after:,.1f}x fewer. "
+        + (
+            "The lines show the same number of running requests, so the load does not explain it."
+            if same_load
+            else "The lines do not show the same running requests (or show none), so part of the gap may be the "
+            "load each was taken under; compare under the same requests to be sure."
+        )
+    )
+    return [
+        RULE_UPGRADE_REGRESSION.finding(
+            Severity.HIGH,
+            f"generation throughput fell {before / after:,.1f}x from vLLM {old_text} to {new_text} "
+            f"({before:,.1f} → {after:,.1f} tokens/s)",
+            summary=summary,
+            evidence=[_evidence(old_lines[-1]), _evidence(new_lines[-1])],
+            changes=_eager(facts, new),
+            actions=[
+                f"Run the releases between {old_text} and {new_text} on the same launch to find the first slow "
+                "one, and report it to vLLM with both stats lines: that is what its maintainers ask first.",
+                f"Upgrade to the newest patch release after {new_text}, or stay on {old_text} until a release "
+                "without the regression.",
+                "Compare under the same load: a stats line's throughput follows the requests running when it was "
+                "printed; replay one workload on both (servops ramp) for a like-for-like figure.",
+            ],
+            confidence=0.7 if same_load else 0.5,
+        )
+    ]
+
+
+def _throughput_by_release(facts: Facts) -> list[tuple[Version, list[LogEvent]]]:
+    """The stats lines that generated tokens, grouped by the release they came from, oldest release first."""
+    groups: dict[Version, list[LogEvent]] = {}
+    for event in facts.events_of(LogEventKind.STATS_LINE):
+        release = c.release_of(event.version)
+        if release is not None and (event.generation_throughput_tps or 0) > 0:
+            groups.setdefault(release, []).append(event)
+    return sorted(groups.items())
+
+
+def _mean(lines: list[LogEvent]) -> float:
+    return sum(line.generation_throughput_tps or 0.0 for line in lines) / len(lines)
+
+
+def _same_load(old: LogEvent, new: LogEvent) -> bool:
+    return old.running is not None and old.running == new.running
+
+
+def _evidence(line: LogEvent) -> Evidence:
+    value = line.generation_throughput_tps or 0.0
+    return Evidence(
+        source="log",
+        name=f"generation throughput on {line.version}",
+        value=value,
+        unit="tokens/s",
+        raw=line.raw,
+        location=f"line {line.line_no}" if line.line_no else None,
+        description=f"the stats line pasted for vLLM {line.version}",
+    )
+
+
+def _eager(facts: Facts, release: Version) -> list[ConfigChange]:
+    """`--enforce-eager` on the slow release, to take CUDA graphs (and torch.compile) out of the comparison;
+    not where the launch already runs eager, nor before the release that had graphs."""
+    if release < EAGER_FLAG_FROM or (facts.config is not None and facts.config.enforce_eager):
+        return []
+    return [
+        ConfigChange(
+            flag="--enforce-eager",
+            current="false",
+            proposed="true",
+            reason="run the slow release without CUDA graphs (and, from V1, without torch.compile): the decode path "
+            "that changes most between releases. Back to speed in eager mode means the regression is in graph "
+            "capture or compilation; just as slow means it is elsewhere (a kernel, the scheduler).",
+            cost="eager decode launches every kernel from Python: slower per step than working CUDA graphs, most "
+            "at small batches; keep it only until a release without the regression",
+        )
+    ]
+
+
+RULE_UPGRADE_REGRESSION = Rule(
+    code="OP-5.16",
+    title=f"generation throughput fell below {SLOWER_BELOW:.0%} between two vLLM releases",
+    category=Category.LATENCY,  # fewer tokens per second is a longer wait per token
+    check=_check_upgrade_regression,
+    needs=("events",),
+    page=RulePage(
+        checks="Stats lines tagged with the vLLM release they came from (the server's version banner above them, "
+        "or a release a person named in the text before pasting them): the newest release's mean generation "
+        f"throughput below {SLOWER_BELOW:.0%} of the oldest's.",
+        why="A regression across an upgrade is found by comparing releases, not by reading one server: the slow "
+        "release's numbers alone look like load or sizing.",
+        example="'Here's my speed on the 0.2.7 release: … Avg generation throughput: 273.8 tokens/s' and 'on 0.3.2: "
+        "… 15.5 tokens/s' (vllm#2971, one RTX 4090).",
+        fix="Find the first slow release; run the slow one with --enforce-eager to tell CUDA graphs from the rest; "
+        "upgrade to the next patch release or stay on the fast one.",
+        limits="A stats line's throughput follows the load it was printed under: lines with different running "
+        "requests (or none) lower the confidence to 0.5. Only generation throughput is compared; a prompt "
+        "throughput drop alone is too dependent on what arrived in those 10 seconds.",
+        references=REFS,
+    ),
+)
+
+RULES: list[Rule] = [RULE_UPGRADE_REGRESSION]
