@@ -1,12 +1,14 @@
-"""Build advisor/catalog/vllm_messages.json: every message vLLM raises or logs at warning level or above.
+"""Build advisor/catalog/vllm_messages.json: every message vLLM raises, logs at warning level or above, or
+answers a request with.
 
 Why it exists: triage matches a user's pasted error against vLLM's own words. Hand-written rules
 cover the failures we have seen; this catalog covers the rest, straight from vLLM's released
 source. For each vLLM minor release from 0.4 to 0.33 (the newest patch PyPI has of each), the
 script downloads the wheel with pip into a temporary folder under /tmp, reads only its
 `vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next version.
-Every `raise SomeError(<message>)` and every `logger.<warning|error|critical|exception|
-warning_once|error_once>(<message>, *args)` becomes a regular expression: literal text escaped,
+Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|exception|
+warning_once|error_once>(<message>, *args)` and every `create_error_response(<message>, err_type=…)` (the
+OpenAI server's HTTP error body, `kind: response`) becomes a regular expression: literal text escaped,
 each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.+?)`; the last
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
@@ -66,6 +68,10 @@ LOG_METHODS: dict[str, tuple[str, bool]] = {
     "exception": ("exception", False),
 }
 LOGGER_NAMES = re.compile(r"^_?(logger|log|LOGGER|LOG|logging)$")
+# The OpenAI server's refusals: `self.create_error_response("…", err_type=…)` answers a request with an HTTP
+# error body instead of raising, so a client sees the message and the log may never hold it.
+ERROR_RESPONSE_CALLS = frozenset({"create_error_response", "_create_error_response", "create_streaming_error_response"})
+DEFAULT_ERROR_TYPE = "BadRequestError"  # create_error_response's err_type default in every release
 
 FLAG_RE = re.compile(r"(?<![\w-])--([a-zA-Z][a-zA-Z0-9]*(?:[-_][a-zA-Z0-9]+)*)")
 FIELD_TOKEN_RE = re.compile(r"(?<![\w-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w-])")
@@ -571,6 +577,22 @@ def _log_call(node: ast.Call) -> str | None:
     return None
 
 
+def _response_call(node: ast.Call) -> bool:
+    """`create_error_response(...)` and its variants, called as a method or a function."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in ERROR_RESPONSE_CALLS
+
+
+def _error_type(call: ast.Call) -> str:
+    """The `err_type` an error response names (the error body's `type`), else the default BadRequestError."""
+    candidates = [kw.value for kw in call.keywords if kw.arg == "err_type"] + call.args[1:2]
+    for value in candidates:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value:
+            return value.value
+    return DEFAULT_ERROR_TYPE
+
+
 def _walk_with_scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, Scope]]:
     """Every node with the scope (function or module) it belongs to."""
     module_scope = Scope(list(tree.body), [], None)
@@ -605,6 +627,11 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
             message = _message_arg(call)
             entry = {"kind": "raise", "exception": cls.split(".")[-1]}
             extra_args: list[ast.expr] | None = None
+        elif isinstance(node, ast.Call) and _response_call(node):
+            call = node
+            message = _message_arg(call)
+            entry = {"kind": "response", "exception": _error_type(call)}
+            extra_args = None
         elif isinstance(node, ast.Call) and (method := _log_call(node)):
             call = node
             message = _message_arg(call)
@@ -809,7 +836,8 @@ def build_header(
         phases[entry["phase"]] = phases.get(entry["phase"], 0) + 1
     return {
         "about": (
-            "Messages vLLM raises (raise X(...)) or logs at warning, error, critical or exception level, "
+            "Messages vLLM raises (raise X(...)), logs at warning, error, critical or exception level, or "
+            "answers a request with (create_error_response(...), an HTTP error body), "
             "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
             "within the wheel's vllm/ tree (line: in the newest version that has the entry)."
         ),
@@ -829,6 +857,7 @@ def build_header(
             "with_env": sum(1 for e in entries if e["env"]),
             "raise": sum(1 for e in entries if e["kind"] == "raise"),
             "log": sum(1 for e in entries if e["kind"] == "log"),
+            "response": sum(1 for e in entries if e["kind"] == "response"),
             "phases": dict(sorted(phases.items())),
         },
     }

@@ -226,16 +226,28 @@ def _as_match(entry: dict[str, Any], match: re.Match[str], partial: bool) -> Cat
 
 # One unit of a pattern: an escaped character, a field's group, or a plain character.
 _ATOM = re.compile(r"\\.|\(\?P<\w+>\.\+\??\)|.", re.DOTALL)
+# Where a tool that cut vLLM's message went on with a sentence of its own: a full stop or an ellipsis, a
+# space, a capital letter.
+_APPENDED_SENTENCE = re.compile(r"(?:\.|\.\.\.|…)\s+(?=[A-Z])")
 
 
 def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern cut inside its literal text where the pasted line ends (`… are not supported for no`,
-    an issue title at its width), as long as `MIN_PARTIAL_LITERAL` characters of vLLM's words are kept."""
+    an issue title at its width), or where a sentence the tool that cut it added begins (a chat UI's
+    `…--enable-auto-tool-ch. Check the logs for more details`), as long as `MIN_PARTIAL_LITERAL`
+    characters of vLLM's words are kept."""
+    for end in [len(text.rstrip()), *(m.start() for m in _APPENDED_SENTENCE.finditer(text))]:
+        found = _cut_at_end(pattern, text[:end].rstrip())
+        if found is not None:
+            return found
+    return None
+
+
+def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
     atoms = _ATOM.findall(pattern)
     literal_before = [0]
     for atom in atoms:
         literal_before.append(literal_before[-1] + (0 if atom.startswith("(?P<") else 1))
-    tail = text.rstrip()
     for cut in range(len(atoms) - 1, 0, -1):
         if literal_before[cut] < MIN_PARTIAL_LITERAL:
             return None

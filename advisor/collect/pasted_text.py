@@ -100,11 +100,12 @@ def unwrap(line: str) -> list[Unwrapped]:
     HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
     line = unquoted(line)
     start = line.find("{")
-    if start < 0 or "}" not in line[start:]:
+    if start < 0:
         return [Unwrapped(line, "line")]
-    record = _mapping(line[start : line.rindex("}") + 1])
+    record = _mapping(line[start : line.rindex("}") + 1]) if "}" in line[start:] else None
     if record is None:
-        return [Unwrapped(line, "line")]
+        cut = _cut_body_message(line[start:])
+        return [Unwrapped(cut, "error_body")] if cut else [Unwrapped(line, "line")]
     body = error_body_message(record)
     if body is not None:
         return [Unwrapped(body[0], "error_body", body[1])]
@@ -201,6 +202,23 @@ def component_of(frames: list[str], message: str) -> str | None:
                 return component
     lowered = message.lower()
     return next((component for word, component in MESSAGE_COMPONENTS if word in lowered), None)
+
+
+# An error body a tool cut short (a chat UI, a log line at its width): its message's string up to its closing
+# quote or the end of the text, JSON escapes and all.
+_CUT_BODY = re.compile(r'^\{\s*(?:"object"\s*:\s*"error"\s*,|"error"\s*:\s*\{)\s*"message"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def _cut_body_message(text: str) -> str | None:
+    """The message of an OpenAI-shaped error body whose JSON does not close (`{"object":"error","message":
+    "\\"auto\\" tool choice requires --enable-auto-tool-ch…`), its escapes decoded; None for anything else."""
+    match = _CUT_BODY.match(text)
+    if match is None or not match.group(1).strip():
+        return None
+    try:
+        return json.loads(f'"{match.group(1).removesuffix(chr(92))}"')
+    except ValueError:
+        return match.group(1)
 
 
 def _mapping(text: str) -> dict[str, Any] | None:

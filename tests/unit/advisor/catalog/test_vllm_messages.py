@@ -231,6 +231,30 @@ def test_a_plain_message_is_escaped_literal_text():
     assert entry["phase"] == "startup"
 
 
+# vllm 0.32, vllm/renderers/online_renderer.py: a refusal answered as an HTTP error body, not raised
+AUTO_TOOL_CHOICE = """
+def _validate(self, request):
+    if request.tool_choice == "auto" and not self.enable_auto_tools:
+        return self.create_error_response(
+            '"auto" tool choice requires '
+            "--enable-auto-tool-choice and --tool-call-parser to be set"
+        )
+    return self.create_error_response(str(exc), err_type="InternalServerError")
+"""
+
+
+def test_an_http_error_response_is_a_message_with_its_error_type():
+    entry = only(extract(AUTO_TOOL_CHOICE, "vllm/renderers/online_renderer.py", ("enable_auto_tool_choice",)))
+    assert (entry["kind"], entry["exception"]) == ("response", "BadRequestError")
+    assert entry["message"] == '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    assert entry["flags"] == ["--enable-auto-tool-choice", "--tool-call-parser"]
+    typed = (
+        "def f(self):\n"
+        '    return self.create_error_response("the model is sleeping right now", err_type="ServiceUnavailableError")\n'
+    )
+    assert only(extract(typed, "vllm/entrypoints/openai/serving_engine.py"))["exception"] == "ServiceUnavailableError"
+
+
 # vllm 0.4.3, vllm/executor/cpu_executor.py
 CPU_KVCACHE = """
 def _verify_and_get_cache_config(config: CacheConfig) -> CacheConfig:
