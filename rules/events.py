@@ -67,6 +67,12 @@ class LogEventKind(str, Enum):
     CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
     REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
     NCCL_SYSTEM_ERROR = "nccl_system_error"  # NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error
+    # …/vllm/_C.abi3.so: undefined symbol: _ZN3c10… (a compiled extension built against another PyTorch)
+    EXTENSION_UNDEFINED_SYMBOL = "extension_undefined_symbol"
+    # … has model type `qwen3_5_moe` but Transformers does not recognize this architecture …
+    MODEL_TYPE_UNKNOWN = "model_type_unknown"
+    # a frame in vllm/model_executor/models/transformers…, or "Using Transformers (modeling) backend."
+    TRANSFORMERS_BACKEND = "transformers_backend"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
     # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
     VLLM_MESSAGE = "vllm_message"
@@ -121,7 +127,7 @@ class LogEvent(BaseModel):
 
     # version / args
     version: str | None = None  # the banner's; on a stats line, the release the text says it came from
-    model: str | None = None
+    model: str | None = None  # the served model; for MODEL_TYPE_UNKNOWN the model type transformers lacks
     args: dict[str, str] = Field(default_factory=dict)  # flag spelled as `vllm serve` -> value text
 
     # sizing
@@ -202,6 +208,8 @@ class LogEvent(BaseModel):
     exception: str | None = None  # the exception class the line names (ValueError, torch.OutOfMemoryError …)
     catalog: CatalogRef | None = None  # the catalog entry the message matched
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
+    code: str | None = None  # the source line of an unplaced error's last frame: what was being called
+    symbol: str | None = None  # the symbol a compiled library could not resolve
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
 
@@ -289,6 +297,9 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),
     LogEventKind.NCCL_SYSTEM_ERROR: ("message",),
+    LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol"),
+    LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
+    LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
-    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest"),
+    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code"),
 }

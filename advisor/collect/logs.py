@@ -59,6 +59,7 @@ _HEADER = re.compile(
 _QUIET_LEVELS = ("DEBUG", "INFO")
 _QUIET_PREFIXES = ("INFO:", "DEBUG:", "Traceback (most recent call last)")
 _TRACEBACK_START = "Traceback (most recent call last)"
+_CARETS = re.compile(r"^[\s^~]*$")
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
 # uvicorn's "Application startup complete", the first periodic stats line.)
@@ -259,13 +260,17 @@ def _error_event(
     frame = frame_in(text)
     if frame is not None:
         state.frames.append(frame)
+        state.frame_code = None
         return None
     exception = exception_in(text)
     if exception is None and piece.how == "error_body":  # a refused request: the body is the error
         exception = (piece.error_type or "HTTP error", text)
     if exception is None and state.frames:
+        if not _CARETS.match(text):  # Python 3.11's `^^^^` under the call is not the source
+            state.frame_code = state.frame_code or text
         return None  # a traceback's source line: its exception line follows
     frames, state.frames = state.frames, [] if exception is not None else state.frames
+    code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
     phase = _phase(state)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
     matches = message_catalog().match(text)
@@ -298,6 +303,7 @@ def _error_event(
         message=f"{cls}: {said}" if said else cls,
         exception=cls,
         component=component_of(frames, text),
+        code=code if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         **common,
@@ -327,6 +333,7 @@ class _ParseState:
     level: str | None = None  # the level of the line being read (from its header), None without one
     release: str | None = None  # the vLLM release the text says the lines from here came from
     frames: list[str] = field(default_factory=list)  # the current traceback's frame paths, outermost first
+    frame_code: str | None = None  # the source line printed under the last of those frames
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
 
 

@@ -1,6 +1,7 @@
 """Failures that come from around vLLM rather than from its own checks: the container's shared memory,
 CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, a
-system call NCCL made that the host refused, and a model whose repository code was not trusted.
+system call NCCL made that the host refused, a model whose repository code was not trusted, a compiled
+extension built against other libraries, and a model type the installed transformers does not know.
 
 Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
 hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
@@ -49,6 +50,24 @@ PATTERNS: tuple[Pattern, ...] = (
         ("NCCL_ERROR_SYSTEM_ERROR", "unhandled system error", "ncclSystemError"),
         K.NCCL_SYSTEM_ERROR,
         r"NCCL_ERROR_SYSTEM_ERROR.*|ncclSystemError.*|(?i:nccl).*unhandled system error.*",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # the dynamic loader: a compiled extension that needs a symbol the installed libraries lack
+        ("undefined symbol",),
+        K.EXTENSION_UNDEFINED_SYMBOL,
+        r"(?P<library>[\w.+-]+\.so)\S*:\s*undefined symbol:\s*(?P<symbol>\S+)",
+        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"]},
+    ),
+    wording(  # transformers' AutoConfig on a model newer than it, retyped or not (`checkoutpoint` in one issue)
+        ("does not recognize this architecture", "does not recognize this archi"),
+        K.MODEL_TYPE_UNKNOWN,
+        r"(?i)model type [`'\"]?(?P<type>[\w.-]+)[`'\"]?\s+but Transformers does not recognize this archi.*",
+        lambda m: {"message": m.group(0), "model": m["type"]},
+    ),
+    wording(  # vLLM builds the model with its generic Transformers backend: a frame in it, or its INFO line
+        ("models/transformers", "Using Transformers backend", "Using Transformers modeling backend"),
+        K.TRANSFORMERS_BACKEND,
+        r"vllm/model_executor/models/transformers(?:\.py|/\w+\.py)\"|Using Transformers (?:modeling )?backend",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # transformers' refusal, retyped in any case from an issue title

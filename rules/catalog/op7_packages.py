@@ -1,0 +1,270 @@
+"""OP-7.6 to OP-7.8: the packages installed around vLLM are not the versions it was built or written for.
+
+Why a family of their own: a vLLM release pins its PyTorch exactly and ranges for transformers and the
+libraries it calls (structured output, tokenizers, kernels), and most "vLLM is broken" reports that are
+not configuration are an environment mixing versions. Each says so in its own words, never vLLM's: the
+dynamic loader (`…_C.abi3.so: undefined symbol: _ZN3c10…`), transformers (`… has model type qwen3_5_moe but
+Transformers does not recognize this architecture`), or Python itself when vLLM calls a function whose
+signature changed (`TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed as
+keyword arguments`). The fix is the same in kind: install the versions that belong together. Sources:
+vllm#2680 (an old vLLM against a newer torch, fixed by upgrading vLLM), vllm-ascend#8409 (Qwen3.5 on a
+release that predates it), vllm#16339 (llguidance older than vLLM's requirement, fixed at 0.7.11).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+CONFIDENCE = 0.9  # the loader's or transformers' own words name the mismatch
+API_CONFIDENCE = 0.8  # a changed signature is a version mismatch unless vLLM itself has the bug
+# PyTorch's C++ namespaces as the loader prints them mangled: at:: (ATen), c10::, torch::
+_TORCH_SYMBOL = re.compile(r"^_ZN?K?\d*(?:2at|3c10|5torch)")
+_VLLM_LIBRARY = re.compile(
+    r"^(?:_C|_moe_C|_rocm_C|cache_ops|attention_ops|activation_ops|layernorm_ops|pos_encoding_ops|"
+    r"quantization_ops|cuda_utils|custom_ops|_custom_ops|_flashmla_C|vllm_flash_attn)"
+)
+# Python's words for a call whose signature or module changed under it.
+_SIGNATURE = re.compile(
+    r"unexpected keyword argument|positional-only arguments passed as keyword|takes \d+ positional arguments? "
+    r"but \d+ (?:were|was) given|missing \d+ required (?:positional|keyword-only) arguments?"
+)
+_MODULE_ATTRIBUTE = re.compile(r"module '(?P<package>[\w.]+)' has no attribute '(?P<name>\w+)'")
+_IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<package>[\w.]+)'")
+# The package a source line calls into (`err = llguidance.LLMatcher.validate_grammar(`), not an object's own.
+_CALLED = re.compile(r"(?<![\w.])(?P<package>[a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
+_NOT_PACKAGES = frozenset({"self", "cls", "super", "vllm", "os", "sys", "re", "json", "time", "math", "logger"})
+
+
+# --- OP-7.6 a compiled extension built against other libraries -------------------------------------
+
+
+def _check_undefined_symbol(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.EXTENSION_UNDEFINED_SYMBOL)
+    if not events:
+        return []
+    event = events[0]
+    library, symbol = event.component or "a compiled library", event.symbol or ""
+    torch = bool(_TORCH_SYMBOL.match(symbol))
+    vllm = bool(_VLLM_LIBRARY.match(library))
+    owner = "vLLM's compiled extension" if vllm else f"the compiled library {library}"
+    against = "another PyTorch than the one installed" if torch else "other versions of the libraries it links"
+    return [
+        RULE_UNDEFINED_SYMBOL.finding(
+            Severity.CRITICAL,
+            f"{owner} ({library}) was built against {against}: undefined symbol",
+            summary=f"The loader found no {'PyTorch ' if torch else ''}symbol the library was compiled to call. "
+            "A wheel is built against one PyTorch (vLLM pins it exactly): installed beside another version, or "
+            "left behind after PyTorch changed, it cannot load. The versions must be the ones built together.",
+            evidence=[c.log_evidence(event, name="undefined symbol", value=symbol[:120])],
+            actions=[
+                "Upgrade vLLM (or reinstall it) in a clean environment so pip brings the PyTorch version its "
+                "wheel was built with: `pip install --upgrade vllm` (or `pip install vllm==<release>`), never a "
+                "torch installed separately afterwards.",
+                "A vLLM built from source must be rebuilt after any PyTorch change "
+                "(`pip install -e . --no-build-isolation` against the installed torch).",
+            ]
+            if vllm
+            else [
+                f"Upgrade or reinstall the package that ships {library} for the installed PyTorch version (a "
+                "prebuilt wheel matching it, or a rebuild), or install the PyTorch version it was built with.",
+            ],
+            confidence=CONFIDENCE,
+        )
+    ]
+
+
+RULE_UNDEFINED_SYMBOL = Rule(
+    code="OP-7.6",
+    title="compiled extension built against another PyTorch",
+    category=Category.STARTUP,
+    check=_check_undefined_symbol,
+    needs=("events",),
+    page=RulePage(
+        checks="The dynamic loader's `<library>.so: undefined symbol: <symbol>`; a mangled symbol of ATen, c10 or "
+        "torch (`_ZN2at…`, `_ZN3c10…`) means the library was built against another PyTorch.",
+        why="vLLM's kernels are C++/CUDA compiled against one PyTorch release; its ABI changes between releases, "
+        "so a vLLM wheel beside another torch (or a source build left after torch moved) cannot load.",
+        example="cache_ops.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15to_dtype_layout4call… "
+        "(vllm#2680: a very old vLLM against a newer torch; upgrading vLLM fixed it).",
+        fix="Upgrade or reinstall vLLM so its wheel and PyTorch are the versions built together; rebuild a source "
+        "build after any torch change.",
+        limits="The library's name says whose it is for vLLM's own extensions; for another package's the finding "
+        "names the library and leaves which package ships it to the reader.",
+        references=["https://github.com/vllm-project/vllm/issues/2680"],
+    ),
+)
+
+
+# --- OP-7.7 a model type the installed transformers does not know ----------------------------------
+
+
+def _check_model_type(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.MODEL_TYPE_UNKNOWN)
+    if not events:
+        return []
+    event = events[0]
+    model_type = event.model or "this model type"
+    return [
+        RULE_MODEL_TYPE.finding(
+            Severity.CRITICAL,
+            f"the installed transformers does not know model type {model_type}: the model is newer than the "
+            "installed versions",
+            summary="vLLM reads a model's configuration through transformers; a model type added after the "
+            "installed transformers (and usually after the installed vLLM, which implements the model) cannot "
+            "be loaded by either.",
+            evidence=[c.log_evidence(event, name="model type", value=model_type)],
+            actions=[
+                f"Upgrade vLLM (or your platform's vLLM build, such as vllm-ascend) to a release that supports "
+                f"{model_type}, with the transformers version it requires: the model's card or vLLM's supported "
+                "models list says from which release.",
+                "Upgrading transformers alone gets past this message, but serving needs vLLM's implementation of "
+                "the architecture too.",
+            ],
+            confidence=CONFIDENCE,
+        )
+    ]
+
+
+RULE_MODEL_TYPE = Rule(
+    code="OP-7.7",
+    title="model type newer than the installed transformers",
+    category=Category.STARTUP,
+    check=_check_model_type,
+    needs=("events",),
+    page=RulePage(
+        checks="transformers' `The checkpoint you are trying to load has model type `X` but Transformers does not "
+        "recognize this architecture`, in any case and with a reporter's typos.",
+        why="A new model needs a transformers that knows its configuration and a vLLM that implements it; the "
+        "message means the installed versions predate the model.",
+        example="model type `qwen3_5_moe` but Transformers does not recognize this architecture (vllm-ascend#8409: "
+        "0.13.0 predates Qwen3.5; 0.18 served it).",
+        fix="Upgrade vLLM (and the transformers it requires) to a release that supports the model.",
+        limits="The finding cannot tell which release added the model; the model's card or vLLM's supported-models "
+        "page does.",
+        references=["https://github.com/vllm-project/vllm-ascend/issues/8409"],
+    ),
+)
+
+
+# --- OP-7.8 a package vLLM calls changed its API ---------------------------------------------------
+
+
+def _check_api_mismatch(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        package = _mismatched_package(event)
+        if package is not None:
+            return [_api_finding(event, package)]
+    return []
+
+
+def _mismatched_package(event: LogEvent) -> str | None:
+    """The third-party package whose API did not match what vLLM called, when the error says so."""
+    message = event.message or ""
+    named = _MODULE_ATTRIBUTE.search(message) or _IMPORT_NAME.search(message)
+    if named and event.exception in ("AttributeError", "ImportError"):
+        package = named["package"].split(".")[0]
+        return package if package not in _NOT_PACKAGES else None
+    if event.exception != "TypeError" or not _SIGNATURE.search(message) or not event.code:
+        return None
+    called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]
+    return called[0] if called else None
+
+
+def _api_finding(event: LogEvent, package: str) -> Finding:
+    startup = event.phase == "startup"
+    return RULE_API_MISMATCH.finding(
+        Severity.CRITICAL if startup else Severity.HIGH,
+        f"vLLM calls {package} with an API the installed {package} version does not have ({event.exception})",
+        summary=f"{event.message}. vLLM was written against another version of {package}: the call's signature or "
+        f"the name it imports differs in the one installed" + (f" (`{event.code.strip()}`)." if event.code else "."),
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[
+            f"Install the {package} version this vLLM release requires (`pip show vllm` lists its requirements; "
+            f"`pip install --upgrade vllm` brings them together), or upgrade {package} to it.",
+            f"If {package} is already at vLLM's requirement, upgrade vLLM: the call may be fixed in a later release.",
+        ],
+        confidence=API_CONFIDENCE,
+    )
+
+
+RULE_API_MISMATCH = Rule(
+    code="OP-7.8",
+    title="a package vLLM calls has another API than vLLM expects",
+    category=Category.STARTUP,
+    check=_check_api_mismatch,
+    needs=("events",),
+    page=RulePage(
+        checks="An error no wording or catalog message knows, whose words are Python's for a changed API: a "
+        "TypeError about a call's arguments (unexpected keyword, positional-only passed as keyword, too many or "
+        "missing positional arguments) raised where vLLM's code calls into another package (the source line "
+        "under the traceback's last frame names it), `module 'X' has no attribute`, or `cannot import name … "
+        "from 'X'`.",
+        why="vLLM calls transformers, tokenizers, structured-output and kernel libraries at the versions it "
+        "requires; installed at another version their signatures differ, and the error names the call, not the "
+        "version.",
+        example="TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed as keyword "
+        "arguments: 'tokenizer', under `err = llguidance.LLMatcher.validate_grammar(…` (vllm#16339: llguidance "
+        "0.7.11 fixed it).",
+        fix="Install the version of the package vLLM requires, or upgrade both together.",
+        limits="A TypeError inside vLLM's own code with no call into another package is left to VC-2; so is one "
+        "whose traceback does not show the calling line.",
+        references=["https://github.com/vllm-project/vllm/issues/16339"],
+    ),
+)
+
+# --- OP-7.9 the model served through vLLM's generic Transformers backend -----------------------------
+
+
+def _check_transformers_backend(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRANSFORMERS_BACKEND)
+    asked = facts.config is not None and (facts.config.flags.get("--model-impl") or "").lower() == "transformers"
+    if not events or asked:
+        return []
+    return [
+        RULE_TRANSFORMERS_BACKEND.finding(
+            Severity.MEDIUM,
+            "the model runs on vLLM's generic Transformers backend: this vLLM version has no implementation of "
+            "its architecture",
+            summary="With --model-impl auto, vLLM builds a model through its Transformers backend only when none of "
+            "the model's architectures is in its registry (vllm/model_executor/models/registry.py). The backend "
+            "serves it through transformers' own modelling code: slower than a native implementation, with more "
+            "memory at startup, and without the model's own kernels.",
+            evidence=[c.log_evidence(events[0], name="Transformers backend")],
+            actions=[
+                "Upgrade vLLM to a version that implements the architecture natively (vLLM's supported-models list "
+                "or the model card says which); a failure while the backend builds the model (out of memory, an "
+                "unknown layer) usually goes with it.",
+                "If this vLLM does implement it, check the model's config.json `architectures` names the class "
+                "vLLM knows.",
+            ],
+            confidence=0.7,
+        )
+    ]
+
+
+RULE_TRANSFORMERS_BACKEND = Rule(
+    code="OP-7.9",
+    title="model served through vLLM's generic Transformers backend",
+    category=Category.STARTUP,
+    check=_check_transformers_backend,
+    needs=("events",),
+    page=RulePage(
+        checks="A traceback frame in vllm/model_executor/models/transformers (the file, or the package of later "
+        "releases), or vLLM's `Using Transformers (modeling) backend.`, without --model-impl transformers.",
+        why="vLLM falls back to the Transformers backend only for an architecture it does not implement: the "
+        "installed vLLM predates the model, and the backend's memory and speed are not the native ones.",
+        example="Qwen3-VL-235B on vLLM 0.10.2: the traceback built the model in models/transformers.py and ran out "
+        "of memory; 0.11.0, which implements Qwen3-VL, served it (QwenLM/Qwen3-VL#1493).",
+        fix="Upgrade vLLM to a release that implements the architecture.",
+        limits="A frame says the backend was building the model, not that it caused the failure; the failure's "
+        "own finding ranks above this one.",
+        references=["https://github.com/QwenLM/Qwen3-VL/issues/1493", "vllm/model_executor/models/registry.py"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNDEFINED_SYMBOL, RULE_MODEL_TYPE, RULE_API_MISMATCH, RULE_TRANSFORMERS_BACKEND]

@@ -1,0 +1,99 @@
+"""OP-7.6 to OP-7.8: packages around vLLM at versions it was not built or written for, read from their words."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_packages
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+from tests.unit.rules.factories import config
+
+
+def _facts(text: str) -> Facts:
+    return Facts(events=parse_lines(text.strip("\n").splitlines()).events)
+
+
+def test_an_undefined_torch_symbol_in_vllms_extension_is_a_vllm_built_for_another_torch():
+    # vllm#2680: an old vLLM beside a newer torch; the reporter upgraded vLLM
+    facts = _facts(
+        "cache_ops.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15to_dtype_layout4callERKNS_6TensorE"
+    )
+    [finding] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(facts)
+    assert finding.title.startswith("vLLM's compiled extension (cache_ops.cpython-38-x86_64-linux-gnu.so)")
+    assert "another PyTorch" in finding.title
+    assert finding.actions[0].startswith("Upgrade vLLM")
+
+
+def test_another_packages_library_is_named_as_its_own():
+    facts = _facts(
+        "ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi"
+    )
+    [finding] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(facts)
+    assert "the compiled library flash_attn_2_cuda" in finding.title
+    assert "flash_attn_2_cuda" in finding.actions[0]
+
+
+def test_a_model_type_transformers_lacks_is_read_even_retyped():
+    # vllm-ascend#8409, as the reporter retyped it (typos theirs)
+    facts = _facts(
+        "报错：value error, the checkoutpoint you are trying to load has model type `qwen3_5_moe`  but Transformers "
+        "does not recognize this architecture .  this could be because of an issue with the checkoutpoint, or "
+        "because your verison of Transformers is out of date."
+    )
+    [finding] = op7_packages.RULE_MODEL_TYPE.evaluate(facts)
+    assert "model type qwen3_5_moe" in finding.title
+    assert finding.actions[0].startswith("Upgrade vLLM")
+
+
+def test_a_changed_signature_names_the_package_the_call_went_into():
+    # vllm#16339: llguidance older than vLLM's requirement; 0.7.11 fixed it
+    facts = _facts(
+        """
+File "/venv/vllm/v1/structured_output/backend_guidance.py", line 161, in validate_guidance_grammar
+    err = llguidance.LLMatcher.validate_grammar(guidance_grm,
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed as keyword arguments: 'tokenizer'
+"""
+    )
+    [event] = facts.events_of(K.UNPLACED_ERROR)
+    assert event.code == "err = llguidance.LLMatcher.validate_grammar(guidance_grm,"
+    [finding] = op7_packages.RULE_API_MISMATCH.evaluate(facts)
+    assert finding.title.startswith("vLLM calls llguidance with an API the installed llguidance version does not")
+
+
+def test_an_import_names_its_package_and_vllms_own_bugs_are_left_to_vc2():
+    for text, package in (
+        (
+            "ImportError: cannot import name 'ProcessorMixin' from 'transformers.processing_utils' (x.py)",
+            "transformers",
+        ),
+        ("ImportError: cannot import name 'TokenizerInfo' from 'xgrammar' (/venv/xgrammar/__init__.py)", "xgrammar"),
+    ):
+        [finding] = op7_packages.RULE_API_MISMATCH.evaluate(_facts(text))
+        assert f"vLLM calls {package}" in finding.title
+    own = _facts(
+        """
+File "/x/vllm/v1/engine/core.py", line 10, in step
+    out = self.model_executor.execute_model(scheduler_output, 3)
+TypeError: execute_model() takes 2 positional arguments but 3 were given
+"""
+    )
+    assert op7_packages.RULE_API_MISMATCH.evaluate(own) == []
+
+
+def test_a_frame_in_the_transformers_backend_means_this_vllm_lacks_the_architecture():
+    # QwenLM/Qwen3-VL#1493: 0.10.2 built Qwen3-VL-235B through models/transformers.py; 0.11.0 served it
+    frame = (
+        "(Worker_TP3_EP3 pid=35672) ERROR 09-25 10:53:36 [multiproc_executor.py:585]   File "
+        '"/usr/local/lib/python3.12/dist-packages/vllm/model_executor/models/transformers.py", line 792, in __init__'
+    )
+    [finding] = op7_packages.RULE_TRANSFORMERS_BACKEND.evaluate(_facts(frame))
+    assert "no implementation of its architecture" in finding.title
+    assert finding.actions[0].startswith("Upgrade vLLM")
+    assert op7_packages.RULE_TRANSFORMERS_BACKEND.evaluate(
+        _facts("INFO 01-01 00:00:00 [base.py:123] Using Transformers modeling backend.")
+    )
+    asked = _facts(frame)
+    asked.config = config(flags={"--model-impl": "transformers"})
+    assert op7_packages.RULE_TRANSFORMERS_BACKEND.evaluate(asked) == []
