@@ -40,6 +40,8 @@ _DIRECTION_WORDS: tuple[tuple[str, str], ...] = (
     (r"disabl\w*|remov\w*|unset\w*", "disable"),
     (r"enabl\w*|set\w*|pass\w*|specify\w*|provid\w*|use|add|requir\w*|needs?", "set"),
 )
+# A warning's words for costing speed: "This may slow down the performance", "performance may be degraded".
+_SLOWER = re.compile(r"slow(?:s|ing)? down|slower|performance|degrad|suboptimal|inefficient", re.IGNORECASE)
 _BOOLEAN_PREFIXES = ("--enable-", "--disable-", "--trust-remote-code", "--enforce-eager")
 # Options of `docker run` (and their pod-spec equivalents) that vLLM's messages name like flags.
 CONTAINER_SETTINGS = ("--shm-size", "--ipc", "--ulimit")
@@ -164,6 +166,17 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Upgrade vLLM to a release that lists the architecture among its supported models.",
     ),
     Remedy(
+        "as WSL is detected",
+        "host",
+        "setting",
+        "native Linux",
+        "WSL limits page-locked host memory, so vLLM does not pin it and every host-GPU copy goes through pageable "
+        "memory",
+        action="vLLM turned pinned memory off because it runs under WSL, where page-locked host memory is limited: "
+        "host-GPU copies (swap, CPU offload, inputs) are slower. Nothing in vLLM changes it (vllm#1084); serve on "
+        "native Linux for full speed.",
+    ),
+    Remedy(
         "multimodal tokens to",
         "transformers",
         "setting",
@@ -179,8 +192,8 @@ def _check_vllm_messages(facts: Facts) -> list[Finding]:
     findings = []
     for event in sorted(events, key=_importance):
         ref = event.catalog
-        if ref is None or (ref.exception is None and not (ref.flags or ref.env) and not _remedy(ref)):
-            continue  # a warning that names nothing to change is context, not a finding
+        if ref is None or (ref.exception is None and not (ref.flags or ref.env or _remedy(ref) or _costs_speed(ref))):
+            continue  # a warning that names nothing to change, and costs no speed, is context, not a finding
         findings.append(_finding(event, ref, facts))
     return findings
 
@@ -249,7 +262,18 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
         found = reading(ref, facts)
         if found:
             return found, [], []
-    return [], [], [f"Set {name} as vLLM's message asks ({ref.location()})." for name in ref.env]
+    actions = [f"Set {name} as vLLM's message asks ({ref.location()})." for name in ref.env]
+    if not actions and _costs_speed(ref):
+        actions.append(
+            f"vLLM says this costs speed: the warning names what it turned off or fell back to ({ref.location()}); "
+            "change what made it do so, or accept the cost."
+        )
+    return [], [], actions
+
+
+def _costs_speed(ref: CatalogRef) -> bool:
+    """A warning in which vLLM says it will be slower than it could be (a fallback, a feature turned off)."""
+    return ref.exception is None and bool(_SLOWER.search(ref.template))
 
 
 def _operator_set_limit(ref: CatalogRef) -> bool:
