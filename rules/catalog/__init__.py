@@ -37,9 +37,11 @@ from rules.catalog import (
     op5_latency,
     op5_queueing,
     op5_reliability,
+    op5_slow_gpu,
     op5_upgrade,
     op6_specdec,
     op7_environment,
+    op7_packages,
     vc_vllm_messages,
 )
 from rules.model import Rule
@@ -60,8 +62,10 @@ MODULES = (
     op5_reliability,
     op5_floors,
     op5_upgrade,
+    op5_slow_gpu,
     op6_specdec,
     op7_environment,
+    op7_packages,
     ap_sizing,
     ap_features_off,
     health,

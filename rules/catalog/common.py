@@ -196,6 +196,12 @@ def batched_tokens(facts: Facts) -> int:
     config = facts.config
     if config and config.max_num_batched_tokens:
         return config.max_num_batched_tokens
+    return default_batched_tokens(facts)
+
+
+def default_batched_tokens(facts: Facts) -> int:
+    """vLLM's own --max-num-batched-tokens for this server, whatever the launch set."""
+    config = facts.config
     return vllm_defaults.max_num_batched_tokens(
         **_server(facts),
         chunked_prefill=config is None or config.enable_chunked_prefill is not False,

@@ -10,7 +10,7 @@ backend takes about a minute) is compilation, not a hang: the collector marks it
 
 from __future__ import annotations
 
-from rules import signals
+from rules import signals, vllm_defaults
 from rules.alerts import BY, Alert, rate
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
@@ -199,7 +199,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
         + (f" ({cause})" if cause else "")
         + (f" (/health {health})" if health else "")
     )
-    changes = _pipeline_eager_fix(facts, cause)
+    changes = _pipeline_eager_fix(facts, cause) or _step_size_suspect(facts, cause)
     # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
     # the engine core's own death after its fatal error is the chain's last link, not a cause.
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
@@ -260,6 +260,33 @@ def _pipeline_eager_fix(facts: Facts, cause: str | None) -> list[ConfigChange]:
             "intermediate tensors from the one before and the engine dies on its first request (recorded on "
             "vLLM 0.32's CPU backend); compiled, the same layout serves",
             cost="a longer start while the model compiles (cached for the next start)",
+        )
+    ]
+
+
+def _step_size_suspect(facts: Facts, cause: str | None) -> list[ConfigChange]:
+    """With the cause cut from the text, a per-step token budget beyond any default vLLM picks is the first
+    setting to take back: the step that carries the most tokens is the one that allocates the most
+    (activations, MoE and attention workspaces), so a death that follows it goes away with it. Proposed
+    only for a budget the user set above vLLM's largest default, never when the text names the cause."""
+    config = facts.config
+    if cause or config is None or not config.is_explicit("--max-num-batched-tokens"):
+        return []
+    budget = config.max_num_batched_tokens
+    if budget is None or budget <= vllm_defaults.HUGE_MAX_NUM_BATCHED_TOKENS:
+        return []
+    known_gpu = facts.hardware is not None and facts.hardware.usable_gib is not None
+    default = c.default_batched_tokens(facts) if known_gpu else vllm_defaults.LARGE_MAX_NUM_BATCHED_TOKENS
+    which = "vLLM's default on this GPU" if known_gpu else "vLLM's default on a GPU of 70 GiB or more (2048 below)"
+    return [
+        ConfigChange(
+            flag="--max-num-batched-tokens",
+            current=str(budget),
+            proposed=str(default),
+            reason=f"the text stops before the cause; this launch lets one step carry {budget:,} tokens, "
+            f"{budget / default:,.0f}x {which}, and that step allocates the most. If the engine survives at "
+            f"{default:,}, the death follows the step size",
+            cost="long prompts are prefilled in more, smaller chunks: a little more time to first token for them",
         )
     ]
 

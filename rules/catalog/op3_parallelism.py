@@ -100,7 +100,8 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
             summary="A rank stopped participating in a collective; the process group is taken down.",
             evidence=evidence,
             confidence=0.9,
-            alternatives=[] if custom_off else [_without_custom_all_reduce()],
+            alternatives=([] if custom_off else [_without_custom_all_reduce()])
+            + ([] if facts.config is not None and facts.config.enforce_eager else [_eager_collectives()]),
             actions=[
                 "Find the rank that hung or died first (its log ends earliest).",
                 "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
@@ -121,6 +122,20 @@ def _without_custom_all_reduce() -> ConfigChange:
     )
 
 
+def _eager_collectives() -> ConfigChange:
+    """NCCL calls replayed inside CUDA graphs beside eager ones can deadlock (NCCL's documentation on CUDA
+    graphs, NCCL_GRAPH_MIXING_SUPPORT); vllm#2770 (0.2.7, tensor parallel all-reduce timing out mid-serving)
+    stopped with --enforce-eager, and vllm#2731's hang with running requests was in the same path."""
+    return ConfigChange(
+        flag="--enforce-eager",
+        current="false",
+        proposed="true",
+        reason="NCCL collectives captured in CUDA graphs can deadlock against eager ones; without graphs every "
+        "all-reduce is an ordinary NCCL call, so a timeout that remains is not graph capture's",
+        cost="slower decode at small batches (kernel launches instead of graph replays)",
+    )
+
+
 RULE_NCCL = Rule(
     code="OP-3.2",
     title="NCCL watchdog timeout",
@@ -134,7 +149,8 @@ RULE_NCCL = Rule(
         example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
         "ran for 600060 milliseconds before timing out.",
         fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart. Unless it is already set, "
-        "--disable-custom-all-reduce as the alternative that rules vLLM's own all-reduce kernel out.",
+        "--disable-custom-all-reduce as the alternative that rules vLLM's own all-reduce kernel out, and "
+        "--enforce-eager the one that rules CUDA-graph-captured collectives out (vllm#2770).",
         limits="The timeout names the victim, not the culprit.",
         references=[],
     ),
@@ -211,6 +227,7 @@ def _check_nccl_oom(facts: Facts) -> list[Finding]:
         reason="NCCL allocates ~2 GiB per GPU outside vLLM's budget at TP >= 2",
         cost="a smaller KV cache",
     )
+    eager = facts.config is not None and facts.config.enforce_eager
     return [
         RULE_NCCL_OOM.finding(
             Severity.CRITICAL,
@@ -218,9 +235,24 @@ def _check_nccl_oom(facts: Facts) -> list[Finding]:
             evidence=[c.log_evidence(events[0])],
             summary="NCCL could not allocate its buffers: the GPU was filled up to the budget.",
             changes=[change],
+            alternatives=[] if eager else [_eager_for_nccl()],
             confidence=0.8,
         )
     ]
+
+
+def _eager_for_nccl() -> ConfigChange:
+    """Why eager mode is the alternative: NCCL's buffers and, before 0.20, the CUDA graph pool are both
+    allocated outside the share vLLM sized its KV cache with, and graph capture runs the collectives that
+    make NCCL allocate; vLLM's maintainers answer V1's larger graph memory with --enforce-eager (vllm#18446)."""
+    return ConfigChange(
+        flag="--enforce-eager",
+        current="false",
+        proposed="true",
+        reason="without CUDA graph capture, the graph pool (outside vLLM's budget before 0.20, and larger in V1 "
+        "than in V0) leaves the GPU, and NCCL gets the memory its buffers need",
+        cost="slower decode at small batches (kernel launches instead of graph replays); the KV cache keeps its size",
+    )
 
 
 RULE_NCCL_OOM = Rule(
@@ -230,10 +262,12 @@ RULE_NCCL_OOM = Rule(
     check=_check_nccl_oom,
     needs=("events",),
     page=RulePage(
-        checks="`torch.distributed.DistBackendError: NCCL error … Cuda failure 'out of memory'`.",
+        checks="`torch.distributed.DistBackendError: NCCL error … Cuda failure 'out of memory'`, with NCCL's "
+        "`Cuda failure 'out of memory'` on the message's own line or on a line of its own under `Last error:`.",
         why="NCCL buffers (~2 GiB per GPU at TP >= 2) live outside vLLM's accounting.",
         example="NCCL error in: …NCCLUtils.cpp:…, unhandled cuda error … Last error: Cuda failure 'out of memory'",
-        fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}.",
+        fix=f"Lower --gpu-memory-utilization by {c.UTIL_STEP:g}; or, keeping the KV cache, --enforce-eager (no CUDA "
+        "graph pool outside the budget).",
         limits="Assumes no other process shares the GPU.",
         references=[],
     ),

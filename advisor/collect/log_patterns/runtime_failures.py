@@ -61,6 +61,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
     ),
     wording(("NCCL error in: ",), K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
+    wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
+        ("Cuda failure '",),
+        K.NCCL_ERROR,
+        r"Cuda failure '[^']+'.*",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later
         ("illegal memory access", "misaligned address", "illegal instruction"),
         K.CUDA_KERNEL_FAULT,

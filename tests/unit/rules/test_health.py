@@ -4,7 +4,7 @@ from rules.catalog import health
 from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
 from rules.facts import EndpointFacts, Facts, MetricWindow
-from tests.unit.rules.factories import MODEL, event, histogram, live, snapshot
+from tests.unit.rules.factories import MODEL, config, event, histogram, live, snapshot
 
 
 def test_zero_tokens_over_a_window_with_requests_pending_and_health_200_is_a_hang():
@@ -82,6 +82,22 @@ def test_health_503_means_the_engine_is_dead():
 def test_a_fatal_error_line_means_the_engine_is_dead():
     [finding] = health.RULE_DEAD.evaluate(Facts(events=[event(K.FATAL_ERROR)]))
     assert finding.confidence == 0.95
+
+
+def test_a_death_whose_cause_was_cut_names_a_step_budget_beyond_vllms_defaults_as_the_first_suspect():
+    # intel/llm-scaler#488: EngineCore's fatal error, the traceback cut; --max-num-batched-tokens=65536 (fixed at 8192)
+    facts = Facts(events=[event(K.FATAL_ERROR)], config=config(max_num_batched_tokens=65536))
+    [finding] = health.RULE_DEAD.evaluate(facts)
+    assert [(c.flag, c.current, c.proposed) for c in finding.changes] == [("--max-num-batched-tokens", "65536", "8192")]
+    assert "8x vLLM's default on a GPU of 70 GiB or more" in finding.changes[0].reason
+    for quiet in (
+        Facts(
+            events=[event(K.FATAL_ERROR, message="RuntimeError: CUDA error: misaligned address")],
+            config=config(max_num_batched_tokens=65536),
+        ),
+        Facts(events=[event(K.FATAL_ERROR)], config=config(max_num_batched_tokens=16384)),  # a default on large GPUs
+    ):
+        assert health.RULE_DEAD.evaluate(quiet)[0].changes == []
 
 
 def test_v0s_stopped_background_loop_is_quoted_and_told_as_v0s():

@@ -1,5 +1,6 @@
 """OP-2 (quantization) and OP-3 (parallelism): memory share, KV capacity, FP8 support, PCIe TP, rank failures."""
 
+from advisor.collect.logs import parse_lines
 from rules.catalog import op2_quantization as op2
 from rules.catalog import op3_parallelism as op3
 from rules.events import LogEventKind as K
@@ -90,8 +91,12 @@ def test_nccl_watchdog_timeout_names_the_rank_and_the_timeout():
     assert (finding.evidence[0].value, finding.evidence[0].threshold) == (600060, 600000)
     assert "rank(s) 1" in finding.title
     # vLLM's own all-reduce kernel ruled out as the alternative (vllm#4653), unless the launch already did
-    assert [(a.flag, a.proposed) for a in finding.alternatives] == [("--disable-custom-all-reduce", "true")]
-    facts.config = config(flags={"--disable-custom-all-reduce": "true"})
+    # and collectives captured in CUDA graphs, the other suspect (vllm#2770: 0.2.7's TP all-reduce, fixed eager)
+    assert [(a.flag, a.proposed) for a in finding.alternatives] == [
+        ("--disable-custom-all-reduce", "true"),
+        ("--enforce-eager", "true"),
+    ]
+    facts.config = config(flags={"--disable-custom-all-reduce": "true"}, enforce_eager=True)
     assert op3.RULE_NCCL.evaluate(facts)[0].alternatives == []
 
 
@@ -122,6 +127,23 @@ def test_nccl_out_of_memory_lowers_utilization():
     )
     [finding] = op3.RULE_NCCL_OOM.evaluate(facts)
     assert [(c.flag, c.proposed) for c in finding.changes] == [("--gpu-memory-utilization", "0.90")]
+    assert [(c.flag, c.proposed) for c in finding.alternatives] == [("--enforce-eager", "true")]
+
+
+def test_nccls_last_error_on_a_line_of_its_own_is_read_as_its_out_of_memory():
+    # vllm#18446 (0.8.5.post1, Qwen3-235B on V1): the worker's teardown traceback, NCCL's lines as printed
+    log = parse_lines(
+        [
+            "(VllmWorker rank=7 pid=240) torch.distributed.DistBackendError: NCCL error in: "
+            "/pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:133, unhandled cuda error (run with NCCL_DEBUG=INFO "
+            "for details), NCCL version 2.21.5",
+            "(VllmWorker rank=7 pid=240) ncclUnhandledCudaError: Call to CUDA function failed.",
+            "(VllmWorker rank=7 pid=240) Last error:",
+            "(VllmWorker rank=7 pid=240) Cuda failure 'out of memory'",
+        ]
+    )
+    [finding] = op3.RULE_NCCL_OOM.evaluate(Facts(events=log.events))
+    assert finding.alternatives[0].flag == "--enforce-eager"
 
 
 def test_other_nccl_errors_are_not_called_out_of_memory():
