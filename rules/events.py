@@ -73,6 +73,10 @@ class LogEventKind(str, Enum):
     MODEL_TYPE_UNKNOWN = "model_type_unknown"
     # a frame in vllm/model_executor/models/transformers…, or "Using Transformers (modeling) backend."
     TRANSFORMERS_BACKEND = "transformers_backend"
+    # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
+    BENCHMARK_THROUGHPUT = "benchmark_throughput"
+    # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
+    REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
     # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
     VLLM_MESSAGE = "vllm_message"
@@ -210,6 +214,9 @@ class LogEvent(BaseModel):
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called
     symbol: str | None = None  # the symbol a compiled library could not resolve
+    requests_per_s: float | None = None  # a benchmark's result
+    tokens_per_s: float | None = None
+    label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
 
@@ -300,6 +307,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol"),
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
+    LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code"),
 }

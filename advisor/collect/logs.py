@@ -235,15 +235,15 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
 
 
 def _tag_release(event: LogEvent | None, state: _ParseState) -> None:
-    """A stats line carries the vLLM release it came from as far as the text says: the server's banner above it,
-    or the release a person named before pasting it ("on 0.2.7: …", "on 0.3.2: …"), so lines from two releases
-    can be compared."""
+    """A stats line (or a benchmark's result) carries the vLLM release it came from as far as the text says: the
+    server's banner above it, the release a person named before pasting it ("on 0.2.7: …", "on 0.3.2: …"), or
+    the result's own label ("v0.4.1: Throughput: …"), so lines from two releases can be compared."""
     if event is None:
         return
     if event.kind == LogEventKind.VERSION and event.version:
         state.release = event.version
-    elif event.kind == LogEventKind.STATS_LINE and event.version is None:
-        event.version = state.release
+    elif event.kind in (LogEventKind.STATS_LINE, LogEventKind.BENCHMARK_THROUGHPUT) and event.version is None:
+        event.version = release_named(event.label or "") or state.release
 
 
 def _error_event(

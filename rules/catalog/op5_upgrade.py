@@ -141,4 +141,94 @@ RULE_UPGRADE_REGRESSION = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UPGRADE_REGRESSION]
+# --- OP-5.18 a benchmark's result lower in the later of two runs ------------------------------------
+
+BENCHMARK_SLOWER_BELOW = 0.95  # the same benchmark, the same machine: its run-to-run spread is a few percent
+CONFIDENT_DROP = 0.10  # twice that spread: one run per side is enough to call it
+# Labels a person puts on the earlier and the later run; releases order themselves.
+EARLIER_LABELS = ("before", "old", "baseline", "previous")
+LATER_LABELS = ("after", "new", "current", "now")
+
+
+def _check_benchmark_regression(facts: Facts) -> list[Finding]:
+    pair = _benchmark_pair(facts)
+    if pair is None:
+        return []
+    earlier, later = pair
+    before, after = earlier.tokens_per_s or 0.0, later.tokens_per_s or 0.0
+    if before <= 0 or after >= BENCHMARK_SLOWER_BELOW * before:
+        return []
+    drop = 1 - after / before
+    old_text, new_text = _run_name(earlier), _run_name(later)
+    releases = earlier.version is not None and later.version is not None
+    bisect = (
+        f"Run the releases between {old_text} and {new_text} to find the first slow one"
+        if releases
+        else "Find what changed between the runs; if it was a vLLM upgrade, run the releases in between to find the "
+        "first slow one"
+    )
+    return [
+        RULE_BENCHMARK_REGRESSION.finding(
+            Severity.MEDIUM,
+            f"benchmark throughput fell {drop:.0%} from {old_text} to {new_text} ({before:,.2f} → {after:,.2f} "
+            "tokens/s): a regression",
+            summary=f"The same benchmark made {before:,.2f} tokens/s ({earlier.requests_per_s or 0:,.2f} requests/s) "
+            f"and then {after:,.2f} ({later.requests_per_s or 0:,.2f}): {drop:.0%} less, beyond a benchmark's "
+            "run-to-run spread of a few percent.",
+            evidence=[_benchmark_evidence(earlier), _benchmark_evidence(later)],
+            actions=[
+                f"{bisect}, and report it to vLLM with both results.",
+                "Upgrade to the newest patch release of the slower vLLM, or stay on the faster one until a release "
+                "without the regression.",
+                "Run each side twice more: the spread between runs of one side is the least difference the "
+                "benchmark can tell apart.",
+            ],
+            confidence=0.7 if round(drop, 6) >= CONFIDENT_DROP else 0.5,
+        )
+    ]
+
+
+def _benchmark_pair(facts: Facts) -> tuple[LogEvent, LogEvent] | None:
+    """The earlier and the later of two labelled benchmark results: by release, else by before/after words."""
+    results = [e for e in facts.events_of(LogEventKind.BENCHMARK_THROUGHPUT) if e.tokens_per_s]
+    by_release = sorted((r for r in results if c.release_of(r.version)), key=lambda r: c.release_of(r.version))
+    if len(by_release) >= 2 and by_release[0].version != by_release[-1].version:
+        return by_release[0], by_release[-1]
+    earlier = [r for r in results if (r.label or "").lower() in EARLIER_LABELS]
+    later = [r for r in results if (r.label or "").lower() in LATER_LABELS]
+    return (earlier[0], later[-1]) if earlier and later else None
+
+
+def _run_name(result: LogEvent) -> str:
+    return f"vLLM {result.version}" if result.version else (result.label or "one run").lower()
+
+
+def _benchmark_evidence(result: LogEvent) -> Evidence:
+    return c.log_evidence(
+        result, name=f"benchmark throughput ({_run_name(result)})", value=result.tokens_per_s, unit="tokens/s"
+    )
+
+
+RULE_BENCHMARK_REGRESSION = Rule(
+    code="OP-5.18",
+    title=f"a benchmark's throughput more than {1 - BENCHMARK_SLOWER_BELOW:.0%} lower in the later run",
+    category=Category.LATENCY,
+    check=_check_benchmark_regression,
+    needs=("events",),
+    page=RulePage(
+        checks="Two results of vLLM's throughput benchmark (`Throughput: X requests/s, Y tokens/s`) labelled with "
+        "two releases, or `Before:` / `After:` (old/new, baseline/current): the later one's tokens/s below "
+        f"{BENCHMARK_SLOWER_BELOW:.0%} of the earlier one's.",
+        why="The same benchmark on the same machine is a controlled comparison: a drop beyond its run-to-run "
+        "spread is a regression in what changed between the runs.",
+        example="'Before: Throughput: 20.13 requests/s, 10308.29 tokens/s' / 'After: Throughput: 17.67 requests/s, "
+        "9048.03 tokens/s' (vllm#4210, 0.4.0 → 0.4.1; fixed by vllm#4280).",
+        fix="Find the change (bisect the releases when it was an upgrade); upgrade to the next patch release or "
+        "stay on the faster one.",
+        limits="A 5-10 % drop is reported with confidence 0.5: two runs per side tell it from noise. Results without "
+        "labels are not compared (which ran first is unknown).",
+        references=["https://github.com/vllm-project/vllm/issues/4210"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UPGRADE_REGRESSION, RULE_BENCHMARK_REGRESSION]

@@ -267,4 +267,72 @@ RULE_TRANSFORMERS_BACKEND = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UNDEFINED_SYMBOL, RULE_MODEL_TYPE, RULE_API_MISMATCH, RULE_TRANSFORMERS_BACKEND]
+# --- OP-7.10 a chat template that opens the reasoning block in the prompt ----------------------------
+
+REASONING_FIX_RELEASE = (0, 7, 3)  # the first release whose deepseek_r1 parser takes output without <think>
+
+
+def _check_reasoning_open_in_prompt(facts: Facts) -> list[Finding]:
+    tags = [e for e in facts.events_of(LogEventKind.REASONING_TAG) if e.level is None and e.process is None]
+    if not tags or any(e.message in ("open", "both") for e in tags):
+        return []
+    release = c.vllm_release(facts)
+    upgrade = release is None or release < REASONING_FIX_RELEASE
+    actions = [
+        "Upgrade vLLM to 0.7.3 or later: its deepseek_r1 reasoning parser reads output that only closes the block "
+        "(vllm#13025; 0.7.2's needed both tags), with --reasoning-parser deepseek_r1 (and --enable-reasoning "
+        "before 0.10)."
+    ]
+    if not upgrade:
+        actions = [
+            "This vLLM's deepseek_r1 parser reads output that only closes the block: check the server runs with "
+            "--reasoning-parser set to the model's family, and that the client reads reasoning_content."
+        ]
+    actions.append(
+        "Or serve with a chat template that does not end the prompt with <think> (--chat-template), so the model "
+        "opens the block itself."
+    )
+    return [
+        RULE_REASONING_OPEN.finding(
+            Severity.MEDIUM,
+            "the output closes a reasoning block it never opened (</think> without <think>): the chat template "
+            "opens it in the prompt",
+            summary="DeepSeek-R1's chat template (changed 2025-02) and later reasoning models' end the prompt with "
+            "'<think>\\n', so the model's output starts inside its reasoning and only closes it. A reasoning parser "
+            "that needs both tags then returns reasoning_content null and leaves the thinking in content.",
+            evidence=[c.log_evidence(tags[0], name="reasoning tags in the output", value="</think> only")],
+            actions=actions,
+            confidence=0.7,
+        )
+    ]
+
+
+RULE_REASONING_OPEN = Rule(
+    code="OP-7.10",
+    title="the chat template opens the reasoning block in the prompt",
+    category=Category.CONFIGURATION,
+    check=_check_reasoning_open_in_prompt,
+    needs=("events",),
+    page=RulePage(
+        checks="Pasted model output (lines that are not vLLM's log) holding </think> and nowhere <think>.",
+        why="A template that opens the reasoning block in the prompt makes the output hold only its end; vLLM "
+        "0.7.2's deepseek_r1 parser required both tags (read in its wheel) and returned reasoning_content null, "
+        "0.7.3's assumes the block starts the output.",
+        example="'…That way, I'm open to whatever they need help with.' / '</think>' / 'Hello! How can I assist "
+        "you today?' with reasoning_content None on 0.7.2 (vllm#12999, fixed by vllm#13025).",
+        fix="Upgrade vLLM to 0.7.3 or later; or a chat template that leaves <think> to the model.",
+        limits="Only the tags are read: a paste that cuts the output's start may have lost a <think> that was there.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/12999",
+            "https://github.com/vllm-project/vllm/pull/13025",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [
+    RULE_UNDEFINED_SYMBOL,
+    RULE_MODEL_TYPE,
+    RULE_API_MISMATCH,
+    RULE_TRANSFORMERS_BACKEND,
+    RULE_REASONING_OPEN,
+]

@@ -3,8 +3,9 @@
 Kept apart from the reader (logs.py) because this is the part that grows with each vLLM
 release: one `Pattern` per wording (pattern.py: what a wording is, the number conversions),
 in one module per family of lines: startup (version, arguments, sizing), stats (periodic
-lines), startup_failures, runtime_failures, request_errors and environment (failures around
-vLLM). `PATTERNS` is their tables in that order, and `candidates` the keyword prefilter over it.
+lines), startup_failures, runtime_failures, request_errors, environment (failures around
+vLLM) and benchmark (what vLLM's benchmark script prints). `PATTERNS` is their tables in that
+order, and `candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns import (
+    benchmark,
     environment,
     request_errors,
     runtime_failures,
@@ -29,6 +31,7 @@ PATTERNS: tuple[Pattern, ...] = (
     *runtime_failures.PATTERNS,
     *request_errors.PATTERNS,
     *environment.PATTERNS,
+    *benchmark.PATTERNS,
 )
 
 

@@ -1,7 +1,8 @@
 """Failures that come from around vLLM rather than from its own checks: the container's shared memory,
 CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, a
 system call NCCL made that the host refused, a model whose repository code was not trusted, a compiled
-extension built against other libraries, and a model type the installed transformers does not know.
+extension built against other libraries, a model type the installed transformers does not know, and a
+reasoning model's output whose tags show the chat template opened its reasoning.
 
 Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
 hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
@@ -19,6 +20,11 @@ def _shm(match: re.Match[str]) -> Fields:
     """The shared-memory size the text gives (Ray states the bytes /dev/shm has), and what wrote it."""
     free = match["bytes"]
     return {"message": match.group(0), "shm_bytes": int(free) if free else None}
+
+
+def _think_tags(line: str) -> str:
+    opens, closes = "<think>" in line, "</think>" in line
+    return "both" if opens and closes else "open" if opens else "close"
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -69,6 +75,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.TRANSFORMERS_BACKEND,
         r"vllm/model_executor/models/transformers(?:\.py|/\w+\.py)\"|Using Transformers (?:modeling )?backend",
         lambda m: {"message": m.group(0)},
+    ),
+    wording(  # a reasoning model's output pasted: which of its tags the line holds
+        ("<think>", "</think>"),
+        K.REASONING_TAG,
+        r"</?think>",
+        lambda m: {"message": _think_tags(m.string)},
     ),
     wording(  # transformers' refusal, retyped in any case from an issue title
         ("trust_remote_code", "requires you to execute the configuration file"),

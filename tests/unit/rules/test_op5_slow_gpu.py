@@ -34,7 +34,7 @@ def test_a_healthy_slow_gpu_a_prefill_interval_or_one_line_is_no_finding():
         _facts("meta-llama/Meta-Llama-3-8B-Instruct", 12.0),  # an L4 at batch 1, eager: slow, not broken
         _facts("meta-llama/Meta-Llama-3-8B-Instruct", 0.8, prompt=72.0),  # prompts in the interval
         _facts("meta-llama/Meta-Llama-3-8B-Instruct", 0.8, lines=1),
-        _facts("my-finetune", 0.8),  # no size in the catalog or the name
+        _facts("my-finetune", 2.0),  # no size known: held to a whole GPU's memory read (0.1 s), 5x, not 10x
     ):
         assert op5_slow_gpu.RULE_SLOW_GPU.evaluate(facts) == []
 
@@ -47,7 +47,20 @@ def test_the_weights_read_follow_quantization_experts_and_tensor_parallel():
     assert "36x" in moe.title
     [awq] = op5_slow_gpu.RULE_SLOW_GPU.evaluate(_facts("TheBloke/Llama-2-7B-AWQ", 0.7))
     assert "3.5 GB of weights" in awq.summary
-    assert op5_slow_gpu.RULE_SLOW_GPU.evaluate(_facts("mistralai/Mixtral-8x7B-v0.1", 0.1)) == []  # active unknown
+    # a mixture whose active part the name does not say is held to the whole-memory floor
+    [mixtral] = op5_slow_gpu.RULE_SLOW_GPU.evaluate(_facts("mistralai/Mixtral-8x7B-v0.1", 0.5))
+    assert "slower than any GPU reads its whole memory" in mixtral.title
+
+
+def test_without_the_models_size_a_whole_gpus_read_is_the_floor_and_gguf_is_named():
+    # vllm#15018: 0.4 tokens/s with 2 running on a GGUF Q4_K_M; FP16 weights were fine
+    facts = Facts(events=_decoding(0.4, running=2, lines=4))
+    [finding] = op5_slow_gpu.RULE_SLOW_GPU.evaluate(facts)
+    assert "50x slower than any GPU reads its whole memory" in finding.title and finding.confidence == 0.5
+    assert "GGUF" in finding.actions[-1] and "FP16 weights" in finding.actions[-1]
+    facts.config = config(model="/app/model/DeepSeek-R1-Distill-Qwen-32B-Q4_K_M.gguf")
+    [named] = op5_slow_gpu.RULE_SLOW_GPU.evaluate(facts)
+    assert named.actions[0].startswith("If the weights are GGUF")  # the launch says GGUF: first
 
 
 def test_the_cpu_backend_is_not_a_gpu():
@@ -68,8 +81,10 @@ def test_weights_offloaded_to_the_cpu_are_named_when_the_launch_offloads():
     assert finding.actions[1].startswith("--cpu-offload-gb moves weights across PCIe")
 
 
-def test_the_floor_bandwidth_is_below_every_gpu_servops_knows():
+def test_the_floors_hold_for_every_gpu_servops_knows():
     from advisor.catalog.gpus import GPU_CATALOG
 
-    known = [gpu.memory_bandwidth_tbps * 1000 for gpu in GPU_CATALOG if gpu.memory_bandwidth_tbps]
-    assert known and op5_slow_gpu.SLOWEST_GPU_GBPS < min(known)
+    known = [gpu for gpu in GPU_CATALOG if gpu.memory_bandwidth_tbps]
+    assert known and op5_slow_gpu.SLOWEST_GPU_GBPS < min(gpu.memory_bandwidth_tbps * 1000 for gpu in known)
+    whole_reads = [gpu.usable_gib * 2**30 / (gpu.memory_bandwidth_tbps * 1e12) for gpu in known]
+    assert max(whole_reads) < op5_slow_gpu.WHOLE_MEMORY_READ_S

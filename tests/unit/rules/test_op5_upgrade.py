@@ -60,3 +60,39 @@ def test_a_launch_already_eager_is_not_told_to_go_eager():
     [finding] = op5_upgrade.RULE_UPGRADE_REGRESSION.evaluate(facts)
     assert finding.changes == []
     assert finding.actions  # the bisection and the upgrade still stand
+
+
+def test_two_labelled_benchmark_results_a_twelfth_apart_are_a_regression():
+    # vllm#4210 (0.4.0 -> 0.4.1, fixed by vllm#4280): the two lines of the body
+    facts = Facts(
+        events=parse_lines(
+            [
+                "Before: Throughput: 20.13 requests/s, 10308.29 tokens/s",
+                "After: Throughput: 17.67 requests/s, 9048.03 tokens/s",
+            ]
+        ).events
+    )
+    [finding] = op5_upgrade.RULE_BENCHMARK_REGRESSION.evaluate(facts)
+    assert "fell 12% from before to after (10,308.29 → 9,048.03 tokens/s): a regression" in finding.title
+    assert finding.confidence == 0.7 and "Upgrade to the newest patch release" in finding.actions[1]
+
+
+def test_benchmark_results_order_by_release_and_within_the_spread_or_unlabelled_say_nothing():
+    by_release = Facts(
+        events=parse_lines(
+            [
+                "v0.6.2: Throughput: 1.0 requests/s, 900.0 tokens/s",
+                "v0.5.4: Throughput: 1.0 requests/s, 1000.0 tokens/s",
+            ]
+        ).events
+    )
+    [finding] = op5_upgrade.RULE_BENCHMARK_REGRESSION.evaluate(by_release)
+    assert "from vLLM 0.5.4 to vLLM 0.6.2" in finding.title and finding.confidence == 0.7
+    for lines in (
+        [
+            "Before: Throughput: 20.13 requests/s, 10308.29 tokens/s",
+            "After: Throughput: 20.0 requests/s, 10000.0 tokens/s",
+        ],
+        ["Throughput: 20.13 requests/s, 10308.29 tokens/s", "Throughput: 17.67 requests/s, 9048.03 tokens/s"],
+    ):
+        assert op5_upgrade.RULE_BENCHMARK_REGRESSION.evaluate(Facts(events=parse_lines(lines).events)) == []

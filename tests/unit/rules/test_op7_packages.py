@@ -97,3 +97,25 @@ def test_a_frame_in_the_transformers_backend_means_this_vllm_lacks_the_architect
     asked = _facts(frame)
     asked.config = config(flags={"--model-impl": "transformers"})
     assert op7_packages.RULE_TRANSFORMERS_BACKEND.evaluate(asked) == []
+
+
+def test_output_that_only_closes_its_reasoning_means_the_template_opened_it():
+    # vllm#12999 (0.7.2, DeepSeek-R1-Distill-Qwen-32B): the model's answer to "hello", as pasted
+    output = _facts(
+        """
+Alright, the user just said "hello." That's a friendly greeting. I should respond in a warm and welcoming manner.
+</think>
+
+Hello! How can I assist you today?
+"""
+    )
+    [finding] = op7_packages.RULE_REASONING_OPEN.evaluate(output)
+    assert "</think> without <think>" in finding.title
+    assert finding.actions[0].startswith("Upgrade vLLM to 0.7.3 or later")
+    whole = _facts("<think>\nThe user greets me.\n</think>\nHello!")
+    assert op7_packages.RULE_REASONING_OPEN.evaluate(whole) == []
+    # a prompt logged by vLLM that ends with the template's <think> is vLLM's line, not the output
+    logged = _facts(
+        "INFO 02-10 10:00:00 logger.py:37] Received request chat-1: prompt: '<｜User｜>hi<｜Assistant｜><think>\\n'"
+    )
+    assert op7_packages.RULE_REASONING_OPEN.evaluate(logged) == []
