@@ -73,6 +73,12 @@ class LogEventKind(str, Enum):
     MODEL_TYPE_UNKNOWN = "model_type_unknown"
     # a frame in vllm/model_executor/models/transformers…, or "Using Transformers (modeling) backend."
     TRANSFORMERS_BACKEND = "transformers_backend"
+    # a chat template's own refusal: "Conversation roles must alternate user/assistant/…", "System role not supported"
+    CHAT_TEMPLATE_REFUSED = "chat_template_refused"
+    # vLLM's request log with an empty prompt: "Received request X: prompt: '', params: …"
+    EMPTY_PROMPT = "empty_prompt"
+    # CUDA error 803: "system has unsupported display driver / cuda driver combination"
+    CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
@@ -308,6 +314,9 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
+    LogEventKind.EMPTY_PROMPT: ("message",),
+    LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code"),

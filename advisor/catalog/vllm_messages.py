@@ -154,7 +154,7 @@ class MessageCatalog:
                         break
         if match is None:
             return None
-        return _as_match(self.entries[index], match, partial)
+        return _as_match(self.entries[index], match, partial, fields=_one_word_lead(match, text))
 
     def _patterns(
         self, index: int
@@ -216,10 +216,28 @@ def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
     return out
 
 
-def _as_match(entry: dict[str, Any], match: re.Match[str], partial: bool) -> CatalogMatch:
+_LEADING_FIELD = re.compile(r"^(\(\?P<\w+>)\.\+\??\)")
+_ONE_WORD = r"""[`'"]?(?:[^\s`'"]+)[`'"]?)"""
+
+
+def _one_word_lead(match: re.Match[str], text: str) -> re.Match[str]:
+    """A message that starts with a field, found inside a person's sentence: the field is the word before vLLM's
+    words, not the sentence (`I got a warning: `awq quantization is not fully optimized yet`). Only the fields'
+    values change: where the match lies (which message quotes which) is the whole match's."""
+    lead = _LEADING_FIELD.match(match.re.pattern)
+    if lead is None or not any(c.isspace() for c in match.group(1) or ""):
+        return match
+    tight = _LEADING_FIELD.sub(lambda m: m.group(1) + _ONE_WORD, match.re.pattern, count=1)
+    return re.search(tight, text) or match
+
+
+def _as_match(
+    entry: dict[str, Any], match: re.Match[str], partial: bool, fields: re.Match[str] | None = None
+) -> CatalogMatch:
     names = list(match.groupdict())
     spans = tuple(match.span(name) for name in names if match.group(name) is not None)
-    captured = {name: value.strip() for name, value in match.groupdict().items() if value is not None}
+    values = (fields or match).groupdict().items()
+    captured = {name: value.strip().strip("`'\"") for name, value in values if value is not None}
     literal = (match.end() - match.start()) - sum(end - start for start, end in spans)
     return CatalogMatch(entry, captured, match.span(), spans, literal, partial)
 

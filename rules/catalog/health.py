@@ -38,6 +38,7 @@ SPECIFIC_CAUSES = (
     LogEventKind.NCCL_ERROR,
     LogEventKind.WORKER_DIED,
     LogEventKind.CUDA_OOM,
+    LogEventKind.EMPTY_PROMPT,  # V0 asserted on a request with no tokens (OP-5.21)
 )
 
 

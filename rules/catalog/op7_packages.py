@@ -18,7 +18,7 @@ import re
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 CONFIDENCE = 0.9  # the loader's or transformers' own words name the mismatch
 API_CONFIDENCE = 0.8  # a changed signature is a version mismatch unless vLLM itself has the bug
@@ -65,6 +65,8 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
                 "Upgrade vLLM (or reinstall it) in a clean environment so pip brings the PyTorch version its "
                 "wheel was built with: `pip install --upgrade vllm` (or `pip install vllm==<release>`), never a "
                 "torch installed separately afterwards.",
+                "Or put back the PyTorch this vLLM release pins (`pip show vllm` lists its torch requirement): "
+                "reinstall that torch version instead of the one installed over it.",
                 "A vLLM built from source must be rebuilt after any PyTorch change "
                 "(`pip install -e . --no-build-isolation` against the installed torch).",
             ]
@@ -281,7 +283,7 @@ def _check_reasoning_open_in_prompt(facts: Facts) -> list[Finding]:
     actions = [
         "Upgrade vLLM to 0.7.3 or later: its deepseek_r1 reasoning parser reads output that only closes the block "
         "(vllm#13025; 0.7.2's needed both tags), with --reasoning-parser deepseek_r1 (and --enable-reasoning "
-        "before 0.10)."
+        "on the releases that still ask for it)."
     ]
     if not upgrade:
         actions = [
@@ -329,10 +331,70 @@ RULE_REASONING_OPEN = Rule(
     ),
 )
 
+# --- OP-7.11 the CUDA libraries loaded do not match the host's driver ------------------------------
+
+
+def _check_driver_mismatch(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.CUDA_DRIVER_MISMATCH)
+    if not events:
+        return []
+    return [
+        RULE_DRIVER_MISMATCH.finding(
+            Severity.CRITICAL,
+            "CUDA error 803: the CUDA driver library loaded does not match the host's GPU driver (a version mismatch)",
+            summary="cudaErrorSystemDriverMismatch: the process loaded a libcuda that does not belong to the kernel "
+            "driver. In a container it is the image's CUDA forward-compatibility libraries (cuda-compat, put on the "
+            "loader's path) beside a host driver newer than they are, or a libcuda copied into the image; vLLM "
+            "never sees a GPU.",
+            evidence=[c.log_evidence(events[0], name="CUDA error 803")],
+            changes=[
+                ConfigChange(
+                    flag="LD_LIBRARY_PATH",
+                    kind="env",
+                    current=None,
+                    proposed="<the directory of the host driver's libcuda, first: /usr/lib/x86_64-linux-gnu on Debian "
+                    "and Ubuntu hosts>",
+                    reason="the loader then takes the driver's own libcuda before the image's compat copy",
+                    cost="none when the host driver is at least the image's CUDA version",
+                )
+            ],
+            actions=[
+                "Check with `ldconfig -p | grep libcuda` inside the container which libcuda is found first; remove "
+                "the image's compat directory (/usr/local/cuda/compat) from /etc/ld.so.conf.d if the host driver is "
+                "newer, or use an image built for this driver.",
+            ],
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_DRIVER_MISMATCH = Rule(
+    code="OP-7.11",
+    title="CUDA driver library and host driver mismatch (error 803)",
+    category=Category.STARTUP,
+    check=_check_driver_mismatch,
+    needs=("events",),
+    page=RulePage(
+        checks="CUDA's `Error 803: system has unsupported display driver / cuda driver combination`, as torch's "
+        "cudaGetDeviceCount() check or any CUDA call prints it.",
+        why="Error 803 (cudaErrorSystemDriverMismatch) means the user-space driver library and the kernel driver "
+        "differ; images that register CUDA's forward-compatibility libraries produce it on hosts with a newer "
+        "driver.",
+        example="RuntimeError: Unexpected error from cudaGetDeviceCount() … Error 803 with the vLLM 0.15 image under "
+        "the NVIDIA container runtime and a 580 driver (gpustack/gpustack#4678: LD_LIBRARY_PATH set to the host's "
+        "libraries fixed it).",
+        fix="Put the host driver's libcuda first (LD_LIBRARY_PATH, or drop the compat path from ld.so.conf); or "
+        "an image built for this driver.",
+        limits="The directory of the host's libraries differs by distribution; the proposed value is Debian's.",
+        references=["https://github.com/gpustack/gpustack/issues/4678"],
+    ),
+)
+
 RULES: list[Rule] = [
     RULE_UNDEFINED_SYMBOL,
     RULE_MODEL_TYPE,
     RULE_API_MISMATCH,
     RULE_TRANSFORMERS_BACKEND,
     RULE_REASONING_OPEN,
+    RULE_DRIVER_MISMATCH,
 ]

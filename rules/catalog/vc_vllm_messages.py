@@ -177,6 +177,35 @@ REMEDIES: tuple[Remedy, ...] = (
         "native Linux for full speed.",
     ),
     Remedy(
+        "quantization is not fully optimized yet",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this release has no optimized kernels for the checkpoint's quantization",
+        action="This vLLM release runs the checkpoint's quantization on kernels it says are not optimized: upgrade "
+        "vLLM (AWQ gained Marlin-based kernels in 0.5.3, up to 2.59x faster, as the AutoAWQ maintainer answered in "
+        "casper-hansen/AutoAWQ#545), or serve a checkpoint whose quantization has fast kernels on this GPU.",
+    ),
+    Remedy(
+        "Cannot request more than",
+        "request logprobs",
+        "setting",
+        "lower",
+        "the request asks for more logprobs per token than the server allows",
+        action="Lower the request's logprobs (top_logprobs for chat) in the client to at most the number in the "
+        "message, or raise the server's --max-logprobs (its default was 5 in early releases and is 20 in 0.32).",
+    ),
+    Remedy(
+        "Pipeline parallelism is not supported for this model",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM's implementation of the model does not support pipeline parallelism",
+        action="This vLLM's class for the model does not implement SupportsPP: upgrade vLLM to a release whose "
+        "model class does (Llama 4's landed on vLLM's main branch days after its release, vllm#16231), or serve "
+        "with tensor parallelism alone (--pipeline-parallel-size 1, a larger --tensor-parallel-size).",
+    ),
+    Remedy(
         "multimodal tokens to",
         "transformers",
         "setting",

@@ -76,6 +76,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"vllm/model_executor/models/transformers(?:\.py|/\w+\.py)\"|Using Transformers (?:modeling )?backend",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # CUDA's cudaErrorSystemDriverMismatch, through torch's cudaGetDeviceCount() check or any CUDA call
+        ("Error 803", "unsupported display driver / cuda driver combination"),
+        K.CUDA_DRIVER_MISMATCH,
+        r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),
         K.REASONING_TAG,

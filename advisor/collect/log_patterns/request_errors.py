@@ -51,6 +51,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
         _request_too_long,
     ),
+    wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception)
+        ("Conversation roles must alternate", "System role not supported"),
+        K.CHAT_TEMPLATE_REFUSED,
+        r"Conversation roles must alternate[^'\"]*|System role not supported",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty
+        ("Received request",),
+        K.EMPTY_PROMPT,
+        r"Received request (?P<id>\S+): prompt: (?:''|\"\"),",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
         ("is too long and exceeds limit of",),
         K.PROMPT_OVER_LIMIT,

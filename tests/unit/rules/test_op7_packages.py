@@ -119,3 +119,15 @@ Hello! How can I assist you today?
         "INFO 02-10 10:00:00 logger.py:37] Received request chat-1: prompt: '<｜User｜>hi<｜Assistant｜><think>\\n'"
     )
     assert op7_packages.RULE_REASONING_OPEN.evaluate(logged) == []
+
+
+def test_cuda_error_803_puts_the_host_drivers_library_first():
+    # gpustack/gpustack#4678: the vLLM 0.15 image's compat libraries under the NVIDIA runtime, driver 580
+    facts = _facts(
+        "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+        "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / "
+        "cuda driver combination"
+    )
+    [finding] = op7_packages.RULE_DRIVER_MISMATCH.evaluate(facts)
+    assert [(c.flag, c.kind) for c in finding.changes] == [("LD_LIBRARY_PATH", "env")]
+    assert "mismatch" in finding.title

@@ -158,3 +158,27 @@ def test_an_http_error_response_vllm_answers_with_is_its_own_message():
     top = _top(body)
     assert top.rule == "VC-1" and "online_renderer.py" in top.evidence[0].description
     assert top.changes[0].flag == "--enable-auto-tool-choice" and top.changes[0].proposed == "true"
+
+
+def test_a_message_that_starts_with_a_field_takes_one_word_from_a_persons_sentence():
+    # casper-hansen/AutoAWQ#545: vLLM's warning quoted inside the reporter's sentence
+    top = _top(
+        "When i ran quantize code for llama3-70b-instruct. It was successfull, but when i used vllm load quantized "
+        "model. I got a warning: `awq quantization is not fully optimized yet. The speed can be slower than "
+        "non-quantized models`."
+    )
+    assert top.title.startswith("vLLM warned: awq quantization is not fully optimized yet")
+    assert "upgrade vLLM" in top.actions[0] and "kernels" in top.actions[0]
+
+
+def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_parallelism_get_their_remedies():
+    logprobs = _top(
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'Cannot request more than 5 "
+        "logprobs.', 'type': 'BadRequestError', 'param': None, 'code': 400}"
+    )
+    assert logprobs.actions[0].startswith("Lower the request's logprobs")
+    pipeline = _top(
+        "NotImplementedError: Pipeline parallelism is not supported for this model. Supported models implement the "
+        "`SupportsPP` interface."
+    )
+    assert "upgrade vLLM" in pipeline.actions[0]

@@ -1,0 +1,168 @@
+"""OP-5.19 to OP-5.21: what the client sends — messages the chat template refuses, one request at a time, an
+empty prompt that killed the engine.
+
+Why a module of their own: these complaints look like the server's fault (HTTP 400s, low throughput, a dead
+engine) but are settled in the client, and the text shows it: the template's own error in the body, every
+stats line with one request running and none waiting, or the request log line of an empty prompt just
+before the engine died.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+MIN_SINGLE_STREAM_LINES = 2  # stats lines that all show it, so it is not one quiet interval
+EMPTY_PROMPT_WINDOW = 10  # lines between the empty prompt's request log and the engine's death
+
+
+# --- OP-5.19 the chat template refused the conversation --------------------------------------------
+
+
+def _check_template_refused(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.CHAT_TEMPLATE_REFUSED)
+    if not events:
+        return []
+    system = "System role" in (events[0].message or "") or "alternate" in (events[0].message or "")
+    return [
+        RULE_TEMPLATE_REFUSED.finding(
+            Severity.HIGH,
+            "the model's chat template refused the conversation's roles: "
+            + ("no system message, user and assistant alternating" if system else "see its message"),
+            summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: Mistral's and "
+            "Llama 2's templates allow only user and assistant turns in alternation (a system message breaks it), "
+            "Gemma's has no system role. vLLM returns the template's error as HTTP 400.",
+            evidence=[c.log_evidence(events[0], name="chat template error")],
+            actions=[
+                "Send no system message in the request: merge its text into the first user message, and keep user "
+                "and assistant turns alternating.",
+                "Or serve with a chat template that accepts a system role (--chat-template FILE).",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE_TEMPLATE_REFUSED = Rule(
+    code="OP-5.19",
+    title="the model's chat template refused the conversation",
+    category=Category.CONFIGURATION,
+    check=_check_template_refused,
+    needs=("events",),
+    page=RulePage(
+        checks="A chat template's own refusal in an error body or a log: `Conversation roles must alternate "
+        "user/assistant/user/assistant/...`, `System role not supported`.",
+        why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
+        "error back as HTTP 400, so the server looks at fault for what the client sent.",
+        example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "
+        "message to Mistral-7B-Instruct-v0.1 (vllm#2080).",
+        fix="Merge the system message into the first user turn, or serve a chat template that accepts one.",
+        limits="The template's words say which roles it refused, not which message of the request broke them.",
+        references=["https://github.com/vllm-project/vllm/issues/2080"],
+    ),
+)
+
+
+# --- OP-5.20 one request at a time -----------------------------------------------------------------
+
+
+def _check_single_stream(facts: Facts) -> list[Finding]:
+    lines = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.running is not None]
+    serving = [e for e in lines if (e.generation_throughput_tps or 0) > 0]
+    if len(serving) < MIN_SINGLE_STREAM_LINES or any((e.running or 0) > 1 or (e.waiting or 0) > 0 for e in lines):
+        return []
+    rates = [e.generation_throughput_tps or 0.0 for e in serving]
+    return [
+        RULE_SINGLE_STREAM.finding(
+            Severity.MEDIUM,
+            f"one request at a time in all {len(lines)} stats lines ({min(rates):.1f}-{max(rates):.1f} tokens/s): "
+            "the client does not send requests concurrently",
+            summary="vLLM's throughput comes from batching many sequences into each step; with one running and none "
+            "waiting, every request waits for the one before it and the server's throughput is one stream's speed. "
+            "A 'batch' client that loops over its requests one by one looks exactly like this.",
+            evidence=[c.log_evidence(serving[-1], name="running requests", value=serving[-1].running)],
+            actions=[
+                "Set the client's request concurrency above 1: send requests concurrently (asyncio with a semaphore, "
+                "a thread pool, or the client's own concurrency option) so vLLM batches them.",
+                "For offline batches, LLM.generate with the whole list batches by itself.",
+            ],
+            confidence=0.7,
+        )
+    ]
+
+
+RULE_SINGLE_STREAM = Rule(
+    code="OP-5.20",
+    title="one request at a time: the client does not send concurrently",
+    category=Category.SATURATION,
+    check=_check_single_stream,
+    needs=("events",),
+    page=RulePage(
+        checks=f"At least {MIN_SINGLE_STREAM_LINES} stats lines generating tokens, and every stats line with at most "
+        "one request running and none waiting.",
+        why="A server that never holds two requests at once cannot batch; its throughput is the latency of one "
+        "stream, whatever the GPU.",
+        example="Running: 1 reqs, Waiting: 0 reqs at 16-20 tokens/s while a 'batch' job ran: the client sent its "
+        "requests one after another (meta-llama/synthetic-data-kit#67).",
+        fix="Send requests concurrently from the client.",
+        limits="A server with little traffic looks the same; the finding matters when the complaint is throughput.",
+        references=["https://github.com/meta-llama/synthetic-data-kit/issues/67"],
+    ),
+)
+
+
+# --- OP-5.21 an empty prompt before the engine died -------------------------------------------------
+
+
+def _check_empty_prompt(facts: Facts) -> list[Finding]:
+    deaths = facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+    for empty in facts.events_of(LogEventKind.EMPTY_PROMPT):
+        after = [d for d in deaths if 0 < (d.line_no or 0) - (empty.line_no or 0) <= EMPTY_PROMPT_WINDOW]
+        if after:
+            return [_empty_prompt_finding(empty, after[0])]
+    return []
+
+
+def _empty_prompt_finding(empty, death) -> Finding:
+    return RULE_EMPTY_PROMPT.finding(
+        Severity.CRITICAL,
+        "a request with an empty prompt (no tokens) just before the engine died",
+        summary="vLLM logged a request whose prompt was empty, and the engine died right after it. V0's scheduler "
+        "asserted every scheduled sequence had tokens to compute (`assert num_new_tokens > 0`), so one empty "
+        "prompt stopped the whole engine instead of failing its request (vllm#7632, fixed by vllm#7746, which "
+        "rejects it).",
+        evidence=[c.log_evidence(empty, name="empty prompt"), c.log_evidence(death)],
+        actions=[
+            "Upgrade vLLM: releases with vllm#7746 refuse an empty prompt with HTTP 400 instead of dying.",
+            "Meanwhile reject empty prompts in the client or a proxy before they reach the server; restart it.",
+            "If the server logs prompts cut to --max-log-len 0, every logged prompt looks empty: then this is not "
+            "the cause.",
+        ],
+        confidence=0.9,
+    )
+
+
+RULE_EMPTY_PROMPT = Rule(
+    code="OP-5.21",
+    title="an empty prompt killed the engine",
+    category=Category.RELIABILITY,
+    check=_check_empty_prompt,
+    needs=("events",),
+    page=RulePage(
+        checks=f"vLLM's request log of a request with an empty prompt (`Received request …: prompt: '',`) and, within "
+        f"{EMPTY_PROMPT_WINDOW} lines after it, the engine's death (a fatal error, V0's background loop).",
+        why="An empty prompt has no token to schedule; V0 asserted on it and lost every request in flight.",
+        example="`Received request cmpl-…-0: prompt: ''` then `Engine background task failed` on 0.5.4 (vllm#7632).",
+        fix="Upgrade vLLM (vllm#7746 rejects empty prompts); reject them in the client meanwhile.",
+        limits="A server started with --max-log-len 0 logs every prompt empty; the death right after is what ties "
+        "the two.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/7632",
+            "https://github.com/vllm-project/vllm/pull/7746",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_TEMPLATE_REFUSED, RULE_SINGLE_STREAM, RULE_EMPTY_PROMPT]

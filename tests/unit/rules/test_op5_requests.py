@@ -1,0 +1,55 @@
+"""OP-5.19 to OP-5.21: what the client sent, read from the text that shows it."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import health, op5_requests
+from rules.evaluate import evaluate
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+from tests.unit.rules.factories import event
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
+    # vllm#2080: a system message to Mistral-7B-Instruct-v0.1
+    facts = _facts(
+        [
+            "`BadRequestError: Error code: 400 - {'object': 'error', 'message': 'Conversation roles must alternate "
+            "user/assistant/user/assistant/...', 'type': 'invalid_request_error', 'param': None, 'code': None}"
+        ]
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-5.19" and "chat template refused" in top.title
+    assert top.actions[0].startswith("Send no system message in the request")
+
+
+def _stats(running: int, waiting: int = 0, generated: float = 18.0, line: int = 1):
+    return event(K.STATS_LINE, line, running=running, waiting=waiting, generation_throughput_tps=generated)
+
+
+def test_one_request_running_and_none_waiting_in_every_line_is_a_sequential_client():
+    # meta-llama/synthetic-data-kit#67: 'batch' requests sent one after another
+    [finding] = op5_requests.RULE_SINGLE_STREAM.evaluate(Facts(events=[_stats(1, line=1), _stats(1, line=2)]))
+    assert "one request at a time in all 2 stats lines" in finding.title
+    for lines in ([_stats(1)], [_stats(1, line=1), _stats(3, line=2)], [_stats(1, line=1), _stats(1, 2, line=2)]):
+        assert op5_requests.RULE_SINGLE_STREAM.evaluate(Facts(events=lines)) == []
+
+
+def test_an_empty_prompt_right_before_the_engine_died_is_named_above_the_death():
+    # vllm#7632 (0.5.4): the request log of an empty prompt, then V0's background loop failing
+    facts = _facts(
+        [
+            "INFO 08-18 00:51:02 logger.py:36] Received request cmpl-14b8-0: prompt: '', params: SamplingParams(n=1)",
+            "INFO 08-18 00:51:02 async_llm_engine.py:174] Added request cmpl-14b8-0.",
+            "ERROR 08-18 00:51:02 async_llm_engine.py:57] Engine background task failed",
+        ]
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-5.21" and "empty prompt (no tokens)" in top.title
+    assert health.RULE_DEAD.evaluate(facts)[0].confidence == 0.7  # the death, with its cause named elsewhere
+    far = Facts(events=[event(K.EMPTY_PROMPT, 1), event(K.FATAL_ERROR, 40)])
+    assert op5_requests.RULE_EMPTY_PROMPT.evaluate(far) == []
