@@ -18,16 +18,11 @@ CASES = load_cases()
 # Wrong at the top finding on 2026-11-30 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
-        "performance-awq-underoptimized-warning",
         "performance-chunked-prefill-starves-decode",
-        "performance-client-sends-sequential",
         "performance-decode-tps-context-decay",
         "performance-olmocr-omp-threads-overload",
         "performance-omp-threads-k8s-penalties",
         "performance-tt-multistep-metric-undercount",
-        "runtime-empty-prompt-engine-dead",
-        "runtime-logprobs-over-limit-400",
-        "runtime-mistral-system-role-400",
         "runtime-oov-stop-token-ids-engine-crash",
         "runtime-qwen3vl-async-sched-race",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
@@ -36,9 +31,7 @@ WRONG_TODAY = frozenset(
         "runtime-v1-rpc-execute-model-timeout-enginedead",
         "runtime-vllm-metal-logprobs-500",
         "startup-activation-ops-undefined-symbol-torch",
-        "startup-llama4-maverick-pp-not-supported",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
-        "startup-vllm015-image-error803-runtime-nvidia",
         "v0-hang-kv-full-pending-scaled-gpus",
         "v1-hybrid-page-tax-max-concurrency-misread",
         "v1-specdecode-dflash-acceptance-collapse",
