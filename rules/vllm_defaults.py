@@ -68,6 +68,9 @@ CPU_DEFAULT_BLOCK_SIZE = 128
 
 # The bundled engine's EngineConfig defaults (engine/core/config.py, which imports torch, so they are
 # restated here; tests/unit/advisor/perf/test_limits.py holds them equal to EngineConfig's).
+MAX_LOGPROBS = 20  # --max-logprobs left out: ModelConfig.max_logprobs in 0.32 (vllm/config/model.py)
+EARLY_MAX_LOGPROBS = 5  # the same in the first releases that had the flag ("Cannot request more than 5 logprobs")
+
 BUNDLED_MAX_NUM_SEQS = 256
 BUNDLED_CHUNKED_BUDGET = 2048  # with chunked prefill; without, max(max_model_len, 2048)
 BUNDLED_BLOCK_SIZE = 16

@@ -144,11 +144,11 @@ def joiner(previous: str, line: str) -> str:
 
 def continues(previous: str, line: str) -> bool:
     """Whether `line` is the wrapped rest of `previous`, an error message or a stats line cut at the terminal's
-    or the issue's width: `previous` names an exception (or is a stats line without its end), and `line`
-    starts no record of its own (no level, no timestamp, no process prefix, no frame, no exception) and
-    shares no prefix with it. vLLM's messages run
-    over several sentences, so a sentence's end is no record's end; matching searches, so a joined tail
-    that is not vLLM's costs nothing."""
+    or the issue's width: `previous` names an exception (or is a warning or error cut mid-sentence, or a stats
+    line without its end, whose rest starts inside a word or with one of its fields), and `line` starts no
+    record of its own (no level, no timestamp, no process prefix, no frame, no exception) and shares no prefix
+    with it. vLLM's messages run over several sentences, so a sentence's end is no record's end; matching
+    searches, so a joined tail that is not vLLM's costs nothing."""
     stats = _STATS in previous and not _STATS_COMPLETE.search(previous)
     logged = "WARNING" in previous or "ERROR" in previous
     if not stats and not logged and "Error" not in previous and "Exception" not in previous:  # the common line
@@ -158,11 +158,10 @@ def continues(previous: str, line: str) -> bool:
         return False
     # a warning or error line cut mid-sentence: its rest starts in lower case, and it did not end a sentence
     cut = logged and _LOGGED.search(before) is not None and before[-1:].isalnum() and after[:1].islower()
-    if not stats and not cut and _EXCEPTION.search(before) is None:
+    error = cut or _EXCEPTION.search(before) is not None
+    if not error and not (stats and _STATS_REST.match(after)):
         return False
     if _RECORD_START.match(after) or _EXCEPTION.search(after):
-        return False
-    if stats and not cut and _EXCEPTION.search(before) is None and not _STATS_REST.match(after):
         return False
     shared = len(os.path.commonprefix([before, after]))
     return shared < _SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records

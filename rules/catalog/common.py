@@ -338,6 +338,13 @@ def custom_all_reduce_off(reason: str) -> ConfigChange:
     )
 
 
+def eager_mode(reason: str, cost: str) -> ConfigChange:
+    """`--enforce-eager`: no CUDA graphs (and, from V1, no torch.compile). Rules propose it for their own reasons
+    (graph memory, a regression to bisect, collectives captured in graphs) at their own costs; the flag and
+    its values are stated here once."""
+    return ConfigChange(flag="--enforce-eager", current="false", proposed="true", reason=reason, cost=cost)
+
+
 def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
     """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
     return ConfigChange(

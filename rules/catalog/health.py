@@ -278,7 +278,12 @@ def _step_size_suspect(facts: Facts, cause: str | None) -> list[ConfigChange]:
         return []
     known_gpu = facts.hardware is not None and facts.hardware.usable_gib is not None
     default = c.default_batched_tokens(facts) if known_gpu else vllm_defaults.LARGE_MAX_NUM_BATCHED_TOKENS
-    which = "vLLM's default on this GPU" if known_gpu else "vLLM's default on a GPU of 70 GiB or more (2048 below)"
+    which = (
+        "vLLM's default on this GPU"
+        if known_gpu
+        else f"vLLM's default on a GPU of {vllm_defaults.LARGE_GPU_GIB} GiB or more "
+        f"({vllm_defaults.BASE_MAX_NUM_BATCHED_TOKENS} below)"
+    )
     return [
         ConfigChange(
             flag="--max-num-batched-tokens",

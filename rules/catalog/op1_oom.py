@@ -293,11 +293,8 @@ def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
     if event is None:
         return []
     seqs = c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    change = ConfigChange(
-        flag="--enforce-eager",
-        current="false",
-        proposed="true",
-        reason="skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
+    change = c.eager_mode(
+        "skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
         cost="slower decode at small batch sizes (no CUDA graphs)",
     )
     alternative = ConfigChange(
@@ -387,11 +384,8 @@ def _without_graphs(facts: Facts, event) -> ConfigChange | None:
         return None
     if event.tried_to_allocate_gib is None or event.tried_to_allocate_gib > SMALL_ALLOCATION_GIB:
         return None
-    return ConfigChange(
-        flag="--enforce-eager",
-        current="false",
-        proposed="true",
-        reason=f"a {fmt(event.tried_to_allocate_gib * 1024)} MiB allocation failed on a full GPU: what allocates "
+    return c.eager_mode(
+        f"a {fmt(event.tried_to_allocate_gib * 1024)} MiB allocation failed on a full GPU: what allocates "
         "in small pieces after the KV cache has taken its share is CUDA graph capture, which eager mode skips",
         cost="slower decode steps without CUDA graphs",
     )

@@ -126,11 +126,8 @@ def _eager_collectives() -> ConfigChange:
     """NCCL calls replayed inside CUDA graphs beside eager ones can deadlock (NCCL's documentation on CUDA
     graphs, NCCL_GRAPH_MIXING_SUPPORT); vllm#2770 (0.2.7, tensor parallel all-reduce timing out mid-serving)
     stopped with --enforce-eager, and vllm#2731's hang with running requests was in the same path."""
-    return ConfigChange(
-        flag="--enforce-eager",
-        current="false",
-        proposed="true",
-        reason="NCCL collectives captured in CUDA graphs can deadlock against eager ones; without graphs every "
+    return c.eager_mode(
+        "NCCL collectives captured in CUDA graphs can deadlock against eager ones; without graphs every "
         "all-reduce is an ordinary NCCL call, so a timeout that remains is not graph capture's",
         cost="slower decode at small batches (kernel launches instead of graph replays)",
     )
@@ -245,11 +242,8 @@ def _eager_for_nccl() -> ConfigChange:
     """Why eager mode is the alternative: NCCL's buffers and, before 0.20, the CUDA graph pool are both
     allocated outside the share vLLM sized its KV cache with, and graph capture runs the collectives that
     make NCCL allocate; vLLM's maintainers answer V1's larger graph memory with --enforce-eager (vllm#18446)."""
-    return ConfigChange(
-        flag="--enforce-eager",
-        current="false",
-        proposed="true",
-        reason="without CUDA graph capture, the graph pool (outside vLLM's budget before 0.20, and larger in V1 "
+    return c.eager_mode(
+        "without CUDA graph capture, the graph pool (outside vLLM's budget before 0.20, and larger in V1 "
         "than in V0) leaves the GPU, and NCCL gets the memory its buffers need",
         cost="slower decode at small batches (kernel launches instead of graph replays); the KV cache keeps its size",
     )

@@ -10,7 +10,7 @@ before the engine died.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -25,12 +25,11 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.CHAT_TEMPLATE_REFUSED)
     if not events:
         return []
-    system = "System role" in (events[0].message or "") or "alternate" in (events[0].message or "")
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
-            "the model's chat template refused the conversation's roles: "
-            + ("no system message, user and assistant alternating" if system else "see its message"),
+            "the model's chat template refused the conversation's roles: no system message, user and assistant "
+            "alternating",
             summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: Mistral's and "
             "Llama 2's templates allow only user and assistant turns in alternation (a system message breaks it), "
             "Gemma's has no system role. vLLM returns the template's error as HTTP 400.",
@@ -125,7 +124,7 @@ def _check_empty_prompt(facts: Facts) -> list[Finding]:
     return []
 
 
-def _empty_prompt_finding(empty, death) -> Finding:
+def _empty_prompt_finding(empty: LogEvent, death: LogEvent) -> Finding:
     return RULE_EMPTY_PROMPT.finding(
         Severity.CRITICAL,
         "a request with an empty prompt (no tokens) just before the engine died",

@@ -125,8 +125,12 @@ def _pure_decode(event: LogEvent) -> bool:
 
 
 def _weight_bytes(facts: Facts) -> float | None:
-    """Bytes of weights one GPU reads per decode step: the catalog model's (active) parameters, else the
-    parameters its name states, at the bytes its quantization (or its name) says; split over tensor parallel."""
+    """Bytes of weights one GPU reads per decode step: what vLLM measured loading them (c.weights_gib), else the
+    catalog model's (active) parameters, else the parameters its name states, at the bytes its quantization (or
+    its name) says; split over tensor parallel."""
+    measured = c.weights_gib(facts)
+    if measured:
+        return measured * 2**30
     model, config = facts.model, facts.config
     params = (model.active_params_billion or model.params_billion) if model else _params_from_name(config)
     if not params:

@@ -88,15 +88,9 @@ def _same_load(old: LogEvent, new: LogEvent) -> bool:
 
 def _evidence(line: LogEvent) -> Evidence:
     value = line.generation_throughput_tps or 0.0
-    return Evidence(
-        source="log",
-        name=f"generation throughput on {line.version}",
-        value=value,
-        unit="tokens/s",
-        raw=line.raw,
-        location=f"line {line.line_no}" if line.line_no else None,
-        description=f"the stats line pasted for vLLM {line.version}",
-    )
+    evidence = c.log_evidence(line, name=f"generation throughput on {line.version}", value=value, unit="tokens/s")
+    evidence.description = f"the stats line pasted for vLLM {line.version}"
+    return evidence
 
 
 def _eager(facts: Facts, release: Version) -> list[ConfigChange]:
@@ -105,11 +99,8 @@ def _eager(facts: Facts, release: Version) -> list[ConfigChange]:
     if release < EAGER_FLAG_FROM or (facts.config is not None and facts.config.enforce_eager):
         return []
     return [
-        ConfigChange(
-            flag="--enforce-eager",
-            current="false",
-            proposed="true",
-            reason="run the slow release without CUDA graphs (and, from V1, without torch.compile): the decode path "
+        c.eager_mode(
+            "run the slow release without CUDA graphs (and, from V1, without torch.compile): the decode path "
             "that changes most between releases. Back to speed in eager mode means the regression is in graph "
             "capture or compilation; just as slow means it is elsewhere (a kernel, the scheduler).",
             cost="eager decode launches every kernel from Python: slower per step than working CUDA graphs, most "

@@ -279,21 +279,20 @@ def _check_reasoning_open_in_prompt(facts: Facts) -> list[Finding]:
     if not tags or any(e.message in ("open", "both") for e in tags):
         return []
     release = c.vllm_release(facts)
-    upgrade = release is None or release < REASONING_FIX_RELEASE
-    actions = [
-        "Upgrade vLLM to 0.7.3 or later: its deepseek_r1 reasoning parser reads output that only closes the block "
-        "(vllm#13025; 0.7.2's needed both tags), with --reasoning-parser deepseek_r1 (and --enable-reasoning "
-        "on the releases that still ask for it)."
-    ]
-    if not upgrade:
-        actions = [
-            "This vLLM's deepseek_r1 parser reads output that only closes the block: check the server runs with "
-            "--reasoning-parser set to the model's family, and that the client reads reasoning_content."
-        ]
-    actions.append(
-        "Or serve with a chat template that does not end the prompt with <think> (--chat-template), so the model "
-        "opens the block itself."
+    fixed = ".".join(map(str, REASONING_FIX_RELEASE))
+    first = (
+        f"Upgrade vLLM to {fixed} or later: its deepseek_r1 reasoning parser reads output that only closes the "
+        "block (vllm#13025; the release before needed both tags), with --reasoning-parser deepseek_r1 (and "
+        "--enable-reasoning on the releases that still ask for it)."
+        if release is None or release < REASONING_FIX_RELEASE
+        else "This vLLM's deepseek_r1 parser reads output that only closes the block: check the server runs with "
+        "--reasoning-parser set to the model's family, and that the client reads reasoning_content."
     )
+    actions = [
+        first,
+        "Or serve with a chat template that does not end the prompt with <think> (--chat-template), so the model "
+        "opens the block itself.",
+    ]
     return [
         RULE_REASONING_OPEN.finding(
             Severity.MEDIUM,

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
@@ -193,7 +194,8 @@ REMEDIES: tuple[Remedy, ...] = (
         "lower",
         "the request asks for more logprobs per token than the server allows",
         action="Lower the request's logprobs (top_logprobs for chat) in the client to at most the number in the "
-        "message, or raise the server's --max-logprobs (its default was 5 in early releases and is 20 in 0.32).",
+        f"message, or raise the server's --max-logprobs (its default was {vllm_defaults.EARLY_MAX_LOGPROBS} in early "
+        f"releases and is {vllm_defaults.MAX_LOGPROBS} in 0.32).",
     ),
     Remedy(
         "Pipeline parallelism is not supported for this model",

@@ -88,3 +88,10 @@ def test_the_floors_hold_for_every_gpu_servops_knows():
     assert known and op5_slow_gpu.SLOWEST_GPU_GBPS < min(gpu.memory_bandwidth_tbps * 1000 for gpu in known)
     whole_reads = [gpu.usable_gib * 2**30 / (gpu.memory_bandwidth_tbps * 1e12) for gpu in known]
     assert max(whole_reads) < op5_slow_gpu.WHOLE_MEMORY_READ_S
+
+
+def test_the_weights_vllm_measured_loading_them_come_before_any_estimate():
+    facts = _facts("meta-llama/Meta-Llama-3-8B-Instruct", 0.8)
+    facts.events.append(event(K.MODEL_LOADING, 0, weights_gib=4.0))  # a 4-bit checkpoint the name does not say
+    [finding] = op5_slow_gpu.RULE_SLOW_GPU.evaluate(facts)
+    assert "4.3 GB of weights" in finding.summary
