@@ -6,7 +6,11 @@ tier skips with the one-line reason (printed by pytest's -ra summary), never sil
 
 Fixtures:
 - `vllm_serving` (session): vLLM with its defaults on the embedded SmolLM2 (served as 'smol',
-  KV space 1 GiB), shared by the triage, ramp and report tests so it compiles only once.
+  KV space 1 GiB) but `--enforce-eager`, shared by the advise, triage, ramp and report tests.
+  Why eager: on CI's two cores vLLM's torch.compile of the model takes about two minutes of the
+  suite's 25, and nothing here depends on it (metric names, log lines, the KV size and the flags
+  vLLM reads back are the same compiled or not); the compiled default start is the one the 0.32
+  recordings in tests/fixtures/vllm_cpu were made from (record.py's idle to overload server).
 - `vllm_work` (session): a folder for logs and JSON of the whole tier.
 """
 
@@ -45,5 +49,5 @@ def vllm_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def vllm_serving(vllm_work: Path) -> Iterator[vs.VllmServer]:
-    with vs.vllm_server(vllm_work, label="serving") as server:
+    with vs.vllm_server(vllm_work, "--enforce-eager", label="serving") as server:
         yield server
