@@ -58,6 +58,7 @@ class LogEventKind(str, Enum):
     PROMPT_OVER_LIMIT = "prompt_over_limit"  # V0 scheduler: Input prompt (N tokens) is too long and exceeds limit of L
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
+    PLATFORM_PLUGIN = "platform_plugin"  # Platform plugin metal is activated (an out-of-tree platform runs the model)
     CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
     # Setting attention block size to N tokens to ensure that attention page size is >= mamba page size.
     ATTENTION_BLOCK_SIZE = "attention_block_size"
@@ -77,10 +78,17 @@ class LogEventKind(str, Enum):
     CHAT_TEMPLATE_REFUSED = "chat_template_refused"
     # vLLM's request log with an empty prompt: "Received request X: prompt: '', params: …"
     EMPTY_PROMPT = "empty_prompt"
+    # token ids a request carried, from its JSON body or vLLM's request log: "stop_token_ids": [151645]
+    REQUEST_TOKEN_IDS = "request_token_ids"
+    # a device kernel's index past its tensor: "index value 151645 exceeds bounds 129280" (Ascend's IndexCheck),
+    # torch's "index 151645 is out of bounds for dimension 1 with size 129280"
+    INDEX_OUT_OF_BOUNDS = "index_out_of_bounds"
     # CUDA error 803: "system has unsupported display driver / cuda driver combination"
     CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
+    # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
+    PROFILE_HOTSPOT = "profile_hotspot"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -225,6 +233,13 @@ class LogEvent(BaseModel):
     label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
+    request_field: str | None = None  # the request parameter that carried token ids (stop_token_ids …)
+    token_ids: list[int] = Field(default_factory=list)  # the ids it carried
+    index: int | None = None  # an index a kernel was given …
+    index_bound: int | None = None  # … and the size of the dimension it indexed
+    function: str | None = None  # a profiled function …
+    code_file: str | None = None  # … the source file it is in …
+    own_share: float | None = None  # … and the share of samples spent in it (0-1)
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -303,6 +318,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROMPT_OVER_LIMIT: ("prompt_tokens", "prompt_limit"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
+    LogEventKind.PLATFORM_PLUGIN: ("message",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
     LogEventKind.ATTENTION_BLOCK_SIZE: ("block_size", "mamba_aligned"),
     LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
@@ -316,8 +332,11 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REASONING_TAG: ("message",),
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
     LogEventKind.EMPTY_PROMPT: ("message",),
+    LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
+    LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
+    LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code"),
 }

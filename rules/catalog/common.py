@@ -434,3 +434,40 @@ def quantized(facts: Facts) -> bool:
     printed) or the checkpoint is (its quantization_config). Proposing quantization then is a change already
     in effect."""
     return bool((facts.config and facts.config.quantization) or (facts.model and facts.model.prequantized))
+
+
+# vLLM prints a stats line every VLLM_LOG_STATS_INTERVAL seconds, 10 unless set (vllm/envs.py).
+STATS_INTERVAL_S = 10.0
+# A prefill finished in an interval counts as long (chunked over several steps) past this many budgets.
+LONG_PREFILL_BUDGETS = 2
+
+
+def stats_lines(facts: Facts) -> list[LogEvent]:
+    """The stats lines that report requests, in log order."""
+    return [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.running is not None]
+
+
+def interval_s(lines: list[LogEvent], index: int) -> float:
+    """Seconds the stats line at `index` covers: since the line before it when both carry a time, else vLLM's
+    default interval."""
+    now = lines[index].time_s
+    before = lines[index - 1].time_s if index > 0 else None
+    if now is not None and before is not None and 0 < now - before <= 6 * STATS_INTERVAL_S:
+        return now - before
+    return STATS_INTERVAL_S
+
+
+def long_prefill_beside(facts: Facts, lines: list[LogEvent], index: int) -> tuple[int, LogEvent] | None:
+    """A long prefill whose chunks shared the steps of the interval at `index`: prompt tokens finished in that
+    interval or the next, more than LONG_PREFILL_BUDGETS steps' budget (--max-num-batched-tokens).
+
+    Why the next interval counts: V1 adds a prompt's tokens to the prompt throughput in the interval its
+    prefill finishes (vllm/v1/metrics/stats.py, 0.32), so the intervals its earlier chunks ran in print
+    none at all."""
+    budget = batched_tokens(facts)
+    for at in (index, index + 1):
+        if at < len(lines):
+            tokens = int((lines[at].prompt_throughput_tps or 0.0) * interval_s(lines, at))
+            if tokens > LONG_PREFILL_BUDGETS * budget:
+                return tokens, lines[at]
+    return None

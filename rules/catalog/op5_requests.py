@@ -1,10 +1,10 @@
-"""OP-5.19 to OP-5.21: what the client sends — messages the chat template refuses, one request at a time, an
-empty prompt that killed the engine.
+"""OP-5.19 to OP-5.22: what the client sends — messages the chat template refuses, one request at a time, an
+empty prompt that killed the engine, a token id outside the model's vocabulary.
 
 Why a module of their own: these complaints look like the server's fault (HTTP 400s, low throughput, a dead
 engine) but are settled in the client, and the text shows it: the template's own error in the body, every
 stats line with one request running and none waiting, or the request log line of an empty prompt just
-before the engine died.
+before the engine died, or a token id in the request that a device kernel then indexed past the vocabulary.
 """
 
 from __future__ import annotations
@@ -164,4 +164,69 @@ RULE_EMPTY_PROMPT = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_TEMPLATE_REFUSED, RULE_SINGLE_STREAM, RULE_EMPTY_PROMPT]
+
+# --- OP-5.22 a token id outside the vocabulary ---------------------------------------------------------
+
+# vLLM's catalog: sampling_params.py's `_validate_stop_token_ids` ("token_id(s) … in stop_token_ids contain
+# out-of-vocab token ids") is first in 0.29; allowed_token_ids and logit_bias were checked long before.
+STOP_TOKEN_IDS_CHECKED_FROM = "0.29"
+
+
+def _check_token_outside_vocab(facts: Facts) -> list[Finding]:
+    faults = [e for e in facts.events_of(LogEventKind.INDEX_OUT_OF_BOUNDS) if e.index_bound]
+    for sent in facts.events_of(LogEventKind.REQUEST_TOKEN_IDS):
+        for fault in faults:
+            outside = [i for i in sent.token_ids if i >= (fault.index_bound or 0)]
+            if outside and (fault.index is None or fault.index in sent.token_ids):
+                return [_outside_vocab_finding(sent, fault, outside)]
+    return []
+
+
+def _outside_vocab_finding(sent: LogEvent, fault: LogEvent, outside: list[int]) -> Finding:
+    field, ids = sent.request_field or "token ids", ", ".join(str(i) for i in outside)
+    return RULE_TOKEN_OUTSIDE_VOCAB.finding(
+        Severity.CRITICAL,
+        f"the request's {field} hold {ids}, outside the model's vocabulary ({fault.index_bound:,} tokens): a kernel "
+        "indexed past it",
+        summary=f"A token id is a column of the logits, which are as wide as the model's vocabulary. {field} "
+        f"reached the device as indices and the kernel that used {fault.index} found the dimension only "
+        f"{fault.index_bound:,} wide: a device-side fault kills the worker, and with it every rank and every "
+        "request in flight. Token ids are per tokenizer: an id copied from another model's (an end-of-turn token "
+        "of another family) is the usual source. Before "
+        f"{STOP_TOKEN_IDS_CHECKED_FROM} vLLM did not check stop_token_ids against the vocabulary, as it checked "
+        "allowed_token_ids and logit_bias.",
+        evidence=[c.log_evidence(sent, name=field, value=ids), c.log_evidence(fault, name="index out of bounds")],
+        actions=[
+            f"Upgrade vLLM to {STOP_TOKEN_IDS_CHECKED_FROM} or later: it refuses stop_token_ids outside the "
+            "vocabulary with HTTP 400 instead of crashing the engine (sampling_params.py, vllm#54196).",
+            f"Fix the client: send token ids from this model's own tokenizer (below {fault.index_bound:,}), or stop "
+            "on text with `stop` strings, which need no ids; then restart the server.",
+        ],
+        confidence=0.9,
+    )
+
+
+RULE_TOKEN_OUTSIDE_VOCAB = Rule(
+    code="OP-5.22",
+    title="a token id in the request lies outside the model's vocabulary",
+    category=Category.RELIABILITY,
+    check=_check_token_outside_vocab,
+    needs=("events",),
+    page=RulePage(
+        checks="Token ids a request carried (`stop_token_ids`, `allowed_token_ids`, in its JSON body or vLLM's "
+        "request log) and an index error naming one of them, or a bound they pass: `index value N exceeds bounds "
+        "M`, `index N is out of bounds for dimension D with size M`.",
+        why="Token ids index the logits, as wide as the vocabulary; one the server did not check crashes a device "
+        "kernel and the engine with it.",
+        example='`"stop_token_ids": [151645]` to a model of 129,280 tokens, then `index value 151645 exceeds bounds '
+        "129280` on every Ascend rank (vllm#54195).",
+        fix=f"Upgrade vLLM ({STOP_TOKEN_IDS_CHECKED_FROM}+ refuses them); send ids from the served model's tokenizer.",
+        limits="Needs both the request and the kernel's numbers in the text; a CUDA device assert prints no index.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/54195",
+            "https://github.com/vllm-project/vllm/pull/54196",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_TEMPLATE_REFUSED, RULE_SINGLE_STREAM, RULE_EMPTY_PROMPT, RULE_TOKEN_OUTSIDE_VOCAB]

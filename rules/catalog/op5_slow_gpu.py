@@ -16,7 +16,7 @@ import re
 from statistics import median
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 
@@ -44,7 +44,9 @@ _BITS = (
 def _check_slow_gpu(facts: Facts) -> list[Finding]:
     if c.on_cpu_backend(facts):
         return []
-    lines = [e for e in facts.events_of(LogEventKind.STATS_LINE) if _pure_decode(e)]
+    every = c.stats_lines(facts)
+    # beside a long chunked prefill, decode is slow for another reason (OP-5.23)
+    lines = [e for i, e in enumerate(every) if _pure_decode(e) and c.long_prefill_beside(facts, every, i) is None]
     if len(lines) < MIN_DECODE_LINES:
         return []
     weights = _weight_bytes(facts)

@@ -4,8 +4,8 @@ Kept apart from the reader (logs.py) because this is the part that grows with ea
 release: one `Pattern` per wording (pattern.py: what a wording is, the number conversions),
 in one module per family of lines: startup (version, arguments, sizing), stats (periodic
 lines), startup_failures, runtime_failures, request_errors, environment (failures around
-vLLM) and benchmark (what vLLM's benchmark script prints). `PATTERNS` is their tables in that
-order, and `candidates` the keyword prefilter over it.
+vLLM), benchmark (what vLLM's benchmark script prints) and profile (a profiler's rows). `PATTERNS`
+is their tables in that order, and `candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from advisor.collect.log_patterns import (
     benchmark,
     environment,
+    profile,
     request_errors,
     runtime_failures,
     startup,
@@ -32,6 +33,7 @@ PATTERNS: tuple[Pattern, ...] = (
     *request_errors.PATTERNS,
     *environment.PATTERNS,
     *benchmark.PATTERNS,
+    *profile.PATTERNS,
 )
 
 

@@ -63,6 +63,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Received request (?P<id>\S+): prompt: (?:''|\"\"),",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # token ids a request carries: its JSON body (`"stop_token_ids": [151645]`) or vLLM's request log of
+        # its SamplingParams (`stop_token_ids=[151645]`); what they index must be inside the model's vocabulary
+        ("stop_token_ids", "allowed_token_ids"),
+        K.REQUEST_TOKEN_IDS,
+        r"(?P<field>stop_token_ids|allowed_token_ids)['\"]?\s*[:=]\s*\[(?P<ids>\s*\d+(?:\s*,\s*\d+)*)\s*\]",
+        lambda m: {"request_field": m["field"], "token_ids": [int(i) for i in m["ids"].split(",")]},
+    ),
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
         ("is too long and exceeds limit of",),
         K.PROMPT_OVER_LIMIT,

@@ -67,6 +67,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Cuda failure '[^']+'.*",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own
+        ("exceeds bounds", "is out of bounds for dimension"),
+        K.INDEX_OUT_OF_BOUNDS,
+        r"index value (?P<i>\d+) exceeds bounds (?P<n>\d+)|index (?P<i2>\d+) is out of bounds for dimension \d+ "
+        r"with size (?P<n2>\d+)",
+        lambda m: {"index": to_int(m["i"] or m["i2"]), "index_bound": to_int(m["n"] or m["n2"])},
+    ),
     wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later
         ("illegal memory access", "misaligned address", "illegal instruction"),
         K.CUDA_KERNEL_FAULT,

@@ -43,6 +43,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>[\d,]+)",
         lambda m: {"max_num_batched_tokens": to_int(m["n"])},
     ),
+    wording(  # platforms/__init__.py: an out-of-tree platform (vllm-metal, vllm-ascend …) runs the model
+        ("Platform plugin",),
+        K.PLATFORM_PLUGIN,
+        r"Platform plugin (?P<name>\S+) is activated",
+        lambda m: {"message": m["name"]},
+    ),
     wording(  # vLLM's CPU backend (utils/ompmultiprocessing.py): one line per worker of the binding block
         (", core ids=[",),
         K.CPU_THREADS_BIND,

@@ -1,4 +1,4 @@
-"""OP-5.19 to OP-5.21: what the client sent, read from the text that shows it."""
+"""OP-5.19 to OP-5.22: what the client sent, read from the text that shows it."""
 
 from __future__ import annotations
 
@@ -53,3 +53,25 @@ def test_an_empty_prompt_right_before_the_engine_died_is_named_above_the_death()
     assert health.RULE_DEAD.evaluate(facts)[0].confidence == 0.7  # the death, with its cause named elsewhere
     far = Facts(events=[event(K.EMPTY_PROMPT, 1), event(K.FATAL_ERROR, 40)])
     assert op5_requests.RULE_EMPTY_PROMPT.evaluate(far) == []
+
+
+def test_a_stop_token_id_past_the_vocabulary_the_kernel_names_is_the_cause_with_the_release_that_refuses_it():
+    # vllm#54195: a stop token id of another tokenizer; vLLM's request log and torch's CPU wording read the same
+    facts = _facts(
+        [
+            "INFO 08-28 10:00:00 [logger.py:40] Received request chatcmpl-1: params: SamplingParams(n=1, "
+            "stop_token_ids=[2, 151645], max_tokens=300)",
+            "IndexError: index 151645 is out of bounds for dimension 1 with size 129280",
+        ]
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-5.22" and "stop_token_ids hold 151645, outside the model's vocabulary (129,280" in top.title
+    assert top.actions[0].startswith("Upgrade vLLM to 0.29 or later")
+    assert [e.value for e in top.evidence][0] == "151645"
+
+
+def test_ids_inside_the_vocabulary_or_an_index_of_something_else_name_no_token():
+    inside = _facts(['{"stop_token_ids": [128001]}', "index value 151645 exceeds bounds 129280!"])
+    other = _facts(['{"stop_token_ids": [151645]}', "index 3 is out of bounds for dimension 0 with size 2"])
+    for facts in (inside, other):
+        assert op5_requests.RULE_TOKEN_OUTSIDE_VOCAB.evaluate(facts) == []

@@ -18,18 +18,14 @@ CASES = load_cases()
 # Wrong at the top finding on 2026-11-30 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
-        "performance-chunked-prefill-starves-decode",
         "performance-decode-tps-context-decay",
         "performance-olmocr-omp-threads-overload",
-        "performance-omp-threads-k8s-penalties",
         "performance-tt-multistep-metric-undercount",
-        "runtime-oov-stop-token-ids-engine-crash",
         "runtime-qwen3vl-async-sched-race",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",
         "runtime-v1-invalid-guided-regex-kills-enginecore",
         "runtime-v1-rpc-execute-model-timeout-enginedead",
-        "runtime-vllm-metal-logprobs-500",
         "startup-activation-ops-undefined-symbol-torch",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
         "v0-hang-kv-full-pending-scaled-gpus",
