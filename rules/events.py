@@ -83,6 +83,28 @@ class LogEventKind(str, Enum):
     # a device kernel's index past its tensor: "index value 151645 exceeds bounds 129280" (Ascend's IndexCheck),
     # torch's "index 151645 is out of bounds for dimension 1 with size 129280"
     INDEX_OUT_OF_BOUNDS = "index_out_of_bounds"
+    # a kernel compiled at engine start (FlashInfer's JIT) found no CUDA compiler: "Could not find nvcc and default
+    # cuda_home='/usr/local/cuda' doesn't exist"
+    JIT_NO_NVCC = "jit_no_nvcc"
+    # a kernel compiled at engine start failed to build: torch's `_run_ninja_build` frame, "Ninja build failed",
+    # "Error building extension", "CUDA compiler and CUDA toolkit headers are incompatible"
+    JIT_BUILD_FAILED = "jit_build_failed"
+    # the loader found no CUDA library of the major version a binary needs: "libcudart.so.12: cannot open shared
+    # object file"; component: the library, version: its major version
+    CUDA_LIBRARY_MISSING = "cuda_library_missing"
+    # what PyTorch was built with, from `python collect_env.py` ("CUDA used to build PyTorch: 11.8") or its version
+    # suffix ("2.4.0+cu118"); version: the CUDA release
+    TORCH_CUDA_BUILD = "torch_cuda_build"
+    # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out"
+    GATEWAY_ERROR = "gateway_error"
+    # a URL of the local host the text shows (http://localhost:8000/v1/…): the client meant a server beside it
+    LOCAL_ENDPOINT = "local_endpoint"
+    # aiohttp's InvalidURL naming an address without a scheme ("InvalidURL: 172.25.239.45:33080"): a proxy
+    # variable written as host:port, read by the client session vLLM fetches media with (trust_env)
+    PROXY_URL_INVALID = "proxy_url_invalid"
+    # an orchestrator's health check gave up on the server: Ray Serve's "Didn't receive health check response for
+    # replica … after 10.0s, marking it unhealthy", Kubernetes' "Liveness probe failed"
+    HEALTH_CHECK_FAILED = "health_check_failed"
     # CUDA error 803: "system has unsupported display driver / cuda driver combination"
     CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
@@ -126,6 +148,7 @@ class CatalogRef(BaseModel):
     captured: dict[str, str] = Field(default_factory=dict)  # field name -> the user's value
     partial: bool = False  # only its leading sentences matched (a cut paste)
     predicted: bool = False  # not read from a log: servops' launch check says vLLM would print it
+    kind: str | None = None  # raise | log | response | assert (an internal check's words, failing as AssertionError)
 
     def location(self) -> str:
         return f"vllm/{self.file.removeprefix('vllm/')}:{self.line} (vLLM {self.first}–{self.last})"
@@ -240,6 +263,7 @@ class LogEvent(BaseModel):
     function: str | None = None  # a profiled function …
     code_file: str | None = None  # … the source file it is in …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
+    status: int | None = None  # an HTTP status a gateway answered with
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -335,6 +359,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
+    LogEventKind.JIT_NO_NVCC: ("message",),
+    LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
+    LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
+    LogEventKind.TORCH_CUDA_BUILD: ("version",),
+    LogEventKind.GATEWAY_ERROR: ("message", "status"),
+    LogEventKind.LOCAL_ENDPOINT: ("message",),
+    LogEventKind.PROXY_URL_INVALID: ("message",),
+    LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),

@@ -32,6 +32,7 @@ from rules.catalog import (
     op3_parallelism,
     op4_never_hits,
     op4_prefix,
+    op5_between,
     op5_floors,
     op5_kv,
     op5_latency,
@@ -46,6 +47,7 @@ from rules.catalog import (
     op7_environment,
     op7_packages,
     op7_plugins,
+    op7_toolchain,
     vc_vllm_messages,
 )
 from rules.model import Rule
@@ -70,10 +72,12 @@ MODULES = (
     op5_requests,
     op5_prefill_stall,
     op5_profile,
+    op5_between,
     op6_specdec,
     op7_environment,
     op7_packages,
     op7_plugins,
+    op7_toolchain,
     ap_sizing,
     ap_features_off,
     health,

@@ -49,12 +49,13 @@ def _stall_finding(facts: Facts, crawl: LogEvent, per_sequence: float, tokens: i
     return RULE_PREFILL_STALL.finding(
         Severity.MEDIUM,
         f"decode crawled at {per_sequence:.2g} tokens/s per sequence while {tokens:,} prompt tokens were prefilled "
-        "in chunks: each step carried a prefill chunk",
+        "beside it: the steps went to the prefill",
         summary=f"With {crawl.running} requests running the server generated {crawl.generation_throughput_tps:g} "
         f"tokens/s, and the same or the next interval finished {tokens:,} prompt tokens, more than "
         f"{c.LONG_PREFILL_BUDGETS} steps' budget of {budget:,}. Chunked prefill splits a long prompt over steps of "
         "up to --max-num-batched-tokens tokens and puts one token of every decoding request in each of them, so "
-        "while the prompt prefills, each stream gets one token per chunk's compute. It ends when the prefill does.",
+        "while the prompt prefills, each stream gets one token per chunk's compute (V0 without chunked prefill "
+        "runs whole prefills before any decode step: worse). It ends when the prefill does.",
         evidence=[
             c.log_evidence(crawl, name="generation throughput per running sequence", value=round(per_sequence, 3)),
             c.log_evidence(finished, name="prompt tokens finished", value=tokens),

@@ -4,8 +4,10 @@ Kept apart from the reader (logs.py) because this is the part that grows with ea
 release: one `Pattern` per wording (pattern.py: what a wording is, the number conversions),
 in one module per family of lines: startup (version, arguments, sizing), stats (periodic
 lines), startup_failures, runtime_failures, request_errors, environment (failures around
-vLLM), benchmark (what vLLM's benchmark script prints) and profile (a profiler's rows). `PATTERNS`
-is their tables in that order, and `candidates` the keyword prefilter over it.
+vLLM), toolchain (the CUDA compiler, libraries and PyTorch build under it), between (gateways,
+proxies and health checks between the client and vLLM), benchmark (what vLLM's benchmark script
+prints) and profile (a profiler's rows). `PATTERNS` is their tables in that order, and
+`candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 
 from advisor.collect.log_patterns import (
     benchmark,
+    between,
     environment,
     profile,
     request_errors,
@@ -21,6 +24,7 @@ from advisor.collect.log_patterns import (
     startup,
     startup_failures,
     stats,
+    toolchain,
 )
 from advisor.collect.log_patterns.pattern import Pattern
 
@@ -32,6 +36,8 @@ PATTERNS: tuple[Pattern, ...] = (
     *runtime_failures.PATTERNS,
     *request_errors.PATTERNS,
     *environment.PATTERNS,
+    *toolchain.PATTERNS,
+    *between.PATTERNS,
     *benchmark.PATTERNS,
     *profile.PATTERNS,
 )

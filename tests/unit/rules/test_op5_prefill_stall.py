@@ -26,7 +26,10 @@ CRAWL_THEN_PREFILL = [_line(2, 10.0, 0.0, 0.9), _line(5, 20.0, 7408.7, 20.4)]
 
 def test_a_crawl_beside_a_prefill_of_many_budgets_is_named_with_both_numbers():
     [finding] = op5_prefill_stall.RULE_PREFILL_STALL.evaluate(Facts(events=CRAWL_THEN_PREFILL))
-    assert finding.title.startswith("decode crawled at 0.45 tokens/s per sequence while 74,087 prompt tokens")
+    assert finding.title == (
+        "decode crawled at 0.45 tokens/s per sequence while 74,087 prompt tokens were prefilled beside it: the steps "
+        "went to the prefill"
+    )
     assert [e.value for e in finding.evidence] == [0.45, 74087]
     assert finding.changes == []  # vLLM's default budget is already the small one: nothing to lower
 

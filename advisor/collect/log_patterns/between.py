@@ -1,0 +1,53 @@
+"""What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
+neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
+health check giving up on the server.
+
+Why read: these failures look like vLLM's, and the text a person pastes from their client, proxy or orchestrator
+says they are not (microsoft/VibeVoice#248, vllm#16918, ray#54070).
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, wording
+from rules.events import LogEventKind as K
+
+
+def _health_check(match: re.Match[str]) -> Fields:
+    seconds = to_float(match["seconds"])
+    return {
+        "message": match.group(0),
+        "component": "Ray Serve" if match["seconds"] else "Kubernetes",
+        "timeout_ms": int(seconds * 1000) if seconds is not None else None,
+    }
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway"
+        ("502", "504"),
+        K.GATEWAY_ERROR,
+        r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504)\b"
+        r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out))",
+        lambda m: {"message": m.group(0), "status": int(m["status"] or m["status2"])},
+    ),
+    wording(  # what a client called; a server's own "… running on http://0.0.0.0:8000" is where it listens
+        ("://localhost", "://127.0.0.1", "://0.0.0.0"),
+        K.LOCAL_ENDPOINT,
+        r"(?<! on )https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?[^\s'\"]*",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # aiohttp refusing a URL with no scheme: a proxy variable written as host:port
+        ("InvalidURL",),
+        K.PROXY_URL_INVALID,
+        r"InvalidURL: (?P<url>(?![A-Za-z][\w+.-]*://)[\w.-]+:\d+)\s*$",
+        lambda m: {"message": m["url"]},
+    ),
+    wording(
+        ("health check response", "Liveness probe failed", "Readiness probe failed"),
+        K.HEALTH_CHECK_FAILED,
+        r"Didn't receive health check response for replica .*? after (?P<seconds>[\d.]+)s.*"
+        r"|(?:Liveness|Readiness) probe failed.*",
+        _health_check,
+    ),
+)

@@ -1,0 +1,57 @@
+"""The CUDA toolchain under vLLM, in its own words and the loader's: a kernel compiled at engine start that finds
+no compiler or fails to build (FlashInfer's JIT through torch's cpp_extension), a CUDA library of the major
+version a binary was linked against that the loader cannot find, and the CUDA release PyTorch was built for
+(`python collect_env.py`, which issue templates ask for).
+
+Why apart from environment.py: these name versions that must agree (the toolkit, the runtime, PyTorch's build,
+vLLM's wheel), and the rules compare them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
+from rules.events import LogEventKind as K
+
+
+def _jit_build(match: re.Match[str]) -> Fields:
+    return {"message": match.group(0), "component": "FlashInfer" if "flashinfer" in match.string.lower() else None}
+
+
+def _torch_cuda(match: re.Match[str]) -> Fields:
+    """`11.8` from collect_env's line, or from a version suffix `+cu118` (`cu130` → `13.0`)."""
+    if match["release"]:
+        return {"version": match["release"]}
+    digits = match["cu"]
+    return {"version": f"{digits[:-1]}.{digits[-1]}"}
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
+        ("Could not find nvcc",),
+        K.JIT_NO_NVCC,
+        r"Could not find nvcc(?: and default cuda_home='[^']*' doesn't exist)?",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # torch.utils.cpp_extension building a JIT kernel: its frame, or its error's words
+        ("_run_ninja_build", "Ninja build failed", "Error building extension", "CUDA toolkit headers are incompatible"),
+        K.JIT_BUILD_FAILED,
+        r"in _run_ninja_build|Ninja build failed.*|Error building extension '[^']*'|CUDA compiler and CUDA toolkit "
+        r"headers are incompatible",
+        _jit_build,
+    ),
+    wording(  # the dynamic loader, for a library of CUDA's own (not the driver's libcuda.so.1)
+        (": cannot open shared object file",),
+        K.CUDA_LIBRARY_MISSING,
+        r"(?P<library>lib(?:cudart|cublas|cublasLt|cudnn\w*|nccl|nvrtc|nvJitLink|cusparse\w*|cufft|curand)\.so"
+        r"\.(?P<major>\d+))[\d.]*: cannot open shared object file",
+        lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
+    ),
+    wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
+        ("CUDA used to build PyTorch:", "PyTorch version:"),
+        K.TORCH_CUDA_BUILD,
+        r"CUDA used to build PyTorch: (?P<release>\d+\.\d+)|PyTorch version: \S+\+cu(?P<cu>\d{3,})",
+        _torch_cuda,
+    ),
+)

@@ -1,0 +1,220 @@
+"""OP-5.25 to OP-5.27: what stands between the client and vLLM — a gateway's 502 or 504, a proxy variable
+written without its scheme, an orchestrator's health check restarting a server that is only busy.
+
+Why a family of their own: each looks like vLLM failing and is settled outside it, and the text says so. vLLM's
+OpenAI server answers no 502 and no 504 (its entrypoints of 0.32 use neither status), so one of them came from
+a proxy or gateway; vLLM fetches request media with an aiohttp session that reads the proxy variables
+(`trust_env=True`, vllm/connections.py), and aiohttp refuses a proxy written as host:port; Ray Serve restarts
+a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not.
+Sources: microsoft/VibeVoice#248, vllm#16918, ray-project/ray#54070.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+BUSY_WAITING = 1  # requests waiting in a stats line beside the failed health check: the engine was busy
+
+
+# --- OP-5.25 a gateway answered ------------------------------------------------------------------------
+
+
+def _check_gateway(facts: Facts) -> list[Finding]:
+    errors = facts.events_of(LogEventKind.GATEWAY_ERROR)
+    if not errors:
+        return []
+    local = facts.events_of(LogEventKind.LOCAL_ENDPOINT)
+    return [_gateway_finding(errors[0], local[0] if local else None)]
+
+
+def _gateway_finding(error: LogEvent, local: LogEvent | None) -> Finding:
+    status = error.status or 502
+    evidence = [c.log_evidence(error, name="gateway status", value=status)]
+    if local is not None:
+        evidence.append(c.log_evidence(local, name="local server the client called"))
+        return RULE_GATEWAY.finding(
+            Severity.HIGH,
+            f"HTTP {status} for a server on this host: a proxy answered, not vLLM (http_proxy / https_proxy in the "
+            "client's environment)",
+            summary=f"vLLM's server never answers {status}; a request to {local.message} that gets one went through "
+            "an HTTP proxy, which most clients (requests, httpx, the openai SDK, curl) take from http_proxy / "
+            "https_proxy, and the proxy cannot reach the client's own localhost.",
+            evidence=evidence,
+            actions=[
+                "Unset http_proxy and https_proxy (and HTTP_PROXY, HTTPS_PROXY) in the client's environment, or add "
+                "the server's host to no_proxy / NO_PROXY (localhost,127.0.0.1).",
+            ],
+            confidence=0.85,
+        )
+    return RULE_GATEWAY.finding(
+        Severity.HIGH,
+        f"HTTP {status} from a gateway in front of vLLM, not from vLLM: "
+        + ("it got no valid answer (vLLM down, restarting or refusing)" if status == 502 else "vLLM answered late"),
+        summary=f"vLLM's server never answers {status}; the proxy, ingress or load balancer between the client and "
+        "it did. "
+        + (
+            "A 502 means the gateway's upstream closed or refused the connection: vLLM not started yet, restarting "
+            "after a crash, or its port not the one the gateway targets."
+            if status == 502
+            else "A 504 means vLLM did not answer within the gateway's timeout: a long generation, or a queue."
+        ),
+        evidence=evidence,
+        actions=[
+            "Read vLLM's own log at that time: a restart or an engine death is there, or the request never reached "
+            "it (the gateway's upstream address and port)."
+            if status == 502
+            else "Raise the gateway's read timeout above the longest generation (stream the response to keep the "
+            "connection busy), or lower the queue (fewer concurrent requests per replica, more replicas).",
+            "If the client only meant to reach a server on its own host, a proxy variable (http_proxy, https_proxy) "
+            "sent it to a proxy: unset it or add the host to no_proxy.",
+        ],
+        confidence=0.6,
+    )
+
+
+RULE_GATEWAY = Rule(
+    code="OP-5.25",
+    title="a gateway's 502 or 504, not vLLM's",
+    category=Category.RELIABILITY,
+    check=_check_gateway,
+    needs=("events",),
+    page=RulePage(
+        checks="A client's or proxy's words for HTTP 502 or 504 (`Error: 502`, `Error code: 504`, `502 Bad "
+        "Gateway`); with a localhost URL in the same text, the client's proxy variables.",
+        why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502 or 504: those come from whatever sits "
+        "in between.",
+        example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "
+        "http_proxy and https_proxy fixed it (microsoft/VibeVoice#248).",
+        fix="Local server: unset the proxy variables or set no_proxy. Otherwise: vLLM's log at that time, the "
+        "gateway's upstream and timeouts.",
+        limits="A 502 or 504 quoted in prose reads the same as one printed; the gateway's own log says which "
+        "upstream failed.",
+        references=["https://github.com/microsoft/VibeVoice/issues/248"],
+    ),
+)
+
+
+# --- OP-5.26 a proxy variable without its scheme ----------------------------------------------------------
+
+
+def _check_proxy_url(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.PROXY_URL_INVALID)
+    if not events:
+        return []
+    address = events[0].message
+    return [
+        RULE_PROXY_URL.finding(
+            Severity.HIGH,
+            f"the proxy variable is written as {address}, without http://: the server's media fetch cannot use it",
+            summary="vLLM downloads a request's image, audio or video URLs itself, with an aiohttp session that takes "
+            "its proxy from the environment (http_proxy / https_proxy, trust_env in vllm/connections.py). aiohttp "
+            f"needs the proxy as a URL; {address} has no scheme, so every request with a media URL fails while "
+            "requests without one are answered.",
+            evidence=[c.log_evidence(events[0], name="proxy address aiohttp refused")],
+            actions=[
+                f"Write the server's proxy variable as a URL: http_proxy=http://{address} (and https_proxy the same), "
+                "then restart vLLM.",
+                "Or, if the media hosts need no proxy, add them to no_proxy / NO_PROXY; or unset the proxy for vLLM.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_PROXY_URL = Rule(
+    code="OP-5.26",
+    title="a proxy variable written without its scheme breaks the media fetch",
+    category=Category.RELIABILITY,
+    check=_check_proxy_url,
+    needs=("events",),
+    page=RulePage(
+        checks="aiohttp's `InvalidURL: <host>:<port>` with no scheme in the address.",
+        why="vLLM fetches request media through the environment's proxy; aiohttp refuses a proxy that is not a URL.",
+        example="`aiohttp.client_exceptions.InvalidURL: 172.25.239.45:33080` for every image request; the reporter "
+        "had set up a proxy (vllm#16918).",
+        fix="http_proxy=http://host:port; or no_proxy for the media hosts.",
+        limits="An image URL itself written without a scheme reads the same; the address looking like a proxy's "
+        "(an IP and a port) is what points at the variable.",
+        references=["https://github.com/vllm-project/vllm/issues/16918"],
+    ),
+)
+
+
+# --- OP-5.27 a health check restarted a busy server ------------------------------------------------------
+
+
+def _check_health_check(facts: Facts) -> list[Finding]:
+    failed = facts.events_of(LogEventKind.HEALTH_CHECK_FAILED)
+    if not failed:
+        return []
+    busy = [e for e in c.stats_lines(facts) if (e.waiting or 0) >= BUSY_WAITING]
+    return [_health_check_finding(failed[0], busy[-1] if busy else None)]
+
+
+def _health_check_finding(check: LogEvent, busy: LogEvent | None) -> Finding:
+    who = check.component or "the orchestrator"
+    after = f" after {check.timeout_ms / 1000:g} s" if check.timeout_ms else ""
+    evidence = [c.log_evidence(check, name="health check")]
+    if busy is not None:
+        evidence.append(c.log_evidence(busy, name="requests waiting", value=busy.waiting))
+    ray = who == "Ray Serve"
+    timeout = (
+        "Raise the Ray Serve deployment's health check timeout (health_check_timeout_s in its deployment config)"
+        if ray
+        else "Raise the probe's timeoutSeconds and failureThreshold (a startupProbe for the start)"
+    )
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH if busy is not None else Severity.MEDIUM,
+        f"{who}{_possessive(who)} health check timed out{after}{_busy_words(busy)}",
+        summary=f"{who} marks a server unhealthy when its health check does not answer in time, and restarts it, "
+        "losing every request in flight. "
+        + (
+            "The stats lines show the engine working through a queue, so the check was slow because the server "
+            "was busy, not because it had died."
+            if busy
+            else "Whether the engine was busy or stuck is not in the text: its stats lines at that time say which."
+        ),
+        evidence=evidence,
+        actions=[
+            f"{timeout} above the longest the server takes to answer under a full queue.",
+            "Bound the queue so the check is never stuck behind it: fewer concurrent requests per replica (the "
+            "router's or deployment's max ongoing requests), more replicas.",
+        ],
+        confidence=0.75 if busy is not None else 0.5,
+    )
+
+
+def _possessive(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"
+
+
+def _busy_words(busy: LogEvent | None) -> str:
+    if busy is None:
+        return ""
+    return f" while vLLM was busy ({busy.waiting} requests waiting): a busy replica restarted, not a dead one"
+
+
+RULE_HEALTH_CHECK = Rule(
+    code="OP-5.27",
+    title="an orchestrator's health check restarted the server",
+    category=Category.RELIABILITY,
+    check=_check_health_check,
+    needs=("events",),
+    page=RulePage(
+        checks="Ray Serve's `Didn't receive health check response for replica … after Ns, marking it unhealthy`, or "
+        "Kubernetes' `Liveness probe failed` / `Readiness probe failed`; busy when a stats line shows requests "
+        f"waiting (at least {BUSY_WAITING}).",
+        why="A health check that waits behind a full engine fails although the server is healthy; the restart "
+        "loses everything in flight and the queue comes back.",
+        example="Ray Serve's 10 s check failing with 951 requests pending and 27,409 prompt tokens/s; the "
+        "replica restarted every half hour until the timeout was raised to 600 s (ray-project/ray#54070).",
+        fix="A longer health check timeout than the queue's worst; a bounded queue per replica.",
+        limits="Without stats lines the finding cannot tell busy from stuck.",
+        references=["https://github.com/ray-project/ray/issues/54070"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_GATEWAY, RULE_PROXY_URL, RULE_HEALTH_CHECK]

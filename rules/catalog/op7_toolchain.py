@@ -1,0 +1,174 @@
+"""OP-7.13 and OP-7.14: the CUDA toolchain under vLLM — a kernel compiled at engine start with no compiler to
+build it, and a CUDA library of the major version a binary was built for that the loader cannot find.
+
+Why a family of their own: these are neither vLLM's checks nor a package at the wrong version; they are the
+image or host vLLM runs in. vLLM on CUDA samples top-k/top-p with FlashInfer by default
+(VLLM_USE_FLASHINFER_SAMPLER, vllm/envs.py of 0.32), and FlashInfer compiles kernels it was not shipped with
+at their first use, during the engine's start-up profile run, with the CUDA toolkit's nvcc found through
+CUDA_HOME (else /usr/local/cuda). A runtime image has no nvcc. Sources: davanstrien/uv-scripts-for-ai#9
+(VLLM_USE_FLASHINFER_SAMPLER=0), odysseus-dev/odysseus#228 (CUDA_HOME at pip's nvcc), kserve/kserve#4565 and
+#4567 (the kernels built ahead of time in the image), vllm#7112 (libcudart.so.12 beside a PyTorch for CUDA
+11.8).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
+
+
+# --- OP-7.13 a kernel compiled at engine start: no compiler, or a failed build ---------------------
+
+
+def _check_jit(facts: Facts) -> list[Finding]:
+    missing = facts.events_of(LogEventKind.JIT_NO_NVCC)
+    failed = facts.events_of(LogEventKind.JIT_BUILD_FAILED)
+    if not missing and not failed:
+        return []
+    return [_jit_finding(missing[0] if missing else failed[0], no_compiler=bool(missing))]
+
+
+def _jit_finding(event: LogEvent, no_compiler: bool) -> Finding:
+    what = "found no CUDA compiler (nvcc)" if no_compiler else "failed to build"
+    return RULE_JIT.finding(
+        Severity.CRITICAL,
+        f"a kernel JIT-compiled at engine start {what}: FlashInfer's sampler compiles at start by default",
+        summary="vLLM on CUDA samples top-k/top-p with FlashInfer unless VLLM_USE_FLASHINFER_SAMPLER=0, and "
+        "FlashInfer's JIT compilation builds every kernel it was not shipped with at its first use: during the "
+        "engine's start-up profile run, so the engine dies before it serves. The build needs the CUDA toolkit "
+        "(nvcc and its headers, matching the CUDA runtime), found through CUDA_HOME or /usr/local/cuda; a "
+        "runtime image, or CUDA installed as pip wheels without CUDA_HOME, has none"
+        + ("." if no_compiler else ", and a toolkit whose headers do not match its compiler fails the same way."),
+        evidence=[c.log_evidence(event, name="JIT compilation")],
+        changes=[
+            ConfigChange(
+                flag=SAMPLER_ENV,
+                current=None,
+                proposed="0",
+                reason="vLLM's PyTorch-native top-k/top-p sampler: nothing to compile at start",
+                cost="top-k/top-p sampling a little slower than FlashInfer's kernel; greedy requests do not sample",
+                kind="env",
+            )
+        ],
+        alternatives=[
+            ConfigChange(
+                flag="CUDA_HOME",
+                current=None,
+                proposed="<the CUDA toolkit directory that holds bin/nvcc>",
+                reason="FlashInfer's JIT finds the compiler through CUDA_HOME before /usr/local/cuda; pip's "
+                "nvidia-cuda-nvcc wheel unpacks a toolkit under site-packages/nvidia/",
+                cost="the first start compiles (minutes); the kernels are cached for the next",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Or give the image a CUDA compiler that matches its runtime: a CUDA `-devel` base image, or set "
+            "CUDA_HOME to the toolkit that holds bin/nvcc.",
+            "Or build FlashInfer's kernels ahead of time into the image (its AOT build, or the flashinfer-jit-cache "
+            "package of the same FlashInfer version), so nothing compiles when the engine starts.",
+        ],
+        confidence=0.85 if no_compiler else 0.7,
+    )
+
+
+RULE_JIT = Rule(
+    code="OP-7.13",
+    title="a kernel compiled at engine start found no compiler or failed to build",
+    category=Category.CONFIGURATION,
+    check=_check_jit,
+    needs=("events",),
+    page=RulePage(
+        checks="FlashInfer's `Could not find nvcc and default cuda_home=… doesn't exist`, torch's `_run_ninja_build` "
+        "frame, `Ninja build failed`, `Error building extension`, or `CUDA compiler and CUDA toolkit headers are "
+        "incompatible`.",
+        why="FlashInfer compiles kernels at their first use, which for its sampler is vLLM's start-up profile run; "
+        "without a matching CUDA toolkit the engine dies before serving.",
+        example="`RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist` at "
+        "engine start in an image with the CUDA runtime only (davanstrien/uv-scripts-for-ai#9).",
+        fix=f"{SAMPLER_ENV}=0; or a CUDA toolkit in the image (a -devel base, CUDA_HOME at nvcc); or FlashInfer's "
+        "kernels built ahead of time.",
+        limits="Names the sampler because it is the JIT user every CUDA start runs; an attention backend or MoE "
+        "kernel compiled at start needs the same toolkit, and turning the sampler off does not help those.",
+        references=[
+            "https://github.com/davanstrien/uv-scripts-for-ai/issues/9",
+            "https://github.com/odysseus-dev/odysseus/pull/228",
+            "https://github.com/kserve/kserve/pull/4567",
+        ],
+    ),
+)
+
+
+# --- OP-7.14 a CUDA library of another major version --------------------------------------------------
+
+
+def _check_cuda_library(facts: Facts) -> list[Finding]:
+    missing = facts.events_of(LogEventKind.CUDA_LIBRARY_MISSING)
+    if not missing:
+        return []
+    torch_build = facts.events_of(LogEventKind.TORCH_CUDA_BUILD)
+    return [_library_finding(missing[0], torch_build[0].version if torch_build else None)]
+
+
+def _library_finding(event: LogEvent, torch_cuda: str | None) -> Finding:
+    library, major = event.component or "a CUDA library", event.version or "?"
+    other = torch_cuda is not None and torch_cuda.split(".")[0] != major
+    title = f"{library} (CUDA {major}) not found by the loader"
+    title += f": PyTorch here is built for CUDA {torch_cuda}, a CUDA version mismatch" if other else ""
+    return RULE_CUDA_LIBRARY.finding(
+        Severity.CRITICAL,
+        title,
+        summary=f"A compiled binary (vLLM's own ops, or a kernel package) was linked against CUDA {major}'s "
+        f"{library}, and no directory the loader searches holds it"
+        + (
+            f"; the PyTorch installed beside it was built for CUDA {torch_cuda}, so the two came from builds for "
+            "different CUDA versions."
+            if other
+            else "."
+        )
+        + " vLLM then runs without the ops that library serves, or fails to import them.",
+        evidence=[c.log_evidence(event, name="missing CUDA library")],
+        changes=[
+            ConfigChange(
+                flag="LD_LIBRARY_PATH",
+                current=None,
+                proposed=f"<the directory that holds {library}, first (pip's nvidia-cuda-runtime wheel: "
+                "site-packages/nvidia/cuda_runtime/lib)>",
+                reason=f"the loader finds CUDA {major}'s library the binary was linked against",
+                cost="none, while the two CUDA versions' other libraries do not clash",
+                kind="env",
+            )
+        ],
+        actions=[
+            f"Better, install builds for one CUDA version: vLLM's wheel for the CUDA that PyTorch uses (or PyTorch "
+            f"for CUDA {major} with vLLM's default wheel), in a clean environment.",
+            f"Or install a CUDA {major} toolkit on the host, whose libraries the loader finds.",
+        ],
+        confidence=0.85,
+    )
+
+
+RULE_CUDA_LIBRARY = Rule(
+    code="OP-7.14",
+    title="a CUDA library of the version a binary needs is missing",
+    category=Category.CONFIGURATION,
+    check=_check_cuda_library,
+    needs=("events",),
+    page=RulePage(
+        checks="The loader's `libcudart.so.12: cannot open shared object file` (cudart, cuBLAS, cuDNN, NCCL, NVRTC, "
+        "nvJitLink, cuSPARSE, cuFFT, cuRAND; not the driver's libcuda), and the CUDA release PyTorch was built for "
+        "(`CUDA used to build PyTorch: 11.8`, or a `+cu118` version) when the text has it.",
+        why="A binary needs the major version of each CUDA library it was linked against; builds for two CUDA "
+        "versions in one environment leave one of them without its libraries.",
+        example="`Failed to import from vllm._C with ImportError('libcudart.so.12: cannot open shared object file…')` "
+        "beside `CUDA used to build PyTorch: 11.8` (vllm#7112; CUDA 12.4 fixed it).",
+        fix="Builds for one CUDA version; or LD_LIBRARY_PATH at that version's runtime.",
+        limits="Says which library and version; which package brought the binary is in the path the loader printed.",
+        references=["https://github.com/vllm-project/vllm/issues/7112"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_JIT, RULE_CUDA_LIBRARY]

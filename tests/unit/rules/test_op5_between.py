@@ -1,0 +1,68 @@
+"""OP-5.25 to OP-5.27: gateways, proxies and health checks between the client and vLLM."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op5_between
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_502_for_localhost_is_the_clients_proxy_variables():
+    # microsoft/VibeVoice#248: the client's output
+    facts = _facts(["Sending request to http://localhost:8000/v1/chat/completions", "❌ Error: 502"])
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-5.25" and top.title.startswith("HTTP 502 for a server on this host: a proxy answered")
+    assert "Unset http_proxy and https_proxy" in top.actions[0]
+
+
+def test_a_gateway_status_elsewhere_names_the_gateway_and_what_each_status_means():
+    [bad] = op5_between.RULE_GATEWAY.evaluate(_facts(["<html><title>502 Bad Gateway</title></html>"]))
+    assert "it got no valid answer" in bad.title and bad.confidence == 0.6
+    [late] = op5_between.RULE_GATEWAY.evaluate(_facts(["openai.InternalServerError: Error code: 504"]))
+    assert "vLLM answered late" in late.title and "read timeout" in late.actions[0]
+    for text in ("Running: 502 reqs, Waiting: 0 reqs", "prompt of 1504 tokens"):
+        assert op5_between.RULE_GATEWAY.evaluate(_facts([text])) == []
+
+
+def test_a_proxy_address_without_its_scheme_is_named_with_the_variable_to_write():
+    # vllm#16918: every image request failed while the server fetched the image
+    line = "ERROR 04-21 18:26:31 [serving_chat.py:200] aiohttp.client_exceptions.InvalidURL: 172.25.239.45:33080"
+    facts = _facts([line])
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-5.26" and "written as 172.25.239.45:33080, without http://" in top.title
+    assert top.actions[0].startswith("Write the server's proxy variable as a URL: http_proxy=http://172.25.239.45")
+    assert op5_between.RULE_PROXY_URL.evaluate(_facts(["InvalidURL: http://images.example/a.png"])) == []
+
+
+RAY_CHECK = (
+    "1758 -- Didn't receive health check response for replica Replica(id='rut1591v', deployment='vLLM:Qwen', "
+    "app='RayServeApp') after 10.0s, marking it unhealthy."
+)
+
+
+def test_a_health_check_beside_a_queue_is_a_busy_replica_restarted():
+    # ray-project/ray#54070: 951 pending beside Ray Serve's 10 s check
+    stats = (
+        "INFO 06-25 04:39:52 [metrics.py:486] Avg prompt throughput: 27408.8 tokens/s, Avg generation throughput: "
+        "4.9 tokens/s, Running: 49 reqs, Swapped: 0 reqs, Pending: 951 reqs, GPU KV cache usage: 16.8%, CPU KV cache "
+        "usage: 0.0%."
+    )
+    top = evaluate(_facts([RAY_CHECK, stats])).findings[0]
+    assert top.rule == "OP-5.27" and top.title == (
+        "Ray Serve's health check timed out after 10 s while vLLM was busy (951 requests waiting): a busy replica "
+        "restarted, not a dead one"
+    )
+    assert top.actions[0].startswith("Raise the Ray Serve deployment's health check timeout")
+
+
+def test_a_failed_probe_alone_cannot_tell_busy_from_stuck():
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts(['Warning  Unhealthy  Liveness probe failed: Get "http://10.0.0.5:8000/health": context deadline'])
+    )
+    assert probe.title == "Kubernetes' health check timed out" and probe.confidence == 0.5
+    assert probe.actions[0].startswith("Raise the probe's timeoutSeconds")

@@ -1,0 +1,58 @@
+"""OP-7.13 and OP-7.14: the CUDA toolchain under vLLM, from the words of FlashInfer's JIT and the loader."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_toolchain
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+NO_NVCC = "RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist"
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_no_compiler_at_engine_start_turns_the_flashinfer_sampler_off_or_points_cuda_home_at_nvcc():
+    # davanstrien/uv-scripts-for-ai#9 (the sampler off), odysseus-dev/odysseus#228 (CUDA_HOME at pip's nvcc)
+    top = evaluate(_facts([NO_NVCC])).findings[0]
+    assert top.rule == "OP-7.13" and "found no CUDA compiler (nvcc)" in top.title
+    [off] = top.changes
+    assert (off.flag, off.proposed, off.kind) == ("VLLM_USE_FLASHINFER_SAMPLER", "0", "env")
+    assert off.command_line() == "VLLM_USE_FLASHINFER_SAMPLER=0"
+    assert [(a.flag, a.kind) for a in top.alternatives] == [("CUDA_HOME", "env")]
+    assert top.confidence == 0.85
+
+
+def test_a_failed_ninja_build_in_the_start_up_traceback_is_the_same_family_with_less_certainty():
+    # kserve/kserve#4565: EngineCore failed to start, torch's cpp_extension building a kernel
+    lines = [
+        "ERROR 07-02 07:04:46 [core.py:500] EngineCore failed to start.",
+        'ERROR 07-02 07:04:46 [core.py:500]   File "/x/torch/utils/cpp_extension.py", line 2506, in _run_ninja_build',
+    ]
+    top = evaluate(_facts(lines)).findings[0]
+    assert top.rule == "OP-7.13" and "failed to build" in top.title and top.confidence == 0.7
+
+
+def test_a_cuda_12_runtime_missing_beside_a_pytorch_for_cuda_11_8_is_a_version_mismatch():
+    # vllm#7112: collect_env's output under vLLM's warning
+    lines = [
+        "WARNING 08-03 23:03:20 _custom_ops.py:15] Failed to import from vllm._C with ImportError('libcudart.so.12: "
+        "cannot open shared object file: No such file or directory')",
+        "PyTorch version: 2.4.0+cu118",
+        "CUDA used to build PyTorch: 11.8",
+    ]
+    [finding] = op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines))
+    assert finding.title == (
+        "libcudart.so.12 (CUDA 12) not found by the loader: PyTorch here is built for CUDA 11.8, a CUDA version "
+        "mismatch"
+    )
+    assert finding.changes[0].flag == "LD_LIBRARY_PATH" and finding.changes[0].kind == "env"
+    [alone] = op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts([lines[0]]))
+    assert alone.title == "libcudart.so.12 (CUDA 12) not found by the loader"
+
+
+def test_the_drivers_own_library_is_not_a_toolkit_version():
+    lines = ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"]
+    assert op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines)) == []
