@@ -7,8 +7,9 @@ source. For each vLLM minor release from 0.4 to 0.33 (the newest patch PyPI has 
 script downloads the wheel with pip into a temporary folder under /tmp, reads only its
 `vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next version.
 Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|exception|
-warning_once|error_once>(<message>, *args)` and every `create_error_response(<message>, err_type=…)` (the
-OpenAI server's HTTP error body, `kind: response`) becomes a regular expression: literal text escaped,
+warning_once|error_once>(<message>, *args)`, every `create_error_response(<message>, err_type=…)` (the
+OpenAI server's HTTP error body, `kind: response`) and every `assert <check>, <message>` (an internal check
+that fails as AssertionError, `kind: assert`) becomes a regular expression: literal text escaped,
 each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.+?)`; the last
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
@@ -627,6 +628,10 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
             message = _message_arg(call)
             entry = {"kind": "raise", "exception": cls.split(".")[-1]}
             extra_args: list[ast.expr] | None = None
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            message = node.msg  # an internal check with its words: raised as AssertionError when it fails
+            entry = {"kind": "assert", "exception": "AssertionError"}
+            extra_args = None
         elif isinstance(node, ast.Call) and _response_call(node):
             call = node
             message = _message_arg(call)

@@ -57,6 +57,7 @@ class CatalogMatch:
             last=entry["last"],
             exception=entry.get("exception"),
             level=entry.get("level"),
+            kind=entry.get("kind"),
             phase=entry["phase"],
             flags=list(entry["flags"]),
             env=list(entry["env"]),

@@ -112,6 +112,8 @@ class LogReadResult:
     server_starts: int = 0  # `vllm serve` starts in the text (its argument lines); only the last one is read
     last_start_line: int | None = None  # where the last of several starts begins
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
+    # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
+    ends_in_traceback: bool = False
 
     def describe(self) -> str:
         """What was recognised, for the user: every kind of input the text held, counted."""
@@ -126,6 +128,10 @@ class LogReadResult:
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.server_starts > 1:
             parts.append(f"; {self.server_starts} server starts: read the last, from line {self.last_start_line}")
+        if self.ends_in_traceback:
+            parts.append(
+                "; the text ends inside a traceback, before its exception line: the lines after it name the error"
+            )
         return "".join(parts) + ")"
 
     def of_kind(self, kind: LogEventKind) -> list[LogEvent]:
@@ -164,6 +170,7 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
         result.dropped_stats_events = len(dropped)
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
+    result.ends_in_traceback = bool(state.frames)
     _keep_the_last_start(result)
     return result
 
@@ -221,7 +228,9 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         _note_root_cause(message, state)
     if event is None:
         event = _error_event(piece, message, line_no, source, state, result)
-    elif event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
+    elif exception_in(message) is not None:  # a known wording that ends a traceback: no longer inside one
+        state.frames = []
+    if event is not None and event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
         matches = message_catalog().match(message)
         event.catalog = matches[0].ref() if matches else None
     if event is None or _is_repeat(event, message, state):
@@ -274,6 +283,8 @@ def _error_event(
     phase = _phase(state)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
     matches = message_catalog().match(text)
+    if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
+        matches = [m for m in matches if m.entry.get("kind") != "assert"]
     if matches:
         ref = matches[0].ref()
         key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))

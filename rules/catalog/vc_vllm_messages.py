@@ -207,6 +207,16 @@ REMEDIES: tuple[Remedy, ...] = (
         "model class does (Llama 4's landed on vLLM's main branch days after its release, vllm#16231), or serve "
         "with tensor parallelism alone (--pipeline-parallel-size 1, a larger --tensor-parallel-size).",
     ),
+    Remedy(  # V0's multi-step output processor (engine/output_processor/multi_step.py), an internal check
+        "expected running sequences",
+        "--num-scheduler-steps",
+        "flag",
+        "1",
+        "V0's multi-step scheduling could not abort a request yet: a request cancelled mid-flight left a sequence "
+        "group with no running sequence, and this check stopped the engine (vllm#8016, the maintainers)",
+        action="Turn off multi-step scheduling while clients can cancel requests: drop --num-scheduler-steps (one "
+        "step per schedule); the maintainers did not yet recommend multi-step in production (vllm#8016).",
+    ),
     Remedy(
         "multimodal tokens to",
         "transformers",
@@ -245,6 +255,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
+    if ref.kind == "assert":  # not a refusal: vLLM's own code found a state it assumed impossible
+        title = f"vLLM's internal check failed in {ref.file.removeprefix('vllm/')}: {_plain(ref)}"
     whose = "servops' launch check, in the words of vLLM's" if ref.predicted else "vLLM's own"
     return RULE_VLLM_MESSAGE.finding(
         severity,
@@ -288,7 +300,7 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
         if remedy.instead is not None:
             flag, proposed, reason = remedy.instead
             instead.append(ConfigChange(flag=flag, current=_current(facts, flag), proposed=proposed, reason=reason))
-        return [remedy.change(ref, _current(facts, remedy.name))], instead, []
+        return [remedy.change(ref, _current(facts, remedy.name))], instead, [remedy.action] if remedy.action else []
     for reading in (_divisor_change, _limit_change, _below_change, _above_change, _worded_change):
         found = reading(ref, facts)
         if found:

@@ -182,3 +182,19 @@ def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_paralleli
         "`SupportsPP` interface."
     )
     assert "upgrade vLLM" in pipeline.actions[0]
+
+
+def test_an_internal_check_of_vllm_names_its_file_and_the_maintainers_fix():
+    # vllm#8016 (0.5.5): an aborted request under V0's multi-step scheduling
+    top = _top("AssertionError: expected running sequences")
+    assert top.rule == "VC-1" and top.title == (
+        "vLLM's internal check failed in engine/output_processor/multi_step.py: expected running sequences"
+    )
+    [change] = top.changes
+    assert (change.flag, change.proposed) == ("--num-scheduler-steps", "1") and "abort" in change.reason
+    assert top.actions[0].startswith("Turn off multi-step scheduling while clients can cancel requests")
+
+
+def test_an_asserts_words_without_its_assertion_error_are_not_vllms_check():
+    facts = Facts(events=parse_lines(["the tests expected running sequences to finish"]).events)
+    assert not [f for f in evaluate(facts).findings if f.rule == "VC-1"]

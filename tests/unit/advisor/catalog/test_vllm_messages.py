@@ -319,6 +319,21 @@ def fetch(url):
 """
 
 
+# vllm 0.5.5, vllm/engine/output_processor/multi_step.py (and a message-less assert beside it)
+MULTI_STEP = """
+def process_outputs(self, sequence_group, outputs):
+    seqs = sequence_group.get_seqs(status=SequenceStatus.RUNNING)
+    assert seqs, "expected running sequences"
+    assert len(seqs) == 1
+"""
+
+
+def test_an_assert_with_words_is_an_internal_check_that_fails_as_assertion_error():
+    entry = only(extract(MULTI_STEP, "vllm/engine/output_processor/multi_step.py"))
+    assert entry["kind"] == "assert" and entry["exception"] == "AssertionError"
+    assert entry["message"] == "expected running sequences" and entry["line"] == 4
+
+
 def test_a_re_raise_with_no_text_of_its_own_is_not_kept():
     assert extract(RERAISE, "vllm/multimodal/media/connector.py") == []
 

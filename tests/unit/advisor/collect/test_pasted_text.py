@@ -124,6 +124,15 @@ def test_any_text_is_read_and_says_what_it_recognised():
     assert result.events == [] and result.lines_read == 2 and "2 lines" in result.describe()
 
 
+def test_a_paste_cut_inside_a_traceback_says_the_error_line_is_missing():
+    # vllm#17965: the last two lines of a traceback, its EngineDeadError line cut off
+    frame = '  File "/x/vllm/v1/engine/core_client.py", line 558, in get_output'
+    cut = parse_lines([frame, "    raise self._format_exception(outputs) from None"])
+    assert cut.ends_in_traceback and "ends inside a traceback, before its exception line" in cut.describe()
+    ended = parse_lines([frame, "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue."])
+    assert not ended.ends_in_traceback and "ends inside" not in ended.describe()
+
+
 def test_a_bare_traceback_names_its_root_exception_and_component():
     text = """Traceback (most recent call last):
   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/sample/sampler.py", line 90, in forward

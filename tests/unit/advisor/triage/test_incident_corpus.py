@@ -26,7 +26,6 @@ WRONG_TODAY = frozenset(
         "performance-olmocr-omp-threads-overload",
         "performance-tt-multistep-metric-undercount",
         "runtime-bench-random-range-ratio-context",
-        "runtime-multistep-abort-assertion",
         "runtime-qwen3vl-async-sched-race",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",
