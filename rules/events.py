@@ -89,6 +89,9 @@ class LogEventKind(str, Enum):
     # a kernel compiled at engine start failed to build: torch's `_run_ninja_build` frame, "Ninja build failed",
     # "Error building extension", "CUDA compiler and CUDA toolkit headers are incompatible"
     JIT_BUILD_FAILED = "jit_build_failed"
+    # Triton could not build the small C launcher it compiles at a kernel's first use: "Failed to find C compiler",
+    # or gcc's "cuda_utils.c:9:10: fatal error: Python.h: No such file or directory"; message: what was missing
+    TRITON_BUILD_FAILED = "triton_build_failed"
     # the loader found no CUDA library of the major version a binary needs: "libcudart.so.12: cannot open shared
     # object file"; component: the library, version: its major version
     CUDA_LIBRARY_MISSING = "cuda_library_missing"
@@ -361,6 +364,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
+    LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.GATEWAY_ERROR: ("message", "status"),

@@ -1,5 +1,6 @@
-"""OP-7.13 and OP-7.14: the CUDA toolchain under vLLM — a kernel compiled at engine start with no compiler to
-build it, and a CUDA library of the major version a binary was built for that the loader cannot find.
+"""OP-7.13 to OP-7.15: the CUDA toolchain under vLLM — a kernel compiled at engine start with no compiler to
+build it, a CUDA library of the major version a binary was built for that the loader cannot find, and Triton's
+C launcher with no C compiler or no Python headers to build it.
 
 Why a family of their own: these are neither vLLM's checks nor a package at the wrong version; they are the
 image or host vLLM runs in. vLLM on CUDA samples top-k/top-p with FlashInfer by default
@@ -171,4 +172,55 @@ RULE_CUDA_LIBRARY = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_JIT, RULE_CUDA_LIBRARY]
+
+# --- OP-7.15 Triton's C launcher --------------------------------------------------------------------------
+
+
+def _check_triton_build(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRITON_BUILD_FAILED)
+    if not events:
+        return []
+    missing = events[0].message or "a C compiler or the Python headers"
+    return [
+        RULE_TRITON_BUILD.finding(
+            Severity.CRITICAL,
+            f"Triton could not build its C launcher: {missing} where vLLM runs",
+            summary="Triton, which runs vLLM's own kernels and those torch.compile generates, compiles a small C "
+            "file (cuda_utils.c, a kernel's launcher) with the system's C compiler the first time it loads a kernel, "
+            "against the headers of the Python it runs in. A slim image or a fresh host without gcc or without "
+            "Python's development headers fails there, at start-up or at the first request that needs a new kernel.",
+            evidence=[c.log_evidence(events[0], name="Triton's build")],
+            actions=[
+                "Install a C compiler and the headers of the Python vLLM runs: `apt-get install build-essential "
+                "python3.X-dev` (X: that Python's minor; `dnf install gcc python3-devel` on RHEL-like hosts), or use "
+                "an image that has them (vLLM's own does).",
+                "Or point CC at a compiler that exists (Triton reads CC before looking for gcc and clang).",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE_TRITON_BUILD = Rule(
+    code="OP-7.15",
+    title="Triton could not build its C launcher",
+    category=Category.CONFIGURATION,
+    check=_check_triton_build,
+    needs=("events",),
+    page=RulePage(
+        checks="Triton's `Failed to find C compiler. Please specify via CC environment variable …`, or gcc's "
+        "`<file>.c:L:C: fatal error: Python.h: No such file or directory` on the launcher it compiles.",
+        why="Triton compiles its launcher at a kernel's first use with the system's C compiler against Python's "
+        "headers; an image without either cannot run a Triton kernel.",
+        example="`cuda_utils.c:9:10: fatal error: Python.h: No such file or directory` at vLLM's start after a clean "
+        "install (vllm#27890); sgl-project/sglang#18644 installs python3-dev for exactly this.",
+        fix="build-essential and python3.X-dev in the image (or CC at a compiler).",
+        limits="A source build of vLLM missing Python.h fails in its C++ or CUDA files, which this does not read.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/27890",
+            "https://github.com/sgl-project/sglang/pull/18644",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_JIT, RULE_CUDA_LIBRARY, RULE_TRITON_BUILD]

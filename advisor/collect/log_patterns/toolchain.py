@@ -1,5 +1,6 @@
 """The CUDA toolchain under vLLM, in its own words and the loader's: a kernel compiled at engine start that finds
-no compiler or fails to build (FlashInfer's JIT through torch's cpp_extension), a CUDA library of the major
+no compiler or fails to build (FlashInfer's JIT through torch's cpp_extension), Triton's C launcher that finds no C
+compiler or no Python headers, a CUDA library of the major
 version a binary was linked against that the loader cannot find, and the CUDA release PyTorch was built for
 (`python collect_env.py`, which issue templates ask for).
 
@@ -40,6 +41,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"in _run_ninja_build|Ninja build failed.*|Error building extension '[^']*'|CUDA compiler and CUDA toolkit "
         r"headers are incompatible",
         _jit_build,
+    ),
+    wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of
+        # vLLM fails in its C++ and CUDA files, not in a .c file)
+        ("Failed to find C", "Python.h: No such file or directory"),
+        K.TRITON_BUILD_FAILED,
+        r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory",
+        lambda m: {"message": "no C compiler" if m.group(0).startswith("Failed") else "no Python headers (Python.h)"},
     ),
     wording(  # the dynamic loader, for a library of CUDA's own (not the driver's libcuda.so.1)
         (": cannot open shared object file",),

@@ -56,3 +56,18 @@ def test_a_cuda_12_runtime_missing_beside_a_pytorch_for_cuda_11_8_is_a_version_m
 def test_the_drivers_own_library_is_not_a_toolkit_version():
     lines = ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"]
     assert op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines)) == []
+
+
+def test_tritons_launcher_without_python_headers_or_a_compiler_names_what_to_install():
+    # vllm#27890: gcc on Triton's cuda_utils.c at vLLM's start; Triton's own words when no compiler is found
+    headers = evaluate(_facts(["/tmp/tmpn61co871/cuda_utils.c:9:10: fatal error: Python.h: No such file or directory"]))
+    top = headers.findings[0]
+    assert top.rule == "OP-7.15" and top.title == (
+        "Triton could not build its C launcher: no Python headers (Python.h) where vLLM runs"
+    )
+    assert "python3.X-dev" in top.actions[0]
+    compiler = "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or set triton.knobs"
+    [finding] = op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([compiler]))
+    assert finding.title == "Triton could not build its C launcher: no C compiler where vLLM runs"
+    source_build = "/x/torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory"
+    assert op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([source_build])) == []
