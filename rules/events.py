@@ -264,7 +264,7 @@ class LogEvent(BaseModel):
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
     function: str | None = None  # a profiled function …
-    code_file: str | None = None  # … the source file it is in …
+    code_file: str | None = None  # … the source file it is in (an unplaced error's: its traceback's last frame) …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
     status: int | None = None  # an HTTP status a gateway answered with
 
@@ -374,5 +374,5 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
-    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code"),
+    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

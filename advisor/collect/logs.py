@@ -60,6 +60,13 @@ _QUIET_LEVELS = ("DEBUG", "INFO")
 _QUIET_PREFIXES = ("INFO:", "DEBUG:", "Traceback (most recent call last)")
 _TRACEBACK_START = "Traceback (most recent call last)"
 _CARETS = re.compile(r"^[\s^~]*$")
+# Python's own words for a failed import or a missing attribute. vLLM re-raises a few of them word for word (its
+# lazy-import helpers), so its catalog holds `No module named {module_name}`; a pasted one is Python's, about the
+# environment, not a check of vLLM's (OP-7.8 reads them).
+_PYTHON_OWN = re.compile(
+    r"^(?:No module named '?[\w.]+'?|module '?[\w.]+'? has no attribute '?\w+'?|'?[\w.]+'? object has no attribute "
+    r"'?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*)\s*$"
+)
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
 # uvicorn's "Application startup complete", the first periodic stats line.)
@@ -282,7 +289,7 @@ def _error_event(
     code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
     phase = _phase(state)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
-    matches = message_catalog().match(text)
+    matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
     if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
         matches = [m for m in matches if m.entry.get("kind") != "assert"]
     if matches:
@@ -315,6 +322,7 @@ def _error_event(
         exception=cls,
         component=component_of(frames, text),
         code=code if frames else None,
+        code_file=frames[-1] if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         **common,

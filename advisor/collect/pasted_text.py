@@ -62,6 +62,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 )
 # Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
 MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
     ("nccl", "distributed communication (NCCL)"),
     ("cuda", "CUDA runtime"),
     ("triton", "Triton kernels"),

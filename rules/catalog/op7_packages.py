@@ -179,6 +179,23 @@ def _mismatched_package(event: LogEvent) -> str | None:
 
 def _api_finding(event: LogEvent, package: str) -> Finding:
     startup = event.phase == "startup"
+    caller = _calling_package(event.code_file)
+    if caller is not None and caller != package:  # another package between vLLM and the one it calls
+        return RULE_API_MISMATCH.finding(
+            Severity.CRITICAL if startup else Severity.HIGH,
+            f"{caller} calls {package} with an API the installed {package} version does not have ({event.exception})",
+            summary=f"{event.message}, raised in {caller} (`{event.code_file}`), which vLLM loaded. {caller} was "
+            f"written against another version of {package}: usually {package} was upgraded (with vLLM, or by "
+            f"another install) past what {caller} supports.",
+            evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+            actions=[
+                f"Install a {package} version {caller} supports (its requirements, or the last {package} release "
+                f"before the change: pin it with `pip install '{package}<…'`), or upgrade {caller} to a release that "
+                f"supports the installed {package}.",
+                f"Check that the pinned {package} still satisfies vLLM (`pip check`).",
+            ],
+            confidence=API_CONFIDENCE,
+        )
     return RULE_API_MISMATCH.finding(
         Severity.CRITICAL if startup else Severity.HIGH,
         f"vLLM calls {package} with an API the installed {package} version does not have ({event.exception})",
@@ -192,6 +209,16 @@ def _api_finding(event: LogEvent, package: str) -> Finding:
         ],
         confidence=API_CONFIDENCE,
     )
+
+
+_SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)[/\\]")
+
+
+def _calling_package(path: str | None) -> str | None:
+    """The installed package whose file raised the error (`…/site-packages/neural_compressor/…`), when the traceback's
+    last frame is in one; None for vLLM's own files and for paths outside an installed package."""
+    found = _SITE_PACKAGE.search(path or "")
+    return found["package"] if found and found["package"] != "vllm" else None
 
 
 RULE_API_MISMATCH = Rule(

@@ -131,3 +131,15 @@ def test_cuda_error_803_puts_the_host_drivers_library_first():
     [finding] = op7_packages.RULE_DRIVER_MISMATCH.evaluate(facts)
     assert [(c.flag, c.kind) for c in finding.changes] == [("LD_LIBRARY_PATH", "env")]
     assert "mismatch" in finding.title
+
+
+def test_a_package_between_vllm_and_the_one_it_calls_is_named_as_the_caller():
+    # HabanaAI/vllm-fork#2040: Intel Neural Compressor importing a transformers name removed in 4.56
+    lines = [
+        '  File "/usr/lib/python3/dist-packages/neural_compressor/torch/utils/utility.py", line 41, in <module>',
+        "    SUPPORTED_LAYERS = [nn.Linear, transformers.modeling_utils.Conv1D]",
+        "AttributeError: module 'transformers.modeling_utils' has no attribute 'Conv1D'",
+    ]
+    [top] = op7_packages.RULE_API_MISMATCH.evaluate(Facts(events=parse_lines(lines).events))
+    assert top.title.startswith("neural_compressor calls transformers with an API")
+    assert "Install a transformers version neural_compressor supports" in top.actions[0]

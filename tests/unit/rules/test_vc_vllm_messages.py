@@ -198,3 +198,13 @@ def test_an_internal_check_of_vllm_names_its_file_and_the_maintainers_fix():
 def test_an_asserts_words_without_its_assertion_error_are_not_vllms_check():
     facts = Facts(events=parse_lines(["the tests expected running sequences to finish"]).events)
     assert not [f for f in evaluate(facts).findings if f.rule == "VC-1"]
+
+
+def test_pythons_own_import_and_attribute_errors_are_not_read_as_vllms_refusals():
+    # vllm-ascend#707: vLLM's lazy-import helper words a raise like Python's; the pasted line is Python's
+    for line in (
+        "ModuleNotFoundError: No module named 'vllm.benchmarks.serve'",
+        "AttributeError: 'NoneType' object has no attribute 'shape'",
+    ):
+        top = _top(line)
+        assert top.rule != "VC-1", (line, top.title)

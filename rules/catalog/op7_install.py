@@ -1,0 +1,82 @@
+"""OP-7.16: vLLM cannot import one of its own modules — an incomplete install, or a `vllm` folder that shadows it.
+
+Why a rule of its own: `No module named 'vllm.X'` is Python's, not vLLM's, and no version of any other package
+fixes it. Either the package installed lacks the module (a build that left a folder out, a half-finished upgrade,
+two installs over each other), or Python imported another `vllm` first: a source checkout on the path, or the
+working directory holding a `vllm/` folder. The traceback's frames say which: vLLM's files under site-packages are
+an install; anywhere else, a checkout. Source: vllm-project/vllm-ascend#707 (`No module named
+'vllm.benchmarks.serve'` from a checkout at /workspace/vllm; copying the missing folder in fixed it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
+_INSTALLED = re.compile(r"(?:site|dist)-packages[/\\]vllm[/\\]")
+
+
+def _check_own_module(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        found = _OWN_MODULE.search(event.message or "")
+        if found and event.exception in ("ModuleNotFoundError", "ImportError"):
+            return [_own_module_finding(event, found["module"])]
+    return []
+
+
+def _own_module_finding(event: LogEvent, module: str) -> Finding:
+    where = event.code_file or ""
+    checkout = bool(where) and not _INSTALLED.search(where)
+    root = where.split("/vllm/", 1)[0] + "/vllm" if checkout and "/vllm/" in where else None
+    title = f"vLLM cannot import its own module {module}: "
+    title += f"the vLLM imported is a source checkout ({root}) that lacks it" if root else "the installed vLLM lacks it"
+    return RULE_OWN_MODULE.finding(
+        Severity.CRITICAL,
+        title,
+        summary=f"Python found a `vllm` package without {module}. "
+        + (
+            f"The traceback runs in {root}, not in site-packages: a checkout on the path (or the working directory) "
+            "is imported before any installed vLLM, and its tree is not the one the code expects."
+            if root
+            else "The install is incomplete: a build that left the folder out, an upgrade that did not finish, or "
+            "two installs over each other."
+        ),
+        evidence=[c.log_evidence(event, name="missing vLLM module", value=module)],
+        actions=[
+            f"Run vLLM from a directory without a `vllm/` folder, or finish the checkout: `git status` in {root}, "
+            "then `pip install -e .` from the complete tree (a folder copied in from the matching release also "
+            "works)."
+            if root
+            else "Reinstall vLLM cleanly: `pip uninstall -y vllm` (until none is left), then `pip install "
+            "vllm==<release>`.",
+            "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__file__)'`.",
+        ],
+        confidence=0.8,
+    )
+
+
+RULE_OWN_MODULE = Rule(
+    code="OP-7.16",
+    title="vLLM cannot import one of its own modules",
+    category=Category.STARTUP,
+    check=_check_own_module,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `No module named 'vllm.X'` (ModuleNotFoundError or ImportError); whether the traceback's last "
+        "frame is under site-packages (an install) or elsewhere (a source checkout).",
+        why="No other package's version fixes a module vLLM itself lacks: the tree Python imported is incomplete or "
+        "not the installed one.",
+        example="`from vllm.benchmarks.serve import add_cli_args, main` / `ModuleNotFoundError: No module named "
+        "'vllm.benchmarks.serve'` from /workspace/vllm (vllm-project/vllm-ascend#707).",
+        fix="A clean install, or a complete checkout; never a `vllm/` folder in the working directory.",
+        limits="Reads the module and the frame's path only; which release should have the module is not checked.",
+        references=["https://github.com/vllm-project/vllm-ascend/issues/707"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_OWN_MODULE]

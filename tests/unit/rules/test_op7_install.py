@@ -1,0 +1,38 @@
+"""OP-7.16: vLLM cannot import one of its own modules."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_install
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_checkout_that_lacks_a_module_is_named_with_its_root():
+    # vllm-project/vllm-ascend#707: `vllm serve` from a source checkout at /workspace/vllm
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/workspace/vllm/vllm/entrypoints/cli/benchmark/serve.py", line 4, in <module>',
+        "    from vllm.benchmarks.serve import add_cli_args, main",
+        "ModuleNotFoundError: No module named 'vllm.benchmarks.serve'",
+    ]
+    top = evaluate(_facts(lines)).findings[0]
+    assert top.rule == "OP-7.16" and top.title == (
+        "vLLM cannot import its own module vllm.benchmarks.serve: the vLLM imported is a source checkout "
+        "(/workspace/vllm) that lacks it"
+    )
+    assert top.actions[0].startswith("Run vLLM from a directory without a `vllm/` folder")
+
+
+def test_an_installed_vllm_without_the_module_is_reinstalled_and_other_modules_are_not_this():
+    installed = [
+        '  File "/usr/lib/python3/site-packages/vllm/entrypoints/cli/main.py", line 7, in <module>',
+        "ModuleNotFoundError: No module named 'vllm.entrypoints.cli.benchmark'",
+    ]
+    [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts(installed))
+    assert finding.title.endswith(": the installed vLLM lacks it") and "Reinstall vLLM" in finding.actions[0]
+    assert op7_install.RULE_OWN_MODULE.evaluate(_facts(["ModuleNotFoundError: No module named 'flash_attn'"])) == []
