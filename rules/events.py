@@ -78,6 +78,9 @@ class LogEventKind(str, Enum):
     CHAT_TEMPLATE_REFUSED = "chat_template_refused"
     # vLLM's request log with an empty prompt: "Received request X: prompt: '', params: …"
     EMPTY_PROMPT = "empty_prompt"
+    # vLLM's request schema (pydantic, FastAPI's validation) refused a field: "'loc': ('body', 'messages', 2,
+    # 'function_call'), 'msg': 'Input should be a valid string'"; request_field: messages[2].function_call
+    REQUEST_SCHEMA_REFUSED = "request_schema_refused"
     # token ids a request carried, from its JSON body or vLLM's request log: "stop_token_ids": [151645]
     REQUEST_TOKEN_IDS = "request_token_ids"
     # a device kernel's index past its tensor: "index value 151645 exceeds bounds 129280" (Ascend's IndexCheck),
@@ -360,6 +363,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
+    LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

@@ -1,5 +1,6 @@
-"""OP-5.19 to OP-5.22: what the client sends — messages the chat template refuses, one request at a time, an
-empty prompt that killed the engine, a token id outside the model's vocabulary.
+"""OP-5.19 to OP-5.22 and OP-5.28: what the client sends — messages the chat template refuses, one request at a
+time, an empty prompt that killed the engine, a token id outside the model's vocabulary, a field vLLM's request
+schema refuses.
 
 Why a module of their own: these complaints look like the server's fault (HTTP 400s, low throughput, a dead
 engine) but are settled in the client, and the text shows it: the template's own error in the body, every
@@ -229,4 +230,59 @@ RULE_TOKEN_OUTSIDE_VOCAB = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_TEMPLATE_REFUSED, RULE_SINGLE_STREAM, RULE_EMPTY_PROMPT, RULE_TOKEN_OUTSIDE_VOCAB]
+
+# --- OP-5.28 a field the request schema refuses ---------------------------------------------------------
+
+
+def _check_schema_refused(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
+    if not events:
+        return []
+    refused = events[0]
+    field = refused.request_field or "a field"
+    return [
+        RULE_SCHEMA_REFUSED.finding(
+            Severity.HIGH,
+            f"vLLM's request schema refused {field}: {refused.message}",
+            summary="vLLM checks every request against its OpenAI-compatible schema (pydantic models, validated by "
+            "FastAPI) before it runs, and answers a field of another type, a missing one, or one it does not know "
+            "with HTTP 400 and the field's path. The client sends a request shape this vLLM release does not accept: "
+            "often a field or a message format OpenAI's API added after the release, or a value of another type.",
+            evidence=[c.log_evidence(refused, name="refused field", value=field)],
+            actions=[
+                f"Change the client's request: send {field} as the schema expects ({refused.message}), or leave it "
+                "out (a library that builds the request may have an option for the older format).",
+                "Or upgrade vLLM: its schema follows OpenAI's API, and later releases accept more of it.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_SCHEMA_REFUSED = Rule(
+    code="OP-5.28",
+    title="vLLM's request schema refused a field of the request",
+    category=Category.CONFIGURATION,
+    check=_check_schema_refused,
+    needs=("events",),
+    page=RulePage(
+        checks="A validation error vLLM answered (or logged): pydantic's `'loc': ('body', 'messages', 2, "
+        "'function_call'), 'msg': 'Input should be a valid string'` (0.4 on), the dotted `'loc': "
+        '\'body.messages.2.function_call\'` of 0.32, or FastAPI\'s JSON `"loc": ["body", …]`.',
+        why="The server refuses the whole request for one field; the field's path and pydantic's reason say what the "
+        "client must change.",
+        example="`'loc': ('body', 'messages', 2, 'function_call'), 'msg': 'Input should be a valid string'` for an "
+        "assistant message carrying a function_call object; a later release accepted it (vllm#3906).",
+        fix="Send the field as the schema expects, leave it out, or upgrade vLLM.",
+        limits="Names the first refused field; which release accepts it is not in the text.",
+        references=["https://github.com/vllm-project/vllm/issues/3906"],
+    ),
+)
+
+RULES: list[Rule] = [
+    RULE_TEMPLATE_REFUSED,
+    RULE_SINGLE_STREAM,
+    RULE_EMPTY_PROMPT,
+    RULE_TOKEN_OUTSIDE_VOCAB,
+    RULE_SCHEMA_REFUSED,
+]

@@ -23,6 +23,15 @@ def _request_too_long(match: re.Match[str]) -> Fields:
     }
 
 
+def _schema_refusal(match: re.Match[str]) -> Fields:
+    """The refused field as a person writes it (`messages[2].function_call`), and pydantic's reason."""
+    parts = re.findall(r"[\w-]+", match["loc"])
+    if parts and parts[0] == "body":
+        parts = parts[1:]
+    field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts).lstrip(".")
+    return {"request_field": field or None, "message": match["msg"]}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("is too large: ",),
@@ -62,6 +71,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.EMPTY_PROMPT,
         r"Received request (?P<id>\S+): prompt: (?:''|\"\"),",
         lambda m: {"message": m.group(0)},
+    ),
+    wording(  # FastAPI's validation error as vLLM answers it: `loc` a tuple (0.4-0.2x), a dotted string (0.32) or JSON
+        ("'loc'", '"loc"'),
+        K.REQUEST_SCHEMA_REFUSED,
+        r"""['"]loc['"]:\s*(?P<loc>\([^)]*\)|\[[^\]]*\]|'[^']*'|"[^"]*")\s*,\s*['"]msg['"]:\s*['"](?P<msg>[^'"]*)['"]""",
+        _schema_refusal,
     ),
     wording(  # token ids a request carries: its JSON body (`"stop_token_ids": [151645]`) or vLLM's request log of
         # its SamplingParams (`stop_token_ids=[151645]`); what they index must be inside the model's vocabulary

@@ -75,3 +75,19 @@ def test_ids_inside_the_vocabulary_or_an_index_of_something_else_name_no_token()
     other = _facts(['{"stop_token_ids": [151645]}', "index 3 is out of bounds for dimension 0 with size 2"])
     for facts in (inside, other):
         assert op5_requests.RULE_TOKEN_OUTSIDE_VOCAB.evaluate(facts) == []
+
+
+def test_a_field_the_request_schema_refuses_is_named_by_its_path_in_each_releases_wording():
+    # vllm#3906 (a tuple `loc` inside the error body), 0.32's dotted `loc`, FastAPI's own JSON
+    bodies = {
+        "messages[2].function_call": 'Error code: 400 - {"object":"error","message":"[{\'type\': \'string_type\', '
+        "'loc': ('body', 'messages', 2, 'function_call'), 'msg': 'Input should be a valid string'}]\"}",
+        "messages[0].content": "{\"error\":{\"message\":\"1 validation error:\\n  {'type': 'missing', 'loc': "
+        "'body.messages.0.content', 'msg': 'Field required'}\",\"code\":400}}",
+        "tools[0].strict": '{"detail":[{"type":"extra_forbidden","loc":["body","tools",0,"strict"],'
+        '"msg":"Extra inputs are not permitted"}]}',
+    }
+    for field, body in bodies.items():
+        top = evaluate(_facts([body])).findings[0]
+        assert top.rule == "OP-5.28" and top.title.startswith(f"vLLM's request schema refused {field}: "), top.title
+    assert "Or upgrade vLLM" in top.actions[1]
