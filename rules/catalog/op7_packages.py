@@ -13,6 +13,7 @@ release that predates it), vllm#16339 (llguidance older than vLLM's requirement,
 
 from __future__ import annotations
 
+import builtins
 import re
 
 from rules.catalog import common as c
@@ -171,6 +172,8 @@ def _mismatched_package(event: LogEvent) -> str | None:
     if named and event.exception in ("AttributeError", "ImportError"):
         package = named["package"].split(".")[0]
         return package if package not in _NOT_PACKAGES else None
+    if event.component == "transformers" and event.exception and not hasattr(builtins, event.exception):
+        return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
     if event.exception != "TypeError" or not _SIGNATURE.search(message) or not event.code:
         return None
     called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]

@@ -143,3 +143,16 @@ def test_a_package_between_vllm_and_the_one_it_calls_is_named_as_the_caller():
     [top] = op7_packages.RULE_API_MISMATCH.evaluate(Facts(events=parse_lines(lines).events))
     assert top.title.startswith("neural_compressor calls transformers with an API")
     assert "Install a transformers version neural_compressor supports" in top.actions[0]
+
+
+def test_an_exception_class_of_transformers_own_is_an_api_mismatch_with_transformers():
+    # vllm#51744: vLLM 0.27.0 reading Gemma 4's head_dim globally under transformers 5.15.0
+    lines = [
+        "transformers.integrations.heterogeneity.configuration_utils.AmbiguousGlobalPerLayerAttributeError:",
+        "'head_dim' is a per-layer attribute and may vary across layers.",
+    ]
+    [top] = op7_packages.RULE_API_MISMATCH.evaluate(Facts(events=parse_lines(lines).events))
+    assert top.title == (
+        "vLLM calls transformers with an API the installed transformers version does not have "
+        "(AmbiguousGlobalPerLayerAttributeError)"
+    )
