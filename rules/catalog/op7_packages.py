@@ -181,37 +181,50 @@ def _mismatched_package(event: LogEvent) -> str | None:
 
 
 def _api_finding(event: LogEvent, package: str) -> Finding:
-    startup = event.phase == "startup"
     caller = _calling_package(event.code_file)
-    if caller is not None and caller != package:  # another package between vLLM and the one it calls
-        return RULE_API_MISMATCH.finding(
-            Severity.CRITICAL if startup else Severity.HIGH,
-            f"{caller} calls {package} with an API the installed {package} version does not have ({event.exception})",
-            summary=f"{event.message}, raised in {caller} (`{event.code_file}`), which vLLM loaded. {caller} was "
-            f"written against another version of {package}: usually {package} was upgraded (with vLLM, or by "
-            f"another install) past what {caller} supports.",
-            evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
-            actions=[
-                f"Install a {package} version {caller} supports (its requirements, or the last {package} release "
-                f"before the change: pin it with `pip install '{package}<…'`), or upgrade {caller} to a release that "
-                f"supports the installed {package}.",
-                f"Check that the pinned {package} still satisfies vLLM (`pip check`).",
-            ],
-            confidence=API_CONFIDENCE,
-        )
+    between = caller is not None and caller != package  # another package between vLLM and the one it calls
     return RULE_API_MISMATCH.finding(
-        Severity.CRITICAL if startup else Severity.HIGH,
-        f"vLLM calls {package} with an API the installed {package} version does not have ({event.exception})",
-        summary=f"{event.message}. vLLM was written against another version of {package}: the call's signature or "
-        f"the name it imports differs in the one installed" + (f" (`{event.code.strip()}`)." if event.code else "."),
+        Severity.CRITICAL if event.phase == "startup" else Severity.HIGH,
+        f"{caller if between else 'vLLM'} calls {package} with an API the installed {package} version does not have "
+        f"({event.exception})",
+        summary=_caller_summary(event, package, caller) if between else _vllm_summary(event, package),
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
-        actions=[
-            f"Install the {package} version this vLLM release requires (`pip show vllm` lists its requirements; "
-            f"`pip install --upgrade vllm` brings them together), or upgrade {package} to it.",
-            f"If {package} is already at vLLM's requirement, upgrade vLLM: the call may be fixed in a later release.",
-        ],
+        actions=_caller_actions(package, caller) if between else _vllm_actions(package),
         confidence=API_CONFIDENCE,
     )
+
+
+def _vllm_summary(event: LogEvent, package: str) -> str:
+    called = f" (`{event.code.strip()}`)." if event.code else "."
+    return (
+        f"{event.message}. vLLM was written against another version of {package}: the call's signature or the name "
+        f"it imports differs in the one installed{called}"
+    )
+
+
+def _vllm_actions(package: str) -> list[str]:
+    return [
+        f"Install the {package} version this vLLM release requires (`pip show vllm` lists its requirements; "
+        f"`pip install --upgrade vllm` brings them together), or upgrade {package} to it.",
+        f"If {package} is already at vLLM's requirement, upgrade vLLM: the call may be fixed in a later release.",
+    ]
+
+
+def _caller_summary(event: LogEvent, package: str, caller: str | None) -> str:
+    return (
+        f"{event.message}, raised in {caller} (`{event.code_file}`), which vLLM loaded. {caller} was written against "
+        f"another version of {package}: usually {package} was upgraded (with vLLM, or by another install) past what "
+        f"{caller} supports."
+    )
+
+
+def _caller_actions(package: str, caller: str | None) -> list[str]:
+    return [
+        f"Install a {package} version {caller} supports (its requirements, or the last {package} release before the "
+        f"change: pin it with `pip install '{package}<…'`), or upgrade {caller} to a release that supports the "
+        f"installed {package}.",
+        f"Check that the pinned {package} still satisfies vLLM (`pip check`).",
+    ]
 
 
 _SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)[/\\]")
