@@ -262,7 +262,7 @@ class LogEvent(BaseModel):
     label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
-    request_field: str | None = None  # the request parameter that carried token ids (stop_token_ids …)
+    request_field: str | None = None  # a request parameter: the one carrying token ids, or the one refused
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed

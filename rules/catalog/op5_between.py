@@ -27,47 +27,63 @@ def _check_gateway(facts: Facts) -> list[Finding]:
     if not errors:
         return []
     local = facts.events_of(LogEventKind.LOCAL_ENDPOINT)
-    return [_gateway_finding(errors[0], local[0] if local else None)]
+    return [_local_proxy_finding(errors[0], local[0]) if local else _gateway_finding(errors[0])]
 
 
-def _gateway_finding(error: LogEvent, local: LogEvent | None) -> Finding:
-    status = error.status or 502
-    evidence = [c.log_evidence(error, name="gateway status", value=status)]
-    if local is not None:
-        evidence.append(c.log_evidence(local, name="local server the client called"))
-        return RULE_GATEWAY.finding(
-            Severity.HIGH,
-            f"HTTP {status} for a server on this host: a proxy answered, not vLLM (http_proxy / https_proxy in the "
-            "client's environment)",
-            summary=f"vLLM's server never answers {status}; a request to {local.message} that gets one went through "
-            "an HTTP proxy, which most clients (requests, httpx, the openai SDK, curl) take from http_proxy / "
-            "https_proxy, and the proxy cannot reach the client's own localhost.",
-            evidence=evidence,
-            actions=[
-                "Unset http_proxy and https_proxy (and HTTP_PROXY, HTTPS_PROXY) in the client's environment, or add "
-                "the server's host to no_proxy / NO_PROXY (localhost,127.0.0.1).",
-            ],
-            confidence=0.85,
-        )
+def _status(error: LogEvent) -> int:
+    return error.status or 502
+
+
+# What each status says of the gateway's upstream (vLLM): the title's words, what it means, the first action.
+_GATEWAY_STATUS: dict[int, tuple[str, str, str]] = {
+    502: (
+        "it got no valid answer (vLLM down, restarting or refusing)",
+        "A 502 means the gateway's upstream closed or refused the connection: vLLM not started yet, restarting "
+        "after a crash, or its port not the one the gateway targets.",
+        "Read vLLM's own log at that time: a restart or an engine death is there, or the request never reached "
+        "it (the gateway's upstream address and port).",
+    ),
+    504: (
+        "vLLM answered late",
+        "A 504 means vLLM did not answer within the gateway's timeout: a long generation, or a queue.",
+        "Raise the gateway's read timeout above the longest generation (stream the response to keep the "
+        "connection busy), or lower the queue (fewer concurrent requests per replica, more replicas).",
+    ),
+}
+
+
+def _local_proxy_finding(error: LogEvent, local: LogEvent) -> Finding:
+    status = _status(error)
     return RULE_GATEWAY.finding(
         Severity.HIGH,
-        f"HTTP {status} from a gateway in front of vLLM, not from vLLM: "
-        + ("it got no valid answer (vLLM down, restarting or refusing)" if status == 502 else "vLLM answered late"),
-        summary=f"vLLM's server never answers {status}; the proxy, ingress or load balancer between the client and "
-        "it did. "
-        + (
-            "A 502 means the gateway's upstream closed or refused the connection: vLLM not started yet, restarting "
-            "after a crash, or its port not the one the gateway targets."
-            if status == 502
-            else "A 504 means vLLM did not answer within the gateway's timeout: a long generation, or a queue."
-        ),
-        evidence=evidence,
+        f"HTTP {status} for a server on this host: a proxy answered, not vLLM (http_proxy / https_proxy in the "
+        "client's environment)",
+        summary=f"vLLM's server never answers {status}; a request to {local.message} that gets one went through "
+        "an HTTP proxy, which most clients (requests, httpx, the openai SDK, curl) take from http_proxy / "
+        "https_proxy, and the proxy cannot reach the client's own localhost.",
+        evidence=[
+            c.log_evidence(error, name="gateway status", value=status),
+            c.log_evidence(local, name="local server the client called"),
+        ],
         actions=[
-            "Read vLLM's own log at that time: a restart or an engine death is there, or the request never reached "
-            "it (the gateway's upstream address and port)."
-            if status == 502
-            else "Raise the gateway's read timeout above the longest generation (stream the response to keep the "
-            "connection busy), or lower the queue (fewer concurrent requests per replica, more replicas).",
+            "Unset http_proxy and https_proxy (and HTTP_PROXY, HTTPS_PROXY) in the client's environment, or add "
+            "the server's host to no_proxy / NO_PROXY (localhost,127.0.0.1).",
+        ],
+        confidence=0.85,
+    )
+
+
+def _gateway_finding(error: LogEvent) -> Finding:
+    status = _status(error)
+    verdict, meaning, first_action = _GATEWAY_STATUS[status]
+    return RULE_GATEWAY.finding(
+        Severity.HIGH,
+        f"HTTP {status} from a gateway in front of vLLM, not from vLLM: {verdict}",
+        summary=f"vLLM's server never answers {status}; the proxy, ingress or load balancer between the client and "
+        f"it did. {meaning}",
+        evidence=[c.log_evidence(error, name="gateway status", value=status)],
+        actions=[
+            first_action,
             "If the client only meant to reach a server on its own host, a proxy variable (http_proxy, https_proxy) "
             "sent it to a proxy: unset it or add the host to no_proxy.",
         ],

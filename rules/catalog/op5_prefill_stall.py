@@ -62,7 +62,8 @@ def _stall_finding(facts: Facts, crawl: LogEvent, per_sequence: float, tokens: i
         ],
         changes=changes,
         actions=[
-            "Lower --max-num-batched-tokens (2048 is the inter-token-latency end of vLLM's optimization guide): "
+            f"Lower --max-num-batched-tokens ({c.DEFAULT_MAX_NUM_BATCHED_TOKENS} is the inter-token-latency end of "
+            "vLLM's optimization guide): "
             "smaller chunks interleave decode more often, at the long prompt's own time to first token.",
             "Send long-context requests to a replica of their own (or disaggregate prefill) so they do not share "
             "steps with interactive streams; a prefix cache hit skips their prefill altogether.",

@@ -69,7 +69,7 @@ RULE_TEMPLATE_REFUSED = Rule(
 
 
 def _check_single_stream(facts: Facts) -> list[Finding]:
-    lines = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.running is not None]
+    lines = c.stats_lines(facts)
     serving = [e for e in lines if (e.generation_throughput_tps or 0) > 0]
     if len(serving) < MIN_SINGLE_STREAM_LINES or any((e.running or 0) > 1 or (e.waiting or 0) > 0 for e in lines):
         return []

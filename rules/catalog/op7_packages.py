@@ -182,14 +182,16 @@ def _mismatched_package(event: LogEvent) -> str | None:
 
 def _api_finding(event: LogEvent, package: str) -> Finding:
     caller = _calling_package(event.code_file)
-    between = caller is not None and caller != package  # another package between vLLM and the one it calls
+    if caller is not None and caller != package:  # another package between vLLM and the one it calls
+        summary, actions = _caller_summary(event, package, caller), _caller_actions(package, caller)
+    else:
+        caller, summary, actions = "vLLM", _vllm_summary(event, package), _vllm_actions(package)
     return RULE_API_MISMATCH.finding(
         Severity.CRITICAL if event.phase == "startup" else Severity.HIGH,
-        f"{caller if between else 'vLLM'} calls {package} with an API the installed {package} version does not have "
-        f"({event.exception})",
-        summary=_caller_summary(event, package, caller) if between else _vllm_summary(event, package),
+        f"{caller} calls {package} with an API the installed {package} version does not have ({event.exception})",
+        summary=summary,
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
-        actions=_caller_actions(package, caller) if between else _vllm_actions(package),
+        actions=actions,
         confidence=API_CONFIDENCE,
     )
 
@@ -210,7 +212,7 @@ def _vllm_actions(package: str) -> list[str]:
     ]
 
 
-def _caller_summary(event: LogEvent, package: str, caller: str | None) -> str:
+def _caller_summary(event: LogEvent, package: str, caller: str) -> str:
     return (
         f"{event.message}, raised in {caller} (`{event.code_file}`), which vLLM loaded. {caller} was written against "
         f"another version of {package}: usually {package} was upgraded (with vLLM, or by another install) past what "
@@ -218,7 +220,7 @@ def _caller_summary(event: LogEvent, package: str, caller: str | None) -> str:
     )
 
 
-def _caller_actions(package: str, caller: str | None) -> list[str]:
+def _caller_actions(package: str, caller: str) -> list[str]:
     return [
         f"Install a {package} version {caller} supports (its requirements, or the last {package} release before the "
         f"change: pin it with `pip install '{package}<…'`), or upgrade {caller} to a release that supports the "

@@ -22,7 +22,6 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 _LOGPROBS_INDEXED = re.compile(r"logprobs\w*\s*\[")
 # Models only an out-of-tree platform serves: MLX weights run on vllm-metal alone.
 _PLATFORM_OF_MODEL = ((re.compile(r"(?:^|/)mlx-community/|[-_]mlx(?:[-_]|$)", re.IGNORECASE), "metal"),)
-_PLUGIN_PACKAGE = {"metal": "vllm-metal", "ascend": "vllm-ascend"}
 _KNOWN_FIX = {"metal": "vllm-metal#332 made its runner return them"}
 
 
@@ -47,8 +46,8 @@ def _platform(facts: Facts) -> str | None:
 
 
 def _missing_logprobs_finding(error: LogEvent, platform: str | None) -> Finding:
-    package = _PLUGIN_PACKAGE.get(platform, f"vllm-{platform}") if platform else None
-    runner = f"{package}'s model runner (the {platform.title()} platform plugin)" if package and platform else None
+    package = f"vllm-{platform}" if platform else None  # the plugins' package names: vllm-metal, vllm-ascend …
+    runner = f"{package}'s model runner (the {platform.title()} platform plugin)" if platform else None
     title = "the engine returned no logprobs for a request that asked for them"
     title += f": {runner} does not return them" if runner else " (IndexError in vLLM's logprobs response)"
     fix = _KNOWN_FIX.get(platform or "")

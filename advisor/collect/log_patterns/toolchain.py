@@ -1,8 +1,7 @@
 """The CUDA toolchain under vLLM, in its own words and the loader's: a kernel compiled at engine start that finds
 no compiler or fails to build (FlashInfer's JIT through torch's cpp_extension), Triton's C launcher that finds no C
-compiler or no Python headers, a CUDA library of the major
-version a binary was linked against that the loader cannot find, and the CUDA release PyTorch was built for
-(`python collect_env.py`, which issue templates ask for).
+compiler or no Python headers, a CUDA library of the major version a binary was linked against that the loader
+cannot find, and the CUDA release PyTorch was built for (`python collect_env.py`, which issue templates ask for).
 
 Why apart from environment.py: these name versions that must agree (the toolkit, the runtime, PyTorch's build,
 vLLM's wheel), and the rules compare them.
