@@ -117,6 +117,9 @@ class LogEventKind(str, Enum):
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
     # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
     PROFILE_HOTSPOT = "profile_hotspot"
+    # V0's attention selector (0.4-0.7) gave up FlashAttention-2 for XFormers: "Cannot use FlashAttention-2 backend
+    # because the vllm_flash_attn package is not found"; message: the reason ("for FP8 KV cache", "due to …")
+    ATTENTION_FALLBACK = "attention_fallback"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -377,6 +380,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
+    LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

@@ -145,6 +145,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r">= mamba page size)?",
         lambda m: {"block_size": to_int(m["n"]), "mamba_aligned": bool(m["mamba"])},
     ),
+    wording(  # attention/selector.py (0.4-0.6), platforms/cuda.py (0.7): V0 fell back from FlashAttention-2 to XFormers
+        ("Cannot use FlashAttention-2 backend",),
+        K.ATTENTION_FALLBACK,
+        r"Cannot use FlashAttention-2 backend (?P<why>(?:for|due to|because) .*?)\.?(?= `pip install| Make sure|\s*$)",
+        lambda m: {"message": m["why"]},
+    ),
     wording(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
         ("init engine (profile, create kv cache, warmup model) took",),
         K.ENGINE_READY,

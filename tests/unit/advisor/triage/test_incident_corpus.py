@@ -21,7 +21,6 @@ WRONG_TODAY = frozenset(
         "perf-async-engine-enforce-eager",
         "perf-bmv2-prefix-warmup-slow",
         "perf-lmcache-prefix-hit-overhead",
-        "perf-xformers-fallback-cu118",
         "performance-decode-tps-context-decay",
         "performance-olmocr-omp-threads-overload",
         "performance-outlines-guided-decoding-slow",
