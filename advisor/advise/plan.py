@@ -18,6 +18,8 @@ and the reason for each flag and the warnings. Pure: memory figures come from
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel
 
 from advisor.advise.search import (
@@ -31,7 +33,7 @@ from advisor.advise.search import (
 )
 from advisor.catalog.gpus import GpuSpec, Interconnect
 from advisor.catalog.models import ModelSpec
-from advisor.catalog.vllm_versions import parse_version
+from advisor.catalog.vllm_versions import Version, parse_version
 from advisor.memory.budget import LaunchConfig, MemoryBreakdown, estimate_memory
 from advisor.memory.launch_check import checked, launch_refusals
 
@@ -90,112 +92,171 @@ def recommend(
 # --- reasons and warnings -------------------------------------------------------------------
 
 
-def _reasons(model, gpu, interconnect, launch, memory, replicas, pinned, workload, version) -> list[Recommendation]:
-    recs: list[Recommendation] = []
+class _Reasons:
+    """The recommendations as they are added: a flag the user pinned is kept with "pinned by you", so its
+    reason (some cost an estimate) is worked out only for the flags servops chose."""
 
-    def add(flag: str, value: object, reason: str) -> None:
-        recs.append(Recommendation(flag=flag, value="" if value is True else str(value), reason=reason))
+    def __init__(self, pinned: frozenset[str]) -> None:
+        self.pinned = pinned
+        self.recs: list[Recommendation] = []
 
+    def add(self, field: str | None, flag: str, value: object, because: Callable[[], str]) -> None:
+        reason = "pinned by you" if field in self.pinned else because()
+        self.recs.append(Recommendation(flag=flag, value="" if value is True else str(value), reason=reason))
+
+
+def _reasons(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    interconnect: Interconnect,
+    launch: LaunchConfig,
+    memory: MemoryBreakdown,
+    replicas: int,
+    pinned: frozenset[str],
+    workload: Workload,
+    version: Version,
+) -> list[Recommendation]:
+    reasons = _Reasons(pinned)
+    _parallel_reasons(reasons, model, gpu, interconnect, launch, memory, replicas)
+    _envelope_reasons(reasons, model, launch, memory, workload, version)
+    _feature_reasons(reasons, launch, workload)
+    return reasons.recs
+
+
+def _parallel_reasons(
+    reasons: _Reasons,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    interconnect: Interconnect,
+    launch: LaunchConfig,
+    memory: MemoryBreakdown,
+    replicas: int,
+) -> None:
+    """Precision and parallelism: steps 1 and 2 of the runbook."""
     tp, pp = launch.tensor_parallel_size, launch.pipeline_parallel_size
     if launch.quantization and launch.quantization != model.native_quantization:
-        add(
+        reasons.add(
+            "quantization",
             "--quantization",
             launch.quantization,
-            "pinned by you" if "quantization" in pinned else _quantization_reason(model, gpu, launch, memory),
+            lambda: _quantization_reason(model, gpu, launch, memory),
         )
     if tp > 1:
-        add(
+        reasons.add(
+            "tensor_parallel_size",
             "--tensor-parallel-size",
             tp,
-            "pinned by you"
-            if "tensor_parallel_size" in pinned
-            else f"weights and KV need {tp * pp} GPUs per replica; TP over {interconnect} splits every layer "
-            "and keeps per-token latency low",
+            lambda: (
+                f"weights and KV need {tp * pp} GPUs per replica; TP over {interconnect} splits every layer "
+                "and keeps per-token latency low"
+            ),
         )
     if pp > 1:
-        add(
+        across = (
+            "over PCIe"
+            if interconnect == "pcie"
+            else f"across boards (TP stays within {NVLINK_DOMAIN_GPUS} NVLink GPUs)"
+        )
+        reasons.add(
+            "pipeline_parallel_size",
             "--pipeline-parallel-size",
             pp,
-            "pinned by you"
-            if "pipeline_parallel_size" in pinned
-            else (
+            lambda: (
                 f"{pp} stages by layer: PP moves activations once per stage instead of all-reducing every "
-                f"layer, so it goes "
-                + (
-                    "over PCIe"
-                    if interconnect == "pcie"
-                    else f"across boards (TP stays within {NVLINK_DOMAIN_GPUS} NVLink GPUs)"
-                )
+                f"layer, so it goes {across}"
             ),
         )
     if replicas > 1:
-        add(
+        reasons.add(
+            None,
             "--data-parallel-size",
             replicas,
-            f"the remaining GPUs serve as {replicas} independent replicas "
-            "(more throughput without cross-GPU traffic per token)",
+            lambda: (
+                f"the remaining GPUs serve as {replicas} independent replicas "
+                "(more throughput without cross-GPU traffic per token)"
+            ),
         )
-    add(
+
+
+def _envelope_reasons(
+    reasons: _Reasons,
+    model: ModelSpec,
+    launch: LaunchConfig,
+    memory: MemoryBreakdown,
+    workload: Workload,
+    version: Version,
+) -> None:
+    """The memory and batch envelope: step 3."""
+    reasons.add(
+        "gpu_memory_utilization",
         "--gpu-memory-utilization",
         memory.gpu_memory_utilization,
-        "pinned by you"
-        if "gpu_memory_utilization" in pinned
-        else f"vLLM {'.'.join(map(str, version[:2]))} default; the profiled non-KV memory leaves "
-        f"{memory.kv_pool_gib:.2f} GiB per GPU for KV",
+        lambda: (
+            f"vLLM {'.'.join(map(str, version[:2]))} default; the profiled non-KV memory leaves "
+            f"{memory.kv_pool_gib:.2f} GiB per GPU for KV"
+        ),
     )
-    add(
+    reasons.add(
+        "max_model_len",
         "--max-model-len",
         memory.max_model_len,
-        "pinned by you"
-        if "max_model_len" in pinned
-        else (
+        lambda: (
             f"the model's {model.max_position_embeddings} does not fit; this is the largest 1024-multiple that does"
             if memory.max_model_len < model.max_position_embeddings
             else f"the model's own limit fits ({memory.max_concurrency:.2f} requests of that length at once)"
         ),
     )
     if launch.max_num_seqs is not None:
-        add(
+        reasons.add(
+            "max_num_seqs",
             "--max-num-seqs",
             launch.max_num_seqs,
-            "pinned by you"
-            if "max_num_seqs" in pinned
-            else f"the KV pool holds {launch.max_num_seqs} sequences of the p95 length "
-            f"({workload.p95_total_tokens} tokens, reused prefix counted once); admitting more "
-            "makes vLLM preempt and recompute",
+            lambda: (
+                f"the KV pool holds {launch.max_num_seqs} sequences of the p95 length "
+                f"({workload.p95_total_tokens} tokens, reused prefix counted once); admitting more "
+                "makes vLLM preempt and recompute"
+            ),
         )
     if launch.max_num_batched_tokens is not None:
-        add(
+        reasons.add(
+            "max_num_batched_tokens",
             "--max-num-batched-tokens",
             launch.max_num_batched_tokens,
-            "pinned by you"
-            if "max_num_batched_tokens" in pinned
-            else f"a p95 prompt ({workload.p95_input_tokens} tokens) prefills in one step: lower TTFT "
-            "(larger steps raise ITL; 2048 favours ITL)",
+            lambda: (
+                f"a p95 prompt ({workload.p95_input_tokens} tokens) prefills in one step: lower TTFT "
+                "(larger steps raise ITL; 2048 favours ITL)"
+            ),
         )
+
+
+def _feature_reasons(reasons: _Reasons, launch: LaunchConfig, workload: Workload) -> None:
+    """Free wins and what the user turned on: step 4."""
     if launch.kv_cache_dtype != "auto":
-        add(
+        reasons.add(
+            "kv_cache_dtype",
             "--kv-cache-dtype",
             launch.kv_cache_dtype,
-            "pinned by you"
-            if "kv_cache_dtype" in pinned
-            else "KV capacity is short of the target concurrency; FP8 KV doubles KV tokens "
-            "(calibrate scales for quality)",
+            lambda: (
+                "KV capacity is short of the target concurrency; FP8 KV doubles KV tokens "
+                "(calibrate scales for quality)"
+            ),
         )
     if launch.enable_prefix_caching:
-        add(
+        reasons.add(
+            "enable_prefix_caching",
             "--enable-prefix-caching",
             True,
-            "pinned by you"
-            if "enable_prefix_caching" in pinned
-            else f"prefix reuse {workload.prefix_reuse:.0%} ≥ {HIGH_PREFIX_REUSE:.0%}: cached prefixes skip "
-            "prefill (on by default in V1; pinned so it survives config changes)",
+            lambda: (
+                f"prefix reuse {workload.prefix_reuse:.0%} ≥ {HIGH_PREFIX_REUSE:.0%}: cached prefixes skip "
+                "prefill (on by default in V1; pinned so it survives config changes)"
+            ),
         )
     if launch.block_size is not None:
-        add("--block-size", launch.block_size, "pinned by you")
+        reasons.add(None, "--block-size", launch.block_size, lambda: "pinned by you")
     if launch.enforce_eager:
-        add("--enforce-eager", True, "pinned by you; frees the CUDA-graph pool at some decode speed")
-    return recs
+        reasons.add(
+            None, "--enforce-eager", True, lambda: "pinned by you; frees the CUDA-graph pool at some decode speed"
+        )
 
 
 def _quantization_reason(model, gpu, launch: LaunchConfig, memory: MemoryBreakdown) -> str:
