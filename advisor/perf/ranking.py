@@ -121,77 +121,91 @@ def rank_changes(
     `alternatives`: also weigh the findings' alternatives (triage shows each with its own prediction;
     tune applies only changes)."""
     baseline = _readings(forecaster.baseline)
-    scored: list[tuple[tuple, ChangeForecast]] = []
     findings = list((triage or {}).get("findings") or [])
     if explore:
-        proposed = {c.get("flag") for f in findings for c in f.get("changes") or []}
-        current = {
-            "--max-num-seqs": forecaster.limits.max_num_seqs,
-            "--max-num-batched-tokens": forecaster.limits.max_num_batched_tokens,
-        }
-        findings += [
-            {
-                "rule": "model",
-                "title": f"the performance model's search over {flag}",
-                "changes": [
-                    {"flag": flag, "current": str(value), "proposed": str(value), "reason": "searched by the model"}
-                ],
-            }
-            for flag, value in current.items()
-            if flag not in proposed
-        ]
+        findings += _model_searches(forecaster, findings)
+    scored: list[tuple[tuple, ChangeForecast]] = []
     for finding in findings:
         weighed = [*(finding.get("changes") or []), *((finding.get("alternatives") or []) if alternatives else [])]
         for change in weighed:
-            flag, proposed = change.get("flag"), str(change.get("proposed"))
-            if (flag, proposed) in skip:
-                continue
-            base = ChangeForecast(rule=finding.get("rule"), title=finding.get("title"), changes=[change])
-            if not allow_unsafe and change.get("safety", "safe") == "unsafe":
-                scored.append(((2,), base.model_copy(update={"rejected": "unsafe (--unsafe-changes to try it)"})))
-                continue
-            if flag not in MODELLED_FLAGS:
-                scored.append(
-                    (
-                        (2,),
-                        base.model_copy(
-                            update={
-                                "rejected": f"the performance model does not predict {flag}, so its effect is unknown"
-                            }
-                        ),
-                    )
-                )
-                continue
-            for value in _values(flag, proposed, change.get("current"), forecaster) if search else [proposed]:
-                if (flag, value) in skip:
-                    continue
-                candidate = dict(change, proposed=value)
-                if finding.get("rule") == "model":
-                    candidate["reason"] = (
-                        f"the value the performance model predicts best among "
-                        f"{_searched(flag)} (triage proposed no change to {flag})"
-                    )
-                elif value != proposed:
-                    candidate["reason"] = (
-                        f"the value the performance model predicts best among "
-                        f"{_searched(flag)} (triage proposed {proposed}: {change.get('reason', '')})"
-                    )
-                forecast = _forecast(forecaster, criterion, baseline, base.model_copy(update={"changes": [candidate]}))
-                scored.append((_score(forecast, criterion), forecast))
-    scored.sort(key=lambda pair: pair[0])
-    seen: set[tuple[str, str]] = set()
-    ranked = []
-    for _, forecast in scored:
-        key = tuple((c.get("flag"), str(c.get("proposed"))) for c in forecast.changes)
-        if key in seen:
-            continue
-        seen.add(key)
-        ranked.append(forecast)
-    ranked = _best_per_flag(ranked)
+            if (change.get("flag"), str(change.get("proposed"))) not in skip:
+                scored += _weigh(forecaster, criterion, baseline, finding, change, skip, allow_unsafe, search)
+    ranked = _best_per_flag(_unique(sorted(scored, key=lambda pair: pair[0])))
     if ranked and ranked[0].helps:
         best = ranked[0].changes[0]
         banded = forecaster.predict(FlagChanges.of({best["flag"]: str(best["proposed"])}), with_bands=True)
         ranked[0] = ranked[0].model_copy(update={"prediction": compact(banded)})
+    return ranked
+
+
+def _model_searches(forecaster: Forecaster, findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A pseudo-finding per batch-size flag triage proposed no change to, for the model to search."""
+    proposed = {c.get("flag") for f in findings for c in f.get("changes") or []}
+    current = {
+        "--max-num-seqs": forecaster.limits.max_num_seqs,
+        "--max-num-batched-tokens": forecaster.limits.max_num_batched_tokens,
+    }
+    return [
+        {
+            "rule": "model",
+            "title": f"the performance model's search over {flag}",
+            "changes": [
+                {"flag": flag, "current": str(value), "proposed": str(value), "reason": "searched by the model"}
+            ],
+        }
+        for flag, value in current.items()
+        if flag not in proposed
+    ]
+
+
+def _weigh(
+    forecaster: Forecaster,
+    criterion: TuneCriterion,
+    baseline: list[tuple[float, dict]],
+    finding: dict[str, Any],
+    change: dict[str, Any],
+    skip: set[tuple[str, str]],
+    allow_unsafe: bool,
+    search: bool,
+) -> list[tuple[tuple, ChangeForecast]]:
+    """One change as scored candidates: rejected (unsafe, or a flag the model does not predict), or each of
+    its searched values with its forecast."""
+    flag, proposed = change.get("flag"), str(change.get("proposed"))
+    base = ChangeForecast(rule=finding.get("rule"), title=finding.get("title"), changes=[change])
+    if not allow_unsafe and change.get("safety", "safe") == "unsafe":
+        return [((2,), base.model_copy(update={"rejected": "unsafe (--unsafe-changes to try it)"}))]
+    if flag not in MODELLED_FLAGS:
+        rejected = f"the performance model does not predict {flag}, so its effect is unknown"
+        return [((2,), base.model_copy(update={"rejected": rejected}))]
+    scored = []
+    for value in _values(flag, proposed, change.get("current"), forecaster) if search else [proposed]:
+        if (flag, value) in skip:
+            continue
+        candidate = dict(change, proposed=value)
+        if finding.get("rule") == "model":
+            candidate["reason"] = (
+                f"the value the performance model predicts best among "
+                f"{_searched(flag)} (triage proposed no change to {flag})"
+            )
+        elif value != proposed:
+            candidate["reason"] = (
+                f"the value the performance model predicts best among "
+                f"{_searched(flag)} (triage proposed {proposed}: {change.get('reason', '')})"
+            )
+        forecast = _forecast(forecaster, criterion, baseline, base.model_copy(update={"changes": [candidate]}))
+        scored.append((_score(forecast, criterion), forecast))
+    return scored
+
+
+def _unique(scored: list[tuple[tuple, ChangeForecast]]) -> list[ChangeForecast]:
+    """The forecasts in score order, each set of changes once (its best-scored copy)."""
+    seen: set[tuple] = set()
+    ranked = []
+    for _, forecast in scored:
+        key = tuple((c.get("flag"), str(c.get("proposed"))) for c in forecast.changes)
+        if key not in seen:
+            seen.add(key)
+            ranked.append(forecast)
     return ranked
 
 
