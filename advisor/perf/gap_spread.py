@@ -36,8 +36,12 @@ from loadtest.results import StepResult
 # The percentile ranks whose spread is measured and replayed, as fractions.
 SPREAD_RANKS = (0.90, 0.95, 0.99)
 # A replayed step whose ITL p99 is within this factor of its p50 has no tail of its own (every gap
-# about one decode step): its measured tail is the delivery's.
-TAIL_FREE = 1.15
+# about one decode step): its measured tail is the delivery's. At one stream an occasional overlap puts
+# another request's prefill between two tokens: the recorded ramps' replays had p99/p50 1.10 and 1.15
+# there, and 4.8x and more from two streams on. 1.15 itself sat on that value, and the fit's last digits
+# differ between CPUs: `data_parallel_1`'s step came out 1.1515 on an AVX-512 host and
+# under 1.15 on the AVX2 ones, so one recording was measured on one machine and not on the other.
+TAIL_FREE = 1.25
 # A measured p99 above this multiple of its p50 is not delivery's spread but a stall the replay missed (a
 # prefill it placed elsewhere): such a step is not measured on. Real vLLM's CPU spreads were 1.3-1.6x.
 MOST_SPREAD = 2.0
