@@ -120,6 +120,10 @@ class LogEventKind(str, Enum):
     # V0's attention selector (0.4-0.7) gave up FlashAttention-2 for XFormers: "Cannot use FlashAttention-2 backend
     # because the vllm_flash_attn package is not found"; message: the reason ("for FP8 KV cache", "due to …")
     ATTENTION_FALLBACK = "attention_fallback"
+    # the Hugging Face Hub refused a model's files (huggingface_hub's or requests' words): "403 Client Error: Forbidden
+    # for url: https://huggingface.co/<repo>/resolve/main/config.json", "Access to model <repo> is restricted …";
+    # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
+    HUB_ACCESS_REFUSED = "hub_access_refused"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -381,6 +385,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
+    LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

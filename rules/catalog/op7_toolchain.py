@@ -144,8 +144,10 @@ def _library_finding(event: LogEvent, torch_cuda: str | None) -> Finding:
             )
         ],
         actions=[
-            f"Better, install builds for one CUDA version: vLLM's wheel for the CUDA that PyTorch uses (or PyTorch "
-            f"for CUDA {major} with vLLM's default wheel), in a clean environment.",
+            f"Better, builds for one CUDA version: upgrade PyTorch to the release vLLM requires (`pip show vllm`) "
+            f"in its build for CUDA {major}, whose Linux wheels on PyPI bring their CUDA libraries as "
+            f"nvidia-*-cu{major} packages (`pip install --upgrade torch` where the default build is for CUDA {major}); "
+            "or install vLLM's wheel for the CUDA that PyTorch uses.",
             f"Or install a CUDA {major} toolkit on the host, whose libraries the loader finds.",
         ],
         confidence=0.85,
@@ -166,7 +168,8 @@ RULE_CUDA_LIBRARY = Rule(
         "versions in one environment leave one of them without its libraries.",
         example="`Failed to import from vllm._C with ImportError('libcudart.so.12: cannot open shared object file…')` "
         "beside `CUDA used to build PyTorch: 11.8` (vllm#7112; CUDA 12.4 fixed it).",
-        fix="Builds for one CUDA version; or LD_LIBRARY_PATH at that version's runtime.",
+        fix="Builds for one CUDA version (PyTorch's PyPI wheels carry their CUDA runtime: torch 2.1.0 requires "
+        "nvidia-cuda-runtime-cu12==12.1.105); or LD_LIBRARY_PATH at that version's runtime.",
         limits="Says which library and version; which package brought the binary is in the path the loader printed.",
         references=["https://github.com/vllm-project/vllm/issues/7112"],
     ),

@@ -22,6 +22,30 @@ def _shm(match: re.Match[str]) -> Fields:
     return {"message": match.group(0), "shm_bytes": int(free) if free else None}
 
 
+# A model repository in a Hub URL or message; not the Hub's own pages (docs/, api/, datasets/, settings/).
+_HUB_REPO = re.compile(
+    r"(?:huggingface\.co/(?:api/models/)?(?!docs/|api/|datasets/|settings/|spaces/)|Access to model )"
+    r"(?P<repo>[\w.-]+/[\w.-]+)"
+)
+# What the Hub's refusal says, most specific first: the first of these the line holds is its reason.
+_HUB_REASONS = (
+    ("fine-grained token settings", "fine_grained"),
+    ("not in the authorized list", "no_access"),
+    ("Forbidden for url", "no_access"),
+    ("be authenticated", "no_token"),
+    ("Unauthorized for url", "no_token"),
+    ("Invalid credentials in Authorization header", "bad_token"),
+    ("Repository Not Found for url", "not_found"),
+)
+
+
+def _hub_refusal(match: re.Match[str]) -> Fields:
+    line = match.string
+    reason = next((why for words, why in _HUB_REASONS if words in line), "gated")
+    repo = _HUB_REPO.search(line)
+    return {"message": reason, "model": repo["repo"] if repo else None}
+
+
 def _think_tags(line: str) -> str:
     opens, closes = "<think>" in line, "</think>" in line
     return "both" if opens and closes else "open" if opens else "close"
@@ -81,6 +105,24 @@ PATTERNS: tuple[Pattern, ...] = (
         K.CUDA_DRIVER_MISMATCH,
         r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
         lambda m: {"message": m.group(0)},
+    ),
+    wording(  # the Hugging Face Hub refusing a model's files: huggingface_hub's errors (GatedRepoError,
+        # RepositoryNotFoundError, the fine-grained token's 403), transformers' OSError, requests' raise_for_status
+        (
+            "gated repo",
+            "is restricted",
+            "fine-grained token settings",
+            "Invalid credentials in Authorization header",
+            "Client Error: Forbidden for url: https://huggingface.co/",
+            "Client Error: Unauthorized for url: https://huggingface.co/",
+            "Repository Not Found for url: https://huggingface.co/",
+        ),
+        K.HUB_ACCESS_REFUSED,
+        r"Cannot access gated repo|trying to access a gated repo|is a gated repository|Access to model \S+ is "
+        r"restricted|fine-grained token settings|Invalid credentials in Authorization header|40[13] Client Error: "
+        r"(?:Forbidden|Unauthorized) for url: https?://huggingface\.co/|Repository Not Found for url: https?://"
+        r"huggingface\.co/",
+        _hub_refusal,
     ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),

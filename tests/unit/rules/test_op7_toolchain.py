@@ -53,6 +53,19 @@ def test_a_cuda_12_runtime_missing_beside_a_pytorch_for_cuda_11_8_is_a_version_m
     assert alone.title == "libcudart.so.12 (CUDA 12) not found by the loader"
 
 
+def test_the_better_fix_is_pytorch_for_that_cuda_which_brings_its_runtime_from_pypi():
+    # vllm#1718: vLLM 0.2.2's wheel for CUDA 12.1 over a torch for CUDA 11.8 (torch 2.1.0 on PyPI requires
+    # nvidia-cuda-runtime-cu12)
+    lines = [
+        "from vllm import cuda_utils",
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file",
+    ]
+    [finding] = op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines))
+    better = finding.actions[0]
+    assert better.startswith("Better, builds for one CUDA version: upgrade PyTorch to the release vLLM requires")
+    assert "nvidia-*-cu12 packages" in better and "vLLM's wheel for the CUDA that PyTorch uses" in better
+
+
 def test_the_drivers_own_library_is_not_a_toolkit_version():
     lines = ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"]
     assert op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines)) == []

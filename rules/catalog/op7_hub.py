@@ -1,0 +1,131 @@
+"""OP-7.17: the Hugging Face Hub refused the model's files, so vLLM cannot read its config or weights.
+
+Why a rule of its own: vLLM downloads a model named by its Hub id at start (its config first), through
+huggingface_hub, and the Hub's refusal ends the start in huggingface_hub's or requests' words, never vLLM's, so
+its message catalog does not hold them. The refusal says which of four things is wrong, and each has its own fix:
+a gated model whose licence the token's account has not accepted (403, "not in the authorized list"); no token at
+all (401, "You must be authenticated"); a fine-grained token without the permission for public gated repositories
+(403, "enable access to public gated repositories in your fine-grained token settings"); a token the Hub does not
+accept ("Invalid credentials in Authorization header"). A repository not found is a misspelt id, or a private
+or gated one asked for without a token (the Hub answers 401 for both). huggingface_hub reads the token from
+HF_TOKEN before its token file (huggingface_hub 2.4: utils/_auth.py; the error texts in utils/_http.py).
+Source: rh-ai-quickstart/ai-virtual-agent#200 (a vLLM pod crash-looping on a 403 for Llama 3.1's config.json;
+the licence was not accepted).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+TOKEN_ENV = "HF_TOKEN"
+# The most specific reason the text gives wins: several lines of one refusal each name part of it.
+PRIORITY = ("fine_grained", "no_access", "no_token", "bad_token", "not_found", "gated")
+
+
+class Refusal(NamedTuple):
+    what: str
+    first: str  # the first thing to do
+
+
+def _refusals(page: str) -> dict[str, Refusal]:
+    access = (
+        f"Request access to the model on Hugging Face: open {page} signed in as the account whose token the server "
+        "uses and accept its licence; some authors approve each request by hand, so wait until the page says access "
+        "is granted."
+    )
+    return {
+        "no_access": Refusal("a gated model the token's account has no access to", access),
+        "gated": Refusal("a gated model: no token was sent, or its account has no access", access),
+        "no_token": Refusal(
+            "a gated or private model asked for without a token",
+            f"Give the server a token: {TOKEN_ENV} in its environment (in Kubernetes, from the secret the pod mounts), "
+            f"of an account that has accepted the licence at {page}.",
+        ),
+        "fine_grained": Refusal(
+            "a fine-grained token without access to public gated repositories",
+            "In the token's settings on Hugging Face, enable access to public gated repositories (the Hub's message "
+            "says so), or give the server a token with the read role; the account must also have access to the model.",
+        ),
+        "bad_token": Refusal(
+            "a token the Hub does not accept",
+            f"Replace {TOKEN_ENV}: the Hub rejects it (revoked, mistyped, or a quote or newline kept from the secret "
+            "it came from); `hf auth whoami` with the same token says whether it is valid and whose it is.",
+        ),
+        "not_found": Refusal(
+            "a repository the Hub does not show to this request",
+            f"Check the model id's spelling and case at {page}; if it is private or gated, the server needs "
+            f"{TOKEN_ENV} of an account with access (the Hub answers 'not found' to a request without a token).",
+        ),
+    }
+
+
+def _check_hub(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.HUB_ACCESS_REFUSED)
+    if not events:
+        return []
+    event = min(events, key=lambda e: PRIORITY.index(e.message) if e.message in PRIORITY else len(PRIORITY))
+    repo = next((e.model for e in events if e.model), None)
+    return [_hub_finding(event, repo)]
+
+
+def _hub_finding(event: LogEvent, repo: str | None) -> Finding:
+    page = f"https://huggingface.co/{repo}" if repo else "the model's page on huggingface.co"
+    refusal = _refusals(page)[event.message if event.message in PRIORITY else "gated"]
+    needs_token = event.message in ("no_token", "bad_token", "not_found", "gated")
+    return RULE_HUB_REFUSED.finding(
+        Severity.CRITICAL,
+        f"Hugging Face refused {repo or 'the model'}'s files: {refusal.what}",
+        summary="vLLM fetches a model named by its Hub id when it starts (its config first, then the weights) "
+        "with the token in HF_TOKEN or the one `hf auth login` stored; the Hub refused, so nothing was loaded and "
+        "the start ends there. A restart does not help: the same request is refused again.",
+        evidence=[c.log_evidence(event, name="Hub refusal")],
+        changes=[
+            ConfigChange(
+                flag=TOKEN_ENV,
+                proposed="<a read token of an account that has access to the model>",
+                reason="huggingface_hub sends it with every download",
+                cost="none; keep it in a secret, not in the command line",
+                kind="env",
+            )
+        ]
+        if needs_token
+        else [],
+        actions=[
+            refusal.first,
+            "Or download the model once where access is granted and serve its local directory (`vllm serve "
+            "/models/<name>`), so the servers never ask the Hub.",
+        ],
+        confidence=0.9,
+    )
+
+
+RULE_HUB_REFUSED = Rule(
+    code="OP-7.17",
+    title="the Hugging Face Hub refused the model's files",
+    category=Category.STARTUP,
+    check=_check_hub,
+    needs=("events",),
+    page=RulePage(
+        checks="huggingface_hub's and transformers' refusals (`Cannot access gated repo`, `Access to model X is "
+        "restricted …`, `… fine-grained token settings …`, `Invalid credentials in Authorization header`, `Repository "
+        "Not Found for url: https://huggingface.co/…`) and requests' `403 Client Error: Forbidden` / `401 … "
+        "Unauthorized for url: https://huggingface.co/…`.",
+        why="A model named by its Hub id is downloaded at start; a refused download ends the start, and the words say "
+        "which of the licence, the token or the id is wrong.",
+        example="`requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://huggingface.co/"
+        "meta-llama/Llama-3.1-8B-Instruct/resolve/main/config.json` in a crash-looping pod: the licence had not been "
+        "accepted (rh-ai-quickstart/ai-virtual-agent#200).",
+        fix=f"By the reason: accept the licence on the model's page; {TOKEN_ENV} of an account with access; a "
+        "fine-grained token allowed public gated repositories; the id spelt right; or serve a local copy.",
+        limits="Reads the Hub's words, not a mirror's or a proxy's (HF_ENDPOINT); a 403 from a corporate proxy in "
+        "front of huggingface.co reads the same as the Hub's.",
+        references=["https://github.com/rh-ai-quickstart/ai-virtual-agent/issues/200"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_HUB_REFUSED]
