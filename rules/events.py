@@ -270,6 +270,7 @@ class LogEvent(BaseModel):
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
     request_field: str | None = None  # a request parameter: the one carrying token ids, or the one refused
+    nearest_field: str | None = None  # the request field vLLM knows that a refused, unknown one misspells
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
@@ -370,7 +371,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
-    LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message"),
+    LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

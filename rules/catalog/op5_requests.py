@@ -234,11 +234,16 @@ RULE_TOKEN_OUTSIDE_VOCAB = Rule(
 # --- OP-5.28 a field the request schema refuses ---------------------------------------------------------
 
 
+UNKNOWN_FIELDS_IGNORED_FROM = "0.6.5"  # the first release whose request models ignore unknown fields (0.6.4 refused)
+
+
 def _check_schema_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
     if not events:
         return []
     refused = events[0]
+    if refused.nearest_field:
+        return [_misspelt_field(refused, refused.request_field or "a field", refused.nearest_field)]
     field = refused.request_field or "a field"
     return [
         RULE_SCHEMA_REFUSED.finding(
@@ -259,6 +264,23 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
     ]
 
 
+def _misspelt_field(refused: LogEvent, field: str, meant: str) -> Finding:
+    """An unknown field one letter or two away from a field vLLM has: the client misspelt it."""
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.HIGH,
+        f"vLLM's request schema refused {field}: no such field; the client means {meant}",
+        summary=f"The request carries {field}, which none of vLLM's request models has, and {meant}, which they "
+        f"have, is a letter or two away: a misspelling in the client. vLLM up to 0.6.4 refuses the whole request "
+        f"for it (HTTP 400, 'Extra inputs are not permitted'); from {UNKNOWN_FIELDS_IGNORED_FROM} it drops the "
+        f"field with a warning (a debug line in later releases) and serves the request as if {meant} were unset.",
+        evidence=[c.log_evidence(refused, name="refused field", value=field)],
+        actions=[
+            f"Correct the request field's name in the client: {meant}, not {field}.",
+        ],
+        confidence=0.9,
+    )
+
+
 RULE_SCHEMA_REFUSED = Rule(
     code="OP-5.28",
     title="vLLM's request schema refused a field of the request",
@@ -274,7 +296,9 @@ RULE_SCHEMA_REFUSED = Rule(
         example="`'loc': ('body', 'messages', 2, 'function_call'), 'msg': 'Input should be a valid string'` for an "
         "assistant message carrying a function_call object; a later release accepted it (vllm#3906).",
         fix="Send the field as the schema expects, leave it out, or upgrade vLLM.",
-        limits="Names the first refused field; which release accepts it is not in the text.",
+        limits="Names the first refused field; which release accepts it is not in the text. A misspelt field is named "
+        "from the request fields of vLLM 0.32 (scripts/extract_request_fields.py), with the guided-decoding ones it "
+        "removed.",
         references=["https://github.com/vllm-project/vllm/issues/3906"],
     ),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.catalog.vllm_request_fields import nearest_field
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
 from rules.events import LogEventKind as K
 
@@ -29,7 +30,16 @@ def _schema_refusal(match: re.Match[str]) -> Fields:
     if parts and parts[0] == "body":
         parts = parts[1:]
     field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts).lstrip(".")
-    return {"request_field": field or None, "message": match["msg"]}
+    unknown = _UNKNOWN_FIELD.search(match["msg"]) is not None and bool(parts) and not parts[-1].isdigit()
+    return {
+        "request_field": field or None,
+        "message": match["msg"],
+        "nearest_field": nearest_field(parts[-1]) if unknown else None,
+    }
+
+
+# pydantic's words for a field the model does not have: v2's extra_forbidden, v1's (vLLM before 0.4)
+_UNKNOWN_FIELD = re.compile(r"Extra inputs are not permitted|extra fields not permitted")
 
 
 PATTERNS: tuple[Pattern, ...] = (

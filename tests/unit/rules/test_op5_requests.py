@@ -91,3 +91,25 @@ def test_a_field_the_request_schema_refuses_is_named_by_its_path_in_each_release
         top = evaluate(_facts([body])).findings[0]
         assert top.rule == "OP-5.28" and top.title.startswith(f"vLLM's request schema refused {field}: "), top.title
     assert "Or upgrade vLLM" in top.actions[1]
+
+
+def test_an_unknown_field_a_letter_away_from_a_real_one_is_named_as_the_misspelling_it_is():
+    # gpustack/gpustack#429: a playground sending `stream_otpions` to vLLM 0.6.x
+    body = (
+        "Returned an error: `[{'type': 'extra_forbidden', 'loc': ('body', 'stream_otpions'), 'msg': 'Extra inputs "
+        "are not permitted', 'input': {'include_usage': True}}]`"
+    )
+    top = evaluate(_facts([body])).findings[0]
+    assert top.title == "vLLM's request schema refused stream_otpions: no such field; the client means stream_options"
+    assert top.actions == ["Correct the request field's name in the client: stream_options, not stream_otpions."]
+    assert "from 0.6.5 it drops the field" in top.summary
+
+
+def test_an_unknown_field_like_no_real_one_is_not_called_a_misspelling():
+    body = (
+        '{"detail":[{"type":"extra_forbidden","loc":["body","my_tracing_id"],"msg":"Extra inputs are not permitted"}]}'
+    )
+    [event_] = parse_lines([body]).events
+    assert event_.nearest_field is None
+    top = evaluate(_facts([body])).findings[0]
+    assert top.title == "vLLM's request schema refused my_tracing_id: Extra inputs are not permitted"

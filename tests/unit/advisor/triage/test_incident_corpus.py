@@ -29,7 +29,6 @@ WRONG_TODAY = frozenset(
         "runtime-bench-random-range-ratio-context",
         "runtime-fastchat-vllm-worker-embeddings-404",
         "runtime-function-call-message-400",
-        "runtime-gpustack-stream-options-typo",
         "runtime-llama4-fa3-scheduler-metadata",
         "runtime-llmd-nixl-keyerror-prefill",
         "runtime-mistral-chat-template-roles-alternate",
