@@ -124,6 +124,9 @@ class LogEventKind(str, Enum):
     # for url: https://huggingface.co/<repo>/resolve/main/config.json", "Access to model <repo> is restricted …";
     # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
     HUB_ACCESS_REFUSED = "hub_access_refused"
+    # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
+    # message: the path, component: the method
+    ROUTE_NOT_FOUND = "route_not_found"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -387,6 +390,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
+    LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

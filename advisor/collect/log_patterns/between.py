@@ -1,6 +1,6 @@
 """What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
 neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
-health check giving up on the server.
+health check giving up on the server, and the path a client called that the server has no route for.
 
 Why read: these failures look like vLLM's, and the text a person pastes from their client, proxy or orchestrator
 says they are not (microsoft/VibeVoice#248, vllm#16918, ray#54070).
@@ -42,6 +42,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PROXY_URL_INVALID,
         r"InvalidURL: (?P<url>(?![A-Za-z][\w+.-]*://)[\w.-]+:\d+)\s*$",
         lambda m: {"message": m["url"]},
+    ),
+    wording(  # uvicorn's access log (vLLM's API server): a path with no route answers 404
+        ('" 404',),
+        K.ROUTE_NOT_FOUND,
+        r'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" 404\b',
+        lambda m: {"message": m["path"], "component": m["method"]},
     ),
     wording(
         ("health check response", "Liveness probe failed", "Readiness probe failed"),

@@ -34,7 +34,6 @@ WRONG_TODAY = frozenset(
         "runtime-mistral-chat-template-roles-alternate",
         "runtime-mm-extra-image-placeholder-token",
         "runtime-mm-image-fetch-timeout-500",
-        "runtime-openai-server-generate-endpoint-404",
         "runtime-qwen3vl-async-sched-race",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",

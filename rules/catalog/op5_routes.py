@@ -1,0 +1,111 @@
+"""OP-5.30: the client calls a path vLLM's OpenAI-compatible server has no route for, and gets 404.
+
+Why a rule of its own: the server is up and the model is fine, yet every request fails; its access log says
+which path the client asked for, and the path says what the client was written for. vLLM's OpenAI server
+(`vllm serve`, `python -m vllm.entrypoints.openai.api_server`) serves OpenAI's routes under /v1
+(/v1/chat/completions, /v1/completions, /v1/models, /v1/embeddings for pooling models) and a few of its own
+(/health, /version, /tokenize, /metrics); read in 0.5.4 (entrypoints/openai/api_server.py) and 0.32.0 (the
+api_router modules). `/generate` is the route of vLLM's early demo server (`python -m vllm.entrypoints.api_server`,
+0.5.4; no module serves it in 0.32) and of Hugging Face's TGI; `/api/generate` and `/api/chat` are Ollama's. A
+path that is one of OpenAI's without its `/v1` is a base URL missing it; `/v1/v1/…` a base URL that has it and a
+client that adds it again. Source: vllm#6194 (a client calling /generate on the OpenAI server).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+OPENAI_ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/embeddings")
+# Paths a browser or a probe asks for on any server: a 404 there says nothing about the client.
+INCIDENTAL = frozenset({"/", "/favicon.ico", "/robots.txt"})
+
+
+class Misroute(NamedTuple):
+    written_for: str  # what the path belongs to
+    use: str  # the route to call instead
+
+
+# Another server's routes, and what vLLM's OpenAI server serves for each.
+FOREIGN: dict[str, Misroute] = {
+    "/generate": Misroute("vLLM's early demo server (vllm.entrypoints.api_server) and TGI", "/v1/completions"),
+    "/generate_stream": Misroute("Hugging Face's TGI", '/v1/completions with "stream": true'),
+    "/api/generate": Misroute("Ollama's API", "/v1/completions"),
+    "/api/chat": Misroute("Ollama's API", "/v1/chat/completions"),
+    "/api/tags": Misroute("Ollama's API", "/v1/models"),
+}
+
+
+def _misroute(path: str) -> Misroute | None:
+    """What the path was written for, when the rule knows."""
+    path = path.rstrip("/") or "/"
+    if path in FOREIGN:
+        return FOREIGN[path]
+    if path.startswith("/v1/v1/"):
+        return Misroute("a client that adds /v1 to a base URL ending in /v1", path.removeprefix("/v1"))
+    if "/v1" + path in OPENAI_ROUTES:
+        return Misroute("a client whose base URL lacks /v1", "/v1" + path)
+    return None
+
+
+def _check_routes(facts: Facts) -> list[Finding]:
+    missing = [e for e in facts.events_of(LogEventKind.ROUTE_NOT_FOUND) if (e.message or "/") not in INCIDENTAL]
+    if not missing:
+        return []
+    known = next((e for e in missing if _misroute(e.message or "")), missing[0])
+    return [_route_finding(known, _misroute(known.message or ""), len(missing))]
+
+
+def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Finding:
+    path = event.message or "a path"
+    called = f"{event.component} {path}" if event.component else path
+    title = f"the client calls {called}, a path the server has no route for (HTTP 404)"
+    said = f": it is the route of {misroute.written_for}" if misroute else ""
+    first = (
+        f"Point the client's request URL at the OpenAI endpoints under /v1: use {misroute.use} instead of {path}."
+        if misroute
+        else f"Point the client's request URL at one of the OpenAI endpoints under /v1 ({', '.join(OPENAI_ROUTES)}) "
+        f"instead of {path}; `curl <server>/v1/models` lists what the server serves."
+    )
+    return RULE_ROUTE.finding(
+        Severity.HIGH,
+        title + said,
+        summary="vLLM's OpenAI-compatible server answers 404 to a path it has no route for: the server and the model "
+        "are fine, and every request of this client fails the same way"
+        + (f" ({count} such requests in the text)." if count > 1 else ".")
+        + " Its routes are OpenAI's under /v1 and a few of its own (/health, /version, /tokenize, /metrics).",
+        evidence=[c.log_evidence(event, name="path with no route", value=path)],
+        actions=[
+            first,
+            "In an OpenAI client library, the base URL is `http://<host>:<port>/v1` and the library adds the rest.",
+        ],
+        confidence=0.85 if misroute else 0.6,
+    )
+
+
+RULE_ROUTE = Rule(
+    code="OP-5.30",
+    title="the client calls a path the server has no route for",
+    category=Category.CONFIGURATION,
+    check=_check_routes,
+    needs=("events",),
+    page=RulePage(
+        checks='The API server\'s access log answering 404: `"POST /generate HTTP/1.1" 404 Not Found` (not for `/` '
+        "or /favicon.ico, which browsers ask for).",
+        why="A client written for another server, or a base URL with /v1 missing or doubled, fails on every request "
+        "while the server is healthy.",
+        example='`"POST /generate HTTP/1.1" 404 Not Found` from a client written for vLLM\'s demo server, against '
+        "the OpenAI server (vllm#6194).",
+        fix="The OpenAI endpoint under /v1 that does the same (/v1/completions for /generate and Ollama's "
+        "/api/generate, /v1/chat/completions for /api/chat); the base URL with /v1 once.",
+        limits="Reads the server's access log, not a client's own 'Not Found' (which does not say the path); the "
+        "routes a pooling or speech model adds are not listed.",
+        references=["https://github.com/vllm-project/vllm/issues/6194"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ROUTE]
