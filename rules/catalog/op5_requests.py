@@ -13,7 +13,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 MIN_SINGLE_STREAM_LINES = 2  # stats lines that all show it, so it is not one quiet interval
 EMPTY_PROMPT_WINDOW = 10  # lines between the empty prompt's request log and the engine's death
@@ -38,7 +38,15 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
             actions=[
                 "Send no system message in the request: merge its text into the first user message, and keep user "
                 "and assistant turns alternating.",
-                "Or serve with a chat template that accepts a system role (--chat-template FILE).",
+            ],
+            alternatives=[
+                ConfigChange(
+                    flag="--chat-template",
+                    proposed="<a template file that accepts a system role and the turns the client sends>",
+                    reason="the server, not every client, adapts the conversation to what the model was trained on",
+                    cost="a template of your own to keep beside the model; a system prompt the model never saw in "
+                    "training may be followed less well",
+                )
             ],
             confidence=0.9,
         )

@@ -25,6 +25,8 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
     top = evaluate(facts).findings[0]
     assert top.rule == "OP-5.19" and "chat template refused" in top.title
     assert top.actions[0].startswith("Send no system message in the request")
+    template = top.alternatives[0]  # weaviate/Verba#150: a template of the operator's own fixed it server-side
+    assert template.flag == "--chat-template" and template.kind == "flag" and "system role" in template.proposed
 
 
 def _stats(running: int, waiting: int = 0, generated: float = 18.0, line: int = 1):
