@@ -127,6 +127,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
+    # Server Error`; message: the path, component: the method
+    SERVER_ERROR_RESPONSE = "server_error_response"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -391,6 +394,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
+    LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

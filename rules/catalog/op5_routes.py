@@ -1,4 +1,7 @@
-"""OP-5.30: the client calls a path vLLM's OpenAI-compatible server has no route for, and gets 404.
+"""OP-5.30 and OP-5.31: what the API server's access log says about failed requests: a path it has no route for
+(404), and requests it failed itself (500) when the text holds no exception to explain them.
+
+OP-5.30, the client calls a path vLLM's OpenAI-compatible server has no route for.
 
 Why a rule of its own: the server is up and the model is fine, yet every request fails; its access log says
 which path the client asked for, and the path says what the client was written for. vLLM's OpenAI server
@@ -9,6 +12,10 @@ api_router modules). `/generate` is the route of vLLM's early demo server (`pyth
 0.5.4; no module serves it in 0.32) and of Hugging Face's TGI; `/api/generate` and `/api/chat` are Ollama's. A
 path that is one of OpenAI's without its `/v1` is a base URL missing it; `/v1/v1/…` a base URL that has it and a
 client that adds it again. Source: vllm#6194 (a client calling /generate on the OpenAI server).
+
+OP-5.31: vLLM's server answers 500 when a request fails inside it (an exception in the API server or the engine
+while serving it) and logs the exception beside the access line; a paste with the 500 and no exception stops short
+of the cause, and the finding says where it is (vllm#40856: an image download that failed; its lines were cut).
 """
 
 from __future__ import annotations
@@ -108,4 +115,55 @@ RULE_ROUTE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_ROUTE]
+# --- OP-5.31 the server failed requests, and the text holds no exception ----------------------------------
+
+# Events that carry an exception or a vLLM message: with one of them, another rule explains the 500.
+EXPLAINED_BY = (LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE)
+
+
+def _check_server_errors(facts: Facts) -> list[Finding]:
+    failed = facts.events_of(LogEventKind.SERVER_ERROR_RESPONSE)
+    if not failed or any(facts.events_of(kind) for kind in EXPLAINED_BY):
+        return []
+    paths = sorted({e.message or "?" for e in failed})
+    return [
+        RULE_SERVER_ERROR.finding(
+            Severity.MEDIUM,
+            f"the server failed {len(failed)} request(s) to {', '.join(paths)} with HTTP 500; the exception is not in "
+            "the text",
+            summary="vLLM answers 500 when serving a request raised inside the server: in the API server (the "
+            "request's processing, its media download, the chat template) or in the engine. It logs that exception "
+            "with a traceback next to the access line, and the text here stops short of it, so the cause is not "
+            "in it.",
+            evidence=[c.log_evidence(failed[0], name="request failed by the server", value=failed[0].message)],
+            actions=[
+                "Read the API server's log around the 500 line: the ERROR lines and traceback just before it (or "
+                "after, from another process) name the exception; paste them for the cause.",
+                "Retry the same request alone: the same 500 again is its content (its media, its messages), a 500 "
+                "only under load is the server's state.",
+            ],
+            confidence=0.5,
+        )
+    ]
+
+
+RULE_SERVER_ERROR = Rule(
+    code="OP-5.31",
+    title="the server failed requests (HTTP 500) and the text holds no exception",
+    category=Category.RELIABILITY,
+    check=_check_server_errors,
+    needs=("events",),
+    page=RulePage(
+        checks='The API server\'s access log answering 500 (`"POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
+        "Error`) in a text with no exception and no vLLM message.",
+        why="A 500 is the server failing the request; its exception is logged beside the access line, and a paste "
+        "without it has no cause to name.",
+        example="stats lines and one `500 Internal Server Error` for an image request; the next lines (cut) held "
+        "the failed image download (vllm#40856).",
+        fix="The exception logged with the 500; a retry alone tells the request's content from the server's state.",
+        limits="Says where the cause is, not what it is.",
+        references=["https://github.com/vllm-project/vllm/issues/40856"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ROUTE, RULE_SERVER_ERROR]

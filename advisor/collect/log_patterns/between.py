@@ -1,6 +1,7 @@
 """What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
 neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
-health check giving up on the server, and the path a client called that the server has no route for.
+health check giving up on the server; and from the server's access log, a path it has no route for (404) and
+a request it failed (500).
 
 Why read: these failures look like vLLM's, and the text a person pastes from their client, proxy or orchestrator
 says they are not (microsoft/VibeVoice#248, vllm#16918, ray#54070).
@@ -47,6 +48,12 @@ PATTERNS: tuple[Pattern, ...] = (
         ('" 404',),
         K.ROUTE_NOT_FOUND,
         r'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" 404\b',
+        lambda m: {"message": m["path"], "component": m["method"]},
+    ),
+    wording(  # uvicorn's access log: a request the server itself failed
+        ('" 500',),
+        K.SERVER_ERROR_RESPONSE,
+        r'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" 500\b',
         lambda m: {"message": m["path"], "component": m["method"]},
     ),
     wording(

@@ -57,3 +57,27 @@ def test_an_unknown_path_lists_the_openai_routes_and_a_browsers_root_alone_says_
 def test_a_request_that_succeeded_is_not_a_missing_route():
     facts = _facts('INFO:     1.2.3.4:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK')
     assert op5_routes.RULE_ROUTE.evaluate(facts) == []
+
+
+def test_a_500_with_no_exception_in_the_text_says_where_the_cause_is():
+    # vllm#40856: two stats lines and the 500, the exception cut from the paste
+    facts = _facts(
+        "(APIServer pid=6051) DEBUG 04-25 02:26:25 [v1/metrics/loggers.py:259] Engine 000: Avg prompt throughput: "
+        "0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache "
+        "usage: 0.0%, Prefix cache hit rate: 0.0%, MM cache hit rate: 98.6%",
+        '(APIServer pid=6051) INFO:     10.10.7.200:43364 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
+        "Error",
+    )
+    [finding] = op5_routes.RULE_SERVER_ERROR.evaluate(facts)
+    assert finding.title == (
+        "the server failed 1 request(s) to /v1/chat/completions with HTTP 500; the exception is not in the text"
+    )
+    assert finding.actions[0].startswith("Read the API server's log around the 500 line")
+
+
+def test_a_500_beside_the_exception_that_caused_it_is_left_to_the_rule_that_reads_the_exception():
+    facts = _facts(
+        "ValueError: Attempted to assign 462 = 462 multimodal tokens to 463 placeholders",
+        'INFO:     10.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+    )
+    assert op5_routes.RULE_SERVER_ERROR.evaluate(facts) == []
