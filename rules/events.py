@@ -81,6 +81,10 @@ class LogEventKind(str, Enum):
     # vLLM's request schema (pydantic, FastAPI's validation) refused a field: "'loc': ('body', 'messages', 2,
     # 'function_call'), 'msg': 'Input should be a valid string'"; request_field: messages[2].function_call
     REQUEST_SCHEMA_REFUSED = "request_schema_refused"
+    # vLLM dropped request fields its models do not have (0.6.5 on, warning until 0.17, debug later): "The following
+    # fields were present in the request but ignored: {'stream_otpions'}"; request_field: the first that misspells a
+    # known one, nearest_field: that one (only such fields are kept: other extras are often deliberate)
+    REQUEST_FIELD_IGNORED = "request_field_ignored"
     # token ids a request carried, from its JSON body or vLLM's request log: "stop_token_ids": [151645]
     REQUEST_TOKEN_IDS = "request_token_ids"
     # a device kernel's index past its tensor: "index value 151645 exceeds bounds 129280" (Ascend's IndexCheck),
@@ -378,6 +382,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
+    LogEventKind.REQUEST_FIELD_IGNORED: ("request_field", "nearest_field"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

@@ -248,7 +248,12 @@ UNKNOWN_FIELDS_IGNORED_FROM = "0.6.5"  # the first release whose request models 
 def _check_schema_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
     if not events:
-        return []
+        dropped = next((e for e in facts.events_of(LogEventKind.REQUEST_FIELD_IGNORED) if e.nearest_field), None)
+        return (
+            [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
+            if dropped
+            else []
+        )
     refused = events[0]
     if refused.nearest_field:
         return [_misspelt_field(refused, refused.request_field or "a field", refused.nearest_field)]
@@ -273,15 +278,18 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
 
 
 def _misspelt_field(refused: LogEvent, field: str, meant: str) -> Finding:
-    """An unknown field one letter or two away from a field vLLM has: the client misspelt it."""
+    """An unknown field one letter or two away from a field vLLM has: the client misspelt it. Refused (up to 0.6.4),
+    the request failed; ignored (0.6.5 on), it was served without what the client asked for."""
+    dropped = refused.kind == LogEventKind.REQUEST_FIELD_IGNORED
     return RULE_SCHEMA_REFUSED.finding(
-        Severity.HIGH,
-        f"vLLM's request schema refused {field}: no such field; the client means {meant}",
+        Severity.MEDIUM if dropped else Severity.HIGH,
+        f"vLLM {'ignored' if dropped else 'refused'} the request field {field}: no such field; the client means "
+        f"{meant}",
         summary=f"The request carries {field}, which none of vLLM's request models has, and {meant}, which they "
         f"have, is a letter or two away: a misspelling in the client. vLLM up to 0.6.4 refuses the whole request "
         f"for it (HTTP 400, 'Extra inputs are not permitted'); from {UNKNOWN_FIELDS_IGNORED_FROM} it drops the "
         f"field with a warning (a debug line in later releases) and serves the request as if {meant} were unset.",
-        evidence=[c.log_evidence(refused, name="refused field", value=field)],
+        evidence=[c.log_evidence(refused, name="ignored field" if dropped else "refused field", value=field)],
         actions=[
             f"Correct the request field's name in the client: {meant}, not {field}.",
         ],
@@ -291,12 +299,14 @@ def _misspelt_field(refused: LogEvent, field: str, meant: str) -> Finding:
 
 RULE_SCHEMA_REFUSED = Rule(
     code="OP-5.28",
-    title="vLLM's request schema refused a field of the request",
+    title="vLLM's request schema refused (or dropped) a field of the request",
     category=Category.CONFIGURATION,
     check=_check_schema_refused,
     needs=("events",),
     page=RulePage(
-        checks="A validation error vLLM answered (or logged): pydantic's `'loc': ('body', 'messages', 2, "
+        checks="A field vLLM dropped as unknown that misspells one it has (`The following fields were present in the "
+        "request but ignored: {'stream_otpions'}`, 0.6.5 on), or a validation error vLLM answered (or logged): "
+        "pydantic's `'loc': ('body', 'messages', 2, "
         "'function_call'), 'msg': 'Input should be a valid string'` (0.4 on), the dotted `'loc': "
         '\'body.messages.2.function_call\'` of 0.32, or FastAPI\'s JSON `"loc": ["body", …]`.',
         why="The server refuses the whole request for one field; the field's path and pydantic's reason say what the "

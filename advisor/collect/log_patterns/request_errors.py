@@ -38,6 +38,14 @@ def _schema_refusal(match: re.Match[str]) -> Fields:
     }
 
 
+def _ignored_fields(match: re.Match[str]) -> Fields:
+    """The first ignored field that misspells one vLLM has, and that one; none when no such field is there."""
+    for name in re.findall(r"['\"]([^'\"]+)['\"]", match["keys"]):
+        if meant := nearest_field(name):
+            return {"request_field": name, "nearest_field": meant}
+    return {}
+
+
 # pydantic's words for a field the model does not have: v2's extra_forbidden, v1's (vLLM before 0.4)
 _UNKNOWN_FIELD = re.compile(r"Extra inputs are not permitted|extra fields not permitted")
 
@@ -87,6 +95,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.REQUEST_SCHEMA_REFUSED,
         r"""['"]loc['"]:\s*(?P<loc>\([^)]*\)|\[[^\]]*\]|'[^']*'|"[^"]*")\s*,\s*['"]msg['"]:\s*['"](?P<msg>[^'"]*)['"]""",
         _schema_refusal,
+    ),
+    wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have
+        ("present in the request but ignored",),
+        K.REQUEST_FIELD_IGNORED,
+        r"present in the request but ignored: (?P<keys>\{[^}]*\}|\[[^\]]*\])",
+        _ignored_fields,
     ),
     wording(  # token ids a request carries: its JSON body (`"stop_token_ids": [151645]`) or vLLM's request log of
         # its SamplingParams (`stop_token_ids=[151645]`); what they index must be inside the model's vocabulary

@@ -102,7 +102,7 @@ def test_an_unknown_field_a_letter_away_from_a_real_one_is_named_as_the_misspell
         "are not permitted', 'input': {'include_usage': True}}]`"
     )
     top = evaluate(_facts([body])).findings[0]
-    assert top.title == "vLLM's request schema refused stream_otpions: no such field; the client means stream_options"
+    assert top.title == "vLLM refused the request field stream_otpions: no such field; the client means stream_options"
     assert top.actions == ["Correct the request field's name in the client: stream_options, not stream_otpions."]
     assert "from 0.6.5 it drops the field" in top.summary
 
@@ -115,3 +115,18 @@ def test_an_unknown_field_like_no_real_one_is_not_called_a_misspelling():
     assert event_.nearest_field is None
     top = evaluate(_facts([body])).findings[0]
     assert top.title == "vLLM's request schema refused my_tracing_id: Extra inputs are not permitted"
+
+
+def test_a_misspelt_field_a_later_release_dropped_is_named_too_as_served_without_it():
+    # 0.6.5-0.17 warn and serve the request without the field (vllm/entrypoints/openai/protocol.py)
+    line = (
+        "WARNING 01-10 10:00:00 protocol.py:61] The following fields were present in the request but ignored: "
+        "{'stream_otpions', 'my_trace_id'}"
+    )
+    [finding] = op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([line]))
+    assert (
+        finding.title == "vLLM ignored the request field stream_otpions: no such field; the client means stream_options"
+    )
+    assert finding.severity.value == "medium"
+    deliberate = line.replace("'stream_otpions', ", "")
+    assert op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([deliberate])) == []
