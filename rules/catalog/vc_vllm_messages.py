@@ -425,8 +425,8 @@ def _below_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
 
 
 def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
-    """`x ({a}) is greater than <its bound> ({…}{b}…)`: x lowered to b, the first number after it."""
-    match = re.search(r"`?(\w+)`? \(\{(\w+)\}\) is (?:greater|larger) than", ref.template)
+    """`x ({a}) is greater than <its bound> ({…}{b}…)` (or `exceeds`): x lowered to b, the first number after it."""
+    match = re.search(r"`?(\w+)`? \(\{(\w+)\}\) (?:is (?:greater|larger) than|exceeds)", ref.template)
     if match is None:
         return []
     flag = "--" + match.group(1).replace("_", "-")

@@ -53,6 +53,16 @@ def test_a_size_below_what_it_must_hold_is_raised_to_it():
     assert (change.flag, change.current, change.proposed) == ("--max-num-batched-tokens", "8192", "131072")
 
 
+def test_a_size_that_exceeds_its_bound_is_lowered_to_it():
+    # vllm#49064: a hybrid model with LoRA (0.20 on); the reporter cut the line with "..."
+    top = _top(
+        "ValueError: max_num_seqs (256) exceeds available Mamba cache blocks (243). Each decode sequence requires "
+        "one Mamba cache block ..."
+    )
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--max-num-seqs", "256", "243")
+
+
 def test_a_message_whose_words_hold_no_fix_gets_the_maintainers_remedy():
     top = _top("ValueError: At most 1 image(s) may be provided in one request.")
     [change] = top.changes

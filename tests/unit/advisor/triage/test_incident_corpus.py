@@ -49,7 +49,6 @@ WRONG_TODAY = frozenset(
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
-        "startup-hybrid-mamba-blocks-max-num-seqs",
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kvcached-patches-not-applied",
         "startup-llmkube-enable-metrics-unrecognized",
