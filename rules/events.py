@@ -130,6 +130,12 @@ class LogEventKind(str, Enum):
     HUB_ACCESS_REFUSED = "hub_access_refused"
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
+    # Python's pwd module has no user for the process's uid (OpenShift's random UIDs, `docker run --user N`):
+    # "KeyError: 'getpwuid(): uid not found: 1000910000'"; message: the uid
+    UID_WITHOUT_USER = "uid_without_user"
+    # a cache directory the process may not write: "PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'"
+    # or a read-only file system (Errno 30); message: the path
+    CACHE_NOT_WRITABLE = "cache_not_writable"
     ROUTE_NOT_FOUND = "route_not_found"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
@@ -398,6 +404,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
+    LogEventKind.UID_WITHOUT_USER: ("message",),
+    LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),

@@ -124,6 +124,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"huggingface\.co/",
         _hub_refusal,
     ),
+    wording(  # Python's pwd.getpwuid, through getpass.getuser() (torch's inductor cache directory, among others)
+        ("getpwuid(): uid not found",),
+        K.UID_WITHOUT_USER,
+        r"getpwuid\(\): uid not found: (?P<uid>\d+)",
+        lambda m: {"message": m["uid"]},
+    ),
+    wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write
+        ("Permission denied: ", "Read-only file system: "),
+        K.CACHE_NOT_WRITABLE,
+        r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): '(?P<path>[^']*cache[^']*)'",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),
         K.REASONING_TAG,

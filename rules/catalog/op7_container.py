@@ -1,0 +1,154 @@
+"""OP-7.18 and OP-7.19: the container's user — a uid with no user name, a cache directory it may not write.
+
+Why a family of their own: platforms that run images under an arbitrary user (OpenShift gives each pod a random
+UID; `docker run --user`, Kubernetes' runAsUser) break two assumptions of what runs inside vLLM, in Python's and
+the OS's words, never vLLM's. Python's `getpass.getuser()` reads LOGNAME, USER, LNAME and USERNAME from the
+environment and only then asks the password database, which has no entry for such a uid: `KeyError:
+'getpwuid(): uid not found: N'` (CPython's getpass.py). torch's inductor names its cache directory after the user
+(torch 2.13.0 catches the KeyError there: torch/_inductor/runtime/cache_dir_utils.py). And every cache vLLM and
+its libraries write sits under the user's home or XDG_CACHE_HOME unless its own variable moves it: vLLM's
+VLLM_CACHE_ROOT (vllm/envs.py, 0.32), FlashInfer's FLASHINFER_WORKSPACE_BASE (its cache is
+`<base>/.cache/flashinfer`, flashinfer-python 0.7.4 jit/env.py), Hugging Face's HF_HOME (huggingface_hub 2.4
+constants.py), Triton's TRITON_CACHE_DIR, torch's TORCHINDUCTOR_CACHE_DIR. A directory Docker created for a bind
+mount belongs to root. Sources: vllm#44548 (OpenShift, `USER` set fixed it), odysseus-dev/odysseus#6157
+(`/app/.cache` owned by root).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+# The variable that moves each library's cache, by a word of the refused path; XDG_CACHE_HOME moves vLLM's and
+# Hugging Face's defaults together.
+CACHE_VARIABLES = (
+    ("flashinfer", "FLASHINFER_WORKSPACE_BASE", "FlashInfer's JIT cache (<base>/.cache/flashinfer)"),
+    ("huggingface", "HF_HOME", "Hugging Face's cache"),
+    ("triton", "TRITON_CACHE_DIR", "Triton's kernel cache"),
+    ("torchinductor", "TORCHINDUCTOR_CACHE_DIR", "torch.compile's cache"),
+    ("vllm", "VLLM_CACHE_ROOT", "vLLM's cache"),
+)
+FALLBACK_VARIABLE = ("XDG_CACHE_HOME", "the caches that default under ~/.cache (vLLM's, Hugging Face's)")
+
+
+# --- OP-7.18 a uid with no user name ------------------------------------------------------------------
+
+
+def _check_uid(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.UID_WITHOUT_USER)
+    if not events:
+        return []
+    uid = events[0].message or "?"
+    return [
+        RULE_UID.finding(
+            Severity.CRITICAL,
+            f"the process runs as uid {uid}, which has no user name: Python's getpass.getuser() fails without USER",
+            summary=f"uid {uid} has no entry in the image's /etc/passwd (OpenShift gives each pod a random uid; "
+            "`docker run --user` and runAsUser do the same), so `pwd.getpwuid()` raises KeyError. Python's "
+            "`getpass.getuser()` asks the environment first (LOGNAME, USER, LNAME, USERNAME) and the password "
+            "database only without them; torch's inductor calls it to name its cache directory while vLLM inspects "
+            "the model, so the start fails there.",
+            evidence=[c.log_evidence(events[0], name="uid without a user", value=uid)],
+            changes=[
+                ConfigChange(
+                    flag="USER",
+                    proposed="<any name, e.g. vllm>",
+                    reason="getpass.getuser() returns it without asking the password database",
+                    cost="none",
+                    kind="env",
+                )
+            ],
+            actions=[
+                "Or give the uid a user name: an /etc/passwd entry written at start (nss_wrapper, or an image whose "
+                "/etc/passwd its group may write and that adds the uid before the server starts).",
+                "torch 2.13's inductor catches this error itself; a vLLM release on it avoids this caller, not others.",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE_UID = Rule(
+    code="OP-7.18",
+    title="the process runs as a uid with no user name",
+    category=Category.STARTUP,
+    check=_check_uid,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `KeyError: 'getpwuid(): uid not found: N'`.",
+        why="Under an arbitrary uid (OpenShift, `docker run --user`), code that asks for the user's name fails "
+        "unless the environment gives one.",
+        example="vLLM's model-registry subprocess dying in torch's inductor cache-dir helper on OpenShift; `USER` "
+        "set fixed it on v0.24.0 (vllm#44548).",
+        fix="USER (or LOGNAME) in the server's environment; or an /etc/passwd entry for the uid.",
+        limits="Names the failure, not which library asked (the frames above say).",
+        references=["https://github.com/vllm-project/vllm/issues/44548"],
+    ),
+)
+
+
+# --- OP-7.19 a cache directory the process may not write -------------------------------------------------
+
+
+def _check_cache(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.CACHE_NOT_WRITABLE)
+    if not events:
+        return []
+    paths = list(dict.fromkeys(e.message or "?" for e in events))
+    variable, what = next(
+        ((name, what) for word, name, what in CACHE_VARIABLES if word in paths[0].lower()), FALLBACK_VARIABLE
+    )
+    parent = paths[0].rsplit("/", 1)[0] or "/"
+    return [
+        RULE_CACHE.finding(
+            Severity.CRITICAL,
+            f"the process may not write its cache directory {paths[0]}: permission denied"
+            + (f" ({len(paths)} cache directories)" if len(paths) > 1 else ""),
+            summary="vLLM and the libraries it runs (FlashInfer, Triton, torch.compile, Hugging Face) write caches "
+            "under the user's home or XDG_CACHE_HOME when they start; this one belongs to another user or sits on "
+            "a read-only file system, so the engine fails before it serves. A directory Docker created for a "
+            "bind mount (its parent included) is owned by root, and an image run as another uid cannot write it.",
+            evidence=[c.log_evidence(e, name="cache not writable", value=e.message) for e in events[:3]],
+            changes=[
+                ConfigChange(
+                    flag=variable,
+                    proposed="<a directory the server's user can write, e.g. a volume mounted for it>",
+                    reason=f"moves {what} out of the directory it may not write",
+                    cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
+                    kind="env",
+                )
+            ],
+            actions=[
+                f"Give the user vLLM runs as ownership of the cache directory: `chown -R <uid>:<gid> {parent}` in the "
+                "image or in an init step before the server starts (a bind mount's directory belongs to root).",
+            ],
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_CACHE = Rule(
+    code="OP-7.19",
+    title="the process may not write a cache directory",
+    category=Category.STARTUP,
+    check=_check_cache,
+    needs=("events",),
+    page=RulePage(
+        checks="`[Errno 13] Permission denied` or `[Errno 30] Read-only file system` on a path with `cache` in it.",
+        why="vLLM and FlashInfer, Triton, torch.compile and Hugging Face write caches at start; a directory owned "
+        "by root or read-only stops the engine.",
+        example="`PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'` and the same for flashinfer, "
+        "then `Engine core initialization failed`: Docker had created /app/.cache as root for a bind mount "
+        "(odysseus-dev/odysseus#6157).",
+        fix="The directory owned by the server's user; or the library's cache variable (VLLM_CACHE_ROOT, "
+        "FLASHINFER_WORKSPACE_BASE, HF_HOME, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, XDG_CACHE_HOME) at a "
+        "writable directory.",
+        limits="Reads paths with `cache` in them; a model directory or a log file it may not write is another "
+        "error, read as such.",
+        references=["https://github.com/odysseus-dev/odysseus/issues/6157"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UID, RULE_CACHE]

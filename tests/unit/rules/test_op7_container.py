@@ -1,0 +1,63 @@
+"""OP-7.18 and OP-7.19: the container's user — a uid with no user name, a cache directory it may not write."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_container
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(*lines: str) -> Facts:
+    return Facts(events=parse_lines(list(lines)).events)
+
+
+def test_a_random_openshift_uid_gets_user_set_in_the_environment():
+    # vllm#44548: torch's inductor asks getpass.getuser() inside vLLM's model-registry subprocess
+    facts = _facts(
+        '  File "/usr/lib/python3.12/getpass.py", line 169, in getuser',
+        "      return pwd.getpwuid(os.getuid())[0]",
+        "  KeyError: 'getpwuid(): uid not found: 1000910000'",
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.18"
+    assert top.title.startswith("the process runs as uid 1000910000, which has no user name")
+    assert (top.changes[0].flag, top.changes[0].kind) == ("USER", "env")
+
+
+def test_a_cache_owned_by_root_is_chowned_or_moved_by_its_own_variable():
+    # odysseus-dev/odysseus#6157: Docker created /app/.cache as root for a bind mount
+    facts = _facts(
+        "PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'",
+        "PermissionError: [Errno 13] Permission denied: '/app/.cache/flashinfer'",
+        "RuntimeError: Engine core initialization failed. See root cause above.",
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.19"
+    assert (
+        top.title
+        == "the process may not write its cache directory /app/.cache/vllm: permission denied (2 cache directories)"
+    )
+    assert top.actions[0].startswith("Give the user vLLM runs as ownership of the cache directory: `chown -R")
+    assert "/app/.cache" in top.actions[0] and top.changes[0].flag == "VLLM_CACHE_ROOT"
+
+
+@pytest.mark.parametrize(
+    ("path", "variable"),
+    [
+        ("/root/.cache/flashinfer/90/cached_ops", "FLASHINFER_WORKSPACE_BASE"),
+        ("/root/.cache/huggingface/hub", "HF_HOME"),
+        ("/home/u/.triton/cache/x", "TRITON_CACHE_DIR"),
+        ("/opt/app-cache", "XDG_CACHE_HOME"),
+    ],
+)
+def test_each_librarys_cache_is_moved_by_its_own_variable(path: str, variable: str):
+    [finding] = op7_container.RULE_CACHE.evaluate(_facts(f"OSError: [Errno 30] Read-only file system: '{path}'"))
+    assert finding.changes[0].flag == variable and finding.changes[0].kind == "env"
+
+
+def test_a_model_file_it_may_not_read_is_not_a_cache():
+    facts = _facts("PermissionError: [Errno 13] Permission denied: '/models/llama/model.safetensors'")
+    assert op7_container.RULE_CACHE.evaluate(facts) == []
