@@ -315,7 +315,7 @@ RULE_SCHEMA_REFUSED = Rule(
         "assistant message carrying a function_call object; a later release accepted it (vllm#3906).",
         fix="Send the field as the schema expects, leave it out, or upgrade vLLM.",
         limits="Names the first refused field; which release accepts it is not in the text. A misspelt field is named "
-        "from the request fields of vLLM 0.32 (scripts/extract_request_fields.py), with the guided-decoding ones it "
+        "from the request fields of vLLM 0.32 (scripts/extract_vllm_interface.py), with the guided-decoding ones it "
         "removed.",
         references=["https://github.com/vllm-project/vllm/issues/3906"],
     ),

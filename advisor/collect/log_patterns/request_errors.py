@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.catalog.vllm_request_fields import nearest_field
+from advisor.catalog.vllm_interface import nearest_field
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
 from rules.events import LogEventKind as K
 

@@ -1,4 +1,4 @@
-"""vllm_request_fields.json: vLLM's request field names, generated from its source, and the misspelling lookup."""
+"""vllm_interface.json: vLLM's request fields and command-line flags, generated from its source, and the lookups."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from advisor.catalog.vllm_request_fields import nearest_field, request_fields
+from advisor.catalog.vllm_interface import cli_flags, is_flag, nearest_field, nearest_flag, request_fields
 
 ROOT = Path(__file__).resolve().parents[4]
-COMMITTED = ROOT / "advisor" / "catalog" / "vllm_request_fields.json"
-_SPEC = importlib.util.spec_from_file_location("extract_request_fields", ROOT / "scripts" / "extract_request_fields.py")
+COMMITTED = ROOT / "advisor" / "catalog" / "vllm_interface.json"
+_SPEC = importlib.util.spec_from_file_location("extract_vllm_interface", ROOT / "scripts" / "extract_vllm_interface.py")
 assert _SPEC is not None and _SPEC.loader is not None
 script = importlib.util.module_from_spec(_SPEC)
 sys.modules[_SPEC.name] = script
@@ -50,3 +50,25 @@ def test_the_committed_names_are_what_the_script_reads_from_the_installed_vllm(t
 def test_a_folder_that_is_not_vllm_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert script.main(["--vllm", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_flags_are_the_engines_the_front_ends_and_every_add_argument():
+    assert {"--max-model-len", "--tensor-parallel-size", "--port", "--api-key", "--served-model-name"} <= cli_flags()
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [("--max-model-length", "--max-model-len"), ("--tensor-paralel-size", "--tensor-parallel-size")],
+)
+def test_a_misspelt_flag_finds_the_flag_it_means(written: str, meant: str):
+    assert nearest_flag(written) == meant
+
+
+def test_a_flag_vllm_does_not_have_and_that_is_like_none_finds_nothing():
+    # `--enable-mfu-metrics` is another flag, not a spelling of --enable-metrics (0.89 < CLOSE_FLAG)
+    assert nearest_flag("--enable-metrics") is None and not is_flag("--enable-metrics")
+
+
+@pytest.mark.parametrize("flag", ["--max_model_len=4096", "--no-enable-prefix-caching", "--port"])
+def test_vllms_own_spellings_of_a_flag_are_flags(flag: str):
+    assert is_flag(flag) and nearest_flag(flag) is None

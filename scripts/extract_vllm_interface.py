@@ -1,15 +1,22 @@
-"""Build advisor/catalog/vllm_request_fields.json: the field names vLLM's OpenAI-compatible requests have.
+"""Build advisor/catalog/vllm_interface.json: the names vLLM's interface knows — its requests' fields and the
+flags `vllm serve` takes.
 
 Why it exists: a client that misspells a request field (`stream_otpions`) gets HTTP 400 "Extra inputs are not
 permitted" from releases whose request models forbid unknown fields, and nothing at all from those that ignore
-them (0.32 logs them at debug level). Triage names the field the client meant, which needs the names vLLM knows.
-The script reads the request models of the vLLM source it is given (default: the vLLM installed in .venv-vllm,
-0.32, by `scripts/install.sh`) with `ast`, without importing vLLM: every annotated field of the chat, completion
-and embedding request classes, of their bases within vLLM, and of the nested stream options, plus the
-guided-decoding fields vLLM lists as removed. Fields are added over releases far more often than removed, so the
-newest release's names cover older requests too.
+them (0.32 logs them at debug level); a launch that passes a flag vLLM does not have (`--enable-metrics`) ends in
+argparse's "unrecognized arguments". Triage names what was meant, which needs the names vLLM knows.
 
-    .venv/bin/python scripts/extract_request_fields.py [--vllm PATH_TO_vllm_PACKAGE] [--out PATH]
+The script reads the vLLM source it is given (default: the vLLM installed in .venv-vllm, 0.32, by
+`scripts/install.sh`) with `ast`, without importing vLLM:
+- request fields: every annotated field of the chat, completion and embedding request classes, of their bases
+  within vLLM, and of the nested stream options, plus the guided-decoding fields vLLM lists as removed;
+- command-line flags: every field of the engine and front-end argument dataclasses (EngineArgs, AsyncEngineArgs,
+  BaseFrontendArgs, FrontendArgs) as `--name-with-dashes`, and every `add_argument("--…")` literal under
+  vllm/.
+Names are added over releases far more often than removed, so the newest release's cover older launches and
+requests too.
+
+    .venv/bin/python scripts/extract_vllm_interface.py [--vllm PATH_TO_vllm_PACKAGE] [--out PATH]
 """
 
 from __future__ import annotations
@@ -17,12 +24,13 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_VLLM = ROOT / ".venv-vllm" / "lib" / "python3.11" / "site-packages" / "vllm"
-DEFAULT_OUT = ROOT / "advisor" / "catalog" / "vllm_request_fields.json"
+DEFAULT_OUT = ROOT / "advisor" / "catalog" / "vllm_interface.json"
 # The request classes a client's body is validated against, and the nested objects whose fields it names.
 REQUEST_CLASSES = (
     "ChatCompletionRequest",
@@ -31,13 +39,16 @@ REQUEST_CLASSES = (
     "EmbeddingChatRequest",
     "StreamOptions",
 )
+# The dataclasses whose fields `vllm serve` turns into flags.
+ARGUMENT_CLASSES = ("EngineArgs", "AsyncEngineArgs", "BaseFrontendArgs", "FrontendArgs")
 REMOVED_SET = "_REMOVED_GUIDED_FIELDS"
+_ADD_ARGUMENT = re.compile(r"add_argument\(\s*['\"](--[a-z0-9][a-z0-9-]*)['\"]")
 
 
-def classes_of(package: Path) -> dict[str, ast.ClassDef]:
-    """Every class defined under vllm/entrypoints by name (the request models and their bases live there)."""
+def classes_of(package: Path, folder: str = "") -> dict[str, ast.ClassDef]:
+    """Every class defined under vllm/<folder> by name (the first definition of a name wins)."""
     found: dict[str, ast.ClassDef] = {}
-    for path in sorted((package / "entrypoints").rglob("*.py")):
+    for path in sorted((package / folder).rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -76,9 +87,23 @@ def removed_fields(package: Path) -> set[str]:
     return set()
 
 
+def serve_flags(package: Path) -> set[str]:
+    """The argument dataclasses' fields as flags, and every `add_argument("--…")` literal in vLLM's source."""
+    classes = classes_of(package)
+    flags = {"--" + name.replace("_", "-") for cls in ARGUMENT_CLASSES for name in fields_of(cls, classes, set())}
+    for path in package.rglob("*.py"):
+        flags |= set(_ADD_ARGUMENT.findall(path.read_text(encoding="utf-8")))
+    return flags
+
+
 def version_of(package: Path) -> str:
     dist = sorted(package.parent.glob("vllm*.dist-info"))
     return dist[0].name.removesuffix(".dist-info").split("-")[1] if dist else "unknown"
+
+
+def _error(message: str) -> int:
+    print(f"extract_vllm_interface: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,28 +112,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write the JSON")
     args = parser.parse_args(argv)
     if not (args.vllm / "entrypoints").is_dir():
-        print(
-            f"extract_request_fields: error: {args.vllm} is not a vllm package (no entrypoints/); "
-            "run scripts/install.sh or pass --vllm",
-            file=sys.stderr,
-        )
-        return 2
-    classes = classes_of(args.vllm)
+        return _error(f"{args.vllm} is not a vllm package (no entrypoints/); run scripts/install.sh or pass --vllm")
+    classes = classes_of(args.vllm, "entrypoints")
     missing = [name for name in REQUEST_CLASSES if name not in classes]
     if missing:
-        print(f"extract_request_fields: error: {args.vllm} defines none of {missing}", file=sys.stderr)
-        return 2
+        return _error(f"{args.vllm} defines none of {missing}")
     fields: set[str] = set()
     for name in REQUEST_CLASSES:
         fields |= fields_of(name, classes, set())
+    flags = serve_flags(args.vllm)
+    if "--max-model-len" not in flags:
+        return _error(f"{args.vllm}: no engine arguments found (EngineArgs)")
     document = {
         "vllm_version": version_of(args.vllm),
-        "classes": list(REQUEST_CLASSES),
+        "request_classes": list(REQUEST_CLASSES),
         "fields": sorted(fields),
         "removed": sorted(removed_fields(args.vllm)),
+        "cli_flags": sorted(flags),
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    print(f"{args.out.name}: {len(document['fields'])} fields of vLLM {document['vllm_version']}")
+    version = document["vllm_version"]
+    print(f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags of vLLM {version}")
     return 0
 
 

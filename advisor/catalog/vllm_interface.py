@@ -1,0 +1,63 @@
+"""The names vLLM's interface knows (vllm_interface.json): its requests' fields and its command line's flags.
+
+Why: a misspelt request field (`stream_otpions`) is refused with "Extra inputs are not permitted" by releases
+whose request models forbid unknown fields and silently ignored by later ones, and a flag vLLM does not have
+(`--enable-metrics`) ends the launch in argparse's "unrecognized arguments"; either way the person needs the
+name vLLM knows. The JSON is generated from vLLM's source by scripts/extract_vllm_interface.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import cache
+from importlib import resources
+
+# How alike a refused name and a known one must be (difflib's ratio) to be called a misspelling of it:
+# `stream_otpions` -> `stream_options` is 0.93, `max_token` -> `max_tokens` 0.95; unrelated names stay below.
+CLOSE = 0.8
+# Flags share long prefixes (`--enable-`, `--max-num-`), so a flag must be closer: `--max-model-length` ->
+# `--max-model-len` is 0.91, while `--enable-metrics` -> `--enable-mfu-metrics` (another flag) is 0.89.
+CLOSE_FLAG = 0.9
+
+
+@cache
+def _interface() -> dict:
+    return json.loads(resources.files("advisor.catalog").joinpath("vllm_interface.json").read_text("utf-8"))
+
+
+def request_fields() -> frozenset[str]:
+    """Every field name vLLM's request models have, with the guided-decoding ones later releases removed."""
+    return frozenset(_interface()["fields"]) | frozenset(_interface()["removed"])
+
+
+def cli_flags() -> frozenset[str]:
+    """Every `--flag` vLLM's command line takes (its engine and front-end arguments, and every add_argument)."""
+    return frozenset(_interface()["cli_flags"])
+
+
+def interface_version() -> str:
+    return str(_interface()["vllm_version"])
+
+
+def nearest_field(name: str) -> str | None:
+    """The known field `name` misspells, None when it is one or is like none."""
+    return _nearest(name, request_fields(), CLOSE)
+
+
+def nearest_flag(flag: str) -> str | None:
+    """The known flag `flag` misspells (underscores read as dashes), None when it is one or is like none."""
+    return None if is_flag(flag) else _nearest(flag.split("=", 1)[0].replace("_", "-"), cli_flags(), CLOSE_FLAG)
+
+
+def is_flag(flag: str) -> bool:
+    """Whether vLLM's command line takes `flag` (`--flag=value` and underscores as vLLM reads them)."""
+    spelled = flag.split("=", 1)[0].replace("_", "-")
+    return spelled in cli_flags() or (spelled.startswith("--no-") and "--" + spelled[5:] in cli_flags())
+
+
+def _nearest(name: str, known: frozenset[str], cutoff: float) -> str | None:
+    if name in known:
+        return None
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
