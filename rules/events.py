@@ -136,6 +136,10 @@ class LogEventKind(str, Enum):
     # a cache directory the process may not write: "PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'"
     # or a read-only file system (Errno 30); message: the path
     CACHE_NOT_WRITABLE = "cache_not_writable"
+    # argparse refusing vLLM's command line: "vllm: error: unrecognized arguments: --enable-metrics"; message: the
+    # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
+    # a command), nearest_flag: the flag it misspells
+    ARGS_UNRECOGNIZED = "args_unrecognized"
     ROUTE_NOT_FOUND = "route_not_found"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
@@ -287,6 +291,7 @@ class LogEvent(BaseModel):
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
     request_field: str | None = None  # a request parameter: the one carrying token ids, or the one refused
     nearest_field: str | None = None  # the request field vLLM knows that a refused, unknown one misspells
+    nearest_flag: str | None = None  # the flag vLLM's command line takes that a refused one misspells
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
@@ -406,6 +411,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
+    LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),

@@ -90,7 +90,7 @@ class ConfigChange(BaseModel):
 
     flag: str  # the flag, the variable's name or the setting, as `kind` says
     current: str | None = None
-    proposed: str
+    proposed: str  # "" for a flag: take it off the command
     reason: str
     cost: str = ""
     safety: str = "safe"  # "safe" | "unsafe" (may change accuracy or reject requests)
@@ -98,12 +98,15 @@ class ConfigChange(BaseModel):
     kind: Literal["flag", "env", "setting"] = "flag"
 
     def command_line(self) -> str:
-        """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`; `NAME=value`
-        for an environment variable; the setting and its value for the host or container."""
+        """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`, `remove --flag` for a
+        flag proposed empty (taken off the command); `NAME=value` for an environment variable; the setting and
+        its value for the host or container."""
         if self.kind == "env":
             return f"{self.flag}={self.proposed}"
         if self.kind == "setting":
             return f"{self.flag} {self.proposed}".strip()
+        if self.proposed == "":
+            return f"remove {self.flag}"
         if self.proposed.lower() == "true":
             return self.flag
         if self.proposed.lower() == "false":

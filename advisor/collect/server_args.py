@@ -143,10 +143,13 @@ class ServeCommand(BaseModel):
         )
 
     def with_changes(self, changes: dict[str, str], env: dict[str, str] | None = None) -> ServeCommand:
-        """A copy with `{flag: proposed value}` applied (booleans as 'true'/'false'), and `env` set in its
-        environment (an empty value unsets the variable)."""
+        """A copy with `{flag: proposed value}` applied (booleans as 'true'/'false'; an empty value removes the
+        flag), and `env` set in its environment (an empty value unsets the variable)."""
         flags = dict(self.flags)
         for flag, proposed in changes.items():
+            if proposed == "":  # a flag proposed empty is taken off the command (vLLM does not take it)
+                flags = {f: v for f, v in flags.items() if f not in (flag, "--no-" + flag[2:], _SHORT_OF.get(flag))}
+                continue
             bare = flag in BOOLEAN_FLAGS and proposed.lower() in ("true", "false")
             new_flag = "--no-" + flag[2:] if bare and proposed.lower() == "false" else flag
             rebuilt: dict[str, str | None] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.catalog.vllm_interface import is_flag, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from rules.events import LogEventKind as K
 from rules.events import OomPhase
@@ -33,7 +34,24 @@ def _other_processes_gib(text: str) -> float:
     return sum(to_gib(m["amount"], m["unit"]) or 0.0 for m in _OTHER_PROCESS.finditer(text))
 
 
+def _unrecognized(match: re.Match[str]) -> Fields:
+    """The first argument vLLM's command line does not take: a program when the arguments start with one (a
+    command appended to an image whose entrypoint is vLLM's server), else the first unknown flag and the flag it
+    misspells."""
+    words = match["args"].split()
+    if words and not words[0].startswith("-"):
+        return {"message": match["args"], "component": words[0]}
+    unknown = next((w for w in words if w.startswith("--") and not is_flag(w)), None)
+    return {"message": match["args"], "component": unknown, "nearest_flag": nearest_flag(unknown) if unknown else None}
+
+
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it
+        ("error: unrecognized arguments: ",),
+        K.ARGS_UNRECOGNIZED,
+        r"error: unrecognized arguments: (?P<args>.+?)\s*$",
+        _unrecognized,
+    ),
     wording(
         ("To serve at least one request",),
         K.MAX_MODEL_LEN_TOO_LARGE,

@@ -51,8 +51,6 @@ WRONG_TODAY = frozenset(
         "startup-gemma4-transformers-5-15-head-dim",
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kvcached-patches-not-applied",
-        "startup-llmkube-enable-metrics-unrecognized",
-        "startup-opea-vllm-cpu-entrypoint-bash-args",
         "startup-pascal-vllm-package-not-found",
         "startup-phi3-small-blocksparse-v100",
         "startup-ramalama-vllm-run-llama-run-args",

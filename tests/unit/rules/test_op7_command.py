@@ -1,0 +1,53 @@
+"""OP-7.20: vLLM's command line refused its arguments; a program first is the entrypoint, a flag is the flag."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from advisor.collect.server_args import parse_command
+from rules.catalog import op7_command
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(*lines: str) -> Facts:
+    return Facts(events=parse_lines(list(lines)).events)
+
+
+def test_a_flag_vllm_does_not_take_is_removed_and_metrics_need_none():
+    # defilantech/LLMKube#1030: an operator added --enable-metrics to every vLLM command
+    facts = _facts(
+        "usage: vllm [-h] [-v]",
+        "            {chat,complete,serve,launch,bench,collect-env,run-batch} ...",
+        "vllm: error: unrecognized arguments: --enable-metrics",
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.20" and top.title == (
+        "vLLM refused the argument --enable-metrics: not a flag vLLM's command line takes"
+    )
+    [change] = top.changes
+    assert (change.flag, change.proposed, change.command_line()) == ("--enable-metrics", "", "remove --enable-metrics")
+    assert "serves Prometheus metrics at /metrics without a flag" in top.summary
+
+
+def test_a_misspelt_flag_is_named_by_the_flag_vllm_has():
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("vllm: error: unrecognized arguments: --max-model-length 8192")
+    )
+    assert finding.title == "vLLM refused the argument --max-model-length: a misspelling of --max-model-len"
+    assert not finding.changes and finding.actions[0].startswith("Spell it --max-model-len, with the same value")
+
+
+def test_a_command_appended_to_the_servers_entrypoint_points_at_the_entrypoint():
+    # opea-project/GenAIComps#336: docker run IMAGE /bin/bash -c "…" on an image whose entrypoint is the api_server
+    facts = _facts(
+        "api_server.py: error: unrecognized arguments: /bin/bash -c cd / && export VLLM_CPU_KVCACHE_SPACE=40 && "
+        "python3 -m vllm.entrypoints.openai.api_server --model  --port 80"
+    )
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(facts)
+    assert finding.title.startswith("vLLM's server was given a command as its arguments (/bin/bash …)")
+    assert "--entrypoint /bin/bash" in finding.actions[0]
+
+
+def test_a_flag_proposed_empty_is_taken_off_the_command():
+    command = parse_command("vllm serve m --enable-metrics --port 8000")
+    assert command.with_changes({"--enable-metrics": ""}).render() == "vllm serve m --port 8000"
