@@ -140,6 +140,12 @@ class LogEventKind(str, Enum):
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
     ARGS_UNRECOGNIZED = "args_unrecognized"
+    # a process killed by a signal in native code, as Python's faulthandler prints it: "Fatal Python error:
+    # Segmentation fault"; message: the signal's name
+    NATIVE_CRASH = "native_crash"
+    # a frame of faulthandler's dump (no comma before "in"): `File ".../flashinfer/decode.py", line 514 in
+    # begin_forward`; code_file: the path, function: the function
+    NATIVE_FRAME = "native_frame"
     ROUTE_NOT_FOUND = "route_not_found"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
@@ -412,6 +418,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag"),
+    LogEventKind.NATIVE_CRASH: ("message",),
+    LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),

@@ -22,6 +22,7 @@ from rules.catalog import (
     ap_sizing,
     health,
     health_admission,
+    health_crash,
     health_kernels,
     op1_cudagraph,
     op1_free_memory,
@@ -95,6 +96,7 @@ MODULES = (
     health,
     health_kernels,
     health_admission,
+    health_crash,
     vc_vllm_messages,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).

@@ -6,6 +6,19 @@ from advisor.collect.log_patterns.pattern import Pattern, to_float, to_int, word
 from rules.events import LogEventKind as K
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # Python's faulthandler when a signal kills the process in native code (vLLM's workers enable it)
+        ("Fatal Python error: ",),
+        K.NATIVE_CRASH,
+        r"Fatal Python error: (?P<signal>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal "
+        r"instruction)",
+        lambda m: {"message": m["signal"]},
+    ),
+    wording(  # faulthandler's frame: `File "…", line N in f` (a Python traceback's has a comma: `line N, in f`)
+        ('File "',),
+        K.NATIVE_FRAME,
+        r'^\s*File "(?P<path>[^"]+)", line \d+ in (?P<func>[\w<>.]+)\s*$',
+        lambda m: {"code_file": m["path"], "function": m["func"]},
+    ),
     wording(
         ("EngineCore encountered a fatal error", "Engine background task failed"),
         K.FATAL_ERROR,

@@ -31,7 +31,6 @@ WRONG_TODAY = frozenset(
         "runtime-bge-m3-pooling-combined-task-keyerror",
         "runtime-fastchat-vllm-worker-embeddings-404",
         "runtime-function-call-message-400",
-        "runtime-gemma2-flashinfer-begin-forward-segfault",
         "runtime-kserve-lora-adapter-not-in-model-registry",
         "runtime-llama4-fa3-scheduler-metadata",
         "runtime-llmd-nixl-keyerror-prefill",

@@ -1,0 +1,45 @@
+"""HL-6: a process died in native code; faulthandler's innermost frame names the package."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import health_crash
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+DUMP = [
+    "Fatal Python error: Segmentation fault",
+    "",
+    "Current thread 0x00007fcf597eb640 (most recent call first):",
+    '  File "/usr/local/lib/python3.10/dist-packages/flashinfer/decode.py", line 514 in begin_forward',
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/attention/backends/flashinfer.py", line 149 in begin_forward',
+]
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_segfault_in_flashinfer_upgrades_it_or_leaves_its_backend():
+    # vllm#6252: Gemma-2 on the FLASHINFER backend; flashinfer 0.0.9 fixed it
+    top = evaluate(_facts(DUMP)).findings[0]
+    assert top.rule == "HL-6"
+    assert top.title == "the process died of a segmentation fault in flashinfer's begin_forward: a crash in native code"
+    assert (top.changes[0].flag, top.changes[0].proposed) == ("VLLM_ATTENTION_BACKEND", "FLASH_ATTN")
+    assert top.actions[0].startswith("Upgrade flashinfer to the release this vLLM pins")
+
+
+def test_a_crash_in_vllms_own_ops_upgrades_vllm_and_one_without_frames_names_the_signal():
+    own = [
+        "Fatal Python error: Segmentation fault",
+        '  File "/x/site-packages/vllm/_custom_ops.py", line 9 in rms_norm',
+    ]
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(own))
+    assert not finding.changes and finding.actions[0].startswith("Upgrade vLLM")
+    [bare] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(["Fatal Python error: Aborted"]))
+    assert bare.title == "the process died of an abort: a crash in native code"
+
+
+def test_a_python_tracebacks_frames_are_not_read_as_a_dump():
+    lines = ['  File "/x/site-packages/flashinfer/decode.py", line 514, in begin_forward', "ValueError: x"]
+    assert health_crash.RULE_NATIVE_CRASH.evaluate(_facts(lines)) == []
