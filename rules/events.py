@@ -146,6 +146,10 @@ class LogEventKind(str, Enum):
     # a frame of faulthandler's dump (no comma before "in"): `File ".../flashinfer/decode.py", line 514 in
     # begin_forward`; code_file: the path, function: the function
     NATIVE_FRAME = "native_frame"
+    # Python's `-m` failing to find a module: "/usr/bin/python3: Error while finding module specification for
+    # 'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')"; message: the module not
+    # found, component: the module `-m` asked for, exception: the error's class
+    MODULE_NOT_FOUND = "module_not_found"
     ROUTE_NOT_FOUND = "route_not_found"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
@@ -420,6 +424,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag"),
     LogEventKind.NATIVE_CRASH: ("message",),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
+    LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),

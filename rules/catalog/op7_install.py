@@ -22,6 +22,11 @@ _INSTALLED = re.compile(r"(?:site|dist)-packages[/\\]vllm[/\\]")
 
 
 def _check_own_module(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.MODULE_NOT_FOUND):
+        if event.message == "vllm":
+            return [_no_vllm_finding(event)]
+        if (event.message or "").startswith("vllm."):
+            return [_own_module_finding(event, event.message or "")]
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
         found = _OWN_MODULE.search(event.message or "")
         if found and event.exception in ("ModuleNotFoundError", "ImportError"):
@@ -57,6 +62,27 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
             "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__file__)'`.",
         ],
         confidence=0.8,
+    )
+
+
+def _no_vllm_finding(event: LogEvent) -> Finding:
+    """`python -m vllm…` where that Python imports no vllm at all: not installed for it, or hidden."""
+    return RULE_OWN_MODULE.finding(
+        Severity.CRITICAL,
+        f"the Python that started the server has no vllm package (python -m {event.component or 'vllm'})",
+        summary="The Python that started the server found no `vllm` to import, so it could not even look for "
+        f"{event.component or 'the entrypoint'}. Either vLLM is not installed for that interpreter (another Python "
+        "or virtual environment than the one it was installed in), or, in a container, a volume mounted over the "
+        "directory it is installed in hides it: a mount replaces everything under its target.",
+        evidence=[c.log_evidence(event, name="missing module", value="vllm")],
+        actions=[
+            "In a container: mount models and caches somewhere the image keeps nothing (not over its working "
+            "directory or its site-packages), and check the image's own command still starts (`docker run IMAGE "
+            "--help`).",
+            "Outside one: run the interpreter vLLM was installed for (`<venv>/bin/python -m …`, or `vllm serve`), "
+            "and check with `python -c 'import vllm, sys; print(vllm.__file__, sys.executable)'`.",
+        ],
+        confidence=0.7,
     )
 
 

@@ -48,6 +48,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory",
         lambda m: {"message": "no C compiler" if m.group(0).startswith("Failed") else "no Python headers (Python.h)"},
     ),
+    wording(  # the interpreter's `python -m MODULE` when the module's package is not importable
+        ("Error while finding module specification for",),
+        K.MODULE_NOT_FOUND,
+        r"Error while finding module specification for '(?P<asked>[\w.]+)' \((?P<exc>ModuleNotFoundError|ImportError): "
+        r"No module named '(?P<missing>[\w.]+)'\)",
+        lambda m: {"message": m["missing"], "component": m["asked"], "exception": m["exc"]},
+    ),
     wording(  # the dynamic loader, for a library of CUDA's own (not the driver's libcuda.so.1)
         (": cannot open shared object file",),
         K.CUDA_LIBRARY_MISSING,

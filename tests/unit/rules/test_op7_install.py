@@ -36,3 +36,17 @@ def test_an_installed_vllm_without_the_module_is_reinstalled_and_other_modules_a
     [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts(installed))
     assert finding.title.endswith(": the installed vLLM lacks it") and "Reinstall vLLM" in finding.actions[0]
     assert op7_install.RULE_OWN_MODULE.evaluate(_facts(["ModuleNotFoundError: No module named 'flash_attn'"])) == []
+
+
+def test_python_m_with_no_vllm_to_import_is_the_interpreter_or_a_mount_not_vllms_message():
+    # vllm#2236: vLLM's image on Runpod with a volume mounted over the directory vLLM was in
+    line = (
+        "2023-12-21T15:25:16.536115444Z /usr/bin/python3: Error while finding module specification for "
+        "'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.16"
+    assert top.title == (
+        "the Python that started the server has no vllm package (python -m vllm.entrypoints.openai.api_server)"
+    )
+    assert "a volume mounted over the directory it is installed in hides it" in top.summary
