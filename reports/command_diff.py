@@ -96,7 +96,8 @@ def apply_changes(command: str, changes: Sequence[Mapping[str, Any]], field: str
     """Set each change's flag to its `field` value ("current" or "proposed") in `command`.
 
     Used to rebuild the current command from a proposed one (or the reverse) when a result
-    carries only one of them. A value of None or False removes a flag; True makes it bare.
+    carries only one of them. A value of None, False or "" (a flag proposed off the command) removes a flag; True
+    makes it bare.
     """
     items = split_command(command)
     for change in changes:
@@ -106,7 +107,7 @@ def apply_changes(command: str, changes: Sequence[Mapping[str, Any]], field: str
         value = change.get(field)
         positions = [i for i, item in enumerate(items) if item[0] == flag]
         items = [item for item in items if item[0] != flag]
-        if value is None or value is False:
+        if value is None or value is False or value == "":
             continue
         new_item = (flag, None if value is True else str(value))
         items.insert(positions[0] if positions else len(items), new_item)  # keep the flag's place

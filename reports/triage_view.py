@@ -155,7 +155,10 @@ def change_view(change: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "flag": change.get("flag"),
         "current": change.get("current", change.get("from")),
-        "proposed": change.get("proposed", change.get("to")),
+        # a flag proposed empty is taken off the command (rules/model.py, ConfigChange)
+        "proposed": "(remove)"
+        if change.get("proposed") == "" and change.get("kind", "flag") == "flag"
+        else change.get("proposed", change.get("to")),
         "reason": pick(change, "reason", "why", default=""),
         "effect_text": effect_text,
         "effect_figures": effect_figures,

@@ -130,7 +130,8 @@ def _finding(index: int, finding: Finding) -> list[str]:
         out.append(f"   - … {len(finding.evidence) - MAX_EVIDENCE} more in the JSON")
     for change in finding.changes:
         current = change.current if change.current is not None else "(default)"
-        out.append(f"   change {change.flag}: {current} → {change.proposed}  ({change.reason})")
+        moved = f"{current} → {change.proposed}" if change.proposed or change.kind != "flag" else "remove it"
+        out.append(f"   change {change.flag}: {moved}  ({change.reason})")
         if change.cost:
             out.append(f"     cost: {change.cost} [{change.safety}]")
         out += _prediction(change)

@@ -51,3 +51,13 @@ def test_a_command_appended_to_the_servers_entrypoint_points_at_the_entrypoint()
 def test_a_flag_proposed_empty_is_taken_off_the_command():
     command = parse_command("vllm serve m --enable-metrics --port 8000")
     assert command.with_changes({"--enable-metrics": ""}).render() == "vllm serve m --port 8000"
+
+
+def test_a_removal_reads_as_one_in_the_text_and_the_report():
+    from advisor.triage.text import _finding
+    from reports.triage_view import change_view
+
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("vllm: error: unrecognized arguments: --enable-metrics"))
+    lines = _finding(1, finding)
+    assert any(line.startswith("   change --enable-metrics: remove it") for line in lines)
+    assert change_view(finding.changes[0].model_dump())["proposed"] == "(remove)"
