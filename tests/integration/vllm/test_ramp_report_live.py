@@ -111,7 +111,7 @@ def test_ramp_against_vllm_records_server_signals_in_every_step(ramp_document: d
         server = step["server"]
         assert server and server["samples"] >= 2, step
         assert server["kv_metric"] == "vllm:kv_cache_usage_perc"
-        assert server["running_max"] >= 1 and server["kv_cache_usage_max"] > 0, server
+        assert server["running_max"] >= 1 and server["kv_cache_usage_max"] > 0, {"offered": step["offered"], **server}
         assert step["ok_requests"] > 0 and step["output_tokens_per_s"] > 0, {
             key: step.get(key) for key in ("offered", "requests", "ok_requests", "errors", "output_tokens_per_s")
         }
