@@ -16,6 +16,7 @@ import http.client
 import json
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,6 +170,23 @@ def _raw(fields: str, path_kind: str = "completions") -> bytes:
     if path_kind == "chat":
         return ('{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,' + fields + "}").encode()
     return ('{"prompt":"hi","max_tokens":2,' + fields + "}").encode()
+
+
+def _waiting_reaches(server: ServerHandle, count: int, timeout_s: float = 20.0) -> bool:
+    """Whether the server's vllm:num_requests_waiting reaches `count` within `timeout_s` (polled on /metrics)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+        connection.close()
+        waiting = [
+            line.rsplit(" ", 1)[-1] for line in text.splitlines() if line.startswith("vllm:num_requests_waiting{")
+        ]
+        if waiting and float(waiting[0]) >= count:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _post(server: ServerHandle, path: str, body: bytes, headers: dict | None = None) -> tuple[int, dict]:
@@ -348,6 +366,9 @@ def test_shutdown_with_zero_timeout_ends_every_stream_with_finish_reason_and_don
     responses = [connections[0].getresponse()]
     first_event = responses[0].readline()  # the first request is streaming now
     assert first_event.startswith(b"data: ")
+    # The other two must have reached the server's queue: sent bytes it has not read yet are new requests at
+    # SIGTERM, which it answers 503 (shutting down), as vLLM does. Seen once under two xdist workers.
+    assert _waiting_reaches(guarded, 2), "the two other requests never reached the server's queue"
     guarded.process.send_signal(signal.SIGTERM)
     responses += [connection.getresponse() for connection in connections[1:]]
     for index, response in enumerate(responses):
