@@ -128,8 +128,6 @@ class LogEventKind(str, Enum):
     # for url: https://huggingface.co/<repo>/resolve/main/config.json", "Access to model <repo> is restricted …";
     # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
     HUB_ACCESS_REFUSED = "hub_access_refused"
-    # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
-    # message: the path, component: the method
     # Python's pwd module has no user for the process's uid (OpenShift's random UIDs, `docker run --user N`):
     # "KeyError: 'getpwuid(): uid not found: 1000910000'"; message: the uid
     UID_WITHOUT_USER = "uid_without_user"
@@ -150,6 +148,8 @@ class LogEventKind(str, Enum):
     # 'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')"; message: the module not
     # found, component: the module `-m` asked for, exception: the error's class
     MODULE_NOT_FOUND = "module_not_found"
+    # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
+    # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method

@@ -36,10 +36,6 @@ def cli_flags() -> frozenset[str]:
     return frozenset(_interface()["cli_flags"])
 
 
-def interface_version() -> str:
-    return str(_interface()["vllm_version"])
-
-
 def nearest_field(name: str) -> str | None:
     """The known field `name` misspells, None when it is one or is like none."""
     return _nearest(name, request_fields(), CLOSE)
@@ -47,13 +43,18 @@ def nearest_field(name: str) -> str | None:
 
 def nearest_flag(flag: str) -> str | None:
     """The known flag `flag` misspells (underscores read as dashes), None when it is one or is like none."""
-    return None if is_flag(flag) else _nearest(flag.split("=", 1)[0].replace("_", "-"), cli_flags(), CLOSE_FLAG)
+    return None if is_flag(flag) else _nearest(_spelled(flag), cli_flags(), CLOSE_FLAG)
 
 
 def is_flag(flag: str) -> bool:
     """Whether vLLM's command line takes `flag` (`--flag=value` and underscores as vLLM reads them)."""
-    spelled = flag.split("=", 1)[0].replace("_", "-")
+    spelled = _spelled(flag)
     return spelled in cli_flags() or (spelled.startswith("--no-") and "--" + spelled[5:] in cli_flags())
+
+
+def _spelled(flag: str) -> str:
+    """A flag as vLLM's parser reads it: without `=value`, underscores as dashes."""
+    return flag.split("=", 1)[0].replace("_", "-")
 
 
 def _nearest(name: str, known: frozenset[str], cutoff: float) -> str | None:
