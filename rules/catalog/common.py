@@ -43,6 +43,8 @@ STARTUP_FAILURE_KINDS = (
     LogEventKind.CUDA_OOM,
     LogEventKind.MEMORY_PROFILING_ERROR,
 )
+# The environment variable that forces vLLM's attention backend (HL-4, HL-6, OP-5.29).
+ATTENTION_BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 OPTIMIZATION_DOCS = "https://docs.vllm.ai/en/latest/configuration/optimization.html"
 CONSERVING_MEMORY_DOCS = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"  # OP-1
 METRICS_DOCS = "https://docs.vllm.ai/en/latest/design/metrics.html"
@@ -471,3 +473,13 @@ def long_prefill_beside(facts: Facts, lines: list[LogEvent], index: int) -> tupl
             if tokens > LONG_PREFILL_BUDGETS * budget:
                 return tokens, lines[at]
     return None
+
+
+# A frame's file inside an installed package: `…/site-packages/neural_compressor/…`.
+_SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)[/\\]")
+
+
+def installed_package(path: str | None) -> str | None:
+    """The installed package a traceback's file belongs to (`vllm` included); None outside site-packages."""
+    found = _SITE_PACKAGE.search(path or "")
+    return found["package"] if found else None

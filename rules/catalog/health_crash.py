@@ -11,14 +11,11 @@ backend segfaulting in flashinfer's `begin_forward`; flashinfer 0.0.9 fixed it).
 
 from __future__ import annotations
 
-import re
-
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 # Attention libraries vLLM can run without: the backend to try instead.
 ATTENTION_PACKAGES = {"flashinfer": "FLASH_ATTN", "xformers": "FLASH_ATTN", "vllm_flash_attn": "FLASHINFER"}
 # faulthandler's names of the signals, as a sentence says them
@@ -29,7 +26,6 @@ SIGNAL_WORDS = {
     "Floating point exception": "a floating point exception",
     "Illegal instruction": "an illegal instruction",
 }
-_PACKAGE = re.compile(r"(?:site|dist)-packages/(?P<package>[\w.-]+?)(?:/|\.py)")
 
 
 def _check_native_crash(facts: Facts) -> list[Finding]:
@@ -39,13 +35,8 @@ def _check_native_crash(facts: Facts) -> list[Finding]:
     crash = crashes[0]
     frames = [f for f in facts.events_of(LogEventKind.NATIVE_FRAME) if (f.line_no or 0) > (crash.line_no or 0)]
     innermost = frames[0] if frames else None
-    package = _package(innermost.code_file) if innermost else None
+    package = c.installed_package(innermost.code_file) if innermost else None
     return [_crash_finding(crash, innermost, package)]
-
-
-def _package(path: str | None) -> str | None:
-    match = _PACKAGE.search(path or "")
-    return match["package"] if match else None
 
 
 def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None) -> Finding:
@@ -65,7 +56,7 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         ],
         changes=[
             ConfigChange(
-                flag=BACKEND_ENV,
+                flag=c.ATTENTION_BACKEND_ENV,
                 proposed=backend,
                 reason=f"the crash is in {package}'s attention code; another backend runs none of it",
                 cost="another backend's speed and feature set",

@@ -16,7 +16,6 @@ from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 V1_DEFAULT_FROM = (0, 8)  # the release whose default engine (V1) has no xformers backend to fall back to
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
 
@@ -50,16 +49,17 @@ def _suspects(facts: Facts) -> list[tuple[str, ConfigChange]]:
     """(what it turns off, the change), in the order to try them."""
     config = facts.config
     suspects: list[tuple[str, ConfigChange]] = []
-    backend = (config.env.get(BACKEND_ENV) if config else None) or None
+    backend = (config.env.get(c.ATTENTION_BACKEND_ENV) if config else None) or None
     if backend:
         suspects.append(
             (
-                f"attention backend ({backend}, forced by {BACKEND_ENV})",
+                f"attention backend ({backend}, forced by {c.ATTENTION_BACKEND_ENV})",
                 ConfigChange(
-                    flag=BACKEND_ENV,
+                    flag=c.ATTENTION_BACKEND_ENV,
                     current=backend,
                     proposed=_other_backend(facts, backend),
-                    reason=f"the attention kernels are the ones the launch chose on purpose ({BACKEND_ENV}={backend})",
+                    reason="the attention kernels are the ones the launch chose on purpose "
+                    f"({c.ATTENTION_BACKEND_ENV}={backend})",
                     cost="another backend's speed and feature set",
                     kind="env",
                 ),

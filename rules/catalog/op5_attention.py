@@ -66,7 +66,7 @@ def _fp8_kv_cache(event: LogEvent, facts: Facts) -> Fallback:
         "FlashAttention-2 here cannot read an FP8 KV cache",
         changes=(
             ConfigChange(
-                flag="VLLM_ATTENTION_BACKEND",
+                flag=c.ATTENTION_BACKEND_ENV,
                 proposed="FLASHINFER",
                 reason="vLLM's own advice from 0.6 on: FlashInfer reads an FP8 KV cache at better speed than XFormers",
                 cost="FlashInfer must be installed for this vLLM and CUDA",

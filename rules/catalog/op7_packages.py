@@ -229,14 +229,11 @@ def _caller_actions(package: str, caller: str) -> list[str]:
     ]
 
 
-_SITE_PACKAGE = re.compile(r"(?:site|dist)-packages[/\\](?P<package>[A-Za-z_][\w]*)[/\\]")
-
-
 def _calling_package(path: str | None) -> str | None:
     """The installed package whose file raised the error (`…/site-packages/neural_compressor/…`), when the traceback's
     last frame is in one; None for vLLM's own files and for paths outside an installed package."""
-    found = _SITE_PACKAGE.search(path or "")
-    return found["package"] if found and found["package"] != "vllm" else None
+    package = c.installed_package(path)
+    return package if package != "vllm" else None
 
 
 RULE_API_MISMATCH = Rule(
