@@ -97,6 +97,11 @@ class ConfigChange(BaseModel):
     predicted_effect: PredictedEffect | None = None
     kind: Literal["flag", "env", "setting"] = "flag"
 
+    @property
+    def removes(self) -> bool:
+        """A flag proposed empty: taken off the command (vLLM does not take it)."""
+        return self.kind == "flag" and self.proposed == ""
+
     def command_line(self) -> str:
         """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`, `remove --flag` for a
         flag proposed empty (taken off the command); `NAME=value` for an environment variable; the setting and
@@ -105,7 +110,7 @@ class ConfigChange(BaseModel):
             return f"{self.flag}={self.proposed}"
         if self.kind == "setting":
             return f"{self.flag} {self.proposed}".strip()
-        if self.proposed == "":
+        if self.removes:
             return f"remove {self.flag}"
         if self.proposed.lower() == "true":
             return self.flag

@@ -24,6 +24,16 @@ def _health_check(match: re.Match[str]) -> Fields:
     }
 
 
+def _access_line(status: int, kind: K) -> Pattern:
+    """uvicorn's access log line (vLLM's API server) answering `status`: its path and method."""
+    return wording(
+        (f'" {status}',),
+        kind,
+        rf'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" {status}\b',
+        lambda m: {"message": m["path"], "component": m["method"]},
+    )
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway"
         ("502", "504"),
@@ -44,18 +54,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"InvalidURL: (?P<url>(?![A-Za-z][\w+.-]*://)[\w.-]+:\d+)\s*$",
         lambda m: {"message": m["url"]},
     ),
-    wording(  # uvicorn's access log (vLLM's API server): a path with no route answers 404
-        ('" 404',),
-        K.ROUTE_NOT_FOUND,
-        r'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" 404\b',
-        lambda m: {"message": m["path"], "component": m["method"]},
-    ),
-    wording(  # uvicorn's access log: a request the server itself failed
-        ('" 500',),
-        K.SERVER_ERROR_RESPONSE,
-        r'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" 500\b',
-        lambda m: {"message": m["path"], "component": m["method"]},
-    ),
+    _access_line(404, K.ROUTE_NOT_FOUND),  # a path with no route
+    _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
     wording(
         ("health check response", "Liveness probe failed", "Readiness probe failed"),
         K.HEALTH_CHECK_FAILED,
