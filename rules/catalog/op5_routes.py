@@ -63,8 +63,9 @@ def _check_routes(facts: Facts) -> list[Finding]:
     missing = [e for e in facts.events_of(LogEventKind.ROUTE_NOT_FOUND) if (e.message or "/") not in INCIDENTAL]
     if not missing:
         return []
-    known = next((e for e in missing if _misroute(e.message or "")), missing[0])
-    return [_route_finding(known, _misroute(known.message or ""), len(missing))]
+    read = [(event, _misroute(event.message or "")) for event in missing]
+    event, misroute = next(((e, m) for e, m in read if m), read[0])  # the first whose path says what it was for
+    return [_route_finding(event, misroute, len(missing))]
 
 
 def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Finding:
