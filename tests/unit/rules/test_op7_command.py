@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
 from advisor.collect.server_args import parse_command
+from advisor.triage.text import _finding
+from reports.triage_view import change_view
 from rules.catalog import op7_command
 from rules.evaluate import evaluate
 from rules.facts import Facts
@@ -54,9 +56,6 @@ def test_a_flag_proposed_empty_is_taken_off_the_command():
 
 
 def test_a_removal_reads_as_one_in_the_text_and_the_report():
-    from advisor.triage.text import _finding
-    from reports.triage_view import change_view
-
     [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("vllm: error: unrecognized arguments: --enable-metrics"))
     lines = _finding(1, finding)
     assert any(line.startswith("   change --enable-metrics: remove it") for line in lines)
