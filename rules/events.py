@@ -159,6 +159,9 @@ class LogEventKind(str, Enum):
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
     # vllm_messages.json): a refused launch, a rejected request, a warning; `catalog` says which and where.
     VLLM_MESSAGE = "vllm_message"
+    # A traceback the text ends inside, before its exception line (a paste cut short): message: the deepest vLLM
+    # frame as `file.py:N in f`, function and code_file: that frame's, component and phase: from its frames
+    CUT_TRACEBACK = "cut_traceback"
     # The root exception of a traceback (or a bare error line) that neither the wording table nor vLLM's
     # catalog knows: named with the component and phase it failed in, and the nearest catalog entries.
     UNPLACED_ERROR = "unplaced_error"
@@ -405,6 +408,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
     LogEventKind.REQUEST_FIELD_IGNORED: ("request_field", "nearest_field"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
+    LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),

@@ -26,12 +26,15 @@ from pathlib import Path
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.log_patterns import candidates
 from advisor.collect.pasted_text import (
+    Frame,
     Unwrapped,
     component_of,
     continues,
+    deepest_vllm_frame,
     exception_in,
     frame_in,
     joiner,
+    phase_of,
     release_named,
     unquoted,
     unwrap,
@@ -178,6 +181,8 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
     result.ends_in_traceback = bool(state.frames)
+    if state.frames:
+        result.events.append(_cut_traceback(state, source, result.lines_read))
     _keep_the_last_start(result)
     return result
 
@@ -287,7 +292,7 @@ def _error_event(
         return None  # a traceback's source line: its exception line follows
     frames, state.frames = state.frames, [] if exception is not None else state.frames
     code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
-    phase = _phase(state)
+    phase = _phase(state) if _phase(state) != "unknown" or not frames else phase_of(frames)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
     matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
     if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
@@ -322,10 +327,31 @@ def _error_event(
         exception=cls,
         component=component_of(frames, text),
         code=code if frames else None,
-        code_file=frames[-1] if frames else None,
+        code_file=frames[-1].path if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         **common,
+    )
+
+
+def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
+    """The traceback the text ends inside, its exception line never reached: where vLLM was when the paste
+    stops (the deepest vLLM frame, its component and the phase its calls say), so the reader knows what
+    failed and that the error's own line is what is missing."""
+    frames = state.frames
+    deepest = deepest_vllm_frame(frames) or frames[-1]
+    phase = phase_of(frames)
+    return LogEvent(
+        kind=LogEventKind.CUT_TRACEBACK,
+        message=deepest.call(),
+        function=deepest.function,
+        code_file=deepest.path,
+        code=state.frame_code if deepest is frames[-1] else None,
+        component=component_of(frames, ""),
+        phase=phase if phase != "unknown" else _phase(state),
+        raw=f'File "{deepest.path}", line {deepest.line}, in {deepest.function}',
+        line_no=line_no,
+        source_file=source,
     )
 
 
@@ -351,7 +377,7 @@ class _ParseState:
     code: str | None = None  # and the source line printed under it
     level: str | None = None  # the level of the line being read (from its header), None without one
     release: str | None = None  # the vLLM release the text says the lines from here came from
-    frames: list[str] = field(default_factory=list)  # the current traceback's frame paths, outermost first
+    frames: list[Frame] = field(default_factory=list)  # the current traceback's frames, outermost first
     frame_code: str | None = None  # the source line printed under the last of those frames
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
 

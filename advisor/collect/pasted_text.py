@@ -14,7 +14,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 # The keys log shippers put vLLM's own line under (Docker's json-file, Fluent Bit, Loki, GCP, Vector).
 SHIPPER_KEYS = ("log", "message", "msg", "textPayload", "MESSAGE")
@@ -185,16 +185,82 @@ def exception_in(text: str) -> tuple[str, str] | None:
     return match.group("cls").rsplit(".", 1)[-1], (match.group("msg") or "").strip()
 
 
-def frame_in(text: str) -> str | None:
-    """The file path of a traceback frame line (`File "…/vllm/v1/sample/sampler.py", line 9, in f`)."""
+class Frame(NamedTuple):
+    """One frame of a traceback: `File "…/vllm/v1/sample/sampler.py", line 9, in f`."""
+
+    path: str
+    line: int
+    function: str
+
+    def call(self) -> str:
+        """`sampler.py:9 in f`: how the frame is named to a reader."""
+        name = re.split(r"[\\/]", self.path)[-1]
+        return f"{name}:{self.line} in {self.function}"
+
+
+def frame_in(text: str) -> Frame | None:
+    """The frame a traceback line names (`File "…/vllm/v1/sample/sampler.py", line 9, in f`), if it is one."""
     match = _FRAME.search(text)
-    return match.group("path") if match else None
+    return Frame(match["path"], int(match["line"]), match["func"]) if match else None
 
 
-def component_of(frames: list[str], message: str) -> str | None:
+# The calls that say which phase a traceback ran in: vLLM's start (building the engine, loading the weights,
+# profiling memory, sizing the KV cache, capturing graphs) or its serving loop (a step, a request's output).
+# The outermost frame that names one decides: a forward pass runs in both, inside a start's profiling run.
+STARTUP_CALLS = frozenset(
+    {
+        "from_engine_args",
+        "from_vllm_config",
+        "_init_executor",
+        "init_device",
+        "load_model",
+        "_initialize_kv_caches",
+        "determine_num_available_blocks",
+        "determine_available_memory",
+        "profile_run",
+        "capture_model",
+        "compile_or_warm_up_model",
+        "initialize_from_config",
+        "_wait_for_engine_startup",
+    }
+)
+SERVING_CALLS = frozenset(
+    {
+        "run_busy_loop",
+        "run_engine_loop",
+        "engine_step",
+        "step",
+        "step_async",
+        "_process_engine_step",
+        "schedule",
+        "get_output",
+        "get_output_async",
+        "output_handler",
+        "create_chat_completion",
+        "create_completion",
+    }
+)
+
+
+def phase_of(frames: list[Frame]) -> str:
+    """startup | serving | unknown: the phase the outermost frame naming one says the traceback ran in."""
+    for frame in frames:
+        if frame.function in STARTUP_CALLS:
+            return "startup"
+        if frame.function in SERVING_CALLS:
+            return "serving"
+    return "unknown"
+
+
+def deepest_vllm_frame(frames: list[Frame]) -> Frame | None:
+    """The innermost frame inside vLLM's own package: where vLLM's code was when the paste stops."""
+    return next((f for f in reversed(frames) if "vllm/" in f.path.replace("\\", "/")), None)
+
+
+def component_of(frames: list[Frame], message: str) -> str | None:
     """The component an error came from: the deepest vLLM frame of its traceback, else its own words."""
-    for path in reversed(frames):
-        normalised = path.replace("\\", "/")
+    for frame in reversed(frames):
+        normalised = frame.path.replace("\\", "/")
         if "vllm/" not in normalised and "torch/" not in normalised:
             continue
         for fragment, component in COMPONENTS:

@@ -55,6 +55,7 @@ from rules.catalog import (
     op7_packages,
     op7_plugins,
     op7_toolchain,
+    vc_cut_traceback,
     vc_vllm_messages,
 )
 from rules.model import Rule
@@ -98,6 +99,7 @@ MODULES = (
     health_admission,
     health_crash,
     vc_vllm_messages,
+    vc_cut_traceback,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL", "VC")

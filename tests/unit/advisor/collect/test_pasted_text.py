@@ -8,7 +8,7 @@ import json
 import pytest
 
 from advisor.collect.logs import LogReadError, parse_lines
-from advisor.collect.pasted_text import component_of, continues, exception_in, release_named, unwrap
+from advisor.collect.pasted_text import Frame, component_of, continues, exception_in, release_named, unwrap
 from rules.events import LogEventKind as K
 
 TP_LINE = "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
@@ -113,7 +113,10 @@ def test_the_release_a_person_names_tags_the_stats_lines_after_it():
 
 
 def test_the_component_is_the_deepest_vllm_frame_else_the_message():
-    frames = ["/usr/lib/python3/site-packages/vllm/v1/engine/core.py", "/x/vllm/v1/sample/sampler.py"]
+    frames = [
+        Frame("/usr/lib/python3/site-packages/vllm/v1/engine/core.py", 1, "step"),
+        Frame("/x/vllm/v1/sample/sampler.py", 9, "forward"),
+    ]
     assert component_of(frames, "RuntimeError: boom") == "sampler"
     assert component_of([], "NcclError: NCCL_ERROR_SYSTEM_ERROR") == "distributed communication (NCCL)"
     assert component_of([], "ValueError: something") is None

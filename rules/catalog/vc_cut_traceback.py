@@ -1,0 +1,96 @@
+"""VC-3: a pasted traceback that stops before its exception line.
+
+A person on call copies what fits on the screen, and an issue's quote is often the middle of a long worker
+traceback: frames, and no `SomethingError: …` line after them. Saying "nothing looks wrong" of a crash is the
+worst answer; the honest one is where vLLM was when the paste stops (the deepest vLLM frame, the component
+and the phase its calls say), what vLLM does there, and that the exception line, which names the error, is
+the part to fetch. The collector records it as `LogEventKind.CUT_TRACEBACK`.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# The cause is unknown: the finding says where to look, never what broke, so it yields to any rule that names one.
+CUT_CONFIDENCE = 0.35
+# What vLLM does in the calls a traceback is most often cut in, as an on-call engineer would say it.
+ACTIVITIES: dict[str, str] = {
+    "load_model": "loading the model's weights",
+    "init_device": "initialising the GPU and the distributed group",
+    "_initialize_kv_caches": "sizing and allocating the KV cache",
+    "determine_num_available_blocks": "profiling memory with a dummy forward pass, to size the KV cache",
+    "determine_available_memory": "profiling memory with a dummy forward pass, to size the KV cache",
+    "profile_run": "profiling memory with a dummy forward pass, to size the KV cache",
+    "capture_model": "capturing CUDA graphs",
+    "compile_or_warm_up_model": "compiling and warming up the model",
+    "_wait_for_engine_startup": "waiting for the engine core process to start (its own log has the error)",
+    "schedule": "scheduling a step",
+    "execute_model": "running a forward pass",
+    "execute_model_async": "running a forward pass",
+    "step": "running an engine step",
+    "step_async": "running an engine step",
+    "get_output": "waiting for the engine core's output (the engine core's log has the error)",
+    "get_output_async": "waiting for the engine core's output (the engine core's log has the error)",
+}
+_PHASES = {"startup": "during startup", "serving": "while serving"}
+
+
+def _check_cut(facts: Facts) -> list[Finding]:
+    cut = next(iter(facts.events_of(LogEventKind.CUT_TRACEBACK)), None)
+    if cut is None:
+        return []
+    where = f"in {cut.component}" if cut.component else "in vLLM"
+    phase = _PHASES.get(cut.phase or "", "phase unknown")
+    doing = ACTIVITIES.get(cut.function or "")
+    evidence = c.log_evidence(cut, name="last_frame", value=cut.message)
+    evidence.description = f"the deepest vLLM frame before the text ends, {where}, {phase}"
+    summary = (
+        f"The text ends inside a traceback, before its exception line: the last vLLM frame is {cut.message} "
+        f"({where}, {phase})" + (f", where vLLM is {doing}" if doing else "") + ". The exception line (the "
+        "traceback's last line, `SomethingError: …`) names the error; without it no cause can be told."
+    )
+    return [
+        RULE_CUT_TRACEBACK.finding(
+            # What the paste lacks, not how bad the crash is: a finding that names a cause ranks first (above it
+            # by severity, or at MEDIUM by confidence), one about tuning (LOW) after it.
+            Severity.MEDIUM,
+            f"a traceback cut before its exception line, {where}, {phase}: last vLLM frame {cut.message}",
+            summary=summary,
+            evidence=[evidence],
+            actions=[
+                f"Fetch the rest of the traceback: the lines after {cut.message} down to the exception line, "
+                "and the ERROR lines just before the traceback (`kubectl logs <pod> --previous`, `docker logs "
+                "<container> 2>&1 | tail -n 300`, or the server's log file); triage them with this text.",
+                "In a multi-process engine (V1, tensor parallel) the worker's or the engine core's traceback is "
+                "printed apart from the API server's: take the lines prefixed with the worker's or EngineCore's "
+                "pid, not only the API server's.",
+            ],
+            confidence=CUT_CONFIDENCE,
+        )
+    ]
+
+
+RULE_CUT_TRACEBACK = Rule(
+    code="VC-3",
+    title="a traceback cut before its exception line: where vLLM was, and what to fetch",
+    category=Category.RELIABILITY,
+    check=_check_cut,
+    needs=("events",),
+    page=RulePage(
+        checks="The text ends inside a traceback: frames were read and no exception line followed them.",
+        why="A crash pasted without its last line still says where vLLM was (the deepest vLLM frame, its "
+        "component, startup or serving); answering 'nothing looks wrong' to a crash would send the engineer "
+        "away with nothing, while the missing line is usually one command away.",
+        example='File ".../vllm/engine/llm_engine.py", line 484, in _initialize_kv_caches (and nothing after)',
+        fix="None to propose: the cause is in the exception line that was not pasted. The finding says which "
+        "lines to fetch and from which process.",
+        limits="Ranks below any rule that names a cause (MEDIUM, at low confidence), so a log whose earlier lines explain the failure keeps "
+        "that finding on top. The phase comes from the outermost frame that names a start-up or serving call.",
+        references=["docs/triage.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_CUT_TRACEBACK]
