@@ -57,6 +57,16 @@ FLASHMLA_BLOCK_SIZE = 64
 GPU_MEMORY_UTILIZATION = 0.92  # 0.20 and later
 GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
 
+# vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: a fixed 4 GiB of KV cache up to 0.13 (0.4-0.7 logged
+# "Environment variable VLLM_CPU_KVCACHE_SPACE (GB) for CPU backend is not set, using 4 by default."), a share of
+# the node's memory from 0.14 ("VLLM_CPU_KVCACHE_SPACE not set. Using N GiB for KV cache.", vLLM PR #29604, which
+# names the 4 GiB default as too small for long-context models); vllm/platforms/cpu.py, advisor/catalog/
+# vllm_messages.json holds both warnings with their versions.
+CPU_KV_SPACE_UNSET_GIB = 4
+CPU_KV_SPACE_SHARE_FROM: Version = (0, 14, 0)
+# The variable's name, as vLLM's CPU backend reads it (whole GiB, `int(value)`).
+CPU_KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
+
 # vLLM's CPU backend, read from vLLM 0.32.0: engine/arg_utils.py, EngineArgs.get_batch_defaults,
 # "cpu specific default values": the OpenAI server's defaults are these times world_size (TP x PP).
 # They never appear in the log's `non-default args`, so triage must know them.

@@ -11,10 +11,13 @@ import re
 
 from advisor.units import GIB
 
-# vLLM's CPU backend sizes its KV cache from this variable, in whole GiB (a fraction is a
+# vLLM's CPU backend sizes its KV cache from CPU_KV_SPACE_ENV, in whole GiB (a fraction is a
 # startup error). Without it (or --kv-cache-memory-bytes) it claims --gpu-memory-utilization
-# (0.92) of the NUMA node's memory and refuses to start when less than that is free.
-CPU_KV_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
+# (0.92) of the NUMA node's memory and refuses to start when less than that is free (from 0.14;
+# before, a fixed 4 GiB: rules/vllm_defaults.py).
+from rules.vllm_defaults import CPU_KV_SPACE_ENV
+
+__all__ = ["CPU_KV_SPACE_ENV", "parse_cpu_kvcache_space", "parse_kv_cache_memory_bytes"]
 # utils/argparse_utils.py, human_readable_int: the suffixes --kv-cache-memory-bytes takes.
 DECIMAL_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}

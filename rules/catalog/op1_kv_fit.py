@@ -25,6 +25,8 @@ MIB_BYTES = 1 << 20
 # chose, so that change leads and the shorter length is the alternative (a DGX Spark 3 % short raised the
 # share 0.80 -> 0.85, tests/fixtures/incidents/startup/startup-v1-kv-cache-short-for-max-seq-len-dgx-spark.yaml).
 CLOSE_FIT = 0.9
+# Rounding up to whole GiB may land exactly on the need; this much more keeps vLLM's null block and rounding.
+KV_SPACE_MARGIN = 0.02
 
 
 # --- OP-1.1 max-model-len does not fit ------------------------------------------------------
@@ -94,6 +96,9 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     )
     alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
     changes = [change]
+    cpu_space = _cpu_kv_env_change(facts, event, current)
+    if cpu_space is not None:  # the CPU backend's KV space is what it was given: give it enough first
+        changes, alternatives = [cpu_space], [change, *alternatives]
     more_memory = _util_to_fit(facts, event, current) or _util_for_tokens(facts, event, current, estimated)
     if more_memory is not None and estimated >= CLOSE_FIT * current:
         changes, alternatives = [more_memory], [change, *alternatives]  # keep the context the operator chose
@@ -154,6 +159,41 @@ def _util_for_tokens(facts: Facts, event, length: int, fitting: int) -> ConfigCh
     )
 
 
+def _cpu_kv_env_change(facts: Facts, event, length: int) -> ConfigChange | None:
+    """VLLM_CPU_KVCACHE_SPACE (whole GiB) that holds one `length`-token request, on vLLM's CPU backend when
+    --kv-cache-memory-bytes is not given (that one has `_cpu_kv_space_change`). The backend is known from the
+    log or the command, or told by the pool itself: exactly the 4 GiB it took with the variable unset before
+    0.14, when nothing says the server had a GPU. vLLM's own message says to raise gpu_memory_utilization,
+    which on that backend does not size the KV cache at all."""
+    config = facts.config
+    if not event.kv_needed_gib or event.available_kv_gib is None:
+        return None
+    if config is not None and config.is_explicit("kv_cache_memory_bytes"):
+        return None
+    on_cpu = c.on_cpu_backend(facts)
+    known_gpu = (config is not None and config.device is not None and not on_cpu) or bool(c.total_gib(facts))
+    unset_default = not known_gpu and event.available_kv_gib == vllm_defaults.CPU_KV_SPACE_UNSET_GIB
+    if not (on_cpu or unset_default):
+        return None
+    env = vllm_defaults.CPU_KV_SPACE_ENV
+    given = config.env.get(env) if config is not None else None
+    current = given or f"{event.available_kv_gib:g}"
+    why = (
+        f"the pool is exactly the {vllm_defaults.CPU_KV_SPACE_UNSET_GIB} GiB vLLM's CPU backend takes with {env} "
+        "unset (before 0.14; later, a share of the node's memory): on that backend"
+        if unset_default and not on_cpu
+        else "on vLLM's CPU backend"
+    )
+    return ConfigChange(
+        flag=env,
+        current=current,
+        proposed=str(math.ceil(event.kv_needed_gib * (1 + KV_SPACE_MARGIN))),
+        reason=f"{why} the KV cache is the GiB {env} gives, not a share of memory (--gpu-memory-utilization does "
+        f"not size it); max-model-len {length:,} needs {fmt(event.kv_needed_gib)} GiB, in whole GiB",
+        cost="that much more host memory for the KV cache (the node must have it free)",
+    )
+
+
 def _cpu_kv_space_change(facts: Facts, length: int, estimated: int, block: int) -> ConfigChange | None:
     """CPU backend with an explicit --kv-cache-memory-bytes B: the bytes that keep `length`.
 
@@ -194,7 +234,9 @@ RULE_MAX_MODEL_LEN = Rule(
         f"by the missing GiB / total GiB (proposed first when the estimate is within {1 - CLOSE_FIT:.0%} of the "
         "length and the share stays within the safe maximum; toward the safe maximum when the log gives tokens, "
         "not GiB, as V0's does); or --kv-cache-dtype fp8 to halve KV bytes per "
-        "token. vLLM 0.33 also accepts --max-model-len -1 (auto-fit).",
+        "token. vLLM 0.33 also accepts --max-model-len -1 (auto-fit). On vLLM's CPU backend, or when the pool is "
+        "exactly the 4 GiB that backend took with VLLM_CPU_KVCACHE_SPACE unset before 0.14 and nothing says GPU, "
+        "VLLM_CPU_KVCACHE_SPACE raised to the whole GiB needed comes first (the share does not size that pool).",
         limits="Without the estimate sentence (0.8.0) the length is scaled linearly, which is exact only for full "
         "attention; sliding-window and MLA models fit more.",
         references=[c.CONSERVING_MEMORY_DOCS],

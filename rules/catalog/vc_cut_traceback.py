@@ -87,8 +87,9 @@ RULE_CUT_TRACEBACK = Rule(
         example='File ".../vllm/engine/llm_engine.py", line 484, in _initialize_kv_caches (and nothing after)',
         fix="None to propose: the cause is in the exception line that was not pasted. The finding says which "
         "lines to fetch and from which process.",
-        limits="Ranks below any rule that names a cause (MEDIUM, at low confidence), so a log whose earlier lines explain the failure keeps "
-        "that finding on top. The phase comes from the outermost frame that names a start-up or serving call.",
+        limits="Ranks below any rule that names a cause (MEDIUM, at low confidence), so a log whose earlier lines "
+        "explain the failure keeps that finding on top. The phase comes from the outermost frame that names a "
+        "start-up or serving call.",
         references=["docs/triage.md"],
     ),
 )

@@ -3,8 +3,8 @@
 import pytest
 
 from rules.catalog import op1_free_memory, op1_kv_fit, op1_oom, op1_unexplained
+from rules.events import LogEvent, OomPhase
 from rules.events import LogEventKind as K
-from rules.events import OomPhase
 from rules.facts import Facts, MemoryFacts, ModelFacts, ServerConfig, Workload
 from tests.unit.rules.factories import config, event, h100
 
@@ -44,6 +44,35 @@ def test_max_model_len_without_the_estimate_sentence_scales_linearly():
     )
     # 32768 x 1.20 / 1.75 = 22469 -> 22464 (block 16)
     assert _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "22464"}
+
+
+def _cpu_refusal(available_kv_gib: float) -> LogEvent:
+    # vllm#29233: vLLM's CPU backend before 0.14 took 4 GiB of KV with VLLM_CPU_KVCACHE_SPACE unset
+    return event(
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        max_model_len=40960,
+        kv_needed_gib=4.38,
+        available_kv_gib=available_kv_gib,
+        estimated_max_model_len=37376,
+    )
+
+
+def test_a_pool_of_exactly_the_cpu_backends_unset_default_raises_its_kv_space_first():
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, Facts(events=[_cpu_refusal(4.0)]))
+    [space] = finding.changes
+    assert (space.flag, space.current, space.proposed) == ("VLLM_CPU_KVCACHE_SPACE", "4", "5")
+    assert "--gpu-memory-utilization does not size it" in space.reason and "unset" in space.reason
+    assert [a.flag for a in finding.alternatives] == ["--max-model-len"]
+
+
+def test_the_cpu_kv_space_is_left_alone_on_a_gpu_and_proposed_whatever_the_pool_on_the_cpu_backend():
+    on_a_gpu = Facts(memory=MemoryFacts(total_gib=23.6), events=[_cpu_refusal(4.0)])
+    assert "VLLM_CPU_KVCACHE_SPACE" not in _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, on_a_gpu))
+    unknown = Facts(events=[_cpu_refusal(3.2)])  # not the default: nothing says CPU
+    assert "VLLM_CPU_KVCACHE_SPACE" not in _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, unknown))
+    cpu = config(device="cpu", env={"VLLM_CPU_KVCACHE_SPACE": "3"})
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, Facts(config=cpu, events=[_cpu_refusal(3.0)]))
+    assert [(c.flag, c.current, c.proposed) for c in finding.changes] == [("VLLM_CPU_KVCACHE_SPACE", "3", "5")]
 
 
 def test_v0_max_seq_len_text_proposes_the_tokens_that_fit():

@@ -16,7 +16,8 @@ CUT_AT_STARTUP = [
     PREFIX + 'File "/usr/local/lib/python3.10/site-packages/vllm/engine/multiprocessing/engine.py", line 141, in '
     "from_engine_args",
     PREFIX + "  return cls(",
-    PREFIX + 'File "/usr/local/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 484, in _initialize_kv_caches',
+    PREFIX + 'File "/usr/local/lib/python3.10/site-packages/vllm/engine/llm_engine.py", line 484, in '
+    "_initialize_kv_caches",
     PREFIX + "  self.model_executor.determine_num_available_blocks())",
 ]
 

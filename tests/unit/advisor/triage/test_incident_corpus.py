@@ -44,7 +44,6 @@ WRONG_TODAY = frozenset(
         "runtime-v1-rpc-execute-model-timeout-enginedead",
         "startup-activation-ops-undefined-symbol-torch",
         "startup-ascend-benchmarks-module-missing",
-        "startup-cpu-kvcache-space-default-4gib",
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
