@@ -297,6 +297,7 @@ class LogEvent(BaseModel):
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called
     symbol: str | None = None  # the symbol a compiled library could not resolve
+    package: str | None = None  # the Python package that library is installed under (site-packages/<package>/)
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
     label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
@@ -305,6 +306,8 @@ class LogEvent(BaseModel):
     request_field: str | None = None  # a request parameter: the one carrying token ids, or the one refused
     nearest_field: str | None = None  # the request field vLLM knows that a refused, unknown one misspells
     nearest_flag: str | None = None  # the flag vLLM's command line takes that a refused one misspells
+    # a newer vLLM release that knows the name a message refused (a quantization method): an upgrade accepts it
+    known_in_release: str | None = None
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
@@ -398,7 +401,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),
     LogEventKind.NCCL_SYSTEM_ERROR: ("message",),
-    LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol"),
+    LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol", "package"),
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
@@ -431,6 +434,6 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
-    LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase"),
+    LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase", "known_in_release"),
     LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
 }

@@ -12,7 +12,9 @@ The script reads the vLLM source it is given (default: the vLLM installed in .ve
   within vLLM, and of the nested stream options, plus the guided-decoding fields vLLM lists as removed;
 - command-line flags: every field of the engine and front-end argument dataclasses (EngineArgs, AsyncEngineArgs,
   BaseFrontendArgs, FrontendArgs) as `--name-with-dashes`, and every `add_argument("--…")` literal under
-  vllm/.
+  vllm/;
+- quantization methods: the names `--quantization` accepts (`QuantizationMethods`), so a release that refuses one
+  ("Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm']") is known to predate it.
 Names are added over releases far more often than removed, so the newest release's cover older launches and
 requests too.
 
@@ -42,6 +44,7 @@ REQUEST_CLASSES = (
 # The dataclasses whose fields `vllm serve` turns into flags.
 ARGUMENT_CLASSES = ("EngineArgs", "AsyncEngineArgs", "BaseFrontendArgs", "FrontendArgs")
 REMOVED_SET = "_REMOVED_GUIDED_FIELDS"
+QUANTIZATION_LITERAL = "QuantizationMethods"
 _ADD_ARGUMENT = re.compile(r"add_argument\(\s*['\"](--[a-z0-9][a-z0-9-]*)['\"]")
 
 
@@ -96,6 +99,17 @@ def serve_flags(package: Path) -> set[str]:
     return flags
 
 
+def quantization_methods(package: Path) -> list[str]:
+    """The names `--quantization` accepts: the `QuantizationMethods = Literal[...]` of the quantization package."""
+    path = package / "model_executor" / "layers" / "quantization" / "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == QUANTIZATION_LITERAL for t in node.targets
+        ):
+            return sorted({e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant) and e.value})
+    return []
+
+
 def version_of(package: Path) -> str:
     dist = sorted(package.parent.glob("vllm*.dist-info"))
     return dist[0].name.removesuffix(".dist-info").split("-")[1] if dist else "unknown"
@@ -123,16 +137,23 @@ def main(argv: list[str] | None = None) -> int:
     flags = serve_flags(args.vllm)
     if "--max-model-len" not in flags:
         return _error(f"{args.vllm}: no engine arguments found (EngineArgs)")
+    methods = quantization_methods(args.vllm)
+    if "gptq" not in methods:
+        return _error(f"{args.vllm}: no quantization methods found ({QUANTIZATION_LITERAL})")
     document = {
         "vllm_version": version_of(args.vllm),
         "request_classes": list(REQUEST_CLASSES),
         "fields": sorted(fields),
         "removed": sorted(removed_fields(args.vllm)),
         "cli_flags": sorted(flags),
+        "quantization_methods": methods,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     version = document["vllm_version"]
-    print(f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags of vLLM {version}")
+    print(
+        f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags, {len(methods)} quantization "
+        f"methods of vLLM {version}"
+    )
     return 0
 
 

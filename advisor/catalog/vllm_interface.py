@@ -1,4 +1,5 @@
-"""The names vLLM's interface knows (vllm_interface.json): its requests' fields and its command line's flags.
+"""The names vLLM's interface knows (vllm_interface.json): its requests' fields, its command line's flags and
+its quantization methods.
 
 Why: a misspelt request field (`stream_otpions`) is refused with "Extra inputs are not permitted" by releases
 whose request models forbid unknown fields and silently ignored by later ones, and a flag vLLM does not have
@@ -34,6 +35,16 @@ def request_fields() -> frozenset[str]:
 def cli_flags() -> frozenset[str]:
     """Every `--flag` vLLM's command line takes (its engine and front-end arguments, and every add_argument)."""
     return frozenset(_interface()["cli_flags"])
+
+
+def quantization_methods() -> frozenset[str]:
+    """The names `--quantization` accepts in the release the interface was read from."""
+    return frozenset(_interface()["quantization_methods"])
+
+
+def interface_release() -> str:
+    """The vLLM release the interface was read from (0.32.0)."""
+    return str(_interface()["vllm_version"])
 
 
 def nearest_field(name: str) -> str | None:

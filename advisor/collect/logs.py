@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from advisor.catalog.vllm_interface import interface_release, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.log_patterns import candidates
 from advisor.collect.pasted_text import (
@@ -42,7 +43,7 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
-from rules.events import LogEvent, LogEventKind, OomPhase
+from rules.events import CatalogRef, LogEvent, LogEventKind, OomPhase
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
@@ -310,6 +311,7 @@ def _error_event(
             exception=(exception[0] if exception else ref.exception),
             catalog=ref,
             phase=phase if phase != "unknown" else ref.phase,
+            known_in_release=_release_knowing(ref),
             **common,
         )
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
@@ -332,6 +334,19 @@ def _error_event(
         nearest=message_catalog().nearest(said or cls),
         **common,
     )
+
+
+# vLLM's messages refusing a quantization method by name ("Unknown quantization method: gptq. Must be one of ['awq',
+# 'squeezellm']."): a name the newest release read knows means the installed one predates it.
+_QUANTIZATION_REFUSALS = ("Unknown quantization method", "Invalid quantization method", "Found unknown quantization=")
+
+
+def _release_knowing(ref: CatalogRef) -> str | None:
+    """The vLLM release whose interface knows the name this message refused, when it does."""
+    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
+    if ref.template.startswith(_QUANTIZATION_REFUSALS) and name in quantization_methods():
+        return interface_release()
+    return None
 
 
 def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:

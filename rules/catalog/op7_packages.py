@@ -51,13 +51,20 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
     event = events[0]
     library, symbol = event.component or "a compiled library", event.symbol or ""
     torch = bool(_TORCH_SYMBOL.match(symbol))
-    vllm = bool(_VLLM_LIBRARY.match(library))
-    owner = "vLLM's compiled extension" if vllm else f"the compiled library {library}"
+    package = event.package if event.package and event.package.lower() != "vllm" else None
+    vllm = package is None and (event.package is not None or bool(_VLLM_LIBRARY.match(library)))
+    owner = "vLLM's compiled extension" if vllm else f"{package}'s compiled extension" if package else None
+    named = f"{owner} ({library})" if owner else f"the compiled library {library}"
     against = "another PyTorch than the one installed" if torch else "other versions of the libraries it links"
+    ships = (
+        f"{package} (`pip install --upgrade {package}`, a wheel built for the installed PyTorch)"
+        if package
+        else (f"the package that ships {library} for the installed PyTorch version (a prebuilt wheel matching it)")
+    )
     return [
         RULE_UNDEFINED_SYMBOL.finding(
             Severity.CRITICAL,
-            f"{owner} ({library}) was built against {against}: undefined symbol",
+            f"{named} was built against {against}: undefined symbol",
             summary=f"The loader found no {'PyTorch ' if torch else ''}symbol the library was compiled to call. "
             "A wheel is built against one PyTorch (vLLM pins it exactly): installed beside another version, or "
             "left behind after PyTorch changed, it cannot load. The versions must be the ones built together.",
@@ -73,8 +80,9 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
             ]
             if vllm
             else [
-                f"Upgrade or reinstall the package that ships {library} for the installed PyTorch version (a "
-                "prebuilt wheel matching it, or a rebuild), or install the PyTorch version it was built with.",
+                f"Upgrade or reinstall {ships}, or install the PyTorch version it was built with.",
+                "A package built from source (an image that compiles it) must be rebuilt against the PyTorch "
+                "installed beside it, or replaced by its released wheel for that PyTorch.",
             ],
             confidence=CONFIDENCE,
         )
@@ -95,10 +103,12 @@ RULE_UNDEFINED_SYMBOL = Rule(
         example="cache_ops.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZN2at4_ops15to_dtype_layout4call… "
         "(vllm#2680: a very old vLLM against a newer torch; upgrading vLLM fixed it).",
         fix="Upgrade or reinstall vLLM so its wheel and PyTorch are the versions built together; rebuild a source "
-        "build after any torch change.",
-        limits="The library's name says whose it is for vLLM's own extensions; for another package's the finding "
-        "names the library and leaves which package ships it to the reader.",
-        references=["https://github.com/vllm-project/vllm/issues/2680"],
+        "build after any torch change. Another package's library (a KV connector's, an attention kernel's) is "
+        "that package's to upgrade or reinstall as the wheel built for the installed PyTorch.",
+        limits="The package is the folder under site-packages the library's path names (llm-d#325: "
+        "`site-packages/lmcache/c_ops…so`, LMCache built from source, its PyPI wheel loaded); a library named "
+        "without its path is vLLM's when its name is one of vLLM's extensions, else named alone.",
+        references=["https://github.com/vllm-project/vllm/issues/2680", "https://github.com/llm-d/llm-d/issues/325"],
     ),
 )
 

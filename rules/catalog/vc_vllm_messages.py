@@ -217,6 +217,30 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Turn off multi-step scheduling while clients can cancel requests: drop --num-scheduler-steps (one "
         "step per schedule); the maintainers did not yet recommend multi-step in production (vllm#8016).",
     ),
+    Remedy(  # vllm/transformers_utils/tokenizers/mistral.py: --tokenizer-mode mistral on a repository without its files
+        "Make sure that a Mistral tokenizer is present",
+        "--tokenizer-mode",
+        "flag",
+        "",
+        "the model's files are in Hugging Face's format (config.json, a tokenizer.json or a GGUF), not Mistral's "
+        "(params.json with tekken.json or tokenizer.model.v*), so the Mistral tokenizer mode finds nothing to load",
+        action="Remove --tokenizer-mode mistral, and with it --config-format mistral and --load-format mistral: a "
+        "model card's Mistral-format command fits the original repository only, not a Hugging Face-format or GGUF "
+        "conversion of it (vllm#17210, the maintainers).",
+    ),
+    Remedy(  # vllm/entrypoints/speech_to_text: any failure to decode an upload, ImportError included, says this
+        "Invalid or unsupported audio file",
+        "vllm[audio]",
+        "setting",
+        "install",
+        "vLLM's transcription endpoint reports every failure to decode the upload in these words, a missing "
+        "decoder library included: plain vLLM lacks the audio extra's soundfile and PyAV",
+        action="If every upload is refused, valid WAV files included, the server lacks its audio decoders: install "
+        "vLLM with its audio extra, `pip install 'vllm[audio]'` (soundfile, PyAV, soxr, scipy), in the server's "
+        "image (its log then shows 'Failed to load audio via soundfile' with an ImportError). If only some files "
+        "are refused, their container or codec is one neither libsndfile nor FFmpeg decodes: convert them "
+        "(`ffmpeg -i in.m4a out.wav`).",
+    ),
     Remedy(
         "multimodal tokens to",
         "transformers",
@@ -252,6 +276,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     serving = (event.phase or ref.phase) == "serving"
     severity = (Severity.HIGH if serving else Severity.CRITICAL) if raised else Severity.LOW
     changes, alternatives, actions = _fix(ref, facts)
+    if event.known_in_release:
+        actions = [_upgrade_action(ref, event.known_in_release), *actions]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
@@ -267,6 +293,18 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         alternatives=alternatives,
         actions=actions,
         confidence=OWN_WORDS_CONFIDENCE if raised and not _WRAPPER.search(ref.template) else 0.8,
+    )
+
+
+def _upgrade_action(ref: CatalogRef, release: str) -> str:
+    """A refused name a newer release knows: the installed vLLM version predates it."""
+    name = ref.captured.get("quantization", "the name").strip("`'\" ")
+    supported = ref.captured.get("supported_quantization")
+    accepts = f" (it accepts only {supported})" if supported else ""
+    return (
+        f"Upgrade vLLM: vLLM {release} supports the {name} quantization method, so the installed vLLM version "
+        f"predates it{accepts}. `pip show vllm` says which is installed; a package pinning an older vLLM may have "
+        "downgraded it."
     )
 
 

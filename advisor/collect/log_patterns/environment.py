@@ -85,8 +85,9 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # the dynamic loader: a compiled extension that needs a symbol the installed libraries lack
         ("undefined symbol",),
         K.EXTENSION_UNDEFINED_SYMBOL,
-        r"(?P<library>[\w.+-]+\.so)\S*:\s*undefined symbol:\s*(?P<symbol>\S+)",
-        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"]},
+        r"(?:\S*?(?:site|dist)-packages/(?P<package>[\w.-]+)/\S*?)?(?P<library>[\w.+-]+\.so)\S*:\s*undefined "
+        r"symbol:\s*(?P<symbol>\S+)",
+        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"], "package": m["package"]},
     ),
     wording(  # transformers' AutoConfig on a model newer than it, retyped or not (`checkoutpoint` in one issue)
         ("does not recognize this architecture", "does not recognize this archi"),

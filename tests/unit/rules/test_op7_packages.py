@@ -34,6 +34,20 @@ def test_another_packages_library_is_named_as_its_own():
     assert "flash_attn_2_cuda" in finding.actions[0]
 
 
+def test_a_library_under_its_package_folder_names_the_package_to_upgrade():
+    # llm-d#325: LMCache built from source in the image; its PyPI wheel (0.3.7) loaded
+    facts = _facts(
+        "ImportError: /opt/vllm/lib64/python3.12/site-packages/lmcache/c_ops.cpython-312-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs"
+    )
+    [finding] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(facts)
+    assert finding.title.startswith("lmcache's compiled extension (c_ops.cpython-312-x86_64-linux-gnu.so)")
+    assert "`pip install --upgrade lmcache`" in finding.actions[0]
+    own = _facts("/x/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi")
+    [vllm] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(own)
+    assert vllm.title.startswith("vLLM's compiled extension (_C.abi3.so)")
+
+
 def test_a_model_type_transformers_lacks_is_read_even_retyped():
     # vllm-ascend#8409, as the reporter retyped it (typos theirs)
     facts = _facts(

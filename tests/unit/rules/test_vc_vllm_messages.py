@@ -218,3 +218,29 @@ def test_pythons_own_import_and_attribute_errors_are_not_read_as_vllms_refusals(
     ):
         top = _top(line)
         assert top.rule != "VC-1", (line, top.title)
+
+
+def test_a_quantization_method_a_newer_release_knows_is_an_upgrade():
+    # vllm#1919: a vLLM older than 0.2.6 refusing a GPTQ checkpoint; upgrading fixed it
+    top = _top("ValueError: Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm'].")
+    assert top.rule == "VC-1" and top.actions[0].startswith("Upgrade vLLM: vLLM 0.32.0 supports the gptq")
+    assert "installed vLLM version predates it (it accepts only ['awq', 'squeezellm'])" in top.actions[0]
+    unknown = _top("ValueError: Unknown quantization method: nosuchquant. Must be one of ['awq'].")
+    assert not any(action.startswith("Upgrade vLLM") for action in unknown.actions)
+
+
+def test_a_mistral_tokenizer_mode_on_a_hugging_face_format_model_is_removed():
+    # vllm#17210: a GGUF conversion served with the original repository's Mistral-format flags
+    top = _top(
+        "OSError: Found 0 files matching the pattern: `^tokenizer\\.model\\.v.*$|^tekken\\.json$|^tokenizer\\.mm\\."
+        "model\\.v.*$`. Make sure that a Mistral tokenizer is present in ['model-Q6_K.gguf', 'config.json']."
+    )
+    [change] = top.changes
+    assert (change.flag, change.proposed) == ("--tokenizer-mode", "") and "Hugging Face's format" in change.reason
+    assert "--config-format mistral and --load-format mistral" in top.actions[0]
+
+
+def test_every_audio_upload_refused_is_the_audio_extra_missing():
+    # ls1intum/edutelligence#925: vLLM without its audio extra answers every transcription with this 400
+    top = _top('{"error": {"message": "Invalid or unsupported audio file."}}')
+    assert "`pip install 'vllm[audio]'`" in top.actions[0] and "ImportError" in top.actions[0]

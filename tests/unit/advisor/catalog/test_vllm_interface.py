@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.catalog import vllm_interface
 from advisor.catalog.vllm_interface import cli_flags, is_flag, nearest_field, nearest_flag, request_fields
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -72,3 +73,9 @@ def test_a_flag_vllm_does_not_have_and_that_is_like_none_finds_nothing():
 @pytest.mark.parametrize("flag", ["--max_model_len=4096", "--no-enable-prefix-caching", "--port"])
 def test_vllms_own_spellings_of_a_flag_are_flags(flag: str):
     assert is_flag(flag) and nearest_flag(flag) is None
+
+
+def test_the_quantization_methods_are_the_ones_quantization_accepts():
+    methods = vllm_interface.quantization_methods()
+    assert {"awq", "gptq", "fp8", "compressed-tensors", "modelopt"} <= methods
+    assert vllm_interface.interface_release() == "0.32.0"
