@@ -154,6 +154,10 @@ class LogEventKind(str, Enum):
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
     SERVER_ERROR_RESPONSE = "server_error_response"
+    # openai_harmony's parser refusing gpt-oss's output: "Unexpected token 200002 while expecting start token 200006",
+    # HarmonyError('Unknown role: …'), "channel marker present but no channel value found in header"; message: its
+    # words, token_ids: [the token it got, the token it expected] for the first
+    HARMONY_ERROR = "harmony_error"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -405,6 +409,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),

@@ -109,6 +109,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<field>stop_token_ids|allowed_token_ids)['\"]?\s*[:=]\s*\[(?P<ids>\s*\d+(?:\s*,\s*\d+)*)\s*\]",
         lambda m: {"request_field": m["field"], "token_ids": [int(i) for i in m["ids"].split(",")]},
     ),
+    wording(  # openai_harmony's parser refusing gpt-oss's output as vLLM streams it (its words, not vLLM's: up to at
+        # least 0.18 its HarmonyError fails the request); "Unknown role" is also a DeepSeek encoder's, hence the prefix
+        ("Unexpected token", "HarmonyError"),
+        K.HARMONY_ERROR,
+        r"(?P<said>Unexpected token (?P<got>\d+) while expecting start token (?P<want>\d+)|(?<=HarmonyError\(['\"])"
+        r"(?:Unknown role: [^'\"]*|channel marker present but no channel value found in header|message header did not "
+        r"contain a role[^'\"]*))",
+        lambda m: {
+            "message": m["said"],
+            "token_ids": [int(m["got"]), int(m["want"])] if m["got"] else [],
+        },
+    ),
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
         ("is too long and exceeds limit of",),
         K.PROMPT_OVER_LIMIT,
