@@ -315,7 +315,7 @@ class LogEvent(BaseModel):
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
-    function: str | None = None  # a profiled function …
+    function: str | None = None  # a profiled function (or the function an unplaced error was raised in) …
     code_file: str | None = None  # … the source file it is in (an unplaced error's: its traceback's last frame) …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
     status: int | None = None  # an HTTP status a gateway answered with
@@ -440,5 +440,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase", "known_in_release"),
-    LogEventKind.UNPLACED_ERROR: ("message", "exception", "component", "phase", "nearest", "code", "code_file"),
+    LogEventKind.UNPLACED_ERROR: (
+        "message",
+        "exception",
+        "component",
+        "phase",
+        "nearest",
+        "code",
+        "code_file",
+        "function",
+    ),
 }

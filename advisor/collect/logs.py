@@ -330,6 +330,7 @@ def _error_event(
         component=component_of(frames, text),
         code=code if frames else None,
         code_file=frames[-1].path if frames else None,
+        function=frames[-1].function if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         **common,

@@ -214,6 +214,7 @@ STARTUP_CALLS = frozenset(
         "_init_executor",
         "init_device",
         "load_model",
+        "load_weights",
         "_initialize_kv_caches",
         "determine_num_available_blocks",
         "determine_available_memory",

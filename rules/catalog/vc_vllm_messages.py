@@ -22,6 +22,7 @@ from typing import Literal
 
 from rules import vllm_defaults
 from rules.catalog import common as c
+from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.events import CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -559,7 +560,9 @@ _NAMED_ROOTS = (
 
 def _check_unplaced(facts: Facts) -> list[Finding]:
     named = {e.message for e in facts.events_of(*_NAMED_ROOTS) if e.message}
-    events = [e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if e.message not in named]
+    events = [
+        e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if e.message not in named and not unloadable_tensor(e)
+    ]
     if not events or facts.events_of(LogEventKind.VLLM_MESSAGE, *c.STARTUP_FAILURE_KINDS):
         return []
     root = events[0]  # chained tracebacks print the original exception first

@@ -16,8 +16,7 @@ def _facts(lines: list[str]) -> Facts:
 def test_a_turns_end_where_a_message_must_start_is_generation_past_the_end_and_drops_ignore_eos():
     # vllm-project/guidellm#979: GuideLLM sent ignore_eos to gpt-oss-120b on vLLM 0.18
     line = (
-        "ValueError('Streaming response returned an error: Unexpected token 200002 while expecting start token "
-        "200006')"
+        "ValueError('Streaming response returned an error: Unexpected token 200002 while expecting start token 200006')"
     )
     [finding] = op5_harmony.RULE_HARMONY.evaluate(_facts([line]))
     assert finding.title == (

@@ -56,7 +56,6 @@ WRONG_TODAY = frozenset(
         "startup-kvcached-patches-not-applied",
         "startup-pascal-vllm-package-not-found",
         "startup-phi3-small-blocksparse-v100",
-        "startup-qwen3moe-gptq-gate-gidx-keyerror",
         "startup-ramalama-vllm-run-llama-run-args",
         "startup-runpod-workspace-mount-hides-vllm",
         "startup-strix-halo-bios-vram-carveout",

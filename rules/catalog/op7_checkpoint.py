@@ -1,0 +1,105 @@
+"""OP-7.21: the checkpoint holds a tensor the vLLM release's code for the model has no parameter for.
+
+Why a rule of its own: vLLM loads a checkpoint by looking each tensor's name up among the model's parameters
+(`param = params_dict[name]` in every model's `load_weights`), so a tensor it has no parameter for ends the start
+in a bare `KeyError: 'layers.35.mlp.gate.g_idx'`, with no word about why. The name says it: a layer path and
+a suffix that belongs to a quantization format (GPTQ's `g_idx` act-order index, its `qweight`/`qzeros`/`scales`,
+FP8's `weight_scale`, compressed-tensors' `weight_packed` …). The checkpoint was quantized in a layout this
+release's implementation of the model does not load (a quantized MoE router gate in vllm#25029, fixed by a later
+release's loader, vllm PR #28663): upgrade vLLM, or serve a checkpoint in a layout this release loads.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# A checkpoint tensor's name as a KeyError prints it: dotted, ending in a name.
+_TENSOR = re.compile(r"^KeyError: ['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))['\"]$")
+# The suffixes each quantization format writes beside (or instead of) a weight; a suffix in none is a plain weight.
+FORMAT_OF_SUFFIX: dict[str, str] = {
+    "g_idx": "GPTQ (its act-order group index)",
+    "qweight": "GPTQ or AWQ (the packed integer weight)",
+    "qzeros": "GPTQ or AWQ (the packed zero points)",
+    "scales": "GPTQ or AWQ (the group scales)",
+    "weight_scale": "FP8 or compressed-tensors (the weight's scale)",
+    "weight_scale_inv": "block-wise FP8 (the weight's inverse scale)",
+    "input_scale": "FP8 (the activation scale)",
+    "weight_packed": "compressed-tensors (the packed integer weight)",
+    "weight_zero_point": "compressed-tensors (the zero points)",
+    "SCB": "bitsandbytes int8 (its scale)",
+}
+_MODEL_FILE = re.compile(r"model_executor/models/(?P<model>\w+)\.py$")
+
+
+def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
+    """The tensor name of an unplaced KeyError raised while loading weights (VC-2 leaves such an error to OP-7.21)."""
+    loading = event.function == "load_weights" or "params_dict[" in (event.code or "")
+    return _TENSOR.match(event.message or "") if loading and event.kind == LogEventKind.UNPLACED_ERROR else None
+
+
+def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        match = unloadable_tensor(event)
+        if match is None:
+            continue
+        name, suffix = match["name"], match["suffix"]
+        quantized = FORMAT_OF_SUFFIX.get(suffix)
+        model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
+        code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
+        kind = f"a {quantized.split(' (')[0]} tensor" if quantized else "a tensor"
+        evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+        evidence.description = "the tensor name the weight loader found no parameter for" + (
+            f": its suffix {suffix} is {quantized}" if quantized else ""
+        )
+        return [
+            RULE_UNLOADABLE_TENSOR.finding(
+                Severity.CRITICAL,
+                f"the checkpoint holds {name}, {kind} {code} has no parameter for",
+                summary=f"vLLM loads a checkpoint by finding each tensor's parameter in the model ({code}, "
+                "load_weights); a tensor with none ends the start in a KeyError. "
+                + (
+                    f"The suffix {suffix} belongs to {quantized}: the checkpoint was quantized in a layout this "
+                    "release's implementation of the model does not load (a quantized layer it expects unquantized, "
+                    "such as an MoE router gate)."
+                    if quantized
+                    else "The checkpoint's layout (its layer names) is not the one this release's implementation "
+                    "of the model expects."
+                ),
+                evidence=[evidence],
+                actions=[
+                    "Upgrade vLLM: model loaders gain checkpoint layouts release by release (vllm#25029's quantized "
+                    "Qwen3-MoE router gate loads from the release with PR #28663).",
+                    "Or serve a checkpoint of the model in a layout this release loads (the model's official "
+                    "quantization, or one made with the quantization tool vLLM documents for it).",
+                ],
+                confidence=0.8,
+            )
+        ]
+    return []
+
+
+RULE_UNLOADABLE_TENSOR = Rule(
+    code="OP-7.21",
+    title="the checkpoint holds a tensor this vLLM's code for the model has no parameter for",
+    category=Category.STARTUP,
+    check=_check_unloadable_tensor,
+    needs=("events",),
+    page=RulePage(
+        checks="A `KeyError` naming a dotted tensor name (`layers.35.mlp.gate.g_idx`) raised in a model's "
+        "`load_weights` (or at its `params_dict[name]` line).",
+        why="The weight loader looks each checkpoint tensor up among the model's parameters; a bare KeyError is "
+        "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
+        example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "
+        "vLLM 0.10.2 (vllm#25029, fixed by PR #28663).",
+        fix="Upgrade vLLM, or a checkpoint in a layout this release loads.",
+        limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key) is VC-2's.",
+        references=["https://github.com/vllm-project/vllm/issues/25029"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNLOADABLE_TENSOR]

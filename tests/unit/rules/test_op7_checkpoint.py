@@ -1,0 +1,42 @@
+"""OP-7.21: a KeyError naming a checkpoint tensor while loading weights names the tensor and its format."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_checkpoint
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+PREFIX = "(EngineCore_DP0 pid=268) ERROR 09-16 20:57:00 [core.py:718] "
+# vllm#25029: a GPTQ int4 Qwen3-30B-A3B on vLLM 0.10.2, its MoE router gate quantized
+LOADING = [
+    PREFIX + '  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/models/qwen3_moe.py", line 574, '
+    "in load_weights",
+    PREFIX + "    param = params_dict[name]",
+    PREFIX + "            ~~~~~~~~~~~^^^^^^",
+    PREFIX + "KeyError: 'layers.35.mlp.gate.g_idx'",
+]
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_gptq_tensor_the_loader_has_no_parameter_for_is_named_with_its_format_and_upgrades():
+    findings = evaluate(_facts(LOADING)).findings
+    top = findings[0]
+    assert top.rule == "OP-7.21" and top.title == (
+        "the checkpoint holds layers.35.mlp.gate.g_idx, a GPTQ tensor vLLM's qwen3_moe code has no parameter for"
+    )
+    assert top.actions[0].startswith("Upgrade vLLM")
+    assert not [f for f in findings if f.rule == "VC-2"]  # one error, one finding
+
+
+def test_a_key_error_outside_weight_loading_stays_unplaced():
+    elsewhere = [
+        '  File "/x/vllm/v1/core/sched/scheduler.py", line 9, in update_from_output',
+        "    req = self.requests[req_id]",
+        "KeyError: 'chatcmpl-123.abc'",
+    ]
+    assert not op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(elsewhere))
+    assert evaluate(_facts(elsewhere)).findings[0].rule == "VC-2"
