@@ -151,6 +151,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # HTTP 405 Method Not Allowed: the server's access log (`"GET /v1/chat/completions HTTP/1.1" 405`; message: the
+    # path, component: the method) or a client's error (`Error code: 405 - {'detail': 'Method Not Allowed'}`)
+    METHOD_NOT_ALLOWED = "method_not_allowed"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
     SERVER_ERROR_RESPONSE = "server_error_response"
@@ -409,6 +412,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
     LogEventKind.EMPTY_PROMPT: ("message",),

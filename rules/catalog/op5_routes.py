@@ -1,5 +1,6 @@
-"""OP-5.30 and OP-5.31: what the API server's access log says about failed requests: a path it has no route for
-(404), and requests it failed itself (500) when the text holds no exception to explain them.
+"""OP-5.30, OP-5.31, OP-5.33: what the API server's access log says about failed requests: a path it has no route
+for (404), requests it failed itself (500) when the text holds no exception to explain them, and a route asked with
+a method it does not take (405; a client's words for it too).
 
 OP-5.30, the client calls a path vLLM's OpenAI-compatible server has no route for.
 
@@ -167,4 +168,71 @@ RULE_SERVER_ERROR = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_ROUTE, RULE_SERVER_ERROR]
+# --- OP-5.33 a route asked with a method it does not take (405) ------------------------------------------------
+
+# vLLM's inference routes take POST only (an OpenAI client always POSTs to them); GET is for /v1/models, /health.
+POST_ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/responses", "/tokenize")
+
+
+def _check_method_not_allowed(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.METHOD_NOT_ALLOWED)
+    if not events:
+        return []
+    event = next((e for e in events if e.component), events[0])  # the server's own line says the method
+    method, path = event.component, event.message
+    if method and method != "POST" and (path or "").rstrip("/") in POST_ROUTES:
+        title = f"the server got {method} {path}, a route that takes POST only (HTTP 405)"
+        said = (
+            f"{path} takes POST. A {method} there is a browser or a health check pointed at it, a client built "
+            "for another API, or a redirect in front of the server: a proxy or load balancer answering a POST with "
+            "301/302 (HTTP to HTTPS, a trailing slash) makes the client follow it as a GET."
+        )
+    else:
+        title = "HTTP 405 Method Not Allowed for the client's POST: a proxy or redirect in between changed it"
+        said = (
+            "An OpenAI client POSTs to /v1/chat/completions and /v1/completions, and vLLM's server takes POST there, "
+            "so a 405 means the request arrived as another method or was answered by something else: a proxy, load "
+            "balancer or tunnel in front of the server (Cloudflare, nginx, an ingress) redirecting it (a 301/302 "
+            "turns a POST into a GET) or refusing the method itself."
+        )
+    return [
+        RULE_METHOD_NOT_ALLOWED.finding(
+            Severity.HIGH,
+            title,
+            summary=said + (f" {len(events)} such answers in the text." if len(events) > 1 else ""),
+            evidence=[c.log_evidence(event, name="HTTP 405", value=path or event.raw)],
+            actions=[
+                "Call the server directly, past the proxy: `curl -X POST http://<host>:<port>/v1/chat/completions "
+                '-H \'Content-Type: application/json\' -d \'{"model": "<name>", "messages": [{"role": '
+                '"user", "content": "hi"}]}\'`; if it answers, the 405 is the proxy\'s.',
+                "Then give the client the URL the proxy does not redirect (its https:// address, with or without "
+                "the trailing slash it wants), or set the proxy to pass POST through to the API path unchanged.",
+            ],
+            confidence=0.7,
+        )
+    ]
+
+
+RULE_METHOD_NOT_ALLOWED = Rule(
+    code="OP-5.33",
+    title="a request answered 405 Method Not Allowed: a method the route does not take, or a proxy that changed it",
+    category=Category.RELIABILITY,
+    check=_check_method_not_allowed,
+    needs=("events",),
+    page=RulePage(
+        checks="HTTP 405 in the server's access log (`\"GET /v1/chat/completions HTTP/1.1\" 405`) or in a client's "
+        "error (`Error code: 405 - {'detail': 'Method Not Allowed'}`).",
+        why="vLLM's inference routes take POST, and OpenAI's clients always POST to them: a 405 says the request "
+        "reached the server as another method (a redirect turns a POST into a GET) or that something in front of "
+        "it answered.",
+        example="openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'} for chat completions "
+        "through Cloudflare, while the same server answered directly (vllm#7463: 'It was cloudflare's fault').",
+        fix="None to the server: call it directly to confirm, then the URL the proxy does not redirect, or the "
+        "proxy set to pass POST through.",
+        limits="Without the server's access line the method the request arrived with is unknown; the finding then "
+        "names the proxy or redirect as the likely cause.",
+        references=["https://github.com/vllm-project/vllm/issues/7463"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ROUTE, RULE_SERVER_ERROR, RULE_METHOD_NOT_ALLOWED]

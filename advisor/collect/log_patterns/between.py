@@ -1,7 +1,7 @@
 """What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
 neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
-health check giving up on the server; and from the server's access log, a path it has no route for (404) and
-a request it failed (500).
+health check giving up on the server; and from the server's access log, a path it has no route for (404), a
+route asked with a method it does not take (405, also in a client's words), and a request it failed (500).
 
 Why read: these failures look like vLLM's, and the text a person pastes from their client, proxy or orchestrator
 says they are not (microsoft/VibeVoice#248, vllm#16918, ray#54070).
@@ -55,6 +55,14 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["url"]},
     ),
     _access_line(404, K.ROUTE_NOT_FOUND),  # a path with no route
+    _access_line(405, K.METHOD_NOT_ALLOWED),  # a route asked with a method it does not take
+    wording(  # a client's words for it: `openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}`
+        ("405", "Method Not Allowed"),
+        K.METHOD_NOT_ALLOWED,
+        r"(?i)\b(?:error|status|status code|code|returned)\W{0,3}405\b.*|\b405\s+method not allowed.*"
+        r"|['\"]detail['\"]:\s*['\"]Method Not Allowed['\"]",
+        lambda m: {"status": 405},
+    ),
     _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
     wording(
         ("health check response", "Liveness probe failed", "Readiness probe failed"),

@@ -81,3 +81,20 @@ def test_a_500_beside_the_exception_that_caused_it_is_left_to_the_rule_that_read
         'INFO:     10.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
     )
     assert op5_routes.RULE_SERVER_ERROR.evaluate(facts) == []
+
+
+def test_a_405_in_a_clients_words_is_a_proxy_or_redirect_in_between():
+    # vllm#7463: chat completions through Cloudflare answered 405; "It was cloudflare's fault"
+    facts = _facts("openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}")
+    [finding] = op5_routes.RULE_METHOD_NOT_ALLOWED.evaluate(facts)
+    assert finding.title == (
+        "HTTP 405 Method Not Allowed for the client's POST: a proxy or redirect in between changed it"
+    )
+    assert finding.actions[0].startswith("Call the server directly, past the proxy: `curl -X POST")
+    assert not [f for f in evaluate(facts).findings if f.rule == "VC-2"]  # the client's exception is this, not unplaced
+
+
+def test_a_get_on_a_post_route_in_the_access_log_names_the_method():
+    facts = _facts('INFO:     10.0.0.1:5 - "GET /v1/chat/completions HTTP/1.1" 405 Method Not Allowed')
+    [finding] = op5_routes.RULE_METHOD_NOT_ALLOWED.evaluate(facts)
+    assert finding.title == "the server got GET /v1/chat/completions, a route that takes POST only (HTTP 405)"

@@ -30,7 +30,6 @@ WRONG_TODAY = frozenset(
         "runtime-arctic-suffix-decoding-over-max-model-len",
         "runtime-bench-random-range-ratio-context",
         "runtime-bge-m3-pooling-combined-task-keyerror",
-        "runtime-chat-completions-405-behind-cloudflare",
         "runtime-fastchat-vllm-worker-embeddings-404",
         "runtime-function-call-message-400",
         "runtime-glm41v-video-rotary-assert-vllm-bug",
