@@ -7,6 +7,7 @@ out); OP-5.12 counts requests rejected as longer than --max-model-len (docs/refe
 from __future__ import annotations
 
 import math
+import re
 
 from rules import signals
 from rules.alerts import BY, MIN_REQUESTS_PER_S, Alert, rate
@@ -103,6 +104,9 @@ def _check_too_long(facts: Facts) -> list[Finding]:
     changes = [longer] if longer is not None and longer.safety == "safe" else []
     alternatives = [longer] if longer is not None and longer.safety != "safe" else []
     actions = ["Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows."]
+    multimodal = any(_MULTIMODAL.search(e.message or "") for e in events)
+    if multimodal:  # vLLM's own words: the prompt counts its images' tokens, which their resolution sets
+        actions.insert(0, MULTIMODAL_ACTION)
     if limit and longest_prompt and longest_prompt < limit:  # the prompt fits: max_tokens takes the rest
         actions.insert(
             0,
@@ -119,10 +123,26 @@ def _check_too_long(facts: Facts) -> list[Finding]:
             changes=changes,
             alternatives=alternatives,
             confidence=0.7,
-            summary="Clients send prompts (plus max_tokens) longer than the server accepts: they get HTTP 400.",
+            summary="Clients send prompts (plus max_tokens) longer than the server accepts: they get HTTP 400."
+            + (
+                " The prompt's length counts its images' (or video frames') tokens too, as vLLM's message says."
+                if multimodal
+                else ""
+            ),
             actions=actions,
         )
     ]
+
+
+# vLLM's refusal of a prompt that counts multimodal tokens ("… number of text tokens plus multimodal tokens. For image
+# inputs, the number of image tokens depends on the number of images …").
+_MULTIMODAL = re.compile(r"multimodal tokens|image tokens", re.IGNORECASE)
+MULTIMODAL_ACTION = (
+    "Make the images cost fewer tokens: a vision model's processor turns each image into tokens by its resolution, "
+    "so lower max_pixels (Qwen2-VL and Qwen2.5-VL; max_dynamic_patch for InternVL, num_crops for Phi-3-vision) with "
+    "--mm-processor-kwargs on the server or in the client's or evaluation harness's model arguments, or send fewer "
+    "images or video frames per request."
+)
 
 
 def _longer_context(facts: Facts, limit: int | None, longest: int, longest_prompt: int) -> ConfigChange | None:
@@ -172,7 +192,8 @@ RULE_TOO_LONG = Rule(
         fix=f"Raise --max-model-len to the longest request rounded up to {MAX_MODEL_LEN_STEP:,} when the memory "
         "figures say it fits (as an alternative, marked unsafe, when a prompt alone is over the limit and the memory "
         "is unknown: the memory and the model's positions must reach it); when the prompt fits, lower max_tokens "
-        "in the client; else truncate client-side.",
+        "in the client; else truncate client-side. When vLLM's refusal says the prompt counts multimodal tokens, "
+        "the images' resolution first (max_pixels through --mm-processor-kwargs or the client's arguments).",
         limits="Only sees rejections that reached the server log; from 0.32 an over-long max_tokens is clamped "
         "silently, not rejected.",
         references=[],

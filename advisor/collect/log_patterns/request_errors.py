@@ -76,7 +76,7 @@ PATTERNS: tuple[Pattern, ...] = (
         ("The decoder prompt",),
         K.REQUEST_TOO_LONG,
         r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
-        _request_too_long,
+        lambda m: {**_request_too_long(m), "message": m.string[m.start() :]},  # its words on multimodal tokens
     ),
     wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception)
         ("Conversation roles must alternate", "System role not supported"),

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from advisor.collect.logs import parse_lines
 from rules.catalog.op5_kv import RULE_PREEMPTION
 from rules.catalog.op5_latency import RULE_ITL_LOAD, RULE_ITL_SINGLE, RULE_LONG_PROMPTS, RULE_LONG_TAIL, RULE_TTFT
 from rules.catalog.op5_queueing import RULE_IMBALANCE, RULE_KNEE, RULE_SATURATION, RULE_UPSTREAM
@@ -367,6 +368,22 @@ def test_rejected_long_requests_without_memory_figures_only_advise():
     facts = Facts(events=[event(K.REQUEST_TOO_LONG, max_model_len=8192, prompt_tokens=9000)])
     [finding] = RULE_TOO_LONG.evaluate(facts)
     assert finding.severity.value == "low" and finding.changes == [] and finding.actions
+
+
+def test_a_prompt_refused_with_vllms_words_on_image_tokens_lowers_the_images_resolution_first():
+    # EvolvingLMMs-Lab/lmms-eval#988: Qwen2.5-VL under an evaluation harness, 163k tokens of images and text
+    line = (
+        "ValueError: The decoder prompt (length 163270) is longer than the maximum model length of 128000. Make "
+        "sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens. For image "
+        "inputs, the number of image tokens depends on the number of images, and possibly their aspect ratios."
+    )
+    [finding] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([line]).events))
+    assert (
+        finding.actions[0].startswith("Make the images cost fewer tokens") and "lower max_pixels" in finding.actions[0]
+    )
+    assert "images' (or video frames') tokens" in finding.summary
+    plain = Facts(events=[event(K.REQUEST_TOO_LONG, max_model_len=8192, prompt_tokens=9000)])
+    assert not RULE_TOO_LONG.evaluate(plain)[0].actions[0].startswith("Make the images")
 
 
 def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():

@@ -36,7 +36,6 @@ WRONG_TODAY = frozenset(
         "runtime-kserve-lora-adapter-not-in-model-registry",
         "runtime-llama4-fa3-scheduler-metadata",
         "runtime-llmd-nixl-keyerror-prefill",
-        "runtime-lmms-eval-prompt-longer-than-max-model-len",
         "runtime-mistral-chat-template-roles-alternate",
         "runtime-mm-extra-image-placeholder-token",
         "runtime-mm-image-fetch-timeout-500",
