@@ -151,6 +151,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
+    # message: the architecture it names (sm120, sm100f, sm[100,120))
+    KERNEL_ARCH_GUARD = "kernel_arch_guard"
     # HTTP 405 Method Not Allowed: the server's access log (`"GET /v1/chat/completions HTTP/1.1" 405`; message: the
     # path, component: the method) or a client's error (`Error code: 405 - {'detail': 'Method Not Allowed'}`)
     METHOD_NOT_ALLOWED = "method_not_allowed"
@@ -412,6 +415,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),

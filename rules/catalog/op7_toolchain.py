@@ -1,6 +1,7 @@
-"""OP-7.13 to OP-7.15: the CUDA toolchain under vLLM — a kernel compiled at engine start with no compiler to
-build it, a CUDA library of the major version a binary was built for that the loader cannot find, and Triton's
-C launcher with no C compiler or no Python headers to build it.
+"""OP-7.13 to OP-7.15 and OP-7.22: the CUDA toolchain under vLLM — a kernel compiled at engine start with no
+compiler to build it, a CUDA library of the major version a binary was built for that the loader cannot find,
+Triton's C launcher with no C compiler or no Python headers to build it, and a compiled kernel built for another
+GPU architecture than the one it ran on.
 
 Why a family of their own: these are neither vLLM's checks nor a package at the wrong version; they are the
 image or host vLLM runs in. vLLM on CUDA samples top-k/top-p with FlashInfer by default
@@ -226,4 +227,73 @@ RULE_TRITON_BUILD = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_JIT, RULE_CUDA_LIBRARY, RULE_TRITON_BUILD]
+# --- OP-7.22 a kernel built for another GPU architecture ------------------------------------------------------
+
+# What vLLM's guards name, as the GPUs an operator knows (compute capability 12.1 is DGX Spark's GB10).
+ARCH_GPUS: dict[str, str] = {
+    "sm90": "Hopper (H100, H200, H20)",
+    "sm100": "Blackwell data-center GPUs (B200, GB200)",
+    "sm120": "compute capability 12.0 exactly (RTX 50-series, RTX PRO 6000 Blackwell)",
+}
+
+
+SM121_NOTE = (
+    " (DGX Spark's GB10 is compute capability 12.1, sm121, and the sm120-only guard of vLLM's FP8 GEMMs, "
+    "scaled_mm_sm120_fp8, refuses it)"
+)
+
+
+def _check_arch_guard(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.KERNEL_ARCH_GUARD)
+    if not events:
+        return []
+    arch = events[0].message or "another architecture"
+    base = arch.rstrip("af")
+    gpus = ARCH_GPUS.get(base)
+    return [
+        RULE_ARCH_GUARD.finding(
+            Severity.CRITICAL,
+            f"a vLLM kernel built for {arch} only ran on a GPU of another architecture, and trapped",
+            summary=f"vLLM's CUTLASS kernels check the GPU's architecture when they run and stop the process (a trap: "
+            f"'unspecified launch failure') on any other; this one takes {arch}"
+            + (f", {gpus}" if gpus else "")
+            + ". This vLLM build picked it for a GPU its guard does not admit: a GPU of the same family that the "
+            "guard names too narrowly"
+            + (SM121_NOTE if base == "sm120" else "")
+            + ", or a build whose kernels do not cover this GPU.",
+            evidence=[c.log_evidence(events[0], name="kernel architecture guard", value=arch)],
+            actions=[
+                "Upgrade vLLM to a build whose kernels admit this GPU's architecture (the SM12x family guard, "
+                "enable_sm120_family, covers sm121), or build it from source with the GPU's architecture in "
+                "TORCH_CUDA_ARCH_LIST (`12.1` for GB10).",
+                "Until then serve without the kernel: for the FP8 GEMMs, an unquantized or otherwise quantized "
+                "checkpoint, or another FP8 backend if the build offers one.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_ARCH_GUARD = Rule(
+    code="OP-7.22",
+    title="a vLLM kernel built for another GPU architecture trapped",
+    category=Category.CONFIGURATION,
+    check=_check_arch_guard,
+    needs=("events",),
+    page=RulePage(
+        checks="The architecture guard of vLLM's CUTLASS kernels: `This kernel only supports sm120.` (sm100f, "
+        "sm90, a range), usually followed by CUDA's `unspecified launch failure`.",
+        why="The guard (csrc/cutlass_extensions/common.hpp: enable_sm120_only and its kin) prints its architecture "
+        "and traps when the kernel runs on any other; a build that selects it for a GPU outside the guard fails "
+        "at the first GEMM, often in the start-up warm-up.",
+        example="`This kernel only supports sm120.` then `cudaErrorLaunchFailure` on a DGX Spark (GB10, sm121) in "
+        "FP8 warm-up; the SM12x family guard fixed it (eugr/spark-vllm-docker#143, vllm PR #35568).",
+        fix="A vLLM build whose kernels admit the GPU (upgrade, or a source build with its architecture); until "
+        "then a checkpoint that does not use the kernel.",
+        limits="Names the architecture the kernel takes; which GPU the server has is the host's to say "
+        "(`nvidia-smi --query-gpu=name,compute_cap --format=csv`).",
+        references=["https://github.com/eugr/spark-vllm-docker/issues/143"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_JIT, RULE_CUDA_LIBRARY, RULE_TRITON_BUILD, RULE_ARCH_GUARD]

@@ -62,6 +62,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\.(?P<major>\d+))[\d.]*: cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
     ),
+    wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
+        ("This kernel only supports",),
+        K.KERNEL_ARCH_GUARD,
+        r"This kernel only supports (?P<arch>sm ?(?:\d+[a-z]?|\[\d+, ?\d+\)|>= ?\d+))",
+        lambda m: {"message": m["arch"].replace(" ", "")},
+    ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
         K.TORCH_CUDA_BUILD,

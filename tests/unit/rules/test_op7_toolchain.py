@@ -84,3 +84,14 @@ def test_tritons_launcher_without_python_headers_or_a_compiler_names_what_to_ins
     assert finding.title == "Triton could not build its C launcher: no C compiler where vLLM runs"
     source_build = "/x/torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory"
     assert op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([source_build])) == []
+
+
+def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first():
+    # eugr/spark-vllm-docker#143: DGX Spark (GB10, sm121) in FP8 warm-up
+    facts = _facts(["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"])
+    [finding] = op7_toolchain.RULE_ARCH_GUARD.evaluate(facts)
+    assert finding.title == "a vLLM kernel built for sm120 only ran on a GPU of another architecture, and trapped"
+    assert "sm121" in finding.summary and "FP8 GEMMs" in finding.summary
+    assert finding.actions[0].startswith("Upgrade vLLM to a build whose kernels admit this GPU's architecture")
+    [hopper] = op7_toolchain.RULE_ARCH_GUARD.evaluate(_facts(["This kernel only supports sm90"]))
+    assert "Hopper" in hopper.summary and "sm121" not in hopper.summary

@@ -48,7 +48,6 @@ WRONG_TODAY = frozenset(
         "startup-ascend-benchmarks-module-missing",
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
-        "startup-gb10-fp8-cutlass-sm120-only",
         "startup-gemma4-transformers-5-15-head-dim",
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kvcached-patches-not-applied",
