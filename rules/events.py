@@ -177,6 +177,10 @@ class LogEventKind(str, Enum):
     UNPLACED_ERROR = "unplaced_error"
 
 
+# The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
+HTTP_ERROR_EXCEPTION = "HTTP error"
+
+
 class OomPhase(str, Enum):
     """Where a CUDA out-of-memory happened; the remedy depends on it."""
 

@@ -43,11 +43,14 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
-from rules.events import CatalogRef, LogEvent, LogEventKind, OomPhase
+from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
 MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rarely takes more
+# A JSON object printed over several lines (jq, Postman, a client's pretty error body): `{` alone on a line, then its
+# members, then `}`; joined into one line so it is read as the body it is. A longer one is left line by line.
+MAX_JSON_LINES = 40
 
 # What log shippers add in front of vLLM's own line: terminal colours, and the RFC 3339 stamp of
 # `kubectl logs --timestamps` / `docker logs -t` (e.g. 2025-10-22T09:33:49.123456789Z).
@@ -209,9 +212,7 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
     (at most `MAX_WRAPPED_LINES`), so a pasted message matches as vLLM printed it."""
     held: tuple[int, str] | None = None
     joined = 0
-    for line_no, raw_line in enumerate(_bounded(lines), start=1):
-        result.lines_read = line_no
-        line = raw_line.rstrip("\r\n")
+    for line_no, line in _json_objects(lines, result):
         if held is not None and joined < MAX_WRAPPED_LINES and continues(held[1], line):
             rest = unquoted(line).strip()
             held, joined = (held[0], f"{held[1].rstrip()}{joiner(held[1].rstrip(), rest)}{rest}"), joined + 1
@@ -221,6 +222,27 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
         held, joined = (line_no, line), 0
     if held is not None:
         yield held
+
+
+def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, a JSON object printed over lines (`{` alone, members, `}`) joined into
+    one at its first line's number, so its error body reads as one."""
+    block: list[tuple[int, str]] = []
+    for line_no, raw_line in enumerate(_bounded(lines), start=1):
+        result.lines_read = line_no
+        line = raw_line.rstrip("\r\n")
+        stripped = unquoted(line).strip()
+        if not block and stripped != "{":
+            yield line_no, line
+            continue
+        block.append((line_no, stripped))
+        if stripped in ("}", "},") and len(block) > 1:
+            yield block[0][0], " ".join(text for _, text in block).rstrip(",")
+            block = []
+        elif len(block) > MAX_JSON_LINES:  # not an object a person pasted: its lines as they are
+            yield from block
+            block = []
+    yield from block
 
 
 # Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.
@@ -286,7 +308,7 @@ def _error_event(
         return None
     exception = exception_in(text)
     if exception is None and piece.how == "error_body":  # a refused request: the body is the error
-        exception = (piece.error_type or "HTTP error", text)
+        exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
     if exception is None and state.frames:
         if not _CARETS.match(text):  # Python 3.11's `^^^^` under the call is not the source
             state.frame_code = state.frame_code or text

@@ -125,8 +125,12 @@ def unquoted(line: str) -> str:
 
 def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:
     """The message and type of an error body in OpenAI's shape: `{"object": "error", "message": …}` (vLLM's),
-    or `{"error": {"message": …}}` (OpenAI's, and vLLM's newer releases); None for anything else."""
+    or `{"error": {"message": …}}` (OpenAI's, and vLLM's newer releases), or a server's plain `{"error": "…"}`;
+    None for anything else."""
     nested = record.get("error")
+    if isinstance(nested, str) and nested.strip():  # `{"error": "…"}`: KServe's, TGI's and other servers' shape
+        kind = record.get("error_type")
+        return nested, kind if isinstance(kind, str) else None
     if isinstance(nested, dict) and isinstance(nested.get("message"), str):
         record = nested
     elif not (isinstance(record.get("message"), str) and (record.get("object") == "error" or "code" in record)):

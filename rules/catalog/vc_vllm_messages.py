@@ -23,7 +23,7 @@ from typing import Literal
 from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.catalog.op7_checkpoint import unloadable_tensor
-from rules.events import CatalogRef, LogEvent, LogEventKind
+from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -549,6 +549,13 @@ RULE_VLLM_MESSAGE = Rule(
 )
 
 
+# What to do with an error body no catalog knows.
+HTTP_BODY_ACTION = (
+    "The server answered this error body: its log at the time of the request holds the exception or warning behind "
+    'it. vLLM words its own bodies `{"object": "error", "message": …}` or `{"error": {"message": …}}`; a '
+    'body in another shape (`{"error": "…"}`) came from what stands in front of vLLM (a gateway, a router, '
+    "KServe's model server), whose log and version are the ones to check."
+)
 # Events that already name their traceback's root exception (HL-2's engine death, a worker's exception).
 _NAMED_ROOTS = (
     LogEventKind.FATAL_ERROR,
@@ -574,6 +581,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     evidence.description = f"root exception, raised {where}, {phase}"
     first_frame = f"its first frame {where}" if root.component else "its first frame inside vllm/"
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
+    if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
+        actions = [HTTP_BODY_ACTION]
     if nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [

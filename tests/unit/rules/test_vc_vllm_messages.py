@@ -244,3 +244,10 @@ def test_every_audio_upload_refused_is_the_audio_extra_missing():
     # ls1intum/edutelligence#925: vLLM without its audio extra answers every transcription with this 400
     top = _top('{"error": {"message": "Invalid or unsupported audio file."}}')
     assert "`pip install 'vllm[audio]'`" in top.actions[0] and "ImportError" in top.actions[0]
+
+
+def test_an_error_body_no_catalog_knows_says_whose_log_holds_its_cause():
+    # kserve/kserve#4345: a body in KServe's shape, not vLLM's
+    top = _top('{"error": "Model with name llama_adapter does not exist."}')
+    assert top.rule == "VC-2" and top.actions[0].startswith("The server answered this error body")
+    assert "what stands in front of vLLM" in top.actions[0]

@@ -160,3 +160,17 @@ def test_older_engines_death_lines_are_read():
     assert died.kind == K.WORKER_DIED and died.exit_code == -15 and died.level == "ERROR"
     [failed] = parse_lines(["RuntimeError: Engine process failed to start. See stack trace for the root cause."]).events
     assert failed.kind == K.ENGINE_CORE_FAILED
+
+
+def test_a_json_body_printed_over_lines_and_a_plain_error_string_are_read_as_error_bodies():
+    # kserve/kserve#4345: KServe's model server answering for a LoRA adapter it had not registered
+    body = ["{", '    "error": "Model with name llama_adapter does not exist."', "}"]
+    result = parse_lines(body)
+    [event] = result.events
+    assert event.message == "HTTP error: Model with name llama_adapter does not exist." and event.line_no == 1
+    assert result.error_bodies == 1 and result.lines_read == 3
+    pretty = ["{", '  "object": "error",', '  "message": "The model `x` does not exist.",', '  "code": 404', "}"]
+    [message] = parse_lines(pretty).events
+    assert message.kind == K.VLLM_MESSAGE and message.message == "The model `x` does not exist."
+    # a lone brace that no closing one follows within the limit is read line by line
+    assert parse_lines(["{", *["x"] * 50]).lines_read == 51
