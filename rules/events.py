@@ -151,6 +151,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # vLLM's CPU KV offload creating its shared region: "Created mmap file /dev/shm/vllm_offload_<id>.mmap (17.18 GB)";
+    # message: the path, shm_bytes: its size
+    KV_OFFLOAD_REGION = "kv_offload_region"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -419,6 +422,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),

@@ -99,15 +99,15 @@ class ConfigChange(BaseModel):
 
     @property
     def removes(self) -> bool:
-        """A flag proposed empty: taken off the command (vLLM does not take it)."""
-        return self.kind == "flag" and self.proposed == ""
+        """A flag or environment variable proposed empty: taken off the command, or unset."""
+        return self.kind in ("flag", "env") and self.proposed == ""
 
     def command_line(self) -> str:
         """`--flag value` (booleans as `--flag` / `--no-flag`) for pasting into `vllm serve`, `remove --flag` for a
-        flag proposed empty (taken off the command); `NAME=value` for an environment variable; the setting and
-        its value for the host or container."""
+        flag proposed empty (taken off the command); `NAME=value` for an environment variable, `unset NAME` for
+        one proposed empty; the setting and its value for the host or container."""
         if self.kind == "env":
-            return f"{self.flag}={self.proposed}"
+            return f"unset {self.flag}" if self.removes else f"{self.flag}={self.proposed}"
         if self.kind == "setting":
             return f"{self.flag} {self.proposed}".strip()
         if self.removes:

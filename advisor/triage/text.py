@@ -130,7 +130,11 @@ def _finding(index: int, finding: Finding) -> list[str]:
         out.append(f"   - … {len(finding.evidence) - MAX_EVIDENCE} more in the JSON")
     for change in finding.changes:
         current = change.current if change.current is not None else "(default)"
-        moved = "remove it" if change.removes else f"{current} → {change.proposed}"
+        moved = (
+            ("unset it" if change.kind == "env" else "remove it")
+            if change.removes
+            else f"{current} → {change.proposed}"
+        )
         out.append(f"   change {change.flag}: {moved}  ({change.reason})")
         if change.cost:
             out.append(f"     cost: {change.cost} [{change.safety}]")

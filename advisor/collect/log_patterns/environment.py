@@ -137,6 +137,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): '(?P<path>[^']*cache[^']*)'",
         lambda m: {"message": m["path"]},
     ),
+    wording(  # vLLM's CPU KV offload creating its region in /dev/shm (v1/kv_offload/cpu/shared_offload_region.py)
+        ("Created mmap file /dev/shm/vllm_offload_",),
+        K.KV_OFFLOAD_REGION,
+        r"Created mmap file (?P<path>/dev/shm/vllm_offload_\S+?\.mmap) \((?P<gb>[\d.]+) GB\)",
+        lambda m: {"message": m["path"], "shm_bytes": int(float(m["gb"]) * 1e9)},
+    ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),
         K.REASONING_TAG,

@@ -111,11 +111,11 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # openai_harmony's parser refusing gpt-oss's output as vLLM streams it (its words, not vLLM's: up to at
         # least 0.18 its HarmonyError fails the request); "Unknown role" is also a DeepSeek encoder's, hence the prefix
-        ("Unexpected token", "HarmonyError"),
+        ("Unexpected token", "HarmonyError", "unexpected tokens remaining in message header"),
         K.HARMONY_ERROR,
-        r"(?P<said>Unexpected token (?P<got>\d+) while expecting start token (?P<want>\d+)|(?<=HarmonyError\(['\"])"
-        r"(?:Unknown role: [^'\"]*|channel marker present but no channel value found in header|message header did not "
-        r"contain a role[^'\"]*))",
+        r"(?P<said>Unexpected token (?P<got>\d+) while expecting start token (?P<want>\d+)|unexpected tokens remaining "
+        r"in message header[^'\"]*|(?<=HarmonyError\(['\"])(?:Unknown role: [^'\"]*|channel marker present but no "
+        r"channel value found in header|message header did not contain a role[^'\"]*))",
         lambda m: {
             "message": m["said"],
             "token_ids": [int(m["got"]), int(m["want"])] if m["got"] else [],

@@ -45,3 +45,11 @@ def test_a_deepseek_encoders_unknown_role_is_vllms_own_message_not_harmonys():
     facts = _facts(["NotImplementedError: Unknown role: tool"])
     assert not facts.events_of(LogEventKind.HARMONY_ERROR)
     assert not [f for f in evaluate(facts).findings if f.rule == "OP-5.32"]
+
+
+def test_tokens_left_in_a_header_are_read_from_a_sentence_without_the_error_class():
+    # ovh/public-cloud-roadmap#993: the error quoted inside a sentence, fixed by a later vLLM
+    line = 'using gpt-oss-20b, sometimes i get the error "unexpected tokens remaining in message header".'
+    [finding] = op5_harmony.RULE_HARMONY.evaluate(_facts([line]))
+    assert finding.title.endswith("tokens left over in a message header")
+    assert finding.actions[0].startswith("Upgrade vLLM")

@@ -251,3 +251,28 @@ def test_an_error_body_no_catalog_knows_says_whose_log_holds_its_cause():
     top = _top('{"error": "Model with name llama_adapter does not exist."}')
     assert top.rule == "VC-2" and top.actions[0].startswith("The server answered this error body")
     assert "what stands in front of vLLM" in top.actions[0]
+
+
+def test_a_message_that_says_to_install_a_package_names_it_and_its_own_command():
+    # vllm#13675: the transcription endpoint without the audio extra
+    audio = _top("ImportError: Please install vllm[audio] for audio support")
+    assert (
+        audio.actions[0]
+        == "Install vllm[audio] where the server runs (its image or environment), as vLLM's message says."
+    )
+    ray = _top("ImportError: Failed to import Ray, please install Ray with `pip install ray`.")
+    assert "`pip install 'ray'`" in ray.actions[0]
+
+
+def test_no_device_and_the_ds_conv_layout_get_their_remedies():
+    # vllm#17249: pip's CUDA build on a CPU-only host
+    device = _top("RuntimeError: Failed to infer device type")
+    assert "vLLM's CPU build" in device.actions[0] and "nvidia-smi" in device.actions[0]
+    # Sandermage/genesis-vllm-patches#17: the DS layout under MTP speculative decoding
+    layout = _top(
+        "NotImplementedError: DS conv state layout does not yet support speculative decoding with "
+        "mamba_cache_mode='align' (num_accepted_tokens > 1)."
+    )
+    [change] = layout.changes
+    assert (change.flag, change.kind, change.proposed) == ("VLLM_SSM_CONV_STATE_LAYOUT", "env", "")
+    assert change.removes and change.command_line() == "unset VLLM_SSM_CONV_STATE_LAYOUT"
