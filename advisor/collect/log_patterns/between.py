@@ -59,7 +59,7 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # a client's words for it: `openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}`
         ("405", "Method Not Allowed"),
         K.METHOD_NOT_ALLOWED,
-        r"(?i)\b(?:error|status|status code|code|returned)\W{0,3}405\b.*|\b405\s+method not allowed.*"
+        r"(?i)\b(?:error code|status code|status|http)\W{0,3}405\b.*|\b405\s+method not allowed.*"
         r"|['\"]detail['\"]:\s*['\"]Method Not Allowed['\"]",
         lambda m: {"status": 405},
     ),
