@@ -151,6 +151,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
+    # file."; message: the file
+    GGUF_READ_AS_CONFIG = "gguf_read_as_config"
     # vLLM's CPU KV offload creating its shared region: "Created mmap file /dev/shm/vllm_offload_<id>.mmap (17.18 GB)";
     # message: the path, shm_bytes: its size
     KV_OFFLOAD_REGION = "kv_offload_region"
@@ -422,6 +425,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
+    LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),

@@ -74,6 +74,22 @@ _PYTHON_OWN = re.compile(
     r"^(?:No module named '?[\w.]+'?|module '?[\w.]+'? has no attribute '?\w+'?|'?[\w.]+'? object has no attribute "
     r"'?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*)\s*$"
 )
+# The exception class each of Python's own wordings is raised with, for an ERROR line that prints the words alone.
+_PYTHON_OWN_CLASS = (
+    ("No module named", "ModuleNotFoundError"),
+    ("cannot import name", "ImportError"),
+    ("has no attribute", "AttributeError"),
+)
+
+
+def _python_own_error(text: str) -> tuple[str, str] | None:
+    """(class, words) of Python's own error wording on a line that lacks its class: vLLM's V0 engine logs
+    `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback."""
+    if not _PYTHON_OWN.match(text):
+        return None
+    return next((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text)
+
+
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
 # uvicorn's "Application startup complete", the first periodic stats line.)
@@ -224,15 +240,19 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
         yield held
 
 
+# A client's error line that opens the body it prints below (`API Error: 400 {`).
+_ERROR_OPENS_JSON = re.compile(r"^[\w .:-]*\b(?:[Ee]rror|ERROR)\b[\w .:-]*\{$")
+
+
 def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line, a JSON object printed over lines (`{` alone, members, `}`) joined into
-    one at its first line's number, so its error body reads as one."""
+    """(line number, text) of each line, a JSON object printed over lines (`{` alone or after a client's error
+    words, members, `}`) joined into one at its first line's number, so its error body reads as one."""
     block: list[tuple[int, str]] = []
     for line_no, raw_line in enumerate(_bounded(lines), start=1):
         result.lines_read = line_no
         line = raw_line.rstrip("\r\n")
         stripped = unquoted(line).strip()
-        if not block and stripped != "{":
+        if not block and not (stripped == "{" or _ERROR_OPENS_JSON.match(stripped)):
             yield line_no, line
             continue
         block.append((line_no, stripped))
@@ -309,6 +329,8 @@ def _error_event(
     exception = exception_in(text)
     if exception is None and piece.how == "error_body":  # a refused request: the body is the error
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
+    if exception is None and state.level in ("ERROR", "CRITICAL") and not state.frames:
+        exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
     if exception is None and state.frames:
         if not _CARETS.match(text):  # Python 3.11's `^^^^` under the call is not the source
             state.frame_code = state.frame_code or text

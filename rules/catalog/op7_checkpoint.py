@@ -1,4 +1,7 @@
-"""OP-7.21: the checkpoint holds a tensor the vLLM release's code for the model has no parameter for.
+"""OP-7.21 and OP-7.24: a checkpoint this vLLM release cannot load — a tensor its code for the model has no
+parameter for, and a GGUF file it does not recognise as one (read as a config.json).
+
+OP-7.21: the checkpoint holds a tensor the vLLM release's code for the model has no parameter for.
 
 Why a rule of its own: vLLM loads a checkpoint by looking each tensor's name up among the model's parameters
 (`param = params_dict[name]` in every model's `load_weights`), so a tensor it has no parameter for ends the start
@@ -102,4 +105,51 @@ RULE_UNLOADABLE_TENSOR = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UNLOADABLE_TENSOR]
+# --- OP-7.24 a GGUF file read as a model's config ------------------------------------------------------------------
+
+# The first release whose loader recognises a .gguf model file: 0.5.4's wheel holds no GGUF code, 0.5.5's
+# transformers_utils/config.py and model_loader/loader.py read it (advisor/catalog/vllm_messages.json, 0.5 minor).
+GGUF_FROM = "0.5.5"
+
+
+def _check_gguf_as_config(facts: Facts) -> list[Finding]:
+    event = next(iter(facts.events_of(LogEventKind.GGUF_READ_AS_CONFIG)), None)
+    if event is None:
+        return []
+    name = (event.message or "").replace("\\", "/").rsplit("/", 1)[-1]
+    return [
+        RULE_GGUF_AS_CONFIG.finding(
+            Severity.CRITICAL,
+            f"the GGUF file {name} was read as a model's config.json: this vLLM does not recognise GGUF",
+            summary=f"A vLLM that loads GGUF (from {GGUF_FROM}) sees the .gguf suffix and reads the file's own "
+            "metadata; one that does not hands the path to transformers as a config file, which is not JSON.",
+            evidence=[c.log_evidence(event, name="GGUF file read as config", value=event.message)],
+            actions=[
+                f"Upgrade vLLM to {GGUF_FROM} or later (its GGUF loader), and pass the .gguf file itself as the "
+                "model, with --tokenizer set to the original model's repository (GGUF tokenizers convert slowly).",
+                "Or serve the model's original (safetensors) checkpoint on this release.",
+            ],
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_GGUF_AS_CONFIG = Rule(
+    code="OP-7.24",
+    title="a GGUF file read as a model's config: a vLLM without GGUF support",
+    category=Category.STARTUP,
+    check=_check_gguf_as_config,
+    needs=("events",),
+    page=RulePage(
+        checks="transformers' `It looks like the config file at '<path>.gguf' is not a valid JSON file.`",
+        why="Only a vLLM with a GGUF loader recognises a .gguf model; an older one passes it to transformers as "
+        "a config file.",
+        example="`OSError: It looks like the config file at '…/tinyllama-1.1b-chat-v1.0.Q4_0.gguf' is not a valid "
+        "JSON file.` on vLLM 0.5.4 (vllm#7291: GGUF support came after it).",
+        fix=f"Upgrade vLLM ({GGUF_FROM} or later), or serve the original checkpoint.",
+        limits="A .gguf path in the config error is the only signal; GGUF's own loading errors are VC-1's.",
+        references=["https://github.com/vllm-project/vllm/issues/7291"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNLOADABLE_TENSOR, RULE_GGUF_AS_CONFIG]

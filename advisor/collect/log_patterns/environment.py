@@ -137,6 +137,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): '(?P<path>[^']*cache[^']*)'",
         lambda m: {"message": m["path"]},
     ),
+    wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
+        ("is not a valid JSON file",),
+        K.GGUF_READ_AS_CONFIG,
+        r"config file at '(?P<path>[^']+\.gguf)' is not a valid JSON file",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # vLLM's CPU KV offload creating its region in /dev/shm (v1/kv_offload/cpu/shared_offload_region.py)
         ("Created mmap file /dev/shm/vllm_offload_",),
         K.KV_OFFLOAD_REGION,

@@ -30,10 +30,11 @@ def _schema_refusal(match: re.Match[str]) -> Fields:
     if parts and parts[0] == "body":
         parts = parts[1:]
     field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts).lstrip(".")
-    unknown = _UNKNOWN_FIELD.search(match["msg"]) is not None and bool(parts) and not parts[-1].isdigit()
+    reason = match["msg"] if match["msg"] is not None else match["quoted"]
+    unknown = _UNKNOWN_FIELD.search(reason) is not None and bool(parts) and not parts[-1].isdigit()
     return {
         "request_field": field or None,
-        "message": match["msg"],
+        "message": reason,
         "nearest_field": nearest_field(parts[-1]) if unknown else None,
     }
 
@@ -93,7 +94,8 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # FastAPI's validation error as vLLM answers it: `loc` a tuple (0.4-0.2x), a dotted string (0.32) or JSON
         ("'loc'", '"loc"'),
         K.REQUEST_SCHEMA_REFUSED,
-        r"""['"]loc['"]:\s*(?P<loc>\([^)]*\)|\[[^\]]*\]|'[^']*'|"[^"]*")\s*,\s*['"]msg['"]:\s*['"](?P<msg>[^'"]*)['"]""",
+        r"""['"]loc['"]:\s*(?P<loc>\([^)]*\)|\[[^\]]*\]|'[^']*'|"[^"]*")\s*,\s*['"]msg['"]:\s*"""
+        r"""(?:'(?P<msg>[^']*)'|"(?P<quoted>[^"]*)")""",  # a reason holding ' is printed in "…"
         _schema_refusal,
     ),
     wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have

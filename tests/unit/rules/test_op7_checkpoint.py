@@ -40,3 +40,15 @@ def test_a_key_error_outside_weight_loading_stays_unplaced():
     ]
     assert not op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(elsewhere))
     assert evaluate(_facts(elsewhere)).findings[0].rule == "VC-2"
+
+
+def test_a_gguf_file_read_as_a_config_is_a_vllm_without_gguf_support():
+    # vllm#7291: vLLM 0.5.4 handed a .gguf model to transformers as its config.json
+    line = (
+        "OSError: It looks like the config file at '/mnt/hub/models--TheBloke--TinyLlama-1.1B-Chat-v1.0-GGUF/"
+        "snapshots/52e7/tinyllama-1.1b-chat-v1.0.Q4_0.gguf' is not a valid JSON file."
+    )
+    [finding] = evaluate(_facts([line])).findings
+    assert finding.rule == "OP-7.24" and "tinyllama-1.1b-chat-v1.0.Q4_0.gguf" in finding.title
+    assert finding.actions[0].startswith("Upgrade vLLM to 0.5.5 or later")
+    assert not op7_checkpoint.RULE_GGUF_AS_CONFIG.evaluate(_facts(["OSError: the config file at 'x.json' is bad"]))

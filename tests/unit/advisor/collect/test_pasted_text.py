@@ -174,3 +174,28 @@ def test_a_json_body_printed_over_lines_and_a_plain_error_string_are_read_as_err
     assert message.kind == K.VLLM_MESSAGE and message.message == "The model `x` does not exist."
     # a lone brace that no closing one follows within the limit is read line by line
     assert parse_lines(["{", *["x"] * 50]).lines_read == 51
+
+
+def test_pythons_own_words_on_an_error_line_name_their_class_not_a_vllm_message():
+    # kubeai-project/kubeai#533: V0's engine logs the AttributeError's words alone, then its traceback
+    line = "ERROR 05-26 00:17:47 [engine.py:448] 'ColumnParallelLinear' object has no attribute 'input_scale'"
+    [event] = parse_lines([line]).events
+    assert event.kind == K.UNPLACED_ERROR and event.exception == "AttributeError"
+    assert event.message == "AttributeError: 'ColumnParallelLinear' object has no attribute 'input_scale'"
+    assert not parse_lines(["INFO 05-26 00:17:47 [x.py:1] 'A' object has no attribute 'b'"]).events  # not an error
+
+
+def test_a_body_a_client_prints_after_its_error_words_is_read_with_a_reason_holding_quotes():
+    # vllm#44000: Claude Code's report of vLLM's 400 on a system message inside `messages`
+    body = [
+        "API Error: 400 {",
+        '  "error": {',
+        '    "message": "1 validation error:\\n  {\'type\': \'literal_error\', \'loc\': (\'body\', \'messages\', 1, '
+        "'role'), 'msg': \\\"Input should be 'user' or 'assistant'\\\", 'input': 'system'}\",",
+        '    "code": 400',
+        "  }",
+        "}",
+    ]
+    [event] = parse_lines(body).events
+    assert event.kind == K.REQUEST_SCHEMA_REFUSED and event.request_field == "messages[1].role"
+    assert event.message == "Input should be 'user' or 'assistant'"

@@ -57,7 +57,6 @@ WRONG_TODAY = frozenset(
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
-        "startup-gguf-on-vllm-054-config-not-json",
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kubeai-vllm083-mllama-input-scale",
         "startup-kunlun-speculative-attention-warmup",
