@@ -19,6 +19,9 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
 _INSTALLED = re.compile(r"(?:site|dist)-packages[/\\]vllm[/\\]")
+# The package a frame is in: a vLLM plugin or fork by its name (checkout or installed), else an installed package.
+_PLUGIN = re.compile(r"/(?P<package>vllm_[a-z0-9_]+)/")
+_PACKAGE = re.compile(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)/")
 
 
 def _check_own_module(facts: Facts) -> list[Finding]:
@@ -34,8 +37,19 @@ def _check_own_module(facts: Facts) -> list[Finding]:
     return []
 
 
+def _importer(path: str) -> str | None:
+    """The package whose frame imports a vLLM module, when it is not vLLM: a plugin or fork (`vllm_omni`,
+    `vllm_ascend`, in a checkout or installed) or any installed package."""
+    normalised = path.replace("\\", "/")
+    found = _PLUGIN.search(normalised) or _PACKAGE.search(normalised)
+    return found["package"] if found and found["package"] != "vllm" else None
+
+
 def _own_module_finding(event: LogEvent, module: str) -> Finding:
     where = event.code_file or ""
+    importer = _importer(where)
+    if importer is not None:
+        return _importer_finding(event, module, importer)
     checkout = bool(where) and not _INSTALLED.search(where)
     root = where.split("/vllm/", 1)[0] + "/vllm" if checkout and "/vllm/" in where else None
     title = f"vLLM cannot import its own module {module}: "
@@ -60,6 +74,26 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
             else "Reinstall vLLM cleanly: `pip uninstall -y vllm` (until none is left), then `pip install "
             "vllm==<release>`.",
             "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__file__)'`.",
+        ],
+        confidence=0.8,
+    )
+
+
+def _importer_finding(event: LogEvent, module: str, importer: str) -> Finding:
+    """Another package importing a module the installed vLLM lacks: the two are not versions built together."""
+    name = importer.replace("_", "-")
+    return RULE_OWN_MODULE.finding(
+        Severity.CRITICAL,
+        f"{importer} imports vLLM's module {module}, which the installed vLLM lacks: {name} and vLLM are not the "
+        "versions built together",
+        summary=f"The traceback runs in {importer}, which imports {module} from vLLM; the installed vLLM has no such "
+        "module, so it is a release that renamed or removed it (or one from before it existed). A plugin or fork "
+        "of vLLM, and any framework that imports vLLM's internals, is written against one vLLM version.",
+        evidence=[c.log_evidence(event, name="missing vLLM module", value=module)],
+        actions=[
+            f"Install the vLLM version {name} requires (`pip show {name}` lists it; its README or requirements pin "
+            f"it), or a {name} release made for the installed vLLM (`pip show vllm` says which is installed).",
+            "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__version__, vllm.__file__)'`.",
         ],
         confidence=0.8,
     )
@@ -100,7 +134,9 @@ RULE_OWN_MODULE = Rule(
         example="`from vllm.benchmarks.serve import add_cli_args, main` / `ModuleNotFoundError: No module named "
         "'vllm.benchmarks.serve'` from /workspace/vllm (vllm-project/vllm-ascend#707).",
         fix="A clean install, or a complete checkout; never a `vllm/` folder in the working directory.",
-        limits="Reads the module and the frame's path only; which release should have the module is not checked.",
+        limits="Reads the module and the frame's path only; which release should have the module is not checked. "
+        "A frame in another package (a plugin such as vllm_omni, a framework) is that package's version against "
+        "vLLM's, not an incomplete vLLM.",
         references=["https://github.com/vllm-project/vllm-ascend/issues/707"],
     ),
 )

@@ -50,3 +50,16 @@ def test_python_m_with_no_vllm_to_import_is_the_interpreter_or_a_mount_not_vllms
         "the Python that started the server has no vllm package (python -m vllm.entrypoints.openai.api_server)"
     )
     assert "a volume mounted over the directory it is installed in hides it" in top.summary
+
+
+def test_a_plugin_importing_a_module_the_installed_vllm_lacks_is_a_version_mismatch():
+    # vllm-project/vllm-omni#1294: vllm-omni's main written for vLLM 0.14.0, run beside a newer vLLM
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/home/u/vllm-omni/vllm_omni/entrypoints/openai/serving_video.py", line 3, in <module>',
+        "    from vllm.entrypoints.openai.serving_engine import OpenAIServing",
+        "ModuleNotFoundError: No module named 'vllm.entrypoints.openai.serving_engine'",
+    ]
+    [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts(lines))
+    assert finding.title.startswith("vllm_omni imports vLLM's module vllm.entrypoints.openai.serving_engine")
+    assert finding.actions[0].startswith("Install the vLLM version vllm-omni requires")

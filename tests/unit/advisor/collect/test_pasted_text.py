@@ -190,7 +190,7 @@ def test_a_body_a_client_prints_after_its_error_words_is_read_with_a_reason_hold
     body = [
         "API Error: 400 {",
         '  "error": {',
-        '    "message": "1 validation error:\\n  {\'type\': \'literal_error\', \'loc\': (\'body\', \'messages\', 1, '
+        "    \"message\": \"1 validation error:\\n  {'type': 'literal_error', 'loc': ('body', 'messages', 1, "
         "'role'), 'msg': \\\"Input should be 'user' or 'assistant'\\\", 'input': 'system'}\",",
         '    "code": 400',
         "  }",

@@ -70,7 +70,6 @@ WRONG_TODAY = frozenset(
         "startup-runpod-workspace-mount-hides-vllm",
         "startup-strix-halo-bios-vram-carveout",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
-        "startup-vllm-omni-main-vs-newer-vllm-import",
         "v0-hang-kv-full-pending-scaled-gpus",
         "v1-hybrid-page-tax-max-concurrency-misread",
         "v1-specdecode-dflash-acceptance-collapse",
