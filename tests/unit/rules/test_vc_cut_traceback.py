@@ -9,7 +9,7 @@ from rules.evaluate import evaluate
 from rules.events import LogEventKind
 from rules.facts import Facts
 
-# vllm#6250 (Phi-3-small on a V100), as the corpus quotes it: a docker-compose prefix, cut after the frame
+# vllm#9791 (Phi-3-small on a V100), as the corpus quotes it: a docker-compose prefix, cut after the frame
 # that profiles memory; the exception line (blocksparse attention) is not in the paste.
 PREFIX = "phi_3_small_instruct_api  |   "
 CUT_AT_STARTUP = [
