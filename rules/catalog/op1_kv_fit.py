@@ -96,14 +96,14 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     )
     alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
     changes = [change]
-    cpu_space = _cpu_kv_env_change(facts, event, current)
-    if cpu_space is not None:  # the CPU backend's KV space is what it was given: give it enough first
-        changes, alternatives = [cpu_space], [change, *alternatives]
     more_memory = _util_to_fit(facts, event, current) or _util_for_tokens(facts, event, current, estimated)
     if more_memory is not None and estimated >= CLOSE_FIT * current:
         changes, alternatives = [more_memory], [change, *alternatives]  # keep the context the operator chose
     elif more_memory is not None:
         alternatives.append(more_memory)
+    cpu_space = _cpu_kv_env_change(facts, event, current)
+    if cpu_space is not None:  # the CPU backend's KV space is what it was given: give it enough, first
+        changes, alternatives = [cpu_space], [*changes, *alternatives]
     return [
         RULE_MAX_MODEL_LEN.finding(
             Severity.CRITICAL,
@@ -191,6 +191,7 @@ def _cpu_kv_env_change(facts: Facts, event, length: int) -> ConfigChange | None:
         reason=f"{why} the KV cache is the GiB {env} gives, not a share of memory (--gpu-memory-utilization does "
         f"not size it); max-model-len {length:,} needs {fmt(event.kv_needed_gib)} GiB, in whole GiB",
         cost="that much more host memory for the KV cache (the node must have it free)",
+        kind="env",
     )
 
 

@@ -61,6 +61,7 @@ def test_a_pool_of_exactly_the_cpu_backends_unset_default_raises_its_kv_space_fi
     finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, Facts(events=[_cpu_refusal(4.0)]))
     [space] = finding.changes
     assert (space.flag, space.current, space.proposed) == ("VLLM_CPU_KVCACHE_SPACE", "4", "5")
+    assert space.kind == "env" and space.command_line() == "VLLM_CPU_KVCACHE_SPACE=5"  # the environment, not a flag
     assert "--gpu-memory-utilization does not size it" in space.reason and "unset" in space.reason
     assert [a.flag for a in finding.alternatives] == ["--max-model-len"]
 
