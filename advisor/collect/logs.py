@@ -246,8 +246,10 @@ _ERROR_OPENS_JSON = re.compile(r"^[\w .:-]*\b(?:[Ee]rror|ERROR)\b[\w .:-]*\{$")
 
 def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple[int, str]]:
     """(line number, text) of each line, a JSON object printed over lines (`{` alone or after a client's error
-    words, members, `}`) joined into one at its first line's number, so its error body reads as one."""
-    block: list[tuple[int, str]] = []
+    words, members, `}`) joined into one at its first line's number, so its error body reads as one. The object
+    ends where its braces balance (a nested object's `}` does not end it)."""
+    block: list[tuple[int, str, str]] = []  # (line number, the line, the line stripped)
+    depth = 0
     for line_no, raw_line in enumerate(_bounded(lines), start=1):
         result.lines_read = line_no
         line = raw_line.rstrip("\r\n")
@@ -255,14 +257,15 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
         if not block and not (stripped == "{" or _ERROR_OPENS_JSON.match(stripped)):
             yield line_no, line
             continue
-        block.append((line_no, stripped))
-        if stripped in ("}", "},") and len(block) > 1:
-            yield block[0][0], " ".join(text for _, text in block).rstrip(",")
-            block = []
+        block.append((line_no, line, stripped))
+        depth += stripped.count("{") - stripped.count("}")
+        if depth <= 0:
+            yield block[0][0], " ".join(text for _, _, text in block).rstrip(",")
+            block, depth = [], 0
         elif len(block) > MAX_JSON_LINES:  # not an object a person pasted: its lines as they are
-            yield from block
-            block = []
-    yield from block
+            yield from ((number, text) for number, text, _ in block)
+            block, depth = [], 0
+    yield from ((number, text) for number, text, _ in block)
 
 
 # Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.

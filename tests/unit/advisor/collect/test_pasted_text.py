@@ -172,6 +172,10 @@ def test_a_json_body_printed_over_lines_and_a_plain_error_string_are_read_as_err
     pretty = ["{", '  "object": "error",', '  "message": "The model `x` does not exist.",', '  "code": 404', "}"]
     [message] = parse_lines(pretty).events
     assert message.kind == K.VLLM_MESSAGE and message.message == "The model `x` does not exist."
+    # a nested object's brace does not end the body: its members after it are still the body's
+    nested = ["{", '  "error": {', '    "message": "The model `x` does not exist."', "  },", '  "id": 1', "}"]
+    [inner] = parse_lines([*nested, "INFO next"]).events
+    assert inner.message == "The model `x` does not exist." and inner.line_no == 1
     # a lone brace that no closing one follows within the limit is read line by line
     assert parse_lines(["{", *["x"] * 50]).lines_read == 51
 
