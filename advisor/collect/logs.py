@@ -87,7 +87,7 @@ def _python_own_error(text: str) -> tuple[str, str] | None:
     `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback."""
     if not _PYTHON_OWN.match(text):
         return None
-    return next((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text)
+    return next(((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text), None)
 
 
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
@@ -340,7 +340,9 @@ def _error_event(
         return None  # a traceback's source line: its exception line follows
     frames, state.frames = state.frames, [] if exception is not None else state.frames
     code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
-    phase = _phase(state) if _phase(state) != "unknown" or not frames else phase_of(frames)
+    phase = _phase(state)
+    if phase == "unknown" and frames:  # the log around says nothing: the traceback's own calls may
+        phase = phase_of(frames)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
     matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
     if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
