@@ -317,7 +317,6 @@ class LogEvent(BaseModel):
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called
     symbol: str | None = None  # the symbol a compiled library could not resolve
-    package: str | None = None  # the Python package that library is installed under (site-packages/<package>/)
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
     label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
@@ -421,7 +420,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),
     LogEventKind.NCCL_SYSTEM_ERROR: ("message",),
-    LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol", "package"),
+    LogEventKind.EXTENSION_UNDEFINED_SYMBOL: ("message", "component", "symbol"),
     LogEventKind.MODEL_TYPE_UNKNOWN: ("message", "model"),
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),

@@ -18,10 +18,8 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
-_INSTALLED = re.compile(r"(?:site|dist)-packages[/\\]vllm[/\\]")
-# The package a frame is in: a vLLM plugin or fork by its name (checkout or installed), else an installed package.
-_PLUGIN = re.compile(r"/(?P<package>vllm_[a-z0-9_]+)/")
-_PACKAGE = re.compile(r"(?:site|dist)-packages/(?P<package>[A-Za-z_][\w]*)/")
+# A vLLM plugin or fork by its package's name, in a checkout or installed (`…/vllm-omni/vllm_omni/…`).
+_PLUGIN = re.compile(r"[/\\](?P<package>vllm_[a-z0-9_]+)[/\\]")
 
 
 def _check_own_module(facts: Facts) -> list[Finding]:
@@ -40,9 +38,9 @@ def _check_own_module(facts: Facts) -> list[Finding]:
 def _importer(path: str) -> str | None:
     """The package whose frame imports a vLLM module, when it is not vLLM: a plugin or fork (`vllm_omni`,
     `vllm_ascend`, in a checkout or installed) or any installed package."""
-    normalised = path.replace("\\", "/")
-    found = _PLUGIN.search(normalised) or _PACKAGE.search(normalised)
-    return found["package"] if found and found["package"] != "vllm" else None
+    plugin = _PLUGIN.search(path)
+    package = plugin["package"] if plugin else c.installed_package(path)
+    return package if package != "vllm" else None
 
 
 def _own_module_finding(event: LogEvent, module: str) -> Finding:
@@ -50,7 +48,7 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
     importer = _importer(where)
     if importer is not None:
         return _importer_finding(event, module, importer)
-    checkout = bool(where) and not _INSTALLED.search(where)
+    checkout = bool(where) and c.installed_package(where) != "vllm"
     root = where.split("/vllm/", 1)[0] + "/vllm" if checkout and "/vllm/" in where else None
     title = f"vLLM cannot import its own module {module}: "
     title += f"the vLLM imported is a source checkout ({root}) that lacks it" if root else "the installed vLLM lacks it"

@@ -51,8 +51,9 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
     event = events[0]
     library, symbol = event.component or "a compiled library", event.symbol or ""
     torch = bool(_TORCH_SYMBOL.match(symbol))
-    package = event.package if event.package and event.package.lower() != "vllm" else None
-    vllm = package is None and (event.package is not None or bool(_VLLM_LIBRARY.match(library)))
+    installed = c.installed_package(event.message)  # the folder under site-packages its path names, if any
+    package = installed if installed != "vllm" else None
+    vllm = installed == "vllm" or (installed is None and bool(_VLLM_LIBRARY.match(library)))
     owner = "vLLM's compiled extension" if vllm else f"{package}'s compiled extension" if package else None
     named = f"{owner} ({library})" if owner else f"the compiled library {library}"
     against = "another PyTorch than the one installed" if torch else "other versions of the libraries it links"

@@ -85,9 +85,8 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # the dynamic loader: a compiled extension that needs a symbol the installed libraries lack
         ("undefined symbol",),
         K.EXTENSION_UNDEFINED_SYMBOL,
-        r"(?:\S*?(?:site|dist)-packages/(?P<package>[\w.-]+)/\S*?)?(?P<library>[\w.+-]+\.so)\S*:\s*undefined "
-        r"symbol:\s*(?P<symbol>\S+)",
-        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"], "package": m["package"]},
+        r"(?:\S*/)?(?P<library>[\w.+-]+\.so)\S*:\s*undefined symbol:\s*(?P<symbol>\S+)",  # message: with its path
+        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"]},
     ),
     wording(  # transformers' AutoConfig on a model newer than it, retyped or not (`checkoutpoint` in one issue)
         ("does not recognize this architecture", "does not recognize this archi"),
