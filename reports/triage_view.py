@@ -141,6 +141,10 @@ def _evidence(item: Any) -> dict[str, Any]:
     }
 
 
+# How a change proposed empty reads, by its kind (a setting proposed empty stays as it is).
+_TAKEN_OFF = {"flag": "(remove)", "env": "(unset)"}
+
+
 def change_view(change: Mapping[str, Any]) -> dict[str, Any]:
     """One flag change as the templates show it, whichever spelling wrote it (from/to, why, risk)."""
     effect = pick(change, "predicted_effect", "effect", "prediction")
@@ -155,9 +159,9 @@ def change_view(change: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "flag": change.get("flag"),
         "current": change.get("current", change.get("from")),
-        # a flag proposed empty is taken off the command (rules/model.py, ConfigChange)
-        "proposed": "(remove)"
-        if change.get("proposed") == "" and change.get("kind", "flag") == "flag"
+        # a flag proposed empty is taken off the command, a variable unset (rules/model.py, ConfigChange.removes)
+        "proposed": _TAKEN_OFF.get(change.get("kind", "flag"), "")
+        if change.get("proposed") == ""
         else change.get("proposed", change.get("to")),
         "reason": pick(change, "reason", "why", default=""),
         "effect_text": effect_text,

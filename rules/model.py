@@ -90,7 +90,7 @@ class ConfigChange(BaseModel):
 
     flag: str  # the flag, the variable's name or the setting, as `kind` says
     current: str | None = None
-    proposed: str  # "" for a flag: take it off the command
+    proposed: str  # "" for a flag: take it off the command; for a variable: unset it
     reason: str
     cost: str = ""
     safety: str = "safe"  # "safe" | "unsafe" (may change accuracy or reject requests)

@@ -6,6 +6,8 @@ are pure, so the facts are built here the way advisor/collect/logs.py builds the
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
+from advisor.triage.text import _finding
+from reports.triage_view import change_view
 from rules.catalog import vc_vllm_messages as vc
 from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
@@ -276,3 +278,5 @@ def test_no_device_and_the_ds_conv_layout_get_their_remedies():
     [change] = layout.changes
     assert (change.flag, change.kind, change.proposed) == ("VLLM_SSM_CONV_STATE_LAYOUT", "env", "")
     assert change.removes and change.command_line() == "unset VLLM_SSM_CONV_STATE_LAYOUT"
+    assert any(line.startswith("   change VLLM_SSM_CONV_STATE_LAYOUT: unset it") for line in _finding(1, layout))
+    assert change_view(change.model_dump())["proposed"] == "(unset)"
