@@ -148,9 +148,6 @@ class LogEventKind(str, Enum):
     # 'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')"; message: the module not
     # found, component: the module `-m` asked for, exception: the error's class
     MODULE_NOT_FOUND = "module_not_found"
-    # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
-    # message: the path, component: the method
-    ROUTE_NOT_FOUND = "route_not_found"
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
     GGUF_READ_AS_CONFIG = "gguf_read_as_config"
@@ -160,6 +157,9 @@ class LogEventKind(str, Enum):
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
+    # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
+    # message: the path, component: the method
+    ROUTE_NOT_FOUND = "route_not_found"
     # HTTP 405 Method Not Allowed: the server's access log (`"GET /v1/chat/completions HTTP/1.1" 405`; message: the
     # path, component: the method) or a client's error (`Error code: 405 - {'detail': 'Method Not Allowed'}`)
     METHOD_NOT_ALLOWED = "method_not_allowed"
