@@ -329,11 +329,7 @@ def _error_event(
         state.frames.append(frame)
         state.frame_code = None
         return None
-    exception = exception_in(text)
-    if exception is None and piece.how == "error_body":  # a refused request: the body is the error
-        exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
-    if exception is None and state.level in ("ERROR", "CRITICAL") and not state.frames:
-        exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
+    exception = _named_exception(piece, text, state)
     if exception is None and state.frames:
         if not _CARETS.match(text):  # Python 3.11's `^^^^` under the call is not the source
             state.frame_code = state.frame_code or text
@@ -372,6 +368,24 @@ def _error_event(
     if key in state.seen_errors or not said and cls == "Exception":
         return None
     state.seen_errors.add(key)
+    return _unplaced_event(cls, said, frames, code, text, phase, common)
+
+
+def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[str, str] | None:
+    """(class, words) of the exception a line names: its own exception line, an error body's message, or
+    Python's own words an ERROR line prints without their class; None for anything else."""
+    exception = exception_in(text)
+    if exception is None and piece.how == "error_body":  # a refused request: the body is the error
+        exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
+    if exception is None and state.level in ("ERROR", "CRITICAL") and not state.frames:
+        exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
+    return exception
+
+
+def _unplaced_event(
+    cls: str, said: str, frames: list[Frame], code: str | None, text: str, phase: str, common: dict
+) -> LogEvent:
+    """An exception neither the wording table nor the catalog knows, named with where its traceback ran."""
     return LogEvent(
         kind=LogEventKind.UNPLACED_ERROR,
         message=f"{cls}: {said}" if said else cls,
