@@ -36,35 +36,9 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     event = facts.last_event(LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE)
     if event is None:
         return []
-    block = c.block_size(facts)
     current = event.max_model_len or (facts.config.max_model_len if facts.config else None)
-    estimated = event.estimated_max_model_len or event.max_seq_len_tokens
-    how = "vLLM's estimate"
-    if not estimated and current and event.kv_needed_gib and event.available_kv_gib is not None:
-        estimated = int(current * event.available_kv_gib / event.kv_needed_gib)  # KV grows linearly with length
-        how = "max-model-len × available / needed"
-    if event.kv_needed_gib is not None:
-        evidence = [
-            c.log_evidence(
-                event,
-                "KV cache needed for one max-length request",
-                event.kv_needed_gib,
-                event.available_kv_gib,
-                ">",
-                "GiB",
-            )
-        ]
-    else:  # V0: tokens, not GiB
-        evidence = [
-            c.log_evidence(
-                event,
-                "max-model-len vs tokens the KV cache holds",
-                event.max_model_len,
-                event.max_seq_len_tokens,
-                ">",
-                "tokens",
-            )
-        ]
+    estimated, how = _estimated_length(event, current)
+    evidence = [_max_len_evidence(event)]
     if estimated is None or current is None:
         return [
             RULE_MAX_MODEL_LEN.finding(
@@ -76,9 +50,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
                 confidence=0.7,
             )
         ]
-    proposed = c.round_down(estimated, block)
-    workload = c.workload_tokens_p95(facts)
-    if workload:
+    if c.workload_tokens_p95(facts):
         evidence.append(c.workload_evidence(facts))
     title = (
         f"max-model-len {fmt(current)} needs {fmt(event.kv_needed_gib)} GiB KV > "
@@ -86,24 +58,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
         if event.kv_needed_gib
         else f"max-model-len {fmt(current)} > {fmt(estimated)} tokens the KV cache holds"
     )
-    change = ConfigChange(
-        flag="--max-model-len",
-        current=str(current),
-        proposed=str(proposed),
-        reason=f"{how} is {estimated:,} tokens; rounded down to the block size {block}",
-        cost="requests longer than this are rejected with HTTP 400",
-        safety="unsafe" if workload is None or workload > proposed else "safe",
-    )
-    alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
-    changes = [change]
-    more_memory = _util_to_fit(facts, event, current) or _util_for_tokens(facts, event, current, estimated)
-    if more_memory is not None and estimated >= CLOSE_FIT * current:
-        changes, alternatives = [more_memory], [change, *alternatives]  # keep the context the operator chose
-    elif more_memory is not None:
-        alternatives.append(more_memory)
-    cpu_space = _cpu_kv_env_change(facts, event, current)
-    if cpu_space is not None:  # the CPU backend's KV space is what it was given: give it enough, first
-        changes, alternatives = [cpu_space], [*changes, *alternatives]
+    changes, alternatives = _max_len_changes(facts, event, current, estimated, how)
     return [
         RULE_MAX_MODEL_LEN.finding(
             Severity.CRITICAL,
@@ -115,6 +70,61 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
             confidence=0.95,
         )
     ]
+
+
+def _estimated_length(event, current: int | None) -> tuple[int | None, str]:
+    """The length that fits, and how it was had: vLLM's own estimate (V1 since 0.8.1, or V0's token
+    count), else scaled from the GiB the 0.8.0 wording gives, since KV grows linearly with length."""
+    estimated = event.estimated_max_model_len or event.max_seq_len_tokens
+    if not estimated and current and event.kv_needed_gib and event.available_kv_gib is not None:
+        return int(current * event.available_kv_gib / event.kv_needed_gib), "max-model-len × available / needed"
+    return estimated, "vLLM's estimate"
+
+
+def _max_len_evidence(event) -> Evidence:
+    """V1 words the shortfall in GiB, V0 in tokens: the evidence compares what the text gives."""
+    if event.kv_needed_gib is not None:
+        return c.log_evidence(
+            event, "KV cache needed for one max-length request", event.kv_needed_gib, event.available_kv_gib, ">", "GiB"
+        )
+    return c.log_evidence(
+        event,
+        "max-model-len vs tokens the KV cache holds",
+        event.max_model_len,
+        event.max_seq_len_tokens,
+        ">",
+        "tokens",
+    )
+
+
+def _max_len_changes(
+    facts: Facts, event, current: int, estimated: int, how: str
+) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """The changes in the order an operator should try them: the shorter length by default; more memory
+    first when the estimate is close, so the context the operator chose is kept; on the CPU backend its
+    KV space variable before anything, since the share of memory does not size that pool."""
+    block = c.block_size(facts)
+    proposed = c.round_down(estimated, block)
+    workload = c.workload_tokens_p95(facts)
+    shorter = ConfigChange(
+        flag="--max-model-len",
+        current=str(current),
+        proposed=str(proposed),
+        reason=f"{how} is {estimated:,} tokens; rounded down to the block size {block}",
+        cost="requests longer than this are rejected with HTTP 400",
+        safety="unsafe" if workload is None or workload > proposed else "safe",
+    )
+    alternatives = [change for change in [_cpu_kv_space_change(facts, current, estimated, block)] if change]
+    changes = [shorter]
+    more_memory = _util_to_fit(facts, event, current) or _util_for_tokens(facts, event, current, estimated)
+    if more_memory is not None and estimated >= CLOSE_FIT * current:
+        changes, alternatives = [more_memory], [shorter, *alternatives]
+    elif more_memory is not None:
+        alternatives.append(more_memory)
+    cpu_space = _cpu_kv_env_change(facts, event, current)
+    if cpu_space is not None:
+        changes, alternatives = [cpu_space], [*changes, *alternatives]
+    return changes, alternatives
 
 
 def _util_to_fit(facts: Facts, event, length: int) -> ConfigChange | None:
@@ -262,55 +272,13 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
     if event is not None:
         evidence.append(c.log_evidence(event, "No available memory for the cache blocks"))
     weights, total = c.weights_gib(facts), c.total_gib(facts)
-    util, tp = c.gpu_memory_utilization(facts), c.tensor_parallel_size(facts)
-    changes, alternatives, actions = [], [], []
     if weights and total:
-        evidence.append(
-            Evidence(
-                source="log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor",
-                name="weights per GPU",
-                value=weights,
-                threshold=round(c.WEIGHTS_SHARE_HIGH * total, 2),
-                comparison=">" if weights > c.WEIGHTS_SHARE_HIGH * total else "<=",
-                unit="GiB",
-            )
-        )
-    if weights and total and weights > c.WEIGHTS_SHARE_HIGH * total * util:
-        changes.append(
-            ConfigChange(
-                flag="--tensor-parallel-size",
-                current=str(tp),
-                proposed=str(tp * 2),
-                reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
-                "TP splits weights and KV heads",
-                cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
-            )
-        )
-        if c.fp8_supported(facts) is not False and not c.quantized(facts):
-            alternatives.append(
-                ConfigChange(
-                    flag="--quantization",
-                    current=facts.config.quantization if facts.config else None,
-                    proposed="fp8",
-                    reason="halves weight memory",
-                    safety="unsafe",
-                    cost="small accuracy risk; W8A8 needs Ada/Hopper",
-                )
-            )
+        evidence.append(_weights_evidence(facts, weights, total))
+    if weights and total and weights > c.WEIGHTS_SHARE_HIGH * total * c.gpu_memory_utilization(facts):
+        changes, alternatives = _smaller_share_of_weights(facts, weights, total)
     else:
-        proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
-        if available and available.available_kv_gib is not None and total:
-            proposed = min(proposed, c.share_for_kv(util, 1.0, available.available_kv_gib, total))
-        if proposed > util:
-            changes.append(
-                c.util_change(
-                    facts,
-                    proposed,
-                    "the non-KV memory (weights, activations) used all of the requested budget",
-                    "less headroom for other processes",
-                )
-            )
-        alternatives.extend(change for change in [_fewer_sequences(facts)] if change)
+        changes, alternatives = _larger_budget(facts, available, total)
+    actions = []
     version = c.vllm_version(facts)
     if version is None or version <= (0, 9):
         actions.append(
@@ -332,6 +300,68 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
             summary="After weights and activations nothing was left of the requested memory.",
         )
     ]
+
+
+def _weights_evidence(facts: Facts, weights: float, total: float) -> Evidence:
+    """The weights' share of one GPU, from the model-loading line when the log has it, else the advisor."""
+    return Evidence(
+        source="log" if facts.last_event(LogEventKind.MODEL_LOADING) else "advisor",
+        name="weights per GPU",
+        value=weights,
+        threshold=round(c.WEIGHTS_SHARE_HIGH * total, 2),
+        comparison=">" if weights > c.WEIGHTS_SHARE_HIGH * total else "<=",
+        unit="GiB",
+    )
+
+
+def _smaller_share_of_weights(
+    facts: Facts, weights: float, total: float
+) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """Weights take the budget: split them over more GPUs, or make them smaller unless they already are."""
+    tp = c.tensor_parallel_size(facts)
+    changes = [
+        ConfigChange(
+            flag="--tensor-parallel-size",
+            current=str(tp),
+            proposed=str(tp * 2),
+            reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
+            "TP splits weights and KV heads",
+            cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
+        )
+    ]
+    alternatives = []
+    if c.fp8_supported(facts) is not False and not c.quantized(facts):
+        alternatives.append(
+            ConfigChange(
+                flag="--quantization",
+                current=facts.config.quantization if facts.config else None,
+                proposed="fp8",
+                reason="halves weight memory",
+                safety="unsafe",
+                cost="small accuracy risk; W8A8 needs Ada/Hopper",
+            )
+        )
+    return changes, alternatives
+
+
+def _larger_budget(facts: Facts, available, total: float | None) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """Weights fit but activations and the rest took the budget: a larger share (what one more GiB of KV
+    needs, at most the safe maximum), or a smaller sampler warm-up peak (fewer sequences)."""
+    util = c.gpu_memory_utilization(facts)
+    proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
+    if available and available.available_kv_gib is not None and total:
+        proposed = min(proposed, c.share_for_kv(util, 1.0, available.available_kv_gib, total))
+    changes = []
+    if proposed > util:
+        changes.append(
+            c.util_change(
+                facts,
+                proposed,
+                "the non-KV memory (weights, activations) used all of the requested budget",
+                "less headroom for other processes",
+            )
+        )
+    return changes, [change for change in [_fewer_sequences(facts)] if change]
 
 
 def _fewer_sequences(facts: Facts) -> ConfigChange | None:
