@@ -106,13 +106,10 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
     rate = signals.preemption_rate(facts)
     if rate is None or rate.value <= 0:
         return []
-    kv, run = signals.kv_usage(facts), signals.running(facts)
+    kv, queue = signals.kv_usage(facts), signals.waiting(facts)
     evidence = [rate.evidence.model_copy(update={"threshold": 0, "comparison": ">"})]
     if kv is not None:
         evidence.append(c.over(kv, c.KV_HIGH, ""))
-    seqs = c.max_num_seqs(facts)
-    changes, alternatives = [], []
-    fits = None
     request_tokens = c.workload_tokens_p95(facts)
     if request_tokens is None and (measured := _measured_request_tokens(facts)) is not None:
         request_tokens = measured
@@ -125,21 +122,56 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
                 location=f"{facts.window.interval_s:.0f} s window",
             )
         )
+    changes = [change for change in [_fewer_admitted(facts, request_tokens)] if change]
+    alternatives, pool_evidence = _more_kv_room(facts, request_tokens)
+    evidence.extend(pool_evidence)
+    per_s = rate.evidence.unit == "/s"
+    amount = f"{fmt(rate.value)} preemptions/s" if per_s else f"{fmt(rate.value)} preemptions"
+    kv_text = f"KV usage {fmt(kv.value)} > {c.KV_HIGH} with " if kv is not None and kv.value > c.KV_HIGH else ""
+    queued = queue is not None and queue.value >= 1
+    if queued:
+        evidence.append(queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
+    return [
+        RULE_PREEMPTION.finding(
+            Severity.HIGH
+            if (per_s and rate.value >= 1) or (kv is not None and kv.value > c.KV_HIGH) or queued
+            else Severity.MEDIUM,
+            f"{kv_text}{amount} > 0",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            confidence=0.85 if rate.strong else 0.5,
+            actions=["Or add replicas / limit --max-model-len for rare very long requests."],
+            summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.",
+        )
+    ]
+
+
+def _fewer_admitted(facts: Facts, request_tokens: float | None) -> ConfigChange | None:
+    """--max-num-seqs down to what the KV cache holds: its tokens over a request's when both are known,
+    else a share of the requests that were running when eviction began."""
+    run = signals.running(facts)
+    fits = None
     if facts.memory and facts.memory.kv_cache_tokens and request_tokens:
         fits = int(facts.memory.kv_cache_tokens / request_tokens)
     elif run is not None and run.value >= 2:
         fits = int(run.value * FIRST_STEP_SEQS_SHARE)
-    current = seqs or (c.default_max_num_seqs(facts) if fits else None)
-    if fits and current and fits < current:
-        changes.append(
-            ConfigChange(
-                flag="--max-num-seqs",
-                current=str(current),
-                proposed=str(max(1, fits)),
-                reason="admit only as many requests as the KV cache holds, so none is evicted and recomputed",
-                cost="lower peak concurrency; requests wait instead",
-            )
-        )
+    current = c.max_num_seqs(facts) or (c.default_max_num_seqs(facts) if fits else None)
+    if not (fits and current and fits < current):
+        return None
+    return ConfigChange(
+        flag="--max-num-seqs",
+        current=str(current),
+        proposed=str(max(1, fits)),
+        reason="admit only as many requests as the KV cache holds, so none is evicted and recomputed",
+        cost="lower peak concurrency; requests wait instead",
+    )
+
+
+def _more_kv_room(facts: Facts, request_tokens: float | None) -> tuple[list[ConfigChange], list[Evidence]]:
+    """The alternatives that grow the KV cache: the explicit pool in bytes (with its evidence), else the
+    share sized from the figures, else vLLM's default share as a first step; fp8 KV where it is not set."""
+    alternatives, evidence = [], []
     larger = _larger_pool(facts, request_tokens)
     if larger is not None:
         alternatives.append(larger)
@@ -172,27 +204,7 @@ def _check_preemptions(facts: Facts) -> list[Finding]:
                 safety="unsafe",
             )
         )
-    per_s = rate.evidence.unit == "/s"
-    amount = f"{fmt(rate.value)} preemptions/s" if per_s else f"{fmt(rate.value)} preemptions"
-    kv_text = f"KV usage {fmt(kv.value)} > {c.KV_HIGH} with " if kv is not None and kv.value > c.KV_HIGH else ""
-    queue = signals.waiting(facts)
-    queued = queue is not None and queue.value >= 1
-    if queued:
-        evidence.append(queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
-    return [
-        RULE_PREEMPTION.finding(
-            Severity.HIGH
-            if (per_s and rate.value >= 1) or (kv is not None and kv.value > c.KV_HIGH) or queued
-            else Severity.MEDIUM,
-            f"{kv_text}{amount} > 0",
-            evidence=evidence,
-            changes=changes,
-            alternatives=alternatives,
-            confidence=0.85 if rate.strong else 0.5,
-            actions=["Or add replicas / limit --max-model-len for rare very long requests."],
-            summary="The KV cache ran out mid-generation: requests were evicted and will be recomputed.",
-        )
-    ]
+    return alternatives, evidence
 
 
 # Preemptions over five minutes: the counter vLLM exposes is `vllm:num_preemptions_total`
