@@ -9,6 +9,7 @@ replicas (one queues while another idles).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from rules import signals
 from rules.alerts import BY, Alert, series
@@ -31,75 +32,99 @@ IMBALANCE_SHARE = 0.5
 # --- OP-5.2 requests queue (saturation) --------------------------------------------------------
 
 
+class _Limit(NamedTuple):
+    """What holds the queue back, with the evidence that says so and what lifts it."""
+
+    cause: str
+    evidence: tuple[Evidence, ...] = ()
+    changes: tuple[ConfigChange, ...] = ()
+    alternatives: tuple[ConfigChange, ...] = ()
+    actions: tuple[str, ...] = ()
+
+
 def _check_saturation(facts: Facts) -> list[Finding]:
     queue, run, kv = signals.waiting(facts), signals.running(facts), signals.kv_usage(facts)
     if queue is None or run is None or queue.value < 1:
         return []
     if run.value == 0 and kv is not None and kv.value == 0:
         return []  # nothing admitted with the cache empty: not saturation, the scheduler (HL-5)
+    limit = _saturation_limit(facts, run, kv)
+    evidence = [queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}), run.evidence, *limit.evidence]
     ttft = signals.quantile(facts, c.TTFT, "p99")
-    seqs = c.max_num_seqs(facts)
-    evidence = [queue.evidence.model_copy(update={"threshold": 0, "comparison": ">"}), run.evidence]
-    changes, alternatives, actions = [], [], []
-    if kv is not None and kv.value >= c.KV_HIGH:
-        evidence.append(c.over(kv, c.KV_HIGH, ""))
-        cause = f"KV usage {fmt(kv.value)} >= {c.KV_HIGH}"
-        if not facts.config or facts.config.kv_cache_dtype in (None, "auto"):
-            alternatives.append(
-                ConfigChange(
-                    flag="--kv-cache-dtype",
-                    current="auto",
-                    proposed="fp8",
-                    reason="doubles the KV tokens each replica holds",
-                    cost="small accuracy risk",
-                    safety="unsafe",
-                )
-            )
-        actions.append("Raise the GPU count (replicas, or larger GPUs): the KV cache is full.")
-    elif seqs and run.value >= AT_CAP_SHARE * seqs:
-        evidence.append(Evidence(source="config", name="--max-num-seqs", value=seqs))
-        cause = f"running {fmt(run.value)} at --max-num-seqs {seqs}"
-        proposed = seqs * 2
-        if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
-            proposed = min(proposed, max(seqs, int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))))
-        if proposed > seqs:
-            changes.append(
-                ConfigChange(
-                    flag="--max-num-seqs",
-                    current=str(seqs),
-                    proposed=str(proposed),
-                    reason="the batch cap, not memory, holds requests back",
-                    cost="higher ITL per request as batches grow",
-                )
-            )
-    elif (preempting := signals.preemption_rate(facts)) is not None and preempting.value > 0:
-        # KV usage dips between preemptions, so the instant gauge may read below KV_HIGH: the
-        # preemptions say the cache is what runs out, and OP-5.3 carries the remedy.
-        evidence.append(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}))
-        cause = "the KV cache runs out: requests are preempted"
-        actions.append("See OP-5.3: fix the preemptions first; the queue follows from them.")
-    elif kv is None and seqs is None:
-        cause = "limit unknown: no KV usage or --max-num-seqs"
-        actions.append("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.")
-    else:
-        cause = "compute-bound"
-        actions.append("Add replicas: the engine is busy with its current batch.")
     slow = ttft is not None and ttft.value > c.ttft_slo(facts)
     if ttft is not None:
         evidence.append(c.over(ttft, c.ttft_slo(facts)))
-    deferred = cause.startswith("the KV cache runs out")
+    deferred = limit.cause.startswith("the KV cache runs out")
     return [
         RULE_SATURATION.finding(
             Severity.HIGH if slow and not deferred else Severity.MEDIUM,
-            f"{fmt(queue.value)} requests waiting > 0 ({cause})",
+            f"{fmt(queue.value)} requests waiting > 0 ({limit.cause})",
             evidence=evidence,
-            changes=changes,
-            alternatives=alternatives,
-            actions=actions,
+            changes=list(limit.changes),
+            alternatives=list(limit.alternatives),
+            actions=list(limit.actions),
             confidence=0.8 if facts.window else 0.6,
             summary=_queue_summary(kv),
         )
     ]
+
+
+def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | None) -> _Limit:
+    """The first limit the readings show, in order: a full KV cache, the batch cap, preemptions (the
+    cache running out between readings), nothing to tell them apart, else compute."""
+    seqs = c.max_num_seqs(facts)
+    if kv is not None and kv.value >= c.KV_HIGH:
+        fp8 = ConfigChange(
+            flag="--kv-cache-dtype",
+            current="auto",
+            proposed="fp8",
+            reason="doubles the KV tokens each replica holds",
+            cost="small accuracy risk",
+            safety="unsafe",
+        )
+        auto_kv = not facts.config or facts.config.kv_cache_dtype in (None, "auto")
+        return _Limit(
+            f"KV usage {fmt(kv.value)} >= {c.KV_HIGH}",
+            evidence=(c.over(kv, c.KV_HIGH, ""),),
+            alternatives=(fp8,) if auto_kv else (),
+            actions=("Raise the GPU count (replicas, or larger GPUs): the KV cache is full.",),
+        )
+    if seqs and run.value >= AT_CAP_SHARE * seqs:
+        return _Limit(
+            f"running {fmt(run.value)} at --max-num-seqs {seqs}",
+            evidence=(Evidence(source="config", name="--max-num-seqs", value=seqs),),
+            changes=tuple(change for change in [_higher_cap(facts, seqs)] if change),
+        )
+    if (preempting := signals.preemption_rate(facts)) is not None and preempting.value > 0:
+        # KV usage dips between preemptions, so the instant gauge may read below KV_HIGH: the
+        # preemptions say the cache is what runs out, and OP-5.3 carries the remedy.
+        return _Limit(
+            "the KV cache runs out: requests are preempted",
+            evidence=(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}),),
+            actions=("See OP-5.3: fix the preemptions first; the queue follows from them.",),
+        )
+    if kv is None and seqs is None:
+        return _Limit(
+            "limit unknown: no KV usage or --max-num-seqs",
+            actions=("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.",),
+        )
+    return _Limit("compute-bound", actions=("Add replicas: the engine is busy with its current batch.",))
+
+
+def _higher_cap(facts: Facts, seqs: int) -> ConfigChange | None:
+    """Twice the batch cap, or as many requests as the KV cache holds when that is known and fewer."""
+    proposed = seqs * 2
+    if facts.memory and facts.memory.kv_cache_tokens and c.workload_tokens_p95(facts):
+        proposed = min(proposed, max(seqs, int(facts.memory.kv_cache_tokens / c.workload_tokens_p95(facts))))
+    if proposed <= seqs:
+        return None
+    return ConfigChange(
+        flag="--max-num-seqs",
+        current=str(seqs),
+        proposed=str(proposed),
+        reason="the batch cap, not memory, holds requests back",
+        cost="higher ITL per request as batches grow",
+    )
 
 
 def _queue_summary(kv: signals.Signal | None) -> str:
