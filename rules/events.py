@@ -105,7 +105,9 @@ class LogEventKind(str, Enum):
     # what PyTorch was built with, from `python collect_env.py` ("CUDA used to build PyTorch: 11.8") or its version
     # suffix ("2.4.0+cu118"); version: the CUDA release
     TORCH_CUDA_BUILD = "torch_cuda_build"
-    # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out"
+    # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out",
+    # nginx's "upstream timed out"; component: the gateway its log format names (nginx, ingress-nginx), timeout_ms:
+    # how long the request ran there (ingress-nginx's access log)
     GATEWAY_ERROR = "gateway_error"
     # a URL of the local host the text shows (http://localhost:8000/v1/…): the client meant a server beside it
     LOCAL_ENDPOINT = "local_endpoint"
@@ -154,6 +156,10 @@ class LogEventKind(str, Enum):
     # vLLM's CPU KV offload creating its shared region: "Created mmap file /dev/shm/vllm_offload_<id>.mmap (17.18 GB)";
     # message: the path, shm_bytes: its size
     KV_OFFLOAD_REGION = "kv_offload_region"
+    # torch.distributed's TCP store not reaching the rendezvous address vLLM gave its processes: "DistNetworkError: The
+    # client socket has timed out after 600s while trying to connect to (10.60.2.1, 53591)", "The client socket has
+    # failed to connect to [host]:port"; message: host:port, timeout_ms: how long it tried, where the text says
+    RENDEZVOUS_UNREACHABLE = "rendezvous_unreachable"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -327,6 +333,12 @@ class LogEvent(BaseModel):
     nearest_flag: str | None = None  # the flag vLLM's command line takes that a refused one misspells
     # a newer vLLM release that knows the name a message refused (a quantization method): an upgrade accepts it
     known_in_release: str | None = None
+    # the releases whose source had a refused quantization method the newest one no longer has ("0.5–0.27")
+    known_releases: str | None = None
+    # the name vLLM's interface takes where a message refused one (a chat content part `image` -> `image_url`)
+    accepted_instead: str | None = None
+    # the installed package whose code called into vLLM in an unplaced error's traceback (trl, lm_eval)
+    caller: str | None = None
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
@@ -426,6 +438,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REASONING_TAG: ("message",),
     LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
+    LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
@@ -442,7 +455,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
-    LogEventKind.GATEWAY_ERROR: ("message", "status"),
+    LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms"),
@@ -458,7 +471,15 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
-    LogEventKind.VLLM_MESSAGE: ("message", "exception", "catalog", "phase", "known_in_release"),
+    LogEventKind.VLLM_MESSAGE: (
+        "message",
+        "exception",
+        "catalog",
+        "phase",
+        "known_in_release",
+        "known_releases",
+        "accepted_instead",
+    ),
     LogEventKind.UNPLACED_ERROR: (
         "message",
         "exception",
@@ -468,5 +489,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "code",
         "code_file",
         "function",
+        "caller",
+        "known_in_release",
     ),
 }

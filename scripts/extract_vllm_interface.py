@@ -14,7 +14,10 @@ The script reads the vLLM source it is given (default: the vLLM installed in .ve
   BaseFrontendArgs, FrontendArgs) as `--name-with-dashes`, and every `add_argument("--…")` literal under
   vllm/;
 - quantization methods: the names `--quantization` accepts (`QuantizationMethods`), so a release that refuses one
-  ("Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm']") is known to predate it.
+  ("Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm']") is known to predate it;
+- chat content part types: the `type` values a chat message's content parts may have (the keys of
+  `MM_PARSER_MAP`), so a refused part (`Unknown part type: image`, a Hugging Face processor's spelling) can be
+  named with the type vLLM takes instead (`image_url`).
 Names are added over releases far more often than removed, so the newest release's cover older launches and
 requests too.
 
@@ -45,6 +48,7 @@ REQUEST_CLASSES = (
 ARGUMENT_CLASSES = ("EngineArgs", "AsyncEngineArgs", "BaseFrontendArgs", "FrontendArgs")
 REMOVED_SET = "_REMOVED_GUIDED_FIELDS"
 QUANTIZATION_LITERAL = "QuantizationMethods"
+PART_PARSERS = "MM_PARSER_MAP"
 _ADD_ARGUMENT = re.compile(r"add_argument\(\s*['\"](--[a-z0-9][a-z0-9-]*)['\"]")
 
 
@@ -110,6 +114,20 @@ def quantization_methods(package: Path) -> list[str]:
     return []
 
 
+def content_part_types(package: Path) -> list[str]:
+    """The content part types a chat message may carry: the keys of the `MM_PARSER_MAP` dict literal (in
+    vllm/entrypoints/chat_utils.py up to 0.31, vllm/renderers/chat_utils.py in 0.32)."""
+    for path in sorted(package.rglob("chat_utils*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            target = node.target if isinstance(node, ast.AnnAssign) else None
+            targets = node.targets if isinstance(node, ast.Assign) else [target] if target is not None else []
+            if any(isinstance(t, ast.Name) and t.id == PART_PARSERS for t in targets) and isinstance(
+                node.value, ast.Dict
+            ):
+                return sorted(k.value for k in node.value.keys if isinstance(k, ast.Constant))
+    return []
+
+
 def version_of(package: Path) -> str:
     dist = sorted(package.parent.glob("vllm*.dist-info"))
     return dist[0].name.removesuffix(".dist-info").split("-")[1] if dist else "unknown"
@@ -140,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     methods = quantization_methods(args.vllm)
     if "gptq" not in methods:
         return _error(f"{args.vllm}: no quantization methods found ({QUANTIZATION_LITERAL})")
+    parts = content_part_types(args.vllm)
+    if "image_url" not in parts:
+        return _error(f"{args.vllm}: no chat content part types found ({PART_PARSERS})")
     document = {
         "vllm_version": version_of(args.vllm),
         "request_classes": list(REQUEST_CLASSES),
@@ -147,12 +168,13 @@ def main(argv: list[str] | None = None) -> int:
         "removed": sorted(removed_fields(args.vllm)),
         "cli_flags": sorted(flags),
         "quantization_methods": methods,
+        "content_part_types": parts,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     version = document["vllm_version"]
     print(
         f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags, {len(methods)} quantization "
-        f"methods of vLLM {version}"
+        f"methods, {len(parts)} chat content part types of vLLM {version}"
     )
     return 0
 

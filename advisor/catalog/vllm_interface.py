@@ -1,5 +1,5 @@
-"""The names vLLM's interface knows (vllm_interface.json): its requests' fields, its command line's flags and
-its quantization methods.
+"""The names vLLM's interface knows (vllm_interface.json): its requests' fields, its command line's flags, its
+quantization methods and its chat content part types.
 
 Why: a misspelt request field (`stream_otpions`) is refused with "Extra inputs are not permitted" by releases
 whose request models forbid unknown fields and silently ignored by later ones, and a flag vLLM does not have
@@ -40,6 +40,22 @@ def cli_flags() -> frozenset[str]:
 def quantization_methods() -> frozenset[str]:
     """The names `--quantization` accepts in the release the interface was read from."""
     return frozenset(_interface()["quantization_methods"])
+
+
+def content_part_types() -> frozenset[str]:
+    """The `type` values a chat message's content parts may have (text, image_url, input_audio …)."""
+    return frozenset(_interface()["content_part_types"])
+
+
+def part_type_instead(refused: str) -> str | None:
+    """The content part type vLLM takes for a refused one: the media's `_url` type for a bare media word (a
+    Hugging Face processor's `image`, `video`, `audio`), else the known type it misspells; None when none is."""
+    name = refused.strip("`'\" ").lower()
+    if not name or name in content_part_types():
+        return None
+    if f"{name}_url" in content_part_types():
+        return f"{name}_url"
+    return _nearest(name, content_part_types(), CLOSE)
 
 
 def interface_release() -> str:

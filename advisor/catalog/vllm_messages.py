@@ -121,6 +121,18 @@ class MessageCatalog:
         ranked = sorted(scores.items(), key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
         return [CatalogMatch(self.entries[i], {}, (0, 0), (), 0, True).ref() for i, _ in ranked[:count]]
 
+    def releases_with(self, *modules: str) -> tuple[str, str] | None:
+        """The first and last minor release whose source says something in one of `modules` (a file, or a
+        folder ending in `/`): when a part of vLLM existed, read from where vLLM raised or logged in it."""
+        spans = [
+            (entry["first"], entry["last"])
+            for entry in self.entries
+            if any(entry["file"] == m or (m.endswith("/") and entry["file"].startswith(m)) for m in modules)
+        ]
+        if not spans:
+            return None
+        return min((first for first, _ in spans), key=_minor), max((last for _, last in spans), key=_minor)
+
     @cached_property
     def _entries_with(self) -> dict[str, list[int]]:
         """Every literal word → the entries that hold it (built on the first unplaced error)."""

@@ -27,7 +27,11 @@ def _check_gateway(facts: Facts) -> list[Finding]:
     if not errors:
         return []
     local = facts.events_of(LogEventKind.LOCAL_ENDPOINT)
-    return [_local_proxy_finding(errors[0], local[0]) if local else _gateway_finding(errors[0])]
+    if local:
+        return [_local_proxy_finding(errors[0], local[0])]
+    # the most specific gateway a line names: ingress-nginx's access log says more than nginx's error line
+    named = sorted((e for e in errors if e.component), key=lambda e: (e.component != "ingress-nginx", e.line_no or 0))
+    return [_gateway_finding(errors[0], named[0] if named else None)]
 
 
 def _status(error: LogEvent) -> int:
@@ -73,21 +77,50 @@ def _local_proxy_finding(error: LogEvent, local: LogEvent) -> Finding:
     )
 
 
-def _gateway_finding(error: LogEvent) -> Finding:
+# Where each gateway whose log format triage knows sets its timeout towards vLLM (all default to 60 s).
+_GATEWAY_TIMEOUTS: dict[str, str] = {
+    "ingress-nginx": "Raise ingress-nginx's timeouts on the Ingress in front of vLLM: the annotations "
+    'nginx.ingress.kubernetes.io/proxy-read-timeout and proxy-send-timeout (seconds, e.g. "300"; default 60) above '
+    "the longest request (a long generation on a slow device takes minutes), or stream the response to keep the "
+    "connection busy.",
+    "nginx": "Raise nginx's proxy_read_timeout (and proxy_send_timeout; default 60s) in the location that proxies to "
+    "vLLM above the longest request (a long generation on a slow device takes minutes), or stream the response to "
+    "keep the connection busy.",
+}
+_CHAINED_GATEWAYS = (
+    "Raise the timeout of every gateway between the client and vLLM, not only the first: an API gateway behind the "
+    "ingress (APISIX, Kong) times its upstream out at 60 s by default too."
+)
+
+
+def _gateway_finding(error: LogEvent, named: LogEvent | None = None) -> Finding:
     status = _status(error)
     verdict, meaning, first_action = _GATEWAY_STATUS[status]
+    gateway = named.component if named is not None and status == 504 else None
+    actions = [first_action]
+    if gateway in _GATEWAY_TIMEOUTS:
+        waited = f" after {named.timeout_ms / 1000:.0f} s" if named.timeout_ms else ""
+        verdict = f"vLLM did not answer within {gateway}'s timeout{waited}"
+        actions = [
+            _GATEWAY_TIMEOUTS[gateway],
+            _CHAINED_GATEWAYS,
+            "Or lower the queue (fewer concurrent requests per replica, more replicas) so requests finish sooner.",
+        ]
     return RULE_GATEWAY.finding(
         Severity.HIGH,
-        f"HTTP {status} from a gateway in front of vLLM, not from vLLM: {verdict}",
+        f"HTTP {status} from {gateway or 'a gateway'} in front of vLLM, not from vLLM: {verdict}",
         summary=f"vLLM's server never answers {status}; the proxy, ingress or load balancer between the client and "
         f"it did. {meaning}",
-        evidence=[c.log_evidence(error, name="gateway status", value=status)],
+        evidence=[
+            c.log_evidence(error, name="gateway status", value=status),
+            *([c.log_evidence(named, name="gateway", value=gateway)] if gateway and named is not error else []),
+        ],
         actions=[
-            first_action,
+            *actions,
             "If the client only meant to reach a server on its own host, a proxy variable (http_proxy, https_proxy) "
             "sent it to a proxy: unset it or add the host to no_proxy.",
         ],
-        confidence=0.6,
+        confidence=0.75 if gateway else 0.6,
     )
 
 
@@ -105,7 +138,9 @@ RULE_GATEWAY = Rule(
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "
         "http_proxy and https_proxy fixed it (microsoft/VibeVoice#248).",
         fix="Local server: unset the proxy variables or set no_proxy. Otherwise: vLLM's log at that time, the "
-        "gateway's upstream and timeouts.",
+        "gateway's upstream and timeouts; where the text is ingress-nginx's access log or nginx's `upstream timed "
+        "out` line, the timeout setting by name (proxy-read-timeout annotation, proxy_read_timeout; 60 s by "
+        "default), and every gateway behind it.",
         limits="A 502 or 504 quoted in prose reads the same as one printed; the gateway's own log says which "
         "upstream failed.",
         references=["https://github.com/microsoft/VibeVoice/issues/248"],

@@ -61,7 +61,7 @@ def _misroute(path: str) -> Misroute | None:
 
 
 def _check_routes(facts: Facts) -> list[Finding]:
-    missing = [e for e in facts.events_of(LogEventKind.ROUTE_NOT_FOUND) if (e.message or "/") not in INCIDENTAL]
+    missing = [e for e in facts.events_of(LogEventKind.ROUTE_NOT_FOUND) if e.message not in INCIDENTAL]
     if not missing:
         return []
     read = [(event, _misroute(event.message or "")) for event in missing]
@@ -70,7 +70,9 @@ def _check_routes(facts: Facts) -> list[Finding]:
 
 
 def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Finding:
-    path = event.message or "a path"
+    if event.message is None:
+        return _unnamed_route_finding(event)
+    path = event.message
     called = f"{event.component} {path}" if event.component else path
     title = f"the client calls {called}, a path the server has no route for (HTTP 404)"
     said = f": it is the route of {misroute.written_for}" if misroute else ""
@@ -93,6 +95,28 @@ def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Fi
             "In an OpenAI client library, the base URL is `http://<host>:<port>/v1` and the library adds the rest.",
         ],
         confidence=0.85 if misroute else 0.6,
+    )
+
+
+def _unnamed_route_finding(event: LogEvent) -> Finding:
+    """A client's words for the 404 (`{'detail': 'Not Found'}`, FastAPI's body for a path with no route), which do
+    not say the path: the base URL the client was given is what to check."""
+    return RULE_ROUTE.finding(
+        Severity.HIGH,
+        'the client calls a path the server has no route for (HTTP 404 `{"detail": "Not Found"}`): its base URL '
+        "has /v1 doubled or missing, or names another server's route",
+        summary='`{"detail": "Not Found"}` is FastAPI\'s answer (vLLM\'s server runs on it) for a path no route '
+        "serves: the server is up, and the URL the client builds is not one of its routes. vLLM's own errors for a "
+        'route it has (an unknown model) are `{"object": "error", …}` bodies instead.',
+        evidence=[c.log_evidence(event, name="HTTP 404 body", value="Not Found")],
+        actions=[
+            "Check the base URL the client was given: a client that adds /v1/… itself (many rerank and embedding "
+            "integrations) needs `http://<host>:<port>` without /v1, or it calls /v1/v1/…; an OpenAI client library "
+            "needs the URL with /v1. The server's access log line for the request shows the path it got.",
+            f"vLLM's OpenAI routes: {', '.join(OPENAI_ROUTES)}, and /v1/rerank, /v1/score for rerank and score models; "
+            "`curl <server>/v1/models` lists the models it serves.",
+        ],
+        confidence=0.6,
     )
 
 

@@ -77,7 +77,8 @@ class Remedy:
 
     `proposed` may name the message's fields (`{allowed_count}`); `one_more` names a numeric field the
     fix must exceed (the proposal is then that field + 1, the least that lets the refused request
-    through). `instead` is an alternative change (flag, value, reason) the same message allows."""
+    through). `instead` is an alternative change (flag, value, reason) the same message allows. `captured`
+    narrows a template many causes share (`Cannot find any of {keys} …`) to the one whose field holds it."""
 
     match: str
     name: str
@@ -87,6 +88,7 @@ class Remedy:
     action: str = ""
     one_more: str = ""
     instead: tuple[str, str, str] | None = None
+    captured: str = ""  # a value one of the message's fields must hold, for a template shared by many causes
 
     def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
         fields = dict(ref.captured)
@@ -166,6 +168,32 @@ REMEDIES: tuple[Remedy, ...] = (
         "upgrade",
         "this vLLM release does not implement the model's architecture",
         action="Upgrade vLLM to a release that lists the architecture among its supported models.",
+    ),
+    Remedy(  # vllm/model_executor/model_loader/utils.py (0.7-0.9): no class for the architecture, and the
+        # Transformers fallback cannot run it either (vllm#13441: Ovis, closed by the pull request adding it)
+        "has no vLLM implementation and the Transformers implementation is not compatible",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM release does not implement the model's architecture, and its Transformers fallback cannot run it",
+        action="Upgrade vLLM to a release that lists the architecture among its supported models (vLLM's "
+        "supported-models page, per release); the Transformers fallback (--model-impl transformers) needs the "
+        "model's Transformers code to be compatible with vLLM, which this message says it is not.",
+    ),
+    Remedy(  # vLLM 0.5.0's BitsAndBytesConfig.from_config: get_from_keys(config, ["adapter_name_or_path"])
+        "Cannot find any of",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM's bitsandbytes support loads a QLoRA adapter, not a pre-quantized bitsandbytes checkpoint",
+        captured="adapter_name_or_path",
+        action="The model is a pre-quantized bitsandbytes checkpoint (a bnb-4bit model), and this vLLM's "
+        "bitsandbytes support reads only a QLoRA adapter's config (vLLM 0.5.0 requires adapter_name_or_path in it). "
+        "Upgrade vLLM: 0.5.5 loads pre-quantized bitsandbytes checkpoints, and bitsandbytes is in vLLM up to 0.27 "
+        "(its module's messages, advisor/catalog/vllm_messages.json). Or serve the model's 16-bit weights: a "
+        "fine-tune saved in "
+        "4-bit can be saved again with its adapters merged into 16-bit weights (Unsloth's save_pretrained_merged, "
+        "unslothai/unsloth#688).",
     ),
     Remedy(
         "as WSL is detected",
@@ -301,6 +329,10 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     changes, alternatives, actions = _fix(ref, facts)
     if event.known_in_release:
         actions = [_upgrade_action(ref, event.known_in_release), *actions]
+    if event.known_releases:
+        actions = [_releases_action(ref, event.known_releases), *actions]
+    if event.accepted_instead:
+        actions = [_part_type_action(ref, event.accepted_instead), *actions]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
@@ -328,6 +360,37 @@ def _upgrade_action(ref: CatalogRef, release: str) -> str:
         f"Upgrade vLLM: vLLM {release} supports the {name} quantization method, so the installed vLLM version "
         f"predates it{accepts}. `pip show vllm` says which is installed; a package pinning an older vLLM may have "
         "downgraded it."
+    )
+
+
+def _releases_action(ref: CatalogRef, releases: str) -> str:
+    """A refused quantization method the newest release no longer has: the releases that had it, and the way
+    around it that needs no release, the model's unquantized weights."""
+    name = ref.captured.get("quantization", "the method").strip("`'\" ")
+    return (
+        f"vLLM {releases.replace('–', ' to ')} have the {name} quantization method (its module is in their "
+        "source; the newest releases no longer have it): the installed vLLM is outside that range, older or newer "
+        f"(`pip show vllm`). Run a release in that range, or serve the model without {name}: its unquantized "
+        "16-bit weights (a fine-tune saved quantized can be saved again with its adapters merged into 16-bit "
+        "weights)."
+    )
+
+
+def _part_type_action(ref: CatalogRef, instead: str) -> str:
+    """A chat content part whose `type` vLLM does not parse, and the type it takes for that content."""
+    refused = ref.captured.get("part_type", "").strip("`'\" ")
+    media = instead.removesuffix("_url")
+    example = (
+        f'{{"type": "{instead}", "{instead}": {{"url": "https://… or data:{media}/…;base64,…"}}}} (a local file as '
+        "a base64 data URL)"
+        if instead.endswith("_url")
+        else f'{{"type": "{instead}", …}}'
+    )
+    return (
+        f"The request's messages carry a content part of type '{refused}', which vLLM's OpenAI-compatible server "
+        f"does not parse: send it as {'an' if instead[0] in 'aeiou' else 'a'} '{instead}' content part, {example}. "
+        "Hugging Face processors and some model cards write media parts in their own message format "
+        f'(`{{"type": "{refused}", …}}`); vLLM\'s chat endpoint takes OpenAI\'s.'
     )
 
 
@@ -422,7 +485,11 @@ def _fewer_items_action(ref: CatalogRef) -> str:
 
 
 def _remedy(ref: CatalogRef) -> Remedy | None:
-    return next((remedy for remedy in REMEDIES if remedy.match in ref.template), None)
+    said = " ".join(ref.captured.values())
+    return next(
+        (r for r in REMEDIES if r.match in ref.template and (not r.captured or r.captured in said)),
+        None,
+    )
 
 
 def _flags_named(ref: CatalogRef) -> list[str]:

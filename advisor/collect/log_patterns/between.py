@@ -1,7 +1,8 @@
 """What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
 neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
-health check giving up on the server; and from the server's access log, a path it has no route for (404), a
-route asked with a method it does not take (405, also in a client's words), and a request it failed (500).
+health check giving up on the server; and from the server's access log, a path it has no route for (404, also in
+a client's words), a route asked with a method it does not take (405, also in a client's words), and a request it
+failed (500).
 
 Why read: these failures look like vLLM's, and the text a person pastes from their client, proxy or orchestrator
 says they are not (microsoft/VibeVoice#248, vllm#16918, ray#54070).
@@ -34,13 +35,34 @@ def _access_line(status: int, kind: K) -> Pattern:
     )
 
 
+# ingress-nginx's access log (its default log format): after the status, the body's bytes, referer, user agent and
+# request length, the request's time in seconds and the upstream's name in brackets.
+_INGRESS_NGINX_ACCESS = re.compile(r'" \d{3} \d+ "[^"]*" "[^"]*" \d+ (?P<seconds>[\d.]+) \[[^\]]*\] \[')
+
+
+def _gateway_status(match: re.Match[str]) -> Fields:
+    """The status, and the gateway the line's format names with how long the request ran there, when it does."""
+    fields: Fields = {"message": match.group(0), "status": int(match["status"] or match["status2"])}
+    ingress = _INGRESS_NGINX_ACCESS.search(match.string)
+    if ingress:
+        seconds = to_float(ingress["seconds"])
+        fields |= {"component": "ingress-nginx", "timeout_ms": int(seconds * 1000) if seconds is not None else None}
+    return fields
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway"
         ("502", "504"),
         K.GATEWAY_ERROR,
         r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504)\b"
         r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out))",
-        lambda m: {"message": m.group(0), "status": int(m["status"] or m["status2"])},
+        _gateway_status,
+    ),
+    wording(  # nginx's error log giving up on its upstream (nginx, ingress-nginx, OpenResty-based gateways): a 504
+        ("upstream timed out",),
+        K.GATEWAY_ERROR,
+        r"upstream timed out \(\d+: [^)]*\) while [a-z ]*upstream",
+        lambda m: {"message": m.group(0), "status": 504, "component": "nginx"},
     ),
     wording(  # what a client called; a server's own "… running on http://0.0.0.0:8000" is where it listens
         ("://localhost", "://127.0.0.1", "://0.0.0.0"),
@@ -55,6 +77,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["url"]},
     ),
     _access_line(404, K.ROUTE_NOT_FOUND),  # a path with no route
+    wording(  # a client's words for it: FastAPI's body for a path with no route, `{'detail': 'Not Found'}`
+        ("Not Found",),
+        K.ROUTE_NOT_FOUND,
+        r"""['"]detail['"]:\s*['"]Not Found['"]""",
+        lambda m: {"status": 404},
+    ),
     _access_line(405, K.METHOD_NOT_ALLOWED),  # a route asked with a method it does not take
     wording(  # a client's words for it: `openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}`
         ("405", "Method Not Allowed"),

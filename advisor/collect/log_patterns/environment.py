@@ -46,6 +46,12 @@ def _hub_refusal(match: re.Match[str]) -> Fields:
     return {"message": reason, "model": repo["repo"] if repo else None}
 
 
+def _rendezvous(match: re.Match[str]) -> Fields:
+    """The address torch.distributed could not reach, and how long it tried when the text says."""
+    host, port = (match["host"], match["port"]) if match["host"] else (match["host2"], match["port2"])
+    return {"message": f"{host.strip()}:{port}", "timeout_ms": int(match["secs"]) * 1000 if match["secs"] else None}
+
+
 def _think_tags(line: str) -> str:
     opens, closes = "<think>" in line, "</think>" in line
     return "both" if opens and closes else "open" if opens else "close"
@@ -147,6 +153,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.KV_OFFLOAD_REGION,
         r"Created mmap file (?P<path>/dev/shm/vllm_offload_\S+?\.mmap) \((?P<gb>[\d.]+) GB\)",
         lambda m: {"message": m["path"], "shm_bytes": int(float(m["gb"]) * 1e9)},
+    ),
+    wording(  # torch.distributed's TCP store (c10d) not reaching the rendezvous address vLLM gave its processes
+        ("client socket has timed out", "client socket has failed to connect"),
+        K.RENDEZVOUS_UNREACHABLE,
+        # `.*?` before "connect to": a terminal that wrapped the line may have left spaces inside a word
+        r"client socket has (?:timed out after (?P<secs>\d+)s\b.*?connect to \((?P<host>[^,()]+), (?P<port>\d+)\)"
+        r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))",
+        _rendezvous,
     ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),

@@ -29,6 +29,25 @@ def test_a_gateway_status_elsewhere_names_the_gateway_and_what_each_status_means
         assert op5_between.RULE_GATEWAY.evaluate(_facts([text])) == []
 
 
+def test_ingress_nginxs_own_log_names_it_its_timeout_and_the_annotations_to_raise():
+    # opea-project/Enterprise-Inference#95: nginx's error line, then ingress-nginx's access line (60.001 s)
+    lines = [
+        "2026/05/18 22:29:08 [error] 119156#119156: *4289737 upstream timed out (110: Operation timed out) while "
+        'reading response header from upstream, client: 172.17.23.1, request: "POST /m/v1/completions HTTP/2.0"',
+        '172.17.23.1 - - [18/May/2026:22:29:08 +0000] "POST /m/v1/completions HTTP/2.0" 504 160 "-" "curl/7.81.0" '
+        "1236 60.001 [auth-apisix-auth-apisix-gateway-80] [] 10.233.104.80:9080 0 60.000 504 b474a6af",
+    ]
+    [finding] = op5_between.RULE_GATEWAY.evaluate(_facts(lines))
+    assert finding.title == (
+        "HTTP 504 from ingress-nginx in front of vLLM, not from vLLM: vLLM did not answer within ingress-nginx's "
+        "timeout after 60 s"
+    )
+    assert "nginx.ingress.kubernetes.io/proxy-read-timeout" in finding.actions[0]
+    assert "APISIX" in finding.actions[1] and finding.confidence == 0.75
+    [nginx] = op5_between.RULE_GATEWAY.evaluate(_facts(lines[:1]))
+    assert nginx.title.startswith("HTTP 504 from nginx") and "proxy_read_timeout" in nginx.actions[0]
+
+
 def test_a_proxy_address_without_its_scheme_is_named_with_the_variable_to_write():
     # vllm#16918: every image request failed while the server fetched the image
     line = "ERROR 04-21 18:26:31 [serving_chat.py:200] aiohttp.client_exceptions.InvalidURL: 172.25.239.45:33080"

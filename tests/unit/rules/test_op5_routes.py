@@ -54,6 +54,17 @@ def test_an_unknown_path_lists_the_openai_routes_and_a_browsers_root_alone_says_
     assert op5_routes.RULE_ROUTE.evaluate(browser) == []
 
 
+def test_fastapis_not_found_body_in_a_clients_words_is_a_base_url_with_v1_doubled_or_missing():
+    # 1Panel-dev/MaxKB#3993: a reranker registered with a base URL ending in /v1
+    line = (
+        "认证失败，请检查参数是否正确：headers: {'server': 'uvicorn', 'content-type': 'application/json'}, "
+        "status_code: 404, body: {'detail': 'Not Found'}"
+    )
+    [finding] = op5_routes.RULE_ROUTE.evaluate(_facts(line))
+    assert finding.title.startswith("the client calls a path the server has no route for (HTTP 404")
+    assert "without /v1, or it calls /v1/v1/" in finding.actions[0] and "/v1/rerank" in finding.actions[1]
+
+
 def test_a_request_that_succeeded_is_not_a_missing_route():
     facts = _facts('INFO:     1.2.3.4:5 - "POST /v1/chat/completions HTTP/1.1" 200 OK')
     assert op5_routes.RULE_ROUTE.evaluate(facts) == []

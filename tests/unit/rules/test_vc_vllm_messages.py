@@ -280,3 +280,30 @@ def test_no_device_and_the_ds_conv_layout_get_their_remedies():
     assert change.removes and change.command_line() == "unset VLLM_SSM_CONV_STATE_LAYOUT"
     assert any(line.startswith("   change VLLM_SSM_CONV_STATE_LAYOUT: unset it") for line in _finding(1, layout))
     assert change_view(change.model_dump())["proposed"] == "(unset)"
+
+
+def test_a_content_part_vllm_does_not_parse_is_named_with_the_type_it_takes():
+    # QwenLM/Qwen3-VL#174: Qwen's own message format sent to vLLM's OpenAI server
+    top = _top('{"object":"error","message":"Unknown part type: image","type":"BadRequestError","code":400}')
+    assert top.rule == "VC-1"
+    assert "type 'image'" in top.actions[0] and "as an 'image_url' content part" in top.actions[0]
+    newer = _top("Unsupported chat content part type: 'video'. Supported types: image_url, text, video_url.")
+    assert "as a 'video_url' content part" in newer.actions[0]
+
+
+def test_a_quantization_method_the_newest_vllm_dropped_names_the_releases_that_had_it():
+    # unslothai/unsloth#482: vLLM 0.4.0 refusing a bitsandbytes checkpoint; 0.28 on have no bitsandbytes module
+    top = _top("ValueError: Unknown quantization method: bitsandbytes. Must be one of ['awq', 'gptq', 'squeezellm'].")
+    assert top.actions[0].startswith("vLLM 0.5 to 0.27 have the bitsandbytes quantization method")
+    assert "16-bit weights" in top.actions[0]
+
+
+def test_vllm_0_5_0s_qlora_only_bitsandbytes_and_an_unimplemented_architecture_say_to_upgrade():
+    bnb = _top("Cannot find any of ['adapter_name_or_path'] in the model's quantization config.")
+    assert "0.5.5 loads pre-quantized bitsandbytes checkpoints" in bnb.actions[0]
+    other = _top("ValueError: Cannot find any of ['bits'] in the model's quantization config.")
+    assert not any("bitsandbytes" in action for action in other.actions)  # the same template, another cause
+    ovis = _top(
+        "ValueError: Ovis has no vLLM implementation and the Transformers implementation is not compatible with vLLM."
+    )
+    assert ovis.actions[0].startswith("Upgrade vLLM to a release that lists the architecture")

@@ -79,3 +79,16 @@ def test_the_quantization_methods_are_the_ones_quantization_accepts():
     methods = vllm_interface.quantization_methods()
     assert {"awq", "gptq", "fp8", "compressed-tensors", "modelopt"} <= methods
     assert vllm_interface.interface_release() == "0.32.0"
+
+
+@pytest.mark.parametrize(
+    ("refused", "instead"),
+    [("image", "image_url"), ("'video'", "video_url"), ("audio", "audio_url"), ("imageurl", "image_url")],
+)
+def test_a_refused_content_part_type_finds_the_one_vllm_takes(refused: str, instead: str):
+    assert {"text", "image_url", "input_audio", "video_url"} <= vllm_interface.content_part_types()
+    assert vllm_interface.part_type_instead(refused) == instead
+
+
+def test_a_known_or_unlike_content_part_type_finds_nothing():
+    assert vllm_interface.part_type_instead("text") is None and vllm_interface.part_type_instead("document") is None

@@ -51,3 +51,11 @@ def test_a_message_cut_mid_word_matches_where_the_line_ends():
     )
     assert best.partial and best.entry["message"].startswith("Model architectures {architectures} are not supported")
     assert best.captured == {"architectures": "['Qwen2ForSequenceClassification']"}
+
+
+def test_the_releases_a_module_said_things_in_are_when_it_existed():
+    catalog = message_catalog()
+    # bitsandbytes came in 0.5 and its module is gone after 0.27 (0.32's --quantization has no bitsandbytes)
+    quantization = "vllm/model_executor/layers/quantization/"
+    assert catalog.releases_with(f"{quantization}bitsandbytes.py", f"{quantization}bitsandbytes/") == ("0.5", "0.27")
+    assert catalog.releases_with(f"{quantization}no_such_method.py") is None

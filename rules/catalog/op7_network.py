@@ -1,0 +1,108 @@
+"""OP-7.25: vLLM's processes could not meet: torch.distributed never reached the rendezvous address.
+
+Why a rule of its own: vLLM's workers (tensor and pipeline parallel ranks, and the V0 engine's distributed init)
+meet through torch.distributed's TCP store at `tcp://<ip>:<port>`, the IP being VLLM_HOST_IP or, when it is unset,
+the address of the interface that holds the default route (`get_ip()` opens a UDP socket towards 8.8.8.8 and reads
+its own address: vllm/utils/network_utils.py, 0.32). In a container, on a host with a VPN or a second interface,
+or behind a firewall, that address may be one the processes cannot connect to, and the store waits until torch's
+timeout (600 s) with PyTorch's words, never vLLM's: `DistNetworkError: The client socket has timed out after 600s
+while trying to connect to (host, port)`. vLLM's envs.py says to set VLLM_HOST_IP on each node in multi-node
+inference; zai-org/GLM-4#677 was a container's IP configuration.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+HOST_IP_ENV = "VLLM_HOST_IP"
+_LOOPBACK = ("127.", "localhost", "::1", "[::1]")
+
+
+def _check_rendezvous(facts: Facts) -> list[Finding]:
+    event = facts.last_event(LogEventKind.RENDEZVOUS_UNREACHABLE)
+    if event is None:
+        return []
+    address = event.message or "the rendezvous address"
+    host = address.rsplit(":", 1)[0]
+    waited = f" (timed out after {event.timeout_ms / 1000:.0f} s)" if event.timeout_ms else ""
+    evidence = c.log_evidence(event, name="rendezvous address", value=address)
+    evidence.description = "the address torch.distributed's TCP store tried to connect to"
+    if host.startswith(_LOOPBACK):  # the address is this host's own: the listening rank is what did not come up
+        return [_listener_missing(address, waited, evidence)]
+    return [
+        RULE_RENDEZVOUS.finding(
+            Severity.CRITICAL,
+            f"vLLM's processes could not reach their rendezvous address {address}{waited}: the IP is not one they "
+            "can connect to",
+            summary=f"vLLM's ranks meet at tcp://<ip>:<port>, the IP being {HOST_IP_ENV} or, unset, the address of "
+            "the interface holding the default route. A container's IP configuration, a VPN or second interface, or "
+            f"a firewall between the processes leaves the TCP store waiting on {host} until torch's timeout.",
+            evidence=[evidence],
+            changes=[
+                ConfigChange(
+                    flag=HOST_IP_ENV,
+                    current=None,
+                    proposed="<an address every vLLM process reaches: 127.0.0.1 on one host, each node's own IP "
+                    "across nodes>",
+                    reason=f"vLLM uses {HOST_IP_ENV} as the rendezvous IP instead of guessing it from the default "
+                    "route",
+                    kind="env",
+                )
+            ],
+            actions=[
+                f"Check the container's IP configuration: {host} must be an address of the container or host the "
+                "server runs in (`hostname -I` or `ip addr` inside it) that its processes can connect to; with "
+                "Docker's host network (`--network host`) or a pod's own IP they can.",
+                "Across nodes: set VLLM_HOST_IP on each node to that node's IP, and open the ports between the "
+                "nodes (the firewall, the security group); NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME pick the same "
+                "interface for NCCL and Gloo.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+def _listener_missing(address: str, waited: str, evidence) -> Finding:
+    """A loopback address is always reachable: the rank that listens there failed or never started."""
+    return RULE_RENDEZVOUS.finding(
+        Severity.CRITICAL,
+        f"vLLM's processes could not meet at {address}{waited}: the rank that listens there did not come up",
+        summary="The rendezvous address is this host's own, so the network is not what failed: the process that "
+        "opens the TCP store (rank 0, the engine's first worker) died or hung before it listened.",
+        evidence=[evidence],
+        actions=[
+            "Read the first rank's own log (the EngineCore or worker with rank 0) for the error before this one: "
+            "it is the cause; this timeout is its consequence.",
+        ],
+        confidence=0.6,
+    )
+
+
+RULE_RENDEZVOUS = Rule(
+    code="OP-7.25",
+    title="vLLM's processes could not reach their rendezvous address",
+    category=Category.STARTUP,
+    check=_check_rendezvous,
+    needs=("events",),
+    page=RulePage(
+        checks="PyTorch's `DistNetworkError: The client socket has timed out after Ns while trying to connect to "
+        "(host, port)` and c10d's `The client socket has failed to connect to [host]:port`.",
+        why="vLLM's ranks meet through torch.distributed's TCP store at VLLM_HOST_IP, or, unset, at the address of "
+        "the interface holding the default route; when the processes cannot connect to it, start-up waits for "
+        "torch's timeout and fails.",
+        example="`DistNetworkError: The client socket has timed out after 600s while trying to connect to "
+        "(10.60.2.1, 53591)` in a container whose IP configuration was wrong (zai-org/GLM-4#677).",
+        fix="Set VLLM_HOST_IP to an address every process reaches (127.0.0.1 on one host, each node's own IP across "
+        "nodes), or fix the container's network (host network, the pod's IP); across nodes open the ports and pick "
+        "the interface with NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME. A loopback address means the listening rank "
+        "itself failed: its log holds the cause.",
+        limits="The text does not say whether the address was wrong or the listening rank was late; a loopback "
+        "address is read as the latter.",
+        references=["https://github.com/zai-org/GLM-4/issues/677"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_RENDEZVOUS]

@@ -1,0 +1,38 @@
+"""OP-7.25: vLLM's processes could not reach their rendezvous address (torch.distributed's TCP store)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_network
+from rules.facts import Facts
+
+# zai-org/GLM-4#677, as pasted: a terminal wrapped the line inside "while" and left its spaces there
+TIMED_OUT = (
+    "torch.distributed.DistNetworkError: The client socket has timed out after 600s w"
+    + " " * 40
+    + "hile trying to connect to (10.60.2.1, 53591)."
+)
+LOOPBACK = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [127.0.0.1]:29500 (errno: 111)."
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_an_address_the_processes_cannot_reach_proposes_vllm_host_ip_and_the_container_network():
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([TIMED_OUT]))
+    assert "10.60.2.1:53591 (timed out after 600 s)" in finding.title
+    [change] = finding.changes
+    assert (change.flag, change.kind, change.current) == ("VLLM_HOST_IP", "env", None)
+    assert finding.actions[0].startswith("Check the container's IP configuration: 10.60.2.1")
+    assert "NCCL_SOCKET_IFNAME" in finding.actions[1]
+
+
+def test_a_loopback_address_points_at_the_rank_that_did_not_come_up_not_the_network():
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([LOOPBACK]))
+    assert "127.0.0.1:29500" in finding.title and "did not come up" in finding.title
+    assert not finding.changes and "rank 0" in finding.actions[0]
+
+
+def test_other_socket_words_are_not_this():
+    assert not op7_network.RULE_RENDEZVOUS.evaluate(_facts(["ConnectionResetError: [Errno 104] Connection reset"]))
