@@ -11,7 +11,8 @@ winner (a different value is a conflict; the same value is a duplicate). The fin
 stays: its evidence still matters. Alternatives are advisory and never conflict.
 
 A rule that raises is recorded in `errors` instead of stopping the others: triage on a
-broken server must still report what it can.
+broken server must still report what it can. A fallback rule's finding (VC-2) is kept only when no
+other finding cites one of its log lines: the rule that explains an error outranks the one that names it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from rules.facts import Facts
-from rules.model import Finding, Rule, Severity, SupersededChange
+from rules.model import Evidence, Finding, Rule, Severity, SupersededChange
 
 
 class Resolution(BaseModel):
@@ -115,14 +116,26 @@ def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> Evaluation:
         rules = ALL_RULES
     evaluation = Evaluation()
     findings: list[Finding] = []
+    fallbacks: list[Finding] = []
     for rule in rules:
         if not rule.applies_to(facts):
             evaluation.rules_skipped.append(rule.code)
             continue
         evaluation.rules_run.append(rule.code)
         try:
-            findings.extend(rule.check(facts))
+            (fallbacks if rule.fallback else findings).extend(rule.check(facts))
         except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
             evaluation.errors.append(RuleError(rule=rule.code, error=f"{type(exc).__name__}: {exc}"))
+    findings.extend(unexplained(fallbacks, findings))
     evaluation.findings, evaluation.resolutions = resolve(rank(findings))
     return evaluation
+
+
+def unexplained(fallbacks: list[Finding], findings: list[Finding]) -> list[Finding]:
+    """The fallback findings no other finding explains: none of their log lines is cited by another rule."""
+    cited = {_log_line(e) for finding in findings for e in finding.evidence} - {None}
+    return [f for f in fallbacks if not cited & {_log_line(e) for e in f.evidence}]
+
+
+def _log_line(evidence: Evidence) -> str | None:
+    return evidence.location if evidence.source == "log" and evidence.location else None

@@ -719,10 +719,11 @@ RULE_UNPLACED = Rule(
     category=Category.RELIABILITY,
     check=_check_unplaced,
     needs=("events",),
+    fallback=True,
     page=RulePage(
         checks="A traceback's root exception (or a bare error line) that no known wording and no catalog "
-        "message matches, when nothing else in the text explains the failure and no engine-death finding "
-        "(HL-2) already names it.",
+        "message matches, when nothing else in the text explains the failure, no engine-death finding "
+        "(HL-2) already names it and no other rule's finding cites its line.",
         why="An on-call engineer needs a starting point: the exception, the part of vLLM it came from "
         "(sampler, torch.compile, detokenizer, LoRA, NCCL …), when it happened, and where vLLM says similar "
         "things.",

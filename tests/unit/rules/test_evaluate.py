@@ -166,3 +166,20 @@ def test_every_rule_survives_events_without_fields_and_zero_figures():
         endpoint=EndpointFacts(),
     )
     assert evaluate(facts).errors == []
+
+
+def _rule(code: str, line: str, fallback: bool = False) -> Rule:
+    """A rule whose one finding cites the log line `line` (file:line)."""
+
+    def check(facts: Facts) -> list[Finding]:
+        cited = Evidence(source="log", name="error", value="x", location=line)
+        return [Finding(rule=code, severity=Severity.HIGH, category=Category.STARTUP, title=code, evidence=[cited])]
+
+    return Rule(code=code, title=code, category=Category.STARTUP, page=PAGE, check=check, fallback=fallback)
+
+
+def test_a_fallback_finding_is_dropped_when_another_rule_cites_its_line_and_kept_otherwise():
+    explained = evaluate(Facts(), [_rule("OP-1", "log:12"), _rule("VC-2", "log:12", fallback=True)])
+    assert [f.rule for f in explained.findings] == ["OP-1"]
+    alone = evaluate(Facts(), [_rule("OP-1", "log:3"), _rule("VC-2", "log:12", fallback=True)])
+    assert sorted(f.rule for f in alone.findings) == ["OP-1", "VC-2"]
