@@ -108,8 +108,9 @@ def _check_cache(facts: Facts) -> list[Finding]:
             + (f" ({len(paths)} cache directories)" if len(paths) > 1 else ""),
             summary="vLLM and the libraries it runs (FlashInfer, Triton, torch.compile, Hugging Face) write caches "
             "under the user's home or XDG_CACHE_HOME when they start; this one belongs to another user or sits on "
-            "a read-only file system, so the engine fails before it serves. A directory Docker created for a "
-            "bind mount (its parent included) is owned by root, and an image run as another uid cannot write it.",
+            "a read-only file system, so the engine fails where it first writes there: at start, or at the first "
+            "request that compiles a kernel. A directory Docker created for a bind mount (its parent included) is "
+            "owned by root, and an image run as another uid cannot write it.",
             evidence=[c.log_evidence(e, name="cache not writable", value=e.message) for e in events[:3]],
             changes=[
                 ConfigChange(
@@ -123,6 +124,9 @@ def _check_cache(facts: Facts) -> list[Finding]:
             actions=[
                 f"Give the user vLLM runs as ownership of the cache directory: `chown -R <uid>:<gid> {parent}` in the "
                 "image or in an init step before the server starts (a bind mount's directory belongs to root).",
+                f"Or run the server as the user that owns {parent} (`docker run --user <uid>`, a pod's "
+                "securityContext.runAsUser): what the image created belongs to root, and running as root writes it "
+                "at the cost of running as root.",
             ],
             confidence=0.85,
         )
@@ -136,7 +140,8 @@ RULE_CACHE = Rule(
     check=_check_cache,
     needs=("events",),
     page=RulePage(
-        checks="`[Errno 13] Permission denied` or `[Errno 30] Read-only file system` on a path with `cache` in it.",
+        checks="`[Errno 13] Permission denied` or `[Errno 30] Read-only file system` on a path with `cache` in it, or "
+        "Triton's `.triton` and inductor's `torchinductor_` directories (their caches' parents).",
         why="vLLM and FlashInfer, Triton, torch.compile and Hugging Face write caches at start; a directory owned "
         "by root or read-only stops the engine.",
         example="`PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'` and the same for flashinfer, "
@@ -144,7 +149,7 @@ RULE_CACHE = Rule(
         "(odysseus-dev/odysseus#6157).",
         fix="The directory owned by the server's user; or the library's cache variable (VLLM_CACHE_ROOT, "
         "FLASHINFER_WORKSPACE_BASE, HF_HOME, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, XDG_CACHE_HOME) at a "
-        "writable directory.",
+        "writable directory; or the server run as the directory's owner (`docker run --user`).",
         limits="Reads paths with `cache` in them; a model directory or a log file it may not write is another "
         "error, read as such.",
         references=["https://github.com/odysseus-dev/odysseus/issues/6157"],

@@ -333,6 +333,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         actions = [_releases_action(ref, event.known_releases), *actions]
     if event.accepted_instead:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
+    if ref.kind == "assert" and not actions:
+        actions = [internal_check_action(ref.file.removeprefix("vllm/"))]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
@@ -360,6 +362,16 @@ def _upgrade_action(ref: CatalogRef, release: str) -> str:
         f"Upgrade vLLM: vLLM {release} supports the {name} quantization method, so the installed vLLM version "
         f"predates it{accepts}. `pip show vllm` says which is installed; a package pinning an older vLLM may have "
         "downgraded it."
+    )
+
+
+def internal_check_action(where: str) -> str:
+    """vLLM's own assertion failed: a state its code assumes impossible, so a bug or a combination of features the
+    release does not support; the remedy is a release that fixed it, or the feature left out meanwhile."""
+    return (
+        f"vLLM's own code in {where} found a state it assumes impossible: a bug in this release, or a combination of "
+        "features it does not support. Upgrade vLLM (search its issues for the assertion's file and line: such "
+        "checks are often fixed in a later release), and meanwhile serve without the feature that code belongs to."
     )
 
 
@@ -697,6 +709,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
+    if root.exception == "AssertionError" and c.installed_package(root.code_file) == "vllm":
+        actions.insert(0, internal_check_action(root.component or root.code_file.rsplit("/vllm/", 1)[-1]))
     if nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [

@@ -136,10 +136,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"getpwuid\(\): uid not found: (?P<uid>\d+)",
         lambda m: {"message": m["uid"]},
     ),
-    wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write
+    wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write;
+        # Triton keeps it in ~/.triton/cache, inductor in /tmp/torchinductor_<user>: no "cache" in their parents
         ("Permission denied: ", "Read-only file system: "),
         K.CACHE_NOT_WRITABLE,
-        r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): '(?P<path>[^']*cache[^']*)'",
+        r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): "
+        r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"]},
     ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)

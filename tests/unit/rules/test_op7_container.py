@@ -42,6 +42,7 @@ def test_a_cache_owned_by_root_is_chowned_or_moved_by_its_own_variable():
     )
     assert top.actions[0].startswith("Give the user vLLM runs as ownership of the cache directory: `chown -R")
     assert "/app/.cache" in top.actions[0] and top.changes[0].flag == "VLLM_CACHE_ROOT"
+    assert "`docker run --user <uid>`" in top.actions[1]
 
 
 @pytest.mark.parametrize(
@@ -50,6 +51,8 @@ def test_a_cache_owned_by_root_is_chowned_or_moved_by_its_own_variable():
         ("/root/.cache/flashinfer/90/cached_ops", "FLASHINFER_WORKSPACE_BASE"),
         ("/root/.cache/huggingface/hub", "HF_HOME"),
         ("/home/u/.triton/cache/x", "TRITON_CACHE_DIR"),
+        ("/app/aphrodite-engine/.triton", "TRITON_CACHE_DIR"),  # dphnAI/sonar#458: Triton's parent, made at a request
+        ("/tmp/torchinductor_app", "TORCHINDUCTOR_CACHE_DIR"),
         ("/opt/app-cache", "XDG_CACHE_HOME"),
     ],
 )

@@ -307,3 +307,15 @@ def test_vllm_0_5_0s_qlora_only_bitsandbytes_and_an_unimplemented_architecture_s
         "ValueError: Ovis has no vLLM implementation and the Transformers implementation is not compatible with vLLM."
     )
     assert ovis.actions[0].startswith("Upgrade vLLM to a release that lists the architecture")
+
+
+def test_vllms_own_bare_assertion_is_a_bug_of_the_release_upgrade_and_leave_the_feature_out():
+    # modelscope/ms-swift#6670: vLLM's LoRA shrink kernel's assertion during a GRPO rollout
+    top = _top(
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/lora/ops/triton_ops/lora_shrink_op.py", line 149, in '
+        "_lora_shrink\n    assert token_lora_mapping.size(0) == M\nAssertionError"
+    )
+    assert top.rule == "VC-2" and top.actions[0].startswith("vLLM's own code in LoRA adapters found a state")
+    assert "Upgrade vLLM" in top.actions[0]
+    elsewhere = _top('  File "/srv/app/main.py", line 3, in f\n    assert x\nAssertionError')
+    assert not any("Upgrade vLLM" in action for action in elsewhere.actions)
