@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
+from advisor.collect import refused_names
 from advisor.collect.log_patterns import candidates
 from advisor.collect.pasted_text import (
     Frame,
@@ -43,8 +43,7 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
-from rules.catalog.common import installed_package
-from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
+from rules.events import HTTP_ERROR_EXCEPTION, LogEvent, LogEventKind, OomPhase
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
@@ -357,9 +356,9 @@ def _error_event(
             exception=(exception[0] if exception else ref.exception),
             catalog=ref,
             phase=phase if phase != "unknown" else ref.phase,
-            known_in_release=_release_knowing(ref),
-            known_releases=_releases_having(ref),
-            accepted_instead=_accepted_instead(ref),
+            known_in_release=refused_names.release_knowing(ref),
+            known_releases=refused_names.releases_having(ref),
+            accepted_instead=refused_names.accepted_instead(ref),
             **common,
         )
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
@@ -399,69 +398,10 @@ def _unplaced_event(
         function=frames[-1].function if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
-        caller=_caller_of_vllm(frames),
-        known_in_release=_release_taking(cls, said, frames),
+        caller=refused_names.caller_of_vllm(frames),
+        known_in_release=refused_names.release_taking(cls, said, frames),
         **common,
     )
-
-
-# Python's words for a keyword a function does not take: `EngineArgs.__init__() got an unexpected keyword argument
-# 'worker_extension_cls'`.
-_UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(?P<keyword>\w+)'")
-
-
-def _caller_of_vllm(frames: list[Frame]) -> str | None:
-    """The installed package whose frame called into vLLM (the last non-vLLM package before vLLM's first frame)."""
-    packages = [installed_package(frame.path) for frame in frames]
-    if "vllm" not in packages:
-        return None
-    before = [p for p in packages[: packages.index("vllm")] if p is not None]
-    return before[-1] if before else None
-
-
-def _release_taking(cls: str, said: str, frames: list[Frame]) -> str | None:
-    """The vLLM release whose command line takes a keyword an installed vLLM's own function refused (an engine
-    argument a package built on a newer vLLM passed): that release knows it, so the installed one predates it."""
-    keyword = _UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
-    if keyword is None or not frames or installed_package(frames[-1].path) != "vllm":
-        return None
-    return interface_release() if is_flag("--" + keyword["keyword"].replace("_", "-")) else None
-
-
-# vLLM's messages refusing a quantization method by name ("Unknown quantization method: gptq. Must be one of ['awq',
-# 'squeezellm']."): a name the newest release read knows means the installed one predates it.
-_QUANTIZATION_REFUSALS = ("Unknown quantization method", "Invalid quantization method", "Found unknown quantization=")
-_QUANTIZATION_MODULES = "vllm/model_executor/layers/quantization/"
-
-
-def _release_knowing(ref: CatalogRef) -> str | None:
-    """The vLLM release whose interface knows the name this message refused, when it does."""
-    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
-    if ref.template.startswith(_QUANTIZATION_REFUSALS) and name in quantization_methods():
-        return interface_release()
-    return None
-
-
-def _releases_having(ref: CatalogRef) -> str | None:
-    """The releases whose source has the module of a quantization method this message refused and the newest
-    release read no longer knows (bitsandbytes: 0.5–0.27), from where the catalog's messages were said."""
-    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
-    if not ref.template.startswith(_QUANTIZATION_REFUSALS) or not name or name in quantization_methods():
-        return None
-    span = message_catalog().releases_with(f"{_QUANTIZATION_MODULES}{name}.py", f"{_QUANTIZATION_MODULES}{name}/")
-    return f"{span[0]}–{span[1]}" if span else None
-
-
-# vLLM's refusal of a chat content part: "Unknown part type: image" (0.4-0.20), "Unsupported chat content part
-# type: 'image'. Supported types: …" (0.21 on).
-_PART_TYPE_REFUSALS = ("Unknown part type", "Unsupported chat content part type")
-
-
-def _accepted_instead(ref: CatalogRef) -> str | None:
-    """The content part type vLLM takes where this message refused one (`image` -> `image_url`)."""
-    if not ref.template.startswith(_PART_TYPE_REFUSALS):
-        return None
-    return part_type_instead(ref.captured.get("part_type", ""))
 
 
 def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
