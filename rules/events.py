@@ -48,6 +48,9 @@ class LogEventKind(str, Enum):
     FATAL_ERROR = "fatal_error"  # EngineCore encountered a fatal error.
     WORKER_EXCEPTION = "worker_exception"  # WorkerProc hit an exception. (a worker's traceback, before the fatal error)
     RPC_TIMEOUT = "rpc_timeout"  # RPC call to execute_model timed out.
+    # vLLM's JIT monitor (vllm/utils/jit_monitor.py, 0.21 on): "CuTeDSL JIT compilation during inference: <kernel>";
+    # message: the runtime (Triton, CuTeDSL, TileLang), function: the kernel
+    JIT_DURING_INFERENCE = "jit_during_inference"
     SHM_BROADCAST_HANG = "shm_broadcast_hang"  # No available shared memory broadcast block found in N second(s)
     WORKER_DIED = "worker_died"  # Worker proc … died unexpectedly / Engine core proc … died unexpectedly
     NCCL_WATCHDOG_TIMEOUT = "nccl_watchdog_timeout"  # Watchdog caught collective operation timeout …
@@ -414,6 +417,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.FATAL_ERROR: ("message",),
     LogEventKind.WORKER_EXCEPTION: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),
+    LogEventKind.JIT_DURING_INFERENCE: ("message", "function"),
     LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
     LogEventKind.WORKER_DIED: ("exit_code", "process"),
     LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),

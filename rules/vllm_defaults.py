@@ -76,10 +76,16 @@ CPU_API_SERVER_MAX_NUM_BATCHED_TOKENS = 2048
 # on the CPU backend (MLA gets 16 or, with AMX, keeps 128; DeepSeek-V4 256: not modelled).
 CPU_DEFAULT_BLOCK_SIZE = 128
 
-# The bundled engine's EngineConfig defaults (engine/core/config.py, which imports torch, so they are
-# restated here; tests/unit/advisor/perf/test_limits.py holds them equal to EngineConfig's).
+# VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS left unset (vllm/envs.py, 0.32): how long the engine waits for a model step;
+# 0.8.5 hard-coded 40 s (vllm#17965, raised to 5 minutes by #18558, made a variable by #19544).
+EXECUTE_MODEL_TIMEOUT_ENV = "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"
+EXECUTE_MODEL_TIMEOUT_S = 300
+
 MAX_LOGPROBS = 20  # --max-logprobs left out: ModelConfig.max_logprobs in 0.32 (vllm/config/model.py)
 EARLY_MAX_LOGPROBS = 5  # the same in the first releases that had the flag ("Cannot request more than 5 logprobs")
+
+# The bundled engine's EngineConfig defaults (engine/core/config.py, which imports torch, so they are
+# restated here; tests/unit/advisor/perf/test_limits.py holds them equal to EngineConfig's).
 
 BUNDLED_MAX_NUM_SEQS = 256
 BUNDLED_CHUNKED_BUDGET = 2048  # with chunked prefill; without, max(max_model_len, 2048)

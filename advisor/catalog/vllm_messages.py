@@ -27,6 +27,12 @@ from rules.events import CatalogRef
 
 # A partial match must hold this much of the message's literal text: "Error in" would match anything.
 MIN_PARTIAL_LITERAL = 24
+# A message with less literal text than that ("unexpected error", "model is required") is common English: inside
+# another line (Ray's "… crashed unexpectedly due to SIGSEGV or other unexpected errors.") it is not vLLM's. Such a
+# message matches only where a message starts (the line's start, after a class's or logger's `: `, `] `, a dash or
+# a quote) and, with no field to end it, only where the line then ends.
+_SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
+_SHORT_END = r"""[\s.!'"})\],]*$"""
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
 # Words too common in vLLM's messages to index an entry by (an entry is indexed by its rarest long word).
 _MIN_ANCHOR_CHARS = 4
@@ -176,6 +182,8 @@ class MessageCatalog:
         drops it, and a field just before it then ends at the line's end); its leading sentences."""
         if index not in self._compiled:
             pattern = self.entries[index]["pattern"]
+            if len(_GROUP.sub("", pattern).replace("\\", "")) < MIN_PARTIAL_LITERAL:
+                pattern = _SHORT_START + pattern + ("" if _GROUP.search(pattern) else _SHORT_END)
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
             self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]

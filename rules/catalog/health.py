@@ -18,11 +18,14 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
+TIMEOUT_ENV = vllm_defaults.EXECUTE_MODEL_TIMEOUT_ENV
+TIMEOUT_S = vllm_defaults.EXECUTE_MODEL_TIMEOUT_S
+JIT_TIMEOUT_FACTOR = 4  # the step deadline proposed when a JIT compile ran inside it: minutes fit, a hang still ends
+
 # "For minutes", measured: vLLM itself calls a 60 s wait a hang (its shared-memory broadcast warns
 # after 60 s without a step), and one legitimate step can take tens of seconds (a 2,048-token
 # prefill chunk of an 8B model on a CPU, a first torch.compile), so a shorter silence proves nothing.
 MIN_STALL_WINDOW_S = 60.0
-EXECUTE_MODEL_TIMEOUT_S = 300  # VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS default
 # A worker crash recorded on a real vLLM 0.32 (CPU backend), its cause's marker, and what serves instead:
 # with --pipeline-parallel-size 2 and --enforce-eager the last stage asserts on intermediate tensors the
 # eager path never allocated, on the first request; compiled, the same server answers
@@ -342,19 +345,56 @@ def _check_rpc_timeout(facts: Facts) -> list[Finding]:
     if not events:
         return []
     method = events[-1].rpc_method or "execute_model"
+    jit = facts.events_of(LogEventKind.JIT_DURING_INFERENCE)
+    title = f"RPC call to {method} timed out ({len(events)}x, > {TIMEOUT_S} s)"
+    evidence = [c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")]
+    if jit:  # a kernel compiled inside the worker for a shape warm-up did not cover: the step outlasted the deadline
+        return [_compiling_step(jit[-1], title, evidence)]
     return [
         RULE_RPC.finding(
             Severity.CRITICAL,
-            f"RPC call to {method} timed out ({len(events)}x, > {EXECUTE_MODEL_TIMEOUT_S} s)",
-            evidence=[c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")],
+            title,
+            evidence=evidence,
             confidence=0.9,
-            summary="A model step did not return within VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS: a worker hangs or died.",
+            summary=f"A model step did not return within {TIMEOUT_ENV}: a worker hangs or died.",
             actions=[
                 "Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3).",
-                "If the step is legitimately slow (huge batch, compilation), raise VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS.",
+                f"If the step is legitimately slow (huge batch, compilation), raise {TIMEOUT_ENV}.",
             ],
         )
     ]
+
+
+def _compiling_step(jit: LogEvent, title: str, evidence: list[Evidence]) -> Finding:
+    """vLLM's JIT monitor saw a kernel compile during inference, then the step's RPC timed out: the compile (minutes
+    for a large fused kernel) ran inside the step, so the deadline, not a hang, ended it."""
+    kernel = f"{jit.message} kernel {jit.function}" if jit.function else f"a {jit.message} kernel"
+    compiled = c.log_evidence(jit, name="JIT compilation during inference", value=jit.function or jit.message)
+    return RULE_RPC.finding(
+        Severity.CRITICAL,
+        f"{title}: the {kernel} was JIT-compiled during inference, inside the step",
+        evidence=[*evidence, compiled],
+        confidence=0.85,
+        summary=f"vLLM's JIT monitor logged a {jit.message} kernel compiled after warm-up, for a shape warm-up did not "
+        f"cover; the compile ran inside the model step, and the step outlasted {TIMEOUT_ENV} ({TIMEOUT_S} s by "
+        "default), so the engine declared the worker dead. A compile is slow, not hung.",
+        changes=[
+            ConfigChange(
+                flag=TIMEOUT_ENV,
+                current=str(TIMEOUT_S),
+                proposed=str(TIMEOUT_S * JIT_TIMEOUT_FACTOR),
+                reason=f"{JIT_TIMEOUT_FACTOR} times the default: a compile of minutes fits, a real hang still ends",
+                cost="a worker that truly hangs is declared dead that much later",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Cover the shape at warm-up so nothing compiles while serving (vLLM's monitor says so: 'consider "
+            "extending warmup to cover this shape/config'): the batch sizes and lengths the traffic brings, or a "
+            "kernel cache built ahead of time and kept between restarts.",
+            "Run with --jit-monitor-mode error in testing to fail fast on each shape that still compiles.",
+        ],
+    )
 
 
 RULE_RPC = Rule(
@@ -365,10 +405,13 @@ RULE_RPC = Rule(
     needs=("events",),
     page=RulePage(
         checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33).",
-        why=f"The engine waited VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS ({EXECUTE_MODEL_TIMEOUT_S} s) for a model step.",
+        why=f"The engine waited {TIMEOUT_ENV} ({TIMEOUT_S} s) for a model step.",
         example="TimeoutError: RPC call to execute_model timed out. (#17965)",
-        fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps.",
-        limits="The timeout is the symptom; the stuck rank is the cause.",
+        fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps: when "
+        f"vLLM's JIT monitor logged a kernel compiled during inference just before, {JIT_TIMEOUT_FACTOR} times the "
+        "default and warm-up that covers the shape.",
+        limits="The timeout is the symptom; the stuck rank is the cause. A compile is read only from vLLM's JIT "
+        "monitor (0.21 on).",
         references=[],
     ),
 )

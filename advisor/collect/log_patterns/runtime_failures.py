@@ -45,6 +45,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"RPC call to (?P<method>\w+) timed out",
         lambda m: {"rpc_method": m["method"]},
     ),
+    wording(  # vLLM's JIT monitor: a kernel compiled (or autotuned) after warm-up, for a shape warm-up did not cover
+        ("during inference",),
+        K.JIT_DURING_INFERENCE,
+        r"(?P<runtime>Triton|CuTeDSL|TileLang)\b[\w /-]*? during inference: (?P<kernel>[\w.]+)",
+        lambda m: {"message": m["runtime"], "function": m["kernel"]},
+    ),
     wording(
         ("No available shared memory broadcast block",),
         K.SHM_BROADCAST_HANG,

@@ -1,5 +1,6 @@
 """HL-1 … HL-3: hung or dead engines, whatever /health answers."""
 
+from advisor.collect.logs import parse_lines
 from rules.catalog import health
 from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
@@ -114,8 +115,6 @@ def test_v0s_stopped_background_loop_is_quoted_and_told_as_v0s():
 
 
 def test_v0s_background_task_failure_names_the_exception_its_traceback_ends_with():
-    from advisor.collect.logs import parse_lines
-
     log = parse_lines(
         [
             "ERROR 08-27 10:50:39 async_llm_engine.py:65] Engine background task failed",
@@ -173,3 +172,27 @@ def test_the_fatal_error_chain_is_one_finding_named_by_its_root_cause():
     finding = result.findings[1]
     assert "AcceleratorError: CUDA error: an illegal memory access was encountered" in finding.title
     assert any("died unexpectedly" in (e.raw or "") for e in finding.evidence)
+
+
+def test_an_rpc_timeout_after_a_kernel_compiled_during_inference_raises_the_step_deadline():
+    # MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark#65: an MoE kernel compiled for a shape warm-up missed
+    from advisor.collect.logs import parse_lines
+
+    lines = [
+        "WARNING [jit_monitor.py:129] CuTeDSL JIT compilation during inference: W4A16FusedMoeKernel",
+        "EngineCore ERROR TimeoutError: RPC call to sample_tokens timed out.",
+    ]
+    [finding] = health.RULE_RPC.evaluate(Facts(events=parse_lines(lines).events))
+    assert finding.title.endswith(
+        "the CuTeDSL kernel W4A16FusedMoeKernel was JIT-compiled during inference, inside the step"
+    )
+    [change] = finding.changes
+    assert (change.flag, change.kind, change.current, change.proposed) == (
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS",
+        "env",
+        "300",
+        "1200",
+    )
+    assert "--jit-monitor-mode error" in finding.actions[1]
+    [plain] = health.RULE_RPC.evaluate(Facts(events=parse_lines(lines[1:]).events))
+    assert not plain.changes and plain.title == "RPC call to sample_tokens timed out (1x, > 300 s)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.catalog.vllm_messages import MIN_PARTIAL_LITERAL, message_catalog
 
 
@@ -59,3 +61,28 @@ def test_the_releases_a_module_said_things_in_are_when_it_existed():
     quantization = "vllm/model_executor/layers/quantization/"
     assert catalog.releases_with(f"{quantization}bitsandbytes.py", f"{quantization}bitsandbytes/") == ("0.5", "0.27")
     assert catalog.releases_with(f"{quantization}no_such_method.py") is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",  # Ray's words
+        "the model is required to run",
+    ],
+)
+def test_a_short_message_inside_another_sentence_is_not_vllms(line: str):
+    assert not [
+        m for m in message_catalog().match(line) if m.entry["message"] in ("unexpected error", "model is required")
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: unexpected error",
+        "ERROR 01-01 [core.py:788] unexpected error",
+        "Error code: 500 - {'message': 'Internal server error'}",
+    ],
+)
+def test_a_short_message_where_a_message_starts_and_ends_is_vllms(line: str):
+    assert message_catalog().match(line)

@@ -32,7 +32,6 @@ WRONG_TODAY = frozenset(
         "runtime-bge-m3-pooling-combined-task-keyerror",
         "runtime-claude-code-system-role-anthropic-validation",
         "runtime-codex-oss-provider-ignores-base-url",
-        "runtime-dgx-spark-jit-during-inference-sample-tokens-timeout",
         "runtime-dspy-hfclientvllm-extra-fields-rejected",
         "runtime-evalscope-swebench-oracle-over-context",
         "runtime-fastchat-vllm-worker-embeddings-404",
