@@ -128,15 +128,16 @@ RULE_ROUTE = Rule(
     needs=("events",),
     page=RulePage(
         checks='The API server\'s access log answering 404: `"POST /generate HTTP/1.1" 404 Not Found` (not for `/` '
-        "or /favicon.ico, which browsers ask for).",
+        "or /favicon.ico, which browsers ask for); a client's own words for it, FastAPI's `{'detail': 'Not Found'}` "
+        "body.",
         why="A client written for another server, or a base URL with /v1 missing or doubled, fails on every request "
         "while the server is healthy.",
         example='`"POST /generate HTTP/1.1" 404 Not Found` from a client written for vLLM\'s demo server, against '
         "the OpenAI server (vllm#6194).",
         fix="The OpenAI endpoint under /v1 that does the same (/v1/completions for /generate and Ollama's "
         "/api/generate, /v1/chat/completions for /api/chat); the base URL with /v1 once.",
-        limits="Reads the server's access log, not a client's own 'Not Found' (which does not say the path); the "
-        "routes a pooling or speech model adds are not listed.",
+        limits="A client's `{'detail': 'Not Found'}` does not say the path, so the finding says what to check in the "
+        "base URL, not which route to call; the routes a speech model adds are not listed.",
         references=["https://github.com/vllm-project/vllm/issues/6194"],
     ),
 )

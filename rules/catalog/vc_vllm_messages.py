@@ -334,7 +334,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     if event.accepted_instead:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
     if ref.kind == "assert" and not actions:
-        actions = [internal_check_action(ref.file.removeprefix("vllm/"))]
+        actions = [_internal_check_action(ref.file.removeprefix("vllm/"))]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
@@ -365,7 +365,7 @@ def _upgrade_action(ref: CatalogRef, release: str) -> str:
     )
 
 
-def internal_check_action(where: str) -> str:
+def _internal_check_action(where: str) -> str:
     """vLLM's own assertion failed: a state its code assumes impossible, so a bug or a combination of features the
     release does not support; the remedy is a release that fixed it, or the feature left out meanwhile."""
     return (
@@ -710,7 +710,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
     if root.exception == "AssertionError" and c.installed_package(root.code_file) == "vllm":
-        actions.insert(0, internal_check_action(root.component or root.code_file.rsplit("/vllm/", 1)[-1]))
+        actions.insert(0, _internal_check_action(root.component or root.code_file.rsplit("/vllm/", 1)[-1]))
     if nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [
