@@ -57,6 +57,9 @@ MAX_JSON_LINES = 40
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SHIPPER_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+")
 _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*")
+# torchrun's prefix on every line a rank prints (`[rank1]: Traceback …`), wherever a viewer put it in the line; its
+# own warnings keep theirs (`[rank1]:[W …]`).
+_TORCHRUN_RANK = re.compile(r"(?:^|\s)\[rank\d+\]: ?(?!\[)")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
     r"(?: \[[^\]]*\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
@@ -66,7 +69,9 @@ _HEADER = re.compile(
 _QUIET_LEVELS = ("DEBUG", "INFO")
 _QUIET_PREFIXES = ("INFO:", "DEBUG:", "Traceback (most recent call last)")
 _TRACEBACK_START = "Traceback (most recent call last)"
-_CARETS = re.compile(r"^[\s^~]*$")
+# Lines under a frame that are not its source: Python 3.11's `^^^^` markers, and any line without a word (a log
+# viewer's table rule `-- | --` pasted between the frame and its source).
+_NOT_SOURCE = re.compile(r"^[^A-Za-z_]*$")
 # Python's own words for a failed import or a missing attribute. vLLM re-raises a few of them word for word (its
 # lazy-import helpers), so its catalog holds `No module named {module_name}`; a pasted one is Python's, about the
 # environment, not a check of vLLM's (OP-7.8 reads them).
@@ -331,7 +336,7 @@ def _error_event(
         return None
     exception = _named_exception(piece, text, state)
     if exception is None and state.frames:
-        if not _CARETS.match(text):  # Python 3.11's `^^^^` under the call is not the source
+        if not _NOT_SOURCE.match(text):
             state.frame_code = state.frame_code or text
         return None  # a traceback's source line: its exception line follows
     frames, state.frames = state.frames, [] if exception is not None else state.frames
@@ -490,6 +495,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         message = _ANSI.sub("", message)
     if message[:1].isdigit():
         message = _SHIPPER_STAMP.sub("", message, count=1)
+    if "[rank" in message and (rank := _TORCHRUN_RANK.search(message)):
+        message = message[rank.end() :]
     while True:  # prefixes can nest: (APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR …
         prefix = _PREFIX.match(message)
         if not prefix:

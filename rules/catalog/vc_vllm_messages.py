@@ -716,7 +716,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     return [
         RULE_UNPLACED.finding(
             Severity.CRITICAL if root.phase == "startup" else Severity.HIGH,
-            f"{root.message[:180]} ({where}, {phase})",
+            f"{_named(root)[:180]} ({where}, {phase})",
             summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
             f"{where}, {phase}.",
             evidence=[evidence],
@@ -725,6 +725,16 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+def _named(root: LogEvent) -> str:
+    """The exception as the title names it: its words, or for one raised without words (a bare `assert`) the
+    source line that raised it, which is all that says what failed."""
+    if root.message != root.exception or not root.code:
+        return root.message or ""
+    where = f" ({root.code_file.rsplit('/', 1)[-1]})" if root.code_file else ""
+    code = root.code.strip().removesuffix("|").strip()  # a log viewer's table cell may close the pasted line
+    return f"{root.exception} at `{code}`{where}"
 
 
 RULE_UNPLACED = Rule(

@@ -316,6 +316,7 @@ def test_vllms_own_bare_assertion_is_a_bug_of_the_release_upgrade_and_leave_the_
         "_lora_shrink\n    assert token_lora_mapping.size(0) == M\nAssertionError"
     )
     assert top.rule == "VC-2" and top.actions[0].startswith("vLLM's own code in LoRA adapters found a state")
+    assert top.title.startswith("AssertionError at `assert token_lora_mapping.size(0) == M` (lora_shrink_op.py)")
     assert "Upgrade vLLM" in top.actions[0]
     elsewhere = _top('  File "/srv/app/main.py", line 3, in f\n    assert x\nAssertionError')
     assert not any("Upgrade vLLM" in action for action in elsewhere.actions)

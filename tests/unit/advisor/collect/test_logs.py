@@ -579,3 +579,14 @@ def test_a_quoted_metric_name_in_capitals_is_read_as_vllm_spells_it():
         "vllm:num_requests_running",
         "vllm:num_requests_waiting",
     }
+
+
+def test_torchruns_rank_prefix_is_read_through_wherever_a_viewer_put_it():
+    # modelscope/ms-swift#6670: a web log viewer's table cells and stamp before torchrun's `[rank1]:`
+    lines = [
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/lora/ops/triton_ops/lora_shrink_op.py", line 149, in f',
+        "  |   | 2025-11-19 18:38:40.880777 master-0 >> [rank1]:     assert token_lora_mapping.size(0) == M |",
+        "  |   | 2025-11-19 18:38:40.880777 master-0 >> [rank1]: AssertionError",
+    ]
+    [event] = parse_lines(lines).events
+    assert (event.exception, event.code.strip()) == ("AssertionError", "assert token_lora_mapping.size(0) == M |")
