@@ -15,7 +15,7 @@ import math
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -275,7 +275,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
     if weights and total:
         evidence.append(_weights_evidence(facts, weights, total))
     if weights and total and weights > c.WEIGHTS_SHARE_HIGH * total * c.gpu_memory_utilization(facts):
-        changes, alternatives = _smaller_share_of_weights(facts, weights, total)
+        changes, alternatives = _smaller_share_of_weights(facts, weights, total, available)
     else:
         changes, alternatives = _larger_budget(facts, available, total)
     actions = []
@@ -315,23 +315,23 @@ def _weights_evidence(facts: Facts, weights: float, total: float) -> Evidence:
 
 
 def _smaller_share_of_weights(
-    facts: Facts, weights: float, total: float
+    facts: Facts, weights: float, total: float, available: LogEvent | None
 ) -> tuple[list[ConfigChange], list[ConfigChange]]:
-    """Weights take the budget: split them over more GPUs, or make them smaller unless they already are."""
-    tp = c.tensor_parallel_size(facts)
-    changes = [
-        ConfigChange(
-            flag="--tensor-parallel-size",
-            current=str(tp),
-            proposed=str(tp * 2),
-            reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
-            "TP splits weights and KV heads",
-            cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
-        )
-    ]
-    alternatives = []
+    """Weights take the budget: split them over more GPUs, or make them smaller unless they already are. When the
+    host's GPUs are known and too few for the split, what fits the host comes first (a larger share, FP8 weights,
+    fewer sequences) and the split follows, as the change that needs more hardware."""
+    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
+    split = ConfigChange(
+        flag="--tensor-parallel-size",
+        current=str(tp),
+        proposed=str(tp * 2),
+        reason=f"weights {fmt(weights)} GiB leave no KV room on one {fmt(total)} GiB GPU; "
+        "TP splits weights and KV heads",
+        cost=f"{tp * 2} GPUs per replica; NCCL buffers ~2 GiB/GPU",
+    )
+    smaller = []
     if c.fp8_supported(facts) is not False and not c.quantized(facts):
-        alternatives.append(
+        smaller.append(
             ConfigChange(
                 flag="--quantization",
                 current=facts.config.quantization if facts.config else None,
@@ -341,10 +341,17 @@ def _smaller_share_of_weights(
                 cost="small accuracy risk; W8A8 needs Ada/Hopper",
             )
         )
-    return changes, alternatives
+    if count is None or count >= tp * 2:
+        return [split], smaller
+    larger, fewer = _larger_budget(facts, available, total)
+    split.cost = f"{tp * 2} GPUs per replica: more than the {count} this host has (more hardware)"
+    fitting = [*larger, *smaller, *fewer]
+    return fitting[:1], [*fitting[1:], split]
 
 
-def _larger_budget(facts: Facts, available, total: float | None) -> tuple[list[ConfigChange], list[ConfigChange]]:
+def _larger_budget(
+    facts: Facts, available: LogEvent | None, total: float | None
+) -> tuple[list[ConfigChange], list[ConfigChange]]:
     """Weights fit but activations and the rest took the budget: a larger share (what one more GiB of KV
     needs, at most the safe maximum), or a smaller sampler warm-up peak (fewer sequences)."""
     util = c.gpu_memory_utilization(facts)
@@ -403,7 +410,9 @@ RULE_NO_CACHE_BLOCKS = Rule(
         why="Weights, activations and non-torch memory used the whole requested budget: no block can be allocated.",
         example="Llama-3.3-70B FP8 on one H100: weights 67.72 GiB, available KV -1.44 GiB -> --tensor-parallel-size 2.",
         fix=f"When weights exceed {c.percent(c.WEIGHTS_SHARE_HIGH)} of the GPU: tensor parallelism (the smallest size "
-        "the memory model predicts to start, when triage knows the model and GPU) or quantization; "
+        "the memory model predicts to start, when triage knows the model and GPU) or quantization; on a host whose "
+        "GPUs are known and too few for the split, what fits it first (a larger share, FP8 weights, fewer "
+        "sequences) and the split after, as needing more hardware; "
         f"else raise --gpu-memory-utilization (up to {c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}), or lower "
         f"--max-num-seqs to {vllm_defaults.BASE_MAX_NUM_SEQS} where it is above (V1 profiles its sampler over "
         "max_num_seqs requests; its default is 1024 on large GPUs).",

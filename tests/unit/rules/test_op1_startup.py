@@ -361,3 +361,21 @@ def test_startup_rules_are_silent_on_a_clean_startup_log(rule):
         ]
     )
     assert rule.evaluate(facts) == []
+
+
+def test_no_cache_blocks_on_a_host_without_gpus_for_the_split_puts_what_fits_it_first():
+    # The one 80 GB GPU: weights leave no KV room; the maintainers raised the share before any TP
+    facts = Facts(
+        hardware=h100(count=1),
+        config=config(quantization=None, gpu_memory_utilization=0.9),
+        events=[
+            event(K.MODEL_LOADING, 1, weights_gib=67.72),
+            event(K.AVAILABLE_KV_MEMORY, 2, available_kv_gib=-1.44),
+            event(K.NO_CACHE_BLOCKS, 3),
+        ],
+    )
+    finding = _one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)
+    assert [c.flag for c in finding.changes] == ["--gpu-memory-utilization"]
+    assert [a.flag for a in finding.alternatives][:1] == ["--quantization"]
+    split = finding.alternatives[-1]
+    assert (split.flag, split.proposed) == ("--tensor-parallel-size", "2") and "more hardware" in split.cost
