@@ -342,6 +342,8 @@ class LogEvent(BaseModel):
     accepted_instead: str | None = None
     # the installed package whose code called into vLLM in an unplaced error's traceback (trl, lm_eval)
     caller: str | None = None
+    # the source line printed under each frame of an unplaced error's traceback, outermost first
+    calls: list[str] = Field(default_factory=list)
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed
@@ -495,5 +497,6 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "function",
         "caller",
         "known_in_release",
+        "calls",
     ),
 }

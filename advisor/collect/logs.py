@@ -327,7 +327,7 @@ def _error_event(
     if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
         if text.startswith(_TRACEBACK_START):
             result.tracebacks += 1
-            state.frames = []
+            state.frames, state.calls = [], []
         return None
     frame = frame_in(text)
     if frame is not None:
@@ -336,9 +336,13 @@ def _error_event(
         return None
     exception = _named_exception(piece, text, state)
     if exception is None and state.frames:
-        if not _NOT_SOURCE.match(text):
-            state.frame_code = state.frame_code or text
+        if not _NOT_SOURCE.match(text) and state.frame_code is None:
+            state.frame_code = text
+            state.calls.append(text)
         return None  # a traceback's source line: its exception line follows
+    calls = state.calls
+    if exception is not None:
+        state.calls = []
     frames, state.frames = state.frames, [] if exception is not None else state.frames
     code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
     phase = _phase(state)
@@ -375,7 +379,7 @@ def _error_event(
     if key in state.seen_errors or not said and cls == "Exception":
         return None
     state.seen_errors.add(key)
-    return _unplaced_event(cls, said, frames, code, text, phase, common)
+    return _unplaced_event(cls, said, frames, code, text, phase, {**common, "calls": list(calls)})
 
 
 def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[str, str] | None:
@@ -454,6 +458,7 @@ class _ParseState:
     release: str | None = None  # the vLLM release the text says the lines from here came from
     frames: list[Frame] = field(default_factory=list)  # the current traceback's frames, outermost first
     frame_code: str | None = None  # the source line printed under the last of those frames
+    calls: list[str] = field(default_factory=list)  # the source line under each of those frames, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
 
 

@@ -60,6 +60,7 @@ from rules.catalog import (
     op7_packages,
     op7_plugins,
     op7_toolchain,
+    op7_toolkit_home,
     vc_cut_traceback,
     vc_vllm_messages,
 )
@@ -102,6 +103,7 @@ MODULES = (
     op7_offload,
     op7_network,
     op7_callers,
+    op7_toolkit_home,
     ap_sizing,
     ap_features_off,
     health,

@@ -61,7 +61,6 @@ WRONG_TODAY = frozenset(
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
-        "startup-gpustack-hygon-dtk2604-rocm-path",
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kubeai-vllm083-mllama-input-scale",
         "startup-kunlun-speculative-attention-warmup",
