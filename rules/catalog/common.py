@@ -254,6 +254,14 @@ def gpu_count(facts: Facts) -> int | None:
     return facts.hardware.gpu_count if facts.hardware else None
 
 
+def host_has_gpus(facts: Facts, needed: int) -> bool:
+    """Whether a change needing `needed` GPUs per replica fits the host: the count --gpus gives (else the launch's
+    TP x PP, which triage fills in), an unknown count taken as yes. One test for every rule that proposes a wider
+    tensor-parallel split, so a fix that needs more hardware is ordered after the fixes that fit."""
+    count = gpu_count(facts)
+    return count is None or count >= needed
+
+
 def round_down(value: float, step: int) -> int:
     return max(step, int(value // step) * step)
 

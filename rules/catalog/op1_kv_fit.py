@@ -320,7 +320,7 @@ def _smaller_share_of_weights(
     """Weights take the budget: split them over more GPUs, or make them smaller unless they already are. When the
     host's GPUs are known and too few for the split, what fits the host comes first (a larger share, FP8 weights,
     fewer sequences) and the split follows, as the change that needs more hardware."""
-    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
+    tp = c.tensor_parallel_size(facts)
     split = ConfigChange(
         flag="--tensor-parallel-size",
         current=str(tp),
@@ -341,10 +341,10 @@ def _smaller_share_of_weights(
                 cost="small accuracy risk; W8A8 needs Ada/Hopper",
             )
         )
-    if count is None or count >= tp * 2:
+    if c.host_has_gpus(facts, tp * 2):
         return [split], smaller
     larger, fewer = _larger_budget(facts, available, total)
-    split.cost = f"{tp * 2} GPUs per replica: more than the {count} this host has (more hardware)"
+    split.cost = f"{tp * 2} GPUs per replica: more than the {c.gpu_count(facts)} this host has (more hardware)"
     fitting = [*larger, *smaller, *fewer]
     return fitting[:1], [*fitting[1:], split]
 

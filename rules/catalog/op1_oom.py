@@ -149,7 +149,7 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
 def _weight_changes(facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange]]:
     """(changes, alternatives) for weights that do not fit one GPU: twice the tensor parallelism where the
     GPUs allow (or their count is unknown), FP8 weights unless the model is already quantized."""
-    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
+    tp = c.tensor_parallel_size(facts)
     changes, alternatives = [], []
     quant = ConfigChange(
         flag="--quantization",
@@ -159,7 +159,7 @@ def _weight_changes(facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange
         cost="small accuracy risk; W8A8 needs Ada/Hopper (Ampere falls back to weight-only Marlin)",
         safety="unsafe",
     )
-    if count is None or count >= tp * 2:
+    if c.host_has_gpus(facts, tp * 2):
         changes.append(
             ConfigChange(
                 flag="--tensor-parallel-size",

@@ -42,7 +42,8 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
         )
     ]
     changes, alternatives = [], []
-    tp, count = c.tensor_parallel_size(facts), c.gpu_count(facts)
+    tp = c.tensor_parallel_size(facts)
+    split_fits = c.host_has_gpus(facts, tp * 2)
     tp_change = ConfigChange(
         flag="--tensor-parallel-size",
         current=str(tp),
@@ -61,9 +62,9 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
                 safety="unsafe",
             )
         )
-        if count is None or count >= tp * 2:
+        if split_fits:
             alternatives.append(tp_change)
-    elif count is None or count >= tp * 2:
+    elif split_fits:
         changes.append(tp_change)
     return [
         RULE_WEIGHTS.finding(
