@@ -14,6 +14,7 @@ Stability contract: kinds and fields are only ever added, never renamed.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -194,6 +195,9 @@ class LogEventKind(str, Enum):
 
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
 HTTP_ERROR_EXCEPTION = "HTTP error"
+# Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
+# 'worker_extension_cls'`): the collector asks which release takes it, OP-7.26 names the caller that passed it.
+UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
 
 
 class OomPhase(str, Enum):

@@ -9,17 +9,11 @@ stay pure and only read them.
 
 from __future__ import annotations
 
-import re
-
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
-from rules.events import CatalogRef
-
-# Python's words for a keyword a function does not take: `EngineArgs.__init__() got an unexpected keyword argument
-# 'worker_extension_cls'`.
-_UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(?P<keyword>\w+)'")
+from rules.events import UNEXPECTED_KEYWORD, CatalogRef
 
 
 def caller_of_vllm(frames: list[Frame]) -> str | None:
@@ -34,7 +28,7 @@ def caller_of_vllm(frames: list[Frame]) -> str | None:
 def release_taking(cls: str, said: str, frames: list[Frame]) -> str | None:
     """The vLLM release whose command line takes a keyword an installed vLLM's own function refused (an engine
     argument a package built on a newer vLLM passed): that release knows it, so the installed one predates it."""
-    keyword = _UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
+    keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None or not frames or installed_package(frames[-1].path) != "vllm":
         return None
     return interface_release() if is_flag("--" + keyword["keyword"].replace("_", "-")) else None
@@ -46,19 +40,23 @@ _QUANTIZATION_REFUSALS = ("Unknown quantization method", "Invalid quantization m
 _QUANTIZATION_MODULES = "vllm/model_executor/layers/quantization/"
 
 
+def _refused_quantization(ref: CatalogRef) -> str | None:
+    """The quantization method this message refused by name, lower-cased; None for any other message."""
+    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
+    return name if name and ref.template.startswith(_QUANTIZATION_REFUSALS) else None
+
+
 def release_knowing(ref: CatalogRef) -> str | None:
     """The vLLM release whose interface knows the name this message refused, when it does."""
-    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
-    if ref.template.startswith(_QUANTIZATION_REFUSALS) and name in quantization_methods():
-        return interface_release()
-    return None
+    name = _refused_quantization(ref)
+    return interface_release() if name is not None and name in quantization_methods() else None
 
 
 def releases_having(ref: CatalogRef) -> str | None:
     """The releases whose source has the module of a quantization method this message refused and the newest
     release read no longer knows (bitsandbytes: 0.5–0.27), from where the catalog's messages were said."""
-    name = ref.captured.get("quantization", "").strip("`'\" ").lower()
-    if not ref.template.startswith(_QUANTIZATION_REFUSALS) or not name or name in quantization_methods():
+    name = _refused_quantization(ref)
+    if name is None or name in quantization_methods():
         return None
     span = message_catalog().releases_with(f"{_QUANTIZATION_MODULES}{name}.py", f"{_QUANTIZATION_MODULES}{name}/")
     return f"{span[0]}–{span[1]}" if span else None

@@ -12,19 +12,15 @@ packages often pin the vLLM they were written for in an extra named `vllm`: hugg
 
 from __future__ import annotations
 
-import re
-
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import UNEXPECTED_KEYWORD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
-
-_UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
 
 
 def _check_caller_argument(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        refused = _UNEXPECTED_KEYWORD.search(event.message or "")
+        refused = UNEXPECTED_KEYWORD.search(event.message or "")
         in_vllm = c.installed_package(event.code_file) == "vllm"
         if event.exception == "TypeError" and refused and event.caller and in_vllm:
             return [_caller_finding(event, event.caller, refused["function"], refused["keyword"])]
