@@ -43,7 +43,7 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.errors import UserError
-from rules.events import HTTP_ERROR_EXCEPTION, LogEvent, LogEventKind, OomPhase
+from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
@@ -359,17 +359,7 @@ def _error_event(
             return None
         state.seen_errors.add(key)
         result.catalog_messages += 1
-        return LogEvent(
-            kind=LogEventKind.VLLM_MESSAGE,
-            message=text,
-            exception=(exception[0] if exception else ref.exception),
-            catalog=ref,
-            phase=phase if phase != "unknown" else ref.phase,
-            known_in_release=refused_names.release_knowing(ref),
-            known_releases=refused_names.releases_having(ref),
-            accepted_instead=refused_names.accepted_instead(ref),
-            **common,
-        )
+        return _catalog_event(ref, text, exception[0] if exception else None, phase, common)
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
     if exception is None or state.fatal is not None:
@@ -380,6 +370,21 @@ def _error_event(
         return None
     state.seen_errors.add(key)
     return _unplaced_event(cls, said, frames, code, text, phase, {**common, "calls": list(calls)})
+
+
+def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str, common: dict) -> LogEvent:
+    """A message vLLM's catalog holds, with what its interface and catalog say about a name it refused."""
+    return LogEvent(
+        kind=LogEventKind.VLLM_MESSAGE,
+        message=text,
+        exception=exception or ref.exception,
+        catalog=ref,
+        phase=phase if phase != "unknown" else ref.phase,
+        known_in_release=refused_names.release_knowing(ref),
+        known_releases=refused_names.releases_having(ref),
+        accepted_instead=refused_names.accepted_instead(ref),
+        **common,
+    )
 
 
 def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[str, str] | None:
