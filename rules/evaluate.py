@@ -116,14 +116,18 @@ def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> Evaluation:
         rules = ALL_RULES
     evaluation = Evaluation()
     findings: list[Finding] = []
-    fallbacks: list[Finding] = []
+    fallbacks: list[tuple[Rule, Finding]] = []
     for rule in rules:
         if not rule.applies_to(facts):
             evaluation.rules_skipped.append(rule.code)
             continue
         evaluation.rules_run.append(rule.code)
         try:
-            (fallbacks if rule.fallback else findings).extend(rule.check(facts))
+            found = rule.check(facts)
+            if rule.fallback:
+                fallbacks.extend((rule, finding) for finding in found)
+            else:
+                findings.extend(found)
         except Exception as exc:  # noqa: BLE001 - one broken rule must not hide the others
             evaluation.errors.append(RuleError(rule=rule.code, error=f"{type(exc).__name__}: {exc}"))
     findings.extend(unexplained(fallbacks, findings))
@@ -131,10 +135,20 @@ def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> Evaluation:
     return evaluation
 
 
-def unexplained(fallbacks: list[Finding], findings: list[Finding]) -> list[Finding]:
-    """The fallback findings no other finding explains: none of their log lines is cited by another rule."""
+def unexplained(fallbacks: list[tuple[Rule, Finding]], findings: list[Finding]) -> list[Finding]:
+    """The fallback findings no other finding explains (`Rule.fallback`): for "line", none of their log lines is
+    cited by another rule; for "failure", no other finding is at least as severe."""
     cited = {_log_line(e) for finding in findings for e in finding.evidence} - {None}
-    return [f for f in fallbacks if not cited & {_log_line(e) for e in f.evidence}]
+    worst = min((f.severity.rank for f in findings), default=None)
+    kept = []
+    for rule, finding in fallbacks:
+        if rule.fallback == "failure":
+            explained = worst is not None and worst <= finding.severity.rank
+        else:
+            explained = bool(cited & {_log_line(e) for e in finding.evidence})
+        if not explained:
+            kept.append(finding)
+    return kept
 
 
 def _log_line(evidence: Evidence) -> str | None:

@@ -164,6 +164,10 @@ class LogEventKind(str, Enum):
     # client socket has timed out after 600s while trying to connect to (10.60.2.1, 53591)", "The client socket has
     # failed to connect to [host]:port"; message: host:port, timeout_ms: how long it tried, where the text says
     RENDEZVOUS_UNREACHABLE = "rendezvous_unreachable"
+    # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
+    # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
+    # message: the variable
+    RAY_RESERVED_ENV = "ray_reserved_env"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -449,6 +453,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
+    LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),

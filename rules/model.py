@@ -205,9 +205,11 @@ class Rule:
     Thresholds are module constants formatted into the title and page, never restated as literals.
     `needs` lists Facts attributes of which at least one must be present for the rule to
     run; when none is, evaluation records the rule as skipped instead of silently passing.
-    `fallback` marks a rule that names what nothing else explains (VC-2: an exception by its class and
-    component): evaluation drops its finding when another rule's finding cites the same log line, so the
-    rule that knows the cause is not followed by one that says to read the traceback.
+    `fallback` marks a rule that names what nothing else explains, so the rule that knows the cause is not
+    followed by one that says to read the traceback. "line" (VC-2: one exception by its class and component):
+    evaluation drops its finding when another rule's finding cites the same log line. "failure" (OP-1.9: the
+    engine failed to start and nothing says why): it drops it when any other finding is at least as severe,
+    since that finding names a cause of the failure as a whole.
     """
 
     code: str
@@ -217,7 +219,7 @@ class Rule:
     check: Callable[[Facts], list[Finding]]
     needs: tuple[str, ...] = field(default_factory=tuple)
     alerts: tuple[Alert, ...] = ()  # the rule over Prometheus series (rules/alerts.py): what the pack exports
-    fallback: bool = False
+    fallback: Literal["", "line", "failure"] = ""
 
     def applies_to(self, facts: Facts) -> bool:
         if not self.needs:

@@ -3,7 +3,9 @@
 Apart from the other OP-1 modules because it is their complement: it fires only when no
 startup-failure event that another sub-rule explains (`common.STARTUP_FAILURE_KINDS`) is in the
 log, and no message of vLLM's catalog or named exception either (VC-1, VC-2 name those), so the reader
-is sent to the traceback instead of a guessed remedy.
+is sent to the traceback instead of a guessed remedy. It is a fallback of the whole failure: any other
+finding as severe (a rule that read the cause from the environment, the network, Ray) explains it, and
+"no known cause" would contradict it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ RULE_UNEXPLAINED = Rule(
     category=Category.STARTUP,
     check=_check_unexplained,
     needs=("events",),
+    fallback="failure",
     page=RulePage(
         checks="`Engine core initialization failed` / `EngineCore failed to start.` with no other startup-failure "
         "event.",

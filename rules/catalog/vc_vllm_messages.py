@@ -743,7 +743,7 @@ RULE_UNPLACED = Rule(
     category=Category.RELIABILITY,
     check=_check_unplaced,
     needs=("events",),
-    fallback=True,
+    fallback="line",
     page=RulePage(
         checks="A traceback's root exception (or a bare error line) that no known wording and no catalog "
         "message matches, when nothing else in the text explains the failure, no engine-death finding "

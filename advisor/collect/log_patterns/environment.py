@@ -164,6 +164,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))",
         _rendezvous,
     ),
+    wording(  # Ray's runtime_env check (ray/_private/runtime_env/setup_hook.py) on a variable it sets itself
+        ("is reserved for the internal use",),
+        K.RAY_RESERVED_ENV,
+        r"The env var, (?P<var>[A-Za-z_][A-Za-z0-9_]*), is not permitted because it is reserved for the internal use",
+        lambda m: {"message": m["var"]},
+    ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),
         K.REASONING_TAG,

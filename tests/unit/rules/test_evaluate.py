@@ -168,18 +168,26 @@ def test_every_rule_survives_events_without_fields_and_zero_figures():
     assert evaluate(facts).errors == []
 
 
-def _rule(code: str, line: str, fallback: bool = False) -> Rule:
+def _rule(code: str, line: str, fallback: str = "", severity: Severity = Severity.HIGH) -> Rule:
     """A rule whose one finding cites the log line `line` (file:line)."""
 
     def check(facts: Facts) -> list[Finding]:
         cited = Evidence(source="log", name="error", value="x", location=line)
-        return [Finding(rule=code, severity=Severity.HIGH, category=Category.STARTUP, title=code, evidence=[cited])]
+        return [Finding(rule=code, severity=severity, category=Category.STARTUP, title=code, evidence=[cited])]
 
     return Rule(code=code, title=code, category=Category.STARTUP, page=PAGE, check=check, fallback=fallback)
 
 
 def test_a_fallback_finding_is_dropped_when_another_rule_cites_its_line_and_kept_otherwise():
-    explained = evaluate(Facts(), [_rule("OP-1", "log:12"), _rule("VC-2", "log:12", fallback=True)])
+    explained = evaluate(Facts(), [_rule("OP-1", "log:12"), _rule("VC-2", "log:12", fallback="line")])
     assert [f.rule for f in explained.findings] == ["OP-1"]
-    alone = evaluate(Facts(), [_rule("OP-1", "log:3"), _rule("VC-2", "log:12", fallback=True)])
+    alone = evaluate(Facts(), [_rule("OP-1", "log:3"), _rule("VC-2", "log:12", fallback="line")])
     assert sorted(f.rule for f in alone.findings) == ["OP-1", "VC-2"]
+
+
+def test_a_fallback_for_the_whole_failure_yields_to_any_finding_as_severe_and_stays_beside_milder_ones():
+    unexplained = _rule("OP-1.9", "log:40", fallback="failure", severity=Severity.CRITICAL)
+    explained = evaluate(Facts(), [_rule("OP-7.28", "log:2", severity=Severity.CRITICAL), unexplained])
+    assert [f.rule for f in explained.findings] == ["OP-7.28"]
+    beside = evaluate(Facts(), [_rule("AP-3", "log:2", severity=Severity.LOW), unexplained])
+    assert [f.rule for f in beside.findings] == ["OP-1.9", "AP-3"]

@@ -74,7 +74,6 @@ WRONG_TODAY = frozenset(
         "startup-phi3-small-blocksparse-v100",
         "startup-ramalama-vllm-run-llama-run-args",
         "startup-runpod-workspace-mount-hides-vllm",
-        "startup-skyrl-ray-worker-setup-hook-reserved-env",
         "startup-strix-halo-bios-vram-carveout",
         "startup-v1-gpu-memory-utilization-1-engine-core-failed",
         "startup-vllm-neuron-missing-nxdi",
