@@ -1,16 +1,18 @@
 """OP-7.28: Ray refused the runtime environment of vLLM's Ray workers: it holds a variable Ray reserves.
 
 Why a rule of its own: with `--distributed-executor-backend ray` (or inside a Ray job, Ray Serve, Ray Data, an RL
-framework's Ray actors) vLLM's engine creates its workers as Ray actors, and Ray builds each actor's runtime
-environment from the one it is created under. Ray turns a `worker_process_setup_hook` into an environment variable
-of that runtime environment, `__RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR`, and before it sets the variable it asserts
-that the env_vars do not hold it already (`export_setup_func_module` and `export_setup_func_callable`,
-python/ray/_private/runtime_env/setup_hook.py). When vLLM is started inside a process that already runs under such
-a hook, the actors it creates inherit the variable as well as the hook, and the assertion fails in vLLM's engine
-core: `AssertionError: The env var, __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is
-reserved for the internal use.`, then `Engine core initialization failed`. Ray's words, not vLLM's, so vLLM's
-catalog holds nothing for it; ray-project/ray#61350 tracks it in Ray (Ray 2.54 with vLLM's Ray backend), and
-NovaSky-AI/SkyRL#1343 was fixed by taking the hook out again (SkyRL#1344).
+framework's Ray actors) vLLM's engine creates its workers as Ray actors. When Ray is already initialised, vLLM takes
+the runtime environment of the Ray context it runs in (`ray.get_runtime_context().runtime_env`, kept as
+`ParallelConfig.ray_runtime_env`: engine/arg_utils.py, 0.32) and gives it to those actors. Ray turns a
+`worker_process_setup_hook` into an environment variable of a runtime environment,
+`__RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR`, and before it sets the variable it asserts that the env_vars do not hold
+it already (`export_setup_func_module` and `export_setup_func_callable`,
+python/ray/_private/runtime_env/setup_hook.py). A runtime environment copied from a context that has the hook holds
+both the hook and the variable, so the assertion fails in vLLM's engine core: `AssertionError: The env var,
+__RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.`, then
+`Engine core initialization failed`. Ray's words, not vLLM's, so vLLM's catalog holds nothing for it;
+ray-project/ray#61350 tracks it in Ray (Ray 2.54 with vLLM's Ray backend), and NovaSky-AI/SkyRL#1343 was fixed by
+taking the hook out again (SkyRL#1344).
 """
 
 from __future__ import annotations
