@@ -62,6 +62,16 @@ class LogEventKind(str, Enum):
     PROMPT_OVER_LIMIT = "prompt_over_limit"  # V0 scheduler: Input prompt (N tokens) is too long and exceeds limit of L
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
     ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
+    # the weights' progress bar: "Loading safetensors checkpoint shards:  65% Completed | 106/163 [09:36<05:20, …]";
+    # message: shards done/total, load_seconds: elapsed, load_expected_s: elapsed + what the bar says is left
+    WEIGHT_LOAD_PROGRESS = "weight_load_progress"
+    # an API server process of a multi-API-server start (`--api-server-count`, data parallel) dying: Python's
+    # multiprocessing prints "Process ApiServer_5:" before its traceback; message: the process
+    API_SERVER_PROCESS_FAILED = "api_server_process_failed"
+    # the API server's wait for the engine cores' first message running out: "Timed out waiting for engines to send
+    # initial message on input socket." (0.9–0.16), "Timed out waiting for engine core processes to start. … Waited
+    # 600s (configured by VLLM_ENGINE_READY_TIMEOUT_S) …" (0.17 on); timeout_ms: the wait, where the text says
+    ENGINE_READY_TIMEOUT = "engine_ready_timeout"
     PLATFORM_PLUGIN = "platform_plugin"  # Platform plugin metal is activated (an out-of-tree platform runs the model)
     CPU_THREADS_BIND = "cpu_threads_bind"  # CPU backend's OpenMP binding: local_rank=0, core ids=[0, 1]
     # Setting attention block size to N tokens to ensure that attention page size is >= mamba page size.
@@ -261,6 +271,7 @@ class LogEvent(BaseModel):
     available_kv_gib: float | None = None
     weights_gib: float | None = None
     load_seconds: float | None = None
+    load_expected_s: float | None = None  # the weights' progress bar: elapsed plus what it says is left
     num_gpu_blocks: int | None = None
     max_num_batched_tokens: int | None = None
     cudagraph_gib: float | None = None
@@ -367,6 +378,9 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NON_DEFAULT_ARGS: ("args",),
     LogEventKind.CHUNKED_PREFILL: ("max_num_batched_tokens",),
     LogEventKind.MODEL_LOADING: ("weights_gib", "load_seconds"),
+    LogEventKind.WEIGHT_LOAD_PROGRESS: ("message", "load_seconds", "load_expected_s"),
+    LogEventKind.API_SERVER_PROCESS_FAILED: ("message",),
+    LogEventKind.ENGINE_READY_TIMEOUT: ("message", "timeout_ms"),
     LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib",),
     LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
     LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),

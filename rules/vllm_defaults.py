@@ -81,6 +81,12 @@ CPU_DEFAULT_BLOCK_SIZE = 128
 EXECUTE_MODEL_TIMEOUT_ENV = "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"
 EXECUTE_MODEL_TIMEOUT_S = 300
 
+# VLLM_ENGINE_READY_TIMEOUT_S left unset (vllm/envs.py, 0.14 to 0.32): how long an API server process waits for the
+# engine cores' first message; before 0.14 the same wait was fixed at 600 s (core_client.py of 0.11.1, 0.12.0, 0.13.0).
+ENGINE_READY_TIMEOUT_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
+ENGINE_READY_TIMEOUT_S = 600
+ENGINE_READY_TIMEOUT_ENV_SINCE = "0.14"
+
 MAX_LOGPROBS = 20  # --max-logprobs left out: ModelConfig.max_logprobs in 0.32 (vllm/config/model.py)
 EARLY_MAX_LOGPROBS = 5  # the same in the first releases that had the flag ("Cannot request more than 5 logprobs")
 

@@ -6,8 +6,24 @@ concurrency vLLM computed, how long the engine took) fill `Facts` even when noth
 
 from __future__ import annotations
 
-from advisor.collect.log_patterns.pattern import NUM, Pattern, to_float, to_gib, to_int, wording
+import re
+
+from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from rules.events import LogEventKind as K
+
+
+def _clock_s(text: str) -> float:
+    """tqdm's clock, `MM:SS` or `H:MM:SS`, in seconds."""
+    seconds = 0.0
+    for part in text.split(":"):
+        seconds = seconds * 60 + int(part)
+    return seconds
+
+
+def _shard_progress(match: re.Match[str]) -> Fields:
+    elapsed = _clock_s(match["elapsed"])
+    return {"message": match["done"], "load_seconds": elapsed, "load_expected_s": elapsed + _clock_s(match["left"])}
+
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(
@@ -150,6 +166,25 @@ PATTERNS: tuple[Pattern, ...] = (
         K.ATTENTION_FALLBACK,
         r"Cannot use FlashAttention-2 backend (?P<why>(?:for|due to|because) .*?)\.?(?= `pip install| Make sure|\s*$)",
         lambda m: {"message": m["why"]},
+    ),
+    wording(  # model_loader's tqdm bar over the checkpoint's shards (safetensors or .pt/.bin)
+        ("checkpoint shards:",),
+        K.WEIGHT_LOAD_PROGRESS,
+        r"Loading \w+ checkpoint shards:\s*\d+% Completed \| (?P<done>\d+/\d+) \[(?P<elapsed>[\d:]+)<(?P<left>[\d:]+)",
+        _shard_progress,
+    ),
+    wording(  # Python's multiprocessing names the process whose target raised, before its traceback
+        ("Process ApiServer_",),
+        K.API_SERVER_PROCESS_FAILED,
+        r"^Process (?P<name>ApiServer_\d+):\s*$",
+        lambda m: {"message": m["name"]},
+    ),
+    wording(  # v1/engine/core_client.py: the API server's wait for the engine cores' ready message ran out
+        ("Timed out waiting for engine", "Timed out waiting for new engine"),
+        K.ENGINE_READY_TIMEOUT,
+        r"Timed out waiting for (?:new )?engines? (?:to send ?initial message|core processes to start)"
+        r"(?:.*?Waited (?P<s>\d+)s\b)?",
+        lambda m: {"message": m.group(0), "timeout_ms": int(m["s"]) * 1000 if m["s"] else None},
     ),
     wording(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
         ("init engine (profile, create kv cache, warmup model) took",),

@@ -71,7 +71,6 @@ WRONG_TODAY = frozenset(
         "startup-kvcached-patches-not-applied",
         "startup-lemonade-vllm-readiness-timeout-zero",
         "startup-localai-vllm-backend-not-built",
-        "startup-long-weight-loading-engine-ready-timeout",
         "startup-offload-shm-leak-restart",
         "startup-omni-stage-ready-timeout-incomplete-weights",
         "startup-pascal-vllm-package-not-found",
