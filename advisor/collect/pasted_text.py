@@ -49,6 +49,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("torch/_dynamo", "torch.compile"),
     ("detokenizer", "detokenizer"),
     ("tokenizer", "tokenizer"),
+    ("shm_broadcast", "the shared-memory message queue between the engine and its workers"),
     ("/distributed/", "distributed communication (NCCL)"),
     ("/attention/", "attention backend"),
     ("/multimodal/", "multimodal processor"),

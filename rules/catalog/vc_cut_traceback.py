@@ -32,6 +32,14 @@ ACTIVITIES: dict[str, str] = {
     "execute_model_async": "running a forward pass",
     "step": "running an engine step",
     "step_async": "running an engine step",
+    "collective_rpc": "calling every worker and waiting for their replies",
+    # v1/executor/multiproc_executor.py: a reply that does not come in time is `RPC call to <method> timed out.`
+    "get_response": "waiting for the workers' reply to a call (a model step or a utility): a worker failed, or is "
+    "stuck in or too slow at the step",
+    # distributed/device_communicators/shm_broadcast.py: the engine reads its workers' replies there, and each
+    # worker its next step: the other side has not written (stuck, slow or gone)
+    "dequeue": "waiting for the other side of the queue (the workers' reply, or a worker's next step) to write",
+    "acquire_read": "waiting for the other side of the queue (the workers' reply, or a worker's next step) to write",
     "get_output": "waiting for the engine core's output (the engine core's log has the error)",
     "get_output_async": "waiting for the engine core's output (the engine core's log has the error)",
 }

@@ -38,6 +38,22 @@ def test_a_traceback_cut_at_startup_names_the_frame_the_component_and_what_vllm_
     assert not finding.changes  # the cause is in the line that was not pasted: nothing to change yet
 
 
+def test_a_traceback_cut_in_the_workers_message_queue_names_the_queue_not_nccl():
+    """vllm#38916 as quoted: the engine core waiting in the multiprocess executor for its workers' reply."""
+    prefix = "(EngineCore pid=2906234) ERROR 04-01 22:27:40 [v1/engine/core.py:1101] "
+    site = "/usr/local/lib/python3.12/site-packages/vllm/"
+    lines = [
+        prefix + "Traceback (most recent call last):",
+        prefix + f'  File "{site}v1/executor/multiproc_executor.py", line 376, in get_response',
+        prefix + "    status, result = mq.dequeue(timeout=dequeue_timeout)",
+        prefix + f'  File "{site}distributed/device_communicators/shm_broadcast.py", line 755, in dequeue',
+        prefix + "    with self.acquire_read(timeout, indefinite) as buf:",
+    ]
+    [finding] = vc_cut_traceback.RULE_CUT_TRACEBACK.evaluate(_facts(lines))
+    assert "in the shared-memory message queue between the engine and its workers" in finding.title
+    assert "NCCL" not in finding.title and "the workers' reply, or a worker's next step" in finding.summary
+
+
 def test_a_finished_traceback_is_not_cut_and_a_finding_that_names_a_cause_ranks_first():
     ended = [*CUT_AT_STARTUP, "ValueError: boom"]
     assert not parse_lines(ended).of_kind(LogEventKind.CUT_TRACEBACK)
