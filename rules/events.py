@@ -355,8 +355,12 @@ class LogEvent(BaseModel):
     nearest_flag: str | None = None  # the flag vLLM's command line takes that a refused one misspells
     # a newer vLLM release that knows the name a message refused (a quantization method): an upgrade accepts it
     known_in_release: str | None = None
-    # the releases whose source had a refused quantization method the newest one no longer has ("0.5–0.27")
+    # the releases whose source had a refused quantization method the newest one no longer has ("0.5–0.27"), or
+    # that took an engine argument an installed vLLM refused (`worker_use_ray`: "0.4–0.6", removed after)
     known_releases: str | None = None
+    # the releases read (vLLM's released packages, "0.4–0.33") none of which takes the engine argument refused: it
+    # was never vLLM's (a framework's own patched build passed it)
+    absent_from_releases: str | None = None
     # the name vLLM's interface takes where a message refused one (a chat content part `image` -> `image_url`)
     accepted_instead: str | None = None
     # the installed package whose code called into vLLM in an unplaced error's traceback (trl, lm_eval)
@@ -520,6 +524,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "function",
         "caller",
         "known_in_release",
+        "known_releases",
+        "absent_from_releases",
         "calls",
     ),
 }

@@ -14,7 +14,8 @@ each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
 environment variables the message names, a phase guessed from the path, and the minor versions
-that have it. What it misses: docs/vllm-messages.md.
+that have it. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs with the minors
+that declare it: what a caller could pass each release. What it misses: docs/vllm-messages.md.
 
 Regenerate (13-19 minutes on 2 cores; 30 wheels of 130-510 MB, 10 GB downloaded in all, one on
 disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
@@ -676,17 +677,28 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
     return sorted(entries.values(), key=lambda e: (e["line"], e["kind"]))
 
 
-def engine_args_fields(source: str) -> list[str]:
-    """The field names of the EngineArgs dataclass in a vllm/engine/arg_utils.py."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == "EngineArgs":
-            return [
+# The argument dataclasses a caller builds an engine from: `EngineArgs(...)` and, for the async server,
+# `AsyncEngineArgs(...)` (its own fields only; it inherits EngineArgs').
+ENGINE_ARG_CLASSES = ("EngineArgs", "AsyncEngineArgs")
+
+
+def engine_arg_classes(source: str) -> dict[str, list[str]]:
+    """The field names each engine-argument dataclass declares in a vllm/engine/arg_utils.py: what a caller may
+    pass as a keyword in that release (`EngineArgs.__init__() got an unexpected keyword argument` otherwise)."""
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name in ENGINE_ARG_CLASSES:
+            found[node.name] = [
                 stmt.target.id
                 for stmt in node.body
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
             ]
-    return []
+    return found
+
+
+def engine_args_fields(source: str) -> list[str]:
+    """The field names of the EngineArgs dataclass in a vllm/engine/arg_utils.py."""
+    return engine_arg_classes(source).get("EngineArgs", [])
 
 
 def _extract_file(job: tuple[str, str, frozenset[str]]) -> tuple[str, list[dict[str, Any]] | str]:
@@ -776,11 +788,13 @@ class VersionResult:
     entries: list[dict[str, Any]]
     unparsed: dict[str, str]
     engine_fields: int
+    engine_args: dict[str, list[str]] = field(default_factory=dict)  # class -> its fields
 
 
 def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> VersionResult:
     sources = dict(wheel_sources(wheel))
-    fields = frozenset(engine_args_fields(sources.get("vllm/engine/arg_utils.py", "")))
+    classes = engine_arg_classes(sources.get("vllm/engine/arg_utils.py", ""))
+    fields = frozenset(classes.get("EngineArgs", []))
     work = [(path, text, fields) for path, text in sources.items()]
     entries: list[dict[str, Any]] = []
     unparsed: dict[str, str] = {}
@@ -794,7 +808,7 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
             unparsed[path] = found
         else:
             entries += found
-    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields))
+    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes)
 
 
 def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
@@ -817,6 +831,21 @@ def merge(results: list[VersionResult]) -> list[dict[str, Any]]:
     for entry in merged.values():
         entry["first"], entry["last"] = entry["versions"][0], entry["versions"][-1]
     return sorted(merged.values(), key=lambda e: (e["file"], e["line"], e["pattern"], e["kind"]))
+
+
+def merge_engine_args(results: list[VersionResult]) -> list[dict[str, Any]]:
+    """One row per (class, field) with the minors whose EngineArgs or AsyncEngineArgs declares it: when a caller's
+    keyword argument was taken (`worker_use_ray`: until the release that removed it)."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+        for cls, names in result.engine_args.items():
+            for name in names:
+                merged.setdefault((cls, name), {"class": cls, "field": name, "versions": []})["versions"].append(
+                    result.minor
+                )
+    for row in merged.values():
+        row["first"], row["last"] = row["versions"][0], row["versions"][-1]
+    return sorted(merged.values(), key=lambda row: (row["class"], row["field"]))
 
 
 def build_header(
@@ -868,12 +897,25 @@ def build_header(
     }
 
 
-def write_catalog(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
-    """JSON with sorted keys: the header indented, then one message per line."""
+def write_catalog(
+    path: Path, header: dict[str, Any], entries: list[dict[str, Any]], engine_args: list[dict[str, Any]]
+) -> None:
+    """JSON with sorted keys: the header indented, then one message per line, then one engine argument per line."""
     path.parent.mkdir(parents=True, exist_ok=True)
     header_text = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
-    rows = ",\n".join(json.dumps(e, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for e in entries)
-    text = '{"header": ' + header_text + ',\n"messages": [\n' + rows + "\n]}\n"
+
+    def lines(rows: list[dict[str, Any]]) -> str:
+        return ",\n".join(json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) for r in rows)
+
+    text = (
+        '{"header": '
+        + header_text
+        + ',\n"messages": [\n'
+        + lines(entries)
+        + '\n],\n"engine_args": [\n'
+        + lines(engine_args)
+        + "\n]}\n"
+    )
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
@@ -964,8 +1006,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no version was extracted; nothing written", file=sys.stderr)
         return 2
     entries = merge(results)
+    engine_args = merge_engine_args(results)
     header = build_header(results, entries, skipped, failed)
-    write_catalog(args.out, header, entries)
+    header["totals"]["engine_args"] = len(engine_args)
+    write_catalog(args.out, header, entries, engine_args)
     totals = header["totals"]
     print(
         f"wrote {args.out}: {totals['entries']} entries ({totals['with_flag']} name a flag, "

@@ -78,6 +78,10 @@ class MessageCatalog:
     def __init__(self, document: dict[str, Any]) -> None:
         self.entries: list[dict[str, Any]] = _distinct(document["messages"])
         self.header: dict[str, Any] = document["header"]
+        # (class, field) -> the minors whose EngineArgs / AsyncEngineArgs declares the field
+        self._engine_args: dict[tuple[str, str], list[str]] = {
+            (row["class"], row["field"]): row["versions"] for row in document.get("engine_args", [])
+        }
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
@@ -138,6 +142,24 @@ class MessageCatalog:
         if not spans:
             return None
         return min((first for first, _ in spans), key=_minor), max((last for _, last in spans), key=_minor)
+
+    @property
+    def minors_read(self) -> list[str]:
+        """The minor releases the catalog was extracted from, oldest first."""
+        return [version["minor"] for version in self.header.get("versions", [])]
+
+    @cached_property
+    def engine_args_minors(self) -> list[str]:
+        """The minors whose engine arguments the catalog holds (none for a catalog built before it read them)."""
+        held = {minor for versions in self._engine_args.values() for minor in versions}
+        return [minor for minor in self.minors_read if minor in held]
+
+    def engine_argument_minors(self, cls: str, name: str) -> list[str]:
+        """The minors in which a caller could pass `name` to `cls` (EngineArgs; AsyncEngineArgs takes its own fields
+        and EngineArgs'), oldest first; empty when no release read declares it."""
+        classes = ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
+        found = {minor for c in classes for minor in self._engine_args.get((c, name), [])}
+        return [minor for minor in self.minors_read if minor in found]
 
     @cached_property
     def _entries_with(self) -> dict[str, list[int]]:

@@ -35,6 +35,8 @@ from advisor.collect.pasted_text import (
     exception_in,
     frame_in,
     joiner,
+    notebook_context,
+    notebook_frame,
     phase_of,
     release_named,
     unquoted,
@@ -76,8 +78,8 @@ _NOT_SOURCE = re.compile(r"^[^A-Za-z_]*$")
 # lazy-import helpers), so its catalog holds `No module named {module_name}`; a pasted one is Python's, about the
 # environment, not a check of vLLM's (OP-7.8 reads them).
 _PYTHON_OWN = re.compile(
-    r"^(?:No module named '?[\w.]+'?|module '?[\w.]+'? has no attribute '?\w+'?|'?[\w.]+'? object has no attribute "
-    r"'?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*)\s*$"
+    r"^(?:No module named '?[\w.]+'?(?:; '?[\w.]+'? is not a package)?|module '?[\w.]+'? has no attribute '?\w+'?"
+    r"|'?[\w.]+'? object has no attribute '?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*)\s*$"
 )
 # The exception class each of Python's own wordings is raised with, for an ERROR line that prints the words alone.
 _PYTHON_OWN_CLASS = (
@@ -334,6 +336,8 @@ def _error_event(
         state.frames.append(frame)
         state.frame_code = None
         return None
+    if state.frames and _notebook_source(text, state):
+        return None
     exception = _named_exception(piece, text, state)
     if exception is None and state.frames:
         if not _NOT_SOURCE.match(text) and state.frame_code is None:
@@ -402,6 +406,7 @@ def _unplaced_event(
     cls: str, said: str, frames: list[Frame], code: str | None, text: str, phase: str, common: dict
 ) -> LogEvent:
     """An exception neither the wording table nor the catalog knows, named with where its traceback ran."""
+    releases = refused_names.argument_releases(cls, said, frames)
     return LogEvent(
         kind=LogEventKind.UNPLACED_ERROR,
         message=f"{cls}: {said}" if said else cls,
@@ -413,7 +418,9 @@ def _unplaced_event(
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         caller=refused_names.caller_of_vllm(frames),
-        known_in_release=refused_names.release_taking(cls, said, frames),
+        known_in_release=releases.known_in_release,
+        known_releases=releases.known_releases,
+        absent_from_releases=releases.absent_from,
         **common,
     )
 
@@ -493,6 +500,21 @@ def _note_root_cause(message: str, state: _ParseState) -> None:
         state.code = message.strip()
 
 
+def _notebook_source(text: str, state: _ParseState) -> bool:
+    """A notebook traceback's numbered source line under the last frame: the `-->` one is the frame's code (and its
+    line, which IPython 7's frame line lacks), the others context; True when `text` is one of them."""
+    context = notebook_context(text)
+    if context is None:
+        return False
+    own, line, code = context
+    if own and state.frame_code is None:
+        last = state.frames[-1]
+        state.frames[-1] = last._replace(line=last.line or line)
+        state.frame_code = code
+        state.calls.append(code)
+    return True
+
+
 def _bounded(lines: Iterable[str]) -> Iterator[str]:
     for line in lines:
         yield line[:MAX_LINE_CHARS]
@@ -519,6 +541,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
     state.level = level
     state.last_was_vllm = header is not None or process is not None
     _track_phase(message, state)
+    if notebook_frame(message) is not None:  # its path or a link in it (`(https://localhost:8080/#)`) is no wording's
+        return None, message
     for pattern in candidates(message):
         match = pattern.regex.search(message)
         if match is None:

@@ -36,6 +36,15 @@ _STATS_COMPLETE = re.compile(r"KV cache usage: [\d.]+%[\s\"'.,]*$|hit rate: [^,]
 # else after a cut line (a person's next sentence) is a line of its own.
 _STATS_REST = re.compile(r"[a-z]|(?:Running|Swapped|Pending|Waiting|Preemptions|Deferred|Prefix|[A-Z]\w* KV)\b")
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>]+)')
+# A notebook's traceback (IPython, Jupyter, Colab): `File ~/…/client.py:962, in Client.__init__(self)` (IPython 8),
+# `/usr/…/vllm_utils.py in patch()` (IPython 7; Colab renders the path as a link, `[/usr/…/x.py](https://…) in f()`),
+# the line then only on the `--> 191   code` line below it.
+_NOTEBOOK_FRAME = re.compile(
+    r"^\s*(?:File (?P<path8>[~/][^\s,]*?\.py):(?P<line>\d+), in (?P<func8>[\w.<>]+)\("
+    r"|\[?(?P<path7>/[^\s\]]+?\.py)\]?(?:\([^)\s]*\))? in (?P<func7>[\w.<>]+)\()"
+)
+# Under a notebook's frame: the context lines (`    189   code`), and the one it was in (`--> 191   code`).
+_NOTEBOOK_CONTEXT = re.compile(r"^\s*(?P<arrow>-+>)?\s*(?P<line>\d+)(?:\s{2,}(?P<code>.*))?$")
 # Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
 # the first fragment found in the path wins, so the specific ones come first.
 COMPONENTS: tuple[tuple[str, str], ...] = (
@@ -198,15 +207,33 @@ class Frame(NamedTuple):
     function: str
 
     def call(self) -> str:
-        """`sampler.py:9 in f`: how the frame is named to a reader."""
+        """`sampler.py:9 in f`: how the frame is named to a reader (`x.py in f` where the line is not known)."""
         name = re.split(r"[\\/]", self.path)[-1]
-        return f"{name}:{self.line} in {self.function}"
+        return f"{name}:{self.line} in {self.function}" if self.line else f"{name} in {self.function}"
 
 
 def frame_in(text: str) -> Frame | None:
-    """The frame a traceback line names (`File "…/vllm/v1/sample/sampler.py", line 9, in f`), if it is one."""
+    """The frame a traceback line names (`File "…/vllm/v1/sample/sampler.py", line 9, in f`, or a notebook's
+    `File ~/…/x.py:9, in f(…)` and `/…/x.py in f()`), if it is one; a notebook's frame of IPython 7 has line 0."""
     match = _FRAME.search(text)
-    return Frame(match["path"], int(match["line"]), match["func"]) if match else None
+    return Frame(match["path"], int(match["line"]), match["func"]) if match else notebook_frame(text)
+
+
+def notebook_frame(text: str) -> Frame | None:
+    """A notebook's frame line (IPython 8's `File ~/…/x.py:9, in f(…)`, IPython 7's and Colab's `/…/x.py in f()`)."""
+    notebook = _NOTEBOOK_FRAME.match(text)
+    if notebook is None:
+        return None
+    if notebook["path8"]:
+        return Frame(notebook["path8"], int(notebook["line"]), notebook["func8"])
+    return Frame(notebook["path7"], 0, notebook["func7"])
+
+
+def notebook_context(text: str) -> tuple[bool, int, str] | None:
+    """A notebook traceback's numbered source line under a frame: (whether it is the frame's own, `-->`, its line
+    number, its code); None for any other line."""
+    match = _NOTEBOOK_CONTEXT.match(text)
+    return (bool(match["arrow"]), int(match["line"]), (match["code"] or "").strip()) if match else None
 
 
 # The calls that say which phase a traceback ran in: vLLM's start (building the engine, loading the weights,

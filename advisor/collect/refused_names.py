@@ -9,29 +9,72 @@ stay pure and only read them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
 from rules.events import UNEXPECTED_KEYWORD, CatalogRef
 
+# Folders a shortened path may start with that name no package (a project's layout, not what it installs as).
+_PROJECT_FOLDERS = frozenset({"src", "lib", "app", "workspace", "code", "scripts", "examples", "tests"})
+
+
+def _package_of(path: str) -> str | None:
+    """The package a frame's file belongs to: installed (site-packages), or the first folder of a path the reporter
+    shortened to the package's own tree (`openrlhf/trainer/ray/vllm_engine.py`, `vllm/utils.py`)."""
+    installed = installed_package(path)
+    if installed is not None:
+        return installed
+    first, slash, _ = path.partition("/")
+    return first if slash and first.isidentifier() and first not in _PROJECT_FOLDERS else None
+
 
 def caller_of_vllm(frames: list[Frame]) -> str | None:
-    """The installed package whose frame called into vLLM (the last non-vLLM package before vLLM's first frame)."""
-    packages = [installed_package(frame.path) for frame in frames]
+    """The package whose frame called into vLLM (the last non-vLLM package before vLLM's first frame)."""
+    packages = [_package_of(frame.path) for frame in frames]
     if "vllm" not in packages:
         return None
     before = [p for p in packages[: packages.index("vllm")] if p is not None]
     return before[-1] if before else None
 
 
-def release_taking(cls: str, said: str, frames: list[Frame]) -> str | None:
-    """The vLLM release whose command line takes a keyword an installed vLLM's own function refused (an engine
-    argument a package built on a newer vLLM passed): that release knows it, so the installed one predates it."""
+# The classes a caller builds vLLM's engine from: Python names them in the refusal (`EngineArgs.__init__()`).
+ENGINE_ARG_FUNCTIONS = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentReleases:
+    """Which releases take a keyword an installed vLLM refused: from `known_in_release` on (the installed one is
+    older), only in `known_releases` (removed since: the installed one is newer), or none of `absent_from`."""
+
+    known_in_release: str | None = None
+    known_releases: str | None = None
+    absent_from: str | None = None
+
+
+def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
+    """The releases that take a keyword argument vLLM's own function refused (an engine argument a caller passed):
+    from the catalog's table of EngineArgs' fields per release (0.4 to 0.33), else whether vLLM 0.32's command line
+    has the flag."""
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
-    if keyword is None or not frames or installed_package(frames[-1].path) != "vllm":
-        return None
-    return interface_release() if is_flag("--" + keyword["keyword"].replace("_", "-")) else None
+    if keyword is None:
+        return ArgumentReleases()
+    engine_class = ENGINE_ARG_FUNCTIONS.get(keyword["function"])
+    if engine_class is None and (not frames or _package_of(frames[-1].path) != "vllm"):
+        return ArgumentReleases()
+    if engine_class is not None:
+        catalog = message_catalog()
+        minors, read = catalog.engine_argument_minors(engine_class, keyword["keyword"]), catalog.engine_args_minors
+        if minors and read:
+            if minors[-1] == read[-1]:
+                return ArgumentReleases(known_in_release=minors[0])
+            return ArgumentReleases(known_releases=f"{minors[0]}–{minors[-1]}")
+        if read:
+            return ArgumentReleases(absent_from=f"{read[0]}–{read[-1]}")
+    taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
+    return ArgumentReleases(known_in_release=interface_release() if taken else None)
 
 
 # vLLM's messages refusing a quantization method by name ("Unknown quantization method: gptq. Must be one of ['awq',

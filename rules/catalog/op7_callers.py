@@ -8,6 +8,13 @@ so the traceback looks like vLLM's fault. The traceback's outer frames name the 
 0.32's command line takes the argument (servops' table of vLLM's interface) tells which side is older. Such
 packages often pin the vLLM they were written for in an extra named `vllm`: huggingface/trl#3304 was fixed by
 `pip install trl[vllm]`.
+
+The collector reads which releases take the argument from the catalog's table of EngineArgs' fields per release
+(0.4 to 0.33, scripts/extract_vllm_messages.py), so the direction is known even without the caller's frames: a field
+vLLM removed (`worker_use_ray`, 0.4–0.6: OpenRLHF/OpenRLHF#702 against vLLM 0.7) is taken out, or an older vLLM
+installed; one added later (`worker_extension_cls`) needs a newer vLLM; one no release ever had (`model_hf_config`,
+passed by code written for verl's patched vLLM: PeterGriffinJin/Search-R1#33) needs the caller's release made for a
+released vLLM.
 """
 
 from __future__ import annotations
@@ -15,46 +22,88 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import UNEXPECTED_KEYWORD, LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+# vLLM's engine-argument classes as Python names them in the refusal: the refusing function is vLLM's own.
+ENGINE_ARG_FUNCTIONS = ("EngineArgs.__init__", "AsyncEngineArgs.__init__")
 
 
 def _check_caller_argument(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
         refused = UNEXPECTED_KEYWORD.search(event.message or "")
-        in_vllm = c.installed_package(event.code_file) == "vllm"
-        if event.exception == "TypeError" and refused and event.caller and in_vllm:
-            return [_caller_finding(event, event.caller, refused["function"], refused["keyword"])]
+        if event.exception != "TypeError" or refused is None:
+            continue
+        engine_class = refused["function"] in ENGINE_ARG_FUNCTIONS
+        in_vllm = engine_class or c.installed_package(event.code_file) == "vllm"
+        releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
+        if in_vllm and (event.caller or (engine_class and releases_known)):
+            return [_caller_finding(event, refused["function"], refused["keyword"])]
     return []
 
 
-def _caller_finding(event: LogEvent, caller: str, function: str, keyword: str) -> Finding:
-    name = caller.replace("_", "-")
+def _caller_finding(event: LogEvent, function: str, keyword: str) -> Finding:
+    name = event.caller.replace("_", "-") if event.caller else None
+    who = name or "the code that builds vLLM's engine"
     flag = "--" + keyword.replace("_", "-")
-    if event.known_in_release:
+    changes: list[ConfigChange] = []
+    if event.known_releases:  # taken once, removed since: the caller was written for an older vLLM
         which = (
-            f"vLLM {event.known_in_release} takes it ({flag}), so the installed vLLM is older than the one {name} "
-            "was written for"
+            f"vLLM {event.known_releases} took it ({flag}); the installed vLLM is newer and no longer does, so "
+            f"{who} was written for an older vLLM"
         )
+        changes.append(
+            ConfigChange(
+                flag=flag,
+                current="passed",
+                proposed="",
+                reason=f"vLLM releases after {event.known_releases.split('–')[-1]} no longer take it",
+            )
+        )
+        actions = [
+            f"Take {keyword} out of the arguments {who} passes (and {flag} off a command line), or install "
+            f"{'the ' + name + ' release' if name else 'the version of that code'} made for the installed vLLM.",
+            f"Or install a vLLM from {event.known_releases}, which took it.",
+        ]
+    elif event.absent_from_releases:  # never vLLM's: a patched build or a framework's own subclass took it
+        which = (
+            f"No released vLLM from {event.absent_from_releases} takes it: {who} was written for a patched vLLM "
+            "build (a framework's own fork or subclass of EngineArgs)"
+        )
+        actions = [
+            f"Install the {name + ' release' if name else 'version of that code'} made for the released vLLM you "
+            "have (its requirements or changelog name the vLLM it supports), or the patched vLLM build it ships.",
+        ]
     else:
         which = (
-            f"vLLM {flag} is not among the flags of the newest vLLM servops knows either, so it may have been renamed "
-            f"or removed: the installed vLLM may be newer than {name} supports"
+            f"vLLM {event.known_in_release} takes it ({flag}), so the installed vLLM is older than the one {who} "
+            "was written for"
+            if event.known_in_release
+            else f"vLLM {flag} is not among the flags of the newest vLLM servops knows either, so it may have been "
+            f"renamed or removed: the installed vLLM may be newer than {who} supports"
         )
+        actions = _install_actions(name, event.known_in_release)
     return RULE_CALLER_ARGUMENT.finding(
         Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
-        f"{name} passes vLLM an argument the installed vLLM version does not take ({keyword}): {name} and vLLM are "
-        "not versions made for each other",
-        summary=f"{event.message}: raised in vLLM's {function}, with the argument {name} passed through (its frames "
-        f"call vLLM). {which}.",
+        f"{who} passes vLLM an argument the installed vLLM version does not take ({keyword})"
+        + (f": {name} and vLLM are not versions made for each other" if name else ""),
+        summary=f"{event.message}: raised in vLLM's {function}, with the argument {who} passed through. {which}.",
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
-        actions=[
-            f"Install the vLLM version {name} requires: its vllm extra where it declares one (`pip install "
-            f"'{name}[vllm]'` pins the vLLM it was written for), or the version its requirements name; `pip show "
-            "vllm` says which is installed.",
-            f"Or install the {name} release made for the installed vLLM (its changelog or requirements say which).",
-        ],
+        changes=changes,
+        actions=actions,
         confidence=0.8,
     )
+
+
+def _install_actions(name: str | None, newer: str | None) -> list[str]:
+    """The installed vLLM is older than the caller wants (or which side is older is unknown)."""
+    if name is None:
+        return [f"Upgrade vLLM to {newer} or later, which takes the argument; `pip show vllm` says which is installed."]
+    return [
+        f"Install the vLLM version {name} requires: its vllm extra where it declares one (`pip install "
+        f"'{name}[vllm]'` pins the vLLM it was written for), or the version its requirements name; `pip show "
+        "vllm` says which is installed.",
+        f"Or install the {name} release made for the installed vLLM (its changelog or requirements say which).",
+    ]
 
 
 RULE_CALLER_ARGUMENT = Rule(
@@ -64,17 +113,21 @@ RULE_CALLER_ARGUMENT = Rule(
     check=_check_caller_argument,
     needs=("events",),
     page=RulePage(
-        checks="A TypeError `X() got an unexpected keyword argument 'k'` raised in vLLM's own file, whose traceback's "
-        "outer frames are in another installed package (the caller); whether vLLM 0.32's command line takes `--k`.",
+        checks="A TypeError `X() got an unexpected keyword argument 'k'` raised in vLLM's own file (or by EngineArgs), "
+        "whose traceback's outer frames are in another package (the caller); which releases' EngineArgs take `k` "
+        "(the catalog's table, 0.4 to 0.33), else whether vLLM 0.32's command line takes `--k`.",
         why="Packages that start vLLM from Python pass engine arguments through to vLLM; each release is written "
         "against one vLLM, and an older vLLM refuses the newer arguments.",
         example="`trl vllm-serve …` / `TypeError: EngineArgs.__init__() got an unexpected keyword argument "
         "'worker_extension_cls'` (huggingface/trl#3304: `pip install trl[vllm]` fixed it).",
         fix="The vLLM version the caller requires (its vllm extra, its requirements), or the caller's release made "
-        "for the installed vLLM.",
-        limits="Reads the argument's name only; the release that added or removed it is known only when it is a flag "
-        "of vLLM 0.32.",
-        references=["https://github.com/huggingface/trl/issues/3304"],
+        "for the installed vLLM; an argument vLLM removed taken out of what the caller passes.",
+        limits="Reads the argument's name only; outside EngineArgs the releases are known only when it is a flag of "
+        "vLLM 0.32.",
+        references=[
+            "https://github.com/huggingface/trl/issues/3304",
+            "https://github.com/OpenRLHF/OpenRLHF/pull/702",
+        ],
     ),
 )
 

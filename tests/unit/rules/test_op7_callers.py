@@ -25,18 +25,54 @@ def _facts(lines: list[str]) -> Facts:
     return Facts(events=parse_lines(lines).events)
 
 
-def test_an_argument_vllm_0_32_takes_says_the_installed_vllm_is_older_and_names_the_callers_extra():
+def test_an_argument_a_later_vllm_added_names_the_first_release_that_takes_it_and_the_callers_extra():
     [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(_traceback("worker_extension_cls")))
     assert finding.title.startswith("trl passes vLLM an argument the installed vLLM version does not take")
-    assert "vLLM 0.32.0 takes it (--worker-extension-cls)" in finding.summary
+    assert "vLLM 0.8 takes it (--worker-extension-cls)" in finding.summary  # EngineArgs has it from 0.8
     assert "`pip install 'trl[vllm]'`" in finding.actions[0]
 
 
-def test_an_argument_no_known_vllm_takes_says_the_installed_vllm_may_be_newer():
-    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(_traceback("use_v2_block_manager_xyz")))
+def test_an_argument_vllm_removed_is_taken_out_or_an_older_vllm_installed():
+    """OpenRLHF/OpenRLHF#702: paths the reporter shortened to each package's tree, against vLLM 0.7."""
+    lines = [
+        ' File "openrlhf/trainer/ray/vllm_engine.py", line 58, in __init__',
+        " self.llm = vllm.LLM(*args, **kwargs)",
+        ' File "vllm/entrypoints/llm.py", line 210, in __init__',
+        " engine_args = EngineArgs(",
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_use_ray'",
+    ]
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
+    assert finding.title.startswith("openrlhf passes vLLM an argument")
+    assert "vLLM 0.4–0.6 took it (--worker-use-ray)" in finding.summary
+    [change] = finding.changes
+    assert (change.flag, change.proposed) == ("--worker-use-ray", "") and change.removes
+    assert finding.actions[1] == "Or install a vLLM from 0.4–0.6, which took it."
+
+
+def test_an_argument_no_released_vllm_took_points_at_a_patched_build_even_from_a_bare_line():
+    """PeterGriffinJin/Search-R1#33: code written for verl's patched vLLM, pasted as the error line alone."""
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'"
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
+    assert finding.title.startswith("the code that builds vLLM's engine passes vLLM an argument")
+    assert "No released vLLM from 0.4–0.33 takes it" in finding.summary and "patched vLLM build" in finding.summary
+
+
+def test_a_keyword_another_vllm_function_refused_leaves_the_direction_open_for_a_caller():
+    lines = [
+        "Traceback (most recent call last):",
+        f'  File "{SITE}/trl/scripts/grpo.py", line 12, in main',
+        "    params = SamplingParams(",
+        f'  File "{SITE}/vllm/sampling_params.py", line 30, in __init__',
+        "    super().__init__(",
+        "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'guided_decoding_xyz'",
+    ]
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
     assert "may be newer than trl supports" in finding.summary
 
 
-def test_a_keyword_refused_inside_vllm_with_no_other_package_calling_is_not_this():
-    lines = [line for line in _traceback("worker_extension_cls") if "trl" not in line and "llm = LLM(" not in line]
+def test_a_keyword_vllm_refused_without_a_caller_or_an_engine_argument_is_not_this():
+    lines = [
+        f'  File "{SITE}/vllm/sampling_params.py", line 30, in __init__',
+        "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'guided_decoding_xyz'",
+    ]
     assert not op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))

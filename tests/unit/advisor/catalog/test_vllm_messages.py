@@ -359,6 +359,21 @@ def test_the_flag_names_come_from_the_engine_args_dataclass():
     assert flags == ["--max-model-len", "--max-num-seqs"]
 
 
+def test_the_engine_argument_classes_fields_are_read_per_class():
+    source = textwrap.dedent(ENGINE_ARGS) + textwrap.dedent(
+        """
+        @dataclass
+        class AsyncEngineArgs(EngineArgs):
+            disable_log_requests: bool = False
+        """
+    )
+    classes = extractor().engine_arg_classes(source)
+    assert classes == {
+        "EngineArgs": ["model", "served_model_name", "tokenizer", "max_model_len"],
+        "AsyncEngineArgs": ["disable_log_requests"],
+    }
+
+
 @pytest.mark.parametrize(
     "path, phase",
     [
@@ -423,6 +438,16 @@ def test_the_header_says_which_release_of_each_minor_was_read_and_what_came_of_i
     assert header["totals"]["entries"] == len(messages)
     assert header["totals"]["with_flag"] == sum(1 for e in messages if e["flags"])
     assert header["totals"]["with_env"] == sum(1 for e in messages if e["env"])
+
+
+def test_the_engine_arguments_say_which_releases_took_each_keyword():
+    rows = {(row["class"], row["field"]): row for row in catalog()["engine_args"]}
+    assert catalog()["header"]["totals"]["engine_args"] == len(rows)
+    # OpenRLHF/OpenRLHF#702: worker_use_ray was gone in 0.7; TRL's worker_extension_cls arrived in 0.8
+    assert rows[("EngineArgs", "worker_use_ray")]["versions"] == ["0.4", "0.5", "0.6"]
+    assert rows[("EngineArgs", "worker_extension_cls")]["first"] == "0.8"
+    assert rows[("EngineArgs", "model")]["versions"] == ALL_MINORS
+    assert ("EngineArgs", "model_hf_config") not in rows  # verl's patched vLLM, never a release's
 
 
 def test_every_entry_has_a_pattern_that_compiles_and_versions_in_order():

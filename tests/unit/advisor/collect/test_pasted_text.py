@@ -8,7 +8,15 @@ import json
 import pytest
 
 from advisor.collect.logs import LogReadError, parse_lines
-from advisor.collect.pasted_text import Frame, component_of, continues, exception_in, release_named, unwrap
+from advisor.collect.pasted_text import (
+    Frame,
+    component_of,
+    continues,
+    exception_in,
+    frame_in,
+    release_named,
+    unwrap,
+)
 from rules.events import LogEventKind as K
 
 TP_LINE = "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
@@ -203,3 +211,34 @@ def test_a_body_a_client_prints_after_its_error_words_is_read_with_a_reason_hold
     [event] = parse_lines(body).events
     assert event.kind == K.REQUEST_SCHEMA_REFUSED and event.request_field == "messages[1].role"
     assert event.message == "Input should be 'user' or 'assistant'"
+
+
+def test_a_notebooks_traceback_frames_are_read_with_the_line_of_their_arrow():
+    """unslothai/unsloth#2426 as pasted from Colab: IPython 7's frame (a link to the file), its context lines, the
+    `-->` line it was in, and Python's words for a submodule of a module that is not a package."""
+    lines = [
+        "[/usr/local/lib/python3.11/dist-packages/unsloth_zoo/vllm_utils.py](https://localhost:8080/#) in "
+        "patch_vllm_lora_tokenizer()",
+        "    190 ",
+        "--> 191         import vllm.transformers_utils.tokenizer_group.tokenizer_group",
+        "    192         vllm.transformers_utils.tokenizer_group.tokenizer_group.get_lora_tokenizer = _return_nothing",
+        "",
+        "ModuleNotFoundError: No module named 'vllm.transformers_utils.tokenizer_group.tokenizer_group'; "
+        "'vllm.transformers_utils.tokenizer_group' is not a package",
+    ]
+    [event] = parse_lines(lines).events
+    assert event.kind == K.UNPLACED_ERROR and event.exception == "ModuleNotFoundError"
+    assert event.catalog is None  # Python's words, not vLLM's lazy-import message
+    assert event.code_file == "/usr/local/lib/python3.11/dist-packages/unsloth_zoo/vllm_utils.py"
+    assert event.function == "patch_vllm_lora_tokenizer"
+    assert event.code == "import vllm.transformers_utils.tokenizer_group.tokenizer_group"
+
+
+def test_ipython_8s_frame_names_its_file_line_and_function():
+    line = (
+        "File ~/miniconda3/envs/x/lib/python3.11/site-packages/autogen_ext/models/openai/_openai_client.py:962, in "
+        "OpenAIChatCompletionClient.__init__(self, **kwargs)"
+    )
+    path = "~/miniconda3/envs/x/lib/python3.11/site-packages/autogen_ext/models/openai/_openai_client.py"
+    assert frame_in(line) == Frame(path, 962, "OpenAIChatCompletionClient.__init__")
+    assert frame_in("    at least 3 requests failed in 2 runs") is None
