@@ -95,6 +95,9 @@ _LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
 # What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
 _QUOTE_CHARS = frozenset(">▎│┃")
 _QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
+# Markdown bold a reporter put around part of a line (`**ModuleNotFoundError: No module named 'decord'**`): a pair
+# of `**` opening after a space (or the line's start) and closing before one (or its end), never Python's `**kwargs`.
+_BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)(?P<text>.+?)(?<=\S)\*\*(?=\s|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,8 @@ def unwrap(line: str) -> list[Unwrapped]:
     """The text(s) a pasted line holds: the line itself, a shipper record's log text, or the message of an
     HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
     line = unquoted(line)
+    if "**" in line:
+        line = _BOLD.sub(r"\g<text>", line)
     start = line.find("{")
     if start < 0:
         return [Unwrapped(line, "line")]

@@ -196,14 +196,16 @@ RULE_WORKER_DIED = Rule(
     category=Category.PARALLELISM,
     check=_check_worker_died,
     needs=("events",),
+    fallback="failure",  # the death dates the failure; a finding that names its cause, as severe, explains it
     page=RulePage(
         checks="`Worker proc … died unexpectedly`, `Engine core proc … died unexpectedly`, `WorkerProc failed to "
         "start` / `hit an exception`.",
         why="vLLM shuts the executor down when any rank exits.",
         example="Worker proc VllmWorker-1 died unexpectedly, shutting down executor. (exit code: -9)",
         fix="Read the dead process's last lines; SIGKILL usually means host memory ran out.",
-        limits="The cause is in another line; this rule only dates the death. A death printed after a failed "
-        "start-up (`EngineCore failed to start.`, a startup error) is the shutdown and is not reported.",
+        limits="The cause is in another line; this rule only dates the death, and yields to any finding as severe that "
+        "names a cause. A death printed after a failed start-up (`EngineCore failed to start.`, a startup error) is "
+        "the shutdown and is not reported.",
         references=[],
     ),
 )

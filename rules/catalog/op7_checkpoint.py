@@ -19,7 +19,7 @@ import re
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # A checkpoint tensor's name as a KeyError prints it: dotted, ending in a name.
 _TENSOR = re.compile(r"^KeyError: ['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))['\"]$")
@@ -37,6 +37,14 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "SCB": "bitsandbytes int8 (its scale)",
 }
 _MODEL_FILE = re.compile(r"model_executor/models/(?P<model>\w+)\.py$")
+# The attention and MLP projections every layer of a model has, under their common names: a GPTQ or AWQ tensor on
+# one of them means the whole model was built unquantized (its quantization not detected), not one layer left out.
+_PLAIN_LINEAR = re.compile(
+    r"\.(?:qkv_proj|wqkv|query_key_value|c_attn|[qkvo]_proj|wo|out_proj|dense|gate_up_proj|gate_proj|up_proj|"
+    r"down_proj|w[123]|fc[12]|c_fc|c_proj|dense_h_to_4h|dense_4h_to_h)$"
+)
+_INTEGER_SUFFIXES = ("qweight", "qzeros", "scales", "g_idx")
+_FORMAT_IN_NAME = re.compile(r"(?i)(?:^|[-_./])(awq|gptq)(?:$|[-_./])")
 
 
 def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
@@ -51,6 +59,8 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         if match is None:
             continue
         name, suffix = match["name"], match["suffix"]
+        if _built_unquantized(facts, name, suffix):
+            return [_undetected_quantization(facts, event, name, suffix)]
         quantized = FORMAT_OF_SUFFIX.get(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
@@ -84,6 +94,53 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+def _built_unquantized(facts: Facts, name: str, suffix: str) -> bool:
+    """A GPTQ/AWQ tensor of a layer's ordinary projection, with no --quantization on the command line."""
+    layer = name[: -len(suffix) - 1]
+    told = facts.config is not None and facts.config.quantization
+    plain = bool(_PLAIN_LINEAR.search(layer)) and ".experts." not in layer  # MoE experts load through their own
+    return suffix in _INTEGER_SUFFIXES and plain and not told
+
+
+def _undetected_quantization(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
+    """vLLM creates qweight/qzeros/scales parameters only for a quantization it knows of: none was detected."""
+    model = (facts.config.model if facts.config else None) or ""
+    named = _FORMAT_IN_NAME.search(model.rsplit("/", 1)[-1])
+    method = named[1].lower() if named else None
+    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+    evidence.description = (
+        f"the tensor name the weight loader found no parameter for: its suffix {suffix} is "
+        + (FORMAT_OF_SUFFIX[suffix])
+    )
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.CRITICAL,
+        f"the checkpoint is GPTQ- or AWQ-quantized ({name}) but vLLM built the model unquantized: the checkpoint's "
+        "quantization was not detected",
+        summary="vLLM gives a layer qweight, qzeros and scales parameters only when it knows the checkpoint's "
+        "quantization, from the quantization_config of its config.json (where this release reads it for the "
+        "model: a multimodal model nests its language model's config) or from --quantization. Here a layer's "
+        "ordinary projection has no qweight parameter, so the whole model was built in 16 bits and the "
+        "checkpoint's packed integer weights have nowhere to go.",
+        evidence=[evidence],
+        changes=[
+            ConfigChange(
+                flag="--quantization",
+                current=None,
+                proposed=method or "<awq or gptq: the checkpoint's quantize_config.json or quantization_config says>",
+                reason="tells vLLM the checkpoint's quantization, so it builds the quantized layers its tensors load "
+                "into" + (f" (the model's name says {method.upper()})" if method else ""),
+            )
+        ],
+        actions=[
+            "Check the checkpoint's config.json for its quantization_config (quant_method awq or gptq) and its "
+            "quantize_config.json: a config that does not declare it where vLLM reads it is why it was missed.",
+            "If vLLM then refuses the method for this model, upgrade vLLM: loaders gain quantized layouts release "
+            "by release.",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE_UNLOADABLE_TENSOR = Rule(

@@ -169,6 +169,16 @@ REMEDIES: tuple[Remedy, ...] = (
         "this vLLM release does not implement the model's architecture",
         action="Upgrade vLLM to a release that lists the architecture among its supported models.",
     ),
+    Remedy(  # MiniCPM-V's and MiniCPM-o's loaders (0.5 on) list the model versions the release implements; a newer
+        # checkpoint is refused (OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0, fine on a newer image)
+        "only supports versions",
+        "vllm",
+        "setting",
+        "upgrade",
+        "the checkpoint is a version of the model this vLLM release does not implement yet",
+        action="Upgrade vLLM to a release that implements the checkpoint's version of the model (its model page, "
+        "or the versions this message lists in the newer release), or serve a version this release lists.",
+    ),
     Remedy(  # vllm/model_executor/model_loader/utils.py (0.7-0.9): no class for the architecture, and the
         # Transformers fallback cannot run it either (vllm#13441: Ovis, closed by the pull request adding it)
         "has no vLLM implementation and the Transformers implementation is not compatible",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_checkpoint
 from rules.evaluate import evaluate
-from rules.facts import Facts
+from rules.facts import Facts, ServerConfig
 
 PREFIX = "(EngineCore_DP0 pid=268) ERROR 09-16 20:57:00 [core.py:718] "
 # vllm#25029: a GPTQ int4 Qwen3-30B-A3B on vLLM 0.10.2, its MoE router gate quantized
@@ -52,3 +52,34 @@ def test_a_gguf_file_read_as_a_config_is_a_vllm_without_gguf_support():
     assert finding.rule == "OP-7.24" and "tinyllama-1.1b-chat-v1.0.Q4_0.gguf" in finding.title
     assert finding.actions[0].startswith("Upgrade vLLM to 0.5.5 or later")
     assert not op7_checkpoint.RULE_GGUF_AS_CONFIG.evaluate(_facts(["OSError: the config file at 'x.json' is bad"]))
+
+
+# vllm#12404: InternVL2-26B-AWQ on vLLM 0.6.5, its quantization not detected, then the worker's death
+UNDETECTED = [
+    'ERROR 01-24 11:29:27 engine.py:366]   File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/models/'
+    'internlm2.py", line 430, in load_weights',
+    "ERROR 01-24 11:29:27 engine.py:366]     param = params_dict[name]",
+    "ERROR 01-24 11:29:27 engine.py:366] KeyError: 'model.layers.0.attention.wqkv.qweight'",
+    "ERROR 01-24 11:29:28 multiproc_worker_utils.py:123] Worker VllmWorkerProcess pid 6961 died, exit code: -15",
+]
+
+
+def test_a_quantized_projection_with_no_parameter_is_quantization_not_detected_and_the_name_says_which():
+    facts = _facts(UNDETECTED)
+    facts.config = ServerConfig(model="OpenGVLab/InternVL2-26B-AWQ")
+    findings = evaluate(facts).findings
+    top = findings[0]
+    assert top.rule == "OP-7.21" and "quantization was not detected" in top.title
+    [change] = top.changes
+    assert (change.flag, change.proposed) == ("--quantization", "awq")
+    assert "OP-3.3" not in [f.rule for f in findings]  # the worker's death follows the KeyError: it yields
+
+
+def test_with_quantization_given_or_on_moe_experts_the_tensor_is_a_layout_this_release_does_not_load():
+    told = _facts(UNDETECTED)
+    told.config = ServerConfig(model="x-AWQ", quantization="awq")
+    [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(told)
+    assert "not detected" not in finding.title and finding.actions[0].startswith("Upgrade vLLM")
+    experts = [line.replace("attention.wqkv", "mlp.experts.3.down_proj") for line in UNDETECTED]
+    [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(experts))
+    assert "not detected" not in finding.title

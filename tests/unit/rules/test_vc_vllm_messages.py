@@ -320,3 +320,9 @@ def test_vllms_own_bare_assertion_is_a_bug_of_the_release_upgrade_and_leave_the_
     assert "Upgrade vLLM" in top.actions[0]
     elsewhere = _top('  File "/srv/app/main.py", line 3, in f\n    assert x\nAssertionError')
     assert not any("Upgrade vLLM" in action for action in elsewhere.actions)
+
+
+def test_a_model_version_the_release_does_not_list_is_an_upgrade():
+    """OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0."""
+    top = _top("ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, and 2.6")
+    assert top.rule == "VC-1" and top.actions[0].startswith("Upgrade vLLM to a release that implements the checkpoint")

@@ -242,3 +242,11 @@ def test_ipython_8s_frame_names_its_file_line_and_function():
     path = "~/miniconda3/envs/x/lib/python3.11/site-packages/autogen_ext/models/openai/_openai_client.py"
     assert frame_in(line) == Frame(path, 962, "OpenAIChatCompletionClient.__init__")
     assert frame_in("    at least 3 requests failed in 2 runs") is None
+
+
+def test_markdown_bold_around_a_line_is_read_through_and_pythons_double_star_is_left():
+    """QwenLM/Qwen3-VL#806: the reporter bolded the error line of the log they pasted."""
+    [piece] = unwrap("2025-02-19 **ModuleNotFoundError: No module named 'decord'**")
+    assert piece.text == "2025-02-19 ModuleNotFoundError: No module named 'decord'"
+    assert unwrap("    return fn(*args, **kwargs)")[0].text == "    return fn(*args, **kwargs)"
+    assert unwrap("f(*a, **kw, **extra)")[0].text == "f(*a, **kw, **extra)"
