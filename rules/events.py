@@ -361,6 +361,10 @@ class LogEvent(BaseModel):
     # the releases read (vLLM's released packages, "0.4–0.33") none of which takes the engine argument refused: it
     # was never vLLM's (a framework's own patched build passed it)
     absent_from_releases: str | None = None
+    # vLLM's extra that installs a module Python could not find (`decord`: "video"), in the releases `extra_releases`
+    # names ("0.7–0.10"): an optional dependency a feature imports only when it is used
+    vllm_extra: str | None = None
+    extra_releases: str | None = None
     # the name vLLM's interface takes where a message refused one (a chat content part `image` -> `image_url`)
     accepted_instead: str | None = None
     # the installed package whose code called into vLLM in an unplaced error's traceback (trl, lm_eval)
@@ -526,6 +530,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "known_in_release",
         "known_releases",
         "absent_from_releases",
+        "vllm_extra",
+        "extra_releases",
         "calls",
     ),
 }

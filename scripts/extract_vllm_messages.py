@@ -15,7 +15,8 @@ group is greedy, `.+`, so re.search over a pasted line does not cut that value s
 records the exception class or log level, the file and line within vllm/, the CLI flags and
 environment variables the message names, a phase guessed from the path, and the minor versions
 that have it. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs with the minors
-that declare it: what a caller could pass each release. What it misses: docs/vllm-messages.md.
+that declare it: what a caller could pass each release; `extras` the packages each of vLLM's extras installs
+(`video`: decord), from the wheel's METADATA. What it misses: docs/vllm-messages.md.
 
 Regenerate (13-19 minutes on 2 cores; 30 wheels of 130-510 MB, 10 GB downloaded in all, one on
 disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
@@ -777,6 +778,26 @@ def wheel_sources(wheel: Path) -> Iterator[tuple[str, str]]:
                 yield name, archive.read(name).decode("utf-8", "replace")
 
 
+# `Requires-Dist: decord; extra == "video"` in the wheel's METADATA: a package an extra of vLLM installs.
+_EXTRA_REQUIREMENT = re.compile(
+    r"^Requires-Dist: (?P<package>[A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;.*\bextra == ['\"](?P<extra>[\w-]+)['\"]"
+)
+
+
+def wheel_extras(wheel: Path) -> dict[str, list[str]]:
+    """The packages each of vLLM's extras installs (`pip install 'vllm[video]'`), from the wheel's METADATA:
+    vLLM imports them only when a feature needs them, so a missing one fails at that feature's first use."""
+    extras: dict[str, list[str]] = {}
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
+        text = archive.read(metadata).decode("utf-8", "replace") if metadata else ""
+    for line in text.splitlines():
+        found = _EXTRA_REQUIREMENT.match(line)
+        if found:
+            extras.setdefault(found["extra"], []).append(found["package"].lower().replace("_", "-"))
+    return extras
+
+
 # ---------------------------------------------------------------- one version, all versions
 
 
@@ -789,6 +810,7 @@ class VersionResult:
     unparsed: dict[str, str]
     engine_fields: int
     engine_args: dict[str, list[str]] = field(default_factory=dict)  # class -> its fields
+    extras: dict[str, list[str]] = field(default_factory=dict)  # extra -> the packages it installs
 
 
 def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> VersionResult:
@@ -808,7 +830,7 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
             unparsed[path] = found
         else:
             entries += found
-    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes)
+    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes, wheel_extras(wheel))
 
 
 def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
@@ -846,6 +868,19 @@ def merge_engine_args(results: list[VersionResult]) -> list[dict[str, Any]]:
     for row in merged.values():
         row["first"], row["last"] = row["versions"][0], row["versions"][-1]
     return sorted(merged.values(), key=lambda row: (row["class"], row["field"]))
+
+
+def merge_extras(results: list[VersionResult]) -> list[dict[str, Any]]:
+    """One row per (extra, package) with the minors whose extra installs it (`video`, `decord`: 0.7 ...)."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+        for extra, packages in result.extras.items():
+            for package in packages:
+                row = merged.setdefault((extra, package), {"extra": extra, "package": package, "versions": []})
+                row["versions"].append(result.minor)
+    for row in merged.values():
+        row["first"], row["last"] = row["versions"][0], row["versions"][-1]
+    return sorted(merged.values(), key=lambda row: (row["extra"], row["package"]))
 
 
 def build_header(
@@ -898,9 +933,14 @@ def build_header(
 
 
 def write_catalog(
-    path: Path, header: dict[str, Any], entries: list[dict[str, Any]], engine_args: list[dict[str, Any]]
+    path: Path,
+    header: dict[str, Any],
+    entries: list[dict[str, Any]],
+    engine_args: list[dict[str, Any]],
+    extras: list[dict[str, Any]],
 ) -> None:
-    """JSON with sorted keys: the header indented, then one message per line, then one engine argument per line."""
+    """JSON with sorted keys: the header indented, then one message per line, one engine argument per line, and one
+    extra's package per line."""
     path.parent.mkdir(parents=True, exist_ok=True)
     header_text = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
 
@@ -914,6 +954,8 @@ def write_catalog(
         + lines(entries)
         + '\n],\n"engine_args": [\n'
         + lines(engine_args)
+        + '\n],\n"extras": [\n'
+        + lines(extras)
         + "\n]}\n"
     )
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -1008,8 +1050,10 @@ def main(argv: list[str] | None = None) -> int:
     entries = merge(results)
     engine_args = merge_engine_args(results)
     header = build_header(results, entries, skipped, failed)
+    extras = merge_extras(results)
     header["totals"]["engine_args"] = len(engine_args)
-    write_catalog(args.out, header, entries, engine_args)
+    header["totals"]["extras"] = len(extras)
+    write_catalog(args.out, header, entries, engine_args, extras)
     totals = header["totals"]
     print(
         f"wrote {args.out}: {totals['entries']} entries ({totals['with_flag']} name a flag, "

@@ -82,6 +82,10 @@ class MessageCatalog:
         self._engine_args: dict[tuple[str, str], list[str]] = {
             (row["class"], row["field"]): row["versions"] for row in document.get("engine_args", [])
         }
+        # package -> (extra, the minors whose extra installs it)
+        self._extras: dict[str, list[tuple[str, list[str]]]] = {}
+        for row in document.get("extras", []):
+            self._extras.setdefault(row["package"], []).append((row["extra"], row["versions"]))
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
@@ -160,6 +164,15 @@ class MessageCatalog:
         classes = ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
         found = {minor for c in classes for minor in self._engine_args.get((c, name), [])}
         return [minor for minor in self.minors_read if minor in found]
+
+    def extra_installing(self, package: str) -> tuple[str, str, str] | None:
+        """(extra, first, last minor) of vLLM's extra that installs `package` (`decord`: video), the one of the
+        newest releases where several did; None when no extra of any release read installs it."""
+        rows = self._extras.get(package.lower().replace("_", "-"), [])
+        if not rows:
+            return None
+        extra, versions = max(rows, key=lambda row: _minor(row[1][-1]))
+        return extra, versions[0], versions[-1]
 
     @cached_property
     def _entries_with(self) -> dict[str, list[int]]:

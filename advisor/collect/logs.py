@@ -407,6 +407,7 @@ def _unplaced_event(
 ) -> LogEvent:
     """An exception neither the wording table nor the catalog knows, named with where its traceback ran."""
     releases = refused_names.argument_releases(cls, said, frames)
+    extra = refused_names.extra_installing(cls, said)
     return LogEvent(
         kind=LogEventKind.UNPLACED_ERROR,
         message=f"{cls}: {said}" if said else cls,
@@ -421,6 +422,8 @@ def _unplaced_event(
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
         absent_from_releases=releases.absent_from,
+        vllm_extra=extra[0] if extra else None,
+        extra_releases=extra[1] if extra else None,
         **common,
     )
 

@@ -9,6 +9,7 @@ stay pure and only read them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
@@ -115,3 +116,18 @@ def accepted_instead(ref: CatalogRef) -> str | None:
     if not ref.template.startswith(_PART_TYPE_REFUSALS):
         return None
     return part_type_instead(ref.captured.get("part_type", ""))
+
+
+# Python's words for a module that is not installed; the module's top-level name is the package's, for the packages
+# vLLM's extras install (decord, librosa, soundfile, av).
+_MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")
+
+
+def extra_installing(cls: str, said: str) -> tuple[str, str] | None:
+    """(extra, "first–last") of vLLM's extra that installs a module Python could not find (`decord`: video in
+    0.7–0.x), from the wheels' METADATA the catalog read; None for any other error, and for vLLM's own modules."""
+    found = _MISSING_MODULE.search(said) if cls in ("ModuleNotFoundError", "ImportError") else None
+    if found is None or found["module"] == "vllm":
+        return None
+    extra = message_catalog().extra_installing(found["module"])
+    return (extra[0], f"{extra[1]}–{extra[2]}") if extra else None

@@ -450,6 +450,13 @@ def test_the_engine_arguments_say_which_releases_took_each_keyword():
     assert ("EngineArgs", "model_hf_config") not in rows  # verl's patched vLLM, never a release's
 
 
+def test_the_extras_say_which_packages_each_extra_of_vllm_installed():
+    rows = {(row["extra"], row["package"]): row for row in catalog()["extras"]}
+    assert catalog()["header"]["totals"]["extras"] == len(rows)
+    assert "0.7" in rows[("video", "decord")]["versions"]  # QwenLM/Qwen3-VL#806
+    assert rows[("audio", "soundfile")]["last"] == "0.33"
+
+
 def test_every_entry_has_a_pattern_that_compiles_and_versions_in_order():
     order = {minor: i for i, minor in enumerate(ALL_MINORS)}
     for entry in catalog()["messages"]:

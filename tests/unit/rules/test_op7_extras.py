@@ -1,0 +1,35 @@
+"""OP-7.29: a package one of vLLM's extras installs is missing (read from every release's METADATA)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_extras
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+# QwenLM/Qwen3-VL#806, as pasted (the reporter's date prefix; their Markdown bold around the error line)
+VIDEO_REQUEST = [
+    "2025-02-19 Traceback (most recent call last):",
+    '2025-02-19   File "/usr/local/lib/python3.10/dist-packages/vllm/utils.py", line 1813, in __getattr__',
+    "2025-02-19     importlib.import_module(name)",
+    "2025-02-19 **ModuleNotFoundError: No module named 'decord'**",
+]
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_missing_package_of_vllms_video_extra_names_the_extra_and_the_package():
+    findings = evaluate(_facts(VIDEO_REQUEST)).findings
+    top = findings[0]
+    assert top.rule == "OP-7.29" and top.title.startswith("decord is not installed")
+    assert "its video extra installs it" in top.title
+    assert "`pip install 'vllm[video]'`" in top.actions[0] and "`pip install decord`" in top.actions[0]
+    assert "VC-2" not in [f.rule for f in findings]  # the same line, explained
+
+
+def test_a_package_no_extra_of_vllm_installs_is_not_this():
+    lines = ["ModuleNotFoundError: No module named 'my_private_helpers'"]
+    assert not op7_extras.RULE_MISSING_EXTRA.evaluate(_facts(lines))
+    assert not op7_extras.RULE_MISSING_EXTRA.evaluate(_facts(["ModuleNotFoundError: No module named 'vllm._C'"]))
