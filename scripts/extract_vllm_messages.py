@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -858,29 +858,28 @@ def merge(results: list[VersionResult]) -> list[dict[str, Any]]:
 def merge_engine_args(results: list[VersionResult]) -> list[dict[str, Any]]:
     """One row per (class, field) with the minors whose EngineArgs or AsyncEngineArgs declares it: when a caller's
     keyword argument was taken (`worker_use_ray`: until the release that removed it)."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
-    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
-        for cls, names in result.engine_args.items():
-            for name in names:
-                merged.setdefault((cls, name), {"class": cls, "field": name, "versions": []})["versions"].append(
-                    result.minor
-                )
-    for row in merged.values():
-        row["first"], row["last"] = row["versions"][0], row["versions"][-1]
-    return sorted(merged.values(), key=lambda row: (row["class"], row["field"]))
+    return _merge_pairs(results, lambda result: result.engine_args, ("class", "field"))
 
 
 def merge_extras(results: list[VersionResult]) -> list[dict[str, Any]]:
-    """One row per (extra, package) with the minors whose extra installs it (`video`, `decord`: 0.7 ...)."""
+    """One row per (extra, package) with the minors whose extra installs it (`video`, `decord`: 0.6–0.7)."""
+    return _merge_pairs(results, lambda result: result.extras, ("extra", "package"))
+
+
+def _merge_pairs(
+    results: list[VersionResult], groups_of: Callable[[VersionResult], dict[str, list[str]]], keys: tuple[str, str]
+) -> list[dict[str, Any]]:
+    """Rows of (group, member) pairs a version lists (a class and its fields, an extra and its packages), each with
+    the minors that list it, oldest first, and the first and last of them."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
-        for extra, packages in result.extras.items():
-            for package in packages:
-                row = merged.setdefault((extra, package), {"extra": extra, "package": package, "versions": []})
+        for group, members in groups_of(result).items():
+            for member in members:
+                row = merged.setdefault((group, member), {keys[0]: group, keys[1]: member, "versions": []})
                 row["versions"].append(result.minor)
     for row in merged.values():
         row["first"], row["last"] = row["versions"][0], row["versions"][-1]
-    return sorted(merged.values(), key=lambda row: (row["extra"], row["package"]))
+    return sorted(merged.values(), key=lambda row: (row[keys[0]], row[keys[1]]))
 
 
 def build_header(

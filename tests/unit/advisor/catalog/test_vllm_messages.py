@@ -13,6 +13,7 @@ import json
 import re
 import sys
 import textwrap
+import zipfile
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -372,6 +373,28 @@ def test_the_engine_argument_classes_fields_are_read_per_class():
         "EngineArgs": ["model", "served_model_name", "tokenizer", "max_model_len"],
         "AsyncEngineArgs": ["disable_log_requests"],
     }
+
+
+def test_an_extras_packages_are_read_from_the_wheels_metadata_and_merged_across_versions(tmp_path):
+    wheel = tmp_path / "vllm-0.7.3-cp38-abi3-manylinux1_x86_64.whl"
+    metadata = (
+        'Name: vllm\nProvides-Extra: audio\nRequires-Dist: librosa; extra == "audio"\n'
+        "Requires-Dist: mistral_common[audio]>=1.5; extra == 'audio'\nRequires-Dist: decord; extra == \"video\"\n"
+        "Requires-Dist: torch==2.5.1\n"
+    )
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("vllm-0.7.3.dist-info/METADATA", metadata)
+    script = extractor()
+    extras = script.wheel_extras(wheel)
+    assert extras == {"audio": ["librosa", "mistral-common"], "video": ["decord"]}
+    older = script.VersionResult("0.6", "0.6.6", 1, [], {}, 1, {}, {"video": ["decord"]})
+    newer = script.VersionResult("0.7", "0.7.3", 1, [], {}, 1, {}, extras)
+    rows = script.merge_extras([newer, older])
+    assert [(r["extra"], r["package"], r["first"], r["last"]) for r in rows] == [
+        ("audio", "librosa", "0.7", "0.7"),
+        ("audio", "mistral-common", "0.7", "0.7"),
+        ("video", "decord", "0.6", "0.7"),
+    ]
 
 
 @pytest.mark.parametrize(
