@@ -212,6 +212,12 @@ HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
 # 'worker_extension_cls'`): the collector asks which release takes it, OP-7.26 names the caller that passed it.
 UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
+# vLLM's engine-argument classes as Python names them in that refusal (`EngineArgs.__init__()`), and the class: the
+# refusing function is vLLM's own, whose fields per release the catalog holds.
+ENGINE_ARG_CLASSES = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
+# Python's words for a module that is not installed, with the module's top-level name (the package's, for the
+# packages vLLM's extras install: decord, librosa, soundfile, av): the collector looks it up, OP-7.29 names it.
+MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")
 
 
 class OomPhase(str, Enum):

@@ -9,14 +9,13 @@ stay pure and only read them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
-from rules.events import UNEXPECTED_KEYWORD, CatalogRef
+from rules.events import ENGINE_ARG_CLASSES, MISSING_MODULE, UNEXPECTED_KEYWORD, CatalogRef
 
 # Folders a shortened path may start with that name no package (a project's layout, not what it installs as).
 _PROJECT_FOLDERS = frozenset({"src", "lib", "app", "workspace", "code", "scripts", "examples", "tests"})
@@ -41,10 +40,6 @@ def caller_of_vllm(frames: list[Frame]) -> str | None:
     return before[-1] if before else None
 
 
-# The classes a caller builds vLLM's engine from: Python names them in the refusal (`EngineArgs.__init__()`).
-ENGINE_ARG_FUNCTIONS = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
-
-
 @dataclass(frozen=True, slots=True)
 class ArgumentReleases:
     """Which releases take a keyword an installed vLLM refused: from `known_in_release` on (the installed one is
@@ -62,20 +57,26 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
         return ArgumentReleases()
-    engine_class = ENGINE_ARG_FUNCTIONS.get(keyword["function"])
-    if engine_class is None and (not frames or _package_of(frames[-1].path) != "vllm"):
-        return ArgumentReleases()
+    engine_class = ENGINE_ARG_CLASSES.get(keyword["function"])
     if engine_class is not None:
-        catalog = message_catalog()
-        minors, read = catalog.engine_argument_minors(engine_class, keyword["keyword"]), catalog.engine_args_minors
-        if minors and read:
-            if minors[-1] == read[-1]:
-                return ArgumentReleases(known_in_release=minors[0])
-            return ArgumentReleases(known_releases=f"{minors[0]}–{minors[-1]}")
-        if read:
-            return ArgumentReleases(absent_from=f"{read[0]}–{read[-1]}")
+        read = message_catalog().engine_args_minors
+        if read:  # a catalog that holds the engine arguments answers for EngineArgs
+            return _engine_argument_releases(engine_class, keyword["keyword"], read)
+    elif not frames or _package_of(frames[-1].path) != "vllm":
+        return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:
+    """From the releases read (oldest first): taken up to the newest (added in the first), taken and removed since,
+    or never taken."""
+    minors = message_catalog().engine_argument_minors(engine_class, keyword)
+    if not minors:
+        return ArgumentReleases(absent_from=f"{read[0]}–{read[-1]}")
+    if minors[-1] == read[-1]:
+        return ArgumentReleases(known_in_release=minors[0])
+    return ArgumentReleases(known_releases=f"{minors[0]}–{minors[-1]}")
 
 
 # vLLM's messages refusing a quantization method by name ("Unknown quantization method: gptq. Must be one of ['awq',
@@ -118,15 +119,10 @@ def accepted_instead(ref: CatalogRef) -> str | None:
     return part_type_instead(ref.captured.get("part_type", ""))
 
 
-# Python's words for a module that is not installed; the module's top-level name is the package's, for the packages
-# vLLM's extras install (decord, librosa, soundfile, av).
-_MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")
-
-
 def extra_installing(cls: str, said: str) -> tuple[str, str] | None:
     """(extra, "first–last") of vLLM's extra that installs a module Python could not find (`decord`: video in
     0.7–0.x), from the wheels' METADATA the catalog read; None for any other error, and for vLLM's own modules."""
-    found = _MISSING_MODULE.search(said) if cls in ("ModuleNotFoundError", "ImportError") else None
+    found = MISSING_MODULE.search(said) if cls in ("ModuleNotFoundError", "ImportError") else None
     if found is None or found["module"] == "vllm":
         return None
     extra = message_catalog().extra_installing(found["module"])

@@ -43,6 +43,10 @@ STARTUP_FAILURE_KINDS = (
     LogEventKind.CUDA_OOM,
     LogEventKind.MEMORY_PROFILING_ERROR,
 )
+# Events that name why a start failed: the failures OP-1 explains, vLLM's own messages (VC-1) and any exception
+# (VC-2). OP-1.9 ("no known cause") and OP-1.11 (a dying API server read as the engine-ready wait) stay silent when
+# one is in the text.
+STARTUP_CAUSE_KINDS = (*STARTUP_FAILURE_KINDS, LogEventKind.VLLM_MESSAGE, LogEventKind.UNPLACED_ERROR)
 # The environment variable that forces vLLM's attention backend (HL-4, HL-6, OP-5.29).
 ATTENTION_BACKEND_ENV = "VLLM_ATTENTION_BACKEND"
 OPTIMIZATION_DOCS = "https://docs.vllm.ai/en/latest/configuration/optimization.html"

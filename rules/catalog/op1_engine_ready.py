@@ -27,8 +27,6 @@ NEAR_TIMEOUT_SHARE = 0.8
 # The proposal: this many times the longer of the wait and the load the progress bar projects, in whole steps.
 HEADROOM = 2.0
 ROUNDED_TO_S = 300
-# An error in the engine itself explains an API server's death better than the wait does.
-_ENGINE_ERRORS = (*c.STARTUP_FAILURE_KINDS, LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE)
 
 
 def _check_engine_ready(facts: Facts) -> list[Finding]:
@@ -40,7 +38,7 @@ def _check_engine_ready(facts: Facts) -> list[Finding]:
         message.description = "the API server's wait for the engine cores' first message ran out"
         return [_finding(facts, wait_s, [message, *_load_evidence(progress)], progress, said=True)]
     died = facts.last_event(LogEventKind.API_SERVER_PROCESS_FAILED)
-    if died is None or progress is None or not _near_the_wait(progress) or facts.events_of(*_ENGINE_ERRORS):
+    if died is None or progress is None or not _near_the_wait(progress) or facts.events_of(*c.STARTUP_CAUSE_KINDS):
         return []
     process = c.log_evidence(died, name="API server process failed", value=died.message)
     process.description = "an API server process of a multi-API-server start died"

@@ -18,9 +18,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 def _check_unexplained(facts: Facts) -> list[Finding]:
     failed = facts.last_event(LogEventKind.ENGINE_CORE_FAILED)
-    # VC-1 and VC-2 name the cause from the traceback when it holds vLLM's own message or any exception.
-    explained = (*c.STARTUP_FAILURE_KINDS, LogEventKind.VLLM_MESSAGE, LogEventKind.UNPLACED_ERROR)
-    if failed is None or facts.events_of(*explained):
+    if failed is None or facts.events_of(*c.STARTUP_CAUSE_KINDS):
         return []
     return [
         RULE_UNEXPLAINED.finding(

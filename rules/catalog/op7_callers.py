@@ -20,12 +20,9 @@ released vLLM.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import UNEXPECTED_KEYWORD, LogEvent, LogEventKind
+from rules.events import ENGINE_ARG_CLASSES, UNEXPECTED_KEYWORD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
-
-# vLLM's engine-argument classes as Python names them in the refusal: the refusing function is vLLM's own.
-ENGINE_ARG_FUNCTIONS = ("EngineArgs.__init__", "AsyncEngineArgs.__init__")
 
 
 def _check_caller_argument(facts: Facts) -> list[Finding]:
@@ -33,7 +30,7 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         refused = UNEXPECTED_KEYWORD.search(event.message or "")
         if event.exception != "TypeError" or refused is None:
             continue
-        engine_class = refused["function"] in ENGINE_ARG_FUNCTIONS
+        engine_class = refused["function"] in ENGINE_ARG_CLASSES
         in_vllm = engine_class or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
         if in_vllm and (event.caller or (engine_class and releases_known)):

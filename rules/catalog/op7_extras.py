@@ -12,7 +12,7 @@ says which extra installs the package and in which releases.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import MISSING_MODULE, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -23,7 +23,8 @@ def _check_missing_extra(facts: Facts) -> list[Finding]:
 
 
 def _finding(event: LogEvent) -> Finding:
-    package = (event.message or "").rsplit("No module named", 1)[-1].strip(" '\"").split(".")[0] or "the package"
+    named = MISSING_MODULE.search(event.message or "")
+    package = named["module"] if named else "the package"
     extra, releases = event.vllm_extra, event.extra_releases or "some releases"
     evidence = c.log_evidence(event, name="missing module", value=package)
     evidence.description = f"Python could not import {package}, which vLLM's {extra} extra installs"
