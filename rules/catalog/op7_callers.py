@@ -41,44 +41,12 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
 def _caller_finding(event: LogEvent, function: str, keyword: str) -> Finding:
     name = event.caller.replace("_", "-") if event.caller else None
     who = name or "the code that builds vLLM's engine"
-    flag = "--" + keyword.replace("_", "-")
-    changes: list[ConfigChange] = []
-    if event.known_releases:  # taken once, removed since: the caller was written for an older vLLM
-        which = (
-            f"vLLM {event.known_releases} took it ({flag}); the installed vLLM is newer and no longer does, so "
-            f"{who} was written for an older vLLM"
-        )
-        changes.append(
-            ConfigChange(
-                flag=flag,
-                current="passed",
-                proposed="",
-                reason=f"vLLM releases after {event.known_releases.split('–')[-1]} no longer take it",
-            )
-        )
-        actions = [
-            f"Take {keyword} out of the arguments {who} passes (and {flag} off a command line), or install "
-            f"{'the ' + name + ' release' if name else 'the version of that code'} made for the installed vLLM.",
-            f"Or install a vLLM from {event.known_releases}, which took it.",
-        ]
-    elif event.absent_from_releases:  # never vLLM's: a patched build or a framework's own subclass took it
-        which = (
-            f"No released vLLM from {event.absent_from_releases} takes it: {who} was written for a patched vLLM "
-            "build (a framework's own fork or subclass of EngineArgs)"
-        )
-        actions = [
-            f"Install the {name + ' release' if name else 'version of that code'} made for the released vLLM you "
-            "have (its requirements or changelog name the vLLM it supports), or the patched vLLM build it ships.",
-        ]
+    if event.known_releases:
+        which, changes, actions = _removed(event.known_releases, keyword, name, who)
+    elif event.absent_from_releases:
+        which, changes, actions = _never_taken(event.absent_from_releases, name, who)
     else:
-        which = (
-            f"vLLM {event.known_in_release} takes it ({flag}), so the installed vLLM is older than the one {who} "
-            "was written for"
-            if event.known_in_release
-            else f"vLLM {flag} is not among the flags of the newest vLLM servops knows either, so it may have been "
-            f"renamed or removed: the installed vLLM may be newer than {who} supports"
-        )
-        actions = _install_actions(name, event.known_in_release)
+        which, changes, actions = _not_taken_yet(event.known_in_release, keyword, name, who)
     return RULE_CALLER_ARGUMENT.finding(
         Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
         f"{who} passes vLLM an argument the installed vLLM version does not take ({keyword})"
@@ -89,6 +57,56 @@ def _caller_finding(event: LogEvent, function: str, keyword: str) -> Finding:
         actions=actions,
         confidence=0.8,
     )
+
+
+# Each reading of the releases: (why, the changes, the actions).
+_Reading = tuple[str, list[ConfigChange], list[str]]
+
+
+def _removed(releases: str, keyword: str, name: str | None, who: str) -> _Reading:
+    """Taken once, removed since: the caller was written for an older vLLM."""
+    flag = "--" + keyword.replace("_", "-")
+    which = (
+        f"vLLM {releases} took it ({flag}); the installed vLLM is newer and no longer does, so {who} was written for "
+        "an older vLLM"
+    )
+    change = ConfigChange(
+        flag=flag,
+        current="passed",
+        proposed="",
+        reason=f"vLLM releases after {releases.split('–')[-1]} no longer take it",
+    )
+    actions = [
+        f"Take {keyword} out of the arguments {who} passes (and {flag} off a command line), or install "
+        f"{'the ' + name + ' release' if name else 'the version of that code'} made for the installed vLLM.",
+        f"Or install a vLLM from {releases}, which took it.",
+    ]
+    return which, [change], actions
+
+
+def _never_taken(releases: str, name: str | None, who: str) -> _Reading:
+    """Never vLLM's: a patched build or a framework's own subclass of EngineArgs took it."""
+    which = (
+        f"No released vLLM from {releases} takes it: {who} was written for a patched vLLM build (a framework's own "
+        "fork or subclass of EngineArgs)"
+    )
+    actions = [
+        f"Install the {name + ' release' if name else 'version of that code'} made for the released vLLM you have "
+        "(its requirements or changelog name the vLLM it supports), or the patched vLLM build it ships.",
+    ]
+    return which, [], actions
+
+
+def _not_taken_yet(newer: str | None, keyword: str, name: str | None, who: str) -> _Reading:
+    """A later vLLM takes it (or which side is older is unknown)."""
+    flag = "--" + keyword.replace("_", "-")
+    which = (
+        f"vLLM {newer} takes it ({flag}), so the installed vLLM is older than the one {who} was written for"
+        if newer
+        else f"vLLM {flag} is not among the flags of the newest vLLM servops knows either, so it may have been "
+        f"renamed or removed: the installed vLLM may be newer than {who} supports"
+    )
+    return which, [], _install_actions(name, newer)
 
 
 def _install_actions(name: str | None, newer: str | None) -> list[str]:
