@@ -116,11 +116,12 @@ def load_cases(root: Path = CORPUS) -> list[Case]:
     return cases
 
 
-def triage_case(case: Case) -> TriageResult:
-    """Triage the quoted text as a user would: saved to a file and passed as --logs (with --server-args)."""
+def triage_case(case: Case, text: str | None = None) -> TriageResult:
+    """Triage the quoted text (or `text`, the same lines as something else carried them) as a user would:
+    saved to a file, byte for byte, and passed as --logs (with --server-args)."""
     with tempfile.TemporaryDirectory(prefix="servops-incident-") as folder:
         pasted = Path(folder) / "pasted.txt"
-        pasted.write_text(case.quoted, encoding="utf-8")
+        pasted.write_text(case.quoted if text is None else text, encoding="utf-8", newline="")
         request = TriageRequest(logs=str(pasted), server_args=case.server_args)
         return run_triage(request)
 

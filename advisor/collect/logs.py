@@ -26,6 +26,7 @@ from pathlib import Path
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect import refused_names
 from advisor.collect.log_patterns import candidates
+from advisor.collect.log_transport import carried_lines
 from advisor.collect.pasted_text import (
     Frame,
     Unwrapped,
@@ -54,10 +55,6 @@ MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rare
 # members, then `}`; joined into one line so it is read as the body it is. A longer one is left line by line.
 MAX_JSON_LINES = 40
 
-# What log shippers add in front of vLLM's own line: terminal colours, and the RFC 3339 stamp of
-# `kubectl logs --timestamps` / `docker logs -t` (e.g. 2025-10-22T09:33:49.123456789Z).
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_SHIPPER_STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+")
 _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*")
 # torchrun's prefix on every line a rank prints (`[rank1]: Traceback …`), wherever a viewer put it in the line; its
 # own warnings keep theirs (`[rank1]:[W …]`).
@@ -257,9 +254,8 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
     ends where its braces balance (a nested object's `}` does not end it)."""
     block: list[tuple[int, str, str]] = []  # (line number, the line, the line stripped)
     depth = 0
-    for line_no, raw_line in enumerate(_bounded(lines), start=1):
+    for line_no, line in carried_lines(_bounded(lines)):
         result.lines_read = line_no
-        line = raw_line.rstrip("\r\n")
         stripped = unquoted(line).strip()
         if not block and not (stripped == "{" or _ERROR_OPENS_JSON.match(stripped)):
             yield line_no, line
@@ -526,10 +522,6 @@ def _bounded(lines: Iterable[str]) -> Iterator[str]:
 def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tuple[LogEvent | None, str]:
     """The event a line holds (or None), and its bare message (prefixes and header removed)."""
     message, process = line, None
-    if "\x1b" in message:
-        message = _ANSI.sub("", message)
-    if message[:1].isdigit():
-        message = _SHIPPER_STAMP.sub("", message, count=1)
     if "[rank" in message and (rank := _TORCHRUN_RANK.search(message)):
         message = message[rank.end() :]
     while True:  # prefixes can nest: (APIServer pid=716) (EngineCore_DP0 pid=1101) ERROR …

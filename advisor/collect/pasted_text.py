@@ -1,10 +1,11 @@
-"""What people paste besides vLLM's own log lines: shipper JSON, HTTP error bodies, tracebacks.
+"""What people paste besides vLLM's own log lines: HTTP error bodies, tracebacks, wrapped and quoted lines.
 
-Why apart from the log reader: on call, the text at hand is rarely a clean `vllm serve` log. It is a
-line out of Loki or Fluent Bit (`{"log": "...", "stream": "stderr"}`), the body an OpenAI client printed
-(`Error code: 404 - {'object': 'error', 'message': 'The model `x` does not exist.', ...}`), a traceback
-cut out of a pod's output, or one error line quoted in an issue title. Each is unwrapped here to the
-text vLLM (or Python) wrote, so the reader can match it like any log line.
+Why apart from the log reader: on call, the text at hand is rarely a clean `vllm serve` log. It is the body an
+OpenAI client printed (`Error code: 404 - {'object': 'error', 'message': 'The model `x` does not exist.', ...}`),
+a traceback cut out of a pod's output, a message an issue wrapped at its width, or one error line quoted in an
+issue title. Each is unwrapped here to the text vLLM (or Python) wrote, so the reader can match it like any log
+line. What carried the lines (kubectl, the journal, a shipper's JSON) is already off: advisor/collect/
+log_transport.py.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-# The keys log shippers put vLLM's own line under (Docker's json-file, Fluent Bit, Loki, GCP, Vector).
-SHIPPER_KEYS = ("log", "message", "msg", "textPayload", "MESSAGE")
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
 # "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message.
 _EXCEPTION = re.compile(
@@ -105,13 +104,13 @@ class Unwrapped:
     """One piece of text to read as a log line, what it was found in, and an error body's `type`."""
 
     text: str
-    how: Literal["line", "shipper", "error_body"]
+    how: Literal["line", "error_body"]
     error_type: str | None = None
 
 
 def unwrap(line: str) -> list[Unwrapped]:
-    """The text(s) a pasted line holds: the line itself, a shipper record's log text, or the message of an
-    HTTP error body (JSON or a Python dict, alone or after a client's `Error code: 404 - `)."""
+    """The text a pasted line holds: the line itself, or the message of an HTTP error body (JSON or a Python
+    dict, alone or after a client's `Error code: 404 - `)."""
     line = unquoted(line)
     if "**" in line:
         line = _BOLD.sub(r"\g<text>", line)
@@ -125,11 +124,6 @@ def unwrap(line: str) -> list[Unwrapped]:
     body = error_body_message(record)
     if body is not None:
         return [Unwrapped(body[0], "error_body", body[1])]
-    if start == 0 or not line[:start].strip():
-        for key in SHIPPER_KEYS:
-            value = record.get(key)
-            if isinstance(value, str):
-                return [Unwrapped(text, "shipper") for text in value.splitlines() or [""]]
     return [Unwrapped(line, "line")]
 
 

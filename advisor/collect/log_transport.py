@@ -1,0 +1,144 @@
+"""What carried each line to the person who pasted it, taken off before anything else reads the line.
+
+Why a layer of its own, and first: a vLLM log on call rarely comes straight from the process. It comes out of
+`kubectl logs --timestamps` or `--prefix`, a node's containerd or CRI-O files (`<time> stderr F <line>`), the
+journal (`Nov 30 21:47:14 node vllm[4172]: <line>`), `docker compose logs` (`vllm-1  | <line>`), stern
+(`<pod> <container> <line>`), or a shipper's JSON records (Docker's json-file and Fluent Bit `{"log": …}`,
+Elasticsearch, Datadog and Vector `{"message": …}`, Loki's logcli `{"line": …}`, Splunk `{"_raw": …}`), often
+with the terminal's colours. Every physical line carries that envelope, so a message wrapped over lines, a JSON
+error body printed over lines or a traceback would look like separate records to the reader (advisor/collect/
+logs.py), which judges wrapping and record starts on vLLM's own text. Taking the envelope off here, line by line
+and before the reader joins anything, makes the same incident read the same however it was carried.
+
+vLLM's own prefixes (`(EngineCore_DP0 pid=…)`, the `INFO 11-30 21:47:14 [file.py:12]` header) are vLLM's words,
+not a carrier's: the reader keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from advisor.collect.pasted_text import unquoted
+
+# The keys shippers put the logged line under: Docker's json-file and Fluent Bit (`log`), Elasticsearch/Vector/
+# Datadog/CloudWatch (`message`, `msg`), journald's JSON export (`MESSAGE`), GCP (`textPayload`), Loki's logcli
+# `--output=jsonl` (`line`), Splunk (`_raw`).
+SHIPPER_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload", "line", "_raw")
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+# containerd / CRI-O log files (what a node keeps under /var/log/pods): time, stream, F(ull) or P(artial).
+_CRI = re.compile(rf"^{_RFC3339} (?:stdout|stderr) (?P<tag>[FP]) ?")
+# `kubectl logs --timestamps`, `docker logs -t`, and a shipper's own stamp in front of the line.
+_STAMP = re.compile(rf"^{_RFC3339}\s+")
+# `kubectl logs --prefix`: `[pod/<name>/<container>] `.
+_KUBECTL_PREFIX = re.compile(r"^\[pod/[^/\]\s]+/[^\]\s]+\] ?")
+# The journal and syslog (`journalctl -u vllm`, any locale's month: `Nov 30`, `6月 10`; or `-o short-iso`): time,
+# host, identifier (with its pid after an ISO time, which alone would also begin `<stamp> Error code: 400`), colon.
+_JOURNAL = re.compile(
+    rf"^(?:\S{{1,5}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d [\w.-]+ [^\s:\[\]]+(?:\[\d+\])?"
+    rf"|{_RFC3339} [\w.-]+ [^\s:\[\]]+\[\d+\]): ?"
+)
+# Two shapes a whole file is written in, told from most of its lines (one line alone proves neither):
+# `docker compose logs` (`vllm-server-1  | `) and stern (`<pod> <container> `, Kubernetes names).
+_COMPOSE = re.compile(r"^(?P<prefix>[A-Za-z0-9][\w.-]*\s+\| ?)")
+_STERN = re.compile(r"^(?P<prefix>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-[a-z0-9]+ [a-z0-9](?:[a-z0-9-]*[a-z0-9])? )")
+_SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape
+_MIN_STERN_LINES = 2
+_MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying a stamped line); a bound, not a rule
+
+
+def carried_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(physical line number, the text its carriers held) for each line; a shipper record holding several lines
+    gives several texts under one number, and a runtime's partial lines (CRI `P`) are joined into the line they
+    continue. Line endings (LF, CRLF) and the terminal's colours are removed."""
+    iterator = iter(lines)
+    head = [line for _, line in zip(range(_SHAPE_SAMPLE), iterator, strict=False)]
+    shape = _file_shape([_bare(line) for line in head])
+    partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
+    for line_no, line in enumerate(_chain(head, iterator), start=1):
+        for text, is_partial in _opened(_bare(line), shape, _MAX_DEPTH):
+            start, whole = (partial[0], partial[1] + text) if partial is not None else (line_no, text)
+            partial = (start, whole) if is_partial else None
+            if not is_partial:
+                yield start, whole
+    if partial is not None:
+        yield partial
+
+
+def opened(line: str) -> list[str]:
+    """The text(s) one line carries, read alone (no file shape, partial lines kept as they are)."""
+    return [text for text, _ in _opened(_bare(line), None, _MAX_DEPTH)]
+
+
+def _chain(head: list[str], rest: Iterator[str]) -> Iterator[str]:
+    yield from head
+    yield from rest
+
+
+def _bare(line: str) -> str:
+    """The line without its ending, the terminal's colours, and the quote bars a chat or Markdown put in front
+    (the outermost envelope: a person quoted what the carrier printed)."""
+    line = line.rstrip("\r\n")
+    return unquoted(_ANSI.sub("", line) if "\x1b" in line else line)
+
+
+def _opened(line: str, shape: re.Pattern[str] | None, depth: int) -> Iterator[tuple[str, bool]]:
+    """(text, whether the runtime marked it partial) for each text `line` carries, its envelopes taken off."""
+    partial = False
+    for _ in range(depth):
+        record = _shipper_record(line)
+        if record is not None:
+            for inner in record.splitlines() or [""]:
+                yield from _opened(_bare(inner), None, depth - 1)
+            return
+        cri = _CRI.match(line)
+        if cri is not None:
+            partial, line = cri["tag"] == "P", line[cri.end() :]
+            continue
+        envelope = _JOURNAL.match(line) or _STAMP.match(line) or _KUBECTL_PREFIX.match(line)  # the journal's time first
+        envelope = envelope or (shape.match(line) if shape is not None else None)
+        if envelope is None:
+            break
+        line = line[envelope.end() :]
+    yield line, partial
+
+
+def _shipper_record(line: str) -> str | None:
+    """The logged text of a shipper's JSON record (the whole line one object, with a string under a shipper key);
+    None for anything else, an OpenAI error body above all (`{"object": "error", "message": …}` is what vLLM
+    answered, read as such by the reader)."""
+    stripped = line.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        record: Any = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(record, dict) or _is_error_body(record):
+        return None
+    return next((record[key] for key in SHIPPER_KEYS if isinstance(record.get(key), str)), None)
+
+
+def _is_error_body(record: dict[str, Any]) -> bool:
+    """OpenAI's and vLLM's error shapes: `{"error": …}`, or a message with `object: error` or a `code`."""
+    return "error" in record or record.get("object") == "error" or "code" in record
+
+
+def _file_shape(lines: list[str]) -> re.Pattern[str] | None:
+    """The prefixes a whole file's lines begin with when it is compose's or stern's output: such prefixes begin at
+    least half of its non-empty lines. Compose's `name  | ` is its own proof; stern's `pod container ` is two plain
+    words, so only a pair that begins two lines or more counts (several pods interleave)."""
+    filled = [line for line in lines if line.strip()]
+    compose = [line for line in filled if _COMPOSE.match(line)]
+    if compose and 2 * len(compose) >= len(filled):
+        return _COMPOSE
+    pairs = Counter(match["prefix"] for line in filled if (match := _STERN.match(line)))
+    recurring = [prefix for prefix, count in pairs.items() if count >= _MIN_STERN_LINES]
+    if recurring and 2 * sum(pairs[prefix] for prefix in recurring) >= len(filled):
+        return re.compile("|".join(re.escape(prefix) for prefix in recurring))
+    return None

@@ -1,0 +1,99 @@
+"""The same incidents, carried the ways logs reach an on-call engineer: does triage still say the same?
+
+Every case of the real-incident corpus (tests/fixtures/incidents/) is re-written, line by line, as a log
+carrier would hand it over (containerd's and CRI-O's node files, `kubectl logs --timestamps` and `--prefix`,
+the journal, `docker compose logs`, stern, Docker's json-file, Loki's logcli, Elasticsearch, the terminal's
+colours, Windows line endings, a chat's quote bar, and these nested), then triaged again. A carrier may not
+change the answer: the case keeps its top finding (rule and title) exactly as the bare paste gets it,
+whether that answer is right or wrong. What takes the carriers off is advisor/collect/log_transport.py.
+
+    .venv/bin/python benchmarks/carried_corpus.py            # cases that keep their answer, per carrier
+    .venv/bin/python benchmarks/carried_corpus.py -v         # and each case that does not, with both answers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from the checkout
+
+from benchmarks.incident_corpus import Case, load_cases, triage_case  # noqa: E402
+
+STAMP = "2026-11-30T21:47:14.123456789Z"
+
+
+def _cri(line: str) -> str:
+    return f"{STAMP} stderr F {line}"
+
+
+def _cri_partial(line: str) -> str:
+    """A long line the runtime split in two: `P` (partial) then `F` (full), as containerd writes past 16 KiB."""
+    if len(line) < 40:
+        return _cri(line)
+    half = len(line) // 2
+    return f"{STAMP} stderr P {line[:half]}\n{STAMP} stderr F {line[half:]}"
+
+
+def _logcli(line: str) -> str:
+    return json.dumps({"labels": {"app": "vllm", "pod": "vllm-0"}, "line": line, "timestamp": STAMP})
+
+
+def _compose(line: str) -> str:
+    return f"vllm-server-1  | {line}"
+
+
+# Each carrier: what it makes of one physical line of the paste.
+CARRIERS: dict[str, Callable[[str], str]] = {
+    "containerd/CRI-O file": _cri,
+    "containerd split line (P, F)": _cri_partial,
+    "kubectl logs --timestamps": lambda line: f"{STAMP} {line}",
+    "kubectl logs --prefix": lambda line: f"[pod/vllm-7c9d8-x2k4q/vllm] {line}",
+    "kubectl logs --prefix --timestamps": lambda line: f"[pod/vllm-0/vllm] {STAMP} {line}",
+    "journalctl": lambda line: f"Nov 30 21:47:14 gpu-node-3 vllm[4172]: {line}",
+    "journalctl -o short-iso": lambda line: f"2026-11-30T21:47:14+0000 gpu-node-3 vllm[4172]: {line}",
+    "docker compose logs": _compose,
+    "docker compose logs, quoted in chat": lambda line: f"> {_compose(line)}",
+    "stern": lambda line: f"vllm-7c9d8-x2k4q vllm {line}",
+    "Docker json-file / Fluent Bit": lambda line: json.dumps({"log": f"{line}\n", "stream": "stderr", "time": STAMP}),
+    "Loki logcli --output=jsonl": _logcli,
+    "logcli of a containerd file": lambda line: _logcli(_cri(line)),
+    "Elasticsearch / Datadog": lambda line: json.dumps({"@timestamp": STAMP, "message": line, "host": "gpu-node-3"}),
+    "terminal colours": lambda line: f"\x1b[32m{line}\x1b[0m",
+    "CRLF line endings": lambda line: f"{line}\r",
+}
+
+
+def carried(case: Case, carrier: Callable[[str], str]) -> str:
+    """The case's paste as `carrier` hands it over: every physical line re-written."""
+    return "\n".join(carrier(line) for line in case.quoted.splitlines())
+
+
+def answer(case: Case, text: str | None = None) -> tuple[str, str] | None:
+    """The top finding's rule and title for the bare paste (or `text`); None when there is none."""
+    findings = triage_case(case, text).findings
+    return (findings[0].rule, findings[0].title) if findings else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each case a carrier changes")
+    args = parser.parse_args(argv)
+    cases = load_cases()
+    bare = {case.id: answer(case) for case in cases}
+    kept_everywhere = 0
+    for name, carrier in CARRIERS.items():
+        changed = [(case.id, got) for case in cases if (got := answer(case, carried(case, carrier))) != bare[case.id]]
+        kept_everywhere += not changed
+        print(f"{len(cases) - len(changed):4}/{len(cases)} keep their answer  {name}")
+        for case_id, got in changed if args.verbose else []:
+            print(f"      {case_id}: {bare[case_id]} -> {got}")
+    print(f"\n{kept_everywhere}/{len(CARRIERS)} carriers change no answer")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

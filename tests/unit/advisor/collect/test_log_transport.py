@@ -1,0 +1,107 @@
+"""What carried a log line (kubectl, containerd, the journal, compose, stern, shippers' JSON) is taken off first."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor.collect.log_transport import carried_lines, opened
+from advisor.collect.logs import parse_lines
+from rules.events import LogEventKind as K
+
+LINE = "(EngineCore_DP0 pid=7) INFO 11-30 21:47:14 [kv_cache_utils.py:1] GPU KV cache size: 54,048 tokens"
+STAMP = "2026-11-30T21:47:14.123456789Z"
+
+
+@pytest.mark.parametrize(
+    "carried",
+    [
+        f"{STAMP} stderr F {LINE}",
+        f"{STAMP} {LINE}",
+        f"2026-11-30T21:47:14+02:00 {LINE}",
+        f"[pod/vllm-7c9d8-x2k4q/vllm] {LINE}",
+        f"[pod/vllm-0/vllm] {STAMP} {LINE}",
+        f"Nov 30 21:47:14 gpu-node-3 vllm[4172]: {LINE}",
+        f"6月 10 16:45:05 host bash[1]: {LINE}",
+        f"2026-11-30T21:47:14+0000 gpu-node-3 vllm[4172]: {LINE}",
+        json.dumps({"log": f"{LINE}\n", "stream": "stderr", "time": STAMP}),
+        json.dumps({"labels": {"app": "vllm"}, "line": f"{STAMP} stderr F {LINE}", "timestamp": STAMP}),
+        json.dumps({"@timestamp": STAMP, "message": LINE}),
+        json.dumps({"MESSAGE": LINE, "_SYSTEMD_UNIT": "vllm.service"}),
+        f"\x1b[32m{LINE}\x1b[0m",
+        f"> {STAMP} {LINE}\r\n",
+    ],
+    ids=[
+        "containerd",
+        "kubectl-timestamps",
+        "offset-stamp",
+        "kubectl-prefix",
+        "kubectl-prefix-timestamps",
+        "journal",
+        "journal-other-locale",
+        "journal-short-iso",
+        "docker-json-file",
+        "logcli-of-containerd",
+        "elasticsearch",
+        "journal-json",
+        "colours",
+        "quoted-crlf",
+    ],
+)
+def test_each_carrier_is_taken_off_down_to_vllms_own_line(carried):
+    assert opened(carried) == [LINE]
+    [event] = parse_lines([carried]).events
+    assert event.kind == K.KV_CACHE_SIZE and event.kv_cache_tokens == 54048 and event.process == "EngineCore_DP0"
+
+
+def test_a_runtimes_partial_line_is_joined_to_its_rest_at_the_first_lines_number():
+    cut = len(LINE) // 2
+    lines = [f"{STAMP} stderr P {LINE[:cut]}", f"{STAMP} stderr F {LINE[cut:]}", f"{STAMP} stdout F done"]
+    assert list(carried_lines(lines)) == [(1, LINE), (3, "done")]
+
+
+def test_a_shipper_record_of_several_lines_gives_each_under_its_number():
+    record = json.dumps({"log": 'Traceback (most recent call last):\n  File "x.py", line 1, in f\nValueError: v\n'})
+    assert list(carried_lines(["first", record])) == [
+        (1, "first"),
+        (2, "Traceback (most recent call last):"),
+        (2, '  File "x.py", line 1, in f'),
+        (2, "ValueError: v"),
+    ]
+
+
+def test_an_error_body_is_not_a_shipper_record_it_is_what_vllm_answered():
+    body = '{"object":"error","message":"The model `m` does not exist.","type":"NotFoundError","code":404}'
+    assert opened(body) == [body]
+    assert opened('{"error":{"message":"bad","type":"BadRequestError"}}') == [
+        '{"error":{"message":"bad","type":"BadRequestError"}}'
+    ]
+    assert parse_lines([json.dumps({"log": body + "\n"})]).error_bodies == 1  # carried, then read as the body it is
+
+
+def test_a_stamp_before_a_clients_words_keeps_the_words():
+    """Only the journal's ISO form with a pid is a journal line: `<stamp> Error code: 400` keeps `Error code`."""
+    assert opened(f"{STAMP} Error code: 400 - {{'message': 'x'}}") == ["Error code: 400 - {'message': 'x'}"]
+
+
+def test_compose_and_stern_prefixes_go_when_they_begin_most_lines_and_prose_keeps_its_words():
+    compose = ["vllm-server-1  | INFO 11-30 a", "proxy-1        | GET /v1/models", "vllm-server-1  | ValueError: v"]
+    assert [text for _, text in carried_lines(compose)] == ["INFO 11-30 a", "GET /v1/models", "ValueError: v"]
+    stern = ["vllm-7c9d8-x2k4q vllm INFO 11-30 a", "vllm-7c9d8-x2k4q vllm ValueError: v"]
+    assert [text for _, text in carried_lines(stern)] == ["INFO 11-30 a", "ValueError: v"]
+    prose = ["my-server crashed after an hour", "then it printed", "ValueError: v"]
+    assert [text for _, text in carried_lines(prose)] == prose  # one such line is not stern's shape
+
+
+def test_a_message_wrapped_under_a_carrier_is_joined_as_it_is_without_one():
+    """The reader joins a message an issue wrapped over two lines; it must still do so when each line came
+    through the journal, so the carrier's prefix is gone before it judges the wrap."""
+    wrapped = [
+        "ValueError: Free memory on device cuda:0 (67.92/121.69 GiB) on startup is less than",
+        "desired GPU memory utilization (0.7, 85.18 GiB).",
+    ]
+    bare = parse_lines(wrapped).events
+    journal = parse_lines([f"Nov 30 21:47:14 node vllm[1]: {line}" for line in wrapped]).events
+    assert [(e.kind, e.raw) for e in journal] == [(e.kind, e.raw) for e in bare]
+    assert bare[0].kind == K.FREE_MEMORY_BELOW_REQUESTED
