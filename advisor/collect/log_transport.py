@@ -20,7 +20,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from advisor.collect.pasted_text import unquoted
 
@@ -43,6 +43,12 @@ _JOURNAL = re.compile(
     rf"^(?:\S{{1,5}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d [\w.-]+ [^\s:\[\]]+(?:\[\d+\])?"
     rf"|{_RFC3339} [\w.-]+ [^\s:\[\]]+\[\d+\]): ?"
 )
+# Tried in order (the journal's ISO time before a bare stamp), each with the name the reader reports.
+_ENVELOPES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("the journal", _JOURNAL),
+    ("timestamps (kubectl --timestamps, docker -t)", _STAMP),
+    ("kubectl --prefix", _KUBECTL_PREFIX),
+)
 # Two shapes a whole file is written in, told from most of its lines (one line alone proves neither):
 # `docker compose logs` (`vllm-server-1  | `) and stern (`<pod> <container> `, Kubernetes names).
 _COMPOSE = re.compile(r"^(?P<prefix>[A-Za-z0-9][\w.-]*\s+\| ?)")
@@ -52,16 +58,18 @@ _MIN_STERN_LINES = 2
 _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying a stamped line); a bound, not a rule
 
 
-def carried_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) -> Iterator[tuple[int, str]]:
     """(physical line number, the text its carriers held) for each line; a shipper record holding several lines
     gives several texts under one number, and a runtime's partial lines (CRI `P`) are joined into the line they
-    continue. Line endings (LF, CRLF) and the terminal's colours are removed."""
+    continue. Line endings (LF, CRLF) and the terminal's colours are removed. `carriers`, when given, counts the
+    lines each carrier was taken off (so the reader can say what it took off)."""
+    seen: Counter[str] = Counter() if carriers is None else carriers
     iterator = iter(lines)
     head = [line for _, line in zip(range(_SHAPE_SAMPLE), iterator, strict=False)]
-    shape = _file_shape([_bare(line) for line in head])
+    shape = _file_shape([_bare(line, None) for line in head])
     partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
     for line_no, line in enumerate(_chain(head, iterator), start=1):
-        for text, is_partial in _opened(_bare(line), shape, _MAX_DEPTH):
+        for text, is_partial in _opened(_bare(line, seen), shape, _MAX_DEPTH, seen):
             start, whole = (partial[0], partial[1] + text) if partial is not None else (line_no, text)
             partial = (start, whole) if is_partial else None
             if not is_partial:
@@ -72,7 +80,7 @@ def carried_lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 def opened(line: str) -> list[str]:
     """The text(s) one line carries, read alone (no file shape, partial lines kept as they are)."""
-    return [text for text, _ in _opened(_bare(line), None, _MAX_DEPTH)]
+    return [text for text, _ in _opened(_bare(line, None), None, _MAX_DEPTH, Counter())]
 
 
 def _chain(head: list[str], rest: Iterator[str]) -> Iterator[str]:
@@ -80,31 +88,39 @@ def _chain(head: list[str], rest: Iterator[str]) -> Iterator[str]:
     yield from rest
 
 
-def _bare(line: str) -> str:
+def _bare(line: str, seen: Counter[str] | None) -> str:
     """The line without its ending, the terminal's colours, and the quote bars a chat or Markdown put in front
     (the outermost envelope: a person quoted what the carrier printed)."""
     line = line.rstrip("\r\n")
-    return unquoted(_ANSI.sub("", line) if "\x1b" in line else line)
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+        if seen is not None:
+            seen["terminal colours"] += 1
+    return unquoted(line)
 
 
-def _opened(line: str, shape: re.Pattern[str] | None, depth: int) -> Iterator[tuple[str, bool]]:
+def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
     """(text, whether the runtime marked it partial) for each text `line` carries, its envelopes taken off."""
     partial = False
     for _ in range(depth):
         record = _shipper_record(line)
         if record is not None:
+            seen["a log shipper's JSON"] += 1
             for inner in record.splitlines() or [""]:
-                yield from _opened(_bare(inner), None, depth - 1)
+                yield from _opened(_bare(inner, seen), None, depth - 1, seen)
             return
         cri = _CRI.match(line)
         if cri is not None:
+            seen["containerd/CRI-O"] += 1
             partial, line = cri["tag"] == "P", line[cri.end() :]
             continue
-        envelope = _JOURNAL.match(line) or _STAMP.match(line) or _KUBECTL_PREFIX.match(line)  # the journal's time first
-        envelope = envelope or (shape.match(line) if shape is not None else None)
-        if envelope is None:
+        found = next(((name, m) for name, pattern in _ENVELOPES if (m := pattern.match(line))), None)
+        if found is None and shape is not None and (m := shape.pattern.match(line)):
+            found = shape.name, m
+        if found is None:
             break
-        line = line[envelope.end() :]
+        seen[found[0]] += 1
+        line = line[found[1].end() :]
     yield line, partial
 
 
@@ -129,16 +145,21 @@ def _is_error_body(record: dict[str, Any]) -> bool:
     return "error" in record or record.get("object") == "error" or "code" in record
 
 
-def _file_shape(lines: list[str]) -> re.Pattern[str] | None:
+class _Shape(NamedTuple):
+    name: str
+    pattern: re.Pattern[str]
+
+
+def _file_shape(lines: list[str]) -> _Shape | None:
     """The prefixes a whole file's lines begin with when it is compose's or stern's output: such prefixes begin at
     least half of its non-empty lines. Compose's `name  | ` is its own proof; stern's `pod container ` is two plain
     words, so only a pair that begins two lines or more counts (several pods interleave)."""
     filled = [line for line in lines if line.strip()]
     compose = [line for line in filled if _COMPOSE.match(line)]
     if compose and 2 * len(compose) >= len(filled):
-        return _COMPOSE
+        return _Shape("docker compose", _COMPOSE)
     pairs = Counter(match["prefix"] for line in filled if (match := _STERN.match(line)))
     recurring = [prefix for prefix, count in pairs.items() if count >= _MIN_STERN_LINES]
     if recurring and 2 * sum(pairs[prefix] for prefix in recurring) >= len(filled):
-        return re.compile("|".join(re.escape(prefix) for prefix in recurring))
+        return _Shape("stern", re.compile("|".join(re.escape(prefix) for prefix in recurring)))
     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -143,6 +144,7 @@ class LogReadResult:
     error_bodies: int = 0
     catalog_messages: int = 0  # distinct vLLM messages found in its catalog
     unplaced_lines: int = 0  # error or warning lines neither the wording table nor the catalog knows
+    carriers: Counter[str] = field(default_factory=Counter)  # lines each carrier (kubectl, a shipper) was taken off
     server_starts: int = 0  # `vllm serve` starts in the text (its argument lines); only the last one is read
     last_start_line: int | None = None  # where the last of several starts begins
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
@@ -160,6 +162,9 @@ class LogReadResult:
             (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
+        if self.carriers:
+            taken = ", ".join(f"{name} from {count} line(s)" for name, count in self.carriers.most_common())
+            parts.append(f"; what carried the text, taken off: {taken}")
         if self.server_starts > 1:
             parts.append(f"; {self.server_starts} server starts: read the last, from line {self.last_start_line}")
         if self.ends_in_traceback:
@@ -254,7 +259,7 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
     ends where its braces balance (a nested object's `}` does not end it)."""
     block: list[tuple[int, str, str]] = []  # (line number, the line, the line stripped)
     depth = 0
-    for line_no, line in carried_lines(_bounded(lines)):
+    for line_no, line in carried_lines(_bounded(lines), result.carriers):
         result.lines_read = line_no
         stripped = unquoted(line).strip()
         if not block and not (stripped == "{" or _ERROR_OPENS_JSON.match(stripped)):

@@ -105,3 +105,11 @@ def test_a_message_wrapped_under_a_carrier_is_joined_as_it_is_without_one():
     journal = parse_lines([f"Nov 30 21:47:14 node vllm[1]: {line}" for line in wrapped]).events
     assert [(e.kind, e.raw) for e in journal] == [(e.kind, e.raw) for e in bare]
     assert bare[0].kind == K.FREE_MEMORY_BELOW_REQUESTED
+
+
+def test_the_reader_says_what_carried_the_text():
+    lines = [json.dumps({"log": f"{STAMP} stderr F {LINE}\n"}), f"\x1b[31m{STAMP} stderr F {LINE}\x1b[0m"]
+    described = parse_lines(lines).describe()
+    assert "what carried the text, taken off: containerd/CRI-O from 2 line(s)" in described
+    assert "a log shipper's JSON from 1 line(s)" in described and "terminal colours from 1 line(s)" in described
+    assert "taken off" not in parse_lines([LINE]).describe()
