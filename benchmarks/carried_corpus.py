@@ -3,7 +3,9 @@
 Every case of the real-incident corpus (tests/fixtures/incidents/) is re-written, line by line, as a log
 carrier would hand it over (containerd's and CRI-O's node files, `kubectl logs --timestamps` and `--prefix`,
 the journal, `docker compose logs`, stern, Docker's json-file, Loki's logcli, Elasticsearch, the terminal's
-colours, Windows line endings, a chat's quote bar, and these nested), then triaged again. A carrier may not
+colours, Windows line endings, a chat's quote bar, and these nested), or as a person's tools wrap it (an
+issue's code fence and `<details>` block, a Markdown indented block, a byte-order mark, a browser's no-break
+spaces), then triaged again. A carrier may not
 change the answer: the case keeps its top finding (rule and title) exactly as the bare paste gets it,
 whether that answer is right or wrong. What takes the carriers off is advisor/collect/log_transport.py.
 
@@ -46,30 +48,45 @@ def _compose(line: str) -> str:
     return f"vllm-server-1  | {line}"
 
 
-# Each carrier: what it makes of one physical line of the paste.
+def _each_line(carrier: Callable[[str], str]) -> Callable[[str], str]:
+    """A carrier that re-writes every physical line of a text."""
+    return lambda text: "\n".join(carrier(line) for line in text.splitlines())
+
+
+# Each carrier: what it makes of the paste. Most re-write every physical line; the last five wrap the whole text
+# as a person's tools do (an issue's Markdown, a Windows editor, a browser's copy).
 CARRIERS: dict[str, Callable[[str], str]] = {
-    "containerd/CRI-O file": _cri,
-    "containerd split line (P, F)": _cri_partial,
-    "kubectl logs --timestamps": lambda line: f"{STAMP} {line}",
-    "kubectl logs --prefix": lambda line: f"[pod/vllm-7c9d8-x2k4q/vllm] {line}",
-    "kubectl logs --prefix --timestamps": lambda line: f"[pod/vllm-0/vllm] {STAMP} {line}",
-    "journalctl": lambda line: f"Nov 30 21:47:14 gpu-node-3 vllm[4172]: {line}",
-    "journalctl -o short-iso": lambda line: f"2026-11-30T21:47:14+0000 gpu-node-3 vllm[4172]: {line}",
-    "docker compose logs": _compose,
-    "docker compose logs, quoted in chat": lambda line: f"> {_compose(line)}",
-    "stern": lambda line: f"vllm-7c9d8-x2k4q vllm {line}",
-    "Docker json-file / Fluent Bit": lambda line: json.dumps({"log": f"{line}\n", "stream": "stderr", "time": STAMP}),
-    "Loki logcli --output=jsonl": _logcli,
-    "logcli of a containerd file": lambda line: _logcli(_cri(line)),
-    "Elasticsearch / Datadog": lambda line: json.dumps({"@timestamp": STAMP, "message": line, "host": "gpu-node-3"}),
-    "terminal colours": lambda line: f"\x1b[32m{line}\x1b[0m",
-    "CRLF line endings": lambda line: f"{line}\r",
+    "containerd/CRI-O file": _each_line(_cri),
+    "containerd split line (P, F)": _each_line(_cri_partial),
+    "kubectl logs --timestamps": _each_line(lambda line: f"{STAMP} {line}"),
+    "kubectl logs --prefix": _each_line(lambda line: f"[pod/vllm-7c9d8-x2k4q/vllm] {line}"),
+    "kubectl logs --prefix --timestamps": _each_line(lambda line: f"[pod/vllm-0/vllm] {STAMP} {line}"),
+    "journalctl": _each_line(lambda line: f"Nov 30 21:47:14 gpu-node-3 vllm[4172]: {line}"),
+    "journalctl -o short-iso": _each_line(lambda line: f"2026-11-30T21:47:14+0000 gpu-node-3 vllm[4172]: {line}"),
+    "docker compose logs": _each_line(_compose),
+    "docker compose logs, quoted in chat": _each_line(lambda line: f"> {_compose(line)}"),
+    "stern": _each_line(lambda line: f"vllm-7c9d8-x2k4q vllm {line}"),
+    "Docker json-file / Fluent Bit": _each_line(
+        lambda line: json.dumps({"log": f"{line}\n", "stream": "stderr", "time": STAMP})
+    ),
+    "Loki logcli --output=jsonl": _each_line(_logcli),
+    "logcli of a containerd file": _each_line(lambda line: _logcli(_cri(line))),
+    "Elasticsearch / Datadog": _each_line(
+        lambda line: json.dumps({"@timestamp": STAMP, "message": line, "host": "gpu-node-3"})
+    ),
+    "terminal colours": _each_line(lambda line: f"\x1b[32m{line}\x1b[0m"),
+    "CRLF line endings": _each_line(lambda line: f"{line}\r"),
+    "an issue's code fence": lambda text: f"```log\n{text}\n```",
+    "an issue's <details> block": lambda text: f"<details><summary>Logs</summary>\n\n```\n{text}\n```\n</details>",
+    "a Markdown indented code block": _each_line(lambda line: f"    {line}"),
+    "a byte-order mark": lambda text: f"\ufeff{text}",
+    "copied from a browser (no-break spaces)": lambda text: text.replace(" ", "\u00a0"),
 }
 
 
 def carried(case: Case, carrier: Callable[[str], str]) -> str:
-    """The case's paste as `carrier` hands it over: every physical line re-written."""
-    return "\n".join(carrier(line) for line in case.quoted.splitlines())
+    """The case's paste as `carrier` hands it over."""
+    return carrier(case.quoted)
 
 
 def answer(case: Case, text: str | None = None) -> tuple[str, str] | None:

@@ -10,6 +10,10 @@ error body printed over lines or a traceback would look like separate records to
 logs.py), which judges wrapping and record starts on vLLM's own text. Taking the envelope off here, line by line
 and before the reader joins anything, makes the same incident read the same however it was carried.
 
+The same holds for what a person's tools wrap a paste in: an issue's Markdown code fence (```` ```log ````) and
+`<details>` block, the indentation every line of a Markdown code block shares, a chat's quote bars, a Windows
+editor's byte-order mark, and the no-break and zero-width spaces a browser or chat app puts in copied text.
+
 vLLM's own prefixes (`(EngineCore_DP0 pid=…)`, the `INFO 11-30 21:47:14 [file.py:12]` header) are vLLM's words,
 not a carrier's: the reader keeps them.
 """
@@ -17,6 +21,7 @@ not a carrier's: the reader keeps them.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -53,6 +58,14 @@ _ENVELOPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # `docker compose logs` (`vllm-server-1  | `) and stern (`<pod> <container> `, Kubernetes names).
 _COMPOSE = re.compile(r"^(?P<prefix>[A-Za-z0-9][\w.-]*\s+\| ?)")
 _STERN = re.compile(r"^(?P<prefix>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-[a-z0-9]+ [a-z0-9](?:[a-z0-9-]*[a-z0-9])? )")
+# A Markdown fence (```` ``` ````, ```` ```log ````, `~~~`) or a `<details>`/`<summary>` line around an issue's paste:
+# no text of the log, and never the wrapped rest of the line before it.
+_MARKUP = re.compile(r"^\s*(?:(?:`{3,}|~{3,})[\w+.-]*|(?:</?details>|<summary>.*?</summary>)+)\s*$")
+# What copying from a browser or a chat app puts for a space (no-break, narrow, figure, thin, en/em spaces), and
+# the invisible characters it adds (zero-width spaces and joiners, the byte-order mark); vLLM writes none.
+_UNICODE_SPACES = str.maketrans(
+    {**dict.fromkeys("\u00a0\u2002\u2003\u2007\u2009\u202f", " "), **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff")}
+)
 _SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape
 _MIN_STERN_LINES = 2
 _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying a stamped line); a bound, not a rule
@@ -66,10 +79,20 @@ def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) ->
     seen: Counter[str] = Counter() if carriers is None else carriers
     iterator = iter(lines)
     head = [line for _, line in zip(range(_SHAPE_SAMPLE), iterator, strict=False)]
-    shape = _file_shape([_bare(line, None) for line in head])
+    text_lines = [bare for line in head if (bare := _bare(line, None)).strip() and not _MARKUP.match(bare)]
+    indent = _shared_indent(text_lines)
+    shape = _file_shape([line[len(indent) :] for line in text_lines])
     partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
     for line_no, line in enumerate(_chain(head, iterator), start=1):
-        for text, is_partial in _opened(_bare(line, seen), shape, _MAX_DEPTH, seen):
+        bare = _bare(line, seen)
+        if _MARKUP.match(bare):
+            seen["Markdown fences"] += 1
+            yield line_no, ""  # an empty line: it ends whatever the line before it began
+            continue
+        if indent and bare.startswith(indent):
+            seen["a shared indentation"] += 1
+            bare = bare[len(indent) :]
+        for text, is_partial in _opened(bare, shape, _MAX_DEPTH, seen):
             start, whole = (partial[0], partial[1] + text) if partial is not None else (line_no, text)
             partial = (start, whole) if is_partial else None
             if not is_partial:
@@ -89,9 +112,11 @@ def _chain(head: list[str], rest: Iterator[str]) -> Iterator[str]:
 
 
 def _bare(line: str, seen: Counter[str] | None) -> str:
-    """The line without its ending, the terminal's colours, and the quote bars a chat or Markdown put in front
-    (the outermost envelope: a person quoted what the carrier printed)."""
+    """The line without its ending, the terminal's colours, a copy's odd spaces, and the quote bars a chat or
+    Markdown put in front (the outermost envelope: a person quoted what the carrier printed)."""
     line = line.rstrip("\r\n")
+    if not line.isascii():
+        line = line.translate(_UNICODE_SPACES)
     if "\x1b" in line:
         line = _ANSI.sub("", line)
         if seen is not None:
@@ -143,6 +168,13 @@ def _shipper_record(line: str) -> str | None:
 def _is_error_body(record: dict[str, Any]) -> bool:
     """OpenAI's and vLLM's error shapes: `{"error": …}`, or a message with `object: error` or a `code`."""
     return "error" in record or record.get("object") == "error" or "code" in record
+
+
+def _shared_indent(lines: list[str]) -> str:
+    """The leading whitespace every line shares (a Markdown code block's four spaces, an e-mail's tab): a
+    traceback keeps its own indentation relative to it."""
+    indents = [line[: len(line) - len(line.lstrip())] for line in lines]
+    return os.path.commonprefix(indents) if indents else ""
 
 
 class _Shape(NamedTuple):

@@ -113,3 +113,26 @@ def test_the_reader_says_what_carried_the_text():
     assert "what carried the text, taken off: containerd/CRI-O from 2 line(s)" in described
     assert "a log shipper's JSON from 1 line(s)" in described and "terminal colours from 1 line(s)" in described
     assert "taken off" not in parse_lines([LINE]).describe()
+
+
+def test_an_issues_fences_and_details_are_empty_lines_never_the_rest_of_the_error_above():
+    paste = ["<details><summary>Logs</summary>", "", "```log", "ValueError: v", "```", "</details>"]
+    assert [text for _, text in carried_lines(paste)] == ["", "", "", "ValueError: v", "", ""]
+    [event] = parse_lines(paste).events
+    assert event.raw == "ValueError: v"  # not `ValueError: v ```` joined as its wrapped rest
+
+
+def test_the_indentation_every_line_shares_goes_and_a_tracebacks_own_stays():
+    block = ["    Traceback (most recent call last):", '      File "x.py", line 1, in f', "    ValueError: v"]
+    assert [text for _, text in carried_lines(block)] == [
+        "Traceback (most recent call last):",
+        '  File "x.py", line 1, in f',
+        "ValueError: v",
+    ]
+    assert [text for _, text in carried_lines(["\tERROR a", "  ERROR b"])] == ["\tERROR a", "  ERROR b"]  # none shared
+
+
+def test_a_copys_odd_spaces_and_a_byte_order_mark_are_plain_text_again():
+    assert opened("\ufeffValueError:\u00a0Total\u202fnumber\u200b of heads") == ["ValueError: Total number of heads"]
+    [event] = parse_lines([f"\ufeff{LINE.replace(' ', chr(0xA0))}"]).events
+    assert event.kind == K.KV_CACHE_SIZE and event.kv_cache_tokens == 54048
