@@ -84,6 +84,19 @@ CARRIERS: dict[str, Callable[[str], str]] = {
 }
 
 
+def _hard_wrapped(width: int) -> Callable[[str], str]:
+    """A terminal that cuts every line at `width` columns, mid-word, and a copy that keeps the cuts."""
+    return _each_line(lambda line: "\n".join(line[i : i + width] for i in range(0, max(len(line), 1), width)))
+
+
+# Measured, not held by a test: a line wrapped at a terminal's width is joined back only when the width can be
+# told (two distinct lines or more cut at it, the line after each no record of its own), so one long error line
+# wrapped in two stays two lines, read as a message wrapped by a person (joined with a space).
+HARD_WRAPS: dict[str, Callable[[str], str]] = {
+    f"hard-wrapped by a terminal at {width} columns": _hard_wrapped(width) for width in (200, 120, 80)
+}
+
+
 def carried(case: Case, carrier: Callable[[str], str]) -> str:
     """The case's paste as `carrier` hands it over."""
     return carrier(case.quoted)
@@ -109,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         for case_id, got in changed if args.verbose else []:
             print(f"      {case_id}: {bare[case_id]} -> {got}")
     print(f"\n{kept_everywhere}/{len(CARRIERS)} carriers change no answer")
+    for name, wrap in HARD_WRAPS.items():
+        changed = [case.id for case in cases if answer(case, carried(case, wrap)) != bare[case.id]]
+        print(f"{len(cases) - len(changed):4}/{len(cases)} keep their answer  {name}")
+        for case_id in changed if args.verbose else []:
+            print(f"      {case_id}")
     return 0
 
 

@@ -66,6 +66,13 @@ _MARKUP = re.compile(r"^\s*(?:(?:`{3,}|~{3,})[\w+.-]*|(?:</?details>|<summary>.*
 _UNICODE_SPACES = str.maketrans(
     {**dict.fromkeys("\u00a0\u2002\u2003\u2007\u2009\u202f", " "), **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff")}
 )
+# How a line of its own starts (a level, vLLM's process prefix, a date, a traceback's first line, or an indentation
+# of two spaces or more: a traceback's frames, source lines and carets): what the rest of a hard-wrapped line,
+# cut mid-word, rarely starts with.
+_RECORD = re.compile(r"\s{2,}\S|\s*(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|\(\w+ pid=|\d{4}-\d\d-\d\d|Traceback)")
+_SHARED_PREFIX_CHARS = 6  # lines that begin alike for this long are records of one writer, not a wrapped line
+_MIN_WRAP_WIDTH = 60  # narrower than any terminal a log is read in
+_MAX_WRAPPED_PIECES = 64  # a line wrapped into more pieces is not one line
 _SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape
 _MIN_STERN_LINES = 2
 _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying a stamped line); a bound, not a rule
@@ -73,32 +80,63 @@ _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying 
 
 def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) -> Iterator[tuple[int, str]]:
     """(physical line number, the text its carriers held) for each line; a shipper record holding several lines
-    gives several texts under one number, and a runtime's partial lines (CRI `P`) are joined into the line they
-    continue. Line endings (LF, CRLF) and the terminal's colours are removed. `carriers`, when given, counts the
-    lines each carrier was taken off (so the reader can say what it took off)."""
+    gives several texts under one number, and a line a terminal hard-wrapped or a runtime split (CRI `P`) is
+    joined at its first line's number. `carriers`, when given, counts the lines each carrier was taken off (so
+    the reader can say what it took off)."""
     seen: Counter[str] = Counter() if carriers is None else carriers
     iterator = iter(lines)
     head = [line for _, line in zip(range(_SHAPE_SAMPLE), iterator, strict=False)]
-    text_lines = [bare for line in head if (bare := _bare(line, None)).strip() and not _MARKUP.match(bare)]
-    indent = _shared_indent(text_lines)
-    shape = _file_shape([line[len(indent) :] for line in text_lines])
+    shape = _paste_shape([_bare(line, None) for line in head])
+    numbered = enumerate((_bare(line, seen) for line in _chain(head, iterator)), start=1)
     partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
-    for line_no, line in enumerate(_chain(head, iterator), start=1):
-        bare = _bare(line, seen)
-        if _MARKUP.match(bare):
-            seen["Markdown fences"] += 1
-            yield line_no, ""  # an empty line: it ends whatever the line before it began
-            continue
-        if indent and bare.startswith(indent):
-            seen["a shared indentation"] += 1
-            bare = bare[len(indent) :]
-        for text, is_partial in _opened(bare, shape, _MAX_DEPTH, seen):
+    for line_no, bare in _rejoined(numbered, shape.wrap_width, seen):
+        for text, is_partial in _texts(bare, shape, seen):
             start, whole = (partial[0], partial[1] + text) if partial is not None else (line_no, text)
             partial = (start, whole) if is_partial else None
             if not is_partial:
                 yield start, whole
     if partial is not None:
         yield partial
+
+
+def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
+    """One bare line's texts: none of a Markdown fence (an empty line: it ends what the line before began), the
+    rest without the shared indentation and the carriers' envelopes."""
+    if _MARKUP.match(bare):
+        seen["Markdown fences"] += 1
+        yield "", False
+        return
+    if shape.indent and bare.startswith(shape.indent):
+        seen["a shared indentation"] += 1
+        bare = bare[len(shape.indent) :]
+    yield from _opened(bare, shape.prefix, _MAX_DEPTH, seen)
+
+
+def _rejoined(numbered: Iterator[tuple[int, str]], width: int | None, seen: Counter[str]) -> Iterator[tuple[int, str]]:
+    """The lines, each a terminal hard-wrapped at `width` columns joined back at its first piece's number: a
+    piece exactly `width` long continues on the next line, cut mid-word, unless that line is a record of its own."""
+    held: tuple[int, str] | None = None
+    last = ""  # the held line's last piece
+    pieces = 0
+    for line_no, text in numbered:
+        if held is not None and len(last) == width and pieces < _MAX_WRAPPED_PIECES and _wrapped_rest(last, text):
+            seen[f"a terminal's wrapping at {width} columns"] += 1
+            held, last, pieces = (held[0], held[1] + text), text, pieces + 1
+            continue
+        if held is not None:
+            yield held
+        held, last, pieces = (line_no, text), text, 1
+    if held is not None:
+        yield held
+
+
+def _wrapped_rest(piece: str, line: str) -> bool:
+    """Whether `line` can be the rest of a wrapped `piece`: it starts no record (a level, a process prefix, a date,
+    a traceback's line), with its carriers off, and does not begin as the piece does (a carrier's prefix, a pod's
+    name: two records of one writer)."""
+    if len(os.path.commonprefix([piece, line])) >= _SHARED_PREFIX_CHARS:
+        return False
+    return not any(_RECORD.match(text) for text in opened(line)[:1])
 
 
 def opened(line: str) -> list[str]:
@@ -168,6 +206,32 @@ def _shipper_record(line: str) -> str | None:
 def _is_error_body(record: dict[str, Any]) -> bool:
     """OpenAI's and vLLM's error shapes: `{"error": …}`, or a message with `object: error` or a `code`."""
     return "error" in record or record.get("object") == "error" or "code" in record
+
+
+class _PasteShape(NamedTuple):
+    """What a whole paste shares, told from its first lines (one line alone proves none of it)."""
+
+    wrap_width: int | None  # the columns a terminal hard-wrapped it at
+    indent: str  # the leading whitespace every line has
+    prefix: _Shape | None  # compose's or stern's prefix
+
+
+def _paste_shape(head: list[str]) -> _PasteShape:
+    text_lines = [line for line in head if line.strip() and not _MARKUP.match(line)]
+    indent = _shared_indent(text_lines)
+    return _PasteShape(_wrap_width(text_lines), indent, _file_shape([line[len(indent) :] for line in text_lines]))
+
+
+def _wrap_width(lines: list[str]) -> int | None:
+    """The width a terminal hard-wrapped the text at, when it did: the longest lines all share one length of a
+    terminal's width, two distinct lines or more have it, and the line after most of them starts no record of
+    its own (a log's longest lines, repeated, are followed by the next record's level or stamp)."""
+    longest = max((len(line) for line in lines), default=0)
+    at_width = [i for i, line in enumerate(lines) if len(line) == longest]
+    if longest < _MIN_WRAP_WIDTH or len({lines[i] for i in at_width}) < 2:
+        return None
+    continued = [i for i in at_width if i + 1 < len(lines) and _wrapped_rest(lines[i], lines[i + 1])]
+    return longest if 2 * len(continued) > len(at_width) else None
 
 
 def _shared_indent(lines: list[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -136,3 +137,43 @@ def test_a_copys_odd_spaces_and_a_byte_order_mark_are_plain_text_again():
     assert opened("\ufeffValueError:\u00a0Total\u202fnumber\u200b of heads") == ["ValueError: Total number of heads"]
     [event] = parse_lines([f"\ufeff{LINE.replace(' ', chr(0xA0))}"]).events
     assert event.kind == K.KV_CACHE_SIZE and event.kv_cache_tokens == 54048
+
+
+STATS = (
+    "(APIServer pid=9) INFO 11-30 21:47:14 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+    "Avg generation throughput: 2.0 tokens/s, Running: 32 reqs, Waiting: 5 reqs, GPU KV cache usage: 99.1%"
+)
+
+
+def _cut(lines: list[str], width: int) -> list[str]:
+    return [line[i : i + width] for line in lines for i in range(0, max(len(line), 1), width)]
+
+
+def test_a_log_a_terminal_hard_wrapped_is_joined_back_at_its_width():
+    log = [
+        LINE,
+        STATS,
+        "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8).",
+    ]
+    wrapped = _cut(log, 70)
+    assert len(wrapped) > len(log)
+    carriers = Counter()
+    assert [text for _, text in carried_lines(wrapped, carriers)] == log
+    assert carriers["a terminal's wrapping at 70 columns"] == len(wrapped) - len(log)
+    assert [e.kind for e in parse_lines(wrapped).events] == [e.kind for e in parse_lines(log).events]
+
+
+def test_longest_lines_of_one_length_are_not_a_wrap_when_a_record_or_a_source_line_follows():
+    """Two stats lines of one length, each followed by the next record; two frames of one length, each followed by
+    its source line: a log's own shape, never joined."""
+    other = STATS.replace("1.0 tokens/s", "3.0 tokens/s")
+    assert [text for _, text in carried_lines([STATS, LINE, other, LINE])] == [STATS, LINE, other, LINE]
+    frames = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 431, in _step',
+        "    self.step()",
+        '  File "/usr/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 537, in _step',
+        "    raise ValueError(x)",
+        "ValueError: x",
+    ]
+    assert [text for _, text in carried_lines(frames)] == frames
