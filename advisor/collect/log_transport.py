@@ -12,7 +12,8 @@ and before the reader joins anything, makes the same incident read the same howe
 
 The same holds for what a person's tools wrap a paste in: an issue's Markdown code fence (```` ```log ````) and
 `<details>` block, the indentation every line of a Markdown code block shares, a chat's quote bars, a Windows
-editor's byte-order mark, and the no-break and zero-width spaces a browser or chat app puts in copied text.
+editor's byte-order mark, the no-break and zero-width spaces a browser or chat app puts in copied text, and a
+terminal's hard wrap at its width (joined back when the paste shows the width).
 
 vLLM's own prefixes (`(EngineCore_DP0 pid=…)`, the `INFO 11-30 21:47:14 [file.py:12]` header) are vLLM's words,
 not a carrier's: the reader keeps them.
@@ -27,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from advisor.collect.pasted_text import unquoted
+from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, unquoted
 
 # The keys shippers put the logged line under: Docker's json-file and Fluent Bit (`log`), Elasticsearch/Vector/
 # Datadog/CloudWatch (`message`, `msg`), journald's JSON export (`MESSAGE`), GCP (`textPayload`), Loki's logcli
@@ -70,7 +71,6 @@ _UNICODE_SPACES = str.maketrans(
 # of two spaces or more: a traceback's frames, source lines and carets): what the rest of a hard-wrapped line,
 # cut mid-word, rarely starts with.
 _RECORD = re.compile(r"\s{2,}\S|\s*(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|\(\w+ pid=|\d{4}-\d\d-\d\d|Traceback)")
-_SHARED_PREFIX_CHARS = 6  # lines that begin alike for this long are records of one writer, not a wrapped line
 _MIN_WRAP_WIDTH = 60  # narrower than any terminal a log is read in
 _MAX_WRAPPED_PIECES = 64  # a line wrapped into more pieces is not one line
 _SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape
@@ -134,7 +134,7 @@ def _wrapped_rest(piece: str, line: str) -> bool:
     """Whether `line` can be the rest of a wrapped `piece`: it starts no record (a level, a process prefix, a date,
     a traceback's line), with its carriers off, and does not begin as the piece does (a carrier's prefix, a pod's
     name: two records of one writer)."""
-    if len(os.path.commonprefix([piece, line])) >= _SHARED_PREFIX_CHARS:
+    if len(os.path.commonprefix([piece, line])) >= SHARED_PREFIX_CHARS:
         return False
     return not any(_RECORD.match(text) for text in opened(line)[:1])
 

@@ -89,7 +89,7 @@ _RELEASE_SAID = re.compile(
     re.IGNORECASE,
 )
 # Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
-_SHARED_PREFIX_CHARS = 6
+SHARED_PREFIX_CHARS = 6
 _LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
 # What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
 _QUOTE_CHARS = frozenset(">▎│┃")
@@ -178,7 +178,7 @@ def continues(previous: str, line: str) -> bool:
     if _RECORD_START.match(after) or _EXCEPTION.search(after):
         return False
     shared = len(os.path.commonprefix([before, after]))
-    return shared < _SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records
+    return shared < SHARED_PREFIX_CHARS  # lines with one prefix (a syslog stamp, a pod name) are two records
 
 
 def release_named(text: str) -> str | None:
