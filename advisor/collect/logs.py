@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from advisor.collect.pasted_text import (
 )
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
+from advisor.collect.text_files import open_text, stdin_text
 from advisor.errors import UserError
 from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
 
@@ -181,9 +181,9 @@ def read_log(path: str) -> LogReadResult:
     """Read `path` (or stdin for '-') and return its events; see the module docstring."""
     label = "--logs -" if path == "-" else f"--logs {path}"
     if path == "-":
-        return parse_lines(sys.stdin, source="stdin", label=label)
+        return parse_lines(stdin_text(), source="stdin", label=label)
     try:
-        with open(Path(path), encoding="utf-8", errors="replace") as handle:
+        with open_text(Path(path)) as handle:
             return parse_lines(handle, source=path, label=label)
     except OSError as exc:
         raise LogReadError(f"{label}: cannot read it ({exc.strerror}); pass a vLLM server log file or '-'") from None

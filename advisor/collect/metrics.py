@@ -19,6 +19,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from advisor.collect.text_files import read_text
 from advisor.errors import UserError
 from rules.metrics import HistogramSample, MetricSnapshot, MetricWindow, Sample
 
@@ -76,7 +77,7 @@ def load_file(path: str | Path) -> MetricSnapshot:
     """Read a saved /metrics dump; its modification time stands in for the scrape time."""
     file_path = Path(path)
     try:
-        text = file_path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(file_path)
         taken_at_s = file_path.stat().st_mtime
     except OSError as exc:
         raise MetricsError(
