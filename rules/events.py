@@ -383,7 +383,11 @@ class LogEvent(BaseModel):
     function: str | None = None  # a profiled function (or the function an unplaced error was raised in) …
     code_file: str | None = None  # … the source file it is in (an unplaced error's: its traceback's last frame) …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
-    status: int | None = None  # an HTTP status a gateway answered with
+    status: int | None = None  # an HTTP status a gateway (or the server's health route, to a probe) answered with
+    # Kubernetes' probe that failed (liveness, readiness, startup) and what it met: refused (nothing listening),
+    # timeout, status (an error status, in `status`), reset (the connection closed under it)
+    probe: str | None = None
+    probe_result: str | None = None
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -501,7 +505,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.PROXY_URL_INVALID: ("message",),
-    LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms"),
+    LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),

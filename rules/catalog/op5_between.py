@@ -5,7 +5,9 @@ Why a family of their own: each looks like vLLM failing and is settled outside i
 OpenAI server answers no 502 and no 504 (its entrypoints of 0.32 use neither status), so one of them came from
 a proxy or gateway; vLLM fetches request media with an aiohttp session that reads the proxy variables
 (`trust_env=True`, vllm/connections.py), and aiohttp refuses a proxy written as host:port; Ray Serve restarts
-a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not.
+a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not,
+and Kubernetes kills one whose liveness probe is refused while it is still loading (vLLM listens only once
+its engine is ready).
 Sources: microsoft/VibeVoice#248, vllm#16918, ray-project/ray#54070.
 """
 
@@ -194,15 +196,75 @@ RULE_PROXY_URL = Rule(
 )
 
 
-# --- OP-5.27 a health check restarted a busy server ------------------------------------------------------
+# --- OP-5.27 a health check restarted a busy server, or one still starting ---------------------------------
 
 
 def _check_health_check(facts: Facts) -> list[Finding]:
     failed = facts.events_of(LogEventKind.HEALTH_CHECK_FAILED)
     if not failed:
         return []
+    check = failed[0]
+    if check.probe_result == "refused":
+        return [_not_listening_finding(check)]
+    if check.probe_result == "status" and (check.status or 0) >= 500:
+        return [_unhealthy_answer_finding(check)]
     busy = [e for e in c.stats_lines(facts) if (e.waiting or 0) >= BUSY_WAITING]
-    return [_health_check_finding(failed[0], busy[-1] if busy else None)]
+    return [_health_check_finding(check, busy[-1] if busy else None)]
+
+
+def _probe_name(check: LogEvent) -> str:
+    return f"Kubernetes' {check.probe} probe" if check.probe else "Kubernetes' probe"
+
+
+def _restarts(check: LogEvent) -> bool:
+    """A failed liveness or startup probe makes the kubelet kill the container; a readiness probe only takes the
+    pod out of its Service."""
+    return check.probe != "readiness"
+
+
+def _not_listening_finding(check: LogEvent) -> Finding:
+    restarts = _restarts(check)
+    consequence = (
+        "the kubelet kills a container whose liveness or startup probe keeps failing, so a server still loading "
+        "its weights is restarted before it ever listens, and starts again from nothing (CrashLoopBackOff)"
+        if restarts
+        else "a readiness probe only keeps the pod out of its Service until the server listens"
+    )
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH if restarts else Severity.LOW,
+        f"{_probe_name(check)} found nothing listening on the server's port (connection refused): vLLM was still "
+        "starting, or had exited",
+        summary="vLLM binds its port as it starts but listens only once the engine is ready: after the weights "
+        "are loaded, the memory profiled, torch.compile and CUDA-graph capture done (minutes for a large model). "
+        f"Until then every probe is refused; {consequence}. A server that crashed is refused the same way.",
+        evidence=[c.log_evidence(check, name="probe refused")],
+        actions=[
+            "Give the start its time: a startupProbe on GET /health (periodSeconds 10, failureThreshold times "
+            "periodSeconds above the longest start: the server's log shows how long loading and warm-up took; 60 "
+            "covers ten minutes); liveness and readiness probes run only after it succeeds. Or raise the liveness "
+            "probe's initialDelaySeconds above the start.",
+            "If the container exited rather than being killed (Back-off restarting failed container, an exit code "
+            "other than 137), read the start that failed: `kubectl logs <pod> --previous`, and triage it.",
+        ],
+        confidence=0.7,
+    )
+
+
+def _unhealthy_answer_finding(check: LogEvent) -> Finding:
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH,
+        f"{_probe_name(check)} got HTTP {check.status} from the health route: vLLM says its engine is not healthy",
+        summary="vLLM's /health answers 200 while the engine answers its check and an error status when it does "
+        "not (0.32: 503 when the engine has died, EngineDeadError). The server process is up, the engine behind "
+        f"it is not: {'a restart follows, and ' if _restarts(check) else ''}the engine's own fatal error, logged "
+        "before this, is the cause.",
+        evidence=[c.log_evidence(check, name="health route answered", value=check.status)],
+        actions=[
+            "Read the engine's last error in the server's log (`kubectl logs <pod> --previous` after a restart): "
+            "`EngineCore encountered a fatal error`, a worker's traceback, a CUDA error; triage that text.",
+        ],
+        confidence=0.6,
+    )
 
 
 def _health_check_finding(check: LogEvent, busy: LogEvent | None) -> Finding:
@@ -256,13 +318,19 @@ RULE_HEALTH_CHECK = Rule(
     needs=("events",),
     page=RulePage(
         checks="Ray Serve's `Didn't receive health check response for replica … after Ns, marking it unhealthy`, or "
-        "Kubernetes' `Liveness probe failed` / `Readiness probe failed`; busy when a stats line shows requests "
-        f"waiting (at least {BUSY_WAITING}).",
+        "Kubernetes' `Liveness probe failed` / `Readiness probe failed` / `Startup probe failed`, by what the probe "
+        "met: connection refused (nothing listening: still starting, or exited), an error status from /health "
+        "(the engine is not healthy), or a timeout; busy when a stats line shows requests waiting (at least "
+        f"{BUSY_WAITING}).",
         why="A health check that waits behind a full engine fails although the server is healthy; the restart "
-        "loses everything in flight and the queue comes back.",
+        "loses everything in flight and the queue comes back. vLLM listens on its port only once the engine is "
+        "ready (it binds the port first: vllm/entrypoints/launchers/launcher.py, 0.32), so a liveness probe "
+        "without a startupProbe kills a large model mid-start; its /health answers 503 when the engine has died "
+        "(vllm/entrypoints/serve/instrumentator/health.py, 0.32).",
         example="Ray Serve's 10 s check failing with 951 requests pending and 27,409 prompt tokens/s; the "
         "replica restarted every half hour until the timeout was raised to 600 s (ray-project/ray#54070).",
-        fix="A longer health check timeout than the queue's worst; a bounded queue per replica.",
+        fix="A longer health check timeout than the queue's worst; a bounded queue per replica; a startupProbe "
+        "that covers the start; for an error status, the engine's own fatal error.",
         limits="Without stats lines the finding cannot tell busy from stuck.",
         references=["https://github.com/ray-project/ray/issues/54070"],
     ),

@@ -15,13 +15,27 @@ import re
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, wording
 from rules.events import LogEventKind as K
 
+# What the kubelet says a probe met (its HTTP and TCP probers' words): nothing listening, no answer in time, an
+# answer with an error status, or a connection closed under it.
+_PROBE_RESULTS = (
+    ("refused", re.compile(r"connection refused|no route to host", re.IGNORECASE)),
+    ("timeout", re.compile(r"deadline exceeded|timeout|timed out", re.IGNORECASE)),
+    ("status", re.compile(r"status ?code:? ?(?P<status>\d{3})", re.IGNORECASE)),
+    ("reset", re.compile(r"connection reset|\bEOF\b|broken pipe", re.IGNORECASE)),
+)
+
 
 def _health_check(match: re.Match[str]) -> Fields:
     seconds = to_float(match["seconds"])
+    reason = match["reason"] or ""
+    found = next(((name, m) for name, pattern in _PROBE_RESULTS if (m := pattern.search(reason))), None)
     return {
         "message": match.group(0),
         "component": "Ray Serve" if match["seconds"] else "Kubernetes",
         "timeout_ms": int(seconds * 1000) if seconds is not None else None,
+        "probe": match["probe"].lower() if match["probe"] else None,
+        "probe_result": "timeout" if match["seconds"] else (found[0] if found else None),
+        "status": int(found[1]["status"]) if found and found[0] == "status" else None,
     }
 
 
@@ -93,10 +107,10 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
     wording(
-        ("health check response", "Liveness probe failed", "Readiness probe failed"),
+        ("health check response", "Liveness probe failed", "Readiness probe failed", "Startup probe failed"),
         K.HEALTH_CHECK_FAILED,
         r"Didn't receive health check response for replica .*? after (?P<seconds>[\d.]+)s.*"
-        r"|(?:Liveness|Readiness) probe failed.*",
+        r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)",
         _health_check,
     ),
 )

@@ -85,3 +85,36 @@ def test_a_failed_probe_alone_cannot_tell_busy_from_stuck():
     )
     assert probe.title == "Kubernetes' health check timed out" and probe.confidence == 0.5
     assert probe.actions[0].startswith("Raise the probe's timeoutSeconds")
+
+
+def test_a_probe_refused_is_a_server_not_listening_yet_and_a_startup_probe_is_the_fix():
+    """vLLM binds its port first and listens once the engine is ready: a liveness probe during the weights' load is
+    refused, and the kubelet restarts the server mid-start (kubectl get events, as an on-call engineer pastes it)."""
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts(
+            [
+                "2m  Warning  Unhealthy  pod/vllm-7c9d8-x2k4q  Liveness probe failed: Get "
+                '"http://10.244.1.17:8000/health": dial tcp 10.244.1.17:8000: connect: connection refused',
+                "2m  Normal   Killing    pod/vllm-7c9d8-x2k4q  Container vllm failed liveness probe, will be restarted",
+            ]
+        )
+    )
+    assert probe.title.startswith("Kubernetes' liveness probe found nothing listening on the server's port")
+    assert probe.severity.name == "HIGH" and "restarted before it ever listens" in probe.summary
+    assert probe.actions[0].startswith("Give the start its time: a startupProbe on GET /health")
+    [ready] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts(
+            ['Readiness probe failed: Get "http://10.0.0.5:8000/health": dial tcp 10.0.0.5:8000: connection refused']
+        )
+    )
+    assert ready.severity.name == "LOW" and "only keeps the pod out of its Service" in ready.summary
+
+
+def test_an_error_status_from_the_health_route_is_the_engine_not_the_probe():
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts(["Startup probe failed: HTTP probe failed with statuscode: 503"])
+    )
+    assert probe.title == (
+        "Kubernetes' startup probe got HTTP 503 from the health route: vLLM says its engine is not healthy"
+    )
+    assert "EngineDeadError" in probe.summary and "kubectl logs <pod> --previous" in probe.actions[0]
