@@ -178,6 +178,11 @@ class LogEventKind(str, Enum):
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
     RAY_RESERVED_ENV = "ray_reserved_env"
+    # the kernel killing the server for host memory: Kubernetes' `Reason: OOMKilled` (kubectl describe, get pods),
+    # Docker's `"OOMKilled": true`, the kernel's `Memory cgroup out of memory: Killed process 4172 (python3) …
+    # anon-rss:31457280kB` (dmesg); message: the words, component: who reported it (Kubernetes, Docker, the
+    # kernel), rss_gib: the anonymous memory the killed process held, where the kernel says
+    HOST_OOM_KILLED = "host_oom_killed"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -383,6 +388,7 @@ class LogEvent(BaseModel):
     function: str | None = None  # a profiled function (or the function an unplaced error was raised in) …
     code_file: str | None = None  # … the source file it is in (an unplaced error's: its traceback's last frame) …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
+    rss_gib: float | None = None  # the anonymous memory a process the kernel killed held
     status: int | None = None  # an HTTP status a gateway (or the server's health route, to a probe) answered with
     # Kubernetes' probe that failed (liveness, readiness, startup) and what it met: refused (nothing listening),
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
@@ -486,6 +492,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
+    LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),

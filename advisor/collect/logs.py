@@ -164,7 +164,7 @@ class LogReadResult:
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.carriers:
             taken = ", ".join(f"{name} from {count} line(s)" for name, count in self.carriers.most_common())
-            parts.append(f"; what carried the text, taken off: {taken}")
+            parts.append(f"; taken off before reading: {taken}")
         if self.server_starts > 1:
             parts.append(f"; {self.server_starts} server starts: read the last, from line {self.last_start_line}")
         if self.ends_in_traceback:

@@ -2,7 +2,8 @@
 CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, a
 system call NCCL made that the host refused, a model whose repository code was not trusted, a compiled
 extension built against other libraries, a model type the installed transformers does not know, and a
-reasoning model's output whose tags show the chat template opened its reasoning.
+reasoning model's output whose tags show the chat template opened its reasoning, and the host killing the
+server for memory (Kubernetes' OOMKilled, the kernel's OOM killer).
 
 Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
 hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
@@ -14,6 +15,19 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.events import LogEventKind as K
+
+
+def _oom_killed(match: re.Match[str]) -> Fields:
+    """Who reported the kill (the kernel names the process and its anonymous memory), and how much it held."""
+    if match["process"] is None:
+        reporter = "Docker" if '"OOMKilled"' in match.string else "Kubernetes"
+        return {"message": match.group(0), "component": reporter}
+    rss_kb = match["rss_kb"]
+    return {
+        "message": match.group(0),
+        "component": "the kernel (a memory cgroup's limit)" if match["cgroup"] else "the kernel",
+        "rss_gib": int(rss_kb) / 2**20 if rss_kb else None,
+    }
 
 
 def _shm(match: re.Match[str]) -> Fields:
@@ -169,6 +183,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.RAY_RESERVED_ENV,
         r"The env var, (?P<var>[A-Za-z_][A-Za-z0-9_]*), is not permitted because it is reserved for the internal use",
         lambda m: {"message": m["var"]},
+    ),
+    wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer
+        ("OOMKilled", "Killed process"),
+        K.HOST_OOM_KILLED,
+        r"(?:Reason:\s*)?\bOOMKilled\b.*"
+        r"|(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Killed process \d+ \((?P<process>[^)]*)\)"
+        r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*",
+        _oom_killed,
     ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),

@@ -111,7 +111,7 @@ def test_a_message_wrapped_under_a_carrier_is_joined_as_it_is_without_one():
 def test_the_reader_says_what_carried_the_text():
     lines = [json.dumps({"log": f"{STAMP} stderr F {LINE}\n"}), f"\x1b[31m{STAMP} stderr F {LINE}\x1b[0m"]
     described = parse_lines(lines).describe()
-    assert "what carried the text, taken off: containerd/CRI-O from 2 line(s)" in described
+    assert "taken off before reading: containerd/CRI-O from 2 line(s)" in described
     assert "a log shipper's JSON from 1 line(s)" in described and "terminal colours from 1 line(s)" in described
     assert "taken off" not in parse_lines([LINE]).describe()
 

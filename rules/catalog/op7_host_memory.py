@@ -1,0 +1,91 @@
+"""OP-7.30: the host killed the server for memory (Kubernetes' OOMKilled, the kernel's OOM killer).
+
+Why a rule of its own: an on-call engineer pastes `kubectl describe pod` or `kubectl get pods` as often as the
+server's log, and a container killed for its memory limit leaves no Python traceback, only Kubernetes' reason
+`OOMKilled` (exit code 137: SIGKILL), Docker's `"OOMKilled": true` or the kernel's `Out of memory: Killed process`.
+It is host memory, never the GPU's, so the GPU fixes (`--gpu-memory-utilization`, `--max-num-seqs`) do nothing.
+The kernel kills a container's process when the container's memory cgroup exceeds its limit (Kubernetes'
+resources.limits.memory, `docker run --memory`), and a memory-backed emptyDir (`medium: Memory`, the usual /dev/shm
+for vLLM) counts against that limit (Kubernetes' documentation of emptyDir and of memory limits). What vLLM itself
+holds in host memory, from its source: the weights as they are read from disk, a multimodal processor cache in
+each API server process and engine core (`--mm-processor-cache-gb`, 4 GiB each by default, vllm/config/multimodal.py,
+0.32), a CPU weight offload (`--cpu-offload-gb`, 0.5 on) and a CPU KV offload (`--kv-offloading-size`, 0.11 on),
+and in V0 engines a CPU swap space of 4 GiB per GPU by default (`--swap-space`, 0.4-0.17; pinned where it can be,
+vllm/worker/cache_engine.py, 0.8.5).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+MM_PROCESSOR_CACHE_GIB = 4  # vLLM 0.32's default --mm-processor-cache-gb, per API server process and engine core
+V0_SWAP_SPACE_GIB = 4  # vLLM 0.4-0.17's default --swap-space, per GPU
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.HOST_OOM_KILLED)
+    if not events:
+        return []
+    held = next((e for e in events if e.rss_gib is not None), None)
+    return [_finding(events[0], held)]
+
+
+def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
+    holding = f", holding {held.rss_gib:.1f} GiB" if held is not None and held.rss_gib is not None else ""
+    evidence = [c.log_evidence(kill, name=f"killed for memory ({kill.component})")]
+    if held is not None and held is not kill:
+        evidence.append(c.log_evidence(held, name="anonymous memory it held", value=round(held.rss_gib or 0, 1)))
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"{kill.component} killed the server for host memory (OOMKilled{holding}): the container's memory limit, "
+        "not the GPU's",
+        summary="The kernel kills a container's process when the container's memory (its cgroup) exceeds its "
+        "limit, or the host runs out: exit code 137 (SIGKILL) and no traceback. It is host RAM, so GPU memory "
+        "flags change nothing. vLLM holds in host memory the weights as it reads them, a multimodal processor "
+        f"cache in each API server process and engine core (--mm-processor-cache-gb, {MM_PROCESSOR_CACHE_GIB} GiB "
+        "each by default), what --cpu-offload-gb and --kv-offloading-size move off the GPU, and in V0 engines "
+        f"--swap-space ({V0_SWAP_SPACE_GIB} GiB per GPU by default); a memory-backed /dev/shm (an emptyDir with "
+        "medium: Memory) counts against the same limit.",
+        evidence=evidence,
+        actions=[
+            "Raise the container's memory limit (resources.limits.memory in Kubernetes, `docker run --memory`) "
+            "above the model's weights plus the buffers above; watch the pod's memory while it starts and serves "
+            "(`kubectl top pod`, container_memory_working_set_bytes).",
+            "Or hold less in host memory: --mm-processor-cache-gb 0 for a multimodal model (its inputs are "
+            "processed again), a smaller --cpu-offload-gb or --kv-offloading-size, --swap-space 0 on a V0 engine, "
+            "and a sizeLimit on a memory-backed /dev/shm.",
+            "If the node itself ran out (the kernel's `Out of memory` without `Memory cgroup`), other pods on it "
+            "compete: give the pod a memory request equal to its limit (Guaranteed QoS) or a node of its own.",
+        ],
+        confidence=0.85,
+    )
+
+
+RULE = Rule(
+    code="OP-7.30",
+    title="the host killed the server for memory",
+    category=Category.RELIABILITY,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="Kubernetes' `OOMKilled` (`kubectl describe pod`'s `Reason:`, `kubectl get pods`' status), Docker's "
+        '`"OOMKilled": true`, the kernel\'s `[Memory cgroup] Out of memory: Killed process N (name) … anon-rss:…kB`.',
+        why="A kill for host memory leaves no traceback and looks like a crash; its fix is the container's memory "
+        "limit or what vLLM holds in host memory, never a GPU flag.",
+        example="`kubectl describe pod` showing `Last State: Terminated, Reason: OOMKilled, Exit Code: 137` under a "
+        "32Gi memory limit, the pod in CrashLoopBackOff.",
+        fix="A larger memory limit; a smaller multimodal processor cache, CPU offload or V0 swap space; a bounded "
+        "memory-backed /dev/shm.",
+        limits="Says which limit was hit only as far as the kernel's words do (a cgroup's or the node's); does not "
+        "read the limit's value from the pod spec.",
+        references=[
+            "https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/",
+            "https://kubernetes.io/docs/concepts/storage/volumes/#emptydir",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]
