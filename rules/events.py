@@ -183,6 +183,10 @@ class LogEventKind(str, Enum):
     # anon-rss:31457280kB` (dmesg); message: the words, component: who reported it (Kubernetes, Docker, the
     # kernel), rss_gib: the anonymous memory the killed process held, where the kernel says
     HOST_OOM_KILLED = "host_oom_killed"
+    # Kubernetes' scheduler placing the pod on no node: "0/4 nodes are available: 1 node(s) had untolerated taint
+    # {…}, 3 Insufficient nvidia.com/gpu. preemption: …"; message: the reasons, nodes_total: the nodes it tried,
+    # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate
+    POD_UNSCHEDULABLE = "pod_unschedulable"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -389,6 +393,9 @@ class LogEvent(BaseModel):
     code_file: str | None = None  # … the source file it is in (an unplaced error's: its traceback's last frame) …
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
     rss_gib: float | None = None  # the anonymous memory a process the kernel killed held
+    nodes_total: int | None = None  # the nodes Kubernetes' scheduler tried …
+    insufficient: list[str] = Field(default_factory=list)  # … the resources they lacked …
+    taints: list[str] = Field(default_factory=list)  # … and the taints the pod does not tolerate
     status: int | None = None  # an HTTP status a gateway (or the server's health route, to a probe) answered with
     # Kubernetes' probe that failed (liveness, readiness, startup) and what it met: refused (nothing listening),
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
@@ -493,6 +500,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
+    LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),

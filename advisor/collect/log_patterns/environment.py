@@ -3,7 +3,7 @@ CUDA initialised before vLLM forks its workers, custom all-reduce on a platform 
 system call NCCL made that the host refused, a model whose repository code was not trusted, a compiled
 extension built against other libraries, a model type the installed transformers does not know, and a
 reasoning model's output whose tags show the chat template opened its reasoning, and the host killing the
-server for memory (Kubernetes' OOMKilled, the kernel's OOM killer).
+server for memory (Kubernetes' OOMKilled, the kernel's OOM killer) or placing it nowhere (its scheduler).
 
 Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
 hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
@@ -27,6 +27,23 @@ def _oom_killed(match: re.Match[str]) -> Fields:
         "message": match.group(0),
         "component": "the kernel (a memory cgroup's limit)" if match["cgroup"] else "the kernel",
         "rss_gib": int(rss_kb) / 2**20 if rss_kb else None,
+    }
+
+
+_INSUFFICIENT = re.compile(r"\bInsufficient (?P<resource>[\w./-]+)")
+_TAINT = re.compile(
+    r"untolerated taint\(?s?\)? \{(?P<taint>[^}]*)\}|had taint \{(?P<old>[^}]*)\}, that the pod didn't tolerate"
+)
+
+
+def _unschedulable(match: re.Match[str]) -> Fields:
+    """The scheduler's reasons (the part before its `preemption:` sentence): resources lacked, taints not tolerated."""
+    reasons = match["reasons"]
+    return {
+        "message": reasons.strip(),
+        "nodes_total": int(match["total"]),
+        "insufficient": list(dict.fromkeys(m["resource"] for m in _INSUFFICIENT.finditer(reasons))),
+        "taints": list(dict.fromkeys((m["taint"] or m["old"]).strip() for m in _TAINT.finditer(reasons))),
     }
 
 
@@ -191,6 +208,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Killed process \d+ \((?P<process>[^)]*)\)"
         r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*",
         _oom_killed,
+    ),
+    wording(  # Kubernetes' scheduler finding no node for the pod (`kubectl describe pod`'s FailedScheduling event)
+        ("nodes are available",),
+        K.POD_UNSCHEDULABLE,
+        r"(?P<available>\d+)/(?P<total>\d+) nodes are available: (?P<reasons>.*?)(?:\.\s+preemption:.*|\.?\s*$)",
+        _unschedulable,
     ),
     wording(  # a reasoning model's output pasted: which of its tags the line holds
         ("<think>", "</think>"),
