@@ -187,6 +187,10 @@ class LogEventKind(str, Enum):
     # {…}, 3 Insufficient nvidia.com/gpu. preemption: …"; message: the reasons, nodes_total: the nodes it tried,
     # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate
     POD_UNSCHEDULABLE = "pod_unschedulable"
+    # a container's probe as `kubectl describe pod` shows it: "Liveness:  http-get http://:8000/health delay=60s
+    # timeout=1s period=10s #success=1 #failure=3"; probe: liveness/readiness/startup, timeout_ms, probe_delay_s,
+    # probe_period_s, probe_failures
+    PROBE_SETTINGS = "probe_settings"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -401,6 +405,9 @@ class LogEvent(BaseModel):
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
     probe: str | None = None
     probe_result: str | None = None
+    probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
+    probe_period_s: float | None = None  # … periodSeconds …
+    probe_failures: int | None = None  # … failureThreshold
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -501,6 +508,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
+    LogEventKind.PROBE_SETTINGS: (
+        "message",
+        "probe",
+        "timeout_ms",
+        "probe_delay_s",
+        "probe_period_s",
+        "probe_failures",
+    ),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),

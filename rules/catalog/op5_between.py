@@ -205,7 +205,8 @@ def _check_health_check(facts: Facts) -> list[Finding]:
         return []
     check = failed[0]
     if check.probe_result == "refused":
-        return [_not_listening_finding(check)]
+        settings = {e.probe: e for e in facts.events_of(LogEventKind.PROBE_SETTINGS)}
+        return [_not_listening_finding(check, settings.get("startup") or settings.get(check.probe))]
     if check.probe_result == "status" and (check.status or 0) >= 500:
         return [_unhealthy_answer_finding(check)]
     busy = [e for e in c.stats_lines(facts) if (e.waiting or 0) >= BUSY_WAITING]
@@ -222,7 +223,25 @@ def _restarts(check: LogEvent) -> bool:
     return check.probe != "readiness"
 
 
-def _not_listening_finding(check: LogEvent) -> Finding:
+def _kill_after_s(settings: LogEvent) -> float | None:
+    """When a probe that keeps failing gives up on a starting server: its first try after the initial delay, then
+    failureThreshold tries a period apart."""
+    if settings.probe_delay_s is None or settings.probe_period_s is None or settings.probe_failures is None:
+        return None
+    return settings.probe_delay_s + settings.probe_period_s * max(settings.probe_failures - 1, 0)
+
+
+def _budget_words(settings: LogEvent | None) -> str:
+    after = _kill_after_s(settings) if settings is not None else None
+    if settings is None or after is None:
+        return ""
+    return (
+        f" Its {settings.probe} probe gives the server about {after:g} s (delay {settings.probe_delay_s:g} s, then "
+        f"{settings.probe_failures} failures {settings.probe_period_s:g} s apart) before the kubelet kills it."
+    )
+
+
+def _not_listening_finding(check: LogEvent, settings: LogEvent | None) -> Finding:
     restarts = _restarts(check)
     consequence = (
         "the kubelet kills a container whose liveness or startup probe keeps failing, so a server still loading "
@@ -236,8 +255,14 @@ def _not_listening_finding(check: LogEvent) -> Finding:
         "starting, or had exited",
         summary="vLLM binds its port as it starts but listens only once the engine is ready: after the weights "
         "are loaded, the memory profiled, torch.compile and CUDA-graph capture done (minutes for a large model). "
-        f"Until then every probe is refused; {consequence}. A server that crashed is refused the same way.",
-        evidence=[c.log_evidence(check, name="probe refused")],
+        f"Until then every probe is refused; {consequence}. A server that crashed is refused the same way."
+        + (_budget_words(settings) if restarts else ""),
+        evidence=[c.log_evidence(check, name="probe refused")]
+        + (
+            [c.log_evidence(settings, name=f"{settings.probe} probe", value=_kill_after_s(settings), unit="s")]
+            if settings is not None and restarts
+            else []
+        ),
         actions=[
             "Give the start its time: a startupProbe on GET /health (periodSeconds 10, failureThreshold times "
             "periodSeconds above the longest start: the server's log shows how long loading and warm-up took; 60 "

@@ -113,4 +113,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)",
         _health_check,
     ),
+    wording(  # a probe's settings, as `kubectl describe pod` prints them under the container
+        ("delay=",),
+        K.PROBE_SETTINGS,
+        r"^\s*(?P<probe>Liveness|Readiness|Startup):\s+(?P<how>.*?)\s+delay=(?P<delay>\d+)s\s+timeout=(?P<timeout>\d+)s"
+        r"\s+period=(?P<period>\d+)s\s+#success=\d+\s+#failure=(?P<failures>\d+)",
+        lambda m: {
+            "message": m["how"],
+            "probe": m["probe"].lower(),
+            "timeout_ms": int(m["timeout"]) * 1000,
+            "probe_delay_s": float(m["delay"]),
+            "probe_period_s": float(m["period"]),
+            "probe_failures": int(m["failures"]),
+        },
+    ),
 )

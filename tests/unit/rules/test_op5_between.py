@@ -118,3 +118,26 @@ def test_an_error_status_from_the_health_route_is_the_engine_not_the_probe():
         "Kubernetes' startup probe got HTTP 503 from the health route: vLLM says its engine is not healthy"
     )
     assert "EngineDeadError" in probe.summary and "kubectl logs <pod> --previous" in probe.actions[0]
+
+
+def test_kubectl_describe_gives_the_probes_budget_before_the_kill():
+    """`kubectl describe pod` prints the probe's settings under the container and the refusals under Events."""
+    facts = _facts(
+        [
+            "    Liveness:       http-get http://:8000/health delay=60s timeout=1s period=10s #success=1 #failure=3",
+            "Events:",
+            '  Warning  Unhealthy  2m (x12 over 12m)  kubelet  Liveness probe failed: Get "http://10.244.3.9:8000/'
+            'health": dial tcp 10.244.3.9:8000: connect: connection refused',
+        ]
+    )
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(facts)
+    assert "Its liveness probe gives the server about 80 s (delay 60 s, then 3 failures 10 s apart)" in probe.summary
+    assert [e.value for e in probe.evidence if e.name == "liveness probe"] == [80.0]
+    with_startup = _facts(
+        [
+            "    Startup:        http-get http://:8000/health delay=0s timeout=1s period=10s #success=1 #failure=60",
+            "Liveness probe failed: dial tcp 10.0.0.1:8000: connect: connection refused",
+        ]
+    )
+    [started] = op5_between.RULE_HEALTH_CHECK.evaluate(with_startup)
+    assert "Its startup probe gives the server about 590 s" in started.summary
