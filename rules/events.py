@@ -191,6 +191,12 @@ class LogEventKind(str, Enum):
     # timeout=1s period=10s #success=1 #failure=3"; probe: liveness/readiness/startup, timeout_ms, probe_delay_s,
     # probe_period_s, probe_failures
     PROBE_SETTINGS = "probe_settings"
+    # the container cannot use the host: Docker with no GPU runtime (`could not select device driver "" with
+    # capabilities: [[gpu]]`), no GPU visible to the process (`No CUDA GPUs are available`, `Found no NVIDIA driver on
+    # your system`), the GPUs lost under a running container (`Failed to initialize NVML: Unknown Error`), an image of
+    # another CPU architecture (`exec format error`); message: the words, component: which (docker_runtime,
+    # no_gpu_visible, nvml_lost, exec_format)
+    CONTAINER_HOST_MISMATCH = "container_host_mismatch"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
@@ -508,6 +514,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
+    LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component"),
     LogEventKind.PROBE_SETTINGS: (
         "message",
         "probe",

@@ -209,6 +209,21 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*",
         _oom_killed,
     ),
+    wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture
+        (
+            "could not select device driver",
+            "No CUDA GPUs are available",
+            "Found no NVIDIA driver",
+            "NVML",
+            "exec format",
+        ),
+        K.CONTAINER_HOST_MISMATCH,
+        r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
+        r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system)"
+        r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
+        r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
+        lambda m: {"message": m.group(0), "component": m.lastgroup},
+    ),
     wording(  # Kubernetes' scheduler finding no node for the pod (`kubectl describe pod`'s FailedScheduling event)
         ("nodes are available",),
         K.POD_UNSCHEDULABLE,

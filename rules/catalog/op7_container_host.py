@@ -1,0 +1,117 @@
+"""OP-7.32: the container cannot use its host: no GPU runtime, no GPU visible, GPUs lost, another CPU architecture.
+
+Why a rule of its own: vLLM in a container reaches the GPUs only through the NVIDIA Container Toolkit, and each way
+that fails has its own words, Docker's, PyTorch's, NVML's or the kernel's, never vLLM's. Docker without the
+toolkit's runtime refuses `--gpus` with `could not select device driver "" with capabilities: [[gpu]]` (the toolkit
+installed and `nvidia-ctk runtime configure --runtime=docker` fix it; NVIDIA/nvidia-docker#1034, #1591, and Docker
+installed as a snap, #1642). A container started without GPUs (no `--gpus`, a pod with no nvidia.com/gpu limit, an
+empty or wrong CUDA_VISIBLE_DEVICES) has PyTorch say `No CUDA GPUs are available` or `Found no NVIDIA driver on
+your system`. A running container whose host reloads systemd's units loses its GPU devices and NVML answers
+`Failed to initialize NVML: Unknown Error` until the container is recreated (NVIDIA/nvidia-container-toolkit#48).
+An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
+way) fails at its first exec with `exec format error`.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# What each reason means, and what to do: (title, summary, actions).
+_REASONS: dict[str, tuple[str, str, list[str]]] = {
+    "docker_runtime": (
+        "Docker has no GPU runtime: `--gpus` needs the NVIDIA Container Toolkit on the host",
+        "Docker refused to start the container with GPUs because no runtime it knows provides them: the NVIDIA "
+        "Container Toolkit is not installed, or Docker was not configured to use it (or is a snap install, which "
+        "does not see it). vLLM never started.",
+        [
+            "Install the NVIDIA Container Toolkit on the host, run "
+            "`sudo nvidia-ctk runtime configure --runtime=docker` and `sudo systemctl restart docker`; "
+            "`docker run --rm --gpus all ubuntu nvidia-smi` must list the GPUs.",
+            "A Docker installed as a snap does not use the toolkit: install Docker from its own packages.",
+        ],
+    ),
+    "no_gpu_visible": (
+        "the process sees no GPU: the container or pod was started without one, or CUDA_VISIBLE_DEVICES hides them",
+        "PyTorch found no CUDA device (or no NVIDIA driver) inside the process, so vLLM cannot start its engine "
+        "there. A container gets GPUs only when asked (`docker run --gpus all`, a pod's nvidia.com/gpu limit served "
+        "by NVIDIA's device plugin); CUDA_VISIBLE_DEVICES set empty, or to an index the container does not have, "
+        "hides them too.",
+        [
+            "Start the container with GPUs: `docker run --gpus all …` (compose: a device reservation with "
+            "capabilities [gpu]); in Kubernetes an nvidia.com/gpu limit equal to tensor-parallel-size × "
+            "pipeline-parallel-size, with NVIDIA's device plugin or GPU operator on the node.",
+            "Check what the process sees: `nvidia-smi` and "
+            "`python -c 'import torch; print(torch.cuda.device_count())'` inside the container, and "
+            "`echo $CUDA_VISIBLE_DEVICES` (unset it, or list indexes the container has).",
+        ],
+    ),
+    "nvml_lost": (
+        "the container lost its GPUs while running (NVML: Unknown Error): recreate it",
+        "NVML cannot reach the GPUs from inside a container that could at its start: on hosts where systemd manages "
+        "the containers' cgroups, a `systemctl daemon-reload` (a package update runs one) drops the GPU device rules "
+        "the container was given. The GPUs are fine on the host; this container cannot use them again.",
+        [
+            "Delete and recreate the container (a pod: delete it); a restart inside it is not enough.",
+            "Prevent it on the host as NVIDIA's notice describes: the /dev/char symlinks for the NVIDIA devices "
+            "(`sudo nvidia-ctk system create-dev-char-symlinks --create-all`), or the toolkit's CDI mode.",
+        ],
+    ),
+    "exec_format": (
+        "the image is built for another CPU architecture than the host's (exec format error)",
+        "The kernel could not run the image's first program: its binaries are for another architecture (an x86-64 "
+        "image on an Arm host such as GH200 or DGX Spark, or an arm64 image on x86-64).",
+        [
+            "Use the image built for the host's architecture (`uname -m` on the host; `docker manifest inspect IMAGE` "
+            "lists the platforms an image has; `--platform linux/arm64` or `linux/amd64` picks one), or build vLLM's "
+            "image on the host.",
+        ],
+    ),
+}
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(LogEventKind.CONTAINER_HOST_MISMATCH) if e.component in _REASONS]
+    return [_finding(events[0])] if events else []
+
+
+def _finding(event: LogEvent) -> Finding:
+    title, summary, actions = _REASONS[event.component or ""]
+    return RULE.finding(
+        Severity.CRITICAL,
+        title,
+        summary=summary,
+        evidence=[c.log_evidence(event, name="the host refused", value=event.message)],
+        actions=actions,
+        confidence=0.85,
+    )
+
+
+RULE = Rule(
+    code="OP-7.32",
+    title="the container cannot use its host's GPUs or architecture",
+    category=Category.STARTUP,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
+        "are available` / `Found no NVIDIA driver on your system`, `Failed to initialize NVML: Unknown Error`, "
+        "`exec format error`.",
+        why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
+        "how the container is started, never by a vLLM flag.",
+        example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
+        fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
+        "container after NVML lost them; the image of the host's architecture.",
+        limits="Tells the four apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        "CUDA rules' to name.",
+        references=[
+            "https://github.com/NVIDIA/nvidia-docker/issues/1034",
+            "https://github.com/NVIDIA/nvidia-container-toolkit/issues/48",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

@@ -1,0 +1,45 @@
+"""OP-7.32: a container that cannot use its host, in Docker's, PyTorch's, NVML's and the kernel's words."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+NO_GPU = "the process sees no GPU: the container or pod was started without one, or CUDA_VISIBLE_DEVICES hides them"
+
+
+@pytest.mark.parametrize(
+    ("line", "title", "first_action"),
+    [
+        (
+            'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+            "Docker has no GPU runtime: `--gpus` needs the NVIDIA Container Toolkit on the host",
+            "sudo nvidia-ctk runtime configure --runtime=docker",
+        ),
+        ("RuntimeError: No CUDA GPUs are available", NO_GPU, "docker run --gpus all"),
+        (
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+            "installed a driver from http://www.nvidia.com/Download/index.aspx",
+            NO_GPU,
+            "nvidia.com/gpu limit",
+        ),
+        (
+            "Failed to initialize NVML: Unknown Error",
+            "the container lost its GPUs while running (NVML: Unknown Error): recreate it",
+            "Delete and recreate the container",
+        ),
+        (
+            "standard_init_linux.go:228: exec user process caused: exec format error",
+            "the image is built for another CPU architecture than the host's (exec format error)",
+            "docker manifest inspect IMAGE",
+        ),
+    ],
+    ids=["no-docker-gpu-runtime", "no-cuda-gpus", "no-driver", "nvml-lost", "exec-format"],
+)
+def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.32" and top.title == title
+    assert first_action in top.actions[0] and not top.changes  # fixed on the host, never by a vLLM flag
