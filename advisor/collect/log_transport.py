@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, unquoted
+from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message, unquoted
 
 # The keys shippers put the logged line under: Docker's json-file and Fluent Bit (`log`), Elasticsearch/Vector/
 # Datadog/CloudWatch (`message`, `msg`), journald's JSON export (`MESSAGE`), GCP (`textPayload`), Loki's logcli
@@ -198,14 +198,9 @@ def _shipper_record(line: str) -> str | None:
         record: Any = json.loads(stripped)
     except ValueError:
         return None
-    if not isinstance(record, dict) or _is_error_body(record):
+    if not isinstance(record, dict) or error_body_message(record) is not None:
         return None
     return next((record[key] for key in SHIPPER_KEYS if isinstance(record.get(key), str)), None)
-
-
-def _is_error_body(record: dict[str, Any]) -> bool:
-    """OpenAI's and vLLM's error shapes: `{"error": …}`, or a message with `object: error` or a `code`."""
-    return "error" in record or record.get("object") == "error" or "code" in record
 
 
 class _PasteShape(NamedTuple):
