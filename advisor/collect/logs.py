@@ -45,7 +45,7 @@ from advisor.collect.pasted_text import (
 )
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
-from advisor.collect.text_files import open_text, stdin_text
+from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.errors import UserError
 from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
 
@@ -185,6 +185,11 @@ def read_log(path: str) -> LogReadResult:
     try:
         with open_text(Path(path)) as handle:
             return parse_lines(handle, source=path, label=label)
+    except COMPRESSED_READ_ERRORS as exc:  # before OSError: gzip's BadGzipFile is one
+        raise LogReadError(
+            f"{label}: the gzip file is cut short or corrupt ({exc}); pass the whole file, or what is readable of "
+            "it (`zcat FILE > FILE.log`, then --logs FILE.log)"
+        ) from None
     except OSError as exc:
         raise LogReadError(f"{label}: cannot read it ({exc.strerror}); pass a vLLM server log file or '-'") from None
 

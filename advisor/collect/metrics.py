@@ -19,7 +19,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from advisor.collect.text_files import read_text
+from advisor.collect.text_files import COMPRESSED_READ_ERRORS, read_text
 from advisor.errors import UserError
 from rules.metrics import HistogramSample, MetricSnapshot, MetricWindow, Sample
 
@@ -79,6 +79,10 @@ def load_file(path: str | Path) -> MetricSnapshot:
     try:
         text = read_text(file_path)
         taken_at_s = file_path.stat().st_mtime
+    except COMPRESSED_READ_ERRORS as exc:  # before OSError: gzip's BadGzipFile is one
+        raise MetricsError(
+            f"--metrics {path}: the gzip file is cut short or corrupt ({exc}); pass the whole dump"
+        ) from None
     except OSError as exc:
         raise MetricsError(
             f"--metrics {path}: cannot read it ({exc.strerror}); pass a saved /metrics text file"

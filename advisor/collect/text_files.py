@@ -5,13 +5,16 @@ writes UTF-16 with a byte-order mark, Notepad may add a UTF-8 byte-order mark, a
 byte of UTF-16 is a NUL, which is what a binary file looks like. The encoding is told from the first bytes: a
 byte-order mark (UTF-8, UTF-16 or UTF-32, either byte order), else UTF-16 without one when nearly every other
 byte of a mostly-ASCII text is NUL, else UTF-8 (a stray byte of another encoding becomes U+FFFD, never an
-error). A file that is binary still is: the reader refuses it by its NULs.
+error). A gzip-compressed file (a rotated log) is read through gzip. A file that is binary still is: the reader
+refuses it by its NULs.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
 import sys
+import zlib
 from pathlib import Path
 from typing import TextIO
 
@@ -24,6 +27,9 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (b"\xfe\xff", "utf-16"),
 )
 _SNIFF_BYTES = 4096
+_GZIP_MAGIC = b"\x1f\x8b"
+# What reading a gzip file that is cut short or corrupt raises, at its start or anywhere in it.
+COMPRESSED_READ_ERRORS: tuple[type[Exception], ...] = (EOFError, zlib.error, gzip.BadGzipFile)
 _UTF16_NUL_SHARE = 0.9  # of the bytes on one side of each pair: ASCII text in UTF-16 has a NUL on that side
 
 
@@ -44,9 +50,15 @@ def encoding_of(head: bytes) -> str:
 
 
 def open_text(path: str | Path) -> TextIO:
-    """`path` opened for reading as text in its own encoding; raises OSError as `open` does."""
+    """`path` opened for reading as text in its own encoding, through gzip when it is compressed (a node rotates
+    container logs to `0.log.<date>.gz`, logrotate to `.gz`); raises OSError as `open` does, and one of
+    COMPRESSED_READ_ERRORS for a gzip cut short or corrupt (while it is read, too)."""
     with open(path, "rb") as handle:
         head = handle.read(_SNIFF_BYTES)
+    if head.startswith(_GZIP_MAGIC):
+        with gzip.open(path, "rb") as compressed:
+            inner = compressed.read(_SNIFF_BYTES)
+        return gzip.open(path, "rt", encoding=encoding_of(inner), errors="replace", newline=None)
     return open(path, encoding=encoding_of(head), errors="replace", newline=None)  # noqa: SIM115 - the caller closes it
 
 

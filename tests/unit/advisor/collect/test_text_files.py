@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,15 @@ def test_a_utf16_pipe_into_triage_on_stdin_is_read():
     )
     assert done.returncode == 0, done.stderr.decode()
     assert b"must be divisible by tensor parallel size" in done.stdout
+
+
+def test_a_rotated_gzip_log_is_read_and_a_cut_one_is_one_clear_error(tmp_path):
+    """A node rotates container logs to `0.log.<date>.gz`: read through gzip, in its own encoding; a file cut short
+    (copied while written, a partial download) is one line naming the fix, never a traceback."""
+    rotated = tmp_path / "0.log.20261130-214700.gz"
+    rotated.write_bytes(gzip.compress(LOG.encode("utf-16")))
+    assert [event.kind for event in read_log(str(rotated)).events] == [K.VERSION, K.VLLM_MESSAGE]
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(gzip.compress(LOG.encode() * 200)[:60])
+    with pytest.raises(LogReadError, match="the gzip file is cut short or corrupt .*zcat FILE > FILE.log"):
+        read_log(str(cut))
