@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import io
 import json
 import math
@@ -543,12 +544,53 @@ def _child(case: Case, argv: list[str]) -> tuple[int, str, str, bool]:
     return code, done.stdout, done.stderr, "Traceback" in done.stdout + done.stderr
 
 
+def _read_as_log(code: int, out: str, err: str) -> bool:
+    """Read, not refused: exit 0 and vLLM's own lines recognised (not `0 read as vLLM log`)."""
+    return code == 0 and " read as vLLM log" in out and "(0 read as vLLM log" not in out
+
+
+def encoding_cases() -> Iterator[Case]:
+    """Logs and dumps saved the ways other tools save them: PowerShell 5's UTF-16, a Windows editor's byte-order
+    mark, a stray Latin-1 byte, a node's gzip-rotated log; and a gzip file cut short, which must be one clear line."""
+    log = (CPU / "moderate.log").read_text(encoding="utf-8")
+    saved = {
+        "UTF-16 with BOM (PowerShell 5's >)": log.encode("utf-16"),
+        "UTF-8 with BOM": log.encode("utf-8-sig"),
+        "a stray Latin-1 byte": "caf\xe9 ".encode("latin-1") + log.encode(),
+        "gzip-rotated (0.log.<date>.gz)": gzip.compress(log.encode()),
+    }
+    for name, content in saved.items():
+        yield Case(
+            "encodings",
+            f"a log in {name}",
+            ["triage", "--logs", "{tmp}/s.log"],
+            {"s.log": content},
+            expect=_read_as_log,
+        )
+    yield Case(
+        "encodings",
+        "a gzip log cut short",
+        ["triage", "--logs", "{tmp}/s.log.gz"],
+        {"s.log.gz": gzip.compress(log.encode())[:200]},
+        expect=refused,
+    )
+    dump = (CPU / "moderate_after.prom").read_text(encoding="utf-8")
+    yield Case(
+        "encodings",
+        "a /metrics dump in UTF-16",
+        ["triage", "--metrics", "{tmp}/m.prom"],
+        {"m.prom": dump.encode("utf-16")},
+        expect=lambda code, out, err: code == 0,
+    )
+
+
 CLASSES: dict[str, Callable[[random.Random], Iterator[Case]]] = {
     "secrets": lambda rng: secret_cases(),
     "results": lambda rng: lost_result_cases(),
     "tracebacks": traceback_cases,
     "nonsense": lambda rng: (c if c.expect else replace(c, expect=refused) for c in nonsense_cases()),
     "misreadings": lambda rng: misreading_cases(),
+    "encodings": lambda rng: encoding_cases(),
 }
 
 
