@@ -191,6 +191,8 @@ class LogEventKind(str, Enum):
     # timeout=1s period=10s #success=1 #failure=3"; probe: liveness/readiness/startup, timeout_ms, probe_delay_s,
     # probe_period_s, probe_failures
     PROBE_SETTINGS = "probe_settings"
+    # the exit code `kubectl describe pod` shows for a container's last run ("Exit Code:    1"); exit_code
+    CONTAINER_EXIT_CODE = "container_exit_code"
     # the container cannot use the host: Docker with no GPU runtime (`could not select device driver "" with
     # capabilities: [[gpu]]`), no GPU visible to the process (`No CUDA GPUs are available`, `Found no NVIDIA driver on
     # your system`), the GPUs lost under a running container (`Failed to initialize NVML: Unknown Error`), an image of
@@ -515,6 +517,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component"),
+    LogEventKind.CONTAINER_EXIT_CODE: ("exit_code",),
     LogEventKind.PROBE_SETTINGS: (
         "message",
         "probe",

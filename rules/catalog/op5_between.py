@@ -19,6 +19,9 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 BUSY_WAITING = 1  # requests waiting in a stats line beside the failed health check: the engine was busy
+# A container's exit codes when it was stopped rather than failing: done (0), SIGKILL (137: the kubelet after a failed
+# liveness probe's grace period, or the OOM killer), SIGTERM (143: the kubelet's stop).
+STOPPED_EXIT_CODES = (0, 137, 143)
 
 
 # --- OP-5.25 a gateway answered ------------------------------------------------------------------------
@@ -205,6 +208,9 @@ def _check_health_check(facts: Facts) -> list[Finding]:
         return []
     check = failed[0]
     if check.probe_result == "refused":
+        exits = [e for e in facts.events_of(LogEventKind.CONTAINER_EXIT_CODE) if e.exit_code is not None]
+        if exits and exits[-1].exit_code not in STOPPED_EXIT_CODES:
+            return [_exited_finding(check, exits[-1])]
         settings = {e.probe: e for e in facts.events_of(LogEventKind.PROBE_SETTINGS)}
         return [_not_listening_finding(check, settings.get("startup") or settings.get(check.probe))]
     if check.probe_result == "status" and (check.status or 0) >= 500:
@@ -272,6 +278,27 @@ def _not_listening_finding(check: LogEvent, settings: LogEvent | None) -> Findin
             "other than 137), read the start that failed: `kubectl logs <pod> --previous`, and triage it.",
         ],
         confidence=0.7,
+    )
+
+
+def _exited_finding(check: LogEvent, exited: LogEvent) -> Finding:
+    exit_code = exited.exit_code
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH,
+        f"{_probe_name(check)} was refused because the server had exited (exit code {exit_code}): its start failed, "
+        "and the probe only noticed",
+        summary=f"The container's last run ended with exit code {exit_code}, not a kill by the kubelet (137) or its "
+        "stop (143): vLLM itself gave up, before it listened on its port, so every probe was refused. A longer "
+        "probe changes nothing; the start's own error, in the previous container's log, is the cause.",
+        evidence=[
+            c.log_evidence(check, name="probe refused"),
+            c.log_evidence(exited, name="the container's last exit code", value=exit_code),
+        ],
+        actions=[
+            "Read the start that failed: `kubectl logs <pod> --previous` (its last lines hold vLLM's error, a "
+            "traceback or `EngineCore failed to start`), and triage that text.",
+        ],
+        confidence=0.75,
     )
 
 
@@ -344,7 +371,8 @@ RULE_HEALTH_CHECK = Rule(
     page=RulePage(
         checks="Ray Serve's `Didn't receive health check response for replica … after Ns, marking it unhealthy`, or "
         "Kubernetes' `Liveness probe failed` / `Readiness probe failed` / `Startup probe failed`, by what the probe "
-        "met: connection refused (nothing listening: still starting, or exited), an error status from /health "
+        "met: connection refused (nothing listening: still starting, or exited; `kubectl describe`'s `Exit Code` "
+        "other than 0, 137 or 143 says the server gave up itself), an error status from /health "
         "(the engine is not healthy), or a timeout; busy when a stats line shows requests waiting (at least "
         f"{BUSY_WAITING}).",
         why="A health check that waits behind a full engine fails although the server is healthy; the restart "

@@ -113,6 +113,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)",
         _health_check,
     ),
+    wording(  # a container's last exit code, as `kubectl describe pod` prints it under `Last State: Terminated`
+        ("Exit Code:",),
+        K.CONTAINER_EXIT_CODE,
+        r"^\s*Exit Code:\s+(?P<code>\d+)\s*$",
+        lambda m: {"exit_code": int(m["code"])},
+    ),
     wording(  # a probe's settings, as `kubectl describe pod` prints them under the container
         ("delay=",),
         K.PROBE_SETTINGS,

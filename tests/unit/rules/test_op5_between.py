@@ -141,3 +141,19 @@ def test_kubectl_describe_gives_the_probes_budget_before_the_kill():
     )
     [started] = op5_between.RULE_HEALTH_CHECK.evaluate(with_startup)
     assert "Its startup probe gives the server about 590 s" in started.summary
+
+
+def test_a_probe_refused_after_the_server_exited_on_its_own_points_at_the_failed_start():
+    """`kubectl describe pod`: `Exit Code: 1` is vLLM giving up, not the kubelet's kill (137) or stop (143)."""
+    lines = [
+        "    Last State:     Terminated",
+        "      Reason:       Error",
+        "      Exit Code:    1",
+        'Liveness probe failed: Get "http://10.0.0.5:8000/health": dial tcp 10.0.0.5:8000: connect: connection refused',
+    ]
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(_facts(lines))
+    assert probe.title.startswith("Kubernetes' liveness probe was refused because the server had exited (exit code 1)")
+    assert "kubectl logs <pod> --previous" in probe.actions[0]
+    killed = [line.replace("Exit Code:    1", "Exit Code:    137") for line in lines]
+    [mid_start] = op5_between.RULE_HEALTH_CHECK.evaluate(_facts(killed))
+    assert "found nothing listening" in mid_start.title
