@@ -26,9 +26,10 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 from typing import Any, NamedTuple
 
-from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message, unquoted
+from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message
 
 # The keys shippers put the logged line under: Docker's json-file and Fluent Bit (`log`), Elasticsearch/Vector/
 # Datadog/CloudWatch (`message`, `msg`), journald's JSON export (`MESSAGE`), GCP (`textPayload`), Loki's logcli
@@ -36,6 +37,9 @@ from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message,
 SHIPPER_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload", "line", "_raw")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# What chat tools and Markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
+_QUOTE_CHARS = frozenset(">▎│┃")
+_QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # containerd / CRI-O log files (what a node keeps under /var/log/pods): time, stream, F(ull) or P(artial).
 _CRI = re.compile(rf"^{_RFC3339} (?:stdout|stderr) (?P<tag>[FP]) ?")
@@ -85,9 +89,9 @@ def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) ->
     the reader can say what it took off)."""
     seen: Counter[str] = Counter() if carriers is None else carriers
     iterator = iter(lines)
-    head = [line for _, line in zip(range(_SHAPE_SAMPLE), iterator, strict=False)]
-    shape = _paste_shape([_bare(line, None) for line in head])
-    numbered = enumerate((_bare(line, seen) for line in _chain(head, iterator)), start=1)
+    head = [_bare(line, seen) for line in islice(iterator, _SHAPE_SAMPLE)]
+    shape = _paste_shape(head)
+    numbered = enumerate(chain(head, (_bare(line, seen) for line in iterator)), start=1)
     partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
     for line_no, bare in _rejoined(numbered, shape.wrap_width, seen):
         for text, is_partial in _texts(bare, shape, seen):
@@ -136,17 +140,13 @@ def _wrapped_rest(piece: str, line: str) -> bool:
     name: two records of one writer)."""
     if len(os.path.commonprefix([piece, line])) >= SHARED_PREFIX_CHARS:
         return False
-    return not any(_RECORD.match(text) for text in opened(line)[:1])
+    first, _ = next(_opened(line, None, _MAX_DEPTH, Counter()))
+    return not _RECORD.match(first)
 
 
 def opened(line: str) -> list[str]:
     """The text(s) one line carries, read alone (no file shape, partial lines kept as they are)."""
     return [text for text, _ in _opened(_bare(line, None), None, _MAX_DEPTH, Counter())]
-
-
-def _chain(head: list[str], rest: Iterator[str]) -> Iterator[str]:
-    yield from head
-    yield from rest
 
 
 def _bare(line: str, seen: Counter[str] | None) -> str:
@@ -162,8 +162,14 @@ def _bare(line: str, seen: Counter[str] | None) -> str:
     return unquoted(line)
 
 
+def unquoted(line: str) -> str:
+    """The line without the quote bars in front of it (a cheap test first: most lines have none)."""
+    return _QUOTE_MARK.sub("", line) if line.lstrip()[:1] in _QUOTE_CHARS else line
+
+
 def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
-    """(text, whether the runtime marked it partial) for each text `line` carries, its envelopes taken off."""
+    """(text, whether the runtime marked it partial) for each text `line` carries (at least one), its envelopes
+    taken off, and quote bars both outside them (`_bare`) and inside (what a carrier carried was quoted)."""
     partial = False
     for _ in range(depth):
         record = _shipper_record(line)
@@ -184,7 +190,7 @@ def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> 
             break
         seen[found[0]] += 1
         line = line[found[1].end() :]
-    yield line, partial
+    yield unquoted(line), partial
 
 
 def _shipper_record(line: str) -> str | None:
@@ -242,15 +248,14 @@ class _Shape(NamedTuple):
 
 
 def _file_shape(lines: list[str]) -> _Shape | None:
-    """The prefixes a whole file's lines begin with when it is compose's or stern's output: such prefixes begin at
-    least half of its non-empty lines. Compose's `name  | ` is its own proof; stern's `pod container ` is two plain
-    words, so only a pair that begins two lines or more counts (several pods interleave)."""
-    filled = [line for line in lines if line.strip()]
-    compose = [line for line in filled if _COMPOSE.match(line)]
-    if compose and 2 * len(compose) >= len(filled):
+    """The prefixes a whole file's lines (its non-empty ones) begin with when it is compose's or stern's output:
+    such prefixes begin at least half of them. Compose's `name  | ` is its own proof; stern's `pod container ` is
+    two plain words, so only a pair that begins two lines or more counts (several pods interleave)."""
+    compose = [line for line in lines if _COMPOSE.match(line)]
+    if compose and 2 * len(compose) >= len(lines):
         return _Shape("docker compose", _COMPOSE)
-    pairs = Counter(match["prefix"] for line in filled if (match := _STERN.match(line)))
+    pairs = Counter(match["prefix"] for line in lines if (match := _STERN.match(line)))
     recurring = [prefix for prefix, count in pairs.items() if count >= _MIN_STERN_LINES]
-    if recurring and 2 * sum(pairs[prefix] for prefix in recurring) >= len(filled):
+    if recurring and 2 * sum(pairs[prefix] for prefix in recurring) >= len(lines):
         return _Shape("stern", re.compile("|".join(re.escape(prefix) for prefix in recurring)))
     return None

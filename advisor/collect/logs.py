@@ -40,7 +40,6 @@ from advisor.collect.pasted_text import (
     notebook_frame,
     phase_of,
     release_named,
-    unquoted,
     unwrap,
 )
 from advisor.collect.quoted_metrics import QuotedMetrics
@@ -205,8 +204,7 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 f"{where}: line {line_no} holds NUL bytes, so this is not text; pass the server's vLLM log or "
                 "the error text itself (a file, or '-' for stdin)"
             )
-        for piece in unwrap(line):
-            _read_piece(piece, line_no, source, state, result)
+        _read_piece(unwrap(line), line_no, source, state, result)
     stats = [event for event in result.events if event.kind == LogEventKind.STATS_LINE]
     if len(stats) > MAX_STATS_EVENTS:
         dropped = {id(event) for event in stats[: len(stats) - MAX_STATS_EVENTS]}
@@ -244,7 +242,7 @@ def _logical_lines(lines: Iterable[str], result: LogReadResult) -> Iterator[tupl
     joined = 0
     for line_no, line in _json_objects(lines, result):
         if held is not None and joined < MAX_WRAPPED_LINES and continues(held[1], line):
-            rest = unquoted(line).strip()
+            rest = line.strip()
             held, joined = (held[0], f"{held[1].rstrip()}{joiner(held[1].rstrip(), rest)}{rest}"), joined + 1
             continue
         if held is not None:
@@ -266,7 +264,7 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
     depth = 0
     for line_no, line in carried_lines(_bounded(lines), result.carriers):
         result.lines_read = line_no
-        stripped = unquoted(line).strip()
+        stripped = line.strip()
         if not block and not (stripped == "{" or _ERROR_OPENS_JSON.match(stripped)):
             yield line_no, line
             continue

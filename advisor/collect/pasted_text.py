@@ -4,8 +4,8 @@ Why apart from the log reader: on call, the text at hand is rarely a clean `vllm
 OpenAI client printed (`Error code: 404 - {'object': 'error', 'message': 'The model `x` does not exist.', ...}`),
 a traceback cut out of a pod's output, a message an issue wrapped at its width, or one error line quoted in an
 issue title. Each is unwrapped here to the text vLLM (or Python) wrote, so the reader can match it like any log
-line. What carried the lines (kubectl, the journal, a shipper's JSON) is already off: advisor/collect/
-log_transport.py.
+line. What carried the lines (kubectl, the journal, a shipper's JSON, a chat's quote bars) is already off:
+advisor/collect/log_transport.py.
 """
 
 from __future__ import annotations
@@ -91,9 +91,6 @@ _RELEASE_SAID = re.compile(
 # Two lines that start alike (`6月 10 16:45:05 host bash[1]: `) are records of one writer, not a wrapped line.
 SHARED_PREFIX_CHARS = 6
 _LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
-# What chat tools and markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
-_QUOTE_CHARS = frozenset(">▎│┃")
-_QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
 # Markdown bold a reporter put around part of a line (`**ModuleNotFoundError: No module named 'decord'**`): a pair
 # of `**` opening after a space (or the line's start) and closing before one (or its end), never Python's `**kwargs`.
 _BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)(?P<text>.+?)(?<=\S)\*\*(?=\s|$)")
@@ -108,28 +105,22 @@ class Unwrapped:
     error_type: str | None = None
 
 
-def unwrap(line: str) -> list[Unwrapped]:
+def unwrap(line: str) -> Unwrapped:
     """The text a pasted line holds: the line itself, or the message of an HTTP error body (JSON or a Python
     dict, alone or after a client's `Error code: 404 - `)."""
-    line = unquoted(line)
     if "**" in line:
         line = _BOLD.sub(r"\g<text>", line)
     start = line.find("{")
     if start < 0:
-        return [Unwrapped(line, "line")]
+        return Unwrapped(line, "line")
     record = _mapping(line[start : line.rindex("}") + 1]) if "}" in line[start:] else None
     if record is None:
         cut = _cut_body_message(line[start:])
-        return [Unwrapped(cut, "error_body")] if cut else [Unwrapped(line, "line")]
+        return Unwrapped(cut, "error_body") if cut else Unwrapped(line, "line")
     body = error_body_message(record)
     if body is not None:
-        return [Unwrapped(body[0], "error_body", body[1])]
-    return [Unwrapped(line, "line")]
-
-
-def unquoted(line: str) -> str:
-    """The line without the quote bars in front of it (a cheap test first: most lines have none)."""
-    return _QUOTE_MARK.sub("", line) if line.lstrip()[:1] in _QUOTE_CHARS else line
+        return Unwrapped(body[0], "error_body", body[1])
+    return Unwrapped(line, "line")
 
 
 def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:
@@ -167,7 +158,7 @@ def continues(previous: str, line: str) -> bool:
     logged = "WARNING" in previous or "ERROR" in previous
     if not stats and not logged and "Error" not in previous and "Exception" not in previous:  # the common line
         return False
-    before, after = unquoted(previous).rstrip(), unquoted(line).strip()
+    before, after = previous.rstrip(), line.strip()
     if not before or not after:
         return False
     # a warning or error line cut mid-sentence: its rest starts in lower case, and it did not end a sentence

@@ -40,7 +40,7 @@ def test_a_shipper_record_is_read_as_the_line_it_carries():
     ids=["vllm-json", "openai-client-repr", "openai-nested"],
 )
 def test_an_http_error_body_is_read_as_its_message(line):
-    [piece] = unwrap(line)
+    piece = unwrap(line)
     assert piece.how == "error_body" and piece.text == "The model `m` does not exist." and piece.error_type
     result = parse_lines([line])
     assert result.error_bodies == 1
@@ -244,7 +244,7 @@ def test_ipython_8s_frame_names_its_file_line_and_function():
 
 def test_markdown_bold_around_a_line_is_read_through_and_pythons_double_star_is_left():
     """QwenLM/Qwen3-VL#806: the reporter bolded the error line of the log they pasted."""
-    [piece] = unwrap("2025-02-19 **ModuleNotFoundError: No module named 'decord'**")
+    piece = unwrap("2025-02-19 **ModuleNotFoundError: No module named 'decord'**")
     assert piece.text == "2025-02-19 ModuleNotFoundError: No module named 'decord'"
-    assert unwrap("    return fn(*args, **kwargs)")[0].text == "    return fn(*args, **kwargs)"
-    assert unwrap("f(*a, **kw, **extra)")[0].text == "f(*a, **kw, **extra)"
+    assert unwrap("    return fn(*args, **kwargs)").text == "    return fn(*args, **kwargs)"
+    assert unwrap("f(*a, **kw, **extra)").text == "f(*a, **kw, **extra)"
