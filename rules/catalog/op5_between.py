@@ -237,12 +237,9 @@ def _kill_after_s(settings: LogEvent) -> float | None:
     return settings.probe_delay_s + settings.probe_period_s * max(settings.probe_failures - 1, 0)
 
 
-def _budget_words(settings: LogEvent | None) -> str:
-    after = _kill_after_s(settings) if settings is not None else None
-    if settings is None or after is None:
-        return ""
+def _budget_words(settings: LogEvent, after_s: float) -> str:
     return (
-        f" Its {settings.probe} probe gives the server about {after:g} s (delay {settings.probe_delay_s:g} s, then "
+        f" Its {settings.probe} probe gives the server about {after_s:g} s (delay {settings.probe_delay_s:g} s, then "
         f"{settings.probe_failures} failures {settings.probe_period_s:g} s apart) before the kubelet kills it."
     )
 
@@ -255,6 +252,11 @@ def _not_listening_finding(check: LogEvent, settings: LogEvent | None) -> Findin
         if restarts
         else "a readiness probe only keeps the pod out of its Service until the server listens"
     )
+    after_s = _kill_after_s(settings) if settings is not None and restarts else None
+    evidence = [c.log_evidence(check, name="probe refused")]
+    if settings is not None and after_s is not None:
+        evidence.append(c.log_evidence(settings, name=f"{settings.probe} probe", value=after_s, unit="s"))
+    stopped = ", ".join(str(code) for code in STOPPED_EXIT_CODES)
     return RULE_HEALTH_CHECK.finding(
         Severity.HIGH if restarts else Severity.LOW,
         f"{_probe_name(check)} found nothing listening on the server's port (connection refused): vLLM was still "
@@ -262,20 +264,15 @@ def _not_listening_finding(check: LogEvent, settings: LogEvent | None) -> Findin
         summary="vLLM binds its port as it starts but listens only once the engine is ready: after the weights "
         "are loaded, the memory profiled, torch.compile and CUDA-graph capture done (minutes for a large model). "
         f"Until then every probe is refused; {consequence}. A server that crashed is refused the same way."
-        + (_budget_words(settings) if restarts else ""),
-        evidence=[c.log_evidence(check, name="probe refused")]
-        + (
-            [c.log_evidence(settings, name=f"{settings.probe} probe", value=_kill_after_s(settings), unit="s")]
-            if settings is not None and restarts
-            else []
-        ),
+        + (_budget_words(settings, after_s) if settings is not None and after_s is not None else ""),
+        evidence=evidence,
         actions=[
             "Give the start its time: a startupProbe on GET /health (periodSeconds 10, failureThreshold times "
             "periodSeconds above the longest start: the server's log shows how long loading and warm-up took; 60 "
             "covers ten minutes); liveness and readiness probes run only after it succeeds. Or raise the liveness "
             "probe's initialDelaySeconds above the start.",
             "If the container exited rather than being killed (Back-off restarting failed container, an exit code "
-            "other than 137), read the start that failed: `kubectl logs <pod> --previous`, and triage it.",
+            f"other than {stopped}), read the start that failed: `kubectl logs <pod> --previous`, and triage it.",
         ],
         confidence=0.7,
     )
