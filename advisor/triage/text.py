@@ -141,6 +141,8 @@ def _finding(index: int, finding: Finding) -> list[str]:
         out += _prediction(change)
     for change in finding.alternatives:
         out.append(f"   or {change.command_line()}  ({change.reason})")
+        if change.cost:
+            out.append(f"     cost: {change.cost} [{change.safety}]")
         out += _prediction(change) if change.predicted_effect and change.predicted_effect.figures else []
     for action in finding.actions:
         out.append(f"   action: {action}")

@@ -72,6 +72,22 @@ def test_human_text_shows_severity_evidence_change_and_prediction():
     assert "Proposed command:" in text
 
 
+def test_human_text_says_which_alternative_needs_more_gpus_than_the_host_has(tmp_path):
+    """With one GPU, the wider split comes after the fix that fits, and its cost says it needs more hardware
+    (the JSON always said so; the text showed the alternative without its cost)."""
+    log = tmp_path / "kv.log"
+    log.write_text(
+        "ValueError: No available memory for the cache blocks. "
+        "Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    request = TriageRequest(logs=str(log), server_args="vllm serve Qwen/Qwen2.5-32B-Instruct", gpu="A100-80GB", gpus=1)
+    lines = render_text(run_triage(request)).splitlines()
+    first_change = next(i for i, line in enumerate(lines) if line.startswith("   change "))
+    split = next(i for i, line in enumerate(lines) if line.startswith("   or --tensor-parallel-size 2"))
+    assert "--gpu-memory-utilization" in lines[first_change] and first_change < split
+    assert lines[split + 1] == "     cost: 2 GPUs per replica: more than the 1 this host has (more hardware) [safe]"
+
+
 def test_fired_rules_carry_their_page_and_the_document_renders_as_a_report():
     from reports.render import render_html
 
