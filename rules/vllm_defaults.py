@@ -33,6 +33,7 @@ Device = Literal["cuda", "cpu", "bundled"]
 DEVICES: tuple[str, ...] = ("cuda", "cpu", "bundled")
 
 # The first release of each branch below (docs/reference.md §4.3).
+V1_DEFAULT_FROM: Version = (0, 8, 0)  # V1 the default engine; before, V0's fixed 256 sequences
 MEMORY_TIER_FROM: Version = (0, 8, 5)  # before: 1024 sequences on every GPU; from: by device memory
 A100_EXCLUDED_FROM: Version = (0, 9, 0)  # A100 left out of the >=70 GiB tier (vLLM PR #17885)
 LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # a >=160 GiB tier: 1024 sequences, 16384 tokens
@@ -45,8 +46,8 @@ FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 # vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
 LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`
 HUGE_GPU_GIB = 160  # `device_memory >= 160 * GiB_bytes`, from 0.28
-BASE_MAX_NUM_SEQS = 256  # below 70 GiB (or an A100, from 0.9)
-LARGE_MAX_NUM_SEQS = 1024  # >=70 GiB; every GPU before 0.8.5
+BASE_MAX_NUM_SEQS = 256  # below 70 GiB (or an A100, from 0.9); every GPU before 0.8 (V0)
+LARGE_MAX_NUM_SEQS = 1024  # >=70 GiB; every GPU in 0.8.0-0.8.4
 BASE_MAX_NUM_BATCHED_TOKENS = 2048
 LARGE_MAX_NUM_BATCHED_TOKENS = 8192
 HUGE_MAX_NUM_BATCHED_TOKENS = 16384
@@ -125,14 +126,18 @@ def max_num_seqs(
 ) -> int:
     """`--max-num-seqs` left out (vllm/engine/arg_utils.py, OpenAI API server; docs/reference.md §4.3).
 
-    cuda: 0.8.0-0.8.4: 1024 on every GPU; 0.8.5: 1024 on >= 70 GiB, else 256; 0.9.0-0.27: 1024 on
-    >= 70 GiB except A100, else 256; 0.28-0.33: also 1024 on >= 160 GiB. cpu: 128 x world_size (read
-    from 0.32; applied to every version). bundled: 256 (engine/core/config.py), whatever its budget.
+    cuda: 0.2-0.7 (V0): 256 on every GPU (`EngineArgs.max_num_seqs`; the V1 a 0.6-0.7 server could opt
+    into with VLLM_USE_V1=1 took 1024: not modelled); 0.8.0-0.8.4: 1024 on every GPU; 0.8.5: 1024 on
+    >= 70 GiB, else 256; 0.9.0-0.27: 1024 on >= 70 GiB except A100, else 256; 0.28-0.33: also 1024 on
+    >= 160 GiB. cpu: 128 x world_size (read from 0.32; applied to every version). bundled: 256
+    (engine/core/config.py), whatever its budget.
     """
     if device == "bundled":
         return BUNDLED_MAX_NUM_SEQS
     if device == "cpu":
         return CPU_API_SERVER_MAX_NUM_SEQS * max(1, world_size)
+    if not _from(version, V1_DEFAULT_FROM):
+        return BASE_MAX_NUM_SEQS
     if not _from(version, MEMORY_TIER_FROM):
         return LARGE_MAX_NUM_SEQS
     if not _large(usable_gib, LARGE_GPU_GIB):
@@ -157,7 +162,9 @@ def max_num_batched_tokens(
     """`--max-num-batched-tokens` left out (vllm/engine/arg_utils.py, OpenAI API server; §4.3).
 
     cuda: 2048; 8192 on >= 70 GiB (A100 excluded from 0.9); 16384 on >= 160 GiB from 0.28 (0.8.0
-    looked for h100/h200 in the name instead: not modelled). cpu: 2048 x world_size (read from 0.32).
+    looked for h100/h200 in the name instead: not modelled; 0.2-0.7's V0 took max(max_model_len, 2048) with
+    chunked prefill off, its default, and 512 or 2048 with it on: not modelled either, read as these tiers).
+    cpu: 2048 x world_size (read from 0.32).
     bundled: 2048 with chunked prefill, else max(max_model_len, 2048) (engine/core/config.py,
     resolve_max_model_len); chunked_prefill and max_model_len matter only there.
     """

@@ -23,6 +23,7 @@ from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
+from rules import vllm_defaults
 from rules.events import CatalogRef
 
 # A partial match must hold this much of the message's literal text: "Error in" would match anything.
@@ -52,15 +53,18 @@ class CatalogMatch:
     literal_chars: int
     partial: bool
 
-    def ref(self) -> CatalogRef:
-        """The match as an event carries it (rules read this, never the JSON)."""
+    def ref(self, release: str | None = None) -> CatalogRef:
+        """The match as an event carries it (rules read this, never the JSON). With the server's `release`
+        known (its banner, its engine line), the file and line are where that release raises the message (a V0
+        server's `vllm/worker/worker.py`, not V1's `vllm/v1/core/kv_cache_utils.py`), with that place's span."""
         entry = self.entry
+        place = _place_for(entry, release)
         return CatalogRef(
             template=entry["message"],
-            file=entry["file"],
-            line=entry["line"],
-            first=entry["first"],
-            last=entry["last"],
+            file=place["file"],
+            line=place["line"],
+            first=place["first"],
+            last=place["last"],
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),
@@ -233,10 +237,13 @@ def message_catalog() -> MessageCatalog:
 
 def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per wording: the same message raised in several files (or moved between releases) keeps
-    the entry of the newest release, with the span of releases of all of them."""
+    the entry of the newest release, with the span of releases of all of them, and every place it is raised
+    (`places`: file, line, first, last), so a server whose release is known is pointed at its own file."""
     newest: dict[str, dict[str, Any]] = {}
+    places: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         key = entry["pattern"]
+        places.setdefault(key, []).append({name: entry[name] for name in ("file", "line", "first", "last")})
         kept = newest.get(key)
         if kept is None:
             newest[key] = dict(entry)
@@ -246,7 +253,33 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             newest[key] = dict(entry)
         else:
             kept["first"] = min(kept["first"], entry["first"], key=_minor)
+    for key, entry in newest.items():
+        entry["places"] = places[key]
     return list(newest.values())
+
+
+def _place_for(entry: dict[str, Any], release: str | None) -> dict[str, Any]:
+    """Where `release` raises the entry's message: the place whose span holds its minor, the GPU worker's
+    before a platform's (`vllm/worker/worker.py` before `hpu_worker.py`) and the default engine's before the
+    other (V0's before 0.8, V1's from it), else the entry's own (the newest)."""
+    minor = _minor(release)[:2] if release else ()
+    covering = [p for p in entry.get("places", ()) if minor and _minor(p["first"]) <= minor <= _minor(p["last"])]
+    if not covering:
+        return entry
+    v1_default = minor >= vllm_defaults.V1_DEFAULT_FROM[:2]
+    return min(
+        covering,
+        key=lambda place: (_platform_file(place["file"]), place["file"].startswith("vllm/v1/") != v1_default),
+    )
+
+
+def _platform_file(file: str) -> bool:
+    """A platform's own copy of a message (`hpu_worker.py`, `xpu_model_runner.py`, `vllm/platforms/…`)."""
+    name = file.rsplit("/", 1)[-1]
+    return file.startswith(("vllm/platforms/", "platforms/")) or name.split("_", 1)[0] in _PLATFORM_PREFIXES
+
+
+_PLATFORM_PREFIXES = frozenset({"cpu", "hpu", "xpu", "tpu", "neuron", "openvino", "rocm", "habana"})
 
 
 def _minor(version: str) -> tuple[int, ...]:

@@ -279,8 +279,8 @@ def served_model_name(snapshot: MetricSnapshot | None) -> str | None:
 def _fill_from_log(config: ServerConfig, events: list[LogEvent]) -> None:
     """Figures the startup log states even when the flag was left at its default."""
     for event in events:
-        if event.kind == LogEventKind.VERSION and event.version:
-            # the server's banner comes first; the engine-config line may carry another number
+        if event.kind == LogEventKind.VERSION:
+            # the server's banner comes first; the engine-config line may carry another number (0.2-0.3's none)
             config.vllm_version = config.vllm_version or event.version
             config.model = config.model or event.model
             _fill_from_engine_config(config, event.raw)

@@ -107,7 +107,7 @@ _READY_MARKERS = (
 # The engine core's first line (V1, and V0's wording): from here until a ready marker it initialises
 # (loads weights, compiles, sizes the KV cache). The API server's banner alone is not enough: a
 # log that starts with it and then jumps to serving says nothing about when the engine was ready.
-_START_MARKERS = ("Initializing a V1 LLM engine", "Initializing an LLM engine")
+_START_MARKERS = ("Initializing a V1 LLM engine", "Initializing a V0 LLM engine", "Initializing an LLM engine")
 _FAILURE_KINDS = frozenset(
     {
         LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
@@ -301,7 +301,7 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         state.frames = []
     if event is not None and event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
         matches = message_catalog().match(message)
-        event.catalog = matches[0].ref() if matches else None
+        event.catalog = matches[0].ref(state.release) if matches else None
     if event is None or _is_repeat(event, message, state):
         return
     if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
@@ -361,7 +361,7 @@ def _error_event(
     if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
         matches = [m for m in matches if m.entry.get("kind") != "assert"]
     if matches:
-        ref = matches[0].ref()
+        ref = matches[0].ref(state.release)
         key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))
         if key in state.seen_errors:
             return None

@@ -11,12 +11,14 @@ and CUDA-graph replay; CUDA's own message suggests CUDA_LAUNCH_BLOCKING=1 to fin
 
 from __future__ import annotations
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-V1_DEFAULT_FROM = (0, 8)  # the release whose default engine (V1) has no xformers backend to fall back to
+# the release whose default engine (V1) has no xformers backend to fall back to, as (major, minor)
+V1_DEFAULT_FROM = vllm_defaults.V1_DEFAULT_FROM[:2]
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
 
 

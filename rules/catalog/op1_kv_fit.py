@@ -280,7 +280,7 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
         changes, alternatives = _larger_budget(facts, available, total)
     actions = []
     version = c.vllm_version(facts)
-    if version is None or version <= (0, 9):
+    if version is None or (0, 8) <= version <= (0, 9):
         actions.append(
             "vLLM 0.8–0.9.0 charges other processes' GPU memory to this instance: stop them or give "
             "this instance its own GPU."

@@ -45,10 +45,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"█\s+version (?P<v>\d[\w.+-]*)\s*$",
         lambda m: {"version": m["v"]},
     ),
-    wording(
-        ("Initializing a V1 LLM engine",),
+    wording(  # the engine's config line: 0.2-0.3 without a version, 0.4-0.6 "an LLM engine (v…)", then "a V0 …"
+        # beside "a V1 …" (vllm/engine/llm_engine.py, vllm/v1/engine/core.py); its values fill the config
+        ("Initializing a V1 LLM engine", "Initializing a V0 LLM engine", "Initializing an LLM engine"),
         K.VERSION,
-        r"Initializing a V1 LLM engine \(v(?P<v>[^)]+)\) with config: model='(?P<m>[^']*)'",
+        r"Initializing an? (?:V[01] )?LLM engine(?: \(v(?P<v>[^)]+)\))? with config: model='(?P<m>[^']*)'",
         lambda m: {"version": m["v"], "model": m["m"]},
     ),
     wording(("non-default args: ",), K.NON_DEFAULT_ARGS, r"non-default args: (?P<args>\{.*\})\s*$"),
@@ -77,6 +78,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.MODEL_LOADING,
         rf"Model loading took (?P<gib>{NUM}) (?P<unit>GiB|GB)(?: memory)? and (?P<s>{NUM}) seconds",
         lambda m: {"weights_gib": to_gib(m["gib"], m["unit"]), "load_seconds": to_float(m["s"])},
+    ),
+    wording(  # vllm/worker/model_runner.py 0.4-0.7 and V1's first runner: GiB, printed as "GB"
+        ("Loading model weights took",),
+        K.MODEL_LOADING,
+        rf"Loading model weights took (?P<gib>{NUM}) (?P<unit>GiB|GB)\b",
+        lambda m: {"weights_gib": to_gib(m["gib"], m["unit"])},
     ),
     wording(
         ("Available KV cache memory",),

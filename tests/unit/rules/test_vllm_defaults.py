@@ -137,6 +137,15 @@ def test_the_cuda_batch_tiers_follow_vllms_arg_utils(version, gpu, seqs, tokens)
     assert D.max_num_batched_tokens(version, "cuda", spec.usable_gib, spec.name) == tokens
 
 
+@pytest.mark.parametrize("version", [(0, 2, 7), (0, 5, 5), (0, 7, 3)])
+def test_v0_releases_run_256_sequences_on_every_gpu(version):
+    """0.2-0.7 served with V0, whose EngineArgs.max_num_seqs was 256 whatever the GPU (read in the 0.2.7, 0.4.0
+    and 0.5.5 wheels; 0.6-0.7 set 256 unless VLLM_USE_V1=1); the 1024 of large GPUs came with V1 in 0.8."""
+    for gpu in ("L4", "H100-SXM-80GB", "B200"):
+        spec = resolve_gpu(gpu)
+        assert D.max_num_seqs(version, "cuda", spec.usable_gib, spec.name) == 256
+
+
 def test_an_unknown_gpu_reads_as_below_every_tier():
     assert (D.max_num_seqs((0, 33, 0)), D.max_num_batched_tokens((0, 33, 0))) == (256, 2048)
     assert D.is_a100("NVIDIA A100-SXM4-80GB") and not D.is_a100("H100-SXM-80GB")  # vLLM: "a100" in the name

@@ -17,6 +17,19 @@ def test_a_refused_launch_is_found_with_its_fields_and_source():
     assert ref.first == "0.4" and ref.last == "0.33"  # one entry for the wording, across the files it moved between
 
 
+def test_the_servers_release_picks_the_file_that_raised_the_message_there():
+    """V0's worker and V1's KV planner print the same words; a 0.5 server's log is pointed at the V0 file, a
+    release no place covers (or none known) at the newest, which still names the span of every place."""
+    line = "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+    [best, *_] = message_catalog().match(line + "initializing the engine.")
+    newest, v0, v1 = best.ref(), best.ref("0.5.0"), best.ref("0.11.2")
+    assert (newest.file, newest.first, newest.last) == ("vllm/v1/core/kv_cache_utils.py", "0.4", "0.12")
+    assert (v0.file, v0.first, v0.last) == ("vllm/worker/worker.py", "0.4", "0.10")
+    assert v1.file == "vllm/v1/core/kv_cache_utils.py" and best.ref("0.2.7") == newest
+    # both engines print it in 0.7 to 0.10: the default one's file, V0's before 0.8 and V1's from it
+    assert (best.ref("0.7.3").file, best.ref("0.9.2").file) == ("vllm/worker/worker.py", newest.file)
+
+
 def test_a_message_cut_after_its_first_sentences_still_matches():
     line = (
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "

@@ -143,6 +143,33 @@ def test_startup_lines_fill_values_left_at_defaults():
     assert config.sources["--max-model-len"] == ConfigSource.STARTUP_LOG
 
 
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [
+        # vllm/engine/llm_engine.py of 0.2.7 (no version), 0.4.0-0.6.6, and 0.7.3's V0 beside its V1
+        ("Initializing an LLM engine with config: model='m', tokenizer='m', dtype=torch.float16, ", None),
+        ("Initializing an LLM engine (v0.4.0) with config: model='m', tokenizer='m', dtype=torch.float16, ", "0.4.0"),
+        (
+            "Initializing a V0 LLM engine (v0.7.3) with config: model='m', speculative_config=None, "
+            "dtype=torch.float16, ",
+            "0.7.3",
+        ),
+    ],
+)
+def test_v0_engine_config_lines_fill_the_config(line, version):
+    events = parse_lines(
+        [
+            f"INFO 07-01 10:00:00 llm_engine.py:161] {line}max_seq_len=32768, tensor_parallel_size=2, "
+            "quantization=awq, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, seed=0)",
+            "INFO 07-01 10:01:00 model_runner.py:160] Loading model weights took 38.9017 GB",
+        ]
+    ).events
+    config = server_config(effective_command(None, events, None), events, None)
+    assert (config.vllm_version, config.model, config.quantization) == (version, "m", "awq")
+    assert (config.max_model_len, config.tensor_parallel_size, config.dtype) == (32768, 2, "float16")
+    assert memory_from_log(events).weights_gib == 38.9017  # V0 prints GiB as "GB"
+
+
 def test_memory_figures_come_from_the_startup_log():
     events = parse_lines(
         [

@@ -262,7 +262,9 @@ def test_under_a_loose_fit_the_rules_kv_space_stands_with_a_prediction_that_repr
     shown = _reproduced(larger, tmp_path)
     assert (shown["limits_before"]["num_blocks"], shown["limits_after"]["num_blocks"]) == (16, 48)  # blocks of 128
     alternative_line = printed.index(f"or --kv-cache-memory-bytes {275 * 2**20}")
-    assert printed[alternative_line:].splitlines()[2] == f"     reproduce: {larger['predicted_effect']['command']}"
+    block = printed[alternative_line:].splitlines()  # the alternative, its cost, its prediction and its command
+    assert block[1].startswith("     cost: ") and block[2].startswith("     predicted: ")
+    assert block[3] == f"     reproduce: {larger['predicted_effect']['command']}"
 
 
 def test_a_device_share_for_a_preempting_server_is_the_size_the_model_predicts_best(

@@ -122,3 +122,25 @@ def test_a_rebuilt_command_is_flagged_only_when_something_is_proposed():
 def test_saved_files_and_a_live_source_together_are_refused():
     with pytest.raises(UserError, match="not both"):
         run_triage(TriageRequest(metrics_files=[str(COLLECT / "metrics_v0_33_0.txt")], endpoint="http://127.0.0.1:9"))
+
+
+def test_a_v0_log_is_read_for_its_release_and_its_quantized_weights(tmp_path):
+    """vLLM 0.4-0.6's engine line (`Initializing an LLM engine (v0.5.0) with config: … quantization=awq`) and
+    its `Loading model weights took … GB`: the KV shortage is answered for that server, so nothing it already
+    runs (AWQ weights, V0's 256 sequences) is proposed, nor a caveat of releases it is not (0.8-0.9.0)."""
+    log = tmp_path / "v0.log"
+    log.write_text(
+        "INFO 07-01 10:00:00 llm_engine.py:161] Initializing an LLM engine (v0.5.0) with config: "
+        "model='Qwen/Qwen2-72B-Instruct-AWQ', tokenizer='Qwen/Qwen2-72B-Instruct-AWQ', dtype=torch.float16, "
+        "max_seq_len=32768, tensor_parallel_size=1, quantization=awq, enforce_eager=False, kv_cache_dtype=auto, "
+        "device_config=cuda, seed=0)\n"
+        "INFO 07-01 10:01:00 model_runner.py:160] Loading model weights took 38.9017 GB\n"
+        "ValueError: No available memory for the cache blocks. "
+        "Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    top = run_triage(TriageRequest(logs=str(log), gpu="L40S", gpus=1)).findings[0]
+    flags = [change.flag for change in [*top.changes, *top.alternatives]]
+    assert top.rule == "OP-1.2" and flags == ["--gpu-memory-utilization", "--tensor-parallel-size"]
+    assert "more hardware" in top.alternatives[-1].cost
+    assert not any("0.8–0.9.0" in action for action in top.actions)
+    assert any(e.name == "weights per GPU" and e.value == 38.9017 for e in top.evidence)
