@@ -27,7 +27,8 @@ class LogEventKind(str, Enum):
     NON_DEFAULT_ARGS = "non_default_args"  # non-default args: {...} / args: Namespace(...)
     CHUNKED_PREFILL = "chunked_prefill"  # Chunked prefill is enabled with max_num_batched_tokens=N
     MODEL_LOADING = "model_loading"  # Model loading took X GiB [memory] and Y seconds
-    AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB
+    AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB (V0: … reserved for KV Cache is X)
+    MEMORY_BUDGET = "memory_budget"  # V0 0.6-0.10: … total_gpu_memory (T GiB) x gpu_memory_utilization (U) = R GiB
     KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
     MAX_CONCURRENCY = "max_concurrency"  # Maximum concurrency for L tokens per request: C x
     V0_GPU_BLOCKS = "v0_gpu_blocks"  # # cuda blocks: N, # CPU blocks: M (V0 only)
@@ -297,6 +298,8 @@ class LogEvent(BaseModel):
     max_concurrency: float | None = None
     available_kv_gib: float | None = None
     weights_gib: float | None = None
+    non_torch_gib: float | None = None  # V0's memory profile: NCCL, CUDA context … outside torch's allocator
+    activation_peak_gib: float | None = None  # V0's memory profile: torch's peak over the weights while profiling
     load_seconds: float | None = None
     load_expected_s: float | None = None  # the weights' progress bar: elapsed plus what it says is left
     num_gpu_blocks: int | None = None
@@ -427,7 +430,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.WEIGHT_LOAD_PROGRESS: ("message", "load_seconds", "load_expected_s"),
     LogEventKind.API_SERVER_PROCESS_FAILED: ("message",),
     LogEventKind.ENGINE_READY_TIMEOUT: ("message", "timeout_ms"),
-    LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib",),
+    LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib", "weights_gib", "non_torch_gib", "activation_peak_gib"),
+    LogEventKind.MEMORY_BUDGET: ("total_gib", "gpu_memory_utilization", "requested_gib"),
     LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
     LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),
     LogEventKind.V0_GPU_BLOCKS: ("num_gpu_blocks", "device"),

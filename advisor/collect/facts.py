@@ -49,6 +49,7 @@ _SIZING_KINDS = frozenset(
         LogEventKind.MAX_CONCURRENCY,
         LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
         LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+        LogEventKind.MEMORY_BUDGET,
     }
 )
 # vLLM's device_config value for its CPU backend (the engine-config line, `CPU KV cache size`).
@@ -191,6 +192,11 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
             memory.weights_gib = _gib(event.weights_gib)
         elif event.kind == LogEventKind.AVAILABLE_KV_MEMORY:
             memory.available_kv_gib = _gib(event.available_kv_gib)
+            memory.weights_gib = _gib(event.weights_gib) or memory.weights_gib  # V0's profile states them all
+            memory.non_torch_gib = _gib(event.non_torch_gib) or memory.non_torch_gib
+            memory.activation_peak_gib = _gib(event.activation_peak_gib) or memory.activation_peak_gib
+        elif event.kind == LogEventKind.MEMORY_BUDGET:
+            memory.total_gib, memory.requested_gib = _gib(event.total_gib), _gib(event.requested_gib)
         elif event.kind == LogEventKind.KV_CACHE_SIZE:
             memory.kv_cache_tokens = _tokens(event.kv_cache_tokens)
             memory.max_concurrency = event.max_concurrency or memory.max_concurrency

@@ -91,6 +91,29 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
         lambda m: {"available_kv_gib": to_float(m["gib"])},
     ),
+    wording(  # V0's memory profile (vllm/worker/worker.py 0.6-0.10), three lines under one prefix: the budget ...
+        ("the current vLLM instance can use total_gpu_memory",),
+        K.MEMORY_BUDGET,
+        rf"can use total_gpu_memory \((?P<total>{NUM}) ?GiB\) x gpu_memory_utilization \((?P<util>{NUM})\) = "
+        rf"(?P<req>{NUM}) ?GiB",
+        lambda m: {
+            "total_gib": to_float(m["total"]),
+            "gpu_memory_utilization": to_float(m["util"]),
+            "requested_gib": to_float(m["req"]),
+        },
+    ),
+    wording(  # ... and what it holds: V0's form of V1's "Available KV cache memory", with the terms before it
+        ("the rest of the memory reserved for KV Cache is",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"model weights take (?P<w>{NUM}) ?GiB; non_torch_memory takes (?P<nt>{NUM}) ?GiB; PyTorch activation peak "
+        rf"memory takes (?P<act>{NUM}) ?GiB; the rest of the memory reserved for KV Cache is (?P<kv>{NUM}) ?GiB",
+        lambda m: {
+            "weights_gib": to_float(m["w"]),
+            "non_torch_gib": to_float(m["nt"]),
+            "activation_peak_gib": to_float(m["act"]),
+            "available_kv_gib": to_float(m["kv"]),
+        },
+    ),
     wording(  # vLLM's CPU backend (v1/worker/cpu_worker.py): the KV space it was given or derived, per NUMA node
         ("GiB for KV cache on node",),
         K.AVAILABLE_KV_MEMORY,

@@ -170,6 +170,30 @@ def test_v0_engine_config_lines_fill_the_config(line, version):
     assert memory_from_log(events).weights_gib == 38.9017  # V0 prints GiB as "GB"
 
 
+def test_v0_memory_profile_lines_give_the_budget_and_each_term():
+    """vllm/worker/worker.py 0.6-0.10 logs its profile as three lines under one prefix (read in the 0.6.6, 0.7.3,
+    0.8.5 and 0.10.1 wheels); the KV share can be negative when the weights take the budget."""
+    prefix = "INFO 02-10 08:01:10 worker.py:267] "
+    events = parse_lines(
+        [
+            prefix + "Memory profiling takes 5.71 seconds",
+            prefix + "the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.90) "
+            "= 71.24GiB",
+            prefix + "model weights take 67.72GiB; non_torch_memory takes 0.21GiB; PyTorch activation peak memory "
+            "takes 4.75GiB; the rest of the memory reserved for KV Cache is -1.44GiB.",
+        ]
+    ).events
+    memory = memory_from_log(events)
+    assert (memory.total_gib, memory.requested_gib, memory.weights_gib) == (79.15, 71.24, 67.72)
+    assert (memory.non_torch_gib, memory.activation_peak_gib) == (0.21, 4.75)
+    # a negative share is the event's (OP-1.2 reads it), never a pool size, as V1's "Available KV cache memory"
+    assert events[-1].available_kv_gib == -1.44 and memory.available_kv_gib is None
+    config = server_config(effective_command(None, events, None), events, None)
+    assert (
+        config.gpu_memory_utilization == 0.9 and config.sources["--gpu-memory-utilization"] == ConfigSource.STARTUP_LOG
+    )
+
+
 def test_memory_figures_come_from_the_startup_log():
     events = parse_lines(
         [
