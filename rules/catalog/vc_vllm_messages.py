@@ -308,7 +308,12 @@ REMEDIES: tuple[Remedy, ...] = (
         "setting",
         "upgrade",
         "the processor (transformers) and vLLM disagree on the number of placeholder tokens",
-        action="Upgrade transformers to the version the vLLM release pins (or upgrade both together).",
+        action="The prompt holds a different number of image placeholder tokens than its images fill. First look at "
+        "the prompt the client sends: a placeholder written into its text (the model's image-pad token, `<image>`) "
+        "beside an image sent as a content part is one too many; send the image as a content part only and take "
+        "placeholder tokens out of the text (dots.ocr#126). If the text holds none, the processor (transformers) "
+        "and vLLM count the image's tokens differently: upgrade transformers to the version the vLLM release pins, "
+        "or both together (dots.ocr#210).",
     ),
 )
 

@@ -326,3 +326,12 @@ def test_a_model_version_the_release_does_not_list_is_an_upgrade():
     """OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0."""
     top = _top("ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, and 2.6")
     assert top.rule == "VC-1" and top.actions[0].startswith("Upgrade vLLM to a release that implements the checkpoint")
+
+
+def test_placeholders_that_outnumber_the_images_tokens_point_at_the_prompt_first_then_transformers():
+    # dots.ocr#126: an image-pad token left in the prompt's text; dots.ocr#210: transformers behind the release
+    top = _top("ValueError: Attempted to assign 462 = 462 multimodal tokens to 463 placeholders")
+    assert top.rule == "VC-1"
+    [action] = top.actions
+    assert action.index("placeholder written into its text") < action.index("upgrade transformers")
+    assert top.changes == []  # nothing on the launch to change: the action names both
