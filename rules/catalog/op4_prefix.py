@@ -11,6 +11,7 @@ from __future__ import annotations
 from rules import signals
 from rules.alerts import BY, Alert, spellings
 from rules.catalog import common as c
+from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -39,6 +40,8 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
         return []
     if hit.value == 0 and not hit.strong:
         return []  # counters at exactly 0 since start: OP-4.5 says why nothing can hit
+    if hit.value == 0 and _no_prompt_in_any_interval(facts):
+        return []  # vLLM prints 0.0% for no query at all (0/0) too: an idle server's lines say nothing
     reuse = _reuse(facts)
     if reuse is not None and reuse < c.REUSE_WORTH_CACHING:
         return []  # little to reuse: a low hit rate is expected
@@ -75,6 +78,12 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
     ]
 
 
+def _no_prompt_in_any_interval(facts: Facts) -> bool:
+    """The hit rate comes from stats lines (no window) and none of them processed a prompt token."""
+    stats = facts.events_of(LogEventKind.STATS_LINE)
+    return facts.window is None and bool(stats) and not any(e.prompt_throughput_tps for e in stats)
+
+
 # The hit rate over 15 minutes where the cache was queried at all (0/0 is no rate, never an alert).
 HIT_WINDOW = "15m"
 ALERT_LOW_HIT = Alert(
@@ -105,7 +114,8 @@ RULE_LOW_HIT = Rule(
         why="Every missed shared prefix is recomputed: higher TTFT and prefill load.",
         example="hit rate 8 % while 70 % of prompt tokens are a shared system prompt.",
         fix="Make prefixes byte-identical and first; keep enough free KV; route by prefix across replicas.",
-        limits="Without workload facts a low rate may simply mean unique prompts: reported as low severity.",
+        limits="Without workload facts a low rate may simply mean unique prompts: reported as low severity. A 0 % "
+        "on stats lines none of which processed a prompt is not read: vLLM prints 0.0 % for no query at all.",
         references=REFS,
     ),
 )

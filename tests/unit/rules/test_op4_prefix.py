@@ -35,6 +35,16 @@ def test_hit_rate_falls_back_to_the_stats_line():
     assert finding.evidence[0].source == "log" and finding.evidence[0].value == 0.12
 
 
+def test_a_zero_rate_on_lines_that_processed_no_prompt_is_no_finding():
+    """V1 prints 0.0% for no query at all (0/0): an idle server's lines are not a low hit rate; the same 0 % on a
+    line that processed prompts is."""
+    idle = [event(K.STATS_LINE, running=0, waiting=0, prefix_hit_rate=0.0, prompt_throughput_tps=0.0)] * 2
+    assert op4.RULE_LOW_HIT.evaluate(Facts(events=idle)) == []
+    busy = [*idle, event(K.STATS_LINE, running=2, waiting=0, prefix_hit_rate=0.0, prompt_throughput_tps=950.0)]
+    [finding] = op4.RULE_LOW_HIT.evaluate(Facts(events=busy))
+    assert finding.evidence[0].value == 0.0
+
+
 def test_block_size_larger_than_the_shared_prefix_proposes_a_smaller_block():
     facts = Facts(config=config(block_size=64), workload=Workload(shared_prefix_tokens=40))
     [finding] = op4.RULE_BLOCK_SIZE.evaluate(facts)
