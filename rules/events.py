@@ -28,7 +28,7 @@ class LogEventKind(str, Enum):
     CHUNKED_PREFILL = "chunked_prefill"  # Chunked prefill is enabled with max_num_batched_tokens=N
     MODEL_LOADING = "model_loading"  # Model loading took X GiB [memory] and Y seconds
     AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB (V0: … reserved for KV Cache is X)
-    MEMORY_BUDGET = "memory_budget"  # V0 0.6-0.10: … total_gpu_memory (T GiB) x gpu_memory_utilization (U) = R GiB
+    MEMORY_BUDGET = "memory_budget"  # V0: total_gpu_memory (T) x gpu_memory_utilization (U) = R GiB; 0.32: its summary
     KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
     MAX_CONCURRENCY = "max_concurrency"  # Maximum concurrency for L tokens per request: C x
     V0_GPU_BLOCKS = "v0_gpu_blocks"  # # cuda blocks: N, # CPU blocks: M (V0 only)
@@ -431,7 +431,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.API_SERVER_PROCESS_FAILED: ("message",),
     LogEventKind.ENGINE_READY_TIMEOUT: ("message", "timeout_ms"),
     LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib", "weights_gib", "non_torch_gib", "activation_peak_gib"),
-    LogEventKind.MEMORY_BUDGET: ("total_gib", "gpu_memory_utilization", "requested_gib"),
+    LogEventKind.MEMORY_BUDGET: (
+        "total_gib",
+        "gpu_memory_utilization",
+        "requested_gib",
+        "free_gib",
+        "activation_peak_gib",
+        "cudagraph_gib",
+    ),
     LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
     LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),
     LogEventKind.V0_GPU_BLOCKS: ("num_gpu_blocks", "device"),

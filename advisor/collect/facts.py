@@ -197,6 +197,8 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
             memory.activation_peak_gib = _gib(event.activation_peak_gib) or memory.activation_peak_gib
         elif event.kind == LogEventKind.MEMORY_BUDGET:
             memory.total_gib, memory.requested_gib = _gib(event.total_gib), _gib(event.requested_gib)
+            memory.activation_peak_gib = _gib(event.activation_peak_gib) or memory.activation_peak_gib
+            memory.cudagraph_gib = memory.cudagraph_gib or _gib(event.cudagraph_gib)
         elif event.kind == LogEventKind.KV_CACHE_SIZE:
             memory.kv_cache_tokens = _tokens(event.kv_cache_tokens)
             memory.max_concurrency = event.max_concurrency or memory.max_concurrency

@@ -302,7 +302,7 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     if event is not None and event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
         matches = message_catalog().match(message)
         event.catalog = matches[0].ref(state.release) if matches else None
-    if event is None or _is_repeat(event, message, state):
+    if event is None or _is_repeat(event, message, state) or _joined_to_stats_line(event, result):
         return
     if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
         state.fatal = event  # its traceback follows: the exception it ends with is the root cause
@@ -590,6 +590,18 @@ def _oom_phase(state: _ParseState) -> OomPhase:
     if state.capturing_graphs:
         return OomPhase.CUDAGRAPH_CAPTURE
     return OomPhase.RUNTIME if state.serving else OomPhase.UNKNOWN
+
+
+def _joined_to_stats_line(event: LogEvent, result: LogReadResult) -> bool:
+    """V0's `Prefix cache hit rate: GPU: …` line belongs to the stats line printed just before it: the rate joins
+    that interval (one stats event, as V1 prints it) instead of counting as another one. Alone, it stays an event."""
+    if event.kind != LogEventKind.STATS_LINE or event.prompt_throughput_tps is not None:
+        return False
+    last = result.events[-1] if result.events else None
+    if last is None or last.kind != LogEventKind.STATS_LINE or last.prefix_hit_rate is not None:
+        return False
+    last.prefix_hit_rate = event.prefix_hit_rate
+    return True
 
 
 def _is_repeat(event: LogEvent, message: str, state: _ParseState) -> bool:

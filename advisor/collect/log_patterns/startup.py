@@ -114,6 +114,27 @@ PATTERNS: tuple[Pattern, ...] = (
             "available_kv_gib": to_float(m["kv"]),
         },
     ),
+    wording(  # v1/worker/gpu_worker.py (0.32): the budget after CUDA graphs were captured, with every term of it
+        ("Desired GPU memory utilization is",),
+        K.MEMORY_BUDGET,
+        rf"Free memory on device \((?P<free>{NUM})/(?P<total>{NUM}) GiB\) on startup\. Desired GPU memory "
+        rf"utilization is \((?P<util>{NUM}), (?P<req>{NUM}) GiB\)\.(?: Actual usage is {NUM} GiB for consumed memory "
+        rf"\(weights \+ non-torch\), (?P<act>{NUM}) GiB for peak activation, and (?P<graphs>{NUM}) GiB for CUDAGraph)?",
+        lambda m: {
+            "free_gib": to_float(m["free"]),
+            "total_gib": to_float(m["total"]),
+            "gpu_memory_utilization": to_float(m["util"]),
+            "requested_gib": to_float(m["req"]),
+            "activation_peak_gib": to_float(m["act"]),
+            "cudagraph_gib": to_float(m["graphs"]),
+        },
+    ),
+    wording(  # v1/worker/gpu_worker.py with --kv-cache-memory: no profile, so no "Available KV cache memory" line
+        ("memory for KV Cache as specified by kv_cache_memory_bytes",),
+        K.AVAILABLE_KV_MEMORY,
+        rf"reserved (?P<gib>{NUM}) GiB memory for KV Cache as specified by kv_cache_memory_bytes",
+        lambda m: {"available_kv_gib": to_float(m["gib"])},
+    ),
     wording(  # vLLM's CPU backend (v1/worker/cpu_worker.py): the KV space it was given or derived, per NUMA node
         ("GiB for KV cache on node",),
         K.AVAILABLE_KV_MEMORY,
@@ -138,11 +159,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Maximum concurrency for (?P<len>[\d,]+) tokens per request: (?P<conc>[\d.]+)x",
         lambda m: {"max_model_len": to_int(m["len"]), "max_concurrency": to_float(m["conc"])},
     ),
-    wording(
-        (" CPU blocks: ",),
+    wording(  # V0's executor (`# GPU blocks: N, # CPU blocks: M`); alone in 0.6-0.7's V1 (`# GPU blocks: N`) and on
+        # V0's CPU backend (`# CPU blocks: N`, the KV cache itself there)
+        (" CPU blocks: ", "# GPU blocks: ", "# CPU blocks: "),
         K.V0_GPU_BLOCKS,
-        r"# (?P<dev>\w+) blocks: (?P<n>\d+), # CPU blocks: \d+",
+        r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: \d+)?",
         lambda m: {"device": m["dev"], "num_gpu_blocks": int(m["n"])},
+    ),
+    wording(  # the API server's own count (v1/metrics/loggers.py 0.10-0.33): a log of that process alone has it
+        ("vllm cache_config_info with initialization after num_gpu_blocks is",),
+        K.V0_GPU_BLOCKS,
+        r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<n>\d+)",
+        lambda m: {"num_gpu_blocks": int(m["n"])},
     ),
     wording(
         ("Graph capturing finished",),
@@ -191,10 +219,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r">= mamba page size)?",
         lambda m: {"block_size": to_int(m["n"]), "mamba_aligned": bool(m["mamba"])},
     ),
-    wording(  # attention/selector.py (0.4-0.6), platforms/cuda.py (0.7): V0 fell back from FlashAttention-2 to XFormers
-        ("Cannot use FlashAttention-2 backend",),
+    wording(  # attention/selector.py (0.4-0.6), platforms/cuda.py (0.7-0.10): V0 fell back from FlashAttention to
+        # XFormers; 0.4.0 and the FP8 KV line of 0.8-0.10 say "FlashAttention" without "-2"
+        ("Cannot use FlashAttention",),
         K.ATTENTION_FALLBACK,
-        r"Cannot use FlashAttention-2 backend (?P<why>(?:for|due to|because) .*?)\.?(?= `pip install| Make sure|\s*$)",
+        r"Cannot use FlashAttention(?:-2)?(?: backend)? (?P<why>(?:for|due to|because) .*?)\.?"
+        r"(?= `pip install| Make sure| Please install|\s*$)",
         lambda m: {"message": m["why"]},
     ),
     wording(  # model_loader's tqdm bar over the checkpoint's shards (safetensors or .pt/.bin)

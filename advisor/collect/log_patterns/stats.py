@@ -68,7 +68,25 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:, Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs)?",
         _stats_fields,
     ),
+    wording(  # V0 (engine/metrics.py 0.5-0.10) prints the hit rate on its own line after the stats line; the
+        # reader joins it to that line (logs.py, _joined_to_stats_line)
+        ("Prefix cache hit rate: GPU:",),
+        K.STATS_LINE,
+        r"^Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%",
+        lambda m: {"prefix_hit_rate": to_float(m["gpu"]) / 100},
+    ),
     wording(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
+    wording(  # V0's spec decode (engine/metrics.py 0.5-0.8): the rate is a fraction there, not a percentage
+        ("Speculative metrics: Draft acceptance rate",),
+        K.SPEC_DECODE_METRICS,
+        r"Speculative metrics: Draft acceptance rate: (?P<rate>[\d.]+),.*?Number of accepted tokens: (?P<acc>\d+), "
+        r"Number of draft tokens: (?P<drafted>\d+)",
+        lambda m: {
+            "acceptance_rate": to_float(m["rate"]),
+            "accepted_tokens": to_int(m["acc"]),
+            "drafted_tokens": to_int(m["drafted"]),
+        },
+    ),
     wording(
         ("is preempted by PreemptionMode",),
         K.V0_PREEMPTION_WARNING,

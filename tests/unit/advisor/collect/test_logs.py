@@ -333,7 +333,81 @@ CASES = [
         K.REQUEST_TOO_LONG,
         {"max_model_len": 4096, "prompt_tokens": 5000},
     ),
+    # The wordings below were read in the released wheels (0.4.0, 0.5.5, 0.6.6, 0.7.3, 0.8.5, 0.10.1) and 0.32.
+    # V0's spec decode (engine/metrics.py 0.5-0.8): a fraction, not a percentage
+    (
+        "INFO 07-01 10:00:00 metrics.py:373] Speculative metrics: Draft acceptance rate: 0.723, System efficiency: "
+        "0.612, Number of speculative tokens: 4, Number of accepted tokens: 18234, Number of draft tokens: 25216, "
+        "Number of emitted tokens: 21980.",
+        K.SPEC_DECODE_METRICS,
+        {"acceptance_rate": 0.723, "accepted_tokens": 18234, "drafted_tokens": 25216},
+    ),
+    # KV blocks: 0.6-0.7's V1 alone, V0's CPU backend alone, the API server's count (0.10-0.33)
+    ("INFO 07-01 10:00:00 kv_cache_utils.py:522] # GPU blocks: 27926", K.V0_GPU_BLOCKS, {"num_gpu_blocks": 27926}),
+    (
+        "INFO 07-01 10:00:00 cpu_executor.py:207] # CPU blocks: 2730",
+        K.V0_GPU_BLOCKS,
+        {"num_gpu_blocks": 2730, "device": "CPU"},
+    ),
+    (
+        "(APIServer pid=4100) INFO 07-01 10:00:00 [loggers.py:142] Engine 000: vllm cache_config_info with "
+        "initialization after num_gpu_blocks is: 27926",
+        K.V0_GPU_BLOCKS,
+        {"num_gpu_blocks": 27926},
+    ),
+    # 0.32's memory summary after graph capture (v1/worker/gpu_worker.py), and the --kv-cache-memory branch
+    (
+        "(VllmWorker TP0 pid=4301) INFO 07-01 10:00:00 [gpu_worker.py:1034] Free memory on device (78.5/79.19 GiB) "
+        "on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). Actual usage is 15.44 GiB for consumed "
+        "memory (weights + non-torch), 1.39 GiB for peak activation, and 0.52 GiB for CUDAGraph memory. Replace "
+        "gpu_memory_utilization config with `--kv-cache-memory=57000000000` (53.1 GiB) to fit into requested memory, "
+        "or `--kv-cache-memory=60000000000` (55.9 GiB) to fully utilize gpu memory. Current kv cache memory in use "
+        "is 53.76 GiB.",
+        K.MEMORY_BUDGET,
+        {
+            "free_gib": 78.5,
+            "total_gib": 79.19,
+            "gpu_memory_utilization": 0.9,
+            "requested_gib": 71.27,
+            "activation_peak_gib": 1.39,
+            "cudagraph_gib": 0.52,
+        },
+    ),
+    (
+        "(VllmWorker TP0 pid=4301) INFO 07-01 10:00:00 [gpu_worker.py:669] Initial free memory 78.5 GiB, reserved "
+        "40.0 GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling.",
+        K.AVAILABLE_KV_MEMORY,
+        {"available_kv_gib": 40.0},
+    ),
+    # V0's fallback without "-2": 0.4.0's selector, the FP8 KV line of 0.8-0.10
+    (
+        "INFO 07-01 10:00:00 [cuda.py:273] Cannot use FlashAttention backend for FP8 KV cache.",
+        K.ATTENTION_FALLBACK,
+        {"message": "for FP8 KV cache"},
+    ),
+    (
+        "INFO 07-01 10:00:00 selector.py:45] Cannot use FlashAttention because the package is not found. Please "
+        "install it for better performance.",
+        K.ATTENTION_FALLBACK,
+        {"message": "because the package is not found"},
+    ),
 ]
+
+
+def test_v0s_prefix_hit_rate_line_joins_the_stats_line_before_it():
+    """engine/metrics.py (0.5-0.10) prints the rate on the next line: one interval, as V1 prints it."""
+    events = parse_lines(
+        [
+            "INFO 07-01 10:00:00 metrics.py:351] Avg prompt throughput: 1200.5 tokens/s, Avg generation throughput: "
+            "300.1 tokens/s, Running: 12 reqs, Swapped: 0 reqs, Pending: 3 reqs, GPU KV cache usage: 45.2%, CPU KV "
+            "cache usage: 0.0%.",
+            "INFO 07-01 10:00:00 metrics.py:367] Prefix cache hit rate: GPU: 41.27%, CPU: 0.00%",
+        ]
+    ).events
+    [stats] = events
+    assert (stats.kind, stats.running, stats.prefix_hit_rate) == (K.STATS_LINE, 12, pytest.approx(0.4127))
+    alone = only_event("INFO 07-01 10:00:00 metrics.py:367] Prefix cache hit rate: GPU: 5.00%, CPU: 0.00%")
+    assert (alone.kind, alone.prefix_hit_rate, alone.running) == (K.STATS_LINE, pytest.approx(0.05), None)
 
 
 @pytest.mark.parametrize(("line", "kind", "fields"), CASES, ids=[f"{c[1].value}-{i}" for i, c in enumerate(CASES)])
