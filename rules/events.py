@@ -141,6 +141,8 @@ class LogEventKind(str, Enum):
     # V0's attention selector (0.4-0.7) gave up FlashAttention-2 for XFormers: "Cannot use FlashAttention-2 backend
     # because the vllm_flash_attn package is not found"; message: the reason ("for FP8 KV cache", "due to …")
     ATTENTION_FALLBACK = "attention_fallback"
+    # the attention backend vLLM chose, by VLLM_ATTENTION_BACKEND's name ("Using FlashInfer backend on V1 engine.")
+    ATTENTION_BACKEND = "attention_backend"
     # the Hugging Face Hub refused a model's files (huggingface_hub's or requests' words): "403 Client Error: Forbidden
     # for url: https://huggingface.co/<repo>/resolve/main/config.json", "Access to model <repo> is restricted …";
     # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
@@ -560,6 +562,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
+    LogEventKind.ATTENTION_BACKEND: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),

@@ -99,6 +99,21 @@ def _suspects(facts: Facts) -> list[tuple[str, ConfigChange]]:
                 ),
             )
         )
+    chosen = facts.last_event(LogEventKind.ATTENTION_BACKEND)
+    if not backend and chosen is not None and chosen.message:
+        suspects.append(
+            (
+                f"attention backend ({chosen.message}, the one the log says vLLM chose)",
+                ConfigChange(
+                    flag=c.ATTENTION_BACKEND_ENV,
+                    proposed=_other_backend(facts, chosen.message),
+                    reason=f"the log says the attention kernels are {chosen.message}'s; another backend's kernels "
+                    "tell whether the fault is theirs",
+                    cost="another backend's speed and feature set",
+                    kind="env",
+                ),
+            )
+        )
     return suspects
 
 
@@ -108,6 +123,8 @@ def _other_backend(facts: Facts, backend: str) -> str:
     version = c.vllm_version(facts)
     if backend.upper() == "FLASHINFER":
         return "FLASH_ATTN"
+    if "MLA" in backend.upper():  # a model with MLA attention runs on MLA kernels only
+        return "TRITON_MLA" if backend.upper() != "TRITON_MLA" else "FLASHMLA"
     if version is None:
         return "<another backend: XFORMERS before vLLM 0.8 (V0), FLASHINFER from 0.8>"
     return "XFORMERS" if version < V1_DEFAULT_FROM else "FLASHINFER"
@@ -126,8 +143,8 @@ RULE_KERNEL_FAULT = Rule(
         example="RuntimeError: CUDA error: an illegal memory access was encountered, with VLLM_ATTENTION_BACKEND="
         "FLASH_ATTN -> VLLM_ATTENTION_BACKEND=XFORMERS (vLLM 0.4).",
         fix="Turn off the launch's optional kernels one at a time: a forced attention backend, prefix caching, "
-        "custom all-reduce (TP > 1), CUDA graphs (--enforce-eager); find the kernel with CUDA_LAUNCH_BLOCKING=1; "
-        "upgrade.",
+        "custom all-reduce (TP > 1), CUDA graphs (--enforce-eager), then the attention backend the log says vLLM "
+        "chose (`Using FlashInfer backend on V1 engine.`); find the kernel with CUDA_LAUNCH_BLOCKING=1; upgrade.",
         limits="The order is a bisection, not a diagnosis: the first change is the likeliest, not a certainty.",
         references=["docs/environment-failures.md"],
     ),

@@ -20,6 +20,32 @@ def _clock_s(text: str) -> float:
     return seconds
 
 
+# The selector's printed names -> VLLM_ATTENTION_BACKEND's values (0.32's `_Backend`/`AttentionBackendEnum` names)
+_BACKEND_NAMES = {
+    "flash": "FLASH_ATTN",
+    "flashattention": "FLASH_ATTN",
+    "flashinfer": "FLASHINFER",
+    "xformers": "XFORMERS",
+    "triton": "TRITON_ATTN",
+    "tritonmla": "TRITON_MLA",
+    "flashmla": "FLASHMLA",
+    "cutlassmla": "CUTLASS_MLA",
+    "flexattention": "FLEX_ATTENTION",
+    "torchsdpa": "TORCH_SDPA",
+    "rocmflash": "ROCM_FLASH",
+    "rocm": "ROCM_ATTN",
+    "blocksparseflash": "BLOCK_SPARSE_FLASH_ATTN",
+}
+
+
+def attention_backend_name(printed: str) -> str:
+    """`Flash Attention` -> FLASH_ATTN; an enum name as it is; a name this table lacks, upper-cased."""
+    if printed.isupper() or "_" in printed:
+        return printed
+    key = printed.lower().replace(" ", "").removesuffix("attention") or printed.lower()
+    return _BACKEND_NAMES.get(key) or _BACKEND_NAMES.get(printed.lower().replace(" ", "")) or printed.upper()
+
+
 def _shard_progress(match: re.Match[str]) -> Fields:
     elapsed = _clock_s(match["elapsed"])
     return {"message": match["done"], "load_seconds": elapsed, "load_expected_s": elapsed + _clock_s(match["left"])}
@@ -226,6 +252,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Cannot use FlashAttention(?:-2)?(?: backend)? (?P<why>(?:for|due to|because) .*?)\.?"
         r"(?= `pip install| Make sure| Please install|\s*$)",
         lambda m: {"message": m["why"]},
+    ),
+    wording(  # the attention backend the selector chose (attention/selector.py 0.4-0.6, platforms/cuda.py 0.7-0.33),
+        # by VLLM_ATTENTION_BACKEND's name for it: "Using Flash Attention backend on V1 engine." is FLASH_ATTN
+        ("Using ",),
+        K.ATTENTION_BACKEND,
+        # ("Using Transformers backend." is the model's implementation, not attention's)
+        r"^Using (?:(?P<enum>[A-Z][A-Z0-9_]+) attention backend out of potential backends|(?!Transformers )"
+        r"(?P<name>[A-Z]\w*(?: [A-Z]\w*){0,2}?) (?:[Aa]ttention )?backend(?: on V1 engine)?(?:\.|\s*$))",
+        lambda m: {"message": attention_backend_name(m["enum"] or m["name"])},
     ),
     wording(  # model_loader's tqdm bar over the checkpoint's shards (safetensors or .pt/.bin)
         ("checkpoint shards:",),

@@ -379,6 +379,29 @@ CASES = [
         K.AVAILABLE_KV_MEMORY,
         {"available_kv_gib": 40.0},
     ),
+    # the backend the selector chose, by VLLM_ATTENTION_BACKEND's name: 0.4.0, 0.6.6, 0.8.5 (V1) and 0.32
+    (
+        "INFO 07-01 10:00:00 selector.py:16] Using FlashAttention backend.",
+        K.ATTENTION_BACKEND,
+        {"message": "FLASH_ATTN"},
+    ),
+    ("INFO 07-01 10:00:00 selector.py:120] Using XFormers backend.", K.ATTENTION_BACKEND, {"message": "XFORMERS"}),
+    (
+        "INFO 07-01 10:00:00 [cuda.py:214] Using FlashInfer backend on V1 engine.",
+        K.ATTENTION_BACKEND,
+        {"message": "FLASHINFER"},
+    ),
+    (
+        "INFO 07-01 10:00:00 [cuda.py:206] Using Triton MLA backend on V1 engine.",
+        K.ATTENTION_BACKEND,
+        {"message": "TRITON_MLA"},
+    ),
+    (
+        "(EngineCore pid=1) INFO 07-01 10:00:00 [cuda.py:506] Using FLASH_ATTN attention backend out of potential "
+        "backends: ['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'FLEX_ATTENTION'].",
+        K.ATTENTION_BACKEND,
+        {"message": "FLASH_ATTN"},
+    ),
     # V0's fallback without "-2": 0.4.0's selector, the FP8 KV line of 0.8-0.10
     (
         "INFO 07-01 10:00:00 [cuda.py:273] Cannot use FlashAttention backend for FP8 KV cache.",
@@ -664,3 +687,15 @@ def test_torchruns_rank_prefix_is_read_through_wherever_a_viewer_put_it():
     ]
     [event] = parse_lines(lines).events
     assert (event.exception, event.code.strip()) == ("AssertionError", "assert token_lora_mapping.size(0) == M |")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "INFO 07-01 10:00:00 [cpu.py:312] Using CPU SSM state storage for the CPU accelerated GDN backend.",
+        "INFO 07-01 10:00:00 [arg_utils.py:1] Using mp-based distributed executor backend.",
+        "INFO 07-01 10:00:00 [model.py:1] Using max model len 4096",
+    ],
+)
+def test_other_using_lines_are_not_an_attention_backend(line):
+    assert all(e.kind != K.ATTENTION_BACKEND for e in parse_lines([line]).events)

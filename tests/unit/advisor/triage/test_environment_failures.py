@@ -99,6 +99,19 @@ def test_a_kernel_fault_first_turns_off_the_attention_backend_the_environment_fo
     assert [c.flag for c in plain.changes] == ["--enforce-eager"]  # nothing chosen on purpose: graphs first
 
 
+def test_a_kernel_fault_names_the_attention_backend_the_log_says_vllm_chose_last():
+    """Not forced, so not first: after the launch's own choices, the backend the selector printed, swapped for
+    another of its kind (FlashInfer -> FlashAttention, an MLA backend -> another MLA backend)."""
+    fault = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    chosen = "(VllmWorker TP0 pid=1) INFO 07-01 10:00:00 [cuda.py:214] Using FlashInfer backend on V1 engine."
+    top = _top(f"{chosen}\n{fault}")
+    assert [c.flag for c in top.changes] == ["--enforce-eager"]
+    [backend] = top.alternatives
+    assert (backend.flag, backend.kind, backend.proposed) == ("VLLM_ATTENTION_BACKEND", "env", "FLASH_ATTN")
+    mla = _top(f"INFO 07-01 10:00:00 [cuda.py:205] Using FlashMLA backend on V1 engine.\n{fault}")
+    assert mla.alternatives[-1].proposed == "TRITON_MLA"
+
+
 def test_a_v0_prompt_over_the_token_budget_raises_the_budget_not_the_context():
     top = _top(
         "WARNING 02-16 15:37:32 scheduler.py:947] Input prompt (2501 tokens) is too long and exceeds limit of 2048",
