@@ -325,6 +325,8 @@ def _check_vllm_messages(facts: Facts) -> list[Finding]:
         ref = event.catalog
         if ref is None or (ref.exception is None and not (ref.flags or ref.env or _remedy(ref) or _costs_speed(ref))):
             continue  # a warning that names nothing to change, and costs no speed, is context, not a finding
+        if ref.exception is None and ref.captured and all(value == "None" for value in ref.captured.values()):
+            continue  # a warning about a setting that is unset ("None quantization is not fully optimized yet")
         findings.append(_finding(event, ref, facts))
     return findings
 

@@ -335,3 +335,21 @@ def test_placeholders_that_outnumber_the_images_tokens_point_at_the_prompt_first
     [action] = top.actions
     assert action.index("placeholder written into its text") < action.index("upgrade transformers")
     assert top.changes == []  # nothing on the launch to change: the action names both
+
+
+def test_a_warning_about_an_unset_setting_is_context_not_a_finding():
+    # vllm-project/vllm#1710: 0.2's config.py warned about the quantization of a model that had none
+    facts = Facts(
+        events=parse_lines(
+            [
+                "WARNING 11-18 03:39:14 config.py:128] None quantization is not fully optimized yet. The speed can be "
+                "slower than non-quantized models."
+            ]
+        ).events
+    )
+    assert [f for f in evaluate(facts).findings if f.rule == "VC-1"] == []
+    awq = _top(
+        "WARNING 11-18 03:39:14 config.py:128] awq quantization is not fully optimized yet. The speed can be slower "
+        "than non-quantized models."
+    )
+    assert awq.rule == "VC-1" and "upgrade vLLM" in awq.actions[0]
