@@ -46,17 +46,35 @@ ACTIVITIES: dict[str, str] = {
 _PHASES = {"startup": "during startup", "serving": "while serving"}
 
 
+def _package_of(path: str) -> str | None:
+    """`vllm` for a frame in vLLM's package (or a checkout's `vllm/`), else the package under site-packages
+    (`uvicorn`, `autogen_ext`), else None: the collector falls back to the last frame when no frame is vLLM's."""
+    normalised = path.replace("\\", "/")
+    if "vllm/" in normalised:
+        return "vllm"
+    _, found, rest = normalised.partition("-packages/")
+    if not found:
+        return None
+    return rest.split("/", 1)[0] or None
+
+
 def _check_cut(facts: Facts) -> list[Finding]:
     cut = next(iter(facts.events_of(LogEventKind.CUT_TRACEBACK)), None)
     if cut is None:
         return []
-    where = f"in {cut.component}" if cut.component else "in vLLM"
+    package = _package_of(cut.code_file or "")
+    frame = (
+        "last vLLM frame" if package == "vllm" else f"last frame (in {package or 'code outside vLLM'}; none of vLLM's)"
+    )
+    where = f"in {cut.component}" if cut.component else ("in vLLM" if package == "vllm" else "outside vLLM")
     phase = _PHASES.get(cut.phase or "", "phase unknown")
-    doing = ACTIVITIES.get(cut.function or "")
+    doing = ACTIVITIES.get(cut.function or "") if package == "vllm" else None
     evidence = c.log_evidence(cut, name="last_frame", value=cut.message)
-    evidence.description = f"the deepest vLLM frame before the text ends, {where}, {phase}"
+    evidence.description = (
+        f"the deepest {'vLLM ' if package == 'vllm' else ''}frame before the text ends, {where}, {phase}"
+    )
     summary = (
-        f"The text ends inside a traceback, before its exception line: the last vLLM frame is {cut.message} "
+        f"The text ends inside a traceback, before its exception line: the {frame} is {cut.message} "
         f"({where}, {phase})" + (f", where vLLM is {doing}" if doing else "") + ". The exception line (the "
         "traceback's last line, `SomethingError: …`) names the error; without it no cause can be told."
     )
@@ -65,7 +83,7 @@ def _check_cut(facts: Facts) -> list[Finding]:
             # What the paste lacks, not how bad the crash is: a finding that names a cause ranks first (above it
             # by severity, or at MEDIUM by confidence), one about tuning (LOW) after it.
             Severity.MEDIUM,
-            f"a traceback cut before its exception line, {where}, {phase}: last vLLM frame {cut.message}",
+            f"a traceback cut before its exception line, {where}, {phase}: {frame} {cut.message}",
             summary=summary,
             evidence=[evidence],
             actions=[

@@ -71,3 +71,20 @@ def test_the_outermost_frame_naming_a_phase_decides_it():
     assert phase_of([step, forward]) == "serving"
     assert phase_of([forward]) == "unknown"
     assert start.call() == "llm_engine.py:2 in _initialize_kv_caches"
+
+
+def test_a_traceback_with_no_vllm_frame_names_the_package_it_stops_in_not_vllm():
+    # intel/ipex-llm#11559: uvicorn's frame is the last one pasted; microsoft/autogen: the client's own code
+    lines = [
+        "ERROR:    Exception in ASGI application",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.11/dist-packages/uvicorn/protocols/http/httptools_impl.py", line 399, in '
+        "run_asgi",
+        "    result = await app(  # type: ignore[func-returns-value]",
+    ]
+    [finding] = vc_cut_traceback.RULE_CUT_TRACEBACK.evaluate(_facts(lines))
+    assert finding.title == (
+        "a traceback cut before its exception line, outside vLLM, phase unknown: last frame (in uvicorn; none of "
+        "vLLM's) httptools_impl.py:399 in run_asgi"
+    )
+    assert "vLLM frame" not in finding.evidence[0].description
