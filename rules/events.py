@@ -344,6 +344,7 @@ class LogEvent(BaseModel):
     waiting: int | None = None
     deferred: int | None = None
     preemptions: int | None = None
+    swapped: int | None = None  # V0: requests preempted by swapping their KV blocks to CPU, not yet swapped back
     kv_usage: float | None = None
     prefix_hit_rate: float | None = None
     total_preemptions: int | None = None  # V0 warning: cumulative count
@@ -454,6 +455,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "waiting",
         "deferred",
         "preemptions",
+        "swapped",
         "kv_usage",
         "prefix_hit_rate",
         "version",

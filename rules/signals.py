@@ -151,6 +151,13 @@ def preemption_rate(facts: Facts) -> Signal | None:
         return Signal(
             count, _log_evidence(v0, "V0 preemption warning (cumulative)", count, "preemptions"), strong=False
         )
+    swapped = [e for e in stats if e.swapped]  # V0 swaps a preempted request's blocks to CPU (n > 1, beam search)
+    if swapped:
+        count = float(max(e.swapped or 0 for e in swapped))
+        evidence = _log_evidence(
+            swapped[-1], "stats line Swapped (V0: requests preempted to CPU)", count, "preemptions"
+        )
+        return Signal(count, evidence, strong=False)
     if facts.snapshot is not None:
         total = facts.snapshot.value("vllm:num_preemptions_total")
         if total is not None:

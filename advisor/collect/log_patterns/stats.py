@@ -23,6 +23,7 @@ def _stats_fields(match: re.Match[str]) -> Fields:
         "generation_throughput_tps": to_float(match.group("gen")),
         "running": to_int(match.group("running")),
         "waiting": to_int(match.group("waiting")),
+        "swapped": to_int(match.group("swapped")),  # V0's requests preempted to CPU
     }
     optional = {
         "deferred": (r"Deferred: (\d+) reqs", to_int),
@@ -65,7 +66,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Engine (?P<engine>\d+): |(?P<engines>\d+) Engines Aggregated: )?"
         r"Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, Avg generation throughput: (?P<gen>[\d.]+) tokens/s"
         # a pasted line cut after the throughputs still tells them; the queue is then unknown
-        r"(?:, Running: (?P<running>\d+) reqs, (?:Swapped: \d+ reqs, Pending|Waiting): (?P<waiting>\d+) reqs)?",
+        r"(?:, Running: (?P<running>\d+) reqs, (?:Swapped: (?P<swapped>\d+) reqs, Pending|Waiting): "
+        r"(?P<waiting>\d+) reqs)?",
         _stats_fields,
     ),
     wording(  # V0 (engine/metrics.py 0.5-0.10) prints the hit rate on its own line after the stats line; the

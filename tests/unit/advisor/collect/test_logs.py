@@ -417,6 +417,24 @@ CASES = [
 ]
 
 
+def test_v0s_swapped_requests_are_preemptions_when_nothing_else_counts_them():
+    """engine/metrics.py (0.2-0.10): `Swapped: N reqs` are requests preempted by swapping their blocks to CPU."""
+    from rules.facts import Facts
+    from rules.signals import preemption_rate
+
+    line = (
+        "INFO 07-01 10:00:00 metrics.py:351] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 812.5 "
+        "tokens/s, Running: 60 reqs, Swapped: 12 reqs, Pending: 40 reqs, GPU KV cache usage: 99.1%, CPU KV cache "
+        "usage: 38.2%."
+    )
+    stats = only_event(line)
+    assert (stats.running, stats.swapped, stats.waiting) == (60, 12, 40)
+    signal = preemption_rate(Facts(events=[stats]))
+    assert (signal.value, signal.strong) == (12.0, False)
+    none_swapped = only_event(line.replace("Swapped: 12", "Swapped: 0"))
+    assert preemption_rate(Facts(events=[none_swapped])) is None
+
+
 def test_v0s_prefix_hit_rate_line_joins_the_stats_line_before_it():
     """engine/metrics.py (0.5-0.10) prints the rate on the next line: one interval, as V1 prints it."""
     events = parse_lines(
