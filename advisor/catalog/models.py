@@ -76,7 +76,7 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     if path.is_file():
         spec = spec_from_config(_read_json(path), name=path.parent.name or path.name)
         return spec.model_copy(update={"source_path": str(path.parent)})
-    key = _normalise(name_or_path)
+    key = _normalise(_RENAMED_ON_THE_HUB.sub(r"\1", name_or_path))
     for name, (hf_id, config) in MODEL_CATALOG.items():
         names = {_normalise(name), _normalise(hf_id), _normalise(hf_id.split("/")[-1])}
         names |= {n.removesuffix("instruct") for n in names}
@@ -282,6 +282,11 @@ def _required(config: dict[str, Any], key: str, name: str) -> int:
     if not isinstance(value, int) or value <= 0:
         raise UserError(f"--model {name!r}: config.json lacks a positive integer {key!r}; pass a decoder LM config")
     return value
+
+
+# meta-llama renamed its Llama 3.1 repositories on the Hub in 2024 (`Meta-Llama-3.1-8B-Instruct` became
+# `Llama-3.1-8B-Instruct`; the old ids redirect): logs of that year name the model the old way.
+_RENAMED_ON_THE_HUB = re.compile(r"(?i)\bmeta-(llama-3\.1-)")
 
 
 def _normalise(name: str) -> str:

@@ -179,10 +179,11 @@ def _logged_pool_gib(deployment: Deployment, memory: MemoryFacts) -> float | Non
     error also printed its estimated maximum model length, one request of that length fits, so
     the pool holds at least its blocks, and (the estimate being the longest that fits) less than
     one block more; the midpoint, when larger than the printed figure (within its rounding),
-    keeps a proposal of vLLM's own estimate predicted to start, as it does.
+    keeps a proposal of vLLM's own estimate predicted to start, as it does. V0 prints no GiB, only the tokens its
+    blocks hold (`… maximum number of tokens that can be stored in KV cache (22688)`): the pool is those blocks.
     """
     printed = memory.available_kv_gib
-    if printed is None or not memory.max_model_len_that_fits:
+    if not memory.max_model_len_that_fits:
         return printed
     try:
         breakdown = estimate_memory(deployment.model, deployment.gpu, deployment.launch)
@@ -192,6 +193,8 @@ def _logged_pool_gib(deployment: Deployment, memory: MemoryFacts) -> float | Non
         deployment.model, memory.max_model_len_that_fits, breakdown.block_size, breakdown.max_num_batched_tokens
     )
     implied = (blocks + 0.5) * breakdown.block_size * breakdown.kv_bytes_per_token / GIB
+    if printed is None:  # V0 states the pool in tokens only: "… can be stored in KV cache (22688)"
+        return implied
     return max(printed, min(implied, printed + LOGGED_GIB_ROUNDING))
 
 

@@ -181,3 +181,11 @@ def test_a_gguf_file_is_refused_with_where_to_find_the_hf_dir(tmp_path):
 
 def test_the_bundled_engines_served_name_resolves_to_the_catalog_entry():
     assert resolve_model("SmolLM2-135M-Instruct").name == "SmolLM2-135M"
+
+
+def test_the_llama_3_1_ids_before_the_hubs_rename_resolve_to_the_catalog_model():
+    """2024 logs name `meta-llama/Meta-Llama-3.1-70B-Instruct`: the Hub now redirects it to Llama-3.1-70B-Instruct."""
+    from advisor.catalog.models import resolve_model
+
+    assert resolve_model("meta-llama/Meta-Llama-3.1-70B-Instruct").name == "Llama-3.1-70B"
+    assert resolve_model("Meta-Llama-3.1-8B-Instruct").name == "Llama-3.1-8B"

@@ -144,3 +144,22 @@ def test_a_v0_log_is_read_for_its_release_and_its_quantized_weights(tmp_path):
     assert "more hardware" in top.alternatives[-1].cost
     assert not any("0.8–0.9.0" in action for action in top.actions)
     assert any(e.name == "weights per GPU" and e.value == 38.9017 for e in top.evidence)
+
+
+def test_v0s_pool_in_tokens_anchors_the_prediction_of_its_own_estimate(tmp_path):
+    """V0 states the KV pool in tokens only (`… can be stored in KV cache (22688)`); the memory model's own
+    activation guess put it at 17,248 and predicted vLLM's own figure would not start. The pool is those tokens."""
+    log = tmp_path / "v0.log"
+    log.write_text(
+        "INFO 07-01 10:00:00 llm_engine.py:184] Initializing an LLM engine (v0.5.5) with config: "
+        "model='meta-llama/Meta-Llama-3.1-70B-Instruct', dtype=torch.bfloat16, max_seq_len=131072, "
+        "tensor_parallel_size=2, quantization=None, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda)\n"
+        "ERROR 07-01 10:01:30 worker.py:660] ValueError: The model's max seq len (131072) is larger than the maximum "
+        "number of tokens that can be stored in KV cache (22688). Try increasing `gpu_memory_utilization` or "
+        "decreasing `max_model_len` when initializing the engine.\n"
+    )
+    top = run_triage(TriageRequest(logs=str(log), gpu="A100-80GB", gpus=2)).findings[0]
+    [change] = top.changes
+    figures = change.predicted_effect.figures
+    assert (change.flag, change.proposed) == ("--max-model-len", "22688")
+    assert figures["starts_after"] == 1.0 and figures["kv_cache_tokens_before"] == 22688
