@@ -47,74 +47,84 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
     ]
 
 
-def _suspects(facts: Facts) -> list[tuple[str, ConfigChange]]:
-    """(what it turns off, the change), in the order to try them."""
+Suspect = tuple[str, ConfigChange]  # what it turns off, and the change that does
+
+
+def _suspects(facts: Facts) -> list[Suspect]:
+    """The launch's optional kernels, in the order to turn them off: most deliberately chosen first."""
+    found = (each(facts) for each in SUSPECTS_IN_ORDER)
+    return [suspect for suspect in found if suspect is not None]
+
+
+def _forced_backend(facts: Facts) -> Suspect | None:
+    backend = _forced(facts)
+    if not backend:
+        return None
+    change = ConfigChange(
+        flag=c.ATTENTION_BACKEND_ENV,
+        current=backend,
+        proposed=_other_backend(facts, backend),
+        reason=f"the attention kernels are the ones the launch chose on purpose ({c.ATTENTION_BACKEND_ENV}={backend})",
+        cost="another backend's speed and feature set",
+        kind="env",
+    )
+    return f"attention backend ({backend}, forced by {c.ATTENTION_BACKEND_ENV})", change
+
+
+def _prefix_caching(facts: Facts) -> Suspect | None:
     config = facts.config
-    suspects: list[tuple[str, ConfigChange]] = []
-    backend = (config.env.get(c.ATTENTION_BACKEND_ENV) if config else None) or None
-    if backend:
-        suspects.append(
-            (
-                f"attention backend ({backend}, forced by {c.ATTENTION_BACKEND_ENV})",
-                ConfigChange(
-                    flag=c.ATTENTION_BACKEND_ENV,
-                    current=backend,
-                    proposed=_other_backend(facts, backend),
-                    reason="the attention kernels are the ones the launch chose on purpose "
-                    f"({c.ATTENTION_BACKEND_ENV}={backend})",
-                    cost="another backend's speed and feature set",
-                    kind="env",
-                ),
-            )
-        )
-    if config is not None and config.enable_prefix_caching and c.explicitly_set(facts, "enable_prefix_caching"):
-        suspects.append(
-            (
-                "prefix caching",
-                ConfigChange(
-                    flag="--enable-prefix-caching",
-                    current="true",
-                    proposed="false",
-                    reason="prefix caching adds block sharing and copy kernels to every step",
-                    cost="shared prompt prefixes are recomputed",
-                ),
-            )
-        )
-    if c.tensor_parallel_size(facts) > 1:
-        suspects.append(
-            (
-                "custom all-reduce",
-                c.custom_all_reduce_off("vLLM's custom all-reduce kernel runs between the tensor-parallel ranks"),
-            )
-        )
-    if config is None or not config.enforce_eager:
-        suspects.append(
-            (
-                "CUDA-graph replay",
-                ConfigChange(
-                    flag="--enforce-eager",
-                    proposed="true",
-                    reason="graph replay reuses buffers captured at start-up; eager mode runs each kernel as called",
-                    cost="slower decode, most at small batches",
-                ),
-            )
-        )
+    if config is None or not config.enable_prefix_caching or not c.explicitly_set(facts, "enable_prefix_caching"):
+        return None
+    change = ConfigChange(
+        flag="--enable-prefix-caching",
+        current="true",
+        proposed="false",
+        reason="prefix caching adds block sharing and copy kernels to every step",
+        cost="shared prompt prefixes are recomputed",
+    )
+    return "prefix caching", change
+
+
+def _custom_all_reduce(facts: Facts) -> Suspect | None:
+    if c.tensor_parallel_size(facts) <= 1:
+        return None
+    reason = "vLLM's custom all-reduce kernel runs between the tensor-parallel ranks"
+    return "custom all-reduce", c.custom_all_reduce_off(reason)
+
+
+def _graph_replay(facts: Facts) -> Suspect | None:
+    if facts.config is not None and facts.config.enforce_eager:
+        return None
+    change = ConfigChange(
+        flag="--enforce-eager",
+        proposed="true",
+        reason="graph replay reuses buffers captured at start-up; eager mode runs each kernel as called",
+        cost="slower decode, most at small batches",
+    )
+    return "CUDA-graph replay", change
+
+
+def _chosen_backend(facts: Facts) -> Suspect | None:
+    """The backend the log says vLLM chose (`Using FlashInfer backend on V1 engine.`), when none was forced."""
     chosen = facts.last_event(LogEventKind.ATTENTION_BACKEND)
-    if not backend and chosen is not None and chosen.message:
-        suspects.append(
-            (
-                f"attention backend ({chosen.message}, the one the log says vLLM chose)",
-                ConfigChange(
-                    flag=c.ATTENTION_BACKEND_ENV,
-                    proposed=_other_backend(facts, chosen.message),
-                    reason=f"the log says the attention kernels are {chosen.message}'s; another backend's kernels "
-                    "tell whether the fault is theirs",
-                    cost="another backend's speed and feature set",
-                    kind="env",
-                ),
-            )
-        )
-    return suspects
+    if _forced(facts) or chosen is None or not chosen.message:
+        return None
+    change = ConfigChange(
+        flag=c.ATTENTION_BACKEND_ENV,
+        proposed=_other_backend(facts, chosen.message),
+        reason=f"the log says the attention kernels are {chosen.message}'s; another backend's kernels tell whether "
+        "the fault is theirs",
+        cost="another backend's speed and feature set",
+        kind="env",
+    )
+    return f"attention backend ({chosen.message}, the one the log says vLLM chose)", change
+
+
+def _forced(facts: Facts) -> str | None:
+    return (facts.config.env.get(c.ATTENTION_BACKEND_ENV) if facts.config else None) or None
+
+
+SUSPECTS_IN_ORDER = (_forced_backend, _prefix_caching, _custom_all_reduce, _graph_replay, _chosen_backend)
 
 
 def _other_backend(facts: Facts, backend: str) -> str:
