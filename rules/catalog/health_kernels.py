@@ -60,14 +60,8 @@ def _forced_backend(facts: Facts) -> Suspect | None:
     backend = _forced(facts)
     if not backend:
         return None
-    change = ConfigChange(
-        flag=c.ATTENTION_BACKEND_ENV,
-        current=backend,
-        proposed=_other_backend(facts, backend),
-        reason=f"the attention kernels are the ones the launch chose on purpose ({c.ATTENTION_BACKEND_ENV}={backend})",
-        cost="another backend's speed and feature set",
-        kind="env",
-    )
+    reason = f"the attention kernels are the ones the launch chose on purpose ({c.ATTENTION_BACKEND_ENV}={backend})"
+    change = _another_backend(facts, backend, reason, current=backend)
     return f"attention backend ({backend}, forced by {c.ATTENTION_BACKEND_ENV})", change
 
 
@@ -109,19 +103,28 @@ def _chosen_backend(facts: Facts) -> Suspect | None:
     chosen = facts.last_event(LogEventKind.ATTENTION_BACKEND)
     if _forced(facts) or chosen is None or not chosen.message:
         return None
-    change = ConfigChange(
-        flag=c.ATTENTION_BACKEND_ENV,
-        proposed=_other_backend(facts, chosen.message),
-        reason=f"the log says the attention kernels are {chosen.message}'s; another backend's kernels tell whether "
-        "the fault is theirs",
-        cost="another backend's speed and feature set",
-        kind="env",
+    reason = (
+        f"the log says the attention kernels are {chosen.message}'s; another backend's kernels tell whether the "
+        "fault is theirs"
     )
+    change = _another_backend(facts, chosen.message, reason)
     return f"attention backend ({chosen.message}, the one the log says vLLM chose)", change
 
 
 def _forced(facts: Facts) -> str | None:
     return (facts.config.env.get(c.ATTENTION_BACKEND_ENV) if facts.config else None) or None
+
+
+def _another_backend(facts: Facts, backend: str, reason: str, current: str | None = None) -> ConfigChange:
+    """VLLM_ATTENTION_BACKEND set to another backend than `backend` (the forced one, or the one vLLM chose)."""
+    return ConfigChange(
+        flag=c.ATTENTION_BACKEND_ENV,
+        current=current,
+        proposed=_other_backend(facts, backend),
+        reason=reason,
+        cost="another backend's speed and feature set",
+        kind="env",
+    )
 
 
 SUSPECTS_IN_ORDER = (_forced_backend, _prefix_caching, _custom_all_reduce, _graph_replay, _chosen_backend)

@@ -47,15 +47,12 @@ _PHASES = {"startup": "during startup", "serving": "while serving"}
 
 
 def _package_of(path: str) -> str | None:
-    """`vllm` for a frame in vLLM's package (or a checkout's `vllm/`), else the package under site-packages
-    (`uvicorn`, `autogen_ext`), else None: the collector falls back to the last frame when no frame is vLLM's."""
-    normalised = path.replace("\\", "/")
-    if "vllm/" in normalised:
+    """`vllm` for a frame the collector counts as vLLM's (`vllm/` in its path, a checkout's too: the same test as
+    pasted_text.deepest_vllm_frame, which falls back to the last frame when none is), else the installed package
+    the frame is in (`uvicorn`, `autogen_ext`), else None."""
+    if "vllm/" in path.replace("\\", "/"):
         return "vllm"
-    _, found, rest = normalised.partition("-packages/")
-    if not found:
-        return None
-    return rest.split("/", 1)[0] or None
+    return c.installed_package(path)
 
 
 def _check_cut(facts: Facts) -> list[Finding]:

@@ -42,8 +42,8 @@ def attention_backend_name(printed: str) -> str:
     """`Flash Attention` -> FLASH_ATTN; an enum name as it is; a name this table lacks, upper-cased."""
     if printed.isupper() or "_" in printed:
         return printed
-    key = printed.lower().replace(" ", "").removesuffix("attention") or printed.lower()
-    return _BACKEND_NAMES.get(key) or _BACKEND_NAMES.get(printed.lower().replace(" ", "")) or printed.upper()
+    compact = printed.lower().replace(" ", "")  # "Flash Attention" and "FlashAttention" are one name
+    return _BACKEND_NAMES.get(compact.removesuffix("attention")) or _BACKEND_NAMES.get(compact) or printed.upper()
 
 
 def _shard_progress(match: re.Match[str]) -> Fields:
@@ -255,7 +255,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the attention backend the selector chose (attention/selector.py 0.4-0.6, platforms/cuda.py 0.7-0.33),
         # by VLLM_ATTENTION_BACKEND's name for it: "Using Flash Attention backend on V1 engine." is FLASH_ATTN
-        ("Using ",),
+        (" backend",),
         K.ATTENTION_BACKEND,
         # ("Using Transformers backend." is the model's implementation, not attention's)
         r"^Using (?:(?P<enum>[A-Z][A-Z0-9_]+) attention backend out of potential backends|(?!Transformers )"
