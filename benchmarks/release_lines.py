@@ -48,7 +48,19 @@ def _baseline(revision: str) -> list[bool]:
     """This fixture read by the reader at `revision`, in a temporary worktree of this repository."""
     with tempfile.TemporaryDirectory(prefix="release-lines-") as tmp:
         tree = Path(tmp) / "tree"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), revision], check=True)
+        added = subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), revision],
+            capture_output=True,
+            text=True,
+        )
+        if added.returncode != 0:
+            reason = added.stderr.strip() or "git refused it"
+            print(
+                f"--baseline {revision}: not a commit of this repository ({reason}); pass a commit id or tag that "
+                "`git log` shows",
+                file=sys.stderr,
+            )
+            raise SystemExit(2)
         try:
             env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
             script = (

@@ -39,3 +39,12 @@ def test_each_releases_line_is_read_as_the_fact_it_states(entry):
 
 def test_every_name_of_a_line_not_read_is_in_the_fixture():
     assert NOT_READ_TODAY <= {entry["source"] for entry in ENTRIES}
+
+
+def test_a_baseline_that_is_no_commit_is_one_line_and_exit_2(capsys):
+    from benchmarks.release_lines import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--baseline", "no-such-commit"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.startswith("--baseline no-such-commit: not a commit of this repository")
