@@ -62,7 +62,11 @@ class LogEventKind(str, Enum):
     REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
     PROMPT_OVER_LIMIT = "prompt_over_limit"  # V0 scheduler: Input prompt (N tokens) is too long and exceeds limit of L
     AUTO_FIT = "auto_fit"  # Auto-fit max_model_len: reduced from A to B …
-    ENGINE_READY = "engine_ready"  # init engine (profile, create kv cache, warmup model) took N s
+    # the engine finished starting: init engine (profile, create kv cache, warmup model) took N s; Core engine
+    # process N ready (0.8.5's API server hearing it)
+    ENGINE_READY = "engine_ready"
+    # the HTTP server listens: Starting vLLM (API) server [N] on URL (listen_address); uvicorn's startup complete
+    SERVER_LISTENING = "server_listening"
     # the weights' progress bar: "Loading safetensors checkpoint shards:  65% Completed | 106/163 [09:36<05:20, …]";
     # message: shards done/total, load_seconds: elapsed, load_expected_s: elapsed + what the bar says is left
     WEIGHT_LOAD_PROGRESS = "weight_load_progress"
@@ -308,6 +312,7 @@ class LogEvent(BaseModel):
     max_num_batched_tokens: int | None = None
     cudagraph_gib: float | None = None
     cudagraph_estimated_gib: float | None = None  # 0.20+: the profiler's estimate beside the actual pool
+    capture_s: float | None = None  # how long capturing the CUDA graphs took ("Graph capturing finished in 18 secs")
     cudagraph_profiling: bool | None = None  # whether the KV budget subtracts an estimate of graph memory
     equivalent_utilization: float | None = None  # the util that, without that estimate, gives the same KV budget
     device: str | None = None  # "GPU", "CPU", "cuda:0" …
@@ -363,6 +368,7 @@ class LogEvent(BaseModel):
     hang_seconds: float | None = None
     during_startup: bool | None = None  # shm wait before the engine finished initialising (compilation)
     init_seconds: float | None = None  # engine start: profile, KV cache, warm-up (compilation included)
+    listen_address: str | None = None  # where the API server says it listens: http://0.0.0.0:8000
     exit_code: int | None = None
     rank: int | None = None
     timeout_ms: int | None = None
@@ -445,7 +451,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_CACHE_SIZE: ("kv_cache_tokens", "device", "max_model_len", "max_concurrency"),
     LogEventKind.MAX_CONCURRENCY: ("max_model_len", "max_concurrency"),
     LogEventKind.V0_GPU_BLOCKS: ("num_gpu_blocks", "device"),
-    LogEventKind.CUDA_GRAPH_MEMORY: ("cudagraph_gib", "cudagraph_estimated_gib"),
+    LogEventKind.CUDA_GRAPH_MEMORY: ("cudagraph_gib", "cudagraph_estimated_gib", "capture_s"),
     LogEventKind.CUDAGRAPH_PROFILING: ("cudagraph_profiling", "gpu_memory_utilization", "equivalent_utilization"),
     LogEventKind.STATS_LINE: (
         "engine",
@@ -513,6 +519,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROMPT_OVER_LIMIT: ("prompt_tokens", "prompt_limit"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
+    LogEventKind.SERVER_LISTENING: ("listen_address",),
     LogEventKind.PLATFORM_PLUGIN: ("message",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),
     LogEventKind.ATTENTION_BLOCK_SIZE: ("block_size", "mamba_aligned"),

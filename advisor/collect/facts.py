@@ -206,8 +206,8 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
             memory.max_concurrency = event.max_concurrency
         elif event.kind == LogEventKind.V0_GPU_BLOCKS:
             memory.num_blocks = _tokens(event.num_gpu_blocks)
-        elif event.kind == LogEventKind.CUDA_GRAPH_MEMORY:
-            memory.cudagraph_gib = _gib(event.cudagraph_gib)
+        elif event.kind == LogEventKind.CUDA_GRAPH_MEMORY:  # the estimate and old releases' capture time say no size
+            memory.cudagraph_gib = _gib(event.cudagraph_gib) or memory.cudagraph_gib
         elif event.kind == LogEventKind.MAX_MODEL_LEN_TOO_LARGE:
             memory.available_kv_gib = _gib(event.available_kv_gib)
             memory.max_model_len_that_fits = _tokens(event.estimated_max_model_len)

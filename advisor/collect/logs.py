@@ -595,7 +595,9 @@ def _oom_phase(state: _ParseState) -> OomPhase:
 def _joined_to_stats_line(event: LogEvent, result: LogReadResult) -> bool:
     """V0's `Prefix cache hit rate: GPU: …` line belongs to the stats line printed just before it: the rate joins
     that interval (one stats event, as V1 prints it) instead of counting as another one. Alone, it stays an event."""
-    if event.kind != LogEventKind.STATS_LINE or event.prompt_throughput_tps is not None:
+    if event.kind != LogEventKind.STATS_LINE or event.prefix_hit_rate is None:
+        return False
+    if event.prompt_throughput_tps is not None or event.running is not None:  # a stats line of its own
         return False
     last = result.events[-1] if result.events else None
     if last is None or last.kind != LogEventKind.STATS_LINE or last.prefix_hit_rate is not None:

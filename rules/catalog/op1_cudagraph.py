@@ -26,8 +26,11 @@ ESTIMATE_ENV = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS"
 
 def _check(facts: Facts) -> list[Finding]:
     findings: list[Finding] = []
-    pool = facts.last_event(LogEventKind.CUDA_GRAPH_MEMORY)
-    if pool is not None and pool.cudagraph_gib is not None and pool.cudagraph_estimated_gib is not None:
+    pools = facts.events_of(LogEventKind.CUDA_GRAPH_MEMORY)  # the pool line states both; the others one or none
+    pool = next(
+        (e for e in reversed(pools) if e.cudagraph_gib is not None and e.cudagraph_estimated_gib is not None), None
+    )
+    if pool is not None:
         findings += _estimate_missed(facts, pool)
     profiling = facts.last_event(LogEventKind.CUDAGRAPH_PROFILING)
     if profiling is not None and profiling.cudagraph_profiling is False:

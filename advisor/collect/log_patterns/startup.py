@@ -198,11 +198,17 @@ PATTERNS: tuple[Pattern, ...] = (
         r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<n>\d+)",
         lambda m: {"num_gpu_blocks": int(m["n"])},
     ),
-    wording(
+    wording(  # worker/model_runner.py: "… in 12 secs." (0.2.7 to 0.5.5), "…, took 0.52 GiB" added from 0.6
         ("Graph capturing finished",),
         K.CUDA_GRAPH_MEMORY,
-        rf"Graph capturing finished in {NUM} secs?, took (?P<gib>{NUM}) GiB",
-        lambda m: {"cudagraph_gib": to_float(m["gib"])},
+        rf"Graph capturing finished in (?P<s>{NUM}) secs?(?:, took (?P<gib>{NUM}) GiB)?",
+        lambda m: {"cudagraph_gib": to_float(m["gib"]), "capture_s": to_float(m["s"])},
+    ),
+    wording(  # v1/worker/gpu_model_runner.py (0.32): the profile's estimate, printed before the graphs are captured
+        ("Estimated CUDA graph memory",),
+        K.CUDA_GRAPH_MEMORY,
+        rf"Estimated CUDA graph memory: (?P<est>{NUM}) GiB total",
+        lambda m: {"cudagraph_estimated_gib": to_float(m["est"])},
     ),
     wording(
         ("CUDA graph pool memory",),
@@ -286,5 +292,23 @@ PATTERNS: tuple[Pattern, ...] = (
         K.ENGINE_READY,
         rf"init engine \(profile, create kv cache, warmup model\) took (?P<s>{NUM}) s",
         lambda m: {"init_seconds": to_float(m["s"])},
+    ),
+    wording(  # the API server listens: openai/api_server.py "Starting vLLM API server on http%s://%s:%d" (0.7.3 to
+        # 0.9.0), "Starting vLLM API server %d on %s" (0.9.1 to 0.17, one per API server process), "Starting vLLM
+        # server on %s" (0.18 on; launchers/api_server/entry.py from 0.31)
+        ("Starting vLLM API server", "Starting vLLM server on"),
+        K.SERVER_LISTENING,
+        r"Starting vLLM (?:API )?server (?:(?P<n>\d+) )?on (?P<url>\S+)",
+        lambda m: {"listen_address": m["url"].rstrip(".")},
+    ),
+    wording(  # v1/engine/core_client.py (0.8.5): the API server got the engine core's ready message
+        ("Core engine process",),
+        K.ENGINE_READY,
+        r"Core engine process \d+ ready",
+    ),
+    wording(  # uvicorn, under every release: the HTTP server runs (vLLM's routes answer from here)
+        ("Application startup complete",),
+        K.SERVER_LISTENING,
+        r"^(?:INFO:\s+)?Application startup complete",
     ),
 )

@@ -70,6 +70,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<waiting>\d+) reqs)?",
         _stats_fields,
     ),
+    wording(  # V1's first release (v1/engine/core.py 0.6.6) logged only its queue, every 5 s
+        ("RUNNING: ",),
+        K.STATS_LINE,
+        r"^RUNNING: (?P<running>\d+) \| WAITING: (?P<waiting>\d+)$",
+        lambda m: {"running": to_int(m["running"]), "waiting": to_int(m["waiting"])},
+    ),
     wording(  # V0 (engine/metrics.py 0.5-0.10) prints the hit rate on its own line after the stats line; the
         # reader joins it to that line (logs.py, _joined_to_stats_line)
         ("Prefix cache hit rate: GPU:",),

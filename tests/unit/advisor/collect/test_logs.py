@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from advisor.collect.facts import memory_from_log
 from advisor.collect.logs import LogReadError, parse_lines, read_log
 from rules.events import FIELDS_BY_KIND, LogEventKind, OomPhase
 
@@ -584,8 +585,20 @@ def test_garbage_or_empty_text_is_one_clear_error(tmp_path, content):
 
 
 def test_a_vllm_log_with_no_known_event_is_not_an_error():
-    result = parse_lines(["INFO 01-01 00:00:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000"])
+    # (the listening line this test once used is read since 0.32's release lines were audited: it is an event now)
+    result = parse_lines(["INFO 01-01 00:00:00 [api_server.py:1] Available routes are:"])
     assert result.events == [] and result.vllm_lines == 1
+
+
+def test_the_listening_line_of_every_release_says_where_the_server_listens():
+    lines = [
+        "INFO 01-01 00:00:00 api_server.py:958] Starting vLLM API server on http://0.0.0.0:8000",
+        "(APIServer pid=7) INFO 01-01 00:00:01 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8001",
+        "(APIServer pid=7) INFO 01-01 00:00:02 [entry.py:140] Starting vLLM server on http://127.0.0.1:8002",
+    ]
+    events = parse_lines(lines).events
+    assert [e.listen_address for e in events] == ["http://0.0.0.0:8000", "http://0.0.0.0:8001", "http://127.0.0.1:8002"]
+    assert {e.kind for e in events} == {LogEventKind.SERVER_LISTENING}
 
 
 def test_missing_log_file_is_a_user_error(tmp_path):
@@ -717,3 +730,25 @@ def test_torchruns_rank_prefix_is_read_through_wherever_a_viewer_put_it():
 )
 def test_other_using_lines_are_not_an_attention_backend(line):
     assert all(e.kind != K.ATTENTION_BACKEND for e in parse_lines([line]).events)
+
+
+def test_v1s_first_queue_line_is_a_stats_line_of_its_own():
+    lines = [
+        "INFO 07-01 10:00:00 core.py:315] RUNNING: 42 | WAITING: 7",
+        "INFO 07-01 10:00:05 core.py:315] RUNNING: 40 | WAITING: 0",
+    ]
+    stats = parse_lines(lines).events
+    assert [(e.kind, e.running, e.waiting) for e in stats] == [
+        (LogEventKind.STATS_LINE, 42, 7),
+        (LogEventKind.STATS_LINE, 40, 0),
+    ]
+
+
+def test_graph_capture_time_alone_keeps_the_graph_memory_read_before_it():
+    lines = [
+        "INFO 07-01 10:00:00 [gpu_model_runner.py:2708] Graph capturing finished in 18 secs, took 0.52 GiB",
+        "INFO 07-01 10:00:01 model_runner.py:1300] Graph capturing finished in 12 secs.",
+    ]
+    events = parse_lines(lines).events
+    assert [e.capture_s for e in events] == [18, 12]
+    assert memory_from_log(events).cudagraph_gib == 0.52
