@@ -149,6 +149,7 @@ class LogReadResult:
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
     # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
     ends_in_traceback: bool = False
+    cut_traceback_named: bool = False  # that traceback's error was logged in words on the line before it
 
     def describe(self) -> str:
         """What was recognised, for the user: every kind of input the text held, counted."""
@@ -166,7 +167,11 @@ class LogReadResult:
             parts.append(f"; taken off before reading: {taken}")
         if self.server_starts > 1:
             parts.append(f"; {self.server_starts} server starts: read the last, from line {self.last_start_line}")
-        if self.ends_in_traceback:
+        if self.ends_in_traceback and self.cut_traceback_named:
+            parts.append(
+                "; the text ends inside a traceback, before its exception line: the line before it names the error"
+            )
+        elif self.ends_in_traceback:
             parts.append(
                 "; the text ends inside a traceback, before its exception line: the lines after it name the error"
             )
@@ -213,7 +218,8 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
     result.ends_in_traceback = bool(state.frames)
-    if state.frames:
+    result.cut_traceback_named = bool(state.frames) and _cut_under_its_words(state, result)
+    if state.frames and not result.cut_traceback_named:
         result.events.append(_cut_traceback(state, source, result.lines_read))
     _keep_the_last_start(result)
     return result
@@ -286,6 +292,7 @@ _ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT,)
 def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:
     """One unwrapped text: a known wording's event, else vLLM's catalog message or an unplaced error."""
     result.error_bodies += piece.how == "error_body"
+    state.pieces += 1
     event, message = _parse_line(piece.text, line_no, source, state)
     if state.last_was_vllm:
         result.vllm_lines += 1
@@ -333,7 +340,7 @@ def _error_event(
     if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
         if text.startswith(_TRACEBACK_START):
             result.tracebacks += 1
-            state.frames, state.calls = [], []
+            state.frames, state.calls, state.traceback_piece = [], [], state.pieces
         return None
     frame = frame_in(text)
     if frame is not None:
@@ -372,12 +379,51 @@ def _error_event(
     result.unplaced_lines += is_error
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
+    return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
+
+
+def _unplaced_once(
+    exception: tuple[str, str],
+    frames: list[Frame],
+    code: str | None,
+    text: str,
+    phase: str,
+    common: dict,
+    state: _ParseState,
+    result: LogReadResult,
+) -> LogEvent | None:
+    """An unplaced error the first time it is read; read again at the end of its traceback, it completes the
+    first reading with where it was raised."""
     cls, said = exception
     key = ("unplaced", cls, said)
+    if key in state.seen_errors and frames and _same_error(state.untraced, cls, said):
+        _trace_untraced(state, result, frames, code, common["calls"], phase)
     if key in state.seen_errors or not said and cls == "Exception":
         return None
     state.seen_errors.add(key)
-    return _unplaced_event(cls, said, frames, code, text, phase, {**common, "calls": list(calls)})
+    event = _unplaced_event(cls, said, frames, code, text, phase, common)
+    state.untraced, state.untraced_piece = (None if frames else event), state.pieces
+    return event
+
+
+def _same_error(event: LogEvent | None, cls: str, said: str) -> bool:
+    return event is not None and event.exception == cls and event.message == (f"{cls}: {said}" if said else cls)
+
+
+def _trace_untraced(
+    state: _ParseState, result: LogReadResult, frames: list[Frame], code: str | None, calls: list[str], phase: str
+) -> bool:
+    """An error whose words came before its traceback (V0's `logger.exception(e)`: the words at ERROR, then the
+    traceback, sometimes cut before its exception line) takes the traceback's frames: the component, the phase,
+    the code that raised it. True when there was such an error to complete."""
+    old, state.untraced = state.untraced, None
+    if old is None or old not in result.events:
+        return False
+    said = (old.message or "").removeprefix(f"{old.exception}: ")
+    common = {"raw": old.raw, "line_no": old.line_no, "source_file": old.source_file, "level": old.level}
+    traced = _unplaced_event(old.exception or "", said, frames, code, said, phase, {**common, "calls": list(calls)})
+    result.events[result.events.index(old)] = traced
+    return True
 
 
 def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str, common: dict) -> LogEvent:
@@ -432,6 +478,18 @@ def _unplaced_event(
     )
 
 
+def _cut_under_its_words(state: _ParseState, result: LogReadResult) -> bool:
+    """The text ends inside a traceback that began on the line after an error's words (V0's `logger.exception`):
+    the exception is known, and its traceback, cut or not, says where it was raised."""
+    untraced = state.untraced
+    if untraced is None or state.traceback_piece != state.untraced_piece + 1:
+        return False
+    phase = phase_of(state.frames)
+    return _trace_untraced(
+        state, result, state.frames, state.frame_code, state.calls, phase if phase != "unknown" else _phase(state)
+    )
+
+
 def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
     """The traceback the text ends inside, its exception line never reached: where vLLM was when the paste
     stops (the deepest vLLM frame, its component and the phase its calls say), so the reader knows what
@@ -479,6 +537,12 @@ class _ParseState:
     frame_code: str | None = None  # the source line printed under the last of those frames
     calls: list[str] = field(default_factory=list)  # the source line under each of those frames, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
+    # an error read without a traceback (`logger.exception(e)` prints its words, then the traceback), the line it
+    # was on, and the line the last traceback began on: the traceback that follows it says where it was raised
+    untraced: LogEvent | None = None
+    untraced_piece: int = 0
+    traceback_piece: int = 0
+    pieces: int = 0  # the logical lines read so far (a carrier may split one line in two physical ones)
 
 
 # The line a Python traceback ends with: `RuntimeError: CUDA error: …`, `torch.OutOfMemoryError: …`,

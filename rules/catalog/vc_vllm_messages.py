@@ -351,7 +351,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     if event.accepted_instead:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
     if ref.kind == "assert" and not actions:
-        actions = [_internal_check_action(ref.file.removeprefix("vllm/"))]
+        actions = [_internal_check_action("AssertionError", ref.file.removeprefix("vllm/"))]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     title = f"vLLM {verb}: {_plain(ref)}"
@@ -382,13 +382,31 @@ def _upgrade_action(ref: CatalogRef, release: str) -> str:
     )
 
 
-def _internal_check_action(where: str) -> str:
-    """vLLM's own assertion failed: a state its code assumes impossible, so a bug or a combination of features the
-    release does not support; the remedy is a release that fixed it, or the feature left out meanwhile."""
+# Exceptions that, raised in vLLM's own code, say its code disagrees with itself: a failed `assert` (a state it
+# assumes impossible), an object without the attribute the code reads ('ColumnParallelLinear' object has no
+# attribute 'input_scale': a layer built for another path than the one that uses it).
+_INTERNAL_FAILURES = {
+    "AssertionError": ("found a state it assumes impossible", "the assertion's file and line"),
+    "AttributeError": ("reads an attribute its own object does not have", "the error's words"),
+}
+_OBJECT_ATTRIBUTE = re.compile(r"'\w+' object has no attribute '\w+'")
+
+
+def _internal_failure(root: LogEvent) -> bool:
+    """Raised in vLLM's code (its deepest frame read is vLLM's) by a check its own code makes on itself."""
+    if root.exception not in _INTERNAL_FAILURES or c.installed_package(root.code_file) != "vllm":
+        return False
+    return root.exception != "AttributeError" or bool(_OBJECT_ATTRIBUTE.search(root.message or ""))
+
+
+def _internal_check_action(exception: str, where: str) -> str:
+    """vLLM's own code disagreed with itself: a bug or a combination of features the release does not support;
+    the remedy is a release that fixed it, or the feature left out meanwhile."""
+    failed, search = _INTERNAL_FAILURES[exception]
     return (
-        f"vLLM's own code in {where} found a state it assumes impossible: a bug in this release, or a combination of "
-        "features it does not support. Upgrade vLLM (search its issues for the assertion's file and line: such "
-        "checks are often fixed in a later release), and meanwhile serve without the feature that code belongs to."
+        f"vLLM's own code in {where} {failed}: a bug in this release, or a combination of features it does not "
+        f"support. Upgrade vLLM (search its issues for {search}: such errors are often fixed in a later release), "
+        "and meanwhile serve without the feature that code belongs to."
     )
 
 
@@ -726,8 +744,9 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
-    if root.exception == "AssertionError" and c.installed_package(root.code_file) == "vllm":
-        actions.insert(0, _internal_check_action(root.component or root.code_file.rsplit("/vllm/", 1)[-1]))
+    if _internal_failure(root):
+        place = root.component or (root.code_file or "").rsplit("/vllm/", 1)[-1]
+        actions.insert(0, _internal_check_action(root.exception or "", place))
     if nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [
@@ -770,7 +789,9 @@ RULE_UNPLACED = Rule(
         "things.",
         example="RuntimeError: CUDA error: an illegal memory access was encountered",
         fix="When the error names a flag and says what to do with it (`requires --enable-auto-tool-choice`), that "
-        "change; otherwise none: the traceback's first frame in the named component is where to read.",
+        "change. A failed `assert`, or an object without the attribute the code reads (`'ColumnParallelLinear' "
+        "object has no attribute 'input_scale'`), raised in vLLM's own code is vLLM disagreeing with itself: "
+        "upgrade vLLM. Otherwise none: the traceback's first frame in the named component is where to read.",
         limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one.",
         references=["docs/vllm-messages.md"],
     ),

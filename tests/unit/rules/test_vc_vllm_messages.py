@@ -322,6 +322,33 @@ def test_vllms_own_bare_assertion_is_a_bug_of_the_release_upgrade_and_leave_the_
     assert not any("Upgrade vLLM" in action for action in elsewhere.actions)
 
 
+def test_an_object_without_the_attribute_vllms_own_code_reads_is_an_upgrade():
+    # kubeai-project/kubeai#533 (vLLM 0.8.3, mllama): V0's engine logs the error's words, then its traceback,
+    # cut in the paste
+    header = "ERROR 05-26 00:17:47 [engine.py:448] "
+    lines = [
+        "'ColumnParallelLinear' object has no attribute 'input_scale'",
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 436, in '
+        "run_mp_engine",
+        "    engine = MQLLMEngine.from_vllm_config(",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 128, in '
+        "from_vllm_config",
+        "    return cls(",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 82, in __init__',
+        "    self.engine = LLMEngine(*args, **kwargs)",
+    ]
+    top = _top("\n".join(header + line for line in lines))
+    assert top.rule == "VC-2" and top.title.endswith("(in engine, during startup)")
+    assert top.actions[0].startswith("vLLM's own code in engine reads an attribute its own object does not have")
+    assert "Upgrade vLLM" in top.actions[0]
+    library = _top(
+        '  File "/srv/app/main.py", line 3, in f\n    cfg.rope_theta\n'
+        "AttributeError: 'Config' object has no attribute 'rope_theta'"
+    )
+    assert not any("Upgrade vLLM" in action for action in library.actions)
+
+
 def test_a_model_version_the_release_does_not_list_is_an_upgrade():
     """OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0."""
     top = _top("ValueError: Currently, MiniCPMV only supports versions 2.0, 2.5, and 2.6")

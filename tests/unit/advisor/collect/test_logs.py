@@ -752,3 +752,27 @@ def test_graph_capture_time_alone_keeps_the_graph_memory_read_before_it():
     events = parse_lines(lines).events
     assert [e.capture_s for e in events] == [18, 12]
     assert memory_from_log(events).cudagraph_gib == 0.52
+
+
+def test_an_errors_words_logged_before_its_traceback_take_the_tracebacks_frames():
+    header = "ERROR 05-26 00:17:47 [engine.py:448] "
+    words = "'ColumnParallelLinear' object has no attribute 'input_scale'"
+    traceback = [
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/engine/multiprocessing/engine.py", line 128, in from_vllm_config',
+        "    return cls(",
+        '  File "/x/vllm/engine/multiprocessing/engine.py", line 82, in __init__',
+        "    self.engine = LLMEngine(*args, **kwargs)",
+        '  File "/x/vllm/model_executor/models/mllama.py", line 900, in forward',
+        "    x = layer.input_scale",
+    ]
+    cut = parse_lines([header + line for line in [words, *traceback]])
+    [error] = cut.events  # the cut traceback is that error's, not a second event
+    assert (error.kind, error.exception, error.phase) == (LogEventKind.UNPLACED_ERROR, "AttributeError", "startup")
+    assert error.code_file.endswith("vllm/model_executor/models/mllama.py") and error.line_no == 1
+    assert "the line before it names the error" in cut.describe()
+    whole = parse_lines([header + line for line in [words, *traceback, f"AttributeError: {words}"]])
+    [error] = whole.events
+    assert error.code_file.endswith("mllama.py") and error.code == "x = layer.input_scale"
+    apart = parse_lines([header + words, "INFO 05-26 00:17:48 [core.py:1] something else", *traceback])
+    assert [e.kind for e in apart.events] == [LogEventKind.UNPLACED_ERROR, LogEventKind.CUT_TRACEBACK]

@@ -68,7 +68,6 @@ WRONG_TODAY = frozenset(
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
         "startup-kserve-flashinfer-jit-ninja",
-        "startup-kubeai-vllm083-mllama-input-scale",
         "startup-kunlun-speculative-attention-warmup",
         "startup-kvcached-patches-not-applied",
         "startup-lemonade-vllm-readiness-timeout-zero",
