@@ -316,7 +316,17 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         state.frame = state.code = None
     elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
         state.fatal = None
+    elif event.kind == LogEventKind.ENGINE_CORE_FAILED:
+        _raised_while_starting(result.events)
     result.events.append(event)
+
+
+def _raised_while_starting(events: list[LogEvent]) -> None:
+    """The engine core failed to start: the errors read before it whose phase nothing told were raised while it
+    started (a plugin's kernel in the warm-up, a frame no phase call names)."""
+    for event in events:
+        if event.kind == LogEventKind.UNPLACED_ERROR and event.phase == "unknown":
+            event.phase = "startup"
 
 
 def _tag_release(event: LogEvent | None, state: _ParseState) -> None:

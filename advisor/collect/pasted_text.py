@@ -280,15 +280,22 @@ def deepest_vllm_frame(frames: list[Frame]) -> Frame | None:
     return next((f for f in reversed(frames) if "vllm/" in f.path.replace("\\", "/")), None)
 
 
+# A hardware plugin's package (vllm_ascend, vllm_kunlun, vllm_gaudi …): laid out as vLLM is, so its paths name
+# the same components, which are then the plugin's.
+_PLUGIN_PACKAGE = re.compile(r"(?:^|/)(vllm_[a-z0-9_]+)/")
+
+
 def component_of(frames: list[Frame], message: str) -> str | None:
-    """The component an error came from: the deepest vLLM frame of its traceback, else its own words."""
+    """The component an error came from: the deepest vLLM (or vLLM plugin) frame of its traceback, else its own
+    words."""
     for frame in reversed(frames):
         normalised = frame.path.replace("\\", "/")
-        if "vllm/" not in normalised and "torch/" not in normalised:
+        plugin = _PLUGIN_PACKAGE.search(normalised) if "vllm/" not in normalised else None
+        if "vllm/" not in normalised and "torch/" not in normalised and plugin is None:
             continue
         for fragment, component in COMPONENTS:
             if fragment in normalised:
-                return component
+                return f"{component} ({plugin.group(1)})" if plugin else component
     lowered = message.lower()
     return next((component for word, component in MESSAGE_COMPONENTS if word in lowered), None)
 

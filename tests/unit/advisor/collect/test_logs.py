@@ -776,3 +776,16 @@ def test_an_errors_words_logged_before_its_traceback_take_the_tracebacks_frames(
     assert error.code_file.endswith("mllama.py") and error.code == "x = layer.input_scale"
     apart = parse_lines([header + words, "INFO 05-26 00:17:48 [core.py:1] something else", *traceback])
     assert [e.kind for e in apart.events] == [LogEventKind.UNPLACED_ERROR, LogEventKind.CUT_TRACEBACK]
+
+
+def test_an_error_before_the_engine_core_failed_to_start_was_raised_while_starting_in_its_plugins_component():
+    # baidu/vLLM-Kunlun#477: the Kunlun plugin's attention kernel refusing the warm-up's batch
+    lines = [
+        'File "vllm_kunlun/v1/attention/backends/kunlun_attn.py", line 928, in forward',
+        "  kunlun_ops.speculative_attention(",
+        "ValueError: Check 0 == ret failed, left operand=0, speculative_attention failed",
+        "RuntimeError: Engine core initialization failed.",
+    ]
+    error = parse_lines(lines).events[0]
+    assert (error.kind, error.phase) == (LogEventKind.UNPLACED_ERROR, "startup")
+    assert error.component == "attention backend (vllm_kunlun)"
