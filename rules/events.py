@@ -389,6 +389,8 @@ class LogEvent(BaseModel):
     label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
+    # a vLLM message that quotes the unplaced error's own value ('embed&token_classify'): vLLM's words for it
+    naming_message: CatalogRef | None = None
     request_field: str | None = None  # a request parameter: the one carrying token ids, or the one refused
     nearest_field: str | None = None  # the request field vLLM knows that a refused, unknown one misspells
     nearest_flag: str | None = None  # the flag vLLM's command line takes that a refused one misspells
@@ -596,6 +598,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "component",
         "phase",
         "nearest",
+        "naming_message",
         "code",
         "code_file",
         "function",

@@ -35,6 +35,9 @@ MIN_PARTIAL_LITERAL = 24
 _SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
 _SHORT_END = r"""[\s.!'"})\],]*$"""
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
+MAX_NAMING = 3  # messages that may quote one value before it counts as too common to tell anything
+# A value no English word could be: 6 to 80 characters of a name, with a symbol, digit or underscore in it.
+_DISTINCT_VALUE = re.compile(r"^(?=.{6,80}$)(?=.*[&_.:/\d-])[\w&.:/-]+$")
 # Words too common in vLLM's messages to index an entry by (an entry is indexed by its rarest long word).
 _MIN_ANCHOR_CHARS = 4
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
@@ -138,6 +141,20 @@ class MessageCatalog:
         norm = sum(self._rarity[w] ** 2 for w in words) ** 0.5
         ranked = sorted(scores.items(), key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
         return [CatalogMatch(self.entries[i], {}, (0, 0), (), 0, True).ref() for i, _ in ranked[:count]]
+
+    def naming(self, value: str) -> CatalogRef | None:
+        """The one message that quotes `value` (`'embed&token_classify'`, a KeyError's key): what vLLM says of that
+        value where it checks it, often a later release's explanation of an older one's bare error. Only a
+        value that no English word could be (a symbol, a digit or an underscore in it) held by at most
+        `MAX_NAMING` messages: a common value quoted everywhere says nothing."""
+        if not _DISTINCT_VALUE.match(value):
+            return None
+        quoted = (f"'{value}'", f'"{value}"', f"`{value}`")
+        holders = [entry for entry in self.entries if any(q in entry["message"] for q in quoted)]
+        if not holders or len(holders) > MAX_NAMING:
+            return None
+        newest = max(holders, key=lambda entry: _minor(entry["last"]))
+        return CatalogMatch(newest, {}, (0, 0), (), 0, True).ref()
 
     def releases_with(self, *modules: str) -> tuple[str, str] | None:
         """The first and last minor release whose source says something in one of `modules` (a file, or a

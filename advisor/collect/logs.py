@@ -478,6 +478,7 @@ def _unplaced_event(
         function=frames[-1].function if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
+        naming_message=_naming_message(said),
         caller=refused_names.caller_of_vllm(frames),
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
@@ -498,6 +499,15 @@ def _cut_under_its_words(state: _ParseState, result: LogReadResult) -> bool:
     return _trace_untraced(
         state, result, state.frames, state.frame_code, state.calls, phase if phase != "unknown" else _phase(state)
     )
+
+
+_QUOTED_VALUE = re.compile(r"""['"`]([^'"`\s]{6,80})['"`]""")
+
+
+def _naming_message(said: str) -> CatalogRef | None:
+    """vLLM's message that quotes a value this error quotes (a KeyError's key, a name in its words)."""
+    catalog = message_catalog()
+    return next((ref for value in _QUOTED_VALUE.findall(said) if (ref := catalog.naming(value))), None)
 
 
 def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:

@@ -747,7 +747,12 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     if _internal_failure(root):
         place = root.component or (root.code_file or "").rsplit("/vllm/", 1)[-1]
         actions.insert(0, _internal_check_action(root.exception or "", place))
-    if nearest:
+    changes = worded_changes(root.message or "", flags, facts)
+    if root.naming_message is not None:  # vLLM's own words for the value it failed on: act on them first
+        named_changes, _, named_actions = _fix(root.naming_message, facts)
+        actions = [_naming_action(root.naming_message, facts), *named_actions, *actions]
+        changes = changes or named_changes
+    elif nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [
         RULE_UNPLACED.finding(
@@ -756,11 +761,23 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
             f"{where}, {phase}.",
             evidence=[evidence],
-            changes=worded_changes(root.message or "", flags, facts),
+            changes=changes,
             actions=actions,
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+def _naming_action(ref: CatalogRef, facts: Facts) -> str:
+    """What vLLM itself says where it checks the value this error failed on, and whether the server's release
+    has that check: a later release often turns an old release's bare KeyError into this explanation."""
+    said = f'vLLM\'s own words for the value this error names ({ref.location()}): "{_plain(ref).rstrip(".")}"'
+    version = c.vllm_version(facts)
+    if version is not None and version < c.release_of(ref.first)[:2]:
+        return (
+            f"{said}. This vLLM predates that check: upgrade to {ref.first} or later to be told so, and do as it says."
+        )
+    return f"{said}. Do as it says."
 
 
 def _named(root: LogEvent) -> str:
@@ -791,7 +808,9 @@ RULE_UNPLACED = Rule(
         fix="When the error names a flag and says what to do with it (`requires --enable-auto-tool-choice`), that "
         "change. A failed `assert`, or an object without the attribute the code reads (`'ColumnParallelLinear' "
         "object has no attribute 'input_scale'`), raised in vLLM's own code is vLLM disagreeing with itself: "
-        "upgrade vLLM. Otherwise none: the traceback's first frame in the named component is where to read.",
+        "upgrade vLLM. A value the error quotes that one of vLLM's messages quotes too (a later release's check "
+        "for it): that message, first. Otherwise none: the traceback's first frame in the named component is "
+        "where to read.",
         limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one.",
         references=["docs/vllm-messages.md"],
     ),

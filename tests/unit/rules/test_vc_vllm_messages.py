@@ -380,3 +380,14 @@ def test_a_warning_about_an_unset_setting_is_context_not_a_finding():
         "than non-quantized models."
     )
     assert awq.rule == "VC-1" and "upgrade vLLM" in awq.actions[0]
+
+
+def test_an_unplaced_error_on_a_value_vllm_explains_elsewhere_quotes_that_explanation_first():
+    # vllm#51801: BGE-M3's combined pooling task, a bare KeyError on 0.26; 0.29 says what to do about it
+    top = _top(
+        '  File "vllm/entrypoints/pooling/pooling/serving.py", line 59, in get_io_processor\n'
+        "    return self.io_processors[pooling_task]\nKeyError: 'embed&token_classify'"
+    )
+    assert top.rule == "VC-2" and top.actions[0].startswith("vLLM's own words for the value this error names")
+    assert "select a concrete task with --pooler-config.task" in top.actions[0]
+    assert not any(action.startswith("vLLM's nearest messages") for action in top.actions)

@@ -99,3 +99,11 @@ def test_a_short_message_inside_another_sentence_is_not_vllms(line: str):
 )
 def test_a_short_message_where_a_message_starts_and_ends_is_vllms(line: str):
     assert message_catalog().match(line)
+
+
+def test_the_one_message_quoting_a_distinct_value_is_vllms_words_for_it():
+    # vllm#51801 (0.26): a bare KeyError on the combined pooling task, which 0.29 explains where it checks it
+    ref = message_catalog().naming("embed&token_classify")
+    assert ref is not None and ref.first == "0.29" and "--pooler-config" in ref.flags
+    assert message_catalog().naming("embed") is None  # a word: any message might quote it
+    assert message_catalog().naming("no_such_value_anywhere") is None
