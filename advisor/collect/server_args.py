@@ -178,11 +178,21 @@ class ServeCommand(BaseModel):
         return shlex.join(words)
 
 
+# A shell's line continuation: a backslash that ends a line joins it to the next (`vllm serve \` then the model
+# on the next line). shlex alone keeps the newline as a word of its own, which became the model.
+_LINE_CONTINUATION = re.compile(r"\\\r?\n")
+
+
+def shell_words(text: str) -> list[str]:
+    """`text` split as a POSIX shell splits a command line, continued lines joined first."""
+    return shlex.split(_LINE_CONTINUATION.sub("", text))
+
+
 def parse_command(text: str, origin: str = "server-args", flag: str = "--server-args") -> ServeCommand:
     """Split `vllm serve MODEL --flag v …`, `python -m vllm.entrypoints.openai.api_server …`,
     `python -m engine serve …`, or just `--flag v …` into a `ServeCommand`."""
     try:
-        words = shlex.split(text)
+        words = shell_words(text)
     except ValueError as exc:
         raise ServerArgsError(f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes") from None
     env: dict[str, str] = {}

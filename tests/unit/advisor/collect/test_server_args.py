@@ -241,3 +241,12 @@ def test_measured_memory_figures_are_never_replaced_by_modelled_ones():
     assert merged.available_kv_gib == 3.18 and merged.kv_cache_tokens is None
     assert (merged.total_gib, merged.weights_gib, merged.source) == (24.0, 15.0, "startup_log")
     assert merge_memory(None, None) is None
+
+
+def test_a_command_continued_over_lines_is_one_command():
+    # LMCache#1109's `vllm serve \` with the model and each flag on a tab-indented line of its own; CRLF too
+    for newline in ("\n", "\r\n"):
+        text = newline.join(["vllm serve \\", "\t/root/Qwen2.5-72B \\", "\t--max-num-seqs 128 \\", "\t--enforce-eager"])
+        command = parse_command(text)
+        assert command.model == "/root/Qwen2.5-72B"
+        assert command.flags == {"--max-num-seqs": "128", "--enforce-eager": None}
