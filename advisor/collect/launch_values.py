@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 
 from advisor.collect.kv_space import BINARY_SUFFIX, DECIMAL_SUFFIX
-from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command, shell_words
+from advisor.collect.launch_text import split_launch
+from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
 from advisor.units import GIB, MAX_KV_TOKENS, MAX_MEMORY_GIB
 
 __all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "size_of", "validated_command"]
@@ -106,7 +107,7 @@ def validated_command(text: str, flag: str = "--server-args") -> ServeCommand:
     """`parse_command` of a user's launch text, refused in one line when a flag is given twice or a value
     is one vLLM would refuse."""
     command = parse_command(text, flag=flag)
-    words = shell_words(text)
+    words = split_launch(text)
     seen: dict[str, str] = {}
     for index, word in enumerate(words):
         name, equals, inline = word.partition("=")

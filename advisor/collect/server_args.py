@@ -14,6 +14,7 @@ import shlex
 
 from pydantic import BaseModel, Field
 
+from advisor.collect.launch_text import split_launch
 from advisor.errors import UserError
 
 # `vllm:cache_config_info` label → the flag that sets it (vLLM 0.32: `kv_cache_memory_bytes` is
@@ -178,21 +179,11 @@ class ServeCommand(BaseModel):
         return shlex.join(words)
 
 
-# A shell's line continuation: a backslash that ends a line joins it to the next (`vllm serve \` then the model
-# on the next line). shlex alone keeps the newline as a word of its own, which became the model.
-_LINE_CONTINUATION = re.compile(r"\\\r?\n")
-
-
-def shell_words(text: str) -> list[str]:
-    """`text` split as a POSIX shell splits a command line, continued lines joined first."""
-    return shlex.split(_LINE_CONTINUATION.sub("", text))
-
-
 def parse_command(text: str, origin: str = "server-args", flag: str = "--server-args") -> ServeCommand:
     """Split `vllm serve MODEL --flag v …`, `python -m vllm.entrypoints.openai.api_server …`,
     `python -m engine serve …`, or just `--flag v …` into a `ServeCommand`."""
     try:
-        words = shell_words(text)
+        words = split_launch(text)
     except ValueError as exc:
         raise ServerArgsError(f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes") from None
     env: dict[str, str] = {}
@@ -200,6 +191,8 @@ def parse_command(text: str, origin: str = "server-args", flag: str = "--server-
         name, _, value = words.pop(0).partition("=")
         env[name] = value
     end = next((i + 1 for i, word in enumerate(words[:6]) if word == "serve" or word.endswith("api_server")), 0)
+    if not end and len(words) > 1 and words[0].startswith("python") and words[1].endswith(".py"):
+        end = 2  # a script of the user's own (`python3 offline_inference.py --max_tokens=128`): no model word
     command = ServeCommand(env=env, program=words[:end])
     rest = words[end:]
     if rest and not rest[0].startswith("-"):

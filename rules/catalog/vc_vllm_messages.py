@@ -757,7 +757,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     return [
         RULE_UNPLACED.finding(
             Severity.CRITICAL if root.phase == "startup" else Severity.HIGH,
-            f"{_named(root)[:180]} ({where}, {phase})",
+            f"{_title_cut(_named(root))} ({where}, {phase})",
             summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
             f"{where}, {phase}.",
             evidence=[evidence],
@@ -778,6 +778,21 @@ def _naming_action(ref: CatalogRef, facts: Facts) -> str:
             f"{said}. This vLLM predates that check: upgrade to {ref.first} or later to be told so, and do as it says."
         )
     return f"{said}. Do as it says."
+
+
+TITLE_CHARS = 180
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def _title_cut(text: str) -> str:
+    """A long error as a title: its whole sentences that fit (Ray's and vLLM's long errors say what happened in
+    the first), else its words up to the limit and an ellipsis, never a word cut in two."""
+    if len(text) <= TITLE_CHARS:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, TITLE_CHARS)]
+    if ends and ends[-1] >= TITLE_CHARS // 4:
+        return text[: ends[-1]]
+    return text[:TITLE_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 def _named(root: LogEvent) -> str:

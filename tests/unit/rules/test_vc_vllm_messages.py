@@ -391,3 +391,16 @@ def test_an_unplaced_error_on_a_value_vllm_explains_elsewhere_quotes_that_explan
     assert top.rule == "VC-2" and top.actions[0].startswith("vLLM's own words for the value this error names")
     assert "select a concrete task with --pooler-config.task" in top.actions[0]
     assert not any(action.startswith("vLLM's nearest messages") for action in top.actions)
+
+
+def test_a_long_unplaced_error_is_titled_by_its_whole_first_sentences():
+    # vllm-project/vllm-omni#3981: a stage's READY wait, its advice in a third sentence
+    top = _top(
+        "TimeoutError: Timed out waiting for READY from StageEngineCoreProc after 300s. This typically indicates "
+        "model loading or initialization is taking too long. Consider increasing `stage_init_timeout` for large "
+        "models."
+    )
+    assert top.title.startswith("TimeoutError: Timed out waiting for READY from StageEngineCoreProc after 300s. ")
+    assert "initialization is taking too long. (" in top.title and "stage_init" not in top.title
+    words = "RuntimeError: " + " ".join(["word"] * 60)
+    assert _top(words).title.startswith(words[: vc.TITLE_CHARS].rsplit(" ", 1)[0] + " … (")
