@@ -557,8 +557,8 @@ class _ParseState:
     frame_code: str | None = None  # the source line printed under the last of those frames
     calls: list[str] = field(default_factory=list)  # the source line under each of those frames, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
-    # an error read without a traceback (`logger.exception(e)` prints its words, then the traceback), the line it
-    # was on, and the line the last traceback began on: the traceback that follows it says where it was raised
+    # an error read without a traceback (`logger.exception(e)` prints its words, then the traceback), the logical
+    # line it was on, and the one the last traceback began on: the traceback right after it says where it was raised
     untraced: LogEvent | None = None
     untraced_piece: int = 0
     traceback_piece: int = 0
