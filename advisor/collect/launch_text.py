@@ -4,8 +4,9 @@ Why a module of its own: `--server-args` takes what a person has, and that is ra
 line. It is a shell line continued over lines (`vllm serve \\` then a flag per line), a chain that exports a
 variable first (`export VLLM_X=1; vllm serve …`, `cd / && python3 -m vllm.entrypoints.openai.api_server …`),
 a `docker run` line whose options are Docker's and whose words after the image are the server's, a command
-given to a shell inside the container (`/bin/bash -c "… && python3 -m vllm…"`), or the exec form of a
-Dockerfile or a pod spec (`CMD ["python3", "-m", "vllm.entrypoints.openai.api_server", …]`). Each is split the
+given to a shell inside the container (`/bin/bash -c "… && python3 -m vllm…"`), the exec form of a
+Dockerfile or a pod spec (`CMD ["python3", "-m", "vllm.entrypoints.openai.api_server", …]`), or a manifest's
+YAML (`args:` with a `- --max-model-len` line per word). Each is split the
 way what runs it splits it, and the part that starts vLLM is kept, with the environment set before it.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+
+import yaml
 
 # A shell's line continuation: a backslash that ends a line joins it to the next. shlex alone keeps the
 # newline as a word of its own, which became the model.
@@ -41,8 +44,10 @@ def split_launch(text: str) -> list[str]:
     """The words that start vLLM in `text`, after the `NAME=value` assignments set before them; raises
     ValueError (from shlex) for quotes that do not close."""
     text = _CONTINUATION.sub("", text)
-    exec_form = _exec_form(text)
-    return _launch_of(exec_form if exec_form is not None else _split(text), depth=0)
+    listed = _exec_form(text)
+    if listed is None:
+        listed = _manifest_form(text)
+    return _launch_of(listed if listed is not None else _split(text), depth=0)
 
 
 def _exec_form(text: str) -> list[str] | None:
@@ -54,6 +59,35 @@ def _exec_form(text: str) -> list[str] | None:
     except ValueError:
         return None
     return [str(word) for word in words] if isinstance(words, list) else None
+
+
+def _manifest_form(text: str) -> list[str] | None:
+    """A pod's or a compose service's YAML: a `command:` and `args:` (lists, or a string a shell splits), or a bare
+    list of words one per `- ` line, as they are copied out of a manifest."""
+    if "\n" not in text.strip() or not re.search(r"^\s*(?:-\s|(?:command|args)\s*:)", text, re.MULTILINE):
+        return None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if isinstance(document, list):
+        return _scalars(document)
+    if not isinstance(document, dict) or not {"command", "args"} & set(document):
+        return None
+    words: list[str] = []
+    for part in (document.get("command") or [], document.get("args") or []):
+        read = _scalars(part) if isinstance(part, list) else _split(str(part))
+        if read is None:
+            return None
+        words += read
+    return words
+
+
+def _scalars(items: list) -> list[str] | None:
+    """The words of a YAML list, when every item is one (a number or a boolean as the text it was)."""
+    if any(isinstance(item, dict | list) or item is None for item in items):
+        return None
+    return [str(item).lower() if isinstance(item, bool) else str(item) for item in items]
 
 
 def _split(text: str) -> list[str]:

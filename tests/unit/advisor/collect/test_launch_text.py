@@ -64,3 +64,14 @@ def test_separators_inside_quotes_are_a_value_and_unclosed_quotes_still_refuse()
     ]
     with pytest.raises(ServerArgsError, match="cannot split it like a shell"):
         parse_command('vllm serve m --x "open')
+
+
+def test_a_pods_command_and_args_or_a_bare_list_of_words_read_as_the_manifest_says():
+    pod = 'command: ["vllm", "serve"]\nargs:\n  - meta-llama/Llama-3.1-8B-Instruct\n  - --max-model-len\n  - "8192"\n'
+    command = parse_command(pod + "  - --enable-prefix-caching\n")
+    assert command.program == ["vllm", "serve"] and command.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert command.flags == {"--max-model-len": "8192", "--enable-prefix-caching": None}
+    listed = parse_command("- --model\n- /models/qwen\n- --gpu-memory-utilization\n- 0.95\n")
+    assert listed.flags == {"--model": "/models/qwen", "--gpu-memory-utilization": "0.95"}
+    compose = parse_command("command: >\n  --model Qwen/Qwen3-8B --max-num-seqs 64\n")
+    assert compose.flags == {"--model": "Qwen/Qwen3-8B", "--max-num-seqs": "64"}
