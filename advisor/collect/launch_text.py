@@ -68,7 +68,7 @@ def _manifest_form(text: str) -> list[str] | None:
         return None
     try:
         document = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # not YAML, or nested past what a manifest is: a shell line then
         return None
     if isinstance(document, list):
         return _scalars(document)
