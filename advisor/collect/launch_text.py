@@ -56,7 +56,7 @@ def _exec_form(text: str) -> list[str] | None:
         return None
     try:
         words = json.loads(match.group(1))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return [str(word) for word in words] if isinstance(words, list) else None
 

@@ -77,5 +77,6 @@ def test_a_pods_command_and_args_or_a_bare_list_of_words_read_as_the_manifest_sa
     assert compose.flags == {"--model": "Qwen/Qwen3-8B", "--max-num-seqs": "64"}
 
 
-def test_yaml_nested_past_any_manifest_is_read_as_a_shell_line_not_a_recursion_error():
+def test_yaml_or_json_nested_past_any_manifest_is_read_as_a_shell_line_not_a_recursion_error():
     assert split_launch("- a\n- " + "[" * 50_000)[0] == "-"
+    assert split_launch("[" * 50_000 + "]" * 50_000) == ["[" * 50_000 + "]" * 50_000]
