@@ -391,6 +391,14 @@ def nonsense_cases() -> Iterator[Case]:
             [*ramp, "--server-args", f"vllm serve m {value}", "--change", "--max-num-seqs 2"],
         )
         yield Case("nonsense", f"triage --server-args {value}", ["triage", "--server-args", f"vllm serve m {value}"])
+    for name, launch in (  # launches as people paste them, broken: advisor/collect/launch_text.py reads them
+        ("a JSON exec form nested 50,000 deep", "[" * 50_000 + "]" * 50_000),
+        ("a YAML list nested 50,000 deep", "- a\n- " + "[" * 50_000),
+        ("docker run with no image", "docker run --gpus all -e"),
+        ("a bash -c script whose quote does not close", "bash -c 'vllm serve m --x \"open'"),
+        ("a pod's args that are mappings", "args:\n  - {a: 1}\n  - --max-num-seqs\n"),
+    ):
+        yield Case("nonsense", f"triage --server-args: {name}", ["triage", "--server-args", launch])
     for value in ("--max-num-seqs 0", "--gpu-memory-utilization 1.5", "--max-model-len 128", "--block-size -16"):
         yield Case(
             "nonsense",

@@ -63,17 +63,29 @@ class ModelSpec(BaseModel):
         return self.num_experts > 0
 
 
+SHOWN_NAME_CHARS = 120  # of a model name an error repeats: a pasted launch can make any text the model word
+
+
+def _path_kind(path: Path) -> str | None:
+    """ "dir", "file" or None; a name the file system refuses to look up (too long, a NUL) is no path."""
+    try:
+        return "dir" if path.is_dir() else "file" if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def resolve_model(name_or_path: str) -> ModelSpec:
     """A catalog name or HF id (case-insensitive), a config.json path, or a model dir."""
     path = Path(name_or_path).expanduser()
-    if path.is_dir():
+    kind = _path_kind(path)
+    if kind == "dir":
         return _spec_from_dir(path).model_copy(update={"source_path": str(path)})
-    if path.is_file() and path.suffix == ".gguf":
+    if kind == "file" and path.suffix == ".gguf":
         raise UserError(
             f"--model {name_or_path!r}: GGUF files are not read; pass the HF model dir it was converted "
             "to (the bundled engine keeps its default in ~/.cache/servops/models/) or a catalog name"
         )
-    if path.is_file():
+    if kind == "file":
         spec = spec_from_config(_read_json(path), name=path.parent.name or path.name)
         return spec.model_copy(update={"source_path": str(path.parent)})
     key = _normalise(_RENAMED_ON_THE_HUB.sub(r"\1", name_or_path))
@@ -83,8 +95,9 @@ def resolve_model(name_or_path: str) -> ModelSpec:
         if key in names or key.removesuffix("instruct") in names:
             return spec_from_config(config, name=name, hf_id=hf_id)
     choices = ", ".join(MODEL_CATALOG)
+    shown = name_or_path if len(name_or_path) <= SHOWN_NAME_CHARS else name_or_path[:SHOWN_NAME_CHARS] + "…"
     raise UserError(
-        f"--model {name_or_path!r}: not a catalog model, config.json or model dir; "
+        f"--model {shown!r}: not a catalog model, config.json or model dir; "
         f"choose one of {choices}, or pass a path to a HF config.json"
     )
 

@@ -103,10 +103,28 @@ def _range(rule: LaunchValue) -> str:
     return told + (f", or {' / '.join(rule.special)}" if rule.special else "")
 
 
+# A model word alone: a catalog name, a Hub id or a path, never brackets, braces or a page of text.
+_MODEL_WORD = re.compile(r"^[^\s\[\]{}()<>|;&]{1,512}$")
+
+
+def _a_launch(command: ServeCommand) -> bool:
+    """Whether the text named anything a launch has: a program, a flag, a variable, or a model word alone."""
+    if command.program or command.flags or command.env:
+        return True
+    return command.model is not None and bool(_MODEL_WORD.match(command.model))
+
+
 def validated_command(text: str, flag: str = "--server-args") -> ServeCommand:
     """`parse_command` of a user's launch text, refused in one line when a flag is given twice or a value
     is one vLLM would refuse."""
     command = parse_command(text, flag=flag)
+    if text.strip() and not _a_launch(command):
+        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "…"
+        raise ServerArgsError(
+            f"{flag} {shown!r}: no vLLM launch in it; give the command that starts the server (`vllm serve MODEL "
+            "--flag value …`, `python -m vllm.entrypoints.openai.api_server …`, `docker run … IMAGE --flag …`) or "
+            "just its flags"
+        )
     words = split_launch(text)
     seen: dict[str, str] = {}
     for index, word in enumerate(words):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.collect.launch_values import check_value, validated_command
+from advisor.collect.server_args import ServerArgsError
 from advisor.errors import UserError
 
 
@@ -69,3 +70,10 @@ def test_the_commands_refuse_them_before_any_work(tmp_path, capsys):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_launch_text_with_no_launch_in_it_is_one_line_naming_what_to_give():
+    for text in ("docker run --gpus all -e", "[" * 5_000 + "]" * 5_000):
+        with pytest.raises(ServerArgsError, match="no vLLM launch in it; give the command that starts the server"):
+            validated_command(text)
+    assert validated_command("Qwen/Qwen3-8B").model == "Qwen/Qwen3-8B"  # a model alone is a launch's model
