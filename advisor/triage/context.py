@@ -9,6 +9,7 @@ engine's `--device-memory-gib`, or the total a startup error printed, in that or
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from advisor.catalog.gpus import GpuSpec, gpu_from_memory, resolve_gpu
@@ -62,7 +63,16 @@ def model_spec_for(request, facts: Facts) -> tuple[ModelSpec | None, str | None]
             return resolve_model(basename), None
         except UserError:
             pass
+    if _SHELL_VARIABLE.fullmatch(name):
+        return None, (
+            f"model {name!r} is a shell variable the pasted launch left unexpanded; pass --model (a catalog name or "
+            "config.json) for predictions"
+        )
     return None, f"model {name!r} is not in the catalog; pass --model (a catalog name or config.json) for predictions"
+
+
+# `${MODEL}`, `$MODEL_PATH`: a launch copied from a script or a README before its shell expanded it.
+_SHELL_VARIABLE = re.compile(r"\$\{?[A-Za-z_]\w*\}?")
 
 
 def hardware_for(request, facts: Facts) -> Hardware | None:

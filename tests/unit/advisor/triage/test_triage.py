@@ -163,3 +163,9 @@ def test_v0s_pool_in_tokens_anchors_the_prediction_of_its_own_estimate(tmp_path)
     figures = change.predicted_effect.figures
     assert (change.flag, change.proposed) == ("--max-model-len", "22688")
     assert figures["starts_after"] == 1.0 and figures["kv_cache_tokens_before"] == 22688
+
+
+def test_a_model_left_as_a_shell_variable_is_named_as_one():
+    # opea-project/GenAIComps#336: the README's launch pasted with its ${your_hf_llm_model} unexpanded
+    result = run_triage(TriageRequest(server_args="vllm serve ${your_hf_llm_model} --port 80"))
+    assert any("is a shell variable the pasted launch left unexpanded" in note for note in result.notes)
