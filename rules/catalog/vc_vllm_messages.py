@@ -360,7 +360,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     whose = "servops' launch check, in the words of vLLM's" if ref.predicted else "vLLM's own"
     return RULE_VLLM_MESSAGE.finding(
         severity,
-        title[:240],
+        _title_cut(title, VC1_TITLE_CHARS),
         summary=f"{whose} {'check' if raised else 'warning'} ({ref.location()}): {said}",
         evidence=[_catalog_evidence(event, ref)],
         changes=changes,
@@ -444,8 +444,8 @@ def _part_type_action(ref: CatalogRef, instead: str) -> str:
 def _plain(ref: CatalogRef) -> str:
     """vLLM's message with the user's values in place of its fields."""
     text = ref.template
-    for name, value in ref.captured.items():
-        text = text.replace("{" + name + "}", value)
+    for name, value in ref.captured.items():  # a paste that ends at a field's sentence ends its value with its dot
+        text = text.replace("{" + name + "}.", value.rstrip(".") + ".").replace("{" + name + "}", value)
     return re.sub(r"\{[^{}]*\}", "…", text)
 
 
@@ -780,19 +780,20 @@ def _naming_action(ref: CatalogRef, facts: Facts) -> str:
     return f"{said}. Do as it says."
 
 
-TITLE_CHARS = 180
+TITLE_CHARS = 180  # of an unknown error in VC-2's title
+VC1_TITLE_CHARS = 240  # of vLLM's own message in VC-1's ("vLLM refused: …")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 
 
-def _title_cut(text: str) -> str:
+def _title_cut(text: str, limit: int = TITLE_CHARS) -> str:
     """A long error as a title: its whole sentences that fit (Ray's and vLLM's long errors say what happened in
     the first), else its words up to the limit and an ellipsis, never a word cut in two."""
-    if len(text) <= TITLE_CHARS:
+    if len(text) <= limit:
         return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, TITLE_CHARS)]
-    if ends and ends[-1] >= TITLE_CHARS // 4:
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit)]
+    if ends and ends[-1] >= limit // 4:
         return text[: ends[-1]]
-    return text[:TITLE_CHARS].rsplit(" ", 1)[0] + " …"
+    return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _named(root: LogEvent) -> str:

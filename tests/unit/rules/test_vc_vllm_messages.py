@@ -404,3 +404,12 @@ def test_a_long_unplaced_error_is_titled_by_its_whole_first_sentences():
     assert "initialization is taking too long. (" in top.title and "stage_init" not in top.title
     words = "RuntimeError: " + " ".join(["word"] * 60)
     assert _top(words).title.startswith(words[: vc.TITLE_CHARS].rsplit(" ", 1)[0] + " … (")
+
+
+def test_a_paste_that_ends_at_a_fields_sentence_gives_one_full_stop_and_a_title_of_whole_sentences():
+    # imoneoi/openchat#73: the first sentences of vLLM's bf16 refusal, pasted up to the GPU's capability
+    top = _top(
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your NVIDIA GeForce "
+        "RTX 2070 GPU has compute capability 7.5."
+    )
+    assert top.title.endswith("GPU has compute capability 7.5.") and ".." not in top.title
