@@ -14,8 +14,13 @@ import re
 from dataclasses import dataclass
 
 from advisor.collect.kv_space import BINARY_SUFFIX, DECIMAL_SUFFIX
-from advisor.collect.launch_text import split_launch
-from advisor.collect.server_args import SHORT_FLAGS, ServeCommand, ServerArgsError, parse_command
+from advisor.collect.server_args import (
+    SHORT_FLAGS,
+    ServeCommand,
+    ServerArgsError,
+    command_from_words,
+    launch_text_words,
+)
 from advisor.units import GIB, MAX_KV_TOKENS, MAX_MEMORY_GIB
 
 __all__ = ["LAUNCH_VALUES", "LaunchValue", "check_value", "size_of", "validated_command"]
@@ -115,17 +120,18 @@ def _a_launch(command: ServeCommand) -> bool:
 
 
 def validated_command(text: str, flag: str = "--server-args") -> ServeCommand:
-    """`parse_command` of a user's launch text, refused in one line when a flag is given twice or a value
+    """The parsed command of a user's launch text, refused in one line when a flag is given twice or a value
     is one vLLM would refuse."""
-    command = parse_command(text, flag=flag)
-    if text.strip() and not _a_launch(command):
-        shown = text.strip() if len(text.strip()) <= 60 else text.strip()[:60] + "…"
+    words = launch_text_words(text, flag)
+    command = command_from_words(words)
+    stripped = text.strip()
+    if stripped and not _a_launch(command):
+        shown = stripped if len(stripped) <= 60 else stripped[:60] + "…"
         raise ServerArgsError(
             f"{flag} {shown!r}: no vLLM launch in it; give the command that starts the server (`vllm serve MODEL "
             "--flag value …`, `python -m vllm.entrypoints.openai.api_server …`, `docker run … IMAGE --flag …`) or "
             "just its flags"
         )
-    words = split_launch(text)
     seen: dict[str, str] = {}
     for index, word in enumerate(words):
         name, equals, inline = word.partition("=")

@@ -182,10 +182,21 @@ class ServeCommand(BaseModel):
 def parse_command(text: str, origin: str = "server-args", flag: str = "--server-args") -> ServeCommand:
     """Split `vllm serve MODEL --flag v …`, `python -m vllm.entrypoints.openai.api_server …`,
     `python -m engine serve …`, or just `--flag v …` into a `ServeCommand`."""
+    return command_from_words(launch_text_words(text, flag), origin)
+
+
+def launch_text_words(text: str, flag: str = "--server-args") -> list[str]:
+    """The words of the vLLM launch in a user's text (advisor/collect/launch_text.py), quotes that do not close
+    refused in one line naming `flag`."""
     try:
-        words = split_launch(text)
+        return split_launch(text)
     except ValueError as exc:
         raise ServerArgsError(f"{flag} {text[:60]!r}: cannot split it like a shell ({exc}); check its quotes") from None
+
+
+def command_from_words(words: list[str], origin: str = "server-args") -> ServeCommand:
+    """A `ServeCommand` of a launch's words: its `NAME=value` variables, its program, its model, its flags."""
+    words = list(words)
     env: dict[str, str] = {}
     while words and _ENV_ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
