@@ -35,6 +35,8 @@ MIN_PARTIAL_LITERAL = 24
 _SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
 _SHORT_END = r"""[\s.!'"})\],]*$"""
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
+# A quoted value at every quote a message holds (a lookahead, so `'a' 'b'` yields both and overlaps are kept).
+_QUOTED = re.compile(r"""(?=(['"`])([^'"`\s]+)\1)""")
 MAX_NAMING = 3  # messages that may quote one value before it counts as too common to tell anything
 # A value no English word could be: 6 to 80 characters of a name, with a symbol, digit or underscore in it.
 _DISTINCT_VALUE = re.compile(r"^(?=.{6,80}$)(?=.*[&_.:/\d-])[\w&.:/-]+$")
@@ -149,11 +151,10 @@ class MessageCatalog:
         `MAX_NAMING` messages: a common value quoted everywhere says nothing."""
         if not _DISTINCT_VALUE.match(value):
             return None
-        quoted = (f"'{value}'", f'"{value}"', f"`{value}`")
-        holders = [entry for entry in self.entries if any(q in entry["message"] for q in quoted)]
+        holders = self._quoting.get(value, [])
         if not holders or len(holders) > MAX_NAMING:
             return None
-        newest = max(holders, key=lambda entry: _minor(entry["last"]))
+        newest = max((self.entries[i] for i in holders), key=lambda entry: _minor(entry["last"]))
         return CatalogMatch(newest, {}, (0, 0), (), 0, True).ref()
 
     def releases_with(self, *modules: str) -> tuple[str, str] | None:
@@ -203,6 +204,16 @@ class MessageCatalog:
             for word in _literal_words(entry["pattern"]):
                 index.setdefault(word, []).append(number)
         return index
+
+    @cached_property
+    def _quoting(self) -> dict[str, list[int]]:
+        """Every value a message quotes (`'…'`, `"…"` or `` `…` ``, no space in it) → the entries quoting it, in
+        order (built on the first lookup)."""
+        index: dict[str, dict[int, None]] = {}
+        for number, entry in enumerate(self.entries):
+            for _, value in _QUOTED.findall(entry["message"]):
+                index.setdefault(value, {})[number] = None
+        return {value: list(numbers) for value, numbers in index.items()}
 
     @cached_property
     def _rarity(self) -> dict[str, float]:
