@@ -128,9 +128,13 @@ def _starts_vllm(words: list[str]) -> bool:
     )
 
 
+def _command_start(words: list[str]) -> int:
+    """Where the command begins, after the `NAME=value` assignments in front of it."""
+    return next((i for i, word in enumerate(words) if not _ASSIGNMENT.match(word)), len(words))
+
+
 def _runs_container(words: list[str]) -> bool:
-    start = next((i for i, word in enumerate(words) if not _ASSIGNMENT.match(word)), len(words))
-    rest = words[start:]
+    rest = words[_command_start(words) :]
     return len(rest) > 1 and rest[0].rsplit("/", 1)[-1] in _CONTAINER_TOOLS and rest[1] in ("run", "container")
 
 
@@ -149,7 +153,7 @@ def _inside(words: list[str], depth: int) -> list[str]:
 def _container_command(words: list[str]) -> tuple[list[str], list[str]]:
     """(the `-e NAME=value` variables, the words after the image): Docker's own options are Docker's, not the
     server's; what follows the image is the image's entrypoint's arguments (vLLM's images: the server's)."""
-    start = next(i for i, word in enumerate(words) if not _ASSIGNMENT.match(word))
+    start = _command_start(words)
     index = start + (3 if words[start + 1] == "container" else 2)
     env: list[str] = []
     while index < len(words) and words[index].startswith("-"):
