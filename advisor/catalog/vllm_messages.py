@@ -34,6 +34,7 @@ MIN_PARTIAL_LITERAL = 24
 # a quote) and, with no field to end it, only where the line then ends.
 _SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
 _SHORT_END = r"""[\s.!'"})\],]*$"""
+NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for it to count as near
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
 # A quoted value at every quote a message holds (a lookahead, so `'a' 'b'` yields both and overlaps are kept).
 _QUOTED = re.compile(r"""(?=(['"`])([^'"`\s]+)\1)""")
@@ -132,16 +133,21 @@ class MessageCatalog:
 
     def nearest(self, text: str, count: int = 3) -> list[CatalogRef]:
         """The entries closest to `text` by their literal words (cosine over words weighted by rarity), for
-        an error nothing matched: where in vLLM similar things are said."""
+        an error nothing matched: where in vLLM similar things are said. Only entries sharing at least
+        `NEAREST_SHARED_WORDS` of its words: one shared word, however rare (`operand`, `actor`), is a
+        coincidence that sends the reader to unrelated code, so an error outside vLLM's words gets none."""
         words = {w.lower() for w in _WORD.findall(text)} & set(self._rarity)
         if not words:
             return []
         scores: dict[int, float] = {}
+        shared: dict[int, int] = {}
         for word in words:
             for index in self._entries_with[word]:
                 scores[index] = scores.get(index, 0.0) + self._rarity[word] ** 2
+                shared[index] = shared.get(index, 0) + 1
         norm = sum(self._rarity[w] ** 2 for w in words) ** 0.5
-        ranked = sorted(scores.items(), key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
+        near = [(index, score) for index, score in scores.items() if shared[index] >= NEAREST_SHARED_WORDS]
+        ranked = sorted(near, key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
         return [CatalogMatch(self.entries[i], {}, (0, 0), (), 0, True).ref() for i, _ in ranked[:count]]
 
     def naming(self, value: str) -> CatalogRef | None:

@@ -739,7 +739,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in root.nearest[:NEAREST_SHOWN]]
     flags = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
-    evidence.description = f"root exception, raised {where}, {phase}"
+    evidence.description = f"root exception ({where}, {phase})"
     first_frame = f"its first frame {where}" if root.component else "its first frame inside vllm/"
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
@@ -759,7 +759,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             Severity.CRITICAL if root.phase == "startup" else Severity.HIGH,
             f"{_title_cut(_named(root))} ({where}, {phase})",
             summary=f"An error neither servops' wording table nor vLLM's message catalog knows: {root.exception} "
-            f"{where}, {phase}.",
+            f"({where}, {phase}).",
             evidence=[evidence],
             changes=changes,
             actions=actions,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor.catalog.vllm_messages import MIN_PARTIAL_LITERAL, message_catalog
@@ -54,6 +56,15 @@ def test_nearest_entries_for_an_unknown_error_share_its_rarest_words():
     nearest = message_catalog().nearest("Unhandled structured output grammar: RuntimeError in xgrammar matcher")
     assert len(nearest) == 3
     assert all({"unhandled", "structured"} & set(ref.template.lower().split()) for ref in nearest), nearest
+
+
+def test_one_shared_word_is_not_near_enough():
+    """A plugin's error (vllm_kunlun's `speculative_attention failed`) shares one rare word with a few vLLM
+    messages (`operand`); naming them would send the reader into unrelated code."""
+    catalog = message_catalog()
+    assert catalog.nearest("ValueError: frobnicator refused operand") == []
+    died = catalog.nearest("RayActorError: The actor died unexpectedly before finishing this task.")
+    assert died and all({"died", "unexpectedly"} <= set(re.findall(r"\w+", ref.template.lower())) for ref in died), died
 
 
 def test_an_ordinary_line_matches_nothing():
