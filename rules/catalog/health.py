@@ -197,12 +197,8 @@ def _check_dead(facts: Facts) -> list[Finding]:
     v0_dead = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
     cause = cause or v0_dead
     v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
-    title = (
-        "engine dead"
-        + (f": {events[0].kind.value.replace('_', ' ')}" if events else "")
-        + (f" ({cause})" if cause else "")
-        + (f" (/health {health})" if health else "")
-    )
+    title = "engine dead" + _death_link(events, cause) + (f" ({cause})" if cause else "")
+    title += f" (/health {health})" if health else ""
     changes = _pipeline_eager_fix(facts, cause) or _step_size_suspect(facts, cause)
     # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
     # the engine core's own death after its fatal error is the chain's last link, not a cause.
@@ -224,6 +220,19 @@ def _check_dead(facts: Facts) -> list[Finding]:
             changes=changes,
         )
     ]
+
+
+def _death_link(events: list[LogEvent], cause: str | None) -> str:
+    """The link of the death chain the title names: the engine core's own `fatal error` (its traceback holds
+    the cause); a text with only the consequence (`EngineDeadError` as the API server and its requests get
+    it) says that the cause was printed elsewhere, rather than repeating "engine dead"."""
+    if not events:
+        return ""
+    if events[0].kind == LogEventKind.FATAL_ERROR:
+        return ": fatal error"
+    if cause or any(e.kind == LogEventKind.FATAL_ERROR for e in events):
+        return ""
+    return ": the text holds its consequence (EngineDeadError), not the engine core's traceback with the cause"
 
 
 _V1_ACTIONS = [
@@ -318,7 +327,9 @@ RULE_DEAD = Rule(
         "down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1. The title quotes the root cause from (1) when "
         "the log has it; when a worker failed first (`WorkerProc hit an exception.` with its own traceback, "
         "before (1)), the worker's exception is the cause and the engine core's the consequence, and an "
-        "exception without a message (a failed `assert`) is quoted with its source line and frame.",
+        "exception without a message (a failed `assert`) is quoted with its source line and frame. A text "
+        "holding only (2), the API server's side, says that the cause is in the engine core's lines, not in "
+        "it.",
         why="After engine death every request fails (HTTP 500) until a restart; the links after the "
         "first are consequences, so a log cut after (3) still has its cause near (1).",
         example="(EngineCore) EngineCore encountered a fatal error. RuntimeError: CUDA error: an illegal memory "

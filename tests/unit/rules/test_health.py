@@ -132,6 +132,17 @@ def test_v0s_background_task_failure_names_the_exception_its_traceback_ends_with
     assert finding.title == "engine dead: fatal error"  # the header is not the cause
 
 
+def test_the_api_servers_engine_dead_error_alone_says_the_cause_is_elsewhere():
+    """A paste of the API server's side only (`AsyncLLM output_handler failed`, EngineDeadError, HTTP 500s):
+    the engine core printed the cause before it, under its own prefix; the title says so instead of
+    "engine dead: engine dead"."""
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=[event(K.ENGINE_DEAD, message="EngineDeadError: EngineCore …")]))
+    assert finding.title.startswith("engine dead: the text holds its consequence (EngineDeadError)")
+    both = [event(K.FATAL_ERROR, 1), event(K.ENGINE_DEAD, 2, message="EngineDeadError: EngineCore …")]
+    [finding] = health.RULE_DEAD.evaluate(Facts(events=both))
+    assert finding.title == "engine dead: fatal error"
+
+
 def test_rpc_timeout_outranks_the_generic_engine_death_it_caused():
     facts = Facts(events=[event(K.RPC_TIMEOUT, 1, rpc_method="execute_model"), event(K.FATAL_ERROR, 2)])
     assert evaluate(facts).top.rule == "HL-3"
