@@ -43,8 +43,10 @@ _QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # containerd / CRI-O log files (what a node keeps under /var/log/pods): time, stream, F(ull) or P(artial).
 _CRI = re.compile(rf"^{_RFC3339} (?:stdout|stderr) (?P<tag>[FP]) ?")
-# `kubectl logs --timestamps`, `docker logs -t`, and a shipper's own stamp in front of the line.
-_STAMP = re.compile(rf"^{_RFC3339}\s+")
+# A wrapper's own logger in front of vLLM's line (Xinference, Python's `%(asctime)s`): date, a space, time.
+_SPACED_TIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?"
+# `kubectl logs --timestamps`, `docker logs -t`, and a shipper's or a wrapper's own stamp in front of the line.
+_STAMP = re.compile(rf"^(?:{_RFC3339}|{_SPACED_TIME})\s+")
 # `kubectl logs --prefix`: `[pod/<name>/<container>] `.
 _KUBECTL_PREFIX = re.compile(r"^\[pod/[^/\]\s]+/[^\]\s]+\] ?")
 # The journal and syslog (`journalctl -u vllm`, any locale's month: `Nov 30`, `6月 10`; or `-o short-iso`): time,
@@ -56,7 +58,7 @@ _JOURNAL = re.compile(
 # Tried in order (the journal's ISO time before a bare stamp), each with the name the reader reports.
 _ENVELOPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the journal", _JOURNAL),
-    ("timestamps (kubectl --timestamps, docker -t)", _STAMP),
+    ("timestamps (kubectl --timestamps, docker -t, a wrapper's logger)", _STAMP),
     ("kubectl --prefix", _KUBECTL_PREFIX),
 )
 # Two shapes a whole file is written in, told from most of its lines (one line alone proves neither):
