@@ -339,6 +339,10 @@ RULE_OOM_CUDAGRAPH = Rule(
 # --- OP-1.8 outside a known phase --------------------------------------------------------------
 
 
+# How OP-1.8's title says where the allocation failed (the phases with rules of their own never reach it).
+_PHASE_SAID = {OomPhase.RUNTIME: "while serving", OomPhase.UNKNOWN: "in no phase the text names"}
+
+
 def _check_oom_other(facts: Facts) -> list[Finding]:
     event = _oom(facts, (OomPhase.RUNTIME, OomPhase.UNKNOWN))
     if event is None:
@@ -364,7 +368,7 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     return [
         RULE_OOM_OTHER.finding(
             Severity.CRITICAL if event.oom_phase == OomPhase.UNKNOWN else Severity.HIGH,
-            f"CUDA out of memory ({(event.oom_phase or OomPhase.UNKNOWN).value})" + _oom_numbers(event),
+            f"CUDA out of memory {_PHASE_SAID[event.oom_phase or OomPhase.UNKNOWN]}" + _oom_numbers(event),
             evidence=_oom_evidence(event),
             changes=[change],
             alternatives=alternatives,
