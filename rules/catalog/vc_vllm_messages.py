@@ -67,6 +67,8 @@ WORDED_FLAGS = (
 )
 
 
+# Exceptions vLLM raises when serving a request went wrong, not to refuse what it was given: "failed", not "refused".
+FAILED_NOT_REFUSED = frozenset({"GenerationError"})
 MM_LIMIT_MESSAGE = "may be provided in one request"  # At most {allowed_count} {modality}(s) may be provided …
 MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modality: early releases, recent ones
 
@@ -280,6 +282,18 @@ REMEDIES: tuple[Remedy, ...] = (
         "are refused, their container or codec is one neither libsndfile nor FFmpeg decodes: convert them "
         "(`ffmpeg -i in.m4a out.wav`).",
     ),
+    Remedy(  # vllm/entrypoints/generate/base/serving.py (0.13 on): answered when a request's generation ended in error
+        "Internal server error",
+        "server log",
+        "setting",
+        "read",
+        "vLLM answers these words to a request whose generation ended in error: the cause is in its log, not in them",
+        action="vLLM answers 'Internal server error' (HTTP 500) when a request's generation ended in error (finish "
+        'reason "error", vllm/entrypoints/generate/base/serving.py, 0.13 on): its log holds `Request <id> failed '
+        "with an internal error during generation` for that request, and the engine's error just before that line "
+        'names the cause; triage those lines. A body in another shape than vLLM\'s (`{"object": "error", …}`, '
+        '`{"error": {…}}`) came from what stands in front of vLLM (a gateway, a proxy), whose log is the one to read.',
+    ),
     Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
         "Failed to infer device type",
         "vLLM build",
@@ -354,6 +368,9 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         actions = [_internal_check_action("AssertionError", ref.file.removeprefix("vllm/"))]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
+    what = "check" if raised else "warning"
+    if ref.exception in FAILED_NOT_REFUSED:
+        verb, what = "failed the request", "error"
     title = f"vLLM {verb}: {_plain(ref)}"
     if ref.kind == "assert":  # not a refusal: vLLM's own code found a state it assumed impossible
         title = f"vLLM's internal check failed in {ref.file.removeprefix('vllm/')}: {_plain(ref)}"
@@ -361,7 +378,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     return RULE_VLLM_MESSAGE.finding(
         severity,
         _title_cut(title, VC1_TITLE_CHARS),
-        summary=f"{whose} {'check' if raised else 'warning'} ({ref.location()}): {said}",
+        summary=f"{whose} {what} ({ref.location()}): {said}",
         evidence=[_catalog_evidence(event, ref)],
         changes=changes,
         alternatives=alternatives,

@@ -413,3 +413,13 @@ def test_a_paste_that_ends_at_a_fields_sentence_gives_one_full_stop_and_a_title_
         "RTX 2070 GPU has compute capability 7.5."
     )
     assert top.title.endswith("GPU has compute capability 7.5.") and ".." not in top.title
+
+
+def test_vllms_internal_server_error_is_a_failed_request_whose_cause_is_in_the_log():
+    """GenerationError('Internal server error') is vLLM's answer when a request's generation ended in error
+    (vllm/entrypoints/generate/base/serving.py, 0.13 on): not a refusal of what the client sent."""
+    top = _top("Error code: 500 - {'message': 'Internal server error'}")
+    assert top.rule == "VC-1" and top.title == "vLLM failed the request: Internal server error"
+    assert not top.changes
+    assert any("failed with an internal error during generation" in action for action in top.actions)
+    assert "refused" not in top.title
