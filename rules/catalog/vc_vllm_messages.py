@@ -91,6 +91,7 @@ class Remedy:
     one_more: str = ""
     instead: tuple[str, str, str] | None = None
     captured: str = ""  # a value one of the message's fields must hold, for a template shared by many causes
+    severity: Severity | None = None  # a warning whose consequence stops the server outranks a low note
 
     def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
         fields = dict(ref.captured)
@@ -294,6 +295,23 @@ REMEDIES: tuple[Remedy, ...] = (
         'names the cause; triage those lines. A body in another shape than vLLM\'s (`{"object": "error", …}`, '
         '`{"error": {…}}`) came from what stands in front of vLLM (a gateway, a proxy), whose log is the one to read.',
     ),
+    Remedy(  # vllm/platforms/__init__.py (0.7 on): the CUDA, ROCm and CPU plugins ask the distribution `vllm` for
+        # its version (is this a CPU build?); without one the question raises and the plugin reports no device
+        "The vLLM package was not found, so its version could not be inspected",
+        "vllm package",
+        "setting",
+        "install",
+        "vLLM's platform detection reads the version of the installed distribution named vllm, which Python does "
+        "not find",
+        action='Python finds no installed distribution named `vllm` (`python -c "import importlib.metadata as m; '
+        "print(m.version('vllm'))\"` fails): vLLM is imported from a source folder never installed, or was installed "
+        "under another name (a fork or rebuild), or its dist-info was removed from the image. vLLM's GPU platform "
+        "plugins ask that version whether the build is a CPU one, and without it report no device, so vLLM runs on "
+        "UnspecifiedPlatform and fails to find the GPU. Install vLLM so the name exists: `pip install -e .` in a "
+        "source tree; for a build under another name, install it as `vllm` or add a package named `vllm` that "
+        "depends on it.",
+        severity=Severity.HIGH,
+    ),
     Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
         "Failed to infer device type",
         "vLLM build",
@@ -357,6 +375,9 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     raised = ref.exception is not None
     serving = (event.phase or ref.phase) == "serving"
     severity = (Severity.HIGH if serving else Severity.CRITICAL) if raised else Severity.LOW
+    remedy = _remedy(ref)
+    if not raised and remedy is not None and remedy.severity is not None:
+        severity = remedy.severity
     changes, alternatives, actions = _fix(ref, facts)
     if event.known_in_release:
         actions = [_upgrade_action(ref, event.known_in_release), *actions]

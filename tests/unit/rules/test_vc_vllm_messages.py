@@ -423,3 +423,15 @@ def test_vllms_internal_server_error_is_a_failed_request_whose_cause_is_in_the_l
     assert not top.changes
     assert any("failed with an internal error during generation" in action for action in top.actions)
     assert "refused" not in top.title
+
+
+def test_no_distribution_named_vllm_is_why_platform_detection_fails():
+    """vllm/platforms/__init__.py (0.7 on): the GPU plugins read the `vllm` distribution's version; a fork
+    installed under another name (sasha0552/pascal-pkgs-ci#13: vllm-pascal) leaves vLLM on UnspecifiedPlatform."""
+    top = _top(
+        "WARNING 03-14 23:02:37 __init__.py:26] The vLLM package was not found, so its version could not be "
+        "inspected. This may cause platform detection to fail.\n"
+        "INFO 03-14 23:02:38 __init__.py:211] No platform detected, vLLM is running on UnspecifiedPlatform"
+    )
+    assert top.rule == "VC-1" and top.severity == Severity.HIGH  # a warning, but the server finds no GPU
+    assert any("distribution named `vllm`" in action and "pip install -e ." in action for action in top.actions)
