@@ -410,6 +410,9 @@ class LogEvent(BaseModel):
     accepted_instead: str | None = None
     # the installed package whose code called into vLLM in an unplaced error's traceback (trl, lm_eval)
     caller: str | None = None
+    # the vLLM plugin package (vllm_ascend, vllm_kunlun) whose code raised an unplaced error: its words are the
+    # plugin's, which vLLM's message catalog cannot hold
+    plugin: str | None = None
     # the source line printed under each frame of an unplaced error's traceback, outermost first
     calls: list[str] = Field(default_factory=list)
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
@@ -603,6 +606,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "code_file",
         "function",
         "caller",
+        "plugin",
         "known_in_release",
         "known_releases",
         "absent_from_releases",

@@ -39,6 +39,7 @@ from advisor.collect.pasted_text import (
     notebook_context,
     notebook_frame,
     phase_of,
+    plugin_of,
     release_named,
     unwrap,
 )
@@ -480,6 +481,7 @@ def _unplaced_event(
         nearest=message_catalog().nearest(said or cls),
         naming_message=_naming_message(said),
         caller=refused_names.caller_of_vllm(frames),
+        plugin=plugin_of(frames),
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
         absent_from_releases=releases.absent_from,

@@ -285,6 +285,17 @@ def deepest_vllm_frame(frames: list[Frame]) -> Frame | None:
 _PLUGIN_PACKAGE = re.compile(r"(?:^|/)(vllm_[a-z0-9_]+)/")
 
 
+def plugin_of(frames: list[Frame]) -> str | None:
+    """The vLLM plugin package (vllm_kunlun) of the deepest frame inside vLLM or a plugin: the code that raised."""
+    for frame in reversed(frames):
+        normalised = frame.path.replace("\\", "/")
+        if "vllm/" in normalised:
+            return None
+        if plugin := _PLUGIN_PACKAGE.search(normalised):
+            return plugin.group(1)
+    return None
+
+
 def component_of(frames: list[Frame], message: str) -> str | None:
     """The component an error came from: the deepest vLLM (or vLLM plugin) frame of its traceback, else its own
     words."""

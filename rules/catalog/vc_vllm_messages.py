@@ -790,6 +790,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         named_changes, _, named_actions = _fix(root.naming_message, facts)
         actions = [_naming_action(root.naming_message, facts), *named_actions, *actions]
         changes = changes or named_changes
+    elif root.plugin:
+        actions.append(_plugin_action(root.plugin))
     elif nearest:
         actions.append("vLLM's nearest messages: " + "; ".join(nearest))
     return [
@@ -804,6 +806,16 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+def _plugin_action(plugin: str) -> str:
+    """An error a plugin's own code raised: its words are the plugin's, so vLLM's messages near them in wording
+    would point at unrelated code; the plugin's tracker and its pairing with a vLLM release are where to look."""
+    return (
+        f"The error was raised in {plugin}'s code, a plugin vLLM loads (a platform or kernel package), so its "
+        f"words are the plugin's, not vLLM's: search the plugin's issues for them, and check that the installed "
+        f"plugin and vLLM are the pair it was released for (`pip list | grep -i vllm` shows both versions)."
+    )
 
 
 def _naming_action(ref: CatalogRef, facts: Facts) -> str:
@@ -865,7 +877,9 @@ RULE_UNPLACED = Rule(
         "upgrade vLLM. A value the error quotes that one of vLLM's messages quotes too (a later release's check "
         "for it): that message, first. Otherwise none: the traceback's first frame in the named component is "
         "where to read.",
-        limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one.",
+        limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one. "
+        "Nearest messages share at least two of the error's words; an error a plugin raised (vllm_kunlun's "
+        "code) gets none, since its words are the plugin's.",
         references=["docs/vllm-messages.md"],
     ),
 )

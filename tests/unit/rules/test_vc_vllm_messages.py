@@ -435,3 +435,15 @@ def test_no_distribution_named_vllm_is_why_platform_detection_fails():
     )
     assert top.rule == "VC-1" and top.severity == Severity.HIGH  # a warning, but the server finds no GPU
     assert any("distribution named `vllm`" in action and "pip install -e ." in action for action in top.actions)
+
+
+def test_an_error_a_plugin_raised_points_at_the_plugin_not_at_vllms_nearest_messages():
+    """baidu/vLLM-Kunlun#477: vllm_kunlun's kernel check; vLLM's catalog cannot hold a plugin's words."""
+    top = _top(
+        'File "vllm_kunlun/v1/attention/backends/kunlun_attn.py", line 928, in forward\n'
+        "  kunlun_ops.speculative_attention(\n"
+        "ValueError: Check 0 == ret failed, left operand=0, speculative_attention failed\n"
+    )
+    assert top.rule == "VC-2"
+    assert any("raised in vllm_kunlun's code" in action for action in top.actions)
+    assert not any(action.startswith("vLLM's nearest messages") for action in top.actions)

@@ -789,3 +789,11 @@ def test_an_error_before_the_engine_core_failed_to_start_was_raised_while_starti
     error = parse_lines(lines).events[0]
     assert (error.kind, error.phase) == (LogEventKind.UNPLACED_ERROR, "startup")
     assert error.component == "attention backend (vllm_kunlun)"
+
+
+def test_the_plugin_whose_code_raised_is_named_and_vllms_own_frames_name_none():
+    plugin = ['File "/x/vllm_ascend/worker/model_runner_v1.py", line 1, in f', "  g()", "ValueError: npu refused"]
+    assert parse_lines(plugin).events[0].plugin == "vllm_ascend"
+    # vLLM's own frame under the plugin's: vLLM's code raised it
+    own = [*plugin[:2], 'File "/x/vllm/v1/sample/sampler.py", line 9, in h', "  k()", "ValueError: vllm refused"]
+    assert parse_lines(own).events[0].plugin is None
