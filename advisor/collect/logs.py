@@ -39,6 +39,7 @@ from advisor.collect.pasted_text import (
     notebook_context,
     notebook_frame,
     phase_of,
+    plugin_in_path,
     plugin_of,
     release_named,
     unwrap,
@@ -62,7 +63,7 @@ _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)
 _TORCHRUN_RANK = re.compile(r"(?:^|\s)\[rank\d+\]: ?(?!\[)")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
-    r"(?: \[[^\]]*\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
+    r"(?: \[(?P<where>[^\]]*)\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
 )
 # Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
 # `INFO:     127.0.0.1:5000 - "POST …" 200 OK`) and the traceback's own scaffolding.
@@ -412,7 +413,7 @@ def _unplaced_once(
     if key in state.seen_errors or not said and cls == "Exception":
         return None
     state.seen_errors.add(key)
-    event = _unplaced_event(cls, said, frames, code, text, phase, common)
+    event = _unplaced_event(cls, said, frames, code, text, phase, common, logged_plugin=plugin_in_path(state.logged_in))
     state.untraced, state.untraced_piece = (None if frames else event), state.pieces
     return event
 
@@ -464,9 +465,17 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
 
 
 def _unplaced_event(
-    cls: str, said: str, frames: list[Frame], code: str | None, text: str, phase: str, common: dict
+    cls: str,
+    said: str,
+    frames: list[Frame],
+    code: str | None,
+    text: str,
+    phase: str,
+    common: dict,
+    logged_plugin: str | None = None,
 ) -> LogEvent:
-    """An exception neither the wording table nor the catalog knows, named with where its traceback ran."""
+    """An exception neither the wording table nor the catalog knows, named with where its traceback ran (or, with
+    no traceback, the plugin whose logger wrote the line, `logged_plugin`)."""
     releases = refused_names.argument_releases(cls, said, frames)
     extra = refused_names.extra_installing(cls, said)
     return LogEvent(
@@ -481,7 +490,7 @@ def _unplaced_event(
         nearest=message_catalog().nearest(said or cls),
         naming_message=_naming_message(said),
         caller=refused_names.caller_of_vllm(frames),
-        plugin=plugin_of(frames),
+        plugin=plugin_of(frames) if frames else logged_plugin,
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
         absent_from_releases=releases.absent_from,
@@ -554,6 +563,7 @@ class _ParseState:
     frame: str | None = None  # in that traceback: the last `File "…", line N, in f` read, as `file.py:N in f`
     code: str | None = None  # and the source line printed under it
     level: str | None = None  # the level of the line being read (from its header), None without one
+    logged_in: str | None = None  # the source its header names (`vllm_omni/engine/…py:1148`), None without one
     release: str | None = None  # the vLLM release the text says the lines from here came from
     frames: list[Frame] = field(default_factory=list)  # the current traceback's frames, outermost first
     frame_code: str | None = None  # the source line printed under the last of those frames
@@ -628,6 +638,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
     if header:
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
     state.level = level
+    state.logged_in = header.group("where") if header else None
     state.last_was_vllm = header is not None or process is not None
     _track_phase(message, state)
     if notebook_frame(message) is not None:  # its path or a link in it (`(https://localhost:8080/#)`) is no wording's

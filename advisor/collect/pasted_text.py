@@ -291,9 +291,16 @@ def plugin_of(frames: list[Frame]) -> str | None:
         normalised = frame.path.replace("\\", "/")
         if "vllm/" in normalised:
             return None
-        if plugin := _PLUGIN_PACKAGE.search(normalised):
-            return plugin.group(1)
+        if plugin := plugin_in_path(normalised):
+            return plugin
     return None
+
+
+def plugin_in_path(path: str | None) -> str | None:
+    """The vLLM plugin package a path lies in (`vllm_omni/engine/async_omni_engine.py`: vllm_omni), or None; the
+    path a log header names (`[vllm_omni/engine/…py:1148]`) says which package's logger wrote the line."""
+    found = _PLUGIN_PACKAGE.search(path.replace("\\", "/")) if path else None
+    return found.group(1) if found else None
 
 
 def component_of(frames: list[Frame], message: str) -> str | None:

@@ -778,7 +778,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     flags = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
     evidence.description = f"root exception ({where}, {phase})"
-    first_frame = f"its first frame {where}" if root.component else "its first frame inside vllm/"
+    first_frame = f"its first frame {where}" if root.component else f"its first frame inside {root.plugin or 'vllm'}/"
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
@@ -812,9 +812,9 @@ def _plugin_action(plugin: str) -> str:
     """An error a plugin's own code raised: its words are the plugin's, so vLLM's messages near them in wording
     would point at unrelated code; the plugin's tracker and its pairing with a vLLM release are where to look."""
     return (
-        f"The error was raised in {plugin}'s code, a plugin vLLM loads (a platform or kernel package), so its "
-        f"words are the plugin's, not vLLM's: search the plugin's issues for them, and check that the installed "
-        f"plugin and vLLM are the pair it was released for (`pip list | grep -i vllm` shows both versions)."
+        f"The error comes from {plugin}'s code, a package built on vLLM (a platform plugin or an extension), so "
+        f"its words are that package's, not vLLM's: search its issues for them, and check that the installed "
+        f"{plugin} and vLLM are the pair it was released for (`pip list | grep -i vllm` shows both versions)."
     )
 
 
@@ -879,7 +879,8 @@ RULE_UNPLACED = Rule(
         "where to read.",
         limits="The component comes from the traceback's deepest vLLM frame, or the message's words without one. "
         "Nearest messages share at least two of the error's words; an error a plugin raised (vllm_kunlun's "
-        "code) gets none, since its words are the plugin's.",
+        "code in its traceback, or vllm_omni's file in its line's header) gets none, since its words are the "
+        "plugin's.",
         references=["docs/vllm-messages.md"],
     ),
 )

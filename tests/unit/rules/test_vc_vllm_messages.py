@@ -445,5 +445,17 @@ def test_an_error_a_plugin_raised_points_at_the_plugin_not_at_vllms_nearest_mess
         "ValueError: Check 0 == ret failed, left operand=0, speculative_attention failed\n"
     )
     assert top.rule == "VC-2"
-    assert any("raised in vllm_kunlun's code" in action for action in top.actions)
+    assert any("comes from vllm_kunlun's code" in action for action in top.actions)
     assert not any(action.startswith("vLLM's nearest messages") for action in top.actions)
+
+
+def test_an_error_line_a_plugins_logger_wrote_names_the_plugin():
+    """vllm-project/vllm-omni#3981: no traceback, but the header names vllm_omni's file."""
+    top = _top(
+        "(APIServer pid=70993) ERROR 05-29 08:37:38 [vllm_omni/engine/async_omni_engine.py:1148] TimeoutError: "
+        "Timed out waiting for READY from StageEngineCoreProc after 300s."
+    )
+    assert top.rule == "VC-2" and any("comes from vllm_omni's code" in action for action in top.actions)
+    assert any("first frame inside vllm_omni/" in action for action in top.actions)
+    own = _top("ERROR 05-29 08:37:38 [v1/engine/core.py:1148] TimeoutError: Timed out waiting for the frobnicator.")
+    assert not any("comes from" in action for action in own.actions)

@@ -797,3 +797,7 @@ def test_the_plugin_whose_code_raised_is_named_and_vllms_own_frames_name_none():
     # vLLM's own frame under the plugin's: vLLM's code raised it
     own = [*plugin[:2], 'File "/x/vllm/v1/sample/sampler.py", line 9, in h', "  k()", "ValueError: vllm refused"]
     assert parse_lines(own).events[0].plugin is None
+    # no traceback: the header's file says whose logger wrote the error line
+    logged = "ERROR 05-29 08:37:38 [vllm_omni/engine/async_omni_engine.py:1148] TimeoutError: no READY after 300s"
+    assert parse_lines([logged]).events[0].plugin == "vllm_omni"
+    assert parse_lines([logged.replace("vllm_omni/", "v1/")]).events[0].plugin is None
