@@ -312,6 +312,19 @@ REMEDIES: tuple[Remedy, ...] = (
         "depends on it.",
         severity=Severity.HIGH,
     ),
+    Remedy(  # vllm/entrypoints/pooling/pooling/io_processor.py (0.29 on): the combined task has no processor of its
+        # own; vLLM's words say to select a concrete task, which its --pooler-config takes as JSON (PoolerConfig.task)
+        "pooling task is only available through an IO processor plugin",
+        "--pooler-config",
+        "flag",
+        '{{"task": "embed"}}',
+        "the combined embed&token_classify pooling task (BGE-M3's) answers only plugin requests; vLLM's message says "
+        "to select a concrete task with --pooler-config.task: embed for dense vectors (token_classify for the "
+        "per-token weights)",
+        action="Or keep the combined task and send plugin requests (a 'data' field) with the model's sparse "
+        "IO-processor "
+        "plugin loaded, as vLLM's message says, for dense and sparse output together.",
+    ),
     Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
         "Failed to infer device type",
         "vLLM build",

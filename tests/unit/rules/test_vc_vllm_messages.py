@@ -459,3 +459,13 @@ def test_an_error_line_a_plugins_logger_wrote_names_the_plugin():
     assert any("first frame inside vllm_omni/" in action for action in top.actions)
     own = _top("ERROR 05-29 08:37:38 [v1/engine/core.py:1148] TimeoutError: Timed out waiting for the frobnicator.")
     assert not any("comes from" in action for action in own.actions)
+
+
+def test_the_combined_pooling_task_is_given_the_concrete_task_vllms_words_ask_for():
+    """vllm#51801: 0.29's words say to select a concrete task with --pooler-config.task; PoolerConfig.task takes
+    embed (dense) or token_classify (per-token), in 0.26 too, so the change is the flag as `vllm serve` takes it."""
+    top = _top("KeyError: 'embed&token_classify'")
+    [change] = top.changes
+    assert (change.flag, change.proposed) == ("--pooler-config", '{"task": "embed"}')
+    assert "token_classify" in change.reason
+    assert any("plugin requests" in action for action in top.actions)  # the other way vLLM's words give

@@ -31,7 +31,6 @@ WRONG_TODAY = frozenset(
         "runtime-autogen-client-missing-model-capabilities",
         "runtime-bad-words-tokenizer-already-borrowed",
         "runtime-bench-random-range-ratio-context",
-        "runtime-bge-m3-pooling-combined-task-keyerror",
         "runtime-claude-code-system-role-anthropic-validation",
         "runtime-codex-oss-provider-ignores-base-url",
         "runtime-dspy-hfclientvllm-extra-fields-rejected",
