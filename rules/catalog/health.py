@@ -197,7 +197,8 @@ def _check_dead(facts: Facts) -> list[Finding]:
     v0_dead = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
     cause = cause or v0_dead
     v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
-    title = "engine dead" + _death_link(events, cause) + (f" ({cause})" if cause else "")
+    link = _death_link(events, cause)
+    title = "engine dead" + link + (f" ({cause})" if cause else "")
     title += f" (/health {health})" if health else ""
     changes = _pipeline_eager_fix(facts, cause) or _step_size_suspect(facts, cause)
     # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
@@ -216,7 +217,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
             evidence=evidence,
             confidence=confidence,
             summary="The engine loop stopped; every request fails until the server restarts.",
-            actions=_v0_loop_actions() if v0_loop else _V1_ACTIONS,
+            actions=_v0_loop_actions() if v0_loop else _V1_ACTIONS if link != CONSEQUENCE_ONLY else _FETCH_CAUSE,
             changes=changes,
         )
     ]
@@ -232,9 +233,20 @@ def _death_link(events: list[LogEvent], cause: str | None) -> str:
         return ": fatal error"
     if cause or any(e.kind == LogEventKind.FATAL_ERROR for e in events):
         return ""
-    return ": the text holds its consequence (EngineDeadError), not the engine core's traceback with the cause"
+    return CONSEQUENCE_ONLY
 
 
+CONSEQUENCE_ONLY = ": the text holds its consequence (EngineDeadError), not the engine core's traceback with the cause"
+
+
+# The API server's side alone: the cause was printed by another process, earlier.
+_FETCH_CAUSE = [
+    "Fetch the engine core's lines from before 'AsyncLLM output_handler failed': 'EngineCore encountered a fatal "
+    "error.' and its traceback, printed under the engine core's own prefix (`(EngineCore_DP0 pid=…)`) by another "
+    "process than the API server's (`kubectl logs <pod> --previous` after a restart, `docker logs <container>`, "
+    "or the server's log file); triage them with this text.",
+    "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",
+]
 _V1_ACTIONS = [
     "Read the traceback after 'EngineCore encountered a fatal error.' (and the 'Dumping …' lines).",
     "Restart the server (it shuts down unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1).",

@@ -138,6 +138,9 @@ def test_the_api_servers_engine_dead_error_alone_says_the_cause_is_elsewhere():
     "engine dead: engine dead"."""
     [finding] = health.RULE_DEAD.evaluate(Facts(events=[event(K.ENGINE_DEAD, message="EngineDeadError: EngineCore …")]))
     assert finding.title.startswith("engine dead: the text holds its consequence (EngineDeadError)")
+    assert (
+        finding.actions[0].startswith("Fetch the engine core's lines") and "(EngineCore_DP0 pid=" in finding.actions[0]
+    )
     both = [event(K.FATAL_ERROR, 1), event(K.ENGINE_DEAD, 2, message="EngineDeadError: EngineCore …")]
     [finding] = health.RULE_DEAD.evaluate(Facts(events=both))
     assert finding.title == "engine dead: fatal error"
