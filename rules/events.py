@@ -562,7 +562,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
     LogEventKind.REQUEST_FIELD_IGNORED: ("request_field", "nearest_field"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
-    LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase"),
+    LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),

@@ -38,6 +38,7 @@ from advisor.collect.pasted_text import (
     joiner,
     notebook_context,
     notebook_frame,
+    notebook_header,
     phase_of,
     plugin_in_path,
     plugin_of,
@@ -109,7 +110,14 @@ _READY_MARKERS = (
 # The engine core's first line (V1, and V0's wording): from here until a ready marker it initialises
 # (loads weights, compiles, sizes the KV cache). The API server's banner alone is not enough: a
 # log that starts with it and then jumps to serving says nothing about when the engine was ready.
-_START_MARKERS = ("Initializing a V1 LLM engine", "Initializing a V0 LLM engine", "Initializing an LLM engine")
+# A start-up under way: the engine's banner, or its weights loaded (V0's and V1's `Model loading took … GiB`), which a
+# paste that begins mid-start still shows.
+_START_MARKERS = (
+    "Initializing a V1 LLM engine",
+    "Initializing a V0 LLM engine",
+    "Initializing an LLM engine",
+    "Model loading took",
+)
 _FAILURE_KINDS = frozenset(
     {
         LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
@@ -219,10 +227,12 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
         result.dropped_stats_events = len(dropped)
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
-    result.ends_in_traceback = bool(state.frames)
+    result.ends_in_traceback = bool(state.frames or state.notebook_error)
     result.cut_traceback_named = bool(state.frames) and _cut_under_its_words(state, result)
     if state.frames and not result.cut_traceback_named:
         result.events.append(_cut_traceback(state, source, result.lines_read))
+    elif state.notebook_error is not None and not state.frames:
+        result.events.append(_cut_at_header(state, source))
     _keep_the_last_start(result)
     return result
 
@@ -349,6 +359,11 @@ def _error_event(
     """A line no wording knows, if it is an error or a warning: the vLLM message its catalog holds, or the
     exception it names (an unplaced error); None for anything else, and for a message already seen."""
     text = message.strip()
+    if (named := notebook_header(text)) is not None:  # a notebook's traceback starts, its class named first
+        result.tracebacks += 1
+        state.frames, state.calls, state.traceback_piece = [], [], state.pieces
+        state.notebook_error = (named, line_no, piece.text)
+        return None
     if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
         if text.startswith(_TRACEBACK_START):
             result.tracebacks += 1
@@ -369,7 +384,7 @@ def _error_event(
         return None  # a traceback's source line: its exception line follows
     calls = state.calls
     if exception is not None:
-        state.calls = []
+        state.calls, state.notebook_error = [], None
     frames, state.frames = state.frames, [] if exception is not None else state.frames
     code, state.frame_code = state.frame_code, None if exception is not None else state.frame_code
     phase = _phase(state)
@@ -536,7 +551,23 @@ def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
         code=state.frame_code if deepest is frames[-1] else None,
         component=component_of(frames, ""),
         phase=phase if phase != "unknown" else _phase(state),
+        exception=state.notebook_error[0] if state.notebook_error else None,
         raw=f'File "{deepest.path}", line {deepest.line}, in {deepest.function}',
+        line_no=line_no,
+        source_file=source,
+    )
+
+
+def _cut_at_header(state: _ParseState, source: str) -> LogEvent:
+    """A notebook traceback the text ends at, before any frame: only its header's class is known, and where the
+    log around it says the engine was (after the weights loaded: starting)."""
+    named, line_no, raw = state.notebook_error or ("", 0, "")
+    return LogEvent(
+        kind=LogEventKind.CUT_TRACEBACK,
+        message=named,
+        exception=named,
+        phase=_phase(state),
+        raw=raw,
         line_no=line_no,
         source_file=source,
     )
@@ -566,6 +597,8 @@ class _ParseState:
     logged_in: str | None = None  # the source its header names (`vllm_omni/engine/…py:1148`), None without one
     release: str | None = None  # the vLLM release the text says the lines from here came from
     frames: list[Frame] = field(default_factory=list)  # the current traceback's frames, outermost first
+    # a notebook traceback's header read and its exception line not yet: the class it named, and that header line
+    notebook_error: tuple[str, int, str] | None = None
     frame_code: str | None = None  # the source line printed under the last of those frames
     calls: list[str] = field(default_factory=list)  # the source line under each of those frames, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read

@@ -42,6 +42,11 @@ _NOTEBOOK_FRAME = re.compile(
     r"^\s*(?:File (?P<path8>[~/][^\s,]*?\.py):(?P<line>\d+), in (?P<func8>[\w.<>]+)\("
     r"|\[?(?P<path7>/[^\s\]]+?\.py)\]?(?:\([^)\s]*\))? in (?P<func7>[\w.<>]+)\()"
 )
+# A notebook's traceback header (IPython, Jupyter, Colab): the exception's class first, then `Traceback (most recent
+# call last)` on the same line, padded between; its frames and `Class: message` follow.
+_NOTEBOOK_HEADER = re.compile(
+    r"^\s*(?:[A-Za-z_][\w]*\.)*(?P<cls>[A-Za-z_]\w*(?:Error|Exception))\s{2,}Traceback \(most recent call last\)\s*$"
+)
 # Under a notebook's frame: the context lines (`    189   code`), and the one it was in (`--> 191   code`).
 _NOTEBOOK_CONTEXT = re.compile(r"^\s*(?P<arrow>-+>)?\s*(?P<line>\d+)(?:\s{2,}(?P<code>.*))?$")
 # Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
@@ -217,6 +222,14 @@ def notebook_frame(text: str) -> Frame | None:
     if notebook["path8"]:
         return Frame(notebook["path8"], int(notebook["line"]), notebook["func8"])
     return Frame(notebook["path7"], 0, notebook["func7"])
+
+
+def notebook_header(text: str) -> str | None:
+    """The exception class a notebook's traceback header names (`RuntimeError    Traceback (most recent call
+    last)`): IPython prints it before the frames, so a paste cut right after the header still says what was
+    raised."""
+    header = _NOTEBOOK_HEADER.match(text)
+    return header["cls"] if header else None
 
 
 def notebook_context(text: str) -> tuple[bool, int, str] | None:

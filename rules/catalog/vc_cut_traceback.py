@@ -10,7 +10,7 @@ the part to fetch. The collector records it as `LogEventKind.CUT_TRACEBACK`.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -59,6 +59,8 @@ def _check_cut(facts: Facts) -> list[Finding]:
     cut = next(iter(facts.events_of(LogEventKind.CUT_TRACEBACK)), None)
     if cut is None:
         return []
+    if cut.code_file is None:  # a notebook's traceback cut at its header: the class alone
+        return [_cut_at_header(cut)]
     package = _package_of(cut.code_file or "")
     frame = (
         "last vLLM frame" if package == "vllm" else f"last frame (in {package or 'code outside vLLM'}; none of vLLM's)"
@@ -75,12 +77,13 @@ def _check_cut(facts: Facts) -> list[Finding]:
         f"({where}, {phase})" + (f", where vLLM is {doing}" if doing else "") + ". The exception line (the "
         "traceback's last line, `SomethingError: …`) names the error; without it no cause can be told."
     )
+    raised = f"a {cut.exception} traceback" if cut.exception else "a traceback"  # a notebook's header names it
     return [
         RULE_CUT_TRACEBACK.finding(
             # What the paste lacks, not how bad the crash is: a finding that names a cause ranks first (above it
             # by severity, or at MEDIUM by confidence), one about tuning (LOW) after it.
             Severity.MEDIUM,
-            f"a traceback cut before its exception line, {where}, {phase}: {frame} {cut.message}",
+            f"{raised} cut before its exception line, {where}, {phase}: {frame} {cut.message}",
             summary=summary,
             evidence=[evidence],
             actions=[
@@ -96,6 +99,29 @@ def _check_cut(facts: Facts) -> list[Finding]:
     ]
 
 
+def _cut_at_header(cut: LogEvent) -> Finding:
+    """IPython prints the class first (`RuntimeError    Traceback (most recent call last)`), then the frames and
+    `RuntimeError: message`: a paste that stops at the header knows what was raised, not where or why."""
+    phase = _PHASES.get(cut.phase or "", "phase unknown")
+    evidence = c.log_evidence(cut, name="traceback_header", value=cut.exception)
+    evidence.description = f"a notebook traceback's header, {phase}; nothing of it after"
+    return RULE_CUT_TRACEBACK.finding(
+        Severity.MEDIUM,
+        f"a {cut.exception} traceback cut at its header, {phase}: no frame and no message pasted",
+        summary=f"The text ends at a notebook's traceback header: a {cut.exception} was raised ({phase}), and the "
+        f"frames (where) and the `{cut.exception}: …` line (why) that follow it in the notebook are not in the "
+        "text; without them no cause can be told.",
+        evidence=[evidence],
+        actions=[
+            f"Copy the whole traceback from the notebook cell's output, down to its last line (`{cut.exception}: "
+            "…`), with the log lines printed just before it, and triage them with this text.",
+            "If the cell ran vLLM in the notebook (`LLM(...)`), the engine's own error may be printed above the "
+            "traceback, or in a worker process's output: take those lines too.",
+        ],
+        confidence=CUT_CONFIDENCE,
+    )
+
+
 RULE_CUT_TRACEBACK = Rule(
     code="VC-3",
     title="a traceback cut before its exception line: where vLLM was, and what to fetch",
@@ -103,7 +129,9 @@ RULE_CUT_TRACEBACK = Rule(
     check=_check_cut,
     needs=("events",),
     page=RulePage(
-        checks="The text ends inside a traceback: frames were read and no exception line followed them.",
+        checks="The text ends inside a traceback: frames were read and no exception line followed them; or it "
+        "ends at a notebook's traceback header (`RuntimeError    Traceback (most recent call last)`), which names "
+        "the class before any frame.",
         why="A crash pasted without its last line still says where vLLM was (the deepest vLLM frame, its "
         "component, startup or serving); answering 'nothing looks wrong' to a crash would send the engineer "
         "away with nothing, while the missing line is usually one command away.",

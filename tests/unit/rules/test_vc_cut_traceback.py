@@ -88,3 +88,27 @@ def test_a_traceback_with_no_vllm_frame_names_the_package_it_stops_in_not_vllm()
         "vLLM's) httptools_impl.py:399 in run_asgi"
     )
     assert "vLLM frame" not in finding.evidence[0].description
+
+
+# OpenPipe/ART#176, as the corpus quotes it: a Colab cell's log, then the notebook's traceback header and nothing after.
+CUT_AT_HEADER = [
+    "INFO 07-02 23:55:15 [model_runner.py:1203] Model loading took 2.2550 GiB and 30.916279 seconds",
+    "---------------------------------------------------------------------------",
+    "RuntimeError                              Traceback (most recent call last)",
+]
+
+
+def test_a_notebook_traceback_cut_at_its_header_names_the_class_and_what_to_copy():
+    [finding] = vc_cut_traceback.RULE_CUT_TRACEBACK.evaluate(_facts(CUT_AT_HEADER))
+    assert finding.title == (
+        "a RuntimeError traceback cut at its header, during startup: no frame and no message pasted"
+    )  # after the weights loaded: still starting
+    assert finding.actions[0].startswith("Copy the whole traceback from the notebook cell's output")
+
+
+def test_a_notebook_header_names_the_class_of_a_traceback_cut_in_its_frames_and_a_whole_one_is_not_cut():
+    frames = ["  File ~/x/lib/python3.11/site-packages/vllm/worker/model_runner.py:1203, in load_model(self)"]
+    [finding] = vc_cut_traceback.RULE_CUT_TRACEBACK.evaluate(_facts([*CUT_AT_HEADER, *frames]))
+    assert finding.title.startswith("a RuntimeError traceback cut before its exception line")
+    whole = parse_lines([*CUT_AT_HEADER, *frames, "RuntimeError: CUDA error: no kernel image is available"])
+    assert not [e for e in whole.events if e.kind == LogEventKind.CUT_TRACEBACK]
