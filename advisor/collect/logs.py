@@ -359,15 +359,9 @@ def _error_event(
     """A line no wording knows, if it is an error or a warning: the vLLM message its catalog holds, or the
     exception it names (an unplaced error); None for anything else, and for a message already seen."""
     text = message.strip()
-    if (named := notebook_header(text)) is not None:  # a notebook's traceback starts, its class named first
-        result.tracebacks += 1
-        state.frames, state.calls, state.traceback_piece = [], [], state.pieces
-        state.notebook_error = (named, line_no, piece.text)
+    if _starts_traceback(text, piece.text, line_no, state, result):
         return None
     if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
-        if text.startswith(_TRACEBACK_START):
-            result.tracebacks += 1
-            state.frames, state.calls, state.traceback_piece = [], [], state.pieces
         return None
     frame = frame_in(text)
     if frame is not None:
@@ -407,6 +401,19 @@ def _error_event(
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
+
+
+def _starts_traceback(text: str, raw: str, line_no: int, state: _ParseState, result: LogReadResult) -> bool:
+    """A traceback's first line, Python's `Traceback (most recent call last)` or a notebook's header that names the
+    class before the frames (kept until its exception line, for a paste cut before it): frames start afresh."""
+    named = notebook_header(text)
+    if named is None and not text.startswith(_TRACEBACK_START):
+        return False
+    result.tracebacks += 1
+    state.frames, state.calls, state.traceback_piece = [], [], state.pieces
+    if named is not None:
+        state.notebook_error = (named, line_no, raw)
+    return True
 
 
 def _unplaced_once(
