@@ -38,6 +38,8 @@ NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
 # A quoted value at every quote a message holds (a lookahead, so `'a' 'b'` yields both and overlaps are kept).
 _QUOTED = re.compile(r"""(?=(['"`])([^'"`\s]+)\1)""")
+# A value an error's own words quote (its quotes need not pair: a person's paste, not vLLM's source).
+_QUOTED_IN_ERROR = re.compile(r"""['"`]([^'"`\s]{6,80})['"`]""")
 MAX_NAMING = 3  # messages that may quote one value before it counts as too common to tell anything
 # A value no English word could be: 6 to 80 characters of a name, with a symbol, digit or underscore in it.
 _DISTINCT_VALUE = re.compile(r"^(?=.{6,80}$)(?=.*[&_.:/\d-])[\w&.:/-]+$")
@@ -162,6 +164,10 @@ class MessageCatalog:
             return None
         newest = max((self.entries[i] for i in holders), key=lambda entry: _minor(entry["last"]))
         return CatalogMatch(newest, {}, (0, 0), (), 0, True).ref()
+
+    def naming_in(self, said: str) -> CatalogRef | None:
+        """The message that names a value an error's words quote (a KeyError's key): `naming` of each, in order."""
+        return next((ref for value in _QUOTED_IN_ERROR.findall(said) if (ref := self.naming(value))), None)
 
     def releases_with(self, *modules: str) -> tuple[str, str] | None:
         """The first and last minor release whose source says something in one of `modules` (a file, or a

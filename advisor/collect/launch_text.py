@@ -24,7 +24,8 @@ _CONTINUATION = re.compile(r"\\\r?\n")
 # The exec form: a JSON array, alone or after a Dockerfile instruction or a pod spec's key.
 _EXEC_FORM = re.compile(r"^\s*(?:(?:CMD|ENTRYPOINT)\s+|-?\s*(?:command|args)\s*:\s*)?(\[.*\])\s*$", re.DOTALL)
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# `NAME=value` before the program, as a shell reads it (`VLLM_CPU_KVCACHE_SPACE=4 vllm serve …`).
+ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _CONTAINER_TOOLS = frozenset({"docker", "podman", "nvidia-docker"})
 # `docker run` / `podman run` options that take the next word as their value (unless written `--opt=value`).
 _CONTAINER_VALUE_OPTIONS = frozenset(
@@ -114,9 +115,9 @@ def _launch_of(words: list[str], depth: int) -> list[str]:
     exported = [
         word
         for segment in segments[: segments.index(chosen)]
-        if segment[0] == "export" or all(_ASSIGNMENT.match(w) for w in segment)
+        if segment[0] == "export" or all(ENV_ASSIGNMENT.match(w) for w in segment)
         for word in segment
-        if _ASSIGNMENT.match(word)
+        if ENV_ASSIGNMENT.match(word)
     ]
     return exported + _inside(chosen, depth)
 
@@ -130,7 +131,7 @@ def _starts_vllm(words: list[str]) -> bool:
 
 def _command_start(words: list[str]) -> int:
     """Where the command begins, after the `NAME=value` assignments in front of it."""
-    return next((i for i, word in enumerate(words) if not _ASSIGNMENT.match(word)), len(words))
+    return next((i for i, word in enumerate(words) if not ENV_ASSIGNMENT.match(word)), len(words))
 
 
 def _runs_container(words: list[str]) -> bool:
@@ -160,7 +161,7 @@ def _container_command(words: list[str]) -> tuple[list[str], list[str]]:
         option, equals, value = words[index].partition("=")
         takes_value = not equals and option in _CONTAINER_VALUE_OPTIONS
         value = words[index + 1] if takes_value and index + 1 < len(words) else value
-        if option in ("-e", "--env") and _ASSIGNMENT.match(value):
+        if option in ("-e", "--env") and ENV_ASSIGNMENT.match(value):
             env.append(value)
         index += 2 if takes_value else 1
     return env, words[index + 1 :]  # the image, then its arguments

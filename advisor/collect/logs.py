@@ -232,7 +232,7 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
     if state.frames and not result.cut_traceback_named:
         result.events.append(_cut_traceback(state, source, result.lines_read))
     elif state.notebook_error is not None and not state.frames:
-        result.events.append(_cut_at_header(state, source))
+        result.events.append(_cut_at_header(state.notebook_error, _phase(state), source))
     _keep_the_last_start(result)
     return result
 
@@ -510,7 +510,7 @@ def _unplaced_event(
         function=frames[-1].function if frames else None,
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
-        naming_message=_naming_message(said),
+        naming_message=message_catalog().naming_in(said),
         caller=refused_names.caller_of_vllm(frames),
         plugin=plugin_of(frames) if frames else logged_plugin,
         known_in_release=releases.known_in_release,
@@ -532,15 +532,6 @@ def _cut_under_its_words(state: _ParseState, result: LogReadResult) -> bool:
     return _trace_untraced(
         state, result, state.frames, state.frame_code, state.calls, phase if phase != "unknown" else _phase(state)
     )
-
-
-_QUOTED_VALUE = re.compile(r"""['"`]([^'"`\s]{6,80})['"`]""")
-
-
-def _naming_message(said: str) -> CatalogRef | None:
-    """vLLM's message that quotes a value this error quotes (a KeyError's key, a name in its words)."""
-    catalog = message_catalog()
-    return next((ref for value in _QUOTED_VALUE.findall(said) if (ref := catalog.naming(value))), None)
 
 
 def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
@@ -565,15 +556,15 @@ def _cut_traceback(state: _ParseState, source: str, line_no: int) -> LogEvent:
     )
 
 
-def _cut_at_header(state: _ParseState, source: str) -> LogEvent:
+def _cut_at_header(header: tuple[str, int, str], phase: str, source: str) -> LogEvent:
     """A notebook traceback the text ends at, before any frame: only its header's class is known, and where the
-    log around it says the engine was (after the weights loaded: starting)."""
-    named, line_no, raw = state.notebook_error or ("", 0, "")
+    log around it says the engine was (`phase`; after the weights loaded: starting)."""
+    named, line_no, raw = header
     return LogEvent(
         kind=LogEventKind.CUT_TRACEBACK,
         message=named,
         exception=named,
-        phase=_phase(state),
+        phase=phase,
         raw=raw,
         line_no=line_no,
         source_file=source,

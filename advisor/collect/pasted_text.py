@@ -321,12 +321,12 @@ def component_of(frames: list[Frame], message: str) -> str | None:
     words."""
     for frame in reversed(frames):
         normalised = frame.path.replace("\\", "/")
-        plugin = _PLUGIN_PACKAGE.search(normalised) if "vllm/" not in normalised else None
+        plugin = plugin_in_path(normalised) if "vllm/" not in normalised else None
         if "vllm/" not in normalised and "torch/" not in normalised and plugin is None:
             continue
         for fragment, component in COMPONENTS:
             if fragment in normalised:
-                return f"{component} ({plugin.group(1)})" if plugin else component
+                return f"{component} ({plugin})" if plugin else component
     lowered = message.lower()
     return next((component for word, component in MESSAGE_COMPONENTS if word in lowered), None)
 

@@ -9,12 +9,11 @@ pasted back into a shell. When several sources say something, the user's explici
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from pydantic import BaseModel, Field
 
-from advisor.collect.launch_text import split_launch
+from advisor.collect.launch_text import ENV_ASSIGNMENT, split_launch
 from advisor.errors import UserError
 
 # `vllm:cache_config_info` label → the flag that sets it (vLLM 0.32: `kv_cache_memory_bytes` is
@@ -78,10 +77,6 @@ TRIAGE_FLAGS: frozenset[str] = frozenset(
         "--cpu-offload-gb",
     }
 )
-
-
-# `NAME=value` before the program, as a shell reads it (`VLLM_CPU_KVCACHE_SPACE=4 vllm serve …`).
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 # vLLM's short spellings of the flags servops reads (`vllm serve -tp 2`).
@@ -198,7 +193,7 @@ def command_from_words(words: list[str], origin: str = "server-args") -> ServeCo
     """A `ServeCommand` of a launch's words: its `NAME=value` variables, its program, its model, its flags."""
     words = list(words)
     env: dict[str, str] = {}
-    while words and _ENV_ASSIGNMENT.match(words[0]):
+    while words and ENV_ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
         env[name] = value
     end = next((i + 1 for i, word in enumerate(words[:6]) if word == "serve" or word.endswith("api_server")), 0)

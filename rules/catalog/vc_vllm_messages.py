@@ -322,8 +322,7 @@ REMEDIES: tuple[Remedy, ...] = (
         "to select a concrete task with --pooler-config.task: embed for dense vectors (token_classify for the "
         "per-token weights)",
         action="Or keep the combined task and send plugin requests (a 'data' field) with the model's sparse "
-        "IO-processor "
-        "plugin loaded, as vLLM's message says, for dense and sparse output together.",
+        "IO-processor plugin loaded, as vLLM's message says, for dense and sparse output together.",
     ),
     Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
         "Failed to infer device type",
