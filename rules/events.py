@@ -233,6 +233,10 @@ class LogEventKind(str, Enum):
     # The root exception of a traceback (or a bare error line) that neither the wording table nor vLLM's
     # catalog knows: named with the component and phase it failed in, and the nearest catalog entries.
     UNPLACED_ERROR = "unplaced_error"
+    # An error-level line (vLLM's `ERROR` header, a native library's glog `E0904 … file.cc:N]`) or a warning whose
+    # words say something failed, that names no exception and that neither the wording table nor vLLM's catalog
+    # knows: message: its words, code_file: the file its header names, repeats: the lines that said the same
+    UNPLACED_LINE = "unplaced_line"
 
 
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
@@ -433,6 +437,7 @@ class LogEvent(BaseModel):
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold
+    repeats: int | None = None  # how many lines of the text said the same as this one (an unplaced line's repeats)
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -614,4 +619,5 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "extra_releases",
         "calls",
     ),
+    LogEventKind.UNPLACED_LINE: ("message", "code_file", "nearest", "repeats"),
 }

@@ -66,6 +66,14 @@ _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
     r"(?: \[(?P<where>[^\]]*)\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
 )
+# A native library's line in glog's format (UCX and NIXL's `W0904 10:52:53.047694 512 ucx_utils.cpp:62] …`,
+# Mooncake's transfer engine, gRPC) or PyTorch's c10 logger's (`[W socket.cpp:663] …`): its level letter and the
+# C/C++ file it names. Read for the level only after no wording matched the whole line, which some quote.
+_NATIVE_HEADER = re.compile(
+    r"^\[?(?P<level>[IWEF])(?:\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+)?\s*(?P<where>[\w./-]+\.(?:cc|cpp|cu|cxx|c|h|hpp):\d+)\]"
+    r" ?(?P<msg>.*)$"
+)
+_NATIVE_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 # Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
 # `INFO:     127.0.0.1:5000 - "POST …" 200 OK`) and the traceback's own scaffolding.
 _QUIET_LEVELS = ("DEBUG", "INFO")
@@ -398,9 +406,43 @@ def _error_event(
         return _catalog_event(ref, text, exception[0] if exception else None, phase, common)
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
+    if exception is None and state.fatal is None and _says_failed(text, state.level):
+        return _unplaced_line(text, common, state, result)
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
+
+
+# A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W): such a line
+# is kept as an unplaced line; other warnings no wording knows are a library's advice, and stay counted only.
+_FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
+_NUMBERS = re.compile(r"\d+")  # a repeat of an unplaced line may differ in its ids, addresses and counts
+
+
+def _says_failed(text: str, level: str | None) -> bool:
+    """Whether an error line no exception names is kept: every line at ERROR or above, a warning only when its
+    words say something failed."""
+    return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(_FAILURE_WORDS.search(text)))
+
+
+def _unplaced_line(text: str, common: dict, state: _ParseState, result: LogReadResult) -> LogEvent | None:
+    """The first line of its words no wording, catalog message or exception names, with the file its header names;
+    a later line with the same words counts as its repeat (UCX prints one line per canceled transfer)."""
+    words = _NUMBERS.sub("N", text)
+    first = state.unplaced_said.get(words)
+    if first is not None:
+        first.repeats = (first.repeats or 1) + 1
+        return None
+    event = LogEvent(
+        kind=LogEventKind.UNPLACED_LINE,
+        message=text,
+        code_file=state.logged_in,
+        nearest=message_catalog().nearest(text),
+        repeats=1,
+        **common,
+    )
+    state.unplaced_said[words] = event
+    return event
 
 
 def _starts_traceback(text: str, raw: str, line_no: int, state: _ParseState, result: LogReadResult) -> bool:
@@ -600,6 +642,7 @@ class _ParseState:
     frame_code: str | None = None  # the source line printed under the last of those frames
     calls: list[str] = field(default_factory=list)  # the source line under each of those frames, outermost first
     seen_errors: set[tuple] = field(default_factory=set)  # catalog messages and unplaced errors already read
+    unplaced_said: dict[str, LogEvent] = field(default_factory=dict)  # unplaced lines by their words, numbers aside
     # an error read without a traceback (`logger.exception(e)` prints its words, then the traceback), the logical
     # line it was on, and the one the last traceback began on: the traceback right after it says where it was raised
     untraced: LogEvent | None = None
@@ -668,8 +711,11 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
     level = timestamp = None
     if header:
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
+    native = None if header else _NATIVE_HEADER.match(message)
+    if native:
+        level = _NATIVE_LEVELS[native.group("level")]
     state.level = level
-    state.logged_in = header.group("where") if header else None
+    state.logged_in = (header or native).group("where") if header or native else None
     state.last_was_vllm = header is not None or process is not None
     _track_phase(message, state)
     if notebook_frame(message) is not None:  # its path or a link in it (`(https://localhost:8080/#)`) is no wording's
@@ -696,7 +742,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
             time_s=_seconds_since_start(timestamp, state),
             **fields,
         ), message
-    return None, message
+    return None, native.group("msg") if native else message
 
 
 def _track_phase(message: str, state: _ParseState) -> None:

@@ -68,6 +68,7 @@ from rules.catalog import (
     op7_toolchain,
     op7_toolkit_home,
     vc_cut_traceback,
+    vc_unplaced_lines,
     vc_vllm_messages,
 )
 from rules.model import Rule
@@ -124,6 +125,7 @@ MODULES = (
     health_crash,
     vc_vllm_messages,
     vc_cut_traceback,
+    vc_unplaced_lines,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL", "VC")

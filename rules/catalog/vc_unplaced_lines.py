@@ -1,0 +1,132 @@
+"""VC-4: error lines that nothing else in the text explains.
+
+A paste from a decode pod can hold nothing but a native library's lines (UCX's `Unexpected UCX error: Request
+canceled`, eight times; Mooncake's transfer engine failing to connect), or one ERROR line of vLLM's logger that
+names no exception and that vLLM's message catalog does not hold (a message built at run time). No wording servops
+knows matches, no exception class names it, so VC-2 has nothing to name: before this rule triage answered
+"nothing looks wrong" to a text full of errors. The collector keeps each such line once, with its repeats and the
+file its header names (`LogEventKind.UNPLACED_LINE`); this rule names the first, says who logged it and where to
+look, and gives way to any other finding (`fallback="failure"`), which knows more.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.catalog.vc_vllm_messages import NEAREST_SHOWN
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# Less than VC-3's cut traceback (0.35): the line is certain, that it is the failure's cause is not.
+UNPLACED_LINE_CONFIDENCE = 0.3
+TITLE_WORDS_CHARS = 160
+ERROR_LEVELS = ("ERROR", "CRITICAL")
+# Files a native library's log names (glog's header, PyTorch's c10 logger): C, C++ and CUDA sources.
+_NATIVE_SOURCES = (".cc", ".cpp", ".cu", ".cxx", ".c", ".h", ".hpp")
+_PEER_ACTION = (
+    "The header is a native library's (glog's `W0904 10:52:53.047694 512 file.cc:62]` form: UCX and NIXL under "
+    "vLLM's KV-transfer connectors, a KV store's transfer engine, NCCL, gRPC), not vLLM's Python logger: search "
+    "that library's issues for these words with the file name. When the line reports a transfer canceled or a "
+    "connection to a peer refused or lost, the cause is usually on the peer: UCX completes every transfer still "
+    "outstanding with `Request canceled` (UCS_ERR_CANCELED) when the peer fails or the endpoint is closed. With "
+    "prefill and decode disaggregated, fetch the other role's logs (`kubectl logs --previous` for a pod that "
+    "restarted)."
+)
+
+
+def _check_unplaced_lines(facts: Facts) -> list[Finding]:
+    lines = facts.events_of(LogEventKind.UNPLACED_LINE)
+    if not lines:
+        return []
+    errors = [event for event in lines if event.level in ERROR_LEVELS]
+    first = (errors or lines)[0]
+    said = first.repeats or 1
+    level = "an error" if first.level in ERROR_LEVELS else "a warning"
+    words = _cut(first.message or "")
+    evidence = c.log_evidence(first, name="unplaced_line", value=first.message)
+    evidence.description = f"{level} line, {_logged_by(first)}, {said} line(s) with these words"
+    actions = [_lead_action(first)]
+    nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in first.nearest[:NEAREST_SHOWN]]
+    if _native(first):  # a native library's words are its own: vLLM messages sharing a word would mislead
+        actions.append(_PEER_ACTION)
+    elif nearest:
+        actions.append("vLLM's nearest messages: " + "; ".join(nearest))
+    others = len(lines) - 1
+    summary = (
+        f"{level.capitalize()} line that neither servops' wording table nor vLLM's message catalog knows, and that "
+        f"names no exception; {said} line(s) say the same"
+        + (f", and {others} other unplaced line(s) follow" if others else "")
+        + "."
+    )
+    return [
+        RULE_UNPLACED_LINES.finding(
+            Severity.MEDIUM if errors else Severity.LOW,
+            f"{words} ({_logged_by(first)}{f'; {said} lines' if said > 1 else ''}): {level} servops cannot place",
+            summary=summary,
+            evidence=[evidence],
+            actions=actions,
+            confidence=UNPLACED_LINE_CONFIDENCE,
+        )
+    ]
+
+
+def _lead_action(first: LogEvent) -> str:
+    """Where to read next: above the line, or, when the text begins with it, the log from before the paste."""
+    if first.line_no is not None and first.line_no <= 1:
+        return (
+            "Nothing else in the text names a failure, so this line is the lead, and the text begins with it: "
+            "fetch the log from before it, where what went wrong first is usually printed before the repeats."
+        )
+    return (
+        f"Nothing else in the text names a failure, so this line is the lead: read the lines above its first "
+        f"occurrence (line {first.line_no}), where what went wrong first is usually printed before the repeats."
+    )
+
+
+def _native(event: LogEvent) -> bool:
+    where = (event.code_file or "").rsplit(":", 1)[0]
+    return where.endswith(_NATIVE_SOURCES)
+
+
+def _logged_by(event: LogEvent) -> str:
+    """Who wrote the line, as its header says: a native library's file, vLLM's logger and its file, or nobody."""
+    if event.code_file and _native(event):
+        return f"{event.code_file}, a native library's log"
+    if event.code_file:
+        return f"logged in {event.code_file}"
+    return "no logger named"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= TITLE_WORDS_CHARS else text[:TITLE_WORDS_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+RULE_UNPLACED_LINES = Rule(
+    code="VC-4",
+    title="an error line no wording, catalog message or exception names, when nothing else explains the text",
+    category=Category.RELIABILITY,
+    check=_check_unplaced_lines,
+    needs=("events",),
+    fallback="failure",
+    page=RulePage(
+        checks="A line at ERROR or CRITICAL (vLLM's header, or a native library's glog `E…`/`F…` header), or a "
+        "warning whose words say something failed (error, failed, cannot, refused, timed out), that names no "
+        "exception class and that neither servops' wording table nor vLLM's message catalog holds; the first such "
+        "error line (else warning), with how many lines said the same.",
+        why="A paste can be nothing but such lines: a decode pod's UCX warnings after its prefill peers crashed, a "
+        "KV store's transfer engine failing to connect. Answering 'nothing looks wrong' to a text full of errors "
+        "sends the engineer away; naming the line, who logged it and where its cause usually is gives them the "
+        "next step.",
+        example="W0904 10:52:53.047694 512 ucx_utils.cpp:62] Unexpected UCX error: Request canceled (8 lines)",
+        fix="None to propose: the line names no cause servops knows. The finding says which lines to read first, "
+        "and for a native library's report of a peer (a canceled transfer, a refused connection) to fetch the "
+        "peer's log. vLLM's nearest messages (two shared words at least) for a line of vLLM's logger; none for a "
+        "native library's, whose words are its own.",
+        limits="Kept only when no other finding is at least as severe (MEDIUM for an error line, LOW for a "
+        "warning): any rule that explains the text outranks it. Warnings no wording knows whose words do not say "
+        "something failed are counted in the read summary only (they are usually a library's advice).",
+        references=["docs/triage.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNPLACED_LINES]

@@ -1,0 +1,82 @@
+"""VC-4: error lines that name no exception and that nothing else explains are named, not 'nothing looks wrong'."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import vc_unplaced_lines
+from rules.evaluate import evaluate
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Severity
+
+# llm-d's decode pod after its prefill pods crashed (llm-d/llm-d#187's paste, the corpus's
+# runtime-llmd-nixl-keyerror-prefill): UCX's glog lines, one per canceled transfer, two threads.
+UCX = [
+    f"W0904 10:52:53.0476{n:02d}     {thread} ucx_utils.cpp:62] Unexpected UCX error: Request canceled"
+    for n, thread in ((94, 512), (4, 515), (12, 512), (21, 512))
+]
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_native_librarys_repeated_warning_is_named_once_with_its_repeats_and_the_peer_to_fetch():
+    [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(_facts(UCX))
+    assert finding.severity == Severity.LOW  # a warning, by its header's W
+    assert finding.title == (
+        "Unexpected UCX error: Request canceled (ucx_utils.cpp:62, a native library's log; 4 lines): "
+        "a warning servops cannot place"
+    )
+    assert finding.evidence[0].location.endswith(":1")
+    assert "the text begins with it: fetch the log from before it" in finding.actions[0]
+    assert "UCS_ERR_CANCELED" in finding.actions[1] and "other role's logs" in finding.actions[1]
+    assert not any("nearest" in action for action in finding.actions)  # UCX's words are not vLLM's
+    assert not finding.changes
+
+
+def test_the_native_header_gives_the_level_and_file_and_is_not_read_as_vllms_log():
+    read = parse_lines(
+        [
+            "E0804 01:27:56.831786 150938 transfer_executor_base.cpp:263] Failed to connect to target: "
+            "10.196.186.72:20064, status: 503900",
+            "[W ProcessGroupGloo.cpp:138] Warning: Gloo connectFullMesh failed with a timeout",
+            "I0804 01:27:57.000000 150938 transfer_engine.cpp:10] Transfer engine ready",
+        ]
+    )
+    assert read.vllm_lines == 0
+    first, second = read.of_kind(LogEventKind.UNPLACED_LINE)
+    assert (first.level, first.code_file) == ("ERROR", "transfer_executor_base.cpp:263")
+    assert first.message.startswith("Failed to connect to target")  # the header is not part of the words
+    assert (second.level, second.code_file) == ("WARNING", "ProcessGroupGloo.cpp:138")
+    [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(Facts(events=read.events))
+    assert finding.severity == Severity.MEDIUM and "an error servops cannot place" in finding.title
+    assert "1 other unplaced line(s) follow" in finding.summary
+
+
+def test_a_vllm_error_line_without_an_exception_gets_the_nearest_messages_and_where_to_read():
+    lines = [
+        "INFO 09-01 10:00:00 [api_server.py:1] vLLM API server version 0.10.0",
+        "ERROR 09-01 10:00:05 [scheduler.py:12] Something broke while admitting requests",
+    ]
+    [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(_facts(lines))
+    assert "(logged in scheduler.py:12)" in finding.title
+    assert "read the lines above its first occurrence (line 2)" in finding.actions[0]
+
+
+def test_info_lines_and_warnings_that_do_not_say_something_failed_are_not_kept():
+    lines = [
+        "W0904 10:52:53.047694 512 ucx_utils.cpp:62] Using the shared-memory transport for small messages",
+        "WARNING 09-01 10:00:05 [utils.py:12] Consider setting a larger batch for throughput",
+        "ERROR:    Exception in ASGI application",  # uvicorn's line: a traceback follows; no header level
+    ]
+    assert not parse_lines(lines).of_kind(LogEventKind.UNPLACED_LINE)
+
+
+def test_any_finding_at_least_as_severe_explains_the_text_and_vc4_gives_way():
+    # the same UCX lines beside an engine death: HL-2 names the failure, VC-4 is dropped
+    dead = "ERROR 09-04 10:52:50 [async_llm.py:420] AsyncLLM output_handler failed."
+    codes = [finding.rule for finding in evaluate(_facts([dead, *UCX])).findings]
+    assert "VC-4" not in codes and codes
+    # alone, it is the one finding: not "nothing looks wrong"
+    assert [finding.rule for finding in evaluate(_facts(UCX)).findings] == ["VC-4"]
