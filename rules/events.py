@@ -235,10 +235,17 @@ class LogEventKind(str, Enum):
     UNPLACED_ERROR = "unplaced_error"
     # An error-level line (vLLM's `ERROR` header, a native library's glog `E0904 … file.cc:N]`) or a warning whose
     # words say something failed, that names no exception and that neither the wording table nor vLLM's catalog
-    # knows: message: its words, code_file: the file its header names, repeats: the lines that said the same
+    # knows: message: its words, code_file: the file its header names, component: whose logger wrote it (vLLM's,
+    # a native library's, another program's), nearest: vLLM's nearest messages (for vLLM's logger's line only),
+    # repeats: the lines that said the same
     UNPLACED_LINE = "unplaced_line"
 
 
+# Who wrote a line, as its header tells (an unplaced line's `component`): vLLM's logger (its `LEVEL MM-DD …`
+# header or a process prefix), a native library's (glog's `W0904 … file.cc:62]`), another program's (`[Error]`).
+VLLM_LOGGER = "vLLM's logger"
+NATIVE_LOG = "a native library's log"
+OTHER_LOGGER = "another program's logger"
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
 HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
@@ -619,5 +626,5 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "extra_releases",
         "calls",
     ),
-    LogEventKind.UNPLACED_LINE: ("message", "code_file", "nearest", "repeats"),
+    LogEventKind.UNPLACED_LINE: ("message", "code_file", "component", "nearest", "repeats"),
 }

@@ -94,15 +94,39 @@ def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) ->
     head = [_bare(line, seen) for line in islice(iterator, _SHAPE_SAMPLE)]
     shape = _paste_shape(head)
     numbered = enumerate(chain(head, (_bare(line, seen) for line in iterator)), start=1)
-    partial: tuple[int, str] | None = None  # a runtime's partial line, waiting for its rest
+    partial: tuple[int, str] | None = None  # a runtime's partial line (its own envelope off), waiting for its rest
     for line_no, bare in _rejoined(numbered, shape.wrap_width, seen):
+        if partial is not None:  # its rest: what the runtime split was one line, whose envelopes are the whole's
+            piece = _cri_piece(bare, shape)
+            rest, more = piece if piece is not None else (bare, False)
+            seen["containerd/CRI-O"] += piece is not None
+            partial = (partial[0], partial[1] + rest)
+            if not more:
+                yield from _whole(partial, shape, seen)
+                partial = None
+            continue
         for text, is_partial in _texts(bare, shape, seen):
-            start, whole = (partial[0], partial[1] + text) if partial is not None else (line_no, text)
-            partial = (start, whole) if is_partial else None
-            if not is_partial:
-                yield start, whole
+            if is_partial:
+                partial = (line_no, text)
+            else:
+                yield line_no, text
     if partial is not None:
-        yield partial
+        yield from _whole(partial, shape, seen)
+
+
+def _cri_piece(bare: str, shape: _PasteShape) -> tuple[str, bool] | None:
+    """(text, whether partial again) of a containerd/CRI-O line continuing a partial one; None for another line."""
+    line = bare[len(shape.indent) :] if shape.indent and bare.startswith(shape.indent) else bare
+    cri = _CRI.match(line)
+    return (line[cri.end() :], cri["tag"] == "P") if cri is not None else None
+
+
+def _whole(partial: tuple[int, str], shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[int, str]]:
+    """A split line joined again, its inner envelopes taken off now that they are whole (a split may fall inside
+    a stamp), at its first piece's number."""
+    start, whole = partial
+    for text, _ in _opened(whole, shape.prefix, _MAX_DEPTH, seen):
+        yield start, text
 
 
 def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
@@ -172,7 +196,6 @@ def unquoted(line: str) -> str:
 def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
     """(text, whether the runtime marked it partial) for each text `line` carries (at least one), its envelopes
     taken off, and quote bars both outside them (`_bare`) and inside (what a carrier carried was quoted)."""
-    partial = False
     for _ in range(depth):
         record = _shipper_record(line)
         if record is not None:
@@ -183,7 +206,10 @@ def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> 
         cri = _CRI.match(line)
         if cri is not None:
             seen["containerd/CRI-O"] += 1
-            partial, line = cri["tag"] == "P", line[cri.end() :]
+            if cri["tag"] == "P":  # a piece of a line: its envelopes are taken off the whole, once joined
+                yield line[cri.end() :], True
+                return
+            line = line[cri.end() :]
             continue
         found = next(((name, m) for name, pattern in _ENVELOPES if (m := pattern.match(line))), None)
         if found is None and shape is not None and (m := shape.pattern.match(line)):
@@ -192,7 +218,7 @@ def _opened(line: str, shape: _Shape | None, depth: int, seen: Counter[str]) -> 
             break
         seen[found[0]] += 1
         line = line[found[1].end() :]
-    yield unquoted(line), partial
+    yield unquoted(line), False
 
 
 def _shipper_record(line: str) -> str | None:

@@ -49,7 +49,16 @@ from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.errors import UserError
-from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind, OomPhase
+from rules.events import (
+    HTTP_ERROR_EXCEPTION,
+    NATIVE_LOG,
+    OTHER_LOGGER,
+    VLLM_LOGGER,
+    CatalogRef,
+    LogEvent,
+    LogEventKind,
+    OomPhase,
+)
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
@@ -73,7 +82,23 @@ _NATIVE_HEADER = re.compile(
     r"^\[?(?P<level>[IWEF])(?:\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+)?\s*(?P<where>[\w./-]+\.(?:cc|cpp|cu|cxx|c|h|hpp):\d+)\]"
     r" ?(?P<msg>.*)$"
 )
-_NATIVE_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+# Another program's logger naming its level in brackets (a wrapper around vLLM: Lemonade's `[Error] (WrappedServer)
+# vllm-server failed to start within timeout`, after its timestamp is taken off).
+_BRACKETED_LEVEL = re.compile(r"^\[(?P<level>(?i:error|err|warn|warning|info|debug|critical|fatal))\] ?(?P<msg>.*)$")
+# Either header's level, by its first letter.
+_OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}
+
+
+def _other_logger(message: str) -> tuple[re.Match[str], str] | None:
+    """The header of a logger other than vLLM's that names a level, and whose it is: a native library's, or a
+    wrapper's."""
+    native = _NATIVE_HEADER.match(message)
+    if native:
+        return native, NATIVE_LOG
+    bracketed = _BRACKETED_LEVEL.match(message)
+    return (bracketed, OTHER_LOGGER) if bracketed else None
+
+
 # Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
 # `INFO:     127.0.0.1:5000 - "POST …" 200 OK`) and the traceback's own scaffolding.
 _QUIET_LEVELS = ("DEBUG", "INFO")
@@ -437,7 +462,9 @@ def _unplaced_line(text: str, common: dict, state: _ParseState, result: LogReadR
         kind=LogEventKind.UNPLACED_LINE,
         message=text,
         code_file=state.logged_in,
-        nearest=message_catalog().nearest(text),
+        component=state.logger,
+        # vLLM's logger may word what its catalog lacks near what it holds; another program's words are its own
+        nearest=message_catalog().nearest(text) if state.logger == VLLM_LOGGER else [],
         repeats=1,
         **common,
     )
@@ -629,6 +656,7 @@ class _ParseState:
     serving: bool = False
     starting: bool = False  # a start-up was seen and the engine has not finished initialising yet
     last_was_vllm: bool = False
+    logger: str | None = None  # whose logger wrote the line being read, when its header or prefix tells
     seen_failures: set[tuple[str, str]] = field(default_factory=set)
     fatal: LogEvent | None = None  # the last `EngineCore encountered a fatal error`, until the chain moves on
     frame: str | None = None  # in that traceback: the last `File "…", line N, in f` read, as `file.py:N in f`
@@ -711,12 +739,14 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
     level = timestamp = None
     if header:
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
-    native = None if header else _NATIVE_HEADER.match(message)
-    if native:
-        level = _NATIVE_LEVELS[native.group("level")]
+    other, state.logger = (None, None) if header else (_other_logger(message) or (None, None))
+    if other:
+        level = _OTHER_LEVELS[other.group("level")[0].upper()]
     state.level = level
-    state.logged_in = (header or native).group("where") if header or native else None
+    state.logged_in = header.group("where") if header else other.groupdict().get("where") if other else None
     state.last_was_vllm = header is not None or process is not None
+    if state.last_was_vllm:
+        state.logger = VLLM_LOGGER
     _track_phase(message, state)
     if notebook_frame(message) is not None:  # its path or a link in it (`(https://localhost:8080/#)`) is no wording's
         return None, message
@@ -742,7 +772,7 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
             time_s=_seconds_since_start(timestamp, state),
             **fields,
         ), message
-    return None, native.group("msg") if native else message
+    return None, other.group("msg") if other else message
 
 
 def _track_phase(message: str, state: _ParseState) -> None:

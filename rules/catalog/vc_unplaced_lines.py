@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rules.catalog import common as c
 from rules.catalog.vc_vllm_messages import NEAREST_SHOWN
-from rules.events import LogEvent, LogEventKind
+from rules.events import NATIVE_LOG, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -21,8 +21,6 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 UNPLACED_LINE_CONFIDENCE = 0.3
 TITLE_WORDS_CHARS = 160
 ERROR_LEVELS = ("ERROR", "CRITICAL")
-# Files a native library's log names (glog's header, PyTorch's c10 logger): C, C++ and CUDA sources.
-_NATIVE_SOURCES = (".cc", ".cpp", ".cu", ".cxx", ".c", ".h", ".hpp")
 _PEER_ACTION = (
     "The header is a native library's (glog's `W0904 10:52:53.047694 512 file.cc:62]` form: UCX and NIXL under "
     "vLLM's KV-transfer connectors, a KV store's transfer engine, NCCL, gRPC), not vLLM's Python logger: search "
@@ -44,7 +42,9 @@ def _check_unplaced_lines(facts: Facts) -> list[Finding]:
     level = "an error" if first.level in ERROR_LEVELS else "a warning"
     words = _cut(first.message or "")
     evidence = c.log_evidence(first, name="unplaced_line", value=first.message)
-    evidence.description = f"{level} line, {_logged_by(first)}, {said} line(s) with these words"
+    evidence.description = f"{level} line, {_logged_by(first)}" + (
+        f", {said} lines with these words" if said > 1 else ""
+    )
     actions = [_lead_action(first)]
     nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in first.nearest[:NEAREST_SHOWN]]
     if _native(first):  # a native library's words are its own: vLLM messages sharing a word would mislead
@@ -54,8 +54,9 @@ def _check_unplaced_lines(facts: Facts) -> list[Finding]:
     others = len(lines) - 1
     summary = (
         f"{level.capitalize()} line that neither servops' wording table nor vLLM's message catalog knows, and that "
-        f"names no exception; {said} line(s) say the same"
-        + (f", and {others} other unplaced line(s) follow" if others else "")
+        "names no exception"
+        + (f"; {said} lines say the same" if said > 1 else "")
+        + (f"; {others} other unplaced line(s) follow" if others else "")
         + "."
     )
     return [
@@ -84,17 +85,13 @@ def _lead_action(first: LogEvent) -> str:
 
 
 def _native(event: LogEvent) -> bool:
-    where = (event.code_file or "").rsplit(":", 1)[0]
-    return where.endswith(_NATIVE_SOURCES)
+    return event.component == NATIVE_LOG
 
 
 def _logged_by(event: LogEvent) -> str:
-    """Who wrote the line, as its header says: a native library's file, vLLM's logger and its file, or nobody."""
-    if event.code_file and _native(event):
-        return f"{event.code_file}, a native library's log"
-    if event.code_file:
-        return f"logged in {event.code_file}"
-    return "no logger named"
+    """Who wrote the line, as its header says, and the file it names: `ucx_utils.cpp:62, a native library's log`."""
+    who = event.component or "no logger named"
+    return f"{event.code_file}, {who}" if event.code_file else who
 
 
 def _cut(text: str) -> str:
@@ -109,7 +106,8 @@ RULE_UNPLACED_LINES = Rule(
     needs=("events",),
     fallback="failure",
     page=RulePage(
-        checks="A line at ERROR or CRITICAL (vLLM's header, or a native library's glog `E…`/`F…` header), or a "
+        checks="A line at ERROR or CRITICAL (vLLM's header, a native library's glog `E…`/`F…` header, or a "
+        "wrapper's `[Error]`), or a "
         "warning whose words say something failed (error, failed, cannot, refused, timed out), that names no "
         "exception class and that neither servops' wording table nor vLLM's message catalog holds; the first such "
         "error line (else warning), with how many lines said the same.",

@@ -60,8 +60,26 @@ def test_a_vllm_error_line_without_an_exception_gets_the_nearest_messages_and_wh
         "ERROR 09-01 10:00:05 [scheduler.py:12] Something broke while admitting requests",
     ]
     [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(_facts(lines))
-    assert "(logged in scheduler.py:12)" in finding.title
+    assert "(scheduler.py:12, vLLM's logger)" in finding.title
     assert "read the lines above its first occurrence (line 2)" in finding.actions[0]
+    assert finding.actions[-1].startswith("vLLM's nearest messages: ")
+
+
+def test_a_wrappers_bracketed_level_is_read_and_its_words_get_no_vllm_neighbours():
+    """Lemonade's journal (noamsto/nix-amd-ai#68, the corpus's startup-lemonade-vllm-readiness-timeout-zero): its own
+    logger, not vLLM's."""
+    stamp = "Jul 25 14:36:08 zentraldenker lemond[594237]: 2026-07-25 14:36:08.362 "
+    lines = [
+        "Jul 25 14:36:08 zentraldenker lemond[594237]: Waiting for vllm-server to be ready (timeout: 0s)...",
+        stamp + "[Error] (WrappedServer) vllm-server failed to start within timeout",
+        stamp + "[Info] (ProcessManager) Process terminated, waiting for GPU driver cleanup...",
+    ]
+    [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(_facts(lines))
+    assert finding.title == (
+        "(WrappedServer) vllm-server failed to start within timeout (another program's logger): "
+        "an error servops cannot place"
+    )
+    assert "(line 2)" in finding.actions[0] and len(finding.actions) == 1
 
 
 def test_info_lines_and_warnings_that_do_not_say_something_failed_are_not_kept():

@@ -66,6 +66,16 @@ def test_a_runtimes_partial_line_is_joined_to_its_rest_at_the_first_lines_number
     assert list(carried_lines(lines)) == [(1, LINE), (3, "done")]
 
 
+def test_a_split_inside_the_lines_own_envelope_takes_that_envelope_off_the_joined_whole():
+    """containerd may split a journal line inside the wrapper's stamp it carries (Lemonade's, before `[Error]`):
+    the stamp is whole only once the pieces are joined, so the inner envelopes come off after joining."""
+    journal = "Jul 25 14:36:08 zentraldenker lemond[594237]: 2026-07-25 14:36:08.362 [Error] vllm-server failed"
+    cut = journal.index(".362")
+    lines = [f"{STAMP} stderr P {journal[:cut]}", f"{STAMP} stderr P {journal[cut : cut + 3]}"]
+    lines.append(f"{STAMP} stderr F {journal[cut + 3 :]}")
+    assert list(carried_lines(lines)) == [(1, "[Error] vllm-server failed")]
+
+
 def test_a_shipper_record_of_several_lines_gives_each_under_its_number():
     record = json.dumps({"log": 'Traceback (most recent call last):\n  File "x.py", line 1, in f\nValueError: v\n'})
     assert list(carried_lines(["first", record])) == [
