@@ -552,7 +552,18 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
     if exception is None and state.level in ("ERROR", "CRITICAL") and not state.frames:
         exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
+    if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
+        exception = ("AssertionError", failed["words"])
     return exception
+
+
+# A traceback's source line that can only be its last frame's, pasted without the exception line under it: an
+# `assert` of a name, an attribute or a comparison of them, with its message (`assert camem_available, "camem
+# allocator is not available"`): such a statement calls nothing that could raise deeper, so the assertion failed,
+# and Python raises AssertionError with the message it gives.
+_FAILED_ASSERT = re.compile(
+    r"""^assert [\w.]+(?: (?:[=!<>]=|[<>]|is(?: not)?|(?:not )?in) [\w.]+)?, (?P<q>["'])(?P<words>[^"']+)(?P=q)$"""
+)
 
 
 def _unplaced_event(

@@ -248,3 +248,15 @@ def test_markdown_bold_around_a_line_is_read_through_and_pythons_double_star_is_
     assert piece.text == "2025-02-19 ModuleNotFoundError: No module named 'decord'"
     assert unwrap("    return fn(*args, **kwargs)").text == "    return fn(*args, **kwargs)"
     assert unwrap("f(*a, **kw, **extra)").text == "f(*a, **kw, **extra)"
+
+
+def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_raised():
+    """vllm-ascend's sleep mode (the corpus's startup-ascend-sleep-mode-camem-not-compiled): only the `assert` line
+    of the traceback was pasted. An assert of a name calls nothing that could raise deeper: it failed."""
+    [event] = parse_lines(['[rank12]:     assert camem_available, "camem allocator is not available"']).events
+    assert (event.kind, event.message) == (K.UNPLACED_ERROR, "AssertionError: camem allocator is not available")
+    assert event.nearest[0].template == "cumem allocator is not available"  # vLLM's own allocator says the same
+    # an assert that calls something may have raised deeper, and a source line under a frame is the frame's
+    assert not parse_lines(['    assert check(x), "check failed"']).events
+    framed = ['  File "/x/vllm/a.py", line 3, in f', '    assert ready, "not ready"', "AssertionError: not ready"]
+    assert [e.message for e in parse_lines(framed).events] == ["AssertionError: not ready"]
