@@ -431,7 +431,7 @@ def _error_event(
         return _catalog_event(ref, text, exception[0] if exception else None, phase, common)
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
-    if exception is None and state.fatal is None and _says_failed(text, state.level):
+    if exception is None and state.fatal is None and _says_failed(message, state.level):
         return _unplaced_line(text, common, state, result)
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
@@ -441,13 +441,20 @@ def _error_event(
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W): such a line
 # is kept as an unplaced line; other warnings no wording knows are a library's advice, and stay counted only.
 _FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
+# A source line of a traceback whose indentation the paste lost (an issue's formatting): Python, not words.
+_PYTHON_STATEMENT = re.compile(
+    r"^(?:raise|return|await|yield|assert|import|async with|with) [\w(]|^from [\w.]+ import "
+)
 _NUMBERS = re.compile(r"\d+")  # a repeat of an unplaced line may differ in its ids, addresses and counts
 
 
-def _says_failed(text: str, level: str | None) -> bool:
+def _says_failed(message: str, level: str | None) -> bool:
     """Whether an error line no exception names is kept: every line at ERROR or above, a warning only when its
-    words say something failed."""
-    return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(_FAILURE_WORDS.search(text)))
+    words say something failed; never a traceback's indented source line or its `^^^^` markers (a paste that
+    begins inside a traceback logged at ERROR)."""
+    if message[:1].isspace() or _NOT_SOURCE.match(message) or _PYTHON_STATEMENT.match(message):
+        return False
+    return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(_FAILURE_WORDS.search(message)))
 
 
 def _unplaced_line(text: str, common: dict, state: _ParseState, result: LogReadResult) -> LogEvent | None:

@@ -98,3 +98,15 @@ def test_any_finding_at_least_as_severe_explains_the_text_and_vc4_gives_way():
     assert "VC-4" not in codes and codes
     # alone, it is the one finding: not "nothing looks wrong"
     assert [finding.rule for finding in evaluate(_facts(UCX)).findings] == ["VC-4"]
+
+
+def test_a_traceback_logged_at_error_is_no_unplaced_line_even_where_the_paste_begins_inside_it():
+    # vllm#16948 (the corpus's runtime-llama4-fa3-scheduler-metadata) begins at a source line and its markers;
+    # an issue's formatting can also drop the indentation (runtime-mm-image-fetch-proxy-invalidurl)
+    prefix = "(VllmWorker rank=1 pid=2920557) ERROR 04-21 14:16:49 [multiproc_executor.py:470] "
+    lines = [
+        prefix + "    unified_attention_with_output = torch.ops.vllm.unified_attention_with_output(",
+        prefix + "                                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "ERROR 04-21 18:26:31 [serving_chat.py:200] raise InvalidURL(url)",
+    ]
+    assert not parse_lines(lines).of_kind(LogEventKind.UNPLACED_LINE)
