@@ -245,6 +245,7 @@ class LogEventKind(str, Enum):
 # header or a process prefix), a native library's (glog's `W0904 … file.cc:62]`), another program's (`[Error]`).
 VLLM_LOGGER = "vLLM's logger"
 NATIVE_LOG = "a native library's log"
+NCCL_LOG = "NCCL's log"  # NCCL_DEBUG's lines: `host:pid:tid [0] transport/net_ib.cc:1295 NCCL WARN …`
 OTHER_LOGGER = "another program's logger"
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
 HTTP_ERROR_EXCEPTION = "HTTP error"

@@ -52,6 +52,7 @@ from advisor.errors import UserError
 from rules.events import (
     HTTP_ERROR_EXCEPTION,
     NATIVE_LOG,
+    NCCL_LOG,
     OTHER_LOGGER,
     VLLM_LOGGER,
     CatalogRef,
@@ -82,10 +83,18 @@ _NATIVE_HEADER = re.compile(
     r"^\[?(?P<level>[IWEF])(?:\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+)?\s*(?P<where>[\w./-]+\.(?:cc|cpp|cu|cxx|c|h|hpp):\d+)\]"
     r" ?(?P<msg>.*)$"
 )
+# NCCL's own debug lines (NCCL_DEBUG=WARN or INFO; src/debug.cc): an optional `[%F %T] ` stamp, `host:pid:tid
+# [device] `, for a WARN the file, line and function that warned, then `NCCL WARN ` (which NCCL's documentation of
+# NCCL_DEBUG calls "messages indicating a fatal error") or `NCCL INFO `.
+_NCCL_HEADER = re.compile(
+    r"^(?:\[[\d-]+ [\d:.]+\] )?\S+:\d+:\d+ \[\d+\] (?:(?P<where>[\w./-]+:\d+)(?: \([\w:~<>]+\))? )?"
+    r"NCCL (?P<level>WARN|INFO|ABORT|TRACE|CALL) (?P<msg>.*)$"
+)
+_NCCL_LEVELS = {"WARN": "ERROR", "ABORT": "CRITICAL", "INFO": "INFO", "TRACE": "DEBUG", "CALL": "DEBUG"}
 # Another program's logger naming its level in brackets (a wrapper around vLLM: Lemonade's `[Error] (WrappedServer)
 # vllm-server failed to start within timeout`, after its timestamp is taken off).
 _BRACKETED_LEVEL = re.compile(r"^\[(?P<level>(?i:error|err|warn|warning|info|debug|critical|fatal))\] ?(?P<msg>.*)$")
-# Either header's level, by its first letter.
+# A glog letter's or a bracketed word's level, by its first letter.
 _OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}
 
 
@@ -95,6 +104,9 @@ def _other_logger(message: str) -> tuple[re.Match[str], str] | None:
     native = _NATIVE_HEADER.match(message)
     if native:
         return native, NATIVE_LOG
+    nccl = _NCCL_HEADER.match(message) if " NCCL " in message else None
+    if nccl:
+        return nccl, NCCL_LOG
     bracketed = _BRACKETED_LEVEL.match(message)
     return (bracketed, OTHER_LOGGER) if bracketed else None
 
@@ -432,7 +444,7 @@ def _error_event(
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
     if exception is None and state.fatal is None and _says_failed(message, state.level):
-        return _unplaced_line(text, common, state, result)
+        return _unplaced_line(text, common, state)
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
@@ -457,7 +469,7 @@ def _says_failed(message: str, level: str | None) -> bool:
     return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(_FAILURE_WORDS.search(message)))
 
 
-def _unplaced_line(text: str, common: dict, state: _ParseState, result: LogReadResult) -> LogEvent | None:
+def _unplaced_line(text: str, common: dict, state: _ParseState) -> LogEvent | None:
     """The first line of its words no wording, catalog message or exception names, with the file its header names;
     a later line with the same words counts as its repeat (UCX prints one line per canceled transfer)."""
     words = _NUMBERS.sub("N", text)
@@ -753,18 +765,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         if not prefix:
             break
         process, message = prefix.group("proc").strip(), message[prefix.end() :]
-    header = _HEADER.match(message)
-    level = timestamp = None
-    if header:
-        level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
-    other, state.logger = (None, None) if header else (_other_logger(message) or (None, None))
-    if other:
-        level = _OTHER_LEVELS[other.group("level")[0].upper()]
-    state.level = level
-    state.logged_in = header.group("where") if header else other.groupdict().get("where") if other else None
-    state.last_was_vllm = header is not None or process is not None
-    if state.last_was_vllm:
-        state.logger = VLLM_LOGGER
+    message, timestamp, other = _read_header(message, process, state)
+    level = state.level
     _track_phase(message, state)
     if notebook_frame(message) is not None:  # its path or a link in it (`(https://localhost:8080/#)`) is no wording's
         return None, message
@@ -791,6 +793,26 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
             **fields,
         ), message
     return None, other.group("msg") if other else message
+
+
+def _read_header(message: str, process: str | None, state: _ParseState) -> tuple[str, str | None, re.Match | None]:
+    """The message after vLLM's header (its level and timestamp), else the header of another logger that names a
+    level (kept off the message only if no wording matches the whole line, `other`); sets the line's level, the
+    file its header names and whose logger wrote it on `state`."""
+    header = _HEADER.match(message)
+    level = timestamp = None
+    if header:
+        level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
+    other, state.logger = (None, None) if header else (_other_logger(message) or (None, None))
+    if other:
+        named = other.group("level")
+        level = _NCCL_LEVELS[named] if state.logger == NCCL_LOG else _OTHER_LEVELS[named[0].upper()]
+    state.level = level
+    state.logged_in = header.group("where") if header else other.groupdict().get("where") if other else None
+    state.last_was_vllm = header is not None or process is not None
+    if header is not None or process is not None and other is None:  # a worker's prefix before NCCL's own line
+        state.logger = VLLM_LOGGER
+    return message, timestamp, other
 
 
 def _track_phase(message: str, state: _ParseState) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rules.catalog import common as c
 from rules.catalog.vc_vllm_messages import NEAREST_SHOWN
-from rules.events import NATIVE_LOG, LogEvent, LogEventKind
+from rules.events import NATIVE_LOG, NCCL_LOG, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -22,13 +22,20 @@ UNPLACED_LINE_CONFIDENCE = 0.3
 TITLE_WORDS_CHARS = 160
 ERROR_LEVELS = ("ERROR", "CRITICAL")
 _PEER_ACTION = (
-    "The header is a native library's (glog's `W0904 10:52:53.047694 512 file.cc:62]` form: UCX and NIXL under "
-    "vLLM's KV-transfer connectors, a KV store's transfer engine, NCCL, gRPC), not vLLM's Python logger: search "
-    "that library's issues for these words with the file name. When the line reports a transfer canceled or a "
+    "The line is a native library's (UCX and NIXL under vLLM's KV-transfer connectors, a KV store's transfer "
+    "engine, NCCL, gRPC), not vLLM's Python logger's: search that library's issues for these words with the file "
+    "name. When the line reports a transfer canceled or a "
     "connection to a peer refused or lost, the cause is usually on the peer: UCX completes every transfer still "
     "outstanding with `Request canceled` (UCS_ERR_CANCELED) when the peer fails or the endpoint is closed. With "
     "prefill and decode disaggregated, fetch the other role's logs (`kubectl logs --previous` for a pod that "
     "restarted)."
+)
+
+_NCCL_ACTION = (
+    "NCCL logs at WARN only what it treats as an error (its NCCL_DEBUG documentation: 'messages indicating a fatal "
+    "error'), and names the transport that failed (NET/IB, NET/Socket, P2P, SHM): the lines NCCL printed before it "
+    "at INFO say which peer and interface; restart with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET) if the log "
+    "lacks them."
 )
 
 
@@ -47,6 +54,8 @@ def _check_unplaced_lines(facts: Facts) -> list[Finding]:
     )
     actions = [_lead_action(first)]
     nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in first.nearest[:NEAREST_SHOWN]]
+    if first.component == NCCL_LOG:
+        actions.append(_NCCL_ACTION)
     if _native(first):  # a native library's words are its own: vLLM messages sharing a word would mislead
         actions.append(_PEER_ACTION)
     elif nearest:
@@ -85,7 +94,7 @@ def _lead_action(first: LogEvent) -> str:
 
 
 def _native(event: LogEvent) -> bool:
-    return event.component == NATIVE_LOG
+    return event.component in (NATIVE_LOG, NCCL_LOG)
 
 
 def _logged_by(event: LogEvent) -> str:
@@ -106,8 +115,8 @@ RULE_UNPLACED_LINES = Rule(
     needs=("events",),
     fallback="failure",
     page=RulePage(
-        checks="A line at ERROR or CRITICAL (vLLM's header, a native library's glog `E…`/`F…` header, or a "
-        "wrapper's `[Error]`), or a "
+        checks="A line at ERROR or CRITICAL (vLLM's header, a native library's glog `E…`/`F…` header, NCCL's "
+        "`NCCL WARN`, or a wrapper's `[Error]`), or a "
         "warning whose words say something failed (error, failed, cannot, refused, timed out), that names no "
         "exception class and that neither servops' wording table nor vLLM's message catalog holds; the first such "
         "error line (else warning), with how many lines said the same.",

@@ -110,3 +110,19 @@ def test_a_traceback_logged_at_error_is_no_unplaced_line_even_where_the_paste_be
         "ERROR 04-21 18:26:31 [serving_chat.py:200] raise InvalidURL(url)",
     ]
     assert not parse_lines(lines).of_kind(LogEventKind.UNPLACED_LINE)
+
+
+def test_nccls_own_warn_line_is_an_error_of_nccls_log_with_how_to_get_its_info_lines():
+    # NCCL's src/debug.cc: `host:pid:tid [device] file:line (function) NCCL WARN …` (a stamp first since 2.2x),
+    # behind a vLLM worker's prefix when NCCL runs in one; its INFO lines are debug output
+    lines = [
+        "(VllmWorker rank=3 pid=2345) gpu-1:2345:2601 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P/IPC",
+        "(VllmWorker rank=3 pid=2345) [2026-11-30 10:00:01] gpu-1:2345:2601 [3] transport/net_ib.cc:1295 "
+        "(ncclIbTest) NCCL WARN NET/IB : Got completion from peer 10.0.0.2<43434> with error 12, opcode 0",
+    ]
+    [event] = parse_lines(lines).of_kind(LogEventKind.UNPLACED_LINE)
+    assert (event.level, event.component, event.code_file) == ("ERROR", "NCCL's log", "transport/net_ib.cc:1295")
+    assert event.message.startswith("NET/IB : Got completion from peer") and not event.nearest
+    [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(Facts(events=[event]))
+    assert finding.severity == Severity.MEDIUM
+    assert "NCCL_DEBUG=INFO" in finding.actions[1] and "native library's" in finding.actions[2]
