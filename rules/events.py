@@ -138,6 +138,10 @@ class LogEventKind(str, Enum):
     HEALTH_CHECK_FAILED = "health_check_failed"
     # CUDA error 803: "system has unsupported display driver / cuda driver combination"
     CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
+    # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
+    # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
+    # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
+    GPU_FAULT = "gpu_fault"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
     # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
@@ -445,6 +449,7 @@ class LogEvent(BaseModel):
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold
+    xid: int | None = None  # the NVIDIA driver's Xid number a GPU fault was logged with
     repeats: int | None = None  # how many lines of the text said the same as this one (an unplaced line's repeats)
 
 
@@ -577,6 +582,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
+    LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
     LogEventKind.TRITON_BUILD_FAILED: ("message",),

@@ -343,7 +343,7 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
 
 
 # Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.
-_ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT,)
+_ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT)
 
 
 def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:

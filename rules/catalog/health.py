@@ -205,8 +205,8 @@ def _check_dead(facts: Facts) -> list[Finding]:
     # the engine core's own death after its fatal error is the chain's last link, not a cause.
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
     # A CUDA kernel fault is the cause wherever it is printed: inside the fatal error's traceback it is the
-    # root exception, and HL-4 says which kernels to turn off.
-    specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT)
+    # root exception, and HL-4 says which kernels to turn off; a GPU's own fault (an Xid, an ECC error), OP-7.33.
+    specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT)
     chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
     evidence += [c.log_evidence(e) for e in chain[:1]]
     confidence = 0.7 if specific else 0.95 if events else 0.8

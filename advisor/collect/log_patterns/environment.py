@@ -2,11 +2,13 @@
 CUDA initialised before vLLM forks its workers, custom all-reduce on a platform that cannot run it, a
 system call NCCL made that the host refused, a model whose repository code was not trusted, a compiled
 extension built against other libraries, a model type the installed transformers does not know, and a
-reasoning model's output whose tags show the chat template opened its reasoning, and the host killing the
-server for memory (Kubernetes' OOMKilled, the kernel's OOM killer) or placing it nowhere (its scheduler).
+reasoning model's output whose tags show the chat template opened its reasoning, the GPU itself failing (the
+driver's Xid, CUDA's uncorrectable ECC or NVLink error), and the host killing the server for memory
+(Kubernetes' OOMKilled, the kernel's OOM killer) or placing it nowhere (its scheduler).
 
-Their words are NCCL's, Ray's, PyTorch's, CUDA's or transformers', so vLLM's message catalog does not
-hold them; the fixes are documented by vLLM (docs/environment-failures.md lists the sources).
+Their words are NCCL's, Ray's, PyTorch's, CUDA's, the NVIDIA driver's or transformers', so vLLM's message catalog
+does not hold them; the fixes are documented by vLLM or those projects (docs/environment-failures.md lists the
+sources).
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ def _oom_killed(match: re.Match[str]) -> Fields:
         "component": "the kernel (a memory cgroup's limit)" if match["cgroup"] else "the kernel",
         "rss_gib": int(rss_kb) / 2**20 if rss_kb else None,
     }
+
+
+def _gpu_fault(match: re.Match[str]) -> Fields:
+    """The Xid's number and the GPU's PCI address, or CUDA's words for the fault. The driver's other words for a
+    GPU off the bus (`NVRM: … has fallen off the bus and is not responding to commands.`, with no Xid line: newer
+    drivers print it over several NVRM lines) are Xid 79's, as NVIDIA's NVSentinel (issue #155) and gpud (PR #1209)
+    read them."""
+    if match["cuda"]:
+        return {"message": match["cuda"]}
+    if match["off_bus"]:
+        return {"message": match.string.strip().removeprefix("NVRM: "), "xid": 79}
+    words = re.sub(r"^pid=[^,]*, (?:name=[^,]*, )?", "", match["words"]).strip()  # the process the driver names
+    return {"message": words or None, "xid": int(match["xid"]), "device": match["device"]}
 
 
 _INSUFFICIENT = re.compile(r"\bInsufficient (?P<resource>[\w./-]+)")
@@ -223,6 +238,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
         lambda m: {"message": m.group(0), "component": m.lastgroup},
+    ),
+    wording(  # the GPU failing: the NVIDIA driver's Xid (dmesg, the journal), or CUDA's words for a hardware fault
+        ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),
+        K.GPU_FAULT,
+        r"NVRM: Xid \((?:PCI:)?(?P<device>[0-9A-Fa-f:.]+)\): (?P<xid>\d+),? ?(?P<words>.*)"
+        r"|(?P<cuda>uncorrectable (?:ECC|NVLink) error (?:encountered|detected during the execution))"
+        r"|(?P<off_bus>fallen off the bus)",
+        _gpu_fault,
     ),
     wording(  # Kubernetes' scheduler finding no node for the pod (`kubectl describe pod`'s FailedScheduling event)
         ("nodes are available",),
