@@ -19,7 +19,7 @@ during the execution"), CUDA runtime API, cudaError_t.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 # NVIDIA's immediate-action buckets, most disruptive first: the order in which two Xids' actions are compared.
 Action = Literal[
@@ -32,16 +32,7 @@ Action = Literal[
     "WORKFLOW_XID_45",
     "IGNORE",
 ]
-ACTION_ORDER: tuple[Action, ...] = (
-    "RESTART_BM",
-    "XID_154",
-    "RESET_GPU",
-    "WORKFLOW_XID_48",
-    "WORKFLOW_NVLINK_ERR",
-    "RESTART_APP",
-    "WORKFLOW_XID_45",
-    "IGNORE",
-)
+ACTION_ORDER: tuple[Action, ...] = get_args(Action)
 # Buckets that say the GPU or the node needs attention before it serves again: a hardware or driver fault.
 HARDWARE_ACTIONS: frozenset[Action] = frozenset(
     {"RESTART_BM", "XID_154", "RESET_GPU", "WORKFLOW_XID_48", "WORKFLOW_NVLINK_ERR"}

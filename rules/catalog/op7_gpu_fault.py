@@ -11,6 +11,8 @@ one to take; Xid 154 states the driver's own recovery action in its words.
 
 from __future__ import annotations
 
+import re
+
 from rules import gpu_xids
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
@@ -26,6 +28,9 @@ _DRAIN = (
     "drain) so the server restarts on healthy GPUs; no vLLM flag changes a hardware fault."
 )
 MAX_EVIDENCE = 3
+# Xid 154's words when the recovery action it reports is none: "… changed from 0x2 (Node Reboot Required) to 0x0
+# (None)" (NVIDIA's recovery flags: "No recovery action is needed").
+_NO_RECOVERY = re.compile(r"\bto 0x0+ \(None\)")
 UNKNOWN = "UNKNOWN"  # an Xid the table does not hold: serious enough to look up, not known to need a reset
 _ORDER: tuple[str, ...] = (*gpu_xids.ACTION_ORDER[:-1], UNKNOWN, gpu_xids.ACTION_ORDER[-1])
 _SEVERITY: dict[str, Severity] = {"RESTART_APP": Severity.HIGH, UNKNOWN: Severity.MEDIUM}
@@ -89,6 +94,8 @@ def _action(event: LogEvent) -> str:
     """NVIDIA's immediate action for the event's Xid (CUDA's words stand for the Xid beside them), or UNKNOWN."""
     xid = event.xid if event.xid is not None else gpu_xids.CUDA_FAULTS.get(event.message or "")
     known = gpu_xids.XIDS.get(xid) if xid is not None else None
+    if known is not None and known.action == "XID_154" and _NO_RECOVERY.search(event.message or ""):
+        return "IGNORE"  # the driver's recovery action changed back to none
     return known.action if known is not None else UNKNOWN
 
 
@@ -131,7 +138,8 @@ RULE = Rule(
         "of the server), and support or an RMA when it recurs. For NVIDIA's RESTART_APP Xids (13, 31, 94) a "
         "restart, and HL-4's kernel advice when it follows the workload.",
         limits="Knows the Xids of the table in rules/gpu_xids.py (NVIDIA's catalog for Ampere and newer, 2025); "
-        "another Xid is named with no action. Does not decode Xid 74's NVLink error bits or Xid 154's hex codes.",
+        "another Xid is named with no action. Xid 154 back to `(None)` needs nothing; its other actions are quoted, "
+        "not decoded, and Xid 74's NVLink error bits are not decoded.",
         references=[XID_CATALOG, "https://docs.nvidia.com/deploy/gpu-debug-guidelines/index.html"],
     ),
 )

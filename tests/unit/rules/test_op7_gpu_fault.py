@@ -89,3 +89,16 @@ def test_an_xid_the_table_lacks_is_looked_up_not_ignored():
 def test_every_action_of_the_table_has_its_advice_and_its_place_in_the_order():
     assert {xid.action for xid in gpu_xids.XIDS.values()} <= set(op7_gpu_fault._ACTIONS)
     assert set(gpu_xids.ACTION_ORDER) | {op7_gpu_fault.UNKNOWN} == set(op7_gpu_fault._ACTIONS)
+
+
+def test_xid_154_back_to_no_recovery_action_is_no_reboot():
+    cleared = (
+        "NVRM: Xid (PCI:0000:44:00): 154, GPU recovery action changed from 0x2 (Node Reboot Required) to 0x0 (None)"
+    )
+    [finding] = op7_gpu_fault.RULE.evaluate(_facts([cleared]))
+    assert finding.severity == Severity.LOW and "NVIDIA's action is none" in finding.actions[0]
+    required = cleared.replace(
+        "from 0x2 (Node Reboot Required) to 0x0 (None)", "from 0x0 (None) to 0x2 (Node Reboot Required)"
+    )
+    [finding] = op7_gpu_fault.RULE.evaluate(_facts([required]))
+    assert finding.severity == Severity.CRITICAL and "Xid 154 names" in finding.actions[1]
