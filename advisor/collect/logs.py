@@ -457,7 +457,11 @@ _FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused
 _PYTHON_STATEMENT = re.compile(
     r"^(?:raise|return|await|yield|assert|import|async with|with) [\w(]|^from [\w.]+ import "
 )
-_NUMBERS = re.compile(r"\d+")  # a repeat of an unplaced line may differ in its ids, addresses and counts
+# A repeat of an unplaced line may differ in its ids (hex, UUIDs), addresses and counts.
+_NUMBERS = re.compile(r"\b[0-9a-fA-F-]{8,}\b|\d+")
+# Distinct unplaced lines kept as events: VC-4 names the first; a log of thousands of distinct ones (each looked up
+# in the catalog) is counted in the read summary beyond these.
+MAX_UNPLACED_LINES = 20
 
 
 def _says_failed(message: str, level: str | None) -> bool:
@@ -476,6 +480,8 @@ def _unplaced_line(text: str, common: dict, state: _ParseState) -> LogEvent | No
     first = state.unplaced_said.get(words)
     if first is not None:
         first.repeats = (first.repeats or 1) + 1
+        return None
+    if len(state.unplaced_said) >= MAX_UNPLACED_LINES:
         return None
     event = LogEvent(
         kind=LogEventKind.UNPLACED_LINE,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
+from advisor.collect.logs import MAX_UNPLACED_LINES, parse_lines
 from rules.catalog import vc_unplaced_lines
 from rules.evaluate import evaluate
 from rules.events import LogEventKind
@@ -126,3 +126,12 @@ def test_nccls_own_warn_line_is_an_error_of_nccls_log_with_how_to_get_its_info_l
     [finding] = vc_unplaced_lines.RULE_UNPLACED_LINES.evaluate(Facts(events=[event]))
     assert finding.severity == Severity.MEDIUM
     assert "NCCL_DEBUG=INFO" in finding.actions[1] and "native library's" in finding.actions[2]
+
+
+def test_repeats_differ_in_their_ids_and_a_flood_of_distinct_lines_is_bounded():
+    same = [f"ERROR 11-30 10:00:00 [sched.py:1] Request chatcmpl-{i:08x}beef failed in batch {i}" for i in range(50)]
+    [event] = parse_lines(same).of_kind(LogEventKind.UNPLACED_LINE)
+    assert event.repeats == 50
+    distinct = [f"ERROR 11-30 10:00:00 [x.py:1] Failure of kind {chr(97 + i % 26) * 3}" for i in range(26)]
+    read = parse_lines(distinct)
+    assert len(read.of_kind(LogEventKind.UNPLACED_LINE)) == MAX_UNPLACED_LINES and read.unplaced_lines == 26
