@@ -251,6 +251,10 @@ VLLM_LOGGER = "vLLM's logger"
 NATIVE_LOG = "a native library's log"
 NCCL_LOG = "NCCL's log"  # NCCL_DEBUG's lines: `host:pid:tid [0] transport/net_ib.cc:1295 NCCL WARN …`
 OTHER_LOGGER = "another program's logger"
+# Who reported a kill the shell saw (`Killed`): SIGKILL, most often the kernel's OOM killer (OP-7.30 hedges it).
+SHELL_SIGKILL = "the shell (SIGKILL)"
+# Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
+SHELL_REPORTED = "the shell"
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
 HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
@@ -600,7 +604,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag"),
-    LogEventKind.NATIVE_CRASH: ("message",),
+    LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),

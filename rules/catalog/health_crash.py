@@ -12,7 +12,7 @@ backend segfaulting in flashinfer's `begin_forward`; flashinfer 0.0.9 fixed it).
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import SHELL_REPORTED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -26,6 +26,14 @@ SIGNAL_WORDS = {
     "Floating point exception": "a floating point exception",
     "Illegal instruction": "an illegal instruction",
 }
+
+
+_SHELL_ONLY = (
+    "The text holds only the shell's report of the signal: the server's own output above it has faulthandler's dump "
+    "('Fatal Python error: …' and the Python frames, innermost first), which names the package that crashed; fetch "
+    "it (`kubectl logs --previous`, `docker logs`), or run with PYTHONFAULTHANDLER=1 if it is missing; the fix is "
+    "that package's release (or vLLM's, for a crash in vLLM's own ops)."
+)
 
 
 def _check_native_crash(facts: Facts) -> list[Finding]:
@@ -65,7 +73,9 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         ]
         if backend
         else [],
-        actions=[
+        actions=[_SHELL_ONLY]
+        if crash.component == SHELL_REPORTED and frame is None
+        else [
             f"Upgrade {package} to the release this vLLM pins, or to a later one if that is the pinned one: "
             f"native crashes are fixed in {package}'s releases."
             if package and package != "vllm"
@@ -85,7 +95,9 @@ RULE_NATIVE_CRASH = Rule(
     needs=("events",),
     page=RulePage(
         checks="Python's faulthandler: `Fatal Python error: Segmentation fault` (or a bus error, abort, floating "
-        "point exception, illegal instruction), and the innermost frame of its dump under site-packages.",
+        "point exception, illegal instruction), and the innermost frame of its dump under site-packages; the "
+        "shell's report of the same signals (`Segmentation fault (core dumped)`, a script's `line 5:  42 Aborted`), "
+        "which asks for the dump.",
         why="A crash in compiled code leaves no exception; the package whose frame is innermost is the one to "
         "upgrade or, for attention, to avoid.",
         example="`Fatal Python error: Segmentation fault` with `flashinfer/decode.py … in begin_forward` innermost, "

@@ -17,12 +17,18 @@ vllm/worker/cache_engine.py, 0.8.5).
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import SHELL_SIGKILL, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 MM_PROCESSOR_CACHE_GIB = 4  # vLLM 0.32's default --mm-processor-cache-gb, per API server process and engine core
 V0_SWAP_SPACE_GIB = 4  # vLLM 0.4-0.17's default --swap-space, per GPU
+SHELL_CONFIDENCE = 0.6  # the shell saw SIGKILL; that the OOM killer sent it is the likeliest reading, not certain
+_CONFIRM = (
+    "Confirm it was memory: the kernel logs each kill (`dmesg -T | grep -i -E 'killed process|out of memory'`, "
+    "`journalctl -k`); with no such line, something else sent SIGKILL (`kill -9`, or an orchestrator at the end of "
+    "its grace period after SIGTERM)."
+)
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -35,13 +41,20 @@ def _check(facts: Facts) -> list[Finding]:
 
 def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
     holding = f", holding {held.rss_gib:.1f} GiB" if held is not None and held.rss_gib is not None else ""
-    evidence = [c.log_evidence(kill, name=f"killed for memory ({kill.component})")]
+    shell = kill.component == SHELL_SIGKILL
+    evidence = [c.log_evidence(kill, name="killed with SIGKILL" if shell else f"killed for memory ({kill.component})")]
     if held is not None and held is not kill:
         evidence.append(c.log_evidence(held, name="anonymous memory it held", value=round(held.rss_gib or 0, 1)))
+    title = (
+        "the server was killed with SIGKILL (the shell's `Killed`): most often the kernel's OOM killer, for host "
+        "memory, not the GPU's"
+        if shell
+        else f"{kill.component} killed the server for host memory (OOMKilled{holding}): the container's memory "
+        "limit, not the GPU's"
+    )
     return RULE.finding(
         Severity.CRITICAL,
-        f"{kill.component} killed the server for host memory (OOMKilled{holding}): the container's memory limit, "
-        "not the GPU's",
+        title,
         summary="The kernel kills a container's process when the container's memory (its cgroup) exceeds its "
         "limit, or the host runs out: exit code 137 (SIGKILL) and no traceback. It is host RAM, so GPU memory "
         "flags change nothing. vLLM holds in host memory the weights as it reads them, a multimodal processor "
@@ -50,7 +63,8 @@ def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
         f"--swap-space ({V0_SWAP_SPACE_GIB} GiB per GPU by default); a memory-backed /dev/shm (an emptyDir with "
         "medium: Memory) counts against the same limit.",
         evidence=evidence,
-        actions=[
+        actions=([_CONFIRM] if shell else [])
+        + [
             "Raise the container's memory limit (resources.limits.memory in Kubernetes, `docker run --memory`) "
             "above the model's weights plus the buffers above; watch the pod's memory while it starts and serves "
             "(`kubectl top pod`, container_memory_working_set_bytes).",
@@ -60,7 +74,7 @@ def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
             "If the node itself ran out (the kernel's `Out of memory` without `Memory cgroup`), other pods on it "
             "compete: give the pod a memory request equal to its limit (Guaranteed QoS) or a node of its own.",
         ],
-        confidence=0.85,
+        confidence=SHELL_CONFIDENCE if shell else 0.85,
     )
 
 
@@ -72,7 +86,8 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="Kubernetes' `OOMKilled` (`kubectl describe pod`'s `Reason:`, `kubectl get pods`' status), Docker's "
-        '`"OOMKilled": true`, the kernel\'s `[Memory cgroup] Out of memory: Killed process N (name) … anon-rss:…kB`.',
+        '`"OOMKilled": true`, the kernel\'s `[Memory cgroup] Out of memory: Killed process N (name) … anon-rss:…kB`, '
+        "and the shell's `Killed` (SIGKILL, most often the OOM killer's: asked to be confirmed in the kernel log).",
         why="A kill for host memory leaves no traceback and looks like a crash; its fix is the container's memory "
         "limit or what vLLM holds in host memory, never a GPU flag.",
         example="`kubectl describe pod` showing `Last State: Terminated, Reason: OOMKilled, Exit Code: 137` under a "

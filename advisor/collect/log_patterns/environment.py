@@ -16,11 +16,15 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
+from advisor.collect.log_patterns.runtime_failures import SHELL_JOB
+from rules.events import SHELL_SIGKILL
 from rules.events import LogEventKind as K
 
 
 def _oom_killed(match: re.Match[str]) -> Fields:
     """Who reported the kill (the kernel names the process and its anonymous memory), and how much it held."""
+    if match["shell"]:
+        return {"message": match.group(0).strip(), "component": SHELL_SIGKILL}
     if match["process"] is None:
         reporter = "Docker" if '"OOMKilled"' in match.string else "Kubernetes"
         return {"message": match.group(0), "component": reporter}
@@ -217,11 +221,14 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["var"]},
     ),
     wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer
-        ("OOMKilled", "Killed process"),
+        ("OOMKilled", "Killed"),
         K.HOST_OOM_KILLED,
         r"(?:Reason:\s*)?\bOOMKilled\b.*"
         r"|(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Killed process \d+ \((?P<process>[^)]*)\)"
-        r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*",
+        r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*"
+        # the shell's word for SIGKILL, which the kernel's OOM killer sends (so does `kill -9`, or an orchestrator
+        # after its grace period): alone, or after a job's or a script's prefix, before the command it killed
+        rf"|(?P<shell>{SHELL_JOB}Killed(?:\s{{2,}}.*)?$)",
         _oom_killed,
     ),
     wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from advisor.collect.log_patterns.pattern import Pattern, to_float, to_int, wording
+from rules.events import SHELL_REPORTED
 from rules.events import LogEventKind as K
+
+# What a shell prints before the name of the signal that killed a child: a job's `[1]+  `, or a script's
+# `/entrypoint.sh: line 5:    42 ` (its pid); nothing at all for a command run in the foreground.
+SHELL_JOB = r"^(?:\[\d+\][+-]?\s+|\S+: line \d+:\s+\d+\s+)?"
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # Python's faulthandler when a signal kills the process in native code (vLLM's workers enable it)
@@ -12,6 +17,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Fatal Python error: (?P<signal>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal "
         r"instruction)",
         lambda m: {"message": m["signal"]},
+    ),
+    wording(  # the shell reporting the signal that killed its child: `Segmentation fault (core dumped)`, bash's
+        # `line 5:    42 Aborted (core dumped) python3 -m vllm…`, a job's `[1]+  Bus error  vllm serve …`
+        ("Segmentation fault", "Bus error", "Aborted", "Floating point exception", "Illegal instruction"),
+        K.NATIVE_CRASH,
+        SHELL_JOB + r"(?P<signal>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal instruction)"
+        r"(?: \(core dumped\))?(?:\s{2,}.*)?$",
+        lambda m: {"message": m["signal"], "component": SHELL_REPORTED},
     ),
     wording(  # faulthandler's frame: `File "…", line N in f` (a Python traceback's has a comma: `line N, in f`)
         ('File "',),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog import health_crash
 from rules.evaluate import evaluate
+from rules.events import LogEventKind
 from rules.facts import Facts
 
 DUMP = [
@@ -43,3 +44,20 @@ def test_a_crash_in_vllms_own_ops_upgrades_vllm_and_one_without_frames_names_the
 def test_a_python_tracebacks_frames_are_not_read_as_a_dump():
     lines = ['  File "/x/site-packages/flashinfer/decode.py", line 514, in begin_forward', "ValueError: x"]
     assert health_crash.RULE_NATIVE_CRASH.evaluate(_facts(lines)) == []
+
+
+def test_the_shells_report_of_the_signal_alone_asks_for_faulthandlers_dump():
+    for line in (
+        "Segmentation fault (core dumped)",
+        "/entrypoint.sh: line 5:    42 Aborted                 (core dumped) python3 -m vllm.entrypoints.api_server",
+        "[1]+  Bus error               vllm serve Qwen/Qwen3-8B",
+    ):
+        [crash] = parse_lines([line]).of_kind(LogEventKind.NATIVE_CRASH)
+        assert crash.component == "the shell"
+    shell_only = Facts(events=parse_lines(["Segmentation fault (core dumped)"]).events)
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(shell_only)
+    assert finding.actions == [finding.actions[0]] and "faulthandler's dump" in finding.actions[0]
+    # vLLM's own 'Aborted request' is no signal
+    assert not parse_lines(["INFO 11-30 10:00:00 [async_llm.py:1] Aborted request chatcmpl-1."]).of_kind(
+        LogEventKind.NATIVE_CRASH
+    )

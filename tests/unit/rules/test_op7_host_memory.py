@@ -57,3 +57,13 @@ def test_a_gpu_out_of_memory_is_not_a_host_kill():
     assert not op7_host_memory.RULE.evaluate(
         _facts("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB")
     )
+
+
+def test_the_shells_killed_is_sigkill_most_often_the_oom_killer_and_asks_to_confirm_it():
+    for line in ("Killed", "[1]+  Killed                  vllm serve Qwen/Qwen3-8B"):
+        [finding] = op7_host_memory.RULE.evaluate(Facts(events=parse_lines([line]).events))
+        assert finding.title.startswith("the server was killed with SIGKILL (the shell's `Killed`)")
+        assert finding.confidence == op7_host_memory.SHELL_CONFIDENCE
+        assert "dmesg -T" in finding.actions[0] and "kill -9" in finding.actions[0]
+    # the word inside a sentence or the kernel's line is not the shell's report
+    assert not parse_lines(["Killed requests are retried by the router"]).events
