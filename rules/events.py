@@ -142,6 +142,9 @@ class LogEventKind(str, Enum):
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
     GPU_FAULT = "gpu_fault"
+    # a write the file system refused for space (ENOSPC): "OSError: [Errno 28] No space left on device:
+    # '/root/.cache/huggingface/hub/…'"; message: the path (never /dev/shm's, which OP-7.1 and OP-7.23 read)
+    DISK_FULL = "disk_full"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
     # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
@@ -587,6 +590,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
+    LogEventKind.DISK_FULL: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
     LogEventKind.TRITON_BUILD_FAILED: ("message",),

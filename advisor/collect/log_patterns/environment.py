@@ -194,6 +194,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"]},
     ),
+    wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1)
+        ("No space left on device: ",),
+        K.DISK_FULL,
+        r"\[Errno 28\] No space left on device: '(?P<path>(?!/dev/shm)[^']+)'",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),
         K.GGUF_READ_AS_CONFIG,

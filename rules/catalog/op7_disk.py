@@ -1,0 +1,91 @@
+"""OP-7.34: the disk is full where the server writes (ENOSPC), with the path it could not write.
+
+Why a rule of its own: a full disk fails in Python's words (`OSError: [Errno 28] No space left on device:
+'/root/.cache/huggingface/hub/…'`), never vLLM's, and the lever is where the writer puts its files, not a vLLM flag.
+What vLLM writes at start: the model's files through Hugging Face's cache (HF_HOME), its own cache (VLLM_CACHE_ROOT,
+~/.cache/vllm by default, with torch.compile's artifacts under torch_compile_cache: vllm/envs.py and
+vllm/compilation/backends.py, 0.32), and its libraries' kernel caches (Triton, inductor, FlashInfer); OP-7.19 holds
+the variable that moves each (`op7_container.CACHE_VARIABLES`). In Kubernetes a container's writable layer and its
+emptyDir volumes count as the pod's ephemeral storage, whose limit and the node's room bound them (Kubernetes,
+"Local ephemeral storage"). /dev/shm is shared memory, not disk: OP-7.1 and OP-7.23 read it.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.catalog.op7_container import CACHE_VARIABLES
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+EPHEMERAL_STORAGE_DOCS = (
+    "https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#local-ephemeral-storage"
+)
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.DISK_FULL)
+    if not events:
+        return []
+    path = events[0].message or ""
+    directory = path.rsplit("/", 1)[0] or "/"
+    cache = next(((name, what) for word, name, what in CACHE_VARIABLES if word in path.lower()), None)
+    changes = (
+        [
+            ConfigChange(
+                flag=cache[0],
+                proposed="<a directory on a volume with room, e.g. one mounted for the cache>",
+                reason=f"moves {cache[1]} off the full file system",
+                cost="none, if the volume persists (a fresh cache downloads or compiles again)",
+                kind="env",
+            )
+        ]
+        if cache
+        else []
+    )
+    return [
+        RULE.finding(
+            Severity.CRITICAL,
+            f"no space left on the file system holding {path}" + (f" ({cache[1]})" if cache else ""),
+            summary="A write was refused for space (ENOSPC). A model's weights go through Hugging Face's cache "
+            "(tens to hundreds of GB), and vLLM, torch.compile, Triton and FlashInfer write their caches at start, "
+            "all under the home directory or XDG_CACHE_HOME unless their own variables move them.",
+            evidence=[c.log_evidence(e, name="no space left on device", value=e.message) for e in events[:3]],
+            changes=changes,
+            actions=[
+                f"See how full it is and what filled it: `df -h {directory}`, then `du -sh` over the caches under "
+                "the home directory (~/.cache/huggingface, ~/.cache/vllm, ~/.triton) and /tmp; remove what is not "
+                "needed (old models, stale compile caches), or give the cache a volume with room.",
+                "In Kubernetes the container's writable layer and emptyDir volumes count as the pod's ephemeral "
+                "storage: mount a volume for the cache (a PersistentVolumeClaim keeps the download across "
+                "restarts) rather than writing into the image's file system, and check the pod's ephemeral-storage "
+                "limit and the node's free disk (a node short of it evicts pods).",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE = Rule(
+    code="OP-7.34",
+    title="the disk is full where the server writes (ENOSPC)",
+    category=Category.RELIABILITY,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `[Errno 28] No space left on device: '<path>'` for a path outside /dev/shm (shared memory "
+        "is OP-7.1's and OP-7.23's).",
+        why="A full disk stops a model download, a compile cache or a log write with an OS error that names no "
+        "vLLM setting; the path says whose files filled it and which variable moves them.",
+        example="OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/"
+        "blobs/…incomplete'",
+        fix="Space on that file system, or the cache moved to a volume with room: HF_HOME, VLLM_CACHE_ROOT, "
+        "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, FLASHINFER_WORKSPACE_BASE (by the path's words); in Kubernetes "
+        "a volume for the cache and a look at the pod's ephemeral storage.",
+        limits="Reads only the error that names its path; a bare `No space left on device` stays VC-2's. Does not "
+        "know the file system's size or what else filled it.",
+        references=[EPHEMERAL_STORAGE_DOCS],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

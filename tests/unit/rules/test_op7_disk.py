@@ -1,0 +1,37 @@
+"""OP-7.34: a write refused for space names the file system's owner and the variable that moves it."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_disk
+from rules.events import LogEventKind
+from rules.facts import Facts
+
+HF = "OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/blobs/a.part'"
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_full_hugging_face_cache_is_moved_with_hf_home():
+    [finding] = op7_disk.RULE.evaluate(_facts([HF]))
+    assert finding.title.endswith("(Hugging Face's cache)")
+    [change] = finding.changes
+    assert (change.flag, change.kind) == ("HF_HOME", "env")
+    assert "df -h /root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/blobs" in finding.actions[0]
+    assert "ephemeral storage" in finding.actions[1]
+
+
+def test_a_full_compile_cache_and_an_unknown_path():
+    compiled = "OSError: [Errno 28] No space left on device: '/root/.cache/vllm/torch_compile_cache/abc/rank_0_0'"
+    [finding] = op7_disk.RULE.evaluate(_facts([compiled]))
+    assert [c.flag for c in finding.changes] == ["VLLM_CACHE_ROOT"]
+    [finding] = op7_disk.RULE.evaluate(_facts(["OSError: [Errno 28] No space left on device: '/data/out.jsonl'"]))
+    assert not finding.changes and "df -h /data" in finding.actions[0]
+
+
+def test_shared_memory_and_a_pathless_error_are_left_to_the_rules_that_read_them():
+    shm = "OSError: [Errno 28] No space left on device: '/dev/shm/vllm_offload_0'"
+    assert not parse_lines([shm]).of_kind(LogEventKind.DISK_FULL)
+    assert not parse_lines(["OSError: [Errno 28] No space left on device"]).of_kind(LogEventKind.DISK_FULL)
