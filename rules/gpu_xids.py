@@ -2,7 +2,7 @@
 
 Why a table of its own: an Xid in the kernel log (`NVRM: Xid (PCI:0000:3b:00): 79, … GPU has fallen off the bus.`)
 says the GPU itself, or its driver, failed; no vLLM flag fixes it, and the right move ranges from restarting the
-server to rebooting the node, which NVIDIA states per Xid. OP-7.31 reads this table; nothing else holds these facts.
+server to rebooting the node, which NVIDIA states per Xid. OP-7.33 reads this table; nothing else holds these facts.
 
 Source: NVIDIA's Xid catalog for Ampere and newer GPUs (https://docs.nvidia.com/deploy/xid-errors/
 analyzing-xid-catalog.html, and its spreadsheet Xid-Catalog.xlsx of 2025-09-30): each Xid's mnemonic, description

@@ -112,9 +112,9 @@ def _other_logger(message: str) -> tuple[re.Match[str], str] | None:
 
 
 # Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
-# `INFO:     127.0.0.1:5000 - "POST …" 200 OK`) and the traceback's own scaffolding.
+# `INFO:     127.0.0.1:5000 - "POST …" 200 OK`).
 _QUIET_LEVELS = ("DEBUG", "INFO")
-_QUIET_PREFIXES = ("INFO:", "DEBUG:", "Traceback (most recent call last)")
+_QUIET_PREFIXES = ("INFO:", "DEBUG:")  # a traceback's first line is `_starts_traceback`'s, read before these
 _TRACEBACK_START = "Traceback (most recent call last)"
 # Lines under a frame that are not its source: Python 3.11's `^^^^` markers, and any line without a word (a log
 # viewer's table rule `-- | --` pasted between the frame and its source).

@@ -33,6 +33,12 @@ CACHE_VARIABLES = (
 FALLBACK_VARIABLE = ("XDG_CACHE_HOME", "the caches that default under ~/.cache (vLLM's, Hugging Face's)")
 
 
+def cache_variable(path: str) -> tuple[str, str] | None:
+    """The variable that moves the cache a path is in, and what that cache is, by the path's words (OP-7.19's
+    directory it may not write, OP-7.34's full disk)."""
+    return next(((name, what) for word, name, what in CACHE_VARIABLES if word in path.lower()), None)
+
+
 # --- OP-7.18 a uid with no user name ------------------------------------------------------------------
 
 
@@ -97,9 +103,7 @@ def _check_cache(facts: Facts) -> list[Finding]:
     if not events:
         return []
     paths = list(dict.fromkeys(e.message or "?" for e in events))
-    variable, what = next(
-        ((name, what) for word, name, what in CACHE_VARIABLES if word in paths[0].lower()), FALLBACK_VARIABLE
-    )
+    variable, what = cache_variable(paths[0]) or FALLBACK_VARIABLE
     parent = paths[0].rsplit("/", 1)[0] or "/"
     return [
         RULE_CACHE.finding(

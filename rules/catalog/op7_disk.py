@@ -13,7 +13,7 @@ emptyDir volumes count as the pod's ephemeral storage, whose limit and the node'
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.catalog.op7_container import CACHE_VARIABLES
+from rules.catalog.op7_container import cache_variable
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
@@ -29,7 +29,7 @@ def _check(facts: Facts) -> list[Finding]:
         return []
     path = events[0].message or ""
     directory = path.rsplit("/", 1)[0] or "/"
-    cache = next(((name, what) for word, name, what in CACHE_VARIABLES if word in path.lower()), None)
+    cache = cache_variable(path)
     changes = (
         [
             ConfigChange(

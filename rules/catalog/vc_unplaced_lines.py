@@ -12,7 +12,7 @@ look, and gives way to any other finding (`fallback="failure"`), which knows mor
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.catalog.vc_vllm_messages import NEAREST_SHOWN
+from rules.catalog.vc_vllm_messages import cut_at_word, nearest_action
 from rules.events import NATIVE_LOG, NCCL_LOG, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
@@ -47,19 +47,18 @@ def _check_unplaced_lines(facts: Facts) -> list[Finding]:
     first = (errors or lines)[0]
     said = first.repeats or 1
     level = "an error" if first.level in ERROR_LEVELS else "a warning"
-    words = _cut(first.message or "")
+    words = cut_at_word(first.message or "", TITLE_WORDS_CHARS)
     evidence = c.log_evidence(first, name="unplaced_line", value=first.message)
     evidence.description = f"{level} line, {_logged_by(first)}" + (
         f", {said} lines with these words" if said > 1 else ""
     )
     actions = [_lead_action(first)]
-    nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in first.nearest[:NEAREST_SHOWN]]
     if first.component == NCCL_LOG:
         actions.append(_NCCL_ACTION)
     if _native(first):  # a native library's words are its own: vLLM messages sharing a word would mislead
         actions.append(_PEER_ACTION)
-    elif nearest:
-        actions.append("vLLM's nearest messages: " + "; ".join(nearest))
+    elif first.nearest:
+        actions.append(nearest_action(first.nearest))
     others = len(lines) - 1
     summary = (
         f"{level.capitalize()} line that neither servops' wording table nor vLLM's message catalog knows, and that "
@@ -101,10 +100,6 @@ def _logged_by(event: LogEvent) -> str:
     """Who wrote the line, as its header says, and the file it names: `ucx_utils.cpp:62, a native library's log`."""
     who = event.component or "no logger named"
     return f"{event.code_file}, {who}" if event.code_file else who
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= TITLE_WORDS_CHARS else text[:TITLE_WORDS_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 RULE_UNPLACED_LINES = Rule(

@@ -786,7 +786,6 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     root = events[0]  # chained tracebacks print the original exception first
     where = f"in {root.component}" if root.component else "component unknown"
     phase = {"startup": "during startup", "serving": "while serving"}.get(root.phase or "", "phase unknown")
-    nearest = [f"{ref.template[:120]} ({ref.location()})" for ref in root.nearest[:NEAREST_SHOWN]]
     flags = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
     evidence.description = f"root exception ({where}, {phase})"
@@ -804,8 +803,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         changes = changes or named_changes
     elif root.plugin:
         actions.append(_plugin_action(root.plugin))
-    elif nearest:
-        actions.append("vLLM's nearest messages: " + "; ".join(nearest))
+    elif root.nearest:
+        actions.append(nearest_action(root.nearest))
     return [
         RULE_UNPLACED.finding(
             Severity.CRITICAL if root.phase == "startup" else Severity.HIGH,
@@ -818,6 +817,13 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+def nearest_action(nearest: list[CatalogRef]) -> str:
+    """The action that lists vLLM's messages nearest an error's words (VC-2's unplaced error, VC-4's line)."""
+    return "vLLM's nearest messages: " + "; ".join(
+        f"{ref.template[:120]} ({ref.location()})" for ref in nearest[:NEAREST_SHOWN]
+    )
 
 
 def _plugin_action(plugin: str) -> str:
@@ -855,7 +861,12 @@ def _title_cut(text: str, limit: int = TITLE_CHARS) -> str:
     ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit)]
     if ends and ends[-1] >= limit // 4:
         return text[: ends[-1]]
-    return text[:limit].rsplit(" ", 1)[0] + " …"
+    return cut_at_word(text, limit)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """`text` up to `limit` characters, never a word cut in two, with an ellipsis when it was cut."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def _named(root: LogEvent) -> str:

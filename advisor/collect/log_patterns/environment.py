@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
-from advisor.collect.log_patterns.runtime_failures import SHELL_JOB
+from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, wording
 from rules.events import SHELL_SIGKILL
 from rules.events import LogEventKind as K
 

@@ -17,6 +17,10 @@ from rules.events import LogEventKind as K
 Fields = dict[str, object]
 
 NUM = r"-?[\d,]*\.?\d+"  # 162,704 · 24.0 · 3.18 · -1.44
+# What a shell prints before the name of the signal that killed a child: a job's `[1]+  `, or a script's
+# `/entrypoint.sh: line 5:    42 ` (its pid); nothing at all for a command run in the foreground. Two families read
+# it: the shell's `Killed` (environment) and its `Segmentation fault (core dumped)` (runtime_failures).
+SHELL_JOB = r"^(?:\[\d+\][+-]?\s+|\S+: line \d+:\s+\d+\s+)?"
 
 
 def to_int(text: str | None) -> int | None:

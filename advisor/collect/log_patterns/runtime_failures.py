@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from advisor.collect.log_patterns.pattern import Pattern, to_float, to_int, wording
+from advisor.collect.log_patterns.pattern import SHELL_JOB, Pattern, to_float, to_int, wording
 from rules.events import SHELL_REPORTED
 from rules.events import LogEventKind as K
-
-# What a shell prints before the name of the signal that killed a child: a job's `[1]+  `, or a script's
-# `/entrypoint.sh: line 5:    42 ` (its pid); nothing at all for a command run in the foreground.
-SHELL_JOB = r"^(?:\[\d+\][+-]?\s+|\S+: line \d+:\s+\d+\s+)?"
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # Python's faulthandler when a signal kills the process in native code (vLLM's workers enable it)
