@@ -35,6 +35,9 @@ class LogEventKind(str, Enum):
     CUDA_GRAPH_MEMORY = "cuda_graph_memory"  # Graph capturing finished in S secs, took X GiB / CUDA graph pool memory
     CUDAGRAPH_PROFILING = "cudagraph_profiling"  # CUDA graph memory profiling is enabled (…) / is disabled (…)
     STATS_LINE = "stats_line"  # Engine 000: Avg prompt throughput … (periodic)
+    # Engine 000: Iteration(N): C context requests, … iteration elapsed time: T ms (0.32+, one per engine step,
+    # only with --enable-logging-iteration-details): a step's own make-up and time, never an interval's rates
+    ITERATION_LINE = "iteration_line"
     SPEC_DECODE_METRICS = "spec_decode_metrics"  # SpecDecoding metrics: … acceptance …
     V0_PREEMPTION_WARNING = "v0_preemption_warning"  # Sequence group … is preempted by PreemptionMode…
     # To serve at least one request with the model(s)'s max seq len …
@@ -377,6 +380,15 @@ class LogEvent(BaseModel):
     prefix_hit_rate: float | None = None
     total_preemptions: int | None = None  # V0 warning: cumulative count
 
+    # one engine step (--enable-logging-iteration-details); also engine and kv_usage above
+    iteration: int | None = None  # the engine's step counter
+    context_requests: int | None = None  # requests with a prompt chunk in this step (no output token yet)
+    context_tokens: int | None = None  # prompt tokens this step computed (a cached prefix is not among them)
+    generation_requests: int | None = None  # requests that decoded in this step
+    generation_tokens: int | None = None  # their tokens (more than the requests with speculative decoding)
+    step_ms: float | None = None  # the step's time, scheduling to output
+    dummy: bool | None = None  # a data-parallel engine's padding step, which served nobody
+
     # speculative decoding (fractions 0–1)
     acceptance_rate: float | None = None
     mean_acceptance_length: float | None = None
@@ -495,6 +507,17 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "kv_usage",
         "prefix_hit_rate",
         "version",
+    ),
+    LogEventKind.ITERATION_LINE: (
+        "engine",
+        "iteration",
+        "context_requests",
+        "context_tokens",
+        "generation_requests",
+        "generation_tokens",
+        "step_ms",
+        "dummy",
+        "kv_usage",
     ),
     LogEventKind.SPEC_DECODE_METRICS: (
         "acceptance_rate",

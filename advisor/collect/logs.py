@@ -62,6 +62,9 @@ from rules.events import (
 )
 
 MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
+# A server logging each step prints tens of lines a second: the most recent steps are kept (a minute or more of a
+# busy GPU's), so a day of them is read in bounded memory; the older ones are counted
+MAX_ITERATION_EVENTS = 3000
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
 MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rarely takes more
 # A JSON object printed over several lines (jq, Postman, a client's pretty error body): `{` alone on a line, then its
@@ -194,6 +197,8 @@ class LogReadResult:
     lines_read: int = 0
     vllm_lines: int = 0
     dropped_stats_events: int = 0
+    dropped_iteration_events: int = 0
+    iteration_events: int = 0  # steps kept in `events` (--enable-logging-iteration-details)
     tracebacks: int = 0
     error_bodies: int = 0
     catalog_messages: int = 0  # distinct vLLM messages found in its catalog
@@ -375,7 +380,27 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         state.fatal = None
     elif event.kind == LogEventKind.ENGINE_CORE_FAILED:
         _raised_while_starting(result.events)
+    elif event.kind == LogEventKind.ITERATION_LINE:
+        _keep_recent_steps(result)
     result.events.append(event)
+
+
+def _keep_recent_steps(result: LogReadResult) -> None:
+    """Count one more step line and, past twice MAX_ITERATION_EVENTS kept, drop the oldest down to the cap: a
+    compaction now and then instead of a scan per line, so a long log of steps is read in bounded memory."""
+    result.iteration_events += 1
+    if result.iteration_events < 2 * MAX_ITERATION_EVENTS:
+        return
+    surplus = result.iteration_events - MAX_ITERATION_EVENTS
+    kept: list[LogEvent] = []
+    for event in result.events:
+        if surplus and event.kind == LogEventKind.ITERATION_LINE:
+            surplus -= 1
+            continue
+        kept.append(event)
+    result.dropped_iteration_events += result.iteration_events - MAX_ITERATION_EVENTS
+    result.iteration_events = MAX_ITERATION_EVENTS
+    result.events = kept
 
 
 def _raised_while_starting(events: list[LogEvent]) -> None:

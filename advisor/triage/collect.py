@@ -61,6 +61,10 @@ def collect(request: TriageRequest) -> Collected:
         note = log.describe()
         if log.dropped_stats_events:
             note += f"; dropped the {log.dropped_stats_events} oldest stats lines"
+        if log.dropped_iteration_events:
+            note += (
+                f"; read the last {log.iteration_events} engine steps, not the {log.dropped_iteration_events} before"
+            )
         facts.sources.append(FactSource(kind="log", location=log.source, note=note))
         _snapshot_from_quotes(facts, log)
     typed = parse_command(request.server_args) if request.server_args else None

@@ -1,4 +1,5 @@
-"""The lines a running server prints periodically: throughput and queue stats, speculative decoding.
+"""The lines a running server prints periodically: throughput and queue stats, each step's make-up when asked
+for it, speculative decoding.
 
 Every version's stats line (0.8.0 without a prefix, V1 per engine or DP-aggregated, V0 with
 Pending) maps to one event kind; optional parts are read one by one so a line missing some of
@@ -82,6 +83,26 @@ PATTERNS: tuple[Pattern, ...] = (
         K.STATS_LINE,
         r"^Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%",
         lambda m: {"prefix_hit_rate": to_float(m["gpu"]) / 100},
+    ),
+    wording(  # 0.32's per-step line (v1/metrics/loggers.py, --enable-logging-iteration-details); its own kind:
+        # it is no interval's stats line, and reading it as one would skew the rates taken from those
+        ("Iteration(",),
+        K.ITERATION_LINE,
+        r"(?:Engine (?P<engine>\d+): )?Iteration\((?P<iteration>\d+)\): (?P<ctx_req>\d+) context requests, "
+        r"(?P<ctx_tok>\d+) context tokens, (?P<gen_req>\d+) generation requests, (?P<gen_tok>\d+) generation "
+        r"tokens, iteration elapsed time: (?P<ms>[\d.]+) ms(?P<dummy> \(dummy\))?"
+        r"(?:, (?:[A-Z][\w+ ]*?) KV cache usage: (?P<kv>[\d.]+)%)?",
+        lambda m: {
+            "engine": m["engine"],
+            "iteration": to_int(m["iteration"]),
+            "context_requests": to_int(m["ctx_req"]),
+            "context_tokens": to_int(m["ctx_tok"]),
+            "generation_requests": to_int(m["gen_req"]),
+            "generation_tokens": to_int(m["gen_tok"]),
+            "step_ms": to_float(m["ms"]),
+            "dummy": m["dummy"] is not None,
+            "kv_usage": to_float(m["kv"]) / 100 if m["kv"] else None,
+        },
     ),
     wording(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
     wording(  # V0's spec decode (engine/metrics.py 0.5-0.8): the rate is a fraction there, not a percentage
