@@ -133,6 +133,12 @@ class LogEventKind(str, Enum):
     GATEWAY_ERROR = "gateway_error"
     # a URL of the local host the text shows (http://localhost:8000/v1/…): the client meant a server beside it
     LOCAL_ENDPOINT = "local_endpoint"
+    # a client's words for a connection that never reached a server, naming where it went: curl's "(7) Failed to
+    # connect to localhost port 8000", urllib3's "HTTPConnectionPool(host=…, port=…): Max retries exceeded",
+    # aiohttp's "Cannot connect to host", Node's "connect ECONNREFUSED", Go's "dial tcp …: connect:", reqwest's
+    # "error sending request for url (…)"; component: the client library, address: host:port, url_path: the route
+    # asked when the words name it, connect_result: refused, timeout, unresolved or None when they do not say
+    SERVER_UNREACHABLE = "server_unreachable"
     # aiohttp's InvalidURL naming an address without a scheme ("InvalidURL: 172.25.239.45:33080"): a proxy
     # variable written as host:port, read by the client session vLLM fetches media with (trust_env)
     PROXY_URL_INVALID = "proxy_url_invalid"
@@ -465,6 +471,9 @@ class LogEvent(BaseModel):
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
     probe: str | None = None
     probe_result: str | None = None
+    address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
+    url_path: str | None = None  # … the route it asked for …
+    connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold
@@ -621,6 +630,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
+    LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),

@@ -43,6 +43,10 @@ CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's default
 # gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 
+# The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
+# since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).
+API_SERVER_PORT = 8000
+
 # vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
 LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`
 HUGE_GPU_GIB = 160  # `device_memory >= 160 * GiB_bytes`, from 0.28

@@ -805,7 +805,10 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         match = pattern.regex.search(message)
         if match is None:
             continue
-        fields = dict(pattern.fields(match))
+        read = pattern.fields(match)
+        if read is None:  # the words match, but say something else here (a wording's fields refuse it)
+            continue
+        fields = dict(read)
         if pattern.kind == LogEventKind.NON_DEFAULT_ARGS:
             fields = {"args": _args_from_text(match.group("args"))}
         if pattern.kind == LogEventKind.CUDA_OOM and "oom_phase" not in fields:

@@ -1,5 +1,6 @@
 """What stands between a client and vLLM, in its own words: a gateway's 502 or 504 (vLLM's server answers
-neither), the local address the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
+neither), a connection that never reached the server (the client's words naming where it went), the local address
+the client called, an HTTP proxy variable aiohttp cannot read, and an orchestrator's
 health check giving up on the server; and from the server's access log, a path it has no route for (404, also in
 a client's words), a route asked with a method it does not take (405, also in a client's words), and a request it
 failed (500).
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, wording
+from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_int, wording
+from rules import vllm_defaults
+from rules.catalog.op5_unreachable import OTHER_SERVERS
 from rules.events import LogEventKind as K
 
 # What the kubelet says a probe met (its HTTP and TCP probers' words): nothing listening, no answer in time, an
@@ -64,7 +67,97 @@ def _gateway_status(match: re.Match[str]) -> Fields:
     return fields
 
 
+# What a client's connection met, in the words of the libraries and tools that report it.
+_CONNECT_RESULTS = (
+    ("refused", re.compile(r"connection refused|ECONNREFUSED|Connect call failed|actively refused", re.IGNORECASE)),
+    ("timeout", re.compile(r"timed out|ETIMEDOUT|ConnectTimeout|i/o timeout", re.IGNORECASE)),
+    (
+        "unresolved",
+        re.compile(
+            r"Name or service not known|nodename nor servname|failure in name resolution|Could not resolve host|"
+            r"ENOTFOUND|getaddrinfo failed|no such host|NameResolutionError",
+            re.IGNORECASE,
+        ),
+    ),
+    ("unreachable", re.compile(r"No route to host|Network is unreachable|EHOSTUNREACH|ENETUNREACH", re.IGNORECASE)),
+)
+# A route of vLLM's OpenAI-compatible server (or Ollama's native API a client fell back to): a failed connection
+# asking for one was meant for an inference server, not for a model hub or a media URL vLLM fetches.
+_SERVER_ROUTE = re.compile(
+    r"^/(?:v1/|api/(?:chat|generate|tags|embed)|health|metrics|ping|invocations|version|tokenize|detokenize|pooling)"
+)
+_LOCAL_HOST = re.compile(r"^(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?)$")
+# The ports inference servers listen on by default: vLLM's, and those of the local servers a client falls back to
+# (Ollama, LM Studio: OP-5.34's table).
+SERVING_PORTS = (vllm_defaults.API_SERVER_PORT, *OTHER_SERVERS)
+
+
+def _unreachable(component: str, match: re.Match[str], host: str | None, port: str | None, path: str | None = None):
+    """The fields of a client's failed connection, or None when its target is no inference server's (a model hub, a
+    media URL vLLM fetches): a local host, a serving port or a server route; curl is always a person asking a
+    server."""
+    host = host.strip("[]") if host else None
+    number = to_int(port)
+    target = (
+        component == "curl"
+        or (host is not None and _LOCAL_HOST.match(host) is not None)
+        or number in SERVING_PORTS
+        or (path is not None and _SERVER_ROUTE.match(path) is not None)
+    )
+    if not target:
+        return None
+    return {
+        "message": match.group(0),
+        "component": component,
+        "address": f"{host}:{number}" if host and number else host,
+        "url_path": path,
+        "connect_result": next((name for name, words in _CONNECT_RESULTS if words.search(match.string)), None),
+    }
+
+
+_URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"]*)?"
+
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # curl's own errors for a connection: 6 (could not resolve), 7 (could not connect), 28 (timed out)
+        ("curl: (",),
+        K.SERVER_UNREACHABLE,
+        r"curl: \((?:6|7|28)\) (?:Failed to connect to (?P<host>\S+) port (?P<port>\d+)|Could not resolve host: "
+        r"(?P<rhost>\S+)|Connection timed out|Couldn't connect to server|Connection refused).*",
+        lambda m: _unreachable("curl", m, m["host"] or m["rhost"], m["port"]),
+    ),
+    wording(  # urllib3 (requests): the pool gave up on a connection it could not make
+        ("ConnectionPool(host=",),
+        K.SERVER_UNREACHABLE,
+        r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\): Max retries exceeded with url: "
+        r"(?P<path>\S+) \(Caused by (?:NewConnectionError|ConnectTimeoutError|NameResolutionError).*",
+        lambda m: _unreachable("urllib3", m, m["host"], m["port"], m["path"]),
+    ),
+    wording(  # aiohttp
+        ("Cannot connect to host",),
+        K.SERVER_UNREACHABLE,
+        r"Cannot connect to host (?P<host>\[[^\]]+\]|[^\s:]+):(?P<port>\d+) ssl:\S+ \[.*",
+        lambda m: _unreachable("aiohttp", m, m["host"], m["port"]),
+    ),
+    wording(  # Node.js (an OpenAI SDK for JavaScript, a UI behind it)
+        ("ECONNREFUSED", "ETIMEDOUT", "ENOTFOUND"),
+        K.SERVER_UNREACHABLE,
+        r"(?:connect (?:ECONNREFUSED|ETIMEDOUT) (?P<host>\[[^\]]+\]|[\d.]+):(?P<port>\d+)"
+        r"|getaddrinfo ENOTFOUND (?P<ghost>\S+))",
+        lambda m: _unreachable("Node.js", m, m["host"] or m["ghost"], m["port"]),
+    ),
+    wording(  # Go's net package (a gateway, Prometheus' scrape, a Go client); a kubelet probe's line stays its own
+        ("dial tcp",),
+        K.SERVER_UNREACHABLE,
+        r"^(?!.*probe failed).*?(?:(?:Get|Post) \"?" + _URL + r"\"?: )?dial tcp "
+        r"(?:(?P<dhost>\[[^\]]+\]|[^\s:]+):(?P<dport>\d+))?.*",
+        lambda m: _unreachable("Go", m, m["dhost"] or m["host"], m["dport"] or m["port"], m["path"]),
+    ),
+    wording(  # Rust's reqwest (the Codex CLI): where, not why
+        ("error sending request for url",),
+        K.SERVER_UNREACHABLE,
+        r"error sending request for url \(" + _URL + r"\)",
+        lambda m: _unreachable("reqwest", m, m["host"], m["port"], m["path"]),
+    ),
     wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway"
         ("502", "504"),
         K.GATEWAY_ERROR,

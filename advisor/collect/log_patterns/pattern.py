@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from rules.events import LogEventKind as K
 
 Fields = dict[str, object]
+# A wording's fields may be None: the words matched but the match says something else here (a client's connection
+# error to a host that is no server of the user's), so the line is left to the next wording or to the catalog.
 
 NUM = r"-?[\d,]*\.?\d+"  # 162,704 · 24.0 · 3.18 · -1.44
 # What a shell prints before the name of the signal that killed a child: a job's `[1]+  `, or a script's
@@ -45,12 +47,12 @@ class Pattern:
 
     kind: K
     regex: re.Pattern[str]
-    fields: Callable[[re.Match[str]], Fields]
+    fields: Callable[[re.Match[str]], Fields | None]
     keys: tuple[str, ...] = ()
 
 
 def wording(
-    keys: tuple[str, ...], kind: K, pattern: str, fields: Callable[[re.Match[str]], Fields] = lambda m: {}
+    keys: tuple[str, ...], kind: K, pattern: str, fields: Callable[[re.Match[str]], Fields | None] = lambda m: {}
 ) -> Pattern:
     """`keys`: literal texts one of which every line of this wording contains (the prefilter)."""
     return Pattern(kind, re.compile(pattern), fields, keys)

@@ -32,7 +32,6 @@ WRONG_TODAY = frozenset(
         "runtime-bad-words-tokenizer-already-borrowed",
         "runtime-bench-random-range-ratio-context",
         "runtime-claude-code-system-role-anthropic-validation",
-        "runtime-codex-oss-provider-ignores-base-url",
         "runtime-dspy-hfclientvllm-extra-fields-rejected",
         "runtime-evalscope-swebench-oracle-over-context",
         "runtime-fastchat-vllm-worker-embeddings-404",
