@@ -160,11 +160,15 @@ def _rejoined(numbered: Iterator[tuple[int, str]], width: int | None, seen: Coun
         yield held
 
 
+_TABLE_ROW = re.compile(r"^\s*[|+│┃╋┼├┌└╔╚║].*[|+│┃╋┼┤┐┘╗╝║]\s*$")
+
+
 def _wrapped_rest(piece: str, line: str) -> bool:
     """Whether `line` can be the rest of a wrapped `piece`: it starts no record (a level, a process prefix, a date,
     a traceback's line), with its carriers off, and does not begin as the piece does (a carrier's prefix, a pod's
-    name: two records of one writer)."""
-    if len(os.path.commonprefix([piece, line])) >= SHARED_PREFIX_CHARS:
+    name: two records of one writer). A piece that opens and closes with a table's edge (`|…|`, `+---+`, as
+    nvidia-smi draws its table) is a whole row: a table's rows are all the terminal's width without being cut."""
+    if len(os.path.commonprefix([piece, line])) >= SHARED_PREFIX_CHARS or _TABLE_ROW.match(piece):
         return False
     first, _ = next(_opened(line, None, _MAX_DEPTH, Counter()))
     return not _RECORD.match(first)

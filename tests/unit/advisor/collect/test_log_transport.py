@@ -191,3 +191,19 @@ def test_longest_lines_of_one_length_are_not_a_wrap_when_a_record_or_a_source_li
         "ValueError: x",
     ]
     assert [text for _, text in carried_lines(frames)] == frames
+
+
+def test_a_tables_rows_of_the_terminals_width_are_rows_not_a_wrap():
+    """nvidia-smi draws its table as rows of one width between `|` or `+` edges: each row is whole, never joined to
+    the next as a terminal's cut line would be."""
+    table = [
+        "+-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "|=========================================+========================+======================|",
+        "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |                    0 |",
+        "| N/A   34C    P0             62W /  400W |   72345MiB /  81920MiB |      0%      Default |",
+        "+-----------------------------------------+------------------------+----------------------+",
+    ]
+    carriers = Counter()
+    assert [text for _, text in carried_lines(table, carriers)] == table
+    assert not carriers
