@@ -206,6 +206,11 @@ class LogEventKind(str, Enum):
     # anon-rss:31457280kB` (dmesg); message: the words, component: who reported it (Kubernetes, Docker, the
     # kernel), rss_gib: the anonymous memory the killed process held, where the kernel says
     HOST_OOM_KILLED = "host_oom_killed"
+    # Kubernetes' status for a pod whose container does not run: `kubectl get pods`' STATUS (CrashLoopBackOff,
+    # ImagePullBackOff, ErrImagePull, CreateContainerConfigError, Pending, ContainerCreating …), `kubectl describe
+    # pod`'s `Reason:` and its events (`Back-off restarting failed container`, `Failed to pull image "…": …`,
+    # `Error: secret "…" not found`); pod_status: the status, message: what the event adds
+    POD_STATUS = "pod_status"
     # Kubernetes' scheduler placing the pod on no node: "0/4 nodes are available: 1 node(s) had untolerated taint
     # {…}, 3 Insufficient nvidia.com/gpu. preemption: …"; message: the reasons, nodes_total: the nodes it tried,
     # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate
@@ -471,6 +476,10 @@ class LogEvent(BaseModel):
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
     probe: str | None = None
     probe_result: str | None = None
+    pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
+    pod_status: str | None = None  # … its container's status (CrashLoopBackOff, ImagePullBackOff …) …
+    restarts: int | None = None  # … how often the kubelet restarted it …
+    image: str | None = None  # … and the image it could not pull
     address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
     url_path: str | None = None  # … the route it asked for …
     connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved
@@ -599,6 +608,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
+    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component"),
     LogEventKind.CONTAINER_EXIT_CODE: ("exit_code",),

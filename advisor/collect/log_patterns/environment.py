@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, wording
+from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_int, wording
 from rules.events import SHELL_SIGKILL
 from rules.events import LogEventKind as K
 
@@ -104,6 +104,32 @@ def _rendezvous(match: re.Match[str]) -> Fields:
 def _think_tags(line: str) -> str:
     opens, closes = "<think>" in line, "</think>" in line
     return "both" if opens and closes else "open" if opens else "close"
+
+
+# Kubernetes' words for a pod whose container is not running (the kubelet's waiting reasons, `kubectl get pods`)
+POD_STATUSES = (
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+    "ContainerCreating",
+    "Pending",
+)
+
+
+def _pod_event(match: re.Match[str]) -> Fields:
+    """`kubectl describe pod`'s reason or event, as the status it stands for."""
+    if match["reason"]:
+        return {"pod_status": match["reason"]}
+    if match["backoff"]:
+        restarting = match["backoff"].startswith("restarting")
+        return {"pod_status": "CrashLoopBackOff" if restarting else "ImagePullBackOff", "image": match["bimage"]}
+    if match["image"]:
+        return {"pod_status": "ErrImagePull", "image": match["image"], "message": match["why"]}
+    return {"pod_status": "CreateContainerConfigError", "message": f'{match["kind"]} "{match["name"]}"'}
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -235,6 +261,22 @@ PATTERNS: tuple[Pattern, ...] = (
         # after its grace period): alone, or after a job's or a script's prefix, before the command it killed
         rf"|(?P<shell>{SHELL_JOB}Killed(?:\s{{2,}}.*)?$)",
         _oom_killed,
+    ),
+    wording(  # `kubectl get pods` (with or without its NAMESPACE column): a pod whose container does not run
+        (*POD_STATUSES,),
+        K.POD_STATUS,
+        rf"^(?:\S+\s+)?(?P<pod>[a-z0-9][-a-z0-9.]*)\s+\d+/\d+\s+(?P<status>(?:Init:)?(?:{'|'.join(POD_STATUSES)}))"
+        r"\s+(?P<restarts>\d+)",
+        lambda m: {"pod": m["pod"], "pod_status": m["status"], "restarts": to_int(m["restarts"])},
+    ),
+    wording(  # `kubectl describe pod`: the container's state reason, and the kubelet's events about it
+        ("Reason:", "Back-off", "Failed to pull image", "not found"),
+        K.POD_STATUS,
+        rf"^\s*Reason:\s+(?P<reason>{'|'.join(POD_STATUSES)})\s*$"
+        r"|Back-off (?P<backoff>restarting failed container|pulling image)(?: \"?(?P<bimage>[^\"\s]+))?"
+        r"|Failed to pull image \"(?P<image>[^\"]+)\": (?P<why>.*)"
+        r"|Error: (?P<kind>secret|configmap) \"(?P<name>[^\"]+)\" not found",
+        _pod_event,
     ),
     wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture
         (

@@ -1,0 +1,194 @@
+"""OP-7.35: Kubernetes says the server's container is not running: what its status means, and where the cause is.
+
+Why a rule of its own: on call, the first thing a person sees of a vLLM deployment on Kubernetes is often
+`kubectl get pods`, and the first thing they paste is its STATUS column or `kubectl describe pod`'s events. Each
+status is the kubelet's, not vLLM's, and says where to look next: CrashLoopBackOff is a container that keeps
+exiting (its previous run's log and exit code hold why: 137 is a kill, the OOM killer or a liveness probe that gave
+up while the model loaded); ImagePullBackOff and ErrImagePull are an image that cannot be pulled (a tag that does
+not exist, a private registry without a pull secret, a node without a route to the registry); a
+CreateContainerConfigError names a Secret or ConfigMap the pod references (the Hugging Face token, most often)
+that does not exist; a Pod stuck Pending was placed on no node (OP-7.31 reads the scheduler's reasons). It is a
+fallback: a finding that names the cause of the container's exits (OP-7.30's OOM kill, a probe killing a loading
+server, vLLM's own error) is at least as severe and takes its place.
+Sources: the kubelet's waiting reasons in Kubernetes' source (pkg/kubelet/images/types.go: ErrImagePull,
+ImagePullBackOff, InvalidImageName; pkg/kubelet/container/sync_result.go: CrashLoopBackOff, RunContainerError;
+pkg/kubelet/kuberuntime/kuberuntime_container.go: CreateContainerConfigError, CreateContainerError), and the
+Kubernetes documentation's "Debug Running Pods" (`kubectl logs --previous`).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_CRASH = ("CrashLoopBackOff", "RunContainerError", "CreateContainerError")
+_IMAGE = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
+_CONFIG = ("CreateContainerConfigError",)
+_WAITING = ("Pending", "ContainerCreating")
+# What an image pull's error says went wrong, in the registry's or the runtime's words.
+_PULL_REASONS = (
+    (("not found", "manifest unknown", "NotFound"), "the tag does not exist in that repository"),
+    (("unauthorized", "denied", "authentication required", "forbidden"), "the registry refused the node's credentials"),
+    (
+        ("i/o timeout", "dial tcp", "no such host", "connection refused", "TLS handshake"),
+        "the node cannot reach the registry",
+    ),
+)
+
+
+def _check_pod_status(facts: Facts) -> list[Finding]:
+    statuses = facts.events_of(LogEventKind.POD_STATUS)
+    if not statuses:
+        return []
+    # the status that says most: a crash or a pull before a pod still waiting
+    order = (*_CRASH, *_IMAGE, *_CONFIG, *_WAITING)
+    shown = min(statuses, key=lambda e: order.index(_bare(e)) if _bare(e) in order else len(order))
+    status = _bare(shown)
+    if status in _IMAGE:
+        return [_image_finding(shown, [e for e in statuses if e.image or e.message])]
+    if status in _CONFIG:
+        return [_config_finding(shown, [e for e in statuses if e.message])]
+    if status in _WAITING:
+        return [_waiting_finding(shown, status)]
+    return [_crash_finding(shown, max((e.restarts or 0) for e in statuses))]
+
+
+def _bare(event: LogEvent) -> str:
+    return (event.pod_status or "").removeprefix("Init:")
+
+
+def _who(event: LogEvent) -> str:
+    return f"pod {event.pod}" if event.pod else "the pod"
+
+
+def _vllm_tag(image: str | None) -> str:
+    """vLLM's own image with a release tag written without its `v` (`vllm/vllm-openai:0.11.0`): the tag it has."""
+    repository, _, tag = (image or "").rpartition(":")
+    if repository.endswith("vllm/vllm-openai") and tag[:1].isdigit():
+        return f" (vLLM's images are tagged v{tag}, not {tag}: {repository}:v{tag})"
+    return ""
+
+
+def _crash_finding(shown: LogEvent, restarts: int) -> Finding:
+    pod = shown.pod or "<pod>"
+    times = f", {restarts} restarts" if restarts else ""
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"{_who(shown)}'s container keeps exiting and Kubernetes keeps restarting it ({shown.pod_status}{times}): "
+        "why it exits is in its last run's log",
+        summary="CrashLoopBackOff is the kubelet waiting longer and longer before starting a container that exited "
+        "again; it says nothing of why. The container's previous run printed the cause before it exited, and "
+        "`kubectl describe pod` shows how it ended (Last State: Terminated, its Reason and Exit Code).",
+        evidence=[c.log_evidence(shown, name="the pod's status", value=shown.pod_status)],
+        actions=[
+            f"Read the previous run's log: `kubectl logs {pod} --previous | servops triage --logs -` (add `-c "
+            "<container>` for a pod of several containers).",
+            f"`kubectl describe pod {pod} | servops triage --logs -`: Exit Code 137 is a kill (Reason OOMKilled: the "
+            "container's memory limit; otherwise a liveness probe that gave up while the model was loading: a "
+            "startupProbe covers the load), 1 an error the log ends with.",
+        ],
+        confidence=0.6,
+    )
+
+
+def _image_finding(shown: LogEvent, pulls: list[LogEvent]) -> Finding:
+    image = next((e.image for e in pulls if e.image), None)
+    said = next((e.message for e in pulls if e.message), "")
+    reason = next((why for words, why in _PULL_REASONS if any(w.lower() in said.lower() for w in words)), None)
+    actions = [
+        f"Check that the image exists as written: `docker pull {image or '<image>'}` from a machine that can; vLLM's "
+        f"own images are vllm/vllm-openai with a release tag that starts with v (v0.11.0), latest or nightly"
+        f"{_vllm_tag(image)}.",
+        "For a private registry, give the pod an imagePullSecret for it (`kubectl create secret docker-registry …`, "
+        "then `imagePullSecrets:` in the pod's spec).",
+        "If the node cannot reach the registry (an air-gapped cluster, a proxy), mirror the image into a registry it "
+        "can reach.",
+    ]
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"Kubernetes cannot pull the server's image {image or ''}".rstrip()
+        + (f": {reason}" if reason else f" ({shown.pod_status})"),
+        summary=f"{_who(shown).capitalize()} has not started: its container's image could not be pulled, so vLLM "
+        "never ran "
+        + (
+            f"(the runtime said: {said[:300]})."
+            if said
+            else f"({shown.pod_status}: the kubelet retries, waiting longer each time)."
+        ),
+        evidence=[c.log_evidence(e, name="the image pull", value=e.image or e.pod_status) for e in pulls[:2]]
+        or [c.log_evidence(shown, name="the pod's status", value=shown.pod_status)],
+        actions=actions,
+        confidence=0.85 if reason else 0.7,
+    )
+
+
+def _config_finding(shown: LogEvent, missing: list[LogEvent]) -> Finding:
+    what = missing[0].message if missing else None
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"the pod references {what}, which does not exist in its namespace"
+        if what
+        else "the pod references a Secret or ConfigMap that does not exist",
+        summary=f"{_who(shown).capitalize()}'s container was never created (CreateContainerConfigError): its spec "
+        "takes an "
+        "environment variable or a volume from a Secret or ConfigMap that is not in the pod's namespace (the "
+        "Hugging Face token's Secret, most often).",
+        evidence=[c.log_evidence(e, name="the missing object", value=e.message) for e in missing[:1]]
+        or [c.log_evidence(shown, name="the pod's status", value=shown.pod_status)],
+        actions=[
+            "Create it in the pod's namespace under the name the spec uses (`kubectl create secret generic <name> "
+            "--from-literal=<key>=<value> -n <namespace>`), or correct the name or key in the spec.",
+        ],
+        confidence=0.85 if what else 0.7,
+    )
+
+
+def _waiting_finding(shown: LogEvent, status: str) -> Finding:
+    pod = shown.pod or "<pod>"
+    pending = status == "Pending"
+    return RULE_POD_STATUS.finding(
+        Severity.MEDIUM,
+        f"{_who(shown)} is {status}: "
+        + ("no node has taken it yet" if pending else "its container is still being created"),
+        summary="Pending is a pod the scheduler has placed on no node (not enough free nvidia.com/gpu, a taint it "
+        "does not tolerate, a node selector nothing matches)."
+        if pending
+        else "ContainerCreating lasts while the node pulls the image (vLLM's images weigh gigabytes) and attaches the "
+        "pod's volumes (a model cache volume that will not mount holds it here).",
+        evidence=[c.log_evidence(shown, name="the pod's status", value=status)],
+        actions=[f"`kubectl describe pod {pod} | servops triage --logs -`: its events say why."],
+        confidence=0.6,
+    )
+
+
+RULE_POD_STATUS = Rule(
+    code="OP-7.35",
+    title="Kubernetes says the server's container is not running",
+    category=Category.STARTUP,
+    check=_check_pod_status,
+    needs=("events",),
+    fallback="failure",
+    page=RulePage(
+        checks="`kubectl get pods`' STATUS (CrashLoopBackOff, ImagePullBackOff, ErrImagePull, InvalidImageName, "
+        "CreateContainerConfigError, CreateContainerError, RunContainerError, Pending, ContainerCreating) or `kubectl "
+        'describe pod`\'s Reason and events (`Back-off restarting failed container`, `Failed to pull image "…": …`, '
+        '`Error: secret "…" not found`).',
+        why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
+        "reference or the registry, a missing Secret, the scheduler.",
+        example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "
+        "vllm-7d9f8b6c5d-x2k4p --previous` holds why it exits.",
+        fix="Read what the status points at (the previous log, describe's events); fix the image reference or pull "
+        "secret; create the missing Secret.",
+        limits="A fallback: a finding that names why the container exits (an OOM kill, a probe killing a loading "
+        "server, vLLM's own error) is at least as severe and replaces it. The pod's events are read only as far as "
+        "their words above; a Pending pod's scheduling reasons are OP-7.31's.",
+        references=[
+            "https://kubernetes.io/docs/tasks/debug/debug-application/debug-running-pod/",
+            "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-state-waiting",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_POD_STATUS]

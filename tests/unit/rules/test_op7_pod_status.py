@@ -1,0 +1,83 @@
+"""OP-7.35: what Kubernetes' own status for the server's pod means, and where its cause is (a fallback: a finding
+that names why the container exits takes its place)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_pod_status import RULE_POD_STATUS
+from rules.evaluate import evaluate
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+
+HEADER = "NAME                    READY   STATUS             RESTARTS      AGE"
+CRASHING = "vllm-7d9f8b6c5d-x2k4p   0/1     CrashLoopBackOff   6 (2m ago)    12m"
+PULL = (
+    '  Warning  Failed     12s (x3 over 55s)  kubelet            Failed to pull image "vllm/vllm-openai:0.11.0": rpc '
+    'error: code = NotFound desc = failed to pull and unpack image "docker.io/vllm/vllm-openai:0.11.0": failed to '
+    'resolve reference "docker.io/vllm/vllm-openai:0.11.0": docker.io/vllm/vllm-openai:0.11.0: not found'
+)
+
+
+def _facts(*lines: str) -> Facts:
+    return Facts(events=parse_lines(list(lines)).events)
+
+
+def _finding(*lines: str):
+    [finding] = RULE_POD_STATUS.evaluate(_facts(*lines))
+    return finding
+
+
+def test_a_crashing_pod_is_sent_to_its_previous_runs_log_by_name():
+    finding = _finding(HEADER, CRASHING)
+    assert finding.title.startswith(
+        "pod vllm-7d9f8b6c5d-x2k4p's container keeps exiting and Kubernetes keeps restarting it (CrashLoopBackOff, "
+        "6 restarts)"
+    )
+    assert "kubectl logs vllm-7d9f8b6c5d-x2k4p --previous | servops triage --logs -" in finding.actions[0]
+
+
+def test_all_namespaces_rows_and_describes_reason_are_read_too():
+    [row] = parse_lines(["default   vllm-0   0/1   CrashLoopBackOff   3 (40s ago)   5m"]).events
+    assert (row.kind, row.pod, row.restarts) == (K.POD_STATUS, "vllm-0", 3)
+    [reason] = parse_lines(["      Reason:       CrashLoopBackOff"]).events
+    assert (reason.kind, reason.pod_status) == (K.POD_STATUS, "CrashLoopBackOff")
+
+
+def test_a_v0_stats_lines_pending_is_no_pod():
+    line = "INFO 07-01 10:00:00 metrics.py:341] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 "
+    events = parse_lines([line + "tokens/s, Running: 2 reqs, Swapped: 0 reqs, Pending: 3 reqs"]).events
+    assert [e.kind for e in events] == [K.STATS_LINE]
+
+
+def test_an_oom_kill_that_explains_the_crashes_takes_its_place():
+    evaluation = evaluate(_facts("    Last State:     Terminated", "      Reason:       OOMKilled", HEADER, CRASHING))
+    rules = [f.rule for f in evaluation.findings]
+    assert rules[0] == "OP-7.30" and "OP-7.35" not in rules
+
+
+def test_a_tag_that_does_not_exist_is_named_with_the_tag_vllms_images_have():
+    finding = _finding(
+        PULL, '  Normal   BackOff    1s (x4 over 54s)   kubelet   Back-off pulling image "vllm/vllm-openai:0.11.0"'
+    )
+    assert finding.title == (
+        "Kubernetes cannot pull the server's image vllm/vllm-openai:0.11.0: the tag does not exist in that repository"
+    )
+    assert "vllm/vllm-openai:v0.11.0" in finding.actions[0]
+
+
+def test_a_registry_that_refuses_the_credentials_is_said_so():
+    refused = PULL.split(": rpc error")[0].replace("vllm/vllm-openai:0.11.0", "registry.example.com/llm/vllm:v0.11.0")
+    finding = _finding(refused + ": rpc error: code = Unknown desc = failed to authorize: 401 Unauthorized")
+    assert finding.title.endswith("the registry refused the node's credentials")
+    assert "(vLLM's images are tagged" not in finding.actions[0]
+
+
+def test_a_missing_secret_is_named():
+    finding = _finding('  Warning  Failed     3s (x5 over 50s)  kubelet            Error: secret "hf-token" not found')
+    assert finding.title == 'the pod references secret "hf-token", which does not exist in its namespace'
+
+
+def test_a_pending_pod_is_sent_to_describes_events():
+    finding = _finding(HEADER, "vllm-0   0/1     Pending   0          3m")
+    assert finding.title == "pod vllm-0 is Pending: no node has taken it yet"
+    assert finding.severity.value == "medium"
