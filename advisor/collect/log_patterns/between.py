@@ -92,7 +92,9 @@ _LOCAL_HOST = re.compile(r"^(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?
 SERVING_PORTS = (vllm_defaults.API_SERVER_PORT, *OTHER_SERVERS)
 
 
-def _unreachable(component: str, match: re.Match[str], host: str | None, port: str | None, path: str | None = None):
+def _unreachable(
+    component: str, match: re.Match[str], host: str | None, port: str | None, path: str | None = None
+) -> Fields | None:
     """The fields of a client's failed connection, or None when its target is no inference server's (a model hub, a
     media URL vLLM fetches): a local host, a serving port or a server route; curl is always a person asking a
     server."""
