@@ -211,6 +211,9 @@ class LogEventKind(str, Enum):
     # pod`'s `Reason:` and its events (`Back-off restarting failed container`, `Failed to pull image "…": …`,
     # `Error: secret "…" not found`); pod_status: the status, message: what the event adds
     POD_STATUS = "pod_status"
+    # a process row of nvidia-smi's table (`|    0   N/A  N/A     12345      C   python3      72332MiB |`): which
+    # process holds how much memory on which GPU; component: its name
+    GPU_PROCESS = "gpu_process"
     # Kubernetes' scheduler placing the pod on no node: "0/4 nodes are available: 1 node(s) had untolerated taint
     # {…}, 3 Insufficient nvidia.com/gpu. preemption: …"; message: the reasons, nodes_total: the nodes it tried,
     # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate
@@ -476,6 +479,9 @@ class LogEvent(BaseModel):
     # timeout, status (an error status, in `status`), reset (the connection closed under it)
     probe: str | None = None
     probe_result: str | None = None
+    gpu_index: int | None = None  # a GPU's index as nvidia-smi numbers it (GPU_PROCESS) …
+    pid: int | None = None  # … a process on it …
+    memory_gib: float | None = None  # … and the device memory that process holds
     pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
     pod_status: str | None = None  # … its container's status (CrashLoopBackOff, ImagePullBackOff …) …
     restarts: int | None = None  # … how often the kubelet restarted it …
@@ -609,6 +615,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
     LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image"),
+    LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component"),
     LogEventKind.CONTAINER_EXIT_CODE: ("exit_code",),

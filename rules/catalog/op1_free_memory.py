@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -49,17 +49,37 @@ def _check_free_memory(facts: Facts) -> list[Finding]:
     )
     if (event.device or "").upper() == "CPU" or c.on_cpu_backend(facts):
         return [_cpu_free_memory(facts, event, util, title, evidence, util_change)]
+    holders = facts.events_of(LogEventKind.GPU_PROCESS)
     return [
         RULE_FREE_MEMORY.finding(
             Severity.CRITICAL,
             title,
-            evidence=evidence,
+            evidence=evidence
+            + [c.log_evidence(e, "a process nvidia-smi lists", e.memory_gib, unit="GiB") for e in holders],
             changes=[util_change] if util_change else [],
             confidence=0.95,
-            summary="Another process (often a second vLLM instance) holds memory on this GPU.",
-            actions=["Find and stop other processes on the GPU (nvidia-smi), or give this instance its own GPU."],
+            summary="Another process (often a second vLLM instance) holds memory on this GPU."
+            + (f" nvidia-smi lists {_holders(holders)}." if holders else ""),
+            actions=[_stop_action(holders)],
         )
     ]
+
+
+def _holders(holders: list[LogEvent]) -> str:
+    """nvidia-smi's process rows as a person reads them: the largest first."""
+    ranked = sorted(holders, key=lambda e: -(e.memory_gib or 0))
+    return ", ".join(f"PID {e.pid} ({e.component}, {fmt(e.memory_gib or 0)} GiB on GPU {e.gpu_index})" for e in ranked)
+
+
+def _stop_action(holders: list[LogEvent]) -> str:
+    if not holders:
+        return "Find and stop other processes on the GPU (nvidia-smi), or give this instance its own GPU."
+    return (
+        f"Stop what holds the GPU, or give this instance its own: {_holders(holders)}. A name that starts with VLLM:: "
+        "is a vLLM engine or worker (vLLM titles its processes VLLM::EngineCore, VLLM::Worker_TP0 …: "
+        "vllm/utils/system_utils.py): a second instance, or one left from an earlier start; if nvidia-smi ran while "
+        "this server was still up, one of them is the server itself."
+    )
 
 
 def _cpu_free_memory(
@@ -119,7 +139,9 @@ RULE_FREE_MEMORY = Rule(
         "On the CPU backend the fraction is of the NUMA node's RAM, taken when no KV size is given.",
         example="Free 31.44/47.38 GiB, util 0.95 (45.01 GiB) -> --gpu-memory-utilization 0.65. CPU: 10.65/12.34 GiB "
         "free, 0.92 (11.35 GiB) -> --kv-cache-memory-bytes 5G (or --gpu-memory-utilization 0.85).",
-        fix=f"Free the GPU, or set --gpu-memory-utilization to (free / total) − {FREE_MEMORY_MARGIN:g}. CPU backend: "
+        fix="Free the GPU (with nvidia-smi's process table pasted beside the error, the processes holding it are "
+        "named, the largest first, vLLM's own VLLM::… titles told apart), or set --gpu-memory-utilization to (free / "
+        f"total) − {FREE_MEMORY_MARGIN:g}. CPU backend: "
         "an explicit --kv-cache-memory-bytes (half the free memory) or VLLM_CPU_KVCACHE_SPACE skips the check.",
         limits="A lower budget shrinks the KV cache; two instances on one GPU each need their own share. Half the "
         "free memory is a first step, not sized for the workload.",

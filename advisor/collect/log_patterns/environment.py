@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_int, wording
+from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.events import SHELL_SIGKILL
 from rules.events import LogEventKind as K
 
@@ -277,6 +277,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Failed to pull image \"(?P<image>[^\"]+)\": (?P<why>.*)"
         r"|Error: (?P<kind>secret|configmap) \"(?P<name>[^\"]+)\" not found",
         _pod_event,
+    ),
+    wording(  # nvidia-smi's process table: GPU, (GI, CI on MIG-capable drivers), PID, type, name, memory
+        ("MiB |",),
+        K.GPU_PROCESS,
+        r"^\|\s+(?P<gpu>\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(?P<pid>\d+)\s+(?:C|G|M|C\+G|M\+C)\s+"
+        r"(?P<name>\S.*?)\s+(?P<mib>\d+)MiB\s*\|$",
+        lambda m: {
+            "gpu_index": to_int(m["gpu"]),
+            "pid": to_int(m["pid"]),
+            "component": m["name"],
+            "memory_gib": to_gib(m["mib"], "MiB"),
+        },
     ),
     wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture
         (
