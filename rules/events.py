@@ -137,7 +137,8 @@ class LogEventKind(str, Enum):
     # connect to localhost port 8000", urllib3's "HTTPConnectionPool(host=…, port=…): Max retries exceeded",
     # aiohttp's "Cannot connect to host", Node's "connect ECONNREFUSED", Go's "dial tcp …: connect:", reqwest's
     # "error sending request for url (…)"; component: the client library, address: host:port, url_path: the route
-    # asked when the words name it, connect_result: refused, timeout, unresolved or None when they do not say
+    # asked when the words name it, connect_result: refused, timeout, unresolved, unreachable or None when they do
+    # not say
     SERVER_UNREACHABLE = "server_unreachable"
     # aiohttp's InvalidURL naming an address without a scheme ("InvalidURL: 172.25.239.45:33080"): a proxy
     # variable written as host:port, read by the client session vLLM fetches media with (trust_env)
@@ -488,7 +489,7 @@ class LogEvent(BaseModel):
     image: str | None = None  # … and the image it could not pull
     address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
     url_path: str | None = None  # … the route it asked for …
-    connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved
+    connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved, unreachable
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold

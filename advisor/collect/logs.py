@@ -61,9 +61,9 @@ from rules.events import (
     OomPhase,
 )
 
-MAX_STATS_EVENTS = 5000  # a day of 10 s stats lines is 8640; the recent ones matter most
-# A server logging each step prints tens of lines a second: the most recent steps are kept (a minute or more of a
-# busy GPU's), so a day of them is read in bounded memory; the older ones are counted
+# Lines a long log repeats without end, of which only the newest are kept (and the older counted): a day of 10 s
+# stats lines is 8640; a server logging each step prints tens of lines a second (a minute or more of a busy GPU's).
+MAX_STATS_EVENTS = 5000
 MAX_ITERATION_EVENTS = 3000
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
 MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rarely takes more
@@ -196,9 +196,9 @@ class LogReadResult:
     events: list[LogEvent] = field(default_factory=list)
     lines_read: int = 0
     vllm_lines: int = 0
-    dropped_stats_events: int = 0
-    dropped_iteration_events: int = 0
-    iteration_events: int = 0  # steps kept in `events` (--enable-logging-iteration-details)
+    # of the kinds only the newest are kept of (`_newest_kept`): how many are in `events`, how many were dropped
+    kept: Counter[LogEventKind] = field(default_factory=Counter)
+    dropped: Counter[LogEventKind] = field(default_factory=Counter)
     tracebacks: int = 0
     error_bodies: int = 0
     catalog_messages: int = 0  # distinct vLLM messages found in its catalog
@@ -210,6 +210,19 @@ class LogReadResult:
     # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
     ends_in_traceback: bool = False
     cut_traceback_named: bool = False  # that traceback's error was logged in words on the line before it
+
+    @property
+    def dropped_stats_events(self) -> int:
+        return self.dropped[LogEventKind.STATS_LINE]
+
+    @property
+    def dropped_iteration_events(self) -> int:
+        return self.dropped[LogEventKind.ITERATION_LINE]
+
+    @property
+    def iteration_events(self) -> int:
+        """Steps kept in `events` (--enable-logging-iteration-details)."""
+        return self.kept[LogEventKind.ITERATION_LINE]
 
     def describe(self) -> str:
         """What was recognised, for the user: every kind of input the text held, counted."""
@@ -270,11 +283,8 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 "the error text itself (a file, or '-' for stdin)"
             )
         _read_piece(unwrap(line), line_no, source, state, result)
-    stats = [event for event in result.events if event.kind == LogEventKind.STATS_LINE]
-    if len(stats) > MAX_STATS_EVENTS:
-        dropped = {id(event) for event in stats[: len(stats) - MAX_STATS_EVENTS]}
-        result.events = [event for event in result.events if id(event) not in dropped]
-        result.dropped_stats_events = len(dropped)
+    for kind, newest in _newest_kept().items():
+        _drop_oldest(result, kind, newest, slack=0)
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
     result.ends_in_traceback = bool(state.frames or state.notebook_error)
@@ -380,26 +390,33 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         state.fatal = None
     elif event.kind == LogEventKind.ENGINE_CORE_FAILED:
         _raised_while_starting(result.events)
-    elif event.kind == LogEventKind.ITERATION_LINE:
-        _keep_recent_steps(result)
     result.events.append(event)
+    newest = _newest_kept().get(event.kind)
+    if newest is not None:
+        result.kept[event.kind] += 1
+        _drop_oldest(result, event.kind, newest, slack=newest)
 
 
-def _keep_recent_steps(result: LogReadResult) -> None:
-    """Count one more step line and, past twice MAX_ITERATION_EVENTS kept, drop the oldest down to the cap: a
-    compaction now and then instead of a scan per line, so a long log of steps is read in bounded memory."""
-    result.iteration_events += 1
-    if result.iteration_events < 2 * MAX_ITERATION_EVENTS:
+def _newest_kept() -> dict[LogEventKind, int]:
+    """The kinds a long log repeats without end, and how many of the newest of each are kept."""
+    return {LogEventKind.STATS_LINE: MAX_STATS_EVENTS, LogEventKind.ITERATION_LINE: MAX_ITERATION_EVENTS}
+
+
+def _drop_oldest(result: LogReadResult, kind: LogEventKind, newest: int, slack: int) -> None:
+    """Past `newest + slack` events of `kind`, drop the oldest down to `newest` and count them. While reading, the
+    slack makes it a compaction now and then rather than a scan per line, so a long log is read in bounded memory;
+    at the end (no slack) exactly the newest are left."""
+    surplus = result.kept[kind] - newest
+    if surplus <= slack:
         return
-    surplus = result.iteration_events - MAX_ITERATION_EVENTS
+    result.dropped[kind] += surplus
+    result.kept[kind] = newest
     kept: list[LogEvent] = []
     for event in result.events:
-        if surplus and event.kind == LogEventKind.ITERATION_LINE:
+        if surplus and event.kind == kind:
             surplus -= 1
             continue
         kept.append(event)
-    result.dropped_iteration_events += result.iteration_events - MAX_ITERATION_EVENTS
-    result.iteration_events = MAX_ITERATION_EVENTS
     result.events = kept
 
 

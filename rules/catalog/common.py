@@ -266,6 +266,26 @@ def host_has_gpus(facts: Facts, needed: int) -> bool:
     return count is None or count >= needed
 
 
+# This host's own addresses: the loopback ones (a server bound to one takes connections from this host only) and
+# 0.0.0.0, which a client calling it reaches on this host too. A client's failed connection (OP-5.34, and the
+# collector deciding whether its target is a server of the user's) and torch.distributed's rendezvous (OP-7.25).
+LOOPBACK = re.compile(r"^(?:localhost\b|127\.|::1$)")
+
+
+def is_local_host(host: str) -> bool:
+    """Whether `host` (without IPv6 brackets) is this host's own address."""
+    return host == "0.0.0.0" or LOOPBACK.match(host) is not None
+
+
+def split_address(address: str | None) -> tuple[str, int | None]:
+    """The host (without IPv6 brackets) and port of `host:port`; a host named alone (a name that did not resolve)
+    has no port."""
+    host, _, tail = (address or "").rpartition(":")
+    if host and tail.isdigit():
+        return host.strip("[]"), int(tail)
+    return (address or "").strip("[]"), None
+
+
 def round_down(value: float, step: int) -> int:
     return max(step, int(value // step) * step)
 

@@ -156,7 +156,8 @@ def _smaller_chunks(facts: Facts, base: float, typical: LogEvent, mixed: list[Lo
     decoding = typical.generation_tokens or 0
     if not costs:
         return None
-    proposed = sized_budget(facts, base, statistics.median(costs), decoding)
+    per_token = statistics.median(costs)
+    proposed = sized_budget(facts, base, per_token, decoding)
     if proposed >= min(budget, worst.context_tokens + decoding):
         return None
     chunk = proposed - decoding
@@ -165,7 +166,7 @@ def _smaller_chunks(facts: Facts, base: float, typical: LogEvent, mixed: list[Lo
     mean, least, most = chunk_steps_ms(base, costs, chunk, whole)
     sizing = (
         f" At {proposed:,} a step carries at most {chunk:,} prompt tokens beside {decoding} decoding; this server's "
-        f"cost of a prompt token ({statistics.median(costs):.3g} ms, the median of {len(costs)} chunk steps) "
+        f"cost of a prompt token ({per_token:.3g} ms, the median of {len(costs)} chunk steps) "
         f"predicts {mean:,.0f} ms a step on average while a long prompt prefills, from {least:,.0f} to {most:,.0f} ms "
         "(later chunks attend to more of the prompt)."
     )

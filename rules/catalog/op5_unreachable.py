@@ -32,8 +32,6 @@ CLIENT_ADDRESS_SETTINGS = (
     "an OpenAI SDK client: its base_url (OpenAI(base_url=…)) or OPENAI_BASE_URL, ending in /v1",
 )
 _LISTENS = re.compile(r"^https?://(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?")
-_LOOPBACK = ("localhost", "127.0.0.1", "::1")
-_LOCAL = (*_LOOPBACK, "0.0.0.0")
 # What the connection met, in words: the title's and the first action's.
 _MET: dict[str | None, tuple[str, str]] = {
     "refused": (
@@ -76,7 +74,7 @@ def _check_unreachable(facts: Facts) -> list[Finding]:
     if not failed:
         return []
     failure = next((e for e in failed if e.address), failed[0])
-    port = _port(failure.address)
+    host, port = c.split_address(failure.address)
     # where vLLM says it listens (uvicorn's `Application startup complete` is the same event, naming no address)
     listening = [e for e in facts.events_of(LogEventKind.SERVER_LISTENING) if e.listen_address]
     if port in OTHER_SERVERS:
@@ -86,20 +84,9 @@ def _check_unreachable(facts: Facts) -> list[Finding]:
         served_port = int(served["port"]) if served["port"] else None
         if served_port is not None and served_port != port:
             return [_other_port(failure, listening[-1], port, served_port)]
-        if served["host"].strip("[]") in _LOOPBACK and _host(failure) not in _LOCAL:
+        if c.LOOPBACK.match(served["host"].strip("[]")) and not c.is_local_host(host):
             return [_loopback_only(failure, listening[-1])]
     return [_not_reached(failure, listening[-1] if listening else None)]
-
-
-def _host(failure: LogEvent) -> str:
-    return (failure.address or "").rsplit(":", 1)[0].strip("[]") if _port(failure.address) else failure.address or ""
-
-
-def _port(address: str | None) -> int | None:
-    if not address or ":" not in address:
-        return None
-    tail = address.rsplit(":", 1)[1]
-    return int(tail) if tail.isdigit() else None
 
 
 def _other_server(failure: LogEvent, port: int) -> Finding:
@@ -161,7 +148,7 @@ def _not_reached(failure: LogEvent, listening: LogEvent | None) -> Finding:
         evidence.append(c.log_evidence(listening, name="where the server listens"))
     if failure.connect_result not in ("unresolved", "unreachable"):
         actions.append(_CONTAINER)
-    local = _host(failure) in _LOCAL
+    local = c.is_local_host(c.split_address(failure.address)[0])
     here = " The address is this host's own: a server here must be up and listening on that port." if local else ""
     return RULE_UNREACHABLE.finding(
         Severity.HIGH,

@@ -18,7 +18,6 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 HOST_IP_ENV = "VLLM_HOST_IP"
-_LOOPBACK = ("127.", "localhost", "::1", "[::1]")
 
 
 def _check_rendezvous(facts: Facts) -> list[Finding]:
@@ -26,11 +25,11 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
     if event is None:
         return []
     address = event.message or "the rendezvous address"
-    host = address.rsplit(":", 1)[0]
+    host, _ = c.split_address(address)
     waited = f" (timed out after {event.timeout_ms / 1000:.0f} s)" if event.timeout_ms else ""
     evidence = c.log_evidence(event, name="rendezvous address", value=address)
     evidence.description = "the address torch.distributed's TCP store tried to connect to"
-    if host.startswith(_LOOPBACK):  # the address is this host's own: the listening rank is what did not come up
+    if c.LOOPBACK.match(host):  # the address is this host's own: the listening rank is what did not come up
         return [_listener_missing(address, waited, evidence)]
     return [
         RULE_RENDEZVOUS.finding(

@@ -15,6 +15,7 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_int, wording
 from rules import vllm_defaults
+from rules.catalog.common import is_local_host
 from rules.catalog.op5_unreachable import OTHER_SERVERS
 from rules.events import LogEventKind as K
 
@@ -86,7 +87,6 @@ _CONNECT_RESULTS = (
 _SERVER_ROUTE = re.compile(
     r"^/(?:v1/|api/(?:chat|generate|tags|embed)|health|metrics|ping|invocations|version|tokenize|detokenize|pooling)"
 )
-_LOCAL_HOST = re.compile(r"^(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[?::1\]?)$")
 # The ports inference servers listen on by default: vLLM's, and those of the local servers a client falls back to
 # (Ollama, LM Studio: OP-5.34's table).
 SERVING_PORTS = (vllm_defaults.API_SERVER_PORT, *OTHER_SERVERS)
@@ -102,7 +102,7 @@ def _unreachable(
     number = to_int(port)
     target = (
         component == "curl"
-        or (host is not None and _LOCAL_HOST.match(host) is not None)
+        or (host is not None and is_local_host(host))
         or number in SERVING_PORTS
         or (path is not None and _SERVER_ROUTE.match(path) is not None)
     )
