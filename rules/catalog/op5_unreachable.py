@@ -179,9 +179,10 @@ RULE_UNREACHABLE = Rule(
     page=RulePage(
         checks="A client's words for a connection that failed before any request, naming where it went (curl's "
         "`(7) Failed to connect to … port …`, urllib3's `HTTPConnectionPool(host=…, port=…): Max retries exceeded`, "
-        "aiohttp's `Cannot connect to host`, Node's `connect ECONNREFUSED`, Go's `dial tcp …`, reqwest's `error "
-        "sending request for url (…)`) to a local host, an inference server's default port or one of vLLM's routes "
-        "(a model hub or a media URL is not a server of the user's); against where vLLM's log says it listens.",
+        "aiohttp's `Cannot connect to host`, Node's `connect ECONNREFUSED`, Go's `dial tcp …` and `dial tcp: lookup "
+        "…: no such host`, reqwest's `error sending request for url (…)`) to a local host, an inference server's "
+        "default port or one of vLLM's routes (a model hub or a media URL is not a server of the user's); against "
+        "where vLLM's log says it listens.",
         why="The connection failed before any request, so vLLM's behaviour cannot explain it; where the client called "
         "against where the server listens does.",
         example="`error sending request for url (http://localhost:11434/v1/chat/completions)` from the Codex CLI set "

@@ -117,7 +117,7 @@ def _unreachable(
     }
 
 
-_URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"]*)?"
+_URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"\\]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"\\]*)?"
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # curl's own errors for a connection: 6 (could not resolve), 7 (could not connect), 28 (timed out)
@@ -147,12 +147,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|getaddrinfo ENOTFOUND (?P<ghost>\S+))",
         lambda m: _unreachable("Node.js", m, m["host"] or m["ghost"], m["port"]),
     ),
-    wording(  # Go's net package (a gateway, Prometheus' scrape, a Go client); a kubelet probe's line stays its own
+    wording(  # Go's net package (a gateway, Prometheus' scrape, a Go client); a kubelet probe's line stays its own.
+        # `dial tcp: lookup NAME on DNS:53: no such host` names the server's name, not its port (53 is the resolver's)
         ("dial tcp",),
         K.SERVER_UNREACHABLE,
-        r"^(?!.*probe failed).*?(?:(?:Get|Post) \"?" + _URL + r"\"?: )?dial tcp "
-        r"(?:(?P<dhost>\[[^\]]+\]|[^\s:]+):(?P<dport>\d+))?.*",
-        lambda m: _unreachable("Go", m, m["dhost"] or m["host"], m["dport"] or m["port"], m["path"]),
+        r"^(?!.*probe failed).*?(?:(?:Get|Post) \\?\"?" + _URL + r"\\?\"?: )?dial tcp"
+        r"(?: (?P<dhost>\[[^\]]+\]|[^\s:]+):(?P<dport>\d+)|: lookup (?P<lhost>[^\s:]+)| ).*",
+        lambda m: _unreachable("Go", m, m["dhost"] or m["host"] or m["lhost"], m["dport"] or m["port"], m["path"]),
     ),
     wording(  # Rust's reqwest (the Codex CLI): where, not why
         ("error sending request for url",),

@@ -39,6 +39,10 @@ def _finding(*lines: str):
         ("Error: connect ECONNREFUSED 127.0.0.1:8000", "Node.js", "127.0.0.1:8000", None, "refused"),
         ('Get "http://vllm.default.svc:8000/metrics": dial tcp 10.96.0.12:8000: i/o timeout', "Go",
          "10.96.0.12:8000", "/metrics", "timeout"),
+        ('Get "http://vllm-svc:8000/v1/models": dial tcp: lookup vllm-svc on 10.96.0.10:53: no such host', "Go",
+         "vllm-svc:8000", "/v1/models", "unresolved"),
+        ('ts=2026-12-01T10:00:00Z level=warn msg="scrape failed" err="Get \\"http://vllm:8000/metrics\\": dial tcp: '
+         'lookup vllm on 127.0.0.11:53: no such host"', "Go", "vllm:8000", "/metrics", "unresolved"),
         ("🖐 error sending request for url (http://localhost:11434/v1/chat/completions)", "reqwest",
          "localhost:11434", "/v1/chat/completions", None),
     ],
@@ -64,6 +68,8 @@ def test_a_connection_vllm_itself_makes_and_a_kubelet_probe_stay_theirs():
     assert [e.kind for e in _events(hub)] == [K.UNPLACED_ERROR]  # VC-2 names it, as before
     assert K.SERVER_UNREACHABLE not in [e.kind for e in _events(media + " [Connect call failed]")]
     assert [e.kind for e in _events(probe)] == [K.HEALTH_CHECK_FAILED]
+    # a name Go could not resolve, with no server's port or route: some other host, not the user's server
+    assert K.SERVER_UNREACHABLE not in [e.kind for e in _events("dial tcp: lookup github.com: no such host")]
 
 
 def test_ollamas_default_port_is_a_client_whose_provider_ignored_the_base_url():
