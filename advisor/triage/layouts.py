@@ -200,47 +200,13 @@ def layout_changes(
     """The TP, pipeline-stage and replica changes for `chosen` (those that differ from `current`), the first
     carrying the prediction and its command; `why` says whether the model chose it or only priced the
     rule's. `rule_pp`: the rule's own stage change, whose reason and cost the stage change keeps."""
-    figures = {
-        "tensor_parallel_after": chosen.tensor_parallel,
-        "pipeline_parallel_after": chosen.pipeline_parallel,
-        "replicas_after": chosen.replicas,
-        "fleet_safe_operating_point_before": current.fleet_safe_point,
-        "fleet_safe_operating_point_after": chosen.fleet_safe_point,
-        "safe_operating_point_per_replica_after": chosen.safe_point_per_replica,
-        "relative_error": chosen.relative_error,
-    }
-    if chosen.step is not None:
-        figures |= {
-            "per_replica_offered": chosen.step["offered"],
-            "ttft_p99_s_per_replica": chosen.step["ttft_s"]["p99"],
-            "itl_p99_s_per_replica": chosen.step["itl_s"]["p99"],
-            "output_tokens_per_s_per_replica": chosen.step["output_tokens_per_s"],
-        }
-    if current.step is not None:
-        figures["itl_p99_s_per_replica_before"] = current.step["itl_s"]["p99"]
-    effect = PredictedEffect(
-        text=f"{current.describe()} → {chosen.describe()}",
-        figures={k: round(float(v), 4) for k, v in figures.items() if v is not None},
-        command=command,
-    )
     gpus = chosen.tensor_parallel * chosen.pipeline_parallel * chosen.replicas
     lead = {
         "reason": f"{rule_tp.reason}; {why} (every TP x PP layout of the {gpus} GPUs weighed)",
-        "predicted_effect": effect,
+        "predicted_effect": _layout_effect(chosen, current, command),
     }
     tp = rule_tp.model_copy(update={"proposed": str(chosen.tensor_parallel)})
-    pp = ConfigChange(
-        flag=PIPELINE_PARALLEL_FLAG,
-        current=str(current.pipeline_parallel),
-        proposed=str(chosen.pipeline_parallel),
-        reason=rule_pp.reason
-        if rule_pp is not None
-        else f"the {chosen.name} layout: {chosen.pipeline_parallel} stage(s) per replica",
-        cost=(rule_pp.cost if rule_pp is not None else "")
-        or (
-            "a send between stages each step; the stages' weights read in turn" if chosen.pipeline_parallel > 1 else ""
-        ),
-    )
+    pp = _stage_change(chosen, current, rule_pp)
     replicas = ConfigChange(
         flag=REPLICAS_FLAG,
         current=str(current.replicas),
@@ -259,3 +225,44 @@ def layout_changes(
     ] or [tp]
     changes[0] = changes[0].model_copy(update=lead)
     return changes
+
+
+def _layout_effect(chosen: LayoutForecast, current: LayoutForecast, command: str) -> PredictedEffect:
+    """The layout's predicted effect: the fleet's safe operating point before and after, and one replica's
+    latency and throughput at the load it would carry (its step of the predicted ramp)."""
+    figures = {
+        "tensor_parallel_after": chosen.tensor_parallel,
+        "pipeline_parallel_after": chosen.pipeline_parallel,
+        "replicas_after": chosen.replicas,
+        "fleet_safe_operating_point_before": current.fleet_safe_point,
+        "fleet_safe_operating_point_after": chosen.fleet_safe_point,
+        "safe_operating_point_per_replica_after": chosen.safe_point_per_replica,
+        "relative_error": chosen.relative_error,
+    }
+    if chosen.step is not None:
+        figures |= {
+            "per_replica_offered": chosen.step["offered"],
+            "ttft_p99_s_per_replica": chosen.step["ttft_s"]["p99"],
+            "itl_p99_s_per_replica": chosen.step["itl_s"]["p99"],
+            "output_tokens_per_s_per_replica": chosen.step["output_tokens_per_s"],
+        }
+    if current.step is not None:
+        figures["itl_p99_s_per_replica_before"] = current.step["itl_s"]["p99"]
+    return PredictedEffect(
+        text=f"{current.describe()} → {chosen.describe()}",
+        figures={k: round(float(v), 4) for k, v in figures.items() if v is not None},
+        command=command,
+    )
+
+
+def _stage_change(chosen: LayoutForecast, current: LayoutForecast, rule_pp: ConfigChange | None) -> ConfigChange:
+    """The pipeline-stage change for `chosen`, keeping the rule's own reason and cost when the rule proposed one."""
+    reason = f"the {chosen.name} layout: {chosen.pipeline_parallel} stage(s) per replica"
+    cost = "a send between stages each step; the stages' weights read in turn" if chosen.pipeline_parallel > 1 else ""
+    return ConfigChange(
+        flag=PIPELINE_PARALLEL_FLAG,
+        current=str(current.pipeline_parallel),
+        proposed=str(chosen.pipeline_parallel),
+        reason=rule_pp.reason if rule_pp is not None else reason,
+        cost=(rule_pp.cost if rule_pp is not None else "") or cost,
+    )

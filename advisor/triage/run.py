@@ -88,20 +88,28 @@ def decide(
         window_ramp=latency.window_ramp,
     )
     if collected.command is not None:
-        result.current_command = collected.command.render()
-        proposed = [c for f in valuation.findings for c in f.changes]
-        changes = {c.flag: c.proposed for c in proposed if c.kind == "flag"}
-        env = {c.flag: c.proposed for c in proposed if c.kind == "env"}  # host settings are not in a command
-        if replicas_are_servers(engine_kind(collected.command, _engine_of(facts))):
-            changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
-        if changes or env:
-            result.proposed_command = collected.command.with_changes(changes, env).render()
-            if collected.command_rebuilt:
-                result.notes.append(
-                    "current command rebuilt from the log/metrics (flags left at defaults are "
-                    "not shown); pass --server-args to edit your own"
-                )
+        _add_commands(result, collected.command, collected.command_rebuilt, facts)
     return result
+
+
+def _add_commands(result: TriageResult, command: ServeCommand, rebuilt: bool, facts: Facts) -> None:
+    """The current command and, when the findings change flags or environment variables, the one with every
+    change applied: what the on-call engineer copies. Host settings (container, driver) are no part of it;
+    `rebuilt` says the current command was put together from the log or metrics, not given."""
+    result.current_command = command.render()
+    proposed = [c for f in result.findings for c in f.changes]
+    changes = {c.flag: c.proposed for c in proposed if c.kind == "flag"}
+    env = {c.flag: c.proposed for c in proposed if c.kind == "env"}
+    if replicas_are_servers(engine_kind(command, _engine_of(facts))):
+        changes.pop(REPLICAS_FLAG, None)  # servers like this one, not a flag
+    if not (changes or env):
+        return
+    result.proposed_command = command.with_changes(changes, env).render()
+    if rebuilt:
+        result.notes.append(
+            "current command rebuilt from the log/metrics (flags left at defaults are "
+            "not shown); pass --server-args to edit your own"
+        )
 
 
 class _LatencyPass:

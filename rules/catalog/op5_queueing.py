@@ -14,7 +14,7 @@ from typing import NamedTuple
 from rules import signals
 from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
-from rules.facts import Facts
+from rules.facts import Facts, LoadStep
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -271,19 +271,7 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
             comparison=">=",
         ),
     ]
-    changes = []
-    running_at_knee = at_knee.server_value("running_mean", "num_requests_running", "running", "running_max")
-    if running_at_knee is not None and running_at_knee >= 1:
-        seqs = c.max_num_seqs(facts)
-        changes.append(
-            ConfigChange(
-                flag="--max-num-seqs",
-                current=str(seqs) if seqs else None,
-                proposed=str(int(math.ceil(running_at_knee))),
-                reason="the batch size at the knee gave the throughput; more only adds latency",
-                cost="excess load queues (visible as waiting) instead of slowing everyone",
-            )
-        )
+    changes = _batch_at_knee(facts, at_knee)
     return [
         RULE_KNEE.finding(
             Severity.MEDIUM,
@@ -298,6 +286,24 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
                 else "Keep offered load at or below the knee."
             ],
             summary="The server is at its throughput ceiling: extra load only adds latency.",
+        )
+    ]
+
+
+def _batch_at_knee(facts: Facts, at_knee: LoadStep) -> list[ConfigChange]:
+    """--max-num-seqs at the batch the server ran at the knee, when the ramp recorded it: that batch gave the
+    throughput, a larger one only adds latency."""
+    running_at_knee = at_knee.server_value("running_mean", "num_requests_running", "running", "running_max")
+    if running_at_knee is None or running_at_knee < 1:
+        return []
+    seqs = c.max_num_seqs(facts)
+    return [
+        ConfigChange(
+            flag="--max-num-seqs",
+            current=str(seqs) if seqs else None,
+            proposed=str(int(math.ceil(running_at_knee))),
+            reason="the batch size at the knee gave the throughput; more only adds latency",
+            cost="excess load queues (visible as waiting) instead of slowing everyone",
         )
     ]
 
