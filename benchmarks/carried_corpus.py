@@ -8,6 +8,8 @@ issue's code fence and `<details>` block, a Markdown indented block, a byte-orde
 spaces), then triaged again. A carrier may not
 change the answer: the case keeps its top finding (rule and title) exactly as the bare paste gets it,
 whether that answer is right or wrong. What takes the carriers off is advisor/collect/log_transport.py.
+Measured beside them, not held by a test: a terminal's hard wrap at three widths, and a paste whose line breaks
+were lost (its lines joined by spaces, as a quote of a rendered page holds them).
 
     .venv/bin/python benchmarks/carried_corpus.py            # cases that keep their answer, per carrier
     .venv/bin/python benchmarks/carried_corpus.py -v         # and each case that does not, with both answers
@@ -97,6 +99,19 @@ HARD_WRAPS: dict[str, Callable[[str], str]] = {
 }
 
 
+# Measured, not held by a test: a log pasted without a code fence is one paragraph on a rendered page, and a quote
+# of it (GitHub's "Quote reply", a copy from the page) joins its lines with spaces, or, as the page shows it,
+# collapses every run of spaces too (the indentation of a traceback, uvicorn's padding). What the reader splits
+# again is vLLM's headers, process prefixes and uvicorn's lines, and a bare traceback's own lines; prose, tables
+# and a message a person wrapped stay joined.
+JOINED: dict[str, Callable[[str], str]] = {
+    "lines joined by spaces (a quote of an unfenced log)": lambda text: " ".join(
+        line.strip() for line in text.splitlines() if line.strip()
+    ),
+    "and every run of spaces collapsed (the page as rendered)": lambda text: " ".join(text.split()),
+}
+
+
 def carried(case: Case, carrier: Callable[[str], str]) -> str:
     """The case's paste as `carrier` hands it over."""
     return carrier(case.quoted)
@@ -122,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         for case_id, got in changed if args.verbose else []:
             print(f"      {case_id}: {bare[case_id]} -> {got}")
     print(f"\n{kept_everywhere}/{len(CARRIERS)} carriers change no answer")
-    for name, wrap in HARD_WRAPS.items():
+    for name, wrap in {**HARD_WRAPS, **JOINED}.items():
         changed = [case.id for case in cases if answer(case, carried(case, wrap)) != bare[case.id]]
         print(f"{len(cases) - len(changed):4}/{len(cases)} keep their answer  {name}")
         for case_id in changed if args.verbose else []:

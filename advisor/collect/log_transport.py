@@ -26,7 +26,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice
+from itertools import chain, islice, pairwise
 from typing import Any, NamedTuple
 
 from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message
@@ -82,20 +82,49 @@ _MAX_WRAPPED_PIECES = 64  # a line wrapped into more pieces is not one line
 _SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape
 _MIN_STERN_LINES = 2
 _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying a stamped line); a bound, not a rule
+# Where a record began in a paste that lost its line breaks (the lines joined by spaces): vLLM's header, with the
+# process prefix in front of it when there is one (`(EngineCore_DP0 pid=7) ERROR 08-27 10:50:39 [core.py:502]`, V0's
+# `INFO 08-27 10:50:39 llm_engine.py:65]`), and a traceback's own lines.
+_VLLM_HEADER = (
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]]*\]|[\w.-]+\.py:\d+\])"
+)
+_VLLM_RECORD = rf"(?:\([^()]*?\s(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*)+(?:{_VLLM_HEADER})?|{_VLLM_HEADER}"
+# uvicorn's own lines (`INFO:     127.0.0.1:55504 - "POST /v1/completions HTTP/1.1" 200 OK`) pad the level to nine
+# columns: two spaces or more after the colon tell them from a message's "ERROR: ", and so does an access line's
+# client address where a page collapsed the padding.
+_UVICORN_RECORD = r"(?:INFO|WARNING|ERROR|DEBUG):(?:\s{2,}\S|\s+[\d.:\[\]a-fA-F]+:\d+ - \")"
+_JOINED_RECORD = re.compile(rf"{_VLLM_RECORD}|{_UVICORN_RECORD}")
+_JOINED_FRAME = re.compile(
+    r'Traceback \(most recent call last\):|File "[^"]+", line \d+, in [\w<>.]+|The above exception was the '
+    r"direct cause|During handling of the above exception"
+)
+# The exception that ends a traceback, after its last frame's source line: a class name ending as exceptions' do,
+# then its message (a source line names a class followed by `(`, never by `: `).
+_EXCEPTION = r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?:: |$)"
+_JOINED_EXCEPTION = re.compile(rf" (?={_EXCEPTION})")
+_EXCEPTION_LINE = re.compile(_EXCEPTION)
+_BARE_TRACEBACK = re.compile(r" (?=Traceback \(most recent call last\):)")
+_VLLM_RECORD_START = re.compile(_VLLM_RECORD)
+_FRAME_HEAD = re.compile(r'^File "[^"]+", line \d+, in [\w<>.]+')
+_CARETS = re.compile(r"\s+(?P<marks>[~^]+(?: [~^]+)*)$")  # Python 3.11's marks under the expression that failed
+_MIN_JOINED_RECORDS = 2
 
 
 def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) -> Iterator[tuple[int, str]]:
-    """(physical line number, the text its carriers held) for each line; a shipper record holding several lines
-    gives several texts under one number, and a line a terminal hard-wrapped or a runtime split (CRI `P`) is
-    joined at its first line's number. `carriers`, when given, counts the lines each carrier was taken off (so
-    the reader can say what it took off)."""
+    """(line number, the text its carriers held) for each line; a shipper record holding several lines gives
+    several texts under one number, and a line a terminal hard-wrapped or a runtime split (CRI `P`) is joined at
+    its first line's number. Records whose line breaks were lost are numbered as the lines they were (each
+    physical line after them shifted by as many): the rules order events and measure their distance by line.
+    `carriers`, when given, counts the lines each carrier was taken off (so the reader can say what it took off)."""
     seen: Counter[str] = Counter() if carriers is None else carriers
     iterator = iter(lines)
     head = [_bare(line, seen) for line in islice(iterator, _SHAPE_SAMPLE)]
     shape = _paste_shape(head)
     numbered = enumerate(chain(head, (_bare(line, seen) for line in iterator)), start=1)
     partial: tuple[int, str] | None = None  # a runtime's partial line (its own envelope off), waiting for its rest
-    for line_no, bare in _rejoined(numbered, shape.wrap_width, seen):
+    unjoined = 0  # lines the records of joined lines added before this one
+    for physical_no, bare in _rejoined(numbered, shape.wrap_width, seen):
+        line_no = physical_no + unjoined
         if partial is not None:  # its rest: what the runtime split was one line, whose envelopes are the whole's
             piece = _cri_piece(bare, shape)
             rest, more = piece if piece is not None else (bare, False)
@@ -105,11 +134,12 @@ def carried_lines(lines: Iterable[str], carriers: Counter[str] | None = None) ->
                 yield from _whole(partial, shape, seen)
                 partial = None
             continue
-        for text, is_partial in _texts(bare, shape, seen):
+        for text, is_partial, record in _texts(bare, shape, seen):
             if is_partial:
                 partial = (line_no, text)
             else:
-                yield line_no, text
+                yield line_no + record, text
+            unjoined += record > 0
     if partial is not None:
         yield from _whole(partial, shape, seen)
 
@@ -129,17 +159,70 @@ def _whole(partial: tuple[int, str], shape: _PasteShape, seen: Counter[str]) -> 
         yield start, text
 
 
-def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[str, bool]]:
-    """One bare line's texts: none of a Markdown fence (an empty line: it ends what the line before began), the
-    rest without the shared indentation and the carriers' envelopes."""
+def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[str, bool, int]]:
+    """One bare line's texts, whether each is a runtime's partial line, and which record of a joined line it is
+    (0 for the first, or for a line that held one): none of a Markdown fence (an empty line: it ends what the line
+    before began), the rest without the shared indentation and the carriers' envelopes."""
     if _MARKUP.match(bare):
         seen["Markdown fences"] += 1
-        yield "", False
+        yield "", False, 0
         return
     if shape.indent and bare.startswith(shape.indent):
         seen["a shared indentation"] += 1
         bare = bare[len(shape.indent) :]
-    yield from _opened(bare, shape.prefix, _MAX_DEPTH, seen)
+    for text, is_partial in _opened(bare, shape.prefix, _MAX_DEPTH, seen):
+        if is_partial:
+            yield text, True, 0
+        else:
+            yield from ((piece, False, record) for record, piece in enumerate(_unjoined(text, seen)))
+
+
+def _unjoined(text: str, seen: Counter[str]) -> list[str]:
+    """The records of a text whose line breaks were lost, each on its own line again: a log quoted from a rendered
+    page (GitHub's "Quote reply" of an unfenced log joins its lines with spaces, aibrix#1154) or copied out of a
+    viewer that joins them. Only a text holding two records or more is cut: one header in a message proves nothing
+    (a message may quote a log line)."""
+    pieces = [line for record in _cut(_JOINED_RECORD, text) for line in _unjoined_traceback(record)]
+    if len(pieces) > 1:
+        seen["lost line breaks (its records split again, numbered as lines)"] += 1
+    return pieces
+
+
+def _cut(record: re.Pattern[str], text: str, least: int = _MIN_JOINED_RECORDS) -> list[str]:
+    """`text` cut before each start of a `record` that follows a space, when it holds `least` records or more."""
+    starts = [match.start() for match in record.finditer(text)]
+    if not starts or len(starts) < least:
+        return [text]
+    cuts = [i for i in starts if i > 0 and text[i - 1] == " "]
+    if not cuts:
+        return [text]
+    return [piece for a, b in pairwise([0, *cuts, len(text)]) if (piece := text[a:b].strip())]
+
+
+def _unjoined_traceback(record: str) -> list[str]:
+    """A bare traceback's lines from one joined record, with the indentation Python gives them (a frame two
+    spaces, its source line four: the reader tells a source line by it), and the exception after the last frame's
+    source line on a line of its own (so one frame and its exception are two records); exception lines alone, one
+    after another, each on its own. A record under vLLM's header or a process prefix is one line, up to a bare
+    traceback after its message (vLLM's processes print their own tracebacks without a header)."""
+    head = _VLLM_RECORD_START.match(record)
+    if head is not None:  # one line, unless a bare traceback followed it (a process's own, printed without a header)
+        bare = _BARE_TRACEBACK.search(record, head.end() + 1)
+        return [record] if bare is None else [record[: bare.start()], *_unjoined_traceback(record[bare.end() :])]
+    lines = [line for piece in _cut(_JOINED_FRAME, record, least=1) for line in _frame_lines(piece)]
+    return lines if len(lines) > 1 else _cut(_EXCEPTION_LINE, record) if _EXCEPTION_LINE.match(record) else [record]
+
+
+def _frame_lines(piece: str) -> list[str]:
+    """A frame's header, its source line, the carets under it, and an exception after them, as Python prints them."""
+    frame = _FRAME_HEAD.match(piece)
+    if frame is None:
+        return [piece]
+    source, *exception = _JOINED_EXCEPTION.split(piece[frame.end() :].strip(), maxsplit=1)
+    carets = _CARETS.search(source)
+    marks = [f"    {carets['marks']}"] if carets else []
+    source = source[: carets.start()] if carets else source
+    return [f"  {frame.group(0)}", *([f"    {source}"] if source else []), *marks, *(e.strip() for e in exception)]
 
 
 def _rejoined(numbered: Iterator[tuple[int, str]], width: int | None, seen: Counter[str]) -> Iterator[tuple[int, str]]:

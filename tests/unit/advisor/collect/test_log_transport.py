@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -206,4 +207,80 @@ def test_a_tables_rows_of_the_terminals_width_are_rows_not_a_wrap():
     ]
     carriers = Counter()
     assert [text for _, text in carried_lines(table, carriers)] == table
+    assert not carriers
+
+
+RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
+
+
+def _joined(lines: list[str]) -> str:
+    """A paste whose line breaks were lost: a quote of an unfenced log on a rendered page (aibrix#1154)."""
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def test_a_real_vllm_failure_whose_line_breaks_were_lost_reads_as_its_lines():
+    """vLLM 0.32's own failed start (`--gpu-memory-utilization` above the free memory), every line joined by a
+    space: each vLLM record, each line of the engine core's traceback and of the API server's bare one is a line
+    again, so the reader finds the same events in the same order (the first, vLLM's unheaded stderr line, keeps the
+    warnings joined after it: prose is never cut)."""
+    lines = (RECORDED / "cpu_memory_utilization.log").read_text().splitlines()
+    bare, joined = parse_lines(lines), parse_lines([_joined(lines)])
+    assert [(e.kind, e.message) for e in joined.events[1:]] == [(e.kind, e.message) for e in bare.events[1:]]
+    assert K.FREE_MEMORY_BELOW_REQUESTED in [e.kind for e in joined.events]
+    assert "lost line breaks (its records split again, numbered as lines) from 1 line(s)" in joined.describe()
+
+
+def test_a_bare_traceback_joined_gets_its_lines_and_indentation_back():
+    paste = (
+        'Traceback (most recent call last): File "/app/serve.py", line 5, in main engine = build(args) '
+        '~~~~~^^^^^^ File "/app/vllm/config.py", line 9, in build raise ValueError("heads") ValueError: Total number '
+        "of attention heads (12) must be divisible by tensor parallel size (8). The above exception was the direct "
+        'cause of the following exception: Traceback (most recent call last): File "/x.py", line 1, in <module> '
+        "main() RuntimeError: Engine core initialization failed. See root cause above."
+    )
+    assert [text for _, text in carried_lines([paste])] == [
+        "Traceback (most recent call last):",
+        '  File "/app/serve.py", line 5, in main',
+        "    engine = build(args)",
+        "    ~~~~~^^^^^^",
+        '  File "/app/vllm/config.py", line 9, in build',
+        '    raise ValueError("heads")',
+        "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8).",
+        "The above exception was the direct cause of the following exception:",
+        "Traceback (most recent call last):",
+        '  File "/x.py", line 1, in <module>',
+        "    main()",
+        "RuntimeError: Engine core initialization failed. See root cause above.",
+    ]
+
+
+def test_joined_records_are_numbered_as_lines_and_the_lines_after_them_move_on():
+    """The rules order events and measure their distance by line: records that were lines get numbers of their
+    own, and each physical line after them is shifted by as many."""
+    joined = "INFO 06-09 05:30:55 [__init__.py:239] a INFO 06-09 05:30:58 [api_server.py:1043] b"
+    assert list(carried_lines(["first", joined, "last"])) == [
+        (1, "first"),
+        (2, "INFO 06-09 05:30:55 [__init__.py:239] a"),
+        (3, "INFO 06-09 05:30:58 [api_server.py:1043] b"),
+        (4, "last"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a person's words quoting one header: one header in a message proves nothing
+        "the pod said INFO 06-09 05:30:58 [api_server.py:1043] Starting vLLM API server and stopped",
+        # an exception quoting an exception, not after a space
+        "RuntimeError: Worker failed with error 'ValueError: bad value', please check the stack trace above",
+        # a frame of a traceback pasted alone, and a source line
+        '  File "/app/vllm/config.py", line 9, in build',
+        '    raise ValueError("heads")',
+        # a chat message that names a level
+        "the pod printed ERROR: twice and then INFO: once",
+    ],
+)
+def test_a_line_that_holds_one_record_is_never_cut(line):
+    carriers = Counter()
+    assert [text for _, text in carried_lines(["x", line], carriers)] == ["x", line]
     assert not carriers
