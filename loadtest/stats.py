@@ -128,26 +128,13 @@ def step_stats(
         examples.setdefault(r.error_type, r.error_message)
     gaps = [g for r in ok for g in r.gaps_s]
     tokens = sum(r.tokens for r in ok)
-    lateness = [r.send_lateness_s for r in measured] if plan.mode == "rate" else []
-    client = ClientHealth(
-        cpu_percent_max=max(cpu_percents) if cpu_percents else None,
-        send_lateness_p50_s=percentile(lateness, 50),
-        send_lateness_p99_s=percentile(lateness, 99),
-        load_processes=plan.workers,
-    )
+    client = _client_health(plan, measured, cpu_percents)
     ttft = percentiles([r.ttft_s for r in ok if r.ttft_s is not None], quantile_shift)
     itl = percentiles(gaps, quantile_shift)
     tpot = percentiles([t for t in map(tpot_of, ok) if t is not None], quantile_shift)
     e2e = percentiles([r.e2e_s for r in ok if r.e2e_s is not None], quantile_shift)
-    slo_met = None
-    if slos:
-        by_metric = {"ttft": ttft, "itl": itl, "tpot": tpot, "e2e": e2e}
-        error_rate = len(failed) / len(measured) if measured else 1.0
-        slo_met = (
-            bool(ok)
-            and error_rate <= max_error_rate
-            and all((v := getattr(by_metric[s.metric], s.percentile)) is not None and v <= s.bound_s for s in slos)
-        )
+    by_metric = {"ttft": ttft, "itl": itl, "tpot": tpot, "e2e": e2e}
+    slo_met = _slos_met(slos, by_metric, len(ok), len(failed), max_error_rate) if slos else None
     invalid = _invalid_reason(measured, client, max_client_cpu_percent, max_send_lateness_s)
     return StepResult(
         step=step,
@@ -175,6 +162,31 @@ def step_stats(
         valid=invalid is None,
         invalid_reason=invalid,
         client=client,
+    )
+
+
+def _client_health(plan: RampPlan, measured: Sequence[RequestRecord], cpu_percents: Sequence[float]) -> ClientHealth:
+    """How the load generator itself fared in the step: its CPU and, for an open-loop (rate) ramp, how late it sent
+    (a late client measures itself, not the server)."""
+    lateness = [r.send_lateness_s for r in measured] if plan.mode == "rate" else []
+    return ClientHealth(
+        cpu_percent_max=max(cpu_percents) if cpu_percents else None,
+        send_lateness_p50_s=percentile(lateness, 50),
+        send_lateness_p99_s=percentile(lateness, 99),
+        load_processes=plan.workers,
+    )
+
+
+def _slos_met(
+    slos: Sequence[SLO], by_metric: dict[str, Percentiles], ok: int, failed: int, max_error_rate: float
+) -> bool:
+    """Whether the step met every SLO: some requests succeeded, the error rate stayed within its bound and each
+    SLO's percentile is measured and within its bound (an unmeasured percentile is not met)."""
+    error_rate = failed / (ok + failed) if ok + failed else 1.0
+    return (
+        ok > 0
+        and error_rate <= max_error_rate
+        and all((v := getattr(by_metric[s.metric], s.percentile)) is not None and v <= s.bound_s for s in slos)
     )
 
 
