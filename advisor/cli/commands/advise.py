@@ -47,6 +47,7 @@ from advisor.memory.budget import (
 )
 from advisor.memory.cpu_backend import CpuKvSpace
 from advisor.memory.launch_check import checked
+from rules import vllm_defaults
 
 # CLI dest → LaunchConfig field; a dest the user set is "pinned" (kept by the planner).
 LAUNCH_FIELDS = (
@@ -79,8 +80,21 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             "closed-form memory estimate: no replay, no load, milliseconds."
         ),
     )
+    parser.add_argument(
+        "--model", required=True, help="catalog name (Llama-3.1-8B, DeepSeek-V3, …), HF id, config.json or model dir"
+    )
+    _add_device(parser)
+    _add_launch(parser)
+    _add_workload(parser)
+    parser.add_argument(
+        "--json", metavar="PATH", help="write the JSON result to PATH ('-' for stdout) instead of the text report"
+    )
+    return parser
+
+
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    """The device the launch is sized for: a catalog GPU or a memory size, or vLLM's CPU backend with its KV space."""
     add = parser.add_argument
-    add("--model", required=True, help="catalog name (Llama-3.1-8B, DeepSeek-V3, …), HF id, config.json or model dir")
     device = parser.add_mutually_exclusive_group()
     device.add_argument(
         "--gpu",
@@ -112,6 +126,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="BYTES",
         help="vLLM --kv-cache-memory-bytes on the CPU backend (50000000, 50m, 45M, 1G)",
     )
+
+
+def _add_launch(parser: argparse.ArgumentParser) -> None:
+    """The GPUs the launch may use and their link, then its flags as `vllm serve` takes them (one left out is
+    vLLM's default for --vllm-version), and the free memory at start when it is known."""
+    add = parser.add_argument
     add("--gpus", type=positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
     add("--tensor-parallel-size", "-tp", type=positive_int, metavar="N", help="vLLM --tensor-parallel-size (default 1)")
@@ -129,7 +149,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--gpu-memory-utilization",
         type=fraction,
         metavar="F",
-        help="vLLM fraction of total memory (default 0.92, 0.9 before 0.20)",
+        help=f"vLLM fraction of total memory (default {vllm_defaults.GPU_MEMORY_UTILIZATION}, "
+        f"{vllm_defaults.GPU_MEMORY_UTILIZATION_BEFORE_0_20} before "
+        f"{'.'.join(map(str, vllm_defaults.UTILIZATION_0_92_FROM[:2]))})",
     )
     add(
         "--max-model-len",
@@ -162,6 +184,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="GIB",
         help="free device memory at startup, if known (checks vLLM's free-memory startup error)",
     )
+
+
+def _add_workload(parser: argparse.ArgumentParser) -> None:
+    """The traffic the launch must serve, and which vLLM's defaults and texts apply."""
+    add = parser.add_argument
     add("--p95-input-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 prompt length")
     add("--p95-output-tokens", type=positive_int, metavar="TOKENS", help="workload: p95 output length")
     add("--prefix-reuse", type=unit_interval, metavar="F", help="workload: share of prompt tokens that repeat (0–1)")
@@ -171,8 +198,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         default=NEWEST_VLLM,
         help=f"vLLM version whose defaults and texts apply (default {NEWEST_VLLM})",
     )
-    add("--json", metavar="PATH", help="write the JSON result to PATH ('-' for stdout) instead of the text report")
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

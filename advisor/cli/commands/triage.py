@@ -49,6 +49,16 @@ def register(subparsers) -> argparse.ArgumentParser:
             "(findings or not), 1 with --fail-on when a finding reaches it, 2 for unusable input."
         ),
     )
+    _add_sources(parser)
+    _add_deployment(parser)
+    _add_workload(parser)
+    _add_predictions(parser)
+    _add_output(parser)
+    return parser
+
+
+def _add_sources(parser: argparse.ArgumentParser) -> None:
+    """Where triage looks: live /metrics, Prometheus, saved metrics, a log or stdin, the launch command."""
     source = parser.add_argument_group("where to look (at least one)")
     source.add_argument(
         "--endpoint", metavar="URL", help="server base URL; its /metrics is scraped (e.g. http://127.0.0.1:8000)"
@@ -100,6 +110,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         help='the launch command or its flags, e.g. "vllm serve MODEL --max-model-len 32768"',
     )
 
+
+def _add_deployment(parser: argparse.ArgumentParser) -> None:
+    """What runs where: the model, the GPU and their count, which the memory model and the fixes are sized for."""
     deployment = parser.add_argument_group("deployment (for predicted effects)")
     deployment.add_argument("--model", help="catalog model name, HF config.json or model dir (default: from args/log)")
     deployment.add_argument("--gpu", help="GPU catalog name, e.g. H100-SXM-80GB")
@@ -118,6 +131,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         "physical floors (decode bandwidth, prefill compute) at the cores the engine is pinned to",
     )
 
+
+def _add_workload(parser: argparse.ArgumentParser) -> None:
+    """The traffic and its targets, for the rules and predictions that need them when the metrics do not say."""
     workload = parser.add_argument_group("workload hints (optional)")
     workload.add_argument(
         "--input-tokens", type=positive_float, default=None, metavar="N", help="typical (p50) prompt length"
@@ -166,6 +182,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         "--itl-slo", type=positive_float, default=None, metavar="SECONDS", help="p99 inter-token latency target"
     )
 
+
+def _add_predictions(parser: argparse.ArgumentParser) -> None:
+    """What the performance model calibrates on for each change's predicted latency."""
     predicted = parser.add_argument_group("latency predictions (optional)")
     predicted.add_argument(
         "--ramp",
@@ -184,6 +203,9 @@ def register(subparsers) -> argparse.ArgumentParser:
         "(scheduled runs keep each run's window as DIR/window-<time>.json without it)",
     )
 
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    """Where results go, and the scheduled runs."""
     output = parser.add_argument_group("output and scheduling")
     output.add_argument(
         "--json", metavar="PATH", help="also write the triage JSON document to PATH ('-' for stdout only)"
@@ -245,7 +267,6 @@ def register(subparsers) -> argparse.ArgumentParser:
         metavar="N",
         help="with --every: stop after N runs (default: run until interrupted)",
     )
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:
