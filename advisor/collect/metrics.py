@@ -23,7 +23,7 @@ from advisor.collect.text_files import COMPRESSED_READ_ERRORS, read_text
 from advisor.errors import UserError
 from rules.metrics import HistogramSample, MetricSnapshot, MetricWindow, Sample
 
-DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_TIMEOUT_S = 10.0  # one request to a server's /metrics or to Prometheus' API
 VLLM_PREFIX = "vllm:"
 
 

@@ -17,11 +17,10 @@ import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
 from urllib3.util.retry import Retry
 
-from advisor.collect.metrics import snapshot_from_samples
+from advisor.collect.metrics import DEFAULT_TIMEOUT_S, snapshot_from_samples
 from advisor.errors import UserError
 from rules.metrics import QUANTILES, MetricSnapshot, MetricWindow, WindowStats, canonical_name
 
-DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_WINDOW_S = 300.0
 INSTANCE = "instance"
 # labels that say *which* series, not *what kind*: no per-label rates for them (Kubernetes

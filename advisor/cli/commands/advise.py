@@ -170,7 +170,8 @@ def _add_launch(parser: argparse.ArgumentParser) -> None:
         "--block-size",
         type=positive_int,
         metavar="TOKENS",
-        help="vLLM --block-size (default 16; 64 for MLA on Hopper/Blackwell)",
+        help=f"vLLM --block-size (default {vllm_defaults.CUDA_BLOCK_SIZE}; {vllm_defaults.FLASHMLA_BLOCK_SIZE} for "
+        "MLA on Hopper/Blackwell)",
     )
     add(
         "--enforce-eager",

@@ -20,6 +20,7 @@ from advisor.cli.schedule import HistoryEntry, parse_duration, run_schedule
 from advisor.cli.triage_io import triage_with_files
 from advisor.collect.host import load_profile
 from advisor.collect.launch_values import validated_command
+from advisor.collect.metrics import DEFAULT_TIMEOUT_S
 from advisor.collect.prometheus import DEFAULT_WINDOW_S
 from advisor.errors import EXIT_FINDINGS, UserError
 from advisor.oncall.alert_pack import DEFAULT_RUNBOOK_BASE
@@ -219,9 +220,9 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--timeout",
         type=positive_float,
-        default=10.0,
+        default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help="per-request timeout for endpoints and Prometheus (default 10)",
+        help="per-request timeout for endpoints and Prometheus (default %(default)s)",
     )
     output.add_argument(
         "--fail-on",
