@@ -88,24 +88,25 @@ _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying 
 _VLLM_HEADER = (
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]]*\]|[\w.-]+\.py:\d+\])"
 )
-_VLLM_RECORD = rf"(?:\([^()]*?\s(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*)+(?:{_VLLM_HEADER})?|{_VLLM_HEADER}"
 # uvicorn's own lines (`INFO:     127.0.0.1:55504 - "POST /v1/completions HTTP/1.1" 200 OK`) pad the level to nine
 # columns: two spaces or more after the colon tell them from a message's "ERROR: ", and so does an access line's
 # client address where a page collapsed the padding.
-_UVICORN_RECORD = r"(?:INFO|WARNING|ERROR|DEBUG):(?:\s{2,}\S|\s+[\d.:\[\]a-fA-F]+:\d+ - \")"
-_JOINED_RECORD = re.compile(rf"{_VLLM_RECORD}|{_UVICORN_RECORD}")
-_JOINED_FRAME = re.compile(
+_UVICORN = r"(?:INFO|WARNING|ERROR|DEBUG):(?:\s{2,}(?=\S)|\s+(?=[\d.:\[\]a-fA-F]+:\d+ - \"))"
+# A record's start: vLLM's process prefixes with whatever line follows them (its header, uvicorn's), or a header.
+_RECORD_START = re.compile(
+    rf"(?:\([^()]*?\s(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*)+(?:{_VLLM_HEADER}|{_UVICORN})?|{_VLLM_HEADER}|{_UVICORN}"
+)
+# A bare traceback's records: its header, each frame, the sentences that chain two tracebacks.
+_TRACEBACK_RECORD = re.compile(
     r'Traceback \(most recent call last\):|File "[^"]+", line \d+, in [\w<>.]+|The above exception was the '
     r"direct cause|During handling of the above exception"
 )
+_TRACEBACK_AFTER = re.compile(r" (?=Traceback \(most recent call last\):\s*\S)")  # with its frames after it
+_FRAME_HEAD = re.compile(r'^File "[^"]+", line \d+, in [\w<>.]+')
 # The exception that ends a traceback, after its last frame's source line: a class name ending as exceptions' do,
 # then its message (a source line names a class followed by `(`, never by `: `).
-_EXCEPTION = r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?:: |$)"
-_JOINED_EXCEPTION = re.compile(rf" (?={_EXCEPTION})")
-_EXCEPTION_LINE = re.compile(_EXCEPTION)
-_BARE_TRACEBACK = re.compile(r" (?=Traceback \(most recent call last\):)")
-_VLLM_RECORD_START = re.compile(_VLLM_RECORD)
-_FRAME_HEAD = re.compile(r'^File "[^"]+", line \d+, in [\w<>.]+')
+_EXCEPTION = re.compile(r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?:: |$)")
+_EXCEPTION_AFTER = re.compile(rf" (?={_EXCEPTION.pattern})")
 _CARETS = re.compile(r"\s+(?P<marks>[~^]+(?: [~^]+)*)$")  # Python 3.11's marks under the expression that failed
 _MIN_JOINED_RECORDS = 2
 
@@ -180,20 +181,29 @@ def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[
 def _unjoined(text: str, seen: Counter[str]) -> list[str]:
     """The records of a text whose line breaks were lost, each on its own line again: a log quoted from a rendered
     page (GitHub's "Quote reply" of an unfenced log joins its lines with spaces, aibrix#1154) or copied out of a
-    viewer that joins them. Only a text holding two records or more is cut: one header in a message proves nothing
-    (a message may quote a log line)."""
-    pieces = [line for record in _cut(_JOINED_RECORD, text) for line in _unjoined_traceback(record)]
+    viewer that joins them. Only a text holding two records or more is cut, each with words of its own: one header
+    in a message proves nothing (a message may quote a log line), and a prefix with nothing after it but another
+    record's start is that record's prefix (a wrapper's `ERROR:    ` in front of vLLM's line)."""
+    pieces = [line for record in _cut(_RECORD_START, text) for line in _unjoined_traceback(record)]
     if len(pieces) > 1:
         seen["lost line breaks (its records split again, numbered as lines)"] += 1
     return pieces
 
 
-def _cut(record: re.Pattern[str], text: str, least: int = _MIN_JOINED_RECORDS) -> list[str]:
-    """`text` cut before each start of a `record` that follows a space, when it holds `least` records or more."""
-    starts = [match.start() for match in record.finditer(text)]
-    if not starts or len(starts) < least:
+def _cut(record: re.Pattern[str], text: str) -> list[str]:
+    """`text` cut before each start of a `record` that follows a space and ends a piece with words of its own, when
+    the text holds two records or more."""
+    starts = list(record.finditer(text))
+    if len(starts) < _MIN_JOINED_RECORDS:
         return [text]
-    cuts = [i for i in starts if i > 0 and text[i - 1] == " "]
+    cuts: list[int] = []
+    own_end = starts[0].end() if starts[0].start() == 0 else 0  # where the words of the piece before a cut begin
+    for match in starts:
+        i = match.start()
+        if i == 0 or text[i - 1] != " " or not text[own_end:i].strip():
+            continue
+        cuts.append(i)
+        own_end = match.end()
     if not cuts:
         return [text]
     return [piece for a, b in pairwise([0, *cuts, len(text)]) if (piece := text[a:b].strip())]
@@ -202,15 +212,27 @@ def _cut(record: re.Pattern[str], text: str, least: int = _MIN_JOINED_RECORDS) -
 def _unjoined_traceback(record: str) -> list[str]:
     """A bare traceback's lines from one joined record, with the indentation Python gives them (a frame two
     spaces, its source line four: the reader tells a source line by it), and the exception after the last frame's
-    source line on a line of its own (so one frame and its exception are two records); exception lines alone, one
-    after another, each on its own. A record under vLLM's header or a process prefix is one line, up to a bare
-    traceback after its message (vLLM's processes print their own tracebacks without a header)."""
-    head = _VLLM_RECORD_START.match(record)
-    if head is not None:  # one line, unless a bare traceback followed it (a process's own, printed without a header)
-        bare = _BARE_TRACEBACK.search(record, head.end() + 1)
+    source line on a line of its own; cut only when it holds two of a traceback's records or more (a header, a
+    frame, a chaining sentence, the exception after a frame), so a frame alone behind a wrapper's words stays
+    whole. A record under vLLM's header or a process prefix is one line, up to a bare traceback with its frames
+    after its message (vLLM's processes print their own without a header); exception lines alone, one after
+    another, each get their own."""
+    head = _RECORD_START.match(record)
+    if head is not None:
+        bare = _TRACEBACK_AFTER.search(record, head.end())
         return [record] if bare is None else [record[: bare.start()], *_unjoined_traceback(record[bare.end() :])]
-    lines = [line for piece in _cut(_JOINED_FRAME, record, least=1) for line in _frame_lines(piece)]
-    return lines if len(lines) > 1 else _cut(_EXCEPTION_LINE, record) if _EXCEPTION_LINE.match(record) else [record]
+    frames = len(_TRACEBACK_RECORD.findall(record))
+    if frames == 0:
+        return _cut(_EXCEPTION, record) if _EXCEPTION.match(record) else [record]
+    lines = [line for piece in _cut_before_each(_TRACEBACK_RECORD, record) for line in _frame_lines(piece)]
+    exceptions = sum(1 for line in lines if _EXCEPTION.match(line))
+    return lines if frames + exceptions >= _MIN_JOINED_RECORDS else [record]
+
+
+def _cut_before_each(record: re.Pattern[str], text: str) -> list[str]:
+    """`text` cut before each start of a `record` that follows a space."""
+    cuts = [m.start() for m in record.finditer(text) if m.start() > 0 and text[m.start() - 1] == " "]
+    return [piece for a, b in pairwise([0, *cuts, len(text)]) if (piece := text[a:b].strip())]
 
 
 def _frame_lines(piece: str) -> list[str]:
@@ -218,7 +240,7 @@ def _frame_lines(piece: str) -> list[str]:
     frame = _FRAME_HEAD.match(piece)
     if frame is None:
         return [piece]
-    source, *exception = _JOINED_EXCEPTION.split(piece[frame.end() :].strip(), maxsplit=1)
+    source, *exception = _EXCEPTION_AFTER.split(piece[frame.end() :].strip(), maxsplit=1)
     carets = _CARETS.search(source)
     marks = [f"    {carets['marks']}"] if carets else []
     source = source[: carets.start()] if carets else source

@@ -10,6 +10,7 @@ import pytest
 
 from advisor.collect.log_transport import carried_lines, opened
 from advisor.collect.logs import parse_lines
+from benchmarks.incident_corpus import load_cases
 from rules.events import LogEventKind as K
 
 LINE = "(EngineCore_DP0 pid=7) INFO 11-30 21:47:14 [kv_cache_utils.py:1] GPU KV cache size: 54,048 tokens"
@@ -278,9 +279,35 @@ def test_joined_records_are_numbered_as_lines_and_the_lines_after_them_move_on()
         '    raise ValueError("heads")',
         # a chat message that names a level
         "the pod printed ERROR: twice and then INFO: once",
+        # real lines of the corpus and recordings that hold two record starts and are one line each: V1's engine
+        # core announcing the traceback on the next lines, a wrapper's level or date in front of a frame or of
+        # vLLM's own line, a process prefix in front of uvicorn's access line, a frame with a table's edge
+        "ERROR 03-20 08:11:30 [core.py:340] EngineCore hit an exception: Traceback (most recent call last):",
+        'ERROR:      File "/usr/lib/python3.10/os.py", line 215, in makedirs',
+        "ERROR:    (Worker_TP1 pid=3534) ERROR 10-11 22:28:17 [multiproc_executor.py:694] RuntimeError: Could not "
+        "find nvcc",
+        '2025-02-19   File "/usr/local/lib/python3.10/dist-packages/vllm/utils.py", line 1813, in __getattr__',
+        '(APIServer pid=1) INFO:     172.20.30.1:62052 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
+        "Error",
+        'File "/vllm/lora/ops/triton_ops/lora_shrink_op.py", line 149, in _lora_shrink |  ',
     ],
 )
 def test_a_line_that_holds_one_record_is_never_cut(line):
     carriers = Counter()
     assert [text for _, text in carried_lines(["x", line], carriers)] == ["x", line]
     assert not carriers
+
+
+def _is_cut(line: str) -> bool:
+    carriers = Counter()
+    list(carried_lines([line], carriers))
+    return any(name.startswith("lost line breaks") for name in carriers)
+
+
+def test_no_line_of_a_real_paste_or_recording_is_cut():
+    """Every line of the incident corpus and of the recorded logs is one record as pasted: none may be taken for a
+    paste whose line breaks were lost."""
+    recordings = [*RECORDED.parent.glob("**/*.log")]
+    texts = [case.quoted for case in load_cases()] + [path.read_text(errors="replace") for path in recordings]
+    assert len(recordings) > 10
+    assert [line for text in texts for line in text.splitlines() if _is_cut(line)] == []
