@@ -23,6 +23,10 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 VLLM_DEFAULT_PORT = vllm_defaults.API_SERVER_PORT
+# The client whose words name no address (`openai.APIConnectionError: Connection error.`); httpx, its transport,
+# chains what the connection met (`httpx.ConnectError: [Errno 111] Connection refused`). Alone, httpx's words name
+# no caller either: vLLM's own Mooncake connector calls its bootstrap server with httpx too.
+OPENAI_SDK = "OpenAI SDK"
 # Local inference servers whose default address a client falls back to (their documentation's defaults).
 OTHER_SERVERS: dict[int, str] = {11434: "Ollama", 1234: "LM Studio"}
 # Clients whose provider for a local server keeps its own address, and the setting that moves it.
@@ -62,6 +66,17 @@ _MET: dict[str | None, tuple[str, str]] = {
         "`curl <address>/health` from where the client runs.",
     ),
 }
+_OPENAI_BASE_URL = (
+    "Check the address the client calls: the OpenAI SDK's base_url (OpenAI(base_url=…), or OPENAI_BASE_URL) must be "
+    f"the vLLM server's host and port ending in /v1 (http://<host>:{VLLM_DEFAULT_PORT}/v1); `curl <base_url>/models` "
+    "from where the client runs must list the served model."
+)
+_HTTPX_CALLERS = (
+    "The frames above the error name the caller: the OpenAI SDK (then its base_url, OpenAI(base_url=…) or "
+    "OPENAI_BASE_URL, must be the vLLM server's host and port ending in /v1), a proxy in front of vLLM servers (the "
+    "servers' addresses it was given), or vLLM's own Mooncake KV connector (its bootstrap server); `curl` that "
+    "address from where the caller runs."
+)
 _CONTAINER = (
     "In a container, publish the server's port (`docker run -p 8000:8000`, a Kubernetes Service's targetPort) and let "
     "vLLM listen on every interface (vLLM's default; `--host 127.0.0.1` accepts connections from inside its own "
@@ -71,12 +86,12 @@ _CONTAINER = (
 
 def _check_unreachable(facts: Facts) -> list[Finding]:
     failed = facts.events_of(LogEventKind.SERVER_UNREACHABLE)
-    if not failed:
-        return []
-    failure = next((e for e in failed if e.address), failed[0])
-    host, port = c.split_address(failure.address)
     # where vLLM says it listens (uvicorn's `Application startup complete` is the same event, naming no address)
     listening = [e for e in facts.events_of(LogEventKind.SERVER_LISTENING) if e.listen_address]
+    failure = next((e for e in failed if e.address), None)
+    if failure is None:
+        return [_no_address(failed, listening[-1] if listening else None)] if failed else []
+    host, port = c.split_address(failure.address)
     if port in OTHER_SERVERS:
         return [_other_server(failure, port)]
     served = _LISTENS.match(listening[-1].listen_address or "") if listening else None
@@ -161,6 +176,38 @@ def _not_reached(failure: LogEvent, listening: LogEvent | None) -> Finding:
     )
 
 
+def _no_address(failed: list[LogEvent], listening: LogEvent | None) -> Finding:
+    """A failed connection whose words name no address: the OpenAI SDK's (its base_url is where it went), with what
+    its transport's chained cause says the connection met; or httpx's alone, whose caller only the frames name."""
+    sdk = next((e for e in failed if e.component == OPENAI_SDK), None)
+    failure = sdk or failed[0]
+    result = next((e.connect_result for e in failed if e.connect_result), None)
+    met, said = _MET.get(result, _MET[None])
+    actions = [_OPENAI_BASE_URL if sdk else _HTTPX_CALLERS, *([said] if result else [])]
+    evidence = [_evidence(failure)]
+    if listening is not None:
+        actions.append(f"vLLM's log says it listens on {listening.listen_address}: the client must call that address.")
+        evidence.append(c.log_evidence(listening, name="where the server listens"))
+    if result not in ("unresolved", "unreachable"):
+        actions.append(_CONTAINER)
+    summary = (
+        "The OpenAI SDK could not connect to its base_url, which its words do not name. No request reached vLLM, "
+        "so nothing in its behaviour explains this: the address the client calls, against where the server "
+        "listens, does."
+        if sdk
+        else "httpx could not connect, and its words name neither the caller nor the address: the frames above "
+        "the error do."
+    )
+    return RULE_UNREACHABLE.finding(
+        Severity.HIGH,
+        f"the client's connection never reached a server: {met} (its words name no address)",
+        summary=summary,
+        evidence=evidence,
+        actions=actions,
+        confidence=0.6 if sdk else 0.4,
+    )
+
+
 def _said(failure: LogEvent) -> str:
     path = f" asking for {failure.url_path}" if failure.url_path else ""
     return f"The client ({failure.component}) could not connect to {failure.address or 'the server'}{path}."
@@ -182,7 +229,9 @@ RULE_UNREACHABLE = Rule(
         "aiohttp's `Cannot connect to host`, Node's `connect ECONNREFUSED`, Go's `dial tcp …` and `dial tcp: lookup "
         "…: no such host`, reqwest's `error sending request for url (…)`) to a local host, an inference server's "
         "default port or one of vLLM's routes (a model hub or a media URL is not a server of the user's); against "
-        "where vLLM's log says it listens.",
+        "where vLLM's log says it listens. Words that name no address: the OpenAI SDK's `APIConnectionError: "
+        "Connection error.` (its base_url is where it went), with what httpx's chained `ConnectError` says the "
+        "connection met, or httpx's alone.",
         why="The connection failed before any request, so vLLM's behaviour cannot explain it; where the client called "
         "against where the server listens does.",
         example="`error sending request for url (http://localhost:11434/v1/chat/completions)` from the Codex CLI set "
@@ -191,9 +240,10 @@ RULE_UNREACHABLE = Rule(
         fix="Another server's default port: the client's provider setting for its address (CODEX_OSS_BASE_URL, an "
         "OpenAI client's base_url). A port other than the one vLLM's log names: call that one. Otherwise: wait for "
         "the server to be ready (GET /health), read why it stopped, publish its port from the container.",
-        limits="Without vLLM's log beside it, where the server listens is unknown; a connection the client's words do "
-        "not name (`openai.APIConnectionError: Connection error.`) stays an unplaced error (VC-2). A proxy between "
-        "them is OP-5.25's.",
+        limits="Without vLLM's log beside it, where the server listens is unknown; without an address in the "
+        "client's words, only the checks are named (the SDK's base_url, or for httpx alone the caller its frames "
+        "name: vLLM's Mooncake connector calls its bootstrap server with httpx too). A proxy between them is "
+        "OP-5.25's.",
         references=[
             "https://github.com/openai/codex/issues/2257",
             "https://docs.vllm.ai/en/latest/cli/serve.html",

@@ -16,7 +16,7 @@ import re
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_int, wording
 from rules import vllm_defaults
 from rules.catalog.common import is_local_host
-from rules.catalog.op5_unreachable import OTHER_SERVERS
+from rules.catalog.op5_unreachable import OPENAI_SDK, OTHER_SERVERS
 from rules.events import LogEventKind as K
 
 # What the kubelet says a probe met (its HTTP and TCP probers' words): nothing listening, no answer in time, an
@@ -117,6 +117,15 @@ def _unreachable(
     }
 
 
+def _addressless(component: str, match: re.Match[str]) -> Fields:
+    """A client's failed connection in words that name no address (the OpenAI SDK's, httpx's): what it met only."""
+    return {
+        "message": match.group(0),
+        "component": component,
+        "connect_result": next((name for name, words in _CONNECT_RESULTS if words.search(match.string)), None),
+    }
+
+
 _URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"\\]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"\\]*)?"
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -154,6 +163,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"^(?!.*probe failed).*?(?:(?:Get|Post) \\?\"?" + _URL + r"\\?\"?: )?dial tcp"
         r"(?: (?P<dhost>\[[^\]]+\]|[^\s:]+):(?P<dport>\d+)|: lookup (?P<lhost>[^\s:]+)| ).*",
         lambda m: _unreachable("Go", m, m["dhost"] or m["host"] or m["lhost"], m["dport"] or m["port"], m["path"]),
+    ),
+    wording(  # the OpenAI SDK (Python's, Node's): a connection that failed, naming no address
+        ("APIConnectionError",),
+        K.SERVER_UNREACHABLE,
+        r"(?:openai\.)?APIConnectionError: Connection error\.?",
+        lambda m: _addressless(OPENAI_SDK, m),
+    ),
+    wording(  # httpx, the OpenAI SDK's transport, in the cause it chains: what the connection met
+        ("ConnectError",),
+        K.SERVER_UNREACHABLE,
+        r"(?:httpx|httpcore)\.ConnectError: .+",
+        lambda m: _addressless("httpx", m),
     ),
     wording(  # Rust's reqwest (the Codex CLI): where, not why
         ("error sending request for url",),

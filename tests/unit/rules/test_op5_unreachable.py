@@ -122,3 +122,45 @@ def test_a_real_vllm_log_beside_the_clients_error_names_the_port_it_printed():
     curl = "curl: (7) Failed to connect to localhost port 8000 after 0 ms: Connection refused"
     finding = _finding(curl, *recorded.read_text().splitlines())
     assert finding.title == "the client calls port 8000, the server listens on 52613"
+
+
+SDK_CHAIN = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.11/site-packages/httpx/_transports/default.py", line 249, in handle_request',
+    "    with map_httpcore_exceptions():",
+    "httpx.ConnectError: [Errno 111] Connection refused",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/app/client.py", line 12, in <module>',
+    '    resp = client.chat.completions.create(model="m", messages=msgs)',
+    "openai.APIConnectionError: Connection error.",
+]
+
+
+def test_the_openai_sdks_connection_error_names_the_base_url_to_check_and_what_httpx_says_it_met():
+    """The SDK's words name no address; its transport's chained cause says what the connection met."""
+    finding = _finding(*SDK_CHAIN)
+    assert finding.title == (
+        "the client's connection never reached a server: nothing accepted the connection (its words name no address)"
+    )
+    assert "base_url (OpenAI(base_url=…), or OPENAI_BASE_URL)" in finding.actions[0]
+    assert "/v1" in finding.actions[0] and "curl <base_url>/models" in finding.actions[0]
+    assert "Application startup complete" in finding.actions[1]
+    assert [e.location for e in finding.evidence] == ["log:11"]  # the SDK's line, not its transport's
+
+
+def test_the_sdks_error_alone_says_only_what_to_check_and_beside_vllms_log_where_it_listens():
+    alone = _finding("openai.APIConnectionError: Connection error.")
+    assert alone.title.endswith("the connection failed (its words name no address)")
+    beside = _finding(LISTENING.format("0.0.0.0:8001"), "openai.APIConnectionError: Connection error.")
+    assert any("listens on http://0.0.0.0:8001: the client must call that address" in a for a in beside.actions)
+
+
+def test_httpx_alone_names_no_caller_so_the_frames_are_pointed_at():
+    """vLLM's own Mooncake connector calls its bootstrap server with httpx (vllm 0.32
+    distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py): httpx's words alone name no caller."""
+    finding = _finding("httpx.ConnectError: [Errno 111] Connection refused")
+    assert finding.actions[0].startswith("The frames above the error name the caller")
+    assert finding.confidence < _finding("openai.APIConnectionError: Connection error.").confidence
