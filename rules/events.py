@@ -140,6 +140,10 @@ class LogEventKind(str, Enum):
     # asked when the words name it, connect_result: refused, timeout, unresolved, unreachable or None when they do
     # not say
     SERVER_UNREACHABLE = "server_unreachable"
+    # a client that reached the server and gave up waiting for its answer: the OpenAI SDK's "APITimeoutError:
+    # Request timed out.", httpx's "ReadTimeout", urllib3's "HTTPConnectionPool(host=…, port=…): Read timed out.
+    # (read timeout=60)"; component: the client library, address and timeout_ms when its words name them
+    CLIENT_TIMEOUT = "client_timeout"
     # aiohttp's InvalidURL naming an address without a scheme ("InvalidURL: 172.25.239.45:33080"): a proxy
     # variable written as host:port, read by the client session vLLM fetches media with (trust_env)
     PROXY_URL_INVALID = "proxy_url_invalid"
@@ -649,6 +653,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),
+    LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),

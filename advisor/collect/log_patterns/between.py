@@ -126,6 +126,23 @@ def _addressless(component: str, match: re.Match[str]) -> Fields:
     }
 
 
+def _client_timeout(
+    component: str, match: re.Match[str], host: str | None = None, port: str | None = None
+) -> Fields | None:
+    """The fields of a client that gave up waiting for an answer; None for a host that is no server of the user's
+    (a model hub vLLM downloads from): a local host or a serving port, when the words name one."""
+    number = to_int(port)
+    if host is not None and not (is_local_host(host.strip("[]")) or number in SERVING_PORTS):
+        return None
+    seconds = to_float(match.groupdict().get("seconds"))
+    return {
+        "message": match.group(0),
+        "component": component,
+        "address": f"{host}:{number}" if host and number else None,
+        "timeout_ms": int(seconds * 1000) if seconds is not None else None,
+    }
+
+
 _URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"\\]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"\\]*)?"
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -175,6 +192,25 @@ PATTERNS: tuple[Pattern, ...] = (
         K.SERVER_UNREACHABLE,
         r"(?:httpx|httpcore)\.ConnectError: .+",
         lambda m: _addressless("httpx", m),
+    ),
+    wording(  # the OpenAI SDK gave up waiting (its timeout, 600 s by default, after two retries)
+        ("APITimeoutError",),
+        K.CLIENT_TIMEOUT,
+        r"(?:openai\.)?APITimeoutError: Request timed out\.?",
+        lambda m: _client_timeout(OPENAI_SDK, m),
+    ),
+    wording(  # httpx, the OpenAI SDK's transport: the read that timed out
+        ("ReadTimeout",),
+        K.CLIENT_TIMEOUT,
+        r"(?:httpx|httpcore)\.ReadTimeout\b.*",
+        lambda m: _client_timeout("httpx", m),
+    ),
+    wording(  # urllib3 (requests): where, and its read timeout
+        ("Read timed out",),
+        K.CLIENT_TIMEOUT,
+        r"HTTPS?ConnectionPool\(host='(?P<host>[^']+)', port=(?P<port>\d+)\): Read timed out\."
+        r"(?: \(read timeout=(?P<seconds>[\d.]+)\))?",
+        lambda m: _client_timeout("urllib3", m, m["host"], m["port"]),
     ),
     wording(  # Rust's reqwest (the Codex CLI): where, not why
         ("error sending request for url",),
