@@ -241,6 +241,10 @@ class LogEventKind(str, Enum):
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
+    # a request refused for its API key: vLLM's own 401 body `{"error": "Unauthorized"}` (its --api-key middleware),
+    # the access log's `"POST /v1/… HTTP/1.1" 401`, the OpenAI SDK's AuthenticationError; message: the path when the
+    # access log names it, component: the method or the client library
+    UNAUTHORIZED = "unauthorized"
     # HTTP 405 Method Not Allowed: the server's access log (`"GET /v1/chat/completions HTTP/1.1" 405`; message: the
     # path, component: the method) or a client's error (`Error code: 405 - {'detail': 'Method Not Allowed'}`)
     METHOD_NOT_ALLOWED = "method_not_allowed"
@@ -668,6 +672,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
+    LogEventKind.UNAUTHORIZED: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: (
         "message",

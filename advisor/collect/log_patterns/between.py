@@ -250,6 +250,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"""['"]detail['"]:\s*['"]Not Found['"]""",
         lambda m: {"status": 404},
     ),
+    _access_line(401, K.UNAUTHORIZED),  # a request without the server's API key
+    wording(  # vLLM's own 401 body (its --api-key middleware answers exactly this, read whole or as the body's
+        # message once the reader unwrapped it), or the OpenAI SDK's words for it
+        ("Unauthorized", "AuthenticationError"),
+        K.UNAUTHORIZED,
+        r"""['"]error['"]:\s*['"]Unauthorized['"]|^Unauthorized$|(?P<sdk>(?:openai\.)?AuthenticationError): Error """
+        r"code: 401\b",
+        lambda m: {"message": m.group(0), "component": OPENAI_SDK if m["sdk"] else None},
+    ),
     _access_line(405, K.METHOD_NOT_ALLOWED),  # a route asked with a method it does not take
     wording(  # a client's words for it: `openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}`
         ("405", "Method Not Allowed"),
