@@ -88,7 +88,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r".*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
         lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
     ),
-    wording(("NCCL error in: ",), K.NCCL_ERROR, r"NCCL error in: .*", lambda m: {"message": m.group(0)}),
+    wording(  # torch's words for an NCCL result; its system error is NCCL_SYSTEM_ERROR's (OP-7.5 answers it)
+        ("NCCL error in: ",),
+        K.NCCL_ERROR,
+        r"NCCL error in: .*",
+        lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
+    ),
+    wording(  # NCCL's own check at init (init.cc), the "Last error:" under `invalid usage`: two ranks on one GPU
+        ("Duplicate GPU detected",),
+        K.NCCL_ERROR,
+        r"Duplicate GPU detected ?: rank \d+ and rank \d+ both on CUDA device \w+",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
         ("Cuda failure '",),
         K.NCCL_ERROR,

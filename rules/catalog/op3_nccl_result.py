@@ -1,0 +1,155 @@
+"""OP-3.5: NCCL failed, and what its result says, when no rule names a cause of its own.
+
+Why a rule of its own: torch prints NCCL's failures as `NCCL error in: <file>:<line>, <result's words>` (and
+`ncclUnhandledCudaError: Call to CUDA function failed.` under it), and without a rule for the result a person is
+left with nothing: every tensor-parallel server talks through NCCL, so its failures are common and look alike.
+NCCL's result codes each say where to look (NVIDIA's NCCL documentation, "Types", ncclResult_t): a CUDA call NCCL
+made failed (1), a call to the system failed (2: OP-7.5), an internal check failed (3: a bug in NCCL or memory
+corruption), an argument or the call itself was wrong (4, 5: usually a programming error), or a remote process
+exited or the network failed (6). The words torch prints are ncclGetErrorString's. Out of memory (OP-3.4), a system
+error (OP-7.5) and a /dev/shm too small (OP-7.1) have rules of their own, and this one stays silent beside them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+NCCL_TYPES_DOC = "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/types.html"
+
+
+class NcclResult(NamedTuple):
+    name: str
+    meaning: str  # NVIDIA's documentation of the result, in a few words
+    actions: tuple[str, ...]
+
+
+_DEBUG = "Rerun with NCCL_DEBUG=INFO (or WARN): NCCL's own WARN line names the call that failed and why."
+# ncclGetErrorString's words, as torch prints them after `NCCL error in: <file>:<line>, `.
+RESULTS: dict[str, NcclResult] = {
+    # NCCL's own words under the result, when its init check found two ranks on one GPU (ncclInvalidUsage; an
+    # older NCCL reported it as an internal error): the cause itself, so it is read first.
+    "duplicate gpu detected": NcclResult(
+        "ncclInvalidUsage",
+        "two ranks of one NCCL group are on the same GPU (Duplicate GPU detected)",
+        (
+            "Give each rank its own GPU: processes that share one (an RL trainer and vLLM colocated for weight "
+            "sync, workers whose CUDA_VISIBLE_DEVICES repeats a GPU, a worker that imported torch before its device "
+            "list was set) cannot be two ranks of one NCCL group.",
+            "For a weight sync on one GPU, sync through memory or disk instead of an NCCL group.",
+        ),
+    ),
+    "unhandled cuda error": NcclResult(
+        "ncclUnhandledCudaError",
+        "a call NCCL made to CUDA failed",
+        (
+            "Read the CUDA error under it (`Last error: Cuda failure '…'`, or NCCL_DEBUG=INFO's WARN line): out of "
+            "memory is NCCL's buffers not fitting beside vLLM's share; peer access between the GPUs failing (PCIe "
+            "without P2P support, a VM or container that hides it) is tested with NCCL_P2P_DISABLE=1, which makes "
+            "NCCL copy through host memory instead.",
+            "A GPU fault at the same time (an Xid in the node's kernel log, `nvidia-smi` showing a GPU lost) is the "
+            "hardware: triage the kernel log.",
+        ),
+    ),
+    "internal error": NcclResult(
+        "ncclInternalError",
+        "an internal check of NCCL failed: a bug in NCCL or memory corruption",
+        (
+            _DEBUG,
+            "Check that every process of the group loads the same NCCL (the nvidia-nccl-cu* package torch pins, "
+            "not a system libnccl picked up through LD_LIBRARY_PATH or VLLM_NCCL_SO_PATH), then upgrade to a "
+            "release with the fix if the WARN line names a known bug.",
+        ),
+    ),
+    "invalid argument": NcclResult(
+        "ncclInvalidArgument",
+        "an argument of the call had an invalid value",
+        (
+            _DEBUG,
+            "The processes of one group disagree: started with different tensor- or pipeline-parallel sizes, on a "
+            "device list that differs between them (CUDA_VISIBLE_DEVICES), or a weight-sync group (an RL trainer "
+            "beside vLLM) set up with ranks that do not match.",
+        ),
+    ),
+    "invalid usage": NcclResult(
+        "ncclInvalidUsage",
+        "the call to NCCL was incorrect, usually a programming error",
+        (
+            _DEBUG,
+            "Two ranks of one communicator on the same GPU is the usual one: processes that share a GPU (an RL "
+            "trainer and vLLM colocated, CUDA_VISIBLE_DEVICES repeating a device) cannot be two ranks of one group.",
+        ),
+    ),
+    "remote process exited or there was a network error": NcclResult(
+        "ncclRemoteError",
+        "a remote process exited early, or the network between them failed",
+        (
+            "Read the other ranks' logs first: a worker or node that died before this one (its own error, an OOM "
+            "kill) is the cause, and this is its consequence.",
+            "Across nodes, NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) must name the interface the nodes reach "
+            "each other on; NCCL_DEBUG=INFO prints the interfaces NCCL chose.",
+        ),
+    ),
+}
+
+
+def _found(errors: list[LogEvent]) -> tuple[LogEvent, NcclResult] | None:
+    """The first result, in RESULTS' order, that an event names, with that event."""
+    texts = [(e, (e.message or e.raw or "").lower()) for e in errors]
+    return next(((e, result) for words, result in RESULTS.items() for e, text in texts if words in text), None)
+
+
+def _check_nccl_result(facts: Facts) -> list[Finding]:
+    errors = facts.events_of(LogEventKind.NCCL_ERROR)
+    if not errors or facts.events_of(LogEventKind.NCCL_SYSTEM_ERROR, LogEventKind.SHM_TOO_SMALL):
+        return []  # OP-7.5 and OP-7.1 name those causes themselves
+    if any("out of memory" in (e.message or e.raw).lower() for e in errors):
+        return []  # OP-3.4's
+    found = _found(errors)
+    if found is None:
+        return []
+    event, result = found
+    cuda = [e for e in errors if "cuda failure" in (e.message or e.raw).lower()]
+    return [
+        RULE_NCCL_RESULT.finding(
+            Severity.HIGH,
+            f"NCCL failed ({result.name}): {result.meaning}",
+            summary=f"torch reports NCCL's result {result.name}: {result.meaning}. Every process of a tensor- or "
+            "pipeline-parallel vLLM talks through NCCL, so one failed call stops them all; what the result says "
+            "decides where to look." + (f" NCCL's CUDA call failed with: {cuda[0].message}." if cuda else ""),
+            evidence=[c.log_evidence(e, name="NCCL's failure") for e in [event, *cuda[:1]]],
+            actions=list(result.actions),
+            confidence=0.55,
+        )
+    ]
+
+
+RULE_NCCL_RESULT = Rule(
+    code="OP-3.5",
+    title="NCCL failed, and what its result says",
+    category=Category.PARALLELISM,
+    check=_check_nccl_result,
+    needs=("events",),
+    page=RulePage(
+        checks="torch's `NCCL error in: <file>:<line>, <result>`: unhandled cuda error, internal error, invalid "
+        "argument, invalid usage, remote process exited or there was a network error (NCCL's own words for its "
+        "result codes); NCCL's `Duplicate GPU detected : rank … and rank … both on CUDA device …` and a `Cuda "
+        "failure '…'` line under it. Silent beside out of memory (OP-3.4), a system error "
+        "(OP-7.5) or a /dev/shm too small (OP-7.1).",
+        why="Each NCCL result says where to look (NVIDIA's documentation of ncclResult_t): CUDA, NCCL itself, the "
+        "call's arguments or usage, or another process and the network.",
+        example="`torch.distributed.DistBackendError: NCCL error in: …/ProcessGroupNCCL.cpp:1, remote process exited "
+        "or there was a network error` on one node of two: the other node's log says why it exited first.",
+        fix="Per result: the CUDA error under it (NCCL_P2P_DISABLE=1 to test peer access); one NCCL for every "
+        "process; ranks that agree and own their GPUs; the other ranks' logs and NCCL_SOCKET_IFNAME.",
+        limits="The result narrows where to look; NCCL_DEBUG=INFO's WARN line names the call, which the text often "
+        "does not hold.",
+        references=[NCCL_TYPES_DOC],
+    ),
+)
+
+RULES: list[Rule] = [RULE_NCCL_RESULT]

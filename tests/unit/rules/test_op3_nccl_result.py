@@ -1,0 +1,71 @@
+"""OP-3.5: NCCL's result, as torch prints it, says where to look when no rule names a cause of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op3_nccl_result import RULE_NCCL_RESULT
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+
+TORCH = "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, {}"
+
+
+def _findings(*lines: str):
+    return RULE_NCCL_RESULT.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+@pytest.mark.parametrize(
+    ("words", "name"),
+    [
+        ("unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5", "ncclUnhandledCudaError"),
+        ("internal error - please report this issue to the NCCL developers, NCCL version 2.21.5", "ncclInternalError"),
+        ("invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.21.5", "ncclInvalidArgument"),
+        ("invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.3", "ncclInvalidUsage"),
+        ("remote process exited or there was a network error, NCCL version 2.21.5", "ncclRemoteError"),
+    ],
+)
+def test_each_result_ncclgeterrorstring_words_is_named(words, name):
+    [finding] = _findings(TORCH.format(words))
+    assert finding.title.startswith(f"NCCL failed ({name}): ")
+
+
+def test_nccls_duplicate_gpu_check_under_invalid_usage_is_the_cause_itself():
+    """NCCL's init check (init.cc) for two ranks on one GPU, printed under torch's `invalid usage` as vLLM's workers
+    log it."""
+    prefix = "(Worker_PP1_TP0 pid=3954408) ERROR 02-27 00:29:48 [multiproc_executor.py:863] "
+    [finding] = _findings(
+        prefix + TORCH.format("invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.27.3"),
+        prefix + "Last error:",
+        prefix + "Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+    )
+    assert finding.title.endswith("two ranks of one NCCL group are on the same GPU (Duplicate GPU detected)")
+    assert finding.evidence[0].location == "log:3"
+
+
+def test_the_cuda_failure_under_an_unhandled_cuda_error_is_quoted():
+    [finding] = _findings(
+        TORCH.format("unhandled cuda error (run with NCCL_DEBUG=INFO for details)"),
+        "Cuda failure 'peer access is not supported between these two devices'",
+    )
+    assert "peer access is not supported" in finding.summary
+    assert "NCCL_P2P_DISABLE=1" in finding.actions[0]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # out of memory under an unhandled cuda error is OP-3.4's
+        [TORCH.format("unhandled cuda error"), "Cuda failure 'out of memory'"],
+        # a system error is OP-7.5's: torch's words for it are read as that kind, not as this rule's
+        [TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")],
+    ],
+)
+def test_causes_with_rules_of_their_own_stay_theirs(lines):
+    assert _findings(*lines) == []
+
+
+def test_torchs_words_for_a_system_error_are_the_system_errors_kind():
+    [event] = parse_lines([TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details)")]).events
+    assert event.kind == K.NCCL_SYSTEM_ERROR
