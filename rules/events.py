@@ -152,6 +152,15 @@ class LogEventKind(str, Enum):
     HEALTH_CHECK_FAILED = "health_check_failed"
     # CUDA error 803: "system has unsupported display driver / cuda driver combination"
     CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
+    # code built for other GPUs: CUDA's "no kernel image is available for execution on the device"; torch's warning
+    # "<GPU> with CUDA capability sm_<cc> is not compatible with the current PyTorch installation" (component: the
+    # GPU, version: its sm_<cc>) and its next line "The current PyTorch install supports CUDA capabilities sm_50 …"
+    # (component: PyTorch, message: the capabilities)
+    GPU_ARCH_UNSUPPORTED = "gpu_arch_unsupported"
+    # the process out of file descriptors: "OSError: [Errno 24] Too many open files" (EMFILE), and vLLM's start-up
+    # warning that it could not raise its own limit ("Found ulimit of 1024 and failed to automatically increase …":
+    # fd_limit, the soft limit it found)
+    FD_LIMIT = "fd_limit"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -503,6 +512,7 @@ class LogEvent(BaseModel):
     probe_failures: int | None = None  # … failureThreshold
     xid: int | None = None  # the NVIDIA driver's Xid number a GPU fault was logged with
     repeats: int | None = None  # how many lines of the text said the same as this one (an unplaced line's repeats)
+    fd_limit: int | None = None  # the open-files (soft) limit vLLM found and could not raise (FD_LIMIT)
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -647,6 +657,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
+    LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
+    LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

@@ -187,6 +187,33 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
+        ("Too many open files", "Found ulimit of"),
+        K.FD_LIMIT,
+        r"Found ulimit of (?P<limit>\d+) and failed to automatically increase.*|\[Errno 24\] Too many open files.*",
+        lambda m: {"message": m.group(0), "fd_limit": to_int(m["limit"])},
+    ),
+    wording(  # CUDA's cudaErrorNoKernelImageForDevice: the binary that ran holds no code for this GPU
+        ("no kernel image is available",),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"no kernel image is available for execution on the device",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # torch's warning at its first CUDA call (torch/cuda/__init__.py), then its list of what it was built for
+        ("is not compatible with the current PyTorch installation", "The current PyTorch install supports"),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"(?P<gpu>\S.*?) with CUDA capability (?P<sm>sm_\d+) is not compatible with the current PyTorch installation"
+        r"|The current PyTorch install supports CUDA capabilities (?P<archs>sm_\w+(?: sm_\w+)*)",
+        lambda m: (
+            {"message": m["archs"], "component": "PyTorch"}
+            if m["archs"]
+            else {
+                "message": m.group(0),
+                "component": m["gpu"].removeprefix("UserWarning: ").strip(),
+                "version": m["sm"],
+            }
+        ),
+    ),
     wording(  # the Hugging Face Hub refusing a model's files: huggingface_hub's errors (GatedRepoError,
         # RepositoryNotFoundError, the fine-grained token's 403), transformers' OSError, requests' raise_for_status
         (

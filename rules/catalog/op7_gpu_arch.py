@@ -1,0 +1,127 @@
+"""OP-7.36: the code that ran was built for other GPUs: no kernel for this one's compute capability.
+
+Why a rule of its own: CUDA's `no kernel image is available for execution on the device` (its NoKernelImageForDevice)
+says a binary holds no code for the GPU it runs on. For a vLLM server the binaries are PyTorch's, vLLM's own compiled
+ops and the attention libraries, each built for a list of compute capabilities; torch says which at its first CUDA
+call (`<GPU> with CUDA capability sm_120 is not compatible with the current PyTorch installation. The current PyTorch
+install supports CUDA capabilities sm_50 … sm_90.`, torch/cuda/__init__.py). The GPU is either newer than the build
+(Blackwell's sm_100 and sm_120 need builds made with CUDA 12.8 or later: PyTorch's cu128 wheels from 2.7, vLLM's
+binaries since they moved to CUDA 12.8) or older than vLLM supports (its installation guide: compute capability 7.0
+or higher).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+VLLM_MIN_CAPABILITY = 70  # vLLM's installation guide: "compute capability 7.0 or higher"
+BLACKWELL_CAPABILITY = 100  # sm_100 (B200) and sm_120 (RTX 50xx, RTX PRO 6000): builds with CUDA 12.8 or later
+_SM = re.compile(r"sm_(\d+)")
+
+_CHECK = (
+    'See what the build holds against the GPU: `python -c "import torch; print(torch.cuda.get_device_name(), '
+    'torch.cuda.get_device_capability(), torch.cuda.get_arch_list(), torch.version.cuda)"`.'
+)
+
+
+def _capability(sm: str | None) -> int | None:
+    match = _SM.search(sm or "")
+    return int(match.group(1)) if match else None
+
+
+def _check_gpu_arch(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.GPU_ARCH_UNSUPPORTED)
+    if not events:
+        return []
+    gpu = next((e for e in events if e.version), None)
+    built = next((e for e in events if e.component == "PyTorch"), None)
+    cuda = next((e for e in events if e.component is None), None)
+    if gpu is None:
+        return [_no_kernel(cuda or events[0])]
+    return [_torch_says(gpu, built, cuda)]
+
+
+def _fix_for(capability: int | None) -> str:
+    if capability is not None and capability < VLLM_MIN_CAPABILITY:
+        return (
+            f"This GPU's capability (sm_{capability}) is below the 7.0 vLLM's builds support (its installation "
+            "guide): run on a GPU of 7.0 or later (V100, T4, A10, L4, A100, H100 …), or a community build for it "
+            "(vllm-pascal for Pascal)."
+        )
+    if capability is not None and capability >= BLACKWELL_CAPABILITY:
+        return (
+            f"Install builds with kernels for sm_{capability}: a PyTorch made with CUDA 12.8 or later (its cu128 "
+            "wheels, from 2.7, carry Blackwell's sm_100 and sm_120) and the vLLM release built against that PyTorch "
+            "(or vLLM's container image of that release); build from source with TORCH_CUDA_ARCH_LIST set to the "
+            "GPU's capability otherwise."
+        )
+    return (
+        "Install a PyTorch (and the vLLM release built against it) whose list holds this GPU's capability, or build "
+        "from source with TORCH_CUDA_ARCH_LIST set to it."
+    )
+
+
+def _torch_says(gpu: LogEvent, built: LogEvent | None, cuda: LogEvent | None) -> Finding:
+    capability = _capability(gpu.version)
+    archs = f": it was built for {built.message}" if built is not None else ""
+    evidence = [c.log_evidence(gpu, name="the GPU torch found", value=gpu.version)]
+    evidence += [c.log_evidence(e, name=n) for e, n in ((built, "what PyTorch holds"), (cuda, "CUDA's error")) if e]
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"the installed PyTorch has no kernels for the {gpu.component} ({gpu.version}){archs}",
+        summary=f"torch's own check found the {gpu.component}, of compute capability {gpu.version}, outside the "
+        "capabilities its build carries code for; every kernel launched on it fails with CUDA's 'no kernel image is "
+        "available for execution on the device', and vLLM's compiled ops were built against that PyTorch.",
+        evidence=evidence,
+        actions=[_fix_for(capability), _CHECK],
+        confidence=0.9,
+    )
+
+
+def _no_kernel(event: LogEvent) -> Finding:
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        "a binary holds no code for this GPU (CUDA: no kernel image is available for execution on the device)",
+        summary="CUDA found no code for this GPU's compute capability in the kernel it launched: PyTorch, vLLM's "
+        "compiled ops or an attention library was built for other GPUs. Most often the GPU is newer than the build "
+        "(Blackwell's sm_100 and sm_120 need builds made with CUDA 12.8 or later) or older than vLLM supports "
+        "(compute capability below 7.0). torch's warning at start (`… with CUDA capability sm_… is not compatible with "
+        "the current PyTorch installation`) names which, when the log holds it.",
+        evidence=[c.log_evidence(event, name="CUDA's error")],
+        actions=[_CHECK, _fix_for(None)],
+        confidence=0.75,
+    )
+
+
+RULE_GPU_ARCH = Rule(
+    code="OP-7.36",
+    title="code built for other GPUs: no kernel for this one",
+    category=Category.STARTUP,
+    check=_check_gpu_arch,
+    needs=("events",),
+    page=RulePage(
+        checks="CUDA's `no kernel image is available for execution on the device`; torch's `<GPU> with CUDA "
+        "capability sm_<cc> is not compatible with the current PyTorch installation` and its `The current PyTorch "
+        "install supports CUDA capabilities …`.",
+        why="PyTorch, vLLM's compiled ops and the attention libraries carry code for a list of compute capabilities; "
+        "a GPU outside the list runs none of it.",
+        example="`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+        "installation. The current PyTorch install supports CUDA capabilities sm_50 … sm_90.`: a build made before "
+        "Blackwell; PyTorch's cu128 wheels (2.7 and later) carry sm_120.",
+        fix="Builds whose list holds the GPU (CUDA 12.8 or later for Blackwell), a source build with "
+        "TORCH_CUDA_ARCH_LIST, or a GPU of compute capability 7.0 or later for vLLM.",
+        limits="Without torch's warning the GPU is not named; which library lacked the kernel is in the traceback's "
+        "frames.",
+        references=[
+            "https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",
+            "https://pytorch.org/get-started/locally/",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_GPU_ARCH]

@@ -1,0 +1,70 @@
+"""OP-7.36 (code built for other GPUs) and OP-7.37 (out of file descriptors), from the words torch, CUDA and vLLM
+print for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_fd_limit import FEW_DESCRIPTORS, RULE_FD_LIMIT, VLLM_TARGET_LIMIT
+from rules.catalog.op7_gpu_arch import RULE_GPU_ARCH
+from rules.facts import Facts
+
+TORCH_WARNING = [
+    "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:262: UserWarning: ",
+    "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+    "The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+]
+NO_KERNEL = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+ULIMIT = (
+    "(APIServer pid=8561) WARNING 11-23 20:42:28 [system_utils.py:255] Found ulimit of {} and failed to automatically "
+    "increase with error current limit exceeds maximum limit. This can cause fd limit errors like `OSError: [Errno "
+    "24] Too many open files`. Consider increasing with ulimit -n"
+)
+
+
+def _findings(rule, *lines: str):
+    return rule.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_torchs_warning_names_the_gpu_its_capability_and_what_the_build_holds():
+    [finding] = _findings(RULE_GPU_ARCH, *TORCH_WARNING, NO_KERNEL)
+    assert finding.title == (
+        "the installed PyTorch has no kernels for the NVIDIA GeForce RTX 5090 (sm_120): it was built for sm_50 sm_60 "
+        "sm_70 sm_75 sm_80 sm_86 sm_90"
+    )
+    assert "CUDA 12.8 or later" in finding.actions[0]
+    assert [e.location for e in finding.evidence] == ["log:2", "log:3", "log:4"]
+
+
+def test_a_gpu_older_than_vllm_supports_is_told_so():
+    old = [line.replace("NVIDIA GeForce RTX 5090", "NVIDIA GeForce GTX 1080 Ti").replace("sm_120", "sm_61")
+           for line in TORCH_WARNING]  # fmt: skip
+    [finding] = _findings(RULE_GPU_ARCH, *old)
+    assert "below the 7.0 vLLM's builds support" in finding.actions[0]
+
+
+def test_cudas_error_alone_says_what_to_check():
+    [finding] = _findings(RULE_GPU_ARCH, NO_KERNEL)
+    assert finding.title.startswith("a binary holds no code for this GPU")
+    assert "torch.cuda.get_arch_list()" in finding.actions[0]
+
+
+def test_out_of_file_descriptors_with_the_limit_vllm_could_not_raise():
+    [finding] = _findings(RULE_FD_LIMIT, ULIMIT.format(1024), "OSError: [Errno 24] Too many open files")
+    assert finding.title == "the server ran out of file descriptors (Too many open files): its limit stayed at 1024"
+    assert f"nofile={VLLM_TARGET_LIMIT}:{VLLM_TARGET_LIMIT}" in finding.actions[0]
+
+
+def test_vllms_warning_alone_warns_only_for_a_low_limit():
+    """vLLM's own warning names `[Errno 24] Too many open files` as what may come: it is no hit by itself."""
+    [low] = _findings(RULE_FD_LIMIT, ULIMIT.format(1024))
+    assert low.severity.value == "low"
+    assert _findings(RULE_FD_LIMIT, ULIMIT.format(FEW_DESCRIPTORS * 5)) == []
+
+
+def test_the_real_vllm_recordings_with_a_limit_of_20000_get_no_warning():
+    """vLLM 0.32 on this project's CPU recorders kept 20000 (tests/fixtures/vllm_cpu/kv_too_small.log)."""
+    recorded = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu" / "kv_too_small.log"
+    assert "Found ulimit of 20000" in recorded.read_text()
+    assert _findings(RULE_FD_LIMIT, *recorded.read_text().splitlines()) == []
