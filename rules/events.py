@@ -161,6 +161,10 @@ class LogEventKind(str, Enum):
     # warning that it could not raise its own limit ("Found ulimit of 1024 and failed to automatically increase …":
     # fd_limit, the soft limit it found)
     FD_LIMIT = "fd_limit"
+    # the model's files neither in the local cache nor fetchable: huggingface_hub's "… and outgoing traffic has been
+    # disabled" (message: offline, HF_HUB_OFFLINE or local_files_only) or transformers' "We couldn't connect to
+    # 'https://huggingface.co' to load …, and couldn't find … in the cached files" (message: unreachable)
+    HUB_NOT_CACHED = "hub_not_cached"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -659,6 +663,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
+    LogEventKind.HUB_NOT_CACHED: ("message",),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

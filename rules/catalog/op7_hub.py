@@ -128,4 +128,76 @@ RULE_HUB_REFUSED = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_HUB_REFUSED]
+# --- OP-7.38 the model's files neither cached nor fetchable --------------------------------------------------
+
+_SERVE_LOCAL = (
+    "Or serve the model's own directory (`vllm serve /models/<name>`): a path is read from disk and never looked "
+    "up on the Hub."
+)
+_FILL_CACHE = (
+    "Put the model where the server looks: download it into the cache the server reads (HF_HOME, "
+    "~/.cache/huggingface by default; --download-dir when given) where the Hub can be reached, `hf download <model>` "
+    "with the same HF_HOME, and mount that cache into the server's container at the same path."
+)
+
+
+def _check_not_cached(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.HUB_NOT_CACHED)
+    if not events or facts.events_of(LogEventKind.HUB_ACCESS_REFUSED):  # a refusal is OP-7.17's, more specific
+        return []
+    event = next((e for e in events if e.message == "offline"), events[0])
+    if event.message == "offline":
+        title = "the model is not in the local cache, and downloads are switched off (offline mode)"
+        summary = (
+            "huggingface_hub found no cached copy of the model's files and was not allowed to ask the Hub: "
+            "HF_HUB_OFFLINE=1 (or TRANSFORMERS_OFFLINE=1, or local_files_only) is set where the server runs, and "
+            "this cache never received the model, or it is another cache than the one the model was downloaded to."
+        )
+        actions = [_FILL_CACHE, _SERVE_LOCAL, "Or unset HF_HUB_OFFLINE where the server may download."]
+    else:
+        title = "the model is not in the local cache, and the Hub could not be reached"
+        summary = (
+            "transformers found no cached copy of the model's files and could not connect to huggingface.co: the "
+            "server has no route to the Hub (no network in the container or cluster, a proxy it does not use, a "
+            "firewall), and the cache it reads never received the model."
+        )
+        actions = [
+            "Give the server its way to the Hub (HTTPS_PROXY for a proxy, HF_ENDPOINT for a mirror), or fill its "
+            "cache beforehand: " + _FILL_CACHE[0].lower() + _FILL_CACHE[1:],
+            _SERVE_LOCAL,
+        ]
+    return [
+        RULE_HUB_NOT_CACHED.finding(
+            Severity.CRITICAL,
+            title,
+            summary=summary,
+            evidence=[c.log_evidence(event, name="no cached copy")],
+            actions=actions,
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_HUB_NOT_CACHED = Rule(
+    code="OP-7.38",
+    title="the model's files neither cached nor fetchable",
+    category=Category.STARTUP,
+    check=_check_not_cached,
+    needs=("events",),
+    page=RulePage(
+        checks="huggingface_hub's `Cannot find the requested files in the disk cache and outgoing traffic has been "
+        "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`) and transformers' `We "
+        "couldn't connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`.",
+        why="A model named by its Hub id is read from the local cache first; offline (HF_HUB_OFFLINE=1) or without a "
+        "route to the Hub, a model the cache never received cannot be loaded.",
+        example="`huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache "
+        "and outgoing traffic has been disabled.` in an air-gapped pod whose cache volume was filled on another "
+        "path.",
+        fix="The model downloaded into the cache the server reads (HF_HOME, --download-dir), or its local directory "
+        "served, or the Hub reachable (a proxy, HF_ENDPOINT, HF_HUB_OFFLINE unset).",
+        limits="The words do not say which cache was searched; the server's HF_HOME and --download-dir do.",
+        references=["https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_HUB_REFUSED, RULE_HUB_NOT_CACHED]

@@ -187,6 +187,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # the model's files not cached and the Hub not asked (offline) or not reachable: huggingface_hub's and
+        # transformers' words
+        ("outgoing traffic has been disabled", "We couldn't connect to 'https://huggingface.co'"),
+        K.HUB_NOT_CACHED,
+        r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'",
+        lambda m: {"message": "offline" if "outgoing traffic" in m.group(0) else "unreachable"},
+    ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),
         K.FD_LIMIT,

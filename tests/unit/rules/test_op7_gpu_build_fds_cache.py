@@ -1,5 +1,5 @@
-"""OP-7.36 (code built for other GPUs) and OP-7.37 (out of file descriptors), from the words torch, CUDA and vLLM
-print for them."""
+"""OP-7.36 (code built for other GPUs), OP-7.37 (out of file descriptors) and OP-7.38 (a model neither cached nor
+fetchable), from the words torch, CUDA, vLLM and huggingface_hub print for them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from advisor.collect.logs import parse_lines
 from rules.catalog.op7_fd_limit import FEW_DESCRIPTORS, RULE_FD_LIMIT, VLLM_TARGET_LIMIT
 from rules.catalog.op7_gpu_arch import RULE_GPU_ARCH
+from rules.catalog.op7_hub import RULE_HUB_NOT_CACHED
 from rules.facts import Facts
 
 TORCH_WARNING = [
@@ -68,3 +69,24 @@ def test_the_real_vllm_recordings_with_a_limit_of_20000_get_no_warning():
     recorded = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu" / "kv_too_small.log"
     assert "Found ulimit of 20000" in recorded.read_text()
     assert _findings(RULE_FD_LIMIT, *recorded.read_text().splitlines()) == []
+
+
+def test_a_model_neither_cached_nor_fetchable_says_offline_or_unreachable():
+    """huggingface_hub's words when HF_HUB_OFFLINE (or local_files_only) forbade the Hub, transformers' when the Hub
+    could not be reached; a Hub refusal beside them is OP-7.17's."""
+    offline = (
+        "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and "
+        "outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' "
+        "to False."
+    )
+    unreachable = (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
+        "cached files."
+    )
+    [first] = _findings(RULE_HUB_NOT_CACHED, offline, unreachable)
+    assert first.title.endswith("downloads are switched off (offline mode)")
+    assert "HF_HOME" in first.actions[0] and "vllm serve /models/<name>" in first.actions[1]
+    [second] = _findings(RULE_HUB_NOT_CACHED, unreachable)
+    assert second.title.endswith("the Hub could not be reached")
+    refused = "401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/x"
+    assert _findings(RULE_HUB_NOT_CACHED, refused, unreachable) == []
