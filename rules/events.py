@@ -165,6 +165,11 @@ class LogEventKind(str, Enum):
     # disabled" (message: offline, HF_HUB_OFFLINE or local_files_only) or transformers' "We couldn't connect to
     # 'https://huggingface.co' to load …, and couldn't find … in the cached files" (message: unreachable)
     HUB_NOT_CACHED = "hub_not_cached"
+    # a port to listen on already taken (EADDRINUSE): the API server's bind (`OSError: [Errno 98] Address already in
+    # use`, uvicorn's `[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in
+    # use`; component None) or torch.distributed's store (`… name: EADDRINUSE …`; component torch.distributed);
+    # address: host:port when the words name it
+    PORT_IN_USE = "port_in_use"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -664,6 +669,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),
+    LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message",),
     LogEventKind.JIT_NO_NVCC: ("message",),

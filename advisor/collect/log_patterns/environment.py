@@ -194,6 +194,21 @@ PATTERNS: tuple[Pattern, ...] = (
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'",
         lambda m: {"message": "offline" if "outgoing traffic" in m.group(0) else "unreachable"},
     ),
+    wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
+        # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
+        ("Errno 98", "EADDRINUSE"),
+        K.PORT_IN_USE,
+        r"\[Errno 98\] (?:error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): )?"
+        r"[Aa]ddress already in use|(?P<store>failed to listen on any local network address\.)?.*?(?:port: "
+        r"(?P<sport>\d+).*?)?name: EADDRINUSE.*",
+        lambda m: {
+            "message": m.group(0),
+            "component": "torch.distributed" if "EADDRINUSE" in m.group(0) else None,
+            "address": f"{m['host'] or '0.0.0.0'}:{m['port']}"
+            if m["port"]
+            else (f":{m['sport']}" if m["sport"] else None),
+        },
+    ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),
         K.FD_LIMIT,

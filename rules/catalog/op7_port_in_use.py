@@ -1,0 +1,110 @@
+"""OP-7.39: a port the server listens on was already taken (EADDRINUSE).
+
+Why a rule of its own: `OSError: [Errno 98] Address already in use` is among the commonest failed starts and says
+nothing about vLLM: another process holds the port. vLLM 0.32 binds its API port before its engine starts
+(`create_server_socket` in vllm/entrypoints/launchers/launcher.py), so it fails at once; older releases bound
+through uvicorn after the model had loaded (`[Errno 98] error while attempting to bind on address ('0.0.0.0',
+8000): address already in use`), minutes later. The holder is most often a vLLM left from an earlier start (its
+engine and worker processes outlive a killed API server) or a second server given the same --port. torch.distributed's
+store failing the same way (`name: EADDRINUSE`) is a port vLLM's own processes meet on (MASTER_PORT, VLLM_PORT).
+vLLM's own `Address already in use. Retrying with a new port.` is a warning it recovers from, not this.
+"""
+
+from __future__ import annotations
+
+from rules import vllm_defaults
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_FIND_HOLDER = (
+    "Find what holds it: `ss -ltnp 'sport = :{port}'` (or `lsof -i :{port}`) on the host; a vLLM left from an earlier "
+    "start shows as python or as VLLM::EngineCore / VLLM::Worker processes: stop them all (`pkill -f 'vllm serve'` "
+    "does not match those, vLLM retitles them)."
+)
+
+
+def _check_port_in_use(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.PORT_IN_USE)
+    if not events:
+        return []
+    api = [e for e in events if e.component is None]
+    event = next((e for e in api if e.address), None) or (api[0] if api else events[0])
+    if event.component == "torch.distributed":
+        return [_store_port(event)]
+    return [_api_port(event, facts)]
+
+
+def _port_of(event: LogEvent, facts: Facts) -> tuple[str, str]:
+    """The port and where it was read: the words, else where vLLM's log says it listens, else vLLM's default."""
+    if event.address:
+        return event.address.rsplit(":", 1)[-1], ""
+    listening = [e.listen_address for e in facts.events_of(LogEventKind.SERVER_LISTENING) if e.listen_address]
+    _, port = c.split_address(listening[-1].split("://")[-1]) if listening else (None, None)
+    if port is not None:
+        return str(port), " (the error names no port: this is where vLLM's log says it listens)"
+    return str(vllm_defaults.API_SERVER_PORT), " (the error names no port: this is vLLM's default)"
+
+
+def _api_port(event: LogEvent, facts: Facts) -> Finding:
+    port, read = _port_of(event, facts)
+    named = bool(event.address)
+    return RULE_PORT_IN_USE.finding(
+        Severity.CRITICAL,
+        f"port {port} is already taken on this host: another process listens there{read}",
+        summary="The API server could not bind its port, so it stopped; nothing is wrong with the model or the "
+        "GPU. Most often a vLLM from an earlier start still runs (its engine and workers outlive a killed API "
+        "server), or a second server was given the same --port; on Kubernetes with hostNetwork, two pods on one "
+        "node.",
+        evidence=[c.log_evidence(event, name="port taken", value=event.address)],
+        actions=[
+            _FIND_HOLDER.format(port=port),
+            f"Or start this server on a free port (--port {int(port) + 1} or any other) and point its clients and "
+            "probes there.",
+        ],
+        confidence=0.9 if named else 0.8,
+    )
+
+
+def _store_port(event: LogEvent) -> Finding:
+    port = event.address.rsplit(":", 1)[-1] if event.address else None
+    where = f" {port}" if port else ""
+    return RULE_PORT_IN_USE.finding(
+        Severity.CRITICAL,
+        f"the port{where} vLLM's processes meet on is already taken (torch.distributed: EADDRINUSE)",
+        summary="torch.distributed's store could not listen: the port its processes meet on is held by another "
+        "process, most often a vLLM (or a training job) from an earlier start, or a second server given the same "
+        "MASTER_PORT or VLLM_PORT.",
+        evidence=[c.log_evidence(event, name="port taken", value=event.address)],
+        actions=[
+            _FIND_HOLDER.format(port=port or "<port>"),
+            "Or unset MASTER_PORT and VLLM_PORT where the server starts (vLLM then picks free ports itself), or give "
+            "each server on the host its own.",
+        ],
+        confidence=0.8,
+    )
+
+
+RULE_PORT_IN_USE = Rule(
+    code="OP-7.39",
+    title="a port the server listens on already taken",
+    category=Category.STARTUP,
+    check=_check_port_in_use,
+    needs=("events",),
+    page=RulePage(
+        checks="`OSError: [Errno 98] Address already in use`, uvicorn's `[Errno 98] error while attempting to bind on "
+        "address ('…', N): address already in use`, torch.distributed's `… name: EADDRINUSE …`; vLLM's own "
+        "`Address already in use. Retrying with a new port.` is not one (it recovers).",
+        why="Another process holds the port: a vLLM left from an earlier start, or a second server given the same "
+        "port. vLLM 0.32 binds its API port before its engine starts, so the start fails at once.",
+        example="`ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in "
+        "use` after the model loaded (an older release): a vLLM from the last start still held 8000.",
+        fix="Stop what holds the port (`ss -ltnp`, its engine and worker processes too), or another --port; for "
+        "torch.distributed's store, unset MASTER_PORT and VLLM_PORT or give each server its own.",
+        limits="Without the address in the words, the port is vLLM's log's or its default.",
+        references=["https://docs.vllm.ai/en/latest/cli/serve.html"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_PORT_IN_USE]

@@ -1,0 +1,48 @@
+"""OP-7.39: a port the server listens on already taken, in the API server's, uvicorn's and torch.distributed's
+words; vLLM's own retried internal port is not one."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_port_in_use import RULE_PORT_IN_USE
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+
+UVICORN = "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8001): address already in use"
+BIND = "OSError: [Errno 98] Address already in use"
+STORE = (
+    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: "
+    "29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use"
+)
+LISTENING = "(APIServer pid=1) INFO 12-01 10:00:00 [api_server.py:1] Starting vLLM API server on http://0.0.0.0:9000"
+
+
+def _findings(*lines: str):
+    return RULE_PORT_IN_USE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_uvicorns_words_name_the_port_and_what_to_do():
+    [finding] = _findings(UVICORN)
+    assert finding.title == "port 8001 is already taken on this host: another process listens there"
+    assert "ss -ltnp 'sport = :8001'" in finding.actions[0] and "--port 8002" in finding.actions[1]
+
+
+def test_a_bind_error_naming_no_port_takes_the_one_vllms_log_names_else_the_default():
+    assert _findings(LISTENING, BIND)[0].title.endswith("(the error names no port: this is where vLLM's log says "
+                                                        "it listens)")  # fmt: skip
+    assert "port 9000" in _findings(LISTENING, BIND)[0].title
+    assert _findings(BIND)[0].title.startswith("port 8000 is already taken")
+
+
+def test_torch_distributeds_store_port_is_the_processes_meeting_port():
+    [finding] = _findings(STORE)
+    assert finding.title.startswith("the port 29500 vLLM's processes meet on is already taken")
+    assert "MASTER_PORT and VLLM_PORT" in finding.actions[1]
+
+
+def test_vllms_own_retried_port_is_not_a_port_in_use():
+    retried = (
+        "(EngineCore pid=1) WARNING 12-01 10:00:00 [parallel.py:746] Address already in use. Retrying with a new port."
+    )
+    assert K.PORT_IN_USE not in [e.kind for e in parse_lines([retried]).events]
+    assert _findings(retried) == []
