@@ -65,6 +65,11 @@ from rules.events import (
 # stats lines is 8640; a server logging each step prints tens of lines a second (a minute or more of a busy GPU's).
 MAX_STATS_EVENTS = 5000
 MAX_ITERATION_EVENTS = 3000
+# The kinds a long log repeats without end, and how many of the newest of each are kept.
+NEWEST_KEPT: dict[LogEventKind, int] = {
+    LogEventKind.STATS_LINE: MAX_STATS_EVENTS,
+    LogEventKind.ITERATION_LINE: MAX_ITERATION_EVENTS,
+}
 MAX_LINE_CHARS = 20_000  # non-default args can be long; binary junk should not be
 MAX_WRAPPED_LINES = 4  # an error message wrapped by a terminal or an issue rarely takes more
 # A JSON object printed over several lines (jq, Postman, a client's pretty error body): `{` alone on a line, then its
@@ -196,7 +201,7 @@ class LogReadResult:
     events: list[LogEvent] = field(default_factory=list)
     lines_read: int = 0
     vllm_lines: int = 0
-    # of the kinds only the newest are kept of (`_newest_kept`): how many are in `events`, how many were dropped
+    # of the kinds only the newest are kept of (NEWEST_KEPT): how many are in `events`, how many were dropped
     kept: Counter[LogEventKind] = field(default_factory=Counter)
     dropped: Counter[LogEventKind] = field(default_factory=Counter)
     tracebacks: int = 0
@@ -283,7 +288,7 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 "the error text itself (a file, or '-' for stdin)"
             )
         _read_piece(unwrap(line), line_no, source, state, result)
-    for kind, newest in _newest_kept().items():
+    for kind, newest in NEWEST_KEPT.items():
         _drop_oldest(result, kind, newest, slack=0)
     if result.lines_read == 0:
         raise LogReadError(f"{where}: the log is empty; pass the server's stdout/stderr log or the error text")
@@ -391,15 +396,10 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     elif event.kind == LogEventKind.ENGINE_CORE_FAILED:
         _raised_while_starting(result.events)
     result.events.append(event)
-    newest = _newest_kept().get(event.kind)
+    newest = NEWEST_KEPT.get(event.kind)
     if newest is not None:
         result.kept[event.kind] += 1
         _drop_oldest(result, event.kind, newest, slack=newest)
-
-
-def _newest_kept() -> dict[LogEventKind, int]:
-    """The kinds a long log repeats without end, and how many of the newest of each are kept."""
-    return {LogEventKind.STATS_LINE: MAX_STATS_EVENTS, LogEventKind.ITERATION_LINE: MAX_ITERATION_EVENTS}
 
 
 def _drop_oldest(result: LogReadResult, kind: LogEventKind, newest: int, slack: int) -> None:

@@ -286,6 +286,18 @@ def split_address(address: str | None) -> tuple[str, int | None]:
     return (address or "").strip("[]"), None
 
 
+_SERVED_URL = re.compile(r"^https?://(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?")
+
+
+def served_address(listen_address: str | None) -> tuple[str, int | None] | None:
+    """The host (without IPv6 brackets) and port of the URL vLLM says it listens on (`Starting vLLM API server on
+    http://0.0.0.0:8000`); None for words that are no such URL."""
+    served = _SERVED_URL.match(listen_address or "")
+    if served is None:
+        return None
+    return served["host"].strip("[]"), int(served["port"]) if served["port"] else None
+
+
 def round_down(value: float, step: int) -> int:
     return max(step, int(value // step) * step)
 

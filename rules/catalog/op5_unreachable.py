@@ -14,8 +14,6 @@ port by default (openai/codex, codex-rs `model_provider_info.rs`, `create_oss_pr
 
 from __future__ import annotations
 
-import re
-
 from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
@@ -35,7 +33,6 @@ CLIENT_ADDRESS_SETTINGS = (
     "provider's base_url in config.toml is not read for it), or CODEX_OSS_PORT for another port on localhost",
     "an OpenAI SDK client: its base_url (OpenAI(base_url=…)) or OPENAI_BASE_URL, ending in /v1",
 )
-_LISTENS = re.compile(r"^https?://(?P<host>\[[^\]]+\]|[^:/]+)(?::(?P<port>\d+))?")
 # What the connection met, in words: the title's and the first action's.
 _MET: dict[str | None, tuple[str, str]] = {
     "refused": (
@@ -94,12 +91,12 @@ def _check_unreachable(facts: Facts) -> list[Finding]:
     host, port = c.split_address(failure.address)
     if port in OTHER_SERVERS:
         return [_other_server(failure, port)]
-    served = _LISTENS.match(listening[-1].listen_address or "") if listening else None
+    served = c.served_address(listening[-1].listen_address) if listening else None
     if served is not None and port is not None:
-        served_port = int(served["port"]) if served["port"] else None
+        served_host, served_port = served
         if served_port is not None and served_port != port:
             return [_other_port(failure, listening[-1], port, served_port)]
-        if c.LOOPBACK.match(served["host"].strip("[]")) and not c.is_local_host(host):
+        if c.LOOPBACK.match(served_host) and not c.is_local_host(host):
             return [_loopback_only(failure, listening[-1])]
     return [_not_reached(failure, listening[-1] if listening else None)]
 

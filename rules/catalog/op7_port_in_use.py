@@ -41,7 +41,8 @@ def _port_of(event: LogEvent, facts: Facts) -> tuple[str, str]:
     if event.address:
         return event.address.rsplit(":", 1)[-1], ""
     listening = [e.listen_address for e in facts.events_of(LogEventKind.SERVER_LISTENING) if e.listen_address]
-    _, port = c.split_address(listening[-1].split("://")[-1]) if listening else (None, None)
+    served = c.served_address(listening[-1]) if listening else None
+    port = served[1] if served is not None else None
     if port is not None:
         return str(port), " (the error names no port: this is where vLLM's log says it listens)"
     return str(vllm_defaults.API_SERVER_PORT), " (the error names no port: this is vLLM's default)"

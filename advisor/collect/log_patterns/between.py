@@ -92,47 +92,51 @@ _SERVER_ROUTE = re.compile(
 SERVING_PORTS = (vllm_defaults.API_SERVER_PORT, *OTHER_SERVERS)
 
 
-def _unreachable(
-    component: str, match: re.Match[str], host: str | None, port: str | None, path: str | None = None
-) -> Fields | None:
-    """The fields of a client's failed connection, or None when its target is no inference server's (a model hub, a
-    media URL vLLM fetches): a local host, a serving port or a server route; curl is always a person asking a
-    server."""
-    host = host.strip("[]") if host else None
-    number = to_int(port)
-    target = (
-        component == "curl"
-        or (host is not None and is_local_host(host))
+def _users_server(host: str | None, number: int | None, path: str | None = None) -> bool:
+    """Whether a client's target is a server of the user's: a local host (without IPv6 brackets), an inference
+    server's default port or one of vLLM's routes; a model hub or a media URL vLLM fetches is not."""
+    return (
+        (host is not None and is_local_host(host))
         or number in SERVING_PORTS
         or (path is not None and _SERVER_ROUTE.match(path) is not None)
     )
-    if not target:
+
+
+def _connect_result(text: str) -> str | None:
+    """What a client's connection met, in the words of its library (refused, timeout, unresolved, unreachable)."""
+    return next((name for name, words in _CONNECT_RESULTS if words.search(text)), None)
+
+
+def _unreachable(
+    component: str, match: re.Match[str], host: str | None, port: str | None, path: str | None = None
+) -> Fields | None:
+    """The fields of a client's failed connection, or None when its target is no server of the user's; curl is
+    always a person asking a server."""
+    host = host.strip("[]") if host else None
+    number = to_int(port)
+    if not (component == "curl" or _users_server(host, number, path)):
         return None
     return {
         "message": match.group(0),
         "component": component,
         "address": f"{host}:{number}" if host and number else host,
         "url_path": path,
-        "connect_result": next((name for name, words in _CONNECT_RESULTS if words.search(match.string)), None),
+        "connect_result": _connect_result(match.string),
     }
 
 
 def _addressless(component: str, match: re.Match[str]) -> Fields:
     """A client's failed connection in words that name no address (the OpenAI SDK's, httpx's): what it met only."""
-    return {
-        "message": match.group(0),
-        "component": component,
-        "connect_result": next((name for name, words in _CONNECT_RESULTS if words.search(match.string)), None),
-    }
+    return {"message": match.group(0), "component": component, "connect_result": _connect_result(match.string)}
 
 
 def _client_timeout(
     component: str, match: re.Match[str], host: str | None = None, port: str | None = None
 ) -> Fields | None:
-    """The fields of a client that gave up waiting for an answer; None for a host that is no server of the user's
-    (a model hub vLLM downloads from): a local host or a serving port, when the words name one."""
+    """The fields of a client that gave up waiting for an answer; None when the words name a host that is no
+    server of the user's (a model hub vLLM downloads from)."""
     number = to_int(port)
-    if host is not None and not (is_local_host(host.strip("[]")) or number in SERVING_PORTS):
+    if host is not None and not _users_server(host.strip("[]"), number):
         return None
     seconds = to_float(match.groupdict().get("seconds"))
     return {

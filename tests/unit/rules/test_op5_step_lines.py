@@ -131,7 +131,7 @@ def test_a_gpu_whose_chunk_meets_the_target_at_a_smaller_power_of_two_gets_that_
 
 
 def test_a_day_of_step_lines_is_read_in_bounded_memory(monkeypatch):
-    monkeypatch.setattr(logs, "MAX_ITERATION_EVENTS", 100)
+    monkeypatch.setattr(logs, "NEWEST_KEPT", {**logs.NEWEST_KEPT, K.ITERATION_LINE: 100})
     read = parse_lines(_lines(4096))
     kept = [e for e in read.events if e.kind == K.ITERATION_LINE]
     assert 100 <= len(kept) < 200 and len(kept) == read.iteration_events
