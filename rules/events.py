@@ -152,6 +152,15 @@ class LogEventKind(str, Enum):
     HEALTH_CHECK_FAILED = "health_check_failed"
     # CUDA error 803: "system has unsupported display driver / cuda driver combination"
     CUDA_DRIVER_MISMATCH = "cuda_driver_mismatch"
+    # the host's NVIDIA driver libraries and its loaded kernel module of different versions (most often a driver
+    # upgraded without a reboot): NVML's "Failed to initialize NVML: Driver/library version mismatch" (nvidia-smi;
+    # nvidia-container-cli's "nvml error: driver/library version mismatch"), pynvml's "RM has detected an NVML/RM
+    # version mismatch" (component: nvml); the kernel's "NVRM: API mismatch: the client has the version X, but" and
+    # "NVRM: this kernel module has the version Y." (component: kernel; version X, kernel_module_version Y); the
+    # versions printed beside them, nvidia-smi's "NVML library version: X", /proc/driver/nvidia/version's "NVRM
+    # version: NVIDIA UNIX … Kernel Module  Y" and the kernel's "NVRM: loading NVIDIA UNIX … Kernel Module  Y"
+    # (component: versions), which say nothing wrong alone
+    NVIDIA_DRIVER_MISMATCH = "nvidia_driver_mismatch"
     # code built for other GPUs: CUDA's "no kernel image is available for execution on the device"; torch's warning
     # "<GPU> with CUDA capability sm_<cc> is not compatible with the current PyTorch installation" (component: the
     # GPU, version: its sm_<cc>) and its next line "The current PyTorch install supports CUDA capabilities sm_50 …"
@@ -522,6 +531,7 @@ class LogEvent(BaseModel):
     xid: int | None = None  # the NVIDIA driver's Xid number a GPU fault was logged with
     repeats: int | None = None  # how many lines of the text said the same as this one (an unplaced line's repeats)
     fd_limit: int | None = None  # the open-files (soft) limit vLLM found and could not raise (FD_LIMIT)
+    kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -667,6 +677,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
+    LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),

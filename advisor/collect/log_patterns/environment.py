@@ -48,6 +48,26 @@ def _gpu_fault(match: re.Match[str]) -> Fields:
     return {"message": words or None, "xid": int(match["xid"]), "device": match["device"]}
 
 
+# An NVIDIA driver's version as its tools print it: 550.144, 535.183.01, and the old 1.0-9639 (no trailing dot).
+_DRIVER_VERSION = r"\d[\w-]*(?:\.\d[\w-]*)*"
+
+
+def _driver_versions(match: re.Match[str]) -> Fields:
+    """Who said the libraries and the kernel module differ, and the versions each line names (the kernel's warning
+    spans two lines, the client's version on the first and the module's on the second)."""
+    if match["nvml"]:
+        return {"message": match.group(0), "component": "nvml"}
+    library = match["client"] or match["library"]
+    module = match["module"] or match["kernel"] or match["loaded"]
+    kernel = match["client"] or match["kernel"]
+    return {
+        "message": match.string.strip(),
+        "component": "kernel" if kernel else "versions",
+        "version": library,
+        "kernel_module_version": module,
+    }
+
+
 _INSUFFICIENT = re.compile(r"\bInsufficient (?P<resource>[\w./-]+)")
 _TAINT = re.compile(
     r"untolerated taint\(?s?\)? \{(?P<taint>[^}]*)\}|had taint \{(?P<old>[^}]*)\}, that the pod didn't tolerate"
@@ -338,6 +358,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": m["name"],
             "memory_gib": to_gib(m["mib"], "MiB"),
         },
+    ),
+    wording(  # the host's NVIDIA libraries and kernel module of two versions: NVML's and the kernel's words, and the
+        # version lines printed beside them (nvidia-smi's second line, /proc/driver/nvidia/version, dmesg's load line)
+        ("mismatch", "Mismatch", "NVRM", "NVML library version"),
+        K.NVIDIA_DRIVER_MISMATCH,
+        r"(?P<nvml>(?i:driver/library version mismatch)|RM has detected an NVML/RM version mismatch)"
+        rf"|NVRM: API mismatch: the client has the version (?P<client>{_DRIVER_VERSION}), but"
+        rf"(?: (?:NVRM: )?this kernel module has the version (?P<module>{_DRIVER_VERSION}))?"
+        rf"|NVRM: this kernel module has the version (?P<kernel>{_DRIVER_VERSION})\."
+        rf"|NVML library version: (?P<library>{_DRIVER_VERSION})"
+        rf"|NVRM(?: version:|: loading) NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(?P<loaded>{_DRIVER_VERSION})",
+        _driver_versions,
     ),
     wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture
         (
