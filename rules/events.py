@@ -235,8 +235,12 @@ class LogEventKind(str, Enum):
     RAY_RESERVED_ENV = "ray_reserved_env"
     # the kernel killing the server for host memory: Kubernetes' `Reason: OOMKilled` (kubectl describe, get pods),
     # Docker's `"OOMKilled": true`, the kernel's `Memory cgroup out of memory: Killed process 4172 (python3) …
-    # anon-rss:31457280kB` (dmesg); message: the words, component: who reported it (Kubernetes, Docker, the
-    # kernel), rss_gib: the anonymous memory the killed process held, where the kernel says
+    # anon-rss:31457280kB` (dmesg), Ray's memory monitor (`ray.exceptions.OutOfMemoryError: Task was killed due to
+    # the node running low on memory.`, `Memory on the node (IP: …) … was 59.84GB / 62.51GB (0.957347), which exceeds
+    # the memory usage threshold of 0.95`, the raylet's `N Workers (tasks / actors) killed due to memory pressure
+    # (OOM)`); message: the words, component: who reported it (Kubernetes, Docker, the kernel, Ray's memory
+    # monitor), rss_gib: the memory the killed process held, where the words say (the kernel's anon-rss, Ray's
+    # `memory used=`); Ray's node figures: node_used_gb, node_total_gb (GB as Ray prints them), memory_threshold
     HOST_OOM_KILLED = "host_oom_killed"
     # Kubernetes' status for a pod whose container does not run: `kubectl get pods`' STATUS (CrashLoopBackOff,
     # ImagePullBackOff, ErrImagePull, CreateContainerConfigError, Pending, ContainerCreating …), `kubectl describe
@@ -309,6 +313,9 @@ NCCL_LOG = "NCCL's log"  # NCCL_DEBUG's lines: `host:pid:tid [0] transport/net_i
 OTHER_LOGGER = "another program's logger"
 # Who reported a kill the shell saw (`Killed`): SIGKILL, most often the kernel's OOM killer (OP-7.30 hedges it).
 SHELL_SIGKILL = "the shell (SIGKILL)"
+# HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
+# scheduled task or actor once the node's memory passes its threshold, before the kernel would
+RAY_MEMORY_MONITOR = "Ray's memory monitor"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
@@ -532,6 +539,11 @@ class LogEvent(BaseModel):
     repeats: int | None = None  # how many lines of the text said the same as this one (an unplaced line's repeats)
     fd_limit: int | None = None  # the open-files (soft) limit vLLM found and could not raise (FD_LIMIT)
     kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
+    # what Ray's memory monitor printed when it killed a worker: the node's memory used and total (GB as Ray prints
+    # them) and the share of it past which it kills (RAY_memory_usage_threshold)
+    node_used_gb: float | None = None
+    node_total_gb: float | None = None
+    memory_threshold: float | None = None
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -651,7 +663,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
-    LogEventKind.HOST_OOM_KILLED: ("message", "component", "rss_gib"),
+    LogEventKind.HOST_OOM_KILLED: (
+        "message",
+        "component",
+        "rss_gib",
+        "node_used_gb",
+        "node_total_gb",
+        "memory_threshold",
+    ),
     LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image"),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),

@@ -1,4 +1,5 @@
-"""OP-7.30: the host killed the server for memory (Kubernetes' OOMKilled, the kernel's OOM killer).
+"""OP-7.30: the host killed the server for memory (Kubernetes' OOMKilled, the kernel's OOM killer, Ray's memory
+monitor).
 
 Why a rule of its own: an on-call engineer pastes `kubectl describe pod` or `kubectl get pods` as often as the
 server's log, and a container killed for its memory limit leaves no Python traceback, only Kubernetes' reason
@@ -11,18 +12,23 @@ holds in host memory, from its source: the weights as they are read from disk, a
 each API server process and engine core (`--mm-processor-cache-gb`, 4 GiB each by default, vllm/config/multimodal.py,
 0.32), a CPU weight offload (`--cpu-offload-gb`, 0.5 on) and a CPU KV offload (`--kv-offloading-size`, 0.11 on),
 and in V0 engines a CPU swap space of 4 GiB per GPU by default (`--swap-space`, 0.4-0.17; pinned where it can be,
-vllm/worker/cache_engine.py, 0.8.5).
+vllm/worker/cache_engine.py, 0.8.5). Under Ray (`--distributed-executor-backend ray`, or an RL framework's actors),
+Ray's memory monitor acts first: the raylet kills the most recently scheduled task or actor once the node's memory
+passes RAY_memory_usage_threshold, 0.95 by default, and says so in its own words (`ray.exceptions.OutOfMemoryError:
+Task was killed due to the node running low on memory.`, `… which exceeds the memory usage threshold of 0.95`); its
+Out-Of-Memory Prevention page documents the threshold and RAY_memory_monitor_refresh_ms=0 to turn it off.
 """
 
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import SHELL_SIGKILL, LogEvent, LogEventKind
+from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 MM_PROCESSOR_CACHE_GIB = 4  # vLLM 0.32's default --mm-processor-cache-gb, per API server process and engine core
 V0_SWAP_SPACE_GIB = 4  # vLLM 0.4-0.17's default --swap-space, per GPU
+RAY_MEMORY_THRESHOLD = 0.95  # Ray's default RAY_memory_usage_threshold (its Out-Of-Memory Prevention page)
 SHELL_CONFIDENCE = 0.6  # the shell saw SIGKILL; that the OOM killer sent it is the likeliest reading, not certain
 _CONFIRM = (
     "Confirm it was memory: the kernel logs each kill (`dmesg -T | grep -i -E 'killed process|out of memory'`, "
@@ -31,12 +37,62 @@ _CONFIRM = (
 )
 
 
+_HOLD_LESS = (
+    "Or hold less in host memory: --mm-processor-cache-gb 0 for a multimodal model (its inputs are processed "
+    "again), a smaller --cpu-offload-gb or --kv-offloading-size, --swap-space 0 on a V0 engine, and a sizeLimit on a "
+    "memory-backed /dev/shm."
+)
+
+
 def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.HOST_OOM_KILLED)
     if not events:
         return []
+    ray = [e for e in events if e.component == RAY_MEMORY_MONITOR]
+    if ray and len(ray) == len(events):
+        return [_ray_finding(next((e for e in ray if e.memory_threshold is not None), ray[0]))]
+    events = [e for e in events if e.component != RAY_MEMORY_MONITOR]
     held = next((e for e in events if e.rss_gib is not None), None)
     return [_finding(events[0], held)]
+
+
+def _ray_finding(kill: LogEvent) -> Finding:
+    """Ray's memory monitor killed a worker: the node's memory past Ray's threshold, before the kernel acted."""
+    node = (
+        f" ({kill.node_used_gb:g} of {kill.node_total_gb:g} GB, past its threshold {kill.memory_threshold:g})"
+        if kill.node_used_gb is not None and kill.node_total_gb is not None and kill.memory_threshold is not None
+        else ""
+    )
+    threshold = (
+        f"this node's was {kill.memory_threshold:g}"
+        if kill.memory_threshold is not None
+        else f"{RAY_MEMORY_THRESHOLD:g} unless set"
+    )
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"Ray's memory monitor killed a worker for the node's host memory{node}: host RAM, not the GPU's",
+        summary="Ray's raylet kills the most recently scheduled task or actor when the node's memory use passes "
+        f"RAY_memory_usage_threshold ({RAY_MEMORY_THRESHOLD:g} of it by default), before the kernel's OOM killer "
+        "would. Everything on the node counts: vLLM's workers (a Ray actor per GPU), Ray's object store, and any "
+        "other actor there (an RL framework's trainer beside its vLLM rollout). GPU memory flags change nothing.",
+        evidence=[
+            c.log_evidence(
+                kill,
+                name="killed for memory (Ray's memory monitor)",
+                value=None if kill.rss_gib is None else f"the worker held {kill.rss_gib:g} GB",
+            )
+        ],
+        actions=[
+            "See what held the memory: the error's `Top 10 memory users`, or `ray logs raylet.out -ip <node>`; "
+            "then give the node (or its container: resources.limits.memory, `docker run --memory`) more memory, or "
+            "place fewer other actors on it.",
+            _HOLD_LESS,
+            f"Ray kills at RAY_memory_usage_threshold ({threshold}): where the node's use peaks briefly just past it, "
+            "raise it (0.98) in the environment Ray starts with (`ray start`, the container's); "
+            "RAY_memory_monitor_refresh_ms=0 turns the monitor off and leaves the kernel's OOM killer at 100 %.",
+        ],
+        confidence=0.85,
+    )
 
 
 def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
@@ -68,9 +124,7 @@ def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
             "Raise the container's memory limit (resources.limits.memory in Kubernetes, `docker run --memory`) "
             "above the model's weights plus the buffers above; watch the pod's memory while it starts and serves "
             "(`kubectl top pod`, container_memory_working_set_bytes).",
-            "Or hold less in host memory: --mm-processor-cache-gb 0 for a multimodal model (its inputs are "
-            "processed again), a smaller --cpu-offload-gb or --kv-offloading-size, --swap-space 0 on a V0 engine, "
-            "and a sizeLimit on a memory-backed /dev/shm.",
+            _HOLD_LESS,
             "If the node itself ran out (the kernel's `Out of memory` without `Memory cgroup`), other pods on it "
             "compete: give the pod a memory request equal to its limit (Guaranteed QoS) or a node of its own.",
         ],
@@ -87,18 +141,22 @@ RULE = Rule(
     page=RulePage(
         checks="Kubernetes' `OOMKilled` (`kubectl describe pod`'s `Reason:`, `kubectl get pods`' status), Docker's "
         '`"OOMKilled": true`, the kernel\'s `[Memory cgroup] Out of memory: Killed process N (name) … anon-rss:…kB`, '
-        "and the shell's `Killed` (SIGKILL, most often the OOM killer's: asked to be confirmed in the kernel log).",
+        "the shell's `Killed` (SIGKILL, most often the OOM killer's: asked to be confirmed in the kernel log), and "
+        "Ray's memory monitor's `Task was killed due to the node running low on memory` / `… which exceeds the memory "
+        "usage threshold of 0.95` / the raylet's `N Workers (tasks / actors) killed due to memory pressure (OOM)`.",
         why="A kill for host memory leaves no traceback and looks like a crash; its fix is the container's memory "
         "limit or what vLLM holds in host memory, never a GPU flag.",
         example="`kubectl describe pod` showing `Last State: Terminated, Reason: OOMKilled, Exit Code: 137` under a "
         "32Gi memory limit, the pod in CrashLoopBackOff.",
         fix="A larger memory limit; a smaller multimodal processor cache, CPU offload or V0 swap space; a bounded "
-        "memory-backed /dev/shm.",
+        "memory-backed /dev/shm; under Ray, the node's memory and what else runs there, or its threshold raised where "
+        "the peak is brief.",
         limits="Says which limit was hit only as far as the kernel's words do (a cgroup's or the node's); does not "
         "read the limit's value from the pod spec.",
         references=[
             "https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/",
             "https://kubernetes.io/docs/concepts/storage/volumes/#emptydir",
+            "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html",
         ],
     ),
 )

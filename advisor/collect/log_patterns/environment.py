@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import SHELL_SIGKILL
+from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL
 from rules.events import LogEventKind as K
 
 
@@ -32,6 +32,29 @@ def _oom_killed(match: re.Match[str]) -> Fields:
         "message": match.group(0),
         "component": "the kernel (a memory cgroup's limit)" if match["cgroup"] else "the kernel",
         "rss_gib": int(rss_kb) / 2**20 if rss_kb else None,
+    }
+
+
+# Ray's memory monitor's words (ray/_raylet's and the raylet's): that it killed, and the node's memory beside its
+# threshold, on one line or two (`ray.exceptions.OutOfMemoryError: …` and `Memory on the node …` under it).
+_RAY_KILLED = r"killed due to (?:the node running low on memory|memory pressure \(OOM\))"
+_FIGURE = r"\d+(?:\.\d+)?"
+_RAY_NODE = (
+    rf"Memory on the node \(IP: [^)]*\)(?: where the \w+ \([^)]*?memory used=(?P<used>{_FIGURE})GB\) was running)? "
+    rf"was (?P<node_used>{_FIGURE})GB / (?P<node_total>{_FIGURE})GB \({_FIGURE}\), which exceeds the memory usage "
+    rf"threshold of (?P<threshold>{_FIGURE})"
+)
+
+
+def _ray_memory_monitor(match: re.Match[str]) -> Fields:
+    """What Ray's memory monitor said: the worker's memory and the node's beside the threshold, when it says."""
+    return {
+        "message": match.group(0),
+        "component": RAY_MEMORY_MONITOR,
+        "rss_gib": float(match["used"]) if match["used"] else None,
+        "node_used_gb": float(match["node_used"]) if match["node_used"] else None,
+        "node_total_gb": float(match["node_total"]) if match["node_total"] else None,
+        "memory_threshold": float(match["threshold"]) if match["threshold"] else None,
     }
 
 
@@ -330,6 +353,12 @@ PATTERNS: tuple[Pattern, ...] = (
         # after its grace period): alone, or after a job's or a script's prefix, before the command it killed
         rf"|(?P<shell>{SHELL_JOB}Killed(?:\s{{2,}}.*)?$)",
         _oom_killed,
+    ),
+    wording(  # Ray's memory monitor killing a worker for the node's memory (the raylet, before the kernel would)
+        ("running low on memory", "memory usage threshold", "killed due to memory pressure"),
+        K.HOST_OOM_KILLED,
+        rf"(?:{_RAY_KILLED}.*?)?{_RAY_NODE}|{_RAY_KILLED}",
+        _ray_memory_monitor,
     ),
     wording(  # `kubectl get pods` (with or without its NAMESPACE column): a pod whose container does not run
         (*POD_STATUSES,),

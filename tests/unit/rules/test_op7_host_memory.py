@@ -67,3 +67,38 @@ def test_the_shells_killed_is_sigkill_most_often_the_oom_killer_and_asks_to_conf
         assert "dmesg -T" in finding.actions[0] and "kill -9" in finding.actions[0]
     # the word inside a sentence or the kernel's line is not the shell's report
     assert not parse_lines(["Killed requests are retried by the router"]).events
+
+
+# Ray's memory monitor's words as ray.get raises them (the node's figures on the line under the exception) and as
+# the raylet logs them; the figures are Ray's documentation's example
+RAY_OOM = [
+    "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+    "Memory on the node (IP: 10.0.62.231, ID: e5d953ef) where the task (task ID: 4353, name=allocate_memory, "
+    "pid=11362, memory used=1.25GB) was running was 27.71GB / 28.80GB (0.962273), which exceeds the memory usage "
+    "threshold of 0.95. Ray killed this worker (ID: 6f2ec5c8) because it was the most recently scheduled task",
+]
+RAYLET = (
+    "(raylet) [2025-03-01 10:12:01,123 E 1234 1234] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed "
+    "due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 9f1e, IP: 10.0.0.12) over the "
+    "last time period."
+)
+
+
+def test_rays_memory_monitor_names_the_node_its_threshold_and_the_knob_after_the_real_fixes():
+    top = evaluate(_facts("\n".join(RAY_OOM))).findings[0]
+    assert top.rule == "OP-7.30"
+    assert top.title == (
+        "Ray's memory monitor killed a worker for the node's host memory (27.71 of 28.8 GB, past its threshold "
+        "0.95): host RAM, not the GPU's"
+    )
+    assert top.evidence[0].value == "the worker held 1.25 GB"
+    assert top.actions[0].startswith("See what held the memory") and "--mm-processor-cache-gb 0" in top.actions[1]
+    assert "(this node's was 0.95)" in top.actions[2] and "RAY_memory_monitor_refresh_ms=0" in top.actions[2]
+
+
+def test_the_raylets_count_of_killed_workers_is_rays_monitor_too_and_the_kernels_kill_wins_beside_it():
+    top = evaluate(_facts(RAYLET)).findings[0]
+    assert top.rule == "OP-7.30" and top.title.startswith("Ray's memory monitor killed a worker")
+    assert "(0.95 unless set)" in top.actions[2]
+    beside = evaluate(_facts(RAYLET + "\n" + DESCRIBE)).findings[0]
+    assert beside.title.startswith("Kubernetes killed the server for host memory")
