@@ -161,6 +161,12 @@ class LogEventKind(str, Enum):
     # version: NVIDIA UNIX … Kernel Module  Y" and the kernel's "NVRM: loading NVIDIA UNIX … Kernel Module  Y"
     # (component: versions), which say nothing wrong alone
     NVIDIA_DRIVER_MISMATCH = "nvidia_driver_mismatch"
+    # a Ray actor died: the caller's `RayActorError: The actor died unexpectedly before finishing this task.` with
+    # its class_name, actor_id and pid lines (actor_class, actor_id, pid), and the GCS's reason on the next line
+    # (or joined to it): "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR
+    # Worker exit detail: …", "… its owner has died …", "… its node has died …", "… it was killed by `ray.kill`";
+    # component: worker, owner, node, killed or unreferenced; exit_type: Ray's; message: its exit detail
+    RAY_ACTOR_DIED = "ray_actor_died"
     # code built for other GPUs: CUDA's "no kernel image is available for execution on the device"; torch's warning
     # "<GPU> with CUDA capability sm_<cc> is not compatible with the current PyTorch installation" (component: the
     # GPU, version: its sm_<cc>) and its next line "The current PyTorch install supports CUDA capabilities sm_50 …"
@@ -541,6 +547,9 @@ class LogEvent(BaseModel):
     kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
     # what Ray's memory monitor printed when it killed a worker: the node's memory used and total (GB as Ray prints
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
+    exit_type: str | None = None  # Ray's worker exit type for an actor that died (RAY_ACTOR_DIED) …
+    actor_class: str | None = None  # … the actor's class (vLLM's workers are RayWorkerWrapper) …
+    actor_id: str | None = None  # … and its id
     node_used_gb: float | None = None
     node_total_gb: float | None = None
     memory_threshold: float | None = None
@@ -697,6 +706,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
+    LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),

@@ -35,6 +35,40 @@ def _oom_killed(match: re.Match[str]) -> Fields:
     }
 
 
+# Ray's reasons for an actor's death (its GCS's words, gcs_actor_manager.cc), and the facts the error lists.
+_RAY_DEATH = re.compile(
+    r"The actor is dead because (?P<why>its worker process has died|its owner has died|its node has died|it was "
+    r"killed by `ray\.kill`|all references to the actor were removed)"
+)
+_RAY_WHY = {
+    "its worker process has died": "worker",
+    "its owner has died": "owner",
+    "its node has died": "node",
+    "it was killed by `ray.kill`": "killed",
+    "all references to the actor were removed": "unreferenced",
+}
+_RAY_EXIT_TYPE = re.compile(r"[Ee]xit type: (?P<type>[A-Z_]+)")
+_RAY_DETAIL = re.compile(r"Worker exit detail: (?P<detail>.*?)\s*(?:There are some potential root causes\..*)?$")
+_RAY_ACTOR = re.compile(r"\bclass_name: (?P<actor_class>\S+)|\bactor_id: (?P<actor_id>[0-9a-f]+)|\bpid: (?P<pid>\d+)")
+
+
+def _ray_actor_died(match: re.Match[str]) -> Fields:
+    """The dead actor's class, id and pid, and Ray's reason with its exit type and detail, as far as the text
+    holds them (the error's lines, joined to it or not)."""
+    text = match.string
+    fields: Fields = {}
+    for found in _RAY_ACTOR.finditer(text):  # the first of each: a later `pid:` may be another process's
+        name = found.lastgroup or ""
+        fields.setdefault(name, int(found[name]) if name == "pid" else found[name])
+    if why := _RAY_DEATH.search(text):
+        fields["component"] = _RAY_WHY[why["why"]]
+        tail = text[why.end() :]
+        exit_type, detail = _RAY_EXIT_TYPE.search(tail), _RAY_DETAIL.search(tail)
+        fields["exit_type"] = exit_type["type"] if exit_type else None
+        fields["message"] = (detail["detail"] or None) if detail else None
+    return fields
+
+
 # Ray's memory monitor's words (ray/_raylet's and the raylet's): that it killed, and the node's memory beside its
 # threshold, on one line or two (`ray.exceptions.OutOfMemoryError: …` and `Memory on the node …` under it).
 _RAY_KILLED = r"killed due to (?:the node running low on memory|memory pressure \(OOM\))"
@@ -353,6 +387,13 @@ PATTERNS: tuple[Pattern, ...] = (
         # after its grace period): alone, or after a job's or a script's prefix, before the command it killed
         rf"|(?P<shell>{SHELL_JOB}Killed(?:\s{{2,}}.*)?$)",
         _oom_killed,
+    ),
+    wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
+        # it) and the GCS's reason on the line after, or joined to it too
+        ("The actor died unexpectedly", "The actor is dead because"),
+        K.RAY_ACTOR_DIED,
+        r"The actor died unexpectedly before finishing this task|The actor is dead because",
+        _ray_actor_died,
     ),
     wording(  # Ray's memory monitor killing a worker for the node's memory (the raylet, before the kernel would)
         ("running low on memory", "memory usage threshold", "killed due to memory pressure"),

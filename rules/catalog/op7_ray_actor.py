@@ -1,0 +1,156 @@
+"""OP-7.41: a Ray actor died (vLLM's GPU worker, or an actor of the framework around it), and Ray's words for why.
+
+Why a rule of its own: with `--distributed-executor-backend ray`, and in every RL or batch framework that runs vLLM
+inside Ray, vLLM's workers are Ray actors (`RayWorkerWrapper`, one per GPU rank: vllm/v1/executor/ray_utils.py and
+ray_executor.py, 0.32). When one dies, the caller sees `ray.exceptions.RayActorError` (ActorDiedError in newer Ray):
+`The actor died unexpectedly before finishing this task.`, with the actor's class_name and pid, and on the next line
+Ray's reason, which its GCS writes from one of a few causes (gcs_actor_manager.cc): `The actor is dead because its
+worker process has died. Worker exit type: … Worker exit detail: …`, `… its owner has died …`, `… its node has
+died …`, `… it was killed by ray.kill`. The traceback around it holds no frame of the process that died, so reading
+it "from its first frame inside vllm/" finds nothing; where to look depends on the reason. A worker process that
+exited without a Python exception (`Worker unexpectedly exits with a connection error code 2. End of file.`) was
+killed (SIGKILL: most often the kernel's OOM killer) or crashed in native code, and the node's kernel log and the
+worker's own log file say which; an owner that died first, or a node that left the cluster, put the cause elsewhere.
+Ray's memory monitor's kill (`Task was killed due to the node running low on memory`) is OP-7.30's.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+VLLM_WORKER = "RayWorkerWrapper"  # vLLM's Ray worker class (vllm/v1/executor/ray_utils.py, 0.32)
+
+_KERNEL_LOG = (
+    "On the node that ran it: `dmesg -T | grep -i -E 'killed process|out of memory|segfault|NVRM: Xid'` (or "
+    "`journalctl -k`) names the kernel's OOM killer (host memory: raise the node's or container's memory, as OP-7.30 "
+    "says), a crash in native code, or a GPU fault."
+)
+_OWN_LOG = (
+    "Its own last lines: `ray logs actor --id {actor}` while its node is alive, or on the node "
+    "/tmp/ray/session_latest/logs/worker-*-{pid}.err; a traceback or a fatal error there is the cause."
+)
+_ASK_REASON = (
+    "Copy the lines after Ray's error too: `The actor is dead because …` says whether its process died (with its "
+    "exit type and detail), its owner died, its node left the cluster, or it was killed on purpose."
+)
+# What to do for each of Ray's reasons: (what happened, actions).
+_REASONS: dict[str, tuple[str, list[str]]] = {
+    "owner": (
+        "the process that created it died first (Ray: its owner has died): this death is a consequence",
+        [
+            "Read the owner's log for its own error: the driver or engine process that created the actor (vLLM's "
+            "engine core, or the framework's trainer); Ray's line names the owner's address and exit type.",
+            "An owner whose node crashed (`Owner's node has crashed`) is a node that left the cluster: see `ray "
+            "status` and that node's kernel log.",
+        ],
+    ),
+    "node": (
+        "its node left the Ray cluster (Ray: its node has died)",
+        [
+            "See which node and why: `ray list nodes --filter state=DEAD` (or `ray status`), the node's kernel log "
+            "and its raylet.out; a machine rebooted, preempted or scaled down, or cut off from the head node.",
+            "Until the node is back, the actors it held are gone: the engine needs every GPU rank, so restart it once "
+            "the node is healthy (or place it on nodes that stay).",
+        ],
+    ),
+    "killed": (
+        "something killed it on purpose (Ray: ray.kill)",
+        [
+            "vLLM's Ray executor kills its workers when it shuts down (ray_executor.py, 0.32), and frameworks kill "
+            "their actors the same way: find the first error before this one in the driver's log; the kill is its "
+            "consequence.",
+        ],
+    ),
+    "unreferenced": (
+        "nothing referred to it any more (Ray: all references to the actor were removed)",
+        ["The process holding its handle let go of it (it exited, or dropped the object): read that process's log."],
+    ),
+}
+
+
+def _check(facts: Facts) -> list[Finding]:
+    if facts.events_of(LogEventKind.HOST_OOM_KILLED):
+        return []  # a kill for memory beside it is the cause (OP-7.30)
+    events = facts.events_of(LogEventKind.RAY_ACTOR_DIED)
+    if not events:
+        return []
+    died = next((e for e in events if e.actor_class or e.pid), events[0])
+    reason = next((e for e in events if e.component), None)
+    return [_finding(died, reason)]
+
+
+def _actor(died: LogEvent) -> str:
+    """Who died, as the error's class_name and pid lines say."""
+    where = f"pid {died.pid}" if died.pid else ""
+    if died.actor_class == VLLM_WORKER:
+        return f"vLLM's GPU worker (Ray actor {VLLM_WORKER}" + (f", {where})" if where else ")")
+    named = f"Ray's actor {died.actor_class}" if died.actor_class else "a Ray actor"
+    return named + (f" ({where})" if where else "")
+
+
+def _finding(died: LogEvent, reason: LogEvent | None) -> Finding:
+    why = reason.component if reason is not None else None
+    exit_type = f" (Ray: {reason.exit_type})" if reason is not None and reason.exit_type else ""
+    own_log = _OWN_LOG.format(actor=died.actor_id or "<actor_id>", pid=died.pid or "<pid>")
+    if why in _REASONS:
+        happened, actions = _REASONS[why]
+    elif reason is None:
+        happened = "Ray's reason, the line after (`The actor is dead because …`), is not in the text"
+        actions = [_ASK_REASON, _KERNEL_LOG, own_log]
+    elif reason.message and "connection error" not in reason.message:
+        happened, actions = f"its process exited with an error{exit_type}: {reason.message}", [own_log]
+    else:
+        happened = f"its process was killed or crashed, without a Python exception{exit_type}"
+        actions = [_KERNEL_LOG, own_log]
+    vllms = died.actor_class == VLLM_WORKER
+    evidence = [c.log_evidence(died, name="the actor died", value=died.actor_class)]
+    if reason is not None:  # on its own line, or joined to the error's
+        evidence.append(c.log_evidence(reason, name="Ray's reason", value=reason.message or why))
+    return RULE.finding(
+        Severity.HIGH,
+        f"{_actor(died)} died: {happened}",
+        summary="Ray raised the death of an actor where its result was awaited; the traceback around it runs in the "
+        "caller, not in the process that died, so its cause is in Ray's reason and in that process's own log. "
+        + (
+            "It is one of vLLM's GPU workers: the engine cannot run without every rank, so requests fail until it "
+            "is restarted."
+            if vllms
+            else "An actor of the framework that runs vLLM may hold vLLM's engine or its workers."
+        ),
+        evidence=evidence,
+        actions=actions,
+        confidence=0.6,
+    )
+
+
+RULE = Rule(
+    code="OP-7.41",
+    title="a Ray actor (vLLM's worker) died",
+    category=Category.RELIABILITY,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="`RayActorError` / `ActorDiedError`: `The actor died unexpectedly before finishing this task.` with "
+        "its class_name and pid, and Ray's reason on the next line: `The actor is dead because its worker process "
+        "has died` (with its exit type and detail), `… its owner has died`, `… its node has died`, `… it was killed "
+        "by ray.kill`.",
+        why="The traceback around Ray's error runs in the caller, so it holds nothing of the process that died; "
+        "each of Ray's reasons puts the cause in another place.",
+        example="verl's rollout: `RayActorError: The actor died unexpectedly before finishing this task.` / `Worker "
+        "exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of "
+        "file.` (RUC-NLPIR/Tool-Star#10).",
+        fix="A process killed or crashed: the node's kernel log (OOM killer, segfault, Xid) and the worker's own log "
+        "file; an owner that died: its log; a node that left: the node and the cluster's events.",
+        limits="Ray's memory monitor's kill is OP-7.30's, which this rule leaves to it; reads the actor's class, pid "
+        "and id only where the pasted exception keeps its lines.",
+        references=[
+            "https://docs.ray.io/en/latest/ray-observability/reference/cli.html",
+            "https://docs.ray.io/en/latest/ray-observability/user-guides/configure-logging.html",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

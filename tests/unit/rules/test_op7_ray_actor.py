@@ -1,0 +1,74 @@
+"""OP-7.41: a Ray actor (vLLM's GPU worker) died, read from Ray's RayActorError and the GCS's reason after it; the
+reason decides where to look."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_ray_actor import RULE
+from rules.evaluate import evaluate
+from rules.events import LogEventKind as K
+from rules.facts import Facts
+
+# Ray's words as the caller prints them: the exception, its tab-indented facts, and the GCS's reason
+DIED = [
+    "ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.",
+    "\tclass_name: RayWorkerWrapper",
+    "\tactor_id: 5c8f0bd8a1b0c9e1e9a0d4b601000000",
+    "\tpid: 41022",
+    "\tnamespace: 3ac8e2c0",
+    "\tip: 10.0.0.12",
+]
+KILLED = (
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+    "unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The "
+    "process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The "
+    "worker is crashed unexpectedly due to SIGSEGV or other unexpected errors."
+)
+OWNER = (
+    "The actor is dead because its owner has died. Owner Id: 05000000ffff Owner Ip address: 10.208.0.212 Owner worker "
+    "exit type: SYSTEM_ERROR Worker exit detail: Owner's node has crashed."
+)
+NODE = "The actor is dead because its node has died. Node Id: 56b97436e67393f15565e024278867700c2bd0ec6ca9e0dac7261fd1"
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_vllms_worker_killed_without_an_exception_points_at_the_kernel_log_and_its_own_log():
+    [finding] = _findings(*DIED, KILLED)
+    assert finding.title == (
+        "vLLM's GPU worker (Ray actor RayWorkerWrapper, pid 41022) died: its process was killed or crashed, without a "
+        "Python exception (Ray: SYSTEM_ERROR)"
+    )
+    assert "dmesg -T" in finding.actions[0]
+    assert "ray logs actor --id 5c8f0bd8a1b0c9e1e9a0d4b601000000" in finding.actions[1]
+    assert "worker-*-41022.err" in finding.actions[1]
+    assert "every rank" in finding.summary
+
+
+def test_the_reason_joined_to_the_error_reads_the_same_and_the_detail_is_ray_s():
+    events = parse_lines([DIED[0], NODE]).events
+    assert [(e.kind, e.component) for e in events] == [(K.RAY_ACTOR_DIED, "node")]
+    [finding] = _findings(DIED[0], NODE)
+    assert finding.title == "a Ray actor died: its node left the Ray cluster (Ray: its node has died)"
+    assert "ray list nodes --filter state=DEAD" in finding.actions[0]
+
+
+def test_an_owner_that_died_first_makes_this_death_a_consequence():
+    [finding] = _findings(*DIED[:2], OWNER)
+    assert finding.title.endswith("the process that created it died first (Ray: its owner has died): this death is "
+                                  "a consequence")  # fmt: skip
+    assert finding.evidence[1].value == "Owner's node has crashed."
+
+
+def test_without_rays_reason_it_asks_for_the_line_after_instead_of_guessing():
+    [finding] = _findings(DIED[0])
+    assert "is not in the text" in finding.title and finding.actions[0].startswith("Copy the lines after")
+
+
+def test_rays_memory_monitor_beside_it_is_the_cause_and_vc2_no_longer_answers():
+    oom = "Worker exit detail: Task was killed due to the node running low on memory."
+    assert _findings(*DIED, oom) == []
+    top = evaluate(Facts(events=parse_lines([*DIED, KILLED]).events)).findings[0]
+    assert top.rule == "OP-7.41"
