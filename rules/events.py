@@ -167,6 +167,11 @@ class LogEventKind(str, Enum):
     # Worker exit detail: …", "… its owner has died …", "… its node has died …", "… it was killed by `ray.kill`";
     # component: worker, owner, node, killed or unreferenced; exit_type: Ray's; message: its exit detail
     RAY_ACTOR_DIED = "ray_actor_died"
+    # a weights file that is not a whole safetensors file, in safetensors' words ("Error while deserializing header:
+    # HeaderTooLarge", newer releases "header too large"; HeaderTooSmall; MetadataIncompleteBuffer / "incomplete
+    # metadata, file not fully covered"; InvalidHeaderDeserialization / "invalid JSON in header"); message:
+    # not_safetensors (text where the data should be: a Git LFS pointer, an HTML page), empty, truncated or corrupt
+    WEIGHTS_FILE_DAMAGED = "weights_file_damaged"
     # code built for other GPUs: CUDA's "no kernel image is available for execution on the device"; torch's warning
     # "<GPU> with CUDA capability sm_<cc> is not compatible with the current PyTorch installation" (component: the
     # GPU, version: its sm_<cc>) and its next line "The current PyTorch install supports CUDA capabilities sm_50 …"
@@ -706,6 +711,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
     LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
+    LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),

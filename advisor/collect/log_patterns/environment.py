@@ -388,6 +388,16 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"|(?P<shell>{SHELL_JOB}Killed(?:\s{{2,}}.*)?$)",
         _oom_killed,
     ),
+    wording(  # safetensors refusing a file's header: what stands where the weights should be (older releases print the
+        # error's name, HeaderTooLarge; 0.8.0 prints a sentence, header too large: both as printed)
+        ("Error while deserializing header",),
+        K.WEIGHTS_FILE_DAMAGED,
+        r"Error while deserializing header: (?:(?P<not_safetensors>HeaderTooLarge|header too large)"
+        r"|(?P<empty>HeaderTooSmall|header too small)"
+        r"|(?P<truncated>MetadataIncompleteBuffer|incomplete metadata, file not fully covered)"
+        r"|(?P<corrupt>InvalidHeaderDeserialization|invalid JSON in header))",
+        lambda m: {"message": m.lastgroup},
+    ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too
         ("The actor died unexpectedly", "The actor is dead because"),
