@@ -127,6 +127,10 @@ class LogEventKind(str, Enum):
     # what PyTorch was built with, from `python collect_env.py` ("CUDA used to build PyTorch: 11.8") or its version
     # suffix ("2.4.0+cu118"); version: the CUDA release
     TORCH_CUDA_BUILD = "torch_cuda_build"
+    # the NVIDIA driver older than the CUDA release a build needs: torch's "The NVIDIA driver on your system is too old
+    # (found version 12040)" (version: the CUDA release the driver supports, "12.4"), CUDA's "CUDA driver version is
+    # insufficient for CUDA runtime version" (error 35); message: the words
+    DRIVER_TOO_OLD = "driver_too_old"
     # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out",
     # nginx's "upstream timed out"; component: the gateway its log format names (nginx, ingress-nginx), timeout_ms:
     # how long the request ran there (ingress-nginx's access log)
@@ -723,6 +727,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
+    LogEventKind.DRIVER_TOO_OLD: ("message", "version"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),

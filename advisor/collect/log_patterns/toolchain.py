@@ -27,6 +27,12 @@ def _torch_cuda(match: re.Match[str]) -> Fields:
     return {"version": f"{digits[:-1]}.{digits[-1]}"}
 
 
+def _driver_cuda(match: re.Match[str]) -> Fields:
+    """The CUDA release the driver supports, from torch's number (12040 → 12.4), when its words give one."""
+    found = int(match["found"]) if match["found"] else None
+    return {"message": match.group(0), "version": f"{found // 1000}.{found % 1000 // 10}" if found else None}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -67,6 +73,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.KERNEL_ARCH_GUARD,
         r"This kernel only supports (?P<arch>sm ?(?:\d+[a-z]?|\[\d+, ?\d+\)|>= ?\d+))",
         lambda m: {"message": m["arch"].replace(" ", "")},
+    ),
+    wording(  # the driver older than the build's CUDA: torch's check (c10/cuda/CUDAFunctions.cpp prints the CUDA
+        # release the driver supports as 1000 × major + 10 × minor), CUDA's cudaErrorInsufficientDriver (35)
+        ("driver on your system is too old", "CUDA driver version is insufficient"),
+        K.DRIVER_TOO_OLD,
+        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)"
+        r"|CUDA driver version is insufficient for CUDA runtime version",
+        _driver_cuda,
     ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),

@@ -1,0 +1,95 @@
+"""OP-7.43: the NVIDIA driver supports an older CUDA release than the PyTorch (and vLLM) build needs.
+
+Why a rule of its own: vLLM's wheels and images pin a PyTorch built for one CUDA release, and a CUDA build runs only
+on a driver of its major release's family or newer: NVIDIA's minor version compatibility puts the floor at driver 450
+for CUDA 11.x, 525 for 12.x and 580 for 13.x (its "CUDA Compatibility" guide). torch asks the driver which CUDA release
+it supports (`cudaDriverGetVersion`, 1000 × major + 10 × minor; nvidia-smi shows it as `CUDA Version`) and refuses
+an older one in its own words, `The NVIDIA driver on your system is too old (found version 12040)`
+(c10/cuda/CUDAFunctions.cpp); CUDA's runtime says `CUDA driver version is insufficient for CUDA runtime version`
+(cudaErrorInsufficientDriver, 35). vLLM then sees no usable GPU. The fix is on the host (a newer driver) or in the
+build chosen (one for the driver's CUDA), never a vLLM flag.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# The oldest driver branch each CUDA major release runs on (NVIDIA's minor version compatibility table).
+MIN_DRIVER_BY_CUDA_MAJOR: dict[int, int] = {11: 450, 12: 525, 13: 580}
+
+
+def _major(release: str | None) -> int | None:
+    head = (release or "").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.DRIVER_TOO_OLD)
+    if not events:
+        return []
+    event = next((e for e in events if e.version), events[0])
+    build = next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
+    return [_finding(event, event.version, build)]
+
+
+def _finding(event: LogEvent, driver_cuda: str | None, build: str | None) -> Finding:
+    supports = f" supports CUDA {driver_cuda} at most," if driver_cuda else " is"
+    needs = f"the CUDA {build} this PyTorch was built for" if build else "the CUDA release this PyTorch was built for"
+    floor = MIN_DRIVER_BY_CUDA_MAJOR.get(_major(build) or 0)
+    upgrade = (
+        f"Upgrade the host's NVIDIA driver to a branch for CUDA {build} or newer (CUDA {_major(build)}.x builds need "
+        f"driver {floor} or later)"
+        if build and floor
+        else "Upgrade the host's NVIDIA driver to a branch for the build's CUDA release (CUDA 12.x builds need driver "
+        f"{MIN_DRIVER_BY_CUDA_MAJOR[12]} or later, CUDA 13.x {MIN_DRIVER_BY_CUDA_MAJOR[13]})"
+    )
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the NVIDIA driver{supports} older than {needs}: no GPU is usable",
+        summary="A CUDA build runs only on a driver of its major release's family or newer; torch asked the driver "
+        "which CUDA release it supports and it is older than its own build's, so CUDA does not start and vLLM sees no "
+        "GPU. vLLM's wheels and images pin one PyTorch, built for one CUDA release: the driver decides which of them "
+        "can run here.",
+        evidence=[c.log_evidence(event, name="the driver's CUDA", value=driver_cuda)],
+        actions=[
+            upgrade + "; reboot after installing it (on Kubernetes, the GPU operator's driver version). "
+            "`nvidia-smi`'s `CUDA Version` then shows the newer release.",
+            "Or run a build for the driver's CUDA"
+            + (f" ({driver_cuda} or older)" if driver_cuda else "")
+            + ": PyTorch's wheels for that CUDA (`--index-url https://download.pytorch.org/whl/cu<XY>`) with the vLLM "
+            "release built for that PyTorch, or the vLLM image of that CUDA release.",
+            "On data-center GPUs, NVIDIA's CUDA forward-compatibility package (cuda-compat) runs a newer CUDA on an "
+            "older supported driver branch; GeForce cards do not support it.",
+        ],
+        confidence=0.9,
+    )
+
+
+RULE = Rule(
+    code="OP-7.43",
+    title="NVIDIA driver older than the build's CUDA",
+    category=Category.STARTUP,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="torch's `The NVIDIA driver on your system is too old (found version N)` (N: the driver's CUDA release, "
+        "1000 × major + 10 × minor) and CUDA's `CUDA driver version is insufficient for CUDA runtime version`; the "
+        "build's CUDA from `python collect_env.py` or torch's `+cuXYZ` version where the text has it.",
+        why="A CUDA build needs a driver of its major release's family or newer (CUDA 12.x: 525, 13.x: 580); vLLM "
+        "pins one PyTorch per release, so the driver decides which builds run.",
+        example="`RuntimeError: The NVIDIA driver on your system is too old (found version 12040)` after installing a "
+        "vLLM whose PyTorch is built for CUDA 13 on a host whose 550 driver supports CUDA 12.4.",
+        fix="A newer driver (reboot after installing it); or PyTorch and vLLM built for the driver's CUDA; "
+        "cuda-compat on data-center GPUs.",
+        limits="Names the build's CUDA only when the text holds it (collect_env's line, torch's version suffix).",
+        references=[
+            "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+            "https://docs.nvidia.com/deploy/cuda-compatibility/",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

@@ -1,0 +1,44 @@
+"""OP-7.43: the NVIDIA driver older than the CUDA release the PyTorch build needs, in torch's and CUDA's words."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_driver_cuda import RULE
+from rules.facts import Facts
+
+# torch's warning at its first CUDA call (as a notebook or a server's stderr shows it), and collect_env's line
+TORCH_WARNING = (
+    "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:180: UserWarning: CUDA initialization: The NVIDIA "
+    "driver on your system is too old (found version 12040). Please update your GPU driver by downloading and "
+    "installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: "
+    "https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver. "
+    "(Triggered internally at /pytorch/c10/cuda/CUDAFunctions.cpp:119.)"
+)
+COLLECT_ENV = "CUDA used to build PyTorch: 13.0"
+INSUFFICIENT = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version"
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_torchs_number_is_the_drivers_cuda_and_the_builds_cuda_sets_the_driver_floor():
+    [finding] = _findings(COLLECT_ENV, TORCH_WARNING)
+    assert finding.title == (
+        "the NVIDIA driver supports CUDA 12.4 at most, older than the CUDA 13.0 this PyTorch was built for: no GPU is "
+        "usable"
+    )
+    assert "(CUDA 13.x builds need driver 580 or later)" in finding.actions[0]
+    assert "(12.4 or older)" in finding.actions[1] and "GeForce" in finding.actions[2]
+
+
+def test_cudas_own_words_name_no_version_and_the_floors_of_both_releases():
+    [finding] = _findings(INSUFFICIENT)
+    assert (
+        finding.title == "the NVIDIA driver is older than the CUDA release this PyTorch was built for: no GPU is usable"
+    )
+    assert "CUDA 12.x builds need driver 525 or later, CUDA 13.x 580" in finding.actions[0]
+
+
+def test_an_old_drivers_number_reads_as_its_release():
+    assert "supports CUDA 11.4 at most" in _findings(TORCH_WARNING.replace("12040", "11040"))[0].title
