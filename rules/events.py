@@ -131,6 +131,11 @@ class LogEventKind(str, Enum):
     # (found version 12040)" (version: the CUDA release the driver supports, "12.4"), CUDA's "CUDA driver version is
     # insufficient for CUDA runtime version" (error 35); message: the words
     DRIVER_TOO_OLD = "driver_too_old"
+    # pip's list of the conflicts an install left ("vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is
+    # incompatible.", "… requires nvidia-ml-py>=12.560.30, which is not installed.", the older "… has requirement …,
+    # but you'll have …"); component: the package that requires, version: its version, message: the requirement
+    # (without its environment marker), installed: the version installed (None when none is)
+    PACKAGE_CONFLICT = "package_conflict"
     # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out",
     # nginx's "upstream timed out"; component: the gateway its log format names (nginx, ingress-nginx), timeout_ms:
     # how long the request ran there (ingress-nginx's access log)
@@ -556,6 +561,7 @@ class LogEvent(BaseModel):
     kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
     # what Ray's memory monitor printed when it killed a worker: the node's memory used and total (GB as Ray prints
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
+    installed: str | None = None  # the version of a package installed where another requires it (PACKAGE_CONFLICT)
     exit_type: str | None = None  # Ray's worker exit type for an actor that died (RAY_ACTOR_DIED) …
     actor_class: str | None = None  # … the actor's class (vLLM's workers are RayWorkerWrapper) …
     actor_id: str | None = None  # … and its id
@@ -728,6 +734,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version"),
+    LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),

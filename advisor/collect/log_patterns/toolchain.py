@@ -82,6 +82,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|CUDA driver version is insufficient for CUDA runtime version",
         _driver_cuda,
     ),
+    wording(  # pip's resolver listing the conflicts an install left (pip/_internal/commands/install.py's wording; its
+        # older one said "has requirement … but you'll have"), one per line
+        ("which is incompatible", "which is not installed"),
+        K.PACKAGE_CONFLICT,
+        r"^(?:ERROR: )?(?P<requirer>[A-Za-z0-9][\w.-]*) (?P<rversion>\S+) (?:requires|has requirement) (?P<req>.+?)"
+        r"(?:, but you(?: have|'ll have) [\w.-]+ (?P<installed>\S+) which is incompatible"
+        r"|, which is not installed)\.?$",
+        lambda m: {
+            "component": m["requirer"],
+            "version": m["rversion"],
+            "message": m["req"].split(";", 1)[0].strip(),
+            "installed": m["installed"],
+        },
+    ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
         K.TORCH_CUDA_BUILD,

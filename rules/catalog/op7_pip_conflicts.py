@@ -1,0 +1,108 @@
+"""OP-7.44: pip left packages at versions vLLM's release does not accept (its own list of the conflicts).
+
+Why a rule of its own: pip installs what it is asked and only afterwards lists what no longer fits, under `ERROR:
+pip's dependency resolver does not currently take into account all the packages that are installed`: one line per
+requirement broken, `vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.` or `…,
+which is not installed.` (pip/_internal/commands/install.py). The install still "succeeds", so the server fails
+later, in other words: vLLM pins its PyTorch exactly, and its compiled ops do not load beside another (an undefined
+symbol: OP-7.6); other packages fail where vLLM calls them (OP-7.8). An image that ships its own PyTorch build
+(NVIDIA's NGC containers: `torch 2.2.0a0+git8ac9b20`) meets vLLM's pin the same way; vLLM's installation guide builds
+vLLM against an existing PyTorch with `python use_existing_torch.py` and `--no-build-isolation`.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+
+
+def _name(text: str) -> str:
+    """A distribution's name as pip compares them: lower case, `_` and `.` as `-`."""
+    head = text.split("[", 1)[0]
+    for stop in "=<>!~ (":
+        head = head.split(stop, 1)[0]
+    return head.strip().lower().replace("_", "-").replace(".", "-")
+
+
+def _is_vllms(event: LogEvent) -> bool:
+    name = _name(event.component or "")
+    return name == "vllm" or name.startswith("vllm-")
+
+
+def _check(facts: Facts) -> list[Finding]:
+    conflicts = [e for e in facts.events_of(LogEventKind.PACKAGE_CONFLICT) if _is_vllms(e)]
+    if not conflicts:
+        return []
+    torch = [e for e in conflicts if _name(e.message or "") in _TORCH_FAMILY]
+    return [_finding(conflicts, torch)]
+
+
+def _broken(event: LogEvent) -> str:
+    package = _name(event.message or "")
+    if event.installed is None:
+        return f"{event.component} {event.version} requires {event.message}, which pip did not install"
+    return f"pip left {package} {event.installed} where {event.component} {event.version} requires {event.message}"
+
+
+def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
+    first = (torch or conflicts)[0]
+    more = len(conflicts) - 1
+    requirements = " ".join(f"'{e.message}'" for e in conflicts if e.component == first.component)
+    actions = [
+        f"Install what {first.component} {first.version} requires: `pip install {requirements}`; or, surer, "
+        f"{first.component} alone in a fresh virtual environment (`pip install {first.component}=={first.version}`), "
+        "so pip resolves everything together.",
+    ]
+    if torch:
+        actions.append(
+            "Install nothing that moves torch after vLLM (a separate `pip install torch`, a requirements file with "
+            "another torch, an `--upgrade` that pulls a newer one). In an image with its own PyTorch build (NVIDIA's "
+            "NGC containers), build vLLM against it instead: `python use_existing_torch.py`, then `pip install "
+            "--no-build-isolation -e .` in vLLM's source, as its installation guide describes."
+        )
+    return RULE.finding(
+        Severity.HIGH,
+        _broken(first) + (f" (and {more} more broken requirement(s))" if more else ""),
+        summary="pip finished the install and then listed the requirements it broke: this environment is not the "
+        f"one {first.component} {first.version} was built and tested with. "
+        + (
+            "vLLM pins its PyTorch exactly: beside another, its compiled ops fail to load (an undefined symbol) or "
+            "crash."
+            if torch
+            else "A package at another version fails where vLLM calls it (a missing function or argument)."
+        ),
+        evidence=[c.log_evidence(e, name="pip's conflict", value=e.message) for e in (torch or conflicts)[:3]],
+        actions=actions,
+        confidence=0.8,
+    )
+
+
+RULE = Rule(
+    code="OP-7.44",
+    title="pip left packages at versions vLLM does not accept",
+    category=Category.STARTUP,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="pip's conflict lines after an install, `<vllm or vllm-*> <version> requires <requirement>, but you "
+        "have <package> <version> which is incompatible.` and `…, which is not installed.` (and pip's older `has "
+        "requirement …, but you'll have …`).",
+        why="pip warns and carries on; the server then fails in other words (an undefined symbol, a missing "
+        "function). A conflict with PyTorch is the one vLLM cannot survive: it pins torch exactly.",
+        example="`vllm 0.6.6 requires torch==2.5.1, but you have torch 2.2.0a0+git8ac9b20 which is incompatible.` "
+        "after `pip install vllm` in an NGC PyTorch container.",
+        fix="Install what vLLM requires (or vLLM alone in a fresh environment); nothing that moves torch afterwards; "
+        "in an image with its own PyTorch, vLLM built against it (`use_existing_torch.py`).",
+        limits="Reads conflicts of vLLM and its plugins (vllm-*) only; another package's conflicts are its own.",
+        references=[
+            "https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",
+            "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

@@ -1,0 +1,47 @@
+"""OP-7.44: pip's own list of the requirements an install broke, read for vLLM's (and its plugins')."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_pip_conflicts import RULE
+from rules.facts import Facts
+
+RESOLVER = (
+    "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This "
+    "behaviour is the source of the following dependency conflicts."
+)
+# pip's lines after `pip install vllm` in a container that ships its own PyTorch build (an NGC image's version)
+NGC = [
+    RESOLVER,
+    "vllm 0.6.6 requires nvidia-ml-py>=12.560.30, which is not installed.",
+    'vllm 0.6.6 requires xformers==0.0.28.post3; platform_system == "Linux" and platform_machine == "x86_64", which is '
+    "not installed.",
+    "vllm 0.6.6 requires torch==2.5.1, but you have torch 2.2.0a0+git8ac9b20 which is incompatible.",
+]
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_the_torch_conflict_leads_and_every_requirement_of_vllm_is_in_the_install_command():
+    [finding] = _findings(*NGC)
+    assert finding.title == (
+        "pip left torch 2.2.0a0+git8ac9b20 where vllm 0.6.6 requires torch==2.5.1 (and 2 more broken requirement(s))"
+    )
+    assert "`pip install 'nvidia-ml-py>=12.560.30' 'xformers==0.0.28.post3' 'torch==2.5.1'`" in finding.actions[0]
+    assert "use_existing_torch.py" in finding.actions[1]
+
+
+def test_a_missing_requirement_alone_says_pip_did_not_install_it_and_others_conflicts_are_theirs():
+    [finding] = _findings(RESOLVER, NGC[1])
+    assert finding.title == "vllm 0.6.6 requires nvidia-ml-py>=12.560.30, which pip did not install"
+    assert len(finding.actions) == 1
+    other = "spacy 3.7.2 requires typer<0.10.0,>=0.3.0, but you have typer 0.15.2 which is incompatible."
+    assert _findings(RESOLVER, other) == []
+
+
+def test_pips_older_wording_and_a_plugin_read_the_same():
+    older = "ERROR: vllm-ascend 0.7.3 has requirement torch==2.5.1, but you'll have torch 2.6.0 which is incompatible."
+    [finding] = _findings(older)
+    assert finding.title == "pip left torch 2.6.0 where vllm-ascend 0.7.3 requires torch==2.5.1"
