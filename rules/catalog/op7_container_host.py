@@ -1,4 +1,5 @@
-"""OP-7.32: the container cannot use its host: no GPU runtime, no GPU visible, GPUs lost, another CPU architecture.
+"""OP-7.32: the container cannot use its host: no GPU runtime, no GPU visible or no driver library, GPUs lost, another
+CPU architecture.
 
 Why a rule of its own: vLLM in a container reaches the GPUs only through the NVIDIA Container Toolkit, and each way
 that fails has its own words, Docker's, PyTorch's, NVML's or the kernel's, never vLLM's. Docker without the
@@ -6,8 +7,10 @@ toolkit's runtime refuses `--gpus` with `could not select device driver "" with 
 installed and `nvidia-ctk runtime configure --runtime=docker` fix it; NVIDIA/nvidia-docker#1034, #1591, and Docker
 installed as a snap, #1642). A container started without GPUs (no `--gpus`, a pod with no nvidia.com/gpu limit, an
 empty or wrong CUDA_VISIBLE_DEVICES) has PyTorch say `No CUDA GPUs are available` or `Found no NVIDIA driver on
-your system`. A running container whose host reloads systemd's units loses its GPU devices and NVML answers
-`Failed to initialize NVML: Unknown Error` until the container is recreated (NVIDIA/nvidia-container-toolkit#48).
+your system`, and one started without the NVIDIA runtime lacks the driver's `libcuda.so.1`, which the toolkit
+mounts from the host (the driver installs it; a CUDA toolkit holds only a stub to link against, and no pip wheel
+has it). A running container whose host reloads systemd's units loses its GPU devices and NVML answers `Failed to
+initialize NVML: Unknown Error` until the container is recreated (NVIDIA/nvidia-container-toolkit#48).
 An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
 way) fails at its first exec with `exec format error`.
 """
@@ -46,6 +49,20 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "Check what the process sees: `nvidia-smi` and "
             "`python -c 'import torch; print(torch.cuda.device_count())'` inside the container, and "
             "`echo $CUDA_VISIBLE_DEVICES` (unset it, or list indexes the container has).",
+        ],
+    ),
+    "no_driver_library": (
+        "the NVIDIA driver's library libcuda.so.1 is not where the process runs: no GPU driver reaches it",
+        "libcuda.so.1 belongs to the NVIDIA driver, not to CUDA's toolkit or to any pip package: on a host the "
+        "driver installs it, and in a container the NVIDIA Container Toolkit mounts the host's copy only when the "
+        "container is started with GPUs. Without it, nothing built on CUDA can load (vLLM's compiled ops, Triton, "
+        "torch's CUDA calls).",
+        [
+            "In a container: start it with GPUs (`docker run --gpus all …`, or `--runtime=nvidia`; a pod with an "
+            "nvidia.com/gpu limit on a node with NVIDIA's device plugin or GPU operator); `ldconfig -p | grep "
+            "libcuda` inside it must list the library.",
+            "On the host: install the NVIDIA driver (`nvidia-smi` must work there first); a CUDA toolkit (its "
+            "lib64/stubs copy is for linking only) or pip's nvidia-* wheels do not provide libcuda.so.1.",
         ],
     ),
     "nvml_lost": (
@@ -97,14 +114,14 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
-        "are available` / `Found no NVIDIA driver on your system`, `Failed to initialize NVML: Unknown Error`, "
-        "`exec format error`.",
+        "are available` / `Found no NVIDIA driver on your system`, the loader's `libcuda.so.1: cannot open shared "
+        "object file`, `Failed to initialize NVML: Unknown Error`, `exec format error`.",
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
         fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
         "container after NVML lost them; the image of the host's architecture.",
-        limits="Tells the four apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        limits="Tells the five apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
         "CUDA rules' to name.",
         references=[
             "https://github.com/NVIDIA/nvidia-docker/issues/1034",

@@ -458,10 +458,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "Found no NVIDIA driver",
             "NVML",
             "exec format",
+            "libcuda.so",
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
         r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system)"
+        r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
         lambda m: {"message": m.group(0), "component": m.lastgroup},

@@ -27,6 +27,11 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "nvidia.com/gpu limit",
         ),
         (
+            "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+            "the NVIDIA driver's library libcuda.so.1 is not where the process runs: no GPU driver reaches it",
+            "docker run --gpus all",
+        ),
+        (
             "Failed to initialize NVML: Unknown Error",
             "the container lost its GPUs while running (NVML: Unknown Error): recreate it",
             "Delete and recreate the container",
@@ -37,7 +42,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "docker manifest inspect IMAGE",
         ),
     ],
-    ids=["no-docker-gpu-runtime", "no-cuda-gpus", "no-driver", "nvml-lost", "exec-format"],
+    ids=["no-docker-gpu-runtime", "no-cuda-gpus", "no-driver", "no-libcuda", "nvml-lost", "exec-format"],
 )
 def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
