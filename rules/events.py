@@ -136,6 +136,10 @@ class LogEventKind(str, Enum):
     # but you'll have …"); component: the package that requires, version: its version, message: the requirement
     # (without its environment marker), installed: the version installed (None when none is)
     PACKAGE_CONFLICT = "package_conflict"
+    # the dynamic loader finding a system library older than a binary was built against: "/lib/x86_64-linux-gnu/
+    # libc.so.6: version `GLIBC_2.32' not found (required by …/vllm/_C.abi3.so)"; component: glibc or libstdc++
+    # (from the symbol version's name), version: the version asked for, message: the binary that asked
+    SYSTEM_LIBRARY_TOO_OLD = "system_library_too_old"
     # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out",
     # nginx's "upstream timed out"; component: the gateway its log format names (nginx, ingress-nginx), timeout_ms:
     # how long the request ran there (ingress-nginx's access log)
@@ -735,6 +739,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version"),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
+    LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),

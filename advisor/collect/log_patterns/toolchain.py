@@ -82,6 +82,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|CUDA driver version is insufficient for CUDA runtime version",
         _driver_cuda,
     ),
+    wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have
+        ("' not found (required by",),
+        K.SYSTEM_LIBRARY_TOO_OLD,
+        r"version `(?P<symbol>GLIBC|GLIBCXX|CXXABI)_(?P<version>[\d.]+)' not found \(required by (?P<binary>[^)]+)\)",
+        lambda m: {
+            "component": "glibc" if m["symbol"] == "GLIBC" else "libstdc++",
+            "version": f"{m['symbol']}_{m['version']}",
+            "message": m["binary"],
+        },
+    ),
     wording(  # pip's resolver listing the conflicts an install left (pip/_internal/commands/install.py's wording; its
         # older one said "has requirement … but you'll have"), one per line
         ("which is incompatible", "which is not installed"),

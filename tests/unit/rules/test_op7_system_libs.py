@@ -1,0 +1,35 @@
+"""OP-7.45: the dynamic loader's refusal of a binary built against a newer glibc or libstdc++."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_system_libs import RULE
+from rules.facts import Facts
+
+GLIBC = (
+    "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by "
+    "/usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so)"
+)
+CONDA = (
+    "ImportError: /opt/conda/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by "
+    "/opt/conda/lib/python3.10/site-packages/flashinfer/data/libflashinfer.so)"
+)
+
+
+def _findings(line: str):
+    return RULE.evaluate(Facts(events=parse_lines([line]).events))
+
+
+def test_glibc_names_vllms_binary_and_asks_for_a_newer_os_not_an_upgrade_in_place():
+    [finding] = _findings(GLIBC)
+    assert (
+        finding.title
+        == "vllm's compiled library (_C.abi3.so) needs glibc GLIBC_2.32, newer than the one the loader found"
+    )
+    assert "ldd --version" in finding.actions[0] and "rather than upgrading glibc in place" in finding.actions[0]
+
+
+def test_libstdcxx_in_a_conda_environment_points_at_the_copy_found_first():
+    [finding] = _findings(CONDA)
+    assert finding.title.startswith("flashinfer's compiled library (libflashinfer.so) needs libstdc++ GLIBCXX_3.4.30")
+    assert "conda-forge libstdcxx-ng" in finding.actions[1]
