@@ -46,6 +46,9 @@ FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
 # since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).
 API_SERVER_PORT = 8000
+# How long the API server keeps an idle keep-alive connection open, in seconds: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, given to
+# uvicorn's timeout_keep_alive (vllm/envs.py and entrypoints/launchers/api_server/entry.py, 0.32).
+HTTP_KEEP_ALIVE_S = 5
 
 # vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
 LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`

@@ -8,11 +8,16 @@ a proxy or gateway; vLLM fetches request media with an aiohttp session that read
 a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not,
 and Kubernetes kills one whose liveness probe is refused while it is still loading (vLLM listens only once
 its engine is ready).
+Envoy (Istio's sidecars and gateways, KServe's ingress) answers in words of its own, and its reset reason says what
+happened: nothing listening, vLLM closing the connection (a restart, or an idle connection vLLM's 5 s keep-alive had
+closed and Envoy reused: istio/istio#55138, envoyproxy/envoy#14981), its own circuit breaker, no ready endpoint, or
+its route's timeout.
 Sources: microsoft/VibeVoice#248, vllm#16918, ray-project/ray#54070.
 """
 
 from __future__ import annotations
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -34,6 +39,9 @@ def _check_gateway(facts: Facts) -> list[Finding]:
     local = facts.events_of(LogEventKind.LOCAL_ENDPOINT)
     if local:
         return [_local_proxy_finding(errors[0], local[0])]
+    envoy = next((e for e in errors if e.component == "Envoy"), None)
+    if envoy is not None:
+        return [_envoy_finding(envoy)]
     # the most specific gateway a line names: ingress-nginx's access log says more than nginx's error line
     named = sorted((e for e in errors if e.component), key=lambda e: (e.component != "ingress-nginx", e.line_no or 0))
     return [_gateway_finding(errors[0], named[0] if named else None)]
@@ -129,6 +137,90 @@ def _gateway_finding(error: LogEvent, named: LogEvent | None = None) -> Finding:
     )
 
 
+_VLLM_LOG = (
+    "Read vLLM's log and its pod's state at that time (`kubectl get pods`: restarts, Ready; `kubectl logs "
+    "--previous`): a crash, a restart or a start still loading the model is there."
+)
+# What Envoy's words say happened between it and vLLM: (the title's words, what it means, actions).
+_ENVOY: dict[str, tuple[str, str, list[str]]] = {
+    "refused": (
+        "it could not connect to vLLM (connection failure)",
+        "Nothing accepted the connection at vLLM's pod and port: vLLM was not running (starting, or restarting after "
+        "a crash), or the Service sends traffic to a port vLLM does not listen on.",
+        [
+            _VLLM_LOG,
+            f"Check the Service's targetPort (and the route's port) against vLLM's --port "
+            f"({vllm_defaults.API_SERVER_PORT} by default); a readiness probe on /health keeps traffic from a pod "
+            "that does not answer yet.",
+        ],
+    ),
+    "closed": (
+        "vLLM closed the connection before answering (connection termination)",
+        "Either vLLM's process went away during the request (a crash or a restart: its log says), or, now and then "
+        "on a healthy server, Envoy reused an idle connection vLLM had just closed: vLLM closes idle keep-alive "
+        f"connections after {vllm_defaults.HTTP_KEEP_ALIVE_S} s (VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's "
+        "timeout_keep_alive), while Envoy keeps them open far longer (Istio's default idle timeout is an hour).",
+        [
+            _VLLM_LOG,
+            "If vLLM did not restart: make the proxy drop idle connections before vLLM does, an Istio "
+            "DestinationRule with trafficPolicy.connectionPool.http.idleTimeout below "
+            f"{vllm_defaults.HTTP_KEEP_ALIVE_S}s ({vllm_defaults.HTTP_KEEP_ALIVE_S - 1}s), or raise vLLM's keep-alive "
+            "above the proxy's idle timeout (VLLM_HTTP_TIMEOUT_KEEP_ALIVE, seconds, in the server's environment).",
+        ],
+    ),
+    "overflow": (
+        "its own circuit breaker refused the request (overflow), not vLLM",
+        "Envoy refused the request itself: the connection or pending-request limit of its connection pool was "
+        "reached (an Istio DestinationRule's trafficPolicy.connectionPool). vLLM never saw it.",
+        [
+            "Raise the pool's limits (connectionPool.http.http1MaxPendingRequests, http2MaxRequests, "
+            "tcp.maxConnections) to the concurrency vLLM serves, or add replicas behind the route.",
+        ],
+    ),
+    "no_endpoints": (
+        "no vLLM pod was ready to take it (no healthy upstream)",
+        "Envoy had no ready endpoint for the route: every vLLM pod was NotReady (still loading its model, failing "
+        "its readiness probe) or none was running.",
+        [
+            "See the Service's endpoints and the pods: `kubectl get endpointslices -l "
+            "kubernetes.io/service-name=<service>`, `kubectl get pods` (Ready, restarts); a model takes minutes to "
+            "load before /health answers.",
+            "During a rollout, keep old pods serving until new ones are Ready (the Deployment's maxUnavailable 0), "
+            "and run more than one replica.",
+        ],
+    ),
+    "route_timeout": (
+        "its route's timeout ended the request before vLLM answered (upstream request timeout)",
+        "The request outlasted the timeout on the route: Istio's VirtualService `timeout` (off unless set in current "
+        "Istio), Envoy's route timeout (15 s where a plain Envoy configuration sets none), or the platform's "
+        "(Knative's revision timeoutSeconds under KServe).",
+        [
+            "Raise the route's timeout above the longest generation (the VirtualService's http[].timeout, the "
+            "HTTPRoute's timeouts.request, the InferenceService's or Knative revision's timeout), or stream the "
+            "response so the first bytes arrive early.",
+            "Or lower the queue (fewer concurrent requests per replica, more replicas) so requests finish sooner.",
+        ],
+    ),
+}
+
+
+def _envoy_finding(error: LogEvent) -> Finding:
+    verdict, meaning, actions = _ENVOY.get(
+        error.message or "",
+        (f"it got no answer from vLLM (reset reason: {error.message})", "Envoy's upstream failed.", [_VLLM_LOG]),
+    )
+    status = _status(error)
+    return RULE_GATEWAY.finding(
+        Severity.HIGH,
+        f"HTTP {status} from Envoy in front of vLLM, not from vLLM: {verdict}",
+        summary="Envoy (Istio's sidecars and gateways, Envoy Gateway, KServe's ingress) wrote this body itself; "
+        f"vLLM never words an error so. {meaning}",
+        evidence=[c.log_evidence(error, name="Envoy's words", value=error.message)],
+        actions=actions,
+        confidence=0.75,
+    )
+
+
 RULE_GATEWAY = Rule(
     code="OP-5.25",
     title="a gateway's 502 or 504, not vLLM's",
@@ -137,7 +229,9 @@ RULE_GATEWAY = Rule(
     needs=("events",),
     page=RulePage(
         checks="A client's or proxy's words for HTTP 502 or 504 (`Error: 502`, `Error code: 504`, `502 Bad "
-        "Gateway`); with a localhost URL in the same text, the client's proxy variables.",
+        "Gateway`); with a localhost URL in the same text, the client's proxy variables. Envoy's own bodies (Istio, "
+        "Envoy Gateway, KServe's ingress): `upstream connect error or disconnect/reset before headers. reset reason: "
+        "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504).",
         why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502 or 504: those come from whatever sits "
         "in between.",
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "
@@ -148,7 +242,11 @@ RULE_GATEWAY = Rule(
         "default), and every gateway behind it.",
         limits="A 502 or 504 quoted in prose reads the same as one printed; the gateway's own log says which "
         "upstream failed.",
-        references=["https://github.com/microsoft/VibeVoice/issues/248"],
+        references=[
+            "https://github.com/microsoft/VibeVoice/issues/248",
+            "https://github.com/istio/istio/issues/55138",
+            "https://istio.io/latest/docs/reference/config/networking/destination-rule/",
+        ],
     ),
 )
 

@@ -68,6 +68,28 @@ def _gateway_status(match: re.Match[str]) -> Fields:
     return fields
 
 
+# Envoy's reset reasons (its response body's words) as what they say of vLLM: it refused or was not there, it
+# closed the connection before answering, or Envoy's own circuit breaker refused the request.
+_ENVOY_REASONS = {
+    "connection failure": "refused",
+    "remote connection failure": "refused",
+    "local connection failure": "refused",
+    "connection termination": "closed",
+    "remote reset": "closed",
+    "overflow": "overflow",
+}
+
+
+def _envoy(match: re.Match[str]) -> Fields:
+    """Envoy's status and what its words say happened: refused, closed, overflow, no_endpoints, route_timeout."""
+    if match["timeout"]:
+        return {"message": "route_timeout", "status": 504, "component": "Envoy"}
+    if match["none"]:
+        return {"message": "no_endpoints", "status": 503, "component": "Envoy"}
+    reason = match["reason"].strip()
+    return {"message": _ENVOY_REASONS.get(reason, reason), "status": 503, "component": "Envoy"}
+
+
 # What a client's connection met, in the words of the libraries and tools that report it.
 _CONNECT_RESULTS = (
     ("refused", re.compile(r"connection refused|ECONNREFUSED|Connect call failed|actively refused", re.IGNORECASE)),
@@ -228,6 +250,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504)\b"
         r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out))",
         _gateway_status,
+    ),
+    wording(  # Envoy's own response bodies (Istio's sidecars and gateways, Envoy Gateway, Emissary, Contour, KServe's
+        # Knative ingress): a 503 when it could not get an answer from its upstream, a 504 for its route's timeout
+        ("upstream connect error", "no healthy upstream", "upstream request timeout"),
+        K.GATEWAY_ERROR,
+        r"upstream connect error or disconnect/reset before headers\.(?: retried and the latest)? reset reason: "
+        r"(?P<reason>[a-z ]+)|(?P<none>no healthy upstream)|(?P<timeout>upstream request timeout)",
+        _envoy,
     ),
     wording(  # nginx's error log giving up on its upstream (nginx, ingress-nginx, OpenResty-based gateways): a 504
         ("upstream timed out",),

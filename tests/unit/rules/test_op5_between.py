@@ -48,6 +48,24 @@ def test_ingress_nginxs_own_log_names_it_its_timeout_and_the_annotations_to_rais
     assert nginx.title.startswith("HTTP 504 from nginx") and "proxy_read_timeout" in nginx.actions[0]
 
 
+def test_envoys_own_bodies_say_what_happened_between_it_and_vllm():
+    reset = "upstream connect error or disconnect/reset before headers. "
+    cases = {
+        reset + "reset reason: connection termination": (503, "vLLM closed the connection before answering", 1),
+        reset + "retried and the latest reset reason: remote connection failure, transport failure reason: "
+        "delayed connect error: 111": (503, "it could not connect to vLLM", 1),
+        reset + "reset reason: overflow": (503, "its own circuit breaker refused the request", 0),
+        "no healthy upstream": (503, "no vLLM pod was ready to take it", 0),
+        "upstream request timeout": (504, "its route's timeout ended the request", 0),
+    }
+    for body, (status, verdict, action) in cases.items():
+        [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([body]))
+        assert finding.title.startswith(f"HTTP {status} from Envoy in front of vLLM, not from vLLM: {verdict}"), body
+        assert finding.actions[action]
+    [closed] = op5_between.RULE_GATEWAY.evaluate(_facts([reset + "reset reason: connection termination"]))
+    assert "idleTimeout below 5s (4s)" in closed.actions[1] and "VLLM_HTTP_TIMEOUT_KEEP_ALIVE" in closed.summary
+
+
 def test_a_proxy_address_without_its_scheme_is_named_with_the_variable_to_write():
     # vllm#16918: every image request failed while the server fetched the image
     line = "ERROR 04-21 18:26:31 [serving_chat.py:200] aiohttp.client_exceptions.InvalidURL: 172.25.239.45:33080"
