@@ -198,6 +198,10 @@ class LogEventKind(str, Enum):
     # disabled" (message: offline, HF_HUB_OFFLINE or local_files_only) or transformers' "We couldn't connect to
     # 'https://huggingface.co' to load …, and couldn't find … in the cached files" (message: unreachable)
     HUB_NOT_CACHED = "hub_not_cached"
+    # the Hub's TLS certificate not trusted where the client runs: "[SSL: CERTIFICATE_VERIFY_FAILED] certificate
+    # verify failed: self-signed certificate in certificate chain" on a line naming huggingface.co (or hf.co,
+    # hf-mirror.com); message: OpenSSL's reason
+    HUB_TLS_UNTRUSTED = "hub_tls_untrusted"
     # a port to listen on already taken (EADDRINUSE): the API server's bind (`OSError: [Errno 98] Address already in
     # use`, uvicorn's `[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in
     # use`; component None) or torch.distributed's store (`… name: EADDRINUSE …`; component torch.distributed);
@@ -729,6 +733,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),
+    LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message",),

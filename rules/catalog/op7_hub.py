@@ -141,9 +141,21 @@ _FILL_CACHE = (
 )
 
 
+_TRUST_THE_PROXY = (
+    "Give the server the CA certificate that signed what it met (a proxy that inspects HTTPS: your network team "
+    "has it): add it to the image's system store (`update-ca-certificates`), and point SSL_CERT_FILE (httpx, which "
+    "huggingface_hub uses from 1.0) and REQUESTS_CA_BUNDLE (requests, before 1.0) at a bundle that holds it."
+)
+
+
 def _check_not_cached(facts: Facts) -> list[Finding]:
+    if facts.events_of(LogEventKind.HUB_ACCESS_REFUSED):  # a refusal is OP-7.17's, more specific
+        return []
+    untrusted = facts.events_of(LogEventKind.HUB_TLS_UNTRUSTED)
+    if untrusted:
+        return [_untrusted_finding(untrusted[0])]
     events = facts.events_of(LogEventKind.HUB_NOT_CACHED)
-    if not events or facts.events_of(LogEventKind.HUB_ACCESS_REFUSED):  # a refusal is OP-7.17's, more specific
+    if not events:
         return []
     event = next((e for e in events if e.message == "offline"), events[0])
     if event.message == "offline":
@@ -178,6 +190,33 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
     ]
 
 
+def _untrusted_finding(event: LogEvent) -> Finding:
+    why = event.message or "certificate verify failed"
+    self_signed = "self-signed" in why or "self signed" in why
+    return RULE_HUB_NOT_CACHED.finding(
+        Severity.CRITICAL,
+        f"the Hub's certificate is not trusted where the server runs ({why}): "
+        + ("something between re-signs HTTPS" if self_signed else "its CA bundle lacks the issuer"),
+        summary="huggingface_hub verifies huggingface.co's certificate before it downloads anything. "
+        + (
+            "A certificate chain ending in a self-signed certificate is what a proxy or firewall that inspects "
+            "HTTPS presents in the Hub's place; the server does not trust its CA."
+            if self_signed
+            else "The CA bundle the client reads does not hold the certificate's issuer: an image without "
+            "ca-certificates, or a proxy's CA missing from it."
+        )
+        + " The model cannot be fetched until it does, and no cached copy was used.",
+        evidence=[c.log_evidence(event, name="certificate not trusted", value=why)],
+        actions=[
+            _TRUST_THE_PROXY,
+            _SERVE_LOCAL,
+            "Turning verification off is not a fix: it lets anything between the server and the Hub change the "
+            "weights it downloads.",
+        ],
+        confidence=0.85,
+    )
+
+
 RULE_HUB_NOT_CACHED = Rule(
     code="OP-7.38",
     title="the model's files neither cached nor fetchable",
@@ -187,16 +226,23 @@ RULE_HUB_NOT_CACHED = Rule(
     page=RulePage(
         checks="huggingface_hub's `Cannot find the requested files in the disk cache and outgoing traffic has been "
         "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`) and transformers' `We "
-        "couldn't connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`.",
+        "couldn't connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; OpenSSL's "
+        "`[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …` on a line naming huggingface.co.",
         why="A model named by its Hub id is read from the local cache first; offline (HF_HUB_OFFLINE=1) or without a "
         "route to the Hub, a model the cache never received cannot be loaded.",
         example="`huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache "
         "and outgoing traffic has been disabled.` in an air-gapped pod whose cache volume was filled on another "
         "path.",
         fix="The model downloaded into the cache the server reads (HF_HOME, --download-dir), or its local directory "
-        "served, or the Hub reachable (a proxy, HF_ENDPOINT, HF_HUB_OFFLINE unset).",
+        "served, or the Hub reachable (a proxy, HF_ENDPOINT, HF_HUB_OFFLINE unset); for an untrusted certificate, "
+        "the inspecting proxy's CA trusted (the system store, SSL_CERT_FILE, REQUESTS_CA_BUNDLE), never verification "
+        "turned off.",
         limits="The words do not say which cache was searched; the server's HF_HOME and --download-dir do.",
-        references=["https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables"],
+        references=[
+            "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables",
+            "https://huggingface.co/docs/huggingface_hub/concepts/migration",
+            "https://github.com/huggingface/transformers/issues/17611",
+        ],
     ),
 )
 

@@ -271,6 +271,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'",
         lambda m: {"message": "offline" if "outgoing traffic" in m.group(0) else "unreachable"},
     ),
+    wording(  # OpenSSL refusing the certificate a Hub download met (a proxy that inspects HTTPS, or no CA bundle)
+        ("CERTIFICATE_VERIFY_FAILED",),
+        K.HUB_TLS_UNTRUSTED,
+        r"(?=.*\b(?:huggingface\.co|hf\.co|hf-mirror\.com)\b).*?CERTIFICATE_VERIFY_FAILED\]? certificate verify "
+        r"failed: (?P<why>[\w ,-]*\w)",
+        lambda m: {"message": m["why"]},
+    ),
     wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
         # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
         ("Errno 98", "EADDRINUSE"),

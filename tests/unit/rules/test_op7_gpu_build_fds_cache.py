@@ -90,3 +90,26 @@ def test_a_model_neither_cached_nor_fetchable_says_offline_or_unreachable():
     assert second.title.endswith("the Hub could not be reached")
     refused = "401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/x"
     assert _findings(RULE_HUB_NOT_CACHED, refused, unreachable) == []
+
+
+def test_an_untrusted_hub_certificate_asks_for_the_proxys_ca_never_for_verification_off():
+    """requests' words for an inspecting proxy's certificate (huggingface/transformers#17611), and OpenSSL's for a
+    bundle without the issuer; the same words for another host are not the Hub's."""
+    inspected = (
+        "requests.exceptions.SSLError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with "
+        "url: /api/models/sentence-transformers/all-MiniLM-L6-v2 (Caused by SSLError(SSLCertVerificationError(1, "
+        "'[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self signed certificate in certificate chain "
+        "(_ssl.c:1091)')))"
+    )
+    [finding] = _findings(RULE_HUB_NOT_CACHED, inspected)
+    assert finding.title == (
+        "the Hub's certificate is not trusted where the server runs (self signed certificate in certificate chain): "
+        "something between re-signs HTTPS"
+    )
+    assert "SSL_CERT_FILE" in finding.actions[0] and "not a fix" in finding.actions[2]
+    no_issuer = inspected.replace(
+        "self signed certificate in certificate chain", "unable to get local issuer certificate"
+    )
+    assert _findings(RULE_HUB_NOT_CACHED, no_issuer)[0].title.endswith("its CA bundle lacks the issuer")
+    elsewhere = inspected.replace("huggingface.co", "example.com").replace("sentence-transformers/", "")
+    assert _findings(RULE_HUB_NOT_CACHED, elsewhere) == []
