@@ -1,7 +1,9 @@
 """OP-3.5: NCCL failed, and what its result says, when no rule names a cause of its own.
 
 Why a rule of its own: torch prints NCCL's failures as `NCCL error in: <file>:<line>, <result's words>` (and
-`ncclUnhandledCudaError: Call to CUDA function failed.` under it), and without a rule for the result a person is
+`ncclUnhandledCudaError: Call to CUDA function failed.` under it), vLLM's own NCCL wrapper (PyNcclCommunicator, used
+for its all-reduce and weight-sync groups) as `NCCL error: <result's words>` (vllm/distributed/device_communicators/
+pynccl_wrapper.py, 0.32), and without a rule for the result a person is
 left with nothing: every tensor-parallel server talks through NCCL, so its failures are common and look alike.
 NCCL's result codes each say where to look (NVIDIA's NCCL documentation, "Types", ncclResult_t): a CUDA call NCCL
 made failed (1), a call to the system failed (2: OP-7.5), an internal check failed (3: a bug in NCCL or memory
@@ -118,9 +120,10 @@ def _check_nccl_result(facts: Facts) -> list[Finding]:
         RULE_NCCL_RESULT.finding(
             Severity.HIGH,
             f"NCCL failed ({result.name}): {result.meaning}",
-            summary=f"torch reports NCCL's result {result.name}: {result.meaning}. Every process of a tensor- or "
-            "pipeline-parallel vLLM talks through NCCL, so one failed call stops them all; what the result says "
-            "decides where to look." + (f" NCCL's CUDA call failed with: {cuda[0].message}." if cuda else ""),
+            summary=f"torch (or vLLM's own NCCL wrapper) reports NCCL's result {result.name}: {result.meaning}. "
+            "Every process of a tensor- or pipeline-parallel vLLM talks through NCCL, so one failed call stops them "
+            "all; what the result says decides where to look."
+            + (f" NCCL's CUDA call failed with: {cuda[0].message}." if cuda else ""),
             evidence=[c.log_evidence(e, name="NCCL's failure") for e in [event, *cuda[:1]]],
             actions=list(result.actions),
             confidence=0.55,
@@ -135,7 +138,8 @@ RULE_NCCL_RESULT = Rule(
     check=_check_nccl_result,
     needs=("events",),
     page=RulePage(
-        checks="torch's `NCCL error in: <file>:<line>, <result>`: unhandled cuda error, internal error, invalid "
+        checks="torch's `NCCL error in: <file>:<line>, <result>` and vLLM's PyNccl `NCCL error: <result>`: unhandled "
+        "cuda error, internal error, invalid "
         "argument, invalid usage, remote process exited or there was a network error (NCCL's own words for its "
         "result codes); NCCL's `Duplicate GPU detected : rank … and rank … both on CUDA device …` and a `Cuda "
         "failure '…'` line under it. Silent beside out of memory (OP-3.4), a system error "

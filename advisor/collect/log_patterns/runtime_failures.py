@@ -94,6 +94,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"NCCL error in: .*",
         lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
     ),
+    wording(  # vLLM's own NCCL wrapper (PyNcclCommunicator: `raise RuntimeError(f"NCCL error: {error_str}")`,
+        # vllm/distributed/device_communicators/pynccl_wrapper.py, 0.4-0.33) with ncclGetErrorString's words; its
+        # system error is NCCL_SYSTEM_ERROR's
+        ("NCCL error: ",),
+        K.NCCL_ERROR,
+        r"NCCL error: (?!in: ).*",
+        lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
+    ),
     wording(  # NCCL's own check at init (init.cc), the "Last error:" under `invalid usage`: two ranks on one GPU
         ("Duplicate GPU detected",),
         K.NCCL_ERROR,

@@ -69,3 +69,14 @@ def test_causes_with_rules_of_their_own_stay_theirs(lines):
 def test_torchs_words_for_a_system_error_are_the_system_errors_kind():
     [event] = parse_lines([TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details)")]).events
     assert event.kind == K.NCCL_SYSTEM_ERROR
+
+
+def test_vllms_own_nccl_wrapper_words_read_the_same_and_its_system_error_stays_op75s():
+    """vLLM's PyNcclCommunicator raises `NCCL error: <ncclGetErrorString's words>` (pynccl_wrapper.py, 0.32); the
+    form quoted from vllm#7896 and from a TP-2 start on AMD, where RCCL answers in NCCL's words."""
+    [finding] = _findings("RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)")
+    assert finding.title == "NCCL failed (ncclUnhandledCudaError): a call NCCL made to CUDA failed"
+    [event] = parse_lines(
+        ["RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"]
+    ).events
+    assert event.kind == K.NCCL_SYSTEM_ERROR
