@@ -257,6 +257,10 @@ class LogEventKind(str, Enum):
     # client socket has timed out after 600s while trying to connect to (10.60.2.1, 53591)", "The client socket has
     # failed to connect to [host]:port"; message: host:port, timeout_ms: how long it tried, where the text says
     RENDEZVOUS_UNREACHABLE = "rendezvous_unreachable"
+    # the other side: the rank that opened torch.distributed's TCP store waited for the others in vain, "Timed out
+    # after 601 seconds waiting for clients. 1/2 clients joined." (DistStoreError); message: joined/expected,
+    # timeout_ms: how long it waited
+    RENDEZVOUS_WAITING = "rendezvous_waiting"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -694,6 +698,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
+    LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.HOST_OOM_KILLED: (
         "message",

@@ -7,13 +7,16 @@ its own address: vllm/utils/network_utils.py, 0.32). In a container, on a host w
 or behind a firewall, that address may be one the processes cannot connect to, and the store waits until torch's
 timeout (600 s) with PyTorch's words, never vLLM's: `DistNetworkError: The client socket has timed out after 600s
 while trying to connect to (host, port)`. vLLM's envs.py says to set VLLM_HOST_IP on each node in multi-node
-inference; zai-org/GLM-4#677 was a container's IP configuration.
+inference; zai-org/GLM-4#677 was a container's IP configuration. The rank that opened the store says the other side,
+`DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined.`: it listened, and the other
+processes (another node's, started with `--nnodes` and `--node-rank` in 0.32, or a worker that died first) never
+connected.
 """
 
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -23,7 +26,8 @@ HOST_IP_ENV = "VLLM_HOST_IP"
 def _check_rendezvous(facts: Facts) -> list[Finding]:
     event = facts.last_event(LogEventKind.RENDEZVOUS_UNREACHABLE)
     if event is None:
-        return []
+        waiting = facts.last_event(LogEventKind.RENDEZVOUS_WAITING)
+        return [_clients_missing(waiting)] if waiting is not None else []
     address = event.message or "the rendezvous address"
     host, _ = c.split_address(address)
     waited = f" (timed out after {event.timeout_ms / 1000:.0f} s)" if event.timeout_ms else ""
@@ -80,6 +84,31 @@ def _listener_missing(address: str, waited: str, evidence) -> Finding:
     )
 
 
+def _clients_missing(event: LogEvent) -> Finding:
+    """The rank that opened the store listened and waited; the others never connected to it."""
+    joined = event.message or "some"
+    waited = f" {event.timeout_ms / 1000:.0f} s" if event.timeout_ms else ""
+    evidence = c.log_evidence(event, name="ranks that joined", value=joined)
+    return RULE_RENDEZVOUS.finding(
+        Severity.CRITICAL,
+        f"vLLM's first rank waited{waited} for its other processes and only {joined} joined: the others never "
+        "reached it",
+        summary="The process that opens torch.distributed's TCP store (rank 0) listened; the others never connected "
+        "before its timeout. Across nodes, the other nodes' processes did not start, could not reach this node's "
+        "address and port, or were started for another world size; on one host, a worker died before it connected.",
+        evidence=[evidence],
+        actions=[
+            "Read the other nodes' (or workers') own logs first: a process that failed at start is the cause, and "
+            "this timeout its consequence.",
+            "Check each node was started for the same group (the same --tensor-parallel-size and "
+            "--pipeline-parallel-size; --nnodes and its own --node-rank; one Ray cluster) and reaches this node's "
+            f"address and port through the firewall ({HOST_IP_ENV} set to each node's own IP; NCCL_SOCKET_IFNAME / "
+            "GLOO_SOCKET_IFNAME naming the interface the nodes share).",
+        ],
+        confidence=0.7,
+    )
+
+
 RULE_RENDEZVOUS = Rule(
     code="OP-7.25",
     title="vLLM's processes could not reach their rendezvous address",
@@ -88,7 +117,8 @@ RULE_RENDEZVOUS = Rule(
     needs=("events",),
     page=RulePage(
         checks="PyTorch's `DistNetworkError: The client socket has timed out after Ns while trying to connect to "
-        "(host, port)` and c10d's `The client socket has failed to connect to [host]:port`.",
+        "(host, port)` and c10d's `The client socket has failed to connect to [host]:port`; from the listening "
+        "side, the store's `Timed out after N seconds waiting for clients. J/T clients joined.`",
         why="vLLM's ranks meet through torch.distributed's TCP store at VLLM_HOST_IP, or, unset, at the address of "
         "the interface holding the default route; when the processes cannot connect to it, start-up waits for "
         "torch's timeout and fails.",
@@ -97,7 +127,8 @@ RULE_RENDEZVOUS = Rule(
         fix="Set VLLM_HOST_IP to an address every process reaches (127.0.0.1 on one host, each node's own IP across "
         "nodes), or fix the container's network (host network, the pod's IP); across nodes open the ports and pick "
         "the interface with NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME. A loopback address means the listening rank "
-        "itself failed: its log holds the cause.",
+        "itself failed: its log holds the cause. A store that waited for clients: the other processes' logs, and "
+        "every node started for the same group.",
         limits="The text does not say whether the address was wrong or the listening rank was late; a loopback "
         "address is read as the latter.",
         references=["https://github.com/zai-org/GLM-4/issues/677"],

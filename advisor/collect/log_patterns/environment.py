@@ -378,6 +378,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))",
         _rendezvous,
     ),
+    wording(  # the store's side: torch.distributed's TCPStore server gave up waiting for the other ranks
+        ("waiting for clients",),
+        K.RENDEZVOUS_WAITING,
+        r"Timed out after (?P<secs>\d+) seconds waiting for clients\. (?P<joined>\d+)/(?P<total>\d+) clients joined",
+        lambda m: {"message": f"{m['joined']}/{m['total']}", "timeout_ms": int(m["secs"]) * 1000},
+    ),
     wording(  # Ray's runtime_env check (ray/_private/runtime_env/setup_hook.py) on a variable it sets itself
         ("is reserved for the internal use",),
         K.RAY_RESERVED_ENV,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_network
+from rules.evaluate import evaluate
 from rules.facts import Facts
 
 # zai-org/GLM-4#677, as pasted: a terminal wrapped the line inside "while" and left its spaces there
@@ -36,3 +37,13 @@ def test_a_loopback_address_points_at_the_rank_that_did_not_come_up_not_the_netw
 
 def test_other_socket_words_are_not_this():
     assert not op7_network.RULE_RENDEZVOUS.evaluate(_facts(["ConnectionResetError: [Errno 104] Connection reset"]))
+
+
+def test_the_store_that_waited_for_clients_points_at_the_processes_that_never_joined():
+    line = "torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined."
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.25"
+    assert top.title == (
+        "vLLM's first rank waited 601 s for its other processes and only 1/2 joined: the others never reached it"
+    )
+    assert top.actions[0].startswith("Read the other nodes'") and "--node-rank" in top.actions[1]
