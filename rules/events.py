@@ -131,6 +131,12 @@ class LogEventKind(str, Enum):
     # (found version 12040)" (version: the CUDA release the driver supports, "12.4"), CUDA's "CUDA driver version is
     # insufficient for CUDA runtime version" (error 35); message: the words
     DRIVER_TOO_OLD = "driver_too_old"
+    # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
+    # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
+    # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
+    # CUBLAS_STATUS_ALLOC_FAILED, and a kernel's failed assertion line (`Indexing.cu:…: Assertion `srcIndex <
+    # srcSelectDimSize` failed.`); message: oom, assert, launch_timeout, busy, invalid_device, capture
+    CUDA_RUNTIME_ERROR = "cuda_runtime_error"
     # pip's list of the conflicts an install left ("vllm 0.6.3 requires torch==2.4.0, but you have torch 2.5.1 which is
     # incompatible.", "… requires nvidia-ml-py>=12.560.30, which is not installed.", the older "… has requirement …,
     # but you'll have …"); component: the package that requires, version: its version, message: the requirement
@@ -748,6 +754,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version"),
+    LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),

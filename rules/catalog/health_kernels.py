@@ -1,4 +1,5 @@
-"""HL-4: a CUDA kernel faulted (illegal memory access, misaligned address, illegal instruction).
+"""HL-4: a CUDA kernel faulted (illegal memory access, misaligned address, illegal instruction, unspecified launch
+failure).
 
 A kernel that reads or writes outside its memory is a bug in one of the kernels the server runs, and
 CUDA reports it at the next call, often in an unrelated frame ("the stacktrace below might be
@@ -151,7 +152,8 @@ RULE_KERNEL_FAULT = Rule(
     needs=("events",),
     page=RulePage(
         checks="`CUDA error: an illegal memory access was encountered` (or a misaligned address, an illegal "
-        "instruction) in the log.",
+        "instruction, an unspecified launch failure: CUDA's cudaErrorLaunchFailure, an exception on the device while "
+        "a kernel ran) in the log.",
         why="A kernel bug: the engine cannot continue, and the traceback's frame is only where CUDA noticed.",
         example="RuntimeError: CUDA error: an illegal memory access was encountered, with VLLM_ATTENTION_BACKEND="
         "FLASH_ATTN -> VLLM_ATTENTION_BACKEND=XFORMERS (vLLM 0.4).",

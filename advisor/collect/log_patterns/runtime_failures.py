@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from advisor.collect.log_patterns.pattern import SHELL_JOB, Pattern, to_float, to_int, wording
+import re
+
+from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
 from rules.events import SHELL_REPORTED
 from rules.events import LogEventKind as K
+
+
+def _cuda_runtime_error(match: re.Match[str]) -> Fields:
+    """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory; an index assertion, a device-side
+    assert."""
+    kind = match.lastgroup or ""
+    return {"message": {"cublas": "oom", "index": "assert"}.get(kind, kind)}
+
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # Python's faulthandler when a signal kills the process in native code (vLLM's workers enable it)
@@ -114,6 +124,21 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Cuda failure '[^']+'.*",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # the rest of CUDA's runtime errors by cudaGetErrorString's words, cuBLAS failing to allocate its
+        # workspace, and the assertion line a kernel prints before a device-side assert
+        (
+            "CUDA error: ",
+            "CUBLAS_STATUS_ALLOC_FAILED",
+            "srcSelectDimSize",
+        ),
+        K.CUDA_RUNTIME_ERROR,
+        r"CUDA error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
+        r"|(?P<launch_timeout>the launch timed out and was terminated)"
+        r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
+        r"|(?P<capture>operation not permitted when stream is capturing))"
+        r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
+        _cuda_runtime_error,
+    ),
     wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own
         ("exceeds bounds", "is out of bounds for dimension"),
         K.INDEX_OUT_OF_BOUNDS,
@@ -122,9 +147,10 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"index": to_int(m["i"] or m["i2"]), "index_bound": to_int(m["n"] or m["n2"])},
     ),
     wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later
-        ("illegal memory access", "misaligned address", "illegal instruction"),
+        ("illegal memory access", "misaligned address", "illegal instruction", "unspecified launch failure"),
         K.CUDA_KERNEL_FAULT,
-        r"CUDA error: (?:an )?(?:illegal memory access|misaligned address|illegal instruction)(?: was encountered)?",
+        r"CUDA error: (?:an )?(?:illegal memory access|misaligned address|illegal instruction|unspecified launch "
+        r"failure)(?: was encountered)?",
         lambda m: {"message": m.group(0)},
     ),
 )

@@ -1,0 +1,151 @@
+"""OP-7.46: a CUDA runtime error, and what CUDA's documentation says it means, when no rule names a cause of its own.
+
+Why a rule of its own: torch prints CUDA's failures as `CUDA error: <cudaGetErrorString's words>`, and each of CUDA's
+error codes says where to look (the CUDA Runtime API's cudaError enum): memory CUDA could not allocate outside
+PyTorch's own allocator (cudaErrorMemoryAllocation, 2; cuBLAS' CUBLAS_STATUS_ALLOC_FAILED for its workspace), a
+kernel's own assertion (cudaErrorAssert, 710: the context is unusable after it), a kernel ended by the display's
+watchdog (cudaErrorLaunchTimeout, 6), a GPU held in an exclusive or prohibited compute mode
+(cudaErrorDevicesUnavailable, 46), a GPU index the process cannot see (cudaErrorInvalidDevice, 101), an operation
+CUDA graph capture forbids (cudaErrorStreamCaptureUnsupported, 900). A kernel fault (illegal memory access,
+unspecified launch failure) is HL-4's, torch's own allocator running out (`CUDA out of memory. Tried to allocate …`)
+OP-1.8's.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+CUDA_ERRORS_DOC = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
+
+
+class CudaError(NamedTuple):
+    name: str
+    meaning: str
+    actions: tuple[str, ...]
+
+
+ERRORS: dict[str, CudaError] = {
+    "oom": CudaError(
+        "cudaErrorMemoryAllocation",
+        "memory allocated outside PyTorch's allocator did not fit: the GPU was full",
+        (
+            "What failed was not vLLM's own tensors but a library's memory beside them (cuBLAS' workspace, NCCL's "
+            "buffers, an attention library's, the CUDA context of another process): lower --gpu-memory-utilization "
+            "so more of the GPU stays outside vLLM's share.",
+            "`nvidia-smi` on that GPU: another process holding memory (a second server, a notebook) takes it from "
+            "vLLM's share; give each server its own GPU.",
+        ),
+    ),
+    "assert": CudaError(
+        "cudaErrorAssert",
+        "a kernel's own check failed (an index out of range, most often)",
+        (
+            "An index past its dimension (`srcIndex < srcSelectDimSize` is an embedding lookup): a token id at or "
+            "above the model's vocabulary size, from a tokenizer that is not the model's (--tokenizer), or a "
+            "client's token ids on a release that did not check them (0.32 refuses out-of-vocabulary prompt ids: "
+            "vllm/renderers/base.py); rerun with CUDA_LAUNCH_BLOCKING=1 to see the kernel and the request.",
+            "The process's CUDA context is unusable after it: the server must restart.",
+        ),
+    ),
+    "launch_timeout": CudaError(
+        "cudaErrorLaunchTimeout",
+        "a kernel ran longer than the display's watchdog allows",
+        (
+            "The GPU also drives a display (an X server, or the Windows desktop under WSL), whose watchdog ends "
+            "kernels that run for seconds: serve from a GPU without a display (`nvidia-smi`'s Disp.A Off), or "
+            "stop the display server on it.",
+        ),
+    ),
+    "busy": CudaError(
+        "cudaErrorDevicesUnavailable",
+        "the GPU is held by another process in exclusive mode, or its compute mode prohibits new processes",
+        (
+            "`nvidia-smi -q -d COMPUTE` shows the compute mode: Exclusive_Process admits one process (another server, "
+            "or one of vLLM's own left from an earlier start, holds it), Prohibited none; stop the holder, or "
+            "`sudo nvidia-smi -c DEFAULT` where the cluster's policy allows.",
+        ),
+    ),
+    "invalid_device": CudaError(
+        "cudaErrorInvalidDevice",
+        "a GPU index the process cannot see",
+        (
+            "vLLM needs tensor-parallel-size × pipeline-parallel-size GPUs visible to it: CUDA_VISIBLE_DEVICES lists "
+            "fewer, or the container or pod was given fewer (its nvidia.com/gpu limit); `nvidia-smi -L` inside it "
+            "shows what it has.",
+            "A device index named elsewhere (`torch.device('cuda:3')` in the calling code, a plugin's device index) "
+            "past the visible ones reads the same.",
+        ),
+    ),
+    "capture": CudaError(
+        "cudaErrorStreamCaptureUnsupported",
+        "an operation CUDA graph capture forbids ran while vLLM captured its graphs",
+        (
+            "Something synchronised, allocated or copied to the host inside the captured region: a custom op or "
+            "plugin kernel that is not capture-safe. --enforce-eager confirms it (and serves without graphs); "
+            "report it to the op's project.",
+        ),
+    ),
+}
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(LogEventKind.CUDA_RUNTIME_ERROR) if e.message in ERRORS]
+    if not events:
+        return []
+    return [_finding(events[0], ERRORS[events[0].message or ""])]
+
+
+def _finding(event: LogEvent, error: CudaError) -> Finding:
+    changes = (
+        [
+            ConfigChange(
+                flag="--enforce-eager",
+                proposed="true",
+                reason="no CUDA graphs are captured, so nothing runs inside a capture",
+                cost="slower decode, most at small batches",
+            )
+        ]
+        if event.message == "capture"
+        else []
+    )
+    return RULE.finding(
+        Severity.HIGH,
+        f"CUDA failed ({error.name}): {error.meaning}",
+        summary=f"torch reports CUDA's {error.name}: {error.meaning}. CUDA's own meaning of the error decides where "
+        "to look; the traceback's frame is only where the error surfaced.",
+        evidence=[c.log_evidence(event, name="CUDA's error", value=error.name)],
+        changes=changes,
+        actions=list(error.actions),
+        confidence=0.6,
+    )
+
+
+RULE = Rule(
+    code="OP-7.46",
+    title="a CUDA runtime error, by what CUDA says it means",
+    category=Category.RELIABILITY,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
+        "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
+        "permitted when stream is capturing; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED`; the `Assertion `srcIndex < "
+        "srcSelectDimSize` failed` line of an index assert.",
+        why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
+        "reads the traceback's frame, which is only where CUDA noticed.",
+        example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "
+        "--tensor-parallel-size 4 in a container given two GPUs.",
+        fix="By error: a smaller --gpu-memory-utilization; the tokenizer that matches the model; a GPU without a "
+        "display; the compute mode; as many GPUs visible as TP × PP; --enforce-eager for a capture-unsafe op.",
+        limits="A kernel fault is HL-4's and torch's allocator running out OP-1.8's; the CUDA error's words alone "
+        "do not say which request or kernel.",
+        references=[CUDA_ERRORS_DOC],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

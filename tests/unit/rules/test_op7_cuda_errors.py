@@ -1,0 +1,60 @@
+"""OP-7.46: CUDA's runtime errors by what CUDA's documentation says each means; kernel faults stay HL-4's."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_cuda_errors import RULE
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+ASYNC = "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be"
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "action"),
+    [
+        ("RuntimeError: CUDA error: out of memory", "cudaErrorMemoryAllocation", "--gpu-memory-utilization"),
+        (
+            "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+            "cudaErrorMemoryAllocation",
+            "cuBLAS' workspace",
+        ),
+        ("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", "CUDA_LAUNCH_BLOCKING=1"),
+        (
+            "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] "
+            "Assertion `srcIndex < srcSelectDimSize` failed.",
+            "cudaErrorAssert",
+            "embedding lookup",
+        ),
+        ("RuntimeError: CUDA error: the launch timed out and was terminated", "cudaErrorLaunchTimeout", "display"),
+        (
+            "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+            "cudaErrorDevicesUnavailable",
+            "nvidia-smi -q -d COMPUTE",
+        ),
+        ("RuntimeError: CUDA error: invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_VISIBLE_DEVICES"),
+        (
+            "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+            "cudaErrorStreamCaptureUnsupported",
+            "--enforce-eager",
+        ),
+    ],
+)
+def test_each_cuda_error_is_named_with_where_to_look(line, name, action):
+    [finding] = _findings(line, ASYNC)
+    assert finding.title.startswith(f"CUDA failed ({name})")
+    assert action in finding.actions[0]
+
+
+def test_a_capture_error_proposes_eager_mode_and_a_kernel_fault_stays_hl4s():
+    [finding] = _findings("RuntimeError: CUDA error: operation not permitted when stream is capturing")
+    assert [change.flag for change in finding.changes] == ["--enforce-eager"]
+    fault = "torch.AcceleratorError: CUDA error: unspecified launch failure"
+    assert _findings(fault) == []
+    assert evaluate(Facts(events=parse_lines([fault]).events)).findings[0].rule == "HL-4"
