@@ -35,6 +35,9 @@ PIPELINE_EAGER_MARKER = "intermediate_tensors is not None"
 # the exception that traceback ends with is the cause, the line itself is not.
 V0_LOOP_FAILED = "Engine background task failed"
 DEATH_HEADERS = ("EngineCore encountered a fatal error", V0_LOOP_FAILED)
+# HL-2's confidence beside a more specific cause: below every rule that names one (a guessed OOM phase, 0.6; an NCCL
+# result, 0.55), so the cause leads and the engine's death follows it.
+SPECIFIC_BESIDE = 0.5
 SPECIFIC_CAUSES = (
     LogEventKind.RPC_TIMEOUT,
     LogEventKind.NCCL_WATCHDOG_TIMEOUT,
@@ -206,10 +209,10 @@ def _check_dead(facts: Facts) -> list[Finding]:
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
     # A CUDA kernel fault is the cause wherever it is printed: inside the fatal error's traceback it is the
     # root exception, and HL-4 says which kernels to turn off; a GPU's own fault (an Xid, an ECC error), OP-7.33.
-    specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT)
+    specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT, LogEventKind.CUDA_RUNTIME_ERROR)
     chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
     evidence += [c.log_evidence(e) for e in chain[:1]]
-    confidence = 0.7 if specific else 0.95 if events else 0.8
+    confidence = SPECIFIC_BESIDE if specific else 0.95 if events else 0.8
     return [
         RULE_DEAD.finding(
             Severity.CRITICAL,

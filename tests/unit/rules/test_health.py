@@ -188,6 +188,23 @@ def test_the_fatal_error_chain_is_one_finding_named_by_its_root_cause():
     assert any("died unexpectedly" in (e.raw or "") for e in finding.evidence)
 
 
+def test_an_out_of_memory_inside_the_fatal_errors_traceback_leads_and_the_death_follows():
+    """The root exception of the engine core's fatal error is torch's OOM: OP-1.8 names it (with a guessed phase, at
+    0.6), and HL-2 stays below it, as it does beside every specific cause."""
+    from advisor.collect.logs import parse_lines
+
+    lines = [
+        "ERROR 11-30 10:00:00 [core.py:900] EngineCore encountered a fatal error.",
+        "ERROR 11-30 10:00:00 [core.py:900] Traceback (most recent call last):",
+        'ERROR 11-30 10:00:00 [core.py:900]   File "vllm/v1/engine/core.py", line 890, in run_engine_core',
+        "ERROR 11-30 10:00:00 [core.py:900] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. "
+        "GPU 0 has a total capacity of 79.19 GiB of which 1.2 GiB is free.",
+    ]
+    result = evaluate(Facts(events=parse_lines(lines).events))
+    assert [f.rule for f in result.findings[:2]] == ["OP-1.8", "HL-2"]
+    assert result.findings[1].confidence == health.SPECIFIC_BESIDE
+
+
 def test_an_rpc_timeout_after_a_kernel_compiled_during_inference_raises_the_step_deadline():
     # MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark#65: an MoE kernel compiled for a shape warm-up missed
     from advisor.collect.logs import parse_lines

@@ -52,7 +52,7 @@ def test_an_empty_prompt_right_before_the_engine_died_is_named_above_the_death()
     )
     top = evaluate(facts).findings[0]
     assert top.rule == "OP-5.21" and "empty prompt (no tokens)" in top.title
-    assert health.RULE_DEAD.evaluate(facts)[0].confidence == 0.7  # the death, with its cause named elsewhere
+    assert health.RULE_DEAD.evaluate(facts)[0].confidence == health.SPECIFIC_BESIDE  # its cause named elsewhere
     far = Facts(events=[event(K.EMPTY_PROMPT, 1), event(K.FATAL_ERROR, 40)])
     assert op5_requests.RULE_EMPTY_PROMPT.evaluate(far) == []
 
