@@ -79,6 +79,18 @@ def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) 
     return ArgumentReleases(known_releases=f"{minors[0]}–{minors[-1]}")
 
 
+def flag_releases(flag: str) -> ArgumentReleases:
+    """The releases whose command line takes a flag a server refused: an engine argument's by its field (the catalog's
+    table of EngineArgs' and AsyncEngineArgs' fields per release); a front-end flag vLLM 0.32 has, as 0.32's."""
+    field = flag.lstrip("-").split("=", 1)[0].replace("-", "_")
+    read = message_catalog().engine_args_minors
+    if read:
+        releases = _engine_argument_releases("AsyncEngineArgs", field, read)
+        if releases.absent_from is None:
+            return releases
+    return ArgumentReleases(known_in_release=interface_release()) if is_flag(flag) else ArgumentReleases()
+
+
 # vLLM's messages refusing a quantization method by name ("Unknown quantization method: gptq. Must be one of ['awq',
 # 'squeezellm']."): a name the newest release read knows means the installed one predates it.
 _QUANTIZATION_REFUSALS = ("Unknown quantization method", "Invalid quantization method", "Found unknown quantization=")

@@ -18,6 +18,9 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # What a flag that vLLM lacks was usually meant to turn on, by a word of it: vLLM has it without a flag.
+# The minors whose engine arguments the message catalog read (its header: advisor/catalog/vllm_messages.json).
+OLDEST_RELEASE_READ, NEWEST_RELEASE_READ = "0.4", "0.33"
+RELEASES_READ = f"{OLDEST_RELEASE_READ} to {NEWEST_RELEASE_READ}"
 ALREADY_ON = {
     "metrics": "vLLM's OpenAI server serves Prometheus metrics at /metrics without a flag",
 }
@@ -56,6 +59,8 @@ def _command_finding(event: LogEvent, program: str) -> Finding:
 
 def _flag_finding(event: LogEvent, flag: str) -> Finding:
     meant = event.nearest_flag
+    if meant is None and (event.known_releases or event.known_in_release):
+        return _release_finding(event, flag)
     hint = next((why for word, why in ALREADY_ON.items() if word in flag), None)
     what = f"a misspelling of {meant}" if meant else "not a flag vLLM's command line takes"
     return RULE_UNRECOGNIZED.finding(
@@ -65,25 +70,56 @@ def _flag_finding(event: LogEvent, flag: str) -> Finding:
         + (
             f"{flag} is a letter or two from {meant}, a flag vLLM has."
             if meant
-            else f"{flag} is none of the flags of vLLM 0.32's engine and front-end arguments: a flag of another "
-            "server or of an older release, or one a launch generator (an operator, a chart) adds to every server."
-            + (f" {hint}." if hint else "")
+            else f"{flag} is none of the flags of vLLM 0.32's engine and front-end arguments, nor an engine "
+            f"argument of any release read ({RELEASES_READ}): a flag of another server, or one a launch generator (an "
+            "operator, a chart) adds to every server." + (f" {hint}." if hint else "")
         ),
         evidence=[c.log_evidence(event, name="argument refused", value=flag)],
-        changes=[]
-        if meant
-        else [
-            ConfigChange(
-                flag=flag,
-                current=None,
-                proposed="",
-                reason="vLLM does not take it; argparse refuses the whole command for it",
-            )
-        ],
+        changes=[] if meant else [_drop(flag)],
         actions=[f"Spell it {meant}, with the same value: vLLM's flag for what {flag} meant."]
         if meant
         else [f"Remove {flag} from the command (or from the template that generates it)."],
         confidence=0.85 if meant else 0.8,
+    )
+
+
+def _drop(flag: str) -> ConfigChange:
+    return ConfigChange(
+        flag=flag, current=None, proposed="", reason="vLLM does not take it; argparse refuses the whole command for it"
+    )
+
+
+def _release_finding(event: LogEvent, flag: str) -> Finding:
+    """A flag some release's command line takes: removed since (the server is newer), added later (it is older), or
+    taken by every release read (the parser that refused it is not vLLM's)."""
+    if event.known_releases:
+        first, _, last = event.known_releases.partition("–")
+        what = f"a flag of vLLM {event.known_releases}, removed after {last}: this server runs a later vLLM"
+        why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
+        actions = [f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
+                   "does without it; its release notes say what replaced it."]  # fmt: skip
+        changes = [_drop(flag)]
+    elif event.known_in_release == OLDEST_RELEASE_READ:
+        what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
+        why = (f"Every release read ({RELEASES_READ}) takes it, so what refused it parses other arguments than vLLM's: "
+               "a wrapper's own parser, or another server given vLLM's flags.")  # fmt: skip
+        actions = ["Give the flag to vLLM's own command (`vllm serve …`) rather than to the wrapper that refused it, "
+                   "or to the wrapper in its own spelling (its `--help`)."]  # fmt: skip
+        changes = []
+    else:
+        what = f"a flag vLLM {event.known_in_release} takes: this server runs a release without it"
+        why = f"vLLM {event.known_in_release} takes it; the release that refused it is older, or its parser not vLLM's."
+        actions = [f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {flag} from the command.",
+                   "`vllm --version` (or the image's tag) says which release runs."]  # fmt: skip
+        changes = []
+    return RULE_UNRECOGNIZED.finding(
+        Severity.CRITICAL,
+        f"vLLM refused the argument {flag}: {what}",
+        summary=f"argparse refused `{event.message}` and the server never started. {why}",
+        evidence=[c.log_evidence(event, name="argument refused", value=flag)],
+        changes=changes,
+        actions=actions,
+        confidence=0.85,
     )
 
 
@@ -102,8 +138,8 @@ RULE_UNRECOGNIZED = Rule(
         "vLLM serves /metrics without it (defilantech/LLMKube#1030).",
         fix="Remove the flag or spell it as vLLM does; give the image only the server's arguments, or "
         "`--entrypoint` to run another command.",
-        limits="Knows vLLM 0.32's flags: a flag an older release took and 0.32 dropped reads as unknown (the "
-        "finding says 'or of an older release').",
+        limits=f"Knows vLLM 0.32's flags and the engine arguments of every release read ({RELEASES_READ}); a front-end "
+        "flag (not an engine argument) that an older release took and 0.32 dropped reads as unknown.",
         references=[
             "https://github.com/defilantech/LLMKube/issues/1030",
             "https://github.com/opea-project/GenAIComps/issues/336",

@@ -11,6 +11,7 @@ import re
 
 from advisor.catalog.vllm_interface import is_flag, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
+from advisor.collect.refused_names import flag_releases
 from rules.events import LogEventKind as K
 from rules.events import OomPhase
 
@@ -41,8 +42,17 @@ def _unrecognized(match: re.Match[str]) -> Fields:
     words = match["args"].split()
     if words and not words[0].startswith("-"):
         return {"message": match["args"], "component": words[0]}
-    unknown = next((w for w in words if w.startswith("--") and not is_flag(w)), None)
-    return {"message": match["args"], "component": unknown, "nearest_flag": nearest_flag(unknown) if unknown else None}
+    flags = [w.split("=", 1)[0] for w in words if w.startswith("--")]
+    unknown = next((w for w in flags if not is_flag(w)), None)
+    refused = unknown or (flags[0] if flags else None)  # every flag vLLM 0.32 knows: the server is another release
+    releases = flag_releases(refused) if refused else None
+    return {
+        "message": match["args"],
+        "component": refused,
+        "nearest_flag": nearest_flag(unknown) if unknown else None,
+        "known_in_release": releases.known_in_release if releases else None,
+        "known_releases": releases.known_releases if releases else None,
+    }
 
 
 PATTERNS: tuple[Pattern, ...] = (

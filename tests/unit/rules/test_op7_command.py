@@ -60,3 +60,30 @@ def test_a_removal_reads_as_one_in_the_text_and_the_report():
     lines = _finding(1, finding)
     assert any(line.startswith("   change --enable-metrics: remove it") for line in lines)
     assert change_view(finding.changes[0].model_dump())["proposed"] == "(remove)"
+
+
+def test_a_flag_of_older_releases_names_the_releases_that_took_it():
+    """The message catalog's engine arguments per release (read from vLLM's packages): --enable-reasoning was
+    EngineArgs' in 0.8-0.9, --swap-space in 0.4-0.17; a server that refuses them runs a later vLLM."""
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("vllm serve: error: unrecognized arguments: --enable-reasoning")
+    )
+    assert finding.title == (
+        "vLLM refused the argument --enable-reasoning: a flag of vLLM 0.8–0.9, removed after 0.9: this server runs a "
+        "later vLLM"
+    )
+    assert [c.command_line() for c in finding.changes] == ["remove --enable-reasoning"]
+    [swap] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("error: unrecognized arguments: --swap-space 16"))
+    assert "a flag of vLLM 0.4–0.17" in swap.title
+
+
+def test_a_flag_vllm_takes_refused_says_an_older_server_or_a_parser_not_vllms():
+    newer = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("api_server.py: error: unrecognized arguments: --enable-auto-tool-choice --tool-call-parser hermes")
+    )
+    assert newer[0].title == (
+        "vLLM refused the argument --enable-auto-tool-choice: a flag vLLM 0.32.0 takes: this server runs a release "
+        "without it"
+    )
+    [always] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("error: unrecognized arguments: --max-model-len 4096"))
+    assert always.title.endswith("a flag every vLLM release takes: the parser that refused it is not vLLM's")
