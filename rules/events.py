@@ -243,6 +243,11 @@ class LogEventKind(str, Enum):
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
     ARGS_UNRECOGNIZED = "args_unrecognized"
+    # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
+    # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
+    # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
+    # expected one argument" (missing_value); component: the flag's first spelling
+    ARG_VALUE_REFUSED = "arg_value_refused"
     # a process killed by a signal in native code, as Python's faulthandler prints it: "Fatal Python error:
     # Segmentation fault"; message: the signal's name
     NATIVE_CRASH = "native_crash"
@@ -579,6 +584,7 @@ class LogEvent(BaseModel):
     kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
     # what Ray's memory monitor printed when it killed a worker: the node's memory used and total (GB as Ray prints
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
+    argument_value: str | None = None  # a value argparse refused for a flag (ARG_VALUE_REFUSED)
     installed: str | None = None  # the version of a package installed where another requires it (PACKAGE_CONFLICT)
     exit_type: str | None = None  # Ray's worker exit type for an actor that died (RAY_ACTOR_DIED) …
     actor_class: str | None = None  # … the actor's class (vLLM's workers are RayWorkerWrapper) …
@@ -771,6 +777,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
+    LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),

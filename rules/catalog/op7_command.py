@@ -12,6 +12,9 @@ passes to every server. Sources: defilantech/LLMKube#1030 (`--enable-metrics`, m
 
 from __future__ import annotations
 
+import difflib
+import re
+
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -147,4 +150,112 @@ RULE_UNRECOGNIZED = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UNRECOGNIZED]
+# --- OP-7.47 a flag's value refused ---------------------------------------------------------------------
+
+
+def _check_value(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.ARG_VALUE_REFUSED)
+    if not events:
+        return []
+    event = events[0]
+    flag = event.component or "a flag"
+    if event.message == "missing_value":
+        return [_missing_value(event, flag)]
+    if event.message == "invalid_choice":
+        return [_invalid_choice(event, flag)]
+    return [_invalid_value(event, flag)]
+
+
+def _missing_value(event: LogEvent, flag: str) -> Finding:
+    return RULE_VALUE.finding(
+        Severity.CRITICAL,
+        f"vLLM's command line refused {flag}: it was given no value",
+        summary=f"argparse found no value after {flag}: the next word was another flag, or nothing. In a container "
+        f"or a pod spec that is most often a variable that expanded to nothing (`{flag} $TP` with TP unset or "
+        "empty), or a YAML args list that lost the value's item.",
+        evidence=[c.log_evidence(event, name="flag without a value", value=flag)],
+        actions=[
+            "Look at the command the server really got: `docker inspect <container>` (Args), `kubectl get pod <pod> "
+            "-o yaml` (args, env); set the variable where the container starts, or write the value itself.",
+            f"Write `{flag}=<value>` as one word, so an empty value is refused with its name instead of shifting "
+            "the next flag into its place.",
+        ],
+        confidence=0.85,
+    )
+
+
+def _invalid_choice(event: LogEvent, flag: str) -> Finding:
+    value, choices = event.argument_value or "", event.accepted_instead or ""
+    close = difflib.get_close_matches(value, [choice.strip() for choice in choices.split(",")], n=1, cutoff=0.5)
+    return RULE_VALUE.finding(
+        Severity.CRITICAL,
+        f"vLLM's command line refused {flag} {value!r}: not one of its choices"
+        + (f" (did you mean {close[0]!r}?)" if close else ""),
+        summary=f"argparse takes only the values it lists for {flag}: {choices}. A value that other tools spell "
+        "otherwise, or that a later (or earlier) vLLM release added, is refused by this one.",
+        evidence=[c.log_evidence(event, name="value refused", value=value)],
+        actions=[f"Give {flag} one of: {choices}" + (f"; {close[0]} is the nearest to {value!r}." if close else ".")],
+        confidence=0.85,
+    )
+
+
+def _invalid_value(event: LogEvent, flag: str) -> Finding:
+    value, kind = event.argument_value or "", event.accepted_instead or "value"
+    suffixed = bool(_SUFFIXED.fullmatch(value))
+    return RULE_VALUE.finding(
+        Severity.CRITICAL,
+        f"vLLM's command line refused {flag} {value!r}: not an {kind} value it reads"
+        if kind[0] in "aeiou"
+        else f"vLLM's command line refused {flag} {value!r}: not a {kind} value it reads",
+        summary=f"argparse could not read {value!r} as the {kind} {flag} takes."
+        + (
+            f" vLLM 0.32 reads a number with a suffix for {flag} where it accepts one (`human_readable_int`: 1k is "
+            "1,000 and 1K is 1,024; --max-model-len also takes `auto`); this release reads digits only."
+            if suffixed
+            else ""
+        ),
+        evidence=[c.log_evidence(event, name="value refused", value=value)],
+        actions=[
+            _digits(flag, value)
+            if suffixed
+            else f"Write {flag} as the {kind} it takes (`vllm serve --help` lists each flag's type)."
+        ],
+        confidence=0.85,
+    )
+
+
+_SUFFIXED = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<suffix>[kKmMgGtT])")
+_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
+
+
+def _digits(flag: str, value: str) -> str:
+    """The value in plain digits, both ways vLLM 0.32 reads a suffix (lower case: thousands; upper: powers of 1024)."""
+    found = _SUFFIXED.fullmatch(value)
+    number, power = (float(found["number"]), _POWER[found["suffix"].lower()]) if found else (0.0, 0)
+    return (
+        f"Write {flag} as plain digits: {int(number * 1000**power)} ({value} read in thousands) or "
+        f"{int(number * 1024**power)} (in powers of two)."
+    )
+
+
+RULE_VALUE = Rule(
+    code="OP-7.47",
+    title="vLLM's command line refused a flag's value",
+    category=Category.STARTUP,
+    check=_check_value,
+    needs=("events",),
+    page=RulePage(
+        checks="argparse's `error: argument <flag>: invalid <type> value: '<v>'`, `… invalid choice: '<v>' (choose "
+        "from …)` and `… expected one argument`.",
+        why="One flag's value refused stops the whole start; an empty value is most often a variable that expanded "
+        "to nothing in a container's command.",
+        example="`vllm: error: argument --tensor-parallel-size/-tp: expected one argument` from a pod whose args said "
+        "`--tensor-parallel-size $(TP)` and whose env had no TP.",
+        fix="The value itself, or the variable set; one of the listed choices; plain digits where a release reads no "
+        "suffix (vLLM 0.32 reads 32k as 32,000 and 32K as 32,768 for --max-model-len).",
+        limits="Names the first flag argparse refused; argparse stops there.",
+        references=["https://docs.python.org/3/library/argparse.html"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNRECOGNIZED, RULE_VALUE]

@@ -55,12 +55,31 @@ def _unrecognized(match: re.Match[str]) -> Fields:
     }
 
 
+def _value_refused(match: re.Match[str]) -> Fields:
+    """What argparse refused of a flag: its value's type, its choice, or a value missing altogether."""
+    if match["missing"]:
+        return {"component": match["flag"], "message": "missing_value"}
+    if match["choice"] is not None:
+        choices = match["choices"].replace("'", "")
+        return {"component": match["flag"], "message": "invalid_choice", "argument_value": match["choice"],
+                "accepted_instead": choices}  # fmt: skip
+    return {"component": match["flag"], "message": "invalid_value", "argument_value": match["value"],
+            "accepted_instead": match["type"]}  # fmt: skip
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it
         ("error: unrecognized arguments: ",),
         K.ARGS_UNRECOGNIZED,
         r"error: unrecognized arguments: (?P<args>.+?)\s*$",
         _unrecognized,
+    ),
+    wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
+        ("error: argument ",),
+        K.ARG_VALUE_REFUSED,
+        r"error: argument (?P<flag>-[\w-]+)(?:/-[\w-]+)*: (?:invalid (?P<type>\w+) value: '(?P<value>[^']*)'"
+        r"|invalid choice: '(?P<choice>[^']*)' \(choose from (?P<choices>.*)\)|(?P<missing>expected one argument))",
+        _value_refused,
     ),
     wording(
         ("To serve at least one request",),

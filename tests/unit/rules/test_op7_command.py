@@ -87,3 +87,25 @@ def test_a_flag_vllm_takes_refused_says_an_older_server_or_a_parser_not_vllms():
     )
     [always] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("error: unrecognized arguments: --max-model-len 4096"))
     assert always.title.endswith("a flag every vLLM release takes: the parser that refused it is not vLLM's")
+
+
+def test_a_flags_value_refused_says_missing_wrong_type_or_not_a_choice():
+    missing = op7_command.RULE_VALUE.evaluate(
+        _facts("vllm: error: argument --tensor-parallel-size/-tp: expected one argument")
+    )
+    assert missing[0].title == "vLLM's command line refused --tensor-parallel-size: it was given no value"
+    assert "$TP" in missing[0].summary and "--tensor-parallel-size=<value>" in missing[0].actions[1]
+    suffixed = op7_command.RULE_VALUE.evaluate(
+        _facts("api_server.py: error: argument --max-model-len: invalid int value: '32k'")
+    )
+    assert suffixed[0].title == "vLLM's command line refused --max-model-len '32k': not an int value it reads"
+    assert suffixed[0].actions == [
+        "Write --max-model-len as plain digits: 32000 (32k read in thousands) or 32768 (in powers of two)."
+    ]
+    choice = op7_command.RULE_VALUE.evaluate(
+        _facts(
+            "vllm serve: error: argument --dtype: invalid choice: 'bf16' (choose from 'auto', 'half', 'float16', "
+            "'bfloat16', 'float', 'float32')"
+        )
+    )
+    assert choice[0].title.endswith("not one of its choices (did you mean 'bfloat16'?)")
