@@ -129,7 +129,8 @@ class LogEventKind(str, Enum):
     TORCH_CUDA_BUILD = "torch_cuda_build"
     # the NVIDIA driver older than the CUDA release a build needs: torch's "The NVIDIA driver on your system is too old
     # (found version 12040)" (version: the CUDA release the driver supports, "12.4"), CUDA's "CUDA driver version is
-    # insufficient for CUDA runtime version" (error 35); message: the words
+    # insufficient for CUDA runtime version" (error 35), the NVIDIA container runtime's "requirement error: unsatisfied
+    # condition: cuda>=12.8" (cuda_required: the CUDA release the image declares); message: the words
     DRIVER_TOO_OLD = "driver_too_old"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
@@ -584,6 +585,7 @@ class LogEvent(BaseModel):
     kernel_module_version: str | None = None  # the NVIDIA kernel module loaded (NVRM), beside its libraries' `version`
     # what Ray's memory monitor printed when it killed a worker: the node's memory used and total (GB as Ray prints
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
+    cuda_required: str | None = None  # the CUDA release an image declares it needs (DRIVER_TOO_OLD)
     argument_value: str | None = None  # a value argparse refused for a flag (ARG_VALUE_REFUSED)
     installed: str | None = None  # the version of a package installed where another requires it (PACKAGE_CONFLICT)
     exit_type: str | None = None  # Ray's worker exit type for an actor that died (RAY_ACTOR_DIED) …
@@ -759,7 +761,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
-    LogEventKind.DRIVER_TOO_OLD: ("message", "version"),
+    LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
     LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),

@@ -31,39 +31,64 @@ def _check(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = next((e for e in events if e.version), events[0])
-    build = next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
-    return [_finding(event, event.version, build)]
+    required = next((e.cuda_required for e in events if e.cuda_required), None)
+    build = required or next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
+    return [_finding(event, event.version, build, image=required is not None)]
 
 
-def _finding(event: LogEvent, driver_cuda: str | None, build: str | None) -> Finding:
-    supports = f" supports CUDA {driver_cuda} at most," if driver_cuda else " is"
-    needs = f"the CUDA {build} this PyTorch was built for" if build else "the CUDA release this PyTorch was built for"
+def _upgrade(build: str | None, image: bool) -> str:
+    """The driver to install: one whose own CUDA release reaches the image's (the container runtime compares the
+    two), else a branch of the build's CUDA family (minor version compatibility)."""
+    if image:
+        return (
+            f"Upgrade the host's NVIDIA driver to one whose CUDA Version (nvidia-smi's header) is {build} or later: "
+            "the container runtime compares the image's declared CUDA with the driver's own"
+        )
     floor = MIN_DRIVER_BY_CUDA_MAJOR.get(_major(build) or 0)
-    upgrade = (
-        f"Upgrade the host's NVIDIA driver to a branch for CUDA {build} or newer (CUDA {_major(build)}.x builds need "
-        f"driver {floor} or later)"
-        if build and floor
-        else "Upgrade the host's NVIDIA driver to a branch for the build's CUDA release (CUDA 12.x builds need driver "
+    if build and floor:
+        return (
+            f"Upgrade the host's NVIDIA driver to a branch for CUDA {build} or newer (CUDA {_major(build)}.x builds "
+            f"need driver {floor} or later)"
+        )
+    return (
+        "Upgrade the host's NVIDIA driver to a branch for the build's CUDA release (CUDA 12.x builds need driver "
         f"{MIN_DRIVER_BY_CUDA_MAJOR[12]} or later, CUDA 13.x {MIN_DRIVER_BY_CUDA_MAJOR[13]})"
     )
+
+
+_SKIP_CHECK = (
+    "Or, where minor version compatibility lets the image run anyway (a CUDA {major}.x image on a driver of "
+    "{floor} or later), set NVIDIA_DISABLE_REQUIRE=1 in the container's environment to skip the runtime's check; "
+    "what needs the newer driver still fails."
+)
+
+
+def _finding(event: LogEvent, driver_cuda: str | None, build: str | None, image: bool = False) -> Finding:
+    supports = f" supports CUDA {driver_cuda} at most," if driver_cuda else " is"
+    needs = f"the CUDA {build} this PyTorch was built for" if build else "the CUDA release this PyTorch was built for"
+    if image:
+        needs = f"CUDA {build}, which the image declares (the NVIDIA container runtime refused to start it)"
+    actions = [
+        _upgrade(build, image) + "; reboot after installing it (on Kubernetes, the GPU operator's driver version). "
+        "`nvidia-smi`'s `CUDA Version` then shows the newer release.",
+        "Or run a build for the driver's CUDA"
+        + (f" ({driver_cuda} or older)" if driver_cuda else "")
+        + ": PyTorch's wheels for that CUDA (`--index-url https://download.pytorch.org/whl/cu<XY>`) with the vLLM "
+        "release built for that PyTorch, or the vLLM image of that CUDA release.",
+        "On data-center GPUs, NVIDIA's CUDA forward-compatibility package (cuda-compat) runs a newer CUDA on an "
+        "older supported driver branch; GeForce cards do not support it.",
+    ]
+    major = _major(build)
+    if image and major in MIN_DRIVER_BY_CUDA_MAJOR:
+        actions.append(_SKIP_CHECK.format(major=major, floor=MIN_DRIVER_BY_CUDA_MAJOR[major]))
     return RULE.finding(
         Severity.CRITICAL,
         f"the NVIDIA driver{supports} older than {needs}: no GPU is usable",
-        summary="A CUDA build runs only on a driver of its major release's family or newer; torch asked the driver "
-        "which CUDA release it supports and it is older than its own build's, so CUDA does not start and vLLM sees no "
-        "GPU. vLLM's wheels and images pin one PyTorch, built for one CUDA release: the driver decides which of them "
-        "can run here.",
+        summary="A CUDA build runs only on a driver of its major release's family or newer; the driver here is older "
+        "than the build (or the image) needs, so CUDA does not start and vLLM sees no GPU. vLLM's wheels and images "
+        "pin one PyTorch, built for one CUDA release: the driver decides which of them can run here.",
         evidence=[c.log_evidence(event, name="the driver's CUDA", value=driver_cuda)],
-        actions=[
-            upgrade + "; reboot after installing it (on Kubernetes, the GPU operator's driver version). "
-            "`nvidia-smi`'s `CUDA Version` then shows the newer release.",
-            "Or run a build for the driver's CUDA"
-            + (f" ({driver_cuda} or older)" if driver_cuda else "")
-            + ": PyTorch's wheels for that CUDA (`--index-url https://download.pytorch.org/whl/cu<XY>`) with the vLLM "
-            "release built for that PyTorch, or the vLLM image of that CUDA release.",
-            "On data-center GPUs, NVIDIA's CUDA forward-compatibility package (cuda-compat) runs a newer CUDA on an "
-            "older supported driver branch; GeForce cards do not support it.",
-        ],
+        actions=actions,
         confidence=0.9,
     )
 
@@ -76,8 +101,9 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="torch's `The NVIDIA driver on your system is too old (found version N)` (N: the driver's CUDA release, "
-        "1000 × major + 10 × minor) and CUDA's `CUDA driver version is insufficient for CUDA runtime version`; the "
-        "build's CUDA from `python collect_env.py` or torch's `+cuXYZ` version where the text has it.",
+        "1000 × major + 10 × minor), CUDA's `CUDA driver version is insufficient for CUDA runtime version` and the "
+        "NVIDIA container runtime's `requirement error: unsatisfied condition: cuda>=X.Y`; the build's CUDA from "
+        "`python collect_env.py`, torch's `+cuXYZ` version or the image's declared CUDA.",
         why="A CUDA build needs a driver of its major release's family or newer (CUDA 12.x: 525, 13.x: 580); vLLM "
         "pins one PyTorch per release, so the driver decides which builds run.",
         example="`RuntimeError: The NVIDIA driver on your system is too old (found version 12040)` after installing a "

@@ -30,7 +30,11 @@ def _torch_cuda(match: re.Match[str]) -> Fields:
 def _driver_cuda(match: re.Match[str]) -> Fields:
     """The CUDA release the driver supports, from torch's number (12040 → 12.4), when its words give one."""
     found = int(match["found"]) if match["found"] else None
-    return {"message": match.group(0), "version": f"{found // 1000}.{found % 1000 // 10}" if found else None}
+    return {
+        "message": match.group(0),
+        "version": f"{found // 1000}.{found % 1000 // 10}" if found else None,
+        "cuda_required": match["required"],
+    }
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -75,11 +79,13 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["arch"].replace(" ", "")},
     ),
     wording(  # the driver older than the build's CUDA: torch's check (c10/cuda/CUDAFunctions.cpp prints the CUDA
-        # release the driver supports as 1000 × major + 10 × minor), CUDA's cudaErrorInsufficientDriver (35)
-        ("driver on your system is too old", "CUDA driver version is insufficient"),
+        # release the driver supports as 1000 × major + 10 × minor), CUDA's cudaErrorInsufficientDriver (35), and the
+        # NVIDIA container runtime checking the image's NVIDIA_REQUIRE_CUDA before the container starts
+        ("driver on your system is too old", "CUDA driver version is insufficient", "unsatisfied condition: cuda"),
         K.DRIVER_TOO_OLD,
         r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)"
-        r"|CUDA driver version is insufficient for CUDA runtime version",
+        r"|CUDA driver version is insufficient for CUDA runtime version"
+        r"|requirement error: unsatisfied condition: cuda>=(?P<required>\d+\.\d+)",
         _driver_cuda,
     ),
     wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have

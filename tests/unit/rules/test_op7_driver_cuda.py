@@ -42,3 +42,14 @@ def test_cudas_own_words_name_no_version_and_the_floors_of_both_releases():
 
 def test_an_old_drivers_number_reads_as_its_release():
     assert "supports CUDA 11.4 at most" in _findings(TORCH_WARNING.replace("12040", "11040"))[0].title
+
+
+def test_the_container_runtimes_check_names_the_images_cuda_and_the_switch_that_skips_it():
+    line = (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a "
+        "newer version, or use an earlier cuda container: unknown"
+    )
+    [finding] = _findings(line)
+    assert finding.title.startswith("the NVIDIA driver is older than CUDA 12.8, which the image declares")
+    assert "CUDA Version (nvidia-smi's header) is 12.8 or later" in finding.actions[0]
+    assert "NVIDIA_DISABLE_REQUIRE=1" in finding.actions[3] and "driver of 525 or later" in finding.actions[3]
