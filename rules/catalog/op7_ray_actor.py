@@ -93,7 +93,6 @@ def _actor(died: LogEvent) -> str:
 
 def _finding(died: LogEvent, reason: LogEvent | None) -> Finding:
     why = reason.component if reason is not None else None
-    exit_type = f" (Ray: {reason.exit_type})" if reason is not None and reason.exit_type else ""
     own_log = _OWN_LOG.format(actor=died.actor_id or "<actor_id>", pid=died.pid or "<pid>")
     if why in _REASONS:
         happened, actions = _REASONS[why]
@@ -101,14 +100,15 @@ def _finding(died: LogEvent, reason: LogEvent | None) -> Finding:
         happened = "Ray's reason, the line after (`The actor is dead because …`), is not in the text"
         actions = [_ASK_REASON, _KERNEL_LOG, own_log]
     elif reason.message and "connection error" not in reason.message:
-        happened, actions = f"its process exited with an error{exit_type}: {reason.message}", [own_log]
+        happened, actions = f"its process exited with an error: {reason.message}", [own_log]
     else:
-        happened = f"its process was killed or crashed, without a Python exception{exit_type}"
+        happened = "its process was killed or crashed, without a Python exception"
         actions = [_KERNEL_LOG, own_log]
     vllms = died.actor_class == VLLM_WORKER
     evidence = [c.log_evidence(died, name="the actor died", value=died.actor_class)]
-    if reason is not None:  # on its own line, or joined to the error's
-        evidence.append(c.log_evidence(reason, name="Ray's reason", value=reason.message or why))
+    if reason is not None:  # on its own line, or joined to the error's; the exit type (SYSTEM_ERROR …) stays here
+        exit_type = f" ({reason.exit_type})" if reason.exit_type else ""
+        evidence.append(c.log_evidence(reason, name=f"Ray's reason{exit_type}", value=reason.message or why))
     return RULE.finding(
         Severity.HIGH,
         f"{_actor(died)} died: {happened}",

@@ -64,7 +64,8 @@ def _ray_actor_died(match: re.Match[str]) -> Fields:
         fields["component"] = _RAY_WHY[why["why"]]
         tail = text[why.end() :]
         exit_type, detail = _RAY_EXIT_TYPE.search(tail), _RAY_DETAIL.search(tail)
-        fields["exit_type"] = exit_type["type"] if exit_type else None
+        # a type cut at its underscore (`SYSTEM_` / `ERROR` on the next line: a terminal's wrap) is no type
+        fields["exit_type"] = exit_type["type"] if exit_type and not exit_type["type"].endswith("_") else None
         fields["message"] = (detail["detail"] or None) if detail else None
     return fields
 
