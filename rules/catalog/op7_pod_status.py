@@ -26,6 +26,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 _CRASH = ("CrashLoopBackOff", "RunContainerError", "CreateContainerError")
 _IMAGE = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
 _CONFIG = ("CreateContainerConfigError",)
+_MOUNT = ("FailedMount",)
 _WAITING = ("Pending", "ContainerCreating")
 # What an image pull's error says went wrong, in the registry's or the runtime's words.
 _PULL_REASONS = (
@@ -43,13 +44,15 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
     if not statuses:
         return []
     # the status that says most: a crash or a pull before a pod still waiting
-    order = (*_CRASH, *_IMAGE, *_CONFIG, *_WAITING)
+    order = (*_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING)
     shown = min(statuses, key=lambda e: order.index(_bare(e)) if _bare(e) in order else len(order))
     status = _bare(shown)
     if status in _IMAGE:
         return [_image_finding(shown, [e for e in statuses if e.image or e.message])]
     if status in _CONFIG:
         return [_config_finding(shown, [e for e in statuses if e.message])]
+    if status in _MOUNT:
+        return [_mount_finding(shown)]
     if status in _WAITING:
         return [_waiting_finding(shown, status)]
     return [_crash_finding(shown, max((e.restarts or 0) for e in statuses))]
@@ -145,6 +148,43 @@ def _config_finding(shown: LogEvent, missing: list[LogEvent]) -> Finding:
     )
 
 
+# What the kubelet's volume events say, by the word the reader put first: (what happened, where to look).
+_MOUNTS: dict[str, tuple[str, str]] = {
+    "missing": (
+        "the PersistentVolumeClaim it mounts does not exist in its namespace",
+        "Create the claim (the model cache's, most often) in the pod's namespace under the name the spec uses, or "
+        "correct the claim's name in the spec: `kubectl get pvc -n <namespace>`.",
+    ),
+    "attached elsewhere": (
+        "its volume is attached to another node (ReadWriteOnce)",
+        "A ReadWriteOnce volume attaches to one node at a time: during a rollout the old pod on another node still "
+        "holds it. Use the Deployment's Recreate strategy (or a StatefulSet) for a single-writer model cache, or a "
+        "ReadWriteMany volume, or keep the new pod on the same node.",
+    ),
+    "timed out": (
+        "its volumes were not attached and mounted in time",
+        "`kubectl describe pvc <claim>` and `kubectl get volumeattachment`: a claim still Pending (no volume bound, "
+        "a StorageClass that cannot provision), a volume in another zone than the node, or a CSI driver failing on "
+        "the node (its pods' logs).",
+    ),
+}
+
+
+def _mount_finding(shown: LogEvent) -> Finding:
+    said = shown.message or ""
+    key, _, what = said.partition(": ")
+    happened, look = _MOUNTS.get(key, _MOUNTS["timed out"])
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"{_who(shown)} cannot start: {happened} ({what})" if what else f"{_who(shown)} cannot start: {happened}",
+        summary="The kubelet mounts a pod's volumes before it starts the container, so vLLM never ran; the pod stays "
+        "ContainerCreating while the kubelet retries.",
+        evidence=[c.log_evidence(shown, name="the volume", value=what or said)],
+        actions=[look],
+        confidence=0.8,
+    )
+
+
 def _waiting_finding(shown: LogEvent, status: str) -> Finding:
     pod = shown.pod or "<pod>"
     pending = status == "Pending"
@@ -174,7 +214,9 @@ RULE_POD_STATUS = Rule(
         checks="`kubectl get pods`' STATUS (CrashLoopBackOff, ImagePullBackOff, ErrImagePull, InvalidImageName, "
         "CreateContainerConfigError, CreateContainerError, RunContainerError, Pending, ContainerCreating) or `kubectl "
         'describe pod`\'s Reason and events (`Back-off restarting failed container`, `Failed to pull image "…": …`, '
-        '`Error: secret "…" not found`).',
+        '`Error: secret "…" not found`, the volume manager\'s `MountVolume.SetUp failed for volume "…" : '
+        'persistentvolumeclaim "…" not found`, `Unable to attach or mount volumes: … timed out waiting for the '
+        'condition`, `Multi-Attach error for volume "…"`).',
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "

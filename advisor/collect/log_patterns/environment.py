@@ -207,7 +207,15 @@ def _pod_event(match: re.Match[str]) -> Fields:
         return {"pod_status": "CrashLoopBackOff" if restarting else "ImagePullBackOff", "image": match["bimage"]}
     if match["image"]:
         return {"pod_status": "ErrImagePull", "image": match["image"], "message": match["why"]}
-    return {"pod_status": "CreateContainerConfigError", "message": f'{match["kind"]} "{match["name"]}"'}
+    if match["kind"]:
+        return {"pod_status": "CreateContainerConfigError", "message": f'{match["kind"]} "{match["name"]}"'}
+    if match["vkind"] in ("secret", "configmap"):  # a volume from a missing object: the same fix as an env var's
+        return {"pod_status": "CreateContainerConfigError", "message": f'{match["vkind"]} "{match["vname"]}"'}
+    if match["vkind"]:
+        return {"pod_status": "FailedMount", "message": f'missing: persistentvolumeclaim "{match["vname"]}"'}
+    if match["multi"]:
+        return {"pod_status": "FailedMount", "message": f'attached elsewhere: volume "{match["multi"]}"'}
+    return {"pod_status": "FailedMount", "message": f"timed out: {match['unmounted']}"}
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -433,12 +441,18 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"pod": m["pod"], "pod_status": m["status"], "restarts": to_int(m["restarts"])},
     ),
     wording(  # `kubectl describe pod`: the container's state reason, and the kubelet's events about it
-        ("Reason:", "Back-off", "Failed to pull image", "not found"),
+        ("Reason:", "Back-off", "Failed to pull image", "not found", "attach or mount volumes", "Multi-Attach error"),
         K.POD_STATUS,
         rf"^\s*Reason:\s+(?P<reason>{'|'.join(POD_STATUSES)})\s*$"
         r"|Back-off (?P<backoff>restarting failed container|pulling image)(?: \"?(?P<bimage>[^\"\s]+))?"
         r"|Failed to pull image \"(?P<image>[^\"]+)\": (?P<why>.*)"
-        r"|Error: (?P<kind>secret|configmap) \"(?P<name>[^\"]+)\" not found",
+        r"|Error: (?P<kind>secret|configmap) \"(?P<name>[^\"]+)\" not found"
+        # the kubelet's volume manager: a volume whose source does not exist, one not mounted in time, one held by
+        # another node (ReadWriteOnce)
+        r"|MountVolume\.SetUp failed for volume \"[^\"]+\" : (?P<vkind>persistentvolumeclaim|secret|configmap) "
+        r"\"(?P<vname>[^\"]+)\" not found"
+        r"|Unable to attach or mount volumes: unmounted volumes=\[(?P<unmounted>[^\]]*)\].*timed out waiting"
+        r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
         _pod_event,
     ),
     wording(  # nvidia-smi's process table: GPU, (GI, CI on MIG-capable drivers), PID, type, name, memory

@@ -81,3 +81,30 @@ def test_a_pending_pod_is_sent_to_describes_events():
     finding = _finding(HEADER, "vllm-0   0/1     Pending   0          3m")
     assert finding.title == "pod vllm-0 is Pending: no node has taken it yet"
     assert finding.severity.value == "medium"
+
+
+def test_the_kubelets_volume_events_name_the_volume_and_where_to_look():
+    missing = _finding(
+        '  Warning  FailedMount  2m (x9 over 20m)  kubelet  MountVolume.SetUp failed for volume "model-cache" : '
+        'persistentvolumeclaim "model-cache-pvc" not found'
+    )
+    assert missing.title == (
+        "the pod cannot start: the PersistentVolumeClaim it mounts does not exist in its namespace "
+        '(persistentvolumeclaim "model-cache-pvc")'
+    )
+    timed_out = _finding(
+        "  Warning  FailedMount  92s  kubelet  Unable to attach or mount volumes: unmounted volumes=[model-cache], "
+        "unattached volumes=[model-cache kube-api-access-x]: timed out waiting for the condition"
+    )
+    assert timed_out.title.endswith("its volumes were not attached and mounted in time (model-cache)")
+    assert "kubectl get volumeattachment" in timed_out.actions[0]
+    held = _finding(
+        '  Warning  FailedAttachVolume  43s  attachdetach-controller  Multi-Attach error for volume "pvc-1c2d" Volume '
+        "is already exclusively attached to one node and can't be attached to another"
+    )
+    assert "attached to another node (ReadWriteOnce)" in held.title and "Recreate strategy" in held.actions[0]
+    secret = _finding(
+        '  Warning  FailedMount  5s  kubelet  MountVolume.SetUp failed for volume "hf-token" : secret "hf-token" '
+        "not found"
+    )
+    assert secret.title == 'the pod references secret "hf-token", which does not exist in its namespace'
