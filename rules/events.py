@@ -164,6 +164,10 @@ class LogEventKind(str, Enum):
     # Request timed out.", httpx's "ReadTimeout", urllib3's "HTTPConnectionPool(host=…, port=…): Read timed out.
     # (read timeout=60)"; component: the client library, address and timeout_ms when its words name them
     CLIENT_TIMEOUT = "client_timeout"
+    # the server closed a client's connection without answering: curl's "(52) Empty reply from server", http.client's
+    # "Remote end closed connection without response" (requests), httpx's "Server disconnected without sending a
+    # response", aiohttp's "ServerDisconnectedError"; component: the client library
+    SERVER_DISCONNECTED = "server_disconnected"
     # aiohttp's InvalidURL naming an address without a scheme ("InvalidURL: 172.25.239.45:33080"): a proxy
     # variable written as host:port, read by the client session vLLM fetches media with (trust_env)
     PROXY_URL_INVALID = "proxy_url_invalid"
@@ -768,6 +772,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),
+    LogEventKind.SERVER_DISCONNECTED: ("message", "component"),
     LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),

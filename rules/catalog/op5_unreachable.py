@@ -87,6 +87,8 @@ def _check_unreachable(facts: Facts) -> list[Finding]:
     listening = [e for e in facts.events_of(LogEventKind.SERVER_LISTENING) if e.listen_address]
     failure = next((e for e in failed if e.address), None)
     if failure is None:
+        if facts.events_of(LogEventKind.SERVER_DISCONNECTED):
+            return []  # the SDK's words wrap a connection that was made and closed unanswered: OP-5.37's
         return [_no_address(failed, listening[-1] if listening else None)] if failed else []
     host, port = c.split_address(failure.address)
     if port in OTHER_SERVERS:

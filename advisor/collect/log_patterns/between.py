@@ -219,6 +219,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:httpx|httpcore)\.ConnectError: .+",
         lambda m: _addressless("httpx", m),
     ),
+    wording(  # the server closed the connection without answering, in each client's words
+        ("Empty reply from server", "Remote end closed connection", "Server disconnected", "ServerDisconnected"),
+        K.SERVER_DISCONNECTED,
+        r"(?P<curl>curl: \(52\) Empty reply from server)|(?P<requests>Remote end closed connection without response)"
+        r"|(?P<httpx>Server disconnected without sending a response)|(?P<aiohttp>ServerDisconnectedError)",
+        lambda m: {
+            "message": m.group(0),
+            "component": {"requests": "requests (http.client)"}.get(m.lastgroup or "", m.lastgroup),
+        },
+    ),
     wording(  # the OpenAI SDK gave up waiting (its timeout, 600 s by default, after two retries)
         ("APITimeoutError",),
         K.CLIENT_TIMEOUT,
