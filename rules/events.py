@@ -759,7 +759,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
-    LogEventKind.DISK_FULL: ("message",),
+    LogEventKind.DISK_FULL: ("message", "component"),
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
     LogEventKind.TRITON_BUILD_FAILED: ("message",),

@@ -28,6 +28,7 @@ def _check(facts: Facts) -> list[Finding]:
     if not events:
         return []
     path = events[0].message or ""
+    quota = events[0].component == "quota"  # EDQUOT: the user's (or group's) quota, not the disk, is full
     directory = path.rsplit("/", 1)[0] or "/"
     cache = cache_variable(path)
     changes = (
@@ -46,14 +47,26 @@ def _check(facts: Facts) -> list[Finding]:
     return [
         RULE.finding(
             Severity.CRITICAL,
-            f"no space left on the file system holding {path}" + (f" ({cache[1]})" if cache else ""),
+            (
+                f"the disk quota is used up on the file system holding {path}"
+                if quota
+                else f"no space left on the file system holding {path}"
+            )
+            + (f" ({cache[1]})" if cache else ""),  # fmt: skip
             summary="A write was refused for space (ENOSPC). A model's weights go through Hugging Face's cache "
             "(tens to hundreds of GB), and vLLM, torch.compile, Triton and FlashInfer write their caches at start, "
             "all under the home directory or XDG_CACHE_HOME unless their own variables move them.",
             evidence=[c.log_evidence(e, name="no space left on device", value=e.message) for e in events[:3]],
             changes=changes,
             actions=[
-                f"See how full it is and what filled it: `df -h {directory}`, then `du -sh` over the caches under "
+                (
+                    "See the quota and what filled it: `quota -s` (or the cluster's own quota tool), then `du -sh` "
+                    "over the caches under the home directory; a home directory with a small quota is the usual one "
+                    "on shared clusters: move the caches to scratch or project space. "
+                    if quota
+                    else ""
+                )
+                + f"See how full it is and what filled it: `df -h {directory}`, then `du -sh` over the caches under "
                 "the home directory (~/.cache/huggingface, ~/.cache/vllm, ~/.triton) and /tmp; remove what is not "
                 "needed (old models, stale compile caches), or give the cache a volume with room.",
                 "In Kubernetes the container's writable layer and emptyDir volumes count as the pod's ephemeral "

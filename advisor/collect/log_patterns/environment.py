@@ -362,10 +362,10 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["path"]},
     ),
     wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1)
-        ("No space left on device: ",),
+        ("No space left on device: ", "Disk quota exceeded: "),
         K.DISK_FULL,
-        r"\[Errno 28\] No space left on device: '(?P<path>(?!/dev/shm)[^']+)'",
-        lambda m: {"message": m["path"]},
+        r"\[Errno (?:28\] No space left on device|(?P<quota>122)\] Disk quota exceeded): '(?P<path>(?!/dev/shm)[^']+)'",
+        lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None},
     ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),

@@ -35,3 +35,12 @@ def test_shared_memory_and_a_pathless_error_are_left_to_the_rules_that_read_them
     shm = "OSError: [Errno 28] No space left on device: '/dev/shm/vllm_offload_0'"
     assert not parse_lines([shm]).of_kind(LogEventKind.DISK_FULL)
     assert not parse_lines(["OSError: [Errno 28] No space left on device"]).of_kind(LogEventKind.DISK_FULL)
+
+
+def test_a_quota_used_up_is_named_as_the_quota_with_where_to_look():
+    """EDQUOT (122): the user's quota, not the disk, is full; a home directory on a shared cluster, most often."""
+    line = "OSError: [Errno 122] Disk quota exceeded: '/home/alice/.cache/huggingface/hub/models--Qwen--Qwen3-8B/x'"
+    [finding] = op7_disk.RULE.evaluate(_facts([line]))
+    assert finding.rule == "OP-7.34"
+    assert finding.title.startswith("the disk quota is used up on the file system holding /home/alice/.cache/")
+    assert "`quota -s`" in finding.actions[0] and [c.flag for c in finding.changes] == ["HF_HOME"]
