@@ -99,21 +99,29 @@ def _release_finding(event: LogEvent, flag: str) -> Finding:
         first, _, last = event.known_releases.partition("–")
         what = f"a flag of vLLM {event.known_releases}, removed after {last}: this server runs a later vLLM"
         why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
-        actions = [f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
-                   "does without it; its release notes say what replaced it."]  # fmt: skip
+        actions = [
+            f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
+            "does without it; its release notes say what replaced it."
+        ]
         changes = [_drop(flag)]
     elif event.known_in_release == OLDEST_RELEASE_READ:
         what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
-        why = (f"Every release read ({RELEASES_READ}) takes it, so what refused it parses other arguments than vLLM's: "
-               "a wrapper's own parser, or another server given vLLM's flags.")  # fmt: skip
-        actions = ["Give the flag to vLLM's own command (`vllm serve …`) rather than to the wrapper that refused it, "
-                   "or to the wrapper in its own spelling (its `--help`)."]  # fmt: skip
+        why = (
+            f"Every release read ({RELEASES_READ}) takes it, so what refused it parses other arguments than vLLM's: "
+            "a wrapper's own parser, or another server given vLLM's flags."
+        )
+        actions = [
+            "Give the flag to vLLM's own command (`vllm serve …`) rather than to the wrapper that refused it, "
+            "or to the wrapper in its own spelling (its `--help`)."
+        ]
         changes = []
     else:
         what = f"a flag vLLM {event.known_in_release} takes: this server runs a release without it"
         why = f"vLLM {event.known_in_release} takes it; the release that refused it is older, or its parser not vLLM's."
-        actions = [f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {flag} from the command.",
-                   "`vllm --version` (or the image's tag) says which release runs."]  # fmt: skip
+        actions = [
+            f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {flag} from the command.",
+            "`vllm --version` (or the image's tag) says which release runs.",
+        ]
         changes = []
     return RULE_UNRECOGNIZED.finding(
         Severity.CRITICAL,

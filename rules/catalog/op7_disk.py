@@ -52,7 +52,7 @@ def _check(facts: Facts) -> list[Finding]:
                 if quota
                 else f"no space left on the file system holding {path}"
             )
-            + (f" ({cache[1]})" if cache else ""),  # fmt: skip
+            + (f" ({cache[1]})" if cache else ""),
             summary="A write was refused for space (ENOSPC). A model's weights go through Hugging Face's cache "
             "(tens to hundreds of GB), and vLLM, torch.compile, Triton and FlashInfer write their caches at start, "
             "all under the home directory or XDG_CACHE_HOME unless their own variables move them.",

@@ -61,10 +61,18 @@ def _value_refused(match: re.Match[str]) -> Fields:
         return {"component": match["flag"], "message": "missing_value"}
     if match["choice"] is not None:
         choices = match["choices"].replace("'", "")
-        return {"component": match["flag"], "message": "invalid_choice", "argument_value": match["choice"],
-                "accepted_instead": choices}  # fmt: skip
-    return {"component": match["flag"], "message": "invalid_value", "argument_value": match["value"],
-            "accepted_instead": match["type"]}  # fmt: skip
+        return {
+            "component": match["flag"],
+            "message": "invalid_choice",
+            "argument_value": match["choice"],
+            "accepted_instead": choices,
+        }
+    return {
+        "component": match["flag"],
+        "message": "invalid_value",
+        "argument_value": match["value"],
+        "accepted_instead": match["type"],
+    }
 
 
 PATTERNS: tuple[Pattern, ...] = (
