@@ -23,60 +23,62 @@ EPHEMERAL_STORAGE_DOCS = (
 )
 
 
+_K8S_STORAGE = (
+    "In Kubernetes the container's writable layer and emptyDir volumes count as the pod's ephemeral storage: mount a "
+    "volume for the cache (a PersistentVolumeClaim keeps the download across restarts) rather than writing into the "
+    "image's file system, and check the pod's ephemeral-storage limit and the node's free disk (a node short of it "
+    "evicts pods)."
+)
+
+
 def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.DISK_FULL)
     if not events:
         return []
     path = events[0].message or ""
     quota = events[0].component == "quota"  # EDQUOT: the user's (or group's) quota, not the disk, is full
-    directory = path.rsplit("/", 1)[0] or "/"
     cache = cache_variable(path)
-    changes = (
-        [
-            ConfigChange(
-                flag=cache[0],
-                proposed="<a directory on a volume with room, e.g. one mounted for the cache>",
-                reason=f"moves {cache[1]} off the full file system",
-                cost="none, if the volume persists (a fresh cache downloads or compiles again)",
-                kind="env",
-            )
-        ]
-        if cache
-        else []
-    )
+    full = "the disk quota is used up" if quota else "no space left"
     return [
         RULE.finding(
             Severity.CRITICAL,
-            (
-                f"the disk quota is used up on the file system holding {path}"
-                if quota
-                else f"no space left on the file system holding {path}"
-            )
-            + (f" ({cache[1]})" if cache else ""),
-            summary="A write was refused for space (ENOSPC). A model's weights go through Hugging Face's cache "
-            "(tens to hundreds of GB), and vLLM, torch.compile, Triton and FlashInfer write their caches at start, "
-            "all under the home directory or XDG_CACHE_HOME unless their own variables move them.",
+            f"{full} on the file system holding {path}" + (f" ({cache[1]})" if cache else ""),
+            summary=f"A write was refused for {'the quota (EDQUOT)' if quota else 'space (ENOSPC)'}. A model's "
+            "weights go through Hugging Face's cache (tens to hundreds of GB), and vLLM, torch.compile, Triton and "
+            "FlashInfer write their caches at start, all under the home directory or XDG_CACHE_HOME unless their own "
+            "variables move them.",
             evidence=[c.log_evidence(e, name="no space left on device", value=e.message) for e in events[:3]],
-            changes=changes,
-            actions=[
-                (
-                    "See the quota and what filled it: `quota -s` (or the cluster's own quota tool), then `du -sh` "
-                    "over the caches under the home directory; a home directory with a small quota is the usual one "
-                    "on shared clusters: move the caches to scratch or project space. "
-                    if quota
-                    else ""
-                )
-                + f"See how full it is and what filled it: `df -h {directory}`, then `du -sh` over the caches under "
-                "the home directory (~/.cache/huggingface, ~/.cache/vllm, ~/.triton) and /tmp; remove what is not "
-                "needed (old models, stale compile caches), or give the cache a volume with room.",
-                "In Kubernetes the container's writable layer and emptyDir volumes count as the pod's ephemeral "
-                "storage: mount a volume for the cache (a PersistentVolumeClaim keeps the download across "
-                "restarts) rather than writing into the image's file system, and check the pod's ephemeral-storage "
-                "limit and the node's free disk (a node short of it evicts pods).",
-            ],
+            changes=[_move(cache)] if cache else [],
+            actions=[_look(path, quota), _K8S_STORAGE],
             confidence=0.9,
         )
     ]
+
+
+def _move(cache: tuple[str, str]) -> ConfigChange:
+    return ConfigChange(
+        flag=cache[0],
+        proposed="<a directory on a volume with room, e.g. one mounted for the cache>",
+        reason=f"moves {cache[1]} off the full file system",
+        cost="none, if the volume persists (a fresh cache downloads or compiles again)",
+        kind="env",
+    )
+
+
+def _look(path: str, quota: bool) -> str:
+    """Where to see what filled it: the quota's own tool for a quota, the file system's use otherwise."""
+    caches = "the caches under the home directory (~/.cache/huggingface, ~/.cache/vllm, ~/.triton)"
+    if quota:
+        return (
+            f"See the quota and what filled it: `quota -s` (or the cluster's own quota tool), then `du -sh` over "
+            f"{caches}; a home directory with a small quota is the usual one on shared clusters: move the caches to "
+            "scratch or project space."
+        )
+    directory = path.rsplit("/", 1)[0] or "/"
+    return (
+        f"See how full it is and what filled it: `df -h {directory}`, then `du -sh` over {caches} and /tmp; remove "
+        "what is not needed (old models, stale compile caches), or give the cache a volume with room."
+    )
 
 
 RULE = Rule(
