@@ -213,6 +213,10 @@ class LogEventKind(str, Enum):
     # verify failed: self-signed certificate in certificate chain" on a line naming huggingface.co (or hf.co,
     # hf-mirror.com); message: OpenSSL's reason
     HUB_TLS_UNTRUSTED = "hub_tls_untrusted"
+    # the Hub answering a download with a rate limit or an error of its own: "429 Client Error: Too Many Requests for
+    # url: https://huggingface.co/…" (huggingface_hub 1.2: "429 Too Many Requests for url: …"), "504 Server Error:
+    # Gateway Time-out for url: https://huggingface.co/…"; status: the HTTP status
+    HUB_UNAVAILABLE = "hub_unavailable"
     # a port to listen on already taken (EADDRINUSE): the API server's bind (`OSError: [Errno 98] Address already in
     # use`, uvicorn's `[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in
     # use`; component None) or torch.distributed's store (`… name: EADDRINUSE …`; component torch.distributed);
@@ -757,6 +761,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message",),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
+    LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -23,6 +23,7 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 TOKEN_ENV = "HF_TOKEN"
+RATE_LIMITED = 429  # the Hub's status for a request over its rate limits (its "Hub Rate limits" page)
 # The most specific reason the text gives wins: several lines of one refusal each name part of it.
 PRIORITY = ("fine_grained", "no_access", "no_token", "bad_token", "not_found", "gated")
 
@@ -154,6 +155,9 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
     untrusted = facts.events_of(LogEventKind.HUB_TLS_UNTRUSTED)
     if untrusted:
         return [_untrusted_finding(untrusted[0])]
+    unavailable = facts.events_of(LogEventKind.HUB_UNAVAILABLE)
+    if unavailable:
+        return [_unavailable_finding(unavailable[0])]
     events = facts.events_of(LogEventKind.HUB_NOT_CACHED)
     if not events:
         return []
@@ -217,6 +221,41 @@ def _untrusted_finding(event: LogEvent) -> Finding:
     )
 
 
+def _unavailable_finding(event: LogEvent) -> Finding:
+    """The Hub rate-limited the download (429), or failed on its side (5xx)."""
+    limited = event.status == RATE_LIMITED
+    return RULE_HUB_NOT_CACHED.finding(
+        Severity.CRITICAL,
+        f"the Hub {'rate-limited' if limited else 'failed'} the model's download (HTTP {event.status}): "
+        + ("too many requests from this address in its window" if limited else "trouble on the Hub's side"),
+        summary=(
+            "The Hub counts requests per 5-minute window, by account for a request with a token and by IP address "
+            "without one, and an account's limits are the higher; replicas that each download the model at start, "
+            "behind one NAT address, share one anonymous limit."
+            if limited
+            else "The Hub (or a proxy in front of it) answered with an error of its own; nothing about the token or "
+            "the model's id is wrong."
+        )
+        + " The model was not in the cache the server reads, so the start ends there.",
+        evidence=[c.log_evidence(event, name="the Hub's answer", value=event.status)],
+        actions=(
+            [
+                "Give the servers HF_TOKEN (an account's limits are higher than an address's), and download the model "
+                "once into a cache they share (a PersistentVolumeClaim filled by one job or an init container, "
+                "`hf download`) instead of once per replica.",
+                "huggingface_hub from 1.2 waits for the window the Hub's RateLimit header names before it retries "
+                "(its release notes); with an older one, restart the server after the window has passed.",
+            ]
+            if limited
+            else [
+                "Retry after a while (https://status.huggingface.co says whether the Hub is degraded).",
+                _SERVE_LOCAL,
+            ]
+        ),
+        confidence=0.85,
+    )
+
+
 RULE_HUB_NOT_CACHED = Rule(
     code="OP-7.38",
     title="the model's files neither cached nor fetchable",
@@ -227,7 +266,9 @@ RULE_HUB_NOT_CACHED = Rule(
         checks="huggingface_hub's `Cannot find the requested files in the disk cache and outgoing traffic has been "
         "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`) and transformers' `We "
         "couldn't connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; OpenSSL's "
-        "`[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …` on a line naming huggingface.co.",
+        "`[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …` on a line naming huggingface.co; the Hub's "
+        "own answers to a download, `429 … Too Many Requests for url: https://huggingface.co/…` (its rate limits) "
+        "and `50x Server Error … for url: https://huggingface.co/…`.",
         why="A model named by its Hub id is read from the local cache first; offline (HF_HUB_OFFLINE=1) or without a "
         "route to the Hub, a model the cache never received cannot be loaded.",
         example="`huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache "
@@ -242,6 +283,7 @@ RULE_HUB_NOT_CACHED = Rule(
             "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables",
             "https://huggingface.co/docs/huggingface_hub/concepts/migration",
             "https://github.com/huggingface/transformers/issues/17611",
+            "https://huggingface.co/docs/hub/rate-limits",
         ],
     ),
 )

@@ -280,6 +280,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'",
         lambda m: {"message": "offline" if "outgoing traffic" in m.group(0) else "unreachable"},
     ),
+    wording(  # the Hub refusing for its rate limits, or failing itself, on a download (requests' and huggingface_hub's)
+        ("Too Many Requests", "Server Error"),
+        K.HUB_UNAVAILABLE,
+        r"(?P<status>429|50[0234])(?: Client| Server)? (?:Error:? )?(?:Too Many Requests|Internal Server Error|Bad "
+        r"Gateway|Service Unavailable|Gateway Time-?out)\b.*?for url: https?://(?:huggingface\.co|hf\.co)/",
+        lambda m: {"message": m.group(0), "status": int(m["status"])},
+    ),
     wording(  # OpenSSL refusing the certificate a Hub download met (a proxy that inspects HTTPS, or no CA bundle)
         ("CERTIFICATE_VERIFY_FAILED",),
         K.HUB_TLS_UNTRUSTED,

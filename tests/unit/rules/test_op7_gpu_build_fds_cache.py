@@ -113,3 +113,19 @@ def test_an_untrusted_hub_certificate_asks_for_the_proxys_ca_never_for_verificat
     assert _findings(RULE_HUB_NOT_CACHED, no_issuer)[0].title.endswith("its CA bundle lacks the issuer")
     elsewhere = inspected.replace("huggingface.co", "example.com").replace("sentence-transformers/", "")
     assert _findings(RULE_HUB_NOT_CACHED, elsewhere) == []
+
+
+def test_the_hubs_rate_limit_and_its_own_errors_are_not_the_token_or_the_id():
+    """The Hub's 429 (its rate limits, by account with a token and by address without one) and its 5xx."""
+    limited = (
+        "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: "
+        "https://huggingface.co/api/models/Qwen/Qwen3-8B/revision/main"
+    )
+    [finding] = _findings(RULE_HUB_NOT_CACHED, limited)
+    assert finding.title.startswith("the Hub rate-limited the model's download (HTTP 429)")
+    assert "HF_TOKEN" in finding.actions[0] and "PersistentVolumeClaim" in finding.actions[0]
+    failed = (
+        "huggingface_hub.errors.HfHubHTTPError: 504 Server Error: Gateway Time-out for url: https://huggingface.co/x"
+    )
+    [hub] = _findings(RULE_HUB_NOT_CACHED, failed)
+    assert hub.title.endswith("(HTTP 504): trouble on the Hub's side")
