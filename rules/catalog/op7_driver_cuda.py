@@ -22,8 +22,9 @@ MIN_DRIVER_BY_CUDA_MAJOR: dict[int, int] = {11: 450, 12: 525, 13: 580}
 
 
 def _major(release: str | None) -> int | None:
-    head = (release or "").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+    """A CUDA release's major number (`12.4` → 12), read by the one parser of version text rules have."""
+    parsed = c.release_of(release)
+    return parsed[0] if parsed else None
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -44,11 +45,12 @@ def _upgrade(build: str | None, image: bool) -> str:
             f"Upgrade the host's NVIDIA driver to one whose CUDA Version (nvidia-smi's header) is {build} or later: "
             "the container runtime compares the image's declared CUDA with the driver's own"
         )
-    floor = MIN_DRIVER_BY_CUDA_MAJOR.get(_major(build) or 0)
+    major = _major(build)
+    floor = MIN_DRIVER_BY_CUDA_MAJOR.get(major or 0)
     if build and floor:
         return (
-            f"Upgrade the host's NVIDIA driver to a branch for CUDA {build} or newer (CUDA {_major(build)}.x builds "
-            f"need driver {floor} or later)"
+            f"Upgrade the host's NVIDIA driver to a branch for CUDA {build} or newer (CUDA {major}.x builds need "
+            f"driver {floor} or later)"
         )
     return (
         "Upgrade the host's NVIDIA driver to a branch for the build's CUDA release (CUDA 12.x builds need driver "
