@@ -132,6 +132,11 @@ class LogEventKind(str, Enum):
     # insufficient for CUDA runtime version" (error 35), the NVIDIA container runtime's "requirement error: unsatisfied
     # condition: cuda>=12.8" (cuda_required: the CUDA release the image declares); message: the words
     DRIVER_TOO_OLD = "driver_too_old"
+    # PyTorch without CUDA: torch's "Torch not compiled with CUDA enabled" (message "assert"), and beside it what says
+    # which build is installed: a CPU build's version ("PyTorch version: 2.5.1+cpu", `pip list`'s "torch 2.5.1+cpu";
+    # message "cpu_build", version: it) or another accelerator's PyTorch package (torch_npu, torch_xla; message
+    # "platform", component: the package)
+    TORCH_WITHOUT_CUDA = "torch_without_cuda"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -771,6 +776,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
+    LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
     LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),

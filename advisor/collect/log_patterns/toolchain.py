@@ -37,6 +37,14 @@ def _driver_cuda(match: re.Match[str]) -> Fields:
     }
 
 
+def _torch_without_cuda(match: re.Match[str]) -> Fields:
+    if match["cpu"]:
+        return {"message": "cpu_build", "version": match["cpu"]}
+    if match["package"]:
+        return {"message": "platform", "component": match["package"].replace("-", "_")}
+    return {"message": "assert"}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -111,6 +119,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "message": m["req"].split(";", 1)[0].strip(),
             "installed": m["installed"],
         },
+    ),
+    wording(  # torch/cuda/__init__.py's _lazy_init, when torch._C has no CUDA functions (a build without CUDA); beside
+        # it, the installed build: collect_env's or `pip list`'s version with its `+cpu` suffix, or another
+        # accelerator's PyTorch package (Ascend's torch_npu, TPU's torch_xla) in `pip list`
+        ("Torch not compiled with CUDA enabled", "+cpu", "torch-npu", "torch_npu", "torch-xla", "torch_xla"),
+        K.TORCH_WITHOUT_CUDA,
+        r"Torch not compiled with CUDA enabled"
+        r"|^\s*(?:PyTorch version:|torch)\s+(?P<cpu>\d+\.\d+(?:\.\d+)?\+cpu)\b"
+        r"|^\s*(?P<package>torch[-_](?:npu|xla))\s+\d",
+        _torch_without_cuda,
     ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
