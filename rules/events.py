@@ -137,6 +137,11 @@ class LogEventKind(str, Enum):
     # message "cpu_build", version: it) or another accelerator's PyTorch package (torch_npu, torch_xla; message
     # "platform", component: the package)
     TORCH_WITHOUT_CUDA = "torch_without_cuda"
+    # torch.compile failing where vLLM compiles the model: Dynamo's BackendCompilerFailed, Unsupported or internal
+    # error, Inductor's InductorError or LoweringException (component "dynamo", "backend" or "inductor"), or vLLM's own
+    # words for a broken compile cache ("failed to get the hash of the compiled graph", "a previous compilation failed,
+    # leading to a corrupted compilation artifact"; component "cache"); message: the error's words
+    TORCH_COMPILE_FAILED = "torch_compile_failed"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -777,6 +782,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
     LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
+    LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
     LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),

@@ -45,6 +45,16 @@ def _torch_without_cuda(match: re.Match[str]) -> Fields:
     return {"message": "assert"}
 
 
+def _compile_failed(match: re.Match[str]) -> Fields:
+    if match["cache"]:
+        return {"message": match["cache"], "component": "cache"}
+    if match["backend"]:
+        return {"message": (match["raised"] or "").strip() or None, "component": "backend"}
+    stage = "inductor" if match["inductor"] else "dynamo"
+    words = (match["words"] or match["words2"] or "").strip()
+    return {"message": f"{match[stage]}: {words}" if words else match[stage], "component": stage}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -129,6 +139,24 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|^\s*(?:PyTorch version:|torch)\s+(?P<cpu>\d+\.\d+(?:\.\d+)?\+cpu)\b"
         r"|^\s*(?P<package>torch[-_](?:npu|xla))\s+\d",
         _torch_without_cuda,
+    ),
+    wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
+        # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)
+        (
+            "BackendCompilerFailed",
+            "InductorError",
+            "LoweringException",
+            "torch._dynamo.exc.",
+            "failed to get the hash of the compiled graph",
+            "corrupted compilation artifact",
+        ),
+        K.TORCH_COMPILE_FAILED,
+        r"BackendCompilerFailed: backend=(?P<backend>'[^']*'|<[^>]*>) raised:(?P<raised>.*)"
+        r"|(?P<inductor>InductorError|LoweringException): (?P<words>.*)"
+        r"|torch\._dynamo\.exc\.(?P<dynamo>Unsupported|InternalTorchDynamoError|TorchRuntimeError): (?P<words2>.*)"
+        r"|(?P<cache>failed to get the hash of the compiled graph|a previous compilation failed, leading to a "
+        r"corrupted compilation artifact)",
+        _compile_failed,
     ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),

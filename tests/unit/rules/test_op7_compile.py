@@ -1,0 +1,70 @@
+"""OP-7.49: torch.compile's failures under vLLM, and vLLM's own words for a broken compile cache."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_compile import RULE
+from rules.facts import Facts
+
+PREFIX = "(EngineCore_DP0 pid=2453) ERROR 10-02 11:20:20 [core.py:708] "
+INDUCTOR = [
+    PREFIX + "EngineCore failed to start.",
+    PREFIX + "Traceback (most recent call last):",
+    PREFIX + '  File "/usr/local/lib/python3.12/dist-packages/vllm/compilation/backends.py", line 202, in compile',
+    PREFIX + "    compiled_graph = self.compiler.compile(",
+    PREFIX
+    + "torch._inductor.exc.InductorError: AssertionError: type(self)=<class 'torch._inductor.scheduler.Scheduler'>",
+]
+CORRUPTED = (
+    "RuntimeError: vLLM failed to compile the model. The most likely reason for this is that a previous compilation "
+    "failed, leading to a corrupted compilation artifact. We recommend trying to remove "
+    "~/.cache/vllm/torch_compile_cache and try again to see the real issue."
+)
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_an_inductor_error_proposes_serving_uncompiled_and_names_the_torch_vllm_pins():
+    [finding] = _findings(*INDUCTOR)
+    assert finding.title == (
+        "torch.compile failed in Inductor while vLLM compiled the model: InductorError: AssertionError: "
+        "type(self)=<class 'torch._inductor.scheduler.Scheduler'>"
+    )
+    assert [change.command_line() for change in finding.changes] == ["--enforce-eager"]
+    assert "pip show vllm torch triton" in finding.actions[0]
+    assert "-cc.mode=none" in finding.actions[2]
+
+
+def test_dynamos_backend_failure_with_the_inner_error_on_the_next_line():
+    [finding] = _findings(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='<vllm.compilation.backends.VllmBackend object at 0x7f>' "
+        "raised:",
+        "RuntimeError: Triton Error [CUDA]: invalid argument",
+    )
+    assert finding.title == "torch.compile failed in its compiler backend while vLLM compiled the model"
+
+
+def test_vllms_own_words_for_a_broken_cache_propose_clearing_it_not_eager_mode():
+    for line in (CORRUPTED, "AssertionError: failed to get the hash of the compiled graph"):
+        [finding] = _findings(line)
+        assert finding.title.startswith("vLLM's torch.compile cache holds an artifact a failed compilation left")
+        assert [change.command_line() for change in finding.changes] == ["VLLM_DISABLE_COMPILE_CACHE=1"]
+        assert "~/.cache/vllm/torch_compile_cache" in finding.actions[0]
+        assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES" in finding.actions[2]
+
+
+def test_the_cache_reading_wins_over_the_compiler_error_it_hides():
+    [finding] = _findings(*INDUCTOR, CORRUPTED)
+    assert finding.title.startswith("vLLM's torch.compile cache")
+
+
+def test_vllms_compile_lines_on_success_are_no_finding():
+    assert (
+        _findings(
+            "INFO 10-02 11:20:05 [backends.py:559] Dynamo bytecode transform time: 6.12 s",
+            "INFO 10-02 11:20:40 [monitor.py:34] torch.compile takes 30.1 s in total",
+        )
+        == []
+    )
