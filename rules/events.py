@@ -142,6 +142,10 @@ class LogEventKind(str, Enum):
     # words for a broken compile cache ("failed to get the hash of the compiled graph", "a previous compilation failed,
     # leading to a corrupted compilation artifact"; component "cache"); message: the error's words
     TORCH_COMPILE_FAILED = "torch_compile_failed"
+    # Triton refusing to launch a kernel that needs more of a per-block resource than the GPU has: "out of resource:
+    # shared memory, Required: 98304, Hardware limit: 65536" (message: the resource; resource_required and
+    # resource_limit: the numbers); component, function and code_file: the deepest vLLM frame of its traceback
+    TRITON_OUT_OF_RESOURCES = "triton_out_of_resources"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -605,6 +609,8 @@ class LogEvent(BaseModel):
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
     cuda_required: str | None = None  # the CUDA release an image declares it needs (DRIVER_TOO_OLD)
     argument_value: str | None = None  # a value argparse refused for a flag (ARG_VALUE_REFUSED)
+    resource_required: int | None = None  # what a kernel asked of a per-block resource (TRITON_OUT_OF_RESOURCES) …
+    resource_limit: int | None = None  # … and what the GPU has
     installed: str | None = None  # the version of a package installed where another requires it (PACKAGE_CONFLICT)
     exit_type: str | None = None  # Ray's worker exit type for an actor that died (RAY_ACTOR_DIED) …
     actor_class: str | None = None  # … the actor's class (vLLM's workers are RayWorkerWrapper) …
@@ -783,6 +789,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
     LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
     LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
+    LogEventKind.TRITON_OUT_OF_RESOURCES: (
+        "message",
+        "resource_required",
+        "resource_limit",
+        "component",
+        "function",
+        "code_file",
+    ),
     LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),

@@ -364,6 +364,9 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
 
 # Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.
 _ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT)
+# Wordings that end a traceback whose frames say what failed: the deepest vLLM frame names the kernel a resource
+# was refused to.
+_NAMED_BY_FRAMES = (LogEventKind.TRITON_OUT_OF_RESOURCES,)
 
 
 def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:
@@ -382,6 +385,7 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     if event is None:
         event = _error_event(piece, message, line_no, source, state, result)
     elif exception_in(message) is not None:  # a known wording that ends a traceback: no longer inside one
+        _name_by_frames(event, state.frames)
         state.frames = []
     if event is not None and event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
         matches = message_catalog().match(message)
@@ -631,6 +635,14 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
 _FAILED_ASSERT = re.compile(
     r"""^assert [\w.]+(?: (?:[=!<>]=|[<>]|is(?: not)?|(?:not )?in) [\w.]+)?, (?P<q>["'])(?P<words>[^"']+)(?P=q)$"""
 )
+
+
+def _name_by_frames(event: LogEvent, frames: list[Frame]) -> None:
+    """Where in vLLM the traceback a wording ends ran, for the kinds whose cause depends on it."""
+    deepest = deepest_vllm_frame(frames) if event.kind in _NAMED_BY_FRAMES else None
+    if deepest is not None:
+        event.component = component_of(frames, "")
+        event.function, event.code_file = deepest.function, deepest.path
 
 
 def _unplaced_event(

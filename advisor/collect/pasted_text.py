@@ -18,9 +18,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
-# "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message.
+# "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message; or a class
+# named otherwise with its module before it and a message after it (Triton's `triton.runtime.errors.OutOfResources:`,
+# Dynamo's `torch._dynamo.exc.Unsupported:`), which a traceback prints in full.
 _EXCEPTION = re.compile(
-    r"(?:^|(?<=[\s:'\"(\[>]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception))"
+    r"(?:^|(?<=[\s:'\"(\[>]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
+    r"|(?:[a-z_]\w*\.)+[A-Z][A-Za-z0-9]*(?=:\s))"
     r"(?::\s*(?P<msg>.*?))?\s*$"
 )
 # A line that begins a record of its own: a level, a date or time, a process prefix, a frame, a traceback.

@@ -140,6 +140,17 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|^\s*(?P<package>torch[-_](?:npu|xla))\s+\d",
         _torch_without_cuda,
     ),
+    wording(  # Triton at a kernel's first launch (compiler/compiler.py): the compiled kernel asks more of a per-block
+        # resource than the GPU allows (shared memory: CUDA's opt-in maximum per block)
+        ("out of resource: ",),
+        K.TRITON_OUT_OF_RESOURCES,
+        r"out of resource: (?P<resource>[a-z ]+), Required: (?P<required>\d+), Hardware limit: (?P<limit>\d+)",
+        lambda m: {
+            "message": m["resource"],
+            "resource_required": int(m["required"]),
+            "resource_limit": int(m["limit"]),
+        },
+    ),
     wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
         # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)
         (

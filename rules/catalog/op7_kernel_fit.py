@@ -1,0 +1,129 @@
+"""OP-7.50: a Triton kernel of vLLM's asks more shared memory per block than this GPU has.
+
+Why a rule of its own: Triton refuses to launch a compiled kernel whose shared memory per thread block exceeds the
+GPU's opt-in maximum (`out of resource: shared memory, Required: N, Hardware limit: M`, triton/compiler/compiler.py;
+the limit is CUDA's CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN). It is fixed per GPU model, so no memory
+flag (--gpu-memory-utilization, --max-model-len, batch sizes) moves it: a kernel's block sizes and pipeline stages
+decide what it asks, and vLLM's kernels choose them for the GPUs they were tuned on. In vLLM's threads the fix was
+a release whose kernel checks the GPU (vllm#2513, Turing's 64 KiB, fixed by PR #2517 in prefix prefill), another
+kernel, or a setting that changes what the kernel holds (an fp8 KV cache took MLA decode 1,024 bytes over the
+99 KiB of RTX PRO 6000 Blackwell and GB10: vllm#53748, vllm#46721).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# Limits seen in vLLM's threads, with the GPUs that reported them (bytes per block, opt-in maximum).
+SEEN_LIMITS: dict[int, str] = {
+    49_152: "48 KiB, the limit of Pascal GPUs such as the P40 (vLLM PR #11584)",
+    65_536: "64 KiB, the limit of Turing GPUs (T4, Quadro RTX: vllm#2513, vllm#57712) and of AMD Instinct's LDS "
+    "(MI300X: vllm#12498)",
+    101_376: "99 KiB, the limit of consumer and workstation GPUs of compute capability 8.6 to 12.x (RTX PRO 6000 "
+    "Blackwell, GB10: vllm#53748)",
+}
+
+
+class KernelFamily(NamedTuple):
+    """Which of vLLM's kernels a path names, and what moves it off the refused configuration."""
+
+    name: str
+    words: tuple[str, ...]
+    action: str
+
+
+FAMILIES: tuple[KernelFamily, ...] = (
+    KernelFamily(
+        "a fused MoE or LoRA kernel",
+        ("fused_moe", "/lora/", "moe"),
+        "Its block sizes come from a tuned configuration per GPU and shape: give one that fits this GPU through "
+        "VLLM_TUNED_CONFIG_FOLDER (vLLM 0.32 reads it for MoE, LoRA and Mamba kernels; benchmarks/kernels/"
+        "benchmark_moe.py in vLLM's source tunes one).",
+    ),
+    KernelFamily(
+        "an attention kernel",
+        ("attention", "attn", "prefix_prefill", "triton_decode", "mla"),
+        "Choose another attention backend (`--attention-backend` in vLLM 0.32, VLLM_ATTENTION_BACKEND in older "
+        "releases): FLASH_ATTN and FLASHINFER need compute capability 8.0 or newer, FLEX_ATTENTION runs below it; an "
+        "fp8 KV cache (--kv-cache-dtype) enlarges what MLA decode holds, and `auto` may fit.",
+    ),
+    KernelFamily(
+        "a Mamba (state-space) kernel",
+        ("mamba", "ssd", "ssm"),
+        "Its configuration can be overridden per GPU through VLLM_TUNED_CONFIG_FOLDER (vLLM 0.32).",
+    ),
+)
+
+
+def _family(event: LogEvent) -> KernelFamily | None:
+    path = f"{event.code_file or ''} {event.function or ''}".lower()
+    return next((family for family in FAMILIES if any(word in path for word in family.words)), None)
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRITON_OUT_OF_RESOURCES)
+    return [_finding(events[0])] if events else []
+
+
+def _finding(event: LogEvent) -> Finding:
+    required, limit = event.resource_required or 0, event.resource_limit or 0
+    resource = event.message or "a resource"
+    family = _family(event)
+    where = (event.code_file or "").replace("\\", "/").rsplit("/", 1)[-1]
+    kernel = f"{where} in {event.function}" if where and event.function else None
+    named = family.name if family else "a Triton kernel"
+    gpu = SEEN_LIMITS.get(limit)
+    actions = [
+        "Upgrade vLLM: kernels refused on smaller GPUs were given checks of the GPU's limit in later releases "
+        "(prefix prefill for Turing, vllm#2513; the MoE LoRA kernel, PR #47209); search vLLM's issues for the "
+        f"kernel{f' ({kernel})' if kernel else ''} and `Hardware limit: {limit}`.",
+        *([family.action] if family else []),
+        "No memory flag helps: the limit is per thread block and fixed for the GPU model. Triton's own hint (smaller "
+        "blocks or fewer stages) is the kernel's code to change, not a setting; report it to vLLM with the GPU and "
+        "the traceback if no release fits.",
+    ]
+    over = f"{required:,} bytes of {resource} per block, {required - limit:,} over" if required else resource
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"{named}{f' ({kernel})' if kernel else ''} needs {over} this GPU's {limit:,}",
+        summary=f"Triton refused to launch a kernel compiled to use more {resource} per thread block than the GPU "
+        f"allows ({limit:,} bytes{f', {gpu}' if gpu else ''}). vLLM chose the kernel's block sizes for larger GPUs; "
+        "it fails at its first launch (warm-up, graph capture or the first request), whatever the memory settings.",
+        evidence=[c.log_evidence(event, name=f"Triton {resource}", value=f"{required:,} > {limit:,} bytes")],
+        actions=actions,
+        confidence=0.85,
+    )
+
+
+RULE = Rule(
+    code="OP-7.50",
+    title="a Triton kernel needs more shared memory per block than the GPU has",
+    category=Category.STARTUP,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="Triton's `OutOfResources: out of resource: shared memory, Required: N, Hardware limit: M` (and its "
+        "other per-block resources); the deepest vLLM frame of its traceback names the kernel.",
+        why="Triton checks a compiled kernel against the GPU's per-block opt-in maximum at its first launch; vLLM's "
+        "kernels pick block sizes and stages for the GPUs they were tuned on, so a smaller GPU refuses them.",
+        example="`Required: 65538, Hardware limit: 65536` from prefix prefill on four T4s (vllm#2513; PR #2517 gave "
+        "Turing a smaller block).",
+        fix="A vLLM release whose kernel checks the GPU; another --attention-backend for an attention kernel (or "
+        "--kv-cache-dtype auto where fp8 enlarged it); a tuned configuration through VLLM_TUNED_CONFIG_FOLDER for "
+        "MoE, LoRA and Mamba kernels.",
+        limits="Names the kernel only when its traceback is pasted; the limit narrows the GPU to a class, and 64 KiB "
+        "is both Turing's and AMD Instinct's.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/2513",
+            "https://github.com/vllm-project/vllm/issues/53748",
+            "https://github.com/vllm-project/vllm/issues/12498",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

@@ -1,0 +1,73 @@
+"""OP-7.50: Triton's refusal of a kernel that asks more shared memory per block than the GPU has."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_kernel_fit import RULE
+from rules.facts import Facts
+
+PREFIX = "ERROR 01-20 10:01:02 async_llm_engine.py:41] "
+SITE = "/usr/local/lib/python3.10/dist-packages"
+LINE = (
+    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: {}, Hardware limit: {}. "
+    "Reducing block sizes or `num_stages` may help."
+)
+
+
+def _traceback(vllm_file: str, function: str, required: int, limit: int) -> list[str]:
+    return [
+        PREFIX + "Traceback (most recent call last):",
+        PREFIX + f'  File "{SITE}/vllm/{vllm_file}", line 708, in {function}',
+        PREFIX + "    _fwd_kernel[grid](",
+        PREFIX + f'  File "{SITE}/triton/compiler/compiler.py", line 475, in _init_handles',
+        PREFIX + '    raise OutOfResources(self.metadata.shared, max_shared, "shared memory")',
+        PREFIX + LINE.format(required, limit),
+    ]
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_the_words_are_tritons_own():
+    """The installed Triton (3.9, beside the CPU torch) formats exactly this message."""
+    errors = Path(importlib.util.find_spec("triton").submodule_search_locations[0]) / "runtime" / "errors.py"
+    assert (
+        'f"out of resource: {self.name}, Required: {self.required}, Hardware limit: {self.limit}. Reducing block '
+        'sizes or `num_stages` may help."'
+    ) in errors.read_text()
+
+
+def test_turings_prefix_prefill_names_the_kernel_and_an_attention_backend_that_runs_below_ampere():
+    [finding] = _findings(
+        *_traceback("model_executor/layers/triton_kernel/prefix_prefill.py", "context_attention_fwd", 65538, 65536)
+    )
+    assert finding.title == (
+        "an attention kernel (prefix_prefill.py in context_attention_fwd) needs 65,538 bytes of shared memory per "
+        "block, 2 over this GPU's 65,536"
+    )
+    assert "Turing GPUs" in finding.summary
+    assert "vllm#2513" in finding.actions[0]
+    assert "FLEX_ATTENTION runs below it" in finding.actions[1]
+    assert "No memory flag helps" in finding.actions[-1]
+    assert finding.changes == []
+
+
+def test_a_fused_moe_kernel_points_at_a_tuned_configuration():
+    [finding] = _findings(
+        *_traceback("model_executor/layers/fused_moe/fused_moe.py", "invoke_fused_moe_kernel", 73728, 65536)
+    )
+    assert finding.title.startswith("a fused MoE or LoRA kernel (fused_moe.py in invoke_fused_moe_kernel)")
+    assert "VLLM_TUNED_CONFIG_FOLDER" in finding.actions[1]
+
+
+def test_the_line_alone_still_gives_the_numbers():
+    [finding] = _findings(LINE.format(102400, 101376))
+    assert finding.title == (
+        "a Triton kernel needs 102,400 bytes of shared memory per block, 1,024 over this GPU's 101,376"
+    )
+    assert "RTX PRO 6000 Blackwell" in finding.summary
+    assert len(finding.actions) == 2
