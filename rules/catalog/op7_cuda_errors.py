@@ -2,7 +2,9 @@
 
 Why a rule of its own: torch prints CUDA's failures as `CUDA error: <cudaGetErrorString's words>`, and each of CUDA's
 error codes says where to look (the CUDA Runtime API's cudaError enum): memory CUDA could not allocate outside
-PyTorch's own allocator (cudaErrorMemoryAllocation, 2; cuBLAS' CUBLAS_STATUS_ALLOC_FAILED for its workspace), a
+PyTorch's own allocator (cudaErrorMemoryAllocation, 2; cuBLAS' CUBLAS_STATUS_ALLOC_FAILED for its workspace), cuBLAS
+failing to start (CUBLAS_STATUS_NOT_INITIALIZED from cublasCreate: "the CUDA Runtime initialization failed", cuBLAS'
+documentation; a GPU already full, as PyTorch's and lm-evaluation-harness' maintainers answer it), a
 kernel's own assertion (cudaErrorAssert, 710: the context is unusable after it), a kernel ended by the display's
 watchdog (cudaErrorLaunchTimeout, 6), a GPU held in an exclusive or prohibited compute mode
 (cudaErrorDevicesUnavailable, 46), a GPU index the process cannot see (cudaErrorInvalidDevice, 101), an operation
@@ -21,6 +23,7 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 CUDA_ERRORS_DOC = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
+CUBLAS_DOC = "https://docs.nvidia.com/cuda/cublas/index.html#cublascreate"
 
 
 class CudaError(NamedTuple):
@@ -39,6 +42,17 @@ ERRORS: dict[str, CudaError] = {
             "so more of the GPU stays outside vLLM's share.",
             "`nvidia-smi` on that GPU: another process holding memory (a second server, a notebook) takes it from "
             "vLLM's share; give each server its own GPU.",
+        ),
+    ),
+    "cublas_init": CudaError(
+        "CUBLAS_STATUS_NOT_INITIALIZED",
+        "cuBLAS could not start on the GPU: the CUDA runtime under it failed, most often with the GPU already full",
+        (
+            "cuBLAS creates its handle at the first matrix multiply; its documentation reads this status from "
+            "cublasCreate as the CUDA runtime's initialisation failing, and in practice the GPU had no memory left "
+            "for it: lower --gpu-memory-utilization, and look for another process on the GPU (`nvidia-smi`).",
+            "An earlier kernel fault reported late surfaces here too (an embedding index past the vocabulary: a "
+            "tokenizer that is not the model's): rerun with CUDA_LAUNCH_BLOCKING=1 to see the first failing kernel.",
         ),
     ),
     "assert": CudaError(
@@ -134,17 +148,19 @@ RULE = Rule(
     page=RulePage(
         checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
-        "permitted when stream is capturing; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED`; the `Assertion `srcIndex < "
-        "srcSelectDimSize` failed` line of an index assert.",
+        "permitted when stream is capturing; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
+        "`CUBLAS_STATUS_NOT_INITIALIZED`; the `Assertion `srcIndex < srcSelectDimSize` failed` line of an index "
+        "assert.",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
         "reads the traceback's frame, which is only where CUDA noticed.",
         example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "
         "--tensor-parallel-size 4 in a container given two GPUs.",
-        fix="By error: a smaller --gpu-memory-utilization; the tokenizer that matches the model; a GPU without a "
-        "display; the compute mode; as many GPUs visible as TP × PP; --enforce-eager for a capture-unsafe op.",
+        fix="By error: a smaller --gpu-memory-utilization (cuBLAS failing to start, too); the tokenizer that matches "
+        "the model; a GPU without a display; the compute mode; as many GPUs visible as TP × PP; --enforce-eager for "
+        "a capture-unsafe op.",
         limits="A kernel fault is HL-4's and torch's allocator running out OP-1.8's; the CUDA error's words alone "
         "do not say which request or kernel.",
-        references=[CUDA_ERRORS_DOC],
+        references=[CUDA_ERRORS_DOC, CUBLAS_DOC],
     ),
 )
 

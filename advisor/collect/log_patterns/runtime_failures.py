@@ -129,6 +129,7 @@ PATTERNS: tuple[Pattern, ...] = (
         (
             "CUDA error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
+            "CUBLAS_STATUS_NOT_INITIALIZED",
             "srcSelectDimSize",
         ),
         K.CUDA_RUNTIME_ERROR,
@@ -136,7 +137,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
         r"|(?P<capture>operation not permitted when stream is capturing))"
-        r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
+        r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
+        r"|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
         _cuda_runtime_error,
     ),
     wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own

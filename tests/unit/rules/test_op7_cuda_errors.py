@@ -25,6 +25,11 @@ def _findings(*lines: str):
             "cudaErrorMemoryAllocation",
             "cuBLAS' workspace",
         ),
+        (
+            "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+            "CUBLAS_STATUS_NOT_INITIALIZED",
+            "no memory left",
+        ),
         ("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", "CUDA_LAUNCH_BLOCKING=1"),
         (
             "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] "
