@@ -146,6 +146,11 @@ class LogEventKind(str, Enum):
     # shared memory, Required: 98304, Hardware limit: 65536" (message: the resource; resource_required and
     # resource_limit: the numbers); component, function and code_file: the deepest vLLM frame of its traceback
     TRITON_OUT_OF_RESOURCES = "triton_out_of_resources"
+    # torchvision's compiled ops not loaded in this torch: torch's "operator torchvision::nms does not exist"
+    # (message "op", component: the operator), torchvision's "Couldn't load custom C++ ops" (message "ops"), or its
+    # check of the two builds' CUDA ("PyTorch has CUDA Version=13.0 and torchvision has CUDA Version=12.8": message
+    # "cuda", version: torchvision's CUDA, installed: PyTorch's)
+    TORCHVISION_MISMATCH = "torchvision_mismatch"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -789,6 +794,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
     LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
     LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
+    LogEventKind.TORCHVISION_MISMATCH: ("message", "component", "version", "installed"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

@@ -1,4 +1,6 @@
-"""OP-7.48: the PyTorch installed has no CUDA, and something called CUDA through it.
+"""OP-7.48 and OP-7.51: the PyTorch build installed, and what must be built for it.
+
+OP-7.48: the PyTorch installed has no CUDA, and something called CUDA through it.
 
 Why a rule of its own: torch raises `AssertionError: Torch not compiled with CUDA enabled` from its CUDA module's
 lazy initialisation when its compiled core has no CUDA functions (torch/cuda/__init__.py, `_lazy_init`, torch 2.13),
@@ -8,6 +10,15 @@ own by a later install; PyPI's torch for Linux x86_64 is the CUDA build that vLL
 accelerator's platform (Ascend NPUs through vllm-ascend and torch_npu, TPUs through torch_xla) PyTorch has no CUDA
 by design, and the error means a code path that calls CUDA ran there: a model or feature the platform's plugin
 does not cover, or a plugin release not made for the installed vLLM (vllm-ascend#780, vllm#12936 on TPU).
+
+OP-7.51: torchvision's compiled ops did not load into the installed torch. torchvision loads its C++ library in a
+try/except (torchvision/extension.py), so a library built for another torch fails silently, and the first sign is
+torch's dispatcher refusing the fake it registers for `torchvision::nms` at import (torchvision/_meta_registrations.py:
+`operator torchvision::nms does not exist`), which vLLM meets whenever transformers imports torchvision for an image
+processor. A torchvision is built for one torch release and one variant (CPU, a CUDA release): pytorch/vision's README
+pairs torchvision 0.(N+15) with torch 2.N, and a wheel of the right number from another index fails the same way
+(pytorch/pytorch#122494: torch 2.2.1+cpu beside PyPI's torchvision 0.17.1; its CPU wheel fixed it). vllm-ascend pinned
+torchvision below 0.21 to match torch 2.5.1 for exactly this error (vllm-ascend PR #479).
 """
 
 from __future__ import annotations
@@ -104,4 +115,66 @@ RULE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE]
+# --- OP-7.51 torchvision built for another torch -----------------------------------------------------------------
+
+
+def _check_torchvision(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TORCHVISION_MISMATCH)
+    if not events:
+        return []
+    event = next((e for e in events if e.message == "cuda"), events[0])
+    if event.message == "cuda":
+        title = (
+            f"torchvision was built for CUDA {event.version}, the installed PyTorch for CUDA {event.installed}: "
+            "torchvision is not the build made for this torch"
+        )
+    else:
+        missing = f" ({event.component} is missing)" if event.component else ""
+        title = f"torchvision's compiled ops did not load{missing}: torchvision is not the build made for this torch"
+    return [
+        RULE_TORCHVISION.finding(
+            Severity.CRITICAL,
+            title,
+            summary="A torchvision wheel is built for one torch release and one variant (CPU, or one CUDA release); "
+            "beside another, its C++ ops do not load and importing torchvision fails. vLLM imports it through "
+            "transformers for image processors, so the server stops before it serves.",
+            evidence=[c.log_evidence(event, name="torchvision", value=event.component or event.message)],
+            actions=[
+                "`pip show torch torchvision`: torch 2.N pairs with torchvision 0.(N+15) (pytorch/vision's README: "
+                "0.20 with 2.5), and both must come from the same index: a `+cpu` torch with the CPU "
+                "torchvision, a `+cu128` torch with the cu128 one.",
+                "Reinstall torchvision to match without touching torch: `pip install --force-reinstall --no-deps "
+                "torchvision==<pair> --index-url https://download.pytorch.org/whl/<cpu|cu128|…>`; a package installed "
+                "after vLLM that pulled torchvision from PyPI (another CUDA variant) is the usual cause.",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE_TORCHVISION = Rule(
+    code="OP-7.51",
+    title="torchvision is not the build made for the installed torch",
+    category=Category.STARTUP,
+    check=_check_torchvision,
+    needs=("events",),
+    page=RulePage(
+        checks="torch's `operator torchvision::nms does not exist`; torchvision's `Couldn't load custom C++ ops. This "
+        "can happen if your PyTorch and torchvision versions are incompatible` and `Detected that PyTorch and "
+        "torchvision were compiled with different CUDA major versions`.",
+        why="torchvision's C++ library is built against one torch release and variant; beside another it fails to "
+        "load silently and the import fails at the first op it registers, which vLLM reaches through transformers.",
+        example="torch 2.2.1+cpu with PyPI's torchvision 0.17.1 (pytorch/pytorch#122494: the CPU wheel of the same "
+        "release fixed it); vllm-ascend pinning torchvision<0.21 for torch 2.5.1 (vllm-ascend PR #479).",
+        fix="torchvision 0.(N+15) for torch 2.N, from the same index as torch (cpu, cu128 …), installed with "
+        "--no-deps so torch stays.",
+        limits="The words do not say which side moved; `pip show torch torchvision` does.",
+        references=[
+            "https://github.com/pytorch/vision#installation",
+            "https://github.com/pytorch/pytorch/issues/122494",
+            "https://github.com/vllm-project/vllm-ascend/pull/479",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE, RULE_TORCHVISION]

@@ -55,6 +55,14 @@ def _compile_failed(match: re.Match[str]) -> Fields:
     return {"message": f"{match[stage]}: {words}" if words else match[stage], "component": stage}
 
 
+def _torchvision(match: re.Match[str]) -> Fields:
+    if match["op"]:
+        return {"message": "op", "component": f"torchvision::{match['op']}"}
+    if match["torch_cuda"]:
+        return {"message": "cuda", "installed": match["torch_cuda"], "version": match["tv_cuda"]}
+    return {"message": "ops"}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -150,6 +158,17 @@ PATTERNS: tuple[Pattern, ...] = (
             "resource_required": int(m["required"]),
             "resource_limit": int(m["limit"]),
         },
+    ),
+    wording(  # torchvision's compiled ops missing from this torch: torch's dispatcher when torchvision registers a fake
+        # for an op its _C never loaded (torchvision/_meta_registrations.py), and torchvision's own words
+        # (torchvision/extension.py: _assert_has_ops, _check_cuda_version)
+        ("operator torchvision::", "Couldn't load custom C++ ops", "PyTorch and torchvision were compiled"),
+        K.TORCHVISION_MISMATCH,
+        r"operator torchvision::(?P<op>\w+) does not exist"
+        r"|Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision versions are incompatible"
+        r"|PyTorch and torchvision were compiled with different CUDA major versions\.(?: PyTorch has CUDA "
+        r"Version=(?P<torch_cuda>\d+\.\d+) and torchvision has CUDA Version=(?P<tv_cuda>\d+\.\d+))?",
+        _torchvision,
     ),
     wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
         # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 from advisor.collect.logs import parse_lines
-from rules.catalog.op7_torch_build import RULE
+from rules.catalog.op7_torch_build import RULE, RULE_TORCHVISION
 from rules.facts import Facts
 
 ASSERT = "AssertionError: Torch not compiled with CUDA enabled"
@@ -53,3 +53,41 @@ def test_ascends_torch_npu_in_pip_list_reads_as_a_cuda_path_on_another_platform(
 def test_a_cpu_build_without_the_assertion_is_no_finding():
     """vLLM's CPU backend runs on a `+cpu` torch on purpose: the version alone says nothing is wrong."""
     assert _findings("PyTorch version: 2.5.1+cpu", "torch                             2.13.0+cpu") == []
+
+
+# --- OP-7.51 torchvision built for another torch ---------------------------------------------------------------------
+
+
+def _torchvision(*lines: str):
+    return RULE_TORCHVISION.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_torchs_missing_operator_names_torchvision_as_the_build_for_another_torch():
+    [finding] = _torchvision(
+        '  File "/usr/local/lib/python3.10/dist-packages/torchvision/_meta_registrations.py", line 164, in <module>',
+        '    @torch.library.register_fake("torchvision::nms")',
+        "RuntimeError: operator torchvision::nms does not exist",
+    )
+    assert finding.title == (
+        "torchvision's compiled ops did not load (torchvision::nms is missing): torchvision is not the build made for "
+        "this torch"
+    )
+    assert "pip show torch torchvision" in finding.actions[0] and "same index" in finding.actions[0]
+    assert "--no-deps" in finding.actions[1]
+
+
+def test_torchvisions_cuda_check_names_both_releases():
+    [finding] = _torchvision(
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch "
+        "has CUDA Version=13.0 and torchvision has CUDA Version=12.8. Please reinstall the torchvision that matches "
+        "your PyTorch install."
+    )
+    assert finding.title.startswith("torchvision was built for CUDA 12.8, the installed PyTorch for CUDA 13.0")
+
+
+def test_torchvisions_own_words_for_ops_it_could_not_load():
+    [finding] = _torchvision(
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+        "incompatible, or if you had errors while compiling torchvision from source."
+    )
+    assert finding.title == "torchvision's compiled ops did not load: torchvision is not the build made for this torch"
