@@ -151,6 +151,9 @@ class LogEventKind(str, Enum):
     # check of the two builds' CUDA ("PyTorch has CUDA Version=13.0 and torchvision has CUDA Version=12.8": message
     # "cuda", version: torchvision's CUDA, installed: PyTorch's)
     TORCHVISION_MISMATCH = "torchvision_mismatch"
+    # FlashAttention's own check of the GPU (csrc/flash_attn/flash_api.cpp, in flash-attn and vLLM's fork):
+    # "FlashAttention only supports Ampere GPUs or newer." (message: the words)
+    FLASH_ATTN_OLD_GPU = "flash_attn_old_gpu"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -795,6 +798,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
     LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
     LogEventKind.TORCHVISION_MISMATCH: ("message", "component", "version", "installed"),
+    LogEventKind.FLASH_ATTN_OLD_GPU: ("message",),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

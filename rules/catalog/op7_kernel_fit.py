@@ -1,4 +1,6 @@
-"""OP-7.50: a Triton kernel of vLLM's asks more shared memory per block than this GPU has.
+"""OP-7.50 and OP-7.52: a kernel asks more of the GPU than this one has.
+
+OP-7.50: a Triton kernel of vLLM's asks more shared memory per block than this GPU has.
 
 Why a rule of its own: Triton refuses to launch a compiled kernel whose shared memory per thread block exceeds the
 GPU's opt-in maximum (`out of resource: shared memory, Required: N, Hardware limit: M`, triton/compiler/compiler.py;
@@ -8,6 +10,15 @@ decide what it asks, and vLLM's kernels choose them for the GPUs they were tuned
 a release whose kernel checks the GPU (vllm#2513, Turing's 64 KiB, fixed by PR #2517 in prefix prefill), another
 kernel, or a setting that changes what the kernel holds (an fp8 KV cache took MLA decode 1,024 bytes over the
 99 KiB of RTX PRO 6000 Blackwell and GB10: vllm#53748, vllm#46721).
+
+OP-7.52: FlashAttention's kernels ran on a GPU older than Ampere. flash-attn (and vLLM's fork of it, vllm_flash_attn)
+checks the compute capability before it runs (csrc/flash_attn/flash_api.cpp: "FlashAttention only supports Ampere GPUs
+or newer"). vLLM 0.32 admits its FLASH_ATTN and FLASHINFER backends only from compute capability 8.0 and picks
+TRITON_ATTN below it by itself (vllm/v1/attention/backends/flash_attn.py, flashinfer.py, triton_attn.py;
+vllm/platforms/cuda.py), so the error there means the backend was forced (`--attention-backend FLASH_ATTN`) or a
+model's own code calls flash-attn; V0 releases fell back to XFormers below 8.0 by themselves ("Cannot use
+FlashAttention-2 backend for Volta and Turing GPUs. … Using XFormers backend.") unless VLLM_ATTENTION_BACKEND forced
+another, and some paths called flash-attn whatever was chosen (vllm#8189, FLASHINFER on a 2080 Ti).
 """
 
 from __future__ import annotations
@@ -126,4 +137,53 @@ RULE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE]
+# --- OP-7.52 FlashAttention on a GPU older than Ampere ----------------------------------------------------------------
+
+
+def _check_flash_attn(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.FLASH_ATTN_OLD_GPU)
+    if not events:
+        return []
+    return [
+        RULE_FLASH_ATTN.finding(
+            Severity.CRITICAL,
+            "FlashAttention ran on a GPU older than Ampere (compute capability below 8.0): its kernels need 8.0",
+            summary="flash-attn checks the GPU before it runs and refuses Volta and Turing (V100, T4, RTX 20xx). vLLM "
+            "0.32 does not choose it there by itself: the backend was forced, a V0 path called it, or the model's "
+            "own code imports flash-attn.",
+            evidence=[c.log_evidence(events[0], name="FlashAttention", value="needs compute capability 8.0")],
+            actions=[
+                "Take FLASH_ATTN (and FLASHINFER) off: without `--attention-backend` vLLM 0.32 picks TRITON_ATTN on "
+                "this GPU; with it, `--attention-backend TRITON_ATTN` (or FLEX_ATTENTION). V0 releases chose XFormers "
+                "here by themselves (their log: 'Cannot use FlashAttention-2 backend for Volta and Turing GPUs.'): "
+                "unset a VLLM_ATTENTION_BACKEND that forces FLASH_ATTN, or set it to XFORMERS.",
+                "If the traceback's last frames are the model's own code (a remote-code model that imports "
+                "flash_attn), no vLLM flag reaches it: a model implementation without flash-attn, or a newer GPU.",
+                "bfloat16 needs compute capability 8.0 too: `--dtype half` on Volta and Turing.",
+            ],
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_FLASH_ATTN = Rule(
+    code="OP-7.52",
+    title="FlashAttention on a GPU older than Ampere",
+    category=Category.STARTUP,
+    check=_check_flash_attn,
+    needs=("events",),
+    page=RulePage(
+        checks="flash-attn's `FlashAttention only supports Ampere GPUs or newer.`",
+        why="FlashAttention's kernels need compute capability 8.0; vLLM 0.32 admits its FLASH_ATTN and FLASHINFER "
+        "backends from 8.0 only and picks TRITON_ATTN below it, so the error means a forced backend, a V0 path or "
+        "a model's own import.",
+        example="A 2080 Ti on V0 with VLLM_ATTENTION_BACKEND=FLASHINFER still reaching flash_attn_varlen_func "
+        "(vllm#8189).",
+        fix="No forced FLASH_ATTN or FLASHINFER (`--attention-backend TRITON_ATTN` where one is set; "
+        "VLLM_ATTENTION_BACKEND=XFORMERS on V0); `--dtype half` on these GPUs.",
+        limits="The words do not name the caller; the traceback's frames say whether vLLM or the model called it.",
+        references=["https://github.com/vllm-project/vllm/issues/8189"],
+    ),
+)
+
+RULES: list[Rule] = [RULE, RULE_FLASH_ATTN]

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 from advisor.collect.logs import parse_lines
-from rules.catalog.op7_kernel_fit import RULE
+from rules.catalog.op7_kernel_fit import RULE, RULE_FLASH_ATTN
 from rules.facts import Facts
 
 PREFIX = "ERROR 01-20 10:01:02 async_llm_engine.py:41] "
@@ -71,3 +71,14 @@ def test_the_line_alone_still_gives_the_numbers():
     )
     assert "RTX PRO 6000 Blackwell" in finding.summary
     assert len(finding.actions) == 2
+
+
+def test_flash_attention_on_turing_takes_the_forced_backend_off_and_names_the_dtype():
+    [finding] = RULE_FLASH_ATTN.evaluate(
+        Facts(events=parse_lines(["RuntimeError: FlashAttention only supports Ampere GPUs or newer."]).events)
+    )
+    assert finding.title == (
+        "FlashAttention ran on a GPU older than Ampere (compute capability below 8.0): its kernels need 8.0"
+    )
+    assert "--attention-backend TRITON_ATTN" in finding.actions[0] and "XFORMERS" in finding.actions[0]
+    assert "--dtype half" in finding.actions[2]
