@@ -11,6 +11,9 @@ your system`, and one started without the NVIDIA runtime lacks the driver's `lib
 mounts from the host (the driver installs it; a CUDA toolkit holds only a stub to link against, and no pip wheel
 has it). A running container whose host reloads systemd's units loses its GPU devices and NVML answers `Failed to
 initialize NVML: Unknown Error` until the container is recreated (NVIDIA/nvidia-container-toolkit#48).
+CUDA failing to initialise with `CUDA unknown error` (torch's warning, c10/cuda/CUDAFunctions.cpp) is the host's
+kernel modules, in or out of a container: a driver upgraded without a reboot, nvidia_uvm lost after a suspend
+(pytorch/pytorch#49081, #88639).
 An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
 way) fails at its first exec with `exec format error`.
 """
@@ -76,6 +79,23 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "(`sudo nvidia-ctk system create-dev-char-symlinks --create-all`), or the toolkit's CDI mode.",
         ],
     ),
+    "cuda_unknown": (
+        "CUDA could not start on the host's GPUs (CUDA unknown error): the NVIDIA kernel modules are not in a usable "
+        "state",
+        "CUDA's runtime failed to initialise with an unknown error, so PyTorch counts no GPU (its words: 'Setting the "
+        "available devices to be zero'); vLLM chose its CUDA platform through NVML, which still sees the GPUs, and "
+        "fails later. The hint in the words (CUDA_VISIBLE_DEVICES changed after start) is a guess; in PyTorch's "
+        "threads the host was the cause: a driver upgraded without a reboot, the nvidia_uvm module lost after a "
+        "suspend, no /dev/nvidia-uvm device.",
+        [
+            "On the host: after a driver upgrade, reboot (pytorch/pytorch#49081: the reporter's reboot fixed it); "
+            "`nvidia-smi` and `python -c 'import torch; print(torch.cuda.device_count())'` must agree on the GPUs.",
+            "After a suspend and resume, reload the unified-memory module: `sudo modprobe -r nvidia_uvm && sudo "
+            "modprobe nvidia_uvm`; `ls /dev/nvidia-uvm*` must list its devices (`sudo nvidia-modprobe -c 0 -u` "
+            "creates them).",
+            "In a container the host's state is the cause: fix it there, then recreate the container.",
+        ],
+    ),
     "exec_format": (
         "the image is built for another CPU architecture than the host's (exec format error)",
         "The kernel could not run the image's first program: its binaries are for another architecture (an x86-64 "
@@ -115,17 +135,20 @@ RULE = Rule(
     page=RulePage(
         checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
         "are available` / `Found no NVIDIA driver on your system`, the loader's `libcuda.so.1: cannot open shared "
-        "object file`, `Failed to initialize NVML: Unknown Error`, `exec format error`.",
+        "object file`, `Failed to initialize NVML: Unknown Error`, torch's `CUDA unknown error - this may be due to an "
+        "incorrectly set up environment`, `exec format error`.",
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
         fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
-        "container after NVML lost them; the image of the host's architecture.",
-        limits="Tells the five apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        "container after NVML lost them; a reboot after a driver upgrade, or nvidia_uvm reloaded after a suspend; the "
+        "image of the host's architecture.",
+        limits="Tells the six apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
         "CUDA rules' to name.",
         references=[
             "https://github.com/NVIDIA/nvidia-docker/issues/1034",
             "https://github.com/NVIDIA/nvidia-container-toolkit/issues/48",
+            "https://github.com/pytorch/pytorch/issues/49081",
             "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
         ],
     ),

@@ -486,7 +486,7 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"|NVRM(?: version:|: loading) NVIDIA UNIX .*?Kernel Module(?: for \S+)?\s+(?P<loaded>{_DRIVER_VERSION})",
         _driver_versions,
     ),
-    wording(  # the container cannot use the host: its GPU runtime, its GPUs, its CPU architecture
+    wording(  # the container (or process) cannot use the host: its GPU runtime, its GPUs, its CPU architecture
         (
             "could not select device driver",
             "No CUDA GPUs are available",
@@ -494,12 +494,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "NVML",
             "exec format",
             "libcuda.so",
+            "CUDA unknown error",
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
         r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
+        r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment)"
         r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
         lambda m: {"message": m.group(0), "component": m.lastgroup},
     ),

@@ -37,12 +37,28 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "Delete and recreate the container",
         ),
         (
+            "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
+            "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available "
+            "devices to be zero.",
+            "CUDA could not start on the host's GPUs (CUDA unknown error): the NVIDIA kernel modules are not in a "
+            "usable state",
+            "after a driver upgrade, reboot",
+        ),
+        (
             "standard_init_linux.go:228: exec user process caused: exec format error",
             "the image is built for another CPU architecture than the host's (exec format error)",
             "docker manifest inspect IMAGE",
         ),
     ],
-    ids=["no-docker-gpu-runtime", "no-cuda-gpus", "no-driver", "no-libcuda", "nvml-lost", "exec-format"],
+    ids=[
+        "no-docker-gpu-runtime",
+        "no-cuda-gpus",
+        "no-driver",
+        "no-libcuda",
+        "nvml-lost",
+        "cuda-unknown-error",
+        "exec-format",
+    ],
 )
 def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
