@@ -159,10 +159,12 @@ _HUB_REASONS = (
     ("fine-grained token settings", "fine_grained"),
     ("not in the authorized list", "no_access"),
     ("Forbidden for url", "no_access"),
+    ("GatedRepoError: 403", "no_access"),  # a token was sent: the Hub answers 403 to an account without access
     ("be authenticated", "no_token"),
     ("Unauthorized for url", "no_token"),
     ("Invalid credentials in Authorization header", "bad_token"),
     ("Repository Not Found for url", "not_found"),
+    ("RepositoryNotFoundError", "not_found"),
 )
 
 
@@ -337,7 +339,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ),
     ),
     wording(  # the Hugging Face Hub refusing a model's files: huggingface_hub's errors (GatedRepoError,
-        # RepositoryNotFoundError, the fine-grained token's 403), transformers' OSError, requests' raise_for_status
+        # RepositoryNotFoundError, the fine-grained token's 403; their class and status alone, a paste's first line),
+        # transformers' OSError, requests' raise_for_status
         (
             "gated repo",
             "is restricted",
@@ -346,12 +349,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "Client Error: Forbidden for url: https://huggingface.co/",
             "Client Error: Unauthorized for url: https://huggingface.co/",
             "Repository Not Found for url: https://huggingface.co/",
+            "GatedRepoError: 40",
+            "RepositoryNotFoundError: 40",
         ),
         K.HUB_ACCESS_REFUSED,
-        r"Cannot access gated repo|trying to access a gated repo|is a gated repository|Access to model \S+ is "
-        r"restricted|fine-grained token settings|Invalid credentials in Authorization header|40[13] Client Error: "
-        r"(?:Forbidden|Unauthorized) for url: https?://huggingface\.co/|Repository Not Found for url: https?://"
-        r"huggingface\.co/",
+        r"(?:GatedRepoError|RepositoryNotFoundError): 40[134] Client Error|Cannot access gated repo|trying to access "
+        r"a gated repo|is a gated repository|Access to model \S+ is restricted|fine-grained token settings|Invalid "
+        r"credentials in Authorization header|40[13] Client Error: (?:Forbidden|Unauthorized) for url: "
+        r"https?://huggingface\.co/|Repository Not Found for url: https?://huggingface\.co/",
         _hub_refusal,
     ),
     wording(  # Python's pwd.getpwuid, through getpass.getuser() (torch's inductor cache directory, among others)

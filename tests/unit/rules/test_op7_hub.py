@@ -59,12 +59,25 @@ def test_a_gated_repo_error_without_a_token_asks_for_hf_token_first():
             "Repository Not Found for url: https://huggingface.co/api/models/Qwen/Qwen2.5-7b-Instruc/revision/main.",
             "a repository the Hub does not show to this request",
         ),
+        # huggingface_hub's exception class and status alone, the first line a person copies
+        (
+            "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-abc)",
+            "a gated model: no token was sent, or its account has no access",
+        ),
+        (
+            "huggingface_hub.errors.GatedRepoError: 403 Client Error. (Request ID: Root=1-abc)",
+            "a gated model the token's account has no access to",
+        ),
+        (
+            "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-6641)",
+            "a repository the Hub does not show to this request",
+        ),
     ],
 )
 def test_each_reason_the_hub_gives_has_its_own_fix(line: str, said: str):
     [finding] = op7_hub.RULE_HUB_REFUSED.evaluate(_facts(line))
     assert finding.title.endswith(said)
-    if "Repository Not Found" in line:
+    if "Repository Not Found for url" in line:
         assert finding.title.startswith("Hugging Face refused Qwen/Qwen2.5-7b-Instruc's files")
 
 
