@@ -154,6 +154,12 @@ class LogEventKind(str, Enum):
     # FlashAttention's own check of the GPU (csrc/flash_attn/flash_api.cpp, in flash-attn and vLLM's fork):
     # "FlashAttention only supports Ampere GPUs or newer." (message: the words)
     FLASH_ATTN_OLD_GPU = "flash_attn_old_gpu"
+    # the model vLLM was given is not a model it can find or read (model: the path or id as the words quote it):
+    # vLLM's "Invalid repository ID or local directory specified: 'X'" (message "vllm"), huggingface_hub's "Repo id
+    # must be in the form 'repo_name' or 'namespace/repo_name': 'X'" (a path taken for a Hub id: "repo_id"),
+    # transformers' "X does not appear to have a file named F" ("no_file"; component: F) and "Unrecognized model in
+    # X. Should have a `model_type` key in its config.json" ("no_model_type")
+    MODEL_NOT_FOUND = "model_not_found"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -799,6 +805,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
     LogEventKind.TORCHVISION_MISMATCH: ("message", "component", "version", "installed"),
     LogEventKind.FLASH_ATTN_OLD_GPU: ("message",),
+    LogEventKind.MODEL_NOT_FOUND: ("message", "model", "component"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

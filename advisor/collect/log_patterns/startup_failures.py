@@ -35,6 +35,12 @@ def _other_processes_gib(text: str) -> float:
     return sum(to_gib(m["amount"], m["unit"]) or 0.0 for m in _OTHER_PROCESS.finditer(text))
 
 
+def _model_not_found(match: re.Match[str]) -> Fields:
+    """Which of the four words, and the path or id they quote."""
+    reason = match.lastgroup or ""  # the empty group that ends each alternative names it
+    return {"message": reason, "model": match[f"{reason}_model"], "component": match["file"]}
+
+
 def _unrecognized(match: re.Match[str]) -> Fields:
     """The first argument vLLM's command line does not take: a program when the arguments start with one (a
     command appended to an image whose entrypoint is vLLM's server), else the first unknown flag and the flag it
@@ -174,5 +180,23 @@ PATTERNS: tuple[Pattern, ...] = (
         # the last: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py)
         r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*",
         lambda m: {"message": m.group(0)},
+    ),
+    wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),
+        # huggingface_hub's validation of a Hub id (a path that is no directory here is taken for one), transformers'
+        # missing file (utils/hub.py) and config without a model type (models/auto/configuration_auto.py)
+        (
+            "Invalid repository ID or local directory specified",
+            "Repo id must be in the form",
+            "Repo id must use alphanumeric chars",
+            "does not appear to have a file named",
+            "Should have a `model_type` key",
+        ),
+        K.MODEL_NOT_FOUND,
+        r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
+        r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name'|use alphanumeric chars[^:]*): "
+        r"'(?P<repo_id_model>[^']*)'(?P<repo_id>)"
+        r"|(?P<no_file_model>\S+) does not appear to have a file named (?P<file>[\w./-]+?)\.?(?= |$)(?P<no_file>)"
+        r"|Unrecognized model in (?P<no_model_type_model>\S+?)\. Should have a `model_type` key(?P<no_model_type>)",
+        _model_not_found,
     ),
 )

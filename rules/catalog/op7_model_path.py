@@ -1,0 +1,124 @@
+"""OP-7.53: the model vLLM was given is not a model it can find or read where the server runs.
+
+Why a rule of its own: `vllm serve X` takes X as a local directory when one of that name exists where the server
+runs, and as a Hugging Face Hub id otherwise; a path that does not exist there (a volume not mounted into the
+container, a typo, a relative path from another working directory) is then validated as a Hub id and refused in the
+Hub's words (`Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/foo'`, huggingface_hub's
+_validators.py), or vLLM says it found neither (`Invalid repository ID or local directory specified: '/models/foo'`,
+vllm/transformers_utils/config.py, 0.32: no config.json and no params.json). A directory that exists but is not a
+model's root has transformers say what is missing (`… does not appear to have a file named config.json`,
+transformers/utils/hub.py) or that its config.json is not a transformers config (`Unrecognized model in … Should have
+a `model_type` key`): the folder above the model, a Hugging Face cache folder instead of its snapshot, a LoRA
+adapter, Mistral's own format. None of these is fixed by a flag of the model's size or memory: the path is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# A path rather than a Hub id: absolute, relative, home, a Windows drive, or more than one slash (an id has one).
+_LOCAL = re.compile(r"^(?:/|\.{1,2}/|~|[A-Za-z]:[\\/])|/.*/")
+
+_WHERE = (
+    "Check the path inside the server's process, not on the host: `ls -la {model}` in the container "
+    "(`docker exec`, `kubectl exec … --`); a container sees a host directory only where a volume mounts it "
+    "(`-v /host/models:/models`, the pod's volumeMounts), and a relative path is read from the server's working "
+    "directory: give an absolute one."
+)
+_ROOT = (
+    "Give the directory that holds config.json (and the weights): in a Hugging Face cache that is "
+    "`models--<org>--<name>/snapshots/<hash>/`, not the `models--<org>--<name>` folder or the folder above it; "
+    "`hf download <org>/<name> --local-dir <dir>` writes a model's root to a directory of your choosing."
+)
+_NOT_HF = (
+    "A directory with adapter_config.json is a LoRA adapter: serve its base model with `--enable-lora "
+    "--lora-modules <name>=<dir>`. Mistral's own format (params.json, consolidated.safetensors) loads with "
+    "`--tokenizer-mode mistral --config-format mistral --load-format mistral`; a GGUF model is served by naming its "
+    ".gguf file with `--tokenizer` at the original model."
+)
+_HUB_ID = (
+    "As a Hub id, `{model}` must be spelled as on the Hub (`<org>/<name>`); if it is private or gated the server "
+    "needs HF_TOKEN, and if the server cannot reach the Hub (offline, HF_HUB_OFFLINE=1) the model must be in its "
+    "cache: the exception chained above vLLM's says which."
+)
+
+
+def _check(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.MODEL_NOT_FOUND)
+    return [_finding(events[0])] if events else []
+
+
+def _finding(event: LogEvent) -> Finding:
+    model = event.model or "the model"
+    local = bool(_LOCAL.search(model))
+    reason = event.message or "vllm"
+    if reason == "no_file":
+        missing = event.component or "a file"
+        title = (
+            f"{model} has no {missing}: the directory is not the model's root, or the model is incomplete"
+            if local
+            else f"the Hub repository {model} has no {missing}: it is not a transformers model, or not the one meant"
+        )
+        config = missing == "config.json"
+        actions = ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
+    elif reason == "no_model_type":
+        title = f"{model}'s config.json has no model_type: it is not a transformers model's configuration"
+        actions = [_NOT_HF, _ROOT]
+    elif local:
+        title = (
+            f"the model path {model} is not a model directory where the server runs: it is not there, or holds no "
+            "config.json"
+        )
+        actions = [_WHERE.format(model=model), _ROOT, _NOT_HF]
+    else:
+        title = f"vLLM found no model {model}: no local directory of that name, and no Hub repository it could read"
+        actions = [_HUB_ID.format(model=model), _WHERE.format(model=model)]
+    return RULE.finding(
+        Severity.CRITICAL,
+        title,
+        summary="vLLM reads a model's config.json (or Mistral's params.json) first, from a local directory when one "
+        "of that name exists where the server runs and from the Hugging Face Hub otherwise; what it was given is "
+        "neither a model directory there nor a repository it could read. No memory or size flag changes this.",
+        evidence=[c.log_evidence(event, name="model", value=model)],
+        actions=actions,
+        confidence=0.85 if local or reason != "vllm" else 0.7,  # a Hub id's cause is chained above vLLM's words
+    )
+
+
+def _not_complete(missing: str) -> str:
+    return (
+        f"The model's directory lacks {missing}: a download cut short or a copy of only the weights; fetch the whole "
+        "repository again (`hf download <org>/<name> --local-dir <dir>`), or for a tokenizer file point --tokenizer "
+        "at the original model."
+    )
+
+
+RULE = Rule(
+    code="OP-7.53",
+    title="the model argument is not a model vLLM can find or read",
+    category=Category.STARTUP,
+    check=_check,
+    needs=("events",),
+    page=RulePage(
+        checks="vLLM's `Invalid repository ID or local directory specified: 'X'`, huggingface_hub's `Repo id must be "
+        "in the form 'repo_name' or 'namespace/repo_name': 'X'`, transformers' `X does not appear to have a file named "
+        "F` and `Unrecognized model in X. Should have a `model_type` key in its config.json`.",
+        why="A path that does not exist where the server runs is read as a Hub id and refused; a directory that is "
+        "not a model's root, or not a transformers model, is refused for what it lacks.",
+        example="`vllm serve /models/Qwen2.5-7B-Instruct` in a container started without the volume that holds "
+        "/models: `Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Qwen2.5-7B-Instruct'`.",
+        fix="The path as the server's process sees it (the volume mounted, an absolute path), the directory that "
+        "holds config.json (a cache's snapshot folder), an adapter served with --lora-modules, Mistral's format "
+        "with its three flags, a GGUF file named directly.",
+        limits="A path is told from a Hub id by its shape (a leading slash, dot or tilde, or more than one slash); "
+        "why the Hub refused a Hub id is in the exception chained above, which other rules read.",
+        references=["https://docs.vllm.ai/en/latest/cli/serve.html"],
+    ),
+)
+
+RULES: list[Rule] = [RULE]

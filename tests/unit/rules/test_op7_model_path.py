@@ -1,0 +1,70 @@
+"""OP-7.53: a model argument that names no model the server can find or read, in vLLM's, the Hub's and
+transformers' words."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog.op7_model_path import RULE
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+GATED = [
+    "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-abc)",
+    "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/resolve/main/config.json.",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "ValueError: Invalid repository ID or local directory specified: 'meta-llama/Llama-3.1-8B-Instruct'.",
+]
+
+
+def _findings(*lines: str):
+    return RULE.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_a_path_the_container_lacks_is_read_by_the_hub_as_an_id_and_named_as_a_path():
+    for line in (
+        "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+        "'/models/Qwen2.5-7B-Instruct'. Use `repo_type` argument if needed.",
+        "ValueError: Invalid repository ID or local directory specified: '/models/Qwen2.5-7B-Instruct'.",
+    ):
+        [finding] = _findings(line)
+        assert finding.title == (
+            "the model path /models/Qwen2.5-7B-Instruct is not a model directory where the server runs: it is not "
+            "there, or holds no config.json"
+        )
+        assert "ls -la /models/Qwen2.5-7B-Instruct" in finding.actions[0] and "volume" in finding.actions[0]
+        assert "snapshots/<hash>/" in finding.actions[1]
+        assert not finding.changes
+
+
+def test_a_directory_without_config_json_is_not_the_models_root():
+    [finding] = _findings(
+        "OSError: /data/hub/models--Qwen--Qwen2.5-7B does not appear to have a file named config.json. Checkout "
+        "'https://huggingface.co//data/hub/models--Qwen--Qwen2.5-7B/tree/None' for available files."
+    )
+    assert finding.title == (
+        "/data/hub/models--Qwen--Qwen2.5-7B has no config.json: the directory is not the model's root, or the model "
+        "is incomplete"
+    )
+    assert "--lora-modules" in finding.actions[1]
+
+
+def test_a_config_without_model_type_points_at_adapters_and_mistrals_format():
+    [finding] = _findings(
+        "ValueError: Unrecognized model in ./mistral-7b. Should have a `model_type` key in its config.json"
+    )
+    assert (
+        finding.title == "./mistral-7b's config.json has no model_type: it is not a transformers model's configuration"
+    )
+    assert "--config-format mistral" in finding.actions[0]
+
+
+def test_a_hub_id_defers_to_the_hubs_own_refusal_chained_above():
+    findings = evaluate(Facts(events=parse_lines(GATED).events)).findings
+    assert [f.rule for f in findings[:2]] == ["OP-7.17", "OP-7.53"]
+    assert findings[1].title == (
+        "vLLM found no model meta-llama/Llama-3.1-8B-Instruct: no local directory of that name, and no Hub repository "
+        "it could read"
+    )
+    assert "HF_TOKEN" in findings[1].actions[0]
