@@ -178,7 +178,8 @@ def _hub_refusal(match: re.Match[str]) -> Fields:
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
     host, port = (match["host"], match["port"]) if match["host"] else (match["host2"], match["port2"])
-    return {"message": f"{host.strip()}:{port}", "timeout_ms": int(match["secs"]) * 1000 if match["secs"] else None}
+    waited_ms = int(match["secs"]) * 1000 if match["secs"] else int(match["ms"]) if match["ms"] else None
+    return {"message": f"{host.strip()}:{port}", "timeout_ms": waited_ms}
 
 
 def _think_tags(line: str) -> str:
@@ -395,7 +396,9 @@ PATTERNS: tuple[Pattern, ...] = (
         ("client socket has timed out", "client socket has failed to connect"),
         K.RENDEZVOUS_UNREACHABLE,
         # `.*?` before "connect to": a terminal that wrapped the line may have left spaces inside a word
-        r"client socket has (?:timed out after (?P<secs>\d+)s\b.*?connect to \((?P<host>[^,()]+), (?P<port>\d+)\)"
+        # torch prints the wait as a duration: `600s`, or `600000ms` in releases that format it in milliseconds
+        r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+), "
+        r"(?P<port>\d+)\)"
         r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))",
         _rendezvous,
     ),

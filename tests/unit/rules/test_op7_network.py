@@ -29,6 +29,16 @@ def test_an_address_the_processes_cannot_reach_proposes_vllm_host_ip_and_the_con
     assert "NCCL_SOCKET_IFNAME" in finding.actions[1]
 
 
+def test_a_wait_printed_in_milliseconds_reads_the_same():
+    """torch formats the wait as a duration; some releases print `600000ms` where others print `600s`."""
+    line = (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect "
+        "to (10.0.0.1, 29500)."
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert "10.0.0.1:29500 (timed out after 600 s)" in finding.title
+
+
 def test_a_loopback_address_points_at_the_rank_that_did_not_come_up_not_the_network():
     [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([LOOPBACK]))
     assert "127.0.0.1:29500" in finding.title and "did not come up" in finding.title
