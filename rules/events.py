@@ -160,6 +160,10 @@ class LogEventKind(str, Enum):
     # transformers' "X does not appear to have a file named F" ("no_file"; component: F) and "Unrecognized model in
     # X. Should have a `model_type` key in its config.json" ("no_model_type")
     MODEL_NOT_FOUND = "model_not_found"
+    # the host refusing an allocation (not killing for one): PyTorch's CPU allocator ("DefaultCPUAllocator: can't
+    # allocate memory: you tried to allocate N bytes"; memory_gib: N in GiB) or the OS's ENOMEM ("[Errno 12] Cannot
+    # allocate memory"); message: the words
+    HOST_ALLOC_REFUSED = "host_alloc_refused"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -806,6 +810,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCHVISION_MISMATCH: ("message", "component", "version", "installed"),
     LogEventKind.FLASH_ATTN_OLD_GPU: ("message",),
     LogEventKind.MODEL_NOT_FOUND: ("message", "model", "component"),
+    LogEventKind.HOST_ALLOC_REFUSED: ("message", "memory_gib"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

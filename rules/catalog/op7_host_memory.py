@@ -1,5 +1,5 @@
 """OP-7.30: the host killed the server for memory (Kubernetes' OOMKilled, the kernel's OOM killer, Ray's memory
-monitor).
+monitor). OP-7.54: the host refused it memory (PyTorch's CPU allocator, the OS's ENOMEM).
 
 Why a rule of its own: an on-call engineer pastes `kubectl describe pod` or `kubectl get pods` as often as the
 server's log, and a container killed for its memory limit leaves no Python traceback, only Kubernetes' reason
@@ -17,6 +17,14 @@ Ray's memory monitor acts first: the raylet kills the most recently scheduled ta
 passes RAY_memory_usage_threshold, 0.95 by default, and says so in its own words (`ray.exceptions.OutOfMemoryError:
 Task was killed due to the node running low on memory.`, `… which exceeds the memory usage threshold of 0.95`); its
 Out-Of-Memory Prevention page documents the threshold and RAY_memory_monitor_refresh_ms=0 to turn it off.
+
+OP-7.54: an allocation the host refused outright. Linux lets a process allocate more than is free (overcommit) and
+kills later; it refuses at the allocation only when the request is an obvious overcommit under its heuristic mode
+(vm.overcommit_memory=0: more than RAM and swap could hold), when strict accounting is on (mode 2: the commit limit is
+swap plus vm.overcommit_ratio, 50 % by default, of RAM), or when the process has an address-space limit (`ulimit -v`):
+the kernel's overcommit-accounting documentation. PyTorch's CPU allocator then says how much it asked for
+(`DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes`), and Python's calls `[Errno 12] Cannot
+allocate memory` (a fork of a large process under strict accounting among them).
 """
 
 from __future__ import annotations
@@ -161,4 +169,55 @@ RULE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE]
+# --- OP-7.54 the host refused an allocation ---------------------------------------------------------------------------
+
+
+def _check_refused(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.HOST_ALLOC_REFUSED)
+    if not events or facts.events_of(LogEventKind.HOST_OOM_KILLED):  # a kill says more than a refusal before it
+        return []
+    event = next((e for e in events if e.memory_gib is not None), events[0])
+    asked = f" of {event.memory_gib:.1f} GiB" if event.memory_gib is not None else ""
+    return [
+        RULE_REFUSED.finding(
+            Severity.CRITICAL,
+            f"the host refused an allocation{asked} of host memory (ENOMEM): host RAM or its limits, not the GPU's",
+            summary="Linux refuses an allocation outright only when it is an obvious overcommit (more than RAM and "
+            "swap could hold), when strict accounting (vm.overcommit_memory=2) has reached its commit limit, or "
+            "when the process has an address-space limit; GPU memory flags change nothing.",
+            evidence=[c.log_evidence(event, name="host memory refused", value=event.message)],
+            actions=[
+                "Compare the request with the host: `free -g`; `cat /proc/sys/vm/overcommit_memory` (2 is strict: "
+                "`grep Commit /proc/meminfo` shows CommitLimit, swap plus vm.overcommit_ratio, 50 % by default, of "
+                "RAM) and `ulimit -v` (unlimited unless set) in the server's environment.",
+                _HOLD_LESS,
+                "A checkpoint in .bin or .pt files is read whole into host memory; safetensors files are mapped "
+                "instead, so a safetensors copy of the model asks far less at load.",
+            ],
+            confidence=0.75,
+        )
+    ]
+
+
+RULE_REFUSED = Rule(
+    code="OP-7.54",
+    title="the host refused the server memory (ENOMEM)",
+    category=Category.STARTUP,
+    check=_check_refused,
+    needs=("events",),
+    page=RulePage(
+        checks="PyTorch's `DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes`, Python's "
+        "`[Errno 12] Cannot allocate memory`; a kill for memory in the same text is OP-7.30's instead.",
+        why="Linux overcommits and kills later; a refusal at the allocation means an obvious overcommit, strict "
+        "accounting at its commit limit, or an address-space limit, each a host setting or the host's size.",
+        example="`RuntimeError: [enforce fail at alloc_cpu.cpp:117] … DefaultCPUAllocator: can't allocate memory: you "
+        "tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)` while a checkpoint loads.",
+        fix="A host (or limits) with the memory the request needs; less held in host memory (the multimodal cache, "
+        "CPU offload, V0's swap space); safetensors rather than .bin checkpoints.",
+        limits="Says how much one allocation asked when PyTorch prints it; what else held the host's memory is the "
+        "host's to say.",
+        references=["https://www.kernel.org/doc/html/latest/mm/overcommit-accounting.html"],
+    ),
+)
+
+RULES: list[Rule] = [RULE, RULE_REFUSED]

@@ -442,6 +442,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The actor died unexpectedly before finishing this task|The actor is dead because",
         _ray_actor_died,
     ),
+    wording(  # the host refusing memory rather than killing for it: PyTorch's CPU allocator
+        # (c10/core/impl/alloc_cpu.cpp) and the OS's ENOMEM as Python prints it
+        ("DefaultCPUAllocator: can't allocate memory", "[Errno 12] Cannot allocate memory"),
+        K.HOST_ALLOC_REFUSED,
+        r"DefaultCPUAllocator: can't allocate memory: you tried to allocate (?P<bytes>\d+) bytes"
+        r"|\[Errno 12\] Cannot allocate memory",
+        lambda m: {"message": m.group(0), "memory_gib": int(m["bytes"]) / 1024**3 if m["bytes"] else None},
+    ),
     wording(  # Ray's memory monitor killing a worker for the node's memory (the raylet, before the kernel would)
         ("running low on memory", "memory usage threshold", "killed due to memory pressure"),
         K.HOST_OOM_KILLED,

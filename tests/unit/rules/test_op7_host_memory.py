@@ -102,3 +102,30 @@ def test_the_raylets_count_of_killed_workers_is_rays_monitor_too_and_the_kernels
     assert "(0.95 unless set)" in top.actions[2]
     beside = evaluate(_facts(RAYLET + "\n" + DESCRIBE)).findings[0]
     assert beside.title.startswith("Kubernetes killed the server for host memory")
+
+
+# --- OP-7.54 the host refused an allocation ---------------------------------------------------------------------------
+
+
+def test_pytorchs_cpu_allocator_says_how_much_it_asked_and_points_at_overcommit():
+    [finding] = op7_host_memory.RULE_REFUSED.evaluate(
+        Facts(
+            events=parse_lines(
+                [
+                    "RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate "
+                    "memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)"
+                ]
+            ).events
+        )
+    )
+    assert finding.title == (
+        "the host refused an allocation of 8.0 GiB of host memory (ENOMEM): host RAM or its limits, not the GPU's"
+    )
+    assert "/proc/sys/vm/overcommit_memory" in finding.actions[0] and "ulimit -v" in finding.actions[0]
+    assert "safetensors" in finding.actions[2]
+
+
+def test_a_kill_for_memory_in_the_same_text_is_op_7_30s():
+    lines = ["OSError: [Errno 12] Cannot allocate memory", "    Reason:       OOMKilled"]
+    assert op7_host_memory.RULE_REFUSED.evaluate(Facts(events=parse_lines(lines).events)) == []
+    assert op7_host_memory.RULE.evaluate(Facts(events=parse_lines(lines).events))
