@@ -164,6 +164,10 @@ class LogEventKind(str, Enum):
     # allocate memory: you tried to allocate N bytes"; memory_gib: N in GiB) or the OS's ENOMEM ("[Errno 12] Cannot
     # allocate memory"); message: the words
     HOST_ALLOC_REFUSED = "host_alloc_refused"
+    # pip finding nothing to install for a requirement: "Could not find a version that satisfies the requirement R
+    # (from versions: …)" and "No matching distribution found for R" (message: R; component: its package; version: the
+    # version it pins, if any; versions_offered: pip's list, "none" when the index offers nothing installable here)
+    PIP_NO_DISTRIBUTION = "pip_no_distribution"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -627,6 +631,7 @@ class LogEvent(BaseModel):
     # them) and the share of it past which it kills (RAY_memory_usage_threshold)
     cuda_required: str | None = None  # the CUDA release an image declares it needs (DRIVER_TOO_OLD)
     argument_value: str | None = None  # a value argparse refused for a flag (ARG_VALUE_REFUSED)
+    versions_offered: str | None = None  # the versions pip's index offered for a requirement it could not meet
     resource_required: int | None = None  # what a kernel asked of a per-block resource (TRITON_OUT_OF_RESOURCES) …
     resource_limit: int | None = None  # … and what the GPU has
     installed: str | None = None  # the version of a package installed where another requires it (PACKAGE_CONFLICT)
@@ -811,6 +816,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.FLASH_ATTN_OLD_GPU: ("message",),
     LogEventKind.MODEL_NOT_FOUND: ("message", "model", "component"),
     LogEventKind.HOST_ALLOC_REFUSED: ("message", "memory_gib"),
+    LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

@@ -1,4 +1,5 @@
 """OP-7.44: pip left packages at versions vLLM's release does not accept (its own list of the conflicts).
+OP-7.55: pip found nothing it could install for a requirement.
 
 Why a rule of its own: pip installs what it is asked and only afterwards lists what no longer fits, under `ERROR:
 pip's dependency resolver does not currently take into account all the packages that are installed`: one line per
@@ -8,6 +9,15 @@ later, in other words: vLLM pins its PyTorch exactly, and its compiled ops do no
 symbol: OP-7.6); other packages fail where vLLM calls them (OP-7.8). An image that ships its own PyTorch build
 (NVIDIA's NGC containers: `torch 2.2.0a0+git8ac9b20`) meets vLLM's pin the same way; vLLM's installation guide builds
 vLLM against an existing PyTorch with `python use_existing_torch.py` and `--no-build-isolation`.
+
+OP-7.55: pip's resolver says which versions the index offered (`Could not find a version that satisfies the
+requirement vllm==0.6.3 (from versions: none)`, then `No matching distribution found for vllm==0.6.3`), and that list
+tells the three causes apart. `none`: the index holds no file this Python and platform can install (vLLM publishes
+wheels for Linux only, for the Python versions each release lists; an unreachable index or proxy reads the same,
+after pip's retries). A pin with a local label (`torch==2.5.1+cu121`): PEP 440's local versions are not published on
+PyPI, and PyTorch serves its CUDA and CPU builds from its own index (download.pytorch.org/whl/<variant>). Otherwise
+the version asked is not among those offered for this Python: a typo, a release not yet out, or a Python too new
+for it.
 """
 
 from __future__ import annotations
@@ -105,4 +115,85 @@ RULE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE]
+# --- OP-7.55 pip found nothing to install --------------------------------------------------------------------------
+
+_LOCAL_LABEL = ("+cu", "+cpu", "+rocm", "+xpu")
+_PLATFORM = (
+    "`python -V` and `uname -m` on the machine that installs, and `pip debug --verbose` for the wheel tags it accepts: "
+    "vLLM's wheels are for Linux (x86_64 and aarch64) and the Python versions each release lists on PyPI; on macOS or "
+    "Windows run vLLM's container image, or build from source for its CPU backend."
+)
+_INDEX = (
+    "If pip printed connection retries before this, it never reached the index: a proxy (HTTPS_PROXY, pip's "
+    "--proxy) or a mirror (--index-url) is the question, not the package."
+)
+
+
+def _check_not_found(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.PIP_NO_DISTRIBUTION)
+    if not events:
+        return []
+    event = next((e for e in events if e.versions_offered is not None), events[0])
+    requirement = event.message or "the requirement"
+    offered = event.versions_offered
+    label = next((word for word in _LOCAL_LABEL if word in requirement), None)
+    if label is not None:
+        variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
+        title = f"pip found no {requirement}: builds labelled +{variant} are on PyTorch's own index, never on PyPI"
+        actions = [
+            f"Install it from PyTorch's index for that build: `pip install '{requirement}' --index-url "
+            f"https://download.pytorch.org/whl/{variant}` (or `--extra-index-url` beside PyPI), or drop the label "
+            "and take PyPI's build.",
+            "For vLLM, install vLLM itself and let it bring the torch it pins; a separately labelled torch replaces "
+            "that pin.",
+        ]
+    elif offered is not None and offered.lower() == "none":
+        title = f"pip found no installable {event.component or requirement} for this Python and platform"
+        actions = [_PLATFORM, _INDEX]
+    else:
+        latest = f" (its newest offered: {offered.rsplit(',', 1)[-1].strip()})" if offered else ""
+        title = f"pip found no {requirement} on this index for this Python{latest}"
+        actions = [
+            f"`pip index versions {event.component or requirement}` lists what the index has for this Python; a "
+            "version missing from it is a typo, a release not yet out, or one without wheels for this Python (a "
+            "newer Python than the release supports); a pre-release needs `--pre`.",
+            _INDEX,
+        ]
+    return [
+        RULE_NOT_FOUND.finding(
+            Severity.HIGH,
+            title,
+            summary="pip's resolver found no file it could install for the requirement and stopped: nothing was "
+            "installed, so the image or environment holds the versions it had before (or none).",
+            evidence=[c.log_evidence(event, name="pip found no distribution", value=requirement)],
+            actions=actions,
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_NOT_FOUND = Rule(
+    code="OP-7.55",
+    title="pip found nothing it could install for a requirement",
+    category=Category.STARTUP,
+    check=_check_not_found,
+    needs=("events",),
+    page=RulePage(
+        checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
+        "distribution found for R`.",
+        why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
+        "label PyPI does not carry, or a version the index does not have.",
+        example="`ERROR: No matching distribution found for torch==2.5.1+cu121` from PyPI: the +cu121 build is on "
+        "download.pytorch.org/whl/cu121.",
+        fix="A platform and Python vLLM publishes wheels for (or its image); PyTorch's index for a labelled build; a "
+        "version the index has (`pip index versions`).",
+        limits="An unreachable index also reads as `from versions: none`; pip's retries before it say so.",
+        references=[
+            "https://peps.python.org/pep-0440/#local-version-identifiers",
+            "https://pip.pypa.io/en/stable/cli/pip_index/",
+            "https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE, RULE_NOT_FOUND]

@@ -63,6 +63,20 @@ def _torchvision(match: re.Match[str]) -> Fields:
     return {"message": "ops"}
 
 
+_PINNED = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*(?P<version>[^\s,;]+))?")
+
+
+def _pip_not_found(match: re.Match[str]) -> Fields:
+    requirement = (match["req"] or match["req2"]).strip()
+    pinned = _PINNED.match(requirement)
+    return {
+        "message": requirement,
+        "component": pinned["name"] if pinned else None,
+        "version": pinned["version"] if pinned else None,
+        "versions_offered": match["versions"].strip() if match["versions"] is not None else None,
+    }
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -193,6 +207,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<cache>failed to get the hash of the compiled graph|a previous compilation failed, leading to a "
         r"corrupted compilation artifact)",
         _compile_failed,
+    ),
+    wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of
+        # what the index offered, then its one-line summary
+        ("that satisfies the requirement", "No matching distribution found for"),
+        K.PIP_NO_DISTRIBUTION,
+        r"Could not find a (?:\w+ )?version that satisfies the requirement (?P<req>.+?) \(from versions: "
+        r"(?P<versions>[^)]*)\)|No matching distribution found for (?P<req2>\S.*?)\s*$",
+        _pip_not_found,
     ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),

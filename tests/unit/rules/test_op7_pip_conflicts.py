@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
+from rules.catalog import op7_pip_conflicts
 from rules.catalog.op7_pip_conflicts import RULE
 from rules.facts import Facts
 
@@ -45,3 +46,38 @@ def test_pips_older_wording_and_a_plugin_read_the_same():
     older = "ERROR: vllm-ascend 0.7.3 has requirement torch==2.5.1, but you'll have torch 2.6.0 which is incompatible."
     [finding] = _findings(older)
     assert finding.title == "pip left torch 2.6.0 where vllm-ascend 0.7.3 requires torch==2.5.1"
+
+
+# --- OP-7.55 pip found nothing to install --------------------------------------------------------------------------
+
+
+def _not_found(*lines: str):
+    return op7_pip_conflicts.RULE_NOT_FOUND.evaluate(Facts(events=parse_lines(list(lines)).events))
+
+
+def test_no_versions_at_all_is_the_platform_or_python_or_an_unreachable_index():
+    [finding] = _not_found(
+        "ERROR: Could not find a version that satisfies the requirement vllm (from versions: none)",
+        "ERROR: No matching distribution found for vllm",
+    )
+    assert finding.title == "pip found no installable vllm for this Python and platform"
+    assert "pip debug --verbose" in finding.actions[0] and "Linux" in finding.actions[0]
+    assert "proxy" in finding.actions[1]
+
+
+def test_a_local_build_label_points_at_pytorchs_index():
+    [finding] = _not_found("ERROR: No matching distribution found for torch==2.5.1+cu121")
+    assert finding.title == (
+        "pip found no torch==2.5.1+cu121: builds labelled +cu121 are on PyTorch's own index, never on PyPI"
+    )
+    assert "--index-url https://download.pytorch.org/whl/cu121" in finding.actions[0]
+
+
+def test_a_version_the_index_lacks_names_the_newest_it_offered():
+    [finding] = _not_found(
+        "ERROR: Could not find a version that satisfies the requirement vllm==0.99.0 (from versions: 0.1.0, 0.2.0, "
+        "0.6.3)",
+        "ERROR: No matching distribution found for vllm==0.99.0",
+    )
+    assert finding.title == "pip found no vllm==0.99.0 on this index for this Python (its newest offered: 0.6.3)"
+    assert "pip index versions vllm" in finding.actions[0]
