@@ -117,12 +117,29 @@ RULE_UNDEFINED_SYMBOL = Rule(
 # --- OP-7.7 a model type the installed transformers does not know ----------------------------------
 
 
+# transformers' AutoConfig looking a model type up in its mapping: older releases raised a bare KeyError there
+# (`KeyError: 'qwen2'` from models/auto/configuration_auto.py's `__getitem__`) instead of naming the model type.
+_CONFIG_MAPPING = "models/auto/configuration_auto.py"
+_KEY = re.compile(r"^KeyError: ['\"](?P<key>[\w-]+)['\"]$")
+
+
+def _mapping_key_errors(facts: Facts) -> list[LogEvent]:
+    return [
+        e
+        for e in facts.events_of(LogEventKind.UNPLACED_ERROR)
+        if e.exception == "KeyError"
+        and (e.code_file or "").replace("\\", "/").endswith(_CONFIG_MAPPING)
+        and _KEY.match(e.message or "")
+    ]
+
+
 def _check_model_type(facts: Facts) -> list[Finding]:
-    events = facts.events_of(LogEventKind.MODEL_TYPE_UNKNOWN)
+    events = facts.events_of(LogEventKind.MODEL_TYPE_UNKNOWN) or _mapping_key_errors(facts)
     if not events:
         return []
     event = events[0]
-    model_type = event.model or "this model type"
+    key = _KEY.match(event.message or "") if event.kind == LogEventKind.UNPLACED_ERROR else None
+    model_type = (key["key"] if key else event.model) or "this model type"
     return [
         RULE_MODEL_TYPE.finding(
             Severity.CRITICAL,
@@ -152,7 +169,9 @@ RULE_MODEL_TYPE = Rule(
     needs=("events",),
     page=RulePage(
         checks="transformers' `The checkpoint you are trying to load has model type `X` but Transformers does not "
-        "recognize this architecture`, in any case and with a reporter's typos.",
+        "recognize this architecture`, in any case and with a reporter's typos; older transformers' bare "
+        "`KeyError: 'X'` raised in models/auto/configuration_auto.py (its model-type mapping) before it said so "
+        "(transformers PR #27976).",
         why="A new model needs a transformers that knows its configuration and a vLLM that implements it; the "
         "message means the installed versions predate the model.",
         example="model type `qwen3_5_moe` but Transformers does not recognize this architecture (vllm-ascend#8409: "
@@ -160,7 +179,11 @@ RULE_MODEL_TYPE = Rule(
         fix="Upgrade vLLM (and the transformers it requires) to a release that supports the model.",
         limits="The finding cannot tell which release added the model; the model's card or vLLM's supported-models "
         "page does.",
-        references=["https://github.com/vllm-project/vllm-ascend/issues/8409"],
+        references=[
+            "https://github.com/vllm-project/vllm-ascend/issues/8409",
+            "https://github.com/vllm-project/vllm/issues/4315",
+            "https://github.com/huggingface/transformers/pull/27976",
+        ],
     ),
 )
 

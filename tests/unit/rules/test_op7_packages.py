@@ -60,6 +60,37 @@ def test_a_model_type_transformers_lacks_is_read_even_retyped():
     assert finding.actions[0].startswith("Upgrade vLLM")
 
 
+def test_older_transformers_bare_key_error_in_its_model_type_mapping_reads_the_same():
+    # vllm#4315, as pasted: transformers' AutoConfig before it named the model type (transformers PR #27976)
+    auto = "/usr/local/lib/python3.10/dist-packages/transformers/models/auto/configuration_auto.py"
+    facts = _facts(
+        "\n".join(
+            [
+                "Traceback (most recent call last):",
+                f'  File "{auto}", line 1155, in from_pretrained',
+                '    config_class = CONFIG_MAPPING[config_dict["model_type"]]',
+                f'  File "{auto}", line 852, in __getitem__',
+                "    raise KeyError(key)",
+                "KeyError: 'dbrx'",
+            ]
+        )
+    )
+    [finding] = op7_packages.RULE_MODEL_TYPE.evaluate(facts)
+    assert finding.title.startswith("the installed transformers does not know model type dbrx")
+
+
+def test_a_key_error_raised_elsewhere_is_not_a_model_type():
+    facts = _facts(
+        """
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/models/llama.py", line 400, in load_weights
+    param = params_dict[name]
+KeyError: 'dbrx'
+"""
+    )
+    assert op7_packages.RULE_MODEL_TYPE.evaluate(facts) == []
+
+
 def test_a_changed_signature_names_the_package_the_call_went_into():
     # vllm#16339: llguidance older than vLLM's requirement; 0.7.11 fixed it
     facts = _facts(
