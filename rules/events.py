@@ -151,8 +151,9 @@ class LogEventKind(str, Enum):
     # check of the two builds' CUDA ("PyTorch has CUDA Version=13.0 and torchvision has CUDA Version=12.8": message
     # "cuda", version: torchvision's CUDA, installed: PyTorch's)
     TORCHVISION_MISMATCH = "torchvision_mismatch"
-    # FlashAttention's own check of the GPU (csrc/flash_attn/flash_api.cpp, in flash-attn and vLLM's fork):
-    # "FlashAttention only supports Ampere GPUs or newer." (message: the words)
+    # FlashAttention's own checks (csrc/flash_attn/flash_api.cpp, in flash-attn and vLLM's fork): "FlashAttention
+    # only supports Ampere GPUs or newer." (message "gpu") and "FlashAttention only support fp16 and bf16 data type"
+    # (message "dtype")
     FLASH_ATTN_OLD_GPU = "flash_attn_old_gpu"
     # the model vLLM was given is not a model it can find or read (model: the path or id as the words quote it):
     # vLLM's "Invalid repository ID or local directory specified: 'X'" (message "vllm"), huggingface_hub's "Repo id

@@ -144,43 +144,68 @@ def _check_flash_attn(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.FLASH_ATTN_OLD_GPU)
     if not events:
         return []
-    return [
-        RULE_FLASH_ATTN.finding(
-            Severity.CRITICAL,
-            "FlashAttention ran on a GPU older than Ampere (compute capability below 8.0): its kernels need 8.0",
-            summary="flash-attn checks the GPU before it runs and refuses Volta and Turing (V100, T4, RTX 20xx). vLLM "
-            "0.32 does not choose it there by itself: the backend was forced, a V0 path called it, or the model's "
-            "own code imports flash-attn.",
-            evidence=[c.log_evidence(events[0], name="FlashAttention", value="needs compute capability 8.0")],
-            actions=[
-                "Take FLASH_ATTN (and FLASHINFER) off: without `--attention-backend` vLLM 0.32 picks TRITON_ATTN on "
-                "this GPU; with it, `--attention-backend TRITON_ATTN` (or FLEX_ATTENTION). V0 releases chose XFormers "
-                "here by themselves (their log: 'Cannot use FlashAttention-2 backend for Volta and Turing GPUs.'): "
-                "unset a VLLM_ATTENTION_BACKEND that forces FLASH_ATTN, or set it to XFORMERS.",
-                "If the traceback's last frames are the model's own code (a remote-code model that imports "
-                "flash_attn), no vLLM flag reaches it: a model implementation without flash-attn, or a newer GPU.",
-                "bfloat16 needs compute capability 8.0 too: `--dtype half` on Volta and Turing.",
-            ],
-            confidence=0.85,
-        )
-    ]
+    gpu = [e for e in events if e.message == "gpu"]
+    return [_old_gpu(gpu[0]) if gpu else _float32(events[0])]
+
+
+def _float32(event: LogEvent) -> Finding:
+    return RULE_FLASH_ATTN.finding(
+        Severity.CRITICAL,
+        "FlashAttention ran on float32 tensors: its kernels take float16 and bfloat16 only",
+        summary="flash-attn checks the tensors' dtype before it runs. vLLM 0.32 serves a float32 checkpoint in half "
+        "precision under `--dtype auto` and admits FLASH_ATTN for float16 and bfloat16 only, so the error means "
+        "`--dtype float32` with FLASH_ATTN forced, an older release, or a model's own code calling flash-attn.",
+        evidence=[c.log_evidence(event, name="FlashAttention", value="takes float16 and bfloat16 only")],
+        actions=[
+            "Serve in half precision: `--dtype auto` (0.32 downcasts a float32 checkpoint itself: vllm/config/"
+            "model.py) or `--dtype bfloat16` (`half` below compute capability 8.0).",
+            "If float32 is what you need, an attention backend that takes it: `--attention-backend TRITON_ATTN` or "
+            "FLEX_ATTENTION (0.32), not FLASH_ATTN.",
+            "If the traceback's last frames are the model's own code calling flash_attn, its dtype is set there (or by "
+            "--dtype for the whole model).",
+        ],
+        confidence=0.8,
+    )
+
+
+def _old_gpu(event: LogEvent) -> Finding:
+    return RULE_FLASH_ATTN.finding(
+        Severity.CRITICAL,
+        "FlashAttention ran on a GPU older than Ampere (compute capability below 8.0): its kernels need 8.0",
+        summary="flash-attn checks the GPU before it runs and refuses Volta and Turing (V100, T4, RTX 20xx). vLLM "
+        "0.32 does not choose it there by itself: the backend was forced, a V0 path called it, or the model's "
+        "own code imports flash-attn.",
+        evidence=[c.log_evidence(event, name="FlashAttention", value="needs compute capability 8.0")],
+        actions=[
+            "Take FLASH_ATTN (and FLASHINFER) off: without `--attention-backend` vLLM 0.32 picks TRITON_ATTN on "
+            "this GPU; with it, `--attention-backend TRITON_ATTN` (or FLEX_ATTENTION). V0 releases chose XFormers "
+            "here by themselves (their log: 'Cannot use FlashAttention-2 backend for Volta and Turing GPUs.'): "
+            "unset a VLLM_ATTENTION_BACKEND that forces FLASH_ATTN, or set it to XFORMERS.",
+            "If the traceback's last frames are the model's own code (a remote-code model that imports "
+            "flash_attn), no vLLM flag reaches it: a model implementation without flash-attn, or a newer GPU.",
+            "bfloat16 needs compute capability 8.0 too: `--dtype half` on Volta and Turing.",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE_FLASH_ATTN = Rule(
     code="OP-7.52",
-    title="FlashAttention on a GPU older than Ampere",
+    title="FlashAttention on a GPU older than Ampere, or on float32 tensors",
     category=Category.STARTUP,
     check=_check_flash_attn,
     needs=("events",),
     page=RulePage(
-        checks="flash-attn's `FlashAttention only supports Ampere GPUs or newer.`",
+        checks="flash-attn's `FlashAttention only supports Ampere GPUs or newer.` and `FlashAttention only support "
+        "fp16 and bf16 data type`.",
         why="FlashAttention's kernels need compute capability 8.0; vLLM 0.32 admits its FLASH_ATTN and FLASHINFER "
         "backends from 8.0 only and picks TRITON_ATTN below it, so the error means a forced backend, a V0 path or "
         "a model's own import.",
         example="A 2080 Ti on V0 with VLLM_ATTENTION_BACKEND=FLASHINFER still reaching flash_attn_varlen_func "
         "(vllm#8189).",
         fix="No forced FLASH_ATTN or FLASHINFER (`--attention-backend TRITON_ATTN` where one is set; "
-        "VLLM_ATTENTION_BACKEND=XFORMERS on V0); `--dtype half` on these GPUs.",
+        "VLLM_ATTENTION_BACKEND=XFORMERS on V0); `--dtype half` on these GPUs; for float32, `--dtype auto` (half "
+        "precision) or a backend that takes float32 (TRITON_ATTN, FLEX_ATTENTION).",
         limits="The words do not name the caller; the traceback's frames say whether vLLM or the model called it.",
         references=["https://github.com/vllm-project/vllm/issues/8189"],
     ),

@@ -184,11 +184,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Version=(?P<torch_cuda>\d+\.\d+) and torchvision has CUDA Version=(?P<tv_cuda>\d+\.\d+))?",
         _torchvision,
     ),
-    wording(  # FlashAttention's check of the GPU's compute capability (flash_api.cpp: 8.x or 9.0, later >= 8)
-        ("FlashAttention only supports Ampere",),
+    wording(  # FlashAttention's checks (flash_api.cpp): the GPU's compute capability (8.x or 9.0, later >= 8) and the
+        # tensors' dtype
+        ("FlashAttention only support",),
         K.FLASH_ATTN_OLD_GPU,
-        r"FlashAttention only supports Ampere GPUs or newer",
-        lambda m: {"message": m.group(0)},
+        r"FlashAttention only supports Ampere GPUs or newer|FlashAttention only supports? fp16 and bf16 data type",
+        lambda m: {"message": "gpu" if "Ampere" in m.group(0) else "dtype"},
     ),
     wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
         # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)

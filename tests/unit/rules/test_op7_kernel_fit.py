@@ -82,3 +82,11 @@ def test_flash_attention_on_turing_takes_the_forced_backend_off_and_names_the_dt
     )
     assert "--attention-backend TRITON_ATTN" in finding.actions[0] and "XFORMERS" in finding.actions[0]
     assert "--dtype half" in finding.actions[2]
+
+
+def test_flash_attention_on_float32_serves_in_half_precision_or_another_backend():
+    [finding] = RULE_FLASH_ATTN.evaluate(
+        Facts(events=parse_lines(["RuntimeError: FlashAttention only support fp16 and bf16 data type"]).events)
+    )
+    assert finding.title == "FlashAttention ran on float32 tensors: its kernels take float16 and bfloat16 only"
+    assert "--dtype auto" in finding.actions[0] and "TRITON_ATTN" in finding.actions[1]
