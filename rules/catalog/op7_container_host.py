@@ -80,11 +80,11 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
         ],
     ),
     "cuda_unknown": (
-        "CUDA could not start on the host's GPUs (CUDA unknown error): the NVIDIA kernel modules are not in a usable "
-        "state",
-        "CUDA's runtime failed to initialise with an unknown error, so PyTorch counts no GPU (its words: 'Setting the "
-        "available devices to be zero'); vLLM chose its CUDA platform through NVML, which still sees the GPUs, and "
-        "fails later. The hint in the words (CUDA_VISIBLE_DEVICES changed after start) is a guess; in PyTorch's "
+        "CUDA could not start on the host's GPUs: the NVIDIA kernel modules are not in a usable state",
+        "CUDA's runtime failed to initialise (an unknown error, or the driver's initialisation failing), so PyTorch "
+        "counts no GPU (its words: 'Setting the available devices to be zero'); vLLM chose its CUDA platform through "
+        "NVML, which still sees the GPUs, and fails later. The hint in the words (CUDA_VISIBLE_DEVICES changed after "
+        "start) is a guess; in PyTorch's "
         "threads the host was the cause: a driver upgraded without a reboot, the nvidia_uvm module lost after a "
         "suspend, no /dev/nvidia-uvm device.",
         [
@@ -136,7 +136,8 @@ RULE = Rule(
         checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
         "are available` / `Found no NVIDIA driver on your system`, the loader's `libcuda.so.1: cannot open shared "
         "object file`, `Failed to initialize NVML: Unknown Error`, torch's `CUDA unknown error - this may be due to an "
-        "incorrectly set up environment`, `exec format error`.",
+        "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
+        "detected`, `exec format error`.",
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",

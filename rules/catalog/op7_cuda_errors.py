@@ -7,7 +7,9 @@ failing to start (CUBLAS_STATUS_NOT_INITIALIZED from cublasCreate: "the CUDA Run
 documentation; a GPU already full, as PyTorch's and lm-evaluation-harness' maintainers answer it), a
 kernel's own assertion (cudaErrorAssert, 710: the context is unusable after it), a kernel ended by the display's
 watchdog (cudaErrorLaunchTimeout, 6), a GPU held in an exclusive or prohibited compute mode
-(cudaErrorDevicesUnavailable, 46), a GPU index the process cannot see (cudaErrorInvalidDevice, 101), an operation
+(cudaErrorDevicesUnavailable, 46), a GPU index the process cannot see (cudaErrorInvalidDevice, 101), a system not
+ready for CUDA work (cudaErrorSystemNotReady, 802: on NVSwitch systems, NVIDIA's Fabric Manager not running, or not at
+the driver's version: its user guide), an operation
 CUDA graph capture forbids (cudaErrorStreamCaptureUnsupported, 900). A kernel fault (illegal memory access,
 unspecified launch failure) is HL-4's, torch's own allocator running out (`CUDA out of memory. Tried to allocate …`)
 OP-1.8's.
@@ -24,6 +26,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 CUDA_ERRORS_DOC = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
 CUBLAS_DOC = "https://docs.nvidia.com/cuda/cublas/index.html#cublascreate"
+FABRIC_MANAGER_DOC = "https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html"
 
 
 class CudaError(NamedTuple):
@@ -95,6 +98,18 @@ ERRORS: dict[str, CudaError] = {
             "past the visible ones reads the same.",
         ),
     ),
+    "not_ready": CudaError(
+        "cudaErrorSystemNotReady",
+        "the system is not ready for CUDA work: a driver daemon it needs is not running",
+        (
+            "On an NVSwitch system (HGX and DGX A100, H100, H200: eight GPUs joined by NVSwitch) CUDA needs NVIDIA's "
+            "Fabric Manager: `systemctl status nvidia-fabricmanager` must show it running, at the same version as "
+            "the driver (`nvidia-smi`); start it, or install the fabric manager package of the driver's exact "
+            "version, then restart the server.",
+            "Its log (`journalctl -u nvidia-fabricmanager`) says why it stopped; `nvidia-smi -q | grep -i -A2 "
+            "fabric` shows the GPUs' fabric state on drivers that report it.",
+        ),
+    ),
     "capture": CudaError(
         "cudaErrorStreamCaptureUnsupported",
         "an operation CUDA graph capture forbids ran while vLLM captured its graphs",
@@ -148,7 +163,7 @@ RULE = Rule(
     page=RulePage(
         checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
-        "permitted when stream is capturing; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
+        "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`; the `Assertion `srcIndex < srcSelectDimSize` failed` line of an index "
         "assert.",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
@@ -157,10 +172,10 @@ RULE = Rule(
         "--tensor-parallel-size 4 in a container given two GPUs.",
         fix="By error: a smaller --gpu-memory-utilization (cuBLAS failing to start, too); the tokenizer that matches "
         "the model; a GPU without a display; the compute mode; as many GPUs visible as TP × PP; --enforce-eager for "
-        "a capture-unsafe op.",
+        "a capture-unsafe op; the Fabric Manager running at the driver's version on an NVSwitch system.",
         limits="A kernel fault is HL-4's and torch's allocator running out OP-1.8's; the CUDA error's words alone "
         "do not say which request or kernel.",
-        references=[CUDA_ERRORS_DOC, CUBLAS_DOC],
+        references=[CUDA_ERRORS_DOC, CUBLAS_DOC, FABRIC_MANAGER_DOC],
     ),
 )
 

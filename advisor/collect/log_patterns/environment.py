@@ -511,13 +511,17 @@ PATTERNS: tuple[Pattern, ...] = (
             "exec format",
             "libcuda.so",
             "CUDA unknown error",
+            "no CUDA-capable device is detected",
+            "CUDA driver initialization failed",
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
-        r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system)"
+        r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system"
+        r"|CUDA error: no CUDA-capable device is detected)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
-        r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment)"
+        r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"
+        r"|CUDA driver initialization failed, you might not have a CUDA gpu)"
         r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
         lambda m: {"message": m.group(0), "component": m.lastgroup},
     ),

@@ -136,7 +136,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"CUDA error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
-        r"|(?P<capture>operation not permitted when stream is capturing))"
+        r"|(?P<capture>operation not permitted when stream is capturing)"
+        r"|(?P<not_ready>system not yet initialized))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
         _cuda_runtime_error,

@@ -20,6 +20,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "sudo nvidia-ctk runtime configure --runtime=docker",
         ),
         ("RuntimeError: No CUDA GPUs are available", NO_GPU, "docker run --gpus all"),
+        ("RuntimeError: CUDA error: no CUDA-capable device is detected", NO_GPU, "docker run --gpus all"),
         (
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
             "installed a driver from http://www.nvidia.com/Download/index.aspx",
@@ -40,8 +41,12 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up "
             "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available "
             "devices to be zero.",
-            "CUDA could not start on the host's GPUs (CUDA unknown error): the NVIDIA kernel modules are not in a "
-            "usable state",
+            "CUDA could not start on the host's GPUs: the NVIDIA kernel modules are not in a usable state",
+            "after a driver upgrade, reboot",
+        ),
+        (
+            "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+            "CUDA could not start on the host's GPUs: the NVIDIA kernel modules are not in a usable state",
             "after a driver upgrade, reboot",
         ),
         (
@@ -53,10 +58,12 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
     ids=[
         "no-docker-gpu-runtime",
         "no-cuda-gpus",
+        "no-cuda-capable-device",
         "no-driver",
         "no-libcuda",
         "nvml-lost",
         "cuda-unknown-error",
+        "cuda-driver-init-failed",
         "exec-format",
     ],
 )

@@ -31,6 +31,7 @@ def _findings(*lines: str):
             "no memory left",
         ),
         ("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", "CUDA_LAUNCH_BLOCKING=1"),
+        ("RuntimeError: CUDA error: system not yet initialized", "cudaErrorSystemNotReady", "nvidia-fabricmanager"),
         (
             "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] "
             "Assertion `srcIndex < srcSelectDimSize` failed.",
