@@ -46,6 +46,9 @@ FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
 # since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).
 API_SERVER_PORT = 8000
+# The port data-parallel ranks reach the head node's coordinator on: --data-parallel-rpc-port (vllm/config/parallel.py,
+# 0.32: `data_parallel_rpc_port: int = Field(default=29550, …)`).
+DATA_PARALLEL_RPC_PORT = 29550
 # How long the API server keeps an idle keep-alive connection open, in seconds: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, given to
 # uvicorn's timeout_keep_alive (vllm/envs.py and entrypoints/launchers/api_server/entry.py, 0.32).
 HTTP_KEEP_ALIVE_S = 5

@@ -6,8 +6,9 @@ nothing about vLLM: another process holds the port. vLLM 0.32 binds its API port
 through uvicorn after the model had loaded (`[Errno 98] error while attempting to bind on address ('0.0.0.0',
 8000): address already in use`), minutes later. The holder is most often a vLLM left from an earlier start (its
 engine and worker processes outlive a killed API server) or a second server given the same --port. torch.distributed's
-store failing the same way (`name: EADDRINUSE`) is a port vLLM's own processes meet on (MASTER_PORT, VLLM_PORT).
-vLLM's own `Address already in use. Retrying with a new port.` is a warning it recovers from, not this.
+store failing the same way (`name: EADDRINUSE`) is a port vLLM's own processes meet on (MASTER_PORT, VLLM_PORT),
+and pyzmq's `ZMQError: Address already in use` one they talk over (the data-parallel RPC port among them). vLLM's
+own `Address already in use. Retrying with a new port.` is a warning it recovers from, not this.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _check_port_in_use(facts: Facts) -> list[Finding]:
         return []
     api = [e for e in events if e.component is None]
     event = next((e for e in api if e.address), None) or (api[0] if api else events[0])
-    if event.component == "torch.distributed":
+    if event.component in _INTERNAL:
         return [_store_port(event)]
     return [_api_port(event, facts)]
 
@@ -68,21 +69,35 @@ def _api_port(event: LogEvent, facts: Facts) -> Finding:
     )
 
 
+# The binds of vLLM's own processes, not its API server's: what each is, and the settings that choose its port.
+_INTERNAL: dict[str, tuple[str, str, str]] = {
+    "torch.distributed": (
+        "meet on",
+        "torch.distributed: EADDRINUSE",
+        "Or unset MASTER_PORT and VLLM_PORT where the server starts (vLLM then picks free ports itself), or give each "
+        "server on the host its own.",
+    ),
+    "zmq": (
+        "talk over",
+        "a ZMQ socket",
+        "vLLM's front end and engine processes talk over ZMQ sockets; with data parallelism the head node's "
+        f"--data-parallel-rpc-port ({vllm_defaults.DATA_PARALLEL_RPC_PORT} by default) must be free: give each server "
+        "on the host its own, or stop the earlier one.",
+    ),
+}
+
+
 def _store_port(event: LogEvent) -> Finding:
     port = event.address.rsplit(":", 1)[-1] if event.address else None
     where = f" {port}" if port else ""
+    verb, what, settings = _INTERNAL[event.component or "torch.distributed"]
     return RULE_PORT_IN_USE.finding(
         Severity.CRITICAL,
-        f"the port{where} vLLM's processes meet on is already taken (torch.distributed: EADDRINUSE)",
-        summary="torch.distributed's store could not listen: the port its processes meet on is held by another "
-        "process, most often a vLLM (or a training job) from an earlier start, or a second server given the same "
-        "MASTER_PORT or VLLM_PORT.",
+        f"the port{where} vLLM's processes {verb} is already taken ({what})",
+        summary=f"A socket vLLM's own processes {verb} could not bind: the port is held by another process, most "
+        "often a vLLM (or a training job) from an earlier start, or a second server given the same ports.",
         evidence=[c.log_evidence(event, name="port taken", value=event.address)],
-        actions=[
-            _FIND_HOLDER.format(port=port or "<port>"),
-            "Or unset MASTER_PORT and VLLM_PORT where the server starts (vLLM then picks free ports itself), or give "
-            "each server on the host its own.",
-        ],
+        actions=[_FIND_HOLDER.format(port=port or "<port>"), settings],
         confidence=0.8,
     )
 
@@ -96,7 +111,8 @@ RULE_PORT_IN_USE = Rule(
     page=RulePage(
         checks="`OSError: [Errno 98] Address already in use`, uvicorn's `[Errno 98] error while attempting to bind on "
         "address ('…', N): address already in use`, torch.distributed's `… name: EADDRINUSE …`; vLLM's own "
-        "`Address already in use. Retrying with a new port.` is not one (it recovers).",
+        "`Address already in use. Retrying with a new port.` is not one (it recovers); pyzmq's `ZMQError: Address "
+        "already in use (addr='tcp://…')`.",
         why="Another process holds the port: a vLLM left from an earlier start, or a second server given the same "
         "port. vLLM 0.32 binds its API port before its engine starts, so the start fails at once.",
         example="`ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in "

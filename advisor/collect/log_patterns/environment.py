@@ -175,6 +175,17 @@ def _hub_refusal(match: re.Match[str]) -> Fields:
     return {"message": reason, "model": repo["repo"] if repo else None}
 
 
+def _port_in_use(match: re.Match[str]) -> Fields:
+    """Whose bind failed (the API server's; torch.distributed's store; a ZMQ socket of vLLM's) and on what address."""
+    words = match.group(0)
+    component = "torch.distributed" if "EADDRINUSE" in words else "zmq" if words.startswith("ZMQError") else None
+    if match["port"]:
+        address = f"{match['host'] or '0.0.0.0'}:{match['port']}"
+    else:
+        address = f":{match['sport']}" if match["sport"] else match["zaddr"]
+    return {"message": words, "component": component, "address": address}
+
+
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
     host, port = (match["host"], match["port"]) if match["host"] else (match["host2"], match["port2"])
@@ -299,18 +310,14 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
         # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
-        ("Errno 98", "EADDRINUSE"),
+        ("Errno 98", "EADDRINUSE", "ZMQError: Address already in use"),
         K.PORT_IN_USE,
         r"\[Errno 98\] (?:error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): )?"
         r"[Aa]ddress already in use|(?P<store>failed to listen on any local network address\.)?.*?(?:port: "
-        r"(?P<sport>\d+).*?)?name: EADDRINUSE.*",
-        lambda m: {
-            "message": m.group(0),
-            "component": "torch.distributed" if "EADDRINUSE" in m.group(0) else None,
-            "address": f"{m['host'] or '0.0.0.0'}:{m['port']}"
-            if m["port"]
-            else (f":{m['sport']}" if m["sport"] else None),
-        },
+        r"(?P<sport>\d+).*?)?name: EADDRINUSE.*"
+        # pyzmq binding one of the sockets vLLM's processes talk over (newer pyzmq adds the address)
+        r"|ZMQError: Address already in use(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?",
+        _port_in_use,
     ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),

@@ -28,8 +28,8 @@ def test_uvicorns_words_name_the_port_and_what_to_do():
 
 
 def test_a_bind_error_naming_no_port_takes_the_one_vllms_log_names_else_the_default():
-    assert _findings(LISTENING, BIND)[0].title.endswith("(the error names no port: this is where vLLM's log says "
-                                                        "it listens)")  # fmt: skip
+    named_by_log = "(the error names no port: this is where vLLM's log says it listens)"
+    assert _findings(LISTENING, BIND)[0].title.endswith(named_by_log)
     assert "port 9000" in _findings(LISTENING, BIND)[0].title
     assert _findings(BIND)[0].title.startswith("port 8000 is already taken")
 
@@ -38,6 +38,14 @@ def test_torch_distributeds_store_port_is_the_processes_meeting_port():
     [finding] = _findings(STORE)
     assert finding.title.startswith("the port 29500 vLLM's processes meet on is already taken")
     assert "MASTER_PORT and VLLM_PORT" in finding.actions[1]
+
+
+def test_a_zmq_socket_of_vllms_processes_names_its_port_and_the_data_parallel_rpc_port():
+    [finding] = _findings("zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.5:29550')")
+    assert finding.title == "the port 29550 vLLM's processes talk over is already taken (a ZMQ socket)"
+    assert "ss -ltnp 'sport = :29550'" in finding.actions[0]
+    assert "--data-parallel-rpc-port (29550 by default)" in finding.actions[1]
+    assert _findings("zmq.error.ZMQError: Address already in use")[0].title.startswith("the port vLLM's processes")
 
 
 def test_vllms_own_retried_port_is_not_a_port_in_use():
