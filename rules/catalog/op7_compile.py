@@ -52,8 +52,47 @@ def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.TORCH_COMPILE_FAILED)
     if not events:
         return []
+    host = next((e for e in events if e.component in ("no_triton", "gpu_too_old")), None)
+    if host is not None:
+        return [_host_finding(host)]
     cache = next((e for e in events if e.component == "cache"), None)
     return [_cache_finding(cache) if cache is not None else _compile_finding(events[0])]
+
+
+def _host_finding(event: LogEvent) -> Finding:
+    """Inductor refused before compiling: no Triton it can use, or a GPU older than Triton supports."""
+    if event.component == "gpu_too_old":
+        return RULE.finding(
+            Severity.CRITICAL,
+            f"the GPU (compute capability {event.message}) is older than Triton supports (7.0): torch.compile "
+            "cannot compile for it",
+            summary="Inductor compiles through Triton, which supports compute capability 7.0 and newer; vLLM's own "
+            "installation guide asks 7.0 or higher too, so a Pascal GPU (6.x: P40, P100, GTX 10xx) is below both.",
+            evidence=[c.log_evidence(event, name="GPU's compute capability", value=event.message)],
+            changes=[_EAGER],
+            actions=[
+                "`--enforce-eager` skips torch.compile, the step that refused; vLLM's own Triton kernels (some "
+                "attention and MoE paths) need 7.0 as well, so a start past this point is not a supported one.",
+                "Serve on a GPU of compute capability 7.0 or newer; community builds for Pascal exist outside vLLM's "
+                "releases, at their own risk.",
+            ],
+            confidence=0.9,
+        )
+    return RULE.finding(
+        Severity.CRITICAL,
+        "torch.compile found no working Triton: it is not installed, or older than this torch needs",
+        summary="Inductor compiles vLLM's model through Triton on CUDA and checks it can import a Triton recent "
+        "enough first; PyTorch's CUDA wheels for Linux x86_64 require the Triton release they were built with.",
+        evidence=[c.log_evidence(event, name="Triton", value=event.message)],
+        changes=[_EAGER],
+        actions=[
+            'Install the Triton the installed torch requires: its metadata names it (`python -c "import '
+            "importlib.metadata as m; print([r for r in m.requires('torch') if r.startswith('triton')])\"`), then "
+            "`pip install triton==<that version>`; a torch that requires none is a CPU build (OP-7.48's reading).",
+            _VERSIONS,
+        ],
+        confidence=0.85,
+    )
 
 
 def _cache_finding(event: LogEvent) -> Finding:
@@ -108,6 +147,8 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="torch's `BackendCompilerFailed: backend=… raised:`, `InductorError: …`, `LoweringException: …`, "
+        "Inductor's `Cannot find a working triton installation` and `… too old to be supported by the triton GPU "
+        "compiler …`, "
         "`torch._dynamo.exc.Unsupported` / `InternalTorchDynamoError` / `TorchRuntimeError`; vLLM's `failed to get "
         "the hash of the compiled graph` and `a previous compilation failed, leading to a corrupted compilation "
         "artifact` (a broken compile cache).",

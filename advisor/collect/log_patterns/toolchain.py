@@ -45,7 +45,17 @@ def _torch_without_cuda(match: re.Match[str]) -> Fields:
     return {"message": "assert"}
 
 
+# Inductor's own words for the two things it needs of the host, whichever exception carries them (torch 2.13:
+# torch/_inductor/exc.py, TritonMissing and GPUTooOldForTriton)
+_NO_TRITON = "Cannot find a working triton installation"
+_GPU_TOO_OLD = re.compile(r"too old to be supported by the triton GPU compiler.*?CUDA capability (?P<cc>\d+\.\d+)")
+
+
 def _compile_failed(match: re.Match[str]) -> Fields:
+    if _NO_TRITON in match.string:
+        return {"message": _NO_TRITON, "component": "no_triton"}
+    if old := _GPU_TOO_OLD.search(match.string):
+        return {"message": old["cc"], "component": "gpu_too_old"}
     if match["cache"]:
         return {"message": match["cache"], "component": "cache"}
     if match["backend"]:
@@ -200,13 +210,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "torch._dynamo.exc.",
             "failed to get the hash of the compiled graph",
             "corrupted compilation artifact",
+            _NO_TRITON,
+            "too old to be supported by the triton GPU compiler",
         ),
         K.TORCH_COMPILE_FAILED,
         r"BackendCompilerFailed: backend=(?P<backend>'[^']*'|<[^>]*>) raised:(?P<raised>.*)"
         r"|(?P<inductor>InductorError|LoweringException): (?P<words>.*)"
         r"|torch\._dynamo\.exc\.(?P<dynamo>Unsupported|InternalTorchDynamoError|TorchRuntimeError): (?P<words2>.*)"
         r"|(?P<cache>failed to get the hash of the compiled graph|a previous compilation failed, leading to a "
-        r"corrupted compilation artifact)",
+        r"corrupted compilation artifact)"
+        rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler",
         _compile_failed,
     ),
     wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of

@@ -68,3 +68,22 @@ def test_vllms_compile_lines_on_success_are_no_finding():
         )
         == []
     )
+
+
+def test_inductor_finding_no_triton_names_the_version_torch_requires():
+    [finding] = _findings(
+        "RuntimeError: Cannot find a working triton installation. Either the package is not installed or it is too "
+        "old. More information on installing Triton can be found at https://github.com/openai/triton"
+    )
+    assert finding.title == "torch.compile found no working Triton: it is not installed, or older than this torch needs"
+    assert "m.requires('torch')" in finding.actions[0]
+
+
+def test_a_gpu_older_than_triton_supports_is_named_with_its_capability():
+    [finding] = _findings(
+        "torch._inductor.exc.InductorError: RuntimeError: Found Tesla P40 which is too old to be supported by the "
+        "triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, "
+        "but your device is of CUDA capability 6.1"
+    )
+    assert finding.title.startswith("the GPU (compute capability 6.1) is older than Triton supports (7.0)")
+    assert [change.command_line() for change in finding.changes] == ["--enforce-eager"]
