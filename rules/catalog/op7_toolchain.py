@@ -185,6 +185,8 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
     if not events:
         return []
     missing = events[0].message or "a C compiler or the Python headers"
+    if missing in (NO_LIBCUDA, NO_LIBCUDA_1):
+        return [_no_libcuda(events[0])]
     return [
         RULE_TRITON_BUILD.finding(
             Severity.CRITICAL,
@@ -205,6 +207,45 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
     ]
 
 
+NO_LIBCUDA = "no libcuda.so to link against"
+NO_LIBCUDA_1 = "no libcuda.so.1 where ldconfig says"
+
+
+def _no_libcuda(event: LogEvent) -> Finding:
+    if event.message == NO_LIBCUDA_1:
+        return RULE_TRITON_BUILD.finding(
+            Severity.CRITICAL,
+            "Triton found no NVIDIA driver library (libcuda.so.1) to link its C launcher against",
+            summary="Triton looks for the driver's libcuda.so.1 where `ldconfig -p` says it is (or on "
+            "LD_LIBRARY_PATH) and found none there: no driver library reaches the process, or the loader's cache is "
+            "stale.",
+            evidence=[c.log_evidence(event, name="Triton's build", value=event.message)],
+            actions=[
+                "`ldconfig -p | grep libcuda` where vLLM runs: nothing listed in a container means it was started "
+                "without GPUs (the NVIDIA Container Toolkit mounts the host driver's library); listed but missing "
+                "means a stale cache: `sudo ldconfig` refreshes it.",
+                "Or set TRITON_LIBCUDA_PATH to the directory that holds libcuda.so.1.",
+            ],
+            confidence=0.8,
+        )
+    return RULE_TRITON_BUILD.finding(
+        Severity.CRITICAL,
+        "Triton could not link its C launcher: no libcuda.so beside the driver's libcuda.so.1",
+        summary="Triton links the launcher it compiles against the NVIDIA driver's library, in the directories where "
+        "`ldconfig -p` finds libcuda.so.1. Releases that link it as `-lcuda` need the unversioned libcuda.so there "
+        "too, which a driver installed without its development link (or a container's mounted driver) lacks; "
+        "Triton 3.9 links libcuda.so.1 by name (triton/backends/nvidia/driver.py).",
+        evidence=[c.log_evidence(event, name="Triton's build", value=event.message)],
+        actions=[
+            "Give the linker libcuda.so: `ldconfig -p | grep libcuda` shows where libcuda.so.1 is; create the link "
+            "there (`ln -s libcuda.so.1 libcuda.so`), or set TRITON_LIBCUDA_PATH to a directory that holds both "
+            "(the CUDA toolkit's lib64/stubs has a libcuda.so to link against).",
+            "Or upgrade to a vLLM release whose Triton links libcuda.so.1 by name.",
+        ],
+        confidence=0.85,
+    )
+
+
 RULE_TRITON_BUILD = Rule(
     code="OP-7.15",
     title="Triton could not build its C launcher",
@@ -213,12 +254,14 @@ RULE_TRITON_BUILD = Rule(
     needs=("events",),
     page=RulePage(
         checks="Triton's `Failed to find C compiler. Please specify via CC environment variable …`, or gcc's "
-        "`<file>.c:L:C: fatal error: Python.h: No such file or directory` on the launcher it compiles.",
+        "`<file>.c:L:C: fatal error: Python.h: No such file or directory` on the launcher it compiles; the linker's "
+        "`cannot find -lcuda` and Triton's `libcuda.so cannot found!` when it links the launcher.",
         why="Triton compiles its launcher at a kernel's first use with the system's C compiler against Python's "
         "headers; an image without either cannot run a Triton kernel.",
         example="`cuda_utils.c:9:10: fatal error: Python.h: No such file or directory` at vLLM's start after a clean "
         "install (vllm#27890); sgl-project/sglang#18644 installs python3-dev for exactly this.",
-        fix="build-essential and python3.X-dev in the image (or CC at a compiler).",
+        fix="build-essential and python3.X-dev in the image (or CC at a compiler); a libcuda.so link beside the "
+        "driver's libcuda.so.1 (or TRITON_LIBCUDA_PATH).",
         limits="A source build of vLLM missing Python.h fails in its C++ or CUDA files, which this does not read.",
         references=[
             "https://github.com/vllm-project/vllm/issues/27890",

@@ -19,6 +19,17 @@ def _jit_build(match: re.Match[str]) -> Fields:
     return {"message": match.group(0), "component": "FlashInfer" if "flashinfer" in match.string.lower() else None}
 
 
+def _triton_build(match: re.Match[str]) -> Fields:
+    words = match.group(0)
+    if words.startswith("Failed"):
+        return {"message": "no C compiler"}
+    if "-lcuda" in words:
+        return {"message": "no libcuda.so to link against"}
+    if "cannot found" in words:
+        return {"message": "no libcuda.so.1 where ldconfig says"}
+    return {"message": "no Python headers (Python.h)"}
+
+
 def _torch_cuda(match: re.Match[str]) -> Fields:
     """`11.8` from collect_env's line, or from a version suffix `+cu118` (`cu130` → `13.0`)."""
     if match["release"]:
@@ -103,10 +114,14 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of
         # vLLM fails in its C++ and CUDA files, not in a .c file)
-        ("Failed to find C", "Python.h: No such file or directory"),
+        ("Failed to find C", "Python.h: No such file or directory", "cannot find -lcuda", "libcuda.so cannot found"),
         K.TRITON_BUILD_FAILED,
-        r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory",
-        lambda m: {"message": "no C compiler" if m.group(0).startswith("Failed") else "no Python headers (Python.h)"},
+        r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory"
+        # the launcher linked against the driver's library: older Triton links `-lcuda`, which needs an unversioned
+        # libcuda.so beside the driver's libcuda.so.1; Triton's own check, `libcuda.so cannot found!`, is no
+        # libcuda.so.1 in the directories ldconfig's cache names
+        r"|cannot find -lcuda\b|libcuda\.so cannot found",
+        _triton_build,
     ),
     wording(  # the interpreter's `python -m MODULE` when the module's package is not importable
         ("Error while finding module specification for",),

@@ -86,6 +86,17 @@ def test_tritons_launcher_without_python_headers_or_a_compiler_names_what_to_ins
     assert op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([source_build])) == []
 
 
+def test_tritons_launcher_linked_without_libcuda_tells_the_missing_link_from_the_missing_driver_library():
+    [link] = op7_toolchain.RULE_TRITON_BUILD.evaluate(
+        _facts(["/usr/bin/ld: cannot find -lcuda: No such file or directory"])
+    )
+    assert link.title == "Triton could not link its C launcher: no libcuda.so beside the driver's libcuda.so.1"
+    assert "ln -s libcuda.so.1 libcuda.so" in link.actions[0] and "TRITON_LIBCUDA_PATH" in link.actions[0]
+    [driver] = op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts(["AssertionError: libcuda.so cannot found!"]))
+    assert driver.title == "Triton found no NVIDIA driver library (libcuda.so.1) to link its C launcher against"
+    assert "sudo ldconfig" in driver.actions[0]
+
+
 def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first():
     # eugr/spark-vllm-docker#143: DGX Spark (GB10, sm121) in FP8 warm-up
     facts = _facts(["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"])
