@@ -147,7 +147,9 @@ class LogEventKind(str, Enum):
     # resource_limit: the numbers); component, function and code_file: the deepest vLLM frame of its traceback
     TRITON_OUT_OF_RESOURCES = "triton_out_of_resources"
     # torchvision's compiled ops not loaded in this torch: torch's "operator torchvision::nms does not exist"
-    # (message "op", component: the operator), torchvision's "Couldn't load custom C++ ops" (message "ops"), or its
+    # (message "op", component: the operator), the dispatcher's "Could not run 'torchvision::nms' with arguments from
+    # the 'CUDA' backend" (a torchvision without CUDA kernels: message "cpu_build"), torchvision's "Couldn't load custom
+    # C++ ops" (message "ops"), or its
     # check of the two builds' CUDA ("PyTorch has CUDA Version=13.0 and torchvision has CUDA Version=12.8": message
     # "cuda", version: torchvision's CUDA, installed: PyTorch's)
     TORCHVISION_MISMATCH = "torchvision_mismatch"

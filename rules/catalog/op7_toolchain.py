@@ -31,11 +31,24 @@ def _check_jit(facts: Facts) -> list[Finding]:
     failed = facts.events_of(LogEventKind.JIT_BUILD_FAILED)
     if not missing and not failed:
         return []
+    no_ninja = next((e for e in failed if (e.message or "").startswith(NO_NINJA)), None)
+    if no_ninja is not None and not missing:
+        return [_jit_finding(no_ninja, no_compiler=False, no_ninja=True)]
     return [_jit_finding(missing[0] if missing else failed[0], no_compiler=bool(missing))]
 
 
-def _jit_finding(event: LogEvent, no_compiler: bool) -> Finding:
-    what = "found no CUDA compiler (nvcc)" if no_compiler else "failed to build"
+# torch.utils.cpp_extension's verify_ninja_availability (torch 2.13): "… (pip install ninja to get it)"
+NO_NINJA = "Ninja is required to load C++ extensions"
+
+
+def _jit_finding(event: LogEvent, no_compiler: bool, no_ninja: bool = False) -> Finding:
+    what = (
+        "found no CUDA compiler (nvcc)"
+        if no_compiler
+        else "found no ninja, the build tool torch's JIT runs"
+        if no_ninja
+        else "failed to build"
+    )
     return RULE_JIT.finding(
         Severity.CRITICAL,
         f"a kernel JIT-compiled at engine start {what}: FlashInfer's sampler compiles at start by default",
@@ -67,7 +80,15 @@ def _jit_finding(event: LogEvent, no_compiler: bool) -> Finding:
                 kind="env",
             )
         ],
-        actions=[
+        actions=(
+            [
+                "Install ninja where vLLM runs (`pip install ninja`, as torch's own words say): torch's C++ "
+                "extension loader will not build without it."
+            ]
+            if no_ninja
+            else []
+        )
+        + [
             "Or give the image a CUDA compiler that matches its runtime: a CUDA `-devel` base image, or set "
             "CUDA_HOME to the toolkit that holds bin/nvcc.",
             "Or build FlashInfer's kernels ahead of time into the image (its AOT build, or the flashinfer-jit-cache "
@@ -85,8 +106,8 @@ RULE_JIT = Rule(
     needs=("events",),
     page=RulePage(
         checks="FlashInfer's `Could not find nvcc and default cuda_home=… doesn't exist`, torch's `_run_ninja_build` "
-        "frame, `Ninja build failed`, `Error building extension`, or `CUDA compiler and CUDA toolkit headers are "
-        "incompatible`.",
+        "frame, `Ninja build failed`, `Error building extension`, `Ninja is required to load C++ extensions`, or "
+        "`CUDA compiler and CUDA toolkit headers are incompatible`.",
         why="FlashInfer compiles kernels at their first use, which for its sampler is vLLM's start-up profile run; "
         "without a matching CUDA toolkit the engine dies before serving.",
         example="`RuntimeError: Could not find nvcc and default cuda_home='/usr/local/cuda' doesn't exist` at "

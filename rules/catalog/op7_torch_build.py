@@ -123,7 +123,11 @@ def _check_torchvision(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = next((e for e in events if e.message == "cuda"), events[0])
-    if event.message == "cuda":
+    if event.message == "cpu_build":
+        title = (
+            f"torchvision's {event.component} has no CUDA kernel here: a CPU build of torchvision beside a CUDA torch"
+        )
+    elif event.message == "cuda":
         title = (
             f"torchvision was built for CUDA {event.version}, the installed PyTorch for CUDA {event.installed}: "
             "torchvision is not the build made for this torch"
@@ -159,7 +163,8 @@ RULE_TORCHVISION = Rule(
     check=_check_torchvision,
     needs=("events",),
     page=RulePage(
-        checks="torch's `operator torchvision::nms does not exist`; torchvision's `Couldn't load custom C++ ops. This "
+        checks="torch's `operator torchvision::nms does not exist` and `Could not run 'torchvision::nms' with "
+        "arguments from the 'CUDA' backend` (a CPU torchvision); torchvision's `Couldn't load custom C++ ops. This "
         "can happen if your PyTorch and torchvision versions are incompatible` and `Detected that PyTorch and "
         "torchvision were compiled with different CUDA major versions`.",
         why="torchvision's C++ library is built against one torch release and variant; beside another it fails to "

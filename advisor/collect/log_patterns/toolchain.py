@@ -79,6 +79,8 @@ def _compile_failed(match: re.Match[str]) -> Fields:
 def _torchvision(match: re.Match[str]) -> Fields:
     if match["op"]:
         return {"message": "op", "component": f"torchvision::{match['op']}"}
+    if match["cpu_op"]:
+        return {"message": "cpu_build", "component": f"torchvision::{match['cpu_op']}"}
     if match["torch_cuda"]:
         return {"message": "cuda", "installed": match["torch_cuda"], "version": match["tv_cuda"]}
     return {"message": "ops"}
@@ -106,10 +108,16 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(  # torch.utils.cpp_extension building a JIT kernel: its frame, or its error's words
-        ("_run_ninja_build", "Ninja build failed", "Error building extension", "CUDA toolkit headers are incompatible"),
+        (
+            "_run_ninja_build",
+            "Ninja build failed",
+            "Error building extension",
+            "CUDA toolkit headers are incompatible",
+            "Ninja is required to load C++ extensions",
+        ),
         K.JIT_BUILD_FAILED,
         r"in _run_ninja_build|Ninja build failed.*|Error building extension '[^']*'|CUDA compiler and CUDA toolkit "
-        r"headers are incompatible",
+        r"headers are incompatible|Ninja is required to load C\+\+ extensions",
         _jit_build,
     ),
     wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of
@@ -201,9 +209,16 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # torchvision's compiled ops missing from this torch: torch's dispatcher when torchvision registers a fake
         # for an op its _C never loaded (torchvision/_meta_registrations.py), and torchvision's own words
         # (torchvision/extension.py: _assert_has_ops, _check_cuda_version)
-        ("operator torchvision::", "Couldn't load custom C++ ops", "PyTorch and torchvision were compiled"),
+        (
+            "operator torchvision::",
+            "Couldn't load custom C++ ops",
+            "PyTorch and torchvision were compiled",
+            "Could not run 'torchvision::",
+        ),
         K.TORCHVISION_MISMATCH,
         r"operator torchvision::(?P<op>\w+) does not exist"
+        # torch's dispatcher: the op loaded, with no kernel for CUDA tensors (a CPU build of torchvision)
+        r"|Could not run 'torchvision::(?P<cpu_op>\w+)' with arguments from the 'CUDA' backend"
         r"|Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and torchvision versions are incompatible"
         r"|PyTorch and torchvision were compiled with different CUDA major versions\.(?: PyTorch has CUDA "
         r"Version=(?P<torch_cuda>\d+\.\d+) and torchvision has CUDA Version=(?P<tv_cuda>\d+\.\d+))?",

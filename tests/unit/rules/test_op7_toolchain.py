@@ -106,3 +106,11 @@ def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first(
     assert finding.actions[0].startswith("Upgrade vLLM to a build whose kernels admit this GPU's architecture")
     [hopper] = op7_toolchain.RULE_ARCH_GUARD.evaluate(_facts(["This kernel only supports sm90"]))
     assert "Hopper" in hopper.summary and "sm121" not in hopper.summary
+
+
+def test_torchs_jit_without_ninja_asks_for_ninja_first():
+    [finding] = op7_toolchain.RULE_JIT.evaluate(
+        _facts(["RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)"])
+    )
+    assert "found no ninja" in finding.title
+    assert finding.actions[0].startswith("Install ninja where vLLM runs (`pip install ninja`")

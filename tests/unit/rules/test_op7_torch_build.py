@@ -91,3 +91,14 @@ def test_torchvisions_own_words_for_ops_it_could_not_load():
         "incompatible, or if you had errors while compiling torchvision from source."
     )
     assert finding.title == "torchvision's compiled ops did not load: torchvision is not the build made for this torch"
+
+
+def test_a_torchvision_op_without_a_cuda_kernel_is_a_cpu_torchvision():
+    [finding] = _torchvision(
+        "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be "
+        "because the operator doesn't exist for this backend"
+    )
+    assert finding.title == (
+        "torchvision's torchvision::nms has no CUDA kernel here: a CPU build of torchvision beside a CUDA torch"
+    )
+    assert "same index" in finding.actions[0]
