@@ -171,6 +171,9 @@ class LogEventKind(str, Enum):
     # (from versions: …)" and "No matching distribution found for R" (message: R; component: its package; version: the
     # version it pins, if any; versions_offered: pip's list, "none" when the index offers nothing installable here)
     PIP_NO_DISTRIBUTION = "pip_no_distribution"
+    # transformers refusing a config name vLLM (or a plugin) registers because it now defines that name itself:
+    # "'aimv2' is already used by a Transformers config, pick another name." (model: the name)
+    TRANSFORMERS_NAME_TAKEN = "transformers_name_taken"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -820,6 +823,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MODEL_NOT_FOUND: ("message", "model", "component"),
     LogEventKind.HOST_ALLOC_REFUSED: ("message", "memory_gib"),
     LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
+    LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

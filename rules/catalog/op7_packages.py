@@ -1,4 +1,4 @@
-"""OP-7.6 to OP-7.8: the packages installed around vLLM are not the versions it was built or written for.
+"""OP-7.6 to OP-7.8 (and OP-7.56): the packages installed around vLLM are not the versions it was built or written for.
 
 Why a family of their own: a vLLM release pins its PyTorch exactly and ranges for transformers and the
 libraries it calls (structured output, tokenizers, kernels), and most "vLLM is broken" reports that are
@@ -183,6 +183,62 @@ RULE_MODEL_TYPE = Rule(
             "https://github.com/vllm-project/vllm-ascend/issues/8409",
             "https://github.com/vllm-project/vllm/issues/4315",
             "https://github.com/huggingface/transformers/pull/27976",
+        ],
+    ),
+)
+
+
+# --- OP-7.56 a transformers newer than the vLLM release ---------------------------------------------------------
+
+
+def _check_name_taken(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRANSFORMERS_NAME_TAKEN)
+    if not events:
+        return []
+    event = events[0]
+    name = event.model or "a config name"
+    return [
+        RULE_NAME_TAKEN.finding(
+            Severity.CRITICAL,
+            f"the installed transformers now defines {name} itself, which this vLLM release registers as its own: "
+            "transformers is newer than the release was made for",
+            summary="vLLM registers configurations of its own with transformers' AutoConfig when it is imported; a "
+            "later transformers that added a model of the same name refuses the registration, so vLLM fails before "
+            "anything starts. The versions are the question, not the model served.",
+            evidence=[c.log_evidence(event, name="config name taken", value=name)],
+            actions=[
+                "Upgrade vLLM to a release made for this transformers (the 'aimv2' clash of vLLM 0.9 with "
+                "transformers 4.54 was gone in 0.10.0), or install the transformers version the installed vLLM "
+                "requires (`pip show vllm` lists its transformers range; `pip install 'transformers<the version that "
+                "added the name>'`).",
+                "Install nothing that upgrades transformers after vLLM (another package's requirement, an "
+                "`--upgrade`), or pin transformers beside vLLM in the image's requirements.",
+            ],
+            confidence=0.9,
+        )
+    ]
+
+
+RULE_NAME_TAKEN = Rule(
+    code="OP-7.56",
+    title="transformers newer than the vLLM release: a config name vLLM registers is taken",
+    category=Category.STARTUP,
+    check=_check_name_taken,
+    needs=("events",),
+    page=RulePage(
+        checks="transformers' `'<name>' is already used by a Transformers config, pick another name.`",
+        why="AutoConfig.register refuses a name transformers defines itself (models/auto/configuration_auto.py); vLLM "
+        "registers its own configurations at import, so a transformers that later added the same model breaks "
+        "every vLLM command before it starts.",
+        example="`ValueError: 'aimv2' is already used by a Transformers config, pick another name.` importing vLLM "
+        "0.9.2 beside transformers 4.54.1 (EuroEval#1117, vllm#22178); nvidia-cosmos/cosmos-rl PR #180 moved to vLLM "
+        "0.10.0 to fix it.",
+        fix="A vLLM release made for the installed transformers, or the transformers the installed vLLM requires.",
+        limits="Does not know which transformers added the name; `pip show vllm` gives the range its release accepts.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/22178",
+            "https://github.com/EuroEval/EuroEval/issues/1117",
+            "https://github.com/nvidia-cosmos/cosmos-rl/pull/180",
         ],
     ),
 )
@@ -472,4 +528,5 @@ RULES: list[Rule] = [
     RULE_TRANSFORMERS_BACKEND,
     RULE_REASONING_OPEN,
     RULE_DRIVER_MISMATCH,
+    RULE_NAME_TAKEN,
 ]

@@ -275,6 +275,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?i)model type [`'\"]?(?P<type>[\w.-]+)[`'\"]?\s+but Transformers does not recognize this archi.*",
         lambda m: {"message": m.group(0), "model": m["type"]},
     ),
+    wording(  # transformers' AutoConfig.register (models/auto/configuration_auto.py) refusing a name it defines itself
+        ("is already used by a Transformers config",),
+        K.TRANSFORMERS_NAME_TAKEN,
+        r"'(?P<name>[\w.-]+)' is already used by a Transformers config",
+        lambda m: {"message": m.group(0), "model": m["name"]},
+    ),
     wording(  # vLLM builds the model with its generic Transformers backend: a frame in it, or its INFO line
         ("models/transformers", "Using Transformers backend", "Using Transformers modeling backend"),
         K.TRANSFORMERS_BACKEND,

@@ -201,3 +201,11 @@ def test_an_exception_class_of_transformers_own_is_an_api_mismatch_with_transfor
         "vLLM calls transformers with an API the installed transformers version does not have "
         "(AmbiguousGlobalPerLayerAttributeError)"
     )
+
+
+def test_a_config_name_transformers_took_is_a_transformers_newer_than_the_vllm_release():
+    # EuroEval#1117 (vLLM 0.9.2 beside transformers 4.54.1), the line every vLLM command ended with
+    facts = _facts("ValueError: 'aimv2' is already used by a Transformers config, pick another name.")
+    [finding] = op7_packages.RULE_NAME_TAKEN.evaluate(facts)
+    assert finding.title.startswith("the installed transformers now defines aimv2 itself")
+    assert "0.10.0" in finding.actions[0] and "pip show vllm" in finding.actions[0]
