@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rules.catalog import common as c
 from rules.catalog.op7_container import cache_variable
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -33,8 +33,11 @@ _K8S_STORAGE = (
 
 def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.DISK_FULL)
-    if not events:
-        return []
+    named = [e for e in events if e.component != NO_PATH]
+    if not named:  # a pathless one beside NCCL's or Ray's words for /dev/shm is OP-7.1's: they name the store
+        shm = facts.events_of(LogEventKind.SHM_TOO_SMALL)
+        return [_no_path(events[0])] if events and not shm else []
+    events = named
     path = events[0].message or ""
     quota = events[0].component == "quota"  # EDQUOT: the user's (or group's) quota, not the disk, is full
     cache = cache_variable(path)
@@ -53,6 +56,29 @@ def _check(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+NO_PATH = "no_path"
+
+
+def _no_path(event: LogEvent) -> Finding:
+    """ENOSPC with no path: the disk, or in a container the shared memory at /dev/shm, which fails the same way."""
+    return RULE.finding(
+        Severity.CRITICAL,
+        "a write was refused for space (ENOSPC), and the words name no path: a full disk, or a container's /dev/shm",
+        summary="A write was refused for space, and the error does not say where. The server writes the model "
+        "through Hugging Face's cache, its own and its libraries' caches, and /tmp; in a container it also writes "
+        "shared memory at /dev/shm (NCCL's buffers, vLLM's CPU KV offload), which Docker gives 64 MiB unless told "
+        "otherwise and which fails in the same words.",
+        evidence=[c.log_evidence(event, name="no space left on device")],
+        actions=[
+            "`df -h` where the server runs, and `df -h /dev/shm` in its container: the one at 100 % is the one; "
+            "the traceback's frames above the error name the writer (a download, a cache, NCCL).",
+            "A full /dev/shm in a container: `--ipc=host` or a larger `--shm-size` (Kubernetes: an emptyDir with "
+            "medium Memory mounted at /dev/shm); a full disk: " + _K8S_STORAGE[0].lower() + _K8S_STORAGE[1:],
+        ],
+        confidence=0.6,
+    )
 
 
 def _move(cache: tuple[str, str]) -> ConfigChange:
@@ -89,7 +115,7 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="Python's `[Errno 28] No space left on device: '<path>'` for a path outside /dev/shm (shared memory "
-        "is OP-7.1's and OP-7.23's).",
+        "is OP-7.1's and OP-7.23's), and the same error with no path.",
         why="A full disk stops a model download, a compile cache or a log write with an OS error that names no "
         "vLLM setting; the path says whose files filled it and which variable moves them.",
         example="OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/"
@@ -97,8 +123,8 @@ RULE = Rule(
         fix="Space on that file system, or the cache moved to a volume with room: HF_HOME, VLLM_CACHE_ROOT, "
         "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, FLASHINFER_WORKSPACE_BASE (by the path's words); in Kubernetes "
         "a volume for the cache and a look at the pod's ephemeral storage.",
-        limits="Reads only the error that names its path; a bare `No space left on device` stays VC-2's. Does not "
-        "know the file system's size or what else filled it.",
+        limits="A bare `No space left on device` names no store: the finding then asks `df -h` of the disk and of "
+        "/dev/shm. Does not know the file system's size or what else filled it.",
         references=[EPHEMERAL_STORAGE_DOCS],
     ),
 )

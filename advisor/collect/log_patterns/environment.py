@@ -387,11 +387,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"]},
     ),
-    wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1)
-        ("No space left on device: ", "Disk quota exceeded: "),
+    wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1), or
+        # without one
+        ("No space left on device", "Disk quota exceeded: "),
         K.DISK_FULL,
-        r"\[Errno (?:28\] No space left on device|(?P<quota>122)\] Disk quota exceeded): '(?P<path>(?!/dev/shm)[^']+)'",
-        lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None},
+        r"\[Errno (?:28\] No space left on device|(?P<quota>122)\] Disk quota exceeded): '(?P<path>(?!/dev/shm)[^']+)'"
+        # the same error with no path after it (a write whose file Python does not name): which store is unknown
+        r"|\[Errno 28\] No space left on device\s*$",
+        lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None if m["path"] else "no_path"},
     ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),

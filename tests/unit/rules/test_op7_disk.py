@@ -31,10 +31,20 @@ def test_a_full_compile_cache_and_an_unknown_path():
     assert not finding.changes and "df -h /data" in finding.actions[0]
 
 
-def test_shared_memory_and_a_pathless_error_are_left_to_the_rules_that_read_them():
+def test_shared_memory_is_left_to_the_rules_that_read_it():
     shm = "OSError: [Errno 28] No space left on device: '/dev/shm/vllm_offload_0'"
     assert not parse_lines([shm]).of_kind(LogEventKind.DISK_FULL)
-    assert not parse_lines(["OSError: [Errno 28] No space left on device"]).of_kind(LogEventKind.DISK_FULL)
+
+
+def test_a_pathless_error_asks_for_both_stores_unless_the_text_names_shared_memory():
+    bare = "OSError: [Errno 28] No space left on device"
+    [finding] = op7_disk.RULE.evaluate(_facts([bare]))
+    assert finding.title == (
+        "a write was refused for space (ENOSPC), and the words name no path: a full disk, or a container's /dev/shm"
+    )
+    assert "df -h /dev/shm" in finding.actions[0] and "--shm-size" in finding.actions[1]
+    nccl = "Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)"
+    assert op7_disk.RULE.evaluate(_facts([nccl, bare])) == []
 
 
 def test_a_quota_used_up_is_named_as_the_quota_with_where_to_look():
