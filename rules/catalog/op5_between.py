@@ -1,10 +1,11 @@
-"""OP-5.25 to OP-5.27: what stands between the client and vLLM — a gateway's 502 or 504, a proxy variable
+"""OP-5.25 to OP-5.27: what stands between the client and vLLM — a gateway's 502, 504 or 413, a proxy variable
 written without its scheme, an orchestrator's health check restarting a server that is only busy.
 
 Why a family of their own: each looks like vLLM failing and is settled outside it, and the text says so. vLLM's
-OpenAI server answers no 502 and no 504 (its entrypoints of 0.32 use neither status), so one of them came from
-a proxy or gateway; vLLM fetches request media with an aiohttp session that reads the proxy variables
-(`trust_env=True`, vllm/connections.py), and aiohttp refuses a proxy written as host:port; Ray Serve restarts
+OpenAI server answers no 502, no 504 and no 413 (its entrypoints of 0.32 use none of them), so one of them came
+from a proxy or gateway (a 413: its body limit, nginx's client_max_body_size of 1 MB by default); vLLM fetches
+request media with an aiohttp session that reads the proxy variables (`trust_env=True`, vllm/connections.py), and
+aiohttp refuses a proxy written as host:port; Ray Serve restarts
 a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not,
 and Kubernetes kills one whose liveness probe is refused while it is still loading (vLLM listens only once
 its engine is ready).
@@ -59,6 +60,15 @@ _GATEWAY_STATUS: dict[int, tuple[str, str, str]] = {
         "after a crash, or its port not the one the gateway targets.",
         "Read vLLM's own log at that time: a restart or an engine death is there, or the request never reached "
         "it (the gateway's upstream address and port).",
+    ),
+    413: (
+        "the request's body is larger than the proxy accepts",
+        "A 413 means a proxy in front refused the request's body as too large before vLLM saw it: nginx accepts 1 MB "
+        "by default (client_max_body_size), and ingress-nginx the same (its proxy-body-size); a prompt with images "
+        "inline as base64 data URLs, or a long context, passes that easily.",
+        "Raise the body limit of the proxy in front of vLLM: nginx's client_max_body_size, or the Ingress annotation "
+        'nginx.ingress.kubernetes.io/proxy-body-size (e.g. "50m"); or send images by URL rather than inline, so the '
+        "request stays small.",
     ),
     504: (
         "vLLM answered late",
@@ -223,17 +233,18 @@ def _envoy_finding(error: LogEvent) -> Finding:
 
 RULE_GATEWAY = Rule(
     code="OP-5.25",
-    title="a gateway's 502 or 504, not vLLM's",
+    title="a gateway's 502, 504 or 413, not vLLM's",
     category=Category.RELIABILITY,
     check=_check_gateway,
     needs=("events",),
     page=RulePage(
         checks="A client's or proxy's words for HTTP 502 or 504 (`Error: 502`, `Error code: 504`, `502 Bad "
-        "Gateway`); with a localhost URL in the same text, the client's proxy variables. Envoy's own bodies (Istio, "
+        "Gateway`) and 413 (`413 Request Entity Too Large`: a proxy's body limit); with a localhost URL in the same "
+        "text, the client's proxy variables. Envoy's own bodies (Istio, "
         "Envoy Gateway, KServe's ingress): `upstream connect error or disconnect/reset before headers. reset reason: "
         "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504).",
-        why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502 or 504: those come from whatever sits "
-        "in between.",
+        why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502, 504 or 413: those come from whatever "
+        "sits in between.",
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "
         "http_proxy and https_proxy fixed it (microsoft/VibeVoice#248).",
         fix="Local server: unset the proxy variables or set no_proxy. Otherwise: vLLM's log at that time, the "

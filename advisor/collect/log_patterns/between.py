@@ -60,7 +60,10 @@ _INGRESS_NGINX_ACCESS = re.compile(r'" \d{3} \d+ "[^"]*" "[^"]*" \d+ (?P<seconds
 
 def _gateway_status(match: re.Match[str]) -> Fields:
     """The status, and the gateway the line's format names with how long the request ran there, when it does."""
-    fields: Fields = {"message": match.group(0), "status": int(match["status"] or match["status2"])}
+    status = int(match["status"] or match["status2"] or match["status3"])
+    fields: Fields = {"message": match.group(0), "status": status}
+    if status == 413 and "nginx" in match.string:
+        fields["component"] = "nginx"
     ingress = _INGRESS_NGINX_ACCESS.search(match.string)
     if ingress:
         seconds = to_float(ingress["seconds"])
@@ -254,11 +257,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error sending request for url \(" + _URL + r"\)",
         lambda m: _unreachable("reqwest", m, m["host"], m["port"], m["path"]),
     ),
-    wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway"
-        ("502", "504"),
+    wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway",
+        # and a proxy's refusal of a body too large for it ("413 Request Entity Too Large": vLLM answers no 413)
+        ("502", "504", "413"),
         K.GATEWAY_ERROR,
-        r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504)\b"
-        r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out))",
+        r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504|413)\b"
+        r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out)"
+        r"|\b(?P<status3>413)\s+(?:request entity too large|payload too large|content too large))",
         _gateway_status,
     ),
     wording(  # Envoy's own response bodies (Istio's sidecars and gateways, Envoy Gateway, Emissary, Contour, KServe's

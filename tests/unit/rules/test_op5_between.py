@@ -29,6 +29,20 @@ def test_a_gateway_status_elsewhere_names_the_gateway_and_what_each_status_means
         assert op5_between.RULE_GATEWAY.evaluate(_facts([text])) == []
 
 
+def test_a_413_is_a_proxys_body_limit_vllm_answers_none():
+    for line in (
+        "openai.APIStatusError: Error code: 413 - {'detail': 'Request Entity Too Large'}",
+        "<html><head><title>413 Request Entity Too Large</title></head><body><center>nginx</center></body></html>",
+    ):
+        [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([line]))
+        assert finding.title == (
+            "HTTP 413 from a gateway in front of vLLM, not from vLLM: the request's body is larger than the proxy "
+            "accepts"
+        )
+        assert "client_max_body_size" in finding.actions[0] and "proxy-body-size" in finding.actions[0]
+    assert op5_between.RULE_GATEWAY.evaluate(_facts(["prompt of 4130 tokens, 413 images"])) == []
+
+
 def test_ingress_nginxs_own_log_names_it_its_timeout_and_the_annotations_to_raise():
     # opea-project/Enterprise-Inference#95: nginx's error line, then ingress-nginx's access line (60.001 s)
     lines = [
