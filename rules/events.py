@@ -838,7 +838,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),
-    LogEventKind.SERVER_DISCONNECTED: ("message", "component"),
+    LogEventKind.SERVER_DISCONNECTED: ("message", "component", "connect_result"),
     LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),

@@ -1,4 +1,4 @@
-"""OP-5.37: the server closed a client's connection without answering.
+"""OP-5.37: the server closed a client's connection without answering, or before its answer's end.
 
 Why a rule of its own: curl's `(52) Empty reply from server`, requests' `Remote end closed connection without
 response`, httpx's `Server disconnected without sending a response` and aiohttp's `ServerDisconnectedError` say the
@@ -9,7 +9,9 @@ connection the server had just closed: vLLM's API server closes a keep-alive con
 (VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's timeout_keep_alive: vllm/envs.py, 0.32), while httpx keeps idle connections
 5 s too (its default keepalive_expiry), aiohttp 15 s (keepalive_timeout) and requests until the server closes them, so
 a request sent on a connection at the moment the server closes it meets an empty reply: now and then, on a healthy
-server, after a pause in the traffic.
+server, after a pause in the traffic. An answer cut after it began (httpx's `incomplete chunked read`, aiohttp's
+`Response payload is not completed`) is no such race: the server went away mid-stream, or a proxy closed a stream
+quiet for longer than its read timeout (nginx's proxy_read_timeout counts between two reads, 60 s by default).
 """
 
 from __future__ import annotations
@@ -36,7 +38,36 @@ def _check(facts: Facts) -> list[Finding]:
     gone = facts.events_of(*_WENT_AWAY)
     if gone:
         return [_went_away(events[0], gone[0])]
+    if events[0].connect_result == CUT:
+        return [_cut_off(events[0])]
     return [_curl_closed(events[0]) if events[0].component == "curl" else _closed(events[0])]
+
+
+CUT = "cut"  # the answer had begun: a streamed body ended before its last chunk
+PROXY_READ_TIMEOUT_S = 60  # nginx's proxy_read_timeout default, between two reads from vLLM (nginx's proxy module)
+
+
+def _cut_off(event: LogEvent) -> Finding:
+    """An answer cut before its end: the server (or what forwards it) closed the connection mid-stream. No pooled
+    connection race explains it: the answer had begun on it."""
+    return RULE.finding(
+        Severity.MEDIUM,
+        f"the server's answer to {event.component} was cut off before its end: it went away mid-stream, or a proxy "
+        "in between closed the connection",
+        summary="The answer had begun (a streamed or chunked body) and the connection closed before its last "
+        "chunk. The server dying or restarting during the request does that, and so does a proxy or load balancer "
+        "that closes a connection quiet for longer than its timeout: a long prefill before the first token, or a "
+        "stall between tokens.",
+        evidence=[c.log_evidence(event, name="answer cut off", value=event.component)],
+        actions=[
+            _SERVER_LOG,
+            f"If a proxy forwards the stream, its read timeout counts between two chunks (nginx's proxy_read_timeout, "
+            f"{PROXY_READ_TIMEOUT_S} s by default; a cloud load balancer's idle timeout, often 60 s): raise it above "
+            "the longest wait for the first token, and turn its buffering off for streams (nginx proxy_buffering "
+            "off).",
+        ],
+        confidence=0.55,
+    )
 
 
 _SERVER_LOG = (
@@ -108,7 +139,9 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="curl's `(52) Empty reply from server`, requests' `Remote end closed connection without response`, "
-        "httpx's `Server disconnected without sending a response`, aiohttp's `ServerDisconnectedError`; the "
+        "httpx's `Server disconnected without sending a response`, aiohttp's `ServerDisconnectedError`; an answer cut "
+        "mid-stream (httpx's `incomplete chunked read`, aiohttp's `Response payload is not completed`, requests' "
+        "`InvalidChunkLength`); the "
         "server's death in the same text (a fatal error, a dead worker, an OOM kill) makes it that death's "
         "consequence.",
         why="A connection closed without an answer is neither refused nor timed out: the server went away, or a "

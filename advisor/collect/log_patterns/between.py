@@ -232,6 +232,19 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": {"requests": "requests (http.client)"}.get(m.lastgroup or "", m.lastgroup),
         },
     ),
+    wording(  # … or after it began: a streamed (chunked) answer cut before its end, in each client's words (h11 via
+        # httpx, aiohttp, urllib3 via requests)
+        ("incomplete chunked read", "Response payload is not completed", "InvalidChunkLength"),
+        K.SERVER_DISCONNECTED,
+        r"(?P<httpx>peer closed connection without sending complete message body \(incomplete chunked read\))"
+        r"|(?P<aiohttp>Response payload is not completed)"
+        r"|(?P<requests>Connection broken: InvalidChunkLength)",
+        lambda m: {
+            "message": m.group(0),
+            "component": {"requests": "requests (urllib3)"}.get(m.lastgroup or "", m.lastgroup),
+            "connect_result": "cut",
+        },
+    ),
     wording(  # the OpenAI SDK gave up waiting (its timeout, 600 s by default, after two retries)
         ("APITimeoutError",),
         K.CLIENT_TIMEOUT,

@@ -50,3 +50,26 @@ def test_the_servers_death_beside_it_is_the_cause_and_the_sdks_wrapper_is_not_a_
         "openai.APIConnectionError: Connection error.",
     ]
     assert [f.rule for f in evaluate(Facts(events=parse_lines(chained).events)).findings] == ["OP-5.37"]
+
+
+@pytest.mark.parametrize(
+    ("line", "client"),
+    [
+        (
+            "httpx.RemoteProtocolError: peer closed connection without sending complete message body (incomplete "
+            "chunked read)",
+            "httpx",
+        ),
+        ("aiohttp.client_exceptions.ClientPayloadError: Response payload is not completed", "aiohttp"),
+        (
+            "requests.exceptions.ChunkedEncodingError: (\"Connection broken: InvalidChunkLength(got length b'', 0 "
+            "bytes read)\", InvalidChunkLength(got length b'', 0 bytes read))",
+            "requests (urllib3)",
+        ),
+    ],
+)
+def test_an_answer_cut_mid_stream_is_no_keep_alive_race_and_names_the_proxys_read_timeout(line, client):
+    [finding] = RULE.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith(f"the server's answer to {client} was cut off before its end")
+    assert "keep-alive" not in finding.summary
+    assert "proxy_read_timeout, 60 s by default" in finding.actions[1]
