@@ -164,8 +164,8 @@ RULE = Rule(
         checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
-        "`CUBLAS_STATUS_NOT_INITIALIZED`; the `Assertion `srcIndex < srcSelectDimSize` failed` line of an index "
-        "assert.",
+        "`CUBLAS_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out of memory`; the `Assertion `srcIndex < "
+        "srcSelectDimSize` failed` line of an index assert.",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
         "reads the traceback's frame, which is only where CUDA noticed.",
         example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "

@@ -10,10 +10,10 @@ from rules.events import LogEventKind as K
 
 
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
-    """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory; an index assertion, a device-side
-    assert."""
+    """Which CUDA error: cuBLAS failing to allocate, or Triton's driver call (loading or launching a kernel), is the GPU
+    out of memory; an index assertion, a device-side assert."""
     kind = match.lastgroup or ""
-    return {"message": {"cublas": "oom", "index": "assert"}.get(kind, kind)}
+    return {"message": {"cublas": "oom", "triton_oom": "oom", "index": "assert"}.get(kind, kind)}
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -130,6 +130,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUDA error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
+            "Triton Error [CUDA]: out of memory",
             "srcSelectDimSize",
         ),
         K.CUDA_RUNTIME_ERROR,
@@ -139,6 +140,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<capture>operation not permitted when stream is capturing)"
         r"|(?P<not_ready>system not yet initialized))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
+        r"|Triton Error \[CUDA\]: (?P<triton_oom>out of memory)"
         r"|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
         _cuda_runtime_error,
     ),

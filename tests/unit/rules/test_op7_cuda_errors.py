@@ -30,6 +30,7 @@ def _findings(*lines: str):
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "no memory left",
         ),
+        ("RuntimeError: Triton Error [CUDA]: out of memory", "cudaErrorMemoryAllocation", "--gpu-memory-utilization"),
         ("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", "CUDA_LAUNCH_BLOCKING=1"),
         ("RuntimeError: CUDA error: system not yet initialized", "cudaErrorSystemNotReady", "nvidia-fabricmanager"),
         (
