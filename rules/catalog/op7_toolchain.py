@@ -128,12 +128,68 @@ RULE_JIT = Rule(
 # --- OP-7.14 a CUDA library of another major version --------------------------------------------------
 
 
+# Libraries whose soname's major number is their own release, not CUDA's (libcudnn.so.9 is cuDNN 9 for CUDA 12;
+# libnccl.so.2 is NCCL 2; libcufft.so.11 and libcurand.so.10 ship with CUDA 12): the name, and the directory pip's
+# nvidia-* wheel of it unpacks to under site-packages/nvidia/. cudart, cuBLAS, NVRTC, nvJitLink and cuSPARSE carry
+# CUDA's major.
+OWN_RELEASE: dict[str, tuple[str, str]] = {
+    "libcudnn": ("cuDNN", "cudnn"),
+    "libnccl": ("NCCL", "nccl"),
+    "libcufft": ("cuFFT", "cufft"),
+    "libcurand": ("cuRAND", "curand"),
+    "libcusparseLt": ("cuSPARSELt", "cusparselt"),
+}
+
+
+def _own_release(library: str) -> tuple[str, str] | None:
+    base = library.split(".so", 1)[0]
+    return next(
+        (named for prefix, named in OWN_RELEASE.items() if base == prefix or base.startswith(prefix + "_")), None
+    )
+
+
 def _check_cuda_library(facts: Facts) -> list[Finding]:
     missing = facts.events_of(LogEventKind.CUDA_LIBRARY_MISSING)
     if not missing:
         return []
+    own = _own_release(missing[0].component or "")
+    if own is not None:
+        return [_own_library_finding(missing[0], own)]
     torch_build = facts.events_of(LogEventKind.TORCH_CUDA_BUILD)
     return [_library_finding(missing[0], torch_build[0].version if torch_build else None)]
+
+
+def _own_library_finding(event: LogEvent, own: tuple[str, str]) -> Finding:
+    """A library versioned on its own (cuDNN 9, NCCL 2): its major is not a CUDA version to compare with torch's."""
+    library, major = event.component or "a CUDA library", event.version or "?"
+    name, folder = own
+    return RULE_CUDA_LIBRARY.finding(
+        Severity.CRITICAL,
+        f"{library} ({name} {major}) not found by the loader",
+        summary=f"A compiled binary was linked against {name} {major} ({library}), and no directory the loader "
+        f"searches holds it. Its major number is {name}'s own release, not CUDA's. PyTorch's CUDA wheels bring the "
+        f"{name} they were built with as a pip package (nvidia-{folder}-cuNN); a binary of another package that asks "
+        "for it finds that copy only when it is installed and on the loader's path.",
+        evidence=[c.log_evidence(event, name="missing CUDA library")],
+        changes=[
+            ConfigChange(
+                flag="LD_LIBRARY_PATH",
+                current=None,
+                proposed=f"<site-packages/nvidia/{folder}/lib, where pip's nvidia-{folder} wheel puts {library}>",
+                reason=f"the loader finds the {name} {major} library the binary was linked against",
+                cost="none, while only one copy of the library is on the path",
+                kind="env",
+            )
+        ],
+        actions=[
+            f"See which package's binary asks for it (the traceback's frames: vLLM's, torch's, or another such as a "
+            f"speech or ONNX runtime) and install {name} {major} for the CUDA it uses: `pip install "
+            f"nvidia-{folder}-cu12` (or -cu11) at the release that package requires, or the system package.",
+            "A torch installed with --no-deps, or copied without its nvidia-* packages, lacks them all: reinstall "
+            "torch (or vLLM) with its dependencies.",
+        ],
+        confidence=0.8,
+    )
 
 
 def _library_finding(event: LogEvent, torch_cuda: str | None) -> Finding:

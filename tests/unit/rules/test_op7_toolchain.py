@@ -66,6 +66,24 @@ def test_the_better_fix_is_pytorch_for_that_cuda_which_brings_its_runtime_from_p
     assert "nvidia-*-cu12 packages" in better and "vLLM's wheel for the CUDA that PyTorch uses" in better
 
 
+def test_a_library_versioned_on_its_own_is_not_read_as_a_cuda_release():
+    """libcudnn.so.9 is cuDNN 9 (for CUDA 12), libnccl.so.2 NCCL 2: no CUDA 9 or CUDA 2 to compare with torch's."""
+    lines = [
+        "OSError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+        "CUDA used to build PyTorch: 12.4",
+    ]
+    [cudnn] = op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines))
+    assert cudnn.title == "libcudnn.so.9 (cuDNN 9) not found by the loader"
+    assert "nvidia-cudnn-cu12" in cudnn.actions[0] and "site-packages/nvidia/cudnn/lib" in cudnn.changes[0].proposed
+    nccl = "ImportError: libnccl.so.2: cannot open shared object file: No such file or directory"
+    [finding] = op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts([nccl]))
+    assert finding.title == "libnccl.so.2 (NCCL 2) not found by the loader"
+    split = "OSError: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory"
+    assert op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts([split]))[0].title.endswith(
+        "(cuDNN 8) not found by the loader"
+    )
+
+
 def test_the_drivers_own_library_is_not_a_toolkit_version():
     lines = ["OSError: libcuda.so.1: cannot open shared object file: No such file or directory"]
     assert op7_toolchain.RULE_CUDA_LIBRARY.evaluate(_facts(lines)) == []
