@@ -174,6 +174,9 @@ class LogEventKind(str, Enum):
     # transformers refusing a config name vLLM (or a plugin) registers because it now defines that name itself:
     # "'aimv2' is already used by a Transformers config, pick another name." (model: the name)
     TRANSFORMERS_NAME_TAKEN = "transformers_name_taken"
+    # the loader finding no system (not CUDA) library a package's binary needs: "libGL.so.1: cannot open shared
+    # object file" (component: the library)
+    SYSTEM_LIBRARY_MISSING = "system_library_missing"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -824,6 +827,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HOST_ALLOC_REFUSED: ("message", "memory_gib"),
     LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
     LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
+    LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

@@ -1,4 +1,5 @@
-"""OP-7.45: a compiled binary needs a newer glibc or libstdc++ than the system it runs on has.
+"""OP-7.45: a compiled binary needs a newer glibc or libstdc++ than the system it runs on has. OP-7.57: a system
+library a package's binary links is not installed.
 
 Why a rule of its own: a binary records the version of each C and C++ runtime symbol it was linked against, and the
 dynamic loader refuses to load it where the system's library is older: `/lib/x86_64-linux-gnu/libc.so.6: version
@@ -6,6 +7,12 @@ dynamic loader refuses to load it where the system's library is older: `/lib/x86
 `GLIBCXX_3.4.30' not found`. It names the binary and the version asked for, and says nothing wrong with vLLM: the
 wheel was built for a newer operating system than this one (glibc comes with the OS and is not upgraded on its own),
 or, for libstdc++, the loader found an older copy first, most often a conda environment's own lib/ directory.
+
+OP-7.57: two libraries of the system that vLLM's own dependencies link. OpenCV's GUI build (`opencv-python`) links
+libGL and GLib's gthread, which a slim image lacks; vLLM requires the headless build (`opencv-python-headless`, vLLM
+0.32's metadata), which links neither, and OpenCV's packages are meant to be installed one at a time (opencv-python's
+README; opencv/opencv#25988), so the error means another package brought the GUI build beside vLLM's. vLLM's CPU
+build links libnuma (`ldd vllm/_C.abi3.so`, 0.32).
 """
 
 from __future__ import annotations
@@ -77,4 +84,68 @@ RULE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE]
+# --- OP-7.57 a system library a package's binary links -------------------------------------------------------------
+
+_OPENCV_GUI = (
+    "OpenCV's GUI build (opencv-python, imported as cv2)",
+    [
+        "`pip list | grep -i opencv`: vLLM requires `opencv-python-headless`; another package brought `opencv-python` "
+        "(or `opencv-contrib-python`) beside it, and its cv2 links the desktop's libraries. Uninstall the GUI one(s) "
+        "and reinstall the headless one (`pip uninstall -y opencv-python opencv-contrib-python && pip install "
+        "--force-reinstall opencv-python-headless`): OpenCV's packages are meant one at a time.",
+        "Or give the image the libraries: `apt-get install libgl1 libglib2.0-0` (Debian, Ubuntu).",
+    ],
+)
+SYSTEM_LIBRARIES: dict[str, tuple[str, list[str]]] = {
+    "libGL.so.1": _OPENCV_GUI,
+    "libgthread-2.0.so.0": _OPENCV_GUI,
+    "libnuma.so.1": (
+        "vLLM's CPU build (its compiled ops)",
+        [
+            "Install the NUMA library in the image: `apt-get install libnuma1` (Debian, Ubuntu; `numactl-libs` on "
+            "RHEL-like hosts)."
+        ],
+    ),
+}
+
+
+def _check_system_library(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(LogEventKind.SYSTEM_LIBRARY_MISSING) if e.component in SYSTEM_LIBRARIES]
+    if not events:
+        return []
+    event = events[0]
+    library = event.component or ""
+    who, actions = SYSTEM_LIBRARIES[library]
+    return [
+        RULE_SYSTEM_LIBRARY.finding(
+            Severity.CRITICAL,
+            f"the system has no {library}: {who} links it",
+            summary=f"The loader refused a compiled module because the system library {library} is not installed: "
+            f"{who} needs it. Nothing in vLLM's flags changes this; the image or the installed packages do.",
+            evidence=[c.log_evidence(event, name="system library missing", value=library)],
+            actions=actions,
+            confidence=0.85,
+        )
+    ]
+
+
+RULE_SYSTEM_LIBRARY = Rule(
+    code="OP-7.57",
+    title="a system library a package's binary links is not installed",
+    category=Category.STARTUP,
+    check=_check_system_library,
+    needs=("events",),
+    page=RulePage(
+        checks="The loader's `libGL.so.1`, `libgthread-2.0.so.0` or `libnuma.so.1: cannot open shared object file`.",
+        why="vLLM requires OpenCV's headless build, which links no desktop library; libGL or gthread missing means "
+        "the GUI build came in beside it. vLLM's CPU build links libnuma.",
+        example="`ImportError: libGL.so.1: cannot open shared object file: No such file or directory` importing cv2 "
+        "for a video input, in an image where another package installed opencv-python.",
+        fix="One OpenCV package, the headless one (or libgl1 and libglib2.0-0 in the image); libnuma1 for the CPU "
+        "build.",
+        limits="Names the package by the library; the traceback's frames say which import reached it.",
+        references=["https://pypi.org/project/opencv-python/", "https://github.com/opencv/opencv/issues/25988"],
+    ),
+)
+
+RULES: list[Rule] = [RULE, RULE_SYSTEM_LIBRARY]

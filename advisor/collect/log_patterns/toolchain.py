@@ -145,6 +145,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\.(?P<major>\d+))[\d.]*: cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
     ),
+    wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
+        # build (libGL, GLib's gthread), vLLM's CPU build (libnuma)
+        (": cannot open shared object file",),
+        K.SYSTEM_LIBRARY_MISSING,
+        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
+        lambda m: {"message": m.group(0), "component": m["library"]},
+    ),
     wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
         ("This kernel only supports",),
         K.KERNEL_ARCH_GUARD,

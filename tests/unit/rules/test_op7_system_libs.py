@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
-from rules.catalog.op7_system_libs import RULE
+from rules.catalog.op7_system_libs import RULE, RULE_SYSTEM_LIBRARY
 from rules.facts import Facts
 
 GLIBC = (
@@ -33,3 +33,18 @@ def test_libstdcxx_in_a_conda_environment_points_at_the_copy_found_first():
     [finding] = _findings(CONDA)
     assert finding.title.startswith("flashinfer's compiled library (libflashinfer.so) needs libstdc++ GLIBCXX_3.4.30")
     assert "conda-forge libstdcxx-ng" in finding.actions[1]
+
+
+# --- OP-7.57 a system library a package's binary links -------------------------------------------------------------
+
+
+def test_libgl_missing_is_opencvs_gui_build_beside_vllms_headless_one():
+    line = "ImportError: libGL.so.1: cannot open shared object file: No such file or directory"
+    [finding] = RULE_SYSTEM_LIBRARY.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title == "the system has no libGL.so.1: OpenCV's GUI build (opencv-python, imported as cv2) links it"
+    assert "opencv-python-headless" in finding.actions[0] and "libgl1" in finding.actions[1]
+    numa = "ImportError: libnuma.so.1: cannot open shared object file: No such file or directory"
+    [finding] = RULE_SYSTEM_LIBRARY.evaluate(Facts(events=parse_lines([numa]).events))
+    assert "libnuma1" in finding.actions[0]
+    other = "ImportError: libfoo.so.3: cannot open shared object file: No such file or directory"
+    assert RULE_SYSTEM_LIBRARY.evaluate(Facts(events=parse_lines([other]).events)) == []
