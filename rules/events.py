@@ -177,6 +177,10 @@ class LogEventKind(str, Enum):
     # the loader finding no system (not CUDA) library a package's binary needs: "libGL.so.1: cannot open shared
     # object file" (component: the library)
     SYSTEM_LIBRARY_MISSING = "system_library_missing"
+    # transformers' check of a remote-code module's imports (dynamic_module_utils.check_imports): "This modeling file
+    # requires the following packages that were not found in your environment: flash_attn. Run `pip install …`"
+    # (message: the packages, as it lists them)
+    REMOTE_CODE_IMPORTS = "remote_code_imports"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -828,6 +832,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
     LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
     LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
+    LogEventKind.REMOTE_CODE_IMPORTS: ("message",),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

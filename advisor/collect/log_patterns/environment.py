@@ -275,6 +275,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?i)model type [`'\"]?(?P<type>[\w.-]+)[`'\"]?\s+but Transformers does not recognize this archi.*",
         lambda m: {"message": m.group(0), "model": m["type"]},
     ),
+    wording(  # transformers' check of a remote-code module's imports before it loads it (dynamic_module_utils.py)
+        ("requires the following packages that were not found",),
+        K.REMOTE_CODE_IMPORTS,
+        r"requires the following packages that were not found in your environment: (?P<packages>[\w., -]+?)\.\s",
+        lambda m: {"message": m["packages"].strip()},
+    ),
     wording(  # transformers' AutoConfig.register (models/auto/configuration_auto.py) refusing a name it defines itself
         ("is already used by a Transformers config",),
         K.TRANSFORMERS_NAME_TAKEN,

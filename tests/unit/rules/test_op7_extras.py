@@ -33,3 +33,20 @@ def test_a_package_no_extra_of_vllm_installs_is_not_this():
     lines = ["ModuleNotFoundError: No module named 'my_private_helpers'"]
     assert not op7_extras.RULE_MISSING_EXTRA.evaluate(_facts(lines))
     assert not op7_extras.RULE_MISSING_EXTRA.evaluate(_facts(["ModuleNotFoundError: No module named 'vllm._C'"]))
+
+
+# --- OP-7.58 a package a model's remote code imports ---------------------------------------------------------------
+
+
+def test_transformers_check_of_remote_code_imports_names_the_packages_and_flash_attns_wheel():
+    line = (
+        "ImportError: This modeling file requires the following packages that were not found in your environment: "
+        "flash_attn. Run `pip install flash_attn`"
+    )
+    [finding] = op7_extras.RULE_REMOTE_CODE_IMPORTS.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title == "the model's remote code imports flash_attn, which the server's environment does not have"
+    assert finding.actions[0].startswith("Install them where the server runs: `pip install flash_attn`")
+    assert "--no-build-isolation" in finding.actions[1] and "pip show flash_attn" in finding.actions[2]
+    two = line.replace("flash_attn. Run `pip install flash_attn`", "einops, timm. Run `pip install einops timm`")
+    [finding] = op7_extras.RULE_REMOTE_CODE_IMPORTS.evaluate(Facts(events=parse_lines([two]).events))
+    assert "`pip install einops timm`" in finding.actions[0] and len(finding.actions) == 2
