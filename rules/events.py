@@ -414,6 +414,9 @@ NCCL_LOG = "NCCL's log"  # NCCL_DEBUG's lines: `host:pid:tid [0] transport/net_i
 OTHER_LOGGER = "another program's logger"
 # Who reported a kill the shell saw (`Killed`): SIGKILL, most often the kernel's OOM killer (OP-7.30 hedges it).
 SHELL_SIGKILL = "the shell (SIGKILL)"
+# CHAT_TEMPLATE_REFUSED's message when there was no template to apply (transformers: "Cannot use chat template
+# functions because tokenizer.chat_template is not set …"): a tokenizer without one, a base model's
+NO_CHAT_TEMPLATE = "no chat template"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"

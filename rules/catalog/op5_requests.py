@@ -11,7 +11,7 @@ before the engine died, or a token id in the request that a device kernel then i
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import NO_CHAT_TEMPLATE, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -26,6 +26,8 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.CHAT_TEMPLATE_REFUSED)
     if not events:
         return []
+    if all(e.message == NO_CHAT_TEMPLATE for e in events):
+        return [_no_template(events[0])]
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
@@ -53,6 +55,31 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     ]
 
 
+def _no_template(event: LogEvent) -> Finding:
+    """transformers found no template to apply: the tokenizer defines none (a base model, most often)."""
+    return RULE_TEMPLATE_REFUSED.finding(
+        Severity.HIGH,
+        "the tokenizer has no chat template: a chat request to a model that defines none (a base model, most often)",
+        summary="A chat request needs the model's chat template to turn messages into a prompt; this tokenizer "
+        "defines none, and transformers no longer supplies a default (vLLM's own words for it say so since "
+        "transformers 4.44).",
+        evidence=[c.log_evidence(event, name="chat template", value="not set")],
+        changes=[
+            ConfigChange(
+                flag="--chat-template",
+                proposed="<a Jinja template file for the model's format>",
+                reason="the server then renders chat requests with it",
+                cost="a template of your own to keep beside the model; a base model was not trained to chat",
+            )
+        ],
+        actions=[
+            "Serve the instruct (chat) variant of the model, which ships its template; or send plain prompts to "
+            "/v1/completions, which needs no template.",
+        ],
+        confidence=0.85,
+    )
+
+
 RULE_TEMPLATE_REFUSED = Rule(
     code="OP-5.19",
     title="the model's chat template refused the conversation",
@@ -61,7 +88,8 @@ RULE_TEMPLATE_REFUSED = Rule(
     needs=("events",),
     page=RulePage(
         checks="A chat template's own refusal in an error body or a log: `Conversation roles must alternate "
-        "user/assistant/user/assistant/...`, `System role not supported`.",
+        "user/assistant/user/assistant/...`, `System role not supported`; transformers' `Cannot use chat template "
+        "functions because tokenizer.chat_template is not set` (no template at all).",
         why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
         "error back as HTTP 400, so the server looks at fault for what the client sent.",
         example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "

@@ -10,6 +10,7 @@ import re
 
 from advisor.catalog.vllm_interface import nearest_field
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
+from rules.events import NO_CHAT_TEMPLATE
 from rules.events import LogEventKind as K
 
 
@@ -79,11 +80,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
         lambda m: {**_request_too_long(m), "message": m.string[m.start() :]},  # its words on multimodal tokens
     ),
-    wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception)
-        ("Conversation roles must alternate", "System role not supported"),
+    wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception), or transformers
+        # finding none to apply (tokenization_utils_base.py: a tokenizer without a chat template)
+        ("Conversation roles must alternate", "System role not supported", "tokenizer.chat_template is not set"),
         K.CHAT_TEMPLATE_REFUSED,
-        r"Conversation roles must alternate[^'\"]*|System role not supported",
-        lambda m: {"message": m.group(0)},
+        r"Conversation roles must alternate[^'\"]*|System role not supported"
+        r"|(?P<none>Cannot use chat template functions because tokenizer\.chat_template is not set)",
+        lambda m: {"message": NO_CHAT_TEMPLATE if m["none"] else m.group(0)},
     ),
     wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty
         ("Received request",),

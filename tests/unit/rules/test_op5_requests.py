@@ -29,6 +29,18 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
     assert template.flag == "--chat-template" and template.kind == "flag" and "system role" in template.proposed
 
 
+def test_a_tokenizer_without_a_chat_template_proposes_one_or_the_instruct_model():
+    line = (
+        "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+        "argument was passed! For information about writing templates and setting the tokenizer.chat_template "
+        "attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating"
+    )
+    [finding] = op5_requests.RULE_TEMPLATE_REFUSED.evaluate(_facts([line]))
+    assert finding.title.startswith("the tokenizer has no chat template")
+    assert [change.flag for change in finding.changes] == ["--chat-template"]
+    assert "/v1/completions" in finding.actions[0]
+
+
 def _stats(running: int, waiting: int = 0, generated: float = 18.0, line: int = 1):
     return event(K.STATS_LINE, line, running=running, waiting=waiting, generation_throughput_tps=generated)
 
