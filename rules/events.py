@@ -814,7 +814,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
-    LogEventKind.HUB_NOT_CACHED: ("message",),
+    LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),

@@ -162,6 +162,8 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = next((e for e in events if e.message == "offline"), events[0])
+    if event.message == "timeout":
+        return [_timeout_finding(event)]
     if event.message == "offline":
         title = "the model is not in the local cache, and downloads are switched off (offline mode)"
         summary = (
@@ -192,6 +194,38 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
             confidence=0.85,
         )
     ]
+
+
+HUB_TIMEOUT_S = 10  # huggingface_hub's DEFAULT_ETAG_TIMEOUT and DEFAULT_DOWNLOAD_TIMEOUT (constants.py, 2.4)
+
+
+def _timeout_finding(event: LogEvent) -> Finding:
+    """The Hub was reached but did not answer within huggingface_hub's read timeout."""
+    waited = f"{event.timeout_ms / 1000:g} s" if event.timeout_ms else f"{HUB_TIMEOUT_S} s"
+    return RULE_HUB_NOT_CACHED.finding(
+        Severity.CRITICAL,
+        f"the Hub did not answer within the download's read timeout ({waited}): a slow or throttled link to it",
+        summary="The connection to the Hub was made, and an answer (the metadata or a piece of a file) did not come "
+        f"within huggingface_hub's timeout ({HUB_TIMEOUT_S} s by default for each); the model was not in the cache the "
+        "server reads, so the start ends there.",
+        evidence=[c.log_evidence(event, name="the Hub's answer", value=f"none within {waited}")],
+        changes=[
+            ConfigChange(
+                flag="HF_HUB_DOWNLOAD_TIMEOUT",
+                proposed="60",
+                reason="huggingface_hub waits this long for each read of a file (HF_HUB_ETAG_TIMEOUT likewise for the "
+                "metadata request), instead of 10 s",
+                cost="a dead link takes longer to fail",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Raise HF_HUB_ETAG_TIMEOUT too where the first request (the model's metadata) is the one that timed out.",
+            _FILL_CACHE,
+            _SERVE_LOCAL,
+        ],
+        confidence=0.8,
+    )
 
 
 def _untrusted_finding(event: LogEvent) -> Finding:

@@ -186,6 +186,12 @@ def _port_in_use(match: re.Match[str]) -> Fields:
     return {"message": words, "component": component, "address": address}
 
 
+def _hub_not_cached(match: re.Match[str]) -> Fields:
+    if match["read"]:
+        return {"message": "timeout", "timeout_ms": int(float(match["read"]) * 1000)}
+    return {"message": "offline" if "outgoing traffic" in match.group(0) else "unreachable"}
+
+
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
     host, port = (match["host"], match["port"]) if match["host"] else (match["host2"], match["port2"])
@@ -301,10 +307,13 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the model's files not cached and the Hub not asked (offline) or not reachable: huggingface_hub's and
         # transformers' words
-        ("outgoing traffic has been disabled", "We couldn't connect to 'https://huggingface.co'"),
+        ("outgoing traffic has been disabled", "We couldn't connect to 'https://huggingface.co'", "Read timed out"),
         K.HUB_NOT_CACHED,
-        r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'",
-        lambda m: {"message": "offline" if "outgoing traffic" in m.group(0) else "unreachable"},
+        r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'"
+        # requests' read timeout on a Hub host (huggingface_hub's default: 10 s for metadata and for each file)
+        r"|host='(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)', port=443\): Read timed out\. "
+        r"\(read timeout=(?P<read>[\d.]+)\)",
+        _hub_not_cached,
     ),
     wording(  # the Hub refusing for its rate limits, or failing itself, on a download (requests' and huggingface_hub's)
         ("Too Many Requests", "Server Error"),

@@ -87,3 +87,20 @@ def test_a_403_from_another_host_or_the_hubs_docs_is_not_read_as_the_hub_refusin
         "For more details, see https://huggingface.co/docs/huggingface_hub/authentication",
     )
     assert op7_hub.RULE_HUB_REFUSED.evaluate(facts) == []
+
+
+def test_a_read_timeout_on_the_hub_raises_huggingface_hubs_timeouts_and_a_servers_stays_the_clients():
+    line = (
+        "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out. "
+        "(read timeout=10)"
+    )
+    [finding] = op7_hub.RULE_HUB_NOT_CACHED.evaluate(_facts(line))
+    assert finding.title == (
+        "the Hub did not answer within the download's read timeout (10 s): a slow or throttled link to it"
+    )
+    [change] = finding.changes
+    assert (change.flag, change.proposed, change.kind) == ("HF_HUB_DOWNLOAD_TIMEOUT", "60", "env")
+    assert "HF_HUB_ETAG_TIMEOUT" in finding.actions[0]
+    server = line.replace("host='huggingface.co', port=443", "host='localhost', port=8000")
+    assert op7_hub.RULE_HUB_NOT_CACHED.evaluate(_facts(server)) == []
+    assert evaluate(_facts(server)).findings[0].rule == "OP-5.35"
