@@ -181,6 +181,9 @@ class LogEventKind(str, Enum):
     # requires the following packages that were not found in your environment: flash_attn. Run `pip install …`"
     # (message: the packages, as it lists them)
     REMOTE_CODE_IMPORTS = "remote_code_imports"
+    # pip building a package from its source and failing: "Failed building wheel for vllm" (pip 26's wording), older
+    # pips' "Could not build wheels for vllm" (component: the package)
+    PIP_BUILD_FAILED = "pip_build_failed"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -836,6 +839,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
     LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
     LogEventKind.REMOTE_CODE_IMPORTS: ("message",),
+    LogEventKind.PIP_BUILD_FAILED: ("message", "component"),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

@@ -1,5 +1,5 @@
 """OP-7.44: pip left packages at versions vLLM's release does not accept (its own list of the conflicts).
-OP-7.55: pip found nothing it could install for a requirement.
+OP-7.55: pip found nothing it could install for a requirement, or had to build one from source and failed.
 
 Why a rule of its own: pip installs what it is asked and only afterwards lists what no longer fits, under `ERROR:
 pip's dependency resolver does not currently take into account all the packages that are installed`: one line per
@@ -132,7 +132,7 @@ _INDEX = (
 def _check_not_found(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.PIP_NO_DISTRIBUTION)
     if not events:
-        return []
+        return _check_build_failed(facts)
     event = next((e for e in events if e.versions_offered is not None), events[0])
     requirement = event.message or "the requirement"
     offered = event.versions_offered
@@ -174,13 +174,14 @@ def _check_not_found(facts: Facts) -> list[Finding]:
 
 RULE_NOT_FOUND = Rule(
     code="OP-7.55",
-    title="pip found nothing it could install for a requirement",
+    title="pip found nothing it could install for a requirement, or failed to build it",
     category=Category.STARTUP,
     check=_check_not_found,
     needs=("events",),
     page=RulePage(
         checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
-        "distribution found for R`.",
+        "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
+        "another's).",
         why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
         "label PyPI does not carry, or a version the index does not have.",
         example="`ERROR: No matching distribution found for torch==2.5.1+cu121` from PyPI: the +cu121 build is on "
@@ -195,5 +196,51 @@ RULE_NOT_FOUND = Rule(
         ],
     ),
 )
+
+
+def _check_build_failed(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
+    if not events or facts.events_of(LogEventKind.PIP_NO_DISTRIBUTION):
+        return []
+    event = events[0]
+    package = event.component or "a package"
+    name = _name(package)
+    if name == "vllm" or name.startswith("vllm-"):
+        title = (
+            f"pip built {package} from its source and the build failed: no wheel of it fits this Python and platform"
+        )
+        actions = [
+            _PLATFORM,
+            "A source build of vLLM needs the CUDA toolkit (nvcc) matching PyTorch's CUDA, a C++ compiler and time "
+            "(tens of minutes); if that is what you want, vLLM's installation guide gives the steps.",
+        ]
+    elif name == "flash-attn":
+        title = f"pip built {package} from its source and the build failed: it compiles CUDA kernels against torch"
+        actions = [
+            "flash-attn builds against the torch installed, so build it with `pip install flash-attn "
+            "--no-build-isolation`, with nvcc (CUDA_HOME) and ninja present; or install a prebuilt wheel for your "
+            "torch, CUDA and Python from its releases page.",
+            "vLLM does not need flash-attn (it ships its own kernels); only a model's own code or another package asks "
+            "for it.",
+        ]
+    else:
+        title = f"pip had to build {package} from its source, and the build failed"
+        actions = [
+            "The compiler's error above pip's summary names what was missing (a compiler, headers, CUDA's nvcc); or "
+            "install a version that has a wheel for this Python and platform (`pip index versions` and PyPI's files "
+            "list).",
+        ]
+    return [
+        RULE_NOT_FOUND.finding(
+            Severity.HIGH,
+            title,
+            summary="pip found no wheel that fits and fell back to the source distribution, whose build failed; "
+            "nothing was installed.",
+            evidence=[c.log_evidence(event, name="pip's build", value=package)],
+            actions=actions,
+            confidence=0.75,
+        )
+    ]
+
 
 RULES: list[Rule] = [RULE, RULE_NOT_FOUND]

@@ -267,6 +267,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<versions>[^)]*)\)|No matching distribution found for (?P<req2>\S.*?)\s*$",
         _pip_not_found,
     ),
+    wording(  # pip building a package from its source distribution and failing (pip/_internal/operations/build/
+        # wheel.py: "Failed building wheel for %s"; older pips: "Could not build wheels for X")
+        ("Failed building wheel for", "Could not build wheels for"),
+        K.PIP_BUILD_FAILED,
+        r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
+        lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
+    ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
         K.TORCH_CUDA_BUILD,

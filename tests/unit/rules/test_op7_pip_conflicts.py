@@ -81,3 +81,15 @@ def test_a_version_the_index_lacks_names_the_newest_it_offered():
     )
     assert finding.title == "pip found no vllm==0.99.0 on this index for this Python (its newest offered: 0.6.3)"
     assert "pip index versions vllm" in finding.actions[0]
+
+
+def test_a_failed_source_build_names_why_pip_built_it_vllm_flash_attn_or_another():
+    [vllm] = _not_found("ERROR: Failed building wheel for vllm")
+    assert vllm.title.startswith("pip built vllm from its source and the build failed: no wheel of it fits")
+    assert "pip debug --verbose" in vllm.actions[0]
+    [flash] = _not_found("  ERROR: Failed building wheel for flash-attn")
+    assert "--no-build-isolation" in flash.actions[0] and "vLLM does not need flash-attn" in flash.actions[1]
+    [other] = _not_found(
+        "ERROR: Could not build wheels for llama-cpp-python, which is required to install pyproject.toml-based projects"
+    )
+    assert other.title == "pip had to build llama-cpp-python from its source, and the build failed"
