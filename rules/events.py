@@ -828,7 +828,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
-    LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required"),
+    LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required", "component"),
     LogEventKind.TORCH_WITHOUT_CUDA: ("message", "version", "component"),
     LogEventKind.TORCH_COMPILE_FAILED: ("message", "component"),
     LogEventKind.TORCHVISION_MISMATCH: ("message", "component", "version", "installed"),

@@ -6,7 +6,10 @@ for CUDA 11.x, 525 for 12.x and 580 for 13.x (its "CUDA Compatibility" guide). t
 it supports (`cudaDriverGetVersion`, 1000 × major + 10 × minor; nvidia-smi shows it as `CUDA Version`) and refuses
 an older one in its own words, `The NVIDIA driver on your system is too old (found version 12040)`
 (c10/cuda/CUDAFunctions.cpp); CUDA's runtime says `CUDA driver version is insufficient for CUDA runtime version`
-(cudaErrorInsufficientDriver, 35). vLLM then sees no usable GPU. The fix is on the host (a newer driver) or in the
+(cudaErrorInsufficientDriver, 35). vLLM then sees no usable GPU. Triton's own compiler meets the same floor: the ptxas
+it ships compiles for its CUDA release, and an older driver refuses the result (`Triton Error [CUDA]: device kernel
+image is invalid`: vllm#5713, fixed by a newer CUDA on the host; pytorch/pytorch#119054, by TRITON_PTXAS_PATH at the
+system's older ptxas). The fix is on the host (a newer driver) or in the
 build chosen (one for the driver's CUDA), never a vLLM flag.
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # The oldest driver branch each CUDA major release runs on (NVIDIA's minor version compatibility table).
 MIN_DRIVER_BY_CUDA_MAJOR: dict[int, int] = {11: 450, 12: 525, 13: 580}
@@ -31,6 +34,8 @@ def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.DRIVER_TOO_OLD)
     if not events:
         return []
+    if all(e.component == "Triton" for e in events):
+        return [_triton_finding(events[0])]
     event = next((e for e in events if e.version), events[0])
     required = next((e.cuda_required for e in events if e.cuda_required), None)
     build = required or next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
@@ -95,6 +100,32 @@ def _finding(event: LogEvent, driver_cuda: str | None, build: str | None, image:
     )
 
 
+def _triton_finding(event: LogEvent) -> Finding:
+    """Triton's bundled ptxas compiled a kernel for a newer CUDA than the driver loads."""
+    return RULE.finding(
+        Severity.CRITICAL,
+        "a Triton kernel was compiled for a newer CUDA than the driver supports: device kernel image is invalid",
+        summary="Triton compiles its kernels with the ptxas it ships, of a recent CUDA release; the driver could not "
+        "load the result because it supports only an older CUDA (`nvidia-smi`'s CUDA Version). vLLM's Triton kernels "
+        "(fused MoE, attention, torch.compile's) fail at their first launch.",
+        evidence=[c.log_evidence(event, name="Triton's kernel", value="device kernel image is invalid")],
+        changes=[
+            ConfigChange(
+                flag="TRITON_PTXAS_PATH",
+                proposed="<the ptxas of the CUDA release the driver supports, e.g. /usr/local/cuda-11.8/bin/ptxas>",
+                reason="Triton then compiles for a CUDA the driver can load",
+                cost="a CUDA toolkit (or pip's nvidia-cuda-nvcc wheel) of that release on the host",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Better, a newer driver: its CUDA Version (`nvidia-smi`) at or above the CUDA of the Triton vLLM ships "
+            "(vllm#5713: moving the host from CUDA 11.8 to 12.2 fixed it; triton-lang/triton#3001: driver 470 to 535).",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE = Rule(
     code="OP-7.43",
     title="NVIDIA driver older than the build's CUDA",
@@ -104,18 +135,21 @@ RULE = Rule(
     page=RulePage(
         checks="torch's `The NVIDIA driver on your system is too old (found version N)` (N: the driver's CUDA release, "
         "1000 × major + 10 × minor), CUDA's `CUDA driver version is insufficient for CUDA runtime version` and the "
-        "NVIDIA container runtime's `requirement error: unsatisfied condition: cuda>=X.Y`; the build's CUDA from "
+        "NVIDIA container runtime's `requirement error: unsatisfied condition: cuda>=X.Y`, Triton's `Triton Error "
+        "[CUDA]: device kernel image is invalid` (its ptxas newer than the driver's CUDA); the build's CUDA from "
         "`python collect_env.py`, torch's `+cuXYZ` version or the image's declared CUDA.",
         why="A CUDA build needs a driver of its major release's family or newer (CUDA 12.x: 525, 13.x: 580); vLLM "
         "pins one PyTorch per release, so the driver decides which builds run.",
         example="`RuntimeError: The NVIDIA driver on your system is too old (found version 12040)` after installing a "
         "vLLM whose PyTorch is built for CUDA 13 on a host whose 550 driver supports CUDA 12.4.",
         fix="A newer driver (reboot after installing it); or PyTorch and vLLM built for the driver's CUDA; "
-        "cuda-compat on data-center GPUs.",
+        "cuda-compat on data-center GPUs; for Triton, TRITON_PTXAS_PATH at the ptxas of the driver's CUDA.",
         limits="Names the build's CUDA only when the text holds it (collect_env's line, torch's version suffix).",
         references=[
             "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
             "https://docs.nvidia.com/deploy/cuda-compatibility/",
+            "https://github.com/vllm-project/vllm/issues/5713",
+            "https://github.com/pytorch/pytorch/issues/119054",
         ],
     ),
 )

@@ -42,6 +42,7 @@ def _driver_cuda(match: re.Match[str]) -> Fields:
     """The CUDA release the driver supports, from torch's number (12040 → 12.4), when its words give one."""
     found = int(match["found"]) if match["found"] else None
     return {
+        "component": "Triton" if match["ptxas"] else None,
         "message": match.group(0),
         "version": f"{found // 1000}.{found % 1000 // 10}" if found else None,
         "cuda_required": match["required"],
@@ -161,11 +162,18 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # the driver older than the build's CUDA: torch's check (c10/cuda/CUDAFunctions.cpp prints the CUDA
         # release the driver supports as 1000 × major + 10 × minor), CUDA's cudaErrorInsufficientDriver (35), and the
         # NVIDIA container runtime checking the image's NVIDIA_REQUIRE_CUDA before the container starts
-        ("driver on your system is too old", "CUDA driver version is insufficient", "unsatisfied condition: cuda"),
+        (
+            "driver on your system is too old",
+            "CUDA driver version is insufficient",
+            "unsatisfied condition: cuda",
+            "device kernel image is invalid",
+        ),
         K.DRIVER_TOO_OLD,
         r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)"
         r"|CUDA driver version is insufficient for CUDA runtime version"
-        r"|requirement error: unsatisfied condition: cuda>=(?P<required>\d+\.\d+)",
+        r"|requirement error: unsatisfied condition: cuda>=(?P<required>\d+\.\d+)"
+        # Triton's driver call loading a kernel its bundled ptxas compiled for a newer CUDA than the driver's
+        r"|(?P<ptxas>Triton Error \[CUDA\]: device kernel image is invalid)",
         _driver_cuda,
     ),
     wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have

@@ -53,3 +53,12 @@ def test_the_container_runtimes_check_names_the_images_cuda_and_the_switch_that_
     assert finding.title.startswith("the NVIDIA driver is older than CUDA 12.8, which the image declares")
     assert "CUDA Version (nvidia-smi's header) is 12.8 or later" in finding.actions[0]
     assert "NVIDIA_DISABLE_REQUIRE=1" in finding.actions[3] and "driver of 525 or later" in finding.actions[3]
+
+
+def test_tritons_invalid_kernel_image_is_its_ptxas_newer_than_the_drivers_cuda():
+    # vllm#5713 (a host on CUDA 11.8; moving it to 12.2 fixed it), pytorch/pytorch#119054 (TRITON_PTXAS_PATH)
+    [finding] = _findings("RuntimeError: Triton Error [CUDA]: device kernel image is invalid")
+    assert finding.title.startswith("a Triton kernel was compiled for a newer CUDA than the driver supports")
+    [change] = finding.changes
+    assert (change.flag, change.kind) == ("TRITON_PTXAS_PATH", "env")
+    assert "vllm#5713" in finding.actions[0]
