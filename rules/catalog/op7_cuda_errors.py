@@ -35,6 +35,17 @@ class CudaError(NamedTuple):
     actions: tuple[str, ...]
 
 
+# What to do when a CUDA library cannot create its handle (cuBLAS, cuDNN): the GPU full, or a late-reported fault.
+HANDLE_INIT_ACTIONS = (
+    "The library creates its handle at its first call (cuBLAS' first matrix multiply, cuDNN's first convolution); "
+    "both libraries' documentation reads this status from their create call as the CUDA runtime's initialisation "
+    "failing, and in practice the GPU had no memory left for it: lower --gpu-memory-utilization, and look for "
+    "another process on the GPU (`nvidia-smi`).",
+    "An earlier kernel fault reported late surfaces here too (an embedding index past the vocabulary: a "
+    "tokenizer that is not the model's): rerun with CUDA_LAUNCH_BLOCKING=1 to see the first failing kernel.",
+)
+
+
 ERRORS: dict[str, CudaError] = {
     "oom": CudaError(
         "cudaErrorMemoryAllocation",
@@ -50,13 +61,13 @@ ERRORS: dict[str, CudaError] = {
     "cublas_init": CudaError(
         "CUBLAS_STATUS_NOT_INITIALIZED",
         "cuBLAS could not start on the GPU: the CUDA runtime under it failed, most often with the GPU already full",
-        (
-            "cuBLAS creates its handle at the first matrix multiply; its documentation reads this status from "
-            "cublasCreate as the CUDA runtime's initialisation failing, and in practice the GPU had no memory left "
-            "for it: lower --gpu-memory-utilization, and look for another process on the GPU (`nvidia-smi`).",
-            "An earlier kernel fault reported late surfaces here too (an embedding index past the vocabulary: a "
-            "tokenizer that is not the model's): rerun with CUDA_LAUNCH_BLOCKING=1 to see the first failing kernel.",
-        ),
+        HANDLE_INIT_ACTIONS,
+    ),
+    "cudnn_init": CudaError(
+        "CUDNN_STATUS_NOT_INITIALIZED",
+        "cuDNN could not start on the GPU: the CUDA runtime under it failed (cuDNN's documentation for cudnnCreate), "
+        "most often with the GPU already full",
+        HANDLE_INIT_ACTIONS,
     ),
     "assert": CudaError(
         "cudaErrorAssert",
@@ -164,8 +175,8 @@ RULE = Rule(
         checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
-        "`CUBLAS_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out of memory`; the `Assertion `srcIndex < "
-        "srcSelectDimSize` failed` line of an index assert.",
+        "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
+        "of memory`; the `Assertion `srcIndex < srcSelectDimSize` failed` line of an index assert.",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
         "reads the traceback's frame, which is only where CUDA noticed.",
         example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "

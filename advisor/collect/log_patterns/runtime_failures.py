@@ -131,6 +131,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "Triton Error [CUDA]: out of memory",
+            "CUDNN_STATUS_NOT_INITIALIZED",
             "srcSelectDimSize",
         ),
         K.CUDA_RUNTIME_ERROR,
@@ -140,6 +141,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<capture>operation not permitted when stream is capturing)"
         r"|(?P<not_ready>system not yet initialized))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
+        r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"
         r"|Triton Error \[CUDA\]: (?P<triton_oom>out of memory)"
         r"|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
         _cuda_runtime_error,

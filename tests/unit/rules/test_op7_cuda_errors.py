@@ -33,6 +33,7 @@ def _findings(*lines: str):
         ("RuntimeError: Triton Error [CUDA]: out of memory", "cudaErrorMemoryAllocation", "--gpu-memory-utilization"),
         ("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", "CUDA_LAUNCH_BLOCKING=1"),
         ("RuntimeError: CUDA error: system not yet initialized", "cudaErrorSystemNotReady", "nvidia-fabricmanager"),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "CUDNN_STATUS_NOT_INITIALIZED", "no memory left"),
         (
             "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] "
             "Assertion `srcIndex < srcSelectDimSize` failed.",
