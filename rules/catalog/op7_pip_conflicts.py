@@ -199,8 +199,9 @@ RULE_NOT_FOUND = Rule(
 
 
 def _check_build_failed(facts: Facts) -> list[Finding]:
+    """Called by `_check_not_found` only when pip found no distribution at all: that answer leads when both show."""
     events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
-    if not events or facts.events_of(LogEventKind.PIP_NO_DISTRIBUTION):
+    if not events:
         return []
     event = events[0]
     package = event.component or "a package"

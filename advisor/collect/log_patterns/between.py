@@ -60,10 +60,7 @@ _INGRESS_NGINX_ACCESS = re.compile(r'" \d{3} \d+ "[^"]*" "[^"]*" \d+ (?P<seconds
 
 def _gateway_status(match: re.Match[str]) -> Fields:
     """The status, and the gateway the line's format names with how long the request ran there, when it does."""
-    status = int(match["status"] or match["status2"] or match["status3"])
-    fields: Fields = {"message": match.group(0), "status": status}
-    if status == 413 and "nginx" in match.string:
-        fields["component"] = "nginx"
+    fields: Fields = {"message": match.group(0), "status": int(match["status"] or match["status2"] or match["status3"])}
     ingress = _INGRESS_NGINX_ACCESS.search(match.string)
     if ingress:
         seconds = to_float(ingress["seconds"])
