@@ -420,6 +420,13 @@ SHELL_SIGKILL = "the shell (SIGKILL)"
 # CHAT_TEMPLATE_REFUSED's message when there was no template to apply (transformers: "Cannot use chat template
 # functions because tokenizer.chat_template is not set …"): a tokenizer without one, a base model's
 NO_CHAT_TEMPLATE = "no chat template"
+# Values the collector writes and a rule tells apart, declared once here: DISK_FULL's component for an ENOSPC that
+# names no path; SERVER_DISCONNECTED's connect_result for an answer cut after it began; TRITON_BUILD_FAILED's message
+# when the launcher found no unversioned libcuda.so to link, or no libcuda.so.1 at all where ldconfig said
+NO_PATH = "no_path"
+CUT_MID_ANSWER = "cut"
+NO_LIBCUDA_LINK = "no libcuda.so to link against"
+NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import CUT_MID_ANSWER, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -38,12 +38,11 @@ def _check(facts: Facts) -> list[Finding]:
     gone = facts.events_of(*_WENT_AWAY)
     if gone:
         return [_went_away(events[0], gone[0])]
-    if events[0].connect_result == CUT:
+    if events[0].connect_result == CUT_MID_ANSWER:
         return [_cut_off(events[0])]
     return [_curl_closed(events[0]) if events[0].component == "curl" else _closed(events[0])]
 
 
-CUT = "cut"  # the answer had begun: a streamed body ended before its last chunk
 PROXY_READ_TIMEOUT_S = 60  # nginx's proxy_read_timeout default, between two reads from vLLM (nginx's proxy module)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rules.catalog import common as c
 from rules.catalog.op7_container import cache_variable
-from rules.events import LogEvent, LogEventKind
+from rules.events import NO_PATH, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -56,9 +56,6 @@ def _check(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
-
-
-NO_PATH = "no_path"
 
 
 def _no_path(event: LogEvent) -> Finding:

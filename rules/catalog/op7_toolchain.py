@@ -16,7 +16,7 @@ CUDA_HOME (else /usr/local/cuda). A runtime image has no nvcc. Sources: davanstr
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -262,7 +262,7 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
     if not events:
         return []
     missing = events[0].message or "a C compiler or the Python headers"
-    if missing in (NO_LIBCUDA, NO_LIBCUDA_1):
+    if missing in (NO_LIBCUDA_LINK, NO_LIBCUDA_LIBRARY):
         return [_no_libcuda(events[0])]
     return [
         RULE_TRITON_BUILD.finding(
@@ -284,12 +284,8 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
     ]
 
 
-NO_LIBCUDA = "no libcuda.so to link against"
-NO_LIBCUDA_1 = "no libcuda.so.1 where ldconfig says"
-
-
 def _no_libcuda(event: LogEvent) -> Finding:
-    if event.message == NO_LIBCUDA_1:
+    if event.message == NO_LIBCUDA_LIBRARY:
         return RULE_TRITON_BUILD.finding(
             Severity.CRITICAL,
             "Triton found no NVIDIA driver library (libcuda.so.1) to link its C launcher against",

@@ -17,6 +17,7 @@ from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_i
 from rules import vllm_defaults
 from rules.catalog.common import is_local_host
 from rules.catalog.op5_unreachable import OPENAI_SDK, OTHER_SERVERS
+from rules.events import CUT_MID_ANSWER
 from rules.events import LogEventKind as K
 
 # What the kubelet says a probe met (its HTTP and TCP probers' words): nothing listening, no answer in time, an
@@ -239,7 +240,7 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {
             "message": m.group(0),
             "component": {"requests": "requests (urllib3)"}.get(m.lastgroup or "", m.lastgroup),
-            "connect_result": "cut",
+            "connect_result": CUT_MID_ANSWER,
         },
     ),
     wording(  # the OpenAI SDK gave up waiting (its timeout, 600 s by default, after two retries)

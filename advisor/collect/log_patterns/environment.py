@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL
+from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL
 from rules.events import LogEventKind as K
 
 
@@ -409,7 +409,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[Errno (?:28\] No space left on device|(?P<quota>122)\] Disk quota exceeded): '(?P<path>(?!/dev/shm)[^']+)'"
         # the same error with no path after it (a write whose file Python does not name): which store is unknown
         r"|\[Errno 28\] No space left on device\s*$",
-        lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None if m["path"] else "no_path"},
+        lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None if m["path"] else NO_PATH},
     ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),

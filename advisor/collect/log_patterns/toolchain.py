@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
+from rules.events import NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK
 from rules.events import LogEventKind as K
 
 
@@ -24,9 +25,9 @@ def _triton_build(match: re.Match[str]) -> Fields:
     if words.startswith("Failed"):
         return {"message": "no C compiler"}
     if "-lcuda" in words:
-        return {"message": "no libcuda.so to link against"}
+        return {"message": NO_LIBCUDA_LINK}
     if "cannot found" in words:
-        return {"message": "no libcuda.so.1 where ldconfig says"}
+        return {"message": NO_LIBCUDA_LIBRARY}
     return {"message": "no Python headers (Python.h)"}
 
 
