@@ -29,26 +29,50 @@ SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
 def _check_jit(facts: Facts) -> list[Finding]:
     missing = facts.events_of(LogEventKind.JIT_NO_NVCC)
     failed = facts.events_of(LogEventKind.JIT_BUILD_FAILED)
-    if not missing and not failed:
-        return []
+    if missing:
+        return [_jit_finding(missing[0], NO_COMPILER)]
     no_ninja = next((e for e in failed if (e.message or "").startswith(NO_NINJA)), None)
-    if no_ninja is not None and not missing:
-        return [_jit_finding(no_ninja, no_compiler=False, no_ninja=True)]
-    return [_jit_finding(missing[0] if missing else failed[0], no_compiler=bool(missing))]
+    if no_ninja is not None:
+        return [_jit_finding(no_ninja, NO_NINJA)]
+    return [_jit_finding(failed[0], BUILD_FAILED)] if failed else []
 
 
-# torch.utils.cpp_extension's verify_ninja_availability (torch 2.13): "… (pip install ninja to get it)"
-NO_NINJA = "Ninja is required to load C++ extensions"
+# Why the JIT build stopped: no compiler, no ninja (torch.utils.cpp_extension's verify_ninja_availability, torch 2.13:
+# "… (pip install ninja to get it)"), or a build that failed; each with the title's words and the actions that lead.
+NO_COMPILER, NO_NINJA, BUILD_FAILED = "no nvcc", "Ninja is required to load C++ extensions", "failed"
+_JIT_REASONS: dict[str, tuple[str, list[str]]] = {
+    NO_COMPILER: ("found no CUDA compiler (nvcc)", []),
+    NO_NINJA: (
+        "found no ninja, the build tool torch's JIT runs",
+        [
+            "Install ninja where vLLM runs (`pip install ninja`, as torch's own words say): torch's C++ extension "
+            "loader will not build without it."
+        ],
+    ),
+    BUILD_FAILED: ("failed to build", []),
+}
+_SAMPLER_OFF = ConfigChange(
+    flag=SAMPLER_ENV,
+    current=None,
+    proposed="0",
+    reason="vLLM's PyTorch-native top-k/top-p sampler: nothing to compile at start",
+    cost="top-k/top-p sampling a little slower than FlashInfer's kernel; greedy requests do not sample",
+    kind="env",
+)
+_CUDA_HOME = ConfigChange(
+    flag="CUDA_HOME",
+    current=None,
+    proposed="<the CUDA toolkit directory that holds bin/nvcc>",
+    reason="FlashInfer's JIT finds the compiler through CUDA_HOME before /usr/local/cuda; pip's nvidia-cuda-nvcc wheel "
+    "unpacks a toolkit under site-packages/nvidia/",
+    cost="the first start compiles (minutes); the kernels are cached for the next",
+    kind="env",
+)
 
 
-def _jit_finding(event: LogEvent, no_compiler: bool, no_ninja: bool = False) -> Finding:
-    what = (
-        "found no CUDA compiler (nvcc)"
-        if no_compiler
-        else "found no ninja, the build tool torch's JIT runs"
-        if no_ninja
-        else "failed to build"
-    )
+def _jit_finding(event: LogEvent, reason: str) -> Finding:
+    what, first_actions = _JIT_REASONS[reason]
+    no_compiler = reason == NO_COMPILER
     return RULE_JIT.finding(
         Severity.CRITICAL,
         f"a kernel JIT-compiled at engine start {what}: FlashInfer's sampler compiles at start by default",
@@ -59,36 +83,10 @@ def _jit_finding(event: LogEvent, no_compiler: bool, no_ninja: bool = False) -> 
         "runtime image, or CUDA installed as pip wheels without CUDA_HOME, has none"
         + ("." if no_compiler else ", and a toolkit whose headers do not match its compiler fails the same way."),
         evidence=[c.log_evidence(event, name="JIT compilation")],
-        changes=[
-            ConfigChange(
-                flag=SAMPLER_ENV,
-                current=None,
-                proposed="0",
-                reason="vLLM's PyTorch-native top-k/top-p sampler: nothing to compile at start",
-                cost="top-k/top-p sampling a little slower than FlashInfer's kernel; greedy requests do not sample",
-                kind="env",
-            )
-        ],
-        alternatives=[
-            ConfigChange(
-                flag="CUDA_HOME",
-                current=None,
-                proposed="<the CUDA toolkit directory that holds bin/nvcc>",
-                reason="FlashInfer's JIT finds the compiler through CUDA_HOME before /usr/local/cuda; pip's "
-                "nvidia-cuda-nvcc wheel unpacks a toolkit under site-packages/nvidia/",
-                cost="the first start compiles (minutes); the kernels are cached for the next",
-                kind="env",
-            )
-        ],
-        actions=(
-            [
-                "Install ninja where vLLM runs (`pip install ninja`, as torch's own words say): torch's C++ "
-                "extension loader will not build without it."
-            ]
-            if no_ninja
-            else []
-        )
-        + [
+        changes=[_SAMPLER_OFF],
+        alternatives=[_CUDA_HOME],
+        actions=[
+            *first_actions,
             "Or give the image a CUDA compiler that matches its runtime: a CUDA `-devel` base image, or set "
             "CUDA_HOME to the toolkit that holds bin/nvcc.",
             "Or build FlashInfer's kernels ahead of time into the image (its AOT build, or the flashinfer-jit-cache "
