@@ -798,7 +798,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image"),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
-    LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component"),
+    LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component", "device"),
     LogEventKind.CONTAINER_EXIT_CODE: ("exit_code",),
     LogEventKind.PROBE_SETTINGS: (
         "message",

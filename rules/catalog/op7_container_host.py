@@ -1,5 +1,5 @@
-"""OP-7.32: the container cannot use its host: no GPU runtime, no GPU visible or no driver library, GPUs lost, another
-CPU architecture.
+"""OP-7.32: the container cannot use its host: no GPU runtime, no GPU visible or no driver library, GPUs lost, no driver
+loaded, a GPU the host lacks, another CPU architecture.
 
 Why a rule of its own: vLLM in a container reaches the GPUs only through the NVIDIA Container Toolkit, and each way
 that fails has its own words, Docker's, PyTorch's, NVML's or the kernel's, never vLLM's. Docker without the
@@ -14,6 +14,11 @@ initialize NVML: Unknown Error` until the container is recreated (NVIDIA/nvidia-
 CUDA failing to initialise with `CUDA unknown error` (torch's warning, c10/cuda/CUDAFunctions.cpp) is the host's
 kernel modules, in or out of a container: a driver upgraded without a reboot, nvidia_uvm lost after a suspend
 (pytorch/pytorch#49081, #88639).
+The toolkit's own hook (nvidia-container-cli, libnvidia-container) speaks before the container exists: `nvml error:
+driver not loaded` is a host whose NVIDIA kernel module is not running (nvidia-smi there says it `couldn't
+communicate with the NVIDIA driver`; a kernel upgraded without the module built for it, most often,
+NVIDIA/nvidia-docker#1393), `load library failed: libnvidia-ml.so.1` a host without a driver the daemon can see,
+`device error: <id>: unknown device` a GPU index or UUID the host does not have.
 An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
 way) fails at its first exec with `exec format error`.
 """
@@ -96,6 +101,50 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "In a container the host's state is the cause: fix it there, then recreate the container.",
         ],
     ),
+    "driver_not_loaded": (
+        "the host's NVIDIA kernel module is not loaded: no process or container there can use its GPUs",
+        "The NVIDIA driver's kernel module is not running on the host, so NVML (which nvidia-smi and the NVIDIA "
+        "Container Toolkit's hook both ask first) cannot reach any GPU, and no container with GPUs starts. In the "
+        "reports behind this reading the host had booted a new kernel for which no NVIDIA module was built or "
+        "installed (an unattended kernel upgrade, DKMS failing to build it); a driver installed without a reboot, and "
+        "Secure Boot refusing an unsigned module, leave it unloaded the same way.",
+        [
+            "On the host: `nvidia-smi` must list the GPUs; `lsmod | grep nvidia` shows whether the module is loaded "
+            "and `sudo modprobe nvidia` (then `dmesg | grep -i nvidia`) says why it will not load.",
+            "After a kernel upgrade, install the NVIDIA module for the running kernel (`uname -r`: `sudo dkms "
+            "autoinstall`, or the distribution's prebuilt module package for that kernel) or boot the previous "
+            "kernel; with Secure Boot on, the module must be signed with an enrolled key (MOK).",
+            "In Kubernetes, cordon the node (`kubectl cordon <node>`) until `nvidia-smi` works there again, so the "
+            "server is scheduled elsewhere.",
+        ],
+    ),
+    "no_nvml_library": (
+        "the NVIDIA Container Toolkit cannot load the host's driver library (libnvidia-ml.so.1): no driver the "
+        "container runtime can see",
+        "Before the container starts, the toolkit's hook (nvidia-container-cli) loads NVML, which the NVIDIA driver "
+        "installs on the host, to set up the container's GPUs. It found none: the host has no NVIDIA driver "
+        "installed, or the Docker daemon runs where the host's libraries are out of its sight (a Docker installed as "
+        "a snap, which runs confined). vLLM never started.",
+        [
+            "On the host: install the NVIDIA driver; `nvidia-smi` must work and `ldconfig -p | grep libnvidia-ml` must "
+            "list the library before any container can have GPUs.",
+            "If the driver works on the host, check which Docker daemon answers (`docker info`, `snap list`): a snap "
+            "install cannot reach the host's driver libraries; install Docker from its own packages.",
+        ],
+    ),
+    "unknown_device": (
+        "the container asks for GPU {device}, which the host's driver does not list",
+        "The container runtime was told to give the container a GPU by index or UUID (`--gpus '\"device=…\"'`, "
+        "NVIDIA_VISIBLE_DEVICES, a compose device reservation's device_ids) that the host's NVIDIA driver does not "
+        "have: a host with fewer GPUs than the configuration names, a UUID copied from another machine, or a GPU "
+        "that has dropped out since (the kernel log shows an Xid for it). vLLM never started.",
+        [
+            "On the host, `nvidia-smi -L` lists the GPUs' indexes and UUIDs: ask for those (or `--gpus all`, or a "
+            "count), and keep tensor-parallel-size × pipeline-parallel-size within what the container gets.",
+            "If a GPU that was listed before is missing now, read the host's kernel log (`sudo dmesg | grep -i xid`): "
+            "a GPU that fell off the bus needs a reset or a reboot of the host.",
+        ],
+    ),
     "exec_format": (
         "the image is built for another CPU architecture than the host's (exec format error)",
         "The kernel could not run the image's first program: its binaries are for another architecture (an x86-64 "
@@ -118,7 +167,7 @@ def _finding(event: LogEvent) -> Finding:
     title, summary, actions = _REASONS[event.component or ""]
     return RULE.finding(
         Severity.CRITICAL,
-        title,
+        title.format(device=event.device or "?"),
         summary=summary,
         evidence=[c.log_evidence(event, name="the host refused", value=event.message)],
         actions=actions,
@@ -137,18 +186,22 @@ RULE = Rule(
         "are available` / `Found no NVIDIA driver on your system`, the loader's `libcuda.so.1: cannot open shared "
         "object file`, `Failed to initialize NVML: Unknown Error`, torch's `CUDA unknown error - this may be due to an "
         "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
-        "detected`, `exec format error`.",
+        "detected`, `exec format error`; the NVIDIA Container Toolkit's `nvidia-container-cli: initialization "
+        "error: nvml error: driver not loaded`, `load library failed: libnvidia-ml.so.1`, `device error: <id>: "
+        "unknown device`, and nvidia-smi's `couldn't communicate with the NVIDIA driver`.",
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
         fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
         "container after NVML lost them; a reboot after a driver upgrade, or nvidia_uvm reloaded after a suspend; the "
-        "image of the host's architecture.",
-        limits="Tells the six apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        "NVIDIA module built for the running kernel; a driver the container runtime can see; GPU ids the host has; "
+        "the image of the host's architecture.",
+        limits="Tells the nine apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
         "CUDA rules' to name.",
         references=[
             "https://github.com/NVIDIA/nvidia-docker/issues/1034",
             "https://github.com/NVIDIA/nvidia-container-toolkit/issues/48",
+            "https://github.com/NVIDIA/nvidia-docker/issues/1393",
             "https://github.com/pytorch/pytorch/issues/49081",
             "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
         ],

@@ -544,6 +544,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUDA unknown error",
             "no CUDA-capable device is detected",
             "CUDA driver initialization failed",
+            "nvidia-container-cli",
+            "couldn't communicate with the NVIDIA driver",
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
@@ -553,8 +555,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"
         r"|CUDA driver initialization failed, you might not have a CUDA gpu)"
-        r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)",
-        lambda m: {"message": m.group(0), "component": m.lastgroup},
+        r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)"
+        # the NVIDIA Container Toolkit's hook (libnvidia-container) and nvidia-smi on the host: no kernel module, no
+        # driver library, a GPU asked for that the driver does not list
+        r"|(?P<driver_not_loaded>nvml error: driver not loaded"
+        r"|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver)"
+        r"|(?P<no_nvml_library>load library failed: libnvidia-ml\.so\.1)"
+        r"|(?P<unknown_device>nvidia-container-cli: device error: (?P<device>[^:\s]+): unknown device)",
+        lambda m: {"message": m.group(0), "component": m.lastgroup, "device": m["device"]},
     ),
     wording(  # the GPU failing: the NVIDIA driver's Xid (dmesg, the journal), or CUDA's words for a hardware fault
         ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),

@@ -54,6 +54,29 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "the image is built for another CPU architecture than the host's (exec format error)",
             "docker manifest inspect IMAGE",
         ),
+        (
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
+            "the host's NVIDIA kernel module is not loaded: no process or container there can use its GPUs",
+            "lsmod | grep nvidia",
+        ),
+        (
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+            "NVIDIA driver is installed and running.",
+            "the host's NVIDIA kernel module is not loaded: no process or container there can use its GPUs",
+            "sudo modprobe nvidia",
+        ),
+        (
+            "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+            "object file: no such file or directory: unknown.",
+            "the NVIDIA Container Toolkit cannot load the host's driver library (libnvidia-ml.so.1): no driver the "
+            "container runtime can see",
+            "install the NVIDIA driver",
+        ),
+        (
+            "nvidia-container-cli: device error: 4: unknown device: unknown.",
+            "the container asks for GPU 4, which the host's driver does not list",
+            "nvidia-smi -L",
+        ),
     ],
     ids=[
         "no-docker-gpu-runtime",
@@ -65,9 +88,27 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "cuda-unknown-error",
         "cuda-driver-init-failed",
         "exec-format",
+        "toolkit-driver-not-loaded",
+        "nvidia-smi-no-driver",
+        "toolkit-no-nvml-library",
+        "toolkit-unknown-device",
     ],
 )
 def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.32" and top.title == title
     assert first_action in top.actions[0] and not top.changes  # fixed on the host, never by a vLLM flag
+
+
+def test_dockers_whole_refusal_is_read_by_the_toolkits_line_inside_it():
+    """Docker prints the toolkit hook's failure inside its own long error, split over two lines: the hook's line
+    says what is wrong on the host."""
+    paste = [
+        "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+        "runtime create failed: runc create failed: unable to start container process: error during container init: "
+        "error running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+        "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
+    ]
+    top = evaluate(Facts(events=parse_lines(paste).events)).findings[0]
+    assert top.rule == "OP-7.32" and top.title.startswith("the host's NVIDIA kernel module is not loaded")
+    assert top.evidence[0].raw.startswith("nvidia-container-cli: initialization error")
