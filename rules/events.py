@@ -349,7 +349,8 @@ class LogEventKind(str, Enum):
     # Kubernetes' status for a pod whose container does not run: `kubectl get pods`' STATUS (CrashLoopBackOff,
     # ImagePullBackOff, ErrImagePull, CreateContainerConfigError, Pending, ContainerCreating …), `kubectl describe
     # pod`'s `Reason:` and its events (`Back-off restarting failed container`, `Failed to pull image "…": …`,
-    # `Error: secret "…" not found`); pod_status: the status, message: what the event adds
+    # `Error: secret "…" not found`, the kubelet's eviction message); pod_status: the status, message: what the event
+    # adds, insufficient: the resource an eviction was for
     POD_STATUS = "pod_status"
     # a process row of nvidia-smi's table (`|    0   N/A  N/A     12345      C   python3      72332MiB |`): which
     # process holds how much memory on which GPU; component: its name
@@ -629,7 +630,7 @@ class LogEvent(BaseModel):
     own_share: float | None = None  # … and the share of samples spent in it (0-1)
     rss_gib: float | None = None  # the anonymous memory a process the kernel killed held
     nodes_total: int | None = None  # the nodes Kubernetes' scheduler tried …
-    insufficient: list[str] = Field(default_factory=list)  # … the resources they lacked …
+    insufficient: list[str] = Field(default_factory=list)  # … the resources they lacked (or a node evicted for) …
     taints: list[str] = Field(default_factory=list)  # … and the taints the pod does not tolerate
     status: int | None = None  # an HTTP status a gateway (or the server's health route, to a probe) answered with
     # Kubernetes' probe that failed (liveness, readiness, startup) and what it met: refused (nothing listening),
@@ -795,7 +796,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "node_total_gb",
         "memory_threshold",
     ),
-    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image"),
+    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image", "insufficient"),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component", "device"),

@@ -7,7 +7,9 @@ exiting (its previous run's log and exit code hold why: 137 is a kill, the OOM k
 up while the model loaded); ImagePullBackOff and ErrImagePull are an image that cannot be pulled (a tag that does
 not exist, a private registry without a pull secret, a node without a route to the registry); a
 CreateContainerConfigError names a Secret or ConfigMap the pod references (the Hugging Face token, most often)
-that does not exist; a Pod stuck Pending was placed on no node (OP-7.31 reads the scheduler's reasons). It is a
+that does not exist; a Pod stuck Pending was placed on no node (OP-7.31 reads the scheduler's reasons); an Evicted
+pod was stopped by the kubelet to save its node's disk or memory (pkg/kubelet/eviction/helpers.go words it): a vLLM
+pod most often for the model's weights downloaded into its own ephemeral storage. It is a
 fallback: a finding that names the cause of the container's exits (OP-7.30's OOM kill, a probe killing a loading
 server, vLLM's own error) is at least as severe and takes its place.
 Sources: the kubelet's waiting reasons in Kubernetes' source (pkg/kubelet/images/types.go: ErrImagePull,
@@ -28,6 +30,7 @@ _IMAGE = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
 _CONFIG = ("CreateContainerConfigError",)
 _MOUNT = ("FailedMount",)
 _WAITING = ("Pending", "ContainerCreating")
+_EVICTED = ("Evicted",)
 # What an image pull's error says went wrong, in the registry's or the runtime's words.
 _PULL_REASONS = (
     (("not found", "manifest unknown", "NotFound"), "the tag does not exist in that repository"),
@@ -44,9 +47,11 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
     if not statuses:
         return []
     # the status that says most: a crash or a pull before a pod still waiting
-    order = (*_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING)
+    order = (*_EVICTED, *_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING)
     shown = min(statuses, key=lambda e: order.index(_bare(e)) if _bare(e) in order else len(order))
     status = _bare(shown)
+    if status in _EVICTED:
+        return [_evicted_finding(shown, [e for e in statuses if _bare(e) in _EVICTED])]
     if status in _IMAGE:
         return [_image_finding(shown, [e for e in statuses if e.image or e.message])]
     if status in _CONFIG:
@@ -185,6 +190,66 @@ def _mount_finding(shown: LogEvent) -> Finding:
     )
 
 
+# What the kubelet evicts for, by the resource's kind: (why a vLLM pod, actions).
+_EVICTIONS: dict[str, tuple[str, list[str]]] = {
+    "storage": (
+        "A container's writable layer and its emptyDir volumes are the pod's local ephemeral storage. A vLLM "
+        "server writes the model's weights there when its Hugging Face cache (HF_HOME; /root/.cache/huggingface in "
+        "vLLM's image) is not a volume of its own, and vLLM's compile cache (VLLM_CACHE_ROOT, ~/.cache/vllm) beside "
+        "them: tens of gigabytes no request declared, so the kubelet evicts it first when the node's disk runs low, "
+        "and the pod that replaces it downloads everything again.",
+        [
+            "Put the model cache on a volume: a PersistentVolumeClaim (or a hostPath the node's servers share) "
+            "mounted at /root/.cache/huggingface, or wherever HF_HOME points; the weights are then downloaded once "
+            "and no longer count as the pod's ephemeral storage.",
+            "If the cache stays on the node's disk (an emptyDir), declare it: resources.requests.ephemeral-storage of "
+            "the container at least the model's size on disk plus its compile cache, so the scheduler places the pod "
+            "on a node with that much room, and a limit and an emptyDir sizeLimit above it (`kubectl describe node "
+            "<node>` shows what the node can give).",
+        ],
+    ),
+    "memory": (
+        "When the node's memory runs low the kubelet evicts pods, first those using more than they requested. A "
+        "vLLM server's host memory (its API server and engine processes, weights staged through CPU memory while "
+        "loading, pinned buffers, any CPU offload of weights or KV cache) is often far above a request written for "
+        "a small service.",
+        [
+            "Give the container a memory request equal to its limit, at least the server's peak host memory "
+            "(`kubectl top pod` during load): a pod within its requests is evicted after those above theirs, and one "
+            "whose every request equals its limit is in the Guaranteed class, evicted last.",
+            "`kubectl describe node <node>` (Allocated resources, the MemoryPressure condition) shows what else on the "
+            "node grew.",
+        ],
+    ),
+}
+
+
+def _evicted_finding(shown: LogEvent, evictions: list[LogEvent]) -> Finding:
+    said = next((e for e in evictions if e.insufficient), shown)
+    resource = said.insufficient[0] if said.insufficient else None
+    why, actions = _EVICTIONS.get(
+        "storage" if resource and "storage" in resource else resource or "",
+        (
+            "The kubelet evicts pods to keep the node alive when one of its resources runs low; the pods' own "
+            "requests decide which go first.",
+            [
+                f"`kubectl describe pod {shown.pod or '<pod>'} | servops triage --logs -`: the eviction message says "
+                "which resource ran low, which container used it and what it requested."
+            ],
+        ),
+    )
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"Kubernetes evicted {_who(shown)}: {said.message}"
+        if said.message
+        else f"Kubernetes evicted {_who(shown)}: its eviction message says which resource the node ran low on",
+        summary=f"The kubelet stopped the server and marked its pod Evicted (status Failed); vLLM did not fail. {why}",
+        evidence=[c.log_evidence(said, name="evicted for", value=resource or "Evicted")],
+        actions=actions,
+        confidence=0.85 if resource else 0.6,
+    )
+
+
 def _waiting_finding(shown: LogEvent, status: str) -> Finding:
     pod = shown.pod or "<pod>"
     pending = status == "Pending"
@@ -216,19 +281,22 @@ RULE_POD_STATUS = Rule(
         'describe pod`\'s Reason and events (`Back-off restarting failed container`, `Failed to pull image "…": …`, '
         '`Error: secret "…" not found`, the volume manager\'s `MountVolume.SetUp failed for volume "…" : '
         'persistentvolumeclaim "…" not found`, `Unable to attach or mount volumes: … timed out waiting for the '
-        'condition`, `Multi-Attach error for volume "…"`).',
+        'condition`, `Multi-Attach error for volume "…"`), and the kubelet\'s eviction messages (`The node was low on '
+        "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit).",
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "
         "vllm-7d9f8b6c5d-x2k4p --previous` holds why it exits.",
         fix="Read what the status points at (the previous log, describe's events); fix the image reference or pull "
-        "secret; create the missing Secret.",
+        "secret; create the missing Secret; put the model cache on a volume (or request the ephemeral storage it "
+        "needs) for a disk eviction, a memory request at the server's peak for a memory one.",
         limits="A fallback: a finding that names why the container exits (an OOM kill, a probe killing a loading "
         "server, vLLM's own error) is at least as severe and replaces it. The pod's events are read only as far as "
         "their words above; a Pending pod's scheduling reasons are OP-7.31's.",
         references=[
             "https://kubernetes.io/docs/tasks/debug/debug-application/debug-running-pod/",
             "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-state-waiting",
+            "https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/",
         ],
     ),
 )

@@ -215,7 +215,38 @@ POD_STATUSES = (
     "RunContainerError",
     "ContainerCreating",
     "Pending",
+    "Evicted",
 )
+
+# The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go): the node low on a resource, with the container
+# that used most of it over its request (two wordings: before and since Kubernetes 1.28), or the pod over a limit
+# of its own (a container's, the pod's total, an emptyDir's sizeLimit).
+_EVICTION = (
+    r"The node was low on resource: (?P<resource>[\w.-]+)\."
+    r"(?: Threshold quantity: (?P<threshold>[^,\s]+), available: (?P<available>\S+?)\.)?"
+    r"(?: Container (?P<container>\S+) was using (?P<used>[^,\s]+)"
+    r"(?:, request is (?P<request>[^,\s]+), has larger consumption of [\w.-]+|, which exceeds its request of "
+    r"(?P<old_request>\S+?))\.)?"
+    r"|Container (?P<over_container>\S+) exceeded its local ephemeral storage limit \"(?P<container_limit>[^\"]+)\""
+    r"|Pod ephemeral local storage usage exceeds the total limit of containers (?P<pod_limit>\S+?)\.?(?:\s|$)"
+    r"|Usage of EmptyDir volume \"(?P<volume>[^\"]+)\" exceeds the limit \"(?P<volume_limit>[^\"]+)\""
+)
+
+
+def _eviction(match: re.Match[str]) -> Fields:
+    """What the kubelet evicted the pod for: the resource, and who used it (or which limit of its own it passed)."""
+    if match["resource"]:
+        request = match["request"] or match["old_request"]
+        used = f"; container {match['container']} used {match['used']} (its request {request})" if match["used"] else ""
+        said = f"the node ran low on {match['resource']}{used}"
+        return {"pod_status": "Evicted", "insufficient": [match["resource"]], "message": said}
+    if match["over_container"]:
+        said = f"container {match['over_container']} passed its own ephemeral-storage limit {match['container_limit']}"
+    elif match["pod_limit"]:
+        said = f"the pod passed the ephemeral-storage limit of its containers, {match['pod_limit']} in all"
+    else:
+        said = f"emptyDir volume {match['volume']} passed its sizeLimit {match['volume_limit']}"
+    return {"pod_status": "Evicted", "insufficient": ["ephemeral-storage"], "message": said}
 
 
 def _pod_event(match: re.Match[str]) -> Fields:
@@ -508,6 +539,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Unable to attach or mount volumes: unmounted volumes=\[(?P<unmounted>[^\]]*)\].*timed out waiting"
         r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
         _pod_event,
+    ),
+    wording(  # the kubelet evicting the pod (`kubectl describe pod`'s Message, or its Evicted event)
+        ("The node was low on resource", "local ephemeral storage", "ephemeral local storage", "Usage of EmptyDir"),
+        K.POD_STATUS,
+        _EVICTION,
+        _eviction,
     ),
     wording(  # nvidia-smi's process table: GPU, (GI, CI on MIG-capable drivers), PID, type, name, memory
         ("MiB |",),

@@ -108,3 +108,64 @@ def test_the_kubelets_volume_events_name_the_volume_and_where_to_look():
         "not found"
     )
     assert secret.title == 'the pod references secret "hf-token", which does not exist in its namespace'
+
+
+# The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go), as `kubectl describe pod` prints them.
+NODE_DISK = (
+    "  Warning  Evicted  2m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, "
+    "available: 8Gi. Container vllm was using 52Gi, request is 0, has larger consumption of ephemeral-storage. "
+)
+
+
+def test_a_pod_evicted_for_the_nodes_disk_is_sent_to_a_volume_for_the_model_cache():
+    finding = _finding(NODE_DISK)
+    assert finding.title == (
+        "Kubernetes evicted the pod: the node ran low on ephemeral-storage; container vllm used 52Gi (its request 0)"
+    )
+    assert "/root/.cache/huggingface" in finding.actions[0] and "PersistentVolumeClaim" in finding.actions[0]
+    assert "requests.ephemeral-storage" in finding.actions[1]
+    assert evaluate(_facts(NODE_DISK)).findings[0].rule == "OP-7.35"
+
+
+def test_the_older_eviction_wording_and_describes_reason_are_read_the_same():
+    describe = [
+        "Status:           Failed",
+        "Reason:           Evicted",
+        "Message:          The node was low on resource: ephemeral-storage. Container vllm was using 61Gi, which "
+        "exceeds its request of 0. ",
+    ]
+    finding = _finding(*describe)
+    assert finding.title.endswith("the node ran low on ephemeral-storage; container vllm used 61Gi (its request 0)")
+    assert finding.evidence[0].value == "ephemeral-storage"
+
+
+def test_a_pod_over_a_storage_limit_of_its_own_names_the_limit():
+    titles = [
+        _finding(line).title
+        for line in (
+            'Warning  Evicted  1m  kubelet  Container vllm exceeded its local ephemeral storage limit "20Gi". ',
+            "Message:  Pod ephemeral local storage usage exceeds the total limit of containers 10Gi. ",
+            'Warning  Evicted  1m  kubelet  Usage of EmptyDir volume "hf-cache" exceeds the limit "40Gi". ',
+        )
+    ]
+    assert titles == [
+        "Kubernetes evicted the pod: container vllm passed its own ephemeral-storage limit 20Gi",
+        "Kubernetes evicted the pod: the pod passed the ephemeral-storage limit of its containers, 10Gi in all",
+        "Kubernetes evicted the pod: emptyDir volume hf-cache passed its sizeLimit 40Gi",
+    ]
+
+
+def test_a_memory_eviction_asks_for_a_request_at_the_servers_peak():
+    finding = _finding(
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 91148Ki. Container vllm was "
+        "using 30Gi, request is 8Gi, has larger consumption of memory. "
+    )
+    assert finding.title.endswith("the node ran low on memory; container vllm used 30Gi (its request 8Gi)")
+    assert "Guaranteed" in finding.actions[0]
+
+
+def test_an_evicted_row_without_its_message_is_sent_to_describe():
+    finding = _finding(HEADER, "vllm-7d9f8b6c5d-x2k4p   0/1     Evicted   0          3h")
+    assert finding.title.startswith("Kubernetes evicted pod vllm-7d9f8b6c5d-x2k4p")
+    assert "kubectl describe pod vllm-7d9f8b6c5d-x2k4p" in finding.actions[0]
+    assert [e.kind for e in _facts(NODE_DISK).events] == [K.POD_STATUS]
