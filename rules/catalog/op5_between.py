@@ -315,7 +315,10 @@ def _check_health_check(facts: Facts) -> list[Finding]:
     failed = facts.events_of(LogEventKind.HEALTH_CHECK_FAILED)
     if not failed:
         return []
-    check = failed[0]
+    # the probe's own failure says what it met; the kubelet's Killing event only that it gave up
+    check = next((e for e in failed if e.probe_result != "restarted"), failed[0])
+    if check.probe_result == "restarted":
+        return [_restarted_finding(check)]
     if check.probe_result == "refused":
         exits = [e for e in facts.events_of(LogEventKind.CONTAINER_EXIT_CODE) if e.exit_code is not None]
         if exits and exits[-1].exit_code not in STOPPED_EXIT_CODES:
@@ -408,6 +411,27 @@ def _exited_finding(check: LogEvent, exited: LogEvent) -> Finding:
     )
 
 
+def _restarted_finding(check: LogEvent) -> Finding:
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH,
+        f"{_probe_name(check)} gave up on the server and the kubelet killed its container: what the probe met is in "
+        "its own failure event",
+        summary=f"The kubelet kills a container whose {check.probe} probe fails failureThreshold times in a row, and "
+        "starts it again: vLLM did not crash, and it loads its weights from the start again. Why the probe failed is "
+        "in the 'Unhealthy' event before this one (`Liveness probe failed: …`): refused while vLLM is still loading, "
+        "a timeout while it is busy, an error status once its engine has died. Each has another fix.",
+        evidence=[c.log_evidence(check, name="container killed", value=check.probe)],
+        actions=[
+            "`kubectl describe pod <pod> | servops triage --logs -`: its Unhealthy events say what the probe met, and "
+            "the probe's settings (delay, timeout, period, failures) how long it waited.",
+            "If the kills come while the server starts, give the start its time: a startupProbe on GET /health "
+            "(failureThreshold × periodSeconds above the longest start), which holds the liveness probe back until it "
+            "succeeds.",
+        ],
+        confidence=0.6,
+    )
+
+
 def _unhealthy_answer_finding(check: LogEvent) -> Finding:
     return RULE_HEALTH_CHECK.finding(
         Severity.HIGH,
@@ -480,7 +504,8 @@ RULE_HEALTH_CHECK = Rule(
         "met: connection refused (nothing listening: still starting, or exited; `kubectl describe`'s `Exit Code` "
         "other than 0, 137 or 143 says the server gave up itself), an error status from /health "
         "(the engine is not healthy), or a timeout; busy when a stats line shows requests waiting (at least "
-        f"{BUSY_WAITING}).",
+        f"{BUSY_WAITING}). The kubelet's Killing event (`Container … failed liveness probe, will be restarted`) "
+        "alone says only that a probe gave up; the probe's own failure event, when pasted too, says what it met.",
         why="A health check that waits behind a full engine fails although the server is healthy; the restart "
         "loses everything in flight and the queue comes back. vLLM listens on its port only once the engine is "
         "ready (it binds the port first: vllm/entrypoints/launchers/launcher.py, 0.32), so a liveness probe "

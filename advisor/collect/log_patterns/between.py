@@ -34,12 +34,13 @@ def _health_check(match: re.Match[str]) -> Fields:
     seconds = to_float(match["seconds"])
     reason = match["reason"] or ""
     found = next(((name, m) for name, pattern in _PROBE_RESULTS if (m := pattern.search(reason))), None)
+    result = "timeout" if match["seconds"] else "restarted" if match["killed"] else found[0] if found else None
     return {
         "message": match.group(0),
         "component": "Ray Serve" if match["seconds"] else "Kubernetes",
         "timeout_ms": int(seconds * 1000) if seconds is not None else None,
-        "probe": match["probe"].lower() if match["probe"] else None,
-        "probe_result": "timeout" if match["seconds"] else (found[0] if found else None),
+        "probe": (match["probe"] or match["killed"] or "").lower() or None,
+        "probe_result": result,
         "status": int(found[1]["status"]) if found and found[0] == "status" else None,
     }
 
@@ -329,10 +330,18 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
     wording(
-        ("health check response", "Liveness probe failed", "Readiness probe failed", "Startup probe failed"),
+        (
+            "health check response",
+            "Liveness probe failed",
+            "Readiness probe failed",
+            "Startup probe failed",
+            "probe, will be restarted",
+        ),
         K.HEALTH_CHECK_FAILED,
         r"Didn't receive health check response for replica .*? after (?P<seconds>[\d.]+)s.*"
-        r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)",
+        r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)"
+        # the kubelet's Killing event: the probe gave up and the container is killed (its reason is in another event)
+        r"|Container \S+ failed (?P<killed>liveness|startup) probe, will be restarted",
         _health_check,
     ),
     wording(  # a container's last exit code, as `kubectl describe pod` prints it under `Last State: Terminated`

@@ -142,6 +142,19 @@ def test_a_probe_refused_is_a_server_not_listening_yet_and_a_startup_probe_is_th
     assert ready.severity.name == "LOW" and "only keeps the pod out of its Service" in ready.summary
 
 
+def test_the_kubelets_kill_alone_says_the_probe_gave_up_and_where_its_reason_is():
+    """The Killing event says a probe gave up, not what it met; it never stands in front of the Unhealthy event
+    that says so, whichever comes first in the paste."""
+    kill = "2m  Normal   Killing    pod/vllm-7c9d8-x2k4q  Container vllm failed liveness probe, will be restarted"
+    [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(_facts([kill]))
+    assert probe.title.startswith("Kubernetes' liveness probe gave up on the server and the kubelet killed its")
+    assert "timed out" not in probe.title and probe.actions[0].startswith("`kubectl describe pod <pod> | servops")
+    [behind] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts([kill, "Liveness probe failed: HTTP probe failed with statuscode: 503"])
+    )
+    assert behind.title.startswith("Kubernetes' liveness probe got HTTP 503")
+
+
 def test_an_error_status_from_the_health_route_is_the_engine_not_the_probe():
     [probe] = op5_between.RULE_HEALTH_CHECK.evaluate(
         _facts(["Startup probe failed: HTTP probe failed with statuscode: 503"])
