@@ -174,6 +174,10 @@ class LogEventKind(str, Enum):
     # transformers refusing a config name vLLM (or a plugin) registers because it now defines that name itself:
     # "'aimv2' is already used by a Transformers config, pick another name." (model: the name)
     TRANSFORMERS_NAME_TAKEN = "transformers_name_taken"
+    # the tokenizers library failing to read a section of tokenizer.json: "data did not match any variant of untagged
+    # enum ModelWrapper at line 1251003 column 3" (component: the section's type, ModelWrapper for the model's
+    # vocabulary and merges)
+    TOKENIZER_FILE_UNREADABLE = "tokenizer_file_unreadable"
     # the loader finding no system (not CUDA) library a package's binary needs: "libGL.so.1: cannot open shared
     # object file" (component: the library)
     SYSTEM_LIBRARY_MISSING = "system_library_missing"
@@ -845,6 +849,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HOST_ALLOC_REFUSED: ("message", "memory_gib"),
     LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
     LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
+    LogEventKind.TOKENIZER_FILE_UNREADABLE: ("message", "component"),
     LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
     LogEventKind.REMOTE_CODE_IMPORTS: ("message",),
     LogEventKind.PIP_BUILD_FAILED: ("message", "component"),

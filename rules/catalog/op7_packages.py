@@ -1,12 +1,14 @@
-"""OP-7.6 to OP-7.8 (and OP-7.56): the packages installed around vLLM are not the versions it was built or written for.
+"""OP-7.6 to OP-7.8 (and OP-7.56, OP-7.59): the packages installed around vLLM are not the versions it was built or
+written for.
 
 Why a family of their own: a vLLM release pins its PyTorch exactly and ranges for transformers and the
 libraries it calls (structured output, tokenizers, kernels), and most "vLLM is broken" reports that are
 not configuration are an environment mixing versions. Each says so in its own words, never vLLM's: the
 dynamic loader (`…_C.abi3.so: undefined symbol: _ZN3c10…`), transformers (`… has model type qwen3_5_moe but
-Transformers does not recognize this architecture`), or Python itself when vLLM calls a function whose
-signature changed (`TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed as
-keyword arguments`). The fix is the same in kind: install the versions that belong together. Sources:
+Transformers does not recognize this architecture`), the tokenizers library reading a tokenizer.json saved by a
+later release (`data did not match any variant of untagged enum ModelWrapper`), or Python itself when vLLM calls a
+function whose signature changed (`TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed
+as keyword arguments`). The fix is the same in kind: install the versions that belong together. Sources:
 vllm#2680 (an old vLLM against a newer torch, fixed by upgrading vLLM), vllm-ascend#8409 (Qwen3.5 on a
 release that predates it), vllm#16339 (llguidance older than vLLM's requirement, fixed at 0.7.11).
 """
@@ -521,6 +523,86 @@ RULE_DRIVER_MISMATCH = Rule(
     ),
 )
 
+# --- OP-7.59 a tokenizer.json newer than the tokenizers installed -------------------------------------------------
+
+# The section of tokenizer.json whose type the tokenizers library names in its refusal, in words.
+_TOKENIZER_SECTIONS = {
+    "ModelWrapper": "its vocabulary and merges (the model section)",
+    "PreTokenizerWrapper": "its pre-tokenizer",
+    "PyPreTokenizerTypeWrapper": "its pre-tokenizer",
+    "NormalizerWrapper": "its normalizer",
+    "DecoderWrapper": "its decoder",
+    "PostProcessorWrapper": "its post-processor",
+}
+
+
+def _check_tokenizer_file(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TOKENIZER_FILE_UNREADABLE)
+    if not events:
+        return []
+    event = events[0]
+    section = _TOKENIZER_SECTIONS.get(event.component or "", f"its {event.component}")
+    merges = event.component == "ModelWrapper"
+    return [
+        RULE_TOKENIZER_FILE.finding(
+            Severity.CRITICAL,
+            f"the model's tokenizer.json was saved by a newer tokenizers than the one installed: {section} does not "
+            "parse" + (" (tokenizers 0.20 changed how a BPE model's merges are written)" if merges else ""),
+            summary="transformers builds a fast tokenizer from the model's tokenizer.json with the tokenizers "
+            "library, which refuses a section whose shape it does not know, so the server fails before any model "
+            "is loaded. "
+            + (
+                "Since tokenizers 0.20 (the release transformers 4.45 moved to) a BPE tokenizer's merges are saved as "
+                "pairs of strings, not one string each, and earlier releases cannot read them: a model saved since "
+                "then fails where an older tokenizers is installed, often because vLLM or another package pins an "
+                "older transformers. "
+                if merges
+                else "A file saved by a later tokenizers release than the one installed is the usual reason. "
+            )
+            + "A tokenizer.json cut short or edited by hand fails the same way.",
+            evidence=[c.log_evidence(event, name="tokenizer.json section", value=event.component)],
+            actions=[
+                "Upgrade tokenizers in the server's environment (`pip show tokenizers transformers` first): `pip "
+                "install -U 'tokenizers>=0.20'`. If pip refuses because transformers pins an older one, upgrade "
+                "transformers (4.45 or later takes 0.20), and if vLLM pins that transformers, upgrade vLLM.",
+                "If the versions are already recent, check the file itself: a download cut short or a hand edit "
+                "(`python -c \"import json; json.load(open('tokenizer.json'))\"` in the model's folder), and fetch it "
+                "again.",
+            ],
+            confidence=0.85 if merges else 0.7,
+        )
+    ]
+
+
+RULE_TOKENIZER_FILE = Rule(
+    code="OP-7.59",
+    title="the model's tokenizer.json is newer than the installed tokenizers",
+    category=Category.STARTUP,
+    check=_check_tokenizer_file,
+    needs=("events",),
+    page=RulePage(
+        checks="The tokenizers library's `data did not match any variant of untagged enum <Section> at line N column "
+        "M` (ModelWrapper, PreTokenizerWrapper, NormalizerWrapper …), raised as transformers builds the fast "
+        "tokenizer.",
+        why="The tokenizer, not vLLM, cannot start: the file's format is newer than the library reading it, and no "
+        "vLLM flag changes that. tokenizers 0.20 began writing BPE merges as pairs of strings, which earlier "
+        "releases refuse with the ModelWrapper error.",
+        example="`Exception: data did not match any variant of untagged enum ModelWrapper at line 1251012 column 3` "
+        "loading allenai/Llama-3.1-Tulu-3.1-8B with tokenizers 0.19.1 and transformers 4.43.4 (allenai/open-instruct"
+        "#738); `pip install -U tokenizers` to 0.21.2 fixed the same error in hasanar1f/HiRED#3.",
+        fix="tokenizers 0.20 or later (with a transformers, and a vLLM, that accept it); otherwise a tokenizer.json "
+        "fetched again.",
+        limits="Cannot tell a file newer than the library from a damaged one by the words alone; the versions "
+        "installed (`pip show tokenizers`) tell them apart.",
+        references=[
+            "https://github.com/huggingface/swift-transformers/pull/131",
+            "https://github.com/openvinotoolkit/openvino_tokenizers/issues/301",
+            "https://github.com/allenai/open-instruct/issues/738",
+            "https://github.com/hasanar1f/HiRED/issues/3",
+        ],
+    ),
+)
+
 RULES: list[Rule] = [
     RULE_UNDEFINED_SYMBOL,
     RULE_MODEL_TYPE,
@@ -529,4 +611,5 @@ RULES: list[Rule] = [
     RULE_REASONING_OPEN,
     RULE_DRIVER_MISMATCH,
     RULE_NAME_TAKEN,
+    RULE_TOKENIZER_FILE,
 ]

@@ -324,6 +324,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<name>[\w.-]+)' is already used by a Transformers config",
         lambda m: {"message": m.group(0), "model": m["name"]},
     ),
+    wording(  # the tokenizers library (serde, through TokenizerFast.from_file) refusing a section of tokenizer.json
+        ("untagged enum",),
+        K.TOKENIZER_FILE_UNREADABLE,
+        r"data did not match any variant of untagged enum (?P<section>\w+)(?: at line \d+ column \d+)?",
+        lambda m: {"message": m.group(0), "component": m["section"]},
+    ),
     wording(  # vLLM builds the model with its generic Transformers backend: a frame in it, or its INFO line
         ("models/transformers", "Using Transformers backend", "Using Transformers modeling backend"),
         K.TRANSFORMERS_BACKEND,

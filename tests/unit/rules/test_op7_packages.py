@@ -209,3 +209,30 @@ def test_a_config_name_transformers_took_is_a_transformers_newer_than_the_vllm_r
     [finding] = op7_packages.RULE_NAME_TAKEN.evaluate(facts)
     assert finding.title.startswith("the installed transformers now defines aimv2 itself")
     assert "0.10.0" in finding.actions[0] and "pip show vllm" in finding.actions[0]
+
+
+def test_a_tokenizer_json_with_merges_the_installed_tokenizers_cannot_read_asks_for_tokenizers_0_20():
+    """The serde error transformers passes on from TokenizerFast.from_file, as the allenai/open-instruct#738 report
+    quotes it: the model section (its merges) of a file saved by tokenizers 0.20 or later."""
+    paste = [
+        '  File "/usr/lib/python3.10/site-packages/transformers/tokenization_utils_fast.py", line 111, in __init__',
+        "    fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)",
+        "Exception: data did not match any variant of untagged enum ModelWrapper at line 1251012 column 3",
+    ]
+    events = parse_lines(paste).events
+    assert [e.component for e in events if e.kind == K.TOKENIZER_FILE_UNREADABLE] == ["ModelWrapper"]
+    [finding] = op7_packages.RULE_TOKENIZER_FILE.evaluate(Facts(events=events))
+    assert finding.title == (
+        "the model's tokenizer.json was saved by a newer tokenizers than the one installed: its vocabulary and merges "
+        "(the model section) does not parse (tokenizers 0.20 changed how a BPE model's merges are written)"
+    )
+    assert "tokenizers>=0.20" in finding.actions[0] and not finding.changes  # a package, never a vLLM flag
+
+
+def test_another_section_of_the_tokenizer_json_is_named_without_the_merges_story():
+    events = parse_lines(
+        ["data did not match any variant of untagged enum PyPreTokenizerTypeWrapper at line 40 column 3"]
+    )
+    [finding] = op7_packages.RULE_TOKENIZER_FILE.evaluate(Facts(events=events.events))
+    assert "its pre-tokenizer does not parse" in finding.title and "0.20" not in finding.title
+    assert finding.confidence < 0.85
