@@ -816,7 +816,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
-    LogEventKind.CHAT_TEMPLATE_REFUSED: ("message",),
+    LogEventKind.CHAT_TEMPLATE_REFUSED: ("message", "exception"),
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),

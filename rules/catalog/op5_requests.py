@@ -26,6 +26,9 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.CHAT_TEMPLATE_REFUSED)
     if not events:
         return []
+    syntax = [e for e in events if e.exception == "TemplateSyntaxError"]
+    if syntax:
+        return [_template_syntax(syntax[0])]
     if all(e.message == NO_CHAT_TEMPLATE for e in events):
         return [_no_template(events[0])]
     return [
@@ -53,6 +56,29 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+def _template_syntax(event: LogEvent) -> Finding:
+    """Jinja could not parse the template: every chat request fails the same way, whatever it holds."""
+    return RULE_TEMPLATE_REFUSED.finding(
+        Severity.HIGH,
+        f"the chat template does not parse (Jinja: {event.message}): every chat request fails on it",
+        summary="vLLM renders each chat request's messages into a prompt with the chat template, through Jinja; a "
+        "template with a syntax error fails every chat request (HTTP 400, Jinja's words as the message) while "
+        "/v1/completions, which needs no template, still answers. The template is the one --chat-template gives (a "
+        "file; a value that is no file vLLM can open but holds a brace or a line break is taken as the template's "
+        "text itself), or else the model's own (chat_template in tokenizer_config.json, or chat_template.jinja).",
+        evidence=[c.log_evidence(event, name="Jinja syntax error", value=event.message)],
+        actions=[
+            "Parse the template where you can read Jinja's line number: `python -c \"import jinja2, sys; "
+            'jinja2.Environment().parse(open(sys.argv[1]).read())" template.jinja`, fix it, and restart the '
+            "server with it.",
+            "If no --chat-template is given, the model's own template is the broken one (a fine-tune's copy edited "
+            "by hand, most often): serve the base model's template with --chat-template, or fix chat_template in "
+            "the model's tokenizer_config.json.",
+        ],
+        confidence=0.85,
+    )
 
 
 def _no_template(event: LogEvent) -> Finding:
@@ -89,7 +115,8 @@ RULE_TEMPLATE_REFUSED = Rule(
     page=RulePage(
         checks="A chat template's own refusal in an error body or a log: `Conversation roles must alternate "
         "user/assistant/user/assistant/...`, `System role not supported`; transformers' `Cannot use chat template "
-        "functions because tokenizer.chat_template is not set` (no template at all).",
+        "functions because tokenizer.chat_template is not set` (no template at all); Jinja's `TemplateSyntaxError` "
+        "(a template that does not parse).",
         why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
         "error back as HTTP 400, so the server looks at fault for what the client sent.",
         example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "

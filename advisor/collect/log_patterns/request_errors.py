@@ -14,6 +14,15 @@ from rules.events import NO_CHAT_TEMPLATE
 from rules.events import LogEventKind as K
 
 
+def _template_refused(match: re.Match[str]) -> Fields:
+    """The template's refusal, transformers finding none, or Jinja refusing its syntax (the exception's name kept)."""
+    if match["none"]:
+        return {"message": NO_CHAT_TEMPLATE}
+    if match["syntax"]:
+        return {"message": match["syntax"].strip(), "exception": "TemplateSyntaxError"}
+    return {"message": match.group(0)}
+
+
 def _request_too_long(match: re.Match[str]) -> Fields:
     groups = match.groupdict()
     prompt = groups.get("prompt") or groups.get("prompt2") or groups.get("prompt3")
@@ -82,11 +91,18 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception), or transformers
         # finding none to apply (tokenization_utils_base.py: a tokenizer without a chat template)
-        ("Conversation roles must alternate", "System role not supported", "tokenizer.chat_template is not set"),
+        (
+            "Conversation roles must alternate",
+            "System role not supported",
+            "tokenizer.chat_template is not set",
+            "TemplateSyntaxError",
+        ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
-        r"|(?P<none>Cannot use chat template functions because tokenizer\.chat_template is not set)",
-        lambda m: {"message": NO_CHAT_TEMPLATE if m["none"] else m.group(0)},
+        r"|(?P<none>Cannot use chat template functions because tokenizer\.chat_template is not set)"
+        # Jinja refusing the template itself, before any conversation is rendered
+        r"|(?:jinja2\.exceptions\.)?TemplateSyntaxError: (?P<syntax>.+)",
+        _template_refused,
     ),
     wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty
         ("Received request",),

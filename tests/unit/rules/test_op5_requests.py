@@ -29,6 +29,20 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
     assert template.flag == "--chat-template" and template.kind == "flag" and "system role" in template.proposed
 
 
+def test_a_template_jinja_cannot_parse_is_named_with_jinjas_words_and_how_to_find_the_line():
+    """The exception's own message can end in a quote or a brace (`unexpected '}'`): it is kept whole."""
+    paste = [
+        'ERROR 11-28 10:12:01 [serving_chat.py:245]   File "<template>", line 3, in template',
+        "ERROR 11-28 10:12:01 [serving_chat.py:245] jinja2.exceptions.TemplateSyntaxError: unexpected '}'",
+    ]
+    [refused] = [e for e in _facts(paste).events if e.kind == K.CHAT_TEMPLATE_REFUSED]
+    assert refused.message == "unexpected '}'" and refused.exception == "TemplateSyntaxError"
+    top = evaluate(_facts(paste)).findings[0]
+    assert top.rule == "OP-5.19"
+    assert top.title == "the chat template does not parse (Jinja: unexpected '}'): every chat request fails on it"
+    assert "jinja2.Environment().parse" in top.actions[0] and not top.changes
+
+
 def test_a_tokenizer_without_a_chat_template_proposes_one_or_the_instruct_model():
     line = (
         "ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
