@@ -73,10 +73,13 @@ _MARKUP = re.compile(r"^\s*(?:(?:`{3,}|~{3,})[\w+.-]*|(?:</?details>|<summary>.*
 _UNICODE_SPACES = str.maketrans(
     {**dict.fromkeys("\u00a0\u2002\u2003\u2007\u2009\u202f", " "), **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff")}
 )
-# How a line of its own starts (a level, vLLM's process prefix, a date, a traceback's first line, or an indentation
-# of two spaces or more: a traceback's frames, source lines and carets): what the rest of a hard-wrapped line,
-# cut mid-word, rarely starts with.
-_RECORD = re.compile(r"\s{2,}\S|\s*(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|\(\w+ pid=|\d{4}-\d\d-\d\d|Traceback)")
+# How a line of its own starts (a level, vLLM's process prefix, a date, a traceback's first line, an indentation of
+# two spaces or more: a traceback's frames, source lines and carets; an item of Alertmanager's `name = value` lists,
+# its notifications' labels and annotations one per line): what the rest of a hard-wrapped line, cut mid-word, rarely
+# starts with.
+_RECORD = re.compile(
+    r"\s{2,}\S|\s*(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|\(\w+ pid=|\d{4}-\d\d-\d\d|Traceback|- \w+ = )"
+)
 _MIN_WRAP_WIDTH = 60  # narrower than any terminal a log is read in
 _MAX_WRAPPED_PIECES = 64  # a line wrapped into more pieces is not one line
 _SHAPE_SAMPLE = 200  # lines read ahead to tell the file's shape

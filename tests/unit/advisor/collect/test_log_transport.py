@@ -211,6 +211,19 @@ def test_a_tables_rows_of_the_terminals_width_are_rows_not_a_wrap():
     assert not carriers
 
 
+def test_alertmanagers_label_lines_of_one_length_are_items_not_a_wrap():
+    """Alertmanager's notification lists an alert's labels and annotations one per line: two of them of one length
+    (the longest of the paste) are two items, never a terminal's cut line and its rest."""
+    items = [
+        "Annotations:",
+        " - description = 10.0.0.5:8000 (Qwen/Qwen2.5-7B-Instruct): ITL p99 0.97 over the target 0.1 s.",
+        " - runbook_url = https://runbooks.example/servops/docs/rule-pages.md#op-54-itl-high-under-load",
+        " - summary = OP-5.4 ITL high under load",
+    ]
+    assert len(items[1]) == len(items[2]) == max(map(len, items))
+    assert [text for _, text in carried_lines(items)] == items
+
+
 RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "vllm_cpu"
 
 
