@@ -28,9 +28,13 @@ from rules.model import Alert, Severity
 
 __all__ = [
     "BY",
+    "CLIENT_ALERT_PREFIX",
+    "DEAD_MANS_SWITCH",
+    "DEAD_MANS_SWITCH_RULE",
     "MIN_REQUESTS_PER_S",
     "Alert",
     "alert_severity",
+    "client_alert_name",
     "latency_over_slo",
     "quantile",
     "rate",
@@ -47,6 +51,18 @@ BY = "instance, model_name"
 MIN_REQUESTS_PER_S = 0.05
 
 AlertSeverity = Literal["critical", "warning", "info"]
+
+# The pack's alert on servops itself (a scheduled triage that stopped succeeding) and its `rule` label: declared here,
+# beside the rules' own alerts, because the pack writes them and triage reads them back from a pasted notification.
+DEAD_MANS_SWITCH = "ServopsTriageNotSucceeding"
+DEAD_MANS_SWITCH_RULE = "servops-triage"
+# The alert names servops's Alertmanager client posts findings under: one per rule, `OP-5.3` -> `ServopsOP5_3`.
+CLIENT_ALERT_PREFIX = "Servops"
+
+
+def client_alert_name(code: str) -> str:
+    """`OP-5.3` -> `ServopsOP5_3`: one alert name per rule, so Alertmanager groups by rule."""
+    return CLIENT_ALERT_PREFIX + code.replace("-", "").replace(".", "_")
 
 
 def alert_severity(severity: Severity) -> AlertSeverity:

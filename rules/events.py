@@ -178,6 +178,13 @@ class LogEventKind(str, Enum):
     # enum ModelWrapper at line 1251003 column 3" (component: the section's type, ModelWrapper for the model's
     # vocabulary and merges)
     TOKENIZER_FILE_UNREADABLE = "tokenizer_file_unreadable"
+    # a line of an Alertmanager notification of servops's alerts, as its default templates write it: the subject
+    # ("[FIRING:1] VllmKvCacheFull (10.0.0.5:8000 OP-5.2 warning)": label "subject", message the label values,
+    # alert_status firing or resolved), one label or annotation of its body (" - rule = OP-5.2": label its name,
+    # message its value), its "Source:" link to Prometheus (label "source", message Prometheus' address), a chat
+    # template's "Alerts Resolved:" heading (label "section", alert_status), or one of the pack's alert names on any
+    # other line (label "alertname"); AL-1 puts an alert's lines back together
+    ALERT_NOTICE = "alert_notice"
     # the loader finding no system (not CUDA) library a package's binary needs: "libGL.so.1: cannot open shared
     # object file" (component: the library)
     SYSTEM_LIBRARY_MISSING = "system_library_missing"
@@ -597,7 +604,8 @@ class LogEvent(BaseModel):
     symbol: str | None = None  # the symbol a compiled library could not resolve
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
-    label: str | None = None  # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1")
+    # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1"); an alert notification's label
+    label: str | None = None
     phase: str | None = None  # startup | serving | unknown, from the log around it
     nearest: list[CatalogRef] = Field(default_factory=list)  # catalog entries closest to an unplaced error
     # a vLLM message that quotes the unplaced error's own value ('embed&token_classify'): vLLM's words for it
@@ -672,6 +680,7 @@ class LogEvent(BaseModel):
     node_used_gb: float | None = None
     node_total_gb: float | None = None
     memory_threshold: float | None = None
+    alert_status: str | None = None  # an Alertmanager notification's status: firing or resolved (ALERT_NOTICE)
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -850,6 +859,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PIP_NO_DISTRIBUTION: ("message", "component", "version", "versions_offered"),
     LogEventKind.TRANSFORMERS_NAME_TAKEN: ("message", "model"),
     LogEventKind.TOKENIZER_FILE_UNREADABLE: ("message", "component"),
+    LogEventKind.ALERT_NOTICE: ("message", "label", "alert_status"),
     LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
     LogEventKind.REMOTE_CODE_IMPORTS: ("message",),
     LogEventKind.PIP_BUILD_FAILED: ("message", "component"),

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor.catalog.vllm_metrics import ITL_BUCKETS, TTFT_BUCKETS
-from rules.alerts import alert_severity
+from rules.alerts import DEAD_MANS_SWITCH, DEAD_MANS_SWITCH_RULE, alert_severity
 from rules.catalog import ALL_RULES
 from rules.catalog.common import DEFAULT_ITL_SLO_S, DEFAULT_TTFT_SLO_S
 from rules.model import Alert, Rule
@@ -67,10 +67,10 @@ def _dead_mans_switch(settings: PackSettings) -> dict[str, Any]:
     """The alert on servops itself: a scheduled triage serving its metrics (`--serve-metrics`) that has
     not completed a run for STALE_TRIAGE_S. Silent where no triage serves them (nothing to watch)."""
     return {
-        "alert": "ServopsTriageNotSucceeding",
+        "alert": DEAD_MANS_SWITCH,
         "expr": f"time() - max by (target) (servops_triage_last_success_timestamp_seconds) > {STALE_TRIAGE_S}",
         "for": "5m",
-        "labels": {"severity": "warning", "rule": "servops-triage"},
+        "labels": {"severity": "warning", "rule": DEAD_MANS_SWITCH_RULE},
         "annotations": {
             "summary": "servops triage has not completed a run",
             "description": "The scheduled triage of {{ $labels.target }} last succeeded {{ $value | humanizeDuration }}"

@@ -23,18 +23,13 @@ from datetime import datetime, timedelta, timezone
 from advisor.errors import UserError
 from advisor.oncall.alert_pack import runbook_url, summary
 from advisor.redact import redact
-from rules.alerts import alert_severity
+from rules.alerts import alert_severity, client_alert_name
 from rules.catalog import UnknownRuleError, get_rule
 from rules.model import Finding
 
 # An alert stays active this many run intervals after its last post (a run that is late or fails
 # once does not resolve it; one that stops finding it does, at once).
 VALID_FOR_RUNS = 3
-
-
-def alert_name(code: str) -> str:
-    """`OP-5.3` -> `ServopsOP5_3`: one alert name per rule, so Alertmanager groups by rule."""
-    return "Servops" + code.replace("-", "").replace(".", "_")
 
 
 class AlertmanagerClient:
@@ -88,7 +83,7 @@ class AlertmanagerClient:
             title, runbook = finding.rule, self.runbook_base
         return {
             "labels": {
-                "alertname": alert_name(finding.rule),
+                "alertname": client_alert_name(finding.rule),
                 "rule": finding.rule,
                 "severity": alert_severity(finding.severity),
                 "target": redact(target),

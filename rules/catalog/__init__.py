@@ -2,15 +2,15 @@
 
 Codes: OP-1 … OP-7 (the operations runbook, sub-rules `OP-5.3`), AP-n (anti-patterns in the
 launch configuration), HL-n (engine health: hangs and death), VC-n (vLLM's own messages: what its
-catalog says, and errors it does not hold). Codes never change meaning;
-a retired rule keeps its code out of use.
+catalog says, and errors it does not hold), AL-n (servops's own alerts, read back from their
+notifications). Codes never change meaning; a retired rule keeps its code out of use.
 
 Every module declares its rules one way: each check function is followed by its
 `RULE_X = Rule(code=..., title=..., category=..., check=..., needs=..., page=RulePage(...))`,
 keyword arguments only, thresholds as module constants formatted into the title and page; the
 module ends with `RULES`. What several families share (vLLM's defaults, latency targets,
 shared thresholds and helpers) is in `common`, the physical floors in `floors`. The catalog
-lists the rules in code order (OP, then AP, then HL, then VC; numerically within each).
+lists the rules in code order (OP, then AP, then HL, then VC, then AL; numerically within each).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import (
+    al_notices,
     ap_features_off,
     ap_sizing,
     health,
@@ -172,7 +173,7 @@ MODULES = (
     vc_unplaced_lines,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
-FAMILIES = ("OP", "AP", "HL", "VC")
+FAMILIES = ("OP", "AP", "HL", "VC", "AL")
 # Built from FAMILIES, so a new family prefix is added in one place.
 CODE_PATTERN = re.compile(rf"^(?P<family>{'|'.join(map(re.escape, FAMILIES))})-(?P<numbers>[1-9]\d*(?:\.[1-9]\d*)?)$")
 
@@ -185,8 +186,10 @@ def code_order(code: str) -> tuple[int, tuple[int, ...]]:
     return FAMILIES.index(match["family"]), tuple(int(n) for n in match["numbers"].split("."))
 
 
+_MODULE_RULES = tuple(rule for module in MODULES for rule in module.RULES)
+# AL-1 reads back the alerts of the rules above, so it is built over them rather than declared in a module's RULES.
 ALL_RULES: tuple[Rule, ...] = tuple(
-    sorted((rule for module in MODULES for rule in module.RULES), key=lambda rule: code_order(rule.code))
+    sorted((*_MODULE_RULES, al_notices.notice_rule(_MODULE_RULES)), key=lambda rule: code_order(rule.code))
 )
 
 _BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -6,8 +6,8 @@ in one module per family of lines: startup (version, arguments, sizing), stats (
 lines), startup_failures, runtime_failures, request_errors, environment (failures around
 vLLM), toolchain (the CUDA compiler, libraries and PyTorch build under it), between (gateways,
 proxies and health checks between the client and vLLM), benchmark (what vLLM's benchmark script
-prints) and profile (a profiler's rows). `PATTERNS` is their tables in that order, and
-`candidates` the keyword prefilter over it.
+prints), profile (a profiler's rows) and alerting (an Alertmanager notification of servops's own
+alerts). `PATTERNS` is their tables in that order, and `candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns import (
+    alerting,
     benchmark,
     between,
     environment,
@@ -40,6 +41,7 @@ PATTERNS: tuple[Pattern, ...] = (
     *between.PATTERNS,
     *benchmark.PATTERNS,
     *profile.PATTERNS,
+    *alerting.PATTERNS,
 )
 
 
