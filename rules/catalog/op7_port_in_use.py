@@ -4,11 +4,13 @@ Why a rule of its own: `OSError: [Errno 98] Address already in use` is among the
 nothing about vLLM: another process holds the port. vLLM 0.32 binds its API port before its engine starts
 (`create_server_socket` in vllm/entrypoints/launchers/launcher.py), so it fails at once; older releases bound
 through uvicorn after the model had loaded (`[Errno 98] error while attempting to bind on address ('0.0.0.0',
-8000): address already in use`), minutes later. The holder is most often a vLLM left from an earlier start (its
-engine and worker processes outlive a killed API server) or a second server given the same --port. torch.distributed's
-store failing the same way (`name: EADDRINUSE`) is a port vLLM's own processes meet on (MASTER_PORT, VLLM_PORT),
-and pyzmq's `ZMQError: Address already in use` one they talk over (the data-parallel RPC port among them). vLLM's
-own `Address already in use. Retrying with a new port.` is a warning it recovers from, not this.
+8000): address already in use`), minutes later. Docker says the same of the host port it publishes the container
+on (`Bind for 0.0.0.0:8000 failed: port is already allocated`), before vLLM runs at all. The holder is most often
+a vLLM left from an earlier start (its engine and worker processes outlive a killed API server) or a second server
+given the same --port. torch.distributed's store failing the same way (`name: EADDRINUSE`) is a port vLLM's own
+processes meet on (MASTER_PORT, VLLM_PORT), and pyzmq's `ZMQError: Address already in use` one they talk over (the
+data-parallel RPC port among them). vLLM's own `Address already in use. Retrying with a new port.` is a warning it
+recovers from, not this.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ def _check_port_in_use(facts: Facts) -> list[Finding]:
         return []
     api = [e for e in events if e.component is None]
     event = next((e for e in api if e.address), None) or (api[0] if api else events[0])
+    if event.component == "docker":
+        return [_published_port(event)]
     if event.component in _INTERNAL:
         return [_store_port(event)]
     return [_api_port(event, facts)]
@@ -102,6 +106,26 @@ def _store_port(event: LogEvent) -> Finding:
     )
 
 
+def _published_port(event: LogEvent) -> Finding:
+    port = (event.address or ":?").rsplit(":", 1)[-1]
+    return RULE_PORT_IN_USE.finding(
+        Severity.CRITICAL,
+        f"Docker cannot publish the server on host port {port}: another container or process holds it",
+        summary="Docker binds the host's side of `-p HOST:CONTAINER` (compose: `ports:`) before the container starts; "
+        f"host port {port} is taken, so the container was created but never started. vLLM never ran. The holder is "
+        "most often another container publishing the same port (an earlier vLLM left running, or a second replica "
+        "of one compose file), or a server started on the host itself.",
+        evidence=[c.log_evidence(event, name="port taken", value=event.address)],
+        actions=[
+            f"Find the holder: `docker ps --filter publish={port}` for a container (stop or remove it), else "
+            f"`ss -ltnp 'sport = :{port}'` on the host.",
+            f"Or publish another host port: `-p {int(port) + 1 if port.isdigit() else '<free port>'}:8000` keeps "
+            "vLLM's own port inside the container; point the clients there.",
+        ],
+        confidence=0.9,
+    )
+
+
 RULE_PORT_IN_USE = Rule(
     code="OP-7.39",
     title="a port the server listens on already taken",
@@ -109,7 +133,8 @@ RULE_PORT_IN_USE = Rule(
     check=_check_port_in_use,
     needs=("events",),
     page=RulePage(
-        checks="`OSError: [Errno 98] Address already in use`, uvicorn's `[Errno 98] error while attempting to bind on "
+        checks="`OSError: [Errno 98] Address already in use`, Docker's `Bind for 0.0.0.0:N failed: port is already "
+        "allocated`, uvicorn's `[Errno 98] error while attempting to bind on "
         "address ('…', N): address already in use`, torch.distributed's `… name: EADDRINUSE …`; vLLM's own "
         "`Address already in use. Retrying with a new port.` is not one (it recovers); pyzmq's `ZMQError: Address "
         "already in use (addr='tcp://…')`.",

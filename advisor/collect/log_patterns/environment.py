@@ -179,6 +179,8 @@ def _port_in_use(match: re.Match[str]) -> Fields:
     """Whose bind failed (the API server's; torch.distributed's store; a ZMQ socket of vLLM's) and on what address."""
     words = match.group(0)
     component = "torch.distributed" if "EADDRINUSE" in words else "zmq" if words.startswith("ZMQError") else None
+    if match["dport"]:
+        return {"message": words, "component": "docker", "address": f"{match['dhost'] or '0.0.0.0'}:{match['dport']}"}
     if match["port"]:
         address = f"{match['host'] or '0.0.0.0'}:{match['port']}"
     else:
@@ -368,13 +370,15 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
         # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
-        ("Errno 98", "EADDRINUSE", "ZMQError: Address already in use"),
+        ("Errno 98", "EADDRINUSE", "ZMQError: Address already in use", "port is already allocated"),
         K.PORT_IN_USE,
         r"\[Errno 98\] (?:error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): )?"
         r"[Aa]ddress already in use|(?P<store>failed to listen on any local network address\.)?.*?(?:port: "
         r"(?P<sport>\d+).*?)?name: EADDRINUSE.*"
         # pyzmq binding one of the sockets vLLM's processes talk over (newer pyzmq adds the address)
-        r"|ZMQError: Address already in use(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?",
+        r"|ZMQError: Address already in use(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?"
+        # Docker publishing the container's port on a host port another container or process holds
+        r"|Bind for (?P<dhost>[\d.:\[\]a-f]*?):(?P<dport>\d+) failed: port is already allocated",
         _port_in_use,
     ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit

@@ -54,3 +54,19 @@ def test_vllms_own_retried_port_is_not_a_port_in_use():
     )
     assert K.PORT_IN_USE not in [e.kind for e in parse_lines([retried]).events]
     assert _findings(retried) == []
+
+
+def test_dockers_published_port_is_the_hosts_side_of_dash_p_and_names_the_container_to_find():
+    """Docker (and compose, `Cannot start service …`) refuses to publish a host port another holder has: the
+    container never started, and moving the host's side of `-p` leaves vLLM's own port alone."""
+    for line in (
+        "docker: Error response from daemon: driver failed programming external connectivity on endpoint vllm "
+        "(1a2b3c): Bind for 0.0.0.0:8000 failed: port is already allocated.",
+        "ERROR: for vllm  Cannot start service vllm: driver failed programming external connectivity on endpoint "
+        "vllm-vllm-1 (d2c5): Bind for 0.0.0.0:8000 failed: port is already allocated",
+    ):
+        [finding] = _findings(line)
+        assert finding.title == (
+            "Docker cannot publish the server on host port 8000: another container or process holds it"
+        )
+        assert "docker ps --filter publish=8000" in finding.actions[0] and "-p 8001:8000" in finding.actions[1]
