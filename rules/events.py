@@ -361,7 +361,8 @@ class LogEventKind(str, Enum):
     # ImagePullBackOff, ErrImagePull, CreateContainerConfigError, Pending, ContainerCreating …), `kubectl describe
     # pod`'s `Reason:` and its events (`Back-off restarting failed container`, `Failed to pull image "…": …`,
     # `Error: secret "…" not found`, the kubelet's eviction message); pod_status: the status, message: what the event
-    # adds, insufficient: the resource an eviction was for
+    # adds, insufficient: the resource an eviction was for; the Docker daemon's failed pull reads as ErrImagePull
+    # (component: Docker)
     POD_STATUS = "pod_status"
     # a process row of nvidia-smi's table (`|    0   N/A  N/A     12345      C   python3      72332MiB |`): which
     # process holds how much memory on which GPU; component: its name
@@ -809,7 +810,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "node_total_gb",
         "memory_threshold",
     ),
-    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image", "insufficient"),
+    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image", "insufficient", "component"),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component", "device"),

@@ -33,6 +33,11 @@ _WAITING = ("Pending", "ContainerCreating")
 _EVICTED = ("Evicted",)
 # What an image pull's error says went wrong, in the registry's or the runtime's words.
 _PULL_REASONS = (
+    (
+        ("toomanyrequests", "pull rate limit", "429 Too Many Requests"),
+        "the registry's pull rate limit was reached (Docker Hub limits unauthenticated and free accounts' pulls)",
+    ),
+    (("repository does not exist",), "no repository of that name, or a private one the client is not logged in to"),
     (("not found", "manifest unknown", "NotFound"), "the tag does not exist in that repository"),
     (("unauthorized", "denied", "authentication required", "forbidden"), "the registry refused the node's credentials"),
     (
@@ -105,23 +110,28 @@ def _image_finding(shown: LogEvent, pulls: list[LogEvent]) -> Finding:
     image = next((e.image for e in pulls if e.image), None)
     said = next((e.message for e in pulls if e.message), "")
     reason = next((why for words, why in _PULL_REASONS if any(w.lower() in said.lower() for w in words)), None)
+    docker = shown.component == "Docker"  # `docker run`/`docker pull` on a host, not a pod's kubelet
     actions = [
         f"Check that the image exists as written: `docker pull {image or '<image>'}` from a machine that can; vLLM's "
         f"own images are vllm/vllm-openai with a release tag that starts with v (v0.11.0), latest or nightly"
         f"{_vllm_tag(image)}.",
-        "For a private registry, give the pod an imagePullSecret for it (`kubectl create secret docker-registry …`, "
-        "then `imagePullSecrets:` in the pod's spec).",
-        "If the node cannot reach the registry (an air-gapped cluster, a proxy), mirror the image into a registry it "
-        "can reach.",
+        "For a private registry, or Docker Hub's pull rate limit (an account's is higher), log in first: `docker "
+        "login <registry>`."
+        if docker
+        else "For a private registry, or Docker Hub's pull rate limit (an account's is higher), give the pod an "
+        "imagePullSecret for it (`kubectl create secret docker-registry …`, then `imagePullSecrets:` in the pod's "
+        "spec).",
+        "If the node cannot reach the registry (an air-gapped cluster, a proxy), or keeps meeting its rate limit, "
+        "mirror the image into a registry it can reach (or pull through a registry cache).",
     ]
+    started = "The container" if docker else _who(shown).capitalize()
     return RULE_POD_STATUS.finding(
         Severity.HIGH,
-        f"Kubernetes cannot pull the server's image {image or ''}".rstrip()
+        f"{'Docker' if docker else 'Kubernetes'} cannot pull the server's image {image or ''}".rstrip()
         + (f": {reason}" if reason else f" ({shown.pod_status})"),
-        summary=f"{_who(shown).capitalize()} has not started: its container's image could not be pulled, so vLLM "
-        "never ran "
+        summary=f"{started} has not started: its image could not be pulled, so vLLM never ran "
         + (
-            f"(the runtime said: {said[:300]})."
+            f"(the {'daemon' if docker else 'runtime'} said: {said[:300]})."
             if said
             else f"({shown.pod_status}: the kubelet retries, waiting longer each time)."
         ),
@@ -282,7 +292,9 @@ RULE_POD_STATUS = Rule(
         '`Error: secret "…" not found`, the volume manager\'s `MountVolume.SetUp failed for volume "…" : '
         'persistentvolumeclaim "…" not found`, `Unable to attach or mount volumes: … timed out waiting for the '
         'condition`, `Multi-Attach error for volume "…"`), and the kubelet\'s eviction messages (`The node was low on '
-        "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit).",
+        "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit); the Docker "
+        "daemon's failed pulls (`manifest for … not found: manifest unknown`, `pull access denied for …, repository "
+        "does not exist`, `toomanyrequests: You have reached your pull rate limit`).",
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "

@@ -550,6 +550,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
         _pod_event,
     ),
+    wording(  # the Docker daemon failing to pull the image for `docker run` or `docker pull`
+        ("manifest unknown", "pull access denied", "toomanyrequests"),
+        K.POD_STATUS,
+        r"manifest for (?P<image>\S+) not found: manifest unknown.*"
+        r"|pull access denied for (?P<denied>[^,\s]+), repository does not exist.*"
+        r"|toomanyrequests: You have reached your pull rate limit.*",
+        lambda m: {
+            "pod_status": "ErrImagePull",
+            "image": m["image"] or m["denied"],
+            "message": m.group(0),
+            "component": "Docker",
+        },
+    ),
     wording(  # the kubelet evicting the pod (`kubectl describe pod`'s Message, or its Evicted event)
         ("The node was low on resource", "local ephemeral storage", "ephemeral local storage", "Usage of EmptyDir"),
         K.POD_STATUS,

@@ -169,3 +169,39 @@ def test_an_evicted_row_without_its_message_is_sent_to_describe():
     assert finding.title.startswith("Kubernetes evicted pod vllm-7d9f8b6c5d-x2k4p")
     assert "kubectl describe pod vllm-7d9f8b6c5d-x2k4p" in finding.actions[0]
     assert [e.kind for e in _facts(NODE_DISK).events] == [K.POD_STATUS]
+
+
+def test_the_docker_daemons_failed_pull_is_dockers_with_docker_login_not_a_pull_secret():
+    """`docker run` on a host: the daemon's words, a typo'd repository or tag, Docker Hub's rate limit."""
+    typo = _finding(
+        "docker: Error response from daemon: pull access denied for vllm/vllm-openia, repository does not exist or "
+        "may require 'docker login': denied: requested access to the resource is denied."
+    )
+    assert typo.title == (
+        "Docker cannot pull the server's image vllm/vllm-openia: no repository of that name, or a private one the "
+        "client is not logged in to"
+    )
+    assert "docker login" in typo.actions[1] and "imagePullSecret" not in " ".join(typo.actions)
+    tag = _finding(
+        "docker: Error response from daemon: manifest for vllm/vllm-openai:0.11.0 not found: manifest unknown: "
+        "manifest unknown."
+    )
+    assert tag.title.endswith("vllm/vllm-openai:0.11.0: the tag does not exist in that repository")
+    assert "vllm/vllm-openai:v0.11.0" in tag.actions[0]  # vLLM's tags start with v
+
+
+def test_docker_hubs_pull_rate_limit_is_named_under_either_runtime():
+    limit = "the registry's pull rate limit was reached (Docker Hub limits unauthenticated and free accounts' pulls)"
+    docker = _finding(
+        "docker: Error response from daemon: toomanyrequests: You have reached your pull rate limit. You may increase "
+        "the limit by authenticating and upgrading: https://www.docker.com/increase-rate-limit."
+    )
+    kubelet = _finding(
+        '  Warning  Failed  12s  kubelet  Failed to pull image "vllm/vllm-openai:v0.11.0": rpc error: code = Unknown '
+        'desc = failed to pull and unpack image "docker.io/vllm/vllm-openai:v0.11.0": failed to copy: httpReadSeeker: '
+        "failed open: unexpected status code https://registry-1.docker.io/v2/vllm/vllm-openai/manifests/sha256:ab: "
+        "429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit."
+    )
+    assert docker.title == f"Docker cannot pull the server's image: {limit}"
+    assert kubelet.title == f"Kubernetes cannot pull the server's image vllm/vllm-openai:v0.11.0: {limit}"
+    assert "imagePullSecret" in kubelet.actions[1]
