@@ -369,7 +369,9 @@ class LogEventKind(str, Enum):
     GPU_PROCESS = "gpu_process"
     # Kubernetes' scheduler placing the pod on no node: "0/4 nodes are available: 1 node(s) had untolerated taint
     # {…}, 3 Insufficient nvidia.com/gpu. preemption: …"; message: the reasons, nodes_total: the nodes it tried,
-    # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate
+    # insufficient: the resources nodes lacked (nvidia.com/gpu, memory), taints: the taints the pod does not tolerate;
+    # the cluster autoscaler's "pod didn't trigger scale-up: 2 Insufficient nvidia.com/gpu, 1 max node group size
+    # reached" (component: cluster-autoscaler; message: its reasons per node group)
     POD_UNSCHEDULABLE = "pod_unschedulable"
     # a container's probe as `kubectl describe pod` shows it: "Liveness:  http-get http://:8000/health delay=60s
     # timeout=1s period=10s #success=1 #failure=3"; probe: liveness/readiness/startup, timeout_ms, probe_delay_s,
@@ -812,7 +814,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     ),
     LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image", "insufficient", "component"),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
-    LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints"),
+    LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints", "component"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component", "device"),
     LogEventKind.CONTAINER_EXIT_CODE: ("exit_code",),
     LogEventKind.PROBE_SETTINGS: (

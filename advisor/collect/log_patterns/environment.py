@@ -632,6 +632,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<off_bus>fallen off the bus)",
         _gpu_fault,
     ),
+    wording(  # the cluster autoscaler declining to add a node for it (its NotTriggerScaleUp event): per node group why
+        ("didn't trigger scale-up",),
+        K.POD_UNSCHEDULABLE,
+        r"[Pp]od didn't trigger scale-up:?(?P<reasons>.*)",
+        lambda m: {
+            "message": m["reasons"].strip() or None,
+            "insufficient": list(dict.fromkeys(r["resource"] for r in _INSUFFICIENT.finditer(m["reasons"]))),
+            "component": "cluster-autoscaler",
+        },
+    ),
     wording(  # Kubernetes' scheduler finding no node for the pod (`kubectl describe pod`'s FailedScheduling event)
         ("nodes are available",),
         K.POD_UNSCHEDULABLE,

@@ -43,3 +43,32 @@ def test_a_taint_and_other_resources_each_get_their_fix():
         _facts("0/2 nodes are available: 2 node(s) had taint {nvidia.com/gpu: true}, that the pod didn't tolerate.")
     )
     assert tainted.title.endswith("their taints keep it off ({nvidia.com/gpu: true} is not tolerated)")
+
+
+AUTOSCALER_MAX = (
+    "  Normal   NotTriggerScaleUp  2m  cluster-autoscaler  pod didn't trigger scale-up: 2 Insufficient nvidia.com/gpu, "
+    "1 max node group size reached"
+)
+
+
+def test_the_autoscalers_refusal_alone_names_the_group_at_its_maximum_first():
+    [finding] = op7_scheduling.RULE.evaluate(Facts(events=parse_lines([AUTOSCALER_MAX]).events))
+    assert finding.title == (
+        "the cluster autoscaler will not add a node for the server's pod: a node group it could grow is at its "
+        "maximum size"
+    )
+    assert finding.actions[0].startswith("Raise that node group's maximum size")
+    assert finding.actions[1].startswith("Give the pod a request one machine of a node group can satisfy")
+
+
+def test_beside_the_schedulers_event_the_autoscalers_reasons_join_its_finding():
+    lines = [
+        "  Warning  FailedScheduling   5m  default-scheduler   0/3 nodes are available: 3 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+        "  Normal   NotTriggerScaleUp  2m  cluster-autoscaler  pod didn't trigger scale-up: 1 in backoff after failed "
+        "scale-up",
+    ]
+    [finding] = op7_scheduling.RULE.evaluate(Facts(events=parse_lines(lines).events))
+    assert finding.title.startswith("Kubernetes can place the server's pod on none of its 3 nodes")
+    assert "The cluster autoscaler will not add a node either: a scale-up it tried failed" in finding.summary
+    assert "cluster-autoscaler-status" in finding.actions[0] and len(finding.evidence) == 2
