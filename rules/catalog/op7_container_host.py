@@ -18,7 +18,8 @@ The toolkit's own hook (nvidia-container-cli, libnvidia-container) speaks before
 driver not loaded` is a host whose NVIDIA kernel module is not running (nvidia-smi there says it `couldn't
 communicate with the NVIDIA driver`; a kernel upgraded without the module built for it, most often,
 NVIDIA/nvidia-docker#1393), `load library failed: libnvidia-ml.so.1` a host without a driver the daemon can see,
-`device error: <id>: unknown device` a GPU index or UUID the host does not have.
+`device error: <id>: unknown device` a GPU index or UUID the host does not have. On Kubernetes, containerd's `no
+runtime for "nvidia" is configured` is a node whose container runtime the toolkit never configured.
 An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
 way) fails at its first exec with `exec format error`.
 """
@@ -145,6 +146,22 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "a GPU that fell off the bus needs a reset or a reboot of the host.",
         ],
     ),
+    "no_nvidia_runtime": (
+        'the node\'s container runtime has no "nvidia" runtime: the NVIDIA Container Toolkit is not configured for '
+        "the containerd the kubelet uses",
+        "The pod asks for the RuntimeClass nvidia (its runtimeClassName; NVIDIA's GPU operator sets it), and the "
+        "node's containerd (or CRI-O) has no handler of that name, so the pod's sandbox is never created and vLLM "
+        "never runs. The toolkit is not installed on the node, configured another containerd than the one the "
+        "kubelet talks to (k3s, k0s and MicroK8s run their own, with their own configuration), or the runtime was "
+        "not restarted after it was configured.",
+        [
+            "On the node: `sudo nvidia-ctk runtime configure --runtime=containerd` (pointed at the distribution's own "
+            "containerd configuration where it has one), then restart containerd (or the distribution's service); "
+            "`kubectl get runtimeclass nvidia -o yaml` names the handler the pod asks for.",
+            "With NVIDIA's GPU operator, read its toolkit's log: `kubectl logs -n gpu-operator "
+            "ds/nvidia-container-toolkit-daemonset`; it must configure and restart the node's containerd.",
+        ],
+    ),
     "exec_format": (
         "the image is built for another CPU architecture than the host's (exec format error)",
         "The kernel could not run the image's first program: its binaries are for another architecture (an x86-64 "
@@ -188,15 +205,17 @@ RULE = Rule(
         "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
         "detected`, `exec format error`; the NVIDIA Container Toolkit's `nvidia-container-cli: initialization "
         "error: nvml error: driver not loaded`, `load library failed: libnvidia-ml.so.1`, `device error: <id>: "
-        "unknown device`, and nvidia-smi's `couldn't communicate with the NVIDIA driver`.",
+        "unknown device`, nvidia-smi's `couldn't communicate with the NVIDIA driver`, and containerd's `no runtime for "
+        '"nvidia" is configured`.',
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
         fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
         "container after NVML lost them; a reboot after a driver upgrade, or nvidia_uvm reloaded after a suspend; the "
-        "NVIDIA module built for the running kernel; a driver the container runtime can see; GPU ids the host has; "
+        "NVIDIA module built for the running kernel; a driver the container runtime can see; GPU ids the host has; the "
+        "toolkit configured for the node's containerd; "
         "the image of the host's architecture.",
-        limits="Tells the nine apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        limits="Tells the ten apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
         "CUDA rules' to name.",
         references=[
             "https://github.com/NVIDIA/nvidia-docker/issues/1034",

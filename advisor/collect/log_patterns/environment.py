@@ -606,6 +606,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUDA driver initialization failed",
             "nvidia-container-cli",
             "couldn't communicate with the NVIDIA driver",
+            'no runtime for "nvidia"',
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
@@ -621,7 +622,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<driver_not_loaded>nvml error: driver not loaded"
         r"|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver)"
         r"|(?P<no_nvml_library>load library failed: libnvidia-ml\.so\.1)"
-        r"|(?P<unknown_device>nvidia-container-cli: device error: (?P<device>[^:\s]+): unknown device)",
+        r"|(?P<unknown_device>nvidia-container-cli: device error: (?P<device>[^:\s]+): unknown device)"
+        # containerd (or CRI-O) asked for the RuntimeClass handler the NVIDIA toolkit would have configured
+        r"|(?P<no_nvidia_runtime>no runtime for \"nvidia\" is configured)",
         lambda m: {"message": m.group(0), "component": m.lastgroup, "device": m["device"]},
     ),
     wording(  # the GPU failing: the NVIDIA driver's Xid (dmesg, the journal), or CUDA's words for a hardware fault

@@ -77,6 +77,13 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "the container asks for GPU 4, which the host's driver does not list",
             "nvidia-smi -L",
         ),
+        (
+            "Warning  FailedCreatePodSandBox  2m  kubelet  Failed to create pod sandbox: rpc error: code = Unknown "
+            'desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+            'the node\'s container runtime has no "nvidia" runtime: the NVIDIA Container Toolkit is not configured '
+            "for the containerd the kubelet uses",
+            "nvidia-ctk runtime configure --runtime=containerd",
+        ),
     ],
     ids=[
         "no-docker-gpu-runtime",
@@ -92,6 +99,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "nvidia-smi-no-driver",
         "toolkit-no-nvml-library",
         "toolkit-unknown-device",
+        "containerd-no-nvidia-runtime",
     ],
 )
 def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
