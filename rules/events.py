@@ -254,6 +254,11 @@ class LogEventKind(str, Enum):
     # Worker exit detail: …", "… its owner has died …", "… its node has died …", "… it was killed by `ray.kill`";
     # component: worker, owner, node, killed or unreferenced; exit_type: Ray's; message: its exit detail
     RAY_ACTOR_DIED = "ray_actor_died"
+    # Ray Serve waiting to place a deployment's replica: "Deployment 'X' … has 1 replicas that have taken more than
+    # 30s to be scheduled. … Resources required for each replica: [{"CPU": 1.0, "GPU": 1.0}], total resources
+    # available: {…}" (message: the deployment; gpus_required: a replica's GPUs over its bundles; gpus_available:
+    # the GPUs Ray has free, 0 when it lists none; component: the other resources it lacks, joined)
+    RAY_REPLICA_UNPLACED = "ray_replica_unplaced"
     # a weights file that is not a whole safetensors file, in safetensors' words ("Error while deserializing header:
     # HeaderTooLarge", newer releases "header too large"; HeaderTooSmall; MetadataIncompleteBuffer / "incomplete
     # metadata, file not fully covered"; InvalidHeaderDeserialization / "invalid JSON in header"); message:
@@ -684,6 +689,8 @@ class LogEvent(BaseModel):
     node_total_gb: float | None = None
     memory_threshold: float | None = None
     alert_status: str | None = None  # an Alertmanager notification's status: firing or resolved (ALERT_NOTICE)
+    gpus_required: float | None = None  # the GPUs one Ray Serve replica asks for (RAY_REPLICA_UNPLACED) …
+    gpus_available: float | None = None  # … and the GPUs the Ray cluster has free
 
 
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
@@ -840,6 +847,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
+    LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),

@@ -13,6 +13,7 @@ sources).
 
 from __future__ import annotations
 
+import json
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
@@ -140,6 +141,27 @@ def _unschedulable(match: re.Match[str]) -> Fields:
         "nodes_total": int(match["total"]),
         "insufficient": list(dict.fromkeys(m["resource"] for m in _INSUFFICIENT.finditer(reasons))),
         "taints": list(dict.fromkeys((m["taint"] or m["old"]).strip() for m in _TAINT.finditer(reasons))),
+    }
+
+
+def _ray_replica(match: re.Match[str]) -> Fields:
+    """A Serve replica Ray cannot place: its GPUs (summed over its bundles) against the cluster's free ones, and the
+    other resources it asks for more of than are free."""
+    try:
+        required, available = json.loads(match["required"]), json.loads(match["available"])
+    except ValueError:
+        return {"message": match["deployment"]}
+    bundles = required if isinstance(required, list) else [required]
+    wanted: dict[str, float] = {}
+    for bundle in bundles:
+        for resource, amount in bundle.items():
+            wanted[resource] = wanted.get(resource, 0.0) + float(amount)
+    short = [r for r, amount in wanted.items() if r != "GPU" and float(available.get(r, 0.0)) < amount]
+    return {
+        "message": match["deployment"],
+        "gpus_required": wanted.get("GPU"),
+        "gpus_available": float(available.get("GPU", 0.0)),
+        "component": ", ".join(short) or None,
     }
 
 
@@ -506,6 +528,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<truncated>MetadataIncompleteBuffer|incomplete metadata, file not fully covered)"
         r"|(?P<corrupt>InvalidHeaderDeserialization|invalid JSON in header))",
         lambda m: {"message": m.lastgroup},
+    ),
+    wording(  # Ray Serve's controller waiting to place a replica (serve/_private/deployment_state.py)
+        ("to be scheduled",),
+        K.RAY_REPLICA_UNPLACED,
+        r"Deployment ['\"]*(?P<deployment>[^'\"]+?)['\"]*(?: in application ['\"]*[^'\"]*['\"]*)? has \d+ replicas? "
+        r"that ha(?:ve|s) taken more than \d+s to be scheduled.*?Resources required for each replica: "
+        r"(?P<required>\[?\{[^\]]*?\}\]?), (?:total )?resources available: (?P<available>\{[^}]*\})",
+        _ray_replica,
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too

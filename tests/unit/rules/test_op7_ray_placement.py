@@ -1,0 +1,51 @@
+"""OP-7.60: Ray Serve's controller waiting to place a replica, read for its GPUs against the cluster's free ones."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_ray_placement
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+WAITING = (
+    "Deployment '{name}' in application 'llms' has 1 replicas that have taken more than 30s to be scheduled. This may "
+    "be due to waiting for the cluster to auto-scale or for a runtime environment to be installed. Resources required "
+    "for each replica: {required}, total resources available: {available}. Use `ray status` for more details."
+)
+
+
+def _finding(line: str):
+    [finding] = op7_ray_placement.RULE.evaluate(Facts(events=parse_lines([line]).events))
+    return finding
+
+
+def test_a_cluster_with_no_gpu_at_all_is_sent_to_start_its_nodes_with_them():
+    line = WAITING.format(name="LLMServer:qwen", required='[{"CPU": 1.0, "GPU": 1.0}]', available="{}")
+    finding = _finding(line)
+    assert (
+        finding.title
+        == "Ray cannot place a replica of Serve deployment LLMServer:qwen: one needs 1 GPU, the cluster has 0 GPUs free"
+    )
+    assert "nvidia.com/gpu limit" in finding.actions[1] and "--num-gpus" in finding.actions[1]
+    assert evaluate(Facts(events=parse_lines([line]).events)).findings[0].rule == "OP-7.60"
+
+
+def test_a_replicas_bundles_are_summed_and_set_against_the_gpus_free():
+    """A tensor-parallel engine's placement group: one GPU bundle per worker."""
+    required = '[{"CPU": 1.0, "GPU": 1.0}, {"GPU": 1.0}, {"GPU": 1.0}, {"GPU": 1.0}]'
+    finding = _finding(WAITING.format(name="LLMServer:qwen", required=required, available='{"CPU": 30.0, "GPU": 2.0}'))
+    assert finding.title.endswith("one needs 4 GPUs, the cluster has 2 GPUs free")
+    assert "tensor_parallel_size × pipeline_parallel_size" in finding.actions[1]
+
+
+def test_kuberays_yaml_quoting_of_the_message_is_read_too():
+    """`kubectl describe rayservice` prints the message YAML-quoted, its quotes doubled."""
+    line = (
+        "message: 'Deployment ''LLMServer:qwen2_5-7b-instruct'' in application ''llms'' has 1 replicas that have taken "
+        "more than 30s to be scheduled. This may be due to waiting for the cluster to auto-scale or for a runtime "
+        'environment to be installed. Resources required for each replica: [{"CPU": 1.0, "GPU": 1.0}], total '
+        "resources available: {}. Use `ray status` for more details.'"
+    )
+    assert _finding(line).title.startswith(
+        "Ray cannot place a replica of Serve deployment LLMServer:qwen2_5-7b-instruct"
+    )
