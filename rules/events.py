@@ -299,6 +299,10 @@ class LogEventKind(str, Enum):
     DISK_FULL = "disk_full"
     # vLLM's benchmark result, pasted: `[Before: ]Throughput: X requests/s, Y [total ]tokens/s`
     BENCHMARK_THROUGHPUT = "benchmark_throughput"
+    # one figure of a serving benchmark's run or result block (`vllm bench serve`, benchmarks/benchmark_serving.py):
+    # "Mean TTFT (ms):  98234.12", "Benchmark duration (s):  210.34", "Traffic request rate: inf" (label: the
+    # figure's name as printed, message: its value as printed, figure: the number, None for inf or None)
+    BENCHMARK_FIGURE = "benchmark_figure"
     # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
     PROFILE_HOTSPOT = "profile_hotspot"
     # V0's attention selector (0.4-0.7) gave up FlashAttention-2 for XFormers: "Cannot use FlashAttention-2 backend
@@ -689,6 +693,7 @@ class LogEvent(BaseModel):
     node_total_gb: float | None = None
     memory_threshold: float | None = None
     alert_status: str | None = None  # an Alertmanager notification's status: firing or resolved (ALERT_NOTICE)
+    figure: float | None = None  # a serving benchmark's figure (BENCHMARK_FIGURE)
     gpus_required: float | None = None  # the GPUs one Ray Serve replica asks for (RAY_REPLICA_UNPLACED) …
     gpus_available: float | None = None  # … and the GPUs the Ray cluster has free
 
@@ -893,6 +898,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
+    LogEventKind.BENCHMARK_FIGURE: ("label", "message", "figure"),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.ATTENTION_BACKEND: ("message",),
