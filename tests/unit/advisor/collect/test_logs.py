@@ -7,6 +7,7 @@ the real numbers quoted there (#27313, #34076, #20305, #15676, #18115) unless no
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -628,6 +629,23 @@ def test_keyword_prefilter_finds_exactly_what_trying_every_wording_finds():
         every = next((p.kind for p in PATTERNS if p.regex.search(line)), None)
         prefiltered = next((p.kind for p in candidates(line) if p.regex.search(line)), None)
         assert prefiltered == every, line
+
+
+def test_the_prefix_tree_trigger_finds_a_line_exactly_when_some_key_is_in_it():
+    """The tree drops keys that extend another; a line still triggers exactly when it holds any key."""
+    from advisor.collect.log_patterns import _BY_KEY, trigger
+
+    keys = list(_BY_KEY)
+    tree, flat = trigger(keys), re.compile("|".join(re.escape(key) for key in keys))
+    corpus = Path(__file__).parents[3] / "fixtures" / "vllm"
+    lines = [case[0] for case in CASES] + [
+        line for path in sorted(corpus.glob("*.log")) for line in path.read_text().splitlines()
+    ]
+    lines += [f"before {key} after" for key in keys] + [key[:-1] for key in keys if len(key) > 1]
+    for line in lines:
+        assert (tree.search(line) is None) == (flat.search(line) is None), line
+    small = trigger(["CUDA out of memory", "CUDA out of memory occurred", "CUDA error"])
+    assert small.pattern == "CUDA\\ (?:error|out\\ of\\ memory)"
 
 
 @pytest.mark.parametrize(
