@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from rules.alerts import DEAD_MANS_SWITCH, DEAD_MANS_SWITCH_RULE, client_alert_name
 from rules.catalog import common as c
@@ -87,61 +88,77 @@ def _from_subject(event: LogEvent, values: str, status: str, names: set[str], co
     return alert
 
 
+@dataclass(frozen=True)
+class _Catalog:
+    """What AL-1 knows of the catalog it reads back: each rule by its code and by its alerts' names."""
+
+    by_code: dict[str, Rule]
+    by_name: dict[str, Rule]
+
+    @property
+    def names(self) -> set[str]:
+        return {*self.by_name, DEAD_MANS_SWITCH}
+
+
+def _check(catalog: _Catalog, facts: Facts) -> list[Finding]:
+    notices = facts.events_of(LogEventKind.ALERT_NOTICE)
+    if not notices:
+        return []
+    prometheus = next((e.message for e in notices if e.label == "source" and e.message), None)
+    findings: list[Finding] = []
+    seen: set[tuple[str, str]] = set()
+    for alert in _alerts(notices, catalog.names, set(catalog.by_code)):
+        label = alert.labels.get("rule")
+        if alert.name == DEAD_MANS_SWITCH or label == DEAD_MANS_SWITCH_RULE:
+            finding = _stale_triage(alert)
+        else:
+            rule = catalog.by_code.get(label or "") or catalog.by_name.get(alert.name or "")
+            finding = _fired(alert, rule, prometheus) if rule is not None else None
+        where = alert.labels.get("instance") or alert.labels.get("target") or ""
+        if finding is not None and (finding.title, where) not in seen:
+            seen.add((finding.title, where))
+            findings.append(finding)
+    return findings[:MAX_ALERTS]
+
+
+PAGE = RulePage(
+    checks="An Alertmanager notification of servops's alerts (`servops alerts export`'s pack, or "
+    "`--alertmanager`'s findings): the subject `[FIRING:1] VllmKvCacheFull (…)` or `[RESOLVED] …`, the "
+    "body's ` - alertname = …`, ` - rule = OP-5.2`, ` - instance = …`, ` - description = …` lines and its "
+    "`Source:` link, or one of the pack's alert names on any other line (`amtool alert query`, a chat "
+    "message).",
+    why="The page is the first text of an incident an on-call engineer has. The alert names the rule it "
+    "states, whose page is the runbook; the server's state now, with the numbers a flag change needs, is in "
+    "a triage of the server the alert names.",
+    example="`[FIRING:1] VllmKvCacheFull (10.0.0.5:8000 Qwen/Qwen2.5-7B-Instruct OP-5.2 warning)`: OP-5.2's "
+    "fix, and `servops triage --endpoint http://10.0.0.5:8000` for the change to make.",
+    fix="The alerted rule's own fix, after a triage of the server it names (live, or over the alert's "
+    "window with --prometheus).",
+    limits="Reads servops's alerts only: another pack's names say nothing of which rule they state. The "
+    "notification holds no flag values, so no change is proposed from it alone; a resolved alert is "
+    "reported at the lowest severity.",
+    references=[
+        "https://prometheus.io/docs/alerting/latest/notifications/",
+        "https://github.com/prometheus/alertmanager/blob/main/template/default.tmpl",
+    ],
+)
+
+
 def notice_rule(catalog: Sequence[Rule]) -> Rule:
-    """AL-1 over `catalog`: the rules whose alerts it reads back."""
-    by_code = {rule.code: rule for rule in catalog}
-    by_name = {alert.name: rule for rule in catalog for alert in rule.alerts} | {
-        client_alert_name(rule.code): rule for rule in catalog
-    }
-    names = {*by_name, DEAD_MANS_SWITCH}
-
-    def check(facts: Facts) -> list[Finding]:
-        notices = facts.events_of(LogEventKind.ALERT_NOTICE)
-        if not notices:
-            return []
-        prometheus = next((e.message for e in notices if e.label == "source" and e.message), None)
-        findings: list[Finding] = []
-        seen: set[tuple[str, str]] = set()
-        for alert in _alerts(notices, names, set(by_code)):
-            label = alert.labels.get("rule")
-            if alert.name == DEAD_MANS_SWITCH or label == DEAD_MANS_SWITCH_RULE:
-                finding = _stale_triage(alert)
-            else:
-                rule = by_code.get(label or "") or by_name.get(alert.name or "")
-                finding = _fired(alert, rule, prometheus) if rule is not None else None
-            where = alert.labels.get("instance") or alert.labels.get("target") or ""
-            if finding is not None and (finding.title, where) not in seen:
-                seen.add((finding.title, where))
-                findings.append(finding)
-        return findings[:MAX_ALERTS]
-
+    """AL-1 over `catalog`: the rules whose alerts it reads back (by their codes, their alerts' names in the
+    pack, and the names the Alertmanager client posts them under)."""
+    known = _Catalog(
+        by_code={rule.code: rule for rule in catalog},
+        by_name={alert.name: rule for rule in catalog for alert in rule.alerts}
+        | {client_alert_name(rule.code): rule for rule in catalog},
+    )
     return Rule(
         code=CODE,
         title="an alert of servops's own fired (its notification, pasted)",
         category=CATEGORY,
-        check=check,
+        check=partial(_check, known),
         needs=("events",),
-        page=RulePage(
-            checks="An Alertmanager notification of servops's alerts (`servops alerts export`'s pack, or "
-            "`--alertmanager`'s findings): the subject `[FIRING:1] VllmKvCacheFull (…)` or `[RESOLVED] …`, the "
-            "body's ` - alertname = …`, ` - rule = OP-5.2`, ` - instance = …`, ` - description = …` lines and its "
-            "`Source:` link, or one of the pack's alert names on any other line (`amtool alert query`, a chat "
-            "message).",
-            why="The page is the first text of an incident an on-call engineer has. The alert names the rule it "
-            "states, whose page is the runbook; the server's state now, with the numbers a flag change needs, is in "
-            "a triage of the server the alert names.",
-            example="`[FIRING:1] VllmKvCacheFull (10.0.0.5:8000 Qwen/Qwen2.5-7B-Instruct OP-5.2 warning)`: OP-5.2's "
-            "fix, and `servops triage --endpoint http://10.0.0.5:8000` for the change to make.",
-            fix="The alerted rule's own fix, after a triage of the server it names (live, or over the alert's "
-            "window with --prometheus).",
-            limits="Reads servops's alerts only: another pack's names say nothing of which rule they state. The "
-            "notification holds no flag values, so no change is proposed from it alone; a resolved alert is "
-            "reported at the lowest severity.",
-            references=[
-                "https://prometheus.io/docs/alerting/latest/notifications/",
-                "https://github.com/prometheus/alertmanager/blob/main/template/default.tmpl",
-            ],
-        ),
+        page=PAGE,
     )
 
 
