@@ -35,6 +35,10 @@ _SEVERITY = {"critical": Severity.HIGH, "warning": Severity.MEDIUM, "info": Seve
 _HOST_PORT = re.compile(r"^[\w.-]+:\d{2,5}$")
 
 
+def _is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
 @dataclass
 class _Alert:
     """One alert of a notification, from the lines that came together."""
@@ -79,7 +83,7 @@ def _from_subject(event: LogEvent, values: str, status: str, names: set[str], co
     instance = next((t for t in tokens if _HOST_PORT.match(t)), None)
     if instance:
         alert.labels["instance"] = instance
-    target = next((t for t in tokens if t.startswith(("http://", "https://"))), None)
+    target = next((t for t in tokens if _is_url(t)), None)
     if target:  # the client's alerts and the dead-man's switch name the triaged target by its URL
         alert.labels["target"] = target
     code = next((t for t in tokens if t in codes), None)
@@ -202,7 +206,7 @@ def _actions(alert: _Alert, rule: Rule, prometheus: str | None) -> list[str]:
             else ""
         )
         actions.append(f"Triage the server now: `servops triage --endpoint http://{instance}`{window}.")
-    elif target and target.startswith(("http://", "https://")):
+    elif target and _is_url(target):
         actions.append(f"Triage the server now: `servops triage --endpoint {target}` (the target the alert names).")
     else:
         actions.append("Triage the server the alert names: `servops triage --endpoint http://<host:port>`.")

@@ -16,14 +16,14 @@ import re
 
 from advisor.collect.log_patterns.pattern import Pattern, wording
 from rules.alerts import CLIENT_ALERT_PREFIX, DEAD_MANS_SWITCH
-from rules.catalog import ALL_RULES
+from rules.catalog import ALL_RULES, FAMILIES
 from rules.events import LogEventKind as K
 
 # The labels and annotations servops's alerts carry that say which alert, which server and what it measured.
 LABELS = ("alertname", "rule", "instance", "target", "model_name", "severity", "summary", "description", "runbook_url")
 # Every name an alert of servops's can fire under: the pack's, its dead-man's switch, the client's one per rule.
 PACK_NAMES = tuple(sorted({alert.name for rule in ALL_RULES for alert in rule.alerts} | {DEAD_MANS_SWITCH}))
-_NAMES = "|".join(map(re.escape, PACK_NAMES)) + rf"|{CLIENT_ALERT_PREFIX}(?:OP|AP|HL|VC)\d+(?:_\d+)?"
+_NAMES = "|".join(map(re.escape, PACK_NAMES)) + rf"|{CLIENT_ALERT_PREFIX}(?:{'|'.join(FAMILIES)})\d+(?:_\d+)?"
 
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # the subject: its status, then the label values the notification's alerts have in common
