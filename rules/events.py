@@ -371,7 +371,10 @@ class LogEventKind(str, Enum):
     # pod`'s `Reason:` and its events (`Back-off restarting failed container`, `Failed to pull image "…": …`,
     # `Error: secret "…" not found`, the kubelet's eviction message); pod_status: the status, message: what the event
     # adds, insufficient: the resource an eviction was for; the Docker daemon's failed pull reads as ErrImagePull
-    # (component: Docker)
+    # (component: Docker); the Kubernetes monitoring mixin's alerts on a pod (kube-prometheus-stack's
+    # KubePodCrashLooping, KubeContainerWaiting, KubePodNotReady: `Pod ns/pod (container) is in waiting state (reason:
+    # "CrashLoopBackOff").`) read as the status they state, with namespace and container (component: the alert's name;
+    # pod_status NotReady for KubePodNotReady)
     POD_STATUS = "pod_status"
     # a process row of nvidia-smi's table (`|    0   N/A  N/A     12345      C   python3      72332MiB |`): which
     # process holds how much memory on which GPU; component: its name
@@ -667,7 +670,9 @@ class LogEvent(BaseModel):
     pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
     pod_status: str | None = None  # … its container's status (CrashLoopBackOff, ImagePullBackOff …) …
     restarts: int | None = None  # … how often the kubelet restarted it …
-    image: str | None = None  # … and the image it could not pull
+    image: str | None = None  # … the image it could not pull …
+    namespace: str | None = None  # … and, where the text names them (a Kubernetes alert's description), its namespace …
+    container: str | None = None  # … and the container
     address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
     url_path: str | None = None  # … the route it asked for …
     connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved, unreachable
@@ -824,7 +829,17 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "node_total_gb",
         "memory_threshold",
     ),
-    LogEventKind.POD_STATUS: ("message", "pod", "pod_status", "restarts", "image", "insufficient", "component"),
+    LogEventKind.POD_STATUS: (
+        "message",
+        "pod",
+        "pod_status",
+        "restarts",
+        "image",
+        "insufficient",
+        "component",
+        "namespace",
+        "container",
+    ),
     LogEventKind.GPU_PROCESS: ("gpu_index", "pid", "component", "memory_gib"),
     LogEventKind.POD_UNSCHEDULABLE: ("message", "nodes_total", "insufficient", "taints", "component"),
     LogEventKind.CONTAINER_HOST_MISMATCH: ("message", "component", "device"),

@@ -12,6 +12,12 @@ pod was stopped by the kubelet to save its node's disk or memory (pkg/kubelet/ev
 pod most often for the model's weights downloaded into its own ephemeral storage. It is a
 fallback: a finding that names the cause of the container's exits (OP-7.30's OOM kill, a probe killing a loading
 server, vLLM's own error) is at least as severe and takes its place.
+The page often comes before any of that: kube-prometheus-stack's alerts from the Kubernetes monitoring mixin
+(KubePodCrashLooping, KubeContainerWaiting, KubePodNotReady; kubernetes-monitoring/kubernetes-mixin,
+alerts/apps_alerts.libsonnet) state the same statuses from kube-state-metrics, with the pod's namespace and container,
+so the notification reads as the status and the commands name that pod. KubePodNotReady fires for a pod Pending or
+Unknown, or Running and not Ready, for 15 minutes: for vLLM, a pod not scheduled or not started, or a server whose
+/health does not answer (still loading, or its engine dead).
 Sources: the kubelet's waiting reasons in Kubernetes' source (pkg/kubelet/images/types.go: ErrImagePull,
 ImagePullBackOff, InvalidImageName; pkg/kubelet/container/sync_result.go: CrashLoopBackOff, RunContainerError;
 pkg/kubelet/kuberuntime/kuberuntime_container.go: CreateContainerConfigError, CreateContainerError), and the
@@ -29,7 +35,8 @@ _CRASH = ("CrashLoopBackOff", "RunContainerError", "CreateContainerError")
 _IMAGE = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
 _CONFIG = ("CreateContainerConfigError",)
 _MOUNT = ("FailedMount",)
-_WAITING = ("Pending", "ContainerCreating")
+_WAITING = ("Pending", "ContainerCreating", "Waiting")
+_NOT_READY = ("NotReady",)
 _EVICTED = ("Evicted",)
 # What an image pull's error says went wrong, in the registry's or the runtime's words.
 _PULL_REASONS = (
@@ -52,7 +59,7 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
     if not statuses:
         return []
     # the status that says most: a crash or a pull before a pod still waiting
-    order = (*_EVICTED, *_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING)
+    order = (*_EVICTED, *_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING, *_NOT_READY)
     shown = min(statuses, key=lambda e: order.index(_bare(e)) if _bare(e) in order else len(order))
     status = _bare(shown)
     if status in _EVICTED:
@@ -65,6 +72,8 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
         return [_mount_finding(shown)]
     if status in _WAITING:
         return [_waiting_finding(shown, status)]
+    if status in _NOT_READY:
+        return [_not_ready_finding(shown)]
     return [_crash_finding(shown, max((e.restarts or 0) for e in statuses))]
 
 
@@ -73,7 +82,26 @@ def _bare(event: LogEvent) -> str:
 
 
 def _who(event: LogEvent) -> str:
-    return f"pod {event.pod}" if event.pod else "the pod"
+    where = f"{event.namespace}/" if event.namespace else ""
+    return f"pod {where}{event.pod}" if event.pod else "the pod"
+
+
+def _pod_args(event: LogEvent) -> str:
+    """The pod as kubectl takes it: its name, and its namespace where the text named one."""
+    return f"{event.pod or '<pod>'}" + (f" -n {event.namespace}" if event.namespace else "")
+
+
+def _alerted(event: LogEvent) -> str:
+    """Where the status came from an alert rather than kubectl: a sentence saying which, for the summary."""
+    return (
+        f" (The alert {event.component} states it; kube-state-metrics reads it from the pod.)"
+        if _is_alert(event)
+        else ""
+    )
+
+
+def _is_alert(event: LogEvent) -> bool:
+    return (event.component or "").startswith("Kube")
 
 
 def _vllm_tag(image: str | None) -> str:
@@ -85,7 +113,9 @@ def _vllm_tag(image: str | None) -> str:
 
 
 def _crash_finding(shown: LogEvent, restarts: int) -> Finding:
-    pod = shown.pod or "<pod>"
+    pod = _pod_args(shown)
+    container = f" -c {shown.container}" if shown.container else ""
+    several = "" if shown.container else " (add `-c <container>` for a pod of several containers)"
     times = f", {restarts} restarts" if restarts else ""
     return RULE_POD_STATUS.finding(
         Severity.HIGH,
@@ -93,11 +123,12 @@ def _crash_finding(shown: LogEvent, restarts: int) -> Finding:
         "why it exits is in its last run's log",
         summary="CrashLoopBackOff is the kubelet waiting longer and longer before starting a container that exited "
         "again; it says nothing of why. The container's previous run printed the cause before it exited, and "
-        "`kubectl describe pod` shows how it ended (Last State: Terminated, its Reason and Exit Code).",
+        "`kubectl describe pod` shows how it ended (Last State: Terminated, its Reason and Exit Code)."
+        + _alerted(shown),
         evidence=[c.log_evidence(shown, name="the pod's status", value=shown.pod_status)],
         actions=[
-            f"Read the previous run's log: `kubectl logs {pod} --previous | servops triage --logs -` (add `-c "
-            "<container>` for a pod of several containers).",
+            f"Read the previous run's log: `kubectl logs {pod}{container} --previous | servops triage --logs -`"
+            f"{several}.",
             f"`kubectl describe pod {pod} | servops triage --logs -`: Exit Code 137 is a kill (Reason OOMKilled: the "
             "container's memory limit; otherwise a liveness probe that gave up while the model was loading: a "
             "startupProbe covers the load), 1 an error the log ends with.",
@@ -243,7 +274,7 @@ def _evicted_finding(shown: LogEvent, evictions: list[LogEvent]) -> Finding:
             "The kubelet evicts pods to keep the node alive when one of its resources runs low; the pods' own "
             "requests decide which go first.",
             [
-                f"`kubectl describe pod {shown.pod or '<pod>'} | servops triage --logs -`: the eviction message says "
+                f"`kubectl describe pod {_pod_args(shown)} | servops triage --logs -`: the eviction message says "
                 "which resource ran low, which container used it and what it requested."
             ],
         ),
@@ -261,19 +292,47 @@ def _evicted_finding(shown: LogEvent, evictions: list[LogEvent]) -> Finding:
 
 
 def _waiting_finding(shown: LogEvent, status: str) -> Finding:
-    pod = shown.pod or "<pod>"
-    pending = status == "Pending"
+    summary = {
+        "Pending": "Pending is a pod the scheduler has placed on no node (not enough free nvidia.com/gpu, a taint it "
+        "does not tolerate, a node selector nothing matches).",
+        "ContainerCreating": "ContainerCreating lasts while the node pulls the image (vLLM's images weigh gigabytes) "
+        "and attaches the pod's volumes (a model cache volume that will not mount holds it here).",
+    }.get(
+        status,
+        "The container has not started: the kubelet is still preparing it (an init container running, the image "
+        "pulling, the volumes mounting).",
+    )
+    title = {
+        "Pending": f"{_who(shown)} is Pending: no node has taken it yet",
+        "ContainerCreating": f"{_who(shown)} is ContainerCreating: its container is still being created",
+    }.get(status, f"{_who(shown)}'s container is still waiting to start")
     return RULE_POD_STATUS.finding(
         Severity.MEDIUM,
-        f"{_who(shown)} is {status}: "
-        + ("no node has taken it yet" if pending else "its container is still being created"),
-        summary="Pending is a pod the scheduler has placed on no node (not enough free nvidia.com/gpu, a taint it "
-        "does not tolerate, a node selector nothing matches)."
-        if pending
-        else "ContainerCreating lasts while the node pulls the image (vLLM's images weigh gigabytes) and attaches the "
-        "pod's volumes (a model cache volume that will not mount holds it here).",
+        title,
+        summary=summary + _alerted(shown),
         evidence=[c.log_evidence(shown, name="the pod's status", value=status)],
-        actions=[f"`kubectl describe pod {pod} | servops triage --logs -`: its events say why."],
+        actions=[f"`kubectl describe pod {_pod_args(shown)} | servops triage --logs -`: its events say why."],
+        confidence=0.6,
+    )
+
+
+def _not_ready_finding(shown: LogEvent) -> Finding:
+    pod = _pod_args(shown)
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"{_who(shown)} has stayed not Ready: it is not scheduled or not started, or vLLM in it does not answer its "
+        "readiness probe",
+        summary="Kubernetes sends a pod traffic only once it is Ready. One that stays not Ready is either Pending "
+        "(no node with the GPUs it asks for, or its image and volumes still coming) or Running with its readiness "
+        "probe failing: vLLM answers /health only once the model is loaded and its engine runs, and answers 503 once "
+        "the engine has died. Loading a large model takes minutes, rarely a quarter of an hour." + _alerted(shown),
+        evidence=[c.log_evidence(shown, name="the pod's status", value="NotReady")],
+        actions=[
+            f"`kubectl get pod {pod}` says which: Pending (`kubectl describe pod {pod} | servops triage --logs -`: "
+            "its events say why) or Running and 0/1 Ready.",
+            f"Running: `kubectl logs {pod} | servops triage --logs -` shows whether vLLM is still loading, failed to "
+            "start, or lost its engine.",
+        ],
         confidence=0.6,
     )
 
@@ -294,7 +353,12 @@ RULE_POD_STATUS = Rule(
         'condition`, `Multi-Attach error for volume "…"`), and the kubelet\'s eviction messages (`The node was low on '
         "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit); the Docker "
         "daemon's failed pulls (`manifest for … not found: manifest unknown`, `pull access denied for …, repository "
-        "does not exist`, `toomanyrequests: You have reached your pull rate limit`).",
+        "does not exist`, `toomanyrequests: You have reached your pull rate limit`); and the Kubernetes monitoring "
+        "mixin's alerts on a pod, as kube-prometheus-stack pages with them (KubePodCrashLooping's `Pod ns/pod "
+        '(container) is in waiting state (reason: "CrashLoopBackOff")` or, in older releases, `is restarting N times / '
+        "5 minutes`; KubeContainerWaiting's `… has been in waiting state for longer than 1 hour` with its reason; "
+        "KubePodNotReady's `… has been in a non-ready state for longer than 15 minutes`), with the pod's namespace and "
+        "container put into the kubectl commands.",
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "
@@ -309,6 +373,7 @@ RULE_POD_STATUS = Rule(
             "https://kubernetes.io/docs/tasks/debug/debug-application/debug-running-pod/",
             "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-state-waiting",
             "https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/",
+            "https://github.com/kubernetes-monitoring/kubernetes-mixin/blob/master/alerts/apps_alerts.libsonnet",
         ],
     ),
 )

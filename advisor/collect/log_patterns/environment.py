@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL
@@ -271,6 +272,46 @@ def _eviction(match: re.Match[str]) -> Fields:
     else:
         said = f"emptyDir volume {match['volume']} passed its sizeLimit {match['volume_limit']}"
     return {"pod_status": "Evicted", "insufficient": ["ephemeral-storage"], "message": said}
+
+
+# The Kubernetes monitoring mixin's alerts on a pod (kubernetes-monitoring/kubernetes-mixin,
+# alerts/apps_alerts.libsonnet; kube-prometheus-stack ships them), in their descriptions' words as every release of
+# the mixin wrote them, so the page an on-call engineer got reads as the pod's status. Names and namespaces are
+# Kubernetes' DNS labels; a JSON payload escapes the quotes around the reason.
+_K8S_NAME = r"[a-z0-9][-a-z0-9.]*"
+_MIXIN_REASON = r'\(reason: \\?"?(?P<reason>[A-Za-z]+)'
+_MIXIN_CRASH_LOOPING = (
+    rf"(?P<ns>{_K8S_NAME})/(?P<pod>{_K8S_NAME}) \((?P<container>[^()\s]+)\) "
+    rf"(?:is in waiting state {_MIXIN_REASON}|is restarting (?P<rate>[\d.]+) (?:times )?/ (?P<per>[\w ]+))"
+)
+_MIXIN_CONTAINER_WAITING = (
+    rf"pod/(?P<pod>{_K8S_NAME}) in namespace (?P<ns>{_K8S_NAME}) on container (?P<container>\S+) has been in waiting "
+    rf"state for longer than 1 hour\.(?: {_MIXIN_REASON})?"
+    rf"|Pod (?P<ns2>{_K8S_NAME})/(?P<pod2>{_K8S_NAME}) container (?P<container2>\S+) has been in waiting state for "
+    r"longer than 1 hour"
+)
+_MIXIN_NOT_READY = (
+    rf"Pod (?P<ns>{_K8S_NAME})/(?P<pod>{_K8S_NAME}) has been in a non-ready state for longer than "
+    r"(?P<since>15 minutes|an hour)"
+)
+
+
+def _mixin_alert(alert: str, status: str | None = None) -> Callable[[re.Match[str]], Fields]:
+    """A mixin alert's description as the pod status it states: `status`, else the reason it names where it is one
+    the rule tells apart, else Waiting (PodInitializing, or a release that names no reason)."""
+
+    def fields(match: re.Match[str]) -> Fields:
+        groups = match.groupdict()
+        return {
+            "pod_status": status or (groups.get("reason") if groups.get("reason") in POD_STATUSES else "Waiting"),
+            "pod": groups["pod"] or groups.get("pod2"),
+            "namespace": groups["ns"] or groups.get("ns2"),
+            "container": groups.get("container") or groups.get("container2"),
+            "component": alert,
+            "message": match.group(0),
+        }
+
+    return fields
 
 
 def _pod_event(match: re.Match[str]) -> Fields:
@@ -579,6 +620,24 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Unable to attach or mount volumes: unmounted volumes=\[(?P<unmounted>[^\]]*)\].*timed out waiting"
         r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
         _pod_event,
+    ),
+    wording(  # the mixin's KubePodCrashLooping (its older releases counted restarts per 5 or 10 minutes)
+        ("is in waiting state", "is restarting"),
+        K.POD_STATUS,
+        _MIXIN_CRASH_LOOPING,
+        _mixin_alert("KubePodCrashLooping", "CrashLoopBackOff"),
+    ),
+    wording(  # the mixin's KubeContainerWaiting: the waiting reason, where its release names it
+        ("has been in waiting state",),
+        K.POD_STATUS,
+        _MIXIN_CONTAINER_WAITING,
+        _mixin_alert("KubeContainerWaiting"),
+    ),
+    wording(  # the mixin's KubePodNotReady: Pending or Unknown, or Running and not Ready, for 15 minutes
+        ("non-ready state",),
+        K.POD_STATUS,
+        _MIXIN_NOT_READY,
+        _mixin_alert("KubePodNotReady", "NotReady"),
     ),
     wording(  # the Docker daemon failing to pull the image for `docker run` or `docker pull`
         ("manifest unknown", "pull access denied", "toomanyrequests"),

@@ -205,3 +205,56 @@ def test_docker_hubs_pull_rate_limit_is_named_under_either_runtime():
     assert docker.title == f"Docker cannot pull the server's image: {limit}"
     assert kubelet.title == f"Kubernetes cannot pull the server's image vllm/vllm-openai:v0.11.0: {limit}"
     assert "imagePullSecret" in kubelet.actions[1]
+
+
+# The Kubernetes monitoring mixin's alert descriptions (alerts/apps_alerts.libsonnet), as Alertmanager's default
+# template writes an annotation, and as its older releases and a webhook's JSON word them.
+CRASH_LOOPING = ' - description = Pod llm/vllm-0 (vllm) is in waiting state (reason: "CrashLoopBackOff").'
+
+
+def test_the_mixins_crash_looping_alert_names_the_pod_its_namespace_and_container_for_kubectl():
+    finding = _finding("[FIRING:1] KubePodCrashLooping (vllm llm/vllm-0 kube-state-metrics)", CRASH_LOOPING)
+    assert finding.title.startswith("pod llm/vllm-0's container keeps exiting")
+    assert "`kubectl logs vllm-0 -n llm -c vllm --previous | servops triage --logs -`." in finding.actions[0]
+    assert "kubectl describe pod vllm-0 -n llm |" in finding.actions[1]
+    assert "KubePodCrashLooping" in finding.summary
+
+
+def test_every_release_of_the_crash_looping_description_reads_the_same():
+    for line in (
+        "Pod llm/vllm-0 (vllm) is restarting 1.07 times / 10 minutes.",
+        "Pod llm/vllm-0 (vllm) is restarting 0.35 times / 5 minutes.",
+        'Pod llm/vllm-0 (vllm) is in waiting state (reason: "CrashLoopBackOff") on cluster prod-eu.',
+        '{"description": "Pod llm/vllm-0 (vllm) is in waiting state (reason: \\"CrashLoopBackOff\\")."}',
+    ):
+        [event] = parse_lines([line]).events
+        assert (event.pod_status, event.namespace, event.pod, event.container) == (
+            "CrashLoopBackOff",
+            "llm",
+            "vllm-0",
+            "vllm",
+        ), line
+
+
+def test_the_mixins_container_waiting_alert_reads_as_the_reason_it_names():
+    pulling = _finding(
+        "pod/vllm-0 in namespace llm on container vllm has been in waiting state for longer than 1 hour. (reason: "
+        '"ImagePullBackOff").'
+    )
+    assert pulling.title.startswith("Kubernetes cannot pull the server's image")
+    for line in (
+        "pod/vllm-0 in namespace llm on container vllm has been in waiting state for longer than 1 hour. (reason: "
+        '"PodInitializing").',
+        "Pod llm/vllm-0 container vllm has been in waiting state for longer than 1 hour.",
+    ):
+        waiting = _finding(line)
+        assert waiting.title == "pod llm/vllm-0's container is still waiting to start", line
+        assert "kubectl describe pod vllm-0 -n llm | servops triage --logs -" in waiting.actions[0]
+
+
+def test_the_mixins_not_ready_alert_says_both_ways_a_pod_stays_not_ready():
+    finding = _finding("Pod llm/vllm-0 has been in a non-ready state for longer than 15 minutes.")
+    assert finding.title.startswith("pod llm/vllm-0 has stayed not Ready")
+    assert "`kubectl get pod vllm-0 -n llm`" in finding.actions[0]
+    assert "kubectl logs vllm-0 -n llm | servops triage --logs -" in finding.actions[1]
+    assert "/health" in finding.summary
