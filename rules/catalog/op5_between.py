@@ -43,6 +43,9 @@ def _check_gateway(facts: Facts) -> list[Finding]:
     envoy = next((e for e in errors if e.component == "Envoy"), None)
     if envoy is not None:
         return [_envoy_finding(envoy)]
+    nginx = next((e for e in errors if e.component == "nginx" and e.message in _NGINX), None)
+    if nginx is not None:
+        return [_nginx_finding(nginx)]
     # the most specific gateway a line names: ingress-nginx's access log says more than nginx's error line
     named = sorted((e for e in errors if e.component), key=lambda e: (e.component != "ingress-nginx", e.line_no or 0))
     return [_gateway_finding(errors[0], named[0] if named else None)]
@@ -231,6 +234,63 @@ def _envoy_finding(error: LogEvent) -> Finding:
     )
 
 
+# What nginx's error log says of its upstream (vLLM) when it answered 502: (the title's words, what it means, actions).
+_NGINX: dict[str, tuple[str, str, list[str]]] = {
+    "refused": (
+        "nothing listened at vLLM's address (connect() failed: Connection refused)",
+        "nginx reached the host but no process accepted the connection on the port its proxy_pass names: vLLM was "
+        "not running (still loading its model, which it does before it listens; restarting after a crash), or "
+        "listens on another port or address.",
+        [
+            "Read vLLM's log at that time (`journalctl -u <unit>`, `docker logs <container>`, `kubectl logs --previous "
+            "<pod>`): a crash, a restart or a start still loading the model is there.",
+            "Check the port in proxy_pass (or the upstream block) against vLLM's --port "
+            f"({vllm_defaults.API_SERVER_PORT} by default), and the address against its --host: a server bound to "
+            "127.0.0.1 refuses connections from another host or container.",
+        ],
+    ),
+    "closed": (
+        "vLLM closed the connection before answering (upstream prematurely closed, or reset by peer)",
+        "vLLM's process went away during the request (a crash or a restart: its log says), or, now and then on a "
+        "healthy server, nginx reused an idle upstream connection vLLM had just closed: with `keepalive` in the "
+        "upstream block nginx keeps connections to vLLM open for 60 s (keepalive_timeout), while vLLM closes idle "
+        f"ones after {vllm_defaults.HTTP_KEEP_ALIVE_S} s (VLLM_HTTP_TIMEOUT_KEEP_ALIVE, uvicorn's timeout_keep_alive).",
+        [
+            "Read vLLM's log at that time: a crash or a restart is there.",
+            "If vLLM did not restart and the upstream block has `keepalive`: set the upstream's keepalive_timeout "
+            f"below vLLM's ({vllm_defaults.HTTP_KEEP_ALIVE_S - 1}s; nginx 1.15.3 or later), or raise vLLM's keep-alive "
+            "above nginx's (VLLM_HTTP_TIMEOUT_KEEP_ALIVE, seconds, in the server's environment).",
+        ],
+    ),
+    "no_endpoints": (
+        "every vLLM server of its upstream group was marked failed (no live upstreams)",
+        "nginx sent the request nowhere: each server of the upstream block had failed max_fails times (1 by "
+        "default) within fail_timeout (10 s), so nginx stopped trying them for that long. The first errors before "
+        "this line say why they failed (refused, timed out, closed).",
+        [
+            "Read nginx's error log before this line: the first failures (connect() refused, upstream timed out) name "
+            "what happened to the servers, and vLLM's own log at that time says why.",
+            "A timeout counts as a failure too: a long generation that outlasts proxy_read_timeout marks a healthy "
+            "server failed; raise proxy_read_timeout above the longest request, or max_fails, so one slow request "
+            "does not take a server out.",
+        ],
+    ),
+}
+
+
+def _nginx_finding(error: LogEvent) -> Finding:
+    verdict, meaning, actions = _NGINX[error.message or ""]
+    return RULE_GATEWAY.finding(
+        Severity.HIGH,
+        f"HTTP 502 from nginx in front of vLLM, not from vLLM: {verdict}",
+        summary=f"nginx (or ingress-nginx) answered the client 502 Bad Gateway and logged why in its error log; vLLM "
+        f"never answers 502. {meaning}",
+        evidence=[c.log_evidence(error, name="nginx's words", value=error.message)],
+        actions=actions,
+        confidence=0.75,
+    )
+
+
 RULE_GATEWAY = Rule(
     code="OP-5.25",
     title="a gateway's 502, 504 or 413, not vLLM's",
@@ -242,7 +302,10 @@ RULE_GATEWAY = Rule(
         "Gateway`) and 413 (`413 Request Entity Too Large`: a proxy's body limit); with a localhost URL in the same "
         "text, the client's proxy variables. Envoy's own bodies (Istio, "
         "Envoy Gateway, KServe's ingress): `upstream connect error or disconnect/reset before headers. reset reason: "
-        "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504).",
+        "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504). nginx's "
+        "error log for its 502s: `connect() failed (111: Connection refused) while connecting to upstream`, `upstream "
+        "prematurely closed connection` or `recv() failed (104: Connection reset by peer)` `while reading response "
+        "header from upstream`, `no live upstreams`.",
         why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502, 504 or 413: those come from whatever "
         "sits in between.",
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "

@@ -292,6 +292,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"upstream timed out \(\d+: [^)]*\) while [a-z ]*upstream",
         lambda m: {"message": m.group(0), "status": 504, "component": "nginx"},
     ),
+    wording(  # nginx's error log for the 502s it answers: nothing listening, closed or reset before the response's
+        # header, or every server of the upstream group marked failed
+        ("while connecting to upstream", "while reading response header from upstream"),
+        K.GATEWAY_ERROR,
+        r"(?P<refused>connect\(\) (?:to \S+ )?failed \(111: Connection refused\) while connecting to upstream)"
+        r"|(?P<no_endpoints>no live upstreams while connecting to upstream)"
+        r"|(?P<closed>(?:upstream prematurely closed connection|recv\(\) failed \(104: Connection reset by peer\)) "
+        r"while reading response header from upstream)",
+        lambda m: {"message": m.lastgroup, "status": 502, "component": "nginx"},
+    ),
     wording(  # what a client called; a server's own "… running on http://0.0.0.0:8000" is where it listens
         ("://localhost", "://127.0.0.1", "://0.0.0.0"),
         K.LOCAL_ENDPOINT,

@@ -62,6 +62,39 @@ def test_ingress_nginxs_own_log_names_it_its_timeout_and_the_annotations_to_rais
     assert nginx.title.startswith("HTTP 504 from nginx") and "proxy_read_timeout" in nginx.actions[0]
 
 
+def test_nginxs_error_log_for_its_502s_says_what_happened_between_it_and_vllm():
+    # nginx's error log lines, as nginx (ngx_http_upstream.c, ngx_event_connect.c) and ingress-nginx write them
+    prefix = "2026/12/01 10:00:00 [error] 29#29: *1235 "
+    where = ', client: 10.0.0.1, server: _, request: "POST /v1/chat/completions HTTP/1.1", upstream: "http://'
+    cases = {
+        "connect() failed (111: Connection refused) while connecting to upstream": (
+            "nothing listened at vLLM's address",
+            "--port",
+        ),
+        "connect() to 10.0.0.5:8000 failed (111: Connection refused) while connecting to upstream": (
+            "nothing listened at vLLM's address",
+            "--port",
+        ),
+        "upstream prematurely closed connection while reading response header from upstream": (
+            "vLLM closed the connection before answering",
+            "keepalive_timeout below vLLM's (4s",
+        ),
+        "recv() failed (104: Connection reset by peer) while reading response header from upstream": (
+            "vLLM closed the connection before answering",
+            "VLLM_HTTP_TIMEOUT_KEEP_ALIVE",
+        ),
+        "no live upstreams while connecting to upstream": (
+            "every vLLM server of its upstream group was marked",
+            "max_fails",
+        ),
+    }
+    for words, (verdict, action) in cases.items():
+        for upstream in ("10.0.0.5:8000/v1/chat/completions", "127.0.0.1:8000/v1/chat/completions"):
+            [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([prefix + words + where + upstream + '"']))
+            assert finding.title.startswith(f"HTTP 502 from nginx in front of vLLM, not from vLLM: {verdict}"), words
+            assert action in " ".join(finding.actions), words
+
+
 def test_envoys_own_bodies_say_what_happened_between_it_and_vllm():
     reset = "upstream connect error or disconnect/reset before headers. "
     cases = {
