@@ -394,8 +394,10 @@ class LogEventKind(str, Enum):
     # the container cannot use the host: Docker with no GPU runtime (`could not select device driver "" with
     # capabilities: [[gpu]]`), no GPU visible to the process (`No CUDA GPUs are available`, `Found no NVIDIA driver on
     # your system`), the GPUs lost under a running container (`Failed to initialize NVML: Unknown Error`), an image of
-    # another CPU architecture (`exec format error`); message: the words, component: which (docker_runtime,
-    # no_gpu_visible, nvml_lost, exec_format)
+    # another CPU architecture (`exec format error`), Docker's `unknown or invalid runtime name: nvidia`, nvidia-smi's
+    # `No devices were found` (and the kernel's `RmInitAdapter failed`, device: the GPU's bus id) …; message: the
+    # words, component: which (docker_runtime, docker_no_nvidia_runtime, no_devices, no_gpu_visible, nvml_lost,
+    # exec_format …)
     CONTAINER_HOST_MISMATCH = "container_host_mismatch"
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))

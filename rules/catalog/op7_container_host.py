@@ -20,6 +20,13 @@ communicate with the NVIDIA driver`; a kernel upgraded without the module built 
 NVIDIA/nvidia-docker#1393), `load library failed: libnvidia-ml.so.1` a host without a driver the daemon can see,
 `device error: <id>: unknown device` a GPU index or UUID the host does not have. On Kubernetes, containerd's `no
 runtime for "nvidia" is configured` is a node whose container runtime the toolkit never configured.
+Docker asked for `--runtime=nvidia` (or a compose file's `runtime: nvidia`) without the toolkit registered in its
+daemon.json answers `unknown or invalid runtime name: nvidia` (NVIDIA/nvidia-container-toolkit#150; a rootless daemon
+reads its own daemon.json). nvidia-smi's `No devices were found` is a driver loaded that brought up no GPU: the kernel
+log's `RmInitAdapter failed` names the GPU it could not initialise (NVIDIA/open-gpu-kernel-modules#789, #862: GSP
+firmware, a GPU newer than the driver, a workstation BIOS without Above 4G Decoding and Resizable BAR), and a
+container after its host rebooted can see none until the host has created the device files
+(NVIDIA/nvidia-container-toolkit#32).
 An image built for another CPU architecture (an x86-64 image on an Arm host such as GH200 or DGX Spark, or the other
 way) fails at its first exec with `exec format error`.
 """
@@ -43,6 +50,41 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "`sudo nvidia-ctk runtime configure --runtime=docker` and `sudo systemctl restart docker`; "
             "`docker run --rm --gpus all ubuntu nvidia-smi` must list the GPUs.",
             "A Docker installed as a snap does not use the toolkit: install Docker from its own packages.",
+        ],
+    ),
+    "docker_no_nvidia_runtime": (
+        'Docker has no runtime named "nvidia": `--runtime=nvidia` needs the NVIDIA Container Toolkit registered in '
+        "the daemon's configuration",
+        "The container asks for the runtime nvidia (`docker run --runtime=nvidia`, a compose service's `runtime: "
+        "nvidia`, or daemon.json's default-runtime) and the Docker daemon that answered has none of that name: the "
+        "NVIDIA Container Toolkit is not installed, was never registered with this daemon, or the daemon was not "
+        "restarted since; a rootless Docker reads its own daemon.json (~/.config/docker), not /etc/docker's. vLLM "
+        "never started.",
+        [
+            "Install the NVIDIA Container Toolkit on the host, then `sudo nvidia-ctk runtime configure "
+            "--runtime=docker` (it adds the nvidia runtime to /etc/docker/daemon.json) and `sudo systemctl restart "
+            "docker`; `docker info | grep -i runtimes` must list nvidia. For a rootless daemon: `nvidia-ctk runtime "
+            "configure --runtime=docker --config=$HOME/.config/docker/daemon.json` and `systemctl --user restart "
+            "docker`.",
+            "Or drop `--runtime=nvidia` and ask for GPUs with `--gpus all` (compose: a device reservation with "
+            "capabilities [gpu]), which current Docker serves through the toolkit without a named runtime.",
+        ],
+    ),
+    "no_devices": (
+        "the NVIDIA driver is loaded but initialised no GPU (nvidia-smi: No devices were found)",
+        "The driver's kernel module runs, and NVML counts no GPU it could bring up, so nothing on this host (or in "
+        "its containers) can use one. The kernel log names the GPU and why: `RmInitAdapter failed` is the driver "
+        "failing to initialise it (its GSP firmware not booting, a GPU newer than the driver knows, on workstation "
+        "boards a BIOS without Above 4G Decoding and Resizable BAR), an Xid 79 a GPU that fell off the bus. Inside a "
+        "container after the host rebooted, the host may not have created the GPUs' device files yet.",
+        [
+            "On the host: `sudo dmesg | grep -i -E 'NVRM|xid'` says which GPU failed and how; `lspci | grep -i "
+            "nvidia` whether the host still sees it at all.",
+            "RmInitAdapter failed: install a driver release that supports the GPU (a new GPU needs a new driver), "
+            "check the BIOS settings above on a workstation, then reboot; a GPU that fell off the bus needs a reset "
+            "(`nvidia-smi -r`) or a reboot, and its vendor if it happens again.",
+            "In a container after a host reboot: run `nvidia-smi` on the host once (or enable nvidia-persistenced) "
+            "and recreate the container.",
         ],
     ),
     "no_gpu_visible": (
@@ -182,6 +224,8 @@ def _check(facts: Facts) -> list[Finding]:
 
 def _finding(event: LogEvent) -> Finding:
     title, summary, actions = _REASONS[event.component or ""]
+    if event.component == "no_devices" and event.device:  # the kernel's words name the GPU that failed
+        title = "the NVIDIA driver could not initialise GPU {device} (RmInitAdapter failed): nothing can use it"
     return RULE.finding(
         Severity.CRITICAL,
         title.format(device=event.device or "?"),
@@ -205,22 +249,26 @@ RULE = Rule(
         "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
         "detected`, `exec format error`; the NVIDIA Container Toolkit's `nvidia-container-cli: initialization "
         "error: nvml error: driver not loaded`, `load library failed: libnvidia-ml.so.1`, `device error: <id>: "
-        "unknown device`, nvidia-smi's `couldn't communicate with the NVIDIA driver`, and containerd's `no runtime for "
-        '"nvidia" is configured`.',
+        "unknown device`, nvidia-smi's `couldn't communicate with the NVIDIA driver` and `No devices were found` (with "
+        "the kernel's `RmInitAdapter failed`), containerd's `no runtime for \"nvidia\" is configured`, and Docker's "
+        "`unknown or invalid runtime name: nvidia` (`Unknown runtime specified nvidia` in old releases).",
         why="Each leaves vLLM unable to start, in words that are not vLLM's, and each is fixed on the host or in "
         "how the container is started, never by a vLLM flag.",
         example="`docker run --gpus all vllm/vllm-openai …` on a host without the NVIDIA Container Toolkit.",
         fix="The NVIDIA Container Toolkit configured for Docker; the container started with GPUs; a recreated "
         "container after NVML lost them; a reboot after a driver upgrade, or nvidia_uvm reloaded after a suspend; the "
         "NVIDIA module built for the running kernel; a driver the container runtime can see; GPU ids the host has; the "
-        "toolkit configured for the node's containerd; "
+        "toolkit configured for the node's containerd, or registered in Docker's daemon.json for `--runtime=nvidia`; "
+        "a driver that supports the GPU, or a reset, for one the driver could not bring up; "
         "the image of the host's architecture.",
-        limits="Tells the ten apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
+        limits="Tells the twelve apart by their words only; a GPU that is present but broken is HL-1's and OP-7's "
         "CUDA rules' to name.",
         references=[
             "https://github.com/NVIDIA/nvidia-docker/issues/1034",
             "https://github.com/NVIDIA/nvidia-container-toolkit/issues/48",
             "https://github.com/NVIDIA/nvidia-docker/issues/1393",
+            "https://github.com/NVIDIA/nvidia-container-toolkit/issues/150",
+            "https://github.com/NVIDIA/open-gpu-kernel-modules/issues/789",
             "https://github.com/pytorch/pytorch/issues/49081",
             "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
         ],

@@ -696,9 +696,19 @@ PATTERNS: tuple[Pattern, ...] = (
             "nvidia-container-cli",
             "couldn't communicate with the NVIDIA driver",
             'no runtime for "nvidia"',
+            "runtime name: nvidia",
+            "Unknown runtime specified nvidia",
+            "No devices were found",
+            "RmInitAdapter failed",
         ),
         K.CONTAINER_HOST_MISMATCH,
         r"(?P<docker_runtime>could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\])"
+        # `--runtime=nvidia` (or a compose file's `runtime: nvidia`) asked of a Docker daemon with no such runtime in
+        # its daemon.json, in current Docker's and in old Docker's words
+        r"|(?P<docker_no_nvidia_runtime>unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia)"
+        # the driver loaded and initialised no GPU: nvidia-smi's words, and the kernel log's for the GPU that failed
+        r"|(?P<no_devices>^\s*No devices were found\s*$"
+        r"|NVRM: (?:GPU (?P<failed_gpu>[0-9A-Fa-f:.]+): )?RmInitAdapter failed)"
         r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system"
         r"|CUDA error: no CUDA-capable device is detected)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
@@ -714,7 +724,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<unknown_device>nvidia-container-cli: device error: (?P<device>[^:\s]+): unknown device)"
         # containerd (or CRI-O) asked for the RuntimeClass handler the NVIDIA toolkit would have configured
         r"|(?P<no_nvidia_runtime>no runtime for \"nvidia\" is configured)",
-        lambda m: {"message": m.group(0), "component": m.lastgroup, "device": m["device"]},
+        lambda m: {
+            "message": m.group(0),
+            "component": m.lastgroup,  # the outer group: it closes after any group nested in it
+            "device": m["device"] or m["failed_gpu"],
+        },
     ),
     wording(  # the GPU failing: the NVIDIA driver's Xid (dmesg, the journal), or CUDA's words for a hardware fault
         ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),

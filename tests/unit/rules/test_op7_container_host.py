@@ -84,6 +84,28 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "for the containerd the kubelet uses",
             "nvidia-ctk runtime configure --runtime=containerd",
         ),
+        (
+            "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+            'Docker has no runtime named "nvidia": `--runtime=nvidia` needs the NVIDIA Container Toolkit registered '
+            "in the daemon's configuration",
+            "nvidia-ctk runtime configure --runtime=docker",
+        ),
+        (
+            "docker: Error response from daemon: Unknown runtime specified nvidia.",
+            'Docker has no runtime named "nvidia": `--runtime=nvidia` needs the NVIDIA Container Toolkit registered '
+            "in the daemon's configuration",
+            "nvidia-ctk runtime configure --runtime=docker",
+        ),
+        (
+            "No devices were found",
+            "the NVIDIA driver is loaded but initialised no GPU (nvidia-smi: No devices were found)",
+            "sudo dmesg | grep -i -E 'NVRM|xid'",
+        ),
+        (
+            "[  903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)",
+            "the NVIDIA driver could not initialise GPU 0000:98:00.0 (RmInitAdapter failed): nothing can use it",
+            "sudo dmesg | grep -i -E 'NVRM|xid'",
+        ),
     ],
     ids=[
         "no-docker-gpu-runtime",
@@ -100,6 +122,10 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "toolkit-no-nvml-library",
         "toolkit-unknown-device",
         "containerd-no-nvidia-runtime",
+        "docker-unknown-runtime-nvidia",
+        "docker-old-unknown-runtime-nvidia",
+        "nvidia-smi-no-devices",
+        "kernel-rm-init-adapter-failed",
     ],
 )
 def test_each_way_a_container_cannot_use_its_host_is_named_with_its_fix(line, title, first_action):
@@ -120,3 +146,14 @@ def test_dockers_whole_refusal_is_read_by_the_toolkits_line_inside_it():
     top = evaluate(Facts(events=parse_lines(paste).events)).findings[0]
     assert top.rule == "OP-7.32" and top.title.startswith("the host's NVIDIA kernel module is not loaded")
     assert top.evidence[0].raw.startswith("nvidia-container-cli: initialization error")
+
+
+def test_no_devices_is_nvidia_smis_whole_line_only_and_an_xid_beside_it_says_more():
+    # prose that says the same words is not nvidia-smi's answer
+    assert not [e for e in parse_lines(["I ran it and no devices were found on the bus"]).events if e.component]
+    paste = [
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=12345, name=python3, GPU has fallen off the bus.",
+        "No devices were found",
+    ]
+    top = evaluate(Facts(events=parse_lines(paste).events)).findings[0]
+    assert top.rule == "OP-7.33"
