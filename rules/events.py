@@ -461,6 +461,10 @@ NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 RAY_MEMORY_MONITOR = "Ray's memory monitor"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
+# systemd reporting a unit's main process killed by a signal (HL-6: `Main process exited, code=dumped,
+# status=11/SEGV`) or by the OOM killer (OP-7.30: `A process of this unit has been killed by the OOM killer`,
+# `Failed with result 'oom-kill'`; the event's message is then the unit's name)
+SYSTEMD_REPORTED = "systemd"
 # The exception an HTTP error body is named by when it carries no type of its own (`{"error": "…"}`).
 HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument

@@ -12,7 +12,7 @@ backend segfaulting in flashinfer's `begin_forward`; flashinfer 0.0.9 fixed it).
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import SHELL_REPORTED, LogEvent, LogEventKind
+from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -28,12 +28,19 @@ SIGNAL_WORDS = {
 }
 
 
-_SHELL_ONLY = (
-    "The text holds only the shell's report of the signal: the server's own output above it has faulthandler's dump "
-    "('Fatal Python error: …' and the Python frames, innermost first), which names the package that crashed; fetch "
-    "it (`kubectl logs --previous`, `docker logs`), or run with PYTHONFAULTHANDLER=1 if it is missing; the fix is "
-    "that package's release (or vLLM's, for a crash in vLLM's own ops)."
-)
+def _report_only(who: str) -> str:
+    """The action for a signal reported from outside the process (the shell, systemd): fetch the server's own dump."""
+    where = (
+        "`journalctl -u <unit>` before this line"
+        if who == SYSTEMD_REPORTED
+        else "`kubectl logs --previous`, `docker logs`"
+    )
+    return (
+        f"The text holds only {who}'s report of the signal: the server's own output has faulthandler's dump "
+        "('Fatal Python error: …' and the Python frames, innermost first), which names the package that crashed; "
+        f"fetch it ({where}), or run with PYTHONFAULTHANDLER=1 if it is missing; the fix is that package's release "
+        "(or vLLM's, for a crash in vLLM's own ops)."
+    )
 
 
 def _check_native_crash(facts: Facts) -> list[Finding]:
@@ -73,8 +80,8 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         ]
         if backend
         else [],
-        actions=[_SHELL_ONLY]
-        if crash.component == SHELL_REPORTED and frame is None
+        actions=[_report_only(crash.component or SHELL_REPORTED)]
+        if crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED) and frame is None
         else [
             f"Upgrade {package} to the release this vLLM pins, or to a later one if that is the pinned one: "
             f"native crashes are fixed in {package}'s releases."
@@ -96,8 +103,8 @@ RULE_NATIVE_CRASH = Rule(
     page=RulePage(
         checks="Python's faulthandler: `Fatal Python error: Segmentation fault` (or a bus error, abort, floating "
         "point exception, illegal instruction), and the innermost frame of its dump under site-packages; the "
-        "shell's report of the same signals (`Segmentation fault (core dumped)`, a script's `line 5:  42 Aborted`), "
-        "which asks for the dump.",
+        "shell's report of the same signals (`Segmentation fault (core dumped)`, a script's `line 5:  42 Aborted`) "
+        "and systemd's (`Main process exited, code=dumped, status=11/SEGV`), which ask for the dump.",
         why="A crash in compiled code leaves no exception; the package whose frame is innermost is the one to "
         "upgrade or, for attention, to avoid.",
         example="`Fatal Python error: Segmentation fault` with `flashinfer/decode.py … in begin_forward` innermost, "

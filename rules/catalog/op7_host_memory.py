@@ -30,7 +30,7 @@ allocate memory` (a fork of a large process under strict accounting among them).
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL, LogEvent, LogEventKind
+from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -61,7 +61,9 @@ def _check(facts: Facts) -> list[Finding]:
         return [_ray_finding(next((e for e in ray if e.memory_threshold is not None), ray[0]))]
     events = [e for e in events if e.component != RAY_MEMORY_MONITOR]
     held = next((e for e in events if e.rss_gib is not None), None)
-    return [_finding(events[0], held)]
+    # systemd's line names the unit, whose limit is the first thing to look at; the kernel's says what it held
+    unit = next((e for e in events if e.component == SYSTEMD_REPORTED), None)
+    return [_unit_finding(unit, held) if unit is not None else _finding(events[0], held)]
 
 
 def _ray_finding(kill: LogEvent) -> Finding:
@@ -98,6 +100,38 @@ def _ray_finding(kill: LogEvent) -> Finding:
             f"Ray kills at RAY_memory_usage_threshold ({threshold}): where the node's use peaks briefly just past it, "
             "raise it (0.98) in the environment Ray starts with (`ray start`, the container's); "
             "RAY_memory_monitor_refresh_ms=0 turns the monitor off and leaves the kernel's OOM killer at 100 %.",
+        ],
+        confidence=0.85,
+    )
+
+
+def _unit_finding(kill: LogEvent, held: LogEvent | None) -> Finding:
+    """systemd's journal: the OOM killer killed a process of the server's unit (its MemoryMax, or the host's RAM)."""
+    unit = kill.message or "<unit>"
+    holding = f", holding {held.rss_gib:.1f} GiB" if held is not None and held.rss_gib is not None else ""
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the OOM killer killed the server of systemd's unit {unit} for host memory{holding}: the unit's memory "
+        "limit or the host's RAM, not the GPU's",
+        summary="systemd says the kernel's OOM killer killed a process of the unit, which is how a vLLM server run "
+        "as a service dies of host memory: no traceback, the unit failed with result 'oom-kill'. The kernel kills "
+        "when the unit's cgroup passes its MemoryMax (or MemoryHigh keeps it reclaiming), or when the whole host "
+        "runs out. GPU memory flags change nothing.",
+        evidence=[
+            c.log_evidence(kill, name="killed for memory (systemd)", value=unit),
+            *(
+                [c.log_evidence(held, name="anonymous memory it held", value=round(held.rss_gib or 0, 1))]
+                if held
+                else []
+            ),
+        ],
+        actions=[
+            f"See the unit's limit and its peak: `systemctl show {unit} -p MemoryMax -p MemoryHigh -p MemoryPeak`; "
+            f"raise or remove the limit (`sudo systemctl edit {unit}`: MemoryMax= under [Service]) above the model's "
+            "weights plus the buffers below, then restart it.",
+            _HOLD_LESS,
+            "If the unit has no limit, the host ran out: the kernel's line (`journalctl -k | grep -i 'killed "
+            "process'`) names the process and what it held; stop what else runs there, or give the host more memory.",
         ],
         confidence=0.85,
     )
@@ -151,7 +185,9 @@ RULE = Rule(
         '`"OOMKilled": true`, the kernel\'s `[Memory cgroup] Out of memory: Killed process N (name) … anon-rss:…kB`, '
         "the shell's `Killed` (SIGKILL, most often the OOM killer's: asked to be confirmed in the kernel log), and "
         "Ray's memory monitor's `Task was killed due to the node running low on memory` / `… which exceeds the memory "
-        "usage threshold of 0.95` / the raylet's `N Workers (tasks / actors) killed due to memory pressure (OOM)`.",
+        "usage threshold of 0.95` / the raylet's `N Workers (tasks / actors) killed due to memory pressure (OOM)`; "
+        "systemd's journal for a service (`<unit>.service: A process of this unit has been killed by the OOM killer`, "
+        "`Failed with result 'oom-kill'`), with the unit's MemoryMax to look at.",
         why="A kill for host memory leaves no traceback and looks like a crash; its fix is the container's memory "
         "limit or what vLLM holds in host memory, never a GPU flag.",
         example="`kubectl describe pod` showing `Last State: Terminated, Reason: OOMKilled, Exit Code: 137` under a "

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL
+from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED
 from rules.events import LogEventKind as K
 
 
@@ -26,6 +26,8 @@ def _oom_killed(match: re.Match[str]) -> Fields:
     """Who reported the kill (the kernel names the process and its anonymous memory), and how much it held."""
     if match["shell"]:
         return {"message": match.group(0).strip(), "component": SHELL_SIGKILL}
+    if match["unit"]:
+        return {"message": match["unit"], "component": SYSTEMD_REPORTED}
     if match["process"] is None:
         reporter = "Docker" if '"OOMKilled"' in match.string else "Kubernetes"
         return {"message": match.group(0), "component": reporter}
@@ -549,10 +551,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The env var, (?P<var>[A-Za-z_][A-Za-z0-9_]*), is not permitted because it is reserved for the internal use",
         lambda m: {"message": m["var"]},
     ),
-    wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer
-        ("OOMKilled", "Killed"),
+    wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer, systemd
+        ("OOMKilled", "Killed", "killed by the OOM killer", "'oom-kill'"),
         K.HOST_OOM_KILLED,
-        r"(?:Reason:\s*)?\bOOMKilled\b.*"
+        # systemd's journal for a unit one of whose processes the OOM killer killed (src/core/unit.c, service.c)
+        r"(?P<unit>[\w@.:-]+\.service): (?:A process of this unit has been killed by the OOM killer"
+        r"|Failed with result 'oom-kill')"
+        r"|(?:Reason:\s*)?\bOOMKilled\b.*"
         r"|(?P<cgroup>Memory cgroup )?[Oo]ut of memory: Killed process \d+ \((?P<process>[^)]*)\)"
         r"(?:.*?anon-rss:(?P<rss_kb>\d+)kB)?.*"
         # the shell's word for SIGKILL, which the kernel's OOM killer sends (so does `kill -9`, or an orchestrator

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
-from rules.events import SHELL_REPORTED
+from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED
 from rules.events import LogEventKind as K
 
 
@@ -14,6 +14,16 @@ def _cuda_runtime_error(match: re.Match[str]) -> Fields:
     out of memory; an index assertion, a device-side assert."""
     kind = match.lastgroup or ""
     return {"message": {"cublas": "oom", "triton_oom": "oom", "index": "assert"}.get(kind, kind)}
+
+
+# systemd's short names of the signals that mean a crash in native code, as faulthandler and the shell word them
+_SYSTEMD_SIGNALS = {
+    "SEGV": "Segmentation fault",
+    "BUS": "Bus error",
+    "ABRT": "Aborted",
+    "FPE": "Floating point exception",
+    "ILL": "Illegal instruction",
+}
 
 
 PATTERNS: tuple[Pattern, ...] = (
@@ -31,6 +41,13 @@ PATTERNS: tuple[Pattern, ...] = (
         SHELL_JOB + r"(?P<signal>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal instruction)"
         r"(?: \(core dumped\))?(?:\s{2,}.*)?$",
         lambda m: {"message": m["signal"], "component": SHELL_REPORTED},
+    ),
+    wording(  # systemd's journal for a unit whose main process a signal killed (core dumped or not), by the signal's
+        # short name as systemd prints it (src/core/service.c: "Main process exited, code=%s, status=%i/%s")
+        ("Main process exited, code=",),
+        K.NATIVE_CRASH,
+        r"Main process exited, code=(?:dumped|killed), status=\d+/(?P<signal>SEGV|BUS|ABRT|FPE|ILL)\b",
+        lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": SYSTEMD_REPORTED},
     ),
     wording(  # faulthandler's frame: `File "…", line N in f` (a Python traceback's has a comma: `line N, in f`)
         ('File "',),

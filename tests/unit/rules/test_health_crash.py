@@ -61,3 +61,19 @@ def test_the_shells_report_of_the_signal_alone_asks_for_faulthandlers_dump():
     assert not parse_lines(["INFO 11-30 10:00:00 [async_llm.py:1] Aborted request chatcmpl-1."]).of_kind(
         LogEventKind.NATIVE_CRASH
     )
+
+
+def test_systemds_report_of_a_units_crash_reads_as_the_signal_and_asks_for_the_units_journal():
+    journal = "Dec 01 10:00:00 gpu-01 systemd[1]: vllm.service: Main process exited, code={}, status={}"
+    for code, status, signal in (("dumped", "11/SEGV", "Segmentation fault"), ("killed", "6/ABRT", "Aborted")):
+        [crash] = parse_lines([journal.format(code, status)]).of_kind(LogEventKind.NATIVE_CRASH)
+        assert (crash.message, crash.component) == (signal, "systemd")
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(
+        Facts(events=parse_lines([journal.format("dumped", "11/SEGV")]).events)
+    )
+    assert finding.title == "the process died of a segmentation fault: a crash in native code"
+    assert "systemd's report" in finding.actions[0] and "journalctl -u <unit>" in finding.actions[0]
+    # an exit with an error status, or a SIGKILL, is no crash in native code
+    for status in ("code=exited, status=1/FAILURE", "code=killed, status=9/KILL", "code=killed, status=15/TERM"):
+        line = f"vllm.service: Main process exited, {status}"
+        assert not parse_lines([line]).of_kind(LogEventKind.NATIVE_CRASH), status

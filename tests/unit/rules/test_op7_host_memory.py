@@ -129,3 +129,24 @@ def test_a_kill_for_memory_in_the_same_text_is_op_7_30s():
     lines = ["OSError: [Errno 12] Cannot allocate memory", "    Reason:       OOMKilled"]
     assert op7_host_memory.RULE_REFUSED.evaluate(Facts(events=parse_lines(lines).events)) == []
     assert op7_host_memory.RULE.evaluate(Facts(events=parse_lines(lines).events))
+
+
+def test_systemds_oom_kill_of_a_service_names_the_unit_and_its_memory_limit():
+    journal = (
+        "Dec 01 10:00:00 gpu-01 systemd[1]: vllm.service: A process of this unit has been killed by the OOM killer.\n"
+        "Dec 01 10:00:00 gpu-01 systemd[1]: vllm.service: Main process exited, code=killed, status=9/KILL\n"
+        "Dec 01 10:00:00 gpu-01 systemd[1]: vllm.service: Failed with result 'oom-kill'."
+    )
+    top = evaluate(_facts(journal)).findings[0]
+    assert top.rule == "OP-7.30"
+    assert top.title.startswith("the OOM killer killed the server of systemd's unit vllm.service for host memory:")
+    assert "systemctl show vllm.service -p MemoryMax" in top.actions[0] and not top.changes
+    # beside the kernel's line, the unit still leads, with what the process held
+    kernel = (
+        "kernel: Out of memory: Killed process 4242 (python3) total-vm:123456789kB, anon-rss:98765432kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:200000kB oom_score_adj:0"
+    )
+    both = evaluate(_facts(kernel + "\nsystemd[1]: vllm-qwen@0.service: Failed with result 'oom-kill'.")).findings[0]
+    assert both.title.startswith(
+        "the OOM killer killed the server of systemd's unit vllm-qwen@0.service for host memory, holding 94.2 GiB"
+    )
