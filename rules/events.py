@@ -324,6 +324,11 @@ class LogEventKind(str, Enum):
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
     ARGS_UNRECOGNIZED = "args_unrecognized"
+    # the program a container or a shell was told to start is not on its PATH: Go's os/exec words as runc prints them
+    # (`exec: "vllm": executable file not found in $PATH`, Docker's and the kubelet's StartError), bash's `vllm: command
+    # not found`, dash's `vllm: not found`, zsh's `command not found: vllm`; message: the program, component: who
+    # said it (the container runtime, the shell)
+    COMMAND_NOT_FOUND = "command_not_found"
     # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
     # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
     # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
@@ -927,6 +932,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
+    LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),

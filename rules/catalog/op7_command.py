@@ -1,4 +1,5 @@
 """OP-7.20: vLLM's command line refused its arguments (argparse's "unrecognized arguments"), so nothing started.
+OP-7.47: it refused a flag's value. OP-7.61: the program the command starts is not on the PATH at all.
 
 Why a rule of its own: the words are argparse's, not vLLM's, and they say which of two mistakes it is. Arguments
 that start with a program (`/bin/bash -c …`, `llama-run …`) are a command given to an image whose entrypoint is
@@ -8,6 +9,10 @@ a misspelling of one it does (named from the 484 flags of vLLM 0.32, `advisor/ca
 a flag of another server or of an older release, which a generator of launch commands (an operator, a chart)
 passes to every server. Sources: defilantech/LLMKube#1030 (`--enable-metrics`, metrics are on by default at
 /metrics), opea-project/GenAIComps#336 (`/bin/bash -c` after an api_server entrypoint), containers/ramalama#758.
+A command that names a program the environment lacks fails before any of that: Go's os/exec says `exec: "vllm":
+executable file not found in $PATH` (runc prints it, and Docker and the kubelet pass it on), a shell says `vllm:
+command not found`. For vllm that is an image or a Python environment without vLLM's entry point; for nvidia-smi, a
+container started without GPUs (the NVIDIA Container Toolkit mounts the driver's nvidia-smi only into those).
 """
 
 from __future__ import annotations
@@ -266,4 +271,87 @@ RULE_VALUE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UNRECOGNIZED, RULE_VALUE]
+# --- OP-7.61 the program to start is not there ------------------------------------------------------------------------
+
+# What a missing program most often means where vLLM should start, by its name: (title, why, what to do).
+_MISSING_PROGRAMS: dict[str, tuple[str, str, str]] = {
+    "vllm": (
+        "the command that should start the server names vllm, which is not on the PATH",
+        "vLLM's command-line entry point is not installed where the command runs: the image is not one with vLLM "
+        "in it (a CUDA or PyTorch base image), or vLLM was installed into another Python environment than the "
+        "one on the PATH (a virtual environment not activated, a user install whose ~/.local/bin is not on it)",
+        "Check what the environment has: `docker run --rm --entrypoint sh IMAGE -c 'command -v vllm; python3 -c "
+        '"import vllm; print(vllm.__version__, vllm.__file__)"\'` (or the same in the shell); start it with the '
+        "environment's own path (`<venv>/bin/vllm serve …`) or its module (`python3 -m "
+        "vllm.entrypoints.openai.api_server …`, the same arguments), or use an image with vLLM (vllm/vllm-openai).",
+    ),
+    "nvidia-smi": (
+        "nvidia-smi is not here: a container started without GPUs, or a host without the NVIDIA driver",
+        "nvidia-smi is the driver's, not the image's: the NVIDIA Container Toolkit mounts it (with the driver's "
+        "libraries) only into a container started with GPUs, so a container without them has none",
+        "Start the container with GPUs (`docker run --gpus all …`; a pod with an nvidia.com/gpu limit on a node with "
+        "NVIDIA's device plugin); on a host, nvidia-smi comes with the NVIDIA driver.",
+    ),
+}
+
+
+_IN_THE_SPEC = (
+    "In Kubernetes the pod's `command:` replaces the image's entrypoint and `args:` its arguments: `kubectl get pod "
+    "<pod> -o yaml` shows what was asked; in Docker, `docker inspect <container>` (Path, Args)."
+)
+
+
+def _check_not_found(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.COMMAND_NOT_FOUND)
+    if not events:
+        return []
+    return [_not_found_finding(next((e for e in events if e.message in _MISSING_PROGRAMS), events[0]))]
+
+
+def _not_found_finding(event: LogEvent) -> Finding:
+    program = event.message or "?"
+    runtime = event.component == "the container runtime"
+    title, why, action = _MISSING_PROGRAMS.get(
+        program,
+        (
+            f"the command names {program}, which is not on the PATH",
+            f"the image or environment has no program named {program} on its PATH: a command written for another "
+            "image (many have python3 and no python), a typo, or a program installed in a directory not on the PATH",
+            f"Check the image's PATH and programs: `docker run --rm --entrypoint sh IMAGE -c 'echo $PATH; command -v "
+            f"{program}'`; write the command with a program the image has (vLLM's own images start the server "
+            "themselves: give them only vLLM's arguments).",
+        ),
+    )
+    return RULE_NOT_FOUND.finding(
+        Severity.CRITICAL if runtime else Severity.HIGH,
+        f"{title} " + ("(the container never started)" if runtime else "(the shell found no such program)"),
+        summary=f"{(event.component or 'the shell').capitalize()} could not find {program}: {why}. Nothing of vLLM "
+        "ran, so no vLLM log exists for it.",
+        evidence=[c.log_evidence(event, name="program not found", value=program)],
+        actions=[action, _IN_THE_SPEC] if runtime else [action],
+        confidence=0.85,
+    )
+
+
+RULE_NOT_FOUND = Rule(
+    code="OP-7.61",
+    title="the program that starts the server is not on the PATH",
+    category=Category.STARTUP,
+    check=_check_not_found,
+    needs=("events",),
+    page=RulePage(
+        checks='The container runtime\'s `exec: "<program>": executable file not found in $PATH` (runc, as Docker and '
+        "the kubelet report it), bash's `<program>: command not found`, dash's `<program>: not found`, zsh's `command "
+        "not found: <program>`; what a missing vllm or nvidia-smi means.",
+        why="A container whose command names a program the image lacks never starts, and the text holds no vLLM line "
+        "at all; the program's name says which mistake it is.",
+        example='`OCI runtime create failed: … exec: "vllm": executable file not found in $PATH: unknown` from a pod '
+        "whose command was `vllm serve …` on a CUDA base image without vLLM.",
+        fix="A program the environment has: vLLM's own path or module, an image with vLLM, a container with GPUs for "
+        "nvidia-smi.",
+        limits="Reads the program's name only; the image and its PATH are not in the text.",
+        references=["https://pkg.go.dev/os/exec#pkg-variables"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNRECOGNIZED, RULE_VALUE, RULE_NOT_FOUND]

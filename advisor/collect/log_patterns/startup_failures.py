@@ -88,6 +88,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error: unrecognized arguments: (?P<args>.+?)\s*$",
         _unrecognized,
     ),
+    wording(  # the program to start is not on the PATH: the container runtime's words (Go's os/exec error, as runc
+        # and so Docker and the kubelet print it), and bash's, dash's and zsh's
+        ("executable file not found in $PATH", "command not found", ": not found"),
+        K.COMMAND_NOT_FOUND,
+        r'exec: "(?P<exec>[^"]+)": executable file not found in \$PATH'
+        r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): (?:command )?not found\s*$"
+        r"|zsh: command not found: (?P<zsh>[\w./-]+)\s*$",
+        lambda m: {
+            "message": m["exec"] or m["shell"] or m["zsh"],
+            "component": "the container runtime" if m["exec"] else "the shell",
+        },
+    ),
     wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
         ("error: argument ",),
         K.ARG_VALUE_REFUSED,

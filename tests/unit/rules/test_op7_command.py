@@ -109,3 +109,31 @@ def test_a_flags_value_refused_says_missing_wrong_type_or_not_a_choice():
         )
     )
     assert choice[0].title.endswith("not one of its choices (did you mean 'bfloat16'?)")
+
+
+def test_a_program_not_on_the_path_is_named_with_what_its_absence_means():
+    runc = (
+        'Error: failed to start container "vllm": Error response from daemon: OCI runtime create failed: '
+        'container_linux.go:380: starting container process caused: exec: "vllm": executable file not found in '
+        "$PATH: unknown"
+    )
+    [finding] = op7_command.RULE_NOT_FOUND.evaluate(_facts(runc))
+    assert finding.title == (
+        "the command that should start the server names vllm, which is not on the PATH (the container never started)"
+    )
+    assert "python3 -m vllm.entrypoints.openai.api_server" in finding.actions[0]
+    assert "kubectl get pod <pod> -o yaml" in finding.actions[1]
+    for line, program in (
+        ("bash: vllm: command not found", "vllm"),
+        ("/bin/sh: 1: vllm: not found", "vllm"),
+        ("zsh: command not found: vllm", "vllm"),
+        ("/entrypoint.sh: line 3: python: command not found", "python"),
+        ("sh: 1: nvidia-smi: not found", "nvidia-smi"),
+    ):
+        [shell] = op7_command.RULE_NOT_FOUND.evaluate(_facts(line))
+        assert shell.evidence[0].value == program and shell.title.endswith("(the shell found no such program)"), line
+    [smi] = op7_command.RULE_NOT_FOUND.evaluate(_facts("sh: 1: nvidia-smi: not found"))
+    assert smi.title.startswith("nvidia-smi is not here: a container started without GPUs")
+    # prose that says "not found" is no shell's report
+    for line in ("the file was not found", "ERROR: model not found", "config.json: not found in the repository"):
+        assert op7_command.RULE_NOT_FOUND.evaluate(_facts(line)) == [], line
