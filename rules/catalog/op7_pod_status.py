@@ -358,7 +358,8 @@ RULE_POD_STATUS = Rule(
         '(container) is in waiting state (reason: "CrashLoopBackOff")` or, in older releases, `is restarting N times / '
         "5 minutes`; KubeContainerWaiting's `… has been in waiting state for longer than 1 hour` with its reason; "
         "KubePodNotReady's `… has been in a non-ready state for longer than 15 minutes`), with the pod's namespace and "
-        "container put into the kubectl commands.",
+        "container put into the kubectl commands; `kubectl logs`' own answer for a container not started yet "
+        '(`container "…" in pod "…" is waiting to start: ContainerCreating`, `… trying and failing to pull image`).',
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "

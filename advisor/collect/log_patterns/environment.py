@@ -316,6 +316,19 @@ def _mixin_alert(alert: str, status: str | None = None) -> Callable[[re.Match[st
     return fields
 
 
+# What `kubectl logs` answers for a container that has not started (the kubelet's validateContainerLogStatus,
+# pkg/kubelet/kubelet_pods.go): its waiting reason, or its words for the two image-pull reasons.
+_LOGS_WAITING = r'container "(?P<container>[^"]+)" in pod "(?P<pod>[^"]+)" is waiting to start: (?P<reason>[^\n]+?)\s*$'
+_LOGS_WAITING_WORDS = {"image can't be pulled": "ErrImagePull", "trying and failing to pull image": "ImagePullBackOff"}
+
+
+def _logs_waiting(match: re.Match[str]) -> Fields:
+    reason = match["reason"]
+    status = _LOGS_WAITING_WORDS.get(reason, reason if reason in POD_STATUSES else "Waiting")
+    said = reason if status == "Waiting" else None  # a status of its own says all the reason does
+    return {"pod_status": status, "pod": match["pod"], "container": match["container"], "message": said}
+
+
 def _pod_event(match: re.Match[str]) -> Fields:
     """`kubectl describe pod`'s reason or event, as the status it stands for."""
     if match["reason"]:
@@ -625,6 +638,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Unable to attach or mount volumes: unmounted volumes=\[(?P<unmounted>[^\]]*)\].*timed out waiting"
         r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
         _pod_event,
+    ),
+    wording(  # `kubectl logs` for a container that has not started yet: what it waits for
+        ("is waiting to start",),
+        K.POD_STATUS,
+        _LOGS_WAITING,
+        _logs_waiting,
     ),
     wording(  # the mixin's KubePodCrashLooping (its older releases counted restarts per 5 or 10 minutes)
         ("is in waiting state", "is restarting"),

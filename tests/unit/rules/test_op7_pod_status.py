@@ -258,3 +258,19 @@ def test_the_mixins_not_ready_alert_says_both_ways_a_pod_stays_not_ready():
     assert "`kubectl get pod vllm-0 -n llm`" in finding.actions[0]
     assert "kubectl logs vllm-0 -n llm | servops triage --logs -" in finding.actions[1]
     assert "/health" in finding.summary
+
+
+def test_kubectl_logs_for_a_container_not_started_reads_as_what_it_waits_for():
+    said = 'Error from server (BadRequest): container "vllm" in pod "vllm-0" is waiting to start: {}'
+    assert _finding(said.format("ContainerCreating")).title == (
+        "pod vllm-0 is ContainerCreating: its container is still being created"
+    )
+    assert _finding(said.format("trying and failing to pull image")).title.startswith(
+        "Kubernetes cannot pull the server's image"
+    )
+    assert _finding(said.format("CreateContainerConfigError")).title == (
+        "the pod references a Secret or ConfigMap that does not exist"
+    )
+    waiting = _finding(said.format("PodInitializing"))
+    assert waiting.title == "pod vllm-0's container is still waiting to start"
+    assert "kubectl describe pod vllm-0 | servops triage --logs -" in waiting.actions[0]
