@@ -172,7 +172,8 @@ RULE = Rule(
     check=_check,
     needs=("events",),
     page=RulePage(
-        checks="torch's `CUDA error: <words>` for out of memory, device-side assert triggered, the launch timed out "
+        checks="torch's `CUDA error: <words>` (or `CUDA driver error: <words>`, a driver-API call's) for out of "
+        "memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "

@@ -141,10 +141,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Cuda failure '[^']+'.*",
         lambda m: {"message": m.group(0)},
     ),
-    wording(  # the rest of CUDA's runtime errors by cudaGetErrorString's words, cuBLAS failing to allocate its
-        # workspace, and the assertion line a kernel prints before a device-side assert
+    wording(  # the rest of CUDA's runtime errors by cudaGetErrorString's words (and the driver API's, which PyTorch
+        # prints as "CUDA driver error: …", c10/cuda/driver_api.h), cuBLAS failing to allocate its workspace, and the
+        # assertion line a kernel prints before a device-side assert
         (
             "CUDA error: ",
+            "CUDA driver error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "Triton Error [CUDA]: out of memory",
@@ -152,7 +154,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "srcSelectDimSize",
         ),
         K.CUDA_RUNTIME_ERROR,
-        r"CUDA error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
+        r"CUDA (?:driver )?error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
         r"|(?P<capture>operation not permitted when stream is capturing)"

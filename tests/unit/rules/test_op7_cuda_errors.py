@@ -47,6 +47,8 @@ def _findings(*lines: str):
             "nvidia-smi -q -d COMPUTE",
         ),
         ("RuntimeError: CUDA error: invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_VISIBLE_DEVICES"),
+        # PyTorch's words for the driver API's error of the same number (c10/cuda/driver_api.h)
+        ("RuntimeError: CUDA driver error: invalid device ordinal", "cudaErrorInvalidDevice", "CUDA_VISIBLE_DEVICES"),
         (
             "RuntimeError: CUDA error: operation not permitted when stream is capturing",
             "cudaErrorStreamCaptureUnsupported",
