@@ -254,6 +254,10 @@ class LogEventKind(str, Enum):
     # Worker exit detail: …", "… its owner has died …", "… its node has died …", "… it was killed by `ray.kill`";
     # component: worker, owner, node, killed or unreferenced; exit_type: Ray's; message: its exit detail
     RAY_ACTOR_DIED = "ray_actor_died"
+    # Ray's GCS giving up on a node (its health check, every driver's warning): "The node with node id: … and
+    # address: 10.0.0.3 and node name: … has been marked dead because the detector has missed too many heartbeats
+    # from it."; address: the node's, message: its name
+    RAY_NODE_DEAD = "ray_node_dead"
     # Ray Serve waiting to place a deployment's replica: "Deployment 'X' … has 1 replicas that have taken more than
     # 30s to be scheduled. … Resources required for each replica: [{"CPU": 1.0, "GPU": 1.0}], total resources
     # available: {…}" (message: the deployment; gpus_required: a replica's GPUs over its bundles; gpus_available:
@@ -878,6 +882,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
+    LogEventKind.RAY_NODE_DEAD: ("message", "address"),
     LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),

@@ -12,6 +12,9 @@ exited without a Python exception (`Worker unexpectedly exits with a connection 
 killed (SIGKILL: most often the kernel's OOM killer) or crashed in native code, and the node's kernel log and the
 worker's own log file say which; an owner that died first, or a node that left the cluster, put the cause elsewhere.
 Ray's memory monitor's kill (`Task was killed due to the node running low on memory`) is OP-7.30's.
+A node that left shows first as the GCS's warning, which every driver prints: `The node with node id: … and address:
+… has been marked dead because the detector has missed too many heartbeats from it` (its health check: every 3 s, 10 s
+each, dead after 5 failures in a row, src/ray/common/ray_config_def.h); every actor on it died with it.
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ def _check(facts: Facts) -> list[Finding]:
         return []  # a kill for memory beside it is the cause (OP-7.30)
     events = facts.events_of(LogEventKind.RAY_ACTOR_DIED)
     if not events:
-        return []
+        nodes = facts.events_of(LogEventKind.RAY_NODE_DEAD)
+        return [_node_finding(nodes[0], len({e.address for e in nodes}))] if nodes else []
     died = next((e for e in events if e.actor_class or e.pid), events[0])
     reason = next((e for e in events if e.component), None)
     return [_finding(died, reason)]
@@ -126,6 +130,38 @@ def _finding(died: LogEvent, reason: LogEvent | None) -> Finding:
     )
 
 
+# Ray's GCS health check of each node (src/ray/common/ray_config_def.h): every 3 s, each check given 10 s, dead after
+# 5 failed in a row: a node is declared dead some 50 s after its raylet stops answering.
+HEALTH_CHECK_PERIOD_MS, HEALTH_CHECK_TIMEOUT_MS, HEALTH_CHECK_FAILURES = 3000, 10000, 5
+
+
+def _node_finding(dead: LogEvent, nodes: int) -> Finding:
+    others = f" (and {nodes - 1} other node{'s' if nodes > 2 else ''})" if nodes > 1 else ""
+    return RULE.finding(
+        Severity.HIGH,
+        f"Ray declared node {dead.address or '?'}{others} dead: its raylet stopped answering, and every vLLM worker "
+        "on it is gone",
+        summary="Ray's GCS (in current releases; older ones counted missed heartbeats instead) checks each node's "
+        "raylet every "
+        f"{HEALTH_CHECK_PERIOD_MS // 1000} s and declares it dead after {HEALTH_CHECK_FAILURES} checks in a row "
+        f"fail (each given {HEALTH_CHECK_TIMEOUT_MS // 1000} s). Either the raylet died (the node's host memory, the "
+        "machine rebooted, preempted or scaled down), or it could not answer in time (a network to the head node "
+        "that dropped, a node too loaded to reply). The actors on it, vLLM's GPU workers among them, die with it, and "
+        "an engine that needs every rank fails until it is restarted.",
+        evidence=[c.log_evidence(dead, name="node marked dead", value=dead.address)],
+        actions=[
+            f"On {dead.address or 'the node'}: `dmesg -T | grep -i -E 'killed process|out of memory|NVRM: Xid'` (the "
+            "kernel's OOM killer, a GPU fault) and the raylet's own log, /tmp/ray/session_latest/logs/raylet.out "
+            "(its last lines); `ray list nodes --filter state=DEAD` says when.",
+            "If the node is alive and its raylet ran on, the checks were lost on the way: check the network between "
+            "it and the head node (the same interface vLLM's workers use); Ray's RAY_health_check_timeout_ms and "
+            "RAY_health_check_failure_threshold, set where Ray starts, give a slow network longer.",
+            "Restart the server once every node is back: the engine needs all its ranks.",
+        ],
+        confidence=0.7,
+    )
+
+
 RULE = Rule(
     code="OP-7.41",
     title="a Ray actor (vLLM's worker) died",
@@ -136,7 +172,8 @@ RULE = Rule(
         checks="`RayActorError` / `ActorDiedError`: `The actor died unexpectedly before finishing this task.` with "
         "its class_name and pid, and Ray's reason on the next line: `The actor is dead because its worker process "
         "has died` (with its exit type and detail), `… its owner has died`, `… its node has died`, `… it was killed "
-        "by ray.kill`.",
+        "by ray.kill`; and, without an actor's error, the GCS's `The node with node id: … and address: … has been "
+        "marked dead because the detector has missed too many heartbeats from it`.",
         why="The traceback around Ray's error runs in the caller, so it holds nothing of the process that died; "
         "each of Ray's reasons puts the cause in another place.",
         example="verl's rollout: `RayActorError: The actor died unexpectedly before finishing this task.` / `Worker "

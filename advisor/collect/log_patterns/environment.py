@@ -603,6 +603,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The actor died unexpectedly before finishing this task|The actor is dead because",
         _ray_actor_died,
     ),
+    wording(  # Ray's GCS marking a node dead after its health checks failed (every driver logs it as a warning)
+        ("has been marked dead because the detector",),
+        K.RAY_NODE_DEAD,
+        r"The node with node id: \w+ and address: (?P<address>\S+) and node name: (?P<name>\S+) has been marked dead "
+        r"because the detector has missed too many heartbeats",
+        lambda m: {"address": m["address"], "message": m["name"]},
+    ),
     wording(  # the host refusing memory rather than killing for it: PyTorch's CPU allocator
         # (c10/core/impl/alloc_cpu.cpp) and the OS's ENOMEM as Python prints it
         ("DefaultCPUAllocator: can't allocate memory", "[Errno 12] Cannot allocate memory"),

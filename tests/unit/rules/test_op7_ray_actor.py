@@ -72,3 +72,31 @@ def test_rays_memory_monitor_beside_it_is_the_cause_and_vc2_no_longer_answers():
     assert _findings(*DIED, oom) == []
     top = evaluate(Facts(events=parse_lines([*DIED, KILLED]).events)).findings[0]
     assert top.rule == "OP-7.41"
+
+
+NODE_DEAD = (
+    "2026-12-01 05:15:30,774 WARNING worker.py:1866 -- The node with node id: 9426f44574cce4866be798cfed308f2d3e21ba69"
+    "487d422872cdd6e3 and address: {ip} and node name: {ip} has been marked dead because the detector has missed too "
+    "many heartbeats from it. This can happen when a       (1) raylet crashes unexpectedly (OOM, preempted node, etc.)"
+)
+
+
+def test_a_node_ray_declared_dead_names_it_and_where_its_raylet_logged_why():
+    lines = [
+        NODE_DEAD.format(ip="10.130.0.113"),
+        "        (2) raylet has lagging heartbeats due to slow network or busy",
+    ]
+    [dead] = parse_lines(lines).of_kind(K.RAY_NODE_DEAD)
+    assert (dead.address, dead.message) == ("10.130.0.113", "10.130.0.113")
+    top = evaluate(Facts(events=parse_lines(lines).events)).findings[0]
+    assert top.rule == "OP-7.41"
+    assert top.title == (
+        "Ray declared node 10.130.0.113 dead: its raylet stopped answering, and every vLLM worker on it is gone"
+    )
+    assert "raylet.out" in top.actions[0] and "RAY_health_check_failure_threshold" in top.actions[1]
+    two = [NODE_DEAD.format(ip="10.130.0.113"), NODE_DEAD.format(ip="10.130.0.114")]
+    [finding] = RULE.evaluate(Facts(events=parse_lines(two).events))
+    assert "(and 1 other node)" in finding.title
+    # the kernel's OOM kill beside it is the cause (OP-7.30)
+    killed = "Out of memory: Killed process 4242 (raylet) total-vm:1kB, anon-rss:1048576kB, file-rss:0kB"
+    assert RULE.evaluate(Facts(events=parse_lines([killed, *two]).events)) == []
