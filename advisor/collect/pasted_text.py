@@ -113,13 +113,19 @@ class Unwrapped:
     error_type: str | None = None
 
 
+# A client's status before a body that vLLM's server never answers (0.32's entrypoints use none of them): the body is
+# a gateway's, and its status says more than its words (OP-5.25 reads it from the line).
+_GATEWAY_STATUS = re.compile(r"\b(?:[Ee]rror code|[Ss]tatus(?: code)?):? (?:413|429|502|504)\b")
+
+
 def unwrap(line: str) -> Unwrapped:
     """The text a pasted line holds: the line itself, or the message of an HTTP error body (JSON or a Python
-    dict, alone or after a client's `Error code: 404 - `)."""
+    dict, alone or after a client's `Error code: 404 - `); a body after a status only a gateway answers stays in
+    its line."""
     if "**" in line:
         line = _BOLD.sub(r"\g<text>", line)
     start = line.find("{")
-    if start < 0:
+    if start < 0 or _GATEWAY_STATUS.search(line, 0, start):
         return Unwrapped(line, "line")
     record = _mapping(line[start : line.rindex("}") + 1]) if "}" in line[start:] else None
     if record is None:

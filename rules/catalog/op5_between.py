@@ -1,9 +1,10 @@
-"""OP-5.25 to OP-5.27: what stands between the client and vLLM — a gateway's 502, 504 or 413, a proxy variable
+"""OP-5.25 to OP-5.27: what stands between the client and vLLM — a gateway's 502, 504, 413 or 429, a proxy variable
 written without its scheme, an orchestrator's health check restarting a server that is only busy.
 
 Why a family of their own: each looks like vLLM failing and is settled outside it, and the text says so. vLLM's
-OpenAI server answers no 502, no 504 and no 413 (its entrypoints of 0.32 use none of them), so one of them came
-from a proxy or gateway (a 413: its body limit, nginx's client_max_body_size of 1 MB by default); vLLM fetches
+OpenAI server answers no 502, no 504, no 413 and no 429 (its entrypoints of 0.32 use none of them), so one of them
+came from a proxy or gateway (a 413: its body limit, nginx's client_max_body_size of 1 MB by default; a 429: a rate
+limiter's); vLLM fetches
 request media with an aiohttp session that reads the proxy variables (`trust_env=True`, vllm/connections.py), and
 aiohttp refuses a proxy written as host:port; Ray Serve restarts
 a replica whose health check does not answer in time, which a server with hundreds of prompts queued may not,
@@ -72,6 +73,15 @@ _GATEWAY_STATUS: dict[int, tuple[str, str, str]] = {
         "Raise the body limit of the proxy in front of vLLM: nginx's client_max_body_size, or the Ingress annotation "
         'nginx.ingress.kubernetes.io/proxy-body-size (e.g. "50m"); or send images by URL rather than inline, so the '
         "request stays small.",
+    ),
+    429: (
+        "a rate limit in front of it refused the request",
+        "A 429 means a rate limiter between the client and vLLM refused the request before vLLM saw it: an API "
+        "gateway's or an ingress's limit (Kong, APISIX, nginx's limit_req, Envoy's rate limit), or a proxy's per-key "
+        "budget (LiteLLM's). vLLM itself queues requests rather than refusing them for load.",
+        "Find the limiter: its response headers (Retry-After, X-RateLimit-*) and the gateways between the client and "
+        "vLLM; raise its limit to what the replicas serve, or have the client back off and retry (the OpenAI SDK "
+        "retries a 429 twice by default).",
     ),
     504: (
         "vLLM answered late",
@@ -226,7 +236,8 @@ def _envoy_finding(error: LogEvent) -> Finding:
     return RULE_GATEWAY.finding(
         Severity.HIGH,
         f"HTTP {status} from Envoy in front of vLLM, not from vLLM: {verdict}",
-        summary="Envoy (Istio's sidecars and gateways, Envoy Gateway, KServe's ingress) wrote this body itself; "
+        summary="Envoy (Istio's sidecars and gateways, Envoy Gateway, KServe's ingress) said this itself, in its "
+        "response body or its access log's response flag; "
         f"vLLM never words an error so. {meaning}",
         evidence=[c.log_evidence(error, name="Envoy's words", value=error.message)],
         actions=actions,
@@ -293,21 +304,23 @@ def _nginx_finding(error: LogEvent) -> Finding:
 
 RULE_GATEWAY = Rule(
     code="OP-5.25",
-    title="a gateway's 502, 504 or 413, not vLLM's",
+    title="a gateway's 502, 504, 413 or 429, not vLLM's",
     category=Category.RELIABILITY,
     check=_check_gateway,
     needs=("events",),
     page=RulePage(
         checks="A client's or proxy's words for HTTP 502 or 504 (`Error: 502`, `Error code: 504`, `502 Bad "
-        "Gateway`) and 413 (`413 Request Entity Too Large`: a proxy's body limit); with a localhost URL in the same "
+        "Gateway`), 413 (`413 Request Entity Too Large`: a proxy's body limit) and 429 (`429 Too Many Requests`: a "
+        "rate limiter's; not the Hub's or a registry's); with a localhost URL in the same "
         "text, the client's proxy variables. Envoy's own bodies (Istio, "
-        "Envoy Gateway, KServe's ingress): `upstream connect error or disconnect/reset before headers. reset reason: "
+        "Envoy Gateway, KServe's ingress), and its access log's response flags for one of vLLM's routes (UF, UC, UR, "
+        "UH, UO, UT): `upstream connect error or disconnect/reset before headers. reset reason: "
         "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504). nginx's "
         "error log for its 502s: `connect() failed (111: Connection refused) while connecting to upstream`, `upstream "
         "prematurely closed connection` or `recv() failed (104: Connection reset by peer)` `while reading response "
         "header from upstream`, `no live upstreams`.",
-        why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502, 504 or 413: those come from whatever "
-        "sits in between.",
+        why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502, 504, 413 or 429: those come from "
+        "whatever sits in between.",
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "
         "http_proxy and https_proxy fixed it (microsoft/VibeVoice#248).",
         fix="Local server: unset the proxy variables or set no_proxy. Otherwise: vLLM's log at that time, the "

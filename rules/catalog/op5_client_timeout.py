@@ -108,8 +108,11 @@ RULE_CLIENT_TIMEOUT = Rule(
     page=RulePage(
         checks="A client's words for a read that timed out after its connection was made: the OpenAI SDK's "
         "`APITimeoutError: Request timed out.`, httpx's `ReadTimeout`, urllib3's `HTTPConnectionPool(host=…, "
-        "port=…): Read timed out. (read timeout=N)` to a local host or a serving port; with vLLM's stats lines beside "
-        "it, whether requests were waiting.",
+        "port=…): Read timed out. (read timeout=N)` to a local host or a serving port, curl's `(28) Operation timed "
+        "out after N milliseconds with … bytes received` (its --max-time), LiteLLM's `litellm.Timeout: Connection "
+        "timed out after N seconds` (its request timeout, 600 s by default); and a proxy's access log saying the "
+        "client closed the connection first: nginx's status 499, Envoy's response flag DC (with the request's "
+        "duration), for one of vLLM's routes; with vLLM's stats lines beside it, whether requests were waiting.",
         why="The server was reachable and working: the client stopped waiting. Whether the wait was a queue or the "
         "request itself decides the fix; and vLLM cancels a disconnected client's request, which the OpenAI SDK "
         "then retries from the start.",

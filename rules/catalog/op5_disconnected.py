@@ -137,10 +137,11 @@ RULE = Rule(
     check=_check,
     needs=("events",),
     page=RulePage(
-        checks="curl's `(52) Empty reply from server`, requests' `Remote end closed connection without response`, "
+        checks="curl's `(52) Empty reply from server` and `(56) Recv failure: Connection reset by peer`, requests' "
+        "`Remote end closed connection without response`, "
         "httpx's `Server disconnected without sending a response`, aiohttp's `ServerDisconnectedError`; an answer cut "
         "mid-stream (httpx's `incomplete chunked read`, aiohttp's `Response payload is not completed`, requests' "
-        "`InvalidChunkLength`); the "
+        "`InvalidChunkLength`, curl's `(18) transfer closed with outstanding read data remaining`); the "
         "server's death in the same text (a fatal error, a dead worker, an OOM kill) makes it that death's "
         "consequence.",
         why="A connection closed without an answer is neither refused nor timed out: the server went away, or a "

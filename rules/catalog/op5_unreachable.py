@@ -230,7 +230,8 @@ RULE_UNREACHABLE = Rule(
         "default port or one of vLLM's routes (a model hub or a media URL is not a server of the user's); against "
         "where vLLM's log says it listens. Words that name no address: the OpenAI SDK's `APIConnectionError: "
         "Connection error.` (its base_url is where it went), with what httpx's chained `ConnectError` says the "
-        "connection met, or httpx's alone.",
+        "connection met, or httpx's alone; LiteLLM's `<Provider>Exception - Connection error.` (its api_base is "
+        "where it went).",
         why="The connection failed before any request, so vLLM's behaviour cannot explain it; where the client called "
         "against where the server listens does.",
         example="`error sending request for url (http://localhost:11434/v1/chat/completions)` from the Codex CLI set "

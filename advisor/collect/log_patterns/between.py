@@ -60,9 +60,16 @@ def _access_line(status: int, kind: K) -> Pattern:
 _INGRESS_NGINX_ACCESS = re.compile(r'" \d{3} \d+ "[^"]*" "[^"]*" \d+ (?P<seconds>[\d.]+) \[[^\]]*\] \[')
 
 
-def _gateway_status(match: re.Match[str]) -> Fields:
+# A 429 from where vLLM fetches, not from in front of it: the Hugging Face Hub's, a registry's (a pull rate limit)
+_NOT_IN_FRONT = re.compile(r"huggingface|hf\.co|toomanyrequests|registry|docker\.io|pull", re.IGNORECASE)
+
+
+def _gateway_status(match: re.Match[str]) -> Fields | None:
     """The status, and the gateway the line's format names with how long the request ran there, when it does."""
-    fields: Fields = {"message": match.group(0), "status": int(match["status"] or match["status2"] or match["status3"])}
+    status = int(match["status"] or match["status2"] or match["status3"] or match["status4"])
+    if status == 429 and _NOT_IN_FRONT.search(match.string):
+        return None
+    fields: Fields = {"message": match.group(0), "status": status}
     ingress = _INGRESS_NGINX_ACCESS.search(match.string)
     if ingress:
         seconds = to_float(ingress["seconds"])
@@ -154,6 +161,16 @@ def _addressless(component: str, match: re.Match[str]) -> Fields:
     return {"message": match.group(0), "component": component, "connect_result": _connect_result(match.string)}
 
 
+def _client_closed(component: str, match: re.Match[str]) -> Fields | None:
+    """A proxy's access log saying the client closed the connection before the answer: for vLLM's routes only, with
+    how long the request had run where the format says (ingress-nginx's)."""
+    if _SERVER_ROUTE.match(match["path"]) is None:
+        return None
+    ingress = _INGRESS_NGINX_ACCESS.search(match.string)
+    seconds = to_float(ingress["seconds"]) if ingress else None
+    return {"message": match.group(0), "component": component, "timeout_ms": int(seconds * 1000) if seconds else None}
+
+
 def _client_timeout(
     component: str, match: re.Match[str], host: str | None = None, port: str | None = None
 ) -> Fields | None:
@@ -169,6 +186,44 @@ def _client_timeout(
         "address": f"{host}:{number}" if host and number else None,
         "timeout_ms": int(seconds * 1000) if seconds is not None else None,
     }
+
+
+# Envoy's access log (its default format, and Istio's, which adds the response code's and the connection's details and
+# the upstream's transport failure before the bytes): the request line, the status, the response flags, and the
+# request's duration in ms. Its flags as what they say of vLLM, as its response bodies do (_ENVOY_REASONS).
+_ENVOY_ACCESS = (
+    r'"(?:GET|POST|PUT|DELETE|PATCH) (?P<path>/\S*) HTTP/[\d.]+" (?P<status>\d{1,3}) '
+    r'(?P<flags>[A-Z]{2,4}(?:,[A-Z]{2,4})*) (?:\S+ \S+ "[^"]*" )?\d+ \d+ (?P<ms>\d+) '
+)
+_ENVOY_FLAGS = {
+    "UF": "refused",
+    "UH": "no_endpoints",
+    "UO": "overflow",
+    "UC": "closed",
+    "UR": "closed",
+    "UT": "route_timeout",
+}
+ENVOY_CLIENT_GONE = "DC"  # the downstream (the client) closed the connection before the response ended
+
+
+def _envoy_flags(match: re.Match[str]) -> list[str]:
+    """The response flags of an Envoy access-log line for one of vLLM's routes (none for another route's)."""
+    return match["flags"].split(",") if _SERVER_ROUTE.match(match["path"]) else []
+
+
+def _envoy_upstream(match: re.Match[str]) -> Fields | None:
+    """The flag that says what happened between Envoy and vLLM (the first known one), as Envoy's error."""
+    reason = next((_ENVOY_FLAGS[f] for f in _envoy_flags(match) if f in _ENVOY_FLAGS), None)
+    if reason is None:
+        return None
+    return {"message": reason, "status": 504 if reason == "route_timeout" else 503, "component": "Envoy"}
+
+
+def _envoy_client_gone(match: re.Match[str]) -> Fields | None:
+    """DC: the client closed its connection before the answer ended, after the request's duration."""
+    if ENVOY_CLIENT_GONE not in _envoy_flags(match):
+        return None
+    return {"message": match.group(0), "component": "the client (Envoy's DC)", "timeout_ms": to_int(match["ms"])}
 
 
 _URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"\\]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"\\]*)?"
@@ -215,6 +270,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:openai\.)?APIConnectionError: Connection error\.?",
         lambda m: _addressless(OPENAI_SDK, m),
     ),
+    wording(  # LiteLLM's words for the same (its provider's exception wrapped: OpenAIException, Hosted_vllmException)
+        ("Exception - Connection error",),
+        K.SERVER_UNREACHABLE,
+        r"litellm\.(?:exceptions\.)?\w+: (?:\w+: )?\w+Exception - Connection error\.?",
+        lambda m: _addressless("LiteLLM", m),
+    ),
     wording(  # httpx, the OpenAI SDK's transport, in the cause it chains: what the connection met
         ("ConnectError",),
         K.SERVER_UNREACHABLE,
@@ -222,9 +283,16 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: _addressless("httpx", m),
     ),
     wording(  # the server closed the connection without answering, in each client's words
-        ("Empty reply from server", "Remote end closed connection", "Server disconnected", "ServerDisconnected"),
+        (
+            "Empty reply from server",
+            "Recv failure: Connection reset",
+            "Remote end closed connection",
+            "Server disconnected",
+            "ServerDisconnected",
+        ),
         K.SERVER_DISCONNECTED,
-        r"(?P<curl>curl: \(52\) Empty reply from server)|(?P<requests>Remote end closed connection without response)"
+        r"(?P<curl>curl: \(52\) Empty reply from server|curl: \(56\) Recv failure: Connection reset by peer)"
+        r"|(?P<requests>Remote end closed connection without response)"
         r"|(?P<httpx>Server disconnected without sending a response)|(?P<aiohttp>ServerDisconnectedError)",
         lambda m: {
             "message": m.group(0),
@@ -233,15 +301,45 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # … or after it began: a streamed (chunked) answer cut before its end, in each client's words (h11 via
         # httpx, aiohttp, urllib3 via requests)
-        ("incomplete chunked read", "Response payload is not completed", "InvalidChunkLength"),
+        ("incomplete chunked read", "Response payload is not completed", "InvalidChunkLength", "outstanding read data"),
         K.SERVER_DISCONNECTED,
         r"(?P<httpx>peer closed connection without sending complete message body \(incomplete chunked read\))"
+        r"|(?P<curl>curl: \(18\) transfer closed with outstanding read data remaining)"
         r"|(?P<aiohttp>Response payload is not completed)"
         r"|(?P<requests>Connection broken: InvalidChunkLength)",
         lambda m: {
             "message": m.group(0),
             "component": {"requests": "requests (urllib3)"}.get(m.lastgroup or "", m.lastgroup),
             "connect_result": CUT_MID_ANSWER,
+        },
+    ),
+    wording(  # Envoy's access log: the client hung up before the answer ended (DC), after the request's duration
+        (" DC ",),
+        K.CLIENT_TIMEOUT,
+        _ENVOY_ACCESS,
+        _envoy_client_gone,
+    ),
+    wording(  # nginx's access log: 499, its own status for a client that closed the connection before the answer
+        ('" 499 ',),
+        K.CLIENT_TIMEOUT,
+        r'"(?:GET|POST) (?P<path>/\S*) HTTP/[\d.]+" 499 ',
+        lambda m: _client_closed("nginx (499)", m),
+    ),
+    wording(  # curl's --max-time (-m) reached: the connection was made and the answer did not come in time
+        ("Operation timed out after",),
+        K.CLIENT_TIMEOUT,
+        r"curl: \(28\) Operation timed out after (?P<ms>\d+) milliseconds with \d+ (?:out of -?\d+ )?bytes received",
+        lambda m: {"message": m.group(0), "component": "curl", "timeout_ms": to_int(m["ms"])},
+    ),
+    wording(  # LiteLLM's request timeout (600 s by default), in its older and newer words
+        ("litellm.Timeout",),
+        K.CLIENT_TIMEOUT,
+        r"litellm\.Timeout: Connection timed out"
+        r"(?: after (?P<seconds>[\d.]+) seconds|\. Timeout passed=(?P<passed>[\d.]+))",
+        lambda m: {
+            "message": m.group(0),
+            "component": "LiteLLM",
+            "timeout_ms": int(float(m["seconds"] or m["passed"]) * 1000),
         },
     ),
     wording(  # the OpenAI SDK gave up waiting (its timeout, 600 s by default, after two retries)
@@ -269,13 +367,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error sending request for url \(" + _URL + r"\)",
         lambda m: _unreachable("reqwest", m, m["host"], m["port"], m["path"]),
     ),
+    wording(  # Envoy's access log (Istio's sidecars and gateways) for one of vLLM's routes: its response flags
+        ('" 503 U', '" 504 UT', '" 502 U', '" 0 U'),
+        K.GATEWAY_ERROR,
+        _ENVOY_ACCESS,
+        _envoy_upstream,
+    ),
     wording(  # a client's or proxy's words for a gateway status: "Error: 502", "Error code: 504", "502 Bad Gateway",
         # and a proxy's refusal of a body too large for it ("413 Request Entity Too Large": vLLM answers no 413)
-        ("502", "504", "413"),
+        ("502", "504", "413", "429"),
         K.GATEWAY_ERROR,
-        r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504|413)\b"
+        r"(?i)(?:\b(?:error|status|status code|code|returned|http/\d(?:\.\d)?)\W{0,3}(?P<status>502|504|413|429)\b"
         r"|\b(?P<status2>502|504)\s+(?:bad gateway|gateway time-?out)"
-        r"|\b(?P<status3>413)\s+(?:request entity too large|payload too large|content too large))",
+        r"|\b(?P<status3>413)\s+(?:request entity too large|payload too large|content too large)"
+        r"|\b(?P<status4>429)\s+too many requests)",
         _gateway_status,
     ),
     wording(  # Envoy's own response bodies (Istio's sidecars and gateways, Envoy Gateway, Emissary, Contour, KServe's

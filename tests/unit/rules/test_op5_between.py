@@ -235,3 +235,45 @@ def test_a_probe_refused_after_the_server_exited_on_its_own_points_at_the_failed
     killed = [line.replace("Exit Code:    1", "Exit Code:    137") for line in lines]
     [mid_start] = op5_between.RULE_HEALTH_CHECK.evaluate(_facts(killed))
     assert "found nothing listening" in mid_start.title
+
+
+def test_envoys_access_log_flags_for_vllms_routes_read_as_its_bodies_do():
+    line = (
+        '[2026-12-01T10:00:00.000Z] "POST /v1/chat/completions HTTP/1.1" {} {} {} - "-" 512 95 3 - "-" "OpenAI/Python"'
+    )
+    cases = {
+        ("503", "UC", "upstream_reset_before_response_started{connection_termination}"): "vLLM closed the connection",
+        ("503", "UF", "upstream_reset_before_response_started{connection_failure}"): "it could not connect to vLLM",
+        ("503", "UH", "no_healthy_upstream"): "no vLLM pod was ready to take it",
+        ("504", "UT", "response_timeout"): "its route's timeout ended the request",
+        ("503", "UO", "overflow"): "its own circuit breaker refused the request",
+    }
+    for (status, flag, details), verdict in cases.items():
+        [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([line.format(status, flag, details)]))
+        assert finding.title.startswith(f"HTTP {status} from Envoy in front of vLLM, not from vLLM: {verdict}"), flag
+    # Envoy's plain format (no details), and a route that is not vLLM's
+    plain = '[2026-12-01T10:00:00.000Z] "POST /v1/completions HTTP/1.1" 503 UF 512 91 2 - "-" "curl/8.5" "abc"'
+    [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([plain]))
+    assert "it could not connect to vLLM" in finding.title
+    other = '[2026-12-01T10:00:00.000Z] "GET /grafana/api HTTP/1.1" 503 UF 0 91 2 - "-" "Mozilla"'
+    assert op5_between.RULE_GATEWAY.evaluate(_facts([other])) == []
+
+
+def test_a_429_is_a_rate_limiter_in_front_not_the_hubs_or_a_registrys():
+    for line in (
+        "HTTP/1.1 429 Too Many Requests",
+        "openai.RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit exceeded', 'type': 'rate_limit'}}",
+        "openai.RateLimitError: Error code: 429 - {'object': 'error', 'message': 'Too many requests', 'type': "
+        "'RateLimitError'}",
+    ):
+        [finding] = op5_between.RULE_GATEWAY.evaluate(_facts([line]))
+        assert finding.title == (
+            "HTTP 429 from a gateway in front of vLLM, not from vLLM: a rate limit in front of it refused the request"
+        ), line
+        assert "Retry-After" in finding.actions[0]
+    for elsewhere in (
+        "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/api/models/x",
+        "failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/vllm/"
+        "vllm-openai/manifests/sha256:ab: 429 Too Many Requests - Server message: toomanyrequests",
+    ):
+        assert op5_between.RULE_GATEWAY.evaluate(_facts([elsewhere])) == [], elsewhere

@@ -33,6 +33,20 @@ def _finding(*lines: str):
         ("httpx.ReadTimeout: timed out", "httpx", None, None),
         ("requests.exceptions.ReadTimeout: HTTPConnectionPool(host='localhost', port=8000): Read timed out. (read "
          "timeout=60)", "urllib3", "localhost:8000", 60_000),
+        ("curl: (28) Operation timed out after 30001 milliseconds with 0 bytes received", "curl", None, 30_001),
+        ("curl: (28) Operation timed out after 60000 milliseconds with 1024 out of -1 bytes received", "curl", None,
+         60_000),
+        ("litellm.APIConnectionError: OllamaException - litellm.Timeout: Connection timed out after 600.0 seconds.",
+         "LiteLLM", None, 600_000),
+        ("litellm.exceptions.APIConnectionError: litellm.APIConnectionError: OllamaException - litellm.Timeout: "
+         "Connection timed out. Timeout passed=600.0, time taken=579.681 seconds", "LiteLLM", None, 600_000),
+        ('192.168.1.1 - - [01/Dec/2026:10:00:00 +0000] "POST /v1/chat/completions HTTP/1.1" 499 0 "-" "OpenAI/Python '
+         '1.51.0"', "nginx (499)", None, None),
+        ('10.0.0.1 - - [01/Dec/2026:10:00:00 +0000] "POST /v1/chat/completions HTTP/1.1" 499 0 "-" "curl/8.5" 1236 '
+         "120.001 [default-vllm-8000] [] 10.0.0.5:8000 0 120.000 - abc", "nginx (499)", None, 120_001),
+        ('[2026-12-01T10:00:00.000Z] "POST /v1/chat/completions HTTP/1.1" 0 DC downstream_remote_disconnect - "-" 512 '
+         '0 30000 - "-" "OpenAI/Python 1.51.0" "abc" "llm.example.com" "10.0.0.5:8000"', "the client (Envoy's DC)",
+         None, 30_000),
     ],
 )  # fmt: skip
 def test_each_clients_words_for_a_read_that_timed_out(line, component, address, timeout_ms):
@@ -76,3 +90,11 @@ def test_the_timeout_the_clients_words_state_is_named():
 
 def test_nothing_without_a_timeout():
     assert RULE_CLIENT_TIMEOUT.evaluate(Facts(events=_events(STATS.format(5)))) == []
+
+
+def test_a_proxys_client_closed_line_for_another_route_is_no_wait_for_vllm():
+    for line in (
+        '10.0.0.1 - - [01/Dec/2026:10:00:00 +0000] "GET /static/app.js HTTP/1.1" 499 0 "-" "Mozilla/5.0"',
+        '[2026-12-01T10:00:00.000Z] "GET /dashboard HTTP/1.1" 0 DC downstream_remote_disconnect - "-" 0 0 5 - "-"',
+    ):
+        assert not [e for e in _events(line) if e.kind == K.CLIENT_TIMEOUT], line

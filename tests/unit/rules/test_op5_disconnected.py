@@ -8,6 +8,8 @@ import pytest
 from advisor.collect.logs import parse_lines
 from rules.catalog.op5_disconnected import RULE
 from rules.evaluate import evaluate
+from rules.events import CUT_MID_ANSWER
+from rules.events import LogEventKind as K
 from rules.facts import Facts
 
 
@@ -73,3 +75,10 @@ def test_an_answer_cut_mid_stream_is_no_keep_alive_race_and_names_the_proxys_rea
     assert finding.title.startswith(f"the server's answer to {client} was cut off before its end")
     assert "keep-alive" not in finding.summary
     assert "proxy_read_timeout, 60 s by default" in finding.actions[1]
+
+
+def test_curls_reset_and_cut_transfer_read_as_the_other_clients_words_do():
+    [reset] = parse_lines(["curl: (56) Recv failure: Connection reset by peer"]).events
+    assert (reset.kind, reset.component, reset.connect_result) == (K.SERVER_DISCONNECTED, "curl", None)
+    [cut] = parse_lines(["curl: (18) transfer closed with outstanding read data remaining"]).events
+    assert (cut.kind, cut.component, cut.connect_result) == (K.SERVER_DISCONNECTED, "curl", CUT_MID_ANSWER)

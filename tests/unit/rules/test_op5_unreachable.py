@@ -164,3 +164,12 @@ def test_httpx_alone_names_no_caller_so_the_frames_are_pointed_at():
     finding = _finding("httpx.ConnectError: [Errno 111] Connection refused")
     assert finding.actions[0].startswith("The frames above the error name the caller")
     assert finding.confidence < _finding("openai.APIConnectionError: Connection error.").confidence
+
+
+def test_litellms_connection_error_reads_as_the_sdks_does():
+    for line in (
+        "litellm.APIConnectionError: OpenAIException - Connection error.",
+        "litellm.InternalServerError: InternalServerError: Hosted_vllmException - Connection error.",
+    ):
+        [event] = parse_lines([line]).events
+        assert (event.kind, event.component, event.address) == (K.SERVER_UNREACHABLE, "LiteLLM", None), line
