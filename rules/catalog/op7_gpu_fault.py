@@ -128,7 +128,9 @@ RULE = Rule(
     page=RulePage(
         checks="The kernel log's `NVRM: Xid (PCI:…): N, …` (dmesg, `journalctl -k`), and CUDA's words for a "
         "hardware fault as PyTorch prints them (`CUDA error: uncorrectable ECC error encountered`, `uncorrectable "
-        "NVLink error detected during the execution`). With several, the one whose NVIDIA action is the most "
+        "NVLink error detected during the execution`); DCGM exporter's gauge of a GPU's last Xid "
+        '(`DCGM_FI_DEV_XID_ERRORS{gpu="0",…} 79`, 0 meaning none), as /metrics or a Prometheus query shows it. '
+        "With several, the one whose NVIDIA action is the most "
         "disruptive (reboot, then reset, then restart) leads.",
         why="A GPU that fell off the bus or took an uncorrectable memory error kills vLLM with a kernel fault or an "
         "engine death; tuning flags or bisecting kernels then wastes the night. NVIDIA states per Xid what brings "

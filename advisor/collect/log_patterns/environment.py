@@ -110,6 +110,13 @@ def _gpu_fault(match: re.Match[str]) -> Fields:
     return {"message": words or None, "xid": int(match["xid"]), "device": match["device"]}
 
 
+def _dcgm_xid(match: re.Match[str]) -> Fields:
+    """DCGM exporter's gauge of a GPU's last Xid: the number, and the GPU by its PCI bus id or its index label."""
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', match["labels"]))
+    device = labels.get("pci_bus_id") or (f"index {labels['gpu']}" if "gpu" in labels else None)
+    return {"xid": int(match["xid"]), "device": device, "message": None}
+
+
 # An NVIDIA driver's version as its tools print it: 550.144, 535.183.01, and the old 1.0-9639 (no trailing dot).
 _DRIVER_VERSION = r"\d[\w-]*(?:\.\d[\w-]*)*"
 
@@ -760,6 +767,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": m.lastgroup,  # the outer group: it closes after any group nested in it
             "device": m["device"] or m["failed_gpu"],
         },
+    ),
+    wording(  # DCGM exporter's gauge of each GPU's last Xid (0: none), as /metrics or a Prometheus query shows it
+        ("DCGM_FI_DEV_XID_ERRORS{",),
+        K.GPU_FAULT,
+        r"DCGM_FI_DEV_XID_ERRORS\{(?P<labels>[^}]*)\}\s+(?P<xid>[1-9]\d*)(?:\.0+)?(?:\s|$)",
+        _dcgm_xid,
     ),
     wording(  # the GPU failing: the NVIDIA driver's Xid (dmesg, the journal), or CUDA's words for a hardware fault
         ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),

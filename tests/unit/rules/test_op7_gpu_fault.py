@@ -102,3 +102,20 @@ def test_xid_154_back_to_no_recovery_action_is_no_reboot():
     )
     [finding] = op7_gpu_fault.RULE.evaluate(_facts([required]))
     assert finding.severity == Severity.CRITICAL and "Xid 154 names" in finding.actions[1]
+
+
+def test_dcgm_exporters_last_xid_gauge_reads_as_the_kernels_line_does():
+    metrics = [
+        "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.",
+        "# TYPE DCGM_FI_DEV_XID_ERRORS gauge",
+        'DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-1",device="nvidia0",Hostname="gpu-01"} 0',
+        'DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-2",pci_bus_id="00000000:3B:00.0",device="nvidia1"} 79',
+    ]
+    faults = [e for e in parse_lines(metrics).events if e.kind == LogEventKind.GPU_FAULT]
+    assert [(e.xid, e.device) for e in faults] == [(79, "00000000:3B:00.0")]  # 0 is no Xid
+    top = evaluate(Facts(events=parse_lines(metrics).events)).findings[0]
+    assert top.rule == "OP-7.33" and top.title == (
+        "the GPU failed, not vLLM: Xid 79: GPU has fallen off the bus on GPU 00000000:3B:00.0"
+    )
+    [by_index] = parse_lines(['DCGM_FI_DEV_XID_ERRORS{gpu="3",device="nvidia3"} 48']).events
+    assert (by_index.xid, by_index.device) == (48, "index 3")
