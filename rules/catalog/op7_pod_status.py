@@ -207,6 +207,12 @@ _MOUNTS: dict[str, tuple[str, str]] = {
         "holds it. Use the Deployment's Recreate strategy (or a StatefulSet) for a single-writer model cache, or a "
         "ReadWriteMany volume, or keep the new pod on the same node.",
     ),
+    "failed": (
+        "the node could not mount one of its volumes",
+        "The kubelet's words in the parentheses say why: an NFS server that refused or did not answer (`mount "
+        "failed: exit status 32`, the node's `dmesg`), a CSI driver failing on the node (its node pod's log, `kubectl "
+        "describe pvc <claim>`); the pod stays ContainerCreating while the kubelet retries.",
+    ),
     "timed out": (
         "its volumes were not attached and mounted in time",
         "`kubectl describe pvc <claim>` and `kubectl get volumeattachment`: a claim still Pending (no volume bound, "
@@ -350,7 +356,8 @@ RULE_POD_STATUS = Rule(
         'describe pod`\'s Reason and events (`Back-off restarting failed container`, `Failed to pull image "…": …`, '
         '`Error: secret "…" not found`, the volume manager\'s `MountVolume.SetUp failed for volume "…" : '
         'persistentvolumeclaim "…" not found`, `Unable to attach or mount volumes: … timed out waiting for the '
-        'condition`, `Multi-Attach error for volume "…"`), and the kubelet\'s eviction messages (`The node was low on '
+        'condition`, `Multi-Attach error for volume "…"`, any other `MountVolume.SetUp failed for volume "…" : …` '
+        "with the kubelet's reason), and the kubelet's eviction messages (`The node was low on "
         "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit); the Docker "
         "daemon's failed pulls (`manifest for … not found: manifest unknown`, `pull access denied for …, repository "
         "does not exist`, `toomanyrequests: You have reached your pull rate limit`); and the Kubernetes monitoring "

@@ -353,6 +353,8 @@ def _pod_event(match: re.Match[str]) -> Fields:
         return {"pod_status": "FailedMount", "message": f'missing: persistentvolumeclaim "{match["vname"]}"'}
     if match["multi"]:
         return {"pod_status": "FailedMount", "message": f'attached elsewhere: volume "{match["multi"]}"'}
+    if match["failed"]:
+        return {"pod_status": "FailedMount", "message": f'failed: volume "{match["failed"]}": {match["fwhy"][:200]}'}
     return {"pod_status": "FailedMount", "message": f"timed out: {match['unmounted']}"}
 
 
@@ -639,7 +641,15 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"pod": m["pod"], "pod_status": m["status"], "restarts": to_int(m["restarts"])},
     ),
     wording(  # `kubectl describe pod`: the container's state reason, and the kubelet's events about it
-        ("Reason:", "Back-off", "Failed to pull image", "not found", "attach or mount volumes", "Multi-Attach error"),
+        (
+            "Reason:",
+            "Back-off",
+            "Failed to pull image",
+            "not found",
+            "attach or mount volumes",
+            "Multi-Attach error",
+            "MountVolume.",
+        ),
         K.POD_STATUS,
         rf"^\s*Reason:\s+(?P<reason>{'|'.join(POD_STATUSES)})\s*$"
         r"|Back-off (?P<backoff>restarting failed container|pulling image)(?: \"?(?P<bimage>[^\"\s]+))?"
@@ -650,7 +660,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|MountVolume\.SetUp failed for volume \"[^\"]+\" : (?P<vkind>persistentvolumeclaim|secret|configmap) "
         r"\"(?P<vname>[^\"]+)\" not found"
         r"|Unable to attach or mount volumes: unmounted volumes=\[(?P<unmounted>[^\]]*)\].*timed out waiting"
-        r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\"",
+        r"|Multi-Attach error for volume \"(?P<multi>[^\"]+)\""
+        # any other mount the node failed (an NFS server, a CSI driver): the kubelet's words after the colon
+        r"|MountVolume\.(?:SetUp|MountDevice) failed for volume \"(?P<failed>[^\"]+)\" : (?P<fwhy>.+?)\s*$",
         _pod_event,
     ),
     wording(  # `kubectl logs` for a container that has not started yet: what it waits for

@@ -108,6 +108,15 @@ def test_the_kubelets_volume_events_name_the_volume_and_where_to_look():
         "not found"
     )
     assert secret.title == 'the pod references secret "hf-token", which does not exist in its namespace'
+    nfs = _finding(
+        '  Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "model-cache" : mount failed: exit '
+        "status 32"
+    )
+    assert nfs.title == (
+        'the pod cannot start: the node could not mount one of its volumes (volume "model-cache": mount failed: exit '
+        "status 32)"
+    )
+    assert "CSI driver" in nfs.actions[0]
 
 
 # The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go), as `kubectl describe pod` prints them.
