@@ -221,3 +221,10 @@ def cpu_batch_defaults(world_size: int = 1) -> dict[str, int]:
         "max_num_batched_tokens": max_num_batched_tokens(None, "cpu", world_size=world_size),
         "block_size": block_size("cpu"),
     }
+
+
+# The lowest NVIDIA compute capability vLLM's installation guide lists for its builds: "compute capability 7.0 or
+# higher (e.g., V100, T4 …)" through 0.14 at least (docs/getting_started/installation/gpu.cuda.inc.md), "7.5 or higher
+# (e.g., T4, RTX20xx …)" by 0.31 and in the 0.32 this table reads: V100 (7.0) is no longer listed.
+MIN_CAPABILITY_0_14 = 70
+MIN_CAPABILITY = 75

@@ -67,7 +67,8 @@ def _host_finding(event: LogEvent) -> Finding:
             f"the GPU (compute capability {event.message}) is older than Triton supports (7.0): torch.compile "
             "cannot compile for it",
             summary="Inductor compiles through Triton, which supports compute capability 7.0 and newer; vLLM's own "
-            "installation guide asks 7.0 or higher too, so a Pascal GPU (6.x: P40, P100, GTX 10xx) is below both.",
+            "installation guide asks 7.0 or higher (7.5 in current releases), so a Pascal GPU (6.x: P40, P100, GTX "
+            "10xx) is below both.",
             evidence=[c.log_evidence(event, name="GPU's compute capability", value=event.message)],
             changes=[_EAGER],
             actions=[

@@ -7,19 +7,19 @@ call (`<GPU> with CUDA capability sm_120 is not compatible with the current PyTo
 install supports CUDA capabilities sm_50 … sm_90.`, torch/cuda/__init__.py). The GPU is either newer than the build
 (Blackwell's sm_100 and sm_120 need builds made with CUDA 12.8 or later: PyTorch's cu128 wheels from 2.7, vLLM's
 binaries since they moved to CUDA 12.8) or older than vLLM supports (its installation guide: compute capability 7.0
-or higher).
+or higher through 0.14 at least, 7.5 or higher by 0.31: V100 is no longer listed).
 """
 
 from __future__ import annotations
 
 import re
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-VLLM_MIN_CAPABILITY = 70  # vLLM's installation guide: "compute capability 7.0 or higher"
 BLACKWELL_CAPABILITY = 100  # sm_100 (B200) and sm_120 (RTX 50xx, RTX PRO 6000): builds with CUDA 12.8 or later
 _SM = re.compile(r"sm_(\d+)")
 
@@ -47,11 +47,17 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
 
 
 def _fix_for(capability: int | None) -> str:
-    if capability is not None and capability < VLLM_MIN_CAPABILITY:
+    if capability is not None and capability < vllm_defaults.MIN_CAPABILITY_0_14:
         return (
-            f"This GPU's capability (sm_{capability}) is below the 7.0 vLLM's builds support (its installation "
-            "guide): run on a GPU of 7.0 or later (V100, T4, A10, L4, A100, H100 …), or a community build for it "
-            "(vllm-pascal for Pascal)."
+            f"This GPU's capability (sm_{capability}) is below what any vLLM release's builds support (7.0 at the "
+            "lowest, its installation guide): run on a GPU of 7.5 or later (T4, A10, L4, A100, H100 …), or a "
+            "community build for it (vllm-pascal for Pascal)."
+        )
+    if capability is not None and capability < vllm_defaults.MIN_CAPABILITY:
+        return (
+            f"This GPU's capability (sm_{capability}, V100) is below the 7.5 current vLLM releases' installation guide "
+            "lists (0.31 and 0.32); releases up to 0.14 at least listed 7.0: run an older release whose build carries "
+            "sm_70, build from source with TORCH_CUDA_ARCH_LIST=7.0, or serve on a GPU of 7.5 or later."
         )
     if capability is not None and capability >= BLACKWELL_CAPABILITY:
         return (
@@ -90,8 +96,9 @@ def _no_kernel(event: LogEvent) -> Finding:
         summary="CUDA found no code for this GPU's compute capability in the kernel it launched: PyTorch, vLLM's "
         "compiled ops or an attention library was built for other GPUs. Most often the GPU is newer than the build "
         "(Blackwell's sm_100 and sm_120 need builds made with CUDA 12.8 or later) or older than vLLM supports "
-        "(compute capability below 7.0). torch's warning at start (`… with CUDA capability sm_… is not compatible with "
-        "the current PyTorch installation`) names which, when the log holds it.",
+        "(compute capability below 7.5 in current releases, 7.0 in older ones). torch's warning at start (`… with "
+        "CUDA capability sm_… is not compatible with the current PyTorch installation`) names which, when the log "
+        "holds it.",
         evidence=[c.log_evidence(event, name="CUDA's error")],
         actions=[_CHECK, _fix_for(None)],
         confidence=0.75,
@@ -114,7 +121,8 @@ RULE_GPU_ARCH = Rule(
         "installation. The current PyTorch install supports CUDA capabilities sm_50 … sm_90.`: a build made before "
         "Blackwell; PyTorch's cu128 wheels (2.7 and later) carry sm_120.",
         fix="Builds whose list holds the GPU (CUDA 12.8 or later for Blackwell), a source build with "
-        "TORCH_CUDA_ARCH_LIST, or a GPU of compute capability 7.0 or later for vLLM.",
+        "TORCH_CUDA_ARCH_LIST, or a GPU of compute capability 7.5 or later for current vLLM (7.0 for releases up to "
+        "0.14 at least).",
         limits="Without torch's warning the GPU is not named; which library lacked the kernel is in the traceback's "
         "frames.",
         references=[

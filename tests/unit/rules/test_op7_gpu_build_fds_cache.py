@@ -42,7 +42,16 @@ def test_a_gpu_older_than_vllm_supports_is_told_so():
     old = [line.replace("NVIDIA GeForce RTX 5090", "NVIDIA GeForce GTX 1080 Ti").replace("sm_120", "sm_61")
            for line in TORCH_WARNING]  # fmt: skip
     [finding] = _findings(RULE_GPU_ARCH, *old)
-    assert "below the 7.0 vLLM's builds support" in finding.actions[0]
+    assert "below what any vLLM release's builds support (7.0 at the lowest" in finding.actions[0]
+
+
+def test_a_v100_is_below_current_releases_and_sent_to_an_older_one_or_a_source_build():
+    # vLLM's installation guide listed compute capability 7.0 (V100) through 0.14 at least, 7.5 by 0.31
+    v100 = [line.replace("NVIDIA GeForce RTX 5090", "Tesla V100-SXM2-32GB").replace("sm_120", "sm_70")
+            for line in TORCH_WARNING]  # fmt: skip
+    [finding] = _findings(RULE_GPU_ARCH, *v100)
+    assert "below the 7.5 current vLLM releases' installation guide lists" in finding.actions[0]
+    assert "TORCH_CUDA_ARCH_LIST=7.0" in finding.actions[0]
 
 
 def test_cudas_error_alone_says_what_to_check():
