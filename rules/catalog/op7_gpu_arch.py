@@ -38,6 +38,9 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.GPU_ARCH_UNSUPPORTED)
     if not events:
         return []
+    rocm = [e for e in events if e.component == "ROCm"]
+    if rocm:
+        return [_rocm(next((e for e in rocm if e.version), rocm[0]))]
     gpu = next((e for e in events if e.version), None)
     built = next((e for e in events if e.component == "PyTorch"), None)
     cuda = next((e for e in events if e.component is None), None)
@@ -105,6 +108,35 @@ def _no_kernel(event: LogEvent) -> Finding:
     )
 
 
+# The AMD GPUs vLLM's installation guide lists for its ROCm builds (docs/getting_started/installation/gpu.rocm.inc.md,
+# 0.31), by gfx target.
+ROCM_TARGETS = "gfx90a (MI200), gfx942 (MI300), gfx950 (MI350), gfx1100/1101 (RX 7900), gfx1200/1201 (RX 9000), " + (
+    "gfx1150/1151 (Ryzen AI 300 / MAX)"
+)
+
+
+def _rocm(event: LogEvent) -> Finding:
+    target = f" ({event.version})" if event.version else ""
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"a binary holds no code for this AMD GPU's architecture{target}: ROCm found no kernel for it",
+        summary="ROCm's builds (PyTorch's, vLLM's compiled ops, rocBLAS's Tensile kernels) carry code objects for a "
+        "list of gfx targets; a GPU outside the list runs none of them, and HIP says so (`invalid device function`, "
+        f"`hipErrorNoBinaryForGpu`) or rocBLAS does, naming the target. vLLM's ROCm builds list {ROCM_TARGETS}.",
+        evidence=[c.log_evidence(event, name="ROCm's error", value=event.version)],
+        actions=[
+            "See the GPU's target and what the build holds: `rocminfo | grep -m1 gfx`, and `python -c \"import torch; "
+            'print(torch.cuda.get_device_name(), torch.cuda.get_arch_list())"`.',
+            "Serve on a listed GPU, or build vLLM (and PyTorch) from source for the target: PYTORCH_ROCM_ARCH set to "
+            "it.",
+            "For a GPU of a listed family but another target (an integrated Radeon such as gfx1103), ROCm's "
+            "HSA_OVERRIDE_GFX_VERSION (11.0.0 reads as gfx1100) makes the runtime use that target's code: "
+            "unsupported, and wrong results are possible.",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE_GPU_ARCH = Rule(
     code="OP-7.36",
     title="code built for other GPUs: no kernel for this one",
@@ -114,7 +146,9 @@ RULE_GPU_ARCH = Rule(
     page=RulePage(
         checks="CUDA's `no kernel image is available for execution on the device`; torch's `<GPU> with CUDA "
         "capability sm_<cc> is not compatible with the current PyTorch installation` and its `The current PyTorch "
-        "install supports CUDA capabilities …`.",
+        "install supports CUDA capabilities …`; ROCm's `HIP error: invalid device function`, `hipErrorNoBinaryForGpu: "
+        "Unable to find code object for all current devices` and rocBLAS's `Cannot read …TensileLibrary…: No such "
+        "file or directory for GPU arch : gfx…`.",
         why="PyTorch, vLLM's compiled ops and the attention libraries carry code for a list of compute capabilities; "
         "a GPU outside the list runs none of it.",
         example="`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "

@@ -480,6 +480,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"no kernel image is available for execution on the device",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # ROCm's words for the same: HIP's hipErrorInvalidDeviceFunction and hipErrorNoBinaryForGpu, and rocBLAS
+        # finding no Tensile kernels for the GPU's gfx target
+        ("invalid device function", "hipErrorNoBinaryForGpu", "for GPU arch"),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"HIP error: invalid device function|hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
+        r"|rocBLAS error: Cannot read \S+: No such file or directory for GPU arch : (?P<gfx>gfx\w+)",
+        lambda m: {"message": m.group(0), "component": "ROCm", "version": m["gfx"]},
+    ),
     wording(  # torch's warning at its first CUDA call (torch/cuda/__init__.py), then its list of what it was built for
         ("is not compatible with the current PyTorch installation", "The current PyTorch install supports"),
         K.GPU_ARCH_UNSUPPORTED,

@@ -138,3 +138,22 @@ def test_the_hubs_rate_limit_and_its_own_errors_are_not_the_token_or_the_id():
     )
     [hub] = _findings(RULE_HUB_NOT_CACHED, failed)
     assert hub.title.endswith("(HTTP 504): trouble on the Hub's side")
+
+
+def test_rocms_words_for_a_gpu_its_build_has_no_code_for_name_the_target():
+    rocblas = (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for "
+        "GPU arch : gfx1103"
+    )
+    [finding] = _findings(RULE_GPU_ARCH, rocblas)
+    assert finding.title == (
+        "a binary holds no code for this AMD GPU's architecture (gfx1103): ROCm found no kernel for it"
+    )
+    assert "rocminfo" in finding.actions[0] and "PYTORCH_ROCM_ARCH" in finding.actions[1]
+    assert "HSA_OVERRIDE_GFX_VERSION" in finding.actions[2]
+    for line in (
+        "RuntimeError: HIP error: invalid device function",
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+    ):
+        [hip] = _findings(RULE_GPU_ARCH, line)
+        assert hip.title.startswith("a binary holds no code for this AMD GPU's architecture: ROCm"), line
