@@ -161,7 +161,8 @@ class LogEventKind(str, Enum):
     # vLLM's "Invalid repository ID or local directory specified: 'X'" (message "vllm"), huggingface_hub's "Repo id
     # must be in the form 'repo_name' or 'namespace/repo_name': 'X'" (a path taken for a Hub id: "repo_id"),
     # transformers' "X does not appear to have a file named F" ("no_file"; component: F) and "Unrecognized model in
-    # X. Should have a `model_type` key in its config.json" ("no_model_type")
+    # X. Should have a `model_type` key in its config.json" ("no_model_type"), "Can't load tokenizer for 'X'"
+    # ("no_tokenizer")
     MODEL_NOT_FOUND = "model_not_found"
     # the host refusing an allocation (not killing for one): PyTorch's CPU allocator ("DefaultCPUAllocator: can't
     # allocate memory: you tried to allocate N bytes"; memory_gib: N in GiB) or the OS's ENOMEM ("[Errno 12] Cannot

@@ -53,40 +53,78 @@ def _check(facts: Facts) -> list[Finding]:
     return [_finding(events[0])] if events else []
 
 
-def _finding(event: LogEvent) -> Finding:
-    model = event.model or "the model"
-    local = bool(_LOCAL.search(model))
-    reason = event.message or "vllm"
+def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, list[str]]:
+    """The title and the actions for what the words said was wrong with the model argument."""
     if reason == "no_file":
-        missing = event.component or "a file"
         title = (
             f"{model} has no {missing}: the directory is not the model's root, or the model is incomplete"
             if local
             else f"the Hub repository {model} has no {missing}: it is not a transformers model, or not the one meant"
         )
         config = missing == "config.json"
-        actions = ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
-    elif reason == "no_model_type":
-        title = f"{model}'s config.json has no model_type: it is not a transformers model's configuration"
-        actions = [_NOT_HF, _ROOT]
-    elif local:
+        return title, ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
+    if reason == "no_tokenizer":
+        title = (
+            f"transformers could not load a tokenizer from {model}: it holds no tokenizer files it can read, or a "
+            "local directory of that name hides the Hub's"
+        )
+        return title, [
+            _no_tokenizer(model, local),
+            _WHERE.format(model=model) if local else _HUB_ID.format(model=model),
+        ]
+    if reason == "no_model_type":
+        return f"{model}'s config.json has no model_type: it is not a transformers model's configuration", [
+            _NOT_HF,
+            _ROOT,
+        ]
+    if local:
         title = (
             f"the model path {model} is not a model directory where the server runs: it is not there, or holds no "
             "config.json"
         )
-        actions = [_WHERE.format(model=model), _ROOT, _NOT_HF]
-    else:
-        title = f"vLLM found no model {model}: no local directory of that name, and no Hub repository it could read"
-        actions = [_HUB_ID.format(model=model), _WHERE.format(model=model)]
+        return title, [_WHERE.format(model=model), _ROOT, _NOT_HF]
+    title = f"vLLM found no model {model}: no local directory of that name, and no Hub repository it could read"
+    return title, [_HUB_ID.format(model=model), _WHERE.format(model=model)]
+
+
+_TOKENIZER_SUMMARY = (
+    "vLLM loads the tokenizer from the model's own path unless --tokenizer names another, and transformers found no "
+    "tokenizer it could load there (its words cover both a path without tokenizer files and a local directory "
+    "shadowing a Hub id). No memory or size flag changes this."
+)
+_MODEL_SUMMARY = (
+    "vLLM reads a model's config.json (or Mistral's params.json) first, from a local directory when one of that name "
+    "exists where the server runs and from the Hugging Face Hub otherwise; what it was given is neither a model "
+    "directory there nor a repository it could read. No memory or size flag changes this."
+)
+
+
+def _finding(event: LogEvent) -> Finding:
+    model = event.model or "the model"
+    local = bool(_LOCAL.search(model))
+    reason = event.message or "vllm"
+    title, actions = _reading(reason, model, local, event.component or "a file")
     return RULE.finding(
         Severity.CRITICAL,
         title,
-        summary="vLLM reads a model's config.json (or Mistral's params.json) first, from a local directory when one "
-        "of that name exists where the server runs and from the Hugging Face Hub otherwise; what it was given is "
-        "neither a model directory there nor a repository it could read. No memory or size flag changes this.",
+        summary=_TOKENIZER_SUMMARY if reason == "no_tokenizer" else _MODEL_SUMMARY,
         evidence=[c.log_evidence(event, name="model", value=model)],
         actions=actions,
         confidence=0.85 if local or reason != "vllm" else 0.7,  # a Hub id's cause is chained above vLLM's words
+    )
+
+
+def _no_tokenizer(model: str, local: bool) -> str:
+    shadow = (
+        ""
+        if local
+        else f" A directory named {model} in the server's working directory is read instead of the Hub repository: "
+        "start the server elsewhere or remove it."
+    )
+    return (
+        f"See what {model} holds: a tokenizer needs tokenizer.json or tokenizer_config.json (and tokenizer.model for a "
+        "SentencePiece one). A LoRA adapter, a weights-only copy or a converted checkpoint has none: give vLLM the "
+        f"original model's tokenizer with `--tokenizer <org>/<name>` (or its directory).{shadow}"
     )
 
 
@@ -107,7 +145,8 @@ RULE = Rule(
     page=RulePage(
         checks="vLLM's `Invalid repository ID or local directory specified: 'X'`, huggingface_hub's `Repo id must be "
         "in the form 'repo_name' or 'namespace/repo_name': 'X'`, transformers' `X does not appear to have a file named "
-        "F` and `Unrecognized model in X. Should have a `model_type` key in its config.json`.",
+        "F`, `Unrecognized model in X. Should have a `model_type` key in its config.json` and `Can't load tokenizer "
+        "for 'X'`.",
         why="A path that does not exist where the server runs is read as a Hub id and refused; a directory that is "
         "not a model's root, or not a transformers model, is refused for what it lacks.",
         example="`vllm serve /models/Qwen2.5-7B-Instruct` in a container started without the volume that holds "

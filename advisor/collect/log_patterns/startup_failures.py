@@ -202,13 +202,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "Repo id must use alphanumeric chars",
             "does not appear to have a file named",
             "Should have a `model_type` key",
+            "Can't load tokenizer for",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
         r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name'|use alphanumeric chars[^:]*): "
         r"'(?P<repo_id_model>[^']*)'(?P<repo_id>)"
         r"|(?P<no_file_model>\S+) does not appear to have a file named (?P<file>[\w./-]+?)\.?(?= |$)(?P<no_file>)"
-        r"|Unrecognized model in (?P<no_model_type_model>\S+?)\. Should have a `model_type` key(?P<no_model_type>)",
+        r"|Unrecognized model in (?P<no_model_type_model>\S+?)\. Should have a `model_type` key(?P<no_model_type>)"
+        # transformers' generic refusal to resolve a tokenizer's files (tokenization_utils_base.py)
+        r"|Can't load tokenizer for '(?P<no_tokenizer_model>[^']+)'(?P<no_tokenizer>)",
         _model_not_found,
     ),
 )

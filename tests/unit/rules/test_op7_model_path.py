@@ -68,3 +68,19 @@ def test_a_hub_id_defers_to_the_hubs_own_refusal_chained_above():
         "it could read"
     )
     assert "HF_TOKEN" in findings[1].actions[0]
+
+
+def test_a_tokenizer_transformers_cannot_load_points_at_tokenizer_and_a_shadowing_directory():
+    said = (
+        "OSError: Can't load tokenizer for '{}'. If you were trying to load it from 'https://huggingface.co/models', "
+        "make sure you don't have a local directory with the same name. Otherwise, make sure '{}' is the correct path "
+        "to a directory containing all relevant files for a LlamaTokenizerFast tokenizer."
+    )
+    [hub] = _findings(said.format("my-org/my-model", "my-org/my-model"))
+    assert hub.title == (
+        "transformers could not load a tokenizer from my-org/my-model: it holds no tokenizer files it can read, or a "
+        "local directory of that name hides the Hub's"
+    )
+    assert "--tokenizer <org>/<name>" in hub.actions[0] and "working directory" in hub.actions[0]
+    [local] = _findings(said.format("/models/adapter", "/models/adapter"))
+    assert "working directory" not in local.actions[0] and "ls -la /models/adapter" in local.actions[1]
