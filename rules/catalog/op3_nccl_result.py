@@ -45,6 +45,27 @@ RESULTS: dict[str, NcclResult] = {
             "For a weight sync on one GPU, sync through memory or disk instead of an NCCL group.",
         ),
     ),
+    # NCCL's bootstrap finding no network interface to use (bootstrap.cc: ncclInternalError in older releases,
+    # ncclInvalidUsage in newer ones), or its socket transport none to listen on (ncclSystemError): the cause itself
+    "no socket interface found": NcclResult(
+        "no network interface",
+        "NCCL found no network interface to use (Bootstrap : no socket interface found)",
+        (
+            "NCCL_SOCKET_IFNAME names no interface this host has: set it to the one that carries the node's address "
+            "(`ip -br addr`: eth0, ens5, bond0 …; a leading ^ excludes names, a leading = matches one exactly), or "
+            "unset it to let NCCL choose; in a container, the interface names are the container's, not the host's "
+            "(with host networking, the host's).",
+            "Set GLOO_SOCKET_IFNAME the same way: vLLM's CPU-side groups use Gloo, which picks its interface alike.",
+        ),
+    ),
+    "no usable listening interface found": NcclResult(
+        "ncclSystemError",
+        "NCCL's socket transport found no interface to listen on (No usable listening interface found)",
+        (
+            "NCCL_SOCKET_IFNAME names no interface this host has: set it to the one that carries the node's address "
+            "(`ip -br addr`), or unset it.",
+        ),
+    ),
     "unhandled cuda error": NcclResult(
         "ncclUnhandledCudaError",
         "a call NCCL made to CUDA failed",
@@ -142,7 +163,9 @@ RULE_NCCL_RESULT = Rule(
         "cuda error, internal error, invalid "
         "argument, invalid usage, remote process exited or there was a network error (NCCL's own words for its "
         "result codes); NCCL's `Duplicate GPU detected : rank … and rank … both on CUDA device …` and a `Cuda "
-        "failure '…'` line under it. Silent beside out of memory (OP-3.4), a system error "
+        "failure '…'` line under it; its bootstrap's `Bootstrap : no socket interface found` and socket transport's "
+        "`NET/Socket : No usable listening interface found` (NCCL_SOCKET_IFNAME naming no interface the host has), "
+        "under torch's error or as NCCL_DEBUG's WARN line. Silent beside out of memory (OP-3.4), a system error "
         "(OP-7.5) or a /dev/shm too small (OP-7.1).",
         why="Each NCCL result says where to look (NVIDIA's documentation of ncclResult_t): CUDA, NCCL itself, the "
         "call's arguments or usage, or another process and the network.",

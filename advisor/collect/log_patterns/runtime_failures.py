@@ -135,6 +135,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Duplicate GPU detected ?: rank \d+ and rank \d+ both on CUDA device \w+",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # NCCL finding no network interface: its bootstrap's WARN and its socket transport's, alone (NCCL_DEBUG's
+        # line) or as the "Last error:" under torch's error
+        ("no socket interface found", "No usable listening interface found"),
+        K.NCCL_ERROR,
+        r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface found",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
         ("Cuda failure '",),
         K.NCCL_ERROR,

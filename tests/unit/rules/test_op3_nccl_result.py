@@ -80,3 +80,21 @@ def test_vllms_own_nccl_wrapper_words_read_the_same_and_its_system_error_stays_o
         ["RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"]
     ).events
     assert event.kind == K.NCCL_SYSTEM_ERROR
+
+
+def test_no_network_interface_under_any_result_names_nccl_socket_ifname():
+    """NCCL's bootstrap returns ncclInternalError (older) or ncclInvalidUsage (newer) with this WARN; its words are
+    the cause, whichever result torch prints above them, and NCCL_DEBUG's line alone says as much."""
+    for result in ("internal error - please report this issue to the NCCL developers", "invalid usage"):
+        [finding] = _findings(
+            TORCH.format(f"{result}, NCCL version 2.21.5"), "Last error:", "Bootstrap : no socket interface found"
+        )
+        assert finding.title == (
+            "NCCL failed (no network interface): NCCL found no network interface to use (Bootstrap : no socket "
+            "interface found)"
+        )
+        assert "NCCL_SOCKET_IFNAME" in finding.actions[0] and "GLOO_SOCKET_IFNAME" in finding.actions[1]
+    [alone] = _findings("gpu-01:123:123 [0] bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found")
+    assert alone.title.startswith("NCCL failed (no network interface)")
+    [listen] = _findings("gpu-01:1:1 [0] NCCL WARN NET/Socket : No usable listening interface found")
+    assert listen.title.startswith("NCCL failed (ncclSystemError): NCCL's socket transport found no interface")
