@@ -228,6 +228,10 @@ class LogEventKind(str, Enum):
     # Request timed out.", httpx's "ReadTimeout", urllib3's "HTTPConnectionPool(host=…, port=…): Read timed out.
     # (read timeout=60)"; component: the client library, address and timeout_ms when its words name them
     CLIENT_TIMEOUT = "client_timeout"
+    # HTTP met something that does not speak it: uvicorn's "Invalid HTTP request received." in vLLM's log (component
+    # "server"), or a client's words for an answer that is not HTTP, curl's "Received HTTP/0.9 when not allowed",
+    # h11's "illegal status line" (component: the client); message: the words
+    PROTOCOL_MISMATCH = "protocol_mismatch"
     # the server closed a client's connection without answering: curl's "(52) Empty reply from server", http.client's
     # "Remote end closed connection without response" (requests), httpx's "Server disconnected without sending a
     # response", aiohttp's "ServerDisconnectedError"; component: the client library
@@ -464,6 +468,8 @@ NO_CHAT_TEMPLATE = "no chat template"
 # when the launcher found no unversioned libcuda.so to link, or no libcuda.so.1 at all where ldconfig said
 NO_PATH = "no_path"
 CUT_MID_ANSWER = "cut"
+# PROTOCOL_MISMATCH's component when vLLM's own server logged it (a client's otherwise)
+NOT_HTTP_AT_SERVER = "server"
 NO_LIBCUDA_LINK = "no libcuda.so to link against"
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
@@ -927,6 +933,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),
     LogEventKind.SERVER_DISCONNECTED: ("message", "component", "connect_result"),
     LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
+    LogEventKind.PROTOCOL_MISMATCH: ("message", "component"),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),

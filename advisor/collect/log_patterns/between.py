@@ -17,7 +17,7 @@ from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_i
 from rules import vllm_defaults
 from rules.catalog.common import is_local_host
 from rules.catalog.op5_unreachable import OPENAI_SDK, OTHER_SERVERS
-from rules.events import CUT_MID_ANSWER
+from rules.events import CUT_MID_ANSWER, NOT_HTTP_AT_SERVER
 from rules.events import LogEventKind as K
 
 # What the kubelet says a probe met (its HTTP and TCP probers' words): nothing listening, no answer in time, an
@@ -269,6 +269,17 @@ PATTERNS: tuple[Pattern, ...] = (
         K.SERVER_UNREACHABLE,
         r"(?:openai\.)?APIConnectionError: Connection error\.?",
         lambda m: _addressless(OPENAI_SDK, m),
+    ),
+    wording(  # HTTP met something that does not speak it: uvicorn (vLLM's server) got no HTTP request; a client got no
+        # HTTP answer (curl's, h11's words)
+        ("Invalid HTTP request received", "Received HTTP/0.9 when not allowed", "illegal status line"),
+        K.PROTOCOL_MISMATCH,
+        r"(?P<server>Invalid HTTP request received\.?)|(?P<curl>Received HTTP/0\.9 when not allowed)"
+        r"|(?P<h11>illegal status line)",
+        lambda m: {
+            "message": m.group(0),
+            "component": NOT_HTTP_AT_SERVER if m["server"] else "curl" if m["curl"] else "httpx (h11)",
+        },
     ),
     wording(  # LiteLLM's words for the same (its provider's exception wrapped: OpenAIException, Hosted_vllmException)
         ("Exception - Connection error",),
