@@ -232,6 +232,10 @@ class LogEventKind(str, Enum):
     # "server"), or a client's words for an answer that is not HTTP, curl's "Received HTTP/0.9 when not allowed",
     # h11's "illegal status line" (component: the client); message: the words
     PROTOCOL_MISMATCH = "protocol_mismatch"
+    # vLLM's request lifecycle lines: "Added request <id>." and, for one whose client went away, "Aborted request
+    # <id>." (V0) or "Aborted request(s) <id>,<id>." (V1); message: the id(s), comma-separated
+    REQUEST_ADDED = "request_added"
+    REQUEST_ABORTED = "request_aborted"
     # the server closed a client's connection without answering: curl's "(52) Empty reply from server", http.client's
     # "Remote end closed connection without response" (requests), httpx's "Server disconnected without sending a
     # response", aiohttp's "ServerDisconnectedError"; component: the client library
@@ -934,6 +938,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.SERVER_DISCONNECTED: ("message", "component", "connect_result"),
     LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
     LogEventKind.PROTOCOL_MISMATCH: ("message", "component"),
+    LogEventKind.REQUEST_ADDED: ("message",),
+    LogEventKind.REQUEST_ABORTED: ("message",),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),

@@ -27,6 +27,18 @@ _SYSTEMD_SIGNALS = {
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # a request's lifecycle, when vLLM logs requests: its start (AsyncLLM, async_llm.py; V0's AsyncLLMEngine)
+        ("Added request ",),
+        K.REQUEST_ADDED,
+        r"^Added request (?P<id>[\w.:-]+?)\.?\s*$",
+        lambda m: {"message": m["id"]},
+    ),
+    wording(  # … and its abort when its client went away: one id (V0, early V1) or several (V1 0.9 on)
+        ("Aborted request",),
+        K.REQUEST_ABORTED,
+        r"^Aborted request(?:\(s\))? (?P<ids>[\w.:,-]+?)\.?\s*$",
+        lambda m: {"message": m["ids"]},
+    ),
     wording(  # Python's faulthandler when a signal kills the process in native code (vLLM's workers enable it)
         ("Fatal Python error: ",),
         K.NATIVE_CRASH,
