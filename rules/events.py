@@ -235,6 +235,10 @@ class LogEventKind(str, Enum):
     # vLLM's request lifecycle lines: "Added request <id>." and, for one whose client went away, "Aborted request
     # <id>." (V0) or "Aborted request(s) <id>,<id>." (V1); message: the id(s), comma-separated
     REQUEST_ADDED = "request_added"
+    # what every exiting process prints, whatever stopped it: PyTorch's "destroy_process_group() was not called
+    # before program exit", the resource tracker's "There appear to be N leaked shared_memory objects to clean up at
+    # shutdown", "Exception ignored in: <function … __del__ …>"; message: which
+    EXIT_NOISE = "exit_noise"
     REQUEST_ABORTED = "request_aborted"
     # the server closed a client's connection without answering: curl's "(52) Empty reply from server", http.client's
     # "Remote end closed connection without response" (requests), httpx's "Server disconnected without sending a
@@ -939,6 +943,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CLIENT_TIMEOUT: ("message", "component", "address", "timeout_ms"),
     LogEventKind.PROTOCOL_MISMATCH: ("message", "component"),
     LogEventKind.REQUEST_ADDED: ("message",),
+    LogEventKind.EXIT_NOISE: ("message",),
     LogEventKind.REQUEST_ABORTED: ("message",),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),

@@ -27,6 +27,18 @@ _SYSTEMD_SIGNALS = {
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # what every exiting process prints, whatever stopped it (HL-7 reads it only when nothing else is there)
+        ("destroy_process_group() was not called", "objects to clean up at shutdown", "Exception ignored in: <"),
+        K.EXIT_NOISE,
+        r"(?P<pg>destroy_process_group\(\) was not called before program exit)"
+        r"|(?P<shm>There appear to be \d+ leaked \w+ objects to clean up at shutdown)"
+        r"|(?P<del>^Exception ignored in: <(?:function|bound method) [\w.]*__del__)",
+        lambda m: {
+            "message": {"pg": "an undestroyed process group", "shm": "leaked shared memory", "del": "a finaliser"}[
+                m.lastgroup or "pg"
+            ]
+        },
+    ),
     wording(  # a request's lifecycle, when vLLM logs requests: its start (AsyncLLM, async_llm.py; V0's AsyncLLMEngine)
         ("Added request ",),
         K.REQUEST_ADDED,
