@@ -239,6 +239,11 @@ class LogEventKind(str, Enum):
     # before program exit", the resource tracker's "There appear to be N leaked shared_memory objects to clean up at
     # shutdown", "Exception ignored in: <function … __del__ …>"; message: which
     EXIT_NOISE = "exit_noise"
+    # vLLM 0.32's shutdown lines (v1/engine/core.py): "[shutdown] EngineCore: trigger received signal=SIGTERM"
+    # (component: the signal), "start mode=abort timeout=0s" (message: the mode, timeout_ms), "aborting in-flight
+    # requests count=N" (abort, in_flight), "draining in-flight requests count=N timeout=Ts" (drain, in_flight,
+    # timeout_ms)
+    SERVER_SHUTDOWN = "server_shutdown"
     REQUEST_ABORTED = "request_aborted"
     # the server closed a client's connection without answering: curl's "(52) Empty reply from server", http.client's
     # "Remote end closed connection without response" (requests), httpx's "Server disconnected without sending a
@@ -703,6 +708,7 @@ class LogEvent(BaseModel):
     image: str | None = None  # … the image it could not pull …
     namespace: str | None = None  # … and, where the text names them (a Kubernetes alert's description), its namespace …
     container: str | None = None  # … and the container
+    in_flight: int | None = None  # requests vLLM held when its shutdown began (SERVER_SHUTDOWN)
     address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
     url_path: str | None = None  # … the route it asked for …
     connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved, unreachable
@@ -944,6 +950,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROTOCOL_MISMATCH: ("message", "component"),
     LogEventKind.REQUEST_ADDED: ("message",),
     LogEventKind.EXIT_NOISE: ("message",),
+    LogEventKind.SERVER_SHUTDOWN: ("message", "component", "timeout_ms", "in_flight"),
     LogEventKind.REQUEST_ABORTED: ("message",),
     LogEventKind.PROXY_URL_INVALID: ("message",),
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),

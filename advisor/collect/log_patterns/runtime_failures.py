@@ -39,6 +39,19 @@ PATTERNS: tuple[Pattern, ...] = (
             ]
         },
     ),
+    wording(  # vLLM 0.32's shutdown (v1/engine/core.py): the signal, the mode (--shutdown-timeout: 0 aborts), the count
+        ("[shutdown] EngineCore: ",),
+        K.SERVER_SHUTDOWN,
+        r"\[shutdown\] EngineCore: (?:trigger received signal=(?P<signal>SIG\w+)"
+        r"|start mode=(?P<mode>abort|drain) timeout=(?P<timeout>\d+)s"
+        r"|(?P<verb>aborting|draining) in-flight requests count=(?P<count>\d+)(?: timeout=(?P<dtimeout>\d+)s)?)",
+        lambda m: {
+            "component": m["signal"],
+            "message": m["mode"] or {"aborting": "abort", "draining": "drain"}.get(m["verb"] or ""),
+            "timeout_ms": int(m["timeout"] or m["dtimeout"]) * 1000 if (m["timeout"] or m["dtimeout"]) else None,
+            "in_flight": to_int(m["count"]),
+        },
+    ),
     wording(  # a request's lifecycle, when vLLM logs requests: its start (AsyncLLM, async_llm.py; V0's AsyncLLMEngine)
         ("Added request ",),
         K.REQUEST_ADDED,
