@@ -9,6 +9,7 @@ from advisor.collect.logs import parse_lines
 from advisor.triage.text import _finding
 from reports.triage_view import change_view
 from rules.catalog import vc_vllm_messages as vc
+from rules.catalog.vc_remedies import REMEDIES
 from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
 from rules.model import Severity
@@ -136,7 +137,7 @@ def _a_quiet_warning() -> str:
         and "{" not in e["message"]
         and not vc._SLOWER.search(e["message"])
         and len(e["message"]) > 40
-        and not any(remedy.match in e["message"] for remedy in vc.REMEDIES)
+        and not any(remedy.match in e["message"] for remedy in REMEDIES)
     )
 
 

