@@ -61,12 +61,14 @@ class CatalogMatch:
     literal_chars: int
     partial: bool
 
-    def ref(self, release: str | None = None) -> CatalogRef:
+    def ref(self, release: str | None = None, logged_in: str | None = None) -> CatalogRef:
         """The match as an event carries it (rules read this, never the JSON). With the server's `release`
         known (its banner, its engine line), the file and line are where that release raises the message (a V0
-        server's `vllm/worker/worker.py`, not V1's `vllm/v1/core/kv_cache_utils.py`), with that place's span."""
+        server's `vllm/worker/worker.py`, not V1's `vllm/v1/core/kv_cache_utils.py`), with that place's span.
+        With the file the log line's header names (`[hermes_tool_parser.py:117]`), a message many files log in
+        the same words is placed in that file."""
         entry = self.entry
-        place = _place_for(entry, release)
+        place = _place_for(entry, release, logged_in)
         return CatalogRef(
             template=entry["message"],
             file=place["file"],
@@ -298,12 +300,19 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(newest.values())
 
 
-def _place_for(entry: dict[str, Any], release: str | None) -> dict[str, Any]:
-    """Where `release` raises the entry's message: the place whose span holds its minor, the GPU worker's
-    before a platform's (`vllm/worker/worker.py` before `hpu_worker.py`) and the default engine's before the
-    other (V0's before 0.8, V1's from it), else the entry's own (the newest)."""
+def _place_for(entry: dict[str, Any], release: str | None, logged_in: str | None = None) -> dict[str, Any]:
+    """Where `release` raises the entry's message: among the places in the file the line's header names (when
+    one is), the place whose span holds its minor, the GPU worker's before a platform's (`vllm/worker/worker.py`
+    before `hpu_worker.py`) and the default engine's before the other (V0's before 0.8, V1's from it), else the
+    newest of those places (the entry's own when no header narrows them)."""
+    places = entry.get("places", ())
+    named = logged_in.split(":", 1)[0].rsplit("/", 1)[-1] if logged_in else ""
+    in_named = [p for p in places if named and p["file"].rsplit("/", 1)[-1] == named]
+    if in_named:
+        places = in_named
+        entry = max(in_named, key=lambda place: _minor(place["last"]))
     minor = _minor(release)[:2] if release else ()
-    covering = [p for p in entry.get("places", ()) if minor and _minor(p["first"]) <= minor <= _minor(p["last"])]
+    covering = [p for p in places if minor and _minor(p["first"]) <= minor <= _minor(p["last"])]
     if not covering:
         return entry
     v1_default = minor >= vllm_defaults.V1_DEFAULT_FROM[:2]

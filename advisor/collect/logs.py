@@ -389,7 +389,7 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         state.frames = []
     if event is not None and event.kind in _CATALOGUED_KINDS:  # vLLM's own wording: say where vLLM raises it
         matches = message_catalog().match(message)
-        event.catalog = matches[0].ref(state.release) if matches else None
+        event.catalog = matches[0].ref(state.release, state.logged_in) if matches else None
     if event is None or _is_repeat(event, message, state) or _joined_to_stats_line(event, result):
         return
     if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
@@ -480,7 +480,7 @@ def _error_event(
     if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
         matches = [m for m in matches if m.entry.get("kind") != "assert"]
     if matches:
-        ref = matches[0].ref(state.release)
+        ref = matches[0].ref(state.release, state.logged_in)
         key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))
         if key in state.seen_errors:
             return None

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+from rules.components import MESSAGE_COMPONENTS, component_of_path
+
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
 # "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message; or a class
 # named otherwise with its module before it and a message after it (Triton's `triton.runtime.errors.OutOfResources:`,
@@ -52,43 +54,6 @@ _NOTEBOOK_HEADER = re.compile(
 )
 # Under a notebook's frame: the context lines (`    189   code`), and the one it was in (`--> 191   code`).
 _NOTEBOOK_CONTEXT = re.compile(r"^\s*(?P<arrow>-+>)?\s*(?P<line>\d+)(?:\s{2,}(?P<code>.*))?$")
-# Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
-# the first fragment found in the path wins, so the specific ones come first.
-COMPONENTS: tuple[tuple[str, str], ...] = (
-    ("/lora/", "LoRA adapters"),
-    ("/sample/", "sampler"),
-    ("/sampler", "sampler"),
-    ("structured_output", "structured output (guided decoding)"),
-    ("guided_decoding", "structured output (guided decoding)"),
-    ("/compilation/", "torch.compile"),
-    ("torch/_inductor", "torch.compile"),
-    ("torch/_dynamo", "torch.compile"),
-    ("detokenizer", "detokenizer"),
-    ("tokenizer", "tokenizer"),
-    ("shm_broadcast", "the shared-memory message queue between the engine and its workers"),
-    ("/distributed/", "distributed communication (NCCL)"),
-    ("/attention/", "attention backend"),
-    ("/multimodal/", "multimodal processor"),
-    ("model_loader", "model loading"),
-    ("/model_executor/models/", "model code"),
-    ("kv_cache", "KV cache manager"),
-    ("/core/sched", "scheduler"),
-    ("/entrypoints/", "API server"),
-    ("/worker/", "worker"),
-    ("/engine/", "engine"),
-)
-# Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
-MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
-    ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
-    ("nccl", "distributed communication (NCCL)"),
-    ("cuda", "CUDA runtime"),
-    ("triton", "Triton kernels"),
-    ("lora", "LoRA adapters"),
-    ("tokenizer", "tokenizer"),
-    ("chat template", "chat template"),
-)
-
-
 # A vLLM release a person names in a sentence ("on the 0.2.7 release", "vllm==0.3.2", "v0.8"): three parts, or
 # two after `v`, "vllm" or "version" (a bare `0.5` is as likely a temperature or a number of seconds).
 _RELEASE_SAID = re.compile(
@@ -333,9 +298,8 @@ def component_of(frames: list[Frame], message: str) -> str | None:
         plugin = plugin_in_path(normalised) if "vllm/" not in normalised else None
         if "vllm/" not in normalised and "torch/" not in normalised and plugin is None:
             continue
-        for fragment, component in COMPONENTS:
-            if fragment in normalised:
-                return f"{component} ({plugin})" if plugin else component
+        if component := component_of_path(normalised):
+            return f"{component} ({plugin})" if plugin else component
     lowered = message.lower()
     return next((component for word, component in MESSAGE_COMPONENTS if word in lowered), None)
 

@@ -97,6 +97,7 @@ from rules.catalog import (
     op7_torch_build,
     op7_weights_file,
     vc_cut_traceback,
+    vc_own_errors,
     vc_unplaced_lines,
     vc_vllm_messages,
 )
@@ -183,6 +184,7 @@ MODULES = (
     vc_vllm_messages,
     vc_cut_traceback,
     vc_unplaced_lines,
+    vc_own_errors,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL", "VC", "AL")

@@ -308,4 +308,57 @@ REMEDIES: tuple[Remedy, ...] = (
         "and vLLM count the image's tokens differently: upgrade transformers to the version the vLLM release pins, "
         "or both together (dots.ocr#210).",
     ),
+    Remedy(  # vllm/entrypoints/serve/engine/protocol.py (0.30 on): the guided_* request fields are gone; a request
+        # still sending them is served, unconstrained, with HTTP 200 (StructuredOutputsParams, sampling_params.py)
+        "removed guided-decoding field",
+        "request structured_outputs",
+        "setting",
+        "structured_outputs",
+        "the clients send guided-decoding fields this vLLM no longer reads: it answers them, but nothing constrains "
+        "the output",
+        action="Change the clients' requests: send `structured_outputs` in place of each guided_* field (guided_json "
+        '→ `{"json": <schema>}`, guided_regex → `{"regex": …}`, guided_choice → `{"choice": […]}`, guided_grammar → '
+        '`{"grammar": …}`, guided_whitespace_pattern → `{"whitespace_pattern": …}`; the OpenAI SDK passes it in '
+        "`extra_body`), or `response_format` with a `json_schema` for JSON. guided_decoding_backend is the server's "
+        "--structured-outputs-config '{\"backend\": …}' now. Until the clients change, every such answer is "
+        "unconstrained text with HTTP 200: the code parsing it is where failures show.",
+        severity=Severity.HIGH,
+    ),
+    Remedy(  # vllm/v1/core/sched/scheduler.py (0.13 on): a KV connector could not load a request's blocks, and
+        # KVTransferConfig.kv_load_failure_policy (vllm/config/kv_transfer.py) is "fail", its default
+        "due to KV load failure (failure_policy=fail",
+        "--kv-transfer-config",
+        "flag",
+        '{{…, "kv_load_failure_policy": "recompute"}}',
+        "the KV connector failed to load these requests' blocks and the policy, fail (the default), fails them; "
+        "recompute prefills the missing blocks instead (slower first token, no failed request)",
+        action="Find why the loads fail first: the KV connector's own lines before this one, and the side it loads "
+        "from (the prefill instance, or the store of LMCache, Mooncake or NIXL): its log at the same time.",
+        severity=Severity.HIGH,
+    ),
+    Remedy(  # vllm/v1/core/sched/scheduler.py (0.11 on): the same failure under kv_load_failure_policy recompute
+        "Recovered from KV load failure",
+        "KV connector",
+        "setting",
+        "read its log",
+        "the KV connector failed to load these requests' blocks; vLLM prefilled them again instead",
+        action="No request failed, but each one rescheduled paid a second prefill for the tokens affected (its time "
+        "to first token grows with them): find why the KV connector's loads fail, in its own lines before this one "
+        "and in the log of the side it loads from (the prefill instance, or LMCache's, Mooncake's or NIXL's store).",
+        severity=Severity.MEDIUM,
+    ),
+    Remedy(  # vllm/entrypoints/openai/models/serving.py (0.31 on): /v1/load_lora_adapter with a name and path that
+        # are already loaded; the prefix cache keys blocks by the adapter, not by its weights
+        "Reloaded LoRA adapter",
+        "LoRA adapter path",
+        "setting",
+        "a new path",
+        "the adapter was reloaded from the path it was loaded from, and the prefix cache keeps blocks computed with "
+        "its previous weights",
+        action="Load changed adapter weights from a new path (or under a new name), as vLLM's message says: "
+        "requests whose prompts share a prefix with earlier ones may reuse KV computed with the old weights, so their "
+        "outputs can mix the two. To clear what is cached now, restart the server (or, with VLLM_SERVER_DEV_MODE=1, "
+        "POST /reset_prefix_cache).",
+        severity=Severity.MEDIUM,
+    ),
 )

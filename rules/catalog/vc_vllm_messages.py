@@ -66,6 +66,8 @@ WORDED_FLAGS = (
 
 # Exceptions vLLM raises when serving a request went wrong, not to refuse what it was given: "failed", not "refused".
 FAILED_NOT_REFUSED = frozenset({"GenerationError"})
+# The catalog's levels of a logged message that reports a failure, not advice (vllm_messages.json's `level`).
+LOGGED_ERROR_LEVELS = frozenset({"error", "exception", "critical"})
 
 
 def _check_vllm_messages(facts: Facts) -> list[Finding]:
@@ -73,12 +75,21 @@ def _check_vllm_messages(facts: Facts) -> list[Finding]:
     findings = []
     for event in sorted(events, key=_importance):
         ref = event.catalog
-        if ref is None or (ref.exception is None and not (ref.flags or ref.env or _remedy(ref) or _costs_speed(ref))):
-            continue  # a warning that names nothing to change, and costs no speed, is context, not a finding
-        if ref.exception is None and ref.captured and all(value == "None" for value in ref.captured.values()):
-            continue  # a warning about a setting that is unset ("None quantization is not fully optimized yet")
-        findings.append(_finding(event, ref, facts))
+        if ref is not None and reads_as_finding(ref):
+            findings.append(_finding(event, ref, facts))
     return findings
+
+
+def reads_as_finding(ref: CatalogRef) -> bool:
+    """Whether VC-1 makes a finding of the message: a raised one always; a logged one when it names a setting, has
+    a remedy or costs speed. A logged message that names nothing to change is context (a warning), or, at error
+    level, VC-5's lead when nothing else explains the text."""
+    if ref.exception is not None:
+        return True
+    if not (ref.flags or ref.env or _remedy(ref) or _costs_speed(ref)):
+        return False
+    # a warning about a setting that is unset ("None quantization is not fully optimized yet")
+    return not (ref.captured and all(value == "None" for value in ref.captured.values()))
 
 
 def _importance(event: LogEvent) -> tuple:
@@ -110,6 +121,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     what = "check" if raised else "warning"
     if ref.exception in FAILED_NOT_REFUSED:
         verb, what = "failed the request", "error"
+    elif not raised and ref.level in LOGGED_ERROR_LEVELS:  # logger.error: vLLM went on, but something failed
+        verb, what = "logged an error", "error"
     title = f"vLLM {verb}: {_plain(ref)}"
     if ref.kind == "assert":  # not a refusal: vLLM's own code found a state it assumed impossible
         title = f"vLLM's internal check failed in {ref.file.removeprefix('vllm/')}: {_plain(ref)}"

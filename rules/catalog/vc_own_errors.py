@@ -1,0 +1,144 @@
+"""VC-5: an error vLLM itself logged that names nothing to change, when nothing else explains the text.
+
+Why a rule of its own: vLLM logs hundreds of failures at error level that it catches and survives (a tool call
+that does not parse, a prompt that could not be preprocessed, a KV transfer that failed), in words its catalog
+holds (advisor/catalog/vllm_messages.json) but that name no flag. VC-1 reads the catalog's messages that name a
+setting or have a known remedy; VC-4 names error lines the catalog does not hold. A paste of one of these lines fell
+between them and got "no findings", although vLLM said something failed and where. This rule names the line as
+vLLM's own error, the part of vLLM that logged it (from the file, as a traceback's frame is named), and where its
+cause is: for `logger.exception`, the traceback vLLM prints right under the line. It gives way to any other finding
+at least as severe (`fallback="failure"`), which knows more.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.catalog.vc_vllm_messages import LOGGED_ERROR_LEVELS, cut_at_word, reads_as_finding
+from rules.components import component_of_path
+from rules.events import CatalogRef, LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# Below VC-1's own words (0.97): vLLM said this failed, but the line says what failed, not why.
+OWN_ERROR_CONFIDENCE = 0.5
+TITLE_WORDS_CHARS = 180
+CAUGHT_WORDS_CHARS = 120  # of the caught exception's words, added to the title
+_PHASES = {"config": "checking its configuration", "startup": "during startup", "serving": "while serving"}
+# What to check for the parts of vLLM whose logged errors most often come from a setting outside the line.
+_COMPONENT_ACTIONS: dict[str, str] = {
+    "tool-call parser": (
+        "Outside streaming, a tool call that does not parse is answered as plain text: the model's whole output "
+        "goes into the answer's content with no tool_calls (vllm/tool_parsers/*, 0.32). Check that "
+        "--tool-call-parser is the one vLLM's tool-calling documentation pairs with the model's family, and that "
+        "the chat template is the one that parser expects (vLLM ships them as examples/tool_chat_template_*.jinja); "
+        "an answer cut by the request's max_tokens in the middle of a call cannot parse either (its finish_reason "
+        "is length)."
+    ),
+    "reasoning parser": "Check that --reasoning-parser is the one vLLM's reasoning-outputs documentation pairs with "
+    "the model's family, and that the chat template emits the think tags that parser looks for.",
+    "KV transfer connector": "The KV transfer connector (--kv-transfer-config) failed with a peer or a store: "
+    "fetch the log of the other side at the same time (the prefill or decode instance, or the KV store's "
+    "server), where the transfer's failure usually has its cause.",
+    "structured output (guided decoding)": "The request's schema, regex or grammar is what the backend failed on: "
+    "retry that request alone, and try another backend (--structured-outputs-config '{\"backend\": …}').",
+}
+
+
+def _check_own_errors(facts: Facts) -> list[Finding]:
+    errors = [e for e in facts.events_of(LogEventKind.VLLM_MESSAGE) if _own_error(e.catalog)]
+    if not errors:
+        return []
+    first = errors[0]
+    ref = first.catalog
+    assert ref is not None  # _own_error holds it
+    component = component_of_path(ref.file) or f"code in {ref.file.removeprefix('vllm/')}"
+    phase = _PHASES.get(first.phase or ref.phase, "")
+    words = cut_at_word((first.message or ref.template).strip(), TITLE_WORDS_CHARS)
+    evidence = [c.log_evidence(first, name="vllm_error", value=first.message)]
+    caught = _caught(first, ref, facts)
+    actions = [_lead_action(ref)]
+    if caught is not None:
+        words = f"{words} ({cut_at_word(caught.message or '', CAUGHT_WORDS_CHARS)})"
+        evidence.append(c.log_evidence(caught, name="caught_exception", value=caught.message))
+        actions = [_caught_action(caught)]
+    if component in _COMPONENT_ACTIONS:
+        actions.append(_COMPONENT_ACTIONS[component])
+    others = len(errors) - 1
+    return [
+        RULE_OWN_ERRORS.finding(
+            Severity.MEDIUM,
+            f"vLLM logged an error in its {component}" + (f" {phase}" if phase else "") + f": {words}",
+            summary=f"vLLM's own error ({ref.location()}), logged at {ref.level} level: vLLM caught the failure and "
+            "went on, and its words name no setting to change."
+            + (f" {others} other error(s) of vLLM's follow." if others else ""),
+            evidence=evidence,
+            actions=actions,
+            confidence=OWN_ERROR_CONFIDENCE,
+        )
+    ]
+
+
+def _own_error(ref: CatalogRef | None) -> bool:
+    """A message vLLM logs at error level (no raise), which VC-1 does not make a finding of."""
+    return ref is not None and ref.exception is None and ref.level in LOGGED_ERROR_LEVELS and not reads_as_finding(ref)
+
+
+def _caught(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
+    """The exception a `logger.exception` line was logged with: the first error no wording names whose traceback
+    starts under the line (Python prints it right after the logger's line)."""
+    if ref.level != "exception" or first.line_no is None:
+        return None
+    after = [e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if (e.line_no or 0) > first.line_no]
+    return min(after, key=lambda e: e.line_no or 0, default=None)
+
+
+def _caught_action(caught: LogEvent) -> str:
+    where = f"{caught.code_file.rsplit('/', 1)[-1]}, in {caught.function}" if caught.code_file else "its traceback"
+    return (
+        f"The exception vLLM caught is under the line: {caught.message} ({where}). That is the failure to act on; "
+        "the line above it says what vLLM then did."
+    )
+
+
+def _lead_action(ref: CatalogRef) -> str:
+    """Where the cause is: under the line for `logger.exception`, before it for `logger.error`."""
+    start = cut_at_word(ref.template.split("{", 1)[0].strip(), 60) or ref.template[:60]
+    if ref.level == "exception":
+        return (
+            "vLLM logs this line with the exception it caught (logger.exception), so the traceback printed right "
+            f"under it is the cause: fetch the log from this line on (`kubectl logs <pod> | grep -A 60 -F "
+            f"'{start}'`) and triage the whole, traceback included."
+        )
+    return (
+        "vLLM logged this and carried on; what it was doing is in the lines just before it (the same request id, "
+        "the same process): fetch the log around it and triage the whole."
+    )
+
+
+RULE_OWN_ERRORS = Rule(
+    code="VC-5",
+    title="an error vLLM logged that names nothing to change, when nothing else explains the text",
+    category=Category.RELIABILITY,
+    check=_check_own_errors,
+    needs=("events",),
+    fallback="failure",
+    page=RulePage(
+        checks="A line that matches a message of vLLM's catalog logged at error, exception or critical level (not "
+        "raised) that names no flag or environment variable and has no remedy of VC-1's; the first such line, "
+        "with the part of vLLM its file is in.",
+        why="vLLM catches and logs many failures without naming a setting (a tool call that does not parse, a "
+        "prompt it could not preprocess, a KV transfer that failed). Answering 'no findings' to one of them sends "
+        "the engineer away from the line that says what failed; naming it, where vLLM logged it and where its "
+        "cause is printed gives the next step.",
+        example="ERROR [llama_tool_parser.py:141] Error in extracting tool call from response. Returning output in "
+        "content with empty tool calls",
+        fix="None to propose from the line alone. The finding says where the cause is (the traceback under a "
+        "logger.exception line, the lines before a logger.error one) and, for the tool-call and reasoning parsers, "
+        "the KV transfer connector and structured output, what setting to check.",
+        limits="Kept only when no other finding is at least as severe (MEDIUM): any rule that explains the text "
+        "outranks it. Warnings that name nothing to change stay context.",
+        references=["docs/triage.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_OWN_ERRORS]

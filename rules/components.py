@@ -1,0 +1,53 @@
+"""Which part of vLLM a source path is in, as an on-call engineer would name it.
+
+Why in `rules`: the reader names the component of a traceback's deepest vLLM frame (advisor/collect), and the rules
+name the component of a catalog message from the file vLLM logs it in (VC-5); one table serves both, so a traceback
+and a log line from the same file are said to come from the same place.
+"""
+
+from __future__ import annotations
+
+# Where in vLLM a traceback's deepest vLLM frame was, as the component an on-call engineer would name;
+# the first fragment found in the path wins, so the specific ones come first.
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("/lora/", "LoRA adapters"),
+    ("/sample/", "sampler"),
+    ("/sampler", "sampler"),
+    ("structured_output", "structured output (guided decoding)"),
+    ("guided_decoding", "structured output (guided decoding)"),
+    ("/compilation/", "torch.compile"),
+    ("torch/_inductor", "torch.compile"),
+    ("torch/_dynamo", "torch.compile"),
+    ("detokenizer", "detokenizer"),
+    ("tokenizer", "tokenizer"),
+    ("shm_broadcast", "the shared-memory message queue between the engine and its workers"),
+    ("tool_parsers", "tool-call parser"),
+    ("/reasoning/", "reasoning parser"),
+    ("kv_transfer", "KV transfer connector"),
+    ("/distributed/", "distributed communication (NCCL)"),
+    ("/attention/", "attention backend"),
+    ("/multimodal/", "multimodal processor"),
+    ("model_loader", "model loading"),
+    ("/model_executor/models/", "model code"),
+    ("kv_cache", "KV cache manager"),
+    ("/core/sched", "scheduler"),
+    ("/entrypoints/", "API server"),
+    ("/worker/", "worker"),
+    ("/engine/", "engine"),
+)
+# Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
+MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
+    ("nccl", "distributed communication (NCCL)"),
+    ("cuda", "CUDA runtime"),
+    ("triton", "Triton kernels"),
+    ("lora", "LoRA adapters"),
+    ("tokenizer", "tokenizer"),
+    ("chat template", "chat template"),
+)
+
+
+def component_of_path(path: str) -> str | None:
+    """The component a path inside vLLM (or a vLLM plugin, or torch) lies in; the first fragment found wins."""
+    normalised = path.replace("\\", "/")
+    return next((component for fragment, component in COMPONENTS if fragment in normalised), None)

@@ -1,0 +1,91 @@
+"""VC-5: an error vLLM logged in catalog words that name nothing to change is named, with where its cause is; and
+VC-1's remedies for the logged messages whose consequence is not in their words."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+TOOL_LINE = (
+    "(APIServer pid=1) ERROR 12-01 10:14:22 [llama_tool_parser.py:141] Error in extracting tool call from response. "
+    "Returning output in content with empty tool calls"
+)
+HERMES = [
+    "(APIServer pid=1) ERROR 12-01 10:14:22 [hermes_tool_parser.py:117] Error in extracting tool call from response.",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/tool_parsers/hermes_tool_parser.py", line 101, in '
+    "extract_tool_calls",
+    "    raw_function_calls = [json.loads(match[0] if match[0] else match[1]) for match in function_call_tuples]",
+    "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 95 (char 94)",
+]
+
+
+def _findings(*lines: str):
+    return evaluate(Facts(events=parse_lines(list(lines)).events)).findings
+
+
+def test_a_tool_parser_error_alone_is_named_with_the_parser_to_check():
+    [finding] = _findings(TOOL_LINE)
+    assert finding.rule == "VC-5"
+    assert finding.title.startswith("vLLM logged an error in its tool-call parser: Error in extracting tool call")
+    assert "vllm/tool_parsers/llama_tool_parser.py" in finding.summary  # the file the header names
+    assert "traceback printed right under it" in finding.actions[0]
+    assert "--tool-call-parser" in finding.actions[1] and "no tool_calls" in finding.actions[1]
+
+
+def test_the_exception_under_a_logger_exception_line_is_the_failure_named():
+    [finding] = _findings(*HERMES)
+    assert finding.rule == "VC-5"
+    assert finding.title.endswith("(JSONDecodeError: Expecting ',' delimiter: line 1 column 95 (char 94))")
+    assert "hermes_tool_parser.py:117" in finding.summary  # one wording, many files: the header's file wins
+    assert [e.name for e in finding.evidence] == ["vllm_error", "caught_exception"]
+    assert finding.actions[0].startswith("The exception vLLM caught is under the line: JSONDecodeError")
+    assert "hermes_tool_parser.py, in extract_tool_calls" in finding.actions[0]
+
+
+def test_an_error_without_a_component_hint_says_where_its_cause_is():
+    [finding] = _findings(
+        "(APIServer pid=1) ERROR 12-01 10:14:22 [serving_chat.py:204] Error in preprocessing prompt inputs"
+    )
+    assert finding.rule == "VC-5"
+    assert finding.title == "vLLM logged an error in its API server while serving: Error in preprocessing prompt inputs"
+    assert len(finding.actions) == 1 and "grep -A 60 -F 'Error in preprocessing prompt inputs'" in finding.actions[0]
+
+
+def test_a_cause_beside_it_outranks_it():
+    findings = _findings(TOOL_LINE, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    assert findings and "VC-5" not in [f.rule for f in findings]
+
+
+def test_failed_kv_loads_propose_the_recompute_policy():
+    [finding] = _findings(
+        "(EngineCore_DP0 pid=412) ERROR 12-01 10:14:22 [scheduler.py:3760] Failing 2 request(s) due to KV load "
+        "failure (failure_policy=fail, 8192 tokens affected). Request IDs: {'cmpl-a1', 'cmpl-b2'}"
+    )
+    assert finding.rule == "VC-1" and finding.severity.value == "high"
+    assert finding.title.startswith("vLLM logged an error: Failing 2 request(s) due to KV load failure")
+    [change] = finding.changes
+    assert change.flag == "--kv-transfer-config" and '"kv_load_failure_policy": "recompute"' in change.proposed
+    assert "the side it loads from" in finding.actions[0]
+
+
+def test_removed_guided_fields_are_a_high_finding_that_names_structured_outputs():
+    [finding] = _findings(
+        "(APIServer pid=1) WARNING 12-01 10:14:22 [protocol.py:65] Request contains the removed guided-decoding "
+        "field(s) ['guided_json'], which are ignored; output will NOT be constrained. Use `structured_outputs` (or "
+        "`response_format`) instead; see docs/features/structured_outputs.md."
+    )
+    assert finding.rule == "VC-1" and finding.severity.value == "high"
+    assert 'guided_json → `{"json": <schema>}`' in finding.actions[0]
+    assert "--structured-outputs-config" in finding.actions[0]
+
+
+def test_an_adapter_reloaded_in_place_warns_of_stale_prefix_cache():
+    [finding] = _findings(
+        "(APIServer pid=1) WARNING 12-01 10:14:22 [serving.py:218] Reloaded LoRA adapter 'sql' in place from the "
+        "same path '/adapters/sql'. Prefix-cache blocks computed with its previous weights are not invalidated; load "
+        "changed weights from a new path to avoid reusing them."
+    )
+    assert finding.rule == "VC-1" and finding.severity.value == "medium"
+    assert "POST /reset_prefix_cache" in finding.actions[0]
