@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+try:  # run as a script: this folder is on sys.path
+    from baseline_tree import at_revision
+except ImportError:  # imported by the tests, as benchmarks.release_lines
+    from benchmarks.baseline_tree import at_revision
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "release_lines.json"
@@ -46,39 +47,9 @@ def verdicts(entries: list[dict]) -> list[bool]:
 
 def _baseline(revision: str) -> list[bool]:
     """This fixture read by the reader at `revision`, in a temporary worktree of this repository."""
-    with tempfile.TemporaryDirectory(prefix="release-lines-") as tmp:
-        tree = Path(tmp) / "tree"
-        added = subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), revision],
-            capture_output=True,
-            text=True,
-        )
-        if added.returncode != 0:
-            reason = added.stderr.strip() or "git refused it"
-            print(
-                f"--baseline {revision}: not a commit of this repository ({reason}); pass a commit id or tag that "
-                "`git log` shows",
-                file=sys.stderr,
-            )
-            raise SystemExit(2)
-        try:
-            env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-            script = (
-                "import json, sys; sys.path.insert(0, sys.argv[1]); "
-                "from release_lines import load_lines, verdicts; "
-                "print(json.dumps(verdicts(load_lines())))"
-            )
-            done = subprocess.run(
-                [sys.executable, "-c", script, str(ROOT / "benchmarks")],
-                env=env,
-                cwd=tree,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            return json.loads(done.stdout)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+    return at_revision(
+        revision, "from release_lines import load_lines, verdicts; print(json.dumps(verdicts(load_lines())))"
+    )
 
 
 def _table(entries: list[dict], now: list[bool], before: list[bool] | None) -> str:

@@ -24,6 +24,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("tool_parsers", "tool-call parser"),
     ("/reasoning/", "reasoning parser"),
     ("kv_transfer", "KV transfer connector"),
+    ("kv_offload", "KV cache offloading"),
     ("/distributed/", "distributed communication (NCCL)"),
     ("/attention/", "attention backend"),
     ("/multimodal/", "multimodal processor"),

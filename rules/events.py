@@ -502,6 +502,10 @@ UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected key
 # vLLM's engine-argument classes as Python names them in that refusal (`EngineArgs.__init__()`), and the class: the
 # refusing function is vLLM's own, whose fields per release the catalog holds.
 ENGINE_ARG_CLASSES = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
+# A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's
+# `Failed to close mmap_obj`): the collector keeps such a warning no wording knows (VC-4), and VC-5 names such a
+# warning of vLLM's catalog; other warnings are advice, context only.
+FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
 # Python's words for a module that is not installed, with the module's top-level name (the package's, for the
 # packages vLLM's extras install: decord, librosa, soundfile, av): the collector looks it up, OP-7.29 names it.
 MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")

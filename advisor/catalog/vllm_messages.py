@@ -103,14 +103,14 @@ class MessageCatalog:
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
-        words_of = [_literal_words(entry["pattern"].split(_SENTENCE_END)[0]) for entry in self.entries]
-        words_of = [w or _literal_words(entry["pattern"]) for w, entry in zip(words_of, self.entries, strict=True)]
+        words_of = [_anchor_words(entry["pattern"].split(_SENTENCE_END)[0]) for entry in self.entries]
+        words_of = [w or _anchor_words(entry["pattern"]) for w, entry in zip(words_of, self.entries, strict=True)]
         for words in words_of:
             for word in words:
                 frequency[word] = frequency.get(word, 0) + 1
         for index, words in enumerate(words_of):
             if words:  # the rarest word (ties: the longest) narrows the candidates most
-                anchor = min(words, key=lambda w: (frequency[w], -len(w)))
+                anchor = min(words, key=lambda w: (frequency[w], -len(w), w))
                 self._by_word.setdefault(anchor, []).append(index)
         self.known_flags: frozenset[str] = frozenset(flag for entry in self.entries for flag in entry["flags"])
         self._compiled: dict[
@@ -333,6 +333,21 @@ _PLATFORM_PREFIXES = frozenset({"cpu", "hpu", "xpu", "tpu", "neuron", "openvino"
 
 def _minor(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+def _anchor_words(pattern: str) -> frozenset[str]:
+    """The literal words an entry can be found by: whole words in any line that holds the message, so never one
+    glued to a field (`BFCL_v3_{category}.json`: a line holds `BFCL_v3_x7`, not `BFCL_v3_`); all literal words
+    when every one touches a field."""
+    literal = _GROUP.sub("\x00", pattern).replace("\\", "")
+    whole = [
+        m.group().lower()
+        for m in _WORD.finditer(literal)
+        if len(m.group()) >= _MIN_ANCHOR_CHARS
+        and literal[m.start() - 1 : m.start()] != "\x00"
+        and literal[m.end() : m.end() + 1] not in ("\x00", "_")
+    ]
+    return frozenset(whole) or _literal_words(pattern)
 
 
 def _literal_words(pattern: str) -> frozenset[str]:

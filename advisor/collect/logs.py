@@ -50,6 +50,7 @@ from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.errors import UserError
 from rules.events import (
+    FAILURE_WORDS,
     HTTP_ERROR_EXCEPTION,
     NATIVE_LOG,
     NCCL_LOG,
@@ -496,9 +497,6 @@ def _error_event(
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
 
 
-# A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W): such a line
-# is kept as an unplaced line; other warnings no wording knows are a library's advice, and stay counted only.
-_FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
 # A source line of a traceback whose indentation the paste lost (an issue's formatting): Python, not words.
 _PYTHON_STATEMENT = re.compile(
     r"^(?:raise|return|await|yield|assert|import|async with|with) [\w(]|^from [\w.]+ import "
@@ -516,7 +514,7 @@ def _says_failed(message: str, level: str | None) -> bool:
     begins inside a traceback logged at ERROR)."""
     if message[:1].isspace() or _NOT_SOURCE.match(message) or _PYTHON_STATEMENT.match(message):
         return False
-    return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(_FAILURE_WORDS.search(message)))
+    return level in ("ERROR", "CRITICAL") or (level in ("WARNING", "WARN") and bool(FAILURE_WORDS.search(message)))
 
 
 def _unplaced_line(text: str, common: dict, state: _ParseState) -> LogEvent | None:
@@ -601,7 +599,11 @@ def _trace_untraced(
 
 
 def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str, common: dict) -> LogEvent:
-    """A message vLLM's catalog holds, with what its interface and catalog say about a name it refused."""
+    """A message vLLM's catalog holds, with what its interface and catalog say about a name it refused. Words vLLM
+    both raises and logs keep one catalog entry, the newest; a line that opens with the exception's class shows
+    them raised, whatever that entry is."""
+    if exception is not None and ref.exception is None and _opens_with_class(text, exception):
+        ref = ref.model_copy(update={"exception": exception, "kind": "raise", "level": None})
     return LogEvent(
         kind=LogEventKind.VLLM_MESSAGE,
         message=text,
@@ -613,6 +615,12 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
         accepted_instead=refused_names.accepted_instead(ref),
         **common,
     )
+
+
+def _opens_with_class(text: str, cls: str) -> bool:
+    """Whether the line is `Class: words` (the class maybe dotted), not a logged sentence that quotes an exception
+    in one of its fields (`Failed to load x: ValueError: …`)."""
+    return re.match(rf"\s*(?:[\w.]+\.)?{re.escape(cls.rsplit('.', 1)[-1])}:", text) is not None
 
 
 def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[str, str] | None:

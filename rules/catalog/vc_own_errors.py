@@ -1,13 +1,14 @@
-"""VC-5: an error vLLM itself logged that names nothing to change, when nothing else explains the text.
+"""VC-5: a failure vLLM itself logged that names nothing to change, when nothing else explains the text.
 
 Why a rule of its own: vLLM logs hundreds of failures at error level that it catches and survives (a tool call
 that does not parse, a prompt that could not be preprocessed, a KV transfer that failed), in words its catalog
 holds (advisor/catalog/vllm_messages.json) but that name no flag. VC-1 reads the catalog's messages that name a
 setting or have a known remedy; VC-4 names error lines the catalog does not hold. A paste of one of these lines fell
 between them and got "no findings", although vLLM said something failed and where. This rule names the line as
-vLLM's own error, the part of vLLM that logged it (from the file, as a traceback's frame is named), and where its
-cause is: for `logger.exception`, the traceback vLLM prints right under the line. It gives way to any other finding
-at least as severe (`fallback="failure"`), which knows more.
+vLLM's own error (or, low, a warning whose words say something failed), the part of vLLM that logged it (from the
+file, as a traceback's frame is named), and where its cause is: for `logger.exception`, the traceback vLLM prints
+right under the line, whose exception it names when the paste holds it. It gives way to any other finding at least
+as severe (`fallback="failure"`), which knows more.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.catalog.vc_vllm_messages import LOGGED_ERROR_LEVELS, cut_at_word, reads_as_finding
 from rules.components import component_of_path
-from rules.events import CatalogRef, LogEvent, LogEventKind
+from rules.events import FAILURE_WORDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -45,16 +46,17 @@ _COMPONENT_ACTIONS: dict[str, str] = {
 
 
 def _check_own_errors(facts: Facts) -> list[Finding]:
-    errors = [e for e in facts.events_of(LogEventKind.VLLM_MESSAGE) if _own_error(e.catalog)]
-    if not errors:
+    said = [e for e in facts.events_of(LogEventKind.VLLM_MESSAGE) if _own_failure(e.catalog)]
+    if not said:
         return []
-    first = errors[0]
+    errors = [e for e in said if e.catalog is not None and e.catalog.level in LOGGED_ERROR_LEVELS]
+    first = (errors or said)[0]
     ref = first.catalog
-    assert ref is not None  # _own_error holds it
+    assert ref is not None  # _own_failure holds it
     component = component_of_path(ref.file) or f"code in {ref.file.removeprefix('vllm/')}"
     phase = _PHASES.get(first.phase or ref.phase, "")
     words = cut_at_word((first.message or ref.template).strip(), TITLE_WORDS_CHARS)
-    evidence = [c.log_evidence(first, name="vllm_error", value=first.message)]
+    evidence = [c.log_evidence(first, name="vllm_error" if errors else "vllm_warning", value=first.message)]
     caught = _caught(first, ref, facts)
     actions = [_lead_action(ref)]
     if caught is not None:
@@ -63,14 +65,15 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
         actions = [_caught_action(caught)]
     if component in _COMPONENT_ACTIONS:
         actions.append(_COMPONENT_ACTIONS[component])
-    others = len(errors) - 1
+    others = len(said) - 1
+    what = "an error" if errors else "a warning that something failed"
     return [
         RULE_OWN_ERRORS.finding(
-            Severity.MEDIUM,
-            f"vLLM logged an error in its {component}" + (f" {phase}" if phase else "") + f": {words}",
-            summary=f"vLLM's own error ({ref.location()}), logged at {ref.level} level: vLLM caught the failure and "
+            Severity.MEDIUM if errors else Severity.LOW,
+            f"vLLM logged {what} in its {component}" + (f" {phase}" if phase else "") + f": {words}",
+            summary=f"vLLM's own words ({ref.location()}), logged at {ref.level} level: vLLM caught the failure and "
             "went on, and its words name no setting to change."
-            + (f" {others} other error(s) of vLLM's follow." if others else ""),
+            + (f" {others} other such line(s) of vLLM's follow." if others else ""),
             evidence=evidence,
             actions=actions,
             confidence=OWN_ERROR_CONFIDENCE,
@@ -78,9 +81,12 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
     ]
 
 
-def _own_error(ref: CatalogRef | None) -> bool:
-    """A message vLLM logs at error level (no raise), which VC-1 does not make a finding of."""
-    return ref is not None and ref.exception is None and ref.level in LOGGED_ERROR_LEVELS and not reads_as_finding(ref)
+def _own_failure(ref: CatalogRef | None) -> bool:
+    """A message vLLM logs (no raise) at error level, or at warning level in words that say something failed, which
+    VC-1 does not make a finding of."""
+    if ref is None or ref.exception is not None or reads_as_finding(ref):
+        return False
+    return ref.level in LOGGED_ERROR_LEVELS or (ref.level == "warning" and bool(FAILURE_WORDS.search(ref.template)))
 
 
 def _caught(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
@@ -101,7 +107,7 @@ def _caught_action(caught: LogEvent) -> str:
 
 
 def _lead_action(ref: CatalogRef) -> str:
-    """Where the cause is: under the line for `logger.exception`, before it for `logger.error`."""
+    """Where the cause is: under the line for `logger.exception`, before it for `logger.error` and a warning."""
     start = cut_at_word(ref.template.split("{", 1)[0].strip(), 60) or ref.template[:60]
     if ref.level == "exception":
         return (
@@ -117,15 +123,17 @@ def _lead_action(ref: CatalogRef) -> str:
 
 RULE_OWN_ERRORS = Rule(
     code="VC-5",
-    title="an error vLLM logged that names nothing to change, when nothing else explains the text",
+    title="a failure vLLM logged that names nothing to change, when nothing else explains the text",
     category=Category.RELIABILITY,
     check=_check_own_errors,
     needs=("events",),
     fallback="failure",
     page=RulePage(
-        checks="A line that matches a message of vLLM's catalog logged at error, exception or critical level (not "
-        "raised) that names no flag or environment variable and has no remedy of VC-1's; the first such line, "
-        "with the part of vLLM its file is in.",
+        checks="A line that matches a message of vLLM's catalog logged (not raised) at error, exception or critical "
+        "level, or at warning level in words that say something failed (error, failed, cannot, unable, refused, "
+        "timed out), that names no flag or environment variable and has no remedy of VC-1's; the first error "
+        "(else warning), with the part of vLLM its file is in and, under a logger.exception line, the exception "
+        "its traceback ends in.",
         why="vLLM catches and logs many failures without naming a setting (a tool call that does not parse, a "
         "prompt it could not preprocess, a KV transfer that failed). Answering 'no findings' to one of them sends "
         "the engineer away from the line that says what failed; naming it, where vLLM logged it and where its "
@@ -135,8 +143,9 @@ RULE_OWN_ERRORS = Rule(
         fix="None to propose from the line alone. The finding says where the cause is (the traceback under a "
         "logger.exception line, the lines before a logger.error one) and, for the tool-call and reasoning parsers, "
         "the KV transfer connector and structured output, what setting to check.",
-        limits="Kept only when no other finding is at least as severe (MEDIUM): any rule that explains the text "
-        "outranks it. Warnings that name nothing to change stay context.",
+        limits="Kept only when no other finding is at least as severe (MEDIUM for an error, LOW for a warning): any "
+        "rule that explains the text outranks it. Warnings that name nothing to change and say nothing failed stay "
+        "context.",
         references=["docs/triage.md"],
     ),
 )

@@ -89,3 +89,30 @@ def test_an_adapter_reloaded_in_place_warns_of_stale_prefix_cache():
     )
     assert finding.rule == "VC-1" and finding.severity.value == "medium"
     assert "POST /reset_prefix_cache" in finding.actions[0]
+
+
+def test_words_vllm_both_raises_and_logs_are_a_raise_when_the_line_opens_with_the_class():
+    """The catalog keeps one entry for `Helion kernel '{op_name}' is disabled: {reason}` (vLLM 0.32 logs it as a
+    warning and raises it as a RuntimeError): the line says which happened."""
+    words = "Helion kernel 'fused_moe' is disabled: no config for this GPU"
+    [raised] = _findings(f"RuntimeError: {words}")
+    assert raised.rule == "VC-1" and raised.severity.value == "critical"
+    assert _findings(f"(EngineCore_DP0 pid=412) WARNING 12-01 10:14:22 [register.py:290] {words}") == []
+    [quoted] = _findings(
+        "(APIServer pid=1) ERROR 12-01 10:14:22 [serving_chat.py:204] Error in preprocessing prompt inputs: "
+        "ValueError: bad"
+    )
+    assert quoted.rule == "VC-5"  # a logged sentence quoting an exception is still the logged message
+
+
+def test_a_warning_whose_words_say_something_failed_is_low_and_advice_is_left_out():
+    [finding] = _findings(
+        "(EngineCore_DP0 pid=412) WARNING 12-01 10:14:22 [shared_offload_region.py:438] Failed to close mmap_obj"
+    )
+    assert finding.rule == "VC-5" and finding.severity.value == "low"
+    assert finding.title.startswith("vLLM logged a warning that something failed in its KV cache offloading")
+    assert [e.name for e in finding.evidence] == ["vllm_warning"]
+    advice = "Enforce eager set, disabling torch.compile and CUDAGraphs."
+    assert [f.rule for f in _findings(f"(EngineCore_DP0 pid=412) WARNING 12-01 10:14:22 [vllm.py:1772] {advice}")] != [
+        "VC-5"
+    ]

@@ -32,6 +32,26 @@ def test_the_servers_release_picks_the_file_that_raised_the_message_there():
     assert (best.ref("0.7.3").file, best.ref("0.9.2").file) == ("vllm/worker/worker.py", newest.file)
 
 
+def test_the_file_a_log_header_names_picks_among_files_logging_the_same_words():
+    """Every tool parser logs `Error in extracting tool call from response.`: the header's file is the one."""
+    [best, *_] = message_catalog().match("Error in extracting tool call from response.")
+    assert best.ref(logged_in="hermes_tool_parser.py:117").file == "vllm/tool_parsers/hermes_tool_parser.py"
+    assert best.ref(logged_in="llama_tool_parser.py:141").file.endswith("/llama_tool_parser.py")
+    assert best.ref(logged_in="no_such_file.py:1") == best.ref()
+
+
+def test_a_message_is_found_by_a_whole_word_never_one_glued_to_a_field():
+    """`BFCL_v3_{category}.json` reads `BFCL_v3_x7` in a line: indexing the entry by `bfcl_v3_` lost it, and which
+    of two equally rare words indexed it followed Python's string hashing, so the same line matched in one run and
+    not in the next."""
+    line = (
+        "ValueError: BFCL category 'simple' not found: file 'BFCL_v3_simple.json' does not exist in /data. Check "
+        "--bfcl-categories (defaults: simple)."
+    )
+    [best, *_] = message_catalog().match(line)
+    assert best.entry["message"].startswith("BFCL category '{category}' not found")
+
+
 def test_a_message_cut_after_its_first_sentences_still_matches():
     line = (
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
