@@ -500,8 +500,10 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     events = [
         e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if e.message not in named and not unloadable_tensor(e)
     ]
-    if not events or facts.events_of(LogEventKind.VLLM_MESSAGE, *c.STARTUP_FAILURE_KINDS):
+    if not events or any(_explains(e.catalog) for e in facts.events_of(LogEventKind.VLLM_MESSAGE)):
         return []
+    if facts.events_of(*c.STARTUP_FAILURE_KINDS):
+        return []  # a failed start's rules name the traceback's root themselves
     root = events[0]  # chained tracebacks print the original exception first
     where = f"in {root.component}" if root.component else "component unknown"
     phase = {"startup": "during startup", "serving": "while serving"}.get(root.phase or "", "phase unknown")
@@ -536,6 +538,13 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+def _explains(ref: CatalogRef | None) -> bool:
+    """Whether vLLM's own words in the text leave an unknown exception to them: a message VC-1 makes a finding of, or
+    a logger.exception line, whose traceback under it VC-5 names; advice vLLM logged (a warning that names nothing to
+    change) explains no exception."""
+    return ref is None or reads_as_finding(ref) or ref.level == "exception"
 
 
 def nearest_action(nearest: list[CatalogRef]) -> str:

@@ -470,3 +470,24 @@ def test_the_combined_pooling_task_is_given_the_concrete_task_vllms_words_ask_fo
     assert (change.flag, change.proposed) == ("--pooler-config", '{"task": "embed"}')
     assert "token_classify" in change.reason
     assert any("plugin requests" in action for action in top.actions)  # the other way vLLM's words give
+
+
+def test_advice_vllm_logged_leaves_an_unknown_exception_to_vc2():
+    """A warning that only advises (the rerank route's move) once silenced VC-2 for the traceback under it, and the
+    paste got no finding; a message VC-1 makes a finding of still does."""
+    advice = (
+        "(APIServer pid=1) WARNING 12-01 10:14:22 [api_router.py:93] To indicate that the rerank API is not part of "
+        "the standard OpenAI API, we have located it at `/rerank`. Please update your client accordingly. (Note: "
+        "Conforms to JinaAI rerank API)"
+    )
+    traceback = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/api_server.py", line 300, in '
+        "create_chat_completion",
+        "    generator = await handler.create_chat_completion(request, raw_request)",
+        "ZeroDivisionError: division by zero",
+    ]
+    [finding] = evaluate(Facts(events=parse_lines([advice, *traceback]).events)).findings
+    assert (
+        finding.rule == "VC-2" and finding.title == "ZeroDivisionError: division by zero (in API server, while serving)"
+    )
