@@ -31,36 +31,40 @@ DEFAULT_RELEASE = "0.32"
 PLACEHOLDER = "x7"  # a field's value: a word and a number, as most of vLLM's fields are
 _FIELD = re.compile(r"\{[^{}]*\}")
 _LEVEL_HEADER = {"exception": "ERROR", "critical": "CRITICAL", "error": "ERROR", "warning": "WARNING"}
-# The words that make a warning a failure report (rules/events.py FAILURE_WORDS, restated so a baseline from
-# before that constant existed reads the same rows).
-_FAILING = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
 
 
-def pasted_lines(release: str = DEFAULT_RELEASE) -> list[tuple[str, str]]:
-    """(row, line) for every catalog message the release prints, as a person would paste it."""
-    rows = []
+def pasted_lines(release: str = DEFAULT_RELEASE) -> list[tuple[dict, str]]:
+    """(catalog entry, line) for every message the release prints, as a person would paste it."""
+    pasted = []
     for entry in json.loads(CATALOG.read_text(encoding="utf-8"))["messages"]:
         if release not in entry["versions"]:
             continue
         words = _FIELD.sub(PLACEHOLDER, entry["message"]).split("\n")[0]
         kind = entry["kind"]
         if kind in ("raise", "assert"):
-            rows.append((kind, f"{entry.get('exception') or 'AssertionError'}: {words}"))
+            line = f"{entry.get('exception') or 'AssertionError'}: {words}"
         elif kind == "log":
-            level = entry.get("level") or "warning"
-            row = (
-                f"log {level}"
-                if level != "warning"
-                else "log warning, " + ("failing words" if _FAILING.search(entry["message"]) else "advice")
-            )
+            header = _LEVEL_HEADER.get(entry.get("level") or "warning", "WARNING")
             where = f"{entry['file'].rsplit('/', 1)[-1]}:{entry['line']}"
-            rows.append(
-                (row, f"(APIServer pid=1) {_LEVEL_HEADER.get(level, 'WARNING')} 12-01 10:00:00 [{where}] {words}")
-            )
+            line = f"(APIServer pid=1) {header} 12-01 10:00:00 [{where}] {words}"
         else:
-            body = {"object": "error", "message": words, "type": "BadRequestError", "code": 400}
-            rows.append((kind, json.dumps(body)))
-    return rows
+            line = json.dumps({"object": "error", "message": words, "type": "BadRequestError", "code": 400})
+        pasted.append((entry, line))
+    return pasted
+
+
+def row_of(entry: dict) -> str:
+    """The table's row: the message's kind, a logged one's level, and for a warning whether its words say something
+    failed (the words VC-4 and VC-5 read as a failure report, rules/events.py) or only advise. Imported here, not at
+    the top: a baseline from before that constant imports this module for its lines only."""
+    from rules.events import FAILURE_WORDS
+
+    if entry["kind"] != "log":
+        return entry["kind"]
+    level = entry.get("level") or "warning"
+    if level != "warning":
+        return f"log {level}"
+    return "log warning, " + ("failing words" if FAILURE_WORDS.search(entry["message"]) else "advice")
 
 
 def top_rules(lines: list[str]) -> list[str | None]:
@@ -83,9 +87,9 @@ def _baseline(revision: str, release: str) -> list[str | None]:
     return at_revision(revision, statement)
 
 
-def _table(rows: list[tuple[str, str]], now: list[str | None], before: list[str | None] | None) -> str:
+def _table(rows: list[str], now: list[str | None], before: list[str | None] | None) -> str:
     groups: dict[str, list[int]] = defaultdict(list)
-    for index, (row, _) in enumerate(rows):
+    for index, row in enumerate(rows):
         groups[row].append(index)
     head = "| messages | count | with a finding | rules answering" + (
         " | with a finding at baseline |" if before else " |"
@@ -105,14 +109,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", metavar="REV", help="also answer the same lines with the code at this commit")
     parser.add_argument("-v", "--verbose", action="store_true", help="list the failing lines no finding answers")
     args = parser.parse_args(argv)
-    rows = pasted_lines(args.release)
-    if not rows:
+    pasted = pasted_lines(args.release)
+    if not pasted:
         parser.error(f"--release {args.release}: the catalog holds no message of that release (0.4 to 0.33)")
-    lines = [line for _, line in rows]
+    rows = [row_of(entry) for entry, _ in pasted]
+    lines = [line for _, line in pasted]
+    before = _baseline(args.baseline, args.release) if args.baseline else None  # first: a wrong REV fails at once
     now = top_rules(lines)
-    before = _baseline(args.baseline, args.release) if args.baseline else None
     print(_table(rows, now, before))
-    failing = [i for i, (row, _) in enumerate(rows) if not row.endswith("advice")]
+    failing = [i for i, row in enumerate(rows) if not row.endswith("advice")]
     summary = f"\nvLLM {args.release}'s failure messages pasted alone with a finding: "
     summary += f"{sum(now[i] is not None for i in failing)}/{len(failing)}"
     if before is not None:
@@ -121,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         for i in failing:
             if now[i] is None:
-                print(f"  no finding: {rows[i][0]}: {lines[i][:140]}")
+                print(f"  no finding: {rows[i]}: {lines[i][:140]}")
     return 0
 
 
