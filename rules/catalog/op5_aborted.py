@@ -17,6 +17,8 @@ from __future__ import annotations
 import statistics
 
 from rules.catalog import common as c
+from rules.catalog.op5_client_timeout import OPENAI_TIMEOUT_S
+from rules.catalog.op5_disconnected import PROXY_READ_TIMEOUT_S
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
@@ -27,9 +29,10 @@ MIN_TIMED = 3  # … when at least this many were timed
 SAME_SHARE = 0.6  # … and this share of them are that close
 # Timeouts whose default is a round number an abort's wait lands on, in seconds: who has it by default.
 KNOWN_TIMEOUTS_S = {
-    60: "nginx's proxy_read_timeout and ingress-nginx's proxy-read-timeout (60 s by default), APISIX's and Kong's "
-    "upstream timeouts (60 s)",
-    600: "the OpenAI SDK's timeout (600 s by default) and LiteLLM's request timeout (600 s)",
+    PROXY_READ_TIMEOUT_S: f"nginx's proxy_read_timeout and ingress-nginx's proxy-read-timeout "
+    f"({PROXY_READ_TIMEOUT_S} s by default), APISIX's and Kong's upstream timeouts ({PROXY_READ_TIMEOUT_S} s)",
+    OPENAI_TIMEOUT_S: f"the OpenAI SDK's timeout ({OPENAI_TIMEOUT_S} s by default) and LiteLLM's request timeout "
+    f"({OPENAI_TIMEOUT_S} s)",
 }
 QUEUED = 1  # requests waiting in a stats line beside the aborts: the wait was spent queued
 
