@@ -98,6 +98,10 @@ ENGINE_READY_TIMEOUT_ENV = "VLLM_ENGINE_READY_TIMEOUT_S"
 ENGINE_READY_TIMEOUT_S = 600
 ENGINE_READY_TIMEOUT_ENV_SINCE = "0.14"
 
+# --shutdown-timeout left unset (vllm/config/vllm.py, VllmConfig.shutdown_timeout, 0.32): how long a stopping server
+# drains its in-flight requests; 0 aborts them at once (the `[shutdown]` lines' mode=abort).
+SHUTDOWN_TIMEOUT_S = 0
+
 MAX_LOGPROBS = 20  # --max-logprobs left out: ModelConfig.max_logprobs in 0.32 (vllm/config/model.py)
 EARLY_MAX_LOGPROBS = 5  # the same in the first releases that had the flag ("Cannot request more than 5 logprobs")
 

@@ -18,6 +18,7 @@ from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.vllm_defaults import SHUTDOWN_TIMEOUT_S
 
 K8S_GRACE_S = 30  # Kubernetes' default terminationGracePeriodSeconds
 DRAIN_S = 25  # a proposed --shutdown-timeout: inside that grace period, with time left for the teardown
@@ -48,16 +49,16 @@ def _aborted(mode: LogEvent, signal: LogEvent | None) -> Finding:
     return RULE.finding(
         Severity.HIGH,
         f"vLLM was stopped by {_who(signal)} and aborted the {mode.in_flight} request(s) it was serving: "
-        "--shutdown-timeout is 0",
+        f"--shutdown-timeout is {SHUTDOWN_TIMEOUT_S}",
         summary="vLLM stops on SIGTERM (a `docker stop`, a pod deleted or rolled out, systemd's stop) or SIGINT; "
-        "with --shutdown-timeout 0, its default, it aborts every request in flight at once, so every rollout and "
-        "every scale-down fails the requests of the replicas it stops. Given a timeout, it drains them for up to "
-        "that long first.",
+        f"with --shutdown-timeout {SHUTDOWN_TIMEOUT_S}, its default, it aborts every request in flight at once, so "
+        "every rollout and every scale-down fails the requests of the replicas it stops. Given a timeout, it drains "
+        "them for up to that long first.",
         evidence=evidence,
         changes=[
             ConfigChange(
                 flag="--shutdown-timeout",
-                current="0",
+                current=str(SHUTDOWN_TIMEOUT_S),
                 proposed=str(DRAIN_S),
                 reason=f"drains in-flight requests for up to {DRAIN_S} s before stopping, inside Kubernetes' default "
                 f"grace period of {K8S_GRACE_S} s",
@@ -113,8 +114,8 @@ RULE = Rule(
         checks="vLLM 0.32's shutdown lines: `[shutdown] EngineCore: trigger received signal=SIGTERM` (or SIGINT), "
         "`start mode=abort|drain timeout=Ns`, `aborting in-flight requests count=N`, `draining in-flight requests "
         "count=N timeout=Ns`.",
-        why="A stop from outside is not a crash; and with --shutdown-timeout 0 (the default) every stop fails the "
-        "requests in flight, which a rollout does to every replica.",
+        why=f"A stop from outside is not a crash; and with --shutdown-timeout {SHUTDOWN_TIMEOUT_S} (the default) "
+        "every stop fails the requests in flight, which a rollout does to every replica.",
         example="`[shutdown] EngineCore: trigger received signal=SIGTERM` then `aborting in-flight requests "
         f"count=12` during a rolling update: --shutdown-timeout {DRAIN_S} with the pod's grace period above it.",
         fix=f"--shutdown-timeout inside the platform's grace period ({K8S_GRACE_S} s by default in Kubernetes), a "
