@@ -89,6 +89,15 @@ class StepCost(BaseModel):
             + self.context_token_s * shape.context_tokens
         )
 
+    def decode_step_terms(self, decode_seqs: int) -> tuple[float, float]:
+        """(fixed, per context token) of a step that only decodes `decode_seqs` sequences: its time is
+        `fixed + per_context_token * context_tokens`, the same float as `step_time` gives it.
+
+        Why: the replay prices millions of decode-only steps whose batch stays the same for a run of
+        steps (advisor/perf/replay.py); the batch's part is computed once per run, not once per step.
+        Exact because a decode-only shape's prompt terms are `x * 0 == 0.0` and `head + 0.0 == head`."""
+        return self._head(decode_seqs), self.context_token_s
+
     def step_time_of_one(self) -> float:
         """One sequence decoding alone with no context read: the step a change of layout moves most."""
         return self.step_time(StepShape(decode_seqs=1))

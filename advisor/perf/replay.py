@@ -253,15 +253,20 @@ class _StepReplayer:
         used_blocks = self.kv.num_blocks - self.kv.pool.num_free_blocks()
         decodes = len(running)
         context = sum(request.num_computed_tokens + 1 for request in running)
-        may_end = self.own_pending == 0  # the step's own requests are done: the run stops at its end
+        # What run() checks before each step after the first, as one bound on the clock and one on the
+        # count: a send or arrival due, the drain deadline, the step's end once its own requests are done
+        # (own_pending == 0), MAX_ENGINE_STEPS (each step taken adds one EngineStep).
+        stop_at = min(due, self.deadline, self.step_s if self.own_pending == 0 else float("inf"))
+        steps = min(steps, max(1, MAX_ENGINE_STEPS - len(self.engine_steps)))
+        fixed, per_context_token = self.cost.decode_step_terms(decodes)
+        record = self.engine_steps.append
         ends: list[float] = []  # the end of each step taken: a token time of every running request
         now = self.clock.now
         for taken in range(steps):
-            if taken and (now >= due or self._out_of_time(now) or (may_end and now >= self.step_s)):
-                break  # what run() checks before each step
-            shape = StepShape(decode_seqs=decodes, context_tokens=context)
-            end = now + self.cost.step_time(shape)
-            self.engine_steps.append(EngineStep(now, end, shape, used_blocks))
+            if taken and now >= stop_at:
+                break
+            end = now + (fixed + per_context_token * context)  # cost.step_time of this shape, the same float
+            record(EngineStep(now, end, StepShape(decode_seqs=decodes, context_tokens=context), used_blocks))
             ends.append(end)
             now = end
             context += decodes
