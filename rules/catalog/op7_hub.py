@@ -175,7 +175,8 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
     else:
         title = "the model is not in the local cache, and the Hub could not be reached"
         summary = (
-            "transformers found no cached copy of the model's files and could not connect to huggingface.co: the "
+            "The Hub client (huggingface_hub, for transformers and vLLM) found no cached copy of the model's files "
+            "and could not get an answer from huggingface.co: the "
             "server has no route to the Hub (no network in the container or cluster, a proxy it does not use, a "
             "firewall), and the cache it reads never received the model."
         )
@@ -298,8 +299,9 @@ RULE_HUB_NOT_CACHED = Rule(
     needs=("events",),
     page=RulePage(
         checks="huggingface_hub's `Cannot find the requested files in the disk cache and outgoing traffic has been "
-        "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`) and transformers' `We "
-        "couldn't connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; OpenSSL's "
+        "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`), its `An error happened "
+        "while trying to locate the file(s) on the Hub …` (the Hub not reached), and transformers' `We couldn't "
+        "connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; OpenSSL's "
         "`[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …` on a line naming huggingface.co; the Hub's "
         "own answers to a download, `429 … Too Many Requests for url: https://huggingface.co/…` (its rate limits) "
         "and `50x Server Error … for url: https://huggingface.co/…`.",

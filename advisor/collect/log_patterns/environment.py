@@ -432,10 +432,17 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the model's files not cached and the Hub not asked (offline) or not reachable: huggingface_hub's and
-        # transformers' words
-        ("outgoing traffic has been disabled", "We couldn't connect to 'https://huggingface.co'", "Read timed out"),
+        # transformers' words; huggingface_hub 2.4's own for a Hub it could not reach (hf_hub_download's "the file",
+        # snapshot_download's "the files", file_download.py and _snapshot_download.py)
+        (
+            "outgoing traffic has been disabled",
+            "We couldn't connect to 'https://huggingface.co'",
+            "Read timed out",
+            "trying to locate the file",
+        ),
         K.HUB_NOT_CACHED,
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'"
+        r"|An error happened while trying to locate the files? on the Hub"
         # requests' read timeout on a Hub host (huggingface_hub's default: 10 s for metadata and for each file)
         r"|host='(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)', port=443\): Read timed out\. "
         r"\(read timeout=(?P<read>[\d.]+)\)",

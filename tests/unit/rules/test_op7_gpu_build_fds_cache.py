@@ -101,6 +101,23 @@ def test_a_model_neither_cached_nor_fetchable_says_offline_or_unreachable():
     assert _findings(RULE_HUB_NOT_CACHED, refused, unreachable) == []
 
 
+def test_huggingface_hubs_own_words_for_a_hub_it_could_not_reach_are_the_unreachable_reading():
+    """huggingface_hub 2.4's LocalEntryNotFoundError when the Hub's answer failed and nothing is cached: one file
+    (hf_hub_download, file_download.py) or a whole snapshot (snapshot_download, _snapshot_download.py)."""
+    one_file = (
+        "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the file on the Hub "
+        "and we cannot find the requested files in the local cache. Please check your connection and try again or "
+        "make sure your Internet connection is on."
+    )
+    snapshot = (
+        "An error happened while trying to locate the files on the Hub, and we cannot find the appropriate snapshot "
+        "folder for the specified revision on the local disk. Please check your internet connection and try again."
+    )
+    for line in (one_file, snapshot):
+        [finding] = _findings(RULE_HUB_NOT_CACHED, line)
+        assert finding.title.endswith("the Hub could not be reached"), line
+
+
 def test_an_untrusted_hub_certificate_asks_for_the_proxys_ca_never_for_verification_off():
     """requests' words for an inspecting proxy's certificate (huggingface/transformers#17611), and OpenSSL's for a
     bundle without the issuer; the same words for another host are not the Hub's."""
