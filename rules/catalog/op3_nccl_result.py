@@ -30,9 +30,25 @@ class NcclResult(NamedTuple):
     actions: tuple[str, ...]
 
 
+PEER_ACCESS = "peer access is not supported"
 _DEBUG = "Rerun with NCCL_DEBUG=INFO (or WARN): NCCL's own WARN line names the call that failed and why."
 # ncclGetErrorString's words, as torch prints them after `NCCL error in: <file>:<line>, `.
 RESULTS: dict[str, NcclResult] = {
+    # CUDA's cudaErrorPeerAccessUnsupported (217) as the "Last error:" under NCCL's result (`Cuda failure 217 'peer
+    # access is not supported between these two devices'`, from transport/shm.cc, p2p.cc): the cause itself, read
+    # first and answered even beside the system error NCCL reports for it (OP-7.5 then stays silent).
+    PEER_ACCESS: NcclResult(
+        "cudaErrorPeerAccessUnsupported",
+        "CUDA refused NCCL peer access between two GPUs (peer access is not supported between these two devices)",
+        (
+            "Set NCCL_CUMEM_HOST_ENABLE=0 in the server's environment (or upgrade the GPU driver): vLLM's "
+            "troubleshooting guide (Known issues) names this error on PCIe machines without NVLink as a driver bug "
+            "in the host memory NCCL allocates through cuMem (NVIDIA/nccl#1838). If it stays, NCCL_P2P_DISABLE=1: "
+            "NCCL then copies between the GPUs through host memory (a slower all-reduce, no peer access needed).",
+            "Check what the host allows: `nvidia-smi topo -p2p r` prints which GPU pairs may read each other; "
+            "consumer cards and many cloud VMs have no peer-to-peer between their GPUs.",
+        ),
+    ),
     # NCCL's own words under the result, when its init check found two ranks on one GPU (ncclInvalidUsage; an
     # older NCCL reported it as an internal error): the cause itself, so it is read first.
     "duplicate gpu detected": NcclResult(
@@ -126,9 +142,17 @@ def _found(errors: list[LogEvent]) -> tuple[LogEvent, NcclResult] | None:
     return next(((e, result) for words, result in RESULTS.items() for e, text in texts if words in text), None)
 
 
+def peer_access_refused(facts: Facts) -> bool:
+    """NCCL's CUDA call failed for peer access between GPUs: this rule's answer, over OP-7.5's system error."""
+    return any(PEER_ACCESS in (e.message or e.raw or "").lower() for e in facts.events_of(LogEventKind.NCCL_ERROR))
+
+
 def _check_nccl_result(facts: Facts) -> list[Finding]:
     errors = facts.events_of(LogEventKind.NCCL_ERROR)
-    if not errors or facts.events_of(LogEventKind.NCCL_SYSTEM_ERROR, LogEventKind.SHM_TOO_SMALL):
+    if not errors:
+        return []
+    system_error = facts.events_of(LogEventKind.NCCL_SYSTEM_ERROR, LogEventKind.SHM_TOO_SMALL)
+    if system_error and not peer_access_refused(facts):
         return []  # OP-7.5 and OP-7.1 name those causes themselves
     if any("out of memory" in (e.message or e.raw).lower() for e in errors):
         return []  # OP-3.4's
@@ -136,14 +160,18 @@ def _check_nccl_result(facts: Facts) -> list[Finding]:
     if found is None:
         return []
     event, result = found
-    cuda = [e for e in errors if "cuda failure" in (e.message or e.raw).lower()]
+    cuda = [e for e in errors if "cuda failure" in (e.message or e.raw).lower() and e is not event]
+    said = (
+        f"NCCL's call to CUDA failed with {result.name}: {result.meaning}."
+        if result.name.startswith("cuda")
+        else f"torch (or vLLM's own NCCL wrapper) reports NCCL's result {result.name}: {result.meaning}."
+    )
     return [
         RULE_NCCL_RESULT.finding(
             Severity.HIGH,
             f"NCCL failed ({result.name}): {result.meaning}",
-            summary=f"torch (or vLLM's own NCCL wrapper) reports NCCL's result {result.name}: {result.meaning}. "
-            "Every process of a tensor- or pipeline-parallel vLLM talks through NCCL, so one failed call stops them "
-            "all; what the result says decides where to look."
+            summary=f"{said} Every process of a tensor- or pipeline-parallel vLLM talks through NCCL, so one failed "
+            "call stops them all; what the result says decides where to look."
             + (f" NCCL's CUDA call failed with: {cuda[0].message}." if cuda else ""),
             evidence=[c.log_evidence(e, name="NCCL's failure") for e in [event, *cuda[:1]]],
             actions=list(result.actions),
@@ -163,7 +191,8 @@ RULE_NCCL_RESULT = Rule(
         "cuda error, internal error, invalid "
         "argument, invalid usage, remote process exited or there was a network error (NCCL's own words for its "
         "result codes); NCCL's `Duplicate GPU detected : rank … and rank … both on CUDA device …` and a `Cuda "
-        "failure '…'` line under it; its bootstrap's `Bootstrap : no socket interface found` and socket transport's "
+        "failure '…'` line under it (`peer access is not supported between these two devices` answered even under "
+        "a system error); its bootstrap's `Bootstrap : no socket interface found` and socket transport's "
         "`NET/Socket : No usable listening interface found` (NCCL_SOCKET_IFNAME naming no interface the host has), "
         "under torch's error or as NCCL_DEBUG's WARN line. Silent beside out of memory (OP-3.4), a system error "
         "(OP-7.5) or a /dev/shm too small (OP-7.1).",
@@ -171,7 +200,8 @@ RULE_NCCL_RESULT = Rule(
         "call's arguments or usage, or another process and the network.",
         example="`torch.distributed.DistBackendError: NCCL error in: …/ProcessGroupNCCL.cpp:1, remote process exited "
         "or there was a network error` on one node of two: the other node's log says why it exited first.",
-        fix="Per result: the CUDA error under it (NCCL_P2P_DISABLE=1 to test peer access); one NCCL for every "
+        fix="Per result: the CUDA error under it (peer access refused: NCCL_CUMEM_HOST_ENABLE=0 or a newer driver, "
+        "as vLLM's troubleshooting guide advises for PCIe machines, then NCCL_P2P_DISABLE=1); one NCCL for every "
         "process; ranks that agree and own their GPUs; the other ranks' logs and NCCL_SOCKET_IFNAME.",
         limits="The result narrows where to look; NCCL_DEBUG=INFO's WARN line names the call, which the text often "
         "does not hold.",

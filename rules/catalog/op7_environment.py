@@ -10,6 +10,7 @@ docs/environment-failures.md.
 from __future__ import annotations
 
 from rules.catalog import common as c
+from rules.catalog.op3_nccl_result import peer_access_refused
 from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
@@ -222,7 +223,8 @@ RULE_REMOTE_CODE = Rule(
 
 def _check_nccl_system(facts: Facts) -> list[Finding]:
     event = _first(facts, LogEventKind.NCCL_SYSTEM_ERROR)
-    if event is None or facts.events_of(LogEventKind.SHM_TOO_SMALL):  # OP-7.1 names that cause itself
+    # OP-7.1 names a /dev/shm too small itself, OP-3.5 a CUDA failure of peer access under the system error
+    if event is None or facts.events_of(LogEventKind.SHM_TOO_SMALL) or peer_access_refused(facts):
         return []
     return [
         RULE_NCCL_SYSTEM.finding(
@@ -263,7 +265,7 @@ RULE_NCCL_SYSTEM = Rule(
         fix="NCCL_DEBUG=INFO to name the call; unset NCCL_* overrides (NCCL_BUFFSIZE first); /dev/shm and "
         "locked-memory limits in containers.",
         limits="The text names no call, so the causes are listed in the order they are met; a /dev/shm error in "
-        "the same log is OP-7.1's, and this rule stays silent.",
+        "the same log is OP-7.1's, and a CUDA failure of peer access under it OP-3.5's: this rule stays silent.",
         references=["docs/environment-failures.md"],
     ),
 )

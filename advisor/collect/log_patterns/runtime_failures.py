@@ -180,9 +180,10 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
-        ("Cuda failure '",),
+        # (NCCL 2.2x prints CUDA's error number before its words: `Cuda failure 217 'peer access is not …'`)
+        ("Cuda failure ",),
         K.NCCL_ERROR,
-        r"Cuda failure '[^']+'.*",
+        r"Cuda failure (?:\d+ )?'[^']+'.*",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the rest of CUDA's runtime errors by cudaGetErrorString's words (and the driver API's, which PyTorch

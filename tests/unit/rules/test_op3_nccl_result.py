@@ -6,6 +6,7 @@ import pytest
 
 from advisor.collect.logs import parse_lines
 from rules.catalog.op3_nccl_result import RULE_NCCL_RESULT
+from rules.catalog.op7_environment import RULE_NCCL_SYSTEM
 from rules.events import LogEventKind as K
 from rules.facts import Facts
 
@@ -51,6 +52,42 @@ def test_the_cuda_failure_under_an_unhandled_cuda_error_is_quoted():
     )
     assert "peer access is not supported" in finding.summary
     assert "NCCL_P2P_DISABLE=1" in finding.actions[0]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # torch's words over two logical lines joined into one, as a bare paste is read
+        [
+            TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5"),
+            "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+            "Last error:",
+            "Cuda failure 'peer access is not supported between these two devices'",
+        ],
+        # each line under a vLLM worker's prefix, NCCL 2.26's CUDA error number before its words
+        [
+            f"(VllmWorker rank=1 pid=2211) ERROR 07-14 03:02:11 [multiproc_executor.py:527] {line}"
+            for line in (
+                TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.26.2"),
+                "Last error:",
+                "Cuda failure 217 'peer access is not supported between these two devices'",
+            )
+        ],
+        # NCCL_DEBUG's own WARN line (transport/shm.cc), alone
+        [
+            "host-1:2211:2300 [1] transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported "
+            "between these two devices'"
+        ],
+    ],
+)
+def test_peer_access_refused_is_the_cause_even_under_a_system_error(lines):
+    """CUDA's cudaErrorPeerAccessUnsupported as NCCL's last error: vLLM's troubleshooting guide's known issue on PCIe
+    machines (NCCL_CUMEM_HOST_ENABLE=0, NVIDIA/nccl#1838), and OP-7.5's generic system error stays silent."""
+    facts = Facts(events=parse_lines(lines).events)
+    [finding] = RULE_NCCL_RESULT.evaluate(facts)
+    assert finding.title.startswith("NCCL failed (cudaErrorPeerAccessUnsupported): ")
+    assert "NCCL_CUMEM_HOST_ENABLE=0" in finding.actions[0] and "NCCL_P2P_DISABLE=1" in finding.actions[0]
+    assert RULE_NCCL_SYSTEM.evaluate(facts) == []
 
 
 @pytest.mark.parametrize(
