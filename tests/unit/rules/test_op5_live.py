@@ -370,6 +370,20 @@ def test_rejected_long_requests_without_memory_figures_only_advise():
     assert finding.severity.value == "low" and finding.changes == [] and finding.actions
 
 
+def test_a_max_tokens_refused_as_too_large_counts_the_prompt_and_the_max_tokens():
+    """vLLM 0.10-0.17's words name the max_tokens and the prompt's tokens, not their sum: the request is both."""
+    line = (
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"'max_tokens' or "
+        "'max_completion_tokens' is too large: 4096. This model's maximum context length is 4096 tokens and your "
+        "request has 300 input tokens (4096 > 4096 - 300). None\", 'type': 'BadRequestError', 'param': None, 'code': "
+        "400}"
+    )
+    [finding] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.endswith("(longest 4,396 tokens)")
+    assert (finding.evidence[0].value, finding.evidence[0].threshold) == (4396, 4096)
+    assert finding.actions[0].startswith("Lower the request's max_tokens in the client to at most 3,796")
+
+
 def test_a_prompt_refused_with_vllms_words_on_image_tokens_lowers_the_images_resolution_first():
     # EvolvingLMMs-Lab/lmms-eval#988: Qwen2.5-VL under an evaluation harness, 163k tokens of images and text
     line = (
