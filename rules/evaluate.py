@@ -137,15 +137,14 @@ def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> Evaluation:
 
 def unexplained(fallbacks: list[tuple[Rule, Finding]], findings: list[Finding]) -> list[Finding]:
     """The fallback findings no other finding explains (`Rule.fallback`): for "line", none of their log lines is
-    cited by another rule; for "failure", no other finding is at least as severe."""
+    cited by another rule; for "failure", no other finding is at least as severe, nor cites one of their lines."""
     cited = {_log_line(e) for finding in findings for e in finding.evidence} - {None}
     worst = min((f.severity.rank for f in findings), default=None)
     kept = []
     for rule, finding in fallbacks:
+        explained = bool(cited & {_log_line(e) for e in finding.evidence})
         if rule.fallback == "failure":
-            explained = worst is not None and worst <= finding.severity.rank
-        else:
-            explained = bool(cited & {_log_line(e) for e in finding.evidence})
+            explained = explained or (worst is not None and worst <= finding.severity.rank)
         if not explained:
             kept.append(finding)
     return kept

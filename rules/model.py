@@ -209,7 +209,7 @@ class Rule:
     followed by one that says to read the traceback. "line" (VC-2: one exception by its class and component):
     evaluation drops its finding when another rule's finding cites the same log line. "failure" (OP-1.9: the
     engine failed to start and nothing says why): it drops it when any other finding is at least as severe,
-    since that finding names a cause of the failure as a whole.
+    since that finding names a cause of the failure as a whole, or cites one of its log lines, as for "line".
     """
 
     code: str

@@ -59,6 +59,9 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
     evidence = [c.log_evidence(first, name="vllm_error" if errors else "vllm_warning", value=first.message)]
     caught = _caught(first, ref, facts)
     actions = [_lead_action(ref)]
+    read = _read_under(first, ref, facts) if caught is None else None
+    if read is not None:
+        evidence.append(c.log_evidence(read, name="caught_exception", value=read.message or read.raw))
     if caught is not None:
         words = f"{words} ({cut_at_word(caught.message or '', CAUGHT_WORDS_CHARS)})"
         evidence.append(c.log_evidence(caught, name="caught_exception", value=caught.message))
@@ -96,6 +99,18 @@ def _caught(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
         return None
     after = [e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if (e.line_no or 0) > first.line_no]
     return min(after, key=lambda e: e.line_no or 0, default=None)
+
+
+def _read_under(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
+    """The exception under a `logger.exception` line when a wording read it (a request too long, an out of memory):
+    the next event after the line, of a kind of its own. Cited as evidence, so the rule that answers that event
+    explains this finding (`fallback`) rather than ranking under it."""
+    if ref.level != "exception" or first.line_no is None:
+        return None
+    later = [e for e in facts.events if (e.line_no or 0) > first.line_no]
+    following = min(later, key=lambda e: e.line_no or 0, default=None)
+    ordinary = (LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE)
+    return following if following is not None and following.kind not in ordinary else None
 
 
 def _caught_action(caught: LogEvent) -> str:
@@ -143,7 +158,8 @@ RULE_OWN_ERRORS = Rule(
         fix="None to propose from the line alone. The finding says where the cause is (the traceback under a "
         "logger.exception line, the lines before a logger.error one) and, for the tool-call and reasoning parsers, "
         "the KV transfer connector and structured output, what setting to check.",
-        limits="Kept only when no other finding is at least as severe (MEDIUM for an error, LOW for a warning): any "
+        limits="Kept only when no other finding is at least as severe (MEDIUM for an error, LOW for a warning) and "
+        "none cites the exception read under a logger.exception line (a request too long, an out of memory): any "
         "rule that explains the text outranks it. Warnings that name nothing to change and say nothing failed stay "
         "context.",
         references=["docs/triage.md"],

@@ -58,6 +58,17 @@ def test_a_cause_beside_it_outranks_it():
     assert findings and "VC-5" not in [f.rule for f in findings]
 
 
+def test_the_exception_under_it_read_by_a_rule_of_its_own_answers_even_from_a_lower_severity():
+    """A logger.exception line of vLLM 0.6-0.14 with the request's refusal under it: OP-5.12 (low) reads the line
+    VC-5 (medium) cites as the exception it caught, so it is the answer, not a second finding under VC-5's."""
+    findings = _findings(
+        "ERROR 11-02 01:00:00 [serving_completion.py:300] Error in preprocessing prompt inputs",
+        "ValueError: This model's maximum context length is 2048 tokens. However, you requested 2100 tokens (100 in "
+        "the messages, 2000 in the completion). Please reduce the length of the messages or completion.",
+    )
+    assert [f.rule for f in findings] == ["OP-5.12"]
+
+
 def test_failed_kv_loads_propose_the_recompute_policy():
     [finding] = _findings(
         "(EngineCore_DP0 pid=412) ERROR 12-01 10:14:22 [scheduler.py:3760] Failing 2 request(s) due to KV load "
