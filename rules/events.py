@@ -27,6 +27,8 @@ class LogEventKind(str, Enum):
     NON_DEFAULT_ARGS = "non_default_args"  # non-default args: {...} / args: Namespace(...)
     CHUNKED_PREFILL = "chunked_prefill"  # Chunked prefill is enabled with max_num_batched_tokens=N
     MODEL_LOADING = "model_loading"  # Model loading took X GiB [memory] and Y seconds
+    # Filesystem type for checkpoints: NFS. Checkpoint size: X GiB. Available RAM: Y GiB. (0.32's weight loader)
+    CHECKPOINT_FILESYSTEM = "checkpoint_filesystem"
     AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB (V0: … reserved for KV Cache is X)
     MEMORY_BUDGET = "memory_budget"  # V0: total_gpu_memory (T) x gpu_memory_utilization (U) = R GiB; 0.32: its summary
     KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
@@ -749,6 +751,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NON_DEFAULT_ARGS: ("args",),
     LogEventKind.CHUNKED_PREFILL: ("max_num_batched_tokens",),
     LogEventKind.MODEL_LOADING: ("weights_gib", "load_seconds"),
+    LogEventKind.CHECKPOINT_FILESYSTEM: ("message", "weights_gib", "free_gib"),
     LogEventKind.WEIGHT_LOAD_PROGRESS: ("message", "load_seconds", "load_expected_s"),
     LogEventKind.API_SERVER_PROCESS_FAILED: ("message",),
     LogEventKind.ENGINE_READY_TIMEOUT: ("message", "timeout_ms"),

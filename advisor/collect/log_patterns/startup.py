@@ -105,6 +105,13 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"Model loading took (?P<gib>{NUM}) (?P<unit>GiB|GB)(?: memory)? and (?P<s>{NUM}) seconds",
         lambda m: {"weights_gib": to_gib(m["gib"], m["unit"]), "load_seconds": to_float(m["s"])},
     ),
+    wording(  # vLLM 0.32's weight loader (model_loader/weight_utils.py): the checkpoint's filesystem, size and the RAM
+        ("Filesystem type for checkpoints",),
+        K.CHECKPOINT_FILESYSTEM,
+        rf"Filesystem type for checkpoints: (?P<fs>[\w-]+)\. Checkpoint size: (?P<size>{NUM}) GiB\. Available RAM: "
+        rf"(?P<ram>{NUM}) GiB",
+        lambda m: {"message": m["fs"], "weights_gib": to_float(m["size"]), "free_gib": to_float(m["ram"])},
+    ),
     wording(  # vllm/worker/model_runner.py 0.4-0.7 and V1's first runner: GiB, printed as "GB"
         ("Loading model weights took",),
         K.MODEL_LOADING,
