@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from advisor.cli.main import main
-from advisor.perf import replay
+from advisor.perf import memo, replay
 
 ROOT = Path(__file__).parents[1]
 CASES = (
@@ -32,6 +32,9 @@ CASES = (
 
 
 def _predict(ramp: str, server_args: str, change: str, out: Path) -> float:
+    # The performance model keeps its answers for the process (advisor/perf/memo.py): without forgetting them, every
+    # run after the first would be a look-up, and the second way would be handed the first way's prediction.
+    memo.forget_all()
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = main(
