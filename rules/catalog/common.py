@@ -57,6 +57,12 @@ ITL = "vllm:inter_token_latency_seconds"
 PROMPT_TOKENS = "vllm:request_prompt_tokens"
 
 
+def clock(seconds: float | None) -> str:
+    """A duration as people read one in a log: `9 min 36 s`, or `42 s` under a minute."""
+    minutes, rest = divmod(int(seconds or 0), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+
+
 def percent(share: float) -> str:
     """A share as pages write it: 0.3 -> "30 %" (titles use Python's `:.0%`, "30%")."""
     return f"{round(share * 100, 6):g} %"

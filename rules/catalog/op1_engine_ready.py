@@ -54,14 +54,9 @@ def _load_evidence(progress: LogEvent | None) -> list[Evidence]:
     if progress is None:
         return []
     evidence = c.log_evidence(progress, name="weights loaded", value=progress.message)
-    expected = f", about {_clock(progress.load_expected_s)} in all" if progress.load_expected_s else ""
-    evidence.description = f"the checkpoint's shards loaded after {_clock(progress.load_seconds)}{expected}"
+    expected = f", about {c.clock(progress.load_expected_s)} in all" if progress.load_expected_s else ""
+    evidence.description = f"the checkpoint's shards loaded after {c.clock(progress.load_seconds)}{expected}"
     return [evidence]
-
-
-def _clock(seconds: float | None) -> str:
-    minutes, rest = divmod(int(seconds or 0), 60)
-    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
 def _proposed_s(wait_s: float, progress: LogEvent | None) -> int:
@@ -71,7 +66,7 @@ def _proposed_s(wait_s: float, progress: LogEvent | None) -> int:
 
 def _finding(facts: Facts, wait_s: float, evidence: list[Evidence], progress: LogEvent | None, said: bool) -> Finding:
     proposed = _proposed_s(wait_s, progress)
-    loading = f" while the weights were still loading ({_clock(progress.load_seconds)} in)" if progress else ""
+    loading = f" while the weights were still loading ({c.clock(progress.load_seconds)} in)" if progress else ""
     if said:
         title = (
             f"the API server stopped waiting for the engine after {wait_s:g} s{loading}: the engine takes longer to "

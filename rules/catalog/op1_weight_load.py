@@ -50,7 +50,7 @@ def _check_weight_load(facts: Facts) -> list[Finding]:
         RULE_WEIGHT_LOAD.finding(
             Severity.LOW,
             f"the weights loaded at about {_mib_s(loaded):.0f} MiB/s ({loaded.weights_gib:g} GiB in "
-            f"{_clock(loaded.load_seconds)}): slower than any local disk" + (f", from {fs}" if fs else ""),
+            f"{c.clock(loaded.load_seconds)}): slower than any local disk" + (f", from {fs}" if fs else ""),
             summary="Every restart reads the whole checkpoint again; at this speed the start is spent reading "
             "weights, and a startup probe or the engine-ready wait (OP-1.11) that is shorter kills the server while "
             "it loads. Reads this slow come from a network or object-store mount, or a throttled cloud disk."
@@ -65,11 +65,6 @@ def _check_weight_load(facts: Facts) -> list[Finding]:
 
 def _mib_s(event: LogEvent) -> float:
     return (event.weights_gib or 0) * 1024 / (event.load_seconds or 1)
-
-
-def _clock(seconds: float | None) -> str:
-    minutes, rest = divmod(int(seconds or 0), 60)
-    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
 
 
 def _fits_in_ram(where: LogEvent | None) -> bool:
