@@ -35,7 +35,7 @@ _DEBUG = "Rerun with NCCL_DEBUG=INFO (or WARN): NCCL's own WARN line names the c
 # ncclGetErrorString's words, as torch prints them after `NCCL error in: <file>:<line>, `.
 RESULTS: dict[str, NcclResult] = {
     # CUDA's cudaErrorPeerAccessUnsupported (217) as the "Last error:" under NCCL's result (`Cuda failure 217 'peer
-    # access is not supported between these two devices'`, from transport/shm.cc, p2p.cc): the cause itself, read
+    # access is not supported between these two devices'`, from NCCL's transport/shm.cc): the cause itself, read
     # first and answered even beside the system error NCCL reports for it (OP-7.5 then stays silent).
     PEER_ACCESS: NcclResult(
         "cudaErrorPeerAccessUnsupported",
