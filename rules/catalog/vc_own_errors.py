@@ -57,9 +57,12 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
     phase = _PHASES.get(first.phase or ref.phase, "")
     words = cut_at_word((first.message or ref.template).strip(), TITLE_WORDS_CHARS)
     evidence = [c.log_evidence(first, name="vllm_error" if errors else "vllm_warning", value=first.message)]
-    caught = _caught(first, ref, facts)
+    under = _under(first, ref, facts)
+    caught = next((e for e in under if e.kind == LogEventKind.UNPLACED_ERROR), None)
     actions = [_lead_action(ref)]
-    read = _read_under(first, ref, facts) if caught is None else None
+    # else the next event, when a wording of its own read it (a request too long, an out of memory): cited, so the
+    # rule that answers that event explains this finding (`fallback`) rather than ranking under it
+    read = under[0] if caught is None and under and under[0].kind != LogEventKind.VLLM_MESSAGE else None
     if read is not None:
         evidence.append(c.log_evidence(read, name="caught_exception", value=read.message or read.raw))
     if caught is not None:
@@ -92,25 +95,12 @@ def _own_failure(ref: CatalogRef | None) -> bool:
     return ref.level in LOGGED_ERROR_LEVELS or (ref.level == "warning" and bool(FAILURE_WORDS.search(ref.template)))
 
 
-def _caught(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
-    """The exception a `logger.exception` line was logged with: the first error no wording names whose traceback
-    starts under the line (Python prints it right after the logger's line)."""
+def _under(first: LogEvent, ref: CatalogRef, facts: Facts) -> list[LogEvent]:
+    """The events under a `logger.exception` line, in line order: the exception it was logged with is among them
+    (Python prints its traceback right after the logger's line); none for a line of another level."""
     if ref.level != "exception" or first.line_no is None:
-        return None
-    after = [e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if (e.line_no or 0) > first.line_no]
-    return min(after, key=lambda e: e.line_no or 0, default=None)
-
-
-def _read_under(first: LogEvent, ref: CatalogRef, facts: Facts) -> LogEvent | None:
-    """The exception under a `logger.exception` line when a wording read it (a request too long, an out of memory):
-    the next event after the line, of a kind of its own. Cited as evidence, so the rule that answers that event
-    explains this finding (`fallback`) rather than ranking under it."""
-    if ref.level != "exception" or first.line_no is None:
-        return None
-    later = [e for e in facts.events if (e.line_no or 0) > first.line_no]
-    following = min(later, key=lambda e: e.line_no or 0, default=None)
-    ordinary = (LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE)
-    return following if following is not None and following.kind not in ordinary else None
+        return []
+    return sorted((e for e in facts.events if (e.line_no or 0) > first.line_no), key=lambda e: e.line_no or 0)
 
 
 def _caught_action(caught: LogEvent) -> str:
