@@ -27,15 +27,12 @@ def _request_too_long(match: re.Match[str]) -> Fields:
     """The context limit, the prompt's tokens and the request's whole: stated, or the prompt plus the max_tokens
     vLLM names as too large (its 0.10-0.17 words say both parts, not their sum)."""
     groups = match.groupdict()
-    prompt = groups.get("prompt") or groups.get("prompt2") or groups.get("prompt3")
-    total = groups.get("total") or groups.get("total2")
-    if total is None and groups.get("maxtok") and prompt:
-        total = str(to_int(groups["maxtok"]) + to_int(prompt))
-    return {
-        "max_model_len": to_int(groups.get("limit")),
-        "prompt_tokens": to_int(prompt),
-        "requested_tokens": to_int(total),
-    }
+    prompt = to_int(groups.get("prompt") or groups.get("prompt2") or groups.get("prompt3"))
+    total = to_int(groups.get("total") or groups.get("total2"))
+    max_tokens = to_int(groups.get("maxtok"))
+    if total is None and max_tokens is not None and prompt is not None:
+        total = prompt + max_tokens
+    return {"max_model_len": to_int(groups.get("limit")), "prompt_tokens": prompt, "requested_tokens": total}
 
 
 def _schema_refusal(match: re.Match[str]) -> Fields:
