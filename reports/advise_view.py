@@ -29,26 +29,12 @@ def advise_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-_MEMORY_ORDER = (
-    "total_gib",
-    "requested_gib",
-    "weights_gib",
-    "activation_gib",
-    "non_torch_gib",
-    "cudagraph_gib",
-    "kv_pool_gib",
-    "kv_bytes_per_token",
-    "kv_cache_tokens",
-    "num_blocks",
-    "max_concurrency",
-)
-
-
 def _memory_view(memory: Any) -> dict[str, Any]:
     """Table rows and a stacked bar (parts of the requested memory) for one memory breakdown."""
     memory = memory if isinstance(memory, Mapping) else {}
-    rows = [(k, memory[k]) for k in _MEMORY_ORDER if k in memory]
-    rows += [(k, v) for k, v in memory.items() if k not in _MEMORY_ORDER and not isinstance(v, (dict, list))]
+    # The advise JSON lists the memory keys in the order of the budget (advisor/memory/budget.py's
+    # MEMORY_KEYS: total, then its parts, then what they buy); the table keeps that order.
+    rows = [(k, v) for k, v in memory.items() if not isinstance(v, (dict, list))]
     parts = [
         (k, number(memory.get(k)))
         for k in ("weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib", "kv_pool_gib")

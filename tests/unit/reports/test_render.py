@@ -132,6 +132,15 @@ def test_advise_shows_fit_failure_and_memory_split(rendered):
     assert 'class="bar"' in page
 
 
+def test_advise_memory_table_keeps_the_order_the_document_gives():
+    # The report holds no list of the memory keys of its own: the advise JSON's order (the budget's) is the table's.
+    doc = load_fixture("recorded-advise-l4")
+    page = render_html([doc])
+    scalar_keys = [k for k, v in doc["memory"].items() if not isinstance(v, (dict, list))]
+    where = [page.index(f'<th class="text"><code>{k}</code></th>') for k in scalar_keys]
+    assert len(scalar_keys) > 5 and where == sorted(where)
+
+
 def test_demo_puts_before_and_after_side_by_side_with_comparison(rendered):
     page = rendered["demo"]
     side = page.index('class="side-by-side"')
