@@ -745,6 +745,18 @@ class LogEvent(BaseModel):
     gpus_available: float | None = None  # … and the GPUs the Ray cluster has free
 
 
+#: The startup failures whose cause OP-1 names (the KV cache or memory at start). The log reader keeps one of each
+#: (several processes print them, and tracebacks again); a process death printed after one is the shutdown (OP-3.3).
+STARTUP_FAILURE_KINDS = (
+    LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
+    LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
+    LogEventKind.NO_CACHE_BLOCKS,
+    LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
+    LogEventKind.CUDA_OOM,
+    LogEventKind.MEMORY_PROFILING_ERROR,
+)
+
+
 #: which optional fields each kind carries (documentation for collectors; checked in tests).
 FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VERSION: ("version", "model"),

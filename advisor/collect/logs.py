@@ -55,6 +55,7 @@ from rules.events import (
     NATIVE_LOG,
     NCCL_LOG,
     OTHER_LOGGER,
+    STARTUP_FAILURE_KINDS,
     VLLM_LOGGER,
     CatalogRef,
     LogEvent,
@@ -172,17 +173,7 @@ _START_MARKERS = (
     "Initializing an LLM engine",
     "Model loading took",
 )
-_FAILURE_KINDS = frozenset(
-    {
-        LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
-        LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
-        LogEventKind.NO_CACHE_BLOCKS,
-        LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
-        LogEventKind.CUDA_OOM,
-        LogEventKind.MEMORY_PROFILING_ERROR,
-        LogEventKind.ENGINE_CORE_FAILED,
-    }
-)
+_FAILURE_KINDS = frozenset((*STARTUP_FAILURE_KINDS, LogEventKind.ENGINE_CORE_FAILED))
 
 
 # The failures the wording table reads into typed fields whose source line vLLM's catalog also holds: the

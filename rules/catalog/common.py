@@ -12,7 +12,7 @@ import math
 import re
 
 from rules import signals, vllm_defaults
-from rules.events import LogEvent, LogEventKind
+from rules.events import STARTUP_FAILURE_KINDS, LogEvent, LogEventKind
 from rules.facts import ConfigSource, Facts
 from rules.model import ConfigChange, Evidence
 
@@ -34,15 +34,6 @@ WEIGHTS_SHARE_HIGH = 0.75  # weights above this share of GPU memory leave little
 REUSE_WORTH_CACHING = 0.30  # prefix reuse share worth a cache (OP-4, AP-3)
 FITS_ONE_GPU_SHARE = 0.6  # weights below this share of one GPU leave room for KV on a single GPU (OP-3, AP-7)
 NVLINK_DOMAIN_GPUS = 8  # GPUs on one HGX/DGX NVLink board (assumption: no NVL72-class racks)
-# The startup errors OP-1 names a cause for; a process death printed after one is the shutdown (OP-3.3).
-STARTUP_FAILURE_KINDS = (
-    LogEventKind.MAX_MODEL_LEN_TOO_LARGE,
-    LogEventKind.V0_MAX_SEQ_LEN_TOO_LARGE,
-    LogEventKind.NO_CACHE_BLOCKS,
-    LogEventKind.FREE_MEMORY_BELOW_REQUESTED,
-    LogEventKind.CUDA_OOM,
-    LogEventKind.MEMORY_PROFILING_ERROR,
-)
 # Events that name why a start failed: the failures OP-1 explains, vLLM's own messages (VC-1) and any exception
 # (VC-2). OP-1.9 ("no known cause") and OP-1.11 (a dying API server read as the engine-ready wait) stay silent when
 # one is in the text.

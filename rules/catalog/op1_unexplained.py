@@ -1,7 +1,7 @@
 """OP-1.9: the engine failed to start and the log shows none of the causes OP-1 names.
 
 Apart from the other OP-1 modules because it is their complement: it fires only when no
-startup-failure event that another sub-rule explains (`common.STARTUP_FAILURE_KINDS`) is in the
+startup-failure event that another sub-rule explains (`events.STARTUP_FAILURE_KINDS`) is in the
 log, and no message of vLLM's catalog or named exception either (VC-1, VC-2 name those), so the reader
 is sent to the traceback instead of a guessed remedy. It is a fallback of the whole failure: any other
 finding as severe (a rule that read the cause from the environment, the network, Ray) explains it, and

@@ -12,13 +12,13 @@ from __future__ import annotations
 from rules import signals
 from rules.catalog import common as c
 from rules.catalog import floors
-from rules.events import LogEventKind
+from rules.events import STARTUP_FAILURE_KINDS, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
 # A start-up that already failed: workers that die after it are being shut down, not the cause.
-_START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, *c.STARTUP_FAILURE_KINDS)
+_START_FAILED = (LogEventKind.ENGINE_CORE_FAILED, *STARTUP_FAILURE_KINDS)
 
 
 # --- OP-3.1 tensor parallel over PCIe ----------------------------------------------------------

@@ -21,7 +21,7 @@ import re
 from rules.catalog import common as c
 from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGE, REMEDIES, Remedy
-from rules.events import HTTP_ERROR_EXCEPTION, CatalogRef, LogEvent, LogEventKind
+from rules.events import HTTP_ERROR_EXCEPTION, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -502,7 +502,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     ]
     if not events or any(_explains(e.catalog) for e in facts.events_of(LogEventKind.VLLM_MESSAGE)):
         return []
-    if facts.events_of(*c.STARTUP_FAILURE_KINDS):
+    if facts.events_of(*STARTUP_FAILURE_KINDS):
         return []  # a failed start's rules name the traceback's root themselves
     root = events[0]  # chained tracebacks print the original exception first
     where = f"in {root.component}" if root.component else "component unknown"
