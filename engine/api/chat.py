@@ -14,7 +14,6 @@ from typing import Any
 from aiohttp import web
 
 from engine.api import errors as api_errors
-from engine.api.errors import ApiError
 from engine.api.protocol import (
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -28,9 +27,9 @@ from engine.api.protocol import (
     now_s,
     random_id,
 )
-from engine.api.serving import OpenAIServing, PreparedRequest
+from engine.api.serving import OpenAIServing, PreparedRequest, final_output
 from engine.api.sse import send_stream, sse_event
-from engine.core.async_engine import EngineDeadError, RequestStream
+from engine.core.async_engine import RequestStream
 
 NO_TEMPLATE_MESSAGE = (
     "As of transformers v4.44, default chat template is no longer allowed, so you must "
@@ -93,14 +92,7 @@ def _plain_message(message: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) -> web.Response:
-    final = None
-    try:
-        async for output in stream:
-            final = output
-    except EngineDeadError:
-        raise api_errors.engine_dead() from None
-    if final is None:
-        raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
+    final = await final_output(stream)
     response = ChatCompletionResponse(
         id=prepared.request_id,
         model=model,

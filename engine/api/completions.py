@@ -12,7 +12,6 @@ from __future__ import annotations
 from aiohttp import web
 
 from engine.api import errors as api_errors
-from engine.api.errors import ApiError
 from engine.api.protocol import (
     CompletionRequest,
     CompletionResponse,
@@ -24,9 +23,9 @@ from engine.api.protocol import (
     now_s,
     random_id,
 )
-from engine.api.serving import OpenAIServing, PreparedRequest
+from engine.api.serving import OpenAIServing, PreparedRequest, final_output
 from engine.api.sse import send_stream, sse_event
-from engine.core.async_engine import EngineDeadError, RequestStream
+from engine.core.async_engine import RequestStream
 
 
 async def create_completion(serving: OpenAIServing, http_request: web.Request) -> web.StreamResponse:
@@ -64,14 +63,7 @@ async def _prompt(serving: OpenAIServing, request: CompletionRequest) -> tuple[s
 
 
 async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) -> web.Response:
-    final = None
-    try:
-        async for output in stream:
-            final = output
-    except EngineDeadError:
-        raise api_errors.engine_dead() from None
-    if final is None:  # aborted before any output (client gone); nobody reads this
-        raise ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
+    final = await final_output(stream)
     completion_tokens = len(final.output_token_ids)
     response = CompletionResponse(
         id=prepared.request_id,

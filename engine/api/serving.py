@@ -204,6 +204,20 @@ class OpenAIServing:
                 return
 
 
+async def final_output(stream: RequestStream) -> Any:
+    """Wait for a non-streamed request's last output. A dead engine is vLLM's own HTTP 500 answer; a request
+    aborted before any output (its client went away) is 499, which nobody reads but the access log."""
+    final = None
+    try:
+        async for output in stream:
+            final = output
+    except EngineDeadError:
+        raise api_errors.engine_dead() from None
+    if final is None:
+        raise api_errors.ApiError("Request aborted.", status=499, err_type="ClientClosedRequest")
+    return final
+
+
 def _transport_closed(request: web.Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
