@@ -635,10 +635,16 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"address": m["address"], "message": m["name"]},
     ),
     wording(  # the host refusing memory rather than killing for it: PyTorch's CPU allocator
-        # (c10/core/impl/alloc_cpu.cpp) and the OS's ENOMEM as Python prints it
-        ("DefaultCPUAllocator: can't allocate memory", "[Errno 12] Cannot allocate memory"),
+        # (c10/core/impl/alloc_cpu.cpp: "can't allocate memory" where posix_memalign refuses, as libc10.so of torch
+        # 2.13 holds it; "not enough memory" on the path without it, as users on Windows builds quote it) and the
+        # OS's ENOMEM as Python prints it
+        (
+            "DefaultCPUAllocator: can't allocate memory",
+            "DefaultCPUAllocator: not enough memory",
+            "[Errno 12] Cannot allocate memory",
+        ),
         K.HOST_ALLOC_REFUSED,
-        r"DefaultCPUAllocator: can't allocate memory: you tried to allocate (?P<bytes>\d+) bytes"
+        r"DefaultCPUAllocator: (?:can't allocate|not enough) memory: you tried to allocate (?P<bytes>\d+) bytes"
         r"|\[Errno 12\] Cannot allocate memory",
         lambda m: {"message": m.group(0), "memory_gib": int(m["bytes"]) / 1024**3 if m["bytes"] else None},
     ),

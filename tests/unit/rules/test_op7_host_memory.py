@@ -125,6 +125,17 @@ def test_pytorchs_cpu_allocator_says_how_much_it_asked_and_points_at_overcommit(
     assert "safetensors" in finding.actions[2]
 
 
+def test_the_allocators_other_wording_is_the_same_refusal():
+    # PyTorch's allocator says "not enough memory" where it has no posix_memalign (the wording users of Windows
+    # builds quote); the size it asked for is read the same way.
+    line = (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: "
+        "you tried to allocate 4294967296 bytes."
+    )
+    [finding] = op7_host_memory.RULE_REFUSED.evaluate(Facts(events=parse_lines([line]).events))
+    assert "allocation of 4.0 GiB of host memory" in finding.title
+
+
 def test_a_kill_for_memory_in_the_same_text_is_op_7_30s():
     lines = ["OSError: [Errno 12] Cannot allocate memory", "    Reason:       OOMKilled"]
     assert op7_host_memory.RULE_REFUSED.evaluate(Facts(events=parse_lines(lines).events)) == []
