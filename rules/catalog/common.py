@@ -128,7 +128,7 @@ def _server(facts: Facts) -> dict:
     return {
         "version": vllm_release(facts),
         "device": vllm_device(facts),
-        "usable_gib": hardware.usable_gib if hardware else None,
+        "usable_gib": total_gib(facts),  # measured first: a log's own figure decides the tier, not the catalog's
         "gpu_name": hardware.gpu_name if hardware else None,
         "world_size": tensor_parallel_size(facts) * pipeline_parallel_size(facts),
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from rules import signals
+from rules import signals, vllm_defaults
 from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
 from rules.facts import Facts, LoadStep
@@ -72,7 +72,6 @@ def _check_saturation(facts: Facts) -> list[Finding]:
 def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | None) -> _Limit:
     """The first limit the readings show, in order: a full KV cache, the batch cap, preemptions (the
     cache running out between readings), nothing to tell them apart, else compute."""
-    seqs = c.max_num_seqs(facts)
     if kv is not None and kv.value >= c.KV_HIGH:
         fp8 = ConfigChange(
             flag="--kv-cache-dtype",
@@ -89,10 +88,12 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
             alternatives=(fp8,) if auto_kv else (),
             actions=("Raise the GPU count (replicas, or larger GPUs): the KV cache is full.",),
         )
-    if seqs and run.value >= AT_CAP_SHARE * seqs:
+    cap = _batch_cap(facts, run, kv)
+    if cap is not None and run.value >= AT_CAP_SHARE * (seqs := int(cap.value)):
+        whose = ", vLLM's default" if cap.source == "default" else ""
         return _Limit(
-            f"running {fmt(run.value)} at --max-num-seqs {seqs}",
-            evidence=(Evidence(source="config", name="--max-num-seqs", value=seqs),),
+            f"running {fmt(run.value)} at --max-num-seqs {seqs}{whose}",
+            evidence=(cap,),
             changes=tuple(change for change in [_higher_cap(facts, seqs)] if change),
         )
     if (preempting := signals.preemption_rate(facts)) is not None and preempting.value > 0:
@@ -103,12 +104,32 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
             evidence=(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}),),
             actions=("See OP-5.3: fix the preemptions first; the queue follows from them.",),
         )
-    if kv is None and seqs is None:
+    if kv is None and c.max_num_seqs(facts) is None:
         return _Limit(
             "limit unknown: no KV usage or --max-num-seqs",
             actions=("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.",),
         )
     return _Limit("compute-bound", actions=("Add replicas: the engine is busy with its current batch.",))
+
+
+def _batch_cap(facts: Facts, run: signals.Signal, kv: signals.Signal | None) -> Evidence | None:
+    """--max-num-seqs as the launch sets it; else vLLM's default when the batch holds exactly that many.
+
+    Why: a stats line or a scrape rarely comes with the launch flags, and most servers run the default. The
+    batch cannot exceed the cap, so running that sits on one of the defaults vLLM may have chosen (256, or 1024
+    on a GPU of 70 GiB or more; which one is unknown while the GPU is) with requests waiting and KV room left is
+    the cap at work, not compute; any other count says nothing about the cap."""
+    if seqs := c.max_num_seqs(facts):
+        return Evidence(source="config", name="--max-num-seqs", value=seqs)
+    if kv is None:  # KV room unread: a full cache could hold the batch at that count too
+        return None
+    defaults = {c.default_max_num_seqs(facts)}
+    if not c.total_gib(facts) and c.vllm_device(facts) == "cuda":
+        defaults |= {vllm_defaults.BASE_MAX_NUM_SEQS, vllm_defaults.LARGE_MAX_NUM_SEQS}
+    if run.value not in defaults:
+        return None
+    said = "--max-num-seqs is not in the text: vLLM's default, which the batch holds exactly"
+    return Evidence(source="default", name="--max-num-seqs", value=int(run.value), description=said)
 
 
 def _higher_cap(facts: Facts, seqs: int) -> ConfigChange | None:
@@ -168,7 +189,8 @@ RULE_SATURATION = Rule(
     needs=("window", "snapshot", "events"),
     page=RulePage(
         checks=f"num_requests_waiting >= 1, and which limit holds them: KV usage >= {c.KV_HIGH:.2f} (capacity), "
-        "running at --max-num-seqs (batch cap) or neither (compute).",
+        "running at --max-num-seqs (batch cap; with the flag unknown, a batch that sits exactly on one of vLLM's "
+        "defaults, 256 or 1024, with KV room left) or neither (compute).",
         why="Waiting requests add their queue time to TTFT; the remedy depends on the limit.",
         example="12 waiting, running 256 = --max-num-seqs 256, KV usage 0.55 -> --max-num-seqs 512.",
         fix="Batch cap with free KV: raise --max-num-seqs (bounded by what the KV cache holds at p95 length). KV "

@@ -45,6 +45,31 @@ def test_queue_at_the_batch_cap_with_free_kv_raises_max_num_seqs_within_kv_capac
     assert finding.severity.value == "high"
 
 
+def test_a_batch_sitting_on_a_default_cap_with_free_kv_is_the_cap_though_the_flag_is_unknown():
+    # A stats line alone: 256 running is vLLM's default --max-num-seqs below 70 GiB, 1024 above; the GPU is
+    # unknown, so either is the cap when the batch holds exactly that many with requests waiting and KV room.
+    for running in (256, 1024):
+        [finding] = RULE_SATURATION.evaluate(live(running=running, waiting=95, kv=0.42))
+        assert f"at --max-num-seqs {running}, vLLM's default" in finding.title
+        assert _flags(finding) == {"--max-num-seqs": str(2 * running)}
+        [cap] = [e for e in finding.evidence if e.name == "--max-num-seqs"]
+        assert cap.source == "default" and "not in the text" in cap.description
+
+
+def test_a_batch_off_every_default_or_without_a_kv_reading_says_nothing_of_the_cap():
+    no_kv = Facts(snapshot=snapshot({"vllm:num_requests_running": 256, "vllm:num_requests_waiting": 95}, {}, {}))
+    for facts in (live(running=200, waiting=95, kv=0.42), no_kv):
+        [finding] = RULE_SATURATION.evaluate(facts)
+        assert "at --max-num-seqs" not in finding.title and not finding.changes
+
+
+def test_a_known_gpu_narrows_the_default_to_its_own():
+    facts = live(running=1024, waiting=30, kv=0.40)
+    facts.memory = MemoryFacts(total_gib=22.0)  # an L4: vLLM's default is 256 there, so 1024 was set, not defaulted
+    [finding] = RULE_SATURATION.evaluate(facts)
+    assert "at --max-num-seqs" not in finding.title
+
+
 def test_queue_with_full_kv_is_capacity_and_offers_fp8_kv():
     facts = live(running=60, waiting=14, kv=0.99)
     [finding] = RULE_SATURATION.evaluate(facts)
