@@ -12,6 +12,8 @@ and CUDA-graph replay; CUDA's own message suggests CUDA_LAUNCH_BLOCKING=1 to fin
 
 from __future__ import annotations
 
+import re
+
 from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEventKind
@@ -20,6 +22,8 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 # the release whose default engine (V1) has no xformers backend to fall back to, as (major, minor)
 V1_DEFAULT_FROM = vllm_defaults.V1_DEFAULT_FROM[:2]
+# who reported the fault: PyTorch's CUDA check, or Triton's launcher (cuGetErrorString's words after either)
+_PREFIX = re.compile(r"^(?:CUDA error|Triton Error \[CUDA\]): ")
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
 
 
@@ -31,7 +35,7 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
     return [
         RULE_KERNEL_FAULT.finding(
             Severity.CRITICAL,
-            f"a CUDA kernel faulted ({(events[0].message or 'illegal memory access').removeprefix('CUDA error: ')}): "
+            f"a CUDA kernel faulted ({_PREFIX.sub('', events[0].message or 'illegal memory access')}): "
             + (f"first suspect the {suspects[0][0]}" if suspects else "the traceback cannot say which kernel"),
             summary="A kernel read or wrote outside its memory; CUDA reported it at a later call, so the frame in "
             "the traceback is not where it happened. Turn off the optional kernels one at a time, most "

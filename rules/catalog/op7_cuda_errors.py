@@ -177,7 +177,9 @@ RULE = Rule(
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
-        "of memory`; the `Assertion `srcIndex < srcSelectDimSize` failed` line of an index assert.",
+        "of memory`; the line a kernel prints when its own assertion fails before a device-side assert "
+        "(`Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < "
+        "srcSelectDimSize` failed.`, any kernel's file, block, thread and expression).",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
         "reads the traceback's frame, which is only where CUDA noticed.",
         example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "

@@ -196,7 +196,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "Triton Error [CUDA]: out of memory",
             "CUDNN_STATUS_NOT_INITIALIZED",
-            "srcSelectDimSize",
+            "] Assertion `",
         ),
         K.CUDA_RUNTIME_ERROR,
         r"CUDA (?:driver )?error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
@@ -207,7 +207,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"
         r"|Triton Error \[CUDA\]: (?P<triton_oom>out of memory)"
-        r"|(?P<index>Assertion `srcIndex < srcSelectDimSize` failed)",
+        r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)",
         _cuda_runtime_error,
     ),
     wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own
@@ -217,11 +217,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"with size (?P<n2>\d+)",
         lambda m: {"index": to_int(m["i"] or m["i2"]), "index_bound": to_int(m["n"] or m["n2"])},
     ),
-    wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later
+    wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later (by
+        # PyTorch as "CUDA error: …", or by Triton's launcher as "Triton Error [CUDA]: …", cuGetErrorString's words)
         ("illegal memory access", "misaligned address", "illegal instruction", "unspecified launch failure"),
         K.CUDA_KERNEL_FAULT,
-        r"CUDA error: (?:an )?(?:illegal memory access|misaligned address|illegal instruction|unspecified launch "
-        r"failure)(?: was encountered)?",
+        r"(?:CUDA error|Triton Error \[CUDA\]): (?:an )?"
+        r"(?:illegal memory access|misaligned address|illegal instruction|unspecified launch failure)"
+        r"(?: was encountered)?",
         lambda m: {"message": m.group(0)},
     ),
 )

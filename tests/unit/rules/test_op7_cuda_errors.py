@@ -40,6 +40,12 @@ def _findings(*lines: str):
             "cudaErrorAssert",
             "embedding lookup",
         ),
+        (  # any kernel's assertion line as CUDA prints it (file.cu:line: function: block, thread, the expression)
+            "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [12,0,0], thread: [64,0,0] "
+            'Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.',
+            "cudaErrorAssert",
+            "CUDA_LAUNCH_BLOCKING=1",
+        ),
         ("RuntimeError: CUDA error: the launch timed out and was terminated", "cudaErrorLaunchTimeout", "display"),
         (
             "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
@@ -68,3 +74,13 @@ def test_a_capture_error_proposes_eager_mode_and_a_kernel_fault_stays_hl4s():
     fault = "torch.AcceleratorError: CUDA error: unspecified launch failure"
     assert _findings(fault) == []
     assert evaluate(Facts(events=parse_lines([fault]).events)).findings[0].rule == "HL-4"
+
+
+def test_triton_reporting_a_kernel_fault_is_the_same_fault():
+    # Triton's launcher words a CUDA driver error as "Triton Error [CUDA]: " and cuGetErrorString's text
+    line = "(EngineCore_DP0 pid=1234) RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
+    assert _findings(line) == []
+    [top, *_] = evaluate(Facts(events=parse_lines([line]).events)).findings
+    assert top.rule == "HL-4" and top.title.startswith(
+        "a CUDA kernel faulted (an illegal memory access was encountered)"
+    )
