@@ -444,6 +444,9 @@ class LogEventKind(str, Enum):
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
     # Server Error`; message: the path, component: the method
     SERVER_ERROR_RESPONSE = "server_error_response"
+    # the server's access log answering 400 to a request it refused as invalid: `"POST /v1/chat/completions HTTP/1.1"
+    # 400 Bad Request`; message: the path, component: the method
+    BAD_REQUEST_RESPONSE = "bad_request_response"
     # openai_harmony's parser refusing gpt-oss's output: "Unexpected token 200002 while expecting start token 200006",
     # HarmonyError('Unknown role: …'), "channel marker present but no channel value found in header"; message: its
     # words, token_ids: [the token it got, the token it expected] for the first
@@ -990,6 +993,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.UNAUTHORIZED: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),
+    LogEventKind.BAD_REQUEST_RESPONSE: ("message", "component"),
     LogEventKind.VLLM_MESSAGE: (
         "message",
         "exception",

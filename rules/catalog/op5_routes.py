@@ -1,6 +1,7 @@
-"""OP-5.30, OP-5.31, OP-5.33: what the API server's access log says about failed requests: a path it has no route
-for (404), requests it failed itself (500) when the text holds no exception to explain them, and a route asked with
-a method it does not take (405; a client's words for it too).
+"""OP-5.30, OP-5.31, OP-5.33, OP-5.42: what the API server's access log says about failed requests: a path it has no
+route for (404), requests it failed itself (500) when the text holds no exception to explain them, a route asked with
+a method it does not take (405; a client's words for it too), and requests it refused as invalid (400) when the text
+holds no reason.
 
 OP-5.30, the client calls a path vLLM's OpenAI-compatible server has no route for.
 
@@ -17,6 +18,12 @@ client that adds it again. Source: vllm#6194 (a client calling /generate on the 
 OP-5.31: vLLM's server answers 500 when a request fails inside it (an exception in the API server or the engine
 while serving it) and logs the exception beside the access line; a paste with the 500 and no exception stops short
 of the cause, and the finding says where it is (vllm#40856: an image download that failed; its lines were cut).
+
+OP-5.42: a 400 is vLLM refusing a request before it runs, and its reason goes into the response's body, not the log:
+vLLM 0.32 logs it at DEBUG only (`create_error_response called with …`,
+vllm/entrypoints/serve/exception_handling/error_response.py), or with a stack when `--log-error-stack` is on (off unless
+VLLM_SERVER_DEV_MODE=1; vllm/entrypoints/launchers/cli_args.py). An access log full of 400s is a healthy server and
+clients sending what it does not accept; the finding says where the reason is and how to make the server log it.
 """
 
 from __future__ import annotations
@@ -193,6 +200,71 @@ RULE_SERVER_ERROR = Rule(
     ),
 )
 
+# --- OP-5.42 the server refused requests as invalid (400), and the text holds no reason ------------------------------
+
+# Events that say why a request was refused: with one of them, the rule that reads it explains the 400.
+REFUSAL_EXPLAINED_BY = (
+    *EXPLAINED_BY,
+    LogEventKind.REQUEST_TOO_LONG,
+    LogEventKind.REQUEST_SCHEMA_REFUSED,
+    LogEventKind.CHAT_TEMPLATE_REFUSED,
+    LogEventKind.EMPTY_PROMPT,
+)
+
+
+def _check_refused(facts: Facts) -> list[Finding]:
+    refused = facts.events_of(LogEventKind.BAD_REQUEST_RESPONSE)
+    if not refused or any(facts.events_of(kind) for kind in REFUSAL_EXPLAINED_BY):
+        return []
+    paths = sorted({e.message or "?" for e in refused})
+    return [
+        RULE_REFUSED.finding(
+            Severity.MEDIUM,
+            f"the server refused {len(refused)} request(s) to {', '.join(paths)} as invalid (HTTP 400); the reason "
+            "is not in the text",
+            summary="vLLM answers 400 when it refuses a request before running it: a prompt plus max_tokens past "
+            "--max-model-len, a field or value it does not accept (tool_choice auto without "
+            "--enable-auto-tool-choice, a parameter out of range), a chat template refusing the messages. The "
+            "reason goes into the response's body; vLLM 0.32 logs it only at DEBUG, or with --log-error-stack. "
+            "The server is up: the clients send what it does not accept.",
+            evidence=[c.log_evidence(refused[0], name="request refused by the server", value=refused[0].message)],
+            actions=[
+                "Read one refused response's body: the client's error (`openai.BadRequestError: Error code: 400 - "
+                "{...}`) or the same request sent with `curl -s`; its message names the field and the limit. Paste "
+                "it for the cause.",
+                "Or make the server log why: restart it with --log-error-stack (vLLM 0.32: each refusal with its "
+                "exception) or VLLM_LOGGING_LEVEL=DEBUG (`create_error_response called with …` lines).",
+                "If every request is refused since a change, compare the client's requests with the server's flags: "
+                "a lower --max-model-len, a tool-calling client against a server without --enable-auto-tool-choice, "
+                "a new --chat-template.",
+            ],
+            confidence=0.5,
+        )
+    ]
+
+
+RULE_REFUSED = Rule(
+    code="OP-5.42",
+    title="the server refused requests as invalid (HTTP 400) and the text holds no reason",
+    category=Category.RELIABILITY,
+    check=_check_refused,
+    needs=("events",),
+    page=RulePage(
+        checks='The API server\'s access log answering 400 (`"POST /v1/chat/completions HTTP/1.1" 400 Bad Request`) '
+        "in a text with no exception, no vLLM message and no request refusal another rule reads (too long, the "
+        "schema, the chat template, an empty prompt).",
+        why="A 400 is the client's request refused, with its reason in the response body: vLLM 0.32 does not log "
+        "it unless asked to, so a log of 400s holds no cause.",
+        example='Three `"POST /v1/chat/completions HTTP/1.1" 400 Bad Request` lines and nothing else.',
+        fix="The refused response's body; --log-error-stack or VLLM_LOGGING_LEVEL=DEBUG to have the server log it.",
+        limits="Says where the reason is, not what it is.",
+        references=[
+            "vllm/entrypoints/serve/exception_handling/error_response.py (0.32)",
+            "vllm/entrypoints/launchers/cli_args.py (0.32: log_error_stack)",
+        ],
+    ),
+)
+
 # --- OP-5.33 a route asked with a method it does not take (405) ------------------------------------------------
 
 # vLLM's inference routes take POST only (an OpenAI client always POSTs to them); GET is for /v1/models, /health.
@@ -260,4 +332,4 @@ RULE_METHOD_NOT_ALLOWED = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_ROUTE, RULE_SERVER_ERROR, RULE_METHOD_NOT_ALLOWED]
+RULES: list[Rule] = [RULE_ROUTE, RULE_SERVER_ERROR, RULE_METHOD_NOT_ALLOWED, RULE_REFUSED]

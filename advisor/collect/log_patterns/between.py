@@ -455,6 +455,7 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"status": 405},
     ),
     _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
+    _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
     wording(
         (
             "health check response",

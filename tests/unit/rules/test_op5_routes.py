@@ -94,6 +94,34 @@ def test_a_500_beside_the_exception_that_caused_it_is_left_to_the_rule_that_read
     assert op5_routes.RULE_SERVER_ERROR.evaluate(facts) == []
 
 
+def test_400s_with_no_reason_in_the_text_say_where_the_reason_is_and_how_to_have_it_logged():
+    # vLLM 0.32 writes a refusal's reason into the response body and logs it only at DEBUG or with --log-error-stack
+    facts = _facts(
+        '(APIServer pid=1) INFO:     10.0.0.5:51234 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request',
+        'INFO:     10.0.0.5:51236 - "POST /v1/completions HTTP/1.1" 400 Bad Request',
+        'INFO:     10.0.0.5:51238 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
+    )
+    [top] = evaluate(facts).findings
+    assert top.rule == "OP-5.42"
+    assert top.title == (
+        "the server refused 2 request(s) to /v1/chat/completions, /v1/completions as invalid (HTTP 400); the reason "
+        "is not in the text"
+    )
+    assert "response's body" in top.actions[0] and "--log-error-stack" in top.actions[1]
+
+
+def test_a_400_beside_its_reason_is_left_to_the_rule_that_reads_the_reason():
+    access = 'INFO:     10.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request'
+    too_long = (
+        "ERROR 12-01 03:00:00 [serving_chat.py:200] ValueError: This model's maximum context length is 4096 tokens. "
+        "However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the "
+        "length of the messages or completion."
+    )
+    facts = _facts(too_long, access)
+    assert op5_routes.RULE_REFUSED.evaluate(facts) == []
+    assert evaluate(facts).findings[0].rule != "OP-5.42"
+
+
 def test_a_405_in_a_clients_words_is_a_proxy_or_redirect_in_between():
     # vllm#7463: chat completions through Cloudflare answered 405; "It was cloudflare's fault"
     facts = _facts("openai.APIStatusError: Error code: 405 - {'detail': 'Method Not Allowed'}")
