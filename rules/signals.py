@@ -102,6 +102,11 @@ def _engine_count(stats: list[LogEvent]) -> int:
     return max(1, len({e.engine for e in stats}))
 
 
+def stats_engines(facts: Facts) -> int:
+    """How many engines' stats lines the text holds (`Engine 000:`, `Engine 001:` …): running and waiting sum them."""
+    return _engine_count(facts.events_of(LogEventKind.STATS_LINE))
+
+
 @_finite_only
 def kv_usage(facts: Facts, hottest: bool = True) -> Signal | None:
     """KV-cache usage 0–1 (the fullest engine by default: one full engine preempts)."""

@@ -88,8 +88,10 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
             alternatives=(fp8,) if auto_kv else (),
             actions=("Raise the GPU count (replicas, or larger GPUs): the KV cache is full.",),
         )
-    cap = _batch_cap(facts, run, kv)
-    if cap is not None and run.value >= AT_CAP_SHARE * (seqs := int(cap.value)):
+    # vLLM's gauges and the stats lines sum the --data-parallel-size engines; the cap is each engine's
+    engines = max(c.data_parallel_size(facts), signals.stats_engines(facts))
+    cap = _batch_cap(facts, run.value / engines, kv)
+    if cap is not None and run.value >= AT_CAP_SHARE * engines * (seqs := int(cap.value)):
         whose = ", vLLM's default" if cap.source == "default" else ""
         return _Limit(
             f"running {fmt(run.value)} at --max-num-seqs {seqs}{whose}",
@@ -112,7 +114,7 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
     return _Limit("compute-bound", actions=("Add replicas: the engine is busy with its current batch.",))
 
 
-def _batch_cap(facts: Facts, run: signals.Signal, kv: signals.Signal | None) -> Evidence | None:
+def _batch_cap(facts: Facts, running_per_engine: float, kv: signals.Signal | None) -> Evidence | None:
     """--max-num-seqs as the launch sets it; else vLLM's default when the batch holds exactly that many.
 
     Why: a stats line or a scrape rarely comes with the launch flags, and most servers run the default. The
@@ -126,10 +128,10 @@ def _batch_cap(facts: Facts, run: signals.Signal, kv: signals.Signal | None) -> 
     defaults = {c.default_max_num_seqs(facts)}
     if not c.total_gib(facts) and c.vllm_device(facts) == "cuda":
         defaults |= {vllm_defaults.BASE_MAX_NUM_SEQS, vllm_defaults.LARGE_MAX_NUM_SEQS}
-    if run.value not in defaults:
+    if running_per_engine not in defaults:
         return None
     said = "--max-num-seqs is not in the text: vLLM's default, which the batch holds exactly"
-    return Evidence(source="default", name="--max-num-seqs", value=int(run.value), description=said)
+    return Evidence(source="default", name="--max-num-seqs", value=int(running_per_engine), description=said)
 
 
 def _higher_cap(facts: Facts, seqs: int) -> ConfigChange | None:
@@ -196,7 +198,8 @@ RULE_SATURATION = Rule(
         fix="Batch cap with free KV: raise --max-num-seqs (bounded by what the KV cache holds at p95 length). KV "
         "full: --kv-cache-dtype fp8 or more replicas. Compute: more replicas.",
         limits="A single scrape shows one instant; a window's end value is better but still not an average. From "
-        "0.20 waiting includes deferred requests.",
+        "0.20 waiting includes deferred requests. The cap is per engine: running is compared with it times the "
+        "data-parallel engines (--data-parallel-size, or the engines whose stats lines the text holds).",
         references=[c.OPTIMIZATION_DOCS, c.METRICS_DOCS],
     ),
 )

@@ -63,6 +63,19 @@ def test_a_batch_off_every_default_or_without_a_kv_reading_says_nothing_of_the_c
         assert "at --max-num-seqs" not in finding.title and not finding.changes
 
 
+def test_data_parallel_engines_each_sit_on_the_default_cap_and_the_flag_is_per_engine():
+    # vLLM's stats lines come one per engine; running sums them, the cap is each engine's own
+    line = (
+        "(APIServer pid=1) INFO 12-01 03:10:02 [loggers.py:257] Engine 00{n}: Avg prompt throughput: 800.0 tokens/s, "
+        "Avg generation throughput: 2300.0 tokens/s, Running: 256 reqs, Waiting: 40 reqs, GPU KV cache usage: 41.0%, "
+        "Prefix cache hit rate: 3.0%"
+    )
+    facts = Facts(events=parse_lines([line.format(n=0), line.format(n=1)]).events)
+    [finding] = RULE_SATURATION.evaluate(facts)
+    assert "running 512 at --max-num-seqs 256, vLLM's default" in finding.title
+    assert _flags(finding) == {"--max-num-seqs": "512"}
+
+
 def test_a_known_gpu_narrows_the_default_to_its_own():
     facts = live(running=1024, waiting=30, kv=0.40)
     facts.memory = MemoryFacts(total_gib=22.0)  # an L4: vLLM's default is 256 there, so 1024 was set, not defaulted
