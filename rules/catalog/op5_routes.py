@@ -20,9 +20,11 @@ while serving it) and logs the exception beside the access line; a paste with th
 of the cause, and the finding says where it is (vllm#40856: an image download that failed; its lines were cut).
 
 OP-5.42: a 400 is vLLM refusing a request before it runs, and its reason goes into the response's body, not the log:
-vLLM 0.32 logs it at DEBUG only (`create_error_response called with …`,
-vllm/entrypoints/serve/exception_handling/error_response.py), or with a stack when `--log-error-stack` is on (off unless
-VLLM_SERVER_DEV_MODE=1; vllm/entrypoints/launchers/cli_args.py). An access log full of 400s is a healthy server and
+vLLM 0.32 logs it with a stack when `--log-error-stack` is on (off unless VLLM_SERVER_DEV_MODE=1;
+vllm/entrypoints/launchers/cli_args.py; the handlers in vllm/entrypoints/serve/exception_handling/handlers/, the request
+schema's included), else only at DEBUG for the refusals vLLM raises itself (`create_error_response called with …`,
+vllm/entrypoints/serve/exception_handling/error_response.py; the schema's validation handler builds its answer without
+it). An access log full of 400s is a healthy server and
 clients sending what it does not accept; the finding says where the reason is and how to make the server log it.
 """
 
@@ -225,15 +227,16 @@ def _check_refused(facts: Facts) -> list[Finding]:
             summary="vLLM answers 400 when it refuses a request before running it: a prompt plus max_tokens past "
             "--max-model-len, a field or value it does not accept (tool_choice auto without "
             "--enable-auto-tool-choice, a parameter out of range), a chat template refusing the messages. The "
-            "reason goes into the response's body; vLLM 0.32 logs it only at DEBUG, or with --log-error-stack. "
+            "reason goes into the response's body; vLLM 0.32 logs it only with --log-error-stack or at DEBUG. "
             "The server is up: the clients send what it does not accept.",
             evidence=[c.log_evidence(refused[0], name="request refused by the server", value=refused[0].message)],
             actions=[
                 "Read one refused response's body: the client's error (`openai.BadRequestError: Error code: 400 - "
                 "{...}`) or the same request sent with `curl -s`; its message names the field and the limit. Paste "
                 "it for the cause.",
-                "Or make the server log why: restart it with --log-error-stack (vLLM 0.32: each refusal with its "
-                "exception) or VLLM_LOGGING_LEVEL=DEBUG (`create_error_response called with …` lines).",
+                "Or make the server log why: restart it with --log-error-stack (vLLM 0.32 then logs the exception "
+                "behind each refusal its handlers answer, the request schema's included), or VLLM_LOGGING_LEVEL=DEBUG "
+                "(`create_error_response called with <exception>: <reason>`, for the refusals vLLM raises itself).",
                 "If every request is refused since a change, compare the client's requests with the server's flags: "
                 "a lower --max-model-len, a tool-calling client against a server without --enable-auto-tool-choice, "
                 "a new --chat-template.",
@@ -256,7 +259,8 @@ RULE_REFUSED = Rule(
         why="A 400 is the client's request refused, with its reason in the response body: vLLM 0.32 does not log "
         "it unless asked to, so a log of 400s holds no cause.",
         example='Three `"POST /v1/chat/completions HTTP/1.1" 400 Bad Request` lines and nothing else.',
-        fix="The refused response's body; --log-error-stack or VLLM_LOGGING_LEVEL=DEBUG to have the server log it.",
+        fix="The refused response's body; --log-error-stack (every handler's refusal) or VLLM_LOGGING_LEVEL=DEBUG "
+        "(vLLM's own refusals) to have the server log it.",
         limits="Says where the reason is, not what it is.",
         references=[
             "vllm/entrypoints/serve/exception_handling/error_response.py (0.32)",

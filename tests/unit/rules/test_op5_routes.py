@@ -108,6 +108,7 @@ def test_400s_with_no_reason_in_the_text_say_where_the_reason_is_and_how_to_have
         "is not in the text"
     )
     assert "response's body" in top.actions[0] and "--log-error-stack" in top.actions[1]
+    assert "VLLM_LOGGING_LEVEL=DEBUG" in top.actions[1]
 
 
 def test_a_400_beside_its_reason_is_left_to_the_rule_that_reads_the_reason():
