@@ -67,7 +67,11 @@ def _check_low_hit_rate(facts: Facts) -> list[Finding]:
             title,
             evidence=evidence,
             confidence=confidence,
-            summary="Shared prompt prefixes are being recomputed instead of read from the cache.",
+            summary="Shared prompt prefixes are being recomputed instead of read from the cache."
+            if reuse is not None
+            else "The prefix cache finds little of what it is asked for. Whether the prompts share prefixes is not "
+            "in the inputs: prompts that share none hit nothing, and that is no fault (--prefix-reuse, the share of "
+            "prompt tokens in shared prefixes, tells the two apart).",
             actions=[
                 "Put the shared part (system prompt, documents) first and byte-identical; no timestamps or "
                 "request ids before it.",

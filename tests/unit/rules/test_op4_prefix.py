@@ -15,9 +15,15 @@ def test_low_hit_rate_with_high_reuse_is_medium_with_both_numbers():
     assert "8%" in finding.title and "70%" in finding.title
 
 
-def test_low_hit_rate_without_workload_facts_is_only_low():
+def test_low_hit_rate_without_workload_facts_is_only_low_and_does_not_claim_shared_prefixes():
     facts = live(prefix=(10_000, 800))
-    assert op4.RULE_LOW_HIT.evaluate(facts)[0].severity.value == "low"
+    [finding] = op4.RULE_LOW_HIT.evaluate(facts)
+    assert finding.severity.value == "low"
+    # the reuse is unknown: prompts that share nothing hit nothing, so the summary asks rather than asserts
+    assert "Shared prompt prefixes are being recomputed" not in finding.summary
+    assert "--prefix-reuse" in finding.summary
+    facts.workload = Workload(prefix_reuse_share=0.7)
+    assert op4.RULE_LOW_HIT.evaluate(facts)[0].summary.startswith("Shared prompt prefixes are being recomputed")
 
 
 def test_low_hit_rate_with_unique_prompts_is_expected():
