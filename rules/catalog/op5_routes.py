@@ -157,15 +157,26 @@ RULE_ROUTE = Rule(
 EXPLAINED_BY = (LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE)
 
 
-def _check_server_errors(facts: Facts) -> list[Finding]:
-    failed = facts.events_of(LogEventKind.SERVER_ERROR_RESPONSE)
-    if not failed or any(facts.events_of(kind) for kind in EXPLAINED_BY):
+def _unexplained(facts: Facts, kind: LogEventKind, explained_by: tuple[LogEventKind, ...]) -> list[LogEvent]:
+    """The access lines of `kind`, or none when the text holds an event that says why (another rule answers it)."""
+    if facts.events_of(*explained_by):
         return []
-    paths = sorted({e.message or "?" for e in failed})
+    return facts.events_of(kind)
+
+
+def _paths(events: list[LogEvent]) -> str:
+    """The paths the access lines name, each once, in order."""
+    return ", ".join(sorted({e.message or "?" for e in events}))
+
+
+def _check_server_errors(facts: Facts) -> list[Finding]:
+    failed = _unexplained(facts, LogEventKind.SERVER_ERROR_RESPONSE, EXPLAINED_BY)
+    if not failed:
+        return []
     return [
         RULE_SERVER_ERROR.finding(
             Severity.MEDIUM,
-            f"the server failed {len(failed)} request(s) to {', '.join(paths)} with HTTP 500; the exception is not in "
+            f"the server failed {len(failed)} request(s) to {_paths(failed)} with HTTP 500; the exception is not in "
             "the text",
             summary="vLLM answers 500 when serving a request raised inside the server: in the API server (the "
             "request's processing, its media download, the chat template) or in the engine. It logs that exception "
@@ -215,14 +226,13 @@ REFUSAL_EXPLAINED_BY = (
 
 
 def _check_refused(facts: Facts) -> list[Finding]:
-    refused = facts.events_of(LogEventKind.BAD_REQUEST_RESPONSE)
-    if not refused or any(facts.events_of(kind) for kind in REFUSAL_EXPLAINED_BY):
+    refused = _unexplained(facts, LogEventKind.BAD_REQUEST_RESPONSE, REFUSAL_EXPLAINED_BY)
+    if not refused:
         return []
-    paths = sorted({e.message or "?" for e in refused})
     return [
         RULE_REFUSED.finding(
             Severity.MEDIUM,
-            f"the server refused {len(refused)} request(s) to {', '.join(paths)} as invalid (HTTP 400); the reason "
+            f"the server refused {len(refused)} request(s) to {_paths(refused)} as invalid (HTTP 400); the reason "
             "is not in the text",
             summary="vLLM answers 400 when it refuses a request before running it: a prompt plus max_tokens past "
             "--max-model-len, a field or value it does not accept (tool_choice auto without "
