@@ -38,18 +38,18 @@ def _check_weight_load(facts: Facts) -> list[Finding]:
         ),
         None,
     )
-    if loaded is None or _mib_s(loaded) >= SLOW_LOAD_MIB_S:
+    if loaded is None or (speed := _mib_s(loaded)) >= SLOW_LOAD_MIB_S:
         return []
     where = facts.last_event(LogEventKind.CHECKPOINT_FILESYSTEM)
     fs = (where.message or "").upper() if where else ""
-    evidence = [c.log_evidence(loaded, "weight load speed", round(_mib_s(loaded)), SLOW_LOAD_MIB_S, "<", "MiB/s")]
+    evidence = [c.log_evidence(loaded, "weight load speed", round(speed), SLOW_LOAD_MIB_S, "<", "MiB/s")]
     if where is not None:
         evidence.append(c.log_evidence(where, name="checkpoint filesystem", value=where.message))
     prefetch = _prefetch_change(where, fs)
     return [
         RULE_WEIGHT_LOAD.finding(
             Severity.LOW,
-            f"the weights loaded at about {_mib_s(loaded):.0f} MiB/s ({loaded.weights_gib:g} GiB in "
+            f"the weights loaded at about {speed:.0f} MiB/s ({loaded.weights_gib:g} GiB in "
             f"{c.clock(loaded.load_seconds)}): slower than any local disk" + (f", from {fs}" if fs else ""),
             summary="Every restart reads the whole checkpoint again; at this speed the start is spent reading "
             "weights, and a startup probe or the engine-ready wait (OP-1.11) that is shorter kills the server while "
