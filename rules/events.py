@@ -327,6 +327,11 @@ class LogEventKind(str, Enum):
     # "Mean TTFT (ms):  98234.12", "Benchmark duration (s):  210.34", "Traffic request rate: inf" (label: the
     # figure's name as printed, message: its value as printed, figure: the number, None for inf or None)
     BENCHMARK_FIGURE = "benchmark_figure"
+    # one refresh of the offline `LLM.generate` progress bar (vllm/entrypoints/common/offline.py, 0.32; the same
+    # words since 0.2): "Processed prompts:  33%|███▍ | 769/2343 [00:07<00:12, 124.65it/s, est. speed input: 3431.00
+    # toks/s, output: 1062.00 toks/s]" (prompts_done/prompts_total, elapsed_s, requests_per_s: tqdm's rate; the
+    # est. speed in prompt_throughput_tps and generation_throughput_tps, in later releases)
+    OFFLINE_PROGRESS = "offline_progress"
     # a profiler's row, pasted: `py-spy top`'s "88.00%  88.00%  61.00s  61.44s  apply_penalties (vllm/…/utils.py)"
     PROFILE_HOTSPOT = "profile_hotspot"
     # V0's attention selector (0.4-0.7) gave up FlashAttention-2 for XFormers: "Cannot use FlashAttention-2 backend
@@ -663,6 +668,9 @@ class LogEvent(BaseModel):
     symbol: str | None = None  # the symbol a compiled library could not resolve
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
+    prompts_done: int | None = None  # the offline progress bar's finished prompts, of prompts_total
+    prompts_total: int | None = None
+    elapsed_s: float | None = None  # the progress bar's own clock: seconds since that bar started
     # what a person wrote before a benchmark's result ("Before", "After", "v0.4.1"); an alert notification's label
     label: str | None = None
     phase: str | None = None  # startup | serving | unknown, from the log around it
@@ -978,6 +986,14 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HEALTH_CHECK_FAILED: ("message", "component", "timeout_ms", "probe", "probe_result", "status"),
     LogEventKind.BENCHMARK_THROUGHPUT: ("requests_per_s", "tokens_per_s", "label", "version"),
     LogEventKind.BENCHMARK_FIGURE: ("label", "message", "figure"),
+    LogEventKind.OFFLINE_PROGRESS: (
+        "prompts_done",
+        "prompts_total",
+        "elapsed_s",
+        "requests_per_s",
+        "prompt_throughput_tps",
+        "generation_throughput_tps",
+    ),
     LogEventKind.PROFILE_HOTSPOT: ("function", "code_file", "own_share"),
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.ATTENTION_BACKEND: ("message",),

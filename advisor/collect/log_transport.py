@@ -95,9 +95,14 @@ _VLLM_HEADER = (
 # columns: two spaces or more after the colon tell them from a message's "ERROR: ", and so does an access line's
 # client address where a page collapsed the padding.
 _UVICORN = r"(?:INFO|WARNING|ERROR|DEBUG):(?:\s{2,}(?=\S)|\s+(?=[\d.:\[\]a-fA-F]+:\d+ - \"))"
-# A record's start: vLLM's process prefixes with whatever line follows them (its header, uvicorn's), or a header.
+# An offline job's progress bar (`Processed prompts:  33%|███▍ | 769/2343 [00:07<00:12, 124.65it/s]`): tqdm redraws
+# it with a carriage return, so a log holds many, and a page that joined them holds them end to end.
+_PROGRESS_BAR = r"Processed prompts:\s*\d+%\|"
+# A record's start: vLLM's process prefixes with whatever line follows them (its header, uvicorn's), a header, or
+# an offline progress bar.
 _RECORD_START = re.compile(
     rf"(?:\([^()]*?\s(?:rank=\d+\s+)?pid=\d+[^()]*\)\s*)+(?:{_VLLM_HEADER}|{_UVICORN})?|{_VLLM_HEADER}|{_UVICORN}"
+    rf"|{_PROGRESS_BAR}"
 )
 # A bare traceback's records: its header, each frame, the sentences that chain two tracebacks.
 _TRACEBACK_RECORD = re.compile(

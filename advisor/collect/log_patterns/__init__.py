@@ -6,8 +6,9 @@ in one module per family of lines: startup (version, arguments, sizing), stats (
 lines), startup_failures, runtime_failures, request_errors, environment (failures around
 vLLM), toolchain (the CUDA compiler, libraries and PyTorch build under it), between (gateways,
 proxies and health checks between the client and vLLM), benchmark (what vLLM's benchmark script
-prints), profile (a profiler's rows) and alerting (an Alertmanager notification of servops's own
-alerts). `PATTERNS` is their tables in that order, and `candidates` the keyword prefilter over it.
+prints), offline (the offline `LLM` class's progress bar), profile (a profiler's rows) and
+alerting (an Alertmanager notification of servops's own alerts). `PATTERNS` is their tables in
+that order, and `candidates` the keyword prefilter over it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from advisor.collect.log_patterns import (
     benchmark,
     between,
     environment,
+    offline,
     profile,
     request_errors,
     runtime_failures,
@@ -40,6 +42,7 @@ PATTERNS: tuple[Pattern, ...] = (
     *toolchain.PATTERNS,
     *between.PATTERNS,
     *benchmark.PATTERNS,
+    *offline.PATTERNS,
     *profile.PATTERNS,
     *alerting.PATTERNS,
 )

@@ -15,14 +15,13 @@ import pytest
 from benchmarks.incident_corpus import judge, load_cases, triage_case
 
 CASES = load_cases()
-# Wrong at the top finding on 2026-11-30 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
+# Wrong at the top finding on 2026-12-02 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
         "perf-async-engine-enforce-eager",
         "perf-bmv2-prefix-warmup-slow",
         "perf-lmcache-prefix-hit-overhead",
         "performance-decode-tps-context-decay",
-        "performance-lmeval-vllm-dp-uneven-split",
         "performance-olmocr-omp-threads-overload",
         "performance-outlines-guided-decoding-slow",
         "performance-structured-output-bitmask-regression",

@@ -1,0 +1,104 @@
+"""OP-5.43: offline data-parallel workers given unequal work, read from the `Processed prompts` bars of
+`LLM.generate` as vllm/entrypoints/common/offline.py (0.32) draws them through tqdm: `{desc}: {pct}%|{bar}|
+{n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]`."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op5_offline_split
+from rules.evaluate import evaluate
+from rules.events import LogEventKind
+from rules.facts import Facts
+
+
+def _bar(done: int, total: int, elapsed: str, rate: str, speed: tuple[float, float] | None = None) -> str:
+    """One redraw; `speed`: the est. speed postfix later releases print (input, output toks/s)."""
+    postfix = f", est. speed input: {speed[0]:.2f} toks/s, output: {speed[1]:.2f} toks/s" if speed else ""
+    share = f"{100 * done // total:3d}%|{'█' * (10 * done // total):<10}|"
+    return f"Processed prompts: {share} {done}/{total} [{elapsed}<00:10, {rate}{postfix}]"
+
+
+def _findings(lines: list[str]):
+    return op5_offline_split.RULE.evaluate(Facts(events=parse_lines(lines).events))
+
+
+# Two workers of one job of 4,687 prompts, their redraws interleaved as two processes print to one terminal: the
+# 2,343-prompt worker runs twice as fast as the 2,344-prompt one (the shape of lm-evaluation-harness#1468).
+UNEVEN = [
+    _bar(0, 2344, "00:00", "?it/s"),
+    _bar(0, 2343, "00:00", "?it/s"),
+    _bar(1, 2343, "00:01", "1.89s/it"),
+    _bar(257, 2343, "00:03", "77.72it/s"),
+    _bar(201, 2344, "00:06", "37.00it/s"),
+    _bar(769, 2343, "00:07", "124.65it/s"),
+    _bar(457, 2344, "00:09", "59.88it/s"),
+]
+
+
+def test_the_bar_is_read_with_its_clock_its_rate_and_its_speed():
+    events = parse_lines(
+        [_bar(1, 2343, "00:01", "1.89s/it"), _bar(500, 500, "1:01:23", "5.99it/s", speed=(1234.56, 567.89))]
+    ).events
+    slow, done = [e for e in events if e.kind is LogEventKind.OFFLINE_PROGRESS]
+    assert (slow.prompts_done, slow.prompts_total, slow.elapsed_s) == (1, 2343, 1.0)
+    assert round(slow.requests_per_s, 3) == round(1 / 1.89, 3)  # tqdm's seconds per prompt, turned over
+    assert (done.elapsed_s, done.requests_per_s) == (3683.0, 5.99)
+    assert (done.prompt_throughput_tps, done.generation_throughput_tps) == (1234.56, 567.89)
+
+
+def test_equal_shares_at_unequal_paces_are_unequal_work_per_prompt():
+    [finding] = _findings(UNEVEN)
+    assert finding.title == (
+        "data-parallel offline workers have unequal work: at their pace one finishes its 2,343 prompts in ~21 s, "
+        "another needs ~46 s for its 2,344 (2.2×)"
+    )
+    assert "even in count (2,344 and 2,343 prompts)" in finding.summary
+    assert "idle for ~54% of the run" in finding.summary
+    assert [e.value for e in finding.evidence] == [109.86, 50.78]
+    assert "round-robin" in finding.actions[0]
+    assert evaluate(Facts(events=parse_lines(UNEVEN).events)).findings[0].rule == "OP-5.43"
+
+
+def test_the_est_speed_shows_which_worker_has_the_longer_prompts():
+    lines = [
+        _bar(100, 1000, "00:02", "50.00it/s", speed=(40000.0, 10000.0)),
+        _bar(40, 1000, "00:02", "20.00it/s", speed=(36000.0, 8000.0)),
+        _bar(600, 1000, "00:10", "60.00it/s", speed=(24000.0, 6000.0)),
+        _bar(200, 1000, "00:10", "20.00it/s", speed=(36000.0, 8000.0)),
+    ]
+    [finding] = _findings(lines)
+    assert "~17 s, another needs ~50 s" in finding.title  # two bars of one size told apart by count and clock
+    assert "the slow worker's prompts average 1,800 input and 400 output tokens, the fast one's 400 and 100" in (
+        finding.summary
+    )
+
+
+def test_unequal_counts_are_named_as_the_split():
+    lines = [_bar(300, 3000, "00:05", "60.00it/s"), _bar(300, 1000, "00:05", "60.00it/s")]
+    lines += [_bar(600, 3000, "00:10", "60.00it/s"), _bar(600, 1000, "00:10", "60.00it/s")]
+    [finding] = _findings(lines)
+    assert "The shares differ in count (3,000 and 1,000 prompts): the split itself is uneven." in finding.summary
+
+
+def test_workers_at_one_pace_are_balanced():
+    lines = [_bar(300, 2344, "00:05", "60.00it/s"), _bar(310, 2343, "00:05", "62.00it/s")]
+    lines += [_bar(700, 2344, "00:10", "70.00it/s"), _bar(650, 2343, "00:10", "65.00it/s")]
+    assert _findings(lines) == []
+
+
+def test_one_jobs_batches_in_turn_are_not_workers_at_once():
+    """A script that calls generate once per batch draws one bar after another: they never interleave."""
+    first = [_bar(0, 256, "00:00", "?it/s"), _bar(128, 256, "00:06", "21.33it/s"), _bar(256, 256, "00:08", "32.00it/s")]
+    second = [_bar(0, 256, "00:00", "?it/s"), _bar(64, 256, "00:06", "10.67it/s"), _bar(256, 256, "00:24", "10.67it/s")]
+    assert _findings(first + second) == []
+
+
+def test_bars_younger_than_the_clock_can_compare_say_nothing():
+    assert _findings(UNEVEN[:4]) == []
+
+
+def test_bars_a_page_joined_into_one_line_are_read_as_their_redraws():
+    """A log quoted from a rendered page loses its line breaks: the redraws arrive end to end, spaces collapsed."""
+    joined = " ".join(" ".join(UNEVEN).split())
+    [finding] = _findings([joined])
+    assert "~21 s, another needs ~46 s" in finding.title
