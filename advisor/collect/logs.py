@@ -154,13 +154,14 @@ def _python_own_error(text: str) -> tuple[str, str] | None:
 
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
 # (v1/engine/core.py "init engine (…) took", the API server's "Starting vLLM [API ]server on",
-# uvicorn's "Application startup complete", the first periodic stats line.)
+# uvicorn's "Application startup complete", the first periodic stats line, an offline job's progress bar.)
 _READY_MARKERS = (
     "init engine (profile, create kv cache, warmup model) took",
     "Starting vLLM server on",
     "Starting vLLM API server",
     "Application startup complete",
     "Avg prompt throughput",
+    "Processed prompts:",
 )
 # The engine core's first line (V1, and V0's wording): from here until a ready marker it initialises
 # (loads weights, compiles, sizes the KV cache). The API server's banner alone is not enough: a
@@ -173,6 +174,9 @@ _START_MARKERS = (
     "Initializing an LLM engine",
     "Model loading took",
 )
+# Lines that mean requests are being served: the API server is up, a stats line counts requests, or an offline
+# job's progress bar runs (`LLM()` returned before `generate` drew it, so its engine had finished starting).
+_SERVING_MARKERS = ("Application startup complete", "Avg prompt throughput", "Processed prompts:")
 _FAILURE_KINDS = frozenset((*STARTUP_FAILURE_KINDS, LogEventKind.ENGINE_CORE_FAILED))
 
 
@@ -884,7 +888,7 @@ def _track_phase(message: str, state: _ParseState) -> None:
         state.capturing_graphs = True
     elif "Graph capturing finished" in message:
         state.capturing_graphs = False
-    if "Application startup complete" in message or "Avg prompt throughput" in message:
+    if any(marker in message for marker in _SERVING_MARKERS):
         state.serving, state.capturing_graphs = True, False
     if any(marker in message for marker in _START_MARKERS):
         state.starting = True

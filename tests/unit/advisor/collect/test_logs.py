@@ -528,6 +528,9 @@ def test_oom_during_cuda_graph_capture_is_told_apart_from_runtime_oom():
     assert during_capture.of_kind(K.CUDA_OOM)[0].oom_phase == OomPhase.CUDAGRAPH_CAPTURE
     while_serving = parse_lines(["INFO:     Application startup complete.", oom])
     assert while_serving.of_kind(K.CUDA_OOM)[0].oom_phase == OomPhase.RUNTIME
+    # an offline job: `generate` draws its bar only after LLM() returned, its engine started
+    offline = parse_lines(["Processed prompts:  45%|████▌     | 450/1000 [01:02<01:16,  7.19it/s]", oom])
+    assert offline.of_kind(K.CUDA_OOM)[0].oom_phase == OomPhase.RUNTIME
 
 
 def test_non_default_args_line_becomes_vllm_serve_flags():
