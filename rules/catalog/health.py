@@ -68,12 +68,17 @@ def _stalled(facts: Facts) -> list[Evidence]:
 
 
 def _progress_after(facts: Facts, line_no: int | None) -> bool:
-    """A stats line with generation throughput > 0 after `line_no` (same log)."""
+    """Work done after `line_no` (same log): a stats line with generation throughput > 0, or an offline job's
+    progress bar redrawn with prompts finished (tqdm redraws only when a prompt finishes). A 0.32 offline job on CPU
+    printed two 60 s waits during one long batch of prefills, then finished every prompt
+    (tests/fixtures/vllm_cpu/offline_data_parallel.log)."""
     if line_no is None:
         return False
+    after = [e for e in facts.events if e.line_no is not None and e.line_no > line_no]
     return any(
-        e.line_no is not None and e.line_no > line_no and (e.generation_throughput_tps or 0) > 0
-        for e in facts.events_of(LogEventKind.STATS_LINE)
+        (e.kind is LogEventKind.STATS_LINE and (e.generation_throughput_tps or 0) > 0)
+        or (e.kind is LogEventKind.OFFLINE_PROGRESS and (e.prompts_done or 0) > 0)
+        for e in after
     )
 
 

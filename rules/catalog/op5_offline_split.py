@@ -55,10 +55,16 @@ class _Bar:
         return self.total / self.rate
 
     def continued_by(self, redraw: LogEvent) -> bool:
-        """A later redraw of this bar counts the same total, no fewer prompts and no earlier clock."""
+        """A later redraw of this bar counts the same total, no fewer prompts and no earlier clock. A redraw with
+        nothing done is always a new bar: tqdm draws `0/N` once, when the bar is made, and redraws only as prompts
+        finish (two workers' `0/32 [00:00<?` lines are two bars); a full bar is only drawn again as it was, when it
+        closes."""
         latest = self.latest
+        if latest.prompts_done == self.total:
+            return redraw.prompts_done == self.total and redraw.elapsed_s == latest.elapsed_s
         return (
-            redraw.prompts_total == self.total
+            bool(redraw.prompts_done)
+            and redraw.prompts_total == self.total
             and (redraw.prompts_done or 0) >= (latest.prompts_done or 0)
             and (redraw.elapsed_s or 0.0) >= (latest.elapsed_s or 0.0)
         )
@@ -102,7 +108,9 @@ def _check(facts: Facts) -> list[Finding]:
 
 
 def _tokens_per_prompt(bar: _Bar) -> tuple[float, float] | None:
-    """The input and output tokens of this worker's average finished prompt, from the bar's est. speed."""
+    """The input and output tokens of this worker's average finished prompt, from the bar's est. speed: vLLM adds a
+    request's tokens when it finishes and divides by the bar's clock, so speed x clock / done is that average (the
+    prompts finished so far, which in a batch are the shorter ones until the bar is full)."""
     latest = bar.latest
     if latest.prompt_throughput_tps is None or latest.generation_throughput_tps is None or not latest.prompts_done:
         return None
@@ -120,8 +128,8 @@ def _why(bars: list[_Bar], slow: _Bar, fast: _Bar) -> str:
     if lengths[0] is not None and lengths[1] is not None:
         (slow_in, slow_out), (fast_in, fast_out) = lengths
         measured = (
-            f" Their own bars show it: the slow worker's prompts average {slow_in:,.0f} input and {slow_out:,.0f} "
-            f"output tokens, the fast one's {fast_in:,.0f} and {fast_out:,.0f}."
+            f" Their own bars show it: the prompts the slow worker has finished average {slow_in:,.0f} input and "
+            f"{slow_out:,.0f} output tokens, the fast one's {fast_in:,.0f} and {fast_out:,.0f}."
         )
     return (
         f"The shares are even in count ({shares} prompts), so on like GPUs the slow worker has more work per prompt: "

@@ -71,6 +71,18 @@ def test_a_stall_followed_by_generated_tokens_is_a_recovered_medium_finding():
     assert finding.severity.value == "medium" and "generated tokens afterwards" in finding.title
 
 
+def test_an_offline_job_finishing_prompts_after_the_waits_recovered():
+    """vLLM 0.32 on CPU, an offline worker's batch of long prefills: two 60 s waits, then its bar finished every
+    prompt (tests/fixtures/vllm_cpu/offline_data_parallel.log). A bar that starts after the waits is no progress."""
+    wait = event(K.SHM_BROADCAST_HANG, 1, hang_seconds=60)
+    done = event(K.OFFLINE_PROGRESS, 3, prompts_done=1, prompts_total=32, elapsed_s=198.0)
+    [finding] = health.RULE_HANG.evaluate(Facts(events=[wait, wait.model_copy(update={"line_no": 2}), done]))
+    assert finding.severity.value == "medium" and "generated tokens afterwards" in finding.title
+    fresh = event(K.OFFLINE_PROGRESS, 3, prompts_done=0, prompts_total=32, elapsed_s=0.0)
+    [hung] = health.RULE_HANG.evaluate(Facts(events=[wait, wait.model_copy(update={"line_no": 2}), fresh]))
+    assert hung.severity.value == "critical"
+
+
 def test_a_single_shm_warning_is_a_weaker_hang_signal():
     assert health.RULE_HANG.evaluate(Facts(events=[event(K.SHM_BROADCAST_HANG, hang_seconds=60)]))[0].confidence == 0.6
 

@@ -4,6 +4,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 from advisor.collect.logs import parse_lines
 from rules.catalog import op5_offline_split
 from rules.evaluate import evaluate
@@ -68,9 +72,8 @@ def test_the_est_speed_shows_which_worker_has_the_longer_prompts():
     ]
     [finding] = _findings(lines)
     assert "~17 s, another needs ~50 s" in finding.title  # two bars of one size told apart by count and clock
-    assert "the slow worker's prompts average 1,800 input and 400 output tokens, the fast one's 400 and 100" in (
-        finding.summary
-    )
+    said = "the slow worker has finished average 1,800 input and 400 output tokens, the fast one's 400 and 100"
+    assert said in finding.summary
 
 
 def test_unequal_counts_are_named_as_the_split():
@@ -93,6 +96,15 @@ def test_one_jobs_batches_in_turn_are_not_workers_at_once():
     assert _findings(first + second) == []
 
 
+def test_two_bars_of_one_size_that_only_share_their_start_are_two_workers():
+    """The fast worker can finish before the slow one's first prompt: their `0/N` lines are all that interleave."""
+    lines = [_bar(0, 32, "00:00", "?it/s"), _bar(0, 32, "00:00", "?it/s")]
+    lines += [_bar(3, 32, "00:20", "9.74s/it"), _bar(32, 32, "00:37", "1.17s/it"), _bar(32, 32, "00:37", "1.17s/it")]
+    lines += [_bar(1, 32, "01:30", "90.00s/it"), _bar(32, 32, "02:10", "2.00s/it")]
+    [finding] = _findings(lines)
+    assert "one finishes its 32 prompts in ~37 s, another needs ~130 s for its 32 (3.5×)" in finding.title
+
+
 def test_bars_younger_than_the_clock_can_compare_say_nothing():
     assert _findings(UNEVEN[:4]) == []
 
@@ -102,3 +114,23 @@ def test_bars_a_page_joined_into_one_line_are_read_as_their_redraws():
     joined = " ".join(" ".join(UNEVEN).split())
     [finding] = _findings([joined])
     assert "~21 s, another needs ~46 s" in finding.title
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
+
+
+def test_a_real_offline_job_split_by_length_names_the_slow_half_with_its_prompts_real_length():
+    """vLLM 0.32 on CPU (tests/fixtures/vllm_cpu, `offline_data_parallel`): two workers given the two halves of one
+    length-sorted list print their bars into one log. The long half's worker is named the slow one, and the mean
+    prompt length the rule reads from each full bar's est. speed is the one its prompts had (prompt_token_ids)."""
+    log = (RECORDED / "offline_data_parallel.log").read_text()
+    measured = json.loads((RECORDED / "recording.json").read_text())["situations"]["offline_data_parallel"]["client"]
+    short_half, long_half = measured["mean_prompt_tokens"]
+    [finding] = _findings(log.splitlines())
+    read = re.search(
+        r"finished average ([\d,]+) input and [\d,]+ output tokens, the fast one's ([\d,]+) and", finding.summary
+    )
+    slow_in, fast_in = (float(read[group].replace(",", "")) for group in (1, 2))
+    # a full bar's clock is printed in whole seconds, within a second of the one vLLM divided its speed by
+    assert abs(fast_in - short_half) / short_half < 0.02
+    assert abs(slow_in - long_half) / long_half < 0.02
