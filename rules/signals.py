@@ -74,7 +74,7 @@ def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bo
                 value, Evidence(source="metrics", name=metric, value=value, location=facts.snapshot.source or None)
             )
     if stats_field:
-        latest = _latest_per_engine(facts, stats_field)
+        latest = latest_per_engine(facts, stats_field)
         if latest:
             values = [float(getattr(e, stats_field)) for e in latest]
             if stats_field in FRACTION_FIELDS:
@@ -89,7 +89,7 @@ def gauge(facts: Facts, metric: str, stats_field: str | None = None, hottest: bo
 FRACTION_FIELDS = frozenset({"kv_usage", "prefix_hit_rate"})
 
 
-def _latest_per_engine(facts: Facts, stats_field: str) -> list[LogEvent]:
+def latest_per_engine(facts: Facts, stats_field: str) -> list[LogEvent]:
     """The last stats line carrying `stats_field` of each engine (`Engine 000:`, `Engine 001:` …)."""
     latest: dict[str | None, LogEvent] = {}
     for event in facts.events_of(LogEventKind.STATS_LINE):
@@ -186,7 +186,7 @@ def prefix_hit_rate(facts: Facts) -> Signal | None:
                 description="rate(prefix_cache_hits) / rate(prefix_cache_queries)",
             )
             return Signal(ratio, evidence)
-    latest = _latest_per_engine(facts, "prefix_hit_rate")
+    latest = latest_per_engine(facts, "prefix_hit_rate")
     if latest:
         value = sum(float(e.prefix_hit_rate or 0.0) for e in latest) / len(latest)
         event = max(latest, key=lambda e: e.line_no or 0)

@@ -82,6 +82,44 @@ def _progress_after(facts: Facts, line_no: int | None) -> bool:
     )
 
 
+# What a run of stats lines with no token says, for the finding's reader.
+QUIET_LINES = (
+    " The API server prints its stats line every 10 s from the engine's last report, whether the engine steps or "
+    "not: lines with requests running and 0.0 tokens/s for a minute mean no step finished a token."
+)
+
+
+def _stalled_lines(facts: Facts) -> tuple[list[LogEvent], float]:
+    """The longest run of one engine's consecutive stats lines with requests running and no token, prompt or
+    generated, and the seconds it spans, when that is MIN_STALL_WINDOW_S or more; ([], 0) otherwise.
+
+    Why the lines alone tell a stall: vLLM's API server prints the stats line every VLLM_LOG_STATS_INTERVAL (10 s)
+    whatever the engine does, its throughputs from the tokens the engine reported since the last line and its counts
+    from the engine's last report (vllm/v1/metrics/loggers.py, 0.32; V0's server forced the same line every 10 s).
+    A line with requests running and 0.0 of both is an interval in which no step finished a token; a minute of them
+    is what vLLM itself calls a hang (MIN_STALL_WINDOW_S). The run's span starts at the line before it (its first
+    zero interval began there), or at its first line when nothing precedes it."""
+    longest: list[LogEvent] = []
+    longest_span = 0.0
+    lines = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.time_s is not None]
+    for engine in sorted({e.engine or "" for e in lines}):
+        previous_s: float | None = None
+        run: list[LogEvent] = []
+        run_start_s = 0.0
+        for line in (e for e in lines if (e.engine or "") == engine):
+            now_s = line.time_s or 0.0
+            if (line.running or 0) >= 1 and line.prompt_throughput_tps == 0 and line.generation_throughput_tps == 0:
+                if not run:
+                    run_start_s = previous_s if previous_s is not None else now_s
+                run.append(line)
+                if now_s - run_start_s > longest_span:
+                    longest, longest_span = list(run), now_s - run_start_s
+            else:
+                run = []
+            previous_s = now_s
+    return (longest, longest_span) if longest_span >= MIN_STALL_WINDOW_S else ([], 0.0)
+
+
 def serving_shm_waits(facts: Facts) -> list[LogEvent]:
     """shm_broadcast waits printed after the engine finished starting (a start-up one is compilation)."""
     return [e for e in facts.events_of(LogEventKind.SHM_BROADCAST_HANG) if not e.during_startup]
@@ -90,9 +128,14 @@ def serving_shm_waits(facts: Facts) -> list[LogEvent]:
 def _check_hang(facts: Facts) -> list[Finding]:
     shm = serving_shm_waits(facts)
     stall = _stalled(facts)
-    if not shm and not stall:
+    quiet, quiet_s = _stalled_lines(facts)
+    if not shm and not stall and not quiet:
         return []
     evidence = list(stall)
+    if quiet:
+        evidence.append(
+            c.log_evidence(quiet[-1], "stats lines with 0 tokens/s", quiet_s, MIN_STALL_WINDOW_S, ">=", "s")
+        )
     if shm:
         evidence.append(
             c.log_evidence(shm[-1], "shm_broadcast warnings", len(shm), 1, ">" if len(shm) > 1 else ">=", "lines")
@@ -100,32 +143,34 @@ def _check_hang(facts: Facts) -> list[Finding]:
     health = facts.endpoint.health_status if facts.endpoint else None
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health))
-    confidence = 0.9 if (stall and shm) or len(shm) >= 2 else 0.6
-    recovered = not stall and _progress_after(facts, shm[-1].line_no)
-    if recovered:
+    signs = [f"{len(shm)} shm_broadcast warning(s)"] if shm else []
+    if quiet:
+        signs.insert(
+            0, f"0 tokens/s for {quiet_s:,.0f} s in the stats lines with {quiet[-1].running} request(s) running"
+        )
+    last_sign = max((e.line_no or 0 for e in (*shm[-1:], *quiet[-1:])), default=None)
+    if not stall and _progress_after(facts, last_sign):
         return [
             RULE_HANG.finding(
                 Severity.MEDIUM,
-                f"engine stalled ({len(shm)} shm_broadcast warning(s)) but generated tokens afterwards",
+                f"engine stalled ({'; '.join(signs)}) but generated tokens afterwards",
                 evidence=evidence,
                 confidence=0.5,
                 summary="A worker blocked for a while (compilation, quantization, a slow rank) and then recovered.",
                 actions=["If it recurs, dump worker stacks during the stall (py-spy dump --pid …)."],
             )
         ]
-    parts = []
     if stall:
-        parts.append(f"0 tokens/s over {fmt(facts.window.interval_s)} s with requests pending")
-    if shm:
-        parts.append(f"{len(shm)} shm_broadcast warning(s)")
+        signs.insert(0, f"0 tokens/s over {fmt(facts.window.interval_s)} s with requests pending")
+    confidence = 0.9 if (stall and (shm or quiet)) or len(shm) >= 2 or (shm and quiet) else 0.8 if quiet else 0.6
     return [
         RULE_HANG.finding(
             Severity.CRITICAL,
-            "engine hung: " + "; ".join(parts) + (f" (/health {health})" if health else ""),
+            "engine hung: " + "; ".join(signs) + (f" (/health {health})" if health else ""),
             evidence=evidence,
             confidence=confidence,
-            summary="The engine accepts requests but makes no progress; a worker is stuck "
-            "(NCCL, compile, quantization).",
+            summary="The engine accepts requests but makes no progress; a worker is stuck (NCCL, compile, "
+            "quantization)." + (QUIET_LINES if quiet else ""),
             actions=[
                 "Dump stacks of the worker processes (py-spy dump --pid …) to find the stuck rank.",
                 "Restart the server; /health may keep returning 200 while hung, so alert on token throughput.",
@@ -164,7 +209,10 @@ RULE_HANG = Rule(
         checks="`No available shared memory broadcast block found …` warnings, or a window of "
         f">= {MIN_STALL_WINDOW_S:g} s with "
         "requests running or waiting, zero generated tokens and no engine step: the heartbeat is "
-        "vllm:iteration_tokens_total, observed once per step, prefill or decode.",
+        "vllm:iteration_tokens_total, observed once per step, prefill or decode; or one engine's stats lines with "
+        f"requests running and 0.0 tokens/s, prompt and generated, for >= {MIN_STALL_WINDOW_S:g} s (timed from the "
+        "line before the first, where its interval began). Later progress (a stats line with tokens, an offline "
+        "progress bar with prompts finished) makes it a recovered stall.",
         why="/health only checks that the engine process answers; a stuck worker blocks every step.",
         example="/v1/models answers, num_requests_running 4, generation tokens +0 over 60 s, shm_broadcast warning "
         "every 60 s (#51921); or the silent stall: 3 waiting, 0 running, /health 200, no step in the window.",

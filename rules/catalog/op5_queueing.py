@@ -14,6 +14,7 @@ from typing import NamedTuple
 from rules import signals, vllm_defaults
 from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts, LoadStep
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -106,12 +107,40 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
             evidence=(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}),),
             actions=("See OP-5.3: fix the preemptions first; the queue follows from them.",),
         )
+    if stalled := _no_token_lately(facts):
+        return _Limit(
+            f"not capacity: {fmt(run.value)} running and 0 tokens/s in the last stats interval",
+            evidence=tuple(
+                c.log_evidence(line, "stats line generation throughput", 0.0, unit="tokens/s") for line in stalled
+            ),
+            actions=(
+                "The engine finished no token in its last interval: it is stalled, not busy, and replicas would not "
+                "help. A minute of such lines is a hang (HL-1): dump the workers' stacks (py-spy dump --pid …) "
+                "while it lasts, then restart.",
+            ),
+        )
     if kv is None and c.max_num_seqs(facts) is None:
         return _Limit(
             "limit unknown: no KV usage or --max-num-seqs",
             actions=("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.",),
         )
     return _Limit("compute-bound", actions=("Add replicas: the engine is busy with its current batch.",))
+
+
+def _no_token_lately(facts: Facts) -> list[LogEvent]:
+    """Each engine's last stats line, when the stats lines are the readings (no scrape) and every one shows requests
+    running and no token, prompt or generated, in its interval; [] otherwise. The API server prints the line every
+    10 s from the engine's last report whether it steps or not (vllm/v1/metrics/loggers.py, 0.32), so such a line is
+    an interval in which no step finished a token: a queue behind it is not the engine being busy."""
+    if facts.window is not None or facts.snapshot is not None:
+        return []
+    latest = signals.latest_per_engine(facts, "generation_throughput_tps")
+    quiet = [
+        line
+        for line in latest
+        if (line.running or 0) >= 1 and line.generation_throughput_tps == 0 and line.prompt_throughput_tps == 0
+    ]
+    return quiet if latest and len(quiet) == len(latest) else []
 
 
 def _batch_cap(facts: Facts, running_per_engine: float, kv: signals.Signal | None) -> Evidence | None:

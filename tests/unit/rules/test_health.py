@@ -239,3 +239,35 @@ def test_an_rpc_timeout_after_a_kernel_compiled_during_inference_raises_the_step
     assert "--jit-monitor-mode error" in finding.actions[1]
     [plain] = health.RULE_RPC.evaluate(Facts(events=parse_lines(lines[1:]).events))
     assert not plain.changes and plain.title == "RPC call to sample_tokens timed out (1x, > 300 s)"
+
+
+def _stats(at: str, generation: float, running: int) -> str:
+    """A stats line as vLLM 0.32's API server prints it every 10 s, whatever the engine does."""
+    return (
+        f"(APIServer pid=1) INFO 09-12 {at} [loggers.py:236] Engine 000: Avg prompt throughput: {generation} "
+        f"tokens/s, Avg generation throughput: {generation} tokens/s, Running: {running} reqs, Waiting: 6 reqs, "
+        "GPU KV cache usage: 12.1%, Prefix cache hit rate: 0.0%"
+    )
+
+
+def test_a_minute_of_stats_lines_with_requests_running_and_no_token_is_a_hang():
+    """Timed from the line before the first silent one (its interval began there): 10:00:00 to 10:01:10."""
+    lines = [_stats("10:00:00", 230.1, 4)] + [_stats(f"10:0{t // 60}:{t % 60:02d}", 0.0, 4) for t in range(10, 71, 10)]
+    [finding] = health.RULE_HANG.evaluate(Facts(events=parse_lines(lines).events))
+    assert finding.severity.value == "critical" and finding.confidence == 0.8
+    assert finding.title == "engine hung: 0 tokens/s for 70 s in the stats lines with 4 request(s) running"
+    assert "every 10 s from the engine's last report" in finding.summary
+
+
+def test_silent_stats_lines_shorter_than_a_minute_or_followed_by_tokens_are_no_hang():
+    short = [_stats("10:00:00", 230.1, 4)] + [_stats(f"10:00:{t}", 0.0, 4) for t in (10, 20, 30, 40, 50)]
+    assert health.RULE_HANG.evaluate(Facts(events=parse_lines(short).events)) == []
+    idle = [_stats(f"10:0{t // 60}:{t % 60:02d}", 0.0, 0) for t in range(0, 121, 10)]
+    assert health.RULE_HANG.evaluate(Facts(events=parse_lines(idle).events)) == []
+    silent = [_stats(f"10:0{t // 60}:{t % 60:02d}", 0.0, 4) for t in range(0, 91, 10)]
+    [recovered] = health.RULE_HANG.evaluate(Facts(events=parse_lines([*silent, _stats("10:01:40", 88.0, 4)]).events))
+    assert recovered.severity.value == "medium"
+    assert recovered.title == (
+        "engine stalled (0 tokens/s for 90 s in the stats lines with 4 request(s) running) but generated tokens "
+        "afterwards"
+    )

@@ -546,3 +546,23 @@ def test_a_smaller_step_budget_is_not_proposed_when_no_prompt_or_step_reaches_it
     assert [c.flag for c in finding.changes if c.flag == "--max-num-batched-tokens"] == []
     budget = [e for e in finding.evidence if e.threshold == 2048 and e.comparison == "<="]
     assert {e.name for e in budget} == {"vllm:request_prompt_tokens p99", "vllm:iteration_tokens_total p99"}
+
+
+def _stats(at: str, prompt: float, generation: float, running: int, waiting: int) -> str:
+    """A stats line as vLLM 0.32's API server prints it every 10 s (vllm/v1/metrics/loggers.py)."""
+    return (
+        f"(APIServer pid=1) INFO 09-12 {at} [loggers.py:236] Engine 000: Avg prompt throughput: {prompt} tokens/s, "
+        f"Avg generation throughput: {generation} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, "
+        "GPU KV cache usage: 4.2%, Prefix cache hit rate: 0.0%"
+    )
+
+
+def test_a_queue_behind_an_engine_that_finished_no_token_is_not_called_compute_bound():
+    """The stats line is printed whether the engine steps or not: 0.0 tokens/s with 12 running is a stall, which
+    replicas would not mend."""
+    lines = [_stats("10:00:00", 512.0, 230.1, 12, 0), _stats("10:00:10", 0.0, 0.0, 12, 40)]
+    [queue] = RULE_SATURATION.evaluate(Facts(events=parse_lines(lines).events))
+    assert queue.title == "40 requests waiting > 0 (not capacity: 12 running and 0 tokens/s in the last stats interval)"
+    assert "stalled, not busy" in queue.actions[0] and "HL-1" in queue.actions[0]
+    busy = [_stats("10:00:00", 512.0, 230.1, 12, 40)]
+    assert "compute-bound" in RULE_SATURATION.evaluate(Facts(events=parse_lines(busy).events))[0].title
