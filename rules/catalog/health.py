@@ -71,7 +71,7 @@ def _progress_after(facts: Facts, line_no: int | None) -> bool:
     """Work done after `line_no` (same log): a stats line with generation throughput > 0, or an offline job's
     progress bar redrawn with prompts finished (tqdm redraws only when a prompt finishes). A 0.32 offline job on CPU
     printed two 60 s waits during one long batch of prefills, then finished every prompt
-    (tests/fixtures/vllm_cpu/offline_data_parallel.log)."""
+    (tests/fixtures/vllm_cpu/offline_data_parallel_contended.log: another vLLM worker held a core)."""
     if line_no is None:
         return False
     after = [e for e in facts.events if e.line_no is not None and e.line_no > line_no]

@@ -1,5 +1,7 @@
 """HL-1 … HL-3: hung or dead engines, whatever /health answers."""
 
+from pathlib import Path
+
 from advisor.collect.logs import parse_lines
 from rules.catalog import health
 from rules.evaluate import evaluate
@@ -73,7 +75,7 @@ def test_a_stall_followed_by_generated_tokens_is_a_recovered_medium_finding():
 
 def test_an_offline_job_finishing_prompts_after_the_waits_recovered():
     """vLLM 0.32 on CPU, an offline worker's batch of long prefills: two 60 s waits, then its bar finished every
-    prompt (tests/fixtures/vllm_cpu/offline_data_parallel.log). A bar that starts after the waits is no progress."""
+    prompt (offline_data_parallel_contended.log). A bar that starts after the waits is no progress."""
     wait = event(K.SHM_BROADCAST_HANG, 1, hang_seconds=60)
     done = event(K.OFFLINE_PROGRESS, 3, prompts_done=1, prompts_total=32, elapsed_s=198.0)
     [finding] = health.RULE_HANG.evaluate(Facts(events=[wait, wait.model_copy(update={"line_no": 2}), done]))
@@ -81,6 +83,12 @@ def test_an_offline_job_finishing_prompts_after_the_waits_recovered():
     fresh = event(K.OFFLINE_PROGRESS, 3, prompts_done=0, prompts_total=32, elapsed_s=0.0)
     [hung] = health.RULE_HANG.evaluate(Facts(events=[wait, wait.model_copy(update={"line_no": 2}), fresh]))
     assert hung.severity.value == "critical"
+
+
+def test_the_real_offline_worker_that_waited_then_finished_is_a_recovered_stall():
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu" / "offline_data_parallel_contended.log"
+    [finding] = health.RULE_HANG.evaluate(Facts(events=parse_lines(log.read_text().splitlines()).events))
+    assert finding.title == "engine stalled (2 shm_broadcast warning(s)) but generated tokens afterwards"
 
 
 def test_a_single_shm_warning_is_a_weaker_hang_signal():

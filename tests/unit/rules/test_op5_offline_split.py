@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from advisor.collect.logs import parse_lines
 from rules.catalog import op5_offline_split
 from rules.evaluate import evaluate
@@ -119,11 +121,13 @@ def test_bars_a_page_joined_into_one_line_are_read_as_their_redraws():
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "vllm_cpu"
 
 
-def test_a_real_offline_job_split_by_length_names_the_slow_half_with_its_prompts_real_length():
+@pytest.mark.parametrize("recording", ["offline_data_parallel", "offline_data_parallel_contended"])
+def test_a_real_offline_job_split_by_length_names_the_slow_half_with_its_prompts_real_length(recording):
     """vLLM 0.32 on CPU (tests/fixtures/vllm_cpu, `offline_data_parallel`): two workers given the two halves of one
-    length-sorted list print their bars into one log. The long half's worker is named the slow one, and the mean
-    prompt length the rule reads from each full bar's est. speed is the one its prompts had (prompt_token_ids)."""
-    log = (RECORDED / "offline_data_parallel.log").read_text()
+    length-sorted list print their bars into one log (the contended recording: beside another vLLM worker holding a
+    core). The long half's worker is named the slow one, and the mean prompt length the rule reads from each full
+    bar's est. speed is the one its prompts had (prompt_token_ids; the same prompts in both recordings)."""
+    log = (RECORDED / f"{recording}.log").read_text()
     measured = json.loads((RECORDED / "recording.json").read_text())["situations"]["offline_data_parallel"]["client"]
     short_half, long_half = measured["mean_prompt_tokens"]
     [finding] = _findings(log.splitlines())
