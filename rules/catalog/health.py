@@ -125,12 +125,10 @@ def serving_shm_waits(facts: Facts) -> list[LogEvent]:
     return [e for e in facts.events_of(LogEventKind.SHM_BROADCAST_HANG) if not e.during_startup]
 
 
-def _check_hang(facts: Facts) -> list[Finding]:
-    shm = serving_shm_waits(facts)
-    stall = _stalled(facts)
-    quiet, quiet_s = _stalled_lines(facts)
-    if not shm and not stall and not quiet:
-        return []
+def _hang_evidence(
+    stall: list[Evidence], quiet: list[LogEvent], quiet_s: float, shm: list[LogEvent], health: int | None
+) -> list[Evidence]:
+    """What HL-1 shows: the scrape window's silence, the silent stats lines, the shm waits, /health's answer."""
     evidence = list(stall)
     if quiet:
         evidence.append(
@@ -140,9 +138,19 @@ def _check_hang(facts: Facts) -> list[Finding]:
         evidence.append(
             c.log_evidence(shm[-1], "shm_broadcast warnings", len(shm), 1, ">" if len(shm) > 1 else ">=", "lines")
         )
-    health = facts.endpoint.health_status if facts.endpoint else None
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health))
+    return evidence
+
+
+def _check_hang(facts: Facts) -> list[Finding]:
+    shm = serving_shm_waits(facts)
+    stall = _stalled(facts)
+    quiet, quiet_s = _stalled_lines(facts)
+    if not shm and not stall and not quiet:
+        return []
+    health = facts.endpoint.health_status if facts.endpoint else None
+    evidence = _hang_evidence(stall, quiet, quiet_s, shm, health)
     signs = [f"{len(shm)} shm_broadcast warning(s)"] if shm else []
     if quiet:
         signs.insert(

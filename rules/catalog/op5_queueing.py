@@ -107,24 +107,32 @@ def _saturation_limit(facts: Facts, run: signals.Signal, kv: signals.Signal | No
             evidence=(preempting.evidence.model_copy(update={"threshold": 0, "comparison": ">"}),),
             actions=("See OP-5.3: fix the preemptions first; the queue follows from them.",),
         )
-    if stalled := _no_token_lately(facts):
-        return _Limit(
-            f"not capacity: {fmt(run.value)} running and 0 tokens/s in the last stats interval",
-            evidence=tuple(
-                c.log_evidence(line, "stats line generation throughput", 0.0, unit="tokens/s") for line in stalled
-            ),
-            actions=(
-                "The engine finished no token in its last interval: it is stalled, not busy, and replicas would not "
-                "help. A minute of such lines is a hang (HL-1): dump the workers' stacks (py-spy dump --pid …) "
-                "while it lasts, then restart.",
-            ),
-        )
+    if (silent := _silent_engine(facts, run)) is not None:
+        return silent
     if kv is None and c.max_num_seqs(facts) is None:
         return _Limit(
             "limit unknown: no KV usage or --max-num-seqs",
             actions=("Collect KV usage (/metrics) and the launch flags to tell capacity from the batch cap.",),
         )
     return _Limit("compute-bound", actions=("Add replicas: the engine is busy with its current batch.",))
+
+
+def _silent_engine(facts: Facts, run: signals.Signal) -> _Limit | None:
+    """The limit when the engine finished no token in its last stats interval (_no_token_lately): not capacity."""
+    stalled = _no_token_lately(facts)
+    if not stalled:
+        return None
+    return _Limit(
+        f"not capacity: {fmt(run.value)} running and 0 tokens/s in the last stats interval",
+        evidence=tuple(
+            c.log_evidence(line, "stats line generation throughput", 0.0, unit="tokens/s") for line in stalled
+        ),
+        actions=(
+            "The engine finished no token in its last interval: it is stalled, not busy, and replicas would not "
+            "help. A minute of such lines is a hang (HL-1): dump the workers' stacks (py-spy dump --pid …) while "
+            "it lasts, then restart.",
+        ),
+    )
 
 
 def _no_token_lately(facts: Facts) -> list[LogEvent]:
