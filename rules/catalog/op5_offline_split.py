@@ -33,7 +33,7 @@ EVEN_COUNTS = 1.1
 # A running bar's pace is projected only once this share of its prompts is done. Why: vLLM admits a batch together
 # and its prompts finish in a burst as the batch drains, so an early pace says little: on the recorded 0.32 job
 # (tests/fixtures/vllm_cpu, offline_data_parallel) the long half's bar stood at 2 of 32 after 103 s and was full a
-# second later, where its pace so far projected 1,648 s.
+# second later, where its pace so far projected 1,648 s (at 1 of 32, 3,296 s).
 MIN_SHARE_DONE = 0.1
 # How far a projected ratio strayed from the final one on the recorded paced job (offline_data_parallel_paced: 3.4×
 # projected at 5 of the slow worker's 32 prompts, 2.0× measured at the end; tests/unit/rules/test_op5_offline_split.py

@@ -151,7 +151,7 @@ def give_way(process: EngineProcess, nice: int = VLLM_NICE) -> None:
 During = Callable[[], object]
 
 
-class _Background:
+class Background:
     """Runs `work` in a thread beside the scrapes and hands back its result (or its error)."""
 
     def __init__(self, work: During | None, what: str = "work") -> None:
@@ -204,7 +204,7 @@ def _observe(
     apart (vLLM preempts only when a running request needs a block and none is free) otherwise falls
     between the scrapes of a slower machine, and the situation would not be the one asked for. The
     situation's `interval_s` is the window's real length, so rates stay honest."""
-    background = _Background(during, "the work beside the scrapes")
+    background = Background(during, "the work beside the scrapes")
     before = server.metrics_text()
     started = time.monotonic()
     time.sleep(interval_s)
@@ -287,8 +287,14 @@ def under_ramp_load(
     """`servops ramp` holds `concurrency` streams for `step_s` (or steps through "1,2,4,…", `step_s`
     each); scrapes at settle_s and +interval_s (longer, up to max_window_s, while the counter
     `until_rises` has not risen: see _observe). With `stop_when_observed` the ramp is interrupted
-    (SIGINT, as Ctrl-C would) once the scrapes are done: it writes the finished steps and the
-    partial one, and the rest of a long step is not waited for."""
+    (SIGTERM, as `timeout` or a cancelled CI job would) once the scrapes are done: it writes the
+    finished steps and the partial one, and the rest of a long step is not waited for.
+
+    Why SIGTERM and not Ctrl-C's SIGINT: a suite started from a script in the background (`cmd &`,
+    nohup, some CI runners) hands its children SIGINT ignored, as POSIX has background jobs
+    inherit it, and Python keeps an inherited SIG_IGN: the ramp then ran its whole 120 s step after
+    the preemptions were seen (a 2-core run of this tier, 2026-12-02). servops turns SIGTERM into
+    the same interruption, and SIGTERM is never ignored that way."""
     out_dir.mkdir(parents=True, exist_ok=True)
     ramp_json = out_dir / f"{name}-ramp.json"
     argv = [
@@ -331,7 +337,7 @@ def under_ramp_load(
             # the partial step's window at the interruption: give it samples after what the scrapes saw,
             # or a rise seen by the last scrape can fall outside the ramp's own window (it did on CI).
             time.sleep(RAMP_SAMPLES_AFTER_S)
-            ramp.send_signal(signal.SIGINT)
+            ramp.send_signal(signal.SIGTERM)
         ramp.wait(timeout=step_s * (str(concurrency).count(",") + 1) + cooldown_s + 120)
     finally:
         if ramp.poll() is None:
@@ -368,6 +374,12 @@ HELD_LOAD_MAX_S = 300.0
 STOP_GRACE_S = 30.0
 # Seconds to wait for the first finished requests under a held load before giving up with the log.
 STEADY_STATE_MAX_S = 180.0
+# Finished requests a held load waits for before its window opens, at most one per connection. Why not one
+# per connection at 32: the streams start together, so their first requests end together, over about a
+# minute on a 2-core AVX2 box (float32, ~80 s a 64-token request at 32 running); the window needs finishes
+# inside it, and after the eighth the rest of that wave is still ending through it. Waiting for all 32
+# held the saturated case about 50 s longer for nothing the window needed.
+STEADY_COMPLETIONS = 8
 # A held load holds when vLLM runs at least this share of the client's connections on average over
 # the observation (4 streams here: 3-4; 32: 28-32; seen 2 of 4 with two CPU burners beside it).
 HELD_SHARE = 0.5
@@ -398,12 +410,12 @@ def held_streams(
     connections = min(concurrency, pool_size or concurrency)
     counts: dict = {"completed": 0, "failed": 0, "last_error": None}
     completed_before = _completed_requests(server)
-    load = _Background(
+    load = Background(
         lambda: asyncio.run(_streams(server.base_url, concurrency, connections, input_len, output_len, stop, counts)),
         f"{concurrency} held openai streams",
     )
     try:
-        _wait_for_steady_state(server, completed_before, connections, counts)
+        _wait_for_steady_state(server, completed_before, min(connections, STEADY_COMPLETIONS), counts)
         situation = _observe_held(server, name, interval_s, during, connections, counts)
     except BaseException:
         stop.set()
@@ -480,8 +492,8 @@ def _wait_for_steady_state(
     a RuntimeError with the client's counts and the end of vLLM's log.
 
     Why completions and not a fixed settle time: the rules read latency histograms over the scrape
-    window, which fill only as requests finish; at 32 streams a request takes ~12 s here, so a
-    window opened as soon as the streams were running held no finished request at all."""
+    window, which fill only as requests finish; at 32 streams a request takes ~12 s in bf16 and ~80 s
+    in float32 here, so a window opened as soon as the streams were running held no finished request."""
     deadline = time.monotonic() + timeout_s
     while _completed_requests(server) < since + completions:
         if time.monotonic() >= deadline:

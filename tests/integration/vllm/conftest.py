@@ -12,16 +12,24 @@ Fixtures:
   vLLM reads back are the same compiled or not); the compiled default start is the one the 0.32
   recordings in tests/fixtures/vllm_cpu were made from (record.py's idle to overload server).
 - `vllm_work` (session): a folder for logs and JSON of the whole tier.
+- `kv_too_small_start` (session, autouse): test_failures_live.py's failed start (a KV space too small
+  for --max-model-len), begun in a thread with the session, beside the shared server's start.
+  Why: a vLLM start is three processes that each import vLLM and torch one after another, on one
+  core at a time (about 15 s each on CI's two cores), so two starts side by side take little longer
+  than one; the failed start holds no server afterwards and its KV space is fixed by its flag, so
+  it changes nothing the shared server's tests read (its KV space is fixed by VLLM_CPU_KVCACHE_SPACE).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from advisor.servers.vllm import vllm_unavailable_reason
+from tests.fixtures.vllm_cpu.record import KV_TOO_SMALL_BYTES
 from tests.helpers import vllm_situations as vs
 
 _REASON = vllm_unavailable_reason()
@@ -45,6 +53,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def vllm_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("vllm-tier")
+
+
+FAILURES_MODULE = "test_failures_live.py"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kv_too_small_start(request: pytest.FixtureRequest, vllm_work: Path) -> Iterator[vs.Background | None]:
+    """The failed start's (exit code, log text), under way in the background; None when the session
+    does not run test_failures_live.py (or the tier skips)."""
+    wanted = not _REASON and any(Path(item.fspath).name == FAILURES_MODULE for item in request.session.items)
+    start = vs.Background(_kv_too_small_log(vllm_work), "the KV-too-small start") if wanted else None
+    yield start
+    if start is not None:  # a test that failed before reading it still waits for its processes to end
+        with contextlib.suppress(Exception):
+            start.result(vs.STARTUP_TIMEOUT_S)
+
+
+def _kv_too_small_log(vllm_work: Path) -> vs.During:
+    """vLLM started with a KV space too small for its --max-model-len (eager: its failure does not depend
+    on compilation); returns (exit code, log text), the log at vllm_work/kv-too-small.log."""
+    return lambda: vs.failed_start_log(
+        vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, "--enforce-eager", label="kv-too-small"
+    )
 
 
 @pytest.fixture(scope="session")

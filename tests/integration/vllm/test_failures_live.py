@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.vllm_cpu.record import KV_TOO_SMALL_BYTES, PREEMPTING_LOAD
+from tests.fixtures.vllm_cpu.record import PREEMPTING_LOAD
 from tests.helpers import vllm_situations as vs
 from tests.integration.vllm.test_triage_live import findings, offline_triage, servops
 
@@ -54,10 +54,10 @@ class KvFixed:
 
 
 @pytest.fixture(scope="module")
-def kv_fixed(vllm_work: Path) -> KvFixed:
-    code, log_text = vs.failed_start_log(
-        vllm_work, "--kv-cache-memory-bytes", KV_TOO_SMALL_BYTES, EAGER, label="kv-too-small"
-    )
+def kv_fixed(vllm_work: Path, kv_too_small_start: vs.Background | None) -> KvFixed:
+    # begun with the session, beside the shared server's start (conftest.py)
+    assert kv_too_small_start is not None, "conftest.py starts it whenever this module is collected"
+    code, log_text = kv_too_small_start.result(vs.STARTUP_TIMEOUT_S)
     assert code != 0 and "estimated maximum model length" in log_text
     out = vllm_work / "kv-too-small-triage.json"
     done = servops("triage", "--logs", str(vllm_work / "kv-too-small.log"), "--json", str(out))
