@@ -13,6 +13,7 @@ desired GPU memory utilization" failure depends on what *other* processes hold. 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -112,87 +113,165 @@ class MemoryBreakdown(BaseModel):
         return {key: getattr(self, key) for key in self.MEMORY_KEYS}
 
 
+@dataclass(frozen=True)
+class _Resolved:
+    """A launch with vLLM's defaults for its version and device filled in: what the budget is computed from."""
+
+    version: tuple[int, ...]
+    util: float
+    max_num_seqs: int
+    batched_tokens: int
+    block_size: int
+    max_model_len: int
+    cpu: bool  # the bundled engine's CPU device budget: no CUDA context, NCCL or graphs
+    dtype_bytes: int
+    quantization: str | None
+
+
+@dataclass(frozen=True)
+class _Overheads:
+    """What a GPU holds besides the KV pool (GiB): weights, the profiled activation peak, memory torch does not
+    see (CUDA context, NCCL; others' memory before vLLM's free-memory check), and the CUDA graphs."""
+
+    weights: float
+    activation: float
+    non_torch: float
+    cudagraph: float
+
+
+@dataclass(frozen=True)
+class _KvPool:
+    """The KV pool of one GPU: bytes a token costs on this rank, whole blocks, concurrency at max_model_len, tokens
+    as vLLM logs them, the longest max_model_len it serves, and the bytes one max_model_len request needs."""
+
+    kv_per_token: int
+    num_blocks: int
+    concurrency: float
+    kv_tokens: int
+    fitting_len: int
+    request_bytes: int
+
+
 def estimate_memory(
     model: ModelSpec, gpu: GpuSpec, config: LaunchConfig, free_memory_gib: float | None = None
 ) -> MemoryBreakdown:
     """Replay vLLM's KV sizing for the worst GPU of the launch. Raises UserError for launches
     vLLM rejects at argument parsing (TP not dividing heads, PP > layers, unknown dtypes)."""
     check_launch(model, config)
-    version = parse_version(config.vllm_version)
-    tp, pp = config.tensor_parallel_size, config.pipeline_parallel_size
-    util = config.gpu_memory_utilization or default_gpu_memory_utilization(version)
-    max_num_seqs = config.max_num_seqs or default_max_num_seqs(version, gpu)
-    batched_tokens = config.max_num_batched_tokens or default_max_num_batched_tokens(version, gpu)
-    block_size = config.block_size or default_block_size(model.attention == "mla", gpu)
-    max_model_len = config.max_model_len or model.max_position_embeddings
-    cpu = gpu.arch == "cpu"  # the bundled engine's CPU device budget
-    dtype_bytes = model_dtype_bytes(model, config.dtype, cpu)
-    quantization = config.quantization or model.native_quantization
-
+    launch = _resolve(model, gpu, config)
     total = gpu.usable_gib
-    requested = total * util
-    weights = weights_gib_per_gpu(model, dtype_bytes, quantization, tp, pp, rope_cache=not cpu)
-    if cpu:  # no CUDA context, NCCL or graphs; the engine's own activation estimate
-        activation = engine_cpu_activation_gib(model, dtype_bytes, batched_tokens, max_num_seqs, max_model_len)
+    requested = total * launch.util
+    held = _overheads(model, config, launch, total, free_memory_gib)
+    available = requested - held.weights - held.activation - held.non_torch - held.cudagraph
+
+    pool = _kv_pool(model, config, launch, available)
+    failure = _failure(launch, total, requested, held.weights, free_memory_gib)
+    if failure is None and pool.num_blocks == 0:
+        failure = vllm_failures.no_cache_blocks(launch.version)
+    if failure is None and pool.request_bytes > available * GIB:
+        failure = vllm_failures.max_seq_len_does_not_fit(
+            launch.version, launch.max_model_len, pool.request_bytes / GIB, available, pool.fitting_len
+        )
+
+    return MemoryBreakdown(
+        total_gib=round(total, 4),
+        requested_gib=round(requested, 4),
+        weights_gib=round(held.weights, 4),
+        activation_gib=round(held.activation, 4),
+        non_torch_gib=round(held.non_torch, 4),
+        cudagraph_gib=round(held.cudagraph, 4),
+        kv_pool_gib=round(available, 4),
+        kv_bytes_per_token=pool.kv_per_token,
+        kv_cache_tokens=pool.kv_tokens,
+        num_blocks=pool.num_blocks,
+        max_concurrency=round(pool.concurrency, 2),
+        fits=failure is None,
+        failure=failure,
+        max_model_len_that_fits=pool.fitting_len,
+        max_model_len=launch.max_model_len,
+        block_size=launch.block_size,
+        gpu_memory_utilization=launch.util,
+        max_num_seqs=launch.max_num_seqs,
+        max_num_batched_tokens=launch.batched_tokens,
+        vllm_version=".".join(str(p) for p in launch.version),
+    )
+
+
+def _resolve(model: ModelSpec, gpu: GpuSpec, config: LaunchConfig) -> _Resolved:
+    """The launch's values where it sets them, vLLM's defaults for the version and device where it does not."""
+    version = parse_version(config.vllm_version)
+    cpu = gpu.arch == "cpu"
+    return _Resolved(
+        version=version,
+        util=config.gpu_memory_utilization or default_gpu_memory_utilization(version),
+        max_num_seqs=config.max_num_seqs or default_max_num_seqs(version, gpu),
+        batched_tokens=config.max_num_batched_tokens or default_max_num_batched_tokens(version, gpu),
+        block_size=config.block_size or default_block_size(model.attention == "mla", gpu),
+        max_model_len=config.max_model_len or model.max_position_embeddings,
+        cpu=cpu,
+        dtype_bytes=model_dtype_bytes(model, config.dtype, cpu),
+        quantization=config.quantization or model.native_quantization,
+    )
+
+
+def _overheads(
+    model: ModelSpec, config: LaunchConfig, launch: _Resolved, total: float, free_memory_gib: float | None
+) -> _Overheads:
+    """One GPU's memory outside the KV pool, as vLLM's profile run measures it for the version."""
+    tp, pp, version = config.tensor_parallel_size, config.pipeline_parallel_size, launch.version
+    weights = weights_gib_per_gpu(model, launch.dtype_bytes, launch.quantization, tp, pp, rope_cache=not launch.cpu)
+    if launch.cpu:  # no CUDA context, NCCL or graphs; the engine's own activation estimate
+        activation = engine_cpu_activation_gib(
+            model, launch.dtype_bytes, launch.batched_tokens, launch.max_num_seqs, launch.max_model_len
+        )
         non_torch = cudagraph = 0.0
     else:
-        activation = activation_gib(model, batched_tokens, max_num_seqs, pp, version)
+        activation = activation_gib(model, launch.batched_tokens, launch.max_num_seqs, pp, version)
         non_torch = non_torch_gib(tp, pp, version)
-        cudagraph = cudagraph_gib(model, max_num_seqs, pp, config.enforce_eager, version)
+        cudagraph = cudagraph_gib(model, launch.max_num_seqs, pp, config.enforce_eager, version)
     if free_memory_gib is not None and version < FREE_MEMORY_CHECK_FROM:
         non_torch += max(0.0, total - free_memory_gib)  # 0.8–0.9.0 charged others' memory here
-    available = requested - weights - activation - non_torch - cudagraph
+    return _Overheads(weights, activation, non_torch, cudagraph)
 
-    kv_per_token = kv_bytes_per_token_per_gpu(model, kv_dtype_bytes(config.kv_cache_dtype, dtype_bytes), tp, pp)
-    page_bytes = block_size * kv_per_token
-    num_blocks = max(0, int(available * GIB // page_bytes))
-    per_request = blocks_per_request(model, max_model_len, block_size, batched_tokens)
+
+def _kv_pool(model: ModelSpec, config: LaunchConfig, launch: _Resolved, available_gib: float) -> _KvPool:
+    """The KV pool vLLM carves from `available_gib`: whole blocks of this rank's layers and heads, and what they
+    hold in requests of max_model_len tokens and in tokens (counted as the version logs them)."""
+    dtype_bytes = kv_dtype_bytes(config.kv_cache_dtype, launch.dtype_bytes)
+    kv_per_token = kv_bytes_per_token_per_gpu(
+        model, dtype_bytes, config.tensor_parallel_size, config.pipeline_parallel_size
+    )
+    page_bytes = launch.block_size * kv_per_token
+    num_blocks = max(0, int(available_gib * GIB // page_bytes))
+    per_request = blocks_per_request(model, launch.max_model_len, launch.block_size, launch.batched_tokens)
     concurrency = num_blocks / per_request
-    if version >= TOKENS_AS_CONCURRENCY_FROM:
-        kv_tokens = int(concurrency * max_model_len)
+    if launch.version >= TOKENS_AS_CONCURRENCY_FROM:
+        kv_tokens = int(concurrency * launch.max_model_len)
     else:
-        kv_tokens = num_blocks * block_size
-    fitting_len = max_len_for_kv_bytes(model, available * GIB, kv_per_token, block_size, batched_tokens)
+        kv_tokens = num_blocks * launch.block_size
+    fitting_len = max_len_for_kv_bytes(
+        model, available_gib * GIB, kv_per_token, launch.block_size, launch.batched_tokens
+    )
+    return _KvPool(kv_per_token, num_blocks, concurrency, kv_tokens, fitting_len, per_request * page_bytes)
 
+
+def _failure(
+    launch: _Resolved, total: float, requested: float, weights: float, free_memory_gib: float | None
+) -> str | None:
+    """vLLM's own error for a GPU that cannot give what the launch asks before the KV pool is sized, or None (a
+    version without a check has no error for it, and the next check is tried)."""
+    version, util = launch.version, launch.util
     failure: str | None = None
     if free_memory_gib is not None and free_memory_gib < requested:
         failure = vllm_failures.free_memory_below_requested(version, free_memory_gib, total, util, requested)
-    elif free_memory_gib is None and util >= 1.0 and not cpu:
+    elif free_memory_gib is None and util >= 1.0 and not launch.cpu:
         # The whole GPU asked for: vLLM's own CUDA context is allocated before its free-memory check, so the
         # free memory it finds is always below the total (vllm/v1/worker/utils.py request_memory, 0.32).
         own = non_torch_gib(1, 1, version)
         failure = vllm_failures.free_memory_below_requested(version, total - own, total, util, requested)
     if failure is None and weights > (free_memory_gib if free_memory_gib is not None else total):
         failure = vllm_failures.weights_do_not_fit(version, weights, total)
-    if failure is None and num_blocks == 0:
-        failure = vllm_failures.no_cache_blocks(version)
-    if failure is None and per_request * page_bytes > available * GIB:
-        failure = vllm_failures.max_seq_len_does_not_fit(
-            version, max_model_len, per_request * page_bytes / GIB, available, fitting_len
-        )
-
-    return MemoryBreakdown(
-        total_gib=round(total, 4),
-        requested_gib=round(requested, 4),
-        weights_gib=round(weights, 4),
-        activation_gib=round(activation, 4),
-        non_torch_gib=round(non_torch, 4),
-        cudagraph_gib=round(cudagraph, 4),
-        kv_pool_gib=round(available, 4),
-        kv_bytes_per_token=kv_per_token,
-        kv_cache_tokens=kv_tokens,
-        num_blocks=num_blocks,
-        max_concurrency=round(concurrency, 2),
-        fits=failure is None,
-        failure=failure,
-        max_model_len_that_fits=fitting_len,
-        max_model_len=max_model_len,
-        block_size=block_size,
-        gpu_memory_utilization=util,
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=batched_tokens,
-        vllm_version=".".join(str(p) for p in version),
-    )
+    return failure
 
 
 def max_len_for_kv_bytes(
