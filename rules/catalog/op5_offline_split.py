@@ -86,14 +86,13 @@ class _Bar:
         nothing done is always a new bar: tqdm draws `0/N` once, when the bar is made, and redraws only as prompts
         finish (two workers' `0/32 [00:00<?` lines are two bars); a full bar is only drawn again as it was, when it
         closes."""
-        latest = self.latest
-        if latest.prompts_done == self.total:
-            return redraw.prompts_done == self.total and redraw.elapsed_s == latest.elapsed_s
+        if self.done == self.total:
+            return redraw.prompts_done == self.total and redraw.elapsed_s == self.latest.elapsed_s
         return (
             bool(redraw.prompts_done)
             and redraw.prompts_total == self.total
-            and (redraw.prompts_done or 0) >= (latest.prompts_done or 0)
-            and (redraw.elapsed_s or 0.0) >= (latest.elapsed_s or 0.0)
+            and (redraw.prompts_done or 0) >= self.done
+            and (redraw.elapsed_s or 0.0) >= self.elapsed_s
         )
 
 
@@ -109,7 +108,7 @@ class _Gap:
 
     @property
     def fast_s(self) -> float:
-        return self.fast.run_s or self.fast.elapsed_s
+        return self.fast.run_s or 0.0  # known: full when measured, projected otherwise
 
     @property
     def slow_s(self) -> float:
@@ -125,7 +124,7 @@ def _bars(redraws: list[LogEvent]) -> list[_Bar]:
     bars: list[_Bar] = []
     for position, redraw in enumerate(redraws):
         open_bars = [bar for bar in bars if bar.continued_by(redraw)]
-        bar = max(open_bars, key=lambda b: b.latest.prompts_done or 0, default=None)
+        bar = max(open_bars, key=lambda b: b.done, default=None)
         if bar is None:
             bar = _Bar(total=redraw.prompts_total or 0, first=position)
             bars.append(bar)
