@@ -137,16 +137,18 @@ def _check_eager(facts: Facts) -> list[Finding]:
             "a longer start-up while it compiles (cached for the next start)",
         )
         summary = "Eager mode runs the model uncompiled on vLLM's CPU backend."
+        title = "--enforce-eager set: the model runs uncompiled (no torch.compile)"
     else:
         reason, cost = (
             "CUDA graphs cut per-step launch overhead, most at small batch sizes",
             "0.5–1.9 GiB for the graph pool; longer startup",
         )
         summary = "Without CUDA graphs every decode step pays kernel-launch overhead."
+        title = "--enforce-eager set: CUDA graphs off, every decode step pays kernel-launch overhead"
     return [
         RULE_EAGER.finding(
             Severity.LOW,
-            "--enforce-eager set in production",
+            title,
             evidence=[c.config_evidence(facts, "enforce_eager")],
             confidence=0.6,
             summary=summary,
@@ -157,7 +159,7 @@ def _check_eager(facts: Facts) -> list[Finding]:
 
 RULE_EAGER = Rule(
     code="AP-5",
-    title="enforce-eager in production",
+    title="enforce-eager set explicitly",
     category=Category.CONFIGURATION,
     check=_check_eager,
     needs=("config",),
