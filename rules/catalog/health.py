@@ -240,9 +240,35 @@ def _check_dead(facts: Facts) -> list[Finding]:
     health = facts.endpoint.health_status if facts.endpoint else None
     if not events and health not in (500, 503):
         return []
-    evidence = [c.log_evidence(e) for e in events[:2]]
+    # A worker's own traceback comes before the engine core's: the core's exception (a KeyError on a request
+    # id the worker never returned) is then the consequence, the worker's the cause.
+    worker = next((e for e in facts.events_of(LogEventKind.WORKER_EXCEPTION) if _named(e)), None) if events else None
+    cause = _death_cause(events, worker)
+    evidence = [c.log_evidence(e) for e in ([worker] if worker else []) + events[:2]]
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
+    chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
+    evidence += [c.log_evidence(e) for e in chain[:1]]
+    link = _death_link(events, cause)
+    title = "engine dead" + link + (f" ({cause})" if cause else "")
+    title += f" (/health {health})" if health else ""
+    v0_loop = _v0_dead(events) is not None or any(V0_LOOP_FAILED in e.raw for e in events)
+    return [
+        RULE_DEAD.finding(
+            Severity.CRITICAL,
+            title,
+            evidence=evidence,
+            confidence=_dead_confidence(facts, events),
+            summary="The engine loop stopped; every request fails until the server restarts.",
+            actions=_v0_loop_actions() if v0_loop else _V1_ACTIONS if link != CONSEQUENCE_ONLY else _FETCH_CAUSE,
+            changes=_pipeline_eager_fix(facts, cause) or _step_size_suspect(facts, cause),
+        )
+    ]
+
+
+def _death_cause(events: list[LogEvent], worker: LogEvent | None) -> str | None:
+    """What the title names as the cause: the engine core's fatal error (its own message, not a death header),
+    after a failed worker's exception when one came first; else V0's AsyncEngineDeadError."""
     cause = next(
         (
             e.message
@@ -251,40 +277,25 @@ def _check_dead(facts: Facts) -> list[Finding]:
         ),
         None,
     )
-    # A worker's own traceback comes before the engine core's: the core's exception (a KeyError on a request
-    # id the worker never returned) is then the consequence, the worker's the cause.
-    worker = next((e for e in facts.events_of(LogEventKind.WORKER_EXCEPTION) if _named(e)), None)
-    if worker is not None and events:
-        evidence.insert(0, c.log_evidence(worker))
+    if worker is not None:
         then = f"; then the engine core: {cause}" if cause else ""
         cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
-    v0_dead = next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
-    cause = cause or v0_dead
-    v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
-    link = _death_link(events, cause)
-    title = "engine dead" + link + (f" ({cause})" if cause else "")
-    title += f" (/health {health})" if health else ""
-    changes = _pipeline_eager_fix(facts, cause) or _step_size_suspect(facts, cause)
-    # A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
-    # the engine core's own death after its fatal error is the chain's last link, not a cause.
+    return cause or _v0_dead(events)
+
+
+def _v0_dead(events: list[LogEvent]) -> str | None:
+    """V0's last AsyncEngineDeadError message: its background loop died (see _v0_loop_actions)."""
+    return next((e.message for e in reversed(events) if (e.message or "").startswith("AsyncEngineDeadError")), None)
+
+
+def _dead_confidence(facts: Facts, events: list[LogEvent]) -> float:
+    """A more specific cause in the log (RPC timeout, NCCL, worker death, OOM) is the better top finding;
+    the engine core's own death after its fatal error is the chain's last link, not a cause. A CUDA kernel
+    fault is the cause wherever it is printed: inside the fatal error's traceback it is the root exception,
+    and HL-4 says which kernels to turn off; a GPU's own fault (an Xid, an ECC error), OP-7.33."""
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
-    # A CUDA kernel fault is the cause wherever it is printed: inside the fatal error's traceback it is the
-    # root exception, and HL-4 says which kernels to turn off; a GPU's own fault (an Xid, an ECC error), OP-7.33.
     specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT, LogEventKind.CUDA_RUNTIME_ERROR)
-    chain = [e for e in facts.events_of(LogEventKind.WORKER_DIED) if c.follows_engine_death(facts, e)]
-    evidence += [c.log_evidence(e) for e in chain[:1]]
-    confidence = SPECIFIC_BESIDE if specific else 0.95 if events else 0.8
-    return [
-        RULE_DEAD.finding(
-            Severity.CRITICAL,
-            title,
-            evidence=evidence,
-            confidence=confidence,
-            summary="The engine loop stopped; every request fails until the server restarts.",
-            actions=_v0_loop_actions() if v0_loop else _V1_ACTIONS if link != CONSEQUENCE_ONLY else _FETCH_CAUSE,
-            changes=changes,
-        )
-    ]
+    return SPECIFIC_BESIDE if specific else 0.95 if events else 0.8
 
 
 def _death_link(events: list[LogEvent], cause: str | None) -> str:

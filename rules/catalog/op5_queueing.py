@@ -15,7 +15,7 @@ from rules import signals, vllm_defaults
 from rules.alerts import BY, Alert, series
 from rules.catalog import common as c
 from rules.events import LogEvent
-from rules.facts import Facts, LoadStep
+from rules.facts import Facts, LoadStep, LoadTestFacts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -305,16 +305,10 @@ RULE_UPSTREAM = Rule(
 
 def _check_past_knee(facts: Facts) -> list[Finding]:
     test = facts.loadtest
-    knee = test.knee_offered() if test else None
-    steps = test.valid_steps if test else []
-    at_knee = next((s for s in steps if s.offered == knee), None)
-    later = [s for s in steps if knee is not None and s.offered > knee]
-    if at_knee is None or not later or not at_knee.output_tokens_per_s or not at_knee.itl_s.p99:
+    measured = _past_knee(test) if test else None
+    if test is None or measured is None:
         return []
-    best = max((s.output_tokens_per_s or 0.0) for s in later)
-    last = later[-1]
-    gain = best / at_knee.output_tokens_per_s
-    slowdown = (last.itl_s.p99 or at_knee.itl_s.p99) / at_knee.itl_s.p99
+    at_knee, gain, slowdown = measured
     if gain >= KNEE_GAIN or slowdown < KNEE_SLOWDOWN:
         return []
     evidence = [
@@ -333,14 +327,13 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
             comparison=">=",
         ),
     ]
-    changes = _batch_at_knee(facts, at_knee)
     return [
         RULE_KNEE.finding(
             Severity.MEDIUM,
-            f"past the knee ({fmt(knee)} req/s) throughput +{gain - 1:.0%} < {c.percent(KNEE_GAIN - 1)} "
+            f"past the knee ({fmt(at_knee.offered)} req/s) throughput +{gain - 1:.0%} < {c.percent(KNEE_GAIN - 1)} "
             f"while ITL p99 x{slowdown:.1f}",
             evidence=evidence,
-            changes=changes,
+            changes=_batch_at_knee(facts, at_knee),
             confidence=0.7,
             actions=[
                 f"Keep offered load at or below the safe operating point {test.safe_operating_point}."
@@ -350,6 +343,22 @@ def _check_past_knee(facts: Facts) -> list[Finding]:
             summary="The server is at its throughput ceiling: extra load only adds latency.",
         )
     ]
+
+
+def _past_knee(test: LoadTestFacts) -> tuple[LoadStep, float, float] | None:
+    """The step at the knee, the best throughput after it as a multiple of the knee's, and the last step's ITL
+    p99 as a multiple of the knee's; None when the ramp has no knee, no step after it, or no throughput or ITL
+    at the knee to compare against."""
+    knee = test.knee_offered()
+    steps = test.valid_steps
+    at_knee = next((s for s in steps if s.offered == knee), None)
+    later = [s for s in steps if knee is not None and s.offered > knee]
+    if at_knee is None or not later or not at_knee.output_tokens_per_s or not at_knee.itl_s.p99:
+        return None
+    best = max((s.output_tokens_per_s or 0.0) for s in later)
+    gain = best / at_knee.output_tokens_per_s
+    slowdown = (later[-1].itl_s.p99 or at_knee.itl_s.p99) / at_knee.itl_s.p99
+    return at_knee, gain, slowdown
 
 
 def _batch_at_knee(facts: Facts, at_knee: LoadStep) -> list[ConfigChange]:
