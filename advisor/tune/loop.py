@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -84,53 +85,21 @@ def run_tune(
     out_dir.mkdir(parents=True, exist_ok=True)
     progress(f"tune: baseline, then up to {rounds} round(s); criterion: {criterion.description}")
     base = measure(start, settings, out_dir, "baseline", progress)
-    kept_measurement: Measurement = base
-    current = start
+    kept = _Kept(command=start, measurement=base)
     tried: set[tuple[str, str]] = set()
     done: list[TuneRound] = []
     stopped = f"reached --rounds {rounds}"
     for number in range(1, rounds + 1):
-        chosen, candidates, why_not = choose_change(kept_measurement, current, criterion, tried, allow_unsafe, progress)
+        chosen, candidates, why_not = choose_change(
+            kept.measurement, kept.command, criterion, tried, allow_unsafe, progress
+        )
         if chosen is None:
             stopped = why_not
             progress(f"tune: stopping: {stopped}")
             break
         tried.update((c["flag"], str(c["proposed"])) for c in chosen["changes"])
-        candidate = apply(current, chosen["changes"])
-        progress(
-            f"tune round {number}/{rounds}: {chosen['rule']}: "
-            + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
-        )
-        trial = measure(candidate, settings, out_dir, f"round-{number}", progress)
-        before_value, after_value, kept, decision = decide(criterion, kept_measurement.ramp, trial.ramp)
-        progress(f"tune round {number}: {decision}")
-        errors = figure_errors(chosen.get("predicted"), trial.ramp)
-        if errors.get("median_abs_error"):
-            progress(
-                f"tune round {number}: prediction error (median over steps): "
-                + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
-            )
-        done.append(
-            TuneRound(
-                round=number,
-                change={k: v for k, v in chosen.items() if k != "predicted"},
-                predicted=chosen.get("predicted"),
-                predicted_decision=chosen.get("predicted_decision"),
-                prediction_error=errors,
-                candidates=candidates,
-                command_before=display_command(current),
-                command=display_command(candidate),
-                criterion_before=before_value,
-                criterion_after=after_value,
-                kept=kept,
-                decision=decision,
-                ramp=trial.ramp,
-                triage=trial.triage,
-                log_path=trial.log_path,
-            )
-        )
-        if kept:
-            current, kept_measurement = candidate, trial
+        trial = _Trial(number=number, of=rounds, chosen=chosen, candidates=candidates)
+        done.append(_run_round(trial, kept, criterion, settings, out_dir, progress))
     return TuneResult(
         criterion={**criterion.model_dump(), "description": criterion.description},
         baseline=TuneBaseline(
@@ -141,7 +110,73 @@ def run_tune(
             log_path=base.log_path,
         ),
         rounds=done,
-        final_command=display_command(current),
+        final_command=display_command(kept.command),
         stopped_reason=stopped,
         timings={"total_s": round(time.monotonic() - began, 1)},
     )
+
+
+@dataclass
+class _Kept:
+    """The command in effect and its measurement: a round replaces both only when its change is kept, so
+    the next round is chosen from, and judged against, what really runs."""
+
+    command: ServeCommand
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One round's number (of how many) and the change chosen for it, with every change weighed."""
+
+    number: int
+    of: int
+    chosen: dict[str, Any]
+    candidates: list[dict[str, Any]]
+
+
+def _run_round(
+    trial: _Trial,
+    kept: _Kept,
+    criterion: TuneCriterion,
+    settings: RampSettings,
+    out_dir: Path,
+    progress: Progress,
+) -> TuneRound:
+    """Apply the chosen change, measure it, keep it (updating `kept`) or roll it back, and say how far the
+    model's prediction of this ramp was from the measured one."""
+    chosen, number = trial.chosen, trial.number
+    candidate = apply(kept.command, chosen["changes"])
+    progress(
+        f"tune round {number}/{trial.of}: {chosen['rule']}: "
+        + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
+    )
+    measured = measure(candidate, settings, out_dir, f"round-{number}", progress)
+    before_value, after_value, keep, decision = decide(criterion, kept.measurement.ramp, measured.ramp)
+    progress(f"tune round {number}: {decision}")
+    errors = figure_errors(chosen.get("predicted"), measured.ramp)
+    if errors.get("median_abs_error"):
+        progress(
+            f"tune round {number}: prediction error (median over steps): "
+            + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
+        )
+    result = TuneRound(
+        round=number,
+        change={k: v for k, v in chosen.items() if k != "predicted"},
+        predicted=chosen.get("predicted"),
+        predicted_decision=chosen.get("predicted_decision"),
+        prediction_error=errors,
+        candidates=trial.candidates,
+        command_before=display_command(kept.command),
+        command=display_command(candidate),
+        criterion_before=before_value,
+        criterion_after=after_value,
+        kept=keep,
+        decision=decision,
+        ramp=measured.ramp,
+        triage=measured.triage,
+        log_path=measured.log_path,
+    )
+    if keep:
+        kept.command, kept.measurement = candidate, measured
+    return result
