@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
@@ -75,45 +76,15 @@ def measure_request(
     headers: dict[str, str] | None = None,
 ) -> RequestRecord:
     """Send one streaming request and return its record; never raises for server trouble."""
-    chunk_times: list[float] = []
-    text_parts: list[str] = []
-    state = {"tokens": None, "prompt_tokens": None, "error": "", "message": ""}
-
-    def on_event(recv_perf: float, event: SSEEvent) -> None:
-        if state["error"]:
-            return
-        try:
-            obj = json.loads(event.data)
-        except json.JSONDecodeError:
-            state["error"], state["message"] = "malformed_sse", f"event data is not JSON: {event.data[:80]!r}"
-            return
-        if not isinstance(obj, dict):
-            state["error"], state["message"] = "malformed_sse", "event data is not a JSON object"
-            return
-        if "error" in obj:
-            err = obj["error"]
-            state["error"] = "stream_error"
-            state["message"] = str(err.get("message", err) if isinstance(err, dict) else err)[:300]
-            return
-        usage = obj.get("usage")
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            state["tokens"] = max(state["tokens"] or 0, usage["completion_tokens"])
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            state["prompt_tokens"] = usage["prompt_tokens"]
-        content = _content_of(obj)
-        if content:
-            chunk_times.append(recv_perf)
-            text_parts.append(content)
-
+    stream = _StreamRead()
     actual_send_ts = time.time()
-    outcome = stream_post(endpoint, path, payload, on_event, timeout_s, headers=headers)
-    error_type = outcome.error_type or state["error"]
-    message = outcome.error_message or state["message"]
+    outcome = stream_post(endpoint, path, payload, stream.on_event, timeout_s, headers=headers)
+    error_type = outcome.error_type or stream.error
+    message = outcome.error_message or stream.message
     if not error_type and not outcome.saw_done_marker:
         error_type, message = "incomplete_stream", "stream ended without data: [DONE]"
-    if not error_type and not chunk_times:
+    if not error_type and not stream.chunk_times:
         error_type, message = "empty_response", "stream carried no content"
-    tokens = state["tokens"]
     record = RequestRecord(
         step=step,
         index=index,
@@ -123,19 +94,66 @@ def measure_request(
         status=outcome.status,
         error_type=error_type,
         error_message=message[:300],
-        content_chunks=len(chunk_times),
-        output_tokens=tokens,
-        token_source="usage" if tokens is not None else "chunks",
-        prompt_tokens=state["prompt_tokens"],
+        content_chunks=len(stream.chunk_times),
+        output_tokens=stream.tokens,
+        token_source="usage" if stream.tokens is not None else "chunks",
+        prompt_tokens=stream.prompt_tokens,
     )
-    if chunk_times:
-        record.ttft_s = chunk_times[0] - outcome.sent_perf
-        record.gaps_s = [b - a for a, b in zip(chunk_times, chunk_times[1:], strict=False)]
+    times = stream.chunk_times
+    if times:
+        record.ttft_s = times[0] - outcome.sent_perf
+        record.gaps_s = [b - a for a, b in zip(times, times[1:], strict=False)]
     if not error_type:
         record.e2e_s = outcome.done_perf - outcome.sent_perf
-    if tokens is None and keep_text_without_usage:
-        record.output_text = "".join(text_parts)
+    if stream.tokens is None and keep_text_without_usage:
+        record.output_text = "".join(stream.text_parts)
     return record
+
+
+@dataclass
+class _StreamRead:
+    """What one request's server-sent events said, event by event: when each content chunk arrived and
+    its text, the usage counts, and the first error. After an error the rest of the stream is ignored:
+    the record keeps the first thing that went wrong, which is the one to report."""
+
+    chunk_times: list[float] = field(default_factory=list)
+    text_parts: list[str] = field(default_factory=list)
+    tokens: int | None = None
+    prompt_tokens: int | None = None
+    error: str = ""
+    message: str = ""
+
+    def on_event(self, recv_perf: float, event: SSEEvent) -> None:
+        if self.error:
+            return
+        try:
+            obj = json.loads(event.data)
+        except json.JSONDecodeError:
+            self.error, self.message = "malformed_sse", f"event data is not JSON: {event.data[:80]!r}"
+            return
+        if not isinstance(obj, dict):
+            self.error, self.message = "malformed_sse", "event data is not a JSON object"
+            return
+        if "error" in obj:
+            err = obj["error"]
+            self.error = "stream_error"
+            self.message = str(err.get("message", err) if isinstance(err, dict) else err)[:300]
+            return
+        self._count_usage(obj.get("usage"))
+        content = _content_of(obj)
+        if content:
+            self.chunk_times.append(recv_perf)
+            self.text_parts.append(content)
+
+    def _count_usage(self, usage: object) -> None:
+        """vLLM sends usage on the last chunk (with stream_options.include_usage), or on every chunk
+        (continuous_usage_stats): the largest completion count seen is the request's."""
+        if not isinstance(usage, dict):
+            return
+        if isinstance(usage.get("completion_tokens"), int):
+            self.tokens = max(self.tokens or 0, usage["completion_tokens"])
+        if isinstance(usage.get("prompt_tokens"), int):
+            self.prompt_tokens = usage["prompt_tokens"]
 
 
 def _content_of(obj: dict) -> str:
