@@ -25,10 +25,9 @@ from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.comparison import Comparison, compare_ramps
 from advisor.perf.criterion import TuneCriterion
-from advisor.perf.ranking import figure_errors
 from advisor.tune.engines import BASE_FLAGS, POOR_FLAGS, Engine, apply, default_base_flags, start_command
 from advisor.tune.measure import Measurement, RampSettings, measure
-from advisor.tune.round import choose_change
+from advisor.tune.round import changes_text, choose_change, prediction_check
 
 __all__ = ["DemoResult", "DemoSettings", "poor_command", "run_demo"]
 
@@ -101,34 +100,11 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
         notes.append(f"{why_not}, so there is no 'after' run")
         progress(f"demo 2/3: {why_not}; skipping the second ramp")
     else:
-        first = chosen["changes"][0]
-        applied = AppliedChange(
-            rule=chosen["rule"],
-            title=chosen["title"],
-            flag=first["flag"],
-            current=first.get("current"),
-            proposed=str(first["proposed"]),
-            reason=first.get("reason", ""),
-            all_changes=chosen["changes"],
-        )
-        fixed = apply(poor, chosen["changes"])
-        progress(
-            f"demo 2/3: applying {chosen['rule']}: "
-            + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
-        )
-        try:
-            after = measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
-        except UserError as exc:  # keep what was measured: the before run and its triage still stand
-            notes.append(f"the 'after' run failed: {exc}")
-            progress(f"demo: the 'after' run failed ({exc}); writing the result without it")
+        applied = _applied(chosen)
+        after = _measure_after(apply(poor, chosen["changes"]), chosen, settings, out_dir, progress, notes)
     comparison = compare_ramps(before.ramp, after.ramp) if after else []
     predicted = chosen.get("predicted") if chosen else None
-    errors = figure_errors(predicted, after.ramp) if after and predicted else {}
-    if errors.get("median_abs_error"):
-        progress(
-            "demo: prediction error (median over steps): "
-            + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
-        )
+    errors = prediction_check(predicted, after.ramp, "demo", progress) if after else {}
     progress("demo 3/3: writing the result and the report")
     return DemoResult(
         model=_model_label(settings),
@@ -151,6 +127,39 @@ def run_demo(settings: DemoSettings, out_dir: Path, progress: Progress) -> DemoR
         },
         notes=notes,
     )
+
+
+def _applied(chosen: dict[str, Any]) -> AppliedChange:
+    """The chosen candidate as the demo's result names it: its first flag change, with all of them kept."""
+    first = chosen["changes"][0]
+    return AppliedChange(
+        rule=chosen["rule"],
+        title=chosen["title"],
+        flag=first["flag"],
+        current=first.get("current"),
+        proposed=str(first["proposed"]),
+        reason=first.get("reason", ""),
+        all_changes=chosen["changes"],
+    )
+
+
+def _measure_after(
+    fixed: ServeCommand,
+    chosen: dict[str, Any],
+    settings: DemoSettings,
+    out_dir: Path,
+    progress: Progress,
+    notes: list[str],
+) -> Measurement | None:
+    """The ramp with the change applied; None, with a note, when that run fails: the before run and its
+    triage still stand, so the result is written without it."""
+    progress(f"demo 2/3: applying {chosen['rule']}: {changes_text(chosen['changes'])}")
+    try:
+        return measure(fixed, settings.ramp, out_dir, "after", progress, with_triage=False)
+    except UserError as exc:
+        notes.append(f"the 'after' run failed: {exc}")
+        progress(f"demo: the 'after' run failed ({exc}); writing the result without it")
+        return None
 
 
 def poor_command(settings: DemoSettings) -> ServeCommand:

@@ -21,11 +21,10 @@ from pydantic import BaseModel, Field
 from advisor import __version__
 from advisor.collect.server_args import ServeCommand
 from advisor.perf.criterion import TuneCriterion, criterion_value, decide
-from advisor.perf.ranking import figure_errors
 from advisor.servers.process import display_command
 from advisor.tune.engines import apply
 from advisor.tune.measure import Measurement, RampSettings, measure
-from advisor.tune.round import choose_change
+from advisor.tune.round import changes_text, choose_change, prediction_check
 
 __all__ = ["TuneCriterion", "TuneResult", "TuneRound", "criterion_value", "decide", "run_tune"]
 
@@ -147,19 +146,11 @@ def _run_round(
     model's prediction of this ramp was from the measured one."""
     chosen, number = trial.chosen, trial.number
     candidate = apply(kept.command, chosen["changes"])
-    progress(
-        f"tune round {number}/{trial.of}: {chosen['rule']}: "
-        + ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in chosen["changes"])
-    )
+    progress(f"tune round {number}/{trial.of}: {chosen['rule']}: {changes_text(chosen['changes'])}")
     measured = measure(candidate, settings, out_dir, f"round-{number}", progress)
     before_value, after_value, keep, decision = decide(criterion, kept.measurement.ramp, measured.ramp)
     progress(f"tune round {number}: {decision}")
-    errors = figure_errors(chosen.get("predicted"), measured.ramp)
-    if errors.get("median_abs_error"):
-        progress(
-            f"tune round {number}: prediction error (median over steps): "
-            + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
-        )
+    errors = prediction_check(chosen.get("predicted"), measured.ramp, f"tune round {number}", progress)
     result = TuneRound(
         round=number,
         change={k: v for k, v in chosen.items() if k != "predicted"},

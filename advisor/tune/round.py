@@ -13,7 +13,7 @@ from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.criterion import TuneCriterion
 from advisor.perf.measured import measured_ramp
-from advisor.perf.ranking import kv_tokens_from_log, rank_changes
+from advisor.perf.ranking import figure_errors, kv_tokens_from_log, rank_changes
 from advisor.perf.whatif import Forecaster, ServerContext
 from advisor.tune.measure import Measurement, top_change
 
@@ -72,3 +72,22 @@ def choose_change(
         candidates,
         "",
     )
+
+
+def changes_text(changes: list[dict[str, Any]]) -> str:
+    """A chosen change's flags as the progress lines show them: `--max-num-seqs 1 -> 4, …`."""
+    return ", ".join(f"{c['flag']} {c.get('current')} -> {c['proposed']}" for c in changes)
+
+
+def prediction_check(
+    predicted: dict[str, Any] | None, measured: dict[str, Any], prefix: str, progress: Progress
+) -> dict[str, Any]:
+    """The model's predicted ramp against the measured one (figure_errors), its median errors shown as
+    progress as soon as they are known: every prediction shown is checked against what was measured."""
+    errors = figure_errors(predicted, measured)
+    if errors.get("median_abs_error"):
+        progress(
+            f"{prefix}: prediction error (median over steps): "
+            + ", ".join(f"{name} {value:.0%}" for name, value in errors["median_abs_error"].items())
+        )
+    return errors
