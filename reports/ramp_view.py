@@ -12,8 +12,8 @@ the chart helper shows those words instead of an empty line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from reports.charts import PALETTE, Marker, Series, line_chart, no_data
 from reports.fields import number, pick
@@ -153,59 +153,60 @@ def overlay_charts(
     prediction's `{"ttft_p99": {"low", "high"}, …}`, in seconds and tokens/s); a ramp with bands
     is drawn with the range shaded.
     """
-    out: list[dict[str, str]] = []
     load_label = offered_load_label(after)
-    ramps = ((labels[0], before, True, bands[0]), (labels[1], after, False, bands[1]))
+    ramps = (_Overlaid(labels[0], before, True, bands[0]), _Overlaid(labels[1], after, False, bands[1]))
+    versus = f"{labels[0]} vs {labels[1]}"
+    out: list[dict[str, str]] = []
     for key, metric in (("ttft_s", "TTFT"), ("itl_s", "ITL")):
         name = f"{metric} {quantile}"
         band_key = f"{key.removesuffix('_s')}_{quantile}"
-        series = []
-        for label, ramp, dashed, ramp_bands in ramps:
-            steps = _steps(ramp)
-            series.append(
-                Series(
-                    label=f"{name} ({label}{', shaded: uncertainty' if ramp_bands else ''})",
-                    x=[number(s.get("offered")) or 0.0 for s in steps],
-                    y=[_ms(_percentile(s, key, quantile)) for s in steps],
-                    valid=[bool(s.get("valid", True)) for s in steps],
-                    dashed=dashed,
-                    band=_band(ramp_bands, len(steps), band_key, 1000.0),
-                    missing=absence(steps, key, f"the {label} ramp"),
-                )
-            )
+        series = [
+            _overlay_series(r, name, key, lambda s, key=key: _ms(_percentile(s, key, quantile)), band_key, 1000.0)
+            for r in ramps
+        ]
         out.append(
             {
-                "title": f"{name}: {labels[0]} vs {labels[1]}",
-                "svg": line_chart(f"{name}, {labels[0]} vs {labels[1]}", load_label, "ms", series, subject=name),
+                "title": f"{name}: {versus}",
+                "svg": line_chart(f"{name}, {versus}", load_label, "ms", series, subject=name),
             }
         )
-    series = []
-    for label, ramp, dashed, ramp_bands in ramps:
-        steps = _steps(ramp)
-        series.append(
-            Series(
-                label=f"output tokens/s ({label}{', shaded: uncertainty' if ramp_bands else ''})",
-                x=[number(s.get("offered")) or 0.0 for s in steps],
-                y=[number(s.get("output_tokens_per_s")) for s in steps],
-                valid=[bool(s.get("valid", True)) for s in steps],
-                dashed=dashed,
-                band=_band(ramp_bands, len(steps), "output_tokens_per_s", 1.0),
-                missing=absence(steps, "output_tokens_per_s", f"the {label} ramp"),
-            )
-        )
-    out.append(
-        {
-            "title": f"Throughput: {labels[0]} vs {labels[1]}",
-            "svg": line_chart(
-                f"Output throughput, {labels[0]} vs {labels[1]}",
-                load_label,
-                "tokens/s",
-                series,
-                subject="output throughput",
-            ),
-        }
-    )
+    key = "output_tokens_per_s"
+    series = [_overlay_series(r, "output tokens/s", key, lambda s: number(s.get(key)), key, 1.0) for r in ramps]
+    svg = line_chart(f"Output throughput, {versus}", load_label, "tokens/s", series, subject="output throughput")
+    out.append({"title": f"Throughput: {versus}", "svg": svg})
     return out
+
+
+class _Overlaid(NamedTuple):
+    """One ramp of an overlay: its label, its document, whether it is drawn dashed, its uncertainty bands."""
+
+    label: str
+    ramp: Mapping[str, Any]
+    dashed: bool
+    bands: Sequence[Any] | None
+
+
+def _overlay_series(
+    overlaid: _Overlaid,
+    name: str,
+    key: str,
+    value_of: Callable[[Mapping[str, Any]], float | None],
+    band_key: str,
+    band_scale: float,
+) -> Series:
+    """One ramp's line of an overlay chart: `value_of` each step against its offered load, invalid steps
+    marked, the band shaded when the ramp has one, and the steps that lack `key` said to be missing."""
+    steps = _steps(overlaid.ramp)
+    shaded = ", shaded: uncertainty" if overlaid.bands else ""
+    return Series(
+        label=f"{name} ({overlaid.label}{shaded})",
+        x=[number(s.get("offered")) or 0.0 for s in steps],
+        y=[value_of(s) for s in steps],
+        valid=[bool(s.get("valid", True)) for s in steps],
+        dashed=overlaid.dashed,
+        band=_band(overlaid.bands, len(steps), band_key, band_scale),
+        missing=absence(steps, key, f"the {overlaid.label} ramp"),
+    )
 
 
 def _steps(ramp: Mapping[str, Any]) -> list[Mapping[str, Any]]:
