@@ -92,22 +92,7 @@ def _check_ttft_prefill(facts: Facts) -> list[Finding]:
     prompt = signals.quantile(facts, c.PROMPT_TOKENS, "p99") or c.prompt_p95(facts)
     floor_s = floors.ttft_floor_s(facts, prompt.value if prompt else None)
     if floor_s is not None and ttft.value <= floors.AT_FLOOR * floor_s:
-        return [
-            RULE_TTFT.finding(
-                Severity.MEDIUM,
-                f"{title}{floors.describe_multiple(ttft.value, floor_s, 'prefill compute')}: the prompt "
-                "length, not the server",
-                evidence=[*evidence, *([prompt.evidence] if prompt else [])],
-                confidence=0.6,
-                summary="The slowest first tokens take about what their prompts' arithmetic needs "
-                f"({floor_s:.2f} s for {fmt(prompt.value if prompt else 0)} tokens at the GPUs' peak): "
-                "no flag makes that faster.",
-                actions=[
-                    "More GPUs per replica (tensor parallel) or a faster GPU shortens prefill; shorter prompts or "
-                    "prefix caching of their shared part avoid it; raise the TTFT target for these requests."
-                ],
-            )
-        ]
+        return [_ttft_at_prefill_floor(title, evidence, ttft.value, floor_s, prompt)]
     if binds is False:
         return [
             RULE_TTFT.finding(
@@ -149,6 +134,27 @@ ALERT_TTFT = Alert(
     "over the target {slo_s} s.",
     slo="ttft",
 )
+
+
+def _ttft_at_prefill_floor(
+    title: str, evidence: list[Evidence], ttft_s: float, floor_s: float, prompt: signals.Signal | None
+) -> Finding:
+    """The slow first tokens take about what their prompts' arithmetic needs at the GPUs' peak: the prompt
+    length is the cause, and no flag is proposed, since none makes that arithmetic faster."""
+    return RULE_TTFT.finding(
+        Severity.MEDIUM,
+        f"{title}{floors.describe_multiple(ttft_s, floor_s, 'prefill compute')}: the prompt length, not the server",
+        evidence=[*evidence, *([prompt.evidence] if prompt else [])],
+        confidence=0.6,
+        summary="The slowest first tokens take about what their prompts' arithmetic needs "
+        f"({floor_s:.2f} s for {fmt(prompt.value if prompt else 0)} tokens at the GPUs' peak): "
+        "no flag makes that faster.",
+        actions=[
+            "More GPUs per replica (tensor parallel) or a faster GPU shortens prefill; shorter prompts or "
+            "prefix caching of their shared part avoid it; raise the TTFT target for these requests."
+        ],
+    )
+
 
 RULE_TTFT = Rule(
     code="OP-5.1",
