@@ -41,7 +41,27 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
             description=f"{fmt(weights)} GiB of {fmt(total)} GiB",
         )
     ]
-    changes, alternatives = [], []
+    changes, alternatives = _weights_relief(facts)
+    return [
+        RULE_WEIGHTS.finding(
+            Severity.MEDIUM,
+            f"weights take {share:.0%} of GPU memory > {c.WEIGHTS_SHARE_HIGH:.0%}",
+            summary="Little memory is left for the KV cache, so few requests run at once.",
+            evidence=evidence,
+            changes=changes,
+            alternatives=alternatives,
+            confidence=0.75,
+            actions=["Or move to a larger GPU."],
+        )
+    ]
+
+
+def _weights_relief(facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange]]:
+    """What frees memory from the weights, in order: FP8 weights where the GPU has FP8 and the model is not
+    already quantized (a change already in effect is never proposed), then twice the tensor parallelism,
+    only when the host has the GPUs for it (a fix that needs more hardware is not proposed as one that fits)."""
+    changes: list[ConfigChange] = []
+    alternatives: list[ConfigChange] = []
     tp = c.tensor_parallel_size(facts)
     split_fits = c.host_has_gpus(facts, tp * 2)
     tp_change = ConfigChange(
@@ -66,18 +86,7 @@ def _check_weights_share(facts: Facts) -> list[Finding]:
             alternatives.append(tp_change)
     elif split_fits:
         changes.append(tp_change)
-    return [
-        RULE_WEIGHTS.finding(
-            Severity.MEDIUM,
-            f"weights take {share:.0%} of GPU memory > {c.WEIGHTS_SHARE_HIGH:.0%}",
-            summary="Little memory is left for the KV cache, so few requests run at once.",
-            evidence=evidence,
-            changes=changes,
-            alternatives=alternatives,
-            confidence=0.75,
-            actions=["Or move to a larger GPU."],
-        )
-    ]
+    return changes, alternatives
 
 
 RULE_WEIGHTS = Rule(
