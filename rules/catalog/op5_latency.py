@@ -494,20 +494,7 @@ def _check_long_tail(facts: Facts) -> list[Finding]:
             comparison=">=",
         ),
     ]
-    changes = []
-    version = c.vllm_version(facts)
-    if version is not None and version >= (0, 32):
-        threshold = c.next_power_of_two(prompt_50.value * 2)
-        changes.append(
-            ConfigChange(
-                flag="--long-prefill-token-threshold",
-                current="0",
-                proposed=str(threshold),
-                reason="prompts above this count as long and are limited in how many prefill "
-                "at once, so they stop delaying everyone else",
-                cost="longer TTFT for long prompts",
-            )
-        )
+    changes = _long_prefill_threshold(facts, prompt_50.value)
     return [
         RULE_LONG_TAIL.finding(
             Severity.MEDIUM,
@@ -518,6 +505,25 @@ def _check_long_tail(facts: Facts) -> list[Finding]:
             confidence=0.6,
             summary="The slowest first tokens go with the longest prompts, not with load.",
             actions=["Serve very long prompts from a separate pool, or cap prompt length for interactive traffic."],
+        )
+    ]
+
+
+def _long_prefill_threshold(facts: Facts, prompt_p50: float) -> list[ConfigChange]:
+    """--long-prefill-token-threshold at the next power of two above twice the median prompt, on the vLLM
+    releases this servops proposes it for (0.32 and later): prompts above it are the tail, and vLLM limits
+    how many of those prefill at once so they stop delaying the rest."""
+    version = c.vllm_version(facts)
+    if version is None or version < (0, 32):
+        return []
+    return [
+        ConfigChange(
+            flag="--long-prefill-token-threshold",
+            current="0",
+            proposed=str(c.next_power_of_two(prompt_p50 * 2)),
+            reason="prompts above this count as long and are limited in how many prefill "
+            "at once, so they stop delaying everyone else",
+            cost="longer TTFT for long prompts",
         )
     ]
 
