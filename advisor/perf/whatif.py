@@ -221,15 +221,7 @@ class Forecaster:
             raise RuntimeError("Forecaster.predict before fit(): fit the step cost first")
         applied, texts = changes.values, list(changes.texts)
         after_command = self.command.with_changes(applied)
-        kv_tokens = self.limits.kv_tokens
-        if POOL_BYTES_FLAG in applied:
-            kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
-        if SHARE_FLAG in applied:
-            kv_tokens = pool_tokens_for_share(self.command, kv_tokens, applied[SHARE_FLAG], self.device_share)
-        layout = self._layout(*self._layout_after(applied)) if LAYOUT_FLAGS & applied.keys() else None
-        if layout is not None and kv_tokens:
-            before_terms, after_terms = layout
-            kv_tokens = max(1, round(kv_tokens * after_terms.kv_cache_tokens / max(1, before_terms.kv_cache_tokens)))
+        kv_tokens, layout = self._pool_after(applied)
         after = limits_for(
             after_command,
             self.engine,
@@ -239,14 +231,7 @@ class Forecaster:
         )
         cost, notes = self._cost_for(after)
         if layout is not None:
-            cost, note = cost_at_layout(cost, *layout)
-            if self.replicas > 1:
-                notes.append(
-                    f"the figures are one {layout[1].describe()} replica's at each load per engine; "
-                    f"the command after keeps {REPLICAS_FLAG} {self.replicas} as ramped: how many replicas the "
-                    f"GPUs make is triage's layout choice (docs/triage.md)"
-                )
-            notes = [*notes, note]  # last: the layout choice quotes it (advisor/triage/layouts.py)
+            cost, notes = self._at_layout(cost, notes, layout)
         predicted = predict_ramp(self.ramp, after, cost, self.workload, with_bands=with_bands)
         return Prediction(
             ramp=self.source,
@@ -268,6 +253,36 @@ class Forecaster:
             measured={"knee": self.ramp.knee, "safe_operating_point": self.ramp.safe_operating_point},
             notes=[*self.notes, *notes],
         )
+
+    def _pool_after(self, applied: dict[str, str]) -> tuple[int | None, tuple[ParallelTerms, ParallelTerms] | None]:
+        """The KV pool in tokens after the change (its bytes, its device share, then its layout's share of
+        the pool, in that order), and the layout's terms as ramped and after when the change moves TP or PP.
+        A UserError when a change cannot be priced, the pool's before the layout's."""
+        kv_tokens = self.limits.kv_tokens
+        if POOL_BYTES_FLAG in applied:
+            kv_tokens = pool_tokens_after(self.command, kv_tokens, applied[POOL_BYTES_FLAG])
+        if SHARE_FLAG in applied:
+            kv_tokens = pool_tokens_for_share(self.command, kv_tokens, applied[SHARE_FLAG], self.device_share)
+        layout = self._layout(*self._layout_after(applied)) if LAYOUT_FLAGS & applied.keys() else None
+        if layout is not None and kv_tokens:
+            before_terms, after_terms = layout
+            kv_tokens = max(1, round(kv_tokens * after_terms.kv_cache_tokens / max(1, before_terms.kv_cache_tokens)))
+        return kv_tokens, layout
+
+    def _at_layout(
+        self, cost: StepCost, notes: list[str], layout: tuple[ParallelTerms, ParallelTerms]
+    ) -> tuple[StepCost, list[str]]:
+        """The cost moved to the new layout, with its note last: the layout choice quotes it
+        (advisor/triage/layouts.py). With replicas ramped, the figures stay one replica's."""
+        cost, note = cost_at_layout(cost, *layout)
+        if self.replicas > 1:
+            notes = [
+                *notes,
+                f"the figures are one {layout[1].describe()} replica's at each load per engine; "
+                f"the command after keeps {REPLICAS_FLAG} {self.replicas} as ramped: how many replicas the "
+                f"GPUs make is triage's layout choice (docs/triage.md)",
+            ]
+        return cost, [*notes, note]
 
     def _measure_gap_spread(self) -> None:
         """The spread of the server's token gaps around its step, measured on the ramp's steps whose replay
