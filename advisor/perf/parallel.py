@@ -37,6 +37,8 @@ channels, which no catalog describes; the change is refused by name there.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from pydantic import BaseModel
 
 from advisor.catalog.models import active_params, valid_tp
@@ -156,13 +158,35 @@ def terms_for_change(engine: str, deployment: Deployment | None, tp: int, pp: in
 
 def cost_at_layout(cost: StepCost, before: ParallelTerms, after: ParallelTerms) -> tuple[StepCost, str]:
     """`cost`, fitted at `before`'s layout, moved to `after`'s (module docstring), and the note that says how."""
+    compute = before.tensor_parallel / after.tensor_parallel
+    kv = after.kv_bytes_per_token / before.kv_bytes_per_token if before.kv_bytes_per_token else 1.0
+    moved = cost.model_copy(update=_moved_terms(cost, before, after, compute, kv))
+    lone_before = cost.step_time_of_one()
+    lone_after = moved.step_time_of_one()
+    share = abs(lone_after - lone_before) / lone_after if lone_after > 0 else 0.0
+    error = cost.relative_error + PRIOR_RELATIVE_ERROR * share
+    moved = moved.model_copy(
+        update={
+            "relative_error": error,
+            "source": f"{cost.source}; moved from {before.describe()} to {after.describe()} by the roofline's "
+            "layout terms",
+        }
+    )
+    move = _Move(compute, kv, lone_before, lone_after, share, error, cost.relative_error)
+    return moved, _layout_note(before, after, move)
+
+
+def _moved_terms(
+    cost: StepCost, before: ParallelTerms, after: ParallelTerms, compute: float, kv: float
+) -> dict[str, Any]:
+    """The fitted step's terms at `after`'s layout: the layout's own parts (weight read, all-reduce, stage
+    sends) swapped for the new layout's, never below what the new layout alone costs; prompt compute split
+    over the new TP; the KV read per context token scaled by the KV bytes each GPU holds per token."""
     d_fixed = (after.weights_s - before.weights_s) + (after.link_fixed_s - before.link_fixed_s)
     d_row = after.link_row_s - before.link_row_s
     d_decode = d_row + after.decode_compute_s - before.decode_compute_s
     floor_fixed = after.weights_s + after.link_fixed_s
-    compute = before.tensor_parallel / after.tensor_parallel
-    kv = after.kv_bytes_per_token / before.kv_bytes_per_token if before.kv_bytes_per_token else 1.0
-    update: dict = {
+    update: dict[str, Any] = {
         "base_s": max(cost.base_s + d_fixed, floor_fixed),
         "decode_seq_s": max(cost.decode_seq_s + d_decode, after.link_row_s),
         "prefill_token_s": max(
@@ -175,18 +199,25 @@ def cost_at_layout(cost: StepCost, before: ParallelTerms, after: ParallelTerms) 
             max(value + d_fixed + k * d_decode, floor_fixed + k * after.link_row_s)
             for k, value in zip(cost.decode_knots, cost.decode_curve_s, strict=False)
         ]
-    moved = cost.model_copy(update=update)
-    lone_before = cost.step_time_of_one()
-    lone_after = moved.step_time_of_one()
-    share = abs(lone_after - lone_before) / lone_after if lone_after > 0 else 0.0
-    error = cost.relative_error + PRIOR_RELATIVE_ERROR * share
-    moved = moved.model_copy(
-        update={
-            "relative_error": error,
-            "source": f"{cost.source}; moved from {before.describe()} to {after.describe()} by the roofline's "
-            "layout terms",
-        }
-    )
+    return update
+
+
+class _Move(NamedTuple):
+    """What moving the cost changed, for its note: prompt compute per GPU, KV read per token, a lone decode
+    step before and after, the share of it the roofline moved, and the error that results from the fit's."""
+
+    compute: float
+    kv: float
+    lone_before: float
+    lone_after: float
+    share: float
+    error: float
+    fit_error: float
+
+
+def _layout_note(before: ParallelTerms, after: ParallelTerms, move: _Move) -> str:
+    """How the cost moved, term by term, with the uncertainty it adds: the figures a prediction shows at a
+    new layout are the roofline's there, not a measurement."""
     sends = (
         f", stage sends {before.send_fixed_s * 1e3:.3f} → {after.send_fixed_s * 1e3:.3f} ms/step and "
         f"{before.send_row_s * 1e6:.1f} → {after.send_row_s * 1e6:.1f} µs/row"
@@ -197,10 +228,10 @@ def cost_at_layout(cost: StepCost, before: ParallelTerms, after: ParallelTerms) 
         f"{before.describe()} → {after.describe()}: weight read {before.weights_s * 1e3:.2f} → "
         f"{after.weights_s * 1e3:.2f} ms/step, all-reduce latency {before.allreduce_fixed_s * 1e3:.2f} → "
         f"{after.allreduce_fixed_s * 1e3:.2f} ms/step and transfer {before.allreduce_row_s * 1e6:.1f} → "
-        f"{after.allreduce_row_s * 1e6:.1f} µs/row{sends}, prompt compute ×{compute:g} per GPU, KV read per "
-        f"token ×{kv:.3g}; the fitted step's other parts kept. A lone decode step "
-        f"{lone_before * 1e3:.2f} → {lone_after * 1e3:.2f} ms; ±{error:.0%} (the fit's "
-        f"±{cost.relative_error:.0%} + the roofline's ±{PRIOR_RELATIVE_ERROR:.0%} on the {share:.0%} it moved); "
+        f"{after.allreduce_row_s * 1e6:.1f} µs/row{sends}, prompt compute ×{move.compute:g} per GPU, KV read per "
+        f"token ×{move.kv:.3g}; the fitted step's other parts kept. A lone decode step "
+        f"{move.lone_before * 1e3:.2f} → {move.lone_after * 1e3:.2f} ms; ±{move.error:.0%} (the fit's "
+        f"±{move.fit_error:.0%} + the roofline's ±{PRIOR_RELATIVE_ERROR:.0%} on the {move.share:.0%} it moved); "
         f"KV pool {before.kv_cache_tokens:,} → {after.kv_cache_tokens:,} tokens per replica"
     )
     if after.pipeline_parallel > 1:
@@ -209,4 +240,4 @@ def cost_at_layout(cost: StepCost, before: ParallelTerms, after: ParallelTerms) 
             f"to {after.pipeline_parallel} batches in flight, which at high load can hide part of the "
             "per-sequence work, so tok/s there is a lower figure"
         )
-    return moved, note
+    return note
