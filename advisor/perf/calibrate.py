@@ -217,39 +217,65 @@ def _fixed_point(
     server_rows, iterations, batches = False, 0, []
     for _ in range(MAX_ITERATIONS):
         iterations += 1
-        rows, targets, batches = [], [], []
-        for step in usable:
-            replay = replay_step(ramp.plan, step.step, limits, cost, workload)
-            step_rows, step_targets, used = _rows(ramp, step, replay, cost)
-            rows += step_rows
-            targets += step_targets
-            server_rows = server_rows or used
-            batches.append(_typical_batch(ramp, step, replay))
+        rows, targets, used, batches = _replayed_rows(ramp, usable, limits, workload, cost)
+        server_rows = server_rows or used
         if not rows:
             break
         for features, measured in probe_rows(ramp, limits, cost):
             rows.append(features / measured)
             targets.append(1.0)
-        a, y, weights = np.array(rows), np.array(targets), _ridge(cost, chunk_term)
-        for index, value in held_index.items():
-            y = y - a[:, index] * value
-            weights[index] = math.inf
-        solved = _nonnegative_fit(a, y, weights)
-        for index, value in held_index.items():
-            solved[index] = value
-        updated = cost.with_coefficients(list(solved))
-        moved = max(
-            (
-                abs(a - b) / max(abs(b), 1e-12)
-                for a, b in zip(updated.vector(), cost.vector(), strict=False)
-                if max(abs(a), abs(b)) > 1e-9
-            ),
-            default=0.0,
-        )
+        updated = _solve(cost, rows, targets, chunk_term, held_index)
+        moved = _largest_move(updated, cost)
         cost = updated
         if moved < CONVERGED:
             break
     return cost, iterations, server_rows, [b for b in batches if b]
+
+
+def _replayed_rows(
+    ramp: MeasuredRamp, usable: list[StepResult], limits: SchedulerLimits, workload: ReplayWorkload, cost: StepCost
+) -> tuple[list[np.ndarray], list[float], bool, list[int]]:
+    """Every usable step replayed with `cost`: its fit rows and targets, whether server metrics gave any, and
+    the decode batch each step's measured window held."""
+    rows: list[np.ndarray] = []
+    targets: list[float] = []
+    server_rows, batches = False, []
+    for step in usable:
+        replay = replay_step(ramp.plan, step.step, limits, cost, workload)
+        step_rows, step_targets, used = _rows(ramp, step, replay, cost)
+        rows += step_rows
+        targets += step_targets
+        server_rows = server_rows or used
+        batches.append(_typical_batch(ramp, step, replay))
+    return rows, targets, server_rows, batches
+
+
+def _solve(
+    cost: StepCost, rows: list[np.ndarray], targets: list[float], chunk_term: bool, held_index: dict[int, float]
+) -> StepCost:
+    """One least-squares solve of the cost's coefficients (non-negative, ridge-weighted), the held columns
+    kept at their values: their share of each row is taken off its target and their weight made infinite."""
+    a, y, weights = np.array(rows), np.array(targets), _ridge(cost, chunk_term)
+    for index, value in held_index.items():
+        y = y - a[:, index] * value
+        weights[index] = math.inf
+    solved = _nonnegative_fit(a, y, weights)
+    for index, value in held_index.items():
+        solved[index] = value
+    return cost.with_coefficients(list(solved))
+
+
+def _largest_move(updated: StepCost, cost: StepCost) -> float:
+    """The largest relative change of a coefficient between two iterations, ignoring ones near zero in
+    both: the fixed point is reached when it falls under CONVERGED."""
+    return max(
+        (
+            abs(a - b) / max(abs(b), 1e-12)
+            for a, b in zip(updated.vector(), cost.vector(), strict=False)
+            if max(abs(a), abs(b)) > 1e-9
+        ),
+        default=0.0,
+    )
 
 
 def probe_rows(ramp: MeasuredRamp, limits: SchedulerLimits, cost: StepCost) -> list[tuple[np.ndarray, float]]:
