@@ -71,20 +71,7 @@ def _estimate_missed(facts: Facts, pool) -> list[Finding]:
         return []
     evidence = [c.log_evidence(pool, "CUDA graph pool (actual)", actual, estimated, ">" if miss > 0 else "<", "GiB")]
     if miss > 0:
-        util = c.gpu_memory_utilization(facts)
-        total = c.total_gib(facts)
-        changes = []
-        if total:
-            lower = round(util - miss / total, 2)
-            changes.append(
-                ConfigChange(
-                    flag="--gpu-memory-utilization",
-                    current=f"{util:g}",
-                    proposed=f"{lower:g}",
-                    reason=f"gives back the {miss:.2f} GiB the graphs took beyond their estimate",
-                    cost=f"about {miss:.2f} GiB less KV cache",
-                )
-            )
+        changes = _give_back(facts, miss)
         return [
             RULE_CUDAGRAPH.finding(
                 Severity.MEDIUM,
@@ -114,6 +101,24 @@ def _estimate_missed(facts: Facts, pool) -> list[Finding]:
                 "Raise --gpu-memory-utilization by the difference over the GPU's memory if the headroom allows "
                 "(servops advise shows the budget)."
             ],
+        )
+    ]
+
+
+def _give_back(facts: Facts, miss_gib: float) -> list[ConfigChange]:
+    """--gpu-memory-utilization lowered by the graphs' excess over the GPU's memory, so the headroom the KV
+    budget assumed is there again; nothing when the GPU's memory is not known."""
+    total = c.total_gib(facts)
+    if not total:
+        return []
+    util = c.gpu_memory_utilization(facts)
+    return [
+        ConfigChange(
+            flag="--gpu-memory-utilization",
+            current=f"{util:g}",
+            proposed=f"{round(util - miss_gib / total, 2):g}",
+            reason=f"gives back the {miss_gib:.2f} GiB the graphs took beyond their estimate",
+            cost=f"about {miss_gib:.2f} GiB less KV cache",
         )
     ]
 
