@@ -243,7 +243,8 @@ def _check_dead(facts: Facts) -> list[Finding]:
     # A worker's own traceback comes before the engine core's: the core's exception (a KeyError on a request
     # id the worker never returned) is then the consequence, the worker's the cause.
     worker = next((e for e in facts.events_of(LogEventKind.WORKER_EXCEPTION) if _named(e)), None) if events else None
-    cause = _death_cause(events, worker)
+    v0_dead = _v0_dead(events)
+    cause = _death_cause(events, worker) or v0_dead
     evidence = [c.log_evidence(e) for e in ([worker] if worker else []) + events[:2]]
     if health is not None:
         evidence.append(Evidence(source="probe", name="GET /health", value=health, threshold=200, comparison="!="))
@@ -252,7 +253,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
     link = _death_link(events, cause)
     title = "engine dead" + link + (f" ({cause})" if cause else "")
     title += f" (/health {health})" if health else ""
-    v0_loop = _v0_dead(events) is not None or any(V0_LOOP_FAILED in e.raw for e in events)
+    v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
     return [
         RULE_DEAD.finding(
             Severity.CRITICAL,
@@ -268,7 +269,7 @@ def _check_dead(facts: Facts) -> list[Finding]:
 
 def _death_cause(events: list[LogEvent], worker: LogEvent | None) -> str | None:
     """What the title names as the cause: the engine core's fatal error (its own message, not a death header),
-    after a failed worker's exception when one came first; else V0's AsyncEngineDeadError."""
+    after a failed worker's exception when one came first (the caller falls back to V0's AsyncEngineDeadError)."""
     cause = next(
         (
             e.message
@@ -280,7 +281,7 @@ def _death_cause(events: list[LogEvent], worker: LogEvent | None) -> str | None:
     if worker is not None:
         then = f"; then the engine core: {cause}" if cause else ""
         cause = f"{worker.process or 'a worker'}: {worker.message}{then}"
-    return cause or _v0_dead(events)
+    return cause
 
 
 def _v0_dead(events: list[LogEvent]) -> str | None:

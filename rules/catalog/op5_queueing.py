@@ -305,8 +305,10 @@ RULE_UPSTREAM = Rule(
 
 def _check_past_knee(facts: Facts) -> list[Finding]:
     test = facts.loadtest
-    measured = _past_knee(test) if test else None
-    if test is None or measured is None:
+    if test is None:
+        return []
+    measured = _past_knee(test)
+    if measured is None:
         return []
     at_knee, gain, slowdown = measured
     if gain >= KNEE_GAIN or slowdown < KNEE_SLOWDOWN:
