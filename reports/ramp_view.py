@@ -170,8 +170,11 @@ def overlay_charts(
                 "svg": line_chart(f"{name}, {versus}", load_label, "ms", series, subject=name),
             }
         )
-    key = "output_tokens_per_s"
-    series = [_overlay_series(r, "output tokens/s", key, lambda s: number(s.get(key)), key, 1.0) for r in ramps]
+    throughput = "output_tokens_per_s"
+    series = [
+        _overlay_series(r, "output tokens/s", throughput, lambda s: number(s.get(throughput)), throughput, 1.0)
+        for r in ramps
+    ]
     svg = line_chart(f"Output throughput, {versus}", load_label, "tokens/s", series, subject="output throughput")
     out.append({"title": f"Throughput: {versus}", "svg": svg})
     return out
