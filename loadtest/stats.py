@@ -114,26 +114,15 @@ def step_stats(
 ) -> StepResult:
     """Statistics of one step from all records of the run; `quantile_shift`: see `percentiles`;
     `until_ts`: the moment an interrupted ramp stopped, which ends this step's window early."""
-    win_start, win_end = plan.window(step)
-    if until_ts is not None:
-        win_end = max(win_start, min(win_end, until_ts))
+    win_start, win_end = _window(plan, step, until_ts)
     window_s = win_end - win_start
     measured = [r for r in records if r.step == step and win_start <= r.intended_send_ts < win_end]
     sent_in_window = sum(1 for r in records if win_start <= r.actual_send_ts < win_end)
     ok = [r for r in measured if r.ok]
     failed = [r for r in measured if not r.ok]
-    errors = Counter(r.error_type for r in failed)
-    examples = {}
-    for r in failed:
-        examples.setdefault(r.error_type, r.error_message)
-    gaps = [g for r in ok for g in r.gaps_s]
     tokens = sum(r.tokens for r in ok)
     client = _client_health(plan, measured, cpu_percents)
-    ttft = percentiles([r.ttft_s for r in ok if r.ttft_s is not None], quantile_shift)
-    itl = percentiles(gaps, quantile_shift)
-    tpot = percentiles([t for t in map(tpot_of, ok) if t is not None], quantile_shift)
-    e2e = percentiles([r.e2e_s for r in ok if r.e2e_s is not None], quantile_shift)
-    by_metric = {"ttft": ttft, "itl": itl, "tpot": tpot, "e2e": e2e}
+    by_metric = _latencies(ok, quantile_shift)
     slo_met = _slos_met(slos, by_metric, len(ok), len(failed), max_error_rate) if slos else None
     invalid = _invalid_reason(measured, client, max_client_cpu_percent, max_send_lateness_s)
     return StepResult(
@@ -146,13 +135,13 @@ def step_stats(
         achieved_rate=sent_in_window / window_s,
         requests=len(measured),
         ok_requests=len(ok),
-        errors=dict(errors),
-        error_examples=examples,
-        ttft_s=ttft,
-        itl_s=itl,
+        errors=dict(Counter(r.error_type for r in failed)),
+        error_examples=_error_examples(failed),
+        ttft_s=by_metric["ttft"],
+        itl_s=by_metric["itl"],
         itl_request_mean_s=percentiles([sum(r.gaps_s) / len(r.gaps_s) for r in ok if r.gaps_s]),
-        tpot_s=tpot,
-        e2e_s=e2e,
+        tpot_s=by_metric["tpot"],
+        e2e_s=by_metric["e2e"],
         output_tokens=tokens,
         output_tokens_per_s=tokens / window_s,
         streamed_tokens_per_s=streamed_tokens(records, win_start, win_end) / window_s,
@@ -163,6 +152,32 @@ def step_stats(
         invalid_reason=invalid,
         client=client,
     )
+
+
+def _window(plan: RampPlan, step: int, until_ts: float | None) -> tuple[float, float]:
+    """The step's measured window; a ramp interrupted at `until_ts` ends it there (never before it starts)."""
+    win_start, win_end = plan.window(step)
+    if until_ts is not None:
+        win_end = max(win_start, min(win_end, until_ts))
+    return win_start, win_end
+
+
+def _latencies(ok: Sequence[RequestRecord], quantile_shift: float) -> dict[str, Percentiles]:
+    """TTFT, pooled ITL, TPOT and end-to-end percentiles of the successful requests, keyed as SLOs name them."""
+    return {
+        "ttft": percentiles([r.ttft_s for r in ok if r.ttft_s is not None], quantile_shift),
+        "itl": percentiles([g for r in ok for g in r.gaps_s], quantile_shift),
+        "tpot": percentiles([t for t in map(tpot_of, ok) if t is not None], quantile_shift),
+        "e2e": percentiles([r.e2e_s for r in ok if r.e2e_s is not None], quantile_shift),
+    }
+
+
+def _error_examples(failed: Sequence[RequestRecord]) -> dict[str, str]:
+    """The first message of each error type: what a reader needs to see what the count means."""
+    examples: dict[str, str] = {}
+    for record in failed:
+        examples.setdefault(record.error_type, record.error_message)
+    return examples
 
 
 def _client_health(plan: RampPlan, measured: Sequence[RequestRecord], cpu_percents: Sequence[float]) -> ClientHealth:
