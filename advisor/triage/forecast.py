@@ -265,33 +265,17 @@ class _LayoutChoice:
         layouts, unpriced = self.priced
         current = self._current(layouts)
         rule_layout = next((layout for layout in layouts if layout.key == rule_key), None)
-        # The rule's layout unpriced: it stands when no other layout can be priced either (a GPU without
-        # a catalog bandwidth) or the fit is loose; otherwise it cannot start or vLLM refuses it.
-        pricing = bool(forecaster.deployment.gpu.memory_bandwidth_tbps)
-        if current is None or (rule_layout is None and (self.loose or not pricing)):
-            here = (self.current_tp, self.stages)
-            why = (
-                unpriced.get(here, f"the current layout ({layout_text(*here)}) is not priced")
-                if current is None
-                else unpriced.get(rule_key, "")
-            )
-            self.notes.append(f"{finding.rule}: the rule's layout stands, unpriced: {why}")
+        if self._rule_stands(finding.rule, current, rule_layout, rule_key, unpriced):
             return finding
+        assert current is not None  # _rule_stands holds whenever the current layout is unpriced
         chosen = rule_layout if self.loose else best_layout(layouts, current)
         others = [layout.describe() for layout in layouts if layout is not chosen and layout is not current]
         if rule_layout is None:  # e.g. predicted not to start: the model chooses among the layouts it can price
             others.append(f"the rule's {layout_text(*rule_key)}: not priced: {unpriced.get(rule_key, '')}")
         kept = [c for c in finding.changes if c.flag not in (*LAYOUT_FLAGS, REPLICAS_FLAG)]
         if chosen is current:
-            reason = f"the performance model predicts the current layout carries most: {current.describe()}"
             command = (self.command(*rule_key) or None) if rule_layout is not None else None
-            self.rejected += [
-                RejectedChange(
-                    rule=finding.rule, change=change, reason=f"{reason}; weighed: {'; '.join(others)}", command=command
-                )
-                for change in (tp_change, pp_change)
-                if change is not None
-            ]
+            self._reject_regrouping(finding.rule, (tp_change, pp_change), current, others, command)
             return finding.model_copy(update={"changes": kept})
         how = ANNOTATED if self.loose else CHOSEN
         changes = layout_changes(chosen, current, tp_change, self.command(*chosen.key), how, rule_pp=pp_change)
@@ -300,6 +284,46 @@ class _LayoutChoice:
             weighed = lead.model_copy(update={"text": f"{lead.text}; weighed: {'; '.join(others)}"})
             changes[0] = changes[0].model_copy(update={"predicted_effect": weighed})
         return finding.model_copy(update={"changes": [*changes, *kept]})
+
+    def _rule_stands(
+        self,
+        rule: str,
+        current: LayoutForecast | None,
+        rule_layout: LayoutForecast | None,
+        rule_key: tuple[int, int],
+        unpriced: dict[tuple[int, int], str],
+    ) -> bool:
+        """Whether the rule's layout stands unpriced (noted with why): the current layout cannot be priced,
+        or the rule's cannot and either the fit is loose or no layout can be (a GPU without a catalog
+        bandwidth). Otherwise an unpriced rule layout cannot start or vLLM refuses it, and the model
+        chooses among the others."""
+        pricing = bool(self.forecaster.deployment and self.forecaster.deployment.gpu.memory_bandwidth_tbps)
+        if current is not None and not (rule_layout is None and (self.loose or not pricing)):
+            return False
+        here = (self.current_tp, self.stages)
+        why = (
+            unpriced.get(here, f"the current layout ({layout_text(*here)}) is not priced")
+            if current is None
+            else unpriced.get(rule_key, "")
+        )
+        self.notes.append(f"{rule}: the rule's layout stands, unpriced: {why}")
+        return True
+
+    def _reject_regrouping(
+        self,
+        rule: str,
+        proposed: tuple[ConfigChange, ConfigChange | None],
+        current: LayoutForecast,
+        others: list[str],
+        command: str | None,
+    ) -> None:
+        """The rule's TP and PP changes turned down: the model predicts the current layout carries most."""
+        reason = f"the performance model predicts the current layout carries most: {current.describe()}"
+        self.rejected += [
+            RejectedChange(rule=rule, change=change, reason=f"{reason}; weighed: {'; '.join(others)}", command=command)
+            for change in proposed
+            if change is not None
+        ]
 
     def _current(self, layouts: list[LayoutForecast]) -> LayoutForecast | None:
         """The current layout among the priced ones; beside idle GPUs, the server as it runs on its own."""
