@@ -85,42 +85,11 @@ def replicas_change(
     """The ConfigChange triage proposes, with its predicted effect and the command that reproduces it.
     `servers`: a CPU engine's replicas are servers like this one (`replicas_are_servers`), said so in the change and
     kept out of the proposed command (advisor/triage/run.py)."""
-    per = sizing.per_replica_step
     setting = f" with {with_change}" if with_change else ""
-    fleet = sizing.replicas * sizing.output_tokens_per_s
-    figures = {
-        "replicas": sizing.replicas,
-        "in_flight": sizing.in_flight,
-        "safe_operating_point": sizing.safe_point,
-        "per_replica_offered": per,
-        "ttft_p99_s_per_replica": sizing.ttft_p99_s,
-        "itl_p99_s_per_replica": sizing.itl_p99_s,
-        "output_tokens_per_s_per_replica": sizing.output_tokens_per_s,
-        "output_tokens_per_s_fleet_at_least": fleet,
-        "relative_error": sizing.relative_error,
-    }
-    text = (
-        f"{sizing.in_flight:g} requests in flight over {sizing.replicas} replicas: each carries at most "
-        f"{sizing.in_flight / sizing.replicas:.3g}, predicted at the ramp's {per:g}-stream step{setting}: "
-        f"TTFT p99 {seconds_text(sizing.ttft_p99_s)}, ITL p99 {ms_text(sizing.itl_p99_s)}, "
-        f"{sizing.output_tokens_per_s:.0f} tok/s "
-        f"per replica (at least {fleet:.0f} tok/s in all{'' if servers else SHARED_FRONT_END}) "
-        f"(±{sizing.relative_error:.0%})"
-    )
-    if servers:
-        # this server's engines count in the total: N engines are ceil(N / its engines) servers like it
-        machines = math.ceil(sizing.replicas / max(1, current))
-        each = f" ({current} engines each)" if current > 1 else ""
-        count = f"{sizing.replicas} engines: " if current > 1 else ""
-        fleet_of = (
-            f"{count}{machines} servers like this one{each} behind an even balancer (a CPU engine's replicas "
-            "need their own cores: not a flag of this command)"
-        )
-        cost = f"{machines}x the machines of this server"
+    figures = _sizing_figures(sizing)
+    fleet_of, cost, machines = _fleet(sizing, current, servers)
+    if machines is not None:
         figures["servers"] = machines  # the count to act on: the flag's value counts engines
-    else:
-        fleet_of = f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
-        cost = f"{sizing.replicas}x the GPUs (or machines) of one replica"
     return ConfigChange(
         flag=REPLICAS_FLAG,
         current=str(current),
@@ -131,9 +100,55 @@ def replicas_change(
         ),
         cost=cost,
         predicted_effect=PredictedEffect(
-            text=text, figures={k: round(float(v), 4) for k, v in figures.items() if v is not None}, command=command
+            text=_sizing_text(sizing, setting, servers),
+            figures={k: round(float(v), 4) for k, v in figures.items() if v is not None},
+            command=command,
         ),
     )
+
+
+def _sizing_figures(sizing: ReplicaSizing) -> dict[str, float | None]:
+    """The sizing's figures under the names the prediction check and the reports read."""
+    return {
+        "replicas": sizing.replicas,
+        "in_flight": sizing.in_flight,
+        "safe_operating_point": sizing.safe_point,
+        "per_replica_offered": sizing.per_replica_step,
+        "ttft_p99_s_per_replica": sizing.ttft_p99_s,
+        "itl_p99_s_per_replica": sizing.itl_p99_s,
+        "output_tokens_per_s_per_replica": sizing.output_tokens_per_s,
+        "output_tokens_per_s_fleet_at_least": sizing.replicas * sizing.output_tokens_per_s,
+        "relative_error": sizing.relative_error,
+    }
+
+
+def _sizing_text(sizing: ReplicaSizing, setting: str, servers: bool) -> str:
+    """The predicted effect in words: each replica's share, its step's latencies and the fleet's tokens/s."""
+    fleet = sizing.replicas * sizing.output_tokens_per_s
+    return (
+        f"{sizing.in_flight:g} requests in flight over {sizing.replicas} replicas: each carries at most "
+        f"{sizing.in_flight / sizing.replicas:.3g}, predicted at the ramp's {sizing.per_replica_step:g}-stream "
+        f"step{setting}: TTFT p99 {seconds_text(sizing.ttft_p99_s)}, ITL p99 {ms_text(sizing.itl_p99_s)}, "
+        f"{sizing.output_tokens_per_s:.0f} tok/s "
+        f"per replica (at least {fleet:.0f} tok/s in all{'' if servers else SHARED_FRONT_END}) "
+        f"(±{sizing.relative_error:.0%})"
+    )
+
+
+def _fleet(sizing: ReplicaSizing, current: int, servers: bool) -> tuple[str, str, int | None]:
+    """What the replicas are, what they cost, and (for a CPU engine) how many servers like this one they take:
+    this server's engines count in the total, so N engines are ceil(N / its engines) servers."""
+    if not servers:
+        fleet_of = f"{sizing.replicas} replicas (or as many servers behind an even balancer)"
+        return fleet_of, f"{sizing.replicas}x the GPUs (or machines) of one replica", None
+    machines = math.ceil(sizing.replicas / max(1, current))
+    each = f" ({current} engines each)" if current > 1 else ""
+    count = f"{sizing.replicas} engines: " if current > 1 else ""
+    fleet_of = (
+        f"{count}{machines} servers like this one{each} behind an even balancer (a CPU engine's replicas "
+        "need their own cores: not a flag of this command)"
+    )
+    return fleet_of, f"{machines}x the machines of this server", machines
 
 
 def seconds_text(value: float | None) -> str:
