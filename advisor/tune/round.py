@@ -13,7 +13,7 @@ from advisor.collect.server_args import ServeCommand
 from advisor.errors import UserError
 from advisor.perf.criterion import TuneCriterion
 from advisor.perf.measured import measured_ramp
-from advisor.perf.ranking import figure_errors, kv_tokens_from_log, rank_changes
+from advisor.perf.ranking import ChangeForecast, figure_errors, kv_tokens_from_log, rank_changes
 from advisor.perf.whatif import Forecaster, ServerContext
 from advisor.tune.measure import Measurement, top_change
 
@@ -39,11 +39,7 @@ def choose_change(
         ranked = rank_changes(forecaster, criterion, kept.triage, tried, allow_unsafe, explore=True)
     except UserError as exc:
         progress(f"tune: no prediction ({exc}); taking triage's top change as it stands")
-        chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
-        why = "triage of the kept configuration proposes no further flag change" + (
-            "" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"
-        )
-        return chosen, [], why
+        return _unpredicted(kept, tried, allow_unsafe)
     candidates = [r.model_dump() for r in ranked]
     for forecast in ranked:
         progress(
@@ -52,25 +48,33 @@ def choose_change(
         )
     best = next((r for r in ranked if r.helps), None)
     if best is None:
-        reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
-        return (
-            None,
-            candidates,
-            (
-                "no change is predicted to help"
-                + (f" ({reasons})" if reasons else ": triage of the kept configuration proposes no flag change")
-            ),
-        )
-    return (
-        {
-            "rule": best.rule,
-            "title": best.title,
-            "changes": best.changes,
-            "predicted": best.prediction,
-            "predicted_decision": best.decision,
-        },
-        candidates,
-        "",
+        return None, candidates, _none_helps(ranked)
+    chosen = {
+        "rule": best.rule,
+        "title": best.title,
+        "changes": best.changes,
+        "predicted": best.prediction,
+        "predicted_decision": best.decision,
+    }
+    return chosen, candidates, ""
+
+
+def _unpredicted(
+    kept: Measurement, tried: set[tuple[str, str]], allow_unsafe: bool
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str]:
+    """Triage's own top change, unpredicted: what a round can still try when the model cannot be fitted."""
+    chosen = top_change(kept.triage, skip=tried, allow_unsafe=allow_unsafe)
+    why = "triage of the kept configuration proposes no further flag change" + (
+        "" if allow_unsafe else " marked safe (--unsafe-changes also tries unsafe ones)"
+    )
+    return chosen, [], why
+
+
+def _none_helps(ranked: list[ChangeForecast]) -> str:
+    """Why the round stops: each candidate with the reason the model turned it down, or that there were none."""
+    reasons = "; ".join(f"{r.changes[0]['flag']} {r.changes[0]['proposed']}: {r.rejected}" for r in ranked)
+    return "no change is predicted to help" + (
+        f" ({reasons})" if reasons else ": triage of the kept configuration proposes no flag change"
     )
 
 
