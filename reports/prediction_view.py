@@ -38,6 +38,8 @@ FIGURES: tuple[tuple[str, str, str, float], ...] = (
 _COLUMNS = [{"name": name, "heading": heading, "unit": unit} for name, heading, unit, _ in FIGURES]
 _SCALE = {name: scale for name, _, _, scale in FIGURES}
 _LABELS = {name: heading for name, heading, _, _ in FIGURES} | {"tpot_p50": "TPOT p50", "e2e_p50": "E2E p50"}
+# The load points both views set side by side: (shown name, key in each document).
+_POINTS = (("knee", "knee"), ("safe operating point", "safe_operating_point"))
 
 # The step cost's terms (advisor/perf/cost.py StepCost), each shown in the unit it is read in.
 _COST_TERMS = (
@@ -76,27 +78,6 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     baseline = _mapping(doc.get("baseline"))
     steps, base_steps = _steps(doc), _steps(baseline)
     bands = doc.get("bands") if isinstance(doc.get("bands"), list) else []
-    base_by_offered = {number(s.get("offered")): s for s in base_steps}
-    rows = []
-    for k, step in enumerate(steps):
-        base = base_by_offered.get(number(step.get("offered")), {})
-        band = _mapping(bands[k]) if k < len(bands) else {}
-        rows.append(
-            {
-                "offered": number(step.get("offered")),
-                "valid": bool(step.get("valid", True)),
-                "invalid_reason": step.get("invalid_reason") or "",
-                "figures": [
-                    {
-                        "baseline": step_figure(base, name),
-                        "predicted": step_figure(step, name),
-                        "low": _band_edge(band, name, "low"),
-                        "high": _band_edge(band, name, "high"),
-                    }
-                    for name, *_ in FIGURES
-                ],
-            }
-        )
     before, after = doc.get("server_args"), doc.get("server_args_after")
     measured = _mapping(doc.get("measured"))
     return {
@@ -108,21 +89,18 @@ def prediction_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "diff": command_diff(before, after) if before and after else [],
         "limits": _limits(doc.get("limits_before"), doc.get("limits_after")),
         "figures": _COLUMNS,
-        "rows": rows,
+        "rows": _whatif_rows(steps, base_steps, bands),
         "load_label": offered_load_label(doc),
         "points": [
-            {
-                "name": "knee",
-                "measured": _point(measured.get("knee")),
-                "baseline": _point(baseline.get("knee")),
-                "predicted": _point(doc.get("knee")),
-            },
-            {
-                "name": "safe operating point",
-                "measured": _point(measured.get("safe_operating_point")),
-                "baseline": _point(baseline.get("safe_operating_point")),
-                "predicted": _point(doc.get("safe_operating_point")),
-            },
+            *(
+                {
+                    "name": name,
+                    "measured": _point(measured.get(key)),
+                    "baseline": _point(baseline.get(key)),
+                    "predicted": _point(doc.get(key)),
+                }
+                for name, key in _POINTS
+            ),
             *_edge_points(doc, baseline),
         ],
         "cost": _cost(doc.get("cost")),
@@ -145,8 +123,65 @@ def prediction_check(predicted: Any, measured: Any, errors: Any = None) -> dict[
     if not isinstance(predicted, Mapping) or not _steps(predicted):
         return None
     measured = _mapping(measured)
-    guesses = {number(s.get("offered")): s for s in _steps(predicted)}
-    reals = {number(s.get("offered")): s for s in _steps(measured)}
+    errors = _mapping(errors)
+    medians = _mapping(errors.get("median_abs_error"))
+    predicted_steps = _steps(predicted)
+    return {
+        "server_args_after": predicted.get("server_args_after"),
+        "figures": _COLUMNS,
+        "rows": _checked_rows(predicted_steps, _steps(measured)),
+        "load_label": offered_load_label(measured),
+        "median_abs_error": [{"name": _LABELS.get(str(k), str(k)), "value": number(v)} for k, v in medians.items()],
+        "points": [
+            {"name": name, "predicted": _point(predicted.get(key)), "measured": _point(measured.get(key))}
+            for name, key in _POINTS
+        ],
+        "relative_error": number(predicted.get("relative_error")),
+        "cost": predicted.get("cost") if isinstance(predicted.get("cost"), str) else None,
+        "charts": overlay_charts(
+            predicted,
+            measured,
+            ("predicted", "measured"),
+            quantile="p50",
+            bands=([s.get("band") for s in predicted_steps], None),
+        ),
+    }
+
+
+def _whatif_rows(
+    steps: list[Mapping[str, Any]], base_steps: list[Mapping[str, Any]], bands: list[Any]
+) -> list[dict[str, Any]]:
+    """Per predicted step, each figure as the model replays the unchanged configuration at the same load
+    beside the predicted one and its band."""
+    base_by_offered = {number(s.get("offered")): s for s in base_steps}
+    rows = []
+    for k, step in enumerate(steps):
+        base = base_by_offered.get(number(step.get("offered")), {})
+        band = _mapping(bands[k]) if k < len(bands) else {}
+        rows.append(
+            {
+                "offered": number(step.get("offered")),
+                "valid": bool(step.get("valid", True)),
+                "invalid_reason": step.get("invalid_reason") or "",
+                "figures": [
+                    {
+                        "baseline": step_figure(base, name),
+                        "predicted": step_figure(step, name),
+                        "low": _band_edge(band, name, "low"),
+                        "high": _band_edge(band, name, "high"),
+                    }
+                    for name, *_ in FIGURES
+                ],
+            }
+        )
+    return rows
+
+
+def _checked_rows(guessed: list[Mapping[str, Any]], measured: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per load either side has, each figure predicted, measured and their error, with the prediction's band;
+    a step's validity is the measured one's."""
+    guesses = {number(s.get("offered")): s for s in guessed}
+    reals = {number(s.get("offered")): s for s in measured}
     rows = []
     for offered in sorted(o for o in guesses.keys() | reals.keys() if o is not None):
         guess, real = guesses.get(offered, {}), reals.get(offered, {})
@@ -171,33 +206,7 @@ def prediction_check(predicted: Any, measured: Any, errors: Any = None) -> dict[
                 "invalid_reason": real.get("invalid_reason") or "",
             }
         )
-    errors = _mapping(errors)
-    medians = _mapping(errors.get("median_abs_error"))
-    predicted_steps = _steps(predicted)
-    return {
-        "server_args_after": predicted.get("server_args_after"),
-        "figures": _COLUMNS,
-        "rows": rows,
-        "load_label": offered_load_label(measured),
-        "median_abs_error": [{"name": _LABELS.get(str(k), str(k)), "value": number(v)} for k, v in medians.items()],
-        "points": [
-            {"name": "knee", "predicted": _point(predicted.get("knee")), "measured": _point(measured.get("knee"))},
-            {
-                "name": "safe operating point",
-                "predicted": _point(predicted.get("safe_operating_point")),
-                "measured": _point(measured.get("safe_operating_point")),
-            },
-        ],
-        "relative_error": number(predicted.get("relative_error")),
-        "cost": predicted.get("cost") if isinstance(predicted.get("cost"), str) else None,
-        "charts": overlay_charts(
-            predicted,
-            measured,
-            ("predicted", "measured"),
-            quantile="p50",
-            bands=([s.get("band") for s in predicted_steps], None),
-        ),
-    }
+    return rows
 
 
 def candidates_view(candidates: Any, chosen: Any = None) -> list[dict[str, Any]]:
