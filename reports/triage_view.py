@@ -37,37 +37,10 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     """Findings ranked (as triage ranked them), each with badges, evidence, changes, page."""
     pages = doc.get("rule_pages") if isinstance(doc.get("rule_pages"), Mapping) else {}
     findings = [f for f in (doc.get("findings") or []) if isinstance(f, Mapping)]
-    views = []
-    for position, finding in enumerate(findings):
-        severity = str(finding.get("severity") or "info").lower()
-        rule = str(pick(finding, "rule", "rule_id", "code", default="?"))
-        views.append(
-            {
-                "position": position,
-                "rank": pick(finding, "rank", default=position + 1),
-                "rule": rule,
-                "severity": severity,
-                "severity_class": _SEVERITY_CLASS.get(severity, "info"),
-                "category": finding.get("category") or "",
-                "title": pick(finding, "title", "summary", default=rule),
-                "summary": finding.get("summary") if finding.get("title") else None,
-                "evidence": [_evidence(e) for e in (finding.get("evidence") or [])],
-                "changes": [change_view(c) for c in (finding.get("changes") or []) if isinstance(c, Mapping)],
-                "alternatives": [change_view(c) for c in (finding.get("alternatives") or []) if isinstance(c, Mapping)],
-                "actions": [a for a in (finding.get("actions") or []) if a],
-                "superseded": [s for s in (finding.get("superseded") or []) if isinstance(s, Mapping)],
-                "confidence": number(finding.get("confidence")),
-                "page": pick(finding, "page", "rule_page", default=None) or pages.get(rule),
-            }
-        )
+    views = [_finding_view(position, finding, pages) for position, finding in enumerate(findings)]
     if not any("rank" in f for f in findings):  # unranked input: most severe first, stable
         views.sort(key=lambda v: (_SEVERITY_ORDER.get(v["severity_class"], 9), v["position"]))
-    all_changes = [c for f in findings for c in (f.get("changes") or []) if isinstance(c, Mapping)]
-    current = pick(doc, "current_command", "command")
-    proposed = doc.get("proposed_command")
-    if proposed and not current and all_changes:
-        current = apply_changes(str(proposed), all_changes, "current")
-    diff = command_diff(current, proposed) if (current and proposed) else []
+    current, proposed = _commands(doc, findings)
     counts: dict[str, int] = {}
     for view in views:
         counts[view["severity_class"]] = counts.get(view["severity_class"], 0) + 1
@@ -76,7 +49,7 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "counts": counts,
         "current_command": current,
         "proposed_command": proposed,
-        "diff": diff,
+        "diff": command_diff(current, proposed) if (current and proposed) else [],
         "target": pick(doc, "target", "base_url", "endpoint", "metrics_url") or _inputs_target(doc),
         "sources": [_source(s) for s in (doc.get("sources") or [])],
         "warnings": [*(doc.get("warnings") or []), *(doc.get("notes") or [])],
@@ -90,6 +63,40 @@ def triage_view(doc: Mapping[str, Any]) -> dict[str, Any]:
         "rules_run": len(doc.get("rules_run") or []),
         "severity_classes": SEVERITY_CLASSES,
     }
+
+
+def _finding_view(position: int, finding: Mapping[str, Any], pages: Mapping[str, Any]) -> dict[str, Any]:
+    """One finding as the template shows it; older files' field names (rule_id, rule_page) read too."""
+    severity = str(finding.get("severity") or "info").lower()
+    rule = str(pick(finding, "rule", "rule_id", "code", default="?"))
+    return {
+        "position": position,
+        "rank": pick(finding, "rank", default=position + 1),
+        "rule": rule,
+        "severity": severity,
+        "severity_class": _SEVERITY_CLASS.get(severity, "info"),
+        "category": finding.get("category") or "",
+        "title": pick(finding, "title", "summary", default=rule),
+        "summary": finding.get("summary") if finding.get("title") else None,
+        "evidence": [_evidence(e) for e in (finding.get("evidence") or [])],
+        "changes": [change_view(c) for c in (finding.get("changes") or []) if isinstance(c, Mapping)],
+        "alternatives": [change_view(c) for c in (finding.get("alternatives") or []) if isinstance(c, Mapping)],
+        "actions": [a for a in (finding.get("actions") or []) if a],
+        "superseded": [s for s in (finding.get("superseded") or []) if isinstance(s, Mapping)],
+        "confidence": number(finding.get("confidence")),
+        "page": pick(finding, "page", "rule_page", default=None) or pages.get(rule),
+    }
+
+
+def _commands(doc: Mapping[str, Any], findings: list[Mapping[str, Any]]) -> tuple[Any, Any]:
+    """The current and proposed commands; a file with only the proposed one gets the current one back by
+    undoing the findings' changes."""
+    current = pick(doc, "current_command", "command")
+    proposed = doc.get("proposed_command")
+    all_changes = [c for f in findings for c in (f.get("changes") or []) if isinstance(c, Mapping)]
+    if proposed and not current and all_changes:
+        current = apply_changes(str(proposed), all_changes, "current")
+    return current, proposed
 
 
 def _inputs_target(doc: Mapping[str, Any]) -> str | None:
