@@ -46,7 +46,7 @@ from loadtest.prefill_probe import REPEATS, run_prefill_probe
 from loadtest.records import RequestRecord
 from loadtest.results import PrefillProbe, RampResult, StepResult
 from loadtest.server_signals import MetricsSampler, summarise
-from loadtest.slo import parse_slos
+from loadtest.slo import SLO, parse_slos
 from loadtest.stats import (
     METRIC_DEFINITIONS,
     fill_tokens_with_tokenizer,
@@ -137,15 +137,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     model = preflight(config)
     if config.workload.kind == "file":
         Workload(config.workload)  # fail now, with a clear message, not inside the child
-    schedule = {name: getattr(config, name) for name in RampSchedule.model_fields}
-    plan = RampPlan(
-        **schedule,
-        endpoint=config.endpoint,
-        model=model,
-        workers=max(1, config.workers if not config.master else config.expect_workers),  # 0 local workers: 1 process
-        api_key=config.api_key,
-        authorization=config.authorization,
-    )
+    plan = _plan(config, model)
     sampler = MetricsSampler(config.metrics_url or Endpoint.parse(config.endpoint).url("/metrics"))
     has_metrics = sampler.probe()
     if has_metrics:
@@ -163,7 +155,35 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     fill_tokens_with_tokenizer(run.records, tokenizer)
     if config.records_path:
         _write_records(config.records_path, run.records, progress)
-    signals = sampler if has_metrics else None
+    result = _result(config, run, model, slos, sampler if has_metrics else None, probe)
+    if run.interrupted_at is not None:
+        raise RampInterrupted(result)
+    return result
+
+
+def _plan(config: RampConfig, model: str) -> RampPlan:
+    """The schedule every load process follows, for the model the endpoint serves."""
+    schedule = {name: getattr(config, name) for name in RampSchedule.model_fields}
+    return RampPlan(
+        **schedule,
+        endpoint=config.endpoint,
+        model=model,
+        workers=max(1, config.workers if not config.master else config.expect_workers),  # 0 local workers: 1 process
+        api_key=config.api_key,
+        authorization=config.authorization,
+    )
+
+
+def _result(
+    config: RampConfig,
+    run: ChildRun,
+    model: str,
+    slos: list[SLO],
+    signals: MetricsSampler | None,
+    probe: PrefillProbe | None,
+) -> RampResult:
+    """Every step's statistics (an interrupted ramp's unclosed ones too), the knee and safe point, and the
+    configuration echoed with what the run settled: the model, the start and the load processes."""
     steps = [_final_step(config, run.plan, k, run.records, slos, run.closed[k], signals) for k in sorted(run.closed)]
     if run.interrupted_at is not None:
         steps += _unclosed_steps(config, run, slos, signals)
@@ -173,7 +193,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
     echo["model"] = model
     echo["start_ts"] = run.plan.start_ts
     echo["load_processes"] = run.plan.workers
-    result = RampResult(
+    return RampResult(
         config=echo,
         steps=steps,
         knee=knee,
@@ -183,9 +203,6 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         metric_definitions=METRIC_DEFINITIONS,
         prefill_probe=probe,
     )
-    if run.interrupted_at is not None:
-        raise RampInterrupted(result)
-    return result
 
 
 @contextmanager
