@@ -27,34 +27,41 @@ def add_engine_argument(parser: argparse.ArgumentParser, default: str | None = "
 
 def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
     """The ramp and startup flags demo and tune share (one workload for every run compared)."""
-    parser.add_argument(
+    _add_steps(parser)
+    _add_requests(parser)
+
+
+def _add_steps(parser: argparse.ArgumentParser) -> None:
+    """The ramp's load steps and how long each is measured."""
+    steps = parser.add_argument_group("ramp steps (the same for every run compared)")
+    steps.add_argument(
         "--concurrency",
         default="1,2,4",
         metavar="LIST",
         help="closed-loop concurrent streams per ramp step (default: 1,2,4)",
     )
-    parser.add_argument(
+    steps.add_argument(
         "--step-seconds",
         type=positive_float,
         default=25.0,
         metavar="S",
         help="duration of each ramp step (default: 25)",
     )
-    parser.add_argument(
+    steps.add_argument(
         "--warmup-seconds",
         type=non_negative_float,
         default=5.0,
         metavar="S",
         help="start of each step left out of the statistics (default: 5)",
     )
-    parser.add_argument(
+    steps.add_argument(
         "--cooldown-seconds",
         type=non_negative_float,
         default=15.0,
         metavar="S",
         help="after the last step, time for in-flight requests to finish (default: 15)",
     )
-    parser.add_argument(
+    steps.add_argument(
         "--max-concurrency",
         type=non_negative_int,
         default=64,
@@ -63,19 +70,24 @@ def add_ramp_arguments(parser: argparse.ArgumentParser) -> None:
         "top level up to N streams, so "
         "the safe operating point is not just the top tested step (default: 64; 0: never)",
     )
-    parser.add_argument(
+
+
+def _add_requests(parser: argparse.ArgumentParser) -> None:
+    """What each request asks, what counts as within the SLOs, and how long an engine may take to start."""
+    requests = parser.add_argument_group("requests, SLOs and startup")
+    requests.add_argument(
         "--input-len", type=positive_int, default=24, metavar="N", help="prompt length in words (default: 24)"
     )
-    parser.add_argument(
+    requests.add_argument(
         "--output-len", type=positive_int, default=12, metavar="N", help="output tokens per request (default: 12)"
     )
-    parser.add_argument(
+    requests.add_argument(
         "--slo",
         default="ttft_p99=3s",
         metavar="SLOS",
         help="SLOs that define the safe operating point (default: ttft_p99=3s)",
     )
-    parser.add_argument(
+    requests.add_argument(
         "--startup-timeout",
         type=positive_float,
         default=600.0,

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -36,6 +37,13 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Alerts for the on-call stack, generated from the rule catalog.",
     )
     actions = parser.add_subparsers(dest="alerts_action", metavar="ACTION")
+    _add_export(actions)
+    _add_lint(actions)
+    return parser
+
+
+def _add_export(actions: Any) -> None:
+    """`servops alerts export`: the pack, as a rules file or a PrometheusRule, with the team's SLOs and runbooks."""
     export = actions.add_parser(
         "export",
         help="write the alert pack",
@@ -81,6 +89,10 @@ def register(subparsers) -> argparse.ArgumentParser:
         "release=kube-prometheus-stack (repeatable)",
     )
     export.add_argument("--json", action="store_true", help="print the pack as JSON instead of YAML")
+
+
+def _add_lint(actions: Any) -> None:
+    """`servops alerts lint`: other people's rules and dashboards checked against vLLM's series."""
     lint = actions.add_parser(
         "lint",
         help="check rules files or Grafana dashboards that query vLLM against what vLLM exposes",
@@ -97,7 +109,6 @@ def register(subparsers) -> argparse.ArgumentParser:
     lint.add_argument(
         "--vllm-version", metavar="VERSION", help="the vLLM your servers run, e.g. 0.33 (default: any 0.8–0.33)"
     )
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -47,8 +47,18 @@ def register(subparsers) -> argparse.ArgumentParser:
             f"Bounds: {REPLAY_BOUNDS}."
         ),
     )
-    parser.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
-    parser.add_argument(
+    _add_measured(parser)
+    _add_memory(parser)
+    _add_layout(parser)
+    parser.add_argument("--json", default=None, metavar="OUT.json", help="write the prediction here")
+    return parser
+
+
+def _add_measured(parser: argparse.ArgumentParser) -> None:
+    """The ramp to calibrate on, the configuration it measured and the change asked about."""
+    measured = parser.add_argument_group("the measured ramp and the change")
+    measured.add_argument("--ramp", required=True, metavar="RAMP.json", help="a ramp result written by servops ramp")
+    measured.add_argument(
         "--server-args",
         default="",
         metavar="FLAGS",
@@ -56,7 +66,15 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="the flags (or whole command) the ramped server ran with, e.g. "
         '"--max-num-seqs 4"; flags left out take the engine\'s defaults',
     )
-    parser.add_argument(
+    measured.add_argument(
+        "--engine",
+        choices=ENGINE_KINDS,
+        default=None,
+        help="whose defaults fill flags left out (default: read from --server-args: the bundled "
+        "engine for servops serve / python -m engine, vllm-cpu with VLLM_CPU_KVCACHE_SPACE or "
+        "--device cpu, else vllm-cuda)",
+    )
+    measured.add_argument(
         "--change",
         action="append",
         default=[],
@@ -65,15 +83,19 @@ def register(subparsers) -> argparse.ArgumentParser:
         help='a flag change to predict, e.g. --change "--max-num-seqs 8" (repeatable; applied '
         "together); none: predict the ramped configuration itself",
     )
-    parser.add_argument(
-        "--engine",
-        choices=ENGINE_KINDS,
+    measured.add_argument(
+        "--slo",
         default=None,
-        help="whose defaults fill flags left out (default: read from --server-args: the bundled "
-        "engine for servops serve / python -m engine, vllm-cpu with VLLM_CPU_KVCACHE_SPACE or "
-        "--device cpu, else vllm-cuda)",
+        metavar="SLOS",
+        help="SLOs that define the predicted safe operating point, as servops ramp takes them "
+        "(e.g. ttft_p99=2s,itl_p99=100ms); default: the ramp's own",
     )
-    parser.add_argument(
+
+
+def _add_memory(parser: argparse.ArgumentParser) -> None:
+    """What sizes the KV pool: a change to the pool or to --gpu-memory-utilization is predicted from it."""
+    memory = parser.add_argument_group("the KV pool (optional; default: estimated from the ramp's KV usage)")
+    memory.add_argument(
         "--kv-cache-tokens",
         type=int,
         default=None,
@@ -81,7 +103,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="the server's KV pool in tokens (its log's 'KV cache size: N tokens'), 1 to "
         f"{MAX_KV_TOKENS:,}; default: estimated from the KV usage the ramp recorded",
     )
-    parser.add_argument(
+    memory.add_argument(
         "--kv-cache-gib",
         type=float,
         default=None,
@@ -89,36 +111,32 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="the KV pool per GPU in GiB (its log's 'Available KV cache memory: N GiB'); with "
         "--gpu-memory-gib, what a --gpu-memory-utilization change is predicted from",
     )
-    parser.add_argument(
+    memory.add_argument(
         "--gpu-memory-gib",
         type=float,
         default=None,
         metavar="GIB",
         help="one GPU's memory in GiB (e.g. 79.18 for an H100 80GB as torch reports it); with --kv-cache-gib",
     )
-    parser.add_argument(
+
+
+def _add_layout(parser: argparse.ArgumentParser) -> None:
+    """The model and GPU a tensor- or pipeline-parallel change is priced from."""
+    layout = parser.add_argument_group("model and GPU (for a TP or PP change)")
+    layout.add_argument(
         "--model",
         default=None,
         metavar="NAME|config.json",
         help=f"the served model (a catalog name, HF id, config.json or model dir); with --gpu, what a "
         f"{TENSOR_PARALLEL_FLAG} or {PIPELINE_PARALLEL_FLAG} change is priced from",
     )
-    parser.add_argument(
+    layout.add_argument(
         "--gpu",
         default=None,
         metavar="NAME",
         help="the GPU one rank runs on (a catalog name, e.g. L40S or 'H100 SXM'); with --model, for "
         f"{TENSOR_PARALLEL_FLAG}",
     )
-    parser.add_argument(
-        "--slo",
-        default=None,
-        metavar="SLOS",
-        help="SLOs that define the predicted safe operating point, as servops ramp takes them "
-        "(e.g. ttft_p99=2s,itl_p99=100ms); default: the ramp's own",
-    )
-    parser.add_argument("--json", default=None, metavar="OUT.json", help="write the prediction here")
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -56,37 +56,49 @@ def register(subparsers) -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for tune.json, report.html and engine logs (default: tune-out)",
     )
-    parser.add_argument(
-        "--rounds", type=positive_int, default=3, metavar="N", help="maximum tuning rounds (default: 3)"
-    )
-    parser.add_argument(
+    _add_loop(parser)
+    _add_server(parser)
+    add_ramp_arguments(parser)
+    return parser
+
+
+def _add_loop(parser: argparse.ArgumentParser) -> None:
+    """How many rounds, and what makes a change worth keeping."""
+    loop = parser.add_argument_group("the loop")
+    loop.add_argument("--rounds", type=positive_int, default=3, metavar="N", help="maximum tuning rounds (default: 3)")
+    loop.add_argument(
         "--criterion",
         choices=["safe-point", "itl-p99"],
         default="safe-point",
         help="keep a change when the safe operating point rises (ties: p99 TTFT falls), or when "
         "p99 ITL at --target-load falls (default: safe-point)",
     )
-    parser.add_argument(
+    loop.add_argument(
         "--target-load",
         type=positive_float,
         default=None,
         metavar="LOAD",
         help="offered load (concurrency level) for --criterion itl-p99 (default: the top level both runs measured)",
     )
-    parser.add_argument(
+    loop.add_argument(
         "--min-improvement",
         type=unit_interval,
         default=0.10,
         metavar="FRACTION",
         help="relative improvement a latency criterion needs to keep a change (default: 0.10)",
     )
-    parser.add_argument(
+    loop.add_argument(
         "--unsafe-changes",
         action="store_true",
         help="also apply changes triage marks unsafe (they can reject requests or change outputs, "
         "e.g. a shorter --max-model-len); default: safe changes only",
     )
-    engine = parser.add_mutually_exclusive_group()
+
+
+def _add_server(parser: argparse.ArgumentParser) -> None:
+    """The server each round restarts with its flags changed."""
+    server = parser.add_argument_group("the server to start")
+    engine = server.add_mutually_exclusive_group()
     engine.add_argument(
         "--flags",
         default=None,
@@ -103,14 +115,12 @@ def register(subparsers) -> argparse.ArgumentParser:
         'MODEL --max-num-seqs 8" (servops adds --host/--port; `vllm` runs from the vLLM '
         "environment when servops has one)",
     )
-    add_engine_argument(parser, default=None)
-    parser.add_argument(
+    add_engine_argument(server, default=None)
+    server.add_argument(
         "--model",
         default=None,
         help="model for --engine (bundled: HF dir or .gguf; vllm: an HF dir); default: the embedded SmolLM2",
     )
-    add_ramp_arguments(parser)
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:
