@@ -160,6 +160,14 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         default=None,
         help="Hugging Face model directory, .gguf file, or name (default: the embedded SmolLM2-135M-Instruct)",
     )
+    _add_server(parser)
+    _add_engine(parser)
+    _add_vllm_compat(parser)
+    return parser
+
+
+def _add_server(parser: argparse.ArgumentParser) -> None:
+    """The HTTP server: where it listens, what it logs, who may call it and how it stops."""
     net = parser.add_argument_group("server")
     net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     net.add_argument(
@@ -211,6 +219,9 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="on SIGTERM, seconds to let in-flight requests finish before aborting them (default: 30)",
     )
 
+
+def _add_engine(parser: argparse.ArgumentParser) -> None:
+    """The engine's batch, memory and model flags, under vLLM's names and defaults."""
     eng = parser.add_argument_group("engine")
     eng.add_argument(
         "--max-model-len",
@@ -270,6 +281,10 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     eng.add_argument("--tokenizer", default=None, help="tokenizer directory or name (default: the model's)")
 
+
+def _add_vllm_compat(parser: argparse.ArgumentParser) -> None:
+    """vLLM flags the engine knows but does not serve with: refused with the reason, or accepted and ignored,
+    so a vLLM launch command runs here unchanged or fails on the one flag that matters."""
     unsupported = parser.add_argument_group("vLLM flags this engine rejects (other than the values shown)")
     for item in UNSUPPORTED_FLAGS:
         if item.takes_value:
@@ -281,7 +296,6 @@ def build_serve_parser(prog: str | None = None) -> argparse.ArgumentParser:
         ignored.add_argument(flag, default=None, help="accepted for vLLM compatibility; no effect")
     for flag in IGNORED_SWITCHES:
         ignored.add_argument(flag, action="store_true", default=None, help="accepted for vLLM compatibility; no effect")
-    return parser
 
 
 def parse_serve_args(argv: Sequence[str], prog: str | None = None) -> argparse.Namespace:
