@@ -137,53 +137,65 @@ class EngineMetrics:
     def __init__(
         self, model_name: str, max_model_len: int, engine_index: int = 0, registry: CollectorRegistry | None = None
     ) -> None:
+        """Registers every family at once, in vLLM's order, so /metrics lists them all (at 0) from the start."""
         self.model_name = model_name
         self.registry = registry if registry is not None else REGISTRY
-        labels = ["model_name", "engine"]
+        self._labels = ["model_name", "engine"]
         self._label_values = (model_name, str(engine_index))
-        reg = self.registry
+        self._add_scheduler_gauges()
+        self._add_counters()
+        self._add_token_histograms(max_model_len)
+        self._add_latency_histograms()
 
-        def gauge(name: str, doc: str) -> Gauge:
-            return Gauge(name, doc, labels, registry=reg).labels(*self._label_values)
+    def _gauge(self, name: str, doc: str) -> Gauge:
+        return Gauge(name, doc, self._labels, registry=self.registry).labels(*self._label_values)
 
-        def counter(name: str, doc: str) -> Counter:
-            return Counter(name, doc, labels, registry=reg).labels(*self._label_values)
+    def _counter(self, name: str, doc: str) -> Counter:
+        return Counter(name, doc, self._labels, registry=self.registry).labels(*self._label_values)
 
-        def histogram(name: str, doc: str, buckets: Iterable[float]) -> Histogram:
-            return Histogram(name, doc, labels, buckets=list(buckets), registry=reg).labels(*self._label_values)
+    def _histogram(self, name: str, doc: str, buckets: Iterable[float]) -> Histogram:
+        return Histogram(name, doc, self._labels, buckets=list(buckets), registry=self.registry).labels(
+            *self._label_values
+        )
 
-        # Scheduler and cache gauges.
-        self.num_requests_running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
-        self.num_requests_waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+    def _add_scheduler_gauges(self) -> None:
+        """Scheduler and cache gauges."""
+        self.num_requests_running = self._gauge(
+            "vllm:num_requests_running", "Number of requests in model execution batches."
+        )
+        self.num_requests_waiting = self._gauge(
+            "vllm:num_requests_waiting", "Number of requests waiting to be processed."
+        )
         waiting_by_reason = Gauge(
             "vllm:num_requests_waiting_by_reason",
             "Number of requests waiting to be processed, by reason.",
-            labels + ["reason"],
-            registry=reg,
+            self._labels + ["reason"],
+            registry=self.registry,
         )
         self.num_requests_waiting_capacity = waiting_by_reason.labels(*self._label_values, "capacity")
         self.num_requests_waiting_deferred = waiting_by_reason.labels(*self._label_values, "deferred")
-        self.kv_cache_usage_perc = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+        self.kv_cache_usage_perc = self._gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
         self._cache_config_info: Gauge | None = None  # registered by set_cache_config_info after init
 
-        # Counters (prometheus_client exposes them with a `_total` suffix).
-        self.prefix_cache_queries = counter(
+    def _add_counters(self) -> None:
+        """Counters (prometheus_client exposes them with a `_total` suffix)."""
+        self.prefix_cache_queries = self._counter(
             "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
         )
-        self.prefix_cache_hits = counter(
+        self.prefix_cache_hits = self._counter(
             "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
         )
-        self.num_preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
-        self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
-        self.prompt_tokens_cached = counter(
+        self.num_preemptions = self._counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
+        self.prompt_tokens = self._counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
+        self.prompt_tokens_cached = self._counter(
             "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."
         )
-        self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
+        self.generation_tokens = self._counter("vllm:generation_tokens", "Number of generation tokens processed.")
         success = Counter(
             "vllm:request_success",
             "Count of successfully processed requests.",
-            labels + ["finished_reason"],
-            registry=reg,
+            self._labels + ["finished_reason"],
+            registry=self.registry,
         )
         # vLLM calls .labels() for every reason at init, so all appear at 0 from the start.
         self.request_success = {reason: success.labels(*self._label_values, reason) for reason in FINISHED_REASONS}
@@ -191,76 +203,78 @@ class EngineMetrics:
             "vllm:admission_rejections",
             "Number of requests rejected by admission control (HTTP 503).",
             ["model_name", "reason"],
-            registry=reg,
+            registry=self.registry,
         )
-        self.admission_rejections = {reason: rejections.labels(model_name, reason) for reason in ADMISSION_REASONS}
+        self.admission_rejections = {reason: rejections.labels(self.model_name, reason) for reason in ADMISSION_REASONS}
 
-        # Token-count histograms.
+    def _add_token_histograms(self, max_model_len: int) -> None:
+        """Token-count histograms: per request (buckets 1-2-5 up to the model length) and per engine step."""
         request_token_buckets = build_1_2_5_buckets(max_model_len)
-        self.request_prompt_tokens = histogram(
+        self.request_prompt_tokens = self._histogram(
             "vllm:request_prompt_tokens", "Number of prefill tokens processed.", request_token_buckets
         )
-        self.request_generation_tokens = histogram(
+        self.request_generation_tokens = self._histogram(
             "vllm:request_generation_tokens", "Number of generation tokens processed.", request_token_buckets
         )
-        self.request_max_num_generation_tokens = histogram(
+        self.request_max_num_generation_tokens = self._histogram(
             "vllm:request_max_num_generation_tokens",
             "Histogram of maximum number of requested generation tokens.",
             request_token_buckets,
         )
-        self.request_params_max_tokens = histogram(
+        self.request_params_max_tokens = self._histogram(
             "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", request_token_buckets
         )
-        self.request_params_n = histogram(
+        self.request_params_n = self._histogram(
             "vllm:request_params_n", "Histogram of the n request parameter.", PARAMS_N_BUCKETS
         )
-        self.iteration_tokens = histogram(
+        self.iteration_tokens = self._histogram(
             "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS
         )
-        self.request_prefill_kv_computed_tokens = histogram(
+        self.request_prefill_kv_computed_tokens = self._histogram(
             "vllm:request_prefill_kv_computed_tokens",
             "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
             request_token_buckets,
         )
-        self.request_num_preemptions = histogram(
+        self.request_num_preemptions = self._histogram(
             "vllm:request_num_preemptions",
             "Histogram of the number of preemptions per finished request.",
             NUM_PREEMPTIONS_BUCKETS,
         )
 
-        # Latency histograms (seconds).
-        self.time_to_first_token = histogram(
+    def _add_latency_histograms(self) -> None:
+        """Latency histograms, in seconds."""
+        self.time_to_first_token = self._histogram(
             "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS_S
         )
-        self.inter_token_latency = histogram(
+        self.inter_token_latency = self._histogram(
             "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL_BUCKETS_S
         )
-        self.request_time_per_output_token = histogram(
+        self.request_time_per_output_token = self._histogram(
             "vllm:request_time_per_output_token_seconds",
             "Histogram of time_per_output_token_seconds per request.",
             ITL_BUCKETS_S,
         )
-        self.e2e_request_latency = histogram(
+        self.e2e_request_latency = self._histogram(
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             REQUEST_LATENCY_BUCKETS_S,
         )
-        self.request_queue_time = histogram(
+        self.request_queue_time = self._histogram(
             "vllm:request_queue_time_seconds",
             "Histogram of time spent in WAITING phase for request.",
             REQUEST_LATENCY_BUCKETS_S,
         )
-        self.request_inference_time = histogram(
+        self.request_inference_time = self._histogram(
             "vllm:request_inference_time_seconds",
             "Histogram of time spent in RUNNING phase for request.",
             REQUEST_LATENCY_BUCKETS_S,
         )
-        self.request_prefill_time = histogram(
+        self.request_prefill_time = self._histogram(
             "vllm:request_prefill_time_seconds",
             "Histogram of time spent in PREFILL phase for request.",
             REQUEST_LATENCY_BUCKETS_S,
         )
-        self.request_decode_time = histogram(
+        self.request_decode_time = self._histogram(
             "vllm:request_decode_time_seconds",
             "Histogram of time spent in DECODE phase for request.",
             REQUEST_LATENCY_BUCKETS_S,
