@@ -78,11 +78,29 @@ class Scheduler:
         return bool(self.waiting or self.running)
 
     def schedule(self) -> SchedulerOutput:
-        token_budget = self.max_num_batched_tokens
+        """One engine step, as vLLM V1 schedules it: the running requests first, oldest first, each its
+        next tokens within the step's token budget (preempting the newest when the KV cache is full);
+        then, only if nothing was preempted, the waiting queue in order while budget and seats last."""
         scheduled: list[ScheduledRequest] = []
-        num_preemptions = 0
+        token_budget, num_preemptions = self._schedule_running(scheduled, self.max_num_batched_tokens)
+        if num_preemptions == 0:
+            self._schedule_waiting(scheduled, token_budget)
+        decodes: list[ScheduledRequest] = []
+        prefills: list[ScheduledRequest] = []
+        num_prompt_tokens = 0
+        for s in scheduled:
+            (decodes if s.num_new_tokens == 1 and s.samples else prefills).append(s)
+            prompt_len = len(s.request.prompt_token_ids)
+            if s.num_computed_tokens < prompt_len:
+                num_prompt_tokens += min(s.num_computed_tokens + s.num_new_tokens, prompt_len) - s.num_computed_tokens
+            s.request.num_computed_tokens += s.num_new_tokens
+        self.num_preemptions_total += num_preemptions
+        return SchedulerOutput(decodes + prefills, len(decodes), num_preemptions, num_prompt_tokens)
 
-        # 1. running requests, oldest first
+    def _schedule_running(self, scheduled: list[ScheduledRequest], token_budget: int) -> tuple[int, int]:
+        """Phase 1: the running requests' next tokens appended to `scheduled`; the budget left and the
+        preemptions it took. A request that preempts itself ends the phase: nothing newer can run."""
+        num_preemptions = 0
         index = 0
         while index < len(self.running) and token_budget > 0:
             request = self.running[index]
@@ -95,47 +113,35 @@ class Scheduler:
                 self._preempt(victim)
                 num_preemptions += 1
                 if victim is request:
-                    break
-            else:
-                scheduled.append(ScheduledRequest(request, request.num_computed_tokens, num_new))
-                token_budget -= num_new
-                index += 1
-                continue
-            break  # the request itself was preempted: nothing else can run either
+                    return token_budget, num_preemptions
+            scheduled.append(ScheduledRequest(request, request.num_computed_tokens, num_new))
+            token_budget -= num_new
+            index += 1
+        return token_budget, num_preemptions
 
-        # 2. waiting requests, in order, unless this step had to preempt
-        if num_preemptions == 0:
-            while self.waiting and token_budget > 0 and len(self.running) < self.max_num_seqs:
-                request = self.waiting[0]
-                computed_blocks, num_cached = self.kv.get_computed_blocks(request)
-                num_new = request.num_tokens - num_cached
-                if num_new > token_budget and not self.enable_chunked_prefill:
-                    break
-                num_new = min(num_new, token_budget)
-                if not self.kv.allocate_slots(request, num_new, computed_blocks):
-                    break
-                self.waiting.popleft()
-                request.status = RequestStatus.RUNNING
-                request.num_computed_tokens = num_cached
-                if request.num_cached_tokens < 0:
-                    request.num_cached_tokens = num_cached
-                if request.first_scheduled_time is None:
-                    request.first_scheduled_time = self.clock()
-                self.running.append(request)
-                scheduled.append(ScheduledRequest(request, num_cached, num_new))
-                token_budget -= num_new
-
-        decodes: list[ScheduledRequest] = []
-        prefills: list[ScheduledRequest] = []
-        num_prompt_tokens = 0
-        for s in scheduled:
-            (decodes if s.num_new_tokens == 1 and s.samples else prefills).append(s)
-            prompt_len = len(s.request.prompt_token_ids)
-            if s.num_computed_tokens < prompt_len:
-                num_prompt_tokens += min(s.num_computed_tokens + s.num_new_tokens, prompt_len) - s.num_computed_tokens
-            s.request.num_computed_tokens += s.num_new_tokens
-        self.num_preemptions_total += num_preemptions
-        return SchedulerOutput(decodes + prefills, len(decodes), num_preemptions, num_prompt_tokens)
+    def _schedule_waiting(self, scheduled: list[ScheduledRequest], token_budget: int) -> None:
+        """Phase 2: waiting requests admitted in order (their cached prefix counted as computed) until
+        the budget, the seats (--max-num-seqs) or the KV cache runs out, or the head's prompt does not
+        fit the budget with chunked prefill off."""
+        while self.waiting and token_budget > 0 and len(self.running) < self.max_num_seqs:
+            request = self.waiting[0]
+            computed_blocks, num_cached = self.kv.get_computed_blocks(request)
+            num_new = request.num_tokens - num_cached
+            if num_new > token_budget and not self.enable_chunked_prefill:
+                break
+            num_new = min(num_new, token_budget)
+            if not self.kv.allocate_slots(request, num_new, computed_blocks):
+                break
+            self.waiting.popleft()
+            request.status = RequestStatus.RUNNING
+            request.num_computed_tokens = num_cached
+            if request.num_cached_tokens < 0:
+                request.num_cached_tokens = num_cached
+            if request.first_scheduled_time is None:
+                request.first_scheduled_time = self.clock()
+            self.running.append(request)
+            scheduled.append(ScheduledRequest(request, num_cached, num_new))
+            token_budget -= num_new
 
     def decode_only_steps(self) -> int:
         """How many next steps `schedule()` would spend decoding one token of every running request and
