@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -95,7 +96,6 @@ def ensure_default_model() -> Path:
 def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     """Write config.json, generation_config.json, model.safetensors and tokenizer files."""
     from gguf import GGUFReader
-    from gguf.quants import dequantize
     from safetensors.torch import save_file
 
     reader = GGUFReader(str(gguf_file))
@@ -107,39 +107,8 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
     arch = meta["general.architecture"]
     if arch != "llama":
         raise EngineStartupError(f"{gguf_file} has architecture {arch!r}; only llama GGUFs are converted.")
-    num_heads = int(meta["llama.attention.head_count"])
-    num_kv_heads = int(meta.get("llama.attention.head_count_kv", num_heads))
-    names = {t.name for t in reader.tensors}
-    config = {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
-        "hidden_size": int(meta["llama.embedding_length"]),
-        "intermediate_size": int(meta["llama.feed_forward_length"]),
-        "num_hidden_layers": int(meta["llama.block_count"]),
-        "num_attention_heads": num_heads,
-        "num_key_value_heads": num_kv_heads,
-        "max_position_embeddings": int(meta["llama.context_length"]),
-        "rms_norm_eps": float(meta["llama.attention.layer_norm_rms_epsilon"]),
-        "rope_theta": float(meta.get("llama.rope.freq_base", 10000.0)),
-        "vocab_size": int(meta.get("llama.vocab_size", 0)) or None,
-        "tie_word_embeddings": "output.weight" not in names,
-        "bos_token_id": int(meta["tokenizer.ggml.bos_token_id"]),
-        "eos_token_id": int(meta["tokenizer.ggml.eos_token_id"]),
-        "pad_token_id": int(meta.get("tokenizer.ggml.padding_token_id", meta["tokenizer.ggml.eos_token_id"])),
-        "hidden_act": "silu",
-        "attention_bias": False,
-        "mlp_bias": False,
-        "torch_dtype": "bfloat16",
-    }
-    tensors: dict[str, torch.Tensor] = {}
-    for tensor in reader.tensors:
-        weights = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
-        weights = weights.reshape([int(d) for d in reversed(tensor.shape)])
-        if tensor.name.endswith("attn_q.weight"):
-            weights = _unpermute(weights, num_heads)
-        elif tensor.name.endswith("attn_k.weight"):
-            weights = _unpermute(weights, num_kv_heads)
-        tensors[_hf_name(tensor.name)] = torch.tensor(weights).to(torch.bfloat16)  # copies: GGUF data is read-only
+    config = _llama_config(meta, {t.name for t in reader.tensors})
+    tensors = _hf_tensors(reader, config["num_attention_heads"], config["num_key_value_heads"])
     if config["vocab_size"] is None:
         config["vocab_size"] = tensors["model.embed_tokens.weight"].shape[0]
     save_file(tensors, str(out_dir / "model.safetensors"), metadata={"format": "pt"})
@@ -155,6 +124,49 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> None:
         )
     )
     _write_tokenizer(gguf_file, out_dir)
+
+
+def _llama_config(meta: dict[str, Any], names: set[str]) -> dict[str, Any]:
+    """The Hugging Face config.json of a llama GGUF, from its metadata; embeddings are tied when the
+    file has no separate output tensor, and the vocabulary size is left to the embedding when unstated."""
+    num_heads = int(meta["llama.attention.head_count"])
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": int(meta["llama.embedding_length"]),
+        "intermediate_size": int(meta["llama.feed_forward_length"]),
+        "num_hidden_layers": int(meta["llama.block_count"]),
+        "num_attention_heads": num_heads,
+        "num_key_value_heads": int(meta.get("llama.attention.head_count_kv", num_heads)),
+        "max_position_embeddings": int(meta["llama.context_length"]),
+        "rms_norm_eps": float(meta["llama.attention.layer_norm_rms_epsilon"]),
+        "rope_theta": float(meta.get("llama.rope.freq_base", 10000.0)),
+        "vocab_size": int(meta.get("llama.vocab_size", 0)) or None,
+        "tie_word_embeddings": "output.weight" not in names,
+        "bos_token_id": int(meta["tokenizer.ggml.bos_token_id"]),
+        "eos_token_id": int(meta["tokenizer.ggml.eos_token_id"]),
+        "pad_token_id": int(meta.get("tokenizer.ggml.padding_token_id", meta["tokenizer.ggml.eos_token_id"])),
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def _hf_tensors(reader: Any, num_heads: int, num_kv_heads: int) -> dict[str, torch.Tensor]:
+    """Every GGUF tensor dequantized, in Hugging Face's name and layout (q and k rows un-permuted), as bf16."""
+    from gguf.quants import dequantize
+
+    tensors: dict[str, torch.Tensor] = {}
+    for tensor in reader.tensors:
+        weights = np.asarray(dequantize(tensor.data, tensor.tensor_type), dtype=np.float32)
+        weights = weights.reshape([int(d) for d in reversed(tensor.shape)])
+        if tensor.name.endswith("attn_q.weight"):
+            weights = _unpermute(weights, num_heads)
+        elif tensor.name.endswith("attn_k.weight"):
+            weights = _unpermute(weights, num_kv_heads)
+        tensors[_hf_name(tensor.name)] = torch.tensor(weights).to(torch.bfloat16)  # copies: GGUF data is read-only
+    return tensors
 
 
 def _write_tokenizer(gguf_file: Path, out_dir: Path) -> None:
