@@ -55,6 +55,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     _add_workload(parser)
     _add_predictions(parser)
     _add_output(parser)
+    _add_schedule(parser)
     return parser
 
 
@@ -206,8 +207,8 @@ def _add_predictions(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
-    """Where results go, and the scheduled runs."""
-    output = parser.add_argument_group("output and scheduling")
+    """Where one run's results go, and what it exits with for a CI gate."""
+    output = parser.add_argument_group("output and CI gates")
     output.add_argument(
         "--json", metavar="PATH", help="also write the triage JSON document to PATH ('-' for stdout only)"
     )
@@ -238,35 +239,40 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
         help="also write the triage as a JUnit report: one test case per rule evaluated, failed when it fired "
         "(skipped when its facts were not given), for CI systems that show test reports",
     )
-    output.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
-    output.add_argument(
+
+
+def _add_schedule(parser: argparse.ArgumentParser) -> None:
+    """Scheduled runs, and the on-call stack they report to."""
+    schedule = parser.add_argument_group("scheduled runs (--every)")
+    schedule.add_argument("--every", metavar="DURATION", help="repeat every DURATION (e.g. 5m); needs --out")
+    schedule.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
+    schedule.add_argument(
+        "--count",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --every: stop after N runs (default: run until interrupted)",
+    )
+    schedule.add_argument(
         "--serve-metrics",
         metavar="HOST:PORT",
         help="with --every: serve /metrics for Prometheus: servops_triage_finding{rule,severity,target} = 1 per "
         "finding of the last run, the last run and last success times, runs by outcome (:PORT for every "
         "interface); the alert pack's ServopsTriageNotSucceeding watches it",
     )
-    output.add_argument(
+    schedule.add_argument(
         "--alertmanager",
         metavar="URL",
         help="with --every: post each run's findings to Alertmanager's v2 API (e.g. http://127.0.0.1:9093) with "
         "the alert pack's labels; a finding that is gone resolves at the next run; an Alertmanager that goes "
         "down is reported and the schedule goes on",
     )
-    output.add_argument(
+    schedule.add_argument(
         "--runbook-base",
         default=DEFAULT_RUNBOOK_BASE,
         metavar="URL",
         help=f"with --alertmanager: where servops's docs/ folder is served, for each alert's runbook_url "
         f"(default: {DEFAULT_RUNBOOK_BASE})",
-    )
-    output.add_argument("--out", metavar="DIR", help="directory for scheduled results and history.jsonl")
-    output.add_argument(
-        "--count",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="with --every: stop after N runs (default: run until interrupted)",
     )
 
 
