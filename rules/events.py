@@ -755,6 +755,13 @@ class LogEvent(BaseModel):
     gpus_required: float | None = None  # the GPUs one Ray Serve replica asks for (RAY_REPLICA_UNPLACED) …
     gpus_available: float | None = None  # … and the GPUs the Ray cluster has free
 
+    def where(self) -> str | None:
+        """Where the event was read, as evidence cites it: `file:line`, or the source alone when it has no
+        line (servops' launch check says `--server-args`), or None when neither is known."""
+        if self.line_no is not None:
+            return f"{self.source_file or 'log'}:{self.line_no}"
+        return self.source_file
+
 
 #: The startup failures whose cause OP-1 names (the KV cache or memory at start). The log reader keeps one of each
 #: (several processes print them, and tracebacks again); a process death printed after one is the shutdown (OP-3.3).

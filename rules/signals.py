@@ -37,8 +37,7 @@ def window_source(facts: Facts) -> str:
 
 
 def _log_evidence(event: LogEvent, name: str, value: float | None, unit: str | None = None) -> Evidence:
-    where = f"{event.source_file or 'log'}:{event.line_no}" if event.line_no is not None else event.source_file
-    return Evidence(source="log", name=name, value=value, unit=unit, location=where, raw=event.raw or None)
+    return Evidence(source="log", name=name, value=value, unit=unit, location=event.where(), raw=event.raw or None)
 
 
 def _finite_only(signal_function: Callable[..., Signal | None]) -> Callable[..., Signal | None]:

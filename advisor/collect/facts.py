@@ -162,7 +162,7 @@ def startup_compile_note(events: list[LogEvent]) -> str | None:
         return None
     ready = next((e for e in events if e.kind == LogEventKind.ENGINE_READY and e.init_seconds is not None), None)
     took = f"; init engine took {ready.init_seconds:g} s" if ready else "; the engine had not finished starting"
-    where = f"{waits[0].source_file or 'log'}:{waits[0].line_no}"
+    where = waits[0].where() or "the log"
     return (
         f"start-up compiled: {len(waits)} shm_broadcast wait(s) before the engine was ready ({where}){took}; "
         "compilation at start, not a hang"

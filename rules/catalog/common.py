@@ -332,9 +332,6 @@ def explicitly_set(facts: Facts, field: str) -> bool:
 
 def log_evidence(event, name: str | None = None, value=None, threshold=None, comparison=None, unit=None) -> Evidence:
     """Evidence quoting a log line with its file and line number."""
-    where = None
-    if event.source_file or event.line_no is not None:
-        where = f"{event.source_file or 'log'}:{event.line_no if event.line_no is not None else '?'}"
     catalog = getattr(event, "catalog", None)
     return Evidence(
         source="log",
@@ -344,7 +341,7 @@ def log_evidence(event, name: str | None = None, value=None, threshold=None, com
         threshold=threshold,
         comparison=comparison,
         unit=unit,
-        location=where,
+        location=event.where(),
         raw=event.raw or None,
     )
 

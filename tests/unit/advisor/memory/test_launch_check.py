@@ -41,5 +41,7 @@ def test_triage_of_a_command_alone_reports_what_vllm_would_refuse_with_the_fix()
     assert top.rule == "VC-1" and top.title.startswith("vLLM would refuse: User-specified max_model_len (131072)")
     [change] = top.changes
     assert (change.flag, change.current, change.proposed) == ("--max-model-len", "131072", "32768")
+    [evidence] = top.evidence  # the user's command, which has no line to cite
+    assert evidence.location == "--server-args"
     heads = run_triage(TriageRequest(server_args="vllm serve HuggingFaceTB/SmolLM2-135M-Instruct -tp 2"))
     assert heads.findings[0].changes[0].proposed == "1"  # 9 heads: only TP 1 (or 9) divides them
