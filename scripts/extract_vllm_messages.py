@@ -617,48 +617,16 @@ def _walk_with_scopes(tree: ast.Module) -> Iterator[tuple[ast.AST, Scope]]:
 def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = ()) -> list[dict[str, Any]]:
     """The catalog entries (without versions) of one vLLM source file; `path` is its path from vllm/."""
     fields = frozenset(engine_fields)
-    tree = ast.parse(source)
     entries: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for node, scope in _walk_with_scopes(tree):
-        call: ast.Call | None = None
-        entry: dict[str, Any]
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            cls = _dotted(node.exc.func)
-            if not cls or not cls.split(".")[-1][:1].isupper():
-                continue
-            call = node.exc
-            message = _message_arg(call)
-            entry = {"kind": "raise", "exception": cls.split(".")[-1]}
-            extra_args: list[ast.expr] | None = None
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            message = node.msg  # an internal check with its words: raised as AssertionError when it fails
-            entry = {"kind": "assert", "exception": "AssertionError"}
-            extra_args = None
-        elif isinstance(node, ast.Call) and _response_call(node):
-            call = node
-            message = _message_arg(call)
-            entry = {"kind": "response", "exception": _error_type(call)}
-            extra_args = None
-        elif isinstance(node, ast.Call) and (method := _log_call(node)):
-            call = node
-            message = _message_arg(call)
-            level, once = LOG_METHODS[method]
-            entry = {"kind": "log", "level": level}
-            if once:
-                entry["once"] = True
-            extra_args = list(call.args[1:])
-        else:
+    for node, scope in _walk_with_scopes(ast.parse(source)):
+        site = _message_site(node)
+        if site is None:
             continue
-        if message is None:
-            continue
+        entry, message, extra_args = site
         builder = Builder(scope, node.lineno)
-        if extra_args is not None:
-            # logging formats with % only when it has arguments
-            parts = builder.parts(message)
-            if extra_args:
-                parts = builder.percent(parts, extra_args, None, 0)
-        else:
-            parts = builder.parts(message)
+        parts = builder.parts(message)
+        if extra_args:  # logging formats with % only when it has arguments
+            parts = builder.percent(parts, extra_args, None, 0)
         parts = normalize(parts)
         text = literal_text(parts)
         if len(re.sub(r"\s+", " ", text).strip()) < MIN_LITERAL_CHARS:
@@ -676,6 +644,30 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
         key = (pattern, path, entry.get("exception") or entry["level"])
         entries.setdefault(key, entry)  # the same message twice in a file: the first line
     return sorted(entries.values(), key=lambda e: (e["line"], e["kind"]))
+
+
+def _message_site(node: ast.AST) -> tuple[dict[str, Any], ast.expr, list[ast.expr]] | None:
+    """What a node says to the user, if anything: the entry's kind (a raise of a named exception, an assert with
+    its words, an HTTP error response, a log call at warning or above), the message expression and, for a log
+    call, the arguments its % formats with."""
+    if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+        cls = _dotted(node.exc.func)
+        if not cls or not cls.split(".")[-1][:1].isupper():
+            return None
+        message, entry, extra_args = _message_arg(node.exc), {"kind": "raise", "exception": cls.split(".")[-1]}, []
+    elif isinstance(node, ast.Assert) and node.msg is not None:
+        # an internal check with its words: raised as AssertionError when it fails
+        message, entry, extra_args = node.msg, {"kind": "assert", "exception": "AssertionError"}, []
+    elif isinstance(node, ast.Call) and _response_call(node):
+        message, entry, extra_args = _message_arg(node), {"kind": "response", "exception": _error_type(node)}, []
+    elif isinstance(node, ast.Call) and (method := _log_call(node)):
+        level, once = LOG_METHODS[method]
+        message, entry, extra_args = _message_arg(node), {"kind": "log", "level": level}, list(node.args[1:])
+        if once:
+            entry["once"] = True
+    else:
+        return None
+    return None if message is None else (entry, message, extra_args)
 
 
 # The argument dataclasses a caller builds an engine from: `EngineArgs(...)` and, for the async server,
