@@ -8,8 +8,8 @@ For each (batch size, context length) it times every backend asked for and repor
 - the ratio of each backend's time to the PyTorch twin's (`torch`), the named baseline, and
   to `sdpa_dense` when it runs (the "prefill within 2x of PyTorch SDPA" goal reads it).
 
-Backends: `torch` (kernels.torch_ref: gather the blocks, then SDPA, what CPU runs),
-`triton` (kernels.paged_decode / paged_prefill), and `sdpa_dense` (PyTorch SDPA over keys
+Backends: `torch` (servops_kernels.torch_ref: gather the blocks, then SDPA, what CPU runs),
+`triton` (servops_kernels.paged_decode / paged_prefill), and `sdpa_dense` (PyTorch SDPA over keys
 and values already dense and contiguous; the gather is not timed, so it bounds what SDPA
 alone costs). Decode is one query token per sequence over a context of L tokens; prefill is
 a chunk of `--prefill-chunk` tokens at the end of an L-token context (a fresh prompt when
@@ -36,8 +36,8 @@ import torch
 import torch.nn.functional as F
 from pydantic import BaseModel
 
-from kernels import torch_ref
 from loadtest.results import servops_version
+from servops_kernels import torch_ref
 
 BACKENDS = ("torch", "triton", "sdpa_dense")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -208,7 +208,7 @@ def _calls(
             query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context
         )
         if "triton" in backends:
-            from kernels.paged_decode import paged_decode_attention
+            from servops_kernels.paged_decode import paged_decode_attention
 
             calls["triton"] = lambda: paged_decode_attention(
                 query, k_cache, v_cache, block_tables, context_lens, scale, max_context_len=context
@@ -218,7 +218,7 @@ def _calls(
             query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq
         )
         if "triton" in backends:
-            from kernels.paged_prefill import paged_prefill_attention
+            from servops_kernels.paged_prefill import paged_prefill_attention
 
             calls["triton"] = lambda: paged_prefill_attention(
                 query, k_cache, v_cache, block_tables, cu_seqlens, context_lens, scale, max_query_len=q_per_seq

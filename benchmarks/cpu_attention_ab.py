@@ -11,7 +11,7 @@ shuffled over the pool:
 - prefill of fresh prompts: one step's worth of chunks (2,048 tokens of prompts of 32–256
   tokens), and one 530-token prompt (engine_vs_vllm's long workload), in float32 and bfloat16,
   against one causal SDPA call per chunk, what the model does with fresh chunks of
-  `kernels.attention.dense_prefill_min_tokens` or more: a ratio below 1 (SDPA faster) is why
+  `servops_kernels.attention.dense_prefill_min_tokens` or more: a ratio below 1 (SDPA faster) is why
   long fresh chunks go dense on the native backend where the bf16 prefill does not run on the
   AMX tiles (`cpu_attention.bf16_prefill_units`, printed);
 - prefill over a cached prefix: 103 new tokens after 921 cached ones (the prefix-caching
@@ -40,8 +40,8 @@ from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
 from engine.model.cpu_memory import advise_huge_pages, tune_glibc_malloc
 from engine.model.default_model import ensure_default_model
-from kernels import cpu_attention, torch_decode, torch_ref
-from kernels.attention import BACKEND_ENV
+from servops_kernels import cpu_attention, torch_decode, torch_ref
+from servops_kernels.attention import BACKEND_ENV
 
 HEADS, KV_HEADS, HEAD_DIM, BLOCK, LAYERS = 9, 3, 64, 16, 30
 SCALE = HEAD_DIM**-0.5

@@ -16,7 +16,7 @@
   on PyTorch's bf16 path (the baseline, patched in this process only) and natively,
   alternating; greedy tokens are compared (bf16 sums in another order may flip a near-tie).
 - Packed: where the CPU has bf16 arithmetic, also oneDNN on each weight packed once
-  (kernels/cpu_prepack.py, what the engine runs above 4 rows), against the same `F.linear`, and
+  (servops_kernels/cpu_prepack.py, what the engine runs above 4 rows), against the same `F.linear`, and
   whether its products are bit-identical; without it, the float32 copy the engine keeps there
   (reordered once for oneDNN's float32 GEMM where oneDNN takes it, else a plain one for `F.linear`;
   activations widened and the result rounded to bf16: what it runs above `cpu_gemm.WIDENED_ROWS_MAX`
@@ -35,7 +35,7 @@ from cpu_attention_ab import ab_arguments, best_of, finish_ab, max_abs_diff
 from engine_throughput import gemm_probe
 
 from engine.model.cpu_memory import tune_glibc_malloc
-from kernels import cpu_gemm, cpu_prepack, layer_ops
+from servops_kernels import cpu_gemm, cpu_prepack, layer_ops
 
 SHAPES = {"qkv": (960, 576), "o": (576, 576), "gate_up": (3072, 576), "down": (576, 1536), "lm_head": (49152, 576)}
 CASES = [(name, rows) for name in ("qkv", "o", "gate_up", "down") for rows in (1, 16, 240, 2048)]
@@ -89,7 +89,7 @@ def bench_gemm(name: str, rows: int, repeats: int, layers: int = 1) -> dict:
         "float32_gflops": flops / best["pytorch_fp32"] / 1e9,
         "outputs_differing": float((ours != theirs).float().mean()),
         "max_abs_diff": max_abs_diff(ours, theirs),
-        # oneDNN on the weight packed once (kernels/cpu_prepack.py), where this CPU gets it
+        # oneDNN on the weight packed once (servops_kernels/cpu_prepack.py), where this CPU gets it
         "packed_s": best.get("packed"),
         "packed_ratio": best["pytorch_bf16"] / best["packed"] if packed else None,
         "packed_identical": bool(torch.equal(cpu_prepack.linear(x, packed[0]), theirs)) if packed else None,

@@ -33,7 +33,7 @@ import time
 import torch
 from cpu_attention_ab import HEAD_DIM, HEADS, KV_HEADS, SCALE, paged_inputs
 
-from kernels import cpu_attention, cpu_build, cpu_gemm, cpu_layer_ops
+from servops_kernels import cpu_attention, cpu_build, cpu_gemm, cpu_layer_ops
 
 NARROW_FLAG = "-mno-avx512f"
 HIDDEN, INTERMEDIATE = 576, 1536  # SmolLM2-135M's (its attention shapes come with cpu_attention_ab)

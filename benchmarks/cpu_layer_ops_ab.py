@@ -6,7 +6,7 @@
 - Layer ops, on SmolLM2's shapes (hidden 576, 9/3 heads of 64, MLP 1,536): one decoder layer's
   elementwise work (two residual-add RMSNorms, RoPE on q and k, the KV write into random slots
   of a cache, SiLU-and-multiply) for a step of 64, 240 and 2,048 tokens, natively
-  (`kernels.layer_ops` on the cpu backend) against the PyTorch twins, times the 30 layers.
+  (`servops_kernels.layer_ops` on the cpu backend) against the PyTorch twins, times the 30 layers.
 - LM head: the 49,152 x 576 head as one GEMM (`F.linear`, the baseline) against the 1,024-row
   slices `LlamaForCausalLM.compute_logits` uses on a CPU, at 16-240 rows; also checks the
   logits are bit-identical.
@@ -29,7 +29,7 @@ from engine_throughput import gemm_probe
 
 from engine.model import llama
 from engine.model.cpu_memory import tune_glibc_malloc
-from kernels import attention, cpu_layer_ops, layer_ops
+from servops_kernels import attention, cpu_layer_ops, layer_ops
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, INTERMEDIATE, VOCAB, LAYERS = 576, 9, 3, 64, 1536, 49152, 30
 

@@ -5,7 +5,7 @@
 One `LLMEngine` (the bundled SmolLM2-135M, bfloat16, CPU, prefix caching off) decodes batches
 of 1 and 16 requests (32-token seeded random prompts, greedy, `ignore_eos`); after the prefill
 and 3 warm-up decode steps, 40 decode steps are timed one by one and the median kept. The
-twins side patches `kernels.cpu_layer_ops.supports_rows` back to its float32-only predicate
+twins side patches `servops_kernels.cpu_layer_ops.supports_rows` back to its float32-only predicate
 (what the engine ran before), so RMSNorm, the fused residual-add RMSNorm, RoPE and SiLU-and-
 multiply take the PyTorch twins; everything else (native GEMM, attention, KV write) is the same
 on both sides. Sides alternate (native, twins, twins, native per batch size by default); the box
@@ -27,7 +27,7 @@ import torch
 from engine.core.config import EngineConfig
 from engine.core.llm_engine import LLMEngine
 from engine.core.sampling_params import SamplingParams
-from kernels import cpu_layer_ops
+from servops_kernels import cpu_layer_ops
 
 PROMPT_TOKENS, WARMUP_STEPS = 32, 3
 

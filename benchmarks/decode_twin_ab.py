@@ -1,11 +1,11 @@
 """A/B in one run: engine throughput with the SDPA decode twin vs the strided-matmul twin.
 
-    git show 5b8c214:kernels/torch_ref.py > /tmp/torch_ref_old.py
+    git show 5b8c214:servops_kernels/torch_ref.py > /tmp/torch_ref_old.py
     .venv/bin/python benchmarks/decode_twin_ab.py [/tmp/torch_ref_old.py]
 
-The baseline is kernels/torch_ref.py as of commit 5b8c214 (gather blocks, masked SDPA with
+The baseline is servops_kernels/torch_ref.py as of commit 5b8c214 (gather blocks, masked SDPA with
 grouped heads folded into query rows); the candidate is the current twin (since then:
-kernels/torch_decode.py, length-sorted chunks with a per-step gather plan). Same engine, same
+servops_kernels/torch_decode.py, length-sorted chunks with a per-step gather plan). Same engine, same
 SmolLM2 weights (float32), 24 seeded requests (prompts 32–256 tokens, 16–128 output tokens
 forced), alternating A and B twice so both see the same machine load.
 """
@@ -17,7 +17,7 @@ import importlib.util
 import random
 import time
 
-import kernels.torch_ref as current_twin
+import servops_kernels.torch_ref as current_twin
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
 from engine.model.default_model import ensure_default_model
@@ -44,7 +44,7 @@ def main() -> None:
         help="the baseline torch_ref.py (default: /tmp/torch_ref_old.py)",
     )
     args = parser.parse_args()
-    # kernels.attention calls torch_ref.paged_decode_attention through the module, so
+    # servops_kernels.attention calls torch_ref.paged_decode_attention through the module, so
     # swapping the module attribute swaps the twin the engine runs.
     twins = {"sdpa (baseline)": load_baseline(args.baseline), "strided": current_twin.paged_decode_attention}
     llm = LLM(str(ensure_default_model()), dtype="float32", max_model_len=512)

@@ -39,7 +39,7 @@ import torch
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
 from engine.model.default_model import ensure_default_model
-from kernels.attention import backend_for
+from servops_kernels.attention import backend_for
 
 
 def make_workload(num_requests: int, vocab: int, seed: int) -> list[tuple[list[int], int]]:

@@ -6,7 +6,7 @@ Each side is a fresh process (oneDNN's cache of built GEMMs starts empty, as in 
 one `LLM` on the embedded SmolLM2 (bf16 where the CPU has bf16 arithmetic, so the packed weights are in
 use) over the same seeded lone prompts of 300-720 random tokens, `max_tokens` 1: a stream of prefill
 steps whose row counts differ, as a served load's do. Baseline: `bucket_rows` replaced by the identity
-(every count built as it comes). Candidate: the engine as committed (`kernels.cpu_prepack.bucket_rows`).
+(every count built as it comes). Candidate: the engine as committed (`servops_kernels.cpu_prepack.bucket_rows`).
 Sides alternate (baseline, candidate, candidate, baseline, ...); reports prompt tokens per second per
 run and the ratio of the medians. Not a test: on a CPU without packing both sides run the same code,
 and the script says so.
@@ -30,7 +30,7 @@ PROMPT_RANGE = (300, 720)
 
 def one_run(side: str, prompts: int, seed: int) -> dict:
     """In this process: prefill `prompts` lone prompts, return prompt tokens per second."""
-    from kernels import cpu_prepack
+    from servops_kernels import cpu_prepack
 
     if side == "exact":
         cpu_prepack.bucket_rows = lambda rows: rows

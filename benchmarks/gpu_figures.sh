@@ -37,9 +37,9 @@ tokflag=()
 case "$part" in
 kernels)
     # compiled Triton on CUDA (the suite runs these under the interpreter without a GPU)
-    timeout 300 "$py" -m pytest -q -p no:cacheprovider tests/unit/kernels/test_paged_decode.py \
-        tests/unit/kernels/test_paged_prefill.py tests/unit/kernels/test_cache_write.py \
-        tests/unit/kernels/test_attention_backend.py >"$out/kernel-tests.txt" 2>&1
+    timeout 300 "$py" -m pytest -q -p no:cacheprovider tests/unit/servops_kernels/test_paged_decode.py \
+        tests/unit/servops_kernels/test_paged_prefill.py tests/unit/servops_kernels/test_cache_write.py \
+        tests/unit/servops_kernels/test_attention_backend.py >"$out/kernel-tests.txt" 2>&1
     echo "kernel tests rc=$?" | tee -a "$out/kernel-tests.txt"
     timeout 280 "$py" benchmarks/attention.py --device cuda --json "$out/attention.json" >"$out/attention.txt" 2>&1
     echo "attention rc=$?"

@@ -5,9 +5,9 @@
 One `LLM` on the embedded SmolLM2 (its default dtype: bf16 where the CPU has bf16 arithmetic),
 prefix caching off so no prompt is a hit, prefills lone prompts of 512 +- 128 random words
 (`max_tokens` 1, engine_vs_vllm's long workload). Baseline: fresh chunks of
-`kernels.attention.CPU_DENSE_PREFILL_MIN_TOKENS` tokens or more attended with dense causal SDPA (the
+`servops_kernels.attention.CPU_DENSE_PREFILL_MIN_TOKENS` tokens or more attended with dense causal SDPA (the
 dispatch before the AMX tile path). Candidate: the dispatch as committed
-(`kernels.attention.dense_prefill_min_tokens`: every bf16 chunk to the native kernel where it runs on
+(`servops_kernels.attention.dense_prefill_min_tokens`: every bf16 chunk to the native kernel where it runs on
 the AMX tiles). The two alternate prompt by prompt in ABBA order, so slow spells of a shared machine
 fall on both; reports prompt tokens per second per side and the ratio. Where the committed dispatch
 equals the baseline (no AMX, float32) both sides run the same code and the script says so.
@@ -34,7 +34,7 @@ def main() -> int:
 
     from engine.core.llm import LLM
     from engine.core.sampling_params import SamplingParams
-    from kernels.attention import CPU_DENSE_PREFILL_MIN_TOKENS, describe_prefill
+    from servops_kernels.attention import CPU_DENSE_PREFILL_MIN_TOKENS, describe_prefill
 
     llm = LLM(max_model_len=2048, max_num_batched_tokens=2048, enable_prefix_caching=False)
     runner = llm.llm_engine.runner

@@ -1,6 +1,6 @@
 """Whether this machine's CPU computes in bfloat16, as the bundled engine decides its dtype.
 
-Why a copy of kernels.cpu_gemm's check: advisor may not import kernels (docs/design.md), yet
+Why a copy of servops_kernels.cpu_gemm's check: advisor may not import servops_kernels (docs/design.md), yet
 `servops advise --device cpu` must size the KV pool in the dtype the engine will pick on this
 machine: bfloat16 where the CPU has AVX512-BF16 or AMX, float32 elsewhere. A test holds the two
 flag sets equal (tests/unit/advisor/test_cpu_features.py).

@@ -4,7 +4,7 @@ Why not one thread per core: the engine's threads meet at a barrier in every lay
 descheduled thread stalls them all, and beside the engine the HTTP loop, the tokenizer and often
 the load generator want a core too. A step that computes many rows (tokens: a prompt chunk, or
 many sequences decoding) is a GEMM bound by arithmetic, and every core pays. A step of a few rows
-(up to kernels.cpu_gemm.MEMORY_BOUND_ROWS: a decode of a few sequences) is a matrix-vector pass
+(up to servops_kernels.cpu_gemm.MEMORY_BOUND_ROWS: a decode of a few sequences) is a matrix-vector pass
 bound by how fast the weights are read, and whether the last core pays depends on the machine: where
 one core less already reads the memory at full speed, it does not; where each core reads at its own
 limit, it does (a 2-core Intel Xeon VM: a one-row pass over SmolLM2's weights 46 ms on one thread,
@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
-from kernels.cpu_gemm import MEMORY_BOUND_ROWS
+from servops_kernels.cpu_gemm import MEMORY_BOUND_ROWS
 
 # The last core joins memory-bound steps only when it makes the weight pass this much faster: below
 # that, the gain is within the timing's noise and the core is left to the HTTP loop.

@@ -15,7 +15,7 @@ import os
 import torch
 
 from engine.core.errors import EngineStartupError
-from kernels import cpu_attention, cpu_gemm, cpu_layer_ops
+from servops_kernels import cpu_attention, cpu_gemm, cpu_layer_ops
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DTYPE_ALIASES = {"float": "float32", "fp32": "float32", "bf16": "bfloat16", "half": "float16", "fp16": "float16"}

@@ -28,8 +28,8 @@ from engine.model.detokenizer import IncrementalDetokenizer
 from engine.model.memory_profile import estimate_activation_bytes, max_concurrency, plan_kv_cache
 from engine.model.runner import ModelRunner, checkpoint_dtype, load_hf_config
 from engine.observability.logger import format_gib, init_logger
-from kernels import cpu_prepack
-from kernels.attention import describe_prefill
+from servops_kernels import cpu_prepack
+from servops_kernels.attention import describe_prefill
 
 logger = init_logger(__name__)
 
@@ -193,7 +193,7 @@ class LLMEngine:
 
     # ---- requests ---------------------------------------------------------------------
     def _pack_weights_if_room(self) -> None:
-        """Pack the linear weights for oneDNN (kernels.cpu_prepack) where it applies and the host's
+        """Pack the linear weights for oneDNN (servops_kernels.cpu_prepack) where it applies and the host's
         available memory holds the copy PREPACK_MAX_HOST_SHARE times over.
 
         The copy lives outside the `--device-memory-gib` budget, as vLLM's CPU backend keeps its

@@ -8,7 +8,7 @@ tokens (first `num_decodes` rows) with `paged_decode_attention`, prompt chunks w
 own init functions, so every rope type they support (default, linear, dynamic, yarn,
 llama3, longrope) matches Hugging Face exactly up to the original context length.
 Numerics follow the HF modules (float32 RMSNorm, rotate-half RoPE) so greedy outputs are
-token-identical in float32; the norms, RoPE and SiLU-and-multiply come from `kernels.layer_ops`
+token-identical in float32; the norms, RoPE and SiLU-and-multiply come from `servops_kernels.layer_ops`
 (native on the CPU backend, PyTorch twins elsewhere), with vLLM's residual stream: each norm
 adds the residual it is handed, in place where native.
 """
@@ -24,8 +24,15 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 from torch import nn
 
-from kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
-from kernels.layer_ops import fused_add_rms_norm, linear, native_linear, rms_norm, rotary_embedding, silu_and_mul
+from servops_kernels.attention import DecodePlan, paged_decode_attention, paged_prefill_attention, reshape_and_cache
+from servops_kernels.layer_ops import (
+    fused_add_rms_norm,
+    linear,
+    native_linear,
+    rms_norm,
+    rotary_embedding,
+    silu_and_mul,
+)
 
 SUPPORTED_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM")
 LM_HEAD_SLICE = 1024  # vocabulary rows per LM-head GEMM on a CPU (see compute_logits)
@@ -47,9 +54,9 @@ class AttentionMetadata:
     # how the step's prompt chunks split between dense SDPA and the paged kernel; None where every
     # chunk goes to the paged kernel (Triton always; the native CPU kernels without a long fresh chunk)
     prefill_split: PrefillSplit | None = None
-    # the decode twin only: the decode batch's chunked gather, built once per step (kernels.torch_decode)
+    # the decode twin only: the decode batch's chunked gather, built once per step (servops_kernels.torch_decode)
     decode_plan: DecodePlan | None = None
-    # rows after the step's tokens that only pad the batch to a GEMM row bucket (kernels.cpu_prepack.
+    # rows after the step's tokens that only pad the batch to a GEMM row bucket (servops_kernels.cpu_prepack.
     # bucket_rows): slot -1, position 0; attention reads none of them and gives them zero rows
     num_padding: int = 0
 
@@ -66,7 +73,7 @@ class PrefillSplit:
     the chunk: a fresh prompt (no prefix), one behind a prefix-cache hit on its chat template's
     system prompt, an early chunk of a chunked prefill. The rest (continued chunks behind long
     prefixes) goes to the paged kernel. Which chunks are long enough for dense is the backend's
-    `kernels.attention.dense_prefill_min_tokens`: every one where the paged kernel is the PyTorch
+    `servops_kernels.attention.dense_prefill_min_tokens`: every one where the paged kernel is the PyTorch
     twin (sending a whole step through it for one continued chunk, a padded gather of every
     chunk's context plus a padded mask, cost about a quarter of a mixed step on CPU); only long
     ones on the native CPU kernels, which beat per-chunk SDPA on a step of short prompts.
@@ -83,7 +90,7 @@ class PrefillSplit:
 
 
 class Linear(nn.Linear):
-    """nn.Linear (same parameters and names) whose product goes through `kernels.layer_ops.linear`:
+    """nn.Linear (same parameters and names) whose product goes through `servops_kernels.layer_ops.linear`:
     natively in bfloat16 for few rows (every row on a CPU without bf16 arithmetic), else on the
     weight packed for oneDNN where the runner packed it (`packed`, not a parameter: no checkpoint
     holds it), else `F.linear`."""
@@ -267,8 +274,8 @@ class LlamaForCausalLM(nn.Module):
         slice (2.4 MB) stays in cache across the batch's rows, where one GEMM over the whole
         113 MB head streams it from memory. Measured 1.26-1.34x on SmolLM2's head at 16-240
         rows, bit-identical (BENCHMARKS.md, "CPU layer ops"). Where the native bf16 kernel
-        takes the rows (kernels.layer_ops.native_linear), or the runner packed the head for
-        oneDNN (`head_packed`, kernels.cpu_prepack), the whole head is one call.
+        takes the rows (servops_kernels.layer_ops.native_linear), or the runner packed the head for
+        oneDNN (`head_packed`, servops_kernels.cpu_prepack), the whole head is one call.
         """
         weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
         if hidden.device.type != "cpu" or hidden.shape[0] == 0:

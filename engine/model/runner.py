@@ -28,8 +28,8 @@ from engine.model.llama import (
     rope_cos_sin,
 )
 from engine.model.sampler import sample
-from kernels import cpu_prepack
-from kernels.attention import dense_prefill_min_tokens, pinned_backend, plan_decode
+from servops_kernels import cpu_prepack
+from servops_kernels.attention import dense_prefill_min_tokens, pinned_backend, plan_decode
 
 WEIGHT_PASS_REPEATS = 5  # best of five rounds: what the pass costs when nothing interferes
 
@@ -85,7 +85,7 @@ class ModelRunner:
         self.cos, self.sin = cos.to(dtype), sin.to(dtype)
         self.kv_caches: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.dense_prefill_min_tokens = dense_prefill_min_tokens(device, dtype, self.head_dim)
-        # Pad each step's rows to oneDNN's row buckets (kernels.cpu_prepack.bucket_rows) once, here,
+        # Pad each step's rows to oneDNN's row buckets (servops_kernels.cpu_prepack.bucket_rows) once, here,
         # rather than in each of the ~120 packed GEMMs of a step: set where the weights are packed.
         self.pad_to_buckets = False
 
@@ -99,7 +99,8 @@ class ModelRunner:
 
     def pack_weights(self) -> None:
         """Reorder every linear weight and the LM head once for oneDNN's GEMM, or copy them to float32
-        (kernels.cpu_prepack); the caller decides whether the host has the memory (engine/core/llm_engine.py)."""
+        (servops_kernels.cpu_prepack); the caller decides whether the host has the memory
+        (engine/core/llm_engine.py)."""
         for module in self.model.modules():
             if isinstance(module, Linear):
                 module.packed = cpu_prepack.pack(module.weight)

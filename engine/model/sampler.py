@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from engine.core.request import Request
-from kernels.layer_ops import argmax
+from servops_kernels.layer_ops import argmax
 
 
 def sample(logits: torch.Tensor, requests: list[Request]) -> list[int]:

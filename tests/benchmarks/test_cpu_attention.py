@@ -1,7 +1,7 @@
 """The native CPU paged attention kernels vs their PyTorch twins, at SmolLM2's attention shapes.
 
 9 query / 3 KV heads, head_dim 64, block 16, float32, blocks scattered over a shuffled pool
-(tests/unit/kernels/paged_inputs.py, as the kernel tests build them); one engine step = the call
+(tests/unit/servops_kernels/paged_inputs.py, as the kernel tests build them); one engine step = the call
 repeated for the model's 30 layers. Pairs, as benchmarks/cpu_attention_ab.py measures them at
 full size (BENCHMARKS.md, "CPU attention kernels"), here small enough for seconds:
 - decode of 32 sequences of 40-380 tokens; baseline: the decode twin with its gather plan built
@@ -19,9 +19,9 @@ import random
 import pytest
 import torch
 
-from kernels import cpu_attention, torch_decode, torch_ref
+from servops_kernels import cpu_attention, torch_decode, torch_ref
 from tests.benchmarks.sides import record_side
-from tests.unit.kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
+from tests.unit.servops_kernels.paged_inputs import REL_TOL, random_paged_cache, relative_error
 
 pytestmark = pytest.mark.skipif(
     not cpu_attention.available(), reason=f"native CPU kernel not built here: {cpu_attention.unavailable_reason()}"

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from engine.core.sampling_params import SamplingParams
-from kernels.attention import CPU_DENSE_PREFILL_MIN_TOKENS
+from servops_kernels.attention import CPU_DENSE_PREFILL_MIN_TOKENS
 
 from .conftest import hf_greedy, make_engine, run_to_completion
 
@@ -82,7 +82,7 @@ def test_a_step_mixing_fresh_and_continued_prompt_chunks_matches_hf(tiny_model_d
     """One step carrying fresh prompt chunks, continued ones and decodes. On the torch backend the
     chunks split: fresh ones attend directly, continued ones through the paged cache
     (engine.model.llama.PrefillSplit); the native CPU kernels take these short ones all in one call."""
-    from kernels import cpu_attention
+    from servops_kernels import cpu_attention
 
     if backend == "cpu" and not cpu_attention.available():
         pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
@@ -104,7 +104,7 @@ def dense_for_long_chunks(monkeypatch) -> None:
     """Long fresh chunks dense on the native backend whatever this CPU's rule (an 8-lane or AMX CPU
     sends every chunk to the native kernel), so the dense path's HF parity is held on every CPU."""
     from engine.model import runner as runner_module
-    from kernels import attention
+    from servops_kernels import attention
 
     real = attention.dense_prefill_min_tokens
 
@@ -119,7 +119,7 @@ def dense_for_long_chunks(monkeypatch) -> None:
 def test_native_cpu_attends_a_long_fresh_chunk_dense_beside_short_ones_matches_hf(tiny_model_dir, variant, monkeypatch):
     """On the native CPU kernels a fresh chunk of CPU_DENSE_PREFILL_MIN_TOKENS or more goes to dense
     SDPA while the step's short fresh chunks and continued ones stay with the paged kernel."""
-    from kernels import cpu_attention
+    from servops_kernels import cpu_attention
 
     if not cpu_attention.available():
         pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")
@@ -142,7 +142,7 @@ def test_a_long_chunk_behind_a_prefix_cache_hit_attends_dense_and_matches_hf(tin
     """A chat template's system prompt makes every long prompt after the first a prefix-cache hit of a
     block or two: its chunk then attends dense over the prefix gathered from the cache
     (PrefillSplit.dense_prefix_slots), as a fresh prompt does, instead of through the paged kernel."""
-    from kernels import cpu_attention
+    from servops_kernels import cpu_attention
 
     if backend == "cpu" and not cpu_attention.available():
         pytest.skip(f"native CPU kernels not built here: {cpu_attention.unavailable_reason()}")

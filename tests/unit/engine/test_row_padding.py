@@ -1,7 +1,7 @@
 """Steps of more than EXACT_ROWS tokens reach the model padded to a GEMM row bucket, and the padding
 changes no token: padding rows write no KV (slot -1) and attention reads none of them.
 
-The runner pads only where the weights are packed for oneDNN (kernels.cpu_prepack); here the switch is
+The runner pads only where the weights are packed for oneDNN (servops_kernels.cpu_prepack); here the switch is
 set by hand, so the test runs on any CPU, in float32 (exact products, so any leak of a padding row into a
 real one would change the greedy tokens).
 """
@@ -15,7 +15,7 @@ import torch
 
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
-from kernels import cpu_prepack
+from servops_kernels import cpu_prepack
 from tests.helpers.tiny_model import build_tiny_model
 
 

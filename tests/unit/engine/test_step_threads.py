@@ -15,7 +15,7 @@ from engine.api.threads import ThreadPolicy
 from engine.core.async_engine import AsyncEngine
 from engine.core.llm_engine import LLMEngine
 from engine.core.sampling_params import SamplingParams
-from kernels.cpu_gemm import MEMORY_BOUND_ROWS
+from servops_kernels.cpu_gemm import MEMORY_BOUND_ROWS
 
 PROMPT_TOKENS = 24  # one prefill step of 24 rows, then one-row decode steps
 OUTPUT_TOKENS = 3

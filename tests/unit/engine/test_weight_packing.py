@@ -10,7 +10,7 @@ import engine.core.llm_engine as llm_engine
 from engine.core.llm import LLM
 from engine.core.sampling_params import SamplingParams
 from engine.model.llama import Linear
-from kernels import cpu_prepack
+from servops_kernels import cpu_prepack
 from tests.helpers.tiny_model import build_tiny_model
 
 needs_packing = pytest.mark.skipif(

@@ -44,7 +44,7 @@ FORBIDDEN_MODULES = {
     "engine",
     "loadtest",
     "reports",
-    "kernels",
+    "servops_kernels",
 }
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "breakpoint", "__import__"}
 

@@ -15,7 +15,7 @@ from engine.api.cli_args import (
     non_default_args,
     parse_serve_args,
 )
-from kernels.cpu_gemm import MEMORY_BOUND_ROWS
+from servops_kernels.cpu_gemm import MEMORY_BOUND_ROWS
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ from advisor.catalog.models import resolve_model
 from advisor.collect import cpu_features
 from advisor.memory import budget as memory
 from engine.core import config as engine_config
-from kernels import cpu_gemm
+from servops_kernels import cpu_gemm
 
 
 def test_the_advisor_and_the_kernels_read_the_same_bf16_flags():

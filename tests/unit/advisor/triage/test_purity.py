@@ -21,7 +21,7 @@ IMPURE = {"__init__.py", "collect.py", "context.py", "result.py"}
 PURE_SOURCES = sorted(path for path in TRIAGE_DIR.glob("*.py") if path.name not in IMPURE)
 # rules/'s list of I/O and clock modules (the project's own packages aside: triage is the advisor and reads
 # loadtest's and rules' models), and the collectors that reach a server or a file.
-FORBIDDEN_MODULES = (RULES_FORBIDDEN - {"advisor", "engine", "loadtest", "reports", "kernels"}) | {
+FORBIDDEN_MODULES = (RULES_FORBIDDEN - {"advisor", "engine", "loadtest", "reports", "servops_kernels"}) | {
     "advisor.collect.metrics",
     "advisor.collect.prometheus",
     "advisor.collect.probe",
