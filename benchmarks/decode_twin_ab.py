@@ -1,10 +1,10 @@
 """A/B in one run: engine throughput with the SDPA decode twin vs the strided-matmul twin.
 
-    git show 5b8c214:servops_kernels/torch_ref.py > /tmp/torch_ref_old.py
+    git show 5b8c214:kernels/torch_ref.py > /tmp/torch_ref_old.py
     .venv/bin/python benchmarks/decode_twin_ab.py [/tmp/torch_ref_old.py]
 
-The baseline is servops_kernels/torch_ref.py as of commit 5b8c214 (gather blocks, masked SDPA with
-grouped heads folded into query rows); the candidate is the current twin (since then:
+The baseline is kernels/torch_ref.py as of commit 5b8c214 (the folder is servops_kernels/ since e851ed1):
+gathered blocks, masked SDPA with grouped heads folded into query rows. The candidate is the current twin (since then:
 servops_kernels/torch_decode.py, length-sorted chunks with a per-step gather plan). Same engine, same
 SmolLM2 weights (float32), 24 seeded requests (prompts 32–256 tokens, 16–128 output tokens
 forced), alternating A and B twice so both see the same machine load.
