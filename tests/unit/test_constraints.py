@@ -76,6 +76,9 @@ def test_the_venv_holds_the_recorded_versions() -> None:
     if not stamp.is_file() or stamp.read_text().strip() != "constraints/servops.txt":
         pytest.skip(f"this venv was not installed by scripts/install.sh with the recorded versions ({stamp})")
     installed = {canonicalize_name(d.metadata["Name"]): Version(d.version) for d in importlib.metadata.distributions()}
-    differ = {name: (str(version), str(installed.get(name))) for name, version in _pins(SERVOPS).items()}
-    differ = {name: pair for name, pair in differ.items() if pair[0] != pair[1]}
+    differ = {
+        name: (str(version), str(installed.get(name)))
+        for name, version in _pins(SERVOPS).items()
+        if installed.get(name) != version
+    }
     assert not differ, f"recorded vs installed: {differ}; run scripts/install.sh"
