@@ -188,6 +188,14 @@ class MessageCatalog:
         """The minor releases the catalog was extracted from, oldest first."""
         return [version["minor"] for version in self.header.get("versions", [])]
 
+    def release_read(self, minor: str) -> str:
+        """The release the catalog read for `minor` (each minor's last patch: `0.4` -> `0.4.3`), `minor` itself
+        for one it did not read: a first minor names that release, since earlier patches may lack what it has."""
+        for version in self.header.get("versions", []):
+            if version["minor"] == minor:
+                return str(version["release"])
+        return minor
+
     @cached_property
     def engine_args_minors(self) -> list[str]:
         """The minors whose engine arguments the catalog holds (none for a catalog built before it read them)."""

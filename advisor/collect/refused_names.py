@@ -104,9 +104,15 @@ def _refused_quantization(ref: CatalogRef) -> str | None:
 
 
 def release_knowing(ref: CatalogRef) -> str | None:
-    """The vLLM release whose interface knows the name this message refused, when it does."""
+    """The first vLLM release read that knows the quantization method this message refused, when the newest read
+    does: the release read of the oldest minor whose source has the method's module (mxfp4: 0.10.2), so the upgrade
+    named is the smallest one servops can vouch for; the newest interface's release when no message of the catalog
+    comes from that module."""
     name = _refused_quantization(ref)
-    return interface_release() if name is not None and name in quantization_methods() else None
+    if name is None or name not in quantization_methods():
+        return None
+    span = _releases_with_module(name)
+    return message_catalog().release_read(span[0]) if span else interface_release()
 
 
 def releases_having(ref: CatalogRef) -> str | None:
@@ -115,8 +121,15 @@ def releases_having(ref: CatalogRef) -> str | None:
     name = _refused_quantization(ref)
     if name is None or name in quantization_methods():
         return None
-    span = message_catalog().releases_with(f"{_QUANTIZATION_MODULES}{name}.py", f"{_QUANTIZATION_MODULES}{name}/")
+    span = _releases_with_module(name)
     return f"{span[0]}–{span[1]}" if span else None
+
+
+def _releases_with_module(name: str) -> tuple[str, str] | None:
+    """The first and last minor whose source raises or logs in the quantization method's module (`mxfp4.py`, the
+    folder `compressed_tensors/` for `compressed-tensors`): when the method existed, as far as the catalog reads."""
+    module = _QUANTIZATION_MODULES + name.replace("-", "_")
+    return message_catalog().releases_with(f"{module}.py", f"{module}/")
 
 
 # vLLM's refusal of a chat content part: "Unknown part type: image" (0.4-0.20), "Unsupported chat content part

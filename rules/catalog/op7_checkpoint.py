@@ -47,10 +47,35 @@ _INTEGER_SUFFIXES = ("qweight", "qzeros", "scales", "g_idx")
 _FORMAT_IN_NAME = re.compile(r"(?i)(?:^|[-_./])(awq|gptq)(?:$|[-_./])")
 
 
+# A layer's index inside a dotted name (`model.layers.0.`, `transformer.h.11.`): a model's parameter, whatever frame
+# raised it.
+_LAYER_INDEX = re.compile(r"\.\d+\.")
+
+
 def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
-    """The tensor name of an unplaced KeyError raised while loading weights (VC-2 leaves such an error to OP-7.21)."""
+    """The tensor name of an unplaced KeyError raised while loading weights (VC-2 leaves such an error to OP-7.21):
+    raised in `load_weights`, or, for an error line pasted without its frames, a name only a model's parameter has
+    (a layer index, and a weight's or a quantization format's suffix)."""
+    if event.kind != LogEventKind.UNPLACED_ERROR:
+        return None
+    match = _TENSOR.match(event.message or "")
+    if match is None:
+        return None
     loading = event.function == "load_weights" or "params_dict[" in (event.code or "")
-    return _TENSOR.match(event.message or "") if loading and event.kind == LogEventKind.UNPLACED_ERROR else None
+    bare = event.function is None and not event.code
+    parameter = _LAYER_INDEX.search(match["name"]) is not None and (
+        match["suffix"] in ("weight", "bias") or format_of_suffix(match["suffix"]) is not None
+    )
+    return match if loading or (bare and parameter) else None
+
+
+def format_of_suffix(suffix: str) -> str | None:
+    """The quantization format a tensor's suffix belongs to, a fused MoE expert's included (`w2_weight_scale_inv`,
+    `w13_qweight`: the format's suffix after the expert projection's name); None for a plain weight."""
+    for known, format_name in FORMAT_OF_SUFFIX.items():
+        if suffix == known or suffix.endswith("_" + known):
+            return format_name
+    return None
 
 
 def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
@@ -61,7 +86,7 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         name, suffix = match["name"], match["suffix"]
         if _built_unquantized(facts, name, suffix):
             return [_undetected_quantization(facts, event, name, suffix)]
-        quantized = FORMAT_OF_SUFFIX.get(suffix)
+        quantized = format_of_suffix(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
         kind = f"a {quantized.split(' (')[0]} tensor" if quantized else "a tensor"
@@ -151,13 +176,15 @@ RULE_UNLOADABLE_TENSOR = Rule(
     needs=("events",),
     page=RulePage(
         checks="A `KeyError` naming a dotted tensor name (`layers.35.mlp.gate.g_idx`) raised in a model's "
-        "`load_weights` (or at its `params_dict[name]` line).",
+        "`load_weights` (or at its `params_dict[name]` line), or pasted without its frames when the name has a "
+        "layer index and a weight's or a quantization format's suffix (`experts.w2_weight_scale_inv`).",
         why="The weight loader looks each checkpoint tensor up among the model's parameters; a bare KeyError is "
         "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
         example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "
         "vLLM 0.10.2 (vllm#25029, fixed by PR #28663).",
         fix="Upgrade vLLM, or a checkpoint in a layout this release loads.",
-        limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key) is VC-2's.",
+        limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
+        "buffer such as `rotary_emb.inv_freq` pasted alone) is VC-2's.",
         references=["https://github.com/vllm-project/vllm/issues/25029"],
     ),
 )

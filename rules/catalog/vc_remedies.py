@@ -361,4 +361,29 @@ REMEDIES: tuple[Remedy, ...] = (
         "POST /reset_prefix_cache).",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/model_executor/models/registry.py (0.6-0.33): the model's class is imported in a subprocess to
+        # inspect it; the failure is logged first (logger.exception "Error in inspecting model architecture"), then
+        # only this sentence is raised (vllm#14475, #17341, #22376: threads whose cause was in those lines)
+        "failed to be inspected",
+        "the inspection's log",
+        "setting",
+        "read it",
+        "vLLM imports the model's class in a subprocess to inspect it, and this message only says that it failed",
+        action="The cause is logged just before this error: \"Error in inspecting model architecture '<arch>'\" "
+        "with the traceback of vLLM's inspection subprocess (`python -m vllm.model_executor.models.registry`), whose "
+        "own error ends it. Fetch those lines (`grep -A 80 'Error in inspecting model architecture'` on the server's "
+        "log) and triage them with this text: most often an import that fails in the server's environment (a "
+        "package at another version than vLLM's requirements, a half-upgraded install), which `pip check` shows.",
+    ),
+    Remedy(  # vllm/executor/ray_utils.py (0.4): vLLM asks Ray for tensor-parallel-size x pipeline-parallel-size
+        # GPUs, in the placement group or in the whole cluster, and found fewer
+        "The number of required GPUs exceeds the total number of available GPUs",
+        "--tensor-parallel-size",
+        "flag",
+        "<at most the GPUs Ray sees (`ray status`), divided by --pipeline-parallel-size>",
+        "vLLM's Ray executor needs one GPU per worker (tensor-parallel-size x pipeline-parallel-size) and the Ray "
+        "cluster has fewer",
+        action="Or give Ray the GPUs: `ray status` lists the GPUs each node contributed; a node started without "
+        "them (`ray start` in a container without GPUs, or `--num-gpus 0`) adds none.",
+    ),
 )

@@ -116,6 +116,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
     if ref.kind == "assert" and not actions:
         actions = [_internal_check_action("AssertionError", ref.file.removeprefix("vllm/"))]
+    elif raised and not (changes or alternatives or actions):
+        actions = [_source_action(ref)]
     said = (event.message or ref.template).strip()
     verb = "would refuse" if ref.predicted else "refused" if raised else "warned"
     what = "check" if raised else "warning"
@@ -139,8 +141,20 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     )
 
 
+def _source_action(ref: CatalogRef) -> str:
+    """A refusal whose words name no setting and no remedy is known for: where its check is, so the next step is
+    reading the condition that raised it rather than guessing."""
+    return (
+        f"vLLM's check is at {ref.location()}: the condition just before that raise names the setting or input it "
+        "tested. Read it in the installed release (`python -c 'import vllm; print(vllm.__file__)'` gives the "
+        "package's folder) or at that release's tag in vLLM's repository, and search vLLM's issues for the "
+        "message's fixed words."
+    )
+
+
 def _upgrade_action(ref: CatalogRef, release: str) -> str:
-    """A refused name a newer release knows: the installed vLLM version predates it."""
+    """A refused name a newer release knows: the installed vLLM version predates it. `release` is the oldest release
+    read whose source has the method's module (mxfp4: 0.10.2), the smallest upgrade servops can vouch for."""
     name = ref.captured.get("quantization", "the name").strip("`'\" ")
     supported = ref.captured.get("supported_quantization")
     accepts = f" (it accepts only {supported})" if supported else ""

@@ -42,6 +42,15 @@ def test_a_key_error_outside_weight_loading_stays_unplaced():
     assert evaluate(_facts(elsewhere)).findings[0].rule == "VC-2"
 
 
+def test_a_bare_key_error_naming_a_layers_quantized_tensor_is_a_checkpoint_layout():
+    # a pasted error line without its frames: a layer index and a format's suffix are a parameter's name alone
+    line = "KeyError: 'model.layers.0.mlp.experts.w2_weight_scale_inv'"
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.21" and "a block-wise FP8 tensor" in top.title  # the fused expert's w2_ prefix aside
+    for other in ("KeyError: 'foo.bar'", "KeyError: 'model.layers.0.self_attn.rotary_emb.inv_freq'"):
+        assert evaluate(_facts([other])).findings[0].rule == "VC-2", other  # no index or no parameter's suffix
+
+
 def test_a_gguf_file_read_as_a_config_is_a_vllm_without_gguf_support():
     # vllm#7291: vLLM 0.5.4 handed a .gguf model to transformers as its config.json
     line = (

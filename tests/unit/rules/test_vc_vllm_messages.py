@@ -226,8 +226,13 @@ def test_pythons_own_import_and_attribute_errors_are_not_read_as_vllms_refusals(
 def test_a_quantization_method_a_newer_release_knows_is_an_upgrade():
     # vllm#1919: a vLLM older than 0.2.6 refusing a GPTQ checkpoint; upgrading fixed it
     top = _top("ValueError: Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm'].")
-    assert top.rule == "VC-1" and top.actions[0].startswith("Upgrade vLLM: vLLM 0.32.0 supports the gptq")
+    assert top.rule == "VC-1" and top.actions[0].startswith("Upgrade vLLM: vLLM 0.4.3 supports the gptq")
     assert "installed vLLM version predates it (it accepts only ['awq', 'squeezellm'])" in top.actions[0]
+    # the smallest upgrade: the first release read whose source has the method's module, not the newest release
+    mxfp4 = _top("ValueError: Unknown quantization method: mxfp4. Must be one of ['awq', 'fp8', 'gptq'].")
+    assert mxfp4.actions[0].startswith("Upgrade vLLM: vLLM 0.10.2 supports the mxfp4 quantization method")
+    hyphenated = _top("ValueError: Unknown quantization method: compressed-tensors. Must be one of ['awq', 'gptq'].")
+    assert "vLLM 0.4.3 supports the compressed-tensors quantization method" in hyphenated.actions[0]
     unknown = _top("ValueError: Unknown quantization method: nosuchquant. Must be one of ['awq'].")
     assert not any(action.startswith("Upgrade vLLM") for action in unknown.actions)
 
@@ -491,3 +496,23 @@ def test_advice_vllm_logged_leaves_an_unknown_exception_to_vc2():
     assert (
         finding.rule == "VC-2" and finding.title == "ZeroDivisionError: division by zero (in API server, while serving)"
     )
+
+
+def test_a_refusal_without_a_known_remedy_points_at_its_check_in_vllms_source():
+    # any raise the catalog holds whose words name no flag and no remedy: the next step is the condition that raised
+    top = _top(
+        "ValueError: Model architectures ['Qwen3NextForCausalLM'] failed to be inspected. Please check the logs "
+        "for more details."
+    )
+    assert top.rule == "VC-1" and "Error in inspecting model architecture" in top.actions[0]  # its remedy
+    bare = _top("ValueError: `raw_beta` heads must be contiguous.")  # a raise no remedy knows, naming no flag
+    assert bare.rule == "VC-1" and not (bare.changes or bare.alternatives)
+    assert bare.actions == [bare.actions[0]] and bare.actions[0].startswith("vLLM's check is at vllm/")
+
+
+def test_a_ray_cluster_with_fewer_gpus_than_the_workers_lowers_tensor_parallel_or_adds_gpus():
+    top = _top(
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group."
+    )
+    assert top.rule == "VC-1" and [c.flag for c in top.changes] == ["--tensor-parallel-size"]
+    assert "ray status" in top.actions[0]
