@@ -182,7 +182,11 @@ _FAILURE_KINDS = frozenset((*STARTUP_FAILURE_KINDS, LogEventKind.ENGINE_CORE_FAI
 
 # The failures the wording table reads into typed fields whose source line vLLM's catalog also holds: the
 # event keeps the catalog entry too, so its evidence names vLLM's file, line and words.
-_CATALOGUED_KINDS = _FAILURE_KINDS | {LogEventKind.REQUEST_TOO_LONG, LogEventKind.V0_PREEMPTION_WARNING}
+_CATALOGUED_KINDS = _FAILURE_KINDS | {
+    LogEventKind.REQUEST_TOO_LONG,
+    LogEventKind.V0_PREEMPTION_WARNING,
+    LogEventKind.WORKER_EXCEPTION,
+}
 
 
 class LogReadError(UserError):

@@ -46,7 +46,7 @@ _COMPONENT_ACTIONS: dict[str, str] = {
 
 
 def _check_own_errors(facts: Facts) -> list[Finding]:
-    said = [e for e in facts.events_of(LogEventKind.VLLM_MESSAGE) if _own_failure(e.catalog)]
+    said = [e for e in facts.events_of(LogEventKind.VLLM_MESSAGE, LogEventKind.WORKER_EXCEPTION) if _lead(e)]
     if not said:
         return []
     errors = [e for e in said if e.catalog is not None and e.catalog.level in LOGGED_ERROR_LEVELS]
@@ -54,7 +54,9 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
     ref = first.catalog
     assert ref is not None  # _own_failure holds it
     component = component_of_path(ref.file) or f"code in {ref.file.removeprefix('vllm/')}"
-    phase = _PHASES.get(first.phase or ref.phase, "")
+    # a worker's exception header is logged while the engine starts and while it serves: only the text tells which
+    known_phase = first.phase or (ref.phase if first.kind == LogEventKind.VLLM_MESSAGE else None)
+    phase = _PHASES.get(known_phase or "", "")
     words = cut_at_word((first.message or ref.template).strip(), TITLE_WORDS_CHARS)
     evidence = [c.log_evidence(first, name="vllm_error" if errors else "vllm_warning", value=first.message)]
     under = _under(first, ref, facts)
@@ -85,6 +87,14 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
             confidence=OWN_ERROR_CONFIDENCE,
         )
     ]
+
+
+def _lead(event: LogEvent) -> bool:
+    """vLLM's own failure line, a worker's exception header included while no traceback under it named its root
+    (then VC-2 or HL-2 answers with that exception)."""
+    if event.kind == LogEventKind.WORKER_EXCEPTION and event.catalog is not None:
+        return event.message is not None and event.catalog.template.startswith(event.message)
+    return _own_failure(event.catalog)
 
 
 def _own_failure(ref: CatalogRef | None) -> bool:
@@ -138,7 +148,7 @@ RULE_OWN_ERRORS = Rule(
         "level, or at warning level in words that say something failed (error, failed, cannot, unable, refused, "
         "timed out), that names no flag or environment variable and has no remedy of VC-1's; the first error "
         "(else warning), with the part of vLLM its file is in and, under a logger.exception line, the exception "
-        "its traceback ends in.",
+        "its traceback ends in. A worker's `WorkerProc hit an exception.` with no traceback under it is one too.",
         why="vLLM catches and logs many failures without naming a setting (a tool call that does not parse, a "
         "prompt it could not preprocess, a KV transfer that failed). Answering 'no findings' to one of them sends "
         "the engineer away from the line that says what failed; naming it, where vLLM logged it and where its "

@@ -507,6 +507,23 @@ _NAMED_ROOTS = (
     LogEventKind.ENGINE_DEAD,
     LogEventKind.ENGINE_CORE_FAILED,
 )
+# HL-2 names a worker's exception beside the engine's death; a worker's traceback pasted alone is VC-2's.
+_DEATHS = (LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+_EXCEPTION_NAMED = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))\b")
+
+
+def _lone_worker_exceptions(facts: Facts) -> list[LogEvent]:
+    """A worker's exception whose traceback named its root (`RuntimeError: …`), when no engine death follows for
+    HL-2 to name it with: the root as VC-2 reads an error, in the worker process that raised it."""
+    if facts.events_of(*_DEATHS):
+        return []
+    roots = []
+    for event in facts.events_of(LogEventKind.WORKER_EXCEPTION):
+        named = _EXCEPTION_NAMED.match(event.message or "")
+        if named is not None:
+            cls = named["cls"].rsplit(".", 1)[-1]
+            roots.append(event.model_copy(update={"exception": cls, "component": event.component or "worker"}))
+    return roots
 
 
 def _check_unplaced(facts: Facts) -> list[Finding]:
@@ -514,6 +531,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     events = [
         e for e in facts.events_of(LogEventKind.UNPLACED_ERROR) if e.message not in named and not unloadable_tensor(e)
     ]
+    events = events or _lone_worker_exceptions(facts)
     if not events or any(_explains(e.catalog) for e in facts.events_of(LogEventKind.VLLM_MESSAGE)):
         return []
     if facts.events_of(*STARTUP_FAILURE_KINDS):
@@ -631,7 +649,8 @@ RULE_UNPLACED = Rule(
     page=RulePage(
         checks="A traceback's root exception (or a bare error line) that no known wording and no catalog "
         "message matches, when nothing else in the text explains the failure, no engine-death finding "
-        "(HL-2) already names it and no other rule's finding cites its line.",
+        "(HL-2) already names it and no other rule's finding cites its line; a worker's traceback (`WorkerProc hit "
+        "an exception.`) pasted without the engine's death after it is read by its root exception, in the worker.",
         why="An on-call engineer needs a starting point: the exception, the part of vLLM it came from "
         "(sampler, torch.compile, detokenizer, LoRA, NCCL …), when it happened, and where vLLM says similar "
         "things.",

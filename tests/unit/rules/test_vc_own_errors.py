@@ -127,3 +127,33 @@ def test_a_warning_whose_words_say_something_failed_is_low_and_advice_is_left_ou
     assert [f.rule for f in _findings(f"(EngineCore_DP0 pid=412) WARNING 12-01 10:14:22 [vllm.py:1772] {advice}")] != [
         "VC-5"
     ]
+
+
+WORKER = "(Worker_TP0 pid=110162) ERROR 11-17 07:54:19 [multiproc_executor.py:815] "
+
+
+def test_a_workers_exception_header_alone_says_its_traceback_is_under_it():
+    # a worker's line pasted alone once got no finding: vLLM logs it with logger.exception, its cause follows it
+    [finding] = _findings(WORKER + "WorkerProc hit an exception.")
+    assert finding.rule == "VC-5" and finding.title.endswith(": WorkerProc hit an exception")
+    assert "during startup" not in finding.title  # logged while starting and while serving: the line cannot tell
+    assert "the traceback printed right under it is the cause" in finding.actions[0]
+
+
+def test_a_workers_traceback_without_the_engines_death_is_named_by_its_root_exception():
+    traceback = [
+        WORKER + "WorkerProc hit an exception.",
+        WORKER + "Traceback (most recent call last):",
+        WORKER + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2100, '
+        "in execute_model",
+        WORKER + "    logits = self.model.compute_logits(sample_hidden_states)",
+        WORKER + "RuntimeError: shape '[4, -1]' is invalid for input of size 7",
+    ]
+    [finding] = _findings(*traceback)
+    assert finding.rule == "VC-2"
+    assert finding.title == "RuntimeError: shape '[4, -1]' is invalid for input of size 7 (in worker, phase unknown)"
+    dead = [
+        *traceback,
+        "(EngineCore_DP0 pid=9) ERROR 11-17 07:54:19 [core.py:710] EngineCore encountered a fatal error.",
+    ]
+    assert _findings(*dead)[0].rule == "HL-2"  # beside the engine's death, HL-2 names the worker's exception
