@@ -168,8 +168,13 @@ def _longer_context(facts: Facts, limit: int | None, longest: int, longest_promp
         flag="--max-model-len",
         current=str(limit),
         proposed=str(proposed),
-        reason=f"a prompt alone is {longest_prompt:,} tokens, over the {limit:,}-token context: only a longer "
-        "context lets it through",
+        reason=f"a prompt alone is {longest_prompt:,} tokens, "
+        + (
+            f"over the {limit:,}-token context"
+            if longest_prompt > limit
+            else "the whole context, with no room to answer"
+        )
+        + ": only a longer context lets it through",
         cost="KV memory for one such request (servops advise sizes it) and a model whose positions reach it: past "
         "its native context that takes --rope-scaling (or --hf-overrides), which can cost accuracy",
         safety="unsafe",

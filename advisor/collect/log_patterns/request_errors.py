@@ -35,6 +35,12 @@ def _request_too_long(match: re.Match[str]) -> Fields:
     return {"max_model_len": to_int(groups.get("limit")), "prompt_tokens": prompt, "requested_tokens": total}
 
 
+def _with_first_output(match: re.Match[str]) -> Fields:
+    """0.11 on counts the first output token with the prompt: a prompt exactly the context's length is refused."""
+    prompt = to_int(match["prompt"])
+    return {"requested_tokens": prompt + 1} if match["plus"] and prompt is not None else {}
+
+
 def _schema_refusal(match: re.Match[str]) -> Fields:
     """The refused field as a person writes it (`messages[2].function_call`), and pydantic's reason."""
     parts = re.findall(r"[\w-]+", match["loc"])
@@ -84,11 +90,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "prompt_tokens": to_int(m["prompt"] or m["prompt2"] or m["prompt3"] or m["prompt4"]),
         },
     ),
-    wording(
-        ("The decoder prompt",),
+    wording(  # vllm/engine/llm_engine.py (0.8-0.10) and v1/engine/input_processor.py (0.11 on, which adds the
+        # first output token to the prompt); v1/engine/processor.py (0.7) in other words
+        ("The decoder prompt", "Prompt length of"),
         K.REQUEST_TOO_LONG,
-        r"The decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of (?P<limit>\d+)",
-        lambda m: {**_request_too_long(m), "message": m.string[m.start() :]},  # its words on multimodal tokens
+        r"(?:The decoder prompt \(length (?P<prompt>\d+)\)(?P<plus> plus the number of requested output tokens "
+        r"\(at least 1\))?|Prompt length of (?P<prompt2>\d+)) is longer than the maximum model length of "
+        r"(?P<limit>\d+)",
+        lambda m: {**_request_too_long(m), **_with_first_output(m), "message": m.string[m.start() :]},
     ),
     wording(  # the model's chat template raising (Mistral, Llama 2, Gemma templates' raise_exception), or transformers
         # finding none to apply (tokenization_utils_base.py: a tokenizer without a chat template)

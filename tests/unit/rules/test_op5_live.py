@@ -438,6 +438,22 @@ def test_a_prompt_refused_with_vllms_words_on_image_tokens_lowers_the_images_res
     assert not RULE_TOO_LONG.evaluate(plain)[0].actions[0].startswith("Make the images")
 
 
+def test_every_releases_words_for_a_prompt_over_the_context_are_a_request_too_long():
+    # 0.7's V1 processor (hiyouga/LlamaFactory#7723), and 0.11 on, which counts the first output token with the prompt
+    older = "ValueError: Prompt length of 5016 is longer than the maximum model length of 4096."
+    newer = (
+        "ValueError: The decoder prompt (length 8192) plus the number of requested output tokens (at least 1) is "
+        "longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number "
+        "of text tokens (prompt + requested output tokens)."
+    )
+    [five] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([older]).events))
+    assert five.title.endswith("--max-model-len 4096 (longest 5,016 tokens)")
+    [exact] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([newer]).events))
+    assert exact.title.endswith("--max-model-len 8192 (longest 8,193 tokens)")  # the prompt and one output token
+    [longer] = exact.alternatives
+    assert "8,192 tokens, the whole context, with no room to answer" in longer.reason
+
+
 def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
     lines = []
     for _interval in range(3):
