@@ -48,6 +48,7 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
+from advisor.collect.windows_host import windows_vllm_path
 from advisor.errors import UserError
 from rules.events import (
     FAILURE_WORDS,
@@ -373,6 +374,7 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     """One unwrapped text: a known wording's event, else vLLM's catalog message or an unplaced error."""
     result.error_bodies += piece.how == "error_body"
     state.pieces += 1
+    _note_windows_host(piece.text, line_no, source, state, result)
     event, message = _parse_line(piece.text, line_no, source, state)
     if state.last_was_vllm:
         result.vllm_lines += 1
@@ -404,6 +406,19 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
     if newest is not None:
         result.kept[event.kind] += 1
         _drop_oldest(result, event.kind, newest, slack=newest)
+
+
+def _note_windows_host(text: str, line_no: int, source: str, state: _ParseState, result: LogReadResult) -> None:
+    """The first line that shows vLLM run by a Windows Python, as an event beside the line's own (its traceback
+    is read as before)."""
+    if state.windows_noted:
+        return
+    path = windows_vllm_path(text)
+    if path is not None:
+        state.windows_noted = True
+        result.events.append(
+            LogEvent(kind=LogEventKind.WINDOWS_HOST, message=path, raw=text, line_no=line_no, source_file=source)
+        )
 
 
 def _drop_oldest(result: LogReadResult, kind: LogEventKind, newest: int, slack: int) -> None:
@@ -753,6 +768,7 @@ class _ParseState:
     serving: bool = False
     starting: bool = False  # a start-up was seen and the engine has not finished initialising yet
     last_was_vllm: bool = False
+    windows_noted: bool = False  # a line showed vLLM run by a Windows Python (noted once)
     logger: str | None = None  # whose logger wrote the line being read, when its header or prefix tells
     seen_failures: set[tuple[str, str]] = field(default_factory=set)
     fatal: LogEvent | None = None  # the last `EngineCore encountered a fatal error`, until the chain moves on
