@@ -513,6 +513,26 @@ UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected key
 # vLLM's engine-argument classes as Python names them in that refusal (`EngineArgs.__init__()`), and the class: the
 # refusing function is vLLM's own, whose fields per release the catalog holds.
 ENGINE_ARG_CLASSES = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
+# vLLM's classes that serving frameworks construct themselves (KServe's and BentoML's OpenAI front ends, FastChat's
+# worker, RL trainers): a refusal naming one is vLLM's, even on a line pasted without its traceback. Each is a class
+# of vLLM 0.32's source, or of the releases whose catalog files hold it (AsyncLLMEngine 0.4-0.10,
+# OpenAIServingEmbedding 0.4-0.9).
+VLLM_CONSTRUCTED_CLASSES = frozenset(
+    {
+        "LLM",
+        "LLMEngine",
+        "AsyncLLM",
+        "AsyncLLMEngine",
+        "SamplingParams",
+        "PoolingParams",
+        "LoRARequest",
+        "OpenAIServingChat",
+        "OpenAIServingCompletion",
+        "OpenAIServingModels",
+        "OpenAIServingEmbedding",
+        "OpenAIServingTranscription",
+    }
+)
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's
 # `Failed to close mmap_obj`): the collector keeps such a warning no wording knows (VC-4), and VC-5 names such a
 # warning of vLLM's catalog; other warnings are advice, context only.

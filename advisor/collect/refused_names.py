@@ -15,7 +15,7 @@ from advisor.catalog.vllm_interface import interface_release, is_flag, part_type
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
-from rules.events import ENGINE_ARG_CLASSES, MISSING_MODULE, UNEXPECTED_KEYWORD, CatalogRef
+from rules.events import ENGINE_ARG_CLASSES, MISSING_MODULE, UNEXPECTED_KEYWORD, VLLM_CONSTRUCTED_CLASSES, CatalogRef
 
 # Folders a shortened path may start with that name no package (a project's layout, not what it installs as).
 _PROJECT_FOLDERS = frozenset({"src", "lib", "app", "workspace", "code", "scripts", "examples", "tests"})
@@ -62,10 +62,18 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
         read = message_catalog().engine_args_minors
         if read:  # a catalog that holds the engine arguments answers for EngineArgs
             return _engine_argument_releases(engine_class, keyword["keyword"], read)
-    elif not frames or _package_of(frames[-1].path) != "vllm":
+    elif not _vllm_refused(keyword["function"], frames):
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _vllm_refused(function: str, frames: list[Frame]) -> bool:
+    """vLLM's own function refused the keyword: its traceback's deepest frame is vLLM's, or, on a line pasted without
+    frames, the function is a method of a class of vLLM's that frameworks construct (`OpenAIServingChat.__init__`)."""
+    if frames:
+        return _package_of(frames[-1].path) == "vllm"
+    return function.split(".")[0] in VLLM_CONSTRUCTED_CLASSES
 
 
 def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:

@@ -20,7 +20,7 @@ released vLLM.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import ENGINE_ARG_CLASSES, UNEXPECTED_KEYWORD, LogEvent, LogEventKind
+from rules.events import ENGINE_ARG_CLASSES, UNEXPECTED_KEYWORD, VLLM_CONSTRUCTED_CLASSES, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -31,16 +31,20 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         if event.exception != "TypeError" or refused is None:
             continue
         engine_class = refused["function"] in ENGINE_ARG_CLASSES
-        in_vllm = engine_class or c.installed_package(event.code_file) == "vllm"
+        constructed = refused["function"].split(".")[0]
+        # a class of vLLM's that frameworks construct, named on a line pasted without its frames: vLLM's refusal
+        called_alone = constructed in VLLM_CONSTRUCTED_CLASSES and event.code_file is None
+        in_vllm = engine_class or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
-        if in_vllm and (event.caller or (engine_class and releases_known)):
-            return [_caller_finding(event, refused["function"], refused["keyword"])]
+        if in_vllm and (event.caller or (engine_class and releases_known) or called_alone):
+            callee = "builds vLLM's engine" if engine_class or not called_alone else f"constructs vLLM's {constructed}"
+            return [_caller_finding(event, refused["function"], refused["keyword"], callee)]
     return []
 
 
-def _caller_finding(event: LogEvent, function: str, keyword: str) -> Finding:
+def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str) -> Finding:
     name = event.caller.replace("_", "-") if event.caller else None
-    who = name or "the code that builds vLLM's engine"
+    who = name or f"the code that {callee}"
     if event.known_releases:
         which, changes, actions = _removed(event.known_releases, keyword, name, who)
     elif event.absent_from_releases:
@@ -103,14 +107,19 @@ def _not_taken_yet(newer: str | None, keyword: str, name: str | None, who: str) 
     which = (
         f"vLLM {newer} takes it ({flag}), so the installed vLLM is older than the one {who} was written for"
         if newer
-        else f"vLLM {flag} is not among the flags of the newest vLLM servops knows either, so it may have been "
-        f"renamed or removed: the installed vLLM may be newer than {who} supports"
+        else f"{flag} is not among the flags of the newest vLLM servops knows either, so it may have been renamed "
+        f"or removed: the installed vLLM may be newer than {who} supports"
     )
     return which, [], _install_actions(name, newer)
 
 
 def _install_actions(name: str | None, newer: str | None) -> list[str]:
     """The installed vLLM is older than the caller wants (or which side is older is unknown)."""
+    if name is None and newer is None:  # which side is older is unknown: pair them, whichever moves
+        return [
+            "Install the vLLM version the calling code was written for (its requirements or changelog name it), or "
+            "upgrade that code to its release made for the installed vLLM; `pip show vllm` says which is installed.",
+        ]
     if name is None:
         return [f"Upgrade vLLM to {newer} or later, which takes the argument; `pip show vllm` says which is installed."]
     return [
@@ -138,7 +147,8 @@ RULE_CALLER_ARGUMENT = Rule(
         fix="The vLLM version the caller requires (its vllm extra, its requirements), or the caller's release made "
         "for the installed vLLM; an argument vLLM removed taken out of what the caller passes.",
         limits="Reads the argument's name only; outside EngineArgs the releases are known only when it is a flag of "
-        "vLLM 0.32.",
+        "vLLM 0.32. A line pasted without its traceback is read only when it names a class of vLLM's that frameworks "
+        "construct (OpenAIServingChat, SamplingParams, LLM …), and then the caller is unnamed.",
         references=[
             "https://github.com/huggingface/trl/issues/3304",
             "https://github.com/OpenRLHF/OpenRLHF/pull/702",

@@ -76,3 +76,14 @@ def test_a_keyword_vllm_refused_without_a_caller_or_an_engine_argument_is_not_th
         "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'guided_decoding_xyz'",
     ]
     assert not op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
+
+
+def test_a_bare_line_naming_a_class_frameworks_construct_is_a_version_mismatch_with_the_direction_open():
+    # kserve/kserve#4501: KServe's OpenAI front end against vLLM 0.9, which no longer takes enable_reasoning
+    line = "TypeError: OpenAIServingChat.__init__() got an unexpected keyword argument 'enable_reasoning'"
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
+    assert finding.title.startswith("the code that constructs vLLM's OpenAIServingChat passes vLLM an argument")
+    assert "--enable-reasoning is not among the flags of the newest vLLM servops knows" in finding.summary
+    assert finding.actions[0].startswith("Install the vLLM version the calling code was written for")
+    internal = "TypeError: FusedMoEModularKernel.forward() got an unexpected keyword argument 'w1_bias'"
+    assert not op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([internal]))  # vLLM calling itself: not a caller's
