@@ -36,6 +36,7 @@ _SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
 _SHORT_END = r"""[\s.!'"})\],]*$"""
 NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for it to count as near
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
+RAREST_WORDS_OF_CUT = 3  # a cut paste's rarest words whose entries join those candidates
 # A quoted value at every quote a message holds (a lookahead, so `'a' 'b'` yields both and overlaps are kept).
 _QUOTED = re.compile(r"""(?=(['"`])([^'"`\s]+)\1)""")
 # A value an error's own words quote (its quotes need not pair: a person's paste, not vLLM's source).
@@ -128,7 +129,8 @@ class MessageCatalog:
                 found.append(found_here)
         if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
             words = {w.lower() for w in _WORD.findall(text)}
-            closest = sorted(candidates, key=lambda i: -len(words & _literal_words(self.entries[i]["pattern"])))
+            pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
+            closest = sorted(pool, key=lambda i: (-len(words & _literal_words(self.entries[i]["pattern"])), i))
             for index in closest[:CUT_CANDIDATES]:
                 cut = _cut_match(self.entries[index]["pattern"], text)
                 if cut is not None:
@@ -217,6 +219,12 @@ class MessageCatalog:
             return None
         extra, versions = max(rows, key=lambda row: _minor(row[1][-1]))
         return extra, versions[0], versions[-1]
+
+    def _holding_rarest(self, words: set[str]) -> set[int]:
+        """The entries holding the rarest of `words` that the catalog knows: a paste cut inside an entry's rarest
+        word (its anchor: `does not defi` for `define`) still shares its next rarest ones."""
+        known = sorted((len(self._entries_with[w]), w) for w in words if w in self._entries_with)
+        return {index for _, word in known[:RAREST_WORDS_OF_CUT] for index in self._entries_with[word]}
 
     @cached_property
     def _entries_with(self) -> dict[str, list[int]]:

@@ -99,6 +99,15 @@ def test_a_message_cut_mid_word_matches_where_the_line_ends():
     assert best.captured == {"architectures": "['Qwen2ForSequenceClassification']"}
 
 
+def test_a_message_cut_inside_its_rarest_word_is_found_by_its_next_rarest():
+    # vllm#39279's title, cut at its width inside "define", the word the entry is indexed by
+    [best, *_] = message_catalog().match(
+        "vllm.entrypoints.chat_utils.ChatTemplateResolutionError: As of transformers v4.44, default chat template is "
+        "no longer allowed, so you must provide a chat template if the tokenizer does not defi"
+    )
+    assert best.partial and best.entry["message"].startswith("As of transformers v4.44, default chat template")
+
+
 def test_the_releases_a_module_said_things_in_are_when_it_existed():
     catalog = message_catalog()
     # bitsandbytes came in 0.5 and its module is gone after 0.27 (0.32's --quantization has no bitsandbytes)
