@@ -1,0 +1,86 @@
+"""How triage reads 80 error lines people pasted in public threads, each alone, on first contact.
+
+Why: the incident corpus (incident_corpus.py) judges a top finding against a thread's confirmed diagnosis, but each
+case took hours to collect and most were read after rules were written for them. This probe asks something smaller
+of many more lines, none of them tuned for: 80 error lines copied verbatim from public issue threads (vLLM's and
+projects that run it; tests/fixtures/pasted_errors.jsonl, each with its URL), every one triaged alone. A line is
+answered *specifically* when its top finding is a rule that reads its cause (OP-*, HL-*, VC-1's own check, VC-5's
+logged failure), *generically* when only VC-2 or VC-4 name the error without a cause, or not at all. It measures
+reach, not correctness: no thread's diagnosis is checked here.
+
+    .venv/bin/python benchmarks/pasted_errors.py                     # this checkout
+    .venv/bin/python benchmarks/pasted_errors.py --baseline 3be497f  # and at that commit, same run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+try:  # run as a script: this folder is on sys.path
+    from baseline_tree import at_revision
+except ImportError:  # imported as benchmarks.pasted_errors
+    from benchmarks.baseline_tree import at_revision
+
+ROOT = Path(__file__).resolve().parents[1]
+LINES = ROOT / "tests" / "fixtures" / "pasted_errors.jsonl"
+GENERIC = frozenset({"VC-2", "VC-4"})  # the error named, its cause not read
+
+
+def pasted() -> list[dict]:
+    """The probe's lines: url, line (verbatim), cut (the source cut it), context (the collector's words)."""
+    return [json.loads(row) for row in LINES.read_text(encoding="utf-8").splitlines() if row.strip()]
+
+
+def top_rules(lines: list[str]) -> list[str | None]:
+    """The top finding's rule for each line alone, with the importable `advisor` and `rules`."""
+    from advisor.collect.logs import parse_lines
+    from rules.evaluate import evaluate
+    from rules.facts import Facts
+
+    tops = []
+    for line in lines:
+        findings = evaluate(Facts(events=parse_lines([line]).events)).findings
+        tops.append(findings[0].rule if findings else None)
+    return tops
+
+
+def reading(rule: str | None) -> str:
+    return "none" if rule is None else "generic" if rule in GENERIC else "specific"
+
+
+def _baseline(revision: str) -> list[str | None]:
+    statement = "from pasted_errors import pasted, top_rules; "
+    statement += "print(json.dumps(top_rules([row['line'] for row in pasted()])))"
+    return at_revision(revision, statement)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", metavar="REV", help="also read the same lines with the code at this commit")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
+    args = parser.parse_args(argv)
+    rows = pasted()
+    before = _baseline(args.baseline) if args.baseline else None  # first: a wrong REV fails at once
+    now = top_rules([row["line"] for row in rows])
+    counts = Counter(reading(rule) for rule in now)
+    print("| reading | lines" + (f" | at {args.baseline} |" if before else " |"))
+    print("|---|---:" + ("|---:|" if before else "|"))
+    earlier = Counter(reading(rule) for rule in before) if before else Counter()
+    for kind in ("specific", "generic", "none"):
+        print(f"| {kind} | {counts[kind]}" + (f" | {earlier[kind]} |" if before else " |"))
+    summary = f"\n{len(rows)} pasted error lines read specifically: {counts['specific']}/{len(rows)}"
+    if before is not None:
+        summary += f"; at {args.baseline}: {earlier['specific']}/{len(rows)}"
+    print(summary)
+    if args.verbose:
+        for index, (row, rule) in enumerate(zip(rows, now, strict=True)):
+            was = f" (was {before[index] or '-'})" if before and before[index] != rule else ""
+            print(f"  {rule or '-':8} {reading(rule):8}{was} {row['line'][:110]}  <{row['url']}>")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
