@@ -21,8 +21,10 @@ from pathlib import Path
 
 try:  # run as a script: this folder is on sys.path
     from baseline_tree import at_revision
+    from catalog_alone import top_rules
 except ImportError:  # imported as benchmarks.pasted_errors
     from benchmarks.baseline_tree import at_revision
+    from benchmarks.catalog_alone import top_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 LINES = ROOT / "tests" / "fixtures" / "pasted_errors.jsonl"
@@ -32,19 +34,6 @@ GENERIC = frozenset({"VC-2", "VC-4"})  # the error named, its cause not read
 def pasted() -> list[dict]:
     """The probe's lines: url, line (verbatim), cut (the source cut it), context (the collector's words)."""
     return [json.loads(row) for row in LINES.read_text(encoding="utf-8").splitlines() if row.strip()]
-
-
-def top_rules(lines: list[str]) -> list[str | None]:
-    """The top finding's rule for each line alone, with the importable `advisor` and `rules`."""
-    from advisor.collect.logs import parse_lines
-    from rules.evaluate import evaluate
-    from rules.facts import Facts
-
-    tops = []
-    for line in lines:
-        findings = evaluate(Facts(events=parse_lines([line]).events)).findings
-        tops.append(findings[0].rule if findings else None)
-    return tops
 
 
 def reading(rule: str | None) -> str:
