@@ -8,7 +8,7 @@ readings of the words themselves (a divisor, a limit, a direction) stay beside t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from rules import vllm_defaults
@@ -52,6 +52,21 @@ class Remedy:
         if self.one_more and "current" in fields and current is None:
             current = re.sub(r"\d+$", fields["current"], proposed)
         return ConfigChange(flag=self.name, current=current, proposed=proposed, reason=self.reason, kind=self.kind)
+
+
+# vllm/config/vllm.py (0.4-0.33), compressed_tensors.py (0.29-0.33), moe_wna16.py: the quantization's kernels need a
+# newer GPU than this one (vllm#1488: AWQ on a V100, "use a GPU with the Ampere architecture").
+_OLDER_GPU = Remedy(
+    "is not supported for the current GPU",
+    "GPU or checkpoint",
+    "setting",
+    "a GPU of the capability it names, or another checkpoint",
+    "the quantization method's kernels need a newer GPU than this one; no flag makes them run on it",
+    action="This GPU is older than the quantization's kernels need (the message names both capabilities): serve it "
+    "on a GPU of the minimum capability or newer, or serve a checkpoint whose format runs on this one (the "
+    "unquantized model, with --dtype half where the GPU has no bfloat16, or a format whose minimum capability "
+    "this GPU meets: vLLM's quantization documentation lists each method's supported GPUs).",
+)
 
 
 # What vLLM's maintainers advise for messages that do not say the fix themselves, each with the thread or
@@ -375,6 +390,9 @@ REMEDIES: tuple[Remedy, ...] = (
         "log) and triage them with this text: most often an import that fails in the server's environment (a "
         "package at another version than vLLM's requirements, a half-upgraded install), which `pip check` shows.",
     ),
+    _OLDER_GPU,
+    # compressed_tensors.py 0.5-0.28 raised the same words as a tuple of strings, whose first is all the catalog read
+    replace(_OLDER_GPU, match="Quantization scheme is not supported for"),
     Remedy(  # vllm/executor/ray_utils.py (0.4): vLLM asks Ray for tensor-parallel-size x pipeline-parallel-size
         # GPUs, in the placement group or in the whole cluster, and found fewer
         "The number of required GPUs exceeds the total number of available GPUs",

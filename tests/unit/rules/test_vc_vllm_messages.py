@@ -516,3 +516,15 @@ def test_a_ray_cluster_with_fewer_gpus_than_the_workers_lowers_tensor_parallel_o
     )
     assert top.rule == "VC-1" and [c.flag for c in top.changes] == ["--tensor-parallel-size"]
     assert "ray status" in top.actions[0]
+
+
+def test_a_quantization_whose_kernels_need_a_newer_gpu_says_gpu_or_checkpoint():
+    # vllm#1488: AWQ on a V100 (7.0 < 7.5); and compressed-tensors' older words, raised as a tuple of strings
+    for line in (
+        "ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. "
+        "Current capability: 70.",
+        "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
+        "'Current capability: 75.')",
+    ):
+        top = _top(line)
+        assert top.rule == "VC-1" and top.actions[0].startswith("This GPU is older than the quantization's kernels")
