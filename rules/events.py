@@ -682,7 +682,9 @@ class LogEvent(BaseModel):
     prompt_limit: int | None = None  # V0's scheduler limit: --max-model-len, or the token budget below it
     message: str | None = None  # the error text for kinds without typed fields
     # vLLM's own messages and unplaced errors
-    exception: str | None = None  # the exception class the line names (ValueError, torch.OutOfMemoryError …)
+    # the exception class the line names (ValueError, torch.OutOfMemoryError …); on a fatal error or a worker's
+    # exception, the class its traceback ends in, once read
+    exception: str | None = None
     catalog: CatalogRef | None = None  # the catalog entry the message matched
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called

@@ -809,6 +809,7 @@ def _note_root_cause(message: str, state: _ParseState) -> None:
         return
     match = _EXCEPTION_LINE.match(message)
     if match and match.group(1) != "EngineDeadError":
+        fatal.exception = match.group(1)  # the rules ask this, not the message's words, whether a root was read
         if match.group(2):
             fatal.message = f"{match.group(1)}: {match.group(2).strip()}"
         else:

@@ -435,8 +435,9 @@ RULE_DEAD = Rule(
 
 
 def _named(event: LogEvent) -> bool:
-    """A worker exception whose traceback's cause was read (not just its `WorkerProc hit an exception.`)."""
-    return bool(event.message) and not event.message.startswith("WorkerProc hit")
+    """A worker exception whose traceback's cause was read (not just its `WorkerProc hit an exception.`): the reader
+    names the root exception's class on the event when it reads one."""
+    return event.exception is not None
 
 
 def _check_rpc_timeout(facts: Facts) -> list[Finding]:

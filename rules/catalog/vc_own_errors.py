@@ -92,8 +92,8 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
 def _lead(event: LogEvent) -> bool:
     """vLLM's own failure line, a worker's exception header included while no traceback under it named its root
     (then VC-2 or HL-2 answers with that exception)."""
-    if event.kind == LogEventKind.WORKER_EXCEPTION and event.catalog is not None:
-        return event.message is not None and event.catalog.template.startswith(event.message)
+    if event.kind == LogEventKind.WORKER_EXCEPTION:
+        return event.catalog is not None and event.exception is None
     return _own_failure(event.catalog)
 
 

@@ -509,7 +509,6 @@ _NAMED_ROOTS = (
 )
 # HL-2 names a worker's exception beside the engine's death; a worker's traceback pasted alone is VC-2's.
 _DEATHS = (LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
-_EXCEPTION_NAMED = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))\b")
 
 
 def _lone_worker_exceptions(facts: Facts) -> list[LogEvent]:
@@ -517,13 +516,11 @@ def _lone_worker_exceptions(facts: Facts) -> list[LogEvent]:
     HL-2 to name it with: the root as VC-2 reads an error, in the worker process that raised it."""
     if facts.events_of(*_DEATHS):
         return []
-    roots = []
-    for event in facts.events_of(LogEventKind.WORKER_EXCEPTION):
-        named = _EXCEPTION_NAMED.match(event.message or "")
-        if named is not None:
-            cls = named["cls"].rsplit(".", 1)[-1]
-            roots.append(event.model_copy(update={"exception": cls, "component": event.component or "worker"}))
-    return roots
+    return [
+        event.model_copy(update={"component": event.component or "worker"})
+        for event in facts.events_of(LogEventKind.WORKER_EXCEPTION)
+        if event.exception is not None
+    ]
 
 
 def _check_unplaced(facts: Facts) -> list[Finding]:
