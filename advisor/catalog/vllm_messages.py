@@ -130,7 +130,7 @@ class MessageCatalog:
         if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
             words = {w.lower() for w in _WORD.findall(text)}
             pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
-            closest = sorted(pool, key=lambda i: (-len(words & _literal_words(self.entries[i]["pattern"])), i))
+            closest = sorted(pool, key=lambda i: (-len(words & self._words[i]), i))
             for index in closest[:CUT_CANDIDATES]:
                 cut = _cut_match(self.entries[index]["pattern"], text)
                 if cut is not None:
@@ -227,11 +227,17 @@ class MessageCatalog:
         return {index for _, word in known[:RAREST_WORDS_OF_CUT] for index in self._entries_with[word]}
 
     @cached_property
+    def _words(self) -> list[frozenset[str]]:
+        """Each entry's literal words, read from its pattern once (the word index, the norms and a cut paste's
+        candidates all ask them)."""
+        return [_literal_words(entry["pattern"]) for entry in self.entries]
+
+    @cached_property
     def _entries_with(self) -> dict[str, list[int]]:
         """Every literal word → the entries that hold it (built on the first unplaced error)."""
         index: dict[str, list[int]] = {}
-        for number, entry in enumerate(self.entries):
-            for word in _literal_words(entry["pattern"]):
+        for number, words in enumerate(self._words):
+            for word in words:
                 index.setdefault(word, []).append(number)
         return index
 
@@ -253,9 +259,7 @@ class MessageCatalog:
     @cached_property
     def _norms(self) -> list[float]:
         rarity = self._rarity
-        return [
-            max(1e-9, sum(rarity[w] ** 2 for w in _literal_words(entry["pattern"])) ** 0.5) for entry in self.entries
-        ]
+        return [max(1e-9, sum(rarity[w] ** 2 for w in words) ** 0.5) for words in self._words]
 
     def _match_entry(self, index: int, text: str) -> CatalogMatch | None:
         whole, unended, partials = self._patterns(index)
