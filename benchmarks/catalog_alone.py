@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pasted = pasted_lines(args.release)
     if not pasted:
-        parser.error(f"--release {args.release}: the catalog holds no message of that release (0.4 to 0.33)")
+        parser.error(f"--release {args.release}: the catalog holds no message of that release (0.4 to 0.34)")
     rows = [row_of(entry) for entry, _ in pasted]
     lines = [line for _, line in pasted]
     before = _baseline(args.baseline, args.release) if args.baseline else None  # first: a wrong REV fails at once

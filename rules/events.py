@@ -30,6 +30,11 @@ class LogEventKind(str, Enum):
     # Filesystem type for checkpoints: NFS. Checkpoint size: X GiB. Available RAM: Y GiB. (0.32's weight loader)
     CHECKPOINT_FILESYSTEM = "checkpoint_filesystem"
     AVAILABLE_KV_MEMORY = "available_kv_memory"  # Available KV cache memory: X GiB (V0: … reserved for KV Cache is X)
+    # Extended KV cache to N blocks (X GiB). (0.34's extensible KV cache: the pool measured after warmup, which
+    # replaces the earlier "Available KV cache memory" estimate)
+    KV_CACHE_EXTENDED = "kv_cache_extended"
+    # Disabling the extensible KV cache: <reason>. / Extensible KV cache off: … (0.34: sized by the estimate instead)
+    EXTENSIBLE_KV_OFF = "extensible_kv_off"
     MEMORY_BUDGET = "memory_budget"  # V0: total_gpu_memory (T) x gpu_memory_utilization (U) = R GiB; 0.32: its summary
     KV_CACHE_SIZE = "kv_cache_size"  # GPU KV cache size: N tokens[, Maximum concurrency …]
     MAX_CONCURRENCY = "max_concurrency"  # Maximum concurrency for L tokens per request: C x
@@ -708,7 +713,7 @@ class LogEvent(BaseModel):
     # the releases whose source had a refused quantization method the newest one no longer has ("0.5–0.27"), or
     # that took an engine argument an installed vLLM refused (`worker_use_ray`: "0.4–0.6", removed after)
     known_releases: str | None = None
-    # the releases read (vLLM's released packages, "0.4–0.33") none of which takes the engine argument refused: it
+    # the releases read (vLLM's released packages, "0.4–0.34") none of which takes the engine argument refused: it
     # was never vLLM's (a framework's own patched build passed it)
     absent_from_releases: str | None = None
     # vLLM's extra that installs a module Python could not find (`decord`: "video"), in the releases `extra_releases`
@@ -809,6 +814,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.API_SERVER_PROCESS_FAILED: ("message",),
     LogEventKind.ENGINE_READY_TIMEOUT: ("message", "timeout_ms"),
     LogEventKind.AVAILABLE_KV_MEMORY: ("available_kv_gib", "weights_gib", "non_torch_gib", "activation_peak_gib"),
+    LogEventKind.KV_CACHE_EXTENDED: ("num_gpu_blocks", "available_kv_gib"),
+    LogEventKind.EXTENSIBLE_KV_OFF: ("message",),
     LogEventKind.MEMORY_BUDGET: (
         "total_gib",
         "gpu_memory_utilization",

@@ -38,6 +38,12 @@ MEMORY_TIER_FROM: Version = (0, 8, 5)  # before: 1024 sequences on every GPU; fr
 A100_EXCLUDED_FROM: Version = (0, 9, 0)  # A100 left out of the >=70 GiB tier (vLLM PR #17885)
 LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # a >=160 GiB tier: 1024 sequences, 16384 tokens
 UTILIZATION_0_92_FROM: Version = (0, 20, 0)  # 0.92 (CUDA graphs counted in the budget); 0.9 before
+# The extensible KV cache (vllm/v1/worker/extensible_kv_cache.py, on by default on CUDA and ROCm): the KV cache is
+# sized from the memory measured after warmup and CUDA graph capture, --gpu-memory-utilization left out means 1.0,
+# and the startup check of free memory against the share is skipped (vllm/config/cache.py and v1/worker/utils.py)
+EXTENSIBLE_KV_CACHE_FROM: Version = (0, 34, 0)
+# CacheConfig.DEFAULT_BLOCK_SIZE went from 16 to 64 (vllm/config/cache.py); a backend may still prefer another
+BLOCK_SIZE_64_FROM: Version = (0, 34, 0)
 CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's defaults below were read from
 # "Free memory on device … is less than desired GPU memory utilization": the startup check of the share (V1's
 # gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass
@@ -61,12 +67,17 @@ LARGE_MAX_NUM_SEQS = 1024  # >=70 GiB; every GPU in 0.8.0-0.8.4
 BASE_MAX_NUM_BATCHED_TOKENS = 2048
 LARGE_MAX_NUM_BATCHED_TOKENS = 8192
 HUGE_MAX_NUM_BATCHED_TOKENS = 16384
-# vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE on CUDA; FlashMLA's block on Hopper/Blackwell.
+# vllm/config/cache.py: CacheConfig.DEFAULT_BLOCK_SIZE on CUDA (16 up to 0.33, 64 from 0.34); FlashMLA's block on
+# Hopper/Blackwell.
 CUDA_BLOCK_SIZE = 16
+CUDA_BLOCK_SIZE_FROM_0_34 = 64
 FLASHMLA_BLOCK_SIZE = 64
 # vllm/config/cache.py: the share of device memory vLLM may use.
 GPU_MEMORY_UTILIZATION = 0.92  # 0.20 and later
 GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90
+# From 0.34 with the extensible KV cache: CacheConfig.resolved_gpu_memory_utilization, "1.0 with the extensible KV
+# cache (sized from measured memory) and 0.92 otherwise"; a share below it only caps the instance.
+GPU_MEMORY_UTILIZATION_EXTENSIBLE = 1.0
 
 # vLLM's CPU backend with VLLM_CPU_KVCACHE_SPACE unset: a fixed 4 GiB of KV cache up to 0.13 (0.4-0.7 logged
 # "Environment variable VLLM_CPU_KVCACHE_SPACE (GB) for CPU backend is not set, using 4 by default."), a share of
@@ -195,26 +206,41 @@ def max_num_batched_tokens(
     return BASE_MAX_NUM_BATCHED_TOKENS
 
 
-def block_size(device: Device = "cuda", gpu_arch: str | None = None, is_mla: bool = False) -> int:
-    """`--block-size` left out. cuda: 16 (vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE), 64 for
-    MLA on Hopper/Blackwell (FlashMLA); other backends' overrides are not modelled. cpu: 128
-    (vllm/platforms/cpu.py, read from 0.32). bundled: 16 (engine/core/config.py)."""
+def block_size(
+    device: Device = "cuda", gpu_arch: str | None = None, is_mla: bool = False, version: Version | None = None
+) -> int:
+    """`--block-size` left out. cuda: 16 up to 0.33 and 64 from 0.34 (vllm/config/cache.py
+    CacheConfig.DEFAULT_BLOCK_SIZE; an unknown version reads as 16, the size of every release before), 64 for MLA
+    on Hopper/Blackwell (FlashMLA); other backends' preferences are not modelled. cpu: 128 (vllm/platforms/cpu.py,
+    read from 0.32). bundled: 16 (engine/core/config.py)."""
     if device == "bundled":
         return BUNDLED_BLOCK_SIZE
     if device == "cpu":
         return CPU_DEFAULT_BLOCK_SIZE
-    return FLASHMLA_BLOCK_SIZE if is_mla and gpu_arch in {"hopper", "blackwell"} else CUDA_BLOCK_SIZE
+    if is_mla and gpu_arch in {"hopper", "blackwell"}:
+        return FLASHMLA_BLOCK_SIZE
+    return CUDA_BLOCK_SIZE_FROM_0_34 if version is not None and version >= BLOCK_SIZE_64_FROM else CUDA_BLOCK_SIZE
 
 
-def gpu_memory_utilization(version: Version | None, device: Device = "cuda") -> float:
+def gpu_memory_utilization(version: Version | None, device: Device = "cuda", extensible: bool | None = None) -> float:
     """`--gpu-memory-utilization` left out (vllm/config/cache.py): 0.9 up to 0.19, 0.92 from 0.20,
-    which started counting CUDA-graph memory. An unknown version reads as 0.90, the default of most
-    releases triage reads (0.8-0.19). bundled: 0.92 (engine/core/config.py)."""
+    which started counting CUDA-graph memory; from 0.34 on a GPU, 1.0 while the extensible KV cache is on (its
+    default there; `extensible` False when the server turned it off, None when not known) and 0.92 when it is
+    off. An unknown version reads as 0.90, the default of most releases triage reads (0.8-0.19). bundled: 0.92
+    (engine/core/config.py)."""
     if device == "bundled":
         return BUNDLED_GPU_MEMORY_UTILIZATION
+    if device == "cuda" and extensible is not False and extensible_kv_cache_default(version):
+        return GPU_MEMORY_UTILIZATION_EXTENSIBLE
     if version is not None and version >= UTILIZATION_0_92_FROM:
         return GPU_MEMORY_UTILIZATION
     return GPU_MEMORY_UTILIZATION_BEFORE_0_20
+
+
+def extensible_kv_cache_default(version: Version | None) -> bool:
+    """Whether a GPU server of `version` sizes its KV cache from measured memory unless told otherwise (0.34 on);
+    an unknown version reads as a release before it."""
+    return version is not None and version >= EXTENSIBLE_KV_CACHE_FROM
 
 
 def cpu_batch_defaults(world_size: int = 1) -> dict[str, int]:

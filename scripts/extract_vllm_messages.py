@@ -3,7 +3,7 @@ answers a request with.
 
 Why it exists: triage matches a user's pasted error against vLLM's own words. Hand-written rules
 cover the failures we have seen; this catalog covers the rest, straight from vLLM's released
-source. For each vLLM minor release from 0.4 to 0.33 (the newest patch PyPI has of each), the
+source. For each vLLM minor release from 0.4 to 0.34 (the newest patch PyPI has of each), the
 script downloads the wheel with pip into a temporary folder under /tmp, reads only its
 `vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next version.
 Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|exception|
@@ -18,7 +18,7 @@ that have it. Beside the messages, `engine_args` lists every field of EngineArgs
 that declare it: what a caller could pass each release; `extras` the packages each of vLLM's extras installs
 (`video`: decord), from the wheel's METADATA. What it misses: docs/vllm-messages.md.
 
-Regenerate (13-19 minutes on 2 cores; 30 wheels of 130-510 MB, 10 GB downloaded in all, one on
+Regenerate (4-19 minutes on 2 cores, downloads and parsing; 31 wheels of 130-510 MB, 10 GB downloaded in all, one on
 disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
 
     .venv/bin/python scripts/extract_vllm_messages.py
@@ -52,7 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "advisor" / "catalog" / "vllm_messages.json"
 COMMAND = ".venv/bin/python scripts/extract_vllm_messages.py"
-MINORS = [f"0.{minor}" for minor in range(4, 34)]
+MINORS = [f"0.{minor}" for minor in range(4, 35)]
 PACKAGE = "vllm"
 MIN_LITERAL_CHARS = 12  # a message with less literal text than this (a bare `{e}` re-raise) is not kept
 MAX_INLINE_DEPTH = 4  # how deep `msg = ...; raise X(msg)` chains are followed
@@ -960,7 +960,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--versions",
         nargs="+",
         default=None,
-        help="minors (0.6) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.33",
+        help="minors (0.6) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.34",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output JSON (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parsing processes")

@@ -25,7 +25,7 @@ from engine.observability.metrics import TTFT_BUCKETS_S as TTFT_BUCKETS
 from rules.metrics import canonical_name
 
 Kind = Literal["gauge", "counter", "histogram"]
-NEWEST: Version = (0, 33, 99)
+NEWEST: Version = (0, 34, 99)  # the newest release whose metrics this table was checked against
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,8 @@ FAMILIES: tuple[MetricFamily, ...] = (
     MetricFamily("vllm:request_inference_time_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),
     MetricFamily("vllm:request_prefill_time_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),
     MetricFamily("vllm:request_decode_time_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),
+    # chat templating, tokenization and multimodal preprocessing of one request (vllm/renderers/metrics.py, 0.34)
+    MetricFamily("vllm:request_render_duration_seconds", "histogram", (0, 34, 0)),
     # V0 only (no successor in V1; the hit-rate gauges became the queries/hits counters)
     MetricFamily("vllm:num_requests_swapped", "gauge", (0, 8, 0), _V0_END),
     MetricFamily("vllm:cpu_cache_usage_perc", "gauge", (0, 8, 0), _V0_END),

@@ -30,15 +30,23 @@ TOKENS_AS_CONCURRENCY_FROM: Version = (0, 21, 0)  # logged tokens = concurrency 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.\w+-]*)")
 
 
-def parse_version(text: str) -> Version:
-    """'0.33', '0.8.5', 'v0.10.1.1', '0.15.2rc1' → (major, minor, patch); UserError otherwise."""
+def parse_version(text: str, newest: str = NEWEST_VLLM) -> Version:
+    """'0.33', '0.8.5', 'v0.10.1.1', '0.15.2rc1' → (major, minor, patch); UserError otherwise, or outside
+    OLDEST_VLLM–`newest` (the memory model's range by default; a reader of later releases passes its own)."""
     version = version_of(text)
     if version is None:
         raise UserError(f"--vllm-version {text!r}: not a version; write it like 0.33 or 0.10.1")
-    if not parse_bounds()[0] <= version[:2] + (0,) <= parse_bounds()[1]:
+    if not parse_bounds()[0] <= version[:2] + (0,) <= parse_bounds(newest)[1]:
+        why = ""
+        if newest == NEWEST_VLLM and version >= vllm_defaults.EXTENSIBLE_KV_CACHE_FROM:
+            why = (
+                "; vLLM 0.34 sizes the KV cache from the memory it measures after warmup (its extensible KV cache), "
+                "which this memory model does not cover yet: advise for 0.33 (the estimate-based sizing 0.34 "
+                "falls back to where it turns that cache off)"
+            )
         raise UserError(
             f"--vllm-version {text!r}: outside the V1 range this advisor models "
-            f"({OLDEST_VLLM}–{NEWEST_VLLM}); pick a version in that range"
+            f"({OLDEST_VLLM}–{newest}); pick a version in that range{why}"
         )
     return version
 
@@ -50,10 +58,10 @@ def version_of(text: str | None) -> Version | None:
     return (int(match[1]), int(match[2]), int(match[3] or 0)) if match else None
 
 
-def parse_bounds() -> tuple[Version, Version]:
-    oldest = tuple(int(p) for p in OLDEST_VLLM.split(".")) + (0,)
-    newest = tuple(int(p) for p in NEWEST_VLLM.split(".")) + (0,)
-    return oldest, newest  # type: ignore[return-value]
+def parse_bounds(newest: str = NEWEST_VLLM) -> tuple[Version, Version]:
+    oldest_version = tuple(int(p) for p in OLDEST_VLLM.split(".")) + (0,)
+    newest_version = tuple(int(p) for p in newest.split(".")) + (0,)
+    return oldest_version, newest_version  # type: ignore[return-value]
 
 
 def default_gpu_memory_utilization(version: Version) -> float:

@@ -195,6 +195,9 @@ def memory_from_log(events: list[LogEvent]) -> MemoryFacts | None:
             memory.weights_gib = _gib(event.weights_gib) or memory.weights_gib  # V0's profile states them all
             memory.non_torch_gib = _gib(event.non_torch_gib) or memory.non_torch_gib
             memory.activation_peak_gib = _gib(event.activation_peak_gib) or memory.activation_peak_gib
+        elif event.kind == LogEventKind.KV_CACHE_EXTENDED:  # 0.34: the measured pool replaces the estimate
+            memory.available_kv_gib = _gib(event.available_kv_gib) or memory.available_kv_gib
+            memory.num_blocks = _tokens(event.num_gpu_blocks) or memory.num_blocks
         elif event.kind == LogEventKind.MEMORY_BUDGET:
             memory.total_gib, memory.requested_gib = _gib(event.total_gib), _gib(event.requested_gib)
             memory.activation_peak_gib = _gib(event.activation_peak_gib) or memory.activation_peak_gib

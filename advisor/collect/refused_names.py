@@ -52,7 +52,7 @@ class ArgumentReleases:
 
 def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
     """The releases that take a keyword argument vLLM's own function refused (an engine argument a caller passed):
-    from the catalog's table of EngineArgs' fields per release (0.4 to 0.33), else whether vLLM 0.32's command line
+    from the catalog's table of EngineArgs' fields per release (0.4 to 0.34), else whether vLLM 0.32's command line
     has the flag."""
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:

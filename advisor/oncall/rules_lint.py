@@ -98,7 +98,8 @@ def _series_problems(name: str, names: list[str], version: Version | None) -> li
                 f"{name} does not exist: vLLM's counters are exposed with _total (prometheus_client appends it), "
                 f"so this never matches; query {name}_total"
             ]
-        return [f"{name} is not a series any vLLM 0.8–0.33 exposes; check it against docs/reference.md §1.3"]
+        newest = version_text(NEWEST)
+        return [f"{name} is not a series any vLLM 0.8–{newest} exposes; check it against docs/reference.md §1.3"]
     if family.kind == "histogram" and not suffix:
         return [f"{name} is a histogram: its series are {name}_bucket, {name}_sum and {name}_count; query one of them"]
     if version is not None and not family.in_version(version):

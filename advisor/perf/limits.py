@@ -111,7 +111,7 @@ def limits_for(
     budget = vllm_defaults.max_num_batched_tokens(
         version, device, **server, chunked_prefill=chunked, max_model_len=max_model_len
     )
-    block = _int(command, "--block-size") or vllm_defaults.block_size(device)
+    block = _int(command, "--block-size") or vllm_defaults.block_size(device, version=version)
     if kv_tokens and not num_blocks:
         num_blocks = max(1, kv_tokens // block)
     return SchedulerLimits(

@@ -35,6 +35,8 @@ def _check_util(facts: Facts) -> list[Finding]:
     util = facts.config.gpu_memory_utilization if facts.config else None
     if util is None or util < UTIL_TOO_HIGH or not c.explicitly_set(facts, "gpu_memory_utilization"):
         return []
+    if c.extensible_kv_cache(facts):  # vLLM 0.34 measures its own transients: 1.0 is its default there
+        return []
     oom = facts.events_of(LogEventKind.CUDA_OOM, LogEventKind.FREE_MEMORY_BELOW_REQUESTED, LogEventKind.NCCL_ERROR)
     evidence = [
         c.config_evidence(facts, "gpu_memory_utilization").model_copy(
@@ -87,7 +89,9 @@ RULE_UTIL = Rule(
         fix=f"{c.DEFAULT_GPU_MEMORY_UTILIZATION:.2f} (vLLM's default from 0.20), or "
         f"{c.DEFAULT_GPU_MEMORY_UTILIZATION_BEFORE_0_20:.2f}–{c.SAFE_MAX_GPU_MEMORY_UTILIZATION:.2f}.",
         limits="Severity rises to medium only with an OOM in the log; at 1.0 on a GPU it is critical: vLLM's "
-        "startup check (free memory at least the share) cannot pass once its own CUDA context is allocated.",
+        "startup check (free memory at least the share) cannot pass once its own CUDA context is allocated. Not "
+        "raised for vLLM 0.34 and later with the extensible KV cache (its default on a GPU): the cache is sized from "
+        "the memory measured after warmup, 1.0 is the default share and the startup check is skipped.",
         references=[c.OPTIMIZATION_DOCS],
     ),
 )

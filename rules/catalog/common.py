@@ -146,7 +146,47 @@ def gpu_memory_utilization(facts: Facts) -> float:
     event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
     if event and event.gpu_memory_utilization is not None:
         return event.gpu_memory_utilization
-    return vllm_defaults.gpu_memory_utilization(vllm_release(facts), vllm_device(facts))
+    return vllm_defaults.gpu_memory_utilization(vllm_release(facts), vllm_device(facts), extensible_kv_cache(facts))
+
+
+# What turns vLLM 0.34's extensible KV cache off (vllm/config/vllm.py _resolve_extensible_kv_cache), besides
+# `--no-enable-extensible-kv-cache` (read as the flag set to false): a KV size given outright, which "sizes the KV
+# cache from measured memory" cannot honour.
+_EXTENSIBLE_OFF_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override")
+
+
+_EXTENSIBLE_HINT = "extensible KV cache"
+_KV_REFUSALS = (LogEventKind.MAX_MODEL_LEN_TOO_LARGE, LogEventKind.NO_CACHE_BLOCKS)
+
+
+def extensible_kv_cache(facts: Facts) -> bool:
+    """Whether the server sizes its KV cache from the memory measured after warmup (vLLM 0.34's extensible KV
+    cache): its own lines say so when the log has them ("Extended KV cache to N blocks", "Disabling the extensible
+    KV cache: …"), else the flags that turn it off, else its default (on for a GPU server from 0.34). Why it
+    matters: such a server takes the whole GPU by default and needs no share below 1.0 for its own transients,
+    so a lower --gpu-memory-utilization only takes memory from its KV cache."""
+    said = facts.last_event(LogEventKind.KV_CACHE_EXTENDED, LogEventKind.EXTENSIBLE_KV_OFF)
+    if said is not None:
+        return said.kind == LogEventKind.KV_CACHE_EXTENDED
+    # 0.34's refusal of a KV cache too small says which sizing it used (v1/core/kv_cache_planning.py's hint)
+    if any(_EXTENSIBLE_HINT in (e.raw or "") for e in facts.events_of(*_KV_REFUSALS)):
+        return True
+    if vllm_device(facts) != "cuda":
+        return False
+    flags = facts.config.flags if facts.config else {}
+    if any(flag in flags for flag in _EXTENSIBLE_OFF_FLAGS) or (facts.config and facts.config.kv_cache_memory_bytes):
+        return False
+    if str(flags.get("--enable-extensible-kv-cache", "")).lower() == "false":
+        return False
+    return vllm_defaults.extensible_kv_cache_default(vllm_release(facts))
+
+
+def max_share(facts: Facts) -> float:
+    """The highest --gpu-memory-utilization a proposal may raise the share to: SAFE_MAX_GPU_MEMORY_UTILIZATION,
+    which leaves vLLM's unmeasured transients room, or the whole GPU where the extensible KV cache measures them."""
+    if extensible_kv_cache(facts):
+        return vllm_defaults.GPU_MEMORY_UTILIZATION_EXTENSIBLE
+    return SAFE_MAX_GPU_MEMORY_UTILIZATION
 
 
 def block_size(facts: Facts) -> int:
@@ -154,7 +194,8 @@ def block_size(facts: Facts) -> int:
         return facts.config.block_size
     if facts.memory and facts.memory.block_size:
         return facts.memory.block_size
-    return vllm_defaults.block_size(vllm_device(facts))  # the GPU's arch is not in the facts: 16 on CUDA
+    # the GPU's arch is not in the facts: CacheConfig's default on CUDA for the release
+    return vllm_defaults.block_size(vllm_device(facts), version=vllm_release(facts))
 
 
 def max_num_seqs(facts: Facts) -> int | None:
@@ -231,7 +272,8 @@ def kv_pool(facts: Facts) -> tuple[int, float] | None:
     Why: a proposal that shrinks the pool states its cost in tokens, the unit the operator sizes by."""
     if facts.memory and facts.memory.kv_cache_tokens and facts.memory.available_kv_gib:
         return facts.memory.kv_cache_tokens, facts.memory.available_kv_gib
-    size, available = facts.last_event(LogEventKind.KV_CACHE_SIZE), facts.last_event(LogEventKind.AVAILABLE_KV_MEMORY)
+    size = facts.last_event(LogEventKind.KV_CACHE_SIZE)
+    available = facts.last_event(LogEventKind.KV_CACHE_EXTENDED, LogEventKind.AVAILABLE_KV_MEMORY)
     if size and size.kv_cache_tokens and available and available.available_kv_gib and available.available_kv_gib > 0:
         return size.kv_cache_tokens, available.available_kv_gib
     return None

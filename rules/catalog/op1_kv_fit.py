@@ -140,7 +140,7 @@ def _util_to_fit(facts: Facts, event, length: int) -> ConfigChange | None:
     if not device_gib:
         return None
     needed_util = c.share_for_kv(util, event.kv_needed_gib, event.available_kv_gib, device_gib)
-    if needed_util > c.SAFE_MAX_GPU_MEMORY_UTILIZATION:
+    if needed_util > c.max_share(facts):
         return None
     bound = "" if total else f" (at most: the device holds at least {fmt(device_gib)} GiB, the pool / the share)"
     return c.util_change(
@@ -355,7 +355,7 @@ def _larger_budget(
     """Weights fit but activations and the rest took the budget: a larger share (what one more GiB of KV
     needs, at most the safe maximum), or a smaller sampler warm-up peak (fewer sequences)."""
     util = c.gpu_memory_utilization(facts)
-    proposed = c.SAFE_MAX_GPU_MEMORY_UTILIZATION
+    proposed = c.max_share(facts)
     if available and available.available_kv_gib is not None and total:
         proposed = min(proposed, c.share_for_kv(util, 1.0, available.available_kv_gib, total))
     changes = []

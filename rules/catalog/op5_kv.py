@@ -82,7 +82,7 @@ def _larger_share(facts: Facts, request_tokens: float | None) -> ConfigChange | 
     util = c.gpu_memory_utilization(facts)
     needed_gib = request_tokens * in_flight * memory.kv_bytes_per_token / GIB
     wanted = c.share_for_kv(util, needed_gib, memory.available_kv_gib, total)
-    proposed = min(wanted, c.SAFE_MAX_GPU_MEMORY_UTILIZATION)
+    proposed = min(wanted, c.max_share(facts))
     if proposed <= util:
         return None
     pool_after = c.kv_gib_at_share(memory.available_kv_gib, total, util, proposed)

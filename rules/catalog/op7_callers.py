@@ -10,7 +10,7 @@ packages often pin the vLLM they were written for in an extra named `vllm`: hugg
 `pip install trl[vllm]`.
 
 The collector reads which releases take the argument from the catalog's table of EngineArgs' fields per release
-(0.4 to 0.33, scripts/extract_vllm_messages.py), so the direction is known even without the caller's frames: a field
+(0.4 to 0.34, scripts/extract_vllm_messages.py), so the direction is known even without the caller's frames: a field
 vLLM removed (`worker_use_ray`, 0.4–0.6: OpenRLHF/OpenRLHF#702 against vLLM 0.7) is taken out, or an older vLLM
 installed; one added later (`worker_extension_cls`) needs a newer vLLM; one no release ever had (`model_hf_config`,
 passed by code written for verl's patched vLLM: PeterGriffinJin/Search-R1#33) needs the caller's release made for a
@@ -139,7 +139,7 @@ RULE_CALLER_ARGUMENT = Rule(
     page=RulePage(
         checks="A TypeError `X() got an unexpected keyword argument 'k'` raised in vLLM's own file (or by EngineArgs), "
         "whose traceback's outer frames are in another package (the caller); which releases' EngineArgs take `k` "
-        "(the catalog's table, 0.4 to 0.33), else whether vLLM 0.32's command line takes `--k`.",
+        "(the catalog's table, 0.4 to 0.34), else whether vLLM 0.32's command line takes `--k`.",
         why="Packages that start vLLM from Python pass engine arguments through to vLLM; each release is written "
         "against one vLLM, and an older vLLM refuses the newer arguments.",
         example="`trl vllm-serve …` / `TypeError: EngineArgs.__init__() got an unexpected keyword argument "

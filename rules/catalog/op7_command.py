@@ -27,7 +27,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 # What a flag that vLLM lacks was usually meant to turn on, by a word of it: vLLM has it without a flag.
 # The minors whose engine arguments the message catalog read (its header: advisor/catalog/vllm_messages.json).
-OLDEST_RELEASE_READ, NEWEST_RELEASE_READ = "0.4", "0.33"
+OLDEST_RELEASE_READ, NEWEST_RELEASE_READ = "0.4", "0.34"
 RELEASES_READ = f"{OLDEST_RELEASE_READ} to {NEWEST_RELEASE_READ}"
 ALREADY_ON = {
     "metrics": "vLLM's OpenAI server serves Prometheus metrics at /metrics without a flag",

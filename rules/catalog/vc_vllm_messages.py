@@ -448,9 +448,13 @@ def _directed(flag: str, direction: str, facts: Facts) -> ConfigChange | None:
         proposed = "false" if direction == "disable" else "true"
         return ConfigChange(flag=flag, current=current, proposed=proposed, reason=reason)
     if flag == "--gpu-memory-utilization" and direction in ("raise", "lower"):
-        now = float(current) if current else c.DEFAULT_GPU_MEMORY_UTILIZATION
+        # 0.34's extensible KV cache: the share left out is the whole GPU
+        unset = c.gpu_memory_utilization(facts) if c.extensible_kv_cache(facts) else c.DEFAULT_GPU_MEMORY_UTILIZATION
+        now = float(current) if current else unset
         step = c.UTIL_STEP if direction == "raise" else -c.UTIL_STEP
-        proposed = min(c.SAFE_MAX_GPU_MEMORY_UTILIZATION, round(now + step, 2))
+        proposed = min(c.max_share(facts), round(now + step, 2))
+        if proposed == now:
+            return None
         return ConfigChange(flag=flag, current=f"{now:.2f}", proposed=f"{proposed:.2f}", reason=reason)
     if direction in ("raise", "lower") and current and current.isdigit():
         value = int(current) * 2 if direction == "raise" else max(1, int(current) // 2)
@@ -470,7 +474,7 @@ RULE_VLLM_MESSAGE = Rule(
     check=_check_vllm_messages,
     needs=("events",),
     page=RulePage(
-        checks="Every error or warning line is looked up in vLLM's message catalog (every message vLLM 0.4–0.33 "
+        checks="Every error or warning line is looked up in vLLM's message catalog (every message vLLM 0.4–0.34 "
         "raises or logs at warning and above, with its file and line); a raised message, or a warning that "
         "names a flag or an environment variable, becomes a finding. A launch given with --server-args is "
         "checked the way vLLM validates its config (attention heads against the tensor-parallel size, "
@@ -482,7 +486,7 @@ RULE_VLLM_MESSAGE = Rule(
         fix="The flag the message names, moved the way it says; for a size that must divide a count, the "
         "largest that divides it; for a limit, raised to what was asked; for the few messages whose remedy "
         "is not in their words, the remedy the maintainers give.",
-        limits="Matches the wording of released vLLM 0.4–0.33; a message from a newer release or a patched "
+        limits="Matches the wording of released vLLM 0.4–0.34; a message from a newer release or a patched "
         "build is an unplaced error (VC-2). A cut paste matches by its leading sentences.",
         references=["docs/vllm-messages.md"],
     ),

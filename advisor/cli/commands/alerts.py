@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from advisor.catalog.vllm_versions import parse_version
+from advisor.catalog.vllm_metrics import NEWEST, version_text
+from advisor.catalog.vllm_versions import OLDEST_VLLM, parse_version
 from advisor.cli.output import print_json, say
 from advisor.cli.output_paths import check_output_file, write_or_rescue
 from advisor.errors import EXIT_FINDINGS, UserError
@@ -106,8 +107,11 @@ def _add_lint(actions: Any) -> None:
         ),
     )
     lint.add_argument("files", nargs="+", metavar="FILE", help="rules YAML, PrometheusRule YAML or dashboard JSON")
+    newest = version_text(NEWEST)
     lint.add_argument(
-        "--vllm-version", metavar="VERSION", help="the vLLM your servers run, e.g. 0.33 (default: any 0.8–0.33)"
+        "--vllm-version",
+        metavar="VERSION",
+        help=f"the vLLM your servers run, e.g. {newest} (default: any {OLDEST_VLLM}–{newest})",
     )
 
 
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    version = parse_version(args.vllm_version) if args.vllm_version else None
+    version = parse_version(args.vllm_version, newest=version_text(NEWEST)) if args.vllm_version else None
     checked = [lint_file(Path(name), version) for name in args.files]
     problems = [problem for result in checked for problem in result.problems]
     for problem in problems:

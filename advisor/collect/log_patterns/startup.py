@@ -124,6 +124,19 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"Available KV cache memory: (?P<gib>{NUM}) GiB",
         lambda m: {"available_kv_gib": to_float(m["gib"])},
     ),
+    wording(  # 0.34's extensible KV cache (v1/worker/extensible_kv_cache.py): the pool measured after warmup and
+        # CUDA graph capture, logged after "Available KV cache memory" (which is then the reservation's estimate)
+        ("Extended KV cache to",),
+        K.KV_CACHE_EXTENDED,
+        rf"Extended KV cache to (?P<blocks>[\d,]+) blocks \((?P<gib>{NUM}) GiB\)",
+        lambda m: {"num_gpu_blocks": to_int(m["blocks"]), "available_kv_gib": to_float(m["gib"])},
+    ),
+    wording(  # 0.34: the extensible KV cache turned off (v1/executor/abstract.py; config/vllm.py without IMEX)
+        ("Disabling the extensible KV cache", "Extensible KV cache off"),
+        K.EXTENSIBLE_KV_OFF,
+        r"(?:Disabling the extensible KV cache: |Extensible KV cache off: )(?P<why>.+?)\.?\s*$",
+        lambda m: {"message": m["why"]},
+    ),
     wording(  # V0's memory profile (vllm/worker/worker.py 0.6-0.10), three lines under one prefix: the budget ...
         ("the current vLLM instance can use total_gpu_memory",),
         K.MEMORY_BUDGET,

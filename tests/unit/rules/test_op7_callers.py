@@ -54,7 +54,7 @@ def test_an_argument_no_released_vllm_took_points_at_a_patched_build_even_from_a
     line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'model_hf_config'"
     [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
     assert finding.title.startswith("the code that builds vLLM's engine passes vLLM an argument")
-    assert "No released vLLM from 0.4–0.33 takes it" in finding.summary and "patched vLLM build" in finding.summary
+    assert "No released vLLM from 0.4–0.34 takes it" in finding.summary and "patched vLLM build" in finding.summary
 
 
 def test_a_keyword_another_vllm_function_refused_leaves_the_direction_open_for_a_caller():

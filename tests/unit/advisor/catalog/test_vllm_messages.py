@@ -24,7 +24,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = ROOT / "scripts" / "extract_vllm_messages.py"
 CATALOG = ROOT / "advisor" / "catalog" / "vllm_messages.json"
-ALL_MINORS = [f"0.{minor}" for minor in range(4, 34)]
+ALL_MINORS = [f"0.{minor}" for minor in range(4, 35)]
+NEWEST_MINOR = ALL_MINORS[-1]  # the newest release the catalog reads: 0.34
 
 
 @cache
@@ -453,6 +454,7 @@ def test_the_header_says_which_release_of_each_minor_was_read_and_what_came_of_i
     assert [v["minor"] for v in header["versions"]] == ALL_MINORS
     releases = {v["minor"]: v["release"] for v in header["versions"]}
     assert releases["0.4"] == "0.4.3" and releases["0.8"] == "0.8.5.post1" and releases["0.33"] == "0.33.0"
+    assert releases["0.34"] == "0.34.0"
     assert header["failed"] == {} and header["skipped"] == {}
     for version in header["versions"]:
         assert version["entries"] > 0 and version["engine_args_fields"] > 0
@@ -477,7 +479,7 @@ def test_the_extras_say_which_packages_each_extra_of_vllm_installed():
     rows = {(row["extra"], row["package"]): row for row in catalog()["extras"]}
     assert catalog()["header"]["totals"]["extras"] == len(rows)
     assert "0.7" in rows[("video", "decord")]["versions"]  # QwenLM/Qwen3-VL#806
-    assert rows[("audio", "soundfile")]["last"] == "0.33"
+    assert rows[("audio", "soundfile")]["last"] == NEWEST_MINOR
 
 
 def test_every_entry_has_a_pattern_that_compiles_and_versions_in_order():
@@ -497,7 +499,7 @@ def test_the_tensor_parallel_attention_heads_error_is_there_in_every_version():
     assert versions_of(entries) == ALL_MINORS
     assert {entry["file"] for entry in entries} >= {"vllm/config.py", "vllm/config/model.py"}
     assert all(entry["phase"] == "config" for entry in entries)
-    newest = re.search(next(e for e in entries if e["last"] == "0.33")["pattern"], printed)
+    newest = re.search(next(e for e in entries if e["last"] == NEWEST_MINOR)["pattern"], printed)
     assert newest.groupdict() == {"total_num_attention_heads": "32", "tensor_parallel_size": "3"}
 
 
@@ -512,7 +514,7 @@ def test_max_model_len_above_the_derived_one_names_the_flag_and_from_0_5_the_env
     assert all("--max-model-len" in entry["flags"] for entry in entries)
 
     new = matching(MAX_MODEL_LEN_PRINTED, kind="raise", exception="ValueError")
-    assert new and versions_of(new)[-1] == "0.33"
+    assert new and versions_of(new)[-1] == NEWEST_MINOR
     assert all(entry["env"] == ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] for entry in new)
     assert all("--max-model-len" in entry["flags"] for entry in new)
     every = [
@@ -537,7 +539,15 @@ def test_no_memory_for_the_cache_blocks_names_gpu_memory_utilization_in_every_ve
         for entry in catalog()["messages"]
         if entry["message"].startswith("No available memory for the cache blocks. Try increasing `gpu_memory")
     ]
-    assert versions_of(gpu) == ALL_MINORS
+    assert versions_of(gpu) == ALL_MINORS[:-1]
+    # 0.34 words the advice after the sizing it used (v1/core/kv_cache_planning.py `_more_kv_cache_memory_hint`: the
+    # extensible KV cache "already takes all device memory"), so its entry holds the advice as a field
+    [hinted] = [
+        entry
+        for entry in catalog()["messages"]
+        if entry["message"].startswith("No available memory for the cache blocks. {hint}")
+    ]
+    assert hinted["versions"] == [NEWEST_MINOR]
     assert all(entry["flags"] == ["--gpu-memory-utilization"] and entry["phase"] == "startup" for entry in gpu)
     # the CPU worker of 0.4 ... 0.9 names its environment variable instead
     cpu_printed = printed.replace("gpu_memory_utilization", "VLLM_CPU_KVCACHE_SPACE")
@@ -555,4 +565,4 @@ def test_the_bfloat16_compute_capability_error_names_dtype():
     entries = matching(old, kind="raise", exception="ValueError") + matching(new, kind="raise", exception="ValueError")
     assert versions_of(entries) == ALL_MINORS
     assert all(entry["flags"] == ["--dtype"] for entry in entries)
-    assert any(entry["file"] == "vllm/platforms/cuda.py" and entry["last"] == "0.33" for entry in entries)
+    assert any(entry["file"] == "vllm/platforms/cuda.py" and entry["last"] == NEWEST_MINOR for entry in entries)

@@ -61,7 +61,7 @@ def test_the_public_packs_mistakes_are_found_and_nothing_else(servops):
         ("vllm:gpu_cache_usage_perc > 0.9", (0, 33, 0), "is not exposed by vLLM 0.33"),
         ("vllm:kv_cache_usage_perc > 0.9", (0, 8, 5), "is not exposed by vLLM 0.8.5"),
         ("vllm:num_requests_swapped > 0", None, "it has no successor in V1"),
-        ("vllm:made_up_total > 0", None, "is not a series any vLLM 0.8–0.33 exposes"),
+        ("vllm:made_up_total > 0", None, "is not a series any vLLM 0.8–0.34 exposes"),
     ],
 )
 def test_each_kind_of_expression_problem_is_named(expr, version, problem):
