@@ -1,4 +1,4 @@
-"""How many of vLLM's fact-bearing lines, across releases 0.2.7 to 0.32, the log reader reads as the fact they state.
+"""How many of vLLM's fact-bearing lines, across releases 0.2.7 to 0.34, the log reader reads as the fact they state.
 
 Why: on call, the server in front of you is whatever release it is, and triage can only reason about the facts it
 read: a V0 log whose engine line, memory profile or hit-rate line goes unread is answered as if it were a newer

@@ -22,8 +22,12 @@ from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
 from rules.facts import Facts
 
-VERSION_034 = "(APIServer pid=1) INFO 12-01 10:00:00 [utils.py:299] vLLM API server version 0.34.0"
-VERSION_033 = "(APIServer pid=1) INFO 12-01 10:00:00 [utils.py:299] vLLM API server version 0.33.0"
+VERSION_034 = (
+    "(APIServer pid=1) INFO 12-01 10:00:00 [startup.py:38] vLLM server version 0.34.0, serving model Qwen/Qwen3-8B"
+)
+VERSION_033 = (
+    "(APIServer pid=1) INFO 12-01 10:00:00 [startup.py:38] vLLM server version 0.33.0, serving model Qwen/Qwen3-8B"
+)
 ARGS_099 = (
     "(APIServer pid=1) INFO 12-01 10:00:00 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B', "
     "'max_model_len': 32768, 'gpu_memory_utilization': 0.99}"
