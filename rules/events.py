@@ -515,9 +515,20 @@ HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
 # 'worker_extension_cls'`): the collector asks which release takes it, OP-7.26 names the caller that passed it.
 UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
-# vLLM's engine-argument classes as Python names them in that refusal (`EngineArgs.__init__()`), and the class: the
-# refusing function is vLLM's own, whose fields per release the catalog holds.
-ENGINE_ARG_CLASSES = {"EngineArgs.__init__": "EngineArgs", "AsyncEngineArgs.__init__": "AsyncEngineArgs"}
+# msgspec's words for a Struct given a keyword it has no field for (`TypeError: Unexpected keyword argument
+# 'use_beam_search'`): no class named. vLLM's SamplingParams is such a Struct from 0.6, so the collector reads the
+# keyword as SamplingParams' when a release's SamplingParams took it (lm-sys/FastChat#3600: vLLM dropped
+# use_beam_search; the thread's fix was to stop passing it).
+STRUCT_UNEXPECTED_KEYWORD = re.compile(r"(?:^|: )Unexpected keyword argument '(?P<keyword>\w+)'")
+SAMPLING_PARAMS_INIT = "SamplingParams.__init__"
+# vLLM's classes whose keywords per release the catalog holds, as Python names them in that refusal
+# (`EngineArgs.__init__()`), and the class: the refusing function is vLLM's own. SamplingParams' keywords are what a
+# caller builds a request's sampling with, not engine arguments.
+ENGINE_ARG_CLASSES = {
+    "EngineArgs.__init__": "EngineArgs",
+    "AsyncEngineArgs.__init__": "AsyncEngineArgs",
+    SAMPLING_PARAMS_INIT: "SamplingParams",
+}
 # vLLM's classes that serving frameworks construct themselves (KServe's and BentoML's OpenAI front ends, FastChat's
 # worker, RL trainers): a refusal naming one is vLLM's, even on a line pasted without its traceback. Each is a class
 # of vLLM 0.32's source, or of the releases whose catalog files hold it (AsyncLLMEngine 0.4-0.10,

@@ -14,9 +14,10 @@ each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
 environment variables the message names, a phase guessed from the path, and the minor versions
-that have it. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs with the minors
-that declare it: what a caller could pass each release; `extras` the packages each of vLLM's extras installs
-(`video`: decord), from the wheel's METADATA. What it misses: docs/vllm-messages.md.
+that have it. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs, and every
+keyword of SamplingParams, with the minors that declare it: what a caller could pass each release; `extras` the
+packages each of vLLM's extras installs (`video`: decord), from the wheel's METADATA. What it misses:
+docs/vllm-messages.md.
 
 Regenerate (4-19 minutes on 2 cores, downloads and parsing; 31 wheels of 130-510 MB, 10 GB downloaded in all, one on
 disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
@@ -689,6 +690,27 @@ def engine_arg_classes(source: str) -> dict[str, list[str]]:
     return found
 
 
+# The keywords a caller builds a request's sampling with, `SamplingParams(...)` in vllm/sampling_params.py: a plain
+# class whose __init__ takes them up to 0.5 ("SamplingParams.__init__() got an unexpected keyword argument 'k'"
+# otherwise), a msgspec.Struct of annotated fields from 0.6 (msgspec refuses an unknown one as "Unexpected keyword
+# argument 'k'"). Its private fields (`_real_n`) are no caller's keywords.
+SAMPLING_PARAMS_FILE = "vllm/sampling_params.py"
+
+
+def sampling_params_fields(source: str) -> dict[str, list[str]]:
+    """{"SamplingParams": the keywords it takes} for a vllm/sampling_params.py, {} when it has no such class."""
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == "SamplingParams"):
+            continue
+        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is not None:
+            names = [arg.arg for arg in (*init.args.args[1:], *init.args.kwonlyargs)]
+        else:
+            names = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+        return {"SamplingParams": [name for name in names if not name.startswith("_")]}
+    return {}
+
+
 def engine_args_fields(source: str) -> list[str]:
     """The field names of the EngineArgs dataclass in a vllm/engine/arg_utils.py."""
     return engine_arg_classes(source).get("EngineArgs", [])
@@ -809,6 +831,7 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
     sources = dict(wheel_sources(wheel))
     classes = engine_arg_classes(sources.get("vllm/engine/arg_utils.py", ""))
     fields = frozenset(classes.get("EngineArgs", []))
+    classes.update(sampling_params_fields(sources.get(SAMPLING_PARAMS_FILE, "")))
     work = [(path, text, fields) for path, text in sources.items()]
     entries: list[dict[str, Any]] = []
     unparsed: dict[str, str] = {}

@@ -15,7 +15,15 @@ from advisor.catalog.vllm_interface import interface_release, is_flag, part_type
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
-from rules.events import ENGINE_ARG_CLASSES, MISSING_MODULE, UNEXPECTED_KEYWORD, VLLM_CONSTRUCTED_CLASSES, CatalogRef
+from rules.events import (
+    ENGINE_ARG_CLASSES,
+    MISSING_MODULE,
+    SAMPLING_PARAMS_INIT,
+    STRUCT_UNEXPECTED_KEYWORD,
+    UNEXPECTED_KEYWORD,
+    VLLM_CONSTRUCTED_CLASSES,
+    CatalogRef,
+)
 
 # Folders a shortened path may start with that name no package (a project's layout, not what it installs as).
 _PROJECT_FOLDERS = frozenset({"src", "lib", "app", "workspace", "code", "scripts", "examples", "tests"})
@@ -56,7 +64,7 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     has the flag."""
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
-        return ArgumentReleases()
+        return _struct_keyword_releases(cls, said)
     engine_class = ENGINE_ARG_CLASSES.get(keyword["function"])
     if engine_class is not None:
         read = message_catalog().engine_args_minors
@@ -66,6 +74,17 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _struct_keyword_releases(cls: str, said: str) -> ArgumentReleases:
+    """msgspec's refusal names no class (`Unexpected keyword argument 'use_beam_search'`): read as vLLM's
+    SamplingParams' only when a release read took the keyword there, else nothing is known."""
+    found = STRUCT_UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
+    read = message_catalog().engine_args_minors
+    sampling = ENGINE_ARG_CLASSES[SAMPLING_PARAMS_INIT]
+    if found is None or not read or not message_catalog().engine_argument_minors(sampling, found["keyword"]):
+        return ArgumentReleases()
+    return _engine_argument_releases(sampling, found["keyword"], read)
 
 
 def _vllm_refused(function: str, frames: list[Frame]) -> bool:

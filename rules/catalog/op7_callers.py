@@ -14,43 +14,79 @@ The collector reads which releases take the argument from the catalog's table of
 vLLM removed (`worker_use_ray`, 0.4–0.6: OpenRLHF/OpenRLHF#702 against vLLM 0.7) is taken out, or an older vLLM
 installed; one added later (`worker_extension_cls`) needs a newer vLLM; one no release ever had (`model_hf_config`,
 passed by code written for verl's patched vLLM: PeterGriffinJin/Search-R1#33) needs the caller's release made for a
-released vLLM.
+released vLLM. The same table holds SamplingParams' keywords per release, which a caller builds a request's
+sampling with: vLLM 0.6 made SamplingParams a msgspec Struct, whose refusal names no class (`TypeError: Unexpected
+keyword argument 'use_beam_search'`, lm-sys/FastChat#3600: FastChat still passed a keyword older vLLM took, 0.4 and
+0.5 of the releases read, and the thread's fix was to stop passing it), so that wording is read as SamplingParams'
+only when a release took it.
 """
 
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import ENGINE_ARG_CLASSES, UNEXPECTED_KEYWORD, VLLM_CONSTRUCTED_CLASSES, LogEvent, LogEventKind
+from rules.events import (
+    ENGINE_ARG_CLASSES,
+    SAMPLING_PARAMS_INIT,
+    STRUCT_UNEXPECTED_KEYWORD,
+    UNEXPECTED_KEYWORD,
+    VLLM_CONSTRUCTED_CLASSES,
+    LogEvent,
+    LogEventKind,
+)
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 
+def _refusal(event: LogEvent) -> tuple[str, str] | None:
+    """(the refusing function, the keyword) of a TypeError refusing a keyword: Python's words name the function;
+    msgspec's name none, and are vLLM's SamplingParams' when the collector found a release whose SamplingParams took
+    the keyword (it then set the releases on the event)."""
+    refused = UNEXPECTED_KEYWORD.search(event.message or "")
+    if refused is not None:
+        return refused["function"], refused["keyword"]
+    struct = STRUCT_UNEXPECTED_KEYWORD.search(event.message or "")
+    if struct is not None and (event.known_in_release or event.known_releases):
+        return SAMPLING_PARAMS_INIT, struct["keyword"]
+    return None
+
+
 def _check_caller_argument(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        refused = UNEXPECTED_KEYWORD.search(event.message or "")
-        if event.exception != "TypeError" or refused is None:
+        refused = _refusal(event) if event.exception == "TypeError" else None
+        if refused is None:
             continue
-        engine_class = refused["function"] in ENGINE_ARG_CLASSES
-        constructed = refused["function"].split(".")[0]
+        function, keyword = refused
+        # engine arguments are a caller's: vLLM's own server builds SamplingParams too, from each request
+        engine_args = function in ENGINE_ARG_CLASSES and function != SAMPLING_PARAMS_INIT
+        constructed = function.split(".")[0]
         # a class of vLLM's that frameworks construct, named on a line pasted without its frames: vLLM's refusal
         called_alone = constructed in VLLM_CONSTRUCTED_CLASSES and event.code_file is None
-        in_vllm = engine_class or called_alone or c.installed_package(event.code_file) == "vllm"
+        in_vllm = engine_args or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
-        if in_vllm and (event.caller or (engine_class and releases_known) or called_alone):
-            callee = "builds vLLM's engine" if engine_class or not called_alone else f"constructs vLLM's {constructed}"
-            return [_caller_finding(event, refused["function"], refused["keyword"], callee)]
+        if in_vllm and (event.caller or (engine_args and releases_known) or called_alone):
+            callee = _callee(function, engine_args, called_alone)
+            return [_caller_finding(event, function, keyword, callee, flag=function != SAMPLING_PARAMS_INIT)]
     return []
 
 
-def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str) -> Finding:
+def _callee(function: str, engine_args: bool, called_alone: bool) -> str:
+    """What the calling code does with vLLM, in the finding's words."""
+    if function == SAMPLING_PARAMS_INIT:
+        return "builds vLLM's SamplingParams"
+    if engine_args or not called_alone:
+        return "builds vLLM's engine"
+    return f"constructs vLLM's {function.split('.')[0]}"
+
+
+def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str, flag: bool = True) -> Finding:
     name = event.caller.replace("_", "-") if event.caller else None
     who = name or f"the code that {callee}"
     if event.known_releases:
-        which, changes, actions = _removed(event.known_releases, keyword, name, who)
+        which, changes, actions = _removed(event.known_releases, keyword, name, who, flag)
     elif event.absent_from_releases:
-        which, changes, actions = _never_taken(event.absent_from_releases, name, who)
+        which, changes, actions = _never_taken(event.absent_from_releases, name, who, flag)
     else:
-        which, changes, actions = _not_taken_yet(event.known_in_release, keyword, name, who)
+        which, changes, actions = _not_taken_yet(event.known_in_release, keyword, name, who, flag)
     return RULE_CALLER_ARGUMENT.finding(
         Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
         f"{who} passes vLLM an argument the installed vLLM version does not take ({keyword})"
@@ -67,33 +103,38 @@ def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str) -
 _Reading = tuple[str, list[ConfigChange], list[str]]
 
 
-def _removed(releases: str, keyword: str, name: str | None, who: str) -> _Reading:
-    """Taken once, removed since: the caller was written for an older vLLM."""
-    flag = "--" + keyword.replace("_", "-")
+def _removed(releases: str, keyword: str, name: str | None, who: str, flag: bool = True) -> _Reading:
+    """Taken once, removed since: the caller was written for an older vLLM. `flag`: an engine argument, also a flag
+    of the command line; else a keyword of SamplingParams, which no command line has."""
+    spelled = "--" + keyword.replace("_", "-")
     which = (
-        f"vLLM {releases} took it ({flag}); the installed vLLM is newer and no longer does, so {who} was written for "
-        "an older vLLM"
+        f"vLLM {releases} took it ({spelled if flag else 'a SamplingParams keyword'}); the installed vLLM is newer "
+        f"and no longer does, so {who} was written for an older vLLM"
     )
-    change = ConfigChange(
-        flag=flag,
-        current="passed",
-        proposed="",
-        reason=f"vLLM releases after {releases.split('–')[-1]} no longer take it",
-    )
+    where = f"the keywords {name or 'the calling code'} passes to SamplingParams"
+    if flag:
+        where = f"the arguments {who} passes (and {spelled} off a command line)"
+    changes = [
+        ConfigChange(
+            flag=spelled,
+            current="passed",
+            proposed="",
+            reason=f"vLLM releases after {releases.split('–')[-1]} no longer take it",
+        )
+    ]
     actions = [
-        f"Take {keyword} out of the arguments {who} passes (and {flag} off a command line), or install "
+        f"Take {keyword} out of {where}, or install "
         f"{'the ' + name + ' release' if name else 'the version of that code'} made for the installed vLLM.",
         f"Or install a vLLM from {releases}, which took it.",
     ]
-    return which, [change], actions
+    return which, changes if flag else [], actions
 
 
-def _never_taken(releases: str, name: str | None, who: str) -> _Reading:
-    """Never vLLM's: a patched build or a framework's own subclass of EngineArgs took it."""
-    which = (
-        f"No released vLLM from {releases} takes it: {who} was written for a patched vLLM build (a framework's own "
-        "fork or subclass of EngineArgs)"
-    )
+def _never_taken(releases: str, name: str | None, who: str, flag: bool = True) -> _Reading:
+    """Never vLLM's: a patched build or a framework's own subclass of EngineArgs took it (for SamplingParams, whose
+    keywords no framework subclasses, also a misspelt keyword)."""
+    patched = "a framework's own fork or subclass of EngineArgs" if flag else "a misspelt keyword, or a fork of vLLM"
+    which = f"No released vLLM from {releases} takes it: {who} was written for a patched vLLM build ({patched})"
     actions = [
         f"Install the {name + ' release' if name else 'version of that code'} made for the released vLLM you have "
         "(its requirements or changelog name the vLLM it supports), or the patched vLLM build it ships.",
@@ -101,13 +142,13 @@ def _never_taken(releases: str, name: str | None, who: str) -> _Reading:
     return which, [], actions
 
 
-def _not_taken_yet(newer: str | None, keyword: str, name: str | None, who: str) -> _Reading:
+def _not_taken_yet(newer: str | None, keyword: str, name: str | None, who: str, flag: bool = True) -> _Reading:
     """A later vLLM takes it (or which side is older is unknown)."""
-    flag = "--" + keyword.replace("_", "-")
+    spelled = "--" + keyword.replace("_", "-") if flag else "a SamplingParams keyword"
     which = (
-        f"vLLM {newer} takes it ({flag}), so the installed vLLM is older than the one {who} was written for"
+        f"vLLM {newer} takes it ({spelled}), so the installed vLLM is older than the one {who} was written for"
         if newer
-        else f"{flag} is not among the flags of the newest vLLM servops knows either, so it may have been renamed "
+        else f"{spelled} is not among the flags of the newest vLLM servops knows either, so it may have been renamed "
         f"or removed: the installed vLLM may be newer than {who} supports"
     )
     return which, [], _install_actions(name, newer)
@@ -139,7 +180,8 @@ RULE_CALLER_ARGUMENT = Rule(
     page=RulePage(
         checks="A TypeError `X() got an unexpected keyword argument 'k'` raised in vLLM's own file (or by EngineArgs), "
         "whose traceback's outer frames are in another package (the caller); which releases' EngineArgs take `k` "
-        "(the catalog's table, 0.4 to 0.34), else whether vLLM 0.32's command line takes `--k`.",
+        "(the catalog's table, 0.4 to 0.34), else whether vLLM 0.32's command line takes `--k`. Also msgspec's "
+        "`Unexpected keyword argument 'k'` (vLLM's SamplingParams from 0.6) when a release's SamplingParams took `k`.",
         why="Packages that start vLLM from Python pass engine arguments through to vLLM; each release is written "
         "against one vLLM, and an older vLLM refuses the newer arguments.",
         example="`trl vllm-serve …` / `TypeError: EngineArgs.__init__() got an unexpected keyword argument "
@@ -152,6 +194,7 @@ RULE_CALLER_ARGUMENT = Rule(
         references=[
             "https://github.com/huggingface/trl/issues/3304",
             "https://github.com/OpenRLHF/OpenRLHF/pull/702",
+            "https://github.com/lm-sys/FastChat/issues/3600",
         ],
     ),
 )

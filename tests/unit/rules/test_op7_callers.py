@@ -57,17 +57,28 @@ def test_an_argument_no_released_vllm_took_points_at_a_patched_build_even_from_a
     assert "No released vLLM from 0.4–0.34 takes it" in finding.summary and "patched vLLM build" in finding.summary
 
 
-def test_a_keyword_another_vllm_function_refused_leaves_the_direction_open_for_a_caller():
-    lines = [
+def _sampling_traceback(keyword: str, function: str = "SamplingParams") -> list[str]:
+    return [
         "Traceback (most recent call last):",
         f'  File "{SITE}/trl/scripts/grpo.py", line 12, in main',
-        "    params = SamplingParams(",
+        f"    params = {function}(",
         f'  File "{SITE}/vllm/sampling_params.py", line 30, in __init__',
         "    super().__init__(",
-        "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'guided_decoding_xyz'",
+        f"TypeError: {function}.__init__() got an unexpected keyword argument '{keyword}'",
     ]
-    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
+
+
+def test_a_keyword_another_vllm_function_refused_leaves_the_direction_open_for_a_caller():
+    # PoolingParams' keywords per release are not in the catalog's table: which side is older is not known
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(_sampling_traceback("normalize_xyz", "PoolingParams")))
     assert "may be newer than trl supports" in finding.summary
+
+
+def test_a_samplingparams_keyword_no_release_took_is_a_misspelling_or_a_fork_with_its_caller_named():
+    # SamplingParams' keywords per release are in the catalog's table (0.4-0.34): none took this one
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(_sampling_traceback("guided_decoding_xyz")))
+    assert "No released vLLM from 0.4–0.34 takes it: trl was written for a patched vLLM build" in finding.summary
+    assert "(a misspelt keyword, or a fork of vLLM)" in finding.summary
 
 
 def test_a_keyword_vllm_refused_without_a_caller_or_an_engine_argument_is_not_this():
@@ -87,3 +98,32 @@ def test_a_bare_line_naming_a_class_frameworks_construct_is_a_version_mismatch_w
     assert finding.actions[0].startswith("Install the vLLM version the calling code was written for")
     internal = "TypeError: FusedMoEModularKernel.forward() got an unexpected keyword argument 'w1_bias'"
     assert not op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([internal]))  # vLLM calling itself: not a caller's
+
+
+def test_msgspecs_bare_refusal_of_a_keyword_older_samplingparams_took_is_a_caller_written_for_an_older_vllm():
+    """lm-sys/FastChat#3600: FastChat's vLLM worker passed use_beam_search to SamplingParams, which vLLM 0.6 made a
+    msgspec Struct without it; the thread's fix was to stop passing it. The line names no class: the catalog's
+    table of SamplingParams' keywords per release says whose it is and which releases took it."""
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(
+        _facts(["TypeError: Unexpected keyword argument 'use_beam_search'"])
+    )
+    assert finding.title.startswith("the code that builds vLLM's SamplingParams passes vLLM an argument")
+    assert "vLLM 0.4–0.5 took it (a SamplingParams keyword)" in finding.summary
+    assert finding.changes == []  # a keyword of the Python API, not a flag of any command line
+    assert finding.actions[0].startswith("Take use_beam_search out of the keywords the calling code passes to")
+    assert finding.actions[1] == "Or install a vLLM from 0.4–0.5, which took it."
+
+
+def test_msgspecs_refusal_of_a_keyword_no_samplingparams_ever_took_is_not_read_as_vllms():
+    assert op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(["TypeError: Unexpected keyword argument 'colour'"])) == []
+
+
+def test_an_old_samplingparams_refusing_a_keyword_a_later_release_added_asks_for_that_release():
+    # vLLM 0.4/0.5's SamplingParams was a plain class: Python's words name it
+    line = "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'bad_words'"
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
+    assert "builds vLLM's SamplingParams" in finding.title
+    assert "vLLM 0.6 takes it (a SamplingParams keyword)" in finding.summary
+    assert finding.actions == [
+        "Upgrade vLLM to 0.6 or later, which takes the argument; `pip show vllm` says which is installed."
+    ]

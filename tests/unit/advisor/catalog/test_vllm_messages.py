@@ -566,3 +566,31 @@ def test_the_bfloat16_compute_capability_error_names_dtype():
     assert versions_of(entries) == ALL_MINORS
     assert all(entry["flags"] == ["--dtype"] for entry in entries)
     assert any(entry["file"] == "vllm/platforms/cuda.py" and entry["last"] == NEWEST_MINOR for entry in entries)
+
+
+def test_samplingparams_keywords_are_read_from_its_init_or_its_struct_fields():
+    # vLLM 0.4-0.5: a plain class whose __init__ takes the keywords; 0.6 on: a msgspec Struct of annotated fields
+    plain = textwrap.dedent(
+        """
+        class SamplingParams:
+            def __init__(self, n: int = 1, use_beam_search: bool = False, *, seed=None) -> None:
+                self.n = n
+        """
+    )
+    struct = textwrap.dedent(
+        """
+        class SamplingParams(msgspec.Struct, omit_defaults=True):
+            n: int = 1
+            _real_n: int | None = None
+            guided_decoding: object = None
+        """
+    )
+    assert extractor().sampling_params_fields(plain) == {"SamplingParams": ["n", "use_beam_search", "seed"]}
+    assert extractor().sampling_params_fields(struct) == {"SamplingParams": ["n", "guided_decoding"]}
+    assert extractor().sampling_params_fields("class Other: pass") == {}
+
+
+def test_the_catalog_holds_which_releases_samplingparams_took_each_keyword():
+    rows = {(row["class"], row["field"]): row["versions"] for row in catalog()["engine_args"]}
+    assert rows[("SamplingParams", "use_beam_search")] == ["0.4", "0.5"]  # gone with the msgspec Struct (0.6)
+    assert rows[("SamplingParams", "max_tokens")] == ALL_MINORS
