@@ -424,16 +424,35 @@ def _worded_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
 
 
 def worded_changes(text: str, flags: list[str], facts: Facts) -> list[ConfigChange]:
-    """The first of `flags` that `text` says to move, moved that way; none when its words do not say."""
+    """The first of `flags` that `text` says to move, moved that way; none when its words do not say. A message that
+    says to set a flag to a number or a boolean (`Set --max_model_len to 32768`, `specify disable_custom_all_reduce=
+    True`) gets that value, the flag written with dashes or underscores, as vLLM's argument parser takes both."""
     lowered = text.lower()
     for flag in flags:
-        phrase = r"[`'\"\s-]*".join(re.escape(part) for part in re.split(r"[-_]", flag[2:]))
+        parts = [re.escape(part) for part in re.split(r"[-_]", flag[2:])]
+        valued = _set_value(lowered, parts)
+        if valued is not None:
+            reason = f"the message says to set {flag} to {valued}"
+            return [ConfigChange(flag=flag, current=_current(facts, flag), proposed=valued, reason=reason)]
+        phrase = r"[`'\"\s-]*".join(parts)
         for words, direction in _DIRECTION_WORDS:
             if re.search(rf"\b(?:{words})\b[\s`'\"]*(?:the\s+|a\s+|--)?{phrase}", lowered):
                 change = _directed(flag, direction, facts)
                 if change is not None:
                     return [change]
     return []
+
+
+def _set_value(lowered: str, parts: list[str]) -> str | None:
+    """The number or boolean a message says to set the flag (its name's escaped `parts`) to, else None. Advice only:
+    "setting X=1" alone is vLLM saying what it does itself ("… setting speculative_draft_tensor_parallel_size=1")."""
+    name = r"[`'\"\s_-]*".join(parts)
+    found = re.search(
+        rf"\b(?:set|specify|(?:consider|by)\s+setting)\s+(?:the\s+)?[`'\"]*(?:--)?{name}[`'\"]*\s*(?:\s+to\s+|=)\s*[`'\"]*"
+        r"(?P<value>\d[\d.]*\d|\d|true|false)\b",
+        lowered,
+    )
+    return found["value"] if found else None
 
 
 def _directed(flag: str, direction: str, facts: Facts) -> ConfigChange | None:
@@ -540,7 +559,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     root = events[0]  # chained tracebacks print the original exception first
     where = f"in {root.component}" if root.component else "component unknown"
     phase = {"startup": "during startup", "serving": "while serving"}.get(root.phase or "", "phase unknown")
-    flags = list(dict.fromkeys(re.findall(r"--[a-z][a-z0-9-]+", root.message or "")))
+    # a flag as the message spells it, underscores too (`--max_model_len`, which vLLM's parser also takes)
+    flags = list(dict.fromkeys(f.replace("_", "-") for f in re.findall(r"--[a-z][a-z0-9_-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
     evidence.description = f"root exception ({where}, {phase})"
     first_frame = f"its first frame {where}" if root.component else f"its first frame inside {root.plugin or 'vllm'}/"

@@ -528,3 +528,28 @@ def test_a_quantization_whose_kernels_need_a_newer_gpu_says_gpu_or_checkpoint():
     ):
         top = _top(line)
         assert top.rule == "VC-1" and top.actions[0].startswith("This GPU is older than the quantization's kernels")
+
+
+def test_a_message_that_says_which_value_to_set_a_flag_to_gets_that_value_whatever_its_spelling():
+    # tenstorrent/tt-inference-server#3151: the platform plugin's own limit, in words no catalog holds (VC-2)
+    plugin = (
+        "ValueError: TT-LLama8B and TT-Llama11B do not support max_model_len greater than 32768 on N150 (received "
+        "65536). Set --max_model_len to 32768 or lower in vLLM."
+    )
+    top = _top(plugin)
+    assert top.rule == "VC-2"
+    assert [(c.flag, c.proposed) for c in top.changes] == [("--max-model-len", "32768")]
+    # vLLM's own advice with the field's name and a boolean: the value it names, not the direction its first
+    # words suggest (0.10's warning begins "Chunked prefill is enabled", and says to set it False)
+    advice = (
+        "Chunked prefill is enabled by default for models with max_model_len > 32K. Currently, chunked prefill might "
+        "not work with some features or models. If you encounter any issues, please disable chunked prefill by "
+        "setting --enable-chunked-prefill=False."
+    )
+    changes = vc.worded_changes(advice, ["--enable-chunked-prefill", "--max-model-len"], Facts())
+    assert [(c.flag, c.proposed) for c in changes] == [("--enable-chunked-prefill", "false")]
+    said = "To silence this warning, specify disable_custom_all_reduce=True explicitly."
+    assert [c.proposed for c in vc.worded_changes(said, ["--disable-custom-all-reduce"], Facts())] == ["true"]
+    # what vLLM says it does itself is no advice
+    done = "MLPSpeculator cannot currently be run with tp>1; setting speculative_draft_tensor_parallel_size=1"
+    assert vc.worded_changes(done, ["--speculative-draft-tensor-parallel-size"], Facts()) == []
