@@ -39,6 +39,7 @@ class Remedy:
     instead: tuple[str, str, str] | None = None
     captured: str = ""  # a value one of the message's fields must hold, for a template shared by many causes
     severity: Severity | None = None  # a warning whose consequence stops the server outranks a low note
+    current_field: str = ""  # the message's field that states the setting's value now, when the server's is unknown
 
     def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
         fields = dict(ref.captured)
@@ -51,6 +52,8 @@ class Remedy:
             proposed = re.sub(r"\{(\w+)\}", r"<\1>", self.proposed)
         if self.one_more and "current" in fields and current is None:
             current = re.sub(r"\d+$", fields["current"], proposed)
+        if current is None and self.current_field:
+            current = fields.get(self.current_field)
         return ConfigChange(flag=self.name, current=current, proposed=proposed, reason=self.reason, kind=self.kind)
 
 
@@ -403,5 +406,19 @@ REMEDIES: tuple[Remedy, ...] = (
         "cluster has fewer",
         action="Or give Ray the GPUs: `ray status` lists the GPUs each node contributed; a node started without "
         "them (`ray start` in a container without GPUs, or `--num-gpus 0`) adds none.",
+    ),
+    Remedy(  # vllm/v1/worker/extensible_kv_cache.py (0.34): with the extensible KV cache the share left out is 1.0
+        # and the cache is sized from memory measured after warmup, so a share below it only keeps memory out of it
+        "caps this instance at",
+        "--gpu-memory-utilization",
+        "flag",
+        str(vllm_defaults.GPU_MEMORY_UTILIZATION_EXTENSIBLE),
+        "vLLM 0.34 sizes its KV cache from the memory measured after warmup and CUDA graph capture; the share below "
+        "1.0 only kept the free memory the message names out of the KV cache (leaving the flag out is the same as "
+        "1.0 there)",
+        current_field="utilization",
+        action="Keep the lower share only if something vLLM does not measure needs that memory: another process on "
+        "the GPU (also one that allocates later), the CPU of a unified-memory device (GH200, GB10), weight-transfer "
+        "buffers for weight updates, or a KV connector's own device buffers.",
     ),
 )

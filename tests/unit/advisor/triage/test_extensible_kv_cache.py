@@ -106,3 +106,19 @@ def test_block_size_and_share_defaults_by_release():
     assert D.block_size("cuda") == 16 and D.block_size("cpu", version=(0, 34, 0)) == D.CPU_DEFAULT_BLOCK_SIZE
     assert D.gpu_memory_utilization((0, 34, 0), "cuda", extensible=False) == 0.92
     assert D.gpu_memory_utilization((0, 34, 0), "cpu") == 0.92 and D.gpu_memory_utilization(None) == 0.90
+
+
+def test_034s_warning_that_a_share_caps_the_cache_proposes_the_whole_gpu_and_says_when_to_keep_it():
+    # v1/worker/extensible_kv_cache.py 0.34: logged when a share below 1.0 keeps free memory out of the KV cache
+    warning = (
+        "(EngineCore pid=50) WARNING 12-01 10:01:10 [extensible_kv_cache.py:662] gpu_memory_utilization=0.9 caps this "
+        "instance at 126.94 GiB, keeping 12.41 GiB of free device memory out of the KV cache. The extensible KV cache "
+        "is sized from the memory measured after warmup and CUDA graph capture, so vLLM's own use needs no headroom "
+        "below 1.0. Leave gpu_memory_utilization unset unless it leaves room for memory vLLM does not measure: other "
+        "processes sharing the GPU (including ones that allocate on it later), the CPU on a unified-memory device, "
+        "weight transfer buffers for weight updates, or a KV connector's own device buffers."
+    )
+    top = evaluate(_facts(warning)).findings[0]
+    assert top.rule == "VC-1"
+    assert [(c.flag, c.current, c.proposed) for c in top.changes] == [("--gpu-memory-utilization", "0.9", "1.0")]
+    assert top.actions[0].startswith("Keep the lower share only if something vLLM does not measure needs that memory")
