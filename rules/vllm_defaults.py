@@ -46,7 +46,8 @@ EXTENSIBLE_KV_CACHE_FROM: Version = (0, 34, 0)
 BLOCK_SIZE_64_FROM: Version = (0, 34, 0)
 CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's defaults below were read from
 # "Free memory on device … is less than desired GPU memory utilization": the startup check of the share (V1's
-# gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass
+# gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass; 0.34 skips it while its
+# extensible KV cache is on
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
@@ -225,12 +226,13 @@ def block_size(
 def gpu_memory_utilization(version: Version | None, device: Device = "cuda", extensible: bool | None = None) -> float:
     """`--gpu-memory-utilization` left out (vllm/config/cache.py): 0.9 up to 0.19, 0.92 from 0.20,
     which started counting CUDA-graph memory; from 0.34 on a GPU, 1.0 while the extensible KV cache is on (its
-    default there; `extensible` False when the server turned it off, None when not known) and 0.92 when it is
-    off. An unknown version reads as 0.90, the default of most releases triage reads (0.8-0.19). bundled: 0.92
-    (engine/core/config.py)."""
+    default there; `extensible` True or False when the server's own lines or flags said, None when not known) and
+    0.92 when it is off. An unknown version reads as 0.90, the default of most releases triage reads (0.8-0.19).
+    bundled: 0.92 (engine/core/config.py)."""
     if device == "bundled":
         return BUNDLED_GPU_MEMORY_UTILIZATION
-    if device == "cuda" and extensible is not False and extensible_kv_cache_default(version):
+    extensible_on = extensible_kv_cache_default(version) if extensible is None else extensible
+    if device == "cuda" and extensible_on:  # told by the log even when no version line came with it
         return GPU_MEMORY_UTILIZATION_EXTENSIBLE
     if version is not None and version >= UTILIZATION_0_92_FROM:
         return GPU_MEMORY_UTILIZATION

@@ -106,6 +106,8 @@ def test_block_size_and_share_defaults_by_release():
     assert D.block_size("cuda") == 16 and D.block_size("cpu", version=(0, 34, 0)) == D.CPU_DEFAULT_BLOCK_SIZE
     assert D.gpu_memory_utilization((0, 34, 0), "cuda", extensible=False) == 0.92
     assert D.gpu_memory_utilization((0, 34, 0), "cpu") == 0.92 and D.gpu_memory_utilization(None) == 0.90
+    # an excerpt without its version line that holds 0.34's own Extended line is still such a server
+    assert c.gpu_memory_utilization(_facts(EXTENDED)) == 1.0 and D.gpu_memory_utilization(None, extensible=True) == 1.0
 
 
 def test_034s_warning_that_a_share_caps_the_cache_proposes_the_whole_gpu_and_says_when_to_keep_it():
