@@ -658,6 +658,7 @@ class LogEvent(BaseModel):
     running: int | None = None
     waiting: int | None = None
     deferred: int | None = None
+    corrupted: int | None = None  # stats line: requests finished with NaN in their logits this interval
     preemptions: int | None = None
     swapped: int | None = None  # V0: requests preempted by swapping their KV blocks to CPU, not yet swapped back
     kv_usage: float | None = None
@@ -847,6 +848,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "running",
         "waiting",
         "deferred",
+        "corrupted",
         "preemptions",
         "swapped",
         "kv_usage",

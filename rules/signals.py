@@ -173,6 +173,31 @@ def preemption_rate(facts: Facts) -> Signal | None:
 
 
 @_finite_only
+def corrupted_requests(facts: Facts) -> Signal | None:
+    """Requests that finished with NaN in their logits (vLLM counts them only with VLLM_COMPUTE_NANS_IN_LOGITS=1):
+    the window's increase, else the stats lines' per-interval counts summed, else the count since start (weak).
+    A count, not a rate: one such request is already garbage served as an answer."""
+    metric = "vllm:corrupted_requests_total"
+    if facts.window is not None:
+        added = facts.window.total.increase(metric)
+        if added is not None:
+            where = f"{facts.window.interval_s:.0f} s window"
+            evidence = Evidence(source=window_source(facts), name=f"increase({metric})", value=added, location=where)
+            return Signal(added, evidence)
+    counted = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.corrupted is not None]
+    if counted:
+        total = float(sum(e.corrupted or 0 for e in counted))
+        last = next((e for e in reversed(counted) if e.corrupted), counted[-1])
+        return Signal(total, _log_evidence(last, "stats lines Corrupted (summed)", total, "requests"))
+    if facts.snapshot is not None:
+        total = facts.snapshot.value(metric)
+        if total is not None:
+            evidence = Evidence(source="metrics", name=f"{metric} (since start)", value=total, unit="requests")
+            return Signal(total, evidence, strong=False)
+    return None
+
+
+@_finite_only
 def prefix_hit_rate(facts: Facts) -> Signal | None:
     """rate(hits)/rate(queries) over the window, else the stats line, else since-start totals."""
     if facts.window is not None:

@@ -92,6 +92,8 @@ FAMILIES: tuple[MetricFamily, ...] = (
     MetricFamily("vllm:request_decode_time_seconds", "histogram", (0, 8, 0), buckets=REQUEST_BUCKETS),
     # chat templating, tokenization and multimodal preprocessing of one request (vllm/renderers/metrics.py, 0.34)
     MetricFamily("vllm:request_render_duration_seconds", "histogram", (0, 34, 0)),
+    # requests that finished with NaN in their logits, counted only with VLLM_COMPUTE_NANS_IN_LOGITS=1 (0.11.1 on)
+    MetricFamily("vllm:corrupted_requests_total", "counter", (0, 11, 1)),
     # V0 only (no successor in V1; the hit-rate gauges became the queries/hits counters)
     MetricFamily("vllm:num_requests_swapped", "gauge", (0, 8, 0), _V0_END),
     MetricFamily("vllm:cpu_cache_usage_perc", "gauge", (0, 8, 0), _V0_END),

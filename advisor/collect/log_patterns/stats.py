@@ -29,6 +29,8 @@ def _stats_fields(match: re.Match[str]) -> Fields:
     optional = {
         "deferred": (r"Deferred: (\d+) reqs", to_int),
         "preemptions": (r"Preemptions: (\d+)", to_int),
+        # requests that finished with NaN in their logits this interval (0.11.1+, with VLLM_COMPUTE_NANS_IN_LOGITS=1)
+        "corrupted": (r"Corrupted: (\d+) reqs", to_int),
         "kv_usage": (r"(?:GPU|[A-Z][\w+ ]*?) KV cache usage: ([\d.]+)%", lambda t: to_float(t) / 100),
         "prefix_hit_rate": (r"Prefix cache hit rate: (?:GPU: )?([\d.]+)%", lambda t: to_float(t) / 100),
     }

@@ -1,0 +1,105 @@
+"""HL-8: requests that finished with NaN in their logits, by vLLM's own count: their answers are garbage.
+
+Why a rule of its own: a request whose logits hold NaN is still sampled, still streamed and still answered with
+HTTP 200; nothing in the log says it failed. vLLM counts such requests when asked to (VLLM_COMPUTE_NANS_IN_LOGITS=1,
+from 0.11.1: the `vllm:corrupted_requests` counter and `Corrupted: N reqs` in the stats line; v1/metrics/stats.py
+counts a request once, when it finishes). The count is the only sign the server gives, and any count above zero means
+answers sampled from a broken distribution (vLLM PR #27306 added the metric; PR #50283's description: the request
+runs to completion, and its KV blocks stay in the prefix cache for later requests to reuse). The cause is the
+model's arithmetic, not the load: a model trained in bfloat16 overflowing in float16 (the usual answer to NaN logits,
+as zai-org/CogVLM#96's maintainer gave it: "You should use bf16 instead of fp16"), a broken checkpoint or
+quantization, or a kernel fault.
+"""
+
+from __future__ import annotations
+
+from rules import signals
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+# The model's dtype as servers spell float16 (`--dtype half`, the engine line's `dtype=torch.float16`).
+_FLOAT16 = frozenset({"float16", "half", "fp16", "torch.float16"})
+
+
+def _check_corrupted(facts: Facts) -> list[Finding]:
+    counted = signals.corrupted_requests(facts)
+    if counted is None or counted.value <= 0:
+        return []
+    dtype = (facts.config.dtype or "").lower() if facts.config else ""
+    changes = []
+    if dtype in _FLOAT16:
+        changes.append(
+            ConfigChange(
+                flag="--dtype",
+                current=dtype,
+                proposed="bfloat16",
+                reason="a model trained in bfloat16 can overflow float16's range, and an overflow becomes NaN in "
+                "the logits; bfloat16 has float32's range (on GPUs of compute capability 8.0 and later)",
+                cost="none on a GPU with bfloat16; not available on older GPUs (V100, T4)",
+            )
+        )
+    count = int(counted.value)
+    return [
+        RULE_CORRUPTED.finding(
+            Severity.HIGH,
+            f"{count} request(s) finished with NaN in their logits (vLLM's corrupted-request count): their answers "
+            "were sampled from garbage",
+            summary="vLLM still sampled, streamed and answered these requests (HTTP 200): the count is the only sign. "
+            "The cause is the model's arithmetic, not the load: a float16 overflow, a broken checkpoint or "
+            "quantization, or a kernel fault." + (f" The model runs in {dtype}, the usual cause." if changes else ""),
+            evidence=[counted.evidence],
+            changes=changes,
+            actions=_actions(facts, bool(changes)),
+            confidence=0.9 if counted.strong else 0.7,
+        )
+    ]
+
+
+def _actions(facts: Facts, float16: bool) -> list[str]:
+    actions = []
+    if not float16:
+        actions.append(
+            "Find what the corrupted requests share: the model's dtype (a model trained in bfloat16 served in float16 "
+            "overflows; the engine line's dtype= says which), a quantized checkpoint (the same prompts on the "
+            "unquantized model), the attention backend (another one through VLLM_ATTENTION_BACKEND), a prompt length."
+        )
+    if not (facts.config is not None and facts.config.enable_prefix_caching is False):  # on by default in V1
+        actions.append(
+            "After the fix, restart the server: vLLM does not stop a corrupted request or drop its KV blocks, so with "
+            "prefix caching on a later request with the same prefix can read them."
+        )
+    actions.append(
+        "Keep VLLM_COMPUTE_NANS_IN_LOGITS=1 set and watch vllm:corrupted_requests_total after the change: it should "
+        "stay at zero."
+    )
+    return actions
+
+
+RULE_CORRUPTED = Rule(
+    code="HL-8",
+    title="requests finished with NaN in their logits (vLLM's corrupted-request count)",
+    category=Category.RELIABILITY,
+    check=_check_corrupted,
+    needs=("window", "snapshot", "events"),
+    page=RulePage(
+        checks="vllm:corrupted_requests_total rising over the window, or `Corrupted: N reqs` above zero in the stats "
+        "lines, or the counter above zero since start (vLLM counts them only with VLLM_COMPUTE_NANS_IN_LOGITS=1, "
+        "from 0.11.1).",
+        why="A request whose logits hold NaN is still sampled and answered with HTTP 200: its text is garbage, and "
+        "nothing else in the log says so.",
+        example="`Engine 000: … Prefix cache hit rate: 41.3%, Corrupted: 3 reqs` with --dtype float16 -> "
+        "--dtype bfloat16.",
+        fix="--dtype bfloat16 where the model runs in float16; else bisect the checkpoint, its quantization and the "
+        "attention backend on the requests that failed; restart after, so no corrupted KV block is reused.",
+        limits="Without VLLM_COMPUTE_NANS_IN_LOGITS=1 vLLM counts nothing and this rule cannot see it. The count "
+        "says that NaN happened, not where: only the dtype is read from the text, the rest is for the operator to "
+        "bisect.",
+        references=[
+            "https://github.com/vllm-project/vllm/pull/27306",
+            "https://github.com/vllm-project/vllm/pull/50283",
+            "https://github.com/zai-org/CogVLM/issues/96",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_CORRUPTED]
