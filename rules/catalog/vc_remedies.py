@@ -407,6 +407,19 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Or give Ray the GPUs: `ray status` lists the GPUs each node contributed; a node started without "
         "them (`ray start` in a container without GPUs, or `--num-gpus 0`) adds none.",
     ),
+    Remedy(  # vllm/v1/worker/utils.py (0.28-0.34): raised only with VLLM_RAISE_ON_LOGIT_NANS=1, when the logits of
+        # the requests it names held NaN (the per-request NaN counts); the model's arithmetic produced them (HL-8)
+        "NaNs detected in logits",
+        "the model's dtype, checkpoint and attention backend",
+        "setting",
+        "bisect",
+        "the model produced NaN in these requests' logits; vLLM raised because VLLM_RAISE_ON_LOGIT_NANS=1 asked it to "
+        "(without it, such requests are answered from garbage: HL-8 counts them with VLLM_COMPUTE_NANS_IN_LOGITS=1)",
+        action="A model trained in bfloat16 served in float16 overflows into NaN: --dtype bfloat16 where the engine "
+        'line says dtype=torch.float16 (zai-org/CogVLM#96: "You should use bf16 instead of fp16"). Else try the same '
+        "prompts on the unquantized checkpoint and on another attention backend (VLLM_ATTENTION_BACKEND); restart "
+        "after the fix, so no KV block of those requests is reused from the prefix cache.",
+    ),
     Remedy(  # vllm/v1/worker/extensible_kv_cache.py (0.34): with the extensible KV cache the share left out is 1.0
         # and the cache is sized from memory measured after warmup, so a share below it only keeps memory out of it
         "caps this instance at",

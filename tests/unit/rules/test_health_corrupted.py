@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import health_corrupted
+from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
 from tests.unit.rules.factories import live
 
@@ -43,3 +44,11 @@ def test_the_counters_increase_over_the_window_is_read_first_and_zero_is_no_find
     flat = live(extra_counters={"vllm:corrupted_requests_total": (4.0, 4.0)})
     assert health_corrupted.RULE_CORRUPTED.evaluate(flat) == []
     assert health_corrupted.RULE_CORRUPTED.evaluate(_log(0, 0)) == []
+
+
+def test_vllms_own_raise_on_nan_logits_says_the_same_causes():
+    # vllm/v1/worker/utils.py (0.28+): raised only with VLLM_RAISE_ON_LOGIT_NANS=1
+    line = "(EngineCore_DP0 pid=1) ERROR 12-01 10:00:00 [core.py:918] RuntimeError: NaNs detected in logits: {'c-0': 3}"
+    [top, *_] = evaluate(Facts(events=parse_lines([line]).events)).findings
+    assert top.rule == "VC-1" and "NaNs detected in logits" in top.title
+    assert top.actions[0].startswith("A model trained in bfloat16 served in float16 overflows into NaN")
