@@ -172,12 +172,16 @@ def preemption_rate(facts: Facts) -> Signal | None:
     return None
 
 
+# vLLM's count of requests answered from NaN logits (0.11.1+, only with VLLM_COMPUTE_NANS_IN_LOGITS=1)
+CORRUPTED_COUNTER = "vllm:corrupted_requests_total"
+
+
 @_finite_only
 def corrupted_requests(facts: Facts) -> Signal | None:
     """Requests that finished with NaN in their logits (vLLM counts them only with VLLM_COMPUTE_NANS_IN_LOGITS=1):
     the window's increase, else the stats lines' per-interval counts summed, else the count since start (weak).
     A count, not a rate: one such request is already garbage served as an answer."""
-    metric = "vllm:corrupted_requests_total"
+    metric = CORRUPTED_COUNTER
     if facts.window is not None:
         added = facts.window.total.increase(metric)
         if added is not None:

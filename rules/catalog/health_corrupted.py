@@ -14,6 +14,7 @@ quantization, or a kernel fault.
 from __future__ import annotations
 
 from rules import signals
+from rules.alerts import Alert, rate
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -75,11 +76,25 @@ def _actions(facts: Facts, float16: bool) -> list[str]:
     return actions
 
 
+# Any request answered from NaN pages: users got garbage as a success. The counter exists only where the server
+# counts (VLLM_COMPUTE_NANS_IN_LOGITS=1), so elsewhere the expression is empty and never fires.
+ALERT_CORRUPTED = Alert(
+    name="VllmCorruptedRequests",
+    expr=f"{rate(signals.CORRUPTED_COUNTER, '5m')} > 0",
+    for_="1m",
+    severity=Severity.HIGH,
+    description=(
+        '{{ $labels.instance }} ({{ $labels.model_name }}): {{ $value | printf "%.3f" }} requests/s answered from NaN '
+        "logits: their text is garbage served with HTTP 200."
+    ),
+)
+
 RULE_CORRUPTED = Rule(
     code="HL-8",
     title="requests finished with NaN in their logits (vLLM's corrupted-request count)",
     category=Category.RELIABILITY,
     check=_check_corrupted,
+    alerts=(ALERT_CORRUPTED,),
     needs=("window", "snapshot", "events"),
     page=RulePage(
         checks="vllm:corrupted_requests_total rising over the window, or `Corrupted: N reqs` above zero in the stats "

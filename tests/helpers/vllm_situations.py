@@ -19,6 +19,7 @@ import contextlib
 import importlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -229,6 +230,64 @@ def _observe(
         interval_s=interval_s,
         notes={"during": during_result},
     )
+
+
+# vLLM counts requests answered from NaN logits only when asked (0.11.1+); the counter it then exposes.
+NANS_ENV = "VLLM_COMPUTE_NANS_IN_LOGITS"
+CORRUPTED_COUNTER = "vllm:corrupted_requests_total"
+NAN_REQUESTS = 3
+NAN_WINDOW_MAX_S = 30.0
+
+
+def broken_model_copy(folder: Path) -> Path:
+    """The embedded SmolLM2 with NaN in its final norm's weight, so every logit it computes is NaN: a checkpoint
+    broken the way a bad conversion or quantization breaks one, served by the real vLLM."""
+    import torch  # noqa: PLC0415 (the model's tools, imported only when a situation needs them)
+    from safetensors.torch import load_file, save_file  # noqa: PLC0415
+
+    from engine.model.default_model import ensure_default_model  # noqa: PLC0415
+
+    copy = Path(folder) / "smol-nan"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(ensure_default_model(), copy)
+    weights = copy / "model.safetensors"
+    tensors = load_file(weights)
+    tensors["model.norm.weight"] = torch.full_like(tensors["model.norm.weight"], float("nan"))
+    save_file(tensors, weights, metadata={"format": "pt"})
+    return copy
+
+
+def nan_logits(work: Path, name: str = "nan_logits", requests: int = NAN_REQUESTS) -> Situation:
+    """The broken copy served with NANS_ENV=1 (eager: nothing here depends on compilation), two scrapes around
+    `requests` greedy completions sent one after another; the window stays open until vLLM counted them all."""
+    command = reference_command(["--enforce-eager"], model=str(broken_model_copy(work)), served_model_name=SERVED_NAME)
+    command = command.model_copy(update={"env": {**command.env, NANS_ENV: "1"}})
+    with vllm_server(work, label=name, command=command) as server:
+        situation = _observe(server, name, SCRAPE_INTERVAL_S, lambda: _complete_each(server, requests))
+        opened = time.monotonic() - situation.interval_s
+        while sample_value(situation.metrics_after, CORRUPTED_COUNTER) < requests and (
+            time.monotonic() - opened < NAN_WINDOW_MAX_S
+        ):  # the window stays open, and its length honest, until vLLM counted every request
+            time.sleep(0.5)
+            situation.metrics_after, situation.log_text = server.metrics_text(), server.log_text()
+            situation.interval_s = time.monotonic() - opened
+    return situation
+
+
+def _complete_each(server: VllmServer, requests: int) -> dict:
+    """`requests` greedy completions of 4 tokens, one after another: their HTTP statuses and texts."""
+    statuses, texts = [], []
+    for i in range(requests):
+        body = json.dumps(
+            {"model": SERVED_NAME, "prompt": f"Request {i} of a broken model:", "max_tokens": 4, "temperature": 0}
+        ).encode()
+        request = urllib.request.Request(
+            server.base_url + "/v1/completions", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=120) as response:
+            statuses.append(response.status)
+            texts.append(json.loads(response.read())["choices"][0]["text"])
+    return {"statuses": statuses, "texts": texts}
 
 
 def diagnosis(server: VllmServer, lines: int = 4) -> str:

@@ -41,7 +41,7 @@ EVAL_MIN = 50
 
 TTFT, ITL, FAILING = "VllmTimeToFirstTokenHigh", "VllmInterTokenLatencyHigh", "VllmRequestsFailing"
 QUEUE, KV_FULL, PREEMPT = "VllmRequestsQueueing", "VllmKvCacheFull", "VllmPreemptions"
-PREFIX, STALL = "VllmPrefixCacheHitRateLow", "VllmEngineStalled"
+PREFIX, STALL, CORRUPT = "VllmPrefixCacheHitRateLow", "VllmEngineStalled", "VllmCorruptedRequests"
 QWEN = "Qwen/Qwen3-8B"
 
 
@@ -86,6 +86,9 @@ SITUATIONS = [
     _cpu("chunked", 10, {TTFT, ITL, PREFIX}),  # OP-5.1, also OP-5.4
     # the stall HL-1 was written for: the steady 32-stream window with every counter still
     _cpu("saturated_steady", 30, {STALL}, frozen=True, label="engine stalled with 32 requests in it"),
+    # three requests answered from NaN logits in the 8 s window (a checkpoint with a NaN norm weight): HL-8. The
+    # prompts (about 10 tokens) fill no 128-token block, so no prefix is ever hit: OP-4.1's low rate too.
+    _cpu("nan_logits", 8.006, {CORRUPT, PREFIX}),
     _other("v0_33_healthy", set()),
     # OP-5.3, also OP-5.2; hit rate 0.2; 14 requests queue behind a full cache: TTFT over 2 s as above
     _other("v0_33_preempting", {PREEMPT, QUEUE, KV_FULL, PREFIX, TTFT}),

@@ -26,7 +26,7 @@ def test_servops_own_pack_is_clean(servops, tmp_path):
         assert servops("alerts", "export", "--format", form, "--runbook-base", str(DOCS), "-o", str(pack)).code == 0
         outcome = servops("alerts", "lint", str(pack))
         assert outcome.code == 0 and outcome.out == "", outcome.out
-        assert "0 problem(s) in 8 vLLM queries of 1 file(s)" in outcome.err
+        assert "0 problem(s) in 9 vLLM queries of 1 file(s)" in outcome.err
 
 
 def test_the_public_packs_mistakes_are_found_and_nothing_else(servops):
