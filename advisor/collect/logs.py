@@ -692,7 +692,7 @@ def _unplaced_event(
         phase=phase,
         nearest=message_catalog().nearest(said or cls),
         naming_message=message_catalog().naming_in(said),
-        caller=refused_names.caller_of_vllm(frames),
+        caller=refused_names.caller_of_vllm(frames) or releases.builder,
         plugin=plugin_of(frames) if frames else logged_plugin,
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,

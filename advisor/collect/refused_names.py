@@ -9,7 +9,7 @@ stay pure and only read them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
@@ -56,6 +56,7 @@ class ArgumentReleases:
     known_in_release: str | None = None
     known_releases: str | None = None
     absent_from: str | None = None
+    builder: str | None = None  # the package whose frame built the object that refused it (msgspec's words name none)
 
 
 def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
@@ -64,7 +65,7 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     has the flag."""
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
-        return _struct_keyword_releases(cls, said)
+        return _struct_keyword_releases(cls, said, frames)
     engine_class = ENGINE_ARG_CLASSES.get(keyword["function"])
     if engine_class is not None:
         read = message_catalog().engine_args_minors
@@ -76,15 +77,18 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
 
 
-def _struct_keyword_releases(cls: str, said: str) -> ArgumentReleases:
+def _struct_keyword_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
     """msgspec's refusal names no class (`Unexpected keyword argument 'use_beam_search'`): read as vLLM's
-    SamplingParams' only when a release read took the keyword there, else nothing is known."""
+    SamplingParams' only when a release read took the keyword there, else nothing is known. msgspec raises from C,
+    so the traceback's deepest frame is the code that built SamplingParams (FastChat's worker), its `builder`."""
     found = STRUCT_UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     read = message_catalog().engine_args_minors
     sampling = ENGINE_ARG_CLASSES[SAMPLING_PARAMS_INIT]
     if found is None or not read or not message_catalog().engine_argument_minors(sampling, found["keyword"]):
         return ArgumentReleases()
-    return _engine_argument_releases(sampling, found["keyword"], read)
+    releases = _engine_argument_releases(sampling, found["keyword"], read)
+    builder = _package_of(frames[-1].path) if frames else None
+    return replace(releases, builder=builder if builder != "vllm" else None)
 
 
 def _vllm_refused(function: str, frames: list[Frame]) -> bool:

@@ -37,16 +37,16 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 
-def _refusal(event: LogEvent) -> tuple[str, str] | None:
-    """(the refusing function, the keyword) of a TypeError refusing a keyword: Python's words name the function;
-    msgspec's name none, and are vLLM's SamplingParams' when the collector found a release whose SamplingParams took
-    the keyword (it then set the releases on the event)."""
+def _refusal(event: LogEvent) -> tuple[str, str, bool] | None:
+    """(the refusing function, the keyword, vouched) of a TypeError refusing a keyword: Python's words name the
+    function; msgspec's name none, and are vLLM's SamplingParams' when the collector found a release whose
+    SamplingParams took the keyword (it then set the releases on the event: vouched, whatever the frames)."""
     refused = UNEXPECTED_KEYWORD.search(event.message or "")
     if refused is not None:
-        return refused["function"], refused["keyword"]
+        return refused["function"], refused["keyword"], False
     struct = STRUCT_UNEXPECTED_KEYWORD.search(event.message or "")
     if struct is not None and (event.known_in_release or event.known_releases):
-        return SAMPLING_PARAMS_INIT, struct["keyword"]
+        return SAMPLING_PARAMS_INIT, struct["keyword"], True
     return None
 
 
@@ -55,7 +55,7 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         refused = _refusal(event) if event.exception == "TypeError" else None
         if refused is None:
             continue
-        function, keyword = refused
+        function, keyword, vouched = refused
         # engine arguments are a caller's: vLLM's own server builds SamplingParams too, from each request
         engine_args = function in ENGINE_ARG_CLASSES and function != SAMPLING_PARAMS_INIT
         constructed = function.split(".")[0]
@@ -63,7 +63,7 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         called_alone = constructed in VLLM_CONSTRUCTED_CLASSES and event.code_file is None
         in_vllm = engine_args or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
-        if in_vllm and (event.caller or (engine_args and releases_known) or called_alone):
+        if vouched or (in_vllm and (event.caller or (engine_args and releases_known) or called_alone)):
             callee = _callee(function, engine_args, called_alone)
             return [_caller_finding(event, function, keyword, callee, flag=function != SAMPLING_PARAMS_INIT)]
     return []

@@ -127,3 +127,16 @@ def test_an_old_samplingparams_refusing_a_keyword_a_later_release_added_asks_for
     assert finding.actions == [
         "Upgrade vLLM to 0.6 or later, which takes the argument; `pip show vllm` says which is installed."
     ]
+
+
+def test_msgspecs_refusal_under_the_frame_that_built_samplingparams_names_that_package():
+    # FastChat's worker builds SamplingParams itself; msgspec raises from C, so its frame is the deepest one
+    lines = [
+        "Traceback (most recent call last):",
+        f'  File "{SITE}/fastchat/serve/vllm_worker.py", line 128, in generate_stream',
+        "    sampling_params = SamplingParams(",
+        "TypeError: Unexpected keyword argument 'use_beam_search'",
+    ]
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
+    assert finding.title.startswith("fastchat passes vLLM an argument the installed vLLM version does not take")
+    assert finding.actions[0].startswith("Take use_beam_search out of the keywords fastchat passes to SamplingParams")
