@@ -83,10 +83,11 @@ def _struct_keyword_releases(cls: str, said: str, frames: list[Frame]) -> Argume
     so the traceback's deepest frame is the code that built SamplingParams (FastChat's worker), its `builder`."""
     found = STRUCT_UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     read = message_catalog().engine_args_minors
-    sampling = ENGINE_ARG_CLASSES[SAMPLING_PARAMS_INIT]
-    if found is None or not read or not message_catalog().engine_argument_minors(sampling, found["keyword"]):
+    if found is None or not read:
         return ArgumentReleases()
-    releases = _engine_argument_releases(sampling, found["keyword"], read)
+    releases = _engine_argument_releases(ENGINE_ARG_CLASSES[SAMPLING_PARAMS_INIT], found["keyword"], read)
+    if releases.absent_from is not None:  # no release's SamplingParams took it: another Struct's refusal
+        return ArgumentReleases()
     builder = _package_of(frames[-1].path) if frames else None
     return replace(releases, builder=builder if builder != "vllm" else None)
 
