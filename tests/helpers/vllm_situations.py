@@ -34,6 +34,7 @@ from advisor.collect.cpu_features import BF16_ARITHMETIC_FLAGS, cpu_flags
 from advisor.collect.server_args import ServeCommand
 from advisor.servers.process import EngineProcess, display_command
 from advisor.servers.vllm import reference_command, vllm_unavailable_reason
+from rules.signals import CORRUPTED_COUNTER
 from tests.helpers import load_trace, machine_state
 from tests.integration.server.prom import samples
 from tests.integration.server.prom import value as sample_value
@@ -232,9 +233,8 @@ def _observe(
     )
 
 
-# vLLM counts requests answered from NaN logits only when asked (0.11.1+); the counter it then exposes.
+# vLLM counts requests answered from NaN logits only when asked (0.11.1+), in rules.signals.CORRUPTED_COUNTER.
 NANS_ENV = "VLLM_COMPUTE_NANS_IN_LOGITS"
-CORRUPTED_COUNTER = "vllm:corrupted_requests_total"
 NAN_REQUESTS = 3
 NAN_WINDOW_MAX_S = 30.0
 

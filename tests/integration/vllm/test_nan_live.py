@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from rules.signals import CORRUPTED_COUNTER
 from tests.helpers import vllm_situations as vs
 from tests.integration.server.prom import value
 from tests.integration.vllm.test_triage_live import findings, offline_triage
@@ -30,12 +31,12 @@ def answered(vllm_work: Path) -> vs.Situation:
 
 def test_vllm_answers_nan_logits_with_success_and_counts_them(answered: vs.Situation) -> None:
     assert answered.notes["during"]["statuses"] == [200] * vs.NAN_REQUESTS
-    assert value(answered.metrics_before, vs.CORRUPTED_COUNTER) == 0
-    assert value(answered.metrics_after, vs.CORRUPTED_COUNTER) == vs.NAN_REQUESTS, answered.metrics_after[-3000:]
+    assert value(answered.metrics_before, CORRUPTED_COUNTER) == 0
+    assert value(answered.metrics_after, CORRUPTED_COUNTER) == vs.NAN_REQUESTS, answered.metrics_after[-3000:]
 
 
 def test_triage_of_the_scrapes_and_the_log_names_the_corrupted_requests(answered: vs.Situation, vllm_work: Path):
     document = offline_triage(answered, vllm_work / "nan-triage")
     [hl8] = [f for f in findings(document) if f["rule"] == "HL-8"]
     assert hl8["title"].startswith(f"{vs.NAN_REQUESTS} request(s) finished with NaN in their logits")
-    assert hl8["evidence"][0]["name"] == f"increase({vs.CORRUPTED_COUNTER})" and hl8["severity"] == "high"
+    assert hl8["evidence"][0]["name"] == f"increase({CORRUPTED_COUNTER})" and hl8["severity"] == "high"
