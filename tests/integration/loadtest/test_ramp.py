@@ -114,7 +114,15 @@ def test_open_loop_ramp_reports_known_timing_and_keeps_the_rate(server, tmp_path
         assert step["server"]["kv_metric"] == "vllm:kv_cache_usage_perc"
         assert step["goodput_rps"] == pytest.approx(offered, rel=0.01)
         assert set(step["ttft_s"]) >= {"p50", "p90", "p95", "p99"}
-    assert result["safe_operating_point"]["offered"] == 8.0
+    # The safe point follows from the SLO verdicts, and each verdict from that step's own p99s. Asserting
+    # "8 rps is safe" would make a pass/fail test of one wall-clock tail: with 16 requests a step's p99 is
+    # its slowest token gap, and a busy 2-core CI box delayed one past 100 ms (CI at 86c8986).
+    for step in result["steps"]:
+        within = step["ttft_s"]["p99"] <= 1.0 and step["itl_s"]["p99"] <= 0.100
+        assert step["slo_met"] is within, step
+    meeting = [s["offered"] for s in result["steps"] if s["slo_met"]]
+    safe = result["safe_operating_point"]
+    assert (safe["offered"] if safe else None) == (max(meeting) if meeting else None)
     records = _records(tmp_path / "records.jsonl")
     assert len(records) == 4 * 3 + 8 * 3  # every scheduled request, warm-up included
     assert all(len(r["gaps_s"]) == 7 and r["output_tokens"] == 8 for r in records)
