@@ -75,6 +75,23 @@ class VllmServer:
         with urllib.request.urlopen(self.base_url + "/metrics", timeout=10) as response:
             return response.read().decode()
 
+    def complete(self, prompt: str, max_tokens: int, timeout_s: float = 120.0, **fields: object) -> tuple[int, dict]:
+        return complete(self.base_url, prompt, max_tokens, timeout_s, **fields)
+
+
+def complete(
+    base_url: str, prompt: str, max_tokens: int, timeout_s: float = 120.0, **fields: object
+) -> tuple[int, dict]:
+    """One /v1/completions request to the served model: (status, body). The one way the vLLM tests and the
+    recordings ask vLLM for text; an HTTP error or a dead server raises (urllib's URLError / OSError), for the
+    caller that expects one to catch."""
+    body = {"model": SERVED_NAME, "prompt": prompt, "max_tokens": max_tokens, **fields}
+    request = urllib.request.Request(
+        base_url + "/v1/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        return response.status, json.loads(response.read())
+
 
 @dataclass
 class Situation:
@@ -278,15 +295,9 @@ def _complete_each(server: VllmServer, requests: int) -> dict:
     """`requests` greedy completions of 4 tokens, one after another: their HTTP statuses and texts."""
     statuses, texts = [], []
     for i in range(requests):
-        body = json.dumps(
-            {"model": SERVED_NAME, "prompt": f"Request {i} of a broken model:", "max_tokens": 4, "temperature": 0}
-        ).encode()
-        request = urllib.request.Request(
-            server.base_url + "/v1/completions", data=body, headers={"Content-Type": "application/json"}
-        )
-        with urllib.request.urlopen(request, timeout=120) as response:
-            statuses.append(response.status)
-            texts.append(json.loads(response.read())["choices"][0]["text"])
+        status, answer = server.complete(f"Request {i} of a broken model:", 4, temperature=0)
+        statuses.append(status)
+        texts.append(answer["choices"][0]["text"])
     return {"statuses": statuses, "texts": texts}
 
 
