@@ -99,6 +99,23 @@ def vllm_release(facts: Facts) -> vllm_defaults.Version | None:
     return release_of(_version_text(facts))
 
 
+def defaults_release(facts: Facts) -> vllm_defaults.Version | None:
+    """The release whose defaults a flag left out takes: the stated version, else the earliest release that prints
+    every vLLM message the log holds word for word. Why: a paste with no version line is still dated by its own
+    lines; a message vLLM first printed in 0.20 says the server is 0.20 or later, so the share it runs at unset is
+    0.20's 0.92, not the 0.90 an unknown version reads as. None when neither says, or the lines disagree (a message
+    whose last release is before another's first: a mixed paste)."""
+    stated = vllm_release(facts)
+    if stated is not None:
+        return stated
+    refs = [e.catalog for e in facts.events if e.catalog is not None and not (e.catalog.partial or e.catalog.predicted)]
+    firsts = [r for r in (release_of(ref.first) for ref in refs) if r is not None]
+    lasts = [r for r in (release_of(ref.last) for ref in refs) if r is not None]
+    if not firsts or not lasts or max(firsts)[:2] > min(lasts)[:2]:
+        return None
+    return max(firsts)
+
+
 def release_of(text: str | None) -> vllm_defaults.Version | None:
     """(major, minor, patch) of a version's text (`0.3.2`, `v0.10.1.1`, `0.8`: patch 0); None if it is none."""
     if not text:
@@ -126,7 +143,7 @@ def _server(facts: Facts) -> dict:
     """The server as the defaults table takes it: version, device, one GPU's memory and name, world size."""
     hardware = facts.hardware
     return {
-        "version": vllm_release(facts),
+        "version": defaults_release(facts),
         "device": vllm_device(facts),
         "usable_gib": total_gib(facts),  # measured first: a log's own figure decides the tier, not the catalog's
         "gpu_name": hardware.gpu_name if hardware else None,
@@ -146,13 +163,19 @@ def gpu_memory_utilization(facts: Facts) -> float:
     event = facts.last_event(LogEventKind.FREE_MEMORY_BELOW_REQUESTED)
     if event and event.gpu_memory_utilization is not None:
         return event.gpu_memory_utilization
-    return vllm_defaults.gpu_memory_utilization(vllm_release(facts), vllm_device(facts), extensible_kv_cache(facts))
+    return vllm_defaults.gpu_memory_utilization(defaults_release(facts), vllm_device(facts), extensible_kv_cache(facts))
 
 
 # What turns vLLM 0.34's extensible KV cache off (vllm/config/vllm.py _resolve_extensible_kv_cache), besides
 # `--no-enable-extensible-kv-cache` (read as the flag set to false): a KV size given outright, which "sizes the KV
-# cache from measured memory" cannot honour.
-_EXTENSIBLE_OFF_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override")
+# cache from measured memory" cannot honour; elastic EP, whose scale-up skips the warmup that measures; and a KV
+# connector, which keeps it off where the connector shares the cache through legacy CUDA IPC or its own memory
+# pool, registers it on ROCm, or moves it within a host without an IMEX channel (most hosts but NVLink-fabric
+# racks; vLLM logs "Extensible KV cache off: …" then, and a log that says otherwise wins).
+_EXTENSIBLE_OFF_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override", "--kv-transfer-config")
+_EXTENSIBLE_OFF_SWITCHES = ("--enable-elastic-ep",)
+# device_config values of the platforms vLLM calls CUDA-alike (ROCm prints cuda too); others never extend
+_CUDA_ALIKE_DEVICES = frozenset({"cuda"})
 
 
 _EXTENSIBLE_HINT = "extensible KV cache"
@@ -171,14 +194,25 @@ def extensible_kv_cache(facts: Facts) -> bool:
     # 0.34's refusal of a KV cache too small says which sizing it used (v1/core/kv_cache_planning.py's hint)
     if any(_EXTENSIBLE_HINT in (e.raw or "") for e in facts.events_of(*_KV_REFUSALS)):
         return True
-    if vllm_device(facts) != "cuda":
+    if vllm_device(facts) != "cuda" or not _cuda_alike(facts):
         return False
     flags = facts.config.flags if facts.config else {}
     if any(flag in flags for flag in _EXTENSIBLE_OFF_FLAGS) or (facts.config and facts.config.kv_cache_memory_bytes):
         return False
+    if any(str(flags.get(switch, "false")).lower() != "false" for switch in _EXTENSIBLE_OFF_SWITCHES):
+        return False
     if str(flags.get("--enable-extensible-kv-cache", "")).lower() == "false":
         return False
-    return vllm_defaults.extensible_kv_cache_default(vllm_release(facts))
+    return vllm_defaults.extensible_kv_cache_default(defaults_release(facts))
+
+
+def _cuda_alike(facts: Facts) -> bool:
+    """Whether the server runs on CUDA or ROCm, as far as its text says: not where its engine line printed another
+    device_config (tpu, xpu, hpu …) or an out-of-tree platform plugin (vllm-ascend, vllm-metal …) ran the model."""
+    device = facts.config.device if facts.config else None
+    if device is not None and device.lower() not in _CUDA_ALIKE_DEVICES:
+        return False
+    return not facts.events_of(LogEventKind.PLATFORM_PLUGIN)
 
 
 def max_share(facts: Facts) -> float:
@@ -195,7 +229,7 @@ def block_size(facts: Facts) -> int:
     if facts.memory and facts.memory.block_size:
         return facts.memory.block_size
     # the GPU's arch is not in the facts: CacheConfig's default on CUDA for the release
-    return vllm_defaults.block_size(vllm_device(facts), version=vllm_release(facts))
+    return vllm_defaults.block_size(vllm_device(facts), version=defaults_release(facts))
 
 
 def max_num_seqs(facts: Facts) -> int | None:

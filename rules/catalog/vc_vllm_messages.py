@@ -420,7 +420,8 @@ def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
 
 def _worded_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     """The first flag the message names, moved the way its words say (`Try increasing X`, `set --flag`)."""
-    return worded_changes(ref.template, _flags_named(ref), facts)
+    said = re.sub(r"\{(\w+)\}", lambda field: ref.captured.get(field[1], field[0]), ref.template)  # the user's values
+    return worded_changes(said, _flags_named(ref), facts)
 
 
 def worded_changes(text: str, flags: list[str], facts: Facts) -> list[ConfigChange]:
@@ -436,8 +437,8 @@ def worded_changes(text: str, flags: list[str], facts: Facts) -> list[ConfigChan
             return [ConfigChange(flag=flag, current=_current(facts, flag), proposed=valued, reason=reason)]
         phrase = r"[`'\"\s-]*".join(parts)
         for words, direction in _DIRECTION_WORDS:
-            if re.search(rf"\b(?:{words})\b[\s`'\"]*(?:the\s+|a\s+|--)?{phrase}", lowered):
-                change = _directed(flag, direction, facts)
+            if said := re.search(rf"\b(?:{words})\b[\s`'\"]*(?:the\s+|a\s+|--)?{phrase}(?P<rest>.*)", lowered):
+                change = _directed(flag, direction, facts, _beyond(said["rest"]))
                 if change is not None:
                     return [change]
     return []
@@ -455,7 +456,14 @@ def _set_value(lowered: str, parts: list[str]) -> str | None:
     return found["value"] if found else None
 
 
-def _directed(flag: str, direction: str, facts: Facts) -> ConfigChange | None:
+def _beyond(rest: str) -> float | None:
+    """The bound the words right after the flag set for its new value: vLLM 0.33's CPU worker says "increase
+    `--gpu-memory-utilization` to more than 0.62" (its footprint's share of the node, rounded up). None when none."""
+    found = re.match(r"[`'\"]*\s+to\s+(?:more\s+than|above|at\s+least)\s+(?P<value>\d+(?:\.\d+)?)\b", rest)
+    return float(found["value"]) if found else None
+
+
+def _directed(flag: str, direction: str, facts: Facts, beyond: float | None = None) -> ConfigChange | None:
     current = _current(facts, flag)
     reason = f"vLLM's message says to {direction} {flag}"
     if flag in CONTAINER_SETTINGS:
@@ -467,12 +475,17 @@ def _directed(flag: str, direction: str, facts: Facts) -> ConfigChange | None:
         proposed = "false" if direction == "disable" else "true"
         return ConfigChange(flag=flag, current=current, proposed=proposed, reason=reason)
     if flag == "--gpu-memory-utilization" and direction in ("raise", "lower"):
-        # 0.34's extensible KV cache: the share left out is the whole GPU
-        unset = c.gpu_memory_utilization(facts) if c.extensible_kv_cache(facts) else c.DEFAULT_GPU_MEMORY_UTILIZATION
-        now = float(current) if current else unset
+        now = float(current) if current else c.gpu_memory_utilization(facts)  # the release's own when left out
         step = c.UTIL_STEP if direction == "raise" else -c.UTIL_STEP
-        proposed = min(c.max_share(facts), round(now + step, 2))
-        if proposed == now:
+        wanted = round(now + step, 2)
+        if beyond is not None and direction == "raise":  # past the bound vLLM named, by a step for the KV cache
+            enough = round(beyond + c.UTIL_STEP, 2)
+            if enough > c.max_share(facts):  # the only share that would do leaves the host none: not this flag
+                return None
+            wanted = max(wanted, enough)
+            reason = f"{reason} to more than {beyond:.2f}, and a step more for the KV cache"
+        proposed = min(c.max_share(facts), wanted)
+        if (proposed - now) * step <= 0:  # already at the ceiling, or past it: "raise" must not lower the share
             return None
         return ConfigChange(flag=flag, current=f"{now:.2f}", proposed=f"{proposed:.2f}", reason=reason)
     if direction in ("raise", "lower") and current and current.isdigit():
@@ -502,7 +515,8 @@ RULE_VLLM_MESSAGE = Rule(
         why="vLLM validates a launch and each request against the model, the GPU and its limits, and says "
         "exactly what is wrong; its words name the cause better than any symptom.",
         example="ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8).",
-        fix="The flag the message names, moved the way it says; for a size that must divide a count, the "
+        fix="The flag the message names, moved the way it says (past the bound it names, where it names one); "
+        "for a size that must divide a count, the "
         "largest that divides it; for a limit, raised to what was asked; for the few messages whose remedy "
         "is not in their words, the remedy the maintainers give.",
         limits="Matches the wording of released vLLM 0.4–0.34; a message from a newer release or a patched "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from advisor.triage.text import _finding
 from reports.triage_view import change_view
+from rules.catalog import common as c
 from rules.catalog import vc_vllm_messages as vc
 from rules.catalog.vc_remedies import REMEDIES
 from rules.evaluate import evaluate
@@ -553,3 +554,56 @@ def test_a_message_that_says_which_value_to_set_a_flag_to_gets_that_value_whatev
     # what vLLM says it does itself is no advice
     done = "MLPSpeculator cannot currently be run with tp>1; setting speculative_draft_tensor_parallel_size=1"
     assert vc.worded_changes(done, ["--speculative-draft-tensor-parallel-size"], Facts()) == []
+
+
+_NO_CACHE_BLOCKS_0_7 = (
+    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+    "the engine."
+)
+_NO_CACHE_BLOCKS_0_22 = (
+    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+    "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
+    "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+)
+
+
+def _share_change(top):
+    return next((c.current, c.proposed) for c in top.changes if c.flag == "--gpu-memory-utilization")
+
+
+def test_a_paste_without_a_version_is_dated_by_its_own_wording_for_the_defaults_it_reads():
+    """vLLM's default share is 0.90 before 0.20 and 0.92 from it. A bare line in 0.22-0.32's wording says it comes
+    from a server of 0.20 or later, so the share it ran at unset is 0.92; the older wording (0.7-0.12) reads 0.90; a
+    stated version wins over the wording."""
+    assert c.defaults_release(Facts(events=parse_lines([_NO_CACHE_BLOCKS_0_22]).events)) == (0, 22, 0)
+    assert _share_change(_top(_NO_CACHE_BLOCKS_0_22)) == ("0.92", "0.95")
+    assert _share_change(_top(_NO_CACHE_BLOCKS_0_7)) == ("0.90", "0.95")
+    stated = "INFO 05-01 12:00:00 api_server.py:1 vLLM API server version 0.10.1\n" + _NO_CACHE_BLOCKS_0_22
+    assert _share_change(_top(stated)) == ("0.90", "0.95")
+    # lines no single release prints together date nothing
+    mixed = Facts(events=parse_lines([_NO_CACHE_BLOCKS_0_7, _NO_CACHE_BLOCKS_0_22]).events)
+    assert c.defaults_release(mixed) is None
+
+
+def test_the_cpu_workers_bound_is_read_and_a_raise_never_lowers_a_share_past_the_ceiling():
+    """vLLM 0.33's CPU worker names the share its footprint needs ("to more than 0.54": 30 GiB of a 56 GiB node,
+    rounded up; vllm/v1/worker/cpu_worker.py). The change goes a step past it, room for the KV cache; a bound that
+    leaves the host nothing (0.93 + a step is past the 0.95 ceiling) moves no share; and a server already given
+    0.97, above the ceiling, is not "raised" to 0.95."""
+
+    def line(bound: str) -> str:
+        return (
+            "ValueError: The worker already uses 30.00 GiB (model weights and runtime), more than the 28.00 GiB of "
+            "CPU memory reserved for it on node 0, leaving none for the KV cache. On the CPU backend, the "
+            "`--gpu-memory-utilization` flag controls the fraction of CPU memory reserved (despite its name). To "
+            f"resolve: increase `--gpu-memory-utilization` to more than {bound}, or set the KV cache size explicitly "
+            "with `--kv-cache-memory-bytes` or VLLM_CPU_KVCACHE_SPACE."
+        )
+
+    top = _top(line("0.54"), {"--gpu-memory-utilization": "0.50"})
+    assert top.rule == "VC-1" and _share_change(top) == ("0.50", "0.59")
+    assert "to more than 0.54" in top.changes[0].reason
+    shares = [ch for ch in _top(line("0.93"), {"--gpu-memory-utilization": "0.90"}).changes if ch.flag.endswith("tion")]
+    assert shares == []
+    shares = [ch for ch in _top(line("0.54"), {"--gpu-memory-utilization": "0.97"}).changes if ch.flag.endswith("tion")]
+    assert shares == []

@@ -77,6 +77,25 @@ def test_a_kv_size_given_outright_turns_the_extensible_cache_off():
         assert not c.extensible_kv_cache(facts) and c.max_share(facts) == c.SAFE_MAX_GPU_MEMORY_UTILIZATION
 
 
+def test_elastic_ep_a_kv_connector_and_platforms_other_than_cuda_keep_the_cache_estimated():
+    """_resolve_extensible_kv_cache (0.34) keeps it off off CUDA and ROCm ("it is only supported on CUDA and ROCm"),
+    with elastic EP (scale-up skips the warmup that measures) and with most KV connectors (legacy IPC, a custom pool,
+    ROCm's registration, no IMEX channel within a host); a connector's own "Extended KV cache" line says otherwise."""
+    for flag in ("--enable-elastic-ep", '--kv-transfer-config \'{"kv_connector":"NixlConnector"}\''):
+        facts = _facts(VERSION_034, server_args=f"vllm serve Qwen/Qwen3-8B {flag}")
+        assert not c.extensible_kv_cache(facts) and c.gpu_memory_utilization(facts) == 0.92, flag
+    connected = _facts(VERSION_034, EXTENDED, server_args="vllm serve Qwen/Qwen3-8B --kv-transfer-config '{}'")
+    assert c.extensible_kv_cache(connected)
+    tpu = (
+        "INFO 12-01 10:00:05 [core.py:93] Initializing a V1 LLM engine (v0.34.0) with config: model='Qwen/Qwen3-8B', "
+        "dtype=torch.bfloat16, max_seq_len=32768, device_config=tpu, seed=0"
+    )
+    assert not c.extensible_kv_cache(_facts(VERSION_034, tpu))
+    assert c.extensible_kv_cache(_facts(VERSION_034, tpu.replace("device_config=tpu", "device_config=cuda")))
+    plugin = "INFO 12-01 10:00:01 [__init__.py:278] Platform plugin ascend is activated"
+    assert not c.extensible_kv_cache(_facts(VERSION_034, plugin))
+
+
 def test_a_share_near_one_is_not_a_refused_start_on_034_but_is_on_033_and_with_the_cache_off():
     assert ap_sizing.RULE_UTIL.evaluate(_facts(VERSION_034, ARGS_099, ESTIMATE, EXTENDED, SIZE)) == []
     [older] = ap_sizing.RULE_UTIL.evaluate(_facts(VERSION_033, ARGS_099))
