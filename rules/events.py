@@ -575,8 +575,11 @@ class CatalogRef(BaseModel):
     template: str  # vLLM's wording, fields as {name}
     file: str  # within vllm/, in the newest release that prints it
     line: int
-    first: str  # the first and last minor releases that print it
+    first: str  # the first and last minor releases that print it there (file, line)
     last: str
+    # the first and last minor releases that print these words anywhere (any file, any line): what dates a paste
+    wording_first: str | None = None
+    wording_last: str | None = None
     exception: str | None = None  # raised as (ValueError …); None for a logged message
     level: str | None = None  # logged at (warning, error …); None for a raised one
     phase: str = "other"  # config | startup | serving | other, from where in vLLM it is raised

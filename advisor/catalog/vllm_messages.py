@@ -76,6 +76,8 @@ class CatalogMatch:
             line=place["line"],
             first=place["first"],
             last=place["last"],
+            wording_first=entry["first"],
+            wording_last=entry["last"],
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),

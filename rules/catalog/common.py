@@ -109,8 +109,8 @@ def defaults_release(facts: Facts) -> vllm_defaults.Version | None:
     if stated is not None:
         return stated
     refs = [e.catalog for e in facts.events if e.catalog is not None and not (e.catalog.partial or e.catalog.predicted)]
-    firsts = [r for r in (release_of(ref.first) for ref in refs) if r is not None]
-    lasts = [r for r in (release_of(ref.last) for ref in refs) if r is not None]
+    firsts = [r for r in (release_of(ref.wording_first) for ref in refs) if r is not None]
+    lasts = [r for r in (release_of(ref.wording_last) for ref in refs) if r is not None]
     if not firsts or not lasts or max(firsts)[:2] > min(lasts)[:2]:
         return None
     return max(firsts)

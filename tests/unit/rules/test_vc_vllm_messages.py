@@ -580,6 +580,11 @@ def test_a_paste_without_a_version_is_dated_by_its_own_wording_for_the_defaults_
     assert _share_change(_top(_NO_CACHE_BLOCKS_0_7)) == ("0.90", "0.95")
     stated = "INFO 05-01 12:00:00 api_server.py:1 vLLM API server version 0.10.1\n" + _NO_CACHE_BLOCKS_0_22
     assert _share_change(_top(stated)) == ("0.90", "0.95")
+    # a header naming 0.33's file places the message there, but the same words from 0.22's file date it as 0.22
+    headed = "ERROR 05-01 12:00:00 [kv_cache_planning.py:57] " + _NO_CACHE_BLOCKS_0_22.removeprefix("ValueError: ")
+    [event] = [e for e in parse_lines([headed]).events if e.catalog]
+    assert event.catalog.file.endswith("kv_cache_planning.py") and event.catalog.first == "0.33"
+    assert c.defaults_release(Facts(events=[event])) == (0, 22, 0)
     # lines no single release prints together date nothing
     mixed = Facts(events=parse_lines([_NO_CACHE_BLOCKS_0_7, _NO_CACHE_BLOCKS_0_22]).events)
     assert c.defaults_release(mixed) is None
