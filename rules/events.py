@@ -297,7 +297,8 @@ class LogEventKind(str, Enum):
     # code built for other GPUs: CUDA's "no kernel image is available for execution on the device"; torch's warning
     # "<GPU> with CUDA capability sm_<cc> is not compatible with the current PyTorch installation" (component: the
     # GPU, version: its sm_<cc>) and its next line "The current PyTorch install supports CUDA capabilities sm_50 …"
-    # (component: PyTorch, message: the capabilities)
+    # (component: PyTorch, message: the capabilities); vLLM 0.1-0.3's build refusing a GPU, "GPUs with compute
+    # capability below 7.0 are not supported." (component: VLLM_BUILD, message: the floor)
     GPU_ARCH_UNSUPPORTED = "gpu_arch_unsupported"
     # the process out of file descriptors: "OSError: [Errno 24] Too many open files" (EMFILE), and vLLM's start-up
     # warning that it could not raise its own limit ("Found ulimit of 1024 and failed to automatically increase …":
@@ -500,6 +501,7 @@ CUT_MID_ANSWER = "cut"
 # PROTOCOL_MISMATCH's component when vLLM's own server logged it (a client's otherwise)
 NOT_HTTP_AT_SERVER = "server"
 NO_LIBCUDA_LINK = "no libcuda.so to link against"
+VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would

@@ -16,7 +16,7 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import VLLM_BUILD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -41,6 +41,9 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
     rocm = [e for e in events if e.component == "ROCm"]
     if rocm:
         return [_rocm(next((e for e in rocm if e.version), rocm[0]))]
+    build = next((e for e in events if e.component == VLLM_BUILD), None)
+    if build is not None:
+        return [_build_refused(build)]
     gpu = next((e for e in events if e.version), None)
     built = next((e for e in events if e.component == "PyTorch"), None)
     cuda = next((e for e in events if e.component is None), None)
@@ -88,6 +91,33 @@ def _torch_says(gpu: LogEvent, built: LogEvent | None, cuda: LogEvent | None) ->
         "available for execution on the device', and vLLM's compiled ops were built against that PyTorch.",
         evidence=evidence,
         actions=[_fix_for(capability), _CHECK],
+        confidence=0.9,
+    )
+
+
+def _build_refused(event: LogEvent) -> Finding:
+    """vLLM 0.1-0.3's setup.py, building from source (pip installing the sdist, `pip install -e .`): with
+    TORCH_CUDA_ARCH_LIST unset it targets every GPU the machine shows and refuses one below compute capability 7.0.
+    The maintainers' answer: vLLM did not support GPUs before Volta (vllm#774); nothing technical stopped Pascal,
+    it was untested (vllm#963)."""
+    floor = event.message or "7.0"
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"vLLM's build from source refused a GPU below compute capability {floor} (Pascal or older)",
+        summary=f"vLLM's setup.py (0.1-0.3) compiles its kernels for every GPU the machine shows when "
+        f"TORCH_CUDA_ARCH_LIST is unset, and stops at one of compute capability below {floor}: a P100, P40, P4 or "
+        "GTX 10xx. It happens while installing, before any server runs. vLLM's maintainers said vLLM did not "
+        "support GPUs older than Volta, which were untested rather than impossible (vllm#774, vllm#963).",
+        evidence=[c.log_evidence(event, name="vLLM's build floor", value=floor)],
+        actions=[
+            f"Serve on a GPU of compute capability {floor} or newer (V100, T4, A10, A100, L4, H100 …); current vLLM "
+            f"releases need 7.5.",
+            "If the machine also has a supported GPU, build for that one only: TORCH_CUDA_ARCH_LIST set to its "
+            "capability (8.0 for an A100) skips the check of every GPU, or CUDA_VISIBLE_DEVICES hides the old one "
+            "during the install.",
+            "To run on the Pascal GPU itself: community builds (vllm-pascal) remove the check, at your own risk; "
+            "vLLM's own releases never supported it.",
+        ],
         confidence=0.9,
     )
 
@@ -144,7 +174,8 @@ RULE_GPU_ARCH = Rule(
     check=_check_gpu_arch,
     needs=("events",),
     page=RulePage(
-        checks="CUDA's `no kernel image is available for execution on the device`; torch's `<GPU> with CUDA "
+        checks="CUDA's `no kernel image is available for execution on the device`; vLLM 0.1-0.3's build refusing "
+        "a GPU (`GPUs with compute capability below 7.0 are not supported.`, setup.py); torch's `<GPU> with CUDA "
         "capability sm_<cc> is not compatible with the current PyTorch installation` and its `The current PyTorch "
         "install supports CUDA capabilities …`; ROCm's `HIP error: invalid device function`, `hipErrorNoBinaryForGpu: "
         "Unable to find code object for all current devices` and rocBLAS's `Cannot read …TensileLibrary…: No such "

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED
+from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, VLLM_BUILD
 from rules.events import LogEventKind as K
 
 
@@ -494,6 +494,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"HIP error: invalid device function|hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
         r"|rocBLAS error: Cannot read \S+: No such file or directory for GPU arch : (?P<gfx>gfx\w+)",
         lambda m: {"message": m.group(0), "component": "ROCm", "version": m["gfx"]},
+    ),
+    wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for
+        # every GPU it sees, and stops at one below its floor ("less than" in 0.1.2, "below" in 0.3.3: their sdists)
+        ("GPUs with compute capability below", "GPUs with compute capability less than"),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"GPUs with compute capability (?:below|less than) (?P<floor>\d+\.\d+) are not supported",
+        lambda m: {"message": m["floor"], "component": VLLM_BUILD},
     ),
     wording(  # torch's warning at its first CUDA call (torch/cuda/__init__.py), then its list of what it was built for
         ("is not compatible with the current PyTorch installation", "The current PyTorch install supports"),

@@ -54,6 +54,32 @@ def test_a_v100_is_below_current_releases_and_sent_to_an_older_one_or_a_source_b
     assert "TORCH_CUDA_ARCH_LIST=7.0" in finding.actions[0]
 
 
+# pip building vLLM 0.1.2's sdist on a machine with an A100 and a P100 (vllm#463, the reporter's paste, cut)
+PIP_BUILD = [
+    "  Getting requirements to build wheel ... error",
+    "  error: subprocess-exited-with-error",
+    "  × Getting requirements to build wheel did not run successfully.",
+    "  │ exit code: 1",
+    "  ╰─> [15 lines of output]",
+    "      Traceback (most recent call last):",
+    '        File "/usr/local/lib/python3.8/dist-packages/pip/_vendor/pyproject_hooks/_in_process/_in_process.py", '
+    "line 353, in <module>",
+    "          main()",
+    "      RuntimeError: GPUs with compute capability less than 7.0 are not supported.",
+    "      [end of output]",
+]
+
+
+def test_vllms_own_build_refusing_a_pascal_gpu_says_volta_or_newer_and_how_to_build_for_the_other_gpu():
+    """vLLM 0.1-0.3's setup.py checks every GPU it sees when TORCH_CUDA_ARCH_LIST is unset (vllm#774, #963: no
+    support before Volta); both of its wordings, bare (vllm#1284) or inside pip's build output (vllm#463)."""
+    for lines in (PIP_BUILD, ["RuntimeError: GPUs with compute capability below 7.0 are not supported."]):
+        [finding] = _findings(RULE_GPU_ARCH, *lines)
+        assert finding.title == "vLLM's build from source refused a GPU below compute capability 7.0 (Pascal or older)"
+        assert finding.actions[0].startswith("Serve on a GPU of compute capability 7.0 or newer")
+        assert "TORCH_CUDA_ARCH_LIST" in finding.actions[1] and finding.evidence[0].value == "7.0"
+
+
 def test_cudas_error_alone_says_what_to_check():
     [finding] = _findings(RULE_GPU_ARCH, NO_KERNEL)
     assert finding.title.startswith("a binary holds no code for this GPU")
