@@ -111,7 +111,9 @@ def defaults_release(facts: Facts) -> vllm_defaults.Version | None:
     refs = [e.catalog for e in facts.events if e.catalog is not None and not (e.catalog.partial or e.catalog.predicted)]
     firsts = [r for r in (release_of(ref.wording_first) for ref in refs) if r is not None]
     lasts = [r for r in (release_of(ref.wording_last) for ref in refs) if r is not None]
-    if not firsts or not lasts or max(firsts)[:2] > min(lasts)[:2]:
+    if _extensible_said(facts) is not None:  # only 0.34 and later speak of the extensible KV cache
+        firsts.append(vllm_defaults.EXTENSIBLE_KV_CACHE_FROM)
+    if not firsts or (lasts and max(firsts)[:2] > min(lasts)[:2]):
         return None
     return max(firsts)
 
@@ -188,12 +190,9 @@ def extensible_kv_cache(facts: Facts) -> bool:
     KV cache: …"), else the flags that turn it off, else its default (on for a GPU server from 0.34). Why it
     matters: such a server takes the whole GPU by default and needs no share below 1.0 for its own transients,
     so a lower --gpu-memory-utilization only takes memory from its KV cache."""
-    said = facts.last_event(LogEventKind.KV_CACHE_EXTENDED, LogEventKind.EXTENSIBLE_KV_OFF)
+    said = _extensible_said(facts)
     if said is not None:
-        return said.kind == LogEventKind.KV_CACHE_EXTENDED
-    # 0.34's refusal of a KV cache too small says which sizing it used (v1/core/kv_cache_planning.py's hint)
-    if any(_EXTENSIBLE_HINT in (e.raw or "") for e in facts.events_of(*_KV_REFUSALS)):
-        return True
+        return said
     if vllm_device(facts) != "cuda" or not _cuda_alike(facts):
         return False
     flags = facts.config.flags if facts.config else {}
@@ -204,6 +203,18 @@ def extensible_kv_cache(facts: Facts) -> bool:
     if str(flags.get("--enable-extensible-kv-cache", "")).lower() == "false":
         return False
     return vllm_defaults.extensible_kv_cache_default(defaults_release(facts))
+
+
+def _extensible_said(facts: Facts) -> bool | None:
+    """What the server's own lines say of 0.34's extensible KV cache: on ("Extended KV cache to N blocks", or a KV
+    refusal whose hint names it: v1/core/kv_cache_planning.py), off ("Disabling the extensible KV cache: …",
+    "Extensible KV cache off: …"), or None when they say nothing."""
+    said = facts.last_event(LogEventKind.KV_CACHE_EXTENDED, LogEventKind.EXTENSIBLE_KV_OFF)
+    if said is not None:
+        return said.kind == LogEventKind.KV_CACHE_EXTENDED
+    if any(_EXTENSIBLE_HINT in (e.raw or "") for e in facts.events_of(*_KV_REFUSALS)):
+        return True
+    return None
 
 
 def _cuda_alike(facts: Facts) -> bool:

@@ -116,7 +116,10 @@ def test_a_034_kv_refusal_at_the_whole_gpu_proposes_a_shorter_context_never_a_sm
     assert c.extensible_kv_cache(facts)
     top = evaluate(facts).findings[0]
     flags = {change.flag: change.proposed for change in [*top.changes, *top.alternatives]}
-    assert top.rule == "OP-1.1" and flags["--max-model-len"] == "69152"
+    # vLLM's estimate, 69152, rounded down to a whole block: only 0.34 speaks of the extensible cache, so the paste
+    # is from 0.34 or later, whose block size left out is 64 (1080 blocks), not the 16 of an undated paste
+    assert top.rule == "OP-1.1" and flags["--max-model-len"] == "69120"
+    assert c.defaults_release(facts) == D.EXTENSIBLE_KV_CACHE_FROM and c.block_size(facts) == 64
     assert "--gpu-memory-utilization" not in flags
 
 
