@@ -501,8 +501,8 @@ CUT_MID_ANSWER = "cut"
 # PROTOCOL_MISMATCH's component when vLLM's own server logged it (a client's otherwise)
 NOT_HTTP_AT_SERVER = "server"
 NO_LIBCUDA_LINK = "no libcuda.so to link against"
-VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
+VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"
