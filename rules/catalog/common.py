@@ -106,8 +106,13 @@ def defaults_release(facts: Facts) -> vllm_defaults.Version | None:
     0.20's 0.92, not the 0.90 an unknown version reads as. None when neither says, or the lines disagree (a message
     whose last release is before another's first: a mixed paste)."""
     stated = vllm_release(facts)
-    if stated is not None:
-        return stated
+    return stated if stated is not None else release_floor(facts)
+
+
+def release_floor(facts: Facts) -> vllm_defaults.Version | None:
+    """The earliest release the text's own words allow: the latest first release among the vLLM messages it holds
+    word for word, and 0.34 where it speaks of the extensible KV cache. None when nothing dates it, or the lines
+    disagree. A floor, not a version: the server may be any release from it to the newest that prints them all."""
     refs = [e.catalog for e in facts.events if e.catalog is not None and not (e.catalog.partial or e.catalog.predicted)]
     firsts = [r for r in (release_of(ref.wording_first) for ref in refs) if r is not None]
     lasts = [r for r in (release_of(ref.wording_last) for ref in refs) if r is not None]

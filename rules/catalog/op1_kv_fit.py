@@ -280,7 +280,12 @@ def _check_no_cache_blocks(facts: Facts) -> list[Finding]:
         changes, alternatives = _larger_budget(facts, available, total)
     actions = []
     version = c.vllm_version(facts)
-    if version is None or (0, 8) <= version <= (0, 9):
+    if version is not None:
+        charges_others = (0, 8) <= version <= (0, 9)
+    else:  # undated: what its own words date rules out the releases before them
+        floor = c.release_floor(facts)
+        charges_others = floor is None or floor[:2] <= (0, 9)
+    if charges_others:
         actions.append(
             "vLLM 0.8–0.9.0 charges other processes' GPU memory to this instance: stop them or give "
             "this instance its own GPU."

@@ -2,6 +2,7 @@
 
 import pytest
 
+from advisor.collect.logs import parse_lines
 from rules.catalog import op1_free_memory, op1_kv_fit, op1_oom, op1_unexplained
 from rules.events import LogEvent, OomPhase
 from rules.events import LogEventKind as K
@@ -150,6 +151,27 @@ def test_no_cache_blocks_with_small_weights_raises_utilization():
         events=[event(K.MODEL_LOADING, 1, weights_gib=15.0), event(K.NO_CACHE_BLOCKS, 2)],
     )
     assert _changes(_one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, facts)) == {"--gpu-memory-utilization": "0.95"}
+
+
+def test_other_processes_are_blamed_only_on_releases_that_charged_them():
+    """vLLM 0.8-0.9.0 counted other processes' GPU memory against this instance. An undated paste keeps the warning
+    unless its own wording dates it later: the old bare "No available memory …" (0.4-0.12) keeps it, the wording
+    printed from 0.22 on ("… despite its name") drops it, and a stated 0.10 drops it whatever the wording."""
+    said = (
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine"
+    )
+    since_0_7 = f"ValueError: {said}."
+    since_0_22 = (
+        f"ValueError: {said} (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+        "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    )
+
+    def warns(*lines: str) -> bool:
+        finding = _one(op1_kv_fit.RULE_NO_CACHE_BLOCKS, Facts(events=parse_lines(list(lines)).events))
+        return any("charges other processes" in action for action in finding.actions)
+
+    assert warns(since_0_7) and not warns(since_0_22)
+    assert not warns("INFO 05-01 12:00:00 api_server.py:1 vLLM API server version 0.10.1", since_0_7)
 
 
 def test_no_cache_blocks_offers_fewer_sequences_where_vllm_may_profile_its_sampler_over_1024():
