@@ -593,7 +593,8 @@ class CatalogRef(BaseModel):
     kind: str | None = None  # raise | log | response | assert (an internal check's words, failing as AssertionError)
 
     def location(self) -> str:
-        return f"vllm/{self.file.removeprefix('vllm/')}:{self.line} (vLLM {self.first}–{self.last})"
+        releases = self.first if self.first == self.last else f"{self.first}–{self.last}"  # "0.34", not "0.34–0.34"
+        return f"vllm/{self.file.removeprefix('vllm/')}:{self.line} (vLLM {releases})"
 
 
 class LogEvent(BaseModel):

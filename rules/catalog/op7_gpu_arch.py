@@ -111,7 +111,7 @@ def _build_refused(event: LogEvent) -> Finding:
         evidence=[c.log_evidence(event, name="vLLM's build floor", value=floor)],
         actions=[
             f"Serve on a GPU of compute capability {floor} or newer (V100, T4, A10, A100, L4, H100 …); current vLLM "
-            f"releases need 7.5.",
+            "releases need 7.5.",
             "If the machine also has a supported GPU, build for that one only: TORCH_CUDA_ARCH_LIST set to its "
             "capability (8.0 for an A100) skips the check of every GPU, or CUDA_VISIBLE_DEVICES hides the old one "
             "during the install.",

@@ -584,6 +584,7 @@ def test_a_paste_without_a_version_is_dated_by_its_own_wording_for_the_defaults_
     headed = "ERROR 05-01 12:00:00 [kv_cache_planning.py:57] " + _NO_CACHE_BLOCKS_0_22.removeprefix("ValueError: ")
     [event] = [e for e in parse_lines([headed]).events if e.catalog]
     assert event.catalog.file.endswith("kv_cache_planning.py") and event.catalog.first == "0.33"
+    assert event.catalog.location() == "vllm/v1/core/kv_cache_planning.py:57 (vLLM 0.33)"  # one release, said once
     assert c.defaults_release(Facts(events=[event])) == (0, 22, 0)
     # lines no single release prints together date nothing
     mixed = Facts(events=parse_lines([_NO_CACHE_BLOCKS_0_7, _NO_CACHE_BLOCKS_0_22]).events)
