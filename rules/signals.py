@@ -122,6 +122,17 @@ def waiting(facts: Facts) -> Signal | None:
     return gauge(facts, "vllm:num_requests_waiting", "waiting")
 
 
+GENERATION_TOKENS = "vllm:generation_tokens_total"
+ENGINE_STEPS = "vllm:iteration_tokens_total"  # histogram: every engine step observes it once, prefill or decode
+
+
+def progress(facts: Facts) -> list[Signal]:
+    """The window's generated tokens/s and engine steps/s that are above zero: the engine did work in the window.
+    Empty without a window, without those counters, or when neither moved."""
+    moved = (counter_rate(facts, GENERATION_TOKENS), observation_rate(facts, ENGINE_STEPS))
+    return [signal for signal in moved if signal is not None and signal.value > 0]
+
+
 @_finite_only
 def counter_rate(facts: Facts, metric: str) -> Signal | None:
     """Per-second rate over the window; None without a window."""

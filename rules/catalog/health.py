@@ -52,9 +52,9 @@ def _stalled(facts: Facts) -> list[Evidence]:
     """Evidence that work is pending but no token was generated over a long enough window."""
     if facts.window is None or facts.window.interval_s < MIN_STALL_WINDOW_S:
         return []
-    tokens = signals.counter_rate(facts, "vllm:generation_tokens_total")
+    tokens = signals.counter_rate(facts, signals.GENERATION_TOKENS)
     # The engine's heartbeat: every step observes vllm:iteration_tokens_total once, prefill or decode.
-    steps = signals.observation_rate(facts, "vllm:iteration_tokens_total")
+    steps = signals.observation_rate(facts, signals.ENGINE_STEPS)
     run, queue = signals.running(facts), signals.waiting(facts)
     pending = (run.value if run else 0.0) + (queue.value if queue else 0.0)
     moving = [s for s in (tokens, steps) if s is not None and s.value > 0]

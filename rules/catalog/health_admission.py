@@ -70,9 +70,11 @@ def _admits_nothing(waiting: float, running: float, kv: float) -> bool:
 
 def _confirmed(facts: Facts) -> bool | None:
     """Whether more than one reading shows it: a window (its end, after a span of no generation), or the last
-    two stats lines; False when the stats line before the last shows work; None for a single reading."""
+    two stats lines; False when the window or the stats line before the last shows work; None for a single reading.
+    Why the window's work counts: a server with --max-num-seqs 1 shows 0 running between two requests, and a scrape
+    taken in that gap (the demo's, once in CI) is no stuck queue when tokens were generated over the window."""
     if facts.window is not None:
-        return True
+        return not signals.progress(facts)
     stats = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.waiting is not None and e.running is not None]
     if facts.snapshot is not None or len(stats) < 2:
         return None

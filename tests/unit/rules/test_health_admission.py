@@ -24,8 +24,15 @@ def test_a_full_cache_or_a_running_batch_is_not_this_rule():
         assert hl5.RULE_ADMISSION.evaluate(facts) == []
 
 
+def test_tokens_generated_over_the_window_are_a_gap_between_requests_not_a_stuck_queue():
+    """A server with --max-num-seqs 1 shows 0 running between two requests: the demo's scrape once landed there in
+    CI (3 waiting, 0 running, KV 0). The window's tokens say the scheduler admitted work all along."""
+    assert hl5.RULE_ADMISSION.evaluate(live(running=0, waiting=3, kv=0.0, generated=5000)) == []
+    assert hl5.RULE_ADMISSION.evaluate(live(running=0, waiting=3, kv=0.0, generated=0))  # nothing moved: stuck
+
+
 def test_on_a_release_with_the_admission_fix_it_lowers_max_model_len_to_the_pool():
-    facts = live(running=0, waiting=2, kv=0.0)
+    facts = live(running=0, waiting=2, kv=0.0, generated=0)
     facts.config = config(vllm_version="0.32.0", max_model_len=262_144)
     facts.memory = MemoryFacts(kv_cache_tokens=148_944)
     [finding] = hl5.RULE_ADMISSION.evaluate(facts)
