@@ -420,8 +420,7 @@ def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
 
 def _worded_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     """The first flag the message names, moved the way its words say (`Try increasing X`, `set --flag`)."""
-    said = re.sub(r"\{(\w+)\}", lambda field: ref.captured.get(field[1], field[0]), ref.template)  # the user's values
-    return worded_changes(said, _flags_named(ref), facts)
+    return worded_changes(_plain(ref), _flags_named(ref), facts)  # the user's values: a bound vLLM computed is read
 
 
 def worded_changes(text: str, flags: list[str], facts: Facts) -> list[ConfigChange]:
