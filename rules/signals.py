@@ -126,11 +126,14 @@ GENERATION_TOKENS = "vllm:generation_tokens_total"
 ENGINE_STEPS = "vllm:iteration_tokens_total"  # histogram: every engine step observes it once, prefill or decode
 
 
-def progress(facts: Facts) -> list[Signal]:
-    """The window's generated tokens/s and engine steps/s that are above zero: the engine did work in the window.
-    Empty without a window, without those counters, or when neither moved."""
-    moved = (counter_rate(facts, GENERATION_TOKENS), observation_rate(facts, ENGINE_STEPS))
-    return [signal for signal in moved if signal is not None and signal.value > 0]
+def work_rates(facts: Facts) -> tuple[Signal | None, Signal | None]:
+    """The window's generated tokens/s and engine steps/s (each None without a window or its counter)."""
+    return counter_rate(facts, GENERATION_TOKENS), observation_rate(facts, ENGINE_STEPS)
+
+
+def moved(rates: tuple[Signal | None, ...]) -> list[Signal]:
+    """Those of `rates` above zero: the engine did work in the window. Empty when neither moved or none is known."""
+    return [signal for signal in rates if signal is not None and signal.value > 0]
 
 
 @_finite_only

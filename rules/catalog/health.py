@@ -52,13 +52,10 @@ def _stalled(facts: Facts) -> list[Evidence]:
     """Evidence that work is pending but no token was generated over a long enough window."""
     if facts.window is None or facts.window.interval_s < MIN_STALL_WINDOW_S:
         return []
-    tokens = signals.counter_rate(facts, signals.GENERATION_TOKENS)
-    # The engine's heartbeat: every step observes vllm:iteration_tokens_total once, prefill or decode.
-    steps = signals.observation_rate(facts, signals.ENGINE_STEPS)
+    tokens, steps = signals.work_rates(facts)  # steps: the engine's heartbeat, one per step, prefill or decode
     run, queue = signals.running(facts), signals.waiting(facts)
     pending = (run.value if run else 0.0) + (queue.value if queue else 0.0)
-    moving = [s for s in (tokens, steps) if s is not None and s.value > 0]
-    if (tokens is None and steps is None) or moving or pending < 1:
+    if (tokens is None and steps is None) or signals.moved((tokens, steps)) or pending < 1:
         return []
     evidence = [
         s.evidence.model_copy(update={"threshold": 0, "comparison": "=="}) for s in (tokens, steps) if s is not None

@@ -74,7 +74,7 @@ def _confirmed(facts: Facts) -> bool | None:
     Why the window's work counts: a server with --max-num-seqs 1 shows 0 running between two requests, and a scrape
     taken in that gap (the demo's, once in CI) is no stuck queue when tokens were generated over the window."""
     if facts.window is not None:
-        return not signals.progress(facts)
+        return not signals.moved(signals.work_rates(facts))
     stats = [e for e in facts.events_of(LogEventKind.STATS_LINE) if e.waiting is not None and e.running is not None]
     if facts.snapshot is not None or len(stats) < 2:
         return None

@@ -24,7 +24,7 @@ MAX_BATCHED_TOKENS_CAP = 16384
 TAIL_RATIO = 5.0  # TTFT p99 / p50
 PROMPT_TAIL_RATIO = 4.0  # prompt tokens p99 / p50
 LOADED_RUNNING = 2  # ITL "under load" from this many running requests
-STEP_TOKENS = "vllm:iteration_tokens_total"  # histogram: tokens each engine step carried
+STEP_TOKENS = signals.ENGINE_STEPS  # histogram: tokens each engine step carried
 # The budget binds when the median step carries at least this share of it (with vLLM's power-of-two
 # buckets: half the steps sit in the bucket ending at the budget), or when prompts exceed it.
 BUDGET_BOUND_SHARE = 0.5
