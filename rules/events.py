@@ -747,6 +747,9 @@ class LogEvent(BaseModel):
     plugin: str | None = None
     # the source line printed under each frame of an unplaced error's traceback, outermost first
     calls: list[str] = Field(default_factory=list)
+    # an unplaced error's innermost frame that made a call rather than pass one on (torch's module dispatch and
+    # Python's wrappers skipped), as `path:line in function`: where a call Python refused the arguments of was made
+    call_site: str | None = None
     token_ids: list[int] = Field(default_factory=list)  # the ids it carried
     index: int | None = None  # an index a kernel was given …
     index_bound: int | None = None  # … and the size of the dimension it indexed

@@ -30,6 +30,7 @@ from advisor.collect.log_transport import carried_lines
 from advisor.collect.pasted_text import (
     Frame,
     Unwrapped,
+    call_site,
     component_of,
     continues,
     deepest_vllm_frame,
@@ -694,6 +695,7 @@ def _unplaced_event(
         naming_message=message_catalog().naming_in(said),
         caller=refused_names.caller_of_vllm(frames) or releases.builder,
         plugin=plugin_of(frames) if frames else logged_plugin,
+        call_site=_site(call_site(frames)),
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
         absent_from_releases=releases.absent_from,
@@ -701,6 +703,10 @@ def _unplaced_event(
         extra_releases=extra[1] if extra else None,
         **common,
     )
+
+
+def _site(frame: Frame | None) -> str | None:
+    return f"{frame.path}:{frame.line} in {frame.function}" if frame is not None else None
 
 
 def _cut_under_its_words(state: _ParseState, result: LogReadResult) -> bool:

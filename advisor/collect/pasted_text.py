@@ -267,6 +267,26 @@ def deepest_vllm_frame(frames: list[Frame]) -> Frame | None:
     return next((f for f in reversed(frames) if "vllm/" in f.path.replace("\\", "/")), None)
 
 
+# Frames that only pass a call on: torch's nn.Module dispatch (`return forward_call(*args, **kwargs)`), torch.compile's
+# wrappers, torch's no-grad decorator, Python's functools and contextlib. Python refuses a call's arguments before the
+# callee runs, so the frame that made the call is the innermost one that is none of these.
+_PASSES_CALLS_ON = (
+    "torch/nn/modules/module.py",
+    "torch/_dynamo/",
+    "torch/utils/_contextlib.py",
+    "/functools.py",
+    "/contextlib.py",
+)
+
+
+def call_site(frames: list[Frame]) -> Frame | None:
+    """The innermost frame that is no wrapper passing a call on: for a TypeError about a call's arguments, the code
+    that made the call (`…/fused_moe/layer.py:478 in forward_cuda`, under two frames of torch's module dispatch)."""
+    return next(
+        (f for f in reversed(frames) if not any(w in f.path.replace("\\", "/") for w in _PASSES_CALLS_ON)), None
+    )
+
+
 # A hardware plugin's package (vllm_ascend, vllm_kunlun, vllm_gaudi …): laid out as vLLM is, so its paths name
 # the same components, which are then the plugin's.
 _PLUGIN_PACKAGE = re.compile(r"(?:^|/)(vllm_[a-z0-9_]+)/")

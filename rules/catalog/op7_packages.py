@@ -32,7 +32,7 @@ _VLLM_LIBRARY = re.compile(
     r"quantization_ops|cuda_utils|custom_ops|_custom_ops|_flashmla_C|vllm_flash_attn)"
 )
 # Python's words for a call whose signature or module changed under it.
-_SIGNATURE = re.compile(
+SIGNATURE = re.compile(
     r"unexpected keyword argument|positional-only arguments passed as keyword|takes \d+ positional arguments? "
     r"but \d+ (?:were|was) given|missing \d+ required (?:positional|keyword-only) arguments?"
 )
@@ -251,13 +251,13 @@ RULE_NAME_TAKEN = Rule(
 
 def _check_api_mismatch(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        package = _mismatched_package(event)
+        package = mismatched_package(event)
         if package is not None:
             return [_api_finding(event, package)]
     return []
 
 
-def _mismatched_package(event: LogEvent) -> str | None:
+def mismatched_package(event: LogEvent) -> str | None:
     """The third-party package whose API did not match what vLLM called, when the error says so."""
     message = event.message or ""
     named = _MODULE_ATTRIBUTE.search(message) or _IMPORT_NAME.search(message)
@@ -266,7 +266,7 @@ def _mismatched_package(event: LogEvent) -> str | None:
         return package if package not in _NOT_PACKAGES else None
     if event.component == "transformers" and event.exception and not hasattr(builtins, event.exception):
         return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
-    if event.exception != "TypeError" or not _SIGNATURE.search(message) or not event.code:
+    if event.exception != "TypeError" or not SIGNATURE.search(message) or not event.code:
         return None
     called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]
     return called[0] if called else None
@@ -347,8 +347,8 @@ RULE_API_MISMATCH = Rule(
         "arguments: 'tokenizer', under `err = llguidance.LLMatcher.validate_grammar(…` (vllm#16339: llguidance "
         "0.7.11 fixed it).",
         fix="Install the version of the package vLLM requires, or upgrade both together.",
-        limits="A TypeError inside vLLM's own code with no call into another package is left to VC-2; so is one "
-        "whose traceback does not show the calling line.",
+        limits="A TypeError inside vLLM's own code with no call into another package is OP-7.65's (parts of vLLM "
+        "from different versions); one whose traceback does not show the calling line is left to VC-2.",
         references=["https://github.com/vllm-project/vllm/issues/16339"],
     ),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
-from rules.catalog import op7_packages
+from rules.catalog import op7_own_calls, op7_packages
 from rules.events import LogEventKind as K
 from rules.facts import Facts
 from tests.unit.rules.factories import config
@@ -107,7 +107,7 @@ TypeError: LLMatcher.validate_grammar() got some positional-only arguments passe
     assert finding.title.startswith("vLLM calls llguidance with an API the installed llguidance version does not")
 
 
-def test_an_import_names_its_package_and_vllms_own_bugs_are_left_to_vc2():
+def test_an_import_names_its_package_and_vllms_own_calls_are_left_to_op7_65():
     for text, package in (
         (
             "ImportError: cannot import name 'ProcessorMixin' from 'transformers.processing_utils' (x.py)",
@@ -125,6 +125,7 @@ TypeError: execute_model() takes 2 positional arguments but 3 were given
 """
     )
     assert op7_packages.RULE_API_MISMATCH.evaluate(own) == []
+    assert [f.rule for f in op7_own_calls.RULE_OWN_CALL.evaluate(own)] == ["OP-7.65"]
 
 
 def test_a_frame_in_the_transformers_backend_means_this_vllm_lacks_the_architecture():
