@@ -35,6 +35,25 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "weight_packed": "compressed-tensors (the packed integer weight)",
     "weight_zero_point": "compressed-tensors (the zero points)",
     "SCB": "bitsandbytes int8 (its scale)",
+    # Huawei's msModelSlim W8A8 for Ascend NPUs writes these beside each quantized weight (its
+    # quant_model_description.json lists them per layer: vllm-ascend#633); only vllm-ascend's quantization loads them
+    "deq_scale": "Ascend msModelSlim W8A8 (its dequantization scale)",
+    "quant_bias": "Ascend msModelSlim W8A8 (its quantization bias)",
+    "input_offset": "Ascend msModelSlim W8A8 (the activation offset)",
+    "weight_offset": "Ascend msModelSlim W8A8 (the weight offset)",
+}
+# The suffixes no unquantized layer has, with the --quantization value that builds the layers they load into: GPTQ's
+# and AWQ's packed integers (the method from the model's name, else the checkpoint's config says), and msModelSlim's
+# W8A8 tensors, which vllm-ascend loads with `--quantization ascend` (its Quantization Guide, vLLM Ascend 0.9-0.11).
+QUANTIZED_ONLY: dict[str, str | None] = {
+    "qweight": None,
+    "qzeros": None,
+    "scales": None,
+    "g_idx": None,
+    "deq_scale": "ascend",
+    "quant_bias": "ascend",
+    "input_offset": "ascend",
+    "weight_offset": "ascend",
 }
 _MODEL_FILE = re.compile(r"model_executor/models/(?P<model>\w+)\.py$")
 # The attention and MLP projections every layer of a model has, under their common names: a GPTQ or AWQ tensor on
@@ -43,7 +62,6 @@ _PLAIN_LINEAR = re.compile(
     r"\.(?:qkv_proj|wqkv|query_key_value|c_attn|[qkvo]_proj|wo|out_proj|dense|gate_up_proj|gate_proj|up_proj|"
     r"down_proj|w[123]|fc[12]|c_fc|c_proj|dense_h_to_4h|dense_4h_to_h)$"
 )
-_INTEGER_SUFFIXES = ("qweight", "qzeros", "scales", "g_idx")
 _FORMAT_IN_NAME = re.compile(r"(?i)(?:^|[-_./])(awq|gptq)(?:$|[-_./])")
 
 
@@ -89,7 +107,8 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         quantized = format_of_suffix(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
-        kind = f"a {quantized.split(' (')[0]} tensor" if quantized else "a tensor"
+        format_name = quantized.split(" (")[0] if quantized else None
+        kind = f"{'an' if format_name[0] in 'AEIOU' else 'a'} {format_name} tensor" if format_name else "a tensor"
         evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
         evidence.description = "the tensor name the weight loader found no parameter for" + (
             f": its suffix {suffix} is {quantized}" if quantized else ""
@@ -122,23 +141,27 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
 
 
 def _built_unquantized(facts: Facts, name: str, suffix: str) -> bool:
-    """A GPTQ/AWQ tensor of a layer's ordinary projection, with no --quantization on the command line."""
+    """A GPTQ/AWQ (or msModelSlim W8A8) tensor of a layer's ordinary projection, with no --quantization on the
+    command line."""
     layer = name[: -len(suffix) - 1]
     told = facts.config is not None and facts.config.quantization
     plain = bool(_PLAIN_LINEAR.search(layer)) and ".experts." not in layer  # MoE experts load through their own
-    return suffix in _INTEGER_SUFFIXES and plain and not told
+    return suffix in QUANTIZED_ONLY and plain and not told
 
 
 def _undetected_quantization(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
-    """vLLM creates qweight/qzeros/scales parameters only for a quantization it knows of: none was detected."""
-    model = (facts.config.model if facts.config else None) or ""
-    named = _FORMAT_IN_NAME.search(model.rsplit("/", 1)[-1])
-    method = named[1].lower() if named else None
+    """vLLM creates a quantization's parameters (qweight, qzeros, scales; msModelSlim's deq_scale …) only for a
+    quantization it knows of: none was detected."""
     evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
     evidence.description = (
         f"the tensor name the weight loader found no parameter for: its suffix {suffix} is "
         + (FORMAT_OF_SUFFIX[suffix])
     )
+    if QUANTIZED_ONLY[suffix] == "ascend":
+        return _undetected_ascend(name, evidence)
+    model = (facts.config.model if facts.config else None) or ""
+    named = _FORMAT_IN_NAME.search(model.rsplit("/", 1)[-1])
+    method = named[1].lower() if named else None
     return RULE_UNLOADABLE_TENSOR.finding(
         Severity.CRITICAL,
         f"the checkpoint is GPTQ- or AWQ-quantized ({name}) but vLLM built the model unquantized: the checkpoint's "
@@ -168,6 +191,37 @@ def _undetected_quantization(facts: Facts, event: LogEvent, name: str, suffix: s
     )
 
 
+def _undetected_ascend(name: str, evidence) -> Finding:
+    """msModelSlim's W8A8 tensors load only into vllm-ascend's quantized layers, built with `--quantization ascend`."""
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.CRITICAL,
+        f"the checkpoint is W8A8-quantized by Ascend's msModelSlim ({name}) but the model was built unquantized: "
+        "serve it with vllm-ascend's quantization (--quantization ascend)",
+        summary="msModelSlim writes a deq_scale, quant_bias, input_offset and weight_offset beside each quantized "
+        "weight (its quant_model_description.json lists them); only vllm-ascend's quantization method, selected "
+        "with --quantization ascend (its Quantization Guide), gives a layer parameters for them. Built without "
+        "it, a layer's ordinary projection has none, and the first such tensor ends the load in a KeyError.",
+        evidence=[evidence],
+        changes=[
+            ConfigChange(
+                flag="--quantization",
+                current=None,
+                proposed="ascend",
+                reason="vllm-ascend then builds the W8A8 layers the checkpoint's tensors load into",
+            )
+        ],
+        actions=[
+            "Serve on an Ascend NPU with vllm-ascend installed (the release made for the installed vLLM): no other "
+            "platform loads msModelSlim's W8A8 format.",
+            "Keep msModelSlim's quant_model_description.json beside the weights: vllm-ascend reads each tensor's "
+            "quantization type from it.",
+            "If the launch already had --quantization ascend, this layer was not matched to its entry in "
+            "quant_model_description.json: compare the entry's name with the layer's, and upgrade vllm-ascend.",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE_UNLOADABLE_TENSOR = Rule(
     code="OP-7.21",
     title="the checkpoint holds a tensor this vLLM's code for the model has no parameter for",
@@ -182,10 +236,15 @@ RULE_UNLOADABLE_TENSOR = Rule(
         "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
         example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "
         "vLLM 0.10.2 (vllm#25029, fixed by PR #28663).",
-        fix="Upgrade vLLM, or a checkpoint in a layout this release loads.",
+        fix="Upgrade vLLM, or a checkpoint in a layout this release loads; a GPTQ, AWQ or msModelSlim W8A8 tensor on "
+        "an ordinary projection with no --quantization: the method that builds its layers (awq, gptq, ascend).",
         limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
         "buffer such as `rotary_emb.inv_freq` pasted alone) is VC-2's.",
-        references=["https://github.com/vllm-project/vllm/issues/25029"],
+        references=[
+            "https://github.com/vllm-project/vllm/issues/25029",
+            "https://github.com/vllm-project/vllm-ascend/issues/633",
+            "https://docs.vllm.ai/projects/ascend/en/v0.11.0/user_guide/feature_guide/quantization.html",
+        ],
     ),
 )
 

@@ -51,6 +51,21 @@ def test_a_bare_key_error_naming_a_layers_quantized_tensor_is_a_checkpoint_layou
         assert evaluate(_facts([other])).findings[0].rule == "VC-2", other  # no index or no parameter's suffix
 
 
+def test_an_ascend_w8a8_tensor_on_a_plain_projection_is_vllm_ascends_quantization_not_selected():
+    # vllm-ascend#3177's line: a msModelSlim W8A8 Llama-2-7B; the suffixes are those its quant_model_description.json
+    # lists (vllm-ascend#633), and vLLM Ascend's Quantization Guide selects the method with --quantization ascend
+    line = (
+        "(VllmWorkerProcess pid=7246) ERROR 09-25 02:23:33 multiproc_worker_utils.py:242] KeyError: "
+        "'layers.0.mlp.gate_up_proj.deq_scale'"
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.21" and top.title.startswith("the checkpoint is W8A8-quantized by Ascend's msModelSlim")
+    assert [(c.flag, c.proposed) for c in top.changes] == [("--quantization", "ascend")]
+    told = Facts(events=_facts([line]).events, config=ServerConfig(quantization="ascend"))
+    [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(told)  # the method was given: a layout it lacks
+    assert "an Ascend msModelSlim W8A8 tensor" in finding.title and not finding.changes
+
+
 def test_a_gguf_file_read_as_a_config_is_a_vllm_without_gguf_support():
     # vllm#7291: vLLM 0.5.4 handed a .gguf model to transformers as its config.json
     line = (
