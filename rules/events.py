@@ -398,6 +398,11 @@ class LogEventKind(str, Enum):
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
     RAY_RESERVED_ENV = "ray_reserved_env"
+    # oneCCL (the collective library of vLLM on Intel GPUs) failing to open the GPUs' device files:
+    # "oneCCL: ze_fd_manager.cpp:144 init_device_fds: EXCEPTION: opendir failed: could not open device directory",
+    # "… fill_device_fds: EXCEPTION: open failed: fd: -1, errno: No such file or directory", and its warning "pidfd is
+    # not supported, fallbacks to drmfd exchange mode"; message: opendir | open | pidfd, function: oneCCL's function
+    ONECCL_DEVICE_FILES = "oneccl_device_files"
     # the kernel killing the server for host memory: Kubernetes' `Reason: OOMKilled` (kubectl describe, get pods),
     # Docker's `"OOMKilled": true`, the kernel's `Memory cgroup out of memory: Killed process 4172 (python3) …
     # anon-rss:31457280kB` (dmesg), Ray's memory monitor (`ray.exceptions.OutOfMemoryError: Task was killed due to
@@ -947,6 +952,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
+    LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.HOST_OOM_KILLED: (
         "message",
         "component",

@@ -595,6 +595,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"The env var, (?P<var>[A-Za-z_][A-Za-z0-9_]*), is not permitted because it is reserved for the internal use",
         lambda m: {"message": m["var"]},
     ),
+    wording(  # oneCCL (Intel GPUs' collectives, src/common/global/ze/ze_fd_manager.cpp) opening the GPUs' device files
+        ("ze_fd_manager", "fallbacks to drmfd exchange mode"),
+        K.ONECCL_DEVICE_FILES,
+        r"ze_fd_manager\.cpp:\d+ (?P<function>\w+): (?:EXCEPTION: )?(?:(?P<what>opendir|open) failed\b|condition "
+        r"fds\[dev_idx\] > 0 failed).*|pidfd is not supported, fallbacks to drmfd exchange mode",
+        lambda m: {"message": m["what"] or ("open" if m["function"] else "pidfd"), "function": m["function"]},
+    ),
     wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer, systemd
         ("OOMKilled", "Killed", "killed by the OOM killer", "'oom-kill'"),
         K.HOST_OOM_KILLED,
