@@ -35,7 +35,7 @@ def _check_own_module(facts: Facts) -> list[Finding]:
     return []
 
 
-def _importer(path: str) -> str | None:
+def importer_of(path: str) -> str | None:
     """The package whose frame imports a vLLM module, when it is not vLLM: a plugin or fork (`vllm_omni`,
     `vllm_ascend`, in a checkout or installed) or any installed package."""
     plugin = _PLUGIN.search(path)
@@ -45,7 +45,7 @@ def _importer(path: str) -> str | None:
 
 def _own_module_finding(event: LogEvent, module: str) -> Finding:
     where = event.code_file or ""
-    importer = _importer(where)
+    importer = importer_of(where)
     if importer is not None:
         return _importer_finding(event, module, importer)
     checkout = bool(where) and c.installed_package(where) != "vllm"

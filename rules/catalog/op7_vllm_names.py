@@ -1,0 +1,161 @@
+"""OP-7.67: a name imported from vLLM that the `vllm` Python found does not have.
+
+Why a rule of its own: `ImportError: cannot import name 'X' from 'vllm…' (<where>)` is Python's, and its last words
+say which `vllm` Python found, which decides the cause:
+
+- `(unknown location)`: a namespace package. Python found a directory named `vllm` without an `__init__.py` on
+  its path (the working directory, the script's folder, PYTHONPATH: most often a source checkout's root seen from
+  its parent) and no regular `vllm` package on the path, so nothing vLLM's `__init__.py` defines exists. vLLM is
+  then either not installed for this interpreter, or installed in editable mode (`pip install -e .`), whose import
+  hook Python asks only after the path (vllm#594 and vllm#4554 after `pip install -e .`; vllm-ascend#5497, whose
+  collect_env ran beside a folder named vllm);
+- a file that is no package's `__init__.py` (`/home/me/vllm.py`): a file of the user's own, named vllm.py, found
+  before the package;
+- vLLM's own module (`…/site-packages/vllm/utils/__init__.py`): that module of the installed release lacks the
+  name. vLLM moves names between modules from release to release (`FlexibleArgumentParser` left `vllm.utils` for
+  `vllm.utils.argparse_utils` by 0.12: KeplerC/robo2VLM#3; `SamplerOutput` was importable from `vllm.sequence` in
+  0.5.4, not in 0.6.1: OpenBMB/MiniCPM#236), so the code importing it was written for another release than the one
+  installed; when that code is vLLM's own file, the installation mixes two releases.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.catalog.op7_install import importer_of
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>vllm(?:\.\w+)*)' \((?P<where>[^)]*)\)")
+_WHICH = 'python -c "import vllm; print(vllm.__spec__.origin, list(vllm.__path__))"'
+
+
+def _check_vllm_name(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        found = _NAME.search(event.message or "") if event.exception == "ImportError" else None
+        if found is None:
+            continue
+        name, module, where = found["name"], found["module"], found["where"].strip()
+        if where == "unknown location":
+            return [_namespace(event, name, module)]
+        normalised = where.replace("\\", "/")
+        if "/vllm/" not in normalised and normalised.endswith("vllm.py"):
+            return [_own_file(event, name, where)]
+        return [_other_release(event, name, module)]
+    return []
+
+
+def _namespace(event: LogEvent, name: str, module: str) -> Finding:
+    return RULE_VLLM_NAME.finding(
+        Severity.CRITICAL,
+        f"Python imported a folder named vllm, not the vLLM package: {name} is not in {module} (unknown location)",
+        summary="'unknown location' is Python's word for a namespace package: a directory named `vllm` without an "
+        "`__init__.py` on the import path (the working directory, the script's folder, PYTHONPATH; a source "
+        "checkout's root seen from its parent, most often), and no regular vllm package on the path. Nothing vLLM "
+        "defines exists in it. vLLM is either not installed for this interpreter, or installed in editable mode, "
+        "whose import hook Python asks only after the path.",
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[
+            f"See what Python imports: `{_WHICH}` prints None and the folder.",
+            "Run from a directory without a folder named vllm (or rename that folder); a source checkout is used "
+            "from inside its root, or installed.",
+            "Install vLLM for this interpreter (`python -m pip install vllm`, in the environment that runs the "
+            "code); with an editable install that still fails, a non-editable one (`pip install .`).",
+        ],
+        confidence=0.85,
+    )
+
+
+def _own_file(event: LogEvent, name: str, where: str) -> Finding:
+    return RULE_VLLM_NAME.finding(
+        Severity.CRITICAL,
+        f"a file named vllm.py ({where}) is imported instead of the vLLM package, so {name} is not found",
+        summary="Python imports the first `vllm` on its path; a script or module of your own named vllm.py in the "
+        "working directory or the script's folder comes before the installed package.",
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[f"Rename {where} (and delete its __pycache__), then run again.", f"Check with `{_WHICH}`."],
+        confidence=0.9,
+    )
+
+
+def _other_release(event: LogEvent, name: str, module: str) -> Finding:
+    importer = importer_of(event.code_file or "")
+    own = importer is None and c.installed_package(event.code_file) == "vllm"
+    if own:
+        title = f"vLLM's own code imports {name} from {module}, which the installed vLLM does not have: the "
+        title += "installation mixes two vLLM releases"
+    elif importer is not None:
+        title = f"{importer} imports {name} from {module}, which the installed vLLM does not have: {importer} was "
+        title += "written for another vLLM release"
+    else:
+        title = f"{name} is not in the installed vLLM's {module}: the code importing it was written for another vLLM "
+        title += "release"
+    place = "top-level package" if module == "vllm" else module
+    return RULE_VLLM_NAME.finding(
+        Severity.CRITICAL,
+        title,
+        summary=f"The installed vLLM's {place} has no {name}. vLLM moves names between its modules from release to "
+        "release (FlexibleArgumentParser left vllm.utils for vllm.utils.argparse_utils by 0.12), so code written "
+        "against one release fails to import from another"
+        + (
+            ": here the importing file is vLLM's own, so its files come from two releases."
+            if own
+            else ". Plugins, forks, frameworks and scripts that import vLLM's internals are each written against one "
+            "vLLM release."
+        ),
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=_reinstall() if own else _pair(importer),
+        confidence=0.75,
+    )
+
+
+def _pair(importer: str | None) -> list[str]:
+    who = importer.replace("_", "-") if importer else "the code"
+    return [
+        f"Install the vLLM release {who} was written for (its requirements, README or changelog name it; `pip show "
+        "vllm` says which is installed), or a version of it made for the installed vLLM.",
+        "For code of your own: import the name from where the installed release defines it now (grep the folder "
+        '`python -c "import vllm; print(vllm.__file__)"` names for its definition).',
+    ]
+
+
+def _reinstall() -> list[str]:
+    return [
+        "Reinstall vLLM cleanly: `pip uninstall -y vllm` until none is left, then `pip install vllm==<release>`; a "
+        "source checkout: one commit, then `pip install -e .` again.",
+        f"Check which vLLM is imported: `{_WHICH}`.",
+    ]
+
+
+RULE_VLLM_NAME = Rule(
+    code="OP-7.67",
+    title="a name imported from vLLM that the vllm Python found does not have",
+    category=Category.STARTUP,
+    check=_check_vllm_name,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `ImportError: cannot import name 'X' from 'vllm…' (<where>)`, read by its last words: "
+        "`unknown location` (a namespace package), a file named vllm.py outside any package, or vLLM's own module "
+        "(with the importing frame's package, when the traceback shows it).",
+        why="Which `vllm` Python found decides the cause: a folder named vllm on the path, a file of your own named "
+        "vllm.py, or a release whose module lacks the name the importing code was written for.",
+        example="`ImportError: cannot import name 'LLM' from 'vllm' (unknown location)` after `pip install -e .` "
+        "(vllm#594, vllm#4554); `cannot import name 'FlexibleArgumentParser' from 'vllm.utils'` in code written "
+        "for an older release (KeplerC/robo2VLM#3).",
+        fix="Run away from a folder named vllm, or install vLLM for the interpreter; rename a vllm.py of your own; "
+        "install the vLLM release the importing code was written for.",
+        limits="Without the traceback's frames the importing code is unknown, and is named as such; a missing module "
+        "(`No module named 'vllm.X'`) is OP-7.16's.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/594",
+            "https://github.com/vllm-project/vllm/issues/4554",
+            "https://github.com/vllm-project/vllm-ascend/issues/5497",
+            "https://github.com/KeplerC/robo2VLM/issues/3",
+            "https://github.com/OpenBMB/MiniCPM/issues/236",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_VLLM_NAME]

@@ -1,0 +1,69 @@
+"""OP-7.67: a name imported from vLLM that the `vllm` Python found does not have, read by where Python found it."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_vllm_names
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_unknown_location_is_a_folder_named_vllm_imported_as_a_namespace_package():
+    # vllm#594 and vllm#4554, after `pip install -e .`
+    findings = evaluate(_facts(["ImportError: cannot import name 'LLM' from 'vllm' (unknown location)"])).findings
+    assert [f.rule for f in findings] == ["OP-7.67"]  # explained: no VC-2 beside it
+    top = findings[0]
+    assert top.title.startswith("Python imported a folder named vllm, not the vLLM package")
+    assert "namespace package" in top.summary and "editable" in top.summary
+    assert any("without a folder named vllm" in action for action in top.actions)
+
+
+def test_a_file_of_ones_own_named_vllm_py_is_named():
+    line = "ImportError: cannot import name 'SamplingParams' from 'vllm' (/home/me/project/vllm.py)"
+    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([line]))
+    assert finding.title.startswith("a file named vllm.py (/home/me/project/vllm.py) is imported instead")
+
+
+def test_a_name_the_installed_release_moved_is_code_written_for_another_release():
+    # KeplerC/robo2VLM#3: FlexibleArgumentParser moved to vllm.utils.argparse_utils by 0.12
+    bare = (
+        "ImportError: cannot import name 'FlexibleArgumentParser' from 'vllm.utils' "
+        "(/venv/lib/python3.12/site-packages/vllm/utils/__init__.py)"
+    )
+    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([bare]))
+    assert finding.title == (
+        "FlexibleArgumentParser is not in the installed vLLM's vllm.utils: the code importing it was written for "
+        "another vLLM release"
+    )
+    # a plugin's frame (written here in vllm-ascend's layout) importing a name its vLLM release had
+    framed = [
+        '  File "/venv/lib/python3.11/site-packages/vllm_ascend/worker/model_runner.py", line 21, in <module>',
+        "    from vllm.sequence import SamplerOutput",
+        "ImportError: cannot import name 'SamplerOutput' from 'vllm.sequence' "
+        "(/venv/lib/python3.11/site-packages/vllm/sequence.py)",
+    ]
+    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts(framed))
+    assert finding.title.startswith("vllm_ascend imports SamplerOutput from vllm.sequence")
+    # OpenBMB/MiniCPM#236: a minicpm3.py written for vLLM 0.5.4 copied into vLLM 0.6.1's models folder
+    own = [
+        '  File "/root/miniconda3/lib/python3.11/site-packages/vllm/model_executor/models/minicpm3.py", line 30, in '
+        "<module>",
+        "    from vllm.sequence import SamplerOutput",
+        "ImportError: cannot import name 'SamplerOutput' from 'vllm.sequence' "
+        "(/root/miniconda3/lib/python3.11/site-packages/vllm/sequence.py)",
+    ]
+    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts(own))
+    assert finding.title.endswith("the installation mixes two vLLM releases")
+
+
+def test_other_packages_names_and_circular_imports_are_not_its_own():
+    for line in (
+        "ImportError: cannot import name 'ProcessorMixin' from 'transformers.processing_utils' (x.py)",
+        "ImportError: cannot import name 'LLM' from partially initialized module 'vllm' (most likely due to a "
+        "circular import) (/venv/lib/python3.11/site-packages/vllm/__init__.py)",
+    ):
+        assert op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([line])) == [], line
