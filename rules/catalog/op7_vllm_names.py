@@ -28,37 +28,66 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>vllm(?:\.\w+)*)' \((?P<where>[^)]*)\)")
+_NAME = re.compile(
+    r"cannot import name '(?P<name>\w+)' from (?P<partial>partially initialized module )?'(?P<module>vllm(?:\.\w+)*)' "
+    r"(?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)"
+)
+# Python's own words (quoted names) for a module without a name that vLLM's package has defined in every release;
+# vLLM's lazy __getattr__ (0.32) words its own refusal without quotes: `module vllm has no attribute X`.
+_NO_ATTRIBUTE = re.compile(r"module 'vllm' has no attribute '(?P<name>__version__|LLM|SamplingParams)'")
 _WHICH = 'python -c "import vllm; print(vllm.__spec__.origin, list(vllm.__path__))"'
 
 
 def _check_vllm_name(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        found = _NAME.search(event.message or "") if event.exception == "ImportError" else None
-        if found is None:
-            continue
-        name, module, where = found["name"], found["module"], found["where"].strip()
-        if where == "unknown location":
-            return [_namespace(event, name, module)]
-        normalised = where.replace("\\", "/")
-        if "/vllm/" not in normalised and normalised.endswith("vllm.py"):
-            return [_own_file(event, name, where)]
-        return [_other_release(event, name, module)]
+        finding = _read(event)
+        if finding is not None:
+            return [finding]
     return []
 
 
-def _namespace(event: LogEvent, name: str, module: str) -> Finding:
+def _read(event: LogEvent) -> Finding | None:
+    message = event.message or ""
+    absent = _NO_ATTRIBUTE.search(message) if event.exception == "AttributeError" else None
+    if absent is not None:
+        return _namespace(event, absent["name"], "vllm", where_known=False)
+    found = _NAME.search(message) if event.exception == "ImportError" else None
+    if found is None:
+        return None
+    name, module, where = found["name"], found["module"], found["where"].strip()
+    if where == "unknown location":
+        return _namespace(event, name, module)
+    normalised = where.replace("\\", "/")
+    if "/vllm/" not in normalised and normalised.endswith("vllm.py"):
+        return _own_file(event, name, where)
+    # a circular import inside vLLM's own files is another question
+    return None if found["partial"] else _other_release(event, name, module)
+
+
+def _namespace(event: LogEvent, name: str, module: str, where_known: bool = True) -> Finding:
+    """`where_known`: Python said `unknown location`; without it (`module 'vllm' has no attribute '__version__'`), a
+    file of one's own named vllm.py is as likely."""
+    title = f"Python imported a folder named vllm, not the vLLM package: {name} is not in {module} (unknown location)"
+    if not where_known:
+        title = f"the vllm Python imported is not the vLLM package (it has no {name}): a folder named vllm or a file "
+        title += "named vllm.py comes first on the path"
     return RULE_VLLM_NAME.finding(
         Severity.CRITICAL,
-        f"Python imported a folder named vllm, not the vLLM package: {name} is not in {module} (unknown location)",
-        summary="'unknown location' is Python's word for a namespace package: a directory named `vllm` without an "
-        "`__init__.py` on the import path (the working directory, the script's folder, PYTHONPATH; a source "
-        "checkout's root seen from its parent, most often), and no regular vllm package on the path. Nothing vLLM "
-        "defines exists in it. vLLM is either not installed for this interpreter, or installed in editable mode, "
-        "whose import hook Python asks only after the path.",
+        title,
+        summary=(
+            "'unknown location' is Python's word for a namespace package: "
+            if where_known
+            else f"vLLM's package defines {name} in every release, so what Python imported as vllm is something "
+            "else: a file of your own named vllm.py, or a namespace package, "
+        )
+        + "a directory named `vllm` without an `__init__.py` on the import path (the working directory, the "
+        "script's folder, PYTHONPATH; a source checkout's root seen from its parent, most often), with no regular "
+        "vllm package on the path. Nothing vLLM defines exists in it. vLLM is then either not installed for this "
+        "interpreter, or installed in editable mode, whose import hook Python asks only after the path.",
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
         actions=[
-            f"See what Python imports: `{_WHICH}` prints None and the folder.",
+            f"See what Python imports: `{_WHICH}` prints None and the folder"
+            + ("." if where_known else " (or the vllm.py file: rename it)."),
             "Run from a directory without a folder named vllm (or rename that folder); a source checkout is used "
             "from inside its root, or installed.",
             "Install vLLM for this interpreter (`python -m pip install vllm`, in the environment that runs the "
@@ -137,8 +166,10 @@ RULE_VLLM_NAME = Rule(
     needs=("events",),
     page=RulePage(
         checks="Python's `ImportError: cannot import name 'X' from 'vllm…' (<where>)`, read by its last words: "
-        "`unknown location` (a namespace package), a file named vllm.py outside any package, or vLLM's own module "
-        "(with the importing frame's package, when the traceback shows it).",
+        "`unknown location` (a namespace package), a file named vllm.py outside any package (`partially initialized "
+        "module 'vllm'` included: a script named vllm.py importing from vllm), or vLLM's own module (with the "
+        "importing frame's package, when the traceback shows it); and `module 'vllm' has no attribute "
+        "'__version__'` (or 'LLM', 'SamplingParams'), which vLLM's package always has.",
         why="Which `vllm` Python found decides the cause: a folder named vllm on the path, a file of your own named "
         "vllm.py, or a release whose module lacks the name the importing code was written for.",
         example="`ImportError: cannot import name 'LLM' from 'vllm' (unknown location)` after `pip install -e .` "

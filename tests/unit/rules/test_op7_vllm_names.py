@@ -23,9 +23,24 @@ def test_unknown_location_is_a_folder_named_vllm_imported_as_a_namespace_package
 
 
 def test_a_file_of_ones_own_named_vllm_py_is_named():
-    line = "ImportError: cannot import name 'SamplingParams' from 'vllm' (/home/me/project/vllm.py)"
-    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([line]))
-    assert finding.title.startswith("a file named vllm.py (/home/me/project/vllm.py) is imported instead")
+    for line in (
+        "ImportError: cannot import name 'SamplingParams' from 'vllm' (/home/me/project/vllm.py)",
+        # the script itself named vllm.py, importing from vllm: Python imports the script as the module
+        "ImportError: cannot import name 'LLM' from partially initialized module 'vllm' (most likely due to a "
+        "circular import) (/home/me/vllm.py)",
+    ):
+        [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([line]))
+        assert finding.title.startswith("a file named vllm.py (/home/me"), line
+
+
+def test_a_vllm_without_its_version_is_not_vllms_package():
+    # vllm#4554's collect_env after `pip install -e .`; vLLM's own lazy refusal is worded without quotes
+    [finding] = op7_vllm_names.RULE_VLLM_NAME.evaluate(
+        _facts(["AttributeError: module 'vllm' has no attribute '__version__'"])
+    )
+    assert finding.title.startswith("the vllm Python imported is not the vLLM package (it has no __version__)")
+    assert "a file of your own named vllm.py, or a namespace package" in finding.summary
+    assert op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts(["AttributeError: module vllm has no attribute Foo"])) == []
 
 
 def test_a_name_the_installed_release_moved_is_code_written_for_another_release():
@@ -63,6 +78,7 @@ def test_a_name_the_installed_release_moved_is_code_written_for_another_release(
 def test_other_packages_names_and_circular_imports_are_not_its_own():
     for line in (
         "ImportError: cannot import name 'ProcessorMixin' from 'transformers.processing_utils' (x.py)",
+        # a circular import between vLLM's own files is another question
         "ImportError: cannot import name 'LLM' from partially initialized module 'vllm' (most likely due to a "
         "circular import) (/venv/lib/python3.11/site-packages/vllm/__init__.py)",
     ):
