@@ -18,6 +18,11 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
+# vLLM's compiled extensions, built from csrc/ by a source build or shipped in its wheels (`vllm._C`, `vllm._moe_C`,
+# `vllm._rocm_C`, `vllm.vllm_flash_attn._vllm_fa2_C`, `vllm.cumem_allocator`): the Python tree alone has none.
+COMPILED = re.compile(r"^vllm(?:\.\w+)*\.(?:_\w*C|cumem_allocator)$")
+# `from vllm import _C` refused: the same missing extension in Python's other words.
+_COMPILED_NAME = re.compile(r"cannot import name '(?P<name>_\w*C|cumem_allocator)' from '(?P<package>vllm(?:\.\w+)*)'")
 # A vLLM plugin or fork by its package's name, in a checkout or installed (`…/vllm-omni/vllm_omni/…`).
 _PLUGIN = re.compile(r"[/\\](?P<package>vllm_[a-z0-9_]+)[/\\]")
 
@@ -29,9 +34,14 @@ def _check_own_module(facts: Facts) -> list[Finding]:
         if (event.message or "").startswith("vllm."):
             return [_own_module_finding(event, event.message or "")]
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        if event.exception not in ("ModuleNotFoundError", "ImportError"):
+            continue
         found = _OWN_MODULE.search(event.message or "")
-        if found and event.exception in ("ModuleNotFoundError", "ImportError"):
+        if found:
             return [_own_module_finding(event, found["module"])]
+        named = _COMPILED_NAME.search(event.message or "")
+        if named:
+            return [_compiled_finding(event, f"{named['package']}.{named['name']}")]
     return []
 
 
@@ -44,6 +54,8 @@ def importer_of(path: str) -> str | None:
 
 
 def _own_module_finding(event: LogEvent, module: str) -> Finding:
+    if COMPILED.match(module):
+        return _compiled_finding(event, module)
     where = event.code_file or ""
     importer = importer_of(where)
     if importer is not None:
@@ -72,6 +84,29 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
             else "Reinstall vLLM cleanly: `pip uninstall -y vllm` (until none is left), then `pip install "
             "vllm==<release>`.",
             "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__file__)'`.",
+        ],
+        confidence=0.8,
+    )
+
+
+def _compiled_finding(event: LogEvent, module: str) -> Finding:
+    """A compiled extension of vLLM's missing: the vllm imported is Python source whose kernels were never built."""
+    return RULE_OWN_MODULE.finding(
+        Severity.CRITICAL,
+        f"the vllm Python imported has no compiled kernels ({module}): a source tree whose build never made them, or "
+        "a vLLM built without them",
+        summary=f"{module} is one of vLLM's compiled extensions (its C++ and CUDA kernels), which a source build "
+        "compiles and vLLM's wheels ship; the Python files alone do not have it. The vllm imported lacks it: a "
+        "source checkout on the path or as the working directory, an editable install whose kernels were never "
+        "built or downloaded, or pip building the source distribution on a platform vLLM publishes no wheel for "
+        "(Windows: vllm#15286).",
+        evidence=[c.log_evidence(event, name="missing vLLM extension", value=module)],
+        actions=[
+            "Check which vllm Python imports: `python -c 'import vllm; print(vllm.__file__)'`; run from outside a "
+            "source checkout (its root holds a vllm/ folder without the kernels).",
+            "Install vLLM's wheel (`pip install vllm` on Linux), or build the checkout: `VLLM_USE_PRECOMPILED=1 pip "
+            "install -e .` downloads the kernels of the matching wheel for a Python-only change, `pip install -e .` "
+            "compiles them (CUDA toolkit needed).",
         ],
         confidence=0.8,
     )
@@ -126,7 +161,9 @@ RULE_OWN_MODULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="Python's `No module named 'vllm.X'` (ModuleNotFoundError or ImportError); whether the traceback's last "
-        "frame is under site-packages (an install) or elsewhere (a source checkout).",
+        "frame is under site-packages (an install) or elsewhere (a source checkout). A compiled extension "
+        "(`vllm._C`, `vllm._moe_C`, `vllm.cumem_allocator`; also as `cannot import name '_C' from 'vllm'`) is a vllm "
+        "without its kernels: a source tree never built, or a platform vLLM publishes no wheel for.",
         why="No other package's version fixes a module vLLM itself lacks: the tree Python imported is incomplete or "
         "not the installed one.",
         example="`from vllm.benchmarks.serve import add_cli_args, main` / `ModuleNotFoundError: No module named "
@@ -135,7 +172,10 @@ RULE_OWN_MODULE = Rule(
         limits="Reads the module and the frame's path only; which release should have the module is not checked. "
         "A frame in another package (a plugin such as vllm_omni, a framework) is that package's version against "
         "vLLM's, not an incomplete vLLM.",
-        references=["https://github.com/vllm-project/vllm-ascend/issues/707"],
+        references=[
+            "https://github.com/vllm-project/vllm-ascend/issues/707",
+            "https://github.com/vllm-project/vllm/issues/15286",
+        ],
     ),
 )
 

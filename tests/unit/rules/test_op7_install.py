@@ -63,3 +63,19 @@ def test_a_plugin_importing_a_module_the_installed_vllm_lacks_is_a_version_misma
     [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts(lines))
     assert finding.title.startswith("vllm_omni imports vLLM's module vllm.entrypoints.openai.serving_engine")
     assert finding.actions[0].startswith("Install the vLLM version vllm-omni requires")
+
+
+def test_a_missing_compiled_extension_is_a_vllm_without_its_kernels():
+    # vllm#15286: `pip install vllm` on Windows built the source distribution, which has no kernels
+    for line in (
+        "ModuleNotFoundError: No module named 'vllm._C'",
+        "ImportError: cannot import name '_C' from 'vllm' (/home/me/src/vllm/vllm/__init__.py)",
+    ):
+        [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts([line]))
+        assert finding.title.startswith("the vllm Python imported has no compiled kernels (vllm._C)"), line
+        assert any("VLLM_USE_PRECOMPILED=1" in action for action in finding.actions)
+    # a folder of Python files vLLM lacks is still an incomplete install, not missing kernels
+    [finding] = op7_install.RULE_OWN_MODULE.evaluate(
+        _facts(["ModuleNotFoundError: No module named 'vllm.benchmarks.serve'"])
+    )
+    assert "compiled" not in finding.title
