@@ -210,13 +210,15 @@ def _hub_refusal(match: re.Match[str]) -> Fields:
 def _port_in_use(match: re.Match[str]) -> Fields:
     """Whose bind failed (the API server's; torch.distributed's store; a ZMQ socket of vLLM's) and on what address."""
     words = match.group(0)
-    component = "torch.distributed" if "EADDRINUSE" in words else "zmq" if words.startswith("ZMQError") else None
+    store = "EADDRINUSE" in words or match["bport"] is not None
+    component = "torch.distributed" if store else "zmq" if words.startswith("ZMQError") else None
     if match["dport"]:
         return {"message": words, "component": "docker", "address": f"{match['dhost'] or '0.0.0.0'}:{match['dport']}"}
     if match["port"]:
         address = f"{match['host'] or '0.0.0.0'}:{match['port']}"
     else:
-        address = f":{match['sport']}" if match["sport"] else match["zaddr"]
+        port = match["sport"] or match["bport"]
+        address = f":{port}" if port else match["zaddr"]
     return {"message": words, "component": component, "address": address}
 
 
@@ -464,9 +466,15 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
         # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
-        ("Errno 98", "EADDRINUSE", "ZMQError: Address already in use", "port is already allocated"),
+        ("Errno 98", "EADDRINUSE", "errno: 98", "ZMQError: Address already in use", "port is already allocated"),
         K.PORT_IN_USE,
-        r"\[Errno 98\] (?:error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): )?"
+        # torch before 2.4 worded its store's failure per address: `The server socket has failed to listen on any local
+        # network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).`
+        # (PyTorch's distributed docs quote it for a MASTER_PORT already taken); one address's `[W …]` line alone is
+        # no failure, the store may listen on another
+        r"failed to listen on any local network address\. The server socket has failed to (?:bind to|listen on) "
+        r"(?:\[[^\]]*\]|[\w.?]+):(?P<bport>\d+) \(errno: 98 - Address already in use\)"
+        r"|\[Errno 98\] (?:error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): )?"
         r"[Aa]ddress already in use|(?P<store>failed to listen on any local network address\.)?.*?(?:port: "
         r"(?P<sport>\d+).*?)?name: EADDRINUSE.*"
         # pyzmq binding one of the sockets vLLM's processes talk over (newer pyzmq adds the address)

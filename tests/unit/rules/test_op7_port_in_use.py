@@ -70,3 +70,19 @@ def test_dockers_published_port_is_the_hosts_side_of_dash_p_and_names_the_contai
             "Docker cannot publish the server on host port 8000: another container or process holds it"
         )
         assert "docker ps --filter publish=8000" in finding.actions[0] and "-p 8001:8000" in finding.actions[1]
+
+
+def test_torch_before_2_4_words_its_store_failure_per_address():
+    # PyTorch's distributed docs quote this for a MASTER_PORT already taken; one address's warning alone is no failure
+    old_store = (
+        "RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+        "failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has failed to bind to "
+        "0.0.0.0:29500 (errno: 98 - Address already in use)."
+    )
+    [finding] = _findings(old_store)
+    assert finding.rule == "OP-7.39" and "the port 29500 vLLM's processes meet on" in finding.title
+    warning = (
+        "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in "
+        "use)."
+    )
+    assert [f.rule for f in _findings(warning) if f.rule == "OP-7.39"] == []
