@@ -204,6 +204,10 @@ class LogEventKind(str, Enum):
     # pip building a package from its source and failing: "Failed building wheel for vllm" (pip 26's wording), older
     # pips' "Could not build wheels for vllm" (component: the package)
     PIP_BUILD_FAILED = "pip_build_failed"
+    # vLLM's setup.py finding no target to build for, `RuntimeError: Unknown runtime environment` (get_vllm_version):
+    # VLLM_TARGET_DEVICE says cuda (its default) while the PyTorch the build runs with has neither CUDA nor ROCm, or
+    # names a target that setup.py does not know
+    VLLM_BUILD_NO_DEVICE = "vllm_build_no_device"
     # a CUDA runtime error no other wording names, as torch prints cudaGetErrorString's words after "CUDA error: "
     # (out of memory, device-side assert triggered, the launch timed out and was terminated, CUDA-capable device(s)
     # is/are busy or unavailable, invalid device ordinal, operation not permitted when stream is capturing), cuBLAS'
@@ -1027,6 +1031,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.SYSTEM_LIBRARY_MISSING: ("message", "component"),
     LogEventKind.REMOTE_CODE_IMPORTS: ("message",),
     LogEventKind.PIP_BUILD_FAILED: ("message", "component"),
+    LogEventKind.VLLM_BUILD_NO_DEVICE: ("message",),
     LogEventKind.TRITON_OUT_OF_RESOURCES: (
         "message",
         "resource_required",

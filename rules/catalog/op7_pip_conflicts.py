@@ -181,7 +181,8 @@ RULE_NOT_FOUND = Rule(
     page=RulePage(
         checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
         "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
-        "another's).",
+        "another's); vLLM's setup.py stopping with `RuntimeError: Unknown runtime environment` (no CUDA or ROCm in "
+        "the PyTorch it builds against, or a VLLM_TARGET_DEVICE it does not know).",
         why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
         "label PyPI does not carry, or a version the index does not have.",
         example="`ERROR: No matching distribution found for torch==2.5.1+cu121` from PyPI: the +cu121 build is on "
@@ -193,6 +194,8 @@ RULE_NOT_FOUND = Rule(
             "https://peps.python.org/pep-0440/#local-version-identifiers",
             "https://pip.pypa.io/en/stable/cli/pip_index/",
             "https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",
+            "https://github.com/vllm-project/vllm/issues/15450",
+            "https://github.com/huggingface/open-r1/issues/510",
         ],
     ),
 )
@@ -200,6 +203,9 @@ RULE_NOT_FOUND = Rule(
 
 def _check_build_failed(facts: Facts) -> list[Finding]:
     """Called by `_check_not_found` only when pip found no distribution at all: that answer leads when both show."""
+    no_device = facts.events_of(LogEventKind.VLLM_BUILD_NO_DEVICE)
+    if no_device:
+        return [_no_device(no_device[0])]
     events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
     if not events:
         return []
@@ -242,6 +248,31 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
             confidence=0.75,
         )
     ]
+
+
+def _no_device(event: LogEvent) -> Finding:
+    """vLLM's setup.py knew no platform to build for: its target says CUDA, its PyTorch has none."""
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        "vLLM's build found no platform to build for (Unknown runtime environment): the PyTorch it builds against has "
+        "no CUDA or ROCm, or VLLM_TARGET_DEVICE names a target it does not know",
+        summary="vLLM's setup.py names the build from its target: CUDA when VLLM_TARGET_DEVICE is cuda (its default) "
+        "and the PyTorch it imports was built with CUDA, ROCm likewise, or the CPU, TPU or XPU target the variable "
+        "names; with none of them it stops with this error before compiling anything. pip builds in an isolated "
+        "environment with a PyTorch of its own choosing from the index, which has no CUDA on some platforms (aarch64 "
+        "before PyPI carried CUDA builds for it, Windows, macOS); a VLLM_TARGET_DEVICE that setup.py does not know "
+        "ends the same way.",
+        evidence=[c.log_evidence(event, name="vLLM's build", value=event.message)],
+        actions=[
+            "Install vLLM's wheel instead of building (`pip install vllm` where it publishes wheels: Linux x86_64 and "
+            "aarch64), or its container image.",
+            "To build for a GPU: install the CUDA PyTorch first, then build against it without isolation, as vLLM's "
+            "installation guide does (`python use_existing_torch.py`, then `pip install -e . --no-build-isolation`).",
+            "To build for the CPU: set VLLM_TARGET_DEVICE=cpu; a value setup.py does not know (a plugin's platform "
+            "name) must be unset or set to one it does for the build.",
+        ],
+        confidence=0.8,
+    )
 
 
 RULES: list[Rule] = [RULE, RULE_NOT_FOUND]

@@ -283,6 +283,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
         lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
     ),
+    wording(  # vLLM's setup.py (get_vllm_version) finding no platform to build for: the PyTorch of the build has no
+        # CUDA or ROCm while VLLM_TARGET_DEVICE says cuda, or VLLM_TARGET_DEVICE names a target setup.py lacks
+        ("Unknown runtime environment",),
+        K.VLLM_BUILD_NO_DEVICE,
+        r"(?:RuntimeError: )?Unknown runtime environment\b",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
         K.TORCH_CUDA_BUILD,

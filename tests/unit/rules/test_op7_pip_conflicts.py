@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_pip_conflicts
 from rules.catalog.op7_pip_conflicts import RULE
+from rules.evaluate import evaluate
 from rules.facts import Facts
 
 RESOLVER = (
@@ -93,3 +94,17 @@ def test_a_failed_source_build_names_why_pip_built_it_vllm_flash_attn_or_another
         "ERROR: Could not build wheels for llama-cpp-python, which is required to install pyproject.toml-based projects"
     )
     assert other.title == "pip had to build llama-cpp-python from its source, and the build failed"
+
+
+def test_vllms_build_finding_no_platform_is_a_torch_without_cuda_in_the_build():
+    # vllm#15450 (`pip install -e .`) and huggingface/open-r1#510 (`uv pip install vllm==0.7.2` on aarch64) end in
+    # vLLM's setup.py: get_vllm_version raises it when VLLM_TARGET_DEVICE is cuda and the build's torch has no CUDA
+    lines = [
+        '        File "<string>", line 667, in get_vllm_version',
+        "      RuntimeError: Unknown runtime environment",
+        "      [end of output]",
+    ]
+    [finding] = evaluate(Facts(events=parse_lines(lines).events)).findings
+    assert finding.rule == "OP-7.55" and "found no platform to build for" in finding.title
+    assert any("--no-build-isolation" in action for action in finding.actions)
+    assert any("VLLM_TARGET_DEVICE=cpu" in action for action in finding.actions)
