@@ -27,6 +27,13 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 # The function Python names in its refusal (`FusedMoEModularKernel.forward()`, `forward()` before Python 3.10).
 _REFUSED = re.compile(r"(?P<function>[\w.]+)\(\) (?:got |missing |takes )")
+# A file of vLLM's package, installed or in a checkout: a folder named vllm holding one of vLLM's subpackages (a
+# user's own project folder named vllm holds none of them).
+_VLLM_FILE = re.compile(
+    r"(?:^|/)vllm/(?:v1|model_executor|entrypoints|engine|worker|executor|distributed|attention|compilation|lora|"
+    r"multimodal|transformers_utils|config|platforms|utils|spec_decode|core|inputs|reasoning|tool_parsers|"
+    r"device_allocator|kernels)/"
+)
 
 
 def _check_own_call(facts: Facts) -> list[Finding]:
@@ -48,7 +55,7 @@ def _own_site(event: LogEvent) -> str | None:
     if refused is None or refused["function"] in ENGINE_ARG_CLASSES or event.caller is not None:
         return None  # no function named, an engine argument (OP-7.26), or a caller outside vLLM (OP-7.26)
     site = event.call_site.replace("\\", "/")
-    if "vllm/" not in site and event.plugin is None:  # the collector names a plugin whose frame made the call
+    if not _VLLM_FILE.search(site) and event.plugin is None:  # the collector names a plugin whose frame made the call
         return None
     return None if mismatched_package(event) is not None else site  # a call into another package: OP-7.8
 

@@ -102,5 +102,12 @@ TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_exte
 """
     )
     bare = _facts("TypeError: FusedMoEModularKernel.forward() got an unexpected keyword argument 'w1_bias'")
-    for facts in (into_transformers, called_by_trl, bare):
+    own_project_folder = _facts(
+        """
+File "/home/me/vllm/serve_batch.py", line 12, in main
+    llm = LLM(model="m", tensor_parallel=2)
+TypeError: LLM.__init__() got an unexpected keyword argument 'tensor_parallel'
+"""
+    )
+    for facts in (into_transformers, called_by_trl, bare, own_project_folder):
         assert op7_own_calls.RULE_OWN_CALL.evaluate(facts) == []
