@@ -31,28 +31,36 @@ LINES = ROOT / "tests" / "fixtures" / "pasted_errors.jsonl"
 GENERIC = frozenset({"VC-2", "VC-4"})  # the error named, its cause not read
 
 
-def pasted() -> list[dict]:
+def pasted(path: Path | str = LINES) -> list[dict]:
     """The probe's lines: url, line (verbatim), cut (the source cut it), context (the collector's words)."""
-    return [json.loads(row) for row in LINES.read_text(encoding="utf-8").splitlines() if row.strip()]
+    return [json.loads(row) for row in Path(path).read_text(encoding="utf-8").splitlines() if row.strip()]
 
 
 def reading(rule: str | None) -> str:
     return "none" if rule is None else "generic" if rule in GENERIC else "specific"
 
 
-def _baseline(revision: str) -> list[str | None]:
+def _baseline(revision: str, path: Path) -> list[str | None]:
     statement = "from pasted_errors import pasted, top_rules; "
-    statement += "print(json.dumps(top_rules([row['line'] for row in pasted()])))"
+    statement += f"print(json.dumps(top_rules([row['line'] for row in pasted({str(path.resolve())!r})])))"
     return at_revision(revision, statement)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", metavar="REV", help="also read the same lines with the code at this commit")
+    parser.add_argument(
+        "--lines",
+        metavar="FILE",
+        type=Path,
+        default=LINES,
+        help="the JSON Lines file of pasted lines (default: the first probe's 80, tests/fixtures/pasted_errors.jsonl; "
+        "the second probe's are in tests/fixtures/pasted_errors_second.jsonl)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
     args = parser.parse_args(argv)
-    rows = pasted()
-    before = _baseline(args.baseline) if args.baseline else None  # first: a wrong REV fails at once
+    rows = pasted(args.lines)
+    before = _baseline(args.baseline, args.lines) if args.baseline else None  # first: a wrong REV fails at once
     now = top_rules([row["line"] for row in rows])
     counts = Counter(reading(rule) for rule in now)
     print("| reading | lines" + (f" | at {args.baseline} |" if before else " |"))
