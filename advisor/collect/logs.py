@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from advisor.catalog.vllm_messages import message_catalog
+from advisor.catalog.vllm_messages import CatalogMatch, message_catalog
 from advisor.collect import refused_names
 from advisor.collect.log_patterns import candidates
 from advisor.collect.log_transport import carried_lines
@@ -492,17 +492,9 @@ def _error_event(
     if phase == "unknown" and frames:  # the log around says nothing: the traceback's own calls may
         phase = phase_of(frames)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
-    matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
-    if exception is None or exception[0] != "AssertionError":  # an assert's words only surface as its error
-        matches = [m for m in matches if m.entry.get("kind") != "assert"]
+    matches = _catalog_matches(text, exception)
     if matches:
-        ref = matches[0].ref(state.release, state.logged_in)
-        key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))
-        if key in state.seen_errors:
-            return None
-        state.seen_errors.add(key)
-        result.catalog_messages += 1
-        return _catalog_event(ref, text, exception[0] if exception else None, phase, common)
+        return _catalog_once(matches[0], text, exception, phase, common, state, result)
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
     if exception is None and state.fatal is None and _says_failed(message, state.level):
@@ -510,6 +502,35 @@ def _error_event(
     if exception is None or state.fatal is not None:
         return None  # inside a fatal error's traceback the exception names that event (`_note_root_cause`)
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
+
+
+def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[CatalogMatch]:
+    """The catalog's messages in the line: none for Python's own exceptions (their words are not vLLM's), and an
+    assert's words only when the line is that AssertionError (elsewhere they are someone else's sentence)."""
+    matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
+    if exception is None or exception[0] != "AssertionError":
+        matches = [m for m in matches if m.entry.get("kind") != "assert"]
+    return matches
+
+
+def _catalog_once(
+    match: CatalogMatch,
+    text: str,
+    exception: tuple[str, str] | None,
+    phase: str,
+    common: dict,
+    state: _ParseState,
+    result: LogReadResult,
+) -> LogEvent | None:
+    """The catalog event of a message, once per template and captured values: a retry loop's repeats are one
+    event."""
+    ref = match.ref(state.release, state.logged_in)
+    key = ("catalog", ref.template, tuple(sorted(ref.captured.items())))
+    if key in state.seen_errors:
+        return None
+    state.seen_errors.add(key)
+    result.catalog_messages += 1
+    return _catalog_event(ref, text, exception[0] if exception else None, phase, common)
 
 
 # A source line of a traceback whose indentation the paste lost (an issue's formatting): Python, not words.

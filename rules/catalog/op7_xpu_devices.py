@@ -32,26 +32,7 @@ def _check_device_files(facts: Facts) -> list[Finding]:
     folder = failed.message == "opendir"
     what = f"the folder of the GPUs' device files ({BY_PATH})" if folder else "a GPU's device file"
     evidence = [c.log_evidence(failed, name="oneCCL", value=failed.raw or failed.message)]
-    changes = [
-        ConfigChange(
-            flag="docker run -v",
-            proposed=f"{BY_PATH}:{BY_PATH}",
-            reason=f"the container then has the links oneCCL opens each GPU by; --device /dev/dri passes the "
-            f"device nodes but not {BY_PATH}",
-            kind="setting",
-        )
-    ]
-    if pidfd:
-        changes.append(
-            ConfigChange(
-                flag="docker run --cap-add",
-                proposed="SYS_PTRACE",
-                reason="lets oneCCL share the GPUs between the workers through pidfd, which Docker's default "
-                "seccomp profile refuses it (its log: pidfd is not supported, fallbacks to drmfd exchange mode)",
-                cost="the container may trace its own processes",
-                kind="setting",
-            )
-        )
+    changes = _container_changes(pidfd)
     return [
         RULE_DEVICE_FILES.finding(
             Severity.CRITICAL,
@@ -75,6 +56,32 @@ def _check_device_files(facts: Facts) -> list[Finding]:
             confidence=0.8,
         )
     ]
+
+
+def _container_changes(pidfd: bool) -> list[ConfigChange]:
+    """Container settings, not vLLM flags: the folder oneCCL opens the GPUs by, and, when its log shows the
+    pidfd exchange refused, the capability Docker's default seccomp profile withholds."""
+    changes = [
+        ConfigChange(
+            flag="docker run -v",
+            proposed=f"{BY_PATH}:{BY_PATH}",
+            reason=f"the container then has the links oneCCL opens each GPU by; --device /dev/dri passes the "
+            f"device nodes but not {BY_PATH}",
+            kind="setting",
+        )
+    ]
+    if pidfd:
+        changes.append(
+            ConfigChange(
+                flag="docker run --cap-add",
+                proposed="SYS_PTRACE",
+                reason="lets oneCCL share the GPUs between the workers through pidfd, which Docker's default "
+                "seccomp profile refuses it (its log: pidfd is not supported, fallbacks to drmfd exchange mode)",
+                cost="the container may trace its own processes",
+                kind="setting",
+            )
+        )
+    return changes
 
 
 RULE_DEVICE_FILES = Rule(
