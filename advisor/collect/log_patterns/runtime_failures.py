@@ -106,10 +106,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(
-        ("EngineDeadError", "AsyncLLM output_handler failed"),
+        ("EngineDeadError", "AsyncLLM output_handler failed", "EngineCore encountered an issue"),
         K.ENGINE_DEAD,
-        # V0's AsyncLLMEngine raised AsyncEngineDeadError ("Background loop is stopped."); V1's engine EngineDeadError
-        r"(?:Async)?EngineDeadError.*|AsyncLLM output_handler failed\.?",
+        # V0's AsyncLLMEngine raised AsyncEngineDeadError ("Background loop is stopped."); V1's engine EngineDeadError,
+        # whose words (v1/engine/exceptions.py, 0.8-0.34) a client gets as the body of an HTTP 500
+        r"(?:Async)?EngineDeadError.*|AsyncLLM output_handler failed\.?"
+        r"|EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.",
         lambda m: {"message": m.group(0)},
     ),
     wording(

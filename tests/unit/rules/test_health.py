@@ -166,6 +166,17 @@ def test_the_api_servers_engine_dead_error_alone_says_the_cause_is_elsewhere():
     assert finding.title == "engine dead: fatal error"
 
 
+def test_a_clients_http_500_with_engine_dead_errors_words_is_the_engine_dead():
+    """vllm#17604's body, verbatim: the words are EngineDeadError's (v1/engine/exceptions.py), so the client saw the
+    engine core die; a paste of the body alone is answered as the death, with the core's log to fetch."""
+    body = (
+        '{"object":"error","message":"EngineCore encountered an issue. See stack trace (above) for the root '
+        'cause.","type":"Internal Server Error","param":null,"code":500}'
+    )
+    top = evaluate(Facts(events=parse_lines([body]).events)).top
+    assert top.rule == "HL-2" and "(EngineDeadError)" in top.title
+
+
 def test_rpc_timeout_outranks_the_generic_engine_death_it_caused():
     facts = Facts(events=[event(K.RPC_TIMEOUT, 1, rpc_method="execute_model"), event(K.FATAL_ERROR, 2)])
     assert evaluate(facts).top.rule == "HL-3"
