@@ -910,6 +910,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "device",
     ),
     LogEventKind.CUDA_OOM: (
+        "device",  # "NPU" for torch_npu's allocator (Ascend); None for CUDA
         "oom_phase",
         "tried_to_allocate_gib",
         "total_gib",

@@ -113,6 +113,12 @@ def _pool_cost(facts: Facts, freed_gib: float) -> str:
     return f"a KV pool {fmt(freed_gib)} GiB smaller per GPU: about {lost:,.0f} of its {tokens:,} tokens ({share})"
 
 
+def _out_of_memory(event) -> str:
+    """What ran out, in the words of the allocator that said so: torch_npu's on Ascend words it as torch's CUDA
+    allocator does, with NPU for CUDA, and the same flags size vLLM's share there (vllm-ascend)."""
+    return "NPU out of memory" if event.device == "NPU" else "CUDA out of memory"
+
+
 def _oom_numbers(event) -> str:
     """` (tried 2 GiB, 0.01 GiB free)` when torch's text gave the numbers, else nothing."""
     if event.tried_to_allocate_gib is None or event.free_gib is None:
@@ -121,7 +127,7 @@ def _oom_numbers(event) -> str:
 
 
 def _oom_evidence(event) -> list[Evidence]:
-    return [c.log_evidence(event, "CUDA out of memory", event.tried_to_allocate_gib, event.free_gib, ">", "GiB")]
+    return [c.log_evidence(event, _out_of_memory(event), event.tried_to_allocate_gib, event.free_gib, ">", "GiB")]
 
 
 # --- OP-1.4 loading weights --------------------------------------------------------------------
@@ -135,7 +141,7 @@ def _check_oom_weight_load(facts: Facts) -> list[Finding]:
     return [
         RULE_OOM_WEIGHTS.finding(
             Severity.CRITICAL,
-            "CUDA out of memory while loading weights" + _oom_numbers(event),
+            f"{_out_of_memory(event)} while loading weights" + _oom_numbers(event),
             evidence=_oom_evidence(event),
             changes=changes,
             alternatives=alternatives,
@@ -307,7 +313,7 @@ def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
     return [
         RULE_OOM_CUDAGRAPH.finding(
             Severity.CRITICAL,
-            "CUDA out of memory during CUDA-graph capture",
+            f"{_out_of_memory(event)} during CUDA-graph capture",
             evidence=_oom_evidence(event),
             changes=[change],
             alternatives=[alternative],
@@ -368,7 +374,7 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
     return [
         RULE_OOM_OTHER.finding(
             Severity.CRITICAL if event.oom_phase == OomPhase.UNKNOWN else Severity.HIGH,
-            f"CUDA out of memory {_PHASE_SAID[event.oom_phase or OomPhase.UNKNOWN]}" + _oom_numbers(event),
+            f"{_out_of_memory(event)} {_PHASE_SAID[event.oom_phase or OomPhase.UNKNOWN]}" + _oom_numbers(event),
             evidence=_oom_evidence(event),
             changes=[change],
             alternatives=alternatives,
@@ -411,7 +417,7 @@ def _beyond_the_share(facts: Facts, event) -> Finding | None:
         return None
     return RULE_OOM_OTHER.finding(
         Severity.CRITICAL,
-        f"CUDA out of memory: PyTorch holds {fmt(event.torch_allocated_gib)} GiB of the {fmt(total)} GiB GPU, "
+        f"{_out_of_memory(event)}: PyTorch holds {fmt(event.torch_allocated_gib)} GiB of the {fmt(total)} GiB GPU, "
         f"beyond the {fmt(share)} GiB share vLLM was given",
         evidence=[
             *_oom_evidence(event),
@@ -451,7 +457,7 @@ def _beside_another_process(facts: Facts, event) -> Finding | None:
     mine = f"; vLLM's process holds {fmt(event.this_process_gib)} GiB" if event.this_process_gib else ""
     return RULE_OOM_OTHER.finding(
         Severity.CRITICAL,
-        f"CUDA out of memory beside another process: it holds {fmt(others)} GiB of the "
+        f"{_out_of_memory(event)} beside another process: it holds {fmt(others)} GiB of the "
         f"{fmt(allocation.total_gib)} GiB GPU{mine}",
         evidence=[*_oom_evidence(event), c.log_evidence(event, "held by other processes", others, unit="GiB")],
         changes=[change],
@@ -471,7 +477,9 @@ RULE_OOM_OTHER = Rule(
     check=_check_oom_other,
     needs=("events",),
     page=RulePage(
-        checks="A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture.",
+        checks="A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture; torch "
+        "before 2.1's wording (`(GPU 0; … total capacity; … already allocated; … free; …)`) and torch_npu's `NPU out "
+        "of memory` in the same words (Ascend, titled as the NPU's) are read with their numbers.",
         why="Activation peaks larger than profiled (long prompts, large batches) exhaust memory left outside the "
         "KV pool.",
         example="Tried to allocate 2.00 GiB, 448 KiB free, 79.19 GiB GPU, util 0.95 -> --gpu-memory-utilization 0.92 "

@@ -181,6 +181,21 @@ PATTERNS: tuple[Pattern, ...] = (
             "this_process_gib": to_gib(m["mine"], m["mu"]) if m["mine"] else None,
         },
     ),
+    wording(  # torch before 2.1 (`(GPU 0; 15.78 GiB total capacity; …)`), and torch_npu's allocator, which still
+        # words it so (`NPU out of memory. Tried to allocate 3.47 GiB (NPU 0; 60.97 GiB total capacity; …)`)
+        ("out of memory. Tried to allocate",),
+        K.CUDA_OOM,
+        rf"(?P<dev>CUDA|NPU) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB) \((?:GPU|NPU) \d+; "
+        rf"(?P<total>{NUM}) GiB total capacity; (?P<torch>{NUM}) (?P<tau>[KMG]iB) already allocated; "
+        rf"(?:{NUM} [KMG]iB current active; )?(?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) free;",
+        lambda m: {
+            "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
+            "total_gib": to_float(m["total"]),
+            "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
+            "torch_allocated_gib": to_gib(m["torch"], m["tau"]),
+            "device": "NPU" if m["dev"] == "NPU" else None,
+        },
+    ),
     wording(
         ("OutOfMemoryError", "CUDA out of memory"),
         K.CUDA_OOM,

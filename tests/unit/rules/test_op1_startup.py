@@ -401,3 +401,33 @@ def test_no_cache_blocks_on_a_host_without_gpus_for_the_split_puts_what_fits_it_
     assert [a.flag for a in finding.alternatives][:1] == ["--quantization"]
     split = finding.alternatives[-1]
     assert (split.flag, split.proposed) == ("--tensor-parallel-size", "2") and "more hardware" in split.cost
+
+
+def test_torch_npus_out_of_memory_is_read_with_its_numbers_and_named_as_the_npus():
+    """vllm-ascend#1987's line, verbatim with the issue title's 【BUG】： before it: torch_npu words its allocator's
+    failure as torch before 2.1 worded CUDA's, which is read the same way (numbers included)."""
+    line = (
+        "【BUG】：RuntimeError: NPU out of memory. Tried to allocate 3.47 GiB (NPU 0; 60.97 GiB total capacity; "
+        "58.92 GiB already allocated; 58.92 GiB current active; 1.66 GiB free; 58.95 GiB reserved in total by "
+        "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation."
+    )
+    [oom] = [e for e in parse_lines([line]).events if e.kind == K.CUDA_OOM]
+    assert (oom.device, oom.tried_to_allocate_gib, oom.total_gib, oom.torch_allocated_gib) == (
+        "NPU",
+        3.47,
+        60.97,
+        58.92,
+    )
+    assert oom.free_gib == 1.66
+    [finding] = op1_oom.RULE_OOM_OTHER.evaluate(Facts(events=[oom]))
+    assert finding.title.startswith("NPU out of memory") and "CUDA" not in finding.title
+
+
+def test_torch_before_2_1_words_cudas_out_of_memory_with_the_same_numbers():
+    line = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
+        "capacity; 14.56 GiB already allocated; 3.12 MiB free; 14.60 GiB reserved in total by PyTorch)"
+    )
+    [oom] = [e for e in parse_lines([line]).events if e.kind == K.CUDA_OOM]
+    assert oom.device is None and oom.total_gib == 15.78 and oom.torch_allocated_gib == 14.56
+    assert round(oom.tried_to_allocate_gib * 1024, 2) == 20.0
