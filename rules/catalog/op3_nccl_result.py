@@ -187,8 +187,9 @@ RULE_NCCL_RESULT = Rule(
     check=_check_nccl_result,
     needs=("events",),
     page=RulePage(
-        checks="torch's `NCCL error in: <file>:<line>, <result>` and vLLM's PyNccl `NCCL error: <result>`: unhandled "
-        "cuda error, internal error, invalid "
+        checks="torch's `NCCL error in: <file>:<line>, <result>` (and its older `NCCL Error <number>: <result>`, "
+        "torch/csrc/cuda/nccl.cpp) and vLLM's PyNccl `NCCL error: <result>`: unhandled cuda error, internal error, "
+        "invalid "
         "argument, invalid usage, remote process exited or there was a network error (NCCL's own words for its "
         "result codes); NCCL's `Duplicate GPU detected : rank … and rank … both on CUDA device …` and a `Cuda "
         "failure '…'` line under it (`peer access is not supported between these two devices` answered even under "

@@ -168,6 +168,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"NCCL error: (?!in: ).*",
         lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
     ),
+    wording(  # torch's other NCCL check (torch/csrc/cuda/nccl.cpp `throw_nccl_error`, behind torch.cuda.nccl and the
+        # vLLM 0.1-0.5 collectives that called it): `NCCL Error <result number>: <ncclGetErrorString's words>`
+        ("NCCL Error ",),
+        K.NCCL_ERROR,
+        r"NCCL Error \d+: .*",
+        lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
+    ),
     wording(  # NCCL's own check at init (init.cc), the "Last error:" under `invalid usage`: two ranks on one GPU
         ("Duplicate GPU detected",),
         K.NCCL_ERROR,

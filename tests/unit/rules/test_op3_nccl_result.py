@@ -32,6 +32,26 @@ def test_each_result_ncclgeterrorstring_words_is_named(words, name):
     assert finding.title.startswith(f"NCCL failed ({name}): ")
 
 
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [  # deepseek-ai/DeepSeek-V2#76 (vLLM 0.5.3.post1 over Ray) and vllm#427 (vLLM 0.1, Ray's C++ log), verbatim
+        (
+            "(RayWorkerWrapper pid=23558, ip=10.0.128.18) ERROR 07-28 13:53:40 worker_base.py:382] RuntimeError: NCCL "
+            "Error 3: internal error - please report this issue to the NCCL developers",
+            "ncclInternalError",
+        ),
+        (
+            "[2023-07-11 15:20:41,680 E 42067 42067] logging.cc:97: Unhandled exception: St13runtime_error. what(): "
+            "NCCL Error 5: invalid usage",
+            "ncclInvalidUsage",
+        ),
+    ],
+)
+def test_torchs_older_nccl_error_with_the_results_number_is_named(line, name):
+    [finding] = _findings(line)
+    assert finding.title.startswith(f"NCCL failed ({name}): ")
+
+
 def test_nccls_duplicate_gpu_check_under_invalid_usage_is_the_cause_itself():
     """NCCL's init check (init.cc) for two ranks on one GPU, printed under torch's `invalid usage` as vLLM's workers
     log it."""
