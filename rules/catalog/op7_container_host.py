@@ -102,6 +102,26 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "`echo $CUDA_VISIBLE_DEVICES` (unset it, or list indexes the container has).",
         ],
     ),
+    "no_hip_gpu_visible": (
+        "the process sees no AMD GPU: the container was started without /dev/kfd and /dev/dri, or a visibility "
+        "variable hides them",
+        "PyTorch built for ROCm found no HIP device inside the process (torch's `No HIP GPUs are available`), so vLLM "
+        "cannot start its engine there. ROCm reaches a GPU through the kernel driver's /dev/kfd and the GPU's "
+        "/dev/dri render node: a container gets them only when passed (`--device`, or the amd.com/gpu resource "
+        "served by AMD's device plugin), a user outside the video and render groups cannot open them, and "
+        "HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES set empty, or to an index the host does "
+        "not have, hide them.",
+        [
+            "Start the container with the GPUs' devices: `docker run --device=/dev/kfd --device=/dev/dri "
+            "--group-add video --group-add render …` (ROCm's Docker guide; `--gpus all` is NVIDIA's and passes "
+            "nothing here); in Kubernetes an amd.com/gpu limit equal to tensor-parallel-size × "
+            "pipeline-parallel-size, with AMD's GPU device plugin or GPU operator on the node.",
+            "Check what the process sees: `rocm-smi` (or `amd-smi list`) and "
+            "`python -c 'import torch; print(torch.version.hip, torch.cuda.device_count())'` inside the container, "
+            "`ls -l /dev/kfd /dev/dri` and `id` (the user must be in the groups that own them), and unset "
+            "HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES or list indexes the host has.",
+        ],
+    ),
     "no_driver_library": (
         "the NVIDIA driver's library libcuda.so.1 is not where the process runs: no GPU driver reaches it",
         "libcuda.so.1 belongs to the NVIDIA driver, not to CUDA's toolkit or to any pip package: on a host the "
@@ -244,7 +264,8 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
-        "are available` / `Found no NVIDIA driver on your system`, the loader's `libcuda.so.1: cannot open shared "
+        "are available` / `Found no NVIDIA driver on your system` (and its ROCm build's `No HIP GPUs are available`, "
+        "answered with ROCm's devices), the loader's `libcuda.so.1: cannot open shared "
         "object file`, `Failed to initialize NVML: Unknown Error`, torch's `CUDA unknown error - this may be due to an "
         "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
         "detected`, `exec format error`; the NVIDIA Container Toolkit's `nvidia-container-cli: initialization "

@@ -779,6 +779,7 @@ PATTERNS: tuple[Pattern, ...] = (
         (
             "could not select device driver",
             "No CUDA GPUs are available",
+            "No HIP GPUs are available",
             "Found no NVIDIA driver",
             "NVML",
             "exec format",
@@ -804,6 +805,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|NVRM: (?:GPU (?P<failed_gpu>[0-9A-Fa-f:.]+): )?RmInitAdapter failed)"
         r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system"
         r"|CUDA error: no CUDA-capable device is detected)"
+        # torch built for ROCm says HIP where its CUDA build says CUDA (hipify renames CUDA in its C++ sources)
+        r"|(?P<no_hip_gpu_visible>No HIP GPUs are available)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"

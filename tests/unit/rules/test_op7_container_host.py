@@ -21,6 +21,12 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         ),
         ("RuntimeError: No CUDA GPUs are available", NO_GPU, "docker run --gpus all"),
         ("RuntimeError: CUDA error: no CUDA-capable device is detected", NO_GPU, "docker run --gpus all"),
+        (  # vllm#34573's title line (torch built for ROCm 7.0)
+            "RuntimeError: No HIP GPUs are available",
+            "the process sees no AMD GPU: the container was started without /dev/kfd and /dev/dri, or a visibility "
+            "variable hides them",
+            "--device=/dev/kfd --device=/dev/dri",
+        ),
         (
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
             "installed a driver from http://www.nvidia.com/Download/index.aspx",
@@ -111,6 +117,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "no-docker-gpu-runtime",
         "no-cuda-gpus",
         "no-cuda-capable-device",
+        "no-hip-gpus",
         "no-driver",
         "no-libcuda",
         "nvml-lost",
