@@ -1,0 +1,131 @@
+"""OP-7.69: code built on vLLM reads an attribute of vLLM's engine that the installed release's engine lacks.
+
+Why a rule of its own: frameworks that drive vLLM in-process (RL trainers syncing weights, serving wrappers) reach
+past its public API into the engine: `llm.llm_engine.model_executor.driver_worker.model_runner.model` (TRL,
+OpenRLHF), `AsyncLLMEngine.engine` (FastChat's worker). Those were V0's. From vLLM 0.8 the V1 engine is the default:
+its LLMEngine runs the model in a separate EngineCore process, so the executor is not in the caller's process, and
+AsyncLLM replaced AsyncLLMEngine without its inner `.engine`. V0 stayed behind `VLLM_USE_V1=0` until it was removed
+(the message catalog's V0 LLMEngine lines end with 0.10), which is the workaround FastChat#3704's reporter confirmed.
+Python's `AttributeError: 'LLMEngine' object has no attribute 'model_executor'` names neither vLLM's release nor
+the framework's, so without this the line reads as a bug of vLLM's.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor.catalog.vllm_messages import message_catalog
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+# vLLM's engine front ends as a caller holds them: V0's (LLMEngine, AsyncLLMEngine) and V1's (LLMEngine, AsyncLLM),
+# and the LLM class that wraps them. Executors and workers are vLLM's own inside (their errors are vLLM's).
+_ENGINE_ATTRIBUTE = re.compile(
+    r"'(?P<owner>LLMEngine|AsyncLLMEngine|_AsyncLLMEngine|AsyncLLM|LLM)' object has no attribute '(?P<name>\w+)'"
+)
+V1_DEFAULT_FROM = (0, 8)  # VLLM_USE_V1 defaults to 1 (the catalog's V1-versus-V0 checks start with 0.8)
+# What V0's engine held in the caller's process, and where V1 keeps it instead.
+_MOVED: dict[str, str] = {
+    "model_executor": "V1's LLMEngine runs the model in its EngineCore process, so the executor (and the driver "
+    "worker and model runner behind it) is not in the caller's",
+    "engine": "V1's AsyncLLM replaced V0's AsyncLLMEngine and has no inner .engine; its engine core is another process",
+    "scheduler": "V1's scheduler lives in the EngineCore process",
+}
+
+
+@cache
+def v0_last_release() -> tuple[int, int]:
+    """The last minor release that still carried V0's engine: where the catalog's lines of V0's LLMEngine end."""
+    lasts = [
+        tuple(int(part) for part in entry["last"].split("."))
+        for entry in message_catalog().entries
+        if entry["file"] == "vllm/engine/llm_engine.py" and entry["message"].startswith("Using V0 LLMEngine")
+    ]
+    return max(lasts) if lasts else (0, 10)
+
+
+def _check_engine_internals(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE):
+        found = _ENGINE_ATTRIBUTE.search(event.message or "")
+        if found is not None:
+            return [_finding(facts, event, found["owner"], found["name"])]
+    return []
+
+
+def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
+    last = v0_last_release()
+    last_said = f"{last[0]}.{last[1]}"
+    release = c.vllm_release(facts)
+    v0s = name in _MOVED  # an attribute V0's engine held that V1's keeps elsewhere; any other moved between releases
+    v0_there = v0s and (release is None or V1_DEFAULT_FROM <= release[:2] <= last)
+    why = _MOVED.get(name, f"the installed release's {owner} has no {name}")
+    changes = []
+    if v0_there:
+        changes.append(
+            ConfigChange(
+                flag="VLLM_USE_V1",
+                proposed="0",
+                reason=f"vLLM 0.8 to {last_said} still carry V0's engine, whose {owner} had {name} (FastChat#3704: "
+                "the reporter confirmed it works around this)",
+                cost=f"V0's engine, slower than V1 and gone after {last_said}: a stopgap until the caller is updated",
+                kind="env",
+            )
+        )
+    actions = [
+        f"Install the vLLM release the calling framework pins (its requirements or extras list one), or a release of "
+        f"the framework written for the installed vLLM: the code reading {owner}.{name} was written for "
+        + (f"V0's engine (vLLM before 0.8, or 0.8 to {last_said} with VLLM_USE_V1=0)." if v0s else "another vLLM."),
+        "Code of your own: reach the workers through the public `LLM.collective_rpc(method)` (AsyncLLM's "
+        "`collective_rpc` in a server), which runs a method on every worker in V0 and V1 alike, instead of "
+        "model_executor.driver_worker.",
+    ]
+    if name == "model_executor":
+        actions.append(
+            "vLLM 0.32's V1 LLMEngine sets model_executor again when its engine core runs in the caller's process "
+            "(VLLM_ENABLE_V1_MULTIPROCESSING=0, 'for v0 compatibility' in vllm/v1/engine/llm_engine.py)."
+        )
+    return RULE_ENGINE_INTERNALS.finding(
+        Severity.CRITICAL,
+        f"code built on vLLM reads {owner}.{name}, which this vLLM's engine does not have: it was written for "
+        + ("V0's engine (before 0.8)" if v0s else "another vLLM release"),
+        summary=f"Python's AttributeError on one of vLLM's engine objects: {why}. From vLLM 0.8 the V1 engine is the "
+        f"default, and V0 was removed after {last_said}, so a framework that reaches into the engine's internals "
+        "breaks with the release it did not pin. The error is the caller's, not vLLM's.",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.{name}")],
+        changes=changes,
+        actions=actions,
+        confidence=0.85,
+    )
+
+
+RULE_ENGINE_INTERNALS = Rule(
+    code="OP-7.69",
+    title="code built on vLLM reads V0 engine internals the installed engine lacks",
+    category=Category.CONFIGURATION,
+    check=_check_engine_internals,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `'LLMEngine' | 'AsyncLLMEngine' | 'AsyncLLM' | 'LLM' object has no attribute '<name>'` on an "
+        "error line.",
+        why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
+        "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
+        example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "
+        "0.8.2 (lm-sys/FastChat#3704: VLLM_USE_V1=0 worked); `'LLMEngine' object has no attribute 'model_executor'` "
+        "from TRL's online DPO on vLLM 0.10.0 (huggingface/trl#3859).",
+        fix="VLLM_USE_V1=0 on vLLM 0.8 to 0.10 (V0's engine); otherwise the vLLM release the framework pins, or a "
+        "framework release written for V1; `LLM.collective_rpc` for code of one's own.",
+        limits="The attribute's owner must be one of vLLM's engine front ends by name; a class of the framework's "
+        "own with the same name reads the same. VLLM_USE_V1=0 is proposed when the server's release is unknown or "
+        "0.8 to 0.10.",
+        references=[
+            "https://github.com/lm-sys/FastChat/issues/3704",
+            "https://github.com/huggingface/trl/issues/3859",
+            "https://docs.vllm.ai/en/latest/usage/v1_guide.html",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ENGINE_INTERNALS]

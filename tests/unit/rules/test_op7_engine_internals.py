@@ -1,0 +1,49 @@
+"""OP-7.69: a framework reading V0's engine internals on V1's engine, from the lines people pasted (OpenRLHF#922,
+FastChat#3704, ms-swift#7065, verbatim)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_engine_internals
+from rules.evaluate import evaluate
+from rules.facts import Facts
+from tests.unit.rules.factories import config
+
+OPENRLHF = "(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'"
+FASTCHAT = "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'"
+SWIFT = "AttributeError: 'LLMEngine' object has no attribute 'encode'"
+
+
+def _top(line: str, facts_config=None):
+    return evaluate(Facts(events=parse_lines([line]).events, config=facts_config)).findings[0]
+
+
+def test_v0s_executor_read_on_v1s_engine_proposes_v0_where_it_still_exists():
+    top = _top(OPENRLHF)
+    assert top.rule == "OP-7.69" and "LLMEngine.model_executor" in top.title and "V0's engine" in top.title
+    [change] = top.changes
+    assert (change.flag, change.proposed, change.kind) == ("VLLM_USE_V1", "0", "env")
+    assert any("collective_rpc" in action for action in top.actions)
+    assert any("VLLM_ENABLE_V1_MULTIPROCESSING=0" in action for action in top.actions)
+
+
+def test_asyncllm_without_the_inner_engine_is_the_same_class():
+    top = _top(FASTCHAT)
+    assert top.rule == "OP-7.69" and "AsyncLLM.engine" in top.title
+    assert "replaced V0's AsyncLLMEngine" in top.summary
+
+
+def test_an_attribute_v0_never_held_is_another_release_and_v0_is_not_offered():
+    top = _top(SWIFT)
+    assert top.rule == "OP-7.69" and top.title.endswith("written for another vLLM release")
+    assert top.changes == []
+
+
+def test_v0_is_not_offered_on_a_release_that_no_longer_has_it():
+    assert op7_engine_internals.v0_last_release() == (0, 10)  # from the catalog's V0 LLMEngine lines
+    assert _top(OPENRLHF, config(vllm_version="0.12.0")).changes == []
+
+
+def test_an_executors_own_missing_attribute_is_vllms_not_this():
+    line = "AttributeError: 'MultiprocExecutor' object has no attribute 'workers'"
+    assert op7_engine_internals.RULE_ENGINE_INTERNALS.evaluate(Facts(events=parse_lines([line]).events)) == []
