@@ -34,6 +34,7 @@ DEVICES: tuple[str, ...] = ("cuda", "cpu", "bundled")
 
 # The first release of each branch below (docs/reference.md §4.3).
 V1_DEFAULT_FROM: Version = (0, 8, 0)  # V1 the default engine; before, V0's fixed 256 sequences
+V0_REMOVED_FROM: Version = (0, 11, 0)  # V0's engine gone (VLLM_USE_V1=0 took it back 0.8-0.10; catalog: its lines end)
 MEMORY_TIER_FROM: Version = (0, 8, 5)  # before: 1024 sequences on every GPU; from: by device memory
 A100_EXCLUDED_FROM: Version = (0, 9, 0)  # A100 left out of the >=70 GiB tier (vLLM PR #17885)
 LARGE_GPU_TIER_FROM: Version = (0, 28, 0)  # a >=160 GiB tier: 1024 sequences, 16384 tokens

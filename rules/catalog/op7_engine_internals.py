@@ -13,9 +13,8 @@ the framework's, so without this the line reads as a bug of vLLM's.
 from __future__ import annotations
 
 import re
-from functools import cache
 
-from advisor.catalog.vllm_messages import message_catalog
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -26,7 +25,6 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 _ENGINE_ATTRIBUTE = re.compile(
     r"'(?P<owner>LLMEngine|AsyncLLMEngine|_AsyncLLMEngine|AsyncLLM|LLM)' object has no attribute '(?P<name>\w+)'"
 )
-V1_DEFAULT_FROM = (0, 8)  # VLLM_USE_V1 defaults to 1 (the catalog's V1-versus-V0 checks start with 0.8)
 # What V0's engine held in the caller's process, and where V1 keeps it instead.
 _MOVED: dict[str, str] = {
     "model_executor": "V1's LLMEngine runs the model in its EngineCore process, so the executor (and the driver "
@@ -34,17 +32,6 @@ _MOVED: dict[str, str] = {
     "engine": "V1's AsyncLLM replaced V0's AsyncLLMEngine and has no inner .engine; its engine core is another process",
     "scheduler": "V1's scheduler lives in the EngineCore process",
 }
-
-
-@cache
-def v0_last_release() -> tuple[int, int]:
-    """The last minor release that still carried V0's engine: where the catalog's lines of V0's LLMEngine end."""
-    lasts = [
-        tuple(int(part) for part in entry["last"].split("."))
-        for entry in message_catalog().entries
-        if entry["file"] == "vllm/engine/llm_engine.py" and entry["message"].startswith("Using V0 LLMEngine")
-    ]
-    return max(lasts) if lasts else (0, 10)
 
 
 def _check_engine_internals(facts: Facts) -> list[Finding]:
@@ -56,11 +43,11 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
 
 
 def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
-    last = v0_last_release()
-    last_said = f"{last[0]}.{last[1]}"
+    removed = vllm_defaults.V0_REMOVED_FROM
+    last_said = f"{removed[0]}.{removed[1] - 1}"
     release = c.vllm_release(facts)
     v0s = name in _MOVED  # an attribute V0's engine held that V1's keeps elsewhere; any other moved between releases
-    v0_there = v0s and (release is None or V1_DEFAULT_FROM <= release[:2] <= last)
+    v0_there = v0s and (release is None or vllm_defaults.V1_DEFAULT_FROM <= release < removed)
     why = _MOVED.get(name, f"the installed release's {owner} has no {name}")
     changes = []
     if v0_there:

@@ -3,7 +3,9 @@ FastChat#3704, ms-swift#7065, verbatim)."""
 
 from __future__ import annotations
 
+from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.logs import parse_lines
+from rules import vllm_defaults
 from rules.catalog import op7_engine_internals
 from rules.evaluate import evaluate
 from rules.facts import Facts
@@ -40,8 +42,16 @@ def test_an_attribute_v0_never_held_is_another_release_and_v0_is_not_offered():
 
 
 def test_v0_is_not_offered_on_a_release_that_no_longer_has_it():
-    assert op7_engine_internals.v0_last_release() == (0, 10)  # from the catalog's V0 LLMEngine lines
     assert _top(OPENRLHF, config(vllm_version="0.12.0")).changes == []
+
+
+def test_the_release_v0_was_removed_in_is_where_the_catalogs_v0_engine_lines_end():
+    lasts = {
+        entry["last"]
+        for entry in message_catalog().entries
+        if entry["file"] == "vllm/engine/llm_engine.py" and entry["message"].startswith("Using V0 LLMEngine")
+    }
+    assert lasts == {"0.10"} and vllm_defaults.V0_REMOVED_FROM == (0, 11, 0)
 
 
 def test_an_executors_own_missing_attribute_is_vllms_not_this():
