@@ -116,7 +116,8 @@ RULE_TEMPLATE_REFUSED = Rule(
         checks="A chat template's own refusal in an error body or a log: `Conversation roles must alternate "
         "user/assistant/user/assistant/...`, `System role not supported`; transformers' `Cannot use chat template "
         "functions because tokenizer.chat_template is not set` (no template at all); Jinja's `TemplateSyntaxError` "
-        "(a template that does not parse).",
+        "(a template that does not parse), or its words alone as a 400's message (`expected token 'end of print "
+        "statement', got …`, `Encountered unknown tag …`).",
         why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
         "error back as HTTP 400, so the server looks at fault for what the client sent.",
         example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "

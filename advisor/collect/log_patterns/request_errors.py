@@ -18,8 +18,8 @@ def _template_refused(match: re.Match[str]) -> Fields:
     """The template's refusal, transformers finding none, or Jinja refusing its syntax (the exception's name kept)."""
     if match["none"]:
         return {"message": NO_CHAT_TEMPLATE}
-    if match["syntax"]:
-        return {"message": match["syntax"].strip(), "exception": "TemplateSyntaxError"}
+    if match["syntax"] or match["syntax2"]:
+        return {"message": (match["syntax"] or match["syntax2"]).strip(), "exception": "TemplateSyntaxError"}
     return {"message": match.group(0)}
 
 
@@ -106,12 +106,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "System role not supported",
             "tokenizer.chat_template is not set",
             "TemplateSyntaxError",
+            "expected token 'end of ",
+            "Encountered unknown tag '",
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
         r"|(?P<none>Cannot use chat template functions because tokenizer\.chat_template is not set)"
         # Jinja refusing the template itself, before any conversation is rendered
-        r"|(?:jinja2\.exceptions\.)?TemplateSyntaxError: (?P<syntax>.+)",
+        r"|(?:jinja2\.exceptions\.)?TemplateSyntaxError: (?P<syntax>.+)"
+        # Jinja's own words without the class (jinja2/lexer.py TokenStream.expect, jinja2/parser.py), as a 400's message
+        # carries them
+        r"|(?P<syntax2>expected token 'end of (?:print statement|statement block)', got '[^']*'"
+        r"|Encountered unknown tag '[^']*'\.?)",
         _template_refused,
     ),
     wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty

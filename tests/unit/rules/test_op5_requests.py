@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.collect.logs import parse_lines
 from rules.catalog import health, op5_requests
 from rules.evaluate import evaluate
@@ -41,6 +43,21 @@ def test_a_template_jinja_cannot_parse_is_named_with_jinjas_words_and_how_to_fin
     assert top.rule == "OP-5.19"
     assert top.title == "the chat template does not parse (Jinja: unexpected '}'): every chat request fails on it"
     assert "jinja2.Environment().parse" in top.actions[0] and not top.changes
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [  # runpod-workers/worker-vllm#129: openai-python's repr of the 400 a vLLM 0.6.3 server answered, verbatim
+        "ChatCompletion(id=None, choices=None, created=None, model=None, object='error', service_tier=None, "
+        "system_fingerprint=None, usage=None, code=400, message=\"expected token 'end of print statement', got "
+        "'name'\", param=None, type='BadRequestError')",
+        '{"object":"error","message":"Encountered unknown tag \'generation\'.","type":"BadRequestError",'
+        '"param":null,"code":400}',
+    ],
+)
+def test_jinjas_own_words_without_the_class_are_the_template_not_parsing(paste):
+    top = evaluate(_facts([paste])).findings[0]
+    assert top.rule == "OP-5.19" and top.title.startswith("the chat template does not parse (Jinja: ")
 
 
 def test_a_tokenizer_without_a_chat_template_proposes_one_or_the_instruct_model():
