@@ -115,6 +115,9 @@ _FRAME_HEAD = re.compile(r'^File "[^"]+", line \d+, in [\w<>.]+')
 # then its message (a source line names a class followed by `(`, never by `: `).
 _EXCEPTION = re.compile(r"(?:[a-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?:: |$)")
 _EXCEPTION_AFTER = re.compile(rf" (?={_EXCEPTION.pattern})")
+# A progress bar with an exception written after it: tqdm's last redraw ends without a line break when the job dies,
+# so the exception's line starts on the bar's (`… 429/8535 [00:27<08:37, 15.68it/s]RuntimeError: …`).
+_BAR_THEN_EXCEPTION = re.compile(rf"{_PROGRESS_BAR}[^\]]*\]\s*(?={_EXCEPTION.pattern})")
 _CARETS = re.compile(r"\s+(?P<marks>[~^]+(?: [~^]+)*)$")  # Python 3.11's marks under the expression that failed
 _MIN_JOINED_RECORDS = 2
 
@@ -225,6 +228,9 @@ def _unjoined_traceback(record: str) -> list[str]:
     whole. A record under vLLM's header or a process prefix is one line, up to a bare traceback with its frames
     after its message (vLLM's processes print their own without a header); exception lines alone, one after
     another, each get their own."""
+    bar = _BAR_THEN_EXCEPTION.match(record)
+    if bar is not None:
+        return [record[: bar.end()].strip(), *_unjoined_traceback(record[bar.end() :])]
     head = _RECORD_START.match(record)
     if head is not None:
         bare = _TRACEBACK_AFTER.search(record, head.end())

@@ -324,3 +324,18 @@ def test_no_line_of_a_real_paste_or_recording_is_cut():
     texts = [case.quoted for case in load_cases()] + [path.read_text(errors="replace") for path in recordings]
     assert len(recordings) > 10
     assert [line for text in texts for line in text.splitlines() if _is_cut(line)] == []
+
+
+def test_an_exception_written_after_a_progress_bars_last_redraw_is_read_as_its_own_line():
+    """vllm#4151's line, verbatim: tqdm's last redraw of an offline job ends without a line break when the job
+    dies, so the exception starts on the bar's line."""
+    line = (
+        "Processed prompts:   5%|▌         | 429/8535 [00:27<08:37, 15.68it/s] RuntimeError: probability tensor "
+        "contains either `inf`, `nan` or element < 0"
+    )
+    assert [text for _, text in carried_lines([line])] == [
+        "Processed prompts:   5%|▌         | 429/8535 [00:27<08:37, 15.68it/s]",
+        "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0",
+    ]
+    kinds = [event.kind for event in parse_lines([line]).events]
+    assert kinds == [K.OFFLINE_PROGRESS, K.UNPLACED_ERROR]
