@@ -511,6 +511,7 @@ CUT_MID_ANSWER = "cut"
 NOT_HTTP_AT_SERVER = "server"
 NO_LIBCUDA_LINK = "no libcuda.so to link against"
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
+LAUNCHER_COMPILE_FAILED = "the C compiler failed on it"  # TRITON_BUILD_FAILED: its command failed, cause above
 VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would

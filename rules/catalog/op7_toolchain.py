@@ -16,7 +16,7 @@ CUDA_HOME (else /usr/local/cuda). A runtime image has no nvcc. Sources: davanstr
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, LogEvent, LogEventKind
+from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -262,6 +262,8 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
     missing = events[0].message or "a C compiler or the Python headers"
     if missing in (NO_LIBCUDA_LINK, NO_LIBCUDA_LIBRARY):
         return [_no_libcuda(events[0])]
+    if missing == LAUNCHER_COMPILE_FAILED:
+        return [_compiler_failed(events[0])]
     return [
         RULE_TRITON_BUILD.finding(
             Severity.CRITICAL,
@@ -280,6 +282,34 @@ def _check_triton_build(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+def _compiler_failed(event: LogEvent) -> Finding:
+    """Only the failed command was pasted: it names the compiler and the launcher, not why; the two causes above
+    (no Python headers, no unversioned libcuda.so) are the common ones, and the compiler's own lines say which."""
+    compiler = event.component or "the C compiler"
+    return RULE_TRITON_BUILD.finding(
+        Severity.CRITICAL,
+        f"Triton could not build its C launcher: {compiler} failed on it (the compiler's own error is above the "
+        "command)",
+        summary="Triton compiles a small C file (its CUDA launcher: main.c, driver.c in 3.9) with the host's C "
+        "compiler the first time it loads a kernel, against the running Python's headers and the driver's libcuda. "
+        "The command failed; its own error lines, printed before this one, say why: most often `Python.h: No such "
+        "file or directory` (no development headers for this Python) or `cannot find -lcuda` (no unversioned "
+        "libcuda.so beside the driver's libcuda.so.1), and on clusters a compiler module too old or without its "
+        "libraries.",
+        evidence=[c.log_evidence(event, name="Triton's build", value=compiler)],
+        actions=[
+            "Read the compiler's lines above the CalledProcessError (or rerun the command it quotes by hand): they "
+            "name the missing header or library.",
+            "Python.h missing: `apt-get install python3.X-dev` (X: the Python's minor; `python3-devel` on RHEL-like "
+            "hosts, the environment's own headers under conda).",
+            "-lcuda not found: set TRITON_LIBCUDA_PATH to the directory holding the driver's libcuda.so.1 (`ldconfig "
+            "-p | grep libcuda`), or link libcuda.so to it there; Triton reads it before ldconfig's cache.",
+            "Or point CC at another compiler: Triton takes CC before looking for gcc and clang.",
+        ],
+        confidence=0.75,
+    )
 
 
 def _no_libcuda(event: LogEvent) -> Finding:
@@ -326,7 +356,9 @@ RULE_TRITON_BUILD = Rule(
     page=RulePage(
         checks="Triton's `Failed to find C compiler. Please specify via CC environment variable …`, or gcc's "
         "`<file>.c:L:C: fatal error: Python.h: No such file or directory` on the launcher it compiles; the linker's "
-        "`cannot find -lcuda` and Triton's `libcuda.so cannot found!` when it links the launcher.",
+        "`cannot find -lcuda` and Triton's `libcuda.so cannot found!` when it links the launcher; alone, the "
+        "`CalledProcessError: Command '['<cc>', '…/main.c', '-O3', '-shared', …` its build raises (the compiler "
+        "named, its reason above).",
         why="Triton compiles its launcher at a kernel's first use with the system's C compiler against Python's "
         "headers; an image without either cannot run a Triton kernel.",
         example="`cuda_utils.c:9:10: fatal error: Python.h: No such file or directory` at vLLM's start after a clean "

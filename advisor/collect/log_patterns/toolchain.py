@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
-from rules.events import NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK
+from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK
 from rules.events import LogEventKind as K
 
 
@@ -28,6 +28,8 @@ def _triton_build(match: re.Match[str]) -> Fields:
         return {"message": NO_LIBCUDA_LINK}
     if "cannot found" in words:
         return {"message": NO_LIBCUDA_LIBRARY}
+    if match["compiler"]:
+        return {"message": LAUNCHER_COMPILE_FAILED, "component": match["compiler"]}
     return {"message": "no Python headers (Python.h)"}
 
 
@@ -124,13 +126,22 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of
         # vLLM fails in its C++ and CUDA files, not in a .c file)
-        ("Failed to find C", "Python.h: No such file or directory", "cannot find -lcuda", "libcuda.so cannot found"),
+        (
+            "Failed to find C",
+            "Python.h: No such file or directory",
+            "cannot find -lcuda",
+            "libcuda.so cannot found",
+            ".c', '-O3', '-shared'",
+        ),
         K.TRITON_BUILD_FAILED,
         r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory"
         # the launcher linked against the driver's library: older Triton links `-lcuda`, which needs an unversioned
         # libcuda.so beside the driver's libcuda.so.1; Triton's own check, `libcuda.so cannot found!`, is no
         # libcuda.so.1 in the directories ldconfig's cache names
-        r"|cannot find -lcuda\b|libcuda\.so cannot found",
+        r"|cannot find -lcuda\b|libcuda\.so cannot found"
+        # the build's command itself, as subprocess's CalledProcessError quotes it (runtime/build.py: `[cc, src,
+        # "-O3", "-shared", …]`, src main.c in Triton 2-3.x, driver.c in 3.9); the compiler's words come before it
+        r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3', '-shared'",
         _triton_build,
     ),
     wording(  # the interpreter's `python -m MODULE` when the module's package is not importable

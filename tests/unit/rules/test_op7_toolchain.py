@@ -115,6 +115,24 @@ def test_tritons_launcher_linked_without_libcuda_tells_the_missing_link_from_the
     assert "sudo ldconfig" in driver.actions[0]
 
 
+COMMAND = (  # vllm#17455 (vLLM 0.7.3 under Singularity), verbatim up to where its paste was cut
+    "CalledProcessError: Command '['/usr/local/gcc/bin/gcc', '/tmp/tmp8vajoenb/main.c', '-O3', '-shared', '-fPIC', "
+    "'-o', '/tmp/tmp8vajoenb/cuda_utils.cpython-310-x86_64-linux-gnu.so', '-lcuda', "
+    "'-L/mnt/petrelfs/pijiahao/anaconda3/envs/cuda118_vllm/lib/python3.10/site-packages/triton/backends/nvidia/lib'"
+)
+
+
+def test_tritons_failed_build_command_alone_names_the_compiler_and_where_its_reason_is():
+    [finding] = op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([COMMAND]))
+    assert finding.title.startswith("Triton could not build its C launcher: /usr/local/gcc/bin/gcc failed on it")
+    assert finding.actions[0].startswith("Read the compiler's lines above the CalledProcessError")
+    # with the compiler's own line before it, that line's cause is the answer
+    [linked] = op7_toolchain.RULE_TRITON_BUILD.evaluate(
+        _facts(["/usr/bin/ld: cannot find -lcuda: No such file or directory", COMMAND])
+    )
+    assert linked.title.startswith("Triton could not link its C launcher: no libcuda.so")
+
+
 def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first():
     # eugr/spark-vllm-docker#143: DGX Spark (GB10, sm121) in FP8 warm-up
     facts = _facts(["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"])
