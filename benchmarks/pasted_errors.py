@@ -1,15 +1,20 @@
-"""How triage reads 80 error lines people pasted in public threads, each alone, on first contact.
+"""How triage reads error lines people pasted in public threads, each alone, on first contact.
 
 Why: the incident corpus (incident_corpus.py) judges a top finding against a thread's confirmed diagnosis, but each
 case took hours to collect and most were read after rules were written for them. This probe asks something smaller
-of many more lines, none of them tuned for: 80 error lines copied verbatim from public issue threads (vLLM's and
-projects that run it; tests/fixtures/pasted_errors.jsonl, each with its URL), every one triaged alone. A line is
+of many more lines, none of them tuned for when collected: error lines copied verbatim from public issue threads
+(vLLM's and projects that run it, each with its URL) by helper sessions that never saw this code, every one triaged
+alone. A probe is a JSON Lines file (url, line, cut, context): the first, 80 lines, is
+tests/fixtures/pasted_errors.jsonl; the second, 100 lines, tests/fixtures/pasted_errors_second.jsonl. A line is
 answered *specifically* when its top finding is a rule that reads its cause (OP-*, HL-*, VC-1's own check, VC-5's
 logged failure), *generically* when only VC-2 or VC-4 name the error without a cause, or not at all. It measures
-reach, not correctness: no thread's diagnosis is checked here.
+reach, not correctness: no thread's diagnosis is checked here. A probe's first-contact figure is the one taken with
+the code as it was when its lines were collected (`--baseline` at that commit); rules written after reading them
+make every later figure an after-the-fact one.
 
-    .venv/bin/python benchmarks/pasted_errors.py                     # this checkout
+    .venv/bin/python benchmarks/pasted_errors.py                     # the first probe, this checkout
     .venv/bin/python benchmarks/pasted_errors.py --baseline 3be497f  # and at that commit, same run
+    .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_second.jsonl --baseline e0bf943
 """
 
 from __future__ import annotations

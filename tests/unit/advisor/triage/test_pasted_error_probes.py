@@ -1,0 +1,36 @@
+"""The pasted-error probes (benchmarks/pasted_errors.py) are evidence only while each row is what its collector
+copied: one line from one thread, with the keys the benchmark reads. This holds their shape, not servops' answers
+(reach is measured by the benchmark, never asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.pasted_errors import LINES, pasted
+
+PROBES = [LINES, LINES.with_name("pasted_errors_second.jsonl")]
+
+
+@pytest.mark.parametrize("path", PROBES, ids=lambda p: p.name)
+def test_each_probe_row_is_one_verbatim_line_with_its_thread(path: Path):
+    rows = pasted(path)
+    assert rows and all(set(row) == {"url", "line", "cut", "context"} for row in rows)
+    assert all(row["line"].strip() and "\n" not in row["line"] for row in rows)
+    assert all(row["url"].startswith("https://") and isinstance(row["cut"], bool) for row in rows)
+    copied = [(row["url"].split("#")[0], row["line"]) for row in rows]
+    assert len(copied) == len(set(copied)), "a line copied twice"
+
+
+def test_the_second_probe_took_one_line_per_thread():
+    """Its brief asked for one line per thread (the first probe's did not: it holds two lines of vllm#28843)."""
+    urls = [row["url"].split("#")[0] for row in pasted(PROBES[1])]
+    assert len(urls) == len(set(urls)) == 100
+
+
+def test_no_thread_is_in_two_probes():
+    first, second = ({row["url"].split("#")[0] for row in pasted(path)} for path in PROBES)
+    assert not first & second
+    assert json.loads(PROBES[1].read_text(encoding="utf-8").splitlines()[0])["url"]
