@@ -57,6 +57,7 @@ class LogEventKind(str, Enum):
     MEMORY_PROFILING_ERROR = "memory_profiling_error"  # Error in memory profiling. Initial free memory …
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
     ENGINE_DEAD = "engine_dead"  # EngineDeadError / AsyncLLM output_handler failed.
+    NAN_PROBABILITIES = "nan_probabilities"  # torch.multinomial: probability tensor contains either `inf`, `nan` …
     FATAL_ERROR = "fatal_error"  # EngineCore encountered a fatal error.
     WORKER_EXCEPTION = "worker_exception"  # WorkerProc hit an exception. (a worker's traceback, before the fatal error)
     RPC_TIMEOUT = "rpc_timeout"  # RPC call to execute_model timed out.
@@ -925,6 +926,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MEMORY_PROFILING_ERROR: ("initial_free_gib", "current_free_gib"),
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),
+    LogEventKind.NAN_PROBABILITIES: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
     LogEventKind.WORKER_EXCEPTION: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from rules import signals
 from rules.alerts import Alert, rate
+from rules.catalog import common as c
+from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -26,19 +28,8 @@ def _check_corrupted(facts: Facts) -> list[Finding]:
     counted = signals.corrupted_requests(facts)
     if counted is None or counted.value <= 0:
         return []
-    dtype = (facts.config.dtype or "").lower() if facts.config else ""
-    changes = []
-    if dtype in _FLOAT16:
-        changes.append(
-            ConfigChange(
-                flag="--dtype",
-                current=dtype,
-                proposed="bfloat16",
-                reason="a model trained in bfloat16 can overflow float16's range, and an overflow becomes NaN in "
-                "the logits; bfloat16 has float32's range (on GPUs of compute capability 8.0 and later)",
-                cost="none on a GPU with bfloat16; not available on older GPUs (V100, T4)",
-            )
-        )
+    dtype = _dtype(facts)
+    changes = _bfloat16(dtype)
     count = int(counted.value)
     return [
         RULE_CORRUPTED.finding(
@@ -52,6 +43,26 @@ def _check_corrupted(facts: Facts) -> list[Finding]:
             changes=changes,
             actions=_actions(facts, bool(changes)),
             confidence=0.9 if counted.strong else 0.7,
+        )
+    ]
+
+
+def _dtype(facts: Facts) -> str:
+    return (facts.config.dtype or "").lower() if facts.config else ""
+
+
+def _bfloat16(dtype: str) -> list[ConfigChange]:
+    """bfloat16 for a model served in float16: the usual cause of NaN logits, in either rule."""
+    if dtype not in _FLOAT16:
+        return []
+    return [
+        ConfigChange(
+            flag="--dtype",
+            current=dtype,
+            proposed="bfloat16",
+            reason="a model trained in bfloat16 can overflow float16's range, and an overflow becomes NaN in the "
+            "logits; bfloat16 has float32's range (on GPUs of compute capability 8.0 and later)",
+            cost="none on a GPU with bfloat16; not available on older GPUs (V100, T4)",
         )
     ]
 
@@ -74,6 +85,50 @@ def _actions(facts: Facts, float16: bool) -> list[str]:
         "stay at zero."
     )
     return actions
+
+
+# --- HL-9: the sampler refused the distribution ------------------------------------------------------------------
+
+
+def _check_nan_probabilities(facts: Facts) -> list[Finding]:
+    """torch.multinomial refuses a distribution holding inf, NaN or a negative entry. A softmax of finite logits has
+    none, so the logits themselves were NaN or inf: the same arithmetic HL-8 counts, here failing the request (the
+    samplers that call torch.multinomial: vLLM's early ones, ROCm's aiter top-k path in 0.32, and frameworks that
+    sample themselves) instead of answering it with garbage."""
+    events = facts.events_of(LogEventKind.NAN_PROBABILITIES)
+    if not events:
+        return []
+    dtype = _dtype(facts)
+    changes = _bfloat16(dtype)
+    actions = [] if changes else [_DTYPE_ACTION]
+    actions += [
+        "If the weights are fine-tuned or quantized, run the same prompts on the base, unquantized model: a training "
+        "that diverged or a broken quantization gives NaN logits in any dtype.",
+        "If only long prompts fail, say so when reporting it: vllm#641 and vllm#1952 traced NaN rows to the "
+        "attention output with long inputs.",
+    ]
+    return [
+        RULE_NAN_PROBABILITIES.finding(
+            Severity.HIGH,
+            "sampling failed on a distribution holding inf or NaN: the model's logits overflowed or were corrupted",
+            summary="torch.multinomial refuses probabilities with inf, NaN or a negative entry, and a softmax of "
+            "finite logits has none, so the logits themselves were NaN or inf. The usual cause is a model trained in "
+            "bfloat16 served in float16, whose range it overflows (LianjiaTech/BELLE#412 and "
+            "JIA-Lab-research/LongLoRA#165: float16 to bfloat16 fixed it); otherwise a diverged fine-tune or a broken "
+            "quantization." + (f" The model runs in {dtype}." if changes else ""),
+            evidence=[c.log_evidence(events[0], name="sampling", value=events[0].message)],
+            changes=changes,
+            actions=actions,
+            confidence=0.75 if changes else 0.6,
+        )
+    ]
+
+
+_DTYPE_ACTION = (
+    "Check the dtype the engine line prints (`dtype=torch.float16`): a model trained in bfloat16 (its config.json's "
+    "torch_dtype) served in float16 overflows; serve it with --dtype bfloat16, or --dtype float32 on GPUs without "
+    "bfloat16 (V100, T4)."
+)
 
 
 # Any request answered from NaN pages: users got garbage as a success. The counter exists only where the server
@@ -119,4 +174,30 @@ RULE_CORRUPTED = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_CORRUPTED]
+RULE_NAN_PROBABILITIES = Rule(
+    code="HL-9",
+    title="sampling failed on inf or NaN probabilities (the logits overflowed or were corrupted)",
+    category=Category.RELIABILITY,
+    check=_check_nan_probabilities,
+    needs=("events",),
+    page=RulePage(
+        checks="torch.multinomial's `probability tensor contains either `inf`, `nan` or element < 0` anywhere in a "
+        "line (alone, after a progress bar, inside a RayTaskError's repr).",
+        why="A softmax of finite logits holds no inf, NaN or negative entry, so the logits were NaN or inf: a float16 "
+        "overflow, a diverged fine-tune, a broken quantization.",
+        example="`RuntimeError: probability tensor contains either `inf`, `nan` or element < 0` from a fine-tuned "
+        "model loaded in float16 (LianjiaTech/BELLE#412: bfloat16 fixed it).",
+        fix="--dtype bfloat16 for a model trained in bfloat16 (float32 on GPUs without it); the base, unquantized "
+        "weights to test the checkpoint.",
+        limits="The line does not say which dtype or model; with the launch command or the engine line the dtype "
+        "change is proposed directly. vLLM's own samplers stopped calling torch.multinomial (0.32 samples with "
+        "exponential noise, save ROCm's aiter top-k path), so there the same NaN logits surface as HL-8's count.",
+        references=[
+            "https://github.com/LianjiaTech/BELLE/issues/412",
+            "https://github.com/JIA-Lab-research/LongLoRA/issues/165",
+            "https://github.com/vllm-project/vllm/issues/641",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_CORRUPTED, RULE_NAN_PROBABILITIES]

@@ -114,6 +114,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # torch.multinomial's own check (ATen), on a sampling distribution holding inf, NaN or a negative entry:
+        # early vLLM samplers and frameworks around vLLM sample with it; the words may sit inside a RayTaskError's repr
+        ("probability tensor contains either",),
+        K.NAN_PROBABILITIES,
+        r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(
         ("RPC call to ",),
         K.RPC_TIMEOUT,

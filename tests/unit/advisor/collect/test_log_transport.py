@@ -338,4 +338,4 @@ def test_an_exception_written_after_a_progress_bars_last_redraw_is_read_as_its_o
         "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0",
     ]
     kinds = [event.kind for event in parse_lines([line]).events]
-    assert kinds == [K.OFFLINE_PROGRESS, K.UNPLACED_ERROR]
+    assert kinds == [K.OFFLINE_PROGRESS, K.NAN_PROBABILITIES]
