@@ -181,7 +181,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "device kernel image is invalid",
         ),
         K.DRIVER_TOO_OLD,
-        r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)"
+        # (the version cut off when a person retypes or cuts the line: still the driver, its release unknown)
+        r"The NVIDIA driver on your system is too old(?: \(found version (?P<found>\d+)\))?"
         r"|CUDA driver version is insufficient for CUDA runtime version"
         r"|requirement error: unsatisfied condition: cuda>=(?P<required>\d+\.\d+)"
         # Triton's driver call loading a kernel its bundled ptxas compiled for a newer CUDA than the driver's

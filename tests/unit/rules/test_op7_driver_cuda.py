@@ -62,3 +62,11 @@ def test_tritons_invalid_kernel_image_is_its_ptxas_newer_than_the_drivers_cuda()
     [change] = finding.changes
     assert (change.flag, change.kind) == ("TRITON_PTXAS_PATH", "env")
     assert "vllm#5713" in finding.actions[0]
+
+
+def test_torchs_line_cut_before_the_version_is_still_the_old_driver():
+    """vllm#1772's line as its reporter typed it (cut before `(found version …)`): the driver, its release unknown."""
+    [finding] = RULE.evaluate(
+        Facts(events=parse_lines(["RuntimeError: The NVIDIA driver on your system is too old"]).events)
+    )
+    assert finding.title.startswith("the NVIDIA driver is older than the CUDA release")
