@@ -30,6 +30,18 @@ def _memory_below_requested(match: re.Match[str]) -> Fields:
 _OTHER_PROCESS = re.compile(rf"\bProcess \d+ has (?P<amount>{NUM}) (?P<unit>[KMG]iB) memory in use")
 
 
+def _allocator_numbers(match: re.Match[str]) -> Fields:
+    """torch's allocator's numbers, in either of its wordings (torch >= 2.1's `GPU 0 has a total capacity of …`, and
+    torch < 2.1's and torch_npu's `(GPU 0; … total capacity; … already allocated; … free; …)`): the same named
+    groups, the same fields."""
+    return {
+        "tried_to_allocate_gib": to_gib(match["try"], match["tu"]),
+        "total_gib": to_float(match["total"]),
+        "free_gib": to_gib(match["free"], "B" if match["fu"] == "bytes" else match["fu"]),
+        "torch_allocated_gib": to_gib(match["torch"], match["tau"]) if match["torch"] else None,
+    }
+
+
 def _other_processes_gib(text: str) -> float:
     """What every other process torch names on the GPU holds, summed (it lists each on its own)."""
     return sum(to_gib(m["amount"], m["unit"]) or 0.0 for m in _OTHER_PROCESS.finditer(text))
@@ -172,10 +184,7 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"(?:.*?this process has (?P<mine>{NUM}) (?P<mu>[KMG]iB)(?: memory)? in use)?"
         rf"(?:.*?Of the allocated memory (?P<torch>{NUM}) (?P<tau>[KMG]iB) is allocated by PyTorch)?",
         lambda m: {
-            "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
-            "total_gib": to_float(m["total"]),
-            "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
-            "torch_allocated_gib": to_gib(m["torch"], m["tau"]) if m["torch"] else None,
+            **_allocator_numbers(m),
             "other_processes": bool(m["others"]),
             "other_processes_gib": _other_processes_gib(m.string) if m["others"] else None,
             "this_process_gib": to_gib(m["mine"], m["mu"]) if m["mine"] else None,
@@ -188,13 +197,7 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"(?P<dev>CUDA|NPU) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB) \((?:GPU|NPU) \d+; "
         rf"(?P<total>{NUM}) GiB total capacity; (?P<torch>{NUM}) (?P<tau>[KMG]iB) already allocated; "
         rf"(?:{NUM} [KMG]iB current active; )?(?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) free;",
-        lambda m: {
-            "tried_to_allocate_gib": to_gib(m["try"], m["tu"]),
-            "total_gib": to_float(m["total"]),
-            "free_gib": to_gib(m["free"], "B" if m["fu"] == "bytes" else m["fu"]),
-            "torch_allocated_gib": to_gib(m["torch"], m["tau"]),
-            "device": "NPU" if m["dev"] == "NPU" else None,
-        },
+        lambda m: {**_allocator_numbers(m), "device": "NPU" if m["dev"] == "NPU" else None},
     ),
     wording(
         ("OutOfMemoryError", "CUDA out of memory"),
