@@ -39,15 +39,15 @@ _VLLM_FILE = re.compile(
 def _check_own_call(facts: Facts) -> list[Finding]:
     platforms = [e.message for e in facts.events_of(LogEventKind.PLATFORM_PLUGIN) if e.message]
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        site = _own_site(event)
-        if site is not None:
-            return [_finding(event, site, next(iter(platforms), None))]
+        own = _own_site(event)
+        if own is not None:
+            return [_finding(event, *own, next(iter(platforms), None))]
     return []
 
 
-def _own_site(event: LogEvent) -> str | None:
-    """The call site (`path:line in function`) of a refused call made by vLLM's or a vLLM plugin's code, when no
-    other package is part of it; None otherwise."""
+def _own_site(event: LogEvent) -> tuple[str, str] | None:
+    """The call site (`path:line in function`) of a refused call made by vLLM's or a vLLM plugin's code, and the
+    function Python names, when no other package is part of it; None otherwise."""
     message = event.message or ""
     if event.exception != "TypeError" or not SIGNATURE.search(message) or event.call_site is None:
         return None
@@ -57,14 +57,14 @@ def _own_site(event: LogEvent) -> str | None:
     site = event.call_site.replace("\\", "/")
     if not _VLLM_FILE.search(site) and event.plugin is None:  # the collector names a plugin whose frame made the call
         return None
-    return None if mismatched_package(event) is not None else site  # a call into another package: OP-7.8
+    if mismatched_package(event) is not None:
+        return None  # a call into another package: OP-7.8
+    return site, refused["function"]
 
 
-def _finding(event: LogEvent, site: str, platform: str | None) -> Finding:
+def _finding(event: LogEvent, site: str, function: str, platform: str | None) -> Finding:
     """`platform`: the out-of-tree platform the log says is active; a plugin's own frame making the call
     (`event.plugin`) puts the plugin in the title, an active platform only adds its action."""
-    refused = _REFUSED.search(event.message or "")
-    function = refused["function"] if refused else "a function"
     part = f" (its {event.component})" if event.component else ""
     title = (
         f"vLLM's own code calls {function}() with arguments it does not take: its parts come from different "
