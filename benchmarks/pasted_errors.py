@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -65,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
     args = parser.parse_args(argv)
-    rows = pasted(args.lines)
+    try:
+        rows = pasted(args.lines)
+        if not rows or not all(isinstance(row, dict) and isinstance(row.get("line"), str) for row in rows):
+            raise ValueError('each row must be a JSON object with a "line" string')
+    except (OSError, ValueError) as error:  # JSONDecodeError is a ValueError
+        print(f"pasted_errors: --lines {args.lines}: {error}; give a JSON Lines file of probe rows", file=sys.stderr)
+        return 2
     before = _baseline(args.baseline, args.lines) if args.baseline else None  # first: a wrong REV fails at once
     now = top_rules([row["line"] for row in rows])
     counts = Counter(reading(rule) for rule in now)

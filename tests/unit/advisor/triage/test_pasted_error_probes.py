@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.pasted_errors import LINES, pasted
+from benchmarks.pasted_errors import LINES, main, pasted
 
 PROBES = [LINES, LINES.with_name("pasted_errors_second.jsonl"), LINES.with_name("pasted_errors_third.jsonl")]
 
@@ -33,3 +33,12 @@ def test_the_later_probes_took_one_line_per_thread(path: Path):
 def test_no_thread_is_in_two_probes():
     first, second, third = ({row["url"].split("#")[0] for row in pasted(path)} for path in PROBES)
     assert not first & second and not first & third and not second & third
+
+
+def test_a_probe_file_that_is_missing_or_not_json_lines_is_one_clear_error(tmp_path, capsys):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"url": 1\n', encoding="utf-8")
+    for path in (tmp_path / "missing.jsonl", broken):
+        assert main(["--lines", str(path)]) == 2
+        said = capsys.readouterr().err
+        assert said.startswith(f"pasted_errors: --lines {path}: ") and "JSON Lines file" in said
