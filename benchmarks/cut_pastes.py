@@ -148,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cuts", type=int, default=12, help="cuts per case, the kinds in turn (default 12)")
     parser.add_argument("--baseline", metavar="REV", help="also triage the same cut pastes with the code at REV")
     args = parser.parse_args(argv)
+    if args.cuts < 1:
+        parser.error(f"--cuts {args.cuts}: give at least 1 cut per case")
     pastes = cut_pastes(args.seed, args.cuts)
     before = _baseline(args.baseline, pastes) if args.baseline else None
     now = [outcome(text, server_args) for _, _, text, server_args in pastes]
