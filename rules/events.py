@@ -590,7 +590,12 @@ class CatalogRef(BaseModel):
     line: int
     first: str  # the first and last minor releases that print it there (file, line)
     last: str
-    # the first and last minor releases that print these words anywhere (any file, any line): what dates a paste
+    # the first (last) patch that prints it there, where that is not the first (newest) patch read of its minor:
+    # a wording that came in 0.8.3 or went after 0.5.2
+    first_release: str | None = None
+    last_release: str | None = None
+    # the first and last releases that print these words anywhere (any file, any line): what dates a paste; a
+    # patch (0.5.1) where only some patches of the minor print them
     wording_first: str | None = None
     wording_last: str | None = None
     exception: str | None = None  # raised as (ValueError …); None for a logged message
@@ -604,7 +609,8 @@ class CatalogRef(BaseModel):
     kind: str | None = None  # raise | log | response | assert (an internal check's words, failing as AssertionError)
 
     def location(self) -> str:
-        releases = self.first if self.first == self.last else f"{self.first}–{self.last}"  # "0.34", not "0.34–0.34"
+        first, last = self.first_release or self.first, self.last_release or self.last
+        releases = first if first == last else f"{first}–{last}"  # "0.34", not "0.34–0.34"
         return f"vllm/{self.file.removeprefix('vllm/')}:{self.line} (vLLM {releases})"
 
 

@@ -3,9 +3,12 @@ answers a request with.
 
 Why it exists: triage matches a user's pasted error against vLLM's own words. Hand-written rules
 cover the failures we have seen; this catalog covers the rest, straight from vLLM's released
-source. For each vLLM minor release from 0.4 to 0.34 (the newest patch PyPI has of each), the
-script downloads the wheel with pip into a temporary folder under /tmp, reads only its
-`vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next version.
+source. For each vLLM minor release from 0.4 to 0.34, and within it every patch PyPI has (each patch by its
+newest build: 0.6.1.post2, 0.10.1.1), the script downloads the wheel with pip into a temporary folder under /tmp,
+reads only its `vllm/**/*.py` files, parses them with `ast`, and deletes the download before the next release.
+Every patch, not only a minor's newest: vLLM adds and rewords messages within a minor (0.5.1's `Pipeline
+parallelism is not supported yet with multiprocessing.` is gone by 0.5.5; SamplingParams took `use_beam_search`
+until 0.6.2), and a user pastes the words of the patch they run.
 Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|exception|
 warning_once|error_once>(<message>, *args)`, every `create_error_response(<message>, err_type=…)` (the
 OpenAI server's HTTP error body, `kind: response`) and every `assert <check>, <message>` (an internal check
@@ -14,17 +17,20 @@ each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
 environment variables the message names, a phase guessed from the path, and the minor versions
-that have it. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs, and every
+that have it, with `first_release` / `last_release` where its first (last) patch is not the first (newest) one
+read of that minor. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs, and every
 keyword of SamplingParams, with the minors that declare it: what a caller could pass each release; `extras` the
 packages each of vLLM's extras installs (`video`: decord), from the wheel's METADATA. What it misses:
 docs/vllm-messages.md.
 
-Regenerate (4-19 minutes on 2 cores, downloads and parsing; 31 wheels of 130-510 MB, 10 GB downloaded in all, one on
-disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without building it):
+Regenerate (7 minutes on 2 cores with a near PyPI mirror, parsing most of it; 69 wheels of 70-510 MB, about 20 GB
+downloaded in all, one on disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without
+building it):
 
     .venv/bin/python scripts/extract_vllm_messages.py
 
-A subset: `--versions 0.6 0.8` (a minor, or an exact release such as 0.8.4); `--out PATH` writes
+A subset: `--versions 0.6 0.8` (a minor's every patch, or an exact release such as 0.8.4); `--newest-only` reads one
+patch per minor (31 wheels, what the catalog read before it read every patch); `--out PATH` writes
 elsewhere (a subset written to the default path replaces the full catalog). Exit 2 when a
 download failed (the other versions are still extracted and the failure is in the header).
 Source: vLLM's released packages on PyPI (package `vllm`, Apache-2.0); only messages are kept.
@@ -757,13 +763,22 @@ def available_releases(python: str) -> list[str] | None:
 
 def latest_of_minor(minor: str, releases: list[str]) -> str | None:
     """The newest final (or post) release of a minor such as 0.8, None when there is none."""
-    candidates = []
+    patches = patches_of_minor(minor, releases)
+    return patches[-1] if patches else None
+
+
+def patches_of_minor(minor: str, releases: list[str]) -> list[str]:
+    """Every patch release of a minor, oldest first, each patch by its newest build (0.6.1.post2 for 0.6.1,
+    0.10.1.1 for 0.10.1); no pre- or dev releases. Why every patch: vLLM rewords and adds messages within a minor
+    (0.5.1's `Pipeline parallelism is not supported yet with multiprocessing.` is gone by 0.5.5), and a user
+    pastes the wording of whichever patch they run."""
+    newest: dict[tuple[int, ...], tuple[tuple[int, ...], str]] = {}
     for version in releases:
         if version == minor or version.startswith(minor + "."):
             key = _version_key(version)
-            if key is not None:
-                candidates.append((key, version))
-    return max(candidates)[1] if candidates else None
+            if key is not None and (key[:3] not in newest or key > newest[key[:3]][0]):
+                newest[key[:3]] = (key, version)
+    return [version for _, version in sorted(newest.values())]
 
 
 def download_wheel(python: str, requirement: str, dest: Path) -> Path:
@@ -852,22 +867,53 @@ def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
     return entry["pattern"], entry["file"], entry.get("exception") or entry["level"]
 
 
+def _by_release(results: list[VersionResult]) -> list[VersionResult]:
+    return sorted(results, key=lambda r: _version_key(r.release) or _version_key(r.minor) or ())
+
+
+def releases_read(results: list[VersionResult]) -> dict[str, list[str]]:
+    """minor -> the releases of it that were read, oldest first."""
+    read: dict[str, list[str]] = {}
+    for result in _by_release(results):
+        read.setdefault(result.minor, []).append(result.release)
+    return read
+
+
 def merge(results: list[VersionResult]) -> list[dict[str, Any]]:
-    """One entry per (pattern, file, class or level) with the versions that have it, in version order."""
+    """One entry per (pattern, file, class or level) with the minors that have it, in version order. Where more
+    than one patch of a minor was read and the entry's first (or last) release is not the first (or newest) patch
+    read of its first (or last) minor, `first_release` (`last_release`) names that patch: a wording that came in
+    0.8.3, or went after 0.5.2."""
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+    seen_in: dict[tuple[str, str, str], list[str]] = {}
+    for result in _by_release(results):
         for entry in result.entries:
             key = entry_key(entry)
             if key not in merged:
                 merged[key] = {**entry, "versions": []}
+                seen_in[key] = []
             kept = merged[key]
-            kept["versions"].append(result.minor)
+            if result.release not in seen_in[key]:
+                seen_in[key].append(result.release)
+            if result.minor not in kept["versions"]:
+                kept["versions"].append(result.minor)
             kept["line"] = entry["line"]  # the line in the newest version that has it
             kept["flags"] = sorted(set(kept["flags"]) | set(entry["flags"]))
             kept["env"] = sorted(set(kept["env"]) | set(entry["env"]))
-    for entry in merged.values():
+    read = releases_read(results)
+    for key, entry in merged.items():
         entry["first"], entry["last"] = entry["versions"][0], entry["versions"][-1]
+        _name_bounding_patches(entry, seen_in[key], read)
     return sorted(merged.values(), key=lambda e: (e["file"], e["line"], e["pattern"], e["kind"]))
+
+
+def _name_bounding_patches(row: dict[str, Any], seen_in: list[str], read: dict[str, list[str]]) -> None:
+    """`first_release` (`last_release`) on a row whose first (last) release is not the first (newest) patch read of
+    its first (last) minor: the patch a wording or keyword came in, or the last one that had it."""
+    if seen_in[0] != read[row["first"]][0]:
+        row["first_release"] = seen_in[0]
+    if seen_in[-1] != read[row["last"]][-1]:
+        row["last_release"] = seen_in[-1]
 
 
 def merge_engine_args(results: list[VersionResult]) -> list[dict[str, Any]]:
@@ -887,13 +933,20 @@ def _merge_pairs(
     """Rows of (group, member) pairs a version lists (a class and its fields, an extra and its packages), each with
     the minors that list it, oldest first, and the first and last of them."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+    seen_in: dict[tuple[str, str], list[str]] = {}
+    for result in _by_release(results):
         for group, members in groups_of(result).items():
             for member in members:
                 row = merged.setdefault((group, member), {keys[0]: group, keys[1]: member, "versions": []})
-                row["versions"].append(result.minor)
-    for row in merged.values():
+                if result.minor not in row["versions"]:
+                    row["versions"].append(result.minor)
+                seen = seen_in.setdefault((group, member), [])
+                if result.release not in seen:
+                    seen.append(result.release)
+    read = releases_read(results)
+    for pair, row in merged.items():
         row["first"], row["last"] = row["versions"][0], row["versions"][-1]
+        _name_bounding_patches(row, seen_in[pair], read)
     return sorted(merged.values(), key=lambda row: (row[keys[0]], row[keys[1]]))
 
 
@@ -901,17 +954,21 @@ def build_header(
     results: list[VersionResult], entries: list[dict[str, Any]], skipped: dict[str, str], failed: dict[str, str]
 ) -> dict[str, Any]:
     versions = []
-    for result in sorted(results, key=lambda r: _version_key(r.minor) or ()):
+    for minor, releases in releases_read(results).items():
+        of_minor = [result for result in results if result.minor == minor]
+        newest = next(result for result in of_minor if result.release == releases[-1])
+        keys = {entry_key(e): e for result in of_minor for e in result.entries}
         versions.append(
             {
-                "minor": result.minor,
-                "release": result.release,
-                "files": result.files,
-                "engine_args_fields": result.engine_fields,
-                "entries": len({entry_key(e) for e in result.entries}),
-                "with_flag": sum(1 for e in result.entries if e["flags"]),
-                "with_env": sum(1 for e in result.entries if e["env"]),
-                "unparsed_files": result.unparsed,
+                "minor": minor,
+                "release": newest.release,
+                "releases": releases,
+                "files": newest.files,
+                "engine_args_fields": newest.engine_fields,
+                "entries": len(keys),
+                "with_flag": sum(1 for e in keys.values() if e["flags"]),
+                "with_env": sum(1 for e in keys.values() if e["env"]),
+                "unparsed_files": {path: why for result in of_minor for path, why in result.unparsed.items()},
             }
         )
     phases: dict[str, int] = {}
@@ -922,7 +979,9 @@ def build_header(
             "Messages vLLM raises (raise X(...)), logs at warning, error, critical or exception level, or "
             "answers a request with (create_error_response(...), an HTTP error body), "
             "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
-            "within the wheel's vllm/ tree (line: in the newest version that has the entry)."
+            "within the wheel's vllm/ tree (line: in the newest version that has the entry). versions are minors; "
+            "first_release / last_release name the first (last) patch where it is not the first (newest) patch read "
+            "of that minor (each minor's patches read: versions[].releases)."
         ),
         "command": COMMAND,
         "generated_by": "scripts/extract_vllm_messages.py",
@@ -985,6 +1044,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="minors (0.6) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.34",
     )
+    parser.add_argument(
+        "--newest-only",
+        action="store_true",
+        help="read only the newest patch of each minor (31 wheels instead of every patch's); the committed catalog "
+        "reads every patch",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output JSON (default {DEFAULT_OUT})")
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parsing processes")
     parser.add_argument("--python", default=sys.executable, help="the Python whose pip downloads")
@@ -999,19 +1064,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_version(
-    wanted: str, releases: list[str] | None, args: argparse.Namespace, skipped: dict[str, str], failed: dict[str, str]
-) -> VersionResult | None:
-    """Download, extract and delete one version; None (with skipped or failed filled in) when there is none."""
-    exact = wanted.count(".") >= 2 or "post" in wanted
+def planned_releases(
+    wanted: str, releases: list[str] | None, newest_only: bool, skipped: dict[str, str]
+) -> list[tuple[str, str | None]]:
+    """(minor, release) pairs to read for one `--versions` item: an exact release as given; a minor's every patch
+    (or only its newest with --newest-only); (minor, None) when pip could not list the releases, so pip picks the
+    newest. Empty, with `skipped` filled in, when PyPI has no release of that minor."""
     minor = ".".join(wanted.split(".")[:2])
-    release: str | None = wanted if exact else None
-    if not exact and releases is not None:
-        release = latest_of_minor(minor, releases)
-        if release is None:
-            print(f"[{minor}] vllm has no release for {minor} on PyPI: skipped", flush=True)
-            skipped[minor] = "no release on PyPI"
-            return None
+    if wanted.count(".") >= 2 or "post" in wanted:
+        return [(minor, wanted)]
+    if releases is None:
+        return [(minor, None)]
+    patches = patches_of_minor(minor, releases)
+    if not patches:
+        print(f"[{minor}] vllm has no release for {minor} on PyPI: skipped", flush=True)
+        skipped[minor] = "no release on PyPI"
+        return []
+    return [(minor, patches[-1])] if newest_only else [(minor, patch) for patch in patches]
+
+
+def run_version(
+    minor: str, release: str | None, args: argparse.Namespace, skipped: dict[str, str], failed: dict[str, str]
+) -> VersionResult | None:
+    """Download, extract and delete one release; None (with skipped or failed filled in) when there is none."""
     requirement = f"{PACKAGE}=={release}" if release else f"{PACKAGE}=={minor}.*"
     tick = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="vllm-messages-", dir="/tmp"))
@@ -1020,12 +1095,12 @@ def run_version(
             wheel = download_wheel(args.python, requirement, tmp)
         except (DownloadError, subprocess.TimeoutExpired) as exc:
             reason = str(exc) or type(exc).__name__
-            if releases is None and "No matching distribution" in reason:
+            if release is None and "No matching distribution" in reason:
                 print(f"[{minor}] vllm has no release for {minor} on PyPI: skipped", flush=True)
                 skipped[minor] = "no release on PyPI"
                 return None
             print(f"error: {requirement}: download failed: {reason}", file=sys.stderr, flush=True)
-            failed[minor] = f"{requirement}: download failed: {reason}"
+            failed[release or minor] = f"{requirement}: download failed: {reason}"
             return None
         actual = wheel.name.split("-")[1]
         size_mb = wheel.stat().st_size / 1e6
@@ -1054,8 +1129,10 @@ def main(argv: list[str] | None = None) -> int:
     results: list[VersionResult] = []
     skipped: dict[str, str] = {}
     failed: dict[str, str] = {}
-    for wanted in args.versions:
-        result = run_version(wanted, releases, args, skipped, failed)
+    plan = [pair for wanted in args.versions for pair in planned_releases(wanted, releases, args.newest_only, skipped)]
+    print(f"reading {len(plan)} releases of {len({minor for minor, _ in plan})} minors", flush=True)
+    for minor, release in plan:
+        result = run_version(minor, release, args, skipped, failed)
         if result is not None:
             results.append(result)
     if not results:

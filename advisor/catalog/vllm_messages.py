@@ -76,8 +76,10 @@ class CatalogMatch:
             line=place["line"],
             first=place["first"],
             last=place["last"],
-            wording_first=entry["first"],
-            wording_last=entry["last"],
+            first_release=place.get("first_release"),
+            last_release=place.get("last_release"),
+            wording_first=entry.get("wording_first", entry.get("first_release", entry["first"])),
+            wording_last=entry.get("wording_last", entry.get("last_release", entry["last"])),
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),
@@ -99,10 +101,17 @@ class MessageCatalog:
         self._engine_args: dict[tuple[str, str], list[str]] = {
             (row["class"], row["field"]): row["versions"] for row in document.get("engine_args", [])
         }
-        # package -> (extra, the minors whose extra installs it)
+        # (class, field) -> the first and last release that declares it: a patch where only some of a minor's did
+        self._engine_arg_span: dict[tuple[str, str], tuple[str, str]] = {
+            (row["class"], row["field"]): (row.get("first_release", row["first"]), row.get("last_release", row["last"]))
+            for row in document.get("engine_args", [])
+            if "first" in row
+        }
+        # package -> (extra, [the first and last release whose extra installs it]: a patch where only some did)
         self._extras: dict[str, list[tuple[str, list[str]]]] = {}
         for row in document.get("extras", []):
-            self._extras.setdefault(row["package"], []).append((row["extra"], row["versions"]))
+            span = [row.get("first_release", row["versions"][0]), row.get("last_release", row["versions"][-1])]
+            self._extras.setdefault(row["package"], []).append((row["extra"], span))
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
@@ -193,8 +202,9 @@ class MessageCatalog:
         return [version["minor"] for version in self.header.get("versions", [])]
 
     def release_read(self, minor: str) -> str:
-        """The release the catalog read for `minor` (each minor's last patch: `0.4` -> `0.4.3`), `minor` itself
-        for one it did not read: a first minor names that release, since earlier patches may lack what it has."""
+        """The newest patch the catalog read of `minor` (`0.4` -> `0.4.3`; it reads every patch, the minor's span
+        is up to this one), `minor` itself for one it did not read: a first minor names that release, since its
+        earlier patches may lack what it has."""
         for version in self.header.get("versions", []):
             if version["minor"] == minor:
                 return str(version["release"])
@@ -213,13 +223,23 @@ class MessageCatalog:
         found = {minor for c in classes for minor in self._engine_args.get((c, name), [])}
         return [minor for minor in self.minors_read if minor in found]
 
+    def engine_argument_span(self, cls: str, name: str) -> tuple[str, str] | None:
+        """The first and last release in which a caller could pass `name` to `cls`, a patch where only some patches
+        of the minor took it (`use_beam_search`: 0.4 to 0.6.2); None when no release read declares it."""
+        classes = ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
+        spans = [self._engine_arg_span[(c, name)] for c in classes if (c, name) in self._engine_arg_span]
+        if not spans:
+            return None
+        return min((first for first, _ in spans), key=_minor), max((last for _, last in spans), key=_release_end)
+
     def extra_installing(self, package: str) -> tuple[str, str, str] | None:
-        """(extra, first, last minor) of vLLM's extra that installs `package` (`decord`: video), the one of the
-        newest releases where several did; None when no extra of any release read installs it."""
+        """(extra, first, last release) of vLLM's extra that installs `package` (`decord`: video, 0.6.4.post1 to
+        0.8.2), the one of the newest releases where several did; None when no extra of any release read installs
+        it."""
         rows = self._extras.get(package.lower().replace("_", "-"), [])
         if not rows:
             return None
-        extra, versions = max(rows, key=lambda row: _minor(row[1][-1]))
+        extra, versions = max(rows, key=lambda row: _release_end(row[1][-1]))
         return extra, versions[0], versions[-1]
 
     def _holding_rarest(self, words: set[str]) -> set[int]:
@@ -302,12 +322,15 @@ def message_catalog() -> MessageCatalog:
 def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One entry per wording: the same message raised in several files (or moved between releases) keeps
     the entry of the newest release, with the span of releases of all of them, and every place it is raised
-    (`places`: file, line, first, last), so a server whose release is known is pointed at its own file."""
+    (`places`: file, line, first, last, and the first or last patch where only some patches of a minor print it
+    there), so a server whose release is known is pointed at its own file. `wording_first` and `wording_last`
+    are the exact span of the words anywhere (`0.5.1`, a patch, where the catalog read one)."""
     newest: dict[str, dict[str, Any]] = {}
     places: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         key = entry["pattern"]
-        places.setdefault(key, []).append({name: entry[name] for name in ("file", "line", "first", "last")})
+        place = {name: entry[name] for name in PLACE_KEYS if name in entry}
+        places.setdefault(key, []).append(place)
         kept = newest.get(key)
         if kept is None:
             newest[key] = dict(entry)
@@ -319,7 +342,27 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept["first"] = min(kept["first"], entry["first"], key=_minor)
     for key, entry in newest.items():
         entry["places"] = places[key]
+        entry["wording_first"] = min((_exact_first(p) for p in places[key]), key=_minor)
+        entry["wording_last"] = max((_exact_last(p) for p in places[key]), key=_release_end)
     return list(newest.values())
+
+
+PLACE_KEYS = ("file", "line", "first", "last", "first_release", "last_release")
+
+
+def _exact_first(place: dict[str, Any]) -> str:
+    """The first release that prints it there: its first patch where the catalog names one, else its minor."""
+    return str(place.get("first_release") or place["first"])
+
+
+def _exact_last(place: dict[str, Any]) -> str:
+    return str(place.get("last_release") or place["last"])
+
+
+def _release_end(version: str) -> tuple[int, ...]:
+    """Sorts a span's end: a minor (`0.5`, every patch of it) after any of its patches (`0.5.2`)."""
+    numbers = _minor(version)
+    return numbers if len(numbers) > 2 else (*numbers, 1_000_000)
 
 
 def _place_for(entry: dict[str, Any], release: str | None, logged_in: str | None = None) -> dict[str, Any]:

@@ -103,12 +103,14 @@ def _vllm_refused(function: str, frames: list[Frame]) -> bool:
 def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:
     """From the releases read (oldest first): taken up to the newest (added in the first), taken and removed since,
     or never taken."""
-    minors = message_catalog().engine_argument_minors(engine_class, keyword)
+    catalog = message_catalog()
+    minors = catalog.engine_argument_minors(engine_class, keyword)
     if not minors:
         return ArgumentReleases(absent_from=f"{read[0]}–{read[-1]}")
-    if minors[-1] == read[-1]:
-        return ArgumentReleases(known_in_release=minors[0])
-    return ArgumentReleases(known_releases=f"{minors[0]}–{minors[-1]}")
+    first, last = catalog.engine_argument_span(engine_class, keyword) or (minors[0], minors[-1])
+    if minors[-1] == read[-1] and last == minors[-1]:
+        return ArgumentReleases(known_in_release=first)
+    return ArgumentReleases(known_releases=f"{first}–{last}")
 
 
 def flag_releases(flag: str) -> ArgumentReleases:

@@ -635,10 +635,9 @@ def _naming_action(ref: CatalogRef, facts: Facts) -> str:
     has that check: a later release often turns an old release's bare KeyError into this explanation."""
     said = f'vLLM\'s own words for the value this error names ({ref.location()}): "{_plain(ref).rstrip(".")}"'
     version = c.vllm_version(facts)
-    if version is not None and version < c.release_of(ref.first)[:2]:
-        return (
-            f"{said}. This vLLM predates that check: upgrade to {ref.first} or later to be told so, and do as it says."
-        )
+    first = ref.first_release or ref.first  # the patch that brought the check, where the catalog read patches
+    if version is not None and version < c.release_of(first)[: len(version)]:
+        return f"{said}. This vLLM predates that check: upgrade to {first} or later to be told so, and do as it says."
     return f"{said}. Do as it says."
 
 

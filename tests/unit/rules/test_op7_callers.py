@@ -101,17 +101,18 @@ def test_a_bare_line_naming_a_class_frameworks_construct_is_a_version_mismatch_w
 
 
 def test_msgspecs_bare_refusal_of_a_keyword_older_samplingparams_took_is_a_caller_written_for_an_older_vllm():
-    """lm-sys/FastChat#3600: FastChat's vLLM worker passed use_beam_search to SamplingParams, which vLLM 0.6 made a
-    msgspec Struct without it; the thread's fix was to stop passing it. The line names no class: the catalog's
-    table of SamplingParams' keywords per release says whose it is and which releases took it."""
+    """lm-sys/FastChat#3600: FastChat's vLLM worker passed use_beam_search to SamplingParams, which vLLM 0.6.3 took
+    out of its msgspec Struct (0.6.0–0.6.2's Struct still had it); the thread's fix was to stop passing it. The line
+    names no class: the catalog's table of SamplingParams' keywords per release, read from every patch, says whose
+    it is and which releases took it."""
     [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(
         _facts(["TypeError: Unexpected keyword argument 'use_beam_search'"])
     )
     assert finding.title.startswith("the code that builds vLLM's SamplingParams passes vLLM an argument")
-    assert "vLLM 0.4–0.5 took it (a SamplingParams keyword)" in finding.summary
+    assert "vLLM 0.4–0.6.2 took it (a SamplingParams keyword)" in finding.summary
     assert finding.changes == []  # a keyword of the Python API, not a flag of any command line
     assert finding.actions[0].startswith("Take use_beam_search out of the keywords the calling code passes to")
-    assert finding.actions[1] == "Or install a vLLM from 0.4–0.5, which took it."
+    assert finding.actions[1] == "Or install a vLLM from 0.4–0.6.2, which took it."
 
 
 def test_msgspecs_refusal_of_a_keyword_no_samplingparams_ever_took_is_not_read_as_vllms():
@@ -119,13 +120,14 @@ def test_msgspecs_refusal_of_a_keyword_no_samplingparams_ever_took_is_not_read_a
 
 
 def test_an_old_samplingparams_refusing_a_keyword_a_later_release_added_asks_for_that_release():
-    # vLLM 0.4/0.5's SamplingParams was a plain class: Python's words name it
+    # vLLM 0.4/0.5's SamplingParams was a plain class: Python's words name it. bad_words came in 0.6.4 (0.6.0–0.6.3
+    # lack it): the catalog reads every patch, so the upgrade named is one that takes it, not any 0.6
     line = "TypeError: SamplingParams.__init__() got an unexpected keyword argument 'bad_words'"
     [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
     assert "builds vLLM's SamplingParams" in finding.title
-    assert "vLLM 0.6 takes it (a SamplingParams keyword)" in finding.summary
+    assert "vLLM 0.6.4.post1 takes it (a SamplingParams keyword)" in finding.summary
     assert finding.actions == [
-        "Upgrade vLLM to 0.6 or later, which takes the argument; `pip show vllm` says which is installed."
+        "Upgrade vLLM to 0.6.4.post1 or later, which takes the argument; `pip show vllm` says which is installed."
     ]
 
 

@@ -613,3 +613,16 @@ def test_the_cpu_workers_bound_is_read_and_a_raise_never_lowers_a_share_past_the
     assert shares == []
     shares = [ch for ch in _top(line("0.54"), {"--gpu-memory-utilization": "0.97"}).changes if ch.flag.endswith("tion")]
     assert shares == []
+
+
+def test_a_wording_only_some_patches_print_is_placed_and_dated_by_those_patches():
+    """The catalog reads every patch of a minor: 0.5.1's pipeline-parallel refusal (vllm/config.py, gone by 0.5.3;
+    vllm-project/vllm#6601) is vLLM's own words in 0.5.1–0.5.2, and torchao's install hint came in 0.8.4, so a
+    paste holding it comes from 0.8.4 or later, not from any 0.8."""
+    refusal = "NotImplementedError: Pipeline parallelism is not supported yet with multiprocessing."
+    [event] = [e for e in parse_lines([refusal]).events if e.catalog]
+    assert event.catalog.file == "vllm/config.py" and event.catalog.location().endswith("(vLLM 0.5.1–0.5.2)")
+    assert c.defaults_release(Facts(events=[event])) == (0, 5, 1)
+    hint = "ImportError: Please install torchao>=0.10.0 via `pip install torchao>=0.10.0` to use torchao quantization."
+    [event] = [e for e in parse_lines([hint]).events if e.catalog]
+    assert event.catalog.wording_first == "0.8.4" and c.defaults_release(Facts(events=[event])) == (0, 8, 4)

@@ -427,6 +427,50 @@ def test_the_latest_patch_of_each_minor_is_chosen_and_a_missing_minor_is_none():
     assert latest("0.11", releases) is None
 
 
+def test_every_patch_of_a_minor_is_read_each_by_its_newest_build():
+    releases = ["0.5.5", "0.5.3.post1", "0.5.3", "0.5.1", "0.5.0.post1", "0.5.0", "0.5.6rc1", "0.10.1.1", "0.10.1"]
+    patches = extractor().patches_of_minor
+    assert patches("0.5", releases) == ["0.5.0.post1", "0.5.1", "0.5.3.post1", "0.5.5"]
+    assert patches("0.10", releases) == ["0.10.1.1"]
+    assert patches("0.11", releases) == []
+
+
+def test_a_wording_only_some_patches_have_names_its_first_and_last_patch():
+    script = extractor()
+    plain = {
+        "pattern": "a",
+        "file": "vllm/a.py",
+        "exception": "ValueError",
+        "kind": "raise",
+        "phase": "config",
+        "line": 1,
+        "flags": [],
+        "env": [],
+    }
+    early = {**plain, "pattern": "Pipeline parallelism is not supported yet with multiprocessing\\.", "line": 2}
+    late = {**plain, "pattern": "b", "line": 3}
+
+    def read(minor: str, release: str, entries: list[dict[str, Any]]) -> Any:
+        return script.VersionResult(minor, release, 1, entries, {}, 1)
+
+    results = [
+        read("0.6", "0.6.0", [plain, late]),
+        read("0.5", "0.5.5", [plain]),
+        read("0.5", "0.5.1", [plain, early]),
+        read("0.5", "0.5.2", [plain, early]),
+        read("0.5", "0.5.0", [plain]),
+    ]
+    merged = {entry["line"]: entry for entry in script.merge(results)}
+    assert merged[1]["versions"] == ["0.5", "0.6"] and "first_release" not in merged[1]
+    assert (merged[2]["versions"], merged[2]["first_release"], merged[2]["last_release"]) == (["0.5"], "0.5.1", "0.5.2")
+    assert merged[3]["versions"] == ["0.6"] and "first_release" not in merged[3] and "last_release" not in merged[3]
+    header = script.build_header(results, list(merged.values()), {}, {})
+    assert [(v["minor"], v["release"], v["releases"], v["entries"]) for v in header["versions"]] == [
+        ("0.5", "0.5.5", ["0.5.0", "0.5.1", "0.5.2", "0.5.5"], 2),
+        ("0.6", "0.6.0", ["0.6.0"], 2),
+    ]
+
+
 # ---------------------------------------------------------------- the committed catalog
 
 
@@ -455,6 +499,9 @@ def test_the_header_says_which_release_of_each_minor_was_read_and_what_came_of_i
     releases = {v["minor"]: v["release"] for v in header["versions"]}
     assert releases["0.4"] == "0.4.3" and releases["0.8"] == "0.8.5.post1" and releases["0.33"] == "0.33.0"
     assert releases["0.34"] == "0.34.0"
+    patches = {v["minor"]: v["releases"] for v in header["versions"]}
+    assert patches["0.5"] == ["0.5.0.post1", "0.5.1", "0.5.2", "0.5.3.post1", "0.5.4", "0.5.5"]
+    assert all(v["releases"][-1] == v["release"] for v in header["versions"])
     assert header["failed"] == {} and header["skipped"] == {}
     for version in header["versions"]:
         assert version["entries"] > 0 and version["engine_args_fields"] > 0
@@ -592,5 +639,9 @@ def test_samplingparams_keywords_are_read_from_its_init_or_its_struct_fields():
 
 def test_the_catalog_holds_which_releases_samplingparams_took_each_keyword():
     rows = {(row["class"], row["field"]): row["versions"] for row in catalog()["engine_args"]}
-    assert rows[("SamplingParams", "use_beam_search")] == ["0.4", "0.5"]  # gone with the msgspec Struct (0.6)
+    # 0.6.0 made SamplingParams a msgspec Struct that still had the field; 0.6.3 took it out (beam search moved to
+    # LLM.beam_search): read from the newest patch of 0.6 alone, the catalog said 0.4–0.5
+    assert rows[("SamplingParams", "use_beam_search")] == ["0.4", "0.5", "0.6"]
+    row = next(r for r in catalog()["engine_args"] if (r["class"], r["field"]) == ("SamplingParams", "use_beam_search"))
+    assert row["last_release"] == "0.6.2" and "first_release" not in row
     assert rows[("SamplingParams", "max_tokens")] == ALL_MINORS
