@@ -435,6 +435,17 @@ def test_every_patch_of_a_minor_is_read_each_by_its_newest_build():
     assert patches("0.11", releases) == []
 
 
+def test_a_versions_item_plans_every_patch_the_newest_only_an_exact_release_or_a_skip():
+    releases = ["0.5.5", "0.5.1", "0.5.0.post1", "0.5.0", "0.6.0"]
+    plan = extractor().planned_releases
+    skipped: dict[str, str] = {}
+    assert plan("0.5", releases, False, skipped) == [("0.5", "0.5.0.post1"), ("0.5", "0.5.1"), ("0.5", "0.5.5")]
+    assert plan("0.5", releases, True, skipped) == [("0.5", "0.5.5")]
+    assert plan("0.5.1", releases, False, skipped) == [("0.5", "0.5.1")]
+    assert plan("0.5", None, False, skipped) == [("0.5", None)]  # pip could not list them: it picks the newest
+    assert plan("0.7", releases, False, skipped) == [] and skipped == {"0.7": "no release on PyPI"}
+
+
 def test_a_wording_only_some_patches_have_names_its_first_and_last_patch():
     script = extractor()
     plain = {
