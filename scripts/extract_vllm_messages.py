@@ -1042,7 +1042,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--versions",
         nargs="+",
         default=None,
-        help="minors (0.6) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.34",
+        help="minors (0.6: its every patch) or exact releases (0.8.4), space- or comma-separated; default 0.4 ... 0.34",
     )
     parser.add_argument(
         "--newest-only",
