@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.pasted_errors import LINES, main, pasted
 
-PROBES = [LINES, LINES.with_name("pasted_errors_second.jsonl"), LINES.with_name("pasted_errors_third.jsonl")]
+PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in ("second", "third", "fourth"))]
 
 
 @pytest.mark.parametrize("path", PROBES, ids=lambda p: p.name)
@@ -31,8 +31,10 @@ def test_the_later_probes_took_one_line_per_thread(path: Path):
 
 
 def test_no_thread_is_in_two_probes():
-    first, second, third = ({row["url"].split("#")[0] for row in pasted(path)} for path in PROBES)
-    assert not first & second and not first & third and not second & third
+    threads = [{row["url"].split("#")[0] for row in pasted(path)} for path in PROBES]
+    for index, probe in enumerate(threads):
+        for later in threads[index + 1 :]:
+            assert not probe & later
 
 
 def test_a_probe_file_that_is_missing_or_not_json_lines_is_one_clear_error(tmp_path, capsys):
