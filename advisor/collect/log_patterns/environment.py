@@ -496,11 +496,13 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(  # ROCm's words for the same: HIP's hipErrorInvalidDeviceFunction and hipErrorNoBinaryForGpu, and rocBLAS
-        # finding no Tensile kernels for the GPU's gfx target
+        # finding no Tensile kernels for the GPU's gfx target. rocBLAS prints strerror(errno) after the path it tried
+        # last, the generic TensileLibrary.dat once no file for the target was found; that errno can be left over from
+        # an earlier call (`Illegal seek`, vllm#28460's gfx1150), so any reason is read, not only `No such file`.
         ("invalid device function", "hipErrorNoBinaryForGpu", "for GPU arch"),
         K.GPU_ARCH_UNSUPPORTED,
         r"HIP error: invalid device function|hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
-        r"|rocBLAS error: Cannot read \S+: No such file or directory for GPU arch : (?P<gfx>gfx\w+)",
+        r"|rocBLAS error: Cannot read \S+: [^:]+? for GPU arch : (?P<gfx>gfx\w+)",
         lambda m: {"message": m.group(0), "component": "ROCm", "version": m["gfx"]},
     ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for

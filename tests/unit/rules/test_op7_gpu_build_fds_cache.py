@@ -200,3 +200,14 @@ def test_rocms_words_for_a_gpu_its_build_has_no_code_for_name_the_target():
     ):
         [hip] = _findings(RULE_GPU_ARCH, line)
         assert hip.title.startswith("a binary holds no code for this AMD GPU's architecture: ROCm"), line
+
+
+def test_rocblas_names_the_target_whatever_stale_reason_it_prints_before_it():
+    """rocBLAS prints strerror(errno) after the generic TensileLibrary.dat once no file for the target was found; the
+    errno may be an earlier call's (vllm#28460: `Illegal seek` on a Radeon 890M, gfx1150)."""
+    line = (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
+        "gfx1150"
+    )
+    [finding] = _findings(RULE_GPU_ARCH, line)
+    assert "(gfx1150)" in finding.title
