@@ -326,6 +326,10 @@ class LogEventKind(str, Enum):
     # use`; component None) or torch.distributed's store (`… name: EADDRINUSE …`; component torch.distributed);
     # address: host:port when the words name it
     PORT_IN_USE = "port_in_use"
+    # a bind to an IP no interface of the process's machine or container holds (EADDRNOTAVAIL): pyzmq's `ZMQError:
+    # Cannot assign requested address (addr='tcp://10.27.91.102:13345')`, Python's `[Errno 99] error while attempting
+    # to bind on address ('10.0.0.5', 8000): cannot assign requested address`; component zmq or None; address host:port
+    BIND_ADDRESS_NOT_LOCAL = "bind_address_not_local"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1020,6 +1024,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
+    LogEventKind.BIND_ADDRESS_NOT_LOCAL: ("message", "component", "address"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),
     LogEventKind.JIT_NO_NVCC: ("message",),

@@ -483,6 +483,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Bind for (?P<dhost>[\d.:\[\]a-f]*?):(?P<dport>\d+) failed: port is already allocated",
         _port_in_use,
     ),
+    wording(  # a bind to an address none of this machine's interfaces holds (EADDRNOTAVAIL): pyzmq's, with the
+        # endpoint, and uvicorn's errno 99 (worded as for errno 98 above). A bare `[Errno 99]` is not read: a connect
+        # gets it too (no ephemeral port left), which is no bind
+        ("Cannot assign requested address", "cannot assign requested address"),
+        K.BIND_ADDRESS_NOT_LOCAL,
+        r"ZMQError: Cannot assign requested address(?: \(addr='(?:tcp://)?(?P<zaddr>[^']*)'\))?"
+        r"|\[Errno 99\] error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): "
+        r"[Cc]annot assign requested address",
+        lambda m: {
+            "message": m.group(0),
+            "component": "zmq" if m.group(0).startswith("ZMQError") else None,
+            "address": m["zaddr"] or (f"{m['host']}:{m['port']}" if m["port"] else None),
+        },
+    ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),
         K.FD_LIMIT,
