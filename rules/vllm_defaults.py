@@ -50,6 +50,12 @@ CPU_DEFAULTS_FROM: Version = (0, 32, 0)  # the release the CPU backend's default
 # gpu_worker.py from 0.9.1, v1/worker/utils.py from 0.14), which a share of 1.0 can never pass; 0.34 skips it while its
 # extensible KV cache is on
 FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
+# CacheConfig's check of --swap-space (its GiB per GPU, times the tensor-parallel size) against the host's RAM
+# (psutil's total): above 70 % it raises "Too large swap space", above 40 % it warns "Possibly too large swap space"
+# (vllm/config.py 0.4-0.10.0, vllm/config/cache.py 0.10.1-0.17, read in 0.6.6.post1's wheel)
+SWAP_SPACE_GIB = 4  # --swap-space's default, GiB per GPU (0.4-0.17; V0's CPU blocks for preempted sequences)
+SWAP_SPACE_REFUSED_ABOVE = 0.7
+SWAP_SPACE_WARNED_ABOVE = 0.4
 
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
 # since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).

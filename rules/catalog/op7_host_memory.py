@@ -29,13 +29,13 @@ allocate memory` (a fork of a large process under strict accounting among them).
 
 from __future__ import annotations
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 MM_PROCESSOR_CACHE_GIB = 4  # vLLM 0.32's default --mm-processor-cache-gb, per API server process and engine core
-V0_SWAP_SPACE_GIB = 4  # vLLM 0.4-0.17's default --swap-space, per GPU
 RAY_MEMORY_THRESHOLD = 0.95  # Ray's default RAY_memory_usage_threshold (its Out-Of-Memory Prevention page)
 SHELL_CONFIDENCE = 0.6  # the shell saw SIGKILL; that the OOM killer sent it is the likeliest reading, not certain
 _CONFIRM = (
@@ -158,8 +158,8 @@ def _finding(kill: LogEvent, held: LogEvent | None) -> Finding:
         "flags change nothing. vLLM holds in host memory the weights as it reads them, a multimodal processor "
         f"cache in each API server process and engine core (--mm-processor-cache-gb, {MM_PROCESSOR_CACHE_GIB} GiB "
         "each by default), what --cpu-offload-gb and --kv-offloading-size move off the GPU, and in V0 engines "
-        f"--swap-space ({V0_SWAP_SPACE_GIB} GiB per GPU by default); a memory-backed /dev/shm (an emptyDir with "
-        "medium: Memory) counts against the same limit.",
+        f"--swap-space ({vllm_defaults.SWAP_SPACE_GIB} GiB per GPU by default); a memory-backed /dev/shm (an "
+        "emptyDir with medium: Memory) counts against the same limit.",
         evidence=evidence,
         actions=([_CONFIRM] if shell else [])
         + [

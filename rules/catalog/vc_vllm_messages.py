@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.catalog import op7_swap_space
 from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGE, REMEDIES, Remedy
 from rules.events import HTTP_ERROR_EXCEPTION, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
@@ -255,7 +256,7 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
             flag, proposed, reason = remedy.instead
             instead.append(ConfigChange(flag=flag, current=_current(facts, flag), proposed=proposed, reason=reason))
         return [remedy.change(ref, _current(facts, remedy.name))], instead, [remedy.action] if remedy.action else []
-    for reading in (_divisor_change, _limit_change, _below_change, _above_change, _worded_change):
+    for reading in (_swap_space_change, _divisor_change, _limit_change, _below_change, _above_change, _worded_change):
         found = reading(ref, facts)
         if found:
             return found, [], []
@@ -269,6 +270,15 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
             "change what made it do so, or accept the cost."
         )
     return [], [], actions
+
+
+def _swap_space_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
+    """`Too large swap space. X GiB out of the Y GiB …`: the --swap-space that fits the host it describes (OP-7.73's
+    reading, which also reads the warning)."""
+    if not ref.template.startswith(op7_swap_space.REFUSED):
+        return []
+    change = op7_swap_space.swap_space_change(ref, facts)
+    return [change] if change is not None else []
 
 
 def _install_action(ref: CatalogRef) -> str | None:
