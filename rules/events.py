@@ -330,6 +330,12 @@ class LogEventKind(str, Enum):
     # Cannot assign requested address (addr='tcp://10.27.91.102:13345')`, Python's `[Errno 99] error while attempting
     # to bind on address ('10.0.0.5', 8000): cannot assign requested address`; component zmq or None; address host:port
     BIND_ADDRESS_NOT_LOCAL = "bind_address_not_local"
+    # vLLM's platform detection at VLLM_LOGGING_LEVEL=DEBUG (vllm/platforms/__init__.py, 0.7 on): `ROCm platform is not
+    # available because: No module named 'amdsmi'` (component: the platform, message: the reason), and its verdict,
+    # `Confirmed ROCm platform is available.` / `Automatically detected platform rocm.` (PLATFORM_DETECTED, component:
+    # the platform) or `No platform detected, vLLM is running on UnspecifiedPlatform` (component None)
+    PLATFORM_UNAVAILABLE = "platform_unavailable"
+    PLATFORM_DETECTED = "platform_detected"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1025,6 +1031,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.BIND_ADDRESS_NOT_LOCAL: ("message", "component", "address"),
+    LogEventKind.PLATFORM_UNAVAILABLE: ("message", "component"),
+    LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),
     LogEventKind.JIT_NO_NVCC: ("message",),

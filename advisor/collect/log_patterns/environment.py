@@ -497,6 +497,20 @@ PATTERNS: tuple[Pattern, ...] = (
             "address": m["zaddr"] or (f"{m['host']}:{m['port']}" if m["port"] else None),
         },
     ),
+    wording(  # vLLM's platform detection, logged at DEBUG (vllm/platforms/__init__.py, 0.7 on): each platform's check
+        # that failed, with its reason (HPU's words have no colon)
+        ("platform is not available because",),
+        K.PLATFORM_UNAVAILABLE,
+        r"\b(?P<platform>TPU|CUDA|ROCm|HPU|XPU|CPU|Neuron|OpenVINO) platform is not available because:? (?P<why>.+)",
+        lambda m: {"message": m["why"].strip(), "component": m["platform"]},
+    ),
+    wording(  # and its verdict: a platform confirmed or chosen, or none (UnspecifiedPlatform: no device found)
+        ("platform is available", "Automatically detected platform", "No platform detected"),
+        K.PLATFORM_DETECTED,
+        r"Confirmed (?P<confirmed>\w+) platform is available|Automatically detected platform (?P<chosen>\w+)"
+        r"|No platform detected, vLLM is running on UnspecifiedPlatform",
+        lambda m: {"message": m.group(0), "component": m["confirmed"] or m["chosen"]},
+    ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),
         K.FD_LIMIT,
