@@ -31,7 +31,7 @@ def _check_jit(facts: Facts) -> list[Finding]:
     failed = facts.events_of(LogEventKind.JIT_BUILD_FAILED)
     if missing:
         return [_jit_finding(missing[0], NO_COMPILER)]
-    no_ninja = next((e for e in failed if (e.message or "").startswith(NO_NINJA)), None)
+    no_ninja = next((e for e in failed if (e.message or "").startswith(NO_NINJA_WORDS)), None)
     if no_ninja is not None:
         return [_jit_finding(no_ninja, NO_NINJA)]
     return [_jit_finding(failed[0], BUILD_FAILED)] if failed else []
@@ -40,13 +40,21 @@ def _check_jit(facts: Facts) -> list[Finding]:
 # Why the JIT build stopped: no compiler, no ninja (torch.utils.cpp_extension's verify_ninja_availability, torch 2.13:
 # "… (pip install ninja to get it)"), or a build that failed; each with the title's words and the actions that lead.
 NO_COMPILER, NO_NINJA, BUILD_FAILED = "no nvcc", "Ninja is required to load C++ extensions", "failed"
+# torch's words, FlashInfer's JIT as a framework reports it (unsloth#4541), and running `ninja` finding no such command
+NO_NINJA_WORDS = (
+    NO_NINJA,
+    "FlashInfer failed to JIT-compile: ninja (build tool) not found",
+    "No such file or directory: 'ninja'",
+)
 _JIT_REASONS: dict[str, tuple[str, list[str]]] = {
     NO_COMPILER: ("found no CUDA compiler (nvcc)", []),
     NO_NINJA: (
-        "found no ninja, the build tool torch's JIT runs",
+        "found no ninja, the build tool its JIT runs",
         [
-            "Install ninja where vLLM runs (`pip install ninja`, as torch's own words say): torch's C++ extension "
-            "loader will not build without it."
+            "Install ninja where vLLM runs (`pip install ninja`, as torch's own words say) and start the server with "
+            "that environment's bin folder on PATH: torch's C++ extension loader and FlashInfer's JIT run the `ninja` "
+            "command and will not build without it (a virtual environment not activated hides its ninja, FlashInfer "
+            "PR #3386)."
         ],
     ),
     BUILD_FAILED: ("failed to build", []),

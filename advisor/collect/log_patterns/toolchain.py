@@ -118,10 +118,15 @@ PATTERNS: tuple[Pattern, ...] = (
             "Error building extension",
             "CUDA toolkit headers are incompatible",
             "Ninja is required to load C++ extensions",
+            "ninja (build tool) not found",
+            "No such file or directory: 'ninja'",
         ),
         K.JIT_BUILD_FAILED,
+        # no ninja in three wordings: torch's loader, FlashInfer's JIT as a framework reports it, and the bare
+        # FileNotFoundError of running `ninja` (FlashInfer's run_ninja, a venv whose bin is not on PATH)
         r"in _run_ninja_build|Ninja build failed.*|Error building extension '[^']*'|CUDA compiler and CUDA toolkit "
-        r"headers are incompatible|Ninja is required to load C\+\+ extensions",
+        r"headers are incompatible|Ninja is required to load C\+\+ extensions|FlashInfer failed to JIT-compile: ninja "
+        r"\(build tool\) not found|No such file or directory: 'ninja'",
         _jit_build,
     ),
     wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of

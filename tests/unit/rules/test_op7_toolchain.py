@@ -144,6 +144,18 @@ def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first(
     assert "Hopper" in hopper.summary and "sm121" not in hopper.summary
 
 
+def test_flashinfers_jit_without_ninja_in_a_frameworks_words_or_as_a_missing_command_is_the_same():
+    """unsloth#4541 (fourth probe): a framework's words for FlashInfer's JIT finding no ninja; the bare form is the
+    subprocess running `ninja` from a virtual environment whose bin is not on PATH (FlashInfer PR #3386)."""
+    for line in (
+        "RuntimeError: FlashInfer failed to JIT-compile: ninja (build tool) not found.",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'ninja'",
+    ):
+        [finding] = op7_toolchain.RULE_JIT.evaluate(_facts([line]))
+        assert "found no ninja" in finding.title, line
+        assert "on PATH" in finding.actions[0], line
+
+
 def test_torchs_jit_without_ninja_asks_for_ninja_first():
     [finding] = op7_toolchain.RULE_JIT.evaluate(
         _facts(["RuntimeError: Ninja is required to load C++ extensions (pip install ninja to get it)"])
