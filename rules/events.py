@@ -335,6 +335,10 @@ class LogEventKind(str, Enum):
     # `Confirmed ROCm platform is available.` / `Automatically detected platform rocm.` (PLATFORM_DETECTED, component:
     # the platform) or `No platform detected, vLLM is running on UnspecifiedPlatform` (component None)
     PLATFORM_UNAVAILABLE = "platform_unavailable"
+    # transformers' tokenizer warning (tokenization_utils_base.py, _eventual_warn_about_too_long_sequence): `Token
+    # indices sequence length is longer than the specified maximum sequence length for this model (39682 > 16384)`;
+    # prompt_tokens: the sequence's length, prompt_limit: the tokenizer's model_max_length
+    TOKENIZER_LENGTH_WARNING = "tokenizer_length_warning"
     PLATFORM_DETECTED = "platform_detected"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
@@ -1032,6 +1036,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
     LogEventKind.BIND_ADDRESS_NOT_LOCAL: ("message", "component", "address"),
     LogEventKind.PLATFORM_UNAVAILABLE: ("message", "component"),
+    LogEventKind.TOKENIZER_LENGTH_WARNING: ("prompt_tokens", "prompt_limit"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -511,6 +511,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|No platform detected, vLLM is running on UnspecifiedPlatform",
         lambda m: {"message": m.group(0), "component": m["confirmed"] or m["chosen"]},
     ),
+    wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
+        ("Token indices sequence length is longer than",),
+        K.TOKENIZER_LENGTH_WARNING,
+        r"Token indices sequence length is longer than the specified maximum sequence length for this model "
+        r"\((?P<tokens>\d+) > (?P<limit>\d+)\)",
+        lambda m: {"prompt_tokens": int(m["tokens"]), "prompt_limit": int(m["limit"])},
+    ),
     wording(  # the process out of file descriptors (EMFILE), and vLLM's start-up warning that it kept a low limit
         ("Too many open files", "Found ulimit of"),
         K.FD_LIMIT,
