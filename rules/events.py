@@ -335,11 +335,11 @@ class LogEventKind(str, Enum):
     # `Confirmed ROCm platform is available.` / `Automatically detected platform rocm.` (PLATFORM_DETECTED, component:
     # the platform) or `No platform detected, vLLM is running on UnspecifiedPlatform` (component None)
     PLATFORM_UNAVAILABLE = "platform_unavailable"
+    PLATFORM_DETECTED = "platform_detected"
     # transformers' tokenizer warning (tokenization_utils_base.py, _eventual_warn_about_too_long_sequence): `Token
     # indices sequence length is longer than the specified maximum sequence length for this model (39682 > 16384)`;
     # prompt_tokens: the sequence's length, prompt_limit: the tokenizer's model_max_length
     TOKENIZER_LENGTH_WARNING = "tokenizer_length_warning"
-    PLATFORM_DETECTED = "platform_detected"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words

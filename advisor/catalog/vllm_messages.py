@@ -78,8 +78,8 @@ class CatalogMatch:
             last=place["last"],
             first_release=place.get("first_release"),
             last_release=place.get("last_release"),
-            wording_first=entry.get("wording_first", entry.get("first_release", entry["first"])),
-            wording_last=entry.get("wording_last", entry.get("last_release", entry["last"])),
+            wording_first=entry["wording_first"],
+            wording_last=entry["wording_last"],
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),
@@ -103,15 +103,12 @@ class MessageCatalog:
         }
         # (class, field) -> the first and last release that declares it: a patch where only some of a minor's did
         self._engine_arg_span: dict[tuple[str, str], tuple[str, str]] = {
-            (row["class"], row["field"]): (row.get("first_release", row["first"]), row.get("last_release", row["last"]))
-            for row in document.get("engine_args", [])
-            if "first" in row
+            (row["class"], row["field"]): _exact_span(row) for row in document.get("engine_args", [])
         }
-        # package -> (extra, [the first and last release whose extra installs it]: a patch where only some did)
-        self._extras: dict[str, list[tuple[str, list[str]]]] = {}
+        # package -> (extra, (the first and last release whose extra installs it): a patch where only some did)
+        self._extras: dict[str, list[tuple[str, tuple[str, str]]]] = {}
         for row in document.get("extras", []):
-            span = [row.get("first_release", row["versions"][0]), row.get("last_release", row["versions"][-1])]
-            self._extras.setdefault(row["package"], []).append((row["extra"], span))
+            self._extras.setdefault(row["package"], []).append((row["extra"], _exact_span(row)))
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
@@ -216,18 +213,10 @@ class MessageCatalog:
         held = {minor for versions in self._engine_args.values() for minor in versions}
         return [minor for minor in self.minors_read if minor in held]
 
-    def engine_argument_minors(self, cls: str, name: str) -> list[str]:
-        """The minors in which a caller could pass `name` to `cls` (EngineArgs; AsyncEngineArgs takes its own fields
-        and EngineArgs'), oldest first; empty when no release read declares it."""
-        classes = ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
-        found = {minor for c in classes for minor in self._engine_args.get((c, name), [])}
-        return [minor for minor in self.minors_read if minor in found]
-
     def engine_argument_span(self, cls: str, name: str) -> tuple[str, str] | None:
         """The first and last release in which a caller could pass `name` to `cls`, a patch where only some patches
         of the minor took it (`use_beam_search`: 0.4 to 0.6.2); None when no release read declares it."""
-        classes = ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
-        spans = [self._engine_arg_span[(c, name)] for c in classes if (c, name) in self._engine_arg_span]
+        spans = [self._engine_arg_span[(c, name)] for c in _declaring(cls) if (c, name) in self._engine_arg_span]
         if not spans:
             return None
         return min((first for first, _ in spans), key=_minor), max((last for _, last in spans), key=_release_end)
@@ -239,8 +228,8 @@ class MessageCatalog:
         rows = self._extras.get(package.lower().replace("_", "-"), [])
         if not rows:
             return None
-        extra, versions = max(rows, key=lambda row: _release_end(row[1][-1]))
-        return extra, versions[0], versions[-1]
+        extra, (first, last) = max(rows, key=lambda row: _release_end(row[1][1]))
+        return extra, first, last
 
     def _holding_rarest(self, words: set[str]) -> set[int]:
         """The entries holding the rarest of `words` that the catalog knows: a paste cut inside an entry's rarest
@@ -342,21 +331,24 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept["first"] = min(kept["first"], entry["first"], key=_minor)
     for key, entry in newest.items():
         entry["places"] = places[key]
-        entry["wording_first"] = min((_exact_first(p) for p in places[key]), key=_minor)
-        entry["wording_last"] = max((_exact_last(p) for p in places[key]), key=_release_end)
+        spans = [_exact_span(place) for place in places[key]]
+        entry["wording_first"] = min((first for first, _ in spans), key=_minor)
+        entry["wording_last"] = max((last for _, last in spans), key=_release_end)
     return list(newest.values())
 
 
 PLACE_KEYS = ("file", "line", "first", "last", "first_release", "last_release")
 
 
-def _exact_first(place: dict[str, Any]) -> str:
-    """The first release that prints it there: its first patch where the catalog names one, else its minor."""
-    return str(place.get("first_release") or place["first"])
+def _exact_span(row: dict[str, Any]) -> tuple[str, str]:
+    """The first and last release of a catalog row (an entry, a place, an engine argument, an extra's package): its
+    first (last) patch where the catalog names one, else its minor."""
+    return str(row.get("first_release") or row["first"]), str(row.get("last_release") or row["last"])
 
 
-def _exact_last(place: dict[str, Any]) -> str:
-    return str(place.get("last_release") or place["last"])
+def _declaring(cls: str) -> tuple[str, ...]:
+    """The classes whose fields a caller passes to `cls`: AsyncEngineArgs takes its own and EngineArgs'."""
+    return ("AsyncEngineArgs", "EngineArgs") if cls == "AsyncEngineArgs" else (cls,)
 
 
 def _release_end(version: str) -> tuple[int, ...]:

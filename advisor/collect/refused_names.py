@@ -103,12 +103,11 @@ def _vllm_refused(function: str, frames: list[Frame]) -> bool:
 def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:
     """From the releases read (oldest first): taken up to the newest (added in the first), taken and removed since,
     or never taken."""
-    catalog = message_catalog()
-    minors = catalog.engine_argument_minors(engine_class, keyword)
-    if not minors:
+    span = message_catalog().engine_argument_span(engine_class, keyword)
+    if span is None:
         return ArgumentReleases(absent_from=f"{read[0]}–{read[-1]}")
-    first, last = catalog.engine_argument_span(engine_class, keyword) or (minors[0], minors[-1])
-    if minors[-1] == read[-1] and last == minors[-1]:
+    first, last = span
+    if last == read[-1]:  # to the newest minor read, every patch of it: still taken
         return ArgumentReleases(known_in_release=first)
     return ArgumentReleases(known_releases=f"{first}–{last}")
 

@@ -26,13 +26,14 @@ _WARNED = "Possibly too large swap space."
 
 
 def swap_space_change(ref: CatalogRef, facts: Facts) -> ConfigChange | None:
-    """The --swap-space that fits the host vLLM's swap-space message describes: the largest whole GiB per GPU under
-    the warning's share of its RAM; None when the message is another or its figures do not read."""
+    """The --swap-space that fits the host vLLM's swap-space message describes; None when the message is another or
+    its figures do not read."""
     figures = _figures(ref)
-    if figures is None:
-        return None
-    reserved, total = figures
-    tp = c.tensor_parallel_size(facts)
+    return _fitting(*figures, c.tensor_parallel_size(facts)) if figures is not None else None
+
+
+def _fitting(reserved: float, total: float, tp: int) -> ConfigChange:
+    """The largest whole GiB per GPU under the warning's share of the host's RAM."""
     fits = max(0, math.floor(vllm_defaults.SWAP_SPACE_WARNED_ABOVE * total / tp + 1e-9))  # at the share: no warning
     return ConfigChange(
         flag="--swap-space",
@@ -47,12 +48,12 @@ def swap_space_change(ref: CatalogRef, facts: Facts) -> ConfigChange | None:
 
 def _figures(ref: CatalogRef) -> tuple[float, float] | None:
     """(GiB reserved, GiB of RAM) as vLLM's swap-space message prints them."""
-    if not ref.template.startswith((REFUSED, _WARNED)):
+    if not ref.template.startswith((REFUSED, _WARNED)) or len(ref.captured) != 2:
         return None
-    figures = [_gib(value) for value in ref.captured.values()]
-    if len(figures) != 2 or any(figure is None or figure <= 0 for figure in figures):
+    reserved, total = (_gib(value) for value in ref.captured.values())
+    if reserved is None or total is None or reserved <= 0 or total <= 0:
         return None
-    return figures[0], figures[1]  # type: ignore[return-value]
+    return reserved, total
 
 
 def _gib(text: str) -> float | None:
@@ -66,11 +67,9 @@ def _gib(text: str) -> float | None:
 def _check_swap_space(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.VLLM_MESSAGE):
         ref = event.catalog
-        if ref is None or not ref.template.startswith(_WARNED):
-            continue
-        change = swap_space_change(ref, facts)
-        figures = _figures(ref)
-        if change is not None and figures is not None:
+        figures = _figures(ref) if ref is not None and ref.template.startswith(_WARNED) else None
+        if figures is not None:
+            change = _fitting(*figures, c.tensor_parallel_size(facts))
             return [_warned(event, change, *figures)]
     return []
 
