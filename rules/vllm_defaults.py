@@ -56,6 +56,13 @@ FREE_MEMORY_CHECK_FROM: Version = (0, 9, 1)
 SWAP_SPACE_GIB = 4  # --swap-space's default, GiB per GPU (0.4-0.17; V0's CPU blocks for preempted sequences)
 SWAP_SPACE_REFUSED_ABOVE = 0.7
 SWAP_SPACE_WARNED_ABOVE = 0.4
+# A bitsandbytes pre-quantized checkpoint loads only through BitsAndBytesModelLoader (--load-format bitsandbytes).
+# 0.5-0.8.1 (engine/arg_utils.py) refuse --quantization bitsandbytes without that load format and the reverse, and a
+# checkpoint's own quantization_config never chose the loader; from 0.8.2 --quantization bitsandbytes sets the load
+# format itself; from 0.8.4 the checkpoint's quantization_config does too ("bitsandbytes pre-quantized model need a
+# specific model loader", EngineArgs.create_load_config). Read in the 0.6.4.post1, 0.8.2, 0.8.3 and 0.8.4 wheels.
+BNB_QUANTIZATION_SETS_LOADER_FROM: Version = (0, 8, 2)
+BNB_CHECKPOINT_SETS_LOADER_FROM: Version = (0, 8, 4)
 
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
 # since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).

@@ -133,16 +133,21 @@ _TRACEBACK_START = "Traceback (most recent call last)"
 _NOT_SOURCE = re.compile(r"^[^A-Za-z_]*$")
 # Python's own words for a failed import or a missing attribute. vLLM re-raises a few of them word for word (its
 # lazy-import helpers), so its catalog holds `No module named {module_name}`; a pasted one is Python's, about the
-# environment, not a check of vLLM's (OP-7.8 reads them).
+# environment, not a check of vLLM's (OP-7.8 reads them). V0's engine logs any exception's words alone
+# (`logger.exception(e)` in engine/multiprocessing/engine.py): a KeyError's are its key quoted, an unpacking's
+# ValueError its counts, so the class is known from the words (OP-7.21 reads a checkpoint tensor's KeyError).
 _PYTHON_OWN = re.compile(
     r"^(?:No module named '?[\w.]+'?(?:; '?[\w.]+'? is not a package)?|module '?[\w.]+'? has no attribute '?\w+'?"
-    r"|'?[\w.]+'? object has no attribute '?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*)\s*$"
+    r"|'?[\w.]+'? object has no attribute '?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*"
+    r"|'[\w.-]+'|(?:not enough|too many) values to unpack \(expected \d+(?:, got \d+)?\))\s*$"
 )
 # The exception class each of Python's own wordings is raised with, for an ERROR line that prints the words alone.
 _PYTHON_OWN_CLASS = (
     ("No module named", "ModuleNotFoundError"),
     ("cannot import name", "ImportError"),
     ("has no attribute", "AttributeError"),
+    ("values to unpack", "ValueError"),
+    ("'", "KeyError"),  # a KeyError's words are its key's repr, quoted: `'layers.0.mlp.down_proj.weight.absmax'`
 )
 
 
@@ -492,6 +497,8 @@ def _error_event(
     if phase == "unknown" and frames:  # the log around says nothing: the traceback's own calls may
         phase = phase_of(frames)
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
+    if exception is not None and _reply_timed_out(exception, frames, state):
+        return LogEvent(kind=LogEventKind.RPC_TIMEOUT, message=exception[0], **common)
     matches = _catalog_matches(text, exception)
     if matches:
         return _catalog_once(matches[0], text, exception, phase, common, state, result)
@@ -657,6 +664,20 @@ def _opens_with_class(text: str, cls: str) -> bool:
     """Whether the line is `Class: words` (the class maybe dotted), not a logged sentence that quotes an exception
     in one of its fields (`Failed to load x: ValueError: …`)."""
     return re.match(rf"\s*(?:[\w.]+\.)?{re.escape(cls.rsplit('.', 1)[-1])}:", text) is not None
+
+
+def _reply_timed_out(exception: tuple[str, str], frames: list[Frame], state: _ParseState) -> bool:
+    """A bare TimeoutError from the message queue a V1 engine core reads its workers' replies from: the shared-memory
+    queue raises it without words when a dequeue outlasts its timeout (distributed/device_communicators/
+    shm_broadcast.py), which the multiprocess executor gives a model step as VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS and
+    re-raises as `RPC call to execute_model timed out.` (v1/executor/multiproc_executor.py, 0.10.1.1 and 0.15.1): a
+    paste of the chain's first exception shows it bare (vllm#23582). Read from its last frame, or, pasted without
+    frames, from the engine core's logger (core.py)."""
+    if exception[0] != "TimeoutError" or exception[1].strip():
+        return False
+    if frames:
+        return frames[-1].path.replace("\\", "/").endswith("shm_broadcast.py")
+    return (state.logged_in or "").startswith("core.py:")
 
 
 def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[str, str] | None:

@@ -439,11 +439,17 @@ def _named(event: LogEvent) -> bool:
 
 def _check_rpc_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.RPC_TIMEOUT)
+    named = [e for e in events if e.rpc_method]  # a chain prints the queue's bare TimeoutError, then the RPC's
+    events = named or events
     if not events:
         return []
-    method = events[-1].rpc_method or "execute_model"
     jit = facts.events_of(LogEventKind.JIT_DURING_INFERENCE)
-    title = f"RPC call to {method} timed out ({len(events)}x, > {TIMEOUT_S} s)"
+    title = (
+        f"RPC call to {named[-1].rpc_method} timed out ({len(events)}x, > {TIMEOUT_S} s)"
+        if named
+        else f"a worker's reply to the engine core timed out: a bare TimeoutError from its message queue "
+        f"({len(events)}x; a model step waits {TIMEOUT_S} s by default)"
+    )
     evidence = [c.log_evidence(events[-1], "RPC timeouts", len(events), 0, ">")]
     if jit:  # a kernel compiled inside the worker for a shape warm-up did not cover: the step outlasted the deadline
         return [_compiling_step(jit[-1], title, evidence)]
@@ -453,9 +459,18 @@ def _check_rpc_timeout(facts: Facts) -> list[Finding]:
             title,
             evidence=evidence,
             confidence=0.9,
-            summary=f"A model step did not return within {TIMEOUT_ENV}: a worker hangs or died.",
+            summary=f"A model step did not return within {TIMEOUT_ENV}: a worker hangs or died."
+            + (
+                ""
+                if named
+                else " The engine core's multiprocess executor waits on each worker's reply through a shared-memory "
+                "queue, which raises TimeoutError without words; the executor re-raises it as `RPC call to "
+                "execute_model timed out.` (the chain's next exception, after 'The above exception was the direct "
+                "cause'), so a paste of the chain's first exception line shows it bare."
+            ),
             actions=[
-                "Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3).",
+                "Look for NCCL watchdog or worker-death lines at the same time (OP-3.2, OP-3.3), and in each "
+                "worker's own log for the step it was in: the stuck rank is the cause, the timeout its symptom.",
                 f"If the step is legitimately slow (huge batch, compilation), raise {TIMEOUT_ENV}.",
             ],
         )
@@ -501,7 +516,9 @@ RULE_RPC = Rule(
     check=_check_rpc_timeout,
     needs=("events",),
     page=RulePage(
-        checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33).",
+        checks="`TimeoutError: RPC call to execute_model timed out.` (or sample_tokens, 0.33), and the bare "
+        "`TimeoutError` the shared-memory queue raises, logged by the V1 engine core (core.py) or ending in "
+        "shm_broadcast.py.",
         why=f"The engine waited {TIMEOUT_ENV} ({TIMEOUT_S} s) for a model step.",
         example="TimeoutError: RPC call to execute_model timed out. (#17965)",
         fix="Find the hung rank (NCCL, driver); restart; raise the timeout only for legitimately slow steps: when "

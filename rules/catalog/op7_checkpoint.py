@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -35,6 +36,13 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "weight_packed": "compressed-tensors (the packed integer weight)",
     "weight_zero_point": "compressed-tensors (the zero points)",
     "SCB": "bitsandbytes int8 (its scale)",
+    "weight_format": "bitsandbytes int8 (its weight layout)",
+    # bitsandbytes 4-bit writes each weight's quantization state beside it (Params4bit's QuantState.as_dict, packed):
+    # its block scales, their own nested quantization, and the state's packed fields
+    "absmax": "bitsandbytes 4-bit (its block scales)",
+    "quant_map": "bitsandbytes 4-bit (its quantization map)",
+    "bitsandbytes__nf4": "bitsandbytes 4-bit (its packed NF4 state)",
+    "bitsandbytes__fp4": "bitsandbytes 4-bit (its packed FP4 state)",
     # Huawei's msModelSlim W8A8 for Ascend NPUs writes these beside each quantized weight (its
     # quant_model_description.json lists them per layer: vllm-ascend#633); only vllm-ascend's quantization loads them
     "deq_scale": "Ascend msModelSlim W8A8 (its dequantization scale)",
@@ -55,6 +63,10 @@ QUANTIZED_ONLY: dict[str, str | None] = {
     "input_offset": "ascend",
     "weight_offset": "ascend",
 }
+# The suffixes only bitsandbytes writes: such a checkpoint loads through vLLM's bitsandbytes loader alone.
+BITSANDBYTES_SUFFIXES = frozenset(
+    {"SCB", "weight_format", "absmax", "quant_map", "bitsandbytes__nf4", "bitsandbytes__fp4"}
+)
 _MODEL_FILE = re.compile(r"model_executor/models/(?P<model>\w+)\.py$")
 # The attention and MLP projections every layer of a model has, under their common names: a GPTQ or AWQ tensor on
 # one of them means the whole model was built unquantized (its quantization not detected), not one layer left out.
@@ -104,6 +116,8 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         name, suffix = match["name"], match["suffix"]
         if _built_unquantized(facts, name, suffix):
             return [_undetected_quantization(facts, event, name, suffix)]
+        if _bitsandbytes_suffix(suffix) and _load_format(facts) != "bitsandbytes":
+            return [_bitsandbytes_default_loader(facts, event, name, suffix)]
         quantized = format_of_suffix(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
@@ -191,6 +205,68 @@ def _undetected_quantization(facts: Facts, event: LogEvent, name: str, suffix: s
     )
 
 
+def _bitsandbytes_suffix(suffix: str) -> bool:
+    return any(suffix == known or suffix.endswith("_" + known) for known in BITSANDBYTES_SUFFIXES)
+
+
+def _load_format(facts: Facts) -> str | None:
+    return (facts.config.flags.get("--load-format") or "").lower() or None if facts.config is not None else None
+
+
+def _bitsandbytes_default_loader(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
+    """A bitsandbytes tensor (4-bit's absmax, quant_map and packed state; int8's SCB) met by the default loader:
+    only vLLM's bitsandbytes loader knows them, and which launch selects it depends on the release
+    (vllm_defaults.BNB_*)."""
+    release = c.vllm_release(facts)
+    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+    evidence.description = f"the tensor name the weight loader found no parameter for: its suffix {suffix} is " + (
+        format_of_suffix(suffix) or "bitsandbytes'"
+    )
+    by_config = release is not None and release >= vllm_defaults.BNB_CHECKPOINT_SETS_LOADER_FROM
+    changes = [
+        ConfigChange(
+            flag="--quantization",
+            current=facts.config.quantization if facts.config else None,
+            proposed="bitsandbytes",
+            reason="builds the layers a bitsandbytes checkpoint's tensors load into; from vLLM 0.8.2 it also "
+            "selects the bitsandbytes loader",
+        ),
+        ConfigChange(
+            flag="--load-format",
+            current=_load_format(facts),
+            proposed="bitsandbytes",
+            reason="the loader that reads bitsandbytes' quantization state (absmax, quant_map, SCB); vLLM 0.5 to "
+            "0.8.1 refuse --quantization bitsandbytes without it",
+        ),
+    ]
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.CRITICAL,
+        f"the checkpoint is bitsandbytes-quantized ({name}) but vLLM read it with its default loader: serve it "
+        "with --quantization bitsandbytes --load-format bitsandbytes",
+        summary="bitsandbytes writes its quantization state beside each weight (4-bit: absmax, quant_map and a "
+        "packed state; int8: SCB). Only vLLM's bitsandbytes loader reads those tensors; the default loader looks "
+        "each one up among the model's parameters and stops at the first. Before vLLM 0.8.4 a pre-quantized "
+        "checkpoint's own quantization_config never chose that loader: the launch had to ask for it"
+        + (
+            "; this release chooses it from the checkpoint's config.json, so here the checkpoint's "
+            "quantization_config is missing or not where vLLM reads it."
+            if by_config
+            else "."
+        ),
+        evidence=[evidence],
+        changes=changes,
+        actions=[
+            "From vLLM 0.8.4 a checkpoint whose config.json declares quant_method bitsandbytes is loaded that way "
+            "without flags (EngineArgs.create_load_config); before it, give both flags (0.8.2 and 0.8.3 need only "
+            "--quantization bitsandbytes).",
+            "Install bitsandbytes in the server's environment: the loader imports it (0.8 asks for 0.45.3 or later).",
+            "If the launch already loaded with bitsandbytes, this release's loader does not map this model's layers: "
+            "upgrade vLLM, or serve the model's 16-bit checkpoint.",
+        ],
+        confidence=0.85,
+    )
+
+
 def _undetected_ascend(name: str, evidence) -> Finding:
     """msModelSlim's W8A8 tensors load only into vllm-ascend's quantized layers, built with `--quantization ascend`."""
     return RULE_UNLOADABLE_TENSOR.finding(
@@ -231,18 +307,22 @@ RULE_UNLOADABLE_TENSOR = Rule(
     page=RulePage(
         checks="A `KeyError` naming a dotted tensor name (`layers.35.mlp.gate.g_idx`) raised in a model's "
         "`load_weights` (or at its `params_dict[name]` line), or pasted without its frames when the name has a "
-        "layer index and a weight's or a quantization format's suffix (`experts.w2_weight_scale_inv`).",
+        "layer index and a weight's or a quantization format's suffix (`experts.w2_weight_scale_inv`); V0's "
+        "engine line that prints the KeyError's key alone, quoted, is the same error.",
         why="The weight loader looks each checkpoint tensor up among the model's parameters; a bare KeyError is "
         "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
         example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "
         "vLLM 0.10.2 (vllm#25029, fixed by PR #28663).",
         fix="Upgrade vLLM, or a checkpoint in a layout this release loads; a GPTQ, AWQ or msModelSlim W8A8 tensor on "
-        "an ordinary projection with no --quantization: the method that builds its layers (awq, gptq, ascend).",
+        "an ordinary projection with no --quantization: the method that builds its layers (awq, gptq, ascend); a "
+        "bitsandbytes tensor (absmax, quant_map, SCB) read by the default loader: --quantization bitsandbytes "
+        "--load-format bitsandbytes (the checkpoint's own config chooses that loader only from vLLM 0.8.4).",
         limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
         "buffer such as `rotary_emb.inv_freq` pasted alone) is VC-2's.",
         references=[
             "https://github.com/vllm-project/vllm/issues/25029",
             "https://github.com/vllm-project/vllm-ascend/issues/633",
+            "https://github.com/vllm-project/vllm/issues/11010",
             "https://docs.vllm.ai/projects/ascend/en/v0.11.0/user_guide/feature_guide/quantization.html",
         ],
     ),

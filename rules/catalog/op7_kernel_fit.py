@@ -35,6 +35,7 @@ SEEN_LIMITS: dict[int, str] = {
     49_152: "48 KiB, the limit of Pascal GPUs such as the P40 (vLLM PR #11584)",
     65_536: "64 KiB, the limit of Turing GPUs (T4, Quadro RTX: vllm#2513, vllm#57712) and of AMD Instinct's LDS "
     "(MI300X: vllm#12498)",
+    163_840: "160 KiB, the LDS of AMD Instinct GPUs of arch gfx950 (MI350 series: vllm#49778)",
     101_376: "99 KiB, the limit of consumer and workstation GPUs of compute capability 8.6 to 12.x (RTX PRO 6000 "
     "Blackwell, GB10: vllm#53748)",
 }
@@ -84,6 +85,8 @@ def _check(facts: Facts) -> list[Finding]:
 def _finding(event: LogEvent) -> Finding:
     required, limit = event.resource_required or 0, event.resource_limit or 0
     resource = event.message or "a resource"
+    if not limit:  # the figures were cut from the paste (its `Required: N, Hardware limit: M` wrapped away)
+        return _finding_without_figures(event, resource)
     family = _family(event)
     where = (event.code_file or "").replace("\\", "/").rsplit("/", 1)[-1]
     kernel = f"{where} in {event.function}" if where and event.function else None
@@ -108,6 +111,30 @@ def _finding(event: LogEvent) -> Finding:
         evidence=[c.log_evidence(event, name=f"Triton {resource}", value=f"{required:,} > {limit:,} bytes")],
         actions=actions,
         confidence=0.85,
+    )
+
+
+def _finding_without_figures(event: LogEvent, resource: str) -> Finding:
+    """The same refusal, its figures not pasted: the kernel and the limit are unknown, the cause is not."""
+    family = _family(event)
+    named = family.name if family else "a Triton kernel"
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"{named} needs more {resource} per thread block than this GPU has (the paste cut Triton's figures)",
+        summary=f"Triton refused to launch a kernel compiled to use more {resource} per thread block than the GPU "
+        "allows. The limit is fixed per GPU model, so no memory flag moves it: vLLM chose the kernel's block sizes "
+        "for other GPUs. The line's next words, `Required: N, Hardware limit: M`, say by how much, and the limit "
+        "says the class of GPU (48 KiB Pascal, 64 KiB Turing and AMD MI300, 99 KiB consumer Ampere to Blackwell, "
+        "160 KiB AMD gfx950).",
+        evidence=[c.log_evidence(event, name=f"Triton {resource}", value="more than the GPU's limit per block")],
+        actions=[
+            "Paste the traceback's last vLLM frame and the figures after `Hardware limit:`: they name the kernel "
+            "and the GPU class, and so the fix.",
+            "Upgrade vLLM: kernels refused on smaller GPUs were given checks of the GPU's limit in later releases "
+            "(prefix prefill for Turing, vllm#2513; the MoE LoRA kernel, PR #47209).",
+            *([family.action] if family else [known.action for known in FAMILIES[:2]]),
+        ],
+        confidence=0.75,
     )
 
 

@@ -229,14 +229,16 @@ PATTERNS: tuple[Pattern, ...] = (
         _torch_without_cuda,
     ),
     wording(  # Triton at a kernel's first launch (compiler/compiler.py): the compiled kernel asks more of a per-block
-        # resource than the GPU allows (shared memory: CUDA's opt-in maximum per block)
+        # resource than the GPU allows (shared memory: CUDA's opt-in maximum per block); a paste that wrapped the line
+        # ends it after the resource, its figures on the next line
         ("out of resource: ",),
         K.TRITON_OUT_OF_RESOURCES,
-        r"out of resource: (?P<resource>[a-z ]+), Required: (?P<required>\d+), Hardware limit: (?P<limit>\d+)",
+        r"out of resource: (?P<resource>[a-z ]+?)"
+        r"(?:, Required: (?P<required>\d+), Hardware limit: (?P<limit>\d+)|,?\s*$)",
         lambda m: {
             "message": m["resource"],
-            "resource_required": int(m["required"]),
-            "resource_limit": int(m["limit"]),
+            "resource_required": int(m["required"]) if m["required"] else None,
+            "resource_limit": int(m["limit"]) if m["limit"] else None,
         },
     ),
     wording(  # torchvision's compiled ops missing from this torch: torch's dispatcher when torchvision registers a fake

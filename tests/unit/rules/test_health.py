@@ -290,3 +290,20 @@ def test_silent_stats_lines_shorter_than_a_minute_or_followed_by_tokens_are_no_h
         "engine stalled (0 tokens/s for 90 s in the stats lines with 4 request(s) running) but generated tokens "
         "afterwards"
     )
+
+
+def test_a_bare_timeout_error_from_the_engine_core_is_a_workers_reply_timing_out():
+    # vllm#23582: the shared-memory queue's TimeoutError has no words; the executor re-raises it as the RPC's timeout
+    line = "(EngineCore_0 pid=268) ERROR 09-05 21:10:38 [core.py:702] TimeoutError"
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "HL-3" and top.title.startswith("a worker's reply to the engine core timed out")
+    chain = [
+        line,
+        "(EngineCore_0 pid=268) ERROR 09-05 21:10:38 [core.py:702] TimeoutError: RPC call to execute_model timed out.",
+    ]
+    assert (
+        evaluate(Facts(events=parse_lines(chain).events)).top.title
+        == "RPC call to execute_model timed out (1x, > 300 s)"
+    )
+    # a bare TimeoutError no engine core logged, and with no frames, says nothing of where it waited
+    assert evaluate(Facts(events=parse_lines(["TimeoutError"]).events)).top.rule == "VC-2"

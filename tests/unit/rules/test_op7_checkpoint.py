@@ -107,3 +107,34 @@ def test_with_quantization_given_or_on_moe_experts_the_tensor_is_a_layout_this_r
     experts = [line.replace("attention.wqkv", "mlp.experts.3.down_proj") for line in UNDETECTED]
     [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(experts))
     assert "not detected" not in finding.title
+
+
+def test_a_bitsandbytes_tensor_read_by_the_default_loader_asks_for_both_bitsandbytes_flags():
+    # vllm#11010: unsloth/Llama-3.3-70B-Instruct-bnb-4bit on vLLM 0.6.4.post1 without flags; V0's engine logs the
+    # KeyError's words alone (its key, quoted). 0.5-0.8.1 choose the bitsandbytes loader only from the launch.
+    line = "ERROR 12-09 00:49:29 engine.py:366] 'layers.0.mlp.down_proj.weight.absmax'"
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.21" and top.title.startswith("the checkpoint is bitsandbytes-quantized")
+    assert {(c.flag, c.proposed) for c in top.changes} == {
+        ("--quantization", "bitsandbytes"),
+        ("--load-format", "bitsandbytes"),
+    }
+    assert "its suffix absmax is bitsandbytes 4-bit" in top.evidence[0].description
+    packed = "KeyError: 'model.layers.3.self_attn.q_proj.weight.quant_state.bitsandbytes__nf4'"
+    assert evaluate(_facts([packed])).findings[0].title.startswith("the checkpoint is bitsandbytes-quantized")
+
+
+def test_a_bitsandbytes_tensor_already_loaded_with_bitsandbytes_is_a_layout_this_release_does_not_load():
+    facts = _facts(["KeyError: 'layers.30.mlp.down_proj.SCB'"])
+    facts.config = ServerConfig(quantization="bitsandbytes", flags={"--load-format": "bitsandbytes"})
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.21" and "a bitsandbytes int8 tensor" in top.title and not top.changes
+
+
+def test_a_quoted_word_alone_on_a_vllm_error_line_is_a_key_error():
+    # V0's engine logs an exception's words without its class; a KeyError's words are its key, quoted
+    [event] = parse_lines(["ERROR 12-09 00:49:29 engine.py:366] 'reasoning_content'"]).events
+    assert (event.exception, event.message) == ("KeyError", "KeyError: 'reasoning_content'")
+    unpacking = "ERROR 12-17 18:40:37 engine.py:366] not enough values to unpack (expected 2, got 1)"
+    [unpack] = parse_lines([unpacking]).events
+    assert unpack.exception == "ValueError"

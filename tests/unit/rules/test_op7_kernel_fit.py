@@ -90,3 +90,13 @@ def test_flash_attention_on_float32_serves_in_half_precision_or_another_backend(
     )
     assert finding.title == "FlashAttention ran on float32 tensors: its kernels take float16 and bfloat16 only"
     assert "--dtype auto" in finding.actions[0] and "TRITON_ATTN" in finding.actions[1]
+
+
+def test_a_line_cut_after_the_resource_is_still_the_refusal_without_its_figures():
+    # vllm#49778: the reporter's paste wrapped the message after `shared memory,` (gfx950; its limit on the next line)
+    [finding] = _findings("triton.runtime.errors.OutOfResources: out of resource: shared memory,")
+    assert finding.title == (
+        "a Triton kernel needs more shared memory per thread block than this GPU has (the paste cut Triton's figures)"
+    )
+    assert finding.actions[0].startswith("Paste the traceback's last vLLM frame")
+    assert "160 KiB AMD gfx950" in finding.summary
