@@ -340,6 +340,9 @@ class LogEventKind(str, Enum):
     # indices sequence length is longer than the specified maximum sequence length for this model (39682 > 16384)`;
     # prompt_tokens: the sequence's length, prompt_limit: the tokenizer's model_max_length
     TOKENIZER_LENGTH_WARNING = "tokenizer_length_warning"
+    # Python's `NameError: name 'LLM' is not defined` for one of vLLM's top-level names (vllm/__init__.py's __all__):
+    # a caller's guarded `from vllm import …` failed and was swallowed; message: the name
+    VLLM_NAME_UNBOUND = "vllm_name_unbound"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1037,6 +1040,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.BIND_ADDRESS_NOT_LOCAL: ("message", "component", "address"),
     LogEventKind.PLATFORM_UNAVAILABLE: ("message", "component"),
     LogEventKind.TOKENIZER_LENGTH_WARNING: ("prompt_tokens", "prompt_limit"),
+    LogEventKind.VLLM_NAME_UNBOUND: ("message",),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

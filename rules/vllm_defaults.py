@@ -63,6 +63,24 @@ SWAP_SPACE_WARNED_ABOVE = 0.4
 # specific model loader", EngineArgs.create_load_config). Read in the 0.6.4.post1, 0.8.2, 0.8.3 and 0.8.4 wheels.
 BNB_QUANTIZATION_SETS_LOADER_FROM: Version = (0, 8, 2)
 BNB_CHECKPOINT_SETS_LOADER_FROM: Version = (0, 8, 4)
+# The names `from vllm import …` gives (vllm/__init__.py's __all__ in 0.32, less its version and typing aliases),
+# plus LoRARequest (vllm/lora/request.py), which callers import beside them: a NameError for one of them means the
+# caller's import of vLLM failed.
+VLLM_TOP_LEVEL_NAMES = (
+    "LLM",
+    "SamplingParams",
+    "LLMEngine",
+    "AsyncLLMEngine",
+    "EngineArgs",
+    "AsyncEngineArgs",
+    "ModelRegistry",
+    "RequestOutput",
+    "CompletionOutput",
+    "PoolingParams",
+    "TextPrompt",
+    "TokensPrompt",
+    "LoRARequest",
+)
 
 # The OpenAI API server's address: `--port` 8000 (vllm/entrypoints/launchers/cli_args.py, 0.32; the same default
 # since the first releases), and no `--host` binds every interface (launchers/launcher.py: `(args.host or "", port)`).

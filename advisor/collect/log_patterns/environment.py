@@ -20,6 +20,7 @@ from collections.abc import Callable
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, VLLM_BUILD
 from rules.events import LogEventKind as K
+from rules.vllm_defaults import VLLM_TOP_LEVEL_NAMES
 
 
 def _oom_killed(match: re.Match[str]) -> Fields:
@@ -510,6 +511,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Confirmed (?P<confirmed>\w+) platform is available|Automatically detected platform (?P<chosen>\w+)"
         r"|No platform detected, vLLM is running on UnspecifiedPlatform",
         lambda m: {"message": m.group(0), "component": m["confirmed"] or m["chosen"]},
+    ),
+    wording(  # Python's NameError for a name vLLM exports (vllm/__init__.py's __all__, 0.32): the caller's guarded
+        # `from vllm import …` never bound it; a framework's logger may print the words without the class
+        ("is not defined",),
+        K.VLLM_NAME_UNBOUND,
+        r"\bname '(?P<name>" + "|".join(VLLM_TOP_LEVEL_NAMES) + r")' is not defined",
+        lambda m: {"message": m["name"]},
     ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
