@@ -62,6 +62,10 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
                 "Across nodes: set VLLM_HOST_IP on each node to that node's IP, and open the ports between the "
                 "nodes (the firewall, the security group); NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME pick the same "
                 "interface for NCCL and Gloo.",
+                "On one machine with a VPN up (a tunnel's address, Tailscale's 100.64.0.0/10): vLLM took the "
+                f"tunnel's address from the default route; `{HOST_IP_ENV}=127.0.0.1` keeps the rendezvous on the "
+                "machine (vllm-project/vllm-metal#625; torch's `TCP client failed to connect/validate … - retrying` "
+                "repeats until the store's timeout).",
             ],
             confidence=0.8,
         )
@@ -117,7 +121,8 @@ RULE_RENDEZVOUS = Rule(
     needs=("events",),
     page=RulePage(
         checks="PyTorch's `DistNetworkError: The client socket has timed out after Ns while trying to connect to "
-        "(host, port)` and c10d's `The client socket has failed to connect to [host]:port`; from the listening "
+        "(host, port)`, c10d's `The client socket has failed to connect to [host]:port` and TCPStore's retry "
+        "warning `TCP client failed to connect/validate to host H:P - retrying`; from the listening "
         "side, the store's `Timed out after N seconds waiting for clients. J/T clients joined.`",
         why="vLLM's ranks meet through torch.distributed's TCP store at VLLM_HOST_IP, or, unset, at the address of "
         "the interface holding the default route; when the processes cannot connect to it, start-up waits for "
@@ -131,7 +136,10 @@ RULE_RENDEZVOUS = Rule(
         "every node started for the same group.",
         limits="The text does not say whether the address was wrong or the listening rank was late; a loopback "
         "address is read as the latter.",
-        references=["https://github.com/zai-org/GLM-4/issues/677"],
+        references=[
+            "https://github.com/zai-org/GLM-4/issues/677",
+            "https://github.com/vllm-project/vllm-metal/issues/625",
+        ],
     ),
 )
 

@@ -231,7 +231,7 @@ def _hub_not_cached(match: re.Match[str]) -> Fields:
 
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
-    host, port = (match["host"], match["port"]) if match["host"] else (match["host2"], match["port2"])
+    host, port = next((match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3") if match[f"host{n}"])
     waited_ms = int(match["secs"]) * 1000 if match["secs"] else int(match["ms"]) if match["ms"] else None
     return {"message": f"{host.strip()}:{port}", "timeout_ms": waited_ms}
 
@@ -627,13 +627,15 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["path"], "shm_bytes": int(float(m["gb"]) * 1e9)},
     ),
     wording(  # torch.distributed's TCP store (c10d) not reaching the rendezvous address vLLM gave its processes
-        ("client socket has timed out", "client socket has failed to connect"),
+        ("client socket has timed out", "client socket has failed to connect", "TCP client failed to connect"),
         K.RENDEZVOUS_UNREACHABLE,
         # `.*?` before "connect to": a terminal that wrapped the line may have left spaces inside a word
-        # torch prints the wait as a duration: `600s`, or `600000ms` in releases that format it in milliseconds
+        # torch prints the wait as a duration: `600s`, or `600000ms` in releases that format it in milliseconds;
+        # TCPStore's retry warning (torch 2.4 on, PR #129261) prints each failed try with the store's whole timeout
         r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+), "
         r"(?P<port>\d+)\)"
-        r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))",
+        r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))"
+        r"|TCP client failed to connect/validate to host \[?(?P<host3>[^\]\s]+?)\]?:(?P<port3>\d+) - retrying",
         _rendezvous,
     ),
     wording(  # the store's side: torch.distributed's TCPStore server gave up waiting for the other ranks

@@ -57,3 +57,17 @@ def test_the_store_that_waited_for_clients_points_at_the_processes_that_never_jo
         "vLLM's first rank waited 601 s for its other processes and only 1/2 joined: the others never reached it"
     )
     assert top.actions[0].startswith("Read the other nodes'") and "--node-rank" in top.actions[1]
+
+
+def test_torchs_retry_warning_names_the_address_without_claiming_a_wait():
+    # zai-org/Open-AutoGLM#21 (an M2 Mac): TCPStore retries a tunnel's address; its timeout is the store's whole wait
+    line = (
+        "[W1210 11:08:45.455238000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host "
+        "26.26.26.1:53376 - retrying (try=11, timeout=1800000ms, delay=36371ms): Connection reset by peer"
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert finding.title == (
+        "vLLM's processes could not reach their rendezvous address 26.26.26.1:53376: the IP is not one they can "
+        "connect to"
+    )
+    assert any("VLLM_HOST_IP=127.0.0.1" in action for action in finding.actions)
