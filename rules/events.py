@@ -68,7 +68,9 @@ class LogEventKind(str, Enum):
     WORKER_DIED = "worker_died"  # Worker proc … died unexpectedly / Engine core proc … died unexpectedly
     NCCL_WATCHDOG_TIMEOUT = "nccl_watchdog_timeout"  # Watchdog caught collective operation timeout …
     NCCL_ERROR = "nccl_error"  # torch.distributed.DistBackendError: NCCL error in: …
-    CUDA_KERNEL_FAULT = "cuda_kernel_fault"  # CUDA error: an illegal memory access was encountered
+    # CUDA error: an illegal memory access was encountered (code_file: the launch's source file when a kernel library's
+    # check names it); ROCm's `Memory access fault by GPU node-N … Reason: …` (component "rocm")
+    CUDA_KERNEL_FAULT = "cuda_kernel_fault"
     STATS_DISABLED = "stats_disabled"  # AsyncLLM created with api_server_count more than 1; disabling stats …
     REQUEST_TOO_LONG = "request_too_long"  # This model's maximum context length is L tokens. However …
     PROMPT_OVER_LIMIT = "prompt_over_limit"  # V0 scheduler: Input prompt (N tokens) is too long and exceeds limit of L
@@ -958,7 +960,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.WORKER_DIED: ("exit_code", "process"),
     LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),
     LogEventKind.NCCL_ERROR: ("message",),
-    LogEventKind.CUDA_KERNEL_FAULT: ("message",),
+    LogEventKind.CUDA_KERNEL_FAULT: ("message", "code_file", "component"),
     LogEventKind.STATS_DISABLED: (),
     LogEventKind.REQUEST_TOO_LONG: ("max_model_len", "prompt_tokens", "requested_tokens"),
     LogEventKind.PROMPT_OVER_LIMIT: ("prompt_tokens", "prompt_limit"),

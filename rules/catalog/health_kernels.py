@@ -25,31 +25,84 @@ V1_DEFAULT_FROM = vllm_defaults.V1_DEFAULT_FROM[:2]
 # who reported the fault: PyTorch's CUDA check, or Triton's launcher (cuGetErrorString's words after either)
 _PREFIX = re.compile(r"^(?:CUDA error|Triton Error \[CUDA\]): ")
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
+AITER_ENV = "VLLM_ROCM_USE_AITER"  # vllm/envs.py: ROCm's AITER kernels, off unless set
 
 
 def _check_kernel_fault(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.CUDA_KERNEL_FAULT)
     if not events:
         return []
-    suspects = _suspects(facts)
+    fault = next((e for e in events if e.code_file), events[0])  # a fault whose launch names its source file
+    rocm = fault.component == "rocm"
+    suspects = [s for s in (_reporting_library(facts, fault), _aiter(facts) if rocm else None) if s] + _suspects(facts)
     return [
         RULE_KERNEL_FAULT.finding(
             Severity.CRITICAL,
-            f"a CUDA kernel faulted ({_PREFIX.sub('', events[0].message or 'illegal memory access')}): "
+            f"a {'GPU kernel faulted (ROCm' if rocm else 'CUDA kernel faulted ('}"
+            f"{': ' if rocm else ''}{_PREFIX.sub('', fault.message or 'illegal memory access')}): "
             + (f"first suspect the {suspects[0][0]}" if suspects else "the traceback cannot say which kernel"),
-            summary="A kernel read or wrote outside its memory; CUDA reported it at a later call, so the frame in "
-            "the traceback is not where it happened. Turn off the optional kernels one at a time, most "
-            "deliberately chosen first.",
-            evidence=[c.log_evidence(events[0])],
+            summary=(
+                "ROCm's runtime caught a kernel touching memory outside its allocations and aborted the process "
+                "(no Python traceback follows)."
+                if rocm
+                else "A kernel read or wrote outside its memory; CUDA reported it at a later call, so the frame in "
+                "the traceback is not where it happened."
+            )
+            + (
+                f" Here the check that reported it is in a kernel library's own launch ({fault.code_file}): the "
+                "likeliest kernel, though a fault is reported at the next check, so an earlier kernel's is possible."
+                if fault.code_file
+                else " Turn off the optional kernels one at a time, most deliberately chosen first."
+            ),
+            evidence=[c.log_evidence(fault)],
             changes=[change for _, change in suspects[:1]],
             alternatives=[change for _, change in suspects[1:]],
             actions=[
-                "Rerun with CUDA_LAUNCH_BLOCKING=1 to make the failing kernel's own call raise (slow: debugging only).",
+                (
+                    "Rerun with AMD_SERIALIZE_KERNEL=3 (HIP's counterpart of CUDA_LAUNCH_BLOCKING) to make the "
+                    "failing kernel's own launch report it (slow: debugging only)."
+                    if rocm
+                    else "Rerun with CUDA_LAUNCH_BLOCKING=1 to make the failing kernel's own call raise (slow: "
+                    "debugging only)."
+                ),
                 "Upgrade vLLM: kernel faults are bugs, and the fix is often in a later release.",
             ],
             confidence=CONFIDENCE,
         )
     ]
+
+
+# The attention backend whose own kernels a faulting launch's source file belongs to: flash-attn's check prints the
+# launch template's path (vllm-flash-attn-src/hopper/…), FlashInfer's its csrc or include path.
+_LIBRARY_BACKENDS = (("flash-attn", "FLASH_ATTN"), ("flash_attn", "FLASH_ATTN"), ("flashinfer", "FLASHINFER"))
+
+
+def _reporting_library(facts: Facts, fault) -> Suspect | None:
+    """The attention backend whose kernel's launch reported the fault: direct evidence, so the first suspect."""
+    path = (fault.code_file or "").lower()
+    backend = next((name for word, name in _LIBRARY_BACKENDS if word in path), None)
+    if backend is None:
+        return None
+    reason = f"the fault was reported by {backend}'s own kernel launch check ({fault.code_file})"
+    change = _another_backend(facts, backend, reason)
+    if change.proposed.startswith("<"):  # a library whose launch reports by file is a V1-era one: FlashInfer is there
+        change.proposed = "FLASHINFER"
+    return f"attention backend ({backend}, whose kernel launch reported the fault)", change
+
+
+def _aiter(facts: Facts) -> Suspect | None:
+    """ROCm's AITER kernels, when the launch turned them on (VLLM_ROCM_USE_AITER=1; off by default)."""
+    if facts.config is None or facts.config.env.get(AITER_ENV, "").lower() not in ("1", "true"):
+        return None
+    change = ConfigChange(
+        flag=AITER_ENV,
+        current=facts.config.env[AITER_ENV],
+        proposed="0",
+        reason="AITER swaps in its own attention, MoE and GEMM kernels on ROCm; off, vLLM's defaults run",
+        cost="AITER's speed-ups",
+        kind="env",
+    )
+    return f"AITER kernels ({AITER_ENV}=1)", change
 
 
 Suspect = tuple[str, ConfigChange]  # what it turns off, and the change that does
@@ -157,15 +210,23 @@ RULE_KERNEL_FAULT = Rule(
     page=RulePage(
         checks="`CUDA error: an illegal memory access was encountered` (or a misaligned address, an illegal "
         "instruction, an unspecified launch failure: CUDA's cudaErrorLaunchFailure, an exception on the device while "
-        "a kernel ran) in the log.",
+        "a kernel ran) in the log, with the launch's source file where a kernel library's check prints it "
+        "(`CUDA error (…/vllm-flash-attn-src/hopper/…h:60): …`); ROCm's `Memory access fault by GPU node-N … "
+        "Reason: …`.",
         why="A kernel bug: the engine cannot continue, and the traceback's frame is only where CUDA noticed.",
         example="RuntimeError: CUDA error: an illegal memory access was encountered, with VLLM_ATTENTION_BACKEND="
         "FLASH_ATTN -> VLLM_ATTENTION_BACKEND=XFORMERS (vLLM 0.4).",
         fix="Turn off the launch's optional kernels one at a time: a forced attention backend, prefix caching, "
         "custom all-reduce (TP > 1), CUDA graphs (--enforce-eager), then the attention backend the log says vLLM "
-        "chose (`Using FlashInfer backend on V1 engine.`); find the kernel with CUDA_LAUNCH_BLOCKING=1; upgrade.",
+        "chose (`Using FlashInfer backend on V1 engine.`); find the kernel with CUDA_LAUNCH_BLOCKING=1; upgrade. "
+        "A fault a kernel library's launch reported puts that library's attention backend first; on ROCm, AITER's "
+        "kernels when VLLM_ROCM_USE_AITER=1, and AMD_SERIALIZE_KERNEL=3 to find the kernel.",
         limits="The order is a bisection, not a diagnosis: the first change is the likeliest, not a certainty.",
-        references=["docs/environment-failures.md"],
+        references=[
+            "docs/environment-failures.md",
+            "https://github.com/vllm-project/vllm/issues/25032",
+            "https://github.com/vllm-project/vllm/issues/35169",
+        ],
     ),
 )
 

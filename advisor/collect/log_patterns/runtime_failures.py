@@ -235,11 +235,20 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later (by
         # PyTorch as "CUDA error: …", or by Triton's launcher as "Triton Error [CUDA]: …", cuGetErrorString's words)
+        # a kernel library's own check names the launch's source file: flash-attn's `CUDA error (…/hopper/
+        # flash_fwd_combine_launch_template.h:60): an illegal memory access was encountered` (vllm#25032)
         ("illegal memory access", "misaligned address", "illegal instruction", "unspecified launch failure"),
         K.CUDA_KERNEL_FAULT,
-        r"(?:CUDA error|Triton Error \[CUDA\]): (?:an )?"
+        r"(?P<who>CUDA error|Triton Error \[CUDA\])(?: \((?P<file>[^()\s]+?):\d+\))?: (?P<words>(?:an )?"
         r"(?:illegal memory access|misaligned address|illegal instruction|unspecified launch failure)"
-        r"(?: was encountered)?",
-        lambda m: {"message": m.group(0)},
+        r"(?: was encountered)?)",
+        lambda m: {"message": f"{m['who']}: {m['words']}", "code_file": m["file"]},
+    ),
+    wording(  # ROCm's HSA runtime on a GPU page fault (a kernel touched memory outside its allocations): the process
+        # aborts with no Python traceback (vllm#35169, vllm#43605)
+        ("Memory access fault by GPU node",),
+        K.CUDA_KERNEL_FAULT,
+        r"Memory access fault by GPU node-\d+ \(Agent handle: [^)]*\) on address \S+?\.? Reason: (?P<reason>[^.]+)",
+        lambda m: {"message": f"memory access fault ({m['reason'].strip()})", "component": "rocm"},
     ),
 )

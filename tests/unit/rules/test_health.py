@@ -307,3 +307,31 @@ def test_a_bare_timeout_error_from_the_engine_core_is_a_workers_reply_timing_out
     )
     # a bare TimeoutError no engine core logged, and with no frames, says nothing of where it waited
     assert evaluate(Facts(events=parse_lines(["TimeoutError"]).events)).top.rule == "VC-2"
+
+
+def test_a_fault_a_kernel_librarys_launch_reported_suspects_that_librarys_attention_backend_first():
+    # vllm#25032: flash-attn's own check names its Hopper launch template
+    line = (
+        "CUDA error (/workspace/.deps/vllm-flash-attn-src/hopper/flash_fwd_combine_launch_template.h:60): an illegal "
+        "memory access was encountered"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "HL-4" and top.title.endswith(
+        "first suspect the attention backend (FLASH_ATTN, whose kernel launch reported the fault)"
+    )
+    assert (top.changes[0].flag, top.changes[0].proposed) == ("VLLM_ATTENTION_BACKEND", "FLASHINFER")
+
+
+def test_rocms_memory_access_fault_is_a_kernel_fault_found_with_hips_serialisation():
+    # vllm#35169: the HSA runtime's page fault during graph capture; AITER first when the launch turned it on
+    line = (
+        "Memory access fault by GPU node-5 (Agent handle: 0x460e3a50) on address 0x7ec4dfe0e000. Reason: Write access "
+        "to a read-only page."
+    )
+    facts = Facts(events=parse_lines([line]).events)
+    top = evaluate(facts).top
+    assert top.rule == "HL-4" and top.title.startswith("a GPU kernel faulted (ROCm: memory access fault (Write access")
+    assert "AMD_SERIALIZE_KERNEL=3" in top.actions[0]
+    facts.config = config(env={"VLLM_ROCM_USE_AITER": "1"})
+    aiter = evaluate(facts).top
+    assert (aiter.changes[0].flag, aiter.changes[0].proposed) == ("VLLM_ROCM_USE_AITER", "0")
