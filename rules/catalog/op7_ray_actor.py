@@ -173,7 +173,9 @@ RULE = Rule(
         "its class_name and pid, and Ray's reason on the next line: `The actor is dead because its worker process "
         "has died` (with its exit type and detail), `… its owner has died`, `… its node has died`, `… it was killed "
         "by ray.kill`; and, without an actor's error, the GCS's `The node with node id: … and address: … has been "
-        "marked dead because the detector has missed too many heartbeats from it`.",
+        "marked dead because the detector has missed too many heartbeats from it`; the driver's warning for a "
+        "task's worker, `A worker died or was killed while executing a task by an unexpected system error`, and its "
+        "`Worker exit type: … Worker exit detail: …` pasted alone, read as a worker process that died.",
         why="The traceback around Ray's error runs in the caller, so it holds nothing of the process that died; "
         "each of Ray's reasons puts the cause in another place.",
         example="verl's rollout: `RayActorError: The actor died unexpectedly before finishing this task.` / `Worker "

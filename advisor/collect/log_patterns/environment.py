@@ -40,12 +40,17 @@ def _oom_killed(match: re.Match[str]) -> Fields:
     }
 
 
-# Ray's reasons for an actor's death (its GCS's words, gcs_actor_manager.cc), and the facts the error lists.
+# Ray's reasons for an actor's death (its GCS's words, gcs_actor_manager.cc), and the facts the error lists; a task's
+# worker that died says so in the driver's warning (ray/_private/worker.py), or by its exit type and detail alone.
 _RAY_DEATH = re.compile(
     r"The actor is dead because (?P<why>its worker process has died|its owner has died|its node has died|it was "
     r"killed by `ray\.kill`|all references to the actor were removed)"
+    r"|(?P<why2>A worker died or was killed while executing a task by an unexpected system error)"
+    r"|^(?P<why3>)(?=Worker exit type: )"
 )
 _RAY_WHY = {
+    "A worker died or was killed while executing a task by an unexpected system error": "worker",
+    "": "worker",
     "its worker process has died": "worker",
     "its owner has died": "owner",
     "its node has died": "node",
@@ -66,7 +71,7 @@ def _ray_actor_died(match: re.Match[str]) -> Fields:
         name = found.lastgroup or ""
         fields.setdefault(name, int(found[name]) if name == "pid" else found[name])
     if why := _RAY_DEATH.search(text):
-        fields["component"] = _RAY_WHY[why["why"]]
+        fields["component"] = _RAY_WHY[next(w for w in (why["why"], why["why2"], why["why3"]) if w is not None)]
         tail = text[why.end() :]
         exit_type, detail = _RAY_EXIT_TYPE.search(tail), _RAY_DETAIL.search(tail)
         # a type cut at its underscore (`SYSTEM_` / `ERROR` on the next line: a terminal's wrap) is no type
@@ -691,9 +696,11 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too
-        ("The actor died unexpectedly", "The actor is dead because"),
+        ("The actor died unexpectedly", "The actor is dead because", "A worker died or was killed", "Worker exit type"),
         K.RAY_ACTOR_DIED,
-        r"The actor died unexpectedly before finishing this task|The actor is dead because",
+        r"The actor died unexpectedly before finishing this task|The actor is dead because"
+        r"|A worker died or was killed while executing a task by an unexpected system error"
+        r"|^Worker exit type: [A-Z_]+ Worker exit detail: ",
         _ray_actor_died,
     ),
     wording(  # Ray's GCS marking a node dead after its health checks failed (every driver logs it as a warning)

@@ -100,3 +100,21 @@ def test_a_node_ray_declared_dead_names_it_and_where_its_raylet_logged_why():
     # the kernel's OOM kill beside it is the cause (OP-7.30)
     killed = "Out of memory: Killed process 4242 (raylet) total-vm:1kB, anon-rss:1048576kB, file-rss:0kB"
     assert RULE.evaluate(Facts(events=parse_lines([killed, *two]).events)) == []
+
+
+def test_the_drivers_warning_for_a_tasks_worker_and_its_exit_detail_alone_read_as_a_worker_that_died():
+    # vllm#2217 (Ray's driver warning, one line) and vllm#5785 (the exit type and detail, pasted alone)
+    warning = (
+        "2023-12-20 08:58:57,007 WARNING worker.py:2074 -- A worker died or was killed while executing a task by an "
+        "unexpected system error. To troubleshoot the problem, check the logs for the dead worker. Worker exit type: "
+        "SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file."
+    )
+    detail = (
+        "Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. "
+        "End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to "
+        "high memory usage."
+    )
+    for line in (warning, detail):
+        [finding] = RULE.evaluate(Facts(events=parse_lines([line]).events))
+        assert finding.title.endswith("its process was killed or crashed, without a Python exception"), line
+        assert finding.actions[0].startswith("On the node that ran it: `dmesg -T")
