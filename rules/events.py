@@ -345,6 +345,17 @@ class LogEventKind(str, Enum):
     # Python's `NameError: name 'LLM' is not defined` for one of vLLM's top-level names (vllm/__init__.py's __all__):
     # a caller's guarded `from vllm import …` failed and was swallowed; message: the name
     VLLM_NAME_UNBOUND = "vllm_name_unbound"
+    # XLA on a TPU out of high-bandwidth memory (HBM): loading a compiled program ("Error loading program 'jit_x':
+    # Attempting to reserve 6.14G at the bottom of memory. That was not possible. There are 3.19G free"), allocating a
+    # buffer ("Error allocating device buffer: Attempting to allocate 8.00G. …"), or compiling a program larger than
+    # the chip ("Ran out of memory in memory space hbm. Used 21.95G of 15.48G hbm."); message: the words,
+    # component: the program, requested_gib: what it asked for (or used), free_gib: what was free, total_gib: the
+    # chip's HBM when XLA says
+    TPU_HBM_EXHAUSTED = "tpu_hbm_exhausted"
+    # xFormers finding no attention kernel for the inputs (ops/fmha/dispatch.py: "No operator found for
+    # `memory_efficient_attention_forward` with inputs:"), and the reasons it lists under each kernel; message: which
+    # line ("no_operator", "no_cuda_build", "dtype", "capability"), component: the dtype or the GPU's capability
+    XFORMERS_NO_KERNEL = "xformers_no_kernel"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1043,6 +1054,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PLATFORM_UNAVAILABLE: ("message", "component"),
     LogEventKind.TOKENIZER_LENGTH_WARNING: ("prompt_tokens", "prompt_limit"),
     LogEventKind.VLLM_NAME_UNBOUND: ("message",),
+    LogEventKind.TPU_HBM_EXHAUSTED: ("message", "component", "requested_gib", "free_gib", "total_gib"),
+    LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -181,8 +181,9 @@ RULE_NOT_FOUND = Rule(
     page=RulePage(
         checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
         "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
-        "another's); vLLM's setup.py stopping with `RuntimeError: Unknown runtime environment` (no CUDA or ROCm in "
-        "the PyTorch it builds against, or a VLLM_TARGET_DEVICE it does not know).",
+        "another's), or ninja's `FAILED: <object>` for one compile step of it; vLLM's setup.py stopping with "
+        "`RuntimeError: Unknown runtime environment` (no CUDA or ROCm in the PyTorch it builds against, or a "
+        "VLLM_TARGET_DEVICE it does not know).",
         why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
         "label PyPI does not carry, or a version the index does not have.",
         example="`ERROR: No matching distribution found for torch==2.5.1+cu121` from PyPI: the +cu121 build is on "
@@ -209,6 +210,9 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
     if not events:
         return []
+    compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
+    if compiled is not None:
+        return [_compile_step_failed(compiled)]
     event = events[0]
     package = event.component or "a package"
     name = _name(package)
@@ -248,6 +252,36 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
             confidence=0.75,
         )
     ]
+
+
+def _compile_step_failed(event: LogEvent) -> Finding:
+    """ninja's `FAILED: <object>`: which source file failed is known, why is in the compiler's lines after it."""
+    target = (event.message or "").removeprefix("FAILED: ")
+    source = target.split("/csrc/", 1)[-1] if "/csrc/" in target else target.rsplit("/", 1)[-1]
+    source = source.removesuffix(".o").removesuffix(".obj")
+    whose = {"vllm": "vLLM's", "flash-attn": "flash-attn's"}.get(event.component or "", "a package's")
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"{whose} source build failed compiling {source}: the compiler's error is in the lines ninja printed after "
+        "this one",
+        summary="ninja names the object whose compile step failed, then prints that step's command and the "
+        "compiler's own output; the cause is there. A source build of vLLM's CUDA kernels fails most often three "
+        "ways: the compiler killed for memory (many parallel nvcc jobs, a few GiB each), a CUDA toolkit older than "
+        "an architecture in the build's list (`Unsupported gpu architecture 'compute_…'`), or a host compiler nvcc "
+        "does not support.",
+        evidence=[c.log_evidence(event, name="ninja's failed step", value=target)],
+        actions=[
+            "Read the compiler's lines after `FAILED:` (nvcc's or gcc's `error:`, or `Killed`); they name the cause.",
+            "`Killed`, or the machine swapping: fewer parallel jobs, `MAX_JOBS=2` (and `NVCC_THREADS=1`), which "
+            "vLLM's build reads.",
+            '`Unsupported gpu architecture`: build only for your GPU (`TORCH_CUDA_ARCH_LIST="8.0"` for an A100, '
+            "its compute capability) or with a newer CUDA toolkit; `unsupported GNU version`: a gcc that toolkit "
+            "supports.",
+            "Or build nothing: vLLM's published wheel or image for your platform (Linux x86_64 and aarch64); a "
+            "machine without a GPU builds the CPU backend with VLLM_TARGET_DEVICE=cpu.",
+        ],
+        confidence=0.6,
+    )
 
 
 def _no_device(event: LogEvent) -> Finding:

@@ -34,10 +34,12 @@ def to_float(text: str | None) -> float | None:
 
 
 def to_gib(amount: str | None, unit: str | None) -> float | None:
-    """`2.00 MiB` → 0.00195…; vLLM and torch print GiB, MiB or KiB (and 0.8.0 'GB')."""
+    """`2.00 MiB` → 0.00195…; vLLM and torch print GiB, MiB or KiB (and 0.8.0 'GB'); XLA prints binary units as a
+    bare letter (`6.14G`, `530.00M`, `1.7K`, `0B`)."""
     if amount is None:
         return None
-    scale = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "KiB": 1 / 1024**2, "B": 1 / 1024**3}
+    scale = {"GiB": 1.0, "GB": 1.0, "G": 1.0, "MiB": 1 / 1024, "M": 1 / 1024, "KiB": 1 / 1024**2, "K": 1 / 1024**2}
+    scale |= {"B": 1 / 1024**3}
     return to_float(amount) * scale.get(unit or "GiB", 1.0)
 
 

@@ -199,6 +199,45 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"(?:{NUM} [KMG]iB current active; )?(?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) free;",
         lambda m: {**_allocator_numbers(m), "device": "NPU" if m["dev"] == "NPU" else None},
     ),
+    wording(  # XLA on a TPU out of HBM: loading a compiled program or allocating a buffer beside the KV cache (its
+        # figures: what it asked, what was free), or compiling one larger than the chip (used of the chip's HBM)
+        ("at the bottom of memory", "Error allocating device buffer", "memory space hbm"),
+        K.TPU_HBM_EXHAUSTED,
+        r"(?:Error loading program(?: '(?P<program>[^']+)')?: )?Attempting to reserve "
+        r"(?P<asked>[\d.]+)(?P<au>[KMG]?)B? at the bottom of memory\. That was not possible\.(?: There are "
+        r"(?P<free>[\d.]+)(?P<fu>[KMG]?)B? free)?"
+        r"|Error allocating device buffer: Attempting to allocate (?P<asked2>[\d.]+)(?P<au2>[KMG]?)B?\. That was not "
+        r"possible\.(?: There are (?P<free2>[\d.]+)(?P<fu2>[KMG]?)B? free)?"
+        r"|Ran out of memory in memory space hbm\.(?: Used (?P<used>[\d.]+)(?P<uu>[KMG]?)B? of (?P<cap>[\d.]+)"
+        r"(?P<cu>[KMG]?)B? hbm\.)?",
+        lambda m: {
+            "message": m.group(0),
+            "component": m["program"],
+            "requested_gib": to_gib(m["asked"] or m["asked2"] or m["used"], m["au"] or m["au2"] or m["uu"] or "B"),
+            "free_gib": to_gib(m["free"] or m["free2"], m["fu"] or m["fu2"] or "B"),
+            "total_gib": to_gib(m["cap"], m["cu"] or "B"),
+        },
+    ),
+    wording(  # xFormers' dispatcher finding no kernel for the attention inputs, then its reasons per kernel
+        # (ops/fmha/dispatch.py and common.py): the build's CUDA kernels absent, the dtype, the GPU too old
+        (
+            "No operator found for `memory_efficient_attention",
+            "xFormers wasn't build with CUDA support",
+            "(supported: {torch.",
+            "requires device with capability",
+        ),
+        K.XFORMERS_NO_KERNEL,
+        r"(?P<no_operator>No operator found for `memory_efficient_attention_\w+`)"
+        r"|(?P<no_cuda_build>xFormers wasn't build with CUDA support)"
+        r"|^\s*dtype=torch\.(?P<dtype>\w+) \(supported: \{torch\."
+        r"|requires device with capability [>=]+ \(\d+, \d+\) but your GPU has capability \((?P<cc>\d+, \d+)\)",
+        lambda m: {
+            "message": next(name for name in ("no_operator", "no_cuda_build", "dtype", "cc") if m[name]).replace(
+                "cc", "capability"
+            ),
+            "component": m["dtype"] or (m["cc"].replace(", ", ".") if m["cc"] else None),
+        },
+    ),
     wording(
         ("OutOfMemoryError", "CUDA out of memory"),
         K.CUDA_OOM,

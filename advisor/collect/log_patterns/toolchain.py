@@ -104,6 +104,16 @@ def _pip_not_found(match: re.Match[str]) -> Fields:
     }
 
 
+def _built_package(target: str) -> str | None:
+    """Whose source an object file is: flash-attn's kernels sit under csrc/flash_attn; vLLM's under csrc/, built by
+    setuptools (0.1 to 0.3) or by CMake into its extension targets (`_C`, `_moe_C`, `_rocm_C`, `_flashmla_C` …)."""
+    if "flash_attn" in target:
+        return "flash-attn"
+    if "csrc/" in target or re.search(r"CMakeFiles/_\w*C\.dir/", target):
+        return "vllm"
+    return None
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
@@ -301,6 +311,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PIP_BUILD_FAILED,
         r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
         lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
+    ),
+    wording(  # ninja's line for a compile step that failed (`FAILED: CMakeFiles/_C.dir/csrc/activation_kernels.cu.o`;
+        # 1.12 adds `[code=1] `): the object names the source file, and the compiler's own words follow it
+        ("FAILED: ",),
+        K.PIP_BUILD_FAILED,
+        r"(?:^|\s)FAILED: (?:\[code=\d+\] )?(?P<target>\S+?\.(?:o|obj))(?=\s|$)",
+        lambda m: {"message": f"FAILED: {m['target']}", "component": _built_package(m["target"])},
     ),
     wording(  # vLLM's setup.py (get_vllm_version) finding no platform to build for: the PyTorch of the build has no
         # CUDA or ROCm while VLLM_TARGET_DEVICE says cuda, or VLLM_TARGET_DEVICE names a target setup.py lacks

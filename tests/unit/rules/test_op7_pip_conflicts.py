@@ -96,6 +96,27 @@ def test_a_failed_source_build_names_why_pip_built_it_vllm_flash_attn_or_another
     assert other.title == "pip had to build llama-cpp-python from its source, and the build failed"
 
 
+def test_ninjas_failed_compile_step_names_the_source_file_and_leads_over_pips_summary():
+    # vllm#8889's title line (CMake's extension target), and the setuptools build of 0.2-0.3 inside `docker build`
+    # (vllm#2411's `#4 401.4` prefix); the compiler's words come after it, so the finding sends the reader there
+    [cmake] = _not_found(
+        "FAILED: CMakeFiles/_C.dir/csrc/quantization/machete/generated/machete_mm_bf16u4_impl_part0.cu.o",
+        "ERROR: Failed building wheel for vllm",
+    )
+    assert cmake.title.startswith(
+        "vLLM's source build failed compiling quantization/machete/generated/machete_mm_bf16u4_impl_part0.cu: "
+    )
+    assert "MAX_JOBS=2" in cmake.actions[1] and "TORCH_CUDA_ARCH_LIST" in cmake.actions[2]
+    [docker] = _not_found("#4 401.4       FAILED: /tmp/tmp9jpwzd7u.build-temp/csrc/activation_kernels.o")
+    assert docker.title.startswith("vLLM's source build failed compiling activation_kernels: ")
+    [flash] = _not_found("FAILED: [code=1] /build/temp.linux-x86_64-cpython-310/csrc/flash_attn/src/flash_fwd.o")
+    assert flash.title.startswith("flash-attn's source build failed compiling flash_attn/src/flash_fwd: ")
+
+
+def test_a_failed_link_or_phony_target_is_not_a_compile_step():
+    assert _not_found("FAILED: build.ninja") == []
+
+
 def test_vllms_build_finding_no_platform_is_a_torch_without_cuda_in_the_build():
     # vllm#15450 (`pip install -e .`) and huggingface/open-r1#510 (`uv pip install vllm==0.7.2` on aarch64) end in
     # vLLM's setup.py: get_vllm_version raises it when VLLM_TARGET_DEVICE is cuda and the build's torch has no CUDA
