@@ -115,8 +115,9 @@ def _pool_cost(facts: Facts, freed_gib: float) -> str:
 
 def _out_of_memory(event) -> str:
     """What ran out, in the words of the allocator that said so: torch_npu's on Ascend words it as torch's CUDA
-    allocator does, with NPU for CUDA, and the same flags size vLLM's share there (vllm-ascend)."""
-    return "NPU out of memory" if event.device == "NPU" else "CUDA out of memory"
+    allocator does, with NPU for CUDA, ROCm's PyTorch with HIP, Intel's extension with XPU, and the same flags size
+    vLLM's share there (vllm-ascend, vLLM's ROCm and XPU platforms)."""
+    return f"{event.device} out of memory" if event.device in ("NPU", "HIP", "XPU") else "CUDA out of memory"
 
 
 def _oom_numbers(event) -> str:
@@ -479,7 +480,8 @@ RULE_OOM_OTHER = Rule(
     page=RulePage(
         checks="A CUDA OOM the collector could not attribute to weight load, sampler warm-up or graph capture; torch "
         "before 2.1's wording (`(GPU 0; … total capacity; … already allocated; … free; …)`) and torch_npu's `NPU out "
-        "of memory` in the same words (Ascend, titled as the NPU's) are read with their numbers.",
+        "of memory` in the same words (Ascend, titled as the NPU's), ROCm's `HIP out of memory` and Intel's `XPU out "
+        "of memory` (no free figure) are read with their numbers.",
         why="Activation peaks larger than profiled (long prompts, large batches) exhaust memory left outside the "
         "KV pool.",
         example="Tried to allocate 2.00 GiB, 448 KiB free, 79.19 GiB GPU, util 0.95 -> --gpu-memory-utilization 0.92 "

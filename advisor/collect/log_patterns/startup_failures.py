@@ -38,7 +38,9 @@ def _allocator_numbers(match: re.Match[str]) -> Fields:
         "tried_to_allocate_gib": to_gib(match["try"], match["tu"]),
         "total_gib": to_float(match["total"]),
         "free_gib": to_gib(match["free"], "B" if match["fu"] == "bytes" else match["fu"]),
-        "torch_allocated_gib": to_gib(match["torch"], match["tau"]) if match["torch"] else None,
+        "torch_allocated_gib": to_gib(match["torch"], "B" if match["tau"] == "bytes" else match["tau"])
+        if match["torch"]
+        else None,
     }
 
 
@@ -174,11 +176,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
         lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])},
     ),
-    wording(
-        ("CUDA out of memory",),
+    wording(  # ROCm's PyTorch words it the same with HIP for CUDA
+        ("CUDA out of memory", "HIP out of memory"),
         K.CUDA_OOM,
-        rf"CUDA out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total capac(?:i)?ty "
-        rf"of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
+        rf"(?P<dev>CUDA|HIP) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total "
+        rf"capac(?:i)?ty of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
         # torch's own account, when the line goes on (torch >= 2.1): other processes, then this one's allocations
         rf"(?P<others>.*?\bProcess \d+ has {NUM} [KMG]iB memory in use)?"
         rf"(?:.*?this process has (?P<mine>{NUM}) (?P<mu>[KMG]iB)(?: memory)? in use)?"
@@ -188,16 +190,22 @@ PATTERNS: tuple[Pattern, ...] = (
             "other_processes": bool(m["others"]),
             "other_processes_gib": _other_processes_gib(m.string) if m["others"] else None,
             "this_process_gib": to_gib(m["mine"], m["mu"]) if m["mine"] else None,
+            "device": "HIP" if m["dev"] == "HIP" else None,
         },
     ),
     wording(  # torch before 2.1 (`(GPU 0; 15.78 GiB total capacity; …)`), and torch_npu's allocator, which still
-        # words it so (`NPU out of memory. Tried to allocate 3.47 GiB (NPU 0; 60.97 GiB total capacity; …)`)
+        # words it so (`NPU out of memory. Tried to allocate 3.47 GiB (NPU 0; 60.97 GiB total capacity; …)`), as does
+        # Intel's extension for an XPU, without the free figure (`XPU out of memory. Tried to allocate 1.02 GiB (GPU 0;
+        # 15.56 GiB total capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)`)
         ("out of memory. Tried to allocate",),
         K.CUDA_OOM,
-        rf"(?P<dev>CUDA|NPU) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB) \((?:GPU|NPU) \d+; "
-        rf"(?P<total>{NUM}) GiB total capacity; (?P<torch>{NUM}) (?P<tau>[KMG]iB) already allocated; "
-        rf"(?:{NUM} [KMG]iB current active; )?(?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) free;",
-        lambda m: {**_allocator_numbers(m), "device": "NPU" if m["dev"] == "NPU" else None},
+        rf"(?P<dev>CUDA|NPU|XPU|HIP) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB) \((?:GPU|NPU) "
+        rf"\d+; (?P<total>{NUM}) GiB total capacity; (?P<torch>{NUM}) (?P<tau>[KMG]iB|bytes) already allocated; "
+        rf"(?:{NUM} [KMG]iB current active; )?(?:(?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) free;)?",
+        lambda m: {
+            **_allocator_numbers(m),
+            "device": m["dev"] if m["dev"] != "CUDA" else None,
+        },
     ),
     wording(  # XLA on a TPU out of HBM: loading a compiled program or allocating a buffer beside the KV cache (its
         # figures: what it asked, what was free), or compiling one larger than the chip (used of the chip's HBM)
@@ -239,9 +247,9 @@ PATTERNS: tuple[Pattern, ...] = (
         },
     ),
     wording(
-        ("OutOfMemoryError", "CUDA out of memory"),
+        ("OutOfMemoryError", "CUDA out of memory", "HIP out of memory", "XPU out of memory"),
         K.CUDA_OOM,
-        r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)",
+        r"(?:torch\.(?:cuda\.)?OutOfMemoryError|OutOfMemoryError\('|(?:CUDA|HIP|XPU) out of memory)",
     ),
     wording(
         ("Engine core initialization failed", "EngineCore failed to start", "Engine process failed to start"),

@@ -423,6 +423,41 @@ def test_torch_npus_out_of_memory_is_read_with_its_numbers_and_named_as_the_npus
     assert finding.title.startswith("NPU out of memory") and "CUDA" not in finding.title
 
 
+def test_rocms_and_intels_allocators_are_read_with_their_numbers_and_named_as_what_ran_out():
+    """RooCodeInc/Roo-Code#6541 (vLLM on an AMD GPU, the error returned to the client inside V0's `Engine loop is not
+    running`) and intel/ipex-llm#12584 (an Arc A770 in Docker Compose: no free figure), verbatim."""
+    hip = (
+        "Engine loop is not running. Inspect the stacktrace to find the original error: OutOfMemoryError('HIP out of "
+        "memory. Tried to allocate 1.63 GiB. GPU 0 has a total capacity of 63.98 GiB of which 1.18 GiB is free. Of "
+        "the allocated memory 57.09 GiB is allocated by PyTorch, with 26.00 MiB allocated in private pools (e.g., HIP "
+        "Graphs), and 1.23 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large "
+        "try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
+        "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)')."
+    )
+    xpu = (
+        "intel-gpu-vllm  | RuntimeError: XPU out of memory. Tried to allocate 1.02 GiB (GPU 0; 15.56 GiB total "
+        "capacity; 0 bytes already allocated; 0 bytes reserved in total by PyTorch)"
+    )
+    [on_rocm] = [e for e in parse_lines([hip]).events if e.kind == K.CUDA_OOM]
+    assert (on_rocm.device, on_rocm.tried_to_allocate_gib, on_rocm.total_gib, on_rocm.free_gib) == (
+        "HIP",
+        1.63,
+        63.98,
+        1.18,
+    )
+    [on_xpu] = [e for e in parse_lines([xpu]).events if e.kind == K.CUDA_OOM]
+    assert (on_xpu.device, on_xpu.tried_to_allocate_gib, on_xpu.total_gib, on_xpu.free_gib) == (
+        "XPU",
+        1.02,
+        15.56,
+        None,
+    )
+    assert on_xpu.torch_allocated_gib == 0.0
+    for oom, name in ((on_rocm, "HIP"), (on_xpu, "XPU")):
+        [finding] = op1_oom.RULE_OOM_OTHER.evaluate(Facts(events=[oom]))
+        assert finding.title.startswith(f"{name} out of memory") and "CUDA" not in finding.title
+
+
 def test_torch_before_2_1_words_cudas_out_of_memory_with_the_same_numbers():
     line = (
         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total "
