@@ -31,7 +31,8 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-_CRASH = ("CrashLoopBackOff", "RunContainerError", "CreateContainerError")
+_CRASH = ("CrashLoopBackOff", "RunContainerError", "CreateContainerError", "Terminated")
+_EXITED = ("Exited",)  # Docker Compose's word for a service's container that stopped
 _IMAGE = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
 _CONFIG = ("CreateContainerConfigError",)
 _MOUNT = ("FailedMount",)
@@ -59,7 +60,7 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
     if not statuses:
         return []
     # the status that says most: a crash or a pull before a pod still waiting
-    order = (*_EVICTED, *_CRASH, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING, *_NOT_READY)
+    order = (*_EVICTED, *_CRASH, *_EXITED, *_IMAGE, *_CONFIG, *_MOUNT, *_WAITING, *_NOT_READY)
     shown = min(statuses, key=lambda e: order.index(_bare(e)) if _bare(e) in order else len(order))
     status = _bare(shown)
     if status in _EVICTED:
@@ -74,6 +75,8 @@ def _check_pod_status(facts: Facts) -> list[Finding]:
         return [_waiting_finding(shown, status)]
     if status in _NOT_READY:
         return [_not_ready_finding(shown)]
+    if status in _EXITED:
+        return [_exited_finding(shown)]
     return [_crash_finding(shown, max((e.restarts or 0) for e in statuses))]
 
 
@@ -117,21 +120,69 @@ def _crash_finding(shown: LogEvent, restarts: int) -> Finding:
     container = f" -c {shown.container}" if shown.container else ""
     several = "" if shown.container else " (add `-c <container>` for a pod of several containers)"
     times = f", {restarts} restarts" if restarts else ""
-    return RULE_POD_STATUS.finding(
-        Severity.HIGH,
-        f"{_who(shown)}'s container keeps exiting and Kubernetes keeps restarting it ({shown.pod_status}{times}): "
-        "why it exits is in its last run's log",
-        summary="CrashLoopBackOff is the kubelet waiting longer and longer before starting a container that exited "
+    once = shown.pod_status == "Terminated"  # a tool's word for one stop with a code: no restart claimed
+    title = (
+        f"{_who(shown)}'s container exited with an error code: why is in its log"
+        if once
+        else f"{_who(shown)}'s container keeps exiting and Kubernetes keeps restarting it ({shown.pod_status}{times}): "
+        "why it exits is in its last run's log"
+    )
+    summary = (
+        "The container stopped with a code other than 0; the words that say so do not say why. vLLM printed the "
+        "cause before it exited, and `kubectl describe pod` shows how it ended (State or Last State: Terminated, "
+        "its Reason and Exit Code)."
+        if once
+        else "CrashLoopBackOff is the kubelet waiting longer and longer before starting a container that exited "
         "again; it says nothing of why. The container's previous run printed the cause before it exited, and "
         "`kubectl describe pod` shows how it ended (Last State: Terminated, its Reason and Exit Code)."
-        + _alerted(shown),
+    )
+    read = (
+        f"Read its log: `kubectl logs {pod}{container} | servops triage --logs -` (with `--previous` once it has "
+        f"restarted){several}."
+        if once
+        else f"Read the previous run's log: `kubectl logs {pod}{container} --previous | servops triage --logs -`"
+        f"{several}."
+    )
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        title,
+        summary=summary + _alerted(shown),
         evidence=[c.log_evidence(shown, name="the pod's status", value=shown.pod_status)],
         actions=[
-            f"Read the previous run's log: `kubectl logs {pod}{container} --previous | servops triage --logs -`"
-            f"{several}.",
+            read,
             f"`kubectl describe pod {pod} | servops triage --logs -`: Exit Code 137 is a kill (Reason OOMKilled: the "
             "container's memory limit; otherwise a liveness probe that gave up while the model was loading: a "
             "startupProbe covers the load), 1 an error the log ends with.",
+        ],
+        confidence=0.6,
+    )
+
+
+def _exited_finding(shown: LogEvent) -> Finding:
+    """Docker Compose says a service's container stopped and with which code; the container's log says why."""
+    name = shown.container or "<container>"
+    code = shown.message
+    meaning = {
+        "137": "137 is a kill (SIGKILL): out of memory when `docker inspect` says OOMKilled (the host's, or a "
+        "--memory limit), otherwise a stop that timed out",
+        "139": "139 is a crash in native code (SIGSEGV)",
+        "1": "1 is an error the log ends with (a traceback, a refused flag)",
+    }.get(code or "", "0 is a clean exit, 1 an error the log ends with, 137 a kill (OOMKilled in `docker inspect`)")
+    return RULE_POD_STATUS.finding(
+        Severity.HIGH,
+        f"Docker's container {shown.container or ''}".rstrip()
+        + " exited"
+        + (f" with code {code}" if code else "")
+        + ": why is in its log",
+        summary="Docker Compose reports that the service's container stopped; it does not say why. vLLM printed "
+        "the cause before it exited, and a service that depends on it (`depends_on`) was never started. "
+        f"The exit code says which kind of stop it was: {meaning}.",
+        evidence=[c.log_evidence(shown, name="the container's exit", value=code or shown.pod_status)],
+        actions=[
+            f"Read its log: `docker logs {name} 2>&1 | servops triage --logs -` (or `docker compose logs "
+            "<service>`); the last lines before the exit name the cause.",
+            f"`docker inspect -f '{{{{.State.ExitCode}}}} {{{{.State.OOMKilled}}}}' {name}`: OOMKilled true is the "
+            "container's memory limit or the host's RAM, not the GPU's.",
         ],
         confidence=0.6,
     )
@@ -366,7 +417,10 @@ RULE_POD_STATUS = Rule(
         "5 minutes`; KubeContainerWaiting's `… has been in waiting state for longer than 1 hour` with its reason; "
         "KubePodNotReady's `… has been in a non-ready state for longer than 15 minutes`), with the pod's namespace and "
         "container put into the kubectl commands; `kubectl logs`' own answer for a container not started yet "
-        '(`container "…" in pod "…" is waiting to start: ContainerCreating`, `… trying and failing to pull image`).',
+        '(`container "…" in pod "…" is waiting to start: ContainerCreating`, `… trying and failing to pull image`); '
+        "Docker Compose's stopped service (`vllm-1 exited with code 137`, `dependency failed to start: container … "
+        "exited (1)`: its log, and what the code means) and llm-d-benchmark's `Crashed container in pod: …` (one "
+        "stop with a code, not a restart loop).",
         why="Each status is the kubelet's, not vLLM's, and says where the cause is: the previous run's log, the image "
         "reference or the registry, a missing Secret, the scheduler.",
         example="`vllm-7d9f8b6c5d-x2k4p   0/1   CrashLoopBackOff   6 (2m ago)   12m`: `kubectl logs "

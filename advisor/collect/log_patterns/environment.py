@@ -799,6 +799,26 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": "Docker",
         },
     ),
+    wording(  # Docker Compose on a service's container that stopped with a code (`docker compose up`'s `vllm-1 exited
+        # with code 1`; a dependent service's `dependency failed to start: container vllm-service exited (1)`)
+        ("exited with code", "exited ("),
+        K.POD_STATUS,
+        r"(?:dependency failed to start: )?container (?P<dep>[\w.-]+) exited \((?P<dcode>\d+)\)"
+        # (the service's name may have gone with a `name  | ` prefix read as the container's)
+        r"|^(?:(?P<service>[\w.-]+)\s+)?(?:\|\s+)?exited with code (?P<scode>\d+)",
+        lambda m: {
+            "pod_status": "Exited",
+            "container": m["dep"] or m["service"],
+            "message": m["dcode"] or m["scode"],
+            "component": "Docker",
+        },
+    ),
+    wording(  # llm-d-benchmark's check of a pod it deployed: a container terminated with a code other than 0
+        ("Crashed container in pod:",),
+        K.POD_STATUS,
+        r"Crashed container in pod: (?P<pod>[a-z0-9][-a-z0-9.]*)(?:, container: (?P<container>[\w.-]+))?",
+        lambda m: {"pod_status": "Terminated", "pod": m["pod"], "container": m["container"]},
+    ),
     wording(  # the kubelet evicting the pod (`kubectl describe pod`'s Message, or its Evicted event)
         ("The node was low on resource", "local ephemeral storage", "ephemeral local storage", "Usage of EmptyDir"),
         K.POD_STATUS,

@@ -283,3 +283,24 @@ def test_kubectl_logs_for_a_container_not_started_reads_as_what_it_waits_for():
     waiting = _finding(said.format("PodInitializing"))
     assert waiting.title == "pod vllm-0's container is still waiting to start"
     assert "kubectl describe pod vllm-0 | servops triage --logs -" in waiting.actions[0]
+
+
+def test_docker_composes_exited_container_is_sent_to_its_log_with_what_the_code_means():
+    # opea-project/GenAIExamples#1808 (a dependent service's words, verbatim) and compose's own line for the service
+    dependency = _finding("dependency failed to start: container vllm-service exited (1)")
+    assert dependency.title == "Docker's container vllm-service exited with code 1: why is in its log"
+    assert "docker logs vllm-service 2>&1 | servops triage --logs -" in dependency.actions[0]
+    assert "1 is an error the log ends with" in dependency.summary
+    killed = _finding("vllm-1 exited with code 137")
+    assert killed.title.startswith("Docker's container vllm-1 exited with code 137")
+    assert "OOMKilled" in killed.summary and "OOMKilled" in killed.actions[1]
+
+
+def test_a_tools_word_for_a_crashed_container_is_one_stop_not_a_restart_loop():
+    # llm-d/llm-d-benchmark#668, verbatim: its harness's check of the pod it deployed
+    finding = _finding("16:53:24 - ❌ Crashed container in pod: vllm-standalone-llama-3-1b-845945945-dljsw")
+    assert finding.title == (
+        "pod vllm-standalone-llama-3-1b-845945945-dljsw's container exited with an error code: why is in its log"
+    )
+    assert "keeps restarting" not in finding.title and "CrashLoopBackOff" not in finding.summary
+    assert "`kubectl logs vllm-standalone-llama-3-1b-845945945-dljsw | servops triage --logs -`" in finding.actions[0]
