@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.pasted_errors import LINES, main, pasted
 
-PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in ("second", "third", "fourth"))]
+PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in ("second", "third", "fourth", "fifth"))]
 
 
 @pytest.mark.parametrize("path", PROBES, ids=lambda p: p.name)
