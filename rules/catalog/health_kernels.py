@@ -23,7 +23,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 # the release whose default engine (V1) has no xformers backend to fall back to, as (major, minor)
 V1_DEFAULT_FROM = vllm_defaults.V1_DEFAULT_FROM[:2]
 # who reported the fault: PyTorch's CUDA check, or Triton's launcher (cuGetErrorString's words after either)
-_PREFIX = re.compile(r"^(?:CUDA error|Triton Error \[CUDA\]): ")
+_PREFIX = re.compile(r"^(?:CUDA error|HIP error|Triton Error \[CUDA\]): ")
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
 AITER_ENV = "VLLM_ROCM_USE_AITER"  # vllm/envs.py: ROCm's AITER kernels, off unless set
 
@@ -34,6 +34,7 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
         return []
     fault = next((e for e in events if e.code_file), events[0])  # a fault whose launch names its source file
     rocm = fault.component == "rocm"
+    aborted = (fault.message or "").startswith("memory access fault")  # HSA's own words: the process is gone
     suspects = [s for s in (_reporting_library(facts, fault), _aiter(facts) if rocm else None) if s] + _suspects(facts)
     return [
         RULE_KERNEL_FAULT.finding(
@@ -44,9 +45,9 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
             summary=(
                 "ROCm's runtime caught a kernel touching memory outside its allocations and aborted the process "
                 "(no Python traceback follows)."
-                if rocm
-                else "A kernel read or wrote outside its memory; CUDA reported it at a later call, so the frame in "
-                "the traceback is not where it happened."
+                if aborted
+                else f"A kernel read or wrote outside its memory; {'HIP' if rocm else 'CUDA'} reported it at a later "
+                "call, so the frame in the traceback is not where it happened."
             )
             + (
                 f" Here the check that reported it is in a kernel library's own launch ({fault.code_file}): the "
@@ -211,7 +212,8 @@ RULE_KERNEL_FAULT = Rule(
         checks="`CUDA error: an illegal memory access was encountered` (or a misaligned address, an illegal "
         "instruction, an unspecified launch failure: CUDA's cudaErrorLaunchFailure, an exception on the device while "
         "a kernel ran) in the log, with the launch's source file where a kernel library's check prints it "
-        "(`CUDA error (…/vllm-flash-attn-src/hopper/…h:60): …`); ROCm's `Memory access fault by GPU node-N … "
+        "(`CUDA error (…/vllm-flash-attn-src/hopper/…h:60): …`); ROCm's `HIP error: an illegal memory access was "
+        "encountered` (torch 2.8 on raises either as torch.AcceleratorError) and `Memory access fault by GPU node-N … "
         "Reason: …`.",
         why="A kernel bug: the engine cannot continue, and the traceback's frame is only where CUDA noticed.",
         example="RuntimeError: CUDA error: an illegal memory access was encountered, with VLLM_ATTENTION_BACKEND="

@@ -239,10 +239,16 @@ PATTERNS: tuple[Pattern, ...] = (
         # flash_fwd_combine_launch_template.h:60): an illegal memory access was encountered` (vllm#25032)
         ("illegal memory access", "misaligned address", "illegal instruction", "unspecified launch failure"),
         K.CUDA_KERNEL_FAULT,
-        r"(?P<who>CUDA error|Triton Error \[CUDA\])(?: \((?P<file>[^()\s]+?):\d+\))?: (?P<words>(?:an )?"
+        # ROCm's PyTorch words its HIP checks the same (`HIP error: an illegal memory access was encountered`), and
+        # torch 2.8 on raises both as torch.AcceleratorError instead of RuntimeError
+        r"(?P<who>CUDA error|HIP error|Triton Error \[CUDA\])(?: \((?P<file>[^()\s]+?):\d+\))?: (?P<words>(?:an )?"
         r"(?:illegal memory access|misaligned address|illegal instruction|unspecified launch failure)"
         r"(?: was encountered)?)",
-        lambda m: {"message": f"{m['who']}: {m['words']}", "code_file": m["file"]},
+        lambda m: {
+            "message": f"{m['who']}: {m['words']}",
+            "code_file": m["file"],
+            "component": "rocm" if m["who"] == "HIP error" else None,
+        },
     ),
     wording(  # ROCm's HSA runtime on a GPU page fault (a kernel touched memory outside its allocations): the process
         # aborts with no Python traceback (vllm#35169, vllm#43605)

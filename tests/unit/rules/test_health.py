@@ -335,3 +335,16 @@ def test_rocms_memory_access_fault_is_a_kernel_fault_found_with_hips_serialisati
     facts.config = config(env={"VLLM_ROCM_USE_AITER": "1"})
     aiter = evaluate(facts).top
     assert (aiter.changes[0].flag, aiter.changes[0].proposed) == ("VLLM_ROCM_USE_AITER", "0")
+
+
+def test_hips_check_and_torchs_accelerator_error_are_the_same_kernel_fault():
+    # vllm#36180, verbatim (vLLM 0.16 on ROCm 7.0: torch 2.8 on raises torch.AcceleratorError), and CUDA's counterpart
+    hip = (
+        "(EngineCore_DP0 pid=555309) ERROR 03-05 22:09:18 [core.py:1100] torch.AcceleratorError: HIP error: an "
+        "illegal memory access was encountered"
+    )
+    top = evaluate(Facts(events=parse_lines([hip]).events)).top
+    assert top.rule == "HL-4" and top.title.startswith("a GPU kernel faulted (ROCm: an illegal memory access")
+    assert "HIP reported it at a later call" in top.summary and "AMD_SERIALIZE_KERNEL=3" in top.actions[0]
+    cuda = "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"
+    assert evaluate(Facts(events=parse_lines([cuda]).events)).top.title.startswith("a CUDA kernel faulted (an illegal")
