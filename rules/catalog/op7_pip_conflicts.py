@@ -181,7 +181,9 @@ RULE_NOT_FOUND = Rule(
     page=RulePage(
         checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
         "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
-        "another's), or ninja's `FAILED: <object>` for one compile step of it; vLLM's setup.py stopping with "
+        "another's), pip's box around the step that failed (`× Getting requirements to build wheel did not run "
+        "successfully.`, `× Building editable for vllm (pyproject.toml) …`, `error: subprocess-exited-with-error`), or "
+        "ninja's `FAILED: <object>` for one compile step of it; vLLM's setup.py stopping with "
         "`RuntimeError: Unknown runtime environment` (no CUDA or ROCm in the PyTorch it builds against, or a "
         "VLLM_TARGET_DEVICE it does not know).",
         why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
@@ -213,7 +215,11 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
     if compiled is not None:
         return [_compile_step_failed(compiled)]
-    event = events[0]
+    event = next((e for e in events if e.component), events[0])  # the line that names the package, when one does
+    if event.message == "editable":
+        return [_editable_failed(event)]
+    if event.component is None:
+        return [_unnamed_build_failed(event)]
     package = event.component or "a package"
     name = _name(package)
     if name == "vllm" or name.startswith("vllm-"):
@@ -252,6 +258,61 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
             confidence=0.75,
         )
     ]
+
+
+def _editable_failed(event: LogEvent) -> Finding:
+    """`pip install -e .`: a source build the user chose, so no wheel is missing; the build's own error is above."""
+    package = event.component or "the package"
+    vllm = _name(package) == "vllm"
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"the source build of {package} (`pip install -e .`) failed: its own error is in the lines above pip's summary",
+        summary="pip ran the project's build backend to install it editable and the build stopped; pip's box only "
+        "says that it did. The error is in the build's output above it: the compiler's `error:` lines, CMake's "
+        "`CMake Error`, or a Python traceback from setup.py.",
+        evidence=[c.log_evidence(event, name="pip's build", value=f"Building editable for {package}")],
+        actions=[
+            "Read the build's output above `did not run successfully` (the first `error:` or `CMake Error` line "
+            "names the cause), or run it again with `pip install -e . -v` to see all of it.",
+            *(
+                [
+                    "vLLM builds against the PyTorch already installed only with `python use_existing_torch.py` then "
+                    "`pip install -e . --no-build-isolation`; a CPU-only machine, or macOS, builds the CPU backend "
+                    "with VLLM_TARGET_DEVICE=cpu and its own requirements file (vLLM's installation guide).",
+                    "A compiler killed for memory (`Killed`): `MAX_JOBS=2`.",
+                ]
+                if vllm
+                else []
+            ),
+        ],
+        confidence=0.6,
+    )
+
+
+def _unnamed_build_failed(event: LogEvent) -> Finding:
+    """pip's build box or its error code without the package's name: a source build it started failed."""
+    getting = (event.message or "").startswith(("Getting requirements", "Preparing"))
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        "pip fell back to building a package from its source and the build "
+        + ("stopped before compiling anything: its setup script raised" if getting else "failed")
+        + "; the lines above pip's summary say why",
+        summary="pip builds from the source distribution when no wheel fits this Python and platform; "
+        + (
+            "asking the package's build script for its build requirements already failed: the script raised "
+            "before compiling anything (vLLM's setup.py does so without a PyTorch with CUDA for its target, and "
+            "pip's isolated build brings its own PyTorch from the index; or on a platform it has no build for)."
+            if getting
+            else "the build subprocess exited with an error (`subprocess-exited-with-error` is pip's code for it)."
+        ),
+        evidence=[c.log_evidence(event, name="pip's build", value=event.message)],
+        actions=[
+            "Read the lines above pip's box: the package's own error (a Python traceback from setup.py, a "
+            "compiler's `error:`) is the cause; `pip install -v` shows all of it.",
+            _PLATFORM,
+        ],
+        confidence=0.55,
+    )
 
 
 def _compile_step_failed(event: LogEvent) -> Finding:

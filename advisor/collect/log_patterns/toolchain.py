@@ -312,6 +312,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
         lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
     ),
+    wording(  # pip's box around a build step that failed (pip/_internal/exceptions.py, InstallationSubprocessError:
+        # `× <step> did not run successfully.`), and the error code it prints first
+        ("did not run successfully", "subprocess-exited-with-error"),
+        K.PIP_BUILD_FAILED,
+        r"(?P<step>Getting requirements to build (?:wheel|editable)"
+        r"|Preparing (?:editable )?metadata \(pyproject\.toml\)"
+        r"|Building (?P<mode>wheel|editable) for (?P<package>[A-Za-z0-9][\w.-]*) \(pyproject\.toml\)"
+        r"|python setup\.py (?:egg_info|bdist_wheel|develop)) did not run successfully"
+        r"|error: subprocess-exited-with-error",
+        lambda m: {
+            "message": ("editable" if m["mode"] == "editable" else m["step"] or "subprocess-exited-with-error"),
+            "component": m["package"],
+        },
+    ),
     wording(  # ninja's line for a compile step that failed (`FAILED: CMakeFiles/_C.dir/csrc/activation_kernels.cu.o`;
         # 1.12 adds `[code=1] `): the object names the source file, and the compiler's own words follow it
         ("FAILED: ",),

@@ -113,6 +113,23 @@ def test_ninjas_failed_compile_step_names_the_source_file_and_leads_over_pips_su
     assert flash.title.startswith("flash-attn's source build failed compiling flash_attn/src/flash_fwd: ")
 
 
+def test_pips_box_around_a_failed_build_step_is_read_by_the_step():
+    # vllm#3002 and vllm#7575 (`pip install vllm` on a Jetson: the sdist's setup script raised), PR #11696 (an editable
+    # CPU build on macOS), verbatim; a wheel build names its package
+    [getting] = _not_found("× Getting requirements to build wheel did not run successfully.")
+    assert "stopped before compiling anything" in getting.title and "pip debug --verbose" in getting.actions[1]
+    [code] = _not_found("  error: subprocess-exited-with-error")
+    assert code.title.startswith("pip fell back to building a package from its source and the build failed")
+    [editable] = _not_found("  × Building editable for vllm (pyproject.toml) did not run successfully.")
+    assert editable.title.startswith("the source build of vllm (`pip install -e .`) failed")
+    assert "no wheel" not in editable.title and "VLLM_TARGET_DEVICE=cpu" in editable.actions[1]
+    [wheel] = _not_found(
+        "  error: subprocess-exited-with-error",
+        "  × Building wheel for vllm (pyproject.toml) did not run successfully.",
+    )
+    assert wheel.title.startswith("pip built vllm from its source and the build failed")
+
+
 def test_a_failed_link_or_phony_target_is_not_a_compile_step():
     assert _not_found("FAILED: build.ninja") == []
 
