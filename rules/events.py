@@ -356,6 +356,10 @@ class LogEventKind(str, Enum):
     # `memory_efficient_attention_forward` with inputs:"), and the reasons it lists under each kernel; message: which
     # line ("no_operator", "no_cuda_build", "dtype", "capability"), component: the dtype or the GPU's capability
     XFORMERS_NO_KERNEL = "xformers_no_kernel"
+    # PyTorch's dispatcher refusing a call to one of vLLM's compiled ops (`_moe_C::topk_softmax() expected at most 6
+    # argument(s) but received 7 argument(s). Declaration: …`, `… is missing value for argument 'x'`, `No such
+    # operator _C::x`); component: the op, message: what the dispatcher said of the call
+    VLLM_OP_SCHEMA_MISMATCH = "vllm_op_schema_mismatch"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1056,6 +1060,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VLLM_NAME_UNBOUND: ("message",),
     LogEventKind.TPU_HBM_EXHAUSTED: ("message", "component", "requested_gib", "free_gib", "total_gib"),
     LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
+    LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

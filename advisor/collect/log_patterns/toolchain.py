@@ -312,6 +312,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
         lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
     ),
+    wording(  # PyTorch's dispatcher (aten/src/ATen/core/function_schema_inl.h) refusing a call to an op of one of
+        # vLLM's extensions (`_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …), or asked for one they do not register
+        ("argument(s) but received", "is missing value for argument", "No such operator _"),
+        K.VLLM_OP_SCHEMA_MISMATCH,
+        r"(?P<op>_[a-z0-9]*_?C(?:_\w+)?::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
+        r"argument\(s\)|is missing value for argument '\w+')"
+        r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)",
+        lambda m: {
+            "message": m["what"] if m["op"] else "is not registered by the loaded extension",
+            "component": m["op"] or m["missing"],
+        },
+    ),
     wording(  # pip's box around a build step that failed (pip/_internal/exceptions.py, InstallationSubprocessError:
         # `× <step> did not run successfully.`), and the error code it prints first
         ("did not run successfully", "subprocess-exited-with-error"),

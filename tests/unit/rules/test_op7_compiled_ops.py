@@ -1,0 +1,51 @@
+"""OP-7.78: PyTorch's dispatcher refusing a call to one of vLLM's compiled ops (vllm#48979's line, verbatim: a pull
+request added an argument to topk_softmax, and the commenter's extension predated it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_compiled_ops
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+TOPK = (
+    "(EngineCore pid=240) ERROR 07-22 06:50:42 [core.py:1330] RuntimeError: _moe_C::topk_softmax() expected at most 6 "
+    "argument(s) but received 7 argument(s). Declaration: _moe_C::topk_softmax(Tensor($0! -> ) topk_weights, "
+    "Tensor($1! -> ) topk_indices, Tensor($2! -> ) token_expert_indices, Tensor gating_output, bool renormalize, "
+    "Tensor? bias) -> ()"
+)
+
+
+def _facts(line: str) -> Facts:
+    return Facts(events=parse_lines([line]).events)
+
+
+def test_the_threads_line_is_the_top_finding_and_names_the_op():
+    top = evaluate(_facts(TOPK)).top
+    assert top.rule == "OP-7.78"
+    assert top.title.endswith("`_moe_C::topk_softmax()` expected at most 6 argument(s) but received 7 argument(s)")
+    assert "vllm._C.__file__" in top.actions[0] and "--no-build-isolation" in top.actions[1]
+
+
+# written in the dispatcher's words (aten/src/ATen/core/function_schema_inl.h), for ops vLLM registers
+@pytest.mark.parametrize(
+    ("line", "op"),
+    [
+        ("RuntimeError: No such operator _C::rms_norm", "_C::rms_norm"),
+        (
+            "RuntimeError: _C_cache_ops::reshape_and_cache() is missing value for argument 'k_scale'. Declaration: "
+            "_C_cache_ops::reshape_and_cache(Tensor key, Tensor value) -> ()",
+            "_C_cache_ops::reshape_and_cache",
+        ),
+    ],
+)
+def test_an_op_the_extension_lacks_or_an_argument_it_lacks_is_the_same_mismatch(line: str, op: str):
+    [finding] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(_facts(line))
+    assert f"`{op}()`" in finding.title
+
+
+def test_pytorchs_own_ops_are_not_vllms():
+    line = "RuntimeError: aten::add() expected at most 3 argument(s) but received 4 argument(s)"
+    assert op7_compiled_ops.RULE_COMPILED_OPS.evaluate(_facts(line)) == []
