@@ -130,7 +130,18 @@ ERRORS: dict[str, CudaError] = {
             "report it to the op's project.",
         ),
     ),
+    "capture_other": CudaError(
+        "cudaErrorStreamCapture*/cudaErrorCapturedEvent",
+        "work outside the captured stream, or a query of one of its events, broke the CUDA graph vLLM was capturing",
+        (
+            "Another thread or stream touched the capture: PyTorch's NCCL watchdog querying a collective's event "
+            "(its `Process group watchdog thread terminated with exception` line), a collective issued through "
+            "torch.distributed rather than vLLM's own communicator, or a plugin's stream. --enforce-eager confirms "
+            "it (and serves without graphs); a multi-GPU LoRA or custom-op setup is the usual place to look.",
+        ),
+    ),
 }
+_CAPTURE = ("capture", "capture_other")  # the errors --enforce-eager avoids: nothing is captured
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -150,7 +161,7 @@ def _finding(event: LogEvent, error: CudaError) -> Finding:
                 cost="slower decode, most at small batches",
             )
         ]
-        if event.message == "capture"
+        if event.message in _CAPTURE
         else []
     )
     return RULE.finding(
@@ -175,7 +186,9 @@ RULE = Rule(
         checks="torch's `CUDA error: <words>` (or `CUDA driver error: <words>`, a driver-API call's) for out of "
         "memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
-        "permitted when stream is capturing, system not yet initialized; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
+        "permitted when stream is capturing (and the rest of the capture family, 901-907, such as `operation not "
+        "permitted on an event last recorded in a capturing stream`), system not yet initialized; ROCm's `HIP "
+        "error: <words>` alike; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
         "of memory`; the line a kernel prints when its own assertion fails before a device-side assert "
         "(`Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < "

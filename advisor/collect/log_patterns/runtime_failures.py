@@ -208,6 +208,7 @@ PATTERNS: tuple[Pattern, ...] = (
         (
             "CUDA error: ",
             "CUDA driver error: ",
+            "HIP error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "Triton Error [CUDA]: out of memory",
@@ -215,10 +216,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "] Assertion `",
         ),
         K.CUDA_RUNTIME_ERROR,
-        r"CUDA (?:driver )?error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
+        r"(?:CUDA|HIP) (?:driver )?error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
         r"|(?P<capture>operation not permitted when stream is capturing)"
+        # the rest of the capture family (cudaErrorStreamCaptureInvalidated … cudaErrorCapturedEvent, 901-907): work
+        # outside the captured stream, or an event of it queried, while a graph was captured
+        r"|(?P<capture_other>operation failed due to a previous error during capture|operation would result in a "
+        r"merge of separate capture sequences|capturing stream has unjoined work|dependency created on uncaptured "
+        r"work in another stream|operation would make the legacy stream depend on a capturing blocking stream"
+        r"|operation not permitted on an event last recorded in a capturing stream)"
         r"|(?P<not_ready>system not yet initialized))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"

@@ -76,6 +76,21 @@ def test_a_capture_error_proposes_eager_mode_and_a_kernel_fault_stays_hl4s():
     assert evaluate(Facts(events=parse_lines([fault]).events)).findings[0].rule == "HL-4"
 
 
+def test_the_rest_of_the_capture_family_is_a_broken_capture_and_eager_mode_avoids_it():
+    # vllm#41622, verbatim (ROCm, LoRA over several GPUs, at graph capture): PyTorch's NCCL watchdog queried an event
+    # recorded in the capturing stream (cudaErrorCapturedEvent; HIP's hipErrorCapturedEvent has the same words)
+    watchdog = (
+        "[rank4]:[E504 03:41:43.749268130 ProcessGroupNCCL.cpp:2119] [PG ID 2 PG GUID 3 Rank 4] Process group watchdog "
+        "thread terminated with exception: CUDA error: operation not permitted on an event last recorded in a "
+        "capturing stream"
+    )
+    for line in (watchdog, "RuntimeError: HIP error: operation failed due to a previous error during capture"):
+        [finding] = _findings(line)
+        assert finding.title.startswith("CUDA failed (cudaErrorStreamCapture*/cudaErrorCapturedEvent)")
+        assert [change.flag for change in finding.changes] == ["--enforce-eager"]
+        assert "watchdog" in finding.actions[0]
+
+
 def test_triton_reporting_a_kernel_fault_is_the_same_fault():
     # Triton's launcher words a CUDA driver error as "Triton Error [CUDA]: " and cuGetErrorString's text
     line = "(EngineCore_DP0 pid=1234) RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered"
