@@ -360,6 +360,10 @@ class LogEventKind(str, Enum):
     # argument(s) but received 7 argument(s). Declaration: …`, `… is missing value for argument 'x'`, `No such
     # operator _C::x`); component: the op, message: what the dispatcher said of the call
     VLLM_OP_SCHEMA_MISMATCH = "vllm_op_schema_mismatch"
+    # vLLM's KV-cache planner padding a layer group of a hybrid model (v1/core/kv_cache_utils.py 0.9-0.32,
+    # kv_cache_planning.py 0.33 on): "Add 6 padding layers, may waste at most 60.00% KV cache memory"; padding_layers
+    # and waste_share (0-1, of that kind's layers)
+    KV_PADDING_LAYERS = "kv_padding_layers"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -819,6 +823,8 @@ class LogEvent(BaseModel):
     gpu_index: int | None = None  # a GPU's index as nvidia-smi numbers it (GPU_PROCESS) …
     pid: int | None = None  # … a process on it …
     memory_gib: float | None = None  # … and the device memory that process holds
+    padding_layers: int | None = None  # placeholder layers vLLM's KV planner added to a layer group …
+    waste_share: float | None = None  # … and the share of that kind's KV memory they may waste (0-1)
     pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
     pod_status: str | None = None  # … its container's status (CrashLoopBackOff, ImagePullBackOff …) …
     restarts: int | None = None  # … how often the kubelet restarted it …
@@ -1061,6 +1067,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TPU_HBM_EXHAUSTED: ("message", "component", "requested_gib", "free_gib", "total_gib"),
     LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
+    LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

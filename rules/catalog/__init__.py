@@ -31,6 +31,7 @@ from rules.catalog import (
     op1_engine_ready,
     op1_free_memory,
     op1_kv_fit,
+    op1_kv_padding,
     op1_oom,
     op1_unexplained,
     op1_weight_load,
@@ -126,6 +127,7 @@ from rules.model import Rule
 
 MODULES = (
     op1_kv_fit,
+    op1_kv_padding,
     op1_free_memory,
     op1_oom,
     op1_unexplained,

@@ -218,6 +218,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"vllm cache_config_info with initialization after num_gpu_blocks is: (?P<n>\d+)",
         lambda m: {"num_gpu_blocks": int(m["n"])},
     ),
+    wording(  # the KV-cache planner grouping a hybrid model's layers (v1/core/kv_cache_utils.py 0.9-0.32,
+        # kv_cache_planning.py 0.33 on): padding layers added so each group has as many layers
+        ("padding layers, may waste at most",),
+        K.KV_PADDING_LAYERS,
+        rf"Add (?P<n>\d+) padding layers, may waste at most (?P<pct>{NUM})% KV cache memory",
+        lambda m: {"padding_layers": int(m["n"]), "waste_share": to_float(m["pct"]) / 100},
+    ),
     wording(  # worker/model_runner.py: "… in 12 secs." (0.2.7 to 0.5.5), "…, took 0.52 GiB" added from 0.6
         ("Graph capturing finished",),
         K.CUDA_GRAPH_MEMORY,
