@@ -364,6 +364,10 @@ class LogEventKind(str, Enum):
     # kv_cache_planning.py 0.33 on): "Add 6 padding layers, may waste at most 60.00% KV cache memory"; padding_layers
     # and waste_share (0-1, of that kind's layers)
     KV_PADDING_LAYERS = "kv_padding_layers"
+    # TRL's vLLM client (trl/extras/vllm_client.py) polling its server: "Server is not up yet. Retrying in 2.0
+    # seconds...", and its ConnectionError "The vLLM server can't be reached at <url> after <n> seconds"; message: the
+    # URL, when the line names it
+    TRL_SERVER_UNREACHED = "trl_server_unreached"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1068,6 +1072,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
+    LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -524,6 +524,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\bname '(?P<name>" + "|".join(VLLM_TOP_LEVEL_NAMES) + r")' is not defined",
         lambda m: {"message": m["name"]},
     ),
+    wording(  # TRL's vLLM client polling its server's /health/ before training, and giving up
+        ("Server is not up yet", "vLLM server can't be reached at"),
+        K.TRL_SERVER_UNREACHED,
+        r"vllm_client\b.{0,5}Server is not up yet\. Retrying in"
+        r"|The (?:async )?vLLM server can't be reached at (?P<url>\S+?) after [\d.]+ seconds",
+        lambda m: {"message": m["url"]},
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,

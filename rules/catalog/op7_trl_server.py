@@ -1,0 +1,83 @@
+"""OP-7.79: a TRL trainer waits for the vLLM server it generates with, and none answers.
+
+Why a rule of its own: TRL's online trainers (GRPO, RLOO, online DPO) generate with vLLM, and from TRL 0.16 the
+default is a separate server the trainer reaches over HTTP: `trl vllm-serve --model …` on GPUs of its own, started
+first. Before the first step the trainer's client (trl/extras/vllm_client.py) polls the server's `/health/` and logs
+`Server is not up yet. Retrying in 2.0 seconds...` until it answers, then gives up with `The vLLM server can't be
+reached at <url> after <n> seconds. Make sure the server is running by running `trl vllm-serve``. huggingface/open-r1
+#568 and #543 met the endless retry right after TRL moved vLLM out of the trainer (0.15 ran it in-process, so the
+same script had worked a month before); a maintainer's first question was whether the server had been started. The
+server is TRL's own command, not `vllm serve`: the trainer also calls routes only it has (`/get_world_size/`, the
+weight-sync group; huggingface/trl#3587 got `404 {"detail":"Not Found"}` from a plain vLLM server).
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+
+def _check_trl_server(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRL_SERVER_UNREACHED)
+    if not events:
+        return []
+    gave_up = next((e for e in events if e.message), None)  # the ConnectionError names the URL it polled
+    event = gave_up or events[-1]
+    where = f" at {gave_up.message}" if gave_up else ""
+    waits = len(events) if gave_up is None else None
+    return [
+        RULE_TRL_SERVER.finding(
+            Severity.HIGH,
+            f"the TRL trainer finds no vLLM server{where}: start `trl vllm-serve` first, on GPUs of its own, or "
+            "generate in the trainer's process",
+            summary="From TRL 0.16 its online trainers generate with a separate vLLM server and wait for it to "
+            "answer on /health/ before training; nothing answered"
+            + (f" ({waits} retries in this text)" if waits and waits > 1 else "")
+            + ". The server was not started, is still loading the model, listens on another host or port, or the "
+            "request went to a proxy.",
+            evidence=[c.log_evidence(event, name="TRL's vLLM client", value=gave_up.message if gave_up else None)],
+            actions=[
+                "Start TRL's server before the trainer, on GPUs the trainer does not use: `CUDA_VISIBLE_DEVICES=0 trl "
+                "vllm-serve --model <the model being trained>`, then launch training on the others; wait for its "
+                "`Application startup complete`.",
+                "It must be `trl vllm-serve`, not `vllm serve`: the trainer also uses the weight-sync routes only "
+                "TRL's server has (a plain server answers them 404, huggingface/trl#3587).",
+                "Point the trainer at it: vllm_server_host and vllm_server_port (or vllm_server_base_url) in the "
+                "trainer's config; a proxy set in HTTP_PROXY catches the request unless NO_PROXY names that host. A "
+                "large model that loads longer than the trainer waits needs a larger vllm_server_timeout.",
+                'With one GPU, or to keep generation in the trainer as TRL before 0.16 did: vllm_mode="colocate" '
+                "(TRL 0.18 on), or use_vllm=False.",
+            ],
+            confidence=0.75,
+        )
+    ]
+
+
+RULE_TRL_SERVER = Rule(
+    code="OP-7.79",
+    title="a TRL trainer's vLLM server does not answer",
+    category=Category.STARTUP,
+    check=_check_trl_server,
+    needs=("events",),
+    page=RulePage(
+        checks="TRL's client (trl.extras.vllm_client) logging `Server is not up yet. Retrying in 2.0 seconds...`, or "
+        "giving up with `The vLLM server can't be reached at <url> after <n> seconds`.",
+        why="TRL 0.16 on generates with a separate `trl vllm-serve` server that must be started first and reachable "
+        "at the trainer's configured host and port.",
+        example="open-r1's GRPO recipe after upgrading TRL: the retry line, endlessly (huggingface/open-r1#568; "
+        "#543 with the server on other GPUs).",
+        fix="Start `trl vllm-serve --model …` on GPUs of its own before training, point the trainer at it, or "
+        'generate in the trainer (vllm_mode="colocate").',
+        limits="Other projects that copied TRL's client (ms-swift, axolotl) log the same words; the finding names "
+        "TRL's command, whose counterpart in those projects has its own name.",
+        references=[
+            "https://github.com/huggingface/open-r1/issues/568",
+            "https://github.com/huggingface/open-r1/issues/543",
+            "https://github.com/huggingface/trl/issues/3587",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_TRL_SERVER]
