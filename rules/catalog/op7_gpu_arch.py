@@ -147,9 +147,13 @@ ROCM_TARGETS = "gfx90a (MI200), gfx942 (MI300), gfx950 (MI350), gfx1100/1101 (RX
 
 def _rocm(event: LogEvent) -> Finding:
     target = f" ({event.version})" if event.version else ""
+    triton = event.message == "triton"  # Triton's compiler, not a prebuilt binary, lacks the target
     return RULE_GPU_ARCH.finding(
         Severity.CRITICAL,
-        f"a binary holds no code for this AMD GPU's architecture{target}: ROCm found no kernel for it",
+        f"Triton's compiler has no target for this AMD GPU's architecture{target}: vLLM's Triton kernels cannot be "
+        "built for it"
+        if triton
+        else f"a binary holds no code for this AMD GPU's architecture{target}: ROCm found no kernel for it",
         summary="ROCm's builds (PyTorch's, vLLM's compiled ops, rocBLAS's Tensile kernels) carry code objects for a "
         "list of gfx targets; a GPU outside the list runs none of them, and HIP says so (`invalid device function`, "
         f"`hipErrorNoBinaryForGpu`) or rocBLAS does, naming the target. vLLM's ROCm builds list {ROCM_TARGETS}.",
@@ -159,6 +163,16 @@ def _rocm(event: LogEvent) -> Finding:
             'print(torch.cuda.get_device_name(), torch.cuda.get_arch_list())"`.',
             "Serve on a listed GPU, or build vLLM (and PyTorch) from source for the target: PYTORCH_ROCM_ARCH set to "
             "it.",
+            *(
+                [
+                    "Triton compiles vLLM's attention and other Triton kernels at run time, and its AMD backend "
+                    "supports the targets its release lists; an older GPU (gfx906: MI50, MI60) needs a Triton and "
+                    "vLLM built for it (community forks exist), or V0's VLLM_USE_TRITON_FLASH_ATTN=0 for the "
+                    "attention kernel alone."
+                ]
+                if triton
+                else []
+            ),
             "For a GPU of a listed family but another target (an integrated Radeon such as gfx1103), ROCm's "
             "HSA_OVERRIDE_GFX_VERSION (11.0.0 reads as gfx1100) makes the runtime use that target's code: "
             "unsupported, and wrong results are possible.",
@@ -179,7 +193,8 @@ RULE_GPU_ARCH = Rule(
         "capability sm_<cc> is not compatible with the current PyTorch installation` and its `The current PyTorch "
         "install supports CUDA capabilities …`; ROCm's `HIP error: invalid device function`, `hipErrorNoBinaryForGpu: "
         "Unable to find code object for all current devices` and rocBLAS's `Cannot read …TensileLibrary…: No such "
-        "file or directory for GPU arch : gfx…`.",
+        "file or directory for GPU arch : gfx…`; Triton's `error: unsupported target: 'gfx…'` compiling one of vLLM's "
+        "Triton kernels.",
         why="PyTorch, vLLM's compiled ops and the attention libraries carry code for a list of compute capabilities; "
         "a GPU outside the list runs none of it.",
         example="`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "

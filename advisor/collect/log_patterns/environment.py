@@ -554,11 +554,18 @@ PATTERNS: tuple[Pattern, ...] = (
         # finding no Tensile kernels for the GPU's gfx target. rocBLAS prints strerror(errno) after the path it tried
         # last, the generic TensileLibrary.dat once no file for the target was found; that errno can be left over from
         # an earlier call (`Illegal seek`, vllm#28460's gfx1150), so any reason is read, not only `No such file`.
-        ("invalid device function", "hipErrorNoBinaryForGpu", "for GPU arch"),
+        # Triton's AMD backend compiling one of vLLM's Triton kernels for a target its LLVM does not know (`loc(
+        # "…/triton_flash_attention.py":309:0): error: unsupported target: 'gfx906'`, Said-Akbar/triton-gcn5#4)
+        ("invalid device function", "hipErrorNoBinaryForGpu", "for GPU arch", "error: unsupported target: 'gfx"),
         K.GPU_ARCH_UNSUPPORTED,
         r"HIP error: invalid device function|hipErrorNoBinaryForGpu: Unable to find code object for all current devices"
-        r"|rocBLAS error: Cannot read \S+: [^:]+? for GPU arch : (?P<gfx>gfx\w+)",
-        lambda m: {"message": m.group(0), "component": "ROCm", "version": m["gfx"]},
+        r"|rocBLAS error: Cannot read \S+: [^:]+? for GPU arch : (?P<gfx>gfx\w+)"
+        r"|(?P<triton>error: unsupported target: '(?P<tgfx>gfx\w+)')",
+        lambda m: {
+            "message": "triton" if m["triton"] else m.group(0),
+            "component": "ROCm",
+            "version": m["gfx"] or m["tgfx"],
+        },
     ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for
         # every GPU it sees, and stops at one below its floor ("less than" in 0.1.2, "below" in 0.3.3: their sdists)

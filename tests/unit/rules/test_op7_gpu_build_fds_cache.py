@@ -202,6 +202,17 @@ def test_rocms_words_for_a_gpu_its_build_has_no_code_for_name_the_target():
         assert hip.title.startswith("a binary holds no code for this AMD GPU's architecture: ROCm"), line
 
 
+def test_tritons_amd_backend_without_the_target_is_a_triton_kernel_that_cannot_be_built():
+    # Said-Akbar/triton-gcn5#4's title line, verbatim: vLLM's Triton flash attention on an MI50-class gfx906
+    line = (
+        'loc("/home/x670e/vllm/ogvllm/vllm/attention/ops/triton_flash_attention.py":309:0): error: unsupported '
+        "target: 'gfx906'"
+    )
+    [finding] = _findings(RULE_GPU_ARCH, line)
+    assert finding.title.startswith("Triton's compiler has no target for this AMD GPU's architecture (gfx906)")
+    assert "VLLM_USE_TRITON_FLASH_ATTN=0" in finding.actions[2]
+
+
 def test_rocblas_names_the_target_whatever_stale_reason_it_prints_before_it():
     """rocBLAS prints strerror(errno) after the generic TensileLibrary.dat once no file for the target was found; the
     errno may be an earlier call's (vllm#28460: `Illegal seek` on a Radeon 890M, gfx1150)."""
