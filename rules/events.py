@@ -368,6 +368,11 @@ class LogEventKind(str, Enum):
     # seconds...", and its ConnectionError "The vLLM server can't be reached at <url> after <n> seconds"; message: the
     # URL, when the line names it
     TRL_SERVER_UNREACHED = "trl_server_unreached"
+    # torch_npu and CANN on an Ascend NPU refusing an ACL call: "NPU function error: <call>, error code is <n>",
+    # "ERR00100 PTA call acl api failed", "build op model failed, result = <n>", and CANN's op compiler failing to
+    # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
+    # for the op compiler's start
+    ASCEND_ACL_FAILED = "ascend_acl_failed"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -770,6 +775,7 @@ class LogEvent(BaseModel):
     catalog: CatalogRef | None = None  # the catalog entry the message matched
     component: str | None = None  # where an unplaced error was raised: sampler, torch.compile, NCCL …
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called
+    error_code: str | None = None  # a runtime's numbered error, as it prints it (CANN's 500001)
     symbol: str | None = None  # the symbol a compiled library could not resolve
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
@@ -1073,6 +1079,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
+    LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -524,6 +524,25 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\bname '(?P<name>" + "|".join(VLLM_TOP_LEVEL_NAMES) + r")' is not defined",
         lambda m: {"message": m["name"]},
     ),
+    wording(  # torch_npu's words for a refused ACL call, CANN's op build, and its op compiler failing to start
+        (
+            "NPU function error",
+            "PTA call acl api failed",
+            "build op model failed",
+            "GEInitialize failed",
+            "Init compiler failed",
+        ),
+        K.ASCEND_ACL_FAILED,
+        r"(?P<set>SetPrecisionMode)?[^ ]*? ?NPU function error: (?P<call>.+?), error code is (?P<code>\d+)"
+        r"|(?P<pta>ERR\d+ PTA call acl api failed)"
+        r"|build op model failed, result = (?P<result>\d+)"
+        r"|(?P<ge>GEInitialize failed|Init compiler failed)",
+        lambda m: {
+            "message": m.group(0).strip(),
+            "error_code": m["code"] or m["result"],
+            "component": "compiler" if m["set"] or m["ge"] or "ACL_PRECISION_MODE" in (m["call"] or "") else None,
+        },
+    ),
     wording(  # TRL's vLLM client polling its server's /health/ before training, and giving up
         ("Server is not up yet", "vLLM server can't be reached at"),
         K.TRL_SERVER_UNREACHED,

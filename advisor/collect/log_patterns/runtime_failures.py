@@ -234,11 +234,16 @@ PATTERNS: tuple[Pattern, ...] = (
         _cuda_runtime_error,
     ),
     wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own
-        ("exceeds bounds", "is out of bounds for dimension"),
+        # and an Ascend gather kernel's own assertion (`Assertion `(0 <= val && val < this->gxSize_)' Index 5330 out of
+        # range[0 4096)!`, vllm-ascend#866)
+        ("exceeds bounds", "is out of bounds for dimension", "out of range[0 "),
         K.INDEX_OUT_OF_BOUNDS,
         r"index value (?P<i>\d+) exceeds bounds (?P<n>\d+)|index (?P<i2>\d+) is out of bounds for dimension \d+ "
-        r"with size (?P<n2>\d+)",
-        lambda m: {"index": to_int(m["i"] or m["i2"]), "index_bound": to_int(m["n"] or m["n2"])},
+        r"with size (?P<n2>\d+)|Index (?P<i3>\d+) out of range\[0 (?P<n3>\d+)\)",
+        lambda m: {
+            "index": to_int(m["i"] or m["i2"] or m["i3"]),
+            "index_bound": to_int(m["n"] or m["n2"] or m["n3"]),
+        },
     ),
     wording(  # a kernel read or wrote outside its memory: reported by the next CUDA call, often much later (by
         # PyTorch as "CUDA error: …", or by Triton's launcher as "Triton Error [CUDA]: …", cuGetErrorString's words)
