@@ -71,6 +71,19 @@ _REASONS: dict[str, tuple[str, list[str]]] = {
         "nothing referred to it any more (Ray: all references to the actor were removed)",
         ["The process holding its handle let go of it (it exited, or dropped the object): read that process's log."],
     ),
+    "creation": (
+        "its constructor raised: the vLLM engine it was starting failed, and the exception is printed with Ray's error",
+        [
+            "Read the exception Ray prints under this error (the creation task's traceback; for a Ray Serve replica, "
+            "the controller's log after `the replica will be stopped`) and triage it: `… | servops triage --logs -`. "
+            "That is vLLM's own start-up failure.",
+            "Inside an actor, vLLM sees only the GPUs Ray gave it: an actor asking for fewer GPUs than "
+            "tensor-parallel × pipeline-parallel, or sharing them with a trainer that holds memory, fails where a "
+            "plain server would not (lower gpu_memory_utilization when colocated).",
+            "Its own log holds the same traceback when the driver's output lost it: "
+            "/tmp/ray/session_latest/logs/worker-*-<pid>.err on its node, or `ray logs actor --id <actor_id>`.",
+        ],
+    ),
 }
 
 
@@ -175,7 +188,10 @@ RULE = Rule(
         "by ray.kill`; and, without an actor's error, the GCS's `The node with node id: … and address: … has been "
         "marked dead because the detector has missed too many heartbeats from it`; the driver's warning for a "
         "task's worker, `A worker died or was killed while executing a task by an unexpected system error`, and its "
-        "`Worker exit type: … Worker exit detail: …` pasted alone, read as a worker process that died.",
+        "`Worker exit type: … Worker exit detail: …` pasted alone, read as a worker process that died; an actor whose "
+        "constructor raised (`The actor died because of an error raised in its creation task, ray::<Class>.__init__()`"
+        ") and a Ray Serve replica that failed to start (`Exception in Replica(…), the replica will be stopped.`, "
+        "`ray::ServeReplica:….initialize_and_get_metadata()`): the exception printed with it.",
         why="The traceback around Ray's error runs in the caller, so it holds nothing of the process that died; "
         "each of Ray's reasons puts the cause in another place.",
         example="verl's rollout: `RayActorError: The actor died unexpectedly before finishing this task.` / `Worker "

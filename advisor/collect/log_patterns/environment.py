@@ -47,6 +47,16 @@ _RAY_DEATH = re.compile(
     r"killed by `ray\.kill`|all references to the actor were removed)"
     r"|(?P<why2>A worker died or was killed while executing a task by an unexpected system error)"
     r"|^(?P<why3>)(?=Worker exit type: )"
+    # the actor's constructor raised (ActorDiedError's `… because of an error raised in its creation task, ray::
+    # <Class>.__init__() (pid=…)`), or a Ray Serve replica's start did (the controller's `Exception in Replica(…), the
+    # replica will be stopped.`, the caller's `RayTaskError(…): ray::ServeReplica:…initialize_and_get_metadata()`)
+    r"|(?P<why4>error raised in its creation task|Exception in Replica\(|initialize_and_get_metadata\(\))"
+)
+# who failed to start, as those lines name it: the class before `.__init__()`, or the Serve deployment
+_RAY_CREATED = re.compile(
+    r"ray::(?P<cls>[\w.]+)\.__init__\(\) \(pid=(?P<pid>\d+)"
+    r"|deployment='(?P<deployment>[^']+)'"
+    r"|ray::ServeReplica:(?P<replica>[^ ]+?)\.initialize_and_get_metadata\(\) \(pid=(?P<rpid>\d+)"
 )
 _RAY_WHY = {
     "A worker died or was killed while executing a task by an unexpected system error": "worker",
@@ -56,6 +66,9 @@ _RAY_WHY = {
     "its node has died": "node",
     "it was killed by `ray.kill`": "killed",
     "all references to the actor were removed": "unreferenced",
+    "error raised in its creation task": "creation",
+    "Exception in Replica(": "creation",
+    "initialize_and_get_metadata()": "creation",
 }
 _RAY_EXIT_TYPE = re.compile(r"[Ee]xit type: (?P<type>[A-Z_]+)")
 _RAY_DETAIL = re.compile(r"Worker exit detail: (?P<detail>.*?)\s*(?:There are some potential root causes\..*)?$")
@@ -71,7 +84,14 @@ def _ray_actor_died(match: re.Match[str]) -> Fields:
         name = found.lastgroup or ""
         fields.setdefault(name, int(found[name]) if name == "pid" else found[name])
     if why := _RAY_DEATH.search(text):
-        fields["component"] = _RAY_WHY[next(w for w in (why["why"], why["why2"], why["why3"]) if w is not None)]
+        fields["component"] = _RAY_WHY[
+            next(w for w in (why["why"], why["why2"], why["why3"], why["why4"]) if w is not None)
+        ]
+        if fields["component"] == "creation" and (created := _RAY_CREATED.search(text)):
+            named = created["cls"] or created["deployment"] or created["replica"]
+            fields.setdefault("actor_class", named)
+            if created["pid"] or created["rpid"]:
+                fields.setdefault("pid", int(created["pid"] or created["rpid"]))
         tail = text[why.end() :]
         exit_type, detail = _RAY_EXIT_TYPE.search(tail), _RAY_DETAIL.search(tail)
         # a type cut at its underscore (`SYSTEM_` / `ERROR` on the next line: a terminal's wrap) is no type
@@ -729,11 +749,21 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too
-        ("The actor died unexpectedly", "The actor is dead because", "A worker died or was killed", "Worker exit type"),
+        (
+            "The actor died unexpectedly",
+            "The actor is dead because",
+            "A worker died or was killed",
+            "Worker exit type",
+            "error raised in its creation task",
+            "Exception in Replica(",
+            "initialize_and_get_metadata()",
+        ),
         K.RAY_ACTOR_DIED,
         r"The actor died unexpectedly before finishing this task|The actor is dead because"
         r"|A worker died or was killed while executing a task by an unexpected system error"
-        r"|^Worker exit type: [A-Z_]+ Worker exit detail: ",
+        r"|^Worker exit type: [A-Z_]+ Worker exit detail: "
+        r"|error raised in its creation task|Exception in Replica\(.*?\), the replica will be stopped"
+        r"|ray::ServeReplica:\S+?\.initialize_and_get_metadata\(\)",
         _ray_actor_died,
     ),
     wording(  # Ray's GCS marking a node dead after its health checks failed (every driver logs it as a warning)

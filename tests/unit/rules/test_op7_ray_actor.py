@@ -118,3 +118,32 @@ def test_the_drivers_warning_for_a_tasks_worker_and_its_exit_detail_alone_read_a
         [finding] = RULE.evaluate(Facts(events=parse_lines([line]).events))
         assert finding.title.endswith("its process was killed or crashed, without a Python exception"), line
         assert finding.actions[0].startswith("On the node that ran it: `dmesg -T")
+
+
+def test_an_actor_whose_constructor_raised_is_sent_to_the_exception_printed_with_it():
+    # OpenRLHF/OpenRLHF#358, ray-project/ray#54739 and #51242, ray-project/kuberay#4366, verbatim: an actor or a Ray
+    # Serve replica that hosts vLLM failed while starting; the exception is printed under Ray's error
+    for line, who in (
+        (
+            "ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task, "
+            "ray::LLMRayActor.__init__() (pid=236832, ip=0.0.0.0, actor_id=310c5f405ee4130f2335d35902000000, "
+            "repr=<vllm_engine.LLMRayActor object at 0x7ff1c965d870>)",
+            "Ray's actor LLMRayActor (pid 236832)",
+        ),
+        (
+            "(ServeController pid=2922) ERROR 2025-04-02 17:25:34,553 controller 2922 -- Exception in Replica(id='m37q"
+            "pvvp', deployment='vLLM:qwen-1_5b', app='default'), the replica will be stopped.",
+            "Ray's actor vLLM:qwen-1_5b",
+        ),
+        (
+            "ray.exceptions.RayTaskError(RuntimeError): ray::ServeReplica:llms:LLMServer:qwen2_5-0_5b-instruct."
+            "initialize_and_get_metadata() (pid=316, ip=10.233.69.249, actor_id=aa3366c129ab60063f7f77cd01000000)",
+            "Ray's actor llms:LLMServer:qwen2_5-0_5b-instruct (pid 316)",
+        ),
+    ):
+        [finding] = RULE.evaluate(Facts(events=parse_lines([line]).events))
+        assert (
+            finding.title == f"{who} died: its constructor raised: the vLLM engine it was starting failed, and the "
+            "exception is printed with Ray's error"
+        ), line
+        assert "servops triage --logs -" in finding.actions[0] and "tensor-parallel" in finding.actions[1]
