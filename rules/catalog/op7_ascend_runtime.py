@@ -79,7 +79,8 @@ RULE_ASCEND = Rule(
     check=_check_ascend,
     needs=("events",),
     page=RulePage(
-        checks="torch_npu's `NPU function error: <call>, error code is <n>` and `ERR00100 PTA call acl api failed`, "
+        checks="torch_npu's `NPU function error: <call>, error code is <n>`, `ERR00100 PTA call acl api failed` (and "
+        "ERR01100's OPS, ERR99999's `UNKNOWN applicaiton exception`), `ACL stream synchronize failed, error code:<n>`, "
         "CANN's `build op model failed, result = <n>`, and its op compiler failing to start (`SetPrecisionMode`, "
         "`GEInitialize failed`, `Init compiler failed`).",
         why="vllm-ascend runs on torch_npu and CANN; a refused ACL call stops the device layer, and CANN's own "

@@ -547,19 +547,24 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # torch_npu's words for a refused ACL call, CANN's op build, and its op compiler failing to start
         (
             "NPU function error",
-            "PTA call acl api failed",
+            "call acl api failed",
+            "UNKNOWN applica",
+            "ACL stream synchronize failed",
             "build op model failed",
             "GEInitialize failed",
             "Init compiler failed",
         ),
         K.ASCEND_ACL_FAILED,
         r"(?P<set>SetPrecisionMode)?[^ ]*? ?NPU function error: (?P<call>.+?), error code is (?P<code>\d+)"
-        r"|(?P<pta>ERR\d+ PTA call acl api failed)"
+        # torch_npu's own codes: ERR00100 (PTA) and ERR01100 (OPS) for a refused ACL call, ERR99999 for an exception
+        # it could not classify (its message misspells application); a stream's sync reporting a device error
+        r"|(?P<pta>ERR\d+ (?:PTA|OPS) call acl api failed|ERR99999 UNKNOWN applica(?:ti|it)on exception)"
+        r"|ACL stream synchronize failed, error code:\s*(?P<sync>\d+)"
         r"|build op model failed, result = (?P<result>\d+)"
         r"|(?P<ge>GEInitialize failed|Init compiler failed)",
         lambda m: {
             "message": m.group(0).strip(),
-            "error_code": m["code"] or m["result"],
+            "error_code": m["code"] or m["result"] or m["sync"],
             "component": "compiler" if m["set"] or m["ge"] or "ACL_PRECISION_MODE" in (m["call"] or "") else None,
         },
     ),

@@ -44,3 +44,19 @@ def test_any_other_refusal_sends_the_reader_to_canns_lines_and_the_version_set()
     assert "ASCEND_LAUNCH_BLOCKING=1" in pta.actions[0] and "vllm-ascend's release" in pta.actions[1]
     [build] = op7_ascend_runtime.RULE_ASCEND.evaluate(_facts(OP_BUILD))
     assert "(error code 500002)" in build.title
+
+
+def test_torch_npus_other_codes_and_a_streams_sync_are_the_same_refusal():
+    # gpustack/gpustack#2723 (torch_npu's own misspelling kept), vllm-ascend#2349, and an OPS call's code, verbatim
+    for line, code in (
+        ("[ERROR] 2025-08-14-13:42:44 (PID:5309, Device:-1, RankID:-1) ERR99999 UNKNOWN applicaiton exception", None),
+        ("ERROR 08-28 02:33:28 [core.py:634] RuntimeError: ACL stream synchronize failed, error code:507035", "507035"),
+        (
+            "[ERROR] 2025-09-15-05:12:52 (PID:2771862, Device:0, RankID:-1) ERR01100 OPS call acl api failed, elapsed "
+            "time: 12 ms",
+            None,
+        ),
+    ):
+        [finding] = op7_ascend_runtime.RULE_ASCEND.evaluate(_facts(line))
+        assert finding.title.startswith("Ascend's CANN runtime refused a device call"), line
+        assert (f"(error code {code})" in finding.title) == (code is not None)
