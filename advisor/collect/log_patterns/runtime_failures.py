@@ -133,10 +133,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<runtime>Triton|CuTeDSL|TileLang)\b[\w /-]*? during inference: (?P<kernel>[\w.]+)",
         lambda m: {"message": m["runtime"], "function": m["kernel"]},
     ),
-    wording(
-        ("No available shared memory broadcast block",),
+    wording(  # distributed/device_communicators/shm_broadcast.py; 0.5-0.6 worded it without the queue's name
+        # (`No available block found in 60 second.`)
+        ("No available shared memory broadcast block", "No available block found in"),
         K.SHM_BROADCAST_HANG,
-        r"No available shared memory broadcast block found in (?P<s>[\d.]+) seconds?",
+        r"No available (?:shared memory broadcast )?block found in (?P<s>[\d.]+) seconds?",
         lambda m: {"hang_seconds": to_float(m["s"])},
     ),
     wording(

@@ -261,6 +261,12 @@ CASES = [
         K.SHM_BROADCAST_HANG,
         {"hang_seconds": 60.0},
     ),
+    (  # 0.5-0.6's wording, without the queue's name (vllm#9321, verbatim)
+        "(VllmWorkerProcess pid=3106) WARNING 10-12 22:31:22 shm_broadcast.py:396] No available block found in 60 "
+        "second.",
+        K.SHM_BROADCAST_HANG,
+        {"hang_seconds": 60.0},
+    ),
     (
         "ERROR 01-01 00:00:00 [multiproc_executor.py:1] Worker proc VllmWorker-1 died unexpectedly, shutting down "
         "executor.",
