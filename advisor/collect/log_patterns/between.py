@@ -264,10 +264,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?: (?P<dhost>\[[^\]]+\]|[^\s:]+):(?P<dport>\d+)|: lookup (?P<lhost>[^\s:]+)| ).*",
         lambda m: _unreachable("Go", m, m["dhost"] or m["host"] or m["lhost"], m["dport"] or m["port"], m["path"]),
     ),
-    wording(  # the OpenAI SDK (Python's, Node's): a connection that failed, naming no address
-        ("APIConnectionError",),
+    wording(  # the OpenAI SDK (Python's, Node's): a connection that failed, naming no address; frameworks reword its
+        # class and keep its message (LiteLLM's `…common_utils.OpenAIError: Connection error.`, an agent's `OpenAI API
+        # error: Connection error.`)
+        ("APIConnectionError", "OpenAIError: Connection error", "OpenAI API error: Connection error"),
         K.SERVER_UNREACHABLE,
-        r"(?:openai\.)?APIConnectionError: Connection error\.?",
+        r"(?:openai\.)?APIConnectionError: Connection error\.?|(?:\b[\w.]*OpenAIError|OpenAI API error): Connection "
+        r"error\.?",
         lambda m: _addressless(OPENAI_SDK, m),
     ),
     wording(  # HTTP met something that does not speak it: uvicorn (vLLM's server) got no HTTP request; a client got no

@@ -158,6 +158,15 @@ def test_the_sdks_error_alone_says_only_what_to_check_and_beside_vllms_log_where
     assert any("listens on http://0.0.0.0:8001: the client must call that address" in a for a in beside.actions)
 
 
+def test_frameworks_rewording_of_the_sdks_error_is_the_same_failed_connection():
+    # BerriAI/litellm#7291 and FoundationAgents/OpenManus#770, verbatim: the SDK's message under another class
+    for line in (
+        "litellm.llms.openai.common_utils.OpenAIError: Connection error.",
+        "2025-03-17 17:21:07.953 | ERROR    | app.llm:ask_tool:426 - OpenAI API error: Connection error.",
+    ):
+        assert _finding(line).title.endswith("the connection failed (its words name no address)"), line
+
+
 def test_httpx_alone_names_no_caller_so_the_frames_are_pointed_at():
     """vLLM's own Mooncake connector calls its bootstrap server with httpx (vllm 0.32
     distributed/kv_transfer/kv_connector/v1/mooncake/mooncake_connector.py): httpx's words alone name no caller."""
