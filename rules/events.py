@@ -511,7 +511,8 @@ class LogEventKind(str, Enum):
     # path, component: the method) or a client's error (`Error code: 405 - {'detail': 'Method Not Allowed'}`)
     METHOD_NOT_ALLOWED = "method_not_allowed"
     # the server's access log answering 500 to a request it failed: `"POST /v1/chat/completions HTTP/1.1" 500 Internal
-    # Server Error`; message: the path, component: the method
+    # Server Error`; message: the path, component: the method (uvicorn's `Exception in ASGI application`: no path,
+    # component "uvicorn")
     SERVER_ERROR_RESPONSE = "server_error_response"
     # the server's access log answering 400 to a request it refused as invalid: `"POST /v1/chat/completions HTTP/1.1"
     # 400 Bad Request`; message: the path, component: the method

@@ -165,8 +165,8 @@ def _unexplained(facts: Facts, kind: LogEventKind, explained_by: tuple[LogEventK
 
 
 def _paths(events: list[LogEvent]) -> str:
-    """The paths the access lines name, each once, in order."""
-    return ", ".join(sorted({e.message or "?" for e in events}))
+    """The paths the access lines name, each once, in order; uvicorn's exception line names none."""
+    return ", ".join(sorted({e.message for e in events if e.message})) or "a route the text does not name"
 
 
 def _check_server_errors(facts: Facts) -> list[Finding]:
@@ -185,7 +185,8 @@ def _check_server_errors(facts: Facts) -> list[Finding]:
             evidence=[c.log_evidence(failed[0], name="request failed by the server", value=failed[0].message)],
             actions=[
                 "Read the API server's log around the 500 line: the ERROR lines and traceback just before it (or "
-                "after, from another process) name the exception; paste them for the cause.",
+                "after, from another process; uvicorn's `Exception in ASGI application` is followed by it) name the "
+                "exception; paste them for the cause.",
                 "Retry the same request alone: the same 500 again is its content (its media, its messages), a 500 "
                 "only under load is the server's state.",
             ],
@@ -202,7 +203,7 @@ RULE_SERVER_ERROR = Rule(
     needs=("events",),
     page=RulePage(
         checks='The API server\'s access log answering 500 (`"POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
-        "Error`) in a text with no exception and no vLLM message.",
+        "Error`), or uvicorn's `Exception in ASGI application`, in a text with no exception and no vLLM message.",
         why="A 500 is the server failing the request; its exception is logged beside the access line, and a paste "
         "without it has no cause to name.",
         example="stats lines and one `500 Internal Server Error` for an image request; the next lines (cut) held "

@@ -458,6 +458,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"status": 405},
     ),
     _access_line(500, K.SERVER_ERROR_RESPONSE),  # a request the server itself failed
+    wording(  # uvicorn's error log for the same, before the traceback it prints (uvicorn/protocols/http/*.py)
+        ("Exception in ASGI application",),
+        K.SERVER_ERROR_RESPONSE,
+        r"Exception in ASGI application",
+        lambda m: {"component": "uvicorn"},
+    ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
     wording(
         (

@@ -138,3 +138,12 @@ def test_a_get_on_a_post_route_in_the_access_log_names_the_method():
     facts = _facts('INFO:     10.0.0.1:5 - "GET /v1/chat/completions HTTP/1.1" 405 Method Not Allowed')
     [finding] = op5_routes.RULE_METHOD_NOT_ALLOWED.evaluate(facts)
     assert finding.title == "the server got GET /v1/chat/completions, a route that takes POST only (HTTP 405)"
+
+
+def test_uvicorns_exception_line_alone_is_a_500_whose_traceback_follows_it():
+    # vllm#5302 and vllm#10215, verbatim: the line uvicorn prints before the traceback of a request that raised
+    [finding] = op5_routes.RULE_SERVER_ERROR.evaluate(
+        Facts(events=parse_lines(["ERROR:    Exception in ASGI application"]).events)
+    )
+    assert finding.title.startswith("the server failed 1 request(s) to a route the text does not name with HTTP 500")
+    assert "`Exception in ASGI application` is followed by it" in finding.actions[0]
