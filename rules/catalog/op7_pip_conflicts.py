@@ -182,8 +182,9 @@ RULE_NOT_FOUND = Rule(
         checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
         "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
         "another's), pip's box around the step that failed (`× Getting requirements to build wheel did not run "
-        "successfully.`, `× Building editable for vllm (pyproject.toml) …`, `error: subprocess-exited-with-error`), or "
-        "ninja's `FAILED: <object>` for one compile step of it; vLLM's setup.py stopping with "
+        "successfully.`, `× Building editable for vllm (pyproject.toml) …`, `error: subprocess-exited-with-error`), "
+        "ninja's `FAILED: <object>` for one compile step of it, or its `missing and no known rule to make it` for an "
+        "input the build was configured with; vLLM's setup.py stopping with "
         "`RuntimeError: Unknown runtime environment` (no CUDA or ROCm in the PyTorch it builds against, or a "
         "VLLM_TARGET_DEVICE it does not know).",
         why="The versions pip was offered tell the causes apart: none for this Python and platform, a local build "
@@ -212,6 +213,9 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
     if not events:
         return []
+    missing = next((e for e in events if (e.message or "").startswith("MISSING: ")), None)
+    if missing is not None:
+        return [_build_input_missing(missing)]
     compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
     if compiled is not None:
         return [_compile_step_failed(compiled)]
@@ -312,6 +316,36 @@ def _unnamed_build_failed(event: LogEvent) -> Finding:
             _PLATFORM,
         ],
         confidence=0.55,
+    )
+
+
+def _build_input_missing(event: LogEvent) -> Finding:
+    """ninja's `missing and no known rule to make it`: the build was configured with a path that is not there."""
+    path = (event.message or "").removeprefix("MISSING: ")
+    rocm = path.startswith("/opt/rocm/")
+    whose = {"vllm": "vLLM's", "flash-attn": "flash-attn's"}.get(event.component or "", "the")
+    actions = [
+        f"`ls -l {path}`: the build was configured to use that file; find where it really is (`find / -name "
+        f"{path.rsplit('/', 1)[-1]} 2>/dev/null`) and point the build there, or install what provides it.",
+    ]
+    if rocm:
+        actions.insert(
+            0,
+            "ROCm installed elsewhere (a versioned /opt/rocm-6.2.0, a module system on a cluster): the build's CMake "
+            "files look for ROCm at /opt/rocm unless ROCM_PATH names it, so export ROCM_PATH (and ROCM_HOME) to the "
+            "install before building, or make /opt/rocm lead to it (`ln -s /opt/rocm-<version> /opt/rocm`, in a "
+            "container where the host gives no root); or build in vLLM's ROCm image, where /opt/rocm is the install.",
+        )
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"{whose} source build stopped before compiling: it needs {path}, which does not exist"
+        + (" (ROCm is not at /opt/rocm)" if rocm else ""),
+        summary="ninja refuses to start a build whose inputs are missing and that has no rule to make them: the "
+        "build was configured (by CMake, from PyTorch's and the toolkit's own CMake files) with a path this "
+        "machine does not have.",
+        evidence=[c.log_evidence(event, name="ninja's missing input", value=path)],
+        actions=actions,
+        confidence=0.6,
     )
 
 

@@ -109,7 +109,7 @@ def _built_package(target: str) -> str | None:
     setuptools (0.1 to 0.3) or by CMake into its extension targets (`_C`, `_moe_C`, `_rocm_C`, `_flashmla_C` …)."""
     if "flash_attn" in target:
         return "flash-attn"
-    if "csrc/" in target or re.search(r"CMakeFiles/_\w*C\.dir/", target):
+    if "csrc/" in target or re.search(r"CMakeFiles/_\w*C\.dir/|/vllm/_\w*C\.abi3\.so$", target):
         return "vllm"
     return None
 
@@ -337,6 +337,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "message": ("editable" if m["mode"] == "editable" else m["step"] or "subprocess-exited-with-error"),
             "component": m["package"],
         },
+    ),
+    wording(  # ninja refusing to start: a file the build links or reads does not exist and nothing builds it
+        ("missing and no known rule to make it",),
+        K.PIP_BUILD_FAILED,
+        r"ninja: error: '(?P<missing>[^']+)', needed by '(?P<target>[^']+)', missing and no known rule to make it",
+        lambda m: {"message": f"MISSING: {m['missing']}", "component": _built_package(m["target"])},
     ),
     wording(  # ninja's line for a compile step that failed (`FAILED: CMakeFiles/_C.dir/csrc/activation_kernels.cu.o`;
         # 1.12 adds `[code=1] `): the object names the source file, and the compiler's own words follow it

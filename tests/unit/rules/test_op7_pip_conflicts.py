@@ -130,6 +130,20 @@ def test_pips_box_around_a_failed_build_step_is_read_by_the_step():
     assert wheel.title.startswith("pip built vllm from its source and the build failed")
 
 
+def test_ninjas_missing_input_is_a_path_the_build_was_configured_with_rocm_outside_opt_rocm_named():
+    # vllm#8042 (ROCm 6.2.0 in /opt/rocm-6.2.0 on an HPC system) and vllm#8004, verbatim
+    line = (
+        "ninja: error: '/opt/rocm/lib/libamdhip64.so', needed by '/lustre/orion/csc569/scratch/prajwal/vllm/build/lib."
+        "linux-x86_64-cpython-311/vllm/_core_C.abi3.so', missing and no known rule to make it"
+    )
+    [finding] = _not_found(line)
+    assert finding.title == (
+        "vLLM's source build stopped before compiling: it needs /opt/rocm/lib/libamdhip64.so, which does not exist "
+        "(ROCm is not at /opt/rocm)"
+    )
+    assert "ROCM_PATH" in finding.actions[0] and "find / -name libamdhip64.so" in finding.actions[1]
+
+
 def test_a_failed_link_or_phony_target_is_not_a_compile_step():
     assert _not_found("FAILED: build.ninja") == []
 
