@@ -373,6 +373,10 @@ class LogEventKind(str, Enum):
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
     # for the op compiler's start
     ASCEND_ACL_FAILED = "ascend_acl_failed"
+    # Triton's compiler aborting on a tensor-core layout conversion before Ampere (lib/Analysis/Allocation.cpp:
+    # "Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere");
+    # message: its words
+    TRITON_MMA_LAYOUT = "triton_mma_layout"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -1081,6 +1085,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
+    LogEventKind.TRITON_MMA_LAYOUT: ("message",),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

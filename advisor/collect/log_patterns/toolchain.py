@@ -338,6 +338,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": m["package"],
         },
     ),
+    wording(  # Triton's compiler aborting on a tensor-core layout conversion it supports only from Ampere
+        ("mma -> mma layout conversion",),
+        K.TRITON_MMA_LAYOUT,
+        r"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # ninja refusing to start: a file the build links or reads does not exist and nothing builds it
         ("missing and no known rule to make it",),
         K.PIP_BUILD_FAILED,
