@@ -80,6 +80,9 @@ _FORMAT_IN_NAME = re.compile(r"(?i)(?:^|[-_./])(awq|gptq)(?:$|[-_./])")
 # A layer's index inside a dotted name (`model.layers.0.`, `transformer.h.11.`): a model's parameter, whatever frame
 # raised it.
 _LAYER_INDEX = re.compile(r"\.\d+\.")
+# PEFT's own names in a checkpoint saved from a PeftModel without merging: its wrapper's prefix (`base_model.model.`),
+# a LoRA layer's wrapped original (`base_layer`, PEFT 0.7 on) and its adapter matrices (`lora_A`, `lora_B`)
+_PEFT_NAME = re.compile(r"^base_model\.model\.|\.base_layer\.|\.lora_[AB]\.")
 
 
 def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
@@ -96,7 +99,8 @@ def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
     parameter = _LAYER_INDEX.search(match["name"]) is not None and (
         match["suffix"] in ("weight", "bias") or format_of_suffix(match["suffix"]) is not None
     )
-    return match if loading or (bare and parameter) else None
+    peft = _PEFT_NAME.search(match["name"]) is not None
+    return match if loading or (bare and (parameter or peft)) else None
 
 
 def format_of_suffix(suffix: str) -> str | None:
@@ -114,6 +118,8 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         if match is None:
             continue
         name, suffix = match["name"], match["suffix"]
+        if _PEFT_NAME.search(name):
+            return [_unmerged_peft(event, name)]
         if _built_unquantized(facts, name, suffix):
             return [_undetected_quantization(facts, event, name, suffix)]
         if _bitsandbytes_suffix(suffix) and _load_format(facts) != "bitsandbytes":
@@ -152,6 +158,27 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+def _unmerged_peft(event: LogEvent, name: str) -> Finding:
+    """A tensor named by PEFT's wrapper: the checkpoint is a PeftModel's state saved without merging its adapter."""
+    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+    evidence.description = "a tensor named by PEFT's wrapper (base_model.model., base_layer, lora_A/lora_B)"
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.CRITICAL,
+        f"the checkpoint holds {name}, a name PEFT gives: it was saved from a model with its LoRA adapter unmerged",
+        summary="PEFT wraps the model it fine-tunes: the whole model sits under `base_model.model.`, each adapted "
+        "layer keeps its original weight as `base_layer` beside the adapter's `lora_A` and `lora_B`. Saving that "
+        "wrapper's state as a full model writes those names, which no model's loader in vLLM has a parameter for.",
+        evidence=[evidence],
+        actions=[
+            "Merge the adapter into the base model and save that: `merged = peft_model.merge_and_unload(); "
+            "merged.save_pretrained(dir)` (and the tokenizer), then serve `dir`.",
+            "Or keep them apart: save the adapter alone (the PeftModel's `save_pretrained` writes adapter_config.json "
+            "and its weights) and serve the base model with `--enable-lora --lora-modules <name>=<adapter dir>`.",
+        ],
+        confidence=0.85,
+    )
 
 
 def _built_unquantized(facts: Facts, name: str, suffix: str) -> bool:
@@ -308,7 +335,9 @@ RULE_UNLOADABLE_TENSOR = Rule(
         checks="A `KeyError` naming a dotted tensor name (`layers.35.mlp.gate.g_idx`) raised in a model's "
         "`load_weights` (or at its `params_dict[name]` line), or pasted without its frames when the name has a "
         "layer index and a weight's or a quantization format's suffix (`experts.w2_weight_scale_inv`); V0's "
-        "engine line that prints the KeyError's key alone, quoted, is the same error.",
+        "engine line that prints the KeyError's key alone, quoted, is the same error; a name PEFT gives "
+        "(`base_model.model.…`, `….base_layer.weight`, `lora_A`/`lora_B`) is a fine-tuned model saved with its "
+        "adapter unmerged (merge it, or serve it as a LoRA adapter).",
         why="The weight loader looks each checkpoint tensor up among the model's parameters; a bare KeyError is "
         "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
         example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "

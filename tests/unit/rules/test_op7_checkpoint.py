@@ -138,3 +138,12 @@ def test_a_quoted_word_alone_on_a_vllm_error_line_is_a_key_error():
     unpacking = "ERROR 12-17 18:40:37 engine.py:366] not enough values to unpack (expected 2, got 1)"
     [unpack] = parse_lines([unpacking]).events
     assert unpack.exception == "ValueError"
+
+
+def test_a_tensor_named_by_peft_is_an_unmerged_adapter_saved_as_the_model():
+    # vllm#2626's line, verbatim (no layer index: PEFT's prefix and its wrapped `base_layer` say what it is)
+    top = evaluate(Facts(events=parse_lines(["KeyError: 'base_model.model.lm_head.base_layer.weight'"]).events)).top
+    assert top.rule == "OP-7.21" and "LoRA adapter unmerged" in top.title
+    assert "merge_and_unload()" in top.actions[0] and "--enable-lora --lora-modules" in top.actions[1]
+    plain = evaluate(Facts(events=parse_lines(["KeyError: 'lm_head.weight'"]).events)).findings
+    assert not any("PEFT" in finding.title for finding in plain)
