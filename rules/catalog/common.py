@@ -477,6 +477,14 @@ def eager_mode(reason: str, cost: str) -> ConfigChange:
     return ConfigChange(flag="--enforce-eager", current="false", proposed="true", reason=reason, cost=cost)
 
 
+def halved_max_num_seqs(seqs: int, reason: str, cost: str = "") -> ConfigChange:
+    """`--max-num-seqs` at half its value (at least 1): the batch's first lever for memory a batch shape sizes (CUDA
+    graphs, a TPU kernel's block tables, XLA's programs); each rule gives its own reason."""
+    return ConfigChange(
+        flag="--max-num-seqs", current=str(seqs), proposed=str(max(1, seqs // 2)), reason=reason, cost=cost
+    )
+
+
 def util_change(facts: Facts, proposed: float, reason: str, cost: str) -> ConfigChange:
     """A --gpu-memory-utilization change from the current value (configured, printed or vLLM's default)."""
     return ConfigChange(

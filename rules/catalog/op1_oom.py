@@ -304,12 +304,8 @@ def _check_oom_cudagraph(facts: Facts) -> list[Finding]:
         "skips CUDA-graph capture and its memory pool (0.5–1.9 GiB)",
         cost="slower decode at small batch sizes (no CUDA graphs)",
     )
-    alternative = ConfigChange(
-        flag="--max-num-seqs",
-        current=str(seqs),
-        proposed=str(max(1, seqs // 2)),
-        reason="capture sizes go up to max-num-seqs; fewer, smaller graphs",
-        cost="fewer requests batched at once",
+    alternative = c.halved_max_num_seqs(
+        seqs, "capture sizes go up to max-num-seqs; fewer, smaller graphs", cost="fewer requests batched at once"
     )
     return [
         RULE_OOM_CUDAGRAPH.finding(

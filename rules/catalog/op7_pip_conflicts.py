@@ -319,11 +319,16 @@ def _unnamed_build_failed(event: LogEvent) -> Finding:
     )
 
 
+def _whose_build(event: LogEvent, otherwise: str) -> str:
+    """The project a ninja line's build belongs to, as the collector named it from its paths, said as an owner."""
+    return {"vllm": "vLLM's", "flash-attn": "flash-attn's"}.get(event.component or "", otherwise)
+
+
 def _build_input_missing(event: LogEvent) -> Finding:
     """ninja's `missing and no known rule to make it`: the build was configured with a path that is not there."""
     path = (event.message or "").removeprefix("MISSING: ")
     rocm = path.startswith("/opt/rocm/")
-    whose = {"vllm": "vLLM's", "flash-attn": "flash-attn's"}.get(event.component or "", "the")
+    whose = _whose_build(event, "the")
     actions = [
         f"`ls -l {path}`: the build was configured to use that file; find where it really is (`find / -name "
         f"{path.rsplit('/', 1)[-1]} 2>/dev/null`) and point the build there, or install what provides it.",
@@ -354,7 +359,7 @@ def _compile_step_failed(event: LogEvent) -> Finding:
     target = (event.message or "").removeprefix("FAILED: ")
     source = target.split("/csrc/", 1)[-1] if "/csrc/" in target else target.rsplit("/", 1)[-1]
     source = source.removesuffix(".o").removesuffix(".obj")
-    whose = {"vllm": "vLLM's", "flash-attn": "flash-attn's"}.get(event.component or "", "a package's")
+    whose = _whose_build(event, "a package's")
     return RULE_NOT_FOUND.finding(
         Severity.HIGH,
         f"{whose} source build failed compiling {source}: the compiler's error is in the lines ninja printed after "

@@ -62,14 +62,7 @@ def _program_beside_the_kv_cache(facts: Facts, event: LogEvent) -> Finding:
         )
     seqs = c.max_num_seqs(facts)
     if seqs and seqs > 1:
-        changes.append(
-            ConfigChange(
-                flag="--max-num-seqs",
-                current=str(seqs),
-                proposed=str(max(1, seqs // 2)),
-                reason="smaller padded batch shapes, so smaller programs and buffers",
-            )
-        )
+        changes.append(c.halved_max_num_seqs(seqs, "smaller padded batch shapes, so smaller programs and buffers"))
     return RULE_TPU_HBM.finding(
         Severity.CRITICAL,
         "the TPU ran out of HBM loading a compiled program: the KV cache's share left too little beside it",

@@ -84,14 +84,7 @@ def _shrink_the_table(facts: Facts) -> tuple[list[ConfigChange], list[str]]:
         )
     seqs = c.max_num_seqs(facts)
     if seqs and seqs > 1:
-        changes.append(
-            ConfigChange(
-                flag="--max-num-seqs",
-                current=str(seqs),
-                proposed=str(max(1, seqs // 2)),
-                reason="half the sequences whose block tables the kernel holds at once",
-            )
-        )
+        changes.append(c.halved_max_num_seqs(seqs, "half the sequences whose block tables the kernel holds at once"))
     release = c.vllm_release(facts)
     if release is None or release < BATCH_SPLIT_FROM:
         actions.append(

@@ -238,12 +238,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<no_operator>No operator found for `memory_efficient_attention_\w+`)"
         r"|(?P<no_cuda_build>xFormers wasn't build with CUDA support)"
         r"|^\s*dtype=torch\.(?P<dtype>\w+) \(supported: \{torch\."
-        r"|requires device with capability [>=]+ \(\d+, \d+\) but your GPU has capability \((?P<cc>\d+, \d+)\)",
+        r"|requires device with capability [>=]+ \(\d+, \d+\) but your GPU has capability "
+        r"\((?P<capability>\d+, \d+)\)",
         lambda m: {
-            "message": next(name for name in ("no_operator", "no_cuda_build", "dtype", "cc") if m[name]).replace(
-                "cc", "capability"
-            ),
-            "component": m["dtype"] or (m["cc"].replace(", ", ".") if m["cc"] else None),
+            "message": next(name for name in ("no_operator", "no_cuda_build", "dtype", "capability") if m[name]),
+            "component": m["dtype"] or (m["capability"].replace(", ", ".") if m["capability"] else None),
         },
     ),
     wording(
