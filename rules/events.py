@@ -373,6 +373,12 @@ class LogEventKind(str, Enum):
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
     # for the op compiler's start
     ASCEND_ACL_FAILED = "ascend_acl_failed"
+    # AWS Neuron (Inferentia, Trainium): its runtime refusing a call ("nrt_tensor_allocate status=4 message=\"Allocation
+    # Failure\"", "Failure: NRT_RESOURCE in nrt_load()"), its driver out of device memory ("TDRV:dmem_alloc_internal
+    # Failed to alloc DEVICE memory"), or its compiler failing ("Failed compilation with ['neuronx-cc', …",
+    # "neuronx-cc failed with -9"); message: the words, error_code: the runtime's status number or the compiler's exit
+    # status, component: "runtime", "device memory" or "compiler"
+    NEURON_FAILED = "neuron_failed"
     # Triton's compiler aborting on a tensor-core layout conversion before Ampere (lib/Analysis/Allocation.cpp:
     # "Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere");
     # message: its words
@@ -1086,6 +1092,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
+    LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),

@@ -568,6 +568,21 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": "compiler" if m["set"] or m["ge"] or "ACL_PRECISION_MODE" in (m["call"] or "") else None,
         },
     ),
+    wording(  # AWS Neuron's runtime (nrt_status.h's numbered status, or its name), its driver's device allocator, and
+        # its compiler neuronx-cc, as transformers-neuronx, NxDI and torch-neuronx word them
+        ("status=", "NRT_", "Failed to alloc DEVICE memory", "neuronx-cc"),
+        K.NEURON_FAILED,
+        r"\bnrt_(?P<call>\w+) status=(?P<status>\d+)(?: message=\"?(?P<why>[^\"]*))?"
+        r"|Failure: (?P<name>NRT_[A-Z_]+) in nrt_\w+\(\)"
+        r"|(?P<dmem>Failed to alloc DEVICE memory)"
+        r"|(?P<cc>Failed compilation with \['neuronx-cc'|neuronx-cc failed with (?P<exit>-?\d+)"
+        r"|Compilation failed for \S+neuroncc_compile_workdir\S*)",
+        lambda m: {
+            "message": m.group(0).strip(),
+            "error_code": m["status"] or m["name"] or m["exit"],
+            "component": "compiler" if m["cc"] else "device memory" if m["dmem"] else "runtime",
+        },
+    ),
     wording(  # TRL's vLLM client polling its server's /health/ before training, and giving up
         ("Server is not up yet", "vLLM server can't be reached at"),
         K.TRL_SERVER_UNREACHED,
