@@ -39,8 +39,33 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("/worker/", "worker"),
     ("/engine/", "engine"),
 )
+# vLLM's configuration: its config classes are pydantic dataclasses (vllm/config/, 0.32; ModelConfig was one by 0.9),
+# validated as the engine's arguments are turned into them at start-up, so pydantic names the class in its header
+# (`1 validation error for ModelConfig`) and wraps each refusal as `Value error, <words> [type=value_error,
+# input_value=ArgsKwargs(…)]`.
+CONFIGURATION = "vLLM's configuration (validated as it starts)"
+VLLM_CONFIG_CLASSES = (
+    "VllmConfig",
+    "ModelConfig",
+    "CacheConfig",
+    "ParallelConfig",
+    "SchedulerConfig",
+    "DeviceConfig",
+    "LoadConfig",
+    "LoRAConfig",
+    "MultiModalConfig",
+    "SpeculativeConfig",
+    "CompilationConfig",
+    "StructuredOutputsConfig",
+    "KVTransferConfig",
+    "ObservabilityConfig",
+    "PoolerConfig",
+    "AttentionConfig",
+)
 # Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
 MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
+    *((f"{error} for {name.lower()}", CONFIGURATION) for name in VLLM_CONFIG_CLASSES for error in ("error", "errors")),
+    *((f"[type={kind}, input_value=argskwargs(", CONFIGURATION) for kind in ("value_error", "assertion_error")),
     ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
     ("nccl", "distributed communication (NCCL)"),
     ("cuda", "CUDA runtime"),

@@ -51,6 +51,7 @@ from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.collect.windows_host import windows_vllm_path
 from advisor.errors import UserError
+from rules.components import CONFIGURATION
 from rules.events import (
     FAILURE_WORDS,
     HTTP_ERROR_EXCEPTION,
@@ -690,7 +691,19 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"])
+    if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
+        exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
     return exception
+
+
+# pydantic's line for an error a validator raised, under its `N validation error(s) for <Model>` header: vLLM's
+# config classes (ModelConfig, VllmConfig …) are pydantic dataclasses, so a ValueError or an assert in their
+# `__post_init__` is printed as `Value error, <words> [type=value_error, input_value=ArgsKwargs(…), …]`
+# (zai-org/GLM-V#9 with vLLM 0.9; vllm#35967): the words are the exception's, its class pydantic's type.
+_PYDANTIC_WRAPPED = re.compile(
+    r"^\s*(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), input_value="
+)
+_PYDANTIC_CLASSES = {"value_error": "ValueError", "assertion_error": "AssertionError"}
 
 
 # A traceback's source line that can only be its last frame's, pasted without the exception line under it: an
@@ -724,15 +737,16 @@ def _unplaced_event(
     no traceback, the plugin whose logger wrote the line, `logged_plugin`)."""
     releases = refused_names.argument_releases(cls, said, frames)
     extra = refused_names.extra_installing(cls, said)
+    component = component_of(frames, text)
     return LogEvent(
         kind=LogEventKind.UNPLACED_ERROR,
         message=f"{cls}: {said}" if said else cls,
         exception=cls,
-        component=component_of(frames, text),
+        component=component,
         code=code if frames else None,
         code_file=frames[-1].path if frames else None,
         function=frames[-1].function if frames else None,
-        phase=phase,
+        phase="startup" if component == CONFIGURATION else phase,  # vLLM validates its configuration as it starts
         nearest=message_catalog().nearest(said or cls),
         naming_message=message_catalog().naming_in(said),
         caller=refused_names.caller_of_vllm(frames) or releases.builder,

@@ -22,6 +22,7 @@ from rules.catalog import common as c
 from rules.catalog import op7_swap_space
 from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGE, REMEDIES, Remedy
+from rules.components import CONFIGURATION
 from rules.events import HTTP_ERROR_EXCEPTION, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -590,6 +591,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
+    if root.exception == "ValidationError" and root.component == CONFIGURATION:  # pydantic's header, its reasons under
+        actions = [CONFIGURATION_HEADER_ACTION]
     if _internal_failure(root):
         place = root.component or (root.code_file or "").rsplit("/vllm/", 1)[-1]
         actions.insert(0, _internal_check_action(root.exception or "", place))
@@ -600,7 +603,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         changes = changes or named_changes
     elif root.plugin:
         actions.append(_plugin_action(root.plugin))
-    elif root.nearest:
+    elif root.nearest and root.exception != "ValidationError":
         actions.append(nearest_action(root.nearest))
     return [
         RULE_UNPLACED.finding(
@@ -614,6 +617,15 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+# pydantic's header alone (`1 validation error for ModelConfig`): the reasons are the lines under it, each a field
+# name with its problem or `Value error, <words> [type=value_error, …]` carrying vLLM's own words.
+CONFIGURATION_HEADER_ACTION = (
+    "Copy the lines under this header too: pydantic prints each refusal there, as a field with its problem or as "
+    "`Value error, <words> [type=value_error, …]`, whose words are vLLM's reason (its message catalog reads them); the "
+    "header only says which of vLLM's config classes refused the arguments it was built from."
+)
 
 
 def _explains(ref: CatalogRef | None) -> bool:

@@ -157,3 +157,16 @@ def test_a_workers_traceback_without_the_engines_death_is_named_by_its_root_exce
         "(EngineCore_DP0 pid=9) ERROR 11-17 07:54:19 [core.py:710] EngineCore encountered a fatal error.",
     ]
     assert _findings(*dead)[0].rule == "HL-2"  # beside the engine's death, HL-2 names the worker's exception
+
+
+def test_pydantics_header_alone_asks_for_the_lines_under_it_not_a_traceback():
+    """`1 validation error for ModelConfig` pasted alone (vllm#26161, zai-org/GLM-V#9): the reasons are pydantic's
+    lines under it, which carry vLLM's words; vLLM's messages nearest the header's words would mislead."""
+    lines = ["pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig"]
+    top = evaluate(Facts(events=parse_lines(lines).events)).top
+    assert top.rule == "VC-2" and "during startup" in top.title
+    assert top.actions == [
+        "Copy the lines under this header too: pydantic prints each refusal there, as a field with its problem or as "
+        "`Value error, <words> [type=value_error, …]`, whose words are vLLM's reason (its message catalog reads them); "
+        "the header only says which of vLLM's config classes refused the arguments it was built from."
+    ]

@@ -260,3 +260,23 @@ def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_
     assert not parse_lines(['    assert check(x), "check failed"']).events
     framed = ['  File "/x/vllm/a.py", line 3, in f', '    assert ready, "not ready"', "AssertionError: not ready"]
     assert [e.message for e in parse_lines(framed).events] == ["AssertionError: not ready"]
+
+
+def test_pydantics_line_for_a_validators_error_is_that_error_in_vllms_configuration():
+    """vLLM's config classes are pydantic dataclasses: a ValueError in their checks is printed as pydantic's `Value
+    error, <words> [type=value_error, input_value=ArgsKwargs(…)]` (vllm#35967's line, verbatim), read as the
+    ValueError it wraps, raised in vLLM's configuration as it starts; the header above it names the class."""
+    line = (
+        "Value error, invalid literal for int() with base 10: '4.0' [type=value_error, input_value=ArgsKwargs((), "
+        "{'model_co...transfer_config': None}), input_type=ArgsKwargs]"
+    )
+    [event] = parse_lines([line]).events
+    assert (event.kind, event.message) == (
+        K.UNPLACED_ERROR,
+        "ValueError: invalid literal for int() with base 10: '4.0'",
+    )
+    assert (event.component, event.phase) == ("vLLM's configuration (validated as it starts)", "startup")
+    [header] = parse_lines(["pydantic_core._pydantic_core.ValidationError: 2 validation errors for VllmConfig"]).events
+    assert (header.exception, header.component) == ("ValidationError", "vLLM's configuration (validated as it starts)")
+    # a request's schema is not the configuration
+    assert component_of([], "1 validation error for ChatCompletionRequest") is None
