@@ -45,6 +45,9 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "bitsandbytes__fp4": "bitsandbytes 4-bit (its packed FP4 state)",
     # Huawei's msModelSlim W8A8 for Ascend NPUs writes these beside each quantized weight (its
     # quant_model_description.json lists them per layer: vllm-ascend#633); only vllm-ascend's quantization loads them
+    # SmoothQuant-style methods (OmniQuant, as LightCompress exports it: ModelTC/LightCompress#256) fold a smoothing
+    # scale into the weights before a checkpoint is served; one saved beside them (`fc1_smooth_scale`) was not folded
+    "smooth_scale": "SmoothQuant-style smoothing (a scale the export did not fold into the weights)",
     "deq_scale": "Ascend msModelSlim W8A8 (its dequantization scale)",
     "quant_bias": "Ascend msModelSlim W8A8 (its quantization bias)",
     "input_offset": "Ascend msModelSlim W8A8 (the activation offset)",
@@ -96,8 +99,10 @@ def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
         return None
     loading = event.function == "load_weights" or "params_dict[" in (event.code or "")
     bare = event.function is None and not event.code
-    parameter = _LAYER_INDEX.search(match["name"]) is not None and (
-        match["suffix"] in ("weight", "bias") or format_of_suffix(match["suffix"]) is not None
+    # a model's parameter: a weight or bias (a top-level one has no layer index: `transformer.lm_head.weight`,
+    # vllm#508), or a quantization format's tensor in a layer
+    parameter = match["suffix"] in ("weight", "bias") or (
+        _LAYER_INDEX.search(match["name"]) is not None and format_of_suffix(match["suffix"]) is not None
     )
     peft = _PEFT_NAME.search(match["name"]) is not None
     return match if loading or (bare and (parameter or peft)) else None

@@ -147,3 +147,14 @@ def test_a_tensor_named_by_peft_is_an_unmerged_adapter_saved_as_the_model():
     assert "merge_and_unload()" in top.actions[0] and "--enable-lora --lora-modules" in top.actions[1]
     plain = evaluate(Facts(events=parse_lines(["KeyError: 'lm_head.weight'"]).events)).findings
     assert not any("PEFT" in finding.title for finding in plain)
+
+
+def test_a_bare_keyerror_for_a_top_level_weight_or_an_unfolded_smoothing_scale_is_a_checkpoint_tensor():
+    """vllm#508 (`transformer.lm_head.weight`, a Bloom-family checkpoint), vllm#3323 (`Im_head.weight`) and
+    ModelTC/LightCompress#256 (`layers.0.fc1_smooth_scale`, an OmniQuant export), each pasted alone, verbatim."""
+    for name in ("transformer.lm_head.weight", "Im_head.weight", "layers.0.fc1_smooth_scale"):
+        [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts([f"KeyError: '{name}'"]))
+        assert f"the checkpoint holds {name}" in finding.title
+    assert "SmoothQuant-style" in op7_checkpoint.format_of_suffix("fc1_smooth_scale")
+    # a dotted key that is no parameter's name stays an error servops cannot place
+    assert op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(["KeyError: 'model.safetensors'"])) == []
