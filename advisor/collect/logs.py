@@ -691,11 +691,19 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"])
+    if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
+        exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
         exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
     return exception
 
 
+# Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's
+# title: `NeuronExecutor.__init__() takes 7 positional arguments but 8 were given`).
+_PYTHON_CALL_REFUSAL = re.compile(
+    r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
+    r"|got an unexpected keyword argument '\w+'|missing \d+ required (?:positional|keyword-only) arguments?: .+)$"
+)
 # pydantic's line for an error a validator raised, under its `N validation error(s) for <Model>` header: vLLM's
 # config classes (ModelConfig, VllmConfig …) are pydantic dataclasses, so a ValueError or an assert in their
 # `__post_init__` is printed as `Value error, <words> [type=value_error, input_value=ArgsKwargs(…), …]`

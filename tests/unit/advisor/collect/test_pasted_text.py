@@ -280,3 +280,13 @@ def test_pydantics_line_for_a_validators_error_is_that_error_in_vllms_configurat
     assert (header.exception, header.component) == ("ValidationError", "vLLM's configuration (validated as it starts)")
     # a request's schema is not the configuration
     assert component_of([], "1 validation error for ChatCompletionRequest") is None
+
+
+def test_pythons_refusal_of_a_calls_arguments_pasted_without_its_class_is_a_typeerror():
+    """vllm#3694's title, verbatim: Python's words for a call whose arguments do not fit, which only a TypeError
+    carries, were read as nothing at all."""
+    [event] = parse_lines(["NeuronExecutor.__init__() takes 7 positional arguments but 8 were given"]).events
+    assert event.kind == K.UNPLACED_ERROR and event.exception == "TypeError"
+    [missing] = parse_lines(["NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'"]).events
+    assert missing.exception == "TypeError"
+    assert not parse_lines(["The server takes 7 positional arguments but 8 were given to it"]).events
