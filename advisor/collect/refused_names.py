@@ -66,6 +66,8 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
         return _struct_keyword_releases(cls, said, frames)
+    if keyword["function"] == "__init__":  # Python before 3.10 names no class
+        return _unnamed_constructor_releases(keyword["keyword"])
     engine_class = ENGINE_ARG_CLASSES.get(keyword["function"])
     if engine_class is not None:
         read = message_catalog().engine_args_minors
@@ -75,6 +77,20 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _unnamed_constructor_releases(keyword: str) -> ArgumentReleases:
+    """Python before 3.10 words a constructor's refusal without its class (`__init__() got an unexpected keyword
+    argument 'limit_mm_per_prompt'`, hiyouga/LlamaFactory#6654 on Python 3.9): read as vLLM's EngineArgs only for a
+    keyword of its own (an underscore in it, no plain `model` or `seed`) that some releases read took and others did
+    not; one every release took was not refused by EngineArgs, and one none took is another class's."""
+    read = message_catalog().engine_args_minors
+    if "_" not in keyword or not read:
+        return ArgumentReleases()
+    releases = _engine_argument_releases(ENGINE_ARG_CLASSES["EngineArgs.__init__"], keyword, read)
+    if releases.absent_from is not None or releases.known_in_release == read[0]:
+        return ArgumentReleases()
+    return releases
 
 
 def _struct_keyword_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:

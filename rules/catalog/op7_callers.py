@@ -36,12 +36,19 @@ from rules.events import (
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
+# A constructor's refusal Python before 3.10 words without its class, whose keyword the collector found among
+# EngineArgs' fields of some releases and not others.
+UNNAMED_ENGINE_ARGS = "__init__ (EngineArgs', by its keyword: Python before 3.10 names no class)"
+
 
 def _refusal(event: LogEvent) -> tuple[str, str, bool] | None:
     """(the refusing function, the keyword, vouched) of a TypeError refusing a keyword: Python's words name the
     function; msgspec's name none, and are vLLM's SamplingParams' when the collector found a release whose
     SamplingParams took the keyword (it then set the releases on the event: vouched, whatever the frames)."""
     refused = UNEXPECTED_KEYWORD.search(event.message or "")
+    if refused is not None and refused["function"] == "__init__":  # no class named: EngineArgs' when a release took it
+        vouched = bool(event.known_in_release or event.known_releases)
+        return (UNNAMED_ENGINE_ARGS, refused["keyword"], True) if vouched else None
     if refused is not None:
         return refused["function"], refused["keyword"], False
     struct = STRUCT_UNEXPECTED_KEYWORD.search(event.message or "")

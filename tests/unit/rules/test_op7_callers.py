@@ -142,3 +142,20 @@ def test_msgspecs_refusal_under_the_frame_that_built_samplingparams_names_that_p
     [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts(lines))
     assert finding.title.startswith("fastchat passes vLLM an argument the installed vLLM version does not take")
     assert finding.actions[0].startswith("Take use_beam_search out of the keywords fastchat passes to SamplingParams")
+
+
+def test_python_39s_classless_constructor_refusal_is_engineargs_when_its_keyword_came_and_went():
+    """hiyouga/LlamaFactory#6654's line, verbatim (Python 3.9 names no class): `limit_mm_per_prompt` is an engine
+    argument from 0.5.5, so an older vLLM refused it; `worker_use_ray` one that 0.7 dropped. A keyword every release
+    took (`gpu_memory_utilization`) or none did was not EngineArgs' refusal."""
+    [new] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(
+        _facts(["TypeError: __init__() got an unexpected keyword argument 'limit_mm_per_prompt'"])
+    )
+    assert "(limit_mm_per_prompt)" in new.title and new.actions[0].startswith("Upgrade vLLM to 0.5.5 or later")
+    [old] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(
+        _facts(["TypeError: __init__() got an unexpected keyword argument 'worker_use_ray'"])
+    )
+    assert [change.flag for change in old.changes] == ["--worker-use-ray"]
+    for keyword in ("gpu_memory_utilization", "foo_bar", "model"):
+        line = f"TypeError: __init__() got an unexpected keyword argument '{keyword}'"
+        assert op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line])) == []
