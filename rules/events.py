@@ -368,6 +368,10 @@ class LogEventKind(str, Enum):
     # seconds...", and its ConnectionError "The vLLM server can't be reached at <url> after <n> seconds"; message: the
     # URL, when the line names it
     TRL_SERVER_UNREACHED = "trl_server_unreached"
+    # TRL 0.14-0.15's GRPO trainer refusing the GPU it was to put vLLM on (trl/trainer/grpo_trainer.py): "The requested
+    # device for vllm (cuda:1) is not available. … In your case: `--num_processes 0`."; device: the device it asked
+    # for, message: the --num_processes value TRL suggests
+    TRL_VLLM_DEVICE = "trl_vllm_device"
     # torch_npu and CANN on an Ascend NPU refusing an ACL call: "NPU function error: <call>, error code is <n>",
     # "ERR00100 PTA call acl api failed", "build op model failed, result = <n>", and CANN's op compiler failing to
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
@@ -1090,6 +1094,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
+    LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
     LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),

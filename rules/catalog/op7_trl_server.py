@@ -1,4 +1,6 @@
-"""OP-7.79: a TRL trainer waits for the vLLM server it generates with, and none answers.
+"""OP-7.79 and OP-7.84: a TRL trainer's vLLM, as a server nobody answers for, and as a GPU its process cannot see.
+
+OP-7.79: a TRL trainer waits for the vLLM server it generates with, and none answers.
 
 Why a rule of its own: TRL's online trainers (GRPO, RLOO, online DPO) generate with vLLM, and from TRL 0.16 the
 default is a separate server the trainer reaches over HTTP: `trl vllm-serve --model …` on GPUs of its own, started
@@ -9,6 +11,16 @@ reached at <url> after <n> seconds. Make sure the server is running by running `
 same script had worked a month before); a maintainer's first question was whether the server had been started. The
 server is TRL's own command, not `vllm serve`: the trainer also calls routes only it has (`/get_world_size/`, the
 weight-sync group; huggingface/trl#3587 got `404 {"detail":"Not Found"}` from a plain vLLM server).
+
+OP-7.84: before 0.16, TRL's GRPO trainer ran vLLM inside the training script on one GPU of its own, `vllm_device`
+(default `auto`: the GPU after the training processes', `cuda:<num_processes>`), and refused a device index the process
+cannot see: `The requested device for vllm (cuda:1) is not available. … In your case: `--num_processes 0``
+(huggingface/trl PR #2600). Three setups meet it. Every GPU given to training (`accelerate launch` with as many
+processes as GPUs): one fewer process, as the message says. One GPU (the suggestion reads `--num_processes 0`, which
+cannot run): a maintainer's answer in huggingface/trl#2826 was `vllm_device="cuda:0"`, vLLM sharing the training GPU
+with a smaller `vllm_gpu_memory_utilization`. A device named by its physical number under CUDA_VISIBLE_DEVICES
+(huggingface/trl#2913: `cuda:6` with `CUDA_VISIBLE_DEVICES=6,7`): indices count within the visible GPUs, so that GPU is
+`cuda:1` (huggingface/trl#3085 solved it with `--gpu_ids` and `vllm_device auto`).
 """
 
 from __future__ import annotations
@@ -80,4 +92,68 @@ RULE_TRL_SERVER = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_TRL_SERVER]
+
+def _check_trl_device(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRL_VLLM_DEVICE)
+    if not events:
+        return []
+    event = events[0]
+    device, processes = event.device or "cuda:N", event.message
+    one_gpu = processes == "0"
+    actions = [
+        f"Launch training with one process fewer than the visible GPUs (`accelerate launch --num_processes "
+        f"{processes or '<GPUs - 1>'}`) and leave vllm_device at auto: vLLM takes the GPU after the training ones."
+    ]
+    if one_gpu:
+        actions = [
+            'With one GPU, put vLLM on the training GPU: vllm_device="cuda:0", as TRL\'s maintainers answered in '
+            "huggingface/trl#2826, with a vllm_gpu_memory_utilization small enough to leave the training process the "
+            "rest of the GPU; or give vLLM a second GPU."
+        ]
+    actions += [
+        f"vllm_device counts within CUDA_VISIBLE_DEVICES, not by the physical number: with CUDA_VISIBLE_DEVICES=6,7 "
+        f"physical GPU 7 is cuda:1 (huggingface/trl#2913); {device} must be below the number of visible GPUs.",
+        "TRL 0.16 and later run vLLM as a separate `trl vllm-serve` on GPUs of its own (the trainer's default "
+        'vllm_mode="server"), or in the training processes with vllm_mode="colocate" (0.18 on): upgrading TRL '
+        "removes vllm_device.",
+    ]
+    title = f"TRL's GRPO trainer was told to put vLLM on {device}, a GPU its process cannot see"
+    return [
+        RULE_TRL_DEVICE.finding(
+            Severity.CRITICAL,
+            title + (": with one GPU, vLLM must share it" if one_gpu else ""),
+            summary="TRL before 0.16 ran vLLM inside the training script on one GPU of its own (vllm_device, by "
+            "default the one after the training processes') and stops when that index is not among the GPUs the "
+            "process sees.",
+            evidence=[c.log_evidence(event, name="TRL's refusal", value=device)],
+            actions=actions,
+            confidence=0.75,
+        )
+    ]
+
+
+RULE_TRL_DEVICE = Rule(
+    code="OP-7.84",
+    title="TRL's GRPO trainer asked for a vLLM GPU its process cannot see",
+    category=Category.CONFIGURATION,
+    check=_check_trl_device,
+    needs=("events",),
+    page=RulePage(
+        checks="TRL's `The requested device for vllm (cuda:N) is not available. … In your case: `--num_processes M``.",
+        why="TRL 0.14-0.15 ran vLLM on a GPU of its own beside training (vllm_device, default after the training "
+        "processes'); an index beyond the visible GPUs stops the trainer.",
+        example="`ValueError: The requested device for vllm (cuda:1) is not available. … In your case: "
+        '`--num_processes 0`.` on one GPU (huggingface/trl#2826: `vllm_device="cuda:0"`).',
+        fix="One training process fewer than the GPUs; with one GPU, vllm_device cuda:0 and a smaller "
+        "vllm_gpu_memory_utilization; an index within CUDA_VISIBLE_DEVICES; or TRL 0.16's `trl vllm-serve`.",
+        limits="How many GPUs the host has is not in the line; the suggested --num_processes, when printed, tells it.",
+        references=[
+            "https://github.com/huggingface/trl/pull/2600",
+            "https://github.com/huggingface/trl/issues/2826",
+            "https://github.com/huggingface/trl/issues/2913",
+            "https://github.com/huggingface/trl/issues/3085",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_TRL_SERVER, RULE_TRL_DEVICE]

@@ -590,6 +590,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|The (?:async )?vLLM server can't be reached at (?P<url>\S+?) after [\d.]+ seconds",
         lambda m: {"message": m["url"]},
     ),
+    wording(  # TRL 0.14-0.15's GRPO trainer, which ran vLLM in the training script on a GPU of its own (vllm_device)
+        ("The requested device for vllm",),
+        K.TRL_VLLM_DEVICE,
+        r"The requested device for vllm \((?P<device>[\w:]+)\) is not available\.(?:.*?In your case: `--num_processes "
+        r"(?P<processes>\d+)`)?",
+        lambda m: {"device": m["device"], "message": m["processes"]},
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,
