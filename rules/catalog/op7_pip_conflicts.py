@@ -22,6 +22,8 @@ for it.
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -219,6 +221,9 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
     if compiled is not None:
         return [_compile_step_failed(compiled)]
+    step = next((e for e in events if (e.message or "").startswith("STEP ")), None)
+    if step is not None:
+        return [_build_step_failed(step)]
     event = next((e for e in events if e.component), events[0])  # the line that names the package, when one does
     if event.message == "editable":
         return [_editable_failed(event)]
@@ -384,8 +389,45 @@ def _compile_step_failed(event: LogEvent) -> Finding:
     )
 
 
+def _build_step_failed(event: LogEvent) -> Finding:
+    """A build step's wrapper failed (BuildKit's `failed to solve`, setuptools' `cmake --build`): its exit status says
+    whether the kernel killed it; the step's own error is in the lines before."""
+    status = (event.message or "").removeprefix("STEP ")
+    killed = status in ("137", "-9")  # 128 + SIGKILL, as a shell reports it; -9 as Python's subprocess does
+    whose = _whose_build(event, "a")
+    title = (
+        f"{whose} build step was killed (exit {status}): most often the machine ran out of memory compiling"
+        if killed
+        else f"{whose} build step failed (exit {status}): its own error is in the lines before this summary"
+    )
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        title,
+        summary="This line is the wrapper's summary (Docker BuildKit's for a RUN step, setuptools' for the CMake "
+        "build of vLLM's extensions), not the failure: the compiler's or the script's own error is printed above it. "
+        "A source build of vLLM's kernels runs many compiler jobs at once, a few GiB each, and the kernel kills one "
+        "when memory runs out (exit 137); a toolkit, compiler or instruction set the build does not support stops it "
+        "with an error of its own.",
+        evidence=[c.log_evidence(event, name="the failed build step", value=f"exit status {status}")],
+        actions=[
+            "Read the step's output above the summary (`docker build --progress=plain` prints all of it): an "
+            "`error:` from nvcc or gcc, a CMake Error, or `Killed`.",
+            "Memory: fewer parallel jobs, `MAX_JOBS=2` (and `NVCC_THREADS=1`), which vLLM's build reads (pass it as "
+            "`--build-arg max_jobs=2` to vLLM's Dockerfile), or more memory for the build (Docker Desktop's limit).",
+            "Or build nothing: vLLM's published wheel or container image for your platform; a CPU image only for the "
+            "instruction set of the machine that builds it.",
+        ],
+        confidence=0.55 if not killed else 0.65,
+    )
+
+
 def _no_device(event: LogEvent) -> Finding:
-    """vLLM's setup.py knew no platform to build for: its target says CUDA, its PyTorch has none."""
+    """vLLM's build knew no platform to build for: its target says CUDA, its PyTorch has none (setup.py, or CMake's
+    `Can't find CUDA or HIP installation`); or, for the CPU, the build host's CPU has no instruction set it supports."""
+    if event.component == "cpu":
+        return _cpu_isa(event)
+    if event.component == "cmake":
+        return _cmake_no_gpu(event)
     return RULE_NOT_FOUND.finding(
         Severity.HIGH,
         "vLLM's build found no platform to build for (Unknown runtime environment): the PyTorch it builds against has "
@@ -405,6 +447,62 @@ def _no_device(event: LogEvent) -> Finding:
             "To build for the CPU: set VLLM_TARGET_DEVICE=cpu; a value setup.py does not know (a plugin's platform "
             "name) must be unset or set to one it does for the build.",
         ],
+        confidence=0.8,
+    )
+
+
+def _cmake_no_gpu(event: LogEvent) -> Finding:
+    """vLLM's CMakeLists.txt: the PyTorch it configures against found neither CUDA nor HIP."""
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        "vLLM's CMake build found neither CUDA nor ROCm: the PyTorch it builds against is not a GPU build, or that "
+        "build's toolkit is not where PyTorch's CMake looks",
+        summary="vLLM's CMakeLists.txt takes the GPU language from the PyTorch it configures against: CUDA when that "
+        "PyTorch is a CUDA build and its CMake finds nvcc, HIP when it is a ROCm build and finds ROCm; with neither "
+        "it stops. A CPU-only PyTorch (pip's isolated build environment brings one on some platforms), a ROCm "
+        'PyTorch beside another ROCm (`Could NOT find HIP: Found unsuitable version "0.0.0"` above it, vllm#6762) '
+        "or a CUDA toolkit outside CUDA_HOME end the same way.",
+        evidence=[c.log_evidence(event, name="vLLM's build", value=event.message)],
+        actions=[
+            '`python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)"` in the '
+            "build's Python: one of the two must be set, for the toolkit installed (`nvcc --version`, "
+            "/opt/rocm/.info/version).",
+            "Build against that PyTorch without isolation, as vLLM's installation guide does (`python "
+            "use_existing_torch.py`, then `pip install -e . --no-build-isolation`), with CUDA_HOME (or ROCM_PATH) "
+            "naming the toolkit; for the CPU, VLLM_TARGET_DEVICE=cpu.",
+            "Or install vLLM's wheel or container image instead of building it.",
+        ],
+        confidence=0.7,
+    )
+
+
+def _cpu_isa(event: LogEvent) -> Finding:
+    """cmake/cpu_extension.cmake: the build host's CPU has none of the instruction sets vLLM has CPU kernels for."""
+    isas = re.sub(r"^vLLM CPU backend requires | (?:ISA )?support\.?$", "", event.message or "")
+    avx512_only = isas.strip().upper() == "AVX512"
+    actions = [
+        "`grep -o -w 'avx512f\\|avx2' /proc/cpuinfo | sort -u` on the machine that builds: vLLM's CMake reads that "
+        "machine's CPU flags, so a container build makes an image for the builder's CPU, not the server's.",
+    ]
+    if avx512_only:
+        actions.insert(
+            0,
+            "Upgrade vLLM: its CPU backend required AVX512 up to 0.5.0 and builds for AVX2 from 0.5.0.post1 (vLLM PR "
+            "#5452; the releases' cmake/cpu_extension.cmake).",
+        )
+    else:
+        actions.append(
+            "A CPU without any of them (an AVX-only Xeon, vllm#13662) cannot run vLLM's CPU backend: use a newer "
+            "machine, or another engine (llama.cpp) for it."
+        )
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"vLLM's CPU build needs {isas.strip()}, which the CPU it builds on lacks"
+        + (": AVX2 builds from vLLM 0.5.0.post1" if avx512_only else ""),
+        summary="vLLM's CPU extension is compiled with the vector instructions of the machine that builds it; its "
+        "CMake stops when that CPU has none it has kernels for.",
+        evidence=[c.log_evidence(event, name="vLLM's CPU build", value=event.message)],
+        actions=actions,
         confidence=0.8,
     )
 

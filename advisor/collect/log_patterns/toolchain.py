@@ -364,6 +364,30 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:RuntimeError: )?Unknown runtime environment\b",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # vLLM's CMakeLists.txt finding neither CUDA nor HIP in the PyTorch it configures against (0.4 on), and
+        # its CPU extension finding no instruction set it has kernels for (cmake/cpu_extension.cmake: AVX512 only in
+        # 0.4.x, then `AVX512 or AVX2 or Power9+`, later more)
+        ("Can't find CUDA or HIP installation", "vLLM CPU backend requires"),
+        K.VLLM_BUILD_NO_DEVICE,
+        r"(?P<gpu>Can't find CUDA or HIP installation)\.?|vLLM CPU backend requires (?P<isas>.+?) (?:ISA )?support\.?",
+        lambda m: {"message": m.group(0).strip(), "component": "cpu" if m["isas"] else "cmake"},
+    ),
+    wording(  # a failed build step around the compiler: Docker BuildKit's summary of a RUN step (`failed to solve:
+        # process "…" did not complete successfully: exit code: 1`), and setuptools' CMake call for vLLM's extension
+        # targets (`CalledProcessError: Command '['cmake', '--build', '.', …, '--target=_C' …]' returned non-zero
+        # exit status 1.`); message: STEP <exit status>
+        ("did not complete successfully: exit code", "returned non-zero exit status"),
+        K.PIP_BUILD_FAILED,
+        r"failed to solve: process \"(?P<run>.+)\" did not complete successfully: exit code: (?P<code>\d+)"
+        r"|CalledProcessError: Command '\['cmake', '--build'(?P<targets>[^\]]*)\]' returned non-zero exit status "
+        r"(?P<status>\d+)",
+        lambda m: {
+            "message": f"STEP {m['code'] or m['status']}",
+            "component": "vllm"
+            if re.search(r"--target=_\w*C\b|VLLM_TARGET_DEVICE|setup\.py|pip install (?:-e )?\.|vllm", m.group(0))
+            else None,
+        },
+    ),
     wording(  # `python collect_env.py` (asked for by vLLM's issue template), or torch's version with its suffix
         ("CUDA used to build PyTorch:", "PyTorch version:"),
         K.TORCH_CUDA_BUILD,

@@ -160,3 +160,42 @@ def test_vllms_build_finding_no_platform_is_a_torch_without_cuda_in_the_build():
     assert finding.rule == "OP-7.55" and "found no platform to build for" in finding.title
     assert any("--no-build-isolation" in action for action in finding.actions)
     assert any("VLLM_TARGET_DEVICE=cpu" in action for action in finding.actions)
+
+
+def test_vllms_cpu_build_without_the_instruction_set_it_needs():
+    """vllm#4654's line, verbatim (BuildKit's timestamp and CMake's indentation kept): AVX512 only, which vLLM's
+    CPU extension required up to 0.5.0; the later message lists what any release builds for."""
+    [avx512] = _not_found("3.799   vLLM CPU backend requires AVX512 ISA support.")
+    assert avx512.title == (
+        "vLLM's CPU build needs AVX512, which the CPU it builds on lacks: AVX2 builds from vLLM 0.5.0.post1"
+    )
+    assert avx512.actions[0].startswith("Upgrade vLLM") and "/proc/cpuinfo" in avx512.actions[1]
+    [later] = _not_found("  vLLM CPU backend requires AVX512 or AVX2 or Power9+ ISA support.")
+    assert "needs AVX512 or AVX2 or Power9+" in later.title and "AVX-only Xeon" in later.actions[-1]
+
+
+def test_cmake_finding_neither_cuda_nor_hip_is_the_pytorch_it_builds_against():
+    """vllm#6762's line, verbatim (CMake's leading spaces taken off by its collector)."""
+    [finding] = _not_found("Can't find CUDA or HIP installation.")
+    assert finding.title.startswith("vLLM's CMake build found neither CUDA nor ROCm")
+    assert "torch.version.hip" in finding.actions[0] and "--no-build-isolation" in finding.actions[1]
+
+
+def test_a_build_steps_wrapper_sends_the_reader_above_it_and_exit_137_to_memory():
+    """vllm#14033's BuildKit summary and vllm#6916's CMake call, verbatim; exit 137 is a step the kernel killed."""
+    buildkit = (
+        'ERROR: failed to solve: process "/bin/sh -c VLLM_TARGET_DEVICE=cpu python3 setup.py bdist_wheel &&     pip '
+        'install dist/*.whl &&     rm -rf dist" did not complete successfully: exit code: 1'
+    )
+    cmake = (
+        "482.2 subprocess.CalledProcessError: Command '['cmake', '--build', '.', '-j=1', '--target=_moe_C', "
+        "'--target=_C', '--target=_punica_C']' returned non-zero exit status 1."
+    )
+    for line in (buildkit, cmake):
+        [finding] = _not_found(line)
+        assert finding.title == ("vLLM's build step failed (exit 1): its own error is in the lines before this summary")
+        assert "MAX_JOBS=2" in finding.actions[1]
+    [killed] = _not_found(
+        'ERROR: failed to solve: process "/bin/sh -c make -j" did not complete successfully: exit code: 137'
+    )
+    assert killed.title.startswith("a build step was killed (exit 137)")
