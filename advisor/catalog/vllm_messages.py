@@ -140,7 +140,8 @@ class MessageCatalog:
             pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
             closest = sorted(pool, key=lambda i: (-len(words & self._words[i]), i))
             for index in closest[:CUT_CANDIDATES]:
-                cut = _cut_match(self.entries[index]["pattern"], text)
+                pattern = self.entries[index]["pattern"]
+                cut = _cut_match(pattern, text) or _cut_at_start(pattern, text)
                 if cut is not None:
                     found.append(_as_match(self.entries[index], cut, partial=True))
         return _most_specific_first(found)
@@ -484,6 +485,32 @@ def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
             continue  # cut after vLLM's own words only, where the line's last character is, never in a group
         try:
             found = re.search("".join(atoms[:cut]) + r"$", tail)
+        except re.error:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
+    """The pattern's end, from a word of vLLM's literal text to its last character, where the pasted line begins
+    (an issue title quoting the warning's second sentence: `since, enforce-eager is enabled, async output processor
+    cannot be used`, vllm#10295); its first letter in either case, as a title writes it. At least
+    `MIN_PARTIAL_LITERAL` characters of vLLM's words are kept, and the line holds nothing after them."""
+    atoms = _ATOM.findall(pattern)
+    literal_after = [0] * (len(atoms) + 1)
+    for index in range(len(atoms) - 1, -1, -1):
+        literal_after[index] = literal_after[index + 1] + (0 if atoms[index].startswith("(?P<") else 1)
+    line = text.strip()
+    for start in range(1, len(atoms)):
+        if literal_after[start] < MIN_PARTIAL_LITERAL:
+            return None
+        first, before = atoms[start], atoms[start - 1]
+        if not (first.isalpha() and before in (" ", "\\ ")):
+            continue  # start at a word of vLLM's own, never inside a group or a word
+        tail = "".join(atoms[start + 1 :]).removesuffix(r"\.")
+        try:
+            found = re.search(rf"^[{first.lower()}{first.upper()}]{tail}\.?$", line)
         except re.error:
             continue
         if found is not None:

@@ -185,6 +185,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "native Linux for full speed.",
     ),
     Remedy(
+        "enforce-eager is enabled, async output processor cannot be used",
+        "--enforce-eager",
+        "flag",
+        "false",
+        "V0 (0.6 to 0.10) overlaps a step's output processing with the next step only when CUDA graphs run, and "
+        "--enforce-eager turns them off: every decode step waits for the last one's detokenizing",
+        action="Drop --enforce-eager where the GPU has the memory for CUDA graphs (a few hundred MiB to a few GiB, "
+        "taken from the KV cache): both the graphs and the async output processing they allow raise decode "
+        "throughput; keep it only to fit a model or to debug.",
+    ),
+    Remedy(
         "quantization is not fully optimized yet",
         "vllm",
         "setting",

@@ -626,3 +626,13 @@ def test_a_wording_only_some_patches_print_is_placed_and_dated_by_those_patches(
     hint = "ImportError: Please install torchao>=0.10.0 via `pip install torchao>=0.10.0` to use torchao quantization."
     [event] = [e for e in parse_lines([hint]).events if e.catalog]
     assert event.catalog.wording_first == "0.8.4" and c.defaults_release(Facts(events=[event])) == (0, 8, 4)
+
+
+def test_the_async_output_warning_under_enforce_eager_proposes_dropping_it():
+    """V0's warning (vllm/platforms/cuda.py, 0.6.5 to 0.10) names the cost of --enforce-eager, not its fix."""
+    line = (
+        "WARNING 11-12 10:00:00 config.py:400] To see benefits of async output processing, enable CUDA graph. Since, "
+        "enforce-eager is enabled, async output processor cannot be used"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "VC-1" and [(c.flag, c.proposed) for c in top.changes] == [("--enforce-eager", "false")]

@@ -108,6 +108,15 @@ def test_a_message_cut_inside_its_rarest_word_is_found_by_its_next_rarest():
     assert best.partial and best.entry["message"].startswith("As of transformers v4.44, default chat template")
 
 
+def test_a_message_cut_at_its_start_matches_from_the_word_the_line_begins_with():
+    """vllm#10295's title quotes the warning's second sentence, its first letter lower-cased; a line that goes on
+    past the message's end, or keeps fewer of its words than a partial match needs, is not it."""
+    [best, *_] = message_catalog().match("since, enforce-eager is enabled, async output processor cannot be used")
+    assert best.partial and best.entry["message"].startswith("To see benefits of async output processing")
+    assert not message_catalog().match("since, enforce-eager is enabled, async output processor cannot be used today")
+    assert not message_catalog().match("cannot be used")
+
+
 def test_the_releases_a_module_said_things_in_are_when_it_existed():
     catalog = message_catalog()
     # bitsandbytes came in 0.5 and its module is gone after 0.27 (0.32's --quantization has no bitsandbytes)
