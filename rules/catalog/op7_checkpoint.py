@@ -33,6 +33,13 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "weight_scale": "FP8 or compressed-tensors (the weight's scale)",
     "weight_scale_inv": "block-wise FP8 (the weight's inverse scale)",
     "input_scale": "FP8 (the activation scale)",
+    # an FP8 KV cache's scales, which quantizers (ModelOpt, llm-compressor) write on the attention's projection or
+    # its attention module; a release whose model code does not map them to its attention layer has no parameter for
+    # them (vllm#15784: ModelOpt's `qkv_proj.k_scale` on 0.7.3)
+    "k_scale": "FP8 KV cache (the key cache's scale)",
+    "v_scale": "FP8 KV cache (the value cache's scale)",
+    "kv_scale": "FP8 KV cache (its scale)",
+    "q_scale": "FP8 attention (the query's scale)",
     "weight_packed": "compressed-tensors (the packed integer weight)",
     "weight_zero_point": "compressed-tensors (the zero points)",
     "SCB": "bitsandbytes int8 (its scale)",

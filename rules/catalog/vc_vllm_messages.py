@@ -236,7 +236,7 @@ def _plain(ref: CatalogRef) -> str:
 
 def _catalog_evidence(event: LogEvent, ref: CatalogRef) -> Evidence:
     evidence = c.log_evidence(event, name="vllm_message", value=event.message)
-    cut = " (the pasted text holds only part of it, cut where the paste was)" if ref.partial and not ref.predicted else ""
+    cut = " (the pasted text holds only part of it)" if ref.partial and not ref.predicted else ""
     evidence.description = (
         f"vLLM's message at {ref.location()}{cut}; names {', '.join([*_flags_named(ref), *ref.env]) or 'no flag'}"
     )

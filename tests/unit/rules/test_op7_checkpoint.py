@@ -158,3 +158,14 @@ def test_a_bare_keyerror_for_a_top_level_weight_or_an_unfolded_smoothing_scale_i
     assert "SmoothQuant-style" in op7_checkpoint.format_of_suffix("fc1_smooth_scale")
     # a dotted key that is no parameter's name stays an error servops cannot place
     assert op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts(["KeyError: 'model.safetensors'"])) == []
+
+
+def test_an_fp8_kv_cache_scale_without_a_parameter_is_a_checkpoint_tensor():
+    """vllm#15784's line, verbatim (a log viewer's severity and stamp, colour codes without their ESC): ModelOpt's
+    k_scale on the fused qkv projection, which vLLM 0.7.3's model code had no parameter for."""
+    line = (
+        "INFO 2025-03-30T23:51:21.299840450Z [1;36m(VllmWorkerProcess pid=630)[0;0m ERROR 03-30 23:51:21 "
+        "multiproc_worker_utils.py:243] KeyError: 'layers.32.self_attn.qkv_proj.k_scale'"
+    )
+    [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts([line]))
+    assert "layers.32.self_attn.qkv_proj.k_scale" in finding.title and "FP8 KV cache" in finding.title
