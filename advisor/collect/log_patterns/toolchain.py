@@ -228,6 +228,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "installed": m["installed"],
         },
     ),
+    wording(  # transformers' require_version (utils/versions.py), which frameworks call at import (LLaMA-Factory's
+        # check of its vLLM range): the requirement and the version found; the requirer is not named
+        ("is required for a normal functioning of this module",),
+        K.PACKAGE_CONFLICT,
+        r"(?P<req>[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:[<>=!~]=?[\w.*+-]+,?)+) is required for a normal functioning of "
+        r"this module, but found [\w.-]+==(?P<found>[\w.+-]+?)\.?$",
+        lambda m: {"message": m["req"], "installed": m["found"]},
+    ),
     wording(  # torch/cuda/__init__.py's _lazy_init, when torch._C has no CUDA functions (a build without CUDA); beside
         # it, the installed build: collect_env's or `pip list`'s version with its `+cpu` suffix, or another
         # accelerator's PyTorch package (Ascend's torch_npu, TPU's torch_xla) in `pip list`
