@@ -1102,7 +1102,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),
     LogEventKind.DISK_FULL: ("message", "component"),
     LogEventKind.JIT_NO_NVCC: ("message",),
-    LogEventKind.JIT_BUILD_FAILED: ("message", "component"),
+    LogEventKind.JIT_BUILD_FAILED: ("message", "component", "function"),
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),

@@ -34,7 +34,34 @@ def _check_jit(facts: Facts) -> list[Finding]:
     no_ninja = next((e for e in failed if (e.message or "").startswith(NO_NINJA_WORDS)), None)
     if no_ninja is not None:
         return [_jit_finding(no_ninja, NO_NINJA)]
+    kernel = next((e for e in failed if e.function and "sampling" not in e.function), None)
+    if kernel is not None:  # nvcc's errors in a kernel other than the sampler's: turning the sampler off does nothing
+        return [_jit_kernel_finding(kernel)]
     return [_jit_finding(failed[0], BUILD_FAILED)] if failed else []
+
+
+def _jit_kernel_finding(event: LogEvent) -> Finding:
+    """nvcc failed on a named JIT kernel (FlashInfer's `gdn_prefill_sm90`): its errors are above the summary."""
+    whose = f"{event.component}'s" if event.component else "A"
+    return RULE_JIT.finding(
+        Severity.CRITICAL,
+        f"{whose} JIT build of its {event.function} kernel failed in nvcc at engine start: nvcc's errors are above "
+        "its summary",
+        summary=f"{event.message}. The kernel is compiled at its first use, during the engine's start-up, with the "
+        "CUDA toolkit found through CUDA_HOME (else /usr/local/cuda); nvcc rejected its source, which the kernel's "
+        "library ships for the toolkits it supports: a toolkit older than the one that library release needs, or "
+        "headers of another CUDA than the compiler's, fail this way.",
+        evidence=[c.log_evidence(event, name="JIT compilation", value=event.message)],
+        actions=[
+            "Read nvcc's `error:` lines above the summary: they name the construct it could not compile.",
+            "Check the toolkit the build used (`$CUDA_HOME/bin/nvcc --version`) against the one the kernel library's "
+            "release supports (FlashInfer's README and release notes); a CUDA `-devel` image of that version, or "
+            "CUDA_HOME at it, is the fix, not vLLM's flags.",
+            "Or install the library's kernels built ahead of time (FlashInfer's flashinfer-jit-cache of the same "
+            "version), so nothing compiles at start.",
+        ],
+        confidence=0.6,
+    )
 
 
 # Why the JIT build stopped: no compiler, no ninja (torch.utils.cpp_extension's verify_ninja_availability, torch 2.13:

@@ -20,6 +20,13 @@ def _jit_build(match: re.Match[str]) -> Fields:
     return {"message": match.group(0), "component": "FlashInfer" if "flashinfer" in match.string.lower() else None}
 
 
+def _jit_kernel(path: str) -> str | None:
+    """The kernel a JIT build compiles, from its cache path (FlashInfer's `generated/<kernel>/`, torch's
+    `torch_extensions/<python>/<extension>/`)."""
+    found = re.search(r"/(?:generated|torch_extensions/[^/]+)/(?P<kernel>[\w.-]+)/", path)
+    return found["kernel"] if found else None
+
+
 def _triton_build(match: re.Match[str]) -> Fields:
     words = match.group(0)
     if words.startswith("Failed"):
@@ -138,6 +145,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"headers are incompatible|Ninja is required to load C\+\+ extensions|FlashInfer failed to JIT-compile: ninja "
         r"\(build tool\) not found|No such file or directory: 'ninja'",
         _jit_build,
+    ),
+    wording(  # nvcc's own summary of a failed compile, when the file is a JIT build's (FlashInfer's cache, torch's
+        # extensions folder): `7 errors detected in the compilation of "/root/.cache/flashinfer/0.6.4/90a/generated/
+        # gdn_prefill_sm90/….cu".`; the kernel is the generated folder's name
+        ("errors detected in the compilation of", "error detected in the compilation of"),
+        K.JIT_BUILD_FAILED,
+        r"(?P<count>\d+) errors? detected in the compilation of "
+        r"\"(?P<file>[^\"]*(?:flashinfer|torch_extensions)[^\"]*)\"",
+        lambda m: {
+            "message": f"nvcc: {m['count']} error(s) compiling {m['file'].rsplit('/', 1)[-1]}",
+            "component": "FlashInfer" if "flashinfer" in m["file"].lower() else None,
+            "function": _jit_kernel(m["file"]),
+        },
     ),
     wording(  # Triton's runtime build (runtime/build.py) of its C launcher, and gcc's error on it (a source build of
         # vLLM fails in its C++ and CUDA files, not in a .c file)

@@ -162,3 +162,17 @@ def test_torchs_jit_without_ninja_asks_for_ninja_first():
     )
     assert "found no ninja" in finding.title
     assert finding.actions[0].startswith("Install ninja where vLLM runs (`pip install ninja`")
+
+
+def test_nvccs_summary_for_a_named_jit_kernel_is_that_kernels_build_not_the_samplers():
+    """modelscope/ms-swift#8349's line, verbatim (FlashInfer 0.6.4's GDN prefill kernel for sm90): turning the
+    FlashInfer sampler off would not stop this build, so no such change is proposed."""
+    line = (
+        '7 errors detected in the compilation of "/root/.cache/flashinfer/0.6.4/90a/generated/gdn_prefill_sm90/'
+        'gdn_prefill_kernel_bf16_g0b0a1i0.cu".'
+    )
+    top = evaluate(_facts([line])).top
+    assert top.rule == "OP-7.13" and top.title.startswith("FlashInfer's JIT build of its gdn_prefill_sm90 kernel")
+    assert top.changes == [] and "nvcc --version" in top.actions[1]
+    # a compile of the user's own file is nobody's JIT build
+    assert not op7_toolchain.RULE_JIT.evaluate(_facts(['1 error detected in the compilation of "/home/me/k.cu".']))
