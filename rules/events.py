@@ -372,6 +372,11 @@ class LogEventKind(str, Enum):
     # device for vllm (cuda:1) is not available. … In your case: `--num_processes 0`."; device: the device it asked
     # for, message: the --num_processes value TRL suggests
     TRL_VLLM_DEVICE = "trl_vllm_device"
+    # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
+    # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …
+    # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
+    # component: "arch" or "shape", device: the gfx target refused, function: "moe" for a fused-MoE kernel
+    AITER_REFUSED = "aiter_refused"
     # torch_npu and CANN on an Ascend NPU refusing an ACL call: "NPU function error: <call>, error code is <n>",
     # "ERR00100 PTA call acl api failed", "build op model failed, result = <n>", and CANN's op compiler failing to
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
@@ -1095,6 +1100,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
+    LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
     LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),

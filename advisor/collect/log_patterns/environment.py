@@ -590,6 +590,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|The (?:async )?vLLM server can't be reached at (?P<url>\S+?) after [\d.]+ seconds",
         lambda m: {"message": m["url"]},
     ),
+    wording(  # AITER's arch check (aiter_meta's validate_and_update_archs) and Composable Kernel's refusal of a shape
+        ("GPU archs of", "does not support this GEMM problem", "Fmoe tuning not support"),
+        K.AITER_REFUSED,
+        r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
+        r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)",
+        lambda m: {
+            "message": m.group(0).strip(),
+            "component": "arch" if m["archs"] is not None else "shape",
+            "device": m["archs"].strip("'\" ") if m["archs"] else None,
+            "function": "moe" if m["moe"] or "moe" in m.group(0).lower() else None,
+        },
+    ),
     wording(  # TRL 0.14-0.15's GRPO trainer, which ran vLLM in the training script on a GPU of its own (vllm_device)
         ("The requested device for vllm",),
         K.TRL_VLLM_DEVICE,

@@ -1,0 +1,111 @@
+"""OP-7.86: AMD's AITER kernels refused this GPU or this shape (vLLM on ROCm with VLLM_ROCM_USE_AITER=1).
+
+Why a rule of its own: on ROCm, vLLM swaps its own kernels for AMD's AITER library when VLLM_ROCM_USE_AITER=1 (off
+by default in vllm/envs.py; each AITER op then on unless its own VLLM_ROCM_USE_AITER_<OP> is 0: _MOE, _LINEAR,
+_RMSNORM, _MHA, _MLA …). AITER is built for AMD Instinct GPUs and tuned per shape, and says so in two ways. Its arch
+check refuses another GPU: `One of GPU archs of ['gfx1201'] is invalid or not supported` on a Radeon AI PRO R9700
+(RDNA4), where AITER's sampling op was turned on (kyuz0/amd-r9700-vllm-toolboxes#18; AITER later added gfx1201 to
+its list). Or Composable Kernel, under it, has no instance for a GEMM's shape: `ck_moe_stage2 … device_gemm does not
+support this GEMM problem` for an FP8 MoE on MI300X/MI355X, after `[aiter] Fmoe tuning not support for (…)`; AMD's
+own engineer turned AITER's MoE off (VLLM_ROCM_USE_AITER_MOE=0, vLLM's Triton MoE) and kept the rest
+(ROCm/aiter#3202). Neither is a memory or model setting: the op goes back to vLLM's own kernel.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+AITER_ENV = "VLLM_ROCM_USE_AITER"  # vllm/envs.py (0.32): AITER as a whole, off unless set
+AITER_MOE_ENV = "VLLM_ROCM_USE_AITER_MOE"  # its fused-MoE op, on whenever AITER is
+
+
+def _check_aiter(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.AITER_REFUSED)
+    if not events:
+        return []
+    event = next((e for e in events if e.component == "arch"), events[0])
+    evidence = [c.log_evidence(event, name="AITER's refusal", value=event.message)]
+    if event.component == "arch":
+        arch = event.device or "this GPU's arch"
+        return [
+            RULE_AITER.finding(
+                Severity.CRITICAL,
+                f"AMD's AITER kernels do not support {arch}: turn AITER off and vLLM uses its own kernels",
+                summary="AITER is built for AMD Instinct GPUs; its arch check refuses the GPU before any of its "
+                "kernels compiles, so an AITER op turned on for this GPU stops the worker.",
+                evidence=evidence,
+                changes=[
+                    ConfigChange(
+                        flag=AITER_ENV,
+                        current=None,
+                        proposed="0",
+                        reason=f"AITER has no kernels for {arch}; vLLM's own kernels serve it",
+                        kind="env",
+                    )
+                ],
+                actions=[
+                    f"Unset {AITER_ENV} (or set it to 0) and any VLLM_ROCM_USE_AITER_<OP>=1 the image or launch "
+                    "sets; a container built for Instinct GPUs may set them for you (`env | grep AITER`).",
+                    "Or an AITER release that lists the arch (it adds targets over time).",
+                ],
+                confidence=0.8,
+            )
+        ]
+    moe = event.function == "moe"
+    op_env = AITER_MOE_ENV if moe else AITER_ENV
+    return [
+        RULE_AITER.finding(
+            Severity.CRITICAL,
+            "AMD's AITER kernels have no instance for this "
+            + ("fused-MoE shape: turn AITER's MoE off, keep the rest" if moe else "GEMM's shape: turn AITER off"),
+            summary="AITER's kernels are tuned per shape and sit on Composable Kernel, which refuses a problem none of "
+            "its compiled instances covers; a model's shape AITER was not tuned for stops at its first call "
+            "(warm-up). vLLM's own kernel for the op serves the shape.",
+            evidence=evidence,
+            changes=[
+                ConfigChange(
+                    flag=op_env,
+                    current=None,
+                    proposed="0",
+                    reason="vLLM's Triton fused MoE serves the shape; AITER's other ops stay on"
+                    if moe
+                    else "vLLM's own kernels serve the shape",
+                    kind="env",
+                )
+            ],
+            actions=[
+                "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer "
+                "release; ROCm/aiter#3202 is such a report.",
+            ],
+            confidence=0.7,
+        )
+    ]
+
+
+RULE_AITER = Rule(
+    code="OP-7.86",
+    title="AMD's AITER kernels refused this GPU or this shape",
+    category=Category.CONFIGURATION,
+    check=_check_aiter,
+    needs=("events",),
+    page=RulePage(
+        checks="AITER's `One of GPU archs of [...] is invalid or not supported`, Composable Kernel's `device_gemm does "
+        "not support this GEMM problem` (`ck_moe_stage…`), and AITER's `Fmoe tuning not support for …`.",
+        why="vLLM on ROCm runs AITER's kernels when VLLM_ROCM_USE_AITER=1; AITER is built for Instinct GPUs and tuned "
+        "per shape, and refuses what it has no kernel for.",
+        example="`RuntimeError: ck_moe_stage2 ... device_gemm does not support this GEMM problem` for an FP8 MoE on "
+        "MI355X (ROCm/aiter#3202: VLLM_ROCM_USE_AITER_MOE=0).",
+        fix="VLLM_ROCM_USE_AITER=0 for an arch AITER lacks; VLLM_ROCM_USE_AITER_MOE=0 (or the op's own variable) for "
+        "a shape it lacks.",
+        limits="Which op refused a shape is read only for fused MoE; another op's refusal turns AITER off as a whole.",
+        references=[
+            "https://github.com/ROCm/aiter/issues/3202",
+            "https://github.com/kyuz0/amd-r9700-vllm-toolboxes/issues/18",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_AITER]

@@ -1,0 +1,31 @@
+"""OP-7.86: AMD's AITER refusing a GPU or a shape (kyuz0/amd-r9700-vllm-toolboxes#18's and ROCm/aiter#3202's lines,
+verbatim)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op7_aiter
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(line: str) -> Facts:
+    return Facts(events=parse_lines([line]).events)
+
+
+def test_an_arch_aiter_lacks_turns_aiter_off():
+    line = (
+        "(Worker_TP1 pid=5130) ERROR 08-10 19:58:01 [multiproc_executor.py:989] AssertionError: One of GPU archs of "
+        "['gfx1201'] is invalid or not supported"
+    )
+    top = evaluate(_facts(line)).top
+    assert top.rule == "OP-7.86" and "do not support gfx1201" in top.title
+    assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_ROCM_USE_AITER", "0", "env")]
+
+
+def test_a_moe_shape_ck_lacks_turns_only_aiters_moe_off():
+    [finding] = op7_aiter.RULE_AITER.evaluate(
+        _facts("RuntimeError: ck_moe_stage2 ... device_gemm does not support this GEMM problem")
+    )
+    assert finding.title.endswith("fused-MoE shape: turn AITER's MoE off, keep the rest")
+    assert [(c.flag, c.proposed) for c in finding.changes] == [("VLLM_ROCM_USE_AITER_MOE", "0")]
