@@ -32,9 +32,34 @@ def _check_tpu_hbm(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = events[0]
+    if "memory space vmem" in (event.message or ""):
+        return [_kernel_larger_than_vmem(event)]
     if event.total_gib is not None or "memory space hbm" in (event.message or ""):
         return [_program_larger_than_the_chip(facts, event)]
     return [_program_beside_the_kv_cache(facts, event)]
+
+
+def _kernel_larger_than_vmem(event: LogEvent) -> Finding:
+    """A Pallas kernel's blocks do not fit the core's vector memory (VMEM): a limit the kernel's code sets, which no
+    HBM share or batch flag moves (vllm-project/tpu-inference PR #508 raised its ragged paged attention kernel's)."""
+    return RULE_TPU_HBM.finding(
+        Severity.CRITICAL,
+        "a TPU kernel's blocks do not fit the core's vector memory (VMEM): the kernel's limit, not the HBM the KV "
+        "cache shares",
+        summary="Each TensorCore has a small vector memory (VMEM) that a Pallas kernel stages its blocks in, up to a "
+        "limit the kernel's code sets; a model whose heads and pages make the blocks larger than that stops with "
+        "XLA's RESOURCE_EXHAUSTED in memory space vmem. --gpu-memory-utilization and the batch flags size HBM, not "
+        "this.",
+        evidence=[c.log_evidence(event, name="tpu_vmem", value=event.message)],
+        actions=[
+            "Upgrade the TPU backend (vllm-project/tpu-inference, or vLLM's own TPU support): its kernels' VMEM limits "
+            "and block sizes are tuned per model over releases (PR #508 raised the ragged paged attention kernel's "
+            "limit for Mistral-Small-24B and Mixtral-8x7B).",
+            "Report the model, TPU generation and the kernel named in the traceback to the TPU backend's tracker if "
+            "the newest release still fails.",
+        ],
+        confidence=0.6,
+    )
 
 
 def _figures(event: LogEvent) -> str:

@@ -209,7 +209,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # XLA on a TPU out of HBM: loading a compiled program or allocating a buffer beside the KV cache (its
         # figures: what it asked, what was free), or compiling one larger than the chip (used of the chip's HBM)
-        ("at the bottom of memory", "Error allocating device buffer", "memory space hbm"),
+        ("at the bottom of memory", "Error allocating device buffer", "memory space hbm", "memory space vmem"),
         K.TPU_HBM_EXHAUSTED,
         r"(?:Error loading program(?: '(?P<program>[^']+)')?: )?Attempting to reserve "
         r"(?P<asked>[\d.]+)(?P<au>[KMG]?)B? at the bottom of memory\. That was not possible\.(?: There are "
@@ -217,7 +217,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Error allocating device buffer: Attempting to allocate (?P<asked2>[\d.]+)(?P<au2>[KMG]?)B?\. That was not "
         r"possible\.(?: There are (?P<free2>[\d.]+)(?P<fu2>[KMG]?)B? free)?"
         r"|Ran out of memory in memory space hbm\.(?: Used (?P<used>[\d.]+)(?P<uu>[KMG]?)B? of (?P<cap>[\d.]+)"
-        r"(?P<cu>[KMG]?)B? hbm\.)?",
+        r"(?P<cu>[KMG]?)B? hbm\.)?"
+        r"|Ran out of memory in memory space vmem\b",  # a kernel's vector memory, on the core: not HBM
         lambda m: {
             "message": m.group(0),
             "component": m["program"],

@@ -79,3 +79,12 @@ def test_scalar_memory_is_op764s_not_this():
         "memory space hbm. Used 21.95G of 15.48G hbm.", "memory space smem. Used 1.00M of 1.00M smem."
     )
     assert op7_tpu_hbm.RULE_TPU_HBM.evaluate(_facts(smem)) == []
+
+
+def test_vmem_is_a_kernels_limit_not_the_hbm_share():
+    """vllm-project/tpu-inference PR #508's line, verbatim: a Pallas kernel's blocks larger than the core's VMEM;
+    no HBM share is proposed."""
+    line = "jaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem"
+    [finding] = op7_tpu_hbm.RULE_TPU_HBM.evaluate(Facts(events=parse_lines([line]).events))
+    assert "vector memory (VMEM)" in finding.title and finding.changes == []
+    assert "PR #508" in finding.actions[0]
