@@ -329,8 +329,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # what the index offered, then its one-line summary
         ("that satisfies the requirement", "No matching distribution found for"),
         K.PIP_NO_DISTRIBUTION,
-        r"Could not find a (?:\w+ )?version that satisfies the requirement (?P<req>.+?) \(from versions: "
-        r"(?P<versions>[^)]*)\)|No matching distribution found for (?P<req2>\S.*?)\s*$",
+        r"Could not find a (?:\w+ )?version that satisfies the requirement (?P<req>.+?)(?: \(from versions: "
+        r"(?P<versions>[^)]*)\)|\s*$)|No matching distribution found for (?P<req2>\S.*?)\s*$",
         _pip_not_found,
     ),
     wording(  # pip building a package from its source distribution and failing (pip/_internal/operations/build/

@@ -199,3 +199,9 @@ def test_a_build_steps_wrapper_sends_the_reader_above_it_and_exit_137_to_memory(
         'ERROR: failed to solve: process "/bin/sh -c make -j" did not complete successfully: exit code: 137'
     )
     assert killed.title.startswith("a build step was killed (exit 137)")
+
+
+def test_pips_refusal_pasted_without_its_list_of_versions_is_still_read():
+    """vllm#30065's line, verbatim: the reporter pasted pip's line without `(from versions: …)`."""
+    [finding] = _not_found("ERROR: Could not find a version that satisfies the requirement vllm==0.12.0")
+    assert finding.title == "pip found no vllm==0.12.0 on this index for this Python"
