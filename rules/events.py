@@ -377,6 +377,12 @@ class LogEventKind(str, Enum):
     # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
     # component: "arch" or "shape", device: the gfx target refused, function: "moe" for a fused-MoE kernel
     AITER_REFUSED = "aiter_refused"
+    # a device's collectives refusing the launch's setup: Intel Gaudi's HPU graphs capturing a collective without lazy
+    # collectives ("collective nonSFG is not supported during hpu graph capturing"), Ascend's HCCL unable to listen on
+    # its port ("[HcclSocket][Listen] … listen on ip[…] and specific port[16666] fail"), torch's CUDA IPC on a kernel
+    # without pidfd_open under expandable segments; message: the words, component: "hpu", "hccl" or "pidfd",
+    # address: the ip:port HCCL could not listen on
+    COLLECTIVE_SETUP = "collective_setup"
     # torch_npu and CANN on an Ascend NPU refusing an ACL call: "NPU function error: <call>, error code is <n>",
     # "ERR00100 PTA call acl api failed", "build op model failed, result = <n>", and CANN's op compiler failing to
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
@@ -1101,6 +1107,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
+    LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
     LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),

@@ -590,6 +590,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|The (?:async )?vLLM server can't be reached at (?P<url>\S+?) after [\d.]+ seconds",
         lambda m: {"message": m["url"]},
     ),
+    wording(  # a device's collectives and the setup they need: Gaudi's lazy collectives under HPU graphs, HCCL's listen
+        # port, torch's CUDA IPC needing pidfd_open when expandable segments are on (c10/cuda/CUDACachingAllocator)
+        ("collective nonSFG is not supported", "HcclSocket][Listen]", "pidfd_open syscall"),
+        K.COLLECTIVE_SETUP,
+        r"(?P<hpu>collective nonSFG is not supported during hpu graph capturing)"
+        r"|(?P<hccl>\[HcclSocket\]\[Listen\].*?listen on ip\[(?P<ip>[^\]]*)\]"
+        r"(?: and specific port\[(?P<port>\d+)\])? fail)"
+        r"|(?P<pidfd>does not support the pidfd_open syscall needed to use IPC for CUDA tensors)",
+        lambda m: {
+            "message": m.group(0),
+            "component": "hpu" if m["hpu"] else "hccl" if m["hccl"] else "pidfd",
+            "address": f"{m['ip']}:{m['port']}" if m["port"] else m["ip"],
+        },
+    ),
     wording(  # AITER's arch check (aiter_meta's validate_and_update_archs) and Composable Kernel's refusal of a shape
         ("GPU archs of", "does not support this GEMM problem", "Fmoe tuning not support"),
         K.AITER_REFUSED,
