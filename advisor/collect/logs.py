@@ -695,7 +695,20 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
         exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
-    return exception
+    return _inner_of_wrapped(exception)
+
+
+def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | None:
+    """A framework's error that wraps another's words after a newline it printed escaped (a UI's `Error: "Error in
+    generating model output:\\nLLM.generate() got an unexpected keyword argument …"`, huggingface/smolagents#1794): the
+    wrapped exception is the cause, when its last part is an exception line or Python's refusal of a call."""
+    if exception is None or "\\n" not in exception[1]:
+        return exception
+    last = exception[1].split("\\n")[-1].strip().rstrip('"')
+    if _PYTHON_CALL_REFUSAL.match(last):
+        return ("TypeError", last)
+    inner = _EXCEPTION_LINE.match(last)
+    return (inner.group(1), inner.group(2) or "") if inner else exception
 
 
 # Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's

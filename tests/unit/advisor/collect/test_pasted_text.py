@@ -290,3 +290,19 @@ def test_pythons_refusal_of_a_calls_arguments_pasted_without_its_class_is_a_type
     [missing] = parse_lines(["NeuronWorker.__init__() missing 1 required positional argument: 'cache_config'"]).events
     assert missing.exception == "TypeError"
     assert not parse_lines(["The server takes 7 positional arguments but 8 were given to it"]).events
+
+
+def test_a_wrapped_errors_escaped_newline_gives_the_wrapped_exception():
+    """huggingface/smolagents#1794's line, verbatim: a UI's error holds the TypeError's words after an escaped
+    newline; the TypeError is the cause. Without an exception after the last `\\n` the wrapper stays."""
+    line = (
+        'gradio.exceptions.Error: "Error in interaction: Error in generating model output:\\nLLM.generate() got an '
+        "unexpected keyword argument 'guided_options_request'\""
+    )
+    [event] = parse_lines([line]).events
+    assert event.exception == "TypeError"
+    assert event.message == "TypeError: LLM.generate() got an unexpected keyword argument 'guided_options_request'"
+    [wrapper] = parse_lines(['RuntimeError: "step failed:\\nsee the worker log"']).events
+    assert wrapper.exception == "RuntimeError"
+    [inner] = parse_lines(['Exception: "request failed:\\nValueError: bad value"']).events
+    assert (inner.exception, inner.message) == ("ValueError", "ValueError: bad value")
