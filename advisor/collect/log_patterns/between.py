@@ -464,6 +464,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Exception in ASGI application",
         lambda m: {"component": "uvicorn"},
     ),
+    wording(  # a client's words for it: `Exception: API request failed with status 500: Internal Server Error`
+        # (rllm's router, rllm-org/rllm#217), `Error code: 500 - … Internal Server Error`
+        ("Internal Server Error",),
+        K.SERVER_ERROR_RESPONSE,
+        r"(?i)\b(?:error code|status code|status|http)\W{0,3}500\b.{0,20}internal server error",
+        lambda m: {"component": "client"},
+    ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
     wording(
         (

@@ -147,3 +147,10 @@ def test_uvicorns_exception_line_alone_is_a_500_whose_traceback_follows_it():
     )
     assert finding.title.startswith("the server failed 1 request(s) to a route the text does not name with HTTP 500")
     assert "`Exception in ASGI application` is followed by it" in finding.actions[0]
+
+
+def test_a_clients_words_for_a_500_are_a_request_the_server_failed():
+    """rllm-org/rllm#217's line, verbatim: the client's exception, not the server's access line."""
+    line = "Exception: API request failed with status 500: Internal Server Error"
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-5.31" and "HTTP 500" in top.title
