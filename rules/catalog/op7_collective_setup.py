@@ -1,5 +1,5 @@
 """OP-7.88: a device's collectives refuse the way the launch set them up (Gaudi's lazy collectives under HPU graphs,
-Ascend's HCCL listen port, torch's CUDA IPC on a kernel without pidfd_open).
+Ascend's HCCL listen port, oneCCL's libfabric transport, torch's CUDA IPC on a kernel without pidfd_open).
 
 Why a rule of its own: each is the collective layer of one device saying which setting it lacks, in words vLLM never
 prints, and each has one documented fix outside vLLM's flags:
@@ -12,6 +12,9 @@ prints, and each has one documented fix outside vLLM's flags:
   fail. Please check the port status …`, vllm-ascend#1955): a process still holds it (an engine from an earlier run),
   or the OS gave it out as an ephemeral port. CANN's environment reference documents HCCL_IF_BASE_PORT for HCCL's host
   ports (60000 on, 32 of them) and reserving them with `sysctl -w net.ipv4.ip_local_reserved_ports=…`.
+- Intel GPUs: oneCCL's transport (ATL over libfabric) finds no provider (`init_transport: EXCEPTION: failed to
+  initialize ATL`); llm-d PR #2270 fixed its XPU pods' crash loop by pointing FI_PROVIDER_PATH at the image's provider
+  libraries and using tcp.
 - torch's CUDA IPC (how RLHF frameworks hand weights to vLLM) under `expandable_segments:True` needs Linux's
   pidfd_open syscall (Linux 5.3 on), and torch refuses on an older kernel, naming the fix itself: expandable segments
   off (OpenRLHF#957, a 3.x kernel, where a call left in the framework's init had turned them on).
@@ -30,7 +33,7 @@ def _check_collective_setup(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = events[0]
-    build = {"hpu": _hpu, "hccl": _hccl, "pidfd": _pidfd}[event.component or "pidfd"]
+    build = {"hpu": _hpu, "hccl": _hccl, "pidfd": _pidfd, "atl": _atl}[event.component or "pidfd"]
     return [build(event)]
 
 
@@ -77,6 +80,33 @@ def _hccl(event: LogEvent) -> Finding:
     )
 
 
+def _atl(event: LogEvent) -> Finding:
+    return RULE_COLLECTIVE_SETUP.finding(
+        Severity.CRITICAL,
+        "oneCCL (vLLM's collectives on Intel GPUs) could not start its transport: libfabric found no provider",
+        summary="oneCCL's ATL layer carries the collectives over libfabric (OFI), which loads a provider for the "
+        "network (tcp, shm, verbs); with none found, or none it may use, tensor parallelism stops at its first "
+        "collective while one GPU serves.",
+        evidence=[c.log_evidence(event, name="oneCCL's transport", value=event.message)],
+        changes=[
+            ConfigChange(
+                flag="FI_PROVIDER",
+                current=None,
+                proposed="tcp",
+                reason="libfabric's plain TCP provider needs no special network; llm-d PR #2270 fixed this crash "
+                "with it",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Point libfabric at its providers: FI_PROVIDER_PATH to the directory of the provider libraries the image "
+            "ships (Intel MPI's or oneAPI's libfabric `prov` folder), as llm-d PR #2270 did for its XPU decode pods.",
+            "`fi_info -l` (libfabric's tool) inside the container lists the providers it finds.",
+        ],
+        confidence=0.7,
+    )
+
+
 def _pidfd(event: LogEvent) -> Finding:
     return RULE_COLLECTIVE_SETUP.finding(
         Severity.CRITICAL,
@@ -117,8 +147,8 @@ RULE_COLLECTIVE_SETUP = Rule(
         "free port for HCCL, pidfd_open (or no expandable segments) for CUDA IPC.",
         example="`RuntimeError: collective nonSFG is not supported during hpu graph capturing` in a multi-card Gaudi "
         "warm-up (HabanaAI/vllm-fork PR #170): PT_HPU_ENABLE_LAZY_COLLECTIVES=true.",
-        fix="PT_HPU_ENABLE_LAZY_COLLECTIVES=true; the HCCL port freed or reserved (HCCL_IF_BASE_PORT); "
-        "expandable_segments:False, or a kernel 5.3 or newer.",
+        fix="PT_HPU_ENABLE_LAZY_COLLECTIVES=true; the HCCL port freed or reserved (HCCL_IF_BASE_PORT); FI_PROVIDER "
+        "and FI_PROVIDER_PATH for oneCCL; expandable_segments:False, or a kernel 5.3 or newer.",
         limits="Which process holds an HCCL port, and what turned expandable segments on, are on the host.",
         references=[
             "https://docs.vllm.ai/projects/gaudi/en/0.13.0/api/vllm_gaudi/distributed/device_communicators/"
@@ -127,6 +157,7 @@ RULE_COLLECTIVE_SETUP = Rule(
             "https://github.com/vllm-project/vllm-ascend/issues/1955",
             "https://www.hiascend.com/document/detail/zh/canncommercial/latest/maintenref/envvar/envref_07_0074.html",
             "https://github.com/OpenRLHF/OpenRLHF/issues/957",
+            "https://github.com/llm-d/llm-d/pull/2270",
         ],
     ),
 )

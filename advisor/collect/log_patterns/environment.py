@@ -592,15 +592,16 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a device's collectives and the setup they need: Gaudi's lazy collectives under HPU graphs, HCCL's listen
         # port, torch's CUDA IPC needing pidfd_open when expandable segments are on (c10/cuda/CUDACachingAllocator)
-        ("collective nonSFG is not supported", "HcclSocket][Listen]", "pidfd_open syscall"),
+        ("collective nonSFG is not supported", "HcclSocket][Listen]", "pidfd_open syscall", "failed to initialize ATL"),
         K.COLLECTIVE_SETUP,
         r"(?P<hpu>collective nonSFG is not supported during hpu graph capturing)"
         r"|(?P<hccl>\[HcclSocket\]\[Listen\].*?listen on ip\[(?P<ip>[^\]]*)\]"
         r"(?: and specific port\[(?P<port>\d+)\])? fail)"
-        r"|(?P<pidfd>does not support the pidfd_open syscall needed to use IPC for CUDA tensors)",
+        r"|(?P<pidfd>does not support the pidfd_open syscall needed to use IPC for CUDA tensors)"
+        r"|(?P<atl>init_transport: EXCEPTION: failed to initialize ATL)",  # oneCCL's transport over libfabric
         lambda m: {
             "message": m.group(0),
-            "component": "hpu" if m["hpu"] else "hccl" if m["hccl"] else "pidfd",
+            "component": "hpu" if m["hpu"] else "hccl" if m["hccl"] else "atl" if m["atl"] else "pidfd",
             "address": f"{m['ip']}:{m['port']}" if m["port"] else m["ip"],
         },
     ),

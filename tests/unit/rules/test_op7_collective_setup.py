@@ -39,3 +39,10 @@ def test_cuda_ipc_without_pidfd_open_turns_expandable_segments_off():
     )
     [finding] = _findings(line)
     assert [(c.flag, c.proposed) for c in finding.changes] == [("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:False")]
+
+
+def test_oneccls_transport_without_a_libfabric_provider():
+    """llm-d/llm-d PR #2270's line, verbatim but for its indentation: FI_PROVIDER=tcp, as that PR did."""
+    [finding] = _findings("oneCCL: atl_ofi_comm.cpp:232 init_transport: EXCEPTION: failed to initialize ATL")
+    assert "libfabric found no provider" in finding.title
+    assert [(c.flag, c.proposed) for c in finding.changes] == [("FI_PROVIDER", "tcp")]
