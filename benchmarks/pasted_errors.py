@@ -5,8 +5,9 @@ case took hours to collect and most were read after rules were written for them.
 of many more lines, none of them tuned for when collected: error lines copied verbatim from public issue threads
 (vLLM's and projects that run it, each with its URL) by helper sessions that never saw this code, every one triaged
 alone. A probe is a JSON Lines file (url, line, cut, context): the first, 80 lines, is
-tests/fixtures/pasted_errors.jsonl; the second to fifth, 100 lines each, pasted_errors_second.jsonl,
-pasted_errors_third.jsonl, pasted_errors_fourth.jsonl and pasted_errors_fifth.jsonl beside it. A line is
+tests/fixtures/pasted_errors.jsonl; the second to sixth, 100 lines each, pasted_errors_second.jsonl,
+pasted_errors_third.jsonl, pasted_errors_fourth.jsonl, pasted_errors_fifth.jsonl and pasted_errors_sixth.jsonl beside
+it. A line is
 answered *specifically* when its top finding is a rule that reads its cause (OP-*, HL-*, VC-1's own check, VC-5's
 logged failure), *generically* when only VC-2 or VC-4 name the error without a cause, or not at all. It measures
 reach, not correctness: no thread's diagnosis is checked here. A probe's first-contact figure is the one taken with
@@ -17,6 +18,7 @@ make every later figure an after-the-fact one.
     .venv/bin/python benchmarks/pasted_errors.py --baseline 3be497f  # and at that commit, same run
     .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_second.jsonl --baseline e0bf943
     .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_fifth.jsonl --baseline 5a45d6f
+    .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_sixth.jsonl --baseline b757b76
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=LINES,
         help="the JSON Lines file of pasted lines (default: the first probe's 80, tests/fixtures/pasted_errors.jsonl; "
-        "the later probes' are pasted_errors_second.jsonl, _third, _fourth and _fifth.jsonl beside it)",
+        "the later probes' are pasted_errors_second.jsonl, _third, _fourth, _fifth and _sixth.jsonl beside it)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
     args = parser.parse_args(argv)
