@@ -24,6 +24,8 @@ def _check_compiled_ops(facts: Facts) -> list[Finding]:
         return []
     event = events[0]
     op = event.component or "a vLLM op"
+    if (event.message or "").startswith("backend:"):
+        return [_no_kernel_for_the_device(event, op)]
     return [
         RULE_COMPILED_OPS.finding(
             Severity.CRITICAL,
@@ -47,6 +49,33 @@ def _check_compiled_ops(facts: Facts) -> list[Finding]:
     ]
 
 
+def _no_kernel_for_the_device(event, op: str) -> Finding:
+    """PyTorch's `Could not run '<op>' with arguments from the '<device>' backend`: the extension registered the op
+    for other devices only (a ROCm build's HIP kernels on an NVIDIA host: vllm#13075; an x86-only CPU op on ARM:
+    vllm#25155's `_C::onednn_mm`)."""
+    backend, _, built_for = (event.message or "").removeprefix("backend:").partition("|")
+    built = f" (it registered it for {built_for.replace(',', ', ')} only)" if built_for else ""
+    return RULE_COMPILED_OPS.finding(
+        Severity.CRITICAL,
+        f"vLLM's compiled extension has no {backend} kernel for `{op}`{built}: "
+        + ("it was built for another device" if built_for else "built for another device, or one that leaves it out"),
+        summary="vLLM's kernels are PyTorch ops its extension registers per device; PyTorch found none for the "
+        f"device the call ran on ({backend}). The installed vLLM's binary was built for another platform (a ROCm "
+        "build on an NVIDIA host, a CUDA build on a CPU-only one), or the op is one this platform's build leaves "
+        "out (an x86-only CPU kernel on ARM).",
+        evidence=[c.log_evidence(event, name="compiled op", value=op)],
+        actions=[
+            "Install the vLLM built for this device: the default wheel is CUDA's; ROCm, CPU, XPU and the others come "
+            "from their own images, wheels or source builds (VLLM_TARGET_DEVICE), and one built for another device "
+            '(`python -c "import vllm, torch; print(vllm.__version__, torch.version.cuda, torch.version.hip)"`) '
+            "cannot serve here.",
+            "On a CPU build for ARM (aarch64, Apple silicon), an op registered only for x86 is a gap of that "
+            "build: a release whose CPU backend supports the machine, or the x86 host the op needs.",
+        ],
+        confidence=0.75,
+    )
+
+
 RULE_COMPILED_OPS = Rule(
     code="OP-7.78",
     title="vLLM's compiled ops do not match its Python code",
@@ -56,7 +85,8 @@ RULE_COMPILED_OPS = Rule(
     page=RulePage(
         checks="PyTorch's dispatcher refusing a call to one of vLLM's ops (`_C::`, `_moe_C::`, `_rocm_C::` …): "
         "`… expected at most N argument(s) but received M argument(s). Declaration: …`, `… is missing value for "
-        "argument '…'`, `No such operator _C::…`.",
+        "argument '…'`, `No such operator _C::…`, and `Could not run '_C::…' with arguments from the '<device>' "
+        "backend` (an op with no kernel for the device).",
         why="The Python files and the compiled extension come from different vLLM sources, so an op's signature "
         "differs between the caller and what the extension registered.",
         example="`RuntimeError: _moe_C::topk_softmax() expected at most 6 argument(s) but received 7 argument(s).` "

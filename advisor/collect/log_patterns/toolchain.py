@@ -20,6 +20,23 @@ def _jit_build(match: re.Match[str]) -> Fields:
     return {"message": match.group(0), "component": "FlashInfer" if "flashinfer" in match.string.lower() else None}
 
 
+# The dispatch keys of a device among the backends PyTorch lists for an op (the rest are its own machinery).
+_DEVICE_KEYS = ("CUDA", "HIP", "CPU", "XPU", "MPS", "HPU", "XLA", "PrivateUse1")
+
+
+def _op_schema(match: re.Match[str]) -> Fields:
+    """One of vLLM's ops refused: its signature (`expected at most …`), its absence, or no kernel for the device it
+    was called on (`backend:<device>`, with the devices the extension registered it for after `|`)."""
+    if match["unrun"]:
+        listed = [key.strip() for key in (match["available"] or "").split(",")]
+        devices = ",".join(key for key in listed if key in _DEVICE_KEYS)
+        return {"message": f"backend:{match['backend']}|{devices}", "component": match["unrun"]}
+    return {
+        "message": match["what"] if match["op"] else "is not registered by the loaded extension",
+        "component": match["op"] or match["missing"],
+    }
+
+
 def _jit_kernel(path: str) -> str | None:
     """The kernel a JIT build compiles, from its cache path (FlashInfer's `generated/<kernel>/`, torch's
     `torch_extensions/<python>/<extension>/`)."""
@@ -342,15 +359,15 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # PyTorch's dispatcher (aten/src/ATen/core/function_schema_inl.h) refusing a call to an op of one of
         # vLLM's extensions (`_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …), or asked for one they do not register
-        ("argument(s) but received", "is missing value for argument", "No such operator _"),
+        ("argument(s) but received", "is missing value for argument", "No such operator _", "Could not run '_"),
         K.VLLM_OP_SCHEMA_MISMATCH,
         r"(?P<op>_[a-z0-9]*_?C(?:_\w+)?::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
         r"argument\(s\)|is missing value for argument '\w+')"
-        r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)",
-        lambda m: {
-            "message": m["what"] if m["op"] else "is not registered by the loaded extension",
-            "component": m["op"] or m["missing"],
-        },
+        r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)"
+        # the op exists, but not for the device it was called on: the extension was built for another one
+        r"|Could not run '(?P<unrun>_[a-z0-9]*_?C(?:_\w+)?::\w+)' with arguments from the '(?P<backend>\w+)' "
+        r"backend(?:.*?is only available for these backends: \[(?P<available>[^\]]*)\])?",
+        _op_schema,
     ),
     wording(  # pip's box around a build step that failed (pip/_internal/exceptions.py, InstallationSubprocessError:
         # `× <step> did not run successfully.`), and the error code it prints first

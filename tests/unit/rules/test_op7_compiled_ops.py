@@ -49,3 +49,18 @@ def test_an_op_the_extension_lacks_or_an_argument_it_lacks_is_the_same_mismatch(
 def test_pytorchs_own_ops_are_not_vllms():
     line = "RuntimeError: aten::add() expected at most 3 argument(s) but received 4 argument(s)"
     assert op7_compiled_ops.RULE_COMPILED_OPS.evaluate(_facts(line)) == []
+
+
+def test_an_op_without_a_kernel_for_the_device_is_a_build_for_another_device():
+    """vllm#13075 (a HIP-only `_C::rms_norm` called on CUDA) and vllm#25155 (`_C::onednn_mm` on an ARM CPU build),
+    their lines cut to the parts read."""
+    cuda = (
+        "NotImplementedError: Could not run '_C::rms_norm' with arguments from the 'CUDA' backend. This could be "
+        "because the operator doesn't exist for this backend. '_C::rms_norm' is only available for these backends: "
+        "[HIP, Meta, BackendSelect, Python, AutogradCUDA]."
+    )
+    [finding] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(Facts(events=parse_lines([cuda]).events))
+    assert "no CUDA kernel for `_C::rms_norm` (it registered it for HIP only)" in finding.title
+    cpu = "NotImplementedError: Could not run '_C::onednn_mm' with arguments from the 'CPU' backend."
+    [arm] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(Facts(events=parse_lines([cpu]).events))
+    assert arm.title.endswith("built for another device, or one that leaves it out")
