@@ -383,6 +383,10 @@ class LogEventKind(str, Enum):
     # without pidfd_open under expandable segments; message: the words, component: "hpu", "hccl" or "pidfd",
     # address: the ip:port HCCL could not listen on
     COLLECTIVE_SETUP = "collective_setup"
+    # PyTorch's XPU backend unable to say how much device memory is free, which vLLM's XPU worker asks before sizing
+    # the KV cache: "The device (Intel(R) Graphics [0x674c]) doesn't support querying the available free memory.",
+    # SYCL's "The device does not have the ext_intel_free_memory aspect"; device: the device it names
+    XPU_FREE_MEMORY_UNKNOWN = "xpu_free_memory_unknown"
     # torch_npu and CANN on an Ascend NPU refusing an ACL call: "NPU function error: <call>, error code is <n>",
     # "ERR00100 PTA call acl api failed", "build op model failed, result = <n>", and CANN's op compiler failing to
     # start (SetPrecisionMode, GEInitialize failed); message: the words, error_code: its number, component: "compiler"
@@ -1108,6 +1112,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
+    LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
     LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),

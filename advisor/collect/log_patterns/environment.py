@@ -590,6 +590,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|The (?:async )?vLLM server can't be reached at (?P<url>\S+?) after [\d.]+ seconds",
         lambda m: {"message": m["url"]},
     ),
+    wording(  # torch.xpu.mem_get_info's refusal (torch-xpu-ops), and SYCL's words under it
+        ("support querying the available free memory", "ext_intel_free_memory aspect"),
+        K.XPU_FREE_MEMORY_UNKNOWN,
+        r"The device (?:\((?P<device>.+?)\) )?doesn't support querying the available free memory"
+        r"|The device does not have the ext_intel_free_memory aspect",
+        lambda m: {"message": m.group(0), "device": m["device"]},
+    ),
     wording(  # a device's collectives and the setup they need: Gaudi's lazy collectives under HPU graphs, HCCL's listen
         # port, torch's CUDA IPC needing pidfd_open when expandable segments are on (c10/cuda/CUDACachingAllocator)
         ("collective nonSFG is not supported", "HcclSocket][Listen]", "pidfd_open syscall", "failed to initialize ATL"),
