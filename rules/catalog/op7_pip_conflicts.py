@@ -139,7 +139,9 @@ def _check_not_found(facts: Facts) -> list[Finding]:
     requirement = event.message or "the requirement"
     offered = event.versions_offered
     label = next((word for word in _LOCAL_LABEL if word in requirement), None)
-    if label is not None:
+    if offered is not None and offered.startswith("platform:"):  # uv: no wheel for this interpreter at all
+        title, actions = _no_wheel_for_the_platform(event.component or requirement, offered.removeprefix("platform:"))
+    elif label is not None:
         variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
         title = f"pip found no {requirement}: builds labelled +{variant} are on PyTorch's own index, never on PyPI"
         actions = [
@@ -157,8 +159,9 @@ def _check_not_found(facts: Facts) -> list[Finding]:
         title = f"pip found no {requirement} on this index for this Python{latest}"
         actions = [
             f"`pip index versions {event.component or requirement}` lists what the index has for this Python; a "
-            "version missing from it is a typo, a release not yet out, or one without wheels for this Python (a "
-            "newer Python than the release supports); a pre-release needs `--pre`.",
+            "version missing from it is a typo, a release not yet out, or one without wheels for this Python or "
+            "this platform (a newer Python than the release supports; an OS or CPU architecture it publishes no "
+            "wheel for: `python -c 'import platform; print(platform.machine())'`); a pre-release needs `--pre`.",
             _INDEX,
         ]
     return [
@@ -172,6 +175,31 @@ def _check_not_found(facts: Facts) -> list[Finding]:
             confidence=0.8,
         )
     ]
+
+
+def _no_wheel_for_the_platform(package: str, tag: str) -> tuple[str, list[str]]:
+    """uv's `has no wheels with a matching platform tag (e.g., `<tag>`)`: the tag is the interpreter's platform. An
+    x86_64 tag on macOS is an Intel Python, which on an Apple silicon Mac runs under Rosetta (vllm-metal#379's
+    maintainer); PyTorch publishes no macOS x86_64 wheels after its 2.2 release."""
+    if tag.startswith("macosx") and tag.endswith("x86_64"):
+        return (
+            f"the installer found no {package} wheel for {tag}: this Python is an x86_64 (Intel) build, which on an "
+            "Apple silicon Mac runs under Rosetta",
+            [
+                "`python -c 'import platform; print(platform.machine())'` prints x86_64 for such a Python: install an "
+                "arm64 Python (python.org's universal installer, `uv python install`, or Homebrew under /opt/homebrew) "
+                "and create the environment with it.",
+                "PyTorch publishes no macOS x86_64 wheels after 2.2, so vLLM on a Mac needs an arm64 Python.",
+            ],
+        )
+    return (
+        f"the installer found no {package} wheel for this interpreter's platform ({tag})",
+        [
+            _PLATFORM,
+            "`python -c 'import platform; print(platform.machine())'` shows the architecture the interpreter "
+            "was built for; a wheel exists only for the platforms the package publishes.",
+        ],
+    )
 
 
 RULE_NOT_FOUND = Rule(

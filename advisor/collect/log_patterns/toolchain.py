@@ -342,6 +342,18 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler",
         _compile_failed,
     ),
+    wording(  # uv's resolver: a requirement with no wheel for this interpreter's platform tag (`…==2.11.0+cpu has no
+        # wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`)`, vllm-project/vllm-metal#379)
+        ("has no wheels with a matching platform tag",),
+        K.PIP_NO_DISTRIBUTION,
+        r"(?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\})?(?P<pin>==\S+?)? has no wheels with a matching platform tag "
+        r"\(e\.g\., `(?P<tag>[^`]+)`\)",
+        lambda m: {
+            "message": f"{m['req']}{m['pin'] or ''}",
+            "component": m["req"],
+            "versions_offered": f"platform:{m['tag']}",
+        },
+    ),
     wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of
         # what the index offered, then its one-line summary
         ("that satisfies the requirement", "No matching distribution found for"),

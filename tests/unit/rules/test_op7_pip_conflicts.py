@@ -205,3 +205,15 @@ def test_pips_refusal_pasted_without_its_list_of_versions_is_still_read():
     """vllm#30065's line, verbatim: the reporter pasted pip's line without `(from versions: …)`."""
     [finding] = _not_found("ERROR: Could not find a version that satisfies the requirement vllm==0.12.0")
     assert finding.title == "pip found no vllm==0.12.0 on this index for this Python"
+
+
+def test_uvs_platform_tag_for_an_intel_python_on_a_mac():
+    """vllm-project/vllm-metal#379's line, verbatim but for uv's indentation: the interpreter's tag is x86_64."""
+    line = (
+        "╰─▶ Because torch{platform_machine == 'aarch64' or platform_machine == 's390x' or platform_machine == "
+        "'x86_64'}==2.11.0+cpu has no wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`) and you require"
+    )
+    [finding] = _not_found(line)
+    assert "this Python is an x86_64 (Intel) build" in finding.title and "arm64 Python" in finding.actions[0]
+    [linux] = _not_found("vllm==0.12.0 has no wheels with a matching platform tag (e.g., `manylinux_2_28_aarch64`)")
+    assert linux.title.endswith("wheel for this interpreter's platform (manylinux_2_28_aarch64)")
