@@ -171,8 +171,32 @@ def _check_flash_attn(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.FLASH_ATTN_OLD_GPU)
     if not events:
         return []
+    rocm = [e for e in events if e.message == "rocm"]
+    if rocm:
+        return [_radeon(rocm[0])]
     gpu = [e for e in events if e.message == "gpu"]
     return [_old_gpu(gpu[0]) if gpu else _float32(events[0])]
+
+
+def _radeon(event: LogEvent) -> Finding:
+    """ROCm's CK flash-attention on a GPU other than AMD Instinct: vLLM's ROCm docs (0.5.1 to 0.6.5) built it only for
+    gfx90a and gfx942 and told Radeon RX 7900 (gfx1100) builds to leave it out (BUILD_FA=0); vLLM PR #2768 made
+    gfx1100 serve without it (vllm#3040: a maintainer pointed the RX 7900 XTX at the path without it)."""
+    return RULE_FLASH_ATTN.finding(
+        Severity.CRITICAL,
+        "ROCm's CK flash-attention ran on a GPU other than AMD Instinct (MI200 or newer): build or run vLLM without it",
+        summary="On ROCm, vLLM's image could build AMD's Composable Kernel flash-attention, which supports only the "
+        "Instinct GPUs (gfx90a, gfx942); on a Radeon (RX 7900, gfx1100) it refuses, and vLLM must use its Triton "
+        "flash attention or its plain attention path instead.",
+        evidence=[c.log_evidence(event, name="FlashAttention", value="needs AMD MI200 or newer")],
+        actions=[
+            "Build the image without CK flash-attention: `--build-arg BUILD_FA=0` for vLLM's Dockerfile.rocm, as "
+            "vLLM's ROCm installation guide says for the Radeon RX 7900 series (0.5.1 to 0.6.5).",
+            "On a release with ROCm's Triton flash attention (0.4 on), keep VLLM_USE_TRITON_FLASH_ATTN at 1 (its "
+            "default); 0 selects CK's, which this GPU lacks.",
+        ],
+        confidence=0.7,
+    )
 
 
 def _float32(event: LogEvent) -> Finding:

@@ -318,8 +318,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # tensors' dtype
         ("FlashAttention only support",),
         K.FLASH_ATTN_OLD_GPU,
-        r"FlashAttention only supports Ampere GPUs or newer|FlashAttention only supports? fp16 and bf16 data type",
-        lambda m: {"message": "gpu" if "Ampere" in m.group(0) else "dtype"},
+        r"FlashAttention only supports Ampere GPUs or newer|FlashAttention only supports? fp16 and bf16 data type"
+        r"|FlashAttention only supports AMD MI200 GPUs or newer",  # ROCm's CK flash-attention on a Radeon
+        lambda m: {"message": "rocm" if "AMD" in m.group(0) else "gpu" if "Ampere" in m.group(0) else "dtype"},
     ),
     wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
         # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)

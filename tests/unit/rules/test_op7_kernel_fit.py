@@ -100,3 +100,11 @@ def test_a_line_cut_after_the_resource_is_still_the_refusal_without_its_figures(
     )
     assert finding.actions[0].startswith("Paste the traceback's last vLLM frame")
     assert "160 KiB AMD gfx950" in finding.summary
+
+
+def test_rocms_ck_flash_attention_on_a_radeon_is_built_or_run_without():
+    """vllm#3040's line, verbatim but for its backticks (an RX 7900 XTX, gfx1100)."""
+    line = "RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer."
+    [finding] = RULE_FLASH_ATTN.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith("ROCm's CK flash-attention ran on a GPU other than AMD Instinct")
+    assert "BUILD_FA=0" in finding.actions[0] and "VLLM_USE_TRITON_FLASH_ATTN" in finding.actions[1]
