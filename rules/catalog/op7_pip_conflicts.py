@@ -249,6 +249,9 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
     if compiled is not None:
         return [_compile_step_failed(compiled)]
+    header = next((e for e in events if (e.message or "").startswith("ROCM_HEADER: ")), None)
+    if header is not None:
+        return [_rocm_header_missing(header)]
     step = next((e for e in events if (e.message or "").startswith("STEP ")), None)
     if step is not None:
         return [_build_step_failed(step)]
@@ -446,6 +449,28 @@ def _build_step_failed(event: LogEvent) -> Finding:
             "instruction set of the machine that builds it.",
         ],
         confidence=0.55 if not killed else 0.65,
+    )
+
+
+def _rocm_header_missing(event: LogEvent) -> Finding:
+    """A ROCm header includes one the installed ROCm does not have: the build needs a newer ROCm (vLLM PR #1313: the
+    bfloat16 header exists from ROCm 5.7; vLLM's ROCm guide of 0.4 lists ROCm 5.7 or 6.0)."""
+    header, _, version = (event.message or "").removeprefix("ROCM_HEADER: ").partition("|")
+    installed = f"ROCm {version}" if version else "the ROCm installed"
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"the build includes {header}, which {installed} does not ship: it needs a newer ROCm",
+        summary="The compiler stopped inside ROCm's own headers: one of them includes a file this ROCm release does "
+        "not have, so the code being built (vLLM's kernels, or PyTorch's headers it includes) was written for a "
+        "newer ROCm than the one under /opt/rocm.",
+        evidence=[c.log_evidence(event, name="the missing header", value=header)],
+        actions=[
+            "Build with the ROCm the vLLM release lists in its ROCm installation guide (vLLM's ROCm builds began at "
+            "ROCm 5.7; its image's base names the version), and a PyTorch built for that same ROCm.",
+            "`ls /opt/rocm*/` shows which ROCm releases are installed; ROCM_PATH (or /opt/rocm's link) chooses the one "
+            "the build uses.",
+        ],
+        confidence=0.65,
     )
 
 

@@ -408,6 +408,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"ninja: error: '(?P<missing>[^']+)', needed by '(?P<target>[^']+)', missing and no known rule to make it",
         lambda m: {"message": f"MISSING: {m['missing']}", "component": _built_package(m["target"])},
     ),
+    wording(  # the compiler missing a header that a ROCm header includes (`/opt/rocm-5.6.0/include/hip/hip_bf16.h:
+        # 30:10: fatal error: 'hip/amd_detail/amd_hip_bf16.h' file not found`, vLLM PR #1313): that ROCm lacks it
+        ("file not found",),
+        K.PIP_BUILD_FAILED,
+        r"/opt/rocm-?(?P<version>[\d.]*)/include/\S+?:\d+:\d+: fatal error: '(?P<header>[^']+)' file not found",
+        lambda m: {"message": f"ROCM_HEADER: {m['header']}|{m['version'] or ''}", "component": "rocm"},
+    ),
     wording(  # ninja's line for a compile step that failed (`FAILED: CMakeFiles/_C.dir/csrc/activation_kernels.cu.o`;
         # 1.12 adds `[code=1] `): the object names the source file, and the compiler's own words follow it
         ("FAILED: ",),

@@ -217,3 +217,13 @@ def test_uvs_platform_tag_for_an_intel_python_on_a_mac():
     assert "this Python is an x86_64 (Intel) build" in finding.title and "arm64 Python" in finding.actions[0]
     [linux] = _not_found("vllm==0.12.0 has no wheels with a matching platform tag (e.g., `manylinux_2_28_aarch64`)")
     assert linux.title.endswith("wheel for this interpreter's platform (manylinux_2_28_aarch64)")
+
+
+def test_a_rocm_header_including_one_its_release_lacks_needs_a_newer_rocm():
+    """vLLM PR #1313's line, verbatim but for the quote marker and indentation (ROCm 5.6, whose bfloat16 header
+    includes one that ships from ROCm 5.7)."""
+    line = "/opt/rocm-5.6.0/include/hip/hip_bf16.h:30:10: fatal error: 'hip/amd_detail/amd_hip_bf16.h' file not found"
+    [finding] = _not_found(line)
+    assert finding.title == (
+        "the build includes hip/amd_detail/amd_hip_bf16.h, which ROCm 5.6.0 does not ship: it needs a newer ROCm"
+    )
