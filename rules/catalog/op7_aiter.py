@@ -14,7 +14,7 @@ own engineer turned AITER's MoE off (VLLM_ROCM_USE_AITER_MOE=0, vLLM's Triton Mo
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -27,62 +27,63 @@ def _check_aiter(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = next((e for e in events if e.component == "arch"), events[0])
-    evidence = [c.log_evidence(event, name="AITER's refusal", value=event.message)]
-    if event.component == "arch":
-        arch = event.device or "this GPU's arch"
-        return [
-            RULE_AITER.finding(
-                Severity.CRITICAL,
-                f"AMD's AITER kernels do not support {arch}: turn AITER off and vLLM uses its own kernels",
-                summary="AITER is built for AMD Instinct GPUs; its arch check refuses the GPU before any of its "
-                "kernels compiles, so an AITER op turned on for this GPU stops the worker.",
-                evidence=evidence,
-                changes=[
-                    ConfigChange(
-                        flag=AITER_ENV,
-                        current=None,
-                        proposed="0",
-                        reason=f"AITER has no kernels for {arch}; vLLM's own kernels serve it",
-                        kind="env",
-                    )
-                ],
-                actions=[
-                    f"Unset {AITER_ENV} (or set it to 0) and any VLLM_ROCM_USE_AITER_<OP>=1 the image or launch "
-                    "sets; a container built for Instinct GPUs may set them for you (`env | grep AITER`).",
-                    "Or an AITER release that lists the arch (it adds targets over time).",
-                ],
-                confidence=0.8,
+    return [_arch_refused(event) if event.component == "arch" else _shape_refused(event)]
+
+
+def _arch_refused(event: LogEvent) -> Finding:
+    """AITER's arch check refused the GPU: AITER off as a whole."""
+    arch = event.device or "this GPU's arch"
+    return RULE_AITER.finding(
+        Severity.CRITICAL,
+        f"AMD's AITER kernels do not support {arch}: turn AITER off and vLLM uses its own kernels",
+        summary="AITER is built for AMD Instinct GPUs; its arch check refuses the GPU before any of its kernels "
+        "compiles, so an AITER op turned on for this GPU stops the worker.",
+        evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
+        changes=[
+            ConfigChange(
+                flag=AITER_ENV,
+                current=None,
+                proposed="0",
+                reason=f"AITER has no kernels for {arch}; vLLM's own kernels serve it",
+                kind="env",
             )
-        ]
+        ],
+        actions=[
+            f"Unset {AITER_ENV} (or set it to 0) and any VLLM_ROCM_USE_AITER_<OP>=1 the image or launch sets; a "
+            "container built for Instinct GPUs may set them for you (`env | grep AITER`).",
+            "Or an AITER release that lists the arch (it adds targets over time).",
+        ],
+        confidence=0.8,
+    )
+
+
+def _shape_refused(event: LogEvent) -> Finding:
+    """Composable Kernel has no instance for the shape: the refusing op off (fused MoE), or AITER as a whole."""
     moe = event.function == "moe"
-    op_env = AITER_MOE_ENV if moe else AITER_ENV
-    return [
-        RULE_AITER.finding(
-            Severity.CRITICAL,
-            "AMD's AITER kernels have no instance for this "
-            + ("fused-MoE shape: turn AITER's MoE off, keep the rest" if moe else "GEMM's shape: turn AITER off"),
-            summary="AITER's kernels are tuned per shape and sit on Composable Kernel, which refuses a problem none of "
-            "its compiled instances covers; a model's shape AITER was not tuned for stops at its first call "
-            "(warm-up). vLLM's own kernel for the op serves the shape.",
-            evidence=evidence,
-            changes=[
-                ConfigChange(
-                    flag=op_env,
-                    current=None,
-                    proposed="0",
-                    reason="vLLM's Triton fused MoE serves the shape; AITER's other ops stay on"
-                    if moe
-                    else "vLLM's own kernels serve the shape",
-                    kind="env",
-                )
-            ],
-            actions=[
-                "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer "
-                "release; ROCm/aiter#3202 is such a report.",
-            ],
-            confidence=0.7,
-        )
-    ]
+    reason = (
+        "vLLM's Triton fused MoE serves the shape; AITER's other ops stay on"
+        if moe
+        else ("vLLM's own kernels serve the shape")
+    )
+    return RULE_AITER.finding(
+        Severity.CRITICAL,
+        "AMD's AITER kernels have no instance for this "
+        + ("fused-MoE shape: turn AITER's MoE off, keep the rest" if moe else "GEMM's shape: turn AITER off"),
+        summary="AITER's kernels are tuned per shape and sit on Composable Kernel, which refuses a problem none of "
+        "its compiled instances covers; a model's shape AITER was not tuned for stops at its first call (warm-up). "
+        "vLLM's own kernel for the op serves the shape.",
+        evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
+        changes=[
+            ConfigChange(
+                flag=AITER_MOE_ENV if moe else AITER_ENV, current=None, proposed="0", reason=reason, kind="env"
+            )
+        ],
+        actions=[
+            "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer release; "
+            "ROCm/aiter#3202 is such a report.",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE_AITER = Rule(

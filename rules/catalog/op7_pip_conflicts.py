@@ -243,23 +243,26 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.PIP_BUILD_FAILED)
     if not events:
         return []
-    missing = next((e for e in events if (e.message or "").startswith("MISSING: ")), None)
-    if missing is not None:
-        return [_build_input_missing(missing)]
-    compiled = next((e for e in events if (e.message or "").startswith("FAILED: ")), None)
-    if compiled is not None:
-        return [_compile_step_failed(compiled)]
-    header = next((e for e in events if (e.message or "").startswith("ROCM_HEADER: ")), None)
-    if header is not None:
-        return [_rocm_header_missing(header)]
-    step = next((e for e in events if (e.message or "").startswith("STEP ")), None)
-    if step is not None:
-        return [_build_step_failed(step)]
+    # the build's own lines, most specific first: an input missing, a compile step, a ROCm header, a wrapper's summary
+    for prefix, reading in (
+        ("MISSING: ", _build_input_missing),
+        ("FAILED: ", _compile_step_failed),
+        ("ROCM_HEADER: ", _rocm_header_missing),
+        ("STEP ", _build_step_failed),
+    ):
+        marked = next((e for e in events if (e.message or "").startswith(prefix)), None)
+        if marked is not None:
+            return [reading(marked)]
     event = next((e for e in events if e.component), events[0])  # the line that names the package, when one does
     if event.message == "editable":
         return [_editable_failed(event)]
     if event.component is None:
         return [_unnamed_build_failed(event)]
+    return [_package_build_failed(event)]
+
+
+def _package_build_failed(event: LogEvent) -> Finding:
+    """pip named the package whose source build failed: vLLM's, flash-attn's or another's, each with its own fix."""
     package = event.component or "a package"
     name = _name(package)
     if name == "vllm" or name.startswith("vllm-"):
@@ -287,17 +290,15 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
             "install a version that has a wheel for this Python and platform (`pip index versions` and PyPI's files "
             "list).",
         ]
-    return [
-        RULE_NOT_FOUND.finding(
-            Severity.HIGH,
-            title,
-            summary="pip found no wheel that fits and fell back to the source distribution, whose build failed; "
-            "nothing was installed.",
-            evidence=[c.log_evidence(event, name="pip's build", value=package)],
-            actions=actions,
-            confidence=0.75,
-        )
-    ]
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        title,
+        summary="pip found no wheel that fits and fell back to the source distribution, whose build failed; nothing "
+        "was installed.",
+        evidence=[c.log_evidence(event, name="pip's build", value=package)],
+        actions=actions,
+        confidence=0.75,
+    )
 
 
 def _editable_failed(event: LogEvent) -> Finding:
