@@ -492,22 +492,36 @@ def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
     return None
 
 
+@cache
+def _atoms_with_literal_after(pattern: str) -> tuple[list[str], list[int]]:
+    """A pattern's atoms, and for each position how many literal characters follow it (the catalog's few closest
+    entries are tried for every line nothing matched, so this is worked out once per entry)."""
+    atoms = _ATOM.findall(pattern)
+    literal_after = [0] * (len(atoms) + 1)
+    for index in range(len(atoms) - 1, -1, -1):
+        literal_after[index] = literal_after[index + 1] + (0 if atoms[index].startswith("(?P<") else 1)
+    return atoms, literal_after
+
+
 def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern's end, from a word of vLLM's literal text to its last character, where the pasted line begins
     (an issue title quoting the warning's second sentence: `since, enforce-eager is enabled, async output processor
     cannot be used`, vllm#10295); its first letter in either case, as a title writes it. At least
     `MIN_PARTIAL_LITERAL` characters of vLLM's words are kept, and the line holds nothing after them."""
-    atoms = _ATOM.findall(pattern)
-    literal_after = [0] * (len(atoms) + 1)
-    for index in range(len(atoms) - 1, -1, -1):
-        literal_after[index] = literal_after[index + 1] + (0 if atoms[index].startswith("(?P<") else 1)
     line = text.strip()
+    lead = re.match(r"[A-Za-z]+", line)
+    if lead is None:
+        return None
+    word = lead.group(0).lower()
+    atoms, literal_after = _atoms_with_literal_after(pattern)
     for start in range(1, len(atoms)):
         if literal_after[start] < MIN_PARTIAL_LITERAL:
             return None
         first, before = atoms[start], atoms[start - 1]
         if not (first.isalpha() and before in (" ", "\\ ")):
             continue  # start at a word of vLLM's own, never inside a group or a word
+        if "".join(atoms[start : start + len(word)]).lower() != word:
+            continue  # the line does not begin with this word: nothing to compile
         tail = "".join(atoms[start + 1 :]).removesuffix(r"\.")
         try:
             found = re.search(rf"^[{first.lower()}{first.upper()}]{tail}\.?$", line)
