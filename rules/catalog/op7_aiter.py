@@ -14,11 +14,11 @@ own engineer turned AITER's MoE off (VLLM_ROCM_USE_AITER_MOE=0, vLLM's Triton Mo
 from __future__ import annotations
 
 from rules.catalog import common as c
+from rules.catalog.health_kernels import AITER_ENV
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-AITER_ENV = "VLLM_ROCM_USE_AITER"  # vllm/envs.py (0.32): AITER as a whole, off unless set
 AITER_MOE_ENV = "VLLM_ROCM_USE_AITER_MOE"  # its fused-MoE op, on whenever AITER is
 
 
