@@ -504,6 +504,13 @@ def printed_after(facts: Facts, event: LogEvent, *kinds: LogEventKind) -> bool:
     )
 
 
+def error_saying(facts: Facts, *words: str) -> LogEvent | None:
+    """The first error whose words hold one of `words`: one servops could not place, a worker's, or a dead engine's
+    root; for the rules that know an exception only by Python's or a library's words, wherever the text printed it."""
+    kinds = (LogEventKind.UNPLACED_ERROR, LogEventKind.WORKER_EXCEPTION, LogEventKind.ENGINE_DEAD)
+    return next((e for e in facts.events_of(*kinds) if any(w in (e.message or "") for w in words)), None)
+
+
 def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
     """A process death printed after `EngineCore encountered a fatal error` / EngineDeadError in the same
     log: vLLM's shutdown chain (fatal error -> EngineDeadError -> `Engine core proc … died unexpectedly`)."""

@@ -14,7 +14,6 @@ found; a release with the fix is the cure.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -22,8 +21,7 @@ NO_OUTPUT = "'NoneType' object has no attribute 'sampled_token_ids'"
 
 
 def _check_batch_queue(facts: Facts) -> list[Finding]:
-    kinds = (LogEventKind.UNPLACED_ERROR, LogEventKind.WORKER_EXCEPTION, LogEventKind.ENGINE_DEAD)
-    event = next((e for e in facts.events_of(*kinds) if NO_OUTPUT in (e.message or "")), None)
+    event = c.error_saying(facts, NO_OUTPUT)
     if event is None:
         return []
     pipeline = c.pipeline_parallel_size(facts) > 1

@@ -14,7 +14,6 @@ lsdefine/simple_GRPO#35 hit the MessagePack error after some dozens of training 
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -22,8 +21,7 @@ MALFORMED = ("is not a valid EngineCoreRequestType", "MessagePack data is malfor
 
 
 def _check_engine_ipc(facts: Facts) -> list[Finding]:
-    kinds = (LogEventKind.UNPLACED_ERROR, LogEventKind.WORKER_EXCEPTION, LogEventKind.ENGINE_DEAD)
-    event = next((e for e in facts.events_of(*kinds) if any(w in (e.message or "") for w in MALFORMED)), None)
+    event = c.error_saying(facts, *MALFORMED)
     if event is None:
         return []
     return [
