@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.catalog.op7_pip_conflicts import names_vllm
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
@@ -46,17 +47,9 @@ def side_of(spec: str, installed: str) -> str | None:
     return None
 
 
-def _is_vllm(requirement: str) -> bool:
-    """Whether a requirement names vLLM or a vLLM plugin (`vllm>=0.7`, `vllm-ascend==0.9.1`), as pip compares names."""
-    name = re.match(r"[A-Za-z0-9][\w.-]*", requirement.strip())
-    normalised = name.group(0).lower().replace("_", "-").replace(".", "-") if name else ""
-    return normalised == "vllm" or normalised.startswith("vllm-")
-
-
 def _check_framework_pin(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.PACKAGE_CONFLICT):
-        requirer = (event.component or "").lower()
-        if requirer == "vllm" or requirer.startswith("vllm-") or not _is_vllm(event.message or ""):
+        if names_vllm(event.component or "") or not names_vllm(event.message or ""):
             continue  # vLLM's own requirements are OP-7.44's
         side = side_of(event.message or "", event.installed or "")
         if event.installed is None or side is not None:

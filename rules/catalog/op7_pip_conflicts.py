@@ -32,7 +32,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 _TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 
 
-def _name(text: str) -> str:
+def distribution_name(text: str) -> str:
     """A distribution's name as pip compares them: lower case, `_` and `.` as `-`."""
     head = text.split("[", 1)[0]
     for stop in "=<>!~ (":
@@ -40,21 +40,26 @@ def _name(text: str) -> str:
     return head.strip().lower().replace("_", "-").replace(".", "-")
 
 
-def _is_vllms(event: LogEvent) -> bool:
-    name = _name(event.component or "")
+def names_vllm(text: str) -> bool:
+    """Whether a requirement or a requirer is vLLM or one of its plugins (`vllm>=0.7`, `vllm_ascend 0.9.1`)."""
+    name = distribution_name(text)
     return name == "vllm" or name.startswith("vllm-")
+
+
+def _is_vllms(event: LogEvent) -> bool:
+    return names_vllm(event.component or "")
 
 
 def _check(facts: Facts) -> list[Finding]:
     conflicts = [e for e in facts.events_of(LogEventKind.PACKAGE_CONFLICT) if _is_vllms(e)]
     if not conflicts:
         return []
-    torch = [e for e in conflicts if _name(e.message or "") in _TORCH_FAMILY]
+    torch = [e for e in conflicts if distribution_name(e.message or "") in _TORCH_FAMILY]
     return [_finding(conflicts, torch)]
 
 
 def _broken(event: LogEvent) -> str:
-    package = _name(event.message or "")
+    package = distribution_name(event.message or "")
     if event.installed is None:
         return f"{event.component} {event.version} requires {event.message}, which pip did not install"
     return f"pip left {package} {event.installed} where {event.component} {event.version} requires {event.message}"
@@ -264,7 +269,7 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
 def _package_build_failed(event: LogEvent) -> Finding:
     """pip named the package whose source build failed: vLLM's, flash-attn's or another's, each with its own fix."""
     package = event.component or "a package"
-    name = _name(package)
+    name = distribution_name(package)
     if name == "vllm" or name.startswith("vllm-"):
         title = (
             f"pip built {package} from its source and the build failed: no wheel of it fits this Python and platform"
@@ -304,7 +309,7 @@ def _package_build_failed(event: LogEvent) -> Finding:
 def _editable_failed(event: LogEvent) -> Finding:
     """`pip install -e .`: a source build the user chose, so no wheel is missing; the build's own error is above."""
     package = event.component or "the package"
-    vllm = _name(package) == "vllm"
+    vllm = distribution_name(package) == "vllm"
     return RULE_NOT_FOUND.finding(
         Severity.HIGH,
         f"the source build of {package} (`pip install -e .`) failed: its own error is in the lines above pip's summary",
