@@ -472,11 +472,20 @@ def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
     return None
 
 
-def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
-    atoms = _ATOM.findall(pattern)
+@cache
+def _atoms(pattern: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A pattern's atoms, and before each position how many literal characters precede it (the last entry: all of
+    them). The catalog's few closest entries are cut for every line nothing matched, so this is worked out once per
+    entry, for a cut at either end."""
+    atoms = tuple(_ATOM.findall(pattern))
     literal_before = [0]
     for atom in atoms:
         literal_before.append(literal_before[-1] + (0 if atom.startswith("(?P<") else 1))
+    return atoms, tuple(literal_before)
+
+
+def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
+    atoms, literal_before = _atoms(pattern)
     for cut in range(len(atoms) - 1, 0, -1):
         if literal_before[cut] < MIN_PARTIAL_LITERAL:
             return None
@@ -492,17 +501,6 @@ def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
     return None
 
 
-@cache
-def _atoms_with_literal_after(pattern: str) -> tuple[list[str], list[int]]:
-    """A pattern's atoms, and for each position how many literal characters follow it (the catalog's few closest
-    entries are tried for every line nothing matched, so this is worked out once per entry)."""
-    atoms = _ATOM.findall(pattern)
-    literal_after = [0] * (len(atoms) + 1)
-    for index in range(len(atoms) - 1, -1, -1):
-        literal_after[index] = literal_after[index + 1] + (0 if atoms[index].startswith("(?P<") else 1)
-    return atoms, literal_after
-
-
 def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern's end, from a word of vLLM's literal text to its last character, where the pasted line begins
     (an issue title quoting the warning's second sentence: `since, enforce-eager is enabled, async output processor
@@ -513,9 +511,9 @@ def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
     if lead is None:
         return None
     word = lead.group(0).lower()
-    atoms, literal_after = _atoms_with_literal_after(pattern)
+    atoms, literal_before = _atoms(pattern)
     for start in range(1, len(atoms)):
-        if literal_after[start] < MIN_PARTIAL_LITERAL:
+        if literal_before[-1] - literal_before[start] < MIN_PARTIAL_LITERAL:  # the literal text from here on
             return None
         first, before = atoms[start], atoms[start - 1]
         if not (first.isalpha() and before in (" ", "\\ ")):
