@@ -130,6 +130,8 @@ _PLATFORM = (
     "vLLM's wheels are for Linux (x86_64 and aarch64) and the Python versions each release lists on PyPI; on macOS or "
     "Windows run vLLM's container image, or build from source for its CPU backend."
 )
+# the command that shows which CPU architecture the interpreter was built for, and so which wheels fit it
+_ARCHITECTURE = "`python -c 'import platform; print(platform.machine())'`"
 _INDEX = (
     "If pip printed connection retries before this, it never reached the index: a proxy (HTTPS_PROXY, pip's "
     "--proxy) or a mirror (--index-url) is the question, not the package."
@@ -166,7 +168,7 @@ def _check_not_found(facts: Facts) -> list[Finding]:
             f"`pip index versions {event.component or requirement}` lists what the index has for this Python; a "
             "version missing from it is a typo, a release not yet out, or one without wheels for this Python or "
             "this platform (a newer Python than the release supports; an OS or CPU architecture it publishes no "
-            "wheel for: `python -c 'import platform; print(platform.machine())'`); a pre-release needs `--pre`.",
+            f"wheel for: {_ARCHITECTURE}); a pre-release needs `--pre`.",
             _INDEX,
         ]
     return [
@@ -191,9 +193,8 @@ def _no_wheel_for_the_platform(package: str, tag: str) -> tuple[str, list[str]]:
             f"the installer found no {package} wheel for {tag}: this Python is an x86_64 (Intel) build, which on an "
             "Apple silicon Mac runs under Rosetta",
             [
-                "`python -c 'import platform; print(platform.machine())'` prints x86_64 for such a Python: install an "
-                "arm64 Python (python.org's universal installer, `uv python install`, or Homebrew under /opt/homebrew) "
-                "and create the environment with it.",
+                f"{_ARCHITECTURE} prints x86_64 for such a Python: install an arm64 Python (python.org's universal "
+                "installer, `uv python install`, or Homebrew under /opt/homebrew) and create the environment with it.",
                 "PyTorch publishes no macOS x86_64 wheels after 2.2, so vLLM on a Mac needs an arm64 Python.",
             ],
         )
@@ -201,8 +202,8 @@ def _no_wheel_for_the_platform(package: str, tag: str) -> tuple[str, list[str]]:
         f"the installer found no {package} wheel for this interpreter's platform ({tag})",
         [
             _PLATFORM,
-            "`python -c 'import platform; print(platform.machine())'` shows the architecture the interpreter "
-            "was built for; a wheel exists only for the platforms the package publishes.",
+            f"{_ARCHITECTURE} shows the architecture the interpreter was built for; a wheel exists only for the "
+            "platforms the package publishes.",
         ],
     )
 
