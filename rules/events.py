@@ -372,6 +372,14 @@ class LogEventKind(str, Enum):
     # device for vllm (cuda:1) is not available. … In your case: `--num_processes 0`."; device: the device it asked
     # for, message: the --num_processes value TRL suggests
     TRL_VLLM_DEVICE = "trl_vllm_device"
+    # TRL's command line without its `vllm-serve` command (TRL before 0.16 had none): "TRL CLI: error: argument
+    # command: invalid choice: 'vllm-serve' (choose from 'chat', 'dpo', …)"; message: the commands it listed
+    TRL_NO_VLLM_SERVE = "trl_no_vllm_serve"
+    # a framework's in-process vLLM wrapper in an environment without vLLM: LiteLLM's `vllm/` route ("VLLMError: No
+    # module named 'vllm'", "VLLMException - No module named 'vllm'"), LangChain's VLLM and LlamaIndex's Vllm classes
+    # ("Could not import vllm python package. Please install it with `pip install vllm`."); component: "litellm" or
+    # "wrapper class"
+    VLLM_IN_PROCESS_MISSING = "vllm_in_process_missing"
     # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
     # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …
     # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
@@ -1110,6 +1118,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
+    LogEventKind.TRL_NO_VLLM_SERVE: ("message",),
+    LogEventKind.VLLM_IN_PROCESS_MISSING: ("message", "component"),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
     LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),

@@ -1,4 +1,5 @@
-"""OP-7.79 and OP-7.84: a TRL trainer's vLLM, as a server nobody answers for, and as a GPU its process cannot see.
+"""OP-7.79, OP-7.84 and OP-7.91: a TRL trainer's vLLM, as a server nobody answers for, as a GPU its process cannot
+see, and as a server command the installed TRL does not have.
 
 OP-7.79: a TRL trainer waits for the vLLM server it generates with, and none answers.
 
@@ -21,6 +22,13 @@ cannot run): a maintainer's answer in huggingface/trl#2826 was `vllm_device="cud
 with a smaller `vllm_gpu_memory_utilization`. A device named by its physical number under CUDA_VISIBLE_DEVICES
 (huggingface/trl#2913: `cuda:6` with `CUDA_VISIBLE_DEVICES=6,7`): indices count within the visible GPUs, so that GPU is
 `cuda:1` (huggingface/trl#3085 solved it with `--gpu_ids` and `vllm_device auto`).
+
+OP-7.91: `trl vllm-serve` is TRL's own command from 0.16.0, the release that moved generation to a separate server. A
+TRL older than that (or a 0.16 development build from before the command landed) has no such command, and its
+argument parser refuses it: `TRL CLI: error: argument command: invalid choice: 'vllm-serve' (choose from 'chat', 'dpo',
+'env', 'grpo', 'kto', 'sft')`. A maintainer's answer in huggingface/trl#3139 was `pip install --upgrade trl`; the
+reporter of wdrink/SimpleAR#24 had followed a recipe that pinned `trl==0.16.0.dev0`. The choices the parser lists are
+the installed TRL's commands, which is how the finding tells the version's age without asking.
 """
 
 from __future__ import annotations
@@ -156,4 +164,54 @@ RULE_TRL_DEVICE = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_TRL_SERVER, RULE_TRL_DEVICE]
+
+def _check_trl_no_serve(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.TRL_NO_VLLM_SERVE)
+    if not events:
+        return []
+    event = events[0]
+    listed = f" (it has {event.message})" if event.message else ""
+    return [
+        RULE_TRL_NO_SERVE.finding(
+            Severity.CRITICAL,
+            f"the installed TRL has no `vllm-serve` command{listed}: it is older than TRL 0.16.0, the release that "
+            "added the server",
+            summary="`trl vllm-serve` starts the vLLM server TRL's online trainers generate with from 0.16.0 on. The "
+            "TRL installed here predates it (a release before 0.16.0, or a development build from before the command "
+            "was added), so its command line refuses the word.",
+            evidence=[c.log_evidence(event, name="TRL's command line", value=event.message)],
+            actions=[
+                "Upgrade TRL in the environment that runs the command: `pip install --upgrade trl` (0.16.0 or later), "
+                "as TRL's maintainers answered in huggingface/trl#3139; check with `trl env`. A recipe that pins an "
+                "older TRL (or a `0.16.0.dev0` build) needs its pin raised together with the vLLM version that TRL "
+                "release supports.",
+                "Or keep the old TRL and generate inside the trainer as it did then (use_vllm with vllm_device), with "
+                "no separate server.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_TRL_NO_SERVE = Rule(
+    code="OP-7.91",
+    title="the installed TRL has no `vllm-serve` command",
+    category=Category.STARTUP,
+    check=_check_trl_no_serve,
+    needs=("events",),
+    page=RulePage(
+        checks="TRL's argument parser refusing the command: `invalid choice: 'vllm-serve' (choose from …)`.",
+        why="`trl vllm-serve` arrived with TRL 0.16.0; an older TRL, or a 0.16 development build from before it, "
+        "lists only its other commands.",
+        example="`TRL CLI: error: argument command: invalid choice: 'vllm-serve' (choose from 'chat', 'dpo', 'env', "
+        "'grpo', 'kto', 'sft')` with trl 0.16.0.dev0 (wdrink/SimpleAR#24; huggingface/trl#3139).",
+        fix="`pip install --upgrade trl` (0.16.0 or later), with the vLLM version that release supports.",
+        limits="Reads TRL's own parser; another project's command of the same name is not TRL's.",
+        references=[
+            "https://github.com/huggingface/trl/issues/3139",
+            "https://github.com/wdrink/SimpleAR/issues/24",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_TRL_SERVER, RULE_TRL_DEVICE, RULE_TRL_NO_SERVE]

@@ -631,6 +631,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<processes>\d+)`)?",
         lambda m: {"device": m["device"], "message": m["processes"]},
     ),
+    wording(  # TRL's argparse refusing `trl vllm-serve`: the installed TRL predates the command
+        ("invalid choice: 'vllm-serve'",),
+        K.TRL_NO_VLLM_SERVE,
+        r"invalid choice: 'vllm-serve'(?: \(choose from (?P<choices>[^)]*)\))?",
+        lambda m: {"message": m["choices"]},
+    ),
+    wording(  # a framework that runs vLLM inside its own process, where vLLM is not installed
+        ("No module named 'vllm'", "Could not import vllm python package"),
+        K.VLLM_IN_PROCESS_MISSING,
+        r"(?P<litellm>VLLM(?:Error|Exception)\b[:\s-]+No module named 'vllm'(?![.\w]))"
+        r"|Could not import vllm python package",
+        lambda m: {"message": m.group(0), "component": "litellm" if m["litellm"] else "wrapper class"},
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,
