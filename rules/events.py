@@ -380,6 +380,10 @@ class LogEventKind(str, Enum):
     # ("Could not import vllm python package. Please install it with `pip install vllm`."); component: "litellm" or
     # "wrapper class"
     VLLM_IN_PROCESS_MISSING = "vllm_in_process_missing"
+    # Unsloth's GRPO trainer reaching for the vLLM engine its model loader attaches (unsloth_compiled_cache's
+    # UnslothGRPOTrainer: `self.llm = model.vllm_engine`): "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'";
+    # model: the model class named
+    UNSLOTH_NO_VLLM_ENGINE = "unsloth_no_vllm_engine"
     # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
     # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …
     # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
@@ -1120,6 +1124,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
     LogEventKind.TRL_NO_VLLM_SERVE: ("message",),
     LogEventKind.VLLM_IN_PROCESS_MISSING: ("message", "component"),
+    LogEventKind.UNSLOTH_NO_VLLM_ENGINE: ("model",),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
     LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),

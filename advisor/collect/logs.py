@@ -152,12 +152,15 @@ _PYTHON_OWN_CLASS = (
 )
 
 
-def _python_own_error(text: str) -> tuple[str, str] | None:
+def _python_own_error(text: str, bare: bool = False) -> tuple[str, str] | None:
     """(class, words) of Python's own error wording on a line that lacks its class: vLLM's V0 engine logs
-    `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback."""
+    `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback, and a person pastes
+    the words alone from an issue title. A `bare` line (no log level) is never read as a KeyError: a quoted word alone
+    is as often a list item or a value as a missing key."""
     if not _PYTHON_OWN.match(text):
         return None
-    return next(((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text), None)
+    found = next(((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text), None)
+    return None if bare and found is not None and found[0] == "KeyError" else found
 
 
 # Lines that mean the engine has finished starting: what follows is serving, not start-up.
@@ -513,9 +516,12 @@ def _error_event(
 
 
 def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[CatalogMatch]:
-    """The catalog's messages in the line: none for Python's own exceptions (their words are not vLLM's), and an
+    """The catalog's messages in the line: none for Python's own exceptions or their words (not vLLM's), and an
     assert's words only when the line is that AssertionError (elsewhere they are someone else's sentence)."""
     matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
+    # A line that wraps Python's words under another name (LiteLLM's `VLLMException - No module named 'vllm'`) holds
+    # them without their class: the span the entry matched is Python's wording all the same.
+    matches = [m for m in matches if not _PYTHON_OWN.match(text[m.span[0] : m.span[1]].strip())]
     if exception is None or exception[0] != "AssertionError":
         matches = [m for m in matches if m.entry.get("kind") != "assert"]
     return matches
@@ -687,8 +693,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     exception = exception_in(text)
     if exception is None and piece.how == "error_body":  # a refused request: the body is the error
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
-    if exception is None and state.level in ("ERROR", "CRITICAL") and not state.frames:
-        exception = _python_own_error(text)  # `logger.exception(e)` prints Python's words without the class
+    if exception is None and state.level in ("ERROR", "CRITICAL", None) and not state.frames:
+        exception = _python_own_error(text, bare=state.level is None)  # `logger.exception(e)` prints no class
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):

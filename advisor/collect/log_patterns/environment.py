@@ -644,6 +644,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Could not import vllm python package",
         lambda m: {"message": m.group(0), "component": "litellm" if m["litellm"] else "wrapper class"},
     ),
+    wording(  # Unsloth's GRPO trainer asking its model for the vLLM engine only `fast_inference=True` attaches
+        ("has no attribute 'vllm_engine'",),
+        K.UNSLOTH_NO_VLLM_ENGINE,
+        r"'(?P<model>\w+)' object has no attribute 'vllm_engine'",
+        lambda m: {"model": m["model"]},
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,
