@@ -384,6 +384,11 @@ class LogEventKind(str, Enum):
     # UnslothGRPOTrainer: `self.llm = model.vllm_engine`): "'Qwen2ForCausalLM' object has no attribute 'vllm_engine'";
     # model: the model class named
     UNSLOTH_NO_VLLM_ENGINE = "unsloth_no_vllm_engine"
+    # a program that starts vLLM for the user and waits for it: Lemonade's "Waiting for vllm-server to be ready
+    # (timeout: 0s)..." and "(WrappedServer) vllm-server failed to start within timeout", InstructLab's "vLLM failed to
+    # start.  Retry with --enable-serving-output to learn more about the failure."; component: "lemonade" or
+    # "instructlab", message: "waiting" or "failed", engine: the server it started, timeout_ms: the wait it announced
+    LAUNCHER_GAVE_UP = "launcher_gave_up"
     # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
     # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …
     # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
@@ -1125,6 +1130,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRL_NO_VLLM_SERVE: ("message",),
     LogEventKind.VLLM_IN_PROCESS_MISSING: ("message", "component"),
     LogEventKind.UNSLOTH_NO_VLLM_ENGINE: ("model",),
+    LogEventKind.LAUNCHER_GAVE_UP: ("message", "component", "engine", "timeout_ms"),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
     LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),

@@ -650,6 +650,24 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<model>\w+)' object has no attribute 'vllm_engine'",
         lambda m: {"model": m["model"]},
     ),
+    wording(  # Lemonade's wrapped server: the readiness wait it announces, and its giving up
+        ("to be ready (timeout:", "failed to start within timeout"),
+        K.LAUNCHER_GAVE_UP,
+        r"Waiting for (?P<waits>[\w.-]+) to be ready \(timeout: (?P<secs>\d+)s\)"
+        r"|\(WrappedServer\) (?P<fails>[\w.-]+) failed to start within timeout",
+        lambda m: {
+            "message": "waiting" if m["waits"] else "failed",
+            "component": "lemonade",
+            "engine": m["waits"] or m["fails"],
+            "timeout_ms": int(m["secs"]) * 1000 if m["secs"] else None,
+        },
+    ),
+    wording(  # InstructLab's `ilab` hiding the server's output it started
+        ("Retry with --enable-serving-output",),
+        K.LAUNCHER_GAVE_UP,
+        r"vLLM failed to start\.\s+Retry with --enable-serving-output",
+        lambda m: {"message": "failed", "component": "instructlab", "engine": "vllm"},
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,

@@ -15,7 +15,7 @@ import pytest
 from benchmarks.incident_corpus import judge, load_cases, triage_case
 
 CASES = load_cases()
-# Wrong at the top finding on 2026-12-02 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
+# Wrong at the top finding on 2026-12-05 (`.venv/bin/python benchmarks/incident_corpus.py`); see BENCHMARKS.md.
 WRONG_TODAY = frozenset(
     {
         "perf-async-engine-enforce-eager",
@@ -67,7 +67,6 @@ WRONG_TODAY = frozenset(
         "startup-kserve-flashinfer-jit-ninja",
         "startup-kunlun-speculative-attention-warmup",
         "startup-kvcached-patches-not-applied",
-        "startup-lemonade-vllm-readiness-timeout-zero",
         "startup-localai-vllm-backend-not-built",
         "startup-offload-shm-leak-restart",
         "startup-omni-stage-ready-timeout-incomplete-weights",
