@@ -385,9 +385,10 @@ class LogEventKind(str, Enum):
     # model: the model class named
     UNSLOTH_NO_VLLM_ENGINE = "unsloth_no_vllm_engine"
     # a program that starts vLLM for the user and waits for it: Lemonade's "Waiting for vllm-server to be ready
-    # (timeout: 0s)..." and "(WrappedServer) vllm-server failed to start within timeout", InstructLab's "vLLM failed to
-    # start.  Retry with --enable-serving-output to learn more about the failure."; component: "lemonade" or
-    # "instructlab", message: "waiting" or "failed", engine: the server it started, timeout_ms: the wait it announced
+    # (timeout: 0s)..." (its "(WrappedServer) vllm-server failed to start within timeout" is an UNPLACED_LINE),
+    # InstructLab's "vLLM failed to start.  Retry with --enable-serving-output to learn more about the failure.";
+    # component: "lemonade" or "instructlab", message: "waiting" or "failed", engine: the server it started,
+    # timeout_ms: the wait it announced
     LAUNCHER_GAVE_UP = "launcher_gave_up"
     # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
     # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …

@@ -16,6 +16,8 @@ nothing of vLLM's state. Two launchers are read:
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -24,19 +26,28 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 LEMONADE_DEFAULT_WAIT_S = 600  # Lemonade's global_timeout default since PR #2004
 
 
+# Lemonade's giving up, in its own logger's words (an unplaced line: VC-4 keeps it as the launcher's error).
+_LEMONADE_GAVE_UP = re.compile(r"\(WrappedServer\) (?P<server>[\w.-]+) failed to start within timeout")
+
+
 def _check_launchers(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.LAUNCHER_GAVE_UP)
-    failed = next((e for e in events if e.message == "failed"), None)
-    if failed is None:
+    hidden = next((e for e in events if e.component == "instructlab"), None)
+    if hidden is not None:
+        return [_instructlab(hidden)]
+    gave_up = [
+        (event, found)
+        for event in facts.events_of(LogEventKind.UNPLACED_LINE)
+        if (found := _LEMONADE_GAVE_UP.search(event.message or event.raw))
+    ]
+    if not gave_up:
         return []
-    if failed.component == "instructlab":
-        return [_instructlab(failed)]
+    failed, found = gave_up[0]
     wait = next((e for e in events if e.message == "waiting" and e.timeout_ms is not None), None)
-    return [_lemonade(failed, wait)]
+    return [_lemonade(failed, found["server"], wait)]
 
 
-def _lemonade(failed: LogEvent, wait: LogEvent | None) -> Finding:
-    server = failed.engine or "the server"
+def _lemonade(failed: LogEvent, server: str, wait: LogEvent | None) -> Finding:
     seconds = wait.timeout_ms // 1000 if wait is not None and wait.timeout_ms is not None else None
     evidence = [c.log_evidence(failed, name="Lemonade's wrapped server", value=server)]
     if wait is not None:
