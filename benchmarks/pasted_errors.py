@@ -7,7 +7,7 @@ of many more lines, none of them tuned for when collected: error lines copied ve
 alone. A probe is a JSON Lines file (url, line, cut, context): the first, 80 lines, is
 tests/fixtures/pasted_errors.jsonl; the second to sixth, 100 lines each, pasted_errors_second.jsonl,
 pasted_errors_third.jsonl, pasted_errors_fourth.jsonl, pasted_errors_fifth.jsonl and pasted_errors_sixth.jsonl beside
-it. A line is
+it; the seventh, 57 lines (its collectors found no more unused threads in time), pasted_errors_seventh.jsonl. A line is
 answered *specifically* when its top finding is a rule that reads its cause (OP-*, HL-*, VC-1's own check, VC-5's
 logged failure), *generically* when only VC-2 or VC-4 name the error without a cause, or not at all. It measures
 reach, not correctness: no thread's diagnosis is checked here. A probe's first-contact figure is the one taken with
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=LINES,
         help="the JSON Lines file of pasted lines (default: the first probe's 80, tests/fixtures/pasted_errors.jsonl; "
-        "the later probes' are pasted_errors_second.jsonl, _third, _fourth, _fifth and _sixth.jsonl beside it)",
+        "the later probes' are pasted_errors_second.jsonl, _third, _fourth, _fifth, _sixth and _seventh.jsonl beside "
+        "it)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
     args = parser.parse_args(argv)

@@ -10,7 +10,9 @@ import pytest
 
 from benchmarks.pasted_errors import LINES, main, pasted
 
-LATER = ("second", "third", "fourth", "fifth", "sixth")
+LATER = ("second", "third", "fourth", "fifth", "sixth", "seventh")
+# Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time.
+ROWS = dict.fromkeys(LATER, 100) | {"seventh": 57}
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
 
@@ -28,7 +30,7 @@ def test_each_probe_row_is_one_verbatim_line_with_its_thread(path: Path):
 def test_the_later_probes_took_one_line_per_thread(path: Path):
     """Their briefs asked for one line per thread (the first probe's did not: it holds two lines of vllm#28843)."""
     urls = [row["url"].split("#")[0] for row in pasted(path)]
-    assert len(urls) == len(set(urls)) == 100
+    assert len(urls) == len(set(urls)) == ROWS[path.stem.removeprefix("pasted_errors_")]
 
 
 def test_no_thread_is_in_two_probes():
