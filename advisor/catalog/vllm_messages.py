@@ -140,7 +140,7 @@ class MessageCatalog:
             pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
             closest = sorted(pool, key=lambda i: (-len(words & self._words[i]), i))
             for index in closest[:CUT_CANDIDATES]:
-                pattern = self.entries[index]["pattern"]
+                pattern = _loose_backticks(self.entries[index]["pattern"])
                 cut = _cut_match(pattern, text) or _cut_at_start(pattern, text)
                 if cut is not None:
                     found.append(_as_match(self.entries[index], cut, partial=True))
@@ -294,12 +294,18 @@ class MessageCatalog:
         """The whole pattern; the same without its final full stop, where the line ends (a pasted line often
         drops it, and a field just before it then ends at the line's end); its leading sentences."""
         if index not in self._compiled:
-            pattern = self.entries[index]["pattern"]
+            pattern = _loose_backticks(self.entries[index]["pattern"])
             if len(_GROUP.sub("", pattern).replace("\\", "")) < MIN_PARTIAL_LITERAL:
                 pattern = _SHORT_START + pattern + ("" if _GROUP.search(pattern) else _SHORT_END)
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
             self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]
+
+
+def _loose_backticks(pattern: str) -> str:
+    """The pattern with each backtick optional: vLLM quotes flags and names in backticks, and a line copied from a
+    rendered GitHub comment has lost them (an unpaired one too: `in --limit-mm-per-prompt`, but passed …`)."""
+    return pattern.replace("`", "`?")
 
 
 @cache

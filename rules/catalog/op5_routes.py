@@ -35,9 +35,13 @@ from typing import NamedTuple
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 OPENAI_ROUTES = ("/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/embeddings")
+# Routes vLLM's OpenAI server has: a 404 there is not a missing route (OP-5.30 reads it as an unserved model).
+SERVED_ROUTES = frozenset(
+    {*OPENAI_ROUTES, "/v1/responses", "/v1/rerank", "/v1/score", "/tokenize", "/v1/audio/transcriptions"}
+)
 # Paths a browser or a probe asks for on any server: a 404 there says nothing about the client.
 INCIDENTAL = frozenset({"/", "/favicon.ico", "/robots.txt"})
 
@@ -81,6 +85,8 @@ def _check_routes(facts: Facts) -> list[Finding]:
 def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Finding:
     if event.message is None:
         return _unnamed_route_finding(event)
+    if (event.message.rstrip("/") or "/") in SERVED_ROUTES:
+        return _served_route_finding(event, count)
     path = event.message
     called = f"{event.component} {path}" if event.component else path
     title = f"the client calls {called}, a path the server has no route for (HTTP 404)"
@@ -104,6 +110,39 @@ def _route_finding(event: LogEvent, misroute: Misroute | None, count: int) -> Fi
             "In an OpenAI client library, the base URL is `http://<host>:<port>/v1` and the library adds the rest.",
         ],
         confidence=0.85 if misroute else 0.6,
+    )
+
+
+def _served_route_finding(event: LogEvent, count: int) -> Finding:
+    """A 404 on a route vLLM's server has: vLLM answers 404 there itself for a model name it does not serve
+    (OpenAIServing._check_model: `The model `x` does not exist.`, NotFoundError), or the request reached a server
+    without that route (a router, another service on the port)."""
+    path = event.message or ""
+    return RULE_ROUTE.finding(
+        Severity.HIGH,
+        f"{path} answered 404: it is one of vLLM's routes, so the request named a model the server does not serve, "
+        "or reached a server without that route",
+        summary=f"vLLM serves {path}; its own 404 there is its answer to a request whose `model` is not one it serves "
+        '(the body says `The model `<name>` does not exist.`, type NotFoundError). A 404 with `{"detail": "Not '
+        'Found"}` instead means the request reached a server without the route: another service on that port, or '
+        "a router or gateway in front that does not forward it"
+        + (f" ({count} such requests in the text)." if count > 1 else "."),
+        evidence=[c.log_evidence(event, name="HTTP 404 on a served route", value=path)],
+        changes=[
+            ConfigChange(
+                flag="--served-model-name",
+                proposed="<the name clients send>",
+                reason="vLLM answers 404 on its own routes to a model name it does not serve",
+            )
+        ],
+        actions=[
+            "Send the model name the server serves: `curl <server>/v1/models` lists it, and it is --served-model-name "
+            "when that is set (else the --model argument as written, a local path included); or serve it under the "
+            "name clients send with --served-model-name (several names may be given).",
+            "If the body is `Not Found` with no vLLM error, find what answers on that host and port (a router, a "
+            "gateway, another server) and point the client at the vLLM server itself.",
+        ],
+        confidence=0.7,
     )
 
 

@@ -115,6 +115,22 @@ REMEDIES: tuple[Remedy, ...] = (
         "more, as many as the requests carry (each item reserves memory at startup)",
         one_more="allowed_count",
     ),
+    Remedy(  # vllm/multimodal/processing.py 0.7-0.8.3: a prompt with more items of a modality than its limit
+        "(or defaulted to 1) in `--limit-mm-per-prompt`, but passed",
+        "--limit-mm-per-prompt",
+        "flag",
+        "{modality}={len_items}",
+        "the prompt carries more items of this modality than the server allows per prompt: allow as many as it "
+        "carries (each item reserves memory at startup)",
+    ),
+    Remedy(  # the same check's 0.8.4 wording
+        "in --limit-mm-per-prompt`, but passed {num_items}",
+        "--limit-mm-per-prompt",
+        "flag",
+        "{modality}={num_items}",
+        "the prompt carries more items of this modality than the server allows per prompt: allow as many as it "
+        "carries (each item reserves memory at startup)",
+    ),
     Remedy(
         "requires you to execute the configuration file",
         "--trust-remote-code",

@@ -293,7 +293,8 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # httpx, the OpenAI SDK's transport, in the cause it chains: what the connection met
         ("ConnectError",),
         K.SERVER_UNREACHABLE,
-        r"(?:httpx|httpcore)\.ConnectError: .+",
+        # the second alternative: httpx's own words, pasted without the module
+        r"(?:httpx|httpcore)\.ConnectError: .+|\bConnectError: All connection attempts failed",
         lambda m: _addressless("httpx", m),
     ),
     wording(  # the server closed the connection without answering, in each client's words
@@ -434,6 +435,12 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["url"]},
     ),
     _access_line(404, K.ROUTE_NOT_FOUND),  # a path with no route
+    wording(  # httpx's raise_for_status() on it: `Client error '404 Not Found' for url 'http://host:8000/v1/…'`
+        ("404 Not Found' for url",),
+        K.ROUTE_NOT_FOUND,
+        r"Client error '404 Not Found' for url '(?:[a-z]+://[^/']+)?(?P<path>/[^'?]*)",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # a client's words for it: FastAPI's body for a path with no route, `{'detail': 'Not Found'}`
         ("Not Found",),
         K.ROUTE_NOT_FOUND,

@@ -176,11 +176,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
         lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])},
     ),
-    wording(  # ROCm's PyTorch words it the same with HIP for CUDA
-        ("CUDA out of memory", "HIP out of memory"),
+    wording(  # ROCm's PyTorch words it the same with HIP for CUDA; a paste may begin at "Tried to allocate" (its first
+        # sentence left on the line above, or cut), and the allocator's numbers after it are torch's OOM all the same
+        ("CUDA out of memory", "HIP out of memory", "Tried to allocate"),
         K.CUDA_OOM,
-        rf"(?P<dev>CUDA|HIP) out of memory\. Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a total "
-        rf"capac(?:i)?ty of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
+        rf"(?:(?P<dev>CUDA|HIP) out of memory\. |^)Tried to allocate (?P<try>{NUM}) (?P<tu>[KMG]iB)\. GPU \d+ has a "
+        rf"total capac(?:i)?ty of (?P<total>{NUM}) GiB of which (?P<free>{NUM}) (?P<fu>[KMG]iB|bytes) is free\."
         # torch's own account, when the line goes on (torch >= 2.1): other processes, then this one's allocations
         rf"(?P<others>.*?\bProcess \d+ has {NUM} [KMG]iB memory in use)?"
         rf"(?:.*?this process has (?P<mine>{NUM}) (?P<mu>[KMG]iB)(?: memory)? in use)?"

@@ -154,3 +154,14 @@ def test_a_clients_words_for_a_500_are_a_request_the_server_failed():
     line = "Exception: API request failed with status 500: Internal Server Error"
     top = evaluate(Facts(events=parse_lines([line]).events)).top
     assert top.rule == "OP-5.31" and "HTTP 500" in top.title
+
+
+def test_a_404_on_a_route_vllm_serves_is_an_unserved_model_name_or_another_server():
+    """aibrix#1357's client line (httpx) and the access log's form of the same: /v1/chat/completions exists."""
+    for line in (
+        "httpx.HTTPStatusError: Client error '404 Not Found' for url 'http://192.168.0.130:8000/v1/chat/completions'",
+        'INFO:     10.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found',
+    ):
+        [finding] = op5_routes.RULE_ROUTE.evaluate(_facts(line))
+        assert finding.title.startswith("/v1/chat/completions answered 404: it is one of vLLM's routes"), line
+        assert finding.changes[0].flag == "--served-model-name" and "/v1/models" in finding.actions[0]
