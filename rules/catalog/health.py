@@ -34,7 +34,9 @@ PIPELINE_EAGER_MARKER = "intermediate_tensors is not None"
 # The line each engine prints before the traceback that killed it (V1's engine core; V0's background loop):
 # the exception that traceback ends with is the cause, the line itself is not.
 V0_LOOP_FAILED = "Engine background task failed"
-DEATH_HEADERS = ("EngineCore encountered a fatal error", V0_LOOP_FAILED)
+# asyncio's words for the same death, when the V0 loop's done-callback raised (0.2 to 0.10)
+V0_LOOP_CALLBACK = ("_raise_exception_on_finish", "_log_task_completion")
+DEATH_HEADERS = ("EngineCore encountered a fatal error", V0_LOOP_FAILED, "Exception in callback functools.partial(")
 # HL-2's confidence beside a more specific cause: below every rule that names one (a guessed OOM phase, 0.6; an NCCL
 # result, 0.55), so the cause leads and the engine's death follows it.
 SPECIFIC_BESIDE = 0.5
@@ -250,7 +252,9 @@ def _check_dead(facts: Facts) -> list[Finding]:
     link = _death_link(events, cause)
     title = "engine dead" + link + (f" ({cause})" if cause else "")
     title += f" (/health {health})" if health else ""
-    v0_loop = v0_dead is not None or any(V0_LOOP_FAILED in e.raw for e in events)
+    v0_loop = v0_dead is not None or any(
+        V0_LOOP_FAILED in e.raw or any(name in e.raw for name in V0_LOOP_CALLBACK) for e in events
+    )
     return [
         RULE_DEAD.finding(
             Severity.CRITICAL,

@@ -93,10 +93,13 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"code_file": m["path"], "function": m["func"]},
     ),
     wording(
-        ("EngineCore encountered a fatal error", "Engine background task failed"),
+        ("EngineCore encountered a fatal error", "Engine background task failed", "Exception in callback functools"),
         K.FATAL_ERROR,
-        # the second: V0's AsyncLLMEngine (engine/async_llm_engine.py, 0.4-0.10), before the loop's traceback
-        r"EngineCore encountered a fatal error|Engine background task failed",
+        # the second: V0's AsyncLLMEngine (engine/async_llm_engine.py, 0.4-0.10), before the loop's traceback; the
+        # third: asyncio's words when that loop's done-callback raised (`_raise_exception_on_finish` before 0.4.1,
+        # `_log_task_completion` after), the same death as asyncio logs it, its traceback below
+        r"EngineCore encountered a fatal error|Engine background task failed"
+        r"|Exception in callback functools\.partial\(<function _(?:raise_exception_on_finish|log_task_completion)\b",
         lambda m: {"message": m.group(0)},
     ),
     wording(

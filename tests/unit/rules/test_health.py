@@ -348,3 +348,19 @@ def test_hips_check_and_torchs_accelerator_error_are_the_same_kernel_fault():
     assert "HIP reported it at a later call" in top.summary and "AMD_SERIALIZE_KERNEL=3" in top.actions[0]
     cuda = "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"
     assert evaluate(Facts(events=parse_lines([cuda]).events)).top.title.startswith("a CUDA kernel faulted (an illegal")
+
+
+def test_asyncios_words_for_the_v0_loops_death_are_that_death():
+    """vllm#5371 and #7936 (the seventh and third probes): asyncio's line when V0's background loop's callback raised,
+    verbatim; V0's actions, not V1's."""
+    for line in (
+        "2024-06-10 13:26:25 Exception in callback functools.partial(<function _raise_exception_on_finish at "
+        "0x7f1e8f46caf0>, error_callback=<bound method AsyncLLMEngine._error_callback of "
+        "<vllm.engine.async_llm_engine.AsyncLLMEngine object at 0x7f1e847108e0>>)",
+        "Exception in callback functools.partial(<function _log_task_completion at 0x7fd2ae7ebac0>, "
+        "error_callback=<bound method AsyncLLMEngine._error_callback of <vllm.engine.async_llm_engine.AsyncLLMEngine "
+        "object at 0x7fd296aa67d0>>)",
+    ):
+        top = evaluate(Facts(events=parse_lines([line]).events)).top
+        assert top.rule == "HL-2" and top.title == "engine dead: fatal error", line
+        assert top.actions[0].startswith("Find the first exception before 'Background loop is stopped'")
