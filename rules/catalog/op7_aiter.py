@@ -20,6 +20,25 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 AITER_MOE_ENV = "VLLM_ROCM_USE_AITER_MOE"  # its fused-MoE op, on whenever AITER is
+AITER_MLA_ENV = "VLLM_ROCM_USE_AITER_MLA"  # its MLA attention (vllm/envs.py), on whenever AITER is
+# What turning one of AITER's ops off hands the shape to, by the op that refused it: its variable, the title's
+# words for the shape and the remedy, and the reason.
+_OP_OFF = {
+    "moe": (
+        AITER_MOE_ENV,
+        "fused-MoE shape",
+        "turn AITER's MoE off, keep the rest",
+        "vLLM's Triton fused MoE serves the shape; AITER's other ops stay on",
+    ),
+    "mla": (
+        AITER_MLA_ENV,
+        "MLA attention shape",
+        "turn AITER's MLA off, keep the rest",
+        "vLLM's Triton MLA backend serves the shape; AITER's other ops stay on (or --kv-cache-dtype auto, when the "
+        "missing kernel is an FP8 KV cache's)",
+    ),
+}
+_WHOLE_OFF = (AITER_ENV, "GEMM's shape", "turn AITER off", "vLLM's own kernels serve the shape")
 
 
 def _check_aiter(facts: Facts) -> list[Finding]:
@@ -58,26 +77,16 @@ def _arch_refused(event: LogEvent) -> Finding:
 
 
 def _shape_refused(event: LogEvent) -> Finding:
-    """Composable Kernel has no instance for the shape: the refusing op off (fused MoE), or AITER as a whole."""
-    moe = event.function == "moe"
-    reason = (
-        "vLLM's Triton fused MoE serves the shape; AITER's other ops stay on"
-        if moe
-        else ("vLLM's own kernels serve the shape")
-    )
+    """AITER has no kernel or instance for the shape: the refusing op off (fused MoE, MLA), or AITER as a whole."""
+    env, shape, remedy, reason = _OP_OFF.get(event.function or "", _WHOLE_OFF)
     return RULE_AITER.finding(
         Severity.CRITICAL,
-        "AMD's AITER kernels have no instance for this "
-        + ("fused-MoE shape: turn AITER's MoE off, keep the rest" if moe else "GEMM's shape: turn AITER off"),
-        summary="AITER's kernels are tuned per shape and sit on Composable Kernel, which refuses a problem none of "
-        "its compiled instances covers; a model's shape AITER was not tuned for stops at its first call (warm-up). "
-        "vLLM's own kernel for the op serves the shape.",
+        f"AMD's AITER kernels have no instance for this {shape}: {remedy}",
+        summary="AITER's kernels are tuned per shape and data type (its assembly kernels per GPU arch, the rest on "
+        "Composable Kernel); a problem none of its kernels covers stops at its first call (warm-up). vLLM's own "
+        "kernel for the op serves the shape.",
         evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
-        changes=[
-            ConfigChange(
-                flag=AITER_MOE_ENV if moe else AITER_ENV, current=None, proposed="0", reason=reason, kind="env"
-            )
-        ],
+        changes=[ConfigChange(flag=env, current=None, proposed="0", reason=reason, kind="env")],
         actions=[
             "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer release; "
             "ROCm/aiter#3202 is such a report.",
@@ -94,14 +103,16 @@ RULE_AITER = Rule(
     needs=("events",),
     page=RulePage(
         checks="AITER's `One of GPU archs of [...] is invalid or not supported`, Composable Kernel's `device_gemm does "
-        "not support this GEMM problem` (`ck_moe_stage…`), and AITER's `Fmoe tuning not support for …`.",
+        "not support this GEMM problem` (`ck_moe_stage…`), AITER's `Fmoe tuning not support for …`, and its assembly "
+        "MLA's `get_heuristic_kernel_mla: cannot get heuristic kernel!`.",
         why="vLLM on ROCm runs AITER's kernels when VLLM_ROCM_USE_AITER=1; AITER is built for Instinct GPUs and tuned "
         "per shape, and refuses what it has no kernel for.",
         example="`RuntimeError: ck_moe_stage2 ... device_gemm does not support this GEMM problem` for an FP8 MoE on "
         "MI355X (ROCm/aiter#3202: VLLM_ROCM_USE_AITER_MOE=0).",
-        fix="VLLM_ROCM_USE_AITER=0 for an arch AITER lacks; VLLM_ROCM_USE_AITER_MOE=0 (or the op's own variable) for "
-        "a shape it lacks.",
-        limits="Which op refused a shape is read only for fused MoE; another op's refusal turns AITER off as a whole.",
+        fix="VLLM_ROCM_USE_AITER=0 for an arch AITER lacks; VLLM_ROCM_USE_AITER_MOE=0, VLLM_ROCM_USE_AITER_MLA=0 "
+        "(or the op's own variable) for a shape it lacks.",
+        limits="Which op refused a shape is read for fused MoE and MLA; another op's refusal turns AITER off as a "
+        "whole.",
         references=[
             "https://github.com/ROCm/aiter/issues/3202",
             "https://github.com/kyuz0/amd-r9700-vllm-toolboxes/issues/18",

@@ -613,15 +613,16 @@ PATTERNS: tuple[Pattern, ...] = (
         },
     ),
     wording(  # AITER's arch check (aiter_meta's validate_and_update_archs) and Composable Kernel's refusal of a shape
-        ("GPU archs of", "does not support this GEMM problem", "Fmoe tuning not support"),
+        ("GPU archs of", "does not support this GEMM problem", "Fmoe tuning not support", "get_heuristic_kernel"),
         K.AITER_REFUSED,
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
-        r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)",
+        r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)"
+        r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*",  # its assembly MLA kernels (asm_mla.cu)
         lambda m: {
             "message": m.group(0).strip(),
             "component": "arch" if m["archs"] is not None else "shape",
             "device": m["archs"].strip("'\" ") if m["archs"] else None,
-            "function": "moe" if m["moe"] or "moe" in m.group(0).lower() else None,
+            "function": "mla" if m["mla"] else "moe" if m["moe"] or "moe" in m.group(0).lower() else None,
         },
     ),
     wording(  # TRL 0.14-0.15's GRPO trainer, which ran vLLM in the training script on a GPU of its own (vllm_device)

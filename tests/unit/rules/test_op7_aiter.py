@@ -29,3 +29,15 @@ def test_a_moe_shape_ck_lacks_turns_only_aiters_moe_off():
     )
     assert finding.title.endswith("fused-MoE shape: turn AITER's MoE off, keep the rest")
     assert [(c.flag, c.proposed) for c in finding.changes] == [("VLLM_ROCM_USE_AITER_MOE", "0")]
+
+
+def test_an_mla_kernel_aiter_lacks_turns_only_its_mla_off():
+    """vllm-project/vllm#51232 (the seventh probe), verbatim: no gfx950 assembly kernel for BF16 queries on an FP8
+    KV cache."""
+    line = (
+        "[AITER] /app/aiter/aiter_meta/csrc/py_itfs_cu/asm_mla.cu:193 get_heuristic_kernel_mla: cannot get heuristic "
+        "kernel! q_type:bf16 kv_type:fp8 gqa:16 ps:0 prefill:0 causal:0 qseqlen:1 lse:0 cprr:0"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-7.86" and top.title.endswith("MLA attention shape: turn AITER's MLA off, keep the rest")
+    assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_ROCM_USE_AITER_MLA", "0", "env")]
