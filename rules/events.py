@@ -390,6 +390,10 @@ class LogEventKind(str, Enum):
     # component: "lemonade" or "instructlab", message: "waiting" or "failed", engine: the server it started,
     # timeout_ms: the wait it announced
     LAUNCHER_GAVE_UP = "launcher_gave_up"
+    # NVIDIA Dynamo's runtime without its control plane: "Failed to connect to etcd server with config ClientOptions {
+    # etcd_url: ["http://localhost:2379"], …" (dynamo_runtime), NATS JetStream's "nats: ServiceUnavailableError" and
+    # NATS' "nats: no servers available for connection"; component: "etcd", "jetstream" or "nats", address: the URL
+    DYNAMO_CONTROL_PLANE = "dynamo_control_plane"
     # AMD's AITER kernel library (vLLM on ROCm with VLLM_ROCM_USE_AITER=1) refusing the GPU ("One of GPU archs of
     # ['gfx1201'] is invalid or not supported") or a shape its Composable Kernel instances lack ("ck_moe_stage2 …
     # device_gemm does not support this GEMM problem", "[aiter] Fmoe tuning not support for …"); message: the words,
@@ -1132,6 +1136,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VLLM_IN_PROCESS_MISSING: ("message", "component"),
     LogEventKind.UNSLOTH_NO_VLLM_ENGINE: ("model",),
     LogEventKind.LAUNCHER_GAVE_UP: ("message", "component", "engine", "timeout_ms"),
+    LogEventKind.DYNAMO_CONTROL_PLANE: ("message", "component", "address"),
     LogEventKind.AITER_REFUSED: ("message", "component", "device", "function"),
     LogEventKind.COLLECTIVE_SETUP: ("message", "component", "address"),
     LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),

@@ -669,6 +669,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"vLLM failed to start\.\s+Retry with --enable-serving-output",
         lambda m: {"message": "failed", "component": "instructlab", "engine": "vllm"},
     ),
+    wording(  # NVIDIA Dynamo's runtime and its control plane: etcd (worker discovery) and NATS with JetStream (queues)
+        ("Failed to connect to etcd server", "ServiceUnavailableError", "nats: no servers available"),
+        K.DYNAMO_CONTROL_PLANE,
+        r"Failed to connect to etcd server(?: with config ClientOptions \{ etcd_url: \[\"(?P<etcd>[^\"]+)\")?"
+        r"|(?P<js>nats(?:\.js\.errors\.|: )ServiceUnavailableError)"
+        r"|(?P<nats>nats: no servers available for connection)",
+        lambda m: {
+            "message": m.group(0),
+            "component": "etcd" if m["js"] is None and m["nats"] is None else "jetstream" if m["js"] else "nats",
+            "address": m["etcd"],
+        },
+    ),
     wording(  # transformers' tokenizer comparing a sequence with its tokenizer_config's model_max_length
         ("Token indices sequence length is longer than",),
         K.TOKENIZER_LENGTH_WARNING,
