@@ -424,6 +424,12 @@ class LogEventKind(str, Enum):
     # "Unexpected mma -> mma layout conversion", "mma -> mma layout conversion is only supported on Ampere");
     # message: its words
     TRITON_MMA_LAYOUT = "triton_mma_layout"
+    # Triton's compiler failing on a kernel, in LLVM's words (`LLVM ERROR: Cannot select: intrinsic
+    # %llvm.amdgcn.fdot2.bf16.bf16`, `LLVM ERROR: Fatal pipeliner error`), its pass manager's (`PassManager::run
+    # failed`), or an MLIR diagnostic on a Triton op with the kernel's Python line (`…/kernel_utils.py:73:16: error:
+    # 'tt.elementwise_inline_asm' op …`), and the module it dumps (`tt.func public @_lora_expand_kernel(`);
+    # message: the words, component: the instruction LLVM could not select, function: the kernel, code_file: its file
+    TRITON_COMPILE_ABORT = "triton_compile_abort"
     # the GPU itself failing: the NVIDIA driver's Xid in the kernel log ("NVRM: Xid (PCI:0000:3b:00): 79, pid=…,
     # GPU has fallen off the bus."), or CUDA's error for a hardware fault ("CUDA error: uncorrectable ECC error
     # encountered"); xid: the Xid's number (None for CUDA's words), device: the PCI address, message: the words
@@ -616,6 +622,9 @@ VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own 
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"
+# apache-tvm-ffi's SIGSEGV handler printed the crash (`!!!!!!! Segfault encountered !!!!!!!`, HL-6): a segfault
+# anywhere in a process that loaded tvm-ffi (xgrammar and FlashInfer do), its C++ frames below it
+TVM_FFI_REPORTED = "tvm-ffi's signal handler"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # systemd reporting a unit's main process killed by a signal (HL-6: `Main process exited, code=dumped,
@@ -1142,6 +1151,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.XPU_FREE_MEMORY_UNKNOWN: ("message", "device"),
     LogEventKind.ASCEND_ACL_FAILED: ("message", "error_code", "component"),
     LogEventKind.TRITON_MMA_LAYOUT: ("message",),
+    LogEventKind.TRITON_COMPILE_ABORT: ("message", "component", "function", "code_file"),
     LogEventKind.NEURON_FAILED: ("message", "error_code", "component"),
     LogEventKind.PLATFORM_DETECTED: ("message", "component"),
     LogEventKind.GPU_FAULT: ("message", "xid", "device"),

@@ -7,12 +7,22 @@ enable, prints `Fatal Python error: Segmentation fault` and the Python frames fr
 package whose native code crashed. The lever is that package: its release (crashes are its bugs, fixed in later
 ones), or, for an attention library, another attention backend. Source: vllm#6252 (Gemma-2 on the FLASHINFER
 backend segfaulting in flashinfer's `begin_forward`; flashinfer 0.0.9 fixed it).
+
+A process that loaded apache-tvm-ffi (xgrammar and FlashInfer do, so most V1 servers) has tvm-ffi's own SIGSEGV
+handler instead (src/ffi/backtrace.cc): it prints `!!!!!!! Segfault encountered !!!!!!!` for a segfault anywhere in
+the process, then the C++ frames innermost first (`File "<unknown>", line 0, in ncclNetPluginInit`). Those frames
+have no site-packages path, so the library is read from the symbol: NCCL's `nccl…`, NVML's `nvml…`, the CUDA driver's
+`cu…`, a C++ namespace (`nixl_ep::`, `xgrammar::`). Seen with an HPC cluster's NCCL network plugin built for another
+NCCL (`ncclNetPluginInit`), an nvidia-ml-py newer than the driver (`nvmlSystemGetConfComputeSettings`) and a copy
+into memory sleep mode had unmapped (`cuMemcpyDtoDAsync`, vllm#57853).
 """
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
-from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, LogEvent, LogEventKind
+from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -26,6 +36,50 @@ SIGNAL_WORDS = {
     "Floating point exception": "a floating point exception",
     "Illegal instruction": "an illegal instruction",
 }
+
+# The native library a C++ frame's symbol belongs to, by the prefix its authors give their functions
+_SYMBOL_LIBRARIES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^nccl"), "NCCL"),
+    (re.compile(r"^nvml"), "NVML"),
+    (re.compile(r"^cuda[A-Z]"), "the CUDA runtime"),
+    (re.compile(r"^cu[A-Z]"), "the CUDA driver"),
+    (re.compile(r"^(?:TVMFFI|tvm::ffi::)"), "tvm-ffi"),
+    (re.compile(r"^(?:c10|at|torch)::"), "PyTorch"),
+)
+_NAMESPACE = re.compile(r"^(?:\(anonymous namespace\)::)?(?P<namespace>[A-Za-z_]\w*)::")
+
+
+def native_library(frame: LogEvent) -> str | None:
+    """The package or library a dump's innermost frame is in: its site-packages folder for faulthandler's Python
+    frames, the symbol's prefix or C++ namespace for tvm-ffi's native ones."""
+    package = c.installed_package(frame.code_file)
+    if package or (frame.code_file or "").endswith(".py"):
+        return package
+    symbol = frame.function or ""
+    library = next((name for prefix, name in _SYMBOL_LIBRARIES if prefix.search(symbol)), None)
+    namespace = _NAMESPACE.match(symbol)
+    return library or (namespace["namespace"] if namespace else None)
+
+
+def _native_action(library: str, frame: LogEvent) -> str:
+    """What to do about a crash in a library that is no Python package: its version against the others'."""
+    if library == "NCCL" and ("NetPlugin" in (frame.function or "") or "plugin/" in (frame.code_file or "")):
+        return (
+            "NCCL crashed loading a network plugin (libnccl-net*.so, picked by NCCL_NET_PLUGIN or found on "
+            "LD_LIBRARY_PATH, often a cluster's InfiniBand or RDMA plugin): a plugin built for another NCCL than "
+            "the one torch ships crashes it. Use the plugin's build for this NCCL, or keep it off the library path "
+            "to run on NCCL's own transports."
+        )
+    if library in ("the CUDA driver", "the CUDA runtime"):
+        return (
+            f"The crash is inside {library}'s {frame.function}: a call on memory or a context that is no longer "
+            "valid (freed, unmapped by sleep mode, a dead context), or a driver older than the CUDA the wheels were "
+            "built for; read what the engine was doing at that moment (the log lines above the banner)."
+        )
+    return (
+        f"Match {library} to the versions this vLLM and torch were built with (`python collect_env.py` lists "
+        f"them): a crash in {library}'s native code is a bug of that build or of the combination of versions."
+    )
 
 
 def _report_only(who: str) -> str:
@@ -43,6 +97,31 @@ def _report_only(who: str) -> str:
     )
 
 
+_TVM_FFI_FRAMES = (
+    "The banner is apache-tvm-ffi's SIGSEGV handler (loaded with xgrammar or FlashInfer), printed for a segfault "
+    'anywhere in the process: the lines under it (`File "…", line N, in <function>`, innermost first) name the '
+    "native function that crashed; paste them with the versions (`python collect_env.py`)."
+)
+
+
+def _crash_actions(crash: LogEvent, frame: LogEvent | None, package: str | None) -> list[str]:
+    """Fetch the dump when only a report of the signal is here; else the lever of the package that crashed."""
+    if frame is None and crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED):
+        return [_report_only(crash.component)]
+    if frame is None and crash.component == TVM_FFI_REPORTED:
+        return [_TVM_FFI_FRAMES]
+    if package and frame and not c.installed_package(frame.code_file):
+        return [_native_action(package, frame)]
+    return [
+        f"Upgrade {package} to the release this vLLM pins, or to a later one if that is the pinned one: "
+        f"native crashes are fixed in {package}'s releases."
+        if package and package != "vllm"
+        else "Upgrade vLLM: a crash in its compiled ops is a bug of that build.",
+        "Keep the dump (the lines after 'Fatal Python error') with the versions (`python collect_env.py`) for "
+        "the package's issue tracker.",
+    ]
+
+
 def _check_native_crash(facts: Facts) -> list[Finding]:
     crashes = facts.events_of(LogEventKind.NATIVE_CRASH)
     if not crashes:
@@ -50,7 +129,7 @@ def _check_native_crash(facts: Facts) -> list[Finding]:
     crash = crashes[0]
     frames = [f for f in facts.events_of(LogEventKind.NATIVE_FRAME) if (f.line_no or 0) > (crash.line_no or 0)]
     innermost = frames[0] if frames else None
-    package = c.installed_package(innermost.code_file) if innermost else None
+    package = native_library(innermost) if innermost else None
     return [_crash_finding(crash, innermost, package)]
 
 
@@ -62,8 +141,13 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         Severity.CRITICAL,
         f"the process died of {signal}{where}: a crash in native code",
         summary="A signal killed the process inside compiled code, so Python raised nothing and the engine died "
-        "without an exception to read. faulthandler's dump lists the Python frames from the innermost out"
-        + (f"; the innermost is {frame.code_file}, in {package}" if frame and package else "")
+        "without an exception to read. "
+        + (
+            "tvm-ffi's handler lists the native frames from the innermost out"
+            if crash.component == TVM_FFI_REPORTED
+            else "faulthandler's dump lists the Python frames from the innermost out"
+        )
+        + (f"; the innermost is {frame.function} ({frame.code_file}), in {package}" if frame and package else "")
         + ". Such a crash is a bug of that package's build or of the combination of versions, not of the launch.",
         evidence=[
             c.log_evidence(crash, name="native crash"),
@@ -80,16 +164,7 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         ]
         if backend
         else [],
-        actions=[_report_only(crash.component or SHELL_REPORTED)]
-        if crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED) and frame is None
-        else [
-            f"Upgrade {package} to the release this vLLM pins, or to a later one if that is the pinned one: "
-            f"native crashes are fixed in {package}'s releases."
-            if package and package != "vllm"
-            else "Upgrade vLLM: a crash in its compiled ops is a bug of that build.",
-            "Keep the dump (the lines after 'Fatal Python error') with the versions (`python collect_env.py`) for "
-            "the package's issue tracker.",
-        ],
+        actions=_crash_actions(crash, frame, package),
         confidence=0.75 if package else 0.5,
     )
 
@@ -104,7 +179,8 @@ RULE_NATIVE_CRASH = Rule(
         checks="Python's faulthandler: `Fatal Python error: Segmentation fault` (or a bus error, abort, floating "
         "point exception, illegal instruction), and the innermost frame of its dump under site-packages; the "
         "shell's report of the same signals (`Segmentation fault (core dumped)`, a script's `line 5:  42 Aborted`) "
-        "and systemd's (`Main process exited, code=dumped, status=11/SEGV`), which ask for the dump.",
+        "and systemd's (`Main process exited, code=dumped, status=11/SEGV`), which ask for the dump; apache-tvm-ffi's "
+        "banner `!!!!!!! Segfault encountered !!!!!!!` and the C++ frames under it, whose symbol names the library.",
         why="A crash in compiled code leaves no exception; the package whose frame is innermost is the one to "
         "upgrade or, for attention, to avoid.",
         example="`Fatal Python error: Segmentation fault` with `flashinfer/decode.py … in begin_forward` innermost, "

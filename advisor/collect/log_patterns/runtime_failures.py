@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
-from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED
+from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED
 from rules.events import LogEventKind as K
 
 
@@ -71,6 +71,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"instruction)",
         lambda m: {"message": m["signal"]},
     ),
+    wording(  # apache-tvm-ffi's SIGSEGV handler (src/ffi/backtrace.cc), installed by any process that loads it
+        # (xgrammar and FlashInfer do): its banner stands for a segfault anywhere in the process, its frames follow
+        ("Segfault encountered",),
+        K.NATIVE_CRASH,
+        r"!{3,} Segfault encountered !{3,}",
+        lambda m: {"message": "Segmentation fault", "component": TVM_FFI_REPORTED},
+    ),
     wording(  # the shell reporting the signal that killed its child: `Segmentation fault (core dumped)`, bash's
         # `line 5:    42 Aborted (core dumped) python3 -m vllm…`, a job's `[1]+  Bus error  vllm serve …`
         ("Segmentation fault", "Bus error", "Aborted", "Floating point exception", "Illegal instruction"),
@@ -90,6 +97,13 @@ PATTERNS: tuple[Pattern, ...] = (
         ('File "',),
         K.NATIVE_FRAME,
         r'^\s*File "(?P<path>[^"]+)", line \d+ in (?P<func>[\w<>.]+)\s*$',
+        lambda m: {"code_file": m["path"], "function": m["func"]},
+    ),
+    wording(  # tvm-ffi's native frame under its banner: a C++ symbol, its source file or `<unknown>` (a Python
+        # traceback's frames have the same comma, so only a non-Python file is read as one)
+        ('File "',),
+        K.NATIVE_FRAME,
+        r'^\s*File "(?P<path><unknown>|[^"]+\.(?:cc|cpp|cxx|cu|cuh|c|h|hpp))", line \d+, in (?P<func>\S.*?)\s*$',
         lambda m: {"code_file": m["path"], "function": m["func"]},
     ),
     wording(

@@ -402,6 +402,22 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # Triton's compiler giving up on a kernel: LLVM's fatal error (the process aborts), the pass manager's
+        # exception, or an MLIR diagnostic on a Triton op at the kernel's Python line; and the kernel in the module
+        # Triton dumps after a pipeliner error
+        ("LLVM ERROR: ", "PassManager::run failed", ": error: '", "tt.func "),
+        K.TRITON_COMPILE_ABORT,
+        r"LLVM ERROR: (?P<llvm>.*?(?:Cannot select: intrinsic %(?P<intrinsic>llvm\.[\w.]+))?.*?)\s*$"
+        r"|(?P<pm>PassManager::run failed)"
+        r"|(?P<file>[^\s:]+\.py):\d+:\d+: error: (?P<mlir>'(?:tt|ttg|ttng|triton_gpu|amdgpu|nvgpu|llvm)\.[\w.]+' op .*)"
+        r"|^\s*tt\.func (?:public |private )?@(?P<kernel>\w+)\(",
+        lambda m: {
+            "message": m["llvm"] or m["pm"] or m["mlir"],
+            "component": m["intrinsic"],
+            "function": m["kernel"],
+            "code_file": m["file"],
+        },
+    ),
     wording(  # ninja refusing to start: a file the build links or reads does not exist and nothing builds it
         ("missing and no known rule to make it",),
         K.PIP_BUILD_FAILED,

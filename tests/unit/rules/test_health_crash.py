@@ -77,3 +77,31 @@ def test_systemds_report_of_a_units_crash_reads_as_the_signal_and_asks_for_the_u
     for status in ("code=exited, status=1/FAILURE", "code=killed, status=9/KILL", "code=killed, status=15/TERM"):
         line = f"vllm.service: Main process exited, {status}"
         assert not parse_lines([line]).of_kind(LogEventKind.NATIVE_CRASH), status
+
+
+def test_tvm_ffis_banner_alone_asks_for_the_frames_under_it():
+    # vllm#57853: sleep mode's unmapped weights, the EngineCore died with tvm-ffi's banner
+    [crash] = parse_lines(["!!!!!!! Segfault encountered !!!!!!!"]).of_kind(LogEventKind.NATIVE_CRASH)
+    assert (crash.message, crash.component) == ("Segmentation fault", "tvm-ffi's signal handler")
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(["!!!!!!! Segfault encountered !!!!!!!"]))
+    assert finding.title == "the process died of a segmentation fault: a crash in native code"
+    assert "tvm-ffi's SIGSEGV handler" in finding.actions[0] and "innermost first" in finding.actions[0]
+
+
+def test_the_native_frame_under_the_banner_names_its_library_by_symbol():
+    plugin = [
+        "!!!!!!! Segfault encountered !!!!!!!",
+        '  File "plugin/net.cc", line 216, in ncclNetPluginInit',
+        '  File "plugin/net.cc", line 362, in ncclNetInit(ncclComm*)',
+    ]
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(plugin))
+    assert (
+        finding.title == "the process died of a segmentation fault in NCCL's ncclNetPluginInit: a crash in native code"
+    )
+    assert "network plugin" in finding.actions[0] and not finding.changes
+    namespaced = ["!!!!!!! Segfault encountered !!!!!!!", 'File "<unknown>", line 0, in nixl_ep::Buffer::destroy()']
+    [nixl] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(namespaced))
+    assert "in nixl_ep's nixl_ep::Buffer::destroy()" in nixl.title
+    driver = ["!!!!!!! Segfault encountered !!!!!!!", '  File "<unknown>", line 0, in cuMemcpyDtoDAsync_v2']
+    [cuda] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(driver))
+    assert "the CUDA driver's cuMemcpyDtoDAsync_v2" in cuda.title and "sleep mode" in cuda.actions[0]
