@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import NCCL_LOG, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -32,6 +32,15 @@ class NcclResult(NamedTuple):
 
 PEER_ACCESS = "peer access is not supported"
 _DEBUG = "Rerun with NCCL_DEBUG=INFO (or WARN): NCCL's own WARN line names the call that failed and why."
+_IB_FABRIC = (
+    "Check the fabric on both nodes: `ibstat` (ports Active, LinkUp, the expected rate), `ibv_devinfo`, the switch's "
+    "port counters; in a container the RDMA devices (/dev/infiniband) and a memlock limit high enough (IPC_LOCK) "
+    "must be given to it."
+)
+_IB_SOCKETS = (
+    "To confirm it is the fabric, run once with NCCL_IB_DISABLE=1: NCCL then talks over TCP sockets (much slower "
+    "between nodes, but it starts); keep it only as a stopgap."
+)
 # ncclGetErrorString's words, as torch prints them after `NCCL error in: <file>:<line>, `.
 RESULTS: dict[str, NcclResult] = {
     # CUDA's cudaErrorPeerAccessUnsupported (217) as the "Last error:" under NCCL's result (`Cuda failure 217 'peer
@@ -80,6 +89,31 @@ RESULTS: dict[str, NcclResult] = {
         (
             "NCCL_SOCKET_IFNAME names no interface this host has: set it to the one that carries the node's address "
             "(`ip -br addr`), or unset it.",
+        ),
+    ),
+    # NCCL's InfiniBand transport (net_ib.cc, ibvwrap.c) between nodes: a verbs call refused, or a transfer that
+    # completed with an error status; ibv_wc_status 12 is IBV_WC_RETRY_EXC_ERR (no acknowledgement after every retry)
+    "call to ibv_": NcclResult(
+        "InfiniBand verbs call failed",
+        "NCCL's InfiniBand (or RoCE) transport could not set up or use a connection to a peer node",
+        (
+            _IB_FABRIC,
+            "`Call to ibv_modify_qp failed … Connection timed out` is the queue pair to the peer never connecting: "
+            "a port down or on another subnet, RoCE without the right GID (NCCL_IB_GID_INDEX), or an HCA NCCL "
+            "should not use (NCCL_IB_HCA names the ones it may).",
+            _IB_SOCKETS,
+        ),
+    ),
+    "got completion": NcclResult(
+        "InfiniBand transfer failed",
+        "a transfer over InfiniBand (or RoCE) between nodes completed with an error",
+        (
+            "Read the peer's log first: a peer node whose process died or whose link dropped makes every transfer "
+            "to it fail here. Status 12 (IBV_WC_RETRY_EXC_ERR) means no acknowledgement came back after every "
+            "retry: the link or the peer; raising NCCL_IB_TIMEOUT (an exponent, 4.096 µs × 2^value per try) helps "
+            "only a congested fabric.",
+            _IB_FABRIC,
+            _IB_SOCKETS,
         ),
     ),
     "unhandled cuda error": NcclResult(
@@ -148,7 +182,9 @@ def peer_access_refused(facts: Facts) -> bool:
 
 
 def _check_nccl_result(facts: Facts) -> list[Finding]:
-    errors = facts.events_of(LogEventKind.NCCL_ERROR)
+    # NCCL's own WARN lines (NCCL_DEBUG's), which no wording places, say the same in NCCL's words
+    warned = [e for e in facts.events_of(LogEventKind.UNPLACED_LINE) if e.component == NCCL_LOG]
+    errors = facts.events_of(LogEventKind.NCCL_ERROR) + warned
     if not errors:
         return []
     system_error = facts.events_of(LogEventKind.NCCL_SYSTEM_ERROR, LogEventKind.SHM_TOO_SMALL)
@@ -164,6 +200,8 @@ def _check_nccl_result(facts: Facts) -> list[Finding]:
     said = (
         f"NCCL's call to CUDA failed with {result.name}: {result.meaning}."
         if result.name.startswith("cuda")
+        else f"NCCL's InfiniBand transport logged it (or the mlx5 verbs provider under it): {result.meaning}."
+        if result.name.startswith("InfiniBand")
         else f"torch (or vLLM's own NCCL wrapper) reports NCCL's result {result.name}: {result.meaning}."
     )
     return [
@@ -195,8 +233,9 @@ RULE_NCCL_RESULT = Rule(
         "failure '…'` line under it (`peer access is not supported between these two devices` answered even under "
         "a system error); its bootstrap's `Bootstrap : no socket interface found` and socket transport's "
         "`NET/Socket : No usable listening interface found` (NCCL_SOCKET_IFNAME naming no interface the host has), "
-        "under torch's error or as NCCL_DEBUG's WARN line. Silent beside out of memory (OP-3.4), a system error "
-        "(OP-7.5) or a /dev/shm too small (OP-7.1).",
+        "under torch's error or as NCCL_DEBUG's WARN line; its InfiniBand transport's WARN lines (`Call to "
+        "ibv_… failed`, `NET/IB : Got completion … with error 12`) and the mlx5 provider's `got completion with "
+        "error`. Silent beside out of memory (OP-3.4), a system error (OP-7.5) or a /dev/shm too small (OP-7.1).",
         why="Each NCCL result says where to look (NVIDIA's documentation of ncclResult_t): CUDA, NCCL itself, the "
         "call's arguments or usage, or another process and the network.",
         example="`torch.distributed.DistBackendError: NCCL error in: …/ProcessGroupNCCL.cpp:1, remote process exited "

@@ -213,6 +213,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface found",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # the mlx5 verbs provider's own line for a transfer that completed with an error, under NCCL's
+        # InfiniBand transport (`mlx5: host_unknown: got completion with error:`); NCCL's own WARN lines about it
+        # (`Call to ibv_modify_qp failed …`, `NET/IB : Got completion … with error 12`) are read as NCCL's log lines
+        ("got completion with error",),
+        K.NCCL_ERROR,
+        r"mlx5: \S+: got completion with error.*",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
         # (NCCL 2.2x prints CUDA's error number before its words: `Cuda failure 217 'peer access is not …'`)
         ("Cuda failure ",),

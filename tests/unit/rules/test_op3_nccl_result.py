@@ -155,3 +155,37 @@ def test_no_network_interface_under_any_result_names_nccl_socket_ifname():
     assert alone.title.startswith("NCCL failed (no network interface)")
     [listen] = _findings("gpu-01:1:1 [0] NCCL WARN NET/Socket : No usable listening interface found")
     assert listen.title.startswith("NCCL failed (ncclSystemError): NCCL's socket transport found no interface")
+
+
+def test_the_infiniband_transports_own_lines_name_the_fabric_over_the_result():
+    # OpenRLHF#335: vLLM's LLMRayActor weight sync over InfiniBand, NCCL_DEBUG's WARN before torch's result
+    verbs = (
+        "(LLMRayActor pid=1112, ip=172.26.5.7) job-hvjmrsm8sqf4r2h5q2tl-worker-0:1112:13532 [0] ibvwrap.c:160 NCCL "
+        "WARN Call to ibv_modify_qp failed with error Connection timed out"
+    )
+    [finding] = _findings(
+        verbs, TORCH.format("remote process exited or there was a network error, NCCL version 2.21.5")
+    )
+    assert finding.title.startswith("NCCL failed (InfiniBand verbs call failed)")
+    assert "ibstat" in finding.actions[0] and "NCCL_IB_DISABLE=1" in finding.actions[-1]
+    completion = (
+        "node1:1234:5678 [3] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<41816> with error 12, opcode 32753, "
+        "len 0, vendor err 129 (Recv)"
+    )
+    [transfer] = _findings(completion)
+    assert (
+        transfer.title.startswith("NCCL failed (InfiniBand transfer failed)")
+        and "status 12" in transfer.actions[0].lower()
+    )
+    # OpenRLHF#621: the mlx5 verbs provider's own line
+    [mlx5] = _findings("(LLMRayActor pid=90738, ip=172.19.24.110) mlx5: host_unknown: got completion with error:")
+    assert mlx5.title.startswith("NCCL failed (InfiniBand transfer failed)")
+
+
+def test_a_memory_registration_refused_under_a_system_error_stays_op_7_5s():
+    lines = [
+        "host:1:2 [0] NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory",
+        TORCH.format("unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5"),
+    ]
+    assert _findings(*lines) == []
+    assert RULE_NCCL_SYSTEM.evaluate(Facts(events=parse_lines(lines).events))
