@@ -105,6 +105,16 @@ _CUDA_HOME = ConfigChange(
 )
 
 
+# vLLM's CUDA wheels require one flashinfer-python exactly (vllm 0.21.0's metadata: flashinfer-python==0.6.8.post1),
+# so a FlashInfer another install upgraded runs JIT code this vLLM was never tested with
+_FLASHINFER_PIN = (
+    'Check that flashinfer-python is the release the installed vLLM requires (`python -c "import importlib.metadata '
+    "as m; print([r for r in m.requires('vllm') or [] if r.startswith('flashinfer')])\"` against `pip show "
+    "flashinfer-python`): recent vLLM wheels pin it exactly, and a FlashInfer installed or upgraded apart from vLLM "
+    "fails its JIT build at start where the pinned one does not; reinstall the pinned release."
+)
+
+
 def _jit_finding(event: LogEvent, reason: str) -> Finding:
     what, first_actions = _JIT_REASONS[reason]
     no_compiler = reason == NO_COMPILER
@@ -126,6 +136,7 @@ def _jit_finding(event: LogEvent, reason: str) -> Finding:
             "CUDA_HOME to the toolkit that holds bin/nvcc.",
             "Or build FlashInfer's kernels ahead of time into the image (its AOT build, or the flashinfer-jit-cache "
             "package of the same FlashInfer version), so nothing compiles when the engine starts.",
+            _FLASHINFER_PIN,
         ],
         confidence=0.85 if no_compiler else 0.7,
     )
