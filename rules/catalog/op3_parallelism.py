@@ -106,6 +106,9 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
                 "Find the rank that hung or died first (its log ends earliest).",
                 "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
                 "Restart the server: after a watchdog timeout the data may be corrupted.",
+                "If no rank failed first and it recurs after hours or days of serving, upgrade vLLM: collectives "
+                "that hang in a long-running server have been vLLM bugs fixed in later releases (an all-reduce "
+                "hang of 0.3.1, fixed in 0.3.2: vllm#3071).",
             ],
         )
     ]
@@ -147,9 +150,10 @@ RULE_NCCL = Rule(
         "ran for 600060 milliseconds before timing out.",
         fix="Find the first rank to fail and its cause; check GPU/NCCL health; restart. Unless it is already set, "
         "--disable-custom-all-reduce as the alternative that rules vLLM's own all-reduce kernel out, and "
-        "--enforce-eager the one that rules CUDA-graph-captured collectives out (vllm#2770).",
+        "--enforce-eager the one that rules CUDA-graph-captured collectives out (vllm#2770); an upgrade when it "
+        "recurs in a long-running server with no rank failing first (vllm#3071: 0.3.1's hang, fixed in 0.3.2).",
         limits="The timeout names the victim, not the culprit.",
-        references=[],
+        references=["https://github.com/vllm-project/vllm/issues/3071"],
     ),
 )
 

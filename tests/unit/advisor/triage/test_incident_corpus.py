@@ -52,7 +52,6 @@ WRONG_TODAY = frozenset(
         "runtime-toolstar-verl-vllm-rollout-tp-actor-died",
         "runtime-v0-hang-requests-running-pending-cuda-graph",
         "runtime-v0-prefix-caching-illegal-memory-access",
-        "runtime-v031-allreduce-watchdog-timeout-7days",
         "runtime-v1-invalid-guided-regex-kills-enginecore",
         "runtime-v1-rpc-execute-model-timeout-enginedead",
         "startup-activation-ops-undefined-symbol-torch",
