@@ -97,6 +97,9 @@ class LogEventKind(str, Enum):
     # Around vLLM (advisor/collect/log_patterns/environment.py): the container, CUDA, libraries
     SHM_TOO_SMALL = "shm_too_small"  # Error while creating shared memory segment /dev/shm/… / /dev/shm has only N bytes
     CUDA_FORKED = "cuda_forked"  # Cannot re-initialize CUDA in forked subprocess
+    # Python's multiprocessing refusing a daemon process a child (process.py: "daemonic processes are not allowed
+    # to have children"): vLLM started its workers or engine core from inside a daemon process
+    DAEMON_NO_CHILDREN = "daemon_no_children"
     WINDOWS_HOST = "windows_host"  # vLLM's package (or its module run) from a Windows Python: C:\…\vllm\…
     CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
     REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
@@ -1064,6 +1067,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_BLOCK_SIZE: ("block_size", "mamba_aligned"),
     LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
     LogEventKind.CUDA_FORKED: ("message",),
+    LogEventKind.DAEMON_NO_CHILDREN: ("message",),
     LogEventKind.WINDOWS_HOST: ("message",),
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),

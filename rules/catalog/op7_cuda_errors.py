@@ -140,8 +140,22 @@ ERRORS: dict[str, CudaError] = {
             "it (and serves without graphs); a multi-GPU LoRA or custom-op setup is the usual place to look.",
         ),
     ),
+    "peer_access": CudaError(
+        "cudaErrorPeerAccessUnsupported",
+        "CUDA refused peer-to-peer access between two of the GPUs: this host does not let them read each other's "
+        "memory",
+        (
+            "vLLM's custom all-reduce and NCCL's P2P transport both use peer access between the tensor-parallel "
+            "GPUs: check what the host allows with `nvidia-smi topo -p2p r` (consumer cards, many cloud VMs and "
+            "PCIe hosts without NVLink allow none).",
+            "Run without it: --disable-custom-all-reduce for vLLM's own kernel, and NCCL_P2P_DISABLE=1 for NCCL, "
+            "which then copies through host memory; vLLM's troubleshooting guide also names NCCL_CUMEM_HOST_ENABLE=0 "
+            "(or a newer driver) for this error on PCIe machines.",
+        ),
+    ),
 }
 _CAPTURE = ("capture", "capture_other")  # the errors --enforce-eager avoids: nothing is captured
+_NO_PEER_KERNEL = "vLLM's own all-reduce kernel needs peer access between the GPUs; NCCL's does not"
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -162,6 +176,8 @@ def _finding(event: LogEvent, error: CudaError) -> Finding:
             )
         ]
         if event.message in _CAPTURE
+        else [c.custom_all_reduce_off(_NO_PEER_KERNEL)]
+        if event.message == "peer_access"
         else []
     )
     return RULE.finding(
@@ -187,7 +203,8 @@ RULE = Rule(
         "memory, device-side assert triggered, the launch timed out "
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing (and the rest of the capture family, 901-907, such as `operation not "
-        "permitted on an event last recorded in a capturing stream`), system not yet initialized; ROCm's `HIP "
+        "permitted on an event last recorded in a capturing stream`), system not yet initialized, peer access is not "
+        "supported between these two devices; ROCm's `HIP "
         "error: <words>` alike; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
         "of memory`; the line a kernel prints when its own assertion fails before a device-side assert "

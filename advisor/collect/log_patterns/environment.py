@@ -399,6 +399,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"because /dev/shm has only (?P<bytes>\d+) bytes available",
         _shm,
     ),
+    wording(  # Python's multiprocessing (process.py, BaseProcess.start) asserting its process is no daemon: a daemon
+        # (a multiprocessing.Pool worker, a framework's actor process) may not start children, and vLLM starts its
+        # workers and, in V1, its engine core as children
+        ("daemonic processes are not allowed to have children",),
+        K.DAEMON_NO_CHILDREN,
+        r"daemonic processes are not allowed to have children",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(
         ("Cannot re-initialize CUDA in forked subprocess",),
         K.CUDA_FORKED,

@@ -99,3 +99,14 @@ def test_triton_reporting_a_kernel_fault_is_the_same_fault():
     assert top.rule == "HL-4" and top.title.startswith(
         "a CUDA kernel faulted (an illegal memory access was encountered)"
     )
+
+
+def test_peer_access_refused_turns_vllms_own_all_reduce_off():
+    # ai-dynamo/dynamo#1229: a Dynamo vLLM worker (vllm 0.8.4, tensor parallel) in its Rust logger's words
+    line = (
+        "2025-05-28T03:35:37.857Z ERROR engine.run_mp_engine: CUDA error: peer access is not supported between "
+        "these two devices"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert (top.rule, top.title.split(":")[0]) == ("OP-7.46", "CUDA failed (cudaErrorPeerAccessUnsupported)")
+    assert top.changes[0].flag == "--disable-custom-all-reduce" and "NCCL_P2P_DISABLE=1" in top.actions[1]

@@ -135,3 +135,15 @@ def test_repeats_differ_in_their_ids_and_a_flood_of_distinct_lines_is_bounded():
     distinct = [f"ERROR 11-30 10:00:00 [x.py:1] Failure of kind {chr(97 + i % 26) * 3}" for i in range(26)]
     read = parse_lines(distinct)
     assert len(read.of_kind(LogEventKind.UNPLACED_LINE)) == MAX_UNPLACED_LINES and read.unplaced_lines == 26
+
+
+def test_a_level_word_before_the_loggers_name_or_after_its_pid_is_another_programs_error():
+    # NVIDIA Dynamo's Rust workers (tracing: `<ts> ERROR target: …`, ai-dynamo/dynamo#843) and Xinference's Python
+    # logging (`<ts> xinference.api.restful_api 155837 ERROR    […] …`)
+    for line, where in (
+        ("2025-04-26T20:46:29.907Z ERROR engine.start: nixlBackendError('NIXL_ERR_BACKEND')", "engine.start"),
+        ("2024-02-22 06:33:22,982 xinference.api.restful_api 155837 ERROR    [address=0.0.0.0:33063] it broke", None),
+    ):
+        [event] = parse_lines([line]).of_kind(LogEventKind.UNPLACED_LINE)
+        assert (event.level, event.code_file) == ("ERROR", where)
+    assert not parse_lines(["2025-04-26T20:46:29.907Z INFO engine.start: ready"]).of_kind(LogEventKind.UNPLACED_LINE)
