@@ -92,7 +92,7 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
         "PyTorch found no CUDA device (or no NVIDIA driver) inside the process, so vLLM cannot start its engine "
         "there. A container gets GPUs only when asked (`docker run --gpus all`, a pod's nvidia.com/gpu limit served "
         "by NVIDIA's device plugin); CUDA_VISIBLE_DEVICES set empty, or to an index the container does not have, "
-        "hides them too.",
+        "hides them too, and Ray sets it empty for an actor or task that asked for no GPU (num_gpus=0).",
         [
             "Start the container with GPUs: `docker run --gpus all …` (compose: a device reservation with "
             "capabilities [gpu]); in Kubernetes an nvidia.com/gpu limit equal to tensor-parallel-size × "

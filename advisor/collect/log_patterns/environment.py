@@ -1042,6 +1042,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "libcuda.so",
             "CUDA unknown error",
             "no CUDA-capable device is detected",
+            "No supported device detected",
             "CUDA driver initialization failed",
             "nvidia-container-cli",
             "couldn't communicate with the NVIDIA driver",
@@ -1060,7 +1061,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<no_devices>^\s*No devices were found\s*$"
         r"|NVRM: (?:GPU (?P<failed_gpu>[0-9A-Fa-f:.]+): )?RmInitAdapter failed)"
         r"|(?P<no_gpu_visible>No CUDA GPUs are available|Found no NVIDIA driver on your system"
-        r"|CUDA error: no CUDA-capable device is detected)"
+        r"|CUDA error: no CUDA-capable device is detected"
+        # vLLM's own words (0.2-0.3, DeviceConfig with device="auto": neither Neuron nor CUDA available)
+        r"|No supported device detected\.)"
         # torch built for ROCm says HIP where its CUDA build says CUDA (hipify renames CUDA in its C++ sources)
         r"|(?P<no_hip_gpu_visible>No HIP GPUs are available)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"

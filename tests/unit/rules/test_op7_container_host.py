@@ -21,6 +21,8 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         ),
         ("RuntimeError: No CUDA GPUs are available", NO_GPU, "docker run --gpus all"),
         ("RuntimeError: CUDA error: no CUDA-capable device is detected", NO_GPU, "docker run --gpus all"),
+        # OpenRLHF#233: vLLM 0.3.2's own words in a Ray actor that saw no GPU
+        ("RuntimeError: No supported device detected.", NO_GPU, "docker run --gpus all"),
         (  # vllm#34573's title line (torch built for ROCm 7.0)
             "RuntimeError: No HIP GPUs are available",
             "the process sees no AMD GPU: the container was started without /dev/kfd and /dev/dri, or a visibility "
@@ -117,6 +119,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "no-docker-gpu-runtime",
         "no-cuda-gpus",
         "no-cuda-capable-device",
+        "vllm-no-supported-device",
         "no-hip-gpus",
         "no-driver",
         "no-libcuda",
