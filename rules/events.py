@@ -628,6 +628,9 @@ RAY_MEMORY_MONITOR = "Ray's memory monitor"
 # apache-tvm-ffi's SIGSEGV handler printed the crash (`!!!!!!! Segfault encountered !!!!!!!`, HL-6): a segfault
 # anywhere in a process that loaded tvm-ffi (xgrammar and FlashInfer do), its C++ frames below it
 TVM_FFI_REPORTED = "tvm-ffi's signal handler"
+# CUDA_OOM's message when the OOM arrived as PyTorch's assertion on NVML (`NVML_SUCCESS == r INTERNAL ASSERT FAILED at
+# …/CUDACachingAllocator.cpp`): a failed cudaMalloc whose message needed NVML, which failed (pytorch#112377)
+NVML_ASSERT_OOM = "NVML assert"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # systemd reporting a unit's main process killed by a signal (HL-6: `Main process exited, code=dumped,
@@ -1032,6 +1035,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "device",
     ),
     LogEventKind.CUDA_OOM: (
+        "message",  # NVML_ASSERT_OOM when PyTorch's allocator asserted on NVML while wording its OOM
         "device",  # "NPU" for torch_npu's allocator (Ascend); None for CUDA
         "oom_phase",
         "tried_to_allocate_gib",

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from rules.catalog import common as c
-from rules.events import LogEventKind, OomPhase
+from rules.events import NVML_ASSERT_OOM, LogEventKind, OomPhase
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
@@ -342,6 +342,12 @@ RULE_OOM_CUDAGRAPH = Rule(
 # --- OP-1.8 outside a known phase --------------------------------------------------------------
 
 
+# Why an OOM read from PyTorch's NVML assertion is one (pytorch#112377: the allocator builds its OOM message with NVML)
+_NVML_WORDED = (
+    " The text has no `CUDA out of memory`: PyTorch's allocator failed an allocation and, asking NVML for the GPU's "
+    "memory to word the error, asserted instead (`NVML_SUCCESS == r INTERNAL ASSERT FAILED at "
+    "CUDACachingAllocator.cpp`), as on MIG slices, Jetson and some containers where NVML cannot answer."
+)
 # How OP-1.8's title says where the allocation failed (the phases with rules of their own never reach it).
 _PHASE_SAID = {OomPhase.RUNTIME: "while serving", OomPhase.UNKNOWN: "in no phase the text names"}
 
@@ -376,7 +382,8 @@ def _check_oom_other(facts: Facts) -> list[Finding]:
             changes=[change],
             alternatives=alternatives,
             confidence=GUESS_CONFIDENCE,
-            summary="Memory use grew beyond what the startup profile measured.",
+            summary="Memory use grew beyond what the startup profile measured."
+            + (_NVML_WORDED if event.message == NVML_ASSERT_OOM else ""),
         )
     ]
 

@@ -12,8 +12,8 @@ import re
 from advisor.catalog.vllm_interface import is_flag, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
+from rules.events import NVML_ASSERT_OOM, OomPhase
 from rules.events import LogEventKind as K
-from rules.events import OomPhase
 
 
 def _memory_below_requested(match: re.Match[str]) -> Fields:
@@ -246,6 +246,15 @@ PATTERNS: tuple[Pattern, ...] = (
             "message": next(name for name in ("no_operator", "no_cuda_build", "dtype", "capability") if m[name]),
             "component": m["dtype"] or (m["capability"].replace(", ", ".") if m["capability"] else None),
         },
+    ),
+    wording(  # PyTorch's caching allocator asserting on NVML where it words an OOM: after cudaMalloc failed it asks
+        # NVML for the device's memory to build the message, and on MIG slices, Jetson and some containers NVML fails
+        # (pytorch#112377, #185240; fal-ai/fal#478 reads it as an OOM)
+        ("INTERNAL ASSERT FAILED",),
+        K.CUDA_OOM,
+        r"NVML_SUCCESS == (?:r|DriverAPI::get\(\)->nvml\w+\(\)) INTERNAL ASSERT FAILED at "
+        r"\"[^\"]*CUDACachingAllocator\.cpp",
+        lambda m: {"message": NVML_ASSERT_OOM},
     ),
     wording(
         ("OutOfMemoryError", "CUDA out of memory", "HIP out of memory", "XPU out of memory"),

@@ -4,6 +4,7 @@ import pytest
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import op1_free_memory, op1_kv_fit, op1_oom, op1_unexplained
+from rules.evaluate import evaluate
 from rules.events import LogEvent, OomPhase
 from rules.events import LogEventKind as K
 from rules.facts import Facts, MemoryFacts, ModelFacts, ServerConfig, Workload
@@ -466,3 +467,15 @@ def test_torch_before_2_1_words_cudas_out_of_memory_with_the_same_numbers():
     [oom] = [e for e in parse_lines([line]).events if e.kind == K.CUDA_OOM]
     assert oom.device is None and oom.total_gib == 15.78 and oom.torch_allocated_gib == 14.56
     assert round(oom.tried_to_allocate_gib * 1024, 2) == 20.0
+
+
+def test_pytorchs_nvml_assertion_is_an_out_of_memory_worded_without_its_numbers():
+    # pytorch#112377: the caching allocator asks NVML for the GPU's memory to word its OOM, and asserts when NVML
+    # fails (MIG slices, Jetson); xorbitsai/inference#4229 pasted it from vLLM's engine core at start
+    line = (
+        "(EngineCore_DP0 pid=8915) ERROR 11-10 02:59:02 [core.py:708] RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT "
+        'FAILED at "/pytorch/c10/cuda/CUDACachingAllocator.cpp":1131, please report a bug to PyTorch. '
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert (top.rule, top.title) == ("OP-1.8", "CUDA out of memory in no phase the text names")
+    assert "NVML" in top.summary and top.changes[0].flag == "--gpu-memory-utilization"
