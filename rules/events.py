@@ -100,6 +100,9 @@ class LogEventKind(str, Enum):
     # Python's multiprocessing refusing a daemon process a child (process.py: "daemonic processes are not allowed
     # to have children"): vLLM started its workers or engine core from inside a daemon process
     DAEMON_NO_CHILDREN = "daemon_no_children"
+    # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d", from cuGetErrorString) failing
+    # to map memory back on wake_up; message: the driver's words ("out of memory", "invalid argument")
+    SLEEP_WAKE_FAILED = "sleep_wake_failed"
     WINDOWS_HOST = "windows_host"  # vLLM's package (or its module run) from a Windows Python: C:\…\vllm\…
     CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
     REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
@@ -1072,6 +1075,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.DAEMON_NO_CHILDREN: ("message",),
+    LogEventKind.SLEEP_WAKE_FAILED: ("message",),
     LogEventKind.WINDOWS_HOST: ("message",),
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),

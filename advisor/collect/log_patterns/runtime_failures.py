@@ -213,6 +213,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface found",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp) failing a driver call, with cuGetErrorString's
+        # words and its own file: re-mapping memory on wake_up, where `Call to wake_up method failed: ` wraps it
+        ("cumem_allocator.cpp", "Call to wake_up method failed: "),
+        K.SLEEP_WAKE_FAILED,
+        r"CUDA Error: (?P<words>[\w ]+?) at \S*cumem_allocator\.cpp:\d+"
+        r"|Call to wake_up method failed: (?:Worker failed with error ')?CUDA Error: (?P<wrapped>[\w ]+?) at ",
+        lambda m: {"message": m["words"] or m["wrapped"]},
+    ),
     wording(  # the mlx5 verbs provider's own line for a transfer that completed with an error, under NCCL's
         # InfiniBand transport (`mlx5: host_unknown: got completion with error:`); NCCL's own WARN lines about it
         # (`Call to ibv_modify_qp failed …`, `NET/IB : Got completion … with error 12`) are read as NCCL's log lines
