@@ -103,6 +103,13 @@ class LogEventKind(str, Enum):
     # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d", from cuGetErrorString) failing
     # to map memory back on wake_up; message: the driver's words ("out of memory", "invalid argument")
     SLEEP_WAKE_FAILED = "sleep_wake_failed"
+    # Ascend's kernel package refusing the device (`the socversion Ascend910B1 of bin package does not match the
+    # current device socverison Ascend310P3`); message: the device's SoC, component: the SoC it was built for
+    ASCEND_SOC_MISMATCH = "ascend_soc_mismatch"
+    # the C/C++ compiler not knowing the CPU instructions vLLM's CPU build asks for: an intrinsic not declared
+    # (`‘_mm512_cvtpbh_ps’ was not declared in this scope`), a -march feature or -m option it rejects; message: the
+    # intrinsic or the flag
+    COMPILER_TOO_OLD = "compiler_too_old"
     WINDOWS_HOST = "windows_host"  # vLLM's package (or its module run) from a Windows Python: C:\…\vllm\…
     CUSTOM_ALL_REDUCE_FAILED = "custom_all_reduce_failed"  # …custom_all_reduce.cuh:310 'invalid argument'
     REMOTE_CODE_REFUSED = "remote_code_refused"  # … requires you to execute the configuration file … trust_remote_code
@@ -1076,6 +1083,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.DAEMON_NO_CHILDREN: ("message",),
     LogEventKind.SLEEP_WAKE_FAILED: ("message",),
+    LogEventKind.ASCEND_SOC_MISMATCH: ("message", "component"),
+    LogEventKind.COMPILER_TOO_OLD: ("message",),
     LogEventKind.WINDOWS_HOST: ("message",),
     LogEventKind.CUSTOM_ALL_REDUCE_FAILED: ("message",),
     LogEventKind.REMOTE_CODE_REFUSED: ("message",),

@@ -1036,6 +1036,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "could not select device driver",
             "No CUDA GPUs are available",
             "No HIP GPUs are available",
+            "AMDSMI_STATUS_FILE_ERROR",
             "Found no NVIDIA driver",
             "NVML",
             "exec format",
@@ -1065,7 +1066,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # vLLM's own words (0.2-0.3, DeviceConfig with device="auto": neither Neuron nor CUDA available)
         r"|No supported device detected\.)"
         # torch built for ROCm says HIP where its CUDA build says CUDA (hipify renames CUDA in its C++ sources)
-        r"|(?P<no_hip_gpu_visible>No HIP GPUs are available)"
+        # … and AMD SMI (which vLLM's ROCm platform asks for the GPU's name) unable to read the GPU's device files
+        # (amdsmi's status 14, `AMDSMI_STATUS_FILE_ERROR`; lemonade-sdk/vllm-rocm#13: /dev/dri not readable)
+        r"|(?P<no_hip_gpu_visible>No HIP GPUs are available|AMDSMI_STATUS_FILE_ERROR)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"

@@ -402,6 +402,22 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Unexpected mma -> mma layout conversion|mma -> mma layout conversion is only supported on Ampere",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # Ascend's compiled kernel package checking the device's SoC at load (its bin package's words, typo kept)
+        ("of bin package does not match the current device",),
+        K.ASCEND_SOC_MISMATCH,
+        r"the socversion (?P<built>\w+) of bin package does not match the current device "
+        r"socver(?:si|is)on (?P<dev>\w+)",
+        lambda m: {"message": m["dev"], "component": m["built"]},
+    ),
+    wording(  # GCC refusing what vLLM's CPU build (cmake/cpu_extension.cmake) asks for: an x86 intrinsic it does not
+        # declare, an Arm -march feature modifier or an -m option it does not know (curly or straight quotes)
+        ("was not declared in this scope", "invalid feature modifier in", "unrecognized command-line option"),
+        K.COMPILER_TOO_OLD,
+        r"error: [‘'`](?P<intrinsic>_mm\d*_\w+)[’'`] was not declared in this scope"
+        r"|error: invalid feature modifier in [‘'`](?P<march>-march=[^’'`]+)[’'`]"
+        r"|error: unrecognized command-line option [‘'`](?P<option>-m(?:avx|amx|arch)[^’'`]*)[’'`]",
+        lambda m: {"message": m["intrinsic"] or m["march"] or m["option"]},
+    ),
     wording(  # Triton's compiler giving up on a kernel: LLVM's fatal error (the process aborts), the pass manager's
         # exception, or an MLIR diagnostic on a Triton op at the kernel's Python line; and the kernel in the module
         # Triton dumps after a pipeliner error

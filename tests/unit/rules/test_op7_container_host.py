@@ -29,6 +29,12 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
             "variable hides them",
             "--device=/dev/kfd --device=/dev/dri",
         ),
+        (  # lemonade-sdk/vllm-rocm#13: an LXD container's user could open /dev/kfd but not the /dev/dri render node
+            "AmdSmiLibraryException: Error code: 14 | AMDSMI_STATUS_FILE_ERROR",
+            "the process sees no AMD GPU: the container was started without /dev/kfd and /dev/dri, or a visibility "
+            "variable hides them",
+            "--device=/dev/kfd --device=/dev/dri",
+        ),
         (
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
             "installed a driver from http://www.nvidia.com/Download/index.aspx",
@@ -121,6 +127,7 @@ NO_GPU = "the process sees no GPU: the container or pod was started without one,
         "no-cuda-capable-device",
         "vllm-no-supported-device",
         "no-hip-gpus",
+        "amdsmi-file-error",
         "no-driver",
         "no-libcuda",
         "nvml-lost",

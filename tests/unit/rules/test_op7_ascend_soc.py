@@ -1,0 +1,33 @@
+"""OP-7.101: vllm-ascend's kernels built for another Ascend SoC; OP-7.102: a compiler too old for vLLM's CPU build."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _top(line: str):
+    return evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+
+
+def test_the_default_build_on_an_atlas_300i_asks_for_the_310p_build():
+    # vllm-ascend#2725, #5599: the default image (Ascend910B1) on an Atlas 300I (Ascend310P3)
+    top = _top(
+        "..[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison "
+        "Ascend310P3. Please modify default socversion in run.sh or execute run.sh with socversion parameter."
+    )
+    assert top.rule == "OP-7.101" and "built for Ascend910B1, and this NPU is Ascend310P3" in top.title
+    assert (top.changes[0].flag, top.changes[0].proposed, top.changes[0].kind) == ("SOC_VERSION", "Ascend310P3", "env")
+    assert "-310p" in top.actions[0]
+
+
+def test_an_old_compiler_refusing_the_cpu_builds_instructions():
+    # vllm#17906 (aarch64) and vLLM PR #1028 (x86 AVX512-BF16)
+    arm = _top("      cc1plus: error: invalid feature modifier in ‘-march=armv8.2-a+dotprod+fp16’")
+    assert arm.rule == "OP-7.102" and arm.title.endswith("it does not know -march=armv8.2-a+dotprod+fp16")
+    x86 = _top(
+        "      /home/d/vllm/csrc/cpu/cpu_types.hpp:207:40: error: ‘_mm512_cvtpbh_ps’ was not declared in this scope; "
+        "did you mean ‘_mm512_cvtph_ps’?"
+    )
+    assert x86.rule == "OP-7.102" and "12.3" in x86.actions[0]
