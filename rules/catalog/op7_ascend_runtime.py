@@ -13,10 +13,12 @@ match with the chip is the other suspect. Any other code is the generic case: it
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 _PLOG = (
     "CANN's reason is in the `EZ…`/`EE…`/`EH…` lines after the error, and in its plog files "
@@ -28,6 +30,37 @@ _VERSIONS = (
     "container image); `pip show torch-npu vllm-ascend` and CANN's version file "
     "(/usr/local/Ascend/ascend-toolkit/latest/version.cfg) say what is installed."
 )
+
+
+# CANN's parameter check refusing bfloat16 for an operator (`… x(DT_BFLOAT16, ND) … but supported list is:`, `… not
+# implemented for DT_BFLOAT16`): Atlas 300I (310P) NPUs have no bfloat16, and vllm-ascend serves them in float16
+_BF16_REFUSED = re.compile(
+    r"DT_BFLOAT16.*(?:not supported|supported list)|not (?:implemented|supported) for DT_BFLOAT16"
+)
+
+
+def _no_bf16_finding(facts: Facts, event: LogEvent, operator: str | None) -> Finding:
+    config = facts.config
+    return RULE_ASCEND.finding(
+        Severity.CRITICAL,
+        f"an Ascend operator{f' ({operator})' if operator else ''} refused bfloat16 on this NPU: serve in float16",
+        summary="CANN's parameter check listed the dtypes the operator supports, and bfloat16 is not among them: "
+        "Atlas 300I (310P) NPUs have no bfloat16 at all, and some operators lack it on others; a model whose "
+        "checkpoint is bfloat16 runs them in bfloat16 unless told otherwise.",
+        evidence=[c.log_evidence(event, name="CANN's parameter check", value=event.message)],
+        changes=[
+            ConfigChange(
+                flag="--dtype",
+                current=config.dtype if config and config.dtype else "(auto: the checkpoint's bfloat16)",
+                proposed="float16",
+                reason="Ascend's operators run in float16 where they lack bfloat16 (a 310P has float16 only)",
+                cost="float16's narrower range: a model trained in bfloat16 can overflow in rare layers",
+                safety="unsafe",
+            )
+        ],
+        actions=[_VERSIONS],
+        confidence=0.7,
+    )
 
 
 def _check_ascend(facts: Facts) -> list[Finding]:
@@ -57,11 +90,15 @@ def _check_ascend(facts: Facts) -> list[Finding]:
                 confidence=0.7,
             )
         ]
+    no_bf16 = next((e for e in events if _BF16_REFUSED.search(e.message or "")), None)
+    if no_bf16 is not None:
+        return [_no_bf16_finding(facts, no_bf16, next((e.component for e in events if e.component), None))]
     code = f" (error code {event.error_code})" if event.error_code else ""
+    operator = next((f" in {e.component}" for e in events if e.component), "")
     return [
         RULE_ASCEND.finding(
             Severity.HIGH,
-            f"Ascend's CANN runtime refused a device call{code}: its reason is in CANN's lines, not this one",
+            f"Ascend's CANN runtime refused a device call{operator}{code}: its reason is in CANN's lines, not this one",
             summary="torch_npu reports a failed ACL call in its own words (`NPU function error: …, error code is …`, "
             "`ERR00100 PTA call acl api failed`); what CANN said follows it. Mismatched CANN, torch-npu and "
             "vllm-ascend releases are the commonest cause at start-up.",
@@ -82,7 +119,9 @@ RULE_ASCEND = Rule(
         checks="torch_npu's `NPU function error: <call>, error code is <n>`, `ERR00100 PTA call acl api failed` (and "
         "ERR01100's OPS, ERR99999's `UNKNOWN applicaiton exception`), `ACL stream synchronize failed, error code:<n>`, "
         "CANN's `build op model failed, result = <n>`, and its op compiler failing to start (`SetPrecisionMode`, "
-        "`GEInitialize failed`, `Init compiler failed`).",
+        "`GEInitialize failed`, `Init compiler failed`); an aclnn operator failing (`call aclnnRmsNorm failed, "
+        "detail:…`, `the current working operator name is aclnn…`) and CANN's `AclNN_Parameter_Error(EZ1001)` on it, "
+        "bfloat16 refused there proposing --dtype float16.",
         why="vllm-ascend runs on torch_npu and CANN; a refused ACL call stops the device layer, and CANN's own "
         "reason is in its following lines and plog files.",
         example="`RuntimeError: SetPrecisionMode:… AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, "

@@ -561,6 +561,9 @@ PATTERNS: tuple[Pattern, ...] = (
             "build op model failed",
             "GEInitialize failed",
             "Init compiler failed",
+            "call aclnn",
+            "operator name is aclnn",
+            "lNN_Parameter_Error",
         ),
         K.ASCEND_ACL_FAILED,
         r"(?P<set>SetPrecisionMode)?[^ ]*? ?NPU function error: (?P<call>.+?), error code is (?P<code>\d+)"
@@ -569,11 +572,17 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<pta>ERR\d+ (?:PTA|OPS) call acl api failed|ERR99999 UNKNOWN applica(?:ti|it)on exception)"
         r"|ACL stream synchronize failed, error code:\s*(?P<sync>\d+)"
         r"|build op model failed, result = (?P<result>\d+)"
-        r"|(?P<ge>GEInitialize failed|Init compiler failed)",
+        r"|(?P<ge>GEInitialize failed|Init compiler failed)"
+        # an aclnn operator failing (torch_npu: `call aclnnRmsNorm failed, detail:…`, or the inner error's `the current
+        # working operator name is aclnnRmsNorm`), and CANN's parameter check on it (`AclNN_Parameter_Error(EZ1001): …`)
+        r"|call (?P<op>aclnn\w+) failed.*|the current working operator name is (?P<inner>aclnn\w+)"
+        r"|\w*lNN_Parameter_Error\(EZ\d+\): .*",
         lambda m: {
             "message": m.group(0).strip(),
             "error_code": m["code"] or m["result"] or m["sync"],
-            "component": "compiler" if m["set"] or m["ge"] or "ACL_PRECISION_MODE" in (m["call"] or "") else None,
+            "component": "compiler"
+            if m["set"] or m["ge"] or "ACL_PRECISION_MODE" in (m["call"] or "")
+            else m["op"] or m["inner"],
         },
     ),
     wording(  # AWS Neuron's runtime (nrt_status.h's numbered status, or its name), its driver's device allocator, and

@@ -31,3 +31,24 @@ def test_an_old_compiler_refusing_the_cpu_builds_instructions():
         "did you mean ‘_mm512_cvtph_ps’?"
     )
     assert x86.rule == "OP-7.102" and "12.3" in x86.actions[0]
+
+
+def test_an_aclnn_operator_failing_is_cannns_refusal_named_by_its_operator():
+    # vllm-ascend#1736 (seventh probe) and #6190: torch_npu's words for an aclnn operator that failed
+    top = _top("ERROR 07-08 19:23:04 [engine.py:458] RuntimeError: call aclnnQuantMatmulWeightNz failed, detail:E69999")
+    assert top.rule == "OP-7.80" and " in aclnnQuantMatmulWeightNz" in top.title
+    inner = _top(
+        "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current "
+        "working operator name is aclnnRmsNorm."
+    )
+    assert inner.rule == "OP-7.80" and " in aclnnRmsNorm" in inner.title
+
+
+def test_bfloat16_refused_by_an_ascend_operator_proposes_float16():
+    # vllm-ascend#6490: CANN's parameter check listing the operator's dtypes, bfloat16 not among them
+    top = _top(
+        "AclNN_Parameter_Error(EZ1001): Io input dtype or format is not supported, get io input info is "
+        "x(DT_BFLOAT16, ND) gamma(DT_BFLOAT16, ND) yOut(DT_BFLOAT16, ND) rstdOut(DT_FLOAT, ND) but supported list is:"
+    )
+    assert top.rule == "OP-7.80" and top.title.endswith("refused bfloat16 on this NPU: serve in float16")
+    assert (top.changes[0].flag, top.changes[0].proposed) == ("--dtype", "float16")
