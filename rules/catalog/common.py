@@ -477,6 +477,19 @@ def eager_mode(reason: str, cost: str) -> ConfigChange:
     return ConfigChange(flag="--enforce-eager", current="false", proposed="true", reason=reason, cost=cost)
 
 
+def float16_instead_of_bfloat16(dtype: str | None, reason: str) -> ConfigChange:
+    """`--dtype float16` where the hardware has no bfloat16 for an operation (an RDNA2 dot product under Triton, an
+    Atlas 300I's operators): each rule says why its hardware lacks it; the flag, its cost and its safety once."""
+    return ConfigChange(
+        flag="--dtype",
+        current=dtype or "(auto: the checkpoint's bfloat16)",
+        proposed="float16",
+        reason=reason,
+        cost="float16's narrower range: a model trained in bfloat16 can overflow in rare layers",
+        safety="unsafe",
+    )
+
+
 def halved_max_num_seqs(seqs: int, reason: str, cost: str = "") -> ConfigChange:
     """`--max-num-seqs` at half its value (at least 1): the batch's first lever for memory a batch shape sizes (CUDA
     graphs, a TPU kernel's block tables, XLA's programs); each rule gives its own reason."""

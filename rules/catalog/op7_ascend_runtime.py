@@ -18,7 +18,7 @@ import re
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _PLOG = (
     "CANN's reason is in the `EZ…`/`EE…`/`EH…` lines after the error, and in its plog files "
@@ -49,13 +49,9 @@ def _no_bf16_finding(facts: Facts, event: LogEvent, operator: str | None) -> Fin
         "checkpoint is bfloat16 runs them in bfloat16 unless told otherwise.",
         evidence=[c.log_evidence(event, name="CANN's parameter check", value=event.message)],
         changes=[
-            ConfigChange(
-                flag="--dtype",
-                current=config.dtype if config and config.dtype else "(auto: the checkpoint's bfloat16)",
-                proposed="float16",
-                reason="Ascend's operators run in float16 where they lack bfloat16 (a 310P has float16 only)",
-                cost="float16's narrower range: a model trained in bfloat16 can overflow in rare layers",
-                safety="unsafe",
+            c.float16_instead_of_bfloat16(
+                config.dtype if config else None,
+                "Ascend's operators run in float16 where they lack bfloat16 (a 310P has float16 only)",
             )
         ],
         actions=[_VERSIONS],

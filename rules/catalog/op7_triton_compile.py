@@ -26,7 +26,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _TRITON_VERSION = (
     'Check that triton is the release the installed torch requires (`python -c "import importlib.metadata as m; '
@@ -68,13 +68,9 @@ def _check_triton_compile(facts: Facts) -> list[Finding]:
                 "lacks it for dot products (RDNA2); the kernel compiles in float16.",
                 evidence=evidence,
                 changes=[
-                    ConfigChange(
-                        flag="--dtype",
-                        current=config.dtype if config and config.dtype else "(auto: the checkpoint's bfloat16)",
-                        proposed="float16",
-                        reason="the kernel is compiled for float16, which the GPU's instructions cover",
-                        cost="float16's narrower range: a model trained in bfloat16 can overflow in rare layers",
-                        safety="unsafe",
+                    c.float16_instead_of_bfloat16(
+                        config.dtype if config else None,
+                        "the kernel is compiled for float16, which the GPU's instructions cover",
                     )
                 ],
                 actions=[_TRITON_VERSION],
