@@ -110,9 +110,9 @@ _BRACKETED_LEVEL = re.compile(r"^\[(?P<level>(?i:error|err|warn|warning|info|deb
 # Another program's logger that writes its level as a word before the logger's name (Rust's tracing, as NVIDIA
 # Dynamo's workers print it: `ERROR engine.run_mp_engine: …`, once its timestamp is taken off), or after the name and
 # a process id (Python's logging in Xinference's format: `xinference.api.restful_api 155837 ERROR    […] …`).
-_LEVEL_WORD = re.compile(
-    r"^(?:(?P<level>ERROR|WARN|WARNING|CRITICAL|FATAL) +(?P<where>[A-Za-z_][\w.:-]*): "
-    r"|(?P<logger>[A-Za-z_][\w.]*\.[\w.]+) \d+ (?P<named>ERROR|WARNING|CRITICAL) +)(?P<msg>\S.*)$"
+_LEVEL_WORDS = (
+    re.compile(r"^(?P<level>ERROR|WARN|WARNING|CRITICAL|FATAL) +(?P<where>[A-Za-z_][\w.:-]*): (?P<msg>\S.*)$"),
+    re.compile(r"^[A-Za-z_][\w.]*\.[\w.]+ \d+ (?P<level>ERROR|WARNING|CRITICAL) +(?P<msg>\S.*)$"),
 )
 # A glog letter's or a bracketed word's level, by its first letter.
 _OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}
@@ -127,8 +127,10 @@ def _other_logger(message: str) -> tuple[re.Match[str], str] | None:
     nccl = _NCCL_HEADER.match(message) if " NCCL " in message else None
     if nccl:
         return nccl, NCCL_LOG
-    bracketed = _BRACKETED_LEVEL.match(message) or _LEVEL_WORD.match(message)
-    return (bracketed, OTHER_LOGGER) if bracketed else None
+    worded = _BRACKETED_LEVEL.match(message) or next(
+        (found for pattern in _LEVEL_WORDS if (found := pattern.match(message))), None
+    )
+    return (worded, OTHER_LOGGER) if worded else None
 
 
 # Lines that are not errors whatever they hold: informational levels (vLLM's header or uvicorn's
@@ -988,7 +990,7 @@ def _read_header(message: str, process: str | None, state: _ParseState) -> tuple
         level, timestamp, message = header.group("level"), header.group("ts"), header.group("msg")
     other, state.logger = (None, None) if header else (_other_logger(message) or (None, None))
     if other:
-        named = other.group("level") or other.groupdict().get("named")
+        named = other.group("level")
         level = _NCCL_LEVELS[named] if state.logger == NCCL_LOG else _OTHER_LEVELS[named[0].upper()]
     state.level = level
     state.logged_in = header.group("where") if header else other.groupdict().get("where") if other else None

@@ -86,15 +86,16 @@ def _check_ascend(facts: Facts) -> list[Finding]:
                 confidence=0.7,
             )
         ]
+    operator = next((e.component for e in events if e.component), None)  # the aclnn operator, when named
     no_bf16 = next((e for e in events if _BF16_REFUSED.search(e.message or "")), None)
     if no_bf16 is not None:
-        return [_no_bf16_finding(facts, no_bf16, next((e.component for e in events if e.component), None))]
+        return [_no_bf16_finding(facts, no_bf16, operator)]
     code = f" (error code {event.error_code})" if event.error_code else ""
-    operator = next((f" in {e.component}" for e in events if e.component), "")
     return [
         RULE_ASCEND.finding(
             Severity.HIGH,
-            f"Ascend's CANN runtime refused a device call{operator}{code}: its reason is in CANN's lines, not this one",
+            f"Ascend's CANN runtime refused a device call{f' in {operator}' if operator else ''}{code}: its reason "
+            "is in CANN's lines, not this one",
             summary="torch_npu reports a failed ACL call in its own words (`NPU function error: …, error code is …`, "
             "`ERR00100 PTA call acl api failed`); what CANN said follows it. Mismatched CANN, torch-npu and "
             "vllm-ascend releases are the commonest cause at start-up.",
