@@ -26,7 +26,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 
 _TRITON_VERSION = (
     'Check that triton is the release the installed torch requires (`python -c "import importlib.metadata as m; '
@@ -54,51 +54,10 @@ def _check_triton_compile(facts: Facts) -> list[Finding]:
         return []  # a module dump alone is no failure; OP-7.81 reads the pre-Ampere layout assertion
     kernel = _kernel(events)
     on = f" on {kernel}" if kernel else ""
-    intrinsic = failure.component or ""
     evidence = [c.log_evidence(failure, name="Triton's compiler", value=failure.message)]
-    if "bf16" in intrinsic:
-        config = facts.config
-        return [
-            RULE_TRITON_COMPILE.finding(
-                Severity.CRITICAL,
-                f"Triton cannot compile a bfloat16 instruction ({intrinsic}) for this GPU{on}: the GPU has no "
-                "native bfloat16 for it; serve in float16",
-                summary="LLVM, under Triton, found no instruction of this GPU for the kernel's bfloat16 operation "
-                "and aborted the process. PyTorch can report bfloat16 as supported on a GPU whose instruction set "
-                "lacks it for dot products (RDNA2); the kernel compiles in float16.",
-                evidence=evidence,
-                changes=[
-                    c.float16_instead_of_bfloat16(
-                        config.dtype if config else None,
-                        "the kernel is compiled for float16, which the GPU's instructions cover",
-                    )
-                ],
-                actions=[_TRITON_VERSION],
-                confidence=0.75,
-            )
-        ]
-    if intrinsic.startswith("llvm.nvvm.shfl"):
-        title = (
-            f"Triton cannot emit a warp shuffle ({intrinsic}) for this GPU{on}: a GPU older than Volta "
-            "(compute capability below 7.0, which Triton does not support), or newer than the installed Triton knows"
-        )
-        actions = [
-            "On a GPU older than Volta (Pascal: GTX 10xx, P100, P40) vLLM's Triton kernels cannot run: serve on "
-            "compute capability 7.0 or newer. On a new GPU (Blackwell), install the vLLM, torch and Triton "
-            "releases built for it.",
-            _TRITON_VERSION,
-        ]
-    elif (failure.message or "").lower().startswith("out of memory"):
-        title = f"Triton's compiler ran out of host memory{on}: LLVM could not allocate while compiling a kernel"
-        actions = [
-            "Give the server's process more host memory (the container's memory limit, fewer processes compiling "
-            "at once: each tensor-parallel worker compiles its own kernels), or start again once the compiled "
-            "kernels are cached (~/.triton/cache) so fewer compile at once."
-        ]
-    else:
-        what = f"has no instruction {intrinsic} for this GPU" if intrinsic else f"failed ({failure.message})"
-        title = f"Triton's compiler {what}{on}: a kernel this GPU, this Triton and this vLLM do not compile together"
-        actions = [_TRITON_VERSION, _REPORT]
+    if "bf16" in (failure.component or ""):
+        return [_bf16_finding(facts, failure, on, evidence)]
+    title, actions = _reading(failure, on)
     return [
         RULE_TRITON_COMPILE.finding(
             Severity.CRITICAL,
@@ -112,6 +71,58 @@ def _check_triton_compile(facts: Facts) -> list[Finding]:
             confidence=0.6,
         )
     ]
+
+
+def _bf16_finding(facts: Facts, failure: LogEvent, on: str, evidence: list[Evidence]) -> Finding:
+    """A bfloat16 instruction LLVM could not select for the GPU: the one reading with a flag to change."""
+    config = facts.config
+    return RULE_TRITON_COMPILE.finding(
+        Severity.CRITICAL,
+        f"Triton cannot compile a bfloat16 instruction ({failure.component}) for this GPU{on}: the GPU has no "
+        "native bfloat16 for it; serve in float16",
+        summary="LLVM, under Triton, found no instruction of this GPU for the kernel's bfloat16 operation "
+        "and aborted the process. PyTorch can report bfloat16 as supported on a GPU whose instruction set "
+        "lacks it for dot products (RDNA2); the kernel compiles in float16.",
+        evidence=evidence,
+        changes=[
+            c.float16_instead_of_bfloat16(
+                config.dtype if config else None,
+                "the kernel is compiled for float16, which the GPU's instructions cover",
+            )
+        ],
+        actions=[_TRITON_VERSION],
+        confidence=0.75,
+    )
+
+
+def _reading(failure: LogEvent, on: str) -> tuple[str, list[str]]:
+    """The title and actions for the other failures: a warp shuffle, host memory, or the kernel and versions."""
+    intrinsic = failure.component or ""
+    if intrinsic.startswith("llvm.nvvm.shfl"):
+        return (
+            f"Triton cannot emit a warp shuffle ({intrinsic}) for this GPU{on}: a GPU older than Volta "
+            "(compute capability below 7.0, which Triton does not support), or newer than the installed Triton knows",
+            [
+                "On a GPU older than Volta (Pascal: GTX 10xx, P100, P40) vLLM's Triton kernels cannot run: serve on "
+                "compute capability 7.0 or newer. On a new GPU (Blackwell), install the vLLM, torch and Triton "
+                "releases built for it.",
+                _TRITON_VERSION,
+            ],
+        )
+    if (failure.message or "").lower().startswith("out of memory"):
+        return (
+            f"Triton's compiler ran out of host memory{on}: LLVM could not allocate while compiling a kernel",
+            [
+                "Give the server's process more host memory (the container's memory limit, fewer processes compiling "
+                "at once: each tensor-parallel worker compiles its own kernels), or start again once the compiled "
+                "kernels are cached (~/.triton/cache) so fewer compile at once."
+            ],
+        )
+    what = f"has no instruction {intrinsic} for this GPU" if intrinsic else f"failed ({failure.message})"
+    return (
+        f"Triton's compiler {what}{on}: a kernel this GPU, this Triton and this vLLM do not compile together",
+        [_TRITON_VERSION, _REPORT],
+    )
 
 
 RULE_TRITON_COMPILE = Rule(
