@@ -525,6 +525,10 @@ class LogEventKind(str, Enum):
     # "… fill_device_fds: EXCEPTION: open failed: fd: -1, errno: No such file or directory", and its warning "pidfd is
     # not supported, fallbacks to drmfd exchange mode"; message: opendir | open | pidfd, function: oneCCL's function
     ONECCL_DEVICE_FILES = "oneccl_device_files"
+    # oneCCL unable to start the worker thread its collectives run on: "RuntimeError: oneCCL: exec.cpp:122
+    # start_workers: EXCEPTION: failed to start worker # 0", oneCCL's own "|CCL_ERROR| base_thread.cpp:36 start: error
+    # while creating worker thread #0 pthread_create returns 22"; message: pthread_create's code where printed, else ""
+    ONECCL_WORKER_START = "oneccl_worker_start"
     # the kernel killing the server for host memory: Kubernetes' `Reason: OOMKilled` (kubectl describe, get pods),
     # Docker's `"OOMKilled": true`, the kernel's `Memory cgroup out of memory: Killed process 4172 (python3) …
     # anon-rss:31457280kB` (dmesg), Ray's memory monitor (`ray.exceptions.OutOfMemoryError: Task was killed due to
@@ -1099,6 +1103,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
+    LogEventKind.ONECCL_WORKER_START: ("message",),
     LogEventKind.HOST_OOM_KILLED: (
         "message",
         "component",

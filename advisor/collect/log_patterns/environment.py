@@ -843,6 +843,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"fds\[dev_idx\] > 0 failed).*|pidfd is not supported, fallbacks to drmfd exchange mode",
         lambda m: {"message": m["what"] or ("open" if m["function"] else "pidfd"), "function": m["function"]},
     ),
+    wording(  # oneCCL (src/exec/exec.cpp, src/common/utils/base_thread.cpp) starting the thread its collectives run on
+        ("start_workers", "failed to start worker", "error while creating worker thread"),
+        K.ONECCL_WORKER_START,
+        r"(?:start_workers: (?:EXCEPTION: )?failed to start worker|oneCCL: failed to start worker|error while "
+        r"creating worker thread #\d+(?: pthread_create returns (?P<code>\d+))?)",
+        lambda m: {"message": m["code"] or ""},
+    ),
     wording(  # the host's memory limit reached: Kubernetes' reason, Docker's state, the kernel's OOM killer, systemd
         ("OOMKilled", "Killed", "killed by the OOM killer", "'oom-kill'"),
         K.HOST_OOM_KILLED,
