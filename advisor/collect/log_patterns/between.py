@@ -422,6 +422,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"while reading response header from upstream)",
         lambda m: {"message": m.lastgroup, "status": 502, "component": "nginx"},
     ),
+    wording(  # requests' raise_for_status() on a 500 (`500 Server Error: Internal Server Error for url: …`): the
+        # server was reached and failed the request, whatever its address (read before the address itself)
+        ("500 Server Error",),
+        K.SERVER_ERROR_RESPONSE,
+        r"500 Server Error: Internal Server Error for url: \S+?://[^/\s]+(?P<path>/[^\s?]*)",
+        lambda m: {"message": m["path"], "component": "client"},
+    ),
     wording(  # what a client called; a server's own "… running on http://0.0.0.0:8000" is where it listens
         ("://localhost", "://127.0.0.1", "://0.0.0.0"),
         K.LOCAL_ENDPOINT,
@@ -472,10 +479,13 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"component": "uvicorn"},
     ),
     wording(  # a client's words for it: `Exception: API request failed with status 500: Internal Server Error`
-        # (rllm's router, rllm-org/rllm#217), `Error code: 500 - … Internal Server Error`
+        # (rllm's router, rllm-org/rllm#217), `Error code: 500 - … Internal Server Error`; the status line
+        # `HTTP/1.1 500 Internal Server Error`; the body alone, the plain text Starlette answers for an exception no
+        # handler turned into vLLM's JSON error (starlette/middleware/errors.py), whole or after the SDK's class
         ("Internal Server Error",),
         K.SERVER_ERROR_RESPONSE,
-        r"(?i)\b(?:error code|status code|status|http)\W{0,3}500\b.{0,20}internal server error",
+        r"(?i)\b(?:error code|status code|status|http(?:/\d(?:\.\d)?)?)\W{0,3}500\b.{0,20}internal server error"
+        r"|^(?:(?:openai\.)?InternalServerError:\s*)?Internal Server Error\s*$",
         lambda m: {"component": "client"},
     ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid

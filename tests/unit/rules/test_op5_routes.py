@@ -156,6 +156,25 @@ def test_a_clients_words_for_a_500_are_a_request_the_server_failed():
     assert top.rule == "OP-5.31" and "HTTP 500" in top.title
 
 
+@pytest.mark.parametrize(
+    ("line", "path"),
+    [
+        ("Internal Server Error", None),  # vllm#3145: Starlette's plain-text body, all the client showed
+        ("openai.InternalServerError: Internal Server Error", None),
+        ("HTTP/1.1 500 Internal Server Error", None),
+        (
+            "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url: "
+            "http://localhost:8000/v1/chat/completions",
+            "/v1/chat/completions",
+        ),
+    ],
+)
+def test_a_500s_body_status_line_or_requests_words_alone_are_a_request_the_server_failed(line, path):
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-5.31" and "HTTP 500" in top.title
+    assert (path in top.title) if path else "does not name" in top.title
+
+
 def test_a_404_on_a_route_vllm_serves_is_an_unserved_model_name_or_another_server():
     """aibrix#1357's client line (httpx) and the access log's form of the same: /v1/chat/completions exists."""
     for line in (
