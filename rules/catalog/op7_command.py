@@ -50,7 +50,8 @@ def _command_finding(event: LogEvent, program: str) -> Finding:
         Severity.CRITICAL,
         f"vLLM's server was given a command as its arguments ({program} …): the image's entrypoint is already the "
         "server",
-        summary=f"argparse refused `{event.message}`: the arguments start with a program, not a flag. vLLM's images "
+        summary=f"argparse refused `{event.message}`: the arguments are a command line ({program} …), not the "
+        "server's flags. vLLM's images "
         "start vLLM's server as their entrypoint, and `docker run IMAGE <words>` (or a pod's `args:`) appends the "
         "words to it, so the server was asked to parse a whole command line meant for a shell or another runtime.",
         evidence=[c.log_evidence(event, name="arguments refused", value=program)],

@@ -55,6 +55,15 @@ def _model_not_found(match: re.Match[str]) -> Fields:
     return {"message": reason, "model": match[f"{reason}_model"], "component": match["file"]}
 
 
+def _python_script(words: list[str]) -> str | None:
+    """The script of a Python command line appended after the interpreter's own options (`-u main.py`): a `.py`
+    word that is no flag's value (`--tool-parser-plugin parser.py` is one)."""
+    return next(
+        (w for i, w in enumerate(words) if w.endswith(".py") and i and not words[i - 1].startswith("--")),
+        None,
+    )
+
+
 def _unrecognized(match: re.Match[str]) -> Fields:
     """The first argument vLLM's command line does not take: a program when the arguments start with one (a
     command appended to an image whose entrypoint is vLLM's server), else the first unknown flag and the flag it
@@ -62,6 +71,9 @@ def _unrecognized(match: re.Match[str]) -> Fields:
     words = match["args"].split()
     if words and not words[0].startswith("-"):
         return {"message": match["args"], "component": words[0]}
+    script = _python_script(words)
+    if script:
+        return {"message": match["args"], "component": script}
     flags = [w.split("=", 1)[0] for w in words if w.startswith("--")]
     unknown = next((w for w in flags if not is_flag(w)), None)
     refused = unknown or (flags[0] if flags else None)  # every flag vLLM 0.32 knows: the server is another release

@@ -50,6 +50,19 @@ def test_a_command_appended_to_the_servers_entrypoint_points_at_the_entrypoint()
     assert "--entrypoint /bin/bash" in finding.actions[0]
 
 
+def test_a_python_command_line_after_the_entrypoint_is_named_by_its_script_and_a_plugins_file_is_not():
+    # wsmlby/homl#3: the CPU container's server given `-u main.py`, the interpreter's option and a script
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("api_server.py: error: unrecognized arguments: -u main.py")
+    )
+    assert finding.title.startswith("vLLM's server was given a command as its arguments (main.py …)")
+    # a flag's own .py value is a flag refused, not a command
+    [flag] = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("vllm serve: error: unrecognized arguments: --tool-parser-plugin parser.py")
+    )
+    assert "--tool-parser-plugin" in flag.title
+
+
 def test_a_flag_proposed_empty_is_taken_off_the_command():
     command = parse_command("vllm serve m --enable-metrics --port 8000")
     assert command.with_changes({"--enable-metrics": ""}).render() == "vllm serve m --port 8000"
