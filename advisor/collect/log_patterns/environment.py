@@ -791,6 +791,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"]},
     ),
+    wording(  # transformers' own words when its Hugging Face cache is not writable (utils/hub.py, 4.x): it warns and
+        # goes on, and the download or config read that follows fails
+        ("trying to write in your cache folder",),
+        K.CACHE_NOT_WRITABLE,
+        r"There was a problem when trying to write in your cache folder \((?P<path>[^)]+)\)",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1), or
         # without one
         ("No space left on device", "Disk quota exceeded: "),

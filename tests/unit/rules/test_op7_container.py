@@ -64,3 +64,14 @@ def test_each_librarys_cache_is_moved_by_its_own_variable(path: str, variable: s
 def test_a_model_file_it_may_not_read_is_not_a_cache():
     facts = _facts("PermissionError: [Errno 13] Permission denied: '/models/llama/model.safetensors'")
     assert op7_container.RULE_CACHE.evaluate(facts) == []
+
+
+def test_transformers_own_words_for_a_cache_it_cannot_write_move_hugging_faces_cache():
+    # kserve/kserve#3562: the huggingfaceserver under OpenShift's arbitrary uid, HOME=/
+    [finding] = op7_container.RULE_CACHE.evaluate(
+        _facts(
+            "There was a problem when trying to write in your cache folder (/.cache/huggingface/hub). You should set "
+            "the environment variable TRANSFORMERS_CACHE to a writable directory."
+        )
+    )
+    assert "/.cache/huggingface/hub" in finding.title and finding.changes[0].flag == "HF_HOME"
