@@ -487,6 +487,10 @@ class LogEventKind(str, Enum):
     # not found`, dash's `vllm: not found`, zsh's `command not found: vllm`; message: the program, component: who
     # said it (the container runtime, the shell)
     COMMAND_NOT_FOUND = "command_not_found"
+    # the kernel refusing a program built for another CPU architecture (ENOEXEC, `exec format error`), or the
+    # container engine's warning that the image's platform is not the host's; message: the program, component:
+    # "<image platform> on <host platform>" from the warning
+    EXEC_FORMAT = "exec_format"
     # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
     # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
     # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
@@ -1243,6 +1247,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
+    LogEventKind.EXEC_FORMAT: ("message", "component"),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),

@@ -302,6 +302,13 @@ _IN_THE_SPEC = (
 )
 
 
+# What each reporter's line says happened, for the title
+_WHO_FOUND_NOTHING = {
+    "the container runtime": "the container never started",
+    "Python's subprocess": "the launcher found no such file",
+}
+
+
 def _check_not_found(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.COMMAND_NOT_FOUND)
     if not events:
@@ -325,7 +332,7 @@ def _not_found_finding(event: LogEvent) -> Finding:
     )
     return RULE_NOT_FOUND.finding(
         Severity.CRITICAL if runtime else Severity.HIGH,
-        f"{title} " + ("(the container never started)" if runtime else "(the shell found no such program)"),
+        f"{title} ({_WHO_FOUND_NOTHING.get(event.component or '', 'the shell found no such program')})",
         summary=f"{(event.component or 'the shell').capitalize()} could not find {program}: {why}. Nothing of vLLM "
         "ran, so no vLLM log exists for it.",
         evidence=[c.log_evidence(event, name="program not found", value=program)],
@@ -343,7 +350,8 @@ RULE_NOT_FOUND = Rule(
     page=RulePage(
         checks='The container runtime\'s `exec: "<program>": executable file not found in $PATH` (runc, as Docker and '
         "the kubelet report it), bash's `<program>: command not found`, dash's `<program>: not found`, zsh's `command "
-        "not found: <program>`; what a missing vllm or nvidia-smi means.",
+        "not found: <program>`, Python's `[Errno 2] No such file or directory: '…/bin/<program>'` from a launcher; "
+        "what a missing vllm or nvidia-smi means.",
         why="A container whose command names a program the image lacks never starts, and the text holds no vLLM line "
         "at all; the program's name says which mistake it is.",
         example='`OCI runtime create failed: … exec: "vllm": executable file not found in $PATH: unknown` from a pod '

@@ -116,14 +116,37 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the program to start is not on the PATH: the container runtime's words (Go's os/exec error, as runc
         # and so Docker and the kubelet print it), and bash's, dash's and zsh's
-        ("executable file not found in $PATH", "command not found", ": not found"),
+        ("executable file not found in $PATH", "command not found", ": not found", "No such file or directory: '"),
         K.COMMAND_NOT_FOUND,
         r'exec: "(?P<exec>[^"]+)": executable file not found in \$PATH'
         r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): (?:command )?not found\s*$"
-        r"|zsh: command not found: (?P<zsh>[\w./-]+)\s*$",
+        r"|zsh: command not found: (?P<zsh>[\w./-]+)\s*$"
+        # Python's subprocess starting a program by a path in a bin directory that does not exist (a launcher
+        # running `/usr/local/bin/vllm` in an image without vLLM, gpustack/gpustack#363)
+        r"|\[Errno 2\] No such file or directory: '(?:[^']*/)?bin/(?P<python>[\w.-]+)'\s*$",
         lambda m: {
-            "message": m["exec"] or m["shell"] or m["zsh"],
-            "component": "the container runtime" if m["exec"] else "the shell",
+            "message": m["exec"] or m["shell"] or m["zsh"] or m["python"],
+            "component": "the container runtime"
+            if m["exec"]
+            else "Python's subprocess"
+            if m["python"]
+            else "the shell",
+        },
+    ),
+    wording(  # the kernel refusing to run a program built for another CPU architecture (ENOEXEC): runc's and Docker's
+        # `exec /usr/bin/python3: exec format error`, crun's and Podman's `exec container process `/opt/venv/bin/vllm`:
+        # Exec format error`, Python's `[Errno 8] Exec format error: '…'`; and the warning before it that names both
+        # platforms, Podman's `image platform (linux/amd64) does not match the expected platform (linux/arm64)` and
+        # Docker's `The requested image's platform (linux/amd64) does not match the detected host platform (…)`
+        ("xec format error", "does not match the expected platform", "does not match the detected host platform"),
+        K.EXEC_FORMAT,
+        r"(?:exec (?:container process )?[`'\"]?(?P<exec>/[^\s`'\":]+)[`'\"]?: |\[Errno 8\] )[Ee]xec format error"
+        r"(?:: '(?P<errno>[^']+)')?"
+        r"|platform \((?P<image>[\w/.-]+)\) does not match the (?:expected|detected host) platform "
+        r"\((?P<host>[\w/.-]+)\)",
+        lambda m: {
+            "message": m["exec"] or m["errno"] or "",
+            "component": f"{m['image']} on {m['host']}" if m["image"] else None,
         },
     ),
     wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
