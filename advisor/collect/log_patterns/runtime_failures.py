@@ -10,10 +10,10 @@ from rules.events import LogEventKind as K
 
 
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
-    """Which CUDA error: cuBLAS failing to allocate, or Triton's driver call (loading or launching a kernel), is the GPU
-    out of memory; an index assertion, a device-side assert."""
+    """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory (as Triton's driver call failing so,
+    loading or launching a kernel); an index assertion, a device-side assert."""
     kind = match.lastgroup or ""
-    return {"message": {"cublas": "oom", "triton_oom": "oom", "index": "assert"}.get(kind, kind)}
+    return {"message": {"cublas": "oom", "index": "assert"}.get(kind, kind)}
 
 
 # systemd's short names of the signals that mean a crash in native code, as faulthandler and the shell word them
@@ -245,12 +245,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "HIP error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
-            "Triton Error [CUDA]: out of memory",
+            "Triton Error [CUDA]: ",
             "CUDNN_STATUS_NOT_INITIALIZED",
             "] Assertion `",
         ),
         K.CUDA_RUNTIME_ERROR,
-        r"(?:CUDA|HIP) (?:driver )?error: (?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
+        # Triton's launcher words a CUDA driver error as `Triton Error [CUDA]: <cuGetErrorString's words>`
+        r"(?:(?:CUDA|HIP) (?:driver )?error|Triton Error \[CUDA\]): "
+        r"(?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
         r"|(?P<capture>operation not permitted when stream is capturing)"
@@ -264,7 +266,6 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<peer_access>peer access is not supported between these two devices))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"
-        r"|Triton Error \[CUDA\]: (?P<triton_oom>out of memory)"
         r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)",
         _cuda_runtime_error,
     ),

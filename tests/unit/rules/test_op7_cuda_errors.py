@@ -76,6 +76,16 @@ def test_a_capture_error_proposes_eager_mode_and_a_kernel_fault_stays_hl4s():
     assert evaluate(Facts(events=parse_lines([fault]).events)).findings[0].rule == "HL-4"
 
 
+def test_tritons_words_for_a_cuda_error_are_read_as_cudas():
+    # vllm PR #36634: MTP speculative decoding at graph capture on 0.17.1-rc; Triton's launcher words the driver's error
+    [finding] = _findings(
+        "(EngineCore_DP0 pid=1418231) ERROR 03-10 14:43:46 [core.py:1100] RuntimeError: Triton Error [CUDA]: "
+        "operation not permitted when stream is capturing"
+    )
+    assert finding.title.startswith("CUDA failed (cudaErrorStreamCaptureUnsupported)")
+    assert [change.flag for change in finding.changes] == ["--enforce-eager"]
+
+
 def test_the_rest_of_the_capture_family_is_a_broken_capture_and_eager_mode_avoids_it():
     # vllm#41622, verbatim (ROCm, LoRA over several GPUs, at graph capture): PyTorch's NCCL watchdog queried an event
     # recorded in the capturing stream (cudaErrorCapturedEvent; HIP's hipErrorCapturedEvent has the same words)
