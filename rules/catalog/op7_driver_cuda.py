@@ -36,10 +36,23 @@ def _check(facts: Facts) -> list[Finding]:
         return []
     if all(e.component == "Triton" for e in events):
         return [_triton_finding(events[0])]
+    if all(e.component == "PTX" for e in events):
+        return [_ptx_finding(events[0])]
     event = next((e for e in events if e.version), events[0])
     required = next((e.cuda_required for e in events if e.cuda_required), None)
     build = required or next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
-    return [_finding(event, event.version, build, image=required is not None)]
+    finding = _finding(event, event.version, build, image=required is not None)
+    if any(e.component == "cuda-compat" for e in events):
+        finding.actions.insert(0, _COMPAT_UNSUPPORTED)
+    return [finding]
+
+
+_COMPAT_UNSUPPORTED = (
+    "Error 804 is CUDA's forward-compatibility libraries (the image's cuda-compat, found on LD_LIBRARY_PATH) tried "
+    "on a GPU that does not support them (GeForce and workstation cards): the host's driver must itself support the "
+    "image's CUDA. Upgrade it, or run the previous image whose CUDA the driver supports (vllm#5283: v0.4.3 failed "
+    "where v0.4.2 ran, on driver 535)."
+)
 
 
 def _upgrade(build: str | None, image: bool) -> str:
@@ -100,6 +113,27 @@ def _finding(event: LogEvent, driver_cuda: str | None, build: str | None, image:
     )
 
 
+def _ptx_finding(event: LogEvent) -> Finding:
+    """A kernel shipped as PTX from a newer CUDA toolkit than the driver's own compiler takes: the driver is older."""
+    return RULE.finding(
+        Severity.CRITICAL,
+        "a kernel's PTX was compiled by a newer CUDA toolkit than the NVIDIA driver supports: the provided PTX was "
+        "compiled with an unsupported toolchain",
+        summary="Kernels built as PTX are compiled for the GPU by the driver when they first load, and a driver takes "
+        "only PTX from CUDA releases up to its own (`nvidia-smi`'s CUDA Version). This build's kernels (vLLM's, a "
+        "kernel library's, or ones compiled on another machine) came from a newer toolkit, so they fail to load "
+        "while the rest of CUDA works.",
+        evidence=[c.log_evidence(event, name="the driver's refusal", value="cudaErrorUnsupportedPtxVersion")],
+        actions=[
+            "Upgrade the host's NVIDIA driver to a branch whose CUDA Version is at or above the toolkit that built "
+            "the kernels (`nvcc --version` where they were built; the CUDA of the wheel or image).",
+            "Or build with a toolkit no newer than the driver's CUDA Version (CUDA_HOME at that toolkit), or install "
+            "the wheel or image built for that CUDA release.",
+        ],
+        confidence=0.85,
+    )
+
+
 def _triton_finding(event: LogEvent) -> Finding:
     """Triton's bundled ptxas compiled a kernel for a newer CUDA than the driver loads."""
     return RULE.finding(
@@ -136,7 +170,9 @@ RULE = Rule(
         checks="torch's `The NVIDIA driver on your system is too old (found version N)` (N: the driver's CUDA release, "
         "1000 × major + 10 × minor), CUDA's `CUDA driver version is insufficient for CUDA runtime version` and the "
         "NVIDIA container runtime's `requirement error: unsatisfied condition: cuda>=X.Y`, Triton's `Triton Error "
-        "[CUDA]: device kernel image is invalid` (its ptxas newer than the driver's CUDA); the build's CUDA from "
+        "[CUDA]: device kernel image is invalid` (its ptxas newer than the driver's CUDA), CUDA's `the provided PTX "
+        "was compiled with an unsupported toolchain` and `Error 804: forward compatibility was attempted on non "
+        "supported HW`; the build's CUDA from "
         "`python collect_env.py`, torch's `+cuXYZ` version or the image's declared CUDA.",
         why="A CUDA build needs a driver of its major release's family or newer (CUDA 12.x: 525, 13.x: 580); vLLM "
         "pins one PyTorch per release, so the driver decides which builds run.",

@@ -69,7 +69,13 @@ def _driver_cuda(match: re.Match[str]) -> Fields:
     """The CUDA release the driver supports, from torch's number (12040 → 12.4), when its words give one."""
     found = int(match["found"]) if match["found"] else None
     return {
-        "component": "Triton" if match["ptxas"] else None,
+        "component": "Triton"
+        if match["ptxas"]
+        else "PTX"
+        if match["ptx"]
+        else "cuda-compat"
+        if match["compat"]
+        else None,
         "message": match.group(0),
         "version": f"{found // 1000}.{found % 1000 // 10}" if found else None,
         "cuda_required": match["required"],
@@ -231,6 +237,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUDA driver version is insufficient",
             "unsatisfied condition: cuda",
             "device kernel image is invalid",
+            "compiled with an unsupported toolchain",
+            "forward compatibility was attempted",
         ),
         K.DRIVER_TOO_OLD,
         # (the version cut off when a person retypes or cuts the line: still the driver, its release unknown)
@@ -238,7 +246,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|CUDA driver version is insufficient for CUDA runtime version"
         r"|requirement error: unsatisfied condition: cuda>=(?P<required>\d+\.\d+)"
         # Triton's driver call loading a kernel its bundled ptxas compiled for a newer CUDA than the driver's
-        r"|(?P<ptxas>Triton Error \[CUDA\]: device kernel image is invalid)",
+        r"|(?P<ptxas>Triton Error \[CUDA\]: device kernel image is invalid)"
+        # a kernel's PTX from a newer CUDA toolkit than the driver can compile (cudaErrorUnsupportedPtxVersion, 222),
+        # and an image's CUDA forward-compatibility libraries on a GPU that has none (Error 804,
+        # cudaErrorCompatNotSupportedOnDevice: GeForce and workstation cards)
+        r"|(?P<ptx>the provided PTX was compiled with an unsupported toolchain)"
+        r"|(?P<compat>forward compatibility was attempted on non supported HW)",
         _driver_cuda,
     ),
     wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have

@@ -70,3 +70,24 @@ def test_torchs_line_cut_before_the_version_is_still_the_old_driver():
         Facts(events=parse_lines(["RuntimeError: The NVIDIA driver on your system is too old"]).events)
     )
     assert finding.title.startswith("the NVIDIA driver is older than the CUDA release")
+
+
+def test_ptx_from_a_newer_toolkit_asks_for_a_driver_of_that_cuda_or_an_older_toolkit():
+    # vllm PR #40760's comment: DeepSeek-V4's kernels on DP/EP workers
+    [finding] = _findings(
+        "(Worker_DP0_EP0 pid=5238) ERROR 04-24 10:12:57 [multiproc_executor.py:879] torch.AcceleratorError: CUDA "
+        "error: the provided PTX was compiled with an unsupported toolchain."
+    )
+    assert finding.title.startswith("a kernel's PTX was compiled by a newer CUDA toolkit than the NVIDIA driver")
+    assert finding.actions[0].startswith("Upgrade the host's NVIDIA driver") and "toolkit" in finding.actions[1]
+
+
+def test_error_804_is_the_images_forward_compatibility_libraries_on_a_gpu_without_support():
+    # vllm#5283: the v0.4.3 image under Ray on driver 535 (v0.4.2 ran)
+    [finding] = _findings(
+        "vllm-openai_1  | (RayWorkerWrapper pid=3487) ERROR 06-05 16:30:08 worker_base.py:148] RuntimeError: Unexpected "
+        "error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might "
+        "have already set an error? Error 804: forward compatibility was attempted on non supported HW"
+    )
+    assert finding.title.startswith("the NVIDIA driver is older than")
+    assert finding.actions[0].startswith("Error 804 is CUDA's forward-compatibility libraries")
