@@ -223,6 +223,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
     ),
+    wording(  # vLLM's dispatch to a kernel its build holds no variant of for the GPU: the CUTLASS scaled-mm entry's
+        # TORCH_CHECK (csrc/quantization/…/scaled_mm_entry.cu) and the MoE backends' own device checks
+        ("No compiled ", "kernel does not support current device"),
+        K.KERNEL_NOT_FOR_CAPABILITY,
+        r"No compiled (?P<compiled>\w+) for (?:a compute capability less than )?CUDA device capability: (?P<cap>\d+)"
+        r"|(?P<kernel>[\w-]+(?: [\w-]+){0,3}) kernel does not support current device (?P<sm>sm_\d+)",
+        lambda m: {"message": m["compiled"] or m["kernel"], "version": m["sm"] or f"sm_{m['cap']}"},
+    ),
     wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
         ("This kernel only supports",),
         K.KERNEL_ARCH_GUARD,

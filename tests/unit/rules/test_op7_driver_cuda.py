@@ -85,9 +85,9 @@ def test_ptx_from_a_newer_toolkit_asks_for_a_driver_of_that_cuda_or_an_older_too
 def test_error_804_is_the_images_forward_compatibility_libraries_on_a_gpu_without_support():
     # vllm#5283: the v0.4.3 image under Ray on driver 535 (v0.4.2 ran)
     [finding] = _findings(
-        "vllm-openai_1  | (RayWorkerWrapper pid=3487) ERROR 06-05 16:30:08 worker_base.py:148] RuntimeError: Unexpected "
-        "error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might "
-        "have already set an error? Error 804: forward compatibility was attempted on non supported HW"
+        "vllm-openai_1  | (RayWorkerWrapper pid=3487) ERROR 06-05 16:30:08 worker_base.py:148] RuntimeError: "
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() "
+        "that might have already set an error? Error 804: forward compatibility was attempted on non supported HW"
     )
     assert finding.title.startswith("the NVIDIA driver is older than")
     assert finding.actions[0].startswith("Error 804 is CUDA's forward-compatibility libraries")

@@ -1,0 +1,70 @@
+"""OP-7.105: vLLM's build has no variant of a kernel the model needs for this GPU's compute capability.
+
+Why a rule of its own: vLLM's quantized GEMMs and MoE backends are compiled (or enabled) per architecture, and each
+release adds architectures one kernel at a time. A GPU the build runs on otherwise (PyTorch and vLLM's other ops
+work, unlike OP-7.36's missing binaries) can still meet a kernel whose dispatch finds no variant for it: the CUTLASS
+scaled-mm entry says `No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100`
+(vllm-project/vllm#32109: an FP8 checkpoint on RTX PRO 6000 Blackwell, sm_120, with vLLM 0.13), a MoE backend says
+`FlashInfer-CUTLASS MoE kernel does not support current device sm_120` (vllm-project/vllm PR #33417: v0.15.0 checked
+only the SM100 family; the PR added the SM120 family to the NVFP4 MoE backends). The kernel belongs to the
+checkpoint's quantization, so either a vLLM release with the variant or a checkpoint that does not need it serves.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.catalog.op7_toolchain import ARCH_GPUS
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+
+def _check_kernel_capability(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.KERNEL_NOT_FOR_CAPABILITY)
+    if not events:
+        return []
+    event = events[0]
+    sm = event.version or "this GPU's architecture"
+    gpus = ARCH_GPUS.get(sm.replace("_", ""))
+    kernel = event.message or "a kernel"
+    return [
+        RULE_KERNEL_CAPABILITY.finding(
+            Severity.CRITICAL,
+            f"this vLLM build has no {kernel} for {sm}" + (f", {gpus}" if gpus else "") + ": the checkpoint's "
+            "quantized kernel is not built for this GPU",
+            summary=f"vLLM chose {kernel} for the model's quantized layers and found no variant of it for {sm}. vLLM "
+            "compiles and enables its quantized GEMM and MoE kernels per architecture and adds architectures release "
+            "by release, so a GPU the rest of the build runs on can still lack one kernel.",
+            evidence=[c.log_evidence(event, name="kernel without this architecture", value=f"{kernel} on {sm}")],
+            actions=[
+                f"Upgrade vLLM to a release whose {kernel} covers {sm} (its release notes; vllm PR #33417 added "
+                "the SM120 family to the NVFP4 MoE backends after v0.15.0).",
+                "Until then serve a checkpoint that does not need it: the unquantized (BF16) model, or a "
+                "quantization whose kernels cover this GPU.",
+            ],
+            confidence=0.75,
+        )
+    ]
+
+
+RULE_KERNEL_CAPABILITY = Rule(
+    code="OP-7.105",
+    title="no variant of a quantized kernel for this GPU's architecture in this vLLM build",
+    category=Category.STARTUP,
+    check=_check_kernel_capability,
+    needs=("events",),
+    page=RulePage(
+        checks="`No compiled cutlass_scaled_mm for CUDA device capability: N` and `… kernel does not support current "
+        "device sm_N`.",
+        why="vLLM builds and enables its quantized GEMM and MoE kernels per architecture; a GPU may lack one of them.",
+        example="vllm#32109: GLM-4.7-FP8 on RTX PRO 6000 Blackwell (sm_120) with vLLM 0.13.",
+        fix="A vLLM release whose kernel covers the architecture, or a checkpoint that does not need the kernel.",
+        limits="Which release adds a kernel is in vLLM's release notes, not in the error.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/32109",
+            "https://github.com/vllm-project/vllm/pull/33417",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_KERNEL_CAPABILITY]
