@@ -482,13 +482,22 @@ PATTERNS: tuple[Pattern, ...] = (
         # (rllm's router, rllm-org/rllm#217), `Error code: 500 - … Internal Server Error`; the status line
         # `HTTP/1.1 500 Internal Server Error`; the body alone, the plain text Starlette answers for an exception no
         # handler turned into vLLM's JSON error (starlette/middleware/errors.py), whole or after the SDK's class
-        ("Internal Server Error",),
+        ("Internal Server Error", "500 status code (no body)"),
         K.SERVER_ERROR_RESPONSE,
         r"(?i)\b(?:error code|status code|status|http(?:/\d(?:\.\d)?)?)\W{0,3}500\b.{0,20}internal server error"
-        r"|^(?:(?:openai\.)?InternalServerError:\s*)?Internal Server Error\s*$",
+        r"|^(?:(?:openai\.)?InternalServerError:\s*)?Internal Server Error\s*$"
+        # an agent's own words for the SDK's error (`OpenAI API error: Internal Server Error`, FoundationAgents/
+        # OpenManus#827), and the OpenAI Node SDK's for a 500 whose body it did not get (`500 status code (no body)`)
+        r"|\bAPI error:\s*Internal Server Error\s*$|\b500 status code \(no body\)",
         lambda m: {"component": "client"},
     ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
+    wording(  # the OpenAI Node SDK's words for a 400 whose body it did not get (APIError.makeMessage): cline#396
+        ("400 status code (no body)",),
+        K.BAD_REQUEST_RESPONSE,
+        r"\b400 status code \(no body\)",
+        lambda m: {"component": "client"},
+    ),
     wording(
         (
             "health check response",

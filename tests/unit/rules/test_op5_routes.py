@@ -162,6 +162,9 @@ def test_a_clients_words_for_a_500_are_a_request_the_server_failed():
         ("Internal Server Error", None),  # vllm#3145: Starlette's plain-text body, all the client showed
         ("openai.InternalServerError: Internal Server Error", None),
         ("HTTP/1.1 500 Internal Server Error", None),
+        # FoundationAgents/OpenManus#827: an agent's words for the SDK's error
+        ("2025-03-19 09:23:02.576 | ERROR    | app.llm:ask_tool:725 - OpenAI API error: Internal Server Error", None),
+        ("Error: 500 status code (no body)", None),  # the OpenAI Node SDK's words without the body
         (
             "requests.exceptions.HTTPError: 500 Server Error: Internal Server Error for url: "
             "http://localhost:8000/v1/chat/completions",
@@ -184,3 +187,9 @@ def test_a_404_on_a_route_vllm_serves_is_an_unserved_model_name_or_another_serve
         [finding] = op5_routes.RULE_ROUTE.evaluate(_facts(line))
         assert finding.title.startswith("/v1/chat/completions answered 404: it is one of vLLM's routes"), line
         assert finding.changes[0].flag == "--served-model-name" and "/v1/models" in finding.actions[0]
+
+
+def test_the_node_sdks_400_without_its_body_says_where_the_reason_is():
+    # cline/cline#396: Cline's OpenAI-compatible provider against vLLM
+    top = evaluate(Facts(events=parse_lines(["400 status code (no body)"]).events)).top
+    assert top.rule == "OP-5.42" and "HTTP 400" in top.title and "--log-error-stack" in top.actions[1]
