@@ -358,6 +358,10 @@ class LogEventKind(str, Enum):
     # Python's `NameError: name 'LLM' is not defined` for one of vLLM's top-level names (vllm/__init__.py's __all__):
     # a caller's guarded `from vllm import …` failed and was swallowed; message: the name
     VLLM_NAME_UNBOUND = "vllm_name_unbound"
+    # a framework reporting vLLM as not installed after its own guarded import of it failed: Ray Serve LLM's
+    # "ImportError: Neither vLLM nor SGLang is installed. At least one is required for Ray Serve LLM protocol
+    # models."; message: the framework
+    VLLM_IMPORT_HIDDEN = "vllm_import_hidden"
     # XLA on a TPU out of high-bandwidth memory (HBM): loading a compiled program ("Error loading program 'jit_x':
     # Attempting to reserve 6.14G at the bottom of memory. That was not possible. There are 3.19G free"), allocating a
     # buffer ("Error allocating device buffer: Attempting to allocate 8.00G. …"), or compiling a program larger than
@@ -1169,6 +1173,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PLATFORM_UNAVAILABLE: ("message", "component"),
     LogEventKind.TOKENIZER_LENGTH_WARNING: ("prompt_tokens", "prompt_limit"),
     LogEventKind.VLLM_NAME_UNBOUND: ("message",),
+    LogEventKind.VLLM_IMPORT_HIDDEN: ("message",),
     LogEventKind.TPU_HBM_EXHAUSTED: ("message", "component", "requested_gib", "free_gib", "total_gib"),
     LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),

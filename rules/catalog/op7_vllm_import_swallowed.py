@@ -1,4 +1,5 @@
-"""OP-7.75: a framework's guarded import of vLLM failed, and the name it would have bound is used anyway.
+"""OP-7.75 and OP-7.106: a framework's guarded import of vLLM failed, and the name it would have bound is used
+anyway (OP-7.75), or the framework reports vLLM as not installed whatever the import's error was (OP-7.106).
 
 Why a rule of its own: frameworks that run vLLM as one backend among several import it inside `try: … except
 ModuleNotFoundError: pass`, so a failed import leaves no trace until the backend is used and Python says `NameError:
@@ -76,4 +77,51 @@ RULE_SWALLOWED_IMPORT = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_SWALLOWED_IMPORT]
+
+def _check_hidden_import(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.VLLM_IMPORT_HIDDEN)
+    if not events:
+        return []
+    framework = events[0].message or "the framework"
+    return [
+        RULE_HIDDEN_IMPORT.finding(
+            Severity.CRITICAL,
+            f"{framework} says vLLM is not installed: its import of vLLM failed, whatever the reason, and the reason "
+            "was not shown",
+            summary=f"{framework} imports vLLM inside a guard and reports any failure as vLLM missing. vLLM may be "
+            "installed: the import also fails when a vLLM module the framework imports has moved in the installed "
+            "release (ray-project/ray#64006: Ray 2.55.1's imports against vLLM 0.22.1, which its unbounded vllm "
+            "requirement resolved to), or a package vLLM needs is missing.",
+            evidence=[c.log_evidence(events[0], name="framework's words", value=framework)],
+            actions=[
+                'See the real error: `python -c "import vllm; print(vllm.__version__)"` in the same environment, '
+                "then the vLLM modules the framework imports (in ray-project/ray#64006, `import "
+                "vllm.entrypoints.openai.speech_to_text` failed: the module had moved).",
+                "vLLM missing: install it (`pip install vllm`, or the framework's extra). vLLM present: install the "
+                "vLLM release the framework release was made for (its pinned version, or its image such as "
+                "rayproject/ray-llm), not the newest one an unbounded requirement picked.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_HIDDEN_IMPORT = Rule(
+    code="OP-7.106",
+    title="a framework reports vLLM as not installed after its import of vLLM failed",
+    category=Category.STARTUP,
+    check=_check_hidden_import,
+    needs=("events",),
+    page=RulePage(
+        checks="Ray Serve LLM's `Neither vLLM nor SGLang is installed. At least one is required for Ray Serve LLM "
+        "protocol models.`",
+        why="The framework turns any failure of its vLLM import into 'not installed'; an installed vLLM whose modules "
+        "moved fails it too.",
+        example="ray-project/ray#64006: ray[serve,llm] 2.55.1 with vLLM 0.22.1.",
+        fix="Repeat the import to see the error; install vLLM, or the vLLM release the framework was made for.",
+        limits="Whether vLLM is missing or mismatched shows only in the repeated import.",
+        references=["https://github.com/ray-project/ray/issues/64006"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_SWALLOWED_IMPORT, RULE_HIDDEN_IMPORT]

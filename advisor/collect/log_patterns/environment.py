@@ -552,6 +552,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\bname '(?P<name>" + "|".join(VLLM_TOP_LEVEL_NAMES) + r")' is not defined",
         lambda m: {"message": m["name"]},
     ),
+    wording(  # Ray Serve LLM (ray/llm/_internal/serve/…) when its import of vLLM and SGLang both failed, whatever the
+        # error was: ray-project/ray#64006 (vLLM installed, a module Ray imports moved in that vLLM)
+        ("Neither vLLM nor SGLang is installed",),
+        K.VLLM_IMPORT_HIDDEN,
+        r"Neither vLLM nor SGLang is installed\. At least one is required for Ray Serve LLM",
+        lambda m: {"message": "Ray Serve LLM"},
+    ),
     wording(  # torch_npu's words for a refused ACL call, CANN's op build, and its op compiler failing to start
         (
             "NPU function error",

@@ -1,4 +1,4 @@
-"""OP-7.75: a NameError for a name vLLM exports is a guarded import of vLLM that failed silently."""
+"""OP-7.75 and OP-7.106: a guarded import of vLLM that failed silently (a NameError, or vLLM called not installed)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,13 @@ def test_a_framework_logger_that_drops_the_class_is_read_the_same():
 def test_a_name_vllm_does_not_export_stays_an_unplaced_error():
     for line in ("NameError: name 'worker' is not defined", "NameError: name 'LLMs' is not defined"):
         assert not RULE_SWALLOWED_IMPORT.evaluate(Facts(events=parse_lines([line]).events)), line
+
+
+def test_ray_serve_llms_not_installed_is_its_hidden_import_error_and_the_release_to_pin():
+    # ray-project/ray#64006: ray[serve,llm] 2.55.1 resolved vllm>=0.18.0 to 0.22.1, whose modules had moved
+    line = (
+        "ImportError: Neither vLLM nor SGLang is installed. At least one is required for Ray Serve LLM protocol models."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.106" and top.title.startswith("Ray Serve LLM says vLLM is not installed")
+    assert "import vllm" in top.actions[0] and "release the framework release was made for" in top.actions[1]
