@@ -491,10 +491,6 @@ class LogEventKind(str, Enum):
     # not found`, dash's `vllm: not found`, zsh's `command not found: vllm`; message: the program, component: who
     # said it (the container runtime, the shell)
     COMMAND_NOT_FOUND = "command_not_found"
-    # the kernel refusing a program built for another CPU architecture (ENOEXEC, `exec format error`), or the
-    # container engine's warning that the image's platform is not the host's; message: the program, component:
-    # "<image platform> on <host platform>" from the warning
-    EXEC_FORMAT = "exec_format"
     # vLLM's kernel dispatch finding no kernel compiled or selectable for the GPU's compute capability: "No compiled
     # cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100" (csrc's scaled_mm entry),
     # "FlashInfer-CUTLASS MoE kernel does not support current device sm_120"; message: the kernel, version: "sm_120"
@@ -1256,7 +1252,6 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
-    LogEventKind.EXEC_FORMAT: ("message", "component"),
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),

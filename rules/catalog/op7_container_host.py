@@ -231,21 +231,25 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
         [
             "Use the image built for the host's architecture (`uname -m` on the host; `docker manifest inspect IMAGE` "
             "lists the platforms an image has; `--platform linux/arm64` or `linux/amd64` picks one), or build vLLM's "
-            "image on the host.",
+            "image on the host. vLLM's arm64 CPU images are published in a repository of their own (vllm#30076).",
         ],
     ),
 }
 
 
 def _check(facts: Facts) -> list[Finding]:
-    events = [e for e in facts.events_of(LogEventKind.CONTAINER_HOST_MISMATCH) if e.component in _REASONS]
-    return [_finding(events[0])] if events else []
+    mismatches = facts.events_of(LogEventKind.CONTAINER_HOST_MISMATCH)
+    events = [e for e in mismatches if e.component in _REASONS]
+    platforms = next((e.device for e in mismatches if e.component == "platform_warning"), None)
+    return [_finding(events[0], platforms)] if events else []
 
 
-def _finding(event: LogEvent) -> Finding:
+def _finding(event: LogEvent, platforms: str | None = None) -> Finding:
     title, summary, actions = _REASONS[event.component or ""]
     if event.component == "no_devices" and event.device:  # the kernel's words name the GPU that failed
         title = "the NVIDIA driver could not initialise GPU {device} (RmInitAdapter failed): nothing can use it"
+    if event.component == "exec_format" and platforms:  # the engine's warning named both architectures
+        title = title.replace(" (exec format error)", f" (the image is {platforms}; exec format error)")
     return RULE.finding(
         Severity.CRITICAL,
         title.format(device=event.device or "?"),

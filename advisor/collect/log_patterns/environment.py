@@ -1069,7 +1069,9 @@ PATTERNS: tuple[Pattern, ...] = (
             "AMDSMI_STATUS_FILE_ERROR",
             "Found no NVIDIA driver",
             "NVML",
-            "exec format",
+            "xec format error",
+            "does not match the expected platform",
+            "does not match the detected host platform",
             "libcuda.so",
             "CUDA unknown error",
             "no CUDA-capable device is detected",
@@ -1103,7 +1105,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"
         r"|CUDA driver initialization failed, you might not have a CUDA gpu)"
-        r"|(?P<exec_format>exec (?:user process caused: )?(?:[^:\s]+: )?exec format error|exec format error)"
+        # the kernel refusing a binary of another CPU architecture (ENOEXEC): runc's and Docker's lower case, crun's
+        # and Podman's `exec container process `/opt/venv/bin/vllm`: Exec format error` (vllm#30076), Python's
+        # `[Errno 8] Exec format error`
+        r"|(?P<exec_format>[Ee]xec format error)"
+        # the engine's warning before it, with both platforms (Podman's `image platform (linux/amd64) does not match
+        # the expected platform (linux/arm64)`, Docker's `… does not match the detected host platform (…)`): alone a
+        # warning (emulation may run it), it names the two architectures for the refusal
+        r"|(?P<platform_warning>platform \((?P<image>[\w/.-]+)\) does not match the (?:expected|detected host) "
+        r"platform \((?P<host>[\w/.-]+)\))"
         # the NVIDIA Container Toolkit's hook (libnvidia-container) and nvidia-smi on the host: no kernel module, no
         # driver library, a GPU asked for that the driver does not list
         r"|(?P<driver_not_loaded>nvml error: driver not loaded"
@@ -1115,7 +1125,7 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {
             "message": m.group(0),
             "component": m.lastgroup,  # the outer group: it closes after any group nested in it
-            "device": m["device"] or m["failed_gpu"],
+            "device": m["device"] or m["failed_gpu"] or (f"{m['image']}, the host {m['host']}" if m["image"] else None),
         },
     ),
     wording(  # DCGM exporter's gauge of each GPU's last Xid (0: none), as /metrics or a Prometheus query shows it

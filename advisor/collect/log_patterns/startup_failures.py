@@ -133,22 +133,6 @@ PATTERNS: tuple[Pattern, ...] = (
             else "the shell",
         },
     ),
-    wording(  # the kernel refusing to run a program built for another CPU architecture (ENOEXEC): runc's and Docker's
-        # `exec /usr/bin/python3: exec format error`, crun's and Podman's `exec container process `/opt/venv/bin/vllm`:
-        # Exec format error`, Python's `[Errno 8] Exec format error: '…'`; and the warning before it that names both
-        # platforms, Podman's `image platform (linux/amd64) does not match the expected platform (linux/arm64)` and
-        # Docker's `The requested image's platform (linux/amd64) does not match the detected host platform (…)`
-        ("xec format error", "does not match the expected platform", "does not match the detected host platform"),
-        K.EXEC_FORMAT,
-        r"(?:exec (?:container process )?[`'\"]?(?P<exec>/[^\s`'\":]+)[`'\"]?: |\[Errno 8\] )[Ee]xec format error"
-        r"(?:: '(?P<errno>[^']+)')?"
-        r"|platform \((?P<image>[\w/.-]+)\) does not match the (?:expected|detected host) platform "
-        r"\((?P<host>[\w/.-]+)\)",
-        lambda m: {
-            "message": m["exec"] or m["errno"] or "",
-            "component": f"{m['image']} on {m['host']}" if m["image"] else None,
-        },
-    ),
     wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
         ("error: argument ",),
         K.ARG_VALUE_REFUSED,

@@ -174,3 +174,32 @@ def test_no_devices_is_nvidia_smis_whole_line_only_and_an_xid_beside_it_says_mor
     ]
     top = evaluate(Facts(events=parse_lines(paste).events)).findings[0]
     assert top.rule == "OP-7.33"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # vllm#30076: Podman's log shipper JSON for v0.12.0's amd64 CPU image on an aarch64 host
+        '{"msg":"exec container process `/opt/venv/bin/vllm`: Exec format error","level":"error",'
+        '"time":"2025-12-04T15:15:35.826445Z"}',
+        "exec /usr/bin/python3: exec format error",  # runc's, as Docker prints it
+        "OSError: [Errno 8] Exec format error: '/opt/venv/bin/vllm'",
+    ],
+)
+def test_each_runtimes_exec_format_error_is_an_image_of_another_architecture(line: str):
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.32" and top.title.startswith("the image is built for another CPU architecture")
+
+
+def test_the_engines_platform_warning_names_both_architectures_and_alone_is_no_finding():
+    warning = "WARNING: image platform (linux/amd64) does not match the expected platform (linux/arm64)"
+    top = evaluate(Facts(events=parse_lines([warning, "exec /usr/bin/python3: exec format error"]).events)).top
+    assert "(the image is linux/amd64, the host linux/arm64; exec format error)" in top.title
+    assert all(f.rule != "OP-7.32" for f in evaluate(Facts(events=parse_lines([warning]).events)).findings)
+
+
+def test_a_launcher_that_finds_no_vllm_file_is_a_missing_program():
+    # gpustack/gpustack#363: GPUStack 0.3.0's image had no vLLM in it
+    line = "Failed to run the vllm server: [Errno 2] No such file or directory: '/usr/local/bin/vllm'"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.61" and "names vllm" in top.title and "launcher found no such file" in top.title
