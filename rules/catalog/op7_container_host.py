@@ -224,6 +224,23 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "ds/nvidia-container-toolkit-daemonset`; it must configure and restart the node's containerd.",
         ],
     ),
+    "cdi_unresolvable": (
+        "the container runtime has no CDI specification for the GPU {device} it was asked to inject: the container "
+        "never started",
+        "With the Container Device Interface (the NVIDIA toolkit's CDI mode, or NVIDIA's GPU operator handing "
+        "devices to the kubelet by CDI names such as nvidia.com/gpu=0), the runtime injects each GPU from a "
+        "specification file in /etc/cdi or /var/run/cdi. No file there names this device (kind and vendor "
+        "included: management.nvidia.com/gpu is not nvidia.com/gpu), so the runtime refused to create the "
+        "container (gpustack/gpustack#4130: the fix was generating the specification of that vendor).",
+        [
+            "On the node, generate the specification for the names asked: `sudo nvidia-ctk cdi generate --output "
+            "/var/run/cdi/nvidia.yaml` for nvidia.com/gpu, with `--vendor management.nvidia.com --output "
+            "/var/run/cdi/management.nvidia.com-gpu.yaml` for management.nvidia.com/gpu; `nvidia-ctk cdi list` shows "
+            "the names that resolve. Then recreate the pod or container.",
+            "Regenerate it after a driver upgrade (the specification names the driver's files); with the GPU "
+            "operator, its toolkit daemonset does this: read its log if the file is missing.",
+        ],
+    ),
     "exec_format": (
         "the image is built for another CPU architecture than the host's (exec format error)",
         "The kernel could not run the image's first program: its binaries are for another architecture (an x86-64 "

@@ -1078,6 +1078,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "No supported device detected",
             "CUDA driver initialization failed",
             "nvidia-container-cli",
+            "unresolvable CDI devices",
             "couldn't communicate with the NVIDIA driver",
             'no runtime for "nvidia"',
             "runtime name: nvidia",
@@ -1121,11 +1122,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<no_nvml_library>load library failed: libnvidia-ml\.so\.1)"
         r"|(?P<unknown_device>nvidia-container-cli: device error: (?P<device>[^:\s]+): unknown device)"
         # containerd (or CRI-O) asked for the RuntimeClass handler the NVIDIA toolkit would have configured
-        r"|(?P<no_nvidia_runtime>no runtime for \"nvidia\" is configured)",
+        r"|(?P<no_nvidia_runtime>no runtime for \"nvidia\" is configured)"
+        # the runtime's CDI injection (containerd, CRI-O, Podman) finding no specification for a device asked by name
+        r"|(?P<cdi_unresolvable>unresolvable CDI devices (?P<cdi_device>[\w./-]+=[\w.-]+))",
         lambda m: {
             "message": m.group(0),
             "component": m.lastgroup,  # the outer group: it closes after any group nested in it
-            "device": m["device"] or m["failed_gpu"] or (f"{m['image']}, the host {m['host']}" if m["image"] else None),
+            "device": m["device"]
+            or m["failed_gpu"]
+            or m["cdi_device"]
+            or (f"{m['image']}, the host {m['host']}" if m["image"] else None),
         },
     ),
     wording(  # DCGM exporter's gauge of each GPU's last Xid (0: none), as /metrics or a Prometheus query shows it

@@ -203,3 +203,15 @@ def test_a_launcher_that_finds_no_vllm_file_is_a_missing_program():
     line = "Failed to run the vllm server: [Errno 2] No such file or directory: '/usr/local/bin/vllm'"
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.61" and "names vllm" in top.title and "launcher found no such file" in top.title
+
+
+def test_an_unresolvable_cdi_device_is_a_specification_to_generate_for_its_vendor():
+    # gpustack/gpustack#4130: the kubelet's event; `nvidia-ctk cdi generate --vendor management.nvidia.com` fixed it
+    line = (
+        "  Warning  Failed   7s    kubelet  Error: failed to create containerd task: failed to create shim task: OCI "
+        "runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: "
+        "failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=0: unknown"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-7.32" and "management.nvidia.com/gpu=0" in top.title
+    assert "nvidia-ctk cdi generate" in top.actions[0] and "--vendor management.nvidia.com" in top.actions[0]
