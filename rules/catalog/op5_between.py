@@ -395,6 +395,8 @@ def _check_health_check(facts: Facts) -> list[Finding]:
     check = next((e for e in failed if e.probe_result != "restarted"), failed[0])
     if check.probe_result == "restarted":
         return [_restarted_finding(check)]
+    if check.probe_result == "start_deadline":
+        return [_start_deadline_finding(check)]
     if check.probe_result == "refused":
         exits = [e for e in facts.events_of(LogEventKind.CONTAINER_EXIT_CODE) if e.exit_code is not None]
         if exits and exits[-1].exit_code not in STOPPED_EXIT_CODES:
@@ -522,6 +524,29 @@ def _unhealthy_answer_finding(check: LogEvent) -> Finding:
             "`EngineCore encountered a fatal error`, a worker's traceback, a CUDA error; triage that text.",
         ],
         confidence=0.6,
+    )
+
+
+def _start_deadline_finding(check: LogEvent) -> Finding:
+    """A platform's limit on the whole start (Modal's runner) ended a server that was still loading."""
+    limit = f"{check.timeout_ms / 1000:g} s" if check.timeout_ms else "its limit"
+    who = check.component or "The platform"
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH,
+        f"{who} stopped the server after {limit} of starting: vLLM's start took longer than the platform allows",
+        summary="vLLM is ready only after the weights are downloaded and loaded, the memory profiled, torch.compile "
+        f"run and the CUDA graphs captured: minutes for a large model, more on a first start with empty caches. "
+        f"{who} ends a container whose start exceeds its limit, so the server is killed while loading and every retry "
+        "starts from nothing.",
+        evidence=[c.log_evidence(check, name="start limit", value=limit)],
+        actions=[
+            f"Raise {who}'s start limit above the longest start the server's log shows (on Modal, the function's "
+            "startup timeout, as Modal's maintainer advised in modal-labs/modal-examples#1154).",
+            "Shorten the start: keep the weights and vLLM's caches (torch.compile's, in ~/.cache/vllm) on a volume "
+            "that outlives the container, so later starts neither download nor compile; --enforce-eager skips "
+            "compilation and graph capture at some cost in decode speed.",
+        ],
+        confidence=0.8,
     )
 
 

@@ -31,6 +31,13 @@ _PROBE_RESULTS = (
 
 
 def _health_check(match: re.Match[str]) -> Fields:
+    if match["start_limit"]:
+        return {
+            "message": match.group(0),
+            "component": "Modal",
+            "timeout_ms": int(float(match["start_limit"]) * 1000),
+            "probe_result": "start_deadline",
+        }
     seconds = to_float(match["seconds"])
     reason = match["reason"] or ""
     found = next(((name, m) for name, pattern in _PROBE_RESULTS if (m := pattern.search(reason))), None)
@@ -505,9 +512,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "Readiness probe failed",
             "Startup probe failed",
             "probe, will be restarted",
+            "initializing for too long",
         ),
         K.HEALTH_CHECK_FAILED,
         r"Didn't receive health check response for replica .*? after (?P<seconds>[\d.]+)s.*"
+        # Modal's limit on a container's start (its runner's words): a deadline on the whole start, not a probe
+        r"|Runner has been initializing for too long: (?P<start_limit>[\d.]+) seconds"
         r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)"
         # the kubelet's Killing event: the probe gave up and the container is killed (its reason is in another event)
         r"|Container \S+ failed (?P<killed>liveness|startup) probe, will be restarted",

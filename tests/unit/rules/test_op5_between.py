@@ -277,3 +277,12 @@ def test_a_429_is_a_rate_limiter_in_front_not_the_hubs_or_a_registrys():
         "vllm-openai/manifests/sha256:ab: 429 Too Many Requests - Server message: toomanyrequests",
     ):
         assert op5_between.RULE_GATEWAY.evaluate(_facts([elsewhere])) == [], elsewhere
+
+
+def test_modals_start_limit_is_a_server_killed_while_loading_with_the_limit_to_raise():
+    # modal-labs/modal-examples#1154: the vLLM example killed during torch.compile; Modal advised a longer timeout
+    [finding] = op5_between.RULE_HEALTH_CHECK.evaluate(
+        _facts(["Runner failed with exception: Runner has been initializing for too long: 300 seconds"])
+    )
+    assert finding.title.startswith("Modal stopped the server after 300 s of starting")
+    assert "startup timeout" in finding.actions[0] and "volume" in finding.actions[1]
