@@ -605,7 +605,8 @@ RULE_HEALTH_CHECK = Rule(
         "met: connection refused (nothing listening: still starting, or exited; `kubectl describe`'s `Exit Code` "
         "other than 0, 137 or 143 says the server gave up itself), an error status from /health "
         "(the engine is not healthy), or a timeout; busy when a stats line shows requests waiting (at least "
-        f"{BUSY_WAITING}). The kubelet's Killing event (`Container … failed liveness probe, will be restarted`) "
+        f"{BUSY_WAITING}); Modal's `Runner has been initializing for too long: N seconds`, a limit on the whole start. "
+        "The kubelet's Killing event (`Container … failed liveness probe, will be restarted`) "
         "alone says only that a probe gave up; the probe's own failure event, when pasted too, says what it met.",
         why="A health check that waits behind a full engine fails although the server is healthy; the restart "
         "loses everything in flight and the queue comes back. vLLM listens on its port only once the engine is "
