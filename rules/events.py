@@ -495,6 +495,9 @@ class LogEventKind(str, Enum):
     # cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100" (csrc's scaled_mm entry),
     # "FlashInfer-CUTLASS MoE kernel does not support current device sm_120"; message: the kernel, version: "sm_120"
     KERNEL_NOT_FOR_CAPABILITY = "kernel_not_for_capability"
+    # uv (its command line, clap) refusing --torch-backend, which vLLM's install guide passes it: "error: unexpected
+    # argument '--torch-backend' found"; message: the flag
+    UV_FLAG_UNKNOWN = "uv_flag_unknown"
     # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
     # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
     # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
@@ -1253,6 +1256,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
+    LogEventKind.UV_FLAG_UNKNOWN: ("message",),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),

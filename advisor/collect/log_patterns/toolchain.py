@@ -223,6 +223,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
     ),
+    wording(  # uv's command line (clap's words) refusing the PyTorch-backend flag vLLM's install guide gives it
+        ("unexpected argument '--torch-backend",),
+        K.UV_FLAG_UNKNOWN,
+        r"error: unexpected argument '(?P<flag>--torch-backend)(?:=[^']*)?' found",
+        lambda m: {"message": m["flag"]},
+    ),
     wording(  # vLLM's dispatch to a kernel its build holds no variant of for the GPU: the CUTLASS scaled-mm entry's
         # TORCH_CHECK (csrc/quantization/…/scaled_mm_entry.cu) and the MoE backends' own device checks
         ("No compiled ", "kernel does not support current device"),
