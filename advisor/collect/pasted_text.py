@@ -89,6 +89,9 @@ def unwrap(line: str) -> Unwrapped:
     its line."""
     if "**" in line:
         line = _BOLD.sub(r"\g<text>", line)
+    member = _MESSAGE_MEMBER.match(line)
+    if member is not None:
+        return Unwrapped(_json_string(member.group(1)), "error_body")
     start = line.find("{")
     if start < 0 or _GATEWAY_STATUS.search(line, 0, start):
         return Unwrapped(line, "line")
@@ -329,16 +332,26 @@ def component_of(frames: list[Frame], message: str) -> str | None:
 _CUT_BODY = re.compile(r'^\{\s*(?:"object"\s*:\s*"error"\s*,|"error"\s*:\s*\{)\s*"message"\s*:\s*"((?:[^"\\]|\\.)*)')
 
 
+# One member of an error body printed over several lines (a log shipper's or a client's pretty-printed JSON): the line
+# `"message": "…",` alone, its string JSON-escaped (runpod-workers/worker-vllm#85: `\n` between a schema error's lines).
+_MESSAGE_MEMBER = re.compile(r'^\s*"message"\s*:\s*"((?:[^"\\]|\\.)*\S(?:[^"\\]|\\.)*)"\s*,?\s*$')
+
+
 def _cut_body_message(text: str) -> str | None:
     """The message of an OpenAI-shaped error body whose JSON does not close (`{"object":"error","message":
     "\\"auto\\" tool choice requires --enable-auto-tool-ch…`), its escapes decoded; None for anything else."""
     match = _CUT_BODY.match(text)
     if match is None or not match.group(1).strip():
         return None
+    return _json_string(match.group(1).removesuffix(chr(92)))
+
+
+def _json_string(escaped: str) -> str:
+    """A JSON string's text with its escapes decoded, or as written when they do not decode."""
     try:
-        return json.loads(f'"{match.group(1).removesuffix(chr(92))}"')
+        return json.loads(f'"{escaped}"')
     except ValueError:
-        return match.group(1)
+        return escaped
 
 
 def _mapping(text: str) -> dict[str, Any] | None:

@@ -42,12 +42,22 @@ def _with_first_output(match: re.Match[str]) -> Fields:
 
 
 def _schema_refusal(match: re.Match[str]) -> Fields:
+    """FastAPI's error list as vLLM answers it: its `loc` and `msg`."""
+    return _refusal_fields(match["loc"], match["msg"] if match["msg"] is not None else match["quoted"])
+
+
+def _schema_text_refusal(match: re.Match[str]) -> Fields:
+    """pydantic's own text for the same refusal (`1 validation error for ChatCompletionRequest` / `functions` /
+    `  Extra inputs are not permitted [type=extra_forbidden, …]`): the field's line, then its reason."""
+    return _refusal_fields(match["loc"], match["msg"])
+
+
+def _refusal_fields(loc: str, reason: str) -> Fields:
     """The refused field as a person writes it (`messages[2].function_call`), and pydantic's reason."""
-    parts = re.findall(r"[\w-]+", match["loc"])
+    parts = re.findall(r"[\w-]+", loc)
     if parts and parts[0] == "body":
         parts = parts[1:]
     field = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts).lstrip(".")
-    reason = match["msg"] if match["msg"] is not None else match["quoted"]
     unknown = _UNKNOWN_FIELD.search(reason) is not None and bool(parts) and not parts[-1].isdigit()
     return {
         "request_field": field or None,
@@ -132,6 +142,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"""['"]loc['"]:\s*(?P<loc>\([^)]*\)|\[[^\]]*\]|'[^']*'|"[^"]*")\s*,\s*['"]msg['"]:\s*"""
         r"""(?:'(?P<msg>[^']*)'|"(?P<quoted>[^"]*)")""",  # a reason holding ' is printed in "…"
         _schema_refusal,
+    ),
+    wording(  # pydantic's text for a request model's refusal, as a 400's message carries it with its newlines
+        # (runpod-workers/worker-vllm#85: `functions`, a field vLLM's ChatCompletionRequest did not have)
+        ("validation error for ",),
+        K.REQUEST_SCHEMA_REFUSED,
+        r"\d+ validation errors? for \w*Request\n(?P<loc>[^\n]+)\n\s+(?P<msg>[^\n]+?)(?: \[type=|\n|$)",
+        _schema_text_refusal,
     ),
     wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have
         ("present in the request but ignored",),

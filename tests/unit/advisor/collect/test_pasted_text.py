@@ -48,6 +48,21 @@ def test_an_http_error_body_is_read_as_its_message(line):
     assert event.kind == K.VLLM_MESSAGE and event.catalog.template == "The model `{model}` does not exist."
 
 
+def test_one_member_of_a_pretty_printed_body_is_read_as_its_message_with_its_escapes_decoded():
+    # runpod-workers/worker-vllm#85: the body's `"message": …` line alone, a schema error's lines joined by `\n`
+    line = (
+        '"message": "1 validation error for ChatCompletionRequest\\nfunctions\\n  Extra inputs are not permitted '
+        '[type=extra_forbidden, input_value=[], input_type=list]",'
+    )
+    piece = unwrap(line)
+    assert piece.how == "error_body" and piece.text.startswith(
+        "1 validation error for ChatCompletionRequest\nfunctions\n"
+    )
+    [event] = parse_lines([line]).events
+    assert event.kind == K.REQUEST_SCHEMA_REFUSED and event.request_field == "functions"
+    assert event.message == "Extra inputs are not permitted"
+
+
 def test_exception_lines_are_found_after_any_prefix():
     assert exception_in("[Bug]: " + TP_LINE)[0] == "ValueError"
     assert exception_in("6月 10 16:45:05 host bash[1]: RuntimeError: CUDA error: x") == (
