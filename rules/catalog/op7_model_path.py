@@ -53,8 +53,17 @@ def _check(facts: Facts) -> list[Finding]:
     return [_finding(events[0])] if events else []
 
 
+_EMPTY = (
+    "Set the model where the launch takes it from and check what reached the server: an environment variable the "
+    "command expands (`vllm serve $MODEL_NAME`, a template's MODEL_NAME), a Helm value, a platform's model field; "
+    "`env | grep -i model` in the container, and the server's first lines (`non-default args`), show it."
+)
+
+
 def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, list[str]]:
     """The title and the actions for what the words said was wrong with the model argument."""
+    if reason == "empty":
+        return "the model vLLM was given is empty: the setting that should carry its name or path was not set", [_EMPTY]
     if reason == "no_file":
         title = (
             f"{model} has no {missing}: the directory is not the model's root, or the model is incomplete"
@@ -101,14 +110,14 @@ _MODEL_SUMMARY = (
 
 def _finding(event: LogEvent) -> Finding:
     model = event.model or "the model"
-    local = bool(_LOCAL.search(model))
+    local = bool(_LOCAL.search(model))  # an empty name stays "the model", and its reason says it was empty
     reason = event.message or "vllm"
     title, actions = _reading(reason, model, local, event.component or "a file")
     return RULE.finding(
         Severity.CRITICAL,
         title,
         summary=_TOKENIZER_SUMMARY if reason == "no_tokenizer" else _MODEL_SUMMARY,
-        evidence=[c.log_evidence(event, name="model", value=model)],
+        evidence=[c.log_evidence(event, name="model", value="'' (empty)" if reason == "empty" else model)],
         actions=actions,
         confidence=0.85 if local or reason != "vllm" else 0.7,  # a Hub id's cause is chained above vLLM's words
     )

@@ -52,7 +52,10 @@ def _other_processes_gib(text: str) -> float:
 def _model_not_found(match: re.Match[str]) -> Fields:
     """Which of the four words, and the path or id they quote."""
     reason = match.lastgroup or ""  # the empty group that ends each alternative names it
-    return {"message": reason, "model": match[f"{reason}_model"], "component": match["file"]}
+    model = match[f"{reason}_model"]
+    if reason == "vllm_path":  # transformers' words mean what vLLM's own do, unless the name is empty
+        reason = "vllm" if model else "empty"
+    return {"message": reason, "model": model, "component": match["file"]}
 
 
 def _python_script(words: list[str]) -> str | None:
@@ -297,6 +300,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "does not appear to have a file named",
             "Should have a `model_type` key",
             "Can't load tokenizer for",
+            "Incorrect path_or_model_id",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
@@ -305,7 +309,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<no_file_model>\S+) does not appear to have a file named (?P<file>[\w./-]+?)\.?(?= |$)(?P<no_file>)"
         r"|Unrecognized model in (?P<no_model_type_model>\S+?)\. Should have a `model_type` key(?P<no_model_type>)"
         # transformers' generic refusal to resolve a tokenizer's files (tokenization_utils_base.py)
-        r"|Can't load tokenizer for '(?P<no_tokenizer_model>[^']+)'(?P<no_tokenizer>)",
+        r"|Can't load tokenizer for '(?P<no_tokenizer_model>[^']+)'(?P<no_tokenizer>)"
+        # transformers' own refusal of a name that is neither a local folder nor a Hub id (utils/hub.py), an empty one
+        # included: the setting meant to carry the model was not set (runpod-workers/worker-vllm#75)
+        r"|Incorrect path_or_model_id: '(?P<vllm_path_model>[^']*)'(?P<vllm_path>)",
         _model_not_found,
     ),
 )

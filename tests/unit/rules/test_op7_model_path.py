@@ -84,3 +84,12 @@ def test_a_tokenizer_transformers_cannot_load_points_at_tokenizer_and_a_shadowin
     assert "--tokenizer <org>/<name>" in hub.actions[0] and "working directory" in hub.actions[0]
     [local] = _findings(said.format("/models/adapter", "/models/adapter"))
     assert "working directory" not in local.actions[0] and "ls -la /models/adapter" in local.actions[1]
+
+
+def test_transformers_refusal_of_an_empty_name_is_an_unset_setting_and_of_a_path_the_path():
+    # runpod-workers/worker-vllm#75: every endpoint of the template suddenly got an empty model id
+    tail = ". Please provide either the path to a local folder or the repo_id of a model on the Hub."
+    [empty] = _findings(f"OSError: Incorrect path_or_model_id: ''{tail}")
+    assert empty.title.startswith("the model vLLM was given is empty") and "MODEL_NAME" in empty.actions[0]
+    [path] = _findings(f"OSError: Incorrect path_or_model_id: '/models/llama'{tail}")
+    assert path.title.startswith("the model path /models/llama is not a model directory")
