@@ -498,6 +498,10 @@ class LogEventKind(str, Enum):
     # uv (its command line, clap) refusing --torch-backend, which vLLM's install guide passes it: "error: unexpected
     # argument '--torch-backend' found"; message: the flag
     UV_FLAG_UNKNOWN = "uv_flag_unknown"
+    # Triton's kernel cache raced between processes compiling the same kernel: a temporary file it had just written
+    # gone (`FileNotFoundError: [Errno 2] No such file or directory: '/root/.triton/cache/<key>/fused_moe_kernel.json
+    # .tmp.pid_72_…'`); message: the kernel, component: the cache directory
+    TRITON_CACHE_RACE = "triton_cache_race"
     # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
     # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
     # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
@@ -1257,6 +1261,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
     LogEventKind.UV_FLAG_UNKNOWN: ("message",),
+    LogEventKind.TRITON_CACHE_RACE: ("message", "component"),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),

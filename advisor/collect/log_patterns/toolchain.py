@@ -223,6 +223,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
     ),
+    wording(  # Triton's cache (runtime/cache.py) losing the temporary file one process wrote while another compiled
+        # the same kernel into the same directory: `<kernel>.<ext>.tmp.pid_<pid>_<uuid or number>`
+        (".tmp.pid_",),
+        K.TRITON_CACHE_RACE,
+        r"No such file or directory: '(?P<dir>[^']*)/[0-9a-f]{20,}/(?P<kernel>\w+)\.\w+\.tmp\.pid_\d+[^']*'",
+        lambda m: {"message": m["kernel"], "component": m["dir"]},
+    ),
     wording(  # uv's command line (clap's words) refusing the PyTorch-backend flag vLLM's install guide gives it
         ("unexpected argument '--torch-backend",),
         K.UV_FLAG_UNKNOWN,
