@@ -10,7 +10,9 @@ watchdog (cudaErrorLaunchTimeout, 6), a GPU held in an exclusive or prohibited c
 (cudaErrorDevicesUnavailable, 46), a GPU index the process cannot see (cudaErrorInvalidDevice, 101), a system not
 ready for CUDA work (cudaErrorSystemNotReady, 802: on NVSwitch systems, NVIDIA's Fabric Manager not running, or not at
 the driver's version: its user guide), an operation
-CUDA graph capture forbids (cudaErrorStreamCaptureUnsupported, 900). A kernel fault (illegal memory access,
+CUDA graph capture forbids (cudaErrorStreamCaptureUnsupported, 900), an operating-system call CUDA made failing
+(cudaErrorOperatingSystem, 304: pinned host memory or inter-process sharing, as the frame shows), a launch with a grid,
+block or shared-memory size the GPU refuses (cudaErrorInvalidConfiguration, 9). A kernel fault (illegal memory access,
 unspecified launch failure) is HL-4's, torch's own allocator running out (`CUDA out of memory. Tried to allocate …`)
 OP-1.8's.
 """
@@ -153,6 +155,29 @@ ERRORS: dict[str, CudaError] = {
             "(or a newer driver) for this error on PCIe machines.",
         ),
     ),
+    "os_call": CudaError(
+        "cudaErrorOperatingSystem",
+        "a call CUDA made to the operating system failed: most often pinning host memory or sharing memory between "
+        "processes",
+        (
+            "Read the frame it surfaced in: a pinned-memory allocation (`pin_memory=True`, a pinned workspace or "
+            "staging buffer) is the operating system refusing to lock host memory, as WSL does for large pinned "
+            "buffers (vLLM itself turns pin_memory off when it detects WSL); IPC between processes (CUDA memory "
+            "handles) is a container without a shared IPC namespace (`--ipc=host`).",
+            "Where the frame does not say, rerun with CUDA_LAUNCH_BLOCKING=1 and paste the traceback with the host "
+            "(WSL or Linux, container or not).",
+        ),
+    ),
+    "invalid_config": CudaError(
+        "cudaErrorInvalidConfiguration",
+        "a kernel was launched with a grid, block or shared-memory size this GPU does not accept",
+        (
+            "The launching kernel library chose a configuration for this shape that the GPU refuses: its source "
+            "file, when the error names one (`CUDA error (…/flashmla-src/csrc/…/mla_combine.cu:201)`), says which "
+            "library; upgrade vLLM (it pins those libraries), or choose another attention backend or kernel for the "
+            "model while it is fixed, and report the shape (batch, sequence lengths) that triggers it.",
+        ),
+    ),
 }
 _CAPTURE = ("capture", "capture_other")  # the errors --enforce-eager avoids: nothing is captured
 _NO_PEER_KERNEL = "vLLM's own all-reduce kernel needs peer access between the GPUs; NCCL's does not"
@@ -204,7 +229,8 @@ RULE = Rule(
         "and was terminated, CUDA-capable device(s) is/are busy or unavailable, invalid device ordinal, operation not "
         "permitted when stream is capturing (and the rest of the capture family, 901-907, such as `operation not "
         "permitted on an event last recorded in a capturing stream`), system not yet initialized, peer access is not "
-        "supported between these two devices; ROCm's `HIP "
+        "supported between these two devices, OS call failed or operation not supported on this OS, invalid "
+        "configuration argument; ROCm's `HIP "
         "error: <words>` alike; cuBLAS' `CUBLAS_STATUS_ALLOC_FAILED` and "
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
         "of memory`; the line a kernel prints when its own assertion fails before a device-side assert "

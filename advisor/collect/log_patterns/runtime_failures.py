@@ -241,6 +241,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # assertion line a kernel prints before a device-side assert
         (
             "CUDA error: ",
+            "CUDA error (",
             "CUDA driver error: ",
             "HIP error: ",
             "CUBLAS_STATUS_ALLOC_FAILED",
@@ -251,7 +252,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ),
         K.CUDA_RUNTIME_ERROR,
         # Triton's launcher words a CUDA driver error as `Triton Error [CUDA]: <cuGetErrorString's words>`
-        r"(?:(?:CUDA|HIP) (?:driver )?error|Triton Error \[CUDA\]): "
+        # a kernel library's own check names its source file: `CUDA error (…/mla_combine.cu:201): …`
+        r"(?:(?:CUDA|HIP) (?:driver )?error(?: \([^()\s]+?:\d+\))?|Triton Error \[CUDA\]): "
         r"(?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
@@ -263,7 +265,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"work in another stream|operation would make the legacy stream depend on a capturing blocking stream"
         r"|operation not permitted on an event last recorded in a capturing stream)"
         r"|(?P<not_ready>system not yet initialized)"
-        r"|(?P<peer_access>peer access is not supported between these two devices))"
+        r"|(?P<peer_access>peer access is not supported between these two devices)"
+        r"|(?P<os_call>OS call failed or operation not supported on this OS)"
+        r"|(?P<invalid_config>invalid configuration argument))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"
         r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)",

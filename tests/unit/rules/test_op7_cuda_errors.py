@@ -120,3 +120,26 @@ def test_peer_access_refused_turns_vllms_own_all_reduce_off():
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert (top.rule, top.title.split(":")[0]) == ("OP-7.46", "CUDA failed (cudaErrorPeerAccessUnsupported)")
     assert top.changes[0].flag == "--disable-custom-all-reduce" and "NCCL_P2P_DISABLE=1" in top.actions[1]
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "words"),
+    [
+        # vllm#43473: FlashInfer's pinned workspace buffer, two image requests at once
+        (
+            "torch.AcceleratorError: CUDA error: OS call failed or operation not supported on this OS",
+            "cudaErrorOperatingSystem",
+            "pin_memory",
+        ),
+        # vllm#27043: FlashMLA's combine kernel under DP 8 + EP on B200, its own check naming its file
+        (
+            "CUDA error (/home/wentao/vllm-source/cmake-build-release/_deps/flashmla-src/csrc/smxx/mla_combine.cu:"
+            "201): invalid configuration argument",
+            "cudaErrorInvalidConfiguration",
+            "source file",
+        ),
+    ],
+)
+def test_an_os_call_and_a_launch_configuration_are_read_by_cudas_meaning(line: str, name: str, words: str):
+    [finding] = _findings(line)
+    assert finding.title.startswith(f"CUDA failed ({name})") and words in finding.actions[0]
