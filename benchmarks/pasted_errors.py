@@ -8,7 +8,8 @@ alone. A probe is a JSON Lines file (url, line, cut, context): the first, 80 lin
 tests/fixtures/pasted_errors.jsonl; the second to sixth, 100 lines each, pasted_errors_second.jsonl,
 pasted_errors_third.jsonl, pasted_errors_fourth.jsonl, pasted_errors_fifth.jsonl and pasted_errors_sixth.jsonl beside
 it; the seventh, 57 lines (its collectors found no more unused threads in time), pasted_errors_seventh.jsonl; the
-eighth, 60 lines from the two of its four collectors that added any, pasted_errors_eighth.jsonl. A line is
+eighth, 60 lines from the two of its four collectors that added any, pasted_errors_eighth.jsonl; the ninth, 114 lines
+(30 from three collectors, 24 from the fourth), pasted_errors_ninth.jsonl. A line is
 answered *specifically* when its top finding is a rule that reads its cause (OP-*, HL-*, VC-1's own check, VC-5's
 logged failure), *generically* when only VC-2 or VC-4 name the error without a cause, or not at all. It measures
 reach, not correctness: no thread's diagnosis is checked here. A probe's first-contact figure is the one taken with
@@ -21,6 +22,7 @@ make every later figure an after-the-fact one.
     .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_fifth.jsonl --baseline 5a45d6f
     .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_sixth.jsonl --baseline b757b76
     .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_eighth.jsonl --baseline 9d88982
+    .venv/bin/python benchmarks/pasted_errors.py --lines tests/fixtures/pasted_errors_ninth.jsonl --baseline d0039aa
 """
 
 from __future__ import annotations
