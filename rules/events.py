@@ -502,6 +502,11 @@ class LogEventKind(str, Enum):
     # gone (`FileNotFoundError: [Errno 2] No such file or directory: '/root/.triton/cache/<key>/fused_moe_kernel.json
     # .tmp.pid_72_…'`); message: the kernel, component: the cache directory
     TRITON_CACHE_RACE = "triton_cache_race"
+    # NIXL (vLLM's NixlConnector for disaggregated prefill) failing in its backend, and the UCX lines that say why:
+    # "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND", UCX's "transports 'cuda_ipc','cuda_copy' are not
+    # available", "UCP version is incompatible, required: 1.18, actual: 1.12"; message: backend | ucx_no_cuda |
+    # ucx_version, version: "required 1.18, loaded 1.12"
+    NIXL_BACKEND_ERROR = "nixl_backend_error"
     # argparse refusing a flag's value: "argument --max-model-len: invalid int value: '32k'" (message: invalid_value,
     # argument_value: the value, accepted_instead: the type asked for), "argument --dtype: invalid choice: 'bf16'
     # (choose from …)" (invalid_choice; accepted_instead: the choices), "argument --tensor-parallel-size/-tp:
@@ -1262,6 +1267,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
     LogEventKind.UV_FLAG_UNKNOWN: ("message",),
     LogEventKind.TRITON_CACHE_RACE: ("message", "component"),
+    LogEventKind.NIXL_BACKEND_ERROR: ("message", "version"),
     LogEventKind.ARG_VALUE_REFUSED: ("message", "component", "argument_value", "accepted_instead"),
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),

@@ -223,6 +223,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
     ),
+    wording(  # NIXL's backend status (its nixl_types.h: NIXL_ERR_BACKEND), and UCX's own warnings about the library it
+        # loaded: no CUDA transports (a UCX built without CUDA), or an older UCP than NIXL was built against
+        # (the status in another program's log line, Dynamo's `ERROR engine.start: NIXL_ERR_BACKEND`, stays that log's
+        # line, which OP-7.109 reads too)
+        ("nixlBackendError: NIXL_ERR_BACKEND", "are not available, please use one or more of", "UCP version is "),
+        K.NIXL_BACKEND_ERROR,
+        r"(?P<backend>nixlBackendError: NIXL_ERR_BACKEND)"
+        r"|(?P<ucx_no_cuda>transports '(?:cuda_ipc|cuda_copy)'(?:,'(?:cuda_ipc|cuda_copy)')? (?:is|are) not available)"
+        r"|(?P<ucx_version>UCP version is incompatible, required: (?P<required>[\d.]+), actual: (?P<actual>[\d.]+))",
+        lambda m: {
+            "message": m.lastgroup,  # the outer group closes after the versions nested in it
+            "version": f"required {m['required']}, loaded {m['actual']}" if m["required"] else None,
+        },
+    ),
     wording(  # Triton's cache (runtime/cache.py) losing the temporary file one process wrote while another compiled
         # the same kernel into the same directory: `<kernel>.<ext>.tmp.pid_<pid>_<uuid or number>`
         (".tmp.pid_",),
