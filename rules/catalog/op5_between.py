@@ -530,7 +530,7 @@ def _unhealthy_answer_finding(check: LogEvent) -> Finding:
 def _start_deadline_finding(check: LogEvent) -> Finding:
     """A platform's limit on the whole start (Modal's runner) ended a server that was still loading."""
     limit = f"{check.timeout_ms / 1000:g} s" if check.timeout_ms else "its limit"
-    who = check.component or "The platform"
+    who = check.component or "the platform"
     return RULE_HEALTH_CHECK.finding(
         Severity.HIGH,
         f"{who} stopped the server after {limit} of starting: vLLM's start took longer than the platform allows",

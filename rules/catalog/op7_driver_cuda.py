@@ -41,10 +41,8 @@ def _check(facts: Facts) -> list[Finding]:
     event = next((e for e in events if e.version), events[0])
     required = next((e.cuda_required for e in events if e.cuda_required), None)
     build = required or next((e.version for e in facts.events_of(LogEventKind.TORCH_CUDA_BUILD) if e.version), None)
-    finding = _finding(event, event.version, build, image=required is not None)
-    if any(e.component == "cuda-compat" for e in events):
-        finding.actions.insert(0, _COMPAT_UNSUPPORTED)
-    return [finding]
+    compat = any(e.component == "cuda-compat" for e in events)
+    return [_finding(event, event.version, build, image=required is not None, compat=compat)]
 
 
 _COMPAT_UNSUPPORTED = (
@@ -83,12 +81,15 @@ _SKIP_CHECK = (
 )
 
 
-def _finding(event: LogEvent, driver_cuda: str | None, build: str | None, image: bool = False) -> Finding:
+def _finding(
+    event: LogEvent, driver_cuda: str | None, build: str | None, image: bool = False, compat: bool = False
+) -> Finding:
     supports = f" supports CUDA {driver_cuda} at most," if driver_cuda else " is"
     needs = f"the CUDA {build} this PyTorch was built for" if build else "the CUDA release this PyTorch was built for"
     if image:
         needs = f"CUDA {build}, which the image declares (the NVIDIA container runtime refused to start it)"
-    actions = [
+    actions = [_COMPAT_UNSUPPORTED] if compat else []
+    actions += [
         _upgrade(build, image) + "; reboot after installing it (on Kubernetes, the GPU operator's driver version). "
         "`nvidia-smi`'s `CUDA Version` then shows the newer release.",
         "Or run a build for the driver's CUDA"

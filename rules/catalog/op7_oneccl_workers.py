@@ -20,11 +20,14 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 # errno values pthread_create returns (pthread_create(3)), as oneCCL prints them
-_PTHREAD_CODES = {
-    "11": "EAGAIN: the process or container reached its limit of threads (`ulimit -u`, a pids cgroup limit)",
-    "22": "EINVAL: a thread attribute was refused; oneCCL starts the thread with the CPU and NUMA affinity it pins "
-    "the worker to (CCL_WORKER_AFFINITY, or cores it chose outside the container's cpuset)",
-    "1": "EPERM: the scheduling policy or priority asked for is not permitted here",
+_PTHREAD_CODES: dict[str, tuple[str, str]] = {
+    "11": ("EAGAIN", "the process or container reached its limit of threads (`ulimit -u`, a pids cgroup limit)"),
+    "22": (
+        "EINVAL",
+        "a thread attribute was refused; oneCCL starts the thread with the CPU and NUMA affinity it pins the worker "
+        "to (CCL_WORKER_AFFINITY, or cores it chose outside the container's cpuset)",
+    ),
+    "1": ("EPERM", "the scheduling policy or priority asked for is not permitted here"),
 }
 
 
@@ -35,7 +38,7 @@ def _check_oneccl_workers(facts: Facts) -> list[Finding]:
     code = next((e.message for e in events if e.message), "")
     reason = _PTHREAD_CODES.get(code)
     parallel = c.tensor_parallel_size(facts) * c.pipeline_parallel_size(facts) > 1
-    why = f" (pthread_create returned {code}, {reason.split(':')[0]})" if reason else ""
+    why = f" (pthread_create returned {code}, {reason[0]})" if reason else ""
     return [
         RULE_ONECCL_WORKERS.finding(
             Severity.CRITICAL,
@@ -51,7 +54,7 @@ def _check_oneccl_workers(facts: Facts) -> list[Finding]:
     ]
 
 
-def _actions(reason: str | None, parallel: bool) -> list[str]:
+def _actions(reason: tuple[str, str] | None, parallel: bool) -> list[str]:
     """One GPU: the warm-up is the only collective, so a vLLM that skips it starts; more: oneCCL must work."""
     single = (
         "On one GPU (`--tensor-parallel-size 1`) no collective is needed: upgrade vLLM to a release with PR #52389, "
@@ -61,7 +64,8 @@ def _actions(reason: str | None, parallel: bool) -> list[str]:
         "With tensor or pipeline parallelism oneCCL has to work: run with CCL_LOG_LEVEL=info and read its "
         "|CCL_ERROR| lines before the exception (vllm#10109's maintainer: make oneCCL's communication work first)."
     )
-    cause = f"pthread_create's {reason}." if reason else "Its line `error while creating worker thread` says why."
+    unknown = "Its line `error while creating worker thread` says why."
+    cause = f"pthread_create's {reason[0]}: {reason[1]}." if reason else unknown
     return [multi, single, cause] if parallel else [single, multi, cause]
 
 

@@ -65,17 +65,16 @@ def _torch_cuda(match: re.Match[str]) -> Fields:
     return {"version": f"{digits[:-1]}.{digits[-1]}"}
 
 
+# What refused a build newer than the driver, by the group of its words: Triton's ptxas, a kernel's PTX, an image's
+# cuda-compat libraries (torch's and CUDA's own words name none)
+_BUILD_REFUSALS = (("ptxas", "Triton"), ("ptx", "PTX"), ("compat", "cuda-compat"))
+
+
 def _driver_cuda(match: re.Match[str]) -> Fields:
     """The CUDA release the driver supports, from torch's number (12040 → 12.4), when its words give one."""
     found = int(match["found"]) if match["found"] else None
     return {
-        "component": "Triton"
-        if match["ptxas"]
-        else "PTX"
-        if match["ptx"]
-        else "cuda-compat"
-        if match["compat"]
-        else None,
+        "component": next((name for group, name in _BUILD_REFUSALS if match[group]), None),
         "message": match.group(0),
         "version": f"{found // 1000}.{found % 1000 // 10}" if found else None,
         "cuda_required": match["required"],
