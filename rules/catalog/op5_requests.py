@@ -10,6 +10,8 @@ before the engine died, or a token id in the request that a device kernel then i
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
 from rules.events import NO_CHAT_TEMPLATE, LogEvent, LogEventKind
 from rules.facts import Facts
@@ -313,6 +315,9 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
     refused = events[0]
     if refused.nearest_field:
         return [_misspelt_field(refused, refused.request_field or "a field", refused.nearest_field)]
+    responses_part = _RESPONSES_PART.search(refused.message or "")
+    if responses_part:
+        return [_responses_part_finding(refused, responses_part["type"])]
     field = refused.request_field or "a field"
     return [
         RULE_SCHEMA_REFUSED.finding(
@@ -331,6 +336,32 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
             confidence=0.8,
         )
     ]
+
+
+# The content parts only OpenAI's Responses API has: a Chat Completions request carrying one is refused, each part
+# tried against every chat part model in turn (`Input should be 'text'`, `… 'refusal'`), the value the part's type.
+_RESPONSES_PART = re.compile(r"input_value='(?P<type>output_text|input_text)'")
+
+
+def _responses_part_finding(refused: LogEvent, part: str) -> Finding:
+    """A message part of the Responses API's shape in a Chat Completions request (langchain-ai/langchain#34751: an
+    agent's conversation, with the model's earlier `output_text` reply in it, sent through LiteLLM to vLLM)."""
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.HIGH,
+        f"the client sent a Responses API content part (type '{part}') to vLLM's Chat Completions endpoint",
+        summary=f"'{part}' is a content part of OpenAI's Responses API; Chat Completions' message parts are 'text' "
+        "(with 'image_url' and the other media, and 'refusal' in an assistant message), so vLLM's schema tried the "
+        "part against each and refused the request (HTTP 400). A client that mixes the two APIs does this: a "
+        "Responses-style reply kept in the conversation and sent back to /v1/chat/completions.",
+        evidence=[c.log_evidence(refused, name="refused part", value=part)],
+        actions=[
+            f'Send the conversation in Chat Completions\' shape: each \'{part}\' part as {{"type": "text", '
+            '"text": …} (or the message\'s content as a plain string); a client library that speaks both APIs has '
+            "a setting for which one it uses.",
+            "Or, if the client speaks the Responses API, send it to vLLM's /v1/responses, on a release that serves it.",
+        ],
+        confidence=0.85,
+    )
 
 
 def _misspelt_field(refused: LogEvent, field: str, meant: str) -> Finding:
@@ -364,7 +395,9 @@ RULE_SCHEMA_REFUSED = Rule(
         "request but ignored: {'stream_otpions'}`, 0.6.5 on), or a validation error vLLM answered (or logged): "
         "pydantic's `'loc': ('body', 'messages', 2, "
         "'function_call'), 'msg': 'Input should be a valid string'` (0.4 on), the dotted `'loc': "
-        '\'body.messages.2.function_call\'` of 0.32, or FastAPI\'s JSON `"loc": ["body", …]`.',
+        "'body.messages.2.function_call'` of 0.32, or FastAPI's JSON `\"loc\": [\"body\", …]`; pydantic's own text "
+        "(`3 validation errors for ValidatorIterator` / `0.ChatCompletionContentPartTextParam.type` / `Input should be "
+        "'text' [type=literal_error, input_value='output_text', …]`), where a Responses API part is named as such.",
         why="The server refuses the whole request for one field; the field's path and pydantic's reason say what the "
         "client must change.",
         example="`'loc': ('body', 'messages', 2, 'function_call'), 'msg': 'Input should be a valid string'` for an "
@@ -373,7 +406,10 @@ RULE_SCHEMA_REFUSED = Rule(
         limits="Names the first refused field; which release accepts it is not in the text. A misspelt field is named "
         "from the request fields of vLLM 0.32 (scripts/extract_vllm_interface.py), with the guided-decoding ones it "
         "removed.",
-        references=["https://github.com/vllm-project/vllm/issues/3906"],
+        references=[
+            "https://github.com/vllm-project/vllm/issues/3906",
+            "https://github.com/langchain-ai/langchain/issues/34751",
+        ],
     ),
 )
 

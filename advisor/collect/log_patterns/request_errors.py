@@ -49,7 +49,10 @@ def _schema_refusal(match: re.Match[str]) -> Fields:
 def _schema_text_refusal(match: re.Match[str]) -> Fields:
     """pydantic's own text for the same refusal (`1 validation error for ChatCompletionRequest` / `functions` /
     `  Extra inputs are not permitted [type=extra_forbidden, …]`): the field's line, then its reason."""
-    return _refusal_fields(match["loc"], match["msg"])
+    reason = match["msg"].replace("\\'", "'")
+    if match["value"] is not None:  # what the client sent, in pydantic's words: the rule reads it
+        reason = f"{reason} [input_value='{match['value']}']"
+    return _refusal_fields(match["loc"], reason)
 
 
 def _refusal_fields(loc: str, reason: str) -> Fields:
@@ -144,10 +147,14 @@ PATTERNS: tuple[Pattern, ...] = (
         _schema_refusal,
     ),
     wording(  # pydantic's text for a request model's refusal, as a 400's message carries it with its newlines
-        # (runpod-workers/worker-vllm#85: `functions`, a field vLLM's ChatCompletionRequest did not have)
-        ("validation error for ",),
+        # (runpod-workers/worker-vllm#85: `functions`, a field vLLM's ChatCompletionRequest did not have), or with
+        # them escaped inside a gateway's repr of it; a message's content parts are validated as a ValidatorIterator
+        # (langchain-ai/langchain#34751, through LiteLLM)
+        ("validation error for ", "validation errors for "),
         K.REQUEST_SCHEMA_REFUSED,
-        r"\d+ validation errors? for \w*Request\n(?P<loc>[^\n]+)\n\s+(?P<msg>[^\n]+?)(?: \[type=|\n|$)",
+        r"\d+ validation errors? for \w*(?:Request|ValidatorIterator)(?:\n|\\n)(?P<loc>(?:(?!\\n)[^\n])+)"
+        r"(?:\n|\\n)\s+(?P<msg>(?:(?!\\n)[^\n])+?)"
+        r"(?: \[type=\w+, input_value=\\?'(?P<value>[^'\\]*)| \[type=|\n|\\n|$)",
         _schema_text_refusal,
     ),
     wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have

@@ -173,3 +173,30 @@ def test_a_misspelt_field_a_later_release_dropped_is_named_too_as_served_without
     assert finding.severity.value == "medium"
     deliberate = line.replace("'stream_otpions', ", "")
     assert op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([deliberate])) == []
+
+
+def test_a_responses_api_part_in_a_chat_request_is_named_as_the_two_apis_mixed():
+    # langchain-ai/langchain#34751: an agent's conversation through LiteLLM to vLLM, pydantic's text escaped in a repr
+    line = (
+        "ERROR:__main__:An error occurred while running the deep agent: Error code: 400 - {'error': {'message': "
+        "'litellm.BadRequestError: Hosted_vllmException - 3 validation errors for ValidatorIterator\\n"
+        "0.ChatCompletionContentPartTextParam.type\\n  Input should be \\'text\\' [type=literal_error, "
+        "input_value=\\'output_text\\', input_type=str]\\n    For further information visit "
+        "https://errors.pydantic.dev/2.11/v/literal_error\\n"
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.28"
+    assert (
+        top.title
+        == "the client sent a Responses API content part (type 'output_text') to vLLM's Chat Completions endpoint"
+    )
+    assert "/v1/responses" in top.actions[1]
+    # the same refusal of a plain text part's other value stays the schema's own words
+    plain = line.replace("output_text", "txt")
+    assert (
+        evaluate(_facts([plain]))
+        .findings[0]
+        .title.startswith(
+            "vLLM's request schema refused [0].ChatCompletionContentPartTextParam.type: Input should be 'text'"
+        )
+    )
