@@ -615,6 +615,9 @@ class LogEventKind(str, Enum):
     # HarmonyError('Unknown role: …'), "channel marker present but no channel value found in header"; message: its
     # words, token_ids: [the token it got, the token it expected] for the first
     HARMONY_ERROR = "harmony_error"
+    # libsndfile refusing an uploaded audio file as vLLM's transcription endpoint decodes it: "Error opening
+    # <_io.BytesIO object at 0x…>: Format not recognised."; message: libsndfile's reason
+    AUDIO_UNDECODABLE = "audio_undecodable"
     # a line holding a reasoning model's <think> or </think>; message: "open", "close" or "both"
     REASONING_TAG = "reasoning_tag"
     # Any message vLLM itself raises or logs at warning and above, found in its own catalog (advisor/catalog/
@@ -1158,6 +1161,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
+    LogEventKind.AUDIO_UNDECODABLE: ("message",),
     LogEventKind.CHAT_TEMPLATE_REFUSED: ("message", "exception"),
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),

@@ -182,6 +182,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "token_ids": [int(m["got"]), int(m["want"])] if m["got"] else [],
         },
     ),
+    wording(  # libsndfile (through soundfile and librosa) refusing an upload to the transcription endpoint, which
+        # vLLM answered as a 500 before vllm PR #34715; the object's repr may come HTML-escaped in a JSON body
+        ("Error opening <_io.BytesIO", "Error opening \\u003c_io.BytesIO"),
+        K.AUDIO_UNDECODABLE,
+        r"Error opening (?:<|\\u003c)_io\.BytesIO object at 0x[0-9a-f]+(?:>|\\u003e): (?P<reason>Format not "
+        r"recognised|File contains data in an unknown format|[^.\"']{3,80})",
+        lambda m: {"message": m["reason"]},
+    ),
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
         ("is too long and exceeds limit of",),
         K.PROMPT_OVER_LIMIT,
