@@ -659,6 +659,10 @@ NO_LIBCUDA_LINK = "no libcuda.so to link against"
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 LAUNCHER_COMPILE_FAILED = "the C compiler failed on it"  # TRITON_BUILD_FAILED: its command failed, cause above
 VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
+# GPU_ARCH_UNSUPPORTED's components when ptxas refused an instruction the target lacks ("Feature '.bf16' requires
+# .target sm_80 or higher"): nvcc building vLLM from source (its tmpxft_ files), or Triton compiling at run time
+PTX_BUILD = "nvcc's ptxas"
+PTX_TRITON = "Triton's ptxas"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import NO_PATH, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, VLLM_BUILD
+from rules.events import NO_PATH, PTX_BUILD, PTX_TRITON, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, VLLM_BUILD
 from rules.events import LogEventKind as K
 from rules.vllm_defaults import VLLM_TOP_LEVEL_NAMES
 
@@ -739,6 +739,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "message": "triton" if m["triton"] else m.group(0),
             "component": "ROCm",
             "version": m["gfx"] or m["tgfx"],
+        },
+    ),
+    wording(  # ptxas refusing an instruction the target lacks: nvcc's temporary files (tmpxft_) while building vLLM
+        # from source (vllm#1063, #15751), or Triton's at run time (a bfloat16 or FP8 kernel on an older GPU)
+        ("requires .target sm_",),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"ptxas (?P<file>\S+?)(?:, line \d+)?;\s*error\s*: Feature '(?P<feature>[^']+)' requires \.target "
+        r"(?P<sm>sm_\d+) or higher",
+        lambda m: {
+            "message": m["feature"],
+            "component": PTX_BUILD if "tmpxft_" in m["file"] else PTX_TRITON,
+            "version": m["sm"],
         },
     ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for

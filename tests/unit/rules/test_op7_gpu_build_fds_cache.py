@@ -222,3 +222,27 @@ def test_rocblas_names_the_target_whatever_stale_reason_it_prints_before_it():
     )
     [finding] = _findings(RULE_GPU_ARCH, line)
     assert "(gfx1150)" in finding.title
+
+
+def test_ptxas_refusing_an_instruction_in_vllms_own_build_is_a_source_build_for_an_older_gpu():
+    # vllm#1063, verbatim: vLLM 0.2.0's AWQ GEMM built on a Turing GPU (nvcc's tmpxft_ temporary file)
+    line = (
+        "ptxas /tmp/tmpxft_0006e7c4_00000000-6_gemm_kernels.ptx, line 928; error   : Feature '.m16n8k16' requires "
+        ".target sm_80 or higher"
+    )
+    [finding] = _findings(RULE_GPU_ARCH, line)
+    assert finding.title == ("building vLLM from source for a GPU older than one of its kernels: .m16n8k16 needs sm_80")
+    assert "TORCH_CUDA_ARCH_LIST" in finding.actions[1]
+    assert finding.changes == []
+
+
+def test_ptxas_refusing_a_triton_kernels_bfloat16_proposes_half_and_fp8_proposes_none():
+    # hiyouga/LlamaFactory#7417's form: Triton's own temporary .ptx at run time on a GPU before Ampere
+    bf16 = "ptxas /tmp/tmpmfrp_3wp.ptx, line 277; error   : Feature 'cvt.bf16.f32' requires .target sm_80 or higher"
+    [finding] = _findings(RULE_GPU_ARCH, bf16)
+    assert finding.title == "a Triton kernel needs sm_80 for cvt.bf16.f32: this GPU is older"
+    assert [(change.flag, change.proposed) for change in finding.changes] == [("--dtype", "half")]
+    fp8 = bf16.replace("cvt.bf16.f32", "cvt.rn.satfinite.e4m3x2.f32").replace("sm_80", "sm_89")
+    [finding] = _findings(RULE_GPU_ARCH, fp8)
+    assert "FP8" in finding.summary and "--kv-cache-dtype fp8" in finding.actions[0]
+    assert finding.changes == []
