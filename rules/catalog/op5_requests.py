@@ -329,8 +329,16 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
             "often a field or a message format OpenAI's API added after the release, or a value of another type.",
             evidence=[c.log_evidence(refused, name="refused field", value=field)],
             actions=[
-                f"Change the client's request: send {field} as the schema expects ({refused.message}), or leave it "
-                "out (a library that builds the request may have an option for the older format).",
+                f"Add {field} to the request: the schema requires it"
+                + (
+                    " (the transcription and translation endpoints take the audio as the multipart form's `file` "
+                    "field: `curl -F file=@audio.wav -F model=…`)."
+                    if field == "file"
+                    else "."
+                )
+                if (refused.message or "").startswith("Field required")
+                else f"Change the client's request: send {field} as the schema expects ({refused.message}), or leave "
+                "it out (a library that builds the request may have an option for the older format).",
                 "Or upgrade vLLM: its schema follows OpenAI's API, and later releases accept more of it.",
             ],
             confidence=0.8,

@@ -146,6 +146,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"""(?:'(?P<msg>[^']*)'|"(?P<quoted>[^"]*)")""",  # a reason holding ' is printed in "…"
         _schema_refusal,
     ),
+    wording(  # the same list with its quotes made typographic by an editor or a forum on the way (vllm#14676)
+        ("loc‘", "loc’", "loc“", "loc”"),
+        K.REQUEST_SCHEMA_REFUSED,
+        r"[‘’“”]loc[‘’“”]:\s*(?P<loc>\([^)]*\))\s*,\s*"
+        r"[‘’“”]msg[‘’“”]:\s*[‘’“”](?P<msg>[^‘’“”]*)",
+        lambda m: _refusal_fields(m["loc"], m["msg"]),
+    ),
     wording(  # pydantic's text for a request model's refusal, as a 400's message carries it with its newlines
         # (runpod-workers/worker-vllm#85: `functions`, a field vLLM's ChatCompletionRequest did not have), or with
         # them escaped inside a gateway's repr of it; a message's content parts are validated as a ValidatorIterator

@@ -200,3 +200,15 @@ def test_a_responses_api_part_in_a_chat_request_is_named_as_the_two_apis_mixed()
             "vLLM's request schema refused [0].ChatCompletionContentPartTextParam.type: Input should be 'text'"
         )
     )
+
+
+def test_a_refusal_pasted_with_typographic_quotes_names_the_missing_field_to_add():
+    # vllm#14676, verbatim start: a transcription request's 400 whose quotes an editor made typographic
+    line = (
+        '\u201cmessage": \u2018[{\u2019type\u2018: \u2019missing\u2018, \u2019loc\u2018: (\u2019body\u2018, '
+        "\u2019file\u2018), \u2019msg\u2018: \u2019Field required\u2018, \u2019input\u2018: {\u2019language\u2018: "
+        "\u2019fr\u2018,"
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.28" and top.title == "vLLM's request schema refused file: Field required"
+    assert top.actions[0].startswith("Add file to the request") and "-F file=@" in top.actions[0]
