@@ -32,6 +32,12 @@ RELEASES_READ = f"{OLDEST_RELEASE_READ} to {NEWEST_RELEASE_READ}"
 ALREADY_ON = {
     "metrics": "vLLM's OpenAI server serves Prometheus metrics at /metrics without a flag",
 }
+# A command a known launcher appends for another runtime, and that launcher's own way to start vLLM instead.
+LAUNCHER_COMMANDS = {
+    "llama-run": "`llama-run` is llama.cpp's chat program, which RamaLama's `run` starts in the container; RamaLama's "
+    "vLLM runtime only serves (containers/ramalama#758, its maintainers): start it with `ramalama --runtime vllm "
+    "serve MODEL` and chat with the served endpoint (any OpenAI-compatible client).",
+}
 
 
 def _check_unrecognized(facts: Facts) -> list[Finding]:
@@ -56,6 +62,7 @@ def _command_finding(event: LogEvent, program: str) -> Finding:
         "words to it, so the server was asked to parse a whole command line meant for a shell or another runtime.",
         evidence=[c.log_evidence(event, name="arguments refused", value=program)],
         actions=[
+            *([LAUNCHER_COMMANDS[program]] if program in LAUNCHER_COMMANDS else []),
             "Give the image only the server's own arguments (the `vllm serve` flags: `docker run … IMAGE --model … "
             "--port …`), or replace the entrypoint to run your command: `docker run --entrypoint /bin/bash IMAGE -c "
             "'…'`; in Kubernetes, `args:` for the server's flags, `command:` to replace the entrypoint.",

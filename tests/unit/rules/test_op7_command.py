@@ -50,6 +50,14 @@ def test_a_command_appended_to_the_servers_entrypoint_points_at_the_entrypoint()
     assert "--entrypoint /bin/bash" in finding.actions[0]
 
 
+def test_llama_cpps_chat_program_after_the_entrypoint_is_ramalamas_run_whose_vllm_runtime_only_serves():
+    # containers/ramalama#758 (its maintainers: "vllm can only do serve at this point"); the line verbatim
+    facts = _facts("error: unrecognized arguments: llama-run -c 2048 --temp 0.8 -v --ngl 999 /mnt/models/model.file")
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(facts)
+    assert "ramalama --runtime vllm serve MODEL" in finding.actions[0]
+    assert "--entrypoint /bin/bash" in finding.actions[1]
+
+
 def test_a_python_command_line_after_the_entrypoint_is_named_by_its_script_and_a_plugins_file_is_not():
     # wsmlby/homl#3: the CPU container's server given `-u main.py`, the interpreter's option and a script
     [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(

@@ -70,7 +70,6 @@ WRONG_TODAY = frozenset(
         "startup-omni-stage-ready-timeout-incomplete-weights",
         "startup-pascal-vllm-package-not-found",
         "startup-phi3-small-blocksparse-v100",
-        "startup-ramalama-vllm-run-llama-run-args",
         "startup-runpod-workspace-mount-hides-vllm",
         "startup-search-r1-engineargs-model-hf-config-vllm07",
         "startup-strix-halo-bios-vram-carveout",
