@@ -1271,7 +1271,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
-    LogEventKind.COMMAND_NOT_FOUND: ("message", "component"),
+    LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
     LogEventKind.UV_FLAG_UNKNOWN: ("message",),
     LogEventKind.TRITON_CACHE_RACE: ("message", "component"),

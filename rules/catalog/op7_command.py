@@ -1,5 +1,6 @@
 """OP-7.20: vLLM's command line refused its arguments (argparse's "unrecognized arguments"), so nothing started.
-OP-7.47: it refused a flag's value. OP-7.61: the program the command starts is not on the PATH at all.
+OP-7.47: it refused a flag's value. OP-7.61: the program the command starts is not on the PATH at all, or this
+user may not run it.
 
 Why a rule of its own: the words are argparse's, not vLLM's, and they say which of two mistakes it is. Arguments
 that start with a program (`/bin/bash -c …`, `llama-run …`) are a command given to an image whose entrypoint is
@@ -323,7 +324,33 @@ def _check_not_found(facts: Facts) -> list[Finding]:
     return [_not_found_finding(next((e for e in events if e.message in _MISSING_PROGRAMS), events[0]))]
 
 
+def _not_executable_finding(event: LogEvent) -> Finding:
+    """The program exists and the user may not run it (EACCES): under OpenShift's arbitrary uid, an image whose files
+    are executable by their owner (root) alone; elsewhere, a volume mounted noexec or a file without its x bit."""
+    program = event.message or "?"
+    return RULE_NOT_FOUND.finding(
+        Severity.CRITICAL,
+        f"the command's program {program} exists but this user may not run it (permission denied)",
+        summary=f"{(event.component or 'the shell').capitalize()} found {program} and the kernel refused to execute "
+        "it for the container's user (EACCES). In a container that is most often OpenShift's restricted security "
+        "context: it runs the image as an arbitrary uid in group 0, and files the image's build left executable by "
+        "their owner alone (root), such as a virtual environment's bin/ and its Python, cannot be run; a volume "
+        "mounted noexec or a file without its execute bit does the same. Nothing of vLLM ran.",
+        evidence=[c.log_evidence(event, name="program refused", value=program)],
+        actions=[
+            f"See the file's mode and the user: `ls -l $(command -v {program})` and `id` inside the container. For "
+            "OpenShift, build the image so group 0 has the owner's rights (`chgrp -R 0 /opt/venv && chmod -R g=u "
+            "/opt/venv` for the environment the program is in), or run the pod under a security context that keeps "
+            "the image's user (an SCC such as anyuid, if the cluster allows it).",
+            "A program on a mounted volume: mount it without noexec, or install it in the image.",
+        ],
+        confidence=0.75,
+    )
+
+
 def _not_found_finding(event: LogEvent) -> Finding:
+    if event.error_code == "EACCES":
+        return _not_executable_finding(event)
     program = event.message or "?"
     runtime = event.component == "the container runtime"
     title, why, action = _MISSING_PROGRAMS.get(
@@ -350,7 +377,7 @@ def _not_found_finding(event: LogEvent) -> Finding:
 
 RULE_NOT_FOUND = Rule(
     code="OP-7.61",
-    title="the program that starts the server is not on the PATH",
+    title="the program that starts the server is not on the PATH, or may not be run",
     category=Category.STARTUP,
     check=_check_not_found,
     needs=("events",),
@@ -358,7 +385,8 @@ RULE_NOT_FOUND = Rule(
         checks='The container runtime\'s `exec: "<program>": executable file not found in $PATH` (runc, as Docker and '
         "the kubelet report it), bash's `<program>: command not found`, dash's `<program>: not found`, zsh's `command "
         "not found: <program>`, Python's `[Errno 2] No such file or directory: '…/bin/<program>'` from a launcher; "
-        "what a missing vllm or nvidia-smi means.",
+        "what a missing vllm or nvidia-smi means; a program found and refused to this user (`/bin/sh: 1: vllm: "
+        "Permission denied`, runc's `permission denied`: OpenShift's arbitrary uid, a noexec mount).",
         why="A container whose command names a program the image lacks never starts, and the text holds no vLLM line "
         "at all; the program's name says which mistake it is.",
         example='`OCI runtime create failed: … exec: "vllm": executable file not found in $PATH: unknown` from a pod '
@@ -366,7 +394,11 @@ RULE_NOT_FOUND = Rule(
         fix="A program the environment has: vLLM's own path or module, an image with vLLM, a container with GPUs for "
         "nvidia-smi.",
         limits="Reads the program's name only; the image and its PATH are not in the text.",
-        references=["https://pkg.go.dev/os/exec#pkg-variables"],
+        references=[
+            "https://pkg.go.dev/os/exec#pkg-variables",
+            "https://github.com/vllm-project/vllm/issues/15461",
+            "https://docs.redhat.com/en/documentation/openshift_container_platform/4.16/html/images/creating-images",
+        ],
     ),
 )
 

@@ -136,6 +136,18 @@ PATTERNS: tuple[Pattern, ...] = (
             else "the shell",
         },
     ),
+    wording(  # the program is there but may not be run by this user: a shell's or the container runtime's EACCES
+        # (vllm#15461: `/bin/sh: 1: vllm: Permission denied` under OpenShift's arbitrary uid)
+        (": Permission denied", ": permission denied"),
+        K.COMMAND_NOT_FOUND,
+        r'exec: "(?P<exec>[^"]+)": permission denied'
+        r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): Permission denied\s*$",
+        lambda m: {
+            "message": m["exec"] or m["shell"],
+            "component": "the container runtime" if m["exec"] else "the shell",
+            "error_code": "EACCES",
+        },
+    ),
     wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
         ("error: argument ",),
         K.ARG_VALUE_REFUSED,

@@ -158,3 +158,14 @@ def test_a_program_not_on_the_path_is_named_with_what_its_absence_means():
     # prose that says "not found" is no shell's report
     for line in ("the file was not found", "ERROR: model not found", "config.json: not found in the repository"):
         assert op7_command.RULE_NOT_FOUND.evaluate(_facts(line)) == [], line
+
+
+def test_a_program_the_shell_found_but_may_not_run_is_the_users_rights_not_a_missing_program():
+    # vllm#15461, verbatim: the CPU deployment on OpenShift, the pod's command refused to its arbitrary uid
+    [finding] = op7_command.RULE_NOT_FOUND.evaluate(_facts("/bin/sh: 1: vllm: Permission denied"))
+    assert finding.title == "the command's program vllm exists but this user may not run it (permission denied)"
+    assert "chmod -R g=u" in finding.actions[0]
+    # a Python error about a file is not the shell refusing a program
+    assert (
+        op7_command.RULE_NOT_FOUND.evaluate(_facts("PermissionError: [Errno 13] Permission denied: '/.triton'")) == []
+    )
