@@ -348,9 +348,31 @@ def _not_executable_finding(event: LogEvent) -> Finding:
     )
 
 
+def _init_found_nothing(event: LogEvent) -> Finding:
+    """catatonit, Podman's init, names no program: it runs the container's command as pid 1 and execvp failed."""
+    return RULE_NOT_FOUND.finding(
+        Severity.CRITICAL,
+        "the container's command names a program the image lacks (Podman's init could not start it)",
+        summary="catatonit, the init Podman runs as the container's first process (`podman run --init`, and "
+        "launchers that start containers through Podman), starts the container's command and got No such file or "
+        "directory for it: the program the entrypoint or command names is not in the image, or a script's first "
+        "line (#!) names an interpreter the image lacks. Nothing of vLLM ran.",
+        evidence=[c.log_evidence(event, name="program not found", value="pid 1")],
+        actions=[
+            "See what the container was asked to run and whether the image has it: `podman inspect --format "
+            "'{{.Config.Entrypoint}} {{.Config.Cmd}}' CONTAINER`, then `podman run --rm --entrypoint sh IMAGE -c "
+            "'command -v PROGRAM; head -1 PROGRAM'`. A launcher that built the command for another runtime or image "
+            "(a llama.cpp command for a vLLM image) needs the image it was written for.",
+        ],
+        confidence=0.7,
+    )
+
+
 def _not_found_finding(event: LogEvent) -> Finding:
     if event.error_code == "EACCES":
         return _not_executable_finding(event)
+    if event.message is None:
+        return _init_found_nothing(event)
     program = event.message or "?"
     runtime = event.component == "the container runtime"
     title, why, action = _MISSING_PROGRAMS.get(
@@ -386,7 +408,8 @@ RULE_NOT_FOUND = Rule(
         "the kubelet report it), bash's `<program>: command not found`, dash's `<program>: not found`, zsh's `command "
         "not found: <program>`, Python's `[Errno 2] No such file or directory: '…/bin/<program>'` from a launcher; "
         "what a missing vllm or nvidia-smi means; a program found and refused to this user (`/bin/sh: 1: vllm: "
-        "Permission denied`, runc's `permission denied`: OpenShift's arbitrary uid, a noexec mount).",
+        "Permission denied`, runc's `permission denied`: OpenShift's arbitrary uid, a noexec mount); Podman's init "
+        "failing to start the container's command (`(catatonit:2): failed to exec pid1: No such file or directory`).",
         why="A container whose command names a program the image lacks never starts, and the text holds no vLLM line "
         "at all; the program's name says which mistake it is.",
         example='`OCI runtime create failed: … exec: "vllm": executable file not found in $PATH: unknown` from a pod '

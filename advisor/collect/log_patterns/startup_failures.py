@@ -136,6 +136,13 @@ PATTERNS: tuple[Pattern, ...] = (
             else "the shell",
         },
     ),
+    wording(  # Podman's init (catatonit, `podman run --init`, RamaLama's containers) could not start the container's
+        # command: ENOENT for the program or its script's interpreter (containers/ramalama#2214, no cause confirmed)
+        ("failed to exec pid1",),
+        K.COMMAND_NOT_FOUND,
+        r"\(catatonit:\d+\): failed to exec pid1: No such file or directory",
+        lambda m: {"message": None, "component": "Podman's init (catatonit)"},
+    ),
     wording(  # the program is there but may not be run by this user: a shell's or the container runtime's EACCES
         # (vllm#15461: `/bin/sh: 1: vllm: Permission denied` under OpenShift's arbitrary uid)
         (": Permission denied", ": permission denied"),

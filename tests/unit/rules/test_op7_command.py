@@ -169,3 +169,12 @@ def test_a_program_the_shell_found_but_may_not_run_is_the_users_rights_not_a_mis
     assert (
         op7_command.RULE_NOT_FOUND.evaluate(_facts("PermissionError: [Errno 13] Permission denied: '/.triton'")) == []
     )
+
+
+def test_podmans_init_failing_to_start_pid_one_is_a_command_the_image_lacks():
+    # containers/ramalama#2214, verbatim (RamaLama's vLLM runtime under Podman; no cause confirmed in the thread)
+    [finding] = op7_command.RULE_NOT_FOUND.evaluate(
+        _facts("ERROR (catatonit:2): failed to exec pid1: No such file or directory")
+    )
+    assert finding.title == "the container's command names a program the image lacks (Podman's init could not start it)"
+    assert "podman inspect" in finding.actions[0]
