@@ -659,6 +659,8 @@ NO_LIBCUDA_LINK = "no libcuda.so to link against"
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 LAUNCHER_COMPILE_FAILED = "the C compiler failed on it"  # TRITON_BUILD_FAILED: its command failed, cause above
 VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
+# RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
+VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # GPU_ARCH_UNSUPPORTED's components when ptxas refused an instruction the target lacks ("Feature '.bf16' requires
 # .target sm_80 or higher"): nvcc building vLLM from source (its tmpxft_ files), or Triton compiling at run time
 PTX_BUILD = "nvcc's ptxas"
@@ -1179,7 +1181,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
     LogEventKind.RAY_NODE_DEAD: ("message", "address"),
-    LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component"),
+    LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component", "elapsed_s"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),

@@ -1,4 +1,5 @@
-"""OP-7.60: Ray cannot place a Ray Serve replica of the server: the cluster has fewer GPUs free than one needs.
+"""OP-7.60: Ray cannot place a Ray Serve replica of the server, or vLLM's own placement group: the cluster has fewer
+GPUs free than one needs.
 
 Why a rule of its own: served through Ray Serve (Ray Serve LLM, or a deployment of one's own wrapping vLLM), a
 replica starts only once Ray can reserve what it asks for, a vLLM engine's GPUs among it (one bundle per tensor-
@@ -16,7 +17,7 @@ Ray's documentation on GPU resources (`ray start --num-gpus`, autodetection from
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import VLLM_PLACEMENT_GROUP, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -30,7 +31,38 @@ def _gpus(amount: float) -> str:
     return f"{amount:g} GPU" + ("" if amount == 1 else "s")
 
 
+def _vllm_waiting(event: LogEvent) -> Finding:
+    """vLLM's Ray executor waiting for its own placement group: one GPU bundle per tensor- and pipeline-parallel
+    worker, which the cluster cannot reserve (kuberay#3414: a worker pod stuck in Init, its GPUs never joined)."""
+    wanted = event.gpus_required
+    waited = f" for {event.elapsed_s:g} s" if event.elapsed_s else ""
+    asks = f"{_gpus(wanted)} (one per worker)" if wanted else "its GPU bundles"
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"Ray cannot reserve vLLM's placement group of {asks}: vLLM has waited{waited} and starts no worker until "
+        "it can",
+        summary="With the Ray executor vLLM reserves a placement group of one GPU bundle per tensor- and "
+        "pipeline-parallel worker before it starts them, and logs that it is still waiting until it gives up "
+        "('Cannot provide a placement group …'). The cluster has fewer GPUs free than the group asks for: a worker "
+        "node that never joined (a pod stuck pending or in Init, a node without its GPUs), GPUs held by other actors, "
+        "or more GPUs asked for than the cluster has. vLLM's own words add one more: the IP addresses Ray uses must "
+        "match VLLM_HOST_IP on each node.",
+        evidence=[c.log_evidence(event, name="GPUs the placement group asks for", value=wanted or 0.0, unit="GPU")],
+        actions=[
+            "`ray status` on the head: the cluster's GPU total must reach the group's; each worker node listed. On "
+            "Kubernetes, `kubectl get pods` for the RayCluster: a worker pod pending or in Init never gave its GPUs.",
+            "Ask for what the cluster has: --tensor-parallel-size × --pipeline-parallel-size no larger than the GPUs "
+            "Ray lists; or add the missing GPU nodes.",
+            "With several network interfaces, set VLLM_HOST_IP on every node to the address Ray registered it with "
+            "(`ray status` / `ray list nodes`).",
+        ],
+        confidence=0.8,
+    )
+
+
 def _finding(event: LogEvent) -> Finding:
+    if event.message == VLLM_PLACEMENT_GROUP:
+        return _vllm_waiting(event)
     name = event.message or "the deployment"
     wanted, free = event.gpus_required, event.gpus_available or 0.0
     short_of_gpus = wanted is not None and free < wanted
@@ -76,14 +108,15 @@ def _actions(none_at_all: bool) -> list[str]:
 
 RULE = Rule(
     code="OP-7.60",
-    title="Ray cannot place a Ray Serve replica of the server",
+    title="Ray cannot place the server's GPUs: a Ray Serve replica, or vLLM's own placement group",
     category=Category.STARTUP,
     check=_check,
     needs=("events",),
     page=RulePage(
         checks="Ray Serve's `Deployment '…' has N replicas that have taken more than 30s to be scheduled. … Resources "
         "required for each replica: …, total resources available: {…}`: a replica's GPUs summed over its bundles "
-        "against the GPUs Ray has free.",
+        "against the GPUs Ray has free; vLLM's own `Waiting for creating a placement group of specs for N seconds. "
+        "specs=[{'GPU': 1.0, …}, …]` (its Ray executor, one bundle per worker).",
         why="A replica Ray cannot reserve resources for never starts vLLM, so no vLLM log tells why; the controller's "
         "warning holds both numbers.",
         example='`Resources required for each replica: [{"CPU": 1.0, "GPU": 1.0}], total resources available: '
@@ -94,6 +127,7 @@ RULE = Rule(
         references=[
             "https://docs.ray.io/en/latest/cluster/kubernetes/troubleshooting/rayservice-troubleshooting.html",
             "https://docs.ray.io/en/latest/ray-core/scheduling/accelerators.html",
+            "https://github.com/ray-project/kuberay/issues/3414",
         ],
     ),
 )

@@ -18,7 +18,16 @@ import re
 from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
-from rules.events import NO_PATH, PTX_BUILD, PTX_TRITON, RAY_MEMORY_MONITOR, SHELL_SIGKILL, SYSTEMD_REPORTED, VLLM_BUILD
+from rules.events import (
+    NO_PATH,
+    PTX_BUILD,
+    PTX_TRITON,
+    RAY_MEMORY_MONITOR,
+    SHELL_SIGKILL,
+    SYSTEMD_REPORTED,
+    VLLM_BUILD,
+    VLLM_PLACEMENT_GROUP,
+)
 from rules.events import LogEventKind as K
 from rules.vllm_defaults import VLLM_TOP_LEVEL_NAMES
 
@@ -199,6 +208,12 @@ def _ray_replica(match: re.Match[str]) -> Fields:
         "gpus_available": float(available.get("GPU", 0.0)),
         "component": ", ".join(short) or None,
     }
+
+
+def _vllm_placement_wait(match: re.Match[str]) -> Fields:
+    """vLLM's Ray executor still waiting for its placement group: one bundle per worker, their GPUs summed."""
+    gpus = sum(float(amount) for amount in re.findall(r"['\"]GPU['\"]:\s*([\d.]+)", match["specs"]))
+    return {"message": VLLM_PLACEMENT_GROUP, "gpus_required": gpus or None, "elapsed_s": float(match["waited"])}
 
 
 def _shm(match: re.Match[str]) -> Fields:
@@ -907,6 +922,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"that ha(?:ve|s) taken more than \d+s to be scheduled.*?Resources required for each replica: "
         r"(?P<required>\[?\{[^\]]*?\}\]?), (?:total )?resources available: (?P<available>\{[^}]*\})",
         _ray_replica,
+    ),
+    wording(  # vLLM's Ray executor waiting for its own placement group (executor/ray_utils.py, logged at info every
+        # so often until it gives up with "Cannot provide a placement group …"): kuberay#3414, a worker pod in Init
+        ("Waiting for creating a placement group of specs",),
+        K.RAY_REPLICA_UNPLACED,
+        r"Waiting for creating a placement group of specs for (?P<waited>\d+) seconds\. specs=(?P<specs>\[[^\]]*\])",
+        _vllm_placement_wait,
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too

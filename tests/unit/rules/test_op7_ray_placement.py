@@ -49,3 +49,19 @@ def test_kuberays_yaml_quoting_of_the_message_is_read_too():
     assert _finding(line).title.startswith(
         "Ray cannot place a replica of Serve deployment LLMServer:qwen2_5-7b-instruct"
     )
+
+
+def test_vllms_own_wait_for_its_placement_group_names_the_gpus_it_asks_for():
+    # ray-project/kuberay#3414, verbatim: TP 4 across KubeRay worker pods, one of them stuck in Init
+    line = (
+        "Waiting for creating a placement group of specs for 150 seconds. specs=[{'GPU': 1.0, 'node:xxx': 0.001}, "
+        "{'GPU': 1.0}, {'GPU': 1.0}, {'GPU': 1.0}]. Check `ray status` to see if you have enough resources, and make "
+        "sure the IP addresses used by ray cluster are the same as VLLM_HOST_IP environment variable specified in "
+        "each node if you are running on a multi-node."
+    )
+    finding = _finding(line)
+    assert finding.title == (
+        "Ray cannot reserve vLLM's placement group of 4 GPUs (one per worker): vLLM has waited for 150 s and starts "
+        "no worker until it can"
+    )
+    assert "kubectl get pods" in finding.actions[0] and "VLLM_HOST_IP" in finding.actions[2]
