@@ -536,6 +536,10 @@ class LogEventKind(str, Enum):
     # after 601 seconds waiting for clients. 1/2 clients joined." (DistStoreError); message: joined/expected,
     # timeout_ms: how long it waited
     RENDEZVOUS_WAITING = "rendezvous_waiting"
+    # Gloo's TCP transport could not connect its full mesh of ranks (vLLM's CPU-side process groups): "RuntimeError:
+    # Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"; message: Gloo's
+    # reason after the source location
+    GLOO_MESH_FAILED = "gloo_mesh_failed"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1130,6 +1134,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
+    LogEventKind.GLOO_MESH_FAILED: ("message",),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

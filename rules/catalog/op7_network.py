@@ -27,7 +27,10 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
     event = facts.last_event(LogEventKind.RENDEZVOUS_UNREACHABLE)
     if event is None:
         waiting = facts.last_event(LogEventKind.RENDEZVOUS_WAITING)
-        return [_clients_missing(waiting)] if waiting is not None else []
+        if waiting is not None:
+            return [_clients_missing(waiting)]
+        mesh = facts.last_event(LogEventKind.GLOO_MESH_FAILED)
+        return [_gloo_mesh(mesh)] if mesh is not None else []
     address = event.message or "the rendezvous address"
     host, _ = c.split_address(address)
     waited = f" (timed out after {event.timeout_ms / 1000:.0f} s)" if event.timeout_ms else ""
@@ -113,6 +116,41 @@ def _clients_missing(event: LogEvent) -> Finding:
     )
 
 
+def _gloo_mesh(event: LogEvent) -> Finding:
+    """Gloo met the rendezvous, then could not connect each pair of ranks directly: each rank advertises the address
+    of the interface Gloo chose, and on hosts with several (a second NIC, docker0, a VPN) it may be one the others
+    cannot reach (vllm-project/vllm#5094, a Ray cluster across nodes)."""
+    reason = event.message or "no reason given"
+    return RULE_RENDEZVOUS.finding(
+        Severity.CRITICAL,
+        f"Gloo could not connect vLLM's ranks to each other ({reason}): most often an address the other nodes "
+        "cannot reach",
+        summary="vLLM's ranks open CPU-side process groups with Gloo beside NCCL's. After the rendezvous, Gloo "
+        "connects every pair of ranks directly, each at the address of the network interface it picked on its own "
+        "host; on hosts with several interfaces (a second NIC, docker0, a VPN, a Kubernetes overlay) that can be "
+        "one the other nodes cannot reach, or a firewall blocks its ports. Gloo's own reason is often no help "
+        "('no error').",
+        evidence=[c.log_evidence(event, name="Gloo's reason", value=reason)],
+        changes=[
+            ConfigChange(
+                flag="GLOO_SOCKET_IFNAME",
+                current=None,
+                proposed="<the interface the nodes reach each other on, e.g. eth0 (`ip -br addr`)>",
+                reason="Gloo binds and advertises that interface's address instead of the one it guesses",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) on every node to the interface the nodes reach each "
+            f"other on, and {HOST_IP_ENV} to that node's address on it; with Ray, before `ray start`, so the "
+            "workers inherit them.",
+            "Open the ports between the nodes: Gloo's pairs use ephemeral ports, so a firewall or security group "
+            "must allow TCP between the nodes, not only the rendezvous port.",
+        ],
+        confidence=0.7,
+    )
+
+
 RULE_RENDEZVOUS = Rule(
     code="OP-7.25",
     title="vLLM's processes could not reach their rendezvous address",
@@ -123,7 +161,8 @@ RULE_RENDEZVOUS = Rule(
         checks="PyTorch's `DistNetworkError: The client socket has timed out after Ns while trying to connect to "
         "(host, port)`, c10d's `The client socket has failed to connect to [host]:port` and TCPStore's retry "
         "warning `TCP client failed to connect/validate to host H:P - retrying`; from the listening "
-        "side, the store's `Timed out after N seconds waiting for clients. J/T clients joined.`",
+        "side, the store's `Timed out after N seconds waiting for clients. J/T clients joined.`; after it, Gloo's "
+        "`Gloo connectFullMesh failed with […]` (ranks that met but cannot reach each other's advertised address).",
         why="vLLM's ranks meet through torch.distributed's TCP store at VLLM_HOST_IP, or, unset, at the address of "
         "the interface holding the default route; when the processes cannot connect to it, start-up waits for "
         "torch's timeout and fails.",

@@ -865,6 +865,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|TCP client failed to connect/validate to host \[?(?P<host3>[^\]\s]+?)\]?:(?P<port3>\d+) - retrying",
         _rendezvous,
     ),
+    wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks
+        ("connectFullMesh failed",),
+        K.GLOO_MESH_FAILED,
+        r"Gloo connectFullMesh failed with \[[^\]]*\]\s*(?P<reason>.*?)\s*$",
+        lambda m: {"message": m["reason"] or None},
+    ),
     wording(  # the store's side: torch.distributed's TCPStore server gave up waiting for the other ranks
         ("waiting for clients",),
         K.RENDEZVOUS_WAITING,

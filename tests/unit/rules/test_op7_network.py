@@ -71,3 +71,15 @@ def test_torchs_retry_warning_names_the_address_without_claiming_a_wait():
         "connect to"
     )
     assert any("VLLM_HOST_IP=127.0.0.1" in action for action in finding.actions)
+
+
+def test_gloo_failing_its_full_mesh_proposes_the_interface_for_gloo_and_nccl():
+    # vllm-project/vllm#5094, verbatim: multi-node on a Ray cluster, hosts with several interfaces
+    line = (
+        "ERROR 05-29 04:08:22 worker_base.py:145] RuntimeError: Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert finding.title.startswith("Gloo could not connect vLLM's ranks to each other (no error)")
+    assert [change.flag for change in finding.changes] == ["GLOO_SOCKET_IFNAME"]
+    assert "NCCL_SOCKET_IFNAME" in finding.actions[0]
