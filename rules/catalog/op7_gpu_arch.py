@@ -129,7 +129,7 @@ def _ptx_feature(event: LogEvent) -> Finding:
     """ptxas refusing an instruction the target architecture lacks: nvcc building vLLM from source for an older GPU
     than one of its kernels supports, or Triton compiling a kernel at run time for the GPU it runs on."""
     feature, needed = event.message or "an instruction", event.version or "a newer architecture"
-    evidence = [c.log_evidence(event, name="ptxas's refusal", value=f"{feature} needs {needed}")]
+    evidence = [c.log_evidence(event, name="the compiler's refusal", value=f"{feature} needs {needed}")]
     if event.component == PTX_BUILD:
         return RULE_GPU_ARCH.finding(
             Severity.CRITICAL,
@@ -163,7 +163,8 @@ def _ptx_feature(event: LogEvent) -> Finding:
         Severity.CRITICAL,
         f"a Triton kernel needs {needed} for {feature}: this GPU is older",
         summary=f"Triton compiles vLLM's Triton kernels (attention, MoE, quantization) for the GPU it runs on, and "
-        f"ptxas refused one: it uses {reason}. The model's dtype or quantization chose a kernel this GPU cannot run.",
+        f"refused one (Triton itself, or ptxas under it): it uses {reason}. The model's dtype or quantization "
+        "chose a kernel this GPU cannot run.",
         evidence=evidence,
         actions=[
             "Serve in float16: --dtype half (a bfloat16 checkpoint converts on load), and no bfloat16 KV cache."
@@ -255,7 +256,8 @@ RULE_GPU_ARCH = Rule(
         "Unable to find code object for all current devices` and rocBLAS's `Cannot read …TensileLibrary…: No such "
         "file or directory for GPU arch : gfx…`; Triton's `error: unsupported target: 'gfx…'` compiling one of vLLM's "
         "Triton kernels; ptxas's `Feature '…' requires .target sm_<cc> or higher`, from nvcc building vLLM from "
-        "source (its `tmpxft_` files) or from Triton at run time (bfloat16 before sm_80, FP8 before sm_89).",
+        "source (its `tmpxft_` files) or from Triton at run time (bfloat16 before sm_80, FP8 before sm_89), and "
+        "Triton's own `type fp8e4nv not supported in this architecture`.",
         why="PyTorch, vLLM's compiled ops and the attention libraries carry code for a list of compute capabilities; "
         "a GPU outside the list runs none of it.",
         example="`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "

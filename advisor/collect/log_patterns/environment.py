@@ -768,6 +768,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "version": m["sm"],
         },
     ),
+    wording(  # Triton refusing FP8 E4M3 on a GPU before Ada and Hopper while it compiles one of vLLM's kernels
+        # (vllm#54318: an FP8 MoE checkpoint on A100s, sm_80): what ptxas would refuse, said by Triton's front end
+        ("not supported in this architecture",),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"type (?P<dtype>fp8e4nv) not supported in this architecture",
+        lambda m: {"message": m["dtype"], "component": PTX_TRITON, "version": "sm_89"},
+    ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for
         # every GPU it sees, and stops at one below its floor ("less than" in 0.1.2, "below" in 0.3.3: their sdists)
         ("GPUs with compute capability below", "GPUs with compute capability less than"),

@@ -246,3 +246,14 @@ def test_ptxas_refusing_a_triton_kernels_bfloat16_proposes_half_and_fp8_proposes
     [finding] = _findings(RULE_GPU_ARCH, fp8)
     assert "FP8" in finding.summary and "--kv-cache-dtype fp8" in finding.actions[0]
     assert finding.changes == []
+
+
+def test_tritons_own_refusal_of_fp8_e4m3_is_the_fp8_reading():
+    # vllm-project/vllm#54318, verbatim: an FP8 MoE checkpoint's Triton kernel compiled on A100s (sm_80)
+    line = (
+        "ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', "
+        "'fp8e5')\")"
+    )
+    [finding] = _findings(RULE_GPU_ARCH, line)
+    assert finding.title == "a Triton kernel needs sm_89 for fp8e4nv: this GPU is older"
+    assert "no FP8 checkpoint" in finding.actions[0]
