@@ -85,6 +85,9 @@ _PREFIX = re.compile(r"^\s*\((?P<proc>[^()]*?)\s+(?:rank=\d+\s+)?pid=\d+[^()]*\)
 # torchrun's prefix on every line a rank prints (`[rank1]: Traceback …`), wherever a viewer put it in the line; its
 # own warnings keep theirs (`[rank1]:[W …]`).
 _TORCHRUN_RANK = re.compile(r"(?:^|\s)\[rank\d+\]: ?(?!\[)")
+# Ray's log deduplication: a line its workers printed alike on several processes, shown once with the count appended
+# (`… [repeated 2x across cluster]`, Ray's "Log deduplication", RAY_DEDUP_LOGS); the words before it are the line's
+_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
     r"(?: \[(?P<where>[^\]]*)\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
@@ -947,6 +950,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
         if not prefix:
             break
         process, message = prefix.group("proc").strip(), message[prefix.end() :]
+    if message.endswith("]") and "across cluster" in message:
+        message = _RAY_REPEATED.sub("", message)
     message, timestamp, other = _read_header(message, process, state)
     level = state.level
     _track_phase(message, state)

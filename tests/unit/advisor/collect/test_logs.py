@@ -747,6 +747,17 @@ def test_torchruns_rank_prefix_is_read_through_wherever_a_viewer_put_it():
     assert (event.exception, event.code.strip()) == ("AssertionError", "assert token_lora_mapping.size(0) == M |")
 
 
+def test_rays_deduplication_count_is_not_part_of_the_line_it_follows():
+    # vllm-project/vllm#7662's form: a line Ray's workers printed alike, shown once with Ray's count appended
+    said = "ValueError: Model architectures ['Foo'] are not supported for now. Supported architectures: ['Bar']"
+    plain = parse_lines([f"(RayWorkerWrapper pid=11033) ERROR 08-19 16:07:35 worker_base.py:438] {said}"]).events
+    counted = parse_lines(
+        [f"(RayWorkerWrapper pid=11033) ERROR 08-19 16:07:35 worker_base.py:438] {said} [repeated 2x across cluster]"]
+    ).events
+    assert [(e.kind, e.message) for e in counted] == [(e.kind, e.message) for e in plain]
+    assert "repeated" not in (counted[0].message or "")
+
+
 @pytest.mark.parametrize(
     "line",
     [
