@@ -301,17 +301,26 @@ RULE_TOKEN_OUTSIDE_VOCAB = Rule(
 
 
 UNKNOWN_FIELDS_IGNORED_FROM = "0.6.5"  # the first release whose request models ignore unknown fields (0.6.4 refused)
+# Fields of OpenAI's request shape that live one level down, which a client writes one level too high: vLLM's model
+# of the outer object drops them as unknown (vllm#35438: `schema` at response_format's top level), and the request
+# runs without them.
+NESTED_REQUEST_FIELDS = {
+    "schema": (
+        "response_format.json_schema.schema",
+        '"response_format": {"type": "json_schema", "json_schema": {"name": "…", "schema": {…}}}',
+    ),
+}
 
 
 def _check_schema_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
     if not events:
-        dropped = next((e for e in facts.events_of(LogEventKind.REQUEST_FIELD_IGNORED) if e.nearest_field), None)
-        return (
-            [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
-            if dropped
-            else []
-        )
+        ignored = facts.events_of(LogEventKind.REQUEST_FIELD_IGNORED)
+        dropped = next((e for e in ignored if e.nearest_field), None)
+        if dropped is not None:
+            return [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
+        nested = next((e for e in ignored if e.request_field in NESTED_REQUEST_FIELDS), None)
+        return [_misplaced_field(nested, nested.request_field or "")] if nested is not None else []
     refused = events[0]
     if refused.nearest_field:
         return [_misspelt_field(refused, refused.request_field or "a field", refused.nearest_field)]
@@ -368,6 +377,23 @@ def _responses_part_finding(refused: LogEvent, part: str) -> Finding:
             "a setting for which one it uses.",
             "Or, if the client speaks the Responses API, send it to vLLM's /v1/responses, on a release that serves it.",
         ],
+        confidence=0.85,
+    )
+
+
+def _misplaced_field(ignored: LogEvent, field: str) -> Finding:
+    """A field OpenAI's shape has one level down, sent one level up: dropped as unknown, so the request ran without
+    it (vllm#35438: a json_schema response format whose schema vLLM never saw, answered 500)."""
+    where, shape = NESTED_REQUEST_FIELDS[field]
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.HIGH,
+        f"vLLM ignored the request field {field}: it belongs at {where}, one level down",
+        summary=f"The request carries {field} where vLLM's request model has no such field, so vLLM dropped it with "
+        f"this warning and served the request without it. OpenAI's shape puts it at {where}; a client that writes "
+        "it one level up asks for structured output vLLM never receives (vllm#35438: the request then failed with an "
+        "empty 500).",
+        evidence=[c.log_evidence(ignored, name="ignored field", value=field)],
+        actions=[f"Send it nested, as OpenAI's API shapes it: {shape}."],
         confidence=0.85,
     )
 

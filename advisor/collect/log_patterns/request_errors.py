@@ -10,6 +10,7 @@ import re
 
 from advisor.catalog.vllm_interface import nearest_field
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
+from rules.catalog.op5_requests import NESTED_REQUEST_FIELDS
 from rules.events import NO_CHAT_TEMPLATE
 from rules.events import LogEventKind as K
 
@@ -70,11 +71,14 @@ def _refusal_fields(loc: str, reason: str) -> Fields:
 
 
 def _ignored_fields(match: re.Match[str]) -> Fields:
-    """The first ignored field that misspells one vLLM has, and that one; none when no such field is there."""
-    for name in re.findall(r"['\"]([^'\"]+)['\"]", match["keys"]):
+    """The first ignored field that misspells one vLLM has, and that one; else the first field vLLM has at another
+    depth of the request (`schema`, which belongs inside response_format's json_schema); none of either, nothing."""
+    names = re.findall(r"['\"]([^'\"]+)['\"]", match["keys"])
+    for name in names:
         if meant := nearest_field(name):
             return {"request_field": name, "nearest_field": meant}
-    return {}
+    misplaced = next((name for name in names if name in NESTED_REQUEST_FIELDS), None)
+    return {"request_field": misplaced} if misplaced else {}
 
 
 # pydantic's words for a field the model does not have: v2's extra_forbidden, v1's (vLLM before 0.4)

@@ -212,3 +212,16 @@ def test_a_refusal_pasted_with_typographic_quotes_names_the_missing_field_to_add
     top = evaluate(_facts([line])).findings[0]
     assert top.rule == "OP-5.28" and top.title == "vLLM's request schema refused file: Field required"
     assert top.actions[0].startswith("Add file to the request") and "-F file=@" in top.actions[0]
+
+
+def test_a_field_sent_one_level_too_high_is_named_where_it_belongs_not_as_a_misspelling():
+    # vllm#35438, verbatim: response_format's schema at its top level, dropped; the request then answered 500
+    line = (
+        "(APIServer pid=1) WARNING 02-26 11:57:44 [protocol.py:53] The following fields were present in the request "
+        "but ignored: {'schema'}"
+    )
+    [finding] = op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([line]))
+    assert finding.title == (
+        "vLLM ignored the request field schema: it belongs at response_format.json_schema.schema, one level down"
+    )
+    assert '"json_schema": {"name": "…", "schema": {…}}' in finding.actions[0]
