@@ -540,6 +540,9 @@ class LogEventKind(str, Enum):
     # Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"; message: Gloo's
     # reason after the source location
     GLOO_MESH_FAILED = "gloo_mesh_failed"
+    # HAMi-core (HAMi's GPU-sharing library preloaded into a pod) rejecting the device id its cuMemCreate hook read:
+    # "[HAMI-core ERROR (pid:2244 … multiprocess_memory_limit.c:1255)]: Illegal device id: 31069"; message: the id
+    HAMI_ILLEGAL_DEVICE = "hami_illegal_device"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1135,6 +1138,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
     LogEventKind.GLOO_MESH_FAILED: ("message",),
+    LogEventKind.HAMI_ILLEGAL_DEVICE: ("message",),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

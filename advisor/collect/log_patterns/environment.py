@@ -872,6 +872,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|TCP client failed to connect/validate to host \[?(?P<host3>[^\]\s]+?)\]?:(?P<port3>\d+) - retrying",
         _rendezvous,
     ),
+    wording(  # HAMi-core, HAMi's GPU-sharing library preloaded into the pod, on a device id it read uninitialised
+        ("Illegal device id",),
+        K.HAMI_ILLEGAL_DEVICE,
+        r"\[HAMI-core ERROR[^\]]*\]:\s*Illegal device id: (?P<id>-?\d+)",
+        lambda m: {"message": m["id"]},
+    ),
     wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks
         ("connectFullMesh failed",),
         K.GLOO_MESH_FAILED,
