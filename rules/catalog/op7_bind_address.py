@@ -24,7 +24,33 @@ def _check_bind_address(facts: Facts) -> list[Finding]:
     if event is None:
         return []
     socket = "a ZMQ socket (vLLM's inter-process messaging)" if event.component == "zmq" else "a socket"
+    if event.address and event.address.count(":") > 1 and not event.address.startswith("["):
+        return [_unbracketed_ipv6(event, event.address)]
     return [_not_local(event, event.address, socket)]
+
+
+def _unbracketed_ipv6(event: LogEvent, endpoint: str) -> Finding:
+    """An IPv6 address joined to its port without brackets: ZMQ cannot tell the port from the address and reads the
+    rest as an interface name (vllm#42149; vLLM PR #42277 proposes bracketing IPv6 hosts and turning on ZMQ's
+    IPv6)."""
+    host = endpoint.rsplit(":", 1)[0]
+    return RULE_BIND_ADDRESS.finding(
+        Severity.CRITICAL,
+        f"a vLLM process gave ZMQ an IPv6 address without brackets ({endpoint}): ZMQ cannot read it",
+        summary="ZMQ's tcp:// endpoints put an IPv6 address in brackets (`tcp://[2001:db8::1]:5555`); written bare, "
+        "the colons of the address run into the port's and ZMQ takes the text for an interface name, so the bind "
+        "fails (`No such device`). vLLM built the endpoint from the host's address, an IPv6 one on this host; the "
+        "P2P NCCL KV connector does so (vllm#42149); vLLM PR #42277 proposes bracketing IPv6 hosts and enabling IPv6 "
+        "on its sockets.",
+        evidence=[c.log_evidence(event, name="address", value=endpoint)],
+        actions=[
+            f"Give vLLM an IPv4 address (or a hostname that resolves to one) where it takes the host: VLLM_HOST_IP, "
+            f"the KV connector's own IP setting, instead of {host}.",
+            "Or run a vLLM whose release carries PR #42277's change (IPv6 hosts bracketed in ZMQ endpoints); the "
+            "thread does not say which release has it.",
+        ],
+        confidence=0.8,
+    )
 
 
 def _not_local(event: LogEvent, endpoint: str | None, socket: str) -> Finding:
@@ -61,7 +87,8 @@ RULE_BIND_ADDRESS = Rule(
     needs=("events",),
     page=RulePage(
         checks="ZMQ's `ZMQError: Cannot assign requested address (addr='tcp://<ip>:<port>')` and uvicorn's `[Errno "
-        "99] error while attempting to bind on address ('<ip>', <port>): cannot assign requested address` (--host).",
+        "99] error while attempting to bind on address ('<ip>', <port>): cannot assign requested address` (--host); "
+        "ZMQ's `No such device (addr='tcp://<IPv6 without brackets>:<port>')`.",
         why="EADDRNOTAVAIL: a bind to an IP none of the process's interfaces holds, another node's address or the "
         "host's inside a container with its own network.",
         example="`(APIServer pid=396) zmq.error.ZMQError: Cannot assign requested address "
@@ -77,6 +104,7 @@ RULE_BIND_ADDRESS = Rule(
             "https://github.com/vllm-project/vllm/pull/35429",
             "https://github.com/vllm-project/vllm/issues/31884",
             "https://github.com/ai-dynamo/dynamo/issues/2706",
+            "https://github.com/vllm-project/vllm/issues/42149",
         ],
     ),
 )

@@ -546,6 +546,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "address": m["zaddr"] or (f"{m['host']}:{m['port']}" if m["port"] else None),
         },
     ),
+    wording(  # ZMQ given an IPv6 address without brackets (`tcp://2605:…:21001`) reads the text before the last colon
+        # as an interface name and fails (ENODEV): vllm#42149, the P2P NCCL connector on an IPv6 host
+        ("ZMQError: No such device",),
+        K.BIND_ADDRESS_NOT_LOCAL,
+        r"ZMQError: No such device \(addr='(?:tcp://)?(?P<zaddr>[0-9A-Fa-f]*:[0-9A-Fa-f:]*:\d+)'\)",
+        lambda m: {"message": m.group(0), "component": "zmq", "address": m["zaddr"]},
+    ),
     wording(  # vLLM's platform detection, logged at DEBUG (vllm/platforms/__init__.py, 0.7 on): each platform's check
         # that failed, with its reason (HPU's words have no colon)
         ("platform is not available because",),

@@ -28,3 +28,14 @@ def test_uvicorns_bind_on_a_host_it_does_not_have_is_the_same_and_a_bare_errno_i
     # a connect gets errno 99 too (no ephemeral port left): not read as a bind
     bare = "OSError: [Errno 99] Cannot assign requested address"
     assert op7_bind_address.RULE_BIND_ADDRESS.evaluate(Facts(events=parse_lines([bare]).events)) == []
+
+
+def test_an_ipv6_address_without_brackets_is_named_as_zmq_unable_to_read_it():
+    # vllm-project/vllm#42149, verbatim: the P2P NCCL connector's endpoint on an IPv6 host
+    line = (
+        "(Worker_TP0 pid=27101) ERROR 05-09 16:34:35 [multiproc_executor.py:815] zmq.error.ZMQError: No such device "
+        "(addr='tcp://2605:340:cd51:4900:d73:4aba:b23d:2190:21001')"
+    )
+    [finding] = op7_bind_address.RULE_BIND_ADDRESS.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith("a vLLM process gave ZMQ an IPv6 address without brackets (2605:340:")
+    assert "2605:340:cd51:4900:d73:4aba:b23d:2190." in finding.actions[0]
