@@ -127,6 +127,9 @@ class LogEventKind(str, Enum):
     # vLLM's request schema (pydantic, FastAPI's validation) refused a field: "'loc': ('body', 'messages', 2,
     # 'function_call'), 'msg': 'Input should be a valid string'"; request_field: messages[2].function_call
     REQUEST_SCHEMA_REFUSED = "request_schema_refused"
+    # pydantic refusing a response vLLM built ("3 validation errors for PoolingResponseData\ndata.list[list[float]]
+    # …"): its own output off its schema; message: the response model, request_field: the first field named
+    RESPONSE_SCHEMA_FAILED = "response_schema_failed"
     # vLLM dropped request fields its models do not have (0.6.5 on, warning until 0.17, debug later): "The following
     # fields were present in the request but ignored: {'stream_otpions'}"; request_field: the first that misspells a
     # known one, nearest_field: that one (only such fields are kept: other extras are often deliberate)
@@ -1181,6 +1184,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.EMPTY_PROMPT: ("message",),
     LogEventKind.REQUEST_TOKEN_IDS: ("request_field", "token_ids"),
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
+    LogEventKind.RESPONSE_SCHEMA_FAILED: ("message", "request_field"),
     LogEventKind.REQUEST_FIELD_IGNORED: ("request_field", "nearest_field"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),

@@ -168,6 +168,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?: \[type=\w+, input_value=\\?'(?P<value>[^'\\]*)| \[type=|\n|\\n|$)",
         _schema_text_refusal,
     ),
+    wording(  # pydantic refusing a response vLLM built itself: the model is one of its response models
+        # (vllm#33873: PoolingResponseData; vllm#42363: ChatCompletionStreamResponse after the engine died)
+        ("validation error for ", "validation errors for "),
+        K.RESPONSE_SCHEMA_FAILED,
+        r"\d+ validation errors? for (?P<model>\w*Response\w*)(?:(?:\n|\\n)(?P<loc>(?:(?!\\n)[^\n\s])+))?",
+        lambda m: {"message": m["model"], "request_field": m["loc"]},
+    ),
     wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have
         ("present in the request but ignored",),
         K.REQUEST_FIELD_IGNORED,
