@@ -67,6 +67,9 @@ _LOGGED = re.compile(r"\b(?:WARNING|ERROR)\b")
 # Markdown bold a reporter put around part of a line (`**ModuleNotFoundError: No module named 'decord'**`): a pair
 # of `**` opening after a space (or the line's start) and closing before one (or its end), never Python's `**kwargs`.
 _BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)(?P<text>.+?)(?<=\S)\*\*(?=\s|$)")
+# A whole line an issue wrapped in Markdown's inline code (`` `KeyError: 'layers.0.mlp.down_proj.weight'` ``,
+# unslothai/unsloth#1208): the words inside are the line; a code span inside it keeps its backticks.
+_INLINE_CODE = re.compile(r"^\s*`(?!`)(?P<text>[^`](?:[^`]|`[^`]*`)*?)`\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,8 @@ def unwrap(line: str) -> Unwrapped:
     its line."""
     if "**" in line:
         line = _BOLD.sub(r"\g<text>", line)
+    if line.lstrip().startswith("`") and (code := _INLINE_CODE.match(line)):
+        line = code.group("text")
     member = _MESSAGE_MEMBER.match(line)
     if member is not None:
         return Unwrapped(_json_string(member.group(1)), "error_body")

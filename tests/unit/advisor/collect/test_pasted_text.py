@@ -265,6 +265,15 @@ def test_markdown_bold_around_a_line_is_read_through_and_pythons_double_star_is_
     assert unwrap("f(*a, **kw, **extra)").text == "f(*a, **kw, **extra)"
 
 
+def test_a_whole_line_in_markdowns_inline_code_is_read_through_and_its_inner_spans_are_kept():
+    """unslothai/unsloth#1208: the reporter wrapped the error line in backticks; vllm#3329's inner span stays."""
+    assert unwrap("`KeyError: 'layers.0.mlp.down_proj.weight'`").text == "KeyError: 'layers.0.mlp.down_proj.weight'"
+    inner = "`RuntimeError: Cannot find any model weights with `/models/x``"
+    assert unwrap(inner).text == "RuntimeError: Cannot find any model weights with `/models/x`"
+    assert unwrap("Set `--limit-mm-per-prompt` to increase this limit.").text.startswith("Set `--limit")
+    assert unwrap("```").text == "```"
+
+
 def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_raised():
     """vllm-ascend's sleep mode (the corpus's startup-ascend-sleep-mode-camem-not-compiled): only the `assert` line
     of the traceback was pasted. An assert of a name calls nothing that could raise deeper: it failed."""
