@@ -161,17 +161,25 @@ class Scope:
         self.params = params
         self.parent = parent
         self._assigns: dict[str, list[tuple[int, ast.expr | None]]] | None = None
+        self._extended: dict[str, set[int]] = {}
 
     def resolve(self, name: str, before_line: int) -> ast.expr | None:
-        """The one string-valued expression assigned to `name` before `before_line`, or None."""
+        """The one string-valued expression assigned to `name` before `before_line`, or None.
+
+        A message extended with `+=` on some paths (`msg = f"At most {limit} …"`, then `if …: msg += " Set …"`,
+        vllm/multimodal/processing/context.py of 0.32) resolves to its first assignment: every path prints it, and a
+        pasted line that carries the extension still matches the base's pattern from its start."""
         if self._assigns is None:
-            self._assigns = collect_assigns(self.body, self.params)
+            self._assigns = collect_assigns(self.body, self.params, self._extended)
         found = self._assigns.get(name)
         if found is not None:
-            if len(found) == 1:
-                line, value = found[0]
+            extensions = self._extended.get(name, set())
+            base = [(line, value) for line, value in found if line not in extensions]
+            if len(base) == 1:
+                line, value = base[0]
                 if value is not None and (self.parent is None or line < before_line) and is_stringish(value):
-                    return value
+                    if all(line < extended for extended in extensions):
+                        return value
             return None  # assigned more than once, a parameter, a loop variable...: its value is unknown
         return self.parent.resolve(name, before_line) if self.parent else None
 
@@ -188,8 +196,10 @@ def _scope_nodes(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
 
 
 def collect_assigns(
-    body: Iterable[ast.AST], params: Iterable[str] = ()
+    body: Iterable[ast.AST], params: Iterable[str] = (), extended: dict[str, set[int]] | None = None
 ) -> dict[str, list[tuple[int, ast.expr | None]]]:
+    """Every write to each name of a scope, with the value of a simple assignment; the lines where a name is extended
+    with a string (`msg += "…"`) go into `extended` as well."""
     assigns: dict[str, list[tuple[int, ast.expr | None]]] = {name: [(0, None)] for name in params}
     for node in _scope_nodes(body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -204,6 +214,8 @@ def collect_assigns(
             assigns.setdefault(node.id, []).append((node.lineno, None))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             assigns.setdefault(node.target.id, []).append((node.lineno, None))
+            if extended is not None and isinstance(node.op, ast.Add) and is_stringish(node.value):
+                extended.setdefault(node.target.id, set()).add(node.lineno)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             assigns.setdefault(node.name, []).append((node.lineno, None))
     # a Name(Store) of a single-target Assign is walked too: drop that duplicate

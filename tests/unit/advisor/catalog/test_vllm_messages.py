@@ -233,6 +233,33 @@ def test_a_plain_message_is_escaped_literal_text():
     assert entry["phase"] == "startup"
 
 
+# vllm 0.32, vllm/multimodal/processing/context.py: a message extended with += on one path only
+MM_LIMIT = """
+def validate_num_items(self, modality: str, num_items: int) -> None:
+    limit = min(supported_limit, allowed_limit)
+    if num_items > limit:
+        msg = f"At most {limit} {modality}(s) may be provided in one prompt."
+
+        if num_items <= supported_limit:
+            msg += " Set `--limit-mm-per-prompt` to increase this limit."
+
+        raise VLLMValidationError(msg, parameter=modality)
+"""
+
+
+def test_a_message_extended_with_plus_equals_is_its_first_assignment_which_every_path_prints():
+    entry = only(extract(MM_LIMIT, "vllm/multimodal/processing/context.py"))
+    assert entry["message"] == "At most {limit} {modality}(s) may be provided in one prompt."
+    pasted = (  # anomalyco/opencode#47930, verbatim
+        "At most 8 image(s) may be provided in one prompt. Set `--limit-mm-per-prompt` to increase this limit. "
+        "(parameter=image)"
+    )
+    match = re.search(entry["pattern"], pasted)
+    assert match is not None and match.group("limit") == "8"
+    reassigned = MM_LIMIT.replace('msg += " Set', 'msg = " Set')  # two values: which one is printed is unknown
+    assert extract(reassigned, "vllm/multimodal/processing/context.py") == []
+
+
 # vllm 0.32, vllm/renderers/online_renderer.py: a refusal answered as an HTTP error body, not raised
 AUTO_TOOL_CHOICE = """
 def _validate(self, request):
