@@ -262,6 +262,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "model card's Mistral-format command fits the original repository only, not a Hugging Face-format or GGUF "
         "conversion of it (vllm#17210, the maintainers).",
     ),
+    Remedy(  # vllm/engine/arg_utils.py (0.8-0.11): a setting V1 did not support sends the server back to V0
+        "is not supported by the V1 Engine",
+        "the setting the warning names",
+        "setting",
+        "removed",
+        "a setting this release's V1 engine did not support made vLLM run its older V0 engine instead",
+        action="The server runs on V0, vLLM's older engine, because of the setting this warning names (vllm PR "
+        "#19426's comment: `--guided-decoding-backend=outlines`): remove it, or give V1's value for it (V1's "
+        "structured outputs took xgrammar and guidance first), to run on V1; a later release supports more in V1 "
+        "and then removed V0 altogether.",
+    ),
     Remedy(  # vllm/entrypoints/speech_to_text: any failure to decode an upload, ImportError included, says this
         "Invalid or unsupported audio file",
         "vllm[audio]",

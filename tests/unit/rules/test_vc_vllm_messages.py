@@ -198,6 +198,16 @@ def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_paralleli
     assert "upgrade vLLM" in pipeline.actions[0]
 
 
+def test_the_warning_that_sends_a_setting_back_to_v0_says_remove_it_to_run_on_v1():
+    # a comment on vllm PR #19426, verbatim (its leading space kept): outlines under vLLM 0.9
+    top = _top(
+        " WARNING 07-12 04:13:21 [arg_utils.py:1735] --guided-decoding-backend=outlines is not supported by the V1 "
+        "Engine. Falling back to V0."
+    )
+    assert top.rule == "VC-1" and top.title.startswith("vLLM warned: --guided-decoding-backend=outlines is not")
+    assert top.actions[0].startswith("The server runs on V0, vLLM's older engine, because of the setting")
+
+
 def test_an_internal_check_of_vllm_names_its_file_and_the_maintainers_fix():
     # vllm#8016 (0.5.5): an aborted request under V0's multi-step scheduling
     top = _top("AssertionError: expected running sequences")
