@@ -16,7 +16,10 @@ from rules.events import CatalogRef
 from rules.model import ConfigChange, Severity
 
 CatalogChangeKind = Literal["flag", "env", "setting"]
-MM_LIMIT_MESSAGE = "may be provided in one request"  # At most {allowed_count} {modality}(s) may be provided …
+# At most {allowed_count} {modality}(s) may be provided in one request (chat_utils.py, 0.6-0.10), and the same refusal
+# in the multimodal processor, At most {limit} {modality}(s) may be provided in one prompt (0.10-0.34): by the
+# words, the field that holds the limit
+MM_LIMIT_MESSAGES = {"may be provided in one request": "allowed_count", "may be provided in one prompt": "limit"}
 MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modality: early releases, recent ones
 
 
@@ -106,14 +109,17 @@ REMEDIES: tuple[Remedy, ...] = (
         'requests with tool_choice "auto" need both flags: --enable-auto-tool-choice and --tool-call-parser '
         "(the parser of the model family, e.g. hermes)",
     ),
-    Remedy(
-        MM_LIMIT_MESSAGE,
-        "--limit-mm-per-prompt",
-        "flag",
-        "{modality}={allowed_count}",
-        "requests carry more items of this modality than the server allows per prompt: allow at least one "
-        "more, as many as the requests carry (each item reserves memory at startup)",
-        one_more="allowed_count",
+    *(
+        Remedy(
+            words,
+            "--limit-mm-per-prompt",
+            "flag",
+            f"{{modality}}={{{field}}}",
+            "requests carry more items of this modality than the server allows per prompt: allow at least one "
+            "more, as many as the requests carry (each item reserves memory at startup)",
+            one_more=field,
+        )
+        for words, field in MM_LIMIT_MESSAGES.items()
     ),
     Remedy(  # vllm/multimodal/processing.py 0.7-0.8.3: a prompt with more items of a modality than its limit
         "(or defaulted to 1) in `--limit-mm-per-prompt`, but passed",

@@ -21,7 +21,7 @@ import re
 from rules.catalog import common as c
 from rules.catalog import op7_swap_space
 from rules.catalog.op7_checkpoint import unloadable_tensor
-from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGE, REMEDIES, Remedy
+from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGES, REMEDIES, Remedy
 from rules.components import CONFIGURATION
 from rules.events import HTTP_ERROR_EXCEPTION, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
@@ -247,7 +247,7 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
     """The changes vLLM's message implies (most specific reading first), an alternative to them, and
     actions for what is not a setting."""
     remedy = _remedy(ref)
-    if remedy is not None and remedy.match == MM_LIMIT_MESSAGE and _operator_set_limit(ref):
+    if remedy is not None and remedy.match in MM_LIMIT_MESSAGES and _operator_set_limit(ref):
         return [], [remedy.change(ref, _current(facts, remedy.name))], [_fewer_items_action(ref)]
     if remedy is not None:
         if remedy.kind == "setting" and remedy.action:
@@ -308,8 +308,14 @@ def _costs_speed(ref: CatalogRef) -> bool:
 def _operator_set_limit(ref: CatalogRef) -> bool:
     """Whether the per-request limit the message states is one an operator chose: vLLM's own default is 1
     item per modality in early releases and 999 in recent ones (vllm/config/multimodal.py, 0.32)."""
-    allowed = ref.captured.get("allowed_count", "")
+    allowed = _mm_limit(ref)
     return allowed.isdigit() and int(allowed) not in MM_LIMIT_DEFAULTS
+
+
+def _mm_limit(ref: CatalogRef) -> str:
+    """The per-prompt limit a multimodal refusal states, whichever of its wordings (`allowed_count`, `limit`)."""
+    field = next((f for words, f in MM_LIMIT_MESSAGES.items() if words in ref.template), "allowed_count")
+    return ref.captured.get(field, "").strip()
 
 
 def _fewer_items_action(ref: CatalogRef) -> str:
@@ -317,7 +323,7 @@ def _fewer_items_action(ref: CatalogRef) -> str:
     A chat client that re-sends the conversation's earlier images grows by one per turn, so a higher limit
     only postpones the refusal (bytedance/UI-TARS-desktop issue 104: the client kept the last 3 screenshots)."""
     modality = ref.captured.get("modality", "item").strip()
-    allowed = ref.captured.get("allowed_count", "").strip()
+    allowed = _mm_limit(ref)
     return (
         f"Send fewer {modality}s per request from the client (at most {allowed}, the limit the server was started "
         f"with): a chat client that re-sends the conversation's earlier {modality}s adds one per turn, so a higher "

@@ -198,6 +198,17 @@ def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_paralleli
     assert "upgrade vLLM" in pipeline.actions[0]
 
 
+def test_the_processors_per_prompt_image_limit_is_read_like_the_chat_parsers_per_request_one():
+    # anomalyco/opencode#47930, verbatim: a chat client re-sending the conversation's images past the server's 8
+    top = _top(
+        "At most 8 image(s) may be provided in one prompt. Set `--limit-mm-per-prompt` to increase this limit. "
+        "(parameter=image)"
+    )
+    assert top.rule == "VC-1" and top.changes == []
+    assert [(c.flag, c.proposed) for c in top.alternatives] == [("--limit-mm-per-prompt", "image=9")]
+    assert top.actions[0].startswith("Send fewer images per request from the client (at most 8")
+
+
 def test_the_warning_that_sends_a_setting_back_to_v0_says_remove_it_to_run_on_v1():
     # a comment on vllm PR #19426, verbatim (its leading space kept): outlines under vLLM 0.9
     top = _top(
