@@ -528,6 +528,8 @@ class LogEventKind(str, Enum):
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
     GGUF_READ_AS_CONFIG = "gguf_read_as_config"
+    # transformers' GGUF reader looking up a metadata field the file lacks: "KeyError: 'general.name'"; message: the key
+    GGUF_METADATA_MISSING = "gguf_metadata_missing"
     # vLLM's CPU KV offload creating its shared region: "Created mmap file /dev/shm/vllm_offload_<id>.mmap (17.18 GB)";
     # message: the path, shm_bytes: its size
     KV_OFFLOAD_REGION = "kv_offload_region"
@@ -1137,6 +1139,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
     LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
+    LogEventKind.GGUF_METADATA_MISSING: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),

@@ -1,5 +1,6 @@
-"""OP-7.21 and OP-7.24: a checkpoint this vLLM release cannot load — a tensor its code for the model has no
-parameter for, and a GGUF file it does not recognise as one (read as a config.json).
+"""OP-7.21, OP-7.24 and OP-7.111: a checkpoint this vLLM release cannot load — a tensor its code for the model has
+no parameter for, a GGUF file it does not recognise as one (read as a config.json), and a GGUF file without a
+metadata field transformers' GGUF reader looks up.
 
 OP-7.21: the checkpoint holds a tensor the vLLM release's code for the model has no parameter for.
 
@@ -416,4 +417,50 @@ RULE_GGUF_AS_CONFIG = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UNLOADABLE_TENSOR, RULE_GGUF_AS_CONFIG]
+
+def _check_gguf_metadata(facts: Facts) -> list[Finding]:
+    """A metadata key transformers' GGUF reader looks up and the file lacks: vLLM reads a GGUF's config and
+    tokenizer through transformers' load_gguf_checkpoint, which indexes the file's fields by name (vllm#14723)."""
+    event = next(iter(facts.events_of(LogEventKind.GGUF_METADATA_MISSING)), None)
+    if event is None:
+        return []
+    key = event.message or "a metadata key"
+    return [
+        RULE_GGUF_METADATA.finding(
+            Severity.CRITICAL,
+            f"the GGUF file lacks the metadata key {key} that transformers' GGUF reader looks up",
+            summary="vLLM reads a GGUF model's config and tokenizer through transformers (load_gguf_checkpoint), "
+            f"which looks each metadata field up by name; this file has no {key}, so loading stops at a bare "
+            "KeyError. Some converters leave optional fields out; in vllm#14723 a vLLM maintainer reproduced it "
+            "with a Gemma 3 GGUF without general.name and called it a transformers bug.",
+            evidence=[c.log_evidence(event, name="missing GGUF key", value=key)],
+            actions=[
+                "Write the key into a copy of the file: gguf-py's `gguf_new_metadata.py` (llama.cpp's gguf-py) "
+                "adds fields, `--general-name NAME` for general.name; or use a GGUF of the model from another "
+                "converter, or the original checkpoint.",
+                "Or upgrade transformers to a release whose GGUF reader tolerates the missing field, within the "
+                "range the installed vLLM accepts.",
+            ],
+            confidence=0.75,
+        )
+    ]
+
+
+RULE_GGUF_METADATA = Rule(
+    code="OP-7.111",
+    title="a GGUF file without a metadata key transformers' GGUF reader looks up",
+    category=Category.STARTUP,
+    check=_check_gguf_metadata,
+    needs=("events",),
+    page=RulePage(
+        checks="A bare `KeyError` on a GGUF metadata key (`general.…`, `tokenizer.ggml.…`).",
+        why="The words name no file and no cause; the key's namespace says it is a GGUF's metadata, read through "
+        "transformers.",
+        example="`KeyError: 'general.name'` loading a Gemma 3 GGUF in vLLM 0.8 (vllm#14723).",
+        fix="Add the field to the file (gguf_new_metadata.py), another GGUF, or a transformers that tolerates it.",
+        limits="Which file and which converter are not in the words.",
+        references=["https://github.com/vllm-project/vllm/issues/14723"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UNLOADABLE_TENSOR, RULE_GGUF_AS_CONFIG, RULE_GGUF_METADATA]

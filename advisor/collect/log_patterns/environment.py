@@ -855,6 +855,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|\[Errno 28\] No space left on device\s*$",
         lambda m: {"message": m["path"], "component": "quota" if m["quota"] else None if m["path"] else NO_PATH},
     ),
+    wording(  # transformers' GGUF reader indexing a metadata field the file does not have (vllm#14723: a Gemma 3 GGUF
+        # without general.name); GGUF's own namespaces, so no other KeyError is taken for it
+        ("KeyError: 'general.", "KeyError: 'tokenizer.ggml."),
+        K.GGUF_METADATA_MISSING,
+        r"KeyError: '(?P<key>(?:general|tokenizer\.ggml)\.[\w.]+)'",
+        lambda m: {"message": m["key"]},
+    ),
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),
         K.GGUF_READ_AS_CONFIG,

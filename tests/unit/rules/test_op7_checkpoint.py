@@ -169,3 +169,15 @@ def test_an_fp8_kv_cache_scale_without_a_parameter_is_a_checkpoint_tensor():
     )
     [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(_facts([line]))
     assert "layers.32.self_attn.qkv_proj.k_scale" in finding.title and "FP8 KV cache" in finding.title
+
+
+def test_a_bare_keyerror_on_a_gguf_metadata_key_is_the_file_missing_that_field():
+    # vllm-project/vllm#14723, verbatim: a vLLM maintainer's reproduction with a Gemma 3 GGUF
+    [finding] = op7_checkpoint.RULE_GGUF_METADATA.evaluate(
+        Facts(events=parse_lines(["KeyError: 'general.name'"]).events)
+    )
+    assert finding.title == "the GGUF file lacks the metadata key general.name that transformers' GGUF reader looks up"
+    assert "--general-name NAME" in finding.actions[0]
+    # a checkpoint tensor's name is OP-7.21's, not a GGUF field
+    tensor = parse_lines(["KeyError: 'layers.0.mlp.down_proj.weight'"]).events
+    assert op7_checkpoint.RULE_GGUF_METADATA.evaluate(Facts(events=tensor)) == []
