@@ -31,6 +31,9 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     syntax = [e for e in events if e.exception == "TemplateSyntaxError"]
     if syntax:
         return [_template_syntax(syntax[0])]
+    order = [e for e in events if e.exception == MISTRAL_ORDER]
+    if order:
+        return [_mistral_order(order[0])]
     if all(e.message == NO_CHAT_TEMPLATE for e in events):
         return [_no_template(events[0])]
     return [
@@ -58,6 +61,42 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+MISTRAL_ORDER = "InvalidMessageStructureException"  # mistral_common's refusal of a conversation's order
+
+
+def _mistral_order(event: LogEvent) -> Finding:
+    """mistral_common validates a conversation against Mistral's format before vLLM's Mistral tokenizer encodes it;
+    an agent that answers a tool result with a new user turn breaks it (browser-use/browser-use#2059,
+    mistralai/mistral-vibe#454: `Unexpected role 'user' after role 'tool'`)."""
+    said = event.message or "an unexpected role"
+    return RULE_TEMPLATE_REFUSED.finding(
+        Severity.HIGH,
+        f"Mistral's tokenizer refused the conversation's order: {said}",
+        summary="With --tokenizer-mode mistral (Mistral's own models), vLLM encodes a chat with mistral_common, "
+        "which first checks the order of the messages against Mistral's format: after a tool result comes the "
+        "assistant's answer to it (or another tool result), not a new user message. The client sent a turn the "
+        "format does not allow there; vLLM answers HTTP 400. Agent loops do this when they append the user's next "
+        "message before the model answered the tool result.",
+        evidence=[c.log_evidence(event, name="mistral_common's refusal", value=said)],
+        actions=[
+            "In the client, keep Mistral's order: after the tool messages, the assistant's reply (the model's "
+            "answer to them) before the next user message: send the request with the tool results first, and the "
+            "user's new text in the request after the model answered.",
+        ],
+        alternatives=[
+            ConfigChange(
+                flag="--tokenizer-mode",
+                proposed="auto",
+                reason="the Hugging Face tokenizer and the repository's chat template instead of mistral_common's "
+                "validator: the template may accept the order (or refuse it in its own words)",
+                cost="the repository's Jinja template formats tool calls instead of Mistral's own encoder; only for "
+                "a model repository with Hugging Face tokenizer files",
+            )
+        ],
+        confidence=0.8,
+    )
 
 
 def _template_syntax(event: LogEvent) -> Finding:
@@ -119,14 +158,18 @@ RULE_TEMPLATE_REFUSED = Rule(
         "user/assistant/user/assistant/...`, `System role not supported`; transformers' `Cannot use chat template "
         "functions because tokenizer.chat_template is not set` (no template at all); Jinja's `TemplateSyntaxError` "
         "(a template that does not parse), or its words alone as a 400's message (`expected token 'end of print "
-        "statement', got …`, `Encountered unknown tag …`).",
+        "statement', got …`, `Encountered unknown tag …`); mistral_common's order check under --tokenizer-mode "
+        "mistral, `Unexpected role 'user' after role 'tool'`.",
         why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
         "error back as HTTP 400, so the server looks at fault for what the client sent.",
         example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "
         "message to Mistral-7B-Instruct-v0.1 (vllm#2080).",
         fix="Merge the system message into the first user turn, or serve a chat template that accepts one.",
         limits="The template's words say which roles it refused, not which message of the request broke them.",
-        references=["https://github.com/vllm-project/vllm/issues/2080"],
+        references=[
+            "https://github.com/vllm-project/vllm/issues/2080",
+            "https://github.com/browser-use/browser-use/issues/2059",
+        ],
     ),
 )
 

@@ -16,7 +16,10 @@ from rules.events import LogEventKind as K
 
 
 def _template_refused(match: re.Match[str]) -> Fields:
-    """The template's refusal, transformers finding none, or Jinja refusing its syntax (the exception's name kept)."""
+    """The template's refusal, transformers finding none, or Jinja refusing its syntax (the exception's name kept);
+    mistral_common's validator of Mistral's message order, under --tokenizer-mode mistral, as its own exception."""
+    if match["mistral"]:
+        return {"message": match["mistral"], "exception": "InvalidMessageStructureException"}
     if match["none"]:
         return {"message": NO_CHAT_TEMPLATE}
     if match["syntax"] or match["syntax2"]:
@@ -125,6 +128,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "TemplateSyntaxError",
             "expected token 'end of ",
             "Encountered unknown tag '",
+            "Unexpected role '",
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
@@ -134,7 +138,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # Jinja's own words without the class (jinja2/lexer.py TokenStream.expect, jinja2/parser.py), as a 400's message
         # carries them
         r"|(?P<syntax2>expected token 'end of (?:print statement|statement block)', got '[^']*'"
-        r"|Encountered unknown tag '[^']*'\.?)",
+        r"|Encountered unknown tag '[^']*'\.?)"
+        # mistral_common's request validator (the Mistral tokenizer mode): a role its format does not allow next
+        r"|(?P<mistral>Unexpected role '\w+' after role '\w+')",
         _template_refused,
     ),
     wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty

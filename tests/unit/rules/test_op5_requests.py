@@ -225,3 +225,18 @@ def test_a_field_sent_one_level_too_high_is_named_where_it_belongs_not_as_a_miss
         "vLLM ignored the request field schema: it belongs at response_format.json_schema.schema, one level down"
     )
     assert '"json_schema": {"name": "…", "schema": {…}}' in finding.actions[0]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [  # browser-use/browser-use#2059 and mistralai/mistral-vibe#454, verbatim
+        "ERROR 06-19 07:36:24 [serving_chat.py:200] mistral_common.exceptions.InvalidMessageStructureException: "
+        "Unexpected role 'user' after role 'tool'",
+        "(APIServer pid=1) ERROR 03-04 14:55:30 [serving.py:315] ValueError: Unexpected role 'user' after role 'tool'",
+    ],
+)
+def test_mistral_commons_order_check_is_named_with_the_order_mistral_wants(line):
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.19"
+    assert top.title == "Mistral's tokenizer refused the conversation's order: Unexpected role 'user' after role 'tool'"
+    assert [(c.flag, c.proposed) for c in top.alternatives] == [("--tokenizer-mode", "auto")]
