@@ -11,6 +11,7 @@ name and renamed, so an interrupted conversion never leaves a half-written model
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -67,10 +68,25 @@ def gguf_path() -> Path:
 
 
 def ensure_default_model() -> Path:
-    """The converted default model dir, converting the GGUF first if this is the first use."""
+    """The converted default model dir, converting the GGUF first if this is the first use.
+
+    Callers may ask at the same moment (two servers started together, a test tier's background start beside its
+    first fixture): an exclusive lock beside the dir lets one convert while the others wait for it, then find the
+    dir complete. Without it each converted to its own temporary dir and the later rename failed on the finished
+    one (`[Errno 39] Directory not empty`, a clean machine's first vLLM tier)."""
     out = default_model_dir()
     if (out / _COMPLETE_MARKER).is_file():
         return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{DEFAULT_MODEL_NAME}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, by this process or its death
+        if (out / _COMPLETE_MARKER).is_file():  # another caller converted it while this one waited
+            return out
+        return _convert_default_model(out)
+
+
+def _convert_default_model(out: Path) -> Path:
+    """Convert the GGUF into a temporary dir beside `out` and rename it into place (the caller holds the lock)."""
     source = gguf_path()
     logger.info(
         "Converting the embedded %s (%s) to a Hugging Face model dir at %s; this happens once.",
@@ -79,7 +95,6 @@ def ensure_default_model() -> Path:
         out,
     )
     start = time.monotonic()
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}-", dir=out.parent))
     try:
         convert_gguf(source, tmp)

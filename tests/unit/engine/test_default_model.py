@@ -33,3 +33,33 @@ def test_gguf_tensor_names_map_to_hf_names():
 def test_the_embedded_gguf_is_found_without_importing_its_package():
     path = gguf_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
+
+
+def test_callers_asking_at_once_wait_for_one_conversion_and_all_get_the_finished_dir(tmp_path, monkeypatch):
+    """A clean machine's first vLLM tier started a background server beside its first fixture: both converted, and
+    the later rename failed on the finished dir ([Errno 39]). The lock makes the second wait and find it done. The
+    converter is replaced by a slow stand-in: what is under test is who converts, not the conversion."""
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from engine.model import default_model  # noqa: PLC0415
+
+    monkeypatch.setenv("SERVOPS_CACHE_DIR", str(tmp_path))
+    calls: list[str] = []
+
+    def slow_convert(source, out_dir):
+        calls.append(str(out_dir))
+        time.sleep(0.3)
+        (out_dir / "config.json").write_text("{}")
+
+    monkeypatch.setattr(default_model, "convert_gguf", slow_convert)
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(default_model.ensure_default_model())) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    out = tmp_path / "models" / default_model.DEFAULT_MODEL_NAME
+    assert results == [out, out, out]
+    assert len(calls) == 1 and (out / "config.json").is_file()
+    assert [p.name for p in out.parent.iterdir() if p.is_dir()] == [default_model.DEFAULT_MODEL_NAME]
