@@ -346,7 +346,8 @@ class LogEventKind(str, Enum):
     PORT_IN_USE = "port_in_use"
     # a bind to an IP no interface of the process's machine or container holds (EADDRNOTAVAIL): pyzmq's `ZMQError:
     # Cannot assign requested address (addr='tcp://10.27.91.102:13345')`, Python's `[Errno 99] error while attempting
-    # to bind on address ('10.0.0.5', 8000): cannot assign requested address`; component zmq or None; address host:port
+    # to bind on address ('10.0.0.5', 8000): cannot assign requested address`; and pyzmq's `No such device` for an
+    # IPv6 address written without brackets; component zmq or None; address host:port
     BIND_ADDRESS_NOT_LOCAL = "bind_address_not_local"
     # vLLM's platform detection at VLLM_LOGGING_LEVEL=DEBUG (vllm/platforms/__init__.py, 0.7 on): `ROCm platform is not
     # available because: No module named 'amdsmi'` (component: the platform, message: the reason), and its verdict,

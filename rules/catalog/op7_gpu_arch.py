@@ -18,7 +18,7 @@ from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import PTX_BUILD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 BLACKWELL_CAPABILITY = 100  # sm_100 (B200) and sm_120 (RTX 50xx, RTX PRO 6000): builds with CUDA 12.8 or later
 _SM = re.compile(r"sm_(\d+)")
@@ -129,53 +129,72 @@ def _ptx_feature(event: LogEvent) -> Finding:
     """ptxas refusing an instruction the target architecture lacks: nvcc building vLLM from source for an older GPU
     than one of its kernels supports, or Triton compiling a kernel at run time for the GPU it runs on."""
     feature, needed = event.message or "an instruction", event.version or "a newer architecture"
-    evidence = [c.log_evidence(event, name="the compiler's refusal", value=f"{feature} needs {needed}")]
-    if event.component == PTX_BUILD:
-        return RULE_GPU_ARCH.finding(
-            Severity.CRITICAL,
-            f"building vLLM from source for a GPU older than one of its kernels: {feature} needs {needed}",
-            summary=f"nvcc compiled one of vLLM's kernels for a GPU architecture below {needed}, whose instructions "
-            "it uses ('tmpxft_' is nvcc's temporary file; its name may say the target, `.compute_70.ptx`). The build "
-            "targets the GPUs it sees, or TORCH_CUDA_ARCH_LIST's list; a kernel that does not guard its newer "
-            f"instructions fails the whole install there. vLLM 0.2.0's AWQ GEMM needed sm_80 (vllm#1063, on a "
-            f"Turing GPU; PR #1252 added a Turing path); a Maxwell M40 fails vLLM's own half-precision attention "
-            f"kernels at sm_53 (vllm#15751), below any vLLM release's floor (sm_{vllm_defaults.MIN_CAPABILITY_0_14}).",
-            evidence=evidence,
-            actions=[
-                "Install a released wheel instead of building, if one supports this GPU (compute capability "
-                f"{vllm_defaults.MIN_CAPABILITY / 10:.1f} or later for current releases): its kernels are built and "
-                "guarded per architecture.",
-                f"Building for a GPU of {needed} or newer: set TORCH_CUDA_ARCH_LIST to that GPU's capability alone "
-                "(8.0 for an A100) so no older target is compiled; a GPU older than the kernel needs a release whose "
-                "kernel has a path for it, or the kernel's feature left out of the build.",
-            ],
-            confidence=0.8,
-        )
-    bf16, fp8 = "bf16" in feature, any(word in feature for word in ("e4m3", "e5m2", "fp8", "f8"))
-    reason = (
-        "bfloat16, which GPUs before Ampere (sm_80) lack: V100, T4"
-        if bf16
-        else "FP8, which GPUs before Ada and Hopper (sm_89, sm_90) lack"
-        if fp8
-        else f"an instruction of {needed}"
+    evidence = c.log_evidence(event, name="the compiler's refusal", value=f"{feature} needs {needed}")
+    return (
+        _ptx_in_build(feature, needed, evidence)
+        if event.component == PTX_BUILD
+        else _ptx_in_triton(feature, needed, evidence)
     )
+
+
+def _ptx_in_build(feature: str, needed: str, evidence: Evidence) -> Finding:
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"building vLLM from source for a GPU older than one of its kernels: {feature} needs {needed}",
+        summary=f"nvcc compiled one of vLLM's kernels for a GPU architecture below {needed}, whose instructions it "
+        "uses ('tmpxft_' is nvcc's temporary file; its name may say the target, `.compute_70.ptx`). The build targets "
+        "the GPUs it sees, or TORCH_CUDA_ARCH_LIST's list; a kernel that does not guard its newer instructions fails "
+        "the whole install there. vLLM 0.2.0's AWQ GEMM needed sm_80 (vllm#1063, on a Turing GPU; PR #1252 added a "
+        "Turing path); a Maxwell M40 fails vLLM's own half-precision attention kernels at sm_53 (vllm#15751), below "
+        f"any vLLM release's floor (sm_{vllm_defaults.MIN_CAPABILITY_0_14}).",
+        evidence=[evidence],
+        actions=[
+            "Install a released wheel instead of building, if one supports this GPU (compute capability "
+            f"{vllm_defaults.MIN_CAPABILITY / 10:.1f} or later for current releases): its kernels are built and "
+            "guarded per architecture.",
+            f"Building for a GPU of {needed} or newer: set TORCH_CUDA_ARCH_LIST to that GPU's capability alone (8.0 "
+            "for an A100) so no older target is compiled; a GPU older than the kernel needs a release whose kernel "
+            "has a path for it, or the kernel's feature left out of the build.",
+        ],
+        confidence=0.8,
+    )
+
+
+# What a Triton kernel's refused instruction belongs to, by words in it: (what the GPU lacks, what to serve instead).
+_TRITON_LACKS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("bf16",),
+        "bfloat16, which GPUs before Ampere (sm_80) lack: V100, T4",
+        "Serve in float16: --dtype half (a bfloat16 checkpoint converts on load), and no bfloat16 KV cache.",
+    ),
+    (
+        ("e4m3", "e5m2", "fp8", "f8"),
+        "FP8, which GPUs before Ada and Hopper (sm_89, sm_90) lack",
+        "Leave FP8 out on this GPU: no --kv-cache-dtype fp8 and no FP8 checkpoint or --quantization fp8 (vllm PR "
+        "#35720: an FP8 KV cache crashed on sm<89).",
+    ),
+)
+
+
+def _ptx_in_triton(feature: str, needed: str, evidence: Evidence) -> Finding:
+    words, reason, action = next(
+        (row for row in _TRITON_LACKS if any(word in feature for word in row[0])),
+        (
+            (),
+            f"an instruction of {needed}",
+            f"Serve this model's configuration on a GPU of {needed} or later, or without the feature that chose this "
+            "kernel (its quantization, its KV cache dtype).",
+        ),
+    )
+    bf16 = words == ("bf16",)
     return RULE_GPU_ARCH.finding(
         Severity.CRITICAL,
         f"a Triton kernel needs {needed} for {feature}: this GPU is older",
-        summary=f"Triton compiles vLLM's Triton kernels (attention, MoE, quantization) for the GPU it runs on, and "
-        f"refused one (Triton itself, or ptxas under it): it uses {reason}. The model's dtype or quantization "
-        "chose a kernel this GPU cannot run.",
-        evidence=evidence,
-        actions=[
-            "Serve in float16: --dtype half (a bfloat16 checkpoint converts on load), and no bfloat16 KV cache."
-            if bf16
-            else "Leave FP8 out on this GPU: no --kv-cache-dtype fp8 and no FP8 checkpoint or --quantization fp8 "
-            "(vllm PR #35720: an FP8 KV cache crashed on sm<89)."
-            if fp8
-            else f"Serve this model's configuration on a GPU of {needed} or later, or without the feature that "
-            "chose this kernel (its quantization, its KV cache dtype).",
-            _CHECK,
-        ],
+        summary="Triton compiles vLLM's Triton kernels (attention, MoE, quantization) for the GPU it runs on, and "
+        f"refused one (Triton itself, or ptxas under it): it uses {reason}. The model's dtype or quantization chose a "
+        "kernel this GPU cannot run.",
+        evidence=[evidence],
+        actions=[action, _CHECK],
         changes=[ConfigChange(flag="--dtype", current=None, proposed="half", reason="bfloat16 needs sm_80")]
         if bf16
         else [],
