@@ -247,8 +247,10 @@ def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[Config
     """The changes vLLM's message implies (most specific reading first), an alternative to them, and
     actions for what is not a setting."""
     remedy = _remedy(ref)
-    if remedy is not None and remedy.match in MM_LIMIT_MESSAGES and _operator_set_limit(ref):
-        return [], [remedy.change(ref, _current(facts, remedy.name))], [_fewer_items_action(ref)]
+    if remedy is not None and remedy.match in MM_LIMIT_MESSAGES:  # the limit, in the field its wording names
+        limit = ref.captured.get(MM_LIMIT_MESSAGES[remedy.match], "").strip()
+        if _operator_set_limit(limit):
+            return [], [remedy.change(ref, _current(facts, remedy.name))], [_fewer_items_action(ref, limit)]
     if remedy is not None:
         if remedy.kind == "setting" and remedy.action:
             return [], [], [remedy.action]
@@ -305,25 +307,17 @@ def _costs_speed(ref: CatalogRef) -> bool:
     return ref.exception is None and bool(_SLOWER.search(ref.template))
 
 
-def _operator_set_limit(ref: CatalogRef) -> bool:
-    """Whether the per-request limit the message states is one an operator chose: vLLM's own default is 1
+def _operator_set_limit(allowed: str) -> bool:
+    """Whether the per-request limit a multimodal refusal states is one an operator chose: vLLM's own default is 1
     item per modality in early releases and 999 in recent ones (vllm/config/multimodal.py, 0.32)."""
-    allowed = _mm_limit(ref)
     return allowed.isdigit() and int(allowed) not in MM_LIMIT_DEFAULTS
 
 
-def _mm_limit(ref: CatalogRef) -> str:
-    """The per-prompt limit a multimodal refusal states, whichever of its wordings (`allowed_count`, `limit`)."""
-    field = next((f for words, f in MM_LIMIT_MESSAGES.items() if words in ref.template), "allowed_count")
-    return ref.captured.get(field, "").strip()
-
-
-def _fewer_items_action(ref: CatalogRef) -> str:
+def _fewer_items_action(ref: CatalogRef, allowed: str) -> str:
     """A chosen limit is the server's budget (each item reserves memory at startup): the requests must fit it.
     A chat client that re-sends the conversation's earlier images grows by one per turn, so a higher limit
     only postpones the refusal (bytedance/UI-TARS-desktop issue 104: the client kept the last 3 screenshots)."""
     modality = ref.captured.get("modality", "item").strip()
-    allowed = _mm_limit(ref)
     return (
         f"Send fewer {modality}s per request from the client (at most {allowed}, the limit the server was started "
         f"with): a chat client that re-sends the conversation's earlier {modality}s adds one per turn, so a higher "

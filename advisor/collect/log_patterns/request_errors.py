@@ -84,6 +84,12 @@ def _ignored_fields(match: re.Match[str]) -> Fields:
     return {"request_field": misplaced} if misplaced else {}
 
 
+# pydantic's own text for a model it refused, as an error body or a gateway's repr carries it: its header, its line
+# breaks (real, or escaped as `\n` inside a repr) and a character of one of its lines
+_PYDANTIC_TEXT = r"\d+ validation errors? for "
+_BREAK = r"(?:\n|\\n)"
+_TEXT_CHAR = r"(?:(?!\\n)[^\n])"
+
 # pydantic's words for a field the model does not have: v2's extra_forbidden, v1's (vLLM before 0.4)
 _UNKNOWN_FIELD = re.compile(r"Extra inputs are not permitted|extra fields not permitted")
 
@@ -169,8 +175,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # (langchain-ai/langchain#34751, through LiteLLM)
         ("validation error for ", "validation errors for "),
         K.REQUEST_SCHEMA_REFUSED,
-        r"\d+ validation errors? for \w*(?:Request|ValidatorIterator)(?:\n|\\n)(?P<loc>(?:(?!\\n)[^\n])+)"
-        r"(?:\n|\\n)\s+(?P<msg>(?:(?!\\n)[^\n])+?)"
+        rf"{_PYDANTIC_TEXT}\w*(?:Request|ValidatorIterator){_BREAK}(?P<loc>{_TEXT_CHAR}+)"
+        rf"{_BREAK}\s+(?P<msg>{_TEXT_CHAR}+?)"
         r"(?: \[type=\w+, input_value=\\?'(?P<value>[^'\\]*)| \[type=|\n|\\n|$)",
         _schema_text_refusal,
     ),
@@ -178,7 +184,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # (vllm#33873: PoolingResponseData; vllm#42363: ChatCompletionStreamResponse after the engine died)
         ("validation error for ", "validation errors for "),
         K.RESPONSE_SCHEMA_FAILED,
-        r"\d+ validation errors? for (?P<model>\w*Response\w*)(?:(?:\n|\\n)(?P<loc>(?:(?!\\n)[^\n\s])+))?",
+        rf"{_PYDANTIC_TEXT}(?P<model>\w*Response\w*)(?:{_BREAK}(?P<loc>(?:(?!\\n)[^\n\s])+))?",
         lambda m: {"message": m["model"], "request_field": m["loc"]},
     ),
     wording(  # vLLM's base request model (0.6.5 on) dropping fields it does not have
