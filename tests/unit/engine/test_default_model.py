@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 
+from engine.model import default_model
 from engine.model.default_model import _hf_name, _unpermute, gguf_path
 
 
@@ -39,11 +43,6 @@ def test_callers_asking_at_once_wait_for_one_conversion_and_all_get_the_finished
     """A clean machine's first vLLM tier started a background server beside its first fixture: both converted, and
     the later rename failed on the finished dir ([Errno 39]). The lock makes the second wait and find it done. The
     converter is replaced by a slow stand-in: what is under test is who converts, not the conversion."""
-    import threading  # noqa: PLC0415
-    import time  # noqa: PLC0415
-
-    from engine.model import default_model  # noqa: PLC0415
-
     monkeypatch.setenv("SERVOPS_CACHE_DIR", str(tmp_path))
     calls: list[str] = []
 
