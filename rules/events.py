@@ -549,6 +549,10 @@ class LogEventKind(str, Enum):
     # HAMi-core (HAMi's GPU-sharing library preloaded into a pod) rejecting the device id its cuMemCreate hook read:
     # "[HAMI-core ERROR (pid:2244 … multiprocess_memory_limit.c:1255)]: Illegal device id: 31069"; message: the id
     HAMI_ILLEGAL_DEVICE = "hami_illegal_device"
+    # Mooncake's transfer engine asked for a metadata backend its build did not compile in: "Unable to find metadata
+    # storage plugin etcd with conn string: etcd://10.72.12.100:2379"; message: the scheme (etcd, redis, http),
+    # address: the connection string when the line prints it (newer Mooncake)
+    MOONCAKE_METADATA_PLUGIN = "mooncake_metadata_plugin"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1146,6 +1150,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RENDEZVOUS_WAITING: ("message", "timeout_ms"),
     LogEventKind.GLOO_MESH_FAILED: ("message",),
     LogEventKind.HAMI_ILLEGAL_DEVICE: ("message",),
+    LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

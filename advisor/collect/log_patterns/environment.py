@@ -892,6 +892,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[HAMI-core ERROR[^\]]*\]:\s*Illegal device id: (?P<id>-?\d+)",
         lambda m: {"message": m["id"]},
     ),
+    wording(  # Mooncake's transfer engine (vLLM's and LMCache's KV transfer) on a metadata backend its build lacks
+        ("Unable to find metadata storage plugin",),
+        K.MOONCAKE_METADATA_PLUGIN,
+        r"Unable to find metadata storage plugin (?P<scheme>[\w-]+)(?: with conn string: (?P<conn>\S+))?",
+        lambda m: {"message": m["scheme"], "address": m["conn"]},
+    ),
     wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks
         ("connectFullMesh failed",),
         K.GLOO_MESH_FAILED,
