@@ -553,6 +553,9 @@ class LogEventKind(str, Enum):
     # storage plugin etcd with conn string: etcd://10.72.12.100:2379"; message: the scheme (etcd, redis, http),
     # address: the connection string when the line prints it (newer Mooncake)
     MOONCAKE_METADATA_PLUGIN = "mooncake_metadata_plugin"
+    # vLLM 0.4.0's own NCCL wrapper torn down after its start failed before it held a communicator:
+    # "AttributeError: 'NCCLCommunicator' object has no attribute 'comm'" (its __del__ destroys self.comm)
+    PYNCCL_NEVER_STARTED = "pynccl_never_started"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1151,6 +1154,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GLOO_MESH_FAILED: ("message",),
     LogEventKind.HAMI_ILLEGAL_DEVICE: ("message",),
     LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
+    LogEventKind.PYNCCL_NEVER_STARTED: (),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -892,6 +892,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[HAMI-core ERROR[^\]]*\]:\s*Illegal device id: (?P<id>-?\d+)",
         lambda m: {"message": m["id"]},
     ),
+    wording(  # vLLM 0.4.0's NCCL wrapper's __del__, after a start that failed before it held a communicator
+        ("object has no attribute 'comm'",),
+        K.PYNCCL_NEVER_STARTED,
+        r"'NCCLCommunicator' object has no attribute 'comm'",
+        lambda m: {},
+    ),
     wording(  # Mooncake's transfer engine (vLLM's and LMCache's KV transfer) on a metadata backend its build lacks
         ("Unable to find metadata storage plugin",),
         K.MOONCAKE_METADATA_PLUGIN,
