@@ -22,7 +22,9 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("tokenizer", "tokenizer"),
     ("shm_broadcast", "the shared-memory message queue between the engine and its workers"),
     ("tool_parsers", "tool-call parser"),
+    ("_tool_parser.py", "tool-call parser"),  # a log line's header names the file alone: hermes_tool_parser.py:148
     ("/reasoning/", "reasoning parser"),
+    ("_reasoning_parser.py", "reasoning parser"),
     ("kv_transfer", "KV transfer connector"),
     ("kv_offload", "KV cache offloading"),
     ("/distributed/", "distributed communication (NCCL)"),

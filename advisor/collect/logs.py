@@ -51,7 +51,7 @@ from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.collect.windows_host import windows_vllm_path
 from advisor.errors import UserError
-from rules.components import CONFIGURATION
+from rules.components import CONFIGURATION, component_of_path
 from rules.events import (
     FAILURE_WORDS,
     HTTP_ERROR_EXCEPTION,
@@ -635,7 +635,7 @@ def _unplaced_once(
     if key in state.seen_errors or not said and cls == "Exception":
         return None
     state.seen_errors.add(key)
-    event = _unplaced_event(cls, said, frames, code, text, phase, common, logged_plugin=plugin_in_path(state.logged_in))
+    event = _unplaced_event(cls, said, frames, code, text, phase, common, logged_in=state.logged_in)
     state.untraced, state.untraced_piece = (None if frames else event), state.pieces
     return event
 
@@ -770,13 +770,16 @@ def _unplaced_event(
     text: str,
     phase: str,
     common: dict,
-    logged_plugin: str | None = None,
+    logged_in: str | None = None,
 ) -> LogEvent:
     """An exception neither the wording table nor the catalog knows, named with where its traceback ran (or, with
-    no traceback, the plugin whose logger wrote the line, `logged_plugin`)."""
+    no traceback, the source its log line's header names, `logged_in`: its component and plugin)."""
     releases = refused_names.argument_releases(cls, said, frames)
     extra = refused_names.extra_installing(cls, said)
-    component = component_of(frames, text)
+    # without frames, the file of vLLM's that the line's own header names (`[hermes_tool_parser.py:148]`) says where
+    # it was logged; a plugin's file is named as the plugin's
+    own_file = logged_in if logged_in and not frames and plugin_in_path(logged_in) is None else None
+    component = component_of(frames, text) or (component_of_path(own_file) if own_file else None)
     return LogEvent(
         kind=LogEventKind.UNPLACED_ERROR,
         message=f"{cls}: {said}" if said else cls,
@@ -789,7 +792,7 @@ def _unplaced_event(
         nearest=message_catalog().nearest(said or cls),
         naming_message=message_catalog().naming_in(said),
         caller=refused_names.caller_of_vllm(frames) or releases.builder,
-        plugin=plugin_of(frames) if frames else logged_plugin,
+        plugin=plugin_of(frames) if frames else plugin_in_path(logged_in),
         call_site=_site(call_site(frames)),
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,

@@ -14,6 +14,7 @@ as severe (`fallback="failure"`), which knows more.
 from __future__ import annotations
 
 from rules.catalog import common as c
+from rules.catalog.component_actions import COMPONENT_ACTIONS
 from rules.catalog.vc_vllm_messages import LOGGED_ERROR_LEVELS, cut_at_word, reads_as_finding
 from rules.components import component_of_path
 from rules.events import FAILURE_WORDS, CatalogRef, LogEvent, LogEventKind
@@ -25,24 +26,6 @@ OWN_ERROR_CONFIDENCE = 0.5
 TITLE_WORDS_CHARS = 180
 CAUGHT_WORDS_CHARS = 120  # of the caught exception's words, added to the title
 _PHASES = {"config": "checking its configuration", "startup": "during startup", "serving": "while serving"}
-# What to check for the parts of vLLM whose logged errors most often come from a setting outside the line.
-_COMPONENT_ACTIONS: dict[str, str] = {
-    "tool-call parser": (
-        "Outside streaming, a tool call that does not parse is answered as plain text: the model's whole output "
-        "goes into the answer's content with no tool_calls (vllm/tool_parsers/*, 0.32). Check that "
-        "--tool-call-parser is the one vLLM's tool-calling documentation pairs with the model's family, and that "
-        "the chat template is the one that parser expects (vLLM ships them as examples/tool_chat_template_*.jinja); "
-        "an answer cut by the request's max_tokens in the middle of a call cannot parse either (its finish_reason "
-        "is length)."
-    ),
-    "reasoning parser": "Check that --reasoning-parser is the one vLLM's reasoning-outputs documentation pairs with "
-    "the model's family, and that the chat template emits the think tags that parser looks for.",
-    "KV transfer connector": "The KV transfer connector (--kv-transfer-config) failed with a peer or a store: "
-    "fetch the log of the other side at the same time (the prefill or decode instance, or the KV store's "
-    "server), where the transfer's failure usually has its cause.",
-    "structured output (guided decoding)": "The request's schema, regex or grammar is what the backend failed on: "
-    "retry that request alone, and try another backend (--structured-outputs-config '{\"backend\": …}').",
-}
 
 
 def _check_own_errors(facts: Facts) -> list[Finding]:
@@ -71,8 +54,8 @@ def _check_own_errors(facts: Facts) -> list[Finding]:
         words = f"{words} ({cut_at_word(caught.message or '', CAUGHT_WORDS_CHARS)})"
         evidence.append(c.log_evidence(caught, name="caught_exception", value=caught.message))
         actions = [_caught_action(caught)]
-    if component in _COMPONENT_ACTIONS:
-        actions.append(_COMPONENT_ACTIONS[component])
+    if component in COMPONENT_ACTIONS:
+        actions.append(COMPONENT_ACTIONS[component])
     others = len(said) - 1
     what = "an error" if errors else "a warning that something failed"
     return [

@@ -20,6 +20,7 @@ import re
 
 from rules.catalog import common as c
 from rules.catalog import op7_swap_space
+from rules.catalog.component_actions import COMPONENT_ACTIONS
 from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGES, REMEDIES, Remedy
 from rules.components import CONFIGURATION
@@ -603,6 +604,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         changes = changes or named_changes
     elif root.plugin:
         actions.append(_plugin_action(root.plugin))
+    elif root.component in COMPONENT_ACTIONS:  # what that part of vLLM's failures most often come from
+        actions.append(COMPONENT_ACTIONS[root.component])
     elif root.nearest and root.exception != "ValidationError":
         actions.append(nearest_action(root.nearest))
     return [

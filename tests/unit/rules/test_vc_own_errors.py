@@ -170,3 +170,15 @@ def test_pydantics_header_alone_asks_for_the_lines_under_it_not_a_traceback():
         "`Value error, <words> [type=value_error, …]`, whose words are vLLM's reason (its message catalog reads them); "
         "the header only says which of vLLM's config classes refused the arguments it was built from."
     ]
+
+
+def test_an_unknown_exception_on_a_tool_parsers_log_line_is_named_by_the_parser_and_its_checks():
+    # vllm#16797, verbatim: a Docker Compose prefix, the tool parser's logger header, no traceback under it
+    line = (
+        "qwen2-5-vl-72b-server  | (APIServer pid=1) ERROR 08-28 20:53:08 [hermes_tool_parser.py:148] "
+        "json.decoder.JSONDecodeError: Extra data: line 3 column 1 (char 56)"
+    )
+    [finding] = _findings(line)
+    assert finding.rule == "VC-2"
+    assert "(in tool-call parser," in finding.title
+    assert "--tool-call-parser" in finding.actions[-1] and "stream=true" in finding.actions[-1]
