@@ -556,6 +556,9 @@ class LogEventKind(str, Enum):
     # vLLM 0.4.0's own NCCL wrapper torn down after its start failed before it held a communicator:
     # "AttributeError: 'NCCLCommunicator' object has no attribute 'comm'" (its __del__ destroys self.comm)
     PYNCCL_NEVER_STARTED = "pynccl_never_started"
+    # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
+    # ifa != nullptr. Unable to find address for: eth0"; message: the interface
+    GLOO_INTERFACE_MISSING = "gloo_interface_missing"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -685,6 +688,9 @@ VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # .target sm_80 or higher"): nvcc building vLLM from source (its tmpxft_ files), or Triton compiling at run time
 PTX_BUILD = "nvcc's ptxas"
 PTX_TRITON = "Triton's ptxas"
+# … and when ptxas does not know the GPU's architecture at all ("Value 'sm_121a' is not defined for option
+# 'gpu-name'"): a ptxas older than the GPU, most often the one Triton ships
+PTX_TOO_OLD = "a ptxas older than the GPU"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"
@@ -1155,6 +1161,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HAMI_ILLEGAL_DEVICE: ("message",),
     LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
     LogEventKind.PYNCCL_NEVER_STARTED: (),
+    LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

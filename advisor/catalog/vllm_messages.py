@@ -135,6 +135,9 @@ class MessageCatalog:
             found_here = self._match_entry(index, text)
             if found_here is not None:
                 found.append(found_here)
+        words = text.split(": ", 1)[-1]  # after an exception's class, which the reader spells as Python does
+        if not found and words == words.lower() and any(ch.isalpha() for ch in words):
+            found = [m for i in candidates if (m := self._match_folded(i, text)) is not None]
         if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
             words = {w.lower() for w in _WORD.findall(text)}
             pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
@@ -287,6 +290,21 @@ class MessageCatalog:
         if match is None:
             return None
         return _as_match(self.entries[index], match, partial, fields=_one_word_lead(match, text))
+
+    def _match_folded(self, index: int, text: str) -> CatalogMatch | None:
+        """The entry's whole pattern (or the same without its final full stop) regardless of case: for a line a
+        person typed all in lower case (`valueerror: bfloat16 is only supported on gpus …`, OpenBuddy/OpenBuddy#45),
+        whose words are vLLM's all the same. Compiled per call: such lines are rare."""
+        whole, unended, partials = self._patterns(index)
+        for compiled in (whole, unended):
+            match = re.compile(compiled.pattern, re.IGNORECASE).search(text) if compiled is not None else None
+            if match is not None:
+                return _as_match(self.entries[index], match, False)
+        for compiled, literal in partials:  # a release's shorter wording, as in the exact reading
+            match = re.compile(compiled.pattern, re.IGNORECASE).search(text) if literal >= MIN_PARTIAL_LITERAL else None
+            if match is not None:
+                return _as_match(self.entries[index], match, True)
+        return None
 
     def _patterns(
         self, index: int

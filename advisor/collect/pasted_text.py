@@ -11,6 +11,7 @@ advisor/collect/log_transport.py.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import os
 import re
@@ -72,6 +73,34 @@ _BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)(?P<text>.+?)(?<=\S)\*\*(?=\s|$
 _INLINE_CODE = re.compile(r"^\s*`(?!`)(?P<text>[^`](?:[^`]|`[^`]*`)*?)`\s*$")
 
 
+# Python's own exception classes by their lowercase spelling: a line a person (or an issue title's editor) typed in
+# lower case (`valueerror: bfloat16 is only supported …`, OpenBuddy/OpenBuddy#45; `permissionError: …`,
+# vllm#20127) names one of them all the same.
+_BUILTIN_EXCEPTIONS = {
+    name.lower(): name for name in dir(builtins) if name.endswith(("Error", "Exception")) and name[0].isupper()
+}
+_MISCASED_CLASS = re.compile(r"^(?P<cls>[A-Za-z]+(?:error|exception))(?=:\s)", re.IGNORECASE)
+# A line whose quotes arrive escaped (`\"auto\" tool choice requires …`, QwenLM/Qwen-Agent#344): copied out of a
+# JSON string or a log that escaped them, with no plain quote of its own left.
+_ESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+
+
+def _recased(line: str) -> str:
+    """The line with a miscased Python exception class at its start spelled as Python spells it."""
+    found = _MISCASED_CLASS.match(line)
+    if found is None or found["cls"] in _BUILTIN_EXCEPTIONS.values():
+        return line
+    proper = _BUILTIN_EXCEPTIONS.get(found["cls"].lower())
+    return proper + line[found.end() :] if proper else line
+
+
+def _unescaped(line: str) -> str:
+    """A line whose every quote is escaped (`\"`), outside an error body's JSON, with its quotes plain."""
+    if '\\"' not in line or line.lstrip().startswith("{") or _ESCAPED_QUOTE.search(line):
+        return line
+    return line.replace('\\"', '"')
+
+
 @dataclass(frozen=True, slots=True)
 class Unwrapped:
     """One piece of text to read as a log line, what it was found in, and an error body's `type`."""
@@ -94,6 +123,7 @@ def unwrap(line: str) -> Unwrapped:
         line = _BOLD.sub(r"\g<text>", line)
     if line.lstrip().startswith("`") and (code := _INLINE_CODE.match(line)):
         line = code.group("text")
+    line = _unescaped(_recased(line))
     member = _MESSAGE_MEMBER.match(line)
     if member is not None:
         return Unwrapped(_json_string(member.group(1)), "error_body")

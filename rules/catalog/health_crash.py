@@ -104,8 +104,25 @@ _TVM_FFI_FRAMES = (
 )
 
 
+# SIGILL: the CPU met an instruction it does not have, which is a build made for another CPU far more often than a
+# bug (vllm PR #35466: one CPU wheel for AVX2 and AVX-512 crashed so on a CPU without AVX-512).
+ILLEGAL_INSTRUCTION_ACTION = (
+    "An illegal instruction is compiled code using an instruction this CPU lacks: a build made for a newer CPU "
+    "(AVX-512, AVX512-BF16 or AMX in vLLM's CPU build or in a torch wheel, on a CPU with AVX2 only; an image built "
+    "on one host and run on an older one). Compare `grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' /proc/cpuinfo "
+    "| sort -u` with what the build needs; for vLLM's CPU backend, build it for this CPU (`docker build -f "
+    "docker/Dockerfile.cpu --build-arg VLLM_CPU_DISABLE_AVX512=true …`, the same variable for a source build)."
+)
+
+
 def _crash_actions(crash: LogEvent, frame: LogEvent | None, package: str | None) -> list[str]:
-    """Fetch the dump when only a report of the signal is here; else the lever of the package that crashed."""
+    """Fetch the dump when only a report of the signal is here; else the lever of the package that crashed. An
+    illegal instruction is first a question of the CPU the build was made for."""
+    first = [ILLEGAL_INSTRUCTION_ACTION] if crash.message == "Illegal instruction" else []
+    return first + _package_actions(crash, frame, package)
+
+
+def _package_actions(crash: LogEvent, frame: LogEvent | None, package: str | None) -> list[str]:
     if frame is None and crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED):
         return [_report_only(crash.component)]
     if frame is None and crash.component == TVM_FFI_REPORTED:

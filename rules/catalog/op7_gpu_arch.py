@@ -16,7 +16,7 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import PTX_BUILD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
+from rules.events import PTX_BUILD, PTX_TOO_OLD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -41,6 +41,9 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
     rocm = [e for e in events if e.component == "ROCm"]
     if rocm:
         return [_rocm(next((e for e in rocm if e.version), rocm[0]))]
+    too_old = next((e for e in events if e.component == PTX_TOO_OLD), None)
+    if too_old is not None:
+        return [_ptxas_too_old(too_old)]
     ptx = next((e for e in events if e.component in (PTX_BUILD, PTX_TRITON)), None)
     if ptx is not None:
         return [_ptx_feature(ptx)]
@@ -198,6 +201,38 @@ def _ptx_in_triton(feature: str, needed: str, evidence: Evidence) -> Finding:
         changes=[ConfigChange(flag="--dtype", current=None, proposed="half", reason="bfloat16 needs sm_80")]
         if bf16
         else [],
+        confidence=0.8,
+    )
+
+
+def _ptxas_too_old(event: LogEvent) -> Finding:
+    """ptxas was asked for an architecture it does not know: the GPU is newer than the CUDA toolkit that ptxas came
+    with. At run time that is Triton's own ptxas, bundled with the Triton release vLLM pins; Triton takes another
+    one from TRITON_PTXAS_PATH (nvidia-cosmos/cosmos-reason2#30 on a DGX Spark, sm_121; the fix reported in
+    triton-lang/triton#8539 is CUDA 13's ptxas)."""
+    arch = event.version or "this GPU's architecture"
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"ptxas does not know {arch}: the CUDA compiler Triton runs is older than this GPU",
+        summary=f"Triton compiles vLLM's Triton kernels with ptxas for the GPU it runs on; this ptxas has no {arch} "
+        "(`--gpu-name`), so it comes from a CUDA release made before the GPU. At run time that is the ptxas Triton "
+        "ships with the release vLLM pins; building from source, the toolkit's.",
+        evidence=[c.log_evidence(event, name="the architecture ptxas was asked for", value=arch)],
+        changes=[
+            ConfigChange(
+                flag="TRITON_PTXAS_PATH",
+                proposed="<the ptxas of a CUDA toolkit that knows the GPU, e.g. /usr/local/cuda-13.0/bin/ptxas>",
+                reason=f"Triton then compiles with a ptxas that has {arch} (triton-lang/triton#8539: CUDA 13's for "
+                "sm_121)",
+                cost="a CUDA toolkit of that release on the host (or in the image)",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Or install a vLLM release (or its container image) whose Triton and CUDA support this GPU: check "
+            '`python -c "import triton, torch; print(triton.__version__, torch.version.cuda)"`.',
+            _CHECK,
+        ],
         confidence=0.8,
     )
 

@@ -161,10 +161,24 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.HUB_NOT_CACHED)
     if not events:
         return []
-    event = next((e for e in events if e.message == "offline"), events[0])
+    event = next((e for e in events if e.message in ("offline", "offline_api")), events[0])
     if event.message == "timeout":
         return [_timeout_finding(event)]
-    if event.message == "offline":
+    if event.message == "offline_api":
+        title = "the model's metadata was asked of the Hub's API while offline mode is on (HF_HUB_OFFLINE=1)"
+        summary = (
+            "huggingface_hub refuses every call to the Hub in offline mode, and this one went to its API "
+            "(/api/models/<id>: the repository's metadata and file list), which a model named by its Hub id is "
+            "looked up with whether or not its files are cached; vLLM 0.4 did so even with HF_HUB_OFFLINE=1 "
+            "(vllm#3719). The files may well be in the cache: naming them by path avoids the lookup."
+        )
+        actions = [
+            "Serve the cached snapshot by its path, as vLLM's maintainers advised (vllm#3719): `vllm serve "
+            "$HF_HOME/hub/models--<org>--<name>/snapshots/<revision>` (`hf cache scan` lists it), or the model's "
+            "own directory: a path is read from disk and never looked up on the Hub.",
+            "Or unset HF_HUB_OFFLINE where the server can reach the Hub.",
+        ]
+    elif event.message == "offline":
         title = "the model is not in the local cache, and downloads are switched off (offline mode)"
         summary = (
             "huggingface_hub found no cached copy of the model's files and was not allowed to ask the Hub: "
@@ -190,7 +204,9 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
             Severity.CRITICAL,
             title,
             summary=summary,
-            evidence=[c.log_evidence(event, name="no cached copy")],
+            evidence=[
+                c.log_evidence(event, name="offline call" if event.message == "offline_api" else "no cached copy")
+            ],
             actions=actions,
             confidence=0.85,
         )

@@ -29,6 +29,9 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
         waiting = facts.last_event(LogEventKind.RENDEZVOUS_WAITING)
         if waiting is not None:
             return [_clients_missing(waiting)]
+        interface = facts.last_event(LogEventKind.GLOO_INTERFACE_MISSING)
+        if interface is not None:
+            return [_gloo_interface(interface)]
         mesh = facts.last_event(LogEventKind.GLOO_MESH_FAILED)
         return [_gloo_mesh(mesh)] if mesh is not None else []
     address = event.message or "the rendezvous address"
@@ -113,6 +116,37 @@ def _clients_missing(event: LogEvent) -> Finding:
             "GLOO_SOCKET_IFNAME naming the interface the nodes share).",
         ],
         confidence=0.7,
+    )
+
+
+def _gloo_interface(event: LogEvent) -> Finding:
+    """Gloo was told to use an interface (GLOO_SOCKET_IFNAME) this host has no address on: interface names differ
+    between nodes (eth0 on one, ens3 or bond0 on another), and one variable set for the whole cluster names an
+    interface some node lacks (vllm#12997, the second node of a Ray cluster)."""
+    interface = event.message or "the interface named"
+    return RULE_RENDEZVOUS.finding(
+        Severity.CRITICAL,
+        f"Gloo was told to use the interface {interface}, which has no address on this host",
+        summary="vLLM's ranks open CPU-side process groups with Gloo beside NCCL's, on the interface "
+        f"GLOO_SOCKET_IFNAME names. This host has no {interface} with an address (no such interface, or one "
+        "without an IP), so the rank fails before it connects: interface names differ between machines, and a "
+        "value set once for a cluster fits only the nodes that have it.",
+        evidence=[c.log_evidence(event, name="the interface Gloo was given", value=interface)],
+        changes=[
+            ConfigChange(
+                flag="GLOO_SOCKET_IFNAME",
+                current=interface,
+                proposed="<this node's interface on the network the nodes share (`ip -br addr`)>",
+                reason="each node names its own interface; Gloo then finds its address",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Run `ip -br addr` on the failing node and set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) there to the "
+            "interface that holds its address on the nodes' shared network; with Ray, in that node's environment "
+            "before `ray start`, so its workers inherit it.",
+        ],
+        confidence=0.85,
     )
 
 

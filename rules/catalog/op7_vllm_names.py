@@ -29,12 +29,14 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _NAME = re.compile(
-    r"cannot import name '(?P<name>\w+)' from (?P<partial>partially initialized module )?'(?P<module>vllm(?:\.\w+)*)' "
-    r"(?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)"
+    r"cannot import name '(?P<name>\w+)' from (?P<partial>partially initialized module )?'(?P<module>vllm(?:\.\w+)*)'"
+    r"(?: (?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)|\s*$)"
 )
 # Python's own words (quoted names) for a module without a name that vLLM's package has defined in every release;
 # vLLM's lazy __getattr__ (0.32) words its own refusal without quotes: `module vllm has no attribute X`.
 _NO_ATTRIBUTE = re.compile(r"module 'vllm' has no attribute '(?P<name>__version__|LLM|SamplingParams)'")
+# Names vLLM's top-level package has defined in every release: one missing is not vLLM's package at all.
+_ALWAYS_TOP_LEVEL = ("__version__", "LLM", "SamplingParams")
 _WHICH = 'python -c "import vllm; print(vllm.__spec__.origin, list(vllm.__path__))"'
 
 
@@ -54,9 +56,11 @@ def _read(event: LogEvent) -> Finding | None:
     found = _NAME.search(message) if event.exception == "ImportError" else None
     if found is None:
         return None
-    name, module, where = found["name"], found["module"], found["where"].strip()
+    name, module, where = found["name"], found["module"], (found["where"] or "").strip()
     if COMPILED.match(f"{module}.{name}"):
         return None  # a compiled extension the vllm imported lacks: OP-7.16's
+    if not where and module == "vllm" and name in _ALWAYS_TOP_LEVEL:  # pasted without Python's location
+        return _namespace(event, name, module, where_known=False)
     if where == "unknown location":
         return _namespace(event, name, module)
     normalised = where.replace("\\", "/")

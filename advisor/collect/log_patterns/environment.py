@@ -21,6 +21,7 @@ from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_
 from rules.events import (
     NO_PATH,
     PTX_BUILD,
+    PTX_TOO_OLD,
     PTX_TRITON,
     RAY_MEMORY_MONITOR,
     SHELL_SIGKILL,
@@ -218,7 +219,7 @@ def _vllm_placement_wait(match: re.Match[str]) -> Fields:
 
 def _shm(match: re.Match[str]) -> Fields:
     """The shared-memory size the text gives (Ray states the bytes /dev/shm has), and what wrote it."""
-    free = match["bytes"]
+    free = match["bytes"] or match.groupdict().get("bytes2")
     return {"message": match.group(0), "shm_bytes": int(free) if free else None}
 
 
@@ -266,6 +267,8 @@ def _port_in_use(match: re.Match[str]) -> Fields:
 def _hub_not_cached(match: re.Match[str]) -> Fields:
     if match["read"]:
         return {"message": "timeout", "timeout_ms": int(float(match["read"]) * 1000)}
+    if match["api"]:
+        return {"message": "offline_api"}
     return {"message": "offline" if "outgoing traffic" in match.group(0) else "unreachable"}
 
 
@@ -408,10 +411,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Error while creating shared memory segment (?P<segment>/dev/shm/\S+)(?: \(size \d+\))?(?P<bytes>)",
         _shm,
     ),
-    wording(  # Ray, started by old vLLM releases for tensor parallelism
-        ("because /dev/shm has only",),
+    wording(  # Ray, started by old vLLM releases for tensor parallelism; its raylet's own words when its object
+        # store asks /dev/shm for more than the container has (store_runner.cc, gpustack/gpustack#5014)
+        ("because /dev/shm has only", "exceeds memory available in /dev/shm"),
         K.SHM_TOO_SMALL,
-        r"because /dev/shm has only (?P<bytes>\d+) bytes available",
+        r"because /dev/shm has only (?P<bytes>\d+) bytes available"
+        r"|System memory request exceeds memory available in /dev/shm\. The request is for \d+ bytes, and the "
+        r"amount available is (?P<bytes2>\d+) bytes",
         _shm,
     ),
     wording(  # Python's multiprocessing (process.py, BaseProcess.start) asserting its process is no daemon: a daemon
@@ -490,9 +496,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "We couldn't connect to 'https://huggingface.co'",
             "Read timed out",
             "trying to locate the file",
+            "offline mode is enabled",
         ),
         K.HUB_NOT_CACHED,
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'"
+        # huggingface_hub's OfflineModeIsEnabled on a call to the Hub's API (a model's metadata, asked whether or
+        # not its files are cached: vllm#3719, vLLM 0.4 with HF_HUB_OFFLINE=1)
+        r"|Cannot reach https?://\S+?/api/(?P<api>\w+)/\S+?: offline mode is enabled"
         r"|An error happened while trying to locate the files? on the Hub"
         # requests' read timeout on a Hub host (huggingface_hub's default: 10 s for metadata and for each file)
         r"|host='(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)', port=443\): Read timed out\. "
@@ -775,12 +785,21 @@ PATTERNS: tuple[Pattern, ...] = (
             "version": m["sm"],
         },
     ),
-    wording(  # Triton refusing FP8 E4M3 on a GPU before Ada and Hopper while it compiles one of vLLM's kernels
-        # (vllm#54318: an FP8 MoE checkpoint on A100s, sm_80): what ptxas would refuse, said by Triton's front end
-        ("not supported in this architecture",),
+    wording(  # ptxas that does not know the GPU's architecture (its --gpu-name): a CUDA toolkit older than the GPU,
+        # most often the ptxas Triton ships meeting a new GPU (nvidia-cosmos/cosmos-reason2#30: GB10, sm_121)
+        ("is not defined for option 'gpu-name'",),
         K.GPU_ARCH_UNSUPPORTED,
-        r"type (?P<dtype>fp8e4nv) not supported in this architecture",
-        lambda m: {"message": m["dtype"], "component": PTX_TRITON, "version": "sm_89"},
+        r"Value '(?P<sm>sm_\d+[a-z]?)' is not defined for option 'gpu-name'",
+        lambda m: {"message": m["sm"], "component": PTX_TOO_OLD, "version": m["sm"]},
+    ),
+    wording(  # Triton refusing FP8 E4M3 on a GPU before Ada and Hopper while it compiles one of vLLM's kernels
+        # (vllm#54318: an FP8 MoE checkpoint on A100s, sm_80): what ptxas would refuse, said by Triton's front end;
+        # Triton 2.x and 3.0 asserted it in other words (vllm#8641: an FP8 model and FP8 KV cache)
+        ("not supported in this architecture", "data type is not supported on CUDA arch"),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"type (?P<dtype>fp8e4nv) not supported in this architecture"
+        r"|(?P<dtype2>fp8e4nv) data type is not supported on CUDA arch < 89",
+        lambda m: {"message": m["dtype"] or m["dtype2"], "component": PTX_TRITON, "version": "sm_89"},
     ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for
         # every GPU it sees, and stops at one below its floor ("less than" in 0.1.2, "below" in 0.3.3: their sdists)
@@ -835,7 +854,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # Triton keeps it in ~/.triton/cache, inductor in /tmp/torchinductor_<user>: no "cache" in their parents
         ("Permission denied: ", "Read-only file system: "),
         K.CACHE_NOT_WRITABLE,
-        r"\[Errno (?:13|30)\] (?:Permission denied|Read-only file system): "
+        # (`[error 13]`: a person's retyping, vllm#20127)
+        r"\[(?:Errno|error) (?:13|30)\] (?:Permission denied|Read-only file system): "
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"]},
     ),
@@ -903,6 +923,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.MOONCAKE_METADATA_PLUGIN,
         r"Unable to find metadata storage plugin (?P<scheme>[\w-]+)(?: with conn string: (?P<conn>\S+))?",
         lambda m: {"message": m["scheme"], "address": m["conn"]},
+    ),
+    wording(  # Gloo given an interface (GLOO_SOCKET_IFNAME) that has no address on this host (vllm#12997: eth0 on
+        # the second node of a Ray cluster)
+        ("Unable to find address for",),
+        K.GLOO_INTERFACE_MISSING,
+        r"gloo/transport/tcp/device\.cc:\d+\] ifa != nullptr\. Unable to find address for: (?P<iface>\S+)",
+        lambda m: {"message": m["iface"]},
     ),
     wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks
         ("connectFullMesh failed",),

@@ -26,6 +26,16 @@ _SYSTEMD_SIGNALS = {
 }
 
 
+# zsh's words for those signals, as the shell's (bash's) names the rules read
+_ZSH_SIGNALS = {
+    "segmentation fault": "Segmentation fault",
+    "bus error": "Bus error",
+    "abort": "Aborted",
+    "floating point exception": "Floating point exception",
+    "illegal hardware instruction": "Illegal instruction",
+}
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # what every exiting process prints, whatever stopped it (HL-7 reads it only when nothing else is there)
         ("destroy_process_group() was not called", "objects to clean up at shutdown", "Exception ignored in: <"),
@@ -85,6 +95,14 @@ PATTERNS: tuple[Pattern, ...] = (
         SHELL_JOB + r"(?P<signal>Segmentation fault|Bus error|Aborted|Floating point exception|Illegal instruction)"
         r"(?: \(core dumped\))?(?:\s{2,}.*)?$",
         lambda m: {"message": m["signal"], "component": SHELL_REPORTED},
+    ),
+    wording(  # zsh's words for the same (its job report `[1]    3981644 illegal hardware instruction (core dumped)
+        # vllm serve …`, vllm PR #35466; or `zsh: segmentation fault  python …`), in lower case
+        ("illegal hardware instruction", "segmentation fault", "bus error", "floating point exception"),
+        K.NATIVE_CRASH,
+        r"^(?:\[\d+\][+-]?\s+\d+\s+|zsh: )(?P<signal>segmentation fault|illegal hardware instruction|bus error"
+        r"|abort|floating point exception)(?: \(core dumped\))?(?:\s{2,}.*)?$",
+        lambda m: {"message": _ZSH_SIGNALS[m["signal"]], "component": SHELL_REPORTED},
     ),
     wording(  # systemd's journal for a unit whose main process a signal killed (core dumped or not), by the signal's
         # short name as systemd prints it (src/core/service.c: "Main process exited, code=%s, status=%i/%s")

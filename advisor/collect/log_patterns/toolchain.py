@@ -48,7 +48,7 @@ def _triton_build(match: re.Match[str]) -> Fields:
     words = match.group(0)
     if words.startswith("Failed"):
         return {"message": "no C compiler"}
-    if "-lcuda" in words:
+    if "-lcuda" in words or "create a symlink" in words:
         return {"message": NO_LIBCUDA_LINK}
     if "cannot found" in words:
         return {"message": NO_LIBCUDA_LIBRARY}
@@ -188,6 +188,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Python.h: No such file or directory",
             "cannot find -lcuda",
             "libcuda.so cannot found",
+            "Please create a symlink of libcuda.so",
             ".c', '-O3', '-shared'",
         ),
         K.TRITON_BUILD_FAILED,
@@ -196,6 +197,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # libcuda.so beside the driver's libcuda.so.1; Triton's own check, `libcuda.so cannot found!`, is no
         # libcuda.so.1 in the directories ldconfig's cache names
         r"|cannot find -lcuda\b|libcuda\.so cannot found"
+        # Triton 2.x's next line when `whereis` found the versioned library: it asks for the unversioned link
+        r"|Possible files are located at \[[^\]]*\]\.\s*Please create a symlink of libcuda\.so"
         # the build's command itself, as subprocess's CalledProcessError quotes it (runtime/build.py: `[cc, src,
         # "-O3", "-shared", …]`, src main.c in Triton 2-3.x, driver.c in 3.9); the compiler's words come before it
         r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3', '-shared'",

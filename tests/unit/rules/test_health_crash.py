@@ -105,3 +105,14 @@ def test_the_native_frame_under_the_banner_names_its_library_by_symbol():
     driver = ["!!!!!!! Segfault encountered !!!!!!!", '  File "<unknown>", line 0, in cuMemcpyDtoDAsync_v2']
     [cuda] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts(driver))
     assert "the CUDA driver's cuMemcpyDtoDAsync_v2" in cuda.title and "sleep mode" in cuda.actions[0]
+
+
+def test_zshs_illegal_hardware_instruction_is_first_a_build_for_another_cpu():
+    # vllm PR #35466, verbatim: vLLM's CPU wheel built with AVX-512 on a CPU without it
+    line = (
+        "[1]    3981644 illegal hardware instruction (core dumped)  vllm serve qwen/qwen3-0.6b --enforce-eager "
+        "--port=8080"
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "HL-6" and "illegal instruction" in top.title
+    assert "VLLM_CPU_DISABLE_AVX512" in top.actions[0] and "/proc/cpuinfo" in top.actions[0]

@@ -257,3 +257,28 @@ def test_tritons_own_refusal_of_fp8_e4m3_is_the_fp8_reading():
     [finding] = _findings(RULE_GPU_ARCH, line)
     assert finding.title == "a Triton kernel needs sm_89 for fp8e4nv: this GPU is older"
     assert "no FP8 checkpoint" in finding.actions[0]
+
+
+def test_tritons_older_fp8_assertion_is_a_gpu_before_ada():
+    # vllm#8641, verbatim: an FP8 model with an FP8 KV cache on a GPU below sm_89
+    [finding] = _findings(RULE_GPU_ARCH, "AssertionError: fp8e4nv data type is not supported on CUDA arch < 89")
+    assert "needs sm_89" in finding.title
+    assert "--kv-cache-dtype fp8" in finding.actions[0]
+
+
+def test_a_ptxas_that_does_not_know_the_gpu_is_pointed_at_a_newer_toolkits_ptxas():
+    # nvidia-cosmos/cosmos-reason2#30, verbatim: vllm serve on a DGX Spark (GB10, sm_121)
+    [finding] = _findings(RULE_GPU_ARCH, "Value 'sm_121a' is not defined for option 'gpu-name'")
+    assert "ptxas does not know sm_121a" in finding.title
+    assert [(ch.flag, ch.kind) for ch in finding.changes] == [("TRITON_PTXAS_PATH", "env")]
+
+
+def test_an_offline_call_to_the_hubs_api_proposes_the_cached_snapshots_path():
+    # vllm#3719, verbatim: HF_HUB_OFFLINE=1 and vLLM 0.4 still asked the Hub's API about the model
+    line = (
+        "huggingface_hub.utils._http.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/models/bigcode/"
+        "starcoder: offline mode is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable."
+    )
+    [finding] = _findings(RULE_HUB_NOT_CACHED, line)
+    assert "Hub's API while offline mode is on" in finding.title
+    assert "snapshots/<revision>" in finding.actions[0]

@@ -83,3 +83,15 @@ def test_gloo_failing_its_full_mesh_proposes_the_interface_for_gloo_and_nccl():
     assert finding.title.startswith("Gloo could not connect vLLM's ranks to each other (no error)")
     assert [change.flag for change in finding.changes] == ["GLOO_SOCKET_IFNAME"]
     assert "NCCL_SOCKET_IFNAME" in finding.actions[0]
+
+
+def test_gloo_given_an_interface_this_node_lacks_asks_for_the_nodes_own_interface():
+    # vllm#12997, verbatim: the second node of a Ray cluster, GLOO_SOCKET_IFNAME=eth0
+    line = (
+        "(RayWorkerWrapper pid=317, ip=10.68.27.14) ERROR 02-11 22:51:15 worker_base.py:574] RuntimeError: [enforce "
+        "fail at ../third_party/gloo/gloo/transport/tcp/device.cc:83] ifa != nullptr. Unable to find address for: eth0 "
+        "[repeated 6x across cluster]"
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert "interface eth0, which has no address on this host" in finding.title
+    assert [(ch.flag, ch.current) for ch in finding.changes] == [("GLOO_SOCKET_IFNAME", "eth0")]

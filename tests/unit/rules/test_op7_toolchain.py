@@ -176,3 +176,13 @@ def test_nvccs_summary_for_a_named_jit_kernel_is_that_kernels_build_not_the_samp
     assert top.changes == [] and "nvcc --version" in top.actions[1]
     # a compile of the user's own file is nobody's JIT build
     assert not op7_toolchain.RULE_JIT.evaluate(_facts(['1 error detected in the compilation of "/home/me/k.cu".']))
+
+
+def test_tritons_request_for_a_libcuda_so_symlink_is_the_missing_unversioned_link():
+    # vllm#4455, verbatim: Triton 2.x found only /lib64/libcuda.so.1
+    line = (
+        "ERROR 04-29 17:19:20 worker_base.py:157] Possible files are located at ['/lib64/libcuda.so.1']."
+        "Please create a symlink of libcuda.so to any of the file."
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.15" and "no libcuda.so beside" in top.title

@@ -83,3 +83,10 @@ def test_other_packages_names_and_circular_imports_are_not_its_own():
         "circular import) (/venv/lib/python3.11/site-packages/vllm/__init__.py)",
     ):
         assert op7_vllm_names.RULE_VLLM_NAME.evaluate(_facts([line])) == [], line
+
+
+def test_a_name_missing_from_a_vllm_module_pasted_without_pythons_location_is_another_release():
+    # KeplerC/robo2VLM#3, verbatim: FlexibleArgumentParser left vllm.utils by 0.12
+    facts = _facts(["ImportError: cannot import name 'FlexibleArgumentParser' from 'vllm.utils'"])
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.67" and "written for another vLLM release" in top.title

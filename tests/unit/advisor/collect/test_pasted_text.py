@@ -330,3 +330,22 @@ def test_a_wrapped_errors_escaped_newline_gives_the_wrapped_exception():
     assert wrapper.exception == "RuntimeError"
     [inner] = parse_lines(['Exception: "request failed:\\nValueError: bad value"']).events
     assert (inner.exception, inner.message) == ("ValueError", "ValueError: bad value")
+
+
+def test_a_line_typed_in_lower_case_is_read_as_the_exception_and_the_message_it_names():
+    # OpenBuddy/OpenBuddy#45, verbatim: vLLM's bfloat16 refusal retyped in lower case
+    line = (
+        "valueerror: bfloat16 is only supported on gpus with compute capability of at least 8.0. your tesla "
+        "v100-sxm2-32gb gpu has compute capability 7.0."
+    )
+    assert unwrap(line).text.startswith("ValueError: bfloat16")
+    [event] = parse_lines([line]).events
+    assert event.kind == K.VLLM_MESSAGE and event.catalog is not None
+
+
+def test_a_miscased_class_and_escaped_quotes_are_read_as_python_and_vllm_wrote_them():
+    assert unwrap("permissionError: [error 13] Permission denied: '/.cache'").text.startswith("PermissionError: ")
+    escaped = '\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    assert unwrap(escaped).text.startswith('"auto" tool choice')
+    body = '{"error": {"message": "a \\"quoted\\" word"}}'  # an error body's JSON keeps its escapes for the parser
+    assert unwrap(body).text == 'a "quoted" word'

@@ -159,3 +159,13 @@ def test_a_kv_cache_a_few_percent_short_raises_the_memory_share_and_keeps_the_co
         "estimated maximum model length is 5632."
     )
     assert far.changes[0].flag == "--max-model-len"
+
+
+def test_rays_raylet_asking_dev_shm_for_more_than_it_has_proposes_a_larger_shm_size():
+    # gpustack/gpustack#5014, verbatim: the raylet's object store in a container with ~9 GB of /dev/shm
+    top = _top(
+        "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds memory available "
+        "in /dev/shm. The request is for 10200547328 bytes, and the amount available is 9663676416 bytes."
+    )
+    assert top.rule == "OP-7.1" and "9216 MiB" in top.title
+    assert top.changes[0].flag == "--shm-size" and top.changes[0].proposed == "10g"
