@@ -691,6 +691,9 @@ PTX_TRITON = "Triton's ptxas"
 # … and when ptxas does not know the GPU's architecture at all ("Value 'sm_121a' is not defined for option
 # 'gpu-name'"): a ptxas older than the GPU, most often the one Triton ships
 PTX_TOO_OLD = "a ptxas older than the GPU"
+# CUDA_KERNEL_FAULT's component when FlashInfer's sampling kernel reported the fault by its own name
+# ("TopPSamplingFromProbs failed with error code an illegal memory access was encountered")
+FLASHINFER_SAMPLER = "FlashInfer's sampling kernel"
 # HOST_OOM_KILLED's component when Ray's memory monitor killed the worker: the raylet kills the most recently
 # scheduled task or actor once the node's memory passes its threshold, before the kernel would
 RAY_MEMORY_MONITOR = "Ray's memory monitor"

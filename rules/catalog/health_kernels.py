@@ -16,7 +16,8 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.catalog.op7_toolchain import SAMPLER_ENV
+from rules.events import FLASHINFER_SAMPLER, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -35,7 +36,8 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
     fault = next((e for e in events if e.code_file), events[0])  # a fault whose launch names its source file
     rocm = fault.component == "rocm"
     aborted = (fault.message or "").startswith("memory access fault")  # HSA's own words: the process is gone
-    suspects = [s for s in (_reporting_library(facts, fault), _aiter(facts) if rocm else None) if s] + _suspects(facts)
+    reporting = _sampler(fault) or _reporting_library(facts, fault)
+    suspects = [s for s in (reporting, _aiter(facts) if rocm else None) if s] + _suspects(facts)
     return [
         RULE_KERNEL_FAULT.finding(
             Severity.CRITICAL,
@@ -89,6 +91,24 @@ def _reporting_library(facts: Facts, fault) -> Suspect | None:
     if change.proposed.startswith("<"):  # a library whose launch reports by file is a V1-era one: FlashInfer is there
         change.proposed = "FLASHINFER"
     return f"attention backend ({backend}, whose kernel launch reported the fault)", change
+
+
+def _sampler(fault) -> Suspect | None:
+    """FlashInfer's top-k/top-p sampling kernel, when its own launch check named itself: vLLM samples with it on CUDA
+    unless VLLM_USE_FLASHINFER_SAMPLER=0, and PyTorch's sampling runs instead (vllm/envs.py)."""
+    if fault.component != FLASHINFER_SAMPLER:
+        return None
+    kernel = (fault.message or "").split(":", 1)[0]
+    change = ConfigChange(
+        flag=SAMPLER_ENV,
+        current=None,
+        proposed="0",
+        reason=f"the fault was reported by FlashInfer's own sampling kernel ({kernel}); vLLM then samples with "
+        "PyTorch's top-k/top-p",
+        cost="PyTorch's sampling instead of FlashInfer's fused kernel; a fault elsewhere would still show",
+        kind="env",
+    )
+    return f"FlashInfer sampler ({kernel}, whose launch reported the fault)", change
 
 
 def _aiter(facts: Facts) -> Suspect | None:

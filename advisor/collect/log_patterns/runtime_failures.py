@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
-from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED
+from rules.events import FLASHINFER_SAMPLER, SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED
 from rules.events import LogEventKind as K
 
 
@@ -319,6 +319,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "code_file": m["file"],
             "component": "rocm" if m["who"] == "HIP error" else None,
         },
+    ),
+    wording(  # FlashInfer's sampling kernels check their own launch and name themselves (vllm#20177: "RuntimeError:
+        # TopPSamplingFromProbs failed with error code an illegal memory access was encountered")
+        ("SamplingFromProbs failed with error code", "FromProbs failed with error code"),
+        K.CUDA_KERNEL_FAULT,
+        r"(?P<op>\w+FromProbs) failed with error code (?P<words>(?:an )?(?:illegal memory access|misaligned address"
+        r"|illegal instruction|unspecified launch failure)(?: was encountered)?)",
+        lambda m: {"message": f"{m['op']}: {m['words']}", "component": FLASHINFER_SAMPLER},
     ),
     wording(  # ROCm's HSA runtime on a GPU page fault (a kernel touched memory outside its allocations): the process
         # aborts with no Python traceback (vllm#35169, vllm#43605)

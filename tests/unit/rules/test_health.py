@@ -364,3 +364,14 @@ def test_asyncios_words_for_the_v0_loops_death_are_that_death():
         top = evaluate(Facts(events=parse_lines([line]).events)).top
         assert top.rule == "HL-2" and top.title == "engine dead: fatal error", line
         assert top.actions[0].startswith("Find the first exception before 'Background loop is stopped'")
+
+
+def test_flashinfers_sampling_kernel_naming_its_own_fault_is_the_first_suspect():
+    # vllm#20177, verbatim: FlashInfer's top-p sampling kernel's own launch check
+    line = (
+        "2025-06-27 17:14:23: (VllmWorker rank=1 pid=776294) ERROR 06-27 17:14:23 [multiproc_executor.py:522] "
+        "RuntimeError: TopPSamplingFromProbs failed with error code an illegal memory access was encountered"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "HL-4" and "FlashInfer sampler" in top.title
+    assert [(ch.flag, ch.proposed, ch.kind) for ch in top.changes] == [("VLLM_USE_FLASHINFER_SAMPLER", "0", "env")]

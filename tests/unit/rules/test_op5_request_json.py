@@ -1,0 +1,32 @@
+"""OP-5.47: a 400 carrying Python's json error: JSON inside the request (a replayed tool call's arguments)."""
+
+from __future__ import annotations
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import op5_request_json
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _facts(lines: list[str]) -> Facts:
+    return Facts(events=parse_lines(lines).events)
+
+
+def test_a_json_error_in_a_bad_request_body_points_at_the_replayed_tool_call_arguments():
+    # vllm#43995, verbatim: the body inside a sentence and Markdown's triple backticks
+    line = (
+        'Yields: ```{"error":{"message":"Expecting \',\' delimiter: line 1 column 54 (char 53)","type":'
+        '"BadRequestError","param":null,"code":400}}```'
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.47"
+    assert "line 1, column 54" in top.title
+    assert "function.arguments" in top.actions[0]
+
+
+def test_the_same_words_from_a_tool_parsers_log_line_are_not_a_refused_request():
+    line = (
+        "(APIServer pid=1) ERROR 08-28 20:53:08 [hermes_tool_parser.py:148] json.decoder.JSONDecodeError: Extra data: "
+        "line 3 column 1 (char 56)"
+    )
+    assert op5_request_json.RULE.evaluate(_facts([line])) == []
