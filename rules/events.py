@@ -559,6 +559,12 @@ class LogEventKind(str, Enum):
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
+    # JAX could not open the TPU because another process holds it: "Unable to initialize backend 'tpu':
+    # FAILED_PRECONDITION: TPU initialization failed: open(/dev/vfio/0): Device or resource busy"; message: the device
+    TPU_BUSY = "tpu_busy"
+    # Habana's runtime refusing module ids the process cannot see: "Invalid HABANA_VISIBLE_MODULES=5. Module IDs should
+    # be between 0 and 0."; message: the value, index_bound: the highest id it can see
+    GAUDI_MODULES_INVALID = "gaudi_modules_invalid"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1165,6 +1171,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
     LogEventKind.PYNCCL_NEVER_STARTED: (),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
+    LogEventKind.TPU_BUSY: ("message",),
+    LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

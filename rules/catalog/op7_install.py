@@ -23,6 +23,9 @@ _OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
 COMPILED = re.compile(r"^vllm(?:\.\w+)*\.(?:_\w*C|cumem_allocator)$")
 # `from vllm import _C` refused: the same missing extension in Python's other words.
 _COMPILED_NAME = re.compile(r"cannot import name '(?P<name>_\w*C|cumem_allocator)' from '(?P<package>vllm(?:\.\w+)*)'")
+# vLLM 0.4's _custom_ops.py imported its compiled ops as `vllm_ops` and `vllm_cache_ops` inside a try that only logs
+# "Failed to import from vllm._C with …", so the first kernel call then fails on the name (vllm#4275, a CPU image).
+_UNLOADED_OPS = re.compile(r"name '(?:vllm_ops|vllm_cache_ops)' is not defined")
 # A vLLM plugin or fork by its package's name, in a checkout or installed (`…/vllm-omni/vllm_omni/…`).
 _PLUGIN = re.compile(r"[/\\](?P<package>vllm_[a-z0-9_]+)[/\\]")
 
@@ -34,6 +37,8 @@ def _check_own_module(facts: Facts) -> list[Finding]:
         if (event.message or "").startswith("vllm."):
             return [_own_module_finding(event, event.message or "")]
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        if event.exception == "NameError" and _UNLOADED_OPS.search(event.message or ""):
+            return [_compiled_finding(event, "vllm._C", logged_why=True)]
         if event.exception not in ("ModuleNotFoundError", "ImportError"):
             continue
         found = _OWN_MODULE.search(event.message or "")
@@ -89,8 +94,17 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
     )
 
 
-def _compiled_finding(event: LogEvent, module: str) -> Finding:
-    """A compiled extension of vLLM's missing: the vllm imported is Python source whose kernels were never built."""
+def _compiled_finding(event: LogEvent, module: str, logged_why: bool = False) -> Finding:
+    """A compiled extension of vLLM's missing: the vllm imported is Python source whose kernels were never built.
+    `logged_why`: the failure is the later call's, and vLLM logged the import's own error when it started."""
+    why = (
+        [
+            "vLLM logged the import's own error when it started: `Failed to import from vllm._C with …`. An extension "
+            "that exists but does not load (a missing library, an undefined symbol) is named there; read it first."
+        ]
+        if logged_why
+        else []
+    )
     return RULE_OWN_MODULE.finding(
         Severity.CRITICAL,
         f"the vllm Python imported has no compiled kernels ({module}): a source tree whose build never made them, or "
@@ -102,6 +116,7 @@ def _compiled_finding(event: LogEvent, module: str) -> Finding:
         "(Windows: vllm#15286).",
         evidence=[c.log_evidence(event, name="missing vLLM extension", value=module)],
         actions=[
+            *why,
             "Check which vllm Python imports: `python -c 'import vllm; print(vllm.__file__)'`; run from outside a "
             "source checkout (its root holds a vllm/ folder without the kernels).",
             "Install vLLM's wheel (`pip install vllm` on Linux), or build the checkout: `VLLM_USE_PRECOMPILED=1 pip "

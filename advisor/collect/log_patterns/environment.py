@@ -924,6 +924,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Unable to find metadata storage plugin (?P<scheme>[\w-]+)(?: with conn string: (?P<conn>\S+))?",
         lambda m: {"message": m["scheme"], "address": m["conn"]},
     ),
+    wording(  # JAX (vLLM's TPU backend) finding the TPU's device file held by another process
+        # (vllm-project/tpu-inference PR #2257: a previous test's process not yet gone)
+        ("Device or resource busy",),
+        K.TPU_BUSY,
+        r"TPU initialization failed: open\((?P<dev>/dev/(?:vfio/\d+|accel\d+))\): Device or resource busy",
+        lambda m: {"message": m["dev"]},
+    ),
+    wording(  # Habana's runtime refusing module ids outside those the process can see (vllm-project/vllm-gaudi#946)
+        ("Invalid HABANA_VISIBLE_MODULES",),
+        K.GAUDI_MODULES_INVALID,
+        r"Invalid HABANA_VISIBLE_MODULES=(?P<value>\S+?)\.? Module IDs should be between 0 and (?P<top>\d+)",
+        lambda m: {"message": m["value"], "index_bound": int(m["top"])},
+    ),
     wording(  # Gloo given an interface (GLOO_SOCKET_IFNAME) that has no address on this host (vllm#12997: eth0 on
         # the second node of a Ray cluster)
         ("Unable to find address for",),

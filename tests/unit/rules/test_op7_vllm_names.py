@@ -90,3 +90,13 @@ def test_a_name_missing_from_a_vllm_module_pasted_without_pythons_location_is_an
     facts = _facts(["ImportError: cannot import name 'FlexibleArgumentParser' from 'vllm.utils'"])
     top = evaluate(facts).findings[0]
     assert top.rule == "OP-7.67" and "written for another vLLM release" in top.title
+
+
+def test_vllm_0_4s_unloaded_ops_name_is_the_compiled_extension_that_did_not_load():
+    # vllm#4275, verbatim: the CPU image's first request, its _C never loaded
+    facts = _facts(
+        ["vllm-cpu-env-1  | ERROR 04-22 21:49:37 async_llm_engine.py:43] NameError: name 'vllm_ops' is not defined"]
+    )
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.16" and "vllm._C" in top.title
+    assert "Failed to import from vllm._C" in top.actions[0]
