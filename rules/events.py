@@ -1285,7 +1285,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "function",
         "code_file",
     ),
-    LogEventKind.CUDA_RUNTIME_ERROR: ("message",),
+    LogEventKind.CUDA_RUNTIME_ERROR: ("message", "index_bound"),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),

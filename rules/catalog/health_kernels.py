@@ -27,6 +27,7 @@ V1_DEFAULT_FROM = vllm_defaults.V1_DEFAULT_FROM[:2]
 _PREFIX = re.compile(r"^(?:CUDA error|HIP error|Triton Error \[CUDA\]): ")
 CONFIDENCE = 0.9  # the fault is certain; which kernel faulted is what the changes bisect
 AITER_ENV = "VLLM_ROCM_USE_AITER"  # vllm/envs.py: ROCm's AITER kernels, off unless set
+SKINNY_GEMM_ENV = "VLLM_ROCM_USE_SKINNY_GEMM"  # vllm/envs.py: ROCm's skinny GEMM kernels, on unless set to 0
 
 
 def _check_kernel_fault(facts: Facts) -> list[Finding]:
@@ -36,7 +37,7 @@ def _check_kernel_fault(facts: Facts) -> list[Finding]:
     fault = next((e for e in events if e.code_file), events[0])  # a fault whose launch names its source file
     rocm = fault.component == "rocm"
     aborted = (fault.message or "").startswith("memory access fault")  # HSA's own words: the process is gone
-    reporting = _sampler(fault) or _reporting_library(facts, fault)
+    reporting = _sampler(fault) or _skinny_gemm(fault) or _reporting_library(facts, fault)
     suspects = [s for s in (reporting, _aiter(facts) if rocm else None) if s] + _suspects(facts)
     return [
         RULE_KERNEL_FAULT.finding(
@@ -109,6 +110,24 @@ def _sampler(fault) -> Suspect | None:
         kind="env",
     )
     return f"FlashInfer sampler ({kernel}, whose launch reported the fault)", change
+
+
+def _skinny_gemm(fault) -> Suspect | None:
+    """vLLM's ROCm skinny GEMM kernels (csrc/rocm/skinny_gemms.hip: wvSplitK, LLMM1), which small-batch linear
+    layers use on ROCm unless VLLM_ROCM_USE_SKINNY_GEMM=0 (vllm/envs.py; vLLM's own tests set it for models whose
+    results they change)."""
+    if "skinny_gemms" not in (fault.code_file or ""):
+        return None
+    change = ConfigChange(
+        flag=SKINNY_GEMM_ENV,
+        current=None,
+        proposed="0",
+        reason="the assertion is in vLLM's ROCm skinny GEMM kernel (csrc/rocm/skinny_gemms.hip); off, the linear "
+        "layers use the generic GEMM",
+        cost="the skinny kernels' speed at small batches",
+        kind="env",
+    )
+    return "ROCm skinny GEMM (its kernel's own assertion)", change
 
 
 def _aiter(facts: Facts) -> Suspect | None:

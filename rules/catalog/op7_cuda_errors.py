@@ -212,9 +212,22 @@ def _finding(event: LogEvent, error: CudaError) -> Finding:
         "to look; the traceback's frame is only where the error surfaced.",
         evidence=[c.log_evidence(event, name="CUDA's error", value=error.name)],
         changes=changes,
-        actions=list(error.actions),
+        actions=_bound_action(event) + list(error.actions),
         confidence=0.6,
     )
+
+
+def _bound_action(event: LogEvent) -> list[str]:
+    """A Triton kernel's index check states the size of what it indexed: which of the model's tables has it."""
+    if event.message != "assert" or event.index_bound is None:
+        return []
+    size = event.index_bound
+    return [
+        f"The kernel's check says the table it indexed has {size} entries: find which of the model's does "
+        f"(max_position_embeddings, a speculative draft model's included, or vocab_size in config.json). A position "
+        f"table of {size} is overrun by a prompt or --max-model-len beyond it (vllm#21986: a draft model's 2048 "
+        f"under a longer target context), a vocabulary by token ids of another tokenizer."
+    ]
 
 
 RULE = Rule(

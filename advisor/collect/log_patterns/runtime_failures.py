@@ -13,7 +13,9 @@ def _cuda_runtime_error(match: re.Match[str]) -> Fields:
     """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory (as Triton's driver call failing so,
     loading or launching a kernel); an index assertion, a device-side assert."""
     kind = match.lastgroup or ""
-    return {"message": {"cublas": "oom", "index": "assert"}.get(kind, kind)}
+    if kind == "index" or match.groupdict().get("bound"):
+        return {"message": "assert", "index_bound": to_int(match.groupdict().get("bound"))}
+    return {"message": {"cublas": "oom"}.get(kind, kind)}
 
 
 # systemd's short names of the signals that mean a crash in native code, as faulthandler and the shell word them
@@ -267,6 +269,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Triton Error [CUDA]: ",
             "CUDNN_STATUS_NOT_INITIALIZED",
             "] Assertion `",
+            "] Assertion `index out of bounds",
         ),
         K.CUDA_RUNTIME_ERROR,
         # Triton's launcher words a CUDA driver error as `Triton Error [CUDA]: <cuGetErrorString's words>`
@@ -288,6 +291,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<invalid_config>invalid configuration argument))"
         r"|(?P<cublas>CUBLAS_STATUS_ALLOC_FAILED)|(?P<cublas_init>CUBLAS_STATUS_NOT_INITIALIZED)"
         r"|cuDNN error: (?P<cudnn_init>CUDNN_STATUS_NOT_INITIALIZED)"
+        # a CUDA kernel's assertion (`….cu:N: … block: [..], thread: [..] Assertion `…` failed`), and a Triton kernel's,
+        # torch.compile's among them, whose check states the bound (`….py:37: unknown: block: [9,0,0], thread:
+        # [81,0,0] Assertion `index out of bounds: 0 <= tl.broadcast_to(tmp10, [XBLOCK]) < 2048` failed`, vllm#21986)
+        r"|\.py:\d+: unknown: block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `index out of bounds: 0 <= .*? < "
+        r"(?P<bound>\d+)` failed"
         r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)",
         _cuda_runtime_error,
     ),
@@ -318,6 +326,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "message": f"{m['who']}: {m['words']}",
             "code_file": m["file"],
             "component": "rocm" if m["who"] == "HIP error" else None,
+        },
+    ),
+    wording(  # a HIP kernel's own assertion, printed by the device with the kernel's source file (ROCm/vllm#527: vLLM's
+        # skinny GEMM: `csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_(…): Device-side assertion `false'
+        # failed.`)
+        ("Device-side assertion",),
+        K.CUDA_KERNEL_FAULT,
+        r"(?P<file>\S+\.hip):\d+: .*?(?P<kernel>\w+)\(.*: Device-side assertion `[^']*' failed",
+        lambda m: {
+            "message": f"HIP device-side assertion in {m['kernel']}",
+            "code_file": m["file"],
+            "component": "rocm",
         },
     ),
     wording(  # FlashInfer's sampling kernels check their own launch and name themselves (vllm#20177: "RuntimeError:

@@ -375,3 +375,16 @@ def test_flashinfers_sampling_kernel_naming_its_own_fault_is_the_first_suspect()
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "HL-4" and "FlashInfer sampler" in top.title
     assert [(ch.flag, ch.proposed, ch.kind) for ch in top.changes] == [("VLLM_USE_FLASHINFER_SAMPLER", "0", "env")]
+
+
+def test_a_hip_assertion_in_vllms_skinny_gemm_proposes_turning_the_skinny_kernels_off():
+    # ROCm/vllm#527, verbatim: vLLM's ROCm skinny GEMM on an RX 7900 XTX
+    line = (
+        "/app/vllm/build/temp.linux-x86_64-cpython-312/csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_(const int, "
+        "const int, const scalar_t *, const scalar_t *__restrict, scalar_t *, const int, const int) [scalar_t = "
+        "__hip_bfloat16, THRDS = 64, YTILE = 2, WvPrGrp = 16, A_CHUNK = 8, UNRL = 2, N = 2]: Device-side assertion "
+        "`false' failed."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "HL-4" and "wvSplitK_hf_sml_" in top.title
+    assert [(ch.flag, ch.proposed) for ch in top.changes] == [("VLLM_ROCM_USE_SKINNY_GEMM", "0")]

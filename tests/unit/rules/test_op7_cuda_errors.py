@@ -143,3 +143,15 @@ def test_peer_access_refused_turns_vllms_own_all_reduce_off():
 def test_an_os_call_and_a_launch_configuration_are_read_by_cudas_meaning(line: str, name: str, words: str):
     [finding] = _findings(line)
     assert finding.title.startswith(f"CUDA failed ({name})") and words in finding.actions[0]
+
+
+def test_a_triton_kernels_index_check_names_the_size_of_the_table_it_overran():
+    # vllm#21986, verbatim: torch.compile's Triton kernel under EAGLE, a draft model of 2048 positions
+    line = (
+        "/root/.cache/vllm/torch_compile_cache/6a2e0f978f/rank_0_0/inductor_cache/bm/"
+        "cbmyyoelcvytx6fwgno32vdhljvglspjh6ltrcpur2q44wg6a42j.py:37: unknown: block: [9,0,0], thread: [81,0,0] "
+        "Assertion `index out of bounds: 0 <= tl.broadcast_to(tmp10, [XBLOCK]) < 2048` failed."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.46" and "cudaErrorAssert" in top.title
+    assert "2048 entries" in top.actions[0] and "max_position_embeddings" in top.actions[0]
