@@ -565,6 +565,9 @@ class LogEventKind(str, Enum):
     # Habana's runtime refusing module ids the process cannot see: "Invalid HABANA_VISIBLE_MODULES=5. Module IDs should
     # be between 0 and 0."; message: the value, index_bound: the highest id it can see
     GAUDI_MODULES_INVALID = "gaudi_modules_invalid"
+    # vllm-ascend's compiled extension not loaded: its allocator's warning "Failed to import vllm_ascend_C:<error>.
+    # Sleep mode will be disabled."; message: the import's error
+    ASCEND_EXTENSION_MISSING = "ascend_extension_missing"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1173,6 +1176,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),
+    LogEventKind.ASCEND_EXTENSION_MISSING: ("message",),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

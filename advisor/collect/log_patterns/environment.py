@@ -924,6 +924,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Unable to find metadata storage plugin (?P<scheme>[\w-]+)(?: with conn string: (?P<conn>\S+))?",
         lambda m: {"message": m["scheme"], "address": m["conn"]},
     ),
+    wording(  # vllm-ascend's allocator (device_allocator/camem.py) without its compiled extension: the import's
+        # warning (vllm-ascend#1114, #3998); the assertion sleep mode then meets is read as the AssertionError it is
+        ("Failed to import vllm_ascend_C",),
+        K.ASCEND_EXTENSION_MISSING,
+        r"Failed to import vllm_ascend_C: ?(?P<error>.+?)(?:\. Sleep mode will be disabled\.?)?\s*$",
+        lambda m: {"message": m["error"]},
+    ),
     wording(  # JAX (vLLM's TPU backend) finding the TPU's device file held by another process
         # (vllm-project/tpu-inference PR #2257: a previous test's process not yet gone)
         ("Device or resource busy",),

@@ -58,7 +58,6 @@ WRONG_TODAY = frozenset(
         "startup-art-0312-t4-vllm-load",
         "startup-ascend-benchmarks-module-missing",
         "startup-ascend-dsv4-flash-fp8-weights",
-        "startup-ascend-sleep-mode-camem-not-compiled",
         "startup-gaudi-inc-transformers-conv1d",
         "startup-gaudi1-unsupported",
         "startup-gemma4-transformers-5-15-head-dim",
