@@ -17,7 +17,7 @@ mount belongs to root. Sources: vllm#44548 (OpenShift, `USER` set fixed it), ody
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -103,8 +103,11 @@ def _check_cache(facts: Facts) -> list[Finding]:
     if not events:
         return []
     paths = list(dict.fromkeys(e.message or "?" for e in events))
-    variable, what = cache_variable(paths[0]) or FALLBACK_VARIABLE
+    library = cache_variable(paths[0])
+    variable, what = library or FALLBACK_VARIABLE
     parent = paths[0].rsplit("/", 1)[0] or "/"
+    if paths[0].startswith("/."):  # ~ is / itself (/.cache, /.triton): a home never given, never a dir to chown
+        return [_homeless_cache(paths, events, library)]
     return [
         RULE_CACHE.finding(
             Severity.CRITICAL,
@@ -135,6 +138,51 @@ def _check_cache(facts: Facts) -> list[Finding]:
             confidence=0.85,
         )
     ]
+
+
+def _homeless_cache(paths: list[str], events: list[LogEvent], library: tuple[str, str] | None) -> Finding:
+    """A cache at the root (`/.cache`): the process's HOME is `/`, as under OpenShift's arbitrary uid or in an image
+    whose user has no home, so every library's `~/.cache` is a directory that uid may not create. The fix is a home
+    (vllm#10185: HOME=/tmp worked) or the library's own cache variable when the path names it, never ownership of
+    `/`."""
+    change = (
+        ConfigChange(
+            flag=library[0],
+            proposed="<a directory the server's user can write, e.g. a volume mounted for it>",
+            reason=f"moves {library[1]} out of the directory it may not write",
+            cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
+            kind="env",
+        )
+        if library
+        else ConfigChange(
+            flag="HOME",
+            proposed="<a directory the server's user can write: an emptyDir or volume, e.g. /home/vllm; /tmp>",
+            reason="every library's ~/.cache then lands there (vllm#10185: HOME=/tmp fixed vLLM on OpenShift)",
+            cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
+            kind="env",
+        )
+    )
+    return RULE_CACHE.finding(
+        Severity.CRITICAL,
+        f"the process may not write its cache directory {paths[0]}: its home is / (no home directory for this user)",
+        summary="vLLM and the libraries it runs (FlashInfer, Triton, torch.compile, Hugging Face, numba, outlines) "
+        "write caches under ~/.cache; here ~ is `/`, which happens when a container runs as a uid the image has no "
+        "home for (OpenShift's arbitrary uid, `docker run --user` with a number), and that uid may not create "
+        "directories at the root.",
+        evidence=[c.log_evidence(e, name="cache not writable", value=e.message) for e in events[:3]],
+        changes=[change],
+        actions=[
+            (
+                "Or set HOME to a writable directory (vllm#10185: HOME=/tmp), or point each cache at one: "
+                if library
+                else "Or point each cache at a writable directory: "
+            )
+            + "HF_HOME for Hugging Face's, VLLM_CACHE_ROOT for vLLM's own (VLLM_CACHE_ROOT alone leaves Hugging "
+            "Face's under ~/.cache/huggingface: vllm#20127), XDG_CACHE_HOME for the rest.",
+            "Never make / writable for it: give the uid a home (the image's user, or a mounted directory).",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE_CACHE = Rule(

@@ -75,3 +75,13 @@ def test_transformers_own_words_for_a_cache_it_cannot_write_move_hugging_faces_c
         )
     )
     assert "/.cache/huggingface/hub" in finding.title and finding.changes[0].flag == "HF_HOME"
+
+
+def test_a_cache_at_the_root_is_a_user_without_a_home_never_a_directory_to_chown():
+    # vllm#20127, verbatim (retyped `[error 13]`): the vLLM 0.9.1 container on OpenShift, HOME=/
+    facts = Facts(events=parse_lines(["permissionError: [error 13] Permission denied: '/.cache'"]).events)
+    top = evaluate(facts).findings[0]
+    assert top.rule == "OP-7.19" and "its home is /" in top.title
+    assert [(ch.flag, ch.kind) for ch in top.changes] == [("HOME", "env")]
+    assert not any("chown" in action for action in top.actions)
+    assert "HF_HOME" in top.actions[0] and "vllm#10185" in top.changes[0].reason
