@@ -106,6 +106,15 @@ SYSTEM_LIBRARIES: dict[str, tuple[str, list[str]]] = {
             "RHEL-like hosts)."
         ],
     ),
+    "ascend_transport.so": (
+        "Mooncake's transfer engine on Ascend NPUs (vLLM's Mooncake KV connector)",
+        [
+            "Mooncake's Ascend build installs ascend_transport.so under /usr/local/lib, which the loader may not "
+            "search: `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/lib` where vLLM starts (vllm-ascend#6949: the "
+            "reporter's fix), or `ldconfig` after installing Mooncake; `ls /usr/local/lib/ascend_transport.so` "
+            "checks it is there, else Mooncake was built without its Ascend transport."
+        ],
+    ),
 }
 
 
@@ -120,7 +129,8 @@ def _check_system_library(facts: Facts) -> list[Finding]:
         RULE_SYSTEM_LIBRARY.finding(
             Severity.CRITICAL,
             f"the system has no {library}: {who} links it",
-            summary=f"The loader refused a compiled module because the system library {library} is not installed: "
+            summary=f"The loader refused a compiled module because the system library {library} is not installed, or "
+            "not where the loader looks: "
             f"{who} needs it. Nothing in vLLM's flags changes this; the image or the installed packages do.",
             evidence=[c.log_evidence(event, name="system library missing", value=library)],
             actions=actions,

@@ -219,10 +219,11 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
     ),
     wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
-        # build (libGL, GLib's gthread), vLLM's CPU build (libnuma)
+        # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949)
         (": cannot open shared object file",),
         K.SYSTEM_LIBRARY_MISSING,
-        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1): cannot open shared object file",
+        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so): cannot open "
+        r"shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
     ),
     wording(  # NIXL's backend status (its nixl_types.h: NIXL_ERR_BACKEND), and UCX's own warnings about the library it

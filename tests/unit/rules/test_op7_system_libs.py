@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
 from rules.catalog.op7_system_libs import RULE, RULE_SYSTEM_LIBRARY
+from rules.evaluate import evaluate
 from rules.facts import Facts
 
 GLIBC = (
@@ -48,3 +49,11 @@ def test_libgl_missing_is_opencvs_gui_build_beside_vllms_headless_one():
     assert "libnuma1" in finding.actions[0]
     other = "ImportError: libfoo.so.3: cannot open shared object file: No such file or directory"
     assert RULE_SYSTEM_LIBRARY.evaluate(Facts(events=parse_lines([other]).events)) == []
+
+
+def test_mooncakes_ascend_transport_not_on_the_loaders_path_proposes_usr_local_lib():
+    # vllm-project/vllm-ascend#6949, verbatim: the reporter's fix was LD_LIBRARY_PATH with /usr/local/lib
+    line = "ImportError: ascend_transport.so: cannot open shared object file: No such file or directory"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.57" and "Mooncake" in top.title
+    assert "LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/lib" in top.actions[0]
