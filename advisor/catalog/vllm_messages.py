@@ -135,9 +135,9 @@ class MessageCatalog:
             found_here = self._match_entry(index, text)
             if found_here is not None:
                 found.append(found_here)
-        words = text.split(": ", 1)[-1]  # after an exception's class, which the reader spells as Python does
-        if not found and words == words.lower() and any(ch.isalpha() for ch in words):
-            found = [m for i in candidates if (m := self._match_folded(i, text)) is not None]
+        said = text.split(": ", 1)[-1]  # after an exception's class, which the reader spells as Python does
+        if not found and said == said.lower() and any(ch.isalpha() for ch in said):  # a line retyped in lower case
+            found = [m for i in candidates if (m := self._match_entry(i, text, folded=True)) is not None]
         if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
             words = {w.lower() for w in _WORD.findall(text)}
             pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
@@ -276,8 +276,14 @@ class MessageCatalog:
         rarity = self._rarity
         return [max(1e-9, sum(rarity[w] ** 2 for w in words) ** 0.5) for words in self._words]
 
-    def _match_entry(self, index: int, text: str) -> CatalogMatch | None:
+    def _match_entry(self, index: int, text: str, folded: bool = False) -> CatalogMatch | None:
+        """The entry in `text`: its whole pattern, the same without its final full stop, or a leading sentence.
+        `folded`: regardless of case, for a line a person typed all in lower case (`valueerror: bfloat16 is only
+        supported on gpus …`, OpenBuddy/OpenBuddy#45), compiled per call since such lines are rare."""
         whole, unended, partials = self._patterns(index)
+        if folded:
+            whole, unended = _folded(whole), _folded(unended) if unended is not None else None
+            partials = [(_folded(pattern), literal) for pattern, literal in partials]
         match, partial = whole.search(text), False
         if match is None and unended is not None:
             match = unended.search(text)
@@ -291,21 +297,6 @@ class MessageCatalog:
             return None
         return _as_match(self.entries[index], match, partial, fields=_one_word_lead(match, text))
 
-    def _match_folded(self, index: int, text: str) -> CatalogMatch | None:
-        """The entry's whole pattern (or the same without its final full stop) regardless of case: for a line a
-        person typed all in lower case (`valueerror: bfloat16 is only supported on gpus …`, OpenBuddy/OpenBuddy#45),
-        whose words are vLLM's all the same. Compiled per call: such lines are rare."""
-        whole, unended, partials = self._patterns(index)
-        for compiled in (whole, unended):
-            match = re.compile(compiled.pattern, re.IGNORECASE).search(text) if compiled is not None else None
-            if match is not None:
-                return _as_match(self.entries[index], match, False)
-        for compiled, literal in partials:  # a release's shorter wording, as in the exact reading
-            match = re.compile(compiled.pattern, re.IGNORECASE).search(text) if literal >= MIN_PARTIAL_LITERAL else None
-            if match is not None:
-                return _as_match(self.entries[index], match, True)
-        return None
-
     def _patterns(
         self, index: int
     ) -> tuple[re.Pattern[str], re.Pattern[str] | None, list[tuple[re.Pattern[str], int]]]:
@@ -318,6 +309,10 @@ class MessageCatalog:
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
             self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]
+
+
+def _folded(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    return re.compile(pattern.pattern, re.IGNORECASE)
 
 
 def _loose_backticks(pattern: str) -> str:

@@ -17,7 +17,7 @@ import re
 from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.catalog.op7_toolchain import SAMPLER_ENV
-from rules.events import FLASHINFER_SAMPLER, LogEventKind
+from rules.events import FLASHINFER_SAMPLER, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -94,7 +94,7 @@ def _reporting_library(facts: Facts, fault) -> Suspect | None:
     return f"attention backend ({backend}, whose kernel launch reported the fault)", change
 
 
-def _sampler(fault) -> Suspect | None:
+def _sampler(fault: LogEvent) -> Suspect | None:
     """FlashInfer's top-k/top-p sampling kernel, when its own launch check named itself: vLLM samples with it on CUDA
     unless VLLM_USE_FLASHINFER_SAMPLER=0, and PyTorch's sampling runs instead (vllm/envs.py)."""
     if fault.component != FLASHINFER_SAMPLER:
@@ -112,7 +112,7 @@ def _sampler(fault) -> Suspect | None:
     return f"FlashInfer sampler ({kernel}, whose launch reported the fault)", change
 
 
-def _skinny_gemm(fault) -> Suspect | None:
+def _skinny_gemm(fault: LogEvent) -> Suspect | None:
     """vLLM's ROCm skinny GEMM kernels (csrc/rocm/skinny_gemms.hip: wvSplitK, LLMM1), which small-batch linear
     layers use on ROCm unless VLLM_ROCM_USE_SKINNY_GEMM=0 (vllm/envs.py; vLLM's own tests set it for models whose
     results they change)."""
