@@ -208,8 +208,9 @@ def _finding(event: LogEvent, error: CudaError) -> Finding:
     return RULE.finding(
         Severity.HIGH,
         f"CUDA failed ({error.name}): {error.meaning}",
-        summary=f"torch reports CUDA's {error.name}: {error.meaning}. CUDA's own meaning of the error decides where "
-        "to look; the traceback's frame is only where the error surfaced.",
+        summary=f"CUDA's {error.name} (as torch, Triton or a kernel's own check reports it): {error.meaning}. "
+        "CUDA's own meaning of the error decides where to look; the traceback's frame is only where the error "
+        "surfaced.",
         evidence=[c.log_evidence(event, name="CUDA's error", value=error.name)],
         changes=changes,
         actions=_bound_action(event) + list(error.actions),
