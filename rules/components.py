@@ -38,6 +38,8 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("kv_cache", "KV cache manager"),
     ("/core/sched", "scheduler"),
     ("/entrypoints/", "API server"),
+    ("serving_chat.py", "API server"),  # a log line's header names the file alone: [serving_chat.py:193]
+    ("serving_completion.py", "API server"),
     ("/worker/", "worker"),
     ("/engine/", "engine"),
 )

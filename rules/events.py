@@ -568,6 +568,9 @@ class LogEventKind(str, Enum):
     # vllm-ascend's compiled extension not loaded: its allocator's warning "Failed to import vllm_ascend_C:<error>.
     # Sleep mode will be disabled."; message: the import's error
     ASCEND_EXTENSION_MISSING = "ascend_extension_missing"
+    # Python's int() refusing a GPU's UUID where vLLM reads CUDA_VISIBLE_DEVICES as indices: "ValueError: invalid
+    # literal for int() with base 10: 'GPU-52a3a85d-…'"; message: the UUID
+    VISIBLE_DEVICE_UUID = "visible_device_uuid"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1177,6 +1180,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),
     LogEventKind.ASCEND_EXTENSION_MISSING: ("message",),
+    LogEventKind.VISIBLE_DEVICE_UUID: ("message",),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -90,7 +90,7 @@ _TORCHRUN_RANK = re.compile(r"(?:^|\s)\[rank\d+\]: ?(?!\[)")
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
 _HEADER = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
-    r"(?: \[(?P<where>[^\]]*)\]| [\w.-]+\.py:\d+\])? ?(?P<msg>.*)$"
+    r"(?: \[(?P<where>[^\]]*)\]| (?P<where_v0>[\w.-]+\.py:\d+)\])? ?(?P<msg>.*)$"
 )
 # A native library's line in glog's format (UCX and NIXL's `W0904 10:52:53.047694 512 ucx_utils.cpp:62] …`,
 # Mooncake's transfer engine, gRPC) or PyTorch's c10 logger's (`[W socket.cpp:663] …`): its level letter and the
@@ -1001,7 +1001,9 @@ def _read_header(message: str, process: str | None, state: _ParseState) -> tuple
         named = other.group("level")
         level = _NCCL_LEVELS[named] if state.logger == NCCL_LOG else _OTHER_LEVELS[named[0].upper()]
     state.level = level
-    state.logged_in = header.group("where") if header else other.groupdict().get("where") if other else None
+    # 0.32's `[file:line]`, V0's `file:line]`
+    where = (header.group("where") or header.group("where_v0")) if header else None
+    state.logged_in = where if header else other.groupdict().get("where") if other else None
     state.last_was_vllm = header is not None or process is not None
     if header is not None or process is not None and other is None:  # a worker's prefix before NCCL's own line
         state.logger = VLLM_LOGGER

@@ -397,6 +397,8 @@ def _check_health_check(facts: Facts) -> list[Finding]:
         return [_restarted_finding(check)]
     if check.probe_result == "start_deadline":
         return [_start_deadline_finding(check)]
+    if check.probe_result == "unhealthy":
+        return [_compose_unhealthy_finding(check)]
     if check.probe_result == "refused":
         exits = [e for e in facts.events_of(LogEventKind.CONTAINER_EXIT_CODE) if e.exit_code is not None]
         if exits and exits[-1].exit_code not in STOPPED_EXIT_CODES:
@@ -547,6 +549,31 @@ def _start_deadline_finding(check: LogEvent) -> Finding:
             "compilation and graph capture at some cost in decode speed.",
         ],
         confidence=0.8,
+    )
+
+
+def _compose_unhealthy_finding(check: LogEvent) -> Finding:
+    """Docker Compose gave up on a service's healthcheck and starts nothing that depends on it: a vLLM container is
+    unhealthy until its model has loaded, so a healthcheck sized for a small service fails a slow start, and a start
+    that failed looks the same from here."""
+    container = check.message or "the container"
+    return RULE_HEALTH_CHECK.finding(
+        Severity.HIGH,
+        f"Docker Compose marked {container} unhealthy and started nothing that depends on it",
+        summary="Compose runs the service's healthcheck (usually a request to vLLM's /health) and waits for it to "
+        "pass; when it fails past start_period and its retries, the services that depend on it with `condition: "
+        "service_healthy` are not started. vLLM answers /health only once the model has loaded and the engine has "
+        "started, minutes for a large model and longer on a first download, so a healthcheck sized for a small "
+        "service fails a slow start; a start that failed outright looks the same here.",
+        evidence=[c.log_evidence(check, name="unhealthy container", value=container)],
+        actions=[
+            f"Read the container's own log: `docker logs {container}` (or `docker compose logs <service>`): a "
+            "traceback there is the cause; the last lines still loading weights mean the healthcheck was too short.",
+            "Give the healthcheck the start's length: `start_period` above the longest load the log shows (with "
+            "`interval` and `retries` to match), and check it probes the port and path vLLM serves (`curl -f "
+            "http://localhost:8000/health` inside the container).",
+        ],
+        confidence=0.6,
     )
 
 

@@ -25,14 +25,18 @@ JSON_DECODER_WORDS = re.compile(
     r"starting at|Extra data|Invalid control character at|Invalid \\escape)): line (?P<line>\d+) column "
     r"(?P<column>\d+) \(char \d+\)$"
 )
-# The error body's type vLLM gives a request it refused (entrypoints' ErrorResponse for HTTP 400).
+# The error body's type vLLM gives a request it refused (entrypoints' ErrorResponse for HTTP 400); the same failure
+# in the API server's own log (`ERROR … [serving_chat.py:193] json.decoder.JSONDecodeError: …`, instructor#1336).
 REFUSED_REQUEST = "BadRequestError"
+JSON_ERROR = "JSONDecodeError"
+SERVER = "API server"
 
 
 def _check_request_json(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
-        said = (event.message or "").removeprefix(f"{REFUSED_REQUEST}: ")
-        decoded = JSON_DECODER_WORDS.match(said) if event.exception == REFUSED_REQUEST else None
+        said = (event.message or "").removeprefix(f"{event.exception}: ")
+        refused = event.exception == REFUSED_REQUEST or (event.exception == JSON_ERROR and event.component == SERVER)
+        decoded = JSON_DECODER_WORDS.match(said) if refused else None
         if decoded is not None:
             return [_finding(event, decoded)]
     return []

@@ -36,6 +36,9 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
         return [_mistral_order(order[0])]
     if all(e.message == NO_CHAT_TEMPLATE for e in events):
         return [_no_template(events[0])]
+    placed = next((e for e in events if _placement(e)), None)
+    if placed is not None:
+        return [_misplaced_turns(placed, *_placement(placed))]
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
@@ -61,6 +64,52 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+# Templates that allow a system message, first and once, and refuse where the conversation puts its turns: by their
+# words, what is out of place and how to send it instead.
+_TURN_PLACEMENT: tuple[tuple[str, str, str], ...] = (
+    (
+        "After the optional system message",
+        "two turns of the same role in a row (user then user, or assistant then assistant) after the optional system "
+        "message",
+        "Merge consecutive messages of one role into one (a client that sends a user message and then the tool's "
+        "output as another user message, or retries by appending), so that user and assistant alternate after the "
+        "first system message.",
+    ),
+    (
+        "System message must be at the be",
+        "a system message that is not the conversation's first",
+        "Send one system message, first: merge the others into it, or send what an agent inserts mid-conversation "
+        "(instructions, tool results) as user or tool messages.",
+    ),
+)
+
+
+def _placement(event: LogEvent) -> tuple[str, str] | None:
+    said = event.message or event.raw or ""
+    return next(((what, how) for words, what, how in _TURN_PLACEMENT if words in said), None)
+
+
+def _misplaced_turns(event: LogEvent, what: str, how: str) -> Finding:
+    return RULE_TEMPLATE_REFUSED.finding(
+        Severity.HIGH,
+        f"the model's chat template refused the conversation's order: {what}",
+        summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: this template "
+        "takes a system message only first, and user and assistant turns in the order the model was trained on. "
+        "vLLM returns the template's error as HTTP 400, for every request the client builds this way.",
+        evidence=[c.log_evidence(event, name="chat template error")],
+        actions=[how],
+        alternatives=[
+            ConfigChange(
+                flag="--chat-template",
+                proposed="<a template file that accepts the turns the client sends>",
+                reason="the server, not every client, adapts the conversation to what the model was trained on",
+                cost="a template of your own to keep beside the model",
+            )
+        ],
+        confidence=0.85,
+    )
 
 
 MISTRAL_ORDER = "InvalidMessageStructureException"  # mistral_common's refusal of a conversation's order

@@ -1,5 +1,5 @@
 """OP-7.114: the TPU is held by another process. OP-7.115: HABANA_VISIBLE_MODULES names Gaudi modules the process
-cannot see.
+cannot see. OP-7.117: CUDA_VISIBLE_DEVICES lists GPUs by UUID where vLLM reads indices.
 
 Why rules of their own: both stop vLLM before it loads anything, on accelerators whose runtimes word the cause in
 their own terms, and neither is a fault of vLLM's or of the model.
@@ -13,6 +13,10 @@ OP-7.115: Habana's runtime maps HABANA_VISIBLE_MODULES to the Gaudi modules the 
 outside those the container was given (`Module IDs should be between 0 and 0`: one module visible). vllm-gaudi PR
 #788 set the variable from each worker's local rank, which broke runs where the container held fewer modules than the
 rank's number; PR #946 reverted it (its description quotes the error).
+
+OP-7.117: CUDA takes CUDA_VISIBLE_DEVICES as indices or as GPU UUIDs (`GPU-…`, `MIG-…`), and cluster schedulers (Slurm's
+GRES, some Kubernetes device plugins) set UUIDs; vLLM maps a logical device to a physical one by reading the variable
+as integers, so the UUID fails in int() (vllm#13815, a source build on such a cluster).
 """
 
 from __future__ import annotations
@@ -83,6 +87,54 @@ def _check_gaudi_modules(facts: Facts) -> list[Finding]:
     ]
 
 
+def _check_device_uuid(facts: Facts) -> list[Finding]:
+    events = facts.events_of(LogEventKind.VISIBLE_DEVICE_UUID)
+    if not events:
+        return []
+    uuid = events[0].message or "a GPU UUID"
+    return [
+        RULE_DEVICE_UUID.finding(
+            Severity.CRITICAL,
+            f"CUDA_VISIBLE_DEVICES names GPUs by UUID ({uuid}), and vLLM reads it as indices",
+            summary="CUDA accepts GPU UUIDs in CUDA_VISIBLE_DEVICES, and cluster schedulers set them; vLLM maps its "
+            "devices by reading the variable as integers, so int() refused the UUID before any GPU was used.",
+            evidence=[c.log_evidence(events[0], name="the UUID read as an index", value=uuid)],
+            changes=[
+                ConfigChange(
+                    flag="CUDA_VISIBLE_DEVICES",
+                    current=uuid,
+                    proposed="<the same GPUs by index: `nvidia-smi -L` lists each index with its UUID>",
+                    reason="vLLM reads the variable as integers",
+                    kind="env",
+                )
+            ],
+            actions=[
+                "Translate the UUIDs to indices where vLLM starts (`nvidia-smi -L`, or `nvidia-smi "
+                "--query-gpu=index,uuid --format=csv`) and export those instead, in the job's or pod's start script.",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+RULE_DEVICE_UUID = Rule(
+    code="OP-7.117",
+    title="CUDA_VISIBLE_DEVICES lists GPU UUIDs where vLLM reads indices",
+    category=Category.STARTUP,
+    check=_check_device_uuid,
+    needs=("events",),
+    page=RulePage(
+        checks="Python's `invalid literal for int() with base 10: 'GPU-…'` (or `'MIG-…'`).",
+        why="A scheduler's UUIDs are valid for CUDA but not for vLLM's device mapping, which fails before the model "
+        "loads.",
+        example="`ValueError: invalid literal for int() with base 10: 'GPU-52a3a85d-3c55-ca3a-a955-82c69ed360fc'` "
+        "from a cluster whose scheduler sets UUIDs (vllm#13815).",
+        fix="CUDA_VISIBLE_DEVICES with the same GPUs' indices.",
+        limits="The line does not say which vLLM release; later ones may accept UUIDs.",
+        references=["https://github.com/vllm-project/vllm/issues/13815"],
+    ),
+)
+
 RULE_TPU_BUSY = Rule(
     code="OP-7.114",
     title="the TPU is held by another process",
@@ -118,4 +170,4 @@ RULE_GAUDI_MODULES = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_TPU_BUSY, RULE_GAUDI_MODULES]
+RULES: list[Rule] = [RULE_TPU_BUSY, RULE_GAUDI_MODULES, RULE_DEVICE_UUID]

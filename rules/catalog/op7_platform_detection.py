@@ -28,7 +28,8 @@ def _check_platform_detection(facts: Facts) -> list[Finding]:
         e.component: e for e in facts.events_of(LogEventKind.PLATFORM_UNAVAILABLE) if e.component in GPU_PLATFORMS
     }
     if not failed:
-        return []
+        verdict = facts.events_of(LogEventKind.PLATFORM_DETECTED)  # "No platform detected …" alone: no reasons
+        return [_none_detected(verdict[0])] if verdict else []
     checks = "; ".join(f"{platform}: {event.message}" for platform, event in failed.items())
     return [
         RULE_PLATFORM.finding(
@@ -45,6 +46,28 @@ def _check_platform_detection(facts: Facts) -> list[Finding]:
             confidence=0.75,
         )
     ]
+
+
+def _none_detected(event: LogEvent) -> Finding:
+    """vLLM's verdict without its checks' reasons (they are logged at DEBUG): no device was visible to the process.
+    In a cluster most often the container runtime did not give it the GPUs (llm-d/llm-d-deployer#273: the pods did
+    not run with the nvidia RuntimeClass, which was not the cluster's default)."""
+    return RULE_PLATFORM.finding(
+        Severity.HIGH,
+        "vLLM detected no platform (UnspecifiedPlatform): no GPU is visible to the process",
+        summary="vLLM's platform detection found no device it supports and runs on UnspecifiedPlatform, which fails "
+        "at the first device call. The checks' own reasons are logged at DEBUG only. On a GPU host the process "
+        "was not given the GPU: a container started without it (Docker without `--gpus`, a pod without the NVIDIA "
+        "runtime class or an nvidia.com/gpu limit), a driver missing, or an image built for another device.",
+        evidence=[c.log_evidence(event, name="platform verdict", value="UnspecifiedPlatform")],
+        actions=[
+            "Inside the container, `nvidia-smi` (or `rocm-smi`) must list the GPU. On Kubernetes, the pod needs an "
+            "nvidia.com/gpu limit and, where the NVIDIA runtime is not the cluster's default, `runtimeClassName: "
+            "nvidia`; with Docker, `--gpus all` and the NVIDIA Container Toolkit.",
+            "Start once with VLLM_LOGGING_LEVEL=DEBUG: each platform's check then logs why it failed.",
+        ],
+        confidence=0.7,
+    )
 
 
 def _action(platform: str, event: LogEvent) -> str:

@@ -47,7 +47,11 @@ def _vllm_waiting(event: LogEvent) -> Finding:
         "node that never joined (a pod stuck pending or in Init, a node without its GPUs), GPUs held by other actors, "
         "or more GPUs asked for than the cluster has. vLLM's own words add one more: the IP addresses Ray uses must "
         "match VLLM_HOST_IP on each node.",
-        evidence=[c.log_evidence(event, name="GPUs the placement group asks for", value=wanted or 0.0, unit="GPU")],
+        evidence=[
+            c.log_evidence(event, name="GPUs the placement group asks for", value=wanted, unit="GPU")
+            if wanted
+            else c.log_evidence(event, name=f"{event.component or 'Ray'}'s unplaced bundle")
+        ],
         actions=[
             "`ray status` on the head: the cluster's GPU total must reach the group's; each worker node listed. On "
             "Kubernetes, `kubectl get pods` for the RayCluster: a worker pod pending or in Init never gave its GPUs.",

@@ -31,6 +31,8 @@ _PROBE_RESULTS = (
 
 
 def _health_check(match: re.Match[str]) -> Fields:
+    if match["unhealthy"]:
+        return {"message": match["unhealthy"], "component": "Docker Compose", "probe_result": "unhealthy"}
     if match["start_limit"]:
         return {
             "message": match.group(0),
@@ -513,9 +515,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "Startup probe failed",
             "probe, will be restarted",
             "initializing for too long",
+            "dependency failed to start: container",
         ),
         K.HEALTH_CHECK_FAILED,
         r"Didn't receive health check response for replica .*? after (?P<seconds>[\d.]+)s.*"
+        # Docker Compose refusing a service whose dependency's healthcheck never passed (zeenolife/ai-baby-monitor#4)
+        r"|dependency failed to start: container (?P<unhealthy>\S+) is unhealthy"
         # Modal's limit on a container's start (its runner's words): a deadline on the whole start, not a probe
         r"|Runner has been initializing for too long: (?P<start_limit>[\d.]+) seconds"
         r"|(?P<probe>Liveness|Readiness|Startup) probe failed:?\s*(?P<reason>.*)"

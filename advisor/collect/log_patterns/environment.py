@@ -237,6 +237,7 @@ _HUB_REASONS = (
     ("be authenticated", "no_token"),
     ("Unauthorized for url", "no_token"),
     ("Invalid credentials in Authorization header", "bad_token"),
+    ("Invalid user token", "bad_token"),  # huggingface_hub's login refusing HF_TOKEN's value
     ("Repository Not Found for url", "not_found"),
     ("RepositoryNotFoundError", "not_found"),
 )
@@ -831,6 +832,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "is restricted",
             "fine-grained token settings",
             "Invalid credentials in Authorization header",
+            "Invalid user token",
             "Client Error: Forbidden for url: https://huggingface.co/",
             "Client Error: Unauthorized for url: https://huggingface.co/",
             "Repository Not Found for url: https://huggingface.co/",
@@ -840,7 +842,8 @@ PATTERNS: tuple[Pattern, ...] = (
         K.HUB_ACCESS_REFUSED,
         r"(?:GatedRepoError|RepositoryNotFoundError): 40[134] Client Error|Cannot access gated repo|trying to access "
         r"a gated repo|is a gated repository|Access to model \S+ is restricted|fine-grained token settings|Invalid "
-        r"credentials in Authorization header|40[13] Client Error: (?:Forbidden|Unauthorized) for url: "
+        r"credentials in Authorization header|Invalid user token\. The token from HF_TOKEN environment variable is "
+        r"invalid|40[13] Client Error: (?:Forbidden|Unauthorized) for url: "
         r"https?://huggingface\.co/|Repository Not Found for url: https?://huggingface\.co/",
         _hub_refusal,
     ),
@@ -930,6 +933,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.ASCEND_EXTENSION_MISSING,
         r"Failed to import vllm_ascend_C: ?(?P<error>.+?)(?:\. Sleep mode will be disabled\.?)?\s*$",
         lambda m: {"message": m["error"]},
+    ),
+    wording(  # a GPU's UUID (GPU-…, MIG-…) where vLLM's device mapping reads CUDA_VISIBLE_DEVICES as integers
+        # (vllm#13815: a cluster's scheduler set UUIDs)
+        ("invalid literal for int() with base 10: 'GPU-", "invalid literal for int() with base 10: 'MIG-"),
+        K.VISIBLE_DEVICE_UUID,
+        r"invalid literal for int\(\) with base 10: '(?P<uuid>(?:GPU|MIG)-[0-9a-fA-F-]+(?:/\d+/\d+)?)'",
+        lambda m: {"message": m["uuid"]},
     ),
     wording(  # JAX (vLLM's TPU backend) finding the TPU's device file held by another process
         # (vllm-project/tpu-inference PR #2257: a previous test's process not yet gone)
@@ -1021,6 +1031,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.RAY_REPLICA_UNPLACED,
         r"Waiting for creating a placement group of specs for (?P<waited>\d+) seconds\. specs=(?P<specs>\[[^\]]*\])",
         _vllm_placement_wait,
+    ),
+    wording(  # Ray's autoscaler on the same wait: a bundle of vLLM's placement group, pinned to the driver's node
+        # (`node:<ip>`) with a GPU, that no node it knows can hold (vllm#13388)
+        ("No available node types can fulfill resource request",),
+        K.RAY_REPLICA_UNPLACED,
+        r"No available node types can fulfill resource request (?P<specs>\{[^}]*['\"]GPU['\"][^}]*\})",
+        lambda m: {"message": VLLM_PLACEMENT_GROUP, "component": "Ray's autoscaler"},
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to
         # it) and the GCS's reason on the line after, or joined to it too

@@ -54,8 +54,9 @@ def _schema_text_refusal(match: re.Match[str]) -> Fields:
     """pydantic's own text for the same refusal (`1 validation error for ChatCompletionRequest` / `functions` /
     `  Extra inputs are not permitted [type=extra_forbidden, …]`): the field's line, then its reason."""
     reason = match["msg"].replace("\\'", "'")
-    if match["value"] is not None:  # what the client sent, in pydantic's words: the rule reads it
-        reason = f"{reason} [input_value='{match['value']}']"
+    value = match.groupdict().get("value")
+    if value is not None:  # what the client sent, in pydantic's words: the rule reads it
+        reason = f"{reason} [input_value='{value}']"
     return _refusal_fields(match["loc"], reason)
 
 
@@ -129,6 +130,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # finding none to apply (tokenization_utils_base.py: a tokenizer without a chat template)
         (
             "Conversation roles must alternate",
+            "conversation roles must",
+            "System message must be at the be",
             "System role not supported",
             "tokenizer.chat_template is not set",
             "TemplateSyntaxError",
@@ -138,6 +141,9 @@ PATTERNS: tuple[Pattern, ...] = (
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
+        # Mistral v0.3's template (cut where a paste ends: vllm#6862), Qwen 3.5/3.6's (retyped with a typo: docker-agent
+        # #3344, `System message must be at the beignning`)
+        r"|After the optional system message, conversation roles must[^'\"]*|System message must be at the be\w*"
         r"|(?P<none>Cannot use chat template functions because tokenizer\.chat_template is not set)"
         # Jinja refusing the template itself, before any conversation is rendered
         r"|(?:jinja2\.exceptions\.)?TemplateSyntaxError: (?P<syntax>.+)"
@@ -178,6 +184,14 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"{_PYDANTIC_TEXT}\w*(?:Request|ValidatorIterator){_BREAK}(?P<loc>{_TEXT_CHAR}+)"
         rf"{_BREAK}\s+(?P<msg>{_TEXT_CHAR}+?)"
         r"(?: \[type=\w+, input_value=\\?'(?P<value>[^'\\]*)| \[type=|\n|\\n|$)",
+        _schema_text_refusal,
+    ),
+    wording(  # the same text with its line breaks lost to spaces (a client's one-line report,
+        # odysseus-dev/odysseus#103: a message's `metadata` refused), for a field pydantic says is extra or missing
+        ("validation error for ", "validation errors for "),
+        K.REQUEST_SCHEMA_REFUSED,
+        rf"{_PYDANTIC_TEXT}\w*(?:Request|Message) (?P<loc>[\w.\[\]]+) "
+        r"(?P<msg>Extra inputs are not permitted|Field required)(?: \[type=\w+, input_value=|\s*$)",
         _schema_text_refusal,
     ),
     wording(  # pydantic refusing a response vLLM built itself: the model is one of its response models

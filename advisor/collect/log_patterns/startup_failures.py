@@ -119,18 +119,27 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the program to start is not on the PATH: the container runtime's words (Go's os/exec error, as runc
         # and so Docker and the kubelet print it), and bash's, dash's and zsh's
-        ("executable file not found in $PATH", "command not found", ": not found", "No such file or directory: '"),
+        (
+            "executable file not found in $PATH",
+            "not found in $PATH",
+            "command not found",
+            ": not found",
+            "No such file or directory: '",
+        ),
         K.COMMAND_NOT_FOUND,
         r'exec: "(?P<exec>[^"]+)": executable file not found in \$PATH'
+        # CRI-O's words for the same (production-stack#869: `container create failed: executable file
+        # `lmcache_experimental_server` not found in $PATH`)
+        r"|executable file `(?P<crio>[^`]+)` not found in \$PATH"
         r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): (?:command )?not found\s*$"
         r"|zsh: command not found: (?P<zsh>[\w./-]+)\s*$"
         # Python's subprocess starting a program by a path in a bin directory that does not exist (a launcher
         # running `/usr/local/bin/vllm` in an image without vLLM, gpustack/gpustack#363)
         r"|\[Errno 2\] No such file or directory: '(?:[^']*/)?bin/(?P<python>[\w.-]+)'\s*$",
         lambda m: {
-            "message": m["exec"] or m["shell"] or m["zsh"] or m["python"],
+            "message": m["exec"] or m["crio"] or m["shell"] or m["zsh"] or m["python"],
             "component": "the container runtime"
-            if m["exec"]
+            if m["exec"] or m["crio"]
             else "Python's subprocess"
             if m["python"]
             else "the shell",
@@ -148,9 +157,12 @@ PATTERNS: tuple[Pattern, ...] = (
         (": Permission denied", ": permission denied"),
         K.COMMAND_NOT_FOUND,
         r'exec: "(?P<exec>[^"]+)": permission denied'
-        r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): Permission denied\s*$",
+        r"|^(?:\S*(?:bash|sh): (?:line \d+: |\d+: )?)(?P<shell>[\w./-]+): Permission denied\s*$"
+        # a script whose interpreter (its #! line) this user may not run: vLLM 0.8's image, its venv's python a link
+        # into root's home (vllm PR #15302: `/opt/venv/bin/vllm: /opt/venv/bin/python3: Permission denied`)
+        r"|^/[\w./-]+: (?P<interpreter>/[\w./-]+): (?:bad interpreter: )?Permission denied\s*$",
         lambda m: {
-            "message": m["exec"] or m["shell"],
+            "message": m["exec"] or m["shell"] or m["interpreter"],
             "component": "the container runtime" if m["exec"] else "the shell",
             "error_code": "EACCES",
         },

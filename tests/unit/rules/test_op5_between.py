@@ -286,3 +286,11 @@ def test_modals_start_limit_is_a_server_killed_while_loading_with_the_limit_to_r
     )
     assert finding.title.startswith("Modal stopped the server after 300 s of starting")
     assert "startup timeout" in finding.actions[0] and "volume" in finding.actions[1]
+
+
+def test_compose_refusing_a_service_for_an_unhealthy_vllm_container_sends_to_its_log_and_start_period():
+    # zeenolife/ai-baby-monitor#4, verbatim
+    line = '"dependency failed to start: container ai-baby-monitor-vllm-1 is unhealthy"'
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.27" and "ai-baby-monitor-vllm-1 unhealthy" in top.title
+    assert "docker logs ai-baby-monitor-vllm-1" in top.actions[0] and "start_period" in top.actions[1]

@@ -30,3 +30,13 @@ def test_the_same_words_from_a_tool_parsers_log_line_are_not_a_refused_request()
         "line 3 column 1 (char 56)"
     )
     assert op5_request_json.RULE.evaluate(_facts([line])) == []
+
+
+def test_the_api_servers_own_log_of_a_json_error_in_a_chat_request_is_the_same_refusal():
+    # 567-labs/instructor#1336, verbatim: V0's header, serving_chat.py
+    line = (
+        "ERROR 02-08 11:19:09 serving_chat.py:193] json.decoder.JSONDecodeError: Expecting value: line 1 column 1 "
+        "(char 0)"
+    )
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-5.47" and "line 1, column 1" in top.title

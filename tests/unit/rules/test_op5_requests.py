@@ -240,3 +240,29 @@ def test_mistral_commons_order_check_is_named_with_the_order_mistral_wants(line)
     assert top.rule == "OP-5.19"
     assert top.title == "Mistral's tokenizer refused the conversation's order: Unexpected role 'user' after role 'tool'"
     assert [(c.flag, c.proposed) for c in top.alternatives] == [("--tokenizer-mode", "auto")]
+
+
+def test_a_template_refusing_where_turns_are_says_what_is_out_of_place():
+    # vllm#6862 (cut where the paste wraps) and docker/docker-agent#3344 (retyped with a typo), verbatim
+    cut = (
+        "BadRequestError: Error code: 400 - {'object': 'error', 'message': 'After the optional system message, "
+        "conversation roles must "
+    )
+    [finding] = op5_requests.RULE_TEMPLATE_REFUSED.evaluate(Facts(events=parse_lines([cut]).events))
+    assert "two turns of the same role in a row" in finding.title
+    typo = (
+        "When I switch to my AI box running Qwen 3.6 35B served via vLLM, I get error `HTTP 400: System message must "
+        "be at the beignning`"
+    )
+    [finding] = op5_requests.RULE_TEMPLATE_REFUSED.evaluate(Facts(events=parse_lines([typo]).events))
+    assert "a system message that is not the conversation's first" in finding.title
+
+
+def test_pydantics_refusal_with_its_line_breaks_lost_names_the_field():
+    # odysseus-dev/odysseus#103, verbatim (cut): a message's metadata refused
+    line = (
+        "returned HTTP 400: 1 validation error for UserMessage metadata Extra inputs are not permitted "
+        "[type=extra_forbidden, input_value={'_db_id': '7ce1f0b3'}, input_type=dict]"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-5.28" and "refused metadata: Extra inputs are not permitted" in top.title

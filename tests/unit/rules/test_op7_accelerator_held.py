@@ -34,3 +34,11 @@ def test_gaudi_module_ids_outside_the_visible_ones_are_replaced_by_the_visible_o
     wider = "RuntimeError: Invalid HABANA_VISIBLE_MODULES=9. Module IDs should be between 0 and 3."
     [finding] = op7_accelerator_held.RULE_GAUDI_MODULES.evaluate(_facts([wider]))
     assert finding.changes[0].proposed == "0,1,2,3"
+
+
+def test_gpu_uuids_in_cuda_visible_devices_are_replaced_by_indices():
+    # vllm#13815, verbatim: a cluster whose scheduler sets GPU UUIDs
+    line = "ValueError: invalid literal for int() with base 10: 'GPU-52a3a85d-3c55-ca3a-a955-82c69ed360fc'"
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.117"
+    assert [(ch.flag, ch.kind) for ch in top.changes] == [("CUDA_VISIBLE_DEVICES", "env")]

@@ -178,3 +178,20 @@ def test_podmans_init_failing_to_start_pid_one_is_a_command_the_image_lacks():
     )
     assert finding.title == "the container's command names a program the image lacks (Podman's init could not start it)"
     assert "podman inspect" in finding.actions[0]
+
+
+def test_a_script_whose_interpreter_this_user_may_not_run_is_the_permission_reading():
+    # vllm PR #15302, verbatim: vLLM 0.8's image under OpenShift, its venv's python a link into root's home
+    line = "`/opt/venv/bin/vllm: /opt/venv/bin/python3: Permission denied`"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.61" and "/opt/venv/bin/python3 exists but this user may not run it" in top.title
+
+
+def test_cri_os_words_for_a_program_not_on_the_path_are_the_container_runtimes():
+    # vllm-project/production-stack#869, verbatim
+    line = (
+        "```container create failed: executable file `lmcache_experimental_server` not found in $PATH: No such file "
+        "or directory```"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.61" and "lmcache_experimental_server" in top.title

@@ -104,3 +104,13 @@ def test_a_read_timeout_on_the_hub_raises_huggingface_hubs_timeouts_and_a_server
     server = line.replace("host='huggingface.co', port=443", "host='localhost', port=8000")
     assert op7_hub.RULE_HUB_NOT_CACHED.evaluate(_facts(server)) == []
     assert evaluate(_facts(server)).findings[0].rule == "OP-5.35"
+
+
+def test_huggingface_hubs_refusal_of_hf_tokens_value_is_a_token_the_hub_does_not_accept():
+    # validatedpatterns/rag-llm-gitops#70, verbatim: the secret held the literal value 'None'
+    line = (
+        "requests.exceptions.HTTPError: Invalid user token. The token from HF_TOKEN environment variable is invalid. "
+        'Note that HF_TOKEN takes precedence over `hf auth login`."'
+    )
+    top = evaluate(_facts(line)).findings[0]
+    assert top.rule == "OP-7.17" and "token the Hub does not accept" in top.title

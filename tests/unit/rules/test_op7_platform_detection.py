@@ -34,3 +34,11 @@ def test_a_confirmed_platform_makes_the_other_checks_failures_normal():
     confirmed = "DEBUG 06-25 10:03:17 [__init__.py:106] Confirmed ROCm platform is available."
     assert _findings(CUDA, confirmed) == []
     assert _findings(CUDA, "INFO 06-25 10:03:17 [__init__.py:243] Automatically detected platform rocm.") == []
+
+
+def test_no_platform_detected_alone_says_no_gpu_is_visible_and_how_to_give_it():
+    # llm-d/llm-d-deployer#273, verbatim: the pods' only line; the nvidia RuntimeClass was not the default
+    line = "INFO 05-20 20:12:25 [__init__.py:252] No platform detected, vLLM is running on UnspecifiedPlatform"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.74" and "no GPU is visible" in top.title
+    assert "runtimeClassName: nvidia" in top.actions[0]

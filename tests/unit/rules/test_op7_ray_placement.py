@@ -65,3 +65,11 @@ def test_vllms_own_wait_for_its_placement_group_names_the_gpus_it_asks_for():
         "no worker until it can"
     )
     assert "kubectl get pods" in finding.actions[0] and "VLLM_HOST_IP" in finding.actions[2]
+
+
+def test_rays_autoscaler_on_a_gpu_bundle_it_cannot_place_is_vllms_placement_group_wait():
+    # vllm#13388, verbatim: DeepSeek-R1 at TP 16 on a Ray cluster on Kubernetes
+    line = "Error: No available node types can fulfill resource request {'node:10.61.0.27': 0.001, 'GPU': 1.0}"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.60" and "placement group" in top.title
+    assert top.evidence[0].name == "Ray's autoscaler's unplaced bundle"
