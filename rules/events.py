@@ -571,6 +571,10 @@ class LogEventKind(str, Enum):
     # Python's int() refusing a GPU's UUID where vLLM reads CUDA_VISIBLE_DEVICES as indices: "ValueError: invalid
     # literal for int() with base 10: 'GPU-52a3a85d-…'"; message: the UUID
     VISIBLE_DEVICE_UUID = "visible_device_uuid"
+    # torch's extension builder refusing a CUDA toolkit of another release than PyTorch's own: "The detected CUDA
+    # version (12.1) mismatches the version that was used to compile PyTorch (11.7)."; version: the toolkit's,
+    # cuda_required: PyTorch's (when the line holds it)
+    BUILD_CUDA_MISMATCH = "build_cuda_mismatch"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1181,6 +1185,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),
     LogEventKind.ASCEND_EXTENSION_MISSING: ("message",),
     LogEventKind.VISIBLE_DEVICE_UUID: ("message",),
+    LogEventKind.BUILD_CUDA_MISMATCH: ("version", "cuda_required"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -4,9 +4,10 @@ Why its own module: nothing vLLM prints says "Windows"; the errors a native Wind
 device type", the model inspection subprocess failing, compiled ops missing) each read as another cause. Only the
 paths do: a traceback's frame in a drive-letter path into vLLM's package (`C:\\…\\site-packages\\vllm\\config.py`),
 or `python.exe` running a vLLM module (vLLM's inspection subprocess, `['D:\\…\\python.exe', '-m',
-'vllm.model_executor.models.registry']`). The log reader notes it beside the line's own event, never in its place,
-so the traceback is read as before. vLLM's installation guide, every release from 0.4 to 0.33 (docs/getting_started/
-installation, "OS: Linux"): "vLLM does not support Windows natively", use WSL.
+'vllm.model_executor.models.registry']`), or torch's extension builder on a Windows CUDA toolkit while pip builds vLLM
+(`No CUDA runtime is found, using CUDA_HOME='C:\\…'`). The log reader notes it beside the line's own event, never in
+its place, so the traceback is read as before. vLLM's installation guide, every release from 0.4 to 0.33
+(docs/getting_started/installation, "OS: Linux"): "vLLM does not support Windows natively", use WSL.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ _PART = r"[^\\\s'\"<>|]+"
 _WINDOWS_VLLM = re.compile(
     rf"(?P<path>\b[A-Za-z]:\\{{1,2}}(?:{_PART}\\{{1,2}})*site-packages\\{{1,2}}vllm\\{{1,2}}{_PART})"
     rf"|(?P<exe>\b[A-Za-z]:\\{{1,2}}(?:[^\\'\"]+\\{{1,2}})*python[\d.]*\.exe)['\"]?,? +['\"]?-m['\"]?,? +['\"]?vllm\b"
+    # torch's extension builder on a Windows CUDA toolkit, as `pip install vllm` builds vLLM's source there (vllm#179)
+    rf"|No CUDA runtime is found, using CUDA_HOME='(?P<home>[A-Za-z]:\\{{1,2}}[^']*)'"
 )
 
 
@@ -29,4 +32,4 @@ def windows_vllm_path(text: str) -> str | None:
     found = _WINDOWS_VLLM.search(text)
     if found is None:
         return None
-    return (found["path"] or found["exe"]).replace("\\\\", "\\")
+    return (found["path"] or found["exe"] or found["home"]).replace("\\\\", "\\")

@@ -325,15 +325,26 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # … or after it began: a streamed (chunked) answer cut before its end, in each client's words (h11 via
         # httpx, aiohttp, urllib3 via requests)
-        ("incomplete chunked read", "Response payload is not completed", "InvalidChunkLength", "outstanding read data"),
+        (
+            "incomplete chunked read",
+            "Response payload is not completed",
+            "InvalidChunkLength",
+            "outstanding read data",
+            "TransferEncodingError",
+        ),
         K.SERVER_DISCONNECTED,
         r"(?P<httpx>peer closed connection without sending complete message body \(incomplete chunked read\))"
         r"|(?P<curl>curl: \(18\) transfer closed with outstanding read data remaining)"
         r"|(?P<aiohttp>Response payload is not completed)"
+        # aiohttp's parser on a chunked body cut off (vllm#6885: benchmark_serving.py while the server failed the
+        # request mid-stream)
+        r"|(?P<aiohttp_chunks>aiohttp\.http_exceptions\.TransferEncodingError: 400, message:)"
         r"|(?P<requests>Connection broken: InvalidChunkLength)",
         lambda m: {
             "message": m.group(0),
-            "component": {"requests": "requests (urllib3)"}.get(m.lastgroup or "", m.lastgroup),
+            "component": {"requests": "requests (urllib3)", "aiohttp_chunks": "aiohttp"}.get(
+                m.lastgroup or "", m.lastgroup
+            ),
             "connect_result": CUT_MID_ANSWER,
         },
     ),

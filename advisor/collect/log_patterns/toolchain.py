@@ -144,6 +144,14 @@ def _built_package(target: str) -> str | None:
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # torch's extension builder (torch/utils/cpp_extension.py) building vLLM's kernels from source with a
+        # toolkit of another CUDA release than PyTorch's (vllm#129; the line may end where a paste wrapped it)
+        ("mismatches the version that was used to compile",),
+        K.BUILD_CUDA_MISMATCH,
+        r"The detected CUDA version \((?P<toolkit>[\d.]+)\) mismatches the version that was used to compile"
+        r"(?: PyTorch \((?P<torch>[\d.]+)\))?",
+        lambda m: {"version": m["toolkit"], "cuda_required": m["torch"]},
+    ),
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
         K.JIT_NO_NVCC,

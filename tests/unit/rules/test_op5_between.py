@@ -294,3 +294,9 @@ def test_compose_refusing_a_service_for_an_unhealthy_vllm_container_sends_to_its
     top = evaluate(_facts([line])).findings[0]
     assert top.rule == "OP-5.27" and "ai-baby-monitor-vllm-1 unhealthy" in top.title
     assert "docker logs ai-baby-monitor-vllm-1" in top.actions[0] and "start_period" in top.actions[1]
+
+
+def test_aiohttps_chunked_body_cut_off_is_the_answer_cut_mid_stream():
+    # vllm#6885, verbatim: benchmark_serving.py while the server failed the request
+    top = evaluate(_facts(["aiohttp.http_exceptions.TransferEncodingError: 400, message:"])).findings[0]
+    assert top.rule == "OP-5.37" and "aiohttp" in top.title

@@ -46,3 +46,13 @@ def test_paths_that_do_not_run_vllm_on_windows_are_not_flagged():
         "'C:\\\\Python312\\\\python.exe', '-m', 'pip'",  # python.exe running another module
     ):
         assert windows_vllm_path(text) is None, text
+
+
+def test_torchs_extension_builder_on_a_windows_cuda_toolkit_is_a_windows_host():
+    # vllm#179, verbatim: `pip install vllm` on native Windows building vLLM's source
+    line = (
+        "`No CUDA runtime is found, using CUDA_HOME='C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"
+        "\\bin'`"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.62" and "native Windows" in top.title
