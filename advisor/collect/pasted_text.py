@@ -135,9 +135,9 @@ def unwrap(line: str) -> Unwrapped:
         cut = _cut_body_message(line[start:])
         return Unwrapped(cut, "error_body") if cut else Unwrapped(line, "line")
     body = error_body_message(record)
-    if body is not None:
+    if body is not None and body[0].strip():
         return Unwrapped(body[0], "error_body", body[1])
-    return Unwrapped(line, "line")
+    return Unwrapped(line, "line")  # a body whose message is empty says only its type and code: read as the line
 
 
 def error_body_message(record: dict[str, Any]) -> tuple[str, str | None] | None:

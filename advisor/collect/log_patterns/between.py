@@ -511,7 +511,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|\bAPI error:\s*Internal Server Error\s*$|\b500 status code \(no body\)",
         lambda m: {"component": "client"},
     ),
+    wording(  # vLLM's JSON error with an empty message: an exception whose text was empty (vllm#57725: a malformed
+        # structured-output specification answered so), its type naming the status
+        ("InternalServerError", "Internal Server Error"),
+        K.SERVER_ERROR_RESPONSE,
+        r"""['"]message['"]\s*:\s*(?:''|"")\s*,\s*['"]type['"]\s*:\s*['"]Internal ?Server ?Error['"]""",
+        lambda m: {"component": "empty error body"},
+    ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
+    wording(  # the same for a refusal: a 400 body whose message is empty (microsoft/autogen#5965)
+        ("BadRequestError",),
+        K.BAD_REQUEST_RESPONSE,
+        r"""['"]message['"]\s*:\s*(?:''|"")\s*,\s*['"]type['"]\s*:\s*['"]BadRequestError['"]""",
+        lambda m: {"component": "empty error body"},
+    ),
     wording(  # the OpenAI Node SDK's words for a 400 whose body it did not get (APIError.makeMessage): cline#396
         ("400 status code (no body)",),
         K.BAD_REQUEST_RESPONSE,

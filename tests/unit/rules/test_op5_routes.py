@@ -193,3 +193,16 @@ def test_the_node_sdks_400_without_its_body_says_where_the_reason_is():
     # cline/cline#396: Cline's OpenAI-compatible provider against vLLM
     top = evaluate(Facts(events=parse_lines(["400 status code (no body)"]).events)).top
     assert top.rule == "OP-5.42" and "HTTP 400" in top.title and "--log-error-stack" in top.actions[1]
+
+
+def test_an_error_body_with_an_empty_message_is_read_by_its_type_as_the_status_it_names():
+    # vllm#57725 (a 500 for a malformed structured-output spec) and microsoft/autogen#5965 (a 400), verbatim
+    failed = '{"error": {"message": "", "type": "InternalServerError", "param": null, "code": 500}}'
+    top = evaluate(Facts(events=parse_lines([failed]).events)).findings[0]
+    assert top.rule == "OP-5.31" and "HTTP 500" in top.title
+    refused = (
+        "`openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': '', 'type': 'BadRequestError', "
+        "'param': None, 'code': 400}`"
+    )
+    top = evaluate(Facts(events=parse_lines([refused]).events)).findings[0]
+    assert top.rule == "OP-5.42" and "HTTP 400" in top.title
