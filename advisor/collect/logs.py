@@ -1001,9 +1001,14 @@ def _read_header(message: str, process: str | None, state: _ParseState) -> tuple
         named = other.group("level")
         level = _NCCL_LEVELS[named] if state.logger == NCCL_LOG else _OTHER_LEVELS[named[0].upper()]
     state.level = level
-    # 0.32's `[file:line]`, V0's `file:line]`
-    where = (header.group("where") or header.group("where_v0")) if header else None
-    state.logged_in = where if header else other.groupdict().get("where") if other else None
+    # 0.32's `[file:line]`, V0's `file:line]`, another logger's own
+    state.logged_in = (
+        header.group("where") or header.group("where_v0")
+        if header
+        else other.groupdict().get("where")
+        if other
+        else None
+    )
     state.last_was_vllm = header is not None or process is not None
     if header is not None or process is not None and other is None:  # a worker's prefix before NCCL's own line
         state.logger = VLLM_LOGGER

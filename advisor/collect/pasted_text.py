@@ -88,10 +88,8 @@ _ESCAPED_QUOTE = re.compile(r'(?<!\\)"')
 def _recased(line: str) -> str:
     """The line with a miscased Python exception class at its start spelled as Python spells it."""
     found = _MISCASED_CLASS.match(line)
-    if found is None or found["cls"] in _BUILTIN_EXCEPTIONS.values():
-        return line
-    proper = _BUILTIN_EXCEPTIONS.get(found["cls"].lower())
-    return proper + line[found.end() :] if proper else line
+    proper = _BUILTIN_EXCEPTIONS.get(found["cls"].lower()) if found else None
+    return proper + line[found.end() :] if found and proper and proper != found["cls"] else line
 
 
 def _unescaped(line: str) -> str:

@@ -100,16 +100,13 @@ def _sampler(fault: LogEvent) -> Suspect | None:
     if fault.component != FLASHINFER_SAMPLER:
         return None
     kernel = (fault.message or "").split(":", 1)[0]
-    change = ConfigChange(
-        flag=SAMPLER_ENV,
-        current=None,
-        proposed="0",
+    return _turned_off(
+        f"FlashInfer sampler ({kernel}, whose launch reported the fault)",
+        SAMPLER_ENV,
         reason=f"the fault was reported by FlashInfer's own sampling kernel ({kernel}); vLLM then samples with "
         "PyTorch's top-k/top-p",
         cost="PyTorch's sampling instead of FlashInfer's fused kernel; a fault elsewhere would still show",
-        kind="env",
     )
-    return f"FlashInfer sampler ({kernel}, whose launch reported the fault)", change
 
 
 def _skinny_gemm(fault: LogEvent) -> Suspect | None:
@@ -118,16 +115,18 @@ def _skinny_gemm(fault: LogEvent) -> Suspect | None:
     results they change)."""
     if "skinny_gemms" not in (fault.code_file or ""):
         return None
-    change = ConfigChange(
-        flag=SKINNY_GEMM_ENV,
-        current=None,
-        proposed="0",
+    return _turned_off(
+        "ROCm skinny GEMM (its kernel's own assertion)",
+        SKINNY_GEMM_ENV,
         reason="the assertion is in vLLM's ROCm skinny GEMM kernel (csrc/rocm/skinny_gemms.hip); off, the linear "
         "layers use the generic GEMM",
         cost="the skinny kernels' speed at small batches",
-        kind="env",
     )
-    return "ROCm skinny GEMM (its kernel's own assertion)", change
+
+
+def _turned_off(what: str, env: str, reason: str, cost: str) -> Suspect:
+    """A kernel that named itself in the fault's report, and the environment variable of vLLM's that turns it off."""
+    return what, ConfigChange(flag=env, current=None, proposed="0", reason=reason, cost=cost, kind="env")
 
 
 def _aiter(facts: Facts) -> Suspect | None:

@@ -119,15 +119,7 @@ def _check_cache(facts: Facts) -> list[Finding]:
             "request that compiles a kernel. A directory Docker created for a bind mount (its parent included) is "
             "owned by root, and an image run as another uid cannot write it.",
             evidence=[c.log_evidence(e, name="cache not writable", value=e.message) for e in events[:3]],
-            changes=[
-                ConfigChange(
-                    flag=variable,
-                    proposed="<a directory the server's user can write, e.g. a volume mounted for it>",
-                    reason=f"moves {what} out of the directory it may not write",
-                    cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
-                    kind="env",
-                )
-            ],
+            changes=[_cache_moved(variable, what)],
             actions=[
                 f"Give the user vLLM runs as ownership of the cache directory: `chown -R <uid>:<gid> {parent}` in the "
                 "image or in an init step before the server starts (a bind mount's directory belongs to root).",
@@ -140,25 +132,34 @@ def _check_cache(facts: Facts) -> list[Finding]:
     ]
 
 
+# What a cache moved to a directory outside a volume costs.
+CACHE_REBUILT = "a cache outside a volume is rebuilt at every start (kernels compile again)"
+
+
+def _cache_moved(variable: str, what: str) -> ConfigChange:
+    """The library's own cache variable at a directory the server's user can write."""
+    return ConfigChange(
+        flag=variable,
+        proposed="<a directory the server's user can write, e.g. a volume mounted for it>",
+        reason=f"moves {what} out of the directory it may not write",
+        cost=CACHE_REBUILT,
+        kind="env",
+    )
+
+
 def _homeless_cache(paths: list[str], events: list[LogEvent], library: tuple[str, str] | None) -> Finding:
     """A cache at the root (`/.cache`): the process's HOME is `/`, as under OpenShift's arbitrary uid or in an image
     whose user has no home, so every library's `~/.cache` is a directory that uid may not create. The fix is a home
     (vllm#10185: HOME=/tmp worked) or the library's own cache variable when the path names it, never ownership of
     `/`."""
     change = (
-        ConfigChange(
-            flag=library[0],
-            proposed="<a directory the server's user can write, e.g. a volume mounted for it>",
-            reason=f"moves {library[1]} out of the directory it may not write",
-            cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
-            kind="env",
-        )
+        _cache_moved(*library)
         if library
         else ConfigChange(
             flag="HOME",
             proposed="<a directory the server's user can write: an emptyDir or volume, e.g. /home/vllm; /tmp>",
             reason="every library's ~/.cache then lands there (vllm#10185: HOME=/tmp fixed vLLM on OpenShift)",
-            cost="a cache outside a volume is rebuilt at every start (kernels compile again)",
+            cost=CACHE_REBUILT,
             kind="env",
         )
     )

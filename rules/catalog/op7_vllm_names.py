@@ -32,11 +32,11 @@ _NAME = re.compile(
     r"cannot import name '(?P<name>\w+)' from (?P<partial>partially initialized module )?'(?P<module>vllm(?:\.\w+)*)'"
     r"(?: (?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)|\s*$)"
 )
-# Python's own words (quoted names) for a module without a name that vLLM's package has defined in every release;
-# vLLM's lazy __getattr__ (0.32) words its own refusal without quotes: `module vllm has no attribute X`.
-_NO_ATTRIBUTE = re.compile(r"module 'vllm' has no attribute '(?P<name>__version__|LLM|SamplingParams)'")
 # Names vLLM's top-level package has defined in every release: one missing is not vLLM's package at all.
 _ALWAYS_TOP_LEVEL = ("__version__", "LLM", "SamplingParams")
+# Python's own words (quoted names) for a module without one of them; vLLM's lazy __getattr__ (0.32) words its own
+# refusal without quotes: `module vllm has no attribute X`.
+_NO_ATTRIBUTE = re.compile(r"module 'vllm' has no attribute '(?P<name>" + "|".join(_ALWAYS_TOP_LEVEL) + ")'")
 _WHICH = 'python -c "import vllm; print(vllm.__spec__.origin, list(vllm.__path__))"'
 
 

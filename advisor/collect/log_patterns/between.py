@@ -54,6 +54,10 @@ def _health_check(match: re.Match[str]) -> Fields:
     }
 
 
+# An error body in OpenAI's shape (JSON or a Python repr) whose message is empty, by its type: the status it names.
+_EMPTY_BODY = r"""['"]message['"]\s*:\s*(?:''|"")\s*,\s*['"]type['"]\s*:\s*['"]{type}['"]"""
+
+
 def _access_line(status: int, kind: K) -> Pattern:
     """uvicorn's access log line (vLLM's API server) answering `status`: its path and method."""
     return wording(
@@ -515,14 +519,14 @@ PATTERNS: tuple[Pattern, ...] = (
         # structured-output specification answered so), its type naming the status
         ("InternalServerError", "Internal Server Error"),
         K.SERVER_ERROR_RESPONSE,
-        r"""['"]message['"]\s*:\s*(?:''|"")\s*,\s*['"]type['"]\s*:\s*['"]Internal ?Server ?Error['"]""",
+        _EMPTY_BODY.format(type="Internal ?Server ?Error"),
         lambda m: {"component": "empty error body"},
     ),
     _access_line(400, K.BAD_REQUEST_RESPONSE),  # a request the server refused as invalid
     wording(  # the same for a refusal: a 400 body whose message is empty (microsoft/autogen#5965)
         ("BadRequestError",),
         K.BAD_REQUEST_RESPONSE,
-        r"""['"]message['"]\s*:\s*(?:''|"")\s*,\s*['"]type['"]\s*:\s*['"]BadRequestError['"]""",
+        _EMPTY_BODY.format(type="BadRequestError"),
         lambda m: {"component": "empty error body"},
     ),
     wording(  # the OpenAI Node SDK's words for a 400 whose body it did not get (APIError.makeMessage): cline#396
