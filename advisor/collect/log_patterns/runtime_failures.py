@@ -8,6 +8,15 @@ from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_
 from rules.events import FLASHINFER_SAMPLER, SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED
 from rules.events import LogEventKind as K
 
+# The CUDA runtime's words for the error codes of a kernel that faulted (cudaGetErrorString), which PyTorch's CUDA error
+# names by code on the line after them.
+KERNEL_FAULT_WORDS = {
+    "cudaErrorIllegalAddress": "an illegal memory access was encountered",
+    "cudaErrorMisalignedAddress": "misaligned address",
+    "cudaErrorIllegalInstruction": "an illegal instruction was encountered",
+    "cudaErrorLaunchFailure": "unspecified launch failure",
+}
+
 
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
     """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory (as Triton's driver call failing so,
@@ -327,6 +336,15 @@ PATTERNS: tuple[Pattern, ...] = (
             "code_file": m["file"],
             "component": "rocm" if m["who"] == "HIP error" else None,
         },
+    ),
+    wording(  # PyTorch's line after a CUDA error, naming the runtime's error code rather than its words (`Search for
+        # `cudaErrorIllegalAddress' in https://docs.nvidia.com/…/group__CUDART__TYPES.html for more information.`):
+        # pasted alone, or the only line of the error a log shipper kept (christopherowen/spark-vllm-mxfp4-docker#5)
+        ("Search for `cudaError",),
+        K.CUDA_KERNEL_FAULT,
+        r"Search for `(?P<code>cudaError(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))' in "
+        r"https://docs\.nvidia\.com/",
+        lambda m: {"message": f"CUDA error: {KERNEL_FAULT_WORDS[m['code']]}"},
     ),
     wording(  # a HIP kernel's own assertion, printed by the device with the kernel's source file (ROCm/vllm#527: vLLM's
         # skinny GEMM: `csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_(…): Device-side assertion `false'

@@ -337,6 +337,20 @@ def test_rocms_memory_access_fault_is_a_kernel_fault_found_with_hips_serialisati
     assert (aiter.changes[0].flag, aiter.changes[0].proposed) == ("VLLM_ROCM_USE_AITER", "0")
 
 
+def test_pytorchs_line_naming_the_cuda_error_code_is_the_kernel_fault_it_names():
+    # christopherowen/spark-vllm-mxfp4-docker#5, verbatim: the only line of the error the paste kept
+    line = (
+        "vllm-mxfp4  | (EngineCore_DP0 pid=131) ERROR 02-24 19:04:56 [core.py:902] Search for `cudaErrorIllegalAddress' "
+        "in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "HL-4" and "an illegal memory access was encountered" in top.title
+    other = (
+        "Search for `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/cuda-runtime-api/ for more information."
+    )
+    assert not [e for e in parse_lines([other]).events if e.kind == K.CUDA_KERNEL_FAULT]
+
+
 def test_hips_check_and_torchs_accelerator_error_are_the_same_kernel_fault():
     # vllm#36180, verbatim (vLLM 0.16 on ROCm 7.0: torch 2.8 on raises torch.AcceleratorError), and CUDA's counterpart
     hip = (
