@@ -721,6 +721,9 @@ TVM_FFI_REPORTED = "tvm-ffi's signal handler"
 NVML_ASSERT_OOM = "NVML assert"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
+# Python's subprocess module reporting a child a signal killed (`subprocess.CalledProcessError: Command '[…, '-m',
+# 'vllm.model_executor.models.registry']' died with <Signals.SIGILL: 4>.`, HL-6): the child's own output has the dump
+SUBPROCESS_REPORTED = "Python's subprocess module"
 # systemd reporting a unit's main process killed by a signal (HL-6: `Main process exited, code=dumped,
 # status=11/SEGV`) or by the OOM killer (OP-7.30: `A process of this unit has been killed by the OOM killer`,
 # `Failed with result 'oom-kill'`; the event's message is then the unit's name)

@@ -22,7 +22,14 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED, LogEvent, LogEventKind
+from rules.events import (
+    SHELL_REPORTED,
+    SUBPROCESS_REPORTED,
+    SYSTEMD_REPORTED,
+    TVM_FFI_REPORTED,
+    LogEvent,
+    LogEventKind,
+)
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -84,13 +91,12 @@ def _native_action(library: str, frame: LogEvent) -> str:
 
 def _report_only(who: str) -> str:
     """The action for a signal reported from outside the process (the shell, systemd): fetch the server's own dump."""
-    where = (
-        "`journalctl -u <unit>` before this line"
-        if who == SYSTEMD_REPORTED
-        else "`kubectl logs --previous`, `docker logs`"
-    )
+    where = {
+        SYSTEMD_REPORTED: "`journalctl -u <unit>` before this line",
+        SUBPROCESS_REPORTED: "the child's output above this traceback, or its command run by hand",
+    }.get(who, "`kubectl logs --previous`, `docker logs`")
     return (
-        f"The text holds only {who}'s report of the signal: the server's own output has faulthandler's dump "
+        f"The text holds only {who}'s report of the signal: the killed process's own output has faulthandler's dump "
         "('Fatal Python error: …' and the Python frames, innermost first), which names the package that crashed; "
         f"fetch it ({where}), or run with PYTHONFAULTHANDLER=1 if it is missing; the fix is that package's release "
         "(or vLLM's, for a crash in vLLM's own ops)."
@@ -123,7 +129,7 @@ def _crash_actions(crash: LogEvent, frame: LogEvent | None, package: str | None)
 
 
 def _package_actions(crash: LogEvent, frame: LogEvent | None, package: str | None) -> list[str]:
-    if frame is None and crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED):
+    if frame is None and crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED, SUBPROCESS_REPORTED):
         return [_report_only(crash.component)]
     if frame is None and crash.component == TVM_FFI_REPORTED:
         return [_TVM_FFI_FRAMES]

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
-from rules.events import FLASHINFER_SAMPLER, SHELL_REPORTED, SYSTEMD_REPORTED, TVM_FFI_REPORTED
+from rules.events import (
+    FLASHINFER_SAMPLER,
+    SHELL_REPORTED,
+    SUBPROCESS_REPORTED,
+    SYSTEMD_REPORTED,
+    TVM_FFI_REPORTED,
+)
 from rules.events import LogEventKind as K
 
 # The CUDA runtime's words for the error codes of a kernel that faulted (cudaGetErrorString), which PyTorch's CUDA error
@@ -121,6 +127,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.NATIVE_CRASH,
         r"Main process exited, code=(?:dumped|killed), status=\d+/(?P<signal>SEGV|BUS|ABRT|FPE|ILL)\b",
         lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": SYSTEMD_REPORTED},
+    ),
+    wording(  # Python's subprocess module on a child a signal killed, by the signal's name (vllm#32554: vLLM's model
+        # inspection subprocess, `python3 -m vllm.model_executor.models.registry`, `died with <Signals.SIGILL: 4>.`)
+        ("died with <Signals.SIG",),
+        K.NATIVE_CRASH,
+        r"Command '(?P<command>.*)' died with <Signals\.SIG(?P<signal>SEGV|BUS|ABRT|FPE|ILL): \d+>",
+        lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": SUBPROCESS_REPORTED},
     ),
     wording(  # faulthandler's frame: `File "…", line N in f` (a Python traceback's has a comma: `line N, in f`)
         ('File "',),

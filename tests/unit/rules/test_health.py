@@ -351,6 +351,17 @@ def test_pytorchs_line_naming_the_cuda_error_code_is_the_kernel_fault_it_names()
     assert not [e for e in parse_lines([other]).events if e.kind == K.CUDA_KERNEL_FAULT]
 
 
+def test_a_subprocess_killed_by_sigill_is_the_illegal_instruction_crash_and_its_output_is_fetched():
+    # vllm#32554, verbatim: vLLM's model inspection subprocess on a CPU-only machine
+    line = (
+        "ERROR 01-18 15:21:03 [registry.py:741] subprocess.CalledProcessError: Command '['/home/skullian/gateway/"
+        "scanhealth/.venv/bin/python3', '-m', 'vllm.model_executor.models.registry']' died with <Signals.SIGILL: 4>."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "HL-6" and "illegal instruction" in top.title
+    assert "/proc/cpuinfo" in top.actions[0] and "the child's output" in top.actions[1]
+
+
 def test_hips_check_and_torchs_accelerator_error_are_the_same_kernel_fault():
     # vllm#36180, verbatim (vLLM 0.16 on ROCm 7.0: torch 2.8 on raises torch.AcceleratorError), and CUDA's counterpart
     hip = (
