@@ -14,12 +14,18 @@ from rules.catalog.op5_requests import NESTED_REQUEST_FIELDS
 from rules.events import NO_CHAT_TEMPLATE
 from rules.events import LogEventKind as K
 
+# mistral_common's structure check named without its words (the paste ends after the exception's name)
+MISTRAL_SAID_CUT = "a message out of the order Mistral's format allows (its words are not in the text)"
+
 
 def _template_refused(match: re.Match[str]) -> Fields:
     """The template's refusal, transformers finding none, or Jinja refusing its syntax (the exception's name kept);
     mistral_common's validator of Mistral's message order, under --tokenizer-mode mistral, as its own exception."""
     if match["mistral"]:
         return {"message": match["mistral"], "exception": "InvalidMessageStructureException"}
+    if match["mistral_class"]:
+        said = match["mistral_said"].strip() or MISTRAL_SAID_CUT
+        return {"message": said, "exception": "InvalidMessageStructureException"}
     if match["none"]:
         return {"message": NO_CHAT_TEMPLATE}
     if match["syntax"] or match["syntax2"]:
@@ -138,6 +144,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "expected token 'end of ",
             "Encountered unknown tag '",
             "Unexpected role '",
+            "InvalidMessageStructureException",
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
@@ -152,7 +159,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<syntax2>expected token 'end of (?:print statement|statement block)', got '[^']*'"
         r"|Encountered unknown tag '[^']*'\.?)"
         # mistral_common's request validator (the Mistral tokenizer mode): a role its format does not allow next
-        r"|(?P<mistral>Unexpected role '\w+' after role '\w+')",
+        r"|(?P<mistral>Unexpected role '\w+' after role '\w+')"
+        # … and its exception by name, whatever it says (or where the paste ends before it: anomalyco/opencode#7488)
+        r"|(?P<mistral_class>InvalidMessageStructureException)\b:?\s*(?P<mistral_said>.*)",
         _template_refused,
     ),
     wording(  # vLLM's request log (entrypoints/logger.py) of a request whose prompt is empty

@@ -242,6 +242,13 @@ def test_mistral_commons_order_check_is_named_with_the_order_mistral_wants(line)
     assert [(c.flag, c.proposed) for c in top.alternatives] == [("--tokenizer-mode", "auto")]
 
 
+def test_mistral_commons_exception_named_without_its_words_is_still_its_order_check():
+    # anomalyco/opencode#7488, verbatim: the paste breaks the line after the exception's name
+    top = evaluate(_facts(["  mistral_common.exceptions.InvalidMessageStructureException:"])).findings[0]
+    assert top.rule == "OP-5.19" and "its words are not in the text" in top.title
+    assert "after the tool messages, the assistant's reply" in top.actions[0]
+
+
 def test_a_template_refusing_where_turns_are_says_what_is_out_of_place():
     # vllm#6862 (cut where the paste wraps) and docker/docker-agent#3344 (retyped with a typo), verbatim
     cut = (

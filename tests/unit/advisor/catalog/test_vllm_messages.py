@@ -367,6 +367,32 @@ def test_a_re_raise_with_no_text_of_its_own_is_not_kept():
     assert extract(RERAISE, "vllm/multimodal/media/connector.py") == []
 
 
+# vllm 0.32.0, vllm/v1/executor/multiproc_executor.py (wait_for_ready, shortened): the exception is built first and
+# raised after the other workers are cleaned up
+BUILT_THEN_RAISED = """
+def wait_for_ready(unready_proc_handles):
+    e = Exception(
+        "WorkerProc initialization failed due to an exception in a "
+        "background process. See stack trace for root cause."
+    )
+    for handle in unready_proc_handles:
+        if handle.failed:
+            raise e
+    raise ValueError("No worker became ready: " + str(len(unready_proc_handles)))
+"""
+
+
+def test_an_exception_built_before_its_raise_is_a_raise_and_a_raised_one_is_read_once():
+    entries = extract(BUILT_THEN_RAISED, "vllm/v1/executor/multiproc_executor.py")
+    by_line = {entry["line"]: entry for entry in entries}
+    assert sorted(by_line) == [3, 10]
+    assert by_line[3]["kind"] == "raise" and by_line[3]["exception"] == "Exception"
+    assert by_line[3]["message"] == (
+        "WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause."
+    )
+    assert by_line[10]["exception"] == "ValueError"
+
+
 # vllm 0.33.0, vllm/engine/arg_utils.py (the first fields)
 ENGINE_ARGS = """
 @dataclass
