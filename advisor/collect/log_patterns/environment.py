@@ -498,6 +498,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Read timed out",
             "trying to locate the file",
             "offline mode is enabled",
+            "Max retries exceeded with url",
         ),
         K.HUB_NOT_CACHED,
         r"outgoing traffic has been disabled|We couldn't connect to 'https://huggingface\.co'"
@@ -507,7 +508,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|An error happened while trying to locate the files? on the Hub"
         # requests' read timeout on a Hub host (huggingface_hub's default: 10 s for metadata and for each file)
         r"|host='(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)', port=443\): Read timed out\. "
-        r"\(read timeout=(?P<read>[\d.]+)\)",
+        r"\(read timeout=(?P<read>[\d.]+)\)"
+        # urllib3 giving up on a Hub host it could not connect to (no DNS, no route, a proxy or firewall): the quotes
+        # escaped where the error is printed inside another's repr (h2oai/h2ogpt#1186, vLLM on a host without internet)
+        r"|host=\\?'(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)\\?', port=443\): Max retries exceeded "
+        r"with url: \S+ \(Caused by (?:NewConnectionError|ConnectTimeoutError|NameResolutionError|ProxyError)",
         _hub_not_cached,
     ),
     wording(  # the Hub refusing for its rate limits, or failing itself, on a download (requests' and huggingface_hub's)

@@ -144,6 +144,24 @@ def test_huggingface_hubs_own_words_for_a_hub_it_could_not_reach_are_the_unreach
         assert finding.title.endswith("the Hub could not be reached"), line
 
 
+def test_urllib3_giving_up_on_a_hub_host_is_the_unreachable_reading_with_its_quotes_escaped_or_not():
+    # h2oai/h2ogpt#1186, verbatim (the error inside another's repr escapes its quotes; the paste ends with a backtick)
+    escaped = (
+        "requests.exceptions.ConnectionError: (MaxRetryError('HTTPSConnectionPool(host=\\'huggingface.co\\', "
+        "port=443): Max retries exceeded with url: /api/models/meta-llama/Llama-2-13b-chat-hf/revision/main (Caused "
+        'by NameResolutionError("<urllib3.connection.HTTPSConnection object at 0x7fb471e53400>: Failed to resolve '
+        "\\'huggingface.co\\' ([Errno -3] Temporary failure in name resolution)\"))'), '(Request ID: "
+        "180aa8f1-bd8d-4f1e-bc19-2ba285227928)')`"
+    )
+    plain = (
+        "HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /meta-llama/x/resolve/"
+        "main/config.json (Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object>, 'timed out'))"
+    )
+    for line in (escaped, plain):
+        [finding] = _findings(RULE_HUB_NOT_CACHED, line)
+        assert finding.title.endswith("the Hub could not be reached"), line
+
+
 def test_an_untrusted_hub_certificate_asks_for_the_proxys_ca_never_for_verification_off():
     """requests' words for an inspecting proxy's certificate (huggingface/transformers#17611), and OpenSSL's for a
     bundle without the issuer; the same words for another host are not the Hub's."""
