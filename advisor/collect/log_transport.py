@@ -202,8 +202,9 @@ def _unjoined(text: str, seen: Counter[str]) -> list[str]:
 
 
 def _cut(record: re.Pattern[str], text: str) -> list[str]:
-    """`text` cut before each start of a `record` that follows a space and ends a piece with words of its own, when
-    the text holds two records or more."""
+    """`text` cut before each start of a `record` that follows a space and ends a piece with words of its own (after
+    the last start before it: names chained one after another are one record's), when the text holds two records or
+    more."""
     starts = list(record.finditer(text))
     if len(starts) < _MIN_JOINED_RECORDS:
         return [text]
@@ -211,7 +212,10 @@ def _cut(record: re.Pattern[str], text: str) -> list[str]:
     own_end = starts[0].end() if starts[0].start() == 0 else 0  # where the words of the piece before a cut begin
     for match in starts:
         i = match.start()
-        if i == 0 or text[i - 1] != " " or not text[own_end:i].strip():
+        if i == 0 or text[i - 1] != " ":
+            continue
+        if not text[own_end:i].strip():  # a start right after another's (`A: B: C: …`, LiteLLM's chain of names)
+            own_end = match.end()
             continue
         cuts.append(i)
         own_end = match.end()

@@ -117,8 +117,9 @@ def _check_too_long(facts: Facts) -> list[Finding]:
     return [
         RULE_TOO_LONG.finding(
             Severity.MEDIUM if len(events) >= TOO_LONG_MANY else Severity.LOW,
-            f"{len(events)} request(s) longer than the context length, --max-model-len {limit or '?'} "
-            f"(longest {fmt(longest)} tokens)",
+            f"{len(events)} request(s) longer than the context length"
+            + (f", --max-model-len {limit}" if limit else "")
+            + (f" (longest {fmt(longest)} tokens)" if longest else ""),
             evidence=[c.log_evidence(events[-1], "rejected request tokens", longest or None, limit, ">", "tokens")],
             changes=changes,
             alternatives=alternatives,

@@ -123,6 +123,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "prompt_tokens": to_int(m["prompt"] or m["prompt2"] or m["prompt3"] or m["prompt4"]),
         },
     ),
+    wording(  # SGLang's words for the same refusal (and an OpenAI-compatible server's behind LiteLLM, whose
+        # hosted_vllm provider relays it inside a ContextWindowExceededError: getkimchi/kimchi#794, cut after "the")
+        ("is longer than the model's context length", "ContextWindowExceededError"),
+        K.REQUEST_TOO_LONG,
+        r"(?:ContextWindowExceededError\b.*?)?The input \((?P<prompt>[\d,]+) tokens\) is longer than the(?: model's "
+        # LiteLLM repeats its class's name in the chain it prints (`litellm.exceptions.ContextWindowExceededError:
+        # litellm.BadRequestError: ContextWindowExceededError: …`): its last one is read, once
+        r"context length \((?P<limit>[\d,]+) tokens\))?|ContextWindowExceededError(?!: litellm\.)",
+        lambda m: {**_request_too_long(m), "message": m.string[m.start() :]},
+    ),
     wording(  # vllm/engine/llm_engine.py (0.8-0.10) and v1/engine/input_processor.py (0.11 on, which adds the
         # first output token to the prompt); v1/engine/processor.py (0.7) in other words
         ("The decoder prompt", "Prompt length of"),

@@ -454,6 +454,25 @@ def test_every_releases_words_for_a_prompt_over_the_context_are_a_request_too_lo
     assert "8,192 tokens, the whole context, with no room to answer" in longer.reason
 
 
+def test_sglangs_words_and_litellms_context_window_error_are_a_request_too_long():
+    # getkimchi/kimchi#794, verbatim: LiteLLM's hosted_vllm provider relaying the refusal, the paste cut after "the"
+    cut = (
+        'Error: {"detail":"ContextWindowExceededError: Hosted_vllmException - {\\"object\\":\\"error\\",\\"message\\"'
+        ':\\"The input (1492905 tokens) is longer than the'
+    )
+    [relayed] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([cut]).events))
+    assert relayed.title == "1 request(s) longer than the context length (longest 1,492,905 tokens)"
+    whole = "The input (90000 tokens) is longer than the model's context length (65536 tokens)."
+    [sglang] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([whole]).events))
+    assert sglang.title.endswith("--max-model-len 65536 (longest 90,000 tokens)")
+    chain = (
+        "litellm.exceptions.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+        "Hosted_vllmException - Error code: 400"
+    )
+    findings = evaluate(Facts(events=parse_lines([chain]).events)).findings
+    assert [f.title for f in findings] == ["1 request(s) longer than the context length"]
+
+
 def test_data_parallel_stats_lines_sum_per_engine_and_keep_the_fullest_kv():
     lines = []
     for _interval in range(3):

@@ -303,6 +303,9 @@ def test_joined_records_are_numbered_as_lines_and_the_lines_after_them_move_on()
         '(APIServer pid=1) INFO:     172.20.30.1:62052 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server '
         "Error",
         'File "/vllm/lora/ops/triton_ops/lora_shrink_op.py", line 149, in _lora_shrink |  ',
+        # LiteLLM's chain of exception names in front of one message
+        "litellm.exceptions.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+        "Hosted_vllmException - Error code: 400",
     ],
 )
 def test_a_line_that_holds_one_record_is_never_cut(line):
