@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -637,8 +637,11 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
     """The catalog entries (without versions) of one vLLM source file; `path` is its path from vllm/."""
     fields = frozenset(engine_fields)
     entries: dict[tuple[str, str, str], dict[str, Any]] = {}
+    raised: set[int] = set()  # the exception calls raise statements hold: read with their raise, not again alone
     for node, scope in _walk_with_scopes(ast.parse(source)):
-        site = _message_site(node)
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            raised.add(id(node.exc))
+        site = _message_site(node, raised)
         if site is None:
             continue
         entry, message, extra_args = site
@@ -665,15 +668,31 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
     return sorted(entries.values(), key=lambda e: (e["line"], e["kind"]))
 
 
-def _message_site(node: ast.AST) -> tuple[dict[str, Any], ast.expr, list[ast.expr]] | None:
+# The names of exception classes by Python's convention: what a call builds when it builds an exception to raise.
+BUILT_EXCEPTION = re.compile(r"^(?:[A-Z]\w*)?(?:Error|Exception)$")
+
+
+def _built_exception(call: ast.Call) -> str | None:
+    """The class a call of an exception class builds (`Exception`, `EngineDeadError`), else None."""
+    cls = (_dotted(call.func) or "").split(".")[-1]
+    return cls if BUILT_EXCEPTION.match(cls) else None
+
+
+def _message_site(
+    node: ast.AST, raised: Container[int] = frozenset()
+) -> tuple[dict[str, Any], ast.expr, list[ast.expr]] | None:
     """What a node says to the user, if anything: the entry's kind (a raise of a named exception, an assert with
     its words, an HTTP error response, a log call at warning or above), the message expression and, for a log
-    call, the arguments its % formats with."""
+    call, the arguments its % formats with. An exception built apart from its raise (`e = Exception("WorkerProc
+    initialization failed …")` raised after cleaning up, one handed to a future's set_exception) is a raise too:
+    a call of a class named …Error or …Exception that no raise statement in `raised` holds."""
     if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
         cls = _dotted(node.exc.func)
         if not cls or not cls.split(".")[-1][:1].isupper():
             return None
         message, entry, extra_args = _message_arg(node.exc), {"kind": "raise", "exception": cls.split(".")[-1]}, []
+    elif isinstance(node, ast.Call) and id(node) not in raised and (cls := _built_exception(node)):
+        message, entry, extra_args = _message_arg(node), {"kind": "raise", "exception": cls}, []
     elif isinstance(node, ast.Assert) and node.msg is not None:
         # an internal check with its words: raised as AssertionError when it fails
         message, entry, extra_args = node.msg, {"kind": "assert", "exception": "AssertionError"}, []
