@@ -20,14 +20,28 @@ def _check_unexplained(facts: Facts) -> list[Finding]:
     failed = facts.last_event(LogEventKind.ENGINE_CORE_FAILED)
     if failed is None or facts.events_of(*c.STARTUP_CAUSE_KINDS):
         return []
+    worker = (failed.message or "").startswith("WorkerProc")
+    who = "a GPU worker process" if worker else "the engine"
     return [
         RULE_UNEXPLAINED.finding(
             Severity.CRITICAL,
-            "engine core failed to start; no known cause in the log",
+            f"engine core failed to start; no known cause in the log: {who} failed, and the text holds only the line "
+            "that says so",
             evidence=[c.log_evidence(failed)],
             confidence=0.5,
-            summary="The log says the engine failed to start but shows none of the known causes.",
-            actions=["Read the traceback above 'EngineCore failed to start.' in the EngineCore/worker output."],
+            summary=f"'{(failed.message or '').strip()}' is what vLLM prints after {who} failed to start; it carries "
+            "no cause, and the text holds none of the causes servops knows. The cause is the first traceback "
+            "before it, in the process that failed: each process's lines carry its prefix.",
+            actions=[
+                "Find the first traceback before this line in the failed process's own lines: `(EngineCore_DP0 "
+                "pid=…)` for the engine core, `(VllmWorker rank=N pid=…)` or `(Worker_TP0 pid=…)` for a GPU worker "
+                "(`(RayWorkerWrapper …)` under Ray); paste it, from `Traceback (most recent call last):` to its last "
+                "line, to `servops triage`.",
+                "If no process printed one, a process was killed without a Python error: an exit code or signal "
+                "line (`died with exit code -9`, `Killed`), `dmesg | grep -i -E 'oom|killed process'` on the host "
+                "or `kubectl describe pod` (OOMKilled) says by whom; host memory while loading weights is the usual "
+                "one.",
+            ],
         )
     ]
 
@@ -40,8 +54,8 @@ RULE_UNEXPLAINED = Rule(
     needs=("events",),
     fallback="failure",
     page=RulePage(
-        checks="`Engine core initialization failed` / `EngineCore failed to start.` with no other startup-failure "
-        "event.",
+        checks="`Engine core initialization failed` / `EngineCore failed to start.` / `WorkerProc initialization "
+        "failed due to an exception in a background process.` with no other startup-failure event.",
         why="The real cause is in a traceback the collector did not recognise.",
         example="Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
         fix="Read the traceback above that line; re-run triage with the worker logs.",

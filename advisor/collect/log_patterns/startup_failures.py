@@ -315,10 +315,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:torch\.(?:cuda\.)?OutOfMemoryError|OutOfMemoryError\('|(?:CUDA|HIP|XPU) out of memory)",
     ),
     wording(
-        ("Engine core initialization failed", "EngineCore failed to start", "Engine process failed to start"),
+        (
+            "Engine core initialization failed",
+            "EngineCore failed to start",
+            "Engine process failed to start",
+            "WorkerProc initialization failed",
+            "WorkerProc failed to start",
+        ),
         K.ENGINE_CORE_FAILED,
-        # the last: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py)
-        r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*",
+        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the last two: the
+        # engine core's multiproc executor on a GPU worker that failed to start (0.8 on; vllm#45784)
+        r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*"
+        r"|WorkerProc initialization failed due to an exception in a background process\..*"
+        r"|WorkerProc failed to start\.?",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),

@@ -367,6 +367,17 @@ def test_engine_failure_without_known_cause_is_reported_once():
     assert _one(op1_unexplained.RULE_UNEXPLAINED, Facts(events=[event(K.ENGINE_CORE_FAILED)])).confidence == 0.5
 
 
+def test_a_worker_that_failed_to_start_is_the_same_wrapper_and_the_finding_says_where_its_cause_is():
+    # vllm#45784, verbatim: the engine core's multiproc executor after a GPU worker failed (vLLM 0.23)
+    line = (
+        "(EngineCore pid=1362711) ERROR 06-22 10:58:02 [core.py:1195] Exception: WorkerProc initialization failed "
+        "due to an exception in a background process. See stack trace for root cause."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-1.9" and "a GPU worker process failed" in top.title
+    assert "(VllmWorker rank=N pid=…)" in top.actions[0] and "OOMKilled" in top.actions[1]
+
+
 def test_engine_failure_with_a_known_cause_leaves_it_to_the_specific_rule():
     facts = Facts(events=[event(K.NO_CACHE_BLOCKS, 1), event(K.ENGINE_CORE_FAILED, 2)])
     assert op1_unexplained.RULE_UNEXPLAINED.evaluate(facts) == []
