@@ -197,7 +197,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "cannot find -lcuda",
             "libcuda.so cannot found",
             "Please create a symlink of libcuda.so",
-            ".c', '-O3', '-shared'",
+            ".c', '-O3', '-",
         ),
         K.TRITON_BUILD_FAILED,
         r"Failed to find C(?:\+\+)? compiler|[\w.-]+\.c:\d+:\d+: fatal error: Python\.h: No such file or directory"
@@ -208,8 +208,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # Triton 2.x's next line when `whereis` found the versioned library: it asks for the unversioned link
         r"|Possible files are located at \[[^\]]*\]\.\s*Please create a symlink of libcuda\.so"
         # the build's command itself, as subprocess's CalledProcessError quotes it (runtime/build.py: `[cc, src,
-        # "-O3", "-shared", …]`, src main.c in Triton 2-3.x, driver.c in 3.9); the compiler's words come before it
-        r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3', '-shared'",
+        # "-O3", "-shared", …]`, src main.c in Triton 2-3.x, driver.c in 3.9; Triton 2.x put its include folders
+        # between: `'-O3', '-I…/triton/common/../third_party/cuda/include', '-I/usr/include/python3.10', …`, vllm#3909);
+        # the compiler's words come before it
+        r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3',(?: '-I[^']*',)* '-shared'",
         _triton_build,
     ),
     wording(  # the interpreter's `python -m MODULE` when the module's package is not importable

@@ -133,6 +133,19 @@ def test_tritons_failed_build_command_alone_names_the_compiler_and_where_its_rea
     assert linked.title.startswith("Triton could not link its C launcher: no libcuda.so")
 
 
+def test_triton_2s_build_command_with_its_include_folders_before_shared_is_the_same_build():
+    # vllm#3909, verbatim: Triton 2.x's command puts its -I folders between -O3 and -shared
+    line = (
+        "subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmp91qfilw7/main.c', '-O3', "
+        "'-I/home/server9/venv_vllm/lib/python3.10/site-packages/triton/common/../third_party/cuda/include', "
+        "'-I/usr/include/python3.10', '-I/tmp/tmp91qfilw7', '-shared', '-fPIC', '-lcuda', '-o', "
+        "'/tmp/tmp91qfilw7/cuda_utils.cpython-310-x86_64-linux-gnu.so', '-L/lib/x86_64-linux-gnu', "
+        "'-L/lib/x86_64-linux-gnu']' returned non-zero exit status 1."
+    )
+    [finding] = op7_toolchain.RULE_TRITON_BUILD.evaluate(_facts([line]))
+    assert finding.title.startswith("Triton could not build its C launcher: /usr/bin/gcc failed on it")
+
+
 def test_a_kernels_architecture_guard_names_the_architecture_and_upgrades_first():
     # eugr/spark-vllm-docker#143: DGX Spark (GB10, sm121) in FP8 warm-up
     facts = _facts(["This kernel only supports sm120.", "cudaErrorLaunchFailure: unspecified launch failure"])
