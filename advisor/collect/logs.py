@@ -49,7 +49,7 @@ from advisor.collect.pasted_text import (
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
-from advisor.collect.windows_host import windows_vllm_path
+from advisor.collect.windows_host import windows_only_module, windows_vllm_path
 from advisor.errors import UserError
 from rules.components import CONFIGURATION, component_of_path
 from rules.events import (
@@ -435,7 +435,7 @@ def _note_windows_host(text: str, line_no: int, source: str, state: _ParseState,
     is read as before)."""
     if state.windows_noted:
         return
-    path = windows_vllm_path(text)
+    path = windows_vllm_path(text) or windows_only_module(text)
     if path is not None:
         state.windows_noted = True
         result.events.append(

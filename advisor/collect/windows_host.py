@@ -33,3 +33,16 @@ def windows_vllm_path(text: str) -> str | None:
     if found is None:
         return None
     return (found["path"] or found["exe"] or found["home"]).replace("\\\\", "\\")
+
+
+# Modules of Python's standard library that every Unix build has and Windows' has not: a vLLM import that finds one
+# missing is a Windows Python (BerriAI/litellm#7581: LiteLLM's in-process vllm provider, `VLLMException - No module
+# named 'resource'`: vLLM's import of it failed on Windows).
+_UNIX_ONLY_MODULE = re.compile(r"No module named '(?P<module>resource|fcntl|termios|pwd|grp)'")
+UNIX_ONLY_NOTE = "Python's {module} module, which every Unix Python has and a Windows Python has not"
+
+
+def windows_only_module(text: str) -> str | None:
+    """What a missing Unix-only standard module in `text` says of the host (a Windows Python); None otherwise."""
+    found = _UNIX_ONLY_MODULE.search(text)
+    return UNIX_ONLY_NOTE.format(module=found["module"]) if found else None

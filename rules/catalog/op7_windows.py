@@ -26,7 +26,11 @@ def _check_windows(facts: Facts) -> list[Finding]:
         return []
     where = seen[0]
     evidence = c.log_evidence(where, name="windows_python", value=where.message)
-    evidence.description = "vLLM run from a Windows path (a drive letter and backslashes)"
+    evidence.description = (
+        "a Unix-only standard module missing"
+        if (where.message or "").startswith("Python's")
+        else "vLLM run from a Windows path (a drive letter and backslashes)"
+    )
     return [
         RULE_WINDOWS.finding(
             Severity.CRITICAL,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
-from advisor.collect.windows_host import windows_vllm_path
+from advisor.collect.windows_host import windows_only_module, windows_vllm_path
 from rules.evaluate import evaluate
 from rules.facts import Facts
 
@@ -56,3 +56,13 @@ def test_torchs_extension_builder_on_a_windows_cuda_toolkit_is_a_windows_host():
     )
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.62" and "native Windows" in top.title
+
+
+def test_a_unix_only_standard_module_missing_is_a_windows_python():
+    # BerriAI/litellm#7581, verbatim: LiteLLM's in-process vllm provider on Windows
+    line = "APIConnectionError: litellm.APIConnectionError: VLLMException - No module named 'resource'"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.62" and top.evidence[0].description == "a Unix-only standard module missing"
+    assert "resource" in str(top.evidence[0].value)
+    assert windows_only_module("ModuleNotFoundError: No module named 'resources'") is None
+    assert windows_only_module("ModuleNotFoundError: No module named 'uvloop'") is None
