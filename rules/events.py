@@ -575,6 +575,10 @@ class LogEventKind(str, Enum):
     # version (12.1) mismatches the version that was used to compile PyTorch (11.7)."; version: the toolkit's,
     # cuda_required: PyTorch's (when the line holds it)
     BUILD_CUDA_MISMATCH = "build_cuda_mismatch"
+    # a build of CUDA code that found no CUDA toolkit: torch's extension builder ("OSError: CUDA_HOME environment
+    # variable is not set. Please set it to your CUDA install root.") or vLLM's setup.py ("AssertionError: CUDA_HOME
+    # is not set"); message: the words; component: whose check it was (torch, vLLM's setup.py)
+    BUILD_NO_CUDA_HOME = "build_no_cuda_home"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1189,6 +1193,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ASCEND_EXTENSION_MISSING: ("message",),
     LogEventKind.VISIBLE_DEVICE_UUID: ("message",),
     LogEventKind.BUILD_CUDA_MISMATCH: ("version", "cuda_required"),
+    LogEventKind.BUILD_NO_CUDA_HOME: ("message", "component"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -16,6 +16,7 @@ CUDA_HOME (else /usr/local/cuda). A runtime image has no nvcc. Sources: davanstr
 from __future__ import annotations
 
 from rules.catalog import common as c
+from rules.catalog.op7_build_cuda import vllm_was_running
 from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
@@ -27,7 +28,9 @@ SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
 
 
 def _check_jit(facts: Facts) -> list[Finding]:
-    missing = facts.events_of(LogEventKind.JIT_NO_NVCC)
+    # torch's "CUDA_HOME environment variable is not set" in vLLM's own log is a JIT build's, not an install's
+    no_toolkit = facts.events_of(LogEventKind.BUILD_NO_CUDA_HOME) if vllm_was_running(facts) else []
+    missing = facts.events_of(LogEventKind.JIT_NO_NVCC) + no_toolkit
     failed = facts.events_of(LogEventKind.JIT_BUILD_FAILED)
     if missing:
         return [_jit_finding(missing[0], NO_COMPILER)]

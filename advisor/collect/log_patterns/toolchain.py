@@ -152,6 +152,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?: PyTorch \((?P<torch>[\d.]+)\))?",
         lambda m: {"version": m["toolkit"], "cuda_required": m["torch"]},
     ),
+    wording(  # a build of CUDA code with no toolkit: torch's extension builder (cpp_extension.py, for a source build or
+        # a JIT one) and vLLM's setup.py of the CUDA target (tenstorrent/tt-xla#2338, a fork built without CUDA)
+        ("CUDA_HOME environment variable is not set", "CUDA_HOME is not set"),
+        K.BUILD_NO_CUDA_HOME,
+        r"(?P<torch>CUDA_HOME environment variable is not set)\. Please set it to your CUDA install root"
+        r"|AssertionError: (?P<setup>CUDA_HOME is not set)$",
+        lambda m: {"message": m.group(0), "component": "torch" if m["torch"] else "vLLM's setup.py"},
+    ),
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
         ("Could not find nvcc",),
         K.JIT_NO_NVCC,

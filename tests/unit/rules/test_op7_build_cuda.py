@@ -28,3 +28,20 @@ def test_the_whole_refusal_names_pytorchs_release_too():
     )
     [finding] = op7_build_cuda.RULE.evaluate(_facts([line]))
     assert "PyTorch's (11.7)" in finding.title
+
+
+def test_vllms_setup_without_a_toolkit_says_why_pip_built_and_the_ways_out():
+    # tenstorrent/tt-xla#2338, verbatim: a vLLM fork pip-installed from a git branch on a machine without CUDA
+    top = evaluate(_facts(["      AssertionError: CUDA_HOME is not set"])).findings[0]
+    assert top.rule == "OP-7.120" and top.title.startswith("vLLM's build found no CUDA toolkit")
+    assert (top.changes[0].flag, top.changes[0].kind) == ("CUDA_HOME", "env")
+    assert "released vLLM wheel" in top.actions[0] and "VLLM_TARGET_DEVICE=cpu" in top.actions[1]
+
+
+def test_torchs_words_in_a_running_vllms_log_are_a_jit_build_not_an_install():
+    words = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
+    [alone] = op7_build_cuda.RULE_NO_TOOLKIT.evaluate(_facts([words]))
+    assert alone.title.startswith("a build of CUDA code")
+    running = _facts([f"(EngineCore_DP0 pid=5) ERROR 01-01 00:00:00 [core.py:1] {words}"])
+    assert op7_build_cuda.RULE_NO_TOOLKIT.evaluate(running) == []
+    assert evaluate(running).findings[0].rule == "OP-7.13"
