@@ -579,6 +579,11 @@ class LogEventKind(str, Enum):
     # variable is not set. Please set it to your CUDA install root.") or vLLM's setup.py ("AssertionError: CUDA_HOME
     # is not set"); message: the words; component: whose check it was (torch, vLLM's setup.py)
     BUILD_NO_CUDA_HOME = "build_no_cuda_home"
+    # a metrics scraper in front of vLLM (the Gateway API Inference Extension's endpoint picker, llm-d's scheduler)
+    # finding no family it expects in vLLM's /metrics: `metric family "vllm:lora_requests_info" not found`; message:
+    # the family, component: the scraper, known_releases: the releases that export it (when vLLM's metrics table
+    # knows it; "0.32–" when its newest release still does), accepted_instead: the name that replaced it
+    SCRAPED_METRIC_MISSING = "scraped_metric_missing"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1194,6 +1199,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.VISIBLE_DEVICE_UUID: ("message",),
     LogEventKind.BUILD_CUDA_MISMATCH: ("version", "cuda_required"),
     LogEventKind.BUILD_NO_CUDA_HOME: ("message", "component"),
+    LogEventKind.SCRAPED_METRIC_MISSING: ("message", "component", "known_releases", "accepted_instead"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from advisor.catalog.vllm_metrics import BY_NAME, NEWEST, version_text
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_float, to_int, wording
 from rules import vllm_defaults
 from rules.catalog.common import is_local_host
@@ -241,7 +242,31 @@ def _envoy_client_gone(match: re.Match[str]) -> Fields | None:
 
 _URL = r"https?://(?P<host>\[[^\]]+\]|[^/:\s)'\"\\]+)(?::(?P<port>\d+))?(?P<path>/[^\s)'\"\\]*)?"
 
+
+def _scraped_metric(match: re.Match[str]) -> Fields:
+    """The family a scraper missed, with the releases that export it and its successor where vLLM's table knows it."""
+    name = match["name"]
+    family = BY_NAME.get(name)
+    # open-ended ("0.32–") when the newest release the table was checked against still exports it
+    until = "" if family is None or family.until == NEWEST else version_text(family.until)
+    releases = f"{version_text(family.since)}–{until}" if family else None
+    return {
+        "message": name,
+        "component": "the endpoint picker",
+        "known_releases": releases,
+        "accepted_instead": family.successor if family else None,
+    }
+
+
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # the Gateway API Inference Extension's endpoint picker (and llm-d's scheduler, built on it) scraping a
+        # vLLM pod's /metrics for a family it does not expose (its JSON log escapes the quotes:
+        # kubernetes-sigs/gateway-api-inference-extension#2900)
+        ('metric family \\"vllm:', 'metric family "vllm:'),
+        K.SCRAPED_METRIC_MISSING,
+        r'metric family \\?"(?P<name>vllm:\w+)\\?" not found',
+        _scraped_metric,
+    ),
     wording(  # curl's own errors for a connection: 6 (could not resolve), 7 (could not connect), 28 (timed out)
         ("curl: (",),
         K.SERVER_UNREACHABLE,
