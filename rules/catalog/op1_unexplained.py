@@ -25,8 +25,7 @@ def _check_unexplained(facts: Facts) -> list[Finding]:
     return [
         RULE_UNEXPLAINED.finding(
             Severity.CRITICAL,
-            f"engine core failed to start; no known cause in the log: {who} failed, and the text holds only the line "
-            "that says so",
+            f"engine core failed to start; no known cause in the log: {who} failed, and its cause is not in the text",
             evidence=[c.log_evidence(failed)],
             confidence=0.5,
             summary=f"'{(failed.message or '').strip()}' is what vLLM prints after {who} failed to start; it carries "

@@ -320,14 +320,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "EngineCore failed to start",
             "Engine process failed to start",
             "WorkerProc initialization failed",
-            "WorkerProc failed to start",
         ),
         K.ENGINE_CORE_FAILED,
-        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the last two: the
-        # engine core's multiproc executor on a GPU worker that failed to start (0.8 on; vllm#45784)
+        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the last: the
+        # engine core's multiproc executor on a GPU worker that failed to start (0.8 on; vllm#45784). The worker's own
+        # `WorkerProc failed to start.` is not read here: its traceback follows it, and is the cause
         r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*"
-        r"|WorkerProc initialization failed due to an exception in a background process\..*"
-        r"|WorkerProc failed to start\.?",
+        r"|WorkerProc initialization failed due to an exception in a background process\..*",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),
