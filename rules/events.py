@@ -779,7 +779,13 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's
 # `Failed to close mmap_obj`): the collector keeps such a warning no wording knows (VC-4), and VC-5 names such a
 # warning of vLLM's catalog; other warnings are advice, context only.
-FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout)\b", re.IGNORECASE)
+FAILURE_WORDS = re.compile(
+    # an exception reported where it happened (vLLM's KV offloading: `Exception in ('CPU', 'GPU') transfer 235:
+    # AssertionError()`, vllm#28950), not one a warning says may come
+    r"\b(?:error|fail(?:ed|ure|s)?|cannot|unable|refused|timed out|timeout"
+    r"|exception (?:in|while|during|raised|occurred))\b",
+    re.IGNORECASE,
+)
 # Python's words for a module that is not installed, with the module's top-level name (the package's, for the
 # packages vLLM's extras install: decord, librosa, soundfile, av): the collector looks it up, OP-7.29 names it.
 MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")

@@ -182,3 +182,13 @@ def test_an_unknown_exception_on_a_tool_parsers_log_line_is_named_by_the_parser_
     assert finding.rule == "VC-2"
     assert "(in tool-call parser," in finding.title
     assert "--tool-call-parser" in finding.actions[-1] and "stream=true" in finding.actions[-1]
+
+
+def test_a_warning_that_reports_an_exception_where_it_happened_is_a_failure_vllm_logged():
+    # vllm#28950, verbatim: vLLM's KV offloading worker (0.11) catching an assertion in a CPU-to-GPU transfer
+    line = (
+        "(EngineCore_DP0 pid=143) WARNING 11-18 07:48:24 [worker.py:116] Exception in ('CPU', 'GPU') transfer 235: "
+        "AssertionError()"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "VC-5" and "KV cache offloading" in top.title
