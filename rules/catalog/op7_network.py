@@ -96,13 +96,19 @@ def _listener_missing(address: str, waited: str, evidence) -> Finding:
 
 def _clients_missing(event: LogEvent) -> Finding:
     """The rank that opened the store listened and waited; the others never connected to it."""
-    joined = event.message or "some"
+    joined = event.message
     waited = f" {event.timeout_ms / 1000:.0f} s" if event.timeout_ms else ""
-    evidence = c.log_evidence(event, name="ranks that joined", value=joined)
+    evidence = c.log_evidence(event, name="ranks that joined", value=joined or event.component)
+    title = (
+        f"vLLM's first rank waited{waited} for its other processes and only {joined} joined: the others never "
+        "reached it"
+        if joined
+        else f"a vLLM rank waited{waited} on {event.component or 'its group'} for its other processes, which never "
+        "came: they failed, hung, or cannot reach it"
+    )
     return RULE_RENDEZVOUS.finding(
         Severity.CRITICAL,
-        f"vLLM's first rank waited{waited} for its other processes and only {joined} joined: the others never "
-        "reached it",
+        title,
         summary="The process that opens torch.distributed's TCP store (rank 0) listened; the others never connected "
         "before its timeout. Across nodes, the other nodes' processes did not start, could not reach this node's "
         "address and port, or were started for another world size; on one host, a worker died before it connected.",

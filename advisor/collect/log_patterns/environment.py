@@ -277,7 +277,7 @@ def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
     host, port = next((match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3") if match[f"host{n}"])
     waited_ms = int(match["secs"]) * 1000 if match["secs"] else int(match["ms"]) if match["ms"] else None
-    return {"message": f"{host.strip()}:{port}", "timeout_ms": waited_ms}
+    return {"message": f"{host.strip()}:{port}" if port else host.strip(), "timeout_ms": waited_ms}
 
 
 def _think_tags(line: str) -> str:
@@ -909,8 +909,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # `.*?` before "connect to": a terminal that wrapped the line may have left spaces inside a word
         # torch prints the wait as a duration: `600s`, or `600000ms` in releases that format it in milliseconds;
         # TCPStore's retry warning (torch 2.4 on, PR #129261) prints each failed try with the store's whole timeout
-        r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+), "
-        r"(?P<port>\d+)\)"
+        # (the paste may end inside the address: OpenRLHF/OpenRLHF#265, `connect to (172.17.0.2`)
+        r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+)"
+        r"(?:, (?P<port>\d+)\))?"
         r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))"
         r"|TCP client failed to connect/validate to host \[?(?P<host3>[^\]\s]+?)\]?:(?P<port3>\d+) - retrying",
         _rendezvous,
@@ -978,6 +979,23 @@ PATTERNS: tuple[Pattern, ...] = (
         K.RENDEZVOUS_WAITING,
         r"Timed out after (?P<secs>\d+) seconds waiting for clients\. (?P<joined>\d+)/(?P<total>\d+) clients joined",
         lambda m: {"message": f"{m['joined']}/{m['total']}", "timeout_ms": int(m["secs"]) * 1000},
+    ),
+    wording(  # a rank waiting at a barrier for keys the others never set (the store's `wait timeout after 1800000ms,
+        # keys: /default_pg/0//2//cpu//0/2`, vllm#52907), or for a Gloo peer that never sent or received (vLLM's CPU
+        # groups: its same-node check, data parallelism across nodes; vllm#43420, vllm#16514)
+        (
+            "DistStoreError: wait timeout after",
+            "ms for recv operation to complete",
+            "ms for send operation to complete",
+        ),
+        K.RENDEZVOUS_WAITING,
+        r"DistStoreError: wait timeout after (?P<ms>\d+)ms, keys: (?P<keys>\S+)"
+        r"|Timed out waiting (?P<gms>\d+)ms for (?P<op>recv|send) operation to complete",
+        lambda m: {
+            "message": None,
+            "component": f"Gloo's {m['op']}" if m["op"] else "torch.distributed's store",
+            "timeout_ms": int(m["ms"] or m["gms"]),
+        },
     ),
     wording(  # Ray's runtime_env check (ray/_private/runtime_env/setup_hook.py) on a variable it sets itself
         ("is reserved for the internal use",),

@@ -95,3 +95,26 @@ def test_gloo_given_an_interface_this_node_lacks_asks_for_the_nodes_own_interfac
     [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
     assert "interface eth0, which has no address on this host" in finding.title
     assert [(ch.flag, ch.current) for ch in finding.changes] == [("GLOO_SOCKET_IFNAME", "eth0")]
+
+
+def test_a_rank_waiting_at_a_barrier_or_on_a_gloo_peer_is_the_others_never_coming():
+    # vllm#52907 (grep output of a node's log) and vllm#43420, verbatim
+    store = (
+        "test_glm5.2_2152434_node0.out:(Worker pid=2437300) ERROR 08-31 06:22:53 [multiproc_executor.py:944] "
+        "torch.distributed.DistStoreError: wait timeout after 1800000ms, keys: /default_pg/0//2//cpu//0/2"
+    )
+    gloo = "gloo/transport/tcp/unbound_buffer.cc:78 Timed out waiting 1800000ms for recv operation to complete"
+    for line, what in ((store, "torch.distributed's store"), (gloo, "Gloo's recv")):
+        top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+        assert top.rule == "OP-7.25" and f"waited 1800 s on {what}" in top.title, line
+        assert top.actions[0].startswith("Read the other nodes'")
+
+
+def test_a_client_socket_timeout_cut_inside_the_address_still_names_the_host():
+    # OpenRLHF/OpenRLHF#265, verbatim: the paste wraps mid-address
+    line = (
+        "`(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after "
+        "1800s while trying to connect to (172.17.0.2"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.25" and "rendezvous address 172.17.0.2 (timed out after 1800 s)" in top.title
