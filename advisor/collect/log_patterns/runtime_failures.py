@@ -24,6 +24,18 @@ KERNEL_FAULT_WORDS = {
 }
 
 
+# cudaErrorStreamCaptureUnsupported's words, and the rest of the capture family (cudaErrorStreamCaptureInvalidated …
+# cudaErrorCapturedEvent, 901-907): work outside the captured stream, or an event of it queried, while a graph was
+# captured; PyTorch's "CUDA error: …" and NCCL's own check ("Cuda failure '…'") print them the same
+_CAPTURE = r"operation not permitted when stream is capturing"
+_CAPTURE_OTHER = (
+    r"operation failed due to a previous error during capture|operation would result in a merge of separate capture "
+    r"sequences|capturing stream has unjoined work|dependency created on uncaptured work in another stream|operation "
+    r"would make the legacy stream depend on a capturing blocking stream|operation not permitted on an event last "
+    r"recorded in a capturing stream"
+)
+
+
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
     """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory (as Triton's driver call failing so,
     loading or launching a kernel); an index assertion, a device-side assert."""
@@ -271,6 +283,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"mlx5: \S+: got completion with error.*",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # NCCL's own CUDA check on a call inside CUDA-graph capture: its collective captured in vLLM's graph
+        # (`enqueue.cc:267 NCCL WARN Cuda failure 'dependency created on uncaptured work in another stream'`, vllm#4432)
+        ("Cuda failure ",),
+        K.CUDA_RUNTIME_ERROR,
+        rf"Cuda failure (?:\d+ )?'(?:(?P<capture>{_CAPTURE})|(?P<capture_other>{_CAPTURE_OTHER}))'",
+        _cuda_runtime_error,
+    ),
     wording(  # NCCL's own CUDA check, the "Last error:" under `unhandled cuda error`: what the call failed with
         # (NCCL 2.2x prints CUDA's error number before its words: `Cuda failure 217 'peer access is not …'`)
         ("Cuda failure ",),
@@ -300,13 +319,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:(?P<oom>out of memory)|(?P<assert>device-side assert triggered)"
         r"|(?P<launch_timeout>the launch timed out and was terminated)"
         r"|(?P<busy>CUDA-capable device\(s\) is/are busy or unavailable)|(?P<invalid_device>invalid device ordinal)"
-        r"|(?P<capture>operation not permitted when stream is capturing)"
-        # the rest of the capture family (cudaErrorStreamCaptureInvalidated … cudaErrorCapturedEvent, 901-907): work
-        # outside the captured stream, or an event of it queried, while a graph was captured
-        r"|(?P<capture_other>operation failed due to a previous error during capture|operation would result in a "
-        r"merge of separate capture sequences|capturing stream has unjoined work|dependency created on uncaptured "
-        r"work in another stream|operation would make the legacy stream depend on a capturing blocking stream"
-        r"|operation not permitted on an event last recorded in a capturing stream)"
+        rf"|(?P<capture>{_CAPTURE})|(?P<capture_other>{_CAPTURE_OTHER})"
         r"|(?P<not_ready>system not yet initialized)"
         r"|(?P<peer_access>peer access is not supported between these two devices)"
         r"|(?P<os_call>OS call failed or operation not supported on this OS)"

@@ -155,3 +155,14 @@ def test_a_triton_kernels_index_check_names_the_size_of_the_table_it_overran():
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.46" and "cudaErrorAssert" in top.title
     assert "2048 entries" in top.actions[0] and "max_position_embeddings" in top.actions[0]
+
+
+def test_nccls_own_cuda_check_inside_graph_capture_is_the_capture_failure():
+    # vllm#4432, verbatim: NCCL's all-reduce inside vLLM's CUDA-graph capture, with NCCL's host:pid prefix
+    line = (
+        "ts-1580615599d3449d98cf56a265c10977-worker-6:56890:56890 [0] enqueue.cc:267 NCCL WARN Cuda failure "
+        "'dependency created on uncaptured work in another stream'"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.46" and "broke the CUDA graph vLLM was capturing" in top.title
+    assert top.changes[0].flag == "--enforce-eager"
