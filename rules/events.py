@@ -584,6 +584,9 @@ class LogEventKind(str, Enum):
     # the family, component: the scraper, known_releases: the releases that export it (when vLLM's metrics table
     # knows it; "0.32–" when its newest release still does), accepted_instead: the name that replaced it
     SCRAPED_METRIC_MISSING = "scraped_metric_missing"
+    # a media URL whose host is a file's name (`Cannot connect to host 1.jpg:80`): the client sent a local file's name
+    # where vLLM fetches an image, video or audio URL; message: the host
+    MEDIA_URL_FILE_NAME = "media_url_file_name"
     # Ray refusing a runtime_env that carries an environment variable Ray reserves for itself: "The env var,
     # __RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR, is not permitted because it is reserved for the internal use.";
     # message: the variable
@@ -1206,6 +1209,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.BUILD_CUDA_MISMATCH: ("version", "cuda_required"),
     LogEventKind.BUILD_NO_CUDA_HOME: ("message", "component"),
     LogEventKind.SCRAPED_METRIC_MISSING: ("message", "component", "known_releases", "accepted_instead"),
+    LogEventKind.MEDIA_URL_FILE_NAME: ("message", "component"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

@@ -267,6 +267,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r'metric family \\?"(?P<name>vllm:\w+)\\?" not found',
         _scraped_metric,
     ),
+    wording(  # a connection to a "host" that is a media file's name: vLLM fetching an image_url the client built from
+        # a local file name (`http://1.jpg`, QwenLM/Qwen3-VL#1084)
+        ("Cannot connect to host", "ConnectionPool(host="),
+        K.MEDIA_URL_FILE_NAME,
+        r"(?:Cannot connect to host |ConnectionPool\(host=\\?')(?P<host>[\w.-]+\.(?:jpe?g|png|gif|webp|bmp|tiff?|mp4|"
+        r"mov|avi|mkv|webm|wav|mp3|flac|ogg|m4a))\b",
+        lambda m: {"message": m["host"], "component": "aiohttp" if m.group(0).startswith("Cannot") else "urllib3"},
+    ),
     wording(  # curl's own errors for a connection: 6 (could not resolve), 7 (could not connect), 28 (timed out)
         ("curl: (",),
         K.SERVER_UNREACHABLE,
