@@ -478,4 +478,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "the GPU (also one that allocates later), the CPU of a unified-memory device (GH200, GB10), weight-transfer "
         "buffers for weight updates, or a KV connector's own device buffers.",
     ),
+    Remedy(  # vllm/model_executor/guided_decoding (0.6-0.7): a JSON schema with keywords xgrammar could not compile
+        # then is compiled by outlines instead, per request, and outlines builds its grammar far more slowly
+        # (performance-outlines-guided-decoding-slow in tests/fixtures/incidents: requests crawling under outlines)
+        "xgrammar does not support advanced JSON schema features",
+        "the request's JSON schema",
+        "setting",
+        "without the keywords the message names (pattern, minimum/maximum and the like)",
+        "vLLM fell back from xgrammar to outlines for this schema; outlines builds each schema's grammar far more "
+        "slowly, so structured requests crawl",
+        action="Drop or loosen those constraints in the schema (check them in the application instead), or upgrade "
+        "vLLM: later releases' xgrammar takes more of JSON Schema and fall back less often.",
+        severity=Severity.MEDIUM,
+    ),
 )

@@ -657,3 +657,13 @@ def test_the_async_output_warning_under_enforce_eager_proposes_dropping_it():
     )
     top = evaluate(Facts(events=parse_lines([line]).events)).top
     assert top.rule == "VC-1" and [(c.flag, c.proposed) for c in top.changes] == [("--enforce-eager", "false")]
+
+
+def test_xgrammar_falling_back_to_outlines_says_what_in_the_schema_makes_it():
+    # vLLM 0.6-0.7's guided decoding on a schema xgrammar could not compile: outlines then builds it, slowly
+    top = _top(
+        "WARNING 02-01 10:00:00 [__init__.py:61] xgrammar does not support advanced JSON schema features like "
+        "patterns or numeric ranges. Falling back to use outlines instead."
+    )
+    assert top.rule == "VC-1" and top.severity.value == "medium"
+    assert top.actions[0].startswith("Drop or loosen those constraints in the schema")
