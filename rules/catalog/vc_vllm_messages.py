@@ -16,6 +16,7 @@ engineer starts from vLLM's source instead of "no known cause".
 
 from __future__ import annotations
 
+import math
 import re
 
 from rules.catalog import common as c
@@ -363,7 +364,9 @@ def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     numbers = _numbers(ref)
     if not flags or len(numbers) < 2:
         return []
-    (_, total), (_, size) = numbers[0], numbers[1]
+    (total_name, total), (size_name, size) = numbers[0], numbers[1]
+    if "per_partition" in total_name and not any(word in size_name for word in ("parallel", "tp_size", "world")):
+        return [_slice_change(flags[0], total, size, facts)]
     divisors = [d for d in range(size - 1, 0, -1) if total % d == 0]
     if not divisors:
         return []
@@ -380,6 +383,22 @@ def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
             f"that divides it (sizes that divide {total}: {valid}); the GPUs it frees serve more replicas",
         )
     ]
+
+
+def _slice_change(flag: str, part: int, tile: int, facts: Facts) -> ConfigChange:
+    """`<dim>_per_partition = P is not divisible by <kernel tile> = T` (Marlin's, BitBLAS's min_thread_k): each rank's
+    slice of a weight must be a multiple of the kernel's tile, so the parallel size must shrink by the factor the
+    slice lacks; with the server's size known, the size that gives it."""
+    factor = tile // math.gcd(part, tile)
+    current = c.tensor_parallel_size(facts) if facts.config and facts.config.tensor_parallel_size else None
+    fits = current // factor if current and current % factor == 0 and current // factor >= 1 else None
+    return ConfigChange(
+        flag=flag,
+        current=str(current) if current else None,
+        proposed=str(fits) if fits else f"<the current size ÷ {factor}>",
+        reason=f"each rank's slice of the weight ({part}) must be a multiple of the kernel's {tile}; a size {factor}× "
+        f"smaller gives each rank {part * factor}, which is (pipeline parallelism can use the GPUs it frees)",
+    )
 
 
 def _limit_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:

@@ -667,3 +667,21 @@ def test_xgrammar_falling_back_to_outlines_says_what_in_the_schema_makes_it():
     )
     assert top.rule == "VC-1" and top.severity.value == "medium"
     assert top.actions[0].startswith("Drop or loosen those constraints in the schema")
+
+
+def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_factor_it_lacks():
+    # vllm-project/llm-compressor#57's refusal (vLLM's BitBLAS/Marlin check): 7392 per rank, a tile of 128, so each
+    # rank's slice needs 4x more: TP 8 -> 2; the tile is never the parallel size
+    line = (
+        "ValueError: Weight input_size_per_partition = 7392 is not divisible by min_thread_k = 128. Consider reducing "
+        "tensor_parallel_size or running with --quantization gptq."
+    )
+    alone = _top(line)
+    assert (alone.changes[0].flag, alone.changes[0].current, alone.changes[0].proposed) == (
+        "--tensor-parallel-size",
+        None,
+        "<the current size ÷ 4>",
+    )
+    facts = Facts(events=parse_lines([line]).events, config=ServerConfig(tensor_parallel_size=8))
+    served = evaluate(facts).findings[0]
+    assert (served.changes[0].current, served.changes[0].proposed) == ("8", "2")
