@@ -733,6 +733,8 @@ TVM_FFI_REPORTED = "tvm-ffi's signal handler"
 NVML_ASSERT_OOM = "NVML assert"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
+# HCCL (Ascend's collectives) timing out on a socket to another rank (`Get_Socket_Timeout(EI0006)`, OP-7.25)
+HCCL_SOCKET = "HCCL's socket (Ascend's collectives)"
 # Python's subprocess module reporting a child a signal killed (`subprocess.CalledProcessError: Command '[…, '-m',
 # 'vllm.model_executor.models.registry']' died with <Signals.SIGILL: 4>.`, HL-6): the child's own output has the dump
 SUBPROCESS_REPORTED = "Python's subprocess module"

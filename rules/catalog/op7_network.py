@@ -16,7 +16,7 @@ connected.
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import HCCL_SOCKET, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -98,7 +98,11 @@ def _clients_missing(event: LogEvent) -> Finding:
     """The rank that opened the store listened and waited; the others never connected to it."""
     joined = event.message
     waited = f" {event.timeout_ms / 1000:.0f} s" if event.timeout_ms else ""
-    evidence = c.log_evidence(event, name="ranks that joined", value=joined or event.component)
+    evidence = (
+        c.log_evidence(event, name="ranks that joined", value=joined)
+        if joined
+        else c.log_evidence(event, name="what waited", value=event.component)
+    )
     title = (
         f"vLLM's first rank waited{waited} for its other processes and only {joined} joined: the others never "
         "reached it"
@@ -109,13 +113,28 @@ def _clients_missing(event: LogEvent) -> Finding:
     return RULE_RENDEZVOUS.finding(
         Severity.CRITICAL,
         title,
-        summary="The process that opens torch.distributed's TCP store (rank 0) listened; the others never connected "
-        "before its timeout. Across nodes, the other nodes' processes did not start, could not reach this node's "
-        "address and port, or were started for another world size; on one host, a worker died before it connected.",
+        summary=(
+            "The process that opens torch.distributed's TCP store (rank 0) listened; the others never connected "
+            "before its timeout."
+            if joined
+            else "A rank waited at a barrier or in a collective exchange for the other ranks, and they never answered "
+            "before its timeout."
+        )
+        + " Across nodes, the other nodes' processes did not start, could not reach this node's address and port, or "
+        "were started for another world size; on one host, a worker died before it connected.",
         evidence=[evidence],
         actions=[
             "Read the other nodes' (or workers') own logs first: a process that failed at start is the cause, and "
             "this timeout its consequence.",
+            *(
+                [
+                    "For HCCL: every NPU rank must start its collectives (a rank that failed or started late leaves "
+                    "the others waiting); HCCL_IF_IP / HCCL_SOCKET_IFNAME name the address and interface the nodes "
+                    "share, and HCCL_CONNECT_TIMEOUT how long it waits."
+                ]
+                if event.component == HCCL_SOCKET
+                else []
+            ),
             "Check each node was started for the same group (the same --tensor-parallel-size and "
             "--pipeline-parallel-size; --nnodes and its own --node-rank; one Ray cluster) and reaches this node's "
             f"address and port through the firewall ({HOST_IP_ENV} set to each node's own IP; NCCL_SOCKET_IFNAME / "

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.events import (
+    HCCL_SOCKET,
     NO_PATH,
     PTX_BUILD,
     PTX_TOO_OLD,
@@ -271,6 +272,13 @@ def _hub_not_cached(match: re.Match[str]) -> Fields:
     if match["api"]:
         return {"message": "offline_api"}
     return {"message": "offline" if "outgoing traffic" in match.group(0) else "unreachable"}
+
+
+def _peers_never_came(match: re.Match[str]) -> Fields:
+    """Which wait gave up on the other ranks (the store's, Gloo's send or receive, HCCL's socket) and for how long."""
+    who = HCCL_SOCKET if match["hccl"] else f"Gloo's {match['op']}" if match["op"] else "torch.distributed's store"
+    waited = match["ms"] or match["gms"]
+    return {"message": None, "component": who, "timeout_ms": int(waited) if waited else None}
 
 
 def _rendezvous(match: re.Match[str]) -> Fields:
@@ -982,20 +990,19 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # a rank waiting at a barrier for keys the others never set (the store's `wait timeout after 1800000ms,
         # keys: /default_pg/0//2//cpu//0/2`, vllm#52907), or for a Gloo peer that never sent or received (vLLM's CPU
-        # groups: its same-node check, data parallelism across nodes; vllm#43420, vllm#16514)
+        # groups: its same-node check, data parallelism across nodes; vllm#43420, vllm#16514); HCCL, Ascend's
+        # collectives, on a rank that never connected (vllm-ascend#5461: two A2 nodes)
         (
             "DistStoreError: wait timeout after",
             "ms for recv operation to complete",
             "ms for send operation to complete",
+            "Get_Socket_Timeout(EI0006)",
         ),
         K.RENDEZVOUS_WAITING,
         r"DistStoreError: wait timeout after (?P<ms>\d+)ms, keys: (?P<keys>\S+)"
-        r"|Timed out waiting (?P<gms>\d+)ms for (?P<op>recv|send) operation to complete",
-        lambda m: {
-            "message": None,
-            "component": f"Gloo's {m['op']}" if m["op"] else "torch.distributed's store",
-            "timeout_ms": int(m["ms"] or m["gms"]),
-        },
+        r"|Timed out waiting (?P<gms>\d+)ms for (?P<op>recv|send) operation to complete"
+        r"|(?P<hccl>Get_Socket_Timeout\(EI0006\)): Getting socket times out",
+        _peers_never_came,
     ),
     wording(  # Ray's runtime_env check (ray/_private/runtime_env/setup_hook.py) on a variable it sets itself
         ("is reserved for the internal use",),
@@ -1057,10 +1064,11 @@ PATTERNS: tuple[Pattern, ...] = (
         _vllm_placement_wait,
     ),
     wording(  # Ray's autoscaler on the same wait: a bundle of vLLM's placement group, pinned to the driver's node
-        # (`node:<ip>`) with a GPU, that no node it knows can hold (vllm#13388)
+        # (`node:<ip>`) with a GPU, that no node it knows can hold (vllm#13388); the request may be on the next line,
+        # where a terminal wrapped it (eugr/spark-vllm-docker#227)
         ("No available node types can fulfill resource request",),
         K.RAY_REPLICA_UNPLACED,
-        r"No available node types can fulfill resource request (?P<specs>\{[^}]*['\"]GPU['\"][^}]*\})",
+        r"No available node types can fulfill resource request(?: (?P<specs>\{[^}]*['\"]GPU['\"][^}]*\})|\s*$)",
         lambda m: {"message": VLLM_PLACEMENT_GROUP, "component": "Ray's autoscaler"},
     ),
     wording(  # a Ray actor died: the caller's RayActorError (its class_name, pid and actor_id lines may be joined to

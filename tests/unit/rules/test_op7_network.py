@@ -118,3 +118,14 @@ def test_a_client_socket_timeout_cut_inside_the_address_still_names_the_host():
     )
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.25" and "rendezvous address 172.17.0.2 (timed out after 1800 s)" in top.title
+
+
+def test_hccls_socket_timeout_on_ascend_is_the_same_wait_with_hccls_settings():
+    # vllm-ascend#5461, verbatim (the reasons HCCL lists, cut): two A2 nodes
+    line = (
+        "[PID: 749] 2025-12-29-03:16:15.787.356 Get_Socket_Timeout(EI0006): Getting socket times out. Reason: 1. The "
+        "remote does not initiate a connect request. some NPUs in the cluster are abnormal."
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.25" and "HCCL's socket" in top.title
+    assert top.actions[1].startswith("For HCCL:") and "HCCL_IF_IP" in top.actions[1]

@@ -73,3 +73,10 @@ def test_rays_autoscaler_on_a_gpu_bundle_it_cannot_place_is_vllms_placement_grou
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.60" and "placement group" in top.title
     assert top.evidence[0].name == "Ray's autoscaler's unplaced bundle"
+
+
+def test_the_autoscalers_line_wrapped_before_its_request_is_the_same_wait():
+    # eugr/spark-vllm-docker#227, verbatim: the resource request continued on the next line of the paste
+    line = "(EngineCore pid=630) [autoscaler] Error: No available node types can fulfill resource request"
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.60" and "placement group" in top.title
