@@ -362,11 +362,14 @@ def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
         return []
     flags = [f for f in _flags_named(ref) if f in PARALLEL_SIZE_FLAGS]
     numbers = _numbers(ref)
-    if not flags or len(numbers) < 2:
+    if len(numbers) < 2:
         return []
     (total_name, total), (size_name, size) = numbers[0], numbers[1]
     if "per_partition" in total_name and not any(word in size_name for word in ("parallel", "tp_size", "world")):
-        return [_slice_change(flags[0], total, size, facts)]
+        # a rank's slice: tensor parallelism made it, whether or not the words name the flag (0.4.2-0.5.1's do not)
+        return [_slice_change(next(iter(flags), "--tensor-parallel-size"), total, size, facts)]
+    if not flags:
+        return []
     divisors = [d for d in range(size - 1, 0, -1) if total % d == 0]
     if not divisors:
         return []

@@ -685,3 +685,9 @@ def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_f
     facts = Facts(events=parse_lines([line]).events, config=ServerConfig(tensor_parallel_size=8))
     served = evaluate(facts).findings[0]
     assert (served.changes[0].current, served.changes[0].proposed) == ("8", "2")
+    # vllm-project/llm-compressor#57, verbatim: 0.4.2-0.5.1's words name no flag; the slice is still TP's
+    older = _top(
+        "(VllmWorkerProcess pid=14678) ERROR 08-05 23:29:38 multiproc_worker_utils.py:226] ValueError: Weight "
+        "input_size_per_partition = 7392 is not divisible by min_thread_k = 128."
+    )
+    assert (older.changes[0].flag, older.changes[0].proposed) == ("--tensor-parallel-size", "<the current size ÷ 4>")
