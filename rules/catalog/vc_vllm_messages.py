@@ -367,7 +367,7 @@ def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     (total_name, total), (size_name, size) = numbers[0], numbers[1]
     if "per_partition" in total_name and not any(word in size_name for word in ("parallel", "tp_size", "world")):
         # a rank's slice: tensor parallelism made it, whether or not the words name the flag (0.4.2-0.5.1's do not)
-        return [_slice_change(next(iter(flags), "--tensor-parallel-size"), total, size, facts)]
+        return [slice_change(next(iter(flags), "--tensor-parallel-size"), total, size, facts)]
     if not flags:
         return []
     divisors = [d for d in range(size - 1, 0, -1) if total % d == 0]
@@ -388,7 +388,7 @@ def _divisor_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     ]
 
 
-def _slice_change(flag: str, part: int, tile: int, facts: Facts) -> ConfigChange:
+def slice_change(flag: str, part: int, tile: int, facts: Facts) -> ConfigChange:
     """`<dim>_per_partition = P is not divisible by <kernel tile> = T` (Marlin's, BitBLAS's min_thread_k): each rank's
     slice of a weight must be a multiple of the kernel's tile, so the parallel size must shrink by the factor the
     slice lacks; with the server's size known, the size that gives it."""
@@ -400,7 +400,7 @@ def _slice_change(flag: str, part: int, tile: int, facts: Facts) -> ConfigChange
         current=str(current) if current else None,
         proposed=str(fits) if fits else f"<the current size ÷ {factor}>",
         reason=f"each rank's slice of the weight ({part}) must be a multiple of the kernel's {tile}; a size {factor}× "
-        f"smaller gives each rank {part * factor}, which is (pipeline parallelism can use the GPUs it frees)",
+        f"smaller gives each rank {part * factor}, a multiple of it (pipeline parallelism can use the GPUs it frees)",
     )
 
 
