@@ -641,3 +641,13 @@ def installed_package(path: str | None) -> str | None:
     """The installed package a traceback's file belongs to (`vllm` included); None outside site-packages."""
     found = _SITE_PACKAGE.search(path or "")
     return found["package"] if found else None
+
+
+def first_match(facts: Facts, pattern: re.Pattern[str], *kinds: LogEventKind) -> tuple[LogEvent, re.Match[str]] | None:
+    """The first event of `kinds` whose words (its message, else its raw line) `pattern` finds, with the match: how
+    rules read a cause named by a phrase inside an error or line no wording of its own reads."""
+    for event in facts.events_of(*kinds):
+        found = pattern.search(event.message or event.raw or "")
+        if found is not None:
+            return event, found
+    return None

@@ -23,29 +23,28 @@ TILE_CHECK = re.compile(r"size_(?P<dim>[nk]) = (?P<size>\d+) is not divisible by
 
 
 def _check_kernel_tile(facts: Facts) -> list[Finding]:
-    for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE):
-        found = TILE_CHECK.search(event.message or "")
-        if found is None:
-            continue
-        size, tile = int(found["size"]), int(found["tile"])
-        return [
-            RULE.finding(
-                Severity.CRITICAL,
-                f"a Marlin kernel's tile ({tile}) does not divide each rank's slice of a weight ({size}): the "
-                "tensor-parallel size splits the weight too finely",
-                summary="Marlin (GPTQ, AWQ, and FP8 on GPUs without FP8 units) multiplies in tiles, and each "
-                f"tensor-parallel rank holds 1/TP of every weight; a slice of {size} is not a multiple of {tile}, so "
-                "the kernel refuses to load it. A smaller tensor-parallel size gives each rank a larger slice.",
-                evidence=[c.log_evidence(event, name="the slice and the tile", value=found.group(0))],
-                changes=[slice_change("--tensor-parallel-size", size, tile, facts)],
-                actions=[
-                    "Use the GPUs the smaller size frees with --pipeline-parallel-size (TP × PP = the GPUs), or serve "
-                    "a checkpoint whose kernel runs natively on this GPU (FP8 needs compute capability 8.9 or newer).",
-                ],
-                confidence=0.8,
-            )
-        ]
-    return []
+    refused = c.first_match(facts, TILE_CHECK, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    if refused is None:
+        return []
+    event, found = refused
+    size, tile = int(found["size"]), int(found["tile"])
+    return [
+        RULE.finding(
+            Severity.CRITICAL,
+            f"a Marlin kernel's tile ({tile}) does not divide each rank's slice of a weight ({size}): the "
+            "tensor-parallel size splits the weight too finely",
+            summary="Marlin (GPTQ, AWQ, and FP8 on GPUs without FP8 units) multiplies in tiles, and each "
+            f"tensor-parallel rank holds 1/TP of every weight; a slice of {size} is not a multiple of {tile}, so "
+            "the kernel refuses to load it. A smaller tensor-parallel size gives each rank a larger slice.",
+            evidence=[c.log_evidence(event, name="the slice and the tile", value=found.group(0))],
+            changes=[slice_change("--tensor-parallel-size", size, tile, facts)],
+            actions=[
+                "Use the GPUs the smaller size frees with --pipeline-parallel-size (TP × PP = the GPUs), or serve "
+                "a checkpoint whose kernel runs natively on this GPU (FP8 needs compute capability 8.9 or newer).",
+            ],
+            confidence=0.8,
+        )
+    ]
 
 
 RULE = Rule(

@@ -24,12 +24,11 @@ _KINDS = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
 
 
 def _check_litellm_provider(facts: Facts) -> list[Finding]:
-    for event in facts.events_of(*_KINDS):
-        found = NO_PROVIDER.search(event.message or event.raw or "")
-        if found is not None:
-            model = (found["model"] or "").rstrip(".'\"") or "<served model name>"
-            return [_finding(event, model)]
-    return []
+    refused = c.first_match(facts, NO_PROVIDER, *_KINDS)
+    if refused is None:
+        return []
+    event, found = refused
+    return [_finding(event, (found["model"] or "").rstrip(".'\"") or "<served model name>")]
 
 
 def _finding(event: LogEvent, model: str) -> Finding:

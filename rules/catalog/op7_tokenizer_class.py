@@ -41,11 +41,8 @@ CONFIG_FILE = "tokenizer_config.json"
 
 
 def _missing_class(facts: Facts) -> tuple[LogEvent, str] | None:
-    for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE):
-        found = MISSING_CLASS.search(event.message or "")
-        if found is not None:
-            return event, found["name"]
-    return None
+    missing = c.first_match(facts, MISSING_CLASS, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    return (missing[0], missing[1]["name"]) if missing else None
 
 
 def _check_tokenizer_class(facts: Facts) -> list[Finding]:
