@@ -19,6 +19,7 @@ from rules.signals import fmt
 
 ABORT_SHARE = 0.05
 TOO_LONG_MANY = 5  # this many rejections make it medium severity
+CACHE_UTILIZATION = 0.95  # OP-5.52 proposes this --gpu-memory-utilization when the launch uses less
 MAX_MODEL_LEN_STEP = 1024  # a proposed --max-model-len is the longest rejected request rounded up to this
 
 
@@ -268,4 +269,66 @@ RULE_PROMPT_LIMIT = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_ABORTS, RULE_TOO_LONG, RULE_PROMPT_LIMIT]
+
+# --- OP-5.52 a prompt larger than the whole KV cache (V0) ----------------------------------------------
+
+
+def _check_prompt_over_cache(facts: Facts) -> list[Finding]:
+    events = [e for e in facts.events_of(K.PROMPT_OVER_LIMIT) if not e.prompt_limit]
+    if not events:
+        return []
+    longest = max(e.prompt_tokens or 0 for e in events)
+    config = facts.config
+    changes = []
+    if config and config.gpu_memory_utilization and config.gpu_memory_utilization < CACHE_UTILIZATION:
+        changes.append(
+            ConfigChange(
+                flag="--gpu-memory-utilization",
+                current=str(config.gpu_memory_utilization),
+                proposed=str(CACHE_UTILIZATION),
+                reason="every GiB the limit adds goes to the KV cache, which holds fewer tokens than one prompt",
+                cost="less headroom for other processes on the GPU",
+            )
+        )
+    return [
+        RULE_PROMPT_OVER_CACHE.finding(
+            Severity.MEDIUM if len(events) >= TOO_LONG_MANY else Severity.LOW,
+            f"{len(events)} prompt(s) need more KV cache blocks than the whole cache has (the longest "
+            f"{longest:,} tokens): the cache is smaller than --max-model-len promises",
+            evidence=[c.log_evidence(events[-1], "refused prompt tokens", longest or None)],
+            changes=changes,
+            confidence=0.75,
+            summary="vLLM V0's block manager drops a prompt whose blocks exceed the cache's capacity with a "
+            "warning, so the request ends without output; V0 did not check at start-up that --max-model-len fits "
+            "the cache, as later releases do.",
+            actions=[
+                "Give the KV cache more memory: fewer CUDA graphs (--enforce-eager), a lower --max-num-seqs (less "
+                "memory taken at profiling), an fp8 KV cache (--kv-cache-dtype fp8), or more GPUs "
+                "(--tensor-parallel-size).",
+                f"Or lower --max-model-len below {longest:,} tokens, so that the limit the clients see is one the "
+                "cache can hold and over-long prompts are refused with an error instead of dropped.",
+            ],
+        )
+    ]
+
+
+RULE_PROMPT_OVER_CACHE = Rule(
+    code="OP-5.52",
+    title="a prompt larger than the whole KV cache (V0)",
+    category=Category.RELIABILITY,
+    check=_check_prompt_over_cache,
+    needs=("events",),
+    page=RulePage(
+        checks="V0's warning `Input prompt (N tokens) is too long and exceeds the capacity of block_manager`.",
+        why="V0's block manager refuses (never schedules) a prompt needing more blocks than the GPU cache holds, "
+        "minus its watermark; the request is dropped with a warning and no error reaches the client.",
+        example="Input prompt (1217 tokens) is too long and exceeds the capacity of block_manager (vllm#2198).",
+        fix=f"Raise --gpu-memory-utilization (to {CACHE_UTILIZATION} when it is lower), free memory for the "
+        "cache (--enforce-eager, a lower --max-num-seqs, --kv-cache-dtype fp8, more GPUs), or lower "
+        "--max-model-len to what the cache holds.",
+        limits="The warning does not say how many tokens the cache holds, so no --max-model-len is computed.",
+        references=["docs/vllm-messages.md"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ABORTS, RULE_TOO_LONG, RULE_PROMPT_LIMIT, RULE_PROMPT_OVER_CACHE]

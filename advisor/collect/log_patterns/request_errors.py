@@ -254,7 +254,7 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["reason"]},
     ),
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
-        ("is too long and exceeds limit of",),
+        ("is too long and exceeds limit of", "is too long and exceeds the capacity of block_manager"),
         K.PROMPT_OVER_LIMIT,
         r"Input prompt \((?P<prompt>\d+) tokens\)(?: \+ lookahead slots \(\d+\))? is too long and exceeds "
         r"(?:the capacity of block_manager|limit of (?P<limit>\d+))",

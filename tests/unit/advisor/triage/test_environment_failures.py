@@ -125,6 +125,20 @@ def test_a_v0_prompt_over_the_token_budget_raises_the_budget_not_the_context():
     assert unknown.rule == "OP-5.15" and unknown.changes == []  # without the launch flags the limit may be the context
 
 
+def test_a_v0_prompt_over_the_whole_kv_cache_asks_for_cache_memory_not_a_budget():
+    # vllm#2198, verbatim: V0's block manager drops a prompt needing more blocks than the GPU cache holds
+    line = (
+        "WARNING 12-19 10:21:05 scheduler.py:161] Input prompt (1217 tokens) is too long and exceeds the capacity "
+        "of block_manager"
+    )
+    top = _top(line, "python -m vllm.entrypoints.openai.api_server --model m --gpu-memory-utilization 0.9")
+    assert top.rule == "OP-5.52" and "1,217 tokens" in top.title
+    assert _changes(top) == {"--gpu-memory-utilization": ("0.95", "flag")}
+    already = _top(line, "python -m vllm.entrypoints.openai.api_server --model m --gpu-memory-utilization 0.99")
+    assert already.rule == "OP-5.52" and already.changes == []  # nothing left to raise: the actions free memory
+    assert "--enforce-eager" in already.actions[0] and "--max-model-len below 1,217" in already.actions[1]
+
+
 def test_a_prompt_alone_over_the_context_offers_a_longer_context_as_an_unsafe_alternative():
     top = _top(
         "{'object': 'error', 'message': \"This model's maximum context length is 32768 tokens. However, you "
