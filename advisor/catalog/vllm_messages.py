@@ -447,6 +447,7 @@ def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
 
 
 _LEADING_FIELD = re.compile(r"^(\(\?P<\w+>)\.\+\??\)")
+_SENTENCE_FIELD = re.compile(r" [A-Z][a-z]")  # the field is followed by a new sentence: it is one itself
 _ONE_WORD = r"""[`'"]?(?:[^\s`'"]+)[`'"]?)"""
 
 
@@ -456,6 +457,8 @@ def _one_word_lead(match: re.Match[str], text: str) -> re.Match[str]:
     values change: where the match lies (which message quotes which) is the whole match's."""
     lead = _LEADING_FIELD.match(match.re.pattern)
     if lead is None or not any(c.isspace() for c in match.group(1) or ""):
+        return match
+    if _SENTENCE_FIELD.match(match.re.pattern[lead.end() :]):  # `{message} Falling back to …`: a sentence
         return match
     tight = _LEADING_FIELD.sub(lambda m: m.group(1) + _ONE_WORD, match.re.pattern, count=1)
     return re.search(tight, text) or match

@@ -491,4 +491,18 @@ REMEDIES: tuple[Remedy, ...] = (
         "vLLM: later releases' xgrammar takes more of JSON Schema and fall back less often.",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/model_executor/guided_decoding/__init__.py (0.8-0.10) builds the same fallback from parts:
+        # `{message} Falling back to use {fallback} instead.`, the message naming what xgrammar lacks (a schema
+        # keyword, regex, a tokenizer); forks kept it after V0 left upstream (HabanaAI/vllm-fork#2155)
+        "Falling back to use {fallback} instead.",
+        "the request's structured-output parameters",
+        "setting",
+        "without what the message says xgrammar lacks",
+        "vLLM fell back from xgrammar to outlines for this request; outlines builds each grammar far more slowly, "
+        "so structured requests crawl",
+        action="Drop or loosen what the message names (check it in the application instead), or upgrade vLLM: "
+        "later releases' xgrammar takes more of JSON Schema and fall back less often.",
+        captured="outlines",
+        severity=Severity.MEDIUM,
+    ),
 )

@@ -669,6 +669,18 @@ def test_xgrammar_falling_back_to_outlines_says_what_in_the_schema_makes_it():
     assert top.actions[0].startswith("Drop or loosen those constraints in the schema")
 
 
+def test_the_fallback_built_from_parts_keeps_its_whole_sentence_and_its_remedy():
+    # HabanaAI/vllm-fork#2155, verbatim: 0.8-0.10's `{message} Falling back to use {fallback} instead.`; the field
+    # is a sentence, not the one word before vLLM's words
+    top = _top(
+        "WARNING 11-26 20:25:33 [__init__.py:34] xgrammar does not support advanced JSON schema features like string "
+        "length, item limits, or property bounds. Falling back to use outlines instead."
+    )
+    assert top.rule == "VC-1" and top.severity.value == "medium"
+    assert top.title.startswith("vLLM warned: xgrammar does not support advanced JSON schema features")
+    assert top.actions[0].startswith("Drop or loosen what the message names")
+
+
 def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_factor_it_lacks():
     # vllm-project/llm-compressor#57's refusal (vLLM's BitBLAS/Marlin check): 7392 per rank, a tile of 128, so each
     # rank's slice needs 4x more: TP 8 -> 2; the tile is never the parallel size
