@@ -309,10 +309,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\"[^\"]*CUDACachingAllocator\.cpp",
         lambda m: {"message": NVML_ASSERT_OOM},
     ),
-    wording(
+    wording(  # a bare OOM: the device, where the allocator's words name one other than CUDA (op1_oom.py)
         ("OutOfMemoryError", "CUDA out of memory", "HIP out of memory", "XPU out of memory"),
         K.CUDA_OOM,
         r"(?:torch\.(?:cuda\.)?OutOfMemoryError|OutOfMemoryError\('|(?:CUDA|HIP|XPU) out of memory)",
+        lambda m: {"device": named[1]} if (named := re.search(r"\b(HIP|XPU) out of memory", m.string)) else {},
     ),
     wording(
         (

@@ -490,3 +490,10 @@ def test_pytorchs_nvml_assertion_is_an_out_of_memory_worded_without_its_numbers(
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert (top.rule, top.title) == ("OP-1.8", "CUDA out of memory in no phase the text names")
     assert "NVML" in top.summary and top.changes[0].flag == "--gpu-memory-utilization"
+
+
+def test_a_bare_oom_names_the_device_its_allocator_named():
+    top = evaluate(Facts(events=parse_lines(["torch.OutOfMemoryError: XPU out of memory."]).events)).findings[0]
+    assert top.rule == "OP-1.8" and top.title.startswith("XPU out of memory")
+    cuda = evaluate(Facts(events=parse_lines(["torch.OutOfMemoryError: CUDA out of memory."]).events)).findings[0]
+    assert cuda.title.startswith("CUDA out of memory")
