@@ -746,7 +746,10 @@ SYSTEMD_REPORTED = "systemd"
 HTTP_ERROR_EXCEPTION = "HTTP error"
 # Python's words for a keyword a function does not take (`EngineArgs.__init__() got an unexpected keyword argument
 # 'worker_extension_cls'`): the collector asks which release takes it, OP-7.26 names the caller that passed it.
-UNEXPECTED_KEYWORD = re.compile(r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
+# the keyword may hold hyphens: a command line's spelling passed through a dict (`**{'tool-call-parser': …}`)
+UNEXPECTED_KEYWORD = re.compile(
+    r"(?P<function>[\w.]+)\(\) got an unexpected keyword argument '(?P<keyword>\w+(?:-\w+)*)'"
+)
 # msgspec's words for a Struct given a keyword it has no field for (`TypeError: Unexpected keyword argument
 # 'use_beam_search'`): no class named. vLLM's SamplingParams is such a Struct from 0.6, so the collector reads the
 # keyword as SamplingParams' when a release's SamplingParams took it (lm-sys/FastChat#3600: vLLM dropped
@@ -977,6 +980,9 @@ class LogEvent(BaseModel):
     # the releases read (vLLM's released packages, "0.4–0.34") none of which takes the engine argument refused: it
     # was never vLLM's (a framework's own patched build passed it)
     absent_from_releases: str | None = None
+    # a keyword no release's EngineArgs took that is a flag of vLLM's command line (`--tool-call-parser`): the
+    # OpenAI server's (or a subcommand's) option, passed to the engine
+    server_flag: str | None = None
     # vLLM's extra that installs a module Python could not find (`decord`: "video"), in the releases `extra_releases`
     # names ("0.7–0.10"): an optional dependency a feature imports only when it is used
     vllm_extra: str | None = None
@@ -1393,6 +1399,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "known_in_release",
         "known_releases",
         "absent_from_releases",
+        "server_flag",
         "vllm_extra",
         "extra_releases",
         "calls",

@@ -711,6 +711,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = ("AssertionError", failed["words"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
+    if exception is None and not state.frames and (refusal := _ENGINE_ARGS_REFUSAL.search(text)):
+        exception = ("TypeError", refusal.group(0))  # inside a framework's own error line
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
         exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
     return _inner_of_wrapped(exception)
@@ -733,7 +735,14 @@ def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | No
 # title: `NeuronExecutor.__init__() takes 7 positional arguments but 8 were given`).
 _PYTHON_CALL_REFUSAL = re.compile(
     r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
-    r"|got an unexpected keyword argument '\w+'|missing \d+ required (?:positional|keyword-only) arguments?: .+)$"
+    r"|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
+    r"arguments?: .+)$"
+)
+# vLLM's engine arguments refusing a keyword inside a framework's own error line, after its words (Xinference's
+# `Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an unexpected keyword
+# argument 'tool-call-parser'`, xorbitsai/inference#4196): the class names vLLM, so the words are Python's TypeError
+_ENGINE_ARGS_REFUSAL = re.compile(
+    r"(?<![\w.])(?:Async)?EngineArgs\.__init__\(\) got an unexpected keyword argument '\w+(?:-\w+)*'$"
 )
 # pydantic's line for an error a validator raised, under its `N validation error(s) for <Model>` header: vLLM's
 # config classes (ModelConfig, VllmConfig …) are pydantic dataclasses, so a ValueError or an assert in their
@@ -797,6 +806,7 @@ def _unplaced_event(
         known_in_release=releases.known_in_release,
         known_releases=releases.known_releases,
         absent_from_releases=releases.absent_from,
+        server_flag=releases.server_flag,
         vllm_extra=extra[0] if extra else None,
         extra_releases=extra[1] if extra else None,
         **common,

@@ -57,6 +57,7 @@ class ArgumentReleases:
     known_releases: str | None = None
     absent_from: str | None = None
     builder: str | None = None  # the package whose frame built the object that refused it (msgspec's words name none)
+    server_flag: str | None = None  # absent from every release's EngineArgs, but a flag of vLLM's command line
 
 
 def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
@@ -72,11 +73,23 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     if engine_class is not None:
         read = message_catalog().engine_args_minors
         if read:  # a catalog that holds the engine arguments answers for EngineArgs
-            return _engine_argument_releases(engine_class, keyword["keyword"], read)
+            return _engine_keyword_releases(engine_class, keyword["keyword"], read)
     elif not _vllm_refused(keyword["function"], frames):
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _engine_keyword_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:
+    """An engine argument's releases by its Python name (a command line's hyphens read as underscores); one no release
+    took that vLLM's command line has is a front-end flag passed to the engine (Xinference passing
+    `tool-call-parser` to AsyncEngineArgs, xorbitsai/inference#4196)."""
+    field = keyword.replace("-", "_")
+    releases = _engine_argument_releases(engine_class, field, read)
+    flag = "--" + field.replace("_", "-")
+    if releases.absent_from is not None and is_flag(flag):
+        return ArgumentReleases(absent_from=releases.absent_from, server_flag=flag)
+    return releases
 
 
 def _unnamed_constructor_releases(keyword: str) -> ArgumentReleases:

@@ -88,6 +88,8 @@ def _callee(function: str, engine_args: bool, called_alone: bool) -> str:
 def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str, flag: bool = True) -> Finding:
     name = event.caller.replace("_", "-") if event.caller else None
     who = name or f"the code that {callee}"
+    if event.server_flag or "-" in keyword:
+        return _flag_finding(event, keyword, who)
     if event.known_releases:
         which, changes, actions = _removed(event.known_releases, keyword, name, who, flag)
     elif event.absent_from_releases:
@@ -101,6 +103,41 @@ def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str, f
         summary=f"{event.message}: raised in vLLM's {function}, with the argument {who} passed through. {which}.",
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
         changes=changes,
+        actions=actions,
+        confidence=0.8,
+    )
+
+
+def _flag_finding(event: LogEvent, keyword: str, who: str) -> Finding:
+    """A command line's flag passed as an engine keyword: one no release's EngineArgs took (the OpenAI server's own
+    option, which the engine never reads), or an engine argument in the command line's spelling (`max-model-len`),
+    which Python's keywords cannot hold, so it came through a mapping built from a command line's names."""
+    field = keyword.replace("-", "_")
+    if event.server_flag:
+        title = (
+            f"{who} passes vLLM's engine {event.server_flag}, a flag of vLLM's command line that no EngineArgs takes"
+        )
+        summary = (
+            f"{event.message}: {event.server_flag} is read by vLLM's OpenAI server (or another subcommand) from its "
+            f"command line; no released EngineArgs ({event.absent_from_releases}) has a field {field}, whatever "
+            "its spelling."
+        )
+        actions = [
+            f"Pass {event.server_flag} on the server's command line (`vllm serve <model> {event.server_flag} …`), "
+            "not among the engine's keyword arguments; a framework that starts vLLM for you needs its own setting "
+            "for server flags (its launcher's extra command-line arguments), which its documentation names.",
+        ]
+    else:
+        title = f"{who} passes vLLM's engine {keyword!r}, a command line's spelling of the engine argument {field}"
+        summary = f"{event.message}: EngineArgs' fields are Python names, with underscores ({field})."
+        actions = [
+            f"Write it {field} where the engine's keyword arguments are built (or pass --{keyword} on a command line)."
+        ]
+    return RULE_CALLER_ARGUMENT.finding(
+        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        title,
+        summary=summary,
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
         actions=actions,
         confidence=0.8,
     )
@@ -188,7 +225,9 @@ RULE_CALLER_ARGUMENT = Rule(
         checks="A TypeError `X() got an unexpected keyword argument 'k'` raised in vLLM's own file (or by EngineArgs), "
         "whose traceback's outer frames are in another package (the caller); which releases' EngineArgs take `k` "
         "(the catalog's table, 0.4 to 0.34), else whether vLLM 0.32's command line takes `--k`. Also msgspec's "
-        "`Unexpected keyword argument 'k'` (vLLM's SamplingParams from 0.6) when a release's SamplingParams took `k`.",
+        "`Unexpected keyword argument 'k'` (vLLM's SamplingParams from 0.6) when a release's SamplingParams took `k`. "
+        "A keyword no EngineArgs took that is a flag of vLLM's command line (`tool-call-parser`, the OpenAI server's) "
+        "is named as that flag; one in the command line's spelling (`max-model-len`) as its Python name.",
         why="Packages that start vLLM from Python pass engine arguments through to vLLM; each release is written "
         "against one vLLM, and an older vLLM refuses the newer arguments.",
         example="`trl vllm-serve …` / `TypeError: EngineArgs.__init__() got an unexpected keyword argument "

@@ -57,6 +57,32 @@ def test_an_argument_no_released_vllm_took_points_at_a_patched_build_even_from_a
     assert "No released vLLM from 0.4–0.34 takes it" in finding.summary and "patched vLLM build" in finding.summary
 
 
+def test_a_server_flag_passed_to_the_engine_is_named_as_the_command_lines_not_as_a_patched_build():
+    """xorbitsai/inference#4196, verbatim: Xinference passed a launch form's `tool-call-parser` to AsyncEngineArgs;
+    its own error line wraps Python's words, with no exception class."""
+    line = (
+        "添加参数会显示Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an "
+        "unexpected keyword argument 'tool-call-parser'"
+    )
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
+    assert "--tool-call-parser, a flag of vLLM's command line that no EngineArgs takes" in finding.title
+    assert "no released EngineArgs (0.4–0.34) has a field tool_call_parser" in finding.summary
+    assert finding.actions[0].startswith("Pass --tool-call-parser on the server's command line")
+    underscored = "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument 'tool_call_parser'"
+    [same] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([underscored]))
+    assert "--tool-call-parser, a flag of vLLM's command line" in same.title
+
+
+def test_an_engine_argument_in_the_command_lines_spelling_is_written_with_underscores():
+    line = "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'max-model-len'"
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line]))
+    assert "a command line's spelling of the engine argument max_model_len" in finding.title
+    assert finding.actions == [
+        "Write it max_model_len where the engine's keyword arguments are built (or pass --max-model-len on a command "
+        "line)."
+    ]
+
+
 def _sampling_traceback(keyword: str, function: str = "SamplingParams") -> list[str]:
     return [
         "Traceback (most recent call last):",
