@@ -1174,7 +1174,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.JIT_DURING_INFERENCE: ("message", "function"),
     LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
     LogEventKind.WORKER_DIED: ("exit_code", "process"),
-    LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type"),
+    LogEventKind.NCCL_WATCHDOG_TIMEOUT: ("rank", "timeout_ms", "ran_ms", "op_type", "component"),
     LogEventKind.NCCL_ERROR: ("message",),
     LogEventKind.CUDA_KERNEL_FAULT: ("message", "code_file", "component"),
     LogEventKind.STATS_DISABLED: (),

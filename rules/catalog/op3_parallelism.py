@@ -88,23 +88,30 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     if not events:
         return []
     first = events[0]
-    evidence = [c.log_evidence(first, "NCCL collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
+    library = first.component or "NCCL"
+    evidence = [c.log_evidence(first, f"{library} collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
     ranks = sorted({e.rank for e in events if e.rank is not None})
     flags = facts.config.flags if facts.config else {}
     custom_off = "--disable-custom-all-reduce" in flags
+    ascend = library == "HCCL"  # torch_npu's watchdog: neither vLLM's CUDA all-reduce kernel nor CUDA graphs
     return [
         RULE_NCCL.finding(
             Severity.CRITICAL,
-            f"NCCL {first.op_type or 'collective'} ran {fmt(first.ran_ms)} ms > timeout "
+            f"{library} {first.op_type or 'collective'} ran {fmt(first.ran_ms)} ms > timeout "
             f"{fmt(first.timeout_ms)} ms on rank(s) {', '.join(map(str, ranks)) or '?'}",
             summary="A rank stopped participating in a collective; the process group is taken down.",
             evidence=evidence,
             confidence=0.9,
-            alternatives=([] if custom_off else [_without_custom_all_reduce()])
+            alternatives=[]
+            if ascend
+            else ([] if custom_off else [_without_custom_all_reduce()])
             + ([] if facts.config is not None and facts.config.enforce_eager else [_eager_collectives()]),
             actions=[
                 "Find the rank that hung or died first (its log ends earliest).",
-                "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
+                "Check the NPUs' health (npu-smi info) and HCCL's settings (HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT), "
+                "and re-run with ASCEND_GLOBAL_LOG_LEVEL=1 for HCCL's own log."
+                if ascend
+                else "Check GPU health (Xid errors in dmesg), NCCL_P2P/IB settings, and re-run with NCCL_DEBUG=INFO.",
                 "Restart the server: after a watchdog timeout the data may be corrupted.",
                 "If no rank failed first and it recurs after hours or days of serving, upgrade vLLM: collectives "
                 "that hang in a long-running server have been vLLM bugs fixed in later releases (an all-reduce "
@@ -144,7 +151,7 @@ RULE_NCCL = Rule(
     needs=("events",),
     page=RulePage(
         checks="PyTorch's `Watchdog caught collective operation timeout: WorkNCCL(… Timeout(ms)=600000) ran for N "
-        "milliseconds` on any rank.",
+        "milliseconds` on any rank (torch_npu's `WorkHCCL(…)` on Ascend, without the CUDA-only alternatives).",
         why="One rank stopped (hang, crash, link error); the others wait until the timeout, then abort.",
         example="[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, …) "
         "ran for 600060 milliseconds before timing out.",

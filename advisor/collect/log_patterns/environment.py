@@ -276,7 +276,13 @@ def _hub_not_cached(match: re.Match[str]) -> Fields:
 
 def _peers_never_came(match: re.Match[str]) -> Fields:
     """Which wait gave up on the other ranks (the store's, Gloo's send or receive, HCCL's socket) and for how long."""
-    who = HCCL_SOCKET if match["hccl"] else f"Gloo's {match['op']}" if match["op"] else "torch.distributed's store"
+    who = (
+        HCCL_SOCKET
+        if match["hccl"] or match["hccl2"]
+        else f"Gloo's {match['op']}"
+        if match["op"]
+        else "torch.distributed's store"
+    )
     waited = match["ms"] or match["gms"]
     return {"message": None, "component": who, "timeout_ms": int(waited) if waited else None}
 
@@ -997,11 +1003,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "ms for recv operation to complete",
             "ms for send operation to complete",
             "Get_Socket_Timeout(EI0006)",
+            "Communication_Error_Get_Socket(EI0006)",
         ),
         K.RENDEZVOUS_WAITING,
         r"DistStoreError: wait timeout after (?P<ms>\d+)ms, keys: (?P<keys>\S+)"
         r"|Timed out waiting (?P<gms>\d+)ms for (?P<op>recv|send) operation to complete"
-        r"|(?P<hccl>Get_Socket_Timeout\(EI0006\)): Getting socket times out",
+        # the code's other name, alone (vllm-project/afd-plugin#229: `Communication_Error_Get_Socket(EI0006)`)
+        r"|(?P<hccl>Get_Socket_Timeout\(EI0006\)): Getting socket times out"
+        r"|(?P<hccl2>Communication_Error_Get_Socket\(EI0006\))",
         _peers_never_came,
     ),
     wording(  # Ray's runtime_env check (ray/_private/runtime_env/setup_hook.py) on a variable it sets itself

@@ -229,9 +229,16 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(
         ("Watchdog caught collective operation timeout",),
         K.NCCL_WATCHDOG_TIMEOUT,
-        r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+)"
-        r".*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
-        lambda m: {"rank": int(m["rank"]), "op_type": m["op"], "timeout_ms": int(m["t"]), "ran_ms": int(m["ran"])},
+        # WorkHCCL: torch_npu's watchdog on Ascend, in the same words (vllm-ascend#382)
+        r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: Work(?P<lib>NCCL|HCCL)\(.*?"
+        r"OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
+        lambda m: {
+            "rank": int(m["rank"]),
+            "op_type": m["op"],
+            "timeout_ms": int(m["t"]),
+            "ran_ms": int(m["ran"]),
+            "component": m["lib"],
+        },
     ),
     wording(  # torch's words for an NCCL result; its system error is NCCL_SYSTEM_ERROR's (OP-7.5 answers it)
         ("NCCL error in: ",),

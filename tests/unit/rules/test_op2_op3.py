@@ -100,6 +100,18 @@ def test_nccl_watchdog_timeout_names_the_rank_and_the_timeout():
     assert op3.RULE_NCCL.evaluate(facts)[0].alternatives == []
 
 
+def test_torch_npus_hccl_watchdog_is_the_same_timeout_without_the_cuda_alternatives():
+    # vllm-ascend#382, verbatim: torch_npu words the watchdog as torch does, with WorkHCCL
+    line = (
+        "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation "
+        "timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before "
+        "timing out."
+    )
+    [finding] = op3.RULE_NCCL.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith("HCCL ALLREDUCE ran 3,600,185 ms") and "rank(s) 1" in finding.title
+    assert finding.alternatives == [] and "npu-smi info" in finding.actions[1]
+
+
 def test_a_worker_dying_in_the_shutdown_after_a_failed_start_is_not_reported():
     failed = event(K.ENGINE_CORE_FAILED, line_no=57)
     facts = Facts(events=[failed, event(K.WORKER_DIED, line_no=81, process="VllmWorker-0")])

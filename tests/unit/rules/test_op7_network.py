@@ -129,3 +129,6 @@ def test_hccls_socket_timeout_on_ascend_is_the_same_wait_with_hccls_settings():
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.25" and "HCCL's socket" in top.title
     assert top.actions[1].startswith("For HCCL:") and "HCCL_IF_IP" in top.actions[1]
+    # vllm-project/afd-plugin#229, verbatim: the same code under its other name, alone
+    alone = evaluate(Facts(events=parse_lines(["Communication_Error_Get_Socket(EI0006)"]).events)).findings[0]
+    assert alone.rule == "OP-7.25" and "HCCL's socket" in alone.title and "HCCL_CONNECT_TIMEOUT" in alone.actions[1]
