@@ -596,6 +596,13 @@ class LogEventKind(str, Enum):
     # "… fill_device_fds: EXCEPTION: open failed: fd: -1, errno: No such file or directory", and its warning "pidfd is
     # not supported, fallbacks to drmfd exchange mode"; message: opendir | open | pidfd, function: oneCCL's function
     ONECCL_DEVICE_FILES = "oneccl_device_files"
+    # NCCL refusing graph capture: "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA
+    # runtime >= 11.3 or if the installed CUDA driver < R465." (vLLM captures its all-reduces in CUDA graphs)
+    NCCL_GRAPH_UNSUPPORTED = "nccl_graph_unsupported"
+    # xFormers' compiled kernels not loading: "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was
+    # built for:" and, on the next line, "PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)"; message: the
+    # PyTorch it was built for, version: the installed one, when the text holds them
+    XFORMERS_BUILD_MISMATCH = "xformers_build_mismatch"
     # oneCCL unable to start the worker thread its collectives run on: "RuntimeError: oneCCL: exec.cpp:122
     # start_workers: EXCEPTION: failed to start worker # 0", oneCCL's own "|CCL_ERROR| base_thread.cpp:36 start: error
     # while creating worker thread #0 pthread_create returns 22"; message: pthread_create's code where printed, else ""
@@ -1220,6 +1227,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MEDIA_URL_FILE_NAME: ("message", "component"),
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
+    LogEventKind.NCCL_GRAPH_UNSUPPORTED: ("message",),
+    LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),
     LogEventKind.ONECCL_WORKER_START: ("message",),
     LogEventKind.HOST_OOM_KILLED: (
         "message",

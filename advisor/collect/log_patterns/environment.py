@@ -1361,4 +1361,21 @@ PATTERNS: tuple[Pattern, ...] = (
         r"['\"`]?trust_remote_code=true.*",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # NCCL's own warning (init.cc) when a communicator is used in CUDA graph capture it cannot support: NCCL
+        # built for a CUDA runtime before 11.3, or a driver before R465 (vllm#3069: torch's cu118 wheel with NCCL
+        # 2.19.3+cuda11.0)
+        ("NCCL cannot be captured in a graph",),
+        K.NCCL_GRAPH_UNSUPPORTED,
+        r"NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= (?P<runtime>[\d.]+) or if "
+        r"the installed CUDA driver < (?P<driver>R\d+)",
+        lambda m: {"message": f"CUDA runtime >= {m['runtime']}, driver >= {m['driver']}"},
+    ),
+    wording(  # xFormers' check of its compiled extension (xformers/_cpp_lib.py): built for another PyTorch or CUDA
+        # than the installed one, its kernels do not load (vllm#13116: a wheel for torch 2.6.0 beside vLLM's 2.5.1)
+        ("xFormers can't load C++/CUDA extensions", "(you have "),
+        K.XFORMERS_BUILD_MISMATCH,
+        r"xFormers can't load C\+\+/CUDA extensions"
+        r"|^\s*PyTorch (?P<built>\S+) with CUDA \d+ \(you have (?P<have>[^)\s]+)\)",
+        lambda m: {"message": m["built"], "version": m["have"]},
+    ),
 )

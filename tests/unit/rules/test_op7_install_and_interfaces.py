@@ -1,0 +1,110 @@
+"""OP-5.53, OP-7.125 to OP-7.131: each read from the verbatim line its thread quoted, and a near miss left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.collect.logs import parse_lines
+from rules.catalog import (
+    op5_mistral_tool_id,
+    op7_build_cmake,
+    op7_hub_cache,
+    op7_ipex,
+    op7_nccl_graph,
+    op7_parser_interface,
+    op7_setup_platform,
+    op7_xformers_build,
+)
+from rules.evaluate import evaluate
+from rules.facts import Facts
+
+
+def _top(*lines: str):
+    return evaluate(Facts(events=parse_lines(list(lines)).events)).findings[0]
+
+
+def test_ncclss_graph_warning_names_its_build_or_the_driver_and_offers_eager_mode():
+    # vllm#3069, verbatim: torch 2.2.0+cu118 had brought NCCL 2.19.3 built for CUDA 11.0
+    top = _top(
+        "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA runtime >= 11.3 or if the "
+        "installed CUDA driver < R465."
+    )
+    assert top.rule == "OP-7.125" and "CUDA runtime before 11.3" in top.title
+    assert [a.flag for a in top.alternatives] == ["--enforce-eager"] and "torch.cuda.nccl.version()" in top.actions[0]
+
+
+def test_xformers_built_for_another_torch_names_both_when_the_next_line_is_pasted():
+    # vllm#13116, verbatim first line; the second in xFormers' own format
+    first = "`WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:"
+    assert _top(first).rule == "OP-7.126"
+    top = _top(first, "    PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)")
+    assert "(built for PyTorch 2.6.0+cu124; installed 2.5.1+cu121)" in top.title
+
+
+def test_setup_refusing_a_platform_other_than_linux_is_the_operating_system():
+    top = _top("> AssertionError: vLLM only supports Linux platform (including WSL).")  # RUC-NLPIR/FlashRAG#5
+    assert top.rule == "OP-7.127" and "WSL 2" in top.actions[0] and "without vllm" in top.actions[1]
+
+
+def test_a_missing_hub_cache_directory_is_named_with_the_mount_to_fix_it():
+    top = _top(  # HabanaAI/vllm-fork#1474, verbatim
+        "ERROR 06-24 15:31:46 engine.py:389] Cache directory not found: /data/.cache/huggingface. Please use "
+        "`cache_dir` argument or set `HF_HUB_CACHE` environment variable."
+    )
+    assert top.rule == "OP-7.128" and "/data/.cache/huggingface does not exist" in top.title
+    assert "-v <host dir>:/data/.cache/huggingface" in top.actions[0]
+
+
+def test_mistral_tool_call_ids_point_at_the_fix_and_the_ids_shape():
+    top = _top(  # vllm PR #12332, verbatim
+        "mistral_common.exceptions.InvalidFunctionCallException: Tool call id ... must be a-z, A-Z, 0-9, with a "
+        "length of 9."
+    )
+    assert top.rule == "OP-5.53" and "#12332" in top.actions[0] and "nine letters and digits" in top.actions[1]
+
+
+def test_a_parser_refusing_vllms_keywords_is_its_interface_not_the_request():
+    top = _top(  # vllm PR #27973, verbatim
+        "(APIServer pid=1533093) TypeError: Ernie45ReasoningParser.__init__() got an unexpected keyword argument "
+        "'chat_template_kwargs'"
+    )
+    assert top.rule == "OP-7.129" and "reasoning parser Ernie45ReasoningParser" in top.title
+    assert "--reasoning-parser-plugin" in top.actions[0] and "without --reasoning-parser" in top.actions[1]
+    tool = _top("TypeError: MyToolParser.__init__() takes 2 positional arguments but 3 were given")
+    assert tool.rule == "OP-7.129" and "--tool-parser-plugin" in tool.actions[0]
+
+
+def test_cmakes_failed_configure_points_at_nvcc_for_the_cuda_target():
+    top = _top(  # vllm#4011, verbatim (its leading spaces kept)
+        "      subprocess.CalledProcessError: Command '['cmake', '/mnt/workspace1/vllm', '-G', 'Ninja', "
+        "'-DCMAKE_BUILD_TYPE=RelWithDebInfo', '-DCMAKE_LIBRARY_OUTPUT_DIRECTORY=/tmp/tmpgo2jq6e_.build-lib/vllm', "
+        "'-DCMAKE_ARCHIVE_OUTPUT_DIRECTORY=/tmp/tmp3986w80c.build-temp', '-DVLLM_TARGET_DEVICE=cuda', "
+        "'-DVLLM_PYTHON_EXECUTABLE=/mnt/workspace1/vllm/bin/python', '-DNVCC_THREADS=1', "
+        "'-DCMAKE_JOB_POOL_COMPILE:STRING=compile', '-DCMAKE_JOB_POOLS:STRING=compile=54']' returned non-zero exit "
+        "status 1."
+    )
+    assert top.rule == "OP-7.130" and "(target cuda)" in top.title and "CUDACXX=" in top.actions[0]
+
+
+def test_a_missing_ipex_names_where_it_exists():
+    top = _top(  # vllm#11342, verbatim
+        "ERROR 01-16 09:14:13 engine.py:135] ModuleNotFoundError: No module named 'intel_extension_for_pytorch'"
+    )
+    assert top.rule == "OP-7.131" and "ppc64le" in top.actions[1]
+
+
+@pytest.mark.parametrize(
+    ("rule", "line"),
+    [
+        (op7_nccl_graph.RULE, "NCCL WARN Cuda failure 'out of memory'"),
+        (op7_xformers_build.RULE, "WARNING: xFormers not available for this GPU"),
+        (op7_setup_platform.RULE, "AssertionError: vLLM only supports CUDA devices"),
+        (op7_hub_cache.RULE, "OSError: Cache directory is read-only"),
+        (op5_mistral_tool_id.RULE, "mistral_common.exceptions.InvalidMessageStructureException: Unexpected role"),
+        (op7_parser_interface.RULE, "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'x_y'"),
+        (op7_build_cmake.RULE, "subprocess.CalledProcessError: Command '['nvcc', '--version']' returned non-zero"),
+        (op7_ipex.RULE, "ModuleNotFoundError: No module named 'intel_extension'"),
+    ],
+)
+def test_a_near_miss_is_left_to_other_rules(rule, line):
+    assert rule.evaluate(Facts(events=parse_lines([line]).events)) == []
