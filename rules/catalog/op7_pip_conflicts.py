@@ -146,7 +146,17 @@ def _check_not_found(facts: Facts) -> list[Finding]:
     requirement = event.message or "the requirement"
     offered = event.versions_offered
     label = next((word for word in _LOCAL_LABEL if word in requirement), None)
-    if offered is not None and offered.startswith("platform:"):  # uv: no wheel for this interpreter at all
+    if offered == "resolver:uv":  # uv's resolver: no version of the package fits (its reasons follow)
+        title = f"uv's resolver found no version of {requirement} that fits the requirements and this platform"
+        actions = [
+            f"uv's lines under this one say which requirement and marker excluded each version; `uv pip install "
+            f"{event.component or requirement} --dry-run` alone shows what the index offers.",
+            "A pin with a local label (`+cu128`, a nightly's `+<hash>`) is on the index of whoever built it "
+            "(PyTorch's, vLLM's nightly wheels), never on PyPI: pass that index (`--extra-index-url`), or install "
+            "the release instead of the build.",
+            _INDEX,
+        ]
+    elif offered is not None and offered.startswith("platform:"):  # uv: no wheel for this interpreter at all
         title, actions = _no_wheel_for_the_platform(event.component or requirement, offered.removeprefix("platform:"))
     elif label is not None:
         variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
@@ -175,7 +185,8 @@ def _check_not_found(facts: Facts) -> list[Finding]:
         RULE_NOT_FOUND.finding(
             Severity.HIGH,
             title,
-            summary="pip's resolver found no file it could install for the requirement and stopped: nothing was "
+            summary="The installer's resolver (pip's or uv's) found no file it could install for the requirement and "
+            "stopped: nothing was "
             "installed, so the image or environment holds the versions it had before (or none).",
             evidence=[c.log_evidence(event, name="pip found no distribution", value=requirement)],
             actions=actions,
@@ -215,7 +226,8 @@ RULE_NOT_FOUND = Rule(
     check=_check_not_found,
     needs=("events",),
     page=RulePage(
-        checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)` and `No matching "
+        checks="pip's `Could not find a version that satisfies the requirement R (from versions: …)`, uv's `Because "
+        "there is no version of R` and `No matching "
         "distribution found for R`; `Failed building wheel for X` (a source build that failed: vLLM's, flash-attn's, "
         "another's), pip's box around the step that failed (`× Getting requirements to build wheel did not run "
         "successfully.`, `× Building editable for vllm (pyproject.toml) …`, `error: subprocess-exited-with-error`), "

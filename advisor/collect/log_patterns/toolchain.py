@@ -424,6 +424,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "versions_offered": f"platform:{m['tag']}",
         },
     ),
+    wording(  # uv's resolver explaining why no solution exists (`╰─▶ Because there is no version of
+        # xformers{platform_machine == …}==0.0.33+5d4b92a5.d20251029 …`, vllm#27851, wrapped mid-marker): the package
+        # it found no version of; the marker and the pin when the paste holds them
+        ("Because there is no version of",),
+        K.PIP_NO_DISTRIBUTION,
+        r"Because there is no version of (?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\}?)?(?P<pin>[=<>~!]=\S+)?",
+        lambda m: {"message": f"{m['req']}{m['pin'] or ''}", "component": m["req"], "versions_offered": "resolver:uv"},
+    ),
     wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of
         # what the index offered, then its one-line summary
         ("that satisfies the requirement", "No matching distribution found for"),

@@ -227,3 +227,11 @@ def test_a_rocm_header_including_one_its_release_lacks_needs_a_newer_rocm():
     assert finding.title == (
         "the build includes hip/amd_detail/amd_hip_bf16.h, which ROCm 5.6.0 does not ship: it needs a newer ROCm"
     )
+
+
+def test_uvs_resolver_finding_no_version_names_the_package_even_wrapped_inside_its_marker():
+    # vllm#27851, verbatim: uv's explanation, wrapped inside the requirement's marker
+    facts = Facts(events=parse_lines(["  ╰─▶ Because there is no version of xformers{platform_machine =="]).events)
+    [finding] = op7_pip_conflicts.RULE_NOT_FOUND.evaluate(facts)
+    assert finding.title == "uv's resolver found no version of xformers that fits the requirements and this platform"
+    assert "--extra-index-url" in finding.actions[1]
