@@ -599,6 +599,9 @@ class LogEventKind(str, Enum):
     # NCCL refusing graph capture: "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA
     # runtime >= 11.3 or if the installed CUDA driver < R465." (vLLM captures its all-reduces in CUDA graphs)
     NCCL_GRAPH_UNSUPPORTED = "nccl_graph_unsupported"
+    # PyTorch's extension builder finding a toolkit but no CUDA runtime in the building process: "No CUDA runtime is
+    # found, using CUDA_HOME='/usr/local/cuda-11.8'"; message: the toolkit's path (Linux; Windows' is WINDOWS_HOST)
+    BUILD_NO_CUDA_RUNTIME = "build_no_cuda_runtime"
     # xFormers' compiled kernels not loading: "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was
     # built for:" and, on the next line, "PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)"; message: the
     # PyTorch it was built for, version: the installed one, when the text holds them
@@ -1228,6 +1231,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.NCCL_GRAPH_UNSUPPORTED: ("message",),
+    LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),
     LogEventKind.ONECCL_WORKER_START: ("message",),
     LogEventKind.HOST_OOM_KILLED: (

@@ -424,6 +424,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "versions_offered": f"platform:{m['tag']}",
         },
     ),
+    wording(  # torch/utils/cpp_extension.py: a toolkit found, torch.cuda.is_available() false where the build runs
+        ("No CUDA runtime is found, using CUDA_HOME=",),
+        K.BUILD_NO_CUDA_RUNTIME,
+        r"No CUDA runtime is found, using CUDA_HOME='(?P<home>/[^']*)'",
+        lambda m: {"message": m["home"]},
+    ),
     wording(  # uv's resolver explaining why no solution exists (`╰─▶ Because there is no version of
         # xformers{platform_machine == …}==0.0.33+5d4b92a5.d20251029 …`, vllm#27851, wrapped mid-marker): the package
         # it found no version of; the marker and the pin when the paste holds them

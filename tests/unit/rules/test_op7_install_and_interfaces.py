@@ -7,12 +7,15 @@ import pytest
 from advisor.collect.logs import parse_lines
 from rules.catalog import (
     op5_mistral_tool_id,
+    op5_platform_logprobs,
     op7_build_cmake,
+    op7_build_no_cuda_runtime,
     op7_hub_cache,
     op7_ipex,
     op7_nccl_graph,
     op7_parser_interface,
     op7_setup_platform,
+    op7_transformers_loaders,
     op7_xformers_build,
 )
 from rules.evaluate import evaluate
@@ -93,6 +96,35 @@ def test_a_missing_ipex_names_where_it_exists():
     assert top.rule == "OP-7.131" and "ppc64le" in top.actions[1]
 
 
+def test_a_build_without_a_cuda_runtime_on_linux_asks_which_torch_and_where_it_built():
+    top = _top("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda-11.8'")  # vllm#341, verbatim
+    assert top.rule == "OP-7.132" and "/usr/local/cuda-11.8" in top.title and "TORCH_CUDA_ARCH_LIST" in top.actions[1]
+    windows = _top("No CUDA runtime is found, using CUDA_HOME='C:\\Program Files\\NVIDIA GPU Computing Toolkit'")
+    assert windows.rule == "OP-7.62"  # the platform first, as before
+
+
+def test_transformers_refusing_a_gguf_architecture_offers_the_original_config():
+    top = _top("ValueError: Architecture chatglm not supported")  # huggingface/transformers#32577, verbatim
+    assert top.rule == "OP-7.133" and "(chatglm)" in top.title and "--hf-config-path" in top.actions[0]
+
+
+def test_an_unrecognised_image_processor_points_at_the_models_preprocessor_config():
+    top = _top(  # tulerfeng/Video-R1#55, verbatim (the paste stops after its trailing space)
+        "ValueError: Unrecognized image processor in Video-R1/Video-R1-7B. Should have a `image_processor_type` key "
+        "in its preprocessor_config.json of config.json, "
+    )
+    assert top.rule == "OP-7.134" and "Video-R1/Video-R1-7B" in top.title
+    assert "preprocessor_config.json" in top.actions[0]
+
+
+def test_a_plugin_refusing_logprobs_asks_the_client_to_stop_asking():
+    top = _top(  # vllm-project/vllm-gaudi PR #1098, verbatim
+        "{\"error\":{\"message\":\"Gaudi doesn't support logprobs. Please remove 'logprobs'/'top_logprobs' from your "
+        'request to receive a response.","type":"BadRequestError","param":null,"code":400}}'
+    )
+    assert top.rule == "OP-5.54" and "Gaudi" in top.title and "logprobs" in top.actions[0]
+
+
 @pytest.mark.parametrize(
     ("rule", "line"),
     [
@@ -104,6 +136,10 @@ def test_a_missing_ipex_names_where_it_exists():
         (op7_parser_interface.RULE, "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'x_y'"),
         (op7_build_cmake.RULE, "subprocess.CalledProcessError: Command '['nvcc', '--version']' returned non-zero"),
         (op7_ipex.RULE, "ModuleNotFoundError: No module named 'intel_extension'"),
+        (op7_build_no_cuda_runtime.RULE, "No CUDA GPUs are available"),
+        (op7_transformers_loaders.RULE_GGUF, "ValueError: Architecture of the model is not recognised"),
+        (op7_transformers_loaders.RULE_IMAGE_PROCESSOR, "ValueError: Unrecognized configuration class"),
+        (op5_platform_logprobs.RULE, "logprobs are not supported with speculative decoding"),
     ],
 )
 def test_a_near_miss_is_left_to_other_rules(rule, line):

@@ -1,0 +1,65 @@
+"""OP-5.54: a hardware plugin's server refuses requests that ask for logprobs.
+
+Why a rule of its own: vLLM's hardware plugins implement sampling on their own devices, and some leave log
+probabilities out. vllm-gaudi (Intel Gaudi) answers such a request with HTTP 400 and `Gaudi doesn't support logprobs.
+Please remove 'logprobs'/'top_logprobs' from your request to receive a response.` since vllm-gaudi PR #1098 (March
+2026, its 0.16.0 branch); before it, the same request took the server down. The request is what to change: clients
+ask for logprobs without their user knowing (evaluation harnesses scoring choices, LangChain's `logprobs=True`,
+OpenAI SDK defaults in some tools).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+NO_LOGPROBS = re.compile(r"(?P<platform>\w+) doesn't support logprobs")
+
+
+def _check_platform_logprobs(facts: Facts) -> list[Finding]:
+    found = c.first_match(facts, NO_LOGPROBS, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    if found is None:
+        return []
+    event, match = found
+    platform = match["platform"]
+    return [
+        RULE.finding(
+            Severity.HIGH,
+            f"the server runs on {platform}, whose vLLM plugin does not compute logprobs, and the request asked for "
+            "them",
+            summary="Hardware plugins implement sampling on their own devices; this one leaves log probabilities "
+            "out and refuses requests with logprobs or top_logprobs (older plugin releases crashed on them).",
+            evidence=[c.log_evidence(event, name="the platform that refused logprobs", value=platform)],
+            actions=[
+                "Remove logprobs and top_logprobs from the client's requests: an evaluation harness scoring choices "
+                "by log probability, or a client library asked for them (LangChain's `logprobs=True`).",
+                "A workload that needs log probabilities (likelihood-based evaluation, reranking by score) goes to a "
+                "vLLM on GPUs, which computes them.",
+            ],
+            confidence=0.85,
+        )
+    ]
+
+
+RULE = Rule(
+    code="OP-5.54",
+    title="a hardware plugin refuses logprobs",
+    category=Category.RELIABILITY,
+    check=_check_platform_logprobs,
+    needs=("events",),
+    page=RulePage(
+        checks="`<Platform> doesn't support logprobs` in an error body or line (vllm-gaudi's 400).",
+        why="The plugin does not compute log probabilities; the request must not ask for them.",
+        example="`Gaudi doesn't support logprobs. Please remove 'logprobs'/'top_logprobs' from your request` "
+        "(vllm-project/vllm-gaudi PR #1098).",
+        fix="No logprobs or top_logprobs in the requests, or a GPU server for the workload that needs them.",
+        limits="Reads the plugin's words only; a plugin that crashes instead says nothing this rule knows.",
+        references=["https://github.com/vllm-project/vllm-gaudi/pull/1098"],
+    ),
+)
+
+RULES: list[Rule] = [RULE]
