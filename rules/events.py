@@ -599,6 +599,9 @@ class LogEventKind(str, Enum):
     # NCCL refusing graph capture: "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA
     # runtime >= 11.3 or if the installed CUDA driver < R465." (vLLM captures its all-reduces in CUDA graphs)
     NCCL_GRAPH_UNSUPPORTED = "nccl_graph_unsupported"
+    # Helm finding no chart of the name asked in a repository's index: 'Error: INSTALLATION FAILED: chart
+    # "production-stack" matching not found in vllm index.'; message: the chart, component: the repository
+    HELM_CHART_NOT_FOUND = "helm_chart_not_found"
     # PyTorch's extension builder finding a toolkit but no CUDA runtime in the building process: "No CUDA runtime is
     # found, using CUDA_HOME='/usr/local/cuda-11.8'"; message: the toolkit's path (Linux; Windows' is WINDOWS_HOST)
     BUILD_NO_CUDA_RUNTIME = "build_no_cuda_runtime"
@@ -1231,6 +1234,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.NCCL_GRAPH_UNSUPPORTED: ("message",),
+    LogEventKind.HELM_CHART_NOT_FOUND: ("message", "component"),
     LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),
     LogEventKind.ONECCL_WORKER_START: ("message",),

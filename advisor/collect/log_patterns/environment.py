@@ -1378,4 +1378,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|^\s*PyTorch (?P<built>\S+) with CUDA \d+ \(you have (?P<have>[^)\s]+)\)",
         lambda m: {"message": m["built"], "version": m["have"]},
     ),
+    wording(  # Helm resolving <repo>/<chart> against its local copy of the repository's index (vllm-project/
+        # production-stack#37: the production stack's chart is vllm-stack)
+        ('" matching ',),
+        K.HELM_CHART_NOT_FOUND,
+        r"chart \"(?P<chart>[^\"]+)\" matching (?:\S+ )?not found in (?P<repo>\S+) index",
+        lambda m: {"message": m["chart"], "component": m["repo"]},
+    ),
 )

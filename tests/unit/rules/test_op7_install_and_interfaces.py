@@ -10,10 +10,12 @@ from rules.catalog import (
     op5_platform_logprobs,
     op7_build_cmake,
     op7_build_no_cuda_runtime,
+    op7_helm_chart,
     op7_hub_cache,
     op7_ipex,
     op7_nccl_graph,
     op7_parser_interface,
+    op7_rdma_transport,
     op7_setup_platform,
     op7_transformers_loaders,
     op7_xformers_build,
@@ -125,6 +127,27 @@ def test_a_plugin_refusing_logprobs_asks_the_client_to_stop_asking():
     assert top.rule == "OP-5.54" and "Gaudi" in top.title and "logprobs" in top.actions[0]
 
 
+def test_an_rdma_retry_count_running_out_names_the_nic_pair():
+    top = _top(  # kvcache-ai/Mooncake#35, verbatim
+        "E1213 02:57:10.528410 5811 worker_pool.cpp:274] Worker: Process failed for slice (opcode: 0, source_addr: "
+        "0x7efdf3ffd010, length: 404, dest_addr: 140532604981264, local_nic: mlx5_1, peer_nic: 127.0.0.1:8149@mlx5_0, "
+        "dest_rkey: 2105088, retry_cnt: 0): transport retry counter exceeded"
+    )
+    assert top.rule == "OP-7.135" and "(mlx5_1 to 127.0.0.1:8149@mlx5_0)" in top.title
+    assert "ib_write_bw" in top.actions[0]
+
+
+def test_helms_missing_chart_names_the_production_stacks_chart():
+    top = _top(  # vllm-project/production-stack#37, verbatim (its Markdown indentation kept)
+        '   Error: INSTALLATION FAILED: chart "production-stack" matching not found in vllm index. (try \'helm repo '
+        "update'): no chart name found"
+    )
+    assert top.rule == "OP-7.136" and "production-stack in the vllm repository's index" in top.title
+    assert "vllm/vllm-stack" in top.actions[0] and "helm search repo vllm/" in top.actions[1]
+    other = _top('Error: chart "redis" matching 99.0.0 not found in bitnami index')
+    assert other.rule == "OP-7.136" and "vllm-stack" not in " ".join(other.actions)
+
+
 @pytest.mark.parametrize(
     ("rule", "line"),
     [
@@ -140,6 +163,8 @@ def test_a_plugin_refusing_logprobs_asks_the_client_to_stop_asking():
         (op7_transformers_loaders.RULE_GGUF, "ValueError: Architecture of the model is not recognised"),
         (op7_transformers_loaders.RULE_IMAGE_PROCESSOR, "ValueError: Unrecognized configuration class"),
         (op5_platform_logprobs.RULE, "logprobs are not supported with speculative decoding"),
+        (op7_rdma_transport.RULE, "NIXL_ERR_BACKEND: transfer failed"),
+        (op7_helm_chart.RULE, "Error: INSTALLATION FAILED: cannot re-use a name that is still in use"),
     ],
 )
 def test_a_near_miss_is_left_to_other_rules(rule, line):
