@@ -599,6 +599,10 @@ class LogEventKind(str, Enum):
     # NCCL refusing graph capture: "NCCL WARN NCCL cannot be captured in a graph if either it wasn't built with CUDA
     # runtime >= 11.3 or if the installed CUDA driver < R465." (vLLM captures its all-reduces in CUDA graphs)
     NCCL_GRAPH_UNSUPPORTED = "nccl_graph_unsupported"
+    # V0's speculative decoding asserting that draft and target share a vocab size, by its source line alone: "assert
+    # all(vocab_sizes[0] == vocab_size for vocab_size in vocab_sizes)" (spec_decode_worker.py: it calls nothing that
+    # raises, so the line is the failure)
+    DRAFT_VOCAB_MISMATCH = "draft_vocab_mismatch"
     # Helm finding no chart of the name asked in a repository's index: 'Error: INSTALLATION FAILED: chart
     # "production-stack" matching not found in vllm index.'; message: the chart, component: the repository
     HELM_CHART_NOT_FOUND = "helm_chart_not_found"
@@ -1234,6 +1238,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_RESERVED_ENV: ("message",),
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.NCCL_GRAPH_UNSUPPORTED: ("message",),
+    LogEventKind.DRAFT_VOCAB_MISMATCH: ("message",),
     LogEventKind.HELM_CHART_NOT_FOUND: ("message", "component"),
     LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),

@@ -1,11 +1,13 @@
-"""OP-5.54: a hardware plugin's server refuses requests that ask for logprobs.
+"""OP-5.54: a hardware plugin refuses a feature it does not implement: logprobs in a request, or a kind of model.
 
 Why a rule of its own: vLLM's hardware plugins implement sampling on their own devices, and some leave log
 probabilities out. vllm-gaudi (Intel Gaudi) answers such a request with HTTP 400 and `Gaudi doesn't support logprobs.
 Please remove 'logprobs'/'top_logprobs' from your request to receive a response.` since vllm-gaudi PR #1098 (March
 2026, its 0.16.0 branch); before it, the same request took the server down. The request is what to change: clients
 ask for logprobs without their user knowing (evaluation harnesses scoring choices, LangChain's `logprobs=True`,
-OpenAI SDK defaults in some tools).
+OpenAI SDK defaults in some tools). vllm-ascend on Atlas 300I (310P) words its refusal of pooling models so:
+`NotImplementedError: 310P does not support runner_type='pooling'` (vllm-project/vllm-ascend#6471: an embedding
+model that started, then failed its first request); the model, not a setting, needs other hardware.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 NO_LOGPROBS = re.compile(r"(?P<platform>\w+) doesn't support logprobs")
+NO_RUNNER = re.compile(r"(?P<platform>\w+) does not support runner_type='(?P<runner>\w+)'")
 
 
 def _check_platform_logprobs(facts: Facts) -> list[Finding]:
+    runner = c.first_match(facts, NO_RUNNER, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    if runner is not None:
+        return [_runner_refused(*runner)]
     found = c.first_match(facts, NO_LOGPROBS, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
     if found is None:
         return []
@@ -45,14 +51,33 @@ def _check_platform_logprobs(facts: Facts) -> list[Finding]:
     ]
 
 
+def _runner_refused(event, match) -> Finding:
+    platform, runner = match["platform"], match["runner"]
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the server runs on {platform}, whose vLLM plugin does not run {runner} models (runner_type='{runner}'): "
+        "the model needs other hardware",
+        summary="Hardware plugins implement the model runners their devices support; this one refuses the runner the "
+        "model needs, at start-up or at its first request.",
+        evidence=[c.log_evidence(event, name="the runner the platform refused", value=f"{platform}: {runner}")],
+        actions=[
+            f"Serve the {runner} model where the plugin (or vLLM on GPUs) supports it: for vllm-ascend, an Atlas "
+            "A2 or A3 device rather than the 300I (310P).",
+            "Keep the 310P for the generative models its plugin serves.",
+        ],
+        confidence=0.85,
+    )
+
+
 RULE = Rule(
     code="OP-5.54",
-    title="a hardware plugin refuses logprobs",
+    title="a hardware plugin refuses a feature: logprobs, or a kind of model",
     category=Category.RELIABILITY,
     check=_check_platform_logprobs,
     needs=("events",),
     page=RulePage(
-        checks="`<Platform> doesn't support logprobs` in an error body or line (vllm-gaudi's 400).",
+        checks="`<Platform> doesn't support logprobs` in an error body or line (vllm-gaudi's 400); `<Platform> does "
+        "not support runner_type='<runner>'` (vllm-ascend on 310P).",
         why="The plugin does not compute log probabilities; the request must not ask for them.",
         example="`Gaudi doesn't support logprobs. Please remove 'logprobs'/'top_logprobs' from your request` "
         "(vllm-project/vllm-gaudi PR #1098).",

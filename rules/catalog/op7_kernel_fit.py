@@ -175,7 +175,33 @@ def _check_flash_attn(facts: Facts) -> list[Finding]:
     if rocm:
         return [_radeon(rocm[0])]
     gpu = [e for e in events if e.message == "gpu"]
-    return [_old_gpu(gpu[0]) if gpu else _float32(events[0])]
+    if gpu:
+        return [_old_gpu(gpu[0])]
+    early_v1 = [e for e in events if e.message == "fa_version"]
+    return [_early_v1(early_v1[0]) if early_v1 else _float32(events[0])]
+
+
+def _early_v1(event: LogEvent) -> Finding:
+    """vLLM 0.7's V1 attended only through FlashAttention and asserted that a FlashAttention version fits the GPU
+    (`assert is_fa_version_supported(self.fa_version)`, vllm/v1/attention/backends/flash_attn.py); FA2 needs compute
+    capability 8.0, so a V100 or T4 fails there (vllm#13398, VLLM_USE_V1=1 on V100s). V0 served those GPUs through
+    XFormers, and later V1 releases pick another backend below 8.0 (0.32: TRITON_ATTN)."""
+    return RULE_FLASH_ATTN.finding(
+        Severity.CRITICAL,
+        "vLLM's V1 engine found no FlashAttention version for this GPU: early V1 attends only through "
+        "FlashAttention, which needs compute capability 8.0 (Ampere or newer)",
+        summary="vLLM 0.7's V1 FlashAttention backend asserts that a FlashAttention build fits the GPU; on Volta and "
+        "Turing (V100, T4, RTX 20xx) none does, and V1 had no other attention backend yet.",
+        evidence=[c.log_evidence(event, name="FlashAttention", value="no version for this GPU")],
+        actions=[
+            "Serve with the V0 engine on that release (VLLM_USE_V1=0, or leave VLLM_USE_V1 unset on 0.7, whose "
+            "default is V0): V0 attends through XFormers on these GPUs.",
+            "Or upgrade: later V1 releases choose another attention backend below compute capability 8.0 (0.32 picks "
+            "TRITON_ATTN by itself).",
+            "bfloat16 needs compute capability 8.0 too: `--dtype half` on Volta and Turing.",
+        ],
+        confidence=0.8,
+    )
 
 
 def _radeon(event: LogEvent) -> Finding:
@@ -248,7 +274,7 @@ RULE_FLASH_ATTN = Rule(
     needs=("events",),
     page=RulePage(
         checks="flash-attn's `FlashAttention only supports Ampere GPUs or newer.` and `FlashAttention only support "
-        "fp16 and bf16 data type`.",
+        "fp16 and bf16 data type`; early V1's `assert is_fa_version_supported(self.fa_version)` (0.7).",
         why="FlashAttention's kernels need compute capability 8.0; vLLM 0.32 admits its FLASH_ATTN and FLASHINFER "
         "backends from 8.0 only and picks TRITON_ATTN below it, so the error means a forced backend, a V0 path or "
         "a model's own import.",

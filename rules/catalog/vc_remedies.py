@@ -491,6 +491,19 @@ REMEDIES: tuple[Remedy, ...] = (
         "vLLM: later releases' xgrammar takes more of JSON Schema and fall back less often.",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/config/utils.py (0.12-0.34): a deprecated name with its replacement; read here only for one of
+        # vLLM's import paths, which code built on vLLM imports (huggingface/trl PR #4883: vllm.utils.get_open_port
+        # moved to vllm.utils.network_utils in 0.11.1 and is gone by 0.14, so TRL picks the path by vLLM's version)
+        "{old_name} is deprecated and will be removed in {removal_version}. Use {new_names} instead.",
+        "the import in the calling code",
+        "setting",
+        "{new_names}",
+        "vLLM moved the name; the old path still works with this warning until the release that removes it, and "
+        "then the import fails",
+        action="Change the import to the new path (for code that must run on older vLLM too, choose the path by "
+        "vLLM's version or try the new one first, as TRL PR #4883 does).",
+        captured="vllm.",
+    ),
     Remedy(  # vllm/model_executor/guided_decoding/__init__.py (0.8-0.10) builds the same fallback from parts:
         # `{message} Falling back to use {fallback} instead.`, the message naming what xgrammar lacks (a schema
         # keyword, regex, a tokenizer); forks kept it after V0 left upstream (HabanaAI/vllm-fork#2155)

@@ -256,8 +256,10 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # V0's scheduler (core/scheduler.py), which drops the request with a warning
         ("is too long and exceeds limit of", "is too long and exceeds the capacity of block_manager"),
         K.PROMPT_OVER_LIMIT,
-        r"Input prompt \((?P<prompt>\d+) tokens\)(?: \+ lookahead slots \(\d+\))? is too long and exceeds "
-        r"(?:the capacity of block_manager|limit of (?P<limit>\d+))",
-        lambda m: {"prompt_tokens": to_int(m["prompt"]), "prompt_limit": to_int(m["limit"])},
+        # a reporter's placeholder for the count (`Input prompt (xxxx tokens)`, xorbitsai/inference PR #2385) leaves
+        # the limit, which is the fact
+        r"Input prompt \((?:(?P<prompt>\d+)|[xX?.…]+) tokens\)(?: \+ lookahead slots \(\d+\))? is too long and "
+        r"exceeds (?:the capacity of block_manager|limit of (?P<limit>\d+))",
+        lambda m: {"prompt_tokens": to_int(m["prompt"]) if m["prompt"] else None, "prompt_limit": to_int(m["limit"])},
     ),
 )

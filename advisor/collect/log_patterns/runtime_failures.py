@@ -226,6 +226,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Worker (?P<name>\S+) pid (?P<pid>\d+) died, exit code: (?P<code>-?\d+)",
         lambda m: {"process": f"{m['name']} pid {m['pid']}", "exit_code": to_int(m["code"])},
     ),
+    wording(  # V0's SpecDecodeWorker._vocab_size (spec_decode/spec_decode_worker.py, 0.4-0.9), by its source line
+        ("assert all(vocab_sizes[0] == vocab_size",),
+        K.DRAFT_VOCAB_MISMATCH,
+        r"assert all\(vocab_sizes\[0\] == vocab_size for vocab_size in vocab_sizes\)",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(
         ("Watchdog caught collective operation timeout",),
         K.NCCL_WATCHDOG_TIMEOUT,

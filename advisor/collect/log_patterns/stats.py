@@ -107,11 +107,12 @@ PATTERNS: tuple[Pattern, ...] = (
         },
     ),
     wording(("SpecDecoding metrics",), K.SPEC_DECODE_METRICS, r"SpecDecoding metrics: ", _spec_fields),
-    wording(  # V0's spec decode (engine/metrics.py 0.5-0.8): the rate is a fraction there, not a percentage
+    wording(  # V0's spec decode (engine/metrics.py 0.5-0.8): the rate is a fraction there, not a percentage; 0.5's
+        # format doubled a word (`Number of draft tokens tokens: 42272`, vllm#6768)
         ("Speculative metrics: Draft acceptance rate",),
         K.SPEC_DECODE_METRICS,
         r"Speculative metrics: Draft acceptance rate: (?P<rate>[\d.]+),.*?Number of accepted tokens: (?P<acc>\d+), "
-        r"Number of draft tokens: (?P<drafted>\d+)",
+        r"Number of draft tokens(?: tokens)?: (?P<drafted>\d+)",
         lambda m: {
             "acceptance_rate": to_float(m["rate"]),
             "accepted_tokens": to_int(m["acc"]),

@@ -275,7 +275,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # TORCH_CHECK (csrc/quantization/…/scaled_mm_entry.cu) and the MoE backends' own device checks
         ("No compiled ", "kernel does not support current device"),
         K.KERNEL_NOT_FOR_CAPABILITY,
-        r"No compiled (?P<compiled>\w+) for (?:a compute capability less than )?CUDA device capability: (?P<cap>\d+)"
+        # the MoE data entry's words name the scaled-mm kernel it lacks (`No compiled get_cutlass_moe_mm_data: no
+        # cutlass_scaled_mm kernel for CUDA device capability: 120`, vllm#24921 on an RTX 5090 with 0.10.2)
+        r"No compiled (?P<compiled>\w+)(?:: no \w+ kernel)? for (?:a compute capability less than )?CUDA device "
+        r"capability: (?P<cap>\d+)"
         r"|(?P<kernel>[\w-]+(?: [\w-]+){0,3}) kernel does not support current device (?P<sm>sm_\d+)",
         lambda m: {"message": m["compiled"] or m["kernel"], "version": m["sm"] or f"sm_{m['cap']}"},
     ),
@@ -385,11 +388,22 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # FlashAttention's checks (flash_api.cpp): the GPU's compute capability (8.x or 9.0, later >= 8) and the
         # tensors' dtype
-        ("FlashAttention only support",),
+        # the last: early V1's FlashAttention backend asserting that a FlashAttention version fits the GPU
+        # (vllm/v1/attention/backends/flash_attn.py, 0.7; vllm#13398 on a V100)
+        ("FlashAttention only support", "assert is_fa_version_supported("),
         K.FLASH_ATTN_OLD_GPU,
         r"FlashAttention only supports Ampere GPUs or newer|FlashAttention only supports? fp16 and bf16 data type"
-        r"|FlashAttention only supports AMD MI200 GPUs or newer",  # ROCm's CK flash-attention on a Radeon
-        lambda m: {"message": "rocm" if "AMD" in m.group(0) else "gpu" if "Ampere" in m.group(0) else "dtype"},
+        r"|FlashAttention only supports AMD MI200 GPUs or newer"  # ROCm's CK flash-attention on a Radeon
+        r"|assert is_fa_version_supported\(self\.fa_version\)",
+        lambda m: {
+            "message": "rocm"
+            if "AMD" in m.group(0)
+            else "gpu"
+            if "Ampere" in m.group(0)
+            else "fa_version"
+            if "is_fa_version" in m.group(0)
+            else "dtype"
+        },
     ),
     wording(  # torch.compile failing under vLLM (vllm/compilation/): Dynamo's and Inductor's exceptions by class, and
         # vLLM's own words for a compile cache a failed compilation left broken (compiler_interface.py, 0.7-0.33)

@@ -161,3 +161,14 @@ def test_nccls_last_error_on_a_line_of_its_own_is_read_as_its_out_of_memory():
 def test_other_nccl_errors_are_not_called_out_of_memory():
     facts = Facts(events=[event(K.NCCL_ERROR, message="NCCL error in: ProcessGroupNCCL.cpp:1, remote process exited")])
     assert op3.RULE_NCCL_OOM.evaluate(facts) == []
+
+
+def test_v0s_speculative_metrics_with_its_doubled_word_read_the_acceptance():
+    # vllm#6768, verbatim: 0.5's format says `Number of draft tokens tokens`
+    line = (
+        "INFO 07-24 04:00:31 metrics.py:316] Speculative metrics: Draft acceptance rate: 0.000, System efficiency: "
+        "0.059, Number of speculative tokens: 16, Number of accepted tokens: 0, Number of draft tokens tokens: 42272, "
+        "Number of emitted tokens tokens: 2642."
+    )
+    [metrics] = [e for e in parse_lines([line]).events if e.kind == K.SPEC_DECODE_METRICS]
+    assert (metrics.acceptance_rate, metrics.accepted_tokens, metrics.drafted_tokens) == (0.0, 0, 42272)

@@ -6,8 +6,10 @@ import pytest
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import (
+    op2_moe_backend,
     op5_mistral_tool_id,
-    op5_platform_logprobs,
+    op5_platform_refusals,
+    op6_draft_vocab,
     op7_build_cmake,
     op7_build_no_cuda_runtime,
     op7_helm_chart,
@@ -21,7 +23,7 @@ from rules.catalog import (
     op7_xformers_build,
 )
 from rules.evaluate import evaluate
-from rules.facts import Facts
+from rules.facts import Facts, ServerConfig
 
 
 def _top(*lines: str):
@@ -148,6 +150,31 @@ def test_helms_missing_chart_names_the_production_stacks_chart():
     assert other.rule == "OP-7.136" and "vllm-stack" not in " ".join(other.actions)
 
 
+def test_a_platform_refusing_a_runner_says_the_model_needs_other_hardware():
+    top = _top("NotImplementedError: 310P does not support runner_type='pooling'`")  # vllm-ascend#6471, verbatim
+    assert top.rule == "OP-5.54" and "does not run pooling models" in top.title and "A2 or A3" in top.actions[0]
+
+
+def test_v0s_draft_vocab_assert_alone_names_the_vocabularies():
+    top = _top("assert all(vocab_sizes[0] == vocab_size for vocab_size in vocab_sizes)")  # vllm#14939, verbatim
+    assert top.rule == "OP-6.4" and "vocab size differs" in top.title and "vocab_size" in top.actions[0]
+    # another bare assert's source line is still not read as a failure by itself (it may have raised deeper)
+    assert not parse_lines(["    assert check(x), 'check failed'"]).events
+
+
+def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piece():
+    line = (  # flashinfer-ai/flashinfer#3486, verbatim
+        "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the deployment configuration since "
+        "kernel does not support MoEActivation.SWIGLUSTEP activation."
+    )
+    top = _top(line)
+    assert top.rule == "OP-2.4" and top.title.endswith("kernel does not support MoEActivation.SWIGLUSTEP activation")
+    assert [(ch.flag, ch.proposed) for ch in top.changes] == [("--moe-backend", "")]
+    facts = Facts(events=parse_lines([line]).events, config=ServerConfig())
+    [chosen] = op2_moe_backend.RULE.evaluate(facts)  # the launch is known and forced none: vLLM chose it
+    assert chosen.changes == [] and chosen.actions[0].startswith("vLLM chose FLASHINFER_CUTLASS itself")
+
+
 @pytest.mark.parametrize(
     ("rule", "line"),
     [
@@ -162,9 +189,11 @@ def test_helms_missing_chart_names_the_production_stacks_chart():
         (op7_build_no_cuda_runtime.RULE, "No CUDA GPUs are available"),
         (op7_transformers_loaders.RULE_GGUF, "ValueError: Architecture of the model is not recognised"),
         (op7_transformers_loaders.RULE_IMAGE_PROCESSOR, "ValueError: Unrecognized configuration class"),
-        (op5_platform_logprobs.RULE, "logprobs are not supported with speculative decoding"),
+        (op5_platform_refusals.RULE, "logprobs are not supported with speculative decoding"),
         (op7_rdma_transport.RULE, "NIXL_ERR_BACKEND: transfer failed"),
         (op7_helm_chart.RULE, "Error: INSTALLATION FAILED: cannot re-use a name that is still in use"),
+        (op6_draft_vocab.RULE, "assert len(vocab_sizes) == 2"),
+        (op2_moe_backend.RULE, "ValueError: Unsupported MoE backend: FOO"),
     ],
 )
 def test_a_near_miss_is_left_to_other_rules(rule, line):

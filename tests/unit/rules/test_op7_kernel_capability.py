@@ -17,6 +17,12 @@ from rules.facts import Facts
             "No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100",
             "cutlass_scaled_mm",
         ),
+        # vllm#24921, verbatim (cut by its excerpt): the MoE data entry names the scaled-mm kernel it lacks
+        (
+            "(EngineCore_DP0 pid=79) ERROR 09-15 21:45:00 [core.py:719] NotImplementedError: No compiled "
+            "get_cutlass_moe_mm_data: no cutlass_scaled_mm kernel for CUDA device capability: 120. Re",
+            "get_cutlass_moe_mm_data",
+        ),
         # vllm PR #33417: NVFP4 MoE models on v0.15.0, which checked the SM100 family only
         (
             "RuntimeError: FlashInfer-CUTLASS MoE kernel does not support current device sm_120",

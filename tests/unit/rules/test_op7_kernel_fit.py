@@ -108,3 +108,15 @@ def test_rocms_ck_flash_attention_on_a_radeon_is_built_or_run_without():
     [finding] = RULE_FLASH_ATTN.evaluate(Facts(events=parse_lines([line]).events))
     assert finding.title.startswith("ROCm's CK flash-attention ran on a GPU other than AMD Instinct")
     assert "BUILD_FA=0" in finding.actions[0] and "VLLM_USE_TRITON_FLASH_ATTN" in finding.actions[1]
+
+
+def test_early_v1s_flash_attention_version_assert_points_at_v0_or_a_later_release():
+    # vllm#13398, verbatim: VLLM_USE_V1=1 on V100s with 0.7
+    facts = Facts(
+        events=parse_lines(
+            ["ERROR 02-17 20:51:49 core.py:210]     assert is_fa_version_supported(self.fa_version)"]
+        ).events
+    )
+    [finding] = RULE_FLASH_ATTN.evaluate(facts)
+    assert finding.title.startswith("vLLM's V1 engine found no FlashAttention version for this GPU")
+    assert "VLLM_USE_V1=0" in finding.actions[0] and "TRITON_ATTN" in finding.actions[1]

@@ -681,6 +681,15 @@ def test_the_fallback_built_from_parts_keeps_its_whole_sentence_and_its_remedy()
     assert top.actions[0].startswith("Drop or loosen what the message names")
 
 
+def test_a_deprecated_vllm_import_path_asks_the_calling_code_for_the_new_one():
+    # huggingface/trl PR #4883, verbatim: vLLM 0.11.1 moved get_open_port
+    top = _top(
+        "<stdin>:1: DeprecationWarning: vllm.utils.get_open_port is deprecated and will be removed in a future "
+        "version. Use vllm.utils.network_utils.get_open_port instead."
+    )
+    assert top.rule == "VC-1" and top.actions[0].startswith("Change the import to the new path")
+
+
 def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_factor_it_lacks():
     # vllm-project/llm-compressor#57's refusal (vLLM's BitBLAS/Marlin check): 7392 per rank, a tile of 128, so each
     # rank's slice needs 4x more: TP 8 -> 2; the tile is never the parallel size

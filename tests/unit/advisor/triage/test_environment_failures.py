@@ -125,6 +125,12 @@ def test_a_v0_prompt_over_the_token_budget_raises_the_budget_not_the_context():
     assert unknown.rule == "OP-5.15" and unknown.changes == []  # without the launch flags the limit may be the context
 
 
+def test_a_reporters_placeholder_for_the_prompt_count_still_gives_the_limit():
+    # xorbitsai/inference PR #2385, verbatim: Xinference had passed vLLM max_model_len=4096
+    top = _top("> Input prompt (xxxx tokens) is too long and exceeds limit of 4096")
+    assert top.rule == "OP-5.15" and "limit of 4096 tokens" in top.title
+
+
 def test_a_v0_prompt_over_the_whole_kv_cache_asks_for_cache_memory_not_a_budget():
     # vllm#2198, verbatim: V0's block manager drops a prompt needing more blocks than the GPU cache holds
     line = (
