@@ -78,6 +78,9 @@ class LogEventKind(str, Enum):
     # the engine finished starting: init engine (profile, create kv cache, warmup model) took N s; Core engine
     # process N ready (0.8.5's API server hearing it)
     ENGINE_READY = "engine_ready"
+    # V1's compilation monitor (vllm/compilation/monitor.py): "torch.compile takes 2222.52 s in total"; init_seconds:
+    # the seconds
+    COMPILE_TOTAL = "compile_total"
     # the HTTP server listens: Starting vLLM (API) server [N] on URL (listen_address); uvicorn's startup complete
     SERVER_LISTENING = "server_listening"
     # the weights' progress bar: "Loading safetensors checkpoint shards:  65% Completed | 106/163 [09:36<05:20, …]";
@@ -1199,6 +1202,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PROMPT_OVER_LIMIT: ("prompt_tokens", "prompt_limit"),
     LogEventKind.AUTO_FIT: ("max_model_len", "estimated_max_model_len", "available_kv_gib"),
     LogEventKind.ENGINE_READY: ("init_seconds",),
+    LogEventKind.COMPILE_TOTAL: ("init_seconds",),
     LogEventKind.SERVER_LISTENING: ("listen_address",),
     LogEventKind.PLATFORM_PLUGIN: ("message",),
     LogEventKind.CPU_THREADS_BIND: ("cpu_cores",),

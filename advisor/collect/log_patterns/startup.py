@@ -317,7 +317,14 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # v1/engine/core.py: the engine finished starting ("took 67.93 s" in 0.32, "seconds" before)
         ("init engine (profile, create kv cache, warmup model) took",),
         K.ENGINE_READY,
-        rf"init engine \(profile, create kv cache, warmup model\) took (?P<s>{NUM}) s",
+        # a paste may bold the figure (`took **34.11 seconds**`, vllm#20264)
+        rf"init engine \(profile, create kv cache, warmup model\) took \**(?P<s>{NUM})\** ?\**s",
+        lambda m: {"init_seconds": to_float(m["s"])},
+    ),
+    wording(  # vllm/compilation/monitor.py (V1): the whole of torch.compile's time at start-up
+        ("torch.compile takes",),
+        K.COMPILE_TOTAL,
+        rf"torch\.compile takes (?P<s>{NUM}) s in total",
         lambda m: {"init_seconds": to_float(m["s"])},
     ),
     wording(  # the API server listens: openai/api_server.py "Starting vLLM API server on http%s://%s:%d" (0.7.3 to

@@ -6,6 +6,7 @@ import pytest
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import (
+    op1_compile_time,
     op2_moe_backend,
     op5_mistral_tool_id,
     op5_platform_refusals,
@@ -198,3 +199,15 @@ def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piec
 )
 def test_a_near_miss_is_left_to_other_rules(rule, line):
     assert rule.evaluate(Facts(events=parse_lines([line]).events)) == []
+
+
+def test_a_long_torch_compile_asks_for_a_kept_cache_and_offers_eager_mode():
+    line = (  # vllm#34399, verbatim
+        "(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=4385) (EngineCore_DP0 pid=6448) INFO 02-12 15:00:36 "
+        "[monitor.py:34] torch.compile takes 2222.52 s in total"
+    )
+    top = _top(line)
+    assert top.rule == "OP-1.14" and top.title == "torch.compile took 2,223 s (37 min) of the start-up"
+    assert "VLLM_CACHE_ROOT" in top.actions[0] and [a.flag for a in top.alternatives] == ["--enforce-eager"]
+    quick = "INFO 02-12 15:00:36 [monitor.py:34] torch.compile takes 21.5 s in total"
+    assert op1_compile_time.RULE.evaluate(Facts(events=parse_lines([quick]).events)) == []

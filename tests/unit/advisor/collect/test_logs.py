@@ -243,6 +243,16 @@ CASES = [
         K.ENGINE_READY,
         {"init_seconds": 10.32},
     ),
+    (  # vllm#20264, verbatim: the reporter bolded the figure
+        "INFO 06-19 23:05:35 [core.py:162] init engine (profile, create kv cache, warmup model) took **34.11 seconds**",
+        K.ENGINE_READY,
+        {"init_seconds": 34.11},
+    ),
+    (
+        "(EngineCore_DP0 pid=6448) INFO 02-12 15:00:36 [monitor.py:34] torch.compile takes 2222.52 s in total",
+        K.COMPILE_TOTAL,
+        {"init_seconds": 2222.52},
+    ),
     (
         "(APIServer pid=6819) INFO 11-23 20:39:01 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0",
         K.VERSION,
