@@ -49,6 +49,7 @@ _MIN_ANCHOR_CHARS = 4
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{3,}")
 _GROUP = re.compile(r"\(\?P<\w+>\.\+\??\)")
 _SENTENCE_END = r"\. "
+_SENTENCE_ENDS = re.compile(r"\\\. |! |\\\? ")  # in an escaped pattern: `\. `, `! `, `\? `
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,11 +434,12 @@ def _literal_words(pattern: str) -> frozenset[str]:
 
 
 def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
-    """The pattern's leading sentences (longest first) with their literal length, for a cut message."""
-    parts = pattern.split(_SENTENCE_END)
+    """The pattern's leading sentences (longest first) with their literal length, for a cut message. A sentence ends
+    at a full stop, or at an exclamation or question mark (`… but instead found {n} prompt updates! Either …`, whose
+    paste verl-project/verl#841 cut in its second sentence)."""
     out = []
-    for count in range(len(parts) - 1, 0, -1):
-        prefix = _SENTENCE_END.join(parts[:count])
+    for end in reversed(list(_SENTENCE_ENDS.finditer(pattern))):
+        prefix = pattern[: end.start()]
         try:
             compiled = re.compile(prefix)
         except re.error:  # a sentence end inside a group or an alternation: not a place to cut

@@ -491,6 +491,19 @@ REMEDIES: tuple[Remedy, ...] = (
         "vLLM: later releases' xgrammar takes more of JSON Schema and fall back less often.",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/multimodal/processing.py (0.8-0.34): a multimodal item with no placeholder for it in the prompt;
+        # 0.9 on words the fix itself ("you forgot to include input placeholder tokens (e.g., `<image>`,
+        # `<|image_pad|>`) in the prompt. If the model has a chat template, make sure you have applied it")
+        "prompt updates corresponding to",
+        "the prompt's placeholders",
+        "setting",
+        "one placeholder per item, as the model's chat template writes it",
+        "vLLM found fewer placeholders in the prompt than items of that modality; a prompt written by hand, or "
+        "text sent without the chat template, lacks them",
+        action="Apply the model's chat template to the prompt (or send the request through the chat API / "
+        "LLM.chat), so each image or video gets its placeholder (`<image>`, `<|image_pad|>` …); in a training "
+        "loop that builds prompts itself, check the template the loop applies.",
+    ),
     Remedy(  # vllm/config/utils.py (0.12-0.34): a deprecated name with its replacement; read here only for one of
         # vLLM's import paths, which code built on vLLM imports (huggingface/trl PR #4883: vllm.utils.get_open_port
         # moved to vllm.utils.network_utils in 0.11.1 and is gone by 0.14, so TRL picks the path by vLLM's version)

@@ -690,6 +690,19 @@ def test_a_deprecated_vllm_import_path_asks_the_calling_code_for_the_new_one():
     assert top.rule == "VC-1" and top.actions[0].startswith("Change the import to the new path")
 
 
+def test_a_message_cut_after_an_exclamation_is_still_vllms_and_asks_for_the_placeholders():
+    # verl-project/verl#841, verbatim (the paste opens with a quote and stops inside its second sentence): 0.8's
+    # first sentence ends with `!`, which now ends a sentence for a cut paste as a full stop does
+    top = _top(
+        " 'RuntimeError: Expected there to be 1 prompt updates corresponding to 1 image items, but instead found 0 "
+        "prompt updates! Either the prompt text has missing/incorrect tokens for multi-modal inputs, or there is a "
+        "problem with your implementation of merged multi-modal processor for this model (usually arising from an "
+        "inconsistency between `_call_hf_processor` and `_get_prompt_updates`'"
+    )
+    assert top.rule == "VC-1" and top.title.startswith("vLLM refused: Expected there to be 1 prompt updates")
+    assert top.actions[0].startswith("Apply the model's chat template to the prompt")
+
+
 def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_factor_it_lacks():
     # vllm-project/llm-compressor#57's refusal (vLLM's BitBLAS/Marlin check): 7392 per rank, a tile of 128, so each
     # rank's slice needs 4x more: TP 8 -> 2; the tile is never the parallel size
