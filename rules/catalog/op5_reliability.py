@@ -243,8 +243,18 @@ def _check_prompt_limit(facts: Facts) -> list[Finding]:
             summary="vLLM V0's scheduler drops a prompt longer than its limit with a warning: the request ends "
             "without output.",
             actions=[
+                *(
+                    []
+                    if changes
+                    else [
+                        f"If --max-model-len is {limit} (set by you, or by a framework that launches vLLM with a "
+                        "default of its own: Xinference passed 4096, xorbitsai/inference PR #2385), raise it toward "
+                        "the model's context length; if it is larger, the limit is --max-num-batched-tokens: raise "
+                        "that."
+                    ]
+                ),
                 "Or enable chunked prefill (--enable-chunked-prefill), where the model supports it: the limit "
-                "is then --max-model-len."
+                "is then --max-model-len.",
             ],
         )
     ]
@@ -263,7 +273,8 @@ RULE_PROMPT_LIMIT = Rule(
         example="Input prompt (2501 tokens) is too long and exceeds limit of 2048, with --max-model-len 128000 -> "
         "--max-num-batched-tokens 4096.",
         fix="Raise --max-num-batched-tokens to the longest prompt (rounded up to a power of two, at most "
-        "--max-model-len), or enable chunked prefill.",
+        "--max-model-len), or enable chunked prefill; without the launch flags, --max-model-len first when it is the "
+        "limit (a launcher's own default: xorbitsai/inference PR #2385).",
         limits="Proposes the budget only when the launch flags show --max-model-len above the limit.",
         references=["docs/vllm-messages.md"],
     ),

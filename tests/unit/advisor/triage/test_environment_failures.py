@@ -129,6 +129,7 @@ def test_a_reporters_placeholder_for_the_prompt_count_still_gives_the_limit():
     # xorbitsai/inference PR #2385, verbatim: Xinference had passed vLLM max_model_len=4096
     top = _top("> Input prompt (xxxx tokens) is too long and exceeds limit of 4096")
     assert top.rule == "OP-5.15" and "limit of 4096 tokens" in top.title
+    assert top.actions[0].startswith("If --max-model-len is 4096 (set by you, or by a framework")
 
 
 def test_a_v0_prompt_over_the_whole_kv_cache_asks_for_cache_memory_not_a_budget():
