@@ -9,8 +9,8 @@ fraction), `vllm:num_requests_running`, `vllm:num_requests_waiting` and the coun
 token totals), summarised as deltas over the step. Series with several label sets (data-parallel engines) are
 summed, except KV usage, which is averaged.
 
-The sampler is a plain thread in the controller process, one GET per interval with a short
-timeout; a server without /metrics simply yields `server: null`.
+The sampler is a plain thread in the controller process, one GET per interval with a timeout
+(SCRAPE_TIMEOUT_S); a server without /metrics simply yields `server: null`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ WANTED = (
     *TOKEN_COUNTERS.values(),
 )
 MAX_SAMPLES = 100_000
+# A saturated server answers /metrics late, and its saturated steps are the ones whose signals matter: vLLM 0.32 on
+# two CPU cores with another process beside it gave a 2 s timeout one sample in a 14 s step and none in the next
+# (BENCHMARKS.md, the CI run of cebd241). A late scrape only delays the next one.
+SCRAPE_TIMEOUT_S = 5.0
 
 
 def parse_prometheus_text(text: str, wanted: Sequence[str] = WANTED) -> dict[str, list[float]]:
@@ -77,7 +81,7 @@ class Sample:
 class MetricsSampler:
     """Polls `url` every `interval_s` in a daemon thread until `stop()`; bounded in count."""
 
-    def __init__(self, url: str, interval_s: float = 1.0, timeout_s: float = 2.0) -> None:
+    def __init__(self, url: str, interval_s: float = 1.0, timeout_s: float = SCRAPE_TIMEOUT_S) -> None:
         self.url = url
         self.interval_s = interval_s
         self.timeout_s = timeout_s

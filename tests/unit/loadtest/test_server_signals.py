@@ -1,8 +1,12 @@
 """Reading the four server signals from Prometheus text, old and new vLLM spellings."""
 
+import http.server
+import threading
+import time
+
 import pytest
 
-from loadtest.server_signals import Sample, parse_prometheus_text, summarise
+from loadtest.server_signals import MetricsSampler, Sample, parse_prometheus_text, summarise
 
 TEXT = """# HELP vllm:num_requests_running Number of requests
 # TYPE vllm:num_requests_running gauge
@@ -85,3 +89,29 @@ def test_every_spelling_rules_knows_of_a_sampled_metric_is_sampled_too():
                 f"rules/metrics.py spells {canonical} also as {sorted(bases - sampled)}; "
                 "loadtest/server_signals.py samples it but not under that name: add it there (WANTED and the reader)"
             )
+
+
+def test_a_metrics_endpoint_that_answers_late_still_gives_a_sample():
+    """A saturated server answers /metrics late (2.5 s here); the sampler's default waits for it rather than dropping
+    the saturated step's signals."""
+
+    class Late(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            time.sleep(2.5)
+            body = TEXT.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Late)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert MetricsSampler(f"http://127.0.0.1:{server.server_address[1]}/metrics").probe()
+    finally:
+        server.shutdown()
+        server.server_close()
