@@ -643,10 +643,10 @@ def installed_package(path: str | None) -> str | None:
     return found["package"] if found else None
 
 
-def first_match(facts: Facts, pattern: re.Pattern[str], *kinds: LogEventKind) -> tuple[LogEvent, re.Match[str]] | None:
-    """The first event of `kinds` whose words (its message, else its raw line) `pattern` finds, with the match: how
-    rules read a cause named by a phrase inside an error or line no wording of its own reads."""
-    for event in facts.events_of(*kinds):
+def first_match(facts: Facts, pattern: re.Pattern[str]) -> tuple[LogEvent, re.Match[str]] | None:
+    """The first unplaced error or line whose words (its message, else its raw line) `pattern` finds, with the match:
+    how rules read a cause named by a phrase inside an error or line no wording of its own reads."""
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE):
         found = pattern.search(event.message or event.raw or "")
         if found is not None:
             return event, found

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -25,7 +24,7 @@ BACKEND_REFUSED = re.compile(
 
 
 def _check_moe_backend(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, BACKEND_REFUSED, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, BACKEND_REFUSED)
     if found is None:
         return []
     event, match = found

@@ -15,7 +15,6 @@ import re
 
 from rules.catalog import common as c
 from rules.catalog.vc_vllm_messages import slice_change
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -23,7 +22,7 @@ TILE_CHECK = re.compile(r"size_(?P<dim>[nk]) = (?P<size>\d+) is not divisible by
 
 
 def _check_kernel_tile(facts: Facts) -> list[Finding]:
-    refused = c.first_match(facts, TILE_CHECK, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    refused = c.first_match(facts, TILE_CHECK)
     if refused is None:
         return []
     event, found = refused

@@ -14,17 +14,16 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 NO_PROVIDER = re.compile(r"LLM Provider NOT provided\b(?:.*?You passed model=(?P<model>[^\s,]+))?", re.IGNORECASE)
 PREFIX = "hosted_vllm/"
-_KINDS = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
 
 
 def _check_litellm_provider(facts: Facts) -> list[Finding]:
-    refused = c.first_match(facts, NO_PROVIDER, *_KINDS)
+    refused = c.first_match(facts, NO_PROVIDER)
     if refused is None:
         return []
     event, found = refused

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -20,7 +19,7 @@ BAD_TOOL_ID = re.compile(r"Tool call id (?P<id>.*?) must be a-z, A-Z, 0-9, with 
 
 
 def _check_tool_id(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, BAD_TOOL_ID, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, BAD_TOOL_ID)
     if found is None:
         return []
     event, match = found

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -24,10 +23,10 @@ NO_RUNNER = re.compile(r"(?P<platform>\w+) does not support runner_type='(?P<run
 
 
 def _check_platform_logprobs(facts: Facts) -> list[Finding]:
-    runner = c.first_match(facts, NO_RUNNER, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    runner = c.first_match(facts, NO_RUNNER)
     if runner is not None:
         return [_runner_refused(*runner)]
-    found = c.first_match(facts, NO_LOGPROBS, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, NO_LOGPROBS)
     if found is None:
         return []
     event, match = found

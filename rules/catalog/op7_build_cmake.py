@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -24,7 +23,7 @@ CMAKE_FAILED = re.compile(
 
 
 def _check_cmake(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, CMAKE_FAILED, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, CMAKE_FAILED)
     if found is None:
         return []
     event, match = found

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -24,7 +23,7 @@ _NAME = re.compile(r"'([^']+)'")
 
 
 def _check_duplicate_metrics(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, DUPLICATED, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, DUPLICATED)
     if found is None:
         return []
     event, match = found

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -21,7 +20,7 @@ MISSING_CACHE = re.compile(r"Cache directory not found: (?P<path>\S+?)\.? Please
 
 
 def _check_hub_cache(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, MISSING_CACHE, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, MISSING_CACHE)
     if found is None:
         return []
     event, match = found

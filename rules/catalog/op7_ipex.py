@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -21,7 +20,7 @@ NO_IPEX = re.compile(r"No module named '?intel_extension_for_pytorch'?")
 
 
 def _check_ipex(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, NO_IPEX, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, NO_IPEX)
     if found is None:
         return []
     event, match = found

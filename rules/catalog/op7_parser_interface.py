@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -29,7 +28,7 @@ _FLAGS = {
 
 
 def _check_parser_interface(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, PARSER_REFUSED, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, PARSER_REFUSED)
     if found is None:
         return []
     event, match = found

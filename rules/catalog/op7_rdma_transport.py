@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -25,7 +24,7 @@ RETRY_EXCEEDED = re.compile(
 
 
 def _check_rdma_transport(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, RETRY_EXCEEDED, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, RETRY_EXCEEDED)
     if found is None:
         return []
     event, match = found

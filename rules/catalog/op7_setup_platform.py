@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -21,7 +20,7 @@ LINUX_ONLY = re.compile(r"vLLM only supports Linux platform \(including WSL\)")
 
 
 def _check_setup_platform(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, LINUX_ONLY, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    found = c.first_match(facts, LINUX_ONLY)
     if found is None:
         return []
     event, match = found

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -41,7 +41,7 @@ CONFIG_FILE = "tokenizer_config.json"
 
 
 def _missing_class(facts: Facts) -> tuple[LogEvent, str] | None:
-    missing = c.first_match(facts, MISSING_CLASS, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+    missing = c.first_match(facts, MISSING_CLASS)
     return (missing[0], missing[1]["name"]) if missing else None
 
 

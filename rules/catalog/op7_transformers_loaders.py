@@ -17,17 +17,15 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-_KINDS = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
 GGUF_ARCHITECTURE = re.compile(r"Architecture (?P<arch>[\w.-]+) not supported")
 IMAGE_PROCESSOR = re.compile(r"Unrecognized image processor in (?P<model>\S+?)\. Should have a `image_processor_type`")
 
 
 def _check_gguf_architecture(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, GGUF_ARCHITECTURE, *_KINDS)
+    found = c.first_match(facts, GGUF_ARCHITECTURE)
     if found is None:
         return []
     event, match = found
@@ -51,7 +49,7 @@ def _check_gguf_architecture(facts: Facts) -> list[Finding]:
 
 
 def _check_image_processor(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, IMAGE_PROCESSOR, *_KINDS)
+    found = c.first_match(facts, IMAGE_PROCESSOR)
     if found is None:
         return []
     event, match = found
