@@ -711,7 +711,12 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = ("AssertionError", failed["words"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
-    if exception is None and not state.frames and (refusal := _ENGINE_ARGS_REFUSAL.search(text)):
+    if (
+        exception is None
+        and not state.frames
+        and "EngineArgs.__init__()" in text  # a cheap test first: the search is unanchored, and runs per line
+        and (refusal := _ENGINE_ARGS_REFUSAL.search(text))
+    ):
         exception = ("TypeError", refusal.group(0))  # inside a framework's own error line
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
         exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
