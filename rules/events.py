@@ -606,6 +606,9 @@ class LogEventKind(str, Enum):
     # all(vocab_sizes[0] == vocab_size for vocab_size in vocab_sizes)" (spec_decode_worker.py: it calls nothing that
     # raises, so the line is the failure)
     DRAFT_VOCAB_MISMATCH = "draft_vocab_mismatch"
+    # a hybrid model's Mamba state larger than the page planned for it, by the assertion's source line alone: "assert
+    # self.page_size_padded >= page_size" (MambaSpec.page_size_bytes, v1/kv_cache_interface.py); message: the line
+    MAMBA_PAGE_TOO_SMALL = "mamba_page_too_small"
     # Helm finding no chart of the name asked in a repository's index: 'Error: INSTALLATION FAILED: chart
     # "production-stack" matching not found in vllm index.'; message: the chart, component: the repository
     HELM_CHART_NOT_FOUND = "helm_chart_not_found"
@@ -1243,6 +1246,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ONECCL_DEVICE_FILES: ("message", "function"),
     LogEventKind.NCCL_GRAPH_UNSUPPORTED: ("message",),
     LogEventKind.DRAFT_VOCAB_MISMATCH: ("message",),
+    LogEventKind.MAMBA_PAGE_TOO_SMALL: ("message",),
     LogEventKind.HELM_CHART_NOT_FOUND: ("message", "component"),
     LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),

@@ -531,4 +531,19 @@ REMEDIES: tuple[Remedy, ...] = (
         captured="outlines",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/lora/models.py (0.6-0.12) and lora/model_manager.py (0.13-0.18): an adapter module outside the
+        # language model of a multimodal model is skipped, module by module (vllm#23796: a Qwen2.5-VL adapter that
+        # also trained visual.*); 0.14 added --enable-tower-connector-lora, experimental and for some models only
+        "only supports adding LoRA to language model, ",
+        "the LoRA adapter",
+        "setting",
+        "merged into the model's weights, or --enable-tower-connector-lora (vLLM 0.14 and later)",
+        "vLLM applies a multimodal model's adapter to its language model only: the vision tower's and connector's "
+        "LoRA weights named here are dropped, so the served model is not the one the adapter was trained to be",
+        action="Serve the adapter as it was trained: merge it into the base weights (PEFT's merge_and_unload) and "
+        "serve the merged checkpoint, or, on vLLM 0.14 and later, add --enable-tower-connector-lora (experimental; "
+        "models such as the Qwen-VL series). If only the language model was meant to change, retrain with "
+        "target_modules limited to it; the warning is then gone.",
+        severity=Severity.MEDIUM,
+    ),
 )

@@ -232,6 +232,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"assert all\(vocab_sizes\[0\] == vocab_size for vocab_size in vocab_sizes\)",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # MambaSpec.page_size_bytes (v1/kv_cache_interface.py), by its source line: vLLM PR #47635
+        ("assert self.page_size_padded >=",),
+        K.MAMBA_PAGE_TOO_SMALL,
+        r"assert self\.page_size_padded >= (?:page_size|self\.\w+)",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(
         ("Watchdog caught collective operation timeout",),
         K.NCCL_WATCHDOG_TIMEOUT,

@@ -11,6 +11,7 @@ from rules.catalog import (
     op5_mistral_tool_id,
     op5_platform_refusals,
     op6_draft_vocab,
+    op6_mamba_page,
     op7_build_cmake,
     op7_build_no_cuda_runtime,
     op7_helm_chart,
@@ -163,6 +164,16 @@ def test_v0s_draft_vocab_assert_alone_names_the_vocabularies():
     assert not parse_lines(["    assert check(x), 'check failed'"]).events
 
 
+def test_a_hybrid_mamba_page_assert_alone_names_speculative_decoding_and_sees_it_on_the_command_line():
+    line = "  assert self.page_size_padded >= page_size"  # vllm PR #47635, verbatim (FalconH1 with ngram)
+    top = _top(line)
+    assert top.rule == "OP-6.5" and "the known cause is speculative decoding" in top.title
+    assert top.actions[0].startswith("Serve the model without speculative decoding")
+    config = ServerConfig(flags={"--speculative-config": '{"method":"ngram","num_speculative_tokens":3}'})
+    [seen] = op6_mamba_page.RULE.evaluate(Facts(events=parse_lines([line]).events, config=config))
+    assert "while --speculative-config is set" in seen.title
+
+
 def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piece():
     line = (  # flashinfer-ai/flashinfer#3486, verbatim
         "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the deployment configuration since "
@@ -194,6 +205,7 @@ def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piec
         (op7_rdma_transport.RULE, "NIXL_ERR_BACKEND: transfer failed"),
         (op7_helm_chart.RULE, "Error: INSTALLATION FAILED: cannot re-use a name that is still in use"),
         (op6_draft_vocab.RULE, "assert len(vocab_sizes) == 2"),
+        (op6_mamba_page.RULE, "assert self.page_size >= page_size"),
         (op2_moe_backend.RULE, "ValueError: Unsupported MoE backend: FOO"),
     ],
 )

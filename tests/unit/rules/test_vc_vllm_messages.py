@@ -725,3 +725,20 @@ def test_a_kernel_tile_the_ranks_slice_misses_shrinks_the_parallel_size_by_the_f
         "input_size_per_partition = 7392 is not divisible by min_thread_k = 128."
     )
     assert (older.changes[0].flag, older.changes[0].proposed) == ("--tensor-parallel-size", "<the current size ÷ 4>")
+
+
+def test_an_adapters_vision_modules_dropped_by_vllm_ask_for_merged_weights_or_the_tower_flag():
+    # vllm#23796, verbatim: a Qwen2.5-VL adapter that also trained visual.*; vLLM skips each such module
+    top = _top(
+        "2025-08-28 13:21:34 (EngineCore_0 pid=288) WARNING 08-28 05:21:34 [models.py:472] Regarding multimodal "
+        "models, vLLM currently only supports adding LoRA to language model, visual.merger.mlp.0 will be ignored."
+    )
+    assert top.rule == "VC-1" and top.severity.value == "medium"
+    assert "merge_and_unload" in top.actions[0] and "--enable-tower-connector-lora" in top.actions[0]
+
+
+def test_the_startup_notice_that_lora_covers_the_language_model_alone_is_not_a_finding():
+    # V0's and early V1's model runners say it once for any multimodal model served with LoRA: nothing dropped
+    line = "WARNING 03-01 10:00:00 [model_runner.py:1061] Regarding multimodal models, vLLM currently only supports "
+    top = evaluate(Facts(events=parse_lines([line + "adding LoRA to language model."]).events)).top
+    assert top is None
