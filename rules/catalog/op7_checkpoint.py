@@ -94,6 +94,10 @@ _LAYER_INDEX = re.compile(r"\.\d+\.")
 # PEFT's own names in a checkpoint saved from a PeftModel without merging: its wrapper's prefix (`base_model.model.`),
 # a LoRA layer's wrapped original (`base_layer`, PEFT 0.7 on) and its adapter matrices (`lora_A`, `lora_B`)
 _PEFT_NAME = re.compile(r"^base_model\.model\.|\.base_layer\.|\.lora_[AB]\.")
+# vLLM's own name for a fused-MoE layer's parameter (FusedMoE.make_expert_params_mapping: each expert's gate and up
+# projections load into `experts.w13_…`, its down projection into `experts.w2_…`): the loader made the name, not
+# the checkpoint
+_FUSED_EXPERT = re.compile(r"\.experts\.w(?:13|2|1|3)_\w+$")
 
 
 def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
@@ -109,11 +113,18 @@ def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
     bare = event.function is None and not event.code
     # a model's parameter: a weight or bias (a top-level one has no layer index: `transformer.lm_head.weight`,
     # vllm#508), or a quantization format's tensor in a layer
+    in_layer = _LAYER_INDEX.search(match["name"]) is not None
     parameter = match["suffix"] in ("weight", "bias") or (
-        _LAYER_INDEX.search(match["name"]) is not None and format_of_suffix(match["suffix"]) is not None
+        in_layer and (format_of_suffix(match["suffix"]) is not None or _FUSED_EXPERT.search(match["name"]) is not None)
     )
     peft = _PEFT_NAME.search(match["name"]) is not None
     return match if loading or (bare and (parameter or peft)) else None
+
+
+def _article(name: str) -> str:
+    """`an` before a vowel's sound: a word's vowel, or an initialism read letter by letter (an FP8, an NVFP4)."""
+    initialism = name.split()[0].split("-")[0].isupper()
+    return "an" if name[0] in "AEIOU" or (initialism and name[0] in "FHLMNRSX") else "a"
 
 
 def format_of_suffix(suffix: str) -> str | None:
@@ -137,11 +148,13 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
             return [_undetected_quantization(facts, event, name, suffix)]
         if _bitsandbytes_suffix(suffix) and _load_format(facts) != "bitsandbytes":
             return [_bitsandbytes_default_loader(facts, event, name, suffix)]
+        if _FUSED_EXPERT.search(name):
+            return [_fused_expert_missing(facts, event, name, suffix)]
         quantized = format_of_suffix(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
         format_name = quantized.split(" (")[0] if quantized else None
-        kind = f"{'an' if format_name[0] in 'AEIOU' else 'a'} {format_name} tensor" if format_name else "a tensor"
+        kind = f"{_article(format_name)} {format_name} tensor" if format_name else "a tensor"
         evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
         evidence.description = "the tensor name the weight loader found no parameter for" + (
             f": its suffix {suffix} is {quantized}" if quantized else ""
@@ -171,6 +184,51 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
             )
         ]
     return []
+
+
+def _fused_expert_missing(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
+    """A fused-MoE parameter name is vLLM's own mapping of the checkpoint's per-expert tensors: the layer vLLM built
+    (its quantization method and MoE backend create the parameters) lacks one the loader maps to."""
+    quantized = format_of_suffix(suffix)
+    format_name = quantized.split(" (")[0] if quantized else None
+    kind = f"{_article(format_name)} {format_name} tensor" if format_name else "a weight"
+    forced = facts.config.flags.get("--moe-backend") if facts.config else None
+    evidence = c.log_evidence(event, name="fused_expert_parameter", value=name)
+    evidence.description = "a fused-MoE parameter name vLLM's loader mapped the checkpoint's experts to"
+    changes = (
+        [
+            ConfigChange(
+                flag="--moe-backend",
+                current=forced,
+                proposed="",
+                reason="the forced backend built the experts without this parameter; vLLM's own choice fits the "
+                "checkpoint's quantization",
+            )
+        ]
+        if forced
+        else []
+    )
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.CRITICAL,
+        f"vLLM mapped the checkpoint's experts to {name}, {kind} the fused-MoE layer it built has no parameter for: "
+        "the layer's quantization method or MoE backend and the model's loader disagree",
+        summary="A checkpoint stores each expert's projections apart (experts.0.gate_proj.weight …); vLLM's loader "
+        "maps them onto the fused-MoE layer's parameters (w13_ for gate and up, w2_ for down), which the layer's "
+        "quantization method and MoE backend create. This name is vLLM's, so the checkpoint's layout is not the "
+        "question: the backend or quantization path chosen made no such parameter (vllm#43454: the DeepGEMM "
+        "mega-MoE backend has no NVFP4 expert scales), or the model's code moved its experts (vllm PR #44953: "
+        "Qwen3.5 with expert parallelism keeps them under routed_experts).",
+        evidence=[evidence],
+        changes=changes,
+        actions=[
+            "If --moe-backend is forced, drop it so vLLM picks a backend that supports the checkpoint's "
+            "quantization (vllm#43454).",
+            "Otherwise narrow it by removing what changes the experts' layout (--enable-expert-parallel, an MTP "
+            "or EAGLE draft sharing the layers), then upgrade vLLM or report it with the model and flags: a loader "
+            "and an MoE layer that disagree is vLLM's bug, fixed in the model's code (vllm PR #44953).",
+        ],
+        confidence=0.75,
+    )
 
 
 def _unmerged_peft(event: LogEvent, name: str) -> Finding:
@@ -350,7 +408,9 @@ RULE_UNLOADABLE_TENSOR = Rule(
         "layer index and a weight's or a quantization format's suffix (`experts.w2_weight_scale_inv`); V0's "
         "engine line that prints the KeyError's key alone, quoted, is the same error; a name PEFT gives "
         "(`base_model.model.…`, `….base_layer.weight`, `lora_A`/`lora_B`) is a fine-tuned model saved with its "
-        "adapter unmerged (merge it, or serve it as a LoRA adapter).",
+        "adapter unmerged (merge it, or serve it as a LoRA adapter); a fused-MoE parameter (`experts.w13_weight`, "
+        "`experts.w13_input_scale`) is vLLM's own name for the experts, so the MoE layer it built (its quantization "
+        "method, a forced --moe-backend) lacks the parameter.",
         why="The weight loader looks each checkpoint tensor up among the model's parameters; a bare KeyError is "
         "all it says, while the name's suffix tells the quantization format the checkpoint was written in.",
         example="KeyError: 'layers.35.mlp.gate.g_idx' in qwen3_moe.py load_weights: a GPTQ int4 Qwen3-30B-A3B on "

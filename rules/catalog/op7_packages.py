@@ -40,6 +40,26 @@ _MODULE_ATTRIBUTE = re.compile(r"module '(?P<package>[\w.]+)' has no attribute '
 _IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<package>[\w.]+)'")
 # The package a source line calls into (`err = llguidance.LLMatcher.validate_grammar(`), not an object's own.
 _CALLED = re.compile(r"(?<![\w.])(?P<package>[a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
+# transformers' tokenizers and processors by their class names, when an AttributeError names one: Python's words
+# (`'Qwen2VLProcessor' object has no attribute 'image_token'`, vllm#12542) or the tokenizer's own __getattr__
+# (`Qwen2Tokenizer has no attribute all_special_tokens_extended`: transformers 5 removed it, QwenLM/Qwen3-VL#2058).
+# vLLM's own wrappers (its MistralTokenizer, a tokenizer group) are not transformers' classes.
+_TRANSFORMERS_OBJECT = re.compile(
+    r"'?(?P<cls>[A-Z]\w*?(?:TokenizerFast|Tokenizer|Processor|FeatureExtractor))'? (?:object )?has no attribute "
+    r"'?(?P<name>\w+)"
+)
+_VLLM_WRAPPERS = ("MistralTokenizer", "TokenizerGroup")
+# A tokenizer attribute transformers 5 removed and vLLM's cached tokenizer read (QwenLM/Qwen3-VL#2058: transformers
+# 5.3.0 beside a vLLM made for 4.x; 4.57.6 fixed it)
+REMOVED_IN_TRANSFORMERS_5 = "all_special_tokens_extended"
+_TRANSFORMERS_5_ACTION = (
+    "transformers 5 removed all_special_tokens_extended, which this vLLM's cached tokenizer reads: install a "
+    "transformers 4 release (`pip install 'transformers<5'`; 4.57.6 fixed it in QwenLM/Qwen3-VL#2058), or a vLLM "
+    "release whose requirements allow transformers 5."
+)
+# The processor method vLLM's Transformers backend counts a multimodal item's tokens with
+# (model_executor/models/transformers/multimodal.py, 0.11 on): only processors of models the backend supports have it
+TRANSFORMERS_BACKEND_METHOD = "_get_num_multimodal_tokens"
 _NOT_PACKAGES = frozenset({"self", "cls", "super", "vllm", "os", "sys", "re", "json", "time", "math", "logger"})
 
 
@@ -264,6 +284,10 @@ def mismatched_package(event: LogEvent) -> str | None:
     if named and event.exception in ("AttributeError", "ImportError"):
         package = named["package"].split(".")[0]
         return package if package not in _NOT_PACKAGES else None
+    owned = _TRANSFORMERS_OBJECT.search(message) if event.exception == "AttributeError" else None
+    if owned and owned["name"] != TRANSFORMERS_BACKEND_METHOD:  # that method is OP-7.9's: the backend, not a version
+        # vLLM reads an attribute the installed transformers' tokenizer or processor lacks
+        return None if owned["cls"].endswith(_VLLM_WRAPPERS) else "transformers"
     if event.component == "transformers" and event.exception and not hasattr(builtins, event.exception):
         return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
     if event.exception != "TypeError" or not SIGNATURE.search(message) or not event.code:
@@ -278,6 +302,8 @@ def _api_finding(event: LogEvent, package: str) -> Finding:
         summary, actions = _caller_summary(event, package, caller), _caller_actions(package, caller)
     else:
         caller, summary, actions = "vLLM", _vllm_summary(event, package), _vllm_actions(package)
+        if REMOVED_IN_TRANSFORMERS_5 in (event.message or ""):
+            actions = [_TRANSFORMERS_5_ACTION, *actions]
     return RULE_API_MISMATCH.finding(
         Severity.CRITICAL if event.phase == "startup" else Severity.HIGH,
         f"{caller} calls {package} with an API the installed {package} version does not have ({event.exception})",
@@ -291,9 +317,14 @@ def _api_finding(event: LogEvent, package: str) -> Finding:
 def _vllm_summary(event: LogEvent, package: str) -> str:
     called = f" (`{event.code.strip()}`)." if event.code else "."
     return (
-        f"{event.message}. vLLM was written against another version of {package}: the call's signature or the name "
-        f"it imports differs in the one installed{called}"
+        f"{_sentence(event.message or '')} vLLM was written against another version of {package}: the call's "
+        f"signature, a name it imports or an attribute it reads differs in the one installed{called}"
     )
+
+
+def _sentence(text: str) -> str:
+    """The error's words closed as a sentence once (`… Did you mean: 'x'?` keeps its question mark)."""
+    return text if text.endswith((".", "?", "!")) else text + "."
 
 
 def _vllm_actions(package: str) -> list[str]:
@@ -338,8 +369,9 @@ RULE_API_MISMATCH = Rule(
         checks="An error no wording or catalog message knows, whose words are Python's for a changed API: a "
         "TypeError about a call's arguments (unexpected keyword, positional-only passed as keyword, too many or "
         "missing positional arguments) raised where vLLM's code calls into another package (the source line "
-        "under the traceback's last frame names it), `module 'X' has no attribute`, or `cannot import name … "
-        "from 'X'`.",
+        "under the traceback's last frame names it), `module 'X' has no attribute`, `cannot import name … "
+        "from 'X'`, or an attribute a transformers tokenizer or processor lacks (`'Qwen2VLProcessor' object has no "
+        "attribute 'image_token'`; transformers 5's `Qwen2Tokenizer has no attribute all_special_tokens_extended`).",
         why="vLLM calls transformers, tokenizers, structured-output and kernel libraries at the versions it "
         "requires; installed at another version their signatures differ, and the error names the call, not the "
         "version.",
@@ -356,7 +388,18 @@ RULE_API_MISMATCH = Rule(
 # --- OP-7.9 the model served through vLLM's generic Transformers backend -----------------------------
 
 
+def _processor_lacking_backend_method(event: LogEvent) -> str | None:
+    """The processor class of an AttributeError for the Transformers backend's token-counting method."""
+    named = _TRANSFORMERS_OBJECT.search(event.message or "")
+    lacking = event.exception == "AttributeError" and named and named["name"] == TRANSFORMERS_BACKEND_METHOD
+    return named["cls"] if lacking else None
+
+
 def _check_transformers_backend(facts: Facts) -> list[Finding]:
+    for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        processor = _processor_lacking_backend_method(event)
+        if processor is not None:
+            return [_transformers_backend_finding(event, processor)]
     events = facts.events_of(LogEventKind.TRANSFORMERS_BACKEND)
     asked = facts.config is not None and (facts.config.flags.get("--model-impl") or "").lower() == "transformers"
     if not events or asked:
@@ -383,6 +426,30 @@ def _check_transformers_backend(facts: Facts) -> list[Finding]:
     ]
 
 
+def _transformers_backend_finding(event: LogEvent, processor: str) -> Finding:
+    """vLLM has no implementation of its own for the model and ran it through its Transformers backend, which counts
+    each image's tokens with a processor method that only processors of supported models define."""
+    return RULE_TRANSFORMERS_BACKEND.finding(
+        Severity.CRITICAL,
+        f"vLLM ran the model through its Transformers backend, which needs {processor}.{TRANSFORMERS_BACKEND_METHOD}: "
+        "this vLLM has no implementation of the model's architecture, and the fallback cannot serve it",
+        summary="A model whose architecture vLLM does not implement falls back to the Transformers backend; for a "
+        "multimodal model it asks the Hugging Face processor how many tokens each image or video takes, through a "
+        "method only the processors of models that backend supports define. This processor has none, so the "
+        "model is served neither way by the installed versions.",
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[
+            "Serve the model with a vLLM release that implements its architecture (vLLM's supported-models page per "
+            "release): vLLM dropped some, e.g. MllamaForConditionalGeneration (Llama 3.2 Vision) after 0.10.2 "
+            "(vllm#27198; its registry's table of previously supported models says so), and newer models arrive "
+            "release by release.",
+            "Or upgrade transformers, if its release notes add this processor to the Transformers backend's "
+            "supported models.",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE_TRANSFORMERS_BACKEND = Rule(
     code="OP-7.9",
     title="model served through vLLM's generic Transformers backend",
@@ -391,7 +458,9 @@ RULE_TRANSFORMERS_BACKEND = Rule(
     needs=("events",),
     page=RulePage(
         checks="A traceback frame in vllm/model_executor/models/transformers (the file, or the package of later "
-        "releases), or vLLM's `Using Transformers (modeling) backend.`, without --model-impl transformers.",
+        "releases), or vLLM's `Using Transformers (modeling) backend.`, without --model-impl transformers; a "
+        "processor lacking the backend's `_get_num_multimodal_tokens` (vllm#27198: MllamaProcessor on 0.11.0) is "
+        "the backend failing a multimodal model, whatever the flag.",
         why="vLLM falls back to the Transformers backend only for an architecture it does not implement: the "
         "installed vLLM predates the model, and the backend's memory and speed are not the native ones.",
         example="Qwen3-VL-235B on vLLM 0.10.2: the traceback built the model in models/transformers.py and ran out "

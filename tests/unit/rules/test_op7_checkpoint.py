@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_checkpoint
 from rules.evaluate import evaluate
@@ -181,3 +183,21 @@ def test_a_bare_keyerror_on_a_gguf_metadata_key_is_the_file_missing_that_field()
     # a checkpoint tensor's name is OP-7.21's, not a GGUF field
     tensor = parse_lines(["KeyError: 'layers.0.mlp.down_proj.weight'"]).events
     assert op7_checkpoint.RULE_GGUF_METADATA.evaluate(Facts(events=tensor)) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "KeyError: 'layers.13.mlp.experts.w13_weight'",  # vllm PR #44953, verbatim: Qwen3.5 with expert parallel
+        "ERROR [multiproc_executor.py:870] KeyError: 'layers.0.ffn.experts.w13_input_scale'",  # vllm#43454, verbatim
+    ],
+)
+def test_a_fused_expert_parameter_vllm_named_itself_is_the_moe_layer_and_its_loader_disagreeing(line):
+    top = evaluate(_facts([line])).findings[0]
+    assert top.rule == "OP-7.21" and "fused-MoE layer it built has no parameter for" in top.title
+    assert top.actions[0].startswith("If --moe-backend is forced, drop it") and not top.changes
+    told = Facts(events=_facts([line]).events, config=ServerConfig(flags={"--moe-backend": "deep_gemm_mega_moe"}))
+    [finding] = op7_checkpoint.RULE_UNLOADABLE_TENSOR.evaluate(told)
+    assert [(c.flag, c.current, c.proposed) for c in finding.changes] == [("--moe-backend", "deep_gemm_mega_moe", "")]
+    # a router gate or a shared expert is a checkpoint tensor, not a fused parameter
+    assert evaluate(_facts(["KeyError: 'layers.0.mlp.experts.gate'"])).findings[0].rule == "VC-2"

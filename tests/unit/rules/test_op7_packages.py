@@ -237,3 +237,28 @@ def test_another_section_of_the_tokenizer_json_is_named_without_the_merges_story
     [finding] = op7_packages.RULE_TOKENIZER_FILE.evaluate(Facts(events=events.events))
     assert "its pre-tokenizer does not parse" in finding.title and "0.20" not in finding.title
     assert finding.confidence < 0.85
+
+
+def test_an_attribute_a_transformers_tokenizer_or_processor_lacks_is_a_transformers_version_mismatch():
+    # QwenLM/Qwen3-VL#2058, verbatim: transformers 5.3.0 removed it (4.57.6 fixed it); vllm#12542, verbatim
+    removed = (
+        "(APIServer pid=75487) AttributeError: Qwen2Tokenizer has no attribute all_special_tokens_extended. Did you "
+        "mean: 'num_special_tokens_to_add'?"
+    )
+    [finding] = op7_packages.RULE_API_MISMATCH.evaluate(_facts(removed))
+    assert "calls transformers with an API" in finding.title and "transformers<5" in finding.actions[0]
+    older = "ERROR 01-29 10:24:29 core.py:208] AttributeError: 'Qwen2VLProcessor' object has no attribute 'image_token'"
+    [finding] = op7_packages.RULE_API_MISMATCH.evaluate(_facts(older))
+    assert "calls transformers with an API" in finding.title and finding.actions[0].startswith("Install the")
+    # vLLM's own tokenizer wrapper is not transformers'
+    own = "AttributeError: 'MistralTokenizer' object has no attribute 'chat_template'"
+    assert op7_packages.RULE_API_MISMATCH.evaluate(_facts(own)) == []
+
+
+def test_a_processor_without_the_transformers_backends_token_count_is_an_architecture_this_vllm_lacks():
+    # vllm#27198, verbatim: Llama 3.2 Vision on 0.11.0, which had dropped Mllama (its registry: until 0.10.2)
+    line = "AttributeError: 'MllamaProcessor' object has no attribute '_get_num_multimodal_tokens'"
+    [finding] = op7_packages.RULE_TRANSFORMERS_BACKEND.evaluate(_facts(line))
+    assert finding.severity.value == "critical" and "MllamaProcessor._get_num_multimodal_tokens" in finding.title
+    assert "0.10.2" in finding.actions[0]
+    assert op7_packages.RULE_API_MISMATCH.evaluate(_facts(line)) == []
