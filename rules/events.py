@@ -529,6 +529,9 @@ class LogEventKind(str, Enum):
     # 'vllm.entrypoints.openai.api_server' (ModuleNotFoundError: No module named 'vllm')"; message: the module not
     # found, component: the module `-m` asked for, exception: the error's class
     MODULE_NOT_FOUND = "module_not_found"
+    # vllm/version.py's warning that vllm/_version.py (setuptools-scm writes it when the package is built) is missing:
+    # "…/vllm/__init__.py:5: RuntimeWarning: Failed to read commit hash:"; component: the file that imported it
+    VLLM_VERSION_UNBUILT = "vllm_version_unbuilt"
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
     GGUF_READ_AS_CONFIG = "gguf_read_as_config"
@@ -1401,6 +1404,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
+    LogEventKind.VLLM_VERSION_UNBUILT: ("component",),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.UNAUTHORIZED: ("message", "component"),
     LogEventKind.SERVER_ERROR_RESPONSE: ("message", "component"),

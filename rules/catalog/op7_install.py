@@ -47,7 +47,33 @@ def _check_own_module(facts: Facts) -> list[Finding]:
         named = _COMPILED_NAME.search(event.message or "")
         if named:
             return [_compiled_finding(event, f"{named['package']}.{named['name']}")]
-    return []
+    unbuilt = facts.events_of(LogEventKind.VLLM_VERSION_UNBUILT)
+    return [_unbuilt_tree_finding(unbuilt[0])] if unbuilt else []
+
+
+def _unbuilt_tree_finding(event: LogEvent) -> Finding:
+    """vllm/_version.py is written when the package is built (setuptools-scm); a tree without it was never built, so
+    its compiled kernels are most likely missing too (vllm#15592: `No module named 'vllm._C'` followed)."""
+    where = event.component or ""
+    root = where.rsplit("/vllm/", 1)[0] + "/vllm" if "/vllm/" in where else None
+    return RULE_OWN_MODULE.finding(
+        Severity.HIGH,
+        "the vllm Python imported has no _version.py"
+        + (f" ({root})" if root else "")
+        + ": a source tree that was never built or installed, so its compiled kernels are most likely missing too",
+        summary="Building vLLM's package writes vllm/_version.py (setuptools-scm); vllm/version.py warns `Failed to "
+        "read commit hash` when it is missing and calls itself version dev. A wheel or a built checkout has it: "
+        "this vllm is Python source on the path (a checkout, or the working directory), and the first import of "
+        "its kernels (vllm._C) fails next.",
+        evidence=[c.log_evidence(event, name="vLLM's version file missing", value=where or None)],
+        actions=[
+            "Check which vllm Python imports: `python -c 'import vllm; print(vllm.__file__)'`; run from outside a "
+            "source checkout, or install vLLM's wheel (`pip install vllm` on Linux).",
+            "To work on the checkout, build it: `VLLM_USE_PRECOMPILED=1 pip install -e .` (Python-only changes, the "
+            "matching wheel's kernels) or `pip install -e .` (compiles them; CUDA toolkit needed).",
+        ],
+        confidence=0.75,
+    )
 
 
 def importer_of(path: str) -> str | None:
@@ -178,7 +204,9 @@ RULE_OWN_MODULE = Rule(
         checks="Python's `No module named 'vllm.X'` (ModuleNotFoundError or ImportError); whether the traceback's last "
         "frame is under site-packages (an install) or elsewhere (a source checkout). A compiled extension "
         "(`vllm._C`, `vllm._moe_C`, `vllm.cumem_allocator`; also as `cannot import name '_C' from 'vllm'`) is a vllm "
-        "without its kernels: a source tree never built, or a platform vLLM publishes no wheel for.",
+        "without its kernels: a source tree never built, or a platform vLLM publishes no wheel for; "
+        "vllm/version.py's `RuntimeWarning: Failed to read commit hash` (no vllm/_version.py, which a build writes) "
+        "is such a tree before its kernels are imported.",
         why="No other package's version fixes a module vLLM itself lacks: the tree Python imported is incomplete or "
         "not the installed one.",
         example="`from vllm.benchmarks.serve import add_cli_args, main` / `ModuleNotFoundError: No module named "

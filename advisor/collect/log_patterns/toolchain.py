@@ -222,6 +222,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3',(?: '-I[^']*',)* '-shared'",
         _triton_build,
     ),
+    wording(  # vllm/version.py (read in 0.32; vllm#15592 on 0.8): vllm/_version.py, which a build writes, is missing
+        ("Failed to read commit hash",),
+        K.VLLM_VERSION_UNBUILT,
+        r"(?:(?P<file>\S+\.py):\d+: )?RuntimeWarning: Failed to read commit hash",
+        lambda m: {"component": m["file"]},
+    ),
     wording(  # the interpreter's `python -m MODULE` when the module's package is not importable
         ("Error while finding module specification for",),
         K.MODULE_NOT_FOUND,

@@ -79,3 +79,13 @@ def test_a_missing_compiled_extension_is_a_vllm_without_its_kernels():
         _facts(["ModuleNotFoundError: No module named 'vllm.benchmarks.serve'"])
     )
     assert "compiled" not in finding.title
+
+
+def test_vllms_missing_version_file_is_an_unbuilt_tree_before_its_kernels_fail():
+    # vllm#15592, verbatim: vLLM run from a source directory; `No module named 'vllm._C'` came next
+    warning = "/mnt/qy-test/envs/vllm/vllm/__init__.py:5: RuntimeWarning: Failed to read commit hash:"
+    [finding] = op7_install.RULE_OWN_MODULE.evaluate(_facts([warning]))
+    assert finding.title.startswith("the vllm Python imported has no _version.py (/mnt/qy-test/envs/vllm/vllm)")
+    assert "pip install -e ." in finding.actions[1]
+    both = evaluate(_facts([warning, "ModuleNotFoundError: No module named 'vllm._C'"])).findings
+    assert both[0].rule == "OP-7.16" and "(vllm._C)" in both[0].title  # the failure itself leads when pasted

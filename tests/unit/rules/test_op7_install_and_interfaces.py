@@ -22,6 +22,7 @@ from rules.catalog import (
     op7_rdma_transport,
     op7_setup_platform,
     op7_transformers_loaders,
+    op7_uvloop,
     op7_xformers_build,
 )
 from rules.evaluate import evaluate
@@ -174,6 +175,14 @@ def test_a_hybrid_mamba_page_assert_alone_names_speculative_decoding_and_sees_it
     assert "while --speculative-config is set" in seen.title
 
 
+def test_uvloop_missing_names_both_hosts_and_a_windows_path_makes_it_the_platforms():
+    top = _top("ModuleNotFoundError: No module named 'uvloop'")  # SystemPanic/vllm-windows#45, verbatim
+    assert top.rule == "OP-7.137" and "a Windows host or an install made without dependencies" in top.title
+    assert top.actions[0].startswith("On Windows: run vLLM under WSL 2") and "--no-deps" in top.actions[1]
+    frame = '  File "C:\\Users\\me\\Lib\\site-packages\\vllm\\entrypoints\\cli\\main.py", line 1, in <module>'
+    assert _top(frame, "ModuleNotFoundError: No module named 'uvloop'").rule == "OP-7.62"
+
+
 def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piece():
     line = (  # flashinfer-ai/flashinfer#3486, verbatim
         "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the deployment configuration since "
@@ -206,6 +215,7 @@ def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piec
         (op7_helm_chart.RULE, "Error: INSTALLATION FAILED: cannot re-use a name that is still in use"),
         (op6_draft_vocab.RULE, "assert len(vocab_sizes) == 2"),
         (op6_mamba_page.RULE, "assert self.page_size >= page_size"),
+        (op7_uvloop.RULE, "ModuleNotFoundError: No module named 'uvloop_ext'"),
         (op2_moe_backend.RULE, "ValueError: Unsupported MoE backend: FOO"),
     ],
 )
