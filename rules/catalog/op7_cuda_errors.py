@@ -249,7 +249,8 @@ RULE = Rule(
         "`CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN's `CUDNN_STATUS_NOT_INITIALIZED`; Triton's `Triton Error [CUDA]: out "
         "of memory`; the line a kernel prints when its own assertion fails before a device-side assert "
         "(`Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < "
-        "srcSelectDimSize` failed.`, any kernel's file, block, thread and expression).",
+        "srcSelectDimSize` failed.`, any kernel's file, block, thread and expression); PyTorch's `Search for "
+        "`cudaErrorAssert' in https://docs.nvidia.com/…` after any of them, by the runtime's name for it.",
         why="Each CUDA error code says where to look (the CUDA Runtime API's cudaError enum); without it a person "
         "reads the traceback's frame, which is only where CUDA noticed.",
         example="`RuntimeError: CUDA error: invalid device ordinal` from a server started with "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
+from rules.catalog.op7_cuda_errors import ERRORS as CUDA_ERRORS
 from rules.events import (
     FLASHINFER_SAMPLER,
     SHELL_REPORTED,
@@ -34,6 +35,10 @@ _CAPTURE_OTHER = (
     r"would make the legacy stream depend on a capturing blocking stream|operation not permitted on an event last "
     r"recorded in a capturing stream"
 )
+
+
+# CUDA runtime error codes by name (`cudaErrorAssert`), for the errors OP-7.46 explains: the key it reads them by
+CUDA_ERROR_KEYS = {error.name: key for key, error in CUDA_ERRORS.items() if re.fullmatch(r"cudaError\w+", error.name)}
 
 
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
@@ -390,6 +395,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Search for `(?P<code>cudaError(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))' in "
         r"https://docs\.nvidia\.com/",
         lambda m: {"message": f"CUDA error: {KERNEL_FAULT_WORDS[m['code']]}"},
+    ),
+    wording(  # the same line for the runtime's other errors OP-7.46 knows by name (`Search for `cudaErrorAssert' …`,
+        # vllm#31709: the only line of a device-side assert its reporter's log kept whole)
+        ("Search for `cudaError",),
+        K.CUDA_RUNTIME_ERROR,
+        rf"Search for `(?P<code>{'|'.join(CUDA_ERROR_KEYS)})' in https://docs\.nvidia\.com/",
+        lambda m: {"message": CUDA_ERROR_KEYS[m["code"]]},
     ),
     wording(  # a HIP kernel's own assertion, printed by the device with the kernel's source file (ROCm/vllm#527: vLLM's
         # skinny GEMM: `csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_(…): Device-side assertion `false'

@@ -166,3 +166,17 @@ def test_nccls_own_cuda_check_inside_graph_capture_is_the_capture_failure():
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.46" and "broke the CUDA graph vLLM was capturing" in top.title
     assert top.changes[0].flag == "--enforce-eager"
+
+
+def test_pytorchs_search_for_line_names_the_error_by_its_runtime_code():
+    # vllm#31709, verbatim: the only whole line of a device-side assert its reporter's log kept
+    line = (
+        "^[[1;36m(EngineCore_DP0 pid=43065)^[[0;0m ERROR 01-04 04:31:09 [core.py:844] Search for `cudaErrorAssert' in "
+        "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.^M"
+    )
+    top = _findings(line)[0]
+    assert top.rule == "OP-7.46" and "(cudaErrorAssert)" in top.title
+    launch = "Search for `cudaErrorLaunchTimeout' in https://docs.nvidia.com/cuda/cuda-runtime-api/index.html for more"
+    assert "(cudaErrorLaunchTimeout)" in _findings(launch)[0].title
+    unknown = "Search for `cudaErrorNotPermitted' in https://docs.nvidia.com/cuda/cuda-runtime-api/index.html for more"
+    assert not RULE.evaluate(Facts(events=parse_lines([unknown]).events))
