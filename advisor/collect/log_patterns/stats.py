@@ -17,14 +17,14 @@ from rules.events import LogEventKind as K
 def _stats_fields(match: re.Match[str]) -> Fields:
     """The periodic stats line: 0.8.0 (no prefix), `Engine 000:`, DP-aggregated, V0 (Pending); a line a
     person pasted cut after its throughputs has no queue fields (running and waiting unknown)."""
-    text = match.string
+    text, groups = match.string, match.groupdict()
     fields: Fields = {
-        "engine": match.group("engine") or ("all" if match.group("engines") else None),
-        "prompt_throughput_tps": to_float(match.group("prompt")),
-        "generation_throughput_tps": to_float(match.group("gen")),
-        "running": to_int(match.group("running")),
-        "waiting": to_int(match.group("waiting")),
-        "swapped": to_int(match.group("swapped")),  # V0's requests preempted to CPU
+        "engine": groups.get("engine") or ("all" if groups.get("engines") else None),
+        "prompt_throughput_tps": to_float(groups.get("prompt")),
+        "generation_throughput_tps": to_float(groups.get("gen")),
+        "running": to_int(groups.get("running")),
+        "waiting": to_int(groups.get("waiting")),
+        "swapped": to_int(groups.get("swapped")),  # V0's requests preempted to CPU
     }
     optional = {
         "deferred": (r"Deferred: (\d+) reqs", to_int),
@@ -71,6 +71,14 @@ PATTERNS: tuple[Pattern, ...] = (
         # a pasted line cut after the throughputs still tells them; the queue is then unknown
         r"(?:, Running: (?P<running>\d+) reqs, (?:Swapped: (?P<swapped>\d+) reqs, Pending|Waiting): "
         r"(?P<waiting>\d+) reqs)?",
+        _stats_fields,
+    ),
+    wording(  # the same line pasted from its queue on, without the throughputs (vllm#39863: `Running: 0 reqs,
+        # Waiting: 3 reqs, GPU KV cache usage: 0.0%`); the KV usage after the queue tells it from other counts
+        ("Running: ",),
+        K.STATS_LINE,
+        r"^Running: (?P<running>\d+) reqs, (?:Swapped: (?P<swapped>\d+) reqs, Pending|Waiting): (?P<waiting>\d+) reqs"
+        r"(?=.*KV cache usage: [\d.]+%)",
         _stats_fields,
     ),
     wording(  # V1's first release (v1/engine/core.py 0.6.6) logged only its queue, every 5 s

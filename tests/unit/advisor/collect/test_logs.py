@@ -792,6 +792,20 @@ def test_v1s_first_queue_line_is_a_stats_line_of_its_own():
     ]
 
 
+def test_a_stats_line_pasted_from_its_queue_on_is_still_a_stats_line():
+    # vllm#39863, verbatim (V1), and V0's order; a count without the KV usage after it is not read as one
+    v1, v0 = (
+        "Running: 0 reqs, Waiting: 3 reqs, GPU KV cache usage: 0.0%",
+        ("Running: 2 reqs, Swapped: 1 reqs, Pending: 5 reqs, GPU KV cache usage: 99.1%, CPU KV cache usage: 3.0%."),
+    )
+    events = parse_lines([v1, v0]).events
+    assert [(e.kind, e.running, e.waiting, e.swapped, e.kv_usage) for e in events] == [
+        (LogEventKind.STATS_LINE, 0, 3, None, 0.0),
+        (LogEventKind.STATS_LINE, 2, 5, 1, 0.991),
+    ]
+    assert all(e.kind != K.STATS_LINE for e in parse_lines(["Running: 3 reqs, Waiting: 1 reqs"]).events)
+
+
 def test_graph_capture_time_alone_keeps_the_graph_memory_read_before_it():
     lines = [
         "INFO 07-01 10:00:00 [gpu_model_runner.py:2708] Graph capturing finished in 18 secs, took 0.52 GiB",
