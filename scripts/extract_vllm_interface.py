@@ -103,6 +103,65 @@ def serve_flags(package: Path) -> set[str]:
     return flags
 
 
+def literal_aliases(package: Path) -> dict[str, list[str]]:
+    """Every module-level `Name = Literal[...]` (or `Name: TypeAlias = Literal[...]`) under vllm/config/, by name,
+    with aliases inside a Literal resolved (`KVRole = Literal[KVProducer, KVConsumer]`); values as text."""
+    raw: dict[str, ast.expr] = {}
+    for path in sorted((package / "config").rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            target = node.target if isinstance(node, ast.AnnAssign) else target
+            if isinstance(target, ast.Name) and node.value is not None and "Literal[" in ast.unparse(node.value):
+                raw.setdefault(target.id, node.value)
+    resolved: dict[str, list[str]] = {}
+    for name in raw:
+        resolved[name] = _literal_values(raw[name], raw, set())
+    return {name: values for name, values in resolved.items() if values}
+
+
+def _literal_values(node: ast.expr, aliases: dict[str, ast.expr], seen: set[str]) -> list[str]:
+    """The values a Literal annotation allows, through aliases; an annotation that is not one allows none."""
+    values: list[str] = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Subscript) and ast.unparse(part.value).endswith("Literal"):
+            elements = part.slice.elts if isinstance(part.slice, ast.Tuple) else [part.slice]
+            for element in elements:
+                if isinstance(element, ast.Constant) and element.value is not None:
+                    values.append(str(element.value))
+                elif isinstance(element, ast.Name) and element.id in aliases and element.id not in seen:
+                    values += _literal_values(aliases[element.id], aliases, seen | {element.id})
+        elif isinstance(part, ast.Name) and part.id in aliases and part.id not in seen and part is node:
+            values += _literal_values(aliases[part.id], aliases, seen | {part.id})
+    return list(dict.fromkeys(values))
+
+
+def literal_flags(package: Path) -> list[dict[str, object]]:
+    """EngineArgs' fields that take only listed values (a Literal annotation, or an alias of one), each with its flag,
+    the config field it fills (`max_lora_rank: MaxLoRARanks = LoRAConfig.max_lora_rank`) and its values: a
+    pydantic `literal_error` lists the values and not the field, so the values name the flag."""
+    aliases = {
+        name: ast.parse(" | ".join(["Literal[" + ", ".join(map(repr, v)) + "]"]), mode="eval").body
+        for name, v in literal_aliases(package).items()
+    }
+    classes = classes_of(package, "engine")
+    found: dict[str, dict[str, object]] = {}
+    for cls in ARGUMENT_CLASSES[:2]:
+        node = classes.get(cls)
+        for stmt in node.body if node is not None else []:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            annotation = stmt.annotation
+            if isinstance(annotation, ast.Name) and annotation.id in aliases:
+                annotation = aliases[annotation.id]
+            values = _literal_values(annotation, aliases, set())
+            default = stmt.value
+            field = ast.unparse(default) if isinstance(default, ast.Attribute) else f"{cls}.{stmt.target.id}"
+            if len(values) > 1:
+                flag = "--" + stmt.target.id.replace("_", "-")
+                found.setdefault(flag, {"flag": flag, "field": field, "values": values})
+    return sorted(found.values(), key=lambda entry: str(entry["flag"]))
+
+
 def quantization_methods(package: Path) -> list[str]:
     """The names `--quantization` accepts: the `QuantizationMethods = Literal[...]` of the quantization package."""
     path = package / "model_executor" / "layers" / "quantization" / "__init__.py"
@@ -158,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     methods = quantization_methods(args.vllm)
     if "gptq" not in methods:
         return _error(f"{args.vllm}: no quantization methods found ({QUANTIZATION_LITERAL})")
+    literals = literal_flags(args.vllm)
+    if not any(entry["flag"] == "--max-lora-rank" for entry in literals):
+        return _error(f"{args.vllm}: no flags with listed values found (EngineArgs' Literal annotations)")
     parts = content_part_types(args.vllm)
     if "image_url" not in parts:
         return _error(f"{args.vllm}: no chat content part types found ({PART_PARSERS})")
@@ -169,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         "cli_flags": sorted(flags),
         "quantization_methods": methods,
         "content_part_types": parts,
+        "literal_flags": literals,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     version = document["vllm_version"]
     print(
         f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags, {len(methods)} quantization "
-        f"methods, {len(parts)} chat content part types of vLLM {version}"
+        f"methods, {len(parts)} chat content part types, {len(literals)} flags with listed values of vLLM {version}"
     )
     return 0
 

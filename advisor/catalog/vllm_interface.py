@@ -1,5 +1,5 @@
 """The names vLLM's interface knows (vllm_interface.json): its requests' fields, its command line's flags, its
-quantization methods and its chat content part types.
+quantization methods, its chat content part types and the values of the flags that take listed ones.
 
 Why: a misspelt request field (`stream_otpions`) is refused with "Extra inputs are not permitted" by releases
 whose request models forbid unknown fields and silently ignored by later ones, and a flag vLLM does not have
@@ -56,6 +56,22 @@ def part_type_instead(refused: str) -> str | None:
     if f"{name}_url" in content_part_types():
         return f"{name}_url"
     return _nearest(name, content_part_types(), CLOSE)
+
+
+def flags_taking(values: list[str]) -> list[str]:
+    """The flags whose listed values are these (a pydantic `literal_error` lists the values, not the field): the
+    flags of the newest release read that know nearly all of them (four in five) and whose own list they cover
+    in part (three in ten: later releases add values, 0.32's --kv-cache-dtype lists 19 where 0.8 listed 7); the
+    closest such, ties together; none when no flag comes close."""
+    said = {value.strip("'\" ") for value in values}
+    scored: list[tuple[float, str]] = []
+    for entry in _interface().get("literal_flags", []):
+        shared = len(said & set(entry["values"]))
+        precision, recall = shared / len(said) if said else 0.0, shared / len(entry["values"])
+        if precision >= 0.8 and recall >= 0.3:
+            scored.append((precision + recall, entry["flag"]))
+    best = max((score for score, _ in scored), default=None)
+    return [flag for score, flag in scored if score == best]
 
 
 def interface_release() -> str:

@@ -185,6 +185,8 @@ def _check_value(facts: Facts) -> list[Finding]:
         return [_missing_value(event, flag)]
     if event.message == "invalid_choice":
         return [_invalid_choice(event, flag)]
+    if event.message == "config_choice":
+        return [_config_choice(event, flag)]
     return [_invalid_value(event, flag)]
 
 
@@ -217,6 +219,64 @@ def _invalid_choice(event: LogEvent, flag: str) -> Finding:
         "otherwise, or that a later (or earlier) vLLM release added, is refused by this one.",
         evidence=[c.log_evidence(event, name="value refused", value=value)],
         actions=[f"Give {flag} one of: {choices}" + (f"; {close[0]} is the nearest to {value!r}." if close else ".")],
+        confidence=0.85,
+    )
+
+
+def _config_choice(event: LogEvent, flag: str) -> Finding:
+    """A config field's value outside its Literal, refused by pydantic: the least listed value above a number (a
+    limit the value must reach, such as an adapter's rank), else the nearest spelling."""
+    value, choices = (
+        event.argument_value or "",
+        [choice.strip() for choice in (event.accepted_instead or "").split(",")],
+    )
+    numbers = sorted(int(choice) for choice in choices if choice.isdigit())
+    above = next((n for n in numbers if value.isdigit() and n >= int(value)), None)
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5) if above is None else []
+    instead = str(above) if above is not None else close[0] if close else None
+    first_flag = flag.split(" or ")[0]
+    changes = (
+        [
+            ConfigChange(
+                flag=first_flag,
+                current=value,
+                proposed=instead,
+                reason="the least value vLLM lists that is at least the one given"
+                if above is not None
+                else "the listed value nearest the one given",
+            )
+        ]
+        if instead is not None and " or " not in flag
+        else []
+    )
+    return RULE_VALUE.finding(
+        Severity.CRITICAL,
+        f"vLLM's configuration refused {flag} {value if value.isdigit() else repr(value)}: it takes only the values "
+        "it lists"
+        + (
+            f" ({instead} is the least above it)"
+            if above is not None
+            else f" (did you mean {instead!r}?)"
+            if instead
+            else ""
+        ),
+        summary=f"The field behind {flag} is typed with a fixed list of values ({', '.join(choices)}); pydantic "
+        "refuses any other when vLLM builds its configuration, from the command line, the LLM class or code that "
+        "builds vLLM's configs itself.",
+        evidence=[c.log_evidence(event, name="value refused", value=value)],
+        changes=changes,
+        actions=[
+            f"Give {flag} one of: {', '.join(choices)}"
+            + (
+                f"; for a limit such as an adapter's rank, the least listed value at or above it ({instead}) fits."
+                if above is not None
+                else f"; {instead} is the nearest to {value!r}."
+                if instead
+                else "."
+            ),
+            "Where a framework sets it from something else (an adapter's rank, a model's config), round up to a "
+            "listed value there (vllm-project/vllm-omni PR #1397: a rank-48 adapter needs --max-lora-rank 64).",
+        ],
         confidence=0.85,
     )
 
@@ -268,7 +328,9 @@ RULE_VALUE = Rule(
     needs=("events",),
     page=RulePage(
         checks="argparse's `error: argument <flag>: invalid <type> value: '<v>'`, `… invalid choice: '<v>' (choose "
-        "from …)` and `… expected one argument`.",
+        "from …)` and `… expected one argument`; pydantic's `Input should be A, B or C [type=literal_error, "
+        "input_value=…]` for a config field with listed values, the flag named by the values (EngineArgs' Literal "
+        "annotations in vLLM 0.32, advisor/catalog/vllm_interface.json).",
         why="One flag's value refused stops the whole start; an empty value is most often a variable that expanded "
         "to nothing in a container's command.",
         example="`vllm: error: argument --tensor-parallel-size/-tp: expected one argument` from a pod whose args said "

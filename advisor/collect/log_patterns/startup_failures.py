@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.catalog.vllm_interface import is_flag, nearest_flag
+from advisor.catalog.vllm_interface import flags_taking, is_flag, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
 from rules.events import NVML_ASSERT_OOM, OomPhase
@@ -110,6 +110,22 @@ def _value_refused(match: re.Match[str]) -> Fields:
     }
 
 
+def _config_value_refused(match: re.Match[str]) -> Fields | None:
+    """pydantic refusing a config field's value outside its Literal (the LLM class, a YAML config, code that builds
+    vLLM's configs): the error lists the values, not the flag, so the values name it; none named, no event (a
+    request's schema refuses values in the same words, OP-5.28's)."""
+    allowed = [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
+    flags = flags_taking(allowed)
+    if not flags:
+        return None
+    return {
+        "component": " or ".join(flags),
+        "message": "config_choice",
+        "argument_value": match["value"].strip("'\""),
+        "accepted_instead": ", ".join(allowed),
+    }
+
+
 PATTERNS: tuple[Pattern, ...] = (
     wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it
         ("error: unrecognized arguments: ",),
@@ -173,6 +189,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error: argument (?P<flag>-[\w-]+)(?:/-[\w-]+)*: (?:invalid (?P<type>\w+) value: '(?P<value>[^']*)'"
         r"|invalid choice: '(?P<choice>[^']*)' \(choose from (?P<choices>.*)\)|(?P<missing>expected one argument))",
         _value_refused,
+    ),
+    wording(  # pydantic's words for a value outside a config field's Literal (vllm-project/vllm-omni PR #1397: a
+        # rank-48 adapter made max_lora_rank 48, which LoRAConfig's MaxLoRARanks does not list)
+        ("type=literal_error",),
+        K.ARG_VALUE_REFUSED,
+        r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+",
+        _config_value_refused,
     ),
     wording(
         ("To serve at least one request",),

@@ -132,6 +132,33 @@ def test_a_flags_value_refused_says_missing_wrong_type_or_not_a_choice():
     assert choice[0].title.endswith("not one of its choices (did you mean 'bfloat16'?)")
 
 
+def test_a_config_value_outside_its_listed_values_is_named_by_the_values_with_the_one_to_give():
+    # vllm-project/vllm-omni PR #1397, verbatim (pytest's prefix kept): a rank-48 adapter made max_lora_rank 48
+    rank = (
+        "E         Input should be 1, 8, 16, 32, 64, 128, 256, 320 or 512 [type=literal_error, input_value=48, "
+        "input_type=int]"
+    )
+    [finding] = op7_command.RULE_VALUE.evaluate(_facts(rank))
+    assert finding.title.startswith("vLLM's configuration refused --max-lora-rank 48: it takes only the values")
+    assert [(c.flag, c.current, c.proposed) for c in finding.changes] == [("--max-lora-rank", "48", "64")]
+    # an older release's list (no fp8_ds_mla …) still names the flag, and a misspelling gets the nearest value
+    dtype = (
+        "  Input should be 'auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2' or 'fp8_inc' "
+        "[type=literal_error, input_value='fp8_e4m3fn', input_type=str]"
+    )
+    [finding] = op7_command.RULE_VALUE.evaluate(_facts(dtype))
+    assert [(c.flag, c.proposed) for c in finding.changes] == [("--kv-cache-dtype", "fp8_e4m3")]
+    # two flags with one list: both named, no change chosen between them; a request's roles are no flag's
+    mamba = (
+        "Input should be 'auto', 'float32', 'float16' or 'bfloat16' [type=literal_error, input_value='fp8', "
+        "input_type=str]"
+    )
+    [finding] = op7_command.RULE_VALUE.evaluate(_facts(mamba))
+    assert "--mamba-cache-dtype or --mamba-ssm-cache-dtype" in finding.title and not finding.changes
+    roles = "Input should be 'user' or 'assistant' [type=literal_error, input_value='system', input_type=str]"
+    assert op7_command.RULE_VALUE.evaluate(_facts(roles)) == []
+
+
 def test_a_program_not_on_the_path_is_named_with_what_its_absence_means():
     runc = (
         'Error: failed to start container "vllm": Error response from daemon: OCI runtime create failed: '

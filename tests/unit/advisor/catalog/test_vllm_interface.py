@@ -92,3 +92,12 @@ def test_a_refused_content_part_type_finds_the_one_vllm_takes(refused: str, inst
 
 def test_a_known_or_unlike_content_part_type_finds_nothing():
     assert vllm_interface.part_type_instead("text") is None and vllm_interface.part_type_instead("document") is None
+
+
+def test_flags_with_listed_values_are_found_by_their_values_even_from_an_older_release():
+    assert vllm_interface.flags_taking(["1", "8", "16", "32", "64", "128", "256", "320", "512"]) == ["--max-lora-rank"]
+    assert vllm_interface.flags_taking(["8", "16", "32", "64", "128", "256", "320", "512"]) == ["--max-lora-rank"]
+    assert vllm_interface.flags_taking(["'auto'", "'half'", "'float16'", "'bfloat16'", "'float'", "'float32'"]) == [
+        "--dtype"
+    ]
+    assert vllm_interface.flags_taking(["none", "auto", "required"]) == []  # a request's tool_choice, no flag's
