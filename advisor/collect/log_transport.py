@@ -36,7 +36,11 @@ from advisor.collect.pasted_text import SHARED_PREFIX_CHARS, error_body_message
 # `--output=jsonl` (`line`), Splunk (`_raw`).
 SHIPPER_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload", "line", "_raw")
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A terminal colour code: the escape itself, as a viewer shows it in caret notation (`^[[0;36m`, a copy from less or
+# an editor), or replaced by U+FFFD (`\ufffd[0;36m`, a web log viewer that could not show it: vllm PR #51654's CI log).
+# The shown forms need a number (`^[[0m`), so text such as a regex's `^[[a-z]` stays.
+_ANSI = re.compile(r"(?:\x1b\[[0-9;?]*|(?:\^\[|\ufffd)\[[0-9;?]+)[A-Za-z]")
+_ANSI_STARTS = ("\x1b", "^[[", "\ufffd[")
 # What chat tools and Markdown put in front of a quoted line: `> `, Slack's and GitHub's quote bars.
 _QUOTE_CHARS = frozenset(">▎│┃")
 _QUOTE_MARK = re.compile(r"^\s*(?:[>▎│┃]\s?)+")
@@ -308,7 +312,7 @@ def _bare(line: str, seen: Counter[str] | None) -> str:
     line = line.rstrip("\r\n")
     if not line.isascii():
         line = line.translate(_UNICODE_SPACES)
-    if "\x1b" in line:
+    if any(start in line for start in _ANSI_STARTS):
         line = _ANSI.sub("", line)
         if seen is not None:
             seen["terminal colours"] += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
-from rules.catalog import op5_request_json
+from rules.catalog import op5_request_json, op5_request_shape
 from rules.evaluate import evaluate
 from rules.facts import Facts
 
@@ -40,3 +40,17 @@ def test_the_api_servers_own_log_of_a_json_error_in_a_chat_request_is_the_same_r
     )
     top = evaluate(_facts([line])).findings[0]
     assert top.rule == "OP-5.47" and "line 1, column 1" in top.title
+
+
+def test_a_request_that_is_not_a_json_object_is_the_clients_in_the_api_server_only():
+    # vllm PR #51654, verbatim (a CI log that showed the escape as U+FFFD): a string body sent to /v1/chat/completions
+    line = (
+        "2026-08-07T10:43:01.3393747Z \ufffd[0;36m(APIServer pid=1)\ufffd[0;0m AttributeError: 'str' object has no "
+        "attribute 'get'"
+    )
+    [finding] = op5_request_shape.RULE.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith("a request sent a string where vLLM expects a JSON object")
+    assert "PR #51654" in finding.actions[1]
+    # the same words with nothing to say they were the API server's are left to VC-2
+    bare = "AttributeError: 'str' object has no attribute 'get'"
+    assert op5_request_shape.RULE.evaluate(Facts(events=parse_lines([bare]).events)) == []

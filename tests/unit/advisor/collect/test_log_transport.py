@@ -342,3 +342,11 @@ def test_an_exception_written_after_a_progress_bars_last_redraw_is_read_as_its_o
     ]
     kinds = [event.kind for event in parse_lines([line]).events]
     assert kinds == [K.OFFLINE_PROGRESS, K.NAN_PROBABILITIES]
+
+
+@pytest.mark.parametrize("escape", ["\x1b", "^[", "\ufffd"])
+def test_terminal_colours_go_whether_the_escape_was_kept_shown_in_caret_notation_or_replaced(escape):
+    # vllm PR #51654's CI log showed the escape as U+FFFD; vllm#31709's copy as `^[`
+    line = f"{escape}[0;36m(APIServer pid=1){escape}[0;0m AttributeError: 'str' object has no attribute 'get'"
+    assert opened(line) == ["(APIServer pid=1) AttributeError: 'str' object has no attribute 'get'"]
+    assert opened("a regex ^[[a-z]] and \ufffd alone stay") == ["a regex ^[[a-z]] and \ufffd alone stay"]
