@@ -40,15 +40,14 @@ _MODULE_ATTRIBUTE = re.compile(r"module '(?P<package>[\w.]+)' has no attribute '
 _IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<package>[\w.]+)'")
 # The package a source line calls into (`err = llguidance.LLMatcher.validate_grammar(`), not an object's own.
 _CALLED = re.compile(r"(?<![\w.])(?P<package>[a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
-# transformers' tokenizers and processors by their class names, when an AttributeError names one: Python's words
-# (`'Qwen2VLProcessor' object has no attribute 'image_token'`, vllm#12542) or the tokenizer's own __getattr__
-# (`Qwen2Tokenizer has no attribute all_special_tokens_extended`: transformers 5 removed it, QwenLM/Qwen3-VL#2058).
-# vLLM's own wrappers (its MistralTokenizer, a tokenizer group) are not transformers' classes.
+# A tokenizer's or processor's missing attribute by its class name: Python's words (`'MllamaProcessor' object has no
+# attribute '_get_num_multimodal_tokens'`) or a tokenizer's own __getattr__ (`Qwen2Tokenizer has no attribute …`).
+# Most such attributes are a model family's own (the original Qwen tokenizer's im_start_id, qwen-vllm#8; a remote
+# tokenizer without `vocab` under a tool parser, zai-org/GLM-4#579), not transformers' API: only those below are read.
 _TRANSFORMERS_OBJECT = re.compile(
     r"'?(?P<cls>[A-Z]\w*?(?:TokenizerFast|Tokenizer|Processor|FeatureExtractor))'? (?:object )?has no attribute "
     r"'?(?P<name>\w+)"
 )
-_VLLM_WRAPPERS = ("MistralTokenizer", "TokenizerGroup")
 # A tokenizer attribute transformers 5 removed and vLLM's cached tokenizer read (QwenLM/Qwen3-VL#2058: transformers
 # 5.3.0 beside a vLLM made for 4.x; 4.57.6 fixed it)
 REMOVED_IN_TRANSFORMERS_5 = "all_special_tokens_extended"
@@ -284,10 +283,8 @@ def mismatched_package(event: LogEvent) -> str | None:
     if named and event.exception in ("AttributeError", "ImportError"):
         package = named["package"].split(".")[0]
         return package if package not in _NOT_PACKAGES else None
-    owned = _TRANSFORMERS_OBJECT.search(message) if event.exception == "AttributeError" else None
-    if owned and owned["name"] != TRANSFORMERS_BACKEND_METHOD:  # that method is OP-7.9's: the backend, not a version
-        # vLLM reads an attribute the installed transformers' tokenizer or processor lacks
-        return None if owned["cls"].endswith(_VLLM_WRAPPERS) else "transformers"
+    if event.exception == "AttributeError" and REMOVED_IN_TRANSFORMERS_5 in message:
+        return "transformers"  # a tokenizer attribute vLLM reads and transformers 5 removed
     if event.component == "transformers" and event.exception and not hasattr(builtins, event.exception):
         return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
     if event.exception != "TypeError" or not SIGNATURE.search(message) or not event.code:
@@ -370,8 +367,8 @@ RULE_API_MISMATCH = Rule(
         "TypeError about a call's arguments (unexpected keyword, positional-only passed as keyword, too many or "
         "missing positional arguments) raised where vLLM's code calls into another package (the source line "
         "under the traceback's last frame names it), `module 'X' has no attribute`, `cannot import name … "
-        "from 'X'`, or an attribute a transformers tokenizer or processor lacks (`'Qwen2VLProcessor' object has no "
-        "attribute 'image_token'`; transformers 5's `Qwen2Tokenizer has no attribute all_special_tokens_extended`).",
+        "from 'X'`, or the tokenizer attribute transformers 5 removed and vLLM read (`Qwen2Tokenizer has no "
+        "attribute all_special_tokens_extended`).",
         why="vLLM calls transformers, tokenizers, structured-output and kernel libraries at the versions it "
         "requires; installed at another version their signatures differ, and the error names the call, not the "
         "version.",
