@@ -745,6 +745,9 @@ PTX_TRITON = "Triton's ptxas"
 # … and when ptxas does not know the GPU's architecture at all ("Value 'sm_121a' is not defined for option
 # 'gpu-name'"): a ptxas older than the GPU, most often the one Triton ships
 PTX_TOO_OLD = "a ptxas older than the GPU"
+# GPU_ARCH_UNSUPPORTED's component when ptxas knows the GPU but the PTX it was given is of an older version (`PTX
+# .version 8.4 does not support .target sm_120a`): the code generator (Triton's LLVM) is older than the GPU
+PTX_CODEGEN_TOO_OLD = "PTX written for an older GPU generation"
 # CUDA_KERNEL_FAULT's component when FlashInfer's sampling kernel reported the fault by its own name
 # ("TopPSamplingFromProbs failed with error code an illegal memory access was encountered")
 FLASHINFER_SAMPLER = "FlashInfer's sampling kernel"

@@ -21,11 +21,12 @@ from typing import Any, Literal, NamedTuple
 from rules.components import MESSAGE_COMPONENTS, component_of_path
 
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
-# "[Bug]: "): a dotted class name ending in Error or Exception (or a bare `Exception`), then its message; or a class
-# named otherwise with its module before it and a message after it (Triton's `triton.runtime.errors.OutOfResources:`,
-# Dynamo's `torch._dynamo.exc.Unsupported:`), which a traceback prints in full.
+# "[Bug]: ", Markdown's inline code "`"): a dotted class name ending in Error or Exception (or a bare `Exception`),
+# then its message; or a class named otherwise with its module before it and a message after it (Triton's
+# `triton.runtime.errors.OutOfResources:`, Dynamo's `torch._dynamo.exc.Unsupported:`), which a traceback prints in
+# full.
 _EXCEPTION = re.compile(
-    r"(?:^|(?<=[\s:'\"(\[>]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
+    r"(?:^|(?<=[\s:'\"(\[>`]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
     r"|(?:[a-z_]\w*\.)+[A-Z][A-Za-z0-9]*(?=:\s))"
     r"(?::\s*(?P<msg>.*?))?\s*$"
 )
@@ -201,7 +202,10 @@ def exception_in(text: str) -> tuple[str, str] | None:
     match = _EXCEPTION.search(text)
     if match is None:
         return None
-    return match.group("cls").rsplit(".", 1)[-1], (match.group("msg") or "").strip()
+    message = (match.group("msg") or "").strip()
+    if message.endswith("`") and text[: match.start()].endswith("`"):  # the inline code's closing mark
+        message = message[:-1].rstrip()
+    return match.group("cls").rsplit(".", 1)[-1], message
 
 
 class Frame(NamedTuple):

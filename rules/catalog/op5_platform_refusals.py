@@ -20,12 +20,18 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 NO_LOGPROBS = re.compile(r"(?P<platform>\w+) doesn't support logprobs")
 NO_RUNNER = re.compile(r"(?P<platform>\w+) does not support runner_type='(?P<runner>\w+)'")
+# PyTorch without a random generator for the device: a request's `seed` makes vLLM build one there
+# (sampling_metadata.py's torch.Generator(device=…)); HabanaAI/vllm-fork PR #246 moved Gaudi to Habana's own
+NO_GENERATOR = re.compile(r"Device type (?P<platform>\w+) is not supported for torch\.Generator\(\) api")
 
 
 def _check_platform_logprobs(facts: Facts) -> list[Finding]:
     runner = c.first_match(facts, NO_RUNNER)
     if runner is not None:
         return [_runner_refused(*runner)]
+    generator = c.first_match(facts, NO_GENERATOR)
+    if generator is not None:
+        return [_seed_refused(*generator)]
     found = c.first_match(facts, NO_LOGPROBS)
     if found is None:
         return []
@@ -68,15 +74,35 @@ def _runner_refused(event, match) -> Finding:
     )
 
 
+def _seed_refused(event, match) -> Finding:
+    platform = match["platform"]
+    return RULE.finding(
+        Severity.HIGH,
+        f"a request with a seed asked PyTorch for a random generator on {platform}, which it has none for: seeded "
+        "sampling fails on this plugin release",
+        summary="vLLM samples a request that sets `seed` with its own torch.Generator on the device; PyTorch has no "
+        f"such generator for {platform}, so every seeded request fails while unseeded ones are served.",
+        evidence=[c.log_evidence(event, name="the device without a generator", value=platform)],
+        actions=[
+            "Drop `seed` from the client's requests until the plugin is upgraded (clients and evaluation harnesses "
+            "set it for reproducibility).",
+            "Upgrade the Gaudi fork or plugin: HabanaAI/vllm-fork PR #246 makes seeded sampling use Habana's own "
+            "generator (habana_main, September 2024).",
+        ],
+        confidence=0.85,
+    )
+
+
 RULE = Rule(
     code="OP-5.54",
-    title="a hardware plugin refuses a feature: logprobs, or a kind of model",
+    title="a hardware plugin refuses a feature: logprobs, a seed, or a kind of model",
     category=Category.RELIABILITY,
     check=_check_platform_logprobs,
     needs=("events",),
     page=RulePage(
         checks="`<Platform> doesn't support logprobs` in an error body or line (vllm-gaudi's 400); `<Platform> does "
-        "not support runner_type='<runner>'` (vllm-ascend on 310P).",
+        "not support runner_type='<runner>'` (vllm-ascend on 310P); PyTorch's `Device type HPU is not supported for "
+        "torch.Generator() api.` for a seeded request (HabanaAI/vllm-fork PR #246).",
         why="The plugin does not compute log probabilities; the request must not ask for them.",
         example="`Gaudi doesn't support logprobs. Please remove 'logprobs'/'top_logprobs' from your request` "
         "(vllm-project/vllm-gaudi PR #1098).",

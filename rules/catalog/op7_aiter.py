@@ -21,6 +21,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 AITER_MOE_ENV = "VLLM_ROCM_USE_AITER_MOE"  # its fused-MoE op, on whenever AITER is
 AITER_MLA_ENV = "VLLM_ROCM_USE_AITER_MLA"  # its MLA attention (vllm/envs.py), on whenever AITER is
+AITER_FP4BMM_ENV = "VLLM_ROCM_USE_AITER_FP4BMM"  # its FP4 batched GEMM (vllm/envs.py 0.32: True by default)
 # What turning one of AITER's ops off hands the shape to, by the op that refused it: its variable, the title's
 # words for the shape and the remedy, and the reason.
 _OP_OFF = {
@@ -36,6 +37,14 @@ _OP_OFF = {
         "turn AITER's MLA off, keep the rest",
         "vLLM's Triton MLA backend serves the shape; AITER's other ops stay on (or --kv-cache-dtype auto, when the "
         "missing kernel is an FP8 KV cache's)",
+    ),
+    "fp4bmm": (
+        AITER_FP4BMM_ENV,
+        "FP4 batched GEMM on a GPU without FP4",
+        "turn AITER's FP4 BMM off, keep the rest",
+        "AITER's FP4 batched GEMM (MLA attention's) was on with AITER on every Instinct GPU, MI300X (gfx942) without "
+        "FP4 included (vllm#34641 on 0.16, the reporter's workaround); vLLM 0.32 turns it on only on CDNA 4 "
+        "(_aiter_ops.is_fp4bmm_enabled), so upgrading fixes it too",
     ),
 }
 _WHOLE_OFF = (AITER_ENV, "GEMM's shape", "turn AITER off", "vLLM's own kernels serve the shape")
@@ -70,6 +79,14 @@ def _arch_refused(event: LogEvent) -> Finding:
         actions=[
             f"Unset {AITER_ENV} (or set it to 0) and any VLLM_ROCM_USE_AITER_<OP>=1 the image or launch sets; a "
             "container built for Instinct GPUs may set them for you (`env | grep AITER`).",
+            *(
+                [
+                    "vLLM before PR #30952 (December 2025) called AITER's arch lookup while importing its data types, "
+                    "even with AITER off: upgrade vLLM if turning AITER off does not help."
+                ]
+                if "rocminfo" in (event.message or "")
+                else []
+            ),
             "Or an AITER release that lists the arch (it adds targets over time).",
         ],
         confidence=0.8,
@@ -104,7 +121,9 @@ RULE_AITER = Rule(
     page=RulePage(
         checks="AITER's `One of GPU archs of [...] is invalid or not supported`, Composable Kernel's `device_gemm does "
         "not support this GEMM problem` (`ck_moe_stage…`), AITER's `Fmoe tuning not support for …`, and its assembly "
-        "MLA's `get_heuristic_kernel_mla: cannot get heuristic kernel!`.",
+        "MLA's `get_heuristic_kernel_mla: cannot get heuristic kernel!`; its rocminfo lookup's `Unknown GPU "
+        "architecture: gfx1201` (vllm PR #30952) and `MXFP4 quantization is not supported on gfx942` "
+        "(VLLM_ROCM_USE_AITER_FP4BMM=0, vllm#34641).",
         why="vLLM on ROCm runs AITER's kernels when VLLM_ROCM_USE_AITER=1; AITER is built for Instinct GPUs and tuned "
         "per shape, and refuses what it has no kernel for.",
         example="`RuntimeError: ck_moe_stage2 ... device_gemm does not support this GEMM problem` for an FP8 MoE on "

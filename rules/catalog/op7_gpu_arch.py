@@ -16,7 +16,7 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import PTX_BUILD, PTX_TOO_OLD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
+from rules.events import PTX_BUILD, PTX_CODEGEN_TOO_OLD, PTX_TOO_OLD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -44,6 +44,9 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
     too_old = next((e for e in events if e.component == PTX_TOO_OLD), None)
     if too_old is not None:
         return [_ptxas_too_old(too_old)]
+    codegen = next((e for e in events if e.component == PTX_CODEGEN_TOO_OLD), None)
+    if codegen is not None:
+        return [_ptx_version_too_old(codegen)]
     ptx = next((e for e in events if e.component in (PTX_BUILD, PTX_TRITON)), None)
     if ptx is not None:
         return [_ptx_feature(ptx)]
@@ -205,6 +208,28 @@ def _ptx_in_triton(feature: str, needed: str, evidence: Evidence) -> Finding:
     )
 
 
+def _ptx_version_too_old(event: LogEvent) -> Finding:
+    """ptxas knows the GPU, but the PTX it was handed declares an ISA version from before it: the code generator
+    (Triton's, compiling vLLM's kernels or torch.compile's at run time) is older than the GPU, so a newer ptxas alone
+    does not help."""
+    arch, ptx = event.version or "this GPU's architecture", event.message or "an older"
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"Triton wrote PTX {ptx} for {arch}, which needs a later PTX version: the Triton installed is older than "
+        "this GPU",
+        summary="Triton compiles kernels (vLLM's own, and torch.compile's) to PTX of the newest ISA version it knows, "
+        f"then runs ptxas on it; ptxas knows {arch} but refuses PTX {ptx} for it, so Triton predates the GPU. "
+        "Pointing Triton at a newer ptxas does not help here: the PTX itself is too old.",
+        evidence=[c.log_evidence(event, name="PTX version ptxas refused", value=f"{ptx} for {arch}")],
+        actions=[
+            "Install a Triton (with the PyTorch it belongs to) that supports the GPU: for Blackwell's sm_120 the "
+            "Triton of PyTorch 2.7 or later; vLLM's release notes and container images pair them.",
+            _CHECK,
+        ],
+        confidence=0.8,
+    )
+
+
 def _ptxas_too_old(event: LogEvent) -> Finding:
     """ptxas was asked for an architecture it does not know: the GPU is newer than the CUDA toolkit that ptxas came
     with. At run time that is Triton's own ptxas, bundled with the Triton release vLLM pins; Triton takes another
@@ -311,7 +336,8 @@ RULE_GPU_ARCH = Rule(
         "file or directory for GPU arch : gfx…`; Triton's `error: unsupported target: 'gfx…'` compiling one of vLLM's "
         "Triton kernels; ptxas's `Feature '…' requires .target sm_<cc> or higher`, from nvcc building vLLM from "
         "source (its `tmpxft_` files) or from Triton at run time (bfloat16 before sm_80, FP8 before sm_89), and "
-        "Triton's own `type fp8e4nv not supported in this architecture`.",
+        "Triton's own `type fp8e4nv not supported in this architecture`; ptxas's `PTX .version 8.4 does not support "
+        ".target sm_120a` (Triton's code generator older than the GPU, NixOS/nixpkgs#406675).",
         why="PyTorch, vLLM's compiled ops and the attention libraries carry code for a list of compute capabilities; "
         "a GPU outside the list runs none of it.",
         example="`NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "

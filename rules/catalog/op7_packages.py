@@ -268,8 +268,25 @@ RULE_NAME_TAKEN = Rule(
 # --- OP-7.8 a package vLLM calls changed its API ---------------------------------------------------
 
 
+# `No module named 'outlines.fsm'`: Python names the whole dotted path only when its first part imported, so the
+# package is there and lacks the submodule (vllm#3139: vLLM 0.3.3's guided decoding against another outlines;
+# LMCache's `lmcache.experimental` moved between its releases). vLLM's own modules are OP-7.16's.
+_SUBMODULE = re.compile(r"No module named '(?P<package>[A-Za-z_]\w*)\.(?P<rest>[\w.]+)'")
+
+
+def missing_submodule(event: LogEvent) -> re.Match[str] | None:
+    """The package and the submodule it lacks, for an import error that names a dotted path outside vLLM."""
+    if event.exception not in ("ModuleNotFoundError", "ImportError"):
+        return None
+    found = _SUBMODULE.search(event.message or "")
+    return found if found and found["package"] != "vllm" and found["package"] not in _NOT_PACKAGES else None
+
+
 def _check_api_mismatch(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
+        submodule = missing_submodule(event)
+        if submodule is not None:
+            return [_submodule_finding(event, submodule["package"], submodule.group(0)[17:-1])]
         package = mismatched_package(event)
         if package is not None:
             return [_api_finding(event, package)]
@@ -291,6 +308,29 @@ def mismatched_package(event: LogEvent) -> str | None:
         return None
     called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]
     return called[0] if called else None
+
+
+def _submodule_finding(event: LogEvent, package: str, module: str) -> Finding:
+    """The package imported but has no such submodule: another release of it than the importing code was written
+    for (modules move between releases), or a build of it without that part."""
+    caller = _calling_package(event.code_file)
+    importer = caller if caller not in (None, package) else "the code importing it (vLLM, or what runs vLLM)"
+    return RULE_API_MISMATCH.finding(
+        Severity.CRITICAL if event.phase == "startup" else Severity.HIGH,
+        f"the installed {package} has no module {module}: {importer} was written for another version of {package}",
+        summary=f"Python names the whole path only when {package} itself imported: it is installed, and this "
+        f"release of it has no {module} (modules move and are removed between releases, or a build leaves a part "
+        "out). The import was written for another release.",
+        evidence=[c.log_evidence(event, name="missing submodule", value=module)],
+        actions=[
+            f"Compare `pip show {package}` with the version the importing package requires (`pip show vllm` for "
+            f"vLLM's own imports, or the plugin's or framework's requirements) and install that one; `pip check` "
+            "lists the conflicts.",
+            f"If {package} is a project checked out beside it (not installed with pip), update the checkout to the "
+            "revision the importing code names.",
+        ],
+        confidence=API_CONFIDENCE,
+    )
 
 
 def _api_finding(event: LogEvent, package: str) -> Finding:
@@ -367,7 +407,8 @@ RULE_API_MISMATCH = Rule(
         "TypeError about a call's arguments (unexpected keyword, positional-only passed as keyword, too many or "
         "missing positional arguments) raised where vLLM's code calls into another package (the source line "
         "under the traceback's last frame names it), `module 'X' has no attribute`, `cannot import name … "
-        "from 'X'`, or the tokenizer attribute transformers 5 removed and vLLM read (`Qwen2Tokenizer has no "
+        "from 'X'`, `No module named 'X.Y'` (X imported, so it lacks the submodule: another release of X, vllm#3139's "
+        "`outlines.fsm`), or the tokenizer attribute transformers 5 removed and vLLM read (`Qwen2Tokenizer has no "
         "attribute all_special_tokens_extended`).",
         why="vLLM calls transformers, tokenizers, structured-output and kernel libraries at the versions it "
         "requires; installed at another version their signatures differ, and the error names the call, not the "

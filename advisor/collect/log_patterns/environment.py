@@ -22,6 +22,7 @@ from rules.events import (
     HCCL_SOCKET,
     NO_PATH,
     PTX_BUILD,
+    PTX_CODEGEN_TOO_OLD,
     PTX_TOO_OLD,
     PTX_TRITON,
     RAY_MEMORY_MONITOR,
@@ -690,16 +691,33 @@ PATTERNS: tuple[Pattern, ...] = (
         },
     ),
     wording(  # AITER's arch check (aiter_meta's validate_and_update_archs) and Composable Kernel's refusal of a shape
-        ("GPU archs of", "does not support this GEMM problem", "Fmoe tuning not support", "get_heuristic_kernel"),
+        # AITER's rocminfo lookup of an arch it does not know (vllm PR #30952: gfx1201, reached even with AITER off),
+        # and its FP4 batched GEMM on an Instinct GPU without FP4 (vllm#34641: gfx942, MI300X)
+        (
+            "GPU archs of",
+            "does not support this GEMM problem",
+            "Fmoe tuning not support",
+            "get_heuristic_kernel",
+            "Unknown GPU architecture",
+            "MXFP4 quantization is not supported on",
+        ),
         K.AITER_REFUSED,
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
+        r"|Get GPU arch from rocminfo failed \W*Unknown GPU architecture: (?P<unknown>gfx\w+)"
+        r"|MXFP4 quantization is not supported on (?P<fp4>gfx\w+)"
         r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)"
         r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*",  # its assembly MLA kernels (asm_mla.cu)
         lambda m: {
             "message": m.group(0).strip(),
-            "component": "arch" if m["archs"] is not None else "shape",
-            "device": m["archs"].strip("'\" ") if m["archs"] else None,
-            "function": "mla" if m["mla"] else "moe" if m["moe"] or "moe" in m.group(0).lower() else None,
+            "component": "arch" if m["archs"] is not None or m["unknown"] else "shape",
+            "device": m["archs"].strip("'\" ") if m["archs"] else m["unknown"] or m["fp4"],
+            "function": "fp4bmm"
+            if m["fp4"]
+            else "mla"
+            if m["mla"]
+            else "moe"
+            if m["moe"] or "moe" in m.group(0).lower()
+            else None,
         },
     ),
     wording(  # TRL 0.14-0.15's GRPO trainer, which ran vLLM in the training script on a GPU of its own (vllm_device)
@@ -805,6 +823,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": PTX_BUILD if "tmpxft_" in m["file"] else PTX_TRITON,
             "version": m["sm"],
         },
+    ),
+    wording(  # ptxas that knows the GPU but was given PTX of an older ISA version than the GPU needs: Triton's code
+        # generator writes the newest PTX it knows (NixOS/nixpkgs#406675: vLLM 0.9.1's Triton on an RTX 5090, sm_120a)
+        ("does not support .target sm_",),
+        K.GPU_ARCH_UNSUPPORTED,
+        r"PTX \.version (?P<ptx>[\d.]+) does not support \.target (?P<sm>sm_\d+[a-z]?)",
+        lambda m: {"message": m["ptx"], "component": PTX_CODEGEN_TOO_OLD, "version": m["sm"]},
     ),
     wording(  # ptxas that does not know the GPU's architecture (its --gpu-name): a CUDA toolkit older than the GPU,
         # most often the ptxas Triton ships meeting a new GPU (nvidia-cosmos/cosmos-reason2#30: GB10, sm_121)

@@ -17,8 +17,13 @@ from rules.catalog import (
     op7_helm_chart,
     op7_hub_cache,
     op7_ipex,
+    op7_mkl_threading,
     op7_nccl_graph,
+    op7_packages,
     op7_parser_interface,
+    op7_punica,
+    op7_python_version,
+    op7_ray_driver,
     op7_rdma_transport,
     op7_setup_platform,
     op7_transformers_loaders,
@@ -183,6 +188,90 @@ def test_uvloop_missing_names_both_hosts_and_a_windows_path_makes_it_the_platfor
     assert _top(frame, "ModuleNotFoundError: No module named 'uvloop'").rule == "OP-7.62"
 
 
+def test_a_submodule_missing_from_an_installed_package_is_that_package_in_another_version():
+    top = _top("ModuleNotFoundError: No module named 'outlines.fsm'")  # vllm#3139, verbatim (vLLM 0.3.3)
+    assert top.rule == "OP-7.8" and top.title.startswith("the installed outlines has no module outlines.fsm")
+    assert top.actions[0].startswith("Compare `pip show outlines`")
+    # vLLM's own modules stay OP-7.16's; a top-level package missing altogether is no version question
+    assert _top("ModuleNotFoundError: No module named 'vllm.benchmarks.serve'").rule == "OP-7.16"
+    assert (
+        op7_packages.RULE_API_MISMATCH.evaluate(Facts(events=parse_lines(["No module named 'outlines'"]).events)) == []
+    )
+
+
+def test_mkl_refusing_pytorchs_openmp_runtime_asks_for_the_gnu_threading_layer():
+    line = (  # vllm#9678, verbatim (the model inspection subprocess's log)
+        "ERROR 10-25 10:55:54 registry.py:267] Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is "
+        "incompatible with libgomp-a34b3233.so.1 library."
+    )
+    top = _top(line)
+    assert top.rule == "OP-7.138" and [(c.flag, c.proposed, c.kind) for c in top.changes] == [
+        ("MKL_THREADING_LAYER", "GNU", "env")
+    ]
+
+
+def test_a_subscripted_built_in_type_is_a_python_older_than_the_code():
+    top = _top("TypeError: 'type' object is not subscriptable")  # vllm#4617, verbatim (0.4.2 on Python 3.8)
+    assert top.rule == "OP-7.139" and "Python 3.9" in top.title and "vllm#4617" in top.actions[0]
+
+
+def test_early_vllms_ray_refusals_name_the_second_engine_and_the_engine_actor():
+    reinit = (  # vllm PR #465, verbatim
+        "RuntimeError: Maybe you called ray.init twice by accident? This error can be suppressed by passing in "
+        "'ignore_reinit_error=True' or by calling 'ray.shutdown()' prior to 'ray.init()'."
+    )
+    assert _top(reinit).rule == "OP-7.140"
+    said = (  # vllm PR #2664, verbatim: the reporter's sentence with the error in Markdown's inline code
+        "When requesting a model serving with `--engine-use-ray`, the request will fail with status code 500, and the "
+        "vLLM server will raise an error: `TypeError: Actor methods cannot be called directly. Instead of running "
+        "'object.encode_request_async()', try 'object.encode_request_async.remote'.`"
+    )
+    top = _top(said)
+    assert top.rule == "OP-7.141" and [(c.flag, c.proposed) for c in top.changes] == [("--engine-use-ray", "")]
+    assert not top.evidence[0].value.endswith("`")
+
+
+def test_a_seeded_request_on_a_device_without_a_torch_generator_drops_the_seed():
+    line = "`RuntimeError: Device type HPU is not supported for torch.Generator() api.`"  # HabanaAI/vllm-fork PR #246
+    top = _top(line)
+    assert top.rule == "OP-5.54" and "seed" in top.title and top.actions[0].startswith("Drop `seed`")
+
+
+def test_aiters_unknown_arch_and_its_fp4_gemm_on_mi300_name_the_variable_to_turn_off():
+    arch = (  # vllm PR #30952, verbatim (pytest shortened it)
+        'ERROR test_basic_correctness.py - RuntimeError: Get GPU arch from rocminfo failed "Unknown GPU architecture: '
+        "gfx1201. Supported architec..."
+    )
+    top = _top(arch)
+    assert top.rule == "OP-7.86" and "gfx1201" in top.title and "PR #30952" in top.actions[1]
+    fp4 = _top("# Error: RuntimeError: MXFP4 quantization is not supported on gfx942")  # vllm#34641, verbatim
+    assert fp4.rule == "OP-7.86" and [(c.flag, c.proposed) for c in fp4.changes] == [
+        ("VLLM_ROCM_USE_AITER_FP4BMM", "0")
+    ]
+
+
+def test_ptx_of_an_older_version_than_the_gpu_is_a_triton_older_than_the_gpu():
+    line = (  # NixOS/nixpkgs#406675, verbatim: vLLM 0.9.1 on an RTX 5090
+        "[rank0]:E0701 14:28:21.083000 911603 torch/_inductor/runtime/triton_heuristics.py:539] [0/0] ptxas "
+        "/tmp/tmpmwke15zw.ptx, line 6; error   : PTX .version 8.4 does not support .target sm_120a"
+    )
+    top = _top(line)
+    assert top.rule == "OP-7.36" and top.title.startswith("Triton wrote PTX 8.4 for sm_120a")
+    assert not top.changes  # a newer ptxas (TRITON_PTXAS_PATH) does not help: the PTX itself is old
+
+
+def test_punicas_missing_size_names_the_tp_at_which_each_gpus_share_fits():
+    line = (  # vllm#4708, verbatim: Qwen1.5-32B with LoRA at TP 8 on vLLM 0.4.1
+        "(RayWorkerWrapper pid=1566630) ERROR 04-26 16:28:41 worker_base.py:157] RuntimeError: No suitable kernel. "
+        "h_in=64 h_out=3424 dtype=Float out_dtype=BFloat16"
+    )
+    top = _top(line)
+    assert top.rule == "OP-7.142" and top.title.endswith("3424 per GPU is not a multiple of 64")
+    facts = Facts(events=parse_lines([line]).events, config=ServerConfig(tensor_parallel_size=8))
+    [finding] = op7_punica.RULE.evaluate(facts)
+    assert finding.actions[1].startswith("Or serve at --tensor-parallel-size 4: the layer's 27392 features")
+
+
 def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piece():
     line = (  # flashinfer-ai/flashinfer#3486, verbatim
         "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the deployment configuration since "
@@ -216,6 +305,11 @@ def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piec
         (op6_draft_vocab.RULE, "assert len(vocab_sizes) == 2"),
         (op6_mamba_page.RULE, "assert self.page_size >= page_size"),
         (op7_uvloop.RULE, "ModuleNotFoundError: No module named 'uvloop_ext'"),
+        (op7_mkl_threading.RULE, "Error: mkl-service failed to load"),
+        (op7_python_version.RULE, "TypeError: 'NoneType' object is not subscriptable"),
+        (op7_ray_driver.RULE_REINIT, "RuntimeError: Ray has not been initialized"),
+        (op7_ray_driver.RULE_ACTOR, "TypeError: Actor methods must be called with .remote()"),
+        (op7_punica.RULE, "RuntimeError: No suitable kernel for this device"),
         (op2_moe_backend.RULE, "ValueError: Unsupported MoE backend: FOO"),
     ],
 )
