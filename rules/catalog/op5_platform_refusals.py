@@ -78,14 +78,15 @@ def _seed_refused(event, match) -> Finding:
     platform = match["platform"]
     return RULE.finding(
         Severity.HIGH,
-        f"a request with a seed asked PyTorch for a random generator on {platform}, which it has none for: seeded "
-        "sampling fails on this plugin release",
+        f"seeded sampling asked PyTorch for a random generator on {platform}, which it has none for: a request's "
+        "seed (or a warm-up that sets one) fails on this plugin release",
         summary="vLLM samples a request that sets `seed` with its own torch.Generator on the device; PyTorch has no "
-        f"such generator for {platform}, so every seeded request fails while unseeded ones are served.",
+        f"such generator for {platform}, so seeded sampling fails, at a seeded request or, where the warm-up samples "
+        "with a seed, at start-up (HabanaAI/vllm-fork#754).",
         evidence=[c.log_evidence(event, name="the device without a generator", value=platform)],
         actions=[
             "Drop `seed` from the client's requests until the plugin is upgraded (clients and evaluation harnesses "
-            "set it for reproducibility).",
+            "set it for reproducibility); at start-up, the fork's own warm-up is seeded and only the upgrade helps.",
             "Upgrade the Gaudi fork or plugin: HabanaAI/vllm-fork PR #246 makes seeded sampling use Habana's own "
             "generator (habana_main, September 2024).",
         ],
