@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from rules import signals, vllm_defaults
 from rules.events import STARTUP_FAILURE_KINDS, LogEvent, LogEventKind
 from rules.facts import ConfigSource, Facts
-from rules.model import ConfigChange, Evidence
+from rules.model import ConfigChange, Evidence, Finding
 
 # Names the families quote in proposals and pages, bound to the table (rules/vllm_defaults.py):
 # 2048 is the API server's budget below 70 GiB, the one OP-5 offers for ITL and OP-1 for activations.
@@ -651,3 +652,19 @@ def first_match(facts: Facts, pattern: re.Pattern[str]) -> tuple[LogEvent, re.Ma
         if found is not None:
             return event, found
     return None
+
+
+# What a phrase rule makes of the phrase it found: the facts (for the launch, the GPUs), the event and the match.
+PhraseFinding = Callable[[Facts, LogEvent, "re.Match[str]"], Finding]
+
+
+def on_phrase(pattern: re.Pattern[str], build: PhraseFinding) -> Callable[[Facts], list[Finding]]:
+    """A rule's check for a cause one phrase names: the first unplaced error or line `pattern` finds becomes the
+    finding `build` makes of it, and no phrase, no finding. Why one helper: rules that read a phrase and nothing else
+    all wrote the same lookup around their finding, and each new one copied it."""
+
+    def check(facts: Facts) -> list[Finding]:
+        found = first_match(facts, pattern)
+        return [build(facts, *found)] if found is not None else []
+
+    return check

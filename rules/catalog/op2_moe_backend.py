@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -23,11 +24,7 @@ BACKEND_REFUSED = re.compile(
 )
 
 
-def _check_moe_backend(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, BACKEND_REFUSED)
-    if found is None:
-        return []
-    event, match = found
+def _moe_backend_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     backend = match["backend"]
     forced = facts.config.flags.get("--moe-backend") if facts.config else None
     chosen_by_vllm = facts.config is not None and forced is None  # the launch is known and forced none
@@ -52,29 +49,27 @@ def _check_moe_backend(facts: Facts) -> list[Finding]:
         if chosen_by_vllm
         else []
     )
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            f"the {match['quant']} MoE backend {backend} cannot run this model's configuration: {match['why']}",
-            summary="Each quantized MoE backend checks the deployment against what its kernels implement; a backend "
-            "forced with --moe-backend is not replaced by another that could run it.",
-            evidence=[c.log_evidence(event, name="the MoE backend's refusal", value=match.group(0))],
-            changes=changes,
-            actions=[
-                *chosen,
-                f"Or keep {backend} and upgrade the library that provides its kernel to a release that adds what it "
-                "lacks (FlashInfer PR #3492 added SWIGLUSTEP for flashinfer-ai/flashinfer#3486).",
-            ],
-            confidence=0.8,
-        )
-    ]
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the {match['quant']} MoE backend {backend} cannot run this model's configuration: {match['why']}",
+        summary="Each quantized MoE backend checks the deployment against what its kernels implement; a backend "
+        "forced with --moe-backend is not replaced by another that could run it.",
+        evidence=[c.log_evidence(event, name="the MoE backend's refusal", value=match.group(0))],
+        changes=changes,
+        actions=[
+            *chosen,
+            f"Or keep {backend} and upgrade the library that provides its kernel to a release that adds what it "
+            "lacks (FlashInfer PR #3492 added SWIGLUSTEP for flashinfer-ai/flashinfer#3486).",
+        ],
+        confidence=0.8,
+    )
 
 
 RULE = Rule(
     code="OP-2.4",
     title="a quantized MoE backend that cannot run the model's configuration",
     category=Category.QUANTIZATION,
-    check=_check_moe_backend,
+    check=c.on_phrase(BACKEND_REFUSED, _moe_backend_finding),
     needs=("events",),
     page=RulePage(
         checks="`<Quant> MoE backend '<backend>' does not support the deployment configuration since …`.",

@@ -12,43 +12,38 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 BAD_TOOL_ID = re.compile(r"Tool call id (?P<id>.*?) must be a-z, A-Z, 0-9, with a length of 9")
 
 
-def _check_tool_id(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, BAD_TOOL_ID)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE.finding(
-            Severity.HIGH,
-            "Mistral's tokenizer (--tokenizer-mode mistral) refused a replayed tool call whose id is not nine "
-            "letters and digits",
-            summary="mistral_common validates each tool call in the conversation; vLLM's own `chatcmpl-tool-…` ids "
-            "failed it before vllm PR #12332, so the request after a tool call fails.",
-            evidence=[c.log_evidence(event, name="the refused tool call id", value=match["id"])],
-            actions=[
-                "Upgrade vLLM to a release after January 2025 (vllm PR #12332): in mistral mode it makes "
-                "nine-character ids itself.",
-                "For ids your client or another service made: give each tool call (and its tool message's "
-                "tool_call_id) nine letters and digits before sending the conversation back.",
-                "Or serve with --tokenizer-mode auto (Hugging Face's tokenizer and chat template), which does not "
-                "check ids, where the model ships one.",
-            ],
-            confidence=0.85,
-        )
-    ]
+def _tool_id_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE.finding(
+        Severity.HIGH,
+        "Mistral's tokenizer (--tokenizer-mode mistral) refused a replayed tool call whose id is not nine "
+        "letters and digits",
+        summary="mistral_common validates each tool call in the conversation; vLLM's own `chatcmpl-tool-…` ids "
+        "failed it before vllm PR #12332, so the request after a tool call fails.",
+        evidence=[c.log_evidence(event, name="the refused tool call id", value=match["id"])],
+        actions=[
+            "Upgrade vLLM to a release after January 2025 (vllm PR #12332): in mistral mode it makes "
+            "nine-character ids itself.",
+            "For ids your client or another service made: give each tool call (and its tool message's "
+            "tool_call_id) nine letters and digits before sending the conversation back.",
+            "Or serve with --tokenizer-mode auto (Hugging Face's tokenizer and chat template), which does not "
+            "check ids, where the model ships one.",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE = Rule(
     code="OP-5.53",
     title="a tool call id Mistral's tokenizer refuses",
     category=Category.RELIABILITY,
-    check=_check_tool_id,
+    check=c.on_phrase(BAD_TOOL_ID, _tool_id_finding),
     needs=("events",),
     page=RulePage(
         checks="mistral_common's `InvalidFunctionCallException: Tool call id … must be a-z, A-Z, 0-9, with a length "

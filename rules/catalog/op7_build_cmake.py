@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -22,11 +23,7 @@ CMAKE_FAILED = re.compile(
 )
 
 
-def _check_cmake(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, CMAKE_FAILED)
-    if found is None:
-        return []
-    event, match = found
+def _cmake_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     device = match["device"]
     compiler = (
         "CMake found no nvcc, or one of another CUDA release than PyTorch's: name the toolkit's (`CUDACXX=/usr/"
@@ -36,30 +33,28 @@ def _check_cmake(facts: Facts) -> list[Finding]:
         else f"For the {device} target, CMake's lines above name the compiler, library or instruction set it lacks "
         "(vLLM's installation guide for that device lists what it needs)."
     )
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            f"building vLLM from source failed in CMake's configure step (target {device}): CMake's own error is in "
-            "the lines above this one",
-            summary="setup.py reports only that CMake exited non-zero; nothing was compiled yet, and the reason is "
-            "what CMake printed before.",
-            evidence=[c.log_evidence(event, name="CMake's exit status", value=match["code"])],
-            actions=[
-                compiler,
-                "CMake itself must be 3.26 or later (`pip install -U cmake ninja`), with a C++ compiler on PATH.",
-                "Or skip the build: `pip install vllm` takes the released wheel when one fits this Python and "
-                "platform; pip builds from source only for a checkout, a git URL or an unsupported platform.",
-            ],
-            confidence=0.7,
-        )
-    ]
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"building vLLM from source failed in CMake's configure step (target {device}): CMake's own error is in "
+        "the lines above this one",
+        summary="setup.py reports only that CMake exited non-zero; nothing was compiled yet, and the reason is "
+        "what CMake printed before.",
+        evidence=[c.log_evidence(event, name="CMake's exit status", value=match["code"])],
+        actions=[
+            compiler,
+            "CMake itself must be 3.26 or later (`pip install -U cmake ninja`), with a C++ compiler on PATH.",
+            "Or skip the build: `pip install vllm` takes the released wheel when one fits this Python and "
+            "platform; pip builds from source only for a checkout, a git URL or an unsupported platform.",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE = Rule(
     code="OP-7.130",
     title="vLLM's source build failed in CMake's configure step",
     category=Category.STARTUP,
-    check=_check_cmake,
+    check=c.on_phrase(CMAKE_FAILED, _cmake_finding),
     needs=("events",),
     page=RulePage(
         checks="`CalledProcessError: Command '['cmake', …, '-DVLLM_TARGET_DEVICE=<device>', …]' returned non-zero "

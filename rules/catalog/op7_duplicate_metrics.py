@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -22,11 +23,7 @@ DUPLICATED = re.compile(r"Duplicated timeseries in CollectorRegistry:?\s*(?P<nam
 _NAME = re.compile(r"'([^']+)'")
 
 
-def _check_duplicate_metrics(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, DUPLICATED)
-    if found is None:
-        return []
-    event, match = found
+def _duplicate_metrics_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     names = _NAME.findall(match["names"] or "")
     whose = (
         f"the names ({', '.join(names[:3])}{', …' if len(names) > 3 else ''}) are vLLM's or a KV connector's"
@@ -35,31 +32,28 @@ def _check_duplicate_metrics(facts: Facts) -> list[Finding]:
         if names
         else "the paste ends before the names, which say whose metric it is"
     )
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            f"a Prometheus metric was registered twice in one process and prometheus_client refused the second: "
-            f"{whose}",
-            summary="vLLM replaces its own earlier metrics, so the second registration is something built twice "
-            "beside them: a KV connector configured twice, or a second engine or stat logger in the same process.",
-            evidence=[c.log_evidence(event, name="prometheus_client's refusal", value=match.group(0))],
-            actions=[
-                "A MultiConnector holding the same connector twice (vllm#39906: two OffloadingConnectors, one to CPU "
-                "and one to storage) built its metrics once per instance; vLLM 0.32 builds them once per connector "
-                "class. Upgrade, or keep one instance of each connector class in --kv-transfer-config.",
-                "In your own Python (LLM or AsyncLLMEngine created twice, a custom stat logger or a plugin): build "
-                "the engine once per process, or start a fresh process for the second one.",
-            ],
-            confidence=0.7,
-        )
-    ]
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"a Prometheus metric was registered twice in one process and prometheus_client refused the second: {whose}",
+        summary="vLLM replaces its own earlier metrics, so the second registration is something built twice "
+        "beside them: a KV connector configured twice, or a second engine or stat logger in the same process.",
+        evidence=[c.log_evidence(event, name="prometheus_client's refusal", value=match.group(0))],
+        actions=[
+            "A MultiConnector holding the same connector twice (vllm#39906: two OffloadingConnectors, one to CPU "
+            "and one to storage) built its metrics once per instance; vLLM 0.32 builds them once per connector "
+            "class. Upgrade, or keep one instance of each connector class in --kv-transfer-config.",
+            "In your own Python (LLM or AsyncLLMEngine created twice, a custom stat logger or a plugin): build "
+            "the engine once per process, or start a fresh process for the second one.",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE = Rule(
     code="OP-7.124",
     title="a Prometheus metric registered twice in one process",
     category=Category.STARTUP,
-    check=_check_duplicate_metrics,
+    check=c.on_phrase(DUPLICATED, _duplicate_metrics_finding),
     needs=("events",),
     page=RulePage(
         checks="prometheus_client's `ValueError: Duplicated timeseries in CollectorRegistry: {…}`.",

@@ -13,41 +13,36 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 MISSING_CACHE = re.compile(r"Cache directory not found: (?P<path>\S+?)\.? Please use `cache_dir` argument")
 
 
-def _check_hub_cache(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, MISSING_CACHE)
-    if found is None:
-        return []
-    event, match = found
+def _hub_cache_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     path = match["path"]
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            f"the Hugging Face cache directory {path} does not exist where vLLM runs",
-            summary="huggingface_hub reads models through its cache directory, which HF_HOME, HF_HUB_CACHE or "
-            "--download-dir name; the one named is missing in this process's filesystem, so no weights load.",
-            evidence=[c.log_evidence(event, name="the missing cache directory", value=path)],
-            actions=[
-                f"In a container, mount the volume that holds the models at {path} (`-v <host dir>:{path}`, or the "
-                "pod's volumeMounts), or create it and let vLLM download into it.",
-                "Or point HF_HOME (or HF_HUB_CACHE, or --download-dir) at the directory that holds the models, set "
-                "in the environment of the process that runs vLLM (not only your shell's).",
-            ],
-            confidence=0.85,
-        )
-    ]
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the Hugging Face cache directory {path} does not exist where vLLM runs",
+        summary="huggingface_hub reads models through its cache directory, which HF_HOME, HF_HUB_CACHE or "
+        "--download-dir name; the one named is missing in this process's filesystem, so no weights load.",
+        evidence=[c.log_evidence(event, name="the missing cache directory", value=path)],
+        actions=[
+            f"In a container, mount the volume that holds the models at {path} (`-v <host dir>:{path}`, or the "
+            "pod's volumeMounts), or create it and let vLLM download into it.",
+            "Or point HF_HOME (or HF_HUB_CACHE, or --download-dir) at the directory that holds the models, set "
+            "in the environment of the process that runs vLLM (not only your shell's).",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE = Rule(
     code="OP-7.128",
     title="the Hugging Face cache directory is missing",
     category=Category.STARTUP,
-    check=_check_hub_cache,
+    check=c.on_phrase(MISSING_CACHE, _hub_cache_finding),
     needs=("events",),
     page=RulePage(
         checks="huggingface_hub's `Cache directory not found: <path>. Please use `cache_dir` argument or set "

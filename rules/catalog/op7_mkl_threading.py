@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -22,45 +23,39 @@ MKL_CONFLICT = re.compile(
 )
 
 
-def _check_mkl_threading(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, MKL_CONFLICT)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            f"Intel MKL's {match['layer']} threading layer refused the OpenMP runtime already loaded ({match['lib']}, "
-            "PyTorch's): an MKL-built numpy imported after torch",
-            summary="PyTorch's wheels load GNU's OpenMP runtime; an MKL-built numpy or scipy (conda's) imported "
-            "after it finds its own threading layer incompatible and stops the process. vLLM imports torch first, "
-            "in the server and in its model inspection subprocess, so the inspection fails.",
-            evidence=[c.log_evidence(event, name="mkl-service's refusal", value=match.group(0))],
-            changes=[
-                ConfigChange(
-                    flag="MKL_THREADING_LAYER",
-                    current=match["layer"],
-                    proposed="GNU",
-                    reason="MKL then threads with the GNU OpenMP runtime PyTorch already loaded",
-                    kind="env",
-                )
-            ],
-            actions=[
-                "Or install numpy from PyPI (`pip install --force-reinstall numpy` in the server's environment: "
-                "PyPI's numpy uses OpenBLAS, not MKL), as vLLM's maintainer advised in vllm#9678.",
-                "MKL_SERVICE_FORCE_INTEL=1 also silences the check, keeping both runtimes in one process; prefer the "
-                "GNU layer.",
-            ],
-            confidence=0.85,
-        )
-    ]
+def _mkl_threading_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"Intel MKL's {match['layer']} threading layer refused the OpenMP runtime already loaded ({match['lib']}, "
+        "PyTorch's): an MKL-built numpy imported after torch",
+        summary="PyTorch's wheels load GNU's OpenMP runtime; an MKL-built numpy or scipy (conda's) imported "
+        "after it finds its own threading layer incompatible and stops the process. vLLM imports torch first, "
+        "in the server and in its model inspection subprocess, so the inspection fails.",
+        evidence=[c.log_evidence(event, name="mkl-service's refusal", value=match.group(0))],
+        changes=[
+            ConfigChange(
+                flag="MKL_THREADING_LAYER",
+                current=match["layer"],
+                proposed="GNU",
+                reason="MKL then threads with the GNU OpenMP runtime PyTorch already loaded",
+                kind="env",
+            )
+        ],
+        actions=[
+            "Or install numpy from PyPI (`pip install --force-reinstall numpy` in the server's environment: "
+            "PyPI's numpy uses OpenBLAS, not MKL), as vLLM's maintainer advised in vllm#9678.",
+            "MKL_SERVICE_FORCE_INTEL=1 also silences the check, keeping both runtimes in one process; prefer the "
+            "GNU layer.",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE = Rule(
     code="OP-7.138",
     title="Intel MKL's threading layer against PyTorch's OpenMP runtime",
     category=Category.STARTUP,
-    check=_check_mkl_threading,
+    check=c.on_phrase(MKL_CONFLICT, _mkl_threading_finding),
     needs=("events",),
     page=RulePage(
         checks="mkl-service's `Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is incompatible with "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -27,39 +28,33 @@ _FLAGS = {
 }
 
 
-def _check_parser_interface(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, PARSER_REFUSED)
-    if found is None:
-        return []
-    event, match = found
+def _parser_interface_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     parser, (flag, plugin_flag) = match["parser"], _FLAGS[match["kind"]]
     passed = f" ({match['keyword']})" if match["keyword"] else ""
-    return [
-        RULE.finding(
-            Severity.HIGH,
-            f"the {match['kind'].lower()} parser {parser} does not take the arguments this vLLM passes it{passed}: "
-            "it was written for another release's parser interface",
-            summary=f"vLLM builds the parser {flag} names for each request and passes it keywords its interface has "
-            "grown; a parser whose __init__ takes only the tokenizer refuses them, so every request that uses it "
-            "fails.",
-            evidence=[c.log_evidence(event, name="the parser's refusal", value=match.group(0))],
-            actions=[
-                f"A parser of your own or a plugin's ({plugin_flag}): give its __init__ `*args, **kwargs` and pass "
-                "them to the base class, as vLLM's own parsers do.",
-                f"vLLM's own parser: upgrade to the release that fixed it (vllm PR #27973 fixed ERNIE 4.5's for "
-                "chat_template_kwargs), or install the release the parser was written with; until then serving "
-                f"without {flag} avoids the call, at the cost of what the parser extracted.",
-            ],
-            confidence=0.8,
-        )
-    ]
+    return RULE.finding(
+        Severity.HIGH,
+        f"the {match['kind'].lower()} parser {parser} does not take the arguments this vLLM passes it{passed}: "
+        "it was written for another release's parser interface",
+        summary=f"vLLM builds the parser {flag} names for each request and passes it keywords its interface has "
+        "grown; a parser whose __init__ takes only the tokenizer refuses them, so every request that uses it "
+        "fails.",
+        evidence=[c.log_evidence(event, name="the parser's refusal", value=match.group(0))],
+        actions=[
+            f"A parser of your own or a plugin's ({plugin_flag}): give its __init__ `*args, **kwargs` and pass "
+            "them to the base class, as vLLM's own parsers do.",
+            f"vLLM's own parser: upgrade to the release that fixed it (vllm PR #27973 fixed ERNIE 4.5's for "
+            "chat_template_kwargs), or install the release the parser was written with; until then serving "
+            f"without {flag} avoids the call, at the cost of what the parser extracted.",
+        ],
+        confidence=0.8,
+    )
 
 
 RULE = Rule(
     code="OP-7.129",
     title="a reasoning or tool parser that does not take what vLLM passes it",
     category=Category.RELIABILITY,
-    check=_check_parser_interface,
+    check=c.on_phrase(PARSER_REFUSED, _parser_interface_finding),
     needs=("events",),
     page=RulePage(
         checks="Python's `<Name>ReasoningParser.__init__() got an unexpected keyword argument 'k'` (or a "

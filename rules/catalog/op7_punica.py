@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -27,11 +28,7 @@ def _other_tp(size: int, tp: int) -> int | None:
     return next((t for t in range(tp - 1, 0, -1) if whole % t == 0 and (whole // t) % _ALIGN == 0), None)
 
 
-def _check_punica(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, NO_KERNEL)
-    if found is None:
-        return []
-    event, match = found
+def _punica_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     sizes = {int(match["h_in"]), int(match["h_out"])}
     odd = max((size for size in sizes if size % _ALIGN), default=None)
     tp = c.tensor_parallel_size(facts)
@@ -39,34 +36,32 @@ def _check_punica(facts: Facts) -> list[Finding]:
     title = f"vLLM's punica LoRA kernel has no build for h_in={match['h_in']}, h_out={match['h_out']}" + (
         f": {odd} per GPU is not a multiple of {_ALIGN}" if odd is not None else ": a size its list lacks"
     )
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            title,
-            summary="vLLM's punica kernels (LoRA before the Triton kernels of PR #5036) were compiled for a fixed list "
-            "of feature sizes; tensor parallelism divides a layer's size, so a model can serve LoRA at one TP and "
-            "not at another.",
-            evidence=[c.log_evidence(event, name="the sizes punica has no kernel for", value=match.group(0))],
-            actions=[
-                "Upgrade vLLM: the Triton LoRA kernels (vllm PR #5036, merged August 2024) take any size.",
-                (
-                    f"Or serve at --tensor-parallel-size {other}: the layer's {odd * tp} features are then "
-                    f"{odd * tp // other} per GPU, a multiple of {_ALIGN}."
-                    if other is not None
-                    else f"Or pick a --tensor-parallel-size at which each GPU's share of the layer is a multiple of "
-                    f"{_ALIGN} (Qwen1.5-32B's 27,392-wide MLP: TP 4 gives 6,848; TP 8 gives 3,424, refused)."
-                ),
-            ],
-            confidence=0.85,
-        )
-    ]
+    return RULE.finding(
+        Severity.CRITICAL,
+        title,
+        summary="vLLM's punica kernels (LoRA before the Triton kernels of PR #5036) were compiled for a fixed list "
+        "of feature sizes; tensor parallelism divides a layer's size, so a model can serve LoRA at one TP and "
+        "not at another.",
+        evidence=[c.log_evidence(event, name="the sizes punica has no kernel for", value=match.group(0))],
+        actions=[
+            "Upgrade vLLM: the Triton LoRA kernels (vllm PR #5036, merged August 2024) take any size.",
+            (
+                f"Or serve at --tensor-parallel-size {other}: the layer's {odd * tp} features are then "
+                f"{odd * tp // other} per GPU, a multiple of {_ALIGN}."
+                if other is not None
+                else f"Or pick a --tensor-parallel-size at which each GPU's share of the layer is a multiple of "
+                f"{_ALIGN} (Qwen1.5-32B's 27,392-wide MLP: TP 4 gives 6,848; TP 8 gives 3,424, refused)."
+            ),
+        ],
+        confidence=0.85,
+    )
 
 
 RULE = Rule(
     code="OP-7.142",
     title="vLLM's punica LoRA kernel has no build for a layer's size",
     category=Category.CONFIGURATION,
-    check=_check_punica,
+    check=c.on_phrase(NO_KERNEL, _punica_finding),
     needs=("events",),
     page=RulePage(
         checks="punica's `RuntimeError: No suitable kernel. h_in=<n> h_out=<n> dtype=… out_dtype=…`.",

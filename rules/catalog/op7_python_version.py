@@ -12,42 +12,37 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 NOT_SUBSCRIPTABLE = re.compile(r"TypeError: 'type' object is not subscriptable")
 
 
-def _check_python_version(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, NOT_SUBSCRIPTABLE)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            "a built-in type was subscripted (list[int], asyncio.Task[Any]) by a Python older than the code: such "
-            "generics need Python 3.9 or later",
-            summary="Code written for Python 3.9+ writes generics with the built-in types (PEP 585); evaluated at "
-            "import by Python 3.8 or older they fail before anything runs. The interpreter, not the code or a "
-            "setting, is to change.",
-            evidence=[c.log_evidence(event, name="Python's refusal", value=match.group(0))],
-            actions=[
-                "Run vLLM with a Python its release lists: `pip show vllm` (Requires-Python) or its PyPI page; "
-                "vLLM 0.32 takes 3.11 to 3.14. vllm#4617: 0.4.2 failed at import on 3.8 and ran on 3.10.",
-                "`python -V` in the environment that starts the server (a container's or a virtualenv's Python, "
-                "not the shell's) shows which one runs it.",
-            ],
-            confidence=0.7,
-        )
-    ]
+def _python_version_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE.finding(
+        Severity.CRITICAL,
+        "a built-in type was subscripted (list[int], asyncio.Task[Any]) by a Python older than the code: such "
+        "generics need Python 3.9 or later",
+        summary="Code written for Python 3.9+ writes generics with the built-in types (PEP 585); evaluated at "
+        "import by Python 3.8 or older they fail before anything runs. The interpreter, not the code or a "
+        "setting, is to change.",
+        evidence=[c.log_evidence(event, name="Python's refusal", value=match.group(0))],
+        actions=[
+            "Run vLLM with a Python its release lists: `pip show vllm` (Requires-Python) or its PyPI page; "
+            "vLLM 0.32 takes 3.11 to 3.14. vllm#4617: 0.4.2 failed at import on 3.8 and ran on 3.10.",
+            "`python -V` in the environment that starts the server (a container's or a virtualenv's Python, "
+            "not the shell's) shows which one runs it.",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE = Rule(
     code="OP-7.139",
     title="a Python older than the code it runs (subscripted built-in types)",
     category=Category.STARTUP,
-    check=_check_python_version,
+    check=c.on_phrase(NOT_SUBSCRIPTABLE, _python_version_finding),
     needs=("events",),
     page=RulePage(
         checks="Python's `TypeError: 'type' object is not subscriptable`.",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -23,41 +24,35 @@ RETRY_EXCEEDED = re.compile(
 )
 
 
-def _check_rdma_transport(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, RETRY_EXCEEDED)
-    if found is None:
-        return []
-    event, match = found
+def _rdma_transport_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     pair = f" ({match['local']} to {match['peer']})" if match["local"] else ""
-    return [
-        RULE.finding(
-            Severity.HIGH,
-            f"RDMA transfers of KV blocks fail: the peer's NIC never acknowledged them{pair}, so the two NICs cannot "
-            "reach each other over the fabric",
-            summary="`transport retry counter exceeded` is the verbs status IBV_WC_RETRY_EXC_ERR: the local NIC resent "
-            "until its retries ran out with no acknowledgement from the remote queue pair. The transfer engine's "
-            "choice of NICs, or the network between them, is the question, not vLLM.",
-            evidence=[c.log_evidence(event, name="the RDMA work completion's status", value=match.group(0))],
-            actions=[
-                "Check the pair can talk outside vLLM: `ibv_devinfo` (both ports ACTIVE), then `ib_write_bw -d "
-                "<local nic>` against the peer's NIC; a pair that fails there is the network's (subnet, fabric, "
-                "link).",
-                "On RoCE, the same GID index and VLAN on both sides (`show_gids`), and the NICs listed in the transfer "
-                "engine's configuration in the order that pairs them on one fabric; with several NICs, list only "
-                "those that reach the peer's.",
-                "One machine with two NICs on different networks (Mooncake#35's setup): give both instances the same "
-                "NIC, or use the TCP transport to rule the fabric out.",
-            ],
-            confidence=0.7,
-        )
-    ]
+    return RULE.finding(
+        Severity.HIGH,
+        f"RDMA transfers of KV blocks fail: the peer's NIC never acknowledged them{pair}, so the two NICs cannot "
+        "reach each other over the fabric",
+        summary="`transport retry counter exceeded` is the verbs status IBV_WC_RETRY_EXC_ERR: the local NIC resent "
+        "until its retries ran out with no acknowledgement from the remote queue pair. The transfer engine's "
+        "choice of NICs, or the network between them, is the question, not vLLM.",
+        evidence=[c.log_evidence(event, name="the RDMA work completion's status", value=match.group(0))],
+        actions=[
+            "Check the pair can talk outside vLLM: `ibv_devinfo` (both ports ACTIVE), then `ib_write_bw -d "
+            "<local nic>` against the peer's NIC; a pair that fails there is the network's (subnet, fabric, "
+            "link).",
+            "On RoCE, the same GID index and VLAN on both sides (`show_gids`), and the NICs listed in the transfer "
+            "engine's configuration in the order that pairs them on one fabric; with several NICs, list only "
+            "those that reach the peer's.",
+            "One machine with two NICs on different networks (Mooncake#35's setup): give both instances the same "
+            "NIC, or use the TCP transport to rule the fabric out.",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE = Rule(
     code="OP-7.135",
     title="RDMA KV transfers whose peer NIC never acknowledges",
     category=Category.PARALLELISM,
-    check=_check_rdma_transport,
+    check=c.on_phrase(RETRY_EXCEEDED, _rdma_transport_finding),
     needs=("events",),
     page=RulePage(
         checks="An RDMA work completion's `transport retry counter exceeded` (Mooncake's transfer engine, UCX).",

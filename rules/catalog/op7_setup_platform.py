@@ -13,43 +13,38 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 LINUX_ONLY = re.compile(r"vLLM only supports Linux platform \(including WSL\)")
 
 
-def _check_setup_platform(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, LINUX_ONLY)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE.finding(
-            Severity.CRITICAL,
-            "vLLM's setup refuses this operating system: it builds and runs on Linux (WSL 2 included), and pip "
-            "was building it here from source",
-            summary="pip builds vLLM from source only when no wheel fits; its early setup.py asserts that the "
-            "platform is Linux before building anything, so on macOS or native Windows the install stops here.",
-            evidence=[c.log_evidence(event, name="vLLM's setup", value=match.group(0))],
-            actions=[
-                "Run vLLM on a Linux host, in a Linux container, or under WSL 2 on Windows, and reach it over HTTP "
-                "from this machine.",
-                "If vLLM came in as another package's requirement (a RAG or evaluation library), install that "
-                "package without vllm and use its other generators, as RUC-NLPIR/FlashRAG#5's maintainer advised.",
-                "On Apple silicon, later vLLM releases build a CPU-only vLLM from source (its installation guide, "
-                "CPU, Apple silicon): slow, and without a GPU.",
-            ],
-            confidence=0.9,
-        )
-    ]
+def _setup_platform_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE.finding(
+        Severity.CRITICAL,
+        "vLLM's setup refuses this operating system: it builds and runs on Linux (WSL 2 included), and pip "
+        "was building it here from source",
+        summary="pip builds vLLM from source only when no wheel fits; its early setup.py asserts that the "
+        "platform is Linux before building anything, so on macOS or native Windows the install stops here.",
+        evidence=[c.log_evidence(event, name="vLLM's setup", value=match.group(0))],
+        actions=[
+            "Run vLLM on a Linux host, in a Linux container, or under WSL 2 on Windows, and reach it over HTTP "
+            "from this machine.",
+            "If vLLM came in as another package's requirement (a RAG or evaluation library), install that "
+            "package without vllm and use its other generators, as RUC-NLPIR/FlashRAG#5's maintainer advised.",
+            "On Apple silicon, later vLLM releases build a CPU-only vLLM from source (its installation guide, "
+            "CPU, Apple silicon): slow, and without a GPU.",
+        ],
+        confidence=0.9,
+    )
 
 
 RULE = Rule(
     code="OP-7.127",
     title="vLLM's setup refuses a platform other than Linux",
     category=Category.STARTUP,
-    check=_check_setup_platform,
+    check=c.on_phrase(LINUX_ONLY, _setup_platform_finding),
     needs=("events",),
     page=RulePage(
         checks="`AssertionError: vLLM only supports Linux platform (including WSL).`",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -24,59 +25,47 @@ GGUF_ARCHITECTURE = re.compile(r"Architecture (?P<arch>[\w.-]+) not supported")
 IMAGE_PROCESSOR = re.compile(r"Unrecognized image processor in (?P<model>\S+?)\. Should have a `image_processor_type`")
 
 
-def _check_gguf_architecture(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, GGUF_ARCHITECTURE)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE_GGUF.finding(
-            Severity.CRITICAL,
-            f"transformers' GGUF reader does not support the file's architecture ({match['arch']}): vLLM reads a "
-            "GGUF's configuration through it",
-            summary="The GGUF holds the weights and its own metadata; transformers maps that metadata to a "
-            "configuration only for the architectures it lists, and vLLM starts from that configuration.",
-            evidence=[c.log_evidence(event, name="the GGUF's architecture", value=match["arch"])],
-            actions=[
-                "Give vLLM the original model's configuration and tokenizer beside the GGUF: `--hf-config-path "
-                "<original repo> --tokenizer <original repo>` (vLLM 0.8 and later).",
-                "Or upgrade transformers to a release whose GGUF support lists the architecture, or serve the "
-                "original (non-GGUF) checkpoint, quantized another way if memory needs it.",
-            ],
-            confidence=0.75,
-        )
-    ]
+def _gguf_architecture_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE_GGUF.finding(
+        Severity.CRITICAL,
+        f"transformers' GGUF reader does not support the file's architecture ({match['arch']}): vLLM reads a "
+        "GGUF's configuration through it",
+        summary="The GGUF holds the weights and its own metadata; transformers maps that metadata to a "
+        "configuration only for the architectures it lists, and vLLM starts from that configuration.",
+        evidence=[c.log_evidence(event, name="the GGUF's architecture", value=match["arch"])],
+        actions=[
+            "Give vLLM the original model's configuration and tokenizer beside the GGUF: `--hf-config-path "
+            "<original repo> --tokenizer <original repo>` (vLLM 0.8 and later).",
+            "Or upgrade transformers to a release whose GGUF support lists the architecture, or serve the "
+            "original (non-GGUF) checkpoint, quantized another way if memory needs it.",
+        ],
+        confidence=0.75,
+    )
 
 
-def _check_image_processor(facts: Facts) -> list[Finding]:
-    found = c.first_match(facts, IMAGE_PROCESSOR)
-    if found is None:
-        return []
-    event, match = found
-    return [
-        RULE_IMAGE_PROCESSOR.finding(
-            Severity.CRITICAL,
-            f"transformers cannot tell which image processor {match['model']} uses: its preprocessor_config.json "
-            "names none, or the installed transformers does not know its model_type",
-            summary="vLLM builds a multimodal model's processor through transformers' AutoImageProcessor, which "
-            "needs image_processor_type in preprocessor_config.json or a model_type it maps to one.",
-            evidence=[c.log_evidence(event, name="the model whose processor is unknown", value=match["model"])],
-            actions=[
-                "Check the model directory holds the base model's preprocessor_config.json (a fine-tune is often "
-                "saved without it): copy it from the base model (for a Qwen2.5-VL fine-tune, Qwen2.5-VL's).",
-                "Then the transformers version the model card names: a model newer than the installed transformers "
-                "has a model_type it does not map (`pip install -U transformers` within what vLLM's release allows).",
-            ],
-            confidence=0.7,
-        )
-    ]
+def _image_processor_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE_IMAGE_PROCESSOR.finding(
+        Severity.CRITICAL,
+        f"transformers cannot tell which image processor {match['model']} uses: its preprocessor_config.json "
+        "names none, or the installed transformers does not know its model_type",
+        summary="vLLM builds a multimodal model's processor through transformers' AutoImageProcessor, which "
+        "needs image_processor_type in preprocessor_config.json or a model_type it maps to one.",
+        evidence=[c.log_evidence(event, name="the model whose processor is unknown", value=match["model"])],
+        actions=[
+            "Check the model directory holds the base model's preprocessor_config.json (a fine-tune is often "
+            "saved without it): copy it from the base model (for a Qwen2.5-VL fine-tune, Qwen2.5-VL's).",
+            "Then the transformers version the model card names: a model newer than the installed transformers "
+            "has a model_type it does not map (`pip install -U transformers` within what vLLM's release allows).",
+        ],
+        confidence=0.7,
+    )
 
 
 RULE_GGUF = Rule(
     code="OP-7.133",
     title="a GGUF architecture transformers' GGUF reader does not support",
     category=Category.STARTUP,
-    check=_check_gguf_architecture,
+    check=c.on_phrase(GGUF_ARCHITECTURE, _gguf_architecture_finding),
     needs=("events",),
     page=RulePage(
         checks="transformers' `ValueError: Architecture <arch> not supported` (its GGUF reader).",
@@ -93,7 +82,7 @@ RULE_IMAGE_PROCESSOR = Rule(
     code="OP-7.134",
     title="an image processor transformers cannot identify",
     category=Category.STARTUP,
-    check=_check_image_processor,
+    check=c.on_phrase(IMAGE_PROCESSOR, _image_processor_finding),
     needs=("events",),
     page=RulePage(
         checks="transformers' `Unrecognized image processor in <model>. Should have a `image_processor_type` key in "
