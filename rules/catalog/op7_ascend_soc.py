@@ -1,4 +1,5 @@
 """OP-7.101: vllm-ascend's compiled kernels were built for another Ascend SoC than the device's.
+OP-7.143: vllm-ascend does not know the device's SoC at all.
 
 Why a rule of its own: vllm-ascend compiles its custom kernels for one Ascend SoC (the SOC_VERSION of its build,
 detected with `npu-smi info` or set by hand: Ascend910B1 for Atlas A2, Ascend310P3 for Atlas 300I, …), and the
@@ -13,8 +14,10 @@ Atlas 300I's Ascend310P3).
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -81,4 +84,46 @@ RULE_ASCEND_SOC = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_ASCEND_SOC]
+# OP-7.143: vllm-ascend maps the SoC version the runtime reports to the device families it supports and refuses any
+# other, in its worker as it starts: `RuntimeError: Can not support soc_version: 104.` (vllm-ascend#6796, no cause
+# confirmed in the thread). The words say only that this release does not know the device.
+UNKNOWN_SOC = re.compile(r"Can not support soc_version: (?P<soc>\w+)")
+
+
+def _unknown_soc_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    soc = match["soc"]
+    return RULE_UNKNOWN_SOC.finding(
+        Severity.CRITICAL,
+        f"vllm-ascend does not know this NPU's SoC version ({soc}): the device is not one this release supports",
+        summary="vllm-ascend reads the SoC version the Ascend runtime reports and maps it to the device families it "
+        "supports (its device-type check, as the worker starts); a version outside its table stops the worker "
+        "before the model loads. No setting changes the table: the device, the plugin release or the runtime does.",
+        evidence=[c.log_evidence(event, name="the SoC version refused", value=soc)],
+        actions=[
+            "`npu-smi info` names the NPU; compare it with the devices the installed vllm-ascend release lists as "
+            "supported, and install a release (or its image) that lists it.",
+            "If the NPU is listed, the CANN toolkit and driver may report it differently from what this release "
+            "expects: install the CANN version that release's documentation pairs with it.",
+        ],
+        confidence=0.75,
+    )
+
+
+RULE_UNKNOWN_SOC = Rule(
+    code="OP-7.143",
+    title="vllm-ascend does not know the device's SoC",
+    category=Category.CONFIGURATION,
+    check=c.on_phrase(UNKNOWN_SOC, _unknown_soc_finding),
+    needs=("events",),
+    page=RulePage(
+        checks="vllm-ascend's `RuntimeError: Can not support soc_version: <n>.`",
+        why="The plugin refuses a device whose SoC version is not in its table; the worker stops before loading.",
+        example="`Can not support soc_version: 104.` from vllm-ascend's worker (vllm-ascend#6796).",
+        fix="A vllm-ascend release (and CANN) that supports the NPU.",
+        limits="Which device the number is, and which release added it, are not in the message; `npu-smi info` "
+        "and the release's device list are.",
+        references=["https://github.com/vllm-project/vllm-ascend/issues/6796"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_ASCEND_SOC, RULE_UNKNOWN_SOC]

@@ -12,6 +12,7 @@ from rules.catalog import (
     op5_platform_refusals,
     op6_draft_vocab,
     op6_mamba_page,
+    op7_ascend_soc,
     op7_build_cmake,
     op7_build_no_cuda_runtime,
     op7_helm_chart,
@@ -273,6 +274,15 @@ def test_punicas_missing_size_names_the_tp_at_which_each_gpus_share_fits():
     assert finding.actions[1].startswith("Or serve at --tensor-parallel-size 4: the layer's 27392 features")
 
 
+def test_an_ascend_soc_version_vllm_ascend_does_not_know_is_an_unsupported_device():
+    line = (  # vllm-ascend#6796, verbatim
+        "(EngineCore_DP0 pid=13770) ERROR 02-25 03:11:49 [multiproc_executor.py:751] RuntimeError: Can not support "
+        "soc_version: 104."
+    )
+    top = _top(line)
+    assert top.rule == "OP-7.143" and "(104)" in top.title and top.actions[0].startswith("`npu-smi info`")
+
+
 def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piece():
     line = (  # flashinfer-ai/flashinfer#3486, verbatim
         "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the deployment configuration since "
@@ -311,6 +321,7 @@ def test_a_moe_backend_refusal_drops_a_forced_backend_and_names_the_missing_piec
         (op7_ray_driver.RULE_REINIT, "RuntimeError: Ray has not been initialized"),
         (op7_ray_driver.RULE_ACTOR, "TypeError: Actor methods must be called with .remote()"),
         (op7_punica.RULE, "RuntimeError: No suitable kernel for this device"),
+        (op7_ascend_soc.RULE_UNKNOWN_SOC, "RuntimeError: Can not support this soc"),
         (op2_moe_backend.RULE, "ValueError: Unsupported MoE backend: FOO"),
     ],
 )
