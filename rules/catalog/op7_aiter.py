@@ -60,31 +60,22 @@ def _check_aiter(facts: Facts) -> list[Finding]:
 
 def _arch_refused(event: LogEvent) -> Finding:
     """AITER's arch check refused the GPU: AITER off as a whole. Its rocminfo lookup failing is vLLM importing AITER's
-    data types whatever the setting (before vllm PR #30952), so the upgrade leads there."""
+    data types whatever the setting (before vllm PR #30952), so the upgrade leads there and no setting is proposed."""
     arch = event.device or "this GPU's arch"
-    lookup = "rocminfo" in (event.message or "")
     unset = (
         f"Unset {AITER_ENV} (or set it to 0) and any VLLM_ROCM_USE_AITER_<OP>=1 the image or launch sets; a "
         "container built for Instinct GPUs may set them for you (`env | grep AITER`)."
     )
-    upgrade = (
-        "Upgrade vLLM: before PR #30952 (December 2025) it called AITER's arch lookup while importing AITER's data "
-        "types, with AITER off too, so no setting avoids it on this GPU."
-    )
-    return RULE_AITER.finding(
-        Severity.CRITICAL,
-        f"AMD's AITER kernels do not support {arch}: "
-        + (
-            "vLLM looked AITER's arch up at import, which only an upgrade avoids"
-            if lookup
-            else "turn AITER off and vLLM uses its own kernels"
-        ),
-        summary="AITER is built for AMD Instinct GPUs; its arch check refuses the GPU before any of its kernels "
-        "compiles, so an AITER op turned on for this GPU stops the worker.",
-        evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
-        changes=[]
-        if lookup
-        else [
+    if "rocminfo" in (event.message or ""):
+        remedy, changes = "vLLM looked AITER's arch up at import, which only an upgrade avoids", []
+        actions = [
+            "Upgrade vLLM: before PR #30952 (December 2025) it called AITER's arch lookup while importing AITER's "
+            "data types, with AITER off too, so no setting avoids it on this GPU.",
+            unset,
+        ]
+    else:
+        remedy = "turn AITER off and vLLM uses its own kernels"
+        changes = [
             ConfigChange(
                 flag=AITER_ENV,
                 current=None,
@@ -92,10 +83,16 @@ def _arch_refused(event: LogEvent) -> Finding:
                 reason=f"AITER has no kernels for {arch}; vLLM's own kernels serve it",
                 kind="env",
             )
-        ],
-        actions=[upgrade, unset]
-        if lookup
-        else [unset, "Or an AITER release that lists the arch (it adds targets over time)."],
+        ]
+        actions = [unset, "Or an AITER release that lists the arch (it adds targets over time)."]
+    return RULE_AITER.finding(
+        Severity.CRITICAL,
+        f"AMD's AITER kernels do not support {arch}: {remedy}",
+        summary="AITER is built for AMD Instinct GPUs; its arch check refuses the GPU before any of its kernels "
+        "compiles, so an AITER op turned on for this GPU stops the worker.",
+        evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
+        changes=changes,
+        actions=actions,
         confidence=0.8,
     )
 

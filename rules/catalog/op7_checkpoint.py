@@ -121,6 +121,14 @@ def unloadable_tensor(event: LogEvent) -> re.Match[str] | None:
     return match if loading or (bare and (parameter or peft)) else None
 
 
+def _tensor_kind(quantized: str | None, plain: str) -> str:
+    """How a title names the tensor: by its format's short name (`a block-wise FP8 tensor`), else `plain`."""
+    if not quantized:
+        return plain
+    format_name = quantized.split(" (")[0]
+    return f"{_article(format_name)} {format_name} tensor"
+
+
 def _article(name: str) -> str:
     """`an` before a vowel's sound: a word's vowel, or an initialism read letter by letter (an FP8, an NVFP4)."""
     initialism = name.split()[0].split("-")[0].isupper()
@@ -153,8 +161,7 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         quantized = format_of_suffix(suffix)
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
-        format_name = quantized.split(" (")[0] if quantized else None
-        kind = f"{_article(format_name)} {format_name} tensor" if format_name else "a tensor"
+        kind = _tensor_kind(quantized, "a tensor")
         evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
         evidence.description = "the tensor name the weight loader found no parameter for" + (
             f": its suffix {suffix} is {quantized}" if quantized else ""
@@ -190,8 +197,7 @@ def _fused_expert_missing(facts: Facts, event: LogEvent, name: str, suffix: str)
     """A fused-MoE parameter name is vLLM's own mapping of the checkpoint's per-expert tensors: the layer vLLM built
     (its quantization method and MoE backend create the parameters) lacks one the loader maps to."""
     quantized = format_of_suffix(suffix)
-    format_name = quantized.split(" (")[0] if quantized else None
-    kind = f"{_article(format_name)} {format_name} tensor" if format_name else "a weight"
+    kind = _tensor_kind(quantized, "a weight")
     forced = facts.config.flags.get("--moe-backend") if facts.config else None
     evidence = c.log_evidence(event, name="fused_expert_parameter", value=name)
     evidence.description = "a fused-MoE parameter name vLLM's loader mapped the checkpoint's experts to"

@@ -40,13 +40,16 @@ _MODULE_ATTRIBUTE = re.compile(r"module '(?P<package>[\w.]+)' has no attribute '
 _IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<package>[\w.]+)'")
 # The package a source line calls into (`err = llguidance.LLMatcher.validate_grammar(`), not an object's own.
 _CALLED = re.compile(r"(?<![\w.])(?P<package>[a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
-# A tokenizer's or processor's missing attribute by its class name: Python's words (`'MllamaProcessor' object has no
-# attribute '_get_num_multimodal_tokens'`) or a tokenizer's own __getattr__ (`Qwen2Tokenizer has no attribute …`).
-# Most such attributes are a model family's own (the original Qwen tokenizer's im_start_id, qwen-vllm#8; a remote
-# tokenizer without `vocab` under a tool parser, zai-org/GLM-4#579), not transformers' API: only those below are read.
-_TRANSFORMERS_OBJECT = re.compile(
+# The processor method vLLM's Transformers backend counts a multimodal item's tokens with
+# (model_executor/models/transformers/multimodal.py, 0.11 on): only processors of models the backend supports have it
+TRANSFORMERS_BACKEND_METHOD = "_get_num_multimodal_tokens"
+# A tokenizer's or processor's missing method of vLLM's Transformers backend, by its class name: Python's words
+# (`'MllamaProcessor' object has no attribute '_get_num_multimodal_tokens'`) or a tokenizer's own __getattr__ (no
+# quotes). Other missing attributes are mostly a model family's own (the original Qwen tokenizer's im_start_id,
+# qwen-vllm#8; a remote tokenizer without `vocab`, zai-org/GLM-4#579), not a transformers version, and stay unread.
+_BACKEND_METHOD_MISSING = re.compile(
     r"'?(?P<cls>[A-Z]\w*?(?:TokenizerFast|Tokenizer|Processor|FeatureExtractor))'? (?:object )?has no attribute "
-    r"'?(?P<name>\w+)"
+    rf"'?{TRANSFORMERS_BACKEND_METHOD}(?!\w)"
 )
 # A tokenizer attribute transformers 5 removed and vLLM's cached tokenizer read (QwenLM/Qwen3-VL#2058: transformers
 # 5.3.0 beside a vLLM made for 4.x; 4.57.6 fixed it)
@@ -56,9 +59,6 @@ _TRANSFORMERS_5_ACTION = (
     "transformers 4 release (`pip install 'transformers<5'`; 4.57.6 fixed it in QwenLM/Qwen3-VL#2058), or a vLLM "
     "release whose requirements allow transformers 5."
 )
-# The processor method vLLM's Transformers backend counts a multimodal item's tokens with
-# (model_executor/models/transformers/multimodal.py, 0.11 on): only processors of models the backend supports have it
-TRANSFORMERS_BACKEND_METHOD = "_get_num_multimodal_tokens"
 _NOT_PACKAGES = frozenset({"self", "cls", "super", "vllm", "os", "sys", "re", "json", "time", "math", "logger"})
 
 
@@ -428,9 +428,8 @@ RULE_API_MISMATCH = Rule(
 
 def _processor_lacking_backend_method(event: LogEvent) -> str | None:
     """The processor class of an AttributeError for the Transformers backend's token-counting method."""
-    named = _TRANSFORMERS_OBJECT.search(event.message or "")
-    lacking = event.exception == "AttributeError" and named and named["name"] == TRANSFORMERS_BACKEND_METHOD
-    return named["cls"] if lacking else None
+    named = _BACKEND_METHOD_MISSING.search(event.message or "") if event.exception == "AttributeError" else None
+    return named["cls"] if named else None
 
 
 def _check_transformers_backend(facts: Facts) -> list[Finding]:
