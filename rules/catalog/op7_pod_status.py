@@ -408,7 +408,9 @@ RULE_POD_STATUS = Rule(
         '`Error: secret "…" not found`, the volume manager\'s `MountVolume.SetUp failed for volume "…" : '
         'persistentvolumeclaim "…" not found`, `Unable to attach or mount volumes: … timed out waiting for the '
         'condition`, `Multi-Attach error for volume "…"`, any other `MountVolume.SetUp failed for volume "…" : …` '
-        "with the kubelet's reason), and the kubelet's eviction messages (`The node was low on "
+        "with the kubelet's reason), any line holding a status only Kubernetes prints (CrashLoopBackOff, "
+        "ImagePullBackOff, ErrImagePull, Create/RunContainer…Error: a dashboard's `Pod: NAME - CrashLoopBackOff`), "
+        "the kubelet's eviction messages (`The node was low on "
         "resource: …`, a container's or the pod's ephemeral-storage limit, an emptyDir's sizeLimit); the Docker "
         "daemon's failed pulls (`manifest for … not found: manifest unknown`, `pull access denied for …, repository "
         "does not exist`, `toomanyrequests: You have reached your pull rate limit`); and the Kubernetes monitoring "

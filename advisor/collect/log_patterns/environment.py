@@ -314,6 +314,16 @@ POD_STATUSES = (
     "Evicted",
 )
 
+# The statuses no other program prints: a line holding one is about a pod, whatever its format.
+_UNIQUE_POD_STATUSES = (
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+)
+
 # The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go): the node low on a resource, with the container
 # that used most of it over its request (two wordings: before and since Kubernetes 1.28), or the pod over a limit
 # of its own (a container's, the pod's total, an emptyDir's sizeLimit).
@@ -1245,6 +1255,15 @@ PATTERNS: tuple[Pattern, ...] = (
         K.POD_STATUS,
         _EVICTION,
         _eviction,
+    ),
+    wording(  # any other line naming a pod in one of the kubelet's own status words (a dashboard's or a chat's
+        # `Pod: vllm-5dcf598989-k2bhw - CrashLoopBackOff`): these words are Kubernetes' alone, so the line is a pod's
+        _UNIQUE_POD_STATUSES,
+        K.POD_STATUS,
+        # (a pod's name has a hyphen or a dot: a generated one always does, and a plain word after "pod" is prose)
+        r"(?:\b[Pp]od[:/ ]\s*(?P<pod>[a-z0-9]+(?:[-.][a-z0-9]+)+)\b.*?)?"
+        rf"\b(?P<status>{'|'.join(_UNIQUE_POD_STATUSES)})\b",
+        lambda m: {"pod": m["pod"], "pod_status": m["status"]},
     ),
     wording(  # nvidia-smi's process table: GPU, (GI, CI on MIG-capable drivers), PID, type, name, memory
         ("MiB |",),

@@ -304,3 +304,12 @@ def test_a_tools_word_for_a_crashed_container_is_one_stop_not_a_restart_loop():
     )
     assert "keeps restarting" not in finding.title and "CrashLoopBackOff" not in finding.summary
     assert "`kubectl logs vllm-standalone-llama-3-1b-845945945-dljsw | servops triage --logs -`" in finding.actions[0]
+
+
+def test_a_status_word_only_kubernetes_prints_is_a_pod_in_any_format():
+    # huggingface/inference-benchmarker#30, verbatim: a dashboard's line, not kubectl's table
+    named = _finding("Pod: inference-benchmarker-5dcf598989-k2bhw - CrashLoopBackOff")
+    assert "inference-benchmarker-5dcf598989-k2bhw" in named.title and "CrashLoopBackOff" in named.title
+    said = _finding("my vllm pod keeps going into CrashLoopBackOff after the upgrade")
+    assert said.title.startswith("the pod's container")  # a plain word after "pod" is no pod's name
+    assert not RULE_POD_STATUS.evaluate(_facts("INFO the request is Pending in the queue"))  # a word others print
