@@ -28,14 +28,15 @@ LATER = (
     "sixteenth",
     "seventeenth",
     "eighteenth",
+    "nineteenth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
 # and 24 from the fourth, which stopped at its time, the tenth, 30 from each of four less two lines taken from
 # issue titles, the eleventh, 30 from each of four, the twelfth, 30 from three and 19 from the fourth, whose search
 # budget ran out, the thirteenth, 30 from each of three less one its collector completed from the issue's title, and
-# the fourteenth to the seventeenth, 30 from each of three, and the eighteenth, 30 from two and 27 from the third,
-# which stopped at its time.
+# the fourteenth to the seventeenth, 30 from each of three, the eighteenth, 30 from two and 27 from the third,
+# which stopped at its time, and the nineteenth, 30 from each of three.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -49,6 +50,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "sixteenth": 90,
     "seventeenth": 90,
     "eighteenth": 87,
+    "nineteenth": 90,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
