@@ -151,6 +151,10 @@ class LogEventKind(str, Enum):
     # Triton could not build the small C launcher it compiles at a kernel's first use: "Failed to find C compiler",
     # or gcc's "cuda_utils.c:9:10: fatal error: Python.h: No such file or directory"; message: what was missing
     TRITON_BUILD_FAILED = "triton_build_failed"
+    # a source build's own tools stopping (no level, no exception: a compiler's or CMake's words): gcc's and clang's
+    # missing header, CMake's and PyTorch's failed probe of the GPU architectures, ROCm's offload-arch; message: the
+    # words, which OP-7.146 and OP-7.147 read
+    SOURCE_BUILD_STOPPED = "source_build_stopped"
     # the loader found no CUDA library of the major version a binary needs: "libcudart.so.12: cannot open shared
     # object file"; component: the library, version: its major version
     CUDA_LIBRARY_MISSING = "cuda_library_missing"
@@ -493,6 +497,9 @@ class LogEventKind(str, Enum):
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
     ARGS_UNRECOGNIZED = "args_unrecognized"
+    # argparse stopping for arguments it requires: "vllm serve: error: the following arguments are required:
+    # model_tag"; message: the arguments it names, component: the program (its prog, before ": error:")
+    ARGS_REQUIRED = "args_required"
     # the program a container or a shell was told to start is not on its PATH: Go's os/exec words as runc prints them
     # (`exec: "vllm": executable file not found in $PATH`, Docker's and the kubelet's StartError), bash's `vllm: command
     # not found`, dash's `vllm: not found`, zsh's `command not found: vllm`; message: the program, component: who
@@ -1341,6 +1348,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.JIT_NO_NVCC: ("message",),
     LogEventKind.JIT_BUILD_FAILED: ("message", "component", "function"),
     LogEventKind.TRITON_BUILD_FAILED: ("message",),
+    LogEventKind.SOURCE_BUILD_STOPPED: ("message",),
     LogEventKind.CUDA_LIBRARY_MISSING: ("message", "component", "version"),
     LogEventKind.TORCH_CUDA_BUILD: ("version",),
     LogEventKind.DRIVER_TOO_OLD: ("message", "version", "cuda_required", "component"),
@@ -1398,6 +1406,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
+    LogEventKind.ARGS_REQUIRED: ("message", "component"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),
     LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
     LogEventKind.UV_FLAG_UNKNOWN: ("message",),

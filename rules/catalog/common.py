@@ -644,10 +644,16 @@ def installed_package(path: str | None) -> str | None:
     return found["package"] if found else None
 
 
-def first_match(facts: Facts, pattern: re.Pattern[str]) -> tuple[LogEvent, re.Match[str]] | None:
-    """The first unplaced error or line whose words (its message, else its raw line) `pattern` finds, with the match:
-    how rules read a cause named by a phrase inside an error or line no wording of its own reads."""
-    for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE):
+UNPLACED = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+
+
+def first_match(
+    facts: Facts, pattern: re.Pattern[str], kinds: tuple[LogEventKind, ...] = UNPLACED
+) -> tuple[LogEvent, re.Match[str]] | None:
+    """The first unplaced error or line (or event of `kinds`) whose words (its message, else its raw line) `pattern`
+    finds, with the match: how rules read a cause named by a phrase inside an error or line no wording of its own
+    reads, or inside a kind of event that only gathers the lines a few rules tell apart."""
+    for event in facts.events_of(*kinds):
         found = pattern.search(event.message or event.raw or "")
         if found is not None:
             return event, found
@@ -658,13 +664,15 @@ def first_match(facts: Facts, pattern: re.Pattern[str]) -> tuple[LogEvent, re.Ma
 PhraseFinding = Callable[[Facts, LogEvent, "re.Match[str]"], Finding]
 
 
-def on_phrase(pattern: re.Pattern[str], build: PhraseFinding) -> Callable[[Facts], list[Finding]]:
-    """A rule's check for a cause one phrase names: the first unplaced error or line `pattern` finds becomes the
-    finding `build` makes of it, and no phrase, no finding. Why one helper: rules that read a phrase and nothing else
-    all wrote the same lookup around their finding, and each new one copied it."""
+def on_phrase(
+    pattern: re.Pattern[str], build: PhraseFinding, kinds: tuple[LogEventKind, ...] = UNPLACED
+) -> Callable[[Facts], list[Finding]]:
+    """A rule's check for a cause one phrase names: the first unplaced error or line (or event of `kinds`) `pattern`
+    finds becomes the finding `build` makes of it, and no phrase, no finding. Why one helper: rules that read a
+    phrase and nothing else all wrote the same lookup around their finding, and each new one copied it."""
 
     def check(facts: Facts) -> list[Finding]:
-        found = first_match(facts, pattern)
+        found = first_match(facts, pattern, kinds)
         return [build(facts, *found)] if found is not None else []
 
     return check

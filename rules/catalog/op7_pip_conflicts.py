@@ -60,6 +60,11 @@ def _check(facts: Facts) -> list[Finding]:
 
 def _broken(event: LogEvent) -> str:
     package = distribution_name(event.message or "")
+    if event.versions_offered == "resolver:uv":
+        return (
+            f"uv found no solution: {event.component} {event.version} pins {event.message}, and another requirement "
+            f"wants another {package}"
+        )
     if event.installed is None:
         return f"{event.component} {event.version} requires {event.message}, which pip did not install"
     return f"pip left {package} {event.installed} where {event.component} {event.version} requires {event.message}"
@@ -74,6 +79,14 @@ def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
         f"{first.component} alone in a fresh virtual environment (`pip install {first.component}=={first.version}`), "
         "so pip resolves everything together.",
     ]
+    if first.versions_offered == "resolver:uv":
+        actions.insert(
+            0,
+            "Find the requirement that wants another torch (the rest of uv's explanation names it) and drop it or "
+            "align it: packages with compiled kernels (xformers, flashinfer, vllm-flash-attn) are built for one "
+            "torch each, and vLLM carries its flash-attention inside itself since vllm PR #8245, so vllm-flash-attn "
+            "is not installed beside it (vllm#11283).",
+        )
     if torch:
         actions.append(
             "Install nothing that moves torch after vLLM (a separate `pip install torch`, a requirements file with "
@@ -84,15 +97,24 @@ def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
     return RULE.finding(
         Severity.HIGH,
         _broken(first) + (f" (and {more} more broken requirement(s))" if more else ""),
-        summary="pip finished the install and then listed the requirements it broke: this environment is not the "
-        f"one {first.component} {first.version} was built and tested with. "
+        summary=(
+            "uv's resolver stopped before installing anything: the requirements asked for cannot hold together. "
+            if first.versions_offered == "resolver:uv"
+            else "pip finished the install and then listed the requirements it broke: this environment is not the "
+            f"one {first.component} {first.version} was built and tested with. "
+        )
         + (
             "vLLM pins its PyTorch exactly: beside another, its compiled ops fail to load (an undefined symbol) or "
             "crash."
             if torch
             else "A package at another version fails where vLLM calls it (a missing function or argument)."
         ),
-        evidence=[c.log_evidence(e, name="pip's conflict", value=e.message) for e in (torch or conflicts)[:3]],
+        evidence=[
+            c.log_evidence(
+                e, name="uv's conflict" if e.versions_offered == "resolver:uv" else "pip's conflict", value=e.message
+            )
+            for e in (torch or conflicts)[:3]
+        ],
         actions=actions,
         confidence=0.8,
     )
@@ -107,7 +129,7 @@ RULE = Rule(
     page=RulePage(
         checks="pip's conflict lines after an install, `<vllm or vllm-*> <version> requires <requirement>, but you "
         "have <package> <version> which is incompatible.` and `…, which is not installed.` (and pip's older `has "
-        "requirement …, but you'll have …`).",
+        "requirement …, but you'll have …`), and uv's `Because vllm==X depends on torch{…}==Y and …`.",
         why="pip warns and carries on; the server then fails in other words (an undefined symbol, a missing "
         "function). A conflict with PyTorch is the one vLLM cannot survive: it pins torch exactly.",
         example="`vllm 0.6.6 requires torch==2.5.1, but you have torch 2.2.0a0+git8ac9b20 which is incompatible.` "

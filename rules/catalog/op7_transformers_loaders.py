@@ -1,4 +1,4 @@
-"""OP-7.133 and OP-7.134: transformers cannot read a part of the model vLLM asked it for.
+"""OP-7.133, OP-7.134 and OP-7.150: transformers cannot read or build a part of the model vLLM asked it for.
 
 Why rules of their own: vLLM reads a model's configuration and processors through transformers, so two of
 transformers' refusals stop vLLM before any of its own checks run, and both name the model, not a setting:
@@ -10,6 +10,10 @@ transformers' refusals stop vLLM before any of its own checks run, and both name
   of config.json, …` is AutoImageProcessor finding neither a processor class in preprocessor_config.json nor a
   model_type it maps: a fine-tune saved without the base model's preprocessor_config.json, or a transformers older
   than the model (tulerfeng/Video-R1#55: a Qwen2.5-VL fine-tune on vLLM 0.9.0).
+- `Glm4vProcessor.__init__() got multiple values for argument 'tokenizer'` is vLLM building a model's processor
+  with arguments the installed transformers' processor class takes otherwise: processors' signatures change
+  between transformers releases, and each vLLM release passes them as the transformers it was made with expects
+  (zai-org/GLM-V#8: vLLM 0.9.2 with transformers 4.53.0, the pair made together, served it).
 """
 
 from __future__ import annotations
@@ -96,4 +100,48 @@ RULE_IMAGE_PROCESSOR = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_GGUF, RULE_IMAGE_PROCESSOR]
+PROCESSOR_SIGNATURE = re.compile(
+    r"(?P<cls>\w+(?:Processor|ProcessorFast|FeatureExtractor))\.__init__\(\) "
+    r"(?P<what>got multiple values for argument|got an unexpected keyword argument|missing \d+ required positional "
+    r"arguments?:) '(?P<arg>\w+)'"
+)
+
+
+def _processor_signature_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    return RULE_PROCESSOR_SIGNATURE.finding(
+        Severity.CRITICAL,
+        f"transformers' {match['cls']} takes '{match['arg']}' otherwise than this vLLM passes it: vLLM and "
+        "transformers are not releases made together",
+        summary="vLLM builds a multimodal model's Hugging Face processor itself, passing the arguments the "
+        "transformers release it was made with expects; processors' signatures change between transformers releases.",
+        evidence=[c.log_evidence(event, name="the processor's refusal", value=match.group(0))],
+        actions=[
+            "Install the transformers this vLLM release requires (`pip show vllm` lists the range; its release notes "
+            "name the one it was tested with), or upgrade vLLM and transformers together: zai-org/GLM-V#8 served "
+            "with vLLM 0.9.2 and transformers 4.53.0.",
+            "A model's own processor (--trust-remote-code) must also match that transformers: the model card names "
+            "the release.",
+        ],
+        confidence=0.7,
+    )
+
+
+RULE_PROCESSOR_SIGNATURE = Rule(
+    code="OP-7.150",
+    title="a Hugging Face processor built with arguments its transformers release takes otherwise",
+    category=Category.STARTUP,
+    check=c.on_phrase(PROCESSOR_SIGNATURE, _processor_signature_finding),
+    needs=("events",),
+    page=RulePage(
+        checks="`<Name>Processor.__init__() got multiple values for argument 'x'` (or an unexpected keyword "
+        "argument, or a missing positional one).",
+        why="The processor's signature belongs to another transformers release than the one vLLM was made with.",
+        example="`Glm4vProcessor.__init__() got multiple values for argument 'tokenizer'` serving GLM-4.1V "
+        "(zai-org/GLM-V#8).",
+        fix="The transformers release vLLM's requirements name, or both upgraded together.",
+        limits="Reads processor classes by name (…Processor, …FeatureExtractor); other __init__ errors are VC-2's.",
+        references=["https://github.com/zai-org/GLM-V/issues/8"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_GGUF, RULE_IMAGE_PROCESSOR, RULE_PROCESSOR_SIGNATURE]

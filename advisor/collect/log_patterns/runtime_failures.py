@@ -45,7 +45,7 @@ def _cuda_runtime_error(match: re.Match[str]) -> Fields:
     """Which CUDA error: cuBLAS failing to allocate is the GPU out of memory (as Triton's driver call failing so,
     loading or launching a kernel); an index assertion, a device-side assert."""
     kind = match.lastgroup or ""
-    if kind == "index" or match.groupdict().get("bound"):
+    if kind in ("index", "bare") or match.groupdict().get("bound"):
         return {"message": "assert", "index_bound": to_int(match.groupdict().get("bound"))}
     return {"message": {"cublas": "oom"}.get(kind, kind)}
 
@@ -335,6 +335,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "CUDNN_STATUS_NOT_INITIALIZED",
             "] Assertion `",
             "] Assertion `index out of bounds",
+            "Assertion `",
         ),
         K.CUDA_RUNTIME_ERROR,
         # Triton's launcher words a CUDA driver error as `Triton Error [CUDA]: <cuGetErrorString's words>`
@@ -355,7 +356,11 @@ PATTERNS: tuple[Pattern, ...] = (
         # [81,0,0] Assertion `index out of bounds: 0 <= tl.broadcast_to(tmp10, [XBLOCK]) < 2048` failed`, vllm#21986)
         r"|\.py:\d+: unknown: block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `index out of bounds: 0 <= .*? < "
         r"(?P<bound>\d+)` failed"
-        r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)",
+        r"|(?P<index>\.cu:\d+: .*block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `[^`]+` failed)"
+        # the assertion alone, its block and thread cut off (zai-org/GLM-OCR#112: `Assertion `ind >=0 && ind <
+        # ind_dim_size && "vectorized gather kernel index out of bounds"` failed.`): CUDA's device assert closes the
+        # condition with a backtick, glibc's host assert with a quote, so only the device's is read
+        r"|^\s*(?P<bare>Assertion `[^`']+` failed)",
         _cuda_runtime_error,
     ),
     wording(  # an index past the dimension it indexes, with both numbers: Ascend's IndexCheck kernel, torch's own
@@ -378,13 +383,16 @@ PATTERNS: tuple[Pattern, ...] = (
         K.CUDA_KERNEL_FAULT,
         # ROCm's PyTorch words its HIP checks the same (`HIP error: an illegal memory access was encountered`), and
         # torch 2.8 on raises both as torch.AcceleratorError instead of RuntimeError
-        r"(?P<who>CUDA error|HIP error|Triton Error \[CUDA\])(?: \((?P<file>[^()\s]+?):\d+\))?: (?P<words>(?:an )?"
+        # Triton's HIP launcher adds the code: `Triton Error [HIP]:  Code: 700, Message: an illegal memory access was
+        # encountered` (vllm#50347)
+        r"(?P<who>CUDA error|HIP error|Triton Error \[(?:CUDA|HIP)\])(?: \((?P<file>[^()\s]+?):\d+\))?:"
+        r"(?:\s*Code: \d+, Message:)? (?P<words>(?:an )?"
         r"(?:illegal memory access|misaligned address|illegal instruction|unspecified launch failure)"
         r"(?: was encountered)?)",
         lambda m: {
             "message": f"{m['who']}: {m['words']}",
             "code_file": m["file"],
-            "component": "rocm" if m["who"] == "HIP error" else None,
+            "component": "rocm" if "HIP" in m["who"] else None,
         },
     ),
     wording(  # PyTorch's line after a CUDA error, naming the runtime's error code rather than its words (`Search for
@@ -429,5 +437,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.CUDA_KERNEL_FAULT,
         r"Memory access fault by GPU node-\d+ \(Agent handle: [^)]*\) on address \S+?\.? Reason: (?P<reason>[^.]+)",
         lambda m: {"message": f"memory access fault ({m['reason'].strip()})", "component": "rocm"},
+    ),
+    wording(  # the HSA runtime's queue callback on the same faults (ROCm/aiter#1143: `Callback: Queue 0x… aborting with
+        # error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest
+        # legal address.`, inside AITER's fused-MoE kernel)
+        ("aborting with error : HSA_STATUS_ERROR_",),
+        K.CUDA_KERNEL_FAULT,
+        r"aborting with error : HSA_STATUS_ERROR_(?P<code>MEMORY_APERTURE_VIOLATION|ILLEGAL_INSTRUCTION|MEMORY_FAULT)",
+        lambda m: {"message": f"HSA: {m['code'].lower().replace('_', ' ')}", "component": "rocm"},
     ),
 )

@@ -133,6 +133,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error: unrecognized arguments: (?P<args>.+?)\s*$",
         _unrecognized,
     ),
+    wording(  # argparse's stop for an argument it requires, with the program it parses for (`vllm serve`)
+        ("error: the following arguments are required: ",),
+        K.ARGS_REQUIRED,
+        r"(?:(?P<prog>[\w. -]+?): )?error: the following arguments are required: (?P<args>.+?)\s*$",
+        lambda m: {"message": m["args"], "component": m["prog"]},
+    ),
     wording(  # the program to start is not on the PATH: the container runtime's words (Go's os/exec error, as runc
         # and so Docker and the kubelet print it), and bash's, dash's and zsh's
         (

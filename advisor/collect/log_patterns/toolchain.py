@@ -160,10 +160,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|AssertionError: (?P<setup>CUDA_HOME is not set)$",
         lambda m: {"message": m.group(0), "component": "torch" if m["torch"] else "vLLM's setup.py"},
     ),
-    wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler
-        ("Could not find nvcc",),
+    wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler; and the
+        # bare FileNotFoundError of running it (flashinfer-ai/flashinfer#1781: vLLM 0.11's FlashInfer sampler
+        # JIT-building with the AOT wheels installed and no nvcc)
+        ("Could not find nvcc", "No such file or directory: 'nvcc'", "/bin/nvcc'"),
         K.JIT_NO_NVCC,
-        r"Could not find nvcc(?: and default cuda_home='[^']*' doesn't exist)?",
+        r"Could not find nvcc(?: and default cuda_home='[^']*' doesn't exist)?"
+        r"|\[Errno 2\] No such file or directory: '(?:[^']*/)?nvcc'",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # torch.utils.cpp_extension building a JIT kernel: its frame, or its error's words
@@ -221,6 +224,22 @@ PATTERNS: tuple[Pattern, ...] = (
         # the compiler's words come before it
         r"|Command '\['(?P<compiler>[^']+)', '[^']*\.c', '-O3',(?: '-I[^']*',)* '-shared'",
         _triton_build,
+    ),
+    wording(  # a source build's compiler or CMake stopping: a missing header (gcc's and clang's words; Triton's C
+        # launcher missing Python.h is read above), the GPU architectures no probe could name (CMake's, PyTorch's
+        # select_compute_arch.cmake, ROCm's offload-arch)
+        (
+            "fatal error:",
+            "Failed to detect a default CUDA architecture",
+            "arch_bin wasn't set",
+            "offload-arch failed",
+        ),
+        K.SOURCE_BUILD_STOPPED,
+        r"fatal error: '?[\w./+-]+\.(?:h|hpp|cuh|hxx)'?(?::| file not found).*"
+        r"|Failed to detect a default CUDA architecture|arch_bin wasn't set for some reason"
+        r"|offload-arch failed with return code \d+",
+        # a header inside ROCm's own include folder is read below (that ROCm release lacks what it includes)
+        lambda m: None if re.search(r"/opt/rocm[-\d.]*/include/", m.string) else {"message": m.string.strip()},
     ),
     wording(  # vllm/version.py (read in 0.32; vllm#15592 on 0.8): vllm/_version.py, which a build writes, is missing
         ("Failed to read commit hash",),
@@ -348,7 +367,7 @@ PATTERNS: tuple[Pattern, ...] = (
         ("is required for a normal functioning of this module",),
         K.PACKAGE_CONFLICT,
         r"(?P<req>[A-Za-z0-9][\w.-]*(?:\[[\w,]+\])?(?:[<>=!~]=?[\w.*+-]+,?)+) is required for a normal functioning of "
-        r"this module, but found [\w.-]+==(?P<found>[\w.+-]+?)\.?$",
+        r"this module, but found [\w.-]+==(?P<found>[\w.+-]+?)\.?\s*$",
         lambda m: {"message": m["req"], "installed": m["found"]},
     ),
     wording(  # torch/cuda/__init__.py's _lazy_init, when torch._C has no CUDA functions (a build without CUDA); beside
@@ -457,6 +476,19 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PIP_NO_DISTRIBUTION,
         r"Because there is no version of (?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\}?)?(?P<pin>[=<>~!]=\S+)?",
         lambda m: {"message": f"{m['req']}{m['pin'] or ''}", "component": m["req"], "versions_offered": "resolver:uv"},
+    ),
+    wording(  # uv's resolver explaining a conflict from a package's exact pin (`╰─▶ Because vllm==0.6.5 depends on
+        # torch{platform_machine != 'aarch64'}==2.5.1 and …`, vllm#11283): the requirer, its version and the pin
+        ("depends on",),
+        K.PACKAGE_CONFLICT,
+        r"Because (?P<requirer>[A-Za-z0-9][\w.-]*)==(?P<rversion>[\w.+-]+) depends on (?P<req>[A-Za-z0-9][\w.-]*)"
+        r"(?:\{[^}]*\})?(?P<pin>[=<>~!]=[\w.*+-]+)",
+        lambda m: {
+            "component": m["requirer"],
+            "version": m["rversion"],
+            "message": f"{m['req']}{m['pin']}",
+            "versions_offered": "resolver:uv",
+        },
     ),
     wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of
         # what the index offered, then its one-line summary

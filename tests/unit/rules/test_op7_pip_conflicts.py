@@ -235,3 +235,15 @@ def test_uvs_resolver_finding_no_version_names_the_package_even_wrapped_inside_i
     [finding] = op7_pip_conflicts.RULE_NOT_FOUND.evaluate(facts)
     assert finding.title == "uv's resolver found no version of xformers that fits the requirements and this platform"
     assert "--extra-index-url" in finding.actions[1]
+
+
+def test_uvs_conflict_from_vllms_torch_pin_is_read_before_anything_installs():
+    # vllm#11283, verbatim: uv's first line of its explanation, cut by the paste after "and"
+    line = "  ╰─▶ Because vllm==0.6.5 depends on torch{platform_machine != 'aarch64'}==2.5.1 and"
+    facts = Facts(events=parse_lines([line]).events)
+    [finding] = op7_pip_conflicts.RULE.evaluate(facts)
+    assert finding.title == (
+        "uv found no solution: vllm 0.6.5 pins torch==2.5.1, and another requirement wants another torch"
+    )
+    assert "vllm-flash-attn is not installed beside it" in finding.actions[0]
+    assert finding.evidence[0].name == "uv's conflict"
