@@ -310,6 +310,17 @@ class LogEventKind(str, Enum):
     # Worker exit detail: …", "… its owner has died …", "… its node has died …", "… it was killed by `ray.kill`";
     # component: worker, owner, node, killed or unreferenced; exit_type: Ray's; message: its exit detail
     RAY_ACTOR_DIED = "ray_actor_died"
+    # Ray's header of an exception raised inside a task or an actor's method (`ray.exceptions.RayTaskError(
+    # ModuleNotFoundError): ray::WorkerDict.actor_rollout_init_model() (pid=…)`), whose message and traceback follow
+    # it; message: the exception's class, component: the task or method
+    RAY_TASK_RAISED = "ray_task_raised"
+    # Python's multiprocessing refusing to start a process from a module being imported (spawn's bootstrap check:
+    # "An attempt has been made to start a new process before the current process has finished its bootstrapping
+    # phase")
+    SPAWN_BEFORE_MAIN = "spawn_before_main"
+    # Python's logging failing to format a record ("--- Logging error ---" and its "Message: '…%d…'" line): a log
+    # statement's bug, not the program's; message: the format string
+    LOGGING_ERROR = "logging_error"
     # Ray's GCS giving up on a node (its health check, every driver's warning): "The node with node id: … and
     # address: 10.0.0.3 and node name: … has been marked dead because the detector has missed too many heartbeats
     # from it."; address: the node's, message: its name
@@ -1312,6 +1323,9 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),
+    LogEventKind.RAY_TASK_RAISED: ("message", "component"),
+    LogEventKind.SPAWN_BEFORE_MAIN: ("message",),
+    LogEventKind.LOGGING_ERROR: ("message",),
     LogEventKind.RAY_NODE_DEAD: ("message", "address"),
     LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component", "elapsed_s"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),

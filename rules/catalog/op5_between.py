@@ -212,6 +212,25 @@ _ENVOY: dict[str, tuple[str, str, list[str]]] = {
             "and run more than one replica.",
         ],
     ),
+    "ext_proc_timeout": (
+        "its external processor (the gateway's pod-picking plugin) did not answer in time; vLLM never saw the request",
+        "Gateways that choose a vLLM pod per request (AIBrix's gateway plugin, the Gateway API Inference Extension's "
+        "endpoint picker under llm-d or kgateway) do it in Envoy's external processing filter; when the processor "
+        "does not answer a message within the filter's message timeout, Envoy fails the request itself.",
+        [
+            "Look at the processor's pods (AIBrix's gateway-plugins, the endpoint picker): restarts, CPU throttling, "
+            "and its own log at that time; it reads the vLLM pods' metrics to choose, so a slow metrics scrape under "
+            "load delays every request.",
+            "Give the processor more CPU or replicas, or raise the filter's message timeout (the ext_proc filter's "
+            "message_timeout, in the gateway's Envoy extension policy).",
+        ],
+    ),
+    "ext_proc": (
+        "its external processor (the gateway's pod-picking plugin) failed the request; vLLM never saw it",
+        "Envoy's external processing filter, through which the gateway chooses a vLLM pod, reported an error of its "
+        "own and Envoy answered without forwarding the request.",
+        ["Read the processor's log (AIBrix's gateway-plugins, the endpoint picker) at that time."],
+    ),
     "route_timeout": (
         "its route's timeout ended the request before vLLM answered (upstream request timeout)",
         "The request outlasted the timeout on the route: Istio's VirtualService `timeout` (off unless set in current "
@@ -318,7 +337,8 @@ RULE_GATEWAY = Rule(
         "…` (503: refused, closed, overflow), `no healthy upstream` (503), `upstream request timeout` (504). nginx's "
         "error log for its 502s: `connect() failed (111: Connection refused) while connecting to upstream`, `upstream "
         "prematurely closed connection` or `recv() failed (104: Connection reset by peer)` `while reading response "
-        "header from upstream`, `no live upstreams`.",
+        "header from upstream`, `no live upstreams`. Envoy's `ext_proc_error_…` response details (its external "
+        "processing filter, where AIBrix's gateway plugin or an inference gateway's endpoint picker chooses the pod).",
         why="vLLM's OpenAI server answers 400, 404, 500 or 503 but never 502, 504, 413 or 429: those come from "
         "whatever sits in between.",
         example="`Sending request to http://localhost:8000/v1/chat/completions` then `Error: 502`; removing "

@@ -141,7 +141,8 @@ RULE = Rule(
         "`Remote end closed connection without response`, "
         "httpx's `Server disconnected without sending a response`, aiohttp's `ServerDisconnectedError`; an answer cut "
         "mid-stream (httpx's `incomplete chunked read`, aiohttp's `Response payload is not completed`, requests' "
-        "`InvalidChunkLength`, curl's `(18) transfer closed with outstanding read data remaining`); the "
+        "`InvalidChunkLength`, `Response ended prematurely` and `IncompleteRead`, curl's `(18) transfer closed with "
+        "outstanding read data remaining`); the "
         "server's death in the same text (a fatal error, a dead worker, an OOM kill) makes it that death's "
         "consequence.",
         why="A connection closed without an answer is neither refused nor timed out: the server went away, or a "

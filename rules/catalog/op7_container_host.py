@@ -122,6 +122,23 @@ _REASONS: dict[str, tuple[str, str, list[str]]] = {
             "HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES or list indexes the host has.",
         ],
     ),
+    "no_xpu_gpu_visible": (
+        "the process sees no Intel GPU: PyTorch's XPU build counted zero devices",
+        "PyTorch built for Intel GPUs found no XPU device (torch's `XPU device count is zero!`), so vLLM finds no "
+        "platform (`Failed to infer device type` follows). Intel's GPUs are reached through the kernel's /dev/dri "
+        "render nodes and the SYCL runtime's Level Zero adapter: a container gets the nodes only when passed, a user "
+        "outside the render group cannot open them, and a SYCL runtime whose libraries are not on the loader's path "
+        "enumerates nothing (vllm#48625: vLLM's docker/Dockerfile.xpu at 0.25.1 left /opt/venv/lib, where the "
+        "intel-sycl-rt and Unified Runtime adapter libraries live, off LD_LIBRARY_PATH).",
+        [
+            "Start the container with the GPUs' render nodes: `docker run --device /dev/dri --group-add render …` "
+            "(in Kubernetes, Intel's GPU device plugin's gpu.intel.com/i915 or xe resource).",
+            "Check what the process sees: `sycl-ls` (or `python -c 'import torch; print(torch.xpu.device_count())'`) "
+            "inside it, `ls -l /dev/dri` and `id`; when the devices are there and SYCL lists none, put the SYCL "
+            "runtime's libraries on the loader's path (`export LD_LIBRARY_PATH=/opt/venv/lib:$LD_LIBRARY_PATH` in "
+            "vllm#48625's image) and unset ONEAPI_DEVICE_SELECTOR / ZE_AFFINITY_MASK if they hide the GPUs.",
+        ],
+    ),
     "no_driver_library": (
         "the NVIDIA driver's library libcuda.so.1 is not where the process runs: no GPU driver reaches it",
         "libcuda.so.1 belongs to the NVIDIA driver, not to CUDA's toolkit or to any pip package: on a host the "
@@ -286,7 +303,8 @@ RULE = Rule(
     page=RulePage(
         checks="Docker's `could not select device driver \"\" with capabilities: [[gpu]]`, PyTorch's `No CUDA GPUs "
         "are available` / `Found no NVIDIA driver on your system` (and its ROCm build's `No HIP GPUs are available`, "
-        "answered with ROCm's devices), the loader's `libcuda.so.1: cannot open shared "
+        "answered with ROCm's devices; its XPU build's `XPU device count is zero!`, with Intel's), the loader's "
+        "`libcuda.so.1: cannot open shared "
         "object file`, `Failed to initialize NVML: Unknown Error`, torch's `CUDA unknown error - this may be due to an "
         "incorrectly set up environment` and `CUDA driver initialization failed`, CUDA's `no CUDA-capable device is "
         "detected`, `exec format error`; the NVIDIA Container Toolkit's `nvidia-container-cli: initialization "

@@ -18,6 +18,8 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
+# no vllm at all: the interpreter (a Ray worker's, a container's) has none to import
+_NO_VLLM = re.compile(r"No module named (?:'vllm'|vllm(?![\w.']))")
 # vLLM's compiled extensions, built from csrc/ by a source build or shipped in its wheels (`vllm._C`, `vllm._moe_C`,
 # `vllm._rocm_C`, `vllm.vllm_flash_attn._vllm_fa2_C`, `vllm.cumem_allocator`): the Python tree alone has none.
 COMPILED = re.compile(r"^vllm(?:\.\w+)*\.(?:_\w*C|cumem_allocator)$")
@@ -41,6 +43,9 @@ def _check_own_module(facts: Facts) -> list[Finding]:
             return [_compiled_finding(event, "vllm._C", logged_why=True)]
         if event.exception not in ("ModuleNotFoundError", "ImportError"):
             continue
+        # a framework's in-process wrapper saying the same is OP-7.92's: its server client is the fix there
+        if _NO_VLLM.search(event.message or "") and not facts.events_of(LogEventKind.VLLM_IN_PROCESS_MISSING):
+            return [_no_vllm_finding(event)]
         found = _OWN_MODULE.search(event.message or "")
         if found:
             return [_own_module_finding(event, found["module"])]
@@ -174,21 +179,34 @@ def _importer_finding(event: LogEvent, module: str, importer: str) -> Finding:
 
 
 def _no_vllm_finding(event: LogEvent) -> Finding:
-    """`python -m vllm…` where that Python imports no vllm at all: not installed for it, or hidden."""
+    """A Python that imports no vllm at all (`python -m vllm…`, or any import of it): not installed for that
+    interpreter, or hidden (ipex-llm#11944: a volume mounted over the image's /llm; OpenRLHF#400: a Ray job whose
+    workers' environment lacked what `pip list` showed on the driver)."""
+    started = event.kind == LogEventKind.MODULE_NOT_FOUND
     return RULE_OWN_MODULE.finding(
         Severity.CRITICAL,
-        f"the Python that started the server has no vllm package (python -m {event.component or 'vllm'})",
-        summary="The Python that started the server found no `vllm` to import, so it could not even look for "
-        f"{event.component or 'the entrypoint'}. Either vLLM is not installed for that interpreter (another Python "
-        "or virtual environment than the one it was installed in), or, in a container, a volume mounted over the "
-        "directory it is installed in hides it: a mount replaces everything under its target.",
+        f"the Python that started the server has no vllm package (python -m {event.component or 'vllm'})"
+        if started
+        else "the Python that imported vllm has none: not installed for that interpreter, or hidden from it",
+        summary=(
+            f"The Python that started the server found no `vllm` to import, so it could not even look for "
+            f"{event.component or 'the entrypoint'}. "
+            if started
+            else "Python found no `vllm` package at all. "
+        )
+        + "Either vLLM is not installed for that interpreter (another Python or virtual environment than the one it "
+        "was installed in, or a Ray worker's environment rather than the driver's), or, in a container, a volume "
+        "mounted over the directory it is installed in hides it: a mount replaces everything under its target.",
         evidence=[c.log_evidence(event, name="missing module", value="vllm")],
         actions=[
             "In a container: mount models and caches somewhere the image keeps nothing (not over its working "
-            "directory or its site-packages), and check the image's own command still starts (`docker run IMAGE "
-            "--help`).",
+            "directory or its site-packages: ipex-llm#11944 mounted over /llm), and check the image's own command "
+            "still starts (`docker run IMAGE --help`).",
             "Outside one: run the interpreter vLLM was installed for (`<venv>/bin/python -m …`, or `vllm serve`), "
             "and check with `python -c 'import vllm, sys; print(vllm.__file__, sys.executable)'`.",
+            "Under Ray, workers import from the environment Ray gives them, not the driver's: install vLLM on every "
+            "node's Python, or pass it in the job's runtime environment (`ray job submit --runtime-env-json "
+            '\'{"pip": ["vllm==<version>"]}\'`; OpenRLHF#400).',
         ],
         confidence=0.7,
     )

@@ -52,7 +52,7 @@ _PLATFORM = [
 
 def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.TORCH_WITHOUT_CUDA)
-    raised = next((e for e in events if e.message == "assert"), None)
+    raised = next((e for e in events if e.message in ("assert", "no_cuda_library")), None)
     if raised is None:
         return []
     platform = next((e.component for e in events if e.message == "platform" and e.component), None)
@@ -62,7 +62,12 @@ def _check(facts: Facts) -> list[Finding]:
 
 
 def _finding(raised: LogEvent, build: LogEvent | None, platform: str | None) -> Finding:
-    evidence = [c.log_evidence(raised, name="PyTorch without CUDA", value="Torch not compiled with CUDA enabled")]
+    said = (
+        f"{raised.component}: cannot open shared object file"
+        if raised.message == "no_cuda_library"
+        else "Torch not compiled with CUDA enabled"
+    )
+    evidence = [c.log_evidence(raised, name="PyTorch without CUDA", value=said)]
     if build is not None:
         evidence.append(c.log_evidence(build, name="PyTorch build", value=build.version))
     if platform and build is None:
@@ -80,7 +85,13 @@ def _finding(raised: LogEvent, build: LogEvent | None, platform: str | None) -> 
     return RULE.finding(
         Severity.CRITICAL,
         f"the PyTorch installed is {built}: vLLM's CUDA path cannot run on it",
-        summary="torch refused before looking at any GPU: its compiled core has no CUDA. vLLM's CUDA wheel pins a "
+        summary=(
+            f"vLLM's compiled ops link against PyTorch's CUDA library ({raised.component}), which only a CUDA build "
+            "of PyTorch ships; the loader found none. "
+            if raised.message == "no_cuda_library"
+            else "torch refused before looking at any GPU: its compiled core has no CUDA. "
+        )
+        + "vLLM's CUDA wheel pins a "
         "CUDA build of PyTorch; another install put a build without CUDA in its place. On another accelerator's "
         "platform (Ascend, TPU) this instead means a CUDA-only path ran there.",
         evidence=evidence,
@@ -96,7 +107,8 @@ RULE = Rule(
     check=_check,
     needs=("events",),
     page=RulePage(
-        checks="torch's `AssertionError: Torch not compiled with CUDA enabled`; beside it, the installed build's "
+        checks="torch's `AssertionError: Torch not compiled with CUDA enabled`, or the loader's `libtorch_cuda.so: "
+        "cannot open shared object file` (vLLM's ops need PyTorch's CUDA library); beside it, the installed build's "
         "`+cpu` version (collect_env's `PyTorch version:`, `pip list`'s torch) or another accelerator's PyTorch "
         "package (torch-npu, torch-xla) in `pip list`, or the platform plugin vLLM activated.",
         why="torch raises it from its CUDA module's initialisation when its compiled core has no CUDA functions "

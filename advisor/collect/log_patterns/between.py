@@ -233,6 +233,19 @@ def _envoy_upstream(match: re.Match[str]) -> Fields | None:
     return {"message": reason, "status": 504 if reason == "route_timeout" else 503, "component": "Envoy"}
 
 
+_RESPONSE_CODE = re.compile(r'"?response_code"?\s*[:=]\s*"?(?P<status>\d{3})')
+
+
+def _ext_proc(match: re.Match[str]) -> Fields:
+    """Envoy's ext_proc filter failing a request: a message timeout or another error, with the access log's status."""
+    status = _RESPONSE_CODE.search(match.string)
+    return {
+        "message": "ext_proc_timeout" if "timeout" in match["what"] else "ext_proc",
+        "status": to_int(status["status"]) if status else None,
+        "component": "Envoy",
+    }
+
+
 def _envoy_client_gone(match: re.Match[str]) -> Fields | None:
     """DC: the client closed its connection before the answer ended, after the request's duration."""
     if ENVOY_CLIENT_GONE not in _envoy_flags(match):
@@ -368,6 +381,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "InvalidChunkLength",
             "outstanding read data",
             "TransferEncodingError",
+            "Response ended prematurely",
+            "Connection broken: IncompleteRead",
         ),
         K.SERVER_DISCONNECTED,
         r"(?P<httpx>peer closed connection without sending complete message body \(incomplete chunked read\))"
@@ -376,7 +391,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # aiohttp's parser on a chunked body cut off (vllm#6885: benchmark_serving.py while the server failed the
         # request mid-stream)
         r"|(?P<aiohttp_chunks>aiohttp\.http_exceptions\.TransferEncodingError: 400, message:)"
-        r"|(?P<requests>Connection broken: InvalidChunkLength)",
+        # urllib3 2's words for a body cut short (`ChunkedEncodingError: Response ended prematurely`,
+        # Infobellit-Solutions-Pvt-Ltd/EchoSwift#1 against vLLM on OpenShift), and urllib3 1's
+        r"|(?P<requests>Connection broken: InvalidChunkLength|Response ended prematurely"
+        r"|Connection broken: IncompleteRead)",
         lambda m: {
             "message": m.group(0),
             "component": {"requests": "requests (urllib3)", "aiohttp_chunks": "aiohttp"}.get(
@@ -454,6 +472,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|\b(?P<status3>413)\s+(?:request entity too large|payload too large|content too large)"
         r"|\b(?P<status4>429)\s+too many requests)",
         _gateway_status,
+    ),
+    wording(  # Envoy failing a request in its external processing filter (ext_proc: how AIBrix's gateway plugin and
+        # the Gateway API Inference Extension's endpoint picker choose the vLLM pod), in its access log's response
+        # code details (vllm-project/aibrix#916: `"response_code":"504", …
+        # "response_code_details":"ext_proc_error_per-message_timeout_exceeded"`)
+        ("ext_proc_error",),
+        K.GATEWAY_ERROR,
+        r"ext_proc_error_(?P<what>[\w-]+)",
+        _ext_proc,
     ),
     wording(  # Envoy's own response bodies (Istio's sidecars and gateways, Envoy Gateway, Emissary, Contour, KServe's
         # Knative ingress): a 503 when it could not get an answer from its upstream, a 504 for its route's timeout

@@ -1294,6 +1294,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "could not select device driver",
             "No CUDA GPUs are available",
             "No HIP GPUs are available",
+            "XPU device count is zero",
             "AMDSMI_STATUS_FILE_ERROR",
             "Found no NVIDIA driver",
             "NVML",
@@ -1330,6 +1331,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # … and AMD SMI (which vLLM's ROCm platform asks for the GPU's name) unable to read the GPU's device files
         # (amdsmi's status 14, `AMDSMI_STATUS_FILE_ERROR`; lemonade-sdk/vllm-rocm#13: /dev/dri not readable)
         r"|(?P<no_hip_gpu_visible>No HIP GPUs are available|AMDSMI_STATUS_FILE_ERROR)"
+        # PyTorch's XPU build finding no Intel GPU (torch/xpu/__init__.py's warning; vllm#48625: the image's SYCL
+        # runtime libraries off LD_LIBRARY_PATH, so SYCL enumerated none)
+        r"|(?P<no_xpu_gpu_visible>XPU device count is zero!)"
         r"|(?P<no_driver_library>libcuda\.so(?:\.1)?: cannot open shared object file)"
         r"|(?P<nvml_lost>Failed to initialize NVML: Unknown Error)"
         r"|(?P<cuda_unknown>CUDA unknown error - this may be due to an incorrectly set up environment"

@@ -71,6 +71,27 @@ _ZSH_SIGNALS = {
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # Ray's header of an exception raised in a task or an actor's method: the class and the method; a Serve
+        # replica's start is read as its actor's death (environment.py), so it is left to that reading
+        ("RayTaskError(",),
+        K.RAY_TASK_RAISED,
+        r"RayTaskError\((?P<exc>[\w.]+)\): ray::(?P<target>[\w.:<>-]+?)\(\)",
+        lambda m: (
+            None if "initialize_and_get_metadata" in m["target"] else {"message": m["exc"], "component": m["target"]}
+        ),
+    ),
+    wording(  # multiprocessing's spawn bootstrap check (multiprocessing/spawn.py's _check_not_importing_main)
+        ("An attempt has been made to start a new process before",),
+        K.SPAWN_BEFORE_MAIN,
+        r"An attempt has been made to start a new process before",
+        lambda m: {"message": m.group(0)},
+    ),
+    wording(  # logging's handleError: the record's format string on its "Message:" line, when it holds a placeholder
+        ("Message: ",),
+        K.LOGGING_ERROR,
+        r"^\s*Message: (?P<q>['\"])(?P<format>.*%[-+ #0-9.]*[sdrifxXeEgG].*)(?P=q)\s*$",
+        lambda m: {"message": m["format"]},
+    ),
     wording(  # what every exiting process prints, whatever stopped it (HL-7 reads it only when nothing else is there)
         ("destroy_process_group() was not called", "objects to clean up at shutdown", "Exception ignored in: <"),
         K.EXIT_NOISE,

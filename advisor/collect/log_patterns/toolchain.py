@@ -86,6 +86,8 @@ def _torch_without_cuda(match: re.Match[str]) -> Fields:
         return {"message": "cpu_build", "version": match["cpu"]}
     if match["package"]:
         return {"message": "platform", "component": match["package"].replace("-", "_")}
+    if match["library"]:
+        return {"message": "no_cuda_library", "component": match["library"]}
     return {"message": "assert"}
 
 
@@ -373,9 +375,20 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # torch/cuda/__init__.py's _lazy_init, when torch._C has no CUDA functions (a build without CUDA); beside
         # it, the installed build: collect_env's or `pip list`'s version with its `+cpu` suffix, or another
         # accelerator's PyTorch package (Ascend's torch_npu, TPU's torch_xla) in `pip list`
-        ("Torch not compiled with CUDA enabled", "+cpu", "torch-npu", "torch_npu", "torch-xla", "torch_xla"),
+        (
+            "Torch not compiled with CUDA enabled",
+            "+cpu",
+            "torch-npu",
+            "torch_npu",
+            "torch-xla",
+            "torch_xla",
+            "libtorch_cuda.so",
+            "libc10_cuda.so",
+        ),
         K.TORCH_WITHOUT_CUDA,
         r"Torch not compiled with CUDA enabled"
+        # the loader, for a binary linked against PyTorch's CUDA library (vLLM's _C), which a CPU build lacks
+        r"|(?P<library>lib(?:torch|c10)_cuda\.so): cannot open shared object file"
         r"|^\s*(?:PyTorch version:|torch)\s+(?P<cpu>\d+\.\d+(?:\.\d+)?\+cpu)\b"
         r"|^\s*(?P<package>torch[-_](?:npu|xla))\s+\d",
         _torch_without_cuda,
@@ -500,10 +513,13 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # pip building a package from its source distribution and failing (pip/_internal/operations/build/
         # wheel.py: "Failed building wheel for %s"; older pips: "Could not build wheels for X")
-        ("Failed building wheel for", "Could not build wheels for"),
+        # pip 24's summary names them in parentheses: `ERROR: Failed to build installable wheels for some
+        # pyproject.toml based projects (vllm)` (vllm#14034, macOS)
+        ("Failed building wheel for", "Could not build wheels for", "Failed to build installable wheels"),
         K.PIP_BUILD_FAILED,
-        r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)",
-        lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"]},
+        r"(?:Failed building wheel for|Could not build wheels for) (?P<package>[A-Za-z0-9][\w.-]*?)(?:,|\s|$)"
+        r"|Failed to build installable wheels for some pyproject\.toml based projects \((?P<listed>[A-Za-z0-9][\w.-]*)",
+        lambda m: {"message": m.group(0).strip(" ,"), "component": m["package"] or m["listed"]},
     ),
     wording(  # PyTorch's dispatcher (aten/src/ATen/core/function_schema_inl.h) refusing a call to an op of one of
         # vLLM's extensions (`_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …), or asked for one they do not register
