@@ -75,7 +75,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # replica's start is read as its actor's death (environment.py), so it is left to that reading
         ("RayTaskError(",),
         K.RAY_TASK_RAISED,
-        r"RayTaskError\((?P<exc>[\w.]+)\): ray::(?P<target>[\w.:<>-]+?)\(\)",
+        # (the header alone, with Ray's details of the worker after it: a line that goes on with the message is read
+        # by that message's wording)
+        r"RayTaskError\((?P<exc>[\w.]+)\): ray::(?P<target>[\w.:<>-]+?)\(\)(?=\s*(?:\(pid=|$))",
         lambda m: (
             None if "initialize_and_get_metadata" in m["target"] else {"message": m["exc"], "component": m["target"]}
         ),

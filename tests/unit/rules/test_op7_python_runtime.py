@@ -105,3 +105,12 @@ def test_envoys_ext_proc_timeout_is_the_gateways_plugin_not_vllm():
 def test_urllib3s_cut_body_is_an_answer_cut_mid_stream():
     top = _top("requests.exceptions.ChunkedEncodingError: Response ended prematurely")  # EchoSwift#1, verbatim
     assert top.rule == "OP-5.37"
+
+
+def test_a_ray_header_with_the_message_on_its_line_is_read_by_the_message():
+    line = (
+        "ray.exceptions.RayTaskError(ValueError): ray::RayWorker.execute_method() ValueError: Bfloat16 is only "
+        "supported on GPUs with compute capability of at least 8.0. Your Tesla V100-SXM2-32GB GPU has compute "
+        "capability 7.0."
+    )
+    assert _top(line).rule != "OP-7.151"
