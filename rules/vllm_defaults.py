@@ -91,6 +91,9 @@ DATA_PARALLEL_RPC_PORT = 29550
 # How long the API server keeps an idle keep-alive connection open, in seconds: VLLM_HTTP_TIMEOUT_KEEP_ALIVE, given to
 # uvicorn's timeout_keep_alive (vllm/envs.py and entrypoints/launchers/api_server/entry.py, 0.32).
 HTTP_KEEP_ALIVE_S = 5
+# VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE's default, MiB: the buffer FlashInfer's kernels plan their temporaries in
+# (vllm/envs.py, 0.32: 394 * 1024 * 1024 bytes)
+FLASHINFER_WORKSPACE_MIB = 394
 
 # vllm/engine/arg_utils.py, the OpenAI API server's batch defaults on CUDA, by device memory.
 LARGE_GPU_GIB = 70  # `device_memory >= 70 * GiB_bytes`

@@ -18,6 +18,10 @@ The script reads the vLLM source it is given (default: the vLLM installed in .ve
 - chat content part types: the `type` values a chat message's content parts may have (the keys of
   `MM_PARSER_MAP`), so a refused part (`Unknown part type: image`, a Hugging Face processor's spelling) can be
   named with the type vLLM takes instead (`image_url`).
+- model types: every `model_type` the transformers installed beside that vLLM maps to a configuration class
+  (transformers/models/auto/auto_mappings.py's CONFIG_MAPPING_NAMES and configuration_auto.py's additions), and
+  those vLLM registers configuration classes for itself (`_CONFIG_REGISTRY` in vllm/transformers_utils/config.py),
+  so a bare `KeyError: 'gemma3'` from an older transformers can be named as the model type it is.
 Names are added over releases far more often than removed, so the newest release's cover older launches and
 requests too.
 
@@ -187,6 +191,48 @@ def content_part_types(package: Path) -> list[str]:
     return []
 
 
+def _mapping_keys(path: Path, name: str) -> set[str]:
+    """The string keys of `name`'s mapping in a module: `OrderedDict([("key", …), …])`, `name.update({…})` and
+    keyword arguments of a call assigned to it (`LazyConfigDict(key=…)`)."""
+    keys: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        value = None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                value = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "update"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            value = node
+        if value is None:
+            continue
+        for inner in ast.walk(value):
+            if isinstance(inner, ast.Tuple) and inner.elts and isinstance(inner.elts[0], ast.Constant):
+                keys.add(str(inner.elts[0].value))
+            elif isinstance(inner, ast.Dict):
+                keys |= {str(k.value) for k in inner.keys if isinstance(k, ast.Constant)}
+            elif isinstance(inner, ast.Call):
+                keys |= {kw.arg for kw in inner.keywords if kw.arg}
+    return {key for key in keys if re.fullmatch(r"[a-z][a-z0-9_-]*", key)}
+
+
+def model_types(package: Path) -> dict[str, object]:
+    """The model types the transformers beside `package` knows, and those vLLM registers configurations for."""
+    auto = package.parent / "transformers" / "models" / "auto"
+    known = _mapping_keys(auto / "auto_mappings.py", "CONFIG_MAPPING_NAMES") if auto.is_dir() else set()
+    if auto.is_dir():
+        known |= _mapping_keys(auto / "configuration_auto.py", "CONFIG_MAPPING_NAMES")
+    registered = _mapping_keys(package / "transformers_utils" / "config.py", "_CONFIG_REGISTRY")
+    dist = sorted(package.parent.glob("transformers-*.dist-info"))
+    version = dist[0].name.removesuffix(".dist-info").split("-")[1] if dist else "unknown"
+    return {"transformers_version": version, "transformers": sorted(known), "vllm": sorted(registered - known)}
+
+
 def version_of(package: Path) -> str:
     dist = sorted(package.parent.glob("vllm*.dist-info"))
     return dist[0].name.removesuffix(".dist-info").split("-")[1] if dist else "unknown"
@@ -223,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parts = content_part_types(args.vllm)
     if "image_url" not in parts:
         return _error(f"{args.vllm}: no chat content part types found ({PART_PARSERS})")
+    types = model_types(args.vllm)
+    if "llama" not in types["transformers"] or not types["vllm"]:
+        return _error(f"{args.vllm}: no model types found (transformers' CONFIG_MAPPING_NAMES, _CONFIG_REGISTRY)")
     document = {
         "vllm_version": version_of(args.vllm),
         "request_classes": list(REQUEST_CLASSES),
@@ -232,12 +281,15 @@ def main(argv: list[str] | None = None) -> int:
         "quantization_methods": methods,
         "content_part_types": parts,
         "literal_flags": literals,
+        "model_types": types,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     version = document["vllm_version"]
     print(
         f"{args.out.name}: {len(fields)} request fields, {len(flags)} command-line flags, {len(methods)} quantization "
-        f"methods, {len(parts)} chat content part types, {len(literals)} flags with listed values of vLLM {version}"
+        f"methods, {len(parts)} chat content part types, {len(literals)} flags with listed values of vLLM {version}; "
+        f"{len(types['transformers'])} model types of transformers {types['transformers_version']} and "
+        f"{len(types['vllm'])} vLLM registers itself"
     )
     return 0
 

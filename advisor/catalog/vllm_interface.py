@@ -1,5 +1,6 @@
 """The names vLLM's interface knows (vllm_interface.json): its requests' fields, its command line's flags, its
-quantization methods, its chat content part types and the values of the flags that take listed ones.
+quantization methods, its chat content part types, the values of the flags that take listed ones, and the model
+types its configurations come from (transformers', and those vLLM registers itself).
 
 Why: a misspelt request field (`stream_otpions`) is refused with "Extra inputs are not permitted" by releases
 whose request models forbid unknown fields and silently ignored by later ones, and a flag vLLM does not have
@@ -72,6 +73,13 @@ def flags_taking(values: list[str]) -> list[str]:
             scored.append((precision + recall, entry["flag"]))
     best = max((score for score, _ in scored), default=None)
     return [flag for score, flag in scored if score == best]
+
+
+def is_model_type(name: str) -> bool:
+    """Whether a name is a configuration's `model_type` in the table's release: one the transformers installed beside
+    that vLLM maps to a class, or one vLLM registers a configuration for itself."""
+    types = _interface()["model_types"]
+    return name in types["transformers"] or name in types["vllm"]
 
 
 def interface_release() -> str:

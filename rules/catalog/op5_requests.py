@@ -419,6 +419,8 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
     responses_part = _RESPONSES_PART.search(refused.message or "")
     if responses_part:
         return [_responses_part_finding(refused, responses_part["type"])]
+    if _PARTS_FOR_STRING.search(refused.message or ""):
+        return [_parts_for_string_finding(refused)]
     field = refused.request_field or "a field"
     return [
         RULE_SCHEMA_REFUSED.finding(
@@ -470,6 +472,31 @@ def _responses_part_finding(refused: LogEvent, part: str) -> Finding:
             "Or, if the client speaks the Responses API, send it to vLLM's /v1/responses, on a release that serves it.",
         ],
         confidence=0.85,
+    )
+
+
+# A message's content as a list of text parts where the schema takes a string: pydantic's string_type with the list
+_PARTS_FOR_STRING = re.compile(r"Input should be a valid string.*input_value='?\[\{'type': 'text'")
+
+
+def _parts_for_string_finding(refused: LogEvent) -> Finding:
+    """Content parts where this vLLM's model of that message takes a string (vllm PR #18729: Mistral's tool messages,
+    whose text parts vLLM then joined into one string)."""
+    field = refused.request_field or "a message's content"
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.HIGH,
+        f"the client sent {field} as a list of text parts where this vLLM takes a string",
+        summary="OpenAI's API lets a message's content be a string or a list of parts; some of vLLM's request paths "
+        "took only a string for some messages (Mistral's tokenizer mode for tool messages, until vllm PR #18729 "
+        "joined their text parts), so the request was refused with HTTP 400.",
+        evidence=[c.log_evidence(refused, name="refused field", value=field)],
+        actions=[
+            "Send that content as one string (the text parts joined); a client library may have a setting to "
+            "flatten content.",
+            "Or upgrade vLLM: later releases accept the list form in more places (PR #18729 for Mistral's tool "
+            "messages).",
+        ],
+        confidence=0.75,
     )
 
 

@@ -192,7 +192,8 @@ RULE_MODEL_TYPE = Rule(
         checks="transformers' `The checkpoint you are trying to load has model type `X` but Transformers does not "
         "recognize this architecture`, in any case and with a reporter's typos; older transformers' bare "
         "`KeyError: 'X'` raised in models/auto/configuration_auto.py (its model-type mapping) before it said so "
-        "(transformers PR #27976).",
+        "(transformers PR #27976), or pasted without its traceback when X is a model type of the interface table "
+        "(transformers 5.19's mapping beside vLLM 0.32, and vLLM's own registry; gpustack/gpustack#1510's `gemma3`).",
         why="A new model needs a transformers that knows its configuration and a vLLM that implements it; the "
         "message means the installed versions predate the model.",
         example="model type `qwen3_5_moe` but Transformers does not recognize this architecture (vllm-ascend#8409: "

@@ -64,7 +64,9 @@ def _access_line(status: int, kind: K) -> Pattern:
     return wording(
         (f'" {status}',),
         kind,
-        rf'"(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" {status}\b',
+        # (the opening quote may be cut with what came before it: `POST /generate HTTP/1.1" 404 Not Found`,
+        # GoogleCloudPlatform/ai-on-gke#777)
+        rf'(?:"|^\s*)(?P<method>GET|POST|PUT|PATCH|DELETE) (?P<path>/[^\s?"]*)[^"\s]* HTTP/[\d.]+" {status}\b',
         lambda m: {"message": m["path"], "component": m["method"]},
     )
 
@@ -363,14 +365,19 @@ PATTERNS: tuple[Pattern, ...] = (
             "Remote end closed connection",
             "Server disconnected",
             "ServerDisconnected",
+            "Connection closed before headers received",
         ),
         K.SERVER_DISCONNECTED,
         r"(?P<curl>curl: \(52\) Empty reply from server|curl: \(56\) Recv failure: Connection reset by peer)"
         r"|(?P<requests>Remote end closed connection without response)"
+        # an asyncio HTTP client's words for the same (mlcommons/endpoints#381 against vLLM's image under podman)
+        r"|(?P<asyncio_client>Connection closed before headers received)"
         r"|(?P<httpx>Server disconnected without sending a response)|(?P<aiohttp>ServerDisconnectedError)",
         lambda m: {
             "message": m.group(0),
-            "component": {"requests": "requests (http.client)"}.get(m.lastgroup or "", m.lastgroup),
+            "component": {"requests": "requests (http.client)", "asyncio_client": "the client"}.get(
+                m.lastgroup or "", m.lastgroup
+            ),
         },
     ),
     wording(  # … or after it began: a streamed (chunked) answer cut before its end, in each client's words (h11 via

@@ -213,6 +213,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<msg>Extra inputs are not permitted|Field required)(?: \[type=\w+, input_value=|\s*$)",
         _schema_text_refusal,
     ),
+    wording(  # pydantic's reason line alone, for a message's content sent as text parts where a string is taken
+        # (vllm PR #18729's test output: `E  Input should be a valid string [type=string_type, input_value=[{'type':
+        # 'text', 'text': 'Rainy'}], input_type=list]`): request-shaped by its value, whatever the line's prefix
+        ("Input should be a valid string [type=string_type",),
+        K.REQUEST_SCHEMA_REFUSED,
+        r"(?P<msg>Input should be a valid string) \[type=string_type, input_value=(?P<value>\[\{'type': 'text'.*?)"
+        r"(?:, input_type=list\]|$)",
+        lambda m: {"request_field": None, "message": f"{m['msg']} [input_value={m['value']}]"},
+    ),
     wording(  # pydantic refusing a response vLLM built itself: the model is one of its response models
         # (vllm#33873: PoolingResponseData; vllm#42363: ChatCompletionStreamResponse after the engine died)
         ("validation error for ", "validation errors for "),

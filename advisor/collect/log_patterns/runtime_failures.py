@@ -318,7 +318,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # words and its own file: re-mapping memory on wake_up, where `Call to wake_up method failed: ` wraps it
         ("cumem_allocator.cpp", "Call to wake_up method failed: "),
         K.SLEEP_WAKE_FAILED,
-        r"CUDA Error: (?P<words>[\w ]+?) at \S*cumem_allocator\.cpp:\d+"
+        # (a reporter's retyping may change the case and space the line number: `Cuda error: out of memory at
+        # /workspace/csrc/cumem_allocator.cpp: 62`, TideDra/lmm-r1#42)
+        r"(?i:CUDA Error): (?P<words>[\w ]+?) at \S*cumem_allocator\.cpp: ?\d+"
         r"|Call to wake_up method failed: (?:Worker failed with error ')?CUDA Error: (?P<wrapped>[\w ]+?) at ",
         lambda m: {"message": m["words"] or m["wrapped"]},
     ),

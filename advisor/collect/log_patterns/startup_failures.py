@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.catalog.vllm_interface import flags_taking, is_flag, nearest_flag
+from advisor.catalog.vllm_interface import flags_taking, is_flag, is_model_type, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
 from rules.events import NVML_ASSERT_OOM, OomPhase
@@ -126,7 +126,24 @@ def _config_value_refused(match: re.Match[str]) -> Fields | None:
     }
 
 
+def _model_type(match: re.Match[str]) -> Fields | None:
+    """A bare KeyError on a configuration's model type (the interface table's: the transformers installed beside vLLM
+    0.32, and vLLM's own registry), read as transformers' error naming it; a short word (`opt`, `git`) could be any
+    dict's key, so it needs a digit or five letters."""
+    key = match["key"]
+    if not is_model_type(key) or (len(key) < 5 and not any(ch.isdigit() for ch in key)):
+        return None
+    return {"message": match.group(0).strip(), "model": key}
+
+
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # transformers' CONFIG_MAPPING[model_type] in a release that predates the model (gpustack/gpustack#1510:
+        # `KeyError: 'gemma3'` loading Gemma 3 with the transformers of an older vLLM image)
+        ("KeyError: ",),
+        K.MODEL_TYPE_UNKNOWN,
+        r"KeyError: ['\"](?P<key>[a-z][a-z0-9_-]*)['\"]\s*$",
+        _model_type,
+    ),
     wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it
         ("error: unrecognized arguments: ",),
         K.ARGS_UNRECOGNIZED,

@@ -30,6 +30,7 @@ LATER = (
     "eighteenth",
     "nineteenth",
     "twentieth",
+    "twentyfirst",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -37,7 +38,7 @@ LATER = (
 # issue titles, the eleventh, 30 from each of four, the twelfth, 30 from three and 19 from the fourth, whose search
 # budget ran out, the thirteenth, 30 from each of three less one its collector completed from the issue's title, and
 # the fourteenth to the seventeenth, 30 from each of three, the eighteenth, 30 from two and 27 from the third,
-# which stopped at its time, and the nineteenth and twentieth, 30 from each of three.
+# which stopped at its time, and the nineteenth to the twenty-first, 30 from each of three.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -53,6 +54,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "eighteenth": 87,
     "nineteenth": 90,
     "twentieth": 90,
+    "twentyfirst": 90,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
