@@ -754,6 +754,7 @@ NO_LIBCUDA_LINK = "no libcuda.so to link against"
 NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 LAUNCHER_COMPILE_FAILED = "the C compiler failed on it"  # TRITON_BUILD_FAILED: its command failed, cause above
 VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
+UV_RESOLVER = "resolver:uv"  # versions_offered of PIP_NO_DISTRIBUTION and PACKAGE_CONFLICT when uv's resolver said it
 # RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
 VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # GPU_ARCH_UNSUPPORTED's components when ptxas refused an instruction the target lacks ("Feature '.bf16' requires

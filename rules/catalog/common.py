@@ -676,3 +676,14 @@ def on_phrase(
         return [build(facts, *found)] if found is not None else []
 
     return check
+
+
+# An event's whole words: what `on_kind` hands a rule as the match.
+_WHOLE = re.compile(r".+")
+
+
+def on_kind(kind: LogEventKind, build: PhraseFinding) -> Callable[[Facts], list[Finding]]:
+    """A rule's check for a kind of event a wording already told apart (the wording's words are the cause): its first
+    event becomes the finding `build` makes of it, with the event's whole words as the match. Why: the same check as
+    `on_phrase`'s, for rules whose phrase is the event kind itself."""
+    return on_phrase(_WHOLE, build, kinds=(kind,))

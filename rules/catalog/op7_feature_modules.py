@@ -88,6 +88,8 @@ FEATURE_MODULES: dict[str, FeatureModule] = {
 # setup.py's build-time imports: the build's requirements, which pip installs only with build isolation
 BUILD_MODULES = ("setuptools_scm",)
 
+# Stricter than rules.events.MISSING_MODULE on purpose: the name must close its quote, so `No module named
+# 'rixl.foo'` (rixl installed, a submodule missing: another release) is not read as rixl missing
 MISSING = re.compile(r"No module named '(?P<module>[A-Za-z_]\w*)'")
 
 

@@ -23,8 +23,6 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-ANY = re.compile(r".+")
-
 
 def _required_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     args = event.message or ""
@@ -55,7 +53,7 @@ RULE_REQUIRED = Rule(
     code="OP-7.148",
     title="a command line without an argument its parser requires (vllm serve's model)",
     category=Category.CONFIGURATION,
-    check=c.on_phrase(ANY, _required_finding, kinds=(LogEventKind.ARGS_REQUIRED,)),
+    check=c.on_kind(LogEventKind.ARGS_REQUIRED, _required_finding),
     needs=("events",),
     page=RulePage(
         checks="argparse's `PROG: error: the following arguments are required: ARGS`.",

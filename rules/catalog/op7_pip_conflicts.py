@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import UV_RESOLVER, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -60,7 +60,7 @@ def _check(facts: Facts) -> list[Finding]:
 
 def _broken(event: LogEvent) -> str:
     package = distribution_name(event.message or "")
-    if event.versions_offered == "resolver:uv":
+    if event.versions_offered == UV_RESOLVER:
         return (
             f"uv found no solution: {event.component} {event.version} pins {event.message}, and another requirement "
             f"wants another {package}"
@@ -79,7 +79,8 @@ def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
         f"{first.component} alone in a fresh virtual environment (`pip install {first.component}=={first.version}`), "
         "so pip resolves everything together.",
     ]
-    if first.versions_offered == "resolver:uv":
+    by_uv = first.versions_offered == UV_RESOLVER
+    if by_uv:
         actions.insert(
             0,
             "Find the requirement that wants another torch (the rest of uv's explanation names it) and drop it or "
@@ -99,7 +100,7 @@ def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
         _broken(first) + (f" (and {more} more broken requirement(s))" if more else ""),
         summary=(
             "uv's resolver stopped before installing anything: the requirements asked for cannot hold together. "
-            if first.versions_offered == "resolver:uv"
+            if by_uv
             else "pip finished the install and then listed the requirements it broke: this environment is not the "
             f"one {first.component} {first.version} was built and tested with. "
         )
@@ -111,7 +112,7 @@ def _finding(conflicts: list[LogEvent], torch: list[LogEvent]) -> Finding:
         ),
         evidence=[
             c.log_evidence(
-                e, name="uv's conflict" if e.versions_offered == "resolver:uv" else "pip's conflict", value=e.message
+                e, name="uv's conflict" if e.versions_offered == UV_RESOLVER else "pip's conflict", value=e.message
             )
             for e in (torch or conflicts)[:3]
         ],
@@ -168,7 +169,7 @@ def _check_not_found(facts: Facts) -> list[Finding]:
     requirement = event.message or "the requirement"
     offered = event.versions_offered
     label = next((word for word in _LOCAL_LABEL if word in requirement), None)
-    if offered == "resolver:uv":  # uv's resolver: no version of the package fits (its reasons follow)
+    if offered == UV_RESOLVER:  # uv's resolver: no version of the package fits (its reasons follow)
         title = f"uv's resolver found no version of {requirement} that fits the requirements and this platform"
         actions = [
             f"uv's lines under this one say which requirement and marker excluded each version; `uv pip install "

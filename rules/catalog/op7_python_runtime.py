@@ -28,7 +28,6 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-ANY = re.compile(r".+")
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
 
 
@@ -71,7 +70,7 @@ RULE_RAY_TASK = Rule(
     code="OP-7.151",
     title="an exception raised in a Ray task or actor method (RayTaskError's header)",
     category=Category.RELIABILITY,
-    check=c.on_phrase(ANY, _ray_task_finding, kinds=(LogEventKind.RAY_TASK_RAISED,)),
+    check=c.on_kind(LogEventKind.RAY_TASK_RAISED, _ray_task_finding),
     needs=("events",),
     fallback="failure",
     page=RulePage(
@@ -115,7 +114,7 @@ RULE_SPAWN = Rule(
     code="OP-7.152",
     title="vLLM's workers spawned from a module still being imported (no __main__ guard)",
     category=Category.STARTUP,
-    check=c.on_phrase(ANY, _spawn_finding, kinds=(LogEventKind.SPAWN_BEFORE_MAIN,)),
+    check=c.on_kind(LogEventKind.SPAWN_BEFORE_MAIN, _spawn_finding),
     needs=("events",),
     page=RulePage(
         checks="multiprocessing's `An attempt has been made to start a new process before the current process has "
@@ -151,7 +150,7 @@ RULE_LOGGING = Rule(
     code="OP-7.153",
     title="a log statement that could not be formatted (logging's handleError)",
     category=Category.RELIABILITY,
-    check=c.on_phrase(ANY, _logging_finding, kinds=(LogEventKind.LOGGING_ERROR,)),
+    check=c.on_kind(LogEventKind.LOGGING_ERROR, _logging_finding),
     needs=("events",),
     page=RulePage(
         checks="logging's `Message: '<format with a placeholder>'` line under `--- Logging error ---`.",

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
-from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK
+from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
+from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, UV_RESOLVER
 from rules.events import LogEventKind as K
 
 
@@ -237,9 +238,8 @@ PATTERNS: tuple[Pattern, ...] = (
             "offload-arch failed",
         ),
         K.SOURCE_BUILD_STOPPED,
-        r"fatal error: '?[\w./+-]+\.(?:h|hpp|cuh|hxx)'?(?::| file not found).*"
-        r"|Failed to detect a default CUDA architecture|arch_bin wasn't set for some reason"
-        r"|offload-arch failed with return code \d+",
+        # the words OP-7.146 and OP-7.147 tell apart, from their own patterns
+        f"{HEADER_MISSING.pattern}|{ARCH_UNKNOWN.pattern}",
         # a header inside ROCm's own include folder is read below (that ROCm release lacks what it includes)
         lambda m: None if re.search(r"/opt/rocm[-\d.]*/include/", m.string) else {"message": m.string.strip()},
     ),
@@ -488,7 +488,7 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Because there is no version of",),
         K.PIP_NO_DISTRIBUTION,
         r"Because there is no version of (?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\}?)?(?P<pin>[=<>~!]=\S+)?",
-        lambda m: {"message": f"{m['req']}{m['pin'] or ''}", "component": m["req"], "versions_offered": "resolver:uv"},
+        lambda m: {"message": f"{m['req']}{m['pin'] or ''}", "component": m["req"], "versions_offered": UV_RESOLVER},
     ),
     wording(  # uv's resolver explaining a conflict from a package's exact pin (`╰─▶ Because vllm==0.6.5 depends on
         # torch{platform_machine != 'aarch64'}==2.5.1 and …`, vllm#11283): the requirer, its version and the pin
@@ -500,7 +500,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": m["requirer"],
             "version": m["rversion"],
             "message": f"{m['req']}{m['pin']}",
-            "versions_offered": "resolver:uv",
+            "versions_offered": UV_RESOLVER,
         },
     ),
     wording(  # pip's resolver finding nothing to install (pip/_internal/resolution/resolvelib/factory.py): its list of
