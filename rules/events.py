@@ -779,6 +779,9 @@ TVM_FFI_REPORTED = "tvm-ffi's signal handler"
 # CUDA_OOM's message when the OOM arrived as PyTorch's assertion on NVML (`NVML_SUCCESS == r INTERNAL ASSERT FAILED at
 # …/CUDACachingAllocator.cpp`): a failed cudaMalloc whose message needed NVML, which failed (pytorch#112377)
 NVML_ASSERT_OOM = "NVML assert"
+# The message of V0's front end polling the sockets it closed after its engine process failed (OP-1.9): pyzmq's
+# refusal to poll a closed socket, which carries no cause of its own
+ZMQ_CLOSED_SOCKET = "ZMQError: Operation not supported"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # HCCL (Ascend's collectives) timing out on a socket to another rank (`Get_Socket_Timeout(EI0006)`, OP-7.25)

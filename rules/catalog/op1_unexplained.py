@@ -11,7 +11,7 @@ finding as severe (a rule that read the cause from the environment, the network,
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import ZMQ_CLOSED_SOCKET, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -22,13 +22,20 @@ def _check_unexplained(facts: Facts) -> list[Finding]:
         return []
     worker = (failed.message or "").startswith("WorkerProc")
     who = "a GPU worker process" if worker else "the engine"
+    printed = (
+        "pyzmq's refusal to poll a socket that was closed: vLLM's front end (0.6-0.9) closes its sockets to the "
+        "engine process when that process fails to start or exits, and its output loop then raises this once per "
+        "pending task, after the engine failed to start"
+        if failed.message == ZMQ_CLOSED_SOCKET
+        else f"what vLLM prints after {who} failed to start"
+    )
     return [
         RULE_UNEXPLAINED.finding(
             Severity.CRITICAL,
             f"engine core failed to start; no known cause in the log: {who} failed, and its cause is not in the text",
             evidence=[c.log_evidence(failed)],
             confidence=0.5,
-            summary=f"'{(failed.message or '').strip()}' is what vLLM prints after {who} failed to start; it carries "
+            summary=f"'{(failed.message or '').strip()}' is {printed}; it carries "
             "no cause, and the text holds none of the causes servops knows. The cause is the first traceback "
             "before it, in the process that failed: each process's lines carry its prefix.",
             actions=[
@@ -54,7 +61,8 @@ RULE_UNEXPLAINED = Rule(
     fallback="failure",
     page=RulePage(
         checks="`Engine core initialization failed` / `EngineCore failed to start.` / `WorkerProc initialization "
-        "failed due to an exception in a background process.` with no other startup-failure event.",
+        "failed due to an exception in a background process.` (or V0's `ZMQError: Operation not supported` from "
+        "its front end's closed sockets) with no other startup-failure event.",
         why="The real cause is in a traceback the collector did not recognise.",
         example="Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
         fix="Read the traceback above that line; re-run triage with the worker logs.",

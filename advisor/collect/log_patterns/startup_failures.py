@@ -12,7 +12,7 @@ import re
 from advisor.catalog.vllm_interface import flags_taking, is_flag, is_model_type, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
-from rules.events import NVML_ASSERT_OOM, OomPhase
+from rules.events import NVML_ASSERT_OOM, ZMQ_CLOSED_SOCKET, OomPhase
 from rules.events import LogEventKind as K
 
 
@@ -367,14 +367,18 @@ PATTERNS: tuple[Pattern, ...] = (
             "EngineCore failed to start",
             "Engine process failed to start",
             "WorkerProc initialization failed",
+            "Operation not supported",
         ),
         K.ENGINE_CORE_FAILED,
-        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the last: the
+        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the fourth: the
         # engine core's multiproc executor on a GPU worker that failed to start (0.8 on; vllm#45784). The worker's own
-        # `WorkerProc failed to start.` is not read here: its traceback follows it, and is the cause
+        # `WorkerProc failed to start.` is not read here: its traceback follows it, and is the cause. The last: the
+        # same V0 front end's output loop polling the sockets it closed when the engine process failed (pyzmq raises
+        # ENOTSUP on a closed socket's poll; vllm#10556, #10856, #11189, #11564), once per pending task
         r"Engine core initialization failed.*|EngineCore failed to start\.?|Engine process failed to start.*"
-        r"|WorkerProc initialization failed due to an exception in a background process\..*",
-        lambda m: {"message": m.group(0)},
+        r"|WorkerProc initialization failed due to an exception in a background process\..*"
+        r"|(?P<zmq>ZMQError(?::\s*|\(')Operation not supported)",
+        lambda m: {"message": ZMQ_CLOSED_SOCKET if m.group("zmq") else m.group(0)},
     ),
     wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),
         # huggingface_hub's validation of a Hub id (a path that is no directory here is taken for one), transformers'

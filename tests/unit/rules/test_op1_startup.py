@@ -378,6 +378,31 @@ def test_a_worker_that_failed_to_start_is_the_same_wrapper_and_the_finding_says_
     assert "(VllmWorker rank=N pid=…)" in top.actions[0] and "OOMKilled" in top.actions[1]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        # vllm#10856, verbatim: V0's front end (0.6) after the engine process failed to start in Docker
+        "zmq.error.ZMQError: Operation not supported",
+        "future: <Task finished name='Task-10' coro=<MQLLMEngineClient.run_output_handler_loop() done, defined at "
+        "/usr/local/lib64/python3.9/site-packages/vllm/engine/multiprocessing/client.py:178>"
+        "exception=ZMQError('Operation not supported')>",
+    ],
+)
+def test_the_front_ends_closed_sockets_are_an_engine_that_failed_to_start_with_its_cause_before(line):
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-1.9" and "the engine failed" in top.title
+    assert "closed" in top.summary and "first traceback before it" in top.summary
+
+
+def test_closed_sockets_after_a_known_cause_leave_it_to_the_specific_rule():
+    lines = [
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.10 GiB of which 1.06 GiB is free.",
+        "zmq.error.ZMQError: Operation not supported",
+    ]
+    assert evaluate(Facts(events=parse_lines(lines).events)).top.rule != "OP-1.9"
+
+
 def test_engine_failure_with_a_known_cause_leaves_it_to_the_specific_rule():
     facts = Facts(events=[event(K.NO_CACHE_BLOCKS, 1), event(K.ENGINE_CORE_FAILED, 2)])
     assert op1_unexplained.RULE_UNEXPLAINED.evaluate(facts) == []
