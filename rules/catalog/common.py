@@ -359,7 +359,7 @@ def host_has_gpus(facts: Facts, needed: int) -> bool:
 # This host's own addresses: the loopback ones (a server bound to one takes connections from this host only) and
 # 0.0.0.0, which a client calling it reaches on this host too. A client's failed connection (OP-5.34, and the
 # collector deciding whether its target is a server of the user's) and torch.distributed's rendezvous (OP-7.25).
-LOOPBACK = re.compile(r"^(?:localhost\b|127\.|::1$)")
+LOOPBACK = re.compile(r"^(?:localhost\b|(?:::ffff:)?127\.|::1$)")  # IPv4-mapped IPv6 (`::ffff:127.0.0.1`) too
 
 
 def is_local_host(host: str) -> bool:

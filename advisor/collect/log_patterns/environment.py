@@ -290,9 +290,10 @@ def _peers_never_came(match: re.Match[str]) -> Fields:
 
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
-    host, port = next((match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3") if match[f"host{n}"])
+    host, port = next((match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3", "4") if match[f"host{n}"])
     waited_ms = int(match["secs"]) * 1000 if match["secs"] else int(match["ms"]) if match["ms"] else None
-    return {"message": f"{host.strip()}:{port}" if port else host.strip(), "timeout_ms": waited_ms}
+    host = f"[{host.strip()}]" if ":" in host and port else host.strip()  # an IPv6 address keeps its brackets
+    return {"message": f"{host}:{port}" if port else host, "timeout_ms": waited_ms}
 
 
 def _think_tags(line: str) -> str:
@@ -961,7 +962,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # (the paste may end inside the address: OpenRLHF/OpenRLHF#265, `connect to (172.17.0.2`)
         r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+)"
         r"(?:, (?P<port>\d+)\))?"
-        r"|failed to connect to \[?(?P<host2>[^\]\s]+?)\]?:(?P<port2>\d+))"
+        # an IPv6 address in brackets holds colons (`[::ffff:172.16.8.232]:39623`, vllm#3771); the last try's summary
+        # names the address as a pair (`any network address of (x.x.x.x, 48247)`, vllm#2427)
+        r"|failed to connect to \[?(?P<host2>(?<=\[)[^\]\s]+|[^\[\]\s:]+)\]?:(?P<port2>\d+)"
+        r"|failed to connect to any network address of \((?P<host4>[^,()]+), (?P<port4>\d+)\))"
         r"|TCP client failed to connect/validate to host \[?(?P<host3>[^\]\s]+?)\]?:(?P<port3>\d+) - retrying",
         _rendezvous,
     ),

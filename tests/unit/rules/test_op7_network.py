@@ -45,6 +45,27 @@ def test_a_loopback_address_points_at_the_rank_that_did_not_come_up_not_the_netw
     assert not finding.changes and "rank 0" in finding.actions[0]
 
 
+def test_an_ipv6_address_in_brackets_keeps_its_colons_and_a_mapped_loopback_is_this_host():
+    # vllm#3771, verbatim (vLLM 0.4.0 in Docker): torch prints an IPv4-mapped IPv6 address in brackets
+    line = (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:172.16.8.232]:39623 "
+        "(errno: 110 - Connection timed out)"
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert "[::ffff:172.16.8.232]:39623" in finding.title and "waiting on ::ffff:172.16.8.232 " in finding.summary
+    [mapped] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line.replace("172.16.8.232", "127.0.0.1")]))
+    assert "did not come up" in mapped.title
+
+
+def test_the_last_tries_summary_names_the_address_as_a_pair():
+    # vllm#2427, verbatim (2024-01, an offline LLM(...) on one host)
+    line = (
+        "[E socket.cpp:719] [c10d] The client socket has failed to connect to any network address of (x.x.x.x, 48247)."
+    )
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert "x.x.x.x:48247" in finding.title and finding.changes[0].flag == "VLLM_HOST_IP"
+
+
 def test_other_socket_words_are_not_this():
     assert not op7_network.RULE_RENDEZVOUS.evaluate(_facts(["ConnectionResetError: [Errno 104] Connection reset"]))
 
