@@ -15,6 +15,7 @@ the licence was not accepted).
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from rules.catalog import common as c
@@ -24,6 +25,12 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 TOKEN_ENV = "HF_TOKEN"
 RATE_LIMITED = 429  # the Hub's status for a request over its rate limits (its "Hub Rate limits" page)
+# urllib3 giving up on a Hub host it could not connect to (a name that did not resolve, no route, a refusal): read
+# from the error itself, which the collector leaves an unplaced error (its wording reads the other three causes)
+HUB_NEW_CONNECTION = re.compile(
+    r"host=\\?'(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)\\?', port=443\): Max retries exceeded "
+    r"with url: \S+ \(Caused by NewConnectionError"
+)
 # The most specific reason the text gives wins: several lines of one refusal each name part of it.
 PRIORITY = ("fine_grained", "no_access", "no_token", "bad_token", "not_found", "gated")
 
@@ -160,11 +167,18 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
         return [_unavailable_finding(unavailable[0])]
     events = facts.events_of(LogEventKind.HUB_NOT_CACHED)
     if not events:
-        return []
+        refused = c.first_match(facts, HUB_NEW_CONNECTION)
+        return [_not_cached_finding(refused[0], "unreachable")] if refused is not None else []
     event = next((e for e in events if e.message in ("offline", "offline_api")), events[0])
     if event.message == "timeout":
         return [_timeout_finding(event)]
-    if event.message == "offline_api":
+    return [_not_cached_finding(event, event.message)]
+
+
+def _not_cached_finding(event: LogEvent, how: str | None) -> Finding:
+    """The model's files neither in the cache nor fetched: `how` says whether offline mode refused the call (on the
+    Hub's API, or on the files) or the Hub could not be reached."""
+    if how == "offline_api":
         title = "the model's metadata was asked of the Hub's API while offline mode is on (HF_HUB_OFFLINE=1)"
         summary = (
             "huggingface_hub refuses every call to the Hub in offline mode, and this one went to its API "
@@ -178,7 +192,7 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
             "own directory: a path is read from disk and never looked up on the Hub.",
             "Or unset HF_HUB_OFFLINE where the server can reach the Hub.",
         ]
-    elif event.message == "offline":
+    elif how == "offline":
         title = "the model is not in the local cache, and downloads are switched off (offline mode)"
         summary = (
             "huggingface_hub found no cached copy of the model's files and was not allowed to ask the Hub: "
@@ -199,18 +213,14 @@ def _check_not_cached(facts: Facts) -> list[Finding]:
             "cache beforehand: " + _FILL_CACHE[0].lower() + _FILL_CACHE[1:],
             _SERVE_LOCAL,
         ]
-    return [
-        RULE_HUB_NOT_CACHED.finding(
-            Severity.CRITICAL,
-            title,
-            summary=summary,
-            evidence=[
-                c.log_evidence(event, name="offline call" if event.message == "offline_api" else "no cached copy")
-            ],
-            actions=actions,
-            confidence=0.85,
-        )
-    ]
+    return RULE_HUB_NOT_CACHED.finding(
+        Severity.CRITICAL,
+        title,
+        summary=summary,
+        evidence=[c.log_evidence(event, name="offline call" if how == "offline_api" else "no cached copy")],
+        actions=actions,
+        confidence=0.85,
+    )
 
 
 HUB_TIMEOUT_S = 10  # huggingface_hub's DEFAULT_ETAG_TIMEOUT and DEFAULT_DOWNLOAD_TIMEOUT (constants.py, 2.4)
@@ -317,7 +327,9 @@ RULE_HUB_NOT_CACHED = Rule(
         checks="huggingface_hub's `Cannot find the requested files in the disk cache and outgoing traffic has been "
         "disabled` (or `… cached snapshot folder … and outgoing traffic has been disabled`), its `An error happened "
         "while trying to locate the file(s) on the Hub …` (the Hub not reached), and transformers' `We couldn't "
-        "connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; OpenSSL's "
+        "connect to 'https://huggingface.co' to load …, and couldn't find … in the cached files`; urllib3's `Max "
+        "retries exceeded` on a Hub host (a connect timeout, a name that did not resolve, a proxy, a new connection "
+        "refused); OpenSSL's "
         "`[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …` on a line naming huggingface.co; the Hub's "
         "own answers to a download, `429 … Too Many Requests for url: https://huggingface.co/…` (its rate limits) "
         "and `50x Server Error … for url: https://huggingface.co/…`.",

@@ -537,7 +537,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\(read timeout=(?P<read>[\d.]+)\)"
         # urllib3 giving up on a Hub host it could not resolve, reach in time or pass a proxy to: the quotes escaped
         # where the error is printed inside another's repr (h2oai/h2ogpt#1186, vLLM on a host without internet); its
-        # NewConnectionError stays VC-2's, as tests/unit/rules/test_op5_unreachable.py has read it
+        # NewConnectionError stays an unplaced error, as tests/unit/rules/test_op5_unreachable.py reads its events,
+        # and OP-7.38 reads it from there (rules/catalog/op7_hub.py, HUB_NEW_CONNECTION)
         r"|host=\\?'(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)\\?', port=443\): Max retries exceeded "
         r"with url: \S+ \(Caused by (?:ConnectTimeoutError|NameResolutionError|ProxyError)",
         _hub_not_cached,

@@ -9,6 +9,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog.op7_fd_limit import FEW_DESCRIPTORS, RULE_FD_LIMIT, VLLM_TARGET_LIMIT
 from rules.catalog.op7_gpu_arch import RULE_GPU_ARCH
 from rules.catalog.op7_hub import RULE_HUB_NOT_CACHED
+from rules.evaluate import evaluate
 from rules.facts import Facts
 
 TORCH_WARNING = [
@@ -160,6 +161,21 @@ def test_urllib3_giving_up_on_a_hub_host_is_the_unreachable_reading_with_its_quo
     for line in (escaped, plain):
         [finding] = _findings(RULE_HUB_NOT_CACHED, line)
         assert finding.title.endswith("the Hub could not be reached"), line
+
+
+def test_a_new_connection_to_the_hub_refused_is_the_same_reading_from_the_error_the_collector_leaves_unplaced():
+    # vllm#1432, verbatim (vLLM 0.1.7 on an offline cluster; the reporter served the model by its local path instead)
+    line = (
+        "`requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): "
+        "Max retries exceeded with url: /api/models/huggyllama/llama-7b/revision/main (Caused by NewConnectionError"
+        "('<urllib3.connection.HTTPSConnection object at 0x2b27fbfbe550>: Failed to establish a new connection: "
+        "[Errno -3] Temporary failure in name resolution'))\"), '(Request ID: 3b8686a3-75ca-4258-bebc-83ef391708a8)')`"
+    )
+    [finding] = _findings(RULE_HUB_NOT_CACHED, line)
+    assert finding.title.endswith("the Hub could not be reached") and "a path is read from disk" in finding.actions[1]
+    assert evaluate(Facts(events=parse_lines([line]).events)).top.rule == "OP-7.38"
+    # the same words for a server the client calls are not the Hub's
+    assert _findings(RULE_HUB_NOT_CACHED, line.replace("huggingface.co", "vllm.internal")) == []
 
 
 def test_an_untrusted_hub_certificate_asks_for_the_proxys_ca_never_for_verification_off():
