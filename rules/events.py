@@ -580,6 +580,9 @@ class LogEventKind(str, Enum):
     # vLLM 0.4.0's own NCCL wrapper torn down after its start failed before it held a communicator:
     # "AttributeError: 'NCCLCommunicator' object has no attribute 'comm'" (its __del__ destroys self.comm)
     PYNCCL_NEVER_STARTED = "pynccl_never_started"
+    # The source line of a bare assertion on the key-value heads and the tensor-parallel size, as a traceback prints
+    # it: "assert self.total_num_kv_heads % tp_size == 0" (OP-3.9); message: the assertion
+    KV_HEADS_INDIVISIBLE = "kv_heads_indivisible"
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
@@ -1261,6 +1264,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HAMI_ILLEGAL_DEVICE: ("message",),
     LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
     LogEventKind.PYNCCL_NEVER_STARTED: (),
+    LogEventKind.KV_HEADS_INDIVISIBLE: ("message",),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),

@@ -380,6 +380,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<zmq>ZMQError(?::\s*|\(')Operation not supported)",
         lambda m: {"message": ZMQ_CLOSED_SOCKET if m.group("zmq") else m.group(0)},
     ),
+    wording(  # a bare assertion on the KV heads and the TP size (the layer's and some models' own code; OP-3.9):
+        # a traceback's source line, not an error line, so no other wording reads it
+        ("num_kv_heads",),
+        K.KV_HEADS_INDIVISIBLE,
+        r"assert (?:self\.)?(?:total_)?num_kv_heads % (?:self\.)?tp_size == 0"
+        r"|assert (?:self\.)?tp_size % (?:self\.)?(?:total_)?num_kv_heads == 0",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),
         # huggingface_hub's validation of a Hub id (a path that is no directory here is taken for one), transformers'
         # missing file (utils/hub.py) and config without a model type (models/auto/configuration_auto.py)
