@@ -583,6 +583,9 @@ class LogEventKind(str, Enum):
     # The source line of a bare assertion on the key-value heads and the tensor-parallel size, as a traceback prints
     # it: "assert self.total_num_kv_heads % tp_size == 0" (OP-3.9); message: the assertion
     KV_HEADS_INDIVISIBLE = "kv_heads_indivisible"
+    # torchao's assertion that FP8 activations need compute capability 8.9 or an MI300: "Float8 dynamic activation
+    # quantization is only supported on CUDA>=8.9 and MI300+" (OP-2.5); message: its words
+    TORCHAO_FP8_UNSUPPORTED = "torchao_fp8_unsupported"
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
@@ -1265,6 +1268,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MOONCAKE_METADATA_PLUGIN: ("message", "address"),
     LogEventKind.PYNCCL_NEVER_STARTED: (),
     LogEventKind.KV_HEADS_INDIVISIBLE: ("message",),
+    LogEventKind.TORCHAO_FP8_UNSUPPORTED: ("message",),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),

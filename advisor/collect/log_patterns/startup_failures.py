@@ -388,6 +388,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|assert (?:self\.)?tp_size % (?:self\.)?(?:total_)?num_kv_heads == 0",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # torchao's assertion before it quantizes to FP8 activations (OP-2.5): printed alone, as an assertion's
+        # message, with no error word of its own
+        ("Float8 dynamic activation quantization is only supported",),
+        K.TORCHAO_FP8_UNSUPPORTED,
+        r"Float8 dynamic activation quantization is only supported on CUDA>=8\.9 and MI300\+?",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # the model argument names nothing vLLM can read: vLLM's own check (transformers_utils/config.py, 0.7 on),
         # huggingface_hub's validation of a Hub id (a path that is no directory here is taken for one), transformers'
         # missing file (utils/hub.py) and config without a model type (models/auto/configuration_auto.py)
