@@ -572,6 +572,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<sport>\d+).*?)?name: EADDRINUSE.*"
         # pyzmq binding one of the sockets vLLM's processes talk over (newer pyzmq adds the address)
         r"|ZMQError: Address already in use(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?"
+        # uvicorn's words cut before the address (errno 98 is EADDRINUSE on Linux: the words are whole without it;
+        # vllm#7514, a restarted server binding before the last one had let go)
+        r"|\[Errno 98\] error while attempting to bind on address(?! \()"
         # Docker publishing the container's port on a host port another container or process holds
         r"|Bind for (?P<dhost>[\d.:\[\]a-f]*?):(?P<dport>\d+) failed: port is already allocated",
         _port_in_use,

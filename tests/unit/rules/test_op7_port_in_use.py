@@ -34,6 +34,17 @@ def test_a_bind_error_naming_no_port_takes_the_one_vllms_log_names_else_the_defa
     assert _findings(BIND)[0].title.startswith("port 8000 is already taken")
 
 
+def test_uvicorns_words_cut_before_the_address_are_still_a_port_taken():
+    # vllm#7514, verbatim: a server restarted in a loop binds before the last one has let go of the port
+    line = (
+        "It throws this error ```ERROR: [Errno 98] error while attempting to bind on address``` several times, till "
+        "it's gone and vlllm starts properly:"
+    )
+    [finding] = _findings(line)
+    assert finding.title.startswith("port 8000 is already taken") and "earlier start" in finding.summary
+    assert _findings("[Errno 98] error while attempting to bind on address ('::', 8001): address already in use")
+
+
 def test_torch_distributeds_store_port_is_the_processes_meeting_port():
     [finding] = _findings(STORE)
     assert finding.title.startswith("the port 29500 vLLM's processes meet on is already taken")
