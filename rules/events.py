@@ -586,6 +586,9 @@ class LogEventKind(str, Enum):
     # torchao's assertion that FP8 activations need compute capability 8.9 or an MI300: "Float8 dynamic activation
     # quantization is only supported on CUDA>=8.9 and MI300+" (OP-2.5); message: its words
     TORCHAO_FP8_UNSUPPORTED = "torchao_fp8_unsupported"
+    # oneCCL's library not found by the dynamic loader: "oneCCL could not be initialized! Could not load any plugin."
+    # and "Cannot open plugin library: libccl.so.1: cannot open shared object file" (OP-7.156); message: the words
+    ONECCL_LIBRARY_MISSING = "oneccl_library_missing"
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
@@ -1269,6 +1272,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PYNCCL_NEVER_STARTED: (),
     LogEventKind.KV_HEADS_INDIVISIBLE: ("message",),
     LogEventKind.TORCHAO_FP8_UNSUPPORTED: ("message",),
+    LogEventKind.ONECCL_LIBRARY_MISSING: ("message",),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),

@@ -263,6 +263,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\.(?P<major>\d+))[\d.]*: cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
     ),
+    wording(  # oneCCL (Intel GPUs' collectives) not found by the loader when torch's XCCL group loads it (OP-7.156)
+        ("oneCCL could not be initialized", "Cannot open plugin library: libccl"),
+        K.ONECCL_LIBRARY_MISSING,
+        r"oneCCL could not be initialized! Could not load any plugin\.?"
+        r"|Cannot open plugin library: libccl\.so[\d.]*: cannot open shared object file",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
         # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949)
         (": cannot open shared object file",),
