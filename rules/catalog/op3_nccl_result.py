@@ -8,8 +8,10 @@ left with nothing: every tensor-parallel server talks through NCCL, so its failu
 NCCL's result codes each say where to look (NVIDIA's NCCL documentation, "Types", ncclResult_t): a CUDA call NCCL
 made failed (1), a call to the system failed (2: OP-7.5), an internal check failed (3: a bug in NCCL or memory
 corruption), an argument or the call itself was wrong (4, 5: usually a programming error), or a remote process
-exited or the network failed (6). The words torch prints are ncclGetErrorString's. Out of memory (OP-3.4), a system
-error (OP-7.5) and a /dev/shm too small (OP-7.1) have rules of their own, and this one stays silent beside them.
+exited or the network failed (6). The words torch prints are ncclGetErrorString's; its detail line under them names
+the result (`ncclRemoteError: A call failed possibly due to …`), and a paste may keep only that line (vllm#3722).
+Out of memory (OP-3.4), a system error (OP-7.5) and a /dev/shm too small (OP-7.1) have rules of their own, and this
+one stays silent beside them.
 """
 
 from __future__ import annotations
@@ -170,9 +172,27 @@ RESULTS: dict[str, NcclResult] = {
 }
 
 
+# torch's detail under an NCCL error (`getNcclErrorDetailStr`, torch/csrc/distributed/c10d/NCCLUtils.cpp) names the
+# result and words it after NCCL's documentation, not ncclGetErrorString: `ncclRemoteError: A call failed possibly due
+# to a network error or a remote process exiting prematurely.` (vllm#3722); each name reads as its result's words
+TORCH_DETAIL_NAMES = {
+    "ncclunhandledcudaerror:": "unhandled cuda error",
+    "ncclinternalerror:": "internal error",
+    "ncclinvalidargument:": "invalid argument",
+    "ncclinvalidusage:": "invalid usage",
+    "ncclremoteerror:": "remote process exited or there was a network error",
+}
+
+
+def _words(event: LogEvent) -> str:
+    """The event's words in lower case, with the result's own words where torch's detail names it instead."""
+    text = (event.message or event.raw or "").lower()
+    return " ".join([text, *(words for name, words in TORCH_DETAIL_NAMES.items() if name in text)])
+
+
 def _found(errors: list[LogEvent]) -> tuple[LogEvent, NcclResult] | None:
     """The first result, in RESULTS' order, that an event names, with that event."""
-    texts = [(e, (e.message or e.raw or "").lower()) for e in errors]
+    texts = [(e, _words(e)) for e in errors]
     return next(((e, result) for words, result in RESULTS.items() for e, text in texts if words in text), None)
 
 

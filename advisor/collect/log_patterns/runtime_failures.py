@@ -301,6 +301,19 @@ PATTERNS: tuple[Pattern, ...] = (
         r"NCCL Error \d+: .*",
         lambda m: None if "unhandled system error" in m.group(0) else {"message": m.group(0)},
     ),
+    wording(  # torch's detail under an NCCL error, alone when a paste keeps only it (getNcclErrorDetailStr,
+        # NCCLUtils.cpp): the result's name and NCCL's documentation of it (vllm#3722); its system error is OP-7.5's
+        (
+            "ncclUnhandledCudaError:",
+            "ncclInternalError:",
+            "ncclInvalidArgument:",
+            "ncclInvalidUsage:",
+            "ncclRemoteError:",
+        ),
+        K.NCCL_ERROR,
+        r"nccl(?:UnhandledCudaError|InternalError|InvalidArgument|InvalidUsage|RemoteError): .*",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # NCCL's own check at init (init.cc), the "Last error:" under `invalid usage`: two ranks on one GPU
         ("Duplicate GPU detected",),
         K.NCCL_ERROR,

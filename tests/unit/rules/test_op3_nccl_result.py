@@ -189,3 +189,22 @@ def test_a_memory_registration_refused_under_a_system_error_stays_op_7_5s():
     ]
     assert _findings(*lines) == []
     assert RULE_NCCL_SYSTEM.evaluate(Facts(events=parse_lines(lines).events))
+
+
+@pytest.mark.parametrize(
+    ("line", "result"),
+    [
+        # vllm#3722, verbatim with its indentation (vLLM 0.4.0, TP=4 over two nodes with Ray): torch's detail line
+        (
+            "    ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+            "prematurely.",
+            "ncclRemoteError",
+        ),
+        ("ncclUnhandledCudaError: Call to CUDA function failed.", "ncclUnhandledCudaError"),
+    ],
+)
+def test_torchs_detail_line_alone_names_its_result(line: str, result: str):
+    [finding] = RULE_NCCL_RESULT.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith(f"NCCL failed ({result})")
+    if result == "ncclRemoteError":
+        assert "other ranks' logs" in finding.actions[0]
