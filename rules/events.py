@@ -589,6 +589,10 @@ class LogEventKind(str, Enum):
     # oneCCL's library not found by the dynamic loader: "oneCCL could not be initialized! Could not load any plugin."
     # and "Cannot open plugin library: libccl.so.1: cannot open shared object file" (OP-7.156); message: the words
     ONECCL_LIBRARY_MISSING = "oneccl_library_missing"
+    # HIP/ROCr refusing to export GPU memory for IPC: ":1:rocmemory.cpp :1043: Failed to create memory for IPC, failed
+    # with hsa_status: 4097", "IPC memory creation failed for memory: 0x…", "hipIpcGetMemHandle -> 1 (invalid
+    # argument)" (OP-7.160); message: the words
+    ROCM_IPC_EXPORT_FAILED = "rocm_ipc_export_failed"
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
@@ -1273,6 +1277,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KV_HEADS_INDIVISIBLE: ("message",),
     LogEventKind.TORCHAO_FP8_UNSUPPORTED: ("message",),
     LogEventKind.ONECCL_LIBRARY_MISSING: ("message",),
+    LogEventKind.ROCM_IPC_EXPORT_FAILED: ("message",),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),

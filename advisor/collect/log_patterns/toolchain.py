@@ -263,6 +263,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\.(?P<major>\d+))[\d.]*: cannot open shared object file",
         lambda m: {"message": m.group(0), "component": m["library"], "version": m["major"]},
     ),
+    wording(  # ROCr's and HIP's debug lines (AMD_LOG_LEVEL) for an IPC export refused, and the call's own result
+        # (OP-7.160: the legacy IPC mode vLLM's ROCm image sets, on Radeon GPUs)
+        ("Failed to create memory for IPC", "IPC memory creation failed", "hipIpcGetMemHandle"),
+        K.ROCM_IPC_EXPORT_FAILED,
+        r"Failed to create memory for IPC, failed with hsa_status: \d+"
+        r"|IPC memory creation failed for memory: 0x[0-9a-f]+"
+        r"|hipIpcGetMemHandle(?: ->|:| returned| failed:?) ?(?:1 \()?invalid argument\)?",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # oneCCL (Intel GPUs' collectives) not found by the loader when torch's XCCL group loads it (OP-7.156)
         ("oneCCL could not be initialized", "Cannot open plugin library: libccl"),
         K.ONECCL_LIBRARY_MISSING,
