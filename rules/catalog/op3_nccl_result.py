@@ -62,6 +62,20 @@ RESULTS: dict[str, NcclResult] = {
     ),
     # NCCL's own words under the result, when its init check found two ranks on one GPU (ncclInvalidUsage; an
     # older NCCL reported it as an internal error): the cause itself, so it is read first.
+    # NCCL's NVLS transport (NVLink SHARP: multicast memory through an HGX/DGX system's NVSwitches) failing its CUDA
+    # setup, as NCCL_DEBUG's WARN line names its file (`transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization
+    # error'`, vllm#9369: every TP above 1 on one host failed); NCCL_NVLS_ENABLE is NCCL's documented switch for it
+    "transport/nvls.cc": NcclResult(
+        "NVLS setup failed",
+        "NCCL's NVLink SHARP transport (multicast memory through the NVSwitches) could not be set up",
+        (
+            "Set NCCL_NVLS_ENABLE=0 in the server's environment: NCCL leaves NVLS out and all-reduces with its "
+            "other algorithms over NVLink (ring, tree), which need no multicast.",
+            "NVLS needs the NVSwitch fabric up: on an HGX or DGX host `systemctl status nvidia-fabricmanager`, and "
+            "`nvidia-smi -q | grep -A2 -i fabric` showing its state Completed; a VM or container may not allow "
+            "multicast memory at all, where NVLS stays off.",
+        ),
+    ),
     "duplicate gpu detected": NcclResult(
         "ncclInvalidUsage",
         "two ranks of one NCCL group are on the same GPU (Duplicate GPU detected)",
@@ -186,7 +200,7 @@ TORCH_DETAIL_NAMES = {
 
 def _words(event: LogEvent) -> str:
     """The event's words in lower case, with the result's own words where torch's detail names it instead."""
-    text = (event.message or event.raw or "").lower()
+    text = f"{event.message or ''} {event.raw or ''}".lower()  # the raw line keeps the file NCCL's WARN names
     return " ".join([text, *(words for name, words in TORCH_DETAIL_NAMES.items() if name in text)])
 
 
@@ -222,6 +236,8 @@ def _check_nccl_result(facts: Facts) -> list[Finding]:
         if result.name.startswith("cuda")
         else f"NCCL's InfiniBand transport logged it (or the mlx5 verbs provider under it): {result.meaning}."
         if result.name.startswith("InfiniBand")
+        else f"NCCL's own WARN line (NCCL_DEBUG) names its NVLS transport's file: {result.meaning}."
+        if result.name.startswith("NVLS")
         else f"torch (or vLLM's own NCCL wrapper) reports NCCL's result {result.name}: {result.meaning}."
     )
     return [

@@ -208,3 +208,13 @@ def test_torchs_detail_line_alone_names_its_result(line: str, result: str):
     assert finding.title.startswith(f"NCCL failed ({result})")
     if result == "ncclRemoteError":
         assert "other ranks' logs" in finding.actions[0]
+
+
+def test_nccls_nvls_transport_failing_its_setup_proposes_turning_nvls_off():
+    # vllm#9369, verbatim (NCCL_DEBUG's line; every TP above 1 on one host failed)
+    line = (
+        "kmaker-54-033138205093:44712:44746 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'"
+    )
+    [finding] = _findings(line)
+    assert finding.title.startswith("NCCL failed (NVLS setup failed)") and "NVLS transport" in finding.summary
+    assert "NCCL_NVLS_ENABLE=0" in finding.actions[0] and "nvidia-fabricmanager" in finding.actions[1]
