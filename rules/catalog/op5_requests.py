@@ -39,6 +39,9 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     placed = next((e for e in events if _placement(e)), None)
     if placed is not None:
         return [_misplaced_turns(placed, *_placement(placed))]
+    held = next((e for e in events if _content(e)), None)
+    if held is not None:
+        return [_content_refused(held, *_content(held))]
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
@@ -106,6 +109,55 @@ def _misplaced_turns(event: LogEvent, what: str, how: str) -> Finding:
                 proposed="<a template file that accepts the turns the client sends>",
                 reason="the server, not every client, adapts the conversation to what the model was trained on",
                 cost="a template of your own to keep beside the model",
+            )
+        ],
+        confidence=0.85,
+    )
+
+
+# Templates that refuse what a turn holds rather than where it stands: by their words, what and how to send it.
+_TURN_CONTENT: tuple[tuple[str, str, str], ...] = (
+    (
+        # Llama 3.1-3.3's templates (and vLLM's example tool templates for them): one tool call per assistant turn
+        "only supports single tool-calls",
+        "an assistant turn with several tool calls (parallel calls), which this template takes one at a time",
+        "Send one tool call per assistant message: in the history, split a turn with several calls into consecutive "
+        "assistant messages of one call each, every one followed by its tool result; ask for parallel_tool_calls="
+        "false so the reply holds one call (vLLM 0.32 keeps only a turn's first call then: "
+        "entrypoints/serve/utils/tool_calls_utils.py).",
+    ),
+    (
+        # a template that names the roles it knows and raises on any other (an OpenAI client's `developer` role:
+        # ogx-ai/ogx#6069, Codex CLI through Llama Stack to a Qwen model on vLLM)
+        "Unexpected message role",
+        "a message role the template does not know (OpenAI's newer `developer` role, or `function`)",
+        "Send the roles the model's template knows (system, user, assistant, tool): map `developer` to `system` "
+        "in the client or the gateway in front of vLLM.",
+    ),
+)
+
+
+def _content(event: LogEvent) -> tuple[str, str] | None:
+    said = event.message or event.raw or ""
+    return next(((what, how) for words, what, how in _TURN_CONTENT if words in said), None)
+
+
+def _content_refused(event: LogEvent, what: str, how: str) -> Finding:
+    return RULE_TEMPLATE_REFUSED.finding(
+        Severity.HIGH,
+        f"the model's chat template refused what the conversation holds: {what}",
+        summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: the template "
+        "renders only the messages the model was trained on. vLLM returns its error as HTTP 400, for every request "
+        "the client builds this way.",
+        evidence=[c.log_evidence(event, name="chat template error")],
+        actions=[how],
+        alternatives=[
+            ConfigChange(
+                flag="--chat-template",
+                proposed="<a template file that renders what the client sends>",
+                reason="the server, not every client, adapts the conversation to what the model was trained on",
+                cost="a template of your own to keep beside the model; turns the model never saw in training may be "
+                "followed less well",
             )
         ],
         confidence=0.85,
@@ -208,7 +260,8 @@ RULE_TEMPLATE_REFUSED = Rule(
         "functions because tokenizer.chat_template is not set` (no template at all); Jinja's `TemplateSyntaxError` "
         "(a template that does not parse), or its words alone as a 400's message (`expected token 'end of print "
         "statement', got …`, `Encountered unknown tag …`); mistral_common's order check under --tokenizer-mode "
-        "mistral, `Unexpected role 'user' after role 'tool'`.",
+        "mistral, `Unexpected role 'user' after role 'tool'`; templates refusing what a turn holds: `This model "
+        "only supports single tool-calls at once!` (Llama 3.1-3.3), `Unexpected message role.`",
         why="The template, shipped with the model, decides which roles a conversation may hold; vLLM passes its "
         "error back as HTTP 400, so the server looks at fault for what the client sent.",
         example="{'message': 'Conversation roles must alternate user/assistant/user/assistant/...'} for a system "

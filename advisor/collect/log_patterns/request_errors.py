@@ -155,9 +155,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "Encountered unknown tag '",
             "Unexpected role '",
             "InvalidMessageStructureException",
+            "only supports single tool-calls",
+            "Unexpected message role",
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
+        # templates refusing what a turn holds: Llama 3.1-3.3's one tool call per turn; a template's unknown role
+        r"|This model only supports single tool-calls at once!?|Unexpected message role\.?"
         # Mistral v0.3's template (cut where a paste ends: vllm#6862), Qwen 3.5/3.6's (retyped with a typo: docker-agent
         # #3344, `System message must be at the beignning`)
         r"|After the optional system message, conversation roles must[^'\"]*|System message must be at the be\w*"

@@ -31,6 +31,31 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
     assert template.flag == "--chat-template" and template.kind == "flag" and "system role" in template.proposed
 
 
+@pytest.mark.parametrize(
+    ("line", "what", "how"),
+    [
+        # vllm#25108, verbatim: a history holding an assistant turn with two tool calls (the template's own raise)
+        (
+            "(APIServer pid=4068503) ERROR 09-17 22:28:40 [chat_utils.py:1475] jinja2.exceptions.TemplateError: This "
+            "model only supports single tool-calls at once!",
+            "several tool calls",
+            "parallel_tool_calls=false",
+        ),
+        # ogx-ai/ogx#6069, verbatim: Codex CLI's `developer` role through Llama Stack to a Qwen model on vLLM
+        (
+            "{\"error\":{\"message\":\"Error code: 400 - {'error': {'message': 'Unexpected message role.', 'type': "
+            "'BadRequestError', 'param': None, 'code': 400}}\"}}",
+            "`developer` role",
+            "map `developer` to `system`",
+        ),
+    ],
+)
+def test_a_template_refusing_what_a_turn_holds_says_what_and_how_to_send_it(line: str, what: str, how: str):
+    top = evaluate(_facts([line])).top
+    assert top.rule == "OP-5.19" and "refused what the conversation holds" in top.title and what in top.title
+    assert how in top.actions[0] and top.alternatives[0].flag == "--chat-template"
+
+
 def test_a_template_jinja_cannot_parse_is_named_with_jinjas_words_and_how_to_find_the_line():
     """The exception's own message can end in a quote or a brace (`unexpected '}'`): it is kept whole."""
     paste = [
