@@ -32,6 +32,7 @@ LATER = (
     "twentieth",
     "twentyfirst",
     "twentysecond",
+    "twentythird",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -39,8 +40,9 @@ LATER = (
 # issue titles, the eleventh, 30 from each of four, the twelfth, 30 from three and 19 from the fourth, whose search
 # budget ran out, the thirteenth, 30 from each of three less one its collector completed from the issue's title, and
 # the fourteenth to the seventeenth, 30 from each of three, the eighteenth, 30 from two and 27 from the third,
-# which stopped at its time, the nineteenth to the twenty-first, 30 from each of three, and the twenty-second, 30
-# from one and 29 and 24 from the two others, which stopped before their time.
+# which stopped at its time, the nineteenth to the twenty-first, 30 from each of three, the twenty-second, 30
+# from one and 29 and 24 from the two others, which stopped before their time, and the twenty-third, 30 and 27 from
+# two of three collectors (the third had added none at its time).
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -58,6 +60,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "twentieth": 90,
     "twentyfirst": 90,
     "twentysecond": 83,
+    "twentythird": 57,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
