@@ -108,6 +108,9 @@ HUGE_MAX_NUM_BATCHED_TOKENS = 16384
 CUDA_BLOCK_SIZE = 16
 CUDA_BLOCK_SIZE_FROM_0_34 = 64
 FLASHMLA_BLOCK_SIZE = 64
+# vllm/entrypoints/openai/completion/protocol.py (0.32): CompletionRequest's max_tokens when a request leaves it out,
+# OpenAI's legacy default; Chat Completions leaves the output uncapped below the context instead
+COMPLETIONS_MAX_TOKENS = 16
 # vllm/config/cache.py: the share of device memory vLLM may use.
 GPU_MEMORY_UTILIZATION = 0.92  # 0.20 and later
 GPU_MEMORY_UTILIZATION_BEFORE_0_20 = 0.90

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import NO_CHAT_TEMPLATE, LogEvent, LogEventKind
 from rules.facts import Facts
@@ -457,6 +458,11 @@ NESTED_REQUEST_FIELDS = {
 }
 
 
+# Fields only Chat Completions' request has, ignored where a request to /v1/completions carries them (0.6.5 on):
+# what the completions endpoint takes instead
+CHAT_ONLY_FIELDS = {"max_completion_tokens": "max_tokens"}
+
+
 def _check_schema_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
     if not events:
@@ -464,6 +470,9 @@ def _check_schema_refused(facts: Facts) -> list[Finding]:
         dropped = next((e for e in ignored if e.nearest_field), None)
         if dropped is not None:
             return [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
+        chat_only = next((e for e in ignored if e.request_field in CHAT_ONLY_FIELDS), None)
+        if chat_only is not None:
+            return [_chat_only_field(chat_only, chat_only.request_field or "")]
         nested = next((e for e in ignored if e.request_field in NESTED_REQUEST_FIELDS), None)
         return [_misplaced_field(nested, nested.request_field or "")] if nested is not None else []
     refused = events[0]
@@ -550,6 +559,29 @@ def _parts_for_string_finding(refused: LogEvent) -> Finding:
             "messages).",
         ],
         confidence=0.75,
+    )
+
+
+def _chat_only_field(ignored: LogEvent, field: str) -> Finding:
+    """A Chat Completions field sent to /v1/completions, whose request model ignores it (vllm-project/guidellm#208:
+    GuideLLM's max_completion_tokens flooding the log). The output cap it meant is max_tokens there, 16 when left
+    out, so a client that sent only this field got 16-token outputs; one that sent both got a warning."""
+    instead = CHAT_ONLY_FIELDS[field]
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.MEDIUM,
+        f"vLLM ignored the request field {field}: it is Chat Completions', and the request went to /v1/completions, "
+        f"which takes {instead}",
+        summary=f"{field} is a field of the Chat Completions API; vLLM's /v1/completions request has {instead} "
+        f"instead and drops fields it does not have, with this warning for each request. Without {instead} a "
+        f"completions request stops at {vllm_defaults.COMPLETIONS_MAX_TOKENS} tokens (its default): a benchmark "
+        "or client that sent only this field measured outputs of that length.",
+        evidence=[c.log_evidence(ignored, name="ignored field", value=field)],
+        actions=[
+            f"Send {instead} to /v1/completions ({field} only to /v1/chat/completions); a benchmark tool has a "
+            "setting for which endpoint and field it uses. Check the output lengths it reports: "
+            f"{vllm_defaults.COMPLETIONS_MAX_TOKENS} tokens each means the cap never reached the server.",
+        ],
+        confidence=0.8,
     )
 
 

@@ -10,7 +10,7 @@ import re
 
 from advisor.catalog.vllm_interface import nearest_field
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
-from rules.catalog.op5_requests import NESTED_REQUEST_FIELDS
+from rules.catalog.op5_requests import CHAT_ONLY_FIELDS, NESTED_REQUEST_FIELDS
 from rules.events import NO_CHAT_TEMPLATE
 from rules.events import LogEventKind as K
 
@@ -87,7 +87,7 @@ def _ignored_fields(match: re.Match[str]) -> Fields:
     for name in names:
         if meant := nearest_field(name):
             return {"request_field": name, "nearest_field": meant}
-    misplaced = next((name for name in names if name in NESTED_REQUEST_FIELDS), None)
+    misplaced = next((name for name in names if name in NESTED_REQUEST_FIELDS or name in CHAT_ONLY_FIELDS), None)
     return {"request_field": misplaced} if misplaced else {}
 
 

@@ -200,6 +200,17 @@ def test_a_misspelt_field_a_later_release_dropped_is_named_too_as_served_without
     assert op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([deliberate])) == []
 
 
+def test_a_chat_only_field_sent_to_completions_names_max_tokens_and_its_default():
+    # vllm-project/guidellm#208, verbatim: GuideLLM's requests flooding the log with this warning
+    line = (
+        "WARNING 06-27 14:57:36 [protocol.py:58] The following fields were present in the request but ignored: "
+        "{'max_completion_tokens'}"
+    )
+    [finding] = op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([line]))
+    assert finding.title.endswith("the request went to /v1/completions, which takes max_tokens")
+    assert "stops at 16 tokens" in finding.summary and finding.severity.value == "medium"
+
+
 def test_a_responses_api_part_in_a_chat_request_is_named_as_the_two_apis_mixed():
     # langchain-ai/langchain#34751: an agent's conversation through LiteLLM to vLLM, pydantic's text escaped in a repr
     line = (
