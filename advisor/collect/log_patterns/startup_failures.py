@@ -50,11 +50,13 @@ def _other_processes_gib(text: str) -> float:
 
 
 def _model_not_found(match: re.Match[str]) -> Fields:
-    """Which of the four words, and the path or id they quote."""
+    """Which of the words, and the path or id they quote."""
     reason = match.lastgroup or ""  # the empty group that ends each alternative names it
     model = match[f"{reason}_model"]
     if reason == "vllm_path":  # transformers' words mean what vLLM's own do, unless the name is empty
         reason = "vllm" if model else "empty"
+    if reason == "vllm_config":  # AutoConfig's words, the same reading
+        reason = "vllm"
     return {"message": reason, "model": model, "component": match["file"]}
 
 
@@ -406,6 +408,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Should have a `model_type` key",
             "Can't load tokenizer for",
             "Incorrect path_or_model_id",
+            "Can't load the configuration of",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
@@ -417,7 +420,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Can't load tokenizer for '(?P<no_tokenizer_model>[^']+)'(?P<no_tokenizer>)"
         # transformers' own refusal of a name that is neither a local folder nor a Hub id (utils/hub.py), an empty one
         # included: the setting meant to carry the model was not set (runpod-workers/worker-vllm#75)
-        r"|Incorrect path_or_model_id: '(?P<vllm_path_model>[^']*)'(?P<vllm_path>)",
+        r"|Incorrect path_or_model_id: '(?P<vllm_path_model>[^']*)'(?P<vllm_path>)"
+        # transformers' AutoConfig when it could not get config.json from the path or the Hub (configuration_utils.py:
+        # `… make sure you don't have a local directory with the same name`; vllm#2814, a RunPod template)
+        r"|Can't load the configuration of '(?P<vllm_config_model>[^']+)'(?P<vllm_config>)",
         _model_not_found,
     ),
 )

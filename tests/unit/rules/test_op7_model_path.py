@@ -93,3 +93,16 @@ def test_transformers_refusal_of_an_empty_name_is_an_unset_setting_and_of_a_path
     assert empty.title.startswith("the model vLLM was given is empty") and "MODEL_NAME" in empty.actions[0]
     [path] = _findings(f"OSError: Incorrect path_or_model_id: '/models/llama'{tail}")
     assert path.title.startswith("the model path /models/llama is not a model directory")
+
+
+def test_autoconfigs_words_for_a_config_it_could_not_get_are_the_model_not_found():
+    # vllm#2814, verbatim with the platform's stamp (the vllm-openai image on a RunPod template)
+    line = (
+        "2024-02-08T06:28:20.354023087-08:00 OSError: Can't load the configuration of 'Qwen/Qwen1.5-72B-Chat-AWQ'. If "
+        "you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory "
+        "with the same name. Otherwise, make sure 'Qwen/Qwen1.5-72B-Chat-AWQ' is the correct path to a directory "
+        "containing a config.json file"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-7.53" and top.title.startswith("vLLM found no model Qwen/Qwen1.5-72B-Chat-AWQ")
+    assert "HF_TOKEN" in top.actions[0]
