@@ -37,12 +37,9 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
         return [_mistral_order(order[0])]
     if all(e.message == NO_CHAT_TEMPLATE for e in events):
         return [_no_template(events[0])]
-    placed = next((e for e in events if _placement(e)), None)
-    if placed is not None:
-        return [_misplaced_turns(placed, *_placement(placed))]
-    held = next((e for e in events if _content(e)), None)
-    if held is not None:
-        return [_content_refused(held, *_content(held))]
+    turns = next(((e, refusal) for e in events if (refusal := _turn_refusal(e))), None)
+    if turns is not None:
+        return [_turns_refused(turns[0], *turns[1])]
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
@@ -70,11 +67,15 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     ]
 
 
-# Templates that allow a system message, first and once, and refuse where the conversation puts its turns: by their
-# words, what is out of place and how to send it instead.
-_TURN_PLACEMENT: tuple[tuple[str, str, str], ...] = (
+# Templates that refuse a conversation for where its turns stand (a system message allowed first and once, then
+# user and assistant alternating) or for what a turn holds: by their words, what the template refused, what is
+# wrong and how to send it instead.
+_ORDER = "the conversation's order"
+_HELD = "what the conversation holds"
+_TURN_REFUSALS: tuple[tuple[str, str, str, str], ...] = (
     (
         "After the optional system message",
+        _ORDER,
         "two turns of the same role in a row (user then user, or assistant then assistant) after the optional system "
         "message",
         "Merge consecutive messages of one role into one (a client that sends a user message and then the tool's "
@@ -83,44 +84,15 @@ _TURN_PLACEMENT: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "System message must be at the be",
+        _ORDER,
         "a system message that is not the conversation's first",
         "Send one system message, first: merge the others into it, or send what an agent inserts mid-conversation "
         "(instructions, tool results) as user or tool messages.",
     ),
-)
-
-
-def _placement(event: LogEvent) -> tuple[str, str] | None:
-    said = event.message or event.raw or ""
-    return next(((what, how) for words, what, how in _TURN_PLACEMENT if words in said), None)
-
-
-def _misplaced_turns(event: LogEvent, what: str, how: str) -> Finding:
-    return RULE_TEMPLATE_REFUSED.finding(
-        Severity.HIGH,
-        f"the model's chat template refused the conversation's order: {what}",
-        summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: this template "
-        "takes a system message only first, and user and assistant turns in the order the model was trained on. "
-        "vLLM returns the template's error as HTTP 400, for every request the client builds this way.",
-        evidence=[c.log_evidence(event, name="chat template error")],
-        actions=[how],
-        alternatives=[
-            ConfigChange(
-                flag="--chat-template",
-                proposed="<a template file that accepts the turns the client sends>",
-                reason="the server, not every client, adapts the conversation to what the model was trained on",
-                cost="a template of your own to keep beside the model",
-            )
-        ],
-        confidence=0.85,
-    )
-
-
-# Templates that refuse what a turn holds rather than where it stands: by their words, what and how to send it.
-_TURN_CONTENT: tuple[tuple[str, str, str], ...] = (
     (
         # Llama 3.1-3.3's templates (and vLLM's example tool templates for them): one tool call per assistant turn
         "only supports single tool-calls",
+        _HELD,
         "an assistant turn with several tool calls (parallel calls), which this template takes one at a time",
         "Send one tool call per assistant message: in the history, split a turn with several calls into consecutive "
         "assistant messages of one call each, every one followed by its tool result; ask for parallel_tool_calls="
@@ -131,6 +103,7 @@ _TURN_CONTENT: tuple[tuple[str, str, str], ...] = (
         # a template that names the roles it knows and raises on any other (an OpenAI client's `developer` role:
         # ogx-ai/ogx#6069, Codex CLI through Llama Stack to a Qwen model on vLLM)
         "Unexpected message role",
+        _HELD,
         "a message role the template does not know (OpenAI's newer `developer` role, or `function`)",
         "Send the roles the model's template knows (system, user, assistant, tool): map `developer` to `system` "
         "in the client or the gateway in front of vLLM.",
@@ -138,24 +111,25 @@ _TURN_CONTENT: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _content(event: LogEvent) -> tuple[str, str] | None:
+def _turn_refusal(event: LogEvent) -> tuple[str, str, str] | None:
     said = event.message or event.raw or ""
-    return next(((what, how) for words, what, how in _TURN_CONTENT if words in said), None)
+    return next(((refused, what, how) for words, refused, what, how in _TURN_REFUSALS if words in said), None)
 
 
-def _content_refused(event: LogEvent, what: str, how: str) -> Finding:
+def _turns_refused(event: LogEvent, refused: str, what: str, how: str) -> Finding:
     return RULE_TEMPLATE_REFUSED.finding(
         Severity.HIGH,
-        f"the model's chat template refused what the conversation holds: {what}",
+        f"the model's chat template refused {refused}: {what}",
         summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: the template "
-        "renders only the messages the model was trained on. vLLM returns its error as HTTP 400, for every request "
+        "renders only conversations shaped as the model was trained on (where a system message may stand, which "
+        "roles alternate, what one turn may hold). vLLM returns the template's error as HTTP 400, for every request "
         "the client builds this way.",
         evidence=[c.log_evidence(event, name="chat template error")],
         actions=[how],
         alternatives=[
             ConfigChange(
                 flag="--chat-template",
-                proposed="<a template file that renders what the client sends>",
+                proposed="<a template file that accepts the turns the client sends>",
                 reason="the server, not every client, adapts the conversation to what the model was trained on",
                 cost="a template of your own to keep beside the model; turns the model never saw in training may be "
                 "followed less well",
