@@ -23,7 +23,7 @@ def _check_unexplained(facts: Facts) -> list[Finding]:
     worker = (failed.message or "").startswith("WorkerProc")
     who = "a GPU worker process" if worker else "the engine"
     printed = (
-        "pyzmq's refusal to poll a socket that was closed: vLLM's front end (0.6-0.9) closes its sockets to the "
+        "pyzmq's refusal to poll a socket that was closed: vLLM's V0 front end (0.6-0.10) closes its sockets to the "
         "engine process when that process fails to start or exits, and its output loop then raises this once per "
         "pending task, after the engine failed to start"
         if failed.message == ZMQ_CLOSED_SOCKET

@@ -3,10 +3,11 @@
 Why a rule of its own: each tensor-parallel rank holds whole key-value heads, so the number of KV heads
 (`num_key_value_heads`; ChatGLM's `multi_query_group_num`) must be a multiple of TP, or, when TP is larger, TP a
 multiple of it (vLLM then replicates each head on TP ÷ heads ranks: QKVParallelLinear in
-vllm/model_executor/layers/linear.py, 0.2.2 on). Unlike the attention heads, which vLLM checks with a message that
-names both numbers, the KV heads are checked by bare `assert`s in the layer and in some models' own code, so the
-text holds only the assertion's source line: `assert self.total_num_kv_heads % tp_size == 0` (vllm#1581: ChatGLM3,
-two KV groups, on four GPUs; a maintainer explained that TP must divide the KV heads, and two GPUs worked).
+vllm/model_executor/layers/linear.py, 0.32). Unlike the attention heads, which vLLM checks with a message that
+names both numbers, the KV heads are checked by bare `assert`s in models' own code (60 model files of the 0.32 wheel
+hold `assert self.total_num_kv_heads % tp_size == 0`), so the text holds only the assertion's source line
+(vllm#1581: ChatGLM3, two KV groups, on four GPUs; a maintainer explained that TP must divide the KV heads, and two
+GPUs worked).
 Grouped-query models have few KV heads (2 for ChatGLM, 4 or 8 for most others), so this fails for TP sizes that
 divide the attention heads.
 """

@@ -372,7 +372,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Operation not supported",
         ),
         K.ENGINE_CORE_FAILED,
-        # the third: V0's multiprocessing front end (0.6-0.9, vllm/entrypoints/openai/api_server.py); the fourth: the
+        # the third: V0's multiprocessing front end (0.6-0.10, vllm/entrypoints/openai/api_server.py); the fourth: the
         # engine core's multiproc executor on a GPU worker that failed to start (0.8 on; vllm#45784). The worker's own
         # `WorkerProc failed to start.` is not read here: its traceback follows it, and is the cause. The last: the
         # same V0 front end's output loop polling the sockets it closed when the engine process failed (pyzmq raises
