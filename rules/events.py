@@ -593,6 +593,10 @@ class LogEventKind(str, Enum):
     # with hsa_status: 4097", "IPC memory creation failed for memory: 0x…", "hipIpcGetMemHandle -> 1 (invalid
     # argument)" (OP-7.160); message: the words
     ROCM_IPC_EXPORT_FAILED = "rocm_ipc_export_failed"
+    # vLLM of mid-2024 capping Gemma 2 at its sliding window: "Gemma 2 uses sliding window attention for every odd
+    # layer, which is currently not supported by vLLM. Disabling sliding window and capping the max length to the
+    # sliding window size (4096)." (OP-5.59); max_model_len: the window
+    SLIDING_WINDOW_CAPPED = "sliding_window_capped"
     # Gloo told an interface that has no address on this host: "[enforce fail at …/gloo/transport/tcp/device.cc:83]
     # ifa != nullptr. Unable to find address for: eth0"; message: the interface
     GLOO_INTERFACE_MISSING = "gloo_interface_missing"
@@ -1278,6 +1282,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TORCHAO_FP8_UNSUPPORTED: ("message",),
     LogEventKind.ONECCL_LIBRARY_MISSING: ("message",),
     LogEventKind.ROCM_IPC_EXPORT_FAILED: ("message",),
+    LogEventKind.SLIDING_WINDOW_CAPPED: ("max_model_len",),
     LogEventKind.GLOO_INTERFACE_MISSING: ("message",),
     LogEventKind.TPU_BUSY: ("message",),
     LogEventKind.GAUDI_MODULES_INVALID: ("message", "index_bound"),

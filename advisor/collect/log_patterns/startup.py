@@ -271,6 +271,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "available_kv_gib": to_float(m["gib"]),
         },
     ),
+    wording(  # the vLLM of mid-2024 (PR #5908) running Gemma 2's sliding-window layers globally, capped at the window
+        ("capping the max length to the sliding window size",),
+        K.SLIDING_WINDOW_CAPPED,
+        r"capping the max length to the sliding window size \((?P<n>[\d,]+)\)",
+        lambda m: {"max_model_len": to_int(m["n"])},
+    ),
     wording(  # platforms/interface.py (0.32; models/config.py before): a hybrid model's block fits a Mamba page
         ("Setting attention block size to",),
         K.ATTENTION_BLOCK_SIZE,
