@@ -774,6 +774,9 @@ VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own 
 UV_RESOLVER = "resolver:uv"  # versions_offered of PIP_NO_DISTRIBUTION and PACKAGE_CONFLICT when uv's resolver said it
 # RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
 VLLM_PLACEMENT_GROUP = "vLLM's placement group"
+# … and when a framework that runs vLLM on Ray checked the cluster's GPUs against its request first (NeMo-RL's
+# `Not enough GPUs available. Requested 16 GPUs, but only 8 are available in the cluster.`)
+FRAMEWORK_GPU_REQUEST = "a framework's GPU request"
 # GPU_ARCH_UNSUPPORTED's components when ptxas refused an instruction the target lacks ("Feature '.bf16' requires
 # .target sm_80 or higher"): nvcc building vLLM from source (its tmpxft_ files), or Triton compiling at run time
 PTX_BUILD = "nvcc's ptxas"

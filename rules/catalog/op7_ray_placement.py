@@ -17,7 +17,7 @@ Ray's documentation on GPU resources (`ray start --num-gpus`, autodetection from
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import VLLM_PLACEMENT_GROUP, LogEvent, LogEventKind
+from rules.events import FRAMEWORK_GPU_REQUEST, VLLM_PLACEMENT_GROUP, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -64,9 +64,35 @@ def _vllm_waiting(event: LogEvent) -> Finding:
     )
 
 
+def _framework_short(event: LogEvent) -> Finding:
+    """A framework that runs vLLM on Ray (NeMo-RL's RayVirtualCluster) counted the cluster's GPUs against what its
+    configuration asks for before it made any placement group, and retries until they are there (NVIDIA-NeMo/RL PR
+    #271's message)."""
+    wanted, have = event.gpus_required or 0.0, event.gpus_available or 0.0
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"the job asks Ray for {_gpus(wanted)}, and the cluster has {_gpus(have)}: nothing starts until they are there",
+        summary="The framework sizes its Ray cluster from its configuration (nodes × GPUs per node, or the training "
+        "and generation workers' parallel sizes) and checks that Ray has that many GPUs before it places any worker, "
+        "vLLM's among them; it waits and retries while the cluster is short. Either nodes are missing from the "
+        "cluster (not started, or started without their GPUs), or the configuration asks for more than the cluster "
+        "will ever have.",
+        evidence=[c.log_evidence(event, name="GPUs in the cluster", value=have, unit="GPU")],
+        actions=[
+            "`ray status` on the head: every node listed with its GPUs; a node missing or showing 0 GPU never joined "
+            "with them (`ray start --address … --num-gpus=N` on it, or its container given the GPUs).",
+            f"Or ask for {_gpus(have)} at most: the job's node count × GPUs per node, and its generation's tensor-, "
+            "pipeline- and data-parallel sizes, within what the cluster has.",
+        ],
+        confidence=0.85,
+    )
+
+
 def _finding(event: LogEvent) -> Finding:
     if event.message == VLLM_PLACEMENT_GROUP:
         return _vllm_waiting(event)
+    if event.message == FRAMEWORK_GPU_REQUEST:
+        return _framework_short(event)
     name = event.message or "the deployment"
     wanted, free = event.gpus_required, event.gpus_available or 0.0
     short_of_gpus = wanted is not None and free < wanted
@@ -120,7 +146,8 @@ RULE = Rule(
         checks="Ray Serve's `Deployment '…' has N replicas that have taken more than 30s to be scheduled. … Resources "
         "required for each replica: …, total resources available: {…}`: a replica's GPUs summed over its bundles "
         "against the GPUs Ray has free; vLLM's own `Waiting for creating a placement group of specs for N seconds. "
-        "specs=[{'GPU': 1.0, …}, …]` (its Ray executor, one bundle per worker).",
+        "specs=[{'GPU': 1.0, …}, …]` (its Ray executor, one bundle per worker); NeMo-RL's `Not enough GPUs "
+        "available. Requested N GPUs, but only M are available in the cluster.`",
         why="A replica Ray cannot reserve resources for never starts vLLM, so no vLLM log tells why; the controller's "
         "warning holds both numbers.",
         example='`Resources required for each replica: [{"CPU": 1.0, "GPU": 1.0}], total resources available: '

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.events import (
+    FRAMEWORK_GPU_REQUEST,
     HCCL_SOCKET,
     NO_PATH,
     PTX_BUILD,
@@ -1114,6 +1115,18 @@ PATTERNS: tuple[Pattern, ...] = (
         K.RAY_REPLICA_UNPLACED,
         r"Waiting for creating a placement group of specs for (?P<waited>\d+) seconds\. specs=(?P<specs>\[[^\]]*\])",
         _vllm_placement_wait,
+    ),
+    wording(  # a framework that runs vLLM on Ray checking the cluster's GPUs before its placement groups (NeMo-RL's
+        # RayVirtualCluster, NVIDIA-NeMo/RL PR #271, which retries with backoff)
+        ("Not enough GPUs available",),
+        K.RAY_REPLICA_UNPLACED,
+        r"Not enough GPUs available\. Requested (?P<wanted>\d+) GPUs?, but only (?P<have>\d+) (?:are|is) available in "
+        r"the cluster",
+        lambda m: {
+            "message": FRAMEWORK_GPU_REQUEST,
+            "gpus_required": float(m["wanted"]),
+            "gpus_available": float(m["have"]),
+        },
     ),
     wording(  # Ray's autoscaler on the same wait: a bundle of vLLM's placement group, pinned to the driver's node
         # (`node:<ip>`) with a GPU, that no node it knows can hold (vllm#13388); the request may be on the next line,

@@ -80,3 +80,11 @@ def test_the_autoscalers_line_wrapped_before_its_request_is_the_same_wait():
     line = "(EngineCore pid=630) [autoscaler] Error: No available node types can fulfill resource request"
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.60" and "placement group" in top.title
+
+
+def test_a_frameworks_own_count_of_the_clusters_gpus_names_both_numbers():
+    # NVIDIA-NeMo/RL PR #271, verbatim: NeMo-RL's RayVirtualCluster before it makes its placement groups
+    line = "Not enough GPUs available. Requested 16 GPUs, but only 8 are available in the cluster."
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-7.60" and top.title.startswith("the job asks Ray for 16 GPUs, and the cluster has 8 GPUs")
+    assert "ray status" in top.actions[0] and "8 GPUs at most" in top.actions[1]
