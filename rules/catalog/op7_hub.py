@@ -25,12 +25,14 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 
 TOKEN_ENV = "HF_TOKEN"
 RATE_LIMITED = 429  # the Hub's status for a request over its rate limits (its "Hub Rate limits" page)
-# urllib3 giving up on a Hub host it could not connect to (a name that did not resolve, no route, a refusal): read
-# from the error itself, which the collector leaves an unplaced error (its wording reads the other three causes)
-HUB_NEW_CONNECTION = re.compile(
-    r"host=\\?'(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)\\?', port=443\): Max retries exceeded "
-    r"with url: \S+ \(Caused by NewConnectionError"
-)
+# The hosts a model's download talks to, as requests/urllib3 name them (`host='huggingface.co'`): the Hub, its CDN and
+# its Xet storage bridge
+HUB_HOSTS = r"(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)"
+# urllib3 giving up on one after its retries, the quotes escaped where the error is printed inside another's repr
+HUB_RETRIES_EXCEEDED = rf"host=\\?'{HUB_HOSTS}\\?', port=443\): Max retries exceeded with url: \S+ \(Caused by "
+# … because it could not connect (a name that did not resolve, no route, a refusal): read from the error itself, which
+# the collector leaves an unplaced error (its wording reads the other three causes)
+HUB_NEW_CONNECTION = re.compile(rf"{HUB_RETRIES_EXCEEDED}NewConnectionError")
 # The most specific reason the text gives wins: several lines of one refusal each name part of it.
 PRIORITY = ("fine_grained", "no_access", "no_token", "bad_token", "not_found", "gated")
 

@@ -22,7 +22,6 @@ from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-MISSING_FIELD = re.compile(r"'(?P<cls>\w*Config)' object has no attribute '(?P<field>\w+)'")
 # vLLM's own config classes (vllm/config/*.py in the 0.32 wheel, and earlier releases' DecodingConfig,
 # TokenizerPoolConfig, PromptAdapterConfig): a caller's mismatch with vLLM, not the model's config
 VLLM_CONFIG_CLASSES = frozenset(
@@ -34,17 +33,13 @@ VLLM_CONFIG_CLASSES = frozenset(
     "SpeechToTextConfig StructuredOutputsConfig UVAOffloadConfig VllmConfig WatermarkConfig WeightTransferConfig "
     "DecodingConfig TokenizerPoolConfig PromptAdapterConfig Config".split()
 )
+# A config class without a field, vLLM's own classes left out by name
+MISSING_FIELD = re.compile(
+    rf"'(?!(?:{'|'.join(sorted(VLLM_CONFIG_CLASSES))})')(?P<cls>\w*Config)' object has no attribute '(?P<field>\w+)'"
+)
 
 
-def _check_model_config_field(facts: Facts) -> list[Finding]:
-    for event in facts.events_of(*c.UNPLACED):
-        for found in MISSING_FIELD.finditer(event.message or event.raw or ""):
-            if found["cls"] not in VLLM_CONFIG_CLASSES:
-                return [_missing_field_finding(event, found)]
-    return []
-
-
-def _missing_field_finding(event: LogEvent, found: re.Match[str]) -> Finding:
+def _missing_field_finding(facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
     cls, field = found["cls"], found["field"]
     return RULE.finding(
         Severity.HIGH,
@@ -73,7 +68,7 @@ RULE = Rule(
     code="OP-7.159",
     title="the model's config lacks a field vLLM reads",
     category=Category.STARTUP,
-    check=_check_model_config_field,
+    check=c.on_phrase(MISSING_FIELD, _missing_field_finding),
     needs=("events",),
     page=RulePage(
         checks="`AttributeError: '<Name>Config' object has no attribute '<field>'` for a model's configuration "

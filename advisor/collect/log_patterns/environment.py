@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
+from rules.catalog.op7_hub import HUB_HOSTS, HUB_RETRIES_EXCEEDED
 from rules.events import (
     FRAMEWORK_GPU_REQUEST,
     HCCL_SOCKET,
@@ -534,14 +535,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Cannot reach https?://\S+?/api/(?P<api>\w+)/\S+?: offline mode is enabled"
         r"|An error happened while trying to locate the files? on the Hub"
         # requests' read timeout on a Hub host (huggingface_hub's default: 10 s for metadata and for each file)
-        r"|host='(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)', port=443\): Read timed out\. "
+        rf"|host='{HUB_HOSTS}', port=443\): Read timed out\. "
         r"\(read timeout=(?P<read>[\d.]+)\)"
         # urllib3 giving up on a Hub host it could not resolve, reach in time or pass a proxy to: the quotes escaped
         # where the error is printed inside another's repr (h2oai/h2ogpt#1186, vLLM on a host without internet); its
         # NewConnectionError stays an unplaced error, as tests/unit/rules/test_op5_unreachable.py reads its events,
         # and OP-7.38 reads it from there (rules/catalog/op7_hub.py, HUB_NEW_CONNECTION)
-        r"|host=\\?'(?:huggingface\.co|hf\.co|cdn-lfs[\w.-]*|cas-bridge[\w.-]*)\\?', port=443\): Max retries exceeded "
-        r"with url: \S+ \(Caused by (?:ConnectTimeoutError|NameResolutionError|ProxyError)",
+        rf"|{HUB_RETRIES_EXCEEDED}(?:ConnectTimeoutError|NameResolutionError|ProxyError)",
         _hub_not_cached,
     ),
     wording(  # the Hub refusing for its rate limits, or failing itself, on a download (requests' and huggingface_hub's)

@@ -272,7 +272,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|hipIpcGetMemHandle(?: ->|:| returned| failed:?) ?(?:1 \()?invalid argument\)?",
         lambda m: {"message": m.group(0)},
     ),
-    wording(  # oneCCL (Intel GPUs' collectives) not found by the loader when torch's XCCL group loads it (OP-7.156)
+    wording(  # oneCCL (Intel GPUs' collectives) not found by the loader as a worker builds its communicator (OP-7.156)
         ("oneCCL could not be initialized", "Cannot open plugin library: libccl"),
         K.ONECCL_LIBRARY_MISSING,
         r"oneCCL could not be initialized! Could not load any plugin\.?"
