@@ -225,6 +225,9 @@ class WindowStats(BaseModel):
 
     gauges: value at the window's end (summed over engines; KV usage averaged).
     gauges_max: the hottest engine's value at the end (KV usage of the fullest engine).
+    gauges_start: the value at the window's start (a scrape pair only): a rule that compares an
+        instant with a steady load (OP-5.6) needs both ends, as one instant can catch a closed-loop
+        client between two requests.
     rates: counter increase per second, keyed by canonical name.
     increases: counter increase over the window.
     labeled_rates: per-label rates, e.g. {"vllm:request_success_total": {"stop": 2.0, "abort": 0.1}}.
@@ -236,6 +239,7 @@ class WindowStats(BaseModel):
     instance: str = DEFAULT_INSTANCE
     gauges: dict[str, float] = Field(default_factory=dict)
     gauges_max: dict[str, float] = Field(default_factory=dict)
+    gauges_start: dict[str, float] = Field(default_factory=dict)
     rates: dict[str, float] = Field(default_factory=dict)
     increases: dict[str, float] = Field(default_factory=dict)
     labeled_rates: dict[str, dict[str, float]] = Field(default_factory=dict)
@@ -314,6 +318,9 @@ def _window_stats(before: MetricSnapshot, after: MetricSnapshot, interval_s: flo
         if value is not None and hottest is not None:
             stats.gauges[canonical_name(name)] = value
             stats.gauges_max[canonical_name(name)] = hottest
+        start = before.value(name)
+        if start is not None:
+            stats.gauges_start[canonical_name(name)] = start
     for name, samples in after.counters.items():
         key = canonical_name(name)
         old = {_label_key(s.labels): s.value for s in before.samples(name)}
@@ -372,28 +379,25 @@ def _bucket_deltas(before: list[HistogramSample], after: list[HistogramSample]) 
 def _combine(parts: list[WindowStats]) -> WindowStats:
     total = WindowStats(instance="total")
     for part in parts:
-        for name, value in part.gauges.items():
-            total.gauges[name] = total.gauges.get(name, 0.0) + value
+        for field in ("gauges", "gauges_start", "rates", "increases", "observations", "sums"):
+            _add_into(getattr(total, field), getattr(part, field))
         for name, value in part.gauges_max.items():
             total.gauges_max[name] = max(total.gauges_max.get(name, value), value)
-        for name, value in part.rates.items():
-            total.rates[name] = total.rates.get(name, 0.0) + value
-        for name, value in part.increases.items():
-            total.increases[name] = total.increases.get(name, 0.0) + value
         for name, by_label in part.labeled_rates.items():
-            into = total.labeled_rates.setdefault(name, {})
-            for label, value in by_label.items():
-                into[label] = into.get(label, 0.0) + value
-        for name, value in part.observations.items():
-            total.observations[name] = total.observations.get(name, 0.0) + value
-        for name, value in part.sums.items():
-            total.sums[name] = total.sums.get(name, 0.0) + value
+            _add_into(total.labeled_rates.setdefault(name, {}), by_label)
         for name, qs in part.quantiles.items():
             into_q = total.quantiles.setdefault(name, {})
             for label, value in qs.items():
                 into_q[label] = max(into_q.get(label, value), value)
     for name in MEAN_AGGREGATED:
-        if name in total.gauges and parts:
-            count = sum(1 for p in parts if name in p.gauges)
-            total.gauges[name] = total.gauges[name] / max(count, 1)
+        for field in ("gauges", "gauges_start"):
+            summed = getattr(total, field)
+            if name in summed and parts:
+                count = sum(1 for p in parts if name in getattr(p, field))
+                summed[name] = summed[name] / max(count, 1)
     return total
+
+
+def _add_into(into: dict[str, float], values: dict[str, float]) -> None:
+    for name, value in values.items():
+        into[name] = into.get(name, 0.0) + value

@@ -122,6 +122,21 @@ def waiting(facts: Facts) -> Signal | None:
     return gauge(facts, "vllm:num_requests_waiting", "waiting")
 
 
+@_finite_only
+def in_server_at_start(facts: Facts) -> Signal | None:
+    """running + waiting at the window's first scrape; None without a scrape pair that has running.
+
+    Why a second instant: a closed-loop client is between two requests for a moment after each
+    answer, so one scrape of 4 clients can see 3 inside; a hold-up upstream shows at both ends."""
+    start = facts.window.total.gauges_start if facts.window is not None else {}
+    run = start.get(canonical_name("vllm:num_requests_running"))
+    if run is None:
+        return None
+    value = run + start.get(canonical_name("vllm:num_requests_waiting"), 0.0)
+    where = f"start of the {facts.window.interval_s:.0f} s window"
+    return Signal(value, Evidence(source=window_source(facts), name="running + waiting", value=value, location=where))
+
+
 GENERATION_TOKENS = "vllm:generation_tokens_total"
 ENGINE_STEPS = "vllm:iteration_tokens_total"  # histogram: every engine step observes it once, prefill or decode
 

@@ -251,6 +251,9 @@ def _check_upstream(facts: Facts) -> list[Finding]:
     if not clients or run is None:
         return []
     inside = run.value + (queue.value if queue else 0.0)
+    at_start = signals.in_server_at_start(facts)
+    if at_start is not None:  # a hold-up upstream shows at both scrapes, a client between requests at one
+        inside = max(inside, at_start.value)
     if inside >= UPSTREAM_SHARE * clients:
         return []
     severe = inside < UPSTREAM_SEVERE_SHARE * clients
@@ -260,6 +263,7 @@ def _check_upstream(facts: Facts) -> list[Finding]:
             f"running + waiting {fmt(inside)} < {c.percent(UPSTREAM_SHARE)} of {clients} client requests in flight",
             evidence=[
                 run.evidence,
+                *([at_start.evidence] if at_start is not None else []),
                 Evidence(
                     source="workload",
                     name="client concurrency",
@@ -289,12 +293,13 @@ RULE_UPSTREAM = Rule(
     needs=("workload",),
     page=RulePage(
         checks=f"running + waiting below {c.percent(UPSTREAM_SHARE)} of the clients' in-flight requests (workload "
-        f"facts); HIGH with confidence 0.8 below {c.percent(UPSTREAM_SEVERE_SHARE)}, ahead of latency findings "
-        "measured at the load that got through.",
+        f"facts), at both scrapes of a window; HIGH with confidence 0.8 below {c.percent(UPSTREAM_SEVERE_SHARE)}, "
+        "ahead of latency findings measured at the load that got through.",
         why="Requests stuck before vLLM (load balancer, gateway, connection pools) never show in its metrics.",
         example="64 client requests in flight, running 20 + waiting 0.",
         fix="Look upstream: LB limits, gateway, auth, vector DB, client pools.",
-        limits="Needs the client concurrency from the load test or the user.",
+        limits="Needs the client concurrency from the load test or the user. With two scrapes it must hold at both: "
+        "one instant can catch a closed-loop client between two requests.",
         references=[],
     ),
 )

@@ -227,6 +227,36 @@ def test_fewer_requests_in_the_server_than_clients_sent_points_upstream():
     assert finding.severity.value == "medium" and "outside" not in finding.summary  # most reach it
 
 
+def _two_scrapes(start: tuple[float, float], end: tuple[float, float]) -> Facts:
+    """A scrape pair whose running/waiting gauges differ between its two ends."""
+    before, after = (
+        snapshot(
+            {"vllm:num_requests_running": run, "vllm:num_requests_waiting": wait},
+            {"vllm:generation_tokens_total": n},
+        )
+        for (run, wait), n in ((start, 1e6), (end, 1e6 + 500))
+    )
+    return Facts(snapshot=after, window=MetricWindow.from_snapshots(before, after, 2.0))
+
+
+def test_one_scrape_catching_a_closed_loop_client_between_requests_is_not_an_upstream_bottleneck():
+    """The demo's case (4 Locust users, --max-num-seqs 1): the second scrape saw 1 running + 2 waiting
+    while the fourth user was between two requests; the first saw all 4 inside. A hold-up before vLLM
+    would show at both scrapes, so this is no OP-5.6 finding, and the queue behind the cap stays on top."""
+    facts = _two_scrapes(start=(1, 3), end=(1, 2))
+    facts.workload = Workload(client_concurrency=4)
+    assert RULE_UPSTREAM.evaluate(facts) == []
+
+
+def test_a_shortfall_at_both_scrapes_is_upstream_and_names_both_instants():
+    facts = _two_scrapes(start=(1, 1), end=(1, 2))
+    facts.workload = Workload(client_concurrency=4)
+    [finding] = RULE_UPSTREAM.evaluate(facts)
+    assert "running + waiting 3 < 80 % of 4" in finding.title  # the larger of the two ends
+    assert [e.location for e in finding.evidence if e.name == "running + waiting"] == ["start of the 2 s window"]
+    assert [e.value for e in finding.evidence if e.name == "running + waiting"] == [2.0]
+
+
 def test_most_client_requests_held_upstream_ranks_before_the_servers_own_slow_steps():
     """Real vLLM behind a 4-connection client pool with 64 requests in flight (the vLLM tier's overload
     case): its ITL p99 at 4 running is the server's own reading, but 60 of the 64 requests never reach
