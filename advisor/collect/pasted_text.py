@@ -367,6 +367,8 @@ def component_of(frames: list[Frame], message: str) -> str | None:
 # An error body a tool cut short (a chat UI, a log line at its width): its message's string up to its closing
 # quote or the end of the text, JSON escapes and all.
 _CUT_BODY = re.compile(r'^\{\s*(?:"object"\s*:\s*"error"\s*,|"error"\s*:\s*\{)\s*"message"\s*:\s*"((?:[^"\\]|\\.)*)')
+# What follows a JSON string's closing quote inside an object: a comma, the object's end, or the end of a cut text.
+_STRING_END = re.compile(r'"\s*(?:[,}]|$)')
 
 
 # One member of an error body printed over several lines (a log shipper's or a client's pretty-printed JSON): the line
@@ -376,8 +378,15 @@ _MESSAGE_MEMBER = re.compile(r'^\s*"message"\s*:\s*"((?:[^"\\]|\\.)*\S(?:[^"\\]|
 
 def _cut_body_message(text: str) -> str | None:
     """The message of an OpenAI-shaped error body whose JSON does not close (`{"object":"error","message":
-    "\\"auto\\" tool choice requires --enable-auto-tool-ch…`), its escapes decoded; None for anything else."""
+    "\\"auto\\" tool choice requires --enable-auto-tool-ch…`), its escapes decoded; None for anything else.
+
+    A body printed inside a string literal (a JavaScript client's `'{"object":"error","message":"\\\\"auto\\\\" …'`,
+    langchain-ai/langgraphjs#1065) has every backslash doubled: its message's string would end at the first
+    `\\\\"`, with words, not JSON, after it; read once more with the doubling undone."""
     match = _CUT_BODY.match(text)
+    closed_early = match is not None and match.end() < len(text) and not _STRING_END.match(text, match.end())
+    if closed_early and "\\\\" in text:
+        match = _CUT_BODY.match(text.replace("\\\\", "\\"))
     if match is None or not match.group(1).strip():
         return None
     return _json_string(match.group(1).removesuffix(chr(92)))

@@ -210,7 +210,8 @@ RULE_WORKER_DIED = Rule(
     fallback="failure",  # the death dates the failure; a finding that names its cause, as severe, explains it
     page=RulePage(
         checks="`Worker proc … died unexpectedly`, `Engine core proc … died unexpectedly`, `WorkerProc failed to "
-        "start` / `hit an exception`.",
+        "start` / `hit an exception`, and V1's `Executor failed.` (raised only once its worker monitor saw a worker "
+        "exit).",
         why="vLLM shuts the executor down when any rank exits.",
         example="Worker proc VllmWorker-1 died unexpectedly, shutting down executor. (exit code: -9)",
         fix="Read the dead process's last lines; SIGKILL usually means host memory ran out.",

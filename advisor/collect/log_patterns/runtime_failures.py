@@ -254,6 +254,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Worker (?P<name>\S+) pid (?P<pid>\d+) died, exit code: (?P<code>-?\d+)",
         lambda m: {"process": f"{m['name']} pid {m['pid']}", "exit_code": to_int(m["code"])},
     ),
+    # V1's executor once a worker is gone (0.8.5 to 0.34: v1/executor/multiproc_executor.py's collective_rpc when
+    # `is_failed`, which only its worker monitor sets; v1/engine/core.py on the executor's failure callback): the
+    # death it follows is the worker's, its cause in that worker's lines, not a refusal of anything (vllm-omni#2224).
+    wording(
+        ("Executor failed.",),
+        K.WORKER_DIED,
+        r"(?<![\w.])Executor failed\.",
+        lambda m: {"process": None},
+    ),
     wording(  # V0's SpecDecodeWorker._vocab_size (spec_decode/spec_decode_worker.py, 0.4-0.9), by its source line
         ("assert all(vocab_sizes[0] == vocab_size",),
         K.DRAFT_VOCAB_MISMATCH,

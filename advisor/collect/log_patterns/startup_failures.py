@@ -271,10 +271,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Failed to load model - not enough GPU memory",
         lambda m: {"oom_phase": OomPhase.WEIGHT_LOAD},
     ),
-    wording(
+    wording(  # a paste cut after the count (llm-d/llm-d#787: `… warming up sampler with 1024 `) still names it
         ("out of memory occurred when warming up",),
         K.CUDA_OOM,
-        r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+) dummy requests",
+        r"out of memory occurred when warming up (?:sampler|pooler).*? with (?P<n>\d+)(?: dummy requests|\s*$)",
         lambda m: {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": int(m["n"])},
     ),
     wording(  # ROCm's PyTorch words it the same with HIP for CUDA; a paste may begin at "Tried to allocate" (its first

@@ -127,10 +127,12 @@ PATTERNS: tuple[Pattern, ...] = (
             "drafted_tokens": to_int(m["drafted"]),
         },
     ),
+    # "by" is vLLM's word (0.4 to 0.10, vllm/core/scheduler.py); "in", and "impact" for "affect", a 0.6.1 build's
+    # (vllm#8219, pasted from a company image): the same warning, and the same KV pressure behind it.
     wording(
-        ("is preempted by PreemptionMode",),
+        ("is preempted by PreemptionMode", "is preempted in PreemptionMode"),
         K.V0_PREEMPTION_WARNING,
-        r"Sequence group \S+ is preempted by PreemptionMode\.\w+.*?"
+        r"Sequence group \S+ is preempted (?:by|in) PreemptionMode\.\w+.*?"
         r"(?:total_(?:num_)?cumulative_preemption(?:_cnt)?=(?P<n>\d+))?$",
         lambda m: {"total_preemptions": to_int(m["n"])},
     ),

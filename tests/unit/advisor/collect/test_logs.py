@@ -175,6 +175,18 @@ CASES = [
         K.CUDA_OOM,
         {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": 1024},
     ),
+    # llm-d/llm-d#787, verbatim: the reporter wrapped the message over lines, and this one ends at the count
+    (
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 ",
+        K.CUDA_OOM,
+        {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": 1024},
+    ),
+    # V1's executor after a worker died (vllm-project/vllm-omni#2224, verbatim): the death, with no process named
+    (
+        "(EngineCore pid=374854) ERROR 03-28 12:39:08 [core.py:1101] RuntimeError: Executor failed.",
+        K.WORKER_DIED,
+        {"process": None},
+    ),
     (
         "ERROR 01-01 00:00:00 [gpu_model_runner.py:1] Failed to load model - not enough GPU memory. Try lowering "
         "--gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using "
@@ -297,6 +309,15 @@ CASES = [
         "total_num_cumulative_preemption=51",
         K.V0_PREEMPTION_WARNING,
         {"total_preemptions": 51},
+    ),
+    # vllm#8219, verbatim from a 0.6.1 company image, bold in the issue: "in" and "impact" for vLLM's "by", "affect"
+    (
+        "**Sequence group cmpl-71c6c2702c07450bb38a3a497140d0eb-0 is preempted in PreemptionMode.RECOMPUTE mode "
+        "because there is not enough KV cache space. This can impact end-to-end performance. Increase "
+        "gpu_memory_utilization or tensor_parallel_size to provide more KV cache memory. "
+        "total_num_cumulative_preemption=1**",
+        K.V0_PREEMPTION_WARNING,
+        {"total_preemptions": 1},
     ),
     # configuration
     (

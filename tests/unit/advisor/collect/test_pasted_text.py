@@ -343,6 +343,20 @@ def test_a_line_typed_in_lower_case_is_read_as_the_exception_and_the_message_it_
     assert event.kind == K.VLLM_MESSAGE and event.catalog is not None
 
 
+def test_a_cut_body_printed_inside_a_string_literal_is_read_with_its_doubled_escapes_undone():
+    # langchain-ai/langgraphjs#1065, verbatim: a JavaScript client's debug print, cut where the thread's text ends
+    line = (
+        '`\'{"object":"error","message":"\\\\"auto\\\\" tool choice requires --enable-auto-tool-choice and '
+        '--tool-call-parser to be set","type":"BadRequestError","pa'
+    )
+    read = unwrap(line)
+    assert read.how == "error_body"
+    assert read.text == '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    # a body whose escapes are single stays as it was: its message ends at its own closing quote
+    plain = '{"object":"error","message":"a \\\\ path","type":"BadRequestError","pa'
+    assert unwrap(plain).text == "a \\ path"
+
+
 def test_a_miscased_class_and_escaped_quotes_are_read_as_python_and_vllm_wrote_them():
     assert unwrap("permissionError: [error 13] Permission denied: '/.cache'").text.startswith("PermissionError: ")
     escaped = '\\"auto\\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
