@@ -501,6 +501,7 @@ class LogEventKind(str, Enum):
     # Python's pwd module has no user for the process's uid (OpenShift's random UIDs, `docker run --user N`):
     # "KeyError: 'getpwuid(): uid not found: 1000910000'"; message: the uid
     UID_WITHOUT_USER = "uid_without_user"
+    PASSWD_LOCKED = "passwd_locked"  # `useradd: cannot lock /etc/passwd; try again later` (a start script's)
     # a cache directory the process may not write: "PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'"
     # or a read-only file system (Errno 30); message: the path
     CACHE_NOT_WRITABLE = "cache_not_writable"
@@ -1447,6 +1448,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_BACKEND: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
+    LogEventKind.PASSWD_LOCKED: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.ARGS_REQUIRED: ("message", "component"),

@@ -26,7 +26,36 @@ def _check_bind_address(facts: Facts) -> list[Finding]:
     socket = "a ZMQ socket (vLLM's inter-process messaging)" if event.component == "zmq" else "a socket"
     if event.address and event.address.count(":") > 1 and not event.address.startswith("["):
         return [_unbracketed_ipv6(event, event.address)]
+    if event.address and event.address.startswith("[") and event.component != "zmq":
+        return [_no_ipv6(event, event.address)]
     return [_not_local(event, event.address, socket)]
+
+
+def _no_ipv6(event: LogEvent, endpoint: str) -> Finding:
+    """The HTTP server's bind to an IPv6 address on a machine or container without IPv6: `localhost` resolved to
+    `::1` first (vllm PR #1288's report; instructlab#667 and litellm#5014 the same words from other uvicorn servers,
+    each fixed with 127.0.0.1)."""
+    host = endpoint[1 : endpoint.index("]")]
+    loopback = host == "::1"
+    said = (
+        "the IPv6 loopback ::1 (`localhost` resolves to it first on many systems)"
+        if loopback
+        else f"the IPv6 address {host}"
+    )
+    return RULE_BIND_ADDRESS.finding(
+        Severity.CRITICAL,
+        f"the API server tried to listen on {said}, and this machine (or container) has no IPv6 there",
+        summary="uvicorn binds the address --host resolves to; where IPv6 is switched off (many containers, "
+        "Docker's default network), no interface holds an IPv6 address and the bind fails (EADDRNOTAVAIL) before "
+        "the server starts. An IPv4 address binds.",
+        evidence=[c.log_evidence(event, name="address", value=endpoint)],
+        actions=[
+            "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every IPv4 interface, what a client outside "
+            "a container needs)" + (" instead of localhost" if loopback else f" instead of {host}") + ".",
+            "Or give the container IPv6 if its clients need it (Docker: a network created with --ipv6).",
+        ],
+        confidence=0.85,
+    )
 
 
 def _unbracketed_ipv6(event: LogEvent, endpoint: str) -> Finding:
@@ -87,8 +116,9 @@ RULE_BIND_ADDRESS = Rule(
     needs=("events",),
     page=RulePage(
         checks="ZMQ's `ZMQError: Cannot assign requested address (addr='tcp://<ip>:<port>')` and uvicorn's `[Errno "
-        "99] error while attempting to bind on address ('<ip>', <port>): cannot assign requested address` (--host); "
-        "ZMQ's `No such device (addr='tcp://<IPv6 without brackets>:<port>')`.",
+        "99] error while attempting to bind on address ('<ip>', <port>): cannot assign requested address` (--host; "
+        "an IPv6 one, `('::1', 8000, 0, 0)`, is a host without IPv6); ZMQ's `No such device (addr='tcp://<IPv6 "
+        "without brackets>:<port>')`.",
         why="EADDRNOTAVAIL: a bind to an IP none of the process's interfaces holds, another node's address or the "
         "host's inside a container with its own network.",
         example="`(APIServer pid=396) zmq.error.ZMQError: Cannot assign requested address "
@@ -105,6 +135,7 @@ RULE_BIND_ADDRESS = Rule(
             "https://github.com/vllm-project/vllm/issues/31884",
             "https://github.com/ai-dynamo/dynamo/issues/2706",
             "https://github.com/vllm-project/vllm/issues/42149",
+            "https://github.com/vllm-project/vllm/pull/1288",
         ],
     ),
 )

@@ -221,6 +221,11 @@ def _vllm_placement_wait(match: re.Match[str]) -> Fields:
     return {"message": VLLM_PLACEMENT_GROUP, "gpus_required": gpus or None, "elapsed_s": float(match["waited"])}
 
 
+def _host_port(host: str, port: str) -> str:
+    """`host:port`, an IPv6 host in brackets (`[::1]:8000`) as a URL writes it, so its colons are not the port's."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _shm(match: re.Match[str]) -> Fields:
     """The shared-memory size the text gives (Ray states the bytes /dev/shm has), and what wrote it."""
     free = match["bytes"] or match.groupdict().get("bytes2")
@@ -586,12 +591,13 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Cannot assign requested address", "cannot assign requested address"),
         K.BIND_ADDRESS_NOT_LOCAL,
         r"ZMQError: Cannot assign requested address(?: \(addr='(?:tcp://)?(?P<zaddr>[^']*)'\))?"
-        r"|\[Errno 99\] error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)\): "
+        # an IPv6 address comes as Python's four-part tuple, `('::1', 8000, 0, 0)`, and is kept bracketed
+        r"|\[Errno 99\] error while attempting to bind on address \('(?P<host>[^']*)', (?P<port>\d+)(?:, \d+, \d+)?\): "
         r"[Cc]annot assign requested address",
         lambda m: {
             "message": m.group(0),
             "component": "zmq" if m.group(0).startswith("ZMQError") else None,
-            "address": m["zaddr"] or (f"{m['host']}:{m['port']}" if m["port"] else None),
+            "address": m["zaddr"] or (_host_port(m["host"], m["port"]) if m["port"] else None),
         },
     ),
     wording(  # ZMQ given an IPv6 address without brackets (`tcp://2605:…:21001`) reads the text before the last colon
@@ -914,6 +920,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"getpwuid\(\): uid not found: (?P<uid>\d+)",
         lambda m: {"message": m["uid"]},
     ),
+    wording(  # shadow-utils' tools in a container's start script, before vLLM: /etc not writable (OP-7.162)
+        ("cannot lock /etc/",),
+        K.PASSWD_LOCKED,
+        r"(?:useradd|groupadd|usermod|adduser): cannot lock /etc/(?:passwd|group)",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write;
         # Triton keeps it in ~/.triton/cache, inductor in /tmp/torchinductor_<user>: no "cache" in their parents
         ("Permission denied: ", "Read-only file system: "),
@@ -1026,10 +1038,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"gloo/transport/tcp/device\.cc:\d+\] ifa != nullptr\. Unable to find address for: (?P<iface>\S+)",
         lambda m: {"message": m["iface"]},
     ),
-    wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks
+    wording(  # Gloo (the CPU-side groups vLLM's ranks open beside NCCL's) failing to connect every pair of ranks; a
+        # paste may leave out the source location (`Gloo connectFullMesh failed ... timed out connecting: …`,
+        # aws-samples/aws-do-eks#50)
         ("connectFullMesh failed",),
         K.GLOO_MESH_FAILED,
-        r"Gloo connectFullMesh failed with \[[^\]]*\]\s*(?P<reason>.*?)\s*$",
+        r"Gloo connectFullMesh failed(?: with \[[^\]]*\]| ?(?:\.\.\.|…))\s*(?P<reason>.*?)[\s,]*$",
         lambda m: {"message": m["reason"] or None},
     ),
     wording(  # the store's side: torch.distributed's TCPStore server gave up waiting for the other ranks

@@ -39,3 +39,15 @@ def test_an_ipv6_address_without_brackets_is_named_as_zmq_unable_to_read_it():
     [finding] = op7_bind_address.RULE_BIND_ADDRESS.evaluate(Facts(events=parse_lines([line]).events))
     assert finding.title.startswith("a vLLM process gave ZMQ an IPv6 address without brackets (2605:340:")
     assert "2605:340:cd51:4900:d73:4aba:b23d:2190." in finding.actions[0]
+
+
+def test_uvicorns_bind_on_ipv6s_loopback_is_a_host_without_ipv6_and_proposes_an_ipv4_host():
+    # vllm-project/vllm PR #1288, verbatim: `--host localhost` resolved to ::1 where IPv6 is off
+    line = (
+        "ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested "
+        "address"
+    )
+    [finding] = op7_bind_address.RULE_BIND_ADDRESS.evaluate(Facts(events=parse_lines([line]).events))
+    assert "IPv6 loopback ::1" in finding.title and "ZMQ" not in finding.title + finding.summary
+    assert finding.evidence[0].value == "[::1]:8000"
+    assert "--host 127.0.0.1" in finding.actions[0] and "instead of localhost" in finding.actions[0]

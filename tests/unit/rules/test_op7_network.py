@@ -106,6 +106,16 @@ def test_gloo_failing_its_full_mesh_proposes_the_interface_for_gloo_and_nccl():
     assert "NCCL_SOCKET_IFNAME" in finding.actions[0]
 
 
+def test_gloo_failing_its_full_mesh_pasted_without_its_source_location_is_the_same():
+    # aws-samples/aws-do-eks PR #50, verbatim (the reporter's `...` for the location; the line wraps after the comma)
+    line = "[rank8] Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: Connection refused,"
+    [finding] = op7_network.RULE_RENDEZVOUS.evaluate(_facts([line]))
+    assert finding.title.startswith(
+        "Gloo could not connect vLLM's ranks to each other (timed out connecting: SO_ERROR: Connection refused)"
+    )
+    assert [change.flag for change in finding.changes] == ["GLOO_SOCKET_IFNAME"]
+
+
 def test_gloo_given_an_interface_this_node_lacks_asks_for_the_nodes_own_interface():
     # vllm#12997, verbatim: the second node of a Ray cluster, GLOO_SOCKET_IFNAME=eth0
     line = (

@@ -35,6 +35,7 @@ LATER = (
     "twentythird",
     "twentyfourth",
     "twentyfifth",
+    "twentysixth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -45,7 +46,7 @@ LATER = (
 # which stopped at its time, the nineteenth to the twenty-first, 30 from each of three, the twenty-second, 30
 # from one and 29 and 24 from the two others, which stopped before their time, and the twenty-third, 30 and 27 from
 # two of three collectors (the third had added none at its time), the twenty-fourth, 30 and 27 from two, and the
-# twenty-fifth, 23, 22 and 19 from three, which stopped before their time.
+# twenty-fifth, 23, 22 and 19 from three, which stopped before their time, and the twenty-sixth, 30, 26 and 30.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -66,6 +67,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "twentythird": 57,
     "twentyfourth": 57,
     "twentyfifth": 64,
+    "twentysixth": 86,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
