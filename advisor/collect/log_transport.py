@@ -72,6 +72,11 @@ _STERN = re.compile(r"^(?P<prefix>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?-[a-z0-9]+ [a-
 # A Markdown fence (```` ``` ````, ```` ```log ````, `~~~`) or a `<details>`/`<summary>` line around an issue's paste:
 # no text of the log, and never the wrapped rest of the line before it.
 _MARKUP = re.compile(r"^\s*(?:(?:`{3,}|~{3,})[\w+.-]*|(?:</?details>|<summary>.*?</summary>)+)\s*$")
+# A `<details>` block's title that holds the error itself (vllm#13230: `<summary>RuntimeError: No CUDA GPUs are
+# available</summary>`, the rest of the paste a screenshot): its words are the line; a title without an error is markup.
+_SUMMARY_ERROR = re.compile(
+    r"^\s*(?:</?details>\s*)*<summary>\s*(?P<text>[^<]*?(?:Error|Exception)\b[^<]*?)\s*</summary>"
+)
 # What copying from a browser or a chat app puts for a space (no-break, narrow, figure, thin, en/em spaces), and
 # the invisible characters it adds (zero-width spaces and joiners, the byte-order mark); vLLM writes none.
 _UNICODE_SPACES = str.maketrans(
@@ -179,7 +184,10 @@ def _texts(bare: str, shape: _PasteShape, seen: Counter[str]) -> Iterator[tuple[
     """One bare line's texts, whether each is a runtime's partial line, and which record of a joined line it is
     (0 for the first, or for a line that held one): none of a Markdown fence (an empty line: it ends what the line
     before began), the rest without the shared indentation and the carriers' envelopes."""
-    if _MARKUP.match(bare):
+    if (summary := _SUMMARY_ERROR.match(bare)) is not None:
+        seen["Markdown fences"] += 1
+        bare = summary["text"]
+    elif _MARKUP.match(bare):
         seen["Markdown fences"] += 1
         yield "", False, 0
         return

@@ -146,10 +146,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"KeyError: ['\"](?P<key>[a-z][a-z0-9_-]*)['\"]\s*$",
         _model_type,
     ),
-    wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it
-        ("error: unrecognized arguments: ",),
+    wording(  # argparse's refusal, as `vllm serve`, the api_server module or a wrapper's parser prints it; retyped
+        # without its spaces and quoted (self-llm#459: `“vllm:error:unrecognized arguments:--enable-reason”`)
+        ("error: unrecognized arguments: ", "error:unrecognized arguments:"),
         K.ARGS_UNRECOGNIZED,
-        r"error: unrecognized arguments: (?P<args>.+?)\s*$",
+        r"error: ?unrecognized arguments: ?(?P<args>.+?)[\s\"'”’]*$",
         _unrecognized,
     ),
     wording(  # argparse's stop for an argument it requires, with the program it parses for (`vllm serve`)

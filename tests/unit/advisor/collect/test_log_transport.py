@@ -139,6 +139,16 @@ def test_an_issues_fences_and_details_are_empty_lines_never_the_rest_of_the_erro
     assert event.raw == "ValueError: v"  # not `ValueError: v ```` joined as its wrapped rest
 
 
+def test_a_details_title_that_holds_the_error_is_read_as_the_error():
+    # vllm-project/vllm#13230, verbatim: the error in the block's title, the rest of the paste a screenshot
+    paste = ["<summary>RuntimeError: No CUDA GPUs are available</summary>"]
+    assert [text for _, text in carried_lines(paste)] == ["RuntimeError: No CUDA GPUs are available"]
+    [event] = parse_lines(paste).events
+    assert event.raw == "RuntimeError: No CUDA GPUs are available"
+    title = ["<details><summary>The output of <code>python collect_env.py</code></summary>"]  # vLLM's issue template
+    assert [text for _, text in carried_lines(title)] == [""]
+
+
 def test_the_indentation_every_line_shares_goes_and_a_tracebacks_own_stays():
     block = ["    Traceback (most recent call last):", '      File "x.py", line 1, in f', "    ValueError: v"]
     assert [text for _, text in carried_lines(block)] == [

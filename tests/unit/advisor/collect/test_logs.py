@@ -175,6 +175,12 @@ CASES = [
         K.CUDA_OOM,
         {"oom_phase": OomPhase.SAMPLER_WARMUP, "num_dummy_requests": 1024},
     ),
+    # datawhalechina/self-llm#459, verbatim: argparse's refusal retyped without its spaces, in Chinese quotes
+    (
+        "2.报错：“vllm:error:unrecognized arguments:--enable-reason”",
+        K.ARGS_UNRECOGNIZED,
+        {"message": "--enable-reason"},
+    ),
     # llm-d/llm-d#787, verbatim: the reporter wrapped the message over lines, and this one ends at the count
     (
         "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 ",

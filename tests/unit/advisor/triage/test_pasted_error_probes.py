@@ -36,6 +36,7 @@ LATER = (
     "twentyfourth",
     "twentyfifth",
     "twentysixth",
+    "twentyseventh",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -46,7 +47,8 @@ LATER = (
 # which stopped at its time, the nineteenth to the twenty-first, 30 from each of three, the twenty-second, 30
 # from one and 29 and 24 from the two others, which stopped before their time, and the twenty-third, 30 and 27 from
 # two of three collectors (the third had added none at its time), the twenty-fourth, 30 and 27 from two, and the
-# twenty-fifth, 23, 22 and 19 from three, which stopped before their time, and the twenty-sixth, 30, 26 and 30.
+# twenty-fifth, 23, 22 and 19 from three, which stopped before their time, the twenty-sixth, 30, 26 and 30, and the
+# twenty-seventh, 24, 30 and 21.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -68,6 +70,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "twentyfourth": 57,
     "twentyfifth": 64,
     "twentysixth": 86,
+    "twentyseventh": 75,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
