@@ -35,7 +35,7 @@ def _no_ipv6(event: LogEvent, endpoint: str) -> Finding:
     """The HTTP server's bind to an IPv6 address on a machine or container without IPv6: `localhost` resolved to
     `::1` first (vllm PR #1288's report; instructlab#667 and litellm#5014 the same words from other uvicorn servers,
     each fixed with 127.0.0.1)."""
-    host = endpoint[1 : endpoint.index("]")]
+    host = c.split_address(endpoint)[0]
     loopback = host == "::1"
     said = (
         "the IPv6 loopback ::1 (`localhost` resolves to it first on many systems)"
