@@ -130,8 +130,16 @@ def preflight(config: RampConfig) -> str:
     return str(models[0]["id"])
 
 
-def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> RampResult:
-    """Run the whole ramp and return its result; raises LoadTestError for user-fixable trouble."""
+def run_ramp(
+    config: RampConfig,
+    progress: Progress = lambda line: None,
+    on_start: Callable[[RampPlan], None] | None = None,
+) -> RampResult:
+    """Run the whole ramp and return its result; raises LoadTestError for user-fixable trouble.
+
+    `on_start` gets the plan once the load generator has fixed its start time: a caller that must act
+    inside a step (the tune loop's triage under load) times itself by the plan's clock, not by the
+    progress lines, which a step prints only after its last request has come back."""
     slos = parse_slos(config.slo)
     tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer else None
     model = preflight(config)
@@ -147,7 +155,7 @@ def run_ramp(config: RampConfig, progress: Progress = lambda line: None) -> Ramp
         plan_path.write_text(plan.model_dump_json())
         try:
             with _sigterm_as_interrupt():
-                run = _drive_child(config, plan, plan_path, Path(tmp), slos, progress)
+                run = _drive_child(config, plan, plan_path, Path(tmp), slos, progress, on_start)
         finally:
             if has_metrics:
                 sampler.stop()
@@ -265,14 +273,22 @@ def _prefill_probe(config: RampConfig, model: str, progress: Progress) -> Prefil
     return probe
 
 
-def _drive_child(config: RampConfig, plan: RampPlan, plan_path: Path, tmp: Path, slos, progress: Progress) -> ChildRun:
+def _drive_child(
+    config: RampConfig,
+    plan: RampPlan,
+    plan_path: Path,
+    tmp: Path,
+    slos,
+    progress: Progress,
+    on_start: Callable[[RampPlan], None] | None = None,
+) -> ChildRun:
     """Run the Locust process for `plan` (already written to `plan_path`) and collect what it sends.
 
     `plan` is not changed: the start time and process count the child reports go into a copy,
     which the result carries.
     """
     stderr_path = tmp / "locust.stderr"
-    protocol = _ChildMessages(config, plan, slos, progress)
+    protocol = _ChildMessages(config, plan, slos, progress, on_start)
     lines: queue.Queue[str | None] = queue.Queue()
     with open(stderr_path, "w") as stderr_file:
         child = subprocess.Popen(
@@ -336,8 +352,16 @@ class _ChildMessages:
     """The child's JSON lines read in order: `started`, per-step record batches from each load process
     (a step closes when every process has sent it, and its statistics are printed), `done`, or `error`."""
 
-    def __init__(self, config: RampConfig, plan: RampPlan, slos, progress: Progress) -> None:
+    def __init__(
+        self,
+        config: RampConfig,
+        plan: RampPlan,
+        slos,
+        progress: Progress,
+        on_start: Callable[[RampPlan], None] | None = None,
+    ) -> None:
         self.config, self.plan, self.slos, self.progress = config, plan, slos, progress
+        self.on_start = on_start
         self.records: list[RequestRecord] = []
         self.cpu: dict[int, list[float]] = {}
         self.closed_by: dict[int, set[int]] = {}
@@ -384,6 +408,8 @@ class _ChildMessages:
             f"ramp: {plan.steps} steps of {plan.step_s:g} s over {plan.mode} "
             f"{', '.join(f'{x:g}' for x in plan.levels)} with {plan.workers} load process(es)"
         )
+        if self.on_start is not None:
+            self.on_start(plan)
 
     def _step_sent(self, step: int, worker: int, cpu_percent: float | None) -> bool:
         """One load process sent step `step`; when all have, the step closes. True to stop early."""

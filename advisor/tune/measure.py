@@ -22,6 +22,7 @@ from advisor.servers.process import EngineProcess, display_command, launch_env
 from advisor.triage.collect import run_triage
 from advisor.triage.result import TriageRequest
 from loadtest.knee import DEFAULT_FACTOR, find_knee, safe_operating_point
+from loadtest.plan import RampPlan
 from loadtest.results import RampResult
 from loadtest.runner import RampConfig, run_ramp
 from loadtest.slo import parse_slos
@@ -31,7 +32,11 @@ from rules.facts import Workload
 __all__ = ["Measurement", "RampSettings", "measure", "server_api_key", "top_change"]
 
 Progress = Callable[[str], None]
-_STEP_LINE = re.compile(r"^step (\d+)/(\d+)\b")
+# Both of triage's scrapes must fall in the last step's measured part: the second is taken this long before
+# the step ends at the latest (a loaded server answers /metrics slowly); a gap is shortened to fit, never
+# below _MIN_SCRAPE_GAP_S (rates over a fraction of a second are noise).
+_SCRAPE_ROOM_S = 1.0
+_MIN_SCRAPE_GAP_S = 1.0
 
 
 class RampSettings(BaseModel):
@@ -93,13 +98,12 @@ def measure(
         api_key = server_api_key(command)
         trigger = _TriageTrigger(engine.base_url, log_path, shown, settings, triage_box, progress, label, api_key)
 
-        def on_ramp_line(line: str) -> None:
-            progress(f"[{label}] {line}")
-            if with_triage:
-                trigger.observe(line)
-
         ramp_started = time.monotonic()
-        ramp = run_ramp(_ramp_config(engine.base_url, settings, api_key=api_key), progress=on_ramp_line)
+        ramp = run_ramp(
+            _ramp_config(engine.base_url, settings, api_key=api_key),
+            progress=lambda line: progress(f"[{label}] {line}"),
+            on_start=trigger.schedule if with_triage else None,
+        )
         if with_triage:
             trigger.finish()
             with_triage = False
@@ -216,7 +220,12 @@ def _ramp_config(
 
 
 class _TriageTrigger:
-    """Runs triage in a thread once the ramp's last step begins, so it sees the server loaded."""
+    """Runs triage in a thread during the ramp's last step, so both of its scrapes see the server loaded.
+
+    Why the ramp plan's clock and not its progress lines: a step's line is printed once its last request
+    has come back, which on a busy 2-core machine can be seconds into the next step; a triage timed from
+    that line took its scrapes after the last step had ended, on a drained server (the demo's CI at 6d7b6be
+    saw no queue at all behind --max-num-seqs 1)."""
 
     def __init__(
         self,
@@ -245,28 +254,37 @@ class _TriageTrigger:
                 ttft_slo_s=_ttft_slo(settings.slo),
             ),
         )
-        self.total = len(settings.concurrency)
-        # Wait out the step's warm-up: new closed-loop streams are still being spawned then,
-        # and a scrape at the step boundary can see a half-empty server.
-        self.delay_s = settings.warmup_s
         self.box, self.progress, self.label = box, progress, label
         self.thread: threading.Thread | None = None
+        self.ramp_over = threading.Event()
 
-    def observe(self, line: str) -> None:
-        match = _STEP_LINE.match(line)
-        if match and self.thread is None and int(match.group(1)) == self.total - 1:
-            self.progress(
-                f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step "
-                f"(after its {self.delay_s:g} s warm-up)"
-            )
-            self.thread = threading.Thread(target=self._run, args=(self.delay_s,), daemon=True)
-            self.thread.start()
+    def schedule(self, plan: RampPlan) -> None:
+        """Start the triage thread for the last step's measured part, past its warm-up: new closed-loop
+        streams are still being spawned then, and a scrape at the step boundary sees a half-empty server."""
+        begin, end = plan.window(plan.steps - 1)
+        self.progress(
+            f"[{self.label}] triage: scraping /metrics twice and reading the log during the last step "
+            f"(after its {plan.warmup_s:g} s warm-up)"
+        )
+        self.thread = threading.Thread(target=self._run_within, args=(begin, end), daemon=True)
+        self.thread.start()
+
+    def _run_within(self, begin: float, end: float) -> None:
+        """Wait for `begin`, then triage with the scrape gap shortened to end `_SCRAPE_ROOM_S` before `end`.
+        A ramp that stopped early never reaches its last step: triage what is left at once."""
+        if self.ramp_over.wait(max(0.0, begin - time.time())):
+            self._run()
+            return
+        room_s = end - time.time() - _SCRAPE_ROOM_S
+        gap_s = min(self.request.metrics_interval_s or 0.0, max(_MIN_SCRAPE_GAP_S, room_s))
+        self._run(self.request.model_copy(update={"metrics_interval_s": round(gap_s, 2)}))
 
     def finish(self) -> None:
-        if self.thread is None:  # the ramp ended early: triage what is left
+        self.ramp_over.set()
+        if self.thread is None:  # the load generator never started: triage what is left
             self._run()
         else:
-            self.thread.join(timeout=120 + self.delay_s)
+            self.thread.join(timeout=120)
             if self.thread.is_alive():
                 self.box["error"] = "triage did not finish within 120 s"
         if "result" in self.box:
@@ -276,10 +294,9 @@ class _TriageTrigger:
         elif "error" in self.box:
             self.progress(f"[{self.label}] triage failed: {self.box['error']}")
 
-    def _run(self, delay_s: float = 0.0) -> None:
-        time.sleep(delay_s)
+    def _run(self, request: TriageRequest | None = None) -> None:
         try:
-            result = run_triage(self.request)
+            result = run_triage(request or self.request)
             self.box["result"] = result.model_dump(mode="json", exclude={"facts"})
         except Exception as exc:  # recorded in the result; the measurement itself still stands
             self.box["error"] = f"{type(exc).__name__}: {exc}"

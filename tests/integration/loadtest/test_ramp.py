@@ -312,3 +312,22 @@ def test_sigterm_to_servops_alone_keeps_what_was_measured(server, tmp_path):
     proc, stderr = _ramp_until_second_step(server, tmp_path)
     proc.send_signal(signal.SIGTERM)
     _kept_after_interruption(proc, stderr, tmp_path)
+
+
+def test_on_start_hands_over_the_timed_plan_before_any_step_closes(server):
+    """The tune loop times its triage by this plan: it must come with the start time fixed, and before the
+    first step's line (a step's line waits for its last request, so it can arrive inside the next step)."""
+    events: list = []
+    config = RampConfig(
+        endpoint=server.url, mode="concurrency", levels=[1, 2], step_s=1.5, warmup_s=0.3, cooldown_s=2, workload=SMALL
+    )
+    asked_at = time.time()
+    result = run_ramp(config, progress=events.append, on_start=events.append)
+    plans = [event for event in events if not isinstance(event, str)]
+    assert len(plans) == 1 and plans[0].levels == [1.0, 2.0]
+    assert asked_at < plans[0].start_ts < asked_at + 30
+    first_step_line = next(
+        i for i, event in enumerate(events) if isinstance(event, str) and event.startswith("step 1/2")
+    )
+    assert events.index(plans[0]) < first_step_line
+    assert len(result.steps) == 2
