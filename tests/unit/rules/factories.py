@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from advisor.collect.logs import parse_lines
+from rules.evaluate import evaluate
 from rules.events import LogEvent, LogEventKind
 from rules.facts import (
     ConfigSource,
@@ -23,6 +25,7 @@ from rules.facts import (
     Workload,
     flag_name,
 )
+from rules.model import Finding
 
 MODEL = {"model_name": "Qwen/Qwen3-8B", "engine": "0"}
 TTFT_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 7.5, 10.0)
@@ -220,3 +223,10 @@ def replicas_at_their_floor(
     facts.config = config(tensor_parallel_size=4, data_parallel_size=replicas)
     facts.workload = Workload(p50_input_tokens=prompt, p50_output_tokens=output, itl_slo_s=0.02)
     return facts
+
+
+def top_finding(*lines: str, config: ServerConfig | None = None) -> Finding | None:
+    """What triage says first about pasted `lines`, read by the log collector's own parser (None: nothing).
+
+    Why one helper: a rule test for a pasted line asks exactly this, and twenty files each wrote it again."""
+    return evaluate(Facts(events=parse_lines(list(lines)).events, config=config)).top

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(*lines: str):
-    findings = evaluate(Facts(events=parse_lines(list(lines)).events)).findings
-    return findings[0] if findings else None
+from tests.unit.rules.factories import top_finding
 
 
 @pytest.mark.parametrize(
@@ -24,7 +17,7 @@ def _top(*lines: str):
     ],
 )
 def test_a_request_id_looked_up_after_it_left_is_the_engines_bookkeeping(line: str):
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-5.56" and "chatcmpl-" in top.title and top.evidence[0].value.startswith("chatcmpl-")
     assert not top.changes and top.actions[0].startswith("Read the lines before it")
 
@@ -34,10 +27,10 @@ def test_an_engine_id_with_a_data_parallel_rank_is_the_kv_connectors_peer():
         "(Worker_DP1_TP0_EP4 pid=19507) ERROR 04-27 11:35:05 [v1/executor/multiproc_executor.py:932] KeyError: "
         "'f35e9d1d-f7fb-46cd-925b-d7478aa2b04a_dp1'"
     )
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-5.57" and "data-parallel rank 1" in top.title
     assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in top.actions[0]
-    bare = _top("KeyError: '604f3f68-909c-43e0-bb3a-e96850fca226'")  # llm-d/llm-d PR #650, verbatim
+    bare = top_finding("KeyError: '604f3f68-909c-43e0-bb3a-e96850fca226'")  # llm-d/llm-d PR #650, verbatim
     assert bare.rule == "OP-5.57" and "likely" in bare.title and bare.confidence < top.confidence
 
 
@@ -51,5 +44,5 @@ def test_an_engine_id_with_a_data_parallel_rank_is_the_kv_connectors_peer():
     ],
 )
 def test_other_keys_are_not_read_as_ids(line: str):
-    top = _top(line)
+    top = top_finding(line)
     assert top is None or top.rule not in ("OP-5.56", "OP-5.57")

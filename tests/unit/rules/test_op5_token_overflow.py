@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(line: str):
-    return evaluate(Facts(events=parse_lines([line]).events)).top
+from tests.unit.rules.factories import top_finding
 
 
 def test_the_error_body_is_a_request_with_a_negative_token_id_not_a_server_fault():
@@ -17,10 +11,10 @@ def test_the_error_body_is_a_request_with_a_negative_token_id_not_a_server_fault
         '{"object":"error","message":" [\'out of range integral type conversion attempted\']","type":"Bad '
         'Request","param":null,"code":400}'
     )
-    top = _top(body)
+    top = top_finding(body)
     assert top.rule == "OP-5.58" and "negative" in top.title
     assert "The request is at fault" in top.summary and "-100" in top.actions[0]
 
 
 def test_the_python_exception_reads_the_same():
-    assert _top("OverflowError: out of range integral type conversion attempted").rule == "OP-5.58"
+    assert top_finding("OverflowError: out of range integral type conversion attempted").rule == "OP-5.58"

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(line: str):
-    return evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+from tests.unit.rules.factories import top_finding
 
 
 def test_the_default_build_on_an_atlas_300i_asks_for_the_310p_build():
     # vllm-ascend#2725, #5599: the default image (Ascend910B1) on an Atlas 300I (Ascend310P3)
-    top = _top(
+    top = top_finding(
         "..[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison "
         "Ascend310P3. Please modify default socversion in run.sh or execute run.sh with socversion parameter."
     )
@@ -24,9 +18,9 @@ def test_the_default_build_on_an_atlas_300i_asks_for_the_310p_build():
 
 def test_an_old_compiler_refusing_the_cpu_builds_instructions():
     # vllm#17906 (aarch64) and vLLM PR #1028 (x86 AVX512-BF16)
-    arm = _top("      cc1plus: error: invalid feature modifier in ‘-march=armv8.2-a+dotprod+fp16’")
+    arm = top_finding("      cc1plus: error: invalid feature modifier in ‘-march=armv8.2-a+dotprod+fp16’")
     assert arm.rule == "OP-7.102" and arm.title.endswith("it does not know -march=armv8.2-a+dotprod+fp16")
-    x86 = _top(
+    x86 = top_finding(
         "      /home/d/vllm/csrc/cpu/cpu_types.hpp:207:40: error: ‘_mm512_cvtpbh_ps’ was not declared in this scope; "
         "did you mean ‘_mm512_cvtph_ps’?"
     )
@@ -35,9 +29,11 @@ def test_an_old_compiler_refusing_the_cpu_builds_instructions():
 
 def test_an_aclnn_operator_failing_is_cannns_refusal_named_by_its_operator():
     # vllm-ascend#1736 (seventh probe) and #6190: torch_npu's words for an aclnn operator that failed
-    top = _top("ERROR 07-08 19:23:04 [engine.py:458] RuntimeError: call aclnnQuantMatmulWeightNz failed, detail:E69999")
+    top = top_finding(
+        "ERROR 07-08 19:23:04 [engine.py:458] RuntimeError: call aclnnQuantMatmulWeightNz failed, detail:E69999"
+    )
     assert top.rule == "OP-7.80" and " in aclnnQuantMatmulWeightNz" in top.title
-    inner = _top(
+    inner = top_finding(
         "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current "
         "working operator name is aclnnRmsNorm."
     )
@@ -46,7 +42,7 @@ def test_an_aclnn_operator_failing_is_cannns_refusal_named_by_its_operator():
 
 def test_bfloat16_refused_by_an_ascend_operator_proposes_float16():
     # vllm-ascend#6490: CANN's parameter check listing the operator's dtypes, bfloat16 not among them
-    top = _top(
+    top = top_finding(
         "AclNN_Parameter_Error(EZ1001): Io input dtype or format is not supported, get io input info is "
         "x(DT_BFLOAT16, ND) gamma(DT_BFLOAT16, ND) yOut(DT_BFLOAT16, ND) rstdOut(DT_FLOAT, ND) but supported list is:"
     )

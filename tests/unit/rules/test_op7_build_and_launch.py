@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(*lines: str):
-    findings = evaluate(Facts(events=parse_lines(list(lines)).events)).findings
-    return findings[0] if findings else None
+from tests.unit.rules.factories import top_finding
 
 
 def test_a_feature_only_package_names_the_flag_that_turned_it_on():
-    rixl = _top("ModuleNotFoundError: No module named 'rixl'")  # vllm#41637, verbatim
+    rixl = top_finding("ModuleNotFoundError: No module named 'rixl'")  # vllm#41637, verbatim
     assert rixl.rule == "OP-7.144" and "NixlConnector" in rixl.title and "v0.20.1" in rixl.actions[0]
-    build = _top("ModuleNotFoundError: No module named 'setuptools_scm'")  # vllm PR #12382, verbatim
+    build = top_finding("ModuleNotFoundError: No module named 'setuptools_scm'")  # vllm PR #12382, verbatim
     assert build.rule == "OP-7.144" and "requirements/build.txt" in build.actions[0]
-    other = _top("ModuleNotFoundError: No module named 'torch'")
+    other = top_finding("ModuleNotFoundError: No module named 'torch'")
     assert other is None or other.rule != "OP-7.144"
 
 
@@ -29,7 +22,7 @@ def test_a_failed_compile_step_names_its_jobs_and_memory():
         "      subprocess.CalledProcessError: Command '['cmake', '--build', '.', '-j=72', '--target=_moe_C', "
         "'--target=cumem_allocator', '--target=triton_kernels', '--target=_vllm_fa2_C',"
     )
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-7.145" and "72 parallel jobs" in top.title and "MAX_JOBS=8" in top.actions[1]
 
 
@@ -46,31 +39,31 @@ def test_a_failed_compile_step_names_its_jobs_and_memory():
     ],
 )
 def test_an_architecture_probe_that_found_nothing_asks_for_the_list(line: str, said: str):
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-7.146" and said in top.title
     assert ("PYTORCH_ROCM_ARCH" if said == "ROCm" else "TORCH_CUDA_ARCH_LIST") in top.actions[0]
 
 
 def test_a_missing_header_names_what_carries_it():
-    dnnl = _top(  # NixOS/nixpkgs PR #447722, verbatim
+    dnnl = top_finding(  # NixOS/nixpkgs PR #447722, verbatim
         "/build/source/csrc/cpu/dnnl_helper.cpp:4:10: fatal error: common/memory_desc.hpp: No such file or directory"
     )
     assert dnnl.rule == "OP-7.147" and "dnnl_helper.cpp" in dnnl.title and "oneDNN" in dnnl.title
     assert "FETCHCONTENT_SOURCE_DIR_ONEDNN" in dnnl.actions[0]
-    clang = _top("csrc/ops.cu:3:10: fatal error: 'cuda_runtime.h' file not found")
+    clang = top_finding("csrc/ops.cu:3:10: fatal error: 'cuda_runtime.h' file not found")
     assert clang.rule == "OP-7.147" and "CUDA toolkit" in clang.title
-    unknown = _top("csrc/x.cpp:1:10: fatal error: zstd.h: No such file or directory")
+    unknown = top_finding("csrc/x.cpp:1:10: fatal error: zstd.h: No such file or directory")
     assert unknown.rule == "OP-7.147" and "apt-file search zstd.h" in unknown.actions[0]
-    triton = _top("/tmp/tmpab/cuda_utils.c:9:10: fatal error: Python.h: No such file or directory")
+    triton = top_finding("/tmp/tmpab/cuda_utils.c:9:10: fatal error: Python.h: No such file or directory")
     assert triton.rule == "OP-7.15"  # Triton's launcher build keeps its own reading
 
 
 def test_required_arguments_name_vllm_serves_model_and_subcommand():
-    model = _top("vllm serve: error: the following arguments are required: model_tag")  # vllm PR #8618, verbatim
+    model = top_finding("vllm serve: error: the following arguments are required: model_tag")  # vllm PR #8618, verbatim
     assert model.rule == "OP-7.148" and model.actions[0].startswith("Put the model first")
-    sub = _top("vllm: error: the following arguments are required: subparser")
+    sub = top_finding("vllm: error: the following arguments are required: subparser")
     assert sub.rule == "OP-7.148" and "subcommand" in sub.title
-    other = _top("train.py: error: the following arguments are required: --config")
+    other = top_finding("train.py: error: the following arguments are required: --config")
     assert other.rule == "OP-7.148" and other.title.startswith("train.py stopped")
 
 
@@ -79,7 +72,7 @@ def test_an_env_rendezvous_without_torchrun_asks_for_torchrun():
         "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
         "but not set"
     )
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-7.149" and "RANK" in top.title and "torchrun --nproc-per-node" in top.actions[0]
 
 
@@ -89,18 +82,18 @@ def test_a_processor_built_with_other_arguments_is_a_transformers_release_mismat
         '--allowed-local-media-path /" but i got TypeError: Glm4vProcessor.__init__() got multiple values for '
         "argument 'tokenizer', vllm transformers are install like requirments.txt"
     )
-    top = _top(said)
+    top = top_finding(said)
     assert top.rule == "OP-7.150" and "Glm4vProcessor" in top.title
-    assert _top("TypeError: FlashAttentionImpl.__init__() got an unexpected keyword argument 'q_lora_rank'").rule != (
-        "OP-7.150"
-    )
+    assert top_finding(
+        "TypeError: FlashAttentionImpl.__init__() got an unexpected keyword argument 'q_lora_rank'"
+    ).rule != ("OP-7.150")
 
 
 def test_a_framework_version_check_with_a_trailing_space_is_still_read():
     line = (  # hiyouga/LlamaFactory#6047, verbatim: the thread's line ends in a space
         "ImportError: vllm>=0.4.3,<=0.6.2 is required for a normal functioning of this module, but found vllm==0.6.3. "
     )
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-7.85" and "0.6.3" in top.title
 
 
@@ -120,7 +113,7 @@ def test_a_framework_version_check_with_a_trailing_space_is_still_read():
     ],
 )
 def test_rocms_kernel_faults_in_triton_and_hsa_words_are_kernel_faults(line: str, said: str):
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "HL-4" and said in top.title
 
 
@@ -128,8 +121,8 @@ def test_a_device_assert_without_its_thread_is_a_device_assert_and_glibcs_is_not
     line = (  # zai-org/GLM-OCR#112, verbatim
         'Assertion `ind >=0 && ind < ind_dim_size && "vectorized gather kernel index out of bounds"` failed.'
     )
-    assert _top(line).rule == "OP-7.46"
-    host = _top("python: x.c:12: main: Assertion `n > 0' failed.")
+    assert top_finding(line).rule == "OP-7.46"
+    host = top_finding("python: x.c:12: main: Assertion `n > 0' failed.")
     assert host is None or host.rule != "OP-7.46"
 
 
@@ -138,4 +131,4 @@ def test_running_nvcc_that_is_not_there_is_a_jit_build_without_a_compiler():
         "when using vllm 0.11.0rc2 + flashinfer 0.3.0 AOT wheels，FileNotFoundError: [Errno 2] No such file or "
         "directory: 'nvcc'"
     )
-    assert _top(line).rule == "OP-7.13"
+    assert top_finding(line).rule == "OP-7.13"

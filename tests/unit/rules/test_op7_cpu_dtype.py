@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(line: str):
-    return evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+from tests.unit.rules.factories import top_finding
 
 
 def test_a_cpu_kernel_without_half_moves_the_model_to_bfloat16():
     # vllm#17225: vLLM's CPU build with PyTorch 2.7, a float16 model, the KV cache write
-    top = _top("RuntimeError: \"reshape_and_cache_cpu_impl\" not implemented for 'Half'")
+    top = top_finding("RuntimeError: \"reshape_and_cache_cpu_impl\" not implemented for 'Half'")
     assert top.rule == "OP-7.63" and "reshape_and_cache_cpu_impl has no float16 version" in top.title
     assert [(c.flag, c.current, c.proposed) for c in top.changes] == [("--dtype", "float16", "bfloat16")]
     # PyTorch's own CPU matmul without bfloat16 (older torch) moves to float32
-    matmul = _top("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'BFloat16'")
+    matmul = top_finding("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'BFloat16'")
     assert [(c.current, c.proposed) for c in matmul.changes] == [("bfloat16", "float32")]
 
 
 def test_a_gpu_kernel_without_a_dtype_is_not_this_rule():
-    top = _top("RuntimeError: \"index_select_cuda\" not implemented for 'Float8_e4m3fn'")
+    top = top_finding("RuntimeError: \"index_select_cuda\" not implemented for 'Float8_e4m3fn'")
     assert top.rule != "OP-7.63"

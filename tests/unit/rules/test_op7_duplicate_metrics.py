@@ -4,28 +4,24 @@ from __future__ import annotations
 
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_duplicate_metrics
-from rules.evaluate import evaluate
 from rules.facts import Facts
-
-
-def _top(line: str):
-    return evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+from tests.unit.rules.factories import top_finding
 
 
 def test_a_cut_refusal_still_names_the_double_registration_and_the_connector_fix():
     # vllm#39906, verbatim (the paste ends after the brace)
-    top = _top("(APIServer pid=1) ValueError: Duplicated timeseries in CollectorRegistry: {'")
+    top = top_finding("(APIServer pid=1) ValueError: Duplicated timeseries in CollectorRegistry: {'")
     assert top.rule == "OP-7.124" and "registered twice" in top.title and "ends before the names" in top.title
     assert "MultiConnector" in top.actions[0] and "0.32" in top.actions[0]
 
 
 def test_the_names_say_whose_metric_it_is():
-    vllm_names = _top(
+    vllm_names = top_finding(
         "ValueError: Duplicated timeseries in CollectorRegistry: {'vllm:kv_offload_total_bytes', "
         "'vllm:kv_offload_total_bytes_created'}"
     )
     assert "vLLM's or a KV connector's" in vllm_names.title
-    other = _top("ValueError: Duplicated timeseries in CollectorRegistry: {'lmcache:num_hit_tokens_total'}")
+    other = top_finding("ValueError: Duplicated timeseries in CollectorRegistry: {'lmcache:num_hit_tokens_total'}")
     assert "(lmcache:num_hit_tokens_total) say whose" in other.title
 
 

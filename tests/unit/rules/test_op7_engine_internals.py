@@ -7,21 +7,16 @@ from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.logs import parse_lines
 from rules import vllm_defaults
 from rules.catalog import op7_engine_internals
-from rules.evaluate import evaluate
 from rules.facts import Facts
-from tests.unit.rules.factories import config
+from tests.unit.rules.factories import config, top_finding
 
 OPENRLHF = "(ActorModelRayActor pid=700388) AttributeError: 'LLMEngine' object has no attribute 'model_executor'"
 FASTCHAT = "2025-03-24 22:04:27 | ERROR | stderr | AttributeError: 'AsyncLLM' object has no attribute 'engine'"
 SWIFT = "AttributeError: 'LLMEngine' object has no attribute 'encode'"
 
 
-def _top(line: str, facts_config=None):
-    return evaluate(Facts(events=parse_lines([line]).events, config=facts_config)).findings[0]
-
-
 def test_v0s_executor_read_on_v1s_engine_proposes_v0_where_it_still_exists():
-    top = _top(OPENRLHF)
+    top = top_finding(OPENRLHF)
     assert top.rule == "OP-7.69" and "LLMEngine.model_executor" in top.title and "V0's engine" in top.title
     [change] = top.changes
     assert (change.flag, change.proposed, change.kind) == ("VLLM_USE_V1", "0", "env")
@@ -30,19 +25,19 @@ def test_v0s_executor_read_on_v1s_engine_proposes_v0_where_it_still_exists():
 
 
 def test_asyncllm_without_the_inner_engine_is_the_same_class():
-    top = _top(FASTCHAT)
+    top = top_finding(FASTCHAT)
     assert top.rule == "OP-7.69" and "AsyncLLM.engine" in top.title
     assert "replaced V0's AsyncLLMEngine" in top.summary
 
 
 def test_an_attribute_v0_never_held_is_another_release_and_v0_is_not_offered():
-    top = _top(SWIFT)
+    top = top_finding(SWIFT)
     assert top.rule == "OP-7.69" and top.title.endswith("written for another vLLM release")
     assert top.changes == []
 
 
 def test_v0_is_not_offered_on_a_release_that_no_longer_has_it():
-    assert _top(OPENRLHF, config(vllm_version="0.12.0")).changes == []
+    assert top_finding(OPENRLHF, config=config(vllm_version="0.12.0")).changes == []
 
 
 def test_the_release_v0_was_removed_in_is_where_the_catalogs_v0_engine_lines_end():

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
-
-
-def _top(line: str):
-    return evaluate(Facts(events=parse_lines([line]).events)).top
+from tests.unit.rules.factories import top_finding
 
 
 @pytest.mark.parametrize(
@@ -25,14 +19,14 @@ def _top(line: str):
     ],
 )
 def test_the_subprocess_exit_points_at_the_childs_traceback(line: str):
-    top = _top(line)
+    top = top_finding(line)
     assert top.rule == "OP-7.158" and "(exit status 1)" in top.title
     assert "Error raised in subprocess" in top.actions[0] and "_VLLM_MODELS" in top.actions[1]
 
 
 def test_vllms_own_words_name_the_architecture_for_the_reproduction():
     # dhcode-cpp/X-R1#29, verbatim (GRPO training running vLLM)
-    top = _top("ERROR 02-19 10:50:53 registry.py:306] Error in inspecting model architecture 'Qwen2ForCausalLM'")
+    top = top_finding("ERROR 02-19 10:50:53 registry.py:306] Error in inspecting model architecture 'Qwen2ForCausalLM'")
     assert top.rule == "OP-7.158" and "m['Qwen2ForCausalLM']" in top.actions[1]
 
 
@@ -41,4 +35,4 @@ def test_a_child_killed_by_a_signal_stays_the_crashs():
         "ERROR 01-18 15:21:03 [registry.py:741] subprocess.CalledProcessError: Command '['/x/.venv/bin/python3', '-m', "
         "'vllm.model_executor.models.registry']' died with <Signals.SIGILL: 4>."
     )
-    assert _top(line).rule == "HL-6"
+    assert top_finding(line).rule == "HL-6"

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 FAILED = "nixl._bindings.nixlBackendError: NIXL_ERR_BACKEND"
 
 
-def _top(*lines: str):
-    return evaluate(Facts(events=parse_lines(list(lines)).events)).findings[0]
-
-
 def test_ucx_without_cuda_transports_is_named_with_the_one_ucx_to_keep():
     # LMCache/LMCache#605: UCX's warning, then vLLM's EngineCore failing to start on NIXL_ERR_BACKEND
-    top = _top(
+    top = top_finding(
         "[1746690477.974497] [llm206:611  :0]     ucp_context.c:1268 UCX  WARN  transports 'cuda_ipc','cuda_copy' are "
         "not available, please use one or more of: mm, posix, self, shm, sm, sysv, tcp",
         FAILED,
@@ -26,7 +20,7 @@ def test_ucx_without_cuda_transports_is_named_with_the_one_ucx_to_keep():
 
 def test_an_older_ucx_is_named_with_both_versions():
     # sgl-project/sglang#5709: UCX's own warning before NIXL's backend failed
-    top = _top(
+    top = top_finding(
         "[1745994234.385141] [iv-ydsu9xoq9sqbxys4g59z:711260:0]     ucp_context.c:1774 UCX  WARN  UCP version is "
         "incompatible, required: 1.18, actual: 1.12 (release 1)",
         FAILED,
@@ -36,5 +30,5 @@ def test_an_older_ucx_is_named_with_both_versions():
 
 def test_the_status_alone_points_at_ucxs_lines():
     # ai-dynamo/dynamo#1108: Dynamo's log of vLLM's engine, the status bare
-    top = _top("2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND")
+    top = top_finding("2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND")
     assert top.rule == "OP-7.109" and top.title.endswith("UCX's own lines above it say why")

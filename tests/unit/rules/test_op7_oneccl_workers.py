@@ -2,39 +2,30 @@
 
 from __future__ import annotations
 
-from advisor.collect.logs import parse_lines
-from rules.evaluate import evaluate
-from rules.facts import Facts, ServerConfig
-from tests.unit.rules.factories import config
-
-
-def _top(lines: list[str], config: ServerConfig | None = None):
-    return evaluate(Facts(events=parse_lines(lines).events, config=config)).findings[0]
+from tests.unit.rules.factories import config, top_finding
 
 
 def test_the_exception_alone_points_one_gpu_at_the_release_that_skips_the_warm_up():
     # vllm#10109: the offline example on one Intel GPU; PR #52389 skips the warm-up at world size 1
-    top = _top(["RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0"])
+    top = top_finding("RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0")
     assert top.rule == "OP-7.103" and "worker thread" in top.title
     assert "#52389" in top.actions[0] and "upgrade vLLM" in top.actions[0]
 
 
 def test_oneccls_own_line_names_what_pthread_create_refused():
     # intel/torch-ccl#54: the error line oneCCL writes above the exception
-    top = _top(
-        [
-            "2023:11:28-16:35:45:(35980) |CCL_ERROR| base_thread.cpp:36 start: error while creating worker thread #0 "
-            "pthread_create returns 22",
-            "RuntimeError: oneCCL: exec.cpp:134 start_workers: EXCEPTION: failed to start worker # 0",
-        ]
+    top = top_finding(
+        "2023:11:28-16:35:45:(35980) |CCL_ERROR| base_thread.cpp:36 start: error while creating worker thread #0 "
+        "pthread_create returns 22",
+        "RuntimeError: oneCCL: exec.cpp:134 start_workers: EXCEPTION: failed to start worker # 0",
     )
     assert top.rule == "OP-7.103" and "returned 22, EINVAL" in top.title
     assert any("affinity" in action for action in top.actions)
 
 
 def test_with_tensor_parallelism_oneccl_itself_comes_first():
-    top = _top(
-        ["RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0"],
-        config(tensor_parallel_size=2),
+    top = top_finding(
+        "RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0",
+        config=config(tensor_parallel_size=2),
     )
     assert top.rule == "OP-7.103" and "CCL_LOG_LEVEL=info" in top.actions[0]

@@ -7,6 +7,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_service_env
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 OLDER = "ERROR 03-27 03:12:01 engine.py:400] invalid literal for int() with base 10: 'tcp://10.43.1.39:8000'"
 VLLMS = (
@@ -15,12 +16,8 @@ VLLMS = (
 )
 
 
-def _top(text: str):
-    return evaluate(Facts(events=parse_lines(text.splitlines()).events)).findings[0]
-
-
 def test_pythons_int_error_on_a_link_address_names_the_service_and_its_two_fixes():
-    top = _top(OLDER)
+    top = top_finding(*OLDER.splitlines())
     assert top.rule == "OP-7.68" and "Service named vllm" in top.title
     assert top.evidence[0].value == "tcp://10.43.1.39:8000"
     assert [(c.flag, c.kind) for c in [*top.changes, *top.alternatives]] == [

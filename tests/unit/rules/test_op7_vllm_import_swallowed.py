@@ -6,15 +6,12 @@ from advisor.collect.logs import parse_lines
 from rules.catalog.op7_vllm_import_swallowed import RULE_SWALLOWED_IMPORT
 from rules.evaluate import evaluate
 from rules.facts import Facts
-
-
-def _top(*lines: str):
-    return evaluate(Facts(events=parse_lines(list(lines)).events)).top
+from tests.unit.rules.factories import top_finding
 
 
 def test_lm_evals_unbound_llm_is_the_swallowed_import_with_the_import_to_repeat():
     # arcee-ai/mergekit#524: lm_eval's vllm_causallms.py imports vLLM in a try block that passes on failure
-    top = _top(
+    top = top_finding(
         '  File "/usr/local/lib/python3.10/site-packages/lm_eval/models/vllm_causallms.py", line 108, in __init__',
         "    self.model = LLM(**self.model_args)",
         "NameError: name 'LLM' is not defined. Did you mean: 'VLLM'?",
@@ -29,7 +26,7 @@ def test_a_framework_logger_that_drops_the_class_is_read_the_same():
         "2025-06-23 12:08:26.497 | ERROR    | __main__:cli_evaluate:357 - Error during evaluation: name 'LLM' is not "
         "defined. Please set `--verbosity=DEBUG` to get more information."
     )
-    assert _top(line).rule == "OP-7.75"
+    assert top_finding(line).rule == "OP-7.75"
 
 
 def test_a_name_vllm_does_not_export_stays_an_unplaced_error():
