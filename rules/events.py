@@ -106,6 +106,10 @@ class LogEventKind(str, Enum):
     # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d", from cuGetErrorString) failing
     # to map memory back on wake_up; message: the driver's words ("out of memory", "invalid argument")
     SLEEP_WAKE_FAILED = "sleep_wake_failed"
+    # the worker's account of a /sleep (0.7-0.9 worker.py, later gpu_worker.py: "Sleep mode freed 0.00 GiB memory,
+    # 63.15 GiB memory is still in use."); sleep_freed_gib and sleep_kept_gib: the two amounts, code_file: the
+    # worker's file as the header names it (vllm-ascend's NPU worker is worker_v1.py)
+    SLEEP_FREED = "sleep_freed"
     # Ascend's kernel package refusing the device (`the socversion Ascend910B1 of bin package does not match the
     # current device socverison Ascend310P3`); message: the device's SoC, component: the SoC it was built for
     ASCEND_SOC_MISMATCH = "ascend_soc_mismatch"
@@ -1089,6 +1093,8 @@ class LogEvent(BaseModel):
     gpu_index: int | None = None  # a GPU's index as nvidia-smi numbers it (GPU_PROCESS) …
     pid: int | None = None  # … a process on it …
     memory_gib: float | None = None  # … and the device memory that process holds
+    sleep_freed_gib: float | None = None  # the GPU memory a /sleep released …
+    sleep_kept_gib: float | None = None  # … and what stayed in use after it
     padding_layers: int | None = None  # placeholder layers vLLM's KV planner added to a layer group …
     waste_share: float | None = None  # … and the share of that kind's KV memory they may waste (0-1)
     pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
@@ -1263,6 +1269,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.DAEMON_NO_CHILDREN: ("message",),
     LogEventKind.SLEEP_WAKE_FAILED: ("message",),
+    LogEventKind.SLEEP_FREED: ("sleep_freed_gib", "sleep_kept_gib", "code_file"),
     LogEventKind.ASCEND_SOC_MISMATCH: ("message", "component"),
     LogEventKind.COMPILER_TOO_OLD: ("message",),
     LogEventKind.WINDOWS_HOST: ("message",),

@@ -98,7 +98,8 @@ _MAX_DEPTH = 4  # envelopes nest (a CRI line carrying a shipper's JSON carrying 
 # process prefix in front of it when there is one (`(EngineCore_DP0 pid=7) ERROR 08-27 10:50:39 [core.py:502]`, V0's
 # `INFO 08-27 10:50:39 llm_engine.py:65]`), and a traceback's own lines.
 _VLLM_HEADER = (
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? (?:\[[^\]]*\]|[\w.-]+\.py:\d+\])"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? "
+    r"(?:\[[^\]]*\]|[\w.-]+\.py:\d+\])"
 )
 # uvicorn's own lines (`INFO:     127.0.0.1:55504 - "POST /v1/completions HTTP/1.1" 200 OK`) pad the level to nine
 # columns: two spaces or more after the colon tell them from a message's "ERROR: ", and so does an access line's
@@ -317,7 +318,7 @@ def opened(line: str) -> list[str]:
 def _bare(line: str, seen: Counter[str] | None) -> str:
     """The line without its ending, the terminal's colours, a copy's odd spaces, and the quote bars a chat or
     Markdown put in front (the outermost envelope: a person quoted what the carrier printed)."""
-    line = line.rstrip("\r\n")
+    line = line.rstrip("\r\n").removesuffix("^M")  # `^M`: a carriage return as `cat -v` and vim show it
     if not line.isascii():
         line = line.translate(_UNICODE_SPACES)
     if any(start in line for start in _ANSI_STARTS):

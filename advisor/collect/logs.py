@@ -88,8 +88,10 @@ _TORCHRUN_RANK = re.compile(r"(?:^|\s)\[rank\d+\]: ?(?!\[)")
 # Ray's log deduplication: a line its workers printed alike on several processes, shown once with the count appended
 # (`… [repeated 2x across cluster]`, Ray's "Log deduplication", RAY_DEDUP_LOGS); the words before it are the line's
 _RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\]\s*$")
+# vLLM's own header (`ERROR 08-27 10:50:39 [core.py:502]`, V0's `INFO 08-27 10:50:39 llm_engine.py:65]`); a logging
+# config that dates it in full keeps the year (vllm-ascend: `ERROR 2026-04-25 10:01:17.340 [mooncake_connector.py:246]`)
 _HEADER = re.compile(
-    r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
+    r"^(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) (?:\d{4}-)?(?P<ts>\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d+)?"
     r"(?: \[(?P<where>[^\]]*)\]| (?P<where_v0>[\w.-]+\.py:\d+)\])? ?(?P<msg>.*)$"
 )
 # A native library's line in glog's format (UCX and NIXL's `W0904 10:52:53.047694 512 ucx_utils.cpp:62] …`,
@@ -989,6 +991,8 @@ def _parse_line(line: str, line_no: int, source: str, state: _ParseState) -> tup
             fields["oom_phase"] = _oom_phase(state)
         if pattern.kind == LogEventKind.SHM_BROADCAST_HANG:
             fields["during_startup"] = state.starting
+        if pattern.kind == LogEventKind.SLEEP_FREED:  # whose worker slept: vLLM's, or a platform plugin's
+            fields["code_file"] = state.logged_in
         fields.setdefault("process", process)
         return LogEvent(
             kind=pattern.kind,

@@ -40,16 +40,7 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
     estimated, how = _estimated_length(event, current)
     evidence = [_max_len_evidence(event)]
     if estimated is None or current is None:
-        return [
-            RULE_MAX_MODEL_LEN.finding(
-                Severity.CRITICAL,
-                f"max-model-len {fmt(current)} does not fit the KV cache",
-                summary="vLLM refused to start: one request of the maximum length does not fit the KV cache.",
-                evidence=evidence,
-                actions=["Lower --max-model-len or raise --gpu-memory-utilization."],
-                confidence=0.7,
-            )
-        ]
+        return [_length_unknown(event, current, evidence)]
     if c.workload_tokens_p95(facts):
         evidence.append(c.workload_evidence(facts))
     title = (
@@ -70,6 +61,31 @@ def _check_max_model_len(facts: Facts) -> list[Finding]:
             confidence=0.95,
         )
     ]
+
+
+def _length_unknown(event, current: int | None, evidence: list[Evidence]) -> Finding:
+    """The refusal without the length it was for (a retold line keeps only the GiB): the share of the
+    length that fits is still the ratio of the two, and the missing GiB is what the budget lacks."""
+    actions = ["Lower --max-model-len or raise --gpu-memory-utilization."]
+    title = f"max-model-len {fmt(current)} does not fit the KV cache"
+    needed, available = event.kv_needed_gib, event.available_kv_gib
+    if needed and available is not None:
+        title = f"one max-model-len request needs {fmt(needed)} GiB KV > {fmt(available)} GiB available"
+        actions = [
+            f"Raise --gpu-memory-utilization by the missing {fmt(needed - available)} GiB as a share of the GPU, or "
+            f"lower --max-model-len to about {available / needed:.0%} of its value (the share of one request's KV "
+            "that fits).",
+            "If the value you set seems to be ignored: vLLM keeps the last of a flag given twice, and wrappers that "
+            "start vLLM for you can append their own --gpu-memory-utilization after yours.",
+        ]
+    return RULE_MAX_MODEL_LEN.finding(
+        Severity.CRITICAL,
+        title,
+        summary="vLLM refused to start: one request of the maximum length does not fit the KV cache.",
+        evidence=evidence,
+        actions=actions,
+        confidence=0.7,
+    )
 
 
 def _estimated_length(event, current: int | None) -> tuple[int | None, str]:

@@ -263,14 +263,15 @@ def _port_in_use(match: re.Match[str]) -> Fields:
     """Whose bind failed (the API server's; torch.distributed's store; a ZMQ socket of vLLM's) and on what address."""
     words = match.group(0)
     store = "EADDRINUSE" in words or match["bport"] is not None
-    component = "torch.distributed" if store else "zmq" if words.startswith("ZMQError") else None
+    zmq_address = match["zaddr"] or match["zaddr2"]
+    component = "torch.distributed" if store else "zmq" if words.startswith("ZMQError") or zmq_address else None
     if match["dport"]:
         return {"message": words, "component": "docker", "address": f"{match['dhost'] or '0.0.0.0'}:{match['dport']}"}
     if match["port"]:
         address = f"{match['host'] or '0.0.0.0'}:{match['port']}"
     else:
         port = match["sport"] or match["bport"]
-        address = f":{port}" if port else match["zaddr"]
+        address = f":{port}" if port else zmq_address
     return {"message": words, "component": component, "address": address}
 
 
@@ -556,16 +557,26 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Gateway|Service Unavailable|Gateway Time-?out)\b.*?for url: https?://(?:huggingface\.co|hf\.co)/",
         lambda m: {"message": m.group(0), "status": int(m["status"])},
     ),
-    wording(  # OpenSSL refusing the certificate a Hub download met (a proxy that inspects HTTPS, or no CA bundle)
+    wording(  # OpenSSL refusing the certificate a Hub download met (a proxy that inspects HTTPS, or no CA bundle); a
+        # tool that fetches config.json itself through urllib names the Hub in words (`… from HuggingFace: <urlopen
+        # error [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: …`, ai-dynamo/aiconfigurator#1361, whose
+        # image lacked ca-certificates)
         ("CERTIFICATE_VERIFY_FAILED",),
         K.HUB_TLS_UNTRUSTED,
-        r"(?=.*\b(?:huggingface\.co|hf\.co|hf-mirror\.com)\b).*?CERTIFICATE_VERIFY_FAILED\]? certificate verify "
-        r"failed: (?P<why>[\w ,-]*\w)",
+        r"(?=.*\b(?:huggingface\.co|hf\.co|hf-mirror\.com|HuggingFace|Hugging Face)\b).*?CERTIFICATE_VERIFY_FAILED\]? "
+        r"certificate verify failed: (?P<why>[\w ,-]*\w)",
         lambda m: {"message": m["why"]},
     ),
     wording(  # a port to listen on already taken: the API server's bind (vLLM 0.32 binds before its engine starts,
         # launchers/launcher.py; older releases through uvicorn, after the model loaded), torch.distributed's store
-        ("Errno 98", "EADDRINUSE", "errno: 98", "ZMQError: Address already in use", "port is already allocated"),
+        (
+            "Errno 98",
+            "EADDRINUSE",
+            "errno: 98",
+            "ZMQError: Address already in use",
+            "port is already allocated",
+            "Address already in use (addr='tcp://",
+        ),
         K.PORT_IN_USE,
         # torch before 2.4 worded its store's failure per address: `The server socket has failed to listen on any local
         # network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).`
@@ -577,7 +588,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"[Aa]ddress already in use|(?P<store>failed to listen on any local network address\.)?.*?(?:port: "
         r"(?P<sport>\d+).*?)?name: EADDRINUSE.*"
         # pyzmq binding one of the sockets vLLM's processes talk over (newer pyzmq adds the address)
-        r"|ZMQError: Address already in use(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?"
+        # (a connector that logs the exception's words alone keeps pyzmq's address: `Mooncake KVCacheSendingThread
+        # exception: Address already in use (addr='tcp://10.235.53.16:20012')`, vllm-project/vllm-ascend#8938)
+        r"|(?P<zmq>ZMQError: )?Address already in use(?(zmq)(?: \(addr='tcp://(?P<zaddr>[^']*)'\))?"
+        r"| \(addr='tcp://(?P<zaddr2>[^']*)'\))"
         # uvicorn's words cut before the address (errno 98 is EADDRINUSE on Linux: the words are whole without it;
         # vllm#7514, a restarted server binding before the last one had let go)
         r"|\[Errno 98\] error while attempting to bind on address(?! \()"

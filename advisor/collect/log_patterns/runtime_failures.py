@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_float, to_int, wording
+from advisor.collect.log_patterns.pattern import NUM, SHELL_JOB, Fields, Pattern, to_float, to_int, wording
 from rules.catalog.op7_cuda_errors import ERRORS as CUDA_ERRORS
 from rules.events import (
     FLASHINFER_SAMPLER,
@@ -335,6 +335,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.NCCL_ERROR,
         r"Bootstrap ?: no socket interface found|NET/Socket ?: No usable listening interface found",
         lambda m: {"message": m.group(0)},
+    ),
+    wording(  # the worker's account of a /sleep, an INFO line: OP-7.163 reads one that freed nothing
+        ("Sleep mode freed ",),
+        K.SLEEP_FREED,
+        rf"Sleep mode freed (?P<freed>{NUM}) GiB memory, (?P<kept>{NUM}) GiB memory is still in use",
+        lambda m: {"sleep_freed_gib": to_float(m["freed"]), "sleep_kept_gib": to_float(m["kept"])},
     ),
     wording(  # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp) failing a driver call, with cuGetErrorString's
         # words and its own file: re-mapping memory on wake_up, where `Call to wake_up method failed: ` wraps it

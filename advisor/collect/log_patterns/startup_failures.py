@@ -236,6 +236,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "estimated_max_model_len": to_int(m["est"]),
         },
     ),
+    wording(  # the same refusal as people retell it, the GiB kept and the length dropped (allenai/olmocr#269:
+        # `ValueError: 1.75 GiB KV cache is needed, available 0.13 GiB`, two --gpu-memory-utilization flags)
+        ("KV cache is needed, available",),
+        K.MAX_MODEL_LEN_TOO_LARGE,
+        rf"(?P<need>{NUM}) GiB KV cache is needed, available (?P<avail>{NUM}) GiB",
+        lambda m: {"kv_needed_gib": to_float(m["need"]), "available_kv_gib": to_float(m["avail"])},
+    ),
     wording(
         ("maximum number of tokens that can be stored",),
         K.V0_MAX_SEQ_LEN_TOO_LARGE,

@@ -48,6 +48,17 @@ def test_max_model_len_without_the_estimate_sentence_scales_linearly():
     assert _changes(_one(op1_kv_fit.RULE_MAX_MODEL_LEN, facts)) == {"--max-model-len": "22464"}
 
 
+def test_the_refusal_retold_without_its_length_still_gives_the_share_that_fits_and_the_missing_gib():
+    # allenai/olmocr#269, verbatim: the reporter's own shortening; olmocr passed --gpu-memory-utilization twice and
+    # vLLM kept the last (0.80 after 0.95)
+    [refusal] = parse_lines(["ValueError: 1.75 GiB KV cache is needed, available 0.13 GiB"]).events
+    assert refusal.kind == K.MAX_MODEL_LEN_TOO_LARGE and refusal.max_model_len is None
+    finding = _one(op1_kv_fit.RULE_MAX_MODEL_LEN, Facts(events=[refusal]))
+    assert "1.75 GiB KV > 0.13 GiB" in finding.title
+    assert "missing 1.62 GiB" in finding.actions[0] and "about 7%" in finding.actions[0]
+    assert "given twice" in finding.actions[1]
+
+
 def _cpu_refusal(available_kv_gib: float) -> LogEvent:
     # vllm#29233: vLLM's CPU backend before 0.14 took 4 GiB of KV with VLLM_CPU_KVCACHE_SPACE unset
     return event(

@@ -316,3 +316,17 @@ def test_an_offline_call_to_the_hubs_api_proposes_the_cached_snapshots_path():
     [finding] = _findings(RULE_HUB_NOT_CACHED, line)
     assert "Hub's API while offline mode is on" in finding.title
     assert "snapshots/<revision>" in finding.actions[0]
+
+
+def test_a_tool_fetching_config_json_through_urllib_names_the_hub_in_words_and_is_the_same_certificate_reading():
+    # ai-dynamo/aiconfigurator#1361, verbatim: fixed by adding ca-certificates to the image (#1362)
+    line = (
+        "aiconfigurator default: error: argument --model-path/--model: 'Qwen/Qwen3-Coder-Next' is not a valid "
+        "HuggingFace model path or local path with config.json. Error: Failed to download Qwen/Qwen3-Coder-Next's "
+        "config.json from HuggingFace: <urlopen error [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+        "unable to get local issuer certificate (_ssl.c:1010)>"
+    )
+    [finding] = _findings(RULE_HUB_NOT_CACHED, line)
+    assert "unable to get local issuer certificate" in finding.title and "ca-certificates" in finding.summary
+    # a certificate refused by a server that is not the Hub is not this reading
+    assert _findings(RULE_HUB_NOT_CACHED, line.replace("HuggingFace", "the registry")) == []

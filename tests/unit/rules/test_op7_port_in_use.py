@@ -97,3 +97,17 @@ def test_torch_before_2_4_words_its_store_failure_per_address():
         "use)."
     )
     assert [f.rule for f in _findings(warning) if f.rule == "OP-7.39"] == []
+
+
+def test_a_connectors_zmq_bind_in_a_fully_dated_header_is_a_port_in_use():
+    # vllm-project/vllm-ascend#8938, verbatim (its `^M` a carriage return as the terminal showed it): the logger dates
+    # the line in full, and the connector logs pyzmq's words without the exception's class
+    line = (
+        "(Worker_DP1_TP14_EP30 pid=2493) ERROR 2026-04-25 10:01:17.340 [mooncake_connector.py:246] Mooncake "
+        "KVCacheSendingThread exception: Address already in use (addr='tcp://10.235.53.16:20012')^M"
+    )
+    [event] = parse_lines([line]).events
+    assert event.kind == K.PORT_IN_USE and event.level == "ERROR"
+    assert (event.component, event.address) == ("zmq", "10.235.53.16:20012")
+    [finding] = RULE_PORT_IN_USE.check(Facts(events=[event]))
+    assert "20012" in finding.title

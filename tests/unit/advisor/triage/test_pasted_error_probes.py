@@ -37,6 +37,7 @@ LATER = (
     "twentyfifth",
     "twentysixth",
     "twentyseventh",
+    "twentyeighth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -48,7 +49,8 @@ LATER = (
 # from one and 29 and 24 from the two others, which stopped before their time, and the twenty-third, 30 and 27 from
 # two of three collectors (the third had added none at its time), the twenty-fourth, 30 and 27 from two, and the
 # twenty-fifth, 23, 22 and 19 from three, which stopped before their time, the twenty-sixth, 30, 26 and 30, and the
-# twenty-seventh, 24, 30 and 21.
+# twenty-seventh, 24, 30 and 21, and the twenty-eighth, 22, 15 and 30, two of whose collectors spent their look-ups
+# before their time.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -71,6 +73,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "twentyfifth": 64,
     "twentysixth": 86,
     "twentyseventh": 75,
+    "twentyeighth": 67,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
