@@ -507,8 +507,11 @@ class LogEventKind(str, Enum):
     UID_WITHOUT_USER = "uid_without_user"
     PASSWD_LOCKED = "passwd_locked"  # `useradd: cannot lock /etc/passwd; try again later` (a start script's)
     # a cache directory the process may not write: "PermissionError: [Errno 13] Permission denied: '/app/.cache/vllm'"
-    # or a read-only file system (Errno 30); message: the path
+    # or a read-only file system (Errno 30); message: the path, component: "read_only" for Errno 30
     CACHE_NOT_WRITABLE = "cache_not_writable"
+    # any other path on a read-only file system: "OSError: [Errno 30] Read-only file system: '/scratch/…/env'" (a
+    # container's image or a volume mounted read-only); message: the path
+    PATH_READ_ONLY = "path_read_only"
     # argparse refusing vLLM's command line: "vllm: error: unrecognized arguments: --enable-metrics"; message: the
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
@@ -1456,7 +1459,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.PASSWD_LOCKED: ("message",),
-    LogEventKind.CACHE_NOT_WRITABLE: ("message",),
+    LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),
+    LogEventKind.PATH_READ_ONLY: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.ARGS_REQUIRED: ("message", "component"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),

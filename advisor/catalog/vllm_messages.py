@@ -31,8 +31,9 @@ MIN_PARTIAL_LITERAL = 24
 # A message with less literal text than that ("unexpected error", "model is required") is common English: inside
 # another line (Ray's "… crashed unexpectedly due to SIGSEGV or other unexpected errors.") it is not vLLM's. Such a
 # message matches only where a message starts (the line's start, after a class's or logger's `: `, `] `, a dash or
-# a quote) and, with no field to end it, only where the line then ends.
-_SHORT_START = r"""(?:^|(?<=[:\]'"-])\s*)"""
+# a quote, or a Chinese sentence's full-width colon: `一直报错：Unknown part type: audio`, dasheng-lm#31) and, with no
+# field to end it, only where the line then ends.
+_SHORT_START = r"""(?:^|(?<=[:\]'"\-：])\s*)"""
 _SHORT_END = r"""[\s.!'"})\],]*$"""
 NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for it to count as near
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words

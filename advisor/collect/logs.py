@@ -101,6 +101,12 @@ _NATIVE_HEADER = re.compile(
     r"^\[?(?P<level>[IWEF])(?:\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+)?\s*(?P<where>[\w./-]+\.(?:cc|cpp|cu|cxx|c|h|hpp):\d+)\]"
     r" ?(?P<msg>.*)$"
 )
+# Ray's C++ core (its GCS, raylets and core workers; src/ray/util/logging.cc): `[2025-06-13 01:49:41,730 E 1 1]
+# gcs_rpc_client.h:179: …`, the stamp, a glog letter, the process and thread ids, then the file and line
+_RAY_CORE_HEADER = re.compile(
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (?P<level>[IWEF]) \d+ \d+\] "
+    r"(?P<where>[\w./-]+\.(?:cc|cpp|cu|cxx|c|h|hpp):\d+):? ?(?P<msg>.*)$"
+)
 # NCCL's own debug lines (NCCL_DEBUG=WARN or INFO; src/debug.cc): an optional `[%F %T] ` stamp, `host:pid:tid
 # [device] `, for a WARN the file, line and function that warned, then `NCCL WARN ` (which NCCL's documentation of
 # NCCL_DEBUG calls "messages indicating a fatal error") or `NCCL INFO `.
@@ -126,7 +132,7 @@ _OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "
 def _other_logger(message: str) -> tuple[re.Match[str], str] | None:
     """The header of a logger other than vLLM's that names a level, and whose it is: a native library's, or a
     wrapper's."""
-    native = _NATIVE_HEADER.match(message)
+    native = _NATIVE_HEADER.match(message) or (_RAY_CORE_HEADER.match(message) if message.startswith("[2") else None)
     if native:
         return native, NATIVE_LOG
     nccl = _NCCL_HEADER.match(message) if " NCCL " in message else None
@@ -721,7 +727,7 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     ):
         exception = ("TypeError", refusal.group(0))  # inside a framework's own error line
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
-        exception = (_PYDANTIC_CLASSES[wrapped["type"]], wrapped["words"])
+        exception = (_PYDANTIC_CLASSES[wrapped["type"] or wrapped["type1"]], wrapped["words"] or wrapped["words1"])
     return _inner_of_wrapped(exception)
 
 
@@ -754,9 +760,12 @@ _ENGINE_ARGS_REFUSAL = re.compile(
 # pydantic's line for an error a validator raised, under its `N validation error(s) for <Model>` header: vLLM's
 # config classes (ModelConfig, VllmConfig …) are pydantic dataclasses, so a ValueError or an assert in their
 # `__post_init__` is printed as `Value error, <words> [type=value_error, input_value=ArgsKwargs(…), …]`
-# (zai-org/GLM-V#9 with vLLM 0.9; vllm#35967): the words are the exception's, its class pydantic's type.
+# (zai-org/GLM-V#9 with vLLM 0.9; vllm#35967): the words are the exception's, its class pydantic's type. pydantic 1
+# printed the words first and the type after them in parentheses (`  Quantization is not supported for <class
+# '…BloomForCausalLM'>. (type=value_error)`, vllm#1711: a wrapper's settings model built vLLM's engine).
 _PYDANTIC_WRAPPED = re.compile(
-    r"^\s*(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), input_value="
+    r"^\s*(?:(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), "
+    r"input_value=|(?P<words1>\S.*?) \(type=(?P<type1>value_error|assertion_error)\)$)"
 )
 _PYDANTIC_CLASSES = {"value_error": "ValueError", "assertion_error": "AssertionError"}
 

@@ -1,4 +1,5 @@
-"""OP-7.18 and OP-7.19: the container's user — a uid with no user name, a cache directory it may not write.
+"""OP-7.18, OP-7.19 and OP-7.165: the container's user and mounts — a uid with no user name, a cache directory it may
+not write, another path on a read-only file system.
 
 Why a family of their own: platforms that run images under an arbitrary user (OpenShift gives each pod a random
 UID; `docker run --user`, Kubernetes' runAsUser) break two assumptions of what runs inside vLLM, in Python's and
@@ -108,6 +109,8 @@ def _check_cache(facts: Facts) -> list[Finding]:
     parent = paths[0].rsplit("/", 1)[0] or "/"
     if paths[0].startswith("/."):  # ~ is / itself (/.cache, /.triton): a home never given, never a dir to chown
         return [_homeless_cache(paths, events, library)]
+    if events[0].component == "read_only":
+        return [_read_only_cache(paths, events, variable, what)]
     return [
         RULE_CACHE.finding(
             Severity.CRITICAL,
@@ -130,6 +133,27 @@ def _check_cache(facts: Facts) -> list[Finding]:
             confidence=0.85,
         )
     ]
+
+
+def _read_only_cache(paths: list[str], events: list[LogEvent], variable: str, what: str) -> Finding:
+    """A cache on a read-only file system (Errno 30): no owner can write it, so ownership is no fix; the mount is
+    (llm-d-incubation/llm-d-modelservice#243: a chart mounted the model volume readOnly, and the Hub's cache in it
+    needs its lock files; the reporter mounted a writable volume instead)."""
+    return RULE_CACHE.finding(
+        Severity.CRITICAL,
+        f"the process may not write its cache directory {paths[0]}: it is on a read-only file system",
+        summary="vLLM and the libraries it runs write caches when they start (the Hugging Face cache takes lock files "
+        "even to read a model already in it); this one sits on a file system mounted read-only (a volume or PVC "
+        "mounted readOnly, a container's read-only root, an Apptainer image), so no user can write it.",
+        evidence=[c.log_evidence(e, name="cache on a read-only file system", value=e.message) for e in events[:3]],
+        changes=[_cache_moved(variable, what)],
+        actions=[
+            f"Mount what holds {paths[0]} writable (a Kubernetes volumeMount without `readOnly: true`, a chart "
+            "value that mounts the model volume read-only, Docker's `:ro`), or mount a writable volume at the "
+            "cache directory and keep the models read-only beside it.",
+        ],
+        confidence=0.85,
+    )
 
 
 # What a cache moved to a directory outside a volume costs.
@@ -203,10 +227,53 @@ RULE_CACHE = Rule(
         fix="The directory owned by the server's user; or the library's cache variable (VLLM_CACHE_ROOT, "
         "FLASHINFER_WORKSPACE_BASE, HF_HOME, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, XDG_CACHE_HOME) at a "
         "writable directory; or the server run as the directory's owner (`docker run --user`).",
-        limits="Reads paths with `cache` in them; a model directory or a log file it may not write is another "
-        "error, read as such.",
+        limits="Reads paths with `cache` in them; another path on a read-only file system is OP-7.165's, and a model "
+        "directory or a log file it may not write for a permission is another error, read as such.",
         references=["https://github.com/odysseus-dev/odysseus/issues/6157"],
     ),
 )
 
-RULES: list[Rule] = [RULE_UID, RULE_CACHE]
+# --- OP-7.165 another path on a read-only file system -------------------------------------------------------
+
+
+def _read_only_finding(facts: Facts, event: LogEvent, match: object) -> Finding:
+    path = event.message or "?"
+    return RULE_READ_ONLY.finding(
+        Severity.HIGH,
+        f"{path} is on a read-only file system where the process runs: a container image or a mount that is not "
+        "writable there",
+        summary="The write was refused by the file system, not by a permission: inside a container the image's own "
+        "files are read-only under Apptainer/Singularity (and under Docker's `--read-only` or a pod's "
+        "readOnlyRootFilesystem), and a host directory is writable there only where it is bound in writable.",
+        evidence=[c.log_evidence(event, name="read-only path", value=path)],
+        actions=[
+            f"Bind the host directory that should hold {path} into the container writable: Apptainer/Singularity "
+            "`-B <host dir>:<host dir>` (or the site's bindings module), Docker `-v <host dir>:<dir>` without `:ro`, "
+            "a pod volumeMount without `readOnly: true`.",
+            "Or write it somewhere the container can: a directory under a writable mount, or $HOME/$TMPDIR where "
+            "those are bound.",
+        ],
+        confidence=0.7,
+    )
+
+
+RULE_READ_ONLY = Rule(
+    code="OP-7.165",
+    title="a path on a read-only file system",
+    category=Category.STARTUP,
+    check=c.on_kind(LogEventKind.PATH_READ_ONLY, _read_only_finding),
+    needs=("events",),
+    page=RulePage(
+        checks="`[Errno 30] Read-only file system: '<path>'` on a path that is not a cache's (OP-7.19 reads those).",
+        why="Inside a container, paths outside the writable mounts are read-only, and whatever writes there stops.",
+        example="`Error: [Errno 30] Read-only file system: '/scratch/project_…/h5-env'` creating a venv inside "
+        "LUMI's vLLM Singularity image, whose file systems were not bound in (Lumi-supercomputer/LUMI-AI-Guide#46: "
+        "the maintainers fixed the guide with the site's bindings module).",
+        fix="Bind the directory in writable (Apptainer `-B`, Docker `-v` without `:ro`, a volumeMount without "
+        "readOnly), or write elsewhere.",
+        limits="The words do not say which mount is read-only; `mount | grep <path>` inside the container does.",
+        references=["https://github.com/Lumi-supercomputer/LUMI-AI-Guide/issues/46"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UID, RULE_CACHE, RULE_READ_ONLY]

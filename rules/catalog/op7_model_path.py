@@ -9,7 +9,10 @@ vllm/transformers_utils/config.py, 0.32: no config.json and no params.json). A d
 model's root has transformers say what is missing (`… does not appear to have a file named config.json`,
 transformers/utils/hub.py) or that its config.json is not a transformers config (`Unrecognized model in … Should have
 a `model_type` key`): the folder above the model, a Hugging Face cache folder instead of its snapshot, a LoRA
-adapter, Mistral's own format. None of these is fixed by a flag of the model's size or memory: the path is.
+adapter, Mistral's own format. With VLLM_USE_MODELSCOPE set, a name that is no local directory is looked up on
+ModelScope, whose hub answers a 404 with `The request model: X does not exist!` (modelscope/hub/errors.py;
+CraftJarvis/JarvisVLA#5, where the maintainer said to download the model and serve its local path). None of these is
+fixed by a flag of the model's size or memory: the path is.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ _HUB_ID = (
     "cache: the exception chained above vLLM's says which."
 )
 
+_MODELSCOPE = (
+    "Give vLLM the model's local directory (download it first: `modelscope download --model <org>/<name> "
+    "--local_dir <dir>`, then `vllm serve <dir>`), or its ModelScope id as `<org>/<name>`; a model that is on the "
+    "Hugging Face Hub instead is looked up there once VLLM_USE_MODELSCOPE is unset."
+)
+
 
 def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.MODEL_NOT_FOUND)
@@ -81,6 +90,13 @@ def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, l
             _no_tokenizer(model, local),
             _WHERE.format(model=model) if local else _HUB_ID.format(model=model),
         ]
+    if reason == "modelscope":
+        title = (
+            f"ModelScope has no model {model}: with no local directory of that name, vLLM looked it up on ModelScope "
+            "(VLLM_USE_MODELSCOPE is set)"
+        )
+        bare = "" if "/" in model else f" `{model}` has no `<org>/` part, so no hub can resolve it."
+        return title, [_MODELSCOPE + bare, _WHERE.format(model=model)]
     if reason == "no_model_type":
         return f"{model}'s config.json has no model_type: it is not a transformers model's configuration", [
             _NOT_HF,

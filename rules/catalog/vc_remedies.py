@@ -195,6 +195,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "4-bit can be saved again with its adapters merged into 16-bit weights (Unsloth's save_pretrained_merged, "
         "unslothai/unsloth#688).",
     ),
+    Remedy(  # vllm/entrypoints/openai/serving_embedding.py (0.4.3-0.5.0.post1) answered only float embeddings; the
+        # OpenAI SDK asks for base64 unless told otherwise, and LangChain's OpenAIEmbeddings goes through it
+        # (vllm#5734). 0.32's embedding protocol (entrypoints/pooling/embed/protocol.py) answers base64 too.
+        "base64 encoding is not currently supported",
+        "encoding_format (client request)",
+        "setting",
+        "float",
+        "this vLLM answers embeddings only as floats, and the client asked for base64 (the OpenAI SDK's default)",
+        action='Have the client ask for float embeddings (`encoding_format="float"` in the request), or upgrade '
+        "vLLM: the check is in 0.4.3 to 0.5.0 only, and later releases answer base64 as well.",
+    ),
     Remedy(
         "as WSL is detected",
         "host",

@@ -945,8 +945,14 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Permission denied: ", "Read-only file system: "),
         K.CACHE_NOT_WRITABLE,
         # (`[error 13]`: a person's retyping, vllm#20127)
-        r"\[(?:Errno|error) (?:13|30)\] (?:Permission denied|Read-only file system): "
+        r"\[(?:Errno|error) (?:13|(?P<ro>30))\] (?:Permission denied|Read-only file system): "
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
+        lambda m: {"message": m["path"], "component": "read_only" if m["ro"] else None},
+    ),
+    wording(  # any other path on a read-only file system (OP-7.165): an Apptainer image, a volume mounted read-only
+        ("Read-only file system: ",),
+        K.PATH_READ_ONLY,
+        r"\[Errno 30\] Read-only file system: '(?P<path>[^']+)'",
         lambda m: {"message": m["path"]},
     ),
     wording(  # transformers' own words when its Hugging Face cache is not writable (utils/hub.py, 4.x): it warns and

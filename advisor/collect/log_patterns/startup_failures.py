@@ -69,6 +69,9 @@ def _python_script(words: list[str]) -> str | None:
     )
 
 
+_ONE_DASH_FLAG = re.compile(r"^-[a-z][a-z0-9]+(?:-[a-z0-9]+)*(?:=|$)")
+
+
 def _unrecognized(match: re.Match[str]) -> Fields:
     """The first argument vLLM's command line does not take: a program when the arguments start with one (a
     command appended to an image whose entrypoint is vLLM's server), else the first unknown flag and the flag it
@@ -80,6 +83,12 @@ def _unrecognized(match: re.Match[str]) -> Fields:
     if script:
         return {"message": match["args"], "component": script}
     flags = [w.split("=", 1)[0] for w in words if w.startswith("--")]
+    # a long flag typed with one dash (`-port 8000`, vast-data/VUA#7) is no flag argparse knows, and names the one
+    # it misses a dash of
+    named = (w.split("=", 1)[0] for w in words if _ONE_DASH_FLAG.match(w))
+    single = next((name for name in named if is_flag("-" + name)), None)
+    if single is not None:
+        return {"message": match["args"], "component": single, "nearest_flag": "-" + single}
     unknown = next((w for w in flags if not is_flag(w)), None)
     refused = unknown or (flags[0] if flags else None)  # every flag vLLM 0.32 knows: the server is another release
     releases = flag_releases(refused) if refused else None
@@ -417,6 +426,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Can't load tokenizer for",
             "Incorrect path_or_model_id",
             "Can't load the configuration of",
+            "does not exist!",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
@@ -431,7 +441,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Incorrect path_or_model_id: '(?P<vllm_path_model>[^']*)'(?P<vllm_path>)"
         # transformers' AutoConfig when it could not get config.json from the path or the Hub (configuration_utils.py:
         # `… make sure you don't have a local directory with the same name`; vllm#2814, a RunPod template)
-        r"|Can't load the configuration of '(?P<vllm_config_model>[^']+)'(?P<vllm_config>)",
+        r"|Can't load the configuration of '(?P<vllm_config_model>[^']+)'(?P<vllm_config>)"
+        # ModelScope's hub answering 404 for the id (modelscope/hub/errors.py): vLLM looks models up on ModelScope
+        # instead of the Hugging Face Hub when VLLM_USE_MODELSCOPE is set (CraftJarvis/JarvisVLA#5)
+        r"|The request model: (?P<modelscope_model>\S+) does not exist!(?P<modelscope>)",
         _model_not_found,
     ),
 )

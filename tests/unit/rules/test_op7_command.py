@@ -39,6 +39,16 @@ def test_a_misspelt_flag_is_named_by_the_flag_vllm_has():
     assert not finding.changes and finding.actions[0].startswith("Spell it --max-model-len, with the same value")
 
 
+def test_a_long_flag_typed_with_one_dash_is_the_flag_with_two():
+    # vast-data/VUA#7, verbatim: a wrapper's parser for `vllm bench serve`; the rerun with `--port 8000` parsed
+    [finding] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("vua-vllm: error: unrecognized arguments: -port 8000"))
+    assert finding.title == "vLLM refused the argument -port: a misspelling of --port"
+    [with_value] = op7_command.RULE_UNRECOGNIZED.evaluate(
+        _facts("vllm: error: unrecognized arguments: -max-model-len=4096")
+    )
+    assert with_value.title.endswith("a misspelling of --max-model-len")
+
+
 def test_a_command_appended_to_the_servers_entrypoint_points_at_the_entrypoint():
     # opea-project/GenAIComps#336: docker run IMAGE /bin/bash -c "…" on an image whose entrypoint is the api_server
     facts = _facts(

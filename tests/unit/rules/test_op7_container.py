@@ -85,3 +85,20 @@ def test_a_cache_at_the_root_is_a_user_without_a_home_never_a_directory_to_chown
     assert [(ch.flag, ch.kind) for ch in top.changes] == [("HOME", "env")]
     assert not any("chown" in action for action in top.actions)
     assert "HF_HOME" in top.actions[0] and "vllm#10185" in top.changes[0].reason
+
+
+def test_a_cache_on_a_read_only_mount_asks_for_a_writable_mount_not_an_owner():
+    # llm-d-incubation/llm-d-modelservice#243, verbatim: the chart mounted the model PVC readOnly; the reporter mounted
+    # a writable volume instead
+    line = " `OSError: [Errno 30] Read-only file system: '/model-cache/models--meta-llama--Llama-3.1-8B-Instruct'`"
+    [finding] = op7_container.RULE_CACHE.evaluate(_facts(line))
+    assert finding.title.endswith("it is on a read-only file system") and "readOnly: true" in finding.actions[0]
+    assert not any("chown" in action for action in finding.actions)
+
+
+def test_another_path_on_a_read_only_file_system_asks_for_the_directory_bound_in_writable():
+    # Lumi-supercomputer/LUMI-AI-Guide#46, verbatim: a venv created inside LUMI's vLLM Singularity image, whose file
+    # systems the guide forgot to bind in (the maintainers' fix: the bindings module; `-B $PWD:$PWD` worked too)
+    top = evaluate(_facts("Error: [Errno 30] Read-only file system: '/scratch/project_462000131/mjanicki/h5-env'")).top
+    assert top.rule == "OP-7.165" and "/scratch/project_462000131/mjanicki/h5-env" in top.title
+    assert "-B <host dir>:<host dir>" in top.actions[0]

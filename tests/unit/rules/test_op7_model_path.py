@@ -7,6 +7,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog.op7_model_path import RULE
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 GATED = [
     "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-abc)",
@@ -106,3 +107,12 @@ def test_autoconfigs_words_for_a_config_it_could_not_get_are_the_model_not_found
     top = evaluate(Facts(events=parse_lines([line]).events)).top
     assert top.rule == "OP-7.53" and top.title.startswith("vLLM found no model Qwen/Qwen1.5-72B-Chat-AWQ")
     assert "HF_TOKEN" in top.actions[0]
+
+
+def test_modelscopes_404_names_the_hub_it_asked_and_the_local_path():
+    # CraftJarvis/JarvisVLA#5, verbatim: `vllm serve jarvis_vla_qwen2_vl_7b_sft`; the maintainer said vllm serve wants
+    # a Hub id or a local path, and to download the model and serve its path
+    top = top_finding("`requests.exceptions.HTTPError: The request model: jarvis_vla_qwen2_vl_7b_sft does not exist! `")
+    assert top.rule == "OP-7.53" and top.title.startswith("ModelScope has no model jarvis_vla_qwen2_vl_7b_sft")
+    assert "VLLM_USE_MODELSCOPE" in top.title and "`vllm serve <dir>`" in top.actions[0]
+    assert "has no `<org>/` part" in top.actions[0]

@@ -742,3 +742,13 @@ def test_the_startup_notice_that_lora_covers_the_language_model_alone_is_not_a_f
     line = "WARNING 03-01 10:00:00 [model_runner.py:1061] Regarding multimodal models, vLLM currently only supports "
     top = evaluate(Facts(events=parse_lines([line + "adding LoRA to language model."]).events)).top
     assert top is None
+
+
+def test_base64_embeddings_refused_by_an_old_release_ask_the_client_for_floats_or_an_upgrade():
+    # vllm#5734, verbatim: LangChain's OpenAIEmbeddings asks for base64 (the OpenAI SDK's default), which vLLM 0.4.3 to
+    # 0.5.0 refused
+    top = _top(
+        "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'base64 encoding is not currently "
+        "supported', 'type': 'BadRequestError', 'param': None, 'code': 400}"
+    )
+    assert top.rule == "VC-1" and 'encoding_format="float"' in top.actions[0] and "upgrade vLLM" in top.actions[0]

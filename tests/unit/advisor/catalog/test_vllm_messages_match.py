@@ -144,6 +144,8 @@ def test_a_short_message_inside_another_sentence_is_not_vllms(line: str):
         "RuntimeError: unexpected error",
         "ERROR 01-01 [core.py:788] unexpected error",
         "Error code: 500 - {'message': 'Internal server error'}",
+        # xiaomi-research/dasheng-lm#31, verbatim: a Chinese sentence's full-width colon before vLLM's words
+        "你好，我使用VLLM部署模型后（服务起来了），使用openai接口形式调用服务，一直报错：Unknown part type: audio",
     ],
 )
 def test_a_short_message_where_a_message_starts_and_ends_is_vllms(line: str):
