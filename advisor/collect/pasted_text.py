@@ -84,6 +84,11 @@ _MISCASED_CLASS = re.compile(r"^(?P<cls>[A-Za-z]+(?:error|exception))(?=:\s)", r
 # A line whose quotes arrive escaped (`\"auto\" tool choice requires …`, QwenLM/Qwen-Agent#344): copied out of a
 # JSON string or a log that escaped them, with no plain quote of its own left.
 _ESCAPED_QUOTE = re.compile(r'(?<!\\)"')
+# An error body logged as a quoted string inside another program's structured line, so its JSON is escaped once more
+# (a Go service's logr line: `"body"="{\"object\":\"error\",\"message\":\"\\\"auto\\\" tool choice …`,
+# llmariner/llmariner#619): where it starts.
+_ESCAPED_BODY = re.compile(r'\{\\"(?:object\\":\\"error|error\\":\{)')
+_ONE_ESCAPE = re.compile(r"\\(.)")
 
 
 def _recased(line: str) -> str:
@@ -123,6 +128,9 @@ def unwrap(line: str) -> Unwrapped:
     if line.lstrip().startswith("`") and (code := _INLINE_CODE.match(line)):
         line = code.group("text")
     line = _unescaped(_recased(line))
+    escaped = _ESCAPED_BODY.search(line)
+    if escaped is not None:  # the body with its string's escaping undone, once
+        line = line[: escaped.start()] + _ONE_ESCAPE.sub(r"\1", line[escaped.start() :])
     member = _MESSAGE_MEMBER.match(line)
     if member is not None:
         return Unwrapped(_json_string(member.group(1)), "error_body")

@@ -83,12 +83,23 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
         if package
         else (f"the package that ships {library} for the installed PyTorch version (a prebuilt wheel matching it)")
     )
+    title = (
+        f"{named} was built against {against}: undefined symbol"
+        if symbol
+        else f"{named} could not be loaded (the text ends at its path, before the loader's reason): most often it "
+        "was built against another PyTorch than the one installed"
+    )
     return [
         RULE_UNDEFINED_SYMBOL.finding(
             Severity.CRITICAL,
-            f"{named} was built against {against}: undefined symbol",
-            summary=f"The loader found no {'PyTorch ' if torch else ''}symbol the library was compiled to call. "
-            "A wheel is built against one PyTorch (vLLM pins it exactly): installed beside another version, or "
+            title,
+            summary=(
+                f"The loader found no {'PyTorch ' if torch else ''}symbol the library was compiled to call. "
+                if symbol
+                else "The loader's reason is not in the text; for vLLM's own extension it is most often `undefined "
+                "symbol`, a PyTorch it was not built for (the full ImportError line says). "
+            )
+            + "A wheel is built against one PyTorch (vLLM pins it exactly): installed beside another version, or "
             "left behind after PyTorch changed, it cannot load. The versions must be the ones built together.",
             evidence=[c.log_evidence(event, name="undefined symbol", value=symbol[:120])],
             actions=[
@@ -106,10 +117,14 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
                 "A package built from source (an image that compiles it) must be rebuilt against the PyTorch "
                 "installed beside it, or replaced by its released wheel for that PyTorch.",
             ],
-            confidence=CONFIDENCE,
+            confidence=CONFIDENCE if symbol else CUT_CONFIDENCE,
         )
     ]
 
+
+# The reason cut off: an undefined symbol is the usual one for vLLM's own extension, not the only one (a wheel for
+# another CPU architecture or CUDA says `wrong ELF class` or names a missing library instead)
+CUT_CONFIDENCE = 0.55
 
 RULE_UNDEFINED_SYMBOL = Rule(
     code="OP-7.6",

@@ -481,11 +481,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"NCCL_ERROR_SYSTEM_ERROR.*|ncclSystemError.*|(?i:nccl).*unhandled system error.*",
         lambda m: {"message": m.group(0)},
     ),
-    wording(  # the dynamic loader: a compiled extension that needs a symbol the installed libraries lack
-        ("undefined symbol",),
+    wording(  # the dynamic loader: a compiled extension that needs a symbol the installed libraries lack; or the
+        # ImportError cut after the extension's own path, the loader's reason lost (mudler/LocalAI PR #9950: vLLM's
+        # `_C.abi3.so:` alone, a wheel built against torch 2.10 beside torch 2.11)
+        ("undefined symbol", ".so:"),
         K.EXTENSION_UNDEFINED_SYMBOL,
-        r"(?:\S*/)?(?P<library>[\w.+-]+\.so)\S*:\s*undefined symbol:\s*(?P<symbol>\S+)",  # message: with its path
-        lambda m: {"message": m.group(0), "component": m["library"], "symbol": m["symbol"]},
+        r"(?:\S*/)?(?P<library>[\w.+-]+\.so)\S*:\s*undefined symbol:\s*(?P<symbol>\S+)"  # message: with its path
+        r"|ImportError: (?P<cut>\S*/vllm/(?P<cut_library>_[\w]+\.(?:abi3|cpython-[\w-]+)\.so)):\s*$",
+        lambda m: {
+            "message": m.group(0) if m["library"] else m["cut"],
+            "component": m["library"] or m["cut_library"],
+            "symbol": m["symbol"],
+        },
     ),
     wording(  # transformers' AutoConfig on a model newer than it, retyped or not (`checkoutpoint` in one issue)
         ("does not recognize this architecture", "does not recognize this archi"),

@@ -24,6 +24,17 @@ def test_an_undefined_torch_symbol_in_vllms_extension_is_a_vllm_built_for_anothe
     assert finding.actions[0].startswith("Upgrade vLLM")
 
 
+def test_vllms_extension_cut_after_its_path_is_read_as_the_usual_mismatch_and_says_the_reason_is_missing():
+    # mudler/LocalAI PR #9950, verbatim: the line ends at the path; the PR found a wheel built against torch 2.10
+    # installed beside torch 2.11
+    line = "ImportError: /backends/cuda13-nvidia-l4t-arm64-vllm/venv/lib/python3.12/site-packages/vllm/_C.abi3.so:"
+    [finding] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(_facts(line))
+    assert finding.title.startswith("vLLM's compiled extension (_C.abi3.so) could not be loaded (the text ends at its")
+    assert "another PyTorch" in finding.title and finding.confidence < op7_packages.CONFIDENCE
+    # another library named first is what the loader could not find, not this reading
+    assert op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(_facts("ImportError: libcudart.so.12:")) == []
+
+
 def test_another_packages_library_is_named_as_its_own():
     facts = _facts(
         "ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "

@@ -48,6 +48,19 @@ def test_an_http_error_body_is_read_as_its_message(line):
     assert event.kind == K.VLLM_MESSAGE and event.catalog.template == "The model `{model}` does not exist."
 
 
+def test_a_body_logged_as_an_escaped_string_in_another_programs_line_is_read_as_its_message():
+    # llmariner/llmariner#619, verbatim: a Go service's logr line quoting vLLM's 400, the body's JSON escaped once more
+    line = (
+        '2025/01/26 05:01:04.180666 completions.go:151: grpc: "level"=0 "msg"="Received an error response" "code"=400 '
+        '"status"="400 Bad Request" "body"="{\\"object\\":\\"error\\",\\"message\\":\\"\\\\\\"auto\\\\\\" tool '
+        'choice requires --enable-auto-tool-choice and --tool-call-parser to be set\\",'
+        '\\"type\\":\\"BadRequestError\\",\\"param\\":null,\\"code\\":400}"'
+    )
+    piece = unwrap(line)
+    assert piece.how == "error_body" and piece.error_type == "BadRequestError"
+    assert piece.text == '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+
+
 def test_one_member_of_a_pretty_printed_body_is_read_as_its_message_with_its_escapes_decoded():
     # runpod-workers/worker-vllm#85: the body's `"message": …` line alone, a schema error's lines joined by `\n`
     line = (
