@@ -253,6 +253,9 @@ class LogEventKind(str, Enum):
     # libc.so.6: version `GLIBC_2.32' not found (required by …/vllm/_C.abi3.so)"; component: glibc or libstdc++
     # (from the symbol version's name), version: the version asked for, message: the binary that asked
     SYSTEM_LIBRARY_TOO_OLD = "system_library_too_old"
+    # FlashInfer's check that its prebuilt-kernel packages are its own release ("flashinfer-cubin version (0.6.13) does
+    # not match flashinfer version (0.6.14)."); component: the package, message: its version, version: flashinfer's
+    FLASHINFER_VERSION_SKEW = "flashinfer_version_skew"
     # a gateway's answer, not vLLM's (vLLM's server never answers 502 or 504): "Error: 502", "504 Gateway Time-out",
     # nginx's "upstream timed out"; component: the gateway its log format names (nginx, ingress-nginx), timeout_ms:
     # how long the request ran there (ingress-nginx's access log)
@@ -1431,6 +1434,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CUDA_RUNTIME_ERROR: ("message", "index_bound"),
     LogEventKind.PACKAGE_CONFLICT: ("message", "component", "version", "installed"),
     LogEventKind.SYSTEM_LIBRARY_TOO_OLD: ("message", "component", "version"),
+    LogEventKind.FLASHINFER_VERSION_SKEW: ("message", "component", "version"),
     LogEventKind.GATEWAY_ERROR: ("message", "status", "component", "timeout_ms"),
     LogEventKind.LOCAL_ENDPOINT: ("message",),
     LogEventKind.SERVER_UNREACHABLE: ("message", "component", "address", "url_path", "connect_result"),

@@ -181,6 +181,10 @@ def _check_not_found(facts: Facts) -> list[Finding]:
         ]
     elif offered is not None and offered.startswith("platform:"):  # uv: no wheel for this interpreter at all
         title, actions = _no_wheel_for_the_platform(event.component or requirement, offered.removeprefix("platform:"))
+    elif offered is not None and offered.startswith("wheel:"):  # pip given a wheel file for another interpreter
+        title, actions = _wheel_not_for_this_platform(requirement, offered.removeprefix("wheel:"))
+    elif offered is not None and offered.startswith("python:"):  # versions skipped for their Requires-Python
+        title, actions = _versions_for_other_pythons(offered.removeprefix("python:"))
     elif label is not None:
         variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
         title = f"pip found no {requirement}: builds labelled +{variant} are on PyTorch's own index, never on PyPI"
@@ -242,6 +246,60 @@ def _no_wheel_for_the_platform(package: str, tag: str) -> tuple[str, list[str]]:
     )
 
 
+def _wheel_not_for_this_platform(requirement: str, tags: str) -> tuple[str, list[str]]:
+    """A wheel's file name carries the tags it installs under (`cp310-cp310-manylinux1_x86_64`: CPython 3.10, Linux
+    x86_64; vLLM's later `cp38-abi3` wheels take any CPython from 3.8): pip refuses it where the interpreter's tags are
+    others, which for vLLM is most often a Python of another version or an OS vLLM publishes no wheel for."""
+    python, abi, platform = tags.split("-", 2)
+    version = re.fullmatch(r"cp(\d)(\d+)", python)
+    needs = [f"CPython {version[1]}.{version[2]}" + (" or newer" if abi == "abi3" else "") if version else python]
+    system = next((words for prefix, words in _PLATFORM_WORDS if platform.startswith(prefix)), platform)
+    machine = _MACHINE.search(platform)
+    needs.append(f"{system} {machine.group(0)}" if machine else system)
+    wanted = " on ".join(needs)
+    return (
+        f"pip refused the wheel of {requirement}: it installs only under {wanted}, which this interpreter is not",
+        [
+            f"`python -V` and {_ARCHITECTURE} on the machine that installs: the wheel needs {wanted}. vLLM's wheels "
+            "are for Linux only: on Windows run vLLM in WSL 2 or its container image (vllm#1999, its maintainers), on "
+            "macOS its container or a source build of its CPU backend.",
+            "Or let pip choose: `pip install vllm` (or `vllm==<release>`) picks the file made for this Python and "
+            "platform, where one exists.",
+        ],
+    )
+
+
+# A wheel's platform tag in words, by its start, and the CPU architecture at its end
+_PLATFORM_WORDS = (
+    ("manylinux", "Linux"),
+    ("musllinux", "musl Linux"),
+    ("linux", "Linux"),
+    ("win", "Windows"),
+    ("macosx", "macOS"),
+)
+_MACHINE = re.compile(r"(?:x86_64|aarch64|arm64|amd64|ppc64le|s390x|i686|universal2)$")
+# One skipped version and its Requires-Python in pip's note: `0.10.1.1 Requires-Python <3.13,>=3.9`
+_REQUIRES_PYTHON = re.compile(r"(?P<version>[\w.+]+) Requires-Python (?P<spec>[^;]+)")
+
+
+def _versions_for_other_pythons(listed: str) -> tuple[str, list[str]]:
+    """pip's note of versions skipped for their Requires-Python: each names the Pythons it takes, and the newest
+    skipped release's range is the one to meet (or a newer release that takes this Python)."""
+    found = [(m["version"], m["spec"].strip()) for m in _REQUIRES_PYTHON.finditer(listed)]
+    specs = sorted({spec for _, spec in found})
+    shown = "; ".join(specs[:3]) + ("; …" if len(specs) > 3 else "")
+    return (
+        f"pip skipped {len(found) or 'the'} release(s) whose Requires-Python excludes this Python ({shown})",
+        [
+            f"Install with a Python those releases take ({shown}): `python -V` shows the one pip runs under; a "
+            "virtual environment or container with that Python (uv: `uv venv --python 3.12`) leaves the system's "
+            "alone.",
+            "Or ask for a newer release that lists this Python (each vLLM release's Requires-Python is on its PyPI "
+            "page): a pin to an older release is what excluded it.",
+        ],
+    )
+
+
 RULE_NOT_FOUND = Rule(
     code="OP-7.55",
     title="pip found nothing it could install for a requirement, or failed to build it",
@@ -290,6 +348,7 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
         ("FAILED: ", _compile_step_failed),
         ("ROCM_HEADER: ", _rocm_header_missing),
         ("STEP ", _build_step_failed),
+        ("EXTENSION", _extension_build_failed),
     ):
         marked = next((e for e in events if (e.message or "").startswith(prefix)), None)
         if marked is not None:
@@ -428,6 +487,26 @@ def _build_input_missing(event: LogEvent) -> Finding:
         "machine does not have.",
         evidence=[c.log_evidence(event, name="ninja's missing input", value=path)],
         actions=actions,
+        confidence=0.6,
+    )
+
+
+def _extension_build_failed(event: LogEvent) -> Finding:
+    """torch's cpp_extension gave up on a setup.py's compile: its ninja output above says which step and why."""
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        "a C++/CUDA extension's source build failed (torch's cpp_extension): the compiler's own error is in the "
+        "lines above",
+        summary="torch's cpp_extension runs ninja over the extension's sources and raises this after any step fails; "
+        "the failing step and the compiler's words are printed before it. A `Killed` among them is the compiler "
+        "killed for memory: each parallel nvcc job takes a few GiB.",
+        evidence=[c.log_evidence(event, name="torch's cpp_extension", value="Error compiling objects for extension")],
+        actions=[
+            "Look above for `FAILED:` and the compiler's `error:` lines, or `Killed`.",
+            "`Killed` (or the machine swapping): build with fewer parallel jobs, `MAX_JOBS=2` (vllm#3180: a "
+            "maintainer's advice, and the reporter's build then worked).",
+            "Or build nothing: a released wheel or image for this platform and CUDA.",
+        ],
         confidence=0.6,
     )
 

@@ -45,7 +45,13 @@ def _check(facts: Facts) -> list[Finding]:
 def _finding(event: LogEvent) -> Finding:
     binary = (event.message or "").strip()
     owner = c.installed_package(binary)
-    who = f"{owner}'s compiled library ({binary.rsplit('/', 1)[-1]})" if owner else f"the binary {binary}"
+    who = (
+        f"{owner}'s compiled library ({binary.rsplit('/', 1)[-1]})"
+        if owner
+        else f"the binary {binary}"
+        if binary
+        else "a compiled library (the text does not name it)"
+    )
     glibc = event.component == "glibc"
     return RULE.finding(
         Severity.CRITICAL,

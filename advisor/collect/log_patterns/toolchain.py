@@ -356,10 +356,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<compat>forward compatibility was attempted on non supported HW)",
         _driver_cuda,
     ),
-    wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have
-        ("' not found (required by",),
+    wording(  # the dynamic loader (ld.so): a symbol version the system's glibc or libstdc++ does not have; Python's
+        # ImportError may stop before the binary that asked (`ImportError: /lib64/libstdc++.so.6: version
+        # `GLIBCXX_3.4.30' not found`, llm-d/llm-d-kv-cache#445: an extension built with GCC 12 in a GCC 11 image)
+        ("' not found (required by", "' not found"),
         K.SYSTEM_LIBRARY_TOO_OLD,
-        r"version `(?P<symbol>GLIBC|GLIBCXX|CXXABI)_(?P<version>[\d.]+)' not found \(required by (?P<binary>[^)]+)\)",
+        r"version `(?P<symbol>GLIBC|GLIBCXX|CXXABI)_(?P<version>[\d.]+)' not found"
+        r"(?: \(required by (?P<binary>[^)]+)\))?",
         lambda m: {
             "component": "glibc" if m["symbol"] == "GLIBC" else "libstdc++",
             "version": f"{m['symbol']}_{m['version']}",
@@ -492,6 +495,27 @@ PATTERNS: tuple[Pattern, ...] = (
             "versions_offered": f"platform:{m['tag']}",
         },
     ),
+    wording(  # pip refusing a wheel file given to it whose tags this interpreter does not take (pip/_internal/
+        # req/constructors.py: "%s is not a supported wheel on this platform."): another Python's, or another OS's
+        # (vllm#1999: vLLM's manylinux wheel on Windows; a maintainer: Windows only through WSL)
+        ("is not a supported wheel on this platform",),
+        K.PIP_NO_DISTRIBUTION,
+        r"(?P<req>[A-Za-z0-9][\w.]*)-(?P<version>[\w.+]+)-(?P<tags>[\w.]+-[\w.]+-[\w.]+)\.whl is not a supported "
+        r"wheel on this platform",
+        lambda m: {
+            "message": f"{m['req']}=={m['version']}",
+            "component": m["req"],
+            "versions_offered": f"wheel:{m['tags']}",
+        },
+    ),
+    wording(  # pip's note of the versions it skipped for their Requires-Python (pip/_internal/index/package_finder.py:
+        # "Ignored the following versions that require a different python version: …"), before its "Could not find"
+        # (phoronix-test-suite/test-profiles#337: vLLM 0.8 to 0.10 on Debian 13's Python 3.13)
+        ("require a different python version",),
+        K.PIP_NO_DISTRIBUTION,
+        r"Ignored the following versions that require a different python version: (?P<listed>.+?)\s*$",
+        lambda m: {"message": m["listed"], "versions_offered": f"python:{m['listed']}"},
+    ),
     wording(  # torch/utils/cpp_extension.py: a toolkit found, torch.cuda.is_available() false where the build runs
         ("No CUDA runtime is found, using CUDA_HOME=",),
         K.BUILD_NO_CUDA_RUNTIME,
@@ -620,6 +644,22 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PIP_BUILD_FAILED,
         r"(?:^|\s)FAILED: (?:\[code=\d+\] )?(?P<target>\S+?\.(?:o|obj))(?=\s|$)",
         lambda m: {"message": f"FAILED: {m['target']}", "component": _built_package(m["target"])},
+    ),
+    wording(  # FlashInfer's check of its prebuilt-kernel packages against itself (flashinfer/jit/env.py, its
+        # `_check_jit_cache_version`), at import in vLLM's engine (vllm#49804: cubin 0.6.13 beside flashinfer 0.6.14)
+        ("does not match flashinfer version",),
+        K.FLASHINFER_VERSION_SKEW,
+        r"(?P<package>flashinfer-(?:cubin|jit-cache)) version \((?P<mine>[^)]+)\) does not match flashinfer version "
+        r"\((?P<theirs>[^)]+)\)",
+        lambda m: {"component": m["package"], "message": m["mine"], "version": m["theirs"]},
+    ),
+    wording(  # torch's cpp_extension (utils/cpp_extension.py, _run_ninja_build) when a setup.py's C++/CUDA build
+        # failed: vLLM's own build before it moved to CMake (2024), flash-attn's, any extension's (vllm#3180: the
+        # compiler killed for memory, fixed with MAX_JOBS=2)
+        ("Error compiling objects for extension",),
+        K.PIP_BUILD_FAILED,
+        r"Error compiling objects for extension",
+        lambda m: {"message": "EXTENSION"},
     ),
     wording(  # vLLM's setup.py (get_vllm_version) finding no platform to build for: the PyTorch of the build has no
         # CUDA or ROCm while VLLM_TARGET_DEVICE says cuda, or VLLM_TARGET_DEVICE names a target setup.py lacks

@@ -247,3 +247,36 @@ def test_uvs_conflict_from_vllms_torch_pin_is_read_before_anything_installs():
     )
     assert "vllm-flash-attn is not installed beside it" in finding.actions[0]
     assert finding.evidence[0].name == "uv's conflict"
+
+
+def test_a_vllm_wheel_for_another_python_or_os_names_what_it_installs_under():
+    # vllm#1999, verbatim (Markdown kept): a cp310 manylinux wheel; a maintainer: Windows only through WSL
+    [finding] = _not_found(
+        "### ERROR: vllm-0.2.2+cu118-cp310-cp310-manylinux1_x86_64.whl is not a supported wheel on this platform.**"
+    )
+    assert finding.title == (
+        "pip refused the wheel of vllm==0.2.2+cu118: it installs only under CPython 3.10 on Linux x86_64, which this "
+        "interpreter is not"
+    )
+    assert "WSL 2" in finding.actions[0]
+    # deepseek-ai/DeepSeek-OCR#156, verbatim: an abi3 wheel takes any CPython from the one it names
+    [abi3] = _not_found(
+        "ERROR: vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl is not a supported wheel on this platform."
+    )
+    assert "CPython 3.8 or newer on Linux x86_64" in abi3.title
+
+
+def test_versions_skipped_for_their_requires_python_name_the_pythons_they_take():
+    # phoronix-test-suite/test-profiles#337, as its collector copied it: vLLM 0.8 to 0.10 on Debian 13's Python 3.13
+    [finding] = _not_found(
+        "ERROR: Ignored the following versions that require a different python version: 0.10.0 Requires-Python "
+        "<3.13,>=3.9; 0.10.1 Requires-Python <3.13,>=3.9; 0.10.1.1 Requires-Python <3.13,>=3.9"
+    )
+    assert finding.title == "pip skipped 3 release(s) whose Requires-Python excludes this Python (<3.13,>=3.9)"
+
+
+def test_torchs_cpp_extension_giving_up_points_at_the_compiler_and_a_killed_one_at_max_jobs():
+    # vllm#3180, verbatim: a maintainer read the `Killed` above it; MAX_JOBS=2 built
+    [finding] = _not_found("  RuntimeError: Error compiling objects for extension")
+    assert finding.title.startswith("a C++/CUDA extension's source build failed (torch's cpp_extension)")
+    assert "MAX_JOBS=2" in finding.actions[1]

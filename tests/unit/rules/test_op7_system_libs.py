@@ -36,6 +36,12 @@ def test_libstdcxx_in_a_conda_environment_points_at_the_copy_found_first():
     assert "conda-forge libstdcxx-ng" in finding.actions[1]
 
 
+def test_the_importerror_that_stops_before_the_binary_still_names_the_runtime_it_needs():
+    # llm-d/llm-d-kv-cache#445, verbatim: an extension built with GCC 12 in an image whose libstdc++ is GCC 11's
+    [finding] = _findings("ImportError: /lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found")
+    assert finding.title.startswith("a compiled library (the text does not name it) needs libstdc++ GLIBCXX_3.4.30")
+
+
 # --- OP-7.57 a system library a package's binary links -------------------------------------------------------------
 
 
