@@ -71,6 +71,8 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
         return []
     event = events[0]
     library, symbol = event.component or "a compiled library", event.symbol or ""
+    if symbol.startswith("__nvJitLink"):
+        return [_older_nvjitlink(event, library, symbol)]
     torch = bool(_TORCH_SYMBOL.match(symbol))
     installed = c.installed_package(event.message)  # the folder under site-packages its path names, if any
     package = installed if installed != "vllm" else None
@@ -120,6 +122,31 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
             confidence=CONFIDENCE if symbol else CUT_CONFIDENCE,
         )
     ]
+
+
+def _older_nvjitlink(event: LogEvent, library: str, symbol: str) -> Finding:
+    """A CUDA library from pip (cuSPARSE, beside torch) asking nvJitLink for a symbol of a newer CUDA minor
+    (`__nvJitLinkComplete_12_4`): the loader found an older libnvJitLink.so.12 first, a system CUDA toolkit's on
+    LD_LIBRARY_PATH, not the nvidia-nvjitlink wheel torch installed (pytorch/pytorch#111469; zai-org/GLM-4#686, whose
+    reporter fixed it by putting the wheel's lib directory first)."""
+    wanted = symbol.rstrip(",.;").rsplit("_", 2)
+    minor = f"CUDA {wanted[-2]}.{wanted[-1]}" if len(wanted) == 3 and wanted[-1].isdigit() else "a newer CUDA"
+    return RULE_UNDEFINED_SYMBOL.finding(
+        Severity.CRITICAL,
+        f"{library} (a CUDA library from pip) needs the nvJitLink of {minor}, and the loader found an older "
+        "libnvJitLink.so.12 first: a system CUDA toolkit's, ahead of the one torch installed",
+        summary="torch's CUDA libraries come as pip wheels (nvidia-cusparse-cu12, nvidia-nvjitlink-cu12 …) built "
+        "together; a CUDA toolkit's lib directory on LD_LIBRARY_PATH (or ldconfig) puts its own, older "
+        "libnvJitLink.so.12 first, and the wheel's cuSPARSE cannot load beside it.",
+        evidence=[c.log_evidence(event, name="undefined symbol", value=symbol[:120])],
+        actions=[
+            "Put the wheel's library first: `export LD_LIBRARY_PATH=$(python -c 'import os, nvidia.nvjitlink; "
+            "print(os.path.dirname(nvidia.nvjitlink.__file__))')/lib:$LD_LIBRARY_PATH` (pytorch/pytorch#111469; "
+            "zai-org/GLM-4#686's reporter did this), or remove the CUDA toolkit's lib64 from LD_LIBRARY_PATH.",
+            "`ldd` on the library named above shows which libnvJitLink.so.12 it resolves to.",
+        ],
+        confidence=0.85,
+    )
 
 
 # The reason cut off: an undefined symbol is the usual one for vLLM's own extension, not the only one (a wheel for

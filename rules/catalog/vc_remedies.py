@@ -206,6 +206,29 @@ REMEDIES: tuple[Remedy, ...] = (
         action='Have the client ask for float embeddings (`encoding_format="float"` in the request), or upgrade '
         "vLLM: the check is in 0.4.3 to 0.5.0 only, and later releases answer base64 as well.",
     ),
+    Remedy(  # vllm/entrypoints/openai/responses/serving.py (0.32): responses are stored only with this variable set
+        # (the store is in memory and never emptied, hence off by default, and a request's store=True is then dropped
+        # silently), so a later turn's previous_response_id or a GET of the id finds nothing (BerriAI/litellm#26147)
+        "Response with id",
+        "VLLM_ENABLE_RESPONSES_API_STORE",
+        "env",
+        "1",
+        "vLLM keeps Responses API results only with this set; without it a client's previous_response_id (a second "
+        "turn) or a lookup of an earlier response finds nothing",
+        action="Or have the client send the whole conversation each turn instead of previous_response_id. The store "
+        "is in server memory and never emptied (vLLM warns so at start): a restart loses it, and each replica has its "
+        "own, so a second turn must reach the same server.",
+    ),
+    Remedy(  # vllm/sampling_params.py (0.4-0.34): top_p is a probability mass in (0, 1]; clients that mean greedy by
+        # top_p=0 (lmms-eval's task configs, EvolvingLMMs-Lab/lmms-eval#1265: fixed by normalising it to 1.0)
+        "top_p must be in (0, 1]",
+        "top_p (client request)",
+        "setting",
+        "1.0",
+        "top_p=0 is outside what vLLM accepts; greedy decoding is temperature=0 (top_p then does not matter)",
+        action="Have the client send top_p=1.0 (or leave it out) and temperature=0 for greedy decoding: top_p must be "
+        "above 0 and at most 1.",
+    ),
     Remedy(
         "as WSL is detected",
         "host",

@@ -35,6 +35,17 @@ def test_vllms_extension_cut_after_its_path_is_read_as_the_usual_mismatch_and_sa
     assert op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(_facts("ImportError: libcudart.so.12:")) == []
 
 
+def test_an_nvjitlink_symbol_in_a_pip_cuda_library_is_an_older_nvjitlink_found_first_not_a_torch_to_reinstall():
+    # zai-org/GLM-4#686, verbatim (its backtick kept): fixed by putting pip's nvjitlink lib first on LD_LIBRARY_PATH
+    line = (
+        "`ImportError: /home/paibo/anaconda3/envs/neptune/lib/python3.12/site-packages/torch/lib/../../nvidia/cusparse/"
+        "lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12"
+    )
+    [finding] = op7_packages.RULE_UNDEFINED_SYMBOL.evaluate(_facts(line))
+    assert "needs the nvJitLink of CUDA 12.4" in finding.title and "older libnvJitLink.so.12 first" in finding.title
+    assert "nvidia.nvjitlink" in finding.actions[0] and not any("reinstall torch" in a for a in finding.actions)
+
+
 def test_another_packages_library_is_named_as_its_own():
     facts = _facts(
         "ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "

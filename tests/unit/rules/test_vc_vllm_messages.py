@@ -752,3 +752,18 @@ def test_base64_embeddings_refused_by_an_old_release_ask_the_client_for_floats_o
         "supported', 'type': 'BadRequestError', 'param': None, 'code': 400}"
     )
     assert top.rule == "VC-1" and 'encoding_format="float"' in top.actions[0] and "upgrade vLLM" in top.actions[0]
+
+
+def test_a_response_id_vllm_never_stored_proposes_the_store_variable():
+    # BerriAI/litellm#26147, verbatim: a second turn's previous_response_id; a commenter set the store variable
+    top = _top(
+        '{"error":{"message":"Response with id \'resp_998bca5d44e22037\' not found.","type":"invalid_request_error",'
+        '"param":"response_id","code":404}}.'
+    )
+    assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_ENABLE_RESPONSES_API_STORE", "1", "env")]
+
+
+def test_top_p_zero_meant_as_greedy_asks_the_client_for_one_and_temperature_zero():
+    # EvolvingLMMs-Lab/lmms-eval#1265, verbatim: fixed by normalising top_p=0 to 1.0 before building SamplingParams
+    top = _top("vllm.exceptions.VLLMValidationError: top_p must be in (0, 1], got 0. (parameter=top_p, value=0)")
+    assert "top_p=1.0" in top.actions[0] and "temperature=0" in top.actions[0]

@@ -41,6 +41,7 @@ LATER = (
     "twentyninth",
     "thirtieth",
     "thirtyfirst",
+    "thirtysecond",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -53,8 +54,8 @@ LATER = (
 # two of three collectors (the third had added none at its time), the twenty-fourth, 30 and 27 from two, and the
 # twenty-fifth, 23, 22 and 19 from three, which stopped before their time, the twenty-sixth, 30, 26 and 30, and the
 # twenty-seventh, 24, 30 and 21, the twenty-eighth, 22, 15 and 30, two of whose collectors spent their look-ups
-# before their time, the twenty-ninth, 18, 31 and 25, the thirtieth, 16, 40 and 20, and the thirty-first, 14, 38
-# and 55.
+# before their time, the twenty-ninth, 18, 31 and 25, the thirtieth, 16, 40 and 20, the thirty-first, 14, 38
+# and 55, and the thirty-second, 18, 13 and 16.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -81,6 +82,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "twentyninth": 74,
     "thirtieth": 76,
     "thirtyfirst": 107,
+    "thirtysecond": 47,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
