@@ -128,7 +128,7 @@ def unwrap(line: str) -> Unwrapped:
     if line.lstrip().startswith("`") and (code := _INLINE_CODE.match(line)):
         line = code.group("text")
     line = _unescaped(_recased(line))
-    escaped = _ESCAPED_BODY.search(line)
+    escaped = _ESCAPED_BODY.search(line) if '{\\"' in line else None  # a substring test first: this runs per line
     if escaped is not None:  # the body with its string's escaping undone, once
         line = line[: escaped.start()] + _ONE_ESCAPE.sub(r"\1", line[escaped.start() :])
     member = _MESSAGE_MEMBER.match(line)

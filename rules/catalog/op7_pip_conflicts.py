@@ -278,21 +278,21 @@ _PLATFORM_WORDS = (
     ("macosx", "macOS"),
 )
 _MACHINE = re.compile(r"(?:x86_64|aarch64|arm64|amd64|ppc64le|s390x|i686|universal2)$")
-# One skipped version and its Requires-Python in pip's note: `0.10.1.1 Requires-Python <3.13,>=3.9`
-_REQUIRES_PYTHON = re.compile(r"(?P<version>[\w.+]+) Requires-Python (?P<spec>[^;]+)")
+# One skipped version's Requires-Python in pip's note: `0.10.1.1 Requires-Python <3.13,>=3.9`
+_REQUIRES_PYTHON = re.compile(r"[\w.+]+ Requires-Python (?P<spec>[^;]+)")
 
 
 def _versions_for_other_pythons(listed: str) -> tuple[str, list[str]]:
-    """pip's note of versions skipped for their Requires-Python: each names the Pythons it takes, and the newest
-    skipped release's range is the one to meet (or a newer release that takes this Python)."""
-    found = [(m["version"], m["spec"].strip()) for m in _REQUIRES_PYTHON.finditer(listed)]
-    specs = sorted({spec for _, spec in found})
+    """pip's note of versions skipped for their Requires-Python: each names the Pythons it takes; the distinct
+    ranges (the first three) are what a Python must meet for those releases, or a newer release must take."""
+    found = [m["spec"].strip() for m in _REQUIRES_PYTHON.finditer(listed)]
+    specs = sorted(set(found))
     shown = "; ".join(specs[:3]) + ("; …" if len(specs) > 3 else "")
     return (
         f"pip skipped {len(found) or 'the'} release(s) whose Requires-Python excludes this Python ({shown})",
         [
             f"Install with a Python those releases take ({shown}): `python -V` shows the one pip runs under; a "
-            "virtual environment or container with that Python (uv: `uv venv --python 3.12`) leaves the system's "
+            "virtual environment or container with that Python (uv: `uv venv --python <version>`) leaves the system's "
             "alone.",
             "Or ask for a newer release that lists this Python (each vLLM release's Requires-Python is on its PyPI "
             "page): a pin to an older release is what excluded it.",
