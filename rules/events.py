@@ -783,6 +783,10 @@ NO_LIBCUDA_LIBRARY = "no libcuda.so.1 where ldconfig says"
 LAUNCHER_COMPILE_FAILED = "the C compiler failed on it"  # TRITON_BUILD_FAILED: its command failed, cause above
 VLLM_BUILD = "vLLM's build"  # GPU_ARCH_UNSUPPORTED's component when vLLM's own setup.py refused the GPU
 UV_RESOLVER = "resolver:uv"  # versions_offered of PIP_NO_DISTRIBUTION and PACKAGE_CONFLICT when uv's resolver said it
+# versions_offered of PIP_NO_DISTRIBUTION when pip's resolver gave up on conflicting requirements (`Cannot install …
+# because these package versions have conflicting dependencies`), followed by the requirer and its version where pip
+# named them (`conflict:outlines 0.0.46` for `outlines 0.0.46 depends on pyairports`)
+PIP_CONFLICT = "conflict:"
 # RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
 VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # … and when a framework that runs vLLM on Ray checked the cluster's GPUs against its request first (NeMo-RL's

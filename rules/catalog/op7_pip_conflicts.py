@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import UV_RESOLVER, LogEvent, LogEventKind
+from rules.events import PIP_CONFLICT, UV_RESOLVER, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -165,11 +165,13 @@ def _check_not_found(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.PIP_NO_DISTRIBUTION)
     if not events:
         return _check_build_failed(facts)
-    event = next((e for e in events if e.versions_offered is not None), events[0])
+    event = _most_telling(events)
     requirement = event.message or "the requirement"
     offered = event.versions_offered
     label = next((word for word in _LOCAL_LABEL if word in requirement), None)
-    if offered == UV_RESOLVER:  # uv's resolver: no version of the package fits (its reasons follow)
+    if offered is not None and offered.startswith(PIP_CONFLICT):  # pip's resolver: requirements that cannot all hold
+        title, actions = _conflicting_requirements(requirement, offered.removeprefix(PIP_CONFLICT))
+    elif offered == UV_RESOLVER:  # uv's resolver: no version of the package fits (its reasons follow)
         title = f"uv's resolver found no version of {requirement} that fits the requirements and this platform"
         actions = [
             f"uv's lines under this one say which requirement and marker excluded each version; `uv pip install "
@@ -219,6 +221,36 @@ def _check_not_found(facts: Facts) -> list[Finding]:
             actions=actions,
             confidence=0.8,
         )
+    ]
+
+
+def _most_telling(events: list[LogEvent]) -> LogEvent:
+    """The event that says most: one naming what was offered or who required it, before pip's bare `Cannot install …
+    because these package versions have conflicting dependencies`, before one that names neither."""
+    named = [e for e in events if e.versions_offered is not None]
+    return next((e for e in named if e.versions_offered != PIP_CONFLICT), named[0] if named else events[0])
+
+
+# How much of pip's list a title shows: a requirements file's entries (`-r requirements.txt (line 1), …`) run long
+_LISTED_SHOWN = 80
+
+
+def _conflicting_requirements(requirement: str, requirer: str) -> tuple[str, list[str]]:
+    """pip's ResolutionImpossible: no set of versions meets every requirement at once. Its list under `The conflict
+    is caused by:` names each requirer and what it asked (pip/_internal/resolution/resolvelib/factory.py)."""
+    shown = requirement if len(requirement) <= _LISTED_SHOWN else requirement[:_LISTED_SHOWN].rsplit(", ", 1)[0] + ", …"
+    title = (
+        f"pip's resolver found no versions that meet every requirement: {requirer} requires {shown}"
+        if requirer
+        else f"pip's resolver found no versions of {shown} whose requirements fit together"
+    )
+    return title, [
+        "The lines under `The conflict is caused by:` name every requirer and what it asks; `The user requested …` "
+        "lines are the pins given on the command line or in a requirements file: loosen or drop the one that "
+        "conflicts with vLLM's (`pip show vllm` lists its requirements; a release pins its torch exactly).",
+        "Install vLLM into an environment of its own (a virtual environment or its container image) and let it "
+        "bring the versions it pins, rather than beside packages that pin others.",
+        _INDEX,
     ]
 
 

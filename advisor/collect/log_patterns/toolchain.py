@@ -13,7 +13,7 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
-from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, UV_RESOLVER
+from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, PIP_CONFLICT, UV_RESOLVER
 from rules.events import LogEventKind as K
 
 
@@ -123,6 +123,16 @@ def _torchvision(match: re.Match[str]) -> Fields:
 
 
 _PINNED = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*(?P<version>[^\s,;]+))?")
+
+
+# A distribution's name, the first of a list pip prints (`vllm`, `vllm and outlines`, `torch==2.4.0, vllm`)
+_FIRST_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
+
+
+def _first_name(listed: str) -> str | None:
+    """None where the list starts with what is no name (`-r requirements.txt (line 1), …`)."""
+    found = _FIRST_NAME.match(listed)
+    return found[0] if found else None
 
 
 def _pip_not_found(match: re.Match[str]) -> Fields:
@@ -529,6 +539,36 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PIP_NO_DISTRIBUTION,
         r"Because there is no version of (?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\}?)?(?P<pin>[=<>~!]=\S+)?",
         lambda m: {"message": f"{m['req']}{m['pin'] or ''}", "component": m["req"], "versions_offered": UV_RESOLVER},
+    ),
+    wording(  # uv's resolver finding no package of that name on any index it was given (`╰─▶ Because pyairports was
+        # not found in the package registry and you require pyairports, …`, zeroQiaoba/AffectGPT#21)
+        ("was not found in the package registry",),
+        K.PIP_NO_DISTRIBUTION,
+        r"Because (?P<req>[A-Za-z0-9][\w.-]*) was not found in the package registry",
+        lambda m: {"message": m["req"], "component": m["req"], "versions_offered": UV_RESOLVER},
+    ),
+    wording(  # pip's resolver giving up (pip/_internal/resolution/resolvelib/factory.py, ResolutionImpossible):
+        # `ERROR: Cannot install vllm because these package versions have conflicting dependencies.` (vllm#23983)
+        ("because these package versions have conflicting dependencies",),
+        K.PIP_NO_DISTRIBUTION,
+        r"Cannot install (?P<listed>.+?) because these package versions have conflicting dependencies",
+        lambda m: {
+            "message": m["listed"],
+            "component": _first_name(m["listed"]),
+            "versions_offered": PIP_CONFLICT,
+        },
+    ),
+    wording(  # pip's list under `The conflict is caused by:`: a requirer at a version and what it requires
+        # (`outlines 0.0.46 depends on pyairports`, vllm#23983; `vllm 0.6.3 depends on torch==2.4.0`)
+        ("depends on",),
+        K.PIP_NO_DISTRIBUTION,
+        r"^\s*(?P<requirer>[A-Za-z0-9][\w.-]*) (?P<rversion>\d[\w.+!-]*) depends on "
+        r"(?P<req>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?(?P<spec>[^;]*?)\s*(?:;.*)?$",
+        lambda m: {
+            "message": f"{m['req']}{m['spec']}",
+            "component": m["req"],
+            "versions_offered": f"{PIP_CONFLICT}{m['requirer']} {m['rversion']}",
+        },
     ),
     wording(  # uv's resolver explaining a conflict from a package's exact pin (`╰─▶ Because vllm==0.6.5 depends on
         # torch{platform_machine != 'aarch64'}==2.5.1 and …`, vllm#11283): the requirer, its version and the pin
