@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -49,7 +50,7 @@ def _check_unrecognized(facts: Facts) -> list[Finding]:
     first = event.component or ""
     if first and not first.startswith("-"):
         return [_command_finding(event, first)]
-    return [_flag_finding(event, first)] if first else []
+    return [_flag_finding(facts, event, first)] if first else []
 
 
 def _command_finding(event: LogEvent, program: str) -> Finding:
@@ -74,10 +75,10 @@ def _command_finding(event: LogEvent, program: str) -> Finding:
     )
 
 
-def _flag_finding(event: LogEvent, flag: str) -> Finding:
+def _flag_finding(facts: Facts, event: LogEvent, flag: str) -> Finding:
     meant = event.nearest_flag
     if meant is None and (event.known_releases or event.known_in_release):
-        return _release_finding(event, flag)
+        return _release_finding(event, flag, c.vllm_release(facts))
     hint = next((why for word, why in ALREADY_ON.items() if word in flag), None)
     what = f"a misspelling of {meant}" if meant else "not a flag vLLM's command line takes"
     return RULE_UNRECOGNIZED.finding(
@@ -106,18 +107,33 @@ def _drop(flag: str) -> ConfigChange:
     )
 
 
-def _release_finding(event: LogEvent, flag: str) -> Finding:
+def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version | None) -> Finding:
     """A flag some release's command line takes: removed since (the server is newer), added later (it is older), or
-    taken by every release read (the parser that refused it is not vLLM's)."""
+    taken by every release read (the parser that refused it is not vLLM's). A flag some releases took, first after the
+    oldest read, is refused both before it came and after it went: the running release, when the text says it, tells
+    which; otherwise removal leads (a template outlives its flags) and the older server is the second reading
+    (vllm#9840: `--task embedding` refused by an image older than the flag)."""
     if event.known_releases:
         first, _, last = event.known_releases.partition("–")
-        what = f"a flag of vLLM {event.known_releases}, removed after {last}: this server runs a later vLLM"
         why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
-        actions = [
-            f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
-            "does without it; its release notes say what replaced it."
-        ]
-        changes = [_drop(flag)]
+        before_it = first != OLDEST_RELEASE_READ and (running is None or running < c.release_of(first))
+        if before_it and running is not None:  # the text's own version is older than the flag
+            what = f"a flag of vLLM {event.known_releases}: this server runs an older release, from before {first}"
+            actions = [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {flag}."]
+            changes = []
+        else:
+            what = f"a flag of vLLM {event.known_releases}, removed after {last}: this server runs a later vLLM"
+            actions = [
+                f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
+                "does without it; its release notes say what replaced it."
+            ]
+            if before_it:  # the text does not date the server: a release older than the flag refuses it too
+                actions.append(
+                    f"Unless the server is older than the flag: a release before {first} refuses it as well "
+                    f"(`vllm --version` or the image's tag says which); there, upgrade to one that takes it ({first} "
+                    f"to {last}) if its feature is wanted."
+                )
+            changes = [_drop(flag)]
     elif event.known_in_release == OLDEST_RELEASE_READ:
         what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
         why = (

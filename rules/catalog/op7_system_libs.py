@@ -17,6 +17,8 @@ build links libnuma (`ldd vllm/_C.abi3.so`, 0.32).
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -124,21 +126,50 @@ SYSTEM_LIBRARIES: dict[str, tuple[str, list[str]]] = {
 }
 
 
+# FFmpeg's libraries by the major of their soname, per FFmpeg release (libavutil.so.58 is FFmpeg 6): what torchcodec's
+# loader lists as it tries FFmpeg 8 down to 4 (huggingface/lerobot#3976: 8 → libavutil.so.60; ace-step/ACE-Step-1.5#685:
+# 5 → libavutil.so.57)
+_FFMPEG = re.compile(r"^lib(?:avutil|avcodec|avformat|avdevice|avfilter|swresample|swscale)\.so\.(?P<major>\d+)$")
+_FFMPEG_OF_LIBAVUTIL = {56: 4, 57: 5, 58: 6, 59: 7, 60: 8}
+_FFMPEG_ACTIONS = [
+    "Install FFmpeg's shared libraries where the server runs: `apt-get install ffmpeg` (Ubuntu 22.04 ships FFmpeg 4, "
+    "24.04 FFmpeg 6, Debian 12 FFmpeg 5) or `conda install -c conda-forge 'ffmpeg<9'`; torchcodec loads any major from "
+    "4 to 8, so the one named is only the first it tried, not one it requires.",
+    "`ldconfig -p | grep libavutil` shows what the loader finds; an FFmpeg under /usr/local or a conda prefix needs "
+    "its lib/ directory on LD_LIBRARY_PATH (or `ldconfig`).",
+]
+
+
+def _library_owner(library: str) -> tuple[str, str, list[str]] | None:
+    """The library as a title names it, who links it, and how to give it: the table's, or FFmpeg's by its soname."""
+    if library in SYSTEM_LIBRARIES:
+        return library, *SYSTEM_LIBRARIES[library]
+    if library == "libtorchcodec":
+        return "FFmpeg of a major torchcodec supports (4 to 8)", "torchcodec's compiled core", _FFMPEG_ACTIONS
+    ffmpeg = _FFMPEG.match(library)
+    if ffmpeg is None:
+        return None
+    release = _FFMPEG_OF_LIBAVUTIL.get(int(ffmpeg["major"])) if library.startswith("libavutil") else None
+    shown = f"{library} (FFmpeg {release})" if release else f"{library} (FFmpeg's)"
+    return shown, "a package built against the system's FFmpeg (torchcodec's core)", _FFMPEG_ACTIONS
+
+
 def _check_system_library(facts: Facts) -> list[Finding]:
-    events = [e for e in facts.events_of(LogEventKind.SYSTEM_LIBRARY_MISSING) if e.component in SYSTEM_LIBRARIES]
+    events = [
+        e for e in facts.events_of(LogEventKind.SYSTEM_LIBRARY_MISSING) if _library_owner(e.component or "") is not None
+    ]
     if not events:
         return []
     event = events[0]
-    library = event.component or ""
-    who, actions = SYSTEM_LIBRARIES[library]
+    shown, who, actions = _library_owner(event.component or "")
     return [
         RULE_SYSTEM_LIBRARY.finding(
             Severity.CRITICAL,
-            f"the system has no {library}: {who} links it",
-            summary=f"The loader refused a compiled module because the system library {library} is not installed, or "
+            f"the system has no {shown}: {who} links it",
+            summary=f"The loader refused a compiled module because the system library {shown} is not installed, or "
             "not where the loader looks: "
             f"{who} needs it. Nothing in vLLM's flags changes this; the image or the installed packages do.",
-            evidence=[c.log_evidence(event, name="system library missing", value=library)],
+            evidence=[c.log_evidence(event, name="system library missing", value=event.component)],
             actions=actions,
             confidence=0.85,
         )
@@ -152,7 +183,8 @@ RULE_SYSTEM_LIBRARY = Rule(
     check=_check_system_library,
     needs=("events",),
     page=RulePage(
-        checks="The loader's `libGL.so.1`, `libgthread-2.0.so.0` or `libnuma.so.1: cannot open shared object file`.",
+        checks="The loader's `libGL.so.1`, `libgthread-2.0.so.0`, `libnuma.so.1` or one of FFmpeg's libraries "
+        "(`libavutil.so.58` …): cannot open shared object file`; torchcodec's `Could not load libtorchcodec`.",
         why="vLLM requires OpenCV's headless build, which links no desktop library; libGL or gthread missing means "
         "the GUI build came in beside it. vLLM's CPU build links libnuma.",
         example="`ImportError: libGL.so.1: cannot open shared object file: No such file or directory` importing cv2 "

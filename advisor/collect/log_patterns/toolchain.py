@@ -95,6 +95,9 @@ def _torch_without_cuda(match: re.Match[str]) -> Fields:
 # Inductor's own words for the two things it needs of the host, whichever exception carries them (torch 2.13:
 # torch/_inductor/exc.py, TritonMissing and GPUTooOldForTriton)
 _NO_TRITON = "Cannot find a working triton installation"
+# ptxas refusing PTX that uses an instruction of compute capability 7.0 for a GPU below it (`Modifier '.evict_last' on
+# 'ld' requires .target sm_70 or higher`, sasha0552/pascal-pkgs-ci#46: a Pascal build of Triton 3.4 on a P40)
+_PTX_NEEDS_VOLTA = "requires .target sm_70 or higher"
 _GPU_TOO_OLD = re.compile(r"too old to be supported by the triton GPU compiler.*?CUDA capability (?P<cc>\d+\.\d+)")
 
 
@@ -103,6 +106,8 @@ def _compile_failed(match: re.Match[str]) -> Fields:
         return {"message": _NO_TRITON, "component": "no_triton"}
     if old := _GPU_TOO_OLD.search(match.string):
         return {"message": old["cc"], "component": "gpu_too_old"}
+    if _PTX_NEEDS_VOLTA in match.string:  # Triton's PTX for a GPU below it: Triton's floor, said by ptxas
+        return {"message": "below 7.0", "component": "gpu_too_old"}
     if match["cache"]:
         return {"message": match["cache"], "component": "cache"}
     if match["backend"]:
@@ -290,12 +295,20 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
-        # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949)
+        # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949),
+        # FFmpeg's libraries under a package built against the system's FFmpeg (torchcodec: vllm#48395)
         (": cannot open shared object file",),
         K.SYSTEM_LIBRARY_MISSING,
-        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so): cannot open "
+        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so"
+        r"|lib(?:avutil|avcodec|avformat|avdevice|avfilter|swresample|swscale)\.so\.\d+): cannot open "
         r"shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
+    ),
+    wording(  # torchcodec's summary after it tried each FFmpeg major it supports (torchcodec/_core/ops.py)
+        ("Could not load libtorchcodec",),
+        K.SYSTEM_LIBRARY_MISSING,
+        r"Could not load libtorchcodec",
+        lambda m: {"message": m.group(0), "component": "libtorchcodec"},
     ),
     wording(  # NIXL's backend status (its nixl_types.h: NIXL_ERR_BACKEND), and UCX's own warnings about the library it
         # loaded: no CUDA transports (a UCX built without CUDA), or an older UCP than NIXL was built against
@@ -483,6 +496,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "corrupted compilation artifact",
             _NO_TRITON,
             "too old to be supported by the triton GPU compiler",
+            "requires .target sm_70 or higher",
         ),
         K.TORCH_COMPILE_FAILED,
         r"BackendCompilerFailed: backend=(?P<backend>'[^']*'|<[^>]*>) raised:(?P<raised>.*)"
@@ -490,7 +504,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|torch\._dynamo\.exc\.(?P<dynamo>Unsupported|InternalTorchDynamoError|TorchRuntimeError): (?P<words2>.*)"
         r"|(?P<cache>failed to get the hash of the compiled graph|a previous compilation failed, leading to a "
         r"corrupted compilation artifact)"
-        rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler",
+        rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler|requires \.target sm_70 or higher",
         _compile_failed,
     ),
     wording(  # uv's resolver: a requirement with no wheel for this interpreter's platform tag (`…==2.11.0+cpu has no

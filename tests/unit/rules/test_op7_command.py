@@ -232,3 +232,17 @@ def test_cri_os_words_for_a_program_not_on_the_path_are_the_container_runtimes()
     )
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.61" and "lmcache_experimental_server" in top.title
+
+
+def test_a_flag_refused_by_a_server_older_than_it_says_so_when_the_text_dates_the_server():
+    """vllm#9840, verbatim: `--task embedding` refused by the `latest` image of October 2024, a release older than the
+    flag (a maintainer: it was only on main then). Alone, removal leads and the older server is the second reading;
+    with a version line (0.6.3.post1's wording, added here to date the server) the older release is the reading."""
+    refused = "`api_server.py: error: unrecognized arguments: --task embedding `"
+    [alone] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts(refused))
+    assert "removed after 0.12" in alone.title
+    assert alone.actions[1].startswith("Unless the server is older than the flag: a release before 0.6.4.post1")
+    dated = _facts(refused, "INFO 10-29 10:00:00 api_server.py:528] vLLM API server version 0.6.3.post1")
+    [older] = op7_command.RULE_UNRECOGNIZED.evaluate(dated)
+    assert older.title.endswith("this server runs an older release, from before 0.6.4.post1")
+    assert older.changes == [] and older.actions[0].startswith("Upgrade vLLM to a release that takes it")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog.op7_compile import RULE
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 PREFIX = "(EngineCore_DP0 pid=2453) ERROR 10-02 11:20:20 [core.py:708] "
 INDUCTOR = [
@@ -87,3 +88,12 @@ def test_a_gpu_older_than_triton_supports_is_named_with_its_capability():
     )
     assert finding.title.startswith("the GPU (compute capability 6.1) is older than Triton supports (7.0)")
     assert [change.command_line() for change in finding.changes] == ["--enforce-eager"]
+
+
+def test_ptxas_refusing_volta_ptx_reads_as_a_gpu_below_tritons_floor():
+    # sasha0552/pascal-pkgs-ci#46, verbatim: a Pascal build of Triton 3.4 emitting PTX a P40 cannot run (the commenter
+    # went back to the Pascal Triton 3.2 build)
+    top = top_finding(
+        "ptxas /tmp/tmpaj0u6ubt.ptx, line 57; error : Modifier '.evict_last' on 'ld' requires .target sm_70 or higher"
+    )
+    assert top.rule == "OP-7.49" and top.title.startswith("the GPU (compute capability below 7.0) is older than Triton")

@@ -6,6 +6,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog.op7_system_libs import RULE, RULE_SYSTEM_LIBRARY
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 GLIBC = (
     "ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by "
@@ -63,3 +64,16 @@ def test_mooncakes_ascend_transport_not_on_the_loaders_path_proposes_usr_local_l
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-7.57" and "Mooncake" in top.title
     assert "LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/lib" in top.actions[0]
+
+
+def test_an_ffmpeg_library_names_its_release_and_any_ffmpeg_torchcodec_takes():
+    # vllm#48395, verbatim: vLLM 0.25.0 built on a Jetson AGX Orin (JetPack 6.2.2), torchcodec loading its core
+    top = top_finding("OSError: libavutil.so.58: cannot open shared object file: No such file or directory")
+    assert top.rule == "OP-7.57" and top.title.startswith("the system has no libavutil.so.58 (FFmpeg 6)")
+    assert "apt-get install ffmpeg" in top.actions[0] and "any major from 4 to 8" in top.actions[0]
+    # torchcodec's summary after its tries (meta-pytorch/torchcodec#1131's wording)
+    summary = top_finding("RuntimeError: Could not load libtorchcodec. Likely causes:")
+    assert summary.rule == "OP-7.57" and "FFmpeg of a major torchcodec supports (4 to 8)" in summary.title
+    # a library of FFmpeg without libavutil's table still reads as FFmpeg's
+    codec = top_finding("OSError: libavcodec.so.61: cannot open shared object file: No such file or directory")
+    assert codec.rule == "OP-7.57" and "libavcodec.so.61 (FFmpeg's)" in codec.title
