@@ -787,6 +787,8 @@ UV_RESOLVER = "resolver:uv"  # versions_offered of PIP_NO_DISTRIBUTION and PACKA
 # because these package versions have conflicting dependencies`), followed by the requirer and its version where pip
 # named them (`conflict:outlines 0.0.46` for `outlines 0.0.46 depends on pyairports`)
 PIP_CONFLICT = "conflict:"
+# RAY_NODE_DEAD's message when the node's own raylet was seen dying (`Raylet is terminated. Termination is unexpected`)
+RAYLET_TERMINATED = "raylet terminated"
 # RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
 VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # … and when a framework that runs vLLM on Ray checked the cluster's GPUs against its request first (NeMo-RL's

@@ -59,11 +59,15 @@ _JOURNAL = re.compile(
     rf"^(?:\S{{1,5}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d [\w.-]+ [^\s:\[\]]+(?:\[\d+\])?"
     rf"|{_RFC3339} [\w.-]+ [^\s:\[\]]+\[\d+\]): ?"
 )
+# RunPod's console for a serverless worker: the worker's id and the level in brackets, glued to the line
+# (`duuu9mr59pks4j[info]AttributeError: …`, runpod-workers/worker-vllm#260).
+_RUNPOD = re.compile(r"^[a-z0-9]{10,20}\[(?:info|error|warn|warning|debug)\] ?")
 # Tried in order (the journal's ISO time before a bare stamp), each with the name the reader reports.
 _ENVELOPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("the journal", _JOURNAL),
     ("timestamps (kubectl --timestamps, docker -t, a wrapper's logger)", _STAMP),
     ("kubectl --prefix", _KUBECTL_PREFIX),
+    ("a RunPod worker's console", _RUNPOD),
 )
 # Two shapes a whole file is written in, told from most of its lines (one line alone proves neither):
 # `docker compose logs` (`vllm-server-1  | `) and stern (`<pod> <container> `, Kubernetes names).

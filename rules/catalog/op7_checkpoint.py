@@ -34,6 +34,9 @@ FORMAT_OF_SUFFIX: dict[str, str] = {
     "weight_scale": "FP8 or compressed-tensors (the weight's scale)",
     "weight_scale_inv": "block-wise FP8 (the weight's inverse scale)",
     "input_scale": "FP8 (the activation scale)",
+    # Mistral's FP8 checkpoints name the activation scale so; vLLM's FP8 layers call it input_scale, and only model code
+    # that renames it (mistral3.py) loads it: Devstral-2's on LlamaForCausalLM did not (vllm PR #41982, May 2026)
+    "activation_scale": "Mistral-format FP8 (the activation scale, which vLLM's FP8 layers call input_scale)",
     # an FP8 KV cache's scales, which quantizers (ModelOpt, llm-compressor) write on the attention's projection or
     # its attention module; a release whose model code does not map them to its attention layer has no parameter for
     # them (vllm#15784: ModelOpt's `qkv_proj.k_scale` on 0.7.3)

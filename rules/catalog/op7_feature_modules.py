@@ -87,6 +87,13 @@ FEATURE_MODULES: dict[str, FeatureModule] = {
 
 # setup.py's build-time imports: the build's requirements, which pip installs only with build isolation
 BUILD_MODULES = ("setuptools_scm",)
+# Modules a dependency imports at run time without requiring them: Triton's runtime/build.py imports setuptools (its
+# package lists it only for building: triton-lang/triton#5090), and an environment made by `uv venv` (without
+# --seed) or Python 3.12's venv has none (vllm#17529: vLLM's model inspection importing Triton; vllm PR #8510)
+UNDECLARED_MODULES: dict[str, str] = {
+    "setuptools": "Triton (vLLM's kernels and torch.compile import it), whose runtime/build.py imports setuptools at "
+    "run time while its package requires it only to build",
+}
 
 # Stricter than rules.events.MISSING_MODULE on purpose: the name must close its quote, so `No module named
 # 'rixl.foo'` (rixl installed, a submodule missing: another release) is not read as rixl missing
@@ -100,7 +107,8 @@ def _module_of(facts: Facts) -> tuple[LogEvent, str] | None:
         return None
     event, match = found
     name = match["module"]
-    return (event, name) if name in FEATURE_MODULES or name in BUILD_MODULES else None
+    known = name in FEATURE_MODULES or name in BUILD_MODULES or name in UNDECLARED_MODULES
+    return (event, name) if known else None
 
 
 def _check(facts: Facts) -> list[Finding]:
@@ -126,6 +134,8 @@ def _check(facts: Facts) -> list[Finding]:
                 confidence=0.8,
             )
         ]
+    if name in UNDECLARED_MODULES:
+        return [_undeclared_finding(name, evidence)]
     module = FEATURE_MODULES[name]
     return [
         RULE.finding(
@@ -141,6 +151,22 @@ def _check(facts: Facts) -> list[Finding]:
             confidence=0.8,
         )
     ]
+
+
+def _undeclared_finding(name: str, evidence: list) -> Finding:
+    return RULE.finding(
+        Severity.CRITICAL,
+        f"{name} is not installed: {UNDECLARED_MODULES[name]}",
+        summary=f"pip installs what packages require; nothing requires {name} at run time, and an environment "
+        "created by `uv venv` (without --seed) or by Python 3.12's venv starts without it, so the import fails where "
+        "vLLM first loads Triton (model inspection, a kernel, torch.compile).",
+        evidence=evidence,
+        actions=[
+            f"Install it in the server's environment: `pip install {name}` (or `uv pip install {name}`; `uv venv "
+            "--seed` creates environments with it); then restart.",
+        ],
+        confidence=0.8,
+    )
 
 
 RULE = Rule(

@@ -20,7 +20,7 @@ each, dead after 5 failures in a row, src/ray/common/ray_config_def.h); every ac
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import RAYLET_TERMINATED, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -93,7 +93,10 @@ def _check(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.RAY_ACTOR_DIED)
     if not events:
         nodes = facts.events_of(LogEventKind.RAY_NODE_DEAD)
-        return [_node_finding(nodes[0], len({e.address for e in nodes}))] if nodes else []
+        declared = [e for e in nodes if e.message != RAYLET_TERMINATED]
+        if declared:
+            return [_node_finding(declared[0], len({e.address for e in declared}))]
+        return [_raylet_finding(nodes[0])] if nodes else []
     died = next((e for e in events if e.actor_class or e.pid), events[0])
     reason = next((e for e in events if e.component), None)
     return [_finding(died, reason)]
@@ -172,6 +175,27 @@ def _node_finding(dead: LogEvent, nodes: int) -> Finding:
             "Restart the server once every node is back: the engine needs all its ranks.",
         ],
         confidence=0.7,
+    )
+
+
+def _raylet_finding(said: LogEvent) -> Finding:
+    """A process on the node saw its raylet die: Ray lists the causes itself (a SIGKILL, by a user or the kernel's
+    OOM killer; a crash in the raylet; another signal); every actor on the node dies with it."""
+    return RULE.finding(
+        Severity.HIGH,
+        "the Ray node's raylet died unexpectedly: every actor on the node, vLLM's workers among them, died with it",
+        summary="The raylet is the process that runs each Ray node; the workers on the node printed that it ended "
+        "without being asked to, which Ray puts down to a SIGKILL (by a user, or the kernel's OOM killer for the "
+        "host's memory), a crash inside the raylet (SIGSEGV, SIGBUS), or another signal. vLLM's GPU workers are "
+        "actors on it, so the engine has lost their ranks.",
+        evidence=[c.log_evidence(said, name="raylet died", value=RAYLET_TERMINATED)],
+        actions=[
+            _KERNEL_LOG,
+            "The raylet's own last lines: /tmp/ray/session_latest/logs/raylet.out (and raylet.err) "
+            "on that node; Ray prints their last 20 lines after this message.",
+            "Restart the server once the node's raylet is back (`ray status`): the engine needs all its ranks.",
+        ],
+        confidence=0.65,
     )
 
 

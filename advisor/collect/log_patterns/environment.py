@@ -28,6 +28,7 @@ from rules.events import (
     PTX_TOO_OLD,
     PTX_TRITON,
     RAY_MEMORY_MONITOR,
+    RAYLET_TERMINATED,
     SHELL_SIGKILL,
     SYSTEMD_REPORTED,
     VLLM_BUILD,
@@ -1196,12 +1197,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|ray::ServeReplica:\S+?\.initialize_and_get_metadata\(\)",
         _ray_actor_died,
     ),
-    wording(  # Ray's GCS marking a node dead after its health checks failed (every driver logs it as a warning)
-        ("has been marked dead because the detector",),
+    wording(  # Ray's GCS marking a node dead after its health checks failed (every driver logs it as a warning), and
+        # a process on a node seeing that node's raylet die (`(raylet) Raylet is terminated. Termination is unexpected.
+        # Possible reasons include: (1) SIGKILL by the user or system OOM killer, …`, vllm#26899)
+        ("has been marked dead because the detector", "Raylet is terminated. Termination is unexpected"),
         K.RAY_NODE_DEAD,
         r"The node with node id: \w+ and address: (?P<address>\S+) and node name: (?P<name>\S+) has been marked dead "
-        r"because the detector has missed too many heartbeats",
-        lambda m: {"address": m["address"], "message": m["name"]},
+        r"because the detector has missed too many heartbeats|(?P<raylet>Raylet is terminated\. Termination is "
+        r"unexpected)",
+        lambda m: {"message": RAYLET_TERMINATED} if m["raylet"] else {"address": m["address"], "message": m["name"]},
     ),
     wording(  # the host refusing memory rather than killing for it: PyTorch's CPU allocator
         # (c10/core/impl/alloc_cpu.cpp: "can't allocate memory" where posix_memalign refuses, as libc10.so of torch

@@ -132,3 +132,10 @@ def test_running_nvcc_that_is_not_there_is_a_jit_build_without_a_compiler():
         "directory: 'nvcc'"
     )
     assert top_finding(line).rule == "OP-7.13"
+
+
+def test_setuptools_missing_is_tritons_undeclared_run_time_import():
+    # vllm#17529, verbatim: vLLM's model inspection importing Triton in a uv environment without setuptools
+    top = top_finding("ERROR 05-01 10:54:27 [registry.py:355] ModuleNotFoundError: No module named 'setuptools'")
+    assert top.rule == "OP-7.144" and top.title.startswith("setuptools is not installed: Triton")
+    assert "pip install setuptools" in top.actions[0] and "uv venv --seed" in top.actions[0]

@@ -201,3 +201,11 @@ def test_a_fused_expert_parameter_vllm_named_itself_is_the_moe_layer_and_its_loa
     assert [(c.flag, c.current, c.proposed) for c in finding.changes] == [("--moe-backend", "deep_gemm_mega_moe", "")]
     # a router gate or a shared expert is a checkpoint tensor, not a fused parameter
     assert evaluate(_facts(["KeyError: 'layers.0.mlp.experts.gate'"])).findings[0].rule == "VC-2"
+
+
+def test_mistrals_fp8_activation_scale_is_named_with_the_name_vllm_gives_it():
+    # vllm PR #41982, verbatim: Devstral-2's FP8 checkpoint on LlamaForCausalLM, whose code did not rename Mistral's
+    # activation_scale to input_scale (mistral3.py did)
+    top = evaluate(_facts(["KeyError: 'model.layers.0.mlp.down_proj.activation_scale'"])).findings[0]
+    assert top.rule == "OP-7.21" and "a Mistral-format FP8 tensor" in top.title
+    assert "input_scale" in top.summary

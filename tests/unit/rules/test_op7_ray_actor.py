@@ -8,6 +8,7 @@ from rules.catalog.op7_ray_actor import RULE
 from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 # Ray's words as the caller prints them: the exception, its tab-indented facts, and the GCS's reason
 DIED = [
@@ -147,3 +148,15 @@ def test_an_actor_whose_constructor_raised_is_sent_to_the_exception_printed_with
             "exception is printed with Ray's error"
         ), line
         assert "servops triage --logs -" in finding.actions[0] and "tensor-parallel" in finding.actions[1]
+
+
+def test_a_nodes_raylet_seen_dying_is_the_node_lost_with_rays_own_causes():
+    # vllm#26899, verbatim: a worker under vLLM's engine core printing its node's raylet's end
+    line = (
+        "(EngineCore_DP0 pid=3639978) (raylet) Raylet is terminated. Termination is unexpected. Possible reasons "
+        "include: (1) SIGKILL by the user or system OOM killer, (2) Invalid memory access from Raylet causing SIGSEGV "
+        "or SIGBUS, (3) Other termination signals."
+    )
+    top = top_finding(line)
+    assert top.rule == "OP-7.41" and top.title.startswith("the Ray node's raylet died unexpectedly")
+    assert "dmesg" in top.actions[0] and "raylet.out" in top.actions[1]

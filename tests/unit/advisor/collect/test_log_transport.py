@@ -102,6 +102,16 @@ def test_a_stamp_before_a_clients_words_keeps_the_words():
     assert opened(f"{STAMP} Error code: 400 - {{'message': 'x'}}") == ["Error code: 400 - {'message': 'x'}"]
 
 
+def test_a_runpod_workers_console_prefix_goes_and_the_error_under_it_is_read():
+    # runpod-workers/worker-vllm#260, verbatim: RunPod's console glues the worker's id and level to the line
+    line = (
+        "duuu9mr59pks4j[info]AttributeError: TokenizersBackend has no attribute all_special_tokens_extended. Did you me"
+    )
+    assert opened(line) == [line.removeprefix("duuu9mr59pks4j[info]")]
+    assert "a RunPod worker's console from 1 line(s)" in parse_lines([line]).describe()
+    assert opened("see [info] above") == ["see [info] above"]  # a word before brackets is no worker's id
+
+
 def test_compose_and_stern_prefixes_go_when_they_begin_most_lines_and_prose_keeps_its_words():
     compose = ["vllm-server-1  | INFO 11-30 a", "proxy-1        | GET /v1/models", "vllm-server-1  | ValueError: v"]
     assert [text for _, text in carried_lines(compose)] == ["INFO 11-30 a", "GET /v1/models", "ValueError: v"]
