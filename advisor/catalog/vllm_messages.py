@@ -483,14 +483,20 @@ _ATOM = re.compile(r"\\.|\(\?P<\w+>\.\+\??\)|.", re.DOTALL)
 # Where a tool that cut vLLM's message went on with a sentence of its own: a full stop or an ellipsis, a
 # space, a capital letter.
 _APPENDED_SENTENCE = re.compile(r"(?:\.|\.\.\.|…)\s+(?=[A-Z])")
+# The ellipsis a person ends a line with where they cut it (`The decoder prompt (length 4926) is longer than ...`,
+# QwenLM/Qwen3-Omni#122): the cut is before it.
+_TRAILING_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*$")
 
 
 def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern cut inside its literal text where the pasted line ends (`… are not supported for no`,
-    an issue title at its width), or where a sentence the tool that cut it added begins (a chat UI's
-    `…--enable-auto-tool-ch. Check the logs for more details`), as long as `MIN_PARTIAL_LITERAL`
+    an issue title at its width), where a sentence the tool that cut it added begins (a chat UI's
+    `…--enable-auto-tool-ch. Check the logs for more details`), or before the ellipsis a person cut it with, as
+    long as `MIN_PARTIAL_LITERAL`
     characters of vLLM's words are kept."""
-    for end in [len(text.rstrip()), *(m.start() for m in _APPENDED_SENTENCE.finditer(text))]:
+    ellipsis = _TRAILING_ELLIPSIS.search(text)
+    ends = [len(text.rstrip()), *(m.start() for m in _APPENDED_SENTENCE.finditer(text))]
+    for end in ends + ([ellipsis.start()] if ellipsis else []):
         found = _cut_at_end(pattern, text[:end].rstrip())
         if found is not None:
             return found

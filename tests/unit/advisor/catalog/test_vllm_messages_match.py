@@ -99,6 +99,13 @@ def test_a_message_cut_mid_word_matches_where_the_line_ends():
     assert best.captured == {"architectures": "['Qwen2ForSequenceClassification']"}
 
 
+def test_a_message_a_person_cut_with_an_ellipsis_matches_before_it():
+    # QwenLM/Qwen3-Omni#122, verbatim: the limit cut off and an ellipsis put in its place
+    for ellipsis in ("...", "…"):
+        found = message_catalog().match(f"ValueError: The decoder prompt (length 4926) is longer than {ellipsis}")
+        assert found and found[0].partial and found[0].entry["message"].startswith("The {prompt_type} prompt (length")
+
+
 def test_a_message_cut_inside_its_rarest_word_is_found_by_its_next_rarest():
     # vllm#39279's title, cut at its width inside "define", the word the entry is indexed by
     [best, *_] = message_catalog().match(
