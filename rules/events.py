@@ -789,6 +789,9 @@ UV_RESOLVER = "resolver:uv"  # versions_offered of PIP_NO_DISTRIBUTION and PACKA
 PIP_CONFLICT = "conflict:"
 # RAY_NODE_DEAD's message when the node's own raylet was seen dying (`Raylet is terminated. Termination is unexpected`)
 RAYLET_TERMINATED = "raylet terminated"
+# VLLM_OP_SCHEMA_MISMATCH's message for an op the loaded extension does not register (`No such operator _C::x`,
+# torch.ops' `'_OpNamespace' '_C' object has no attribute 'x'`): the extension may not have loaded at all
+NOT_REGISTERED = "is not registered by the loaded extension"
 # RAY_REPLICA_UNPLACED's message when what waits is vLLM's own placement group (its Ray executor), not a Serve replica
 VLLM_PLACEMENT_GROUP = "vLLM's placement group"
 # … and when a framework that runs vLLM on Ray checked the cluster's GPUs against its request first (NeMo-RL's

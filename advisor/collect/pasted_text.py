@@ -21,12 +21,13 @@ from typing import Any, Literal, NamedTuple
 from rules.components import MESSAGE_COMPONENTS, component_of_path
 
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
-# "[Bug]: ", Markdown's inline code "`"): a dotted class name ending in Error or Exception (or a bare `Exception`),
+# "[Bug]: ", Markdown's inline code "`", a CJK sentence's full-width punctuation: `报错：KeyError: …`,
+# OpenBMB/MiniCPM#141): a dotted class name ending in Error or Exception (or a bare `Exception`),
 # then its message; or a class named otherwise with its module before it and a message after it (Triton's
 # `triton.runtime.errors.OutOfResources:`, Dynamo's `torch._dynamo.exc.Unsupported:`), which a traceback prints in
 # full.
 _EXCEPTION = re.compile(
-    r"(?:^|(?<=[\s:'\"(\[>`]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
+    r"(?:^|(?<=[\s:'\"(\[>`：，。、（【「]))(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
     r"|(?:[a-z_]\w*\.)+[A-Z][A-Za-z0-9]*(?=:\s))"
     r"(?::\s*(?P<msg>.*?))?\s*$"
 )
@@ -205,11 +206,18 @@ def release_named(text: str) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
+# msgspec's refusal of a keyword (SamplingParams is a msgspec Struct from vLLM 0.6): always a TypeError, and pasted
+# without its class after a person's own words (`openai_api_server接收请求报错：Unexpected keyword argument
+# 'use_beam_search'`, zai-org/GLM-4#663)
+_STRUCT_KEYWORD = re.compile(r"(?:^|(?<=[\s:：]))(?P<msg>Unexpected keyword argument '\w+')\s*$")
+
+
 def exception_in(text: str) -> tuple[str, str] | None:
     """(class, message) of a Python exception line anywhere in `text`; the class without its module."""
     match = _EXCEPTION.search(text)
     if match is None:
-        return None
+        bare = _STRUCT_KEYWORD.search(text)
+        return ("TypeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()
     if message.endswith("`") and text[: match.start()].endswith("`"):  # the inline code's closing mark
         message = message[:-1].rstrip()

@@ -23,8 +23,13 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-# A checkpoint tensor's name as a KeyError prints it: dotted, ending in a name.
-_TENSOR = re.compile(r"^KeyError: ['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))['\"]$")
+# A checkpoint tensor's name as a KeyError prints it: dotted, ending in a name; or as vLLM's collective_rpc relays a
+# worker's KeyError by its text alone (`Exception: Call to collective_rpc method failed: 'visual.patch_embed.proj.
+# weight'`, alibaba/ROLL#240: a rollout's weights from a newer transformers than its vLLM 0.8.4 knew)
+_TENSOR = re.compile(
+    r"^(?:KeyError: |Exception: Call to collective_rpc method failed: )"
+    r"['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))['\"]$"
+)
 # The suffixes each quantization format writes beside (or instead of) a weight; a suffix in none is a plain weight.
 FORMAT_OF_SUFFIX: dict[str, str] = {
     "g_idx": "GPTQ (its act-order group index)",

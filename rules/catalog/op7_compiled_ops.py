@@ -13,9 +13,16 @@ topk_softmax: the commenter's extension predated the change. Nothing in the mode
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import NOT_REGISTERED, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
+
+_NOT_LOADED = (
+    "If the extension did not load at all, vLLM said why earlier, as a warning: `Failed to import from vllm._C with "
+    "ImportError(…)` (an undefined symbol: another PyTorch than it was built for; a missing library), or the install "
+    "holds no compiled extension (a source checkout never built: vllm#5454, where copying in the built _C.abi3.so "
+    "and its siblings fixed it)."
+)
 
 
 def _check_compiled_ops(facts: Facts) -> list[Finding]:
@@ -29,13 +36,17 @@ def _check_compiled_ops(facts: Facts) -> list[Finding]:
     return [
         RULE_COMPILED_OPS.finding(
             Severity.CRITICAL,
-            f"vLLM's Python code and its compiled extension are from different sources: `{op}()` {event.message}",
+            f"vLLM's compiled extension does not provide `{op}()`: it did not load, or it is from another vLLM "
+            "source than the Python code"
+            if event.message == NOT_REGISTERED
+            else f"vLLM's Python code and its compiled extension are from different sources: `{op}()` {event.message}",
             summary="vLLM calls its kernels as PyTorch ops registered by its compiled extensions; PyTorch refused "
             "the call because the op the extension registered has another signature (or none at all). The Python "
             "files were changed without rebuilding the extension: a checkout pulled or patched, an editable install "
             "whose precompiled wheel is from another commit, or a second vLLM earlier on the path.",
             evidence=[c.log_evidence(event, name="compiled op", value=op)],
             actions=[
+                *([_NOT_LOADED] if event.message == NOT_REGISTERED else []),
                 'Find which vLLM is imported and where its extension comes from: `python -c "import vllm, vllm._C; '
                 'print(vllm.__file__, vllm._C.__file__)"`; two different trees is the cause.',
                 "A source checkout: rebuild the extensions from the same commit (`pip install -e . "

@@ -229,6 +229,35 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Have the client send top_p=1.0 (or leave it out) and temperature=0 for greedy decoding: top_p must be "
         "above 0 and at most 1.",
     ),
+    Remedy(  # vllm/core/scheduler.py (V0, 0.4-0.10): a sequence group with several sequences (n > 1, best_of, beam
+        # search) is preempted by swapping its KV blocks to CPU; with the swap space full the engine aborts it.
+        # verl PR #960: larger rollouts hit the 4 GiB default and raised swap_space through engine_kwargs
+        "Aborted due to the lack of CPU swap space",
+        "--swap-space",
+        "flag",
+        f"<more than the {vllm_defaults.SWAP_SPACE_GIB} GiB per GPU default: {4 * vllm_defaults.SWAP_SPACE_GIB}, "
+        "say, within the host's free memory>",
+        "V0 swaps sequence groups of several sequences (n > 1, best_of, beam search) to CPU when the KV cache is "
+        "full, and aborts when the swap space (GiB per GPU) cannot hold them",
+        instead=(
+            "--max-num-seqs",
+            "<lower than now>",
+            "fewer sequences running at once fill the KV cache less, so fewer groups are swapped out",
+        ),
+    ),
+    Remedy(  # vllm/model_executor/models/registry.py (0.10-0.34; model_loader/utils.py 0.7-0.10): no native
+        # implementation of the architecture, and its Transformers code lacks what vLLM's Transformers backend needs.
+        # modelscope/ms-swift#5649: Ovis2.5 on vLLM 0.10.0, native support then only on main (vllm PR #23084)
+        "Transformers implementation of",
+        "vLLM release",
+        "setting",
+        "<a release that implements the architecture natively>",
+        "this vLLM has no implementation of the architecture of its own, and the model's Transformers code is not "
+        "one vLLM's Transformers backend can run",
+        action="Upgrade vLLM to a release whose supported-models list has the architecture (support that has just "
+        "landed is on main before a release: vLLM's nightly wheels or a source build), or serve the model with the "
+        "engine its authors name.",
+    ),
     Remedy(
         "as WSL is detected",
         "host",

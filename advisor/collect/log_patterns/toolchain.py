@@ -13,7 +13,14 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
-from rules.events import LAUNCHER_COMPILE_FAILED, NO_LIBCUDA_LIBRARY, NO_LIBCUDA_LINK, PIP_CONFLICT, UV_RESOLVER
+from rules.events import (
+    LAUNCHER_COMPILE_FAILED,
+    NO_LIBCUDA_LIBRARY,
+    NO_LIBCUDA_LINK,
+    NOT_REGISTERED,
+    PIP_CONFLICT,
+    UV_RESOLVER,
+)
 from rules.events import LogEventKind as K
 
 
@@ -32,9 +39,10 @@ def _op_schema(match: re.Match[str]) -> Fields:
         listed = [key.strip() for key in (match["available"] or "").split(",")]
         devices = ",".join(key for key in listed if key in _DEVICE_KEYS)
         return {"message": f"backend:{match['backend']}|{devices}", "component": match["unrun"]}
+    missing = match["missing"] or (f"{match['namespace']}::{match['attr']}" if match["namespace"] else None)
     return {
-        "message": match["what"] if match["op"] else "is not registered by the loaded extension",
-        "component": match["op"] or match["missing"],
+        "message": match["what"] if match["op"] else NOT_REGISTERED,
+        "component": match["op"] or missing,
     }
 
 
@@ -617,11 +625,20 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # PyTorch's dispatcher (aten/src/ATen/core/function_schema_inl.h) refusing a call to an op of one of
         # vLLM's extensions (`_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …), or asked for one they do not register
-        ("argument(s) but received", "is missing value for argument", "No such operator _", "Could not run '_"),
+        (
+            "argument(s) but received",
+            "is missing value for argument",
+            "No such operator _",
+            "Could not run '_",
+            "'_OpNamespace' '_",
+        ),
         K.VLLM_OP_SCHEMA_MISMATCH,
         r"(?P<op>_[a-z0-9]*_?C(?:_\w+)?::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
         r"argument\(s\)|is missing value for argument '\w+')"
         r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)"
+        # torch.ops' words for an op its namespace lacks: the extension that registers it was not loaded, or lacks it
+        # (vllm#5454: `'_OpNamespace' '_C' object has no attribute 'rms_norm'` on a source install without its .so)
+        r"|'_OpNamespace' '(?P<namespace>_[a-z0-9]*_?C(?:_\w+)?)' object has no attribute '(?P<attr>\w+)'"
         # the op exists, but not for the device it was called on: the extension was built for another one
         r"|Could not run '(?P<unrun>_[a-z0-9]*_?C(?:_\w+)?::\w+)' with arguments from the '(?P<backend>\w+)' "
         r"backend(?:.*?is only available for these backends: \[(?P<available>[^\]]*)\])?",

@@ -209,3 +209,11 @@ def test_mistrals_fp8_activation_scale_is_named_with_the_name_vllm_gives_it():
     top = evaluate(_facts(["KeyError: 'model.layers.0.mlp.down_proj.activation_scale'"])).findings[0]
     assert top.rule == "OP-7.21" and "a Mistral-format FP8 tensor" in top.title
     assert "input_scale" in top.summary
+
+
+def test_a_workers_key_error_relayed_by_collective_rpc_is_the_same_unloadable_tensor():
+    # alibaba/ROLL#240, verbatim (the title): a VL rollout on vLLM 0.8.4 with transformers 4.57
+    top = evaluate(
+        _facts(["Exception: Call to collective_rpc method failed: 'visual.patch_embed.proj.weight'"])
+    ).findings[0]
+    assert top.rule == "OP-7.21" and "visual.patch_embed.proj.weight" in top.title

@@ -64,3 +64,12 @@ def test_an_op_without_a_kernel_for_the_device_is_a_build_for_another_device():
     cpu = "NotImplementedError: Could not run '_C::onednn_mm' with arguments from the 'CPU' backend."
     [arm] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(Facts(events=parse_lines([cpu]).events))
     assert arm.title.endswith("built for another device, or one that leaves it out")
+
+
+def test_torch_ops_namespace_without_the_op_is_an_extension_that_did_not_load_or_lacks_it():
+    # vllm#5454, verbatim: a source install of vLLM 0.5.0 without its compiled extension (copying the .so fixed it)
+    [finding] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(
+        _facts("AttributeError: '_OpNamespace' '_C' object has no attribute 'rms_norm'")
+    )
+    assert finding.title.startswith("vLLM's compiled extension does not provide `_C::rms_norm()`: it did not load")
+    assert finding.actions[0].startswith("If the extension did not load at all") and "vllm#5454" in finding.actions[0]

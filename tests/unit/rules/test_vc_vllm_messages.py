@@ -767,3 +767,23 @@ def test_top_p_zero_meant_as_greedy_asks_the_client_for_one_and_temperature_zero
     # EvolvingLMMs-Lab/lmms-eval#1265, verbatim: fixed by normalising top_p=0 to 1.0 before building SamplingParams
     top = _top("vllm.exceptions.VLLMValidationError: top_p must be in (0, 1], got 0. (parameter=top_p, value=0)")
     assert "top_p=1.0" in top.actions[0] and "temperature=0" in top.actions[0]
+
+
+def test_v0s_swap_space_refusal_proposes_more_swap_or_fewer_sequences():
+    # verl PR #960, verbatim: V0 rollouts of long sequences outgrew the 4 GiB swap space (raised via engine_kwargs)
+    top = _top(
+        "in _swap_out raise RuntimeError( RuntimeError: Aborted due to the lack of CPU swap space. Please increase the "
+        "swap space to avoid this error"
+    )
+    assert [c.flag for c in top.changes] == ["--swap-space"]
+    assert [c.flag for c in top.alternatives] == ["--max-num-seqs"]
+    assert top.changes[0].proposed.startswith("<more than the 4 GiB per GPU default")
+
+
+def test_an_architecture_whose_transformers_code_vllm_cannot_run_asks_for_a_release_that_implements_it():
+    # modelscope/ms-swift#5649, verbatim: Ovis2.5 on vLLM 0.10.0 (native support was then on main only)
+    top = _top(
+        "(VllmWorker rank=3 pid=142898) ERROR 09-03 19:09:57 [multiproc_executor.py:511] ValueError: The "
+        "Transformers implementation of 'Ovis2_5' is not compatible with vLLM."
+    )
+    assert top.actions[0].startswith("Upgrade vLLM to a release whose supported-models list has the architecture")

@@ -376,3 +376,15 @@ def test_a_miscased_class_and_escaped_quotes_are_read_as_python_and_vllm_wrote_t
     assert unwrap(escaped).text.startswith('"auto" tool choice')
     body = '{"error": {"message": "a \\"quoted\\" word"}}'  # an error body's JSON keeps its escapes for the parser
     assert unwrap(body).text == 'a "quoted" word'
+
+
+def test_an_exception_after_a_cjk_sentences_full_width_colon_is_found():
+    # OpenBMB/MiniCPM#141, verbatim (an issue title): "vllm inference of quantized weights fails:"
+    assert exception_in("[Bug]: vllm 推理量化权重报错：KeyError: 'lm_head.weight'") == ("KeyError", "'lm_head.weight'")
+
+
+def test_msgspecs_keyword_refusal_without_its_class_is_a_type_error():
+    # zai-org/GLM-4#663, verbatim (an issue title): "openai_api_server fails on a request:"
+    line = "openai_api_server接收请求报错：Unexpected keyword argument 'use_beam_search'"
+    assert exception_in(line) == ("TypeError", "Unexpected keyword argument 'use_beam_search'")
+    assert exception_in("we saw an unexpected keyword argument here") is None
