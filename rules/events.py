@@ -858,7 +858,9 @@ ENGINE_ARG_CLASSES = {
 # vLLM's classes that serving frameworks construct themselves (KServe's and BentoML's OpenAI front ends, FastChat's
 # worker, RL trainers): a refusal naming one is vLLM's, even on a line pasted without its traceback. Each is a class
 # of vLLM 0.32's source, or of the releases whose catalog files hold it (AsyncLLMEngine 0.4-0.10,
-# OpenAIServingEmbedding 0.4-0.9).
+# OpenAIServingEmbedding 0.4-0.9, OpenAIServingTokenization in openai/serving_tokenization.py 0.5-0.12; 0.32's pooling
+# front ends under vllm/entrypoints/pooling/, ServingEmbedding among them, which KServe's huggingfaceserver
+# constructs: kserve/kserve#5399).
 VLLM_CONSTRUCTED_CLASSES = frozenset(
     {
         "LLM",
@@ -873,6 +875,12 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
         "OpenAIServingModels",
         "OpenAIServingEmbedding",
         "OpenAIServingTranscription",
+        "OpenAIServingTokenization",
+        "OpenAIServingResponses",
+        "ServingEmbedding",
+        "ServingScores",
+        "ServingClassification",
+        "ServingPooling",
     }
 )
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's

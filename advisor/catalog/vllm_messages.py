@@ -116,6 +116,10 @@ class MessageCatalog:
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
         words_of = [_anchor_words(entry["pattern"].split(_SENTENCE_END)[0]) for entry in self.entries]
         words_of = [w or _anchor_words(entry["pattern"]) for w, entry in zip(words_of, self.entries, strict=True)]
+        # Python's own words, which vLLM's lazy `__getattr__`s repeat: not found in a line, they would claim any
+        # AttributeError as vLLM's (`'ServingEmbedding' object has no attribute 'create_embedding'`, kserve#5399)
+        self._python_shaped = frozenset(i for i, entry in enumerate(self.entries) if _python_shaped(entry["pattern"]))
+        words_of = [[] if i in self._python_shaped else w for i, w in enumerate(words_of)]
         for words in words_of:
             for word in words:
                 frequency[word] = frequency.get(word, 0) + 1
@@ -142,7 +146,7 @@ class MessageCatalog:
             found = [m for i in candidates if (m := self._match_entry(i, text, folded=True)) is not None]
         if not found:  # a paste cut mid-sentence: the few entries sharing most of its words, cut where it ends
             words = {w.lower() for w in _WORD.findall(text)}
-            pool = set(candidates) | self._holding_rarest(words)  # the cut may have taken an entry's anchor word
+            pool = (set(candidates) | self._holding_rarest(words)) - self._python_shaped  # a cut may take an anchor
             closest = sorted(pool, key=lambda i: (-len(words & self._words[i]), i))
             for index in closest[:CUT_CANDIDATES]:
                 pattern = _loose_backticks(self.entries[index]["pattern"])
@@ -311,6 +315,17 @@ class MessageCatalog:
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
             self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]
+
+
+# The literal words of Python's own AttributeError messages (`'X' object has no attribute 'y'`, `module 'x' has no
+# attribute 'y'`), which vLLM's module and class `__getattr__`s raise again word for word
+_PYTHON_WORDINGS = frozenset({"object has no attribute", "module has no attribute", "has no attribute"})
+
+
+def _python_shaped(pattern: str) -> bool:
+    """Whether an entry's literal text is one of Python's own messages, its fields and quotes aside."""
+    literal = _GROUP.sub(" ", pattern).replace("\\", "").replace("'", " ").replace('"', " ")
+    return " ".join(literal.split()).lower() in _PYTHON_WORDINGS
 
 
 def _folded(pattern: re.Pattern[str]) -> re.Pattern[str]:

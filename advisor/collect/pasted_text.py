@@ -210,14 +210,19 @@ def release_named(text: str) -> str | None:
 # without its class after a person's own words (`openai_api_server接收请求报错：Unexpected keyword argument
 # 'use_beam_search'`, zai-org/GLM-4#663)
 _STRUCT_KEYWORD = re.compile(r"(?:^|(?<=[\s:：]))(?P<msg>Unexpected keyword argument '\w+')\s*$")
+# Python's AttributeError message alone on its line, as a JSON string or an API's `detail` shows it (ipex-llm#13012:
+# `"'OpenAIServingTokenization' object has no attribute 'show_available_models'"`): its words are Python's only
+_BARE_ATTRIBUTE = re.compile(r"""^\s*["`]?(?P<msg>'\w+' object has no attribute '\w+')["`]?\s*$""")
 
 
 def exception_in(text: str) -> tuple[str, str] | None:
     """(class, message) of a Python exception line anywhere in `text`; the class without its module."""
     match = _EXCEPTION.search(text)
     if match is None:
-        bare = _STRUCT_KEYWORD.search(text)
-        return ("TypeError", bare["msg"]) if bare else None
+        if bare := _STRUCT_KEYWORD.search(text):
+            return "TypeError", bare["msg"]
+        bare = _BARE_ATTRIBUTE.match(text)
+        return ("AttributeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()
     if message.endswith("`") and text[: match.start()].endswith("`"):  # the inline code's closing mark
         message = message[:-1].rstrip()

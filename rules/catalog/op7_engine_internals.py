@@ -16,14 +16,19 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import VLLM_CONSTRUCTED_CLASSES, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # vLLM's engine front ends as a caller holds them: V0's (LLMEngine, AsyncLLMEngine) and V1's (LLMEngine, AsyncLLM),
 # and the LLM class that wraps them. Executors and workers are vLLM's own inside (their errors are vLLM's).
+_ENGINES = ("LLMEngine", "AsyncLLMEngine", "_AsyncLLMEngine", "AsyncLLM", "LLM")
+# The other classes of vLLM's that frameworks construct and call (its OpenAI and pooling front ends, its request
+# parameters): vLLM renames and restructures them between releases too (kserve/kserve#5399: vLLM 0.20's
+# ServingEmbedding without the create_embedding KServe called)
+_CONSTRUCTED = tuple(sorted(VLLM_CONSTRUCTED_CLASSES - set(_ENGINES)))
 _ENGINE_ATTRIBUTE = re.compile(
-    r"'(?P<owner>LLMEngine|AsyncLLMEngine|_AsyncLLMEngine|AsyncLLM|LLM)' object has no attribute '(?P<name>\w+)'"
+    rf"'(?P<owner>{'|'.join((*_ENGINES, *_CONSTRUCTED))})' object has no attribute '(?P<name>\w+)'"
 )
 # What V0's engine held in the caller's process, and where V1 keeps it instead.
 _MOVED: dict[str, str] = {
@@ -43,6 +48,8 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
 
 
 def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
+    if owner not in _ENGINES:
+        return _front_end_finding(event, owner, name)
     removed = vllm_defaults.V0_REMOVED_FROM
     last_said = f"{removed[0]}.{removed[1] - 1}"
     release = c.vllm_release(facts)
@@ -88,6 +95,25 @@ def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
     )
 
 
+def _front_end_finding(event: LogEvent, owner: str, name: str) -> Finding:
+    """One of vLLM's front-end or parameter classes a framework constructs, without what the framework calls."""
+    return RULE_ENGINE_INTERNALS.finding(
+        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        f"code built on vLLM calls {owner}.{name}, which this vLLM's {owner} does not have: it was written for "
+        "another vLLM release",
+        summary=f"Python's AttributeError on one of vLLM's own classes: frameworks (KServe, BentoML, FastChat, RL "
+        f"trainers) construct {owner} and call it directly, and vLLM renames and restructures such classes between "
+        "releases. The error is the caller's, not vLLM's, and no flag of the server changes it.",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.{name}")],
+        actions=[
+            "Install the vLLM release the calling framework pins (its requirements or extras list one), or a release "
+            f"of the framework written for the installed vLLM (`vllm --version`); {owner} in the installed vLLM's "
+            f"source shows what replaced {name}.",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE_ENGINE_INTERNALS = Rule(
     code="OP-7.69",
     title="code built on vLLM reads V0 engine internals the installed engine lacks",
@@ -96,7 +122,8 @@ RULE_ENGINE_INTERNALS = Rule(
     needs=("events",),
     page=RulePage(
         checks="Python's `'LLMEngine' | 'AsyncLLMEngine' | 'AsyncLLM' | 'LLM' object has no attribute '<name>'` on an "
-        "error line.",
+        "error line, and the same for vLLM's other classes that frameworks construct (its OpenAI and pooling front "
+        "ends such as ServingEmbedding, SamplingParams, LoRARequest).",
         why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
         "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
         example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "

@@ -52,3 +52,18 @@ def test_the_release_v0_was_removed_in_is_where_the_catalogs_v0_engine_lines_end
 def test_an_executors_own_missing_attribute_is_vllms_not_this():
     line = "AttributeError: 'MultiprocExecutor' object has no attribute 'workers'"
     assert op7_engine_internals.RULE_ENGINE_INTERNALS.evaluate(Facts(events=parse_lines([line]).events)) == []
+
+
+def test_a_front_end_class_a_framework_constructs_without_what_it_calls_is_a_version_pair():
+    # kserve/kserve#5399, verbatim: KServe's huggingfaceserver on vLLM 0.20.0, whose ServingEmbedding had no
+    # create_embedding any more (KServe followed in its PR #5609)
+    top = top_finding("{\"error\":\"AttributeError : 'ServingEmbedding' object has no attribute 'create_embedding'\"}")
+    assert top.rule == "OP-7.69"
+    assert top.title.startswith("code built on vLLM calls ServingEmbedding.create_embedding, which this vLLM's")
+    assert not top.changes  # no VLLM_USE_V1 for a front end
+
+
+def test_pythons_attribute_message_alone_on_its_line_is_read_as_the_attribute_error():
+    # intel/ipex-llm#13012, verbatim: the message as a JSON string, without its class
+    top = top_finding("\"'OpenAIServingTokenization' object has no attribute 'show_available_models'\"")
+    assert top.rule == "OP-7.69" and "OpenAIServingTokenization.show_available_models" in top.title

@@ -99,6 +99,17 @@ def test_a_message_cut_mid_word_matches_where_the_line_ends():
     assert best.captured == {"architectures": "['Qwen2ForSequenceClassification']"}
 
 
+def test_pythons_own_attribute_messages_that_vllm_repeats_claim_no_line():
+    """vLLM's `__getattr__`s raise Python's own words (`{self} object has no attribute {name}`, lora/layers/base.py;
+    `module {name} has no attribute {name_2}`): any AttributeError holds them, so they are no evidence of vLLM's."""
+    for line in (
+        "AttributeError : 'ServingEmbedding' object has no attribute 'create_embedding'",  # kserve/kserve#5399
+        "AttributeError: 'list' object has no attribute 'to'",
+        "AttributeError: module 'outlines.models' has no attribute 'vllm'",
+    ):
+        assert message_catalog().match(line) == [], line
+
+
 def test_a_message_a_person_cut_with_an_ellipsis_matches_before_it():
     # QwenLM/Qwen3-Omni#122, verbatim: the limit cut off and an ellipsis put in its place
     for ellipsis in ("...", "…"):
