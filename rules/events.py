@@ -515,6 +515,9 @@ class LogEventKind(str, Enum):
     # any other path on a read-only file system: "OSError: [Errno 30] Read-only file system: '/scratch/…/env'" (a
     # container's image or a volume mounted read-only); message: the path
     PATH_READ_ONLY = "path_read_only"
+    # a shared library the loader found and may not open: "python3: error while loading shared libraries: /root/…/
+    # libpython3.12.so.1.0: cannot open shared object file: Permission denied"; message: the library's path
+    LIBRARY_UNREADABLE = "library_unreadable"
     # argparse refusing vLLM's command line: "vllm: error: unrecognized arguments: --enable-metrics"; message: the
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
@@ -1482,6 +1485,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.PASSWD_LOCKED: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),
     LogEventKind.PATH_READ_ONLY: ("message",),
+    LogEventKind.LIBRARY_UNREADABLE: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.ARGS_REQUIRED: ("message", "component"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),

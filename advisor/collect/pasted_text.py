@@ -210,6 +210,12 @@ def release_named(text: str) -> str | None:
 # without its class after a person's own words (`openai_api_server接收请求报错：Unexpected keyword argument
 # 'use_beam_search'`, zai-org/GLM-4#663)
 _STRUCT_KEYWORD = re.compile(r"(?:^|(?<=[\s:：]))(?P<msg>Unexpected keyword argument '\w+')\s*$")
+# An exception as its repr, as V0's engine logs it and a person pastes it (`问题：AttributeError("'Qwen3ForCausalLM'
+# object has no attribute 'pooler'")`, gpustack/gpustack#2193): the class, a quoted message, the closing parenthesis
+_REPR = re.compile(
+    r"(?:^|(?<=[\s:'\"(\[>`：，。、（【「]))(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
+    r"\((?P<q>['\"])(?P<msg>.*)(?P=q),?\)\s*$"
+)
 # Python's AttributeError message alone on its line, as a JSON string or an API's `detail` shows it (ipex-llm#13012:
 # `"'OpenAIServingTokenization' object has no attribute 'show_available_models'"`): its words are Python's only
 _BARE_ATTRIBUTE = re.compile(r"""^\s*["`]?(?P<msg>'\w+' object has no attribute '\w+')["`]?\s*$""")
@@ -221,6 +227,8 @@ def exception_in(text: str) -> tuple[str, str] | None:
     if match is None:
         if bare := _STRUCT_KEYWORD.search(text):
             return "TypeError", bare["msg"]
+        if shown := _REPR.search(text):
+            return shown["cls"].rsplit(".", 1)[-1], shown["msg"]
         bare = _BARE_ATTRIBUTE.match(text)
         return ("AttributeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()

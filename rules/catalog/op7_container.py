@@ -1,5 +1,5 @@
-"""OP-7.18, OP-7.19 and OP-7.165: the container's user and mounts — a uid with no user name, a cache directory it may
-not write, another path on a read-only file system.
+"""OP-7.18, OP-7.19, OP-7.165 and OP-7.170: the container's user and mounts — a uid with no user name, a cache
+directory it may not write, another path on a read-only file system, a library it may not read.
 
 Why a family of their own: platforms that run images under an arbitrary user (OpenShift gives each pod a random
 UID; `docker run --user`, Kubernetes' runAsUser) break two assumptions of what runs inside vLLM, in Python's and
@@ -276,4 +276,50 @@ RULE_READ_ONLY = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_UID, RULE_CACHE, RULE_READ_ONLY]
+# --- OP-7.170 a library the process's user may not read ------------------------------------------------------------
+
+
+def _unreadable_library_finding(facts: Facts, event: LogEvent, match: object) -> Finding:
+    path = event.message or "?"
+    in_root_home = path.startswith("/root/")
+    return RULE_UNREADABLE_LIBRARY.finding(
+        Severity.CRITICAL,
+        f"the process's user may not read {path.rsplit('/', 1)[-1]}"
+        + (": it lies under /root, the home of the user the image was built as" if in_root_home else ""),
+        summary="The loader found the library and was refused it (Permission denied): the process runs as a user "
+        "without read access to it. An image that installed its Python under root's home (uv's managed Pythons go "
+        "to ~/.local/share/uv/python) breaks when it runs as another uid: `--user`, Kubernetes' runAsUser, "
+        "OpenShift's random uid.",
+        evidence=[c.log_evidence(event, name="unreadable library", value=path)],
+        actions=[
+            "Run the container as the user the image was built for (root here), or make the tree readable to the "
+            "user it runs as: in a derived image, `RUN chown -R <uid>:<gid> <the venv> /root` or `chmod -R o+rX` on "
+            "it (vllm#15174's commenter chowned /opt/venv and /root to uid 1000).",
+            "Or build the image with its Python outside any home directory (uv's UV_PYTHON_INSTALL_DIR, a system "
+            "Python), so any uid can read it.",
+        ],
+        confidence=0.8,
+    )
+
+
+RULE_UNREADABLE_LIBRARY = Rule(
+    code="OP-7.170",
+    title="a shared library the process's user may not read",
+    category=Category.STARTUP,
+    check=c.on_kind(LogEventKind.LIBRARY_UNREADABLE, _unreadable_library_finding),
+    needs=("events",),
+    page=RulePage(
+        checks="The loader's `error while loading shared libraries: <path>: cannot open shared object file: "
+        "Permission denied`.",
+        why="The library is there; the user the process runs as may not read it, which happens when an image built "
+        "as root runs as another uid.",
+        example="`python3: error while loading shared libraries: /root/.local/share/uv/python/cpython-3.12.9-…/lib/"
+        "libpython3.12.so.1.0: cannot open shared object file: Permission denied` running vllm-openai v0.8.1 as uid "
+        "1000 (vllm#15174).",
+        fix="Run as the image's user, or make the tree readable (chown, chmod), or install Python outside a home.",
+        limits="Reads the loader's words; which uid the process runs as is `id` inside the container.",
+        references=["https://github.com/vllm-project/vllm/issues/15174"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_UID, RULE_CACHE, RULE_READ_ONLY, RULE_UNREADABLE_LIBRARY]

@@ -185,6 +185,9 @@ def _check_not_found(facts: Facts) -> list[Finding]:
         title, actions = _no_wheel_for_the_platform(event.component or requirement, offered.removeprefix("platform:"))
     elif offered is not None and offered.startswith("wheel:"):  # pip given a wheel file for another interpreter
         title, actions = _wheel_not_for_this_platform(requirement, offered.removeprefix("wheel:"))
+    elif offered is not None and offered.startswith("abi:"):  # uv: wheels only for other Pythons' ABIs
+        python, _, tags = offered.removeprefix("abi:").partition(":")
+        title, actions = _wheels_for_other_pythons(event.component or requirement, event.version, python, tags)
     elif offered is not None and offered.startswith("python:"):  # versions skipped for their Requires-Python
         title, actions = _versions_for_other_pythons(offered.removeprefix("python:"))
     elif label is not None:
@@ -312,6 +315,23 @@ _PLATFORM_WORDS = (
 _MACHINE = re.compile(r"(?:x86_64|aarch64|arm64|amd64|ppc64le|s390x|i686|universal2)$")
 # One skipped version's Requires-Python in pip's note: `0.10.1.1 Requires-Python <3.13,>=3.9`
 _REQUIRES_PYTHON = re.compile(r"[\w.+]+ Requires-Python (?P<spec>[^;]+)")
+
+
+def _wheels_for_other_pythons(package: str, version: str | None, python: str, tags: str) -> tuple[str, list[str]]:
+    """uv's hint: the package publishes wheels for some CPython ABIs (`cp310` … `cp313`) and not this Python's, which
+    a newer Python than the release knows meets first (vllm#43435: cuda-tile 1.3.0 had no cp314 wheels)."""
+    pythons = ", ".join(f"{t[2]}.{t[3:]}" for t in re.findall(r"cp\d{2,3}", tags))
+    named = f"{package} {version}" if version else package
+    return (
+        f"{named} has wheels only for CPython {pythons or tags}, and this is CPython {python}",
+        [
+            f"Create the environment with a Python those wheels take ({pythons or tags}): `uv venv --python "
+            f"{pythons.split(', ')[-1] if pythons else '<version>'}`; a Python newer than a package's release waits "
+            "for its next one.",
+            "Or allow a pre-release of the package that has this Python's wheels, where one exists "
+            "(`--prerelease=allow`; vllm#43435's reporter installed that way).",
+        ],
+    )
 
 
 def _versions_for_other_pythons(listed: str) -> tuple[str, list[str]]:

@@ -258,6 +258,17 @@ REMEDIES: tuple[Remedy, ...] = (
         "landed is on main before a release: vLLM's nightly wheels or a source build), or serve the model with the "
         "engine its authors name.",
     ),
+    Remedy(  # v1/sample/ops/topk_topp_sampler.py: FlashInfer's sampler needs 0.2.3; the check compared version strings
+        # letter by letter, so 0.2.10 read as older (vllm#22455, a maintainer: resolved by a PR)
+        "FlashInfer version >= 0.2.3 required",
+        "flashinfer-python",
+        "setting",
+        ">= 0.2.3",
+        "vLLM samples top-k/top-p with its own PyTorch code instead of FlashInfer's kernels, which is slower",
+        action="`pip show flashinfer-python`: below 0.2.3, upgrade it to use FlashInfer's sampler; at 0.2.10 or later "
+        "the warning is wrong, vLLM's check having compared version strings letter by letter (vllm#22455), and a "
+        "later vLLM release compares them as versions.",
+    ),
     Remedy(
         "as WSL is detected",
         "host",

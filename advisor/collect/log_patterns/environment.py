@@ -957,6 +957,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"], "component": "read_only" if m["ro"] else None},
     ),
+    wording(  # the loader refused a library the process's user may not read (OP-7.170; vllm#15174: an image's uv
+        # Python under /root, run as uid 1000)
+        ("cannot open shared object file: Permission denied",),
+        K.LIBRARY_UNREADABLE,
+        r"error while loading shared libraries: (?P<path>\S+?): cannot open shared object file: Permission denied",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # any other path on a read-only file system (OP-7.165): an Apptainer image, a volume mounted read-only
         ("Read-only file system: ",),
         K.PATH_READ_ONLY,

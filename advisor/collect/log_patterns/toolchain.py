@@ -515,6 +515,20 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler|requires \.target sm_70 or higher",
         _compile_failed,
     ),
+    wording(  # uv's hint that a package has no wheel for this Python's ABI (`hint: You require CPython 3.14 (`cp314`),
+        # but we only found wheels for `cuda-tile` (v1.3.0) with the following Python ABI tags: `cp310`, …`, vllm#43435)
+        ("but we only found wheels for",),
+        K.PIP_NO_DISTRIBUTION,
+        r"You require CPython (?P<python>[\d.]+) \(`cp\d+`\), but we only found wheels for "
+        r"`(?P<req>[A-Za-z0-9][\w.-]*)`(?: \(v(?P<version>[^)]+)\))? with the following Python ABI tags: "
+        r"(?P<tags>.+?)\s*$",
+        lambda m: {
+            "message": m["req"],
+            "component": m["req"],
+            "version": m["version"],
+            "versions_offered": f"abi:{m['python']}:{m['tags'].replace('`', '')}",
+        },
+    ),
     wording(  # uv's resolver: a requirement with no wheel for this interpreter's platform tag (`…==2.11.0+cpu has no
         # wheels with a matching platform tag (e.g., `macosx_26_0_x86_64`)`, vllm-project/vllm-metal#379)
         ("has no wheels with a matching platform tag",),
@@ -631,6 +645,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "No such operator _",
             "Could not run '_",
             "'_OpNamespace' '_",
+            "'_OpNamespace' 'vllm'",
         ),
         K.VLLM_OP_SCHEMA_MISMATCH,
         r"(?P<op>_[a-z0-9]*_?C(?:_\w+)?::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
@@ -638,7 +653,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)"
         # torch.ops' words for an op its namespace lacks: the extension that registers it was not loaded, or lacks it
         # (vllm#5454: `'_OpNamespace' '_C' object has no attribute 'rms_norm'` on a source install without its .so)
-        r"|'_OpNamespace' '(?P<namespace>_[a-z0-9]*_?C(?:_\w+)?)' object has no attribute '(?P<attr>\w+)'"
+        # (`vllm`: the namespace of the ops vLLM registers from Python and of its flash-attention fork's, where
+        # `flash_attn_with_kvcache` was missing from a release before it: ByteDance-Seed/FlexPrefill#17)
+        r"|'_OpNamespace' '(?P<namespace>_[a-z0-9]*_?C(?:_\w+)?|vllm)' object has no attribute '(?P<attr>\w+)'"
         # the op exists, but not for the device it was called on: the extension was built for another one
         r"|Could not run '(?P<unrun>_[a-z0-9]*_?C(?:_\w+)?::\w+)' with arguments from the '(?P<backend>\w+)' "
         r"backend(?:.*?is only available for these backends: \[(?P<available>[^\]]*)\])?",

@@ -73,3 +73,11 @@ def test_torch_ops_namespace_without_the_op_is_an_extension_that_did_not_load_or
     )
     assert finding.title.startswith("vLLM's compiled extension does not provide `_C::rms_norm()`: it did not load")
     assert finding.actions[0].startswith("If the extension did not load at all") and "vllm#5454" in finding.actions[0]
+
+
+def test_the_vllm_namespace_of_ops_is_vllms_too():
+    # ByteDance-Seed/FlexPrefill#17, verbatim: an older vLLM without flash_attn_with_kvcache (upgrading fixed it)
+    [finding] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(
+        _facts("[rank0]: AttributeError: '_OpNamespace' 'vllm' object has no attribute 'flash_attn_with_kvcache'")
+    )
+    assert "`vllm::flash_attn_with_kvcache()`" in finding.title

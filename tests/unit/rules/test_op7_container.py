@@ -8,6 +8,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_container
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 
 def _facts(*lines: str) -> Facts:
@@ -102,3 +103,14 @@ def test_another_path_on_a_read_only_file_system_asks_for_the_directory_bound_in
     top = evaluate(_facts("Error: [Errno 30] Read-only file system: '/scratch/project_462000131/mjanicki/h5-env'")).top
     assert top.rule == "OP-7.165" and "/scratch/project_462000131/mjanicki/h5-env" in top.title
     assert "-B <host dir>:<host dir>" in top.actions[0]
+
+
+def test_a_library_the_user_may_not_read_under_root_is_an_image_built_as_root_run_as_another_uid():
+    # vllm#15174, verbatim: vllm-openai v0.8.1 extended to run as uid 1000 (chowning /opt/venv and /root fixed it)
+    top = top_finding(
+        "`python3: error while loading shared libraries: /root/.local/share/uv/python/cpython-3.12.9-linux-x86_64-gnu"
+        "/bin/../lib/libpython3.12.so.1.0: cannot open shared object file: Permission denied`"
+    )
+    assert top.rule == "OP-7.170"
+    assert top.title.endswith("libpython3.12.so.1.0: it lies under /root, the home of the user the image was built as")
+    assert "chown" in top.actions[0]

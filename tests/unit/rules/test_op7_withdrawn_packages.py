@@ -67,3 +67,14 @@ def test_a_requirements_files_long_list_is_shown_cut_and_names_no_package():
     assert event.component is None
     top = top_finding(line)
     assert top.rule == "OP-7.55" and top.title.endswith(", … whose requirements fit together")
+
+
+def test_uvs_hint_of_wheels_for_other_pythons_names_them_and_the_python_to_use():
+    # vllm#43435, verbatim: `uv pip install vllm==0.21` on Python 3.14, cuda-tile (flashinfer's) without cp314 wheels
+    top = top_finding(
+        "      hint: You require CPython 3.14 (`cp314`), but we only found wheels for `cuda-tile` (v1.3.0) with the "
+        "following Python ABI tags: `cp310`, `cp311`, `cp312`, `cp313`"
+    )
+    assert top.rule == "OP-7.55"
+    assert top.title == "cuda-tile 1.3.0 has wheels only for CPython 3.10, 3.11, 3.12, 3.13, and this is CPython 3.14"
+    assert "uv venv --python 3.13" in top.actions[0] and "--prerelease=allow" in top.actions[1]

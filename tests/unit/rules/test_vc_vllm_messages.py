@@ -787,3 +787,12 @@ def test_an_architecture_whose_transformers_code_vllm_cannot_run_asks_for_a_rele
         "Transformers implementation of 'Ovis2_5' is not compatible with vLLM."
     )
     assert top.actions[0].startswith("Upgrade vLLM to a release whose supported-models list has the architecture")
+
+
+def test_flashinfers_sampler_version_warning_says_when_it_is_wrong():
+    # vllm#22455, verbatim: FlashInfer 0.2.10 read as older than 0.2.3 by a string comparison
+    top = _top(
+        "WARNING 08-07 20:24:13 [topk_topp_sampler.py:36] FlashInfer version >= 0.2.3 required. Falling back to "
+        "default sampling implementation."
+    )
+    assert "pip show flashinfer-python" in top.actions[0] and "vllm#22455" in top.actions[0]

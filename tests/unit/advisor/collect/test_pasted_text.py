@@ -388,3 +388,14 @@ def test_msgspecs_keyword_refusal_without_its_class_is_a_type_error():
     line = "openai_api_server接收请求报错：Unexpected keyword argument 'use_beam_search'"
     assert exception_in(line) == ("TypeError", "Unexpected keyword argument 'use_beam_search'")
     assert exception_in("we saw an unexpected keyword argument here") is None
+
+
+def test_an_exception_shown_as_its_repr_is_read_as_the_exception():
+    # gpustack/gpustack#2193, verbatim ("problem:"); and V0's engine logging an exception's repr (vllm's pasted_errors)
+    assert exception_in("问题：AttributeError(\"'Qwen3ForCausalLM' object has no attribute 'pooler'\")") == (
+        "AttributeError",
+        "'Qwen3ForCausalLM' object has no attribute 'pooler'",
+    )
+    v0 = "ERROR 12-25 15:08:47 engine.py:135] IndexError('Error in model execution: tuple index out of range')"
+    assert exception_in(v0) == ("IndexError", "Error in model execution: tuple index out of range")
+    assert exception_in("we called foo('x') here") is None
