@@ -42,6 +42,11 @@ LATER = (
     "thirtieth",
     "thirtyfirst",
     "thirtysecond",
+    "thirtythird",
+    "thirtyfourth",
+    "thirtyfifth",
+    "thirtysixth",
+    "thirtyseventh",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -55,7 +60,9 @@ LATER = (
 # twenty-fifth, 23, 22 and 19 from three, which stopped before their time, the twenty-sixth, 30, 26 and 30, and the
 # twenty-seventh, 24, 30 and 21, the twenty-eighth, 22, 15 and 30, two of whose collectors spent their look-ups
 # before their time, the twenty-ninth, 18, 31 and 25, the thirtieth, 16, 40 and 20, the thirty-first, 14, 38
-# and 55, and the thirty-second, 18, 13 and 16.
+# and 55, the thirty-second, 18, 13 and 16, the thirty-third, 22, 25 and 12, the thirty-fourth, 21, 25 and 32, the
+# thirty-fifth, 20, 23 and 25, the thirty-sixth, 33, 23 and 26, and the thirty-seventh, 18, 29 and 23 (a
+# thirty-eighth round ended with the session's search budget, one row found, and was not kept).
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -83,6 +90,11 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "thirtieth": 76,
     "thirtyfirst": 107,
     "thirtysecond": 47,
+    "thirtythird": 59,
+    "thirtyfourth": 78,
+    "thirtyfifth": 68,
+    "thirtysixth": 82,
+    "thirtyseventh": 70,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
