@@ -194,8 +194,8 @@ def _no_address(failed: list[LogEvent], listening: LogEvent | None) -> Finding:
         "so nothing in its behaviour explains this: the address the client calls, against where the server "
         "listens, does."
         if sdk
-        else "httpx could not connect, and its words name neither the caller nor the address: the frames above "
-        "the error do."
+        else f"{failure.component or 'httpx'} could not connect, and its words name neither the caller nor the "
+        "address: the frames above the error do."
     )
     return RULE_UNREACHABLE.finding(
         Severity.HIGH,

@@ -401,6 +401,7 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
         ("ROCM_HEADER: ", _rocm_header_missing),
         ("STEP ", _build_step_failed),
         ("EXTENSION", _extension_build_failed),
+        ("NO_SCM_VERSION: ", _no_scm_version),
     ):
         marked = next((e for e in events if (e.message or "").startswith(prefix)), None)
         if marked is not None:
@@ -411,6 +412,29 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
     if event.component is None:
         return [_unnamed_build_failed(event)]
     return [_package_build_failed(event)]
+
+
+def _no_scm_version(event: LogEvent) -> Finding:
+    """setuptools-scm reads a source tree's version from its git metadata, which vLLM's setup.py asks it for (vllm PR
+    #4738); a tree copied without `.git` (a Docker build context that leaves it out, a GitHub tarball) has none.
+    SETUPTOOLS_SCM_PRETEND_VERSION is setuptools-scm's own way to state it."""
+    root = (event.message or "").removeprefix("NO_SCM_VERSION: ") or "the source tree"
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        f"the source build found no version for {root}: setuptools-scm reads it from git, and the tree has no git "
+        "metadata",
+        summary="vLLM's setup.py takes its version from setuptools-scm, which reads the git history of the tree "
+        "being built; a copy without its `.git` directory (a container build whose context leaves it out, an archive "
+        "of the sources) gives it nothing, and the build stops before compiling.",
+        evidence=[c.log_evidence(event, name="source tree without a version", value=root)],
+        actions=[
+            "Build from a git clone with its `.git` (in a Dockerfile, copy or bind-mount `.git` into the build "
+            "context: a `.dockerignore` that lists it removes it).",
+            "Or state the version: `SETUPTOOLS_SCM_PRETEND_VERSION=<the release the tree is, e.g. 0.6.4>` in the "
+            "build's environment (setuptools-scm's own override).",
+        ],
+        confidence=0.8,
+    )
 
 
 def _package_build_failed(event: LogEvent) -> Finding:

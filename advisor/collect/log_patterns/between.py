@@ -345,6 +345,15 @@ PATTERNS: tuple[Pattern, ...] = (
             "component": NOT_HTTP_AT_SERVER if m["server"] else "curl" if m["curl"] else "httpx (h11)",
         },
     ),
+    wording(  # urllib3's own exception, pasted without the pool's line that names the address (opea-project/
+        # GenAIExamples#1739: `urllib3.exceptions.NewConnectionError: <urllib3.connection.HTTPConnection object at
+        # 0x…>: Failed to establish a new connection: [Errno 111] Connection refused`)
+        ("Failed to establish a new connection",),
+        K.SERVER_UNREACHABLE,
+        r"NewConnectionError: <urllib3\.connection\.HTTPS?Connection object at 0x[0-9a-f]+>: Failed to establish a "
+        r"new connection: \[Errno -?\d+\] .+",
+        lambda m: _addressless("urllib3 (requests)", m),
+    ),
     wording(  # LiteLLM's words for the same (its provider's exception wrapped: OpenAIException, Hosted_vllmException)
         ("Exception - Connection error",),
         K.SERVER_UNREACHABLE,

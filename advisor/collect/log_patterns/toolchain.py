@@ -741,6 +741,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\((?P<theirs>[^)]+)\)",
         lambda m: {"component": m["package"], "message": m["mine"], "version": m["theirs"]},
     ),
+    wording(  # setuptools-scm finding no version for a source tree: vLLM's setup.py asks it (since vllm PR #4738), and
+        # a tree without its git metadata (a Docker build context without .git, GitHub's tarball) has none
+        ("setuptools-scm was unable to detect version for",),
+        K.PIP_BUILD_FAILED,
+        r"setuptools-scm was unable to detect version for (?P<root>\S+?)\.?(?:\s|$)",
+        lambda m: {"message": f"NO_SCM_VERSION: {m['root']}"},
+    ),
     wording(  # torch's cpp_extension (utils/cpp_extension.py, _run_ninja_build) when a setup.py's C++/CUDA build
         # failed: vLLM's own build before it moved to CMake (2024), flash-attn's, any extension's (vllm#3180: the
         # compiler killed for memory, fixed with MAX_JOBS=2)

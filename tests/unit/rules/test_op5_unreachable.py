@@ -11,6 +11,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog.op5_unreachable import RULE_UNREACHABLE
 from rules.events import LogEventKind as K
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 LISTENING = "(APIServer pid=1) INFO 12-01 10:00:00 [api_server.py:1] Starting vLLM API server on http://{}"
 
@@ -182,3 +183,12 @@ def test_litellms_connection_error_reads_as_the_sdks_does():
     ):
         [event] = parse_lines([line]).events
         assert (event.kind, event.component, event.address) == (K.SERVER_UNREACHABLE, "LiteLLM", None), line
+
+
+def test_urllib3s_own_connection_error_without_the_pools_address_is_the_same_unreachable_server():
+    # opea-project/GenAIExamples#1739, verbatim: the ChatQnA backend calling vllm-service, nothing listening
+    top = top_finding(
+        "urllib3.exceptions.NewConnectionError: <urllib3.connection.HTTPConnection object at 0x7f13a65309d0>: "
+        "Failed to establish a new connection: [Errno 111] Connection refused"
+    )
+    assert top.rule == "OP-5.34" and top.summary.startswith("urllib3 (requests) could not connect")

@@ -78,3 +78,10 @@ def test_uvs_hint_of_wheels_for_other_pythons_names_them_and_the_python_to_use()
     assert top.rule == "OP-7.55"
     assert top.title == "cuda-tile 1.3.0 has wheels only for CPython 3.10, 3.11, 3.12, 3.13, and this is CPython 3.14"
     assert "uv venv --python 3.13" in top.actions[0] and "--prerelease=allow" in top.actions[1]
+
+
+def test_a_source_tree_without_git_metadata_is_a_build_without_a_version():
+    # vllm PR #4738, verbatim: a container build of vLLM's repository after it moved to setuptools-scm
+    top = top_finding("18.23 LookupError: setuptools-scm was unable to detect version for /workspace.")
+    assert top.rule == "OP-7.55" and top.title.startswith("the source build found no version for /workspace")
+    assert "SETUPTOOLS_SCM_PRETEND_VERSION" in top.actions[1]
