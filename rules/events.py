@@ -518,6 +518,9 @@ class LogEventKind(str, Enum):
     # a shared library the loader found and may not open: "python3: error while loading shared libraries: /root/…/
     # libpython3.12.so.1.0: cannot open shared object file: Permission denied"; message: the library's path
     LIBRARY_UNREADABLE = "library_unreadable"
+    # NumPy 2 importing a compiled module built against NumPy 1: "A module that was compiled using NumPy 1.x cannot be
+    # run in NumPy 2.0.0 as it may crash." (numpy/core/_multiarray_umath.py's warning); message: the NumPy it names
+    NUMPY_ABI_MISMATCH = "numpy_abi_mismatch"
     # argparse refusing vLLM's command line: "vllm: error: unrecognized arguments: --enable-metrics"; message: the
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
     # a command), nearest_flag: the flag it misspells
@@ -1486,6 +1489,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),
     LogEventKind.PATH_READ_ONLY: ("message",),
     LogEventKind.LIBRARY_UNREADABLE: ("message",),
+    LogEventKind.NUMPY_ABI_MISMATCH: ("message",),
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.ARGS_REQUIRED: ("message", "component"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),

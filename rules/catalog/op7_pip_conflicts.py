@@ -402,6 +402,7 @@ def _check_build_failed(facts: Facts) -> list[Finding]:
         ("STEP ", _build_step_failed),
         ("EXTENSION", _extension_build_failed),
         ("NO_SCM_VERSION: ", _no_scm_version),
+        ("NINJA_STOPPED", _ninja_stopped),
     ):
         marked = next((e for e in events if (e.message or "").startswith(prefix)), None)
         if marked is not None:
@@ -614,6 +615,27 @@ def _compile_step_failed(event: LogEvent) -> Finding:
             "machine without a GPU builds the CPU backend with VLLM_TARGET_DEVICE=cpu.",
         ],
         confidence=0.6,
+    )
+
+
+def _ninja_stopped(event: LogEvent) -> Finding:
+    """ninja's `build stopped: subcommand failed`, its summary after the step it names with `FAILED:` (read first when
+    the paste holds it): vLLM's source build, an extension's, or a JIT build at run time (FlashInfer's kernels)."""
+    return RULE_NOT_FOUND.finding(
+        Severity.HIGH,
+        "a compile step of a build failed, and ninja stopped it: the failing step and the compiler's error are in the "
+        "lines above",
+        summary="ninja runs a build's compile steps and stops at the first that fails; this is its summary. Above it, "
+        "`FAILED: <object>` names the source file, and the compiler's own output (nvcc's or gcc's `error:`, or "
+        "`Killed` for memory) names the cause. It is vLLM's source build, another extension's, or a kernel compiled "
+        "at run time (FlashInfer's JIT).",
+        evidence=[c.log_evidence(event, name="ninja stopped", value="subcommand failed")],
+        actions=[
+            "Copy the lines from `FAILED:` to this one: the compiler's first `error:` (or `Killed`) is the cause.",
+            "`Killed`: fewer parallel jobs, `MAX_JOBS=2` (and `NVCC_THREADS=1`), which vLLM's build reads; a kernel "
+            "that does not compile for the GPU or toolkit: vLLM's published wheel or image instead of a source build.",
+        ],
+        confidence=0.55,
     )
 
 

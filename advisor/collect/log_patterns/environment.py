@@ -957,6 +957,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"'(?P<path>[^']*(?:cache|/\.triton|/torchinductor_)[^']*)'",
         lambda m: {"message": m["path"], "component": "read_only" if m["ro"] else None},
     ),
+    wording(  # NumPy 2 refusing a module compiled against NumPy 1 (OP-7.171; vllm#5594 on vLLM 0.5.0, vllm#34041 on
+        # 0.15.0): its first line, often all a paste keeps
+        ("A module that was compiled using NumPy 1.x cannot be run in",),
+        K.NUMPY_ABI_MISMATCH,
+        r"A module that was compiled using NumPy 1\.x cannot be run in(?: NumPy (?P<numpy>[\d.]+\w*))?",
+        lambda m: {"message": m["numpy"]},
+    ),
     wording(  # the loader refused a library the process's user may not read (OP-7.170; vllm#15174: an image's uv
         # Python under /root, run as uid 1000)
         ("cannot open shared object file: Permission denied",),

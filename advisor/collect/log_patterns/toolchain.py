@@ -771,6 +771,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<gpu>Can't find CUDA or HIP installation)\.?|vLLM CPU backend requires (?P<isas>.+?) (?:ISA )?support\.?",
         lambda m: {"message": m.group(0).strip(), "component": "cpu" if m["isas"] else "cmake"},
     ),
+    wording(  # ninja's own last word when a compile step failed (vllm-windows#38, ms-swift#8349's FlashInfer JIT
+        # build): the `FAILED:` line and the compiler's output before it say which and why
+        ("ninja: build stopped: subcommand failed",),
+        K.PIP_BUILD_FAILED,
+        r"ninja: build stopped: subcommand failed",
+        lambda m: {"message": "NINJA_STOPPED"},
+    ),
     wording(  # a failed build step around the compiler: Docker BuildKit's summary of a RUN step (`failed to solve:
         # process "…" did not complete successfully: exit code: 1`), and setuptools' CMake call for vLLM's extension
         # targets (`CalledProcessError: Command '['cmake', '--build', '.', …, '--target=_C' …]' returned non-zero

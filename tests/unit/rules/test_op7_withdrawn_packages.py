@@ -85,3 +85,13 @@ def test_a_source_tree_without_git_metadata_is_a_build_without_a_version():
     top = top_finding("18.23 LookupError: setuptools-scm was unable to detect version for /workspace.")
     assert top.rule == "OP-7.55" and top.title.startswith("the source build found no version for /workspace")
     assert "SETUPTOOLS_SCM_PRETEND_VERSION" in top.actions[1]
+
+
+def test_ninjas_summary_alone_points_at_the_failed_step_above_it():
+    # SystemPanic/vllm-windows#38, verbatim: a source build's ninja summary; with its FAILED line, that one leads
+    top = top_finding("ninja: build stopped: subcommand failed.")
+    assert top.rule == "OP-7.55" and top.title.startswith("a compile step of a build failed, and ninja stopped it")
+    with_step = top_finding(
+        "FAILED: CMakeFiles/_C.dir/csrc/attention/attention_kernels.cu.o", "ninja: build stopped: subcommand failed."
+    )
+    assert with_step.title.startswith("vLLM's source build failed compiling attention/attention_kernels.cu")
