@@ -507,8 +507,7 @@ def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern cut inside its literal text where the pasted line ends (`… are not supported for no`,
     an issue title at its width), where a sentence the tool that cut it added begins (a chat UI's
     `…--enable-auto-tool-ch. Check the logs for more details`), or before the ellipsis a person cut it with, as
-    long as `MIN_PARTIAL_LITERAL`
-    characters of vLLM's words are kept."""
+    long as `MIN_PARTIAL_LITERAL` characters of vLLM's words are kept."""
     ellipsis = _TRAILING_ELLIPSIS.search(text)
     ends = [len(text.rstrip()), *(m.start() for m in _APPENDED_SENTENCE.finditer(text))]
     for end in ends + ([ellipsis.start()] if ellipsis else []):

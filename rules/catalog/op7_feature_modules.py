@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from rules.catalog import common as c
 from rules.events import LogEvent
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 
 
 class FeatureModule(BaseModel):
@@ -153,7 +153,7 @@ def _check(facts: Facts) -> list[Finding]:
     ]
 
 
-def _undeclared_finding(name: str, evidence: list) -> Finding:
+def _undeclared_finding(name: str, evidence: list[Evidence]) -> Finding:
     return RULE.finding(
         Severity.CRITICAL,
         f"{name} is not installed: {UNDECLARED_MODULES[name]}",

@@ -320,14 +320,15 @@ _REQUIRES_PYTHON = re.compile(r"[\w.+]+ Requires-Python (?P<spec>[^;]+)")
 def _wheels_for_other_pythons(package: str, version: str | None, python: str, tags: str) -> tuple[str, list[str]]:
     """uv's hint: the package publishes wheels for some CPython ABIs (`cp310` … `cp313`) and not this Python's, which
     a newer Python than the release knows meets first (vllm#43435: cuda-tile 1.3.0 had no cp314 wheels)."""
-    pythons = ", ".join(f"{t[2]}.{t[3:]}" for t in re.findall(r"cp\d{2,3}", tags))
+    versions = [f"{t[2]}.{t[3:]}" for t in re.findall(r"cp\d{2,3}", tags)]
+    pythons = ", ".join(versions) or tags
     named = f"{package} {version}" if version else package
     return (
-        f"{named} has wheels only for CPython {pythons or tags}, and this is CPython {python}",
+        f"{named} has wheels only for CPython {pythons}, and this is CPython {python}",
         [
-            f"Create the environment with a Python those wheels take ({pythons or tags}): `uv venv --python "
-            f"{pythons.split(', ')[-1] if pythons else '<version>'}`; a Python newer than a package's release waits "
-            "for its next one.",
+            f"Create the environment with a Python those wheels take ({pythons}): `uv venv --python "
+            f"{versions[-1] if versions else '<version>'}`; a Python newer than a package's release waits for its "
+            "next one.",
             "Or allow a pre-release of the package that has this Python's wheels, where one exists "
             "(`--prerelease=allow`; vllm#43435's reporter installed that way).",
         ],

@@ -155,13 +155,17 @@ def _library_owner(library: str) -> tuple[str, str, list[str]] | None:
 
 
 def _check_system_library(facts: Facts) -> list[Finding]:
-    events = [
-        e for e in facts.events_of(LogEventKind.SYSTEM_LIBRARY_MISSING) if _library_owner(e.component or "") is not None
-    ]
-    if not events:
+    found = next(
+        (
+            (event, owner)
+            for event in facts.events_of(LogEventKind.SYSTEM_LIBRARY_MISSING)
+            if (owner := _library_owner(event.component or "")) is not None
+        ),
+        None,
+    )
+    if found is None:
         return []
-    event = events[0]
-    shown, who, actions = _library_owner(event.component or "")
+    event, (shown, who, actions) = found
     return [
         RULE_SYSTEM_LIBRARY.finding(
             Severity.CRITICAL,

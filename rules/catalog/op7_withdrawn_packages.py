@@ -15,11 +15,10 @@ named pyairports: an install "succeeds" and outlines then fails with `No module 
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel
 
 from rules.catalog import common as c
+from rules.catalog.op7_feature_modules import MISSING
 from rules.catalog.op7_pip_conflicts import distribution_name
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -30,6 +29,7 @@ class WithdrawnPackage(BaseModel):
     """A package PyPI no longer serves as the project it was: who needs it, which vLLM releases, what to do."""
 
     needed_by: str
+    successor: str
     vllm_releases: str
     newer_release: str
     source: str
@@ -38,7 +38,8 @@ class WithdrawnPackage(BaseModel):
 
 WITHDRAWN: dict[str, WithdrawnPackage] = {
     "pyairports": WithdrawnPackage(
-        needed_by="outlines 0.0.43 to 0.0.46 (outlines 0.1 and later take airportsdata instead)",
+        needed_by="outlines 0.0.43 to 0.0.46",
+        successor="outlines 0.1 and later take airportsdata instead",
         vllm_releases="vLLM 0.5.0 to 0.6.4.post1",
         newer_release="vLLM 0.6.5 or later pins outlines 0.1.11, whose airport codes come from airportsdata, which "
         "PyPI serves",
@@ -49,9 +50,6 @@ WITHDRAWN: dict[str, WithdrawnPackage] = {
     ),
 }
 
-# Python's words for the module missing at run time, when an install took PyPI's placeholder or skipped the package
-_MISSING = re.compile(r"No module named '(?P<module>[A-Za-z_]\w*)'")
-
 
 def _withdrawn_named(facts: Facts) -> tuple[LogEvent, str] | None:
     """The first installer line or missing-module error naming a package of the table."""
@@ -59,7 +57,7 @@ def _withdrawn_named(facts: Facts) -> tuple[LogEvent, str] | None:
         name = distribution_name(event.component or event.message or "")
         if name in WITHDRAWN:
             return event, name
-    found = c.first_match(facts, _MISSING)
+    found = c.first_match(facts, MISSING)
     if found is not None and found[1]["module"] in WITHDRAWN:
         return found[0], found[1]["module"]
     return None
@@ -73,18 +71,18 @@ def _check(facts: Facts) -> list[Finding]:
     package = WITHDRAWN[name]
     at_run_time = event.kind != LogEventKind.PIP_NO_DISTRIBUTION
     title = (
-        f"{name} is missing: {package.needed_by.split(' (')[0]} import it, and what PyPI now serves under that name "
+        f"{name} is missing: {package.needed_by} import it, and what PyPI now serves under that name "
         "installs no such module"
         if at_run_time
-        else f"{name} is no longer installable from PyPI: {package.needed_by.split(' (')[0]} need it, and "
+        else f"{name} is no longer installable from PyPI: {package.needed_by} need it, and "
         f"{package.vllm_releases} require those"
     )
     return [
         RULE.finding(
             Severity.HIGH,
             title,
-            summary=f"{package.vllm_releases} require {package.needed_by}; {package.on_pypi_now}. No index setting or "
-            "version pin of the package helps: the vLLM release decides.",
+            summary=f"{package.vllm_releases} require {package.needed_by} ({package.successor}); "
+            f"{package.on_pypi_now}. No index setting or version pin of the package helps: the vLLM release decides.",
             evidence=[c.log_evidence(event, name="package PyPI no longer serves", value=name)],
             actions=[
                 f"Move to a newer release: {package.newer_release}.",

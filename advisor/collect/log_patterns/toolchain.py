@@ -32,6 +32,10 @@ def _jit_build(match: re.Match[str]) -> Fields:
 _DEVICE_KEYS = ("CUDA", "HIP", "CPU", "XPU", "MPS", "HPU", "XLA", "PrivateUse1")
 
 
+# One of vLLM's compiled extensions as torch.ops names it: `_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …
+_EXTENSION = r"_[a-z0-9]*_?C(?:_\w+)?"
+
+
 def _op_schema(match: re.Match[str]) -> Fields:
     """One of vLLM's ops refused: its signature (`expected at most …`), its absence, or no kernel for the device it
     was called on (`backend:<device>`, with the devices the extension registered it for after `|`)."""
@@ -138,14 +142,11 @@ def _torchvision(match: re.Match[str]) -> Fields:
 _PINNED = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:===?\s*(?P<version>[^\s,;]+))?")
 
 
-# A distribution's name, the first of a list pip prints (`vllm`, `vllm and outlines`, `torch==2.4.0, vllm`)
-_FIRST_NAME = re.compile(r"[A-Za-z0-9][\w.-]*")
-
-
 def _first_name(listed: str) -> str | None:
-    """None where the list starts with what is no name (`-r requirements.txt (line 1), …`)."""
-    found = _FIRST_NAME.match(listed)
-    return found[0] if found else None
+    """The first distribution of a list pip prints (`vllm`, `vllm and outlines`, `torch==2.4.0, vllm`); None where the
+    list starts with what is no name (`-r requirements.txt (line 1), …`)."""
+    found = _PINNED.match(listed)
+    return found["name"] if found else None
 
 
 def _pip_not_found(match: re.Match[str]) -> Fields:
@@ -648,16 +649,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "'_OpNamespace' 'vllm'",
         ),
         K.VLLM_OP_SCHEMA_MISMATCH,
-        r"(?P<op>_[a-z0-9]*_?C(?:_\w+)?::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
+        rf"(?P<op>{_EXTENSION}::\w+)\(\) (?P<what>expected at most \d+ argument\(s\) but received \d+ "
         r"argument\(s\)|is missing value for argument '\w+')"
-        r"|No such operator (?P<missing>_[a-z0-9]*_?C(?:_\w+)?::\w+)"
+        rf"|No such operator (?P<missing>{_EXTENSION}::\w+)"
         # torch.ops' words for an op its namespace lacks: the extension that registers it was not loaded, or lacks it
         # (vllm#5454: `'_OpNamespace' '_C' object has no attribute 'rms_norm'` on a source install without its .so)
         # (`vllm`: the namespace of the ops vLLM registers from Python and of its flash-attention fork's, where
         # `flash_attn_with_kvcache` was missing from a release before it: ByteDance-Seed/FlexPrefill#17)
-        r"|'_OpNamespace' '(?P<namespace>_[a-z0-9]*_?C(?:_\w+)?|vllm)' object has no attribute '(?P<attr>\w+)'"
+        rf"|'_OpNamespace' '(?P<namespace>{_EXTENSION}|vllm)' object has no attribute '(?P<attr>\w+)'"
         # the op exists, but not for the device it was called on: the extension was built for another one
-        r"|Could not run '(?P<unrun>_[a-z0-9]*_?C(?:_\w+)?::\w+)' with arguments from the '(?P<backend>\w+)' "
+        rf"|Could not run '(?P<unrun>{_EXTENSION}::\w+)' with arguments from the '(?P<backend>\w+)' "
         r"backend(?:.*?is only available for these backends: \[(?P<available>[^\]]*)\])?",
         _op_schema,
     ),
