@@ -107,6 +107,31 @@ def _drop(flag: str) -> ConfigChange:
     )
 
 
+def _took_it_once(
+    known_releases: str, flag: str, running: vllm_defaults.Version | None
+) -> tuple[str, str, list[str], list[ConfigChange]]:
+    """What, why, actions and changes for a flag only some releases took: removed since, or (where the text dates the
+    server before the flag's first release) not there yet; undated, removal leads and the older server follows."""
+    first, _, last = known_releases.partition("–")
+    why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
+    before_it = first != OLDEST_RELEASE_READ and (running is None or running < c.release_of(first))
+    if before_it and running is not None:  # the text's own version is older than the flag
+        what = f"a flag of vLLM {known_releases}: this server runs an older release, from before {first}"
+        return what, why, [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {flag}."], []
+    what = f"a flag of vLLM {known_releases}, removed after {last}: this server runs a later vLLM"
+    actions = [
+        f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
+        "does without it; its release notes say what replaced it."
+    ]
+    if before_it:  # the text does not date the server: a release older than the flag refuses it too
+        actions.append(
+            f"Unless the server is older than the flag: a release before {first} refuses it as well "
+            f"(`vllm --version` or the image's tag says which); there, upgrade to one that takes it ({first} "
+            f"to {last}) if its feature is wanted."
+        )
+    return what, why, actions, [_drop(flag)]
+
+
 def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version | None) -> Finding:
     """A flag some release's command line takes: removed since (the server is newer), added later (it is older), or
     taken by every release read (the parser that refused it is not vLLM's). A flag some releases took, first after the
@@ -114,26 +139,7 @@ def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version 
     which; otherwise removal leads (a template outlives its flags) and the older server is the second reading
     (vllm#9840: `--task embedding` refused by an image older than the flag)."""
     if event.known_releases:
-        first, _, last = event.known_releases.partition("–")
-        why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
-        before_it = first != OLDEST_RELEASE_READ and (running is None or running < c.release_of(first))
-        if before_it and running is not None:  # the text's own version is older than the flag
-            what = f"a flag of vLLM {event.known_releases}: this server runs an older release, from before {first}"
-            actions = [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {flag}."]
-            changes = []
-        else:
-            what = f"a flag of vLLM {event.known_releases}, removed after {last}: this server runs a later vLLM"
-            actions = [
-                f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
-                "does without it; its release notes say what replaced it."
-            ]
-            if before_it:  # the text does not date the server: a release older than the flag refuses it too
-                actions.append(
-                    f"Unless the server is older than the flag: a release before {first} refuses it as well "
-                    f"(`vllm --version` or the image's tag says which); there, upgrade to one that takes it ({first} "
-                    f"to {last}) if its feature is wanted."
-                )
-            changes = [_drop(flag)]
+        what, why, actions, changes = _took_it_once(event.known_releases, flag, running)
     elif event.known_in_release == OLDEST_RELEASE_READ:
         what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
         why = (

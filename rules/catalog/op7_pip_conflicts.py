@@ -23,6 +23,7 @@ for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rules.catalog import common as c
 from rules.events import PIP_CONFLICT, UV_RESOLVER, LogEvent, LogEventKind
@@ -167,52 +168,7 @@ def _check_not_found(facts: Facts) -> list[Finding]:
         return _check_build_failed(facts)
     event = _most_telling(events)
     requirement = event.message or "the requirement"
-    offered = event.versions_offered
-    label = next((word for word in _LOCAL_LABEL if word in requirement), None)
-    if offered is not None and offered.startswith(PIP_CONFLICT):  # pip's resolver: requirements that cannot all hold
-        title, actions = _conflicting_requirements(requirement, offered.removeprefix(PIP_CONFLICT))
-    elif offered == UV_RESOLVER:  # uv's resolver: no version of the package fits (its reasons follow)
-        title = f"uv's resolver found no version of {requirement} that fits the requirements and this platform"
-        actions = [
-            f"uv's lines under this one say which requirement and marker excluded each version; `uv pip install "
-            f"{event.component or requirement} --dry-run` alone shows what the index offers.",
-            "A pin with a local label (`+cu128`, a nightly's `+<hash>`) is on the index of whoever built it "
-            "(PyTorch's, vLLM's nightly wheels), never on PyPI: pass that index (`--extra-index-url`), or install "
-            "the release instead of the build.",
-            _INDEX,
-        ]
-    elif offered is not None and offered.startswith("platform:"):  # uv: no wheel for this interpreter at all
-        title, actions = _no_wheel_for_the_platform(event.component or requirement, offered.removeprefix("platform:"))
-    elif offered is not None and offered.startswith("wheel:"):  # pip given a wheel file for another interpreter
-        title, actions = _wheel_not_for_this_platform(requirement, offered.removeprefix("wheel:"))
-    elif offered is not None and offered.startswith("abi:"):  # uv: wheels only for other Pythons' ABIs
-        python, _, tags = offered.removeprefix("abi:").partition(":")
-        title, actions = _wheels_for_other_pythons(event.component or requirement, event.version, python, tags)
-    elif offered is not None and offered.startswith("python:"):  # versions skipped for their Requires-Python
-        title, actions = _versions_for_other_pythons(offered.removeprefix("python:"))
-    elif label is not None:
-        variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
-        title = f"pip found no {requirement}: builds labelled +{variant} are on PyTorch's own index, never on PyPI"
-        actions = [
-            f"Install it from PyTorch's index for that build: `pip install '{requirement}' --index-url "
-            f"https://download.pytorch.org/whl/{variant}` (or `--extra-index-url` beside PyPI), or drop the label "
-            "and take PyPI's build.",
-            "For vLLM, install vLLM itself and let it bring the torch it pins; a separately labelled torch replaces "
-            "that pin.",
-        ]
-    elif offered is not None and offered.lower() == "none":
-        title = f"pip found no installable {event.component or requirement} for this Python and platform"
-        actions = [_PLATFORM, _INDEX]
-    else:
-        latest = f" (its newest offered: {offered.rsplit(',', 1)[-1].strip()})" if offered else ""
-        title = f"pip found no {requirement} on this index for this Python{latest}"
-        actions = [
-            f"`pip index versions {event.component or requirement}` lists what the index has for this Python; a "
-            "version missing from it is a typo, a release not yet out, or one without wheels for this Python or "
-            "this platform (a newer Python than the release supports; an OS or CPU architecture it publishes no "
-            f"wheel for: {_ARCHITECTURE}); a pre-release needs `--pre`.",
-            _INDEX,
-        ]
+    title, actions = _not_found_reading(event, requirement)
     return [
         RULE_NOT_FOUND.finding(
             Severity.HIGH,
@@ -225,6 +181,59 @@ def _check_not_found(facts: Facts) -> list[Finding]:
             confidence=0.8,
         )
     ]
+
+
+def _not_found_reading(event: LogEvent, requirement: str) -> tuple[str, list[str]]:
+    """The title and actions for what the installer was offered: a kind its words tell (a prefix of
+    versions_offered), else a locally labelled build, else none at all for this platform, else not this version."""
+    offered = event.versions_offered
+    for prefix, reading in _OFFERED_READINGS:
+        if offered is not None and offered.startswith(prefix):
+            return reading(event, requirement, offered.removeprefix(prefix))
+    label = next((word for word in _LOCAL_LABEL if word in requirement), None)
+    if label is not None:
+        variant = requirement.split("+", 1)[1].split()[0].rstrip(")")
+        return (
+            f"pip found no {requirement}: builds labelled +{variant} are on PyTorch's own index, never on PyPI",
+            [
+                f"Install it from PyTorch's index for that build: `pip install '{requirement}' --index-url "
+                f"https://download.pytorch.org/whl/{variant}` (or `--extra-index-url` beside PyPI), or drop the label "
+                "and take PyPI's build.",
+                "For vLLM, install vLLM itself and let it bring the torch it pins; a separately labelled torch "
+                "replaces that pin.",
+            ],
+        )
+    if offered is not None and offered.lower() == "none":
+        return (
+            f"pip found no installable {event.component or requirement} for this Python and platform",
+            [_PLATFORM, _INDEX],
+        )
+    latest = f" (its newest offered: {offered.rsplit(',', 1)[-1].strip()})" if offered else ""
+    return (
+        f"pip found no {requirement} on this index for this Python{latest}",
+        [
+            f"`pip index versions {event.component or requirement}` lists what the index has for this Python; a "
+            "version missing from it is a typo, a release not yet out, or one without wheels for this Python or "
+            "this platform (a newer Python than the release supports; an OS or CPU architecture it publishes no "
+            f"wheel for: {_ARCHITECTURE}); a pre-release needs `--pre`.",
+            _INDEX,
+        ],
+    )
+
+
+def _uv_found_no_version(event: LogEvent, requirement: str) -> tuple[str, list[str]]:
+    """uv's resolver: no version of the package fits (its reasons follow)."""
+    return (
+        f"uv's resolver found no version of {requirement} that fits the requirements and this platform",
+        [
+            f"uv's lines under this one say which requirement and marker excluded each version; `uv pip install "
+            f"{event.component or requirement} --dry-run` alone shows what the index offers.",
+            "A pin with a local label (`+cu128`, a nightly's `+<hash>`) is on the index of whoever built it "
+            "(PyTorch's, vLLM's nightly wheels), never on PyPI: pass that index (`--extra-index-url`), or install "
+            "the release instead of the build.",
+            _INDEX,
+        ],
+    )
 
 
 def _most_telling(events: list[LogEvent]) -> LogEvent:
@@ -351,6 +360,23 @@ def _versions_for_other_pythons(listed: str) -> tuple[str, list[str]]:
             "page): a pin to an older release is what excluded it.",
         ],
     )
+
+
+# What the installer was offered, by the prefix its wording gave versions_offered, and how each is read (the event,
+# the requirement, the rest of versions_offered)
+_OFFERED_READINGS: tuple[tuple[str, Callable[[LogEvent, str, str], tuple[str, list[str]]]], ...] = (
+    (PIP_CONFLICT, lambda event, requirement, requirer: _conflicting_requirements(requirement, requirer)),
+    (UV_RESOLVER, lambda event, requirement, _: _uv_found_no_version(event, requirement)),
+    ("platform:", lambda event, requirement, tag: _no_wheel_for_the_platform(event.component or requirement, tag)),
+    ("wheel:", lambda event, requirement, tags: _wheel_not_for_this_platform(requirement, tags)),
+    (
+        "abi:",
+        lambda event, requirement, rest: _wheels_for_other_pythons(
+            event.component or requirement, event.version, *rest.partition(":")[::2]
+        ),
+    ),
+    ("python:", lambda event, requirement, listed: _versions_for_other_pythons(listed)),
+)
 
 
 RULE_NOT_FOUND = Rule(
