@@ -80,11 +80,6 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
     owner = "vLLM's compiled extension" if vllm else f"{package}'s compiled extension" if package else None
     named = f"{owner} ({library})" if owner else f"the compiled library {library}"
     against = "another PyTorch than the one installed" if torch else "other versions of the libraries it links"
-    ships = (
-        f"{package} (`pip install --upgrade {package}`, a wheel built for the installed PyTorch)"
-        if package
-        else (f"the package that ships {library} for the installed PyTorch version (a prebuilt wheel matching it)")
-    )
     title = (
         f"{named} was built against {against}: undefined symbol"
         if symbol
@@ -104,23 +99,35 @@ def _check_undefined_symbol(facts: Facts) -> list[Finding]:
             + "A wheel is built against one PyTorch (vLLM pins it exactly): installed beside another version, or "
             "left behind after PyTorch changed, it cannot load. The versions must be the ones built together.",
             evidence=[c.log_evidence(event, name="undefined symbol", value=symbol[:120])],
-            actions=[
-                "Upgrade vLLM (or reinstall it) in a clean environment so pip brings the PyTorch version its "
-                "wheel was built with: `pip install --upgrade vllm` (or `pip install vllm==<release>`), never a "
-                "torch installed separately afterwards.",
-                "Or put back the PyTorch this vLLM release pins (`pip show vllm` lists its torch requirement): "
-                "reinstall that torch version instead of the one installed over it.",
-                "A vLLM built from source must be rebuilt after any PyTorch change "
-                "(`pip install -e . --no-build-isolation` against the installed torch).",
-            ]
-            if vllm
-            else [
-                f"Upgrade or reinstall {ships}, or install the PyTorch version it was built with.",
-                "A package built from source (an image that compiles it) must be rebuilt against the PyTorch "
-                "installed beside it, or replaced by its released wheel for that PyTorch.",
-            ],
+            actions=list(_VLLM_REBUILD_ACTIONS) if vllm else _package_rebuild_actions(package, library),
             confidence=CONFIDENCE if symbol else CUT_CONFIDENCE,
         )
+    ]
+
+
+_VLLM_REBUILD_ACTIONS = (
+    "Upgrade vLLM (or reinstall it) in a clean environment so pip brings the PyTorch version its "
+    "wheel was built with: `pip install --upgrade vllm` (or `pip install vllm==<release>`), never a "
+    "torch installed separately afterwards.",
+    "Or put back the PyTorch this vLLM release pins (`pip show vllm` lists its torch requirement): "
+    "reinstall that torch version instead of the one installed over it.",
+    "A vLLM built from source must be rebuilt after any PyTorch change "
+    "(`pip install -e . --no-build-isolation` against the installed torch).",
+)
+
+
+def _package_rebuild_actions(package: str | None, library: str) -> list[str]:
+    """What to do when another package's library (a KV connector's, a kernel's) lost a PyTorch symbol: that
+    package is the one to reinstall, named when the path under site-packages says which it is."""
+    ships = (
+        f"{package} (`pip install --upgrade {package}`, a wheel built for the installed PyTorch)"
+        if package
+        else f"the package that ships {library} for the installed PyTorch version (a prebuilt wheel matching it)"
+    )
+    return [
+        f"Upgrade or reinstall {ships}, or install the PyTorch version it was built with.",
+        "A package built from source (an image that compiles it) must be rebuilt against the PyTorch "
+        "installed beside it, or replaced by its released wheel for that PyTorch.",
     ]
 
 
