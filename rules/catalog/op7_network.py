@@ -18,7 +18,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import HCCL_SOCKET, LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 HOST_IP_ENV = "VLLM_HOST_IP"
 
@@ -41,44 +41,47 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
     evidence.description = "the address torch.distributed's TCP store tried to connect to"
     if c.LOOPBACK.match(host):  # the address is this host's own: the listening rank is what did not come up
         return [_listener_missing(address, waited, evidence)]
-    return [
-        RULE_RENDEZVOUS.finding(
-            Severity.CRITICAL,
-            f"vLLM's processes could not reach their rendezvous address {address}{waited}: the IP is not one they "
-            "can connect to",
-            summary=f"vLLM's ranks meet at tcp://<ip>:<port>, the IP being {HOST_IP_ENV} or, unset, the address of "
-            "the interface holding the default route. A container's IP configuration, a VPN or second interface, or "
-            f"a firewall between the processes leaves the TCP store waiting on {host} until torch's timeout.",
-            evidence=[evidence],
-            changes=[
-                ConfigChange(
-                    flag=HOST_IP_ENV,
-                    current=None,
-                    proposed="<an address every vLLM process reaches: 127.0.0.1 on one host, each node's own IP "
-                    "across nodes>",
-                    reason=f"vLLM uses {HOST_IP_ENV} as the rendezvous IP instead of guessing it from the default "
-                    "route",
-                    kind="env",
-                )
-            ],
-            actions=[
-                f"Check the container's IP configuration: {host} must be an address of the container or host the "
-                "server runs in (`hostname -I` or `ip addr` inside it) that its processes can connect to; with "
-                "Docker's host network (`--network host`) or a pod's own IP they can.",
-                "Across nodes: set VLLM_HOST_IP on each node to that node's IP, and open the ports between the "
-                "nodes (the firewall, the security group); NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME pick the same "
-                "interface for NCCL and Gloo.",
-                "On one machine with a VPN up (a tunnel's address, Tailscale's 100.64.0.0/10): vLLM took the "
-                f"tunnel's address from the default route; `{HOST_IP_ENV}=127.0.0.1` keeps the rendezvous on the "
-                "machine (vllm-project/vllm-metal#625; torch's `TCP client failed to connect/validate … - retrying` "
-                "repeats until the store's timeout).",
-            ],
-            confidence=0.8,
-        )
-    ]
+    return [_address_unreachable(address, host, waited, evidence)]
 
 
-def _listener_missing(address: str, waited: str, evidence) -> Finding:
+def _address_unreachable(address: str, host: str, waited: str, evidence: Evidence) -> Finding:
+    """The ranks' rendezvous IP is another host's or an interface they cannot reach: the IP vLLM guessed from
+    the default route is the usual culprit, so VLLM_HOST_IP is the change."""
+    return RULE_RENDEZVOUS.finding(
+        Severity.CRITICAL,
+        f"vLLM's processes could not reach their rendezvous address {address}{waited}: the IP is not one they "
+        "can connect to",
+        summary=f"vLLM's ranks meet at tcp://<ip>:<port>, the IP being {HOST_IP_ENV} or, unset, the address of "
+        "the interface holding the default route. A container's IP configuration, a VPN or second interface, or "
+        f"a firewall between the processes leaves the TCP store waiting on {host} until torch's timeout.",
+        evidence=[evidence],
+        changes=[
+            ConfigChange(
+                flag=HOST_IP_ENV,
+                current=None,
+                proposed="<an address every vLLM process reaches: 127.0.0.1 on one host, each node's own IP "
+                "across nodes>",
+                reason=f"vLLM uses {HOST_IP_ENV} as the rendezvous IP instead of guessing it from the default route",
+                kind="env",
+            )
+        ],
+        actions=[
+            f"Check the container's IP configuration: {host} must be an address of the container or host the "
+            "server runs in (`hostname -I` or `ip addr` inside it) that its processes can connect to; with "
+            "Docker's host network (`--network host`) or a pod's own IP they can.",
+            "Across nodes: set VLLM_HOST_IP on each node to that node's IP, and open the ports between the "
+            "nodes (the firewall, the security group); NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME pick the same "
+            "interface for NCCL and Gloo.",
+            "On one machine with a VPN up (a tunnel's address, Tailscale's 100.64.0.0/10): vLLM took the "
+            f"tunnel's address from the default route; `{HOST_IP_ENV}=127.0.0.1` keeps the rendezvous on the "
+            "machine (vllm-project/vllm-metal#625; torch's `TCP client failed to connect/validate … - retrying` "
+            "repeats until the store's timeout).",
+        ],
+        confidence=0.8,
+    )
+
+
+def _listener_missing(address: str, waited: str, evidence: Evidence) -> Finding:
     """A loopback address is always reachable: the rank that listens there failed or never started."""
     return RULE_RENDEZVOUS.finding(
         Severity.CRITICAL,
